@@ -1,0 +1,251 @@
+"""The knowledge of mindport: one entry per torch API, as data (TOML files in ``data/``).
+
+One entry drives four things: the rewrite (``migrator``), the weight-name rule (``validators.weights``), a
+generated parity test (``tests/mappings``) and its row in ``docs/mappings.md``. The schema is documented in
+``docs/mappings-schema.md`` and enforced here on load: unknown keys, missing targets, unknown transform names and
+duplicate entries are load errors naming the entry.
+
+Nothing in the data is evaluated: signatures and defaults are parsed with :mod:`ast`, transforms are referred to by
+registered name (``mindport.mappings.transforms``).
+"""
+from __future__ import annotations
+
+import ast
+import functools
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+DATA_DIR = Path(__file__).parent / "data"
+PROFILES = ("nn", "mint")
+DEVICES = ("CPU", "GPU", "Ascend")
+KINDS = ("function", "layer", "method", "attribute")
+
+_ENTRY_KEYS = {
+    "torch", "kind", "signature", "nn", "mint", "rename", "values", "emit", "drop", "unsupported",
+    "transforms", "positional", "weights", "weight_transforms", "runs", "reason", "notes", "example",
+    "aliases", "doc_status",
+}
+_EXAMPLE_KEYS = {"args", "inputs", "self", "call", "rtol", "atol", "styles", "train", "compare", "grad_free"}
+
+
+class MappingError(ValueError):
+    """A mapping file is invalid; the message names the file and the entry."""
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    default: str | None  # source text of the default, None when required
+    kind: str  # "positional" | "keyword_only" | "var_positional" | "var_keyword"
+
+    @property
+    def required(self) -> bool:
+        return self.default is None and self.kind in ("positional", "keyword_only")
+
+
+@dataclass(frozen=True)
+class Example:
+    """A small executable example the parity-test generator turns into a torch snippet."""
+
+    args: str = ""  # the torch call's arguments as source, e.g. "x, 1, keepdim=True"
+    inputs: dict = field(default_factory=dict)  # variable -> input spec, e.g. {"x": "randn(3, 4)"}
+    self: str = ""  # for methods: the receiver's input spec
+    call: str = ""  # for layers: the forward call's arguments as source (names from inputs), default "x"
+    rtol: float = 1e-5
+    atol: float = 1e-6
+    styles: tuple[str, ...] = ()  # call styles to generate; empty = all that apply
+    train: bool = False  # run layers in training mode (deterministic layers only)
+    compare: str = "values"  # "values" | "shape" (random ops: compare shape and dtype only)
+
+
+@dataclass(frozen=True)
+class Entry:
+    torch: str
+    kind: str
+    signature: tuple[Param, ...] | None
+    targets: dict  # profile -> MindSpore API ("mindspore.ops.sum"; ".method" for a method on the receiver)
+    rename: dict
+    values: dict  # torch arg -> value transform name
+    emit: tuple[str, ...]
+    drop: tuple[str, ...]
+    unsupported: dict  # torch arg -> reason (unsupported when given with a non-default value)
+    transforms: tuple[str, ...]
+    positional: tuple[str, ...]  # MindSpore argument names emitted positionally, in this order
+    weights: dict  # torch parameter leaf -> MindSpore leaf ("" = dropped)
+    weight_transforms: dict  # torch parameter leaf -> weight transform name
+    runs: dict  # profile -> tuple of devices verified
+    reason: str  # set when the API itself is unsupported
+    notes: str
+    example: Example | None
+    aliases: tuple[str, ...]
+    doc_status: str  # the official table's status ("consistent" / "diff"), for the docs
+    source: str  # file the entry came from
+
+    @property
+    def supported(self) -> bool:
+        return not self.reason
+
+    def target(self, profile: str = "nn") -> str | None:
+        return self.targets.get(profile)
+
+    def param(self, name: str) -> Param | None:
+        for p in self.signature or ():
+            if p.name == name:
+                return p
+        return None
+
+
+def parse_signature(text: str, where: str) -> tuple[Param, ...]:
+    """Parse ``"(input, dim=None, *, keepdim=False)"`` with ast; defaults stay source text."""
+    try:
+        fn = ast.parse(f"def _f{text}: pass").body[0]
+    except SyntaxError as exc:
+        raise MappingError(f"{where}: signature {text!r} does not parse: {exc.msg}") from None
+    a = fn.args
+    params: list[Param] = []
+    positional = a.posonlyargs + a.args
+    defaults = [None] * (len(positional) - len(a.defaults)) + list(a.defaults)
+    for arg, default in zip(positional, defaults):
+        params.append(Param(arg.arg, None if default is None else ast.unparse(default), "positional"))
+    if a.vararg:
+        params.append(Param(a.vararg.arg, None, "var_positional"))
+    for arg, default in zip(a.kwonlyargs, a.kw_defaults):
+        params.append(Param(arg.arg, None if default is None else ast.unparse(default), "keyword_only"))
+    if a.kwarg:
+        params.append(Param(a.kwarg.arg, None, "var_keyword"))
+    return tuple(params)
+
+
+def _default_kind(torch_name: str) -> str:
+    if torch_name.startswith("torch.Tensor."):
+        return "method"
+    leaf = torch_name.rsplit(".", 1)[-1]
+    if torch_name.startswith("torch.nn.") and leaf[:1].isupper() and ".functional." not in torch_name \
+            and ".init." not in torch_name and ".utils." not in torch_name:
+        return "layer"
+    return "function"
+
+
+def _entry_from_table(raw: dict, source: str) -> Entry:
+    torch_name = raw.get("torch")
+    if not isinstance(torch_name, str) or not torch_name.startswith("torch"):
+        raise MappingError(f"{source}: an entry has no valid 'torch' name: {raw!r:.120}")
+    where = f"{source}: entry {torch_name}"
+    unknown = set(raw) - _ENTRY_KEYS
+    if unknown:
+        raise MappingError(f"{where}: unknown key(s) {sorted(unknown)}; allowed: {sorted(_ENTRY_KEYS)}")
+    kind = raw.get("kind", _default_kind(torch_name))
+    if kind not in KINDS:
+        raise MappingError(f"{where}: kind {kind!r} is not one of {KINDS}")
+    targets = {p: raw[p] for p in PROFILES if p in raw}
+    reason = raw.get("reason", "")
+    if not targets and not reason:
+        raise MappingError(f"{where}: no target ('nn' or 'mint') and no 'reason' saying why it is unsupported")
+    for profile, target in targets.items():
+        if not isinstance(target, str) or not (target.startswith("mindspore") or target.startswith(".")):
+            raise MappingError(f"{where}: target {profile}={target!r} must be 'mindspore.…' or '.method'")
+    signature = parse_signature(raw["signature"], where) if "signature" in raw else None
+    if signature is None and kind != "attribute" and targets and not reason:
+        raise MappingError(f"{where}: a callable entry needs a 'signature' (the torch one) to normalise arguments")
+    names = {p.name for p in signature or ()}
+
+    def _names_exist(key: str, keys) -> None:
+        missing = [k for k in keys if k not in names]
+        if missing:
+            raise MappingError(f"{where}: '{key}' names argument(s) {missing} that are not in the signature")
+
+    for key in ("rename", "values", "unsupported"):
+        _names_exist(key, raw.get(key, {}))
+    for key in ("emit", "drop"):
+        _names_exist(key, raw.get(key, []))
+
+    from mindport.mappings import transforms as registry
+
+    for name in raw.get("transforms", []):
+        if name not in registry.CALL_TRANSFORMS:
+            raise MappingError(f"{where}: unknown call transform {name!r}; registered: {sorted(registry.CALL_TRANSFORMS)}")
+    for arg, name in raw.get("values", {}).items():
+        if name not in registry.VALUE_TRANSFORMS:
+            raise MappingError(f"{where}: unknown value transform {name!r} for {arg!r}; registered: {sorted(registry.VALUE_TRANSFORMS)}")
+    for leaf, name in raw.get("weight_transforms", {}).items():
+        if name not in registry.WEIGHT_TRANSFORMS:
+            raise MappingError(f"{where}: unknown weight transform {name!r} for {leaf!r}; registered: {sorted(registry.WEIGHT_TRANSFORMS)}")
+    runs = {}
+    for profile, devices in raw.get("runs", {}).items():
+        if profile not in PROFILES or any(d not in DEVICES for d in devices):
+            raise MappingError(f"{where}: runs must map {PROFILES} to devices among {DEVICES}, got {profile}={devices}")
+        runs[profile] = tuple(devices)
+    example = None
+    if "example" in raw:
+        ex = dict(raw["example"])
+        bad = set(ex) - _EXAMPLE_KEYS
+        if bad:
+            raise MappingError(f"{where}: unknown example key(s) {sorted(bad)}; allowed: {sorted(_EXAMPLE_KEYS)}")
+        ex["styles"] = tuple(ex.get("styles", ()))
+        ex.pop("grad_free", None)
+        example = Example(**ex)
+    return Entry(
+        torch=torch_name, kind=kind, signature=signature, targets=targets,
+        rename=dict(raw.get("rename", {})), values=dict(raw.get("values", {})),
+        emit=tuple(raw.get("emit", ())), drop=tuple(raw.get("drop", ())),
+        unsupported=dict(raw.get("unsupported", {})), transforms=tuple(raw.get("transforms", ())),
+        positional=tuple(raw.get("positional", ())), weights=dict(raw.get("weights", {})),
+        weight_transforms=dict(raw.get("weight_transforms", {})), runs=runs, reason=reason,
+        notes=raw.get("notes", ""), example=example, aliases=tuple(raw.get("aliases", ())),
+        doc_status=raw.get("doc_status", ""), source=source,
+    )
+
+
+@dataclass
+class Registry:
+    entries: dict[str, Entry]
+
+    def lookup(self, torch_name: str) -> Entry | None:
+        return self.entries.get(torch_name)
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def __iter__(self):
+        return iter(self.entries.values())
+
+    @functools.cached_property
+    def _by_target(self) -> dict[tuple[str, str], Entry]:
+        index: dict[tuple[str, str], Entry] = {}
+        for entry in self.entries.values():
+            if entry.kind != "layer":
+                continue
+            for profile, target in entry.targets.items():
+                index.setdefault((profile, target), entry)
+        return index
+
+    def layer_for_target(self, ms_class_path: str, profile: str = "nn") -> Entry | None:
+        """The layer entry whose MindSpore target is ``ms_class_path`` (used by the weight transfer)."""
+        return self._by_target.get((profile, ms_class_path))
+
+
+def load_entries(paths) -> Registry:
+    entries: dict[str, Entry] = {}
+    for path in paths:
+        path = Path(path)
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as exc:
+            raise MappingError(f"{path.name}: not valid TOML: {exc}") from None
+        unknown = set(data) - {"api"}
+        if unknown:
+            raise MappingError(f"{path.name}: unknown top-level key(s) {sorted(unknown)}; entries go in [[api]] tables")
+        for raw in data.get("api", []):
+            entry = _entry_from_table(raw, path.name)
+            for name in (entry.torch, *entry.aliases):
+                if name in entries:
+                    raise MappingError(f"{path.name}: duplicate entry {name} (first in {entries[name].source})")
+                entries[name] = entry
+    return Registry(entries)
+
+
+@functools.lru_cache(maxsize=1)
+def load_registry() -> Registry:
+    """All bundled tables, validated. Cached: the tables are read once per process."""
+    return load_entries(sorted(DATA_DIR.glob("*.toml")))

@@ -1,0 +1,65 @@
+"""The rewriter: PyTorch source in, MindSpore source out, with a diagnostic for whatever it could not convert.
+
+``convert_source`` converts one string; ``convert_path`` mirrors a file or a directory tree (see ``repo.py``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from mindport.errors import Diagnostic
+from mindport.mappings import load_registry
+from mindport.migrator.context import Options
+from mindport.migrator.pipeline import run_pipeline
+
+
+@dataclass
+class ConversionResult:
+    code: str
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    converted_sites: int = 0
+    changed: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return not any(d.severity == "error" for d in self.diagnostics)
+
+
+def convert_source(code: str, filename: str = "<string>", *, target: str = "nn",
+                   ms_version: tuple[int, int] | None = None, module_classes=frozenset()) -> ConversionResult:
+    """Convert PyTorch source text to MindSpore source text.
+
+    A syntax error gives one MP201 diagnostic and the code back unchanged.
+    """
+    try:
+        module = cst.parse_module(code)
+    except cst.ParserSyntaxError as exc:
+        diag = Diagnostic("MP201", f"syntax error: {exc.message}", filename, exc.raw_line, exc.raw_column + 1,
+                          "fix the syntax error; the file was copied unchanged")
+        return ConversionResult(code=code, diagnostics=[diag])
+    options = Options(target=target, ms_version=ms_version or installed_ms_version(),
+                      module_classes=frozenset(module_classes))
+    new_module, ctx = run_pipeline(module, filename, load_registry(), options)
+    new_code = new_module.code
+    return ConversionResult(code=new_code, diagnostics=sorted(ctx.diagnostics, key=lambda d: (d.line, d.column)),
+                            converted_sites=ctx.converted_sites, changed=new_code != code)
+
+
+def installed_ms_version() -> tuple[int, int]:
+    """The installed MindSpore's (major, minor), read from package metadata (no import of mindspore)."""
+    from importlib import metadata
+
+    try:
+        major, minor, *_ = metadata.version("mindspore").split(".")
+        return int(major), int(minor)
+    except (metadata.PackageNotFoundError, ValueError):
+        return (2, 10)
+
+
+def __getattr__(name: str):
+    if name in ("convert_path", "ConversionReport"):
+        from mindport.migrator import repo
+
+        return getattr(repo, name)
+    raise AttributeError(name)

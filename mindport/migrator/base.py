@@ -1,0 +1,123 @@
+"""How rewrite rules run: all rules in one traversal of the tree, in the order ``pipeline.py`` gives.
+
+A :class:`Rule` is a small class with ``visit_<Node>`` / ``leave_<Node>`` hooks, like a LibCST codemod. The
+:class:`RuleRunner` walks the tree once; for each node it calls the rules' ``leave_`` hooks in order, and the first
+rule that returns a different node wins (later rules do not see that node again). One traversal keeps the
+original nodes (and so their positions) for diagnostics, and costs one walk instead of one per concern.
+
+Flagged sites keep their original code and get a ``# mindport: MP101 …`` comment on their statement (a comment
+line above it for compound statements), so the output always parses and says where to look.
+"""
+from __future__ import annotations
+
+import libcst as cst
+
+from mindport.migrator.context import FileContext
+from mindport.migrator.names import Scope, dotted_name
+
+COMMENT_PREFIX = "# mindport: "
+_SCOPE_NODES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+_COMPOUND = (cst.If, cst.For, cst.While, cst.With, cst.Try, cst.FunctionDef, cst.ClassDef)
+
+
+class Rule:
+    """One concern of the rewrite. Subclasses define ``visit_X(node)`` and/or ``leave_X(original, updated)``."""
+
+    def __init__(self, ctx: FileContext) -> None:
+        self.ctx = ctx
+        self.runner: RuleRunner | None = None
+
+    @property
+    def scope(self) -> Scope:
+        return self.runner.scope  # type: ignore[union-attr]
+
+    def flag(self, node: cst.CSTNode, code: str, message: str, suggestion: str = "", api: str = "") -> None:
+        self.runner.flag(node, code, message, suggestion, api)  # type: ignore[union-attr]
+
+    def hooks(self, prefix: str) -> dict[str, object]:
+        return {name[len(prefix):]: getattr(self, name) for name in dir(type(self)) if name.startswith(prefix)}
+
+
+class RuleRunner(cst.CSTTransformer):
+    def __init__(self, ctx: FileContext, rules: list[Rule]) -> None:
+        super().__init__()
+        self.ctx = ctx
+        self.rules = rules
+        for rule in rules:
+            rule.runner = self
+        self._visit = [rule.hooks("visit_") for rule in rules]
+        self._leave = [rule.hooks("leave_") for rule in rules]
+        self._scopes: list[Scope] = [ctx.module_scope]
+        self._pending: list[list[str]] = []
+
+    @property
+    def scope(self) -> Scope:
+        return self._scopes[-1]
+
+    def flag(self, node, code, message, suggestion="", api="") -> None:
+        self.ctx.diagnose(node, code, message, suggestion, api)
+        head = dotted_name(node.func if isinstance(node, cst.Call) else node)
+        if head:
+            self.ctx.torch_names_kept.add(head.split(".", 1)[0])  # its torch import must stay
+        if self._pending:
+            self._pending[-1].append(f"{code} {message}")
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, (cst.Import, cst.ImportFrom)):
+            return False  # imports are finalize_imports' business
+        if isinstance(node, _SCOPE_NODES):
+            self._scopes.append(self.ctx.scopes.get(id(node), self.scope))
+        if isinstance(node, (cst.SimpleStatementLine, *_COMPOUND)):
+            self._pending.append([])
+        kind = type(node).__name__
+        for hooks in self._visit:
+            hook = hooks.get(kind)
+            if hook is not None:
+                hook(node)
+        return True
+
+    def on_leave(self, original_node, updated_node):
+        kind = type(original_node).__name__
+        result = updated_node
+        if isinstance(original_node, (cst.Import, cst.ImportFrom)):
+            return updated_node
+        for hooks in self._leave:
+            hook = hooks.get(kind)
+            if hook is not None:
+                new = hook(original_node, result)
+                if new is not result:
+                    result = new
+                    break
+        if isinstance(original_node, _SCOPE_NODES):
+            self._scopes.pop()
+        if isinstance(original_node, (cst.SimpleStatementLine, *_COMPOUND)):
+            notes = self._pending.pop()
+            if notes and isinstance(result, cst.SimpleStatementLine):
+                result = _trailing_comment(result, notes)
+            elif notes and isinstance(result, _COMPOUND):
+                result = _leading_comment(result, notes)
+            elif notes and self._pending:
+                self._pending[-1].extend(notes)
+        return result
+
+
+def _trailing_comment(line: cst.SimpleStatementLine, notes: list[str]) -> cst.SimpleStatementLine:
+    existing = line.trailing_whitespace.comment
+    text = _one_line(COMMENT_PREFIX + "; ".join(notes))
+    if existing is not None and COMMENT_PREFIX in existing.value:
+        return line  # converted before: the comment is already there (idempotence)
+    if existing is not None:
+        text = existing.value + "  " + text
+    return line.with_changes(trailing_whitespace=line.trailing_whitespace.with_changes(
+        whitespace=cst.SimpleWhitespace("  "), comment=cst.Comment(text)))
+
+
+def _leading_comment(node, notes: list[str]):
+    text = _one_line(COMMENT_PREFIX + "; ".join(notes))
+    if any(line.comment is not None and COMMENT_PREFIX in line.comment.value for line in node.leading_lines):
+        return node
+    return node.with_changes(leading_lines=[*node.leading_lines, cst.EmptyLine(comment=cst.Comment(text))])
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())

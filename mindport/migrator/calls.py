@@ -1,0 +1,246 @@
+"""The table engine: every torch API call (and dtype/attribute reference) rewritten through its mapping entry.
+
+Per call: bind the torch arguments to the torch signature (positional -> keyword), report unsupported arguments,
+drop the ignorable ones, apply value transforms, rename, apply the entry's call transforms, keep the arguments the
+user wrote plus the ones whose defaults differ (``emit``), and build the MindSpore call. Nothing here knows about a
+particular API: that is the data's job (``mindport/mappings/data``) and the named transforms'.
+"""
+from __future__ import annotations
+
+import libcst as cst
+
+from mindport.mappings import Entry
+from mindport.mappings.transforms import CALL_TRANSFORMS, VALUE_TRANSFORMS, Arg, Unsupported
+from mindport.migrator.base import Rule
+from mindport.migrator.names import is_torch
+
+_VARARGS = "<varargs>"
+
+
+class CallBindError(Exception):
+    pass
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module(body=[]).code_for_node(node)
+
+
+def bind_arguments(entry: Entry, args: list[cst.Arg]) -> dict[str, Arg]:
+    """torch call arguments -> {torch parameter: Arg}, defaults filled in (``given=False``)."""
+    params = list(entry.signature or ())
+    bound: dict[str, Arg] = {}
+    positional = [p for p in params if p.kind == "positional"]
+    var_pos = next((p for p in params if p.kind == "var_positional"), None)
+    var_kw = next((p for p in params if p.kind == "var_keyword"), None)
+    extra_positional: list[cst.Arg] = []
+    extra_keywords: list[cst.Arg] = []
+    index = 0
+    for arg in args:
+        if arg.star == "**":
+            raise CallBindError("**kwargs at the call site cannot be matched to the signature")
+        if arg.star == "*":
+            if var_pos is not None and index >= len(positional):
+                extra_positional.append(arg)
+                continue
+            raise CallBindError("*args at the call site cannot be matched to the signature")
+        if arg.keyword is None:
+            if index < len(positional):
+                bound[positional[index].name] = Arg(_code(arg.value), True, arg.value, arg)
+                index += 1
+            elif var_pos is not None:
+                extra_positional.append(arg)
+            else:
+                raise CallBindError(f"too many positional arguments ({len(positional)} expected)")
+        else:
+            name = arg.keyword.value
+            if any(p.name == name and p.kind in ("positional", "keyword_only") for p in params):
+                if name in bound:
+                    raise CallBindError(f"argument {name!r} given twice")
+                bound[name] = Arg(_code(arg.value), True, arg.value, arg)
+            elif var_kw is not None:
+                extra_keywords.append(arg)
+            else:
+                raise CallBindError(f"unexpected keyword argument {name!r}")
+    for p in params:
+        if p.kind in ("positional", "keyword_only") and p.name not in bound:
+            if p.default is None:
+                raise CallBindError(f"missing required argument {p.name!r}")
+            bound[p.name] = Arg(p.default, False)
+    if var_pos is not None:
+        bound[var_pos.name] = Arg(_VARARGS, bool(extra_positional), extra_positional)
+    if var_kw is not None:
+        bound[var_kw.name] = Arg(_VARARGS, bool(extra_keywords), extra_keywords)
+    return bound
+
+
+def map_arguments(entry: Entry, bound: dict[str, Arg]) -> dict[str, Arg]:
+    """Apply unsupported checks, drops, value transforms, renames, call transforms and `emit`, in that order."""
+    for name, reason in entry.unsupported.items():
+        arg = bound.get(name)
+        param = entry.param(name)
+        if arg is not None and arg.given and param is not None and arg.source != param.default:
+            raise Unsupported(f"argument {name}={arg.source} is not supported: {reason}")
+    for name in entry.drop:
+        bound.pop(name, None)
+    for name, transform in entry.values.items():
+        arg = bound.get(name)
+        if arg is not None:
+            bound[name] = Arg(VALUE_TRANSFORMS[transform](arg), arg.given or name in entry.emit, None, arg.cst_arg)
+    renamed: dict[str, Arg] = {}
+    for name, arg in bound.items():
+        if arg.given or name in entry.emit:
+            arg = Arg(arg.source, True, arg.node, arg.cst_arg)
+        renamed[entry.rename.get(name, name)] = arg
+    for transform in entry.transforms:
+        CALL_TRANSFORMS[transform](renamed)
+    return {name: arg for name, arg in renamed.items() if arg.given}
+
+
+def build_call_args(entry: Entry, mapped: dict[str, Arg]) -> list[cst.Arg]:
+    """MindSpore call arguments: the `positional` names first (in order), then keywords.
+
+    An argument the user wrote keeps its own node (comments, line breaks and trailing comma survive); arguments
+    the mapping adds are appended.
+    """
+    out: list[cst.Arg] = []
+    for name in entry.positional:
+        arg = mapped.pop(name, None)
+        if arg is None:
+            continue
+        if arg.source == _VARARGS:
+            out.extend(arg.node)
+        else:
+            out.append(_with_value(arg, keyword=None))
+    for name, arg in mapped.items():
+        if arg.source == _VARARGS:
+            out.extend(arg.node)
+        else:
+            out.append(_with_value(arg, keyword=name))
+    return _fix_commas(out)
+
+
+def _with_value(arg: Arg, keyword: str | None) -> cst.Arg:
+    base = arg.cst_arg if arg.cst_arg is not None else cst.Arg(value=cst.Name("_"))
+    changes: dict = {"value": _expr(arg)}
+    if keyword is None:
+        changes.update(keyword=None, equal=cst.MaybeSentinel.DEFAULT)
+    else:
+        changes.update(keyword=cst.Name(keyword), equal=_EQ if base.keyword is None else base.equal)
+    return base.with_changes(**changes)
+
+
+_EQ = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
+
+
+def _fix_commas(args: list[cst.Arg]) -> list[cst.Arg]:
+    """Every argument but the last needs a comma; keep the user's comma (and its whitespace) where there is one."""
+    fixed = []
+    for i, arg in enumerate(args):
+        last = i == len(args) - 1
+        if not last and not isinstance(arg.comma, cst.Comma):
+            arg = arg.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+        elif last and isinstance(arg.comma, cst.Comma) and not _has_newline(arg.comma):
+            arg = arg.with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        fixed.append(arg)
+    return fixed
+
+
+def _has_newline(comma: cst.Comma) -> bool:
+    return isinstance(comma.whitespace_after, cst.ParenthesizedWhitespace)
+
+
+def _expr(arg: Arg) -> cst.BaseExpression:
+    if arg.node is not None and not isinstance(arg.node, list) and _code(arg.node) == arg.source:
+        return arg.node
+    return cst.parse_expression(arg.source)
+
+
+class TableCallTransform(Rule):
+    """Rewrites calls and attribute references whose torch name has a mapping entry; flags the others."""
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._call_funcs: set[int] = set()
+        self._inner: set[int] = set()  # `torch.nn` inside `torch.nn.functional.relu`: only the whole chain counts
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self._call_funcs.add(id(node.func))
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self._inner.add(id(node.value))
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        if id(original_node) in self.ctx.handled:
+            return updated_node
+        qual = self.scope.resolve_torch(original_node.func)
+        if qual is None:
+            return updated_node
+        entry = self.ctx.registry.lookup(qual)
+        if entry is None:
+            self.flag(original_node, "MP103", f"{qual} has no mapping entry: left unconverted",
+                      "convert by hand, or add an entry to mindport/mappings/data", qual)
+            return updated_node
+        target = entry.target(self.ctx.options.target)
+        if not entry.supported or target is None:
+            reason = entry.reason or f"no {self.ctx.options.target!r} target"
+            self.flag(original_node, "MP101", f"{qual} is not supported: {reason}", "rewrite by hand", qual)
+            return updated_node
+        if entry.kind == "attribute":
+            self.ctx.converted_sites += 1
+            return updated_node.with_changes(func=self._func_expr(original_node.func, target))
+        try:
+            bound = bind_arguments(entry, list(updated_node.args))
+            mapped = map_arguments(entry, bound)
+        except CallBindError as exc:
+            self.flag(original_node, "MP102", f"{qual}: {exc}", "pass arguments explicitly", qual)
+            return updated_node
+        except Unsupported as exc:
+            self.flag(original_node, "MP102", f"{qual}: {exc}", "", qual)
+            return updated_node
+        self.ctx.converted_sites += 1
+        if target.startswith("."):
+            # A method on the first MindSpore argument (e.g. torch.transpose(x, 0, 1) -> x.swapaxes(0, 1)).
+            receiver_name = entry.positional[0] if entry.positional else next(iter(mapped))
+            receiver = _expr(mapped.pop(receiver_name))
+            func = cst.Attribute(value=_parenthesize(receiver), attr=cst.Name(target[1:]))
+            return updated_node.with_changes(func=func, args=build_call_args(entry, mapped))
+        return updated_node.with_changes(func=self._func_expr(original_node.func, target),
+                                         args=build_call_args(entry, mapped))
+
+    def _func_expr(self, func: cst.BaseExpression, target: str) -> cst.BaseExpression:
+        if self.scope.is_local_alias(func):
+            return func  # `act = F.relu; act(x)`: the alias assignment itself is rewritten
+        return self.ctx.target_expr(target)
+
+    def _reference(self, original_node, updated_node):
+        if id(original_node) in self._call_funcs or id(original_node) in self._inner \
+                or id(original_node) in self.ctx.handled:
+            return updated_node
+        qual = self.scope.resolve_torch(original_node)
+        if qual is None:
+            return updated_node
+        entry = self.ctx.registry.lookup(qual)
+        target = entry.target(self.ctx.options.target) if entry is not None else None
+        if entry is None or target is None or not entry.supported or target.startswith("."):
+            self.flag(original_node, "MP104", f"{qual} is referenced but has no MindSpore mapping",
+                      "convert by hand, or add an entry to mindport/mappings/data", qual)
+            return updated_node
+        if entry.kind != "attribute" and (entry.rename or entry.emit or entry.transforms or entry.values
+                                          or entry.drop or entry.unsupported):
+            self.flag(original_node, "MP104", f"{qual} is passed by reference; its arguments need mapping",
+                      "call it directly so its arguments can be converted", qual)
+            return updated_node
+        self.ctx.converted_sites += 1
+        return self.ctx.target_expr(target)
+
+    def leave_Attribute(self, original_node, updated_node):
+        return self._reference(original_node, updated_node)
+
+    def leave_Name(self, original_node, updated_node):
+        return self._reference(original_node, updated_node)
+
+
+def _parenthesize(expr: cst.BaseExpression) -> cst.BaseExpression:
+    if isinstance(expr, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
+        return expr
+    return expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])

@@ -1,0 +1,71 @@
+"""What every transform of one file shares: options, scopes, positions, diagnostics, imports to add."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from mindport.errors import Diagnostic
+from mindport.mappings import Registry
+from mindport.migrator.names import Scope
+
+# How each MindSpore module is imported and named in converted code (one place, so every file is consistent).
+IMPORT_STYLE = {
+    "mindspore": ("import mindspore as ms", "ms"),
+    "mindspore.nn": ("from mindspore import nn", "nn"),
+    "mindspore.ops": ("from mindspore import ops", "ops"),
+    "mindspore.mint": ("from mindspore import mint", "mint"),
+    "mindspore.dataset": ("import mindspore.dataset as ds", "ds"),
+    "mindspore.experimental.optim": ("from mindspore.experimental import optim as ms_optim", "ms_optim"),
+}
+
+
+@dataclass(frozen=True)
+class Options:
+    target: str = "nn"  # mapping profile: "nn" (CPU/GPU/Ascend) or "mint" (torch-aligned, Ascend)
+    ms_version: tuple[int, int] = (2, 10)
+    module_classes: frozenset[str] = frozenset()  # project-local nn.Module subclasses (across files)
+
+
+@dataclass
+class FileContext:
+    filename: str
+    registry: Registry
+    options: Options
+    scopes: dict[int, Scope]
+    module_scope: Scope
+    positions: dict = field(default_factory=dict)  # original node -> CodeRange
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    imports_needed: set[str] = field(default_factory=set)  # keys of IMPORT_STYLE
+    converted_sites: int = 0
+    torch_names_kept: set[str] = field(default_factory=set)  # local names of torch imports still referenced
+    handled: set[int] = field(default_factory=set)  # ids of original nodes an idiom rule has claimed
+    aliases: dict[str, str] = field(default_factory=dict)  # MindSpore module -> local name (imports.choose_aliases)
+
+    def alias_for(self, module: str) -> str:
+        """The local name converted code uses for a MindSpore module, and remember to import it."""
+        self.imports_needed.add(module)
+        return self.aliases.get(module, IMPORT_STYLE[module][1])
+
+    def target_expr(self, target: str) -> cst.BaseExpression:
+        """``mindspore.nn.Conv2d`` -> the expression ``nn.Conv2d`` (and schedule ``from mindspore import nn``)."""
+        for module in sorted(IMPORT_STYLE, key=len, reverse=True):
+            if target == module or target.startswith(module + "."):
+                rest = target[len(module) + 1:]
+                text = self.alias_for(module) + (f".{rest}" if rest else "")
+                return cst.parse_expression(text)
+        raise ValueError(f"no import style for {target}")
+
+    def position(self, node: cst.CSTNode) -> tuple[int, int]:
+        rng = self.positions.get(node)
+        if rng is None:
+            return 0, 0
+        return rng.start.line, rng.start.column + 1
+
+    def diagnose(self, node: cst.CSTNode, code: str, message: str, suggestion: str = "", api: str = "",
+                 severity: str = "error") -> Diagnostic:
+        line, col = self.position(node)
+        diag = Diagnostic(code=code, message=message, file=self.filename, line=line, column=col,
+                          suggestion=suggestion, api=api, severity=severity)
+        self.diagnostics.append(diag)
+        return diag

@@ -1,0 +1,40 @@
+"""The order of the rewrite, written in one place. Each step is a small transform over the same typed tree."""
+from __future__ import annotations
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from mindport.mappings import Registry
+from mindport.migrator.base import RuleRunner
+from mindport.migrator.calls import TableCallTransform
+from mindport.migrator.context import FileContext, Options
+from mindport.migrator.idioms import (
+    BufferTransform,
+    DeviceTransform,
+    ModuleClassTransform,
+    ModuleMethodTransform,
+    TensorIdiomTransform,
+    module_class_names,
+)
+from mindport.migrator.imports import choose_aliases, finalize_imports
+from mindport.migrator.names import build_scopes
+
+
+def run_pipeline(module: cst.Module, filename: str, registry: Registry, options: Options) -> tuple[cst.Module, FileContext]:
+    scopes = build_scopes(module)
+    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    aliases, present = choose_aliases(scopes.module_scope)
+    ctx = FileContext(filename=filename, registry=registry, options=options, scopes=scopes.scopes,
+                      module_scope=scopes.module_scope, positions=positions, aliases=aliases)
+    classes = module_class_names(module, scopes, options.module_classes)
+    rules = [
+        ModuleClassTransform(ctx, classes),  # nn.Module -> nn.Cell, forward -> construct
+        BufferTransform(ctx),                # register_buffer -> non-trainable Parameter
+        TensorIdiomTransform(ctx),           # .numpy(), .size(), no_grad blocks (before device moves vanish)
+        DeviceTransform(ctx),                # .to(device), .cuda(), torch.device, DataParallel
+        ModuleMethodTransform(ctx),          # eval()/train(), parameters(), state_dict() ...
+        TableCallTransform(ctx),             # every other torch API through the mapping tables; flags the rest
+    ]
+    module = module.visit(RuleRunner(ctx, rules))
+    module = finalize_imports(module, ctx.imports_needed, aliases, present, ctx.torch_names_kept)
+    return module, ctx
