@@ -24,7 +24,7 @@ KINDS = ("function", "layer", "method", "attribute")
 _ENTRY_KEYS = {
     "torch", "kind", "signature", "nn", "mint", "rename", "values", "emit", "drop", "unsupported",
     "transforms", "positional", "weights", "weight_transforms", "runs", "reason", "notes", "example",
-    "aliases", "doc_status",
+    "aliases", "doc_status", "mint_mapped",
 }
 _EXAMPLE_KEYS = {"args", "inputs", "self", "call", "rtol", "atol", "styles", "train", "compare", "grad_free"}
 
@@ -81,6 +81,7 @@ class Entry:
     aliases: tuple[str, ...]
     doc_status: str  # the official table's status ("consistent" / "diff"), for the docs
     source: str  # file the entry came from
+    mint_mapped: bool = False  # mint takes torch's arguments as written unless this is set
 
     @property
     def supported(self) -> bool:
@@ -193,7 +194,7 @@ def _entry_from_table(raw: dict, source: str) -> Entry:
         positional=tuple(raw.get("positional", ())), weights=dict(raw.get("weights", {})),
         weight_transforms=dict(raw.get("weight_transforms", {})), runs=runs, reason=reason,
         notes=raw.get("notes", ""), example=example, aliases=tuple(raw.get("aliases", ())),
-        doc_status=raw.get("doc_status", ""), source=source,
+        doc_status=raw.get("doc_status", ""), source=source, mint_mapped=bool(raw.get("mint_mapped", False)),
     )
 
 

@@ -17,7 +17,8 @@ import ast
 from dataclasses import dataclass
 from typing import Any, Callable
 
-_NOTHING = object()
+_NOTHING = object()  # "no default given": Arg.literal raises
+UNKNOWN = object()  # what Arg.literal(default=UNKNOWN) returns for a non-literal (a variable, an expression)
 
 
 class Unsupported(Exception):
@@ -41,10 +42,7 @@ class Arg:
             return default
 
     def is_literal(self) -> bool:
-        return self.literal(default=_NOTHING_SENTINEL) is not _NOTHING_SENTINEL
-
-
-_NOTHING_SENTINEL = object()
+        return self.literal(default=UNKNOWN) is not UNKNOWN
 
 
 def new(source: str) -> Arg:
@@ -94,7 +92,7 @@ def one_minus(arg: Arg) -> str:
 @value_transform("gelu_approximate")
 def gelu_approximate(arg: Arg) -> str:
     """torch ``approximate='none'|'tanh'`` -> MindSpore ``approximate=False|True`` (MindSpore defaults to tanh)."""
-    value = arg.literal(default=_NOTHING)
+    value = arg.literal(default=UNKNOWN)
     if value == "none":
         return "False"
     if value == "tanh":
@@ -105,12 +103,12 @@ def gelu_approximate(arg: Arg) -> str:
 @value_transform("tuple_of_ints")
 def tuple_of_ints(arg: Arg) -> str:
     """A shape given as a list or int stays a tuple for MindSpore APIs that require one."""
-    value = arg.literal(default=_NOTHING)
+    value = arg.literal(default=UNKNOWN)
     if isinstance(value, int):
         return f"({value},)"
     if isinstance(value, list):
         return repr(tuple(value))
-    return arg.source if value is _NOTHING else repr(value)
+    return arg.source if value is UNKNOWN else repr(value)
 
 
 @value_transform("drop_prob_to_keep_prob")
@@ -134,7 +132,7 @@ def conv_padding(args: dict[str, Arg]) -> None:
     if mode is not None and mode.literal(default=None) not in ("zeros", None):
         raise Unsupported(f"padding_mode={mode.source}: MindSpore convolutions only zero-pad; pad with ops.pad first")
     padding = args.get("padding")
-    value = padding.literal(default=_NOTHING) if padding is not None else 0
+    value = padding.literal(default=UNKNOWN) if padding is not None else 0
     if value == "same":
         args.pop("padding")
         args["pad_mode"] = new("'same'")
@@ -148,7 +146,7 @@ def conv_padding(args: dict[str, Arg]) -> None:
         doubled = tuple(v for v in value for _ in (0, 1))
         args["pad_mode"] = new("'pad'")
         args["padding"] = new(repr(doubled if len(value) > 1 else value[0]))
-    elif value is _NOTHING:
+    elif value is UNKNOWN:
         # A variable: decide at run time, keeping the converted code exact for ints and tuples.
         src = padding.source
         args["pad_mode"] = new(f"('valid' if {src} in (0, 'valid') else 'same' if {src} == 'same' else 'pad')")
@@ -186,7 +184,7 @@ def layer_norm_axes(args: dict[str, Arg]) -> None:
     axis, as the CPU kernel rejects other negative axes) — a multi-axis shape needs the input rank, so it is computed
     at run time by the generated ``begin_norm_axis=-k`` only when k == 1."""
     shape = args["normalized_shape"]
-    value = shape.literal(default=_NOTHING)
+    value = shape.literal(default=UNKNOWN)
     if isinstance(value, int):
         args["normalized_shape"] = new(f"({value},)")
         return
@@ -207,3 +205,13 @@ def layer_norm_axes(args: dict[str, Arg]) -> None:
 def conv1d_reshape(array, target_shape):
     """Conv1d weights are 4-D in MindSpore: (out, in/group, 1, k) for torch's (out, in/group, k)."""
     return array.reshape(target_shape)
+
+
+# Area modules register their own transforms with the decorators above (one module per area, so a new API's
+# transform sits beside its kin). Imported last: they import the registries from here.
+from mindport.mappings import (  # noqa: E402,F401
+    transforms_functions,
+    transforms_layers,
+    transforms_optim,
+    transforms_tensor,
+)

@@ -12,7 +12,17 @@ import libcst as cst
 from mindport.mappings import Entry
 from mindport.mappings.transforms import CALL_TRANSFORMS, VALUE_TRANSFORMS, Arg, Unsupported
 from mindport.migrator.base import Rule
-from mindport.migrator.names import is_torch
+from mindport.migrator.names import is_torch, receiver_kind
+
+# Method names that numpy arrays, lists, dicts or strings also have: rewritten only on evident tensors.
+SHARED_METHOD_NAMES = frozenset({
+    "sum", "mean", "max", "min", "std", "var", "prod", "all", "any", "argmax", "argmin", "transpose", "reshape",
+    "flatten", "repeat", "clip", "astype", "copy", "fill", "item", "tolist", "round", "sort", "argsort", "cumsum",
+    "cumprod", "squeeze", "view", "add", "index", "count", "pop", "append", "insert", "remove", "update", "get",
+    "keys", "values", "items", "split", "join", "replace", "format", "strip", "type", "size", "dot", "nonzero",
+    "trace", "diagonal", "conj", "real", "imag", "abs", "take", "put", "expand", "resize", "norm", "to", "float",
+    "int", "long", "half", "double", "bool", "numpy", "new", "zero_", "apply", "t", "T", "max", "chunk",
+})
 
 _VARARGS = "<varargs>"
 
@@ -73,8 +83,16 @@ def bind_arguments(entry: Entry, args: list[cst.Arg]) -> dict[str, Arg]:
     return bound
 
 
-def map_arguments(entry: Entry, bound: dict[str, Arg]) -> dict[str, Arg]:
-    """Apply unsupported checks, drops, value transforms, renames, call transforms and `emit`, in that order."""
+def map_arguments(entry: Entry, bound: dict[str, Arg], profile: str = "nn") -> dict[str, Arg]:
+    """Apply unsupported checks, drops, value transforms, renames, call transforms and `emit`, in that order.
+
+    The mint profile is torch-aligned: it keeps torch's argument names and values unless the entry says
+    ``mint_mapped = true``.
+    """
+    if profile == "mint" and not entry.mint_mapped:
+        for name in entry.drop:
+            bound.pop(name, None)
+        return {name: arg for name, arg in bound.items() if arg.given}
     for name, reason in entry.unsupported.items():
         arg = bound.get(name)
         param = entry.param(name)
@@ -174,7 +192,7 @@ class TableCallTransform(Rule):
             return updated_node
         qual = self.scope.resolve_torch(original_node.func)
         if qual is None:
-            return updated_node
+            return self._method_call(original_node, updated_node)
         entry = self.ctx.registry.lookup(qual)
         if entry is None:
             self.flag(original_node, "MP103", f"{qual} has no mapping entry: left unconverted",
@@ -190,7 +208,7 @@ class TableCallTransform(Rule):
             return updated_node.with_changes(func=self._func_expr(original_node.func, target))
         try:
             bound = bind_arguments(entry, list(updated_node.args))
-            mapped = map_arguments(entry, bound)
+            mapped = map_arguments(entry, bound, self.ctx.options.target)
         except CallBindError as exc:
             self.flag(original_node, "MP102", f"{qual}: {exc}", "pass arguments explicitly", qual)
             return updated_node
@@ -206,6 +224,47 @@ class TableCallTransform(Rule):
             return updated_node.with_changes(func=func, args=build_call_args(entry, mapped))
         return updated_node.with_changes(func=self._func_expr(original_node.func, target),
                                          args=build_call_args(entry, mapped))
+
+    def _method_call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        """``x.view(...)`` and friends, through the ``torch.Tensor.*`` entries, when ``x`` is plausibly a tensor."""
+        func = original_node.func
+        if not isinstance(func, cst.Attribute) or self.scope.resolve(func) is not None:
+            return updated_node
+        entry = self.ctx.registry.lookup(f"torch.Tensor.{func.attr.value}")
+        if entry is None or entry.kind != "method":
+            return updated_node
+        target = entry.target(self.ctx.options.target)
+        if target is None or not entry.supported:
+            if self._plausible(func, strict=True):
+                self.flag(original_node, "MP101", f"{entry.torch} is not supported: {entry.reason}", "", entry.torch)
+            return updated_node
+        if target == f".{func.attr.value}" and not (entry.rename or entry.emit or entry.transforms or entry.values
+                                                     or entry.drop or entry.unsupported):
+            return updated_node  # same method, same arguments
+        if not self._plausible(func, strict=func.attr.value in SHARED_METHOD_NAMES):
+            return updated_node
+        try:
+            mapped = map_arguments(entry, bind_arguments(entry, list(updated_node.args)), self.ctx.options.target)
+        except CallBindError as exc:
+            self.flag(original_node, "MP102", f"{entry.torch}: {exc}", "pass arguments explicitly", entry.torch)
+            return updated_node
+        except Unsupported as exc:
+            self.flag(original_node, "MP102", f"{entry.torch}: {exc}", "", entry.torch)
+            return updated_node
+        self.ctx.converted_sites += 1
+        receiver = updated_node.func.value  # type: ignore[union-attr]
+        args = build_call_args(entry, mapped)
+        if target.startswith("."):
+            return updated_node.with_changes(func=updated_node.func.with_changes(attr=cst.Name(target[1:])), args=args)
+        return updated_node.with_changes(func=self.ctx.target_expr(target),
+                                         args=_fix_commas([cst.Arg(value=receiver), *args]))
+
+    def _plausible(self, func: cst.Attribute, strict: bool) -> bool:
+        """Is the receiver plausibly a tensor? ``strict`` for names numpy/lists/dicts share (sum, reshape ...)."""
+        kind = receiver_kind(func.value, self.scope)
+        if kind in ("python", "foreign"):
+            return False
+        return kind == "tensor" or not strict
 
     def _func_expr(self, func: cst.BaseExpression, target: str) -> cst.BaseExpression:
         if self.scope.is_local_alias(func):

@@ -36,12 +36,21 @@ def is_torch(qualname: str | None) -> bool:
 class Scope:
     """Name -> qualified name (``None`` = bound to something that is not an import we track)."""
 
-    __slots__ = ("names", "aliases", "parent")
+    __slots__ = ("names", "aliases", "kinds", "parent")
 
     def __init__(self, parent: "Scope | None" = None) -> None:
         self.names: dict[str, str | None] = {}
         self.aliases: set[str] = set()  # names bound by `act = F.relu`, not by an import
+        self.kinds: dict[str, str] = {}  # what a local name holds, when visible: see ValueKind
         self.parent = parent
+
+    def kind_of(self, name: str) -> str:
+        scope: Scope | None = self
+        while scope is not None:
+            if name in scope.names:
+                return scope.kinds.get(name, "other")
+            scope = scope.parent
+        return "unbound"
 
     def lookup(self, name: str) -> tuple[bool, str | None]:
         scope: Scope | None = self
@@ -126,6 +135,7 @@ class ScopeBuilder(cst.CSTVisitor):
         params = node.params
         for p in (*params.posonly_params, *params.params, *params.kwonly_params):
             self.current.names[p.name.value] = None
+            self.current.kinds[p.name.value] = "param"
         for p in (params.star_arg, params.star_kwarg):
             if isinstance(p, cst.Param):
                 self.current.names[p.name.value] = None
@@ -156,8 +166,11 @@ class ScopeBuilder(cst.CSTVisitor):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         alias = self.current.resolve_torch(node.value) if len(node.targets) == 1 else None
+        kind = value_kind(node.value, self.current)
         for target in node.targets:
             self._bind_target(target.target, alias)
+            if isinstance(target.target, cst.Name):
+                self.current.kinds[target.target.value] = kind
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         self._bind_target(node.target, None)
@@ -184,6 +197,42 @@ class ScopeBuilder(cst.CSTVisitor):
                 self._bind_target(element.value, None)
         elif isinstance(target, cst.StarredElement):
             self._bind_target(target.value, None)
+
+
+_LITERALS = (cst.List, cst.Dict, cst.Set, cst.Tuple, cst.SimpleString, cst.FormattedString, cst.ConcatenatedString,
+             cst.Integer, cst.Float, cst.ListComp, cst.DictComp, cst.SetComp)
+
+
+def value_kind(value: cst.BaseExpression, scope: Scope) -> str:
+    """What an expression evidently holds: "tensor" (a torch call's result or arithmetic on tensors), "python"
+    (a literal or comprehension), "foreign" (a call into another imported library, e.g. numpy), or "other"."""
+    if isinstance(value, _LITERALS):
+        return "python"
+    if isinstance(value, cst.Call):
+        qual = scope.resolve(value.func)
+        if qual is not None:
+            return "tensor" if is_torch(qual) else "foreign"
+        if isinstance(value.func, cst.Attribute):
+            return receiver_kind(value.func.value, scope)
+        if isinstance(value.func, cst.Name) and value.func.value in ("list", "dict", "set", "str", "tuple", "len",
+                                                                     "range", "int", "float", "sorted"):
+            return "python"
+        return "other"
+    if isinstance(value, cst.BinaryOperation):
+        kinds = {receiver_kind(value.left, scope), receiver_kind(value.right, scope)}
+        return "tensor" if "tensor" in kinds else "other"
+    return receiver_kind(value, scope)
+
+
+def receiver_kind(expr: cst.BaseExpression, scope: Scope) -> str:
+    if isinstance(expr, cst.Name):
+        kind = scope.kind_of(expr.value)
+        return "tensor" if kind == "param" else kind
+    if isinstance(expr, cst.Subscript):
+        return receiver_kind(expr.value, scope)
+    if isinstance(expr, (cst.Call, cst.BinaryOperation) + _LITERALS):
+        return value_kind(expr, scope)
+    return "other"
 
 
 def build_scopes(module: cst.Module) -> ScopeBuilder:

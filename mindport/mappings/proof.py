@@ -1,0 +1,238 @@
+"""Proof of a mapping entry: write a torch snippet from its example, convert it with the real converter, run both
+frameworks on the same inputs (and, for layers, the same weights through the weight rule), compare.
+
+Used by the generated test suite (``tests/mappings/test_proofs.py``) and by ``mindport mappings coverage``.
+
+Input specs in an example's ``inputs``/``self`` (parsed, never evaluated):
+  ``randn(2, 3)`` normal floats · ``rand(2, 3)`` uniform [0, 1) · ``randpos(2, 3)`` uniform [0.5, 2) ·
+  ``randint(LO, HI, (2, 3))`` int64 in [LO, HI) · ``randbool(2, 3)`` · append ``:float64``/``:float16``/``:int32``
+  to change the dtype · ``scalar(1.5)`` a Python number.
+"""
+from __future__ import annotations
+
+import ast
+import re
+import types
+from dataclasses import dataclass
+
+import numpy as np
+
+from mindport.mappings import Entry
+
+STYLES = ("positional", "keyword", "shuffled", "omitted", "variables")
+_SPEC = re.compile(r"^(randn|rand|randpos|randint|randbool|scalar)\((.*)\)(?::(\w+))?$")
+
+
+class ProofError(AssertionError):
+    pass
+
+
+def make_input(spec: str, rng: np.random.Generator):
+    match = _SPEC.match(spec.replace(" ", ""))
+    if not match:
+        raise ValueError(f"bad input spec {spec!r}")
+    kind, args_text, dtype = match.groups()
+    args = ast.literal_eval(f"({args_text},)") if args_text else ()
+    if kind == "scalar":
+        return args[0]
+    if kind == "randint":
+        low, high, shape = args
+        return rng.integers(low, high, size=shape).astype(dtype or "int64")
+    shape = args
+    if kind == "randbool":
+        return rng.random(shape) < 0.5
+    if kind == "randn":
+        values = rng.standard_normal(shape)
+    elif kind == "rand":
+        values = rng.random(shape)
+    else:
+        values = rng.uniform(0.5, 2.0, size=shape)
+    return np.asarray(values).astype(dtype or "float32")
+
+
+def _bind_example(entry: Entry) -> tuple[dict[str, str], list[str]]:
+    """The example's arguments bound to the torch signature: ({param: source}, extra positional varargs)."""
+    call = ast.parse(f"f({entry.example.args})", mode="eval").body
+    params = list(entry.signature or ())
+    positional = [p for p in params if p.kind == "positional"]
+    bound: dict[str, str] = {}
+    extra: list[str] = []
+    for i, arg in enumerate(call.args):
+        if i < len(positional):
+            bound[positional[i].name] = ast.unparse(arg)
+        else:
+            extra.append(ast.unparse(arg))
+    for kw in call.keywords:
+        bound[kw.arg] = ast.unparse(kw.value)
+    return bound, extra
+
+
+def applicable_styles(entry: Entry) -> tuple[str, ...]:
+    if entry.example is None:
+        return ()
+    if entry.example.styles:
+        return entry.example.styles
+    bound, extra = _bind_example(entry)
+    styles = ["positional", "variables"]
+    if not extra:
+        styles += ["keyword", "shuffled"]
+    params = {p.name: p for p in entry.signature or ()}
+    if any(n in params and params[n].default is not None and src == params[n].default for n, src in bound.items()):
+        styles.append("omitted")  # only differs from "positional" when the example spells out a default
+    order = {s: i for i, s in enumerate(STYLES)}
+    return tuple(sorted(set(styles), key=order.get))
+
+
+def render_call(entry: Entry, style: str) -> tuple[str, list[str]]:
+    """(call argument source, setup lines) for one call style."""
+    bound, extra = _bind_example(entry)
+    params = list(entry.signature or ())
+    inputs = set(entry.example.inputs)
+    setup: list[str] = []
+    if style == "variables":
+        for name, src in list(bound.items()):
+            if src not in inputs:
+                setup.append(f"v_{name} = {src}")
+                bound[name] = f"v_{name}"
+    if style == "omitted":
+        defaults = {p.name: p.default for p in params}
+        bound = {n: s for n, s in bound.items() if defaults.get(n) is None or s != defaults[n]}
+    parts: list[str] = []
+    if style in ("positional", "variables", "omitted"):
+        keyword_from = None
+        for p in params:
+            if p.kind != "positional":
+                break
+            if p.name not in bound:
+                keyword_from = p.name
+                break
+        positional_done = True
+        for p in params:
+            if p.kind == "positional" and p.name in bound and positional_done and keyword_from != p.name:
+                parts.append(bound.pop(p.name))
+            elif p.kind == "positional":
+                positional_done = False
+        parts.extend(extra)
+        parts.extend(f"{n}={s}" for n, s in bound.items())
+    elif style == "keyword":
+        parts = [f"{n}={s}" for n, s in bound.items()]
+    elif style == "shuffled":
+        parts = [f"{n}={s}" for n, s in reversed(list(bound.items()))]
+    return ", ".join(parts), setup
+
+
+def torch_snippet(entry: Entry, style: str) -> str:
+    """A small torch module: ``build()`` for layers, ``run(...)`` for functions and methods."""
+    args, setup = render_call(entry, style)
+    head = "import torch\n\n\n"
+    body = "".join(f"    {line}\n" for line in setup)
+    inputs = list(entry.example.inputs)
+    if entry.kind == "layer":
+        return head + f"def build():\n{body}    return {entry.torch}({args})\n"
+    if entry.kind == "method":
+        method = entry.torch.rsplit(".", 1)[1]
+        params = ", ".join(["self_", *inputs])
+        return head + f"def run({params}):\n{body}    return self_.{method}({args})\n"
+    return head + f"def run({', '.join(inputs)}):\n{body}    return {entry.torch}({args})\n"
+
+
+def _load(code: str, name: str) -> types.ModuleType:
+    module = types.ModuleType(name)
+    exec(compile(code, name, "exec"), module.__dict__)  # noqa: S102 - generated test snippets
+    return module
+
+
+def _flatten(value) -> list:
+    if isinstance(value, (tuple, list)):
+        return [leaf for item in value for leaf in _flatten(item)]
+    return [value]
+
+
+def _to_numpy(value):
+    if hasattr(value, "detach"):
+        value = value.detach()
+        if value.dtype.is_floating_point and str(value.dtype) == "torch.bfloat16":
+            value = value.float()
+        return value.numpy()
+    if hasattr(value, "asnumpy"):
+        return value.asnumpy()
+    return np.asarray(value)
+
+
+@dataclass
+class ProofResult:
+    torch_code: str
+    ms_code: str
+    max_abs: float
+
+
+def prove(entry: Entry, style: str, profile: str = "nn", seed: int = 0) -> ProofResult:
+    """Run one proof; raises ProofError with a precise message when the frameworks disagree."""
+    import mindspore as ms
+    import torch
+
+    from mindport.migrator import convert_source
+
+    example = entry.example
+    torch_code = torch_snippet(entry, style)
+    result = convert_source(torch_code, f"<proof {entry.torch}>", target=profile)
+    if result.diagnostics:
+        raise ProofError(f"conversion left diagnostics: {[d.format() for d in result.diagnostics]}\n{result.code}")
+    ms_code = result.code
+    rng = np.random.default_rng(seed)
+    arrays = {name: make_input(spec, rng) for name, spec in example.inputs.items()}
+    self_array = make_input(example.self, rng) if entry.kind == "method" else None
+    t_mod = _load(torch_code, "torch_snippet")
+    m_mod = _load(ms_code, "ms_snippet")
+
+    def t_val(a):
+        return torch.tensor(a) if isinstance(a, np.ndarray) else a
+
+    def m_val(a):
+        return ms.Tensor(a) if isinstance(a, np.ndarray) else a
+
+    if entry.kind == "layer":
+        from mindport.validators.weights import transfer_weights
+
+        t_layer, m_layer = t_mod.build(), m_mod.build()
+        t_layer.train(example.train)
+        m_layer.set_train(example.train)
+        state = t_layer.state_dict()
+        if state:
+            transfer_weights(state, m_layer)
+        call_names = [n.strip() for n in (example.call or ",".join(example.inputs)).split(",") if n.strip()]
+        with torch.no_grad():
+            t_out = t_layer(*[t_val(arrays[n]) for n in call_names])
+        m_out = m_layer(*[m_val(arrays[n]) for n in call_names])
+    else:
+        t_args = [t_val(arrays[n]) for n in example.inputs]
+        m_args = [m_val(arrays[n]) for n in example.inputs]
+        if entry.kind == "method":
+            t_args.insert(0, t_val(self_array))
+            m_args.insert(0, m_val(self_array))
+        with torch.no_grad():
+            t_out = t_mod.run(*t_args)
+        m_out = m_mod.run(*m_args)
+    t_leaves, m_leaves = _flatten(t_out), _flatten(m_out)
+    if len(t_leaves) != len(m_leaves):
+        raise ProofError(f"torch returned {len(t_leaves)} values, MindSpore {len(m_leaves)}\n{ms_code}")
+    worst = 0.0
+    for i, (t, m) in enumerate(zip(t_leaves, m_leaves)):
+        t, m = _to_numpy(t), _to_numpy(m)
+        if t.shape != m.shape:
+            raise ProofError(f"output {i}: shape {t.shape} (torch) != {m.shape} (MindSpore)\n{ms_code}")
+        if t.dtype != m.dtype:
+            raise ProofError(f"output {i}: dtype {t.dtype} (torch) != {m.dtype} (MindSpore)\n{ms_code}")
+        if example.compare == "shape" or t.dtype == np.bool_ and t.size == 0:
+            continue
+        tf, mf = t.astype(np.float64), m.astype(np.float64)
+        if not np.array_equal(np.isnan(tf), np.isnan(mf)):
+            raise ProofError(f"output {i}: NaN positions differ\n{ms_code}")
+        finite = ~np.isnan(tf)
+        diff = np.abs(tf[finite] - mf[finite]) if finite.any() else np.zeros(1)
+        worst = max(worst, float(diff.max(initial=0.0)))
+        if not np.allclose(mf[finite], tf[finite], rtol=example.rtol, atol=example.atol):
+            raise ProofError(f"output {i}: max abs diff {diff.max():.3g} exceeds rtol={example.rtol} "
+                             f"atol={example.atol}\n--- torch\n{torch_code}--- mindspore\n{ms_code}")
+    return ProofResult(torch_code, ms_code, worst)
+
