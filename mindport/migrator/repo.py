@@ -1,0 +1,398 @@
+"""Whole repositories: mirror SRC into OUT, converting Python files and notebooks, adapting requirement files,
+copying everything else verbatim. Encodings, BOMs and line endings are kept; bad files get one diagnostic each and
+are copied unchanged; nothing is written into SRC unless ``in_place``; every write is atomic.
+
+A content-hash cache (``OUT/.mindport-cache.json``) makes a re-run on an unchanged tree cheap: a file whose source,
+options and mapping tables are unchanged, and whose output is still there, is not converted again.
+"""
+from __future__ import annotations
+
+import ast
+import codecs
+import difflib
+import hashlib
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+import tokenize
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mindport import __version__
+from mindport.errors import Diagnostic, InputError
+
+CACHE_NAME = ".mindport-cache.json"
+_SKIP_DIRS = {".git", ".hg", ".svn", "__pycache__", ".venv", "venv", ".mypy_cache", ".pytest_cache", ".tox",
+              ".ipynb_checkpoints", "node_modules"}
+_REQUIREMENT_FILE = re.compile(r"^requirements.*\.(txt|in)$")
+_TORCH_REQUIREMENT = re.compile(r"^(\s*)(torch)(\s*(?:[<>=!~].*)?)$", re.IGNORECASE)
+_DROPPED_REQUIREMENTS = ("torchvision", "torchaudio", "torchtext")
+
+
+@dataclass
+class FileReport:
+    path: str  # relative to SRC
+    status: str  # converted | unchanged | copied | cached | failed
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    lines: int = 0
+    sites: int = 0
+    diff: str = ""
+
+    def to_json(self) -> dict:
+        return {"path": self.path, "status": self.status, "lines": self.lines, "converted_sites": self.sites,
+                "diagnostics": [d.to_json() for d in self.diagnostics]}
+
+
+@dataclass
+class ConversionReport:
+    src: str
+    dst: str
+    files: list[FileReport] = field(default_factory=list)
+
+    @property
+    def diagnostics(self) -> list[Diagnostic]:
+        return [d for f in self.files for d in f.diagnostics]
+
+    @property
+    def ok(self) -> bool:
+        return not any(d.severity == "error" for d in self.diagnostics)
+
+    def totals(self) -> dict:
+        counts: dict[str, int] = {}
+        for f in self.files:
+            counts[f.status] = counts.get(f.status, 0) + 1
+        unsupported: dict[str, int] = {}
+        for d in self.diagnostics:
+            if d.api:
+                unsupported[d.api] = unsupported.get(d.api, 0) + 1
+        return {
+            "files": len(self.files), "by_status": counts,
+            "python_lines": sum(f.lines for f in self.files),
+            "sites_converted": sum(f.sites for f in self.files),
+            "sites_unconverted": len(self.diagnostics),
+            "top_unsupported": sorted(unsupported.items(), key=lambda kv: (-kv[1], kv[0]))[:10],
+        }
+
+    def to_json(self) -> dict:
+        return {"tool": "mindport", "version": __version__, "src": self.src, "dst": self.dst,
+                "ok": self.ok, "totals": self.totals(), "files": [f.to_json() for f in self.files]}
+
+
+# ------------------------------------------------------------------------------------------------- one file
+
+def decode_source(data: bytes, name: str) -> tuple[str | None, str, bool, Diagnostic | None]:
+    """(text, encoding, has_bom, problem). Honours BOMs and ``# -*- coding: … -*-`` lines (PEP 263)."""
+    if b"\x00" in data:
+        return None, "", False, Diagnostic("MP203", "binary file (NUL bytes): copied unchanged", name, 1, 1)
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as exc:
+        return None, "", False, Diagnostic("MP202", f"unknown source encoding: {exc}", name, 1, 1,
+                                           "declare a valid `# -*- coding: … -*-` or save the file as UTF-8")
+    has_bom = data.startswith(codecs.BOM_UTF8)
+    try:
+        text = data.decode("utf-8-sig" if has_bom else encoding)
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        return None, encoding, has_bom, Diagnostic(
+            "MP202", f"cannot decode as {encoding}: {exc.reason} at byte {exc.start}", name, line, 1,
+            "save the file as UTF-8 or declare its encoding with a `# -*- coding: … -*-` line")
+    return text, encoding, has_bom, None
+
+
+def encode_source(text: str, encoding: str, has_bom: bool) -> bytes:
+    data = text.encode("utf-8" if has_bom else encoding)
+    return codecs.BOM_UTF8 + data if has_bom else data
+
+
+def convert_python_bytes(data: bytes, name: str, options: dict) -> tuple[bytes, list[Diagnostic], int, int, bool]:
+    """(output bytes, diagnostics, lines, converted sites, changed)."""
+    from mindport.migrator import convert_source
+
+    text, encoding, has_bom, problem = decode_source(data, name)
+    if problem is not None:
+        return data, [problem], 0, 0, False
+    newline = "\r\n" if "\r\n" in text else "\n"
+    result = convert_source(text.replace("\r\n", "\n") if newline == "\r\n" else text, name, **options)
+    code = result.code.replace("\n", "\r\n") if newline == "\r\n" else result.code
+    return encode_source(code, encoding, has_bom), result.diagnostics, text.count("\n") + 1, \
+        result.converted_sites, result.changed
+
+
+def convert_notebook_bytes(data: bytes, name: str, options: dict) -> tuple[bytes, list[Diagnostic], int, int, bool]:
+    """Convert the code cells of a notebook; the JSON stays valid and keeps its other content."""
+    from mindport.migrator import convert_source
+
+    try:
+        notebook = json.loads(data.decode("utf-8"))
+        cells = notebook["cells"]
+    except (ValueError, KeyError, TypeError, UnicodeDecodeError) as exc:
+        return data, [Diagnostic("MP202", f"not a readable notebook: {exc}", name, 1, 1)], 0, 0, False
+    diagnostics: list[Diagnostic] = []
+    lines = sites = 0
+    changed = False
+    for index, cell in enumerate(cells):
+        if cell.get("cell_type") != "code":
+            continue
+        source = cell.get("source", "")
+        text = "".join(source) if isinstance(source, list) else source
+        # IPython magics and shell escapes are not Python: keep them out of the parser.
+        kept = [(i, line) for i, line in enumerate(text.split("\n")) if line.lstrip().startswith(("%", "!"))]
+        body = "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in text.split("\n"))
+        result = convert_source(body, f"{name}[cell {index}]", **options)
+        out_lines = result.code.split("\n")
+        for i, line in kept:
+            if i < len(out_lines):
+                out_lines[i] = line
+        new_text = "\n".join(out_lines)
+        diagnostics.extend(result.diagnostics)
+        lines += text.count("\n") + 1
+        sites += result.converted_sites
+        if new_text != text:
+            changed = True
+            cell["source"] = new_text.splitlines(keepends=True) if isinstance(source, list) else new_text
+    out = json.dumps(notebook, indent=1, ensure_ascii=False) + "\n"
+    return out.encode("utf-8"), diagnostics, lines, sites, changed
+
+
+def convert_requirements_text(text: str) -> str:
+    """torch -> mindspore in a requirements file; torchvision/torchaudio/torchtext commented out with a reason."""
+    out = []
+    for line in text.splitlines(keepends=True):
+        stripped = line.strip()
+        name = re.split(r"[\s<>=!~\[;]", stripped, maxsplit=1)[0].lower() if stripped else ""
+        ending = "\n" if line.endswith("\n") else ""
+        if name == "torch":
+            out.append("mindspore==2.10.*" + ending)
+        elif name in _DROPPED_REQUIREMENTS:
+            out.append(f"# {stripped}  # mindport: no MindSpore package; use mindspore.dataset" + ending)
+        else:
+            out.append(line)
+    return "".join(out)
+
+
+def convert_pyproject_text(text: str) -> str:
+    """The same for the dependency strings of a pyproject.toml (quoted requirement specifiers)."""
+    def replace(match: re.Match) -> str:
+        quote, spec = match.group(1), match.group(2)
+        name = re.split(r"[\s<>=!~\[;]", spec, maxsplit=1)[0].lower()
+        if name == "torch":
+            return f"{quote}mindspore==2.10.*{quote}"
+        return match.group(0)
+
+    return re.sub(r"""(["'])(torch(?:[\s<>=!~\[;][^"']*)?)\1""", replace, text)
+
+
+def _convert_one(job: tuple[str, str, str, dict]) -> tuple[str, str, list[Diagnostic], int, int, bytes | None]:
+    """Worker: (relative path, source path, kind, options) -> (rel, status, diagnostics, lines, sites, output)."""
+    rel, src_path, kind, options = job
+    data = Path(src_path).read_bytes()
+    try:
+        if kind == "python":
+            out, diags, lines, sites, changed = convert_python_bytes(data, rel, options)
+        elif kind == "notebook":
+            out, diags, lines, sites, changed = convert_notebook_bytes(data, rel, options)
+        elif kind == "requirements":
+            out = convert_requirements_text(data.decode("utf-8", "replace")).encode("utf-8")
+            diags, lines, sites, changed = [], 0, 0, out != data
+        elif kind == "pyproject":
+            out = convert_pyproject_text(data.decode("utf-8", "replace")).encode("utf-8")
+            diags, lines, sites, changed = [], 0, 0, out != data
+        else:
+            return rel, "copied", [], 0, 0, None
+    except Exception as exc:  # a converter bug must not lose the file: copy it and say so
+        diag = Diagnostic("MP299", f"internal error while converting: {type(exc).__name__}: {exc}", rel, 1, 1,
+                          "please report this file; it was copied unchanged")
+        return rel, "failed", [diag], 0, 0, data
+    if any(d.code in ("MP201", "MP202", "MP203") for d in diags):
+        return rel, "failed", diags, lines, sites, data
+    return rel, "converted" if changed else "unchanged", diags, lines, sites, out
+
+
+def _kind(path: Path) -> str:
+    if path.suffix == ".py":
+        return "python"
+    if path.suffix == ".ipynb":
+        return "notebook"
+    if _REQUIREMENT_FILE.match(path.name):
+        return "requirements"
+    if path.name == "pyproject.toml":
+        return "pyproject"
+    return "copy"
+
+
+# ------------------------------------------------------------------------------------------ the whole tree
+
+def project_module_classes(files: list[Path]) -> frozenset[str]:
+    """Class names, across the project, that are nn.Module subclasses directly or through project-local bases."""
+    bases: dict[str, set[str]] = {}
+    for path in files:
+        try:
+            tree = ast.parse(path.read_bytes())
+        except (SyntaxError, ValueError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef):
+                bases.setdefault(node.name, set()).update(
+                    ast.unparse(b).rsplit(".", 1)[-1] for b in node.bases)
+    found = {name for name, bs in bases.items() if "Module" in bs}
+    changed = True
+    while changed:
+        changed = False
+        for name, bs in bases.items():
+            if name not in found and bs & found:
+                found.add(name)
+                changed = True
+    return frozenset(found)
+
+
+def _tables_fingerprint() -> str:
+    from mindport.mappings import DATA_DIR
+
+    digest = hashlib.sha256(__version__.encode())
+    for path in sorted(DATA_DIR.glob("*.toml")):
+        digest.update(path.read_bytes())
+    for path in sorted(Path(__file__).parent.glob("*.py")):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.mindport-tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+def _git_dirty(path: Path) -> bool | None:
+    try:
+        out = subprocess.run(["git", "status", "--porcelain", "--", "."], cwd=path, capture_output=True,
+                             text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if out.returncode != 0:
+        return None
+    return bool(out.stdout.strip())
+
+
+def collect_files(src: Path, exclude: tuple[str, ...] = ()) -> list[Path]:
+    if src.is_file():
+        return [src]
+    files = []
+    for root, dirs, names in os.walk(src):
+        dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS)
+        for name in sorted(names):
+            path = Path(root) / name
+            rel = path.relative_to(src).as_posix()
+            if name == CACHE_NAME or any(Path(rel).match(p) or rel.startswith(p.rstrip("/") + "/") for p in exclude):
+                continue
+            files.append(path)
+    return files
+
+
+def convert_path(src, dst=None, *, target: str = "nn", ms_version: tuple[int, int] | None = None, jobs: int | None = None,
+                 exclude: tuple[str, ...] = (), in_place: bool = False, backup: bool = True, diff: bool = False,
+                 force: bool = False, use_cache: bool = True, progress=None) -> ConversionReport:
+    """Convert a file or a directory tree into ``dst`` (or in place). Raises InputError for unusable arguments."""
+    src = Path(src)
+    if not src.exists():
+        raise InputError(f"{src} does not exist")
+    if in_place:
+        if src.is_dir() and _git_dirty(src) and not backup:
+            raise InputError(f"{src} has uncommitted changes: commit them first, or let mindport write .orig backups")
+        dst_path = src
+    else:
+        if dst is None:
+            raise InputError("give an output path (-o OUT), or --in-place")
+        dst_path = Path(dst)
+        if src.is_dir():
+            if dst_path.resolve() == src.resolve() or src.resolve() in dst_path.resolve().parents:
+                raise InputError(f"the output {dst_path} is inside the source {src}: choose a folder outside it")
+            if not diff and dst_path.exists() and any(dst_path.iterdir()) \
+                    and not (dst_path / CACHE_NAME).exists() and not force:
+                raise InputError(f"{dst_path} exists and was not written by mindport: choose an empty folder, "
+                                 "or pass --force to write into it")
+        elif dst_path.is_dir():
+            dst_path = dst_path / src.name
+    files = collect_files(src, tuple(exclude))
+    options = {"target": target, "ms_version": ms_version,
+               "module_classes": project_module_classes([f for f in files if f.suffix == ".py"])}
+    cache_path = (dst_path if src.is_dir() else dst_path.parent) / CACHE_NAME
+    fingerprint = _tables_fingerprint() + json.dumps({k: sorted(v) if isinstance(v, frozenset) else v
+                                                      for k, v in options.items()}, sort_keys=True)
+    cache: dict = {}
+    if use_cache and not diff and not in_place and cache_path.is_file():
+        try:
+            cache = json.loads(cache_path.read_text())
+            if cache.get("fingerprint") != fingerprint:
+                cache = {}
+        except ValueError:
+            cache = {}
+    report = ConversionReport(str(src), str(dst_path))
+    jobs_list = []
+    new_cache = {"fingerprint": fingerprint, "files": {}}
+    for path in files:
+        rel = path.name if src.is_file() else path.relative_to(src).as_posix()
+        kind = _kind(path)
+        out_path = dst_path if src.is_file() else dst_path / rel
+        if kind != "copy" and cache:
+            digest = hashlib.sha256(path.read_bytes()).hexdigest()
+            hit = cache.get("files", {}).get(rel)
+            if hit and hit["sha256"] == digest and out_path.is_file():
+                new_cache["files"][rel] = hit
+                report.files.append(FileReport(rel, "cached", [Diagnostic(**d) for d in hit["diagnostics"]],
+                                               hit["lines"], hit["sites"]))
+                continue
+        jobs_list.append((rel, str(path), kind, options))
+    results = _run_jobs(jobs_list, jobs, progress)
+    for rel, status, diags, lines, sites, output in results:
+        src_file = src if src.is_file() else src / rel
+        out_path = dst_path if src.is_file() else dst_path / rel
+        file_report = FileReport(rel, status, diags, lines, sites)
+        if diff:
+            if output is not None and status == "converted":
+                before = src_file.read_text(errors="replace").splitlines(keepends=True)
+                after = output.decode(errors="replace").splitlines(keepends=True)
+                file_report.diff = "".join(difflib.unified_diff(before, after, f"a/{rel}", f"b/{rel}"))
+            report.files.append(file_report)
+            continue
+        if in_place:
+            if output is not None and status == "converted":
+                if backup:
+                    shutil.copy2(src_file, src_file.with_name(src_file.name + ".orig"))
+                _atomic_write(src_file, output)
+        elif output is None:
+            out_path.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src_file, out_path)
+        else:
+            _atomic_write(out_path, output)
+            shutil.copymode(src_file, out_path)
+        if _kind(src_file) != "copy":
+            new_cache["files"][rel] = {"sha256": hashlib.sha256(src_file.read_bytes()).hexdigest(), "lines": lines,
+                                       "sites": sites, "diagnostics": [d.to_json() for d in diags]}
+        report.files.append(file_report)
+    report.files.sort(key=lambda f: f.path)
+    if not diff and not in_place and use_cache:
+        _atomic_write(cache_path, json.dumps(new_cache).encode())
+    return report
+
+
+def _run_jobs(jobs_list, jobs: int | None, progress):
+    jobs = jobs or os.cpu_count() or 1
+    heavy = [j for j in jobs_list if j[2] in ("python", "notebook")]
+    if jobs <= 1 or len(heavy) < 4:
+        for job in jobs_list:
+            result = _convert_one(job)
+            if progress:
+                progress(result[0])
+            yield result
+        return
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        for result in pool.map(_convert_one, jobs_list, chunksize=max(1, len(jobs_list) // (jobs * 8))):
+            if progress:
+                progress(result[0])
+            yield result
