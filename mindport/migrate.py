@@ -104,6 +104,12 @@ def migrate(src, out, *, model: str | None = None, ctor: str | None = None, inpu
     if model and not inputs:
         raise InputError(f"parity needs inputs for {model}: give --input SHAPE:DTYPE (e.g. 2x3x32x32:float32) "
                          "or `input = [...]` in mindport.toml")
+    if model:
+        check_model_ref(src, model)
+    for spec in inputs:
+        from mindport.validators.loading import parse_input_spec
+
+        parse_input_spec(spec)
     report = MigrationReport(str(src), str(out))
 
     # 1. source
@@ -157,6 +163,25 @@ def migrate(src, out, *, model: str | None = None, ctor: str | None = None, inpu
     report.seconds = time.perf_counter() - started
     write_migration_reports(report, out)
     return report
+
+
+def check_model_ref(src: Path, model: str) -> None:
+    """``FILE.py:Name`` must name a file in SRC that defines Name (read with ast: nothing is imported yet)."""
+    import ast
+
+    from mindport.validators.loading import parse_model_ref
+
+    file_part, _, name = model.rpartition(":")
+    root = src if src.is_dir() else src.parent
+    path, name = parse_model_ref(str(root / file_part) + ":" + name)
+    try:
+        tree = ast.parse(path.read_bytes())
+    except SyntaxError as exc:
+        raise InputError(f"{path}: syntax error at line {exc.lineno}: {exc.msg}") from None
+    defined = {n.name for n in tree.body if isinstance(n, (ast.ClassDef, ast.FunctionDef))}
+    defined |= {t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
+    if name not in defined:
+        raise InputError(f"{path} has no {name!r}; it defines: {', '.join(sorted(defined)) or 'nothing'}")
 
 
 def _convert_weights(weights: Path, ms_ref: str, ctor: str, ckpt_path: Path, report: MigrationReport) -> dict:

@@ -207,7 +207,8 @@ def render_scripts(
         "class_name": class_name,
         "ctor": ctor.strip(),
         "inputs": [
-            {"name": n, "sample_shape": s.sample_shape, "dtype": s.dtype} for n, s in zip(names, specs)
+            {"name": n, "sample_shape": s.sample_shape, "dtype": s.dtype, "value_range": s.value_range}
+            for n, s in zip(names, specs)
         ],
         "input_names": names,
         "multi_input": len(specs) > 1,

@@ -1,0 +1,90 @@
+"""Parse input specs such as ``2x3x32x32:float32`` for the script templates.
+
+Private to ``mindport.templates``: the first dimension is the batch size, the rest is the shape of one sample.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mindport.errors import InputError
+
+# numpy dtype names a MindSpore model input can sensibly have (MindSpore accepts them all as Tensor dtypes).
+SUPPORTED_DTYPES = ("float32", "float16", "float64", "int32", "int64", "int8", "uint8", "bool")
+
+
+@dataclass(frozen=True)
+class InputSpec:
+    shape: tuple[int, ...]  # full shape, batch dimension first
+    dtype: str = "float32"
+    low: float | None = None  # optional value range [low, high) for synthetic data
+    high: float | None = None
+
+    @property
+    def batch_size(self) -> int:
+        return self.shape[0]
+
+    @property
+    def sample_shape(self) -> tuple[int, ...]:
+        return self.shape[1:]
+
+    @property
+    def is_float(self) -> bool:
+        return self.dtype.startswith("float")
+
+    @property
+    def value_range(self) -> tuple[float, float] | None:
+        return None if self.low is None else (self.low, self.high)
+
+    def __str__(self) -> str:
+        text = "x".join(str(d) for d in self.shape) + ":" + self.dtype
+        return text if self.low is None else f"{text}:{self.low:g}:{self.high:g}"
+
+
+def parse_input_spec(text: str) -> InputSpec:
+    """``"2x3x32x32:float32"`` -> InputSpec((2, 3, 32, 32), "float32"); the dtype defaults to float32.
+
+    ``"2x16:int64:0:1000"`` adds a value range [0, 1000) for the synthetic data (token ids, say), the same
+    syntax as the validators' --input.
+    """
+    raw = text.strip()
+    if raw.endswith((".npy", ".npz")):
+        raise InputError(f"input spec {text!r}: the scripts need SHAPE:DTYPE (e.g. 2x3x32x32:float32), not a file")
+    shape_text, _, rest = raw.partition(":")
+    dtype, _, range_text = rest.partition(":")
+    dtype = dtype.strip() or "float32"
+    low = high = None
+    if range_text:
+        try:
+            low, high = (float(v) for v in range_text.split(":"))
+        except ValueError:
+            raise InputError(f"bad input spec {text!r}: the value range is LO:HI, e.g. 2x16:int64:0:1000") from None
+        if high <= low:
+            raise InputError(f"bad input spec {text!r}: HI must be greater than LO")
+    if dtype not in SUPPORTED_DTYPES:
+        raise InputError(f"bad input spec {text!r}: dtype {dtype!r} is not one of {', '.join(SUPPORTED_DTYPES)}")
+    try:
+        shape = tuple(int(d) for d in shape_text.lower().split("x"))
+    except ValueError:
+        raise InputError(
+            f"bad input spec {text!r}: expected dimensions separated by 'x' then ':dtype', e.g. 2x3x32x32:float32"
+        ) from None
+    if len(shape) < 2 or any(d <= 0 for d in shape):
+        raise InputError(
+            f"bad input spec {text!r}: need a batch dimension and at least one positive sample dimension, e.g. 2x16:float32"
+        )
+    return InputSpec(shape, dtype, low, high)
+
+
+def parse_input_specs(specs: str | InputSpec | list | tuple) -> list[InputSpec]:
+    """One spec or several (one per model input); every input must share the batch dimension."""
+    items = [specs] if isinstance(specs, (str, InputSpec)) else list(specs)
+    if not items:
+        raise InputError("no input spec given: pass at least one, e.g. 2x3x32x32:float32")
+    parsed = [s if isinstance(s, InputSpec) else parse_input_spec(s) for s in items]
+    batches = {s.batch_size for s in parsed}
+    if len(batches) > 1:
+        raise InputError(
+            f"input specs disagree on the batch dimension ({', '.join(str(s) for s in parsed)}): "
+            "the first dimension of every input is the batch size"
+        )
+    return parsed
