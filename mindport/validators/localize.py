@@ -1,0 +1,435 @@
+"""Layer-by-layer localisation: which layer of the MindSpore port diverges first, and why.
+
+Forward hooks on every torch module and every MindSpore cell record each call's output in completion order
+(a layer's hook fires when its ``forward``/``construct`` returns, so children come before their parent). The
+converter keeps attribute names, so the module path ``features.1`` names the same layer on both sides; calls are
+matched by (path, call number), so a layer used twice is compared twice.
+
+The first divergent record in torch's completion order is where the error starts: every layer before it matched.
+Its two configurations are compared by the known-trap rules below (``TRAPS``); the rule that explains the
+difference becomes the report's cause.
+"""
+from __future__ import annotations
+
+import contextlib
+import math
+import weakref
+from dataclasses import dataclass, field
+from typing import Callable
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Recording MindSpore constructor arguments (cells keep only some of them as attributes)
+
+_CTOR_ARGS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+@contextlib.contextmanager
+def record_constructor_args():
+    """While active, every new MindSpore Cell remembers its constructor arguments (for the config comparison).
+
+    ``mindspore.nn.Cell.__new__`` receives the same arguments as ``__init__``; it is wrapped for the duration and
+    restored afterwards.
+    """
+    from mindspore import nn
+
+    original = vars(nn.Cell)["__new__"]
+    inner = original.__func__
+
+    def recording_new(class_, *args, **kwargs):
+        cell = inner(class_, *args, **kwargs)
+        with contextlib.suppress(TypeError):
+            _CTOR_ARGS[cell] = (args, kwargs)
+        return cell
+
+    nn.Cell.__new__ = staticmethod(recording_new)
+    try:
+        yield
+    finally:
+        nn.Cell.__new__ = original
+
+
+_SCALARS = (bool, int, float, str, type(None))
+
+
+def _plain(value):
+    """A JSON-friendly rendering of a configuration value, or None-marker ``...`` when it is not a plain value."""
+    if isinstance(value, _SCALARS):
+        return value
+    if isinstance(value, (tuple, list)) and all(isinstance(v, _SCALARS) for v in value):
+        return tuple(value)
+    if hasattr(value, "dtype") and not hasattr(value, "shape"):  # a dtype object
+        return str(value)
+    return ...
+
+
+_TORCH_SKIP = {"training", "inplace"}
+_MS_SKIP = {
+    "training", "requires_grad", "is_top_cell", "arguments_key", "mixed_precision_type", "cell_type",
+    "grad_ops_label", "has_bprop", "parallel_mode", "data_format", "format", "ascend_910b_target", "is_expand",
+    "is_expand_3d", "activation_flag", "use_pad", "is_valid", "is_same", "is_pad", "shp_flat", "dtype",
+    "weight_init", "bias_init", "gamma_init", "beta_init", "moving_mean_init", "moving_var_init",
+}
+# Attributes of internal primitives that the Cell does not keep itself.
+_PRIM_KEYS = {"count_include_pad", "axis", "ceil_mode", "output_size", "divisor_override"}
+
+
+def torch_config(module) -> dict:
+    cfg = {}
+    for key, value in vars(module).items():
+        if key.startswith("_") or key in _TORCH_SKIP:
+            continue
+        plain = _plain(value)
+        if plain is not ...:
+            cfg[key] = plain
+    params = getattr(module, "_parameters", {})
+    if "bias" in params:
+        cfg["bias"] = params["bias"] is not None
+    return cfg
+
+
+def ms_config(cell) -> dict:
+    """Constructor arguments (with defaults) when recorded, else the cell's plain attributes."""
+    import inspect
+
+    cfg = {}
+    recorded = _CTOR_ARGS.get(cell)
+    if recorded is not None:
+        args, kwargs = recorded
+        try:
+            bound = inspect.signature(type(cell).__init__).bind(None, *args, **kwargs)
+            bound.apply_defaults()
+            for key, value in list(bound.arguments.items())[1:]:
+                if key in _MS_SKIP:
+                    continue
+                plain = _plain(value)
+                if plain is not ...:
+                    cfg[key] = plain
+        except TypeError:
+            recorded = None
+    if recorded is None:
+        for key, value in vars(cell).items():
+            if key.startswith("_") or key in _MS_SKIP:
+                continue
+            plain = _plain(value)
+            if plain is not ...:
+                cfg[key] = plain
+        if "momentum" in cfg and "BatchNorm" in type(cell).__name__ and isinstance(cfg["momentum"], float):
+            # nn.BatchNorm stores torch's convention internally (1 - the constructor's momentum)
+            cfg["momentum"] = round(1.0 - cfg["momentum"], 12)
+        for value in vars(cell).values():
+            attrs = getattr(value, "attrs", None)
+            if isinstance(attrs, dict) and type(value).__module__.startswith("mindspore.ops"):
+                for key in _PRIM_KEYS & attrs.keys():
+                    plain = _plain(attrs[key])
+                    if plain is not ... and key not in cfg:
+                        cfg[key] = plain[0] if key == "axis" and isinstance(plain, tuple) and len(plain) == 1 else plain
+    return cfg
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Known traps: torch defaults that MindSpore spells or defaults differently (docs: mindspore-facts.md, section 2)
+
+def _close(a, b) -> bool:
+    try:
+        return math.isclose(float(a), float(b), rel_tol=1e-6, abs_tol=1e-12)
+    except (TypeError, ValueError):
+        return a == b
+
+
+def _ntuple(value, n: int):
+    if isinstance(value, (tuple, list)):
+        return tuple(value) if len(value) == n else tuple(value)[-n:]
+    return (value,) * n
+
+
+def _eps(t: dict, m: dict) -> str | None:
+    tv = t.get("eps")
+    key = "epsilon" if "epsilon" in m else "eps"
+    mv = m.get(key)
+    if tv is None or mv is None or _close(tv, mv):
+        return None
+    return (f"eps differs: torch eps={tv:g}, MindSpore {key}={mv:g} (MindSpore LayerNorm defaults to "
+            f"epsilon=1e-7, torch norms to eps=1e-5: pass {key}={tv:g})")
+
+
+def _momentum(t: dict, m: dict) -> str | None:
+    tv, mv = t.get("momentum", ...), m.get("momentum")
+    if tv is ... or mv is None:
+        return None
+    if tv is None:
+        return "torch momentum=None (cumulative average) has no MindSpore BatchNorm equivalent"
+    if _close(1.0 - tv, mv):
+        return None
+    return (f"BatchNorm momentum is inverted in MindSpore (ms = 1 - torch): torch momentum={tv:g} needs "
+            f"momentum={1.0 - tv:g}, got momentum={mv:g}; running statistics drift apart in training")
+
+
+def _gelu(t: dict, m: dict) -> str | None:
+    tv, mv = t.get("approximate", "none"), m.get("approximate")
+    if mv is None:
+        return None
+    mv_name = ("tanh" if mv else "none") if isinstance(mv, bool) else str(mv)
+    if mv_name == tv:
+        return None
+    return (f"GELU approximation differs: torch approximate={tv!r}, MindSpore approximate={mv!r} "
+            f"(MindSpore defaults to the tanh approximation: pass approximate={tv == 'tanh'})")
+
+
+def _conv_padding(t: dict, m: dict) -> str | None:
+    if "pad_mode" not in m:
+        return None
+    nd = len(t.get("kernel_size", (0, 0))) if isinstance(t.get("kernel_size"), tuple) else 2
+    tp = t.get("padding", 0)
+    if t.get("padding_mode", "zeros") != "zeros":
+        return f"torch padding_mode={t['padding_mode']!r} has no MindSpore Conv equivalent: pad explicitly (ops.pad)"
+    if isinstance(tp, str):
+        torch_pad = tp
+    else:
+        torch_pad = tuple(v for p in _ntuple(tp, nd) for v in (p, p))
+    mode = str(m.get("pad_mode", "same")).lower()
+    if mode in ("same", "valid"):
+        ms_pad = mode if mode == "same" else (0,) * (2 * nd)
+    else:
+        mp = m.get("padding", 0)
+        ms_pad = tuple(v for p in _ntuple(mp, nd) for v in (p, p)) if not isinstance(mp, tuple) or len(mp) == nd \
+            else _ntuple(mp, 2 * nd)
+    if torch_pad == "valid":
+        torch_pad = (0,) * (2 * nd)
+    if torch_pad == ms_pad:
+        return None
+    return (f"padding differs: torch padding={tp!r}, MindSpore pad_mode={m.get('pad_mode')!r} "
+            f"padding={m.get('padding', 0)!r} (MindSpore Conv defaults to pad_mode='same'; torch padding=p needs "
+            f"pad_mode='pad', padding=p, and padding=0 needs pad_mode='valid')")
+
+
+def _stride(t: dict, m: dict, pool: bool) -> str | None:
+    if "stride" not in t or "stride" not in m:
+        return None
+    ks = t.get("kernel_size")
+    n = len(ks) if isinstance(ks, tuple) else (len(t["stride"]) if isinstance(t["stride"], tuple) else 1)
+    tv, mv = _ntuple(t["stride"], n), _ntuple(m["stride"], n)
+    if tv == mv:
+        return None
+    text = f"stride differs: torch stride={t['stride']!r}, MindSpore stride={m['stride']!r}"
+    if pool:
+        text += " (torch pooling defaults stride to kernel_size, MindSpore to 1: always pass stride=)"
+    return text
+
+
+def _pool_other(t: dict, m: dict) -> str | None:
+    problems = []
+    if "kernel_size" in m and _ntuple(t.get("kernel_size"), 2) != _ntuple(m["kernel_size"], 2):
+        problems.append(f"kernel_size torch={t.get('kernel_size')!r} MindSpore={m['kernel_size']!r}")
+    tp, mp = t.get("padding", 0), m.get("padding", 0)
+    if "padding" in m and _ntuple(tp, 2) != _ntuple(mp, 2) and not (isinstance(mp, tuple) and len(mp) == 4):
+        problems.append(f"padding torch={tp!r} MindSpore pad_mode={m.get('pad_mode')!r} padding={mp!r}")
+    if "ceil_mode" in m and bool(t.get("ceil_mode", False)) != bool(m["ceil_mode"]):
+        problems.append(f"ceil_mode torch={t.get('ceil_mode')!r} MindSpore={m['ceil_mode']!r}")
+    return "pooling window differs: " + "; ".join(problems) if problems else None
+
+
+def _count_include_pad(t: dict, m: dict) -> str | None:
+    if "count_include_pad" not in m or "count_include_pad" not in t:
+        return None
+    if bool(t["count_include_pad"]) == bool(m["count_include_pad"]):
+        return None
+    return (f"count_include_pad differs: torch count_include_pad={t['count_include_pad']!r}, MindSpore "
+            f"count_include_pad={m['count_include_pad']!r} (averages at the borders change)")
+
+
+def _has_bias(t: dict, m: dict) -> str | None:
+    if "bias" not in t or "has_bias" not in m or bool(t["bias"]) == bool(m["has_bias"]):
+        return None
+    return (f"bias differs: torch bias={t['bias']!r}, MindSpore has_bias={m['has_bias']!r} (MindSpore Conv "
+            f"defaults to has_bias=False, torch to bias=True: pass has_bias=)")
+
+
+def _align_corners(t: dict, m: dict) -> str | None:
+    tv, mv = bool(t.get("align_corners") or False), bool(m.get("align_corners") or False)
+    problems = []
+    if tv != mv:
+        problems.append(f"align_corners differs: torch align_corners={t.get('align_corners')!r}, MindSpore "
+                        f"align_corners={m.get('align_corners')!r}")
+    if "mode" in m and t.get("mode") != m.get("mode"):
+        problems.append(f"interpolation mode differs: torch mode={t.get('mode')!r}, MindSpore mode={m['mode']!r}")
+    return "; ".join(problems) or None
+
+
+def _leaky(t: dict, m: dict) -> str | None:
+    tv, mv = t.get("negative_slope", 0.01), m.get("alpha")
+    if mv is None or _close(tv, mv):
+        return None
+    return (f"LeakyReLU slope differs: torch negative_slope={tv:g}, MindSpore alpha={mv:g} "
+            f"(MindSpore defaults to alpha=0.2, torch to 0.01)")
+
+
+def _softmax_axis(t: dict, m: dict) -> str | None:
+    tv, mv = t.get("dim"), m.get("axis")
+    if tv is None or mv is None or tv == mv:
+        return None
+    return f"softmax axis differs: torch dim={tv!r}, MindSpore axis={mv!r}"
+
+
+def _dropout(t: dict, m: dict) -> str | None:
+    tv = t.get("p")
+    mv = m.get("p")
+    if mv is None and m.get("keep_prob") is not None:
+        mv = 1.0 - m["keep_prob"]
+    if tv is None or mv is None or _close(tv, mv):
+        return None
+    return (f"dropout rate differs: torch p={tv:g} (drop probability), MindSpore drops {mv:g} "
+            f"(keep_prob is the probability to KEEP: use p=)")
+
+
+@dataclass(frozen=True)
+class Trap:
+    """A known default/semantics difference: the torch layers it concerns and a check of the two configs."""
+
+    name: str
+    torch_types: tuple[str, ...]
+    check: Callable[[dict, dict], str | None]
+    training_only: bool = False  # invisible in eval-mode outputs: flagged from the configuration alone
+
+
+_NORMS = ("BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm", "InstanceNorm1d", "InstanceNorm2d",
+          "InstanceNorm3d", "GroupNorm", "LayerNorm")
+_BN = ("BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm")
+_CONVS = ("Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d")
+_POOLS = ("MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d")
+
+TRAPS: tuple[Trap, ...] = (
+    Trap("eps", _NORMS, _eps),
+    Trap("momentum", _BN, _momentum, training_only=True),
+    Trap("gelu_approximate", ("GELU",), _gelu),
+    Trap("padding", _CONVS, _conv_padding),
+    Trap("stride", _CONVS, lambda t, m: _stride(t, m, pool=False)),
+    Trap("has_bias", _CONVS + ("Linear",), _has_bias),
+    Trap("pool_stride", _POOLS, lambda t, m: _stride(t, m, pool=True)),
+    Trap("pool_window", _POOLS, _pool_other),
+    Trap("count_include_pad", ("AvgPool1d", "AvgPool2d", "AvgPool3d"), _count_include_pad),
+    Trap("align_corners", ("Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d"), _align_corners),
+    Trap("leaky_relu_slope", ("LeakyReLU",), _leaky),
+    Trap("softmax_axis", ("Softmax", "LogSoftmax"), _softmax_axis),
+    Trap("dropout_rate", ("Dropout", "Dropout1d", "Dropout2d", "Dropout3d"), _dropout, training_only=True),
+)
+
+
+@dataclass
+class Finding:
+    trap: str
+    cause: str
+    training_only: bool
+
+
+def find_traps(torch_type: str, tcfg: dict, mcfg: dict) -> list[Finding]:
+    found = []
+    for trap in TRAPS:
+        if torch_type not in trap.torch_types:
+            continue
+        try:
+            cause = trap.check(tcfg, mcfg)
+        except Exception:  # noqa: BLE001 - an odd config must not break the report
+            cause = None
+        if cause:
+            found.append(Finding(trap.name, cause, trap.training_only))
+    return found
+
+
+def config_differences(tcfg: dict, mcfg: dict, limit: int = 6) -> list[str]:
+    """Same-named settings with different values (for layers no trap explains)."""
+    out = []
+    for key in sorted(tcfg.keys() & mcfg.keys()):
+        a, b = tcfg[key], mcfg[key]
+        if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool):
+            same = _close(a, b)
+        elif isinstance(a, tuple) or isinstance(b, tuple):
+            n = max(len(a) if isinstance(a, tuple) else 1, len(b) if isinstance(b, tuple) else 1)
+            same = _ntuple(a, n) == _ntuple(b, n)
+        else:
+            same = a == b
+        if not same:
+            out.append(f"{key}: torch={a!r} MindSpore={b!r}")
+    return out[:limit]
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Capturing every layer's output
+
+@dataclass
+class Record:
+    path: str
+    type_name: str
+    call: int  # 0 for the first call of this layer, 1 for the second, ...
+    leaves: list  # flattened output arrays (numpy)
+    layer: object = field(repr=False, default=None)
+
+
+def _leaves(obj) -> list:
+    from mindport.validators.parity import flatten_outputs, to_numpy
+
+    return [to_numpy(v) for _, v in flatten_outputs(obj)]
+
+
+def _hooked(named, register, records: list[Record]):
+    calls: dict[str, int] = {}
+    handles = []
+    for path, layer in named:
+        def hook(layer, _inputs, output, path=path):
+            n = calls.get(path, 0)
+            calls[path] = n + 1
+            try:
+                leaves = _leaves(output)
+            except Exception:  # noqa: BLE001 - an unflattenable output is just not compared
+                leaves = []
+            records.append(Record(path, type(layer).__name__, n, leaves, layer))
+        handles.append(register(layer, hook))
+    return handles
+
+
+@contextlib.contextmanager
+def torch_hooks(module, records: list[Record]):
+    handles = _hooked(list(module.named_modules()), lambda m, h: m.register_forward_hook(h), records)
+    try:
+        yield
+    finally:
+        for h in handles:
+            h.remove()
+
+
+@contextlib.contextmanager
+def ms_hooks(cell, records: list[Record], started: list | None = None):
+    """Record every cell's output; ``started`` (optional) receives (path, call) as each cell starts, so that the
+    cell that raised is the innermost one that started and never returned."""
+    named = list(cell.cells_and_names())
+    handles = _hooked(named, lambda c, h: c.register_forward_hook(h), records)
+    if started is not None:
+        counts: dict[str, int] = {}
+        for path, sub in named:
+            def pre_hook(_cell, _inputs, path=path):
+                n = counts.get(path, 0)
+                counts[path] = n + 1
+                started.append((path, n))
+            handles.append(sub.register_forward_pre_hook(pre_hook))
+    try:
+        yield
+    finally:
+        for h in handles:
+            h.remove()
+
+
+def types_correspond(torch_layer, ms_layer) -> bool:
+    tname, mname = type(torch_layer).__name__, type(ms_layer).__name__
+    if tname == mname:
+        return True
+    tmod = type(torch_layer).__module__
+    if tmod.startswith("torch.nn"):
+        try:
+            from mindport.mappings import load_registry
+            from mindport.validators.weights import _ms_class_path
+
+            entry = load_registry().layer_for_target(_ms_class_path(ms_layer))
+        except Exception:  # noqa: BLE001
+            return False
+        return entry is not None and entry.torch.rsplit(".", 1)[-1] == tname
+    return False

@@ -1,0 +1,76 @@
+"""The JSON report follows the documented schema; the HTML report is one self-contained file with an SVG plot."""
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from conftest import MODELS, REPO, convert_model
+from mindport.validators.parity import SCHEMA_VERSION, validate, write_reports
+
+
+@pytest.fixture(scope="module")
+def trap_report(tmp_path_factory):
+    out = tmp_path_factory.mktemp("reports")
+    ms_file = convert_model("convnet", out, edits=[("act", "approximate=False", "approximate=True")])
+    report = validate(f"{MODELS}/convnet.py:ConvNet", f"{ms_file}:ConvNet", inputs=["2x3x16x16:float32"])
+    paths = write_reports(report, [out / "r.json", out / "sub" / "r.html"])
+    return report, paths
+
+
+def test_json_schema(trap_report):
+    report, (json_path, _) = trap_report
+    data = json.loads(json_path.read_text())
+    assert data["schema_version"] == SCHEMA_VERSION
+    assert set(data) == {"schema_version", "tool", "ok", "verdict", "reference", "candidate", "settings", "weights",
+                         "structure", "outputs", "layers", "first_divergent", "config_findings", "graph",
+                         "ms_error", "localization", "diagnostics", "timings"}
+    assert data["ok"] is False and data["verdict"] == "divergence"
+    assert data["settings"]["rtol"] == 1e-5 and data["settings"]["inputs"][0]["spec"] == "2x3x16x16:float32"
+    out = data["outputs"][0]
+    assert {"key", "status", "ref_shape", "ms_shape", "max_abs", "max_rel", "mean_abs", "cosine", "allclose",
+            "rtol", "atol", "nonfinite"} <= set(out)
+    fd = data["first_divergent"]
+    assert fd["path"] == "act" and fd["causes"][0]["trap"] == "gelu_approximate"
+    assert fd["torch_config"]["approximate"] == "none" and fd["ms_config"]["approximate"] is True
+    assert [lr["index"] for lr in data["layers"]] == list(range(len(data["layers"])))
+    assert data["graph"]["status"] == "ok"
+    assert all({"code", "message", "severity"} <= set(d) for d in data["diagnostics"])
+
+
+def test_schema_is_documented():
+    doc = (REPO / "docs" / "parity-report.md").read_text()
+    assert f"schema_version` is `{SCHEMA_VERSION}`" in doc
+    for key in ("first_divergent", "config_findings", "nonfinite", "equal_to_pynative", "training_only",
+                "localization", "ms_error", "max_rel", "ref_scale"):
+        assert f"`{key}`" in doc, key
+
+
+def test_html_is_one_self_contained_file_with_a_plot(trap_report):
+    report, (_, html_path) = trap_report
+    html = html_path.read_text()
+    assert html.startswith("<!DOCTYPE html>") and html.rstrip().endswith("</html>")
+    assert html.count("<svg") == 1 and "</svg>" in html
+    assert "<script" not in html and "<link" not in html and not re.search(r"""(src|href)=["']?https?:""", html)
+    assert "DIVERGENCE" in html and "GELU approximation differs" in html
+    assert html.count('class="first"') == 1  # the first divergent layer row is highlighted
+
+
+def test_bad_report_suffix(trap_report, tmp_path):
+    from mindport.errors import InputError
+
+    with pytest.raises(InputError, match="suffix"):
+        write_reports(trap_report[0], [tmp_path / "r.txt"])
+
+
+def test_terminal_report_names_layer_and_cause(trap_report):
+    from rich.console import Console
+
+    from mindport.validators.report import print_report
+
+    console = Console(record=True, width=200)
+    print_report(trap_report[0], console)
+    text = console.export_text()
+    assert "DIVERGENCE" in text and "first divergent layer: act (GELU -> GELU)" in text
+    assert "likely cause: GELU approximation differs" in text and "graph mode: ok" in text

@@ -1,0 +1,55 @@
+"""Every known trap, re-injected into a converted model, is localised to its layer with its cause."""
+from __future__ import annotations
+
+import pytest
+
+from conftest import MODELS, convert_model
+from mindport.validators.parity import validate
+
+INPUTS = {"convnet": ["2x3x16x16:float32"], "upnet": ["2x3x8x8:float32"]}
+CLASSES = {"convnet": "ConvNet", "upnet": "UpNet"}
+
+# (model, layer, old text in the converted line, trap text, trap name, words the cause must contain)
+TRAPS = [
+    ("convnet", "ln", r"epsilon=1e-05", "epsilon=1e-07", "eps", "eps differs"),
+    ("convnet", "bn1", r"eps=1e-05", "eps=1e-03", "eps", "eps differs"),
+    ("convnet", "bn1", r"momentum=0\.9", "momentum=0.1", "momentum", "1 - torch"),
+    ("convnet", "act", r"approximate=False", "approximate=True", "gelu_approximate", "GELU approximation"),
+    ("convnet", "conv2", r"pad_mode='valid'", "pad_mode='same'", "padding", "pad_mode='same'"),
+    ("convnet", "pool", r"stride=2,\s*", "", "pool_stride", "defaults stride to kernel_size"),
+    ("convnet", "conv1", r"has_bias=True", "has_bias=False", "has_bias", "has_bias=False"),
+    ("convnet", "avg", r"count_include_pad=False", "count_include_pad=True", "count_include_pad",
+     "count_include_pad differs"),
+    ("convnet", "leaky", r"alpha=0\.01", "alpha=0.2", "leaky_relu_slope", "negative_slope=0.01"),
+    ("convnet", "drop", r"p=0\.1", "keep_prob=0.1", "dropout_rate", "keep_prob"),
+    ("upnet", "up", r"align_corners=True", "align_corners=False", "align_corners", "align_corners differs"),
+    ("upnet", "softmax", r"axis=1", "axis=-1", "softmax_axis", "dim=1"),
+]
+
+
+@pytest.mark.parametrize("model,layer,old,new,trap,words", TRAPS, ids=[f"{t[1]}-{t[4]}" for t in TRAPS])
+def test_injected_trap_is_localised(tmp_path, model, layer, old, new, trap, words):
+    ms_file = convert_model(model, tmp_path, edits=[(layer, old, new)])
+    report = validate(f"{MODELS / model}.py:{CLASSES[model]}", f"{ms_file}:{CLASSES[model]}",
+                      inputs=INPUTS[model], graph_mode=False)
+    assert not report.ok
+    fd = report.first_divergent
+    assert fd is not None, report.to_json()
+    assert fd.path == layer, (fd.path, fd.status, fd.cause)
+    assert trap in [c["trap"] for c in fd.causes], fd.causes
+    assert words in fd.cause
+    # the two configurations are shown side by side
+    assert fd.torch_config and fd.ms_config
+    # every layer before it matched
+    assert all(not lr.diverged for lr in report.layers[:fd.index])
+
+
+def test_training_only_trap_leaves_outputs_equal(tmp_path):
+    """BatchNorm momentum does not change eval outputs: the outputs match, yet the port is flagged."""
+    ms_file = convert_model("convnet", tmp_path, edits=[("bn1", r"momentum=0\.9", "momentum=0.1")])
+    report = validate(f"{MODELS}/convnet.py:ConvNet", f"{ms_file}:ConvNet", inputs=INPUTS["convnet"],
+                      graph_mode=False)
+    assert all(o.allclose for o in report.outputs)
+    assert not report.ok
+    assert report.config_findings[0]["training_only"] is True
+    assert report.config_findings[0]["path"] == "bn1"
