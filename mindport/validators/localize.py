@@ -17,6 +17,8 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Callable
 
+import numpy as np
+
 
 # ----------------------------------------------------------------------------------------------------------------
 # Recording MindSpore constructor arguments (cells keep only some of them as attributes)
@@ -336,10 +338,15 @@ def find_traps(torch_type: str, tcfg: dict, mcfg: dict) -> list[Finding]:
     return found
 
 
+_CONVENTION_DIFFERS = {"momentum"}  # BatchNorm: MindSpore's is 1 - torch's
+
+
 def config_differences(tcfg: dict, mcfg: dict, limit: int = 6) -> list[str]:
     """Same-named settings with different values (for layers no trap explains)."""
     out = []
     for key in sorted(tcfg.keys() & mcfg.keys()):
+        if key in _CONVENTION_DIFFERS:
+            continue  # same name, different meaning: the traps compare these with the conversion rule
         a, b = tcfg[key], mcfg[key]
         if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool):
             same = _close(a, b)
@@ -368,7 +375,8 @@ class Record:
 def _leaves(obj) -> list:
     from mindport.validators.parity import flatten_outputs, to_numpy
 
-    return [to_numpy(v) for _, v in flatten_outputs(obj)]
+    # A copy: a later in-place layer (torch ReLU(inplace=True)) would otherwise rewrite the recorded output.
+    return [np.array(to_numpy(v), copy=True) for _, v in flatten_outputs(obj)]
 
 
 def _hooked(named, register, records: list[Record]):
