@@ -26,7 +26,7 @@ _ENTRY_KEYS = {
     "transforms", "positional", "weights", "weight_transforms", "runs", "reason", "notes", "example",
     "aliases", "doc_status", "mint_mapped",
 }
-_EXAMPLE_KEYS = {"args", "inputs", "self", "call", "rtol", "atol", "styles", "train", "compare", "grad_free"}
+_EXAMPLE_KEYS = {"args", "inputs", "self", "call", "rtol", "atol", "styles", "train", "compare", "grad_free", "proof"}
 
 
 class MappingError(ValueError):
@@ -57,6 +57,7 @@ class Example:
     styles: tuple[str, ...] = ()  # call styles to generate; empty = all that apply
     train: bool = False  # run layers in training mode (deterministic layers only)
     compare: str = "values"  # "values" | "shape" (random ops: compare shape and dtype only)
+    proof: str = ""  # "" = the generic proof; "optimizer" = tests/training/test_optimizer_entries.py
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,8 @@ particular API: that is the data's job (``mindport/mappings/data``) and the name
 """
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from mindport.mappings import Entry
@@ -25,6 +27,7 @@ SHARED_METHOD_NAMES = frozenset({
 })
 
 _VARARGS = "<varargs>"
+_MS_NAME = re.compile(r"(?<![\w.])mindspore(?:\.\w+)+")
 
 
 class CallBindError(Exception):
@@ -114,14 +117,19 @@ def map_arguments(entry: Entry, bound: dict[str, Arg], profile: str = "nn") -> d
     return {name: arg for name, arg in renamed.items() if arg.given}
 
 
-def build_call_args(entry: Entry, mapped: dict[str, Arg]) -> list[cst.Arg]:
+def build_call_args(entry: Entry, mapped: dict[str, Arg], profile: str = "nn") -> list[cst.Arg]:
     """MindSpore call arguments: the `positional` names first (in order), then keywords.
 
     An argument the user wrote keeps its own node (comments, line breaks and trailing comma survive); arguments
-    the mapping adds are appended.
+    the mapping adds are appended. The mint profile keeps torch's names, so `positional` is read back through
+    the renames there.
     """
     out: list[cst.Arg] = []
-    for name in entry.positional:
+    positional = entry.positional
+    if profile == "mint" and not entry.mint_mapped:
+        back = {ms: torch for torch, ms in entry.rename.items()}
+        positional = tuple(back.get(name, name) for name in positional)
+    for name in positional:
         arg = mapped.pop(name, None)
         if arg is None:
             continue
@@ -186,6 +194,21 @@ class TableCallTransform(Rule):
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self._inner.add(id(node.value))
+        self._inner.add(id(node.attr))  # `nn` in `torch.nn` is an attribute name, not a reference to `nn`
+
+    # Names that are not references: keyword names, parameter and definition names.
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None:
+            self._inner.add(id(node.keyword))
+
+    def visit_Param(self, node: cst.Param) -> None:
+        self._inner.add(id(node.name))
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._inner.add(id(node.name))
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._inner.add(id(node.name))
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         if id(original_node) in self.ctx.handled:
@@ -209,6 +232,7 @@ class TableCallTransform(Rule):
         try:
             bound = bind_arguments(entry, list(updated_node.args))
             mapped = map_arguments(entry, bound, self.ctx.options.target)
+            self._resolve_ms_names(mapped)
         except CallBindError as exc:
             self.flag(original_node, "MP102", f"{qual}: {exc}", "pass arguments explicitly", qual)
             return updated_node
@@ -221,9 +245,9 @@ class TableCallTransform(Rule):
             receiver_name = entry.positional[0] if entry.positional else next(iter(mapped))
             receiver = _expr(mapped.pop(receiver_name))
             func = cst.Attribute(value=_parenthesize(receiver), attr=cst.Name(target[1:]))
-            return updated_node.with_changes(func=func, args=build_call_args(entry, mapped))
+            return updated_node.with_changes(func=func, args=build_call_args(entry, mapped, self.ctx.options.target))
         return updated_node.with_changes(func=self._func_expr(original_node.func, target),
-                                         args=build_call_args(entry, mapped))
+                                         args=build_call_args(entry, mapped, self.ctx.options.target))
 
     def _method_call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         """``x.view(...)`` and friends, through the ``torch.Tensor.*`` entries, when ``x`` is plausibly a tensor."""
@@ -245,6 +269,7 @@ class TableCallTransform(Rule):
             return updated_node
         try:
             mapped = map_arguments(entry, bind_arguments(entry, list(updated_node.args)), self.ctx.options.target)
+            self._resolve_ms_names(mapped)
         except CallBindError as exc:
             self.flag(original_node, "MP102", f"{entry.torch}: {exc}", "pass arguments explicitly", entry.torch)
             return updated_node
@@ -253,11 +278,19 @@ class TableCallTransform(Rule):
             return updated_node
         self.ctx.converted_sites += 1
         receiver = updated_node.func.value  # type: ignore[union-attr]
-        args = build_call_args(entry, mapped)
+        args = build_call_args(entry, mapped, self.ctx.options.target)
         if target.startswith("."):
             return updated_node.with_changes(func=updated_node.func.with_changes(attr=cst.Name(target[1:])), args=args)
         return updated_node.with_changes(func=self.ctx.target_expr(target),
                                          args=_fix_commas([cst.Arg(value=receiver), *args]))
+
+    def _resolve_ms_names(self, mapped: dict[str, Arg]) -> None:
+        """A transform may write a full MindSpore name (``mindspore.int64``) in an argument it builds: replace it by
+        the converted code's alias (``ms.int64``) and schedule the import."""
+        for name, arg in mapped.items():
+            if arg.node is None and arg.source != _VARARGS and "mindspore." in arg.source:
+                source = _MS_NAME.sub(lambda m: _code(self.ctx.target_expr(m.group(0))), arg.source)
+                mapped[name] = Arg(source, arg.given, None, arg.cst_arg)
 
     def _plausible(self, func: cst.Attribute, strict: bool) -> bool:
         """Is the receiver plausibly a tensor? ``strict`` for names numpy/lists/dicts share (sum, reshape ...)."""

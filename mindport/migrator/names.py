@@ -116,6 +116,7 @@ class ScopeBuilder(cst.CSTVisitor):
         self.module_scope = Scope()
         self.scopes: dict[int, Scope] = {}
         self._stack: list[Scope] = [self.module_scope]
+        self._in_class: list[bool] = []  # per enclosing function/class: is it a class body?
 
     @property
     def current(self) -> Scope:
@@ -131,24 +132,30 @@ class ScopeBuilder(cst.CSTVisitor):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.current.names[node.name.value] = None
+        in_class = self._in_class[-1] if self._in_class else False
+        self._in_class.append(False)
         self._push(node)
         params = node.params
-        for p in (*params.posonly_params, *params.params, *params.kwonly_params):
+        for i, p in enumerate((*params.posonly_params, *params.params, *params.kwonly_params)):
             self.current.names[p.name.value] = None
-            self.current.kinds[p.name.value] = "param"
+            # a method's first parameter (self/cls) is the object, not a tensor: self.norm(x) is a layer call
+            self.current.kinds[p.name.value] = "object" if in_class and i == 0 and not _is_static(node) else "param"
         for p in (params.star_arg, params.star_kwarg):
             if isinstance(p, cst.Param):
                 self.current.names[p.name.value] = None
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._stack.pop()
+        self._in_class.pop()
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.current.names[node.name.value] = None
         self._push(node)
+        self._in_class.append(True)
 
     def leave_ClassDef(self, node: cst.ClassDef) -> None:
         self._stack.pop()
+        self._in_class.pop()
 
     def visit_Lambda(self, node: cst.Lambda) -> None:
         self._push(node)
@@ -213,7 +220,10 @@ def value_kind(value: cst.BaseExpression, scope: Scope) -> str:
         if qual is not None:
             return "tensor" if is_torch(qual) else "foreign"
         if isinstance(value.func, cst.Attribute):
-            return receiver_kind(value.func.value, scope)
+            owner = value.func.value
+            if isinstance(owner, cst.Name) and owner.value == "self":
+                return "tensor"  # self.layer(x) / self.helper(x) in model code: a sub-layer's output
+            return receiver_kind(owner, scope)
         if isinstance(value.func, cst.Name) and value.func.value in ("list", "dict", "set", "str", "tuple", "len",
                                                                      "range", "int", "float", "sorted"):
             return "python"
@@ -225,6 +235,8 @@ def value_kind(value: cst.BaseExpression, scope: Scope) -> str:
 
 
 def receiver_kind(expr: cst.BaseExpression, scope: Scope) -> str:
+    if isinstance(expr, cst.Name) and expr.value in ("self", "cls"):
+        return "object"  # self.norm(x) calls a sub-layer or a method, never a tensor method
     if isinstance(expr, cst.Name):
         kind = scope.kind_of(expr.value)
         return "tensor" if kind == "param" else kind
@@ -233,6 +245,10 @@ def receiver_kind(expr: cst.BaseExpression, scope: Scope) -> str:
     if isinstance(expr, (cst.Call, cst.BinaryOperation) + _LITERALS):
         return value_kind(expr, scope)
     return "other"
+
+
+def _is_static(node: cst.FunctionDef) -> bool:
+    return any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in node.decorators)
 
 
 def build_scopes(module: cst.Module) -> ScopeBuilder:

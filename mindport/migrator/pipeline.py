@@ -9,7 +9,13 @@ from mindport.migrator.base import RuleRunner
 from mindport.migrator.calls import TableCallTransform
 from mindport.migrator.context import FileContext, Options
 from mindport.migrator.idioms import (
+    AutogradFunctionTransform,
     BufferTransform,
+    ContainerTransform,
+    InitTransform,
+    ModuleStatementTransform,
+    ReferenceTransform,
+    finalize_runtime,
     DeviceTransform,
     ModuleClassTransform,
     ModuleMethodTransform,
@@ -18,6 +24,7 @@ from mindport.migrator.idioms import (
 )
 from mindport.migrator.imports import choose_aliases, finalize_imports
 from mindport.migrator.names import build_scopes
+from mindport.migrator.training import DataPipelineTransform, TrainingLoopRule
 
 
 def run_pipeline(module: cst.Module, filename: str, registry: Registry, options: Options) -> tuple[cst.Module, FileContext]:
@@ -29,12 +36,20 @@ def run_pipeline(module: cst.Module, filename: str, registry: Registry, options:
     classes = module_class_names(module, scopes, options.module_classes)
     rules = [
         ModuleClassTransform(ctx, classes),  # nn.Module -> nn.Cell, forward -> construct
+        AutogradFunctionTransform(ctx),      # autograd.Function -> Cell with construct/bprop; F.apply -> F()
+        ReferenceTransform(ctx),             # isinstance(m, nn.Conv2d), act = F.relu: class/function names only
+        InitTransform(ctx),                  # nn.init.*_(t, ...) -> t.set_data(initializer(...))
+        ContainerTransform(ctx),             # ParameterList/ParameterDict -> mindport.runtime.containers
+        ModuleStatementTransform(ctx),       # model.requires_grad_(False), zero_grad() statements
         BufferTransform(ctx),                # register_buffer -> non-trainable Parameter
         TensorIdiomTransform(ctx),           # .numpy(), .size(), no_grad blocks (before device moves vanish)
         DeviceTransform(ctx),                # .to(device), .cuda(), torch.device, DataParallel
         ModuleMethodTransform(ctx),          # eval()/train(), parameters(), state_dict() ...
+        DataPipelineTransform(ctx),          # TensorDataset/DataLoader/Dataset bases -> GeneratorDataset + batch
+        TrainingLoopRule(ctx),               # zero_grad/backward/step loops -> forward_fn + value_and_grad + opt(grads)
         TableCallTransform(ctx),             # every other torch API through the mapping tables; flags the rest
     ]
     module = module.visit(RuleRunner(ctx, rules))
     module = finalize_imports(module, ctx.imports_needed, aliases, present, ctx.torch_names_kept)
+    module = finalize_runtime(module, rules)  # mindport.runtime imports (einops backend, parameter containers)
     return module, ctx

@@ -11,7 +11,7 @@ from mindport.mappings.proof import applicable_styles, prove
 _SEEN: set[int] = set()
 CASES = []
 for _entry in load_registry():
-    if id(_entry) in _SEEN or not _entry.supported or _entry.example is None:
+    if id(_entry) in _SEEN or not _entry.supported or _entry.example is None or _entry.example.proof:
         continue
     _SEEN.add(id(_entry))
     _profiles = ["nn"] + (["mint"] if "CPU" in _entry.runs.get("mint", ()) else [])
