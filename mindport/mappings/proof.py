@@ -5,7 +5,7 @@ Used by the generated test suite (``tests/mappings/test_proofs.py``) and by ``mi
 
 Input specs in an example's ``inputs``/``self`` (parsed, never evaluated):
   ``randn(2, 3)`` normal floats · ``rand(2, 3)`` uniform [0, 1) · ``randpos(2, 3)`` uniform [0.5, 2) ·
-  ``randint(LO, HI, (2, 3))`` int64 in [LO, HI) · ``randbool(2, 3)`` · append ``:float64``/``:float16``/``:int32``
+  ``randint(LO, HI, (2, 3))`` int64 in [LO, HI) · ``randbool(2, 3)`` · ``randsign(2, 3)`` -1.0/+1.0 · append ``:float64``/``:float16``/``:int32``
   to change the dtype · ``scalar(1.5)`` a Python number.
 """
 from __future__ import annotations
@@ -20,7 +20,7 @@ import numpy as np
 from mindport.mappings import Entry
 
 STYLES = ("positional", "keyword", "shuffled", "omitted", "variables")
-_SPEC = re.compile(r"^(randn|rand|randpos|randint|randbool|scalar)\((.*)\)(?::(\w+))?$")
+_SPEC = re.compile(r"^(randn|rand|randpos|randint|randbool|randsign|scalar)\((.*)\)(?::(\w+))?$")
 
 
 class ProofError(AssertionError):
@@ -41,6 +41,8 @@ def make_input(spec: str, rng: np.random.Generator):
     shape = args
     if kind == "randbool":
         return rng.random(shape) < 0.5
+    if kind == "randsign":  # labels of margin/hinge losses: -1 or +1
+        return np.where(rng.random(shape) < 0.5, -1.0, 1.0).astype(dtype or "float32")
     if kind == "randn":
         values = rng.standard_normal(shape)
     elif kind == "rand":

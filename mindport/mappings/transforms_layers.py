@@ -10,3 +10,190 @@ from mindport.mappings.transforms import (  # noqa: F401
     value_transform,
     weight_transform,
 )
+
+
+# ---------------------------------------------------------------------------------------------- value transforms
+
+@value_transform("layers_explicit_dim")
+def layers_explicit_dim(arg: Arg) -> str:
+    """Softmax-like ``dim``: torch's ``dim=None`` picks a rank-dependent axis (deprecated); MindSpore has no such
+    mode, so only an explicit dim converts."""
+    if arg.source == "None":
+        raise Unsupported("dim=None (torch's deprecated implicit, rank-dependent dim) has no MindSpore equivalent: "
+                          "pass dim explicitly")
+    return arg.source
+
+
+@value_transform("layers_elu_alpha")
+def layers_elu_alpha(arg: Arg) -> str:
+    """MindSpore 2.10's Elu kernel rejects alpha != 1.0 (ValueError at run time)."""
+    value = arg.literal(default=UNKNOWN)
+    if value is not UNKNOWN and value != 1.0:
+        raise Unsupported(f"alpha={arg.source}: MindSpore's ELU only supports alpha=1.0 in 2.10; "
+                          "write ops.where(x > 0, x, alpha * (ops.exp(x) - 1))")
+    return arg.source
+
+
+@value_transform("layers_none_false")
+def layers_none_false(arg: Arg) -> str:
+    """torch ``align_corners=None`` means False (with a warning); MindSpore wants a bool."""
+    value = arg.literal(default=UNKNOWN)
+    if value is None:
+        return "False"
+    if value is UNKNOWN:
+        return f"bool({arg.source})"
+    return arg.source
+
+
+@value_transform("layers_divisor_override")
+def layers_divisor_override(arg: Arg) -> str:
+    """Functional avg_pool: torch ``divisor_override=None`` is MindSpore's ``0`` (use the pooling size)."""
+    value = arg.literal(default=UNKNOWN)
+    if value is None:
+        return "0"
+    if value is UNKNOWN:
+        return f"({arg.source} or 0)"
+    return arg.source
+
+
+# ----------------------------------------------------------------------------------------------- call transforms
+
+@call_transform("layers_stride_default")
+def layers_stride_default(args: dict[str, Arg]) -> None:
+    """Functional pooling: torch's ``stride=None`` means kernel_size; MindSpore's ops default stride to 1."""
+    stride = args.get("stride")
+    if stride is None or stride.source == "None":
+        args["stride"] = new(args["kernel_size"].source)
+    elif not stride.is_literal():
+        args["stride"] = new(f"({stride.source} if {stride.source} is not None else {args['kernel_size'].source})")
+
+
+@call_transform("layers_fconv_padding")
+def layers_fconv_padding(args: dict[str, Arg]) -> None:
+    """Functional conv: torch ``padding`` (int, tuple, 'same', 'valid') -> MindSpore ``pad_mode`` + ``padding``
+    (ops.conv*d default to pad_mode='valid' and only read ``padding`` with pad_mode='pad')."""
+    padding = args.get("padding")
+    if padding is None:
+        return
+    value = padding.literal(default=UNKNOWN)
+    if value in ("same", "valid"):
+        args.pop("padding")
+        args["pad_mode"] = new(repr(value))
+    elif value == 0 or (isinstance(value, (tuple, list)) and not any(value)):
+        args.pop("padding")
+    elif isinstance(value, int) or (isinstance(value, (tuple, list)) and all(isinstance(v, int) for v in value)):
+        args["pad_mode"] = new("'pad'")
+        args["padding"] = new(repr(tuple(value) if isinstance(value, list) else value))
+    elif value is UNKNOWN:
+        src = padding.source
+        args["pad_mode"] = new(f"({src} if isinstance({src}, str) else 'pad')")
+        args["padding"] = new(f"(0 if isinstance({src}, str) else {src})")
+    else:
+        raise Unsupported(f"padding={padding.source} is not an int, a tuple of ints, 'same' or 'valid'")
+
+
+@call_transform("layers_interp_bicubic")
+def layers_interp_bicubic(args: dict[str, Arg]) -> None:
+    """interpolate/upsample: MindSpore 2.10's bicubic with align_corners=False differs from torch (max diff 0.115
+    on a 3x4 -> 5x7 resize; bilinear/nearest and bicubic with align_corners=True match to 1e-7)."""
+    mode, corners = args.get("mode"), args.get("align_corners")
+    corners_src = corners.source if corners is not None else "None"
+    corners_val = corners.literal(default=UNKNOWN) if corners is not None else None
+    mode_val = mode.literal(default=UNKNOWN) if mode is not None else "nearest"
+    if mode_val == "bicubic" and corners_val is not True:
+        raise Unsupported("mode='bicubic' with align_corners=False: MindSpore 2.10 differs from torch (max diff 0.115); "
+                          "only align_corners=True matches")
+    if mode_val is UNKNOWN and corners_val is not True:
+        # Decided at run time: an unknown mode name makes MindSpore raise instead of returning different values.
+        src = mode.source
+        args["mode"] = new(f"({src} if {src} != 'bicubic' or {corners_src} else 'bicubic(align_corners=False differs)')")
+
+
+@value_transform("layers_int_value")
+def layers_int_value(arg: Arg) -> str:
+    """An argument MindSpore requires as int where torch takes a float (multi_margin_loss margin)."""
+    value = arg.literal(default=UNKNOWN)
+    if value is UNKNOWN:
+        return f"int({arg.source})"
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and float(value).is_integer():
+        return repr(int(value))
+    raise Unsupported(f"{arg.source}: MindSpore 2.10 only accepts an integer value here")
+
+
+@value_transform("layers_float_value")
+def layers_float_value(arg: Arg) -> str:
+    """An argument MindSpore requires as float where torch accepts an int (pdist p)."""
+    value = arg.literal(default=UNKNOWN)
+    if value is UNKNOWN:
+        return f"float({arg.source})"
+    return repr(float(value))
+
+
+@call_transform("layers_gather_axis0")
+def layers_gather_axis0(args: dict[str, Arg]) -> None:
+    """F.embedding(input, weight) as ops.gather(weight, input, 0)."""
+    args["axis"] = new("0")
+
+
+@call_transform("layers_interp_recompute")
+def layers_interp_recompute(args: dict[str, Arg]) -> None:
+    """MindSpore 2.10 rejects ``scale_factor`` for 4-D nearest/bilinear unless ``recompute_scale_factor=True``
+    (ValueError). For integral scale factors recomputing from the output size is exact, so it is set then."""
+    scale = args.get("scale_factor")
+    if scale is None or scale.source == "None":
+        return
+    recompute = args.get("recompute_scale_factor")
+    if recompute is not None and recompute.literal(default=UNKNOWN) is True:
+        return
+    value = scale.literal(default=UNKNOWN)
+    if value is UNKNOWN:  # decided at run time; a non-integral factor keeps MindSpore's ValueError (no silent change)
+        src = scale.source
+        given = recompute.source if recompute is not None else "None"
+        args["recompute_scale_factor"] = new(
+            f"(True if {src} is not None and all(float(v).is_integer() for v in "
+            f"({src} if isinstance({src}, (tuple, list)) else ({src},))) else {given})")
+        return
+    values = value if isinstance(value, (tuple, list)) else (value,)
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool) and float(v).is_integer() for v in values):
+        args["recompute_scale_factor"] = new("True")
+        return
+    raise Unsupported(f"scale_factor={scale.source} without recompute_scale_factor=True: MindSpore 2.10 only takes "
+                      "a scale factor it may recompute from the output size; give size= or an integral scale factor")
+
+
+@call_transform("layers_lrn")
+def layers_lrn(args: dict[str, Arg]) -> None:
+    """torch LocalResponseNorm(size, alpha, beta, k): b = a / (k + alpha/size * sum_{window of size} a^2)^beta.
+    MindSpore LRN(depth_radius, bias, alpha, beta): b = a / (bias + alpha * sum_{[c-r, c+r]} a^2)^beta."""
+    size = args.pop("size")
+    alpha = args.pop("alpha")
+    k = args.pop("k")
+    value = size.literal(default=UNKNOWN)
+    if value is UNKNOWN:  # an even size gives depth_radius=None: MindSpore raises instead of a silent change
+        src = size.source
+        args["depth_radius"] = new(f"(({src} - 1) // 2 if {src} % 2 else None)")
+        args["bias"] = new(k.source)
+        args["alpha"] = new(f"({alpha.source}) / ({src})")
+        args["beta"] = new(args["beta"].source)
+        return
+    if not isinstance(value, int) or value % 2 == 0:
+        raise Unsupported(f"size={size.source}: an even torch window is asymmetric; MindSpore's LRN window is 2r+1")
+    args["depth_radius"] = new(repr((value - 1) // 2))
+    args["bias"] = new(k.source)
+    alpha_val = alpha.literal(default=UNKNOWN)
+    args["alpha"] = new(repr(alpha_val / value) if isinstance(alpha_val, (int, float)) else f"({alpha.source}) / {value}")
+    args["beta"] = new(args["beta"].source)
+
+
+@call_transform("layers_zero_value")
+def layers_zero_value(args: dict[str, Arg]) -> None:
+    """ZeroPad*d as ConstantPad*d(padding, 0.0)."""
+    args["value"] = new("0.0")
+
+
+@value_transform("layers_explicit_classes")
+def layers_explicit_classes(arg: Arg) -> str:
+    """one_hot: torch's ``num_classes=-1`` infers the depth from the data; ops.one_hot needs it."""
+    if arg.literal(default=UNKNOWN) == -1:
+        raise Unsupported("num_classes=-1 (inferred from the data) has no MindSpore equivalent: pass num_classes")
+    return arg.source
