@@ -467,6 +467,90 @@ def migrate(src, out, model, ctor, inputs, weights, target, rtol, atol, jobs, fo
     sys.exit(EXIT_OK if report.ok else EXIT_FINDINGS)
 
 
+@main.group(context_settings={"max_content_width": 100})
+def mappings() -> None:
+    """Inspect the mapping tables (the data behind convert, weights and the parity proofs).
+
+    \b
+    Examples:
+      mindport mappings list --status unsupported
+      mindport mappings show torch.nn.Conv2d
+      mindport mappings coverage            (against the official r2.4 and master tables)
+    """
+
+
+@mappings.command("list")
+@click.option("--status", type=click.Choice(["proven", "mapped", "unsupported"]), default=None)
+@click.option("--namespace", default=None, metavar="PREFIX", help="Only torch names starting with this.")
+def mappings_list(status, namespace):
+    """One line per torch API: name, MindSpore target, status."""
+    from mindport.mappings import load_registry
+
+    for entry in sorted({id(e): e for e in load_registry()}.values(), key=lambda e: e.torch):
+        state = "unsupported" if not entry.supported else ("proven" if entry.example else "mapped")
+        if (status and state != status) or (namespace and not entry.torch.startswith(namespace)):
+            continue
+        click.echo(f"{entry.torch:50} {entry.target('nn') or '-':45} {state}")
+
+
+@mappings.command("show")
+@click.argument("name")
+def mappings_show(name):
+    """Everything one entry says (NAME: the torch API, e.g. torch.nn.Conv2d)."""
+    from mindport.mappings import load_registry
+
+    entry = load_registry().lookup(name)
+    if entry is None:
+        _fail_input(f"no mapping entry for {name}; try `mindport mappings list --namespace {name.rsplit('.', 1)[0]}`")
+    rows = {
+        "torch": entry.torch, "kind": entry.kind, "nn target": entry.target("nn"), "mint target": entry.target("mint"),
+        "signature": "(" + ", ".join(p.name + (f"={p.default}" if p.default else "") for p in entry.signature or ()) + ")",
+        "renames": entry.rename, "value transforms": entry.values, "always written": list(entry.emit),
+        "dropped": list(entry.drop), "unsupported arguments": entry.unsupported, "call transforms": list(entry.transforms),
+        "weights": entry.weights, "weight transforms": entry.weight_transforms,
+        "runs": {k: list(v) for k, v in entry.runs.items()}, "reason": entry.reason, "notes": entry.notes,
+        "example": entry.example and {"args": entry.example.args, "inputs": entry.example.inputs},
+        "defined in": entry.source,
+    }
+    for key, value in rows.items():
+        if value not in (None, "", {}, [], "()"):
+            click.echo(f"{key:22} {value}")
+
+
+@mappings.command("coverage")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def mappings_coverage(fmt):
+    """Coverage against the official tables, by namespace and status (proven/mapped/unsupported/missing)."""
+    import json
+
+    from rich.table import Table
+
+    from mindport.mappings.coverage import STATUSES, coverage
+
+    result = coverage()
+    if fmt == "json":
+        click.echo(json.dumps(result, indent=2))
+        return
+    console = _console()
+    for table_name, title in (("r2.4", "official r2.4 table (nn profile)"), ("master", "official master table")):
+        table = Table(title=title)
+        table.add_column("namespace")
+        for status in STATUSES:
+            table.add_column(status, justify="right")
+        data = result[table_name]
+        for ns, counts in data["by_namespace"].items():
+            table.add_row(ns, *(str(counts.get(s, 0)) for s in STATUSES))
+        total = data["total"]
+        table.add_row("[bold]total[/]", *(f"[bold]{total.get(s, 0)}[/]" for s in STATUSES))
+        console.print(table)
+        rows = sum(total.values())
+        console.print(f"{table_name}: {total.get('proven', 0)}/{rows} proven "
+                      f"({100 * total.get('proven', 0) / rows:.1f} %), {total.get('unsupported', 0)} unsupported "
+                      f"with a reason, {total.get('missing', 0)} missing")
+    console.print(f"mint profile (master rows): {result['mint_profile']}")
+    console.print(f"all entries: {result['all_entries']}")
+
+
 # --- commands end ---
 
 
