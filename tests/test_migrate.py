@@ -42,6 +42,11 @@ def test_cli_migrates_the_example_with_parity(tmp_path, checkpoint):
     assert "value_and_grad" in (out / "train.py").read_text() or "grad_fn" in (out / "train.py").read_text()
     assert (out / SCRIPTS_DIR / "train.py").is_file() and (out / SCRIPTS_DIR / "eval.py").is_file()
     assert "import torch" not in (out / "model.py").read_text()
+    # converted means it runs: the project's own training script trains on MindSpore
+    train = subprocess.run([sys.executable, "train.py", "--steps", "2", "--save", str(out / "trained.ckpt")],
+                           capture_output=True, text=True, cwd=out)
+    assert train.returncode == 0, train.stderr[-3000:]
+    assert (out / "trained.ckpt").is_file()
 
 
 def test_a_disabled_layer_conversion_fails_and_names_the_layer(tmp_path, checkpoint, monkeypatch):

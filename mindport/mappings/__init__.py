@@ -145,8 +145,9 @@ def _entry_from_table(raw: dict, source: str) -> Entry:
     if not targets and not reason:
         raise MappingError(f"{where}: no target ('nn' or 'mint') and no 'reason' saying why it is unsupported")
     for profile, target in targets.items():
-        if not isinstance(target, str) or not (target.startswith("mindspore") or target.startswith(".")):
-            raise MappingError(f"{where}: target {profile}={target!r} must be 'mindspore.…' or '.method'")
+        if not isinstance(target, str) or not target.startswith(("mindspore", ".", "mindport.runtime.")):
+            raise MappingError(f"{where}: target {profile}={target!r} must be 'mindspore.…', '.method' or "
+                               "'mindport.runtime.…' (the small compatibility layer converted code may import)")
     signature = parse_signature(raw["signature"], where) if "signature" in raw else None
     if signature is None and kind != "attribute" and targets and not reason:
         raise MappingError(f"{where}: a callable entry needs a 'signature' (the torch one) to normalise arguments")

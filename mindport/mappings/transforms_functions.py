@@ -10,3 +10,118 @@ from mindport.mappings.transforms import (  # noqa: F401
     value_transform,
     weight_transform,
 )
+
+
+# ---------------------------------------------------------------------------------------------- value transforms
+
+@value_transform("functions_int_tensor")
+def functions_int_tensor(arg: Arg) -> str:
+    """An integer that MindSpore wants as a Tensor (ops.polygamma's n, the window functions' window_length)."""
+    return f"mindspore.Tensor({arg.source})"
+
+
+@value_transform("functions_negate")
+def functions_negate(arg: Arg) -> str:
+    """argmin(x) == argmax(-x) (same first-occurrence tie rule): ops.argmin returns int32, ops.argmax int64."""
+    return f"-({arg.source})"
+
+
+@value_transform("functions_meshgrid_indexing")
+def functions_meshgrid_indexing(arg: Arg) -> str:
+    """torch's indexing=None means 'ij' (MindSpore defaults to 'xy')."""
+    return "'ij'" if arg.source == "None" else arg.source
+
+
+@value_transform("functions_int_base")
+def functions_int_base(arg: Arg) -> str:
+    """ops.logspace takes an int base; torch a float (default 10.0)."""
+    value = arg.literal(default=UNKNOWN)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if float(value).is_integer():
+            return repr(int(value))
+        raise Unsupported(f"base={arg.source}: ops.logspace only takes an integer base")
+    return f"int({arg.source})"
+
+
+# ----------------------------------------------------------------------------------------------- call transforms
+
+def _dtype_missing(args: dict[str, Arg]) -> bool:
+    dtype = args.get("dtype")
+    return dtype is None or dtype.source == "None"
+
+
+@call_transform("functions_full_dtype")
+def functions_full_dtype(args: dict[str, Arg]) -> None:
+    """torch.full infers the dtype from fill_value (float -> float32, int -> int64, bool -> bool); ops.full gives
+    int64 for a float fill (2.5 becomes 2): the dtype is always written out."""
+    if not _dtype_missing(args):
+        return
+    fill = args["fill_value"]
+    value = fill.literal(default=UNKNOWN)
+    if isinstance(value, bool):
+        args["dtype"] = new("mindspore.bool_")
+    elif isinstance(value, int):
+        args["dtype"] = new("mindspore.int64")
+    elif isinstance(value, float):
+        args["dtype"] = new("mindspore.float32")
+    else:
+        src = fill.source
+        args["dtype"] = new(f"(mindspore.bool_ if isinstance({src}, bool) else mindspore.int64 if isinstance({src}, int) "
+                            f"else mindspore.float32 if isinstance({src}, float) else None)")
+
+
+@call_transform("functions_float32_default")
+def functions_float32_default(args: dict[str, Arg]) -> None:
+    """Window functions: torch returns the default dtype (float32), MindSpore float64 unless dtype is given."""
+    if _dtype_missing(args):
+        args["dtype"] = new("mindspore.float32")
+
+
+@call_transform("functions_int64_dtype")
+def functions_int64_dtype(args: dict[str, Arg]) -> None:
+    """ops.count_nonzero returns int32 unless told; torch returns int64."""
+    args["dtype"] = new("mindspore.int64")
+
+
+@call_transform("functions_scatter_add")
+def functions_scatter_add(args: dict[str, Arg]) -> None:
+    """torch.scatter_add -> ops.tensor_scatter_elements(..., reduction='add')."""
+    args["reduction"] = new("'add'")
+
+
+@call_transform("functions_out_int32_only")
+def functions_out_int32_only(args: dict[str, Arg]) -> None:
+    """ops.bucketize always returns int32: only torch's out_int32=True has an equivalent."""
+    flag = args.pop("out_int32", None)
+    if flag is None or flag.literal(default=UNKNOWN) not in (True, UNKNOWN):
+        raise Unsupported("ops.bucketize returns int32 indices (torch int64 unless out_int32=True): "
+                          "pass out_int32=True, or cast the result with .astype(mindspore.int64)")
+
+
+@call_transform("functions_normal_shape")
+def functions_normal_shape(args: dict[str, Arg]) -> None:
+    """torch.normal(mean, std) with tensors -> ops.normal(shape, mean, stddev): shape of the broadcast pair."""
+    mean, std = args["mean"], args["stddev"]
+    args["shape"] = new(f"mindspore.ops.shape(({mean.source}) + ({std.source}))")
+
+
+@value_transform("functions_none_to_empty")
+def functions_none_to_empty(arg: Arg) -> str:
+    """ops.count_nonzero counts over all axes with axis=() (torch: dim=None)."""
+    return "()" if arg.source == "None" else arg.source
+
+
+@call_transform("functions_size_varargs")
+def functions_size_varargs(args: dict[str, Arg]) -> None:
+    """torch.zeros(2, 3) / torch.zeros((2, 3)) -> ops.zeros((2, 3)): the varargs size becomes one shape argument."""
+    import libcst as cst
+
+    for name, arg in list(args.items()):
+        if arg.source != "<varargs>":
+            continue
+        parts = [cst.Module(body=[]).code_for_node(a.value) for a in (arg.node or [])]
+        if any(a.star for a in (arg.node or [])):
+            raise Unsupported("a starred size (*shape) cannot be matched: pass the shape as a tuple")
+        if not parts:
+            raise Unsupported("no size given")
+        args[name] = new(parts[0] if len(parts) == 1 else "(" + ", ".join(parts) + ")")

@@ -17,6 +17,8 @@ IMPORT_STYLE = {
     "mindspore.mint": ("from mindspore import mint", "mint"),
     "mindspore.dataset": ("import mindspore.dataset as ds", "ds"),
     "mindspore.experimental.optim": ("from mindspore.experimental import optim as ms_optim", "ms_optim"),
+    # mindport's runtime layer, for what MindSpore lacks (see mindport/runtime/)
+    "mindport.runtime.losses": ("from mindport.runtime import losses as mp_losses", "mp_losses"),
 }
 
 
