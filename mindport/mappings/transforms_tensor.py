@@ -10,3 +10,9 @@ from mindport.mappings.transforms import (  # noqa: F401
     value_transform,
     weight_transform,
 )
+
+
+@value_transform("tensor_index_int32")
+def tensor_index_int32(arg: Arg) -> str:
+    """Index tensors for MindSpore's IndexFill/IndexAdd CPU kernels must be int32 (torch requires int64)."""
+    return f"({arg.source}).int()"
