@@ -1,0 +1,32 @@
+"""`.to(...)` keeps dtype casts and drops device moves; checked by running both frameworks."""
+import numpy as np
+import mindspore as ms
+import torch
+
+from mindport import convert_source
+
+SOURCE = '''import torch
+
+
+def cast(x, device):
+    a = x.to(torch.float16)
+    b = x.to("cuda" if False else "cpu", torch.float64)
+    c = x.to(device)
+    d = x.to(dtype=torch.int32)
+    return a, b, c, d
+'''
+
+
+def test_to_keeps_casts_and_drops_devices():
+    result = convert_source(SOURCE)
+    assert not result.diagnostics
+    namespace: dict = {}
+    exec(compile(result.code, "converted", "exec"), namespace)
+    x = np.random.default_rng(0).standard_normal((2, 3)).astype(np.float32) * 10
+    torch_ns: dict = {}
+    exec(compile(SOURCE, "torch", "exec"), torch_ns)
+    expected = torch_ns["cast"](torch.tensor(x), "cpu")
+    got = namespace["cast"](ms.Tensor(x), "cpu")
+    for t, m in zip(expected, got):
+        assert str(t.dtype).split(".")[-1] == str(m.dtype).lower(), (t.dtype, m.dtype)
+        np.testing.assert_allclose(m.asnumpy().astype(np.float64), t.numpy().astype(np.float64), rtol=1e-3)
