@@ -149,6 +149,8 @@ def layers_interp_recompute(args: dict[str, Arg]) -> None:
     if value is UNKNOWN:  # decided at run time; a non-integral factor keeps MindSpore's ValueError (no silent change)
         src = scale.source
         given = recompute.source if recompute is not None else "None"
+        args["scale_factor"] = new(f"(tuple(float(v) for v in {src}) if isinstance({src}, (tuple, list)) "
+                                   f"else None if {src} is None else float({src}))")
         args["recompute_scale_factor"] = new(
             f"(True if {src} is not None and all(float(v).is_integer() for v in "
             f"({src} if isinstance({src}, (tuple, list)) else ({src},))) else {given})")
@@ -156,6 +158,9 @@ def layers_interp_recompute(args: dict[str, Arg]) -> None:
     values = value if isinstance(value, (tuple, list)) else (value,)
     if all(isinstance(v, (int, float)) and not isinstance(v, bool) and float(v).is_integer() for v in values):
         args["recompute_scale_factor"] = new("True")
+        # MindSpore also requires floats (`scale_factor=2` raises TypeError); int -> float is exact.
+        floats = tuple(float(v) for v in values)
+        args["scale_factor"] = new(repr(floats if isinstance(value, (tuple, list)) else floats[0]))
         return
     raise Unsupported(f"scale_factor={scale.source} without recompute_scale_factor=True: MindSpore 2.10 only takes "
                       "a scale factor it may recompute from the output size; give size= or an integral scale factor")

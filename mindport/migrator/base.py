@@ -18,6 +18,7 @@ from mindport.migrator.names import Scope, dotted_name
 COMMENT_PREFIX = "# mindport: "
 _SCOPE_NODES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 _COMPOUND = (cst.If, cst.For, cst.While, cst.With, cst.Try, cst.FunctionDef, cst.ClassDef)
+_STATEMENTS = (cst.SimpleStatementLine, *_COMPOUND)
 
 
 class Rule:
@@ -45,10 +46,23 @@ class RuleRunner(cst.CSTTransformer):
         self.rules = rules
         for rule in rules:
             rule.runner = self
-        self._visit = [rule.hooks("visit_") for rule in rules]
-        self._leave = [rule.hooks("leave_") for rule in rules]
+        # node kind -> the rules' hooks for it, in rule order (one dict lookup per node instead of one per rule)
+        self._visit: dict[str, list] = {}
+        self._leave: dict[str, list] = {}
+        for rule in rules:
+            for kind, hook in rule.hooks("visit_").items():
+                self._visit.setdefault(kind, []).append(hook)
+            for kind, hook in rule.hooks("leave_").items():
+                self._leave.setdefault(kind, []).append(hook)
         self._scopes: list[Scope] = [ctx.module_scope]
         self._pending: list[list[str]] = []
+
+    # libcst calls these for every field of every node; no rule uses per-field hooks, so skip the lookups.
+    def on_visit_attribute(self, node, attribute) -> None:
+        return None
+
+    def on_leave_attribute(self, original_node, attribute) -> None:
+        return None
 
     @property
     def scope(self) -> Scope:
@@ -67,30 +81,24 @@ class RuleRunner(cst.CSTTransformer):
             return False  # imports are finalize_imports' business
         if isinstance(node, _SCOPE_NODES):
             self._scopes.append(self.ctx.scopes.get(id(node), self.scope))
-        if isinstance(node, (cst.SimpleStatementLine, *_COMPOUND)):
+        if isinstance(node, _STATEMENTS):
             self._pending.append([])
-        kind = type(node).__name__
-        for hooks in self._visit:
-            hook = hooks.get(kind)
-            if hook is not None:
-                hook(node)
+        for hook in self._visit.get(type(node).__name__, ()):
+            hook(node)
         return True
 
     def on_leave(self, original_node, updated_node):
-        kind = type(original_node).__name__
         result = updated_node
         if isinstance(original_node, (cst.Import, cst.ImportFrom)):
             return updated_node
-        for hooks in self._leave:
-            hook = hooks.get(kind)
-            if hook is not None:
-                new = hook(original_node, result)
-                if new is not result:
-                    result = new
-                    break
+        for hook in self._leave.get(type(original_node).__name__, ()):
+            new = hook(original_node, result)
+            if new is not result:
+                result = new
+                break
         if isinstance(original_node, _SCOPE_NODES):
             self._scopes.pop()
-        if isinstance(original_node, (cst.SimpleStatementLine, *_COMPOUND)):
+        if isinstance(original_node, _STATEMENTS):
             notes = self._pending.pop()
             if notes and isinstance(result, cst.SimpleStatementLine):
                 result = _trailing_comment(result, notes)
@@ -121,3 +129,25 @@ def _leading_comment(node, notes: list[str]):
 
 def _one_line(text: str) -> str:
     return " ".join(text.split())
+
+
+class LazyPositions:
+    """Node -> CodeRange, computed on the first diagnostic only: most files convert without one, and position
+    metadata costs about two parses. The original tree is immutable, so resolving late gives the same ranges."""
+
+    def __init__(self, module: cst.Module) -> None:
+        self._module = module
+        self._positions = None
+
+    def get(self, node, default=None):
+        if self._positions is None:
+            from libcst.metadata import MetadataWrapper, PositionProvider
+
+            self._positions = MetadataWrapper(self._module, unsafe_skip_copy=True).resolve(PositionProvider)
+        return self._positions.get(node, default)
+
+    def __getitem__(self, node):
+        value = self.get(node)
+        if value is None:
+            raise KeyError(node)
+        return value

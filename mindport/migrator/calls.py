@@ -295,8 +295,8 @@ class TableCallTransform(Rule):
     def _plausible(self, func: cst.Attribute, strict: bool) -> bool:
         """Is the receiver plausibly a tensor? ``strict`` for names numpy/lists/dicts share (sum, reshape ...)."""
         kind = receiver_kind(func.value, self.scope)
-        if kind in ("python", "foreign"):
-            return False
+        if kind in ("python", "foreign", "object"):
+            return False  # "object": self.softmax(x) calls a sub-layer, not Tensor.softmax
         return kind == "tensor" or not strict
 
     def _func_expr(self, func: cst.BaseExpression, target: str) -> cst.BaseExpression:

@@ -127,4 +127,7 @@ def finalize_imports(module: cst.Module, needed: set[str], aliases: dict[str, st
     order = list(IMPORT_STYLE)
     new = [import_statement(m, aliases[m]) for m in sorted(needed - present, key=order.index)
            if aliases[m] in visitor.names]
-    return module.visit(ImportCleanup(torch_kept, new))
+    # A torch import whose name the MindSpore code now uses (`nn`) must go even if a flagged site still refers to
+    # it: keeping it would shadow MindSpore's `nn` and break every converted line; the flagged sites say what is left.
+    taken = {aliases[m] for m in needed}
+    return module.visit(ImportCleanup(torch_kept - taken, new))

@@ -122,6 +122,13 @@ class ScopeBuilder(cst.CSTVisitor):
     def current(self) -> Scope:
         return self._stack[-1]
 
+    # libcst calls these for every field of every node; this visitor has no per-field hooks.
+    def on_visit_attribute(self, node, attribute) -> None:
+        return None
+
+    def on_leave_attribute(self, original_node, attribute) -> None:
+        return None
+
     def visit_Module(self, node: cst.Module) -> None:
         self.scopes[id(node)] = self.module_scope
 

@@ -5,7 +5,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from mindport.mappings import Registry
-from mindport.migrator.base import RuleRunner
+from mindport.migrator.base import LazyPositions, RuleRunner
 from mindport.migrator.calls import TableCallTransform
 from mindport.migrator.context import FileContext, Options
 from mindport.migrator.idioms import (
@@ -29,7 +29,7 @@ from mindport.migrator.training import DataPipelineTransform, TrainingLoopRule
 
 def run_pipeline(module: cst.Module, filename: str, registry: Registry, options: Options) -> tuple[cst.Module, FileContext]:
     scopes = build_scopes(module)
-    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    positions = LazyPositions(module)  # resolved on the first diagnostic only
     aliases, present = choose_aliases(scopes.module_scope)
     ctx = FileContext(filename=filename, registry=registry, options=options, scopes=scopes.scopes,
                       module_scope=scopes.module_scope, positions=positions, aliases=aliases)

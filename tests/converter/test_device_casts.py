@@ -30,3 +30,11 @@ def test_to_keeps_casts_and_drops_devices():
     for t, m in zip(expected, got):
         assert str(t.dtype).split(".")[-1] == str(m.dtype).lower(), (t.dtype, m.dtype)
         np.testing.assert_allclose(m.asnumpy().astype(np.float64), t.numpy().astype(np.float64), rtol=1e-3)
+
+
+def test_methods_called_on_self_are_sub_layers_not_tensor_methods():
+    source = ("import torch.nn as nn\n\n\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+              "        self.softmax = nn.Softmax(dim=1)\n        self.norm = nn.LayerNorm(4)\n\n"
+              "    def forward(self, x):\n        return self.softmax(self.norm(x))\n")
+    code = convert_source(source).code
+    assert "return self.softmax(self.norm(x))" in code

@@ -131,10 +131,7 @@ class Net(nn.Module):
 
     def forward(self, x):
         return self.fc(x) * self.scale + self.offset
-""", "Net", (((2, 4), "float"),),
-        patch=(("torch.zeros(4)", "ms.Tensor(np.zeros(4, np.float32))"),
-               ("torch.ones(4)", "ms.Tensor(np.ones(4, np.float32))"), ("import torch\n", "import numpy as np\n")),
-        hand_written="tensor factories torch.zeros/ones in __init__"),
+""", "Net", (((2, 4), "float"),)),
     Case("parameter_list", """
 class Net(nn.Module):
     def __init__(self):
@@ -144,22 +141,7 @@ class Net(nn.Module):
 
     def forward(self, x):
         return self.fc(x) * self.scales[0] + self.scales[1]
-""", "Net", (((2, 4), "float"),), ms_source="""
-import numpy as np
-import mindspore as ms
-from mindspore import nn
-
-
-class Net(nn.Cell):
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Dense(in_channels=4, out_channels=4)
-        self.scales = ms.ParameterTuple([ms.Parameter(ms.Tensor(np.ones(4, np.float32)), name=f"scales.{i}")
-                                         for i in range(2)])
-
-    def construct(self, x):
-        return self.fc(x) * self.scales[0] + self.scales[1]
-""", hand_written="nn.ParameterList -> ParameterTuple"),
+""", "Net", (((2, 4), "float"),)),
     Case("weight_norm", """
 class Net(nn.Module):
     def __init__(self):
@@ -170,8 +152,7 @@ class Net(nn.Module):
     def forward(self, x):
         return self.new(self.old(x))
 """, "Net", (((2, 4), "float"),),
-        patch=(("import torch.nn as nn\n", ""),
-               ("nn.utils.weight_norm(nn.Dense(in_channels=4, out_channels=6))", "nn.Dense(in_channels=4, out_channels=6)"),
+        patch=(("nn.utils.weight_norm(nn.Dense(in_channels=4, out_channels=6))", "nn.Dense(in_channels=4, out_channels=6)"),
                ("nn.utils.parametrizations.weight_norm(nn.Dense(in_channels=6, out_channels=3), dim=None)",
                 "nn.Dense(in_channels=6, out_channels=3)")),
         hand_written="weight_norm wrappers removed (folded into weight by the transfer)"),

@@ -1,0 +1,376 @@
+"""Converter idioms (mindport/migrator/idioms.py), each checked on the converted text and, where it runs, by
+running the MindSpore output against torch."""
+from __future__ import annotations
+
+import importlib.util
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from mindport import convert_source
+
+
+def _load(code: str, tmp_path, name: str):
+    path = tmp_path / f"{name}.py"
+    path.write_text(code, encoding="utf-8")
+    spec = importlib.util.spec_from_file_location(f"_conv_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+# ------------------------------------------------------------------------------------------ autograd.Function
+
+AUTOGRAD_SRC = textwrap.dedent('''\
+    import torch
+    from torch.autograd import Function
+
+
+    class ScaledSquare(Function):
+        """y = k * x * x * w, with a hand-written backward."""
+
+        @staticmethod
+        def forward(ctx, x, w):
+            ctx.save_for_backward(x, w)
+            ctx.k = 3.0
+            return ctx.k * x * x * w
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            x, w = ctx.saved_tensors
+            return grad_output * 2 * ctx.k * x * w, grad_output * ctx.k * x * x
+
+
+    class ClampGrad(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * 1.0
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * (x > 0) * 0.5
+
+
+    class FirstOnly(Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            return x + y
+
+        @staticmethod
+        def backward(ctx, g):
+            return g, None
+
+
+    def f(x, w):
+        return ScaledSquare.apply(x, w).sum() + ClampGrad.apply(x).sum() + FirstOnly.apply(x, w).sum()
+''')
+
+
+def test_autograd_function_becomes_cell_with_bprop(tmp_path):
+    result = convert_source(AUTOGRAD_SRC)
+    assert result.diagnostics == []
+    code = result.code
+    assert "class ScaledSquare(nn.Cell):" in code and "class ClampGrad(nn.Cell):" in code
+    assert "def construct(self, x, w):" in code and "def bprop(self, x, w, out, grad_output):" in code
+    assert "self.saved_tensors = (x, w)" in code and "@staticmethod" not in code
+    assert "ScaledSquare()(x, w)" in code and ".apply(" not in code
+    assert "ops.zeros_like(y)" in code
+    assert "torch" not in code.replace("mindspore", "")
+
+
+def test_autograd_function_gradients_match_torch(tmp_path):
+    import mindspore as ms
+    import torch
+
+    module = _load(convert_source(AUTOGRAD_SRC).code, tmp_path, "autograd_fn")
+    torch_ns: dict = {}
+    exec(compile(AUTOGRAD_SRC, "torch_autograd_src", "exec"), torch_ns)  # the original, on torch
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((4, 3)).astype(np.float32)
+    w = rng.standard_normal((4, 3)).astype(np.float32)
+    tx, tw = torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)
+    torch_ns["f"](tx, tw).backward()
+    value, (gx, gw) = ms.value_and_grad(module.f, grad_position=(0, 1))(ms.Tensor(x), ms.Tensor(w))
+    np.testing.assert_allclose(value.asnumpy(), torch_ns["f"](tx, tw).detach().numpy(), rtol=1e-5)
+    np.testing.assert_allclose(gx.asnumpy(), tx.grad.numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(gw.asnumpy(), tw.grad.numpy(), rtol=1e-5, atol=1e-6)
+    # the custom backward is what ran (it differs from autodiff of forward for ClampGrad)
+    auto = 2 * 3.0 * x * w + 1.0 + 1.0
+    assert not np.allclose(gx.asnumpy(), auto)
+
+
+# ------------------------------------------------------------------------------------------ einops
+
+EINOPS_SRC = textwrap.dedent('''\
+    import torch
+    import torch.nn as nn
+    from einops import rearrange, reduce, repeat
+    from einops.layers.torch import Rearrange, Reduce
+
+
+    class PatchNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.to_patches = Rearrange("b c (h p1) (w p2) -> b (h w) (p1 p2 c)", p1=2, p2=2)
+            self.pool = Reduce("b n d -> b d", "mean")
+            self.proj = nn.Linear(12, 5)
+
+        def forward(self, x):
+            tokens = self.proj(self.to_patches(x))
+            pooled = self.pool(tokens)
+            wide = repeat(pooled, "b d -> b d r", r=2)
+            flat = rearrange(wide, "b d r -> b (d r)")
+            return flat + repeat(reduce(tokens, "b n d -> b d", "max"), "b d -> b (r d)", r=2)
+''')
+
+
+def test_einops_calls_and_layers_run_on_mindspore(tmp_path):
+    import mindspore as ms
+    import torch
+
+    from mindport import transfer_weights
+
+    result = convert_source(EINOPS_SRC)
+    assert result.diagnostics == []
+    assert "from mindport.runtime.einops_layers import Rearrange, Reduce" in result.code
+    assert "import mindport.runtime.einops_backend" in result.code
+    assert "from einops import rearrange, reduce, repeat" in result.code
+    ms_mod = _load(result.code, tmp_path, "einops_ms")
+    torch_ns: dict = {}
+    exec(compile(EINOPS_SRC, "einops_torch", "exec"), torch_ns)
+    tnet = torch_ns["PatchNet"]().eval()
+    mnet = ms_mod.PatchNet()
+    transfer_weights(tnet.state_dict(), mnet)
+    x = np.random.default_rng(1).standard_normal((2, 3, 4, 4)).astype(np.float32)
+    with torch.no_grad():
+        expected = tnet(torch.from_numpy(x)).numpy()
+    got = mnet(ms.Tensor(x)).asnumpy()
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+    # converting again changes nothing (the runtime import is not repeated)
+    assert convert_source(result.code).code == result.code
+
+
+@pytest.mark.parametrize("pattern, kwargs, op", [
+    ("b c h w -> b (h w) c", {}, "rearrange"),
+    ("b c (h p) w -> b (c p) h w", {"p": 2}, "rearrange"),
+    ("b c h w -> b c", {}, ("reduce", "mean")),
+    ("b c h w -> c", {}, ("reduce", "max")),
+    ("b c h w -> b c", {}, ("reduce", "sum")),
+    ("b c h w -> b c h w r", {"r": 3}, "repeat"),
+    ("b c h w -> (b r) c h w", {"r": 2}, "repeat"),
+])
+def test_einops_functions_on_mindspore_tensors_match_torch(pattern, kwargs, op):
+    import einops
+    import mindspore as ms
+    import torch
+
+    import mindport.runtime.einops_backend  # noqa: F401
+
+    x = np.random.default_rng(2).standard_normal((2, 3, 4, 6)).astype(np.float32)
+    if isinstance(op, tuple):
+        fn = lambda t: einops.reduce(t, pattern, op[1], **kwargs)  # noqa: E731
+    else:
+        fn = lambda t: getattr(einops, op)(t, pattern, **kwargs)  # noqa: E731
+    np.testing.assert_allclose(fn(ms.Tensor(x)).asnumpy(), fn(torch.from_numpy(x)).numpy(), rtol=1e-6)
+
+
+# ------------------------------------------------------------------------------------------ device code
+
+DEVICE_SRC = textwrap.dedent('''\
+    import torch
+
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    gpu1 = torch.device("cuda:1")
+    cpu = torch.device("cpu")
+    model = build().to(device)
+    x = batch.cuda()
+    y = x.cpu()
+    model = torch.nn.DataParallel(model)
+''')
+
+
+def test_device_code_becomes_set_device_on_new_versions():
+    result = convert_source(DEVICE_SRC, ms_version=(2, 10))
+    code = result.code
+    assert result.diagnostics == []
+    assert 'device = "cuda" if ms.hal.is_available("GPU") else "cpu"' in code
+    assert 'ms.set_device(("GPU" if str(device).startswith("cuda") else "CPU"))' in code
+    assert 'ms.set_device("GPU", 1)' in code and 'ms.set_device("CPU")' in code
+    assert "model = build()\n" in code and "x = batch\n" in code and "y = x\n" in code
+    assert "model = model\n" in code
+    assert "torch" not in code.replace("mindspore", "")
+    assert convert_source(code).code == code  # idempotent: no second set_device
+
+
+def test_device_code_uses_set_context_on_old_versions():
+    code = convert_source(DEVICE_SRC, ms_version=(2, 2)).code
+    assert 'ms.set_context(device_target="GPU", device_id=1)' in code
+    assert 'ms.set_context(device_target="CPU")' in code
+    assert "set_device" not in code
+    assert '(ms.get_context("device_target") == "GPU")' in code
+
+
+# ------------------------------------------------------------------------------------------ module containers & methods
+
+MODULE_SRC = textwrap.dedent('''\
+    import torch
+    import torch.nn as nn
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.blocks = nn.ModuleList([nn.Linear(4, 4) for _ in range(2)])
+            self.scales = nn.ParameterList([nn.Parameter(torch.ones(4)) for _ in range(2)])
+            self.extra = nn.ParameterDict({"shift": nn.Parameter(torch.zeros(4))})
+            self.register_parameter("bias", nn.Parameter(torch.zeros(4)))
+            self.frozen = nn.Linear(4, 4)
+            self.frozen.requires_grad_(False)
+            for m in self.modules():
+                if isinstance(m, nn.Linear):
+                    nn.init.xavier_uniform_(m.weight)
+                    nn.init.zeros_(m.bias)
+            for name, child in self.named_children():
+                pass
+            self.n_children = len(list(self.children()))
+
+        def forward(self, x):
+            for block, scale in zip(self.blocks, self.scales):
+                x = block(x) * scale
+            return self.frozen(x) + self.bias + self.extra["shift"]
+''')
+
+
+def test_module_containers_and_methods(tmp_path):
+    import mindspore as ms
+    import torch
+
+    from mindport import transfer_weights
+
+    result = convert_source(MODULE_SRC)
+    if any(d.code == "MP103" and d.api in ("torch.nn.Parameter", "torch.ones", "torch.zeros")
+           for d in result.diagnostics):
+        pytest.fail(f"mapping entries missing: {result.diagnostics}")
+    assert result.diagnostics == []
+    code = result.code
+    assert "nn.CellList(" in code
+    assert "mp_containers.ParameterList(" in code and "mp_containers.ParameterDict(" in code
+    assert "from mindport.runtime import containers as mp_containers" in code
+    assert 'self.insert_param_to_cell("bias"' in code
+    assert "for _p in self.frozen.get_parameters():\n            _p.requires_grad = False" in code
+    assert "self.cells_and_names()" in code and "self.name_cells().items()" in code and "self.cells()" in code
+    assert "XavierUniform(gain=1.0)" in code
+    module = _load(code, tmp_path, "containers_ms")
+    net = module.Net()
+    names = {n for n, _ in net.parameters_and_names()}
+    assert {"scales.0", "scales.1", "extra.shift", "bias", "blocks.0.weight", "frozen.weight"} <= names
+    assert not net.frozen.weight.requires_grad and net.blocks[0].weight.requires_grad
+    assert net.n_children == 4
+    torch_ns: dict = {}
+    exec(compile(MODULE_SRC, "containers_torch", "exec"), torch_ns)
+    tnet = torch_ns["Net"]()
+    with torch.no_grad():
+        for p in tnet.parameters():
+            p.copy_(torch.randn(p.shape))
+    report = transfer_weights(tnet.state_dict(), net)
+    assert report.ok
+    x = np.random.default_rng(3).standard_normal((2, 4)).astype(np.float32)
+    with torch.no_grad():
+        expected = tnet(torch.from_numpy(x)).numpy()
+    np.testing.assert_allclose(net(ms.Tensor(x)).asnumpy(), expected, rtol=1e-5, atol=1e-6)
+
+
+def test_isinstance_narrowing_uses_mindspore_parameter_names():
+    src = textwrap.dedent('''\
+        import torch.nn as nn
+        def init(model):
+            for m in model.modules():
+                if isinstance(m, (nn.BatchNorm2d, nn.BatchNorm1d)):
+                    nn.init.constant_(m.weight, 1)
+                    m.running_mean.zero_()
+                elif isinstance(m, nn.Linear):
+                    nn.init.normal_(m.weight, std=0.01)
+            return m.weight
+    ''')
+    result = convert_source(src)
+    code = result.code
+    assert "isinstance(m, (nn.BatchNorm2d, nn.BatchNorm1d))" in code
+    assert "m.gamma.set_data(" in code and "m.moving_mean" in code
+    assert "Normal(mean=0.0, sigma=0.01)" in code and "m.weight.set_data(" in code
+    assert code.rstrip().endswith("return m.weight")  # outside the isinstance branch: unchanged
+
+
+def test_uniform_init_with_asymmetric_bounds_is_flagged():
+    result = convert_source("import torch.nn as nn\nnn.init.uniform_(w, 0.0, 1.0)\nnn.init.uniform_(v, -0.1, 0.1)\n")
+    assert [d.code for d in result.diagnostics] == ["MP102"]
+    assert "Uniform(scale=0.1)" in result.code
+
+
+# ------------------------------------------------------------------------------------------ preservation
+
+COMMENTED_SRC = '''\
+#!/usr/bin/env python
+# -*- coding: utf-8 -*-
+"""Module docstring, with 'single' and "double" quotes."""
+
+# A comment block before the imports.
+import torch  # trailing comment on an import
+import torch.nn as nn
+
+
+# Two blank lines above, a comment here.
+class Net(nn.Module):  # the class
+    """Docstring kept."""
+
+    # comment before __init__
+    def __init__(self):
+        super().__init__()
+        # comment before a layer
+        self.fc = nn.Linear(
+            4,  # in features
+            2,  # out features
+        )
+        self.name = 'single-quoted'  # kept as written
+        self.other = "double-quoted"
+
+
+    def forward(self, x):  # forward comment
+        # inside forward
+        y = self.fc(x)  # call comment
+
+        # after a blank line
+        return torch.relu(y)  # final
+# trailing module comment
+'''
+
+
+def test_comments_blank_lines_and_quotes_survive():
+    result = convert_source(COMMENTED_SRC)
+    assert result.diagnostics == []
+    out = result.code
+    edited = ("import torch", "import torch.nn", "class Net", "def forward", "return torch.relu", "self.fc = nn.Linear",
+              "4,", "2,")
+    for line in COMMENTED_SRC.splitlines():
+        if not any(line.strip().startswith(e) for e in edited):
+            assert line in out.splitlines(), f"lost or changed: {line!r}"
+    assert "class Net(nn.Cell):  # the class" in out
+    assert "def construct(self, x):  # forward comment" in out
+    assert "return ops.relu(y)  # final" in out
+    assert "            in_channels=4,  # in features\n" in out and "            out_channels=2,  # out features\n" in out
+    assert out.count("\n\n\n") == COMMENTED_SRC.count("\n\n\n")
+    assert out.startswith("#!/usr/bin/env python\n# -*- coding: utf-8 -*-\n")
+
+
+def test_syntax_error_gives_mp201_and_the_code_back():
+    src = "import torch\ndef f(:\n    return torch.zeros(1)\n"
+    result = convert_source(src, "bad.py")
+    assert result.code == src and not result.changed
+    assert [d.code for d in result.diagnostics] == ["MP201"]
+    diag = result.diagnostics[0]
+    assert diag.file == "bad.py" and diag.line in (2, 3) and diag.column >= 1
+    assert not result.ok
