@@ -86,6 +86,9 @@ class ImportCleanup(cst.CSTTransformer):
         self._depth -= 1
         return updated_node
 
+    def visit_SimpleStatementLine(self, node) -> bool:
+        return False  # imports are whole statements: no need to walk the expressions inside any line
+
     def leave_SimpleStatementLine(self, original_node, updated_node):
         if len(updated_node.body) != 1 or not isinstance(updated_node.body[0], (cst.Import, cst.ImportFrom)):
             return updated_node
