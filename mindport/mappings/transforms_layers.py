@@ -202,3 +202,11 @@ def layers_explicit_classes(arg: Arg) -> str:
     if arg.literal(default=UNKNOWN) == -1:
         raise Unsupported("num_classes=-1 (inferred from the data) has no MindSpore equivalent: pass num_classes")
     return arg.source
+
+
+@call_transform("embedding_torch_init")
+def embedding_torch_init(args: dict[str, Arg]) -> None:
+    """torch initialises Embedding rows from N(0, 1); MindSpore's default 'normal' table has std 0.01. Spell out
+    torch's init so a converted model trained from scratch starts like the original."""
+    if "embedding_table" not in args:
+        args["embedding_table"] = new("mindspore.common.initializer.Normal(sigma=1.0)")
