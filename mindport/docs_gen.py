@@ -38,4 +38,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    import sys
+
+    if "--check-cli" in sys.argv:  # used by the test suite, in a fresh interpreter (click state is global)
+        sys.exit(0 if CLI_DOC.read_text(encoding="utf-8") == render_cli() else 1)
     main()

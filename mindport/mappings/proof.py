@@ -227,10 +227,15 @@ def prove(entry: Entry, style: str, profile: str = "nn", seed: int = 0) -> Proof
             raise ProofError(f"output {i}: dtype {t.dtype} (torch) != {m.dtype} (MindSpore)\n{ms_code}")
         if example.compare == "shape" or t.dtype == np.bool_ and t.size == 0:
             continue
+        if np.iscomplexobj(t):  # compare real and imaginary parts, never the real part alone
+            t, m = np.stack([t.real, t.imag]), np.stack([m.real, m.imag])
         tf, mf = t.astype(np.float64), m.astype(np.float64)
         if not np.array_equal(np.isnan(tf), np.isnan(mf)):
             raise ProofError(f"output {i}: NaN positions differ\n{ms_code}")
-        finite = ~np.isnan(tf)
+        if not np.array_equal(np.isinf(tf) & (tf > 0), np.isinf(mf) & (mf > 0)) or \
+                not np.array_equal(np.isinf(tf) & (tf < 0), np.isinf(mf) & (mf < 0)):
+            raise ProofError(f"output {i}: Inf positions differ\n{ms_code}")
+        finite = np.isfinite(tf)
         diff = np.abs(tf[finite] - mf[finite]) if finite.any() else np.zeros(1)
         worst = max(worst, float(diff.max(initial=0.0)))
         if not np.allclose(mf[finite], tf[finite], rtol=example.rtol, atol=example.atol):
