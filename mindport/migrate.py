@@ -118,7 +118,7 @@ def migrate(src, out, *, model: str | None = None, ctor: str | None = None, inpu
     say(progress, f"converting {src} -> {out}")
     report.conversion = convert_path(src, out, target=target, jobs=jobs, force=force,
                                      exclude=tuple(config.get("exclude", ())),
-                                     progress=(lambda rel: say(progress, f"  converted {rel}")) if progress else None)
+                                     progress=(lambda rel: say(progress, f"  {rel}")) if progress else None)
     if not model:
         report.skipped.append("weights, parity and templates: no model given (--model FILE.py:Name or "
                               "`model` in mindport.toml)")
@@ -154,8 +154,9 @@ def migrate(src, out, *, model: str | None = None, ctor: str | None = None, inpu
     try:
         from mindport.templates import render_scripts
 
-        written = render_scripts(out / SCRIPTS_DIR, str(out / model_file), name, ctor=ctor, input_spec=inputs[0],
-                                 checkpoint=str(ckpt_path) if ckpt_path and ckpt_path.exists() else None,
+        written = render_scripts(out / SCRIPTS_DIR, str((out / model_file).resolve()), name, ctor=ctor,
+                                 input_spec=inputs[0],
+                                 checkpoint=str(ckpt_path.resolve()) if ckpt_path and ckpt_path.exists() else None,
                                  overwrite=True)
         report.templates = [str(p) for p in written]
     except InputError as exc:

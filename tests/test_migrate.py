@@ -49,6 +49,14 @@ def test_cli_migrates_the_example_with_parity(tmp_path, checkpoint):
     assert (out / "trained.ckpt").is_file()
 
 
+def test_relative_output_path(tmp_path, checkpoint, monkeypatch):
+    """`make demo` passes relative paths: every step must resolve them the same way."""
+    monkeypatch.chdir(tmp_path)
+    report = migrate(EXAMPLE, Path("build") / "demo", weights=checkpoint, jobs=1)
+    assert report.ok, [p.format() for p in report.problems]
+    assert (tmp_path / "build" / "demo" / SCRIPTS_DIR / "train.py").is_file()
+
+
 def test_a_disabled_layer_conversion_fails_and_names_the_layer(tmp_path, checkpoint, monkeypatch):
     """Break the MaxPool2d mapping (no stride fix-up): parity must fail at that layer, exit code 1."""
     registry = load_registry()
