@@ -227,18 +227,22 @@ def _kind(path: Path) -> str:
 
 # ------------------------------------------------------------------------------------------ the whole tree
 
-def project_module_classes(files: list[Path]) -> frozenset[str]:
+def class_bases(data: bytes) -> dict[str, list[str]]:
+    """Class name -> the last component of each base, for one file (``ast``: cheap, nothing imported)."""
+    try:
+        tree = ast.parse(data)
+    except (SyntaxError, ValueError):
+        return {}
+    return {node.name: [ast.unparse(b).rsplit(".", 1)[-1] for b in node.bases]
+            for node in ast.walk(tree) if isinstance(node, ast.ClassDef)}
+
+
+def module_classes_from_bases(per_file: list[dict[str, list[str]]]) -> frozenset[str]:
     """Class names, across the project, that are nn.Module subclasses directly or through project-local bases."""
     bases: dict[str, set[str]] = {}
-    for path in files:
-        try:
-            tree = ast.parse(path.read_bytes())
-        except (SyntaxError, ValueError):
-            continue
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ClassDef):
-                bases.setdefault(node.name, set()).update(
-                    ast.unparse(b).rsplit(".", 1)[-1] for b in node.bases)
+    for file_bases in per_file:
+        for name, names in file_bases.items():
+            bases.setdefault(name, set()).update(names)
     found = {name for name, bs in bases.items() if "Module" in bs}
     changed = True
     while changed:
@@ -259,6 +263,15 @@ def _tables_fingerprint() -> str:
     for path in sorted(Path(__file__).parent.glob("*.py")):
         digest.update(path.read_bytes())
     return digest.hexdigest()
+
+
+def _same_copy(src: Path, dst: Path) -> bool:
+    """An earlier run's copy (copy2 keeps size and mtime) needs no copying again."""
+    try:
+        a, b = src.stat(), dst.stat()
+    except OSError:
+        return False
+    return a.st_size == b.st_size and int(a.st_mtime) == int(b.st_mtime)
 
 
 def _atomic_write(path: Path, data: bytes) -> None:
@@ -319,19 +332,32 @@ def convert_path(src, dst=None, *, target: str = "nn", ms_version: tuple[int, in
         elif dst_path.is_dir():
             dst_path = dst_path / src.name
     files = collect_files(src, tuple(exclude))
-    options = {"target": target, "ms_version": ms_version,
-               "module_classes": project_module_classes([f for f in files if f.suffix == ".py"])}
     cache_path = (dst_path if src.is_dir() else dst_path.parent) / CACHE_NAME
-    fingerprint = _tables_fingerprint() + json.dumps({k: sorted(v) if isinstance(v, frozenset) else v
-                                                      for k, v in options.items()}, sort_keys=True)
-    cache: dict = {}
+    cache_json: dict = {}
     if use_cache and not diff and not in_place and cache_path.is_file():
         try:
-            cache = json.loads(cache_path.read_text())
-            if cache.get("fingerprint") != fingerprint:
-                cache = {}
+            cache_json = json.loads(cache_path.read_text())
         except ValueError:
-            cache = {}
+            cache_json = {}
+    old_cache: dict = cache_json.get("files", {}) if isinstance(cache_json, dict) else {}
+    # One read and one hash per source file; class bases come from the cache for unchanged files.
+    digests: dict[str, str] = {}
+    bases: dict[str, dict] = {}
+    for path in files:
+        if _kind(path) == "copy":
+            continue
+        rel = path.name if src.is_file() else path.relative_to(src).as_posix()
+        data = path.read_bytes()
+        digests[rel] = hashlib.sha256(data).hexdigest()
+        hit = old_cache.get(rel)
+        if path.suffix == ".py":
+            bases[rel] = hit["class_bases"] if hit and hit.get("sha256") == digests[rel] and "class_bases" in hit \
+                else class_bases(data)
+    options = {"target": target, "ms_version": ms_version,
+               "module_classes": module_classes_from_bases(list(bases.values()))}
+    fingerprint = _tables_fingerprint() + json.dumps({k: sorted(v) if isinstance(v, frozenset) else v
+                                                      for k, v in options.items()}, sort_keys=True)
+    cache = old_cache if old_cache and cache_json.get("fingerprint") == fingerprint else {}
     report = ConversionReport(str(src), str(dst_path))
     jobs_list = []
     new_cache = {"fingerprint": fingerprint, "files": {}}
@@ -339,14 +365,15 @@ def convert_path(src, dst=None, *, target: str = "nn", ms_version: tuple[int, in
         rel = path.name if src.is_file() else path.relative_to(src).as_posix()
         kind = _kind(path)
         out_path = dst_path if src.is_file() else dst_path / rel
-        if kind != "copy" and cache:
-            digest = hashlib.sha256(path.read_bytes()).hexdigest()
-            hit = cache.get("files", {}).get(rel)
-            if hit and hit["sha256"] == digest and out_path.is_file():
-                new_cache["files"][rel] = hit
-                report.files.append(FileReport(rel, "cached", [Diagnostic(**d) for d in hit["diagnostics"]],
-                                               hit["lines"], hit["sites"]))
-                continue
+        if kind == "copy" and not diff and not in_place and _same_copy(path, out_path):
+            report.files.append(FileReport(rel, "copied"))
+            continue
+        hit = cache.get(rel) if kind != "copy" else None
+        if hit and hit["sha256"] == digests[rel] and out_path.is_file():
+            new_cache["files"][rel] = hit
+            report.files.append(FileReport(rel, "cached", [Diagnostic(**d) for d in hit["diagnostics"]],
+                                           hit["lines"], hit["sites"]))
+            continue
         jobs_list.append((rel, str(path), kind, options))
     results = _run_jobs(jobs_list, jobs, progress)
     for rel, status, diags, lines, sites, output in results:
@@ -372,8 +399,10 @@ def convert_path(src, dst=None, *, target: str = "nn", ms_version: tuple[int, in
             _atomic_write(out_path, output)
             shutil.copymode(src_file, out_path)
         if _kind(src_file) != "copy":
-            new_cache["files"][rel] = {"sha256": hashlib.sha256(src_file.read_bytes()).hexdigest(), "lines": lines,
-                                       "sites": sites, "diagnostics": [d.to_json() for d in diags]}
+            new_cache["files"][rel] = {"sha256": digests[rel], "lines": lines, "sites": sites,
+                                       "diagnostics": [d.to_json() for d in diags]}
+            if rel in bases:
+                new_cache["files"][rel]["class_bases"] = bases[rel]
         report.files.append(file_report)
     report.files.sort(key=lambda f: f.path)
     if not diff and not in_place and use_cache:
