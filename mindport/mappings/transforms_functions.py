@@ -1,15 +1,7 @@
 """Named transforms for the functions mapping entries (see mindport.mappings.transforms for the three registries)."""
 from __future__ import annotations
 
-from mindport.mappings.transforms import (  # noqa: F401
-    UNKNOWN,
-    Arg,
-    Unsupported,
-    call_transform,
-    new,
-    value_transform,
-    weight_transform,
-)
+from mindport.mappings.transforms import UNKNOWN, Arg, Unsupported, call_transform, new, value_transform
 
 
 # ---------------------------------------------------------------------------------------------- value transforms

@@ -1,15 +1,7 @@
 """Named transforms for the optim mapping entries (see mindport.mappings.transforms for the three registries)."""
 from __future__ import annotations
 
-from mindport.mappings.transforms import (  # noqa: F401
-    UNKNOWN,
-    Arg,
-    Unsupported,
-    call_transform,
-    new,
-    value_transform,
-    weight_transform,
-)
+from mindport.mappings.transforms import UNKNOWN, Arg, Unsupported, value_transform
 
 
 @value_transform("integral")
