@@ -868,3 +868,58 @@ def finalize_runtime(module: cst.Module, rules) -> cst.Module:
             lines.append(cst.parse_statement(f"from {parent} import {leaf} as {_runtime_alias(m)}"))
     body[last_import + 1:last_import + 1] = lines
     return module.with_changes(body=body)
+
+
+# ------------------------------------------------------------------------------- layer parameter names
+
+class LayerParameterNameTransform(Rule):
+    """``self.emb.weight`` -> ``self.emb.embedding_table`` when ``self.emb`` holds a torch layer whose weight rule
+    renames the parameter (Embedding, BatchNorm, LayerNorm, PReLU …): tied weights
+    (``self.head.weight = self.emb.weight``) and direct parameter use keep working after conversion."""
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._classes: list[dict[str, dict[str, str]]] = []
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        collector = _LayerAttributes(self)
+        node.body.visit(collector)
+        self._classes.append(collector.renames)
+
+    def leave_ClassDef(self, original_node, updated_node):
+        self._classes.pop()
+        return updated_node
+
+    def leave_Attribute(self, original_node, updated_node):
+        if not self._classes or not self._classes[-1]:
+            return updated_node
+        owner = original_node.value
+        if isinstance(owner, cst.Attribute) and isinstance(owner.value, cst.Name) and owner.value.value == "self":
+            leaf = self._classes[-1].get(owner.attr.value, {}).get(original_node.attr.value)
+            if leaf:
+                self.ctx.converted_sites += 1
+                return updated_node.with_changes(attr=cst.Name(leaf))
+        return updated_node
+
+
+class _LayerAttributes(cst.CSTVisitor):
+    """``self.X = <torch layer>(...)`` anywhere in a class -> {X: {torch leaf: MindSpore leaf}} (renames only)."""
+
+    def __init__(self, rule: Rule) -> None:
+        super().__init__()
+        self.rule = rule
+        self.renames: dict[str, dict[str, str]] = {}
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if len(node.targets) != 1 or not isinstance(node.value, cst.Call):
+            return
+        target = node.targets[0].target
+        if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
+                and target.value.value == "self"):
+            return
+        qual = self.rule.scope.resolve_torch(node.value.func)
+        entry = self.rule.ctx.registry.lookup(qual) if qual else None
+        if entry is not None and entry.kind == "layer":
+            renames = {k: v for k, v in entry.weights.items() if v and v != k and "." not in v}
+            if renames:
+                self.renames[target.attr.value] = renames

@@ -14,6 +14,7 @@ from mindport.migrator.idioms import (
     ContainerTransform,
     InitTransform,
     ModuleStatementTransform,
+    LayerParameterNameTransform,
     ReferenceTransform,
     finalize_runtime,
     DeviceTransform,
@@ -37,6 +38,7 @@ def run_pipeline(module: cst.Module, filename: str, registry: Registry, options:
     rules = [
         ModuleClassTransform(ctx, classes),  # nn.Module -> nn.Cell, forward -> construct
         AutogradFunctionTransform(ctx),      # autograd.Function -> Cell with construct/bprop; F.apply -> F()
+        LayerParameterNameTransform(ctx),    # self.emb.weight -> self.emb.embedding_table (tied weights)
         ReferenceTransform(ctx),             # isinstance(m, nn.Conv2d), act = F.relu: class/function names only
         InitTransform(ctx),                  # nn.init.*_(t, ...) -> t.set_data(initializer(...))
         ContainerTransform(ctx),             # ParameterList/ParameterDict -> mindport.runtime.containers

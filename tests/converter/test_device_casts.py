@@ -38,3 +38,13 @@ def test_methods_called_on_self_are_sub_layers_not_tensor_methods():
               "    def forward(self, x):\n        return self.softmax(self.norm(x))\n")
     code = convert_source(source).code
     assert "return self.softmax(self.norm(x))" in code
+
+
+def test_tied_and_direct_parameter_names_follow_the_weight_rules():
+    source = ("import torch.nn as nn\n\n\nclass LM(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+              "        self.emb = nn.Embedding(10, 6)\n        self.head = nn.Linear(6, 10, bias=False)\n"
+              "        self.head.weight = self.emb.weight\n        self.norm = nn.LayerNorm(6)\n\n"
+              "    def forward(self, x):\n        return self.head(self.emb(x)) * self.norm.weight.sum()\n")
+    code = convert_source(source).code
+    assert "self.head.weight = self.emb.embedding_table" in code
+    assert "self.norm.gamma.sum()" in code
