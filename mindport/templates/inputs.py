@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mindport.errors import InputError
+from mindport.validators.loading import parse_input_spec as parse_validator_spec
 
 # numpy dtype names a MindSpore model input can sensibly have (MindSpore accepts them all as Tensor dtypes).
 SUPPORTED_DTYPES = ("float32", "float16", "float64", "int32", "int64", "int8", "uint8", "bool")
@@ -43,36 +44,26 @@ class InputSpec:
 def parse_input_spec(text: str) -> InputSpec:
     """``"2x3x32x32:float32"`` -> InputSpec((2, 3, 32, 32), "float32"); the dtype defaults to float32.
 
-    ``"2x16:int64:0:1000"`` adds a value range [0, 1000) for the synthetic data (token ids, say), the same
-    syntax as the validators' --input.
+    ``"2x16:int64:0:1000"`` adds a value range [0, 1000) for the synthetic data (token ids, say). The grammar is the
+    validators' ``--input`` (``mindport.validators.loading.parse_input_spec``); the scripts add their own limits:
+    no array files, a batch dimension plus at least one sample dimension, and the dtypes a script can generate.
     """
     raw = text.strip()
     if raw.endswith((".npy", ".npz")):
         raise InputError(f"input spec {text!r}: the scripts need SHAPE:DTYPE (e.g. 2x3x32x32:float32), not a file")
     shape_text, _, rest = raw.partition(":")
-    dtype, _, range_text = rest.partition(":")
-    dtype = dtype.strip() or "float32"
-    low = high = None
-    if range_text:
-        try:
-            low, high = (float(v) for v in range_text.split(":"))
-        except ValueError:
-            raise InputError(f"bad input spec {text!r}: the value range is LO:HI, e.g. 2x16:int64:0:1000") from None
-        if high <= low:
-            raise InputError(f"bad input spec {text!r}: HI must be greater than LO")
-    if dtype not in SUPPORTED_DTYPES:
-        raise InputError(f"bad input spec {text!r}: dtype {dtype!r} is not one of {', '.join(SUPPORTED_DTYPES)}")
+    dtype, sep, range_text = rest.partition(":")
     try:
-        shape = tuple(int(d) for d in shape_text.lower().split("x"))
-    except ValueError:
-        raise InputError(
-            f"bad input spec {text!r}: expected dimensions separated by 'x' then ':dtype', e.g. 2x3x32x32:float32"
-        ) from None
-    if len(shape) < 2 or any(d <= 0 for d in shape):
+        spec = parse_validator_spec(f"{shape_text.lower()}:{dtype.strip() or 'float32'}{sep}{range_text}")
+    except InputError as exc:
+        raise InputError(f"bad input spec {text!r}: {exc.message}") from None
+    if spec.dtype not in SUPPORTED_DTYPES:
+        raise InputError(f"bad input spec {text!r}: dtype {spec.dtype!r} is not one of {', '.join(SUPPORTED_DTYPES)}")
+    if len(spec.shape) < 2 or any(d <= 0 for d in spec.shape):
         raise InputError(
             f"bad input spec {text!r}: need a batch dimension and at least one positive sample dimension, e.g. 2x16:float32"
         )
-    return InputSpec(shape, dtype, low, high)
+    return InputSpec(spec.shape, spec.dtype, spec.low, spec.high)
 
 
 def parse_input_specs(specs: str | InputSpec | list | tuple) -> list[InputSpec]:
