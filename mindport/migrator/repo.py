@@ -116,10 +116,8 @@ def convert_python_bytes(data: bytes, name: str, options: dict) -> tuple[bytes, 
     text, encoding, has_bom, problem = decode_source(data, name)
     if problem is not None:
         return data, [problem], 0, 0, False
-    newline = "\r\n" if "\r\n" in text else "\n"
-    result = convert_source(text.replace("\r\n", "\n") if newline == "\r\n" else text, name, **options)
-    code = result.code.replace("\n", "\r\n") if newline == "\r\n" else result.code
-    return encode_source(code, encoding, has_bom), result.diagnostics, text.count("\n") + 1, \
+    result = convert_source(text, name, **options)  # libcst keeps CRLF, also on the lines it writes
+    return encode_source(result.code, encoding, has_bom), result.diagnostics, text.count("\n") + 1, \
         result.converted_sites, result.changed
 
 
