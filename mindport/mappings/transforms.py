@@ -100,25 +100,6 @@ def gelu_approximate(arg: Arg) -> str:
     return f"({arg.source}) == 'tanh'"
 
 
-@value_transform("tuple_of_ints")
-def tuple_of_ints(arg: Arg) -> str:
-    """A shape given as a list or int stays a tuple for MindSpore APIs that require one."""
-    value = arg.literal(default=UNKNOWN)
-    if isinstance(value, int):
-        return f"({value},)"
-    if isinstance(value, list):
-        return repr(tuple(value))
-    return arg.source if value is UNKNOWN else repr(value)
-
-
-@value_transform("drop_prob_to_keep_prob")
-def drop_prob_to_keep_prob(arg: Arg) -> str:
-    value = arg.literal(default=None)
-    if isinstance(value, (int, float)):
-        return repr(round(1.0 - value, 12))
-    return f"1 - ({arg.source})"
-
-
 # ----------------------------------------------------------------------------------------------- call transforms
 
 @call_transform("conv_padding")
