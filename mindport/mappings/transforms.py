@@ -137,12 +137,20 @@ def conv_padding(args: dict[str, Arg]) -> None:
         raise Unsupported(f"padding={padding.source} is not an int, a tuple of ints, 'same' or 'valid'")
 
 
-@call_transform("pool_stride")
-def pool_stride(args: dict[str, Arg]) -> None:
-    """Pooling: torch's stride defaults to kernel_size (MindSpore's to 1); padding needs ``pad_mode='pad'``."""
+def fill_stride_from_kernel(args: dict[str, Arg]) -> None:
+    """torch pooling's ``stride=None`` means kernel_size (MindSpore's default is 1); a variable stride may be None
+    at run time, so it gets the same fallback there."""
     stride = args.get("stride")
     if stride is None or stride.source == "None":
         args["stride"] = new(args["kernel_size"].source)
+    elif not stride.is_literal():
+        args["stride"] = new(f"({stride.source} if {stride.source} is not None else {args['kernel_size'].source})")
+
+
+@call_transform("pool_stride")
+def pool_stride(args: dict[str, Arg]) -> None:
+    """Pooling: torch's stride defaults to kernel_size (MindSpore's to 1); padding needs ``pad_mode='pad'``."""
+    fill_stride_from_kernel(args)
     padding = args.get("padding")
     needs_pad = False
     for key in ("padding", "ceil_mode", "dilation", "return_indices"):

@@ -1,7 +1,15 @@
 """Named transforms for the layers mapping entries (see mindport.mappings.transforms for the three registries)."""
 from __future__ import annotations
 
-from mindport.mappings.transforms import UNKNOWN, Arg, Unsupported, call_transform, new, value_transform
+from mindport.mappings.transforms import (
+    UNKNOWN,
+    Arg,
+    Unsupported,
+    call_transform,
+    fill_stride_from_kernel,
+    new,
+    value_transform,
+)
 
 
 # ---------------------------------------------------------------------------------------------- value transforms
@@ -53,11 +61,7 @@ def layers_divisor_override(arg: Arg) -> str:
 @call_transform("layers_stride_default")
 def layers_stride_default(args: dict[str, Arg]) -> None:
     """Functional pooling: torch's ``stride=None`` means kernel_size; MindSpore's ops default stride to 1."""
-    stride = args.get("stride")
-    if stride is None or stride.source == "None":
-        args["stride"] = new(args["kernel_size"].source)
-    elif not stride.is_literal():
-        args["stride"] = new(f"({stride.source} if {stride.source} is not None else {args['kernel_size'].source})")
+    fill_stride_from_kernel(args)
 
 
 @call_transform("layers_fconv_padding")
