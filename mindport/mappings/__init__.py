@@ -26,7 +26,8 @@ _ENTRY_KEYS = {
     "transforms", "positional", "weights", "weight_transforms", "runs", "reason", "notes", "example",
     "aliases", "doc_status", "mint_mapped",
 }
-_EXAMPLE_KEYS = {"args", "inputs", "self", "call", "rtol", "atol", "styles", "train", "compare", "grad_free", "proof"}
+_EXAMPLE_KEYS = {"args", "inputs", "self", "call", "rtol", "atol", "styles", "train", "compare", "grad_free", "proof",
+                 "program"}
 
 
 class MappingError(ValueError):
@@ -58,6 +59,7 @@ class Example:
     train: bool = False  # run layers in training mode (deterministic layers only)
     compare: str = "values"  # "values" | "shape" (random ops: compare shape and dtype only)
     proof: str = ""  # "" = the generic proof; "optimizer" = tests/training/test_optimizer_entries.py
+    program: str = ""  # a whole torch program (``run(...)``, optional ``build()``), for APIs a single call can't show
 
 
 @dataclass(frozen=True)
@@ -187,6 +189,13 @@ def _entry_from_table(raw: dict, source: str) -> Entry:
             raise MappingError(f"{where}: unknown example key(s) {sorted(bad)}; allowed: {sorted(_EXAMPLE_KEYS)}")
         ex["styles"] = tuple(ex.get("styles", ()))
         ex.pop("grad_free", None)
+        if ex.get("program"):
+            try:
+                tree = ast.parse(ex["program"])
+            except SyntaxError as exc:
+                raise MappingError(f"{where}: example program does not parse: {exc.msg} (line {exc.lineno})") from None
+            if not any(isinstance(n, ast.FunctionDef) and n.name == "run" for n in tree.body):
+                raise MappingError(f"{where}: example program defines no run(...) function")
         example = Example(**ex)
     return Entry(
         torch=torch_name, kind=kind, signature=signature, targets=targets,

@@ -20,6 +20,7 @@ import numpy as np
 from mindport.mappings import Entry
 
 STYLES = ("positional", "keyword", "shuffled", "omitted", "variables")
+PROGRAM_STYLE = "program"  # the example is a whole torch program (``example.program``)
 _SPEC = re.compile(r"^(randn|rand|randpos|randint|randbool|randsign|scalar)\((.*)\)(?::(\w+))?$")
 
 
@@ -72,6 +73,8 @@ def _bind_example(entry: Entry) -> tuple[dict[str, str], list[str]]:
 def applicable_styles(entry: Entry) -> tuple[str, ...]:
     if entry.example is None:
         return ()
+    if entry.example.program:
+        return (PROGRAM_STYLE,)
     if entry.example.styles:
         return entry.example.styles
     bound, extra = _bind_example(entry)
@@ -124,7 +127,10 @@ def render_call(entry: Entry, style: str) -> tuple[str, list[str]]:
 
 
 def torch_snippet(entry: Entry, style: str) -> str:
-    """A small torch module: ``build()`` for layers, ``run(...)`` for functions and methods."""
+    """A small torch module: ``build()`` for layers, ``run(...)`` for functions and methods; a program example as
+    written."""
+    if style == PROGRAM_STYLE:
+        return entry.example.program.strip("\n") + "\n"
     args, setup = render_call(entry, style)
     head = "import torch\n\n\n"
     body = "".join(f"    {line}\n" for line in setup)
@@ -161,6 +167,29 @@ def _to_numpy(value):
     return np.asarray(value)
 
 
+def _run_program(t_mod, m_mod, arrays, t_val, m_val, example):
+    """A program example: ``run(*inputs)``, or ``run(model, *inputs)`` when the program defines ``build()`` (the
+    torch model's weights reach the Cell through the weight rules; both run in inference mode unless ``train``)."""
+    import torch
+
+    t_args = [t_val(arrays[n]) for n in example.inputs]
+    m_args = [m_val(arrays[n]) for n in example.inputs]
+    if hasattr(t_mod, "build"):
+        from mindport.validators.weights import transfer_weights
+
+        t_model, m_model = t_mod.build(), m_mod.build()
+        t_model.train(example.train)
+        m_model.set_train(example.train)
+        state = t_model.state_dict()
+        if state:
+            transfer_weights(state, m_model)
+        t_args.insert(0, t_model)
+        m_args.insert(0, m_model)
+    with torch.no_grad():
+        t_out = t_mod.run(*t_args)
+    return t_out, m_mod.run(*m_args)
+
+
 @dataclass
 class ProofResult:
     torch_code: str
@@ -183,7 +212,7 @@ def prove(entry: Entry, style: str, profile: str = "nn", seed: int = 0) -> Proof
     ms_code = result.code
     rng = np.random.default_rng(seed)
     arrays = {name: make_input(spec, rng) for name, spec in example.inputs.items()}
-    self_array = make_input(example.self, rng) if entry.kind == "method" else None
+    self_array = make_input(example.self, rng) if entry.kind == "method" and style != PROGRAM_STYLE else None
     t_mod = _load(torch_code, "torch_snippet")
     m_mod = _load(ms_code, "ms_snippet")
 
@@ -193,7 +222,9 @@ def prove(entry: Entry, style: str, profile: str = "nn", seed: int = 0) -> Proof
     def m_val(a):
         return ms.Tensor(a) if isinstance(a, np.ndarray) else a
 
-    if entry.kind == "layer":
+    if style == PROGRAM_STYLE:
+        t_out, m_out = _run_program(t_mod, m_mod, arrays, t_val, m_val, example)
+    elif entry.kind == "layer":
         from mindport.validators.weights import transfer_weights
 
         t_layer, m_layer = t_mod.build(), m_mod.build()
