@@ -40,8 +40,7 @@ def convert_source(code: str, filename: str = "<string>", *, target: str = "nn",
         return ConversionResult(code=code, diagnostics=[diag])
     options = Options(target=target, ms_version=ms_version or installed_ms_version(),
                       module_classes=frozenset(module_classes))
-    new_module, ctx = run_pipeline(module, filename, load_registry(), options)
-    new_code = new_module.code
+    new_code, ctx = run_pipeline(module, filename, load_registry(), options)
     return ConversionResult(code=new_code, diagnostics=sorted(ctx.diagnostics, key=lambda d: (d.line, d.column)),
                             converted_sites=ctx.converted_sites, changed=new_code != code)
 

@@ -882,13 +882,30 @@ class LayerParameterNameTransform(Rule):
         self._classes: list[dict[str, dict[str, str]]] = []
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        collector = _LayerAttributes(self)
-        node.body.visit(collector)
-        self._classes.append(collector.renames)
+        self._classes.append(self._layer_attributes(node))
 
     def leave_ClassDef(self, original_node, updated_node):
         self._classes.pop()
         return updated_node
+
+    def _layer_attributes(self, node: cst.ClassDef) -> dict[str, dict[str, str]]:
+        """``self.X = <torch layer>(...)`` anywhere in the class -> {X: {torch leaf: MindSpore leaf}} (renames only).
+        Walks statements only (never into expressions): an assignment is a statement."""
+        renames: dict[str, dict[str, str]] = {}
+        for assign in _assignments(node.body):
+            if len(assign.targets) != 1 or not isinstance(assign.value, cst.Call):
+                continue
+            target = assign.targets[0].target
+            if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
+                    and target.value.value == "self"):
+                continue
+            qual = self.scope.resolve_torch(assign.value.func)
+            entry = self.ctx.registry.lookup(qual) if qual else None
+            if entry is not None and entry.kind == "layer":
+                leaves = {k: v for k, v in entry.weights.items() if v and v != k and "." not in v}
+                if leaves:
+                    renames[target.attr.value] = leaves
+        return renames
 
     def leave_Attribute(self, original_node, updated_node):
         if not self._classes or not self._classes[-1]:
@@ -902,24 +919,25 @@ class LayerParameterNameTransform(Rule):
         return updated_node
 
 
-class _LayerAttributes(cst.CSTVisitor):
-    """``self.X = <torch layer>(...)`` anywhere in a class -> {X: {torch leaf: MindSpore leaf}} (renames only)."""
-
-    def __init__(self, rule: Rule) -> None:
-        super().__init__()
-        self.rule = rule
-        self.renames: dict[str, dict[str, str]] = {}
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        if len(node.targets) != 1 or not isinstance(node.value, cst.Call):
-            return
-        target = node.targets[0].target
-        if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
-                and target.value.value == "self"):
-            return
-        qual = self.rule.scope.resolve_torch(node.value.func)
-        entry = self.rule.ctx.registry.lookup(qual) if qual else None
-        if entry is not None and entry.kind == "layer":
-            renames = {k: v for k, v in entry.weights.items() if v and v != k and "." not in v}
-            if renames:
-                self.renames[target.attr.value] = renames
+def _assignments(block):
+    """Every ``Assign`` statement in a block, nested blocks included (statements only, no expressions)."""
+    body = block.body if isinstance(block, (cst.IndentedBlock, cst.SimpleStatementSuite)) else ()
+    for stmt in body:
+        if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            yield from (small for small in stmt.body if isinstance(small, cst.Assign))
+        elif isinstance(stmt, cst.Assign):
+            yield stmt
+        else:
+            for part in ("body", "orelse", "finalbody"):
+                child = getattr(stmt, part, None)
+                while isinstance(child, (cst.If, cst.Else)):  # elif chains
+                    yield from _assignments(child.body)
+                    child = getattr(child, "orelse", None)
+                if isinstance(child, (cst.IndentedBlock, cst.SimpleStatementSuite)):
+                    yield from _assignments(child)
+                elif child is not None and hasattr(child, "body"):
+                    yield from _assignments(child.body)
+            for handler in getattr(stmt, "handlers", ()):
+                yield from _assignments(handler.body)
+            for case in getattr(stmt, "cases", ()):
+                yield from _assignments(case.body)

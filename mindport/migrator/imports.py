@@ -2,10 +2,13 @@
 removed, project-local and other imports untouched."""
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from mindport.migrator.context import IMPORT_STYLE
 from mindport.migrator.names import Scope, is_torch
+from mindport.migrator.walk import transform
 
 
 def choose_aliases(module_scope: Scope) -> tuple[dict[str, str], set[str]]:
@@ -39,20 +42,6 @@ def import_statement(module: str, alias: str) -> cst.SimpleStatementLine:
     return cst.parse_statement(text)  # type: ignore[return-value]
 
 
-class _UsedNames(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.names: set[str] = set()
-
-    def visit_Import(self, node) -> bool:
-        return False
-
-    def visit_ImportFrom(self, node) -> bool:
-        return False
-
-    def visit_Name(self, node: cst.Name) -> None:
-        self.names.add(node.value)
-
-
 def _alias_bound_name(alias: cst.ImportAlias, is_from: bool) -> str:
     if alias.asname is not None:
         return alias.asname.name.value  # type: ignore[union-attr]
@@ -67,6 +56,10 @@ def _import_module_name(node) -> str:
     if node.relative or node.module is None:
         return ""
     return cst.Module(body=[]).code_for_node(node.module)
+
+
+_NO_IMPORTS_INSIDE = (cst.BaseExpression, cst.Decorator, cst.Parameters, cst.Arg, cst.WithItem, cst.AsName,
+                      cst.Annotation)
 
 
 class ImportCleanup(cst.CSTTransformer):
@@ -88,6 +81,11 @@ class ImportCleanup(cst.CSTTransformer):
 
     def visit_SimpleStatementLine(self, node) -> bool:
         return False  # imports are whole statements: no need to walk the expressions inside any line
+
+    def on_visit(self, node) -> bool:
+        if isinstance(node, _NO_IMPORTS_INSIDE):
+            return False  # conditions, decorators, parameters: no statement can be inside
+        return super().on_visit(node)
 
     def leave_SimpleStatementLine(self, original_node, updated_node):
         if len(updated_node.body) != 1 or not isinstance(updated_node.body[0], (cst.Import, cst.ImportFrom)):
@@ -123,14 +121,27 @@ class ImportCleanup(cst.CSTTransformer):
 
 
 def finalize_imports(module: cst.Module, needed: set[str], aliases: dict[str, str], present: set[str],
-                     torch_kept: set[str]) -> cst.Module:
-    """Add the MindSpore imports the rules used; keep a torch import only if a flagged site still needs it."""
-    visitor = _UsedNames()
-    module.visit(visitor)
+                     torch_kept: set[str]) -> tuple[cst.Module, list[tuple[str, str]]]:
+    """Add the MindSpore imports the rules used; keep a torch import only if a flagged site still needs it.
+
+    Returns the module and the imports added, as (local name, line); ``drop_unused_imports`` removes the ones no
+    converted line uses, on the generated text (cheaper than another walk over the tree).
+    """
     order = list(IMPORT_STYLE)
-    new = [import_statement(m, aliases[m]) for m in sorted(needed - present, key=order.index)
-           if aliases[m] in visitor.names]
+    modules = sorted(needed - present, key=order.index)
+    new = [import_statement(m, aliases[m]) for m in modules]
     # A torch import whose name the MindSpore code now uses (`nn`) must go even if a flagged site still refers to
     # it: keeping it would shadow MindSpore's `nn` and break every converted line; the flagged sites say what is left.
     taken = {aliases[m] for m in needed}
-    return module.visit(ImportCleanup(torch_kept - taken, new))
+    module = transform(module, ImportCleanup(torch_kept - taken, new))
+    return module, [(aliases[m], module.code_for_node(stmt)) for m, stmt in zip(modules, new)]
+
+
+def drop_unused_imports(code: str, added: list[tuple[str, str]]) -> str:
+    """Remove an added import whose name no converted line uses (a rewrite asked for it, then left the call as it
+    was). A mention in a comment or string counts as a use: at worst an unused import stays."""
+    for name, line in added:
+        rest = code.replace(line, "", 1)
+        if not re.search(rf"(?<![\w.]){re.escape(name)}\b", rest):
+            code = rest
+    return code

@@ -259,6 +259,8 @@ def _is_static(node: cst.FunctionDef) -> bool:
 
 
 def build_scopes(module: cst.Module) -> ScopeBuilder:
+    from mindport.migrator.walk import walk
+
     builder = ScopeBuilder()
-    module.visit(builder)
+    walk(module, builder)
     return builder

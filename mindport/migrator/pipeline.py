@@ -23,12 +23,14 @@ from mindport.migrator.idioms import (
     TensorIdiomTransform,
     module_class_names,
 )
-from mindport.migrator.imports import choose_aliases, finalize_imports
+from mindport.migrator.imports import choose_aliases, drop_unused_imports, finalize_imports
 from mindport.migrator.names import build_scopes
 from mindport.migrator.training import DataPipelineTransform, TrainingLoopRule
+from mindport.migrator.walk import transform
 
 
-def run_pipeline(module: cst.Module, filename: str, registry: Registry, options: Options) -> tuple[cst.Module, FileContext]:
+def run_pipeline(module: cst.Module, filename: str, registry: Registry, options: Options) -> tuple[str, FileContext]:
+    """Every rule over the parsed file, in order; returns the converted source text and the file's context."""
     scopes = build_scopes(module)
     positions = LazyPositions(module)  # resolved on the first diagnostic only
     aliases, present = choose_aliases(scopes.module_scope)
@@ -51,7 +53,7 @@ def run_pipeline(module: cst.Module, filename: str, registry: Registry, options:
         TrainingLoopRule(ctx),               # zero_grad/backward/step loops -> forward_fn + value_and_grad + opt(grads)
         TableCallTransform(ctx),             # every other torch API through the mapping tables; flags the rest
     ]
-    module = module.visit(RuleRunner(ctx, rules))
-    module = finalize_imports(module, ctx.imports_needed, aliases, present, ctx.torch_names_kept)
+    module = transform(module, RuleRunner(ctx, rules))
+    module, added = finalize_imports(module, ctx.imports_needed, aliases, present, ctx.torch_names_kept)
     module = finalize_runtime(module, rules)  # mindport.runtime imports (einops backend, parameter containers)
-    return module, ctx
+    return drop_unused_imports(module.code, added), ctx

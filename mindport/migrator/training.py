@@ -152,7 +152,7 @@ class TrainingLoopRule(Rule):
         self._loop_targets: list[list[str]] = []
         self._loop_bodies: set[int] = set()
         self._preludes: list[tuple[cst.For, list[cst.BaseStatement]]] = []
-        self._train_mode: dict[int, bool] = {}  # id(scope) -> does that code already set the training mode?
+        self._scope_nodes: dict[int, cst.CSTNode] = {}  # id(scope) -> its module/function node (train-mode check)
 
     # --- what names are: optimizers and loss scalers, from the file's assignments
     def visit_Assign(self, node: cst.Assign) -> None:
@@ -165,10 +165,10 @@ class TrainingLoopRule(Rule):
                 self.scalers.update(names)
 
     def visit_Module(self, node: cst.Module) -> None:
-        self._train_mode[id(self.scope)] = _sets_train_mode(node)
+        self._scope_nodes[id(self.scope)] = node
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._train_mode[id(self.scope)] = _sets_train_mode(node)  # the runner has entered the function's scope
+        self._scope_nodes[id(self.scope)] = node  # the runner has entered the function's scope
 
     def visit_For(self, node: cst.For) -> None:
         self._loop_targets.append(_target_names(node.target))
@@ -331,7 +331,8 @@ class TrainingLoopRule(Rule):
             f"{grad_fn} = {ms}.value_and_grad({fn_name}, None, {opt}.parameters{', has_aux=True' if has_aux else ''})\n")]
         if accumulate:
             prelude.append(_stmt("accum_grads = None\n"))
-        if model is not None and not self._train_mode.get(id(self.scope), False):
+        scope_node = self._scope_nodes.get(id(self.scope))
+        if model is not None and not (scope_node is not None and _sets_train_mode(scope_node)):
             prelude.append(_stmt(f"{model}.set_train(True)\n"))
         lhs = f"({', '.join(outputs)})" if has_aux else outputs[0]
         step: list[cst.BaseStatement] = [_stmt(f"{lhs}, grads = {grad_fn}({', '.join(params)})\n")]

@@ -1,0 +1,104 @@
+"""A faster walk over LibCST trees, with LibCST's own visitor and transformer protocol.
+
+``node.visit(visitor)`` in LibCST rebuilds every node of the tree (and validates it) even when nothing changes, and
+visits every whitespace and punctuation node; on model code that is most of the conversion's time. These two
+functions call the same ``on_visit``/``on_leave`` hooks in the same (source) order, but
+
+* walk only the syntax fields (names, expressions, statements, parameters …), never whitespace, parentheses, commas
+  or operators, which no mindport rule looks at;
+* rebuild a node only when one of its children changed (``with_changes``), so an unchanged subtree is returned as
+  the very same object.
+
+The field order of each node class is read once from LibCST's own ``_visit_and_replace_children`` (the order
+LibCST visits in), so hooks see nodes in the same order as with ``node.visit``.
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+import re
+
+import libcst as cst
+
+_FIELD = re.compile(r'visit_\w+\(\s*self,\s*"(\w+)"')
+_NOT_SYNTAX = frozenset({
+    "leading_lines", "lines_after_decorators", "lpar", "rpar", "comma", "semicolon", "colon", "equal", "dot",
+    "lbracket", "rbracket", "lbrace", "rbrace", "header", "footer", "trailing_whitespace", "operator", "asynchronous",
+    "newline", "star_tok", "arrow", "walrus",
+})
+
+
+@functools.lru_cache(maxsize=None)
+def syntax_fields(cls: type) -> tuple[str, ...]:
+    """The fields of a node class that hold syntax (not whitespace or punctuation), in LibCST's visiting order."""
+    try:
+        source = inspect.getsource(cls._visit_and_replace_children)
+    except (OSError, TypeError):  # no source available: every dataclass field, in declaration order
+        names = [f.name for f in dataclasses.fields(cls)]
+    else:
+        names = _FIELD.findall(source)
+    return tuple(n for n in names if n not in _NOT_SYNTAX and "whitespace" not in n)
+
+
+def walk(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
+    """``node.visit(visitor)`` for a read-only visitor, without rebuilding anything."""
+    if visitor.on_visit(node) is not False:
+        for name in syntax_fields(type(node)):
+            value = getattr(node, name)
+            if isinstance(value, cst.CSTNode):
+                walk(value, visitor)
+            elif isinstance(value, (list, tuple)):
+                for item in value:
+                    if isinstance(item, cst.CSTNode):
+                        walk(item, visitor)
+    visitor.on_leave(node)
+
+
+def transform(node: cst.CSTNode, transformer: cst.CSTTransformer):
+    """``node.visit(transformer)``: the same hooks, but a node is rebuilt only when a child changed.
+
+    Returns the new node, or a ``FlattenSentinel``/``RemovalSentinel`` as the transformer's ``on_leave`` did.
+    """
+    updated = node
+    if transformer.on_visit(node) is not False:
+        changes = {}
+        for name in syntax_fields(type(node)):
+            value = getattr(node, name)
+            if isinstance(value, cst.CSTNode):
+                new = transform(value, transformer)
+                if new is not value:
+                    changes[name] = _single(node, name, new)
+            elif isinstance(value, (list, tuple)) and value:
+                items: list = []
+                changed = False
+                for item in value:
+                    if not isinstance(item, cst.CSTNode):
+                        items.append(item)
+                        continue
+                    new = transform(item, transformer)
+                    if new is item:
+                        items.append(item)
+                        continue
+                    changed = True
+                    if isinstance(new, cst.FlattenSentinel):
+                        items.extend(new.nodes)
+                    elif not isinstance(new, cst.RemovalSentinel):
+                        items.append(new)
+                if changed:
+                    changes[name] = tuple(items)
+        if changes:
+            updated = node.with_changes(**changes)
+    return transformer.on_leave(node, updated)
+
+
+def _single(parent: cst.CSTNode, name: str, new):
+    """A replaced single child: removal means ``None`` or ``MaybeSentinel.DEFAULT`` where the field allows it."""
+    if isinstance(new, cst.RemovalSentinel):
+        default = {f.name: f.default for f in dataclasses.fields(parent)}.get(name, dataclasses.MISSING)
+        if default is None or default is cst.MaybeSentinel.DEFAULT:
+            return default
+        raise ValueError(f"cannot remove the required {type(parent).__name__}.{name}")
+    if isinstance(new, cst.FlattenSentinel):
+        raise ValueError(f"cannot flatten several nodes into {type(parent).__name__}.{name}")
+    return new
