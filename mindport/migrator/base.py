@@ -19,6 +19,10 @@ COMMENT_PREFIX = "# mindport: "
 _SCOPE_NODES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 _COMPOUND = (cst.If, cst.For, cst.While, cst.With, cst.Try, cst.FunctionDef, cst.ClassDef)
 _STATEMENTS = (cst.SimpleStatementLine, *_COMPOUND)
+# exact-type sets for the per-node checks: isinstance on LibCST's ABC-based classes is slow, and these are leaf classes
+_IMPORT_TYPES = frozenset({cst.Import, cst.ImportFrom})
+_SCOPE_TYPES = frozenset(_SCOPE_NODES)
+_STATEMENT_TYPES = frozenset(_STATEMENTS)
 
 
 class Rule:
@@ -77,28 +81,30 @@ class RuleRunner(cst.CSTTransformer):
             self._pending[-1].append(f"{code} {message}")
 
     def on_visit(self, node: cst.CSTNode) -> bool:
-        if isinstance(node, (cst.Import, cst.ImportFrom)):
+        kind = type(node)
+        if kind in _IMPORT_TYPES:
             return False  # imports are finalize_imports' business
-        if isinstance(node, _SCOPE_NODES):
+        if kind in _SCOPE_TYPES:
             self._scopes.append(self.ctx.scopes.get(id(node), self.scope))
-        if isinstance(node, _STATEMENTS):
+        if kind in _STATEMENT_TYPES:
             self._pending.append([])
-        for hook in self._visit.get(type(node).__name__, ()):
+        for hook in self._visit.get(kind.__name__, ()):
             hook(node)
         return True
 
     def on_leave(self, original_node, updated_node):
         result = updated_node
-        if isinstance(original_node, (cst.Import, cst.ImportFrom)):
+        kind = type(original_node)
+        if kind in _IMPORT_TYPES:
             return updated_node
-        for hook in self._leave.get(type(original_node).__name__, ()):
+        for hook in self._leave.get(kind.__name__, ()):
             new = hook(original_node, result)
             if new is not result:
                 result = new
                 break
-        if isinstance(original_node, _SCOPE_NODES):
+        if kind in _SCOPE_TYPES:
             self._scopes.pop()
-        if isinstance(original_node, _STATEMENTS):
+        if kind in _STATEMENT_TYPES:
             notes = self._pending.pop()
             if notes and isinstance(result, cst.SimpleStatementLine):
                 result = _trailing_comment(result, notes)

@@ -15,6 +15,7 @@ from mindport.mappings import Entry
 from mindport.mappings.transforms import CALL_TRANSFORMS, VALUE_TRANSFORMS, Arg, Unsupported
 from mindport.migrator.base import Rule
 from mindport.migrator.names import is_torch, receiver_kind
+from mindport.migrator.walk import parse_expression
 
 # Method names that numpy arrays, lists, dicts or strings also have: rewritten only on evident tensors.
 SHARED_METHOD_NAMES = frozenset({
@@ -178,7 +179,7 @@ def _has_newline(comma: cst.Comma) -> bool:
 def _expr(arg: Arg) -> cst.BaseExpression:
     if arg.node is not None and not isinstance(arg.node, list) and _code(arg.node) == arg.source:
         return arg.node
-    return cst.parse_expression(arg.source)
+    return parse_expression(arg.source)
 
 
 class TableCallTransform(Rule):

@@ -8,6 +8,7 @@ import libcst as cst
 from mindport.errors import Diagnostic
 from mindport.mappings import Registry
 from mindport.migrator.names import Scope
+from mindport.migrator.walk import parse_expression
 
 # How each MindSpore module is imported and named in converted code (one place, so every file is consistent).
 IMPORT_STYLE = {
@@ -63,7 +64,7 @@ class FileContext:
             if target == module or target.startswith(module + "."):
                 rest = target[len(module) + 1:]
                 text = self.alias_for(module) + (f".{rest}" if rest else "")
-                return cst.parse_expression(text)
+                return parse_expression(text)
         raise ValueError(f"no import style for {target}")
 
     def position(self, node: cst.CSTNode) -> tuple[int, int]:

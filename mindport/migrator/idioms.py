@@ -7,6 +7,7 @@ import libcst as cst
 
 from mindport.migrator.base import Rule
 from mindport.migrator.names import dotted_name, receiver_kind
+from mindport.migrator.walk import parse_expression, parse_statement
 
 _MODULE_BASES = {"torch.nn.Module", "torch.nn.modules.module.Module"}
 
@@ -118,7 +119,7 @@ class ModuleMethodTransform(Rule):
             return updated_node.with_changes(func=func.with_changes(attr=cst.Name(self.RENAMES[name])))
         if name == "load_state_dict" and args and args[0].keyword is None:
             ms = self.ctx.alias_for("mindspore")
-            return cst.Call(func=cst.parse_expression(f"{ms}.load_param_into_net"),
+            return cst.Call(func=parse_expression(f"{ms}.load_param_into_net"),
                             args=[cst.Arg(func.value), cst.Arg(args[0].value)])
         return updated_node
 
@@ -159,7 +160,7 @@ class ModuleStatementTransform(Rule):
         self.ctx.converted_sites += 1
         flag = call.args[0].value if call.args else cst.Name("True")
         code = cst.Module(body=[])
-        loop = cst.parse_statement(f"for _p in {code.code_for_node(call.func.value)}.get_parameters():\n"
+        loop = parse_statement(f"for _p in {code.code_for_node(call.func.value)}.get_parameters():\n"
                                    f"    _p.requires_grad = {code.code_for_node(flag)}\n")
         return loop.with_changes(leading_lines=updated_node.leading_lines)
 
@@ -189,7 +190,7 @@ class BufferTransform(Rule):
             return line  # non-persistent: MindSpore's Cell.register_buffer has the same meaning
         ms = self.ctx.alias_for("mindspore")
         owner = _receiver(call)
-        param = cst.Call(func=cst.parse_expression(f"{ms}.Parameter"), args=[
+        param = cst.Call(func=parse_expression(f"{ms}.Parameter"), args=[
             cst.Arg(tensor),
             cst.Arg(keyword=cst.Name("name"), value=name, equal=_eq()),
             cst.Arg(keyword=cst.Name("requires_grad"), value=cst.Name("False"), equal=_eq()),
@@ -222,12 +223,12 @@ class DeviceTransform(Rule):
             self.ctx.converted_sites += 1
             ms = self.ctx.alias_for("mindspore")
             if self.ctx.options.ms_version >= (2, 3):
-                return cst.parse_expression(f'{ms}.hal.is_available("GPU")')
-            return cst.parse_expression(f'({ms}.get_context("device_target") == "GPU")')
+                return parse_expression(f'{ms}.hal.is_available("GPU")')
+            return parse_expression(f'({ms}.get_context("device_target") == "GPU")')
         if qual in ("torch.cuda.device_count",):
             ms = self.ctx.alias_for("mindspore")
             self.ctx.converted_sites += 1
-            return cst.parse_expression(f'{ms}.hal.device_count("GPU")')
+            return parse_expression(f'{ms}.hal.device_count("GPU")')
         if qual in ("torch.nn.DataParallel", "torch.nn.parallel.DistributedDataParallel",
                     "torch.nn.parallel.DataParallel") and updated_node.args:
             self.ctx.converted_sites += 1
@@ -243,7 +244,7 @@ class DeviceTransform(Rule):
         if name in _CAST_METHODS and not updated_node.args:
             ms = self.ctx.alias_for("mindspore")
             self.ctx.converted_sites += 1
-            return _method(func.value, "astype", [cst.Arg(cst.parse_expression(f"{ms}.{_CAST_METHODS[name]}"))])
+            return _method(func.value, "astype", [cst.Arg(parse_expression(f"{ms}.{_CAST_METHODS[name]}"))])
         return updated_node
 
     def _to(self, original: cst.Call, call: cst.Call):
@@ -311,7 +312,7 @@ class DeviceTransform(Rule):
             text = f"{ms}.set_device({target}{', ' + device_id if device_id else ''})"
         else:
             text = f"{ms}.set_context(device_target={target}{', device_id=' + device_id if device_id else ''})"
-        return cst.parse_statement(text)  # type: ignore[return-value]
+        return parse_statement(text)  # type: ignore[return-value]
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
@@ -338,7 +339,7 @@ class TensorIdiomTransform(Rule):
         if name == "detach" and not updated_node.args:
             ops = self.ctx.alias_for("mindspore.ops")
             self.ctx.converted_sites += 1
-            return cst.Call(func=cst.parse_expression(f"{ops}.stop_gradient"), args=[cst.Arg(func.value)])
+            return cst.Call(func=parse_expression(f"{ops}.stop_gradient"), args=[cst.Arg(func.value)])
         if name == "size" and len(updated_node.args) <= 1 and all(
             a.keyword is None or a.keyword.value == "dim" for a in updated_node.args
         ):
@@ -561,7 +562,7 @@ class InitTransform(Rule):
                           "initialise with ops.uniform and set_data by hand", qual)
                 self.ctx.handled.add(id(original_node))  # reported once, here
                 return updated_node
-            init_args.append(cst.Arg(cst.parse_expression(high_s), keyword=cst.Name("scale"), equal=_eq()))
+            init_args.append(cst.Arg(parse_expression(high_s), keyword=cst.Name("scale"), equal=_eq()))
         else:
             known = {t for t, _, _ in spec}
             if set(given) - known:
@@ -571,13 +572,13 @@ class InitTransform(Rule):
                 if value is None:
                     if default is None:
                         return updated_node  # a required argument is missing: leave it to the table to flag
-                    value = cst.parse_expression(default)  # MindSpore's defaults differ (Normal sigma=0.01)
+                    value = parse_expression(default)  # MindSpore's defaults differ (Normal sigma=0.01)
                 init_args.append(cst.Arg(value, keyword=cst.Name(ms_arg), equal=_eq()))
         ms = self.ctx.alias_for("mindspore")
         self.ctx.converted_sites += 1
         self.ctx.handled.add(id(original_node))
-        init = cst.Call(func=cst.parse_expression(f"{ms}.common.initializer.{cls}"), args=init_args)
-        data = cst.Call(func=cst.parse_expression(f"{ms}.common.initializer.initializer"), args=[
+        init = cst.Call(func=parse_expression(f"{ms}.common.initializer.{cls}"), args=init_args)
+        data = cst.Call(func=parse_expression(f"{ms}.common.initializer.initializer"), args=[
             cst.Arg(init), cst.Arg(cst.Attribute(value=tensor, attr=cst.Name("shape"))),
             cst.Arg(cst.Attribute(value=tensor, attr=cst.Name("dtype")))])
         return _method(tensor, "set_data", [cst.Arg(data)])
@@ -615,7 +616,7 @@ class ContainerTransform(Rule):
         self.ctx.handled.add(id(original_node))
         self.runtime_modules.add(RUNTIME_CONTAINERS)
         alias = _runtime_alias(RUNTIME_CONTAINERS)
-        return updated_node.with_changes(func=cst.parse_expression(f"{alias}.{_CONTAINERS[qual]}"))
+        return updated_node.with_changes(func=parse_expression(f"{alias}.{_CONTAINERS[qual]}"))
 
 
 def _runtime_alias(module: str) -> str:
@@ -703,7 +704,7 @@ class AutogradFunctionTransform(Rule):
         body = fn.body.visit(_CtxToSelf(ctx_name, len(inputs)))
         body = body.visit(_BpropReturns(inputs, ops))
         if len(grads) > 1:
-            unpack = cst.parse_statement(f"{', '.join(grads)} = dout")
+            unpack = parse_statement(f"{', '.join(grads)} = dout")
             body = body.with_changes(body=[unpack, *body.body])
         params = [cst.Param(cst.Name("self")), *[cst.Param(cst.Name(n)) for n in inputs], cst.Param(cst.Name("out")),
                   cst.Param(cst.Name(dout))]
@@ -748,7 +749,7 @@ class _CtxToSelf(cst.CSTTransformer):
                 if method == "save_for_backward":
                     saved = cst.Tuple([cst.Element(a.value) for a in call.args]) if call.args else cst.Tuple([])
                     return updated_node.with_changes(body=[cst.Assign(
-                        targets=[cst.AssignTarget(cst.parse_expression("self.saved_tensors"))], value=saved)])
+                        targets=[cst.AssignTarget(parse_expression("self.saved_tensors"))], value=saved)])
                 if method in _CTX_DROPPED:
                     return cst.RemoveFromParent()
         return updated_node
@@ -758,7 +759,7 @@ class _CtxToSelf(cst.CSTTransformer):
             if updated_node.attr.value == "saved_variables":
                 return updated_node.with_changes(attr=cst.Name("saved_tensors"))
             if updated_node.attr.value == "needs_input_grad":
-                return cst.parse_expression(f"({'True, ' * self.n_inputs})")
+                return parse_expression(f"({'True, ' * self.n_inputs})")
         return updated_node
 
     def leave_Name(self, original_node, updated_node):
@@ -792,7 +793,7 @@ class _BpropReturns(cst.CSTTransformer):
         fixed = []
         for i, item in enumerate(items):
             if isinstance(item, cst.Name) and item.value == "None" and i < len(self.inputs):
-                item = cst.parse_expression(f"{self.ops}.zeros_like({self.inputs[i]})")
+                item = parse_expression(f"{self.ops}.zeros_like({self.inputs[i]})")
             fixed.append(cst.Element(item))
         return updated_node.with_changes(value=cst.Tuple(fixed) if len(fixed) > 1 else
                                          cst.Tuple([cst.Element(fixed[0].value, comma=cst.Comma())]))
@@ -833,7 +834,7 @@ def finalize_runtime(module: cst.Module, rules) -> cst.Module:
         if isinstance(imp, cst.ImportFrom):
             mod = dotted_name(imp.module) if imp.module is not None and not imp.relative else ""
             if mod in _EINOPS_LAYERS:
-                imp = imp.with_changes(module=cst.parse_expression(_EINOPS_LAYERS[mod]))
+                imp = imp.with_changes(module=parse_expression(_EINOPS_LAYERS[mod]))
                 body[i] = stmt.with_changes(body=[imp])
                 changed = True
                 mod = dotted_name(imp.module)
@@ -844,7 +845,7 @@ def finalize_runtime(module: cst.Module, rules) -> cst.Module:
             for alias in imp.names:
                 full = dotted_name(alias.name) or ""
                 if full in _EINOPS_LAYERS and alias.asname is not None:
-                    alias = alias.with_changes(name=cst.parse_expression(_EINOPS_LAYERS[full]))
+                    alias = alias.with_changes(name=parse_expression(_EINOPS_LAYERS[full]))
                     changed = True
                 new_names.append(alias)
             imp = imp.with_changes(names=new_names)
@@ -862,10 +863,10 @@ def finalize_runtime(module: cst.Module, rules) -> cst.Module:
     lines = []
     for m in add:
         if m == EINOPS_BACKEND:
-            lines.append(cst.parse_statement(f"import {m}  # noqa: F401  (einops backend for MindSpore tensors)"))
+            lines.append(parse_statement(f"import {m}  # noqa: F401  (einops backend for MindSpore tensors)"))
         else:
             parent, leaf = m.rsplit(".", 1)
-            lines.append(cst.parse_statement(f"from {parent} import {leaf} as {_runtime_alias(m)}"))
+            lines.append(parse_statement(f"from {parent} import {leaf} as {_runtime_alias(m)}"))
     body[last_import + 1:last_import + 1] = lines
     return module.with_changes(body=body)
 

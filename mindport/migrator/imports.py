@@ -8,7 +8,7 @@ import libcst as cst
 
 from mindport.migrator.context import IMPORT_STYLE
 from mindport.migrator.names import Scope, is_torch
-from mindport.migrator.walk import transform
+from mindport.migrator.walk import parse_statement, transform
 
 
 def choose_aliases(module_scope: Scope) -> tuple[dict[str, str], set[str]]:
@@ -39,7 +39,7 @@ def import_statement(module: str, alias: str) -> cst.SimpleStatementLine:
             text = f"{text.split(' as ')[0]} as {alias}" if " as " in text else f"{text} as {alias}"
         else:
             text = f"import {module} as {alias}"
-    return cst.parse_statement(text)  # type: ignore[return-value]
+    return parse_statement(text)  # type: ignore[return-value]
 
 
 def _alias_bound_name(alias: cst.ImportAlias, is_from: bool) -> str:

@@ -27,6 +27,7 @@ from mindport.mappings.transforms import Unsupported
 from mindport.migrator.base import Rule
 from mindport.migrator.calls import CallBindError, bind_arguments, map_arguments
 from mindport.migrator.names import dotted_name
+from mindport.migrator.walk import parse_expression, parse_statement
 
 _CLIP = {"torch.nn.utils.clip_grad_norm_": "norm", "torch.nn.utils.clip_grad.clip_grad_norm_": "norm",
          "torch.nn.utils.clip_grad_value_": "value", "torch.nn.utils.clip_grad.clip_grad_value_": "value"}
@@ -41,7 +42,7 @@ def _code(node: cst.CSTNode) -> str:
 
 
 def _stmt(text: str) -> cst.BaseStatement:
-    return cst.parse_statement(text)
+    return parse_statement(text)
 
 
 def _method_call(node, name: str) -> cst.Call | None:
@@ -445,7 +446,7 @@ class TrainingLoopRule(Rule):
             elif name == "unscale_" and receiver == scaler:
                 continue  # grads are unscaled right after grad_fn
             elif name == "step" and receiver in optimizers and not call.args:
-                out.append(stmt.with_changes(body=[cst.Expr(cst.parse_expression(f"{receiver}({grads})"))]))
+                out.append(stmt.with_changes(body=[cst.Expr(parse_expression(f"{receiver}({grads})"))]))
             elif name == "step" and receiver == scaler and call.args:
                 opt = _code(call.args[0].value)
                 out.append(_stmt(f"if {ms}.amp.all_finite({grads}):\n    {opt}({grads})\n").with_changes(**keep))
@@ -541,7 +542,7 @@ class DataPipelineTransform(Rule):
             ms = self.ctx.alias_for("mindspore")
             tensors = ", ".join(_code(a.value) for a in updated_node.args) + ("," if len(updated_node.args) == 1 else "")
             self.ctx.converted_sites += 1
-            return cst.parse_expression(f"list(zip(*({ms}.Tensor(t).asnumpy() for t in ({tensors}))))")
+            return parse_expression(f"list(zip(*({ms}.Tensor(t).asnumpy() for t in ({tensors}))))")
         if qual == "torch.utils.data.DataLoader":
             self.ctx.handled.add(id(original_node))
             return self._loader(original_node, updated_node)
@@ -579,7 +580,7 @@ class DataPipelineTransform(Rule):
             drop = bound["drop_last"]
             text += f".batch({batch}" + (f", drop_remainder={drop.source})" if drop.given else ")")
         self.ctx.converted_sites += 1
-        return cst.parse_expression(text)
+        return parse_expression(text)
 
 
 def _getitem_columns(cls: cst.ClassDef) -> int:

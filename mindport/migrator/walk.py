@@ -41,17 +41,22 @@ def syntax_fields(cls: type) -> tuple[str, ...]:
     return tuple(n for n in names if n not in _NOT_SYNTAX and "whitespace" not in n)
 
 
+@functools.lru_cache(maxsize=None)
+def _is_node_type(cls: type) -> bool:
+    return issubclass(cls, cst.CSTNode)  # once per class: isinstance on LibCST's ABCs is slow per node
+
+
 def walk(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
     """``node.visit(visitor)`` for a read-only visitor, without rebuilding anything."""
     if visitor.on_visit(node) is not False:
         for name in syntax_fields(type(node)):
             value = getattr(node, name)
-            if isinstance(value, cst.CSTNode):
-                walk(value, visitor)
-            elif isinstance(value, (list, tuple)):
+            if type(value) in (list, tuple):
                 for item in value:
-                    if isinstance(item, cst.CSTNode):
+                    if _is_node_type(type(item)):
                         walk(item, visitor)
+            elif _is_node_type(type(value)):
+                walk(value, visitor)
     visitor.on_leave(node)
 
 
@@ -65,15 +70,13 @@ def transform(node: cst.CSTNode, transformer: cst.CSTTransformer):
         changes = {}
         for name in syntax_fields(type(node)):
             value = getattr(node, name)
-            if isinstance(value, cst.CSTNode):
-                new = transform(value, transformer)
-                if new is not value:
-                    changes[name] = _single(node, name, new)
-            elif isinstance(value, (list, tuple)) and value:
+            if type(value) in (list, tuple):
+                if not value:
+                    continue
                 items: list = []
                 changed = False
                 for item in value:
-                    if not isinstance(item, cst.CSTNode):
+                    if not _is_node_type(type(item)):
                         items.append(item)
                         continue
                     new = transform(item, transformer)
@@ -87,6 +90,10 @@ def transform(node: cst.CSTNode, transformer: cst.CSTTransformer):
                         items.append(new)
                 if changed:
                     changes[name] = tuple(items)
+            elif _is_node_type(type(value)):
+                new = transform(value, transformer)
+                if new is not value:
+                    changes[name] = _single(node, name, new)
         if changes:
             updated = node.with_changes(**changes)
     return transformer.on_leave(node, updated)
@@ -102,3 +109,16 @@ def _single(parent: cst.CSTNode, name: str, new):
     if isinstance(new, cst.FlattenSentinel):
         raise ValueError(f"cannot flatten several nodes into {type(parent).__name__}.{name}")
     return new
+
+
+@functools.lru_cache(maxsize=8192)
+def parse_expression(text: str) -> cst.BaseExpression:
+    """``cst.parse_expression``, cached: rules build the same small expressions (``ops.relu``) again and again, and
+    LibCST nodes are immutable, so one parsed node can stand in many places of a tree."""
+    return cst.parse_expression(text)
+
+
+@functools.lru_cache(maxsize=2048)
+def parse_statement(text: str) -> cst.BaseStatement:
+    """``cst.parse_statement``, cached (see :func:`parse_expression`)."""
+    return cst.parse_statement(text)
