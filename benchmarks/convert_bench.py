@@ -6,7 +6,9 @@ and function names suffixed per copy, integer literals shifted, several fixtures
 * cold conversion: ``mindport.convert_path(src, dst, jobs=N)`` (a multiprocessing pool over ``convert_source``
   when ``convert_path`` is unavailable), in lines/s wall;
 * warm re-run on the unchanged tree (content-hash cache), in lines/s;
-* ``ast.parse`` throughput on the same corpus (one process), and the ratio conversion / parse.
+* ``ast.parse`` throughput on the same corpus (one process), and the ratio conversion / parse;
+* ``libcst.parse_module`` + code generation throughput (one process): a LibCST rewriter must at least parse and
+  print every file it changes, so this times the number of jobs is the ceiling for a cold run.
 
 Usage: ``.venv/bin/python benchmarks/convert_bench.py [--lines 100000] [--jobs 2] [--profile]``
 """
@@ -112,6 +114,14 @@ def main(argv=None) -> int:
     parse_s = time.perf_counter() - t0
     parse_rate = lines / parse_s
 
+    import libcst as cst
+
+    t0 = time.perf_counter()
+    for t in texts:
+        cst.parse_module(t).code
+    cst_s = time.perf_counter() - t0
+    cst_rate = lines / cst_s
+
     t0 = time.perf_counter()
     convert_tree(src, dst, args.jobs)
     cold_s = time.perf_counter() - t0
@@ -121,6 +131,8 @@ def main(argv=None) -> int:
 
     cold, warm = lines / cold_s, lines / warm_s
     print(f"ast.parse (1 process):     {parse_rate:12,.0f} lines/s  ({parse_s:.2f} s)")
+    print(f"libcst parse+print (1 p.): {cst_rate:12,.0f} lines/s  ({cst_s:.2f} s)   "
+          f"ceiling with --jobs {args.jobs}: {cst_rate * args.jobs:,.0f} lines/s")
     print(f"convert, cold (jobs={args.jobs}):   {cold:12,.0f} lines/s  ({cold_s:.2f} s)   "
           f"= {cold / parse_rate:.3f} x ast.parse   target >= 20,000")
     print(f"convert, re-run (cached):  {warm:12,.0f} lines/s  ({warm_s:.2f} s)   "

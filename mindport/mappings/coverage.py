@@ -26,9 +26,10 @@ TORCH_TYPOS = {
 
 
 def official_rows(table: str = "r2.4") -> list[dict]:
+    """The table's rows that name a torch API (rows marked "-" list MindSpore-only APIs: nothing to map)."""
     path = REFERENCE_DIR / f"ms_api_mapping_{table}.tsv"
     with path.open(encoding="utf-8") as handle:
-        return list(csv.DictReader(handle, delimiter="\t"))
+        return [row for row in csv.DictReader(handle, delimiter="\t") if row["torch_api"].strip() not in ("", "-")]
 
 
 def status_of(registry: Registry, torch_name: str) -> str:
