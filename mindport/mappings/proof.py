@@ -158,7 +158,7 @@ def _flatten(value) -> list:
 
 def _to_numpy(value):
     if hasattr(value, "detach"):
-        value = value.detach()
+        value = value.detach().resolve_conj().resolve_neg()  # conjugate/negative views (torch.fft.ifft of real input)
         if value.dtype.is_floating_point and str(value.dtype) == "torch.bfloat16":
             value = value.float()
         return value.numpy()
