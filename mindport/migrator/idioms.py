@@ -205,6 +205,20 @@ def _eq() -> cst.AssignEqual:
 
 
 _DEVICE_METHODS = {"cuda", "cpu"}
+_DEVICE_WORDS = ("device", "dev", "cuda", "gpu", "cpu", "rank", "npu")
+
+
+def _is_device(expr) -> bool:
+    """Evidently a device: a string or int literal, ``torch.device(...)``, or a name such as ``device``,
+    ``args.device``, ``x.device``, ``local_rank``."""
+    if isinstance(expr, (cst.SimpleString, cst.Integer, cst.FormattedString)):
+        return True
+    if isinstance(expr, cst.Call):
+        return _is_device(expr.func)
+    if isinstance(expr, cst.IfExp):
+        return _is_device(expr.body) and _is_device(expr.orelse)
+    name = expr.attr.value if isinstance(expr, cst.Attribute) else expr.value if isinstance(expr, cst.Name) else ""
+    return any(word in name.lower() for word in _DEVICE_WORDS)
 _CAST_METHODS = {"half": "float16", "float": "float32", "double": "float64", "long": "int64", "int": "int32",
                  "bool": "bool_", "bfloat16": "bfloat16"}
 
@@ -256,6 +270,13 @@ class DeviceTransform(Rule):
                 dtype = arg.value
             elif arg.keyword is None and self._is_dtype(original_arg.value):
                 dtype = arg.value
+            elif arg.keyword is None and not _is_device(original_arg.value):
+                # x.to(d) / x.to(other): a dtype, a device or a tensor, only known at run time
+                self.flag(original, "MP102", f".to({_src(original_arg.value)}): cannot tell whether the argument is a "
+                          "dtype, a device or a tensor", "write x.astype(dtype) for a dtype, drop the call for a device "
+                          "move, x.astype(other.dtype) for a tensor", "torch.Tensor.to")
+                self.ctx.handled.add(id(original))
+                return call
             elif arg.keyword is not None and arg.keyword.value not in ("device", "non_blocking", "copy"):
                 return call
         self.ctx.converted_sites += 1

@@ -32,6 +32,15 @@ def test_to_keeps_casts_and_drops_devices():
         np.testing.assert_allclose(m.asnumpy().astype(np.float64), t.numpy().astype(np.float64), rtol=1e-3)
 
 
+def test_to_with_an_argument_of_unknown_kind_is_flagged_not_dropped():
+    # x.to(d) may be a cast (d a dtype) or a device move: dropping it would silently lose a cast
+    source = "import torch\n\n\ndef f(x, d, other):\n    return x.to(d), x.to(other), x.to(args_device)\n"
+    result = convert_source(source)
+    assert [(d.code, d.line) for d in result.diagnostics] == [("MP102", 5), ("MP102", 5)]
+    assert "x.to(d)" in result.code and "x.to(other)" in result.code
+    assert "x.to(other), x  #" in result.code  # args_device: evidently a device, the move vanishes
+
+
 def test_methods_called_on_self_are_sub_layers_not_tensor_methods():
     source = ("import torch.nn as nn\n\n\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
               "        self.softmax = nn.Softmax(dim=1)\n        self.norm = nn.LayerNorm(4)\n\n"
