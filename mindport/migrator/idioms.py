@@ -250,7 +250,9 @@ class DeviceTransform(Rule):
         if not isinstance(func, cst.Attribute) or self.scope.resolve(func.value) is not None:
             return updated_node
         name = func.attr.value
-        if name in _DEVICE_METHODS and not any(a.keyword is None for a in updated_node.args):
+        if name in _DEVICE_METHODS and all(a.keyword is None or a.keyword.value in ("device", "non_blocking",
+                                                                                   "memory_format")
+                                           for a in updated_node.args):  # x.cuda(0): the device index goes too
             self.ctx.converted_sites += 1
             return func.value
         if name == "to":

@@ -26,7 +26,7 @@ import libcst as cst
 from mindport.mappings.transforms import Unsupported
 from mindport.migrator.base import Rule
 from mindport.migrator.calls import CallBindError, bind_arguments, map_arguments
-from mindport.migrator.names import dotted_name
+from mindport.migrator.names import dotted_name, receiver_kind
 from mindport.migrator.walk import parse_expression, parse_statement
 
 _CLIP = {"torch.nn.utils.clip_grad_norm_": "norm", "torch.nn.utils.clip_grad.clip_grad_norm_": "norm",
@@ -195,6 +195,19 @@ class TrainingLoopRule(Rule):
 
     def visit_While(self, node: cst.While) -> None:
         self._loop_bodies.add(id(node.body))
+
+    def leave_Call(self, original_node, updated_node):
+        # loss.backward() outside a loop this rule rewrites (a train_step function, a while loop): MindSpore tensors
+        # have no backward(), and leaving it would fail only at run time
+        func = original_node.func
+        if id(original_node) in self.ctx.handled or not isinstance(func, cst.Attribute) \
+                or func.attr.value != "backward" or self.scope.resolve(func.value) is not None \
+                or receiver_kind(func.value, self.scope) in ("python", "foreign", "object"):
+            return updated_node
+        self.ctx.handled.add(id(original_node))
+        self.flag(original_node, "MP105", f"{_code(func.value)}.backward() outside a recognised training loop: "
+                  "MindSpore computes gradients as values", _MP105_HINT, "torch.Tensor.backward")
+        return updated_node
 
     def leave_For(self, original_node: cst.For, updated_node: cst.For):
         targets = [n for level in self._loop_targets for n in level]

@@ -57,3 +57,10 @@ def test_tied_and_direct_parameter_names_follow_the_weight_rules():
     code = convert_source(source).code
     assert "self.head.weight = self.emb.embedding_table" in code
     assert "self.norm.gamma.sum()" in code
+
+
+def test_cuda_with_a_device_index_is_dropped_like_cuda():
+    source = "import torch\n\n\ndef f(x, model):\n    model.cuda(1)\n    return x.cuda(0) * 2, x.cuda(device=0), x.cpu()\n"
+    result = convert_source(source)
+    assert not result.diagnostics
+    assert "return x * 2, x, x" in result.code and "cuda" not in result.code

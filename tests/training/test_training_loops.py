@@ -71,3 +71,16 @@ def test_unfit_loop_gets_mp105_and_parses():
     assert "value_and_grad" in diag.suggestion and diag.line == 5
     ast.parse(result.code)
     assert "# mindport: MP105" in result.code
+
+
+def test_backward_outside_a_loop_is_flagged_not_left_silently():
+    # a train_step function: MindSpore tensors have no backward(), so leaving the call would only fail at run time
+    from mindport import convert_source
+
+    source = ("import torch\n\n\ndef train_step(model, opt, x, y):\n    opt.zero_grad()\n"
+              "    loss = torch.nn.functional.mse_loss(model(x), y)\n    loss.backward()\n    opt.step()\n"
+              "    return loss\n")
+    result = convert_source(source)
+    assert [(d.code, d.line) for d in result.diagnostics] == [("MP105", 7)]
+    assert "value_and_grad" in result.diagnostics[0].suggestion
+    ast.parse(result.code)
