@@ -28,6 +28,7 @@ IMPORT_STYLE = {
     "mindport.runtime.special": ("from mindport.runtime import special as mp_special", "mp_special"),
     "mindport.runtime.tensor": ("from mindport.runtime import tensor as mp_tensor", "mp_tensor"),
     "mindport.runtime.math": ("from mindport.runtime import math as mp_math", "mp_math"),
+    "mindport.runtime.linalg": ("from mindport.runtime import linalg as mp_linalg", "mp_linalg"),
 }
 
 
