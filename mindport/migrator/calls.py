@@ -24,7 +24,7 @@ SHARED_METHOD_NAMES = frozenset({
     "cumprod", "squeeze", "view", "add", "index", "count", "pop", "append", "insert", "remove", "update", "get",
     "keys", "values", "items", "split", "join", "replace", "format", "strip", "type", "size", "dot", "nonzero",
     "trace", "diagonal", "conj", "real", "imag", "abs", "take", "put", "expand", "resize", "norm", "to", "float",
-    "int", "long", "half", "double", "bool", "numpy", "new", "zero_", "apply", "t", "T", "max", "chunk",
+    "int", "long", "half", "double", "bool", "numpy", "new", "apply", "t", "T", "max", "chunk",
 })
 
 _VARARGS = "<varargs>"
@@ -268,6 +268,11 @@ class TableCallTransform(Rule):
             return updated_node  # same method, same arguments
         if not self._plausible(func, strict=func.attr.value in SHARED_METHOD_NAMES):
             return updated_node
+        if func.attr.value.endswith("_") and isinstance(func.value, cst.Subscript):
+            self.flag(original_node, "MP102", f"{entry.torch} on an indexed view: indexing a MindSpore tensor makes a "
+                      "copy, so the update would be lost", "assign the result: x[i] = <out-of-place op>(x[i], ...)",
+                      entry.torch)
+            return updated_node
         try:
             mapped = map_arguments(entry, bind_arguments(entry, list(updated_node.args)), self.ctx.options.target)
             self._resolve_ms_names(mapped)
@@ -279,9 +284,12 @@ class TableCallTransform(Rule):
             return updated_node
         self.ctx.converted_sites += 1
         receiver = updated_node.func.value  # type: ignore[union-attr]
+        if func.attr.value.endswith("_") and isinstance(receiver, cst.Attribute) and receiver.attr.value == "data":
+            receiver = receiver.value  # p.data.zero_(): MindSpore's Parameter.data is a copy, update p itself
         args = build_call_args(entry, mapped, self.ctx.options.target)
         if target.startswith("."):
-            return updated_node.with_changes(func=updated_node.func.with_changes(attr=cst.Name(target[1:])), args=args)
+            method = updated_node.func.with_changes(value=receiver, attr=cst.Name(target[1:]))
+            return updated_node.with_changes(func=method, args=args)
         return updated_node.with_changes(func=self.ctx.target_expr(target),
                                          args=_fix_commas([cst.Arg(value=receiver), *args]))
 

@@ -251,6 +251,11 @@ def receiver_kind(expr: cst.BaseExpression, scope: Scope) -> str:
         return receiver_kind(expr.value, scope)
     if isinstance(expr, (cst.Call, cst.BinaryOperation) + _LITERALS):
         return value_kind(expr, scope)
+    if isinstance(expr, cst.Attribute) and expr.attr.value in ("weight", "bias"):
+        return "tensor"  # a layer's parameter: m.weight.normal_(), self.fc.bias.zero_()
+    if isinstance(expr, cst.Attribute) and expr.attr.value in ("data", "grad") \
+            and receiver_kind(expr.value, scope) == "tensor":
+        return "tensor"  # m.weight.data.zero_(); a numpy-holding self.data stays unknown
     return "other"
 
 

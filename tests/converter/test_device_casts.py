@@ -64,3 +64,18 @@ def test_cuda_with_a_device_index_is_dropped_like_cuda():
     result = convert_source(source)
     assert not result.diagnostics
     assert "return x * 2, x, x" in result.code and "cuda" not in result.code
+
+
+def test_init_loops_through_data_update_the_parameters_and_views_are_flagged():
+    import mindspore as ms
+
+    source = ("import torch\nfrom torch import nn\n\n\ndef init(model):\n    for m in model.modules():\n"
+              "        if isinstance(m, nn.Linear):\n            m.weight.data.fill_(0.5)\n            m.bias.data.zero_()\n"
+              "    return model\n\n\ndef view(h):\n    h[0].zero_()\n    return h\n")
+    result = convert_source(source)
+    assert [(d.code, d.line) for d in result.diagnostics] == [("MP102", 14)]
+    namespace: dict = {}
+    exec(compile(result.code, "converted", "exec"), namespace)
+    model = namespace["init"](ms.nn.SequentialCell([ms.nn.Dense(3, 2)]))
+    dense = model[0]
+    assert (dense.weight.asnumpy() == 0.5).all() and (dense.bias.asnumpy() == 0).all()

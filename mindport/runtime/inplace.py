@@ -1,0 +1,783 @@
+"""torch's in-place tensor operations (``x.sin_()``, ``torch.relu_(x)``, ``F.elu_(x)``, ``x.uniform_(-a, a)``, …).
+
+MindSpore 2.10 has a few in-place Tensor methods, but most have no CPU kernel (``The kernel InplaceZero
+unregistered``) and many torch ones do not exist. Each function here computes the out-of-place result with CPU
+operations and writes it back into the receiver, which keeps its identity (other names for the tensor, a
+Parameter, see the update) and its dtype (torch's rule: ``x.eq_(y)`` on float ``x`` stores 0./1. floats), and
+returns the receiver, like torch.
+
+How the update is written (measured on MindSpore 2.10, CPU):
+
+* PyNative mode: ``Tensor.assign_value``. It also moves the autograd history onto the receiver, so gradients
+  through ``h.sin_(); loss(h)`` match torch, provided the operation reads a copy of the receiver (``_src``): without
+  the copy its backward would read the overwritten values. MindSpore's own in-place methods (``x.add_``,
+  ``x.mul_``, ``x.remainder_``) do not do this: after ``h = 3 * x; h.add_(1)`` the gradient of ``(h * h).sum()``
+  is 18x where torch gives 6(3x + 1).
+* Graph mode (``ms.jit``, ``GRAPH_MODE`` Cells): ``assign_value`` can't be compiled ("the 'Tensor' object's method
+  'assign_value' is not supported in 'construct'"), so ``ops.assign`` is used instead (Parameters and tensors, same
+  shape). Values match torch there, but graph-mode autodiff passes gradients through the update as if it were the
+  identity (``h = 3 * x; h.sin_()`` then ``(h * h).sum() + h.sum()``: 3(2 sin 3x + 1) instead of
+  3 cos 3x (2 sin 3x + 1)): code that is differentiated in graph mode should use the out-of-place operation. The shape-changing operations
+  (``unsqueeze_``, ``squeeze_``, ``t_``, ``transpose_``, ``swapaxes_``, ``swapdims_``) can't be compiled in graph mode
+  (``ops.assign`` needs equal shapes) and raise there; so do ``apply_``/``map_`` (a Python function per element
+  needs the values on the host).
+
+Not covered by any of this: torch views. ``x[0].zero_()`` updates ``x`` in torch; in MindSpore ``x[0]`` is a copy,
+so the update is lost (MindSpore's own in-place methods behave the same way). Write ``x[0] = 0`` instead.
+"""
+from __future__ import annotations
+
+import math
+
+import mindspore as ms
+from mindspore import ops
+from mindspore.ops.primitive import constexpr
+
+_FLOATS = (ms.float16, ms.float32, ms.float64, ms.bfloat16)
+
+
+# --- writing the result back --------------------------------------------------------------------------------------
+
+def _marker():
+    return 0
+
+
+@constexpr(check=False)
+def _is_none(value):
+    return value is None
+
+
+def _in_graph():
+    """True while MindSpore compiles a graph: a function object is not a constant there, so the constexpr sees None
+    (the trick ``mindspore.graph.api._run_in_jit`` uses); in PyNative it runs as plain Python and sees the function."""
+    return _is_none(_marker)
+
+
+def _store(input, value):
+    """Write ``value`` (cast to the receiver's dtype) into ``input`` and return ``input``."""
+    if value.dtype != input.dtype:
+        value = value.astype(input.dtype)
+    if _in_graph():
+        ops.assign(input, value)
+    else:
+        input.assign_value(value)
+    return input
+
+
+def _store_reshaped(input, value):
+    """``_store`` for results with a different shape (PyNative only: graph mode can't change a tensor's shape)."""
+    if _in_graph():
+        raise RuntimeError("mindport: torch's shape-changing in-place operations (unsqueeze_, squeeze_, t_, "
+                           "transpose_, swapaxes_, swapdims_) can't be compiled in graph mode; "
+                           "write x = x.unsqueeze(dim) etc.")
+    input.assign_value(value)
+    return input
+
+
+def _src(input):
+    """The receiver as the operation's input: a copy, so the operation's backward never reads overwritten values."""
+    return input.copy()
+
+
+def _unary(op, name, torch_names):
+    def fn(input):
+        return _store(input, op(_src(input)))
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"{torch_names}: ``{name.rstrip('_')}`` written into the receiver (see the module docstring)."
+    return fn
+
+
+def _binary(op, name, torch_names):
+    def fn(input, other):
+        return _store(input, op(_src(input), other))
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"{torch_names}: ``{name.rstrip('_')}(input, other)`` written into the receiver (see the module " \
+                 f"docstring)."
+    return fn
+
+
+def _compare(op, name):
+    def fn(input, other):
+        return _store(input, op(input, other))
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"torch.Tensor.{name}: the comparison stored in the receiver's dtype (1/0 for a float receiver, " \
+                 f"as in torch)."
+    return fn
+
+
+# --- element-wise, one argument -----------------------------------------------------------------------------------
+
+abs_ = _unary(ops.abs, "abs_", "torch.Tensor.abs_ / torch.abs_")
+absolute_ = _unary(ops.abs, "absolute_", "torch.Tensor.absolute_")
+acos_ = _unary(ops.acos, "acos_", "torch.Tensor.acos_ / torch.acos_")
+arccos_ = _unary(ops.acos, "arccos_", "torch.Tensor.arccos_ / torch.arccos_")
+acosh_ = _unary(ops.acosh, "acosh_", "torch.Tensor.acosh_ / torch.acosh_")
+arccosh_ = _unary(ops.acosh, "arccosh_", "torch.Tensor.arccosh_ / torch.arccosh_")
+asin_ = _unary(ops.asin, "asin_", "torch.Tensor.asin_ / torch.asin_")
+arcsin_ = _unary(ops.asin, "arcsin_", "torch.Tensor.arcsin_ / torch.arcsin_")
+asinh_ = _unary(ops.asinh, "asinh_", "torch.Tensor.asinh_ / torch.asinh_")
+arcsinh_ = _unary(ops.asinh, "arcsinh_", "torch.Tensor.arcsinh_ / torch.arcsinh_")
+atan_ = _unary(ops.atan, "atan_", "torch.Tensor.atan_ / torch.atan_")
+arctan_ = _unary(ops.atan, "arctan_", "torch.Tensor.arctan_ / torch.arctan_")
+atanh_ = _unary(ops.atanh, "atanh_", "torch.Tensor.atanh_ / torch.atanh_")
+arctanh_ = _unary(ops.atanh, "arctanh_", "torch.Tensor.arctanh_ / torch.arctanh_")
+ceil_ = _unary(ops.ceil, "ceil_", "torch.Tensor.ceil_ / torch.ceil_")
+floor_ = _unary(ops.floor, "floor_", "torch.Tensor.floor_ / torch.floor_")
+trunc_ = _unary(ops.trunc, "trunc_", "torch.Tensor.trunc_ / torch.trunc_")
+fix_ = _unary(ops.trunc, "fix_", "torch.Tensor.fix_ / torch.fix_")
+frac_ = _unary(ops.frac, "frac_", "torch.Tensor.frac_ / torch.frac_")
+cos_ = _unary(ops.cos, "cos_", "torch.Tensor.cos_ / torch.cos_")
+cosh_ = _unary(ops.cosh, "cosh_", "torch.Tensor.cosh_ / torch.cosh_")
+sin_ = _unary(ops.sin, "sin_", "torch.Tensor.sin_ / torch.sin_")
+sinh_ = _unary(ops.sinh, "sinh_", "torch.Tensor.sinh_ / torch.sinh_")
+tan_ = _unary(ops.tan, "tan_", "torch.Tensor.tan_ / torch.tan_")
+tanh_ = _unary(ops.tanh, "tanh_", "torch.Tensor.tanh_ / torch.tanh_")
+sigmoid_ = _unary(ops.sigmoid, "sigmoid_", "torch.Tensor.sigmoid_ / torch.sigmoid_")
+relu_ = _unary(ops.relu, "relu_", "torch.Tensor.relu_ / torch.relu_ / torch.nn.functional.relu_")
+selu_ = _unary(ops.selu, "selu_", "torch.selu_ / torch.nn.functional.selu_")
+exp_ = _unary(ops.exp, "exp_", "torch.exp_")
+exp2_ = _unary(ops.exp2, "exp2_", "torch.Tensor.exp2_ / torch.exp2_")
+expm1_ = _unary(ops.expm1, "expm1_", "torch.Tensor.expm1_ / torch.expm1_")
+log_ = _unary(ops.log, "log_", "torch.Tensor.log_ / torch.log_")
+log10_ = _unary(ops.log10, "log10_", "torch.Tensor.log10_ / torch.log10_")
+log1p_ = _unary(ops.log1p, "log1p_", "torch.Tensor.log1p_ / torch.log1p_")
+log2_ = _unary(ops.log2, "log2_", "torch.Tensor.log2_ / torch.log2_")
+sqrt_ = _unary(ops.sqrt, "sqrt_", "torch.Tensor.sqrt_ / torch.sqrt_")
+rsqrt_ = _unary(ops.rsqrt, "rsqrt_", "torch.Tensor.rsqrt_ / torch.rsqrt_")
+square_ = _unary(ops.square, "square_", "torch.Tensor.square_ / torch.square_")
+reciprocal_ = _unary(ops.reciprocal, "reciprocal_", "torch.Tensor.reciprocal_ / torch.reciprocal_")
+neg_ = _unary(ops.neg, "neg_", "torch.Tensor.neg_ / torch.neg_")
+negative_ = _unary(ops.neg, "negative_", "torch.Tensor.negative_ / torch.negative_")
+sign_ = _unary(ops.sign, "sign_", "torch.Tensor.sign_")
+sgn_ = _unary(ops.sgn, "sgn_", "torch.Tensor.sgn_")
+sinc_ = _unary(ops.sinc, "sinc_", "torch.Tensor.sinc_ / torch.sinc_")
+erf_ = _unary(ops.erf, "erf_", "torch.Tensor.erf_ / torch.erf_")
+erfc_ = _unary(ops.erfc, "erfc_", "torch.Tensor.erfc_ / torch.erfc_")
+erfinv_ = _unary(ops.erfinv, "erfinv_", "torch.Tensor.erfinv_")
+digamma_ = _unary(ops.digamma, "digamma_", "torch.Tensor.digamma_")
+lgamma_ = _unary(ops.lgamma, "lgamma_", "torch.Tensor.lgamma_")
+i0_ = _unary(ops.i0, "i0_", "torch.Tensor.i0_ / torch.i0_")
+deg2rad_ = _unary(ops.deg2rad, "deg2rad_", "torch.Tensor.deg2rad_ / torch.deg2rad_")
+rad2deg_ = _unary(ops.rad2deg, "rad2deg_", "torch.Tensor.rad2deg_ / torch.rad2deg_")
+conj_physical_ = _unary(ops.conj, "conj_physical_", "torch.Tensor.conj_physical_ / torch.conj_physical_")
+logical_not_ = _unary(ops.logical_not, "logical_not_", "torch.Tensor.logical_not_ (stored in the receiver's dtype)")
+
+
+def bitwise_not_(input):
+    """torch.Tensor.bitwise_not_ (integers; logical not for bool, which the CPU Invert kernel rejects)."""
+    if input.dtype == ms.bool_:
+        return _store(input, ops.logical_not(input))
+    return _store(input, ops.invert(_src(input)))
+
+
+def round_(input, *, decimals=0):
+    """torch.Tensor.round_ / torch.round_: half to even, like torch; MindSpore's CPU Round takes decimals=0 only
+    ("For Round only support decimals equal 0"), so other decimals scale by 10**decimals as torch does."""
+    if decimals == 0:
+        return _store(input, ops.round(_src(input)))
+    scale = 10.0 ** decimals
+    return _store(input, ops.round(_src(input) * scale) / scale)
+
+
+def logit_(input, eps=None):
+    """torch.Tensor.logit_ / torch.logit_."""
+    return _store(input, ops.logit(_src(input), eps))
+
+
+def nan_to_num_(input, nan=0.0, posinf=None, neginf=None):
+    """torch.Tensor.nan_to_num_ / torch.nan_to_num_ (infinities become the dtype's largest finite values by default)."""
+    return _store(input, ops.nan_to_num(_src(input), nan, posinf, neginf))
+
+
+def zero_(input):
+    """torch.Tensor.zero_ / torch.zero_: MindSpore's Tensor.zero_ has no CPU kernel (InplaceZero)."""
+    return _store(input, ops.zeros_like(input))
+
+
+def fill_(input, value):
+    """torch.Tensor.fill_ / torch.fill_ (a number or a one-element tensor); no CPU kernel for InplaceFillScalar."""
+    if isinstance(value, ms.Tensor):
+        return _store(input, ops.broadcast_to(value.astype(input.dtype).reshape(()), input.shape))
+    return _store(input, ops.full_like(input, value))
+
+
+def detach_(input):
+    """torch.Tensor.detach_ / torch.detach_: cut the receiver from the autograd graph (PyNative: the stop_gradient
+    result's empty history is moved onto the receiver)."""
+    return _store(input, ops.stop_gradient(input))
+
+
+def requires_grad_(input, requires_grad=True):
+    """torch.Tensor.requires_grad_: MindSpore's Tensor.requires_grad_ returns None where torch returns the tensor."""
+    input.requires_grad_(requires_grad)
+    return input
+
+
+# --- activations ----------------------------------------------------------------------------------------------------
+
+def celu_(input, alpha=1.0):
+    """torch.celu_ / torch.nn.functional.celu_."""
+    return _store(input, ops.celu(_src(input), float(alpha)))
+
+
+def elu_(input, alpha=1.0):
+    """torch.nn.functional.elu_: x if x > 0 else alpha * (exp(x) - 1); the CPU Elu kernel takes alpha=1.0 only."""
+    x = _src(input)
+    return _store(input, ops.where(x > 0, x, ops.expm1(x) * alpha))
+
+
+def leaky_relu_(input, negative_slope=0.01):
+    """torch.nn.functional.leaky_relu_ (torch's default slope 0.01; ops.leaky_relu's default is 0.2)."""
+    return _store(input, ops.leaky_relu(_src(input), negative_slope))
+
+
+def hardtanh_(input, min_val=-1.0, max_val=1.0):
+    """torch.nn.functional.hardtanh_."""
+    return _store(input, ops.hardtanh(_src(input), min_val, max_val))
+
+
+def threshold_(input, threshold, value):
+    """torch.threshold_ / torch.nn.functional.threshold_: x if x > threshold else value."""
+    return _store(input, ops.threshold(_src(input), threshold, value))
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
+    """torch.rrelu_ / torch.nn.functional.rrelu_: slope (lower + upper) / 2 unless training; in training a random
+    slope in [lower, upper) per element (ops.rrelu has no training flag)."""
+    x = _src(input)
+    if training:
+        slope = _rand_like(x) * (upper - lower) + lower
+    else:
+        slope = (lower + upper) / 2
+    return _store(input, ops.where(x >= 0, x, x * slope))
+
+
+def dropout_(input, p=0.5, train=True):
+    """torch.dropout_: zero each element with probability p and scale the rest by 1/(1-p) when train."""
+    if not train:
+        return input
+    if p >= 1:
+        return _store(input, ops.zeros_like(input))
+    x = _src(input)
+    keep = (_rand_like(x) >= p).astype(x.dtype)
+    return _store(input, x * keep / (1 - p))
+
+
+# --- element-wise, two or more arguments --------------------------------------------------------------------------
+
+atan2_ = _binary(ops.atan2, "atan2_", "torch.Tensor.atan2_")
+arctan2_ = _binary(ops.atan2, "arctan2_", "torch.Tensor.arctan2_")
+bitwise_and_ = _binary(ops.bitwise_and, "bitwise_and_", "torch.Tensor.bitwise_and_")
+bitwise_or_ = _binary(ops.bitwise_or, "bitwise_or_", "torch.Tensor.bitwise_or_")
+bitwise_xor_ = _binary(ops.bitwise_xor, "bitwise_xor_", "torch.Tensor.bitwise_xor_")
+bitwise_left_shift_ = _binary(ops.bitwise_left_shift, "bitwise_left_shift_", "torch.Tensor.bitwise_left_shift_")
+bitwise_right_shift_ = _binary(ops.bitwise_right_shift, "bitwise_right_shift_", "torch.Tensor.bitwise_right_shift_")
+copysign_ = _binary(ops.copysign, "copysign_", "torch.Tensor.copysign_")
+true_divide_ = _binary(ops.div, "true_divide_", "torch.Tensor.true_divide_")
+multiply_ = _binary(ops.mul, "multiply_", "torch.Tensor.multiply_")
+floor_divide_ = _binary(ops.floor_divide, "floor_divide_", "torch.Tensor.floor_divide_")
+fmod_ = _binary(ops.fmod, "fmod_", "torch.Tensor.fmod_")
+remainder_ = _binary(ops.remainder, "remainder_", "torch.Tensor.remainder_")
+gcd_ = _binary(ops.gcd, "gcd_", "torch.Tensor.gcd_ / torch.gcd_")
+lcm_ = _binary(ops.lcm, "lcm_", "torch.Tensor.lcm_ / torch.lcm_")
+hypot_ = _binary(ops.hypot, "hypot_", "torch.Tensor.hypot_")
+igamma_ = _binary(ops.igamma, "igamma_", "torch.Tensor.igamma_")
+igammac_ = _binary(ops.igammac, "igammac_", "torch.Tensor.igammac_")
+ldexp_ = _binary(ops.ldexp, "ldexp_", "torch.Tensor.ldexp_ / torch.ldexp_")
+logical_and_ = _binary(ops.logical_and, "logical_and_", "torch.Tensor.logical_and_")
+logical_or_ = _binary(ops.logical_or, "logical_or_", "torch.Tensor.logical_or_")
+logical_xor_ = _binary(ops.logical_xor, "logical_xor_", "torch.Tensor.logical_xor_")
+nextafter_ = _binary(ops.nextafter, "nextafter_", "torch.Tensor.nextafter_")
+
+eq_ = _compare(ops.equal, "eq_")
+ne_ = _compare(ops.not_equal, "ne_")
+not_equal_ = _compare(ops.not_equal, "not_equal_")
+ge_ = _compare(ops.greater_equal, "ge_")
+greater_equal_ = _compare(ops.greater_equal, "greater_equal_")
+gt_ = _compare(ops.greater, "gt_")
+greater_ = _compare(ops.greater, "greater_")
+le_ = _compare(ops.less_equal, "le_")
+less_equal_ = _compare(ops.less_equal, "less_equal_")
+lt_ = _compare(ops.less, "lt_")
+less_ = _compare(ops.less, "less_")
+
+
+def float_power_(input, exponent):
+    """torch.Tensor.float_power_ (torch requires a float64 receiver)."""
+    return _store(input, ops.float_power(_src(input), exponent))
+
+
+def pow_(input, exponent):
+    """torch.Tensor.pow_."""
+    return _store(input, ops.pow(_src(input), exponent))
+
+
+def clamp_min_(input, min):
+    """torch.Tensor.clamp_min_ / torch.clamp_min_."""
+    return _store(input, ops.maximum(_src(input), min))
+
+
+def clamp_max_(input, max):
+    """torch.Tensor.clamp_max_ / torch.clamp_max_."""
+    return _store(input, ops.minimum(_src(input), max))
+
+
+def xlogy_(input, other):
+    """torch.Tensor.xlogy_ / torch.xlogy_: input * log(other), 0 where input == 0 (unless other is NaN), as in torch;
+    ops.xlogy gives NaN for xlogy(0, 0)."""
+    x = _src(input)
+    if not isinstance(other, ms.Tensor):
+        other = ms.Tensor(other, x.dtype)
+    zero = (x == 0) & ops.logical_not(ops.isnan(other))
+    return _store(input, ops.where(zero, ops.zeros_like(x), ops.xlogy(x, other)))
+
+
+def heaviside_(input, values):
+    """torch.Tensor.heaviside_."""
+    return _store(input, ops.heaviside(_src(input), values))
+
+
+def add_(input, other, *, alpha=1):
+    """torch.Tensor.add_: input + alpha * other. MindSpore's own x.add_ gives wrong gradients when the receiver is
+    used afterwards (see the module docstring)."""
+    if alpha != 1:
+        other = other * alpha
+    return _store(input, ops.add(_src(input), other))
+
+
+def sub_(input, other, *, alpha=1):
+    """torch.Tensor.sub_: input - alpha * other (see add_)."""
+    return subtract_(input, other, alpha=alpha)
+
+
+mul_ = _binary(ops.mul, "mul_", "torch.Tensor.mul_")
+
+
+def div_(input, other, *, rounding_mode=None):
+    """torch.Tensor.div_ (see add_)."""
+    return divide_(input, other, rounding_mode=rounding_mode)
+
+
+def copy_(input, src, non_blocking=False):
+    """torch.Tensor.copy_: src (broadcast to the receiver's shape, cast to its dtype) written into the receiver."""
+    if not isinstance(src, ms.Tensor):
+        src = ms.Tensor(src)
+    return _store(input, ops.broadcast_to(src, input.shape))
+
+
+def fill_diagonal_(input, fill_value, wrap=False):
+    """torch.Tensor.fill_diagonal_: MindSpore's Tensor.fill_diagonal returns a new tensor and leaves the receiver
+    as it was, so a bare ``x.fill_diagonal_(0)`` statement would silently do nothing."""
+    return _store(input, _src(input).fill_diagonal(float(fill_value), wrap))
+
+
+def divide_(input, other, *, rounding_mode=None):
+    """torch.Tensor.divide_ (rounding_mode None, 'trunc' or 'floor')."""
+    return _store(input, ops.div(_src(input), other, rounding_mode=rounding_mode))
+
+
+def subtract_(input, other, *, alpha=1):
+    """torch.Tensor.subtract_: input - alpha * other."""
+    if alpha != 1:
+        other = other * alpha
+    return _store(input, ops.sub(_src(input), other))
+
+
+def clamp_(input, min=None, max=None):
+    """torch.Tensor.clamp_ / torch.clamp_ (numbers or tensors; min > max gives max, as in torch); no CPU kernel for
+    InplaceClampScalar."""
+    return _store(input, ops.clamp(_src(input), min, max))
+
+
+def clip_(input, min=None, max=None):
+    """torch.Tensor.clip_ / torch.clip_: clamp_."""
+    return _store(input, ops.clamp(_src(input), min, max))
+
+
+def lerp_(input, end, weight):
+    """torch.Tensor.lerp_: input + weight * (end - input)."""
+    return _store(input, ops.lerp(_src(input), end, weight))
+
+
+def addcdiv_(input, tensor1, tensor2, *, value=1):
+    """torch.Tensor.addcdiv_: input + value * tensor1 / tensor2."""
+    return _store(input, ops.addcdiv(_src(input), tensor1, tensor2, value=value))
+
+
+def addcmul_(input, tensor1, tensor2, *, value=1):
+    """torch.Tensor.addcmul_: input + value * tensor1 * tensor2."""
+    return _store(input, ops.addcmul(_src(input), tensor1, tensor2, value=value))
+
+
+def _beta_src(input, beta):
+    """The receiver for the add*mm operations: zeros when beta == 0, so its values (NaN, inf) are ignored, as in
+    torch (0 * NaN would be NaN)."""
+    return ops.zeros_like(input) if beta == 0 else _src(input)
+
+
+def addmm_(input, mat1, mat2, *, beta=1, alpha=1):
+    """torch.Tensor.addmm_: beta * input + alpha * mat1 @ mat2 (mint.addmm has no CPU kernel)."""
+    return _store(input, ops.addmm(_beta_src(input, beta), mat1, mat2, beta=beta, alpha=alpha))
+
+
+def addmv_(input, mat, vec, *, beta=1, alpha=1):
+    """torch.Tensor.addmv_ / torch.addmv_: beta * input + alpha * mat @ vec."""
+    return _store(input, ops.addmv(_beta_src(input, beta), mat, vec, beta=beta, alpha=alpha))
+
+
+def addbmm_(input, batch1, batch2, *, beta=1, alpha=1):
+    """torch.Tensor.addbmm_: beta * input + alpha * sum_b batch1[b] @ batch2[b]."""
+    return _store(input, ops.addbmm(_beta_src(input, beta), batch1, batch2, beta=beta, alpha=alpha))
+
+
+def baddbmm_(input, batch1, batch2, *, beta=1, alpha=1):
+    """torch.Tensor.baddbmm_: beta * input + alpha * batch1 @ batch2."""
+    return _store(input, ops.baddbmm(_beta_src(input, beta), batch1, batch2, beta=beta, alpha=alpha))
+
+
+def addr_(input, vec1, vec2, *, beta=1, alpha=1):
+    """torch.Tensor.addr_: beta * input + alpha * outer(vec1, vec2)."""
+    return _store(input, ops.addr(_beta_src(input, beta), vec1, vec2, beta=beta, alpha=alpha))
+
+
+def mvlgamma_(input, p):
+    """torch.Tensor.mvlgamma_."""
+    return _store(input, ops.mvlgamma(_src(input), p))
+
+
+def polygamma_(input, n):
+    """torch.Tensor.polygamma_: the n-th derivative of digamma (ops.polygamma takes n as a tensor)."""
+    return _store(input, ops.polygamma(ms.Tensor(n, ms.int64), _src(input)))
+
+
+def renorm_(input, p, dim, maxnorm):
+    """torch.Tensor.renorm_: sub-tensors along dim with p-norm above maxnorm scaled down to maxnorm (the CPU Renorm
+    kernel takes an integer p)."""
+    return _store(input, ops.renorm(_src(input), int(p), dim, float(maxnorm)))
+
+
+def cumsum_(input, dim, dtype=None):
+    """torch.Tensor.cumsum_ (torch accepts only dtype=None or the receiver's dtype here)."""
+    return _store(input, ops.cumsum(_src(input), dim))
+
+
+def cumprod_(input, dim, dtype=None):
+    """torch.Tensor.cumprod_ (torch accepts only dtype=None or the receiver's dtype here)."""
+    return _store(input, ops.cumprod(_src(input), dim))
+
+
+def tril_(input, diagonal=0):
+    """torch.Tensor.tril_."""
+    return _store(input, ops.tril(_src(input), diagonal))
+
+
+def triu_(input, diagonal=0):
+    """torch.Tensor.triu_."""
+    return _store(input, ops.triu(_src(input), diagonal))
+
+
+# --- indexed updates ------------------------------------------------------------------------------------------------
+
+def _along(index, dim, like):
+    """A 1-D ``index`` laid along ``dim`` and broadcast to ``like``'s shape (for TensorScatterElements)."""
+    rank = len(like.shape)
+    dim = dim % rank
+    shape = [1] * rank
+    shape[dim] = -1
+    return ops.broadcast_to(index.reshape(tuple(shape)), like.shape), dim
+
+
+def _coordinates(index, dim):
+    """Full coordinates (index.shape + (rank,)) of a dim-wise scatter: index along dim, position elsewhere."""
+    rank = len(index.shape)
+    dim = dim % rank
+    axes = []
+    for axis in range(rank):
+        if axis == dim:
+            axes.append(index)
+        else:
+            shape = [1] * rank
+            shape[axis] = -1
+            position = ops.arange(index.shape[axis], dtype=index.dtype).reshape(tuple(shape))
+            axes.append(ops.broadcast_to(position, index.shape))
+    return ops.stack(axes, -1)
+
+
+def masked_fill_(input, mask, value):
+    """torch.Tensor.masked_fill_ (a number or a one-element tensor); no CPU kernel for InplaceMaskedFillScalar."""
+    if isinstance(value, ms.Tensor):
+        value = value.astype(input.dtype)
+    return _store(input, ops.masked_fill(_src(input), mask, value))
+
+
+def index_fill_(input, dim, index, value):
+    """torch.Tensor.index_fill_ (the CPU IndexFill kernel takes int32 indices)."""
+    if isinstance(value, ms.Tensor):
+        value = value.astype(input.dtype)
+    return _store(input, ops.index_fill(_src(input), dim, index.astype(ms.int32), value))
+
+
+def index_add_(input, dim, index, source, *, alpha=1):
+    """torch.Tensor.index_add_: input[..., index[i], ...] += alpha * source[..., i, ...], repeated indices add up
+    (as TensorScatterElements with reduction 'add'; ops.index_add rejects integer tensors)."""
+    if alpha != 1:
+        source = source * alpha
+    idx, dim = _along(index, dim, source)
+    return _store(input, ops.tensor_scatter_elements(_src(input), idx, source.astype(input.dtype), dim, "add"))
+
+
+def index_copy_(input, dim, index, source):
+    """torch.Tensor.index_copy_: input[..., index[i], ...] = source[..., i, ...] (no CPU kernel for
+    InplaceIndexCopy)."""
+    idx, dim = _along(index, dim, source)
+    return _store(input, ops.tensor_scatter_elements(_src(input), idx, source.astype(input.dtype), dim))
+
+
+def _broadcast_shape(a, b):
+    a, b = (1,) * (len(b) - len(a)) + tuple(a), (1,) * (len(a) - len(b)) + tuple(b)
+    return tuple(y if x == 1 else x for x, y in zip(a, b))
+
+
+def index_put_(input, indices, values, accumulate=False):
+    """torch.Tensor.index_put_ / torch.index_put_: input[indices] = values (or += with repeats adding up when
+    accumulate); ``indices`` is a tuple of integer index tensors for the leading dimensions (no CPU kernel for
+    InplaceIndexPut)."""
+    shape = ()
+    for index in indices:  # the indices' broadcast shape
+        shape = _broadcast_shape(shape, index.shape)
+    index = ops.stack([ops.broadcast_to(i, shape) for i in indices], -1)
+    rank = len(input.shape)
+    shape = index.shape[:-1] + input.shape[len(indices):rank]
+    values = ops.broadcast_to(values.astype(input.dtype), shape)
+    if accumulate:
+        return _store(input, ops.tensor_scatter_add(_src(input), index, values))
+    return _store(input, ops.tensor_scatter_update(_src(input), index, values))
+
+
+def put_(input, index, source, accumulate=False):
+    """torch.Tensor.put_: the receiver seen as 1-D, flat[index] = source (or += when accumulate)."""
+    flat = _src(input).reshape(-1)
+    idx = index.reshape(-1, 1)
+    src = source.reshape(-1).astype(input.dtype)
+    if accumulate:
+        flat = ops.tensor_scatter_add(flat, idx, src)
+    else:
+        flat = ops.tensor_scatter_update(flat, idx, src)
+    return _store(input, flat.reshape(input.shape))
+
+
+def masked_scatter_(input, mask, source):
+    """torch.Tensor.masked_scatter_: the positions where mask is True take source's elements in row-major order."""
+    x = _src(input)
+    mask = ops.broadcast_to(mask, x.shape)
+    flat_mask = mask.reshape(-1).astype(ms.int32)
+    position = ops.cumsum(flat_mask, 0) - 1
+    position = ops.maximum(position, ops.zeros_like(position))
+    taken = ops.gather(source.reshape(-1), position, 0).reshape(x.shape)
+    return _store(input, ops.where(mask, taken.astype(x.dtype), x))
+
+
+def scatter_(input, dim, index, src, *, reduce=None):
+    """torch.Tensor.scatter_ (src a tensor or a number; reduce None, 'add' or 'multiply'): input[index[i][j]][j] =
+    src[i][j] for dim 0, etc. Only the first index.shape elements of src are used, as in torch."""
+    x = _src(input)
+    if isinstance(src, ms.Tensor):
+        if src.shape != index.shape:
+            src = ops.slice(src, (0,) * len(index.shape), index.shape)
+        src = src.astype(x.dtype)
+    else:
+        src = ops.full(index.shape, src, dtype=x.dtype)
+    if reduce is None:
+        return _store(input, ops.tensor_scatter_elements(x, index, src, dim))
+    if reduce == "add":
+        return _store(input, ops.tensor_scatter_elements(x, index, src, dim, "add"))
+    if reduce == "multiply":  # TensorScatterElements has no 'mul' reduction: TensorScatterMul on coordinates
+        return _store(input, ops.tensor_scatter_mul(x, _coordinates(index, dim), src))
+    raise ValueError(f"scatter_: reduce must be 'add' or 'multiply', got {reduce!r}")
+
+
+def scatter_add_(input, dim, index, src):
+    """torch.Tensor.scatter_add_ (no CPU kernel for ScatterAddExt; TensorScatterElements 'add' is used)."""
+    if src.shape != index.shape:
+        src = ops.slice(src, (0,) * len(index.shape), index.shape)
+    return _store(input, ops.tensor_scatter_elements(_src(input), index, src.astype(input.dtype), dim, "add"))
+
+
+def _reduce_at(x, coords, src, reduce, include_self):
+    """x with src reduced into the positions ``coords`` (torch's scatter_reduce/index_reduce rules)."""
+    if not include_self:  # the scattered positions start from the reduction's identity instead of x
+        start = {"sum": 0, "mean": 0, "prod": 1}.get(reduce)
+        if start is None:  # amax / amin: any value no larger / smaller than every src value works
+            start = src.min() if reduce == "amax" else src.max()
+        x = ops.tensor_scatter_update(x, coords, ops.full(src.shape, start, dtype=x.dtype))
+    if reduce == "sum":
+        return ops.tensor_scatter_add(x, coords, src)
+    if reduce == "prod":
+        return ops.tensor_scatter_mul(x, coords, src)
+    if reduce == "amax":
+        return ops.tensor_scatter_max(x, coords, src)
+    if reduce == "amin":
+        return ops.tensor_scatter_min(x, coords, src)
+    if reduce == "mean":
+        count = ops.ones_like(x)
+        if not include_self:
+            count = ops.tensor_scatter_update(count, coords, ops.zeros(src.shape, x.dtype))
+        count = ops.tensor_scatter_add(count, coords, ops.ones(src.shape, x.dtype))
+        total = ops.tensor_scatter_add(x, coords, src)
+        if x.dtype in _FLOATS:
+            return total / ops.maximum(count, ops.ones_like(count))
+        return ops.floor_divide(total, ops.maximum(count, ops.ones_like(count)))
+    raise ValueError(f"reduce must be 'sum', 'prod', 'mean', 'amax' or 'amin', got {reduce!r}")
+
+
+def scatter_reduce_(input, dim, index, src, reduce, *, include_self=True):
+    """torch.Tensor.scatter_reduce_: src[i][j] reduced into input[index[i][j]][j] (dim 0), reduce 'sum', 'prod',
+    'mean', 'amax' or 'amin', optionally ignoring the receiver's own values (include_self=False)."""
+    if src.shape != index.shape:
+        src = ops.slice(src, (0,) * len(index.shape), index.shape)
+    coords = _coordinates(index, dim)
+    return _store(input, _reduce_at(_src(input), coords, src.astype(input.dtype), reduce, include_self))
+
+
+def index_reduce_(input, dim, index, source, reduce, *, include_self=True):
+    """torch.Tensor.index_reduce_: source's slice i reduced into the receiver's slice index[i] along dim, reduce
+    'prod', 'mean', 'amax' or 'amin'."""
+    idx, dim = _along(index, dim, source)
+    coords = _coordinates(idx, dim)
+    return _store(input, _reduce_at(_src(input), coords, source.astype(input.dtype), reduce, include_self))
+
+
+# --- shape-changing (PyNative only) --------------------------------------------------------------------------------
+
+def unsqueeze_(input, dim):
+    """torch.Tensor.unsqueeze_ (PyNative only, see the module docstring)."""
+    return _store_reshaped(input, ops.expand_dims(_src(input), dim))
+
+
+def squeeze_(input, dim=None):
+    """torch.Tensor.squeeze_: dims of size 1 removed (dim: None, an int or a tuple; dims not of size 1 are kept, as
+    in torch). PyNative only."""
+    x = _src(input)
+    if dim is None:
+        return _store_reshaped(input, ops.squeeze(x))
+    rank = len(x.shape)
+    dims = dim if isinstance(dim, (tuple, list)) else (dim,)
+    dims = tuple(d % rank for d in dims if x.shape[d % rank] == 1)
+    if not dims:
+        return input
+    return _store_reshaped(input, ops.squeeze(x, dims))
+
+
+def t_(input):
+    """torch.Tensor.t_: transpose a 2-D tensor (0-D and 1-D unchanged). PyNative only."""
+    if len(input.shape) < 2:
+        return input
+    return _store_reshaped(input, ops.swapaxes(_src(input), 0, 1))
+
+
+def transpose_(input, dim0, dim1):
+    """torch.Tensor.transpose_. PyNative only."""
+    return _store_reshaped(input, ops.swapaxes(_src(input), dim0, dim1))
+
+
+def swapaxes_(input, axis0, axis1):
+    """torch.Tensor.swapaxes_. PyNative only."""
+    return _store_reshaped(input, ops.swapaxes(_src(input), axis0, axis1))
+
+
+def swapdims_(input, dim0, dim1):
+    """torch.Tensor.swapdims_. PyNative only."""
+    return _store_reshaped(input, ops.swapaxes(_src(input), dim0, dim1))
+
+
+# --- random fills ---------------------------------------------------------------------------------------------------
+
+def _rand_like(input):
+    """Uniform [0, 1) samples with the receiver's shape, in its dtype when floating (float32 otherwise)."""
+    dtype = input.dtype if input.dtype in _FLOATS else ms.float32
+    return ops.rand(*input.shape, dtype=dtype)
+
+
+def uniform_(input, from_=0, to=1, *, generator=None):
+    """torch.Tensor.uniform_: fill with U[from, to) (no CPU kernel for InplaceUniform)."""
+    return _store(input, _rand_like(input) * (to - from_) + from_)
+
+
+def normal_(input, mean=0, std=1, *, generator=None):
+    """torch.Tensor.normal_: fill with N(mean, std**2) (no CPU kernel for InplaceNormal)."""
+    dtype = input.dtype if input.dtype in _FLOATS else ms.float32
+    return _store(input, ops.randn(*input.shape, dtype=dtype) * std + mean)
+
+
+def cauchy_(input, median=0, sigma=1, *, generator=None):
+    """torch.Tensor.cauchy_: fill with Cauchy(median, sigma) samples, median + sigma * tan(pi * (u - 1/2))."""
+    return _store(input, ops.tan((_rand_like(input) - 0.5) * math.pi) * sigma + median)
+
+
+def log_normal_(input, mean=1, std=2, *, generator=None):
+    """torch.Tensor.log_normal_: fill with exp(N(mean, std**2)) samples."""
+    dtype = input.dtype if input.dtype in _FLOATS else ms.float32
+    return _store(input, ops.exp(ops.randn(*input.shape, dtype=dtype) * std + mean))
+
+
+def exponential_(input, lambd=1, *, generator=None):
+    """torch.Tensor.exponential_: fill with Exponential(lambd) samples, -log(1 - u) / lambd."""
+    return _store(input, -ops.log1p(-_rand_like(input)) / lambd)
+
+
+def geometric_(input, p, *, generator=None):
+    """torch.Tensor.geometric_: fill with the number of Bernoulli(p) trials up to the first success (1, 2, ...)."""
+    u = 1 - _rand_like(input).astype(ms.float32)  # (0, 1]
+    return _store(input, ops.floor(ops.log(u) / math.log1p(-p)) + 1)
+
+
+_RANDOM_HIGH = {ms.float16: 2 ** 11 + 1, ms.bfloat16: 2 ** 8 + 1, ms.float32: 2 ** 24 + 1, ms.float64: 2 ** 53 + 1,
+                ms.int8: 2 ** 7, ms.int16: 2 ** 15, ms.int32: 2 ** 31, ms.int64: 2 ** 63, ms.uint8: 2 ** 8,
+                ms.bool_: 2}
+
+
+def random_(input, from_=0, to=None, *, generator=None):
+    """torch.Tensor.random_: integers in [from, to); ``random_(n)`` means [0, n), as in torch; with no bounds
+    [0, 2**mantissa] for floats and [0, max] for integers."""
+    if to is None:
+        if from_ != 0:
+            from_, to = 0, from_
+        else:
+            to = _RANDOM_HIGH.get(input.dtype, 2 ** 24 + 1)
+    u = ops.rand(*input.shape, dtype=ms.float64)
+    return _store(input, ops.floor(u * (to - from_)) + from_)
+
+
+def bernoulli_(input, p=0.5, *, generator=None):
+    """torch.Tensor.bernoulli_: fill with 1 with probability p (a number or a tensor), else 0."""
+    return _store(input, _rand_like(input) < p)
+
+
+# --- Python callables per element (PyNative only) -----------------------------------------------------------------
+
+def apply_(input, callable):
+    """torch.Tensor.apply_: ``callable`` applied to every element (as a Python number). A Python function per element
+    needs the values on the host, so this is a numpy round trip (torch runs it on CPU tensors only, for the same
+    reason); PyNative only."""
+    import numpy as np
+
+    values = input.asnumpy()
+    out = np.array([callable(v) for v in values.ravel().tolist()], dtype=values.dtype).reshape(values.shape)
+    input.assign_value(ms.Tensor(out))
+    return input
+
+
+def map_(input, tensor, callable):
+    """torch.Tensor.map_: ``callable(a, b)`` for every element of the receiver and of ``tensor`` broadcast to its shape
+    (Python numbers); a numpy round trip like apply_, PyNative only."""
+    import numpy as np
+
+    values = input.asnumpy()
+    other = np.broadcast_to(tensor.asnumpy(), values.shape)
+    pairs = zip(values.ravel().tolist(), other.ravel().tolist())
+    out = np.array([callable(a, b) for a, b in pairs], dtype=values.dtype).reshape(values.shape)
+    input.assign_value(ms.Tensor(out))
+    return input
