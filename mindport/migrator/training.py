@@ -525,6 +525,7 @@ class DataPipelineTransform(Rule):
         if len(keep) == len(updated_node.bases):
             return updated_node
         self.ctx.converted_sites += 1
+        updated_node = _index_as_int(updated_node)
         if keep:
             keep[-1] = keep[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
             return updated_node.with_changes(bases=keep)
@@ -620,3 +621,28 @@ def _returns(fn: cst.FunctionDef) -> list:
 
     fn.visit(_Walk())
     return found
+
+
+def _index_as_int(cls: cst.ClassDef) -> cst.ClassDef:
+    """A Dataset's ``__getitem__(self, i)`` gets ``i = i.item() if hasattr(i, "item") else i`` first:
+    GeneratorDataset passes numpy integers, which MindSpore tensors refuse as indices (``self.x[i]``)."""
+    body = list(cls.body.body) if isinstance(cls.body, cst.IndentedBlock) else []
+    for n, stmt in enumerate(body):
+        if not (isinstance(stmt, cst.FunctionDef) and stmt.name.value == "__getitem__"
+                and len(stmt.params.params) == 2 and isinstance(stmt.body, cst.IndentedBlock)):
+            continue
+        index = stmt.params.params[1].name.value
+        line = parse_statement(f"{index} = {index}.item() if hasattr({index}, \"item\") else {index}\n")
+        statements = list(stmt.body.body)
+        if statements and _code(statements[0]).strip() == _code(line).strip():
+            return cls  # converted before (idempotence)
+        at = 1 if statements and _is_docstring(statements[0]) else 0
+        statements.insert(at, line)
+        body[n] = stmt.with_changes(body=stmt.body.with_changes(body=statements))
+        return cls.with_changes(body=cls.body.with_changes(body=body))
+    return cls
+
+
+def _is_docstring(stmt) -> bool:
+    return isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Expr) \
+        and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))

@@ -84,3 +84,28 @@ def test_backward_outside_a_loop_is_flagged_not_left_silently():
     assert [(d.code, d.line) for d in result.diagnostics] == [("MP105", 7)]
     assert "value_and_grad" in result.diagnostics[0].suggestion
     ast.parse(result.code)
+
+
+def test_dataset_subclass_over_tensors_iterates_like_torch():
+    # GeneratorDataset passes numpy integers to __getitem__, which MindSpore tensors refuse as indices
+    import mindspore as ms
+    import torch
+
+    from mindport import convert_source
+
+    source = ('import torch\nfrom torch.utils.data import DataLoader, Dataset\n\n\nclass Pairs(Dataset):\n'
+              '    def __init__(self, x, y):\n        self.x, self.y = x, y\n\n    def __len__(self):\n'
+              '        return len(self.x)\n\n    def __getitem__(self, i):\n        """One pair."""\n'
+              '        return self.x[i] * 2, self.y[i]\n\n\ndef sums(x, y):\n'
+              '    loader = DataLoader(Pairs(x, y), batch_size=4)\n'
+              '    return [float(xb.sum()) + float(yb.sum()) for xb, yb in loader]\n')
+    result = convert_source(source)
+    assert not result.diagnostics, result.code
+    t_ns: dict = {}
+    m_ns: dict = {}
+    exec(compile(source, "torch_data", "exec"), t_ns)
+    exec(compile(result.code, "ms_data", "exec"), m_ns)
+    x = np.arange(30, dtype=np.float32).reshape(10, 3)
+    y = np.arange(10, dtype=np.int64)
+    expected = t_ns["sums"](torch.from_numpy(x), torch.from_numpy(y))
+    assert m_ns["sums"](ms.Tensor(x), ms.Tensor(y)) == expected
