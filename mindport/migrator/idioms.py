@@ -530,6 +530,9 @@ _INITS: dict[str, tuple[str, list[tuple[str, str, str | None]]]] = {
     "orthogonal_": ("Orthogonal", [("gain", "gain", "1.0")]),
     "eye_": ("Identity", []),
 }
+# nonlinearity names mindspore.common.initializer's gain table knows (others raise ValueError there)
+_MS_GAINS = {"linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+             "sigmoid", "tanh", "relu", "leaky_relu"}
 _INIT_SIGNATURES = {
     "uniform_": ("a", "b"),
     "normal_": ("mean", "std"),
@@ -581,15 +584,15 @@ class InitTransform(Rule):
             low_s = _src(low) if low is not None else "0.0"
             high_s = _src(high) if high is not None else "1.0"
             if low_s.lstrip("-") != high_s or not low_s.startswith("-"):
-                self.flag(original_node, "MP102", f"{qual}: only symmetric bounds (a == -b) map to Uniform(scale)",
-                          "initialise with ops.uniform and set_data by hand", qual)
-                self.ctx.handled.add(id(original_node))  # reported once, here
-                return updated_node
+                return updated_node  # Uniform(scale) is symmetric: the table's mindport.runtime.init.uniform_ takes it
             init_args.append(cst.Arg(parse_expression(high_s), keyword=cst.Name("scale"), equal=_eq()))
         else:
             known = {t for t, _, _ in spec}
             if set(given) - known:
                 return updated_node
+            gain = given.get("nonlinearity")
+            if gain is not None and not (isinstance(gain, cst.SimpleString) and gain.evaluated_value in _MS_GAINS):
+                return updated_node  # MindSpore's gain table lacks it ("selu"): the table's runtime init has torch's
             for torch_arg, ms_arg, default in spec:
                 value = given.get(torch_arg)
                 if value is None:

@@ -305,10 +305,23 @@ def test_isinstance_narrowing_uses_mindspore_parameter_names():
     assert code.rstrip().endswith("return m.weight")  # outside the isinstance branch: unchanged
 
 
-def test_uniform_init_with_asymmetric_bounds_is_flagged():
-    result = convert_source("import torch.nn as nn\nnn.init.uniform_(w, 0.0, 1.0)\nnn.init.uniform_(v, -0.1, 0.1)\n")
-    assert [d.code for d in result.diagnostics] == ["MP102"]
-    assert "Uniform(scale=0.1)" in result.code
+def test_inits_mindspore_cannot_express_go_through_the_runtime():
+    # Uniform(scale) is symmetric and MindSpore's gain table has no "selu": mindport.runtime.init takes those
+    import mindspore as ms
+
+    source = ("import torch.nn as nn\n\n\ndef init(w, v, u):\n    nn.init.uniform_(w, 0.5, 1.5)\n"
+              "    nn.init.uniform_(v, -0.1, 0.1)\n    nn.init.kaiming_uniform_(u, nonlinearity='selu')\n")
+    result = convert_source(source)
+    assert not result.diagnostics
+    assert "mp_init.uniform_(" in result.code and "Uniform(scale=0.1)" in result.code
+    assert "mp_init.kaiming_uniform_(" in result.code
+    namespace: dict = {}
+    exec(compile(result.code, "converted", "exec"), namespace)
+    w, v, u = (ms.Parameter(ms.Tensor(np.zeros((64, 32), np.float32)), name=n) for n in "wvu")
+    namespace["init"](w, v, u)
+    assert 0.5 <= w.asnumpy().min() and w.asnumpy().max() <= 1.5 and w.asnumpy().std() > 0.2
+    bound = (3 / 32) ** 0.5 * 0.75  # torch's gain for selu is 3/4; fan_in 32
+    assert abs(u.asnumpy()).max() <= bound and abs(u.asnumpy()).max() > bound * 0.9
 
 
 # ------------------------------------------------------------------------------------------ preservation
