@@ -22,7 +22,6 @@ IMPORT_STYLE = {
     "mindport.runtime.losses": ("from mindport.runtime import losses as mp_losses", "mp_losses"),
     "mindport.runtime.inplace": ("from mindport.runtime import inplace as mp_inplace", "mp_inplace"),
     "mindport.runtime.init": ("from mindport.runtime import init as mp_init", "mp_init"),
-    "mindport.runtime.functional": ("from mindport.runtime import functional as mp_ops", "mp_ops"),
     "mindport.runtime.layers": ("from mindport.runtime import layers as mp_nn", "mp_nn"),
     "mindport.runtime.nn_functional": ("from mindport.runtime import nn_functional as mp_F", "mp_F"),
     "mindport.runtime.special": ("from mindport.runtime import special as mp_special", "mp_special"),

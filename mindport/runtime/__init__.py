@@ -1,8 +1,21 @@
 """Small run-time helpers that converted code imports when MindSpore has no built-in equivalent.
 
+* :mod:`mindport.runtime.math` (``mp_math``): ``torch.*`` functions (and Tensor methods that mean the same), other
+  than the ones below.
+* :mod:`mindport.runtime.linalg` (``mp_linalg``): linear algebra: ``torch.linalg.*``, ``torch.lu``/``qr``/
+  ``triangular_solve``/``cholesky_inverse``/``matrix_exp``/``pinverse``/``chain_matmul``/``ormqr``.
+* :mod:`mindport.runtime.special` (``mp_special``): ``torch.special.*`` (and its ``torch.*`` aliases), torch.fft's
+  hfft/ihfft family.
+* :mod:`mindport.runtime.nn_functional` (``mp_F``): ``torch.nn.functional.*`` and the ``torch.*`` aliases of it.
+* :mod:`mindport.runtime.tensor` (``mp_tensor``): Tensor methods with no ``torch.*`` function of the same meaning
+  (casts, ``type``, ``element_size``, ``new_tensor``/``new_full``, ``unfold``, ``polygamma``).
+* :mod:`mindport.runtime.inplace` (``mp_inplace``): torch's in-place operations (``x.sin_()``, ``torch.relu_(x)``).
+* :mod:`mindport.runtime.layers` (``mp_nn``): ``torch.nn`` layers MindSpore lacks, as Cells.
+* :mod:`mindport.runtime.losses` (``mp_losses``): loss Cells that accept torch's int64 class labels.
+* :mod:`mindport.runtime.init` (``mp_init``): ``torch.nn.init`` for the calls the init rule does not rewrite.
 * :mod:`mindport.runtime.einops_backend`: an einops backend for MindSpore tensors (``rearrange``/``reduce``/``repeat``
   on ``mindspore.Tensor``); importing it registers the backend.
-* :mod:`mindspore.runtime.einops_layers`: ``Rearrange``/``Reduce`` as Cells (for ``einops.layers.torch``).
+* :mod:`mindport.runtime.einops_layers`: ``Rearrange``/``Reduce`` as Cells (for ``einops.layers.torch``).
 * :mod:`mindport.runtime.containers`: ``ParameterList``/``ParameterDict`` Cells that name their parameters like torch
   (``scales.0``), so torch weights line up by name.
 

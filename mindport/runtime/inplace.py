@@ -326,13 +326,10 @@ def clamp_max_(input, max):
 
 
 def xlogy_(input, other):
-    """torch.Tensor.xlogy_ / torch.xlogy_: input * log(other), 0 where input == 0 (unless other is NaN), as in torch;
-    ops.xlogy gives NaN for xlogy(0, 0)."""
-    x = _src(input)
-    if not isinstance(other, ms.Tensor):
-        other = ms.Tensor(other, x.dtype)
-    zero = (x == 0) & ops.logical_not(ops.isnan(other))
-    return _store(input, ops.where(zero, ops.zeros_like(x), ops.xlogy(x, other)))
+    """torch.Tensor.xlogy_ / torch.xlogy_: torch's xlogy (0 where input == 0; ops.xlogy gives NaN at (0, 0))."""
+    from mindport.runtime.special import xlogy
+
+    return _store(input, xlogy(_src(input), other))
 
 
 def heaviside_(input, values):

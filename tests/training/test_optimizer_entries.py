@@ -129,3 +129,22 @@ def test_scheduler_steps_like_torch(entry):
         for i, (t, m) in enumerate(zip(t_model.parameters(), m_model.trainable_params())):
             np.testing.assert_allclose(m.asnumpy(), t.detach().numpy(), rtol=1e-4, atol=1e-6,
                                        err_msg=f"{entry.torch}: parameter {i} after step {step + 1}\n{result.code}")
+
+
+LOOP_ENTRIES = sorted({id(e): e for e in load_registry() if e.example is not None
+                       and e.example.proof == "training-loop"}.values(), key=lambda e: e.torch)
+
+
+def test_training_loop_entries_are_here():
+    assert {e.torch for e in LOOP_ENTRIES} >= {"torch.nn.utils.clip_grad_norm_", "torch.nn.utils.clip_grad_value_"}
+    assert all(e.example.program for e in LOOP_ENTRIES)
+
+
+@pytest.mark.parametrize("entry", LOOP_ENTRIES, ids=[e.torch for e in LOOP_ENTRIES])
+def test_training_loop_entry_matches_torch(entry):
+    """APIs only the training-loop rule converts (inside a recognised loop; outside it they keep a reason, so the
+    generated suite skips them): the entry's program, a small training loop, converts without diagnostics and
+    returns the same values (the weights after the steps) in both frameworks."""
+    from mindport.mappings.proof import PROGRAM_STYLE, prove
+
+    prove(entry, PROGRAM_STYLE)

@@ -1,0 +1,133 @@
+"""``torch.nn.init`` with torch's signatures, for the calls the converter's init rule does not rewrite in place.
+
+A direct ``nn.init.kaiming_normal_(m.weight, ...)`` becomes ``m.weight.set_data(initializer(HeNormal(...), ...))``
+(the rule in ``mindport/migrator/idioms.py``). These functions cover the rest: an initialiser passed by reference
+(``init_fn = nn.init.xavier_uniform_``, ``partial(nn.init.normal_, std=0.02)``), asymmetric ``uniform_`` bounds,
+``dirac_``, ``sparse_``, ``kaiming_*`` with ``'selu'`` (MindSpore's gain table has no selu) and ``calculate_gain``
+(MindSpore has no public one). MindSpore 2.10 has no CPU kernel for the in-place Tensor init methods
+(``InplaceUniform``, ``InplaceFillScalar``), so each function builds the data with ``mindspore.common.initializer``
+and replaces the Parameter's data (``set_data``; ``assign_value`` for a plain Tensor). ``generator`` is accepted
+and ignored: torch's random stream cannot be reproduced in MindSpore anyway.
+"""
+from __future__ import annotations
+
+import math
+
+from mindspore.common import initializer as _init
+
+
+def _fill(tensor, init, shift=0.0):
+    data = _init.initializer(init, tensor.shape, tensor.dtype).init_data()
+    if shift:
+        data = data + shift
+    if hasattr(tensor, "set_data"):
+        tensor.set_data(data)
+    else:
+        tensor.assign_value(data)
+    return tensor
+
+
+def _fans(tensor):
+    if len(tensor.shape) < 2:
+        raise ValueError("Fan in and fan out can not be computed for tensor with fewer than 2 dimensions")
+    receptive = math.prod(tensor.shape[2:])
+    return tensor.shape[1] * receptive, tensor.shape[0] * receptive
+
+
+def calculate_gain(nonlinearity, param=None):
+    """torch.nn.init.calculate_gain: torch's gain table (MindSpore's is private and has no 'selu')."""
+    if nonlinearity in ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+                        "conv_transpose3d", "sigmoid"):
+        return 1
+    if nonlinearity == "tanh":
+        return 5.0 / 3
+    if nonlinearity == "relu":
+        return math.sqrt(2.0)
+    if nonlinearity == "leaky_relu":
+        if param is None:
+            slope = 0.01
+        elif not isinstance(param, bool) and isinstance(param, (int, float)):
+            slope = param
+        else:
+            raise ValueError(f"negative_slope {param} not a valid number")
+        return math.sqrt(2.0 / (1 + slope ** 2))
+    if nonlinearity == "selu":
+        return 3.0 / 4
+    raise ValueError(f"Unsupported nonlinearity {nonlinearity}")
+
+
+def uniform_(tensor, a=0.0, b=1.0, generator=None):
+    """torch.nn.init.uniform_: U(a, b) as Uniform((b - a) / 2) shifted by (a + b) / 2 (Uniform is symmetric)."""
+    return _fill(tensor, _init.Uniform(scale=(b - a) / 2), shift=(a + b) / 2)
+
+
+def normal_(tensor, mean=0.0, std=1.0, generator=None):
+    """torch.nn.init.normal_ (MindSpore's Normal defaults to sigma=0.01, so both are always passed)."""
+    return _fill(tensor, _init.Normal(sigma=std, mean=mean))
+
+
+def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
+    """torch.nn.init.trunc_normal_: a and b are absolute bounds in both frameworks."""
+    return _fill(tensor, _init.TruncatedNormal(sigma=std, mean=mean, a=a, b=b))
+
+
+def constant_(tensor, val):
+    """torch.nn.init.constant_."""
+    return _fill(tensor, _init.Constant(val))
+
+
+def ones_(tensor):
+    """torch.nn.init.ones_."""
+    return _fill(tensor, _init.One())
+
+
+def zeros_(tensor):
+    """torch.nn.init.zeros_."""
+    return _fill(tensor, _init.Zero())
+
+
+def eye_(tensor):
+    """torch.nn.init.eye_ (2-D only, as in torch)."""
+    return _fill(tensor, _init.Identity())
+
+
+def dirac_(tensor, groups=1):
+    """torch.nn.init.dirac_ (3-, 4- or 5-D; the same centre index size // 2 as torch)."""
+    return _fill(tensor, _init.Dirac(groups=groups))
+
+
+def xavier_uniform_(tensor, gain=1.0, generator=None):
+    """torch.nn.init.xavier_uniform_: U(-b, b), b = gain * sqrt(6 / (fan_in + fan_out))."""
+    return _fill(tensor, _init.XavierUniform(gain=gain))
+
+
+def xavier_normal_(tensor, gain=1.0, generator=None):
+    """torch.nn.init.xavier_normal_: N(0, gain * sqrt(2 / (fan_in + fan_out)))."""
+    return _fill(tensor, _init.XavierNormal(gain=gain))
+
+
+def _kaiming_std(tensor, a, mode, nonlinearity):
+    if mode not in ("fan_in", "fan_out"):
+        raise ValueError(f"Mode {mode} not supported, please use one of fan_in, fan_out")
+    fan_in, fan_out = _fans(tensor)
+    return calculate_gain(nonlinearity, a) / math.sqrt(fan_in if mode == "fan_in" else fan_out)
+
+
+def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
+    """torch.nn.init.kaiming_uniform_: U(-b, b), b = sqrt(3) * gain / sqrt(fan), with torch's gain table."""
+    return _fill(tensor, _init.Uniform(scale=math.sqrt(3.0) * _kaiming_std(tensor, a, mode, nonlinearity)))
+
+
+def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
+    """torch.nn.init.kaiming_normal_: N(0, gain / sqrt(fan)), with torch's gain table."""
+    return _fill(tensor, _init.Normal(sigma=_kaiming_std(tensor, a, mode, nonlinearity), mean=0.0))
+
+
+def orthogonal_(tensor, gain=1, generator=None):
+    """torch.nn.init.orthogonal_ (QR of a normal matrix, signs fixed by diag(R), scaled by gain; as torch)."""
+    return _fill(tensor, _init.Orthogonal(gain=gain))
+
+
+def sparse_(tensor, sparsity, std=0.01, generator=None):
+    """torch.nn.init.sparse_: N(0, std) with ceil(sparsity * rows) zeros in every column (2-D only)."""
+    return _fill(tensor, _init.Sparse(sparsity=sparsity, sigma=std))

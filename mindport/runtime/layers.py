@@ -1,0 +1,540 @@
+"""torch.nn layers that MindSpore 2.10 lacks, runs differently, or names differently, as Cells.
+
+Converted code imports this module as ``mp_nn``. Each Cell keeps torch's constructor arguments, forward
+semantics and parameter names (``weight``/``bias``, ``linear1``/``norm1``/``self_attn`` ...), so a torch
+state_dict lands on it by name through ``mindport weights``. The computations live in
+:mod:`mindport.runtime.nn_functional` and use ``mindspore.ops`` operations with CPU kernels.
+"""
+from __future__ import annotations
+
+import copy
+
+import mindspore as ms
+from mindspore import Parameter, nn, ops
+from mindspore.common.initializer import Normal, initializer
+
+from mindport.runtime import nn_functional as F
+
+
+def _tuple(value, n):
+    return tuple(value) if isinstance(value, (tuple, list)) else (value,) * n
+
+
+# -------------------------------------------------------------------------------------------------- normalization
+
+class _InstanceNorm(nn.Cell):
+    """torch.nn.InstanceNorm{1,2,3}d: MindSpore's InstanceNorm has no CPU kernel in 2.10 ('Unsupported op
+    [InstanceNorm] on CPU'), always has gamma/beta and ignores track_running_stats. Parameters are ``weight``/``bias``
+    (affine) and ``running_mean``/``running_var`` (track_running_stats), as in torch."""
+
+    _spatial = 2
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False, track_running_stats=False):
+        super().__init__()
+        self.num_features, self.eps, self.momentum = num_features, eps, momentum
+        self.affine, self.track_running_stats = affine, track_running_stats
+        if affine:
+            self.weight = Parameter(ops.ones(num_features, ms.float32), name="weight")
+            self.bias = Parameter(ops.zeros(num_features, ms.float32), name="bias")
+        if track_running_stats:
+            self.running_mean = Parameter(ops.zeros(num_features, ms.float32), name="running_mean", requires_grad=False)
+            self.running_var = Parameter(ops.ones(num_features, ms.float32), name="running_var", requires_grad=False)
+
+    def construct(self, input):
+        unbatched = input.ndim == self._spatial + 1
+        x = input.unsqueeze(0) if unbatched else input
+        stats = self.track_running_stats
+        out = F.instance_norm(x, self.running_mean if stats else None, self.running_var if stats else None,
+                              self.weight if self.affine else None, self.bias if self.affine else None,
+                              self.training or not stats, self.momentum, self.eps)
+        return out[0] if unbatched else out
+
+
+class InstanceNorm1d(_InstanceNorm):
+    _spatial = 1
+
+
+class InstanceNorm2d(_InstanceNorm):
+    _spatial = 2
+
+
+class InstanceNorm3d(_InstanceNorm):
+    _spatial = 3
+
+
+class LayerNorm(nn.Cell):
+    """torch.nn.LayerNorm with torch's parameter names (``weight``/``bias``) and optional bias, for the
+    Transformer layers below (mindspore.nn.LayerNorm calls them gamma/beta and always has a bias)."""
+
+    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True):
+        super().__init__()
+        self.normalized_shape = _tuple(normalized_shape, 1)
+        self.eps, self.elementwise_affine, self.has_bias = eps, elementwise_affine, bias and elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(ops.ones(self.normalized_shape, ms.float32), name="weight")
+        if self.has_bias:
+            self.bias = Parameter(ops.zeros(self.normalized_shape, ms.float32), name="bias")
+
+    def construct(self, x):
+        return F.layer_norm(x, self.normalized_shape, self.weight if self.elementwise_affine else None,
+                            self.bias if self.has_bias else None, self.eps)
+
+
+class RMSNorm(nn.Cell):
+    """torch.nn.RMSNorm: no MindSpore Cell in 2.10 (ops.rms_norm has no CPU kernel); parameter ``weight``."""
+
+    def __init__(self, normalized_shape, eps=None, elementwise_affine=True):
+        super().__init__()
+        self.normalized_shape = _tuple(normalized_shape, 1)
+        self.eps, self.elementwise_affine = eps, elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(ops.ones(self.normalized_shape, ms.float32), name="weight")
+
+    def construct(self, x):
+        return F.rms_norm(x, self.normalized_shape, self.weight if self.elementwise_affine else None, self.eps)
+
+
+class CrossMapLRN2d(nn.Cell):
+    """torch.nn.CrossMapLRN2d (the legacy Lua-torch LRN): x * (k + alpha/size * S)^-beta where S is the running
+    channel-window sum of x^2 computed exactly as torch's loop does (a window of (size-1)/2+1 channels ahead; the
+    first channel's square is never subtracted). 4-D input only, as torch."""
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1):
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def construct(self, x):
+        if x.ndim != 4:
+            raise ValueError(f"CrossMapLRN2d: Expected input to be 4D, got {x.ndim}D instead.")
+        channels = x.shape[1]
+        square = x * x
+        pre_pad = int((self.size - 1) / 2 + 1)
+        current = square[:, 0]
+        for c in range(1, min(pre_pad, channels)):
+            current = current + square[:, c]
+        scales = [current]
+        for c in range(1, channels):
+            if c < channels - pre_pad + 1:
+                current = current + square[:, c + pre_pad - 1]
+            if c > pre_pad:
+                current = current - square[:, c - pre_pad]
+            scales.append(current)
+        scale = ops.stack(scales, 1) * (self.alpha / self.size) + self.k
+        return ops.pow(scale, -self.beta) * x
+
+
+# --------------------------------------------------------------------------------------------------- activations
+
+class Softplus(nn.Cell):
+    """torch.nn.Softplus: no mindspore.nn.Softplus Cell in 2.10; ops.softplus(x, beta, threshold)."""
+
+    def __init__(self, beta=1.0, threshold=20.0):
+        super().__init__()
+        self.beta, self.threshold = beta, threshold
+
+    def construct(self, x):
+        return ops.softplus(x, self.beta, self.threshold)
+
+
+class RReLU(nn.Cell):
+    """torch.nn.RReLU: random slopes in training, the fixed slope (lower + upper) / 2 in eval (mindspore.nn.RReLU
+    samples in both)."""
+
+    def __init__(self, lower=1.0 / 8, upper=1.0 / 3, inplace=False):
+        super().__init__()
+        self.lower, self.upper = lower, upper
+
+    def construct(self, x):
+        return F.rrelu(x, self.lower, self.upper, self.training)
+
+
+class AlphaDropout(nn.Cell):
+    """torch.nn.AlphaDropout: identity in eval; in training drops to SELU's saturation value and rescales."""
+
+    def __init__(self, p=0.5, inplace=False):
+        super().__init__()
+        self.p = p
+
+    def construct(self, x):
+        return F.alpha_dropout(x, self.p, self.training)
+
+
+class FeatureAlphaDropout(nn.Cell):
+    """torch.nn.FeatureAlphaDropout: AlphaDropout of whole channels; identity in eval."""
+
+    def __init__(self, p=0.5, inplace=False):
+        super().__init__()
+        self.p = p
+
+    def construct(self, x):
+        return F.feature_alpha_dropout(x, self.p, self.training)
+
+
+# ----------------------------------------------------------------------------------------------------- distances
+
+class CosineSimilarity(nn.Cell):
+    """torch.nn.CosineSimilarity (mindspore.nn.CosineSimilarity is a batch similarity-matrix metric instead)."""
+
+    def __init__(self, dim=1, eps=1e-8):
+        super().__init__()
+        self.dim, self.eps = dim, eps
+
+    def construct(self, x1, x2):
+        return ops.cosine_similarity(x1, x2, self.dim, self.eps)
+
+
+class PairwiseDistance(nn.Cell):
+    """torch.nn.PairwiseDistance: ||x1 - x2 + eps||_p over the last dim (no MindSpore Cell in 2.10)."""
+
+    def __init__(self, p=2.0, eps=1e-6, keepdim=False):
+        super().__init__()
+        self.p, self.eps, self.keepdim = p, eps, keepdim
+
+    def construct(self, x1, x2):
+        return F.pairwise_distance(x1, x2, self.p, self.eps, self.keepdim)
+
+
+# --------------------------------------------------------------------------------------------------------- losses
+
+class _Loss(nn.Cell):
+    def __init__(self, size_average=None, reduce=None, reduction="mean"):
+        super().__init__()
+        self.reduction = reduction
+
+
+class SoftMarginLoss(_Loss):
+    """torch.nn.SoftMarginLoss: the SoftMarginLoss kernel is not registered on CPU in 2.10."""
+
+    def construct(self, input, target):
+        return F.soft_margin_loss(input, target, reduction=self.reduction)
+
+
+class MultiLabelMarginLoss(_Loss):
+    """torch.nn.MultiLabelMarginLoss with torch's int64 targets (mindspore.nn.MultilabelMarginLoss wants int32 and
+    has no CPU kernel in 2.10)."""
+
+    def construct(self, input, target):
+        return F.multilabel_margin_loss(input, target, reduction=self.reduction)
+
+
+class TripletMarginLoss(nn.Cell):
+    """torch.nn.TripletMarginLoss with any p (no TripletMarginLoss CPU kernel in 2.10)."""
+
+    def __init__(self, margin=1.0, p=2.0, eps=1e-6, swap=False, size_average=None, reduce=None, reduction="mean"):
+        super().__init__()
+        self.margin, self.p, self.eps, self.swap, self.reduction = margin, p, eps, swap, reduction
+
+    def construct(self, anchor, positive, negative):
+        return F.triplet_margin_loss(anchor, positive, negative, self.margin, self.p, self.eps, self.swap,
+                                     reduction=self.reduction)
+
+
+# ---------------------------------------------------------------------------------------- embedding, fold, unfold
+
+class EmbeddingBag(nn.Cell):
+    """torch.nn.EmbeddingBag (mode 'sum'/'mean'/'max', offsets or 2-D bags, per_sample_weights, padding_idx);
+    parameter ``weight`` (num_embeddings, embedding_dim), initialised N(0, 1) like torch."""
+
+    def __init__(self, num_embeddings, embedding_dim, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
+                 mode="mean", sparse=False, _weight=None, include_last_offset=False, padding_idx=None):
+        super().__init__()
+        if max_norm is not None:
+            raise ValueError("EmbeddingBag: max_norm (in-place renormalisation of the weight) is not supported")
+        if padding_idx is not None and padding_idx < 0:
+            padding_idx += num_embeddings
+        self.mode, self.include_last_offset, self.padding_idx = mode, include_last_offset, padding_idx
+        if _weight is not None:
+            data = _weight if isinstance(_weight, ms.Tensor) else ms.Tensor(_weight)
+        else:
+            data = initializer(Normal(1.0), (num_embeddings, embedding_dim), ms.float32).init_data()
+            if padding_idx is not None:
+                data[padding_idx] = 0
+        self.weight = Parameter(data, name="weight")
+
+    def construct(self, input, offsets=None, per_sample_weights=None):
+        return F.embedding_bag(input, self.weight, offsets, mode=self.mode, per_sample_weights=per_sample_weights,
+                               include_last_offset=self.include_last_offset, padding_idx=self.padding_idx)
+
+
+class Fold(nn.Cell):
+    """torch.nn.Fold: no mindspore.nn.Fold in 2.10 and ops.fold wants output_size as a Tensor."""
+
+    def __init__(self, output_size, kernel_size, dilation=1, padding=0, stride=1):
+        super().__init__()
+        self.args = (output_size, kernel_size, dilation, padding, stride)
+
+    def construct(self, x):
+        return F.fold(x, *self.args)
+
+
+class Unfold(nn.Cell):
+    """torch.nn.Unfold: (N, C*kh*kw, L) like torch (mindspore.nn.Unfold is TF's extract_image_patches)."""
+
+    def __init__(self, kernel_size, dilation=1, padding=0, stride=1):
+        super().__init__()
+        self.args = (kernel_size, dilation, padding, stride)
+
+    def construct(self, x):
+        return F.unfold(x, *self.args)
+
+
+# ------------------------------------------------------------------------------------------ padding, up-sampling
+
+class _CircularPad(nn.Cell):
+    _dims = 1
+
+    def __init__(self, padding):
+        super().__init__()
+        self.padding = _tuple(padding, 2 * self._dims)
+
+    def construct(self, x):
+        return ops.pad(x, self.padding, mode="circular")
+
+
+class CircularPad1d(_CircularPad):
+    """torch.nn.CircularPad1d: ops.pad(mode='circular') (no MindSpore Cell in 2.10)."""
+    _dims = 1
+
+
+class CircularPad2d(_CircularPad):
+    """torch.nn.CircularPad2d: ops.pad(mode='circular') (no MindSpore Cell in 2.10)."""
+    _dims = 2
+
+
+class CircularPad3d(_CircularPad):
+    """torch.nn.CircularPad3d: ops.pad(mode='circular') (no MindSpore Cell in 2.10)."""
+    _dims = 3
+
+
+class UpsamplingBilinear2d(nn.Cell):
+    """torch.nn.UpsamplingBilinear2d: bilinear with align_corners=True."""
+
+    def __init__(self, size=None, scale_factor=None):
+        super().__init__()
+        self.size, self.scale_factor = size, scale_factor
+
+    def construct(self, x):
+        return F.upsample_bilinear(x, self.size, self.scale_factor)
+
+
+class UpsamplingNearest2d(nn.Cell):
+    """torch.nn.UpsamplingNearest2d: torch's nearest indices, also for a scale_factor."""
+
+    def __init__(self, size=None, scale_factor=None):
+        super().__init__()
+        self.size, self.scale_factor = size, scale_factor
+
+    def construct(self, x):
+        return F.upsample_nearest(x, self.size, self.scale_factor)
+
+
+class LPPool3d(nn.Cell):
+    """torch.nn.LPPool3d: no MindSpore LPPool3d in 2.10 (see nn_functional.lp_pool3d)."""
+
+    def __init__(self, norm_type, kernel_size, stride=None, ceil_mode=False):
+        super().__init__()
+        self.norm_type, self.kernel_size, self.stride, self.ceil_mode = norm_type, kernel_size, stride, ceil_mode
+
+    def construct(self, x):
+        return F.lp_pool3d(x, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
+
+
+# --------------------------------------------------------------------------------------------------- transformers
+
+def _gelu(x):
+    return ops.gelu(x, approximate="none")
+
+
+def _activation(activation):
+    if activation == "relu":
+        return ops.relu
+    if activation == "gelu":
+        return _gelu
+    if isinstance(activation, str):
+        raise RuntimeError(f"activation should be relu/gelu, not {activation}")
+    return activation
+
+
+class TransformerEncoderLayer(nn.Cell):
+    """torch.nn.TransformerEncoderLayer with torch's attribute names (self_attn, linear1, linear2, norm1, norm2 with
+    weight/bias), so torch checkpoints load by name; mindspore.nn.TransformerEncoderLayer calls them dense1/dense2
+    and gamma/beta. The attention is mindspore.nn.MultiheadAttention (torch's parameter names)."""
+
+    def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu", layer_norm_eps=1e-5,
+                 batch_first=False, norm_first=False, bias=True):
+        super().__init__()
+        self.self_attn = nn.MultiheadAttention(d_model, nhead, dropout=dropout, has_bias=bias, batch_first=batch_first)
+        self.linear1 = nn.Dense(d_model, dim_feedforward, has_bias=bias)
+        self.dropout = nn.Dropout(p=dropout)
+        self.linear2 = nn.Dense(dim_feedforward, d_model, has_bias=bias)
+        self.norm_first = norm_first
+        self.norm1 = LayerNorm(d_model, layer_norm_eps, bias=bias)
+        self.norm2 = LayerNorm(d_model, layer_norm_eps, bias=bias)
+        self.dropout1 = nn.Dropout(p=dropout)
+        self.dropout2 = nn.Dropout(p=dropout)
+        self.activation = _activation(activation)
+
+    def _sa_block(self, x, attn_mask, key_padding_mask):
+        x = self.self_attn(x, x, x, key_padding_mask=key_padding_mask, need_weights=False, attn_mask=attn_mask)[0]
+        return self.dropout1(x)
+
+    def _ff_block(self, x):
+        return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+
+    def construct(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False):
+        x = src
+        if self.norm_first:
+            x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask)
+            x = x + self._ff_block(self.norm2(x))
+        else:
+            x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask))
+            x = self.norm2(x + self._ff_block(x))
+        return x
+
+
+class TransformerDecoderLayer(nn.Cell):
+    """torch.nn.TransformerDecoderLayer with torch's attribute names (self_attn, multihead_attn, linear1/2,
+    norm1/2/3 with weight/bias), so torch checkpoints load by name."""
+
+    def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu", layer_norm_eps=1e-5,
+                 batch_first=False, norm_first=False, bias=True):
+        super().__init__()
+        self.self_attn = nn.MultiheadAttention(d_model, nhead, dropout=dropout, has_bias=bias, batch_first=batch_first)
+        self.multihead_attn = nn.MultiheadAttention(d_model, nhead, dropout=dropout, has_bias=bias,
+                                                    batch_first=batch_first)
+        self.linear1 = nn.Dense(d_model, dim_feedforward, has_bias=bias)
+        self.dropout = nn.Dropout(p=dropout)
+        self.linear2 = nn.Dense(dim_feedforward, d_model, has_bias=bias)
+        self.norm_first = norm_first
+        self.norm1 = LayerNorm(d_model, layer_norm_eps, bias=bias)
+        self.norm2 = LayerNorm(d_model, layer_norm_eps, bias=bias)
+        self.norm3 = LayerNorm(d_model, layer_norm_eps, bias=bias)
+        self.dropout1 = nn.Dropout(p=dropout)
+        self.dropout2 = nn.Dropout(p=dropout)
+        self.dropout3 = nn.Dropout(p=dropout)
+        self.activation = _activation(activation)
+
+    def _sa_block(self, x, attn_mask, key_padding_mask):
+        x = self.self_attn(x, x, x, key_padding_mask=key_padding_mask, need_weights=False, attn_mask=attn_mask)[0]
+        return self.dropout1(x)
+
+    def _mha_block(self, x, mem, attn_mask, key_padding_mask):
+        x = self.multihead_attn(x, mem, mem, key_padding_mask=key_padding_mask, need_weights=False,
+                                attn_mask=attn_mask)[0]
+        return self.dropout2(x)
+
+    def _ff_block(self, x):
+        return self.dropout3(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+
+    def construct(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
+                  memory_key_padding_mask=None, tgt_is_causal=False, memory_is_causal=False):
+        x = tgt
+        if self.norm_first:
+            x = x + self._sa_block(self.norm1(x), tgt_mask, tgt_key_padding_mask)
+            x = x + self._mha_block(self.norm2(x), memory, memory_mask, memory_key_padding_mask)
+            x = x + self._ff_block(self.norm3(x))
+        else:
+            x = self.norm1(x + self._sa_block(x, tgt_mask, tgt_key_padding_mask))
+            x = self.norm2(x + self._mha_block(x, memory, memory_mask, memory_key_padding_mask))
+            x = self.norm3(x + self._ff_block(x))
+        return x
+
+
+def _clones(layer, n):
+    return nn.CellList([copy.deepcopy(layer) for _ in range(n)])
+
+
+class TransformerEncoder(nn.Cell):
+    """torch.nn.TransformerEncoder: ``layers.<i>`` deep copies of the layer, then the optional ``norm``.
+
+    Like torch's nested-tensor inference path (enable_nested_tensor, a post-norm batch_first layer with an even head
+    count and relu/gelu, not training, 3-D input, a right-padded src_key_padding_mask and no mask), the padded
+    positions of the output are 0 there. torch takes that path only with autograd off (torch.no_grad), the usual
+    inference setting."""
+
+    def __init__(self, encoder_layer, num_layers, norm=None, enable_nested_tensor=True, mask_check=True):
+        super().__init__()
+        self.layers = _clones(encoder_layer, num_layers)
+        self.num_layers = num_layers
+        self.norm = norm
+        self.mask_check = mask_check
+        layer = encoder_layer
+        self.use_nested_tensor = bool(
+            enable_nested_tensor and isinstance(layer, TransformerEncoderLayer) and not layer.norm_first
+            and layer.self_attn.batch_first and layer.self_attn.in_proj_bias is not None
+            and layer.activation in (ops.relu, _gelu) and layer.norm1.eps == layer.norm2.eps
+            and layer.self_attn.num_heads % 2 == 0)
+
+    def _zero_padded(self, src, mask, src_key_padding_mask):
+        if not self.use_nested_tensor or self.training or src.ndim != 3 or src_key_padding_mask is None \
+                or mask is not None:
+            return False
+        keep = (~src_key_padding_mask.astype(ms.bool_)).astype(ms.int32)
+        return not self.mask_check or bool((keep[:, 1:] <= keep[:, :-1]).all())  # torch: left-aligned tokens only
+
+    def construct(self, src, mask=None, src_key_padding_mask=None, is_causal=None):
+        output = src
+        for layer in self.layers:
+            output = layer(output, src_mask=mask, src_key_padding_mask=src_key_padding_mask)
+        if self._zero_padded(src, mask, src_key_padding_mask):
+            output = ops.masked_fill(output, src_key_padding_mask.astype(ms.bool_).unsqueeze(-1), 0.0)
+        if self.norm is not None:
+            output = self.norm(output)
+        return output
+
+
+class TransformerDecoder(nn.Cell):
+    """torch.nn.TransformerDecoder: ``layers.<i>`` deep copies of the layer, then the optional ``norm``."""
+
+    def __init__(self, decoder_layer, num_layers, norm=None):
+        super().__init__()
+        self.layers = _clones(decoder_layer, num_layers)
+        self.num_layers = num_layers
+        self.norm = norm
+
+    def construct(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
+                  memory_key_padding_mask=None, tgt_is_causal=None, memory_is_causal=False):
+        output = tgt
+        for layer in self.layers:
+            output = layer(output, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
+                           tgt_key_padding_mask=tgt_key_padding_mask,
+                           memory_key_padding_mask=memory_key_padding_mask)
+        if self.norm is not None:
+            output = self.norm(output)
+        return output
+
+
+class Transformer(nn.Cell):
+    """torch.nn.Transformer: ``encoder``/``decoder`` stacks with final LayerNorms, torch's parameter names."""
+
+    def __init__(self, d_model=512, nhead=8, num_encoder_layers=6, num_decoder_layers=6, dim_feedforward=2048,
+                 dropout=0.1, activation="relu", custom_encoder=None, custom_decoder=None, layer_norm_eps=1e-5,
+                 batch_first=False, norm_first=False, bias=True):
+        super().__init__()
+        if custom_encoder is not None:
+            self.encoder = custom_encoder
+        else:
+            layer = TransformerEncoderLayer(d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
+                                            batch_first, norm_first, bias)
+            self.encoder = TransformerEncoder(layer, num_encoder_layers, LayerNorm(d_model, layer_norm_eps, bias=bias))
+        if custom_decoder is not None:
+            self.decoder = custom_decoder
+        else:
+            layer = TransformerDecoderLayer(d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
+                                            batch_first, norm_first, bias)
+            self.decoder = TransformerDecoder(layer, num_decoder_layers, LayerNorm(d_model, layer_norm_eps, bias=bias))
+        self.d_model, self.nhead, self.batch_first = d_model, nhead, batch_first
+
+    def construct(self, src, tgt, src_mask=None, tgt_mask=None, memory_mask=None, src_key_padding_mask=None,
+                  tgt_key_padding_mask=None, memory_key_padding_mask=None, src_is_causal=None, tgt_is_causal=None,
+                  memory_is_causal=False):
+        memory = self.encoder(src, mask=src_mask, src_key_padding_mask=src_key_padding_mask)
+        return self.decoder(tgt, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
+                            tgt_key_padding_mask=tgt_key_padding_mask,
+                            memory_key_padding_mask=memory_key_padding_mask)
+
+    @staticmethod
+    def generate_square_subsequent_mask(sz, dtype=ms.float32):
+        """torch.nn.Transformer.generate_square_subsequent_mask: -inf above the diagonal, 0 elsewhere."""
+        return ops.triu(ops.full((sz, sz), float("-inf"), dtype=dtype), diagonal=1)
+

@@ -1,0 +1,1121 @@
+"""Top-level ``torch.*`` functions that MindSpore 2.10 lacks, computes differently, or only offers without a CPU
+kernel, written as small compositions of ``mindspore.ops``/``Tensor`` operations (converted code imports this
+module as ``mp_math``). Tensor methods with the same meaning call the same functions, the receiver first
+(``x.kthvalue(2)`` -> ``mp_math.kthvalue(x, 2)``).
+
+Each function keeps torch's signature and result (values, shapes and dtypes: int64 indices where torch returns
+int64, named tuples where torch returns them, Python bools where torch returns bools). Why MindSpore needs help is
+said in each docstring. Not here: ``torch.nn.functional`` and its ``torch.*`` aliases
+(:mod:`mindport.runtime.nn_functional`), linear algebra (:mod:`mindport.runtime.linalg`), ``torch.special``
+(:mod:`mindport.runtime.special`), Tensor-only methods (:mod:`mindport.runtime.tensor`).
+
+This module defines ``range`` (torch.range): use ``builtins.range`` for Python's.
+"""
+from __future__ import annotations
+
+import builtins
+import math as _pymath
+from collections import namedtuple
+
+import mindspore as ms
+from mindspore import Tensor, ops
+from mindspore.common import dtype as mstype
+
+# torch returns named tuples (torch.return_types.sort etc.): code reads .values / .indices and the like
+_SortResult = namedtuple("sort", ["values", "indices"])
+_TopkResult = namedtuple("topk", ["values", "indices"])
+_CumminResult = namedtuple("cummin", ["values", "indices"])
+_KthValue = namedtuple("kthvalue", ["values", "indices"])
+_Mode = namedtuple("mode", ["values", "indices"])
+_AMinMax = namedtuple("aminmax", ["min", "max"])
+_Frexp = namedtuple("frexp", ["mantissa", "exponent"])
+_Histogram = namedtuple("histogram", ["hist", "bin_edges"])
+
+_INT64 = ms.int64
+_COMPLEX = ops.Complex()
+
+
+def _tensor(value, dtype=None) -> Tensor:
+    return value if isinstance(value, Tensor) else Tensor(value, dtype)
+
+
+def _axis(dim: int, ndim: int) -> int:
+    return dim + ndim if dim < 0 else dim
+
+
+def _axes(dim, ndim: int):
+    """torch's dim (None, int or sequence) as a tuple of non-negative axes (None = all axes)."""
+    if dim is None:
+        return tuple(builtins.range(ndim))
+    if isinstance(dim, int):
+        return (_axis(dim, ndim),)
+    return tuple(_axis(d, ndim) for d in dim)
+
+
+def _is_float(dtype) -> bool:
+    return dtype in mstype.float_type
+
+
+def _is_complex(dtype) -> bool:
+    return dtype in mstype.complex_type
+
+
+def _long(t):
+    return t.astype(_INT64)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Sorting, counting, comparing: int64 indices where MindSpore returns int32 (float32 counts for bincount)
+
+
+def sort(input, dim=-1, descending=False, stable=False):
+    """torch.sort / Tensor.sort: (values, indices) named tuple, int64 indices; ops.sort returns int32 indices.
+
+    ops.sort is stable on CPU, so ``stable=True`` holds; with ``stable=False`` torch leaves ties' order unspecified.
+    """
+    values, indices = ops.sort(input, axis=dim, descending=descending)
+    return _SortResult(values, _long(indices))
+
+
+def argsort(input, dim=-1, descending=False, stable=False):
+    """torch.argsort / Tensor.argsort: int64 indices (ops.argsort returns int32); stable like :func:`sort`."""
+    return _long(ops.argsort(input, axis=dim, descending=descending))
+
+
+def topk(input, k, dim=None, largest=True, sorted=True):
+    """torch.topk / Tensor.topk: (values, indices) named tuple along ``dim`` (default last), int64 indices;
+    ops.topk returns int32 indices."""
+    values, indices = ops.topk(input, k, dim=-1 if dim is None else dim, largest=largest, sorted=sorted)
+    return _TopkResult(values, _long(indices))
+
+
+def cummin(input, dim):
+    """torch.cummin / Tensor.cummin: (values, indices) named tuple, int64 indices; ops.cummin returns int32 indices."""
+    values, indices = ops.cummin(input, dim)
+    return _CumminResult(values, _long(indices))
+
+
+def argmin(input, dim=None, keepdim=False):
+    """Tensor.argmin / torch.argmin: int64 indices; ops.argmin returns int32."""
+    return _long(ops.argmin(input, dim, keepdim))
+
+
+def count_nonzero(input, dim=None):
+    """torch.count_nonzero / Tensor.count_nonzero: int64 counts over ``dim`` (int, tuple or None = all)."""
+    return ops.count_nonzero(input, axis=() if dim is None else dim, dtype=_INT64)
+
+
+def multinomial(input, num_samples, replacement=False):
+    """torch.multinomial / Tensor.multinomial: int64 samples (ops.multinomial returns int32 and defaults to
+    replacement=True where torch defaults to False)."""
+    return _long(ops.multinomial(input, num_samples, replacement))
+
+
+def bincount(input, weights=None, minlength=0):
+    """torch.bincount / Tensor.bincount: int64 counts without weights, else the weights' float dtype.
+
+    ops.bincount always returns float32 (accumulating float64 weights in float32), so float64 weights are summed
+    here with a scatter-add in float64.
+    """
+    if weights is None:
+        return _long(ops.bincount(input, None, minlength))
+    if weights.dtype == ms.float32:
+        return ops.bincount(input, weights, minlength)
+    dtype = weights.dtype if weights.dtype in (ms.float64, ms.float16) else ms.float64
+    size = max(int(input.max()) + 1 if input.size else 0, minlength)
+    zeros = ops.zeros((size,), dtype)
+    return ops.tensor_scatter_elements(zeros, input, weights.astype(dtype), axis=0, reduction="add")
+
+
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    """torch.unique / Tensor.unique (dim=None): sorted unique values of the flattened input, optionally with the
+    inverse indices (input's shape, int64) and counts (int64). Tensor.unique has no CPU kernel (Unique2) in 2.10 and
+    ops.unique always returns a pair and has no counts; this sorts the values (a stable sort) and keeps the first of
+    each run (ops.unique_consecutive).
+    ``sorted=False`` leaves the order unspecified in torch (its CPU kernel sorts anyway): sorted here too.
+    """
+    if dim is not None:
+        raise NotImplementedError("mindport.runtime.math.unique: dim= is not supported")
+    flat = input.reshape(-1)
+    values, order = ops.sort(flat)
+    out, inverse_sorted, counts = ops.unique_consecutive(values, return_inverse=True, return_counts=True)
+    results = [out]
+    if return_inverse:
+        inverse = ops.gather(inverse_sorted, ops.argsort(order), 0)  # back from sorted positions to input positions
+        results.append(_long(inverse).reshape(input.shape))
+    if return_counts:
+        results.append(_long(counts))
+    return results[0] if len(results) == 1 else tuple(results)
+
+
+def equal(input, other):
+    """torch.equal / Tensor.equal: one Python bool (same shape and same values); ops.equal and Tensor.equal are
+    elementwise."""
+    return tuple(input.shape) == tuple(other.shape) and bool((input == other).all())
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Reductions and statistics
+
+
+def aminmax(input, *, dim=None, keepdim=False):
+    """torch.aminmax / Tensor.aminmax: (min, max) named tuple; ``ops.aminmax`` reduces axis 0 by default where torch
+    (dim=None) reduces all elements."""
+    axis = tuple(builtins.range(input.ndim)) if dim is None else dim
+    return _AMinMax(ops.amin(input, axis, keepdim), ops.amax(input, axis, keepdim))
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
+    """torch.allclose returns a Python bool; MindSpore only has the elementwise ``ops.isclose``."""
+    return bool(ops.isclose(input, other, rtol=rtol, atol=atol, equal_nan=equal_nan).all())
+
+
+def kthvalue(input, k, dim=-1, keepdim=False):
+    """torch.kthvalue / Tensor.kthvalue: the k-th smallest values and their int64 indices (named tuple).
+    ``mint.kthvalue`` and ``Tensor.kthvalue`` fail on CPU in 2.10; built from a sort (NaN sorted last, as torch).
+    Which index is reported for tied values is unspecified in torch."""
+    dim = -1 if dim is None else dim
+    if _is_float(input.dtype):  # MindSpore 2.10's sort leaves NaN in place; torch orders NaN last
+        _, indices = ops.sort(ops.masked_fill(input, ops.isnan(input), float("inf")), axis=dim)
+    else:
+        _, indices = ops.sort(input, axis=dim)
+    indices = ops.narrow(indices, dim, k - 1, 1).astype(ms.int64)
+    values = ops.gather_elements(input, dim, indices)
+    if not keepdim:
+        values, indices = values.squeeze(dim), indices.squeeze(dim)
+    return _KthValue(values, indices)
+
+
+def mode(input, dim=-1, keepdim=False):
+    """torch.mode / Tensor.mode: the most frequent value along ``dim`` (the smallest among ties) and the int64 index
+    of its last occurrence (torch's CPU result), as a named tuple. MindSpore has no mode; counts come from an
+    (n, n) equality table along ``dim``."""
+    dim = _axis(dim, input.ndim)
+    x = ops.moveaxis(input, dim, -1)
+    counts = (x.expand_dims(-1) == x.expand_dims(-2)).astype(ms.int32).sum(-1)
+    best = counts == ops.amax(counts, axis=-1, keepdims=True)
+    fill = ops.amax(x, axis=-1, keepdims=True).broadcast_to(x.shape)
+    values = ops.amin(ops.where(best, x, fill), axis=-1, keepdims=True)
+    positions = ops.arange(x.shape[-1], dtype=ms.int64).broadcast_to(x.shape)
+    indices = ops.amax(ops.where(x == values, positions, ops.full_like(positions, -1)), axis=-1, keepdims=True)
+    values, indices = ops.moveaxis(values, -1, dim), ops.moveaxis(indices, -1, dim)
+    if not keepdim:
+        values, indices = values.squeeze(dim), indices.squeeze(dim)
+    return _Mode(values, indices)
+
+
+def nanmedian(input, dim=None, keepdim=False):
+    """torch.nanmedian: without ``dim`` torch returns one value (the lower median of the non-NaN elements), with
+    ``dim`` a (values, int64 indices) pair; ``ops.nanmedian`` always reduces one axis and returns a pair."""
+    if dim is None:
+        return ops.nanmedian(input.reshape(-1), 0)[0]
+    return ops.nanmedian(input, dim, keepdim)
+
+
+def _quantile(input, q, dim, keepdim, interpolation, ignore_nan):
+    if interpolation not in ("linear", "lower", "higher", "midpoint", "nearest"):
+        raise ValueError(f"quantile: unknown interpolation {interpolation!r}")
+    scalar_q = not isinstance(q, Tensor) or q.ndim == 0
+    qt = (Tensor([q], input.dtype) if scalar_q else q.astype(input.dtype)).reshape(-1)
+    x = input.reshape(-1) if dim is None else ops.moveaxis(input, dim, -1)
+    nan = ops.isnan(x)
+    # MindSpore's CPU sort does not order NaN last: sort with +inf in their place and count the valid values.
+    s = ops.sort(ops.masked_fill(x, nan, float("inf")), axis=-1)[0]
+    if ignore_nan:
+        count = (~nan).astype(input.dtype).sum(-1, keepdims=True)
+    else:
+        count = ops.full(x.shape[:-1] + (1,), x.shape[-1], dtype=input.dtype)
+    pos = qt * ops.clamp(count - 1, min=0)  # (..., Q)
+    lo, hi = ops.floor(pos), ops.ceil(pos)
+    if interpolation == "lower":
+        pos = hi = lo
+    elif interpolation == "higher":
+        pos = lo = hi
+    elif interpolation == "nearest":
+        pos = lo = hi = ops.round(pos)  # round half to even, as torch
+    lo_v = ops.gather_elements(s, s.ndim - 1, lo.astype(ms.int64))
+    hi_v = ops.gather_elements(s, s.ndim - 1, hi.astype(ms.int64))
+    if interpolation == "midpoint":
+        out = lo_v + (hi_v - lo_v) * 0.5
+    else:
+        weight = pos - lo
+        out = ops.where(weight < 0.5, lo_v + weight * (hi_v - lo_v), hi_v - (hi_v - lo_v) * (1 - weight))
+    invalid = (count == 0) if ignore_nan else ops.any(nan, -1, True)
+    out = ops.masked_fill(out, ops.broadcast_to(invalid, out.shape), float("nan"))
+    out = ops.moveaxis(out, -1, 0)  # (Q, ...)
+    if keepdim:
+        if dim is None:
+            out = out.reshape((out.shape[0],) + (1,) * input.ndim)
+        else:
+            out = out.expand_dims(_axis(dim, input.ndim) + 1)
+    return out[0] if scalar_q else out
+
+
+def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
+    """torch.quantile / Tensor.quantile: ``ops.quantile`` has no CPU kernel in 2.10 and no ``interpolation``; sort
+    and interpolate. NaN anywhere in a reduced slice gives NaN, as in torch."""
+    return _quantile(input, q, dim, keepdim, interpolation, ignore_nan=False)
+
+
+def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
+    """torch.nanquantile / Tensor.nanquantile: ``ops.nanquantile`` has no CPU kernel in 2.10; sort and interpolate
+    the non-NaN values (a slice of NaN only gives NaN)."""
+    return _quantile(input, q, dim, keepdim, interpolation, ignore_nan=True)
+
+
+def corrcoef(input):
+    """torch.corrcoef (Pearson coefficients, clipped to [-1, 1]): MindSpore has ``ops.cov`` but no corrcoef."""
+    c = ops.cov(input)
+    if c.ndim == 0:
+        return c / c
+    d = ops.sqrt(ops.diagonal(c))
+    c = c / d.expand_dims(1) / d.expand_dims(0)
+    return ops.clamp(c, -1.0, 1.0)
+
+
+def histogram(input, bins, *, range=None, weight=None, density=False):  # noqa: A002 - torch's argument name
+    """torch.histogram / Tensor.histogram: (hist, bin_edges) named tuple, ``bins`` a count or a 1-D tensor of edges.
+    MindSpore's ``ops.histc`` has neither weights, density nor the edges. A count gets torch's edges (its linspace
+    formula, in the input's dtype); each value goes to the bin its edges say (searchsorted, the last bin including
+    its right edge, values outside ignored), counted with a scatter-add."""
+    flat = input.reshape(-1)
+    if isinstance(bins, Tensor):
+        edges = bins.astype(input.dtype)
+    else:
+        if range is None:
+            lo, hi = float(flat.min()), float(flat.max())
+        else:
+            lo, hi = float(range[0]), float(range[1])
+        if lo == hi:
+            lo, hi = lo - 0.5, hi + 0.5  # torch widens an empty range the same way
+        lo, hi = Tensor(lo, input.dtype), Tensor(hi, input.dtype)
+        n = int(bins)
+        i = ops.arange(n + 1, dtype=input.dtype)
+        step = (hi - lo) / n  # torch's linspace: from the start for the first half, from the end for the rest
+        edges = ops.where(i < (n + 1) // 2, lo + step * i, hi - step * (n - i))
+    count = edges.shape[0] - 1
+    index = ops.searchsorted(edges, flat, right=True) - 1
+    index = ops.where(flat == edges[-1], ops.full_like(index, count - 1), index)
+    inside = (flat >= edges[0]) & (flat <= edges[-1])
+    weights = ops.ones_like(flat) if weight is None else weight.reshape(-1).astype(input.dtype)
+    weights = ops.where(inside, weights, ops.zeros_like(weights))
+    index = ops.where(inside, index, ops.zeros_like(index))
+    hist = ops.tensor_scatter_add(ops.zeros((count,), input.dtype), index.reshape(-1, 1), weights)
+    if density:
+        hist = hist / (hist.sum() * (edges[1:] - edges[:-1]))
+    return _Histogram(hist, edges)
+
+
+def _vector_norm(x, p, dim, keepdim):
+    axis = tuple(builtins.range(x.ndim)) if dim is None else dim
+    a = ops.abs(x)
+    if p == float("inf"):
+        return ops.amax(a, axis, keepdim)
+    if p == float("-inf"):
+        return ops.amin(a, axis, keepdim)
+    if p == 0:
+        return (a != 0).astype(a.dtype).sum(axis, keepdim)
+    if p == 1:
+        return a.sum(axis, keepdim)
+    if p == 2:
+        return ops.sqrt((a * a).sum(axis, keepdim))
+    return ops.pow(ops.pow(a, p).sum(axis, keepdim), 1.0 / p)
+
+
+def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
+    """The deprecated torch.norm (p: 'fro', 'nuc' or a number; numbers are vector norms over ``dim``, all elements
+    when dim is None): ``ops.norm`` follows torch.linalg.norm (matrix norms for 2-D input) instead."""
+    if out is not None:
+        raise TypeError("norm: out= is not supported, assign the result")
+    x = input if dtype is None else input.astype(dtype)
+    if isinstance(dim, int):
+        dim = (dim,)
+    if p == "nuc":
+        axis = (-2, -1) if dim is None else tuple(dim)
+        return ops.matrix_norm(x, "nuc", axis, keepdim)
+    if isinstance(p, str) and p != "fro":
+        raise ValueError(f"norm: unknown p {p!r}")
+    return _vector_norm(x, 2 if p in ("fro", None) else p, dim, keepdim)
+
+
+def nuclear_norm(input, dim=None, keepdim=False):
+    """torch.nuclear_norm (sum of singular values; also called as nuclear_norm(input, keepdim)): MindSpore has it
+    only as ``ops.matrix_norm(A, 'nuc')``."""
+    if isinstance(dim, bool):
+        dim, keepdim = None, dim
+    return ops.matrix_norm(input, "nuc", (-2, -1) if dim is None else tuple(dim), keepdim)
+
+
+def frobenius_norm(input, dim=(-2, -1), keepdim=False):
+    """torch.frobenius_norm: the 2-norm of the elements over ``dim``; MindSpore has no function of that name."""
+    return _vector_norm(input, 2, (dim,) if isinstance(dim, int) else tuple(dim), keepdim)
+
+
+def dot(input, other):
+    """torch.dot / Tensor.dot: the dot product of two 1-D tensors. MindSpore's Tensor.dot is the deprecated ops.dot
+    (2-D and up only) and mint.dot has no CPU kernel in 2.10 ('The kernel Dot unregistered')."""
+    return (input * other).sum()
+
+
+def vdot(input, other):
+    """torch.vdot (conj(input) . other of 1-D tensors): ``mint.vdot`` raises 'Not implement exception' on CPU."""
+    if _is_complex(input.dtype):
+        input = ops.conj(input)
+    return (input * other).sum()
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Elementwise
+
+
+def fmin(input, other):
+    """torch.fmin (minimum that ignores NaN): ``ops.fmin`` has no CPU kernel in 2.10 (Unsupported op [Fmin])."""
+    out = ops.minimum(input, other)
+    if _is_float(out.dtype):
+        input, other = ops.broadcast_to(input, out.shape), ops.broadcast_to(other, out.shape)
+        out = ops.where(ops.isnan(input), other.astype(out.dtype), out)
+        out = ops.where(ops.isnan(other), input.astype(out.dtype), out)
+    return out
+
+
+def angle(input):
+    """Tensor.angle / torch.angle: real inputs give pi where negative, 0 elsewhere, NaN kept (float32 for integers);
+    the 2.10 CPU Angle kernel accepts only complex inputs."""
+    if input.dtype in (ms.complex64, ms.complex128):
+        return ops.angle(input)
+    x = input if ops.is_floating_point(input) else input.astype(ms.float32)
+    out = ops.where(x < 0, ops.full_like(x, _pymath.pi), ops.zeros_like(x))
+    return ops.where(ops.isnan(x), x, out)
+
+
+def bitwise_not(input):
+    """torch.bitwise_not / Tensor.bitwise_not: MindSpore 2.10 has no CPU BitwiseNot kernel; logical_not for bool,
+    ops.invert (bit inversion) for integers."""
+    if input.dtype == ms.bool_:
+        return ops.logical_not(input)
+    return ops.invert(input)
+
+
+_NORMAL = {ms.float16: (-14, 11), ms.bfloat16: (-126, 8), ms.float32: (-126, 24), ms.float64: (-1022, 53)}
+
+
+def frexp(input):
+    """torch.frexp / Tensor.frexp ((mantissa in [0.5, 1), int32 exponent) named tuple): MindSpore has ``ops.ldexp``
+    but no frexp. Subnormal inputs are scaled into the normal range first (the CPU log2 flushes them to zero)."""
+    min_exp, bits = _NORMAL[input.dtype]
+    a = ops.abs(input)
+    finite = ops.isfinite(input) & (a != 0)
+    small = finite & (a < 2.0 ** min_exp)
+    x = ops.where(small, input * float(2 ** bits), input)
+    safe = ops.where(finite, ops.abs(x), ops.ones_like(a))
+    e = (ops.floor(ops.log2(safe)) + 1).astype(ms.int32)
+    # two half steps: 2**-e alone overflows for the largest exponents
+    half = ops.floor_divide(e, 2)
+    m = x * ops.pow(2.0, (-half).astype(input.dtype)) * ops.pow(2.0, (half - e).astype(input.dtype))
+    too_big, too_small = ops.abs(m) >= 1, ops.abs(m) < 0.5  # log2 rounding near powers of two
+    m = ops.where(finite & too_big, m * 0.5, ops.where(finite & too_small, m * 2, m))
+    e = e + (finite & too_big).astype(ms.int32) - (finite & too_small).astype(ms.int32)
+    e = e - small.astype(ms.int32) * bits
+    return _Frexp(ops.where(finite, m, input), ops.where(finite, e, ops.zeros_like(e)))
+
+
+def rsub(input, other, *, alpha=1):
+    """torch.rsub: ``other - alpha * input``; MindSpore has no reversed subtraction."""
+    return other - (input if alpha == 1 else input * alpha)
+
+
+def complex(real, imag):
+    """torch.complex: MindSpore exposes it only as the primitive ``ops.Complex``."""
+    return _COMPLEX(real, imag)
+
+
+def view_as_complex(input):
+    """torch.view_as_complex (last dim of size 2 = (real, imag)): no MindSpore function; the result is a copy."""
+    return _COMPLEX(input[..., 0], input[..., 1])
+
+
+def isin(elements, test_elements, *, assume_unique=False, invert=False):
+    """torch.isin: MindSpore 2.10 has no isin. Compares every element with every test element (memory
+    elements.size * test_elements.size)."""
+    scalar = not isinstance(elements, Tensor)
+    elements = _tensor(elements)
+    test = _tensor(test_elements).reshape(-1)
+    found = (elements.expand_dims(-1) == test).any(-1)
+    out = ~found if invert else found
+    return out.reshape(()) if scalar else out
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Indexing
+
+
+def _scatter_rows(input, dim, index, updates, op):
+    """Apply a ``tensor_scatter_*`` op to the slices ``input[..., index[i], ...]`` along ``dim``."""
+    x = ops.moveaxis(input, dim, 0)
+    idx = index.reshape(-1, 1).astype(ms.int64)
+    out = op(x, idx, updates)
+    return ops.moveaxis(out, 0, dim)
+
+
+def _rows(source, dim):
+    return ops.moveaxis(source, dim, 0) if source.ndim else source.reshape(1)
+
+
+def index_add(input, dim, index, source, *, alpha=1):
+    """torch.index_add: ``ops.index_add`` needs int32 indices and updates its input in place (measured), which
+    torch's functional form never does."""
+    src = _rows(source, dim)
+    if alpha != 1:
+        src = src * alpha
+    return _scatter_rows(input, dim, index, src.astype(input.dtype), ops.tensor_scatter_add)
+
+
+def index_copy(input, dim, index, source):
+    """torch.index_copy: MindSpore 2.10 has no index_copy."""
+    return _scatter_rows(input, dim, index, _rows(source, dim).astype(input.dtype), ops.tensor_scatter_update)
+
+
+def index_fill(input, dim, index, value):
+    """torch.index_fill: ``ops.index_fill`` only accepts int32 indices (int64 raises TypeError)."""
+    x = ops.moveaxis(input, dim, 0)
+    rows = index.reshape(-1).shape[0]
+    fill = ops.broadcast_to(_tensor(value).astype(input.dtype), (rows,) + x.shape[1:])
+    return _scatter_rows(input, dim, index, fill, ops.tensor_scatter_update)
+
+
+def _identity(reduce, dtype):
+    if reduce in ("sum", "mean"):
+        return 0
+    if reduce == "prod":
+        return 1
+    if _is_float(dtype):
+        return float("-inf") if reduce == "amax" else float("inf")
+    info = {ms.int8: 7, ms.int16: 15, ms.int32: 31, ms.int64: 63, ms.uint8: 8}[dtype]
+    low, high = (0, 2 ** info - 1) if dtype == ms.uint8 else (-(2 ** info), 2 ** info - 1)
+    return low if reduce == "amax" else high
+
+
+_SCATTER = {"sum": "tensor_scatter_add", "mean": "tensor_scatter_add", "prod": "tensor_scatter_mul",
+            "amax": "tensor_scatter_max", "amin": "tensor_scatter_min"}
+
+
+def _scatter_reduce_nd(input, coords, updates, reduce, include_self):
+    """torch's scatter_reduce/index_reduce on nd coordinates (``coords`` rows address slices of ``input``)."""
+    if reduce not in _SCATTER:
+        raise ValueError(f"unknown reduce {reduce!r}; expected one of {sorted(_SCATTER)}")
+    op = getattr(ops, _SCATTER[reduce])
+    base = input
+    if not include_self:
+        base = ops.tensor_scatter_update(input, coords, ops.full(updates.shape, _identity(reduce, input.dtype),
+                                                                 dtype=input.dtype))
+    out = op(base, coords, updates.astype(input.dtype))
+    if reduce == "mean":
+        start = ops.ones_like(input) if include_self else ops.tensor_scatter_update(
+            ops.ones_like(input), coords, ops.zeros(updates.shape, input.dtype))
+        count = ops.tensor_scatter_add(start, coords, ops.ones(updates.shape, input.dtype))
+        count = ops.where(count == 0, ops.ones_like(count), count)
+        out = out / count if _is_float(input.dtype) else ops.floor_divide(out, count)
+    return out
+
+
+def index_reduce(input, dim, index, source, reduce, *, include_self=True):
+    """torch.index_reduce ('prod', 'mean', 'amax', 'amin'): MindSpore 2.10 has no index_reduce."""
+    if reduce not in ("prod", "mean", "amax", "amin"):
+        raise ValueError(f"index_reduce: unknown reduce {reduce!r}")
+    x = ops.moveaxis(input, dim, 0)
+    out = _scatter_reduce_nd(x, index.reshape(-1, 1).astype(ms.int64), _rows(source, dim), reduce, include_self)
+    return ops.moveaxis(out, 0, dim)
+
+
+def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
+    """torch.scatter_reduce ('sum', 'prod', 'mean', 'amax', 'amin'): MindSpore 2.10 has no scatter_reduce
+    (``tensor_scatter_elements`` only adds). Each index element becomes a full coordinate."""
+    dim = _axis(dim, input.ndim)
+    grids = list(ops.meshgrid(*[ops.arange(n, dtype=ms.int64) for n in index.shape], indexing="ij"))
+    grids[dim] = index.astype(ms.int64)
+    coords = ops.stack([g.reshape(-1) for g in grids], axis=1)
+    sl = tuple(slice(0, n) for n in index.shape)
+    updates = src[sl].reshape(-1)
+    return _scatter_reduce_nd(input, coords, updates, reduce, include_self)
+
+
+def scatter_add(input, dim, index, src):
+    """Tensor.scatter_add / torch.scatter_add (out of place): adds ``src`` into a copy of ``input`` at ``index``
+    along ``dim``. ScatterAddExt has no CPU kernel in 2.10; ops.tensor_scatter_elements(reduction='add') needs
+    ``src`` cut to ``index``'s shape (torch reads only that part of ``src``)."""
+    if tuple(src.shape) != tuple(index.shape):
+        src = src[tuple(slice(0, n) for n in index.shape)]
+    return ops.tensor_scatter_elements(input, index, src, axis=dim, reduction="add")
+
+
+def put(input, index, source, accumulate=False):
+    """torch.put (index into the flattened input; negative indices count from the end): no MindSpore put."""
+    flat = input.reshape(-1)
+    idx = ops.remainder(index.reshape(-1, 1).astype(ms.int64), flat.shape[0])
+    op = ops.tensor_scatter_add if accumulate else ops.tensor_scatter_update
+    return op(flat, idx, source.reshape(-1).astype(input.dtype)).reshape(input.shape)
+
+
+def take(input, index):
+    """torch.take (index the flattened input; negative indices allowed): ``ops.take`` has no CPU kernel in 2.10."""
+    flat = input.reshape(-1)
+    idx = ops.remainder(index.astype(ms.int64), flat.shape[0])
+    return ops.gather(flat, idx.reshape(-1), 0).reshape(index.shape)
+
+
+def take_along_dim(input, indices, dim=None):
+    """torch.take_along_dim (gather with broadcasting; dim=None = the flattened input): no MindSpore function."""
+    if dim is None:
+        return ops.gather(input.reshape(-1), indices.reshape(-1).astype(ms.int64), 0)
+    dim = _axis(dim, input.ndim)
+    shape = [builtins.max(a, b) for a, b in zip(input.shape, indices.shape)]
+    x = ops.broadcast_to(input, tuple(shape[:dim] + [input.shape[dim]] + shape[dim + 1:]))
+    idx = ops.broadcast_to(indices, tuple(shape[:dim] + [indices.shape[dim]] + shape[dim + 1:]))
+    return ops.gather_elements(x, dim, idx.astype(ms.int64))
+
+
+def select(input, dim, index):
+    """torch.select: ``ops.select`` is MindSpore's ``where``; index the tensor instead."""
+    key = (slice(None),) * _axis(dim, input.ndim) + (index,)
+    return input[key]
+
+
+def as_strided(input, size, stride, storage_offset=None):
+    """torch.as_strided, read from the contiguous (row-major) layout of ``input``: MindSpore has no strided views.
+    The result is a copy (a gather), not a view."""
+    flat = input.reshape(-1)
+    idx = Tensor(storage_offset or 0, ms.int64)
+    for axis, (n, st) in enumerate(zip(size, stride)):
+        shape = [1] * len(size)
+        shape[axis] = n
+        idx = idx + (ops.arange(n, dtype=ms.int64) * st).reshape(tuple(shape))
+    return ops.gather(flat, idx.reshape(-1), 0).reshape(tuple(size))
+
+
+def nonzero_static(input, *, size, fill_value=-1):
+    """torch.nonzero_static (exactly ``size`` rows of int64 indices, padded with fill_value): no MindSpore
+    function."""
+    nz = ops.argwhere(input)
+    if nz.shape[0] >= size:
+        return nz[:size]
+    pad = ops.full((size - nz.shape[0], input.ndim), fill_value, dtype=ms.int64)
+    return ops.cat((nz, pad), 0)
+
+
+def unravel_index(indices, shape):
+    """torch.unravel_index (tuple of int64 coordinate tensors): MindSpore 2.10 has no unravel_index."""
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    rest = ops.remainder(_tensor(indices, ms.int64).astype(ms.int64), _pymath.prod(shape))
+    out = []
+    for n in reversed(shape):
+        out.append(ops.remainder(rest, n))
+        rest = ops.floor_divide(rest, n)
+    return tuple(reversed(out))
+
+
+def constant_pad_nd(input, pad, value=0):
+    """torch.constant_pad_nd (pairs for the last dims first; negative amounts crop): MindSpore 2.10's ``ops.pad``
+    gives wrong values for negative padding from its second call on (measured max abs diff 2.5), so crop by
+    slicing and pad only by non-negative amounts."""
+    crop = [builtins.max(-p, 0) for p in pad]
+    for i in builtins.range(0, len(pad), 2):
+        axis = input.ndim - 1 - i // 2
+        before, after = crop[i], crop[i + 1]
+        if before or after:
+            input = ops.narrow(input, axis, before, input.shape[axis] - before - after)
+    grow = tuple(builtins.max(p, 0) for p in pad)
+    return ops.pad(input, grow, value=value) if any(grow) else input
+
+
+def unflatten(input, dim, sizes):
+    """torch.unflatten: MindSpore 2.10 has no unflatten; a reshape of ``dim`` into ``sizes``."""
+    d = _axis(dim, input.ndim)
+    return input.reshape(tuple(input.shape[:d]) + tuple(sizes) + tuple(input.shape[d + 1:]))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Shapes and construction
+
+
+def roll(input, shifts, dims=None):
+    """torch.roll / Tensor.roll: ops.roll has no CPU kernel in 2.10 ('The kernel Roll unregistered'); slices and
+    concatenates instead. ``dims=None`` rolls the flattened tensor and restores the shape."""
+    if dims is None:
+        return roll(input.reshape(-1), shifts, 0).reshape(input.shape)
+    shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    if len(shifts) != len(dims):
+        raise ValueError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims: {len(dims)}")
+    out = input
+    for shift, dim in zip(shifts, dims):
+        size = out.shape[dim]
+        if size == 0 or shift % size == 0:
+            continue
+        cut = size - shift % size
+        head, tail = ops.split(out, [cut, size - cut], dim)
+        out = ops.cat((tail, head), dim)
+    return out
+
+
+def diag(input, diagonal=0):
+    """torch.diag / Tensor.diag: a 1-D input builds a diagonal matrix, a 2-D input extracts its ``diagonal``-th
+    diagonal. ops.diag builds a 4-D tensor from a 2-D input and has no offset."""
+    if input.ndim == 1:
+        return ops.diagflat(input, diagonal)
+    if input.ndim == 2:
+        return ops.diagonal(input, diagonal)
+    raise ValueError("diag(): Supports 1D or 2D tensors. Got %dD" % input.ndim)
+
+
+def range(start=0, end=None, step=1, dtype=None):  # noqa: A001 - torch's name
+    """torch.range (deprecated in torch): ``end`` included, float32 by default; ops.range excludes ``end``.
+
+    Values are start + i * step computed in float64 (like torch's accumulate type), then cast.
+    """
+    if end is None:
+        start, end = 0, start
+    count = int(_pymath.floor((end - start) / step)) + 1
+    values = ops.arange(0, count, dtype=ms.float64) * step + start
+    return values.astype(dtype or ms.float32)
+
+
+def broadcast_shapes(*shapes):
+    """torch.broadcast_shapes (returns the broadcast shape as a tuple): MindSpore has no such function."""
+    shapes = [(s,) if isinstance(s, int) else tuple(s) for s in shapes]
+    ndim = builtins.max((len(s) for s in shapes), default=0)
+    out = [1] * ndim
+    for s in shapes:
+        for i, n in enumerate(s, ndim - len(s)):
+            if n != 1 and out[i] not in (1, n):
+                raise RuntimeError(f"shapes {shapes} are not broadcastable")
+            if n != 1:
+                out[i] = n
+    return tuple(out)
+
+
+def broadcast_tensors(*tensors):
+    """torch.broadcast_tensors: MindSpore has only ``ops.broadcast_to`` (one tensor, an explicit shape)."""
+    shape = broadcast_shapes(*(t.shape for t in tensors))
+    return tuple(ops.broadcast_to(t, shape) for t in tensors)
+
+
+def is_same_size(input, other) -> bool:
+    """torch.is_same_size: compare the shapes."""
+    return tuple(input.shape) == tuple(other.shape)
+
+
+def is_conj(input) -> bool:
+    """torch.is_conj: MindSpore has no lazy conjugation bit (``ops.conj`` computes the values), so never set."""
+    return False
+
+
+def is_neg(input) -> bool:
+    """torch.is_neg: MindSpore has no lazy negation bit, so never set."""
+    return False
+
+
+def resolve_conj(input):
+    """torch.resolve_conj: materialises a lazy conjugation; MindSpore tensors never carry one."""
+    return input
+
+
+def resolve_neg(input):
+    """torch.resolve_neg: materialises a lazy negation; MindSpore tensors never carry one."""
+    return input
+
+
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
+    """torch.asarray: a Tensor is returned as is (cast if ``dtype`` differs); other objects become a Tensor
+    (Python floats float32, ints int64, as torch)."""
+    if isinstance(obj, Tensor):
+        out = obj if dtype is None or obj.dtype == dtype else obj.astype(dtype)
+        return out.copy() if copy and out is obj else out
+    return Tensor(obj, dtype)
+
+
+def scalar_tensor(s, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+    """torch.scalar_tensor: a 0-d tensor, float32 unless ``dtype`` says otherwise (also for int/bool ``s``)."""
+    return Tensor(s, ms.float32 if dtype is None else dtype)
+
+
+def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
+    """torch.cumulative_trapezoid: MindSpore only has the total ``ops.trapz``."""
+    n = y.shape[dim]
+    avg = (ops.narrow(y, dim, 1, n - 1) + ops.narrow(y, dim, 0, n - 1)) / 2
+    if x is not None:
+        if x.ndim == 1:
+            step = x[1:] - x[:-1]
+            shape = [1] * y.ndim
+            shape[_axis(dim, y.ndim)] = n - 1
+            step = step.reshape(tuple(shape))
+        else:
+            step = ops.narrow(x, dim, 1, n - 1) - ops.narrow(x, dim, 0, n - 1)
+        avg = avg * step
+    elif dx is not None:
+        avg = avg * dx
+    return ops.cumsum(avg, _axis(dim, y.ndim))
+
+
+def gradient(input, *, spacing=1, dim=None, edge_order=1):
+    """torch.gradient (central differences, one-sided at the edges; a scalar or one scalar per dim as spacing):
+    MindSpore has no gradient. Coordinate-tensor spacing is not supported."""
+    if edge_order not in (1, 2):
+        raise ValueError("gradient: edge_order must be 1 or 2")
+    axes = _axes(dim, input.ndim)
+    if isinstance(spacing, (int, float)):
+        spacing = [spacing] * len(axes)
+    spacing = list(spacing)
+    if len(spacing) == 1 and len(axes) > 1:
+        spacing = spacing * len(axes)
+    out = []
+    for axis, h in zip(axes, spacing):
+        if isinstance(h, Tensor) and h.ndim > 0:
+            raise NotImplementedError("gradient: coordinate tensors as spacing are not supported")
+        h = float(h)
+        n = input.shape[axis]
+
+        def part(start, length, axis=axis):
+            return ops.narrow(input, axis, start, length)
+
+        inner = (part(2, n - 2) - part(0, n - 2)) / (2 * h)
+        if edge_order == 1:
+            first = (part(1, 1) - part(0, 1)) / h
+            last = (part(n - 1, 1) - part(n - 2, 1)) / h
+        else:
+            first = (-1.5 * part(0, 1) + 2 * part(1, 1) - 0.5 * part(2, 1)) / h
+            last = (0.5 * part(n - 3, 1) - 2 * part(n - 2, 1) + 1.5 * part(n - 1, 1)) / h
+        out.append(ops.cat((first, inner, last), axis))
+    return tuple(out)
+
+
+def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=True, pad_mode="reflect",
+         normalized=False, onesided=None, return_complex=None, align_to_window=None):
+    """torch.stft: ``ops.stft`` spells pad_mode in capitals ('REFLECT', 'CONSTANT') and has no 'replicate' or
+    'circular' padding nor align_to_window."""
+    if align_to_window:
+        raise NotImplementedError("stft: align_to_window=True is not supported")
+    mode = {"reflect": "REFLECT", "constant": "CONSTANT"}.get(pad_mode)
+    if mode is None:
+        raise NotImplementedError(f"stft: pad_mode={pad_mode!r} is not supported (use 'reflect' or 'constant')")
+    return ops.stft(input, n_fft, hop_length, win_length, window, center, mode, normalized, onesided,
+                    return_complex)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Random sampling
+
+
+def randint_like(input, low=0, high=None, dtype=None):
+    """torch.randint_like: integers in [low, high) with the input's shape and (by default) dtype, floats included;
+    ops.randint_like only produces integer dtypes. ``randint_like(x, high)`` is torch's one-bound form."""
+    if high is None:
+        low, high = 0, low
+    return ops.randint(low, high, tuple(input.shape), dtype=_INT64).astype(dtype or input.dtype)
+
+
+def poisson(input):
+    """torch.poisson: one Poisson sample per element, rate = input, same shape and dtype. ops.random_poisson takes
+    a sample shape that it prepends to the rate's shape, and rejects an empty one; one sample is drawn and the
+    leading axis dropped."""
+    return ops.random_poisson(ms.Tensor([1], ms.int64), input, dtype=input.dtype)[0]
+
+
+def bernoulli(input):
+    """Tensor.bernoulli: 0/1 draws with probabilities = input, same dtype; ops.bernoulli has no CPU kernel in 2.10
+    ('The kernel BernoulliExt unregistered')."""
+    return (ops.rand_like(input, dtype=ms.float32) < input).astype(input.dtype)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# einsum
+
+
+def _einsum_parse(equation, shapes):
+    """Label lists per operand and for the output; '...' becomes private labels aligned from the right."""
+    equation = equation.replace(" ", "")
+    lhs, arrow, rhs = equation.partition("->")
+    terms = lhs.split(",")
+    if len(terms) != len(shapes):
+        raise ValueError(f"einsum(): {len(terms)} operand subscripts for {len(shapes)} operands")
+    for term in terms + [rhs]:
+        if any(not (c.isalpha() or c == ".") for c in term):
+            raise ValueError(f"einsum(): invalid subscript in {term!r}")
+    ell_ndim = 0
+    for term, shape in zip(terms, shapes):
+        if "..." in term:
+            ell_ndim = max(ell_ndim, len(shape) - len(term.replace("...", "")))
+    ell = [f"...{i}" for i in builtins.range(ell_ndim)]
+
+    def labels(term, ndim):
+        if "..." not in term:
+            if len(term) != ndim:
+                raise ValueError(f"einsum(): subscripts {term!r} do not match an operand of {ndim} dimensions")
+            return list(term)
+        left, _, right = term.partition("...")
+        count = ndim - len(left) - len(right)
+        if count < 0:
+            raise ValueError(f"einsum(): subscripts {term!r} do not match an operand of {ndim} dimensions")
+        return list(left) + ell[ell_ndim - count:] + list(right)
+
+    inputs = [labels(term, len(shape)) for term, shape in zip(terms, shapes)]
+    if arrow:
+        output = labels(rhs, len(rhs.replace("...", "")) + ell_ndim) if "..." in rhs else list(rhs)
+        if len(set(output)) != len(output):
+            raise ValueError(f"einsum(): output subscript repeated in {rhs!r}")
+        used = {label for labels_ in inputs for label in labels_}
+        missing = [label for label in output if label not in used]
+        if missing:
+            raise ValueError(f"einsum(): output subscript {missing[0]!r} does not appear in the inputs")
+    else:  # implicit output: '...' first, then the labels seen exactly once, in alphabetical order
+        counts = {}
+        for labels_ in inputs:
+            for label in labels_:
+                counts[label] = counts.get(label, 0) + 1
+        output = ell + sorted(c for c, n in counts.items() if n == 1 and not c.startswith("..."))
+    return inputs, output
+
+
+def _einsum_diagonals(labels):
+    """Repeated labels within one operand (``ii``): the ops.diagonal axis pairs, in order (each moves the diagonal
+    to the last axis), and the labels after them."""
+    labels = list(labels)
+    pairs = []
+    while len(set(labels)) != len(labels):
+        second = next(i for i, label in enumerate(labels) if label in labels[:i])
+        first = labels.index(labels[second])
+        pairs.append((first, second))
+        labels = [lb for i, lb in enumerate(labels) if i not in (first, second)] + [labels[first]]
+    return tuple(pairs), labels
+
+
+def _einsum_sum_axes(labels, keep):
+    """Axes of the labels not in ``keep`` (to sum out) and the labels left."""
+    return tuple(i for i, label in enumerate(labels) if label not in keep), [lb for lb in labels if lb in keep]
+
+
+def _einsum_arrange(labels, order, sizes):
+    """(permutation or None, target shape): the operand's axes in ``order``, size-1 axes broadcast."""
+    perm = tuple(labels.index(label) for label in order)
+    return (None if perm == tuple(builtins.range(len(perm))) else perm), tuple(sizes[label] for label in order)
+
+
+@ms.constexpr
+def _einsum_plan(equation, shapes):
+    """The whole contraction as constants (pure Python on the equation and the shapes; a constexpr so graph mode
+    computes it at compile time): per operand (diagonal pairs, axes to sum), then per later operand one batched
+    matmul step, then the final sum, permutation and shape."""
+    inputs, output = _einsum_parse(equation, shapes)
+    sizes = {}
+    for shape, labels in zip(shapes, inputs):
+        for label, size in zip(labels, shape):
+            _einsum_size(sizes, label, size)
+    prepared = [list(_einsum_diagonals(labels)) for labels in inputs]
+    for label in output:
+        sizes.setdefault(label, 1)
+    wanted = [set(output).union(*(set(lb) for _, lb in prepared[i:])) for i in builtins.range(1, len(prepared) + 1)]
+    first_sum, labels = _einsum_sum_axes(prepared[0][1], wanted[0])
+    operands = [(prepared[0][0], first_sum)]
+    steps = []
+    for i in builtins.range(1, len(prepared)):
+        pairs, ly = prepared[i]
+        keep = wanted[i]
+        y_sum, ly = _einsum_sum_axes(ly, keep | set(labels))
+        x_sum, labels = _einsum_sum_axes(labels, keep | set(ly))
+        operands.append((pairs, y_sum))
+        batch = [lb for lb in labels if lb in ly and lb in keep]
+        summed = [lb for lb in labels if lb in ly and lb not in keep]
+        a_only = [lb for lb in labels if lb not in ly]
+        b_only = [lb for lb in ly if lb not in labels]
+        a_perm, a_shape = _einsum_arrange(labels, batch + a_only + summed, sizes)
+        b_perm, b_shape = _einsum_arrange(ly, batch + summed + b_only, sizes)
+        prod = [_pymath.prod(sizes[lb] for lb in group) for group in (batch, a_only, summed, b_only)]
+        labels = batch + a_only + b_only
+        steps.append((x_sum, a_perm, a_shape, (prod[0], prod[1], prod[2]), b_perm, b_shape,
+                      (prod[0], prod[2], prod[3]), tuple(sizes[lb] for lb in labels)))
+    last_sum, labels = _einsum_sum_axes(labels, set(output))
+    perm, shape = _einsum_arrange(labels, output, sizes)
+    return tuple(operands), tuple(steps), (last_sum, perm, shape)
+
+
+def _einsum_size(sizes, label, size):
+    if sizes.get(label, 1) != 1 and size != 1 and sizes[label] != size:
+        raise ValueError(f"einsum(): subscript {label!r} has sizes {sizes[label]} and {size}")
+    sizes[label] = max(sizes.get(label, 1), size)
+
+
+def _einsum_prepare(x, pairs, sum_axes):
+    for first, second in pairs:
+        x = ops.diagonal(x, 0, first, second)
+    return x.sum(axis=sum_axes) if sum_axes else x
+
+
+def _einsum_arranged(x, perm, shape):
+    if perm is not None:
+        x = ops.transpose(x, perm)
+    return ops.broadcast_to(x, shape) if x.shape != shape else x
+
+
+def einsum(equation, *operands):
+    """torch.einsum: ops.einsum has no CPU kernel in 2.10 (and mint.einsum is Ascend only).
+
+    Parses the equation (explicit or implicit output, '...' broadcasting, repeated labels = diagonals) and
+    contracts the operands left to right, each pair as one batched ops.matmul; labels no later term needs are
+    summed out first. torch's sublist form einsum(x, [0, 1], ...) is not supported.
+    """
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    if not isinstance(equation, str):
+        raise TypeError("mindport.runtime.math.einsum: only the equation-string form is supported")
+    prepared, steps, final = _einsum_plan(equation, tuple(x.shape for x in operands))
+    x = _einsum_prepare(operands[0], prepared[0][0], prepared[0][1])
+    for i, step in enumerate(steps):
+        x_sum, a_perm, a_shape, a_mat, b_perm, b_shape, b_mat, out_shape = step
+        y = _einsum_prepare(operands[i + 1], prepared[i + 1][0], prepared[i + 1][1])
+        if x_sum:
+            x = x.sum(axis=x_sum)
+        a = _einsum_arranged(x, a_perm, a_shape).reshape(a_mat)
+        b = _einsum_arranged(y, b_perm, b_shape).reshape(b_mat)
+        x = ops.matmul(a, b).reshape(out_shape)
+    last_sum, perm, shape = final
+    if last_sum:
+        x = x.sum(axis=last_sum)
+    return _einsum_arranged(x, perm, shape)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Recurrent cells (the functional forms behind nn.LSTMCell & co.)
+
+
+def _linear(x, w, b):
+    y = ops.matmul(x, w.T)
+    return y if b is None else y + b
+
+
+def lstm_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    """torch.lstm_cell: returns (h', c'); MindSpore has the cell layer only. Gate order i, f, g, o as torch."""
+    h, c = hx
+    gates = _linear(input, w_ih, b_ih) + _linear(h, w_hh, b_hh)
+    i, f, g, o = ops.chunk(gates, 4, 1)
+    c2 = ops.sigmoid(f) * c + ops.sigmoid(i) * ops.tanh(g)
+    return ops.sigmoid(o) * ops.tanh(c2), c2
+
+
+def gru_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    """torch.gru_cell: MindSpore has the cell layer only. Gate order r, z, n as torch."""
+    gi, gh = _linear(input, w_ih, b_ih), _linear(hx, w_hh, b_hh)
+    i_r, i_z, i_n = ops.chunk(gi, 3, 1)
+    h_r, h_z, h_n = ops.chunk(gh, 3, 1)
+    r, z = ops.sigmoid(i_r + h_r), ops.sigmoid(i_z + h_z)
+    n = ops.tanh(i_n + r * h_n)
+    return n + z * (hx - n)
+
+
+def rnn_tanh_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    """torch.rnn_tanh_cell: MindSpore has the cell layer only."""
+    return ops.tanh(_linear(input, w_ih, b_ih) + _linear(hx, w_hh, b_hh))
+
+
+def rnn_relu_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    """torch.rnn_relu_cell: MindSpore has the cell layer only."""
+    return ops.relu(_linear(input, w_ih, b_ih) + _linear(hx, w_hh, b_hh))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# dtype logic (torch's promotion rules; MindSpore has no promote_types/result_type/can_cast)
+
+_INTS = (ms.uint8, ms.int8, ms.int16, ms.int32, ms.int64)
+_FLOAT_RANK = {ms.float16: 1, ms.bfloat16: 1, ms.float32: 2, ms.float64: 3}
+
+
+def _category(dtype) -> int:
+    if dtype == ms.bool_:
+        return 0
+    if dtype in mstype.int_type or dtype in mstype.uint_type:
+        return 1
+    if _is_float(dtype):
+        return 2
+    if _is_complex(dtype):
+        return 3
+    raise TypeError(f"unsupported dtype {dtype}")
+
+
+def _to_complex(dtype):
+    return ms.complex128 if dtype == ms.float64 else ms.complex64
+
+
+def promote_types(type1, type2):
+    """torch.promote_types: the smallest dtype both dtypes convert to (torch's table, not numpy's: a float16 and
+    an int64 give float16)."""
+    if type1 == type2:
+        return type1
+    c1, c2 = _category(type1), _category(type2)
+    if c1 != c2:
+        high, low = (type1, type2) if c1 > c2 else (type2, type1)
+        if _is_complex(high) and low == ms.float64:
+            return ms.complex128
+        return high
+    if c1 == 1:
+        if type1 not in _INTS or type2 not in _INTS:
+            raise TypeError(f"promote_types: no promotion for {type1} and {type2}")
+        if ms.uint8 in (type1, type2):
+            other = type2 if type1 == ms.uint8 else type1
+            return ms.int16 if other == ms.int8 else other
+        return type1 if _INTS.index(type1) > _INTS.index(type2) else type2
+    if c1 == 2:
+        r1, r2 = _FLOAT_RANK[type1], _FLOAT_RANK[type2]
+        if r1 == r2:  # float16 with bfloat16
+            return ms.float32
+        return type1 if r1 > r2 else type2
+    return ms.complex128
+
+
+def _combine(higher, lower):
+    """torch's combine_categories: ``lower`` (lower priority operands) only counts when its category is higher."""
+    if higher is None:
+        return lower
+    if lower is None:
+        return higher
+    if _is_complex(higher):
+        return higher
+    if _is_complex(lower):
+        return _to_complex(higher) if _is_float(higher) else lower
+    if _is_float(higher):
+        return higher
+    if higher == ms.bool_ or _is_float(lower):
+        return promote_types(higher, lower)
+    return higher
+
+
+def result_type(tensor1, tensor2):
+    """torch.result_type: dimensioned tensors decide within a category; 0-d tensors and Python numbers only when
+    their category is higher (a Python float is float32, an int int64)."""
+    slots = {"dim": None, "zero": None, "wrapped": None}
+    for value in (tensor1, tensor2):
+        if isinstance(value, Tensor):
+            dtype, slot = value.dtype, "dim" if value.ndim else "zero"
+        elif isinstance(value, bool):
+            dtype, slot = ms.bool_, "wrapped"
+        elif isinstance(value, int):
+            dtype, slot = ms.int64, "wrapped"
+        elif isinstance(value, float):
+            dtype, slot = ms.float32, "wrapped"
+        elif isinstance(value, builtins.complex):
+            dtype, slot = ms.complex64, "wrapped"
+        else:
+            raise TypeError(f"result_type: unsupported operand {value!r}")
+        slots[slot] = dtype if slots[slot] is None else promote_types(slots[slot], dtype)
+    return _combine(slots["dim"], _combine(slots["zero"], slots["wrapped"]))
+
+
+def can_cast(from_, to) -> bool:
+    """torch.can_cast (casting allowed under torch's same-kind rules): no MindSpore function."""
+    if _is_complex(from_) and not _is_complex(to):
+        return False
+    if _is_float(from_) and _category(to) == 1:
+        return False
+    return not (from_ != ms.bool_ and to == ms.bool_)
+
+
+def get_default_dtype():
+    """torch.get_default_dtype: MindSpore has no global default dtype; its floating-point default is float32."""
+    return ms.float32

@@ -1,0 +1,562 @@
+"""torch.nn.functional compositions for what MindSpore 2.10 lacks or runs differently on CPU, and the ``torch.*``
+aliases of functional APIs (``torch.layer_norm``, ``torch.conv_transpose2d``, ``torch.kl_div`` ...).
+
+Converted code imports this module as ``mp_F`` (and :mod:`mindport.runtime.layers` builds its Cells on it). Every
+function keeps torch's semantics and is built from ``mindspore.ops`` operations that have CPU kernels in 2.10; each
+docstring names the torch API and the gap. Loss functions accept torch's ``reduction`` both as a string
+(``torch.nn.functional``) and as the enum integer the ``torch.*`` aliases take (0 none, 1 mean, 2 sum).
+"""
+from __future__ import annotations
+
+import math
+
+import mindspore as ms
+import numpy as np
+from mindspore import ops
+
+_REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}
+
+
+def _reduce(loss, reduction):
+    reduction = _REDUCTIONS.get(reduction, reduction)
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    if reduction == "none":
+        return loss
+    raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+def _reduction_name(reduction):
+    return _REDUCTIONS.get(reduction, reduction)
+
+
+def _tuple(value, n):
+    if isinstance(value, (tuple, list)):
+        return tuple(value) if len(value) == n else tuple(value) * n if len(value) == 1 else tuple(value)
+    return (value,) * n
+
+
+def _int64(indices):
+    return indices.astype(ms.int64) if indices.dtype != ms.int64 else indices
+
+
+# ------------------------------------------------------------------------------------------------------ attention
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
+                                 enable_gqa=False):
+    """torch.nn.functional.scaled_dot_product_attention: softmax(q @ k^T * scale + mask) @ v.
+
+    MindSpore 2.10 has no CPU op for it (the fused flash-attention ops are Ascend-only). A bool ``attn_mask`` keeps
+    the True positions, a float mask is added; ``is_causal`` keeps the lower triangle; ``enable_gqa`` repeats the
+    key/value heads to the query heads. ``dropout_p`` drops attention weights like torch (random, always applied
+    when > 0, as in torch)."""
+    length, source = query.shape[-2], key.shape[-2]
+    scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    if enable_gqa and key.shape[-3] != query.shape[-3]:
+        repeat = query.shape[-3] // key.shape[-3]
+        key = ops.repeat_interleave(key, repeat, key.ndim - 3)
+        value = ops.repeat_interleave(value, repeat, value.ndim - 3)
+    scores = ops.matmul(query, key.swapaxes(-2, -1)) * scale
+    if is_causal:
+        causal = ops.tril(ops.ones((length, source), ms.bool_))
+        scores = ops.masked_fill(scores, ~causal, float("-inf"))
+    if attn_mask is not None:
+        if attn_mask.dtype == ms.bool_:
+            scores = ops.masked_fill(scores, ~attn_mask, float("-inf"))
+        else:
+            scores = scores + attn_mask
+    weights = ops.softmax(scores, axis=-1)
+    if dropout_p > 0.0:
+        weights = ops.dropout(weights, p=dropout_p, training=True)
+    return ops.matmul(weights, value)
+
+
+# -------------------------------------------------------------------------------------------------- normalization
+
+def normalize(input, p=2.0, dim=1, eps=1e-12):
+    """torch.nn.functional.normalize: input / max(||input||_p over dim, eps). No ops.normalize in 2.10 and
+    mint.nn.functional.normalize has no CPU kernel (LinalgVectorNorm)."""
+    norm = ops.norm(input, p, dim, keepdim=True)
+    return input / ops.clamp(norm, min=eps)
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
+                  momentum=0.1, eps=1e-5):
+    """torch.nn.functional.instance_norm (also torch.instance_norm): per-sample, per-channel normalisation over the
+    spatial dims. mindspore.ops has no instance norm with a CPU kernel in 2.10 (Unsupported op [InstanceNorm] on
+    CPU), so it is computed from the mean and biased variance; with ``use_input_stats`` and running stats given,
+    these are updated in place like torch (momentum, unbiased variance, averaged over the batch)."""
+    axes = tuple(range(2, input.ndim))
+    shape = (1, input.shape[1]) + (1,) * len(axes)
+    if use_input_stats:
+        mean = input.mean(axes, keep_dims=True)
+        var = ((input - mean) ** 2).mean(axes, keep_dims=True)
+        if running_mean is not None and running_var is not None:
+            count = int(np.prod([input.shape[a] for a in axes]))
+            unbiased = var * (count / max(count - 1, 1))
+            ops.assign(running_mean, running_mean * (1 - momentum) + mean.mean(0).reshape(-1) * momentum)
+            ops.assign(running_var, running_var * (1 - momentum) + unbiased.mean(0).reshape(-1) * momentum)
+    else:
+        mean, var = running_mean.reshape(shape), running_var.reshape(shape)
+    out = (input - mean) / ops.sqrt(var + eps)
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    if bias is not None:
+        out = out + bias.reshape(shape)
+    return out
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """torch.layer_norm / torch.nn.functional.layer_norm: ops.layer_norm has no CPU kernel in 2.10 (LayerNormExt),
+    so the mean and biased variance over the trailing ``normalized_shape`` dims are computed directly."""
+    n = 1 if isinstance(normalized_shape, int) else len(normalized_shape)
+    axes = tuple(range(input.ndim - n, input.ndim))
+    mean = input.mean(axes, keep_dims=True)
+    var = ((input - mean) ** 2).mean(axes, keep_dims=True)
+    out = (input - mean) / ops.sqrt(var + eps)
+    if weight is not None:
+        out = out * weight
+    if bias is not None:
+        out = out + bias
+    return out
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    """torch.nn.functional.rms_norm / torch.rms_norm: x / sqrt(mean(x^2 over normalized_shape) + eps) * weight.
+    ops.rms_norm has no CPU kernel in 2.10 (The kernel RmsNorm unregistered); eps=None is the dtype's machine
+    epsilon, as in torch."""
+    n = 1 if isinstance(normalized_shape, int) else len(normalized_shape)
+    axes = tuple(range(input.ndim - n, input.ndim))
+    if eps is None:
+        eps = float(np.finfo(ms.dtype_to_nptype(input.dtype)).eps)
+    out = input * ops.rsqrt((input * input).mean(axes, keep_dims=True) + eps)
+    return out * weight if weight is not None else out
+
+
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """torch.nn.functional.local_response_norm: x / (k + alpha * mean of x^2 over a window of ``size`` channels)^beta,
+    the window padded with zeros (size // 2 before, (size - 1) // 2 after) like torch; mindspore.ops.lrn takes
+    other arguments (depth_radius, bias, sum instead of mean) and only 4-D inputs."""
+    channels = input.shape[1]
+    square = input * input
+    pad = [(0, 0)] * input.ndim
+    pad[1] = (size // 2, (size - 1) // 2)
+    flat = [p for pair in reversed(pad) for p in pair]
+    padded = ops.pad(square, tuple(flat))
+    total = padded[:, 0:channels]
+    for i in range(1, size):
+        total = total + padded[:, i:i + channels]
+    div = ops.pow(total / size * alpha + k, beta)
+    return input / div
+
+
+# --------------------------------------------------------------------------------------------------------- losses
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """torch.nn.functional.soft_margin_loss: log(1 + exp(-target * input)); the SoftMarginLoss kernel is not
+    registered on CPU in 2.10."""
+    return _reduce(ops.log1p(ops.exp(-target * input)), reduction)
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    """torch.nn.functional.pairwise_distance / torch.pairwise_distance: the p-norm of x1 - x2 + eps over the last
+    dim. No mindspore.ops.pairwise_distance in 2.10."""
+    diff = ops.abs(x1 - x2 + eps)
+    if p == float("inf"):
+        return diff.max(-1, keepdims=keepdim)
+    if p == 0:
+        return (diff != 0).astype(diff.dtype).sum(-1, keepdims=keepdim)
+    return ops.pow(ops.pow(diff, p).sum(-1, keepdims=keepdim), 1.0 / p)
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-6, swap=False, size_average=None,
+                        reduce=None, reduction="mean"):
+    """torch.nn.functional.triplet_margin_loss: max(d(a, p) - d(a, n) + margin, 0) with the pairwise p-norm
+    distance; the TripletMarginLoss kernel is not registered on CPU in 2.10."""
+    d_pos = pairwise_distance(anchor, positive, p, eps)
+    d_neg = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        d_neg = ops.minimum(d_neg, pairwise_distance(positive, negative, p, eps))
+    return _reduce(ops.relu(margin + d_pos - d_neg), reduction)
+
+
+def triplet_margin_with_distance_loss(anchor, positive, negative, distance_function=None, margin=1.0, swap=False,
+                                      reduction="mean"):
+    """torch.nn.functional.triplet_margin_with_distance_loss: max(d(a, p) - d(a, n) + margin, 0) with any distance
+    callable (default: pairwise_distance). mindspore.ops has no functional form in 2.10."""
+    distance = distance_function if distance_function is not None else pairwise_distance
+    d_pos = distance(anchor, positive)
+    d_neg = distance(anchor, negative)
+    if swap:
+        d_neg = ops.minimum(d_neg, distance(positive, negative))
+    return _reduce(ops.relu(margin + d_pos - d_neg), reduction)
+
+
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """torch.nn.functional.multilabel_margin_loss: sum over target classes j (up to the first -1) and non-target
+    classes i of max(0, 1 - (x[j] - x[i])) / C. The MultilabelMarginLoss kernel is not registered on CPU in 2.10
+    (and wants int32 targets where torch passes int64)."""
+    unbatched = input.ndim == 1
+    if unbatched:
+        input, target = input.unsqueeze(0), target.unsqueeze(0)
+    classes = input.shape[-1]
+    target = target.astype(ms.int32)
+    valid = ops.cumprod((target >= 0).astype(ms.int32), 1).astype(input.dtype)  # targets before the first -1
+    safe = ops.maximum(target, ops.zeros_like(target))
+    is_target = ops.minimum((ops.one_hot(safe, classes, ms.Tensor(1.0, input.dtype), ms.Tensor(0.0, input.dtype))
+                             * valid.unsqueeze(-1)).sum(1), ms.Tensor(1.0, input.dtype))  # (N, C)
+    picked = ops.gather_elements(input, 1, safe)  # x[j] for every target slot
+    margins = ops.relu(1 - picked.unsqueeze(-1) + input.unsqueeze(1))  # (N, slots, C)
+    loss = (margins * valid.unsqueeze(-1) * (1 - is_target).unsqueeze(1)).sum((1, 2)) / classes
+    if unbatched:
+        loss = loss[0]
+    return _reduce(loss, reduction)
+
+
+def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
+                     reduction="mean"):
+    """torch.nn.functional.poisson_nll_loss / torch.poisson_nll_loss: exp(x) - t*x (log_input) or x - t*log(x+eps),
+    plus the Stirling term for t > 1 when ``full``. mindspore.ops has no poisson_nll_loss in 2.10."""
+    if log_input:
+        loss = ops.exp(input) - target * input
+    else:
+        loss = input - target * ops.log(input + eps)
+    if full:
+        stirling = target * ops.log(target) - target + 0.5 * ops.log(2 * math.pi * target)
+        loss = loss + ops.masked_fill(stirling, target <= 1, 0.0)
+    return _reduce(loss, reduction)
+
+
+def kl_div(input, target, reduction="mean", log_target=False):
+    """torch.kl_div (reduction as the enum integer, log_target keyword): target * (log target - input), with
+    0 where target is 0; mindspore.ops.kl_div takes neither an integer reduction nor log_target."""
+    if log_target:
+        loss = ops.exp(target) * (target - input)
+    else:
+        loss = ops.xlogy(target, target) - target * input
+    return _reduce(loss, reduction)
+
+
+def margin_ranking_loss(input1, input2, target, margin=0.0, reduction="mean"):
+    """torch.margin_ranking_loss: reduction is the enum integer there; computed as max(0, -y * (x1 - x2) + margin)."""
+    return _reduce(ops.relu(-target * (input1 - input2) + margin), reduction)
+
+
+def hinge_embedding_loss(input, target, margin=1.0, reduction="mean"):
+    """torch.hinge_embedding_loss: reduction is the enum integer there; x where y == 1, max(0, margin - x) where
+    y == -1 (summed, as torch does for other labels)."""
+    zeros = ops.zeros_like(input)
+    positive = ops.where(target != -1, input, zeros)
+    negative = ops.where(target != 1, ops.relu(margin - input), zeros)
+    return _reduce(positive + negative, reduction)
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction="mean"):
+    """torch.cosine_embedding_loss: reduction is the enum integer there; 1 - cos where y == 1, max(0, cos - margin)
+    where y == -1, with torch's eps of 1e-12 on the squared norms."""
+    eps = 1e-12
+    prod = (input1 * input2).sum(-1)
+    mag = ops.sqrt(((input1 * input1).sum(-1) + eps) * ((input2 * input2).sum(-1) + eps))
+    cos = prod / mag
+    zeros = ops.zeros_like(cos)
+    loss = ops.where(target == 1, 1 - cos, zeros) + ops.where(target == -1, ops.relu(cos - margin), zeros)
+    return _reduce(loss, reduction)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction="mean"):
+    """torch.binary_cross_entropy_with_logits: reduction is the enum integer there. Calls
+    mindspore.ops.binary_cross_entropy_with_logits, which wants explicit weight/pos_weight tensors."""
+    weight = ops.ones_like(input) if weight is None else weight
+    pos_weight = ops.ones_like(input) if pos_weight is None else pos_weight
+    return ops.binary_cross_entropy_with_logits(input, target, weight, pos_weight, _reduction_name(reduction))
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean", zero_infinity=False):
+    """torch.nn.functional.ctc_loss / torch.ctc_loss: mindspore.ops.ctc_loss returns (loss, log_alpha); torch returns
+    the loss alone (and torch.ctc_loss takes the reduction as the enum integer)."""
+    return ops.ctc_loss(log_probs, targets, input_lengths, target_lengths, blank, _reduction_name(reduction),
+                        zero_infinity)[0]
+
+
+# -------------------------------------------------------------------------------------------------------- dropout
+
+_SELU_ALPHA = 1.7580993408473766  # scale * alpha of SELU: the value alpha dropout drops to (negated)
+
+
+def _alpha_dropout(input, p, training, feature):
+    if not training or p == 0:
+        return input
+    if p == 1:
+        return input * 0
+    shape = input.shape[:2] + (1,) * (input.ndim - 2) if feature else input.shape
+    keep = (ops.rand(shape, dtype=input.dtype) < (1 - p)).astype(input.dtype)
+    a = 1.0 / math.sqrt((_SELU_ALPHA * _SELU_ALPHA * p + 1) * (1 - p))
+    b = (keep - 1) * (_SELU_ALPHA * a) + _SELU_ALPHA * a * p
+    return input * keep * a + b
+
+
+def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """torch.nn.functional.alpha_dropout (and torch.alpha_dropout): drops to SELU's negative saturation and rescales
+    to keep mean and variance; identity when not training. No MindSpore op in 2.10."""
+    return _alpha_dropout(input, p, training, feature=False)
+
+
+def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """torch.nn.functional.feature_alpha_dropout (and torch.feature_alpha_dropout): alpha dropout of whole
+    channels; identity when not training. No MindSpore op in 2.10."""
+    return _alpha_dropout(input, p, training, feature=True)
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    """torch.nn.functional.rrelu / torch.rrelu: leaky ReLU with a slope drawn from U(lower, upper) per element in
+    training and the fixed slope (lower + upper) / 2 otherwise; mindspore.ops.rrelu always samples."""
+    if training:
+        slope = ops.rand(input.shape, dtype=input.dtype) * (upper - lower) + lower
+        return ops.where(input >= 0, input, input * slope)
+    return ops.leaky_relu(input, (lower + upper) / 2)
+
+
+# -------------------------------------------------------------------------------------------------------- pooling
+
+def _pool1d_as_2d(fn, input, kernel_size, stride, padding, dilation, ceil_mode):
+    unbatched = input.ndim == 2
+    x = input.unsqueeze(0) if unbatched else input
+    k, = _tuple(kernel_size, 1)
+    s, = _tuple(stride if stride not in (None, (), []) else kernel_size, 1)
+    p, = _tuple(padding, 1)
+    d, = _tuple(dilation, 1)
+    out, idx = fn(x.unsqueeze(2), (1, k), (1, s), (0, p), (1, d), ceil_mode=ceil_mode, return_indices=True)
+    out, idx = out.squeeze(2), idx.squeeze(2)
+    if unbatched:
+        out, idx = out[0], idx[0]
+    return out, _int64(idx)
+
+
+def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=False):
+    """torch.nn.functional.max_pool1d_with_indices / torch.max_pool1d_with_indices: (values, int64 indices).
+    mindspore.ops has no max_pool1d in 2.10: ops.max_pool2d over a (N, C, 1, L) view."""
+    return _pool1d_as_2d(ops.max_pool2d, input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """torch.max_pool1d / torch.nn.functional.max_pool1d: no mindspore.ops.max_pool1d in 2.10 (ops.max_pool2d over a
+    (N, C, 1, L) view); the indices, when asked for, are int64 like torch's."""
+    out, idx = max_pool1d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
+    return (out, idx) if return_indices else out
+
+
+def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=False):
+    """torch.nn.functional.max_pool2d_with_indices: always returns (values, int64 indices); torch's ``stride=()``
+    (the aten default) means kernel_size."""
+    stride = None if stride in ((), []) else stride
+    out, idx = ops.max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode=ceil_mode, return_indices=True)
+    return out, _int64(idx)
+
+
+def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=False):
+    """torch.nn.functional.max_pool3d_with_indices: always returns (values, int64 indices)."""
+    stride = None if stride in ((), []) else stride
+    out, idx = ops.max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode=ceil_mode, return_indices=True)
+    return out, _int64(idx)
+
+
+def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):
+    """torch.nn.functional.adaptive_max_pool1d_with_indices / torch.adaptive_max_pool1d: always (values, int64
+    indices); mindspore.ops.adaptive_max_pool1d has no indices in 2.10, so ops.adaptive_max_pool2d runs on a
+    (N, C, 1, L) view."""
+    unbatched = input.ndim == 2
+    x = input.unsqueeze(0) if unbatched else input
+    size, = _tuple(output_size, 1)
+    out, idx = ops.adaptive_max_pool2d(x.unsqueeze(2), (1, size), True)
+    out, idx = out.squeeze(2), idx.squeeze(2)
+    if unbatched:
+        out, idx = out[0], idx[0]
+    return out, _int64(idx)
+
+
+def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):
+    """torch.nn.functional.adaptive_max_pool2d_with_indices: always (values, int64 indices)."""
+    out, idx = ops.adaptive_max_pool2d(input, output_size, True)
+    return out, _int64(idx)
+
+
+def adaptive_max_pool3d_with_indices(input, output_size, return_indices=False):
+    """torch.nn.functional.adaptive_max_pool3d_with_indices: always (values, indices); mindspore returns int32
+    indices in 2.10, cast to torch's int64."""
+    out, idx = ops.adaptive_max_pool3d(input, output_size, True)
+    return out, _int64(idx)
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    """torch.nn.functional.adaptive_max_pool3d: mindspore.ops.adaptive_max_pool3d returns int32 indices in 2.10
+    (cast to int64 here, as torch)."""
+    out, idx = adaptive_max_pool3d_with_indices(input, output_size)
+    return (out, idx) if return_indices else out
+
+
+def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """torch.nn.functional.lp_pool3d: (sum over the window of x^p)^(1/p), as torch computes it (avg_pool3d of x^p
+    times the window volume, sign kept); mindspore.ops has lp_pool1d/2d only."""
+    kd, kh, kw = _tuple(kernel_size, 3)
+    stride = kernel_size if stride is None else stride
+    unbatched = input.ndim == 4
+    x = input.unsqueeze(0) if unbatched else input
+    if norm_type == float("inf"):
+        out = ops.max_pool3d(x, (kd, kh, kw), stride, 0, 1, ceil_mode=ceil_mode)
+    else:
+        pooled = ops.avg_pool3d(ops.pow(x, norm_type), (kd, kh, kw), _tuple(stride, 3), 0, ceil_mode)
+        out = ops.pow(ops.sign(pooled) * ops.relu(ops.abs(pooled)) * (kd * kh * kw), 1.0 / norm_type)
+    return out[0] if unbatched else out
+
+
+# ---------------------------------------------------------------------------------------------- convolution, fold
+
+def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, dims):
+    unbatched = input.ndim == dims + 1
+    x = input.unsqueeze(0) if unbatched else input
+    stride, padding = _tuple(stride, dims), _tuple(padding, dims)
+    output_padding, dilation = _tuple(output_padding, dims), _tuple(dilation, dims)
+    if dims == 1:  # as 2-D with a unit height
+        x, weight = x.unsqueeze(2), weight.unsqueeze(2)
+        stride, padding, output_padding, dilation = ((1,) + stride, (0,) + padding, (0,) + output_padding,
+                                                     (1,) + dilation)
+    kernel = weight.shape[2:]
+    out_channels = weight.shape[1] * groups
+    size = [(x.shape[2 + i] - 1) * stride[i] - 2 * padding[i] + dilation[i] * (kernel[i] - 1) + output_padding[i] + 1
+            for i in range(len(kernel))]
+    if len(kernel) == 2:
+        pad = (padding[0], padding[0], padding[1], padding[1])
+        op = ops.Conv2DTranspose(out_channels, kernel, pad_mode="pad", pad=pad, stride=stride, dilation=dilation,
+                                 group=groups)
+        out = op(x, weight, (x.shape[0], out_channels, *size))
+    else:
+        pad = tuple(p for p in padding for _ in range(2))
+        op = ops.Conv3DTranspose(x.shape[1], out_channels, kernel, pad_mode="pad", pad=pad, stride=stride,
+                                 dilation=dilation, group=groups, output_padding=output_padding)
+        out = op(x, weight)
+    if bias is not None:
+        out = out + bias.reshape((1, -1) + (1,) * (out.ndim - 2))
+    if dims == 1:
+        out = out.squeeze(2)
+    return out[0] if unbatched else out
+
+
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """torch.nn.functional.conv_transpose1d: ops.conv_transpose* have no CPU kernel in 2.10 (ConvTranspose2D
+    unregistered); the Conv2DTranspose primitive (the gradient of conv2d, which has one) runs on a unit-height
+    view, with torch's output size (N, C_out, (L-1)*stride - 2*padding + dilation*(k-1) + output_padding + 1)."""
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 1)
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """torch.nn.functional.conv_transpose2d / torch.conv_transpose2d: the Conv2DTranspose primitive with torch's
+    output size (ops.conv_transpose2d has no CPU kernel in 2.10)."""
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 2)
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """torch.nn.functional.conv_transpose3d: the Conv3DTranspose primitive with torch's padding/output_padding
+    (no functional conv_transpose3d with a CPU kernel in 2.10)."""
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 3)
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    """torch.nn.functional.fold: mindspore.ops.fold wants output_size as an int32 Tensor and a batched input."""
+    unbatched = input.ndim == 2
+    x = input.unsqueeze(0) if unbatched else input
+    out = ops.fold(x, ms.Tensor(list(_tuple(output_size, 2)), ms.int32), kernel_size, dilation, padding, stride)
+    return out[0] if unbatched else out
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    """torch.nn.functional.unfold on batched or unbatched (C, H, W) input (mindspore.ops.unfold wants 4-D)."""
+    unbatched = input.ndim == 3
+    x = input.unsqueeze(0) if unbatched else input
+    out = ops.unfold(x, kernel_size, dilation, padding, stride)
+    return out[0] if unbatched else out
+
+
+# ----------------------------------------------------------------------------------------------------- upsampling
+
+def _size_2d(input, size, scale_factor):
+    if size is not None:
+        return _tuple(size, 2)
+    sh, sw = _tuple(scale_factor, 2)
+    return int(math.floor(input.shape[-2] * sh)), int(math.floor(input.shape[-1] * sw))
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    """torch.nn.functional.upsample_bilinear (and nn.UpsamplingBilinear2d): bilinear with align_corners=True. With
+    align_corners the scale factor only sets the output size, which MindSpore 2.10 wants explicitly (it rejects
+    scale_factor for 4-D bilinear)."""
+    return ops.interpolate(input, size=_size_2d(input, size, scale_factor), mode="bilinear", align_corners=True)
+
+
+def _nearest_index(in_size, out_size, scale):
+    ratio = np.float32(1.0 / scale) if scale is not None else np.float32(in_size) / np.float32(out_size)
+    src = np.floor(np.arange(out_size, dtype=np.float32) * ratio).astype(np.int64)
+    return ms.Tensor(np.minimum(src, in_size - 1), ms.int32)
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    """torch.nn.functional.upsample_nearest (and nn.UpsamplingNearest2d): torch's nearest picks source index
+    floor(dst * in/out), or floor(dst / scale_factor) when a scale factor is given; MindSpore 2.10 rejects
+    scale_factor for 4-D nearest, so the rows and columns are gathered with those indices (computed from the static
+    shape, in float32 as torch does)."""
+    out_h, out_w = _size_2d(input, size, scale_factor)
+    sh, sw = _tuple(scale_factor, 2) if size is None else (None, None)
+    rows = _nearest_index(input.shape[-2], out_h, sh)
+    cols = _nearest_index(input.shape[-1], out_w, sw)
+    return ops.gather(ops.gather(input, rows, input.ndim - 2), cols, input.ndim - 1)
+
+
+# ------------------------------------------------------------------------------------------------------ embedding
+
+def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False, mode="mean",
+                  sparse=False, per_sample_weights=None, include_last_offset=False, padding_idx=None):
+    """torch.nn.functional.embedding_bag: sums, means or maxes of embedding rows per bag, bags given as the rows of
+    a 2-D input or by ``offsets`` into a 1-D input; ``padding_idx`` entries are left out (an empty bag gives
+    zeros). No MindSpore op in 2.10: gather + unsorted_segment_sum/max. ``max_norm`` (renormalising the weight
+    in place) is not supported."""
+    if max_norm is not None:
+        raise ValueError("embedding_bag: max_norm (in-place renormalisation of the weight) is not supported")
+    if input.ndim == 2:
+        bags, length = input.shape
+        ids = input.reshape(-1)
+        segments = ops.arange(bags * length, dtype=ms.int32) // length
+    else:
+        ids = input
+        bags = offsets.shape[0] - 1 if include_last_offset else offsets.shape[0]
+        segments = ops.searchsorted(offsets.astype(ms.int64), ops.arange(ids.shape[0], dtype=ms.int64),
+                                    right=True).astype(ms.int32) - 1
+    rows = ops.gather(weight, ids, 0)
+    keep = ops.ones(ids.shape, weight.dtype) if padding_idx is None else (ids != padding_idx).astype(weight.dtype)
+    if per_sample_weights is not None:
+        rows = rows * per_sample_weights.reshape(-1, 1)
+    counts = ops.unsorted_segment_sum(keep, segments, bags).reshape(-1, 1)
+    if mode == "max":
+        low = ms.Tensor(float(np.finfo(ms.dtype_to_nptype(weight.dtype)).min), weight.dtype)
+        rows = ops.where(keep.reshape(-1, 1) > 0, rows, low)
+        out = ops.unsorted_segment_max(rows, segments, bags)
+        return ops.where(counts > 0, out, ops.zeros_like(out))
+    total = ops.unsorted_segment_sum(rows * keep.reshape(-1, 1), segments, bags)
+    if mode == "sum":
+        return total
+    return total / ops.maximum(counts, ops.ones_like(counts))
+
+
+def fractional_max_pool2d_with_indices(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                                       _random_samples=None):
+    """torch.nn.functional.fractional_max_pool2d_with_indices: always (values, int64 indices), regions random."""
+    return ops.fractional_max_pool2d(input, kernel_size, output_size, output_ratio, True, _random_samples)
+
+
+def fractional_max_pool3d_with_indices(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                                       _random_samples=None):
+    """torch.nn.functional.fractional_max_pool3d_with_indices: always (values, int64 indices), regions random."""
+    return ops.fractional_max_pool3d(input, kernel_size, output_size, output_ratio, True, _random_samples)

@@ -1,0 +1,94 @@
+"""torch.Tensor methods that exist only as methods or mean something else than the ``torch.*`` function of the same
+name, for what MindSpore 2.10 lacks: casts (``char``, ``cfloat``, ``cdouble``, ``type``), ``element_size``,
+``new_tensor``/``new_full``, ``unfold`` (sliding windows, not im2col) and ``polygamma`` (``n`` after the receiver).
+
+Converted code imports this module as ``mp_tensor``; a method call ``x.char()`` becomes ``mp_tensor.char(x)`` (the
+receiver is the first argument). A method that means the same as a ``torch.*`` function (``x.kthvalue(2)``) calls
+that function instead, in :mod:`mindport.runtime.math` or :mod:`mindport.runtime.linalg`.
+"""
+from __future__ import annotations
+
+import mindspore as ms
+from mindspore import ops
+
+_TYPE_NAMES = {
+    "torch.FloatTensor": ms.float32, "torch.DoubleTensor": ms.float64, "torch.HalfTensor": ms.float16,
+    "torch.BFloat16Tensor": ms.bfloat16, "torch.LongTensor": ms.int64, "torch.IntTensor": ms.int32,
+    "torch.ShortTensor": ms.int16, "torch.CharTensor": ms.int8, "torch.ByteTensor": ms.uint8,
+    "torch.BoolTensor": ms.bool_,
+}
+
+
+# ------------------------------------------------------------------------------------------------ casts, sizes
+
+def char(x):
+    """``x.char()``: cast to int8 (MindSpore's Tensor has no ``char`` method)."""
+    return x.astype(ms.int8)
+
+
+def cfloat(x):
+    """``x.cfloat()``: cast to complex64 (no ``cfloat`` method in MindSpore)."""
+    return x.astype(ms.complex64)
+
+
+def cdouble(x):
+    """``x.cdouble()``: cast to complex128 (no ``cdouble`` method in MindSpore)."""
+    return x.astype(ms.complex128)
+
+
+def type(x, dtype=None, non_blocking=False, **kwargs):  # noqa: A001 - torch's method name
+    """``x.type(dtype)``: a cast; ``dtype`` may be a dtype or a torch type name such as ``'torch.FloatTensor'``.
+    Without ``dtype`` torch returns the type name: the name of the matching CPU torch type is returned."""
+    if dtype is None:
+        for name, ms_dtype in _TYPE_NAMES.items():
+            if x.dtype == ms_dtype:
+                return name
+        raise TypeError(f"no torch type name for {x.dtype}")
+    if isinstance(dtype, str):
+        name = dtype.replace("torch.cuda.", "torch.")
+        if name not in _TYPE_NAMES:
+            raise TypeError(f"unknown torch type name {dtype!r}")
+        dtype = _TYPE_NAMES[name]
+    return x.astype(dtype)
+
+
+def element_size(x) -> int:
+    """``x.element_size()``: bytes per element (MindSpore spells it as the property ``itemsize``)."""
+    return x.itemsize
+
+
+# ----------------------------------------------------------------------------------------------- construction
+
+def new_tensor(x, data, dtype=None):
+    """``x.new_tensor(data)``: a new tensor from ``data`` with ``x``'s dtype unless ``dtype`` is given (MindSpore's
+    Tensor has no ``new_tensor``; ``mindspore.Tensor(data)`` would infer the dtype from the data instead)."""
+    dtype = dtype if dtype is not None else x.dtype
+    if isinstance(data, ms.Tensor):
+        return data.astype(dtype)
+    return ms.Tensor(data, dtype=dtype)
+
+
+def new_full(input, size, fill_value, dtype=None):
+    """Tensor.new_full: a tensor of ``size`` filled with ``fill_value``, the receiver's dtype by default;
+    Tensor.new_full raises 'new_full method support Ascend only' on CPU in 2.10."""
+    return ops.full(tuple(size), fill_value, dtype=dtype or input.dtype)
+
+
+# ------------------------------------------------------------------------------------ other meaning than torch.*
+
+def unfold(input, dimension, size, step):
+    """Tensor.unfold: all windows of ``size`` elements every ``step`` along ``dimension``, as a new last axis.
+    mindspore's Tensor.unfold is im2col (ops.unfold); this gathers the windows along ``dimension``."""
+    dim = dimension % input.ndim if input.ndim else 0
+    if input.ndim == 0:
+        return input.reshape(1)
+    count = (input.shape[dim] - size) // step + 1
+    index = (ops.arange(count, dtype=ms.int64) * step).reshape(-1, 1) + ops.arange(size, dtype=ms.int64).reshape(1, -1)
+    out = ops.gather(input, index.reshape(-1), dim)
+    out = out.reshape(*input.shape[:dim], count, size, *input.shape[dim + 1:])
+    return ops.moveaxis(out, dim + 1, -1)
+
+
+def polygamma(x, n):
+    """``x.polygamma(n)``: ``mindspore.ops.polygamma`` takes ``n`` first, as a Tensor."""
+    return ops.polygamma(ms.Tensor(n, ms.int64) if not isinstance(n, ms.Tensor) else n, x)
