@@ -547,6 +547,12 @@ def mappings_coverage(fmt):
         console.print(f"{table_name}: {total.get('proven', 0)}/{rows} proven "
                       f"({100 * total.get('proven', 0) / rows:.1f} %), {total.get('unsupported', 0)} unsupported "
                       f"with a reason, {total.get('missing', 0)} missing")
+        supported = total.get("proven", 0) + total.get("mapped", 0)
+        if supported:
+            unproven = data["supported_not_proven"]
+            console.print(f"{table_name}: rows with a supported entry: {total.get('proven', 0)}/{supported} proven "
+                          f"({100 * total.get('proven', 0) / supported:.1f} %)"
+                          + (f"; not proven: {', '.join(unproven)}" if unproven else ""))
     console.print(f"mint profile (master rows): {result['mint_profile']}")
     console.print(f"all entries: {result['all_entries']}")
 

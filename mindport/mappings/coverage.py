@@ -63,7 +63,11 @@ def coverage(registry: Registry | None = None) -> dict:
         total = Counter()
         for counts in by_ns.values():
             total.update(counts)
-        result[table] = {"by_namespace": {ns: dict(c) for ns, c in sorted(by_ns.items())}, "total": dict(total)}
+        # rows with a supported entry: the ones that can run; "mapped" among them = not proven yet
+        unproven = sorted(row["torch_api"] for row in official_rows(table)
+                          if status_of(registry, row["torch_api"]) == "mapped")
+        result[table] = {"by_namespace": {ns: dict(c) for ns, c in sorted(by_ns.items())}, "total": dict(total),
+                         "supported_not_proven": unproven}
     # mint profile: master rows whose entry has a mint target proven on CPU
     mint = Counter()
     for row in official_rows("master"):

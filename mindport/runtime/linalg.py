@@ -277,6 +277,19 @@ def svd(A, full_matrices=True, *, driver=None):
     return SVD(u, s, _mH(v))
 
 
+def svd_usv(input, some=True, compute_uv=True):
+    """torch.svd / Tensor.svd (the older API): (U, S, V) with V not transposed; ``some`` is full_matrices=False.
+    With compute_uv=False, U and V are zero-filled (m, m) and (n, n) matrices, as in torch. Singular vectors are
+    defined up to sign (per pair), in torch as well."""
+    if not compute_uv:
+        m, n = input.shape[-2:]
+        batch = tuple(input.shape[:-2])
+        return SVD(ops.zeros(batch + (m, m), input.dtype), ops.svd(input, compute_uv=False),
+                   ops.zeros(batch + (n, n), input.dtype))
+    s, u, v = ops.svd(input, full_matrices=not some, compute_uv=True)
+    return SVD(u, s, v)
+
+
 def svdvals(A, *, driver=None):
     """torch.linalg.svdvals: singular values, descending (ops.svd with compute_uv=False)."""
     return ops.svd(A, compute_uv=False)
