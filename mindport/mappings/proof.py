@@ -167,6 +167,19 @@ def _to_numpy(value):
     return np.asarray(value)
 
 
+def _build_pair(t_mod, m_mod, train: bool):
+    """``build()`` in both snippets; the torch weights reach the Cell through the weight rules."""
+    from mindport.validators.weights import transfer_weights
+
+    t_model, m_model = t_mod.build(), m_mod.build()
+    t_model.train(train)
+    m_model.set_train(train)
+    state = t_model.state_dict()
+    if state:
+        transfer_weights(state, m_model)
+    return t_model, m_model
+
+
 def _run_program(t_mod, m_mod, arrays, t_val, m_val, example):
     """A program example: ``run(*inputs)``, or ``run(model, *inputs)`` when the program defines ``build()`` (the
     torch model's weights reach the Cell through the weight rules; both run in inference mode unless ``train``)."""
@@ -175,14 +188,7 @@ def _run_program(t_mod, m_mod, arrays, t_val, m_val, example):
     t_args = [t_val(arrays[n]) for n in example.inputs]
     m_args = [m_val(arrays[n]) for n in example.inputs]
     if hasattr(t_mod, "build"):
-        from mindport.validators.weights import transfer_weights
-
-        t_model, m_model = t_mod.build(), m_mod.build()
-        t_model.train(example.train)
-        m_model.set_train(example.train)
-        state = t_model.state_dict()
-        if state:
-            transfer_weights(state, m_model)
+        t_model, m_model = _build_pair(t_mod, m_mod, example.train)
         t_args.insert(0, t_model)
         m_args.insert(0, m_model)
     with torch.no_grad():
@@ -225,14 +231,7 @@ def prove(entry: Entry, style: str, profile: str = "nn", seed: int = 0) -> Proof
     if style == PROGRAM_STYLE:
         t_out, m_out = _run_program(t_mod, m_mod, arrays, t_val, m_val, example)
     elif entry.kind == "layer":
-        from mindport.validators.weights import transfer_weights
-
-        t_layer, m_layer = t_mod.build(), m_mod.build()
-        t_layer.train(example.train)
-        m_layer.set_train(example.train)
-        state = t_layer.state_dict()
-        if state:
-            transfer_weights(state, m_layer)
+        t_layer, m_layer = _build_pair(t_mod, m_mod, example.train)
         call_names = [n.strip() for n in (example.call or ",".join(example.inputs)).split(",") if n.strip()]
         with torch.no_grad():
             t_out = t_layer(*[t_val(arrays[n]) for n in call_names])

@@ -276,8 +276,8 @@ def corrcoef(input):
 def histogram(input, bins, *, range=None, weight=None, density=False):  # noqa: A002 - torch's argument name
     """torch.histogram / Tensor.histogram: (hist, bin_edges) named tuple, ``bins`` a count or a 1-D tensor of edges.
     MindSpore's ``ops.histc`` has neither weights, density nor the edges. A count gets torch's edges (its linspace
-    formula, in the input's dtype); each value goes to the bin its edges say (searchsorted, the last bin including
-    its right edge, values outside ignored), counted with a scatter-add."""
+    formula, in the input's dtype); each value goes to the bin its edges say (the last bin including its right edge,
+    values outside ignored), counted with a scatter-add."""
     flat = input.reshape(-1)
     if isinstance(bins, Tensor):
         edges = bins.astype(input.dtype)
@@ -294,7 +294,7 @@ def histogram(input, bins, *, range=None, weight=None, density=False):  # noqa: 
         step = (hi - lo) / n  # torch's linspace: from the start for the first half, from the end for the rest
         edges = ops.where(i < (n + 1) // 2, lo + step * i, hi - step * (n - i))
     count = edges.shape[0] - 1
-    index = ops.searchsorted(edges, flat, right=True) - 1
+    index = _bin_index(flat, edges)
     index = ops.where(flat == edges[-1], ops.full_like(index, count - 1), index)
     inside = (flat >= edges[0]) & (flat <= edges[-1])
     weights = ops.ones_like(flat) if weight is None else weight.reshape(-1).astype(input.dtype)
@@ -304,6 +304,18 @@ def histogram(input, bins, *, range=None, weight=None, density=False):  # noqa: 
     if density:
         hist = hist / (hist.sum() * (edges[1:] - edges[:-1]))
     return _Histogram(hist, edges)
+
+
+def _bin_index(flat, edges):
+    """For each value, the number of edges <= it, minus one (searchsorted(edges, flat, right=True) - 1), by
+    comparison in chunks: MindSpore 2.10's CPU SearchSorted kernel called this way breaks later ops.bucketize calls
+    in the same process ("the dimension of `v` and output must be equal", measured)."""
+    chunk = max(1, (1 << 22) // edges.shape[0])
+    parts = [(flat[start:start + chunk].expand_dims(1) >= edges.expand_dims(0)).astype(ms.int32).sum(1) - 1
+             for start in builtins.range(0, flat.shape[0], chunk)]
+    if not parts:
+        return ops.zeros((0,), ms.int32)
+    return parts[0] if len(parts) == 1 else ops.cat(parts)
 
 
 def _vector_norm(x, p, dim, keepdim):
