@@ -21,6 +21,8 @@ are summed into ``accum_grads`` and ``zero_grad()`` resets it). Any other loop h
 """
 from __future__ import annotations
 
+from collections import Counter
+
 import libcst as cst
 
 from mindport.mappings.transforms import Unsupported
@@ -247,6 +249,16 @@ class TrainingLoopRule(Rule):
             out.append(stmt)
         return out
 
+    def _read_outside(self, region_names: _Names) -> set[str]:
+        """Names the enclosing function (or module) reads outside the forward region, e.g. ``out`` printed after the
+        loop: forward_fn must hand them back, or they would be unbound there."""
+        scope_node = self._scope_nodes.get(id(self.scope))
+        if scope_node is None:
+            return set()
+        outside = Counter(_names([scope_node]).reads)
+        outside.subtract(Counter(region_names.reads))
+        return {name for name, count in outside.items() if count > 0}
+
     # --- the rewrite itself
     def _rewrite(self, loop: cst.For, targets: list[str]):
         if not isinstance(loop.body, cst.IndentedBlock):
@@ -319,7 +331,7 @@ class TrainingLoopRule(Rule):
                 if n in varying and n not in assigned and n not in params:
                     params.append(n)
             assigned.update(names.writes)
-        later = set(_names(rest).reads)
+        later = set(_names(rest).reads) | self._read_outside(region_names)
         aux = [n for n in dict.fromkeys(region_names.writes) if n != loss_name and n in later]
         ms = self.ctx.alias_for("mindspore")
         grads = "accum_grads" if accumulate else "grads"
@@ -443,6 +455,14 @@ class TrainingLoopRule(Rule):
                                                   "accum_grads = None")] + [_stmt("accum_grads = None\n")]
                 out.append(stmt.with_changes(body=stmt.body.with_changes(body=inner)))
                 continue
+            clipped = self._assigned_clip(stmt)
+            if clipped is not None:  # total = clip_grad_norm_(...): the norm before clipping, then the clip
+                target, call = clipped
+                ops = self.ctx.alias_for("mindspore.ops")
+                out.append(_stmt(f"{target} = {ops}.sqrt(sum((g * g).sum() for g in {grads}))\n").with_changes(
+                    leading_lines=stmt.leading_lines))
+                out.append(self._clip(call, "norm", grads))
+                continue
             call = _expr_call(stmt)
             if call is None:
                 out.append(stmt)
@@ -468,6 +488,18 @@ class TrainingLoopRule(Rule):
             else:
                 out.append(stmt)
         return out
+
+    def _assigned_clip(self, stmt) -> tuple[str, cst.Call] | None:
+        """``name = clip_grad_norm_(...)`` -> (name, call); clip_grad_value_ returns None in torch: not rewritten."""
+        if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1):
+            return None
+        assign = stmt.body[0]
+        if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1
+                and isinstance(assign.targets[0].target, cst.Name) and isinstance(assign.value, cst.Call)):
+            return None
+        if _CLIP.get(self.scope.resolve_torch(assign.value.func) or "") != "norm":
+            return None
+        return assign.targets[0].target.value, assign.value
 
     def _clip(self, call: cst.Call, kind: str, grads: str) -> cst.BaseStatement:
         entry = self.ctx.registry.lookup("torch.nn.utils.clip_grad_norm_" if kind == "norm"
