@@ -348,7 +348,8 @@ def _print_conversion(report, console, limit: int = 30) -> None:
 @click.option("--no-backup", is_flag=True, help="With --in-place: no .orig backups (refused when git shows changes).")
 @click.option("--diff", "show_diff", is_flag=True, help="Print a unified diff and write nothing.")
 @click.option("--target", type=click.Choice(["nn", "mint"]), default="nn", show_default=True,
-              help="nn: mindspore.nn/ops (CPU, GPU, Ascend). mint: torch-aligned mindspore.mint (Ascend).")
+              help="nn: mindspore.nn/ops (CPU, GPU, Ascend). mint: torch-aligned mindspore.mint (Ascend), and the "
+                   "nn mapping for APIs mint lacks.")
 @click.option("--ms-version", default=None, metavar="X.Y", help="MindSpore version to write for (default: installed).")
 @click.option("--jobs", "-j", type=int, default=None, help="Worker processes (default: all cores).")
 @click.option("--exclude", multiple=True, metavar="GLOB", help="Paths (relative to SRC) to skip; repeatable.")

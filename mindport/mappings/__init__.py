@@ -93,6 +93,14 @@ class Entry:
     def target(self, profile: str = "nn") -> str | None:
         return self.targets.get(profile)
 
+    def resolve(self, profile: str = "nn") -> tuple[str | None, str]:
+        """(target, profile whose argument rules apply). The mint profile falls back to the nn mapping for an API
+        mint has no counterpart for: mindspore.nn/ops run on Ascend too, so a mint user gets working code, not MP101."""
+        target = self.targets.get(profile)
+        if target is None and profile == "mint" and self.targets.get("nn"):
+            return self.targets["nn"], "nn"
+        return target, profile
+
     def param(self, name: str) -> Param | None:
         for p in self.signature or ():
             if p.name == name:

@@ -222,7 +222,7 @@ class TableCallTransform(Rule):
             self.flag(original_node, "MP103", f"{qual} has no mapping entry: left unconverted",
                       "convert by hand, or add an entry to mindport/mappings/data", qual)
             return updated_node
-        target = entry.target(self.ctx.options.target)
+        target, profile = entry.resolve(self.ctx.options.target)
         if not entry.supported or target is None:
             reason = entry.reason or f"no {self.ctx.options.target!r} target"
             self.flag(original_node, "MP101", f"{qual} is not supported: {reason}", "rewrite by hand", qual)
@@ -232,7 +232,7 @@ class TableCallTransform(Rule):
             return updated_node.with_changes(func=self._func_expr(original_node.func, target))
         try:
             bound = bind_arguments(entry, list(updated_node.args))
-            mapped = map_arguments(entry, bound, self.ctx.options.target)
+            mapped = map_arguments(entry, bound, profile)
             self._resolve_ms_names(mapped)
         except CallBindError as exc:
             self.flag(original_node, "MP102", f"{qual}: {exc}", "pass arguments explicitly", qual)
@@ -246,9 +246,9 @@ class TableCallTransform(Rule):
             receiver_name = entry.positional[0] if entry.positional else next(iter(mapped))
             receiver = _expr(mapped.pop(receiver_name))
             func = cst.Attribute(value=_parenthesize(receiver), attr=cst.Name(target[1:]))
-            return updated_node.with_changes(func=func, args=build_call_args(entry, mapped, self.ctx.options.target))
+            return updated_node.with_changes(func=func, args=build_call_args(entry, mapped, profile))
         return updated_node.with_changes(func=self._func_expr(original_node.func, target),
-                                         args=build_call_args(entry, mapped, self.ctx.options.target))
+                                         args=build_call_args(entry, mapped, profile))
 
     def _method_call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         """``x.view(...)`` and friends, through the ``torch.Tensor.*`` entries, when ``x`` is plausibly a tensor."""
@@ -258,7 +258,7 @@ class TableCallTransform(Rule):
         entry = self.ctx.registry.lookup(f"torch.Tensor.{func.attr.value}")
         if entry is None or entry.kind != "method":
             return updated_node
-        target = entry.target(self.ctx.options.target)
+        target, profile = entry.resolve(self.ctx.options.target)
         if target is None or not entry.supported:
             if self._plausible(func, strict=True):
                 self.flag(original_node, "MP101", f"{entry.torch} is not supported: {entry.reason}", "", entry.torch)
@@ -274,7 +274,7 @@ class TableCallTransform(Rule):
                       entry.torch)
             return updated_node
         try:
-            mapped = map_arguments(entry, bind_arguments(entry, list(updated_node.args)), self.ctx.options.target)
+            mapped = map_arguments(entry, bind_arguments(entry, list(updated_node.args)), profile)
             self._resolve_ms_names(mapped)
         except CallBindError as exc:
             self.flag(original_node, "MP102", f"{entry.torch}: {exc}", "pass arguments explicitly", entry.torch)
@@ -286,7 +286,7 @@ class TableCallTransform(Rule):
         receiver = updated_node.func.value  # type: ignore[union-attr]
         if func.attr.value.endswith("_") and isinstance(receiver, cst.Attribute) and receiver.attr.value == "data":
             receiver = receiver.value  # p.data.zero_(): MindSpore's Parameter.data is a copy, update p itself
-        args = build_call_args(entry, mapped, self.ctx.options.target)
+        args = build_call_args(entry, mapped, profile)
         if target.startswith("."):
             method = updated_node.func.with_changes(value=receiver, attr=cst.Name(target[1:]))
             return updated_node.with_changes(func=method, args=args)
@@ -321,7 +321,7 @@ class TableCallTransform(Rule):
         if qual is None:
             return updated_node
         entry = self.ctx.registry.lookup(qual)
-        target = entry.target(self.ctx.options.target) if entry is not None else None
+        target = entry.resolve(self.ctx.options.target)[0] if entry is not None else None
         if entry is None or target is None or not entry.supported or target.startswith("."):
             self.flag(original_node, "MP104", f"{qual} is referenced but has no MindSpore mapping",
                       "convert by hand, or add an entry to mindport/mappings/data", qual)

@@ -492,7 +492,7 @@ class ReferenceTransform(Rule):
             return updated_node
         qual = self.scope.resolve_torch(original_node)
         entry = self.ctx.registry.lookup(qual) if qual else None
-        target = entry.target(self.ctx.options.target) if entry is not None else None
+        target = entry.resolve(self.ctx.options.target)[0] if entry is not None else None
         if target is None or not entry.supported or target.startswith("."):
             return updated_node  # the table flags it
         self.ctx.handled.add(id(original_node))
