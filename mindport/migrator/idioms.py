@@ -345,7 +345,22 @@ class DeviceTransform(Rule):
 
 class TensorIdiomTransform(Rule):
     """``.cpu().numpy()``/``.detach().numpy()`` -> ``.asnumpy()``; ``x.size(i)`` -> ``x.shape[i]``;
-    ``with torch.no_grad():`` -> its body (MindSpore records no graph in a forward pass)."""
+    ``with torch.no_grad():`` -> its body (MindSpore records no graph in a forward pass); ``z.real``/``z.imag``
+    (properties in torch, methods in MindSpore) -> ``z.real()``/``z.imag()`` on evident tensors."""
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._called: set[int] = set()  # attributes that are the function of a call: z.real() is not the property
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self._called.add(id(node.func))
+
+    def leave_Attribute(self, original_node, updated_node):
+        if original_node.attr.value not in ("real", "imag") or id(original_node) in self._called \
+                or receiver_kind(original_node.value, self.scope) != "tensor":
+            return updated_node  # numpy arrays have the same properties: only evident tensors
+        self.ctx.converted_sites += 1
+        return cst.Call(func=updated_node)
 
     def leave_Call(self, original_node, updated_node):
         func = updated_node.func

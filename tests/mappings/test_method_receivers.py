@@ -81,3 +81,21 @@ def test_both_run_with_equal_values(converted):
         t_arr, m_arr = t_val.numpy(), m_val.asnumpy()
         assert t_arr.shape == m_arr.shape and t_arr.dtype == m_arr.dtype
         np.testing.assert_allclose(m_arr, t_arr, rtol=1e-5, atol=1e-6)
+
+
+def test_real_and_imag_become_calls_on_tensors_only():
+    import mindspore as ms
+
+    source = ("import numpy as np\nimport torch\n\n\ndef run(r, theta):\n    a = np.array([1 + 2j])\n"
+              "    z = torch.polar(r, theta)\n    return z.real, z.imag, a.real, a.imag\n")
+    result = convert_source(source)
+    assert not result.diagnostics
+    assert "z.real()" in result.code and "a.real," in result.code
+    namespace: dict = {}
+    exec(compile(result.code, "converted", "exec"), namespace)
+    r, theta = np.array([2.0], np.float32), np.array([0.5], np.float32)
+    zr, zi, ar, ai = namespace["run"](ms.Tensor(r), ms.Tensor(theta))
+    np.testing.assert_allclose(zr.asnumpy(), r * np.cos(theta), rtol=1e-6)
+    np.testing.assert_allclose(zi.asnumpy(), r * np.sin(theta), rtol=1e-6)
+    assert ar.tolist() == [1.0] and ai.tolist() == [2.0]
+    assert convert_source(result.code).code == result.code  # idempotent
