@@ -33,6 +33,10 @@ import mindspore as ms
 from mindspore import ops
 from mindspore.ops.primitive import constexpr
 
+from mindport.runtime import math as mp_math
+from mindport.runtime import nn_functional as mp_F
+from mindport.runtime import special as mp_special
+
 _FLOATS = (ms.float16, ms.float32, ms.float64, ms.bfloat16)
 
 
@@ -245,14 +249,8 @@ def threshold_(input, threshold, value):
 
 
 def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
-    """torch.rrelu_ / torch.nn.functional.rrelu_: slope (lower + upper) / 2 unless training; in training a random
-    slope in [lower, upper) per element (ops.rrelu has no training flag)."""
-    x = _src(input)
-    if training:
-        slope = _rand_like(x) * (upper - lower) + lower
-    else:
-        slope = (lower + upper) / 2
-    return _store(input, ops.where(x >= 0, x, x * slope))
+    """torch.rrelu_ / torch.nn.functional.rrelu_: torch.nn.functional.rrelu written into the receiver."""
+    return _store(input, mp_F.rrelu(_src(input), lower, upper, training))
 
 
 def dropout_(input, p=0.5, train=True):
@@ -327,9 +325,7 @@ def clamp_max_(input, max):
 
 def xlogy_(input, other):
     """torch.Tensor.xlogy_ / torch.xlogy_: torch's xlogy (0 where input == 0; ops.xlogy gives NaN at (0, 0))."""
-    from mindport.runtime.special import xlogy
-
-    return _store(input, xlogy(_src(input), other))
+    return _store(input, mp_special.xlogy(_src(input), other))
 
 
 def heaviside_(input, values):
@@ -478,15 +474,6 @@ def triu_(input, diagonal=0):
 
 # --- indexed updates ------------------------------------------------------------------------------------------------
 
-def _along(index, dim, like):
-    """A 1-D ``index`` laid along ``dim`` and broadcast to ``like``'s shape (for TensorScatterElements)."""
-    rank = len(like.shape)
-    dim = dim % rank
-    shape = [1] * rank
-    shape[dim] = -1
-    return ops.broadcast_to(index.reshape(tuple(shape)), like.shape), dim
-
-
 def _coordinates(index, dim):
     """Full coordinates (index.shape + (rank,)) of a dim-wise scatter: index along dim, position elsewhere."""
     rank = len(index.shape)
@@ -511,26 +498,18 @@ def masked_fill_(input, mask, value):
 
 
 def index_fill_(input, dim, index, value):
-    """torch.Tensor.index_fill_ (the CPU IndexFill kernel takes int32 indices)."""
-    if isinstance(value, ms.Tensor):
-        value = value.astype(input.dtype)
-    return _store(input, ops.index_fill(_src(input), dim, index.astype(ms.int32), value))
+    """torch.Tensor.index_fill_: torch.index_fill written into the receiver."""
+    return _store(input, mp_math.index_fill(_src(input), dim, index, value))
 
 
 def index_add_(input, dim, index, source, *, alpha=1):
-    """torch.Tensor.index_add_: input[..., index[i], ...] += alpha * source[..., i, ...], repeated indices add up
-    (as TensorScatterElements with reduction 'add'; ops.index_add rejects integer tensors)."""
-    if alpha != 1:
-        source = source * alpha
-    idx, dim = _along(index, dim, source)
-    return _store(input, ops.tensor_scatter_elements(_src(input), idx, source.astype(input.dtype), dim, "add"))
+    """torch.Tensor.index_add_: torch.index_add (repeated indices add up) written into the receiver."""
+    return _store(input, mp_math.index_add(_src(input), dim, index, source, alpha=alpha))
 
 
 def index_copy_(input, dim, index, source):
-    """torch.Tensor.index_copy_: input[..., index[i], ...] = source[..., i, ...] (no CPU kernel for
-    InplaceIndexCopy)."""
-    idx, dim = _along(index, dim, source)
-    return _store(input, ops.tensor_scatter_elements(_src(input), idx, source.astype(input.dtype), dim))
+    """torch.Tensor.index_copy_: torch.index_copy written into the receiver (no CPU kernel for InplaceIndexCopy)."""
+    return _store(input, mp_math.index_copy(_src(input), dim, index, source))
 
 
 def _broadcast_shape(a, b):
@@ -555,15 +534,8 @@ def index_put_(input, indices, values, accumulate=False):
 
 
 def put_(input, index, source, accumulate=False):
-    """torch.Tensor.put_: the receiver seen as 1-D, flat[index] = source (or += when accumulate)."""
-    flat = _src(input).reshape(-1)
-    idx = index.reshape(-1, 1)
-    src = source.reshape(-1).astype(input.dtype)
-    if accumulate:
-        flat = ops.tensor_scatter_add(flat, idx, src)
-    else:
-        flat = ops.tensor_scatter_update(flat, idx, src)
-    return _store(input, flat.reshape(input.shape))
+    """torch.Tensor.put_: torch.put (the receiver seen as 1-D) written into the receiver."""
+    return _store(input, mp_math.put(_src(input), index, source, accumulate))
 
 
 def masked_scatter_(input, mask, source):
@@ -597,54 +569,19 @@ def scatter_(input, dim, index, src, *, reduce=None):
 
 
 def scatter_add_(input, dim, index, src):
-    """torch.Tensor.scatter_add_ (no CPU kernel for ScatterAddExt; TensorScatterElements 'add' is used)."""
-    if src.shape != index.shape:
-        src = ops.slice(src, (0,) * len(index.shape), index.shape)
-    return _store(input, ops.tensor_scatter_elements(_src(input), index, src.astype(input.dtype), dim, "add"))
-
-
-def _reduce_at(x, coords, src, reduce, include_self):
-    """x with src reduced into the positions ``coords`` (torch's scatter_reduce/index_reduce rules)."""
-    if not include_self:  # the scattered positions start from the reduction's identity instead of x
-        start = {"sum": 0, "mean": 0, "prod": 1}.get(reduce)
-        if start is None:  # amax / amin: any value no larger / smaller than every src value works
-            start = src.min() if reduce == "amax" else src.max()
-        x = ops.tensor_scatter_update(x, coords, ops.full(src.shape, start, dtype=x.dtype))
-    if reduce == "sum":
-        return ops.tensor_scatter_add(x, coords, src)
-    if reduce == "prod":
-        return ops.tensor_scatter_mul(x, coords, src)
-    if reduce == "amax":
-        return ops.tensor_scatter_max(x, coords, src)
-    if reduce == "amin":
-        return ops.tensor_scatter_min(x, coords, src)
-    if reduce == "mean":
-        count = ops.ones_like(x)
-        if not include_self:
-            count = ops.tensor_scatter_update(count, coords, ops.zeros(src.shape, x.dtype))
-        count = ops.tensor_scatter_add(count, coords, ops.ones(src.shape, x.dtype))
-        total = ops.tensor_scatter_add(x, coords, src)
-        if x.dtype in _FLOATS:
-            return total / ops.maximum(count, ops.ones_like(count))
-        return ops.floor_divide(total, ops.maximum(count, ops.ones_like(count)))
-    raise ValueError(f"reduce must be 'sum', 'prod', 'mean', 'amax' or 'amin', got {reduce!r}")
+    """torch.Tensor.scatter_add_: torch.scatter_add written into the receiver (no CPU kernel for ScatterAddExt)."""
+    return _store(input, mp_math.scatter_add(_src(input), dim, index, src.astype(input.dtype)))
 
 
 def scatter_reduce_(input, dim, index, src, reduce, *, include_self=True):
-    """torch.Tensor.scatter_reduce_: src[i][j] reduced into input[index[i][j]][j] (dim 0), reduce 'sum', 'prod',
-    'mean', 'amax' or 'amin', optionally ignoring the receiver's own values (include_self=False)."""
-    if src.shape != index.shape:
-        src = ops.slice(src, (0,) * len(index.shape), index.shape)
-    coords = _coordinates(index, dim)
-    return _store(input, _reduce_at(_src(input), coords, src.astype(input.dtype), reduce, include_self))
+    """torch.Tensor.scatter_reduce_: torch.scatter_reduce ('sum', 'prod', 'mean', 'amax', 'amin') written into the
+    receiver."""
+    return _store(input, mp_math.scatter_reduce(_src(input), dim, index, src, reduce, include_self=include_self))
 
 
 def index_reduce_(input, dim, index, source, reduce, *, include_self=True):
-    """torch.Tensor.index_reduce_: source's slice i reduced into the receiver's slice index[i] along dim, reduce
-    'prod', 'mean', 'amax' or 'amin'."""
-    idx, dim = _along(index, dim, source)
-    coords = _coordinates(idx, dim)
-    return _store(input, _reduce_at(_src(input), coords, source.astype(input.dtype), reduce, include_self))
+    """torch.Tensor.index_reduce_: torch.index_reduce ('prod', 'mean', 'amax', 'amin') written into the receiver."""
+    return _store(input, mp_math.index_reduce(_src(input), dim, index, source, reduce, include_self=include_self))
 
 
 # --- shape-changing (PyNative only) --------------------------------------------------------------------------------
