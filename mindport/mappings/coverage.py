@@ -58,16 +58,17 @@ def coverage(registry: Registry | None = None) -> dict:
     result: dict = {}
     for table in ("r2.4", "master"):
         by_ns: dict[str, Counter] = defaultdict(Counter)
+        unproven = []  # rows with a supported entry (they can run) and no proof yet
         for row in official_rows(table):
-            by_ns[namespace(row["torch_api"])][status_of(registry, row["torch_api"])] += 1
+            status = status_of(registry, row["torch_api"])
+            by_ns[namespace(row["torch_api"])][status] += 1
+            if status == "mapped":
+                unproven.append(row["torch_api"])
         total = Counter()
         for counts in by_ns.values():
             total.update(counts)
-        # rows with a supported entry: the ones that can run; "mapped" among them = not proven yet
-        unproven = sorted(row["torch_api"] for row in official_rows(table)
-                          if status_of(registry, row["torch_api"]) == "mapped")
         result[table] = {"by_namespace": {ns: dict(c) for ns, c in sorted(by_ns.items())}, "total": dict(total),
-                         "supported_not_proven": unproven}
+                         "supported_not_proven": sorted(unproven)}
     # mint profile: master rows whose entry has a mint target proven on CPU
     mint = Counter()
     for row in official_rows("master"):

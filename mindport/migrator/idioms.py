@@ -219,6 +219,8 @@ def _is_device(expr) -> bool:
         return _is_device(expr.body) and _is_device(expr.orelse)
     name = expr.attr.value if isinstance(expr, cst.Attribute) else expr.value if isinstance(expr, cst.Name) else ""
     return any(word in name.lower() for word in _DEVICE_WORDS)
+
+
 _CAST_METHODS = {"half": "float16", "float": "float32", "double": "float64", "long": "int64", "int": "int32",
                  "bool": "bool_", "bfloat16": "bfloat16"}
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from mindport.migrator.walk import walk
+
 TORCH_ROOTS = ("torch", "torchvision", "torchaudio")
 
 
@@ -264,8 +266,6 @@ def _is_static(node: cst.FunctionDef) -> bool:
 
 
 def build_scopes(module: cst.Module) -> ScopeBuilder:
-    from mindport.migrator.walk import walk
-
     builder = ScopeBuilder()
     walk(module, builder)
     return builder
