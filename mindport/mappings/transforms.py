@@ -25,6 +25,16 @@ class Unsupported(Exception):
     """A value that has no MindSpore equivalent; the message says why and what to do."""
 
 
+def value_code(arg: Any) -> str:
+    """The source of a call-site argument's value: a libcst ``Arg``, or the fast path's ``SourceArg`` (``.code``)."""
+    code = getattr(arg, "code", None)
+    if code is not None:
+        return code
+    import libcst as cst
+
+    return cst.Module(body=[]).code_for_node(arg.value)
+
+
 @dataclass
 class Arg:
     source: str  # Python source of the value

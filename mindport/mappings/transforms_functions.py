@@ -1,7 +1,7 @@
 """Named transforms for the functions mapping entries (see mindport.mappings.transforms for the three registries)."""
 from __future__ import annotations
 
-from mindport.mappings.transforms import UNKNOWN, Arg, Unsupported, call_transform, new, value_transform
+from mindport.mappings.transforms import UNKNOWN, Arg, Unsupported, call_transform, new, value_code, value_transform
 
 
 # ---------------------------------------------------------------------------------------------- value transforms
@@ -106,12 +106,10 @@ def functions_none_to_empty(arg: Arg) -> str:
 @call_transform("functions_size_varargs")
 def functions_size_varargs(args: dict[str, Arg]) -> None:
     """torch.zeros(2, 3) / torch.zeros((2, 3)) -> ops.zeros((2, 3)): the varargs size becomes one shape argument."""
-    import libcst as cst
-
     for name, arg in list(args.items()):
         if arg.source != "<varargs>":
             continue
-        parts = [cst.Module(body=[]).code_for_node(a.value) for a in (arg.node or [])]
+        parts = [value_code(a) for a in (arg.node or [])]
         if any(a.star for a in (arg.node or [])):
             raise Unsupported("a starred size (*shape) cannot be matched: pass the shape as a tuple")
         if not parts:

@@ -12,7 +12,7 @@ import re
 import libcst as cst
 
 from mindport.mappings import Entry
-from mindport.mappings.transforms import CALL_TRANSFORMS, VALUE_TRANSFORMS, Arg, Unsupported
+from mindport.mappings.transforms import CALL_TRANSFORMS, VALUE_TRANSFORMS, Arg, Unsupported, value_code
 from mindport.migrator.base import Rule
 from mindport.migrator.names import is_torch, receiver_kind
 from mindport.migrator.walk import parse_expression
@@ -39,8 +39,11 @@ def _code(node: cst.CSTNode) -> str:
     return cst.Module(body=[]).code_for_node(node)
 
 
-def bind_arguments(entry: Entry, args: list[cst.Arg]) -> dict[str, Arg]:
-    """torch call arguments -> {torch parameter: Arg}, defaults filled in (``given=False``)."""
+def bind_arguments(entry: Entry, args: list) -> dict[str, Arg]:
+    """torch call arguments -> {torch parameter: Arg}, defaults filled in (``given=False``).
+
+    ``args`` are libcst ``Arg`` nodes, or the fast path's ``SourceArg`` records (same attributes: ``star``,
+    ``keyword.value``, ``value``)."""
     params = list(entry.signature or ())
     bound: dict[str, Arg] = {}
     positional = [p for p in params if p.kind == "positional"]
@@ -59,7 +62,7 @@ def bind_arguments(entry: Entry, args: list[cst.Arg]) -> dict[str, Arg]:
             raise CallBindError("*args at the call site cannot be matched to the signature")
         if arg.keyword is None:
             if index < len(positional):
-                bound[positional[index].name] = Arg(_code(arg.value), True, arg.value, arg)
+                bound[positional[index].name] = Arg(value_code(arg), True, arg.value, arg)
                 index += 1
             elif var_pos is not None:
                 extra_positional.append(arg)
@@ -70,7 +73,7 @@ def bind_arguments(entry: Entry, args: list[cst.Arg]) -> dict[str, Arg]:
             if any(p.name == name and p.kind in ("positional", "keyword_only") for p in params):
                 if name in bound:
                     raise CallBindError(f"argument {name!r} given twice")
-                bound[name] = Arg(_code(arg.value), True, arg.value, arg)
+                bound[name] = Arg(value_code(arg), True, arg.value, arg)
             elif var_kw is not None:
                 extra_keywords.append(arg)
             else:
@@ -126,24 +129,28 @@ def build_call_args(entry: Entry, mapped: dict[str, Arg], profile: str = "nn") -
     the renames there.
     """
     out: list[cst.Arg] = []
+    for keyword, arg in ordered_arguments(entry, mapped, profile):
+        if arg.source == _VARARGS:
+            out.extend(arg.node)
+        else:
+            out.append(_with_value(arg, keyword=keyword))
+    return _fix_commas(out)
+
+
+def ordered_arguments(entry: Entry, mapped: dict[str, Arg], profile: str = "nn") -> list[tuple[str | None, Arg]]:
+    """(keyword or None for positional, argument) in MindSpore call order; ``mapped`` is emptied."""
+    out: list[tuple[str | None, Arg]] = []
     positional = entry.positional
     if profile == "mint" and not entry.mint_mapped:
         back = {ms: torch for torch, ms in entry.rename.items()}
         positional = tuple(back.get(name, name) for name in positional)
     for name in positional:
         arg = mapped.pop(name, None)
-        if arg is None:
-            continue
-        if arg.source == _VARARGS:
-            out.extend(arg.node)
-        else:
-            out.append(_with_value(arg, keyword=None))
-    for name, arg in mapped.items():
-        if arg.source == _VARARGS:
-            out.extend(arg.node)
-        else:
-            out.append(_with_value(arg, keyword=name))
-    return _fix_commas(out)
+        if arg is not None:
+            out.append((None, arg))
+    out.extend(mapped.items())
+    mapped.clear()
+    return out
 
 
 def _with_value(arg: Arg, keyword: str | None) -> cst.Arg:
@@ -294,12 +301,7 @@ class TableCallTransform(Rule):
                                          args=_fix_commas([cst.Arg(value=receiver), *args]))
 
     def _resolve_ms_names(self, mapped: dict[str, Arg]) -> None:
-        """A transform may write a full MindSpore name (``mindspore.int64``) in an argument it builds: replace it by
-        the converted code's alias (``ms.int64``) and schedule the import."""
-        for name, arg in mapped.items():
-            if arg.node is None and arg.source != _VARARGS and "mindspore." in arg.source:
-                source = _MS_NAME.sub(lambda m: _code(self.ctx.target_expr(m.group(0))), arg.source)
-                mapped[name] = Arg(source, arg.given, None, arg.cst_arg)
+        resolve_ms_names(self.ctx, mapped)
 
     def _plausible(self, func: cst.Attribute, strict: bool) -> bool:
         """Is the receiver plausibly a tensor? ``strict`` for names numpy/lists/dicts share (sum, reshape ...)."""
@@ -339,6 +341,15 @@ class TableCallTransform(Rule):
 
     def leave_Name(self, original_node, updated_node):
         return self._reference(original_node, updated_node)
+
+
+def resolve_ms_names(ctx, mapped: dict[str, Arg]) -> None:
+    """A transform may write a full MindSpore name (``mindspore.int64``) in an argument it builds: replace it by
+    the converted code's alias (``ms.int64``) and schedule the import."""
+    for name, arg in mapped.items():
+        if arg.node is None and arg.source != _VARARGS and "mindspore." in arg.source:
+            source = _MS_NAME.sub(lambda m: ctx.target_text(m.group(0)), arg.source)
+            mapped[name] = Arg(source, arg.given, None, arg.cst_arg)
 
 
 def _parenthesize(expr: cst.BaseExpression) -> cst.BaseExpression:

@@ -1,6 +1,7 @@
 """What every transform of one file shares: options, scopes, positions, diagnostics, imports to add."""
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -31,6 +32,15 @@ IMPORT_STYLE = {
 }
 
 
+@functools.lru_cache(maxsize=None)
+def _split_target(target: str) -> tuple[str, str]:
+    """``mindspore.nn.Conv2d`` -> (``mindspore.nn``, ``.Conv2d``): the longest module with an import style."""
+    for module in sorted(IMPORT_STYLE, key=len, reverse=True):
+        if target == module or target.startswith(module + "."):
+            return module, target[len(module):]
+    raise ValueError(f"no import style for {target}")
+
+
 @dataclass(frozen=True)
 class Options:
     target: str = "nn"  # mapping profile: "nn" (CPU/GPU/Ascend) or "mint" (torch-aligned, Ascend)
@@ -52,6 +62,7 @@ class FileContext:
     torch_names_kept: set[str] = field(default_factory=set)  # local names of torch imports still referenced
     handled: set[int] = field(default_factory=set)  # ids of original nodes an idiom rule has claimed
     aliases: dict[str, str] = field(default_factory=dict)  # MindSpore module -> local name (imports.choose_aliases)
+    libcst_statements: int = 0  # top-level statements the fast path handed to the LibCST rules (fast.py)
 
     def alias_for(self, module: str) -> str:
         """The local name converted code uses for a MindSpore module, and remember to import it."""
@@ -60,12 +71,12 @@ class FileContext:
 
     def target_expr(self, target: str) -> cst.BaseExpression:
         """``mindspore.nn.Conv2d`` -> the expression ``nn.Conv2d`` (and schedule ``from mindspore import nn``)."""
-        for module in sorted(IMPORT_STYLE, key=len, reverse=True):
-            if target == module or target.startswith(module + "."):
-                rest = target[len(module) + 1:]
-                text = self.alias_for(module) + (f".{rest}" if rest else "")
-                return parse_expression(text)
-        raise ValueError(f"no import style for {target}")
+        return parse_expression(self.target_text(target))
+
+    def target_text(self, target: str) -> str:
+        """``target_expr`` as source text."""
+        module, rest = _split_target(target)
+        return self.alias_for(module) + rest
 
     def position(self, node: cst.CSTNode) -> tuple[int, int]:
         rng = self.positions.get(node)

@@ -65,8 +65,10 @@ class Scope:
     def resolve(self, expr: cst.BaseExpression) -> str | None:
         """The qualified name of a dotted expression when its head is an import (torch's or not)."""
         dotted = dotted_name(expr)
-        if dotted is None:
-            return None
+        return None if dotted is None else self.resolve_dotted(dotted)
+
+    def resolve_dotted(self, dotted: str) -> str | None:
+        """``resolve`` for a dotted name given as text (``"nn.Conv2d"``)."""
         head, _, rest = dotted.partition(".")
         found, qual = self.lookup(head)
         if not found or qual is None:
@@ -79,12 +81,13 @@ class Scope:
 
     def is_local_alias(self, expr: cst.BaseExpression) -> bool:
         """True for ``act`` in ``act = F.relu``: a name bound by assignment, not by an import."""
-        if not isinstance(expr, cst.Name):
-            return False
+        return isinstance(expr, cst.Name) and self.is_alias_name(expr.value)
+
+    def is_alias_name(self, name: str) -> bool:
         scope: Scope | None = self
         while scope is not None:
-            if expr.value in scope.names:
-                return expr.value in scope.aliases
+            if name in scope.names:
+                return name in scope.aliases
             scope = scope.parent
         return False
 
@@ -265,7 +268,20 @@ def _is_static(node: cst.FunctionDef) -> bool:
     return any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in node.decorators)
 
 
-def build_scopes(module: cst.Module) -> ScopeBuilder:
+def build_scopes(module: cst.Module, parent: Scope | None = None,
+                 before: tuple[dict, set, dict] | None = None) -> ScopeBuilder:
+    """Scopes of a module. For one top-level statement of a larger file (``parent`` = that file's module scope,
+    ``before`` = its state before the statement), the pass starts from ``before`` and the scopes it creates hang
+    from ``parent``, as they would in one pass over the whole file."""
     builder = ScopeBuilder()
+    if parent is None:
+        walk(module, builder)
+        return builder
+    start = builder.module_scope
+    start.names, start.aliases, start.kinds = dict(before[0]), set(before[1]), dict(before[2])
     walk(module, builder)
+    for scope in builder.scopes.values():
+        if scope.parent is start:
+            scope.parent = parent
+    builder.module_scope = builder.scopes[id(module)] = parent
     return builder

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
 from mindport.mappings import Registry
 from mindport.migrator.base import LazyPositions, RuleRunner
@@ -37,7 +36,16 @@ def run_pipeline(module: cst.Module, filename: str, registry: Registry, options:
     ctx = FileContext(filename=filename, registry=registry, options=options, scopes=scopes.scopes,
                       module_scope=scopes.module_scope, positions=positions, aliases=aliases)
     classes = module_class_names(module, scopes, options.module_classes)
-    rules = [
+    rules = make_rules(ctx, classes)
+    module = transform(module, RuleRunner(ctx, rules))
+    module, added = finalize_imports(module, ctx.imports_needed, aliases, present, ctx.torch_names_kept)
+    module = finalize_runtime(module, rules)  # mindport.runtime imports (einops backend, parameter containers)
+    return drop_unused_imports(module.code, added), ctx
+
+
+def make_rules(ctx: FileContext, classes: set[str]) -> list:
+    """The rules, in the order they run (the first rule that changes a node wins)."""
+    return [
         ModuleClassTransform(ctx, classes),  # nn.Module -> nn.Cell, forward -> construct
         AutogradFunctionTransform(ctx),      # autograd.Function -> Cell with construct/bprop; F.apply -> F()
         LayerParameterNameTransform(ctx),    # self.emb.weight -> self.emb.embedding_table (tied weights)
@@ -53,7 +61,3 @@ def run_pipeline(module: cst.Module, filename: str, registry: Registry, options:
         TrainingLoopRule(ctx),               # zero_grad/backward/step loops -> forward_fn + value_and_grad + opt(grads)
         TableCallTransform(ctx),             # every other torch API through the mapping tables; flags the rest
     ]
-    module = transform(module, RuleRunner(ctx, rules))
-    module, added = finalize_imports(module, ctx.imports_needed, aliases, present, ctx.torch_names_kept)
-    module = finalize_runtime(module, rules)  # mindport.runtime imports (einops backend, parameter containers)
-    return drop_unused_imports(module.code, added), ctx

@@ -231,8 +231,34 @@ def class_bases(data: bytes) -> dict[str, list[str]]:
         tree = ast.parse(data)
     except (SyntaxError, ValueError):
         return {}
-    return {node.name: [ast.unparse(b).rsplit(".", 1)[-1] for b in node.bases]
-            for node in ast.walk(tree) if isinstance(node, ast.ClassDef)}
+    return {node.name: [_last_component(b) for b in node.bases] for node in _class_defs(tree.body)}
+
+
+def _class_defs(body):
+    """The ClassDef statements in a block, nested blocks included (classes are statements: no expression walk)."""
+    for stmt in body:
+        if type(stmt) is ast.ClassDef:
+            yield stmt
+        for part in ("body", "orelse", "finalbody"):
+            child = getattr(stmt, part, None)
+            if isinstance(child, list):
+                yield from _class_defs(child)
+        for handler in getattr(stmt, "handlers", ()):
+            yield from _class_defs(handler.body)
+        for case in getattr(stmt, "cases", ()):
+            yield from _class_defs(case.body)
+
+
+def _last_component(base: ast.expr) -> str:
+    if type(base) is ast.Name:
+        return base.id
+    if type(base) is ast.Attribute:
+        return base.attr
+    return ast.unparse(base).rsplit(".", 1)[-1]
+
+
+def _path_class_bases(path: str) -> dict[str, list[str]]:
+    return class_bases(Path(path).read_bytes())
 
 
 def module_classes_from_bases(per_file: list[dict[str, list[str]]]) -> frozenset[str]:
@@ -341,6 +367,7 @@ def convert_path(src, dst=None, *, target: str = "nn", ms_version: tuple[int, in
     # One read and one hash per source file; class bases come from the cache for unchanged files.
     digests: dict[str, str] = {}
     bases: dict[str, dict] = {}
+    unread: dict[str, str] = {}  # rel -> path of the Python files whose class bases are not cached
     for path in files:
         if _kind(path) == "copy":
             continue
@@ -349,77 +376,95 @@ def convert_path(src, dst=None, *, target: str = "nn", ms_version: tuple[int, in
         digests[rel] = hashlib.sha256(data).hexdigest()
         hit = old_cache.get(rel)
         if path.suffix == ".py":
-            bases[rel] = hit["class_bases"] if hit and hit.get("sha256") == digests[rel] and "class_bases" in hit \
-                else class_bases(data)
-    options = {"target": target, "ms_version": ms_version,
-               "module_classes": module_classes_from_bases(list(bases.values()))}
-    fingerprint = _tables_fingerprint() + json.dumps({k: sorted(v) if isinstance(v, frozenset) else v
-                                                      for k, v in options.items()}, sort_keys=True)
-    cache = old_cache if old_cache and cache_json.get("fingerprint") == fingerprint else {}
-    report = ConversionReport(str(src), str(dst_path))
-    jobs_list = []
-    new_cache = {"fingerprint": fingerprint, "files": {}}
-    for path in files:
-        rel = path.name if src.is_file() else path.relative_to(src).as_posix()
-        kind = _kind(path)
-        out_path = dst_path if src.is_file() else dst_path / rel
-        if kind == "copy" and not diff and not in_place and _same_copy(path, out_path):
-            report.files.append(FileReport(rel, "copied"))
-            continue
-        hit = cache.get(rel) if kind != "copy" else None
-        if hit and hit["sha256"] == digests[rel] and out_path.is_file():
-            new_cache["files"][rel] = hit
-            report.files.append(FileReport(rel, "cached", [Diagnostic(**d) for d in hit["diagnostics"]],
-                                           hit["lines"], hit["sites"]))
-            continue
-        jobs_list.append((rel, str(path), kind, options))
-    results = _run_jobs(jobs_list, jobs, progress)
-    for rel, status, diags, lines, sites, output in results:
-        src_file = src if src.is_file() else src / rel
-        out_path = dst_path if src.is_file() else dst_path / rel
-        file_report = FileReport(rel, status, diags, lines, sites)
-        if diff:
-            if output is not None and status == "converted":
-                before = src_file.read_text(errors="replace").splitlines(keepends=True)
-                after = output.decode(errors="replace").splitlines(keepends=True)
-                file_report.diff = "".join(difflib.unified_diff(before, after, f"a/{rel}", f"b/{rel}"))
+            if hit and hit.get("sha256") == digests[rel] and "class_bases" in hit:
+                bases[rel] = hit["class_bases"]
+            else:
+                unread[rel] = str(path)
+    workers = _Workers(jobs)
+    try:
+        bases.update(zip(unread, workers.map(_path_class_bases, list(unread.values()), len(unread))))
+        options = {"target": target, "ms_version": ms_version,
+                   "module_classes": module_classes_from_bases(list(bases.values()))}
+        fingerprint = _tables_fingerprint() + json.dumps({k: sorted(v) if isinstance(v, frozenset) else v
+                                                          for k, v in options.items()}, sort_keys=True)
+        cache = old_cache if old_cache and cache_json.get("fingerprint") == fingerprint else {}
+        report = ConversionReport(str(src), str(dst_path))
+        jobs_list = []
+        new_cache = {"fingerprint": fingerprint, "files": {}}
+        for path in files:
+            rel = path.name if src.is_file() else path.relative_to(src).as_posix()
+            kind = _kind(path)
+            out_path = dst_path if src.is_file() else dst_path / rel
+            if kind == "copy" and not diff and not in_place and _same_copy(path, out_path):
+                report.files.append(FileReport(rel, "copied"))
+                continue
+            hit = cache.get(rel) if kind != "copy" else None
+            if hit and hit["sha256"] == digests[rel] and out_path.is_file():
+                new_cache["files"][rel] = hit
+                report.files.append(FileReport(rel, "cached", [Diagnostic(**d) for d in hit["diagnostics"]],
+                                               hit["lines"], hit["sites"]))
+                continue
+            jobs_list.append((rel, str(path), kind, options))
+        results = _run_jobs(jobs_list, workers, progress)
+        for rel, status, diags, lines, sites, output in results:
+            src_file = src if src.is_file() else src / rel
+            out_path = dst_path if src.is_file() else dst_path / rel
+            file_report = FileReport(rel, status, diags, lines, sites)
+            if diff:
+                if output is not None and status == "converted":
+                    before = src_file.read_text(errors="replace").splitlines(keepends=True)
+                    after = output.decode(errors="replace").splitlines(keepends=True)
+                    file_report.diff = "".join(difflib.unified_diff(before, after, f"a/{rel}", f"b/{rel}"))
+                report.files.append(file_report)
+                continue
+            if in_place:
+                if output is not None and status == "converted":
+                    if backup:
+                        shutil.copy2(src_file, src_file.with_name(src_file.name + ".orig"))
+                    _atomic_write(src_file, output)
+            elif output is None:
+                out_path.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(src_file, out_path)
+            else:
+                _atomic_write(out_path, output)
+                shutil.copymode(src_file, out_path)
+            if _kind(src_file) != "copy":
+                new_cache["files"][rel] = {"sha256": digests[rel], "lines": lines, "sites": sites,
+                                           "diagnostics": [d.to_json() for d in diags]}
+                if rel in bases:
+                    new_cache["files"][rel]["class_bases"] = bases[rel]
             report.files.append(file_report)
-            continue
-        if in_place:
-            if output is not None and status == "converted":
-                if backup:
-                    shutil.copy2(src_file, src_file.with_name(src_file.name + ".orig"))
-                _atomic_write(src_file, output)
-        elif output is None:
-            out_path.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src_file, out_path)
-        else:
-            _atomic_write(out_path, output)
-            shutil.copymode(src_file, out_path)
-        if _kind(src_file) != "copy":
-            new_cache["files"][rel] = {"sha256": digests[rel], "lines": lines, "sites": sites,
-                                       "diagnostics": [d.to_json() for d in diags]}
-            if rel in bases:
-                new_cache["files"][rel]["class_bases"] = bases[rel]
-        report.files.append(file_report)
-    report.files.sort(key=lambda f: f.path)
-    if not diff and not in_place and use_cache:
-        _atomic_write(cache_path, json.dumps(new_cache).encode())
-    return report
+        report.files.sort(key=lambda f: f.path)
+        if not diff and not in_place and use_cache:
+            _atomic_write(cache_path, json.dumps(new_cache).encode())
+        return report
+    finally:
+        workers.close()
 
 
-def _run_jobs(jobs_list, jobs: int | None, progress):
-    jobs = jobs or os.cpu_count() or 1
-    heavy = [j for j in jobs_list if j[2] in ("python", "notebook")]
-    if jobs <= 1 or len(heavy) < 4:
-        for job in jobs_list:
-            result = _convert_one(job)
-            if progress:
-                progress(result[0])
-            yield result
-        return
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        for result in pool.map(_convert_one, jobs_list, chunksize=max(1, len(jobs_list) // (jobs * 8))):
-            if progress:
-                progress(result[0])
-            yield result
+class _Workers:
+    """Worker processes, started on first use and shared by the run's two passes (class bases, conversion)."""
+
+    def __init__(self, jobs: int | None) -> None:
+        self.jobs = jobs or os.cpu_count() or 1
+        self._pool: ProcessPoolExecutor | None = None
+
+    def map(self, func, items: list, heavy: int):
+        """``map(func, items)``, in the workers when there are several jobs and at least 4 heavy items."""
+        if self.jobs <= 1 or heavy < 4:
+            return map(func, items)
+        if self._pool is None:
+            self._pool = ProcessPoolExecutor(max_workers=self.jobs)
+        return self._pool.map(func, items, chunksize=max(1, len(items) // (self.jobs * 8)))
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown()
+
+
+def _run_jobs(jobs_list, workers: _Workers, progress):
+    heavy = sum(1 for j in jobs_list if j[2] in ("python", "notebook"))
+    for result in workers.map(_convert_one, jobs_list, heavy):
+        if progress:
+            progress(result[0])
+        yield result

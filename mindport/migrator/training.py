@@ -29,7 +29,7 @@ from mindport.mappings.transforms import Unsupported
 from mindport.migrator.base import Rule
 from mindport.migrator.calls import CallBindError, bind_arguments, map_arguments
 from mindport.migrator.names import dotted_name, receiver_kind
-from mindport.migrator.walk import parse_expression, parse_statement
+from mindport.migrator.walk import parse_expression, parse_statement, walk
 
 _CLIP = {"torch.nn.utils.clip_grad_norm_": "norm", "torch.nn.utils.clip_grad.clip_grad_norm_": "norm",
          "torch.nn.utils.clip_grad_value_": "value", "torch.nn.utils.clip_grad.clip_grad_value_": "value"}
@@ -137,7 +137,7 @@ def _own_calls(node: cst.CSTNode):
         def visit_Call(self, n) -> None:
             found.append(n)
 
-    node.visit(_Walk())
+    walk(node, _Walk())
     return found
 
 
