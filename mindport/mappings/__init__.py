@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import ast
 import functools
+import hashlib
+import json
+import os
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -245,14 +248,18 @@ class Registry:
         return self._by_target.get((profile, ms_class_path))
 
 
-def load_entries(paths) -> Registry:
+def load_entries(paths, parsed: dict[str, dict] | None = None) -> Registry:
+    """Entries from TOML files (``parsed``: their contents already parsed, by file name)."""
     entries: dict[str, Entry] = {}
     for path in paths:
         path = Path(path)
-        try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except tomllib.TOMLDecodeError as exc:
-            raise MappingError(f"{path.name}: not valid TOML: {exc}") from None
+        if parsed is not None and path.name in parsed:
+            data = parsed[path.name]
+        else:
+            try:
+                data = tomllib.loads(path.read_text(encoding="utf-8"))
+            except tomllib.TOMLDecodeError as exc:
+                raise MappingError(f"{path.name}: not valid TOML: {exc}") from None
         unknown = set(data) - {"api"}
         if unknown:
             raise MappingError(f"{path.name}: unknown top-level key(s) {sorted(unknown)}; entries go in [[api]] tables")
@@ -267,5 +274,30 @@ def load_entries(paths) -> Registry:
 
 @functools.lru_cache(maxsize=1)
 def load_registry() -> Registry:
-    """All bundled tables, validated. Cached: the tables are read once per process."""
-    return load_entries(sorted(DATA_DIR.glob("*.toml")))
+    """All bundled tables, validated. Cached: the tables are read once per process, and their parsed form is
+    kept as JSON in the user's cache folder (TOML parsing is most of the load time, paid by every worker process
+    of a conversion)."""
+    paths = sorted(DATA_DIR.glob("*.toml"))
+    return load_entries(paths, _parsed_tables(paths))
+
+
+def _parsed_tables(paths: list[Path]) -> dict[str, dict] | None:
+    texts = {path.name: path.read_bytes() for path in paths}
+    digest = hashlib.sha256(b"".join(name.encode() + b"\0" + data for name, data in texts.items())).hexdigest()
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "mindport" / f"tables-{digest[:20]}.json"
+    try:
+        return json.loads(cache.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        pass
+    try:
+        parsed = {name: tomllib.loads(data.decode("utf-8")) for name, data in texts.items()}
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+        return None  # load_entries reports the file
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cache.with_name(f".{cache.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(parsed), encoding="utf-8")
+        os.replace(tmp, cache)
+    except (OSError, TypeError, ValueError):
+        pass  # no writable cache folder: parse every time
+    return parsed

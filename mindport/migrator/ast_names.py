@@ -125,7 +125,7 @@ _FIELDS: dict[type, tuple[str, ...]] = {}
 def _fields(cls: type) -> tuple[str, ...]:
     fields = _FIELDS.get(cls)
     if fields is None:
-        fields = _FIELDS[cls] = tuple(f for f in cls._fields if f not in ("ctx", "type_comment"))
+        fields = _FIELDS[cls] = tuple(f for f in cls._fields if f not in ("ctx", "type_comment", "op", "ops"))
     return fields
 
 
@@ -155,6 +155,8 @@ class AstScopes:
         for stmt in tree.body:
             self.before.append((dict(scope.names), set(scope.aliases), dict(scope.kinds)))
             self._visit(stmt)
+        # every name some scope binds to torch (an import or an alias): any other name is never torch's
+        self.torch_names = {name for s in self.scopes.values() for name, qual in s.names.items() if is_torch(qual)}
 
     @property
     def current(self) -> Scope:

@@ -27,7 +27,7 @@ import libcst as cst
 from libcst.metadata import CodePosition, CodeRange
 
 from mindport.mappings.transforms import Unsupported
-from mindport.migrator.ast_names import AstScopes, child_nodes, dotted, module_class_names, receiver_kind, resolve, resolve_torch
+from mindport.migrator.ast_names import _FIELDS, AstScopes, _fields, child_nodes, dotted, module_class_names, receiver_kind, resolve, resolve_torch
 from mindport.migrator.base import LazyPositions, RuleRunner
 from mindport.migrator.calls import (
     _VARARGS,
@@ -39,23 +39,22 @@ from mindport.migrator.calls import (
     resolve_ms_names,
 )
 from mindport.migrator.context import IMPORT_STYLE, FileContext, Options
-from mindport.migrator.idioms import _CAST_METHODS, _DEVICE_WORDS, _INIT_SIGNATURES, _INITS, _MS_GAINS, \
-    ModuleMethodTransform
+from mindport.migrator.idioms import _CAST_METHODS, _CONTAINERS, _DEVICE_WORDS, _INIT_SIGNATURES, _INITS, _MS_GAINS, \
+    RUNTIME_CONTAINERS, ModuleMethodTransform, _runtime_alias
 from mindport.migrator.imports import ImportCleanup, choose_aliases, drop_unused_imports, import_statement
 from mindport.migrator.names import build_scopes, is_torch
 from mindport.migrator.walk import transform
 
 # Text that sends a whole file to the LibCST pipeline: the rules that look across statements (training loops, data
 # pipelines, autograd Functions, einops imports) and layouts whose offsets or whitespace the splicer does not model.
-_FILE_DECLINES = re.compile(r"\.\s*(?:backward|zero_grad)\b|autograd|utils\.data|\b(?:DataLoader|\w*Dataset)\b|einops|\r"
+_FILE_DECLINES = re.compile(r"\.\s*(?:backward|zero_grad)\b|autograd|utils\.data|DataLoader|Dataset\b|einops|\r"
                             r"|mindport:")
 
 # torch names that an idiom rule (not the table) converts: a statement using one is the rules' business.
 _IDIOM_QUALS = ("torch.device", "torch.cuda.", "torch.backends.", "torch.nn.DataParallel",
                 "torch.nn.parallel.", "torch.no_grad", "torch.enable_grad", "torch.inference_mode",
                 "torch.set_grad_enabled", "torch.autograd", "torch.utils.data", "torch.nn.utils.clip_grad",
-                "torch.autocast", "torch.amp.", "torch.cpu.amp", "torch.nn.ParameterList", "torch.nn.ParameterDict",
-                "torch.nn.modules.container.Parameter")
+                "torch.autocast", "torch.amp.", "torch.cpu.amp")
 # method names an idiom rule converts (see StatementRewriter._idiom_call); these the fast path leaves to the rules
 _DECLINED_METHODS = frozenset({"load_state_dict", "requires_grad_", "backward", "zero_grad"})
 _IDIOM_METHODS = frozenset({"numpy", "detach", "size", "cuda", "cpu", "to", "eval", "train", "parameters", "children",
@@ -82,6 +81,10 @@ class Source:
         self.code = code
         self.starts = [0] + [m.end() for m in re.finditer("\n", code)]
         self.ascii = code.isascii()
+        if self.ascii:  # columns are character offsets: the common case, without a call per lookup
+            starts = self.starts
+            self.start = lambda node: starts[node.lineno - 1] + node.col_offset
+            self.end = lambda node: starts[node.end_lineno - 1] + node.end_col_offset
 
     def offset(self, line: int, col: int) -> int:
         start = self.starts[line - 1]
@@ -146,6 +149,8 @@ class StatementRewriter:
         self.profile = ctx.options.target
         self.scopes = scopes.scopes
         self.classes = classes
+        self._torch_names = scopes.torch_names  # names some scope binds to a torch import or alias
+        self._alias_key = tuple(sorted(ctx.aliases.items()))
         self._scope = [scopes.module_scope]
         self._class_stack: list[bool] = []
         self._layer_attrs: list[dict[str, dict[str, str]]] = []
@@ -162,11 +167,13 @@ class StatementRewriter:
             ast.Lambda: self._lambda, ast.Import: self._import, ast.ImportFrom: self._import,
             ast.JoinedStr: self._fstring_node, ast.ExceptHandler: self._except, ast.Global: self._global,
             ast.Nonlocal: self._global, ast.Assign: self._assign, ast.If: self._if, ast.Expr: self._expr_statement,
+            ast.Constant: _leaf,
         }
 
     # ---------------------------------------------------------------- text
     def statement(self, stmt: ast.stmt, start: int, end: int) -> str:
         self.edits = []
+        self.runtime_modules = set()  # mindport.runtime modules the statement's code imports (finalize_runtime)
         self._call_funcs.clear()
         self._inner.clear()
         self._structural.clear()
@@ -222,12 +229,20 @@ class StatementRewriter:
         return self._scope[-1]
 
     def _visit(self, node: ast.AST) -> None:
-        handler = self._handlers.get(type(node))
+        cls = type(node)
+        handler = self._handlers.get(cls)
         if handler is not None:
             handler(node)
-        else:
-            for child in child_nodes(node):
-                self._visit(child)
+            return
+        visit = self._visit
+        for name in _FIELDS.get(cls) or _fields(cls):  # child_nodes, inlined: this runs for every node
+            value = getattr(node, name, None)
+            if type(value) is list:
+                for item in value:
+                    if isinstance(item, ast.AST):
+                        visit(item)
+            elif isinstance(value, ast.AST):
+                visit(value)
 
     def _fstring_node(self, node: ast.JoinedStr) -> None:
         self._fstring += 1
@@ -385,6 +400,8 @@ class StatementRewriter:
 
     # ---------------------------------------------------------------- references
     def _name(self, node: ast.Name) -> None:
+        if node.id not in self._torch_names:
+            return  # bound to no torch import anywhere in the file: never a torch reference
         if id(node) in self._type_refs and self._type_ref(node):
             return
         if id(node) not in self._inner and id(node) not in self._call_funcs:
@@ -442,6 +459,8 @@ class StatementRewriter:
 
     def _reference(self, node) -> None:
         """calls.TableCallTransform._reference."""
+        if _head(node) not in self._torch_names:
+            return
         qual = resolve_torch(self.scope, node)
         if qual is None:
             return
@@ -478,9 +497,15 @@ class StatementRewriter:
             self._visit(arg)
         for keyword in node.keywords:
             self._visit(keyword.value)
-        qual = resolve_torch(scope, func)
+        qual = resolve_torch(scope, func) if _head(func) in self._torch_names else None
         if qual is not None and qual.startswith(_IDIOM_QUALS):
             raise Decline(qual)
+        if qual in _CONTAINERS:  # idioms.ContainerTransform: the runtime's ParameterList/ParameterDict
+            self.ctx.converted_sites += 1
+            self.runtime_modules.add(RUNTIME_CONTAINERS)
+            self.replace(self.src.start(func), self.src.end(func),
+                         f"{_runtime_alias(RUNTIME_CONTAINERS)}.{_CONTAINERS[qual]}")
+            return
         if qual is not None and qual.startswith("torch.nn.init.") and qual.rsplit(".", 1)[1] in _INITS:
             self._init_call(node, qual.rsplit(".", 1)[1])
             return
@@ -500,17 +525,12 @@ class StatementRewriter:
             self.ctx.converted_sites += 1
             self.replace(self.src.start(func), self.src.end(func), self._func_text(func, target))
             return
-        args = self._arguments(node)
-        mapped = self._map(entry, args, profile)
+        receiver, args_text = self._mapped(entry, self._arguments(node), profile, target.startswith("."))
         self.ctx.converted_sites += 1
-        if target.startswith("."):
-            receiver_name = entry.positional[0] if entry.positional else next(iter(mapped))
-            receiver = mapped.pop(receiver_name).source
-            if not isinstance(_expression(receiver), _UNPARENTHESIZED):
-                receiver = f"({receiver})"
-            self._emit(node, receiver + "." + target[1:], ordered_arguments(entry, mapped, profile))
+        if receiver is not None:
+            self._emit(node, receiver + "." + target[1:], args_text)
             return
-        self._emit(node, self._func_text(func, target), ordered_arguments(entry, mapped, profile))
+        self._emit(node, self._func_text(func, target), args_text)
 
     def _idiom_call(self, node: ast.Call, func: ast.Attribute) -> bool:
         """The method idioms of TensorIdiomTransform, DeviceTransform and ModuleMethodTransform, in that order.
@@ -642,7 +662,7 @@ class StatementRewriter:
         """``m.eval()`` -> ``m.set_train(False)``: the method renamed, the arguments replaced by one."""
         receiver = self._receiver_text(func)
         dot = self.code[self.src.end(func.value):self.src.end(func) - len(func.attr)]
-        self._emit(node, receiver + dot + name, [], first=_Piece("", argument))
+        self._emit(node, receiver + dot + name, argument)
         return True
 
     def _to(self, node: ast.Call, func: ast.Attribute) -> bool:
@@ -697,18 +717,17 @@ class StatementRewriter:
         dot = self.code[self.src.end(func.value):self.src.end(func) - len(func.attr)]
         if not _DOT.fullmatch(dot):
             raise Decline("a parenthesized receiver")
-        args = self._arguments(node)
-        mapped = self._map(entry, args, profile)
+        _, args_text = self._mapped(entry, self._arguments(node), profile, False)
         self.ctx.converted_sites += 1
         receiver = func.value
         if func.attr.endswith("_") and type(receiver) is ast.Attribute and receiver.attr == "data":
             receiver = receiver.value  # p.data.zero_(): MindSpore's Parameter.data is a copy, update p itself
         receiver_text = self.node_text(receiver)
-        ordered = ordered_arguments(entry, mapped, profile)
         if target.startswith("."):
-            self._emit(node, receiver_text + dot + target[1:], ordered)
+            self._emit(node, receiver_text + dot + target[1:], args_text)
             return
-        self._emit(node, self.ctx.target_text(target), ordered, first=_Piece("", receiver_text))
+        # the receiver becomes the first argument (calls._fix_commas gives it ", " when arguments follow)
+        self._emit(node, self.ctx.target_text(target), receiver_text + (", " if args_text else "") + args_text)
 
     def _plausible(self, func: ast.Attribute, strict: bool) -> bool:
         kind = receiver_kind(func.value, self.scope)
@@ -720,6 +739,38 @@ class StatementRewriter:
         if type(func) is ast.Name and self.scope.is_alias_name(func.id):
             return self.node_text(func)  # `act = F.relu; act(x)`: the alias assignment itself is rewritten
         return self.ctx.target_text(target)
+
+    def _mapped(self, entry, args: list[SourceArg], profile: str, pop_receiver: bool) -> tuple[str | None, str]:
+        """The table's work on one call: (the receiver, for a ``.method`` target; the MindSpore arguments as text).
+
+        Remembered per process: the result is a function of the entry, the arguments' text and the file's import
+        aliases alone, and model code repeats its calls (``nn.BatchNorm2d(planes)``, ``nn.ReLU()``)."""
+        key = (id(entry), profile, pop_receiver, self._alias_key,
+               tuple((a.star, a.star_ws, a.keyword.value if a.keyword else None, a.equal, a.code, a.comma,
+                      a.comma_newline, a.after) for a in args))
+        hit = _MAPPED.get(key)
+        if hit is None:
+            ctx = self.ctx
+            needed, ctx.imports_needed = ctx.imports_needed, set()  # record the imports the mapping asks for
+            try:
+                mapped = self._map(entry, args, profile)
+            except Decline:
+                hit = _MAPPED[key] = None, None, None
+            else:
+                receiver = None
+                if pop_receiver:
+                    receiver = mapped.pop(entry.positional[0] if entry.positional else next(iter(mapped))).source
+                    if not isinstance(_expression(receiver), _UNPARENTHESIZED):
+                        receiver = f"({receiver})"
+                hit = _MAPPED[key] = frozenset(ctx.imports_needed), receiver, \
+                    self._args_text(ordered_arguments(entry, mapped, profile))
+            finally:
+                ctx.imports_needed = needed | ctx.imports_needed
+        modules, receiver, text = hit
+        if modules is None:
+            raise Decline("MP102")
+        self.ctx.imports_needed |= modules
+        return receiver, text
 
     def _map(self, entry, args, profile):
         try:
@@ -790,9 +841,9 @@ class StatementRewriter:
                 raise Decline("a parenthesized argument")
         return args
 
-    def _emit(self, node: ast.Call, func_text: str, ordered, first: _Piece | None = None) -> None:
-        """calls.build_call_args (+ _with_value, _fix_commas) on text, and the call with its new function."""
-        pieces: list[_Piece] = [first] if first is not None else []
+    def _args_text(self, ordered) -> str:
+        """calls.build_call_args (+ _with_value, _fix_commas) on text."""
+        pieces: list[_Piece] = []
         for keyword, arg in ordered:
             if arg.source == _VARARGS:
                 for base in arg.node:
@@ -817,6 +868,10 @@ class StatementRewriter:
             elif i == last and comma is not None and not piece.comma_newline:
                 comma = None
             out.append(piece.head + piece.value + (comma or "") + piece.after)
+        return "".join(out)
+
+    def _emit(self, node: ast.Call, func_text: str, args_text: str) -> None:
+        """The call with its new function and arguments (the text around them, up to the first, kept)."""
         src, code = self.src, self.code
         func_end = src.end(node.func)
         close = src.end(node) - 1
@@ -825,7 +880,18 @@ class StatementRewriter:
             prefix = code[func_end:first_start]
         else:
             prefix = code[func_end:close]
-        self.replace(src.start(node), close + 1, func_text + prefix + "".join(out) + ")")
+        self.replace(src.start(node), close + 1, func_text + prefix + args_text + ")")
+
+
+def _leaf(node: ast.AST) -> None:
+    return None
+
+
+def _head(expr: ast.AST) -> str | None:
+    """``a`` of ``a.b.c``; None when the chain does not start with a name."""
+    while type(expr) is ast.Attribute:
+        expr = expr.value
+    return expr.id if type(expr) is ast.Name else None
 
 
 def _is_device(expr: ast.AST) -> bool:
@@ -865,6 +931,7 @@ def _assignments(body):
 
 
 _EXPRESSIONS: dict[str, ast.AST] = {}
+_MAPPED: dict[tuple, tuple] = {}  # StatementRewriter._mapped
 
 
 def _expression(text: str) -> ast.AST:
@@ -946,6 +1013,7 @@ def convert_fast(code: str, filename: str, registry, options: Options) -> tuple[
         first = min((stmt.lineno, *(d.lineno for d in getattr(stmt, "decorator_list", ()))))
         segments.append((src.line_start(first), src.line_end(stmt.end_lineno)))
     outputs: list[str | None] = [None] * len(body)
+    runtime_modules: set[str] = set()
     torch_imports: list[int] = []
     declined: list[int] = []
     for i, stmt in enumerate(body):
@@ -959,6 +1027,7 @@ def convert_fast(code: str, filename: str, registry, options: Options) -> tuple[
         needed, sites = set(ctx.imports_needed), ctx.converted_sites
         try:
             outputs[i] = rewriter.statement(stmt, start, end)
+            runtime_modules |= rewriter.runtime_modules
         except Decline:
             ctx.imports_needed, ctx.converted_sites = needed, sites
             declined.append(i)
@@ -969,7 +1038,6 @@ def convert_fast(code: str, filename: str, registry, options: Options) -> tuple[
 
     minis = {}
     removed: set[int] = set()
-    runtime_modules: set[str] = set()
     for i in declined:
         start, end = segments[i]
         try:
@@ -1072,7 +1140,6 @@ def convert_fast(code: str, filename: str, registry, options: Options) -> tuple[
 def _place_runtime_imports(units: list[list], modules: set[str]) -> bool:
     """idioms.finalize_runtime on the units: the runtime imports the rules used, after the last top-level import.
     False when the placement is one this does not model (the LibCST pipeline then takes the file)."""
-    from mindport.migrator.idioms import _runtime_alias
 
     statements = [u for u in units if u[2] != "header"]
     last = -1

@@ -103,6 +103,9 @@ TAKEN = {
         "    return [torch.sigmoid(v) for v in x], {k: F.relu(v) for k, v in {}.items()}\n",
     "a docstring and non-ASCII text":
         '"""Modèle — résumé."""\n\n\ndef f(x):\n    s = "é"  # ünïcode\n    return torch.tanh(x), s\n',
+    "parameter containers (a runtime import)":
+        "class P(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.ps = nn.ParameterList([nn.Parameter(torch.ones(2))])\n",
     "dtypes and attribute references":
         "def f(x):\n    return x.type(torch.float32), torch.float64, isinstance(x, torch.Tensor)\n",
 }
@@ -124,8 +127,6 @@ DECLINED = {
     "no_grad blocks": "def f(m, x):\n    with torch.no_grad():\n        return m(x)\n",
     "a torch import inside a function": "def f(x):\n    from torch import nn as tnn\n    return tnn.ReLU()(x)\n",
     "in-place on an indexed view": "def f(h):\n    h[0].zero_()\n    return h\n",
-    "parameter containers": "class P(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
-                            "        self.ps = nn.ParameterList([nn.Parameter(torch.ones(2))])\n",
     "a renamed layer parameter": "class E(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
                                  "        self.emb = nn.Embedding(4, 2)\n        self.head = nn.Linear(2, 4)\n"
                                  "        self.head.weight = self.emb.weight\n",
