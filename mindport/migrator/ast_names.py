@@ -258,23 +258,37 @@ class AstScopes:
             self._bind(target.value, None)
 
 
-def module_class_names(tree: ast.Module, module_scope: Scope, known: frozenset[str] = frozenset()) -> set[str]:
-    """:func:`mindport.migrator.idioms.module_class_names` on the ast tree."""
+def class_summary(tree: ast.Module, module_scope: Scope) -> tuple:
+    """:func:`mindport.migrator.idioms.class_summary` on the ast tree."""
     from mindport.migrator.idioms import _MODULE_BASES
 
-    classes = [n for n in tree.body if type(n) is ast.ClassDef]
-    found = set(known)
-    changed = True
-    while changed:
-        changed = False
-        for cls in classes:
-            if cls.name in found:
-                continue
-            for base in cls.bases:
-                qual = resolve(module_scope, base)
-                name = dotted(base) or ""
-                if qual in _MODULE_BASES or name in found or name.rsplit(".", 1)[-1] in known:
-                    found.add(cls.name)
-                    changed = True
-                    break
-    return found
+    return tuple((cls.name, tuple((dotted(b) or "", resolve(module_scope, b) in _MODULE_BASES) for b in cls.bases))
+                 for cls in tree.body if type(cls) is ast.ClassDef)
+
+
+def class_bases(body) -> dict[str, list[str]]:
+    """Class name -> the last component of each base, for every class of a file (nested ones too)."""
+    return {node.name: [_last_component(b) for b in node.bases] for node in _class_defs(body)}
+
+
+def _class_defs(body):
+    """The ClassDef statements in a block, nested blocks included (classes are statements: no expression walk)."""
+    for stmt in body:
+        if type(stmt) is ast.ClassDef:
+            yield stmt
+        for part in ("body", "orelse", "finalbody"):
+            child = getattr(stmt, part, None)
+            if isinstance(child, list):
+                yield from _class_defs(child)
+        for handler in getattr(stmt, "handlers", ()):
+            yield from _class_defs(handler.body)
+        for case in getattr(stmt, "cases", ()):
+            yield from _class_defs(case.body)
+
+
+def _last_component(base: ast.expr) -> str:
+    if type(base) is ast.Name:
+        return base.id
+    if type(base) is ast.Attribute:
+        return base.attr
+    return ast.unparse(base).rsplit(".", 1)[-1]

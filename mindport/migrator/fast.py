@@ -27,7 +27,18 @@ import libcst as cst
 from libcst.metadata import CodePosition, CodeRange
 
 from mindport.mappings.transforms import Unsupported
-from mindport.migrator.ast_names import _FIELDS, AstScopes, _fields, child_nodes, dotted, module_class_names, receiver_kind, resolve, resolve_torch
+from mindport.migrator.ast_names import (
+    _FIELDS,
+    AstScopes,
+    _fields,
+    child_nodes,
+    class_bases,
+    class_summary,
+    dotted,
+    receiver_kind,
+    resolve,
+    resolve_torch,
+)
 from mindport.migrator.base import LazyPositions, RuleRunner
 from mindport.migrator.calls import (
     _VARARGS,
@@ -40,7 +51,7 @@ from mindport.migrator.calls import (
 )
 from mindport.migrator.context import IMPORT_STYLE, FileContext, Options
 from mindport.migrator.idioms import _CAST_METHODS, _CONTAINERS, _DEVICE_WORDS, _INIT_SIGNATURES, _INITS, _MS_GAINS, \
-    RUNTIME_CONTAINERS, ModuleMethodTransform, _runtime_alias
+    RUNTIME_CONTAINERS, ModuleMethodTransform, _runtime_alias, module_classes
 from mindport.migrator.imports import ImportCleanup, choose_aliases, drop_unused_imports, import_statement
 from mindport.migrator.names import build_scopes, is_torch
 from mindport.migrator.walk import transform
@@ -750,6 +761,8 @@ class StatementRewriter:
                       a.comma_newline, a.after) for a in args))
         hit = _MAPPED.get(key)
         if hit is None:
+            if len(_MAPPED) > 200_000:
+                _MAPPED.clear()  # bounded memory on huge trees
             ctx = self.ctx
             needed, ctx.imports_needed = ctx.imports_needed, set()  # record the imports the mapping asks for
             try:
@@ -1005,7 +1018,9 @@ def convert_fast(code: str, filename: str, registry, options: Options) -> tuple[
     aliases, present = choose_aliases(scopes.module_scope)
     ctx = FileContext(filename=filename, registry=registry, options=options, scopes={},
                       module_scope=scopes.module_scope, positions={}, aliases=aliases)
-    classes = module_class_names(tree, scopes.module_scope, options.module_classes)
+    ctx.class_summary = class_summary(tree, scopes.module_scope)
+    ctx.class_bases = class_bases(body)
+    classes = module_classes(ctx.class_summary, options.module_classes)
     rewriter = StatementRewriter(src, ctx, scopes, classes)
 
     segments = []  # (start, end) of each top-level statement, whole lines, decorators included

@@ -14,21 +14,30 @@ _MODULE_BASES = {"torch.nn.Module", "torch.nn.modules.module.Module"}
 
 def module_class_names(module: cst.Module, scopes, known: frozenset[str] = frozenset()) -> set[str]:
     """Names of the classes in this file that are nn.Module subclasses, directly or through local bases."""
-    classes = [n for n in module.body if isinstance(n, cst.ClassDef)]
+    return module_classes(class_summary(module, scopes.module_scope), known)
+
+
+def class_summary(module: cst.Module, module_scope) -> tuple:
+    """What :func:`module_classes` needs of a file: per top-level class, its name and, per base, the base's dotted
+    name and whether it resolves to torch's nn.Module. (``ast_names.class_summary`` gives the same from ``ast``.)"""
+    return tuple((cls.name.value, tuple((dotted_name(b.value) or "", module_scope.resolve(b.value) in _MODULE_BASES)
+                                        for b in cls.bases))
+                 for cls in module.body if isinstance(cls, cst.ClassDef))
+
+
+def module_classes(summary: tuple, known: frozenset[str] = frozenset()) -> set[str]:
+    """The summary's classes that are nn.Module subclasses: through torch's base, a class found so far, or a base
+    whose last name is in ``known`` (module classes of the other files of the project)."""
     found = set(known)
     changed = True
     while changed:
         changed = False
-        for cls in classes:
-            if cls.name.value in found:
+        for name, bases in summary:
+            if name in found:
                 continue
-            for base in cls.bases:
-                qual = scopes.module_scope.resolve(base.value)
-                name = dotted_name(base.value) or ""
-                if qual in _MODULE_BASES or name in found or name.rsplit(".", 1)[-1] in known:
-                    found.add(cls.name.value)
-                    changed = True
-                    break
+            if any(is_module or base in found or base.rsplit(".", 1)[-1] in known for base, is_module in bases):
+                found.add(name)
+                changed = True
     return found
 
 

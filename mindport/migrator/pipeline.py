@@ -20,7 +20,8 @@ from mindport.migrator.idioms import (
     ModuleClassTransform,
     ModuleMethodTransform,
     TensorIdiomTransform,
-    module_class_names,
+    class_summary,
+    module_classes,
 )
 from mindport.migrator.imports import choose_aliases, drop_unused_imports, finalize_imports
 from mindport.migrator.names import build_scopes
@@ -35,7 +36,8 @@ def run_pipeline(module: cst.Module, filename: str, registry: Registry, options:
     aliases, present = choose_aliases(scopes.module_scope)
     ctx = FileContext(filename=filename, registry=registry, options=options, scopes=scopes.scopes,
                       module_scope=scopes.module_scope, positions=positions, aliases=aliases)
-    classes = module_class_names(module, scopes, options.module_classes)
+    ctx.class_summary = class_summary(module, scopes.module_scope)
+    classes = module_classes(ctx.class_summary, options.module_classes)
     rules = make_rules(ctx, classes)
     module = transform(module, RuleRunner(ctx, rules))
     module, added = finalize_imports(module, ctx.imports_needed, aliases, present, ctx.torch_names_kept)

@@ -12,6 +12,7 @@ import codecs
 import difflib
 import hashlib
 import io
+import itertools
 import json
 import os
 import re
@@ -21,9 +22,12 @@ import tokenize
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from mindport import __version__
 from mindport.errors import Diagnostic, InputError
+from mindport.migrator.ast_names import class_bases as ast_class_bases
+from mindport.migrator.idioms import module_classes
 
 CACHE_NAME = ".mindport-cache.json"
 _SKIP_DIRS = {".git", ".hg", ".svn", "__pycache__", ".venv", "venv", ".mypy_cache", ".pytest_cache", ".tox",
@@ -111,14 +115,19 @@ def encode_source(text: str, encoding: str, has_bom: bool) -> bytes:
 
 def convert_python_bytes(data: bytes, name: str, options: dict) -> tuple[bytes, list[Diagnostic], int, int, bool]:
     """(output bytes, diagnostics, lines, converted sites, changed)."""
+    return _convert_python(data, name, options)[:5]
+
+
+def _convert_python(data: bytes, name: str, options: dict):
+    """``convert_python_bytes`` + the ConversionResult (None when the bytes could not be decoded)."""
     from mindport.migrator import convert_source
 
     text, encoding, has_bom, problem = decode_source(data, name)
     if problem is not None:
-        return data, [problem], 0, 0, False
+        return data, [problem], 0, 0, False, None
     result = convert_source(text, name, **options)  # libcst keeps CRLF, also on the lines it writes
     return encode_source(result.code, encoding, has_bom), result.diagnostics, text.count("\n") + 1, \
-        result.converted_sites, result.changed
+        result.converted_sites, result.changed, result
 
 
 def convert_notebook_bytes(data: bytes, name: str, options: dict) -> tuple[bytes, list[Diagnostic], int, int, bool]:
@@ -185,13 +194,26 @@ def convert_pyproject_text(text: str) -> str:
     return re.sub(r"""(["'])(torch(?:[\s<>=!~\[;][^"']*)?)\1""", replace, text)
 
 
-def _convert_one(job: tuple[str, str, str, dict]) -> tuple[str, str, list[Diagnostic], int, int, bytes | None]:
-    """Worker: (relative path, source path, kind, options) -> (rel, status, diagnostics, lines, sites, output)."""
+class _Converted(NamedTuple):
+    rel: str
+    status: str
+    diagnostics: list
+    lines: int
+    sites: int
+    output: bytes | None
+    class_bases: dict | None = None  # Python files: every class's bases (for the project's module classes)
+    class_names: frozenset = frozenset()  # Python files: the names of the classes that were nn.Module subclasses
+    summary: tuple | None = None  # Python files: idioms.class_summary
+
+
+def _convert_one(job: tuple[str, str, str, dict]) -> _Converted:
+    """Worker: (relative path, source path, kind, options) -> the converted file."""
     rel, src_path, kind, options = job
     data = Path(src_path).read_bytes()
+    result = None
     try:
         if kind == "python":
-            out, diags, lines, sites, changed = convert_python_bytes(data, rel, options)
+            out, diags, lines, sites, changed, result = _convert_python(data, rel, options)
         elif kind == "notebook":
             out, diags, lines, sites, changed = convert_notebook_bytes(data, rel, options)
         elif kind == "requirements":
@@ -201,14 +223,20 @@ def _convert_one(job: tuple[str, str, str, dict]) -> tuple[str, str, list[Diagno
             out = convert_pyproject_text(data.decode("utf-8", "replace")).encode("utf-8")
             diags, lines, sites, changed = [], 0, 0, out != data
         else:
-            return rel, "copied", [], 0, 0, None
+            return _Converted(rel, "copied", [], 0, 0, None)
     except Exception as exc:  # a converter bug must not lose the file: copy it and say so
         diag = Diagnostic("MP299", f"internal error while converting: {type(exc).__name__}: {exc}", rel, 1, 1,
                           "please report this file; it was copied unchanged")
-        return rel, "failed", [diag], 0, 0, data
+        return _Converted(rel, "failed", [diag], 0, 0, data, class_bases(data) if kind == "python" else None)
+    extra = {}
+    if kind == "python":
+        bases = result.class_bases if result is not None and result.class_bases is not None else class_bases(data)
+        summary = result.class_summary if result is not None else None
+        extra = {"class_bases": bases, "summary": summary,
+                 "class_names": frozenset(module_classes(summary or (), options["module_classes"]) & set(bases))}
     if any(d.code in ("MP201", "MP202", "MP203") for d in diags):
-        return rel, "failed", diags, lines, sites, data
-    return rel, "converted" if changed else "unchanged", diags, lines, sites, out
+        return _Converted(rel, "failed", diags, lines, sites, data, **extra)
+    return _Converted(rel, "converted" if changed else "unchanged", diags, lines, sites, out, **extra)
 
 
 def _kind(path: Path) -> str:
@@ -225,40 +253,13 @@ def _kind(path: Path) -> str:
 
 # ------------------------------------------------------------------------------------------ the whole tree
 
-def class_bases(data: bytes) -> dict[str, list[str]]:
+def class_bases(data: bytes | str) -> dict[str, list[str]]:
     """Class name -> the last component of each base, for one file (``ast``: cheap, nothing imported)."""
     try:
         tree = ast.parse(data)
     except (SyntaxError, ValueError):
         return {}
-    return {node.name: [_last_component(b) for b in node.bases] for node in _class_defs(tree.body)}
-
-
-def _class_defs(body):
-    """The ClassDef statements in a block, nested blocks included (classes are statements: no expression walk)."""
-    for stmt in body:
-        if type(stmt) is ast.ClassDef:
-            yield stmt
-        for part in ("body", "orelse", "finalbody"):
-            child = getattr(stmt, part, None)
-            if isinstance(child, list):
-                yield from _class_defs(child)
-        for handler in getattr(stmt, "handlers", ()):
-            yield from _class_defs(handler.body)
-        for case in getattr(stmt, "cases", ()):
-            yield from _class_defs(case.body)
-
-
-def _last_component(base: ast.expr) -> str:
-    if type(base) is ast.Name:
-        return base.id
-    if type(base) is ast.Attribute:
-        return base.attr
-    return ast.unparse(base).rsplit(".", 1)[-1]
-
-
-def _path_class_bases(path: str) -> dict[str, list[str]]:
-    return class_bases(Path(path).read_bytes())
+    return ast_class_bases(tree.body)
 
 
 def module_classes_from_bases(per_file: list[dict[str, list[str]]]) -> frozenset[str]:
@@ -382,7 +383,18 @@ def convert_path(src, dst=None, *, target: str = "nn", ms_version: tuple[int, in
                 unread[rel] = str(path)
     workers = _Workers(jobs)
     try:
-        bases.update(zip(unread, workers.map(_path_class_bases, list(unread.values()), len(unread))))
+        # The project's module classes (nn.Module subclasses through bases in other files) need every file's class
+        # bases first. The new and changed Python files are converted at once, as if no other file had any, and
+        # give their bases back (one parse per file); the few whose classes the project's set changes are
+        # converted again below.
+        first = {rel: None for rel in unread}
+        speculative = {"target": target, "ms_version": ms_version, "module_classes": frozenset()}
+        for result in workers.map(_convert_one, [(rel, path, "python", speculative) for rel, path in unread.items()],
+                                  len(unread)):
+            first[result.rel] = result
+            bases[result.rel] = result.class_bases
+            if progress:
+                progress(result.rel)
         options = {"target": target, "ms_version": ms_version,
                    "module_classes": module_classes_from_bases(list(bases.values()))}
         fingerprint = _tables_fingerprint() + json.dumps({k: sorted(v) if isinstance(v, frozenset) else v
@@ -390,6 +402,7 @@ def convert_path(src, dst=None, *, target: str = "nn", ms_version: tuple[int, in
         cache = old_cache if old_cache and cache_json.get("fingerprint") == fingerprint else {}
         report = ConversionReport(str(src), str(dst_path))
         jobs_list = []
+        done: list[_Converted] = []
         new_cache = {"fingerprint": fingerprint, "files": {}}
         for path in files:
             rel = path.name if src.is_file() else path.relative_to(src).as_posix()
@@ -398,6 +411,15 @@ def convert_path(src, dst=None, *, target: str = "nn", ms_version: tuple[int, in
             if kind == "copy" and not diff and not in_place and _same_copy(path, out_path):
                 report.files.append(FileReport(rel, "copied"))
                 continue
+            converted = first.get(rel)
+            if converted is not None:
+                names = set(converted.class_bases or ())
+                if converted.summary is None or converted.class_names == \
+                        module_classes(converted.summary, options["module_classes"]) & names:
+                    done.append(converted)  # the project's module classes change nothing in this file
+                else:
+                    jobs_list.append((rel, str(path), kind, options))
+                continue
             hit = cache.get(rel) if kind != "copy" else None
             if hit and hit["sha256"] == digests[rel] and out_path.is_file():
                 new_cache["files"][rel] = hit
@@ -405,8 +427,14 @@ def convert_path(src, dst=None, *, target: str = "nn", ms_version: tuple[int, in
                                                hit["lines"], hit["sites"]))
                 continue
             jobs_list.append((rel, str(path), kind, options))
-        results = _run_jobs(jobs_list, workers, progress)
-        for rel, status, diags, lines, sites, output in results:
+        again = {job[0] for job in jobs_list if job[0] in first}
+
+        def report_new(rel: str) -> None:  # a file converted again was counted in the progress already
+            if progress and rel not in again:
+                progress(rel)
+
+        results = itertools.chain(done, _run_jobs(jobs_list, workers, report_new))
+        for rel, status, diags, lines, sites, output, *_ in results:
             src_file = src if src.is_file() else src / rel
             out_path = dst_path if src.is_file() else dst_path / rel
             file_report = FileReport(rel, status, diags, lines, sites)
@@ -466,5 +494,5 @@ def _run_jobs(jobs_list, workers: _Workers, progress):
     heavy = sum(1 for j in jobs_list if j[2] in ("python", "notebook"))
     for result in workers.map(_convert_one, jobs_list, heavy):
         if progress:
-            progress(result[0])
+            progress(result.rel)
         yield result

@@ -176,3 +176,22 @@ def test_cli_convert_json_and_exit_codes(tmp_path):
     assert json.loads((tmp_path / "out" / "mindport-report.json").read_text())["ok"] is False
     usage = subprocess.run([sys.executable, "-m", "mindport.cli", "convert", str(src)], capture_output=True, text=True)
     assert usage.returncode == 2 and "give -o OUT" in usage.stderr
+
+
+def test_module_classes_across_files_in_worker_processes(tmp_path):
+    """The worker pool converts new files before the project's module classes are known, and converts again the
+    files those classes change: Head (heads.py) subclasses Net (model.py), so its forward becomes construct, and
+    stops doing so when Net is no longer a Module. Each file is reported to the progress callback once."""
+    src = make_tree(tmp_path / "src")
+    for i in range(4):  # enough Python files for the pool to start
+        (src / "pkg" / f"extra{i}.py").write_text("import torch\n\nx = torch.ones(2)\n")
+    seen: list[str] = []
+    out = tmp_path / "out"
+    report = convert_path(src, out, jobs=2, progress=seen.append)
+    assert report.ok
+    assert "def construct(self, x):" in (out / "pkg" / "heads.py").read_text()
+    assert len(seen) == len(set(seen)) and "pkg/heads.py" in seen
+    (src / "pkg" / "model.py").write_text(MODEL.replace("class Net(nn.Module):", "class Net:"))
+    convert_path(src, out, jobs=2)
+    heads = (out / "pkg" / "heads.py").read_text()
+    assert "def forward(self, x):" in heads and "construct" not in heads
