@@ -272,18 +272,21 @@ def class_bases(body) -> dict[str, list[str]]:
 
 
 def _class_defs(body):
-    """The ClassDef statements in a block, nested blocks included (classes are statements: no expression walk)."""
+    return (stmt for stmt in statements(body) if type(stmt) is ast.ClassDef)
+
+
+def statements(body):
+    """Every statement in a block, nested blocks included, in source order (no expression is walked)."""
     for stmt in body:
-        if type(stmt) is ast.ClassDef:
-            yield stmt
+        yield stmt
         for part in ("body", "orelse", "finalbody"):
             child = getattr(stmt, part, None)
             if isinstance(child, list):
-                yield from _class_defs(child)
+                yield from statements(child)
         for handler in getattr(stmt, "handlers", ()):
-            yield from _class_defs(handler.body)
+            yield from statements(handler.body)
         for case in getattr(stmt, "cases", ()):
-            yield from _class_defs(case.body)
+            yield from statements(case.body)
 
 
 def _last_component(base: ast.expr) -> str:

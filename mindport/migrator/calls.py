@@ -14,7 +14,7 @@ import libcst as cst
 from mindport.mappings import Entry
 from mindport.mappings.transforms import CALL_TRANSFORMS, VALUE_TRANSFORMS, Arg, Unsupported, value_code
 from mindport.migrator.base import Rule
-from mindport.migrator.names import is_torch, receiver_kind
+from mindport.migrator.names import receiver_kind
 from mindport.migrator.walk import parse_expression
 
 # Method names that numpy arrays, lists, dicts or strings also have: rewritten only on evident tensors.

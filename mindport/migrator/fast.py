@@ -38,6 +38,7 @@ from mindport.migrator.ast_names import (
     receiver_kind,
     resolve,
     resolve_torch,
+    statements,
 )
 from mindport.migrator.base import LazyPositions, RuleRunner
 from mindport.migrator.calls import (
@@ -189,7 +190,8 @@ class StatementRewriter:
         self._inner.clear()
         self._structural.clear()
         self._type_refs.clear()
-        del self._scope[1:], self._class_stack[:], self._layer_attrs[:], self._narrowing[:]  # a declined statement may leave them
+        # a declined statement may have left entries on the stacks
+        del self._scope[1:], self._class_stack[:], self._layer_attrs[:], self._narrowing[:]
         self._fstring = 0
         self._visit(stmt)
         return self.text(start, end)
@@ -216,16 +218,22 @@ class StatementRewriter:
         self.edits.append((start, end, text))
 
     def _parenthesized(self, node: ast.AST) -> bool:
-        """Is the node in parentheses of its own (libcst's ``lpar``), not a call's or a class's?"""
+        """Is the node in parentheses of its own (libcst's ``lpar``), not a call's or a class's? Declines when a
+        comment stands between the node and what is before or after it (the scan cannot see past one)."""
         code = self.code
         pos = self.src.start(node) - 1
         while pos >= 0 and code[pos] in " \t\n\f":
             pos -= 1
+        if pos >= 0 and code[pos] != "(" and "\n" in code[pos:self.src.start(node)] \
+                and "#" in code[code.rfind("\n", 0, pos) + 1:pos + 1]:
+            raise Decline("a comment before the node")
         if pos < 0 or code[pos] != "(" or pos in self._structural:
             return False
         end = self.src.end(node)
         while end < len(code) and code[end] in " \t\n\f":
             end += 1
+        if end < len(code) and code[end] == "#":
+            raise Decline("a comment after the node")
         return end < len(code) and code[end] == ")"
 
     def _open_paren(self, after: int) -> int:
@@ -838,6 +846,8 @@ class StatementRewriter:
             bounds.append((start, src.end(value)))
         if not args:
             return args
+        if bounds[0][0] <= open_paren or bounds[-1][1] > close:
+            raise Decline("a generator argument sharing the call's parentheses")
         if not _BLANK.fullmatch(code, open_paren + 1, bounds[0][0]):
             raise Decline("a parenthesized argument")
         for i, arg in enumerate(args):
@@ -928,19 +938,7 @@ def _is_device(expr: ast.AST) -> bool:
 
 def _assignments(body):
     """idioms._assignments on ast: every Assign statement in a block, nested blocks included."""
-    for stmt in body:
-        kind = type(stmt)
-        if kind is ast.Assign:
-            yield stmt
-            continue
-        for part in ("body", "orelse", "finalbody"):
-            child = getattr(stmt, part, None)
-            if isinstance(child, list):
-                yield from _assignments(child)
-        for handler in getattr(stmt, "handlers", ()):
-            yield from _assignments(handler.body)
-        for case in getattr(stmt, "cases", ()):
-            yield from _assignments(case.body)
+    return (stmt for stmt in statements(body) if type(stmt) is ast.Assign)
 
 
 _EXPRESSIONS: dict[str, ast.AST] = {}

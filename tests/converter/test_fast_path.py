@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import io
+import random
+import tokenize
 from pathlib import Path
 
 import pytest
@@ -202,3 +205,67 @@ def test_ast_scopes_equal_libcst_scopes(path):
     pairs = [(built.module_scope, ast_scopes.module_scope), *zip(order_cst(built), order_ast(), strict=True)]
     for left, right in pairs:
         assert (left.names, left.kinds, left.aliases) == (right.names, right.kinds, right.aliases)
+
+
+COMMENTED = {
+    "a reference in parentheses with a comment": "x = (  # the dtype\n    torch.float32\n)\n",
+    "a comment after a reference in parentheses": "x = (torch.float32  # the dtype\n)\n",
+    "references in a list with comments": "acts = [\n    nn.ReLU,  # first\n    nn.GELU,\n]\n",
+    "a call in parentheses with a comment": "def f(x):\n    return (  # size\n        x.size(1)\n    )\n",
+    "a generator argument": "def f(ts):\n    return torch.cat(t for t in ts), torch.sum(v * 2 for v in ts)\n",
+}
+
+
+@pytest.mark.parametrize("body", COMMENTED.values(), ids=COMMENTED.keys())
+def test_comments_around_replaced_nodes_match(body):
+    _both(HEAD + body)
+
+
+def _perturb(code: str, rng: random.Random) -> str:
+    """Layout changes that keep the program: comments and line breaks inside brackets, redundant parentheses around
+    numbers and names in argument positions, spaces around '=' and '.'."""
+    tokens = list(tokenize.generate_tokens(io.StringIO(code).readline))
+    lines = code.splitlines(keepends=True)
+    inserts = []  # (row, col, text)
+    depth = 0
+    for i, tok in enumerate(tokens):
+        if tok.type == tokenize.OP and tok.string in "([{":
+            depth += 1
+        elif tok.type == tokenize.OP and tok.string in ")]}":
+            depth -= 1
+        if depth <= 0:
+            continue
+        nxt = tokens[i + 1] if i + 1 < len(tokens) else None
+        prev = tokens[i - 1]
+        r = rng.random()
+        if tok.type == tokenize.OP and tok.string in ",(" and r < 0.15:
+            inserts.append((tok.end[0], tok.end[1], "  # ü note\n        "))
+        elif tok.type in (tokenize.NUMBER, tokenize.NAME) and r < 0.15 and prev.string in ("(", ",", "=") \
+                and nxt is not None and nxt.string in (",", ")") and tok.string not in ("lambda", "for", "in", "if"):
+            inserts.append((tok.start[0], tok.start[1], "("))
+            inserts.append((tok.end[0], tok.end[1], ")"))
+        elif tok.type == tokenize.OP and tok.string == "=" and r < 0.2:
+            inserts.append((tok.start[0], tok.start[1], " "))
+            inserts.append((tok.end[0], tok.end[1], " "))
+        elif tok.type == tokenize.OP and tok.string == ")" and prev.string not in (",", "(") and r < 0.1:
+            inserts.append((tok.start[0], tok.start[1], ",\n    "))
+    for row, col, text in sorted(inserts, key=lambda x: (x[0], x[1]), reverse=True):
+        line = lines[row - 1]
+        lines[row - 1] = line[:col] + text + line[col:]
+    return "".join(lines)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_perturbed_layouts_convert_the_same(seed):
+    """The zoo with its layout disturbed (comments and line breaks inside brackets, redundant parentheses, spaces
+    around '=', trailing commas): both paths give the same output for every variant that still parses."""
+    checked = 0
+    for path in ZOO:
+        code = _perturb(path.read_text(encoding="utf-8"), random.Random(f"{seed}{path.name}"))
+        try:
+            ast.parse(code)
+        except SyntaxError:
+            continue  # a parenthesized parameter name and the like: not a program
+        _both(code)
+        checked += 1
+    assert checked >= 10
