@@ -275,7 +275,7 @@ class TableCallTransform(Rule):
             return updated_node  # same method, same arguments
         if not self._plausible(func, strict=func.attr.value in SHARED_METHOD_NAMES):
             return updated_node
-        if func.attr.value.endswith("_") and isinstance(func.value, cst.Subscript):
+        if func.attr.value.endswith("_") and isinstance(func.value, cst.Subscript) and not _keyed(func.value):
             self.flag(original_node, "MP102", f"{entry.torch} on an indexed view: indexing a MindSpore tensor makes a "
                       "copy, so the update would be lost", "assign the result: x[i] = <out-of-place op>(x[i], ...)",
                       entry.torch)
@@ -341,6 +341,13 @@ class TableCallTransform(Rule):
 
     def leave_Name(self, original_node, updated_node):
         return self._reference(original_node, updated_node)
+
+
+def _keyed(subscript: cst.Subscript) -> bool:
+    """``state["buf"]``: a string key, so a mapping's item (the tensor itself), not a view of a tensor."""
+    elements = subscript.slice
+    return len(elements) == 1 and isinstance(elements[0].slice, cst.Index) \
+        and isinstance(elements[0].slice.value, (cst.SimpleString, cst.ConcatenatedString))
 
 
 def resolve_ms_names(ctx, mapped: dict[str, Arg]) -> None:

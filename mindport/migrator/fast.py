@@ -66,7 +66,7 @@ _FILE_DECLINES = re.compile(r"\.\s*(?:backward|zero_grad)\b|autograd|utils\.data
 _IDIOM_QUALS = ("torch.device", "torch.cuda.", "torch.backends.", "torch.nn.DataParallel",
                 "torch.nn.parallel.", "torch.no_grad", "torch.enable_grad", "torch.inference_mode",
                 "torch.set_grad_enabled", "torch.autograd", "torch.utils.data", "torch.nn.utils.clip_grad",
-                "torch.autocast", "torch.amp.", "torch.cpu.amp")
+                "torch.autocast", "torch.amp.", "torch.cpu.amp", "torch.optim.Optimizer", "torch.optim.optimizer.")
 # method names an idiom rule converts (see StatementRewriter._idiom_call); these the fast path leaves to the rules
 _DECLINED_METHODS = frozenset({"load_state_dict", "requires_grad_", "backward", "zero_grad"})
 _IDIOM_METHODS = frozenset({"numpy", "detach", "size", "cuda", "cpu", "to", "eval", "train", "parameters", "children",
@@ -731,8 +731,9 @@ class StatementRewriter:
             return
         if not self._plausible(func, strict=func.attr in SHARED_METHOD_NAMES):
             return
-        if func.attr.endswith("_") and type(func.value) is ast.Subscript:
-            raise Decline("MP102")
+        if func.attr.endswith("_") and type(func.value) is ast.Subscript and not (
+                type(func.value.slice) is ast.Constant and isinstance(func.value.slice.value, str)):
+            raise Decline("MP102")  # an in-place update of a tensor view (a string key is a mapping's item)
         dot = self.code[self.src.end(func.value):self.src.end(func) - len(func.attr)]
         if not _DOT.fullmatch(dot):
             raise Decline("a parenthesized receiver")

@@ -25,7 +25,7 @@ from mindport.migrator.idioms import (
 )
 from mindport.migrator.imports import choose_aliases, drop_unused_imports, finalize_imports
 from mindport.migrator.names import build_scopes
-from mindport.migrator.training import DataPipelineTransform, TrainingLoopRule
+from mindport.migrator.training import CustomOptimizerTransform, DataPipelineTransform, TrainingLoopRule
 from mindport.migrator.walk import transform
 
 
@@ -49,6 +49,7 @@ def make_rules(ctx: FileContext, classes: set[str]) -> list:
     """The rules, in the order they run (the first rule that changes a node wins)."""
     return [
         ModuleClassTransform(ctx, classes),  # nn.Module -> nn.Cell, forward -> construct
+        CustomOptimizerTransform(ctx),       # Optimizer subclasses: step(self) reading p.grad -> construct(self, grads)
         AutogradFunctionTransform(ctx),      # autograd.Function -> Cell with construct/bprop; F.apply -> F()
         LayerParameterNameTransform(ctx),    # self.emb.weight -> self.emb.embedding_table (tied weights)
         ReferenceTransform(ctx),             # isinstance(m, nn.Conv2d), act = F.relu: class/function names only

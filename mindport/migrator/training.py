@@ -141,6 +141,59 @@ def _own_calls(node: cst.CSTNode):
     return found
 
 
+_OPTIMIZER_BASES = {"torch.optim.Optimizer", "torch.optim.optimizer.Optimizer"}
+
+
+class CustomOptimizerTransform(Rule):
+    """A hand-written optimizer: ``class MySGD(torch.optim.Optimizer)`` with ``step(self, closure=None)`` reading
+    ``p.grad`` -> ``construct(self, gradients, closure=None)`` (what ``optimizer(grads)`` calls in MindSpore), where
+    ``p.grad`` is the gradient of ``p`` from ``gradients`` (aligned with ``self.parameters``). The in-place updates
+    of ``p`` and of the state tensors are the table's (``mindport.runtime.inplace``). A parameter with no gradient
+    path gets a zero gradient in MindSpore where torch has None: ``if p.grad is None`` skips nothing."""
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._classes: list[bool] = []
+        self._in_step = 0
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._classes.append(any(self.scope.resolve_torch(b.value) in _OPTIMIZER_BASES for b in node.bases))
+
+    def leave_ClassDef(self, original_node, updated_node):
+        self._classes.pop()
+        return updated_node
+
+    def _is_step(self, node: cst.FunctionDef) -> bool:
+        return bool(self._classes) and self._classes[-1] and node.name.value == "step"
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if self._is_step(node):
+            self._in_step += 1
+
+    def leave_Attribute(self, original_node, updated_node):
+        if self._in_step and updated_node.attr.value == "grad" and isinstance(updated_node.value, cst.Name):
+            return parse_expression(f"_grads[id({updated_node.value.value})]")
+        return updated_node
+
+    def leave_FunctionDef(self, original_node, updated_node):
+        if not self._is_step(original_node):
+            return updated_node
+        self._in_step -= 1
+        params = updated_node.params
+        extra = [p for p in params.params[1:] if p.name.value != "closure"]
+        if extra or params.star_arg is not cst.MaybeSentinel.DEFAULT or params.kwonly_params or params.star_kwarg:
+            self.flag(original_node, "MP105", "optimizer step with arguments other than closure",
+                      "write construct(self, gradients) by hand", "torch.optim.Optimizer")
+            return updated_node
+        closure = [p for p in params.params[1:]]
+        self.ctx.converted_sites += 1
+        grads = parse_statement("_grads = {id(param): grad for param, grad in zip(self.parameters, gradients)}")
+        body = updated_node.body.with_changes(body=[grads, *updated_node.body.body])
+        return updated_node.with_changes(
+            name=cst.Name("construct"), body=body,
+            params=params.with_changes(params=[params.params[0], cst.Param(cst.Name("gradients")), *closure]))
+
+
 class _Unfit(Exception):
     """The loop holds .backward() but is not one of the recognised shapes; the message says why."""
 

@@ -387,3 +387,21 @@ def test_syntax_error_gives_mp201_and_the_code_back():
     diag = result.diagnostics[0]
     assert diag.file == "bad.py" and diag.line in (2, 3) and diag.column >= 1
     assert not result.ok
+
+
+def test_custom_optimizer_step_becomes_construct_with_gradients():
+    """The step of a hand-written optimizer reads p.grad; MindSpore calls optimizer(grads). (Its training run is
+    compared with torch's in tests/training/loop_custom_optimizer.py.)"""
+    src = (
+        "import torch\n\n\nclass Plain(torch.optim.Optimizer):\n    def step(self, closure=None):\n"
+        "        for group in self.param_groups:\n            for p in group['params']:\n"
+        "                state = self.state[p]\n                state['buf'] = p.grad\n"
+        "                state['buf'].mul_(0.5)\n                p.sub_(p.grad)\n\n\n"
+        "class Odd(torch.optim.Optimizer):\n    def step(self, scale):\n        pass\n"
+    )
+    result = convert_source(src)
+    assert "def construct(self, gradients, closure=None):" in result.code
+    assert "_grads = {id(param): grad for param, grad in zip(self.parameters, gradients)}" in result.code
+    assert "state['buf'] = _grads[id(p)]" in result.code
+    assert "mp_inplace.mul_(state['buf']" in result.code  # a string key is a mapping's item, not a tensor view
+    assert [(d.code, d.line) for d in result.diagnostics] == [("MP105", 15)]  # Odd.step(self, scale)

@@ -16,6 +16,7 @@ REGRESSION = [
     ("loop_amp.py", "MLP", {}),                         # autocast + GradScaler (scale, unscale_, step, update)
     ("loop_accum.py", "MLP", {}),                       # gradient accumulation every 2 micro-batches
     ("loop_after.py", "MLP", {}),                       # step values read after the loop; total = clip_grad_norm_
+    ("loop_custom_optimizer.py", "MLP", {}),            # a hand-written Optimizer subclass (state, momentum, decay)
 ]
 
 
