@@ -453,9 +453,13 @@ class StatementRewriter:
         # idioms.LayerParameterNameTransform: self.emb.weight -> self.emb.embedding_table
         if self._layer_attrs and self._layer_attrs[-1]:
             owner = node.value
-            if type(owner) is ast.Attribute and type(owner.value) is ast.Name and owner.value.id == "self" \
-                    and self._layer_attrs[-1].get(owner.attr, {}).get(node.attr):
-                raise Decline("a renamed layer parameter")
+            if type(owner) is ast.Attribute and type(owner.value) is ast.Name and owner.value.id == "self":
+                leaf = self._layer_attrs[-1].get(owner.attr, {}).get(node.attr)
+                if leaf:
+                    end = self.src.end(node)
+                    self.ctx.converted_sites += 1
+                    self.replace(end - len(node.attr), end, leaf)
+                    return
         # idioms.ReferenceTransform: inside `if isinstance(m, nn.BatchNorm2d):`, m.weight is m.gamma
         if self._narrowing and type(node.value) is ast.Name:
             for name, leaves in reversed(self._narrowing):

@@ -109,6 +109,11 @@ TAKEN = {
     "parameter containers (a runtime import)":
         "class P(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
         "        self.ps = nn.ParameterList([nn.Parameter(torch.ones(2))])\n",
+    "renamed layer parameters (tied weights, BatchNorm statistics)":
+        "class E(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.emb = nn.Embedding(4, 2)\n        self.head = nn.Linear(2, 4)\n        self.bn = nn.BatchNorm1d(4)\n"
+        "        self.head.weight = self.emb.weight\n\n    def forward(self, x):\n"
+        "        return self.head(self.emb(x)) - self.bn.running_mean\n",
     "dtypes and attribute references":
         "def f(x):\n    return x.type(torch.float32), torch.float64, isinstance(x, torch.Tensor)\n",
 }
@@ -130,9 +135,6 @@ DECLINED = {
     "no_grad blocks": "def f(m, x):\n    with torch.no_grad():\n        return m(x)\n",
     "a torch import inside a function": "def f(x):\n    from torch import nn as tnn\n    return tnn.ReLU()(x)\n",
     "in-place on an indexed view": "def f(h):\n    h[0].zero_()\n    return h\n",
-    "a renamed layer parameter": "class E(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
-                                 "        self.emb = nn.Embedding(4, 2)\n        self.head = nn.Linear(2, 4)\n"
-                                 "        self.head.weight = self.emb.weight\n",
 }
 
 
