@@ -66,29 +66,30 @@ def _receiver_name(call: cst.Call) -> str | None:
 
 
 class _Names(cst.CSTVisitor):
-    """Names read (in order) and names assigned by a list of statements."""
+    """Names read (in order) and names assigned by a list of statements (walked with ``walk.walk``: no rebuilding,
+    no whitespace)."""
 
     def __init__(self) -> None:
         self.reads: list[str] = []
         self.writes: list[str] = []
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
-        node.value.visit(self)
+        walk(node.value, self)
         return False
 
     def visit_Arg(self, node: cst.Arg) -> bool:
-        node.value.visit(self)
+        walk(node.value, self)
         return False
 
     def visit_Assign(self, node: cst.Assign) -> bool:
-        node.value.visit(self)
+        walk(node.value, self)
         for target in node.targets:
             self._target(target.target)
         return False
 
     def visit_AugAssign(self, node: cst.AugAssign) -> bool:
-        node.target.visit(self)
-        node.value.visit(self)
+        walk(node.target, self)
+        walk(node.value, self)
         self._target(node.target)
         return False
 
@@ -99,7 +100,7 @@ class _Names(cst.CSTVisitor):
             for element in target.elements:
                 self._target(element.value)
         else:
-            target.visit(self)
+            walk(target, self)
 
     def visit_Name(self, node: cst.Name) -> None:
         self.reads.append(node.value)
@@ -108,7 +109,7 @@ class _Names(cst.CSTVisitor):
 def _names(nodes) -> _Names:
     collector = _Names()
     for node in nodes:
-        node.visit(collector)
+        walk(node, collector)
     return collector
 
 
@@ -704,7 +705,7 @@ def _returns(fn: cst.FunctionDef) -> list:
             if node.value is not None:
                 found.append(node.value)
 
-    fn.visit(_Walk())
+    walk(fn, _Walk())
     return found
 
 
