@@ -100,7 +100,7 @@ class RuleRunner(cst.CSTTransformer):
         for hook in self._leave.get(kind.__name__, ()):
             new = hook(original_node, result)
             if new is not result:
-                result = new
+                result = _keep_parentheses(result, new)
                 break
         if kind in _SCOPE_TYPES:
             self._scopes.pop()
@@ -113,6 +113,15 @@ class RuleRunner(cst.CSTTransformer):
             elif notes and self._pending:
                 self._pending[-1].extend(notes)
         return result
+
+
+def _keep_parentheses(old, new):
+    """An expression rewritten into a new node keeps the parentheses written around it (and the comments in them):
+    ``(  # the dtype\n torch.float32\n)`` -> ``(  # the dtype\n ms.float32\n)``."""
+    lpar = getattr(old, "lpar", None)
+    if lpar and isinstance(new, cst.BaseExpression) and not getattr(new, "lpar", True):
+        return new.with_changes(lpar=lpar, rpar=old.rpar)
+    return new
 
 
 def _trailing_comment(line: cst.SimpleStatementLine, notes: list[str]) -> cst.SimpleStatementLine:

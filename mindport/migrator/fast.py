@@ -433,9 +433,7 @@ class StatementRewriter:
         target = entry.resolve(self.profile)[0] if entry is not None else None
         if target is None or not entry.supported or target.startswith("."):
             return False
-        if self._parenthesized(node):
-            raise Decline("a parenthesized reference")
-        self.ctx.converted_sites += 1
+        self.ctx.converted_sites += 1  # parentheses around the node stay (base._keep_parentheses)
         self.replace(self.src.start(node), self.src.end(node), self.ctx.target_text(target))
         return True
 
@@ -496,9 +494,7 @@ class StatementRewriter:
         if entry.kind != "attribute" and (entry.rename or entry.emit or entry.transforms or entry.values
                                           or entry.drop or entry.unsupported):
             raise Decline("MP104")
-        if self._parenthesized(node):
-            raise Decline("a parenthesized reference")
-        self.ctx.converted_sites += 1
+        self.ctx.converted_sites += 1  # parentheses around the node stay (base._keep_parentheses)
         self.replace(self.src.start(node), self.src.end(node), self.ctx.target_text(target))
 
     # ---------------------------------------------------------------- calls
@@ -668,9 +664,7 @@ class StatementRewriter:
                           f"{tensor}.dtype))")
 
     def _whole(self, node: ast.Call, text: str, count: bool = True) -> bool:
-        """The call (without parentheses of its own, which libcst's new node would drop) becomes ``text``."""
-        if self._parenthesized(node):
-            raise Decline("a parenthesized call")
+        """The call becomes ``text`` (parentheses around it stay, as base._keep_parentheses keeps them)."""
         self.ctx.converted_sites += count
         self.replace(self.src.start(node), self.src.end(node), text)
         return True

@@ -271,3 +271,10 @@ def test_perturbed_layouts_convert_the_same(seed):
         _both(code)
         checked += 1
     assert checked >= 10
+
+
+def test_parentheses_and_their_comments_survive_a_rewritten_expression():
+    code = HEAD + "x = (  # the dtype\n    torch.float32\n)\n\n\ndef f(t):\n    return (t.size(1)  # columns\n            )\n"
+    result = _both(code)
+    assert "x = (  # the dtype\n    ms.float32\n)" in result.code
+    assert "return (t.shape[1]  # columns\n            )" in result.code
