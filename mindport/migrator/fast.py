@@ -1,8 +1,9 @@
 """The fast path: the LibCST pipeline's conversion, done on the standard library's ``ast`` tree by splicing text, for
 the statements where that gives the very same output; every other top-level statement goes through the LibCST rules.
 
-Why: LibCST parses about 4,700 lines/s per core here and ``ast`` about 60,000, and half the lines of model code
-change, so a converter that parses everything with LibCST cannot pass about 9,000 lines/s on two cores. Steps:
+Why: LibCST parses (and prints) about 5,000 lines/s per core here and ``ast`` about 90,000, and nearly half the lines
+of model code change, so a converter that parses every file with LibCST cannot pass about 10,000 lines/s on two
+cores (``benchmarks/convert_bench.py`` prints both figures). Steps:
 
 1. ``ast.parse`` and :class:`~mindport.migrator.ast_names.AstScopes` (the scopes ``names.py`` builds, on ``ast``);
 2. each top-level statement is rewritten by :class:`StatementRewriter` into text edits: table calls, torch references,
@@ -13,8 +14,10 @@ change, so a converter that parses everything with LibCST cannot pass about 9,00
 4. torch imports are removed and MindSpore imports placed as ``imports.finalize_imports`` does.
 
 The output is the LibCST pipeline's, byte for byte: ``tests/converter/test_fast_path.py`` compares both on the zoo,
-the benchmark corpus and the converter fixtures. Files it does not take at all (training loops, data pipelines,
-autograd Functions, einops, top-level ``a; b``, ``\\r`` line ends) go to the LibCST pipeline whole.
+a generated corpus, targeted layouts and randomly perturbed ones; ``MINDPORT_CROSSCHECK=1 pytest`` compares them under
+every test; ``benchmarks/fast_path_sweep.py`` on any code. Files it does not take at all (training loops, data
+pipelines, autograd Functions, einops, top-level ``a; b``, ``\\r`` line ends, earlier ``# mindport:`` comments) go
+to the LibCST pipeline whole.
 """
 from __future__ import annotations
 
