@@ -62,14 +62,15 @@ from mindport.migrator.walk import transform
 
 # Text that sends a whole file to the LibCST pipeline: the rules that look across statements (training loops, data
 # pipelines, autograd Functions, einops imports) and layouts whose offsets or whitespace the splicer does not model.
-_FILE_DECLINES = re.compile(r"\.\s*(?:backward|zero_grad)\b|autograd|utils\.data|DataLoader|Dataset\b|einops|\r"
-                            r"|mindport:")
+_FILE_DECLINES = re.compile(r"autograd|einops|\r|mindport:")
+# a training step at module level (not in a function): TrainingLoopRule reads the whole module around it
+_TRAINING_STEP = re.compile(r"\.\s*(?:backward|zero_grad)\b")
 
 # torch names that an idiom rule (not the table) converts: a statement using one is the rules' business.
 _IDIOM_QUALS = ("torch.device", "torch.cuda.", "torch.backends.", "torch.nn.DataParallel",
                 "torch.nn.parallel.", "torch.no_grad", "torch.enable_grad", "torch.inference_mode",
                 "torch.set_grad_enabled", "torch.autograd", "torch.utils.data", "torch.nn.utils.clip_grad",
-                "torch.autocast", "torch.amp.", "torch.cpu.amp", "torch.optim.Optimizer", "torch.optim.optimizer.")
+                "torch.autocast", "torch.amp.", "torch.cpu.amp", "torch.optim.")
 # method names an idiom rule converts (see StatementRewriter._idiom_call); these the fast path leaves to the rules
 _DECLINED_METHODS = frozenset({"load_state_dict", "requires_grad_", "backward", "zero_grad"})
 _IDIOM_METHODS = frozenset({"numpy", "detach", "size", "cuda", "cpu", "to", "eval", "train", "parameters", "children",
@@ -1014,6 +1015,10 @@ def convert_fast(code: str, filename: str, registry, options: Options) -> tuple[
     if not body or any(body[i].lineno == body[i - 1].end_lineno for i in range(1, len(body))):
         return None  # empty, or top-level statements sharing a line (a; b): the LibCST pipeline's
     src = Source(code)
+    if _TRAINING_STEP.search(code) and any(
+            type(stmt) not in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+            and _TRAINING_STEP.search(code, src.start(stmt), src.end(stmt)) for stmt in body):
+        return None
     scopes = AstScopes(tree, code)
     aliases, present = choose_aliases(scopes.module_scope)
     ctx = FileContext(filename=filename, registry=registry, options=options, scopes={},
@@ -1053,6 +1058,10 @@ def convert_fast(code: str, filename: str, registry, options: Options) -> tuple[
 
     minis = {}
     removed: set[int] = set()
+    # One set of rules for all of them, in source order, as in one walk over the file: what a rule learns from one
+    # statement (an optimizer's name, a Dataset's columns) is there for the next.
+    rules = make_rules(ctx, classes)
+    runner = RuleRunner(ctx, rules)
     for i in declined:
         start, end = segments[i]
         try:
@@ -1062,12 +1071,11 @@ def convert_fast(code: str, filename: str, registry, options: Options) -> tuple[
         built = build_scopes(mini, scopes.module_scope, scopes.before[i])
         ctx.scopes.update(built.scopes)
         ctx.positions = OffsetPositions(mini, code.count("\n", 0, start))
-        rules = make_rules(ctx, classes)
-        minis[i] = (mini, transform(mini, RuleRunner(ctx, rules)))  # keep the original alive: ids key the scopes
+        minis[i] = (mini, transform(mini, runner))  # keep the original alive: ids key the scopes
         if not minis[i][1].body:
             removed.add(i)  # the rules removed the statement (with its leading lines, as RemoveFromParent does)
-        for rule in rules:
-            runtime_modules |= getattr(rule, "runtime_modules", set())
+    for rule in rules:
+        runtime_modules |= getattr(rule, "runtime_modules", set())
 
     # imports, as imports.finalize_imports: MindSpore imports where the first removed torch import was
     order = list(IMPORT_STYLE)
