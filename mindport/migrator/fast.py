@@ -10,14 +10,15 @@ cores (``benchmarks/convert_bench.py`` prints both figures). Steps:
    tensor methods, ``forward`` -> ``construct``. It *declines* (:class:`Decline`) at the first thing it does not do
    exactly as the rules do: an idiom rule's business, a diagnostic, a layout it does not reproduce;
 3. a declined statement is parsed alone with LibCST and run through all the rules (``pipeline.make_rules``), with the
-   file's scopes and context, and its code takes the statement's place;
+   file's scopes and context, and its code takes the statement's place. The declined statements share one set of
+   rules, in source order, so what a rule learns from one (an optimizer's name, a Dataset's columns) serves the next;
 4. torch imports are removed and MindSpore imports placed as ``imports.finalize_imports`` does.
 
 The output is the LibCST pipeline's, byte for byte: ``tests/converter/test_fast_path.py`` compares both on the zoo,
 a generated corpus, targeted layouts and randomly perturbed ones; ``MINDPORT_CROSSCHECK=1 pytest`` compares them under
-every test; ``benchmarks/fast_path_sweep.py`` on any code. Files it does not take at all (training loops, data
-pipelines, autograd Functions, einops, top-level ``a; b``, ``\\r`` line ends, earlier ``# mindport:`` comments) go
-to the LibCST pipeline whole.
+every test; ``benchmarks/fast_path_sweep.py`` on any code. Files it does not take at all (a training step at module
+level, autograd Functions, einops, top-level ``a; b``, ``\\r`` line ends, earlier ``# mindport:`` comments) go to
+the LibCST pipeline whole.
 """
 from __future__ import annotations
 

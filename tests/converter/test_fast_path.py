@@ -278,3 +278,57 @@ def test_parentheses_and_their_comments_survive_a_rewritten_expression():
     result = _both(code)
     assert "x = (  # the dtype\n    ms.float32\n)" in result.code
     assert "return (t.shape[1]  # columns\n            )" in result.code
+
+
+TRAINING_SCRIPT = HEAD + '''from torch.utils.data import DataLoader, Dataset
+
+
+class Pairs(Dataset):
+    def __init__(self, x, y):
+        self.x, self.y = x, y
+
+    def __len__(self):
+        return len(self.x)
+
+    def __getitem__(self, i):
+        return self.x[i], self.y[i]
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 1)
+
+    def forward(self, x):
+        return self.fc(x).squeeze(-1)
+
+
+model = Net()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+
+def reset():
+    optimizer.zero_grad()
+
+
+def train(x, y):
+    loader = DataLoader(Pairs(x, y), batch_size=4)
+    for xb, yb in loader:
+        optimizer.zero_grad()
+        loss = F.mse_loss(model(xb), yb)
+        loss.backward()
+        optimizer.step()
+    return loss
+'''
+
+
+def test_training_statements_share_the_rules_state_and_the_rest_is_fast():
+    """The Dataset's columns, the optimizer's name (its zero_grad outside the loop disappears) reach the statements
+    that use them; the model class takes the fast path."""
+    result = _both(TRAINING_SCRIPT)
+    handed = _libcst_statements(TRAINING_SCRIPT)
+    assert handed is not None and 0 < handed < len(ast.parse(TRAINING_SCRIPT).body) - 4
+    assert "def reset():\n    pass" in result.code  # optimizer is known from an earlier statement
+    assert "GeneratorDataset(Pairs(x, y), column_names=['data', 'label']" in result.code  # Pairs' two columns
+    assert "grad_fn = ms.value_and_grad(forward_fn, None, optimizer.parameters)" in result.code
+    assert "class Net(nn.Cell):" in result.code
