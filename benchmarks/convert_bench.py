@@ -100,6 +100,7 @@ def fast_path_figures(texts: list[str]) -> str:
     """How much of the corpus the fast path (mindport/migrator/fast.py) takes, and its speed on one core with the
     per-call memo shared across files (as in a run) and cleared for every file (no repetition across files)."""
     import mindport.migrator.fast as fast
+    import mindport.migrator.fast_statements as statements
     from mindport import convert_source
     from mindport.mappings import load_registry
     from mindport.migrator.context import Options
@@ -116,11 +117,11 @@ def fast_path_figures(texts: list[str]) -> str:
     lines = sum(t.count("\n") + 1 for t in texts)
     rates = []
     for per_file in (False, True):
-        fast._MAPPED.clear()
+        statements._MAPPED.clear()
         t0 = time.process_time()
         for text in texts:
             if per_file:
-                fast._MAPPED.clear()
+                statements._MAPPED.clear()
             convert_source(text, "bench.py")
         rates.append(lines / (time.process_time() - t0))
     return (f"fast path on {len(texts)} files: {whole} taken whole by LibCST, {handed} of {statements} top-level "

@@ -109,7 +109,7 @@ def bind_import(scope: Scope, node: ast.Import | ast.ImportFrom) -> None:
 
 def child_nodes(node: ast.AST):
     """``ast.iter_child_nodes``, about twice as fast (the field names per class are looked up once)."""
-    for name in _fields(type(node)):
+    for name in field_names(type(node)):
         value = getattr(node, name, None)
         if type(value) is list:
             for item in value:
@@ -122,7 +122,8 @@ def child_nodes(node: ast.AST):
 _FIELDS: dict[type, tuple[str, ...]] = {}
 
 
-def _fields(cls: type) -> tuple[str, ...]:
+def field_names(cls: type) -> tuple[str, ...]:
+    """The fields of an ast class that can hold child nodes (not ``ctx``, operators or type comments)."""
     fields = _FIELDS.get(cls)
     if fields is None:
         fields = _FIELDS[cls] = tuple(f for f in cls._fields if f not in ("ctx", "type_comment", "op", "ops"))
