@@ -32,7 +32,7 @@ from mindport.migrator.ast_names import AstScopes, class_bases, class_summary
 from mindport.migrator.base import LazyPositions, RuleRunner
 from mindport.migrator.context import IMPORT_STYLE, FileContext, Options
 from mindport.migrator.fast_statements import Decline, Source, StatementRewriter, _simple_string
-from mindport.migrator.idioms import _runtime_alias, module_classes
+from mindport.migrator.idioms import module_classes, runtime_import
 from mindport.migrator.imports import ImportCleanup, choose_aliases, drop_unused_imports, import_statement
 from mindport.migrator.names import build_scopes, is_torch
 from mindport.migrator.walk import transform
@@ -179,7 +179,7 @@ def convert_fast(code: str, filename: str, registry, options: Options) -> tuple[
         else:
             outputs[i] = ""
             removed.add(i)
-    insert_at = None  # (statement index, before its leading lines?) for imports.ImportCleanup.leave_Module
+    insert_at = None  # where imports.ImportCleanup.leave_Module would insert them: before this statement
     if added and not placed:
         if removed:
             return None
@@ -240,7 +240,6 @@ def convert_fast(code: str, filename: str, registry, options: Options) -> tuple[
 def _place_runtime_imports(units: list[list], modules: set[str]) -> bool:
     """idioms.finalize_runtime on the units: the runtime imports the rules used, after the last top-level import.
     False when the placement is one this does not model (the LibCST pipeline then takes the file)."""
-
     statements = [u for u in units if u[2] != "header"]
     last = -1
     present: set[str] = set()
@@ -260,6 +259,5 @@ def _place_runtime_imports(units: list[list], modules: set[str]) -> bool:
         return True
     if last < 0:
         return False
-    parent = {m: m.rsplit(".", 1) for m in add}
-    statements[last][1] += "".join(f"from {parent[m][0]} import {parent[m][1]} as {_runtime_alias(m)}\n" for m in add)
+    statements[last][1] += "".join(runtime_import(m) + "\n" for m in add)
     return True

@@ -675,6 +675,12 @@ def _runtime_alias(module: str) -> str:
     return "mp_" + module.rsplit(".", 1)[1]
 
 
+def runtime_import(module: str) -> str:
+    """The import line of a ``mindport.runtime`` module in converted code (``finalize_runtime`` and the fast path)."""
+    parent, leaf = module.rsplit(".", 1)
+    return f"from {parent} import {leaf} as {_runtime_alias(module)}"
+
+
 # ------------------------------------------------------------------------------------------- autograd.Function
 
 _FUNCTION_BASES = {"torch.autograd.Function", "torch.autograd.function.Function"}
@@ -917,8 +923,7 @@ def finalize_runtime(module: cst.Module, rules) -> cst.Module:
         if m == EINOPS_BACKEND:
             lines.append(parse_statement(f"import {m}  # noqa: F401  (einops backend for MindSpore tensors)"))
         else:
-            parent, leaf = m.rsplit(".", 1)
-            lines.append(parse_statement(f"from {parent} import {leaf} as {_runtime_alias(m)}"))
+            lines.append(parse_statement(runtime_import(m)))
     body[last_import + 1:last_import + 1] = lines
     return module.with_changes(body=body)
 
