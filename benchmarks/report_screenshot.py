@@ -29,7 +29,7 @@ def main() -> int:
         print("no chromium executable found (apt-get install -y chromium)", file=sys.stderr)
         return 2
     from mindport.migrator import convert_source
-    from mindport.validators.parity import validate, write_reports
+    from mindport.validators.parity.compare import validate, write_reports
 
     torch_file = REPO / "tests" / "parity" / "models" / "convnet.py"
     with tempfile.TemporaryDirectory() as tmp:

@@ -3,7 +3,7 @@
 Two fresh processes on the same small ResNet-style model (converted by mindport):
   baseline: import torch + mindspore, build both models, one torch forward, one MindSpore PyNative forward and
             one GRAPH_MODE forward (compile + run), nothing else;
-  validate: `mindport.validators.parity.validate(...)` end to end (weights, hooks on every layer, comparisons,
+  validate: `mindport.validators.parity.compare.validate(...)` end to end (weights, hooks on every layer, comparisons,
             localisation, graph mode) plus writing the JSON and HTML reports.
 overhead = (validate - baseline) / validate; the target is <= 25 %. Each side runs --repeat times; the minimum
 counts (the machine may be shared).
@@ -78,7 +78,7 @@ print(json.dumps({{"imports": t1 - t0, "build": t2 - t1, "torch_forward": t3 - t
 FULL = '''
 import json, sys, time
 t0 = time.perf_counter()
-from mindport.validators.parity import validate, write_reports
+from mindport.validators.parity.compare import validate, write_reports
 r = validate({torch_ref!r}, {ms_ref!r}, inputs=[{spec!r}])
 write_reports(r, [{json_out!r}, {html_out!r}])
 t1 = time.perf_counter()

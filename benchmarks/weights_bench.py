@@ -31,12 +31,12 @@ if mode == "copy":
     with open(src, "rb") as fi, open(dst, "wb") as fo:
         shutil.copyfileobj(fi, fo, 16 * 1024 * 1024)
 elif mode == "stream":
-    from mindport.validators.weights import convert_checkpoint
+    from mindport.migrator.weights import convert_checkpoint
     convert_checkpoint(src, dst, {"net.": "cell."})
 elif mode == "cell":
     import mindspore as ms
     from mindspore import nn
-    from mindport.validators.weights import plan_transfer, write_weights
+    from mindport.migrator.weights import plan_transfer, write_weights
     class Net(nn.Cell):
         def __init__(self):
             super().__init__()

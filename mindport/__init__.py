@@ -14,10 +14,10 @@ _LAZY = {
     "convert_path": "mindport.migrator",
     "ConversionResult": "mindport.migrator",
     "ConversionReport": "mindport.migrator",
-    "transfer_weights": "mindport.validators.weights",
-    "TransferReport": "mindport.validators.weights",
-    "compare": "mindport.validators.parity",
-    "ParityReport": "mindport.validators.parity",
+    "transfer_weights": "mindport.migrator.weights",
+    "TransferReport": "mindport.migrator.weights",
+    "compare": "mindport.validators.parity.compare",
+    "ParityReport": "mindport.validators.parity.compare",
     "migrate": "mindport.migrate",
 }
 

@@ -216,14 +216,14 @@ def weights(src, out, model_ref, ctor, name_map, emit_map, strict, force):
 
     console = Console(stderr=True, highlight=False)
     try:
-        from mindport.validators import weights as w
+        from mindport.migrator import weights as w
 
         if os.path.exists(out) and not force:
             raise InputError(f"{out} exists; pass --force to overwrite it")
         mapping = w.read_name_map(name_map) if name_map else None
         state = w.load_state_dict(src)
         if model_ref:
-            from mindport.validators.loading import build_model
+            from mindport.validators.parity.loading import build_model
 
             cell = build_model(model_ref, ctor)
             plan, report = w.plan_transfer(state, cell, mapping)
@@ -293,9 +293,9 @@ def validate(torch_ref, ms_ref, ctor, weights_path, input_specs, rtol, atol, see
         for path in report_paths:
             if not path.lower().endswith((".json", ".html", ".htm")):
                 raise InputError(f"--report {path}: the suffix must be .json or .html")
-        from mindport.validators.parity import validate as run_validate
-        from mindport.validators.parity import write_reports
-        from mindport.validators.report import print_report
+        from mindport.validators.parity.compare import validate as run_validate
+        from mindport.validators.parity.compare import write_reports
+        from mindport.validators.parity.report import print_report
 
         report = run_validate(torch_ref, ms_ref, ctor=ctor, weights=weights_path, inputs=list(input_specs),
                               rtol=rtol, atol=atol, seed=seed, localize=not no_localize, graph_mode=not no_graph)
@@ -454,7 +454,7 @@ def migrate(src, out, model, ctor, inputs, weights, target, rtol, atol, jobs, fo
         elif w.get("note"):
             console.print(f"weights: {w['note']}")
     if report.parity is not None:
-        from mindport.validators.report import print_report
+        from mindport.validators.parity.report import print_report
 
         print_report(report.parity, console)
     for problem in report.problems:

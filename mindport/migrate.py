@@ -107,7 +107,7 @@ def migrate(src, out, *, model: str | None = None, ctor: str | None = None, inpu
     if model:
         check_model_ref(src, model)
     for spec in inputs:
-        from mindport.validators.loading import parse_input_spec
+        from mindport.validators.parity.loading import parse_input_spec
 
         parse_input_spec(spec)
     report = MigrationReport(str(src), str(out))
@@ -142,7 +142,7 @@ def migrate(src, out, *, model: str | None = None, ctor: str | None = None, inpu
 
     # 3. parity
     say(progress, f"checking parity of {name} on {', '.join(inputs)}")
-    from mindport.validators.parity import validate
+    from mindport.validators.parity.compare import validate
 
     try:
         report.parity = validate(torch_ref, ms_ref, ctor, weights=weights if report.weights.get("ok") else None,
@@ -170,7 +170,7 @@ def check_model_ref(src: Path, model: str) -> None:
     """``FILE.py:Name`` must name a file in SRC that defines Name (read with ast: nothing is imported yet)."""
     import ast
 
-    from mindport.validators.loading import parse_model_ref
+    from mindport.validators.parity.loading import parse_model_ref
 
     file_part, _, name = model.rpartition(":")
     root = src if src.is_dir() else src.parent
@@ -187,8 +187,8 @@ def check_model_ref(src: Path, model: str) -> None:
 
 def _convert_weights(weights: Path, ms_ref: str, ctor: str, ckpt_path: Path, report: MigrationReport) -> dict:
     from mindport.errors import MigrationError
-    from mindport.validators.loading import build_model
-    from mindport.validators.weights import save_weights, transfer_weights
+    from mindport.validators.parity.loading import build_model
+    from mindport.migrator.weights import save_weights, transfer_weights
 
     try:
         cell = build_model(ms_ref, ctor)
@@ -247,7 +247,7 @@ API sites converted, {totals.get('sites_unconverted', 0)} left.</p>
 </section>
 """
     if report.parity is not None:
-        from mindport.validators.report import render_html as parity_html
+        from mindport.validators.parity.report import render_html as parity_html
 
         page = parity_html(report.parity)
         marker = page.find("<body")

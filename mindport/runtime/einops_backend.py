@@ -1,8 +1,15 @@
-"""An einops backend for MindSpore tensors. ``import mindport.runtime.einops_backend`` registers it: einops finds
-backends among ``AbstractBackend`` subclasses whose ``framework_name`` module is loaded."""
+"""An einops backend for MindSpore tensors, and einops' layers as Cells.
+
+``import mindport.runtime.einops_backend`` registers the backend: einops finds backends among ``AbstractBackend``
+subclasses whose ``framework_name`` module is loaded. ``Rearrange``/``Reduce`` are ``einops.layers.torch``'s layers as
+Cells (no parameters); converted code imports them from ``mindport.runtime.einops_layers``."""
 from __future__ import annotations
 
+import sys
+
 from einops._backends import AbstractBackend
+from einops.layers import RearrangeMixin, ReduceMixin
+from mindspore import nn
 
 
 class MindSporeBackend(AbstractBackend):
@@ -79,12 +86,28 @@ class MindSporeBackend(AbstractBackend):
         return x.dtype in (self.ms.float16, self.ms.float32, self.ms.float64, self.ms.bfloat16)
 
     def layers(self):
-        from mindport.runtime import einops_layers
-
-        return einops_layers
+        return sys.modules[__name__]  # Rearrange and Reduce below
 
     def einsum(self, pattern, *x):
         return self.ops.einsum(pattern, *x)
 
     def __repr__(self) -> str:
         return "<einops backend for mindspore>"
+
+
+class Rearrange(RearrangeMixin, nn.Cell):
+    def __init__(self, pattern: str, **axes_lengths) -> None:
+        nn.Cell.__init__(self)
+        RearrangeMixin.__init__(self, pattern, **axes_lengths)
+
+    def construct(self, x):
+        return self._apply_recipe(x)
+
+
+class Reduce(ReduceMixin, nn.Cell):
+    def __init__(self, pattern: str, reduction: str, **axes_lengths) -> None:
+        nn.Cell.__init__(self)
+        ReduceMixin.__init__(self, pattern, reduction, **axes_lengths)
+
+    def construct(self, x):
+        return self._apply_recipe(x)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mindport.errors import InputError
-from mindport.validators.loading import parse_input_spec as parse_validator_spec
+from mindport.validators.parity.loading import parse_input_spec as parse_validator_spec
 
 # numpy dtype names a MindSpore model input can sensibly have (MindSpore accepts them all as Tensor dtypes).
 SUPPORTED_DTYPES = ("float32", "float16", "float64", "int32", "int64", "int8", "uint8", "bool")
@@ -45,7 +45,7 @@ def parse_input_spec(text: str) -> InputSpec:
     """``"2x3x32x32:float32"`` -> InputSpec((2, 3, 32, 32), "float32"); the dtype defaults to float32.
 
     ``"2x16:int64:0:1000"`` adds a value range [0, 1000) for the synthetic data (token ids, say). The grammar is the
-    validators' ``--input`` (``mindport.validators.loading.parse_input_spec``); the scripts add their own limits:
+    validators' ``--input`` (``mindport.validators.parity.loading.parse_input_spec``); the scripts add their own limits:
     no array files, a batch dimension plus at least one sample dimension, and the dtypes a script can generate.
     """
     raw = text.strip()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from mindport.mappings import load_registry
-from mindport.mappings.proof import applicable_styles, prove
+from mindport.proofs import applicable_styles, prove
 
 _SEEN: set[int] = set()
 CASES = []

@@ -7,7 +7,7 @@ import pytest
 
 from conftest import MODELS, convert_model, run_cli
 from mindport.errors import InputError
-from mindport.validators.parity import validate
+from mindport.validators.parity.compare import validate
 
 
 def test_cli_parity_exit_0(tmp_path):

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from conftest import MODELS, convert_model
-from mindport.validators.parity import compare, compare_arrays, flatten_outputs, validate
+from mindport.validators.parity.compare import compare, validate
+from mindport.validators.parity.metrics import compare_arrays, flatten_outputs
 
 
 def test_convnet_port_has_parity_in_pynative_and_graph_mode(converted_dir):

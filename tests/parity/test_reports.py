@@ -7,7 +7,8 @@ import re
 import pytest
 
 from conftest import MODELS, REPO, convert_model
-from mindport.validators.parity import SCHEMA_VERSION, validate, write_reports
+from mindport.validators.parity.compare import validate, write_reports
+from mindport.validators.parity.results import SCHEMA_VERSION
 
 
 @pytest.fixture(scope="module")
@@ -67,7 +68,7 @@ def test_bad_report_suffix(trap_report, tmp_path):
 def test_terminal_report_names_layer_and_cause(trap_report):
     from rich.console import Console
 
-    from mindport.validators.report import print_report
+    from mindport.validators.parity.report import print_report
 
     console = Console(record=True, width=200)
     print_report(trap_report[0], console)

@@ -38,7 +38,7 @@ def twin_models(torch_mod, ms_mod, cls: str, seed: int = 0, **kwargs):
     """The torch model (seeded init) and the converted MindSpore model with the same weights."""
     import torch
 
-    from mindport.validators.weights import transfer_weights
+    from mindport.migrator.weights import transfer_weights
 
     torch.manual_seed(seed)
     t_model = getattr(torch_mod, cls)(**kwargs)

@@ -45,7 +45,7 @@ def test_optimizer_steps_like_torch(entry):
     import torch
 
     from mindport import convert_source
-    from mindport.validators.weights import transfer_weights
+    from mindport.migrator.weights import transfer_weights
 
     source = MODEL.format(call=f"{entry.torch}({entry.example.args})")
     result = convert_source(source, f"<optimizer proof {entry.torch}>")
@@ -102,7 +102,7 @@ def test_scheduler_steps_like_torch(entry):
     import torch
 
     from mindport import convert_source
-    from mindport.validators.weights import transfer_weights
+    from mindport.migrator.weights import transfer_weights
 
     source = MODEL.format(call="None") + SCHEDULER.format(call=f"{entry.torch}({entry.example.args})")
     result = convert_source(source, f"<scheduler proof {entry.torch}>")
@@ -145,6 +145,6 @@ def test_training_loop_entry_matches_torch(entry):
     """APIs only the training-loop rule converts (inside a recognised loop; outside it they keep a reason, so the
     generated suite skips them): the entry's program, a small training loop, converts without diagnostics and
     returns the same values (the weights after the steps) in both frameworks."""
-    from mindport.mappings.proof import PROGRAM_STYLE, prove
+    from mindport.proofs import PROGRAM_STYLE, prove
 
     prove(entry, PROGRAM_STYLE)

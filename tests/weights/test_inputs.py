@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from mindport.errors import InputError, MigrationError
-from mindport.validators.weights import (
+from mindport.migrator.weights import (
     convert_checkpoint, load_state_dict, read_name_map, save_weights, transfer_weights,
 )
 from zoo import CASES, assert_close, build_pair, make_inputs, run_ms, run_torch
@@ -127,7 +127,7 @@ def test_allow_missing_reports_and_fills_the_rest(pair):
 
 def test_user_name_map_for_a_restructured_model(tmp_path, pair):
     t_model, _, m_path = pair
-    from mindport.validators.loading import build_model
+    from mindport.validators.parity.loading import build_model
 
     renamed = tmp_path / "ms_renamed.py"
     renamed.write_text(m_path.read_text().replace("self.fc", "self.classifier"))
@@ -180,7 +180,7 @@ def test_convert_checkpoint_streams_with_renames_and_dtypes(tmp_path):
 
 
 def test_emitted_map_is_json_and_reusable(tmp_path, pair):
-    from mindport.validators.weights import WeightMap, plan_transfer
+    from mindport.migrator.weights import WeightMap, plan_transfer
 
     t_model, new_ms, _ = pair
     plan, _ = plan_transfer(t_model.state_dict(), new_ms())

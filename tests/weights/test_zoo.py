@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from mindport.validators.weights import load_state_dict, plan_transfer, transfer_weights, write_weights
+from mindport.migrator.weights import load_state_dict, plan_transfer, transfer_weights, write_weights
 from zoo import CASES, assert_close, build_pair, make_inputs, run_ms, run_torch
 
 

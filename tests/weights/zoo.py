@@ -198,7 +198,7 @@ def ms_source(case: Case) -> str:
 
 def build_pair(case: Case, folder: Path):
     """(torch model with random weights, a fresh MindSpore model factory)."""
-    from mindport.validators.loading import build_model
+    from mindport.validators.parity.loading import build_model
 
     folder.mkdir(parents=True, exist_ok=True)
     t_path = folder / f"torch_{case.name}.py"

@@ -13,7 +13,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from zoo_harness import build_pair, convert_model, load_manifest  # noqa: E402
 
 from mindport.validators.lint import lint_paths  # noqa: E402
-from mindport.validators.loading import make_inputs, parse_input_spec  # noqa: E402
+from mindport.validators.parity.loading import make_inputs, parse_input_spec  # noqa: E402
 
 ZOO = load_manifest()
 
@@ -44,8 +44,8 @@ def test_zoo_weights_round_trip_through_files(tmp_path, suffix):
     Cell -> the same outputs as torch."""
     import mindspore as ms
 
-    from mindport.validators.loading import build_model
-    from mindport.validators.weights import save_weights
+    from mindport.validators.parity.loading import build_model
+    from mindport.migrator.weights import save_weights
     from zoo_harness import run_pair
 
     for model in ZOO:

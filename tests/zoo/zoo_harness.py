@@ -67,7 +67,7 @@ def randomize_torch(module, seed: int = 0) -> None:
 
 
 def make_inputs(model: ZooModel, seed: int = 0) -> list[np.ndarray]:
-    from mindport.validators.loading import make_inputs as _make, parse_input_spec
+    from mindport.validators.parity.loading import make_inputs as _make, parse_input_spec
 
     return _make([parse_input_spec(s) for s in model.inputs], seed=seed)
 
@@ -77,7 +77,7 @@ def build_pair(model: ZooModel, converted: Path, seed: int = 0):
     import torch
 
     from mindport import transfer_weights
-    from mindport.validators.loading import build_model
+    from mindport.validators.parity.loading import build_model
 
     torch.manual_seed(seed)
     tmodel = build_model(f"{model.path}:{model.cls}", model.ctor)

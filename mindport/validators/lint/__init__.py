@@ -11,15 +11,8 @@ Importing this package loads neither torch, mindspore nor libcst (only `--fix` l
 """
 from __future__ import annotations
 
-from mindport.validators.lint.engine import (
-    Finding,
-    InputProblem,
-    LintResult,
-    UsageError,
-    lint_paths,
-    lint_source,
-    select_rules,
-)
+from mindport.validators.lint.engine import UsageError, lint_paths, lint_source, select_rules
+from mindport.validators.lint.findings import Finding, InputProblem, LintResult
 from mindport.validators.lint.rules import REGISTRY, Rule, all_rules
 
 __all__ = [

@@ -9,12 +9,12 @@ import fnmatch
 import io
 import os
 import re
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
 from mindport.validators.lint.config import LintConfig, load_config
 from mindport.validators.lint.context import FileContext
+from mindport.validators.lint.findings import Finding, InputProblem, LintResult
 from mindport.validators.lint.rules import REGISTRY, Rule, all_rules
 
 DEFAULT_EXCLUDES = (".git", ".hg", ".venv", "venv", "__pycache__", ".tox", ".eggs", "build", "dist",
@@ -24,52 +24,6 @@ SYNTAX_CODE = "MS001"
 
 class UsageError(ValueError):
     """Bad selection or option (exit code 2)."""
-
-
-@dataclass(frozen=True)
-class Finding:
-    path: str
-    line: int  # 1-based
-    col: int  # 1-based, in characters
-    code: str
-    name: str
-    message: str
-    severity: str = "warning"
-    fixable: bool = False
-    end_line: int | None = None
-    end_col: int | None = None
-
-    def format(self) -> str:
-        return f"{self.path}:{self.line}:{self.col}: {self.code} {self.message}"
-
-    def to_json(self) -> dict:
-        return asdict(self)
-
-
-@dataclass
-class InputProblem:
-    """A path that could not be linted (missing, undecodable, binary): exit code 2."""
-
-    path: str
-    message: str
-
-    def format(self) -> str:
-        return f"{self.path}: error: {self.message}"
-
-
-@dataclass
-class LintResult:
-    findings: list[Finding] = field(default_factory=list)
-    errors: list[InputProblem] = field(default_factory=list)
-    files: int = 0
-    lines: int = 0
-    fixed: int = 0
-
-    @property
-    def exit_code(self) -> int:
-        if self.errors:
-            return 2
-        return 1 if self.findings else 0
 
 
 # ---- selection ------------------------------------------------------------------------------------

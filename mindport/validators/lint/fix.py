@@ -18,7 +18,7 @@ from libcst.codemod.visitors import AddImportsVisitor
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from mindport.validators.lint.context import FileContext
-from mindport.validators.lint.engine import Finding
+from mindport.validators.lint.findings import Finding
 
 FIXABLE = ("MS107", "MS209", "MS210")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from mindport import __version__
-from mindport.validators.lint.engine import LintResult
+from mindport.validators.lint.findings import LintResult
 from mindport.validators.lint.rules import REGISTRY
 
 FORMATS = ("text", "json", "sarif", "github")

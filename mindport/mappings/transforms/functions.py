@@ -1,7 +1,7 @@
 """Named transforms for the functions mapping entries (see mindport.mappings.transforms for the three registries)."""
 from __future__ import annotations
 
-from mindport.mappings.transforms import UNKNOWN, Arg, Unsupported, call_transform, new, value_code, value_transform
+from mindport.mappings.transforms.base import UNKNOWN, Arg, Unsupported, call_transform, new, value_code, value_transform
 
 
 # ---------------------------------------------------------------------------------------------- value transforms

@@ -169,7 +169,7 @@ def _to_numpy(value):
 
 def _build_pair(t_mod, m_mod, train: bool):
     """``build()`` in both snippets; the torch weights reach the Cell through the weight rules."""
-    from mindport.validators.weights import transfer_weights
+    from mindport.migrator.weights import transfer_weights
 
     t_model, m_model = t_mod.build(), m_mod.build()
     t_model.train(train)

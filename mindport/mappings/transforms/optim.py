@@ -1,7 +1,7 @@
 """Named transforms for the optim mapping entries (see mindport.mappings.transforms for the three registries)."""
 from __future__ import annotations
 
-from mindport.mappings.transforms import UNKNOWN, Arg, Unsupported, value_transform
+from mindport.mappings.transforms.base import UNKNOWN, Arg, Unsupported, value_transform
 
 
 @value_transform("integral")

@@ -1,7 +1,7 @@
 """Named transforms for the tensor mapping entries (see mindport.mappings.transforms for the three registries)."""
 from __future__ import annotations
 
-from mindport.mappings.transforms import Arg, value_transform
+from mindport.mappings.transforms.base import Arg, value_transform
 
 
 @value_transform("tensor_index_int32")

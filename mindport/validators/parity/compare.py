@@ -26,328 +26,14 @@ the MindSpore model ran, graph mode (when it compiles) agrees with PyNative, and
 from __future__ import annotations
 
 import dataclasses
-import math
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from mindport.errors import Diagnostic, InputError, MigrationError
-
-SCHEMA_VERSION = 1
-
-# Lower bounds on the tolerances for low-precision outputs (rtol, atol).
-_TOL_FLOOR = {"float16": (1e-3, 1e-3), "bfloat16": (1.6e-2, 1e-2)}
-
-
-# ----------------------------------------------------------------------------------------------------------------
-# Report data
-
-@dataclass
-class OutputResult:
-    key: str
-    status: str  # match | mismatch | shape_mismatch | missing_in_mindspore | missing_in_reference
-    ref_shape: list | None = None
-    ms_shape: list | None = None
-    ref_dtype: str = ""
-    ms_dtype: str = ""
-    max_abs: float | None = None
-    max_rel: float | None = None
-    mean_abs: float | None = None
-    cosine: float | None = None
-    allclose: bool = False
-    rtol: float = 0.0
-    atol: float = 0.0
-    nonfinite: dict = field(default_factory=dict)  # {"ref": {"nan": n, "inf": n}, "ms": {...}, "same_places": bool}
-    message: str = ""
-
-
-@dataclass
-class LayerResult:
-    index: int  # execution order (completion order of the torch module's forward)
-    path: str
-    call: int
-    torch_type: str
-    ms_type: str
-    status: str  # match | diverged | shape_mismatch | missing_in_mindspore | type_mismatch
-    max_abs: float | None = None
-    max_rel: float | None = None
-    mean_abs: float | None = None
-    cosine: float | None = None
-    ref_scale: float | None = None  # max |torch output|
-    torch_config: dict = field(default_factory=dict)
-    ms_config: dict = field(default_factory=dict)
-    causes: list = field(default_factory=list)  # [{"trap", "cause", "training_only"}]
-    note: str = ""
-
-    @property
-    def diverged(self) -> bool:
-        return self.status in ("diverged", "shape_mismatch", "missing_in_mindspore")
-
-    @property
-    def cause(self) -> str:
-        return self.causes[0]["cause"] if self.causes else self.note
-
-
-@dataclass
-class GraphResult:
-    status: str = "skipped"  # skipped | ok | mismatch | failed
-    compiled: bool = False
-    equal_to_pynative: bool | None = None
-    max_abs: float | None = None
-    error: str = ""
-    location: str = ""
-    seconds: float | None = None
-
-
-@dataclass
-class ParityReport:
-    ok: bool = False
-    reference: dict = field(default_factory=dict)
-    candidate: dict = field(default_factory=dict)
-    settings: dict = field(default_factory=dict)
-    weights: dict = field(default_factory=dict)
-    structure: dict = field(default_factory=lambda: {"ok": True, "problems": []})
-    outputs: list[OutputResult] = field(default_factory=list)
-    layers: list[LayerResult] = field(default_factory=list)
-    first_divergent: LayerResult | None = None
-    config_findings: list[dict] = field(default_factory=list)
-    graph: GraphResult = field(default_factory=GraphResult)
-    ms_error: str = ""
-    localization: str = ""  # why localisation did not run, when it did not
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    timings: dict = field(default_factory=dict)
-
-    @property
-    def verdict(self) -> str:
-        return "parity" if self.ok else "divergence"
-
-    def to_json(self) -> dict:
-        from mindport import __version__
-
-        def layer(lr: LayerResult | None):
-            return None if lr is None else dataclasses.asdict(lr)
-
-        return {
-            "schema_version": SCHEMA_VERSION,
-            "tool": {"name": "mindport", "version": __version__},
-            "ok": self.ok,
-            "verdict": self.verdict,
-            "reference": self.reference,
-            "candidate": self.candidate,
-            "settings": self.settings,
-            "weights": self.weights,
-            "structure": self.structure,
-            "outputs": [dataclasses.asdict(o) for o in self.outputs],
-            "layers": [layer(lr) for lr in self.layers],
-            "first_divergent": layer(self.first_divergent),
-            "config_findings": self.config_findings,
-            "graph": dataclasses.asdict(self.graph),
-            "ms_error": self.ms_error,
-            "localization": self.localization,
-            "diagnostics": [d.to_json() for d in self.diagnostics],
-            "timings": self.timings,
-        }
-
-
-# ----------------------------------------------------------------------------------------------------------------
-# Outputs of any nesting -> flat (key, leaf) pairs
-
-def flatten_outputs(obj, key: str = "output", kinds: dict | None = None) -> list[tuple[str, object]]:
-    """Tensors/arrays/numbers are leaves; tuple, list, namedtuple (by position), dict (by key) and dataclass
-    (by field) are walked. ``kinds`` (optional) receives each container's kind by key."""
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        if kinds is not None:
-            kinds[key] = "dataclass"
-        out = []
-        for f in dataclasses.fields(obj):
-            out += flatten_outputs(getattr(obj, f.name), f"{key}.{f.name}", kinds)
-        return out
-    if isinstance(obj, dict):
-        if kinds is not None:
-            kinds[key] = "mapping"
-        out = []
-        for k, v in obj.items():
-            out += flatten_outputs(v, f"{key}[{k!r}]", kinds)
-        return out
-    if isinstance(obj, (tuple, list)):
-        if kinds is not None:
-            kinds[key] = "sequence"
-        out = []
-        for i, v in enumerate(obj):
-            out += flatten_outputs(v, f"{key}[{i}]", kinds)
-        return out
-    return [(key, obj)]
-
-
-def to_numpy(value):
-    """torch / MindSpore tensors, numpy values and Python numbers as numpy arrays (None stays None)."""
-    if value is None:
-        return None
-    if isinstance(value, np.ndarray):
-        return value
-    if isinstance(value, (bool, int, float, np.generic)):
-        return np.asarray(value)
-    module = type(value).__module__
-    if module.startswith("torch"):
-        value = value.detach().cpu()
-        if str(value.dtype) == "torch.bfloat16":
-            return value.float().numpy()
-        return value.numpy()
-    if module.startswith("mindspore"):
-        import mindspore as ms
-
-        if value.dtype == ms.bfloat16:
-            value = value.astype(ms.float32)
-        return value.asnumpy()
-    raise TypeError(f"cannot compare an output of type {type(value).__name__}")
-
-
-def _dtype_name(a) -> str:
-    return "None" if a is None else str(a.dtype)
-
-
-def _tolerances(ref, got, rtol: float, atol: float) -> tuple[float, float]:
-    for a in (ref, got):
-        floor = _TOL_FLOOR.get(_dtype_name(a))
-        if floor:
-            rtol, atol = max(rtol, floor[0]), max(atol, floor[1])
-    return rtol, atol
-
-
-def _nonfinite(a: np.ndarray) -> dict:
-    return {"nan": int(np.isnan(a).sum()), "inf": int(np.isinf(a).sum())}
-
-
-def compare_arrays(key: str, ref, got, rtol: float, atol: float) -> OutputResult:
-    res = OutputResult(key, "mismatch", ref_dtype=_dtype_name(ref), ms_dtype=_dtype_name(got))
-    if ref is None or got is None:
-        res.status = "match" if ref is None and got is None else "mismatch"
-        res.allclose = res.status == "match"
-        res.message = "" if res.allclose else "None on one side only"
-        return res
-    res.ref_shape, res.ms_shape = list(ref.shape), list(got.shape)
-    if ref.shape != got.shape:
-        res.status = "shape_mismatch"
-        res.message = f"shape {tuple(ref.shape)} vs {tuple(got.shape)}"
-        return res
-    exact = not (np.issubdtype(ref.dtype, np.floating) or np.issubdtype(got.dtype, np.floating)
-                 or np.issubdtype(ref.dtype, np.complexfloating))
-    rtol, atol = (0.0, 0.0) if exact else _tolerances(ref, got, rtol, atol)
-    res.rtol, res.atol = rtol, atol
-    r = ref.astype(np.float64)
-    g = got.astype(np.float64)
-    same_nan = np.array_equal(np.isnan(r), np.isnan(g))
-    same_inf = np.array_equal(np.where(np.isinf(r), np.sign(r), 0), np.where(np.isinf(g), np.sign(g), 0))
-    res.nonfinite = {"ref": _nonfinite(r), "ms": _nonfinite(g), "same_places": bool(same_nan and same_inf)}
-    finite = np.isfinite(r) & np.isfinite(g)
-    diff = np.abs(r[finite] - g[finite])
-    if diff.size:
-        res.max_abs = float(diff.max())
-        res.mean_abs = float(diff.mean())
-        res.max_rel = float((diff / np.maximum(np.abs(r[finite]), max(atol, 1e-12))).max())
-        res.cosine = _cosine(r[finite], g[finite])
-    else:
-        res.max_abs = res.mean_abs = res.max_rel = 0.0
-    close = bool(np.all(diff <= atol + rtol * np.abs(r[finite]))) if diff.size else True
-    res.allclose = close and res.nonfinite["same_places"]
-    res.status = "match" if res.allclose else "mismatch"
-    if not res.nonfinite["same_places"]:
-        res.message = (f"NaN/Inf placement differs: reference nan={res.nonfinite['ref']['nan']} "
-                       f"inf={res.nonfinite['ref']['inf']}, MindSpore nan={res.nonfinite['ms']['nan']} "
-                       f"inf={res.nonfinite['ms']['inf']}")
-    elif res.nonfinite["ref"]["nan"] or res.nonfinite["ref"]["inf"]:
-        res.message = "NaN/Inf in the same places on both sides (compared on finite values)"
-    return res
-
-
-def _cosine(a: np.ndarray, b: np.ndarray) -> float:
-    na, nb = float(np.linalg.norm(a)), float(np.linalg.norm(b))
-    if na == 0.0 and nb == 0.0:
-        return 1.0
-    if na == 0.0 or nb == 0.0:
-        return 0.0
-    return float(np.dot(a.ravel(), b.ravel()) / (na * nb))
-
-
-def compare_structures(ref_out, ms_out, rtol: float, atol: float) -> tuple[list[OutputResult], dict]:
-    ref_kinds: dict = {}
-    ms_kinds: dict = {}
-    ref_flat = flatten_outputs(ref_out, kinds=ref_kinds)
-    ms_flat = flatten_outputs(ms_out, kinds=ms_kinds)
-    ms_map = dict(ms_flat)
-    ref_map = dict(ref_flat)
-    problems = []
-    for key in sorted(ref_kinds.keys() & ms_kinds.keys()):
-        if ref_kinds[key] != ms_kinds[key]:
-            problems.append(f"{key}: {ref_kinds[key]} in the reference, {ms_kinds[key]} in MindSpore")
-    results = []
-    for key, value in ref_flat:
-        if key not in ms_map:
-            results.append(OutputResult(key, "missing_in_mindspore", message="no MindSpore output at this key"))
-            continue
-        results.append(compare_arrays(key, to_numpy(value), to_numpy(ms_map[key]), rtol, atol))
-    for key, _ in ms_flat:
-        if key not in ref_map:
-            results.append(OutputResult(key, "missing_in_reference", message="extra MindSpore output"))
-    missing = [r.key for r in results if r.status.startswith("missing")]
-    if missing:
-        problems.append("outputs on one side only: " + ", ".join(missing))
-    return results, {"ok": not problems, "problems": problems}
-
-
-# ----------------------------------------------------------------------------------------------------------------
-# Layer comparison
-
-def _layer_metrics(ref_leaves: list, ms_leaves: list, rtol: float, atol: float) -> dict:
-    ref_leaves = [a for a in ref_leaves if a is not None]
-    ms_leaves = [a for a in ms_leaves if a is not None]
-    if len(ref_leaves) != len(ms_leaves) or any(a.shape != b.shape for a, b in zip(ref_leaves, ms_leaves)):
-        shapes = lambda leaves: [tuple(a.shape) for a in leaves]  # noqa: E731
-        return {"status": "shape_mismatch", "note": f"output shapes {shapes(ref_leaves)} vs {shapes(ms_leaves)}"}
-    if not ref_leaves:
-        return {"status": "match"}
-    rtol, atol = _tolerances(ref_leaves[0], ms_leaves[0], rtol, atol)
-    max_abs = scale = total = 0.0
-    count = 0
-    dot = nr = ng = 0.0
-    nan_ok = True
-    for a, b in zip(ref_leaves, ms_leaves):
-        # float32 arithmetic is exact enough for error magnitudes and ~3x cheaper than float64 on large tensors
-        work = np.float64 if a.dtype == np.float64 or b.dtype == np.float64 else np.float32
-        r, g = a.astype(work, copy=False).ravel(), b.astype(work, copy=False).ravel()
-        finite_r, finite_g = np.isfinite(r), np.isfinite(g)
-        if not (finite_r.all() and finite_g.all()):
-            nan_ok = nan_ok and np.array_equal(np.isnan(r), np.isnan(g)) and np.array_equal(
-                np.where(np.isinf(r), np.sign(r), 0), np.where(np.isinf(g), np.sign(g), 0))
-            keep = finite_r & finite_g
-            r, g = r[keep], g[keep]
-        if not r.size:
-            continue
-        diff = np.abs(r - g)
-        max_abs = max(max_abs, float(diff.max()))
-        scale = max(scale, float(np.abs(r).max()))
-        total += float(diff.sum(dtype=np.float64))
-        count += diff.size
-        dot += float(np.dot(r.astype(np.float64), g.astype(np.float64))) if work is np.float64 else float(np.dot(r, g))
-        nr += float(np.dot(r, r))
-        ng += float(np.dot(g, g))
-    if nr == 0.0 and ng == 0.0:
-        cosine = 1.0
-    elif nr == 0.0 or ng == 0.0:
-        cosine = 0.0
-    else:
-        cosine = min(1.0, dot / math.sqrt(nr * ng))
-    out = {"ref_scale": scale, "max_abs": max_abs, "mean_abs": total / count if count else 0.0, "cosine": cosine,
-           "max_rel": max_abs / max(scale, 1e-12)}
-    # A layer diverges when its worst error exceeds the tolerance relative to the tensor's own scale: errors
-    # near zero in a tensor of magnitude 10 are rounding, not a bug.
-    out["status"] = "match" if nan_ok and max_abs <= atol + rtol * scale else "diverged"
-    if not nan_ok:
-        out["note"] = "NaN/Inf placement differs"
-    return out
-
+from mindport.validators.parity.metrics import layer_metrics, compare_structures, flatten_outputs, to_numpy
+from mindport.validators.parity.results import GraphResult, LayerResult, ParityReport
 
 def _is_ancestor_of_all_divergent(path: str, results: list[LayerResult]) -> bool:
     """True when every earlier divergent layer lies inside ``path`` (so ``path`` diverging is no news)."""
@@ -355,7 +41,7 @@ def _is_ancestor_of_all_divergent(path: str, results: list[LayerResult]) -> bool
 
 
 def localize_layers(ref_records, ms_records, rtol: float, atol: float) -> list[LayerResult]:
-    from mindport.validators.localize import (config_differences, find_traps, ms_config, torch_config,
+    from mindport.validators.parity.localize import (config_differences, find_traps, ms_config, torch_config,
                                               types_correspond)
 
     ms_by_key = {(r.path, r.call): r for r in ms_records}
@@ -369,7 +55,7 @@ def localize_layers(ref_records, ms_records, rtol: float, atol: float) -> list[L
             results.append(lr)
             continue
         mcfg = ms_config(ms_rec.layer)
-        metrics = _layer_metrics(rec.leaves, ms_rec.leaves, rtol, atol)
+        metrics = layer_metrics(rec.leaves, ms_rec.leaves, rtol, atol)
         lr = LayerResult(index, rec.path, rec.call, rec.type_name, ms_rec.type_name, metrics.pop("status"),
                          torch_config=tcfg, ms_config=mcfg, note=metrics.pop("note", ""), **metrics)
         if not types_correspond(rec.layer, ms_rec.layer):
@@ -428,7 +114,7 @@ class OnnxReference:
 def _run_torch(module, inputs, records=None):
     import torch
 
-    from mindport.validators.localize import torch_hooks
+    from mindport.validators.parity.localize import torch_hooks
 
     module.eval()
     args = [torch.from_numpy(np.ascontiguousarray(a)) for a in inputs]
@@ -506,7 +192,7 @@ def _input_summary(inputs, specs=None) -> list[dict]:
 
 
 def _transfer(state, cell, source: str) -> tuple[dict, list[Diagnostic]]:
-    from mindport.validators.weights import transfer_weights
+    from mindport.migrator.weights import transfer_weights
 
     try:
         rep = transfer_weights(state, cell, strict=False)
@@ -523,7 +209,7 @@ def compare(torch_module, cell, inputs, rtol: float = 1e-5, atol: float = 1e-6, 
     """Run both models on ``inputs`` and compare every output (and, with ``localize``, every layer)."""
     import mindspore as ms
 
-    from mindport.validators.localize import ms_hooks
+    from mindport.validators.parity.localize import ms_hooks
 
     t0 = time.perf_counter()
     if isinstance(inputs, np.ndarray):
@@ -657,7 +343,7 @@ def compare(torch_module, cell, inputs, rtol: float = 1e-5, atol: float = 1e-6, 
 # validate(): from file references and input specs
 
 def _resolve_inputs(inputs, seed: int):
-    from mindport.validators.loading import InputSpec, make_inputs, parse_input_spec
+    from mindport.validators.parity.loading import InputSpec, make_inputs, parse_input_spec
 
     if not inputs:
         raise InputError("give at least one input (--input SHAPE:DTYPE, e.g. 2x3x32x32:float32)")
@@ -695,9 +381,9 @@ def validate(torch_ref, ms_ref, ctor: str = "", weights=None, inputs=(), *, rtol
     import mindspore as ms
     import torch
 
-    from mindport.validators.loading import build_model
-    from mindport.validators.localize import record_constructor_args
-    from mindport.validators.weights import load_state_dict
+    from mindport.validators.parity.loading import build_model
+    from mindport.validators.parity.localize import record_constructor_args
+    from mindport.migrator.weights import load_state_dict
 
     import_seconds = time.perf_counter() - t
     ref_str = str(torch_ref)
@@ -750,7 +436,7 @@ def validate(torch_ref, ms_ref, ctor: str = "", weights=None, inputs=(), *, rtol
 
 def write_reports(report: ParityReport, paths) -> list[Path]:
     """Write ``report`` to every path, as JSON (``.json``) or a self-contained HTML page (``.html``/``.htm``)."""
-    from mindport.validators import report as render
+    from mindport.validators.parity import report as render
 
     if isinstance(paths, (str, Path)):
         paths = [paths]

@@ -1,4 +1,4 @@
-"""Rendering a :class:`~mindport.validators.parity.ParityReport`: rich terminal tables, JSON, one-file HTML.
+"""Rendering a :class:`~mindport.validators.parity.compare.ParityReport`: rich terminal tables, JSON, one-file HTML.
 
 The HTML page is self-contained: inline CSS, the error-by-layer plot as inline SVG (matplotlib), no scripts and
 no network fetches. The JSON schema is documented in docs/parity-report.md.
@@ -215,7 +215,7 @@ pre { background: #f6f6f6; padding: 8px; white-space: pre-wrap; font-size: 0.85e
 
 def render_html(report) -> str:
     from mindport import __version__
-    from mindport.validators.parity import SCHEMA_VERSION
+    from mindport.validators.parity.results import SCHEMA_VERSION
 
     env = jinja2.Environment(autoescape=True, undefined=jinja2.ChainableUndefined)
     template = env.from_string(_TEMPLATE)

@@ -373,7 +373,7 @@ class Record:
 
 
 def _leaves(obj) -> list:
-    from mindport.validators.parity import flatten_outputs, to_numpy
+    from mindport.validators.parity.metrics import flatten_outputs, to_numpy
 
     # A copy: a later in-place layer (torch ReLU(inplace=True)) would otherwise rewrite the recorded output.
     return [np.array(to_numpy(v), copy=True) for _, v in flatten_outputs(obj)]
@@ -434,7 +434,7 @@ def types_correspond(torch_layer, ms_layer) -> bool:
     if tmod.startswith("torch.nn"):
         try:
             from mindport.mappings import load_registry
-            from mindport.validators.weights import _ms_class_path
+            from mindport.migrator.weights import _ms_class_path
 
             entry = load_registry().layer_for_target(_ms_class_path(ms_layer))
         except Exception:  # noqa: BLE001

@@ -1,16 +1,135 @@
 """Named transforms for the layers mapping entries (see mindport.mappings.transforms for the three registries)."""
 from __future__ import annotations
 
-from mindport.mappings.transforms import (
+from mindport.mappings.transforms.base import (
     UNKNOWN,
     Arg,
     Unsupported,
     call_transform,
-    fill_stride_from_kernel,
     new,
     value_transform,
+    weight_transform,
 )
 
+
+# ---------------------------------------------------------------------------------------------- value transforms
+
+@value_transform("one_minus")
+def one_minus(arg: Arg) -> str:
+    """BatchNorm momentum: MindSpore's is the weight of the *old* running value, torch's of the new one."""
+    value = arg.literal(default=None)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return repr(round(1.0 - value, 12))
+    if value is None and arg.source == "None":
+        raise Unsupported("momentum=None (cumulative moving average) has no MindSpore equivalent")
+    return f"1 - ({arg.source})"
+
+
+@value_transform("gelu_approximate")
+def gelu_approximate(arg: Arg) -> str:
+    """torch ``approximate='none'|'tanh'`` -> MindSpore ``approximate=False|True`` (MindSpore defaults to tanh)."""
+    value = arg.literal(default=UNKNOWN)
+    if value == "none":
+        return "False"
+    if value == "tanh":
+        return "True"
+    return f"({arg.source}) == 'tanh'"
+
+
+# ----------------------------------------------------------------------------------------------- call transforms
+
+@call_transform("conv_padding")
+def conv_padding(args: dict[str, Arg]) -> None:
+    """torch ``padding`` (int, tuple, 'same', 'valid') -> MindSpore ``pad_mode`` + ``padding``.
+
+    MindSpore defaults to ``pad_mode='same'``; torch's ``padding=0`` is ``'valid'``. A 2-D tuple ``(ph, pw)`` becomes
+    the 4-tuple ``(ph, ph, pw, pw)`` MindSpore's Conv2d expects; 3-D ``(pd, ph, pw)`` a 6-tuple.
+    """
+    mode = args.pop("padding_mode", None)
+    if mode is not None and mode.literal(default=None) not in ("zeros", None):
+        raise Unsupported(f"padding_mode={mode.source}: MindSpore convolutions only zero-pad; pad with ops.pad first")
+    padding = args.get("padding")
+    value = padding.literal(default=UNKNOWN) if padding is not None else 0
+    if value == "same":
+        args.pop("padding")
+        args["pad_mode"] = new("'same'")
+    elif value == "valid" or value == 0 or value == (0, 0) or value == (0, 0, 0) or value == [0, 0]:
+        args.pop("padding", None)
+        args["pad_mode"] = new("'valid'")
+    elif isinstance(value, int):
+        args["pad_mode"] = new("'pad'")
+        args["padding"] = new(repr(value))
+    elif isinstance(value, (tuple, list)) and all(isinstance(v, int) for v in value):
+        doubled = tuple(v for v in value for _ in (0, 1))
+        args["pad_mode"] = new("'pad'")
+        args["padding"] = new(repr(doubled if len(value) > 1 else value[0]))
+    elif value is UNKNOWN:
+        # A variable: decide at run time, keeping the converted code exact for ints and tuples.
+        src = padding.source
+        args["pad_mode"] = new(f"('valid' if {src} in (0, 'valid') else 'same' if {src} == 'same' else 'pad')")
+        args["padding"] = new(f"(0 if isinstance({src}, str) else tuple(v for v in {src} for _ in (0, 1)) "
+                              f"if isinstance({src}, (tuple, list)) else {src})")
+    else:
+        raise Unsupported(f"padding={padding.source} is not an int, a tuple of ints, 'same' or 'valid'")
+
+
+def fill_stride_from_kernel(args: dict[str, Arg]) -> None:
+    """torch pooling's ``stride=None`` means kernel_size (MindSpore's default is 1); a variable stride may be None
+    at run time, so it gets the same fallback there."""
+    stride = args.get("stride")
+    if stride is None or stride.source == "None":
+        args["stride"] = new(args["kernel_size"].source)
+    elif not stride.is_literal():
+        args["stride"] = new(f"({stride.source} if {stride.source} is not None else {args['kernel_size'].source})")
+
+
+@call_transform("pool_stride")
+def pool_stride(args: dict[str, Arg]) -> None:
+    """Pooling: torch's stride defaults to kernel_size (MindSpore's to 1); padding needs ``pad_mode='pad'``."""
+    fill_stride_from_kernel(args)
+    padding = args.get("padding")
+    needs_pad = False
+    for key in ("padding", "ceil_mode", "dilation", "return_indices"):
+        if key in args and args[key].given:
+            needs_pad = True
+    if padding is not None and padding.literal(default=1) == 0 and not any(
+        args[k].given for k in ("ceil_mode", "dilation", "return_indices") if k in args
+    ):
+        needs_pad = False
+        args.pop("padding")
+    args["pad_mode"] = new("'pad'" if needs_pad else "'valid'")
+    for key in ("ceil_mode", "dilation", "return_indices"):
+        if key in args and not args[key].given:
+            args.pop(key)
+
+
+@call_transform("layer_norm_axes")
+def layer_norm_axes(args: dict[str, Arg]) -> None:
+    """LayerNorm normalises the last ``len(normalized_shape)`` axes; MindSpore takes begin axes (``-1`` only for one
+    axis, as the CPU kernel rejects other negative axes) — a multi-axis shape needs the input rank, so it is computed
+    at run time by the generated ``begin_norm_axis=-k`` only when k == 1."""
+    shape = args["normalized_shape"]
+    value = shape.literal(default=UNKNOWN)
+    if isinstance(value, int):
+        args["normalized_shape"] = new(f"({value},)")
+        return
+    if isinstance(value, (tuple, list)):
+        args["normalized_shape"] = new(repr(tuple(value)))
+        if len(value) > 1:
+            raise Unsupported(
+                f"normalized_shape={shape.source} spans {len(value)} axes: MindSpore LayerNorm needs a positive "
+                "begin_norm_axis = input rank - len(normalized_shape); set begin_norm_axis/begin_params_axis by hand"
+            )
+        return
+    args["normalized_shape"] = new(f"(({shape.source},) if isinstance({shape.source}, int) else tuple({shape.source}))")
+
+
+# --------------------------------------------------------------------------------------------- weight transforms
+
+@weight_transform("conv1d_reshape")
+def conv1d_reshape(array, target_shape):
+    """Conv1d weights are 4-D in MindSpore: (out, in/group, 1, k) for torch's (out, in/group, k)."""
+    return array.reshape(target_shape)
 
 # ---------------------------------------------------------------------------------------------- value transforms
 

@@ -1,0 +1,87 @@
+"""The registries of named transforms and the helpers they are written with (the transforms themselves are in
+the area modules beside this one: this package is the only place where mapping logic is code).
+
+Three registries, each keyed by the name a TOML entry uses:
+
+* ``VALUE_TRANSFORMS[name](arg) -> str`` rewrites one argument's value (``momentum = "one_minus"``).
+* ``CALL_TRANSFORMS[name](args) -> None`` rewrites the whole argument set of a call in place, after renames
+  (``transforms = ["conv_padding"]``); it raises :class:`Unsupported` when a value has no MindSpore equivalent.
+* ``WEIGHT_TRANSFORMS[name](array, target_shape) -> array`` reshapes/converts a torch weight for MindSpore
+  (``weight_transforms = { weight = "conv1d_reshape" }``).
+
+Arguments travel as :class:`Arg`: source text plus whether the user wrote it. Transforms never evaluate user code;
+they read literals with :func:`ast.literal_eval` and otherwise build source text around the original expression.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Any, Callable
+
+_NOTHING = object()  # "no default given": Arg.literal raises
+UNKNOWN = object()  # what Arg.literal(default=UNKNOWN) returns for a non-literal (a variable, an expression)
+
+
+class Unsupported(Exception):
+    """A value that has no MindSpore equivalent; the message says why and what to do."""
+
+
+def value_code(arg: Any) -> str:
+    """The source of a call-site argument's value: a libcst ``Arg``, or the fast path's ``SourceArg`` (``.code``)."""
+    code = getattr(arg, "code", None)
+    if code is not None:
+        return code
+    import libcst as cst
+
+    return cst.Module(body=[]).code_for_node(arg.value)
+
+
+@dataclass
+class Arg:
+    source: str  # Python source of the value
+    given: bool = True  # False when it is the torch default, filled in by the engine
+    node: Any = None  # the original libcst value node when unchanged (keeps comments and layout)
+    cst_arg: Any = None  # the original libcst Arg (keeps its comma and whitespace)
+
+    def literal(self, default: Any = _NOTHING) -> Any:
+        """The value when the source is a literal; ``default`` (or raise ValueError) otherwise."""
+        try:
+            return ast.literal_eval(self.source)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            if default is _NOTHING:
+                raise ValueError(f"not a literal: {self.source}") from None
+            return default
+
+    def is_literal(self) -> bool:
+        return self.literal(default=UNKNOWN) is not UNKNOWN
+
+
+def new(source: str) -> Arg:
+    """An argument the transform adds (emitted even when equal to a default)."""
+    return Arg(source=source, given=True)
+
+
+VALUE_TRANSFORMS: dict[str, Callable[[Arg], str]] = {}
+CALL_TRANSFORMS: dict[str, Callable[[dict[str, Arg]], None]] = {}
+WEIGHT_TRANSFORMS: dict[str, Callable] = {}
+
+
+def value_transform(name: str):
+    def register(fn):
+        VALUE_TRANSFORMS[name] = fn
+        return fn
+    return register
+
+
+def call_transform(name: str):
+    def register(fn):
+        CALL_TRANSFORMS[name] = fn
+        return fn
+    return register
+
+
+def weight_transform(name: str):
+    def register(fn):
+        WEIGHT_TRANSFORMS[name] = fn
+        return fn
+    return register
