@@ -96,39 +96,6 @@ def profile_convert_source(src: Path, n_files: int = 40) -> str:
     return out.getvalue()
 
 
-def fast_path_figures(texts: list[str]) -> str:
-    """How much of the corpus the fast path (mindport/migrator/fast.py) takes, and its speed on one core with the
-    per-call memo shared across files (as in a run) and cleared for every file (no repetition across files)."""
-    import mindport.migrator.fast as fast
-    import mindport.migrator.fast_statements as statements
-    from mindport import convert_source
-    from mindport.mappings import load_registry
-    from mindport.migrator.context import Options
-
-    registry, options = load_registry(), Options()
-    whole = handed = statements = 0
-    for text in texts:
-        result = fast.convert_fast(text, "bench.py", registry, options)
-        statements += len(ast.parse(text).body)
-        if result is None:
-            whole += 1
-        else:
-            handed += result[1].libcst_statements
-    lines = sum(t.count("\n") + 1 for t in texts)
-    rates = []
-    for per_file in (False, True):
-        statements._MAPPED.clear()
-        t0 = time.process_time()
-        for text in texts:
-            if per_file:
-                statements._MAPPED.clear()
-            convert_source(text, "bench.py")
-        rates.append(lines / (time.process_time() - t0))
-    return (f"fast path on {len(texts)} files: {whole} taken whole by LibCST, {handed} of {statements} top-level "
-            f"statements handed to LibCST; one core: {rates[0]:,.0f} lines/s, {rates[1]:,.0f} lines/s with the "
-            "call memo cleared per file")
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lines", type=int, default=100_000)
@@ -173,7 +140,6 @@ def main(argv=None) -> int:
           f"= {cold / parse_rate:.3f} x ast.parse   target >= 20,000")
     print(f"convert, re-run (cached):  {warm:12,.0f} lines/s  ({warm_s:.2f} s)   "
           f"= {warm / parse_rate:.3f} x ast.parse   target >= 200,000")
-    print(fast_path_figures(texts[:100]))
     if args.profile:
         print(profile_convert_source(src))
     if not args.keep:

@@ -13,7 +13,6 @@ import libcst as cst
 from mindport.errors import Diagnostic
 from mindport.mappings import load_registry
 from mindport.migrator.context import Options
-from mindport.migrator.fast import convert_fast
 from mindport.migrator.pipeline import run_pipeline
 
 
@@ -24,7 +23,6 @@ class ConversionResult:
     converted_sites: int = 0
     changed: bool = False
     class_summary: tuple = ()  # idioms.class_summary of the file (convert_path checks module classes with it)
-    class_bases: dict | None = None  # every class's bases, when the fast path parsed the file (else None)
 
     @property
     def ok(self) -> bool:
@@ -32,12 +30,10 @@ class ConversionResult:
 
 
 def convert_source(code: str, filename: str = "<string>", *, target: str = "nn",
-                   ms_version: tuple[int, int] | None = None, module_classes=frozenset(),
-                   fast: bool = True) -> ConversionResult:
+                   ms_version: tuple[int, int] | None = None, module_classes=frozenset()) -> ConversionResult:
     """Convert PyTorch source text to MindSpore source text.
 
-    A syntax error gives one MP201 diagnostic and the code back unchanged. ``fast=False`` runs every statement
-    through the LibCST pipeline (the output is the same, about five times slower; the tests compare the two).
+    A syntax error gives one MP201 diagnostic and the code back unchanged.
     """
     options = Options(target=target, ms_version=ms_version or installed_ms_version(),
                       module_classes=frozenset(module_classes))
@@ -45,22 +41,19 @@ def convert_source(code: str, filename: str = "<string>", *, target: str = "nn",
     collecting = gc.isenabled()
     gc.disable()  # syntax trees are acyclic: the cycle collector's passes over them are pure cost (about 15 %)
     try:
-        converted = convert_fast(code, filename, registry, options) if fast else None
-        if converted is None:
-            try:
-                module = cst.parse_module(code)
-            except cst.ParserSyntaxError as exc:
-                diag = Diagnostic("MP201", f"syntax error: {exc.message}", filename, exc.raw_line,
-                                  exc.raw_column + 1, "fix the syntax error; the file was copied unchanged")
-                return ConversionResult(code=code, diagnostics=[diag])
-            converted = run_pipeline(module, filename, registry, options)
+        try:
+            module = cst.parse_module(code)
+        except cst.ParserSyntaxError as exc:
+            diag = Diagnostic("MP201", f"syntax error: {exc.message}", filename, exc.raw_line,
+                              exc.raw_column + 1, "fix the syntax error; the file was copied unchanged")
+            return ConversionResult(code=code, diagnostics=[diag])
+        new_code, ctx = run_pipeline(module, filename, registry, options)
     finally:
         if collecting:
             gc.enable()
-    new_code, ctx = converted
     return ConversionResult(code=new_code, diagnostics=sorted(ctx.diagnostics, key=lambda d: (d.line, d.column)),
                             converted_sites=ctx.converted_sites, changed=new_code != code,
-                            class_summary=ctx.class_summary, class_bases=ctx.class_bases)
+                            class_summary=ctx.class_summary)
 
 
 @functools.lru_cache(maxsize=None)

@@ -40,10 +40,7 @@ def _code(node: cst.CSTNode) -> str:
 
 
 def bind_arguments(entry: Entry, args: list) -> dict[str, Arg]:
-    """torch call arguments -> {torch parameter: Arg}, defaults filled in (``given=False``).
-
-    ``args`` are libcst ``Arg`` nodes, or the fast path's ``SourceArg`` records (same attributes: ``star``,
-    ``keyword.value``, ``value``)."""
+    """torch call arguments (libcst ``Arg`` nodes) -> {torch parameter: Arg}, defaults filled in (``given=False``)."""
     params = list(entry.signature or ())
     bound: dict[str, Arg] = {}
     positional = [p for p in params if p.kind == "positional"]

@@ -62,9 +62,7 @@ class FileContext:
     torch_names_kept: set[str] = field(default_factory=set)  # local names of torch imports still referenced
     handled: set[int] = field(default_factory=set)  # ids of original nodes an idiom rule has claimed
     aliases: dict[str, str] = field(default_factory=dict)  # MindSpore module -> local name (imports.choose_aliases)
-    libcst_statements: int = 0  # top-level statements the fast path handed to the LibCST rules (fast.py)
     class_summary: tuple = ()  # idioms.class_summary: which classes are nn.Module subclasses, and through what
-    class_bases: dict | None = None  # every class's bases (last names), when the fast path parsed the file
 
     def alias_for(self, module: str) -> str:
         """The local name converted code uses for a MindSpore module, and remember to import it."""

@@ -676,7 +676,7 @@ def _runtime_alias(module: str) -> str:
 
 
 def runtime_import(module: str) -> str:
-    """The import line of a ``mindport.runtime`` module in converted code (``finalize_runtime`` and the fast path)."""
+    """The import line of a ``mindport.runtime`` module in converted code."""
     parent, leaf = module.rsplit(".", 1)
     return f"from {parent} import {leaf} as {_runtime_alias(module)}"
 

@@ -26,7 +26,6 @@ from typing import NamedTuple
 
 from mindport import __version__
 from mindport.errors import Diagnostic, InputError
-from mindport.migrator.ast_names import class_bases as ast_class_bases
 from mindport.migrator.idioms import module_classes
 
 CACHE_NAME = ".mindport-cache.json"
@@ -230,7 +229,7 @@ def _convert_one(job: tuple[str, str, str, dict]) -> _Converted:
         return _Converted(rel, "failed", [diag], 0, 0, data, class_bases(data) if kind == "python" else None)
     extra = {}
     if kind == "python":
-        bases = result.class_bases if result is not None and result.class_bases is not None else class_bases(data)
+        bases = class_bases(data)
         summary = result.class_summary if result is not None else None
         extra = {"class_bases": bases, "summary": summary,
                  "class_names": frozenset(module_classes(summary or (), options["module_classes"]) & set(bases))}
@@ -254,12 +253,36 @@ def _kind(path: Path) -> str:
 # ------------------------------------------------------------------------------------------ the whole tree
 
 def class_bases(data: bytes | str) -> dict[str, list[str]]:
-    """Class name -> the last component of each base, for one file (``ast``: cheap, nothing imported)."""
+    """Class name -> the last component of each base, for every class of one file, nested ones too (``ast``: cheap,
+    nothing imported)."""
     try:
         tree = ast.parse(data)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return {}
-    return ast_class_bases(tree.body)
+    return {node.name: [_last_component(b) for b in node.bases] for node in _statements(tree.body)
+            if type(node) is ast.ClassDef}
+
+
+def _statements(body):
+    """Every statement in a block, nested blocks included, in source order (no expression is walked)."""
+    for stmt in body:
+        yield stmt
+        for part in ("body", "orelse", "finalbody"):
+            child = getattr(stmt, part, None)
+            if isinstance(child, list):
+                yield from _statements(child)
+        for handler in getattr(stmt, "handlers", ()):
+            yield from _statements(handler.body)
+        for case in getattr(stmt, "cases", ()):
+            yield from _statements(case.body)
+
+
+def _last_component(base: ast.expr) -> str:
+    if type(base) is ast.Name:
+        return base.id
+    if type(base) is ast.Attribute:
+        return base.attr
+    return ast.unparse(base).rsplit(".", 1)[-1]
 
 
 def module_classes_from_bases(per_file: list[dict[str, list[str]]]) -> frozenset[str]:

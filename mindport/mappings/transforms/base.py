@@ -27,10 +27,8 @@ class Unsupported(Exception):
 
 
 def value_code(arg: Any) -> str:
-    """The source of a call-site argument's value: a libcst ``Arg``, or the fast path's ``SourceArg`` (``.code``)."""
-    code = getattr(arg, "code", None)
-    if code is not None:
-        return code
+    """The source of a call-site argument's value (a libcst ``Arg``; libcst is loaded only here, so the tables load
+    without it)."""
     import libcst as cst
 
     return cst.Module(body=[]).code_for_node(arg.value)
