@@ -1,5 +1,6 @@
-"""Regenerate the generated docs: docs/cli.md (from the click commands), docs/mappings.md (from the tables) and
-docs/rules/ (from the lint rule classes). `make docs` runs it; tests fail when a page is stale."""
+"""Regenerate the generated docs: docs/cli.md (from the click commands), docs/mappings.md (from the tables),
+docs/rules/ (from the lint rule classes) and docs/converter/ (from the converter rule classes). `make docs` runs it;
+tests fail when a page is stale."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -34,7 +35,10 @@ def main() -> None:
     from mindport.validators.lint import docs as lint_docs
 
     lint_docs.main([])
-    print(f"wrote {CLI_DOC.relative_to(ROOT)}, {DOCS_PATH.relative_to(ROOT)}, docs/rules/")
+    from mindport.migrator.rules import docs as converter_docs
+
+    converter_docs.main([])
+    print(f"wrote {CLI_DOC.relative_to(ROOT)}, {DOCS_PATH.relative_to(ROOT)}, docs/rules/, docs/converter/")
 
 
 if __name__ == "__main__":

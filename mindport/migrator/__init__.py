@@ -13,7 +13,7 @@ import libcst as cst
 from mindport.errors import Diagnostic
 from mindport.mappings import load_registry
 from mindport.migrator.context import Options
-from mindport.migrator.pipeline import run_pipeline
+from mindport.migrator.engine import run_pipeline
 
 
 @dataclass

@@ -1,5 +1,5 @@
 """Imports, in one place: MindSpore imports added once (consistently named), torch imports that became unused
-removed, project-local and other imports untouched."""
+removed, project-local and other imports untouched; and the ``mindport.runtime`` imports converted code needs."""
 from __future__ import annotations
 
 import re
@@ -7,8 +7,8 @@ import re
 import libcst as cst
 
 from mindport.migrator.context import IMPORT_STYLE
-from mindport.migrator.names import Scope, is_torch
-from mindport.migrator.walk import parse_statement, transform
+from mindport.migrator.names import Scope, dotted_name, is_torch
+from mindport.migrator.walk import parse_expression, parse_statement, transform
 
 
 def choose_aliases(module_scope: Scope) -> tuple[dict[str, str], set[str]]:
@@ -145,3 +145,84 @@ def drop_unused_imports(code: str, added: list[tuple[str, str]]) -> str:
         if not re.search(rf"(?<![\w.]){re.escape(name)}\b", rest):
             code = rest
     return code
+
+# ------------------------------------------------------------------------------------------- run-time imports
+
+EINOPS_BACKEND = "mindport.runtime.einops_backend"
+_EINOPS_LAYERS = {"einops.layers.torch": "mindport.runtime.einops_layers"}
+
+
+def finalize_runtime(module: cst.Module, rules) -> cst.Module:
+    """Imports of :mod:`mindport.runtime` that converted code needs, after ``finalize_imports``:
+
+    * ``from einops.layers.torch import Rearrange`` -> ``from mindport.runtime.einops_layers import Rearrange``;
+    * a file that imports einops also imports ``mindport.runtime.einops_backend`` (registers the MindSpore backend,
+      so ``rearrange``/``reduce``/``repeat`` take MindSpore tensors unchanged);
+    * the runtime modules the rules used (``mp_containers.ParameterList``).
+
+    Only top-level statements are looked at: this is cheap, and idempotent (present imports are not repeated).
+    """
+    needed = set()
+    for rule in rules:
+        needed |= getattr(rule, "runtime_modules", set())
+    body = list(module.body)
+    present: set[str] = set()
+    uses_einops = False
+    last_import = -1
+    changed = False
+    for i, stmt in enumerate(body):
+        if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1
+                and isinstance(stmt.body[0], (cst.Import, cst.ImportFrom))):
+            if isinstance(stmt, cst.SimpleStatementLine) and i == 0 and isinstance(stmt.body[0], cst.Expr):
+                last_import = max(last_import, 0)
+            continue
+        imp = stmt.body[0]
+        last_import = i
+        if isinstance(imp, cst.ImportFrom):
+            mod = dotted_name(imp.module) if imp.module is not None and not imp.relative else ""
+            if mod in _EINOPS_LAYERS:
+                imp = imp.with_changes(module=parse_expression(_EINOPS_LAYERS[mod]))
+                body[i] = stmt.with_changes(body=[imp])
+                changed = True
+                mod = dotted_name(imp.module)
+            names = [mod] + ([f"{mod}.{a.name.value}" for a in imp.names if isinstance(a.name, cst.Name)]
+                             if not isinstance(imp.names, cst.ImportStar) else [])
+        else:
+            new_names = []
+            for alias in imp.names:
+                full = dotted_name(alias.name) or ""
+                if full in _EINOPS_LAYERS and alias.asname is not None:
+                    alias = alias.with_changes(name=parse_expression(_EINOPS_LAYERS[full]))
+                    changed = True
+                new_names.append(alias)
+            imp = imp.with_changes(names=new_names)
+            body[i] = stmt.with_changes(body=[imp])
+            names = [dotted_name(a.name) or "" for a in imp.names]
+        present.update(names)
+        if any(n == "einops" or n.startswith("einops.") for n in names):
+            uses_einops = True
+    if uses_einops:
+        needed.add(EINOPS_BACKEND)
+    add = [m for m in sorted(needed) if m not in present]
+    if not add and not changed:
+        return module
+    lines = []
+    for m in add:
+        if m == EINOPS_BACKEND:
+            lines.append(parse_statement(f"import {m}  # noqa: F401  (einops backend for MindSpore tensors)"))
+        else:
+            lines.append(parse_statement(runtime_import(m)))
+    body[last_import + 1:last_import + 1] = lines
+    return module.with_changes(body=body)
+
+
+def runtime_alias(module: str) -> str:
+    """The local name of a ``mindport.runtime`` module in converted code: ``mindport.runtime.containers`` ->
+    ``mp_containers``."""
+    return "mp_" + module.rsplit(".", 1)[1]
+
+
+def runtime_import(module: str) -> str:
+    """The import line of a ``mindport.runtime`` module in converted code."""
+    parent, leaf = module.rsplit(".", 1)
+    return f"from {parent} import {leaf} as {runtime_alias(module)}"

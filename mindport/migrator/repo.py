@@ -26,7 +26,7 @@ from typing import NamedTuple
 
 from mindport import __version__
 from mindport.errors import Diagnostic, InputError
-from mindport.migrator.idioms import module_classes
+from mindport.migrator.rules.module_class import module_classes
 
 CACHE_NAME = ".mindport-cache.json"
 _SKIP_DIRS = {".git", ".hg", ".svn", "__pycache__", ".venv", "venv", ".mypy_cache", ".pytest_cache", ".tox",

@@ -1,8 +1,9 @@
-"""How rewrite rules run: all rules in one traversal of the tree, in the order ``pipeline.py`` gives.
+"""The converter's engine: one file through every rule in one traversal, then the imports.
 
-A :class:`Rule` is a small class with ``visit_<Node>`` / ``leave_<Node>`` hooks, like a LibCST codemod. The
-:class:`RuleRunner` walks the tree once; for each node it calls the rules' ``leave_`` hooks in order, and the first
-rule that returns a different node wins (later rules do not see that node again). One traversal keeps the
+``run_pipeline`` parses nothing itself: it builds the file's context (scopes, MindSpore import aliases, which classes
+are nn.Module subclasses), runs the rules (``rules/__init__.py`` gives their order) with a :class:`RuleRunner`, and
+finalizes the imports (``imports.py``). For each node the runner calls the rules' ``leave_`` hooks in order, and the
+first rule that returns a different node wins (later rules do not see that node again). One traversal keeps the
 original nodes (and so their positions) for diagnostics, and costs one walk instead of one per concern.
 
 Flagged sites keep their original code and get a ``# mindport: MP101 …`` comment on their statement (a comment
@@ -12,8 +13,19 @@ from __future__ import annotations
 
 import libcst as cst
 
-from mindport.migrator.context import FileContext
-from mindport.migrator.names import Scope, dotted_name
+from mindport.mappings import Registry
+from mindport.migrator.context import FileContext, Options
+from mindport.migrator.imports import (
+    choose_aliases,
+    drop_unused_imports,
+    finalize_imports,
+    finalize_runtime,
+)
+from mindport.migrator.names import Scope, build_scopes, dotted_name
+from mindport.migrator.rules import make_rules
+from mindport.migrator.rules.base import Rule
+from mindport.migrator.rules.module_class import class_summary, module_classes
+from mindport.migrator.walk import transform
 
 COMMENT_PREFIX = "# mindport: "
 _SCOPE_NODES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
@@ -25,22 +37,22 @@ _SCOPE_TYPES = frozenset(_SCOPE_NODES)
 _STATEMENT_TYPES = frozenset(_STATEMENTS)
 
 
-class Rule:
-    """One concern of the rewrite. Subclasses define ``visit_X(node)`` and/or ``leave_X(original, updated)``."""
-
-    def __init__(self, ctx: FileContext) -> None:
-        self.ctx = ctx
-        self.runner: RuleRunner | None = None
-
-    @property
-    def scope(self) -> Scope:
-        return self.runner.scope  # type: ignore[union-attr]
-
-    def flag(self, node: cst.CSTNode, code: str, message: str, suggestion: str = "", api: str = "") -> None:
-        self.runner.flag(node, code, message, suggestion, api)  # type: ignore[union-attr]
-
-    def hooks(self, prefix: str) -> dict[str, object]:
-        return {name[len(prefix):]: getattr(self, name) for name in dir(type(self)) if name.startswith(prefix)}
+def run_pipeline(module: cst.Module, filename: str, registry: Registry, options: Options,
+                 without: tuple[type[Rule], ...] = ()) -> tuple[str, FileContext]:
+    """Every rule over the parsed file, in order; returns the converted source text and the file's context.
+    ``without``: rules left out (the examples' tests check that each example needs its rule)."""
+    scopes = build_scopes(module)
+    positions = LazyPositions(module)  # resolved on the first diagnostic only
+    aliases, present = choose_aliases(scopes.module_scope)
+    ctx = FileContext(filename=filename, registry=registry, options=options, scopes=scopes.scopes,
+                      module_scope=scopes.module_scope, positions=positions, aliases=aliases)
+    ctx.class_summary = class_summary(module, scopes.module_scope)
+    classes = module_classes(ctx.class_summary, options.module_classes)
+    rules = make_rules(ctx, classes, without)
+    module = transform(module, RuleRunner(ctx, rules))
+    module, added = finalize_imports(module, ctx.imports_needed, aliases, present, ctx.torch_names_kept)
+    module = finalize_runtime(module, rules)  # mindport.runtime imports (einops backend, parameter containers)
+    return drop_unused_imports(module.code, added), ctx
 
 
 class RuleRunner(cst.CSTTransformer):

@@ -1,7 +1,7 @@
-"""Training code: the torch loop (zero_grad / forward / loss / backward / step) becomes MindSpore's functional step,
-and the data pipeline (TensorDataset / DataLoader / Dataset bases) becomes ``mindspore.dataset``.
+"""Training code: the torch loop (zero_grad / forward / loss / backward / step) becomes MindSpore's functional step
+(``TrainingLoopRule``; the data pipeline is ``data_pipeline.py``'s).
 
-``TrainingLoopRule`` rewrites a ``for`` loop whose own body holds ``<loss>.backward()`` and ``<opt>.step()``::
+It rewrites a ``for`` loop whose own body holds ``<loss>.backward()`` and ``<opt>.step()``::
 
     def forward_fn(x, y):                    # the assignments right before backward, autocast blocks flattened
         out = model(x)
@@ -25,32 +25,17 @@ from collections import Counter
 
 import libcst as cst
 
-from mindport.mappings.transforms import Unsupported
-from mindport.migrator.base import Rule
-from mindport.migrator.calls import CallBindError, bind_arguments, map_arguments
 from mindport.migrator.names import dotted_name, receiver_kind
+from mindport.migrator.rules.base import Example, Rule
+from mindport.migrator.syntax import code_of, method_call, target_names
+from mindport.migrator.table import CallBindError, bind_arguments
 from mindport.migrator.walk import parse_expression, parse_statement, walk
 
 _CLIP = {"torch.nn.utils.clip_grad_norm_": "norm", "torch.nn.utils.clip_grad.clip_grad_norm_": "norm",
          "torch.nn.utils.clip_grad_value_": "value", "torch.nn.utils.clip_grad.clip_grad_value_": "value"}
 _AUTOCAST = {"torch.autocast", "torch.amp.autocast", "torch.cuda.amp.autocast", "torch.cpu.amp.autocast"}
-_DATASET_BASES = {"torch.utils.data.Dataset", "torch.utils.data.dataset.Dataset", "torch.utils.data.IterableDataset"}
 _MP105_HINT = ("write the step by hand: forward_fn(x, y) returning (loss, aux), grad_fn = ms.value_and_grad(forward_fn, "
                "None, opt.parameters, has_aux=True), (loss, aux), grads = grad_fn(x, y), opt(grads)")
-
-
-def _code(node: cst.CSTNode) -> str:
-    return cst.Module(body=[]).code_for_node(node)
-
-
-def _stmt(text: str) -> cst.BaseStatement:
-    return parse_statement(text)
-
-
-def _method_call(node, name: str) -> cst.Call | None:
-    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == name:
-        return node
-    return None
 
 
 def _expr_call(stmt) -> cst.Call | None:
@@ -113,12 +98,6 @@ def _names(nodes) -> _Names:
     return collector
 
 
-def _target_names(target) -> list[str]:
-    if isinstance(target, cst.Name):
-        return [target.value]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [n for e in target.elements for n in _target_names(e.value)]
-    return []
 
 
 def _own_calls(node: cst.CSTNode):
@@ -142,65 +121,56 @@ def _own_calls(node: cst.CSTNode):
     return found
 
 
-_OPTIMIZER_BASES = {"torch.optim.Optimizer", "torch.optim.optimizer.Optimizer"}
-
-
-class CustomOptimizerTransform(Rule):
-    """A hand-written optimizer: ``class MySGD(torch.optim.Optimizer)`` with ``step(self, closure=None)`` reading
-    ``p.grad`` -> ``construct(self, gradients, closure=None)`` (what ``optimizer(grads)`` calls in MindSpore), where
-    ``p.grad`` is the gradient of ``p`` from ``gradients`` (aligned with ``self.parameters``). The in-place updates
-    of ``p`` and of the state tensors are the table's (``mindport.runtime.inplace``). A parameter with no gradient
-    path gets a zero gradient in MindSpore where torch has None: ``if p.grad is None`` skips nothing."""
-
-    def __init__(self, ctx) -> None:
-        super().__init__(ctx)
-        self._classes: list[bool] = []
-        self._in_step = 0
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self._classes.append(any(self.scope.resolve_torch(b.value) in _OPTIMIZER_BASES for b in node.bases))
-
-    def leave_ClassDef(self, original_node, updated_node):
-        self._classes.pop()
-        return updated_node
-
-    def _is_step(self, node: cst.FunctionDef) -> bool:
-        return bool(self._classes) and self._classes[-1] and node.name.value == "step"
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        if self._is_step(node):
-            self._in_step += 1
-
-    def leave_Attribute(self, original_node, updated_node):
-        if self._in_step and updated_node.attr.value == "grad" and isinstance(updated_node.value, cst.Name):
-            return parse_expression(f"_grads[id({updated_node.value.value})]")
-        return updated_node
-
-    def leave_FunctionDef(self, original_node, updated_node):
-        if not self._is_step(original_node):
-            return updated_node
-        self._in_step -= 1
-        params = updated_node.params
-        extra = [p for p in params.params[1:] if p.name.value != "closure"]
-        if extra or params.star_arg is not cst.MaybeSentinel.DEFAULT or params.kwonly_params or params.star_kwarg:
-            self.flag(original_node, "MP105", "optimizer step with arguments other than closure",
-                      "write construct(self, gradients) by hand", "torch.optim.Optimizer")
-            return updated_node
-        closure = [p for p in params.params[1:]]
-        self.ctx.converted_sites += 1
-        grads = parse_statement("_grads = {id(param): grad for param, grad in zip(self.parameters, gradients)}")
-        body = updated_node.body.with_changes(body=[grads, *updated_node.body.body])
-        return updated_node.with_changes(
-            name=cst.Name("construct"), body=body,
-            params=params.with_changes(params=[params.params[0], cst.Param(cst.Name("gradients")), *closure]))
-
-
 class _Unfit(Exception):
     """The loop holds .backward() but is not one of the recognised shapes; the message says why."""
 
 
 class TrainingLoopRule(Rule):
     """The torch training step (zero_grad/forward/loss/backward/step) -> ``value_and_grad`` + ``opt(grads)``."""
+
+    EXAMPLES = (
+        Example(
+            before="""
+                import torch
+                import torch.nn as nn
+
+
+                def train(model, loader, epochs):
+                    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+                    criterion = nn.CrossEntropyLoss()
+                    for epoch in range(epochs):
+                        for x, y in loader:
+                            optimizer.zero_grad()
+                            out = model(x)
+                            loss = criterion(out, y)
+                            loss.backward()
+                            optimizer.step()
+                    return loss
+            """,
+            after="""
+                import mindspore as ms
+                from mindspore.experimental import optim as ms_optim
+                from mindport.runtime import losses as mp_losses
+
+
+                def train(model, loader, epochs):
+                    optimizer = ms_optim.SGD(model.trainable_params(), lr=0.1)
+                    criterion = mp_losses.CrossEntropyLoss()
+                    def forward_fn(x, y):
+                        out = model(x)
+                        loss = criterion(out, y)
+                        return loss
+                    grad_fn = ms.value_and_grad(forward_fn, None, optimizer.parameters)
+                    model.set_train(True)
+                    for epoch in range(epochs):
+                        for x, y in loader:
+                            loss, grads = grad_fn(x, y)
+                            optimizer(grads)
+                    return loss
+            """,
+            note='zero_grad/forward/backward/step becomes forward_fn + value_and_grad + optimizer(grads), defined before the outer loop.',
+        ),
+    )
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
@@ -215,7 +185,7 @@ class TrainingLoopRule(Rule):
     def visit_Assign(self, node: cst.Assign) -> None:
         if isinstance(node.value, cst.Call):
             qual = self.scope.resolve_torch(node.value.func) or ""
-            names = [n for t in node.targets for n in _target_names(t.target)]
+            names = [n for t in node.targets for n in target_names(t.target)]
             if qual.startswith("torch.optim.") and ".lr_scheduler." not in qual:
                 self.optimizers.update(names)
             elif qual.endswith("GradScaler"):
@@ -228,10 +198,10 @@ class TrainingLoopRule(Rule):
         self._scope_nodes[id(self.scope)] = node  # the runner has entered the function's scope
 
     def visit_For(self, node: cst.For) -> None:
-        self._loop_targets.append(_target_names(node.target))
+        self._loop_targets.append(target_names(node.target))
         self._loop_bodies.add(id(node.body))
         calls = _own_calls(node)
-        if not any(_method_call(c, "backward") is not None for c in calls):
+        if not any(method_call(c, "backward") is not None for c in calls):
             return
         for call in calls:  # the loop rule owns these; the table must not flag them one by one
             qual = self.scope.resolve_torch(call.func) or ""
@@ -244,7 +214,7 @@ class TrainingLoopRule(Rule):
     def leave_SimpleStatementLine(self, original_node, updated_node):
         # optimizer.zero_grad() outside a rewritten loop: MindSpore gradients are values, nothing to reset
         call = _expr_call(updated_node)
-        if call is not None and _method_call(call, "zero_grad") is not None and _receiver_name(call) in self.optimizers:
+        if call is not None and method_call(call, "zero_grad") is not None and _receiver_name(call) in self.optimizers:
             self.ctx.converted_sites += 1
             return cst.RemoveFromParent()
         return updated_node
@@ -261,14 +231,14 @@ class TrainingLoopRule(Rule):
                 or receiver_kind(func.value, self.scope) in ("python", "foreign", "object"):
             return updated_node
         self.ctx.handled.add(id(original_node))
-        self.flag(original_node, "MP105", f"{_code(func.value)}.backward() outside a recognised training loop: "
+        self.flag(original_node, "MP105", f"{code_of(func.value)}.backward() outside a recognised training loop: "
                   "MindSpore computes gradients as values", _MP105_HINT, "torch.Tensor.backward")
         return updated_node
 
     def leave_For(self, original_node: cst.For, updated_node: cst.For):
         targets = [n for level in self._loop_targets for n in level]
         self._loop_targets.pop()
-        if not any(_method_call(c, "backward") is not None for c in _own_calls(original_node)):
+        if not any(method_call(c, "backward") is not None for c in _own_calls(original_node)):
             return updated_node
         try:
             new_loop, prelude = self._rewrite(updated_node, targets)
@@ -319,7 +289,7 @@ class TrainingLoopRule(Rule):
             raise _Unfit("the loop body is on one line")
         body = list(loop.body.body)
         back = next((i for i, s in enumerate(body) if (c := _expr_call(s)) is not None
-                     and _method_call(c, "backward") is not None), None)
+                     and method_call(c, "backward") is not None), None)
         if back is None:
             raise _Unfit(".backward() is nested in a block; keep it at the loop's top level")
         backward = _expr_call(body[back])
@@ -327,7 +297,7 @@ class TrainingLoopRule(Rule):
             raise _Unfit(".backward(...) with arguments (retain_graph, gradient) has no value_and_grad equivalent")
         diff_expr = backward.func.value  # what torch differentiates
         scaler = None
-        if (inner := _method_call(diff_expr, "scale")) is not None and len(inner.args) == 1:
+        if (inner := method_call(diff_expr, "scale")) is not None and len(inner.args) == 1:
             scaler = _receiver_name(inner)
             loss_expr = inner.args[0].value
         else:
@@ -336,7 +306,7 @@ class TrainingLoopRule(Rule):
         if loss_name is None and isinstance(loss_expr, cst.BinaryOperation) and isinstance(loss_expr.left, cst.Name):
             loss_name = loss_expr.left.value  # (loss / accum_steps).backward()
         if loss_name is None:
-            raise _Unfit(f"cannot tell the loss in {_code(diff_expr)}.backward()")
+            raise _Unfit(f"cannot tell the loss in {code_of(diff_expr)}.backward()")
 
         # the forward region: assignments (and autocast blocks) directly before backward
         start = back
@@ -360,9 +330,9 @@ class TrainingLoopRule(Rule):
         # optimizer names: zero_grad receivers, torch.optim assignments, scaler.step(opt)
         optimizers = set(self.optimizers)
         for call in _own_calls(loop):
-            if (c := _method_call(call, "zero_grad")) is not None and _receiver_name(c):
+            if (c := method_call(call, "zero_grad")) is not None and _receiver_name(c):
                 optimizers.add(_receiver_name(c))
-            if (c := _method_call(call, "step")) is not None and _receiver_name(c) in self.scalers | {scaler} \
+            if (c := method_call(call, "step")) is not None and _receiver_name(c) in self.scalers | {scaler} \
                     and c.args:
                 optimizers.add(dotted_name(c.args[0].value) or "")
         rest = body[back + 1:]
@@ -389,7 +359,7 @@ class TrainingLoopRule(Rule):
         aux = [n for n in dict.fromkeys(region_names.writes) if n != loss_name and n in later]
         ms = self.ctx.alias_for("mindspore")
         grads = "accum_grads" if accumulate else "grads"
-        differentiated = None if scaler is None and isinstance(loss_expr, cst.Name) else _code(diff_expr)
+        differentiated = None if scaler is None and isinstance(loss_expr, cst.Name) else code_of(diff_expr)
         if differentiated is not None:
             outputs = ["_", loss_name, *aux]
             returned = [differentiated, loss_name, *aux]
@@ -398,7 +368,7 @@ class TrainingLoopRule(Rule):
             returned = [loss_name, *aux]
         has_aux = len(returned) > 1
         fn_body = [*(s.with_changes(leading_lines=[]) if i == 0 else s for i, s in enumerate(region)),
-                   _stmt(f"return {', '.join(returned)}\n")]
+                   parse_statement(f"return {', '.join(returned)}\n")]
         forward_fn = cst.FunctionDef(
             name=cst.Name(self._fresh("forward_fn", loop)),
             params=cst.Parameters(params=[cst.Param(cst.Name(p)) for p in params]),
@@ -407,19 +377,19 @@ class TrainingLoopRule(Rule):
         grad_fn = self._fresh("grad_fn", loop)
         model = self._model_name(region, loss_name)
         prelude: list[cst.BaseStatement] = self._amp_prelude(autocast, model) if autocast else []
-        prelude += [forward_fn, _stmt(
+        prelude += [forward_fn, parse_statement(
             f"{grad_fn} = {ms}.value_and_grad({fn_name}, None, {opt}.parameters{', has_aux=True' if has_aux else ''})\n")]
         if accumulate:
-            prelude.append(_stmt("accum_grads = None\n"))
+            prelude.append(parse_statement("accum_grads = None\n"))
         scope_node = self._scope_nodes.get(id(self.scope))
         if model is not None and not (scope_node is not None and _sets_train_mode(scope_node)):
-            prelude.append(_stmt(f"{model}.set_train(True)\n"))
+            prelude.append(parse_statement(f"{model}.set_train(True)\n"))
         lhs = f"({', '.join(outputs)})" if has_aux else outputs[0]
-        step: list[cst.BaseStatement] = [_stmt(f"{lhs}, grads = {grad_fn}({', '.join(params)})\n")]
+        step: list[cst.BaseStatement] = [parse_statement(f"{lhs}, grads = {grad_fn}({', '.join(params)})\n")]
         if scaler is not None:
-            step.append(_stmt(f"grads = {scaler}.unscale(grads)\n"))
+            step.append(parse_statement(f"grads = {scaler}.unscale(grads)\n"))
         if accumulate:
-            step.append(_stmt("accum_grads = grads if accum_grads is None else "
+            step.append(parse_statement("accum_grads = grads if accum_grads is None else "
                               "tuple(a + g for a, g in zip(accum_grads, grads))\n"))
         new_rest = self._rewrite_after(rest, optimizers, grads, scaler)
         first = step[0].with_changes(leading_lines=body[start].leading_lines if start < len(body) else [])
@@ -451,8 +421,8 @@ class TrainingLoopRule(Rule):
             raise _Unfit("autocast around a forward pass whose network is not a plain name")
         ms = self.ctx.alias_for("mindspore")
         call = calls[0]
-        kwargs = {a.keyword.value: _code(a.value) for a in call.args if a.keyword is not None}
-        positional = [_code(a.value) for a in call.args if a.keyword is None]
+        kwargs = {a.keyword.value: code_of(a.value) for a in call.args if a.keyword is not None}
+        positional = [code_of(a.value) for a in call.args if a.keyword is None]
         device = kwargs.get("device_type", positional[0] if positional else '"cuda"')
         dtype = kwargs.get("dtype", positional[1] if len(positional) > 1 else None)
         if dtype is None:
@@ -463,14 +433,14 @@ class TrainingLoopRule(Rule):
             return []
         line = f"{model} = {ms}.amp.auto_mixed_precision({model}, amp_level=\"auto\", dtype={dtype})\n"
         if enabled == "True":
-            return [_stmt(line)]
-        return [_stmt(f"if {enabled}:\n    {line}")]
+            return [parse_statement(line)]
+        return [parse_statement(f"if {enabled}:\n    {line}")]
 
     def _model_name(self, region, loss_name: str) -> str | None:
         for stmt in region:
             for small in getattr(stmt, "body", ()):
                 if isinstance(small, cst.Assign) and isinstance(small.value, cst.Call):
-                    names = [n for t in small.targets for n in _target_names(t.target)]
+                    names = [n for t in small.targets for n in target_names(t.target)]
                     if loss_name not in names and isinstance(small.value.func, (cst.Name, cst.Attribute)):
                         return dotted_name(small.value.func)
         return None
@@ -486,7 +456,7 @@ class TrainingLoopRule(Rule):
         if isinstance(stmt, cst.If) and isinstance(stmt.body, cst.IndentedBlock):
             return [n for s in stmt.body.body for n in self._step_names(s, optimizers)]
         call = _expr_call(stmt)
-        if call is None or (c := _method_call(call, "step")) is None:
+        if call is None or (c := method_call(call, "step")) is None:
             return []
         name = _receiver_name(c)
         if name in optimizers and not c.args:
@@ -497,7 +467,7 @@ class TrainingLoopRule(Rule):
 
     def _is_zero_grad(self, stmt, optimizers) -> bool:
         call = _expr_call(stmt)
-        return call is not None and _method_call(call, "zero_grad") is not None
+        return call is not None and method_call(call, "zero_grad") is not None
 
     def _rewrite_after(self, stmts, optimizers, grads: str, scaler: str | None) -> list:
         ms = self.ctx.alias_for("mindspore")
@@ -505,15 +475,15 @@ class TrainingLoopRule(Rule):
         for stmt in stmts:
             if isinstance(stmt, cst.If) and self._has_step(stmt, optimizers):
                 inner = self._rewrite_after(list(stmt.body.body), optimizers, grads, scaler)
-                inner = [s for s in inner if not (isinstance(s, cst.SimpleStatementLine) and _code(s).strip() ==
-                                                  "accum_grads = None")] + [_stmt("accum_grads = None\n")]
+                inner = [s for s in inner if not (isinstance(s, cst.SimpleStatementLine) and code_of(s).strip() ==
+                                                  "accum_grads = None")] + [parse_statement("accum_grads = None\n")]
                 out.append(stmt.with_changes(body=stmt.body.with_changes(body=inner)))
                 continue
             clipped = self._assigned_clip(stmt)
             if clipped is not None:  # total = clip_grad_norm_(...): the norm before clipping, then the clip
                 target, call = clipped
                 ops = self.ctx.alias_for("mindspore.ops")
-                out.append(_stmt(f"{target} = {ops}.sqrt(sum((g * g).sum() for g in {grads}))\n").with_changes(
+                out.append(parse_statement(f"{target} = {ops}.sqrt(sum((g * g).sum() for g in {grads}))\n").with_changes(
                     leading_lines=stmt.leading_lines))
                 out.append(self._clip(call, "norm", grads))
                 continue
@@ -529,16 +499,16 @@ class TrainingLoopRule(Rule):
                 out.append(self._clip(call, _CLIP[qual], grads).with_changes(**keep))
             elif name == "zero_grad":
                 if grads == "accum_grads":
-                    out.append(_stmt("accum_grads = None\n").with_changes(**keep))
+                    out.append(parse_statement("accum_grads = None\n").with_changes(**keep))
             elif name == "unscale_" and receiver == scaler:
                 continue  # grads are unscaled right after grad_fn
             elif name == "step" and receiver in optimizers and not call.args:
                 out.append(stmt.with_changes(body=[cst.Expr(parse_expression(f"{receiver}({grads})"))]))
             elif name == "step" and receiver == scaler and call.args:
-                opt = _code(call.args[0].value)
-                out.append(_stmt(f"if {ms}.amp.all_finite({grads}):\n    {opt}({grads})\n").with_changes(**keep))
+                opt = code_of(call.args[0].value)
+                out.append(parse_statement(f"if {ms}.amp.all_finite({grads}):\n    {opt}({grads})\n").with_changes(**keep))
             elif name == "update" and receiver == scaler and not call.args:
-                out.append(_stmt(f"{scaler}.adjust({ms}.amp.all_finite({grads}))\n").with_changes(**keep))
+                out.append(parse_statement(f"{scaler}.adjust({ms}.amp.all_finite({grads}))\n").with_changes(**keep))
             else:
                 out.append(stmt)
         return out
@@ -566,9 +536,9 @@ class TrainingLoopRule(Rule):
         if kind == "norm":
             if bound["norm_type"].given and bound["norm_type"].source not in ("2", "2.0"):
                 raise _Unfit("clip_grad_norm_ with norm_type other than 2 (ops.clip_by_global_norm is L2)")
-            return _stmt(f"{grads} = {ops}.clip_by_global_norm({grads}, {bound['max_norm'].source})\n")
+            return parse_statement(f"{grads} = {ops}.clip_by_global_norm({grads}, {bound['max_norm'].source})\n")
         value = bound["clip_value"].source
-        return _stmt(f"{grads} = {ops}.clip_by_value({grads}, -({value}), {value})\n")
+        return parse_statement(f"{grads} = {ops}.clip_by_value({grads}, -({value}), {value})\n")
 
 
 def _handle_subtree(ctx, node: cst.CSTNode) -> None:
@@ -578,7 +548,7 @@ def _handle_subtree(ctx, node: cst.CSTNode) -> None:
 
 
 def _sets_train_mode(node: cst.CSTNode) -> bool:
-    text = _code(node) if not isinstance(node, cst.Module) else node.code
+    text = code_of(node) if not isinstance(node, cst.Module) else node.code
     return ".train(" in text or "set_train(" in text
 
 
@@ -586,149 +556,3 @@ def _contains(tree: cst.CSTNode, target: cst.CSTNode) -> bool:
     if tree is target:
         return True
     return any(_contains(child, target) for child in tree.children)
-
-
-class DataPipelineTransform(Rule):
-    """``TensorDataset``/``DataLoader``/``Dataset`` base classes -> ``mindspore.dataset`` (GeneratorDataset + batch)."""
-
-    def __init__(self, ctx) -> None:
-        super().__init__(ctx)
-        self.columns: dict[str, int] = {}  # dataset variable or class name -> number of columns it yields
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        bases = [b for b in node.bases if (self.scope.resolve_torch(b.value) or "") in _DATASET_BASES]
-        if not bases:
-            return
-        for base in bases:
-            self.ctx.handled.add(id(base.value))
-        count = _getitem_columns(node)
-        if count:
-            self.columns[node.name.value] = count
-
-    def leave_ClassDef(self, original_node, updated_node):
-        keep = [b for o, b in zip(original_node.bases, updated_node.bases)
-                if (self.scope.resolve_torch(o.value) or "") not in _DATASET_BASES]
-        if len(keep) == len(updated_node.bases):
-            return updated_node
-        self.ctx.converted_sites += 1
-        updated_node = _index_as_int(updated_node)
-        if keep:
-            keep[-1] = keep[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-            return updated_node.with_changes(bases=keep)
-        return updated_node.with_changes(bases=[], lpar=cst.MaybeSentinel.DEFAULT, rpar=cst.MaybeSentinel.DEFAULT)
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        count = self._count(node.value)
-        if count:
-            for target in node.targets:
-                for name in _target_names(target.target):
-                    self.columns[name] = count
-
-    def _count(self, expr) -> int:
-        if isinstance(expr, cst.Call):
-            qual = self.scope.resolve_torch(expr.func) or ""
-            if qual == "torch.utils.data.TensorDataset":
-                return len(expr.args) if all(a.star == "" for a in expr.args) else 0
-            return self.columns.get(dotted_name(expr.func) or "", 0)
-        if isinstance(expr, cst.Name):
-            return self.columns.get(expr.value, 0)
-        return 0
-
-    def leave_Call(self, original_node, updated_node):
-        qual = self.scope.resolve_torch(original_node.func)
-        if qual == "torch.utils.data.TensorDataset":
-            if any(a.star or a.keyword for a in updated_node.args):
-                return updated_node
-            ms = self.ctx.alias_for("mindspore")
-            tensors = ", ".join(_code(a.value) for a in updated_node.args) + ("," if len(updated_node.args) == 1 else "")
-            self.ctx.converted_sites += 1
-            return parse_expression(f"list(zip(*({ms}.Tensor(t).asnumpy() for t in ({tensors}))))")
-        if qual == "torch.utils.data.DataLoader":
-            self.ctx.handled.add(id(original_node))
-            return self._loader(original_node, updated_node)
-        return updated_node
-
-    def _loader(self, original_node, updated_node):
-        entry = self.ctx.registry.lookup("torch.utils.data.DataLoader")
-        try:
-            bound = bind_arguments(entry, list(updated_node.args))
-            map_arguments(entry, dict(bound))  # raises Unsupported for arguments with no equivalent
-        except (CallBindError, Unsupported) as exc:
-            self.flag(original_node, "MP102", f"torch.utils.data.DataLoader: {exc}", "build the dataset by hand",
-                      "torch.utils.data.DataLoader")
-            return updated_node
-        dataset = bound["dataset"]
-        count = self._count(original_node.args[0].value if original_node.args and original_node.args[0].keyword
-                            is None else dataset.node)
-        if not count:
-            count = 2
-            self.ctx.diagnose(original_node, "MP105", "DataLoader: the dataset's columns are unknown; assumed 2 "
-                              "(data, label)", "set column_names to what __getitem__ returns", severity="warning")
-        names = ["data", "label"] if count == 2 else [f"column_{i}" for i in range(count)]
-        ds = self.ctx.alias_for("mindspore.dataset")
-        args = [dataset.source, f"column_names={names!r}"]
-        if bound["sampler"].given and bound["sampler"].source != "None":
-            args.append(f"sampler={bound['sampler'].source}")
-        else:
-            shuffle = bound["shuffle"].source if bound["shuffle"].given else "False"
-            args.append(f"shuffle={'False' if shuffle == 'None' else shuffle}")
-        if bound["num_workers"].given and bound["num_workers"].source not in ("0", "None"):
-            args.append(f"num_parallel_workers=max(1, {bound['num_workers'].source})")
-        text = f"{ds}.GeneratorDataset({', '.join(args)})"
-        batch = bound["batch_size"].source
-        if batch != "None":
-            drop = bound["drop_last"]
-            text += f".batch({batch}" + (f", drop_remainder={drop.source})" if drop.given else ")")
-        self.ctx.converted_sites += 1
-        return parse_expression(text)
-
-
-def _getitem_columns(cls: cst.ClassDef) -> int:
-    for stmt in cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ():
-        if isinstance(stmt, cst.FunctionDef) and stmt.name.value in ("__getitem__", "__iter__"):
-            for ret in _returns(stmt):
-                if isinstance(ret, cst.Tuple):
-                    return len(ret.elements)
-                return 1
-    return 0
-
-
-def _returns(fn: cst.FunctionDef) -> list:
-    found = []
-
-    class _Walk(cst.CSTVisitor):
-        def visit_Return(self, node) -> None:
-            if node.value is not None:
-                found.append(node.value)
-
-        def visit_Yield(self, node) -> None:
-            if node.value is not None:
-                found.append(node.value)
-
-    walk(fn, _Walk())
-    return found
-
-
-def _index_as_int(cls: cst.ClassDef) -> cst.ClassDef:
-    """A Dataset's ``__getitem__(self, i)`` gets ``i = i.item() if hasattr(i, "item") else i`` first:
-    GeneratorDataset passes numpy integers, which MindSpore tensors refuse as indices (``self.x[i]``)."""
-    body = list(cls.body.body) if isinstance(cls.body, cst.IndentedBlock) else []
-    for n, stmt in enumerate(body):
-        if not (isinstance(stmt, cst.FunctionDef) and stmt.name.value == "__getitem__"
-                and len(stmt.params.params) == 2 and isinstance(stmt.body, cst.IndentedBlock)):
-            continue
-        index = stmt.params.params[1].name.value
-        line = parse_statement(f"{index} = {index}.item() if hasattr({index}, \"item\") else {index}\n")
-        statements = list(stmt.body.body)
-        if statements and _code(statements[0]).strip() == _code(line).strip():
-            return cls  # converted before (idempotence)
-        at = 1 if statements and _is_docstring(statements[0]) else 0
-        statements.insert(at, line)
-        body[n] = stmt.with_changes(body=stmt.body.with_changes(body=statements))
-        return cls.with_changes(body=cls.body.with_changes(body=body))
-    return cls
-
-
-def _is_docstring(stmt) -> bool:
-    return isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Expr) \
-        and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))

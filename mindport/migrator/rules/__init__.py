@@ -1,0 +1,47 @@
+"""The converter's rules, one file each, in the order they run (written here and nowhere else).
+
+Each rule is a class with LibCST-style hooks, a docstring that says what it does and why, and ``EXAMPLES`` (torch
+source -> converted source, and sources it leaves alone) that the test suite runs through the whole converter and
+``docs/converter/`` shows. For one node, the first rule (in this order) that returns a different node wins.
+"""
+from __future__ import annotations
+
+from mindport.migrator.rules.autograd_function import AutogradFunctionTransform
+from mindport.migrator.rules.buffers import BufferTransform
+from mindport.migrator.rules.custom_optimizer import CustomOptimizerTransform
+from mindport.migrator.rules.data_pipeline import DataPipelineTransform
+from mindport.migrator.rules.device import DeviceTransform
+from mindport.migrator.rules.init_calls import InitTransform
+from mindport.migrator.rules.layer_parameters import LayerParameterNameTransform
+from mindport.migrator.rules.module_class import ModuleClassTransform
+from mindport.migrator.rules.module_methods import ModuleMethodTransform
+from mindport.migrator.rules.module_statements import ModuleStatementTransform
+from mindport.migrator.rules.parameter_containers import ContainerTransform
+from mindport.migrator.rules.references import ReferenceTransform
+from mindport.migrator.rules.table_calls import TableCallTransform
+from mindport.migrator.rules.tensor_idioms import TensorIdiomTransform
+from mindport.migrator.rules.training_loop import TrainingLoopRule
+
+RULES = (
+    ModuleClassTransform,         # nn.Module -> nn.Cell, forward -> construct
+    CustomOptimizerTransform,     # Optimizer subclasses: step(self) reading p.grad -> construct(self, grads)
+    AutogradFunctionTransform,    # autograd.Function -> Cell with construct/bprop; F.apply -> F()
+    LayerParameterNameTransform,  # self.emb.weight -> self.emb.embedding_table (tied weights)
+    ReferenceTransform,           # isinstance(m, nn.Conv2d), act = F.relu: class/function names only
+    InitTransform,                # nn.init.*_(t, ...) -> t.set_data(initializer(...))
+    ContainerTransform,           # ParameterList/ParameterDict -> mindport.runtime.containers
+    ModuleStatementTransform,     # model.requires_grad_(False) statements
+    BufferTransform,              # register_buffer -> non-trainable Parameter
+    TensorIdiomTransform,         # .numpy(), .size(), no_grad blocks (before device moves vanish)
+    DeviceTransform,              # .to(device), .cuda(), torch.device, DataParallel
+    ModuleMethodTransform,        # eval()/train(), parameters(), state_dict() ...
+    DataPipelineTransform,        # TensorDataset/DataLoader/Dataset bases -> GeneratorDataset + batch
+    TrainingLoopRule,             # zero_grad/backward/step loops -> forward_fn + value_and_grad + opt(grads)
+    TableCallTransform,           # every other torch API through the mapping tables; flags the rest
+)
+
+
+def make_rules(ctx, module_classes: set[str], without: tuple[type, ...] = ()) -> list:
+    """One instance of each rule for one file, in order (``without``: rules left out, for the examples' tests)."""
+    return [rule(ctx, module_classes) if rule is ModuleClassTransform else rule(ctx)
+            for rule in RULES if rule not in without]

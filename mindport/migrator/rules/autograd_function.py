@@ -1,0 +1,225 @@
+"""The converter rule AutogradFunctionTransform: its docstring is its documentation, its EXAMPLES are tests, and
+docs/converter/autograd_function.md shows both."""
+from __future__ import annotations
+
+import libcst as cst
+
+from mindport.migrator.names import dotted_name
+from mindport.migrator.rules.base import Example, Rule
+from mindport.migrator.syntax import decorator_func
+from mindport.migrator.walk import parse_expression, parse_statement
+
+_FUNCTION_BASES = {"torch.autograd.Function", "torch.autograd.function.Function"}
+_CTX_DROPPED = {"mark_dirty", "mark_non_differentiable", "set_materialize_grads"}
+_DROPPED_DECORATORS = {"staticmethod", "once_differentiable"}
+
+
+class AutogradFunctionTransform(Rule):
+    """``class F(torch.autograd.Function)`` with static ``forward(ctx, ...)``/``backward(ctx, grad)`` -> a Cell with
+    ``construct(self, ...)`` and ``bprop(self, <inputs>, out, dout)`` (MindSpore's custom-gradient Cell).
+
+    ``ctx`` becomes ``self``: ``ctx.save_for_backward(a, b)`` -> ``self.saved_tensors = (a, b)``, ``ctx.k = v`` stays
+    an attribute. ``bprop`` must return one gradient per input as a tuple, so a single gradient is wrapped and a
+    ``None`` gradient becomes ``ops.zeros_like(<input>)``. Call sites ``F.apply(x)`` -> ``F()(x)``.
+    """
+
+    EXAMPLES = (
+        Example(
+            before="""
+                import torch
+
+
+                class Clamp(torch.autograd.Function):
+                    @staticmethod
+                    def forward(ctx, x):
+                        ctx.save_for_backward(x)
+                        return x.clamp(min=0)
+
+                    @staticmethod
+                    def backward(ctx, grad):
+                        (x,) = ctx.saved_tensors
+                        return grad * (x > 0)
+
+
+                def relu(x):
+                    return Clamp.apply(x)
+            """,
+            after="""
+                from mindspore import nn
+
+
+                class Clamp(nn.Cell):
+                    def construct(self, x):
+                        self.saved_tensors = (x,)
+                        return x.clamp(min=0)
+
+                    def bprop(self, x, out, grad):
+                        (x,) = self.saved_tensors
+                        return (grad * (x > 0),)
+
+
+                def relu(x):
+                    return Clamp()(x)
+            """,
+            note='forward/backward become construct/bprop, ctx becomes self, and F.apply(x) a call of an instance.',
+        ),
+    )
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.functions: set[str] = set()
+        self._bases: set[int] = set()
+
+    def visit_Module(self, node: cst.Module) -> None:
+        for stmt in node.body:
+            if isinstance(stmt, cst.ClassDef) and self._function_base(stmt) is not None:
+                self.functions.add(stmt.name.value)
+
+    def _function_base(self, node: cst.ClassDef):
+        for base in node.bases:
+            if self.ctx.module_scope.resolve_torch(base.value) in _FUNCTION_BASES:
+                return base
+        return None
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        base = self._function_base(node)
+        if base is not None:
+            self._bases.add(id(node))
+            self.ctx.handled.add(id(base.value))
+
+    def leave_ClassDef(self, original_node, updated_node):
+        if id(original_node) not in self._bases:
+            return updated_node
+        forward = _find_method(updated_node, "forward")
+        backward = _find_method(updated_node, "backward")
+        if forward is None or backward is None or not forward.params.params or not backward.params.params:
+            self.flag(original_node, "MP105", "torch.autograd.Function without forward(ctx, ...)/backward(ctx, ...)",
+                      "write a Cell with construct and bprop by hand", "torch.autograd.Function")
+            return updated_node
+        inputs = [p.name.value for p in forward.params.params[1:]]
+        if forward.params.star_arg is not cst.MaybeSentinel.DEFAULT and isinstance(forward.params.star_arg, cst.Param):
+            self.flag(original_node, "MP105", "torch.autograd.Function.forward with *args cannot become bprop",
+                      "name the inputs", "torch.autograd.Function")
+            return updated_node
+        new_body = []
+        for stmt in updated_node.body.body:
+            if stmt is forward:
+                stmt = self._construct(forward)
+            elif stmt is backward:
+                stmt = self._bprop(backward, inputs)
+            new_body.append(stmt)
+        cell = self.ctx.target_expr("mindspore.nn.Cell")
+        bases = [b.with_changes(value=cell) if self.ctx.module_scope.resolve_torch(b.value) in _FUNCTION_BASES else b
+                 for b in updated_node.bases]
+        self.ctx.converted_sites += 1
+        return updated_node.with_changes(bases=bases, body=updated_node.body.with_changes(body=new_body))
+
+    def _construct(self, fn: cst.FunctionDef) -> cst.FunctionDef:
+        ctx_name = fn.params.params[0].name.value
+        body = fn.body.visit(_CtxToSelf(ctx_name))
+        params = fn.params.with_changes(params=[fn.params.params[0].with_changes(name=cst.Name("self")),
+                                                *fn.params.params[1:]])
+        return fn.with_changes(name=cst.Name("construct"), params=params, body=body,
+                               decorators=_keep_decorators(fn, self.scope))
+
+    def _bprop(self, fn: cst.FunctionDef, inputs: list[str]) -> cst.FunctionDef:
+        ctx_name = fn.params.params[0].name.value
+        grads = [p.name.value for p in fn.params.params[1:]]
+        dout = grads[0] if len(grads) == 1 else "dout"
+        ops = self.ctx.alias_for("mindspore.ops")
+        body = fn.body.visit(_CtxToSelf(ctx_name, len(inputs)))
+        body = body.visit(_BpropReturns(inputs, ops))
+        if len(grads) > 1:
+            unpack = parse_statement(f"{', '.join(grads)} = dout")
+            body = body.with_changes(body=[unpack, *body.body])
+        params = [cst.Param(cst.Name("self")), *[cst.Param(cst.Name(n)) for n in inputs], cst.Param(cst.Name("out")),
+                  cst.Param(cst.Name(dout))]
+        return fn.with_changes(name=cst.Name("bprop"), params=cst.Parameters(params=params), body=body,
+                               decorators=_keep_decorators(fn, self.scope))
+
+    def leave_Attribute(self, original_node, updated_node):
+        value = updated_node.value
+        if updated_node.attr.value == "apply" and isinstance(value, cst.Name) and value.value in self.functions \
+                and self.ctx.module_scope.lookup(value.value) == (True, None):
+            self.ctx.converted_sites += 1
+            return cst.Call(func=value)
+        return updated_node
+
+
+def _find_method(cls: cst.ClassDef, name: str) -> cst.FunctionDef | None:
+    for stmt in cls.body.body:
+        if isinstance(stmt, cst.FunctionDef) and stmt.name.value == name:
+            return stmt
+    return None
+
+
+def _keep_decorators(fn: cst.FunctionDef, scope) -> list[cst.Decorator]:
+    return [d for d in fn.decorators if (dotted_name(decorator_func(d)) or "").rsplit(".", 1)[-1]
+            not in _DROPPED_DECORATORS]
+
+
+class _CtxToSelf(cst.CSTTransformer):
+    """``ctx`` -> ``self``; ``ctx.save_for_backward(...)`` -> ``self.saved_tensors = (...)``; mark_* calls dropped."""
+
+    def __init__(self, ctx_name: str, n_inputs: int = 0) -> None:
+        super().__init__()
+        self.ctx_name = ctx_name
+        self.n_inputs = n_inputs
+
+    def leave_SimpleStatementLine(self, original_node, updated_node):
+        if len(updated_node.body) == 1 and isinstance(updated_node.body[0], cst.Expr):
+            call = updated_node.body[0].value
+            if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) \
+                    and isinstance(call.func.value, cst.Name) and call.func.value.value in (self.ctx_name, "self"):
+                method = call.func.attr.value
+                if method == "save_for_backward":
+                    saved = cst.Tuple([cst.Element(a.value) for a in call.args]) if call.args else cst.Tuple([])
+                    return updated_node.with_changes(body=[cst.Assign(
+                        targets=[cst.AssignTarget(parse_expression("self.saved_tensors"))], value=saved)])
+                if method in _CTX_DROPPED:
+                    return cst.RemoveFromParent()
+        return updated_node
+
+    def leave_Attribute(self, original_node, updated_node):
+        if isinstance(updated_node.value, cst.Name) and updated_node.value.value == "self":
+            if updated_node.attr.value == "saved_variables":
+                return updated_node.with_changes(attr=cst.Name("saved_tensors"))
+            if updated_node.attr.value == "needs_input_grad":
+                return parse_expression(f"({'True, ' * self.n_inputs})")
+        return updated_node
+
+    def leave_Name(self, original_node, updated_node):
+        if updated_node.value == self.ctx_name:
+            return updated_node.with_changes(value="self")
+        return updated_node
+
+    def visit_FunctionDef(self, node) -> bool:
+        return False  # nested functions keep their own names
+
+
+class _BpropReturns(cst.CSTTransformer):
+    """``return g`` -> ``return (g,)``; ``None`` gradients -> ``ops.zeros_like(<input>)``."""
+
+    def __init__(self, inputs: list[str], ops: str) -> None:
+        super().__init__()
+        self.inputs = inputs
+        self.ops = ops
+
+    def visit_FunctionDef(self, node) -> bool:
+        return False
+
+    def visit_Lambda(self, node) -> bool:
+        return False
+
+    def leave_Return(self, original_node, updated_node):
+        value = updated_node.value
+        if value is None:
+            return updated_node
+        items = [e.value for e in value.elements] if isinstance(value, cst.Tuple) else [value]
+        fixed = []
+        for i, item in enumerate(items):
+            if isinstance(item, cst.Name) and item.value == "None" and i < len(self.inputs):
+                item = parse_expression(f"{self.ops}.zeros_like({self.inputs[i]})")
+            fixed.append(cst.Element(item))
+        return updated_node.with_changes(value=cst.Tuple(fixed) if len(fixed) > 1 else
+                                         cst.Tuple([cst.Element(fixed[0].value, comma=cst.Comma())]))

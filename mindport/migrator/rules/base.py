@@ -1,0 +1,60 @@
+"""What a converter rule is: one concern of the rewrite, as a small class with LibCST-style hooks, its documentation
+(the docstring) and its examples (``EXAMPLES``: torch source -> converted source, and sources it leaves alone), which
+the test suite runs and ``docs/converter/`` shows."""
+from __future__ import annotations
+
+import textwrap
+from dataclasses import dataclass
+from typing import ClassVar
+
+import libcst as cst
+
+from mindport.migrator.context import FileContext
+from mindport.migrator.names import Scope
+
+
+@dataclass(frozen=True)
+class Example:
+    """``before`` converted by the whole converter gives ``after`` (``after=None``: the rule leaves it alone, so the
+    converter's output is ``before`` itself). ``note`` says what the example shows, on the rule's docs page.
+
+    The sources may be written indented inside triple quotes: they are dedented, and the first newline dropped."""
+
+    before: str
+    after: str | None = None
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "before", _source(self.before))
+        if self.after is not None:
+            object.__setattr__(self, "after", _source(self.after))
+
+    @property
+    def expected(self) -> str:
+        return self.before if self.after is None else self.after
+
+
+def _source(text: str) -> str:
+    text = textwrap.dedent(text)
+    return text[1:] if text.startswith("\n") else text
+
+
+class Rule:
+    """One concern of the rewrite. Subclasses define ``visit_X(node)`` and/or ``leave_X(original, updated)``; the
+    engine (``engine.py``) runs every rule's hooks in one traversal, in the order ``rules/__init__.py`` gives."""
+
+    EXAMPLES: ClassVar[tuple[Example, ...]] = ()
+
+    def __init__(self, ctx: FileContext) -> None:
+        self.ctx = ctx
+        self.runner = None  # the engine's RuleRunner, set when the rule runs
+
+    @property
+    def scope(self) -> Scope:
+        return self.runner.scope  # type: ignore[union-attr]
+
+    def flag(self, node: cst.CSTNode, code: str, message: str, suggestion: str = "", api: str = "") -> None:
+        self.runner.flag(node, code, message, suggestion, api)  # type: ignore[union-attr]
+
+    def hooks(self, prefix: str) -> dict[str, object]:
+        return {name[len(prefix):]: getattr(self, name) for name in dir(type(self)) if name.startswith(prefix)}

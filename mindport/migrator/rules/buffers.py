@@ -1,0 +1,73 @@
+"""The converter rule BufferTransform: its docstring is its documentation, its EXAMPLES are tests, and
+docs/converter/buffers.md shows both."""
+from __future__ import annotations
+
+import libcst as cst
+
+from mindport.migrator.rules.base import Example, Rule
+from mindport.migrator.syntax import NO_SPACE_EQUAL, method_call, receiver
+from mindport.migrator.walk import parse_expression
+
+
+class BufferTransform(Rule):
+    """``self.register_buffer("name", t)`` -> ``self.name = ms.Parameter(t, name="name", requires_grad=False)``.
+
+    MindSpore buffers do not reach checkpoints; a persistent torch buffer is in the state_dict, so it becomes a
+    non-trainable Parameter that save_checkpoint/load_checkpoint carry. Non-persistent buffers stay buffers.
+    """
+
+    EXAMPLES = (
+        Example(
+            before="""
+                import torch
+                import torch.nn as nn
+
+
+                class Rope(nn.Module):
+                    def __init__(self, dim):
+                        super().__init__()
+                        self.register_buffer("inv_freq", torch.arange(0, dim, 2).float() / dim)
+                        self.register_buffer("cache", torch.zeros(dim), persistent=False)
+            """,
+            after="""
+                import mindspore as ms
+                from mindspore import nn
+                from mindspore import ops
+
+
+                class Rope(nn.Cell):
+                    def __init__(self, dim):
+                        super().__init__()
+                        self.inv_freq = ms.Parameter(ops.arange(start=0, end=dim, step=2).astype(ms.float32) / dim, name="inv_freq", requires_grad=False)
+                        self.register_buffer("cache", ops.zeros(dim), persistent=False)
+            """,
+            note='A persistent buffer reaches the checkpoint as a frozen Parameter; a non-persistent one stays a buffer.',
+        ),
+    )
+
+    def leave_SimpleStatementLine(self, original_node, updated_node):
+        if len(updated_node.body) == 1 and isinstance(updated_node.body[0], cst.Expr):
+            call = method_call(updated_node.body[0].value, "register_buffer")
+            if call is not None:
+                return self._rewrite(updated_node, call)
+        return updated_node
+
+    def _rewrite(self, line, call: cst.Call):
+        args = {a.keyword.value if a.keyword else i: a.value for i, a in enumerate(call.args)}
+        name = args.get(0, args.get("name"))
+        tensor = args.get(1, args.get("tensor"))
+        persistent = args.get(2, args.get("persistent"))
+        if not isinstance(name, cst.SimpleString) or tensor is None:
+            return line
+        if persistent is not None and not (isinstance(persistent, cst.Name) and persistent.value == "True"):
+            return line  # non-persistent: MindSpore's Cell.register_buffer has the same meaning
+        ms = self.ctx.alias_for("mindspore")
+        owner = receiver(call)
+        param = cst.Call(func=parse_expression(f"{ms}.Parameter"), args=[
+            cst.Arg(tensor),
+            cst.Arg(keyword=cst.Name("name"), value=name, equal=NO_SPACE_EQUAL),
+            cst.Arg(keyword=cst.Name("requires_grad"), value=cst.Name("False"), equal=NO_SPACE_EQUAL),
+        ])
+        target = cst.Attribute(value=owner, attr=cst.Name(name.evaluated_value))
+        self.ctx.converted_sites += 1
+        return line.with_changes(body=[cst.Assign(targets=[cst.AssignTarget(target)], value=param)])

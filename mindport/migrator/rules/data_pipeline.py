@@ -1,0 +1,214 @@
+"""The converter rule DataPipelineTransform: its docstring is its documentation, its EXAMPLES are tests, and
+docs/converter/data_pipeline.md shows both."""
+from __future__ import annotations
+
+import libcst as cst
+
+from mindport.mappings.transforms import Unsupported
+from mindport.migrator.names import dotted_name
+from mindport.migrator.rules.base import Example, Rule
+from mindport.migrator.syntax import code_of, target_names
+from mindport.migrator.table import CallBindError, bind_arguments, map_arguments
+from mindport.migrator.walk import parse_expression, parse_statement, walk
+
+_DATASET_BASES = {"torch.utils.data.Dataset", "torch.utils.data.dataset.Dataset", "torch.utils.data.IterableDataset"}
+
+
+class DataPipelineTransform(Rule):
+    """``TensorDataset``/``DataLoader``/``Dataset`` base classes -> ``mindspore.dataset`` (GeneratorDataset + batch)."""
+
+    EXAMPLES = (
+        Example(
+            before="""
+                import torch
+                from torch.utils.data import DataLoader, TensorDataset
+
+                x = torch.randn(64, 3)
+                y = torch.randint(0, 2, (64,))
+                loader = DataLoader(TensorDataset(x, y), batch_size=16, shuffle=True)
+            """,
+            after="""
+                import mindspore as ms
+                from mindspore import ops
+                import mindspore.dataset as ds
+
+                x = ops.randn(64, 3)
+                y = ops.randint(0, 2, (64,))
+                loader = ds.GeneratorDataset(list(zip(*(ms.Tensor(t).asnumpy() for t in (x, y)))), column_names=['data', 'label'], shuffle=True).batch(16)
+            """,
+            note='TensorDataset + DataLoader become one GeneratorDataset, batched.',
+        ),
+        Example(
+            before="""
+                from torch.utils.data import Dataset
+
+
+                class Pairs(Dataset):
+                    def __init__(self, items):
+                        self.items = items
+
+                    def __len__(self):
+                        return len(self.items)
+
+                    def __getitem__(self, i):
+                        return self.items[i]
+            """,
+            after="""
+
+
+                class Pairs:
+                    def __init__(self, items):
+                        self.items = items
+
+                    def __len__(self):
+                        return len(self.items)
+
+                    def __getitem__(self, i):
+                        i = i.item() if hasattr(i, "item") else i
+                        return self.items[i]
+            """,
+            note='A Dataset subclass becomes a plain source class; GeneratorDataset hands it numpy indices.',
+        ),
+    )
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.columns: dict[str, int] = {}  # dataset variable or class name -> number of columns it yields
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        bases = [b for b in node.bases if (self.scope.resolve_torch(b.value) or "") in _DATASET_BASES]
+        if not bases:
+            return
+        for base in bases:
+            self.ctx.handled.add(id(base.value))
+        count = _getitem_columns(node)
+        if count:
+            self.columns[node.name.value] = count
+
+    def leave_ClassDef(self, original_node, updated_node):
+        keep = [b for o, b in zip(original_node.bases, updated_node.bases)
+                if (self.scope.resolve_torch(o.value) or "") not in _DATASET_BASES]
+        if len(keep) == len(updated_node.bases):
+            return updated_node
+        self.ctx.converted_sites += 1
+        updated_node = _index_as_int(updated_node)
+        if keep:
+            keep[-1] = keep[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+            return updated_node.with_changes(bases=keep)
+        return updated_node.with_changes(bases=[], lpar=cst.MaybeSentinel.DEFAULT, rpar=cst.MaybeSentinel.DEFAULT)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        count = self._count(node.value)
+        if count:
+            for target in node.targets:
+                for name in target_names(target.target):
+                    self.columns[name] = count
+
+    def _count(self, expr) -> int:
+        if isinstance(expr, cst.Call):
+            qual = self.scope.resolve_torch(expr.func) or ""
+            if qual == "torch.utils.data.TensorDataset":
+                return len(expr.args) if all(a.star == "" for a in expr.args) else 0
+            return self.columns.get(dotted_name(expr.func) or "", 0)
+        if isinstance(expr, cst.Name):
+            return self.columns.get(expr.value, 0)
+        return 0
+
+    def leave_Call(self, original_node, updated_node):
+        qual = self.scope.resolve_torch(original_node.func)
+        if qual == "torch.utils.data.TensorDataset":
+            if any(a.star or a.keyword for a in updated_node.args):
+                return updated_node
+            ms = self.ctx.alias_for("mindspore")
+            tensors = ", ".join(code_of(a.value) for a in updated_node.args) + ("," if len(updated_node.args) == 1 else "")
+            self.ctx.converted_sites += 1
+            return parse_expression(f"list(zip(*({ms}.Tensor(t).asnumpy() for t in ({tensors}))))")
+        if qual == "torch.utils.data.DataLoader":
+            self.ctx.handled.add(id(original_node))
+            return self._loader(original_node, updated_node)
+        return updated_node
+
+    def _loader(self, original_node, updated_node):
+        entry = self.ctx.registry.lookup("torch.utils.data.DataLoader")
+        try:
+            bound = bind_arguments(entry, list(updated_node.args))
+            map_arguments(entry, dict(bound))  # raises Unsupported for arguments with no equivalent
+        except (CallBindError, Unsupported) as exc:
+            self.flag(original_node, "MP102", f"torch.utils.data.DataLoader: {exc}", "build the dataset by hand",
+                      "torch.utils.data.DataLoader")
+            return updated_node
+        dataset = bound["dataset"]
+        count = self._count(original_node.args[0].value if original_node.args and original_node.args[0].keyword
+                            is None else dataset.node)
+        if not count:
+            count = 2
+            self.ctx.diagnose(original_node, "MP105", "DataLoader: the dataset's columns are unknown; assumed 2 "
+                              "(data, label)", "set column_names to what __getitem__ returns", severity="warning")
+        names = ["data", "label"] if count == 2 else [f"column_{i}" for i in range(count)]
+        ds = self.ctx.alias_for("mindspore.dataset")
+        args = [dataset.source, f"column_names={names!r}"]
+        if bound["sampler"].given and bound["sampler"].source != "None":
+            args.append(f"sampler={bound['sampler'].source}")
+        else:
+            shuffle = bound["shuffle"].source if bound["shuffle"].given else "False"
+            args.append(f"shuffle={'False' if shuffle == 'None' else shuffle}")
+        if bound["num_workers"].given and bound["num_workers"].source not in ("0", "None"):
+            args.append(f"num_parallel_workers=max(1, {bound['num_workers'].source})")
+        text = f"{ds}.GeneratorDataset({', '.join(args)})"
+        batch = bound["batch_size"].source
+        if batch != "None":
+            drop = bound["drop_last"]
+            text += f".batch({batch}" + (f", drop_remainder={drop.source})" if drop.given else ")")
+        self.ctx.converted_sites += 1
+        return parse_expression(text)
+
+
+def _getitem_columns(cls: cst.ClassDef) -> int:
+    for stmt in cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ():
+        if isinstance(stmt, cst.FunctionDef) and stmt.name.value in ("__getitem__", "__iter__"):
+            for ret in _returns(stmt):
+                if isinstance(ret, cst.Tuple):
+                    return len(ret.elements)
+                return 1
+    return 0
+
+
+def _returns(fn: cst.FunctionDef) -> list:
+    found = []
+
+    class _Walk(cst.CSTVisitor):
+        def visit_Return(self, node) -> None:
+            if node.value is not None:
+                found.append(node.value)
+
+        def visit_Yield(self, node) -> None:
+            if node.value is not None:
+                found.append(node.value)
+
+    walk(fn, _Walk())
+    return found
+
+
+def _index_as_int(cls: cst.ClassDef) -> cst.ClassDef:
+    """A Dataset's ``__getitem__(self, i)`` gets ``i = i.item() if hasattr(i, "item") else i`` first:
+    GeneratorDataset passes numpy integers, which MindSpore tensors refuse as indices (``self.x[i]``)."""
+    body = list(cls.body.body) if isinstance(cls.body, cst.IndentedBlock) else []
+    for n, stmt in enumerate(body):
+        if not (isinstance(stmt, cst.FunctionDef) and stmt.name.value == "__getitem__"
+                and len(stmt.params.params) == 2 and isinstance(stmt.body, cst.IndentedBlock)):
+            continue
+        index = stmt.params.params[1].name.value
+        line = parse_statement(f"{index} = {index}.item() if hasattr({index}, \"item\") else {index}\n")
+        statements = list(stmt.body.body)
+        if statements and code_of(statements[0]).strip() == code_of(line).strip():
+            return cls  # converted before (idempotence)
+        at = 1 if statements and _is_docstring(statements[0]) else 0
+        statements.insert(at, line)
+        body[n] = stmt.with_changes(body=stmt.body.with_changes(body=statements))
+        return cls.with_changes(body=cls.body.with_changes(body=body))
+    return cls
+
+
+def _is_docstring(stmt) -> bool:
+    return isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Expr) \
+        and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))

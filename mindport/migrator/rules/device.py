@@ -1,0 +1,192 @@
+"""The converter rule DeviceTransform: its docstring is its documentation, its EXAMPLES are tests, and
+docs/converter/device.md shows both."""
+from __future__ import annotations
+
+import libcst as cst
+
+from mindport.migrator.rules.base import Example, Rule
+from mindport.migrator.syntax import compact_source, method
+from mindport.migrator.walk import parse_expression, parse_statement
+
+_DEVICE_METHODS = {"cuda", "cpu"}
+_DEVICE_WORDS = ("device", "dev", "cuda", "gpu", "cpu", "rank", "npu")
+
+
+def _is_device(expr) -> bool:
+    """Evidently a device: a string or int literal, ``torch.device(...)``, or a name such as ``device``,
+    ``args.device``, ``x.device``, ``local_rank``."""
+    if isinstance(expr, (cst.SimpleString, cst.Integer, cst.FormattedString)):
+        return True
+    if isinstance(expr, cst.Call):
+        return _is_device(expr.func)
+    if isinstance(expr, cst.IfExp):
+        return _is_device(expr.body) and _is_device(expr.orelse)
+    name = expr.attr.value if isinstance(expr, cst.Attribute) else expr.value if isinstance(expr, cst.Name) else ""
+    return any(word in name.lower() for word in _DEVICE_WORDS)
+
+
+_CAST_METHODS = {"half": "float16", "float": "float32", "double": "float64", "long": "int64", "int": "int32",
+                 "bool": "bool_", "bfloat16": "bfloat16"}
+
+
+class DeviceTransform(Rule):
+    """Device placement is global in MindSpore: per-tensor moves disappear, ``torch.device`` becomes a string,
+    ``torch.cuda.is_available()`` asks ``ms.hal``, ``DataParallel(model)`` is the model itself."""
+
+    EXAMPLES = (
+        Example(
+            before="""
+                import torch
+
+                device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+                def prepare(model, batch):
+                    model = model.to(device)
+                    return model, batch.cuda().half()
+            """,
+            after="""
+                import mindspore as ms
+
+                device = "cuda" if ms.hal.is_available("GPU") else "cpu"
+                ms.set_device(("GPU" if str(device).startswith("cuda") else "CPU"))
+
+
+                def prepare(model, batch):
+                    model = model
+                    return model, batch.astype(ms.float16)
+            """,
+            note='Placement is global in MindSpore: the device becomes a set_device call, per-tensor moves vanish, casts stay.',
+        ),
+        Example(
+            before="""
+                import torch.nn as nn
+
+
+                def parallel(model):
+                    return nn.DataParallel(model).cuda()
+            """,
+            after="""
+
+
+                def parallel(model):
+                    return model
+            """,
+            note='DataParallel(model) is the model itself.',
+        ),
+    )
+
+    def leave_Call(self, original_node, updated_node):
+        func = updated_node.func
+        qual = self.scope.resolve_torch(original_node.func)
+        if qual in ("torch.device",):
+            self.ctx.converted_sites += 1
+            return updated_node.args[0].value if updated_node.args else cst.SimpleString('"cpu"')
+        if qual == "torch.cuda.is_available":
+            self.ctx.converted_sites += 1
+            ms = self.ctx.alias_for("mindspore")
+            if self.ctx.options.ms_version >= (2, 3):
+                return parse_expression(f'{ms}.hal.is_available("GPU")')
+            return parse_expression(f'({ms}.get_context("device_target") == "GPU")')
+        if qual in ("torch.cuda.device_count",):
+            ms = self.ctx.alias_for("mindspore")
+            self.ctx.converted_sites += 1
+            return parse_expression(f'{ms}.hal.device_count("GPU")')
+        if qual in ("torch.nn.DataParallel", "torch.nn.parallel.DistributedDataParallel",
+                    "torch.nn.parallel.DataParallel") and updated_node.args:
+            self.ctx.converted_sites += 1
+            return updated_node.args[0].value
+        if not isinstance(func, cst.Attribute) or self.scope.resolve(func.value) is not None:
+            return updated_node
+        name = func.attr.value
+        if name in _DEVICE_METHODS and all(a.keyword is None or a.keyword.value in ("device", "non_blocking",
+                                                                                   "memory_format")
+                                           for a in updated_node.args):  # x.cuda(0): the device index goes too
+            self.ctx.converted_sites += 1
+            return func.value
+        if name == "to":
+            return self._to(original_node, updated_node)
+        if name in _CAST_METHODS and not updated_node.args:
+            ms = self.ctx.alias_for("mindspore")
+            self.ctx.converted_sites += 1
+            return method(func.value, "astype", [cst.Arg(parse_expression(f"{ms}.{_CAST_METHODS[name]}"))])
+        return updated_node
+
+    def _to(self, original: cst.Call, call: cst.Call):
+        receiver = call.func.value  # type: ignore[union-attr]
+        dtype = None
+        # Decide on the original arguments: children are already converted (torch.float16 -> ms.float16).
+        for original_arg, arg in zip(original.args, call.args):
+            if arg.keyword is not None and arg.keyword.value == "dtype":
+                dtype = arg.value
+            elif arg.keyword is None and self._is_dtype(original_arg.value):
+                dtype = arg.value
+            elif arg.keyword is None and not _is_device(original_arg.value):
+                # x.to(d) / x.to(other): a dtype, a device or a tensor, only known at run time
+                self.flag(original, "MP102", f".to({compact_source(original_arg.value)}): cannot tell whether the argument is a "
+                          "dtype, a device or a tensor", "write x.astype(dtype) for a dtype, drop the call for a device "
+                          "move, x.astype(other.dtype) for a tensor", "torch.Tensor.to")
+                self.ctx.handled.add(id(original))
+                return call
+            elif arg.keyword is not None and arg.keyword.value not in ("device", "non_blocking", "copy"):
+                return call
+        self.ctx.converted_sites += 1
+        if dtype is None:
+            return receiver
+        return method(receiver, "astype", [cst.Arg(dtype)])
+
+    def _is_dtype(self, expr) -> bool:
+        qual = self.scope.resolve_torch(expr)
+        if qual is not None:
+            entry = self.ctx.registry.lookup(qual)
+            return entry is not None and entry.kind == "attribute" and qual != "torch.Tensor"
+        return isinstance(expr, cst.Attribute) and expr.attr.value == "dtype"
+
+    def leave_SimpleStatementLine(self, original_node, updated_node):
+        device = self._device_assignment(original_node)
+        if device is not None:
+            return cst.FlattenSentinel([updated_node, device])
+        # torch.backends.cudnn.* = ... : no MindSpore meaning; drop the statement.
+        body = updated_node.body
+        if len(body) == 1 and isinstance(body[0], cst.Assign) and len(body[0].targets) == 1:
+            qual = self.scope.resolve_torch(body[0].targets[0].target)
+            if qual is not None and qual.startswith("torch.backends."):
+                self.ctx.converted_sites += 1
+                return cst.RemoveFromParent()
+        return updated_node
+
+    def _device_assignment(self, line: cst.SimpleStatementLine) -> cst.SimpleStatementLine | None:
+        """``device = torch.device(spec)`` -> the same line (``device = spec``) plus the global device setting:
+        ``ms.set_device("GPU", 1)`` (MindSpore >= 2.5) or ``ms.set_context(device_target=..., device_id=...)``."""
+        if len(line.body) != 1 or not isinstance(line.body[0], cst.Assign):
+            return None
+        assign = line.body[0]
+        call = assign.value
+        if not isinstance(call, cst.Call) or self.scope.resolve_torch(call.func) != "torch.device" \
+                or len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name):
+            return None
+        positional = [a.value for a in call.args if a.keyword is None]
+        keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+        spec = positional[0] if positional else keywords.get("type")
+        index = positional[1] if len(positional) > 1 else keywords.get("index")
+        device_id = cst.Module(body=[]).code_for_node(index) if index is not None else None
+        if isinstance(spec, cst.SimpleString):
+            kind, _, number = spec.evaluated_value.partition(":")
+            target = '"GPU"' if kind == "cuda" else '"Ascend"' if kind == "npu" else '"CPU"'
+            device_id = device_id or (number if number.isdigit() else None)
+        elif spec is None:
+            target = '"CPU"'
+        else:  # a run-time choice (e.g. "cuda" if torch.cuda.is_available() else "cpu")
+            name = assign.targets[0].target.value
+            target = f'("GPU" if str({name}).startswith("cuda") else "CPU")'
+        ms = self.ctx.alias_for("mindspore")
+        if self.ctx.options.ms_version >= (2, 5):
+            text = f"{ms}.set_device({target}{', ' + device_id if device_id else ''})"
+        else:
+            text = f"{ms}.set_context(device_target={target}{', device_id=' + device_id if device_id else ''})"
+        return parse_statement(text)  # type: ignore[return-value]
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            if (self.scope.resolve_torch(target.target) or "").startswith("torch.backends."):
+                self.ctx.handled.add(id(target.target))

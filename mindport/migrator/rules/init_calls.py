@@ -1,0 +1,151 @@
+"""The converter rule InitTransform: its docstring is its documentation, its EXAMPLES are tests, and
+docs/converter/init_calls.md shows both."""
+from __future__ import annotations
+
+import libcst as cst
+
+from mindport.migrator.rules.base import Example, Rule
+from mindport.migrator.syntax import NO_SPACE_EQUAL, compact_source, method
+from mindport.migrator.walk import parse_expression
+
+# torch.nn.init.<fn> -> (MindSpore initializer class, [(torch arg, MindSpore arg, default source)], fixed kwargs)
+_INITS: dict[str, tuple[str, list[tuple[str, str, str | None]]]] = {
+    "uniform_": ("Uniform", []),  # handled specially: (a, b) -> scale only when symmetric; see _init_args
+    "normal_": ("Normal", [("mean", "mean", "0.0"), ("std", "sigma", "1.0")]),
+    "constant_": ("Constant", [("val", "value", None)]),
+    "ones_": ("One", []),
+    "zeros_": ("Zero", []),
+    "xavier_uniform_": ("XavierUniform", [("gain", "gain", "1.0")]),
+    "xavier_normal_": ("XavierNormal", [("gain", "gain", "1.0")]),
+    "kaiming_uniform_": ("HeUniform", [("a", "negative_slope", "0"), ("mode", "mode", "'fan_in'"),
+                                       ("nonlinearity", "nonlinearity", "'leaky_relu'")]),
+    "kaiming_normal_": ("HeNormal", [("a", "negative_slope", "0"), ("mode", "mode", "'fan_in'"),
+                                     ("nonlinearity", "nonlinearity", "'leaky_relu'")]),
+    "trunc_normal_": ("TruncatedNormal", [("mean", "mean", "0.0"), ("std", "sigma", "1.0"), ("a", "a", "-2.0"),
+                                          ("b", "b", "2.0")]),
+    "orthogonal_": ("Orthogonal", [("gain", "gain", "1.0")]),
+    "eye_": ("Identity", []),
+}
+# nonlinearity names mindspore.common.initializer's gain table knows (others raise ValueError there)
+_MS_GAINS = {"linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+             "sigmoid", "tanh", "relu", "leaky_relu"}
+_INIT_SIGNATURES = {
+    "uniform_": ("a", "b"),
+    "normal_": ("mean", "std"),
+    "constant_": ("val",),
+    "xavier_uniform_": ("gain",),
+    "xavier_normal_": ("gain",),
+    "kaiming_uniform_": ("a", "mode", "nonlinearity"),
+    "kaiming_normal_": ("a", "mode", "nonlinearity"),
+    "trunc_normal_": ("mean", "std", "a", "b"),
+    "orthogonal_": ("gain",),
+}
+
+
+class InitTransform(Rule):
+    """``nn.init.kaiming_normal_(m.weight, mode="fan_out")`` ->
+    ``m.weight.set_data(initializer(HeNormal(mode="fan_out"), m.weight.shape, m.weight.dtype))``.
+
+    torch initialises in place; MindSpore replaces a Parameter's data with an initializer's tensor. ``uniform_(t, a,
+    b)`` becomes ``Uniform(scale)`` only when ``a == -b``; anything else is flagged.
+    """
+
+    EXAMPLES = (
+        Example(
+            before="""
+                import torch.nn as nn
+
+
+                def init_weights(m):
+                    if isinstance(m, nn.Conv2d):
+                        nn.init.kaiming_normal_(m.weight, mode="fan_out", nonlinearity="relu")
+                        nn.init.zeros_(m.bias)
+            """,
+            after="""
+                import mindspore as ms
+                from mindspore import nn
+
+
+                def init_weights(m):
+                    if isinstance(m, nn.Conv2d):
+                        m.weight.set_data(ms.common.initializer.initializer(ms.common.initializer.HeNormal(negative_slope=0, mode="fan_out", nonlinearity="relu"), m.weight.shape, m.weight.dtype))
+                        m.bias.set_data(ms.common.initializer.initializer(ms.common.initializer.Zero(), m.bias.shape, m.bias.dtype))
+            """,
+            note="torch's defaults are written out: MindSpore's initializers default differently.",
+        ),
+        Example(
+            before="""
+                import torch.nn as nn
+
+
+                def init_uniform(layer):
+                    nn.init.uniform_(layer.weight, -0.1, 0.1)
+                    nn.init.uniform_(layer.bias, 0.0, 1.0)
+            """,
+            after="""
+                import mindspore as ms
+                from mindport.runtime import init as mp_init
+
+
+                def init_uniform(layer):
+                    layer.weight.set_data(ms.common.initializer.initializer(ms.common.initializer.Uniform(scale=0.1), layer.weight.shape, layer.weight.dtype))
+                    mp_init.uniform_(tensor=layer.bias, a=0.0, b=1.0)
+            """,
+            note="A symmetric uniform_ is MindSpore's Uniform(scale); an asymmetric one goes to the runtime layer's uniform_ (its table entry).",
+        ),
+    )
+
+    def leave_Call(self, original_node, updated_node):
+        qual = self.scope.resolve_torch(original_node.func)
+        if qual is None or not qual.startswith("torch.nn.init."):
+            return updated_node
+        name = qual.rsplit(".", 1)[1]
+        if name not in _INITS:
+            return updated_node  # the table flags it (or maps calculate_gain & co.)
+        args = updated_node.args
+        if not args or any(a.star for a in args) or (args[0].keyword is not None
+                                                     and args[0].keyword.value != "tensor"):
+            return updated_node
+        tensor = args[0].value
+        given: dict[str, cst.BaseExpression] = {}
+        names = _INIT_SIGNATURES.get(name, ())
+        for i, arg in enumerate(args[1:]):
+            if arg.keyword is None:
+                if i >= len(names):
+                    return updated_node
+                given[names[i]] = arg.value
+            elif arg.keyword.value == "generator":
+                continue
+            else:
+                given[arg.keyword.value] = arg.value
+        cls, spec = _INITS[name]
+        init_args: list[cst.Arg] = []
+        if name == "uniform_":
+            low, high = given.get("a"), given.get("b")
+            low_s = compact_source(low) if low is not None else "0.0"
+            high_s = compact_source(high) if high is not None else "1.0"
+            if low_s.lstrip("-") != high_s or not low_s.startswith("-"):
+                return updated_node  # Uniform(scale) is symmetric: the table's mindport.runtime.init.uniform_ takes it
+            init_args.append(cst.Arg(parse_expression(high_s), keyword=cst.Name("scale"), equal=NO_SPACE_EQUAL))
+        else:
+            known = {t for t, _, _ in spec}
+            if set(given) - known:
+                return updated_node
+            gain = given.get("nonlinearity")
+            if gain is not None and not (isinstance(gain, cst.SimpleString) and gain.evaluated_value in _MS_GAINS):
+                return updated_node  # MindSpore's gain table lacks it ("selu"): the table's runtime init has torch's
+            for torch_arg, ms_arg, default in spec:
+                value = given.get(torch_arg)
+                if value is None:
+                    if default is None:
+                        return updated_node  # a required argument is missing: leave it to the table to flag
+                    value = parse_expression(default)  # MindSpore's defaults differ (Normal sigma=0.01)
+                init_args.append(cst.Arg(value, keyword=cst.Name(ms_arg), equal=NO_SPACE_EQUAL))
+        ms = self.ctx.alias_for("mindspore")
+        self.ctx.converted_sites += 1
+        self.ctx.handled.add(id(original_node))
+        init = cst.Call(func=parse_expression(f"{ms}.common.initializer.{cls}"), args=init_args)
+        data = cst.Call(func=parse_expression(f"{ms}.common.initializer.initializer"), args=[
+            cst.Arg(init), cst.Arg(cst.Attribute(value=tensor, attr=cst.Name("shape"))),
+            cst.Arg(cst.Attribute(value=tensor, attr=cst.Name("dtype")))])
+        return method(tensor, "set_data", [cst.Arg(data)])

@@ -1,0 +1,105 @@
+"""The converter rule ModuleClassTransform: its docstring is its documentation, its EXAMPLES are tests, and
+docs/converter/module_class.md shows both."""
+from __future__ import annotations
+
+import libcst as cst
+
+from mindport.migrator.names import dotted_name
+from mindport.migrator.rules.base import Example, Rule
+
+_MODULE_BASES = {"torch.nn.Module", "torch.nn.modules.module.Module"}
+
+
+def class_summary(module: cst.Module, module_scope) -> tuple:
+    """What :func:`module_classes` needs of a file: per top-level class, its name and, per base, the base's dotted
+    name and whether it resolves to torch's nn.Module. (``ast_names.class_summary`` gives the same from ``ast``.)"""
+    return tuple((cls.name.value, tuple((dotted_name(b.value) or "", module_scope.resolve(b.value) in _MODULE_BASES)
+                                        for b in cls.bases))
+                 for cls in module.body if isinstance(cls, cst.ClassDef))
+
+
+def module_classes(summary: tuple, known: frozenset[str] = frozenset()) -> set[str]:
+    """The summary's classes that are nn.Module subclasses: through torch's base, a class found so far, or a base
+    whose last name is in ``known`` (module classes of the other files of the project)."""
+    found = set(known)
+    changed = True
+    while changed:
+        changed = False
+        for name, bases in summary:
+            if name in found:
+                continue
+            if any(is_module or base in found or base.rsplit(".", 1)[-1] in known for base, is_module in bases):
+                found.add(name)
+                changed = True
+    return found
+
+
+class ModuleClassTransform(Rule):
+    """``class Net(nn.Module)`` -> ``class Net(nn.Cell)``; ``forward`` -> ``construct`` (definition and calls)."""
+
+    EXAMPLES = (
+        Example(
+            before="""
+                import torch.nn as nn
+
+
+                class Net(nn.Module):
+                    def forward(self, x):
+                        return x * 2
+
+
+                class Wrapper(Net):
+                    def forward(self, x):
+                        return super().forward(x) + 1
+            """,
+            after="""
+                from mindspore import nn
+
+
+                class Net(nn.Cell):
+                    def construct(self, x):
+                        return x * 2
+
+
+                class Wrapper(Net):
+                    def construct(self, x):
+                        return super().construct(x) + 1
+            """,
+            note='A subclass of a Module subclass is a Cell too; super().forward(...) follows the rename.',
+        ),
+        Example(
+            before="""
+                class Plain:
+                    def forward(self, x):
+                        return x
+            """,
+            note='A class that is no nn.Module keeps its forward.',
+        ),
+    )
+
+    def __init__(self, ctx, module_classes: set[str]) -> None:
+        super().__init__(ctx)
+        self.module_classes = module_classes
+        self._class_stack: list[bool] = []
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._class_stack.append(node.name.value in self.module_classes)
+
+    def leave_ClassDef(self, original_node, updated_node):
+        self._class_stack.pop()  # the bases themselves are converted by the table (torch.nn.Module entry)
+        return updated_node
+
+    def leave_FunctionDef(self, original_node, updated_node):
+        if self._class_stack and self._class_stack[-1] and updated_node.name.value == "forward":
+            return updated_node.with_changes(name=cst.Name("construct"))
+        return updated_node
+
+    def leave_Attribute(self, original_node, updated_node):
+        # self.forward(...) / super().forward(...) inside a module class
+        if updated_node.attr.value == "forward" and self._class_stack and self._class_stack[-1]:
+            value = updated_node.value
+            if (isinstance(value, cst.Name) and value.value == "self") or (
+                isinstance(value, cst.Call) and dotted_name(value.func) == "super"
+            ):
+                return updated_node.with_changes(attr=cst.Name("construct"))
+        return updated_node

@@ -1,0 +1,76 @@
+"""The converter rule ModuleMethodTransform: its docstring is its documentation, its EXAMPLES are tests, and
+docs/converter/module_methods.md shows both."""
+from __future__ import annotations
+
+import libcst as cst
+
+from mindport.migrator.rules.base import Example, Rule
+from mindport.migrator.syntax import method
+from mindport.migrator.walk import parse_expression
+
+
+class ModuleMethodTransform(Rule):
+    """nn.Module methods -> Cell methods: train/eval mode, parameter and child iteration, state dicts."""
+
+    EXAMPLES = (
+        Example(
+            before="""
+                def report(model):
+                    model.eval()
+                    for name, p in model.named_parameters():
+                        print(name, p.shape)
+                    return model.state_dict()
+            """,
+            after="""
+                def report(model):
+                    model.set_train(False)
+                    for name, p in model.parameters_and_names():
+                        print(name, p.shape)
+                    return model.parameters_dict()
+            """,
+            note='Module methods become the Cell methods of the same meaning.',
+        ),
+    )
+
+    RENAMES = {
+        "named_parameters": "parameters_and_names",
+        "named_modules": "cells_and_names",
+        "add_module": "insert_child_to_cell",
+        "register_parameter": "insert_param_to_cell",
+        "state_dict": "parameters_dict",
+    }
+
+    def leave_Call(self, original_node, updated_node):
+        func = updated_node.func
+        if not isinstance(func, cst.Attribute) or self.scope.resolve(func.value) is not None:
+            return updated_node  # module-level functions (np.eval, torch.load ...) are not methods
+        name = func.attr.value
+        args = updated_node.args
+        if name == "eval" and not args:
+            return updated_node.with_changes(func=func.with_changes(attr=cst.Name("set_train")),
+                                              args=[cst.Arg(cst.Name("False"))])
+        if name == "train" and len(args) <= 1 and all(a.keyword is None or a.keyword.value == "mode" for a in args):
+            value = args[0].value if args else cst.Name("True")
+            return updated_node.with_changes(func=func.with_changes(attr=cst.Name("set_train")), args=[cst.Arg(value)])
+        if name == "parameters" and not args:
+            return updated_node.with_changes(func=func.with_changes(attr=cst.Name("trainable_params")))
+        if name == "children" and not args:
+            return updated_node.with_changes(func=func.with_changes(attr=cst.Name("cells")))
+        if name == "named_children" and not args:
+            inner = updated_node.with_changes(func=func.with_changes(attr=cst.Name("name_cells")))
+            return method(inner, "items")
+        if name == "modules" and not args:
+            # Cell has no modules(): iterate cells_and_names() and keep the cells.
+            pairs = updated_node.with_changes(func=func.with_changes(attr=cst.Name("cells_and_names")))
+            return cst.GeneratorExp(
+                elt=cst.Name("_cell"),
+                for_in=cst.CompFor(target=cst.Tuple([cst.Element(cst.Name("_")), cst.Element(cst.Name("_cell"))],
+                                                    lpar=[], rpar=[]), iter=pairs),
+            )
+        if name in self.RENAMES and (name != "state_dict" or not args):
+            return updated_node.with_changes(func=func.with_changes(attr=cst.Name(self.RENAMES[name])))
+        if name == "load_state_dict" and args and args[0].keyword is None:
+            ms = self.ctx.alias_for("mindspore")
+            return cst.Call(func=parse_expression(f"{ms}.load_param_into_net"),
+                            args=[cst.Arg(func.value), cst.Arg(args[0].value)])
+        return updated_node

@@ -1,0 +1,149 @@
+"""The converter rule ReferenceTransform: its docstring is its documentation, its EXAMPLES are tests, and
+docs/converter/references.md shows both."""
+from __future__ import annotations
+
+import libcst as cst
+
+from mindport.migrator.rules.base import Example, Rule
+
+_TYPE_CHECKS = ("isinstance", "issubclass")
+
+
+class ReferenceTransform(Rule):
+    """References to torch APIs that need no argument mapping, rewritten to the MindSpore name:
+
+    * the class in a type check: ``isinstance(m, nn.Conv2d)`` / ``isinstance(m, (nn.Linear, nn.Conv1d))``;
+    * the value of a local alias, ``act = F.relu``: the alias's call sites ``act(x)`` get their arguments mapped
+      by the table, so the assignment only needs the target's name (and the alias name itself is not a site).
+    """
+
+    EXAMPLES = (
+        Example(
+            before="""
+                import torch.nn as nn
+                import torch.nn.functional as F
+
+
+                def init(m):
+                    if isinstance(m, nn.BatchNorm2d):
+                        m.weight.data.fill_(1)
+
+
+                act = F.relu
+            """,
+            after="""
+                from mindspore import nn
+                from mindspore import ops
+                from mindport.runtime import inplace as mp_inplace
+
+
+                def init(m):
+                    if isinstance(m, nn.BatchNorm2d):
+                        mp_inplace.fill_(m.gamma, value=1)
+
+
+                act = ops.relu
+            """,
+            note='Inside an isinstance narrowing, m.weight of a BatchNorm is gamma; an alias of a torch function names the MindSpore one.',
+        ),
+        Example(
+            before="""
+                import torch.nn as nn
+
+
+                def is_head(m):
+                    return isinstance(m, (nn.Linear, nn.Conv2d))
+            """,
+            after="""
+                from mindspore import nn
+
+
+                def is_head(m):
+                    return isinstance(m, (nn.Dense, nn.Conv2d))
+            """,
+            note='Classes in a type check are renamed, each through its table entry.',
+        ),
+    )
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._refs: set[int] = set()
+        self._narrowed_blocks: dict[int, tuple[str, dict[str, str]]] = {}
+        self._narrowing: list[tuple[str, dict[str, str]]] = []
+
+    # Inside ``if isinstance(m, nn.BatchNorm2d):`` the parameters of ``m`` have MindSpore names: ``m.weight`` is
+    # ``m.gamma`` there (the entry's weight rule), as init loops over ``self.modules()`` expect.
+    def visit_If(self, node: cst.If) -> None:
+        test = node.test
+        if not (isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "isinstance"
+                and len(test.args) == 2 and isinstance(test.args[0].value, cst.Name)):
+            return
+        second = test.args[1].value
+        items = [e.value for e in second.elements] if isinstance(second, cst.Tuple) else [second]
+        maps = []
+        for item in items:
+            qual = self.scope.resolve_torch(item)
+            entry = self.ctx.registry.lookup(qual) if qual else None
+            if entry is None or not entry.weights:
+                return
+            maps.append({k: v for k, v in entry.weights.items() if v and v != k})
+        common = {k: v for k, v in maps[0].items() if all(m.get(k) == v for m in maps[1:])}
+        if common:
+            self._narrowed_blocks[id(node.body)] = (test.args[0].value.value, common)
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        if id(node) in self._narrowed_blocks:
+            self._narrowing.append(self._narrowed_blocks[id(node)])
+
+    def leave_IndentedBlock(self, original_node, updated_node):
+        if id(original_node) in self._narrowed_blocks:
+            self._narrowing.pop()
+        return updated_node
+
+    def _narrowed(self, node: cst.Attribute):
+        if self._narrowing and isinstance(node.value, cst.Name):
+            for name, leaves in reversed(self._narrowing):
+                if name == node.value.value:
+                    leaf = leaves.get(node.attr.value)
+                    return node.with_changes(attr=cst.Name(leaf)) if leaf else None
+        return None
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        # ``x.Function`` is an attribute name, never the ``Function`` a ``from torch.autograd import`` bound
+        self.ctx.handled.add(id(node.attr))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Name) and func.value in _TYPE_CHECKS and len(node.args) == 2 \
+                and not self.scope.lookup(func.value)[0]:
+            second = node.args[1].value
+            items = [e.value for e in second.elements] if isinstance(second, cst.Tuple) else [second]
+            self._refs.update(id(item) for item in items)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) \
+                and self.scope.resolve_torch(node.value) is not None:
+            self._refs.add(id(node.value))
+            self.ctx.handled.add(id(node.targets[0].target))  # the alias name is not itself a torch reference
+
+    def _rewrite(self, original_node, updated_node):
+        if id(original_node) not in self._refs:
+            return updated_node
+        qual = self.scope.resolve_torch(original_node)
+        entry = self.ctx.registry.lookup(qual) if qual else None
+        target = entry.resolve(self.ctx.options.target)[0] if entry is not None else None
+        if target is None or not entry.supported or target.startswith("."):
+            return updated_node  # the table flags it
+        self.ctx.handled.add(id(original_node))
+        self.ctx.converted_sites += 1
+        return self.ctx.target_expr(target)
+
+    def leave_Attribute(self, original_node, updated_node):
+        narrowed = self._narrowed(updated_node)
+        if narrowed is not None:
+            self.ctx.converted_sites += 1
+            return narrowed
+        return self._rewrite(original_node, updated_node)
+
+    def leave_Name(self, original_node, updated_node):
+        return self._rewrite(original_node, updated_node)

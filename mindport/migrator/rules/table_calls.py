@@ -1,0 +1,228 @@
+"""The converter rule TableCallTransform: its docstring is its documentation, its EXAMPLES are tests, and
+docs/converter/table_calls.md shows both."""
+from __future__ import annotations
+
+import libcst as cst
+
+from mindport.mappings.transforms import Arg, Unsupported
+from mindport.migrator.names import receiver_kind
+from mindport.migrator.rules.base import Example, Rule
+from mindport.migrator.table import (
+    SHARED_METHOD_NAMES,
+    CallBindError,
+    arg_expression,
+    bind_arguments,
+    build_call_args,
+    fix_commas,
+    map_arguments,
+    parenthesize,
+    resolve_ms_names,
+)
+
+
+class TableCallTransform(Rule):
+    """Rewrites calls and attribute references whose torch name has a mapping entry; flags the others."""
+
+    EXAMPLES = (
+        Example(
+            before="""
+                import torch
+                import torch.nn as nn
+                import torch.nn.functional as F
+
+
+                class Block(nn.Module):
+                    def __init__(self, c):
+                        super().__init__()
+                        self.conv = nn.Conv2d(c, c, 3, padding=1, bias=False)
+                        self.bn = nn.BatchNorm2d(c, momentum=0.1)
+
+                    def forward(self, x):
+                        y = F.gelu(self.bn(self.conv(x)))
+                        return torch.cat([x, y], dim=1)
+            """,
+            after="""
+                from mindspore import nn
+                from mindspore import ops
+
+
+                class Block(nn.Cell):
+                    def __init__(self, c):
+                        super().__init__()
+                        self.conv = nn.Conv2d(in_channels=c, out_channels=c, kernel_size=3, padding=1, has_bias=False, pad_mode='pad')
+                        self.bn = nn.BatchNorm2d(num_features=c, momentum=0.9, eps=1e-05)
+
+                    def construct(self, x):
+                        y = ops.gelu(self.bn(self.conv(x)))
+                        return ops.cat([x, y], axis=1)
+            """,
+            note="Arguments bound to torch's signature, renamed, and MindSpore's differing defaults written out (pad_mode, momentum = 1 - torch's, eps).",
+        ),
+        Example(
+            before="""
+                import numpy as np
+
+
+                def stats(a):
+                    return a.sum(axis=0), np.mean(a)
+            """,
+            note='Methods that numpy arrays share with tensors are left alone unless the receiver is evidently a tensor.',
+        ),
+    )
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._call_funcs: set[int] = set()
+        self._inner: set[int] = set()  # `torch.nn` inside `torch.nn.functional.relu`: only the whole chain counts
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self._call_funcs.add(id(node.func))
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self._inner.add(id(node.value))
+        self._inner.add(id(node.attr))  # `nn` in `torch.nn` is an attribute name, not a reference to `nn`
+
+    # Names that are not references: keyword names, parameter and definition names.
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None:
+            self._inner.add(id(node.keyword))
+
+    def visit_Param(self, node: cst.Param) -> None:
+        self._inner.add(id(node.name))
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._inner.add(id(node.name))
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._inner.add(id(node.name))
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        if id(original_node) in self.ctx.handled:
+            return updated_node
+        qual = self.scope.resolve_torch(original_node.func)
+        if qual is None:
+            return self._method_call(original_node, updated_node)
+        entry = self.ctx.registry.lookup(qual)
+        if entry is None:
+            self.flag(original_node, "MP103", f"{qual} has no mapping entry: left unconverted",
+                      "convert by hand, or add an entry to mindport/mappings/data", qual)
+            return updated_node
+        target, profile = entry.resolve(self.ctx.options.target)
+        if not entry.supported or target is None:
+            reason = entry.reason or f"no {self.ctx.options.target!r} target"
+            self.flag(original_node, "MP101", f"{qual} is not supported: {reason}", "rewrite by hand", qual)
+            return updated_node
+        if entry.kind == "attribute":
+            self.ctx.converted_sites += 1
+            return updated_node.with_changes(func=self._func_expr(original_node.func, target))
+        try:
+            bound = bind_arguments(entry, list(updated_node.args))
+            mapped = map_arguments(entry, bound, profile)
+            self._resolve_ms_names(mapped)
+        except CallBindError as exc:
+            self.flag(original_node, "MP102", f"{qual}: {exc}", "pass arguments explicitly", qual)
+            return updated_node
+        except Unsupported as exc:
+            self.flag(original_node, "MP102", f"{qual}: {exc}", "", qual)
+            return updated_node
+        self.ctx.converted_sites += 1
+        if target.startswith("."):
+            # A method on the first MindSpore argument (e.g. torch.transpose(x, 0, 1) -> x.swapaxes(0, 1)).
+            receiver_name = entry.positional[0] if entry.positional else next(iter(mapped))
+            receiver = arg_expression(mapped.pop(receiver_name))
+            func = cst.Attribute(value=parenthesize(receiver), attr=cst.Name(target[1:]))
+            return updated_node.with_changes(func=func, args=build_call_args(entry, mapped, profile))
+        return updated_node.with_changes(func=self._func_expr(original_node.func, target),
+                                         args=build_call_args(entry, mapped, profile))
+
+    def _method_call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        """``x.view(...)`` and friends, through the ``torch.Tensor.*`` entries, when ``x`` is plausibly a tensor."""
+        func = original_node.func
+        if not isinstance(func, cst.Attribute) or self.scope.resolve(func) is not None:
+            return updated_node
+        entry = self.ctx.registry.lookup(f"torch.Tensor.{func.attr.value}")
+        if entry is None or entry.kind != "method":
+            return updated_node
+        target, profile = entry.resolve(self.ctx.options.target)
+        if target is None or not entry.supported:
+            if self._plausible(func, strict=True):
+                self.flag(original_node, "MP101", f"{entry.torch} is not supported: {entry.reason}", "", entry.torch)
+            return updated_node
+        if target == f".{func.attr.value}" and not (entry.rename or entry.emit or entry.transforms or entry.values
+                                                     or entry.drop or entry.unsupported):
+            return updated_node  # same method, same arguments
+        if not self._plausible(func, strict=func.attr.value in SHARED_METHOD_NAMES):
+            return updated_node
+        if func.attr.value.endswith("_") and isinstance(func.value, cst.Subscript) and not _keyed(func.value):
+            self.flag(original_node, "MP102", f"{entry.torch} on an indexed view: indexing a MindSpore tensor makes a "
+                      "copy, so the update would be lost", "assign the result: x[i] = <out-of-place op>(x[i], ...)",
+                      entry.torch)
+            return updated_node
+        try:
+            mapped = map_arguments(entry, bind_arguments(entry, list(updated_node.args)), profile)
+            self._resolve_ms_names(mapped)
+        except CallBindError as exc:
+            self.flag(original_node, "MP102", f"{entry.torch}: {exc}", "pass arguments explicitly", entry.torch)
+            return updated_node
+        except Unsupported as exc:
+            self.flag(original_node, "MP102", f"{entry.torch}: {exc}", "", entry.torch)
+            return updated_node
+        self.ctx.converted_sites += 1
+        receiver = updated_node.func.value  # type: ignore[union-attr]
+        if func.attr.value.endswith("_") and isinstance(receiver, cst.Attribute) and receiver.attr.value == "data":
+            receiver = receiver.value  # p.data.zero_(): MindSpore's Parameter.data is a copy, update p itself
+        args = build_call_args(entry, mapped, profile)
+        if target.startswith("."):
+            method = updated_node.func.with_changes(value=receiver, attr=cst.Name(target[1:]))
+            return updated_node.with_changes(func=method, args=args)
+        return updated_node.with_changes(func=self.ctx.target_expr(target),
+                                         args=fix_commas([cst.Arg(value=receiver), *args]))
+
+    def _resolve_ms_names(self, mapped: dict[str, Arg]) -> None:
+        resolve_ms_names(self.ctx, mapped)
+
+    def _plausible(self, func: cst.Attribute, strict: bool) -> bool:
+        """Is the receiver plausibly a tensor? ``strict`` for names numpy/lists/dicts share (sum, reshape ...)."""
+        kind = receiver_kind(func.value, self.scope)
+        if kind in ("python", "foreign", "object"):
+            return False  # "object": self.softmax(x) calls a sub-layer, not Tensor.softmax
+        return kind == "tensor" or not strict
+
+    def _func_expr(self, func: cst.BaseExpression, target: str) -> cst.BaseExpression:
+        if self.scope.is_local_alias(func):
+            return func  # `act = F.relu; act(x)`: the alias assignment itself is rewritten
+        return self.ctx.target_expr(target)
+
+    def _reference(self, original_node, updated_node):
+        if id(original_node) in self._call_funcs or id(original_node) in self._inner \
+                or id(original_node) in self.ctx.handled:
+            return updated_node
+        qual = self.scope.resolve_torch(original_node)
+        if qual is None:
+            return updated_node
+        entry = self.ctx.registry.lookup(qual)
+        target = entry.resolve(self.ctx.options.target)[0] if entry is not None else None
+        if entry is None or target is None or not entry.supported or target.startswith("."):
+            self.flag(original_node, "MP104", f"{qual} is referenced but has no MindSpore mapping",
+                      "convert by hand, or add an entry to mindport/mappings/data", qual)
+            return updated_node
+        if entry.kind != "attribute" and (entry.rename or entry.emit or entry.transforms or entry.values
+                                          or entry.drop or entry.unsupported):
+            self.flag(original_node, "MP104", f"{qual} is passed by reference; its arguments need mapping",
+                      "call it directly so its arguments can be converted", qual)
+            return updated_node
+        self.ctx.converted_sites += 1
+        return self.ctx.target_expr(target)
+
+    def leave_Attribute(self, original_node, updated_node):
+        return self._reference(original_node, updated_node)
+
+    def leave_Name(self, original_node, updated_node):
+        return self._reference(original_node, updated_node)
+
+
+def _keyed(subscript: cst.Subscript) -> bool:
+    """``state["buf"]``: a string key, so a mapping's item (the tensor itself), not a view of a tensor."""
+    elements = subscript.slice
+    return len(elements) == 1 and isinstance(elements[0].slice, cst.Index) \
+        and isinstance(elements[0].slice.value, (cst.SimpleString, cst.ConcatenatedString))

@@ -1,0 +1,131 @@
+"""The converter rule TensorIdiomTransform: its docstring is its documentation, its EXAMPLES are tests, and
+docs/converter/tensor_idioms.md shows both."""
+from __future__ import annotations
+
+import libcst as cst
+
+from mindport.migrator.names import receiver_kind
+from mindport.migrator.rules.base import Example, Rule
+from mindport.migrator.syntax import decorator_func, method, method_call
+from mindport.migrator.walk import parse_expression
+
+_GRAD_CONTEXTS = ("torch.no_grad", "torch.enable_grad", "torch.inference_mode", "torch.set_grad_enabled")
+_GRAD_DECORATORS = ("torch.no_grad", "torch.inference_mode", "torch.enable_grad")
+
+
+class TensorIdiomTransform(Rule):
+    """``.cpu().numpy()``/``.detach().numpy()`` -> ``.asnumpy()``; ``x.size(i)`` -> ``x.shape[i]``;
+    ``with torch.no_grad():`` -> its body (MindSpore records no graph in a forward pass); ``z.real``/``z.imag``
+    (properties in torch, methods in MindSpore) -> ``z.real()``/``z.imag()`` on evident tensors."""
+
+    EXAMPLES = (
+        Example(
+            before="""
+                import torch
+
+
+                def evaluate(model, x):
+                    with torch.no_grad():
+                        logits = model(x)
+                    return logits.argmax(1).cpu().numpy(), logits.size(0)
+            """,
+            after="""
+
+
+                def evaluate(model, x):
+                    logits = model(x)
+                    return logits.argmax(1).asnumpy(), logits.shape[0]
+            """,
+            note='no_grad blocks keep their body; .cpu().numpy() is .asnumpy(); x.size(i) is x.shape[i].',
+        ),
+        Example(
+            before="""
+                import torch
+
+
+                def spectrum(x):
+                    z = torch.fft.fft(x)
+                    return z.real, z.imag
+            """,
+            after="""
+                from mindspore import ops
+
+
+                def spectrum(x):
+                    z = ops.fft(x)
+                    return z.real(), z.imag()
+            """,
+            note='real/imag are properties in torch and methods in MindSpore (on evident tensors only).',
+        ),
+    )
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._called: set[int] = set()  # attributes that are the function of a call: z.real() is not the property
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self._called.add(id(node.func))
+
+    def leave_Attribute(self, original_node, updated_node):
+        if original_node.attr.value not in ("real", "imag") or id(original_node) in self._called \
+                or receiver_kind(original_node.value, self.scope) != "tensor":
+            return updated_node  # numpy arrays have the same properties: only evident tensors
+        self.ctx.converted_sites += 1
+        return cst.Call(func=updated_node)
+
+    def leave_Call(self, original_node, updated_node):
+        func = updated_node.func
+        if not isinstance(func, cst.Attribute) or self.scope.resolve(func.value) is not None:
+            return updated_node
+        name = func.attr.value
+        if name == "numpy" and not updated_node.args:
+            receiver = func.value
+            while (inner := method_call(receiver, "detach") or method_call(receiver, "cpu")) is not None \
+                    and not inner.args:
+                receiver = receiver(inner)
+            self.ctx.converted_sites += 1
+            return method(receiver, "asnumpy")
+        if name == "detach" and not updated_node.args:
+            ops = self.ctx.alias_for("mindspore.ops")
+            self.ctx.converted_sites += 1
+            return cst.Call(func=parse_expression(f"{ops}.stop_gradient"), args=[cst.Arg(func.value)])
+        if name == "size" and len(updated_node.args) <= 1 and all(
+            a.keyword is None or a.keyword.value == "dim" for a in updated_node.args
+        ):
+            self.ctx.converted_sites += 1
+            shape = cst.Attribute(value=func.value, attr=cst.Name("shape"))
+            if not updated_node.args:
+                return shape
+            return cst.Subscript(value=shape, slice=[cst.SubscriptElement(cst.Index(updated_node.args[0].value))])
+        return updated_node
+
+    def visit_With(self, node: cst.With) -> None:
+        if self._grad_context(node):
+            self.ctx.handled.add(id(node.items[0].item))
+
+    def visit_Decorator(self, node: cst.Decorator) -> None:
+        if self.scope.resolve_torch(decorator_func(node)) in _GRAD_DECORATORS:
+            self.ctx.handled.add(id(node.decorator))
+            self.ctx.handled.add(id(decorator_func(node)))
+
+    def _grad_context(self, node: cst.With) -> bool:
+        items = node.items
+        return len(items) == 1 and isinstance(items[0].item, cst.Call) and items[0].asname is None and \
+            self.scope.resolve_torch(items[0].item.func) in _GRAD_CONTEXTS
+
+    def leave_With(self, original_node, updated_node):
+        if self._grad_context(original_node):
+            self.ctx.converted_sites += 1
+            body = updated_node.body
+            statements = list(body.body) if isinstance(body, cst.IndentedBlock) else [body]
+            if statements and original_node.leading_lines:
+                statements[0] = statements[0].with_changes(
+                    leading_lines=[*original_node.leading_lines, *statements[0].leading_lines])
+            return cst.FlattenSentinel(statements)
+        return updated_node
+
+    def leave_Decorator(self, original_node, updated_node):
+        if self.scope.resolve_torch(decorator_func(original_node)) in _GRAD_DECORATORS:
+            self.ctx.converted_sites += 1
+            return cst.RemoveFromParent()
+        return updated_node

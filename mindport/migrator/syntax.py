@@ -1,0 +1,48 @@
+"""Small LibCST helpers the rules share: reading a call's parts, building method calls, printing a node."""
+from __future__ import annotations
+
+import libcst as cst
+
+# ``name=value`` with no spaces, as keyword arguments are written
+NO_SPACE_EQUAL = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
+
+
+def code_of(node: cst.CSTNode) -> str:
+    """A node's source text."""
+    return cst.Module(body=[]).code_for_node(node)
+
+
+def compact_source(node: cst.CSTNode) -> str:
+    """A node's source text without spaces (to compare literals such as ``-0.1`` and ``- 0.1``)."""
+    return code_of(node).replace(" ", "")
+
+
+def method_call(node: cst.BaseExpression, name: str) -> cst.Call | None:
+    """``node`` when it is a call of a method named ``name`` (``x.name(...)``), else None."""
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == name:
+        return node
+    return None
+
+
+def receiver(call: cst.Call) -> cst.BaseExpression:
+    """``x`` in ``x.method(...)``."""
+    return call.func.value  # type: ignore[union-attr]
+
+
+def method(receiver: cst.BaseExpression, name: str, args=()) -> cst.Call:
+    """The call ``receiver.name(*args)``."""
+    return cst.Call(func=cst.Attribute(value=receiver, attr=cst.Name(name)), args=list(args))
+
+
+def decorator_func(node: cst.Decorator) -> cst.BaseExpression:
+    """``f`` in ``@f`` and in ``@f(...)``."""
+    return node.decorator.func if isinstance(node.decorator, cst.Call) else node.decorator
+
+
+def target_names(target) -> list[str]:
+    """The names an assignment target binds: ``a`` and ``(a, [b, c])``; attributes and subscripts bind none."""
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for e in target.elements for n in target_names(e.value)]
+    return []
