@@ -8,8 +8,8 @@ import libcst as cst
 
 from mindport.errors import Diagnostic
 from mindport.mappings import Registry
-from mindport.migrator.names import Scope
 from mindport.migrator.walk import parse_expression
+from mindport.names import Scope
 
 # How each MindSpore module is imported and named in converted code (one place, so every file is consistent).
 IMPORT_STYLE = {

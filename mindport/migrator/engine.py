@@ -21,11 +21,12 @@ from mindport.migrator.imports import (
     finalize_imports,
     finalize_runtime,
 )
-from mindport.migrator.names import Scope, build_scopes, dotted_name
 from mindport.migrator.rules import make_rules
 from mindport.migrator.rules.base import Rule
 from mindport.migrator.rules.module_class import class_summary, module_classes
+from mindport.migrator.scopes import build_scopes, dotted_name
 from mindport.migrator.walk import transform
+from mindport.names import Scope
 
 COMMENT_PREFIX = "# mindport: "
 _SCOPE_NODES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)

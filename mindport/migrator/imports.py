@@ -7,8 +7,9 @@ import re
 import libcst as cst
 
 from mindport.migrator.context import IMPORT_STYLE
-from mindport.migrator.names import Scope, dotted_name, is_torch
+from mindport.migrator.scopes import dotted_name
 from mindport.migrator.walk import parse_expression, parse_statement, transform
+from mindport.names import Scope, is_torch
 
 
 def choose_aliases(module_scope: Scope) -> tuple[dict[str, str], set[str]]:

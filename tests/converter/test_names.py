@@ -1,5 +1,5 @@
-"""Name resolution (mindport/migrator/names.py): every import form resolves to the torch name; nothing that is not
-torch's is ever touched."""
+"""Name resolution (mindport/names.py, shared with lint; mindport/migrator/scopes.py walks scopes): every import form
+resolves to the torch name; nothing that is not torch's is ever touched."""
 from __future__ import annotations
 
 import textwrap
@@ -8,7 +8,7 @@ import libcst as cst
 import pytest
 
 from mindport import convert_source
-from mindport.migrator.names import build_scopes
+from mindport.migrator.scopes import build_scopes
 
 
 def _resolve(code: str, expr: str, function: str | None = None) -> str | None:
@@ -164,3 +164,32 @@ def test_self_is_not_a_tensor_receiver():
     result = convert_source(src)
     assert "return self.norm(x) + self.sum(x)" in result.code
     assert result.diagnostics == []
+
+
+IMPORT_FORMS = [
+    ("import torch", "torch.nn.Conv2d"),
+    ("import torch.nn as nn", "nn.Conv2d"),
+    ("from torch import nn", "nn.Linear"),
+    ("from torch.nn import functional as F", "F.relu"),
+    ("from torch.nn import Conv2d as C", "C"),
+    ("import torch.nn", "torch.nn.ReLU"),
+    ("import mindspore as ms", "ms.nn.Cell"),
+    ("from mindspore import nn", "nn.Dense"),
+    ("from .layers import nn", "nn.Conv2d"),
+    ("from . import torch", "torch.cat"),
+    ("import numpy as np", "np.mean"),
+    ("x = 1", "x.real"),
+]
+
+
+@pytest.mark.parametrize("code, expr", IMPORT_FORMS)
+def test_converter_and_lint_resolve_alike(code, expr):
+    """Both walk their own tree (LibCST, ast) but bind imports with mindport.names: the same name means the same."""
+    import ast
+
+    from mindport.validators.lint.context import FileContext
+
+    module = cst.parse_module(code + "\n")
+    converter = build_scopes(module).module_scope.resolve(cst.parse_expression(expr))
+    lint = FileContext("<t>", code + "\n", ast.parse(code + "\n")).resolve(ast.parse(expr, mode="eval").body)
+    assert converter == lint

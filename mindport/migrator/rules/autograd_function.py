@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from mindport.migrator.names import dotted_name
 from mindport.migrator.rules.base import Example, Rule
+from mindport.migrator.scopes import dotted_name
 from mindport.migrator.syntax import decorator_func
 from mindport.migrator.walk import parse_expression, parse_statement
 

@@ -10,7 +10,7 @@ from typing import ClassVar
 import libcst as cst
 
 from mindport.migrator.context import FileContext
-from mindport.migrator.names import Scope
+from mindport.names import Scope
 
 
 @dataclass(frozen=True)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import libcst as cst
 
 from mindport.mappings.transforms import Unsupported
-from mindport.migrator.names import dotted_name
 from mindport.migrator.rules.base import Example, Rule
+from mindport.migrator.scopes import dotted_name
 from mindport.migrator.syntax import code_of, target_names
 from mindport.migrator.table import CallBindError, bind_arguments, map_arguments
 from mindport.migrator.walk import parse_expression, parse_statement, walk

@@ -5,8 +5,8 @@ from __future__ import annotations
 import libcst as cst
 
 from mindport.mappings.transforms import Arg, Unsupported
-from mindport.migrator.names import receiver_kind
 from mindport.migrator.rules.base import Example, Rule
+from mindport.migrator.scopes import receiver_kind
 from mindport.migrator.table import (
     SHARED_METHOD_NAMES,
     CallBindError,

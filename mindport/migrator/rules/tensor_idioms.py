@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from mindport.migrator.names import receiver_kind
 from mindport.migrator.rules.base import Example, Rule
+from mindport.migrator.scopes import receiver_kind
 from mindport.migrator.syntax import decorator_func, method, method_call
 from mindport.migrator.walk import parse_expression
 

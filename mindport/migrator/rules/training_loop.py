@@ -25,8 +25,8 @@ from collections import Counter
 
 import libcst as cst
 
-from mindport.migrator.names import dotted_name, receiver_kind
 from mindport.migrator.rules.base import Example, Rule
+from mindport.migrator.scopes import dotted_name, receiver_kind
 from mindport.migrator.syntax import code_of, method_call, target_names
 from mindport.migrator.table import CallBindError, bind_arguments
 from mindport.migrator.walk import parse_expression, parse_statement, walk

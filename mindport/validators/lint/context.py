@@ -1,7 +1,8 @@
 """What the rules know about one file: its tree, its imports, its Cells, and indexes built in one walk.
 
 Names are resolved from the file's own imports (`import mindspore as ms`, `from mindspore import nn`, ...),
-never by bare text: `nn.Conv2d` is `mindspore.nn.Conv2d` only when `nn` was imported from MindSpore.
+never by bare text: `nn.Conv2d` is `mindspore.nn.Conv2d` only when `nn` was imported from MindSpore. Imports bind
+names as `mindport.names` says (the converter uses the same rules).
 Stdlib only (`ast`): the lint path must stay cheap.
 """
 from __future__ import annotations
@@ -9,6 +10,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 from functools import cached_property
+
+from mindport.names import Scope, bind_from, bind_module
 
 CELL_BASES = frozenset({"mindspore.nn.Cell", "mindspore.nn.cell.Cell"})
 PARAMETER_NAMES = frozenset(
@@ -49,7 +52,7 @@ class FileContext:
     options: dict = field(default_factory=dict)  # e.g. {"device-target": "Ascend"} from config
 
     # filled by _index()
-    aliases: dict[str, str] = field(default_factory=dict)
+    aliases: dict[str, str | None] = field(default_factory=dict)  # the names imports bind (mindport.names)
     calls: list[CallSite] = field(default_factory=list)
     classes: dict[str, ast.ClassDef] = field(default_factory=dict)
     functions: dict[str, ast.FunctionDef] = field(default_factory=dict)  # module-level defs
@@ -75,12 +78,12 @@ class FileContext:
         """One iterative walk: imports, classes, functions, calls (with scope), assignments, and the
         nodes of every function body. Names, constants and operators are not visited (the rules
         never need them from the index), which roughly halves the walk."""
-        aliases = self.aliases
+        scope = Scope()  # every import of the file, wherever it stands, binds here
+        scope.names = self.aliases
         bodies = self._bodies
         fields_of = _FIELDS
         leaves = _LEAVES
         skip = _SKIP_FIELDS
-        AST = ast.AST
         Call, Import, ImportFrom, ClassDef = ast.Call, ast.Import, ast.ImportFrom, ast.ClassDef
         FunctionDef, AsyncFunctionDef, Lambda, Assign = ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.Assign
         Attribute, Name = ast.Attribute, ast.Name
@@ -99,18 +102,15 @@ class FileContext:
             elif kind is Import:
                 for a in node.names:
                     self._note_module(a.name, node)
-                    if a.asname:
-                        aliases[a.asname] = a.name
-                    else:
-                        top = a.name.split(".", 1)[0]
-                        aliases[top] = top
+                    bind_module(scope, a.name, a.asname)
                 continue
             elif kind is ImportFrom:
-                if node.level == 0 and node.module:
-                    self._note_module(node.module, node)
-                    for a in node.names:
-                        if a.name != "*":
-                            aliases[a.asname or a.name] = f"{node.module}.{a.name}"
+                module = node.module if node.level == 0 else None
+                if module:
+                    self._note_module(module, node)
+                for a in node.names:
+                    if a.name != "*":
+                        bind_from(scope, module, a.name, a.asname)
                 continue
             elif kind is ClassDef:
                 if func is None and cls is None:

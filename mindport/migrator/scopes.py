@@ -1,4 +1,5 @@
-"""Which names in a file are torch's: resolved from the file's own imports and simple aliases, scope by scope.
+"""The converter's scopes: which names in a file are torch's, resolved from the file's own imports and simple aliases,
+scope by scope (the binding rules are :mod:`mindport.names`', shared with lint), and what a local name evidently holds.
 
 This is deliberately cheap (one visitor over the tree, no qualified-name metadata, which costs ~5x the parse):
 ``import torch.nn as nn``, ``from torch.nn import functional as F``, ``from torch.nn import Conv2d as C`` and
@@ -11,8 +12,7 @@ from __future__ import annotations
 import libcst as cst
 
 from mindport.migrator.walk import walk
-
-TORCH_ROOTS = ("torch", "torchvision", "torchaudio")
+from mindport.names import Scope, bind_from, bind_module, is_torch
 
 
 def dotted_name(expr: cst.BaseExpression) -> str | None:
@@ -31,49 +31,15 @@ def _module_name(node: cst.BaseExpression) -> str:
     return dotted_name(node) or ""
 
 
-def is_torch(qualname: str | None) -> bool:
-    return bool(qualname) and qualname.split(".", 1)[0] in TORCH_ROOTS
+class CstScope(Scope):
+    """A :class:`mindport.names.Scope` that also resolves LibCST expressions (what the rules hold)."""
 
-
-class Scope:
-    """Name -> qualified name (``None`` = bound to something that is not an import we track)."""
-
-    __slots__ = ("names", "aliases", "kinds", "parent")
-
-    def __init__(self, parent: "Scope | None" = None) -> None:
-        self.names: dict[str, str | None] = {}
-        self.aliases: set[str] = set()  # names bound by `act = F.relu`, not by an import
-        self.kinds: dict[str, str] = {}  # what a local name holds, when visible: see ValueKind
-        self.parent = parent
-
-    def kind_of(self, name: str) -> str:
-        scope: Scope | None = self
-        while scope is not None:
-            if name in scope.names:
-                return scope.kinds.get(name, "other")
-            scope = scope.parent
-        return "unbound"
-
-    def lookup(self, name: str) -> tuple[bool, str | None]:
-        scope: Scope | None = self
-        while scope is not None:
-            if name in scope.names:
-                return True, scope.names[name]
-            scope = scope.parent
-        return False, None
+    __slots__ = ()
 
     def resolve(self, expr: cst.BaseExpression) -> str | None:
         """The qualified name of a dotted expression when its head is an import (torch's or not)."""
         dotted = dotted_name(expr)
         return None if dotted is None else self.resolve_dotted(dotted)
-
-    def resolve_dotted(self, dotted: str) -> str | None:
-        """``resolve`` for a dotted name given as text (``"nn.Conv2d"``)."""
-        head, _, rest = dotted.partition(".")
-        found, qual = self.lookup(head)
-        if not found or qual is None:
-            return None
-        return f"{qual}.{rest}" if rest else qual
 
     def resolve_torch(self, expr: cst.BaseExpression) -> str | None:
         qual = self.resolve(expr)
@@ -83,42 +49,26 @@ class Scope:
         """True for ``act`` in ``act = F.relu``: a name bound by assignment, not by an import."""
         return isinstance(expr, cst.Name) and self.is_alias_name(expr.value)
 
-    def is_alias_name(self, name: str) -> bool:
-        scope: Scope | None = self
-        while scope is not None:
-            if name in scope.names:
-                return name in scope.aliases
-            scope = scope.parent
-        return False
-
 
 def bind_import(scope: Scope, node: cst.Import | cst.ImportFrom) -> None:
+    """Bind the names an import statement binds, as :mod:`mindport.names` says imports bind."""
     if isinstance(node, cst.Import):
         for alias in node.names:
-            full = _module_name(alias.name)
-            if alias.asname is not None:
-                scope.names[alias.asname.name.value] = full  # type: ignore[union-attr]
-            else:
-                head = full.split(".", 1)[0]
-                scope.names[head] = head
+            bind_module(scope, _module_name(alias.name), alias.asname.name.value if alias.asname else None)
         return
-    if node.relative:
-        base = None  # project-local: never torch
-    else:
-        base = _module_name(node.module) if node.module is not None else None
     if isinstance(node.names, cst.ImportStar):
         return
+    module = None if node.relative or node.module is None else _module_name(node.module)
     for alias in node.names:
         name = alias.name.value if isinstance(alias.name, cst.Name) else _module_name(alias.name)
-        local = alias.asname.name.value if alias.asname is not None else name  # type: ignore[union-attr]
-        scope.names[local] = f"{base}.{name}" if base else None
+        bind_from(scope, module, name, alias.asname.name.value if alias.asname else None)  # type: ignore[union-attr]
 
 
 class ScopeBuilder(cst.CSTVisitor):
     """One pass that records, for the module and every function/class, the names it binds."""
 
     def __init__(self) -> None:
-        self.module_scope = Scope()
+        self.module_scope = CstScope()
         self.scopes: dict[int, Scope] = {}
         self._stack: list[Scope] = [self.module_scope]
         self._in_class: list[bool] = []  # per enclosing function/class: is it a class body?
@@ -138,7 +88,7 @@ class ScopeBuilder(cst.CSTVisitor):
         self.scopes[id(node)] = self.module_scope
 
     def _push(self, node: cst.CSTNode) -> None:
-        scope = Scope(self.current)
+        scope = CstScope(self.current)
         self.scopes[id(node)] = scope
         self._stack.append(scope)
 
@@ -268,20 +218,9 @@ def _is_static(node: cst.FunctionDef) -> bool:
     return any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in node.decorators)
 
 
-def build_scopes(module: cst.Module, parent: Scope | None = None,
-                 before: tuple[dict, set, dict] | None = None) -> ScopeBuilder:
-    """Scopes of a module. For one top-level statement of a larger file (``parent`` = that file's module scope,
-    ``before`` = its state before the statement), the pass starts from ``before`` and the scopes it creates hang
-    from ``parent``, as they would in one pass over the whole file."""
+def build_scopes(module: cst.Module) -> ScopeBuilder:
+    """The scopes of a module: ``.module_scope``, and ``.scopes`` (id of each function, class and lambda node -> its
+    scope)."""
     builder = ScopeBuilder()
-    if parent is None:
-        walk(module, builder)
-        return builder
-    start = builder.module_scope
-    start.names, start.aliases, start.kinds = dict(before[0]), set(before[1]), dict(before[2])
     walk(module, builder)
-    for scope in builder.scopes.values():
-        if scope.parent is start:
-            scope.parent = parent
-    builder.module_scope = builder.scopes[id(module)] = parent
     return builder

@@ -1,0 +1,77 @@
+"""Which names are torch's: how imports bind names and how a dotted name resolves through them.
+
+Shared by the converter (``migrator/scopes.py`` walks LibCST trees scope by scope) and lint
+(``validators/lint/context.py`` walks ``ast`` trees); both call the binding functions here, so an import means the same
+to both. Stdlib only: the lint path imports it.
+
+``import torch.nn as nn`` binds ``nn`` to ``torch.nn``; ``import torch.nn`` binds ``torch``; ``from torch.nn import
+functional as F`` binds ``F`` to ``torch.nn.functional``; a relative import (``from .layers import Conv``) binds a
+project-local name, never torch's.
+"""
+from __future__ import annotations
+
+TORCH_ROOTS = ("torch", "torchvision", "torchaudio")
+
+
+def is_torch(qualname: str | None) -> bool:
+    return bool(qualname) and qualname.split(".", 1)[0] in TORCH_ROOTS
+
+
+class Scope:
+    """Name -> qualified name (``None`` = bound to something that is not an import we track)."""
+
+    __slots__ = ("names", "aliases", "kinds", "parent")
+
+    def __init__(self, parent: "Scope | None" = None) -> None:
+        self.names: dict[str, str | None] = {}
+        self.aliases: set[str] = set()  # names bound by `act = F.relu`, not by an import
+        self.kinds: dict[str, str] = {}  # what a local name holds, when visible: see ValueKind
+        self.parent = parent
+
+    def kind_of(self, name: str) -> str:
+        scope: Scope | None = self
+        while scope is not None:
+            if name in scope.names:
+                return scope.kinds.get(name, "other")
+            scope = scope.parent
+        return "unbound"
+
+    def lookup(self, name: str) -> tuple[bool, str | None]:
+        scope: Scope | None = self
+        while scope is not None:
+            if name in scope.names:
+                return True, scope.names[name]
+            scope = scope.parent
+        return False, None
+
+    def resolve_dotted(self, dotted: str) -> str | None:
+        """The qualified name of a dotted name given as text (``"nn.Conv2d"`` -> ``"torch.nn.Conv2d"``) when its head
+        is bound by an import (torch's or not); None otherwise."""
+        head, _, rest = dotted.partition(".")
+        found, qual = self.lookup(head)
+        if not found or qual is None:
+            return None
+        return f"{qual}.{rest}" if rest else qual
+
+    def is_alias_name(self, name: str) -> bool:
+        scope: Scope | None = self
+        while scope is not None:
+            if name in scope.names:
+                return name in scope.aliases
+            scope = scope.parent
+        return False
+
+
+def bind_module(scope: Scope, module: str, asname: str | None) -> None:
+    """``import a.b as c`` binds ``c`` to ``a.b``; ``import a.b`` binds ``a``."""
+    if asname is not None:
+        scope.names[asname] = module
+    else:
+        head = module.split(".", 1)[0]
+        scope.names[head] = head
+
+
+def bind_from(scope: Scope, module: str | None, name: str, asname: str | None) -> None:
+    """``from m import n as a`` binds ``a`` (or ``n``) to ``m.n``; ``module=None`` (a relative import) binds a
+    project-local name, resolved to nothing."""
+    scope.names[asname or name] = f"{module}.{name}" if module else None
