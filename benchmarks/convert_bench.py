@@ -1,19 +1,21 @@
-"""Conversion throughput on a generated corpus of model code.
+"""Conversion throughput on real code, side by side with PaConvert (PaddlePaddle's PyTorch converter).
 
-The corpus (>= 100,000 lines by default) is built from the zoo fixtures (tests/zoo/models) with variation: class
-and function names suffixed per copy, integer literals shifted, several fixtures per file. It prints:
+The corpus is real code: the Python files of fetched snapshots of public repositories (bare git directories under
+``--mirrors``, as the search tool's ``fetch`` leaves them: ``OWNER+NAME/repo``), copied to a temporary tree at run
+time (nothing of theirs is kept). By default timm, labml's annotated paper implementations and rasbt's
+LLMs-from-scratch (about 205,000 lines); ``--repo OWNER/NAME`` picks others. With no snapshot at hand it falls back to a
+generated corpus built from the zoo fixtures (tests/zoo/models), which is denser in torch calls than real code.
 
-* cold conversion: ``mindport.convert_path(src, dst, jobs=N)`` (a multiprocessing pool over ``convert_source``
-  when ``convert_path`` is unavailable), in lines/s wall;
-* warm re-run on the unchanged tree (content-hash cache), in lines/s;
-* ``ast.parse`` throughput on the same corpus (one process), and the ratio conversion / parse;
-* ``libcst.parse_module`` + code generation throughput (one process): a rewriter that parses every file it changes
-  with LibCST cannot pass this times the number of jobs; that is why the converter has a fast path on ``ast``;
-* the fast path's share (files and top-level statements it hands to LibCST) and its one-core speed, with the
-  per-call memo shared across files as in a run, and cleared for every file (the corpus repeats its fixtures'
-  calls more than a real repository does, so the second figure is the conservative one).
+It prints, in lines/s wall:
 
-Usage: ``.venv/bin/python benchmarks/convert_bench.py [--lines 100000] [--jobs 2] [--profile]``
+* ``ast.parse`` and ``libcst`` parse+print on one process (a rewriter that keeps every byte parses with LibCST:
+  that line times the number of jobs is its ceiling);
+* ``mindport convert``: cold (``convert_path(..., jobs=N)``) and a re-run on the unchanged tree (content-hash cache);
+* with ``--paconvert PATH`` (the ``paconvert`` script of a separate venv: ``pip install paconvert==3.3.1``), PaConvert
+  on the same tree in its default mode and with ``--no_format`` (it regenerates code from Python's ast and drops
+  comments; mindport keeps every byte), and mindport's cold speed as a multiple of PaConvert's default.
+
+Usage: ``.venv/bin/python benchmarks/convert_bench.py [--jobs 2] [--paconvert /tmp/pa/bin/paconvert] [--profile]``
 """
 from __future__ import annotations
 
@@ -26,13 +28,34 @@ import pstats
 import random
 import re
 import shutil
+import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 ZOO = ROOT / "tests" / "zoo" / "models"
+DEFAULT_REPOS = ("huggingface/pytorch-image-models", "labmlai/annotated_deep_learning_paper_implementations",
+                 "rasbt/LLMs-from-scratch")
+
+
+def extract_real_code(mirrors: Path, repos: list[str], dest: Path) -> list[str]:
+    """Copy the .py files of each snapshot's HEAD into dest/OWNER+NAME; returns the repos found."""
+    found = []
+    for repo in repos:
+        base = mirrors / repo.replace("/", "+")
+        gitdir = next((d for d in (base / "repo", base) if (d / "objects").is_dir()), None)
+        if gitdir is None:
+            continue
+        archive = subprocess.run(["git", "--git-dir", str(gitdir), "archive", "--format=tar", "HEAD"],
+                                 capture_output=True)  # snapshots may lack large blobs: take what tar holds
+        with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+            members = [m for m in tar.getmembers() if m.isfile() and m.name.endswith(".py")]
+            tar.extractall(dest / repo.replace("/", "+"), members=members, filter="data")
+        found.append(repo)
+    return found
 
 
 def _vary(code: str, suffix: str, rng: random.Random) -> str:
@@ -42,54 +65,45 @@ def _vary(code: str, suffix: str, rng: random.Random) -> str:
     return re.sub(r"(?<![\w.])([2-9]|1[0-9])(?![\w.])", lambda m: str(int(m.group(1)) + rng.randint(0, 3)), code)
 
 
-def build_corpus(dest: Path, min_lines: int, seed: int = 0) -> tuple[int, int]:
+def build_zoo_corpus(dest: Path, min_lines: int, seed: int = 0) -> None:
     rng = random.Random(seed)
     fixtures = [p.read_text(encoding="utf-8") for p in sorted(ZOO.glob("*.py"))]
     lines = files = 0
     while lines < min_lines:
-        chosen = rng.sample(fixtures, 4)
-        code = "\n\n".join(_vary(c, f"_{files}_{i}", rng) for i, c in enumerate(chosen))
+        code = "\n\n".join(_vary(c, f"_{files}_{i}", rng) for i, c in enumerate(rng.sample(fixtures, 4)))
         pkg = dest / f"pkg{files // 50}"
         pkg.mkdir(parents=True, exist_ok=True)
         (pkg / f"model_{files}.py").write_text(code, encoding="utf-8")
         lines += code.count("\n") + 1
         files += 1
-    return lines, files
 
 
-def _convert_file(args):
-    src, dst = args
+def _timed(fn) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def run_paconvert(paconvert: str, src: Path, out: Path, *extra: str) -> float:
+    shutil.rmtree(out, ignore_errors=True)
+    log = out.parent / f"paconvert-log{'-'.join(extra)}"
+    start = time.perf_counter()
+    done = subprocess.run([paconvert, "-i", str(src), "-o", str(out), "--log_dir", str(log), *extra],
+                          capture_output=True, text=True)
+    seconds = time.perf_counter() - start
+    if done.returncode != 0:
+        print(f"paconvert {' '.join(extra)} exited {done.returncode}: {done.stderr[-300:]}")
+    return seconds
+
+
+def profile_convert_source(texts: list[str]) -> str:
     from mindport import convert_source
 
-    result = convert_source(Path(src).read_text(encoding="utf-8"), src)
-    Path(dst).parent.mkdir(parents=True, exist_ok=True)
-    Path(dst).write_text(result.code, encoding="utf-8")
-    return len(result.diagnostics)
-
-
-def convert_tree(src: Path, dst: Path, jobs: int):
-    try:
-        from mindport import convert_path
-    except (ImportError, AttributeError):
-        convert_path = None
-    if convert_path is not None:
-        return convert_path(src, dst, jobs=jobs)
-    from multiprocessing import Pool
-
-    pairs = [(str(p), str(dst / p.relative_to(src))) for p in sorted(src.rglob("*.py"))]
-    with Pool(jobs) as pool:
-        return sum(pool.map(_convert_file, pairs, chunksize=8))
-
-
-def profile_convert_source(src: Path, n_files: int = 40) -> str:
-    from mindport import convert_source
-
-    texts = [p.read_text(encoding="utf-8") for p in sorted(src.rglob("*.py"))[:n_files]]
     convert_source(texts[0])  # warm: registry load, imports
     prof = cProfile.Profile()
     prof.enable()
-    for t in texts:
-        convert_source(t)
+    for text in texts:
+        convert_source(text)
     prof.disable()
     out = io.StringIO()
     pstats.Stats(prof, stream=out).sort_stats("cumulative").print_stats(25)
@@ -98,51 +112,61 @@ def profile_convert_source(src: Path, n_files: int = 40) -> str:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--lines", type=int, default=100_000)
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--mirrors", type=Path, default=Path(os.environ.get("MINDPORT_SNAPSHOTS", ROOT.parent / ".mirror")))
+    parser.add_argument("--repo", action="append", help="OWNER/NAME of a fetched snapshot (repeatable)")
+    parser.add_argument("--lines", type=int, default=100_000, help="size of the fallback zoo corpus")
+    parser.add_argument("--paconvert", help="path of a paconvert script (separate venv) to run on the same tree")
     parser.add_argument("--profile", action="store_true", help="also cProfile convert_source on 40 files")
-    parser.add_argument("--keep", help="build the corpus here and keep it")
     args = parser.parse_args(argv)
 
-    work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="mindport-bench-"))
+    work = Path(tempfile.mkdtemp(prefix="mindport-bench-"))
     src, dst = work / "src", work / "out"
-    shutil.rmtree(work, ignore_errors=True)
-    lines, files = build_corpus(src, args.lines)
-    texts = [p.read_text(encoding="utf-8") for p in sorted(src.rglob("*.py"))]
-    print(f"corpus: {lines:,} lines in {files} files ({src}); {os.cpu_count()} CPUs, --jobs {args.jobs}")
+    try:
+        found = extract_real_code(args.mirrors, args.repo or list(DEFAULT_REPOS), src)
+        if not found:
+            build_zoo_corpus(src, args.lines)
+        paths = sorted(src.rglob("*.py"))
+        texts = [p.read_text(encoding="utf-8", errors="replace") for p in paths]
+        lines = sum(t.count("\n") + 1 for t in texts)
+        what = ", ".join(found) if found else "a generated corpus of the zoo fixtures (no snapshot found)"
+        print(f"corpus: {lines:,} lines in {len(paths)} files: {what}; {os.cpu_count()} CPUs, --jobs {args.jobs}")
 
-    t0 = time.perf_counter()
-    for t in texts:
-        ast.parse(t)
-    parse_s = time.perf_counter() - t0
-    parse_rate = lines / parse_s
+        def parse_all():
+            for text in texts:
+                try:
+                    ast.parse(text)
+                except SyntaxError:
+                    pass
 
-    import libcst as cst
+        import libcst as cst
 
-    t0 = time.perf_counter()
-    for t in texts:
-        cst.parse_module(t).code
-    cst_s = time.perf_counter() - t0
-    cst_rate = lines / cst_s
+        def cst_all():
+            for text in texts:
+                try:
+                    cst.parse_module(text).code
+                except cst.ParserSyntaxError:
+                    pass
 
-    t0 = time.perf_counter()
-    convert_tree(src, dst, args.jobs)
-    cold_s = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    convert_tree(src, dst, args.jobs)
-    warm_s = time.perf_counter() - t0
+        from mindport import convert_path
 
-    cold, warm = lines / cold_s, lines / warm_s
-    print(f"ast.parse (1 process):     {parse_rate:12,.0f} lines/s  ({parse_s:.2f} s)")
-    print(f"libcst parse+print (1 p.): {cst_rate:12,.0f} lines/s  ({cst_s:.2f} s)   "
-          f"a LibCST-only rewriter's ceiling with --jobs {args.jobs}: {cst_rate * args.jobs:,.0f} lines/s")
-    print(f"convert, cold (jobs={args.jobs}):   {cold:12,.0f} lines/s  ({cold_s:.2f} s)   "
-          f"= {cold / parse_rate:.3f} x ast.parse   target >= 20,000")
-    print(f"convert, re-run (cached):  {warm:12,.0f} lines/s  ({warm_s:.2f} s)   "
-          f"= {warm / parse_rate:.3f} x ast.parse   target >= 200,000")
-    if args.profile:
-        print(profile_convert_source(src))
-    if not args.keep:
+        parse_rate = lines / _timed(parse_all)
+        cst_rate = lines / _timed(cst_all)
+        cold = lines / _timed(lambda: convert_path(src, dst, jobs=args.jobs))
+        warm = lines / _timed(lambda: convert_path(src, dst, jobs=args.jobs))
+        print(f"ast.parse (1 process):        {parse_rate:10,.0f} lines/s")
+        print(f"libcst parse+print (1 p.):    {cst_rate:10,.0f} lines/s   x {args.jobs} jobs = {cst_rate * args.jobs:,.0f}")
+        print(f"mindport convert, cold:       {cold:10,.0f} lines/s   (jobs={args.jobs})")
+        print(f"mindport convert, re-run:     {warm:10,.0f} lines/s   (cached; target >= 200,000)")
+        if args.paconvert:
+            default = lines / run_paconvert(args.paconvert, src, work / "pa-default")
+            no_format = lines / run_paconvert(args.paconvert, src, work / "pa-noformat", "--no_format")
+            print(f"PaConvert, default:           {default:10,.0f} lines/s   (one process)")
+            print(f"PaConvert, --no_format:       {no_format:10,.0f} lines/s   (drops comments and layout)")
+            print(f"mindport cold / PaConvert default: {cold / default:.2f}x   (target >= 1.2x)")
+        if args.profile:
+            print(profile_convert_source(texts[:40]))
+    finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 from mindport.validators.lint.rules.base import FAMILIES, REGISTRY, Rule
 from mindport.validators.lint.rules import (  # noqa: F401  (imported for registration)
     syntax,
+    pitfalls_data,
     pitfalls,
     defaults,
     torch_leftovers,
