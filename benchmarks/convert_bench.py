@@ -30,7 +30,6 @@ import re
 import shutil
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from pathlib import Path
@@ -42,18 +41,32 @@ DEFAULT_REPOS = ("huggingface/pytorch-image-models", "labmlai/annotated_deep_lea
 
 
 def extract_real_code(mirrors: Path, repos: list[str], dest: Path) -> list[str]:
-    """Copy the .py files of each snapshot's HEAD into dest/OWNER+NAME; returns the repos found."""
+    """Copy the .py files of each snapshot's HEAD into dest/OWNER+NAME; returns the repos found. (Snapshots may lack
+    some blobs, so files are read one by one and a missing one is skipped.)"""
     found = []
     for repo in repos:
         base = mirrors / repo.replace("/", "+")
         gitdir = next((d for d in (base / "repo", base) if (d / "objects").is_dir()), None)
         if gitdir is None:
             continue
-        archive = subprocess.run(["git", "--git-dir", str(gitdir), "archive", "--format=tar", "HEAD"],
-                                 capture_output=True)  # snapshots may lack large blobs: take what tar holds
-        with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
-            members = [m for m in tar.getmembers() if m.isfile() and m.name.endswith(".py")]
-            tar.extractall(dest / repo.replace("/", "+"), members=members, filter="data")
+        git = ["git", "--git-dir", str(gitdir)]
+        listing = subprocess.run([*git, "ls-tree", "-r", "HEAD"], capture_output=True, text=True).stdout
+        blobs = [(line.split()[2], line.split("\t", 1)[1]) for line in listing.splitlines()
+                 if line.split()[1] == "blob" and line.endswith(".py")]
+        batch = subprocess.run([*git, "cat-file", "--batch"], input="".join(f"{sha}\n" for sha, _ in blobs).encode(),
+                               capture_output=True).stdout
+        pos = 0
+        for sha, path in blobs:
+            header_end = batch.index(b"\n", pos)
+            header = batch[pos:header_end].split()
+            pos = header_end + 1
+            if len(header) < 3 or header[1] != b"blob":
+                continue  # "<sha> missing"
+            size = int(header[2])
+            target = dest / repo.replace("/", "+") / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(batch[pos:pos + size])
+            pos += size + 1
         found.append(repo)
     return found
 
