@@ -30,7 +30,7 @@ _ENTRY_KEYS = {
     "aliases", "doc_status", "mint_mapped",
 }
 _EXAMPLE_KEYS = {"args", "inputs", "self", "call", "rtol", "atol", "styles", "train", "compare", "grad_free", "proof",
-                 "program"}
+                 "program", "sweep"}
 
 
 class MappingError(ValueError):
@@ -63,6 +63,7 @@ class Example:
     compare: str = "values"  # "values" | "shape" (random ops: compare shape and dtype only)
     proof: str = ""  # "" = the generic proof; "optimizer" = tests/training/test_optimizer_entries.py
     program: str = ""  # a whole torch program (``run(...)``, optional ``build()``), for APIs a single call can't show
+    sweep: dict = field(default_factory=dict)  # hints for the differential tests (mindport/proofs_differential.py)
 
 
 @dataclass(frozen=True)
