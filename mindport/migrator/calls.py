@@ -103,8 +103,11 @@ def map_arguments(entry: Entry, bound: dict[str, Arg], profile: str = "nn") -> d
     for name, reason in entry.unsupported.items():
         arg = bound.get(name)
         param = entry.param(name)
-        if arg is not None and arg.given and param is not None and arg.source != param.default:
-            raise Unsupported(f"argument {name}={arg.source} is not supported: {reason}")
+        if arg is not None and arg.given and param is not None:
+            if arg.source != param.default:
+                raise Unsupported(f"argument {name}={arg.source} is not supported: {reason}")
+            if name not in entry.emit:
+                bound[name] = Arg(arg.source, False, arg.node, arg.cst_arg)  # spelled at its default: not written
     for name in entry.drop:
         bound.pop(name, None)
     for name, transform in entry.values.items():
