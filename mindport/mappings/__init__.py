@@ -221,12 +221,21 @@ def _entry_from_table(raw: dict, source: str) -> Entry:
     )
 
 
+_MODULES = "torch.nn.modules."
+
+
 @dataclass
 class Registry:
     entries: dict[str, Entry]
 
     def lookup(self, torch_name: str) -> Entry | None:
-        return self.entries.get(torch_name)
+        entry = self.entries.get(torch_name)
+        if entry is None and torch_name.startswith(_MODULES):
+            # torch.nn.modules.conv.Conv2d / torch.nn.modules.Conv2d: where torch.nn.Conv2d is defined.
+            entry = self.entries.get("torch.nn." + torch_name.rsplit(".", 1)[1])
+            if entry is not None and entry.kind != "layer":
+                entry = None
+        return entry
 
     def __len__(self) -> int:
         return len(self.entries)
