@@ -27,7 +27,7 @@ KINDS = ("function", "layer", "method", "attribute")
 _ENTRY_KEYS = {
     "torch", "kind", "signature", "nn", "mint", "rename", "values", "emit", "drop", "unsupported",
     "transforms", "positional", "weights", "weight_transforms", "runs", "reason", "notes", "example",
-    "aliases", "doc_status", "mint_mapped",
+    "aliases", "doc_status", "mint_mapped", "switch",
 }
 _EXAMPLE_KEYS = {"args", "inputs", "self", "call", "rtol", "atol", "styles", "train", "compare", "grad_free", "proof",
                  "program", "sweep"}
@@ -89,6 +89,7 @@ class Entry:
     doc_status: str  # the official table's status ("consistent" / "diff"), for the docs
     source: str  # file the entry came from
     mint_mapped: bool = False  # mint takes torch's arguments as written unless this is set
+    switch: dict = field(default_factory=dict)  # torch arg -> {literal source: target}: that value calls another target
 
     @property
     def supported(self) -> bool:
@@ -176,6 +177,11 @@ def _entry_from_table(raw: dict, source: str) -> Entry:
         _names_exist(key, raw.get(key, {}))
     for key in ("emit", "drop"):
         _names_exist(key, raw.get(key, []))
+    _names_exist("switch", raw.get("switch", {}))
+    for arg, choices in raw.get("switch", {}).items():
+        if not isinstance(choices, dict) or not all(isinstance(t, str) and t.startswith(("mindspore", "mindport.runtime."))
+                                                    for t in choices.values()):
+            raise MappingError(f"{where}: switch.{arg} must map literal values to 'mindspore.…'/'mindport.runtime.…' targets")
 
     from mindport.mappings import transforms as registry
 
@@ -218,6 +224,7 @@ def _entry_from_table(raw: dict, source: str) -> Entry:
         weight_transforms=dict(raw.get("weight_transforms", {})), runs=runs, reason=reason,
         notes=raw.get("notes", ""), example=example, aliases=tuple(raw.get("aliases", ())),
         doc_status=raw.get("doc_status", ""), source=source, mint_mapped=bool(raw.get("mint_mapped", False)),
+        switch={k: dict(v) for k, v in raw.get("switch", {}).items()},
     )
 
 

@@ -12,7 +12,7 @@ import re
 import libcst as cst
 
 from mindport.mappings import Entry
-from mindport.mappings.transforms import CALL_TRANSFORMS, VALUE_TRANSFORMS, Arg, Unsupported, value_code
+from mindport.mappings.transforms import CALL_TRANSFORMS, TARGET, VALUE_TRANSFORMS, Arg, Unsupported, value_code
 from mindport.migrator.base import Rule
 from mindport.migrator.names import receiver_kind
 from mindport.migrator.walk import parse_expression
@@ -100,6 +100,7 @@ def map_arguments(entry: Entry, bound: dict[str, Arg], profile: str = "nn") -> d
         for name in entry.drop:
             bound.pop(name, None)
         return {name: arg for name, arg in bound.items() if arg.given}
+    switched = _switch(entry, bound)
     for name, reason in entry.unsupported.items():
         arg = bound.get(name)
         param = entry.param(name)
@@ -121,7 +122,28 @@ def map_arguments(entry: Entry, bound: dict[str, Arg], profile: str = "nn") -> d
         renamed[entry.rename.get(name, name)] = arg
     for transform in entry.transforms:
         CALL_TRANSFORMS[transform](renamed)
-    return {name: arg for name, arg in renamed.items() if arg.given}
+    return {name: arg for name, arg in renamed.items() if arg.given} | switched
+
+
+def _switch(entry: Entry, bound: dict[str, Arg]) -> dict[str, Arg]:
+    """``switch = { inplace = { "True" = "mindport.runtime.layers.ReLU" } }``: that argument value calls another
+    target ({TARGET: target}, popped by the caller); a value that is not a literal can't be decided: MP102."""
+    for name, choices in entry.switch.items():
+        arg = bound.get(name)
+        if arg is None or not arg.given:
+            continue
+        if arg.source in choices:
+            return {TARGET: Arg(choices[arg.source], True)}
+        if not arg.is_literal():
+            raise Unsupported(f"{name}={arg.source}: the MindSpore call depends on its value "
+                              f"({', '.join(choices)}): write it as a literal")
+    return {}
+
+
+def switched_target(mapped: dict[str, Arg], target: str) -> str:
+    """The entry's target, or the one its ``switch`` chose (removed from ``mapped``)."""
+    arg = mapped.pop(TARGET, None)
+    return arg.source if arg is not None else target
 
 
 def build_call_args(entry: Entry, mapped: dict[str, Arg], profile: str = "nn") -> list[cst.Arg]:
@@ -243,6 +265,7 @@ class TableCallTransform(Rule):
         try:
             bound = bind_arguments(entry, list(updated_node.args))
             mapped = map_arguments(entry, bound, profile)
+            target = switched_target(mapped, target)
             self._resolve_ms_names(mapped)
         except CallBindError as exc:
             self.flag(original_node, "MP102", f"{qual}: {exc}", "pass arguments explicitly", qual)
@@ -285,6 +308,7 @@ class TableCallTransform(Rule):
             return updated_node
         try:
             mapped = map_arguments(entry, bind_arguments(entry, list(updated_node.args)), profile)
+            target = switched_target(mapped, target)
             self._resolve_ms_names(mapped)
         except CallBindError as exc:
             self.flag(original_node, "MP102", f"{entry.torch}: {exc}", "pass arguments explicitly", entry.torch)

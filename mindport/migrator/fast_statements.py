@@ -10,7 +10,7 @@ import io
 import re
 import tokenize
 
-from mindport.mappings.transforms import Unsupported
+from mindport.mappings.transforms import TARGET, Unsupported
 from mindport.migrator.ast_names import (
     AstScopes,
     child_nodes,
@@ -767,6 +767,8 @@ class StatementRewriter:
             resolve_ms_names(self.ctx, mapped)
         except (CallBindError, Unsupported) as exc:
             raise Decline("MP102") from exc
+        if TARGET in mapped:
+            raise Decline("a target chosen by an argument (switch)")
         return mapped
 
     def _arguments(self, node: ast.Call) -> list[SourceArg]:
