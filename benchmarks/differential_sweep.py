@@ -46,6 +46,9 @@ def _worker(names_file: str, out_file: str, limit: int | None, seed: int) -> Non
     from mindport.mappings import load_registry
     from mindport.proofs_differential import sweep_entry
 
+    import torch
+
+    torch.set_num_threads(1)
     registry = load_registry()
     names = Path(names_file).read_text().split()
     with open(out_file, "a", encoding="utf-8") as out:
