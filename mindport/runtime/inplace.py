@@ -61,6 +61,8 @@ def _store(input, value):
     """Write ``value`` (cast to the receiver's dtype) into ``input`` and return ``input``."""
     if value.dtype != input.dtype:
         value = value.astype(input.dtype)
+    if value.shape != input.shape and value.size == input.size:
+        value = value.reshape(input.shape)  # ops.rand(*()) of a 0-d receiver has shape (1,)
     if _in_graph():
         ops.assign(input, value)
     else:

@@ -1131,3 +1131,20 @@ def can_cast(from_, to) -> bool:
 def get_default_dtype():
     """torch.get_default_dtype: MindSpore has no global default dtype; its floating-point default is float32."""
     return ms.float32
+
+
+# --- truth tests: any/all of a non-bool tensor ------------------------------------------------------------------
+
+def _truth(input):
+    return input if input.dtype == ms.bool_ else input != 0
+
+
+def any(input, dim=None, keepdim=False):  # noqa: A001 - torch's name
+    """torch.any / Tensor.any: True where some element is non-zero. ops.any on a float tensor gives wrong answers
+    (``ops.any(Tensor([[0., 1.5], [0., 0.]]))`` is False, measured on 2.10): the input is tested against 0 first."""
+    return ops.any(_truth(input), () if dim is None else dim, keepdim)
+
+
+def all(input, dim=None, keepdim=False):  # noqa: A001 - torch's name
+    """torch.all / Tensor.all: True where every element is non-zero (tested against 0 first, as ``any``)."""
+    return ops.all(_truth(input), () if dim is None else dim, keepdim)
