@@ -573,3 +573,20 @@ InplaceDropout = _inplace_cell(nn.Dropout, "torch.nn.Dropout")
 InplaceDropout1d = _inplace_cell(nn.Dropout1d, "torch.nn.Dropout1d")
 InplaceDropout2d = _inplace_cell(nn.Dropout2d, "torch.nn.Dropout2d")
 InplaceDropout3d = _inplace_cell(nn.Dropout3d, "torch.nn.Dropout3d")
+
+
+# ---------------------------------------------------------------------------------------- torch.nn.utils helpers
+
+def parameters_to_vector(parameters):
+    """torch.nn.utils.parameters_to_vector: the parameters flattened and concatenated, in order."""
+    return ops.cat([p.reshape(-1) for p in parameters])
+
+
+def vector_to_parameters(vec, parameters):
+    """torch.nn.utils.vector_to_parameters: slice ``vec`` into the parameters, in order (their values change in
+    place, as in torch)."""
+    offset = 0
+    for p in parameters:
+        n = p.size
+        p.set_data(vec[offset:offset + n].reshape(p.shape).astype(p.dtype))
+        offset += n
