@@ -118,6 +118,8 @@ def _is_number(text: str | None) -> bool:
 def _alternatives(entry: Entry, param, given: str | None) -> list[str]:
     """Other values of an optional argument worth a call: heuristics from its name and default, plus hints."""
     hints = [str(v) for v in (entry.example.sweep.get("args", {}).get(param.name, ()))]
+    if param.name in entry.example.sweep.get("fixed", ()):
+        return hints  # the entry says why other values are not comparable (e.g. topk's sorted=False order)
     if param.name in _NO_ALTERNATIVES:
         return hints
     out: list[str] = list(hints)
@@ -302,11 +304,15 @@ def _with_shape(spec: str, shape: tuple) -> str:
 
 
 def _int_values(kind: str, shape, rng) -> np.ndarray:
+    """Small integers, distinct where the size allows (ties make sort/topk/kthvalue indices implementation-defined)."""
+    n = int(np.prod(shape)) if shape else 1
     if kind == "randpos":
-        return rng.integers(1, 5, size=shape)
-    if kind == "rand":
-        return rng.integers(0, 4, size=shape)
-    return rng.integers(-5, 6, size=shape)
+        pool = np.arange(1, max(5, n + 1))
+    elif kind == "rand":
+        pool = np.arange(0, max(4, n))
+    else:
+        pool = np.arange(-max(5, (n + 1) // 2), max(6, (n + 1) // 2 + 1))
+    return rng.permutation(pool)[:n].reshape(shape) if n <= len(pool) else rng.choice(pool, size=shape)
 
 
 def make_inputs(case: Case, seed: int = 0) -> tuple[dict[str, object], bool]:

@@ -31,6 +31,8 @@ _ENTRY_KEYS = {
 }
 _EXAMPLE_KEYS = {"args", "inputs", "self", "call", "rtol", "atol", "styles", "train", "compare", "grad_free", "proof",
                  "program", "sweep"}
+# example.sweep: hints for the differential tests (mindport/proofs_differential.py)
+_SWEEP_KEYS = {"args", "inputs", "variants", "fixed", "half_rtol", "half_atol"}
 
 
 class MappingError(ValueError):
@@ -205,6 +207,9 @@ def _entry_from_table(raw: dict, source: str) -> Entry:
         bad = set(ex) - _EXAMPLE_KEYS
         if bad:
             raise MappingError(f"{where}: unknown example key(s) {sorted(bad)}; allowed: {sorted(_EXAMPLE_KEYS)}")
+        bad_sweep = set(ex.get("sweep", {})) - _SWEEP_KEYS
+        if bad_sweep:
+            raise MappingError(f"{where}: unknown example.sweep key(s) {sorted(bad_sweep)}; allowed: {sorted(_SWEEP_KEYS)}")
         ex["styles"] = tuple(ex.get("styles", ()))
         ex.pop("grad_free", None)
         if ex.get("program"):

@@ -366,14 +366,16 @@ def frobenius_norm(input, dim=(-2, -1), keepdim=False):
 def dot(input, other):
     """torch.dot / Tensor.dot: the dot product of two 1-D tensors. MindSpore's Tensor.dot is the deprecated ops.dot
     (2-D and up only) and mint.dot has no CPU kernel in 2.10 ('The kernel Dot unregistered')."""
-    return (input * other).sum()
+    product = input * other
+    return product.sum().astype(product.dtype)  # an int32 sum is int64 in MindSpore; torch keeps int32
 
 
 def vdot(input, other):
     """torch.vdot (conj(input) . other of 1-D tensors): ``mint.vdot`` raises 'Not implement exception' on CPU."""
     if _is_complex(input.dtype):
         input = ops.conj(input)
-    return (input * other).sum()
+    product = input * other
+    return product.sum().astype(product.dtype)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -636,7 +638,7 @@ def constant_pad_nd(input, pad, value=0):
         if before or after:
             input = ops.narrow(input, axis, before, input.shape[axis] - before - after)
     grow = tuple(builtins.max(p, 0) for p in pad)
-    return ops.pad(input, grow, value=value) if any(grow) else input
+    return ops.pad(input, grow, value=value) if builtins.any(grow) else input
 
 
 def unflatten(input, dim, sizes):
@@ -850,7 +852,7 @@ def _einsum_parse(equation, shapes):
     if len(terms) != len(shapes):
         raise ValueError(f"einsum(): {len(terms)} operand subscripts for {len(shapes)} operands")
     for term in terms + [rhs]:
-        if any(not (c.isalpha() or c == ".") for c in term):
+        if builtins.any(not (c.isalpha() or c == ".") for c in term):
             raise ValueError(f"einsum(): invalid subscript in {term!r}")
     ell_ndim = 0
     for term, shape in zip(terms, shapes):
@@ -1148,3 +1150,37 @@ def any(input, dim=None, keepdim=False):  # noqa: A001 - torch's name
 def all(input, dim=None, keepdim=False):  # noqa: A001 - torch's name
     """torch.all / Tensor.all: True where every element is non-zero (tested against 0 first, as ``any``)."""
     return ops.all(_truth(input), () if dim is None else dim, keepdim)
+
+
+# --- integer accumulation: torch sums integer and bool tensors in int64 ------------------------------------------
+
+_INTEGRAL = (ms.bool_, ms.int8, ms.int16, ms.int32, ms.uint8)
+
+
+def _accumulate_dtype(input, dtype):
+    return ms.int64 if dtype is None and input.dtype in _INTEGRAL else dtype
+
+
+def cumsum(input, dim, *, dtype=None):
+    """torch.cumsum / Tensor.cumsum: int32/bool inputs accumulate in int64 (ops.cumsum keeps int32)."""
+    dtype = _accumulate_dtype(input, dtype)
+    return ops.cumsum(input if dtype is None else input.astype(dtype), dim)
+
+
+def nansum(input, dim=None, keepdim=False, *, dtype=None):
+    """torch.nansum / Tensor.nansum: int32/bool inputs sum in int64 (ops.nansum keeps int32)."""
+    dtype = _accumulate_dtype(input, dtype)
+    return ops.nansum(input if dtype is None else input.astype(dtype), dim, keepdim)
+
+
+def trace(input):
+    """torch.trace: an int32 matrix's trace is int64 in torch (ops.trace keeps int32)."""
+    dtype = _accumulate_dtype(input, None)
+    return ops.trace(input if dtype is None else input.astype(dtype))
+
+
+def abs(input):  # noqa: A001 - torch's name
+    """torch.abs / Tensor.abs: a complex tensor's modulus is real (float32 for complex64); ops.abs keeps complex."""
+    if _is_complex(input.dtype):
+        return ops.ComplexAbs()(input)
+    return ops.abs(input)
