@@ -267,7 +267,8 @@ def eigh(input, UPLO="L"):
 def eigvalsh(input, UPLO="L"):
     """torch.linalg.eigvalsh: eigenvalues of a symmetric matrix, ascending (MindSpore's Eigh primitive)."""
     op = _Eigh(False, lower=UPLO == "L")
-    return _batched(op, input)
+    values = _batched(op, input)
+    return ops.real(values) if values.dtype in (ms.complex64, ms.complex128) else values  # real, as in torch
 
 
 def svd(A, full_matrices=True, *, driver=None):
@@ -291,8 +292,9 @@ def svd_usv(input, some=True, compute_uv=True):
 
 
 def svdvals(A, *, driver=None):
-    """torch.linalg.svdvals: singular values, descending (ops.svd with compute_uv=False)."""
-    return ops.svd(A, compute_uv=False)
+    """torch.linalg.svdvals: singular values, descending (ops.svd with compute_uv=False); real for complex A."""
+    values = ops.svd(A, compute_uv=False)
+    return ops.real(values) if values.dtype in (ms.complex64, ms.complex128) else values
 
 
 def matrix_rank(input, *, atol=None, rtol=None, hermitian=False):

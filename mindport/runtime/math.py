@@ -265,7 +265,7 @@ def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
 
 def corrcoef(input):
     """torch.corrcoef (Pearson coefficients, clipped to [-1, 1]): MindSpore has ``ops.cov`` but no corrcoef."""
-    c = ops.cov(input)
+    c = cov(input)
     if c.ndim == 0:
         return c / c
     d = ops.sqrt(ops.diagonal(c))
@@ -340,6 +340,8 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     if out is not None:
         raise TypeError("norm: out= is not supported, assign the result")
     x = input if dtype is None else input.astype(dtype)
+    if p != "nuc":
+        x = real_abs(x)  # element norms of a complex tensor are those of its moduli (and real)
     if isinstance(dim, int):
         dim = (dim,)
     if p == "nuc":
@@ -360,7 +362,7 @@ def nuclear_norm(input, dim=None, keepdim=False):
 
 def frobenius_norm(input, dim=(-2, -1), keepdim=False):
     """torch.frobenius_norm: the 2-norm of the elements over ``dim``; MindSpore has no function of that name."""
-    return _vector_norm(input, 2, (dim,) if isinstance(dim, int) else tuple(dim), keepdim)
+    return _vector_norm(real_abs(input), 2, (dim,) if isinstance(dim, int) else tuple(dim), keepdim)
 
 
 def dot(input, other):
@@ -1184,3 +1186,53 @@ def abs(input):  # noqa: A001 - torch's name
     if _is_complex(input.dtype):
         return ops.ComplexAbs()(input)
     return ops.abs(input)
+
+
+def real_abs(input):
+    """|x| as a real tensor for complex input (ops.ComplexAbs), the input itself otherwise."""
+    return ops.ComplexAbs()(input) if _is_complex(input.dtype) else input
+
+
+# --- float16 results that MindSpore computes in float32 and returns as float32 -----------------------------------
+
+def _like(result, input):
+    return result.astype(input.dtype) if input.dtype == ms.float16 and result.dtype != input.dtype else result
+
+
+def cov(input, *, correction=1, fweights=None, aweights=None):
+    """torch.cov / Tensor.cov: ops.cov, in the input's dtype (ops.cov returns float32 for float16)."""
+    return _like(ops.cov(input, correction=correction, fweights=fweights, aweights=aweights), input)
+
+
+def histc(input, bins=100, min=0, max=0):  # noqa: A002 - torch's argument names
+    """torch.histc / Tensor.histc: ops.histc, in the input's dtype (float32 for float16 in MindSpore)."""
+    return _like(ops.histc(input, bins, min, max), input)
+
+
+def ldexp(input, other):
+    """torch.ldexp: input * 2**other, in the input's float dtype (ops.ldexp returns float32 for float16)."""
+    return _like(ops.ldexp(input, other), input)
+
+
+def randn_like(input, *, generator=None, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
+    """torch.randn_like: standard normal draws of the input's shape and dtype (ops.randn_like gives float32 for a
+    float16 input; a complex input draws real and imaginary parts with variance 1/2 each, as torch)."""
+    dtype = dtype or input.dtype
+    if _is_complex(dtype):
+        part = ms.float64 if dtype == ms.complex128 else ms.float32
+        re, im = ops.randn(input.shape, dtype=part), ops.randn(input.shape, dtype=part)
+        return ops.Complex()(re, im) * (0.5 ** 0.5)
+    return ops.randn(input.shape, dtype=dtype if dtype in _FLOATS_ALL else ms.float32).astype(dtype)
+
+
+_FLOATS_ALL = (ms.float16, ms.float32, ms.float64, ms.bfloat16)
+
+
+def l1_loss(input, target, reduction="mean"):
+    """torch.nn.functional.l1_loss: |input - target| reduced; a complex difference's modulus is real."""
+    diff = real_abs(input - target) if _is_complex(input.dtype) else ops.abs(input - target)
+    if reduction == "mean":
+        return diff.mean()
+    if reduction == "sum":
+        return diff.sum()
+    return diff

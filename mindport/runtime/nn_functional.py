@@ -163,7 +163,8 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     """torch.nn.functional.pairwise_distance / torch.pairwise_distance: the p-norm of x1 - x2 + eps over the last
     dim. No mindspore.ops.pairwise_distance in 2.10."""
-    diff = ops.abs(x1 - x2 + eps)
+    diff = x1 - x2 + eps
+    diff = ops.ComplexAbs()(diff) if diff.dtype in (ms.complex64, ms.complex128) else ops.abs(diff)
     if p == float("inf"):
         return diff.max(-1, keepdims=keepdim)
     if p == 0:
