@@ -22,7 +22,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-MISMATCHES = ("value", "dtype", "shape", "count", "inplace", "ms_error", "convert_error", "crash")
+SILENT = ("value", "dtype", "shape", "count", "inplace", "convert_error")  # runs without a word, gives another answer
+LOUD = ("ms_error", "crash")  # MindSpore raises, or its process dies, where torch computes
+MISMATCHES = SILENT + LOUD
 
 
 def _entry_names(only: list[str]) -> list[str]:
@@ -43,25 +45,32 @@ def _entry_names(only: list[str]) -> list[str]:
 
 def _worker(names_file: str, out_file: str, limit: int | None, seed: int) -> None:
     os.environ.setdefault("GLOG_v", "3")
+    import torch
+
     from mindport.mappings import load_registry
     from mindport.proofs_differential import sweep_entry
 
-    import torch
-
     torch.set_num_threads(1)
     registry = load_registry()
-    names = Path(names_file).read_text().split()
+    todo = json.loads(Path(names_file).read_text())
     with open(out_file, "a", encoding="utf-8") as out:
-        for name in names:
+        def progress(i):
+            out.write(json.dumps({"case": i}) + "\n")
+            out.flush()
+
+        for name in todo["names"]:
             out.write(json.dumps({"start": name}) + "\n")
             out.flush()
-            report = sweep_entry(registry.lookup(name), registry, limit=limit, seed=seed)
+            crashed = {int(i): why for i, why in todo["crashed"].get(name, {}).items()}
+            report = sweep_entry(registry.lookup(name), registry, limit=limit, seed=seed, crashed=crashed,
+                                 progress=progress)
             out.write(json.dumps({"entry": name, "outcomes": report.outcomes}) + "\n")
             out.flush()
 
 
-def _read(out_file: Path) -> tuple[dict, str | None]:
-    done, started = {}, None
+def _read(out_file: Path) -> tuple[dict, str | None, int | None]:
+    """(finished entries, the entry under way, the case under way)."""
+    done, started, case = {}, None, None
     if out_file.exists():
         for line in out_file.read_text(encoding="utf-8").splitlines():
             try:
@@ -69,11 +78,13 @@ def _read(out_file: Path) -> tuple[dict, str | None]:
             except ValueError:
                 continue
             if "start" in rec:
-                started = rec["start"]
+                started, case = rec["start"], None
+            elif "case" in rec:
+                case = rec["case"]
             else:
                 done[rec["entry"]] = rec["outcomes"]
-                started = None
-    return done, started
+                started, case = None, None
+    return done, started, case
 
 
 def sweep(names: list[str], workers: int, limit: int | None, seed: int, timeout: float) -> dict[str, list]:
@@ -89,19 +100,22 @@ def sweep(names: list[str], workers: int, limit: int | None, seed: int, timeout:
     while running:
         for w in running:
             if w["proc"] is None:
-                names_file, out_file = tmp / f"w{w['id']}.txt", tmp / f"w{w['id']}.jsonl"
-                names_file.write_text("\n".join(w["todo"]))
+                w["restarts"] = w.get("restarts", -1) + 1
+                names_file = tmp / f"w{w['id']}-{w['restarts']}.txt"
+                out_file = tmp / f"w{w['id']}-{w['restarts']}.jsonl"
+                names_file.write_text(json.dumps({"names": w["todo"], "crashed": w.setdefault("crashed", {})}))
                 out_file.write_text("")
                 cmd = [sys.executable, __file__, "--worker", str(names_file), str(out_file), "--seed", str(seed)]
                 if limit is not None:
                     cmd += ["--limit", str(limit)]
                 w.update(proc=subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL),
-                         out=out_file, last=time.time(), seen=0)
+                         out=out_file, last=time.time(), seen=None)
         time.sleep(1.0)
         for w in list(running):
-            done, started = _read(w["out"])
-            if len(done) + (started is not None) != w["seen"]:
-                w["seen"], w["last"] = len(done) + (started is not None), time.time()
+            done, started, case = _read(w["out"])
+            mark = (len(done), started, case)
+            if mark != w["seen"]:
+                w["seen"], w["last"] = mark, time.time()
             code = w["proc"].poll()
             stuck = code is None and started is not None and time.time() - w["last"] > timeout
             if code is None and not stuck:
@@ -112,9 +126,12 @@ def sweep(names: list[str], workers: int, limit: int | None, seed: int, timeout:
             results.update(done)
             w["todo"] = [n for n in w["todo"] if n not in done]
             if started is not None and started in w["todo"]:
-                why = "timeout" if stuck else f"worker exited with {code}"
-                results[started] = [["*", "*", "crash", why]]
-                w["todo"].remove(started)
+                why = f"timeout after {timeout:.0f} s" if stuck else f"the process died (exit {code})"
+                if case is None:  # died before its first case: give the entry up
+                    results[started] = [["*", "*", "crash", why]]
+                    w["todo"].remove(started)
+                else:  # the case that killed it is a crash; the entry's other cases run in a new worker
+                    w["crashed"].setdefault(started, {})[str(case)] = why
             w["proc"] = None
             if not w["todo"]:
                 running.remove(w)
@@ -134,6 +151,8 @@ def summarize(results: dict[str, list]) -> dict:
     return {"entries": len(results), "generated": generated, "rejected_by_torch": kinds["rejected"],
             "run": generated - kinds["rejected"], "kinds": dict(kinds),
             "mismatches": sum(kinds[k] for k in MISMATCHES),
+            "silent": sum(kinds[k] for k in SILENT), "loud": sum(kinds[k] for k in LOUD),
+            "entries_with_silent": sum(1 for c in by_entry.values() if any(k in SILENT for k in c)),
             "entries_with_mismatches": len(by_entry),
             "by_entry": {n: dict(c) for n, c in sorted(by_entry.items())}}
 
@@ -147,8 +166,12 @@ def show(summary: dict, details: dict[str, list] | None = None, top: int = 0) ->
     print(f"  pass                  {k.get('pass', 0)}")
     print(f"  flagged (MP1xx)       {k.get('flagged', 0)}")
     print(f"  mismatches            {summary['mismatches']}  in {summary['entries_with_mismatches']} entries")
-    for kind in MISMATCHES:
-        print(f"    {kind:20s}{k.get(kind, 0)}")
+    print(f"    silent              {summary['silent']}  in {summary['entries_with_silent']} entries")
+    for kind in SILENT:
+        print(f"      {kind:18s}{k.get(kind, 0)}")
+    print(f"    loud                {summary['loud']}")
+    for kind in LOUD:
+        print(f"      {kind:18s}{k.get(kind, 0)}")
     if details and top:
         print("\nentries with mismatches (first detail of each kind):")
         for name, counts in summary["by_entry"].items():
@@ -163,10 +186,11 @@ def show(summary: dict, details: dict[str, list] | None = None, top: int = 0) ->
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--only", action="append", default=[], help="entries whose torch name contains this")
+    parser.add_argument("--entries", help="a file of exact torch names, one a line (e.g. the entries that had mismatches)")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--limit", type=int, default=None, help="at most this many cases per entry (seeded sample)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--timeout", type=float, default=300.0, help="seconds one entry may take")
+    parser.add_argument("--timeout", type=float, default=120.0, help="seconds one case may take")
     parser.add_argument("--json", help="write every outcome here")
     parser.add_argument("--details", type=int, default=160, help="print mismatch details (characters; 0 = none)")
     parser.add_argument("--compare", nargs=2, metavar=("BEFORE", "AFTER"), help="compare two --json files")
@@ -184,6 +208,9 @@ def main(argv=None) -> int:
     sys.path.insert(0, str(ROOT))
     start = time.time()
     names = _entry_names(args.only)
+    if args.entries:
+        wanted = set(Path(args.entries).read_text().split())
+        names = [n for n in names if n in wanted]
     results = sweep(names, args.workers, args.limit, args.seed, args.timeout)
     summary = summarize(results)
     show(summary, results, args.details)
@@ -191,7 +218,7 @@ def main(argv=None) -> int:
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps({"summary": summary, "results": results}))
-    return 1 if summary["mismatches"] else 0
+    return 1 if summary["silent"] else 0
 
 
 if __name__ == "__main__":

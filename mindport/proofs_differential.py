@@ -38,7 +38,7 @@ import numpy as np
 from mindport.mappings import Entry, Registry
 from mindport.proofs import _SPEC, _bind_example, _flatten, _load, make_input
 
-MISMATCH_KINDS = ("value", "dtype", "shape", "count", "inplace", "ms_error", "convert_error")
+MISMATCH_KINDS = ("value", "dtype", "shape", "count", "inplace", "ms_error", "convert_error", "crash")
 SILENT_KINDS = ("value", "dtype", "shape", "count", "inplace", "convert_error")  # ms_error is loud
 DTYPES = ("float32", "float64", "float16", "int64", "int32", "bool", "complex64")
 SHAPES = ("zero_d", "empty", "broadcast", "noncontiguous")
@@ -614,7 +614,10 @@ class EntryReport:
     outcomes: list = field(default_factory=list)  # (label, variant, kind, detail)
 
 
-def sweep_entry(entry: Entry, registry: Registry, limit: int | None = None, seed: int = 0) -> EntryReport:
+def sweep_entry(entry: Entry, registry: Registry, limit: int | None = None, seed: int = 0,
+                crashed: dict | None = None, progress=None) -> EntryReport:
+    """All (or ``limit`` seeded) cases of one entry. ``crashed``: case index -> why, for cases that killed an earlier
+    worker process (reported as ``crash``, not run again); ``progress(i)`` is called before case ``i`` runs."""
     report = EntryReport(entry.torch)
     all_cases = cases(entry, registry)
     if limit is not None and len(all_cases) > limit:
@@ -622,7 +625,12 @@ def sweep_entry(entry: Entry, registry: Registry, limit: int | None = None, seed
         picked = sorted(rng.choice(len(all_cases), size=limit, replace=False))
         all_cases = [all_cases[i] for i in picked]
     memo: dict = {}
-    for case in all_cases:
+    for i, case in enumerate(all_cases):
+        if crashed and i in crashed:
+            report.outcomes.append((case.label, case.variant, "crash", crashed[i]))
+            continue
+        if progress is not None:
+            progress(i)
         outcome = run_case(case, seed, memo)
         report.outcomes.append((case.label, case.variant, outcome.kind, outcome.detail))
     return report
