@@ -54,23 +54,23 @@ def _worker(names_file: str, out_file: str, limit: int | None, seed: int) -> Non
     registry = load_registry()
     todo = json.loads(Path(names_file).read_text())
     with open(out_file, "a", encoding="utf-8") as out:
-        def progress(i):
-            out.write(json.dumps({"case": i}) + "\n")
+        def progress(i, outcome):
+            out.write(json.dumps({"case": i} if outcome is None else {"done": i, "outcome": outcome}) + "\n")
             out.flush()
 
         for name in todo["names"]:
             out.write(json.dumps({"start": name}) + "\n")
             out.flush()
-            crashed = {int(i): why for i, why in todo["crashed"].get(name, {}).items()}
-            report = sweep_entry(registry.lookup(name), registry, limit=limit, seed=seed, crashed=crashed,
+            known = {int(i): outcome for i, outcome in todo["known"].get(name, {}).items()}
+            report = sweep_entry(registry.lookup(name), registry, limit=limit, seed=seed, known=known,
                                  progress=progress)
             out.write(json.dumps({"entry": name, "outcomes": report.outcomes}) + "\n")
             out.flush()
 
 
-def _read(out_file: Path) -> tuple[dict, str | None, int | None]:
-    """(finished entries, the entry under way, the case under way)."""
-    done, started, case = {}, None, None
+def _read(out_file: Path) -> tuple[dict, str | None, int | None, dict]:
+    """(finished entries, the entry under way, the case under way, that entry's finished cases)."""
+    done, started, case, cases = {}, None, None, {}
     if out_file.exists():
         for line in out_file.read_text(encoding="utf-8").splitlines():
             try:
@@ -78,13 +78,15 @@ def _read(out_file: Path) -> tuple[dict, str | None, int | None]:
             except ValueError:
                 continue
             if "start" in rec:
-                started, case = rec["start"], None
+                started, case, cases = rec["start"], None, {}
             elif "case" in rec:
                 case = rec["case"]
+            elif "done" in rec:
+                cases[str(rec["done"])], case = rec["outcome"], None
             else:
                 done[rec["entry"]] = rec["outcomes"]
-                started, case = None, None
-    return done, started, case
+                started, case, cases = None, None, {}
+    return done, started, case, cases
 
 
 def sweep(names: list[str], workers: int, limit: int | None, seed: int, timeout: float) -> dict[str, list]:
@@ -103,7 +105,7 @@ def sweep(names: list[str], workers: int, limit: int | None, seed: int, timeout:
                 w["restarts"] = w.get("restarts", -1) + 1
                 names_file = tmp / f"w{w['id']}-{w['restarts']}.txt"
                 out_file = tmp / f"w{w['id']}-{w['restarts']}.jsonl"
-                names_file.write_text(json.dumps({"names": w["todo"], "crashed": w.setdefault("crashed", {})}))
+                names_file.write_text(json.dumps({"names": w["todo"], "known": w.setdefault("known", {})}))
                 out_file.write_text("")
                 cmd = [sys.executable, __file__, "--worker", str(names_file), str(out_file), "--seed", str(seed)]
                 if limit is not None:
@@ -112,8 +114,8 @@ def sweep(names: list[str], workers: int, limit: int | None, seed: int, timeout:
                          out=out_file, last=time.time(), seen=None)
         time.sleep(1.0)
         for w in list(running):
-            done, started, case = _read(w["out"])
-            mark = (len(done), started, case)
+            done, started, case, finished = _read(w["out"])
+            mark = (len(done), started, case, len(finished))
             if mark != w["seen"]:
                 w["seen"], w["last"] = mark, time.time()
             code = w["proc"].poll()
@@ -127,11 +129,13 @@ def sweep(names: list[str], workers: int, limit: int | None, seed: int, timeout:
             w["todo"] = [n for n in w["todo"] if n not in done]
             if started is not None and started in w["todo"]:
                 why = f"timeout after {timeout:.0f} s" if stuck else f"the process died (exit {code})"
-                if case is None:  # died before its first case: give the entry up
+                known = w["known"].setdefault(started, {})
+                known.update(finished)
+                if case is None:  # died outside a case: give the entry up
                     results[started] = [["*", "*", "crash", why]]
                     w["todo"].remove(started)
                 else:  # the case that killed it is a crash; the entry's other cases run in a new worker
-                    w["crashed"].setdefault(started, {})[str(case)] = why
+                    known[str(case)] = ["*", "*", "crash", why]
             w["proc"] = None
             if not w["todo"]:
                 running.remove(w)
@@ -144,6 +148,11 @@ def summarize(results: dict[str, list]) -> dict:
     by_entry: dict[str, collections.Counter] = {}
     for name, outcomes in results.items():
         for _label, _variant, kind, _detail in outcomes:
+            known = kind.startswith("known:")
+            if known:
+                kind = kind[len("known:"):]
+                kinds["known"] += 1
+                kinds["known_silent"] += kind in SILENT
             kinds[kind] += 1
             if kind in MISMATCHES:
                 by_entry.setdefault(name, collections.Counter())[kind] += 1
@@ -172,6 +181,9 @@ def show(summary: dict, details: dict[str, list] | None = None, top: int = 0) ->
     print(f"    loud                {summary['loud']}")
     for kind in LOUD:
         print(f"      {kind:18s}{k.get(kind, 0)}")
+    print(f"    of which known      {k.get('known', 0)}  (input variants an entry documents in sweep.known; "
+          f"{k.get('known_silent', 0)} of them silent)")
+    print(f"  silent, not documented  {summary['silent'] - k.get('known_silent', 0)}")
     if details and top:
         print("\nentries with mismatches (first detail of each kind):")
         for name, counts in summary["by_entry"].items():

@@ -32,7 +32,7 @@ _ENTRY_KEYS = {
 _EXAMPLE_KEYS = {"args", "inputs", "self", "call", "rtol", "atol", "styles", "train", "compare", "grad_free", "proof",
                  "program", "sweep"}
 # example.sweep: hints for the differential tests (mindport/proofs_differential.py)
-_SWEEP_KEYS = {"args", "inputs", "variants", "fixed", "half_rtol", "half_atol"}
+_SWEEP_KEYS = {"args", "inputs", "variants", "fixed", "half_rtol", "half_atol", "known"}
 
 
 class MappingError(ValueError):

@@ -142,9 +142,13 @@ class RReLU(nn.Cell):
 
     def __init__(self, lower=1.0 / 8, upper=1.0 / 3, inplace=False):
         super().__init__()
-        self.lower, self.upper = lower, upper
+        self.lower, self.upper, self.inplace = lower, upper, inplace
 
     def construct(self, x):
+        if self.inplace:  # torch writes the result into the input
+            from mindport.runtime.inplace import rrelu_
+
+            return rrelu_(x, self.lower, self.upper, self.training)
         return F.rrelu(x, self.lower, self.upper, self.training)
 
 
@@ -180,7 +184,7 @@ class CosineSimilarity(nn.Cell):
         self.dim, self.eps = dim, eps
 
     def construct(self, x1, x2):
-        return ops.cosine_similarity(x1, x2, self.dim, self.eps)
+        return F.cosine_similarity(x1, x2, self.dim, self.eps)
 
 
 class PairwiseDistance(nn.Cell):

@@ -97,7 +97,19 @@ def cummin(input, dim):
 
 def argmin(input, dim=None, keepdim=False):
     """Tensor.argmin / torch.argmin: int64 indices; ops.argmin returns int32."""
-    return _long(ops.argmin(input, dim, keepdim))
+    return _keep_all_dims(_long(ops.argmin(input, dim, keepdim)), input, dim, keepdim)
+
+
+def argmax(input, dim=None, keepdim=False):
+    """torch.argmax / Tensor.argmax: with dim=None and keepdim=True torch keeps every dimension as 1 (shape (1, 1) for
+    a matrix); ops.argmax returns a 0-d index there."""
+    return _keep_all_dims(ops.argmax(input, dim, keepdim), input, dim, keepdim)
+
+
+def _keep_all_dims(result, input, dim, keepdim):
+    if dim is None and keepdim and result.shape != (1,) * input.ndim:
+        return result.reshape((1,) * input.ndim)
+    return result
 
 
 def count_nonzero(input, dim=None):

@@ -561,3 +561,12 @@ def fractional_max_pool3d_with_indices(input, kernel_size, output_size=None, out
                                        _random_samples=None):
     """torch.nn.functional.fractional_max_pool3d_with_indices: always (values, int64 indices), regions random."""
     return ops.fractional_max_pool3d(input, kernel_size, output_size, output_ratio, True, _random_samples)
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    """torch.nn.functional.cosine_similarity / torch.cosine_similarity: the inputs are broadcast against each other
+    first (ops.cosine_similarity gives wrong values for x1 (3, 5) and x2 (5,), silently, on 2.10)."""
+    if x1.shape != x2.shape:
+        shape = tuple(np.broadcast_shapes(x1.shape, x2.shape))
+        x1, x2 = ops.broadcast_to(x1, shape), ops.broadcast_to(x2, shape)
+    return ops.cosine_similarity(x1, x2, dim, eps)

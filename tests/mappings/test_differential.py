@@ -3,7 +3,8 @@ seeded sample of each entry's generated calls (argument sets, call forms, dtypes
 converter and run in both frameworks. A silent difference (value, dtype, shape, number of outputs, in-place effect)
 or a converter crash fails; a call the converter flags is the honest outcome for what has no equivalent, and a call
 torch itself rejects is not a case. MindSpore-only exceptions are loud, not silent: the full sweep
-(benchmarks/differential_sweep.py) counts them.
+(benchmarks/differential_sweep.py) counts them. Input variants an entry lists in ``sweep.known`` (a MindSpore
+behaviour no mapping can change, with the reason) are left to the sweep, which counts them apart.
 
 The sample is drawn by hypothesis (derandomized: the same cases on every run)."""
 from __future__ import annotations
@@ -15,14 +16,14 @@ from hypothesis import strategies as st
 from mindport.mappings import load_registry
 from mindport.proofs_differential import SILENT_KINDS, cases, run_case
 
-SAMPLE = 5  # cases per entry: about 4 minutes of CPU for the whole table
+SAMPLE = 6  # cases per entry: about 4 minutes of CPU for the whole table
 
 _REGISTRY = load_registry()
 _ENTRIES, _SEEN = [], set()
 for _entry in _REGISTRY:
     if id(_entry) not in _SEEN:
         _SEEN.add(id(_entry))
-        if cases(_entry, _REGISTRY):
+        if any(not c.known for c in cases(_entry, _REGISTRY)):
             _ENTRIES.append(pytest.param(_entry.torch, id=_entry.torch))
 
 
@@ -30,7 +31,7 @@ for _entry in _REGISTRY:
 @pytest.mark.parametrize("name", _ENTRIES)
 def test_entry_differential_sample(name):
     entry = _REGISTRY.lookup(name)
-    all_cases = cases(entry, _REGISTRY)
+    all_cases = [c for c in cases(entry, _REGISTRY) if not c.known]  # known: documented in the entry, swept apart
     memo: dict = {}
 
     @settings(max_examples=SAMPLE, derandomize=True, database=None, deadline=None,
