@@ -482,7 +482,9 @@ def _compare(case: Case, t_out, m_out, half_ref) -> Outcome | None:
                 return Outcome("value", f"output {i}: {t!r} (torch) != {m!r} (MindSpore)")
             continue
         rtol, atol = case.rtol, case.atol
-        if t.dtype == np.float16 or t.dtype == np.complex64 and case.variant == "float16":
+        if t.dtype in (np.float32, np.complex64) and m.dtype in (np.float32, np.complex64):
+            atol = max(atol, 1e-6)  # an example's tolerance may be set for float64; float32 rounds at 1e-7 relative
+        if t.dtype == np.float16 or case.variant == "float16":
             if r is not None:
                 r = _to_numpy(r)
                 if r.shape == t.shape:

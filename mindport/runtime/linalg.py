@@ -357,6 +357,8 @@ def matrix_exp(input):
 def vander(x, *, N=None):
     """torch.linalg.vander: powers x^0 .. x^(N-1) in increasing order along the last dim (batched x allowed);
     ops.vander has decreasing powers and 1-D input only. Built by cumulative products, as torch does."""
+    if x.ndim == 0:
+        x = x.reshape(1)  # torch treats a 0-d input as one value
     n = x.shape[-1] if N is None else N
     if n <= 1:
         return ops.ones(x.shape + (n,), x.dtype)

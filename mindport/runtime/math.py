@@ -124,7 +124,7 @@ def multinomial(input, num_samples, replacement=False):
 
 
 def bincount(input, weights=None, minlength=0):
-    """torch.bincount / Tensor.bincount: int64 counts without weights, else the weights' float dtype.
+    """torch.bincount / Tensor.bincount: int64 counts without weights, float32 for float32 weights, else float64.
 
     ops.bincount always returns float32 (accumulating float64 weights in float32), so float64 weights are summed
     here with a scatter-add in float64.
@@ -133,7 +133,7 @@ def bincount(input, weights=None, minlength=0):
         return _long(ops.bincount(input, None, minlength))
     if weights.dtype == ms.float32:
         return ops.bincount(input, weights, minlength)
-    dtype = weights.dtype if weights.dtype in (ms.float64, ms.float16) else ms.float64
+    dtype = ms.float64  # torch: float32 weights give float32 counts, any other dtype float64 (float16 included)
     size = max(int(input.max()) + 1 if input.size else 0, minlength)
     zeros = ops.zeros((size,), dtype)
     return ops.tensor_scatter_elements(zeros, input, weights.astype(dtype), axis=0, reduction="add")

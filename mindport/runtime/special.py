@@ -294,5 +294,7 @@ def _promoting(fn):
 
 
 # Integer and bool inputs compute in float32, as torch promotes them (the functions above assume a float input).
-for _name in ("erfcx", "ndtri", "log_ndtr", "ndtr", "entr", "spherical_bessel_j0", "log1p", "expm1"):
+for _name in ("erfcx", "ndtri", "log_ndtr", "ndtr", "entr", "spherical_bessel_j0", "log1p", "expm1",
+              "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+              "shifted_chebyshev_polynomial_w"):
     globals()[_name] = _promoting(globals()[_name])

@@ -127,3 +127,9 @@ contiguous_format = "torch.contiguous_format"
 channels_last = "torch.channels_last"
 channels_last_3d = "torch.channels_last_3d"
 preserve_format = "torch.preserve_format"
+
+
+def is_signed(x):
+    """torch.is_signed / Tensor.is_signed: False only for unsigned and bool dtypes (MindSpore's says False for
+    float16, silently, on 2.10)."""
+    return x.dtype not in (ms.uint8, ms.uint16, ms.uint32, ms.uint64, ms.bool_)
