@@ -537,6 +537,12 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
                                     right=True).astype(ms.int32) - 1
     rows = ops.gather(weight, ids, 0)
     keep = ops.ones(ids.shape, weight.dtype) if padding_idx is None else (ids != padding_idx).astype(weight.dtype)
+    if input.ndim != 2:
+        # ids past the last bag (include_last_offset=True with offsets[-1] < len(input)) belong to no bag in torch;
+        # an out-of-range segment id would crash the segment kernels (SIGSEGV), so they go to bag 0 with weight 0
+        inside = (segments >= 0) & (segments < bags)
+        keep = keep * inside.astype(weight.dtype)
+        segments = ops.where(inside, segments, ops.zeros_like(segments))
     if per_sample_weights is not None:
         rows = rows * per_sample_weights.reshape(-1, 1)
     counts = ops.unsorted_segment_sum(keep, segments, bags).reshape(-1, 1)
