@@ -361,7 +361,7 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
         return ops.matrix_norm(x, "nuc", axis, keepdim)
     if isinstance(p, str) and p != "fro":
         raise ValueError(f"norm: unknown p {p!r}")
-    return _vector_norm(x, 2 if p in ("fro", None) else p, dim, keepdim)
+    return _keep_all_dims(_vector_norm(x, 2 if p in ("fro", None) else p, dim, keepdim), input, dim, keepdim)
 
 
 def nuclear_norm(input, dim=None, keepdim=False):
