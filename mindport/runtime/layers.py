@@ -594,25 +594,3 @@ def vector_to_parameters(vec, parameters):
         n = p.size
         p.set_data(vec[offset:offset + n].reshape(p.shape).astype(p.dtype))
         offset += n
-
-
-# ---------------------------------------------------------------------------- layers that start in training mode
-
-def _training_at_start(base, torch_name):
-    """``base`` constructed in training mode, as every torch module is: ``nn.BatchNorm2d(3)(x)`` normalises with
-    the batch statistics in torch, while a MindSpore Cell starts in inference mode (moving statistics). The model's
-    ``set_train(False)`` (torch's ``.eval()``) switches it like any Cell."""
-
-    def __init__(self, *args, **kwargs):
-        base.__init__(self, *args, **kwargs)
-        self.set_train(True)
-
-    cls = type(base.__name__, (base,), {"__init__": __init__, "__doc__": (
-        f"{torch_name}: mindspore.nn.{base.__name__}, in training mode from construction as in torch.")})
-    cls.__module__ = __name__
-    return cls
-
-
-BatchNorm1d = _training_at_start(nn.BatchNorm1d, "torch.nn.BatchNorm1d")
-BatchNorm2d = _training_at_start(nn.BatchNorm2d, "torch.nn.BatchNorm2d")
-BatchNorm3d = _training_at_start(nn.BatchNorm3d, "torch.nn.BatchNorm3d")
