@@ -27,10 +27,12 @@ KINDS = ("function", "layer", "method", "attribute")
 _ENTRY_KEYS = {
     "torch", "kind", "signature", "nn", "mint", "rename", "values", "emit", "drop", "unsupported",
     "transforms", "positional", "weights", "weight_transforms", "runs", "reason", "notes", "example",
-    "aliases", "doc_status", "mint_mapped",
+    "aliases", "doc_status", "mint_mapped", "switch",
 }
 _EXAMPLE_KEYS = {"args", "inputs", "self", "call", "rtol", "atol", "styles", "train", "compare", "grad_free", "proof",
-                 "program"}
+                 "program", "sweep"}
+# example.sweep: hints for the differential tests (mindport/proofs_differential.py)
+_SWEEP_KEYS = {"args", "inputs", "variants", "fixed", "half_rtol", "half_atol", "known"}
 
 
 class MappingError(ValueError):
@@ -63,6 +65,7 @@ class Example:
     compare: str = "values"  # "values" | "shape" (random ops: compare shape and dtype only)
     proof: str = ""  # "" = the generic proof; "optimizer" = tests/training/test_optimizer_entries.py
     program: str = ""  # a whole torch program (``run(...)``, optional ``build()``), for APIs a single call can't show
+    sweep: dict = field(default_factory=dict)  # hints for the differential tests (mindport/proofs_differential.py)
 
 
 @dataclass(frozen=True)
@@ -88,6 +91,7 @@ class Entry:
     doc_status: str  # the official table's status ("consistent" / "diff"), for the docs
     source: str  # file the entry came from
     mint_mapped: bool = False  # mint takes torch's arguments as written unless this is set
+    switch: dict = field(default_factory=dict)  # torch arg -> {literal source: target}: that value calls another target
 
     @property
     def supported(self) -> bool:
@@ -175,6 +179,11 @@ def _entry_from_table(raw: dict, source: str) -> Entry:
         _names_exist(key, raw.get(key, {}))
     for key in ("emit", "drop"):
         _names_exist(key, raw.get(key, []))
+    _names_exist("switch", raw.get("switch", {}))
+    for arg, choices in raw.get("switch", {}).items():
+        if not isinstance(choices, dict) or not all(isinstance(t, str) and t.startswith(("mindspore", "mindport.runtime."))
+                                                    for t in choices.values()):
+            raise MappingError(f"{where}: switch.{arg} must map literal values to 'mindspore.…'/'mindport.runtime.…' targets")
 
     from mindport.mappings import transforms as registry
 
@@ -198,6 +207,9 @@ def _entry_from_table(raw: dict, source: str) -> Entry:
         bad = set(ex) - _EXAMPLE_KEYS
         if bad:
             raise MappingError(f"{where}: unknown example key(s) {sorted(bad)}; allowed: {sorted(_EXAMPLE_KEYS)}")
+        bad_sweep = set(ex.get("sweep", {})) - _SWEEP_KEYS
+        if bad_sweep:
+            raise MappingError(f"{where}: unknown example.sweep key(s) {sorted(bad_sweep)}; allowed: {sorted(_SWEEP_KEYS)}")
         ex["styles"] = tuple(ex.get("styles", ()))
         ex.pop("grad_free", None)
         if ex.get("program"):
@@ -217,7 +229,11 @@ def _entry_from_table(raw: dict, source: str) -> Entry:
         weight_transforms=dict(raw.get("weight_transforms", {})), runs=runs, reason=reason,
         notes=raw.get("notes", ""), example=example, aliases=tuple(raw.get("aliases", ())),
         doc_status=raw.get("doc_status", ""), source=source, mint_mapped=bool(raw.get("mint_mapped", False)),
+        switch={k: dict(v) for k, v in raw.get("switch", {}).items()},
     )
+
+
+_MODULES = "torch.nn.modules."
 
 
 @dataclass
@@ -225,7 +241,13 @@ class Registry:
     entries: dict[str, Entry]
 
     def lookup(self, torch_name: str) -> Entry | None:
-        return self.entries.get(torch_name)
+        entry = self.entries.get(torch_name)
+        if entry is None and torch_name.startswith(_MODULES):
+            # torch.nn.modules.conv.Conv2d / torch.nn.modules.Conv2d: where torch.nn.Conv2d is defined.
+            entry = self.entries.get("torch.nn." + torch_name.rsplit(".", 1)[1])
+            if entry is not None and entry.kind != "layer":
+                entry = None
+        return entry
 
     def __len__(self) -> int:
         return len(self.entries)

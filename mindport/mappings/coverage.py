@@ -121,10 +121,17 @@ def render_docs(registry: Registry | None = None) -> str:
             diff = entry.reason or "; ".join(filter(None, [
                 ", ".join(f"{a}→{b}" for a, b in entry.rename.items()),
                 ("always writes " + ", ".join(entry.emit)) if entry.emit else "",
-                ", ".join(entry.transforms), entry.notes]))
+                ", ".join(entry.transforms), entry.notes, _known(entry)]))
             lines.append(f"| `{entry.torch}` | `{entry.target('nn') or '-'}` | {('`' + mint + '`') if mint else '-'} "
                          f"| {status} | {diff.replace('|', '/')} |")
     return "\n".join(lines) + "\n"
+
+
+def _known(entry) -> str:
+    """The input variants the differential sweep finds MindSpore differs on, as the entry documents them."""
+    known = entry.example.sweep.get("known", {}) if entry.example else {}
+    return ("known differences: " + "; ".join(f"{variant} input: {why}" for variant, why in known.items())) \
+        if known else ""
 
 
 DOCS_PATH = Path(__file__).resolve().parents[2] / "docs" / "mappings.md"

@@ -29,6 +29,7 @@ IMPORT_STYLE = {
     "mindport.runtime.tensor": ("from mindport.runtime import tensor as mp_tensor", "mp_tensor"),
     "mindport.runtime.math": ("from mindport.runtime import math as mp_math", "mp_math"),
     "mindport.runtime.linalg": ("from mindport.runtime import linalg as mp_linalg", "mp_linalg"),
+    "mindport.runtime.distributions": ("from mindport.runtime import distributions as mp_dist", "mp_dist"),
 }
 
 

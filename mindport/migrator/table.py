@@ -15,6 +15,7 @@ import libcst as cst
 from mindport.mappings import Entry
 from mindport.mappings.transforms import (
     CALL_TRANSFORMS,
+    TARGET,
     VALUE_TRANSFORMS,
     Arg,
     Unsupported,
@@ -102,11 +103,15 @@ def map_arguments(entry: Entry, bound: dict[str, Arg], profile: str = "nn") -> d
         for name in entry.drop:
             bound.pop(name, None)
         return {name: arg for name, arg in bound.items() if arg.given}
+    switched = _switch(entry, bound)
     for name, reason in entry.unsupported.items():
         arg = bound.get(name)
         param = entry.param(name)
-        if arg is not None and arg.given and param is not None and arg.source != param.default:
-            raise Unsupported(f"argument {name}={arg.source} is not supported: {reason}")
+        if arg is not None and arg.given and param is not None:
+            if arg.source != param.default:
+                raise Unsupported(f"argument {name}={arg.source} is not supported: {reason}")
+            if name not in entry.emit:
+                bound[name] = Arg(arg.source, False, arg.node, arg.cst_arg)  # spelled at its default: not written
     for name in entry.drop:
         bound.pop(name, None)
     for name, transform in entry.values.items():
@@ -120,7 +125,28 @@ def map_arguments(entry: Entry, bound: dict[str, Arg], profile: str = "nn") -> d
         renamed[entry.rename.get(name, name)] = arg
     for transform in entry.transforms:
         CALL_TRANSFORMS[transform](renamed)
-    return {name: arg for name, arg in renamed.items() if arg.given}
+    return {name: arg for name, arg in renamed.items() if arg.given} | switched
+
+
+def _switch(entry: Entry, bound: dict[str, Arg]) -> dict[str, Arg]:
+    """``switch = { inplace = { "True" = "mindport.runtime.layers.ReLU" } }``: that argument value calls another
+    target ({TARGET: target}, popped by the caller); a value that is not a literal can't be decided: MP102."""
+    for name, choices in entry.switch.items():
+        arg = bound.get(name)
+        if arg is None or not arg.given:
+            continue
+        if arg.source in choices:
+            return {TARGET: Arg(choices[arg.source], True)}
+        if not arg.is_literal():
+            raise Unsupported(f"{name}={arg.source}: the MindSpore call depends on its value "
+                              f"({', '.join(choices)}): write it as a literal")
+    return {}
+
+
+def switched_target(mapped: dict[str, Arg], target: str) -> str:
+    """The entry's target, or the one its ``switch`` chose (removed from ``mapped``)."""
+    arg = mapped.pop(TARGET, None)
+    return arg.source if arg is not None else target
 
 
 def build_call_args(entry: Entry, mapped: dict[str, Arg], profile: str = "nn") -> list[cst.Arg]:

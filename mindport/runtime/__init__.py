@@ -12,6 +12,8 @@
 * :mod:`mindport.runtime.inplace` (``mp_inplace``): torch's in-place operations (``x.sin_()``, ``torch.relu_(x)``).
 * :mod:`mindport.runtime.layers` (``mp_nn``): ``torch.nn`` layers MindSpore lacks, as Cells.
 * :mod:`mindport.runtime.losses` (``mp_losses``): loss Cells that accept torch's int64 class labels.
+* :mod:`mindport.runtime.distributions` (``mp_dist``): ``torch.distributions``' Normal, Uniform, Bernoulli,
+  Categorical, Laplace, Exponential with torch's properties and methods.
 * :mod:`mindport.runtime.init` (``mp_init``): ``torch.nn.init`` for the calls the init rule does not rewrite.
 * :mod:`mindport.runtime.einops_backend`: an einops backend for MindSpore tensors (``rearrange``/``reduce``/``repeat``
   on ``mindspore.Tensor``); importing it registers the backend.

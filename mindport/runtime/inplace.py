@@ -61,6 +61,8 @@ def _store(input, value):
     """Write ``value`` (cast to the receiver's dtype) into ``input`` and return ``input``."""
     if value.dtype != input.dtype:
         value = value.astype(input.dtype)
+    if value.shape != input.shape and value.size == input.size:
+        value = value.reshape(input.shape)  # ops.rand(*()) of a 0-d receiver has shape (1,)
     if _in_graph():
         ops.assign(input, value)
     else:
@@ -715,3 +717,38 @@ def map_(input, tensor, callable):
     out = np.array([callable(a, b) for a, b in pairs], dtype=values.dtype).reshape(values.shape)
     input.assign_value(ms.Tensor(out))
     return input
+
+
+# --- activations called with inplace=True (an entry's `switch`) -----------------------------------------------------
+
+def _written_back(op, name, torch_name):
+    """``op`` with the MindSpore arguments the entry maps to, its result written into the first argument: torch's
+    ``F.relu(x, inplace=True)`` changes ``x``."""
+
+    def fn(input, *args, **kwargs):
+        return _store(input, op(_src(input), *args, **kwargs))
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"{torch_name}(..., inplace=True): ``{op.__name__}`` written into the input (see the module docstring)."
+    return fn
+
+
+relu_inplace = _written_back(ops.relu, "relu_inplace", "torch.nn.functional.relu")
+celu_inplace = _written_back(ops.celu, "celu_inplace", "torch.nn.functional.celu")
+elu_inplace = _written_back(ops.elu, "elu_inplace", "torch.nn.functional.elu")
+hardsigmoid_inplace = _written_back(ops.hardsigmoid, "hardsigmoid_inplace", "torch.nn.functional.hardsigmoid")
+hardswish_inplace = _written_back(ops.hardswish, "hardswish_inplace", "torch.nn.functional.hardswish")
+hardtanh_inplace = _written_back(ops.hardtanh, "hardtanh_inplace", "torch.nn.functional.hardtanh")
+leaky_relu_inplace = _written_back(ops.leaky_relu, "leaky_relu_inplace", "torch.nn.functional.leaky_relu")
+relu6_inplace = _written_back(ops.relu6, "relu6_inplace", "torch.nn.functional.relu6")
+selu_inplace = _written_back(ops.selu, "selu_inplace", "torch.nn.functional.selu")
+silu_inplace = _written_back(ops.silu, "silu_inplace", "torch.nn.functional.silu")
+threshold_inplace = _written_back(ops.threshold, "threshold_inplace", "torch.nn.functional.threshold")
+mish_inplace = _written_back(ops.mish, "mish_inplace", "torch.nn.functional.mish")
+dropout_inplace = _written_back(ops.dropout, "dropout_inplace", "torch.nn.functional.dropout")
+dropout1d_inplace = _written_back(ops.dropout1d, "dropout1d_inplace", "torch.nn.functional.dropout1d")
+dropout2d_inplace = _written_back(ops.dropout2d, "dropout2d_inplace", "torch.nn.functional.dropout2d")
+dropout3d_inplace = _written_back(ops.dropout3d, "dropout3d_inplace", "torch.nn.functional.dropout3d")
+alpha_dropout_inplace = _written_back(mp_F.alpha_dropout, "alpha_dropout_inplace", "torch.nn.functional.alpha_dropout")
+feature_alpha_dropout_inplace = _written_back(mp_F.feature_alpha_dropout, "feature_alpha_dropout_inplace",
+                                              "torch.nn.functional.feature_alpha_dropout")

@@ -142,9 +142,13 @@ class RReLU(nn.Cell):
 
     def __init__(self, lower=1.0 / 8, upper=1.0 / 3, inplace=False):
         super().__init__()
-        self.lower, self.upper = lower, upper
+        self.lower, self.upper, self.inplace = lower, upper, inplace
 
     def construct(self, x):
+        if self.inplace:  # torch writes the result into the input
+            from mindport.runtime.inplace import rrelu_
+
+            return rrelu_(x, self.lower, self.upper, self.training)
         return F.rrelu(x, self.lower, self.upper, self.training)
 
 
@@ -180,7 +184,7 @@ class CosineSimilarity(nn.Cell):
         self.dim, self.eps = dim, eps
 
     def construct(self, x1, x2):
-        return ops.cosine_similarity(x1, x2, self.dim, self.eps)
+        return F.cosine_similarity(x1, x2, self.dim, self.eps)
 
 
 class PairwiseDistance(nn.Cell):
@@ -538,3 +542,55 @@ class Transformer(nn.Cell):
         """torch.nn.Transformer.generate_square_subsequent_mask: -inf above the diagonal, 0 elsewhere."""
         return ops.triu(ops.full((sz, sz), float("-inf"), dtype=dtype), diagonal=1)
 
+
+
+# ------------------------------------------------------------------------ activations built with inplace=True
+
+def _inplace_cell(base, torch_name):
+    """``base`` (the Cell torch's layer maps to, same constructor arguments) whose output is also written into its
+    input, as torch's ``inplace=True`` does (the input keeps its identity; see mindport.runtime.inplace)."""
+
+    def construct(self, x):
+        from mindport.runtime.inplace import _src, _store
+
+        return _store(x, base.construct(self, _src(x)))
+
+    cls = type(f"Inplace{base.__name__}", (base,), {"construct": construct, "__doc__": (
+        f"{torch_name}(..., inplace=True): mindspore.nn.{base.__name__} whose result is written into its input.")})
+    cls.__module__ = __name__
+    return cls
+
+
+InplaceReLU = _inplace_cell(nn.ReLU, "torch.nn.ReLU")
+InplaceReLU6 = _inplace_cell(nn.ReLU6, "torch.nn.ReLU6")
+InplaceLeakyReLU = _inplace_cell(nn.LeakyReLU, "torch.nn.LeakyReLU")
+InplaceELU = _inplace_cell(nn.ELU, "torch.nn.ELU")
+InplaceCELU = _inplace_cell(nn.CELU, "torch.nn.CELU")
+InplaceSeLU = _inplace_cell(nn.SeLU, "torch.nn.SELU")
+InplaceSiLU = _inplace_cell(nn.SiLU, "torch.nn.SiLU")
+InplaceMish = _inplace_cell(nn.Mish, "torch.nn.Mish")
+InplaceHSigmoid = _inplace_cell(nn.HSigmoid, "torch.nn.Hardsigmoid")
+InplaceHSwish = _inplace_cell(nn.HSwish, "torch.nn.Hardswish")
+InplaceHardtanh = _inplace_cell(nn.Hardtanh, "torch.nn.Hardtanh")
+InplaceThreshold = _inplace_cell(nn.Threshold, "torch.nn.Threshold")
+InplaceDropout = _inplace_cell(nn.Dropout, "torch.nn.Dropout")
+InplaceDropout1d = _inplace_cell(nn.Dropout1d, "torch.nn.Dropout1d")
+InplaceDropout2d = _inplace_cell(nn.Dropout2d, "torch.nn.Dropout2d")
+InplaceDropout3d = _inplace_cell(nn.Dropout3d, "torch.nn.Dropout3d")
+
+
+# ---------------------------------------------------------------------------------------- torch.nn.utils helpers
+
+def parameters_to_vector(parameters):
+    """torch.nn.utils.parameters_to_vector: the parameters flattened and concatenated, in order."""
+    return ops.cat([p.reshape(-1) for p in parameters])
+
+
+def vector_to_parameters(vec, parameters):
+    """torch.nn.utils.vector_to_parameters: slice ``vec`` into the parameters, in order (their values change in
+    place, as in torch)."""
+    offset = 0
+    for p in parameters:
+        n = p.size
+        p.set_data(vec[offset:offset + n].reshape(p.shape).astype(p.dtype))
+        offset += n

@@ -267,7 +267,8 @@ def eigh(input, UPLO="L"):
 def eigvalsh(input, UPLO="L"):
     """torch.linalg.eigvalsh: eigenvalues of a symmetric matrix, ascending (MindSpore's Eigh primitive)."""
     op = _Eigh(False, lower=UPLO == "L")
-    return _batched(op, input)
+    values = _batched(op, input)
+    return ops.real(values) if values.dtype in (ms.complex64, ms.complex128) else values  # real, as in torch
 
 
 def svd(A, full_matrices=True, *, driver=None):
@@ -291,8 +292,9 @@ def svd_usv(input, some=True, compute_uv=True):
 
 
 def svdvals(A, *, driver=None):
-    """torch.linalg.svdvals: singular values, descending (ops.svd with compute_uv=False)."""
-    return ops.svd(A, compute_uv=False)
+    """torch.linalg.svdvals: singular values, descending (ops.svd with compute_uv=False); real for complex A."""
+    values = ops.svd(A, compute_uv=False)
+    return ops.real(values) if values.dtype in (ms.complex64, ms.complex128) else values
 
 
 def matrix_rank(input, *, atol=None, rtol=None, hermitian=False):
@@ -355,6 +357,8 @@ def matrix_exp(input):
 def vander(x, *, N=None):
     """torch.linalg.vander: powers x^0 .. x^(N-1) in increasing order along the last dim (batched x allowed);
     ops.vander has decreasing powers and 1-D input only. Built by cumulative products, as torch does."""
+    if x.ndim == 0:
+        x = x.reshape(1)  # torch treats a 0-d input as one value
     n = x.shape[-1] if N is None else N
     if n <= 1:
         return ops.ones(x.shape + (n,), x.dtype)

@@ -8,7 +8,7 @@ class-probability targets.
 from __future__ import annotations
 
 import mindspore as ms
-from mindspore import nn
+from mindspore import nn, ops
 
 _INT_LABELS = (ms.int64, ms.int16, ms.int8, ms.uint8)
 
@@ -25,3 +25,32 @@ class CrossEntropyLoss(nn.CrossEntropyLoss):
 class NLLLoss(nn.NLLLoss):
     def construct(self, logits, labels):
         return super().construct(logits, _int32(labels))
+
+
+class BCELoss(nn.Cell):
+    """torch.nn.BCELoss: mindspore.nn.BCELoss applies a ``weight`` whose shape differs from the input's wrongly
+    (torch broadcasts weight (3,) over input (2, 3); MindSpore 2.10 gives another number, silently): torch's formula
+    (``binary_cross_entropy`` below)."""
+
+    def __init__(self, weight=None, reduction="mean"):
+        super().__init__()
+        self.weight, self.reduction = weight, reduction
+
+    def construct(self, logits, labels):
+        return binary_cross_entropy(logits, labels, self.weight, self.reduction)
+
+
+def binary_cross_entropy(input, target, weight=None, reduction="mean"):
+    """torch.nn.functional.binary_cross_entropy, by torch's formula: -w (t log x + (1 - t) log(1 - x)), each log
+    clamped at -100 as torch does. ops.binary_cross_entropy applies a weight of another shape wrongly and gives twice
+    the value for a one-element input (1.73 for x=0.3, t=0.6; torch 0.865), silently, on 2.10."""
+    log_x = ops.clamp(ops.log(input), min=-100.0)
+    log_1mx = ops.clamp(ops.log(1 - input), min=-100.0)
+    loss = -(target * log_x + (1 - target) * log_1mx)
+    if weight is not None:
+        loss = loss * weight
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    return loss

@@ -97,7 +97,19 @@ def cummin(input, dim):
 
 def argmin(input, dim=None, keepdim=False):
     """Tensor.argmin / torch.argmin: int64 indices; ops.argmin returns int32."""
-    return _long(ops.argmin(input, dim, keepdim))
+    return _keep_all_dims(_long(ops.argmin(input, dim, keepdim)), input, dim, keepdim)
+
+
+def argmax(input, dim=None, keepdim=False):
+    """torch.argmax / Tensor.argmax: with dim=None and keepdim=True torch keeps every dimension as 1 (shape (1, 1) for
+    a matrix); ops.argmax returns a 0-d index there."""
+    return _keep_all_dims(ops.argmax(input, dim, keepdim), input, dim, keepdim)
+
+
+def _keep_all_dims(result, input, dim, keepdim):
+    if dim is None and keepdim and result.shape != (1,) * input.ndim:
+        return result.reshape((1,) * input.ndim)
+    return result
 
 
 def count_nonzero(input, dim=None):
@@ -112,7 +124,7 @@ def multinomial(input, num_samples, replacement=False):
 
 
 def bincount(input, weights=None, minlength=0):
-    """torch.bincount / Tensor.bincount: int64 counts without weights, else the weights' float dtype.
+    """torch.bincount / Tensor.bincount: int64 counts without weights, float32 for float32 weights, else float64.
 
     ops.bincount always returns float32 (accumulating float64 weights in float32), so float64 weights are summed
     here with a scatter-add in float64.
@@ -121,7 +133,7 @@ def bincount(input, weights=None, minlength=0):
         return _long(ops.bincount(input, None, minlength))
     if weights.dtype == ms.float32:
         return ops.bincount(input, weights, minlength)
-    dtype = weights.dtype if weights.dtype in (ms.float64, ms.float16) else ms.float64
+    dtype = ms.float64  # torch: float32 weights give float32 counts, any other dtype float64 (float16 included)
     size = max(int(input.max()) + 1 if input.size else 0, minlength)
     zeros = ops.zeros((size,), dtype)
     return ops.tensor_scatter_elements(zeros, input, weights.astype(dtype), axis=0, reduction="add")
@@ -265,7 +277,7 @@ def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
 
 def corrcoef(input):
     """torch.corrcoef (Pearson coefficients, clipped to [-1, 1]): MindSpore has ``ops.cov`` but no corrcoef."""
-    c = ops.cov(input)
+    c = cov(input)
     if c.ndim == 0:
         return c / c
     d = ops.sqrt(ops.diagonal(c))
@@ -340,6 +352,8 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     if out is not None:
         raise TypeError("norm: out= is not supported, assign the result")
     x = input if dtype is None else input.astype(dtype)
+    if p != "nuc":
+        x = real_abs(x)  # element norms of a complex tensor are those of its moduli (and real)
     if isinstance(dim, int):
         dim = (dim,)
     if p == "nuc":
@@ -347,7 +361,7 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
         return ops.matrix_norm(x, "nuc", axis, keepdim)
     if isinstance(p, str) and p != "fro":
         raise ValueError(f"norm: unknown p {p!r}")
-    return _vector_norm(x, 2 if p in ("fro", None) else p, dim, keepdim)
+    return _keep_all_dims(_vector_norm(x, 2 if p in ("fro", None) else p, dim, keepdim), input, dim, keepdim)
 
 
 def nuclear_norm(input, dim=None, keepdim=False):
@@ -360,20 +374,22 @@ def nuclear_norm(input, dim=None, keepdim=False):
 
 def frobenius_norm(input, dim=(-2, -1), keepdim=False):
     """torch.frobenius_norm: the 2-norm of the elements over ``dim``; MindSpore has no function of that name."""
-    return _vector_norm(input, 2, (dim,) if isinstance(dim, int) else tuple(dim), keepdim)
+    return _vector_norm(real_abs(input), 2, (dim,) if isinstance(dim, int) else tuple(dim), keepdim)
 
 
 def dot(input, other):
     """torch.dot / Tensor.dot: the dot product of two 1-D tensors. MindSpore's Tensor.dot is the deprecated ops.dot
     (2-D and up only) and mint.dot has no CPU kernel in 2.10 ('The kernel Dot unregistered')."""
-    return (input * other).sum()
+    product = input * other
+    return product.sum().astype(product.dtype)  # an int32 sum is int64 in MindSpore; torch keeps int32
 
 
 def vdot(input, other):
     """torch.vdot (conj(input) . other of 1-D tensors): ``mint.vdot`` raises 'Not implement exception' on CPU."""
     if _is_complex(input.dtype):
         input = ops.conj(input)
-    return (input * other).sum()
+    product = input * other
+    return product.sum().astype(product.dtype)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -636,7 +652,7 @@ def constant_pad_nd(input, pad, value=0):
         if before or after:
             input = ops.narrow(input, axis, before, input.shape[axis] - before - after)
     grow = tuple(builtins.max(p, 0) for p in pad)
-    return ops.pad(input, grow, value=value) if any(grow) else input
+    return ops.pad(input, grow, value=value) if builtins.any(grow) else input
 
 
 def unflatten(input, dim, sizes):
@@ -850,7 +866,7 @@ def _einsum_parse(equation, shapes):
     if len(terms) != len(shapes):
         raise ValueError(f"einsum(): {len(terms)} operand subscripts for {len(shapes)} operands")
     for term in terms + [rhs]:
-        if any(not (c.isalpha() or c == ".") for c in term):
+        if builtins.any(not (c.isalpha() or c == ".") for c in term):
             raise ValueError(f"einsum(): invalid subscript in {term!r}")
     ell_ndim = 0
     for term, shape in zip(terms, shapes):
@@ -1131,3 +1147,104 @@ def can_cast(from_, to) -> bool:
 def get_default_dtype():
     """torch.get_default_dtype: MindSpore has no global default dtype; its floating-point default is float32."""
     return ms.float32
+
+
+# --- truth tests: any/all of a non-bool tensor ------------------------------------------------------------------
+
+def _truth(input):
+    return input if input.dtype == ms.bool_ else input != 0
+
+
+def any(input, dim=None, keepdim=False):  # noqa: A001 - torch's name
+    """torch.any / Tensor.any: True where some element is non-zero. ops.any on a float tensor gives wrong answers
+    (``ops.any(Tensor([[0., 1.5], [0., 0.]]))`` is False, measured on 2.10): the input is tested against 0 first."""
+    return ops.any(_truth(input), () if dim is None else dim, keepdim)
+
+
+def all(input, dim=None, keepdim=False):  # noqa: A001 - torch's name
+    """torch.all / Tensor.all: True where every element is non-zero (tested against 0 first, as ``any``)."""
+    return ops.all(_truth(input), () if dim is None else dim, keepdim)
+
+
+# --- integer accumulation: torch sums integer and bool tensors in int64 ------------------------------------------
+
+_INTEGRAL = (ms.bool_, ms.int8, ms.int16, ms.int32, ms.uint8)
+
+
+def _accumulate_dtype(input, dtype):
+    return ms.int64 if dtype is None and input.dtype in _INTEGRAL else dtype
+
+
+def cumsum(input, dim, *, dtype=None):
+    """torch.cumsum / Tensor.cumsum: int32/bool inputs accumulate in int64 (ops.cumsum keeps int32)."""
+    dtype = _accumulate_dtype(input, dtype)
+    return ops.cumsum(input if dtype is None else input.astype(dtype), dim)
+
+
+def nansum(input, dim=None, keepdim=False, *, dtype=None):
+    """torch.nansum / Tensor.nansum: int32/bool inputs sum in int64 (ops.nansum keeps int32)."""
+    dtype = _accumulate_dtype(input, dtype)
+    return ops.nansum(input if dtype is None else input.astype(dtype), dim, keepdim)
+
+
+def trace(input):
+    """torch.trace: an int32 matrix's trace is int64 in torch (ops.trace keeps int32)."""
+    dtype = _accumulate_dtype(input, None)
+    return ops.trace(input if dtype is None else input.astype(dtype))
+
+
+def abs(input):  # noqa: A001 - torch's name
+    """torch.abs / Tensor.abs: a complex tensor's modulus is real (float32 for complex64); ops.abs keeps complex."""
+    if _is_complex(input.dtype):
+        return ops.ComplexAbs()(input)
+    return ops.abs(input)
+
+
+def real_abs(input):
+    """|x| as a real tensor for complex input (ops.ComplexAbs), the input itself otherwise."""
+    return ops.ComplexAbs()(input) if _is_complex(input.dtype) else input
+
+
+# --- float16 results that MindSpore computes in float32 and returns as float32 -----------------------------------
+
+def _like(result, input):
+    return result.astype(input.dtype) if input.dtype == ms.float16 and result.dtype != input.dtype else result
+
+
+def cov(input, *, correction=1, fweights=None, aweights=None):
+    """torch.cov / Tensor.cov: ops.cov, in the input's dtype (ops.cov returns float32 for float16)."""
+    return _like(ops.cov(input, correction=correction, fweights=fweights, aweights=aweights), input)
+
+
+def histc(input, bins=100, min=0, max=0):  # noqa: A002 - torch's argument names
+    """torch.histc / Tensor.histc: ops.histc, in the input's dtype (float32 for float16 in MindSpore)."""
+    return _like(ops.histc(input, bins, min, max), input)
+
+
+def ldexp(input, other):
+    """torch.ldexp: input * 2**other, in the input's float dtype (ops.ldexp returns float32 for float16)."""
+    return _like(ops.ldexp(input, other), input)
+
+
+def randn_like(input, *, generator=None, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
+    """torch.randn_like: standard normal draws of the input's shape and dtype (ops.randn_like gives float32 for a
+    float16 input; a complex input draws real and imaginary parts with variance 1/2 each, as torch)."""
+    dtype = dtype or input.dtype
+    if _is_complex(dtype):
+        part = ms.float64 if dtype == ms.complex128 else ms.float32
+        re, im = ops.randn(input.shape, dtype=part), ops.randn(input.shape, dtype=part)
+        return ops.Complex()(re, im) * (0.5 ** 0.5)
+    return ops.randn(input.shape, dtype=dtype if dtype in _FLOATS_ALL else ms.float32).astype(dtype)
+
+
+_FLOATS_ALL = (ms.float16, ms.float32, ms.float64, ms.bfloat16)
+
+
+def l1_loss(input, target, reduction="mean"):
+    """torch.nn.functional.l1_loss: |input - target| reduced; a complex difference's modulus is real."""
+    diff = real_abs(input - target) if _is_complex(input.dtype) else ops.abs(input - target)
+    if reduction == "mean":
+        return diff.mean()
+    if reduction == "sum":
+        return diff.sum()
+    return diff

@@ -163,7 +163,8 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     """torch.nn.functional.pairwise_distance / torch.pairwise_distance: the p-norm of x1 - x2 + eps over the last
     dim. No mindspore.ops.pairwise_distance in 2.10."""
-    diff = ops.abs(x1 - x2 + eps)
+    diff = x1 - x2 + eps
+    diff = ops.ComplexAbs()(diff) if diff.dtype in (ms.complex64, ms.complex128) else ops.abs(diff)
     if p == float("inf"):
         return diff.max(-1, keepdims=keepdim)
     if p == 0:
@@ -536,6 +537,12 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
                                     right=True).astype(ms.int32) - 1
     rows = ops.gather(weight, ids, 0)
     keep = ops.ones(ids.shape, weight.dtype) if padding_idx is None else (ids != padding_idx).astype(weight.dtype)
+    if input.ndim != 2:
+        # ids past the last bag (include_last_offset=True with offsets[-1] < len(input)) belong to no bag in torch;
+        # an out-of-range segment id would crash the segment kernels (SIGSEGV), so they go to bag 0 with weight 0
+        inside = (segments >= 0) & (segments < bags)
+        keep = keep * inside.astype(weight.dtype)
+        segments = ops.where(inside, segments, ops.zeros_like(segments))
     if per_sample_weights is not None:
         rows = rows * per_sample_weights.reshape(-1, 1)
     counts = ops.unsorted_segment_sum(keep, segments, bags).reshape(-1, 1)
@@ -560,3 +567,12 @@ def fractional_max_pool3d_with_indices(input, kernel_size, output_size=None, out
                                        _random_samples=None):
     """torch.nn.functional.fractional_max_pool3d_with_indices: always (values, int64 indices), regions random."""
     return ops.fractional_max_pool3d(input, kernel_size, output_size, output_ratio, True, _random_samples)
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    """torch.nn.functional.cosine_similarity / torch.cosine_similarity: the inputs are broadcast against each other
+    first (ops.cosine_similarity gives wrong values for x1 (3, 5) and x2 (5,), silently, on 2.10)."""
+    if x1.shape != x2.shape:
+        shape = tuple(np.broadcast_shapes(x1.shape, x2.shape))
+        x1, x2 = ops.broadcast_to(x1, shape), ops.broadcast_to(x2, shape)
+    return ops.cosine_similarity(x1, x2, dim, eps)

@@ -8,6 +8,8 @@ that function instead, in :mod:`mindport.runtime.math` or :mod:`mindport.runtime
 """
 from __future__ import annotations
 
+import builtins
+
 import mindspore as ms
 from mindspore import ops
 
@@ -92,3 +94,42 @@ def unfold(input, dimension, size, step):
 def polygamma(x, n):
     """``x.polygamma(n)``: ``mindspore.ops.polygamma`` takes ``n`` first, as a Tensor."""
     return ops.polygamma(ms.Tensor(n, ms.int64) if not isinstance(n, ms.Tensor) else n, x)
+
+
+# ------------------------------------------------------------------------------------- torch.Size, layouts, formats
+
+class _SizeType(builtins.type):  # this module defines type() (x.type())
+    def __instancecheck__(cls, obj):  # a MindSpore shape is a plain tuple: isinstance(x.shape, torch.Size) holds
+        return isinstance(obj, tuple)
+
+
+class Size(tuple, metaclass=_SizeType):
+    """torch.Size: a tuple of ints (MindSpore shapes are plain tuples, which compare equal to it) with ``numel()``."""
+
+    def __new__(cls, sizes=()):
+        return super().__new__(cls, (int(s) for s in sizes))
+
+    def numel(self):
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+    def __repr__(self):
+        return f"torch.Size({list(self)!r})"
+
+
+# torch's layouts and memory formats. MindSpore tensors are dense and contiguous: where torch takes one of these
+# (torch.zeros(..., layout=torch.strided), x.contiguous(memory_format=...)) the mapping drops the argument; these
+# names stand for them where the code refers to them otherwise (a default value, a comparison).
+strided = "torch.strided"
+contiguous_format = "torch.contiguous_format"
+channels_last = "torch.channels_last"
+channels_last_3d = "torch.channels_last_3d"
+preserve_format = "torch.preserve_format"
+
+
+def is_signed(x):
+    """torch.is_signed / Tensor.is_signed: False only for unsigned and bool dtypes (MindSpore's says False for
+    float16, silently, on 2.10)."""
+    return x.dtype not in (ms.uint8, ms.uint16, ms.uint32, ms.uint64, ms.bool_)

@@ -7,6 +7,7 @@ Importing this package registers them all.
 from mindport.mappings.transforms import functions, layers, optim, tensor  # noqa: F401  (registration)
 from mindport.mappings.transforms.base import (  # noqa: F401
     CALL_TRANSFORMS,
+    TARGET,
     UNKNOWN,
     VALUE_TRANSFORMS,
     WEIGHT_TRANSFORMS,

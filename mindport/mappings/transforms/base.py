@@ -22,6 +22,9 @@ _NOTHING = object()  # "no default given": Arg.literal raises
 UNKNOWN = object()  # what Arg.literal(default=UNKNOWN) returns for a non-literal (a variable, an expression)
 
 
+TARGET = "<target>"  # key of the mapped arguments that sends a call to another target (an entry's `switch`)
+
+
 class Unsupported(Exception):
     """A value that has no MindSpore equivalent; the message says why and what to do."""
 

@@ -17,6 +17,7 @@ from mindport.migrator.table import (
     map_arguments,
     parenthesize,
     resolve_ms_names,
+    switched_target,
 )
 
 
@@ -118,6 +119,7 @@ class TableCallTransform(Rule):
         try:
             bound = bind_arguments(entry, list(updated_node.args))
             mapped = map_arguments(entry, bound, profile)
+            target = switched_target(mapped, target)
             self._resolve_ms_names(mapped)
         except CallBindError as exc:
             self.flag(original_node, "MP102", f"{qual}: {exc}", "pass arguments explicitly", qual)
@@ -160,6 +162,7 @@ class TableCallTransform(Rule):
             return updated_node
         try:
             mapped = map_arguments(entry, bind_arguments(entry, list(updated_node.args)), profile)
+            target = switched_target(mapped, target)
             self._resolve_ms_names(mapped)
         except CallBindError as exc:
             self.flag(original_node, "MP102", f"{entry.torch}: {exc}", "pass arguments explicitly", entry.torch)
