@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import builtins
 import math as _pymath
+import typing
 from collections import namedtuple
 
 import mindspore as ms
@@ -1131,3 +1132,39 @@ def can_cast(from_, to) -> bool:
 def get_default_dtype():
     """torch.get_default_dtype: MindSpore has no global default dtype; its floating-point default is float32."""
     return ms.float32
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# torch.jit: TorchScript compiles or marks functions; MindSpore runs the Python code as written (PyNative), which
+# computes the same values. These keep the calls and decorators meaningful without handing MindSpore code to torch.
+
+def jit_script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
+    """torch.jit.script (a decorator or a call on a function or module): the object itself. TorchScript compiles
+    it; a compiled MindSpore function would be ``mindspore.jit``, whose graph syntax is narrower than torch's."""
+    return obj
+
+
+def jit_ignore(drop=False, **kwargs):
+    """torch.jit.ignore, bare (``@torch.jit.ignore``) or called (``@torch.jit.ignore(drop=True)``): the function
+    is left as Python, which is what runs here anyway."""
+    if callable(drop):
+        return drop
+    return jit_script
+
+
+def jit_unused(fn):
+    """torch.jit.unused / torch.jit.export: markers for the TorchScript compiler; the function itself."""
+    return fn
+
+
+def jit_is_scripting() -> bool:
+    """torch.jit.is_scripting / is_tracing: False, as in eager torch (nothing is being scripted or traced)."""
+    return False
+
+
+def jit_annotate(the_type, the_value):
+    """torch.jit.annotate(type, value): a type hint for TorchScript; the value."""
+    return the_value
+
+
+jit_Final = typing.Final  # noqa: N816 - torch.jit.Final[T] annotates constants; typing's Final means the same
