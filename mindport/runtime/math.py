@@ -102,7 +102,10 @@ def argmin(input, dim=None, keepdim=False):
 
 
 def count_nonzero(input, dim=None):
-    """torch.count_nonzero / Tensor.count_nonzero: int64 counts over ``dim`` (int, tuple or None = all)."""
+    """torch.count_nonzero / Tensor.count_nonzero: int64 counts over ``dim`` (int, tuple or None = all). ops.count_nonzero
+    refuses bool tensors (a mask is the usual input): they are counted as int8."""
+    if input.dtype == ms.bool_:
+        input = input.astype(ms.int8)
     return ops.count_nonzero(input, axis=() if dim is None else dim, dtype=_INT64)
 
 
@@ -552,6 +555,26 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     return _scatter_reduce_nd(input, coords, updates, reduce, include_self)
 
 
+def scatter(input, dim, index, src=None, *, value=None, reduce=None):
+    """torch.scatter / Tensor.scatter (out of place): ``src`` a tensor or a number (or given as ``value=``), reduce
+    None, 'add' or 'multiply'. Tensor.scatter(reduce='multiply') gives wrong values in 2.10 (measured: 6 of 24
+    elements off), so 'multiply' goes through :func:`scatter_reduce` ('prod'); torch reads only index.shape of
+    ``src``, so it is cut to that shape (a number fills it)."""
+    if value is not None:
+        src = value
+    if isinstance(src, Tensor):
+        if tuple(src.shape) != tuple(index.shape):
+            src = src[tuple(slice(0, n) for n in index.shape)]
+        src = src.astype(input.dtype)
+    else:
+        src = ops.full(index.shape, src, dtype=input.dtype)
+    if reduce == "multiply":
+        return scatter_reduce(input, dim, index, src, "prod")
+    if reduce not in (None, "add"):
+        raise ValueError(f"scatter: reduce must be 'add' or 'multiply', got {reduce!r}")
+    return ops.tensor_scatter_elements(input, index, src, axis=dim, reduction="none" if reduce is None else "add")
+
+
 def scatter_add(input, dim, index, src):
     """Tensor.scatter_add / torch.scatter_add (out of place): adds ``src`` into a copy of ``input`` at ``index``
     along ``dim``. ScatterAddExt has no CPU kernel in 2.10; ops.tensor_scatter_elements(reduction='add') needs
@@ -833,10 +856,10 @@ def poisson(input):
     return ops.random_poisson(ms.Tensor([1], ms.int64), input, dtype=input.dtype)[0]
 
 
-def bernoulli(input):
-    """Tensor.bernoulli: 0/1 draws with probabilities = input, same dtype; ops.bernoulli has no CPU kernel in 2.10
-    ('The kernel BernoulliExt unregistered')."""
-    return (ops.rand_like(input, dtype=ms.float32) < input).astype(input.dtype)
+def bernoulli(input, p=None):
+    """Tensor.bernoulli: 0/1 draws with probabilities = input (or the number ``p``: x.bernoulli(0.5)), same dtype and
+    shape as input; ops.bernoulli has no CPU kernel in 2.10 ('The kernel BernoulliExt unregistered')."""
+    return (ops.rand_like(input, dtype=ms.float32) < (input if p is None else p)).astype(input.dtype)
 
 
 # ---------------------------------------------------------------------------------------------------------------
