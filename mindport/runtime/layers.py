@@ -256,6 +256,22 @@ class EmbeddingBag(nn.Cell):
                                include_last_offset=self.include_last_offset, padding_idx=self.padding_idx)
 
 
+def embedding_from_pretrained(embeddings, freeze=True, padding_idx=None, max_norm=None, norm_type=2.0,
+                              scale_grad_by_freq=False, sparse=False):
+    """torch.nn.Embedding.from_pretrained (a classmethod MindSpore's Embedding lacks): an ``nn.Embedding`` whose
+    table is ``embeddings`` (a Tensor, array or nested list; its dtype kept), frozen unless ``freeze=False``. The
+    table is the Cell's ``embedding_table``, so torch's ``weight`` lands on it like any Embedding's."""
+    if max_norm is not None:
+        raise ValueError("Embedding.from_pretrained: max_norm (in-place renormalisation of rows) is not supported")
+    table = embeddings if isinstance(embeddings, ms.Tensor) else ms.Tensor(embeddings)
+    if table.ndim != 2:
+        raise ValueError(f"Embedding.from_pretrained: embeddings must be 2-D, got shape {table.shape}")
+    cell = nn.Embedding(table.shape[0], table.shape[1], embedding_table=table, dtype=ms.int64,
+                        padding_idx=padding_idx)
+    cell.embedding_table.requires_grad = not freeze
+    return cell
+
+
 class Fold(nn.Cell):
     """torch.nn.Fold: no mindspore.nn.Fold in 2.10 and ops.fold wants output_size as a Tensor."""
 

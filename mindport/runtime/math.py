@@ -555,6 +555,13 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     return _scatter_reduce_nd(input, coords, updates, reduce, include_self)
 
 
+def linspace(start, end, steps, *, dtype=None):
+    """torch.linspace: ops.linspace has no dtype argument (its result is float32, torch's default): the result is
+    cast when ``dtype`` is given (an integer dtype truncates, as torch does)."""
+    out = ops.linspace(start, end, steps)
+    return out if dtype is None else out.astype(dtype)
+
+
 def scatter(input, dim, index, src=None, *, value=None, reduce=None):
     """torch.scatter / Tensor.scatter (out of place): ``src`` a tensor or a number (or given as ``value=``), reduce
     None, 'add' or 'multiply'. Tensor.scatter(reduce='multiply') gives wrong values in 2.10 (measured: 6 of 24

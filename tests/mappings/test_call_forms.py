@@ -65,6 +65,8 @@ FORMS = [
     "x[:, :1].expand(2, 3, 4, implicit=False)",
     "x.new_full((2, 3), 1.5, pin_memory=False)",
     "x.bernoulli(0.5).shape",
+    "torch.linspace(0.0, 1.0, 5, dtype=x.dtype, device=x.device)",
+    "torch.linspace(-1, 1, steps=x.shape[2], dtype=torch.int64)",
 ]
 
 
