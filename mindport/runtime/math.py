@@ -555,6 +555,18 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     return _scatter_reduce_nd(input, coords, updates, reduce, include_self)
 
 
+def nonzero(input, *, as_tuple=False):
+    """torch.nonzero / Tensor.nonzero: the (n, ndim) int64 indices, or with ``as_tuple=True`` one index tensor per
+    axis. MindSpore's as_tuple form has no CPU kernel in 2.10 ('The kernel NonZeroExt unregistered'): the columns
+    of the default form are split off (a 0-d input counts as one element, as in torch)."""
+    if not as_tuple:
+        return ops.nonzero(input)
+    if input.ndim == 0:
+        input = input.reshape(1)
+    indices = ops.nonzero(input)
+    return tuple(indices[:, axis] for axis in builtins.range(input.ndim))
+
+
 def linspace(start, end, steps, *, dtype=None):
     """torch.linspace: ops.linspace has no dtype argument (its result is float32, torch's default): the result is
     cast when ``dtype`` is given (an integer dtype truncates, as torch does)."""

@@ -67,6 +67,11 @@ FORMS = [
     "x.bernoulli(0.5).shape",
     "torch.linspace(0.0, 1.0, 5, dtype=x.dtype, device=x.device)",
     "torch.linspace(-1, 1, steps=x.shape[2], dtype=torch.int64)",
+    "torch.gt(x, 0).nonzero()",
+    "torch.gt(x, 0).nonzero(as_tuple=True)",
+    "torch.nonzero(x[0, 0] > 0, as_tuple=True)",
+    "torch.eq((x > 0).long(), 1).nonzero(as_tuple=True)[0]",
+    "torch.gt(x[0, 0, 0], 100).nonzero(as_tuple=True)", "torch.gt(x[0, 0, 0], -100).nonzero(as_tuple=True)",
 ]
 
 
