@@ -336,6 +336,15 @@ def _join(prefix: str, leaf: str) -> str:
     return f"{prefix}.{leaf}" if prefix else leaf
 
 
+def ms_attribute_name(name: str) -> str:
+    """The name a torch module attribute takes on a MindSpore Cell: ``Cell`` itself uses some names torch code
+    gives sub-modules (``self.cells = ModuleList(...)`` collides with ``Cell.cells()``: MindSpore refuses the
+    assignment), so those get a trailing underscore (``cells_``). One rule for the converter and the weights."""
+    from mindspore import nn
+
+    return f"{name}_" if not name.startswith("_") and hasattr(nn.Cell, name) else name
+
+
 def _cell_paths(cell) -> dict:
     """Every path to every sub-cell. ``cells_and_names`` names a cell held twice (``self.net`` and
     ``self.updater.instance``) once, while torch's state_dict lists it under each path: both must resolve."""
@@ -379,7 +388,16 @@ class _Target:
         return layer_entry(self.registry, sub)
 
     def resolve(self, key: str):
-        """torch key -> ("param", Parameter, transform) | ("buffer", (cell, name), "") | ("drop", None, "") | None."""
+        """torch key -> ("param", Parameter, transform) | ("buffer", (cell, name), "") | ("drop", None, "") | None.
+        A path segment MindSpore reserves (``cells``) is also tried under its Cell name (``cells_``)."""
+        found = self._resolve(key)
+        if found is None:
+            renamed = ".".join(ms_attribute_name(part) for part in key.split("."))
+            if renamed != key:
+                found = self._resolve(renamed)
+        return found
+
+    def _resolve(self, key: str):
         prefix, _, leaf = key.rpartition(".")
         entry = self.rule(prefix)
         if entry is not None and leaf in entry.weights:

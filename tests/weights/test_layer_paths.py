@@ -101,3 +101,25 @@ def test_a_module_held_twice_is_reached_by_both_paths():
     report = transfer_weights(state, MsNet())
     assert report.ok and not report.unexpected and not report.missing
     assert report.mapping["updater.instance.1.weight"] == report.mapping["net.1.weight"]
+
+
+def test_a_reserved_attribute_name_is_found_under_its_cell_name():
+    import mindspore as ms
+    import torch
+
+    from mindport.migrator.weights import ms_attribute_name, transfer_weights
+
+    assert ms_attribute_name("cells") == "cells_" and ms_attribute_name("blocks") == "blocks"
+
+    class TorchStack(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.cells = torch.nn.ModuleList([torch.nn.Linear(3, 3), torch.nn.Linear(3, 2)])
+
+    class MsStack(ms.nn.Cell):
+        def __init__(self):
+            super().__init__()
+            setattr(self, ms_attribute_name("cells"), ms.nn.CellList([ms.nn.Dense(3, 3), ms.nn.Dense(3, 2)]))
+
+    report = transfer_weights(TorchStack().state_dict(), MsStack())
+    assert report.ok and report.mapping["cells.1.weight"] == "cells_.1.weight"
