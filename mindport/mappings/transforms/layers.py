@@ -373,13 +373,3 @@ def embedding_torch_init(args: dict[str, Arg]) -> None:
     torch's init so a converted model trained from scratch starts like the original."""
     if "embedding_table" not in args:
         args["embedding_table"] = new("mindspore.common.initializer.Normal(sigma=1.0)")
-
-
-@value_transform("layers_cell_list")
-def layers_cell_list(arg: Arg) -> str:
-    """torch's ModuleList takes any iterable of modules (a tuple, a generator, another ModuleList); MindSpore's
-    CellList only a list: anything but a list display becomes one (``None`` stays: an empty list either way)."""
-    source = arg.source.strip()
-    if source == "None" or (source.startswith("[") and source.endswith("]")):
-        return arg.source
-    return f"list(({arg.source}) or ())"
