@@ -256,6 +256,22 @@ class EmbeddingBag(nn.Cell):
                                include_last_offset=self.include_last_offset, padding_idx=self.padding_idx)
 
 
+def add_module(parent, name, child):
+    """torch's ``parent.add_module(name, child)`` (and ``register_module``): ``insert_child_to_cell``, and on a
+    ``SequentialCell`` also its run list: SequentialCell.construct runs ``cell_list``, which insert_child_to_cell
+    leaves untouched, so ``nn.Sequential()`` filled by add_module would run as the identity. A ``None`` child is
+    allowed, as in torch (it is skipped when the sequence runs)."""
+    if child is None:
+        object.__setattr__(parent, name, None)
+        return None
+    parent.insert_child_to_cell(name, child)
+    if getattr(parent, "_auto_prefix", True):  # as Cell.__setattr__ names them: conv.weight, not weight
+        child.update_parameters_name(name + ".")
+    if isinstance(parent, nn.SequentialCell):
+        parent.cell_list = [cell for cell in parent._cells.values() if cell is not None]  # noqa: SLF001
+    return None
+
+
 def embedding_from_pretrained(embeddings, freeze=True, padding_idx=None, max_norm=None, norm_type=2.0,
                               scale_grad_by_freq=False, sparse=False):
     """torch.nn.Embedding.from_pretrained (a classmethod MindSpore's Embedding lacks): an ``nn.Embedding`` whose
