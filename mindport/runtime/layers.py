@@ -1,4 +1,5 @@
-"""torch.nn layers that MindSpore 2.10 lacks, runs differently, or names differently, as Cells.
+"""torch.nn layers that MindSpore 2.10 lacks, runs differently, or names differently, as Cells (and two module
+functions Cells lack: ``Embedding.from_pretrained``, ``add_module`` on a SequentialCell).
 
 Converted code imports this module as ``mp_nn``. Each Cell keeps torch's constructor arguments, forward
 semantics and parameter names (``weight``/``bias``, ``linear1``/``norm1``/``self_attn`` ...), so a torch
