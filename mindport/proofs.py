@@ -11,6 +11,8 @@ Input specs in an example's ``inputs``/``self`` (parsed, never evaluated):
 from __future__ import annotations
 
 import ast
+import itertools
+import linecache
 import re
 import types
 from dataclasses import dataclass
@@ -21,6 +23,7 @@ from mindport.mappings import Entry
 
 STYLES = ("positional", "keyword", "shuffled", "omitted", "variables")
 PROGRAM_STYLE = "program"  # the example is a whole torch program (``example.program``)
+_SNIPPETS = itertools.count()
 _SPEC = re.compile(r"^(randn|rand|randpos|randint|randbool|randsign|scalar)\((.*)\)(?::(\w+))?$")
 
 
@@ -145,8 +148,12 @@ def torch_snippet(entry: Entry, style: str) -> str:
 
 
 def _load(code: str, name: str) -> types.ModuleType:
+    """Run a snippet as a module. Its source is registered with ``linecache`` under a unique file name, so code
+    that reads the source of its own functions (``torch.jit.script``, ``inspect.getsource``) works as from a file."""
+    filename = f"<{name} {next(_SNIPPETS)}>"
+    linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
     module = types.ModuleType(name)
-    exec(compile(code, name, "exec"), module.__dict__)  # noqa: S102 - generated test snippets
+    exec(compile(code, filename, "exec"), module.__dict__)  # noqa: S102 - generated test snippets
     return module
 
 

@@ -184,6 +184,12 @@ def _entry_from_table(raw: dict, source: str) -> Entry:
         if not isinstance(choices, dict) or not all(isinstance(t, str) and t.startswith(("mindspore", "mindport.runtime."))
                                                     for t in choices.values()):
             raise MappingError(f"{where}: switch.{arg} must map literal values to 'mindspore.…'/'mindport.runtime.…' targets")
+    rests = [p.name for p in signature or () if p.kind == "var_positional" and p.name.endswith("_rest")]
+    if rests and (rests[0][: -len("_rest")] not in names or "int_list_varargs" not in raw.get("transforms", ())
+                  or ("mint" in targets and not raw.get("mint_mapped"))):
+        raise MappingError(f"{where}: *{rests[0]} (an int list torch also takes spread out) needs the keyword "
+                           f"{rests[0][: -len('_rest')]!r}, transforms = [\"int_list_varargs\"] and, with a mint "
+                           "target, mint_mapped = true")
 
     from mindport.mappings import transforms as registry
 

@@ -308,8 +308,7 @@ def read_name_map(path) -> dict[str, str]:
 
 # ----------------------------------------------------------------------------------------------------- planning
 
-def _ms_class_path(cell) -> str:
-    cls = type(cell)
+def _class_path(cls) -> str:
     module = cls.__module__
     if module.startswith("mindspore.nn") or module.startswith("mindspore.mint.nn"):
         root = "mindspore.mint.nn" if module.startswith("mindspore.mint") else "mindspore.nn"
@@ -317,15 +316,55 @@ def _ms_class_path(cell) -> str:
     return f"{module}.{cls.__name__}"
 
 
+def _ms_class_path(cell) -> str:
+    return _class_path(type(cell))
+
+
+def layer_entry(registry, cell):
+    """The mapping entry whose weight rule applies to ``cell``: its own class's, else the nearest base class's
+    (``class GroupNorm32(nn.GroupNorm)`` in user code keeps GroupNorm's parameters, gamma/beta)."""
+    for cls in type(cell).__mro__:
+        if cls.__module__.startswith("mindspore.nn.cell") or cls is object:
+            break
+        entry = registry.layer_for_target(_class_path(cls))
+        if entry is not None:
+            return entry
+    return None
+
+
 def _join(prefix: str, leaf: str) -> str:
     return f"{prefix}.{leaf}" if prefix else leaf
+
+
+def ms_attribute_name(name: str) -> str:
+    """The name a torch module attribute takes on a MindSpore Cell: ``Cell`` itself uses some names torch code
+    gives sub-modules (``self.cells = ModuleList(...)`` collides with ``Cell.cells()``: MindSpore refuses the
+    assignment), so those get a trailing underscore (``cells_``). One rule for the converter and the weights."""
+    from mindspore import nn
+
+    return f"{name}_" if not name.startswith("_") and hasattr(nn.Cell, name) else name
+
+
+def _cell_paths(cell) -> dict:
+    """Every path to every sub-cell. ``cells_and_names`` names a cell held twice (``self.net`` and
+    ``self.updater.instance``) once, while torch's state_dict lists it under each path: both must resolve."""
+    paths: dict = {}
+
+    def walk(sub, prefix: str, ancestors: frozenset) -> None:
+        paths.setdefault(prefix, sub)
+        for name, child in sub._cells.items():  # noqa: SLF001 - a Cell's own sub-cells, by attribute name
+            if child is not None and id(child) not in ancestors:
+                walk(child, _join(prefix, name), ancestors | {id(child)})
+
+    walk(cell, "", frozenset({id(cell)}))
+    return paths
 
 
 class _Target:
     """The MindSpore side of the plan: cells by path, parameters by attribute path and by name, buffers."""
 
     def __init__(self, cell):
-        self.cells = dict(cell.cells_and_names())
+        self.cells = _cell_paths(cell)
         self.by_path = {}
         self.by_name = {}
         for path, param in cell.parameters_and_names():
@@ -346,10 +385,19 @@ class _Target:
         sub = self.cells.get(prefix)
         if sub is None:
             return None
-        return self.registry.layer_for_target(_ms_class_path(sub))
+        return layer_entry(self.registry, sub)
 
     def resolve(self, key: str):
-        """torch key -> ("param", Parameter, transform) | ("buffer", (cell, name), "") | ("drop", None, "") | None."""
+        """torch key -> ("param", Parameter, transform) | ("buffer", (cell, name), "") | ("drop", None, "") | None.
+        A path segment MindSpore reserves (``cells``) is also tried under its Cell name (``cells_``)."""
+        found = self._resolve(key)
+        if found is None:
+            renamed = ".".join(ms_attribute_name(part) for part in key.split("."))
+            if renamed != key:
+                found = self._resolve(renamed)
+        return found
+
+    def _resolve(self, key: str):
         prefix, _, leaf = key.rpartition(".")
         entry = self.rule(prefix)
         if entry is not None and leaf in entry.weights:

@@ -1,16 +1,18 @@
 """Small run-time helpers that converted code imports when MindSpore has no built-in equivalent.
 
 * :mod:`mindport.runtime.math` (``mp_math``): ``torch.*`` functions (and Tensor methods that mean the same), other
-  than the ones below.
+  than the ones below; ``torch.jit``'s decorators and queries (``jit_script`` ... the identity, False).
 * :mod:`mindport.runtime.linalg` (``mp_linalg``): linear algebra: ``torch.linalg.*``, ``torch.lu``/``qr``/
   ``triangular_solve``/``cholesky_inverse``/``matrix_exp``/``pinverse``/``chain_matmul``/``ormqr``.
 * :mod:`mindport.runtime.special` (``mp_special``): ``torch.special.*`` (and its ``torch.*`` aliases), torch.fft's
   hfft/ihfft family.
 * :mod:`mindport.runtime.nn_functional` (``mp_F``): ``torch.nn.functional.*`` and the ``torch.*`` aliases of it.
 * :mod:`mindport.runtime.tensor` (``mp_tensor``): Tensor methods with no ``torch.*`` function of the same meaning
-  (casts, ``type``, ``element_size``, ``new_tensor``/``new_full``, ``unfold``, ``polygamma``).
+  (casts, ``type``, ``element_size``, ``new_tensor``/``new_full``, ``unfold``, ``polygamma``), and the legacy typed
+  constructors (``torch.FloatTensor(data)``, ``torch.LongTensor(*sizes)`` ...).
 * :mod:`mindport.runtime.inplace` (``mp_inplace``): torch's in-place operations (``x.sin_()``, ``torch.relu_(x)``).
-* :mod:`mindport.runtime.layers` (``mp_nn``): ``torch.nn`` layers MindSpore lacks, as Cells.
+* :mod:`mindport.runtime.layers` (``mp_nn``): ``torch.nn`` layers MindSpore lacks, as Cells, and
+  ``Embedding.from_pretrained`` / ``Module.add_module`` for Cells.
 * :mod:`mindport.runtime.losses` (``mp_losses``): loss Cells that accept torch's int64 class labels.
 * :mod:`mindport.runtime.distributions` (``mp_dist``): ``torch.distributions``' Normal, Uniform, Bernoulli,
   Categorical, Laplace, Exponential with torch's properties and methods.

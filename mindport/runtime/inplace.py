@@ -476,22 +476,6 @@ def triu_(input, diagonal=0):
 
 # --- indexed updates ------------------------------------------------------------------------------------------------
 
-def _coordinates(index, dim):
-    """Full coordinates (index.shape + (rank,)) of a dim-wise scatter: index along dim, position elsewhere."""
-    rank = len(index.shape)
-    dim = dim % rank
-    axes = []
-    for axis in range(rank):
-        if axis == dim:
-            axes.append(index)
-        else:
-            shape = [1] * rank
-            shape[axis] = -1
-            position = ops.arange(index.shape[axis], dtype=index.dtype).reshape(tuple(shape))
-            axes.append(ops.broadcast_to(position, index.shape))
-    return ops.stack(axes, -1)
-
-
 def masked_fill_(input, mask, value):
     """torch.Tensor.masked_fill_ (a number or a one-element tensor); no CPU kernel for InplaceMaskedFillScalar."""
     if isinstance(value, ms.Tensor):
@@ -551,23 +535,10 @@ def masked_scatter_(input, mask, source):
     return _store(input, ops.where(mask, taken.astype(x.dtype), x))
 
 
-def scatter_(input, dim, index, src, *, reduce=None):
-    """torch.Tensor.scatter_ (src a tensor or a number; reduce None, 'add' or 'multiply'): input[index[i][j]][j] =
-    src[i][j] for dim 0, etc. Only the first index.shape elements of src are used, as in torch."""
-    x = _src(input)
-    if isinstance(src, ms.Tensor):
-        if src.shape != index.shape:
-            src = ops.slice(src, (0,) * len(index.shape), index.shape)
-        src = src.astype(x.dtype)
-    else:
-        src = ops.full(index.shape, src, dtype=x.dtype)
-    if reduce is None:
-        return _store(input, ops.tensor_scatter_elements(x, index, src, dim))
-    if reduce == "add":
-        return _store(input, ops.tensor_scatter_elements(x, index, src, dim, "add"))
-    if reduce == "multiply":  # TensorScatterElements has no 'mul' reduction: TensorScatterMul on coordinates
-        return _store(input, ops.tensor_scatter_mul(x, _coordinates(index, dim), src))
-    raise ValueError(f"scatter_: reduce must be 'add' or 'multiply', got {reduce!r}")
+def scatter_(input, dim, index, src=None, *, value=None, reduce=None):
+    """torch.Tensor.scatter_ (src a tensor or a number, or value=; reduce None, 'add' or 'multiply'): torch.scatter
+    written into the receiver (:func:`mindport.runtime.math.scatter`)."""
+    return _store(input, mp_math.scatter(_src(input), dim, index, src, value=value, reduce=reduce))
 
 
 def scatter_add_(input, dim, index, src):

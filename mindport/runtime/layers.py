@@ -1,4 +1,5 @@
-"""torch.nn layers that MindSpore 2.10 lacks, runs differently, or names differently, as Cells.
+"""torch.nn layers that MindSpore 2.10 lacks, runs differently, or names differently, as Cells (and two module
+functions Cells lack: ``Embedding.from_pretrained``, ``add_module`` on a SequentialCell).
 
 Converted code imports this module as ``mp_nn``. Each Cell keeps torch's constructor arguments, forward
 semantics and parameter names (``weight``/``bias``, ``linear1``/``norm1``/``self_attn`` ...), so a torch
@@ -258,6 +259,38 @@ class EmbeddingBag(nn.Cell):
     def construct(self, input, offsets=None, per_sample_weights=None):
         return F.embedding_bag(input, self.weight, offsets, mode=self.mode, per_sample_weights=per_sample_weights,
                                include_last_offset=self.include_last_offset, padding_idx=self.padding_idx)
+
+
+def add_module(parent, name, child):
+    """torch's ``parent.add_module(name, child)`` (and ``register_module``): ``insert_child_to_cell``, and on a
+    ``SequentialCell`` also its run list: SequentialCell.construct runs ``cell_list``, which insert_child_to_cell
+    leaves untouched, so ``nn.Sequential()`` filled by add_module would run as the identity. A ``None`` child is
+    allowed, as in torch (it is skipped when the sequence runs)."""
+    if child is None:
+        object.__setattr__(parent, name, None)
+        return None
+    parent.insert_child_to_cell(name, child)
+    if getattr(parent, "_auto_prefix", True):  # as Cell.__setattr__ names them: conv.weight, not weight
+        child.update_parameters_name(name + ".")
+    if isinstance(parent, nn.SequentialCell):
+        parent.cell_list = [cell for cell in parent._cells.values() if cell is not None]  # noqa: SLF001
+    return None
+
+
+def embedding_from_pretrained(embeddings, freeze=True, padding_idx=None, max_norm=None, norm_type=2.0,
+                              scale_grad_by_freq=False, sparse=False):
+    """torch.nn.Embedding.from_pretrained (a classmethod MindSpore's Embedding lacks): an ``nn.Embedding`` whose
+    table is ``embeddings`` (a Tensor, array or nested list; its dtype kept), frozen unless ``freeze=False``. The
+    table is the Cell's ``embedding_table``, so torch's ``weight`` lands on it like any Embedding's."""
+    if max_norm is not None:
+        raise ValueError("Embedding.from_pretrained: max_norm (in-place renormalisation of rows) is not supported")
+    table = embeddings if isinstance(embeddings, ms.Tensor) else ms.Tensor(embeddings)
+    if table.ndim != 2:
+        raise ValueError(f"Embedding.from_pretrained: embeddings must be 2-D, got shape {table.shape}")
+    cell = nn.Embedding(table.shape[0], table.shape[1], embedding_table=table, dtype=ms.int64,
+                        padding_idx=padding_idx)
+    cell.embedding_table.requires_grad = not freeze
+    return cell
 
 
 class Fold(nn.Cell):

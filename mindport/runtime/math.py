@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import builtins
 import math as _pymath
+import typing
 from collections import namedtuple
 
 import mindspore as ms
@@ -113,7 +114,10 @@ def _keep_all_dims(result, input, dim, keepdim):
 
 
 def count_nonzero(input, dim=None):
-    """torch.count_nonzero / Tensor.count_nonzero: int64 counts over ``dim`` (int, tuple or None = all)."""
+    """torch.count_nonzero / Tensor.count_nonzero: int64 counts over ``dim`` (int, tuple or None = all). ops.count_nonzero
+    refuses bool tensors (a mask is the usual input): they are counted as int8."""
+    if input.dtype == ms.bool_:
+        input = input.astype(ms.int8)
     return ops.count_nonzero(input, axis=() if dim is None else dim, dtype=_INT64)
 
 
@@ -567,6 +571,45 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     return _scatter_reduce_nd(input, coords, updates, reduce, include_self)
 
 
+def nonzero(input, *, as_tuple=False):
+    """torch.nonzero / Tensor.nonzero: the (n, ndim) int64 indices, or with ``as_tuple=True`` one index tensor per
+    axis. MindSpore's as_tuple form has no CPU kernel in 2.10 ('The kernel NonZeroExt unregistered'): the columns
+    of the default form are split off (a 0-d input counts as one element, as in torch)."""
+    if not as_tuple:
+        return ops.nonzero(input)
+    if input.ndim == 0:
+        input = input.reshape(1)
+    indices = ops.nonzero(input)
+    return tuple(indices[:, axis] for axis in builtins.range(input.ndim))
+
+
+def linspace(start, end, steps, *, dtype=None):
+    """torch.linspace: ops.linspace has no dtype argument (its result is float32, torch's default): the result is
+    cast when ``dtype`` is given (an integer dtype truncates, as torch does)."""
+    out = ops.linspace(start, end, steps)
+    return out if dtype is None else out.astype(dtype)
+
+
+def scatter(input, dim, index, src=None, *, value=None, reduce=None):
+    """torch.scatter / Tensor.scatter (out of place): ``src`` a tensor or a number (or given as ``value=``), reduce
+    None, 'add' or 'multiply'. Tensor.scatter(reduce='multiply') gives wrong values in 2.10 (measured: 6 of 24
+    elements off), so 'multiply' goes through :func:`scatter_reduce` ('prod'); torch reads only index.shape of
+    ``src``, so it is cut to that shape (a number fills it)."""
+    if value is not None:
+        src = value
+    if isinstance(src, Tensor):
+        if tuple(src.shape) != tuple(index.shape):
+            src = src[tuple(slice(0, n) for n in index.shape)]
+        src = src.astype(input.dtype)
+    else:
+        src = ops.full(index.shape, src, dtype=input.dtype)
+    if reduce == "multiply":
+        return scatter_reduce(input, dim, index, src, "prod")
+    if reduce not in (None, "add"):
+        raise ValueError(f"scatter: reduce must be 'add' or 'multiply', got {reduce!r}")
+    return ops.tensor_scatter_elements(input, index, src, axis=dim, reduction="none" if reduce is None else "add")
+
+
 def scatter_add(input, dim, index, src):
     """Tensor.scatter_add / torch.scatter_add (out of place): adds ``src`` into a copy of ``input`` at ``index``
     along ``dim``. ScatterAddExt has no CPU kernel in 2.10; ops.tensor_scatter_elements(reduction='add') needs
@@ -848,10 +891,10 @@ def poisson(input):
     return ops.random_poisson(ms.Tensor([1], ms.int64), input, dtype=input.dtype)[0]
 
 
-def bernoulli(input):
-    """Tensor.bernoulli: 0/1 draws with probabilities = input, same dtype; ops.bernoulli has no CPU kernel in 2.10
-    ('The kernel BernoulliExt unregistered')."""
-    return (ops.rand_like(input, dtype=ms.float32) < input).astype(input.dtype)
+def bernoulli(input, p=None):
+    """Tensor.bernoulli: 0/1 draws with probabilities = input (or the number ``p``: x.bernoulli(0.5)), same dtype and
+    shape as input; ops.bernoulli has no CPU kernel in 2.10 ('The kernel BernoulliExt unregistered')."""
+    return (ops.rand_like(input, dtype=ms.float32) < (input if p is None else p)).astype(input.dtype)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -1248,3 +1291,37 @@ def l1_loss(input, target, reduction="mean"):
     if reduction == "sum":
         return diff.sum()
     return diff
+# ---------------------------------------------------------------------------------------------------------------
+# torch.jit: TorchScript compiles or marks functions; MindSpore runs the Python code as written (PyNative), which
+# computes the same values. These keep the calls and decorators meaningful without handing MindSpore code to torch.
+
+def jit_script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
+    """torch.jit.script (a decorator or a call on a function or module): the object itself. TorchScript compiles
+    it; a compiled MindSpore function would be ``mindspore.jit``, whose graph syntax is narrower than torch's."""
+    return obj
+
+
+def jit_ignore(drop=False, **kwargs):
+    """torch.jit.ignore, bare (``@torch.jit.ignore``) or called (``@torch.jit.ignore(drop=True)``): the function
+    is left as Python, which is what runs here anyway."""
+    if callable(drop):
+        return drop
+    return jit_script
+
+
+def jit_unused(fn):
+    """torch.jit.unused / torch.jit.export: markers for the TorchScript compiler; the function itself."""
+    return fn
+
+
+def jit_is_scripting() -> bool:
+    """torch.jit.is_scripting / is_tracing: False, as in eager torch (nothing is being scripted or traced)."""
+    return False
+
+
+def jit_annotate(the_type, the_value):
+    """torch.jit.annotate(type, value): a type hint for TorchScript; the value."""
+    return the_value
+
+
+jit_Final = typing.Final  # noqa: N816 - torch.jit.Final[T] annotates constants; typing's Final means the same

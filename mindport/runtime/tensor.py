@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import builtins
 
+import numpy as np
+
 import mindspore as ms
 from mindspore import ops
 
@@ -133,3 +135,35 @@ def is_signed(x):
     """torch.is_signed / Tensor.is_signed: False only for unsigned and bool dtypes (MindSpore's says False for
     float16, silently, on 2.10)."""
     return x.dtype not in (ms.uint8, ms.uint16, ms.uint32, ms.uint64, ms.bool_)
+
+
+# ------------------------------------------------------------------------------------- typed tensor constructors
+
+def _typed_constructor(name: str, dtype):
+    def make(*data, device=None):
+        if len(data) == 1 and not isinstance(data[0], int):
+            value = data[0]
+            if isinstance(value, ms.Tensor):
+                return value.astype(dtype)
+            return ms.Tensor(np.asarray(value), dtype)
+        if not all(isinstance(n, int) for n in data):
+            raise TypeError(f"{name}: expected data or sizes, got {data!r}")
+        return ops.zeros(tuple(data), dtype)
+
+    make.__name__ = make.__qualname__ = name
+    make.__doc__ = (f"``torch.{name}(data)`` / ``torch.{name}(*sizes)``: a {dtype} tensor from a list, array or "
+                    "tensor, or of the given sizes (zeros; torch leaves them uninitialised). MindSpore has no typed "
+                    "tensor classes.")
+    return make
+
+
+FloatTensor = _typed_constructor("FloatTensor", ms.float32)
+DoubleTensor = _typed_constructor("DoubleTensor", ms.float64)
+HalfTensor = _typed_constructor("HalfTensor", ms.float16)
+BFloat16Tensor = _typed_constructor("BFloat16Tensor", ms.bfloat16)
+LongTensor = _typed_constructor("LongTensor", ms.int64)
+IntTensor = _typed_constructor("IntTensor", ms.int32)
+ShortTensor = _typed_constructor("ShortTensor", ms.int16)
+CharTensor = _typed_constructor("CharTensor", ms.int8)
+ByteTensor = _typed_constructor("ByteTensor", ms.uint8)
+BoolTensor = _typed_constructor("BoolTensor", ms.bool_)

@@ -103,15 +103,80 @@ def functions_none_to_empty(arg: Arg) -> str:
     return "()" if arg.source == "None" else arg.source
 
 
+def _varargs_parts(arg: Arg) -> list[str]:
+    """The source of each argument gathered by a ``*name`` parameter, a starred one (``*x.shape[2:]``) with its star."""
+    return [("*" if a.star == "*" else "") + value_code(a) for a in (arg.node or [])]
+
+
+def _int_list(parts: list[str]) -> str:
+    """One int-list argument from its parts: a single plain part as written (an int, a tuple, a torch.Size), else a
+    tuple display, which unpacks starred parts as Python does (``(n, 1, *x.shape[2:])``)."""
+    if len(parts) == 1 and not parts[0].startswith("*"):
+        return parts[0]
+    return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
+
+
 @call_transform("functions_size_varargs")
 def functions_size_varargs(args: dict[str, Arg]) -> None:
-    """torch.zeros(2, 3) / torch.zeros((2, 3)) -> ops.zeros((2, 3)): the varargs size becomes one shape argument."""
+    """torch.zeros(2, 3) / torch.zeros((2, 3)) / torch.zeros(*shape) -> ops.zeros((2, 3)): the varargs size becomes
+    one shape argument."""
     for name, arg in list(args.items()):
         if arg.source != "<varargs>":
             continue
-        parts = [value_code(a) for a in (arg.node or [])]
-        if any(a.star for a in (arg.node or [])):
-            raise Unsupported("a starred size (*shape) cannot be matched: pass the shape as a tuple")
+        parts = _varargs_parts(arg)
         if not parts:
             raise Unsupported("no size given")
-        args[name] = new(parts[0] if len(parts) == 1 else "(" + ", ".join(parts) + ")")
+        args[name] = new(_int_list(parts))
+
+
+@call_transform("int_list_varargs")
+def int_list_varargs(args: dict[str, Arg]) -> None:
+    """torch takes an int list as one argument or spread out (``x.new_zeros(2, 3)``, ``x.flip(0, 1)``,
+    ``x.new_zeros(*x.shape)``, ``x.new_zeros(n, 1, *x.shape[2:])``) or by keyword (``size=(2, 3)``). The entry's
+    signature says ``(*size_rest, size=None, ...)``: every positional argument, starred ones too, lands in
+    ``size_rest`` and the keyword in ``size``; here the positional parts become the one list argument."""
+    for rest_name in [name for name in args if name.endswith("_rest")]:
+        rest = args.pop(rest_name)
+        name = rest_name[: -len("_rest")]
+        parts = _varargs_parts(rest) if rest.source == "<varargs>" else []
+        if parts and args.get(name) is not None and args[name].given:
+            raise Unsupported(f"{name} given both positionally and by keyword: torch rejects this call")
+        if parts:
+            args[name] = new(_int_list(parts))
+
+
+@call_transform("int_dims_tuple")
+def int_dims_tuple(args: dict[str, Arg]) -> None:
+    """``dims`` given as one int literal (``x.flip(0)``) becomes a 1-tuple: MindSpore's flip refuses an int."""
+    dims = args.get("dims")
+    value = dims.literal(default=UNKNOWN) if dims is not None else UNKNOWN
+    if isinstance(value, int) and not isinstance(value, bool):
+        args["dims"] = new(f"({dims.source},)")
+
+
+@call_transform("unbiased_correction")
+def unbiased_correction(args: dict[str, Arg]) -> None:
+    """var/std and their _mean forms: torch takes the legacy ``unbiased`` flag (``x.var(1, False, True)``,
+    ``unbiased=False``) or ``correction`` (keyword-only, default 1; ``x.var(True)`` is the flag too). MindSpore has
+    one integer, ``ddof`` (``correction`` where the target keeps torch's names); its default is 0, so it is always
+    written: the correction if given, else 1 or 0 from the flag. The signature says ``correction=None`` (torch's
+    "not given") and ``emit``s it."""
+    dim_name = "axis" if "axis" in args else "dim"
+    name = "ddof" if "ddof" in args else "correction"
+    unbiased = args.pop("unbiased")
+    dim = args.get(dim_name)
+    if dim is not None and dim.given and isinstance(dim.literal(default=UNKNOWN), bool):
+        if unbiased.given:
+            raise Unsupported(f"{dim_name}={dim.source} given with unbiased: torch rejects this call")
+        unbiased = dim  # x.var(False): the bool overload, (unbiased)
+        args[dim_name] = Arg("None", False)
+    correction = args[name]
+    if correction.source != "None":
+        if unbiased.given:
+            raise Unsupported("both unbiased and correction given: torch rejects this call")
+        return
+    flag = unbiased.literal(default=UNKNOWN)
+    if flag is UNKNOWN:
+        args[name] = new(f"int({unbiased.source})")
+    else:
+        args[name] = new("1" if flag else "0")

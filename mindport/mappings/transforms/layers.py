@@ -73,6 +73,54 @@ def conv_padding(args: dict[str, Arg]) -> None:
         raise Unsupported(f"padding={padding.source} is not an int, a tuple of ints, 'same' or 'valid'")
 
 
+def _conv_transpose_padding(args: dict[str, Arg], dims: int) -> None:
+    """torch's ``output_padding`` makes a transposed convolution's output ``op`` longer at the end of each spatial
+    axis: the full transposed result cropped by ``p`` at the start and ``p - op`` at the end, which is MindSpore's
+    ``pad_mode='pad'`` with the asymmetric padding ``(p0, p0 - op0, p1, p1 - op1, ...)`` (MindSpore's own
+    output_padding only zero-fills on CPU). Without output_padding this is :func:`conv_padding`."""
+    output_padding = args.pop("output_padding", None)
+    value = output_padding.literal(default=UNKNOWN) if output_padding is not None else 0
+    if value == 0 or (isinstance(value, (tuple, list)) and not any(value)):
+        conv_padding(args)
+        return
+    mode = args.pop("padding_mode", None)
+    if mode is not None and mode.literal(default=None) not in ("zeros", None):
+        raise Unsupported(f"padding_mode={mode.source}: MindSpore convolutions only zero-pad")
+    padding = args.get("padding")
+    pad = padding.literal(default=UNKNOWN) if padding is not None else 0
+    if value is not UNKNOWN and pad is not UNKNOWN:
+        pads = (pad,) * dims if isinstance(pad, int) else tuple(pad)
+        extra = (value,) * dims if isinstance(value, int) else tuple(value)
+        if len(pads) != dims or len(extra) != dims or not all(isinstance(v, int) for v in pads + extra):
+            raise Unsupported(f"padding={padding.source if padding else 0}, output_padding={output_padding.source}: "
+                              f"expected ints or {dims}-tuples of ints")
+        if any(o > p for p, o in zip(pads, extra)):
+            raise Unsupported(f"output_padding={output_padding.source} larger than padding: the output would need "
+                              "negative padding; pad the result with ops.pad instead")
+        args["padding"] = new(repr(tuple(v for p, o in zip(pads, extra) for v in (p, p - o))))
+    else:
+        psrc = padding.source if padding is not None else "0"
+
+        def per_axis(src: str) -> str:
+            return f"(({src},) * {dims} if isinstance({src}, int) else tuple({src}))"
+
+        args["padding"] = new(f"tuple(v for _p, _o in zip({per_axis(psrc)}, {per_axis(output_padding.source)}) "
+                              "for v in (_p, _p - _o))")
+    args["pad_mode"] = new("'pad'")
+
+
+@call_transform("conv_transpose2d_padding")
+def conv_transpose2d_padding(args: dict[str, Arg]) -> None:
+    """ConvTranspose2d: padding and output_padding (see :func:`_conv_transpose_padding`)."""
+    _conv_transpose_padding(args, 2)
+
+
+@call_transform("conv_transpose3d_padding")
+def conv_transpose3d_padding(args: dict[str, Arg]) -> None:
+    """ConvTranspose3d: padding and output_padding (see :func:`_conv_transpose_padding`)."""
+    _conv_transpose_padding(args, 3)
+
+
 def fill_stride_from_kernel(args: dict[str, Arg]) -> None:
     """torch pooling's ``stride=None`` means kernel_size (MindSpore's default is 1); a variable stride may be None
     at run time, so it gets the same fallback there."""

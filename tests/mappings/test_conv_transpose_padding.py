@@ -1,0 +1,53 @@
+"""nn.ConvTranspose2d/3d with output_padding (decoders: stride 2, padding 1, output_padding 1) convert with no
+diagnostic and compute torch's values: output_padding folds into asymmetric padding, written as literals or, for
+variables, as an expression evaluated when the layer is built."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mindport.migrator import convert_source
+from mindport.migrator.weights import transfer_weights
+
+CASES = [
+    # (layer, constructor arguments after the channels, input shape)
+    ("ConvTranspose2d", "3, stride=2, padding=1, output_padding=1", (2, 4, 5, 6)),
+    ("ConvTranspose2d", "4, 2, 1, 1", (2, 4, 5, 5)),
+    ("ConvTranspose2d", "3, stride=3, padding=(2, 1), output_padding=(2, 0), dilation=2", (1, 4, 4, 5)),
+    ("ConvTranspose2d", "k, stride=s, padding=p, output_padding=op", (2, 4, 5, 6)),
+    ("ConvTranspose2d", "k, stride=s, padding=(p, 0), output_padding=(op, 0)", (2, 4, 5, 6)),
+    ("ConvTranspose2d", "3, stride=2, padding=1, output_padding=0", (2, 4, 5, 6)),
+    ("ConvTranspose3d", "3, stride=2, padding=1, output_padding=1", (1, 4, 3, 4, 5)),
+    ("ConvTranspose3d", "3, stride=2, padding=p, output_padding=(op, 0, op)", (1, 4, 3, 4, 5)),
+]
+
+
+@pytest.mark.parametrize(("layer", "args", "shape"), CASES)
+def test_output_padding_matches_torch(layer, args, shape):
+    import mindspore as ms
+    import torch
+
+    source = (f"import torch\n\n\ndef build(k=3, s=2, p=1, op=1):\n"
+              f"    return torch.nn.{layer}(4, 3, {args})\n")
+    result = convert_source(source, "<conv_transpose>")
+    assert not result.diagnostics, [d.format() for d in result.diagnostics]
+    assert "output_padding" not in result.code
+    t_ns: dict = {}
+    m_ns: dict = {}
+    exec(compile(source, "<torch>", "exec"), t_ns)  # noqa: S102 - our own snippets
+    exec(compile(result.code, "<ms>", "exec"), m_ns)  # noqa: S102
+    torch.manual_seed(0)
+    t_layer, m_layer = t_ns["build"](), m_ns["build"]()
+    transfer_weights(t_layer.state_dict(), m_layer)
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    with torch.no_grad():
+        want = t_layer(torch.tensor(x)).numpy()
+    got = m_layer(ms.Tensor(x)).asnumpy()
+    assert got.shape == want.shape, result.code
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5, err_msg=result.code)
+
+
+def test_output_padding_larger_than_padding_is_flagged():
+    result = convert_source("import torch\n\nlayer = torch.nn.ConvTranspose2d(4, 3, 3, stride=2, output_padding=1)\n")
+    assert [d.code for d in result.diagnostics] == ["MP102"]
+    assert "negative padding" in result.diagnostics[0].message
