@@ -252,11 +252,11 @@ def _convert_one(job: tuple) -> _Converted:
     except _ReadError as exc:
         return _Converted(rel, "failed", [exc.diagnostic(rel)], 0, 0, None, {})
     except Exception as exc:  # noqa: BLE001 - an overlay that no longer loads, and the like
-        return _failed(rel, _describe(exc))
+        return _failed(rel, *_describe(exc))
     try:
         return _convert_data(rel, data, kind, options, settings.get("max_size"))
     except Exception as exc:  # noqa: BLE001 - a converter bug must not lose the file: copy it and say so
-        return _failed(rel, _describe(exc))
+        return _failed(rel, *_describe(exc))
 
 
 def _convert_data(rel: str, data: bytes, kind: str, options: dict, max_size: int | None = None) -> _Converted:
@@ -286,25 +286,29 @@ def _convert_data(rel: str, data: bytes, kind: str, options: dict, max_size: int
     return _Converted(rel, "converted" if changed else "unchanged", diags, lines, sites, out, **extra)
 
 
-def _describe(exc: BaseException) -> str:
-    """One line about a failure; never raises (an exception's own ``__str__`` may)."""
+_REPORT = f"the file was copied unchanged; please report it (mindport {__version__})"
+_COPIED = "the file was copied unchanged"
+
+
+def _describe(exc: BaseException) -> tuple[str, str]:
+    """(message, fix) for a failure; never raises (an exception's own ``__str__`` may)."""
     if isinstance(exc, RecursionError):
-        return ("the code nests too deeply for the converter (RecursionError): split the deepest expression "
-                "or block")
+        return ("the code nests too deeply for the converter (RecursionError)",
+                f"{_COPIED}; split the deepest expression or block")
     if isinstance(exc, MemoryError):
-        return "the converter ran out of memory (MemoryError) on this file"
+        return ("the converter ran out of memory on this file (MemoryError)",
+                f"{_COPIED}; split the file or give the converter more memory")
     try:
-        text = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ""
+        text = str(exc).strip()
+        text = text.splitlines()[0][:300] if text else ""
     except Exception:  # noqa: BLE001
         text = ""
-    return f"internal error while converting: {type(exc).__name__}" + (f": {text}" if text else "")
+    return f"internal error while converting: {type(exc).__name__}" + (f": {text}" if text else ""), _REPORT
 
 
-def _failed(rel: str, message: str) -> _Converted:
+def _failed(rel: str, message: str, suggestion: str = _REPORT) -> _Converted:
     """A file the converter could not finish: one MP299 line, the file copied unchanged."""
-    diag = Diagnostic("MP299", message, rel, 1, 1,
-                      f"the file was copied unchanged; please report it (mindport {__version__})")
-    return _Converted(rel, "failed", [diag], 0, 0, None, {})
+    return _Converted(rel, "failed", [Diagnostic("MP299", message, rel, 1, 1, suggestion)], 0, 0, None, {})
 
 
 def _kind(path: Path) -> str:
@@ -885,12 +889,13 @@ class _Workers:
                     elif worker.conn in ready or worker.process.sentinel in ready:
                         busy.remove(worker)
                         worker.stop()
-                        yield _failed(worker.job[1][0], _died(worker.process.exitcode))
+                        yield _failed(worker.job[1][0], *_died(worker.process.exitcode))
                     elif self.timeout is not None and time.monotonic() - worker.started >= self.timeout:
                         busy.remove(worker)
                         worker.stop()
                         yield _failed(worker.job[1][0], f"conversion took longer than the per-file time limit of "
-                                                        f"{self.timeout:g} s: stopped (raise it with --timeout)")
+                                                        f"{self.timeout:g} s: stopped",
+                                      f"{_COPIED}; raise the limit with --timeout, or split the file")
         finally:
             for worker in busy:  # an interrupted run (Ctrl-C) or a consumer that stopped early
                 worker.stop()
@@ -907,32 +912,45 @@ class _Workers:
         self._idle, self._started = [], []
 
 
-def _died(exitcode: int | None) -> str:
+def _died(exitcode: int | None) -> tuple[str, str]:
+    """(message, fix) for a worker process that ended while converting a file."""
     if exitcode is not None and exitcode < 0:
         try:
             name = signal.Signals(-exitcode).name
         except ValueError:
             name = f"signal {-exitcode}"
-        hint = " (out of memory?)" if name == "SIGKILL" else " (a crash in native code, e.g. a stack overflow)" \
-            if name in ("SIGSEGV", "SIGBUS", "SIGABRT") else ""
-        return f"the converter process died on this file: {name}{hint}"
-    return f"the converter process exited on this file (exit code {exitcode})"
+        if name == "SIGKILL":
+            return (f"the converter process was killed on this file ({name}, most likely out of memory)",
+                    f"{_COPIED}; split the file or give the converter more memory")
+        if name == "SIGABRT":  # what native code does when an allocation fails, among other things
+            return (f"the converter process aborted on this file ({name} in native code: out of memory, or a bug)",
+                    f"{_COPIED}; split the file or give the converter more memory, else please report it")
+        return f"the converter process crashed on this file ({name}, in native code)", _REPORT
+    return f"the converter process exited on this file (exit code {exitcode})", _REPORT
 
 
-WORKER_STACK = 512 << 20  # bytes of stack for the converting thread: virtual memory, touched only as deep as needed
-WORKER_RECURSION = 30_000
+# Stack of the converting thread, and the recursion limit that stack carries safely (about 16 kB of stack per
+# Python frame, counting the C frames of LibCST and the parsers). Virtual memory, touched only as deep as a file
+# nests; under a tight address-space limit (ulimit -v) a smaller stack, with a lower limit, is used.
+WORKER_STACKS = ((512 << 20, 30_000), (128 << 20, 7_000), (32 << 20, 1_500))
 
 
 def _worker_main(conn) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole process group: the parent handles it
-    threading.stack_size(WORKER_STACK)
-    sys.setrecursionlimit(WORKER_RECURSION)
-    thread = threading.Thread(target=_serve, args=(conn,), name="mindport-convert")
-    thread.start()
-    thread.join()
+    for size, limit in WORKER_STACKS:
+        try:
+            threading.stack_size(size)
+            thread = threading.Thread(target=_serve, args=(conn, limit), name="mindport-convert")
+            thread.start()
+        except (RuntimeError, MemoryError, ValueError):
+            continue
+        thread.join()
+        return
+    _serve(conn, sys.getrecursionlimit())  # no room for a thread: the main thread, with its own stack
 
 
-def _serve(conn) -> None:
+def _serve(conn, recursion_limit: int) -> None:
+    sys.setrecursionlimit(recursion_limit)
     while True:
         try:
             message = conn.recv()
@@ -946,6 +964,6 @@ def _serve(conn) -> None:
             conn.send((index, result))
         except (OSError, ValueError, TypeError, RecursionError, pickle.PicklingError) as exc:
             try:
-                conn.send((index, _failed(job[0], _describe(exc))))
+                conn.send((index, _failed(job[0], *_describe(exc))))
             except (OSError, ValueError):
                 return
