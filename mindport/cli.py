@@ -414,7 +414,7 @@ def _require_full(command: str, modules=("numpy", "torch", "mindspore")) -> None
     from mindport.extras import MissingExtraError, require_full
 
     try:
-        require_full(command, modules)
+        require_full(f"`mindport {command}`", modules)
     except MissingExtraError as exc:
         _fail_input(exc)
 

@@ -28,10 +28,11 @@ def missing(modules) -> list[str]:
     return found
 
 
-def require_full(command: str, modules=("numpy", "torch", "mindspore")) -> None:
-    """Raise MissingExtraError when ``modules`` are not all importable."""
+def require_full(what: str, modules=("numpy", "torch", "mindspore")) -> None:
+    """Raise MissingExtraError when ``modules`` are not all importable. ``what``: the command, as the message
+    names it (``"`mindport weights`"``)."""
     lacking = missing(modules)
     if lacking:
         raise MissingExtraError(
-            f"`mindport {command}` needs {', '.join(lacking)}, which this install lacks (`pip install mindport` "
-            f"is the light install: convert and lint). Install the full one: pip install '{FULL_EXTRA}'")
+            f"{what} needs {', '.join(lacking)}, which this install lacks (`pip install mindport` is the light "
+            f"install: convert and lint). Install the full one: pip install '{FULL_EXTRA}'")

@@ -141,7 +141,7 @@ def migrate(src, out, *, model: str | None = None, ctor: str | None = None, inpu
     if model:
         from mindport.extras import require_full
 
-        require_full("migrate --model (weights, parity, scripts, export)",
+        require_full("`mindport migrate` with a model (weights, parity, scripts, MindIR export)",
                      ("numpy", "torch", "mindspore", "jinja2", "matplotlib"))
         check_model_ref(src, model)
     for spec in inputs:
@@ -161,8 +161,8 @@ def migrate(src, out, *, model: str | None = None, ctor: str | None = None, inpu
                                      mappings=tuple(mappings), timeout=DEFAULT_TIMEOUT if timeout is None else timeout,
                                      max_file_size=DEFAULT_MAX_FILE_SIZE if max_file_size is None else max_file_size)
     if not model:
-        report.skipped.append("weights, parity and templates: no model given (--model FILE.py:Name or "
-                              "`model` in mindport.toml)")
+        report.skipped.append("weights, parity, train/eval scripts and MindIR export: no model given "
+                              "(--model FILE.py:Name or `model` in mindport.toml)")
         report.seconds = time.perf_counter() - started
         write_migration_reports(report, out)
         return report
