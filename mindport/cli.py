@@ -89,11 +89,12 @@ def scaffold(model_ref, ctor, input_specs, out_dir, api, optimizer, num_classes,
     \b
     Example:
       mindport scaffold --model converted/model.py:Net --ctor "num_classes=10" \\
-          --input 2x3x32x32:float32 -o converted/
-      python converted/train.py --steps 2     # two steps on synthetic data
-      python converted/eval.py                # accuracy, precision, recall, confusion matrix
+          --input 2x3x32x32:float32 -o scripts/
+      python scripts/train.py --steps 2     # two steps on synthetic data
+      python scripts/eval.py                # accuracy, precision, recall, confusion matrix
 
-    Paths in --model, --dataset and --checkpoint are relative to the current folder.
+    Paths in --model, --dataset and --checkpoint are relative to the current folder. scaffold imports the
+    model (and the dataset class) and evaluates --ctor to read the output size: it runs the project's code.
     """
     import os
 
@@ -158,9 +159,9 @@ def lint(paths, select, ignore, fix, output_format, exclude, isolated, explain, 
     \b
     Examples:
       mindport lint converted/                      every .py file below converted/
-      mindport lint model.py --select MS1,MS2       only pitfalls and default traps
-      mindport lint src/ --ignore MS301 --fix       autofix what is safe, report the rest
-      mindport lint src/ --output-format sarif > lint.sarif
+      mindport lint converted/model.py --select MS1,MS2      only pitfalls and default traps
+      mindport lint converted/ --ignore MS301 --fix          autofix what is safe, report the rest
+      mindport lint converted/ --output-format sarif > lint.sarif
 
     \b
     Silence one line:   x = [nn.Dense(2, 2)]  # noqa: MS107   (a bare `# noqa` silences all)
@@ -226,8 +227,9 @@ def weights(src, out, model_ref, ctor, name_map, emit_map, strict, force):
 
     \b
     Example:
-      mindport weights resnet.pth -o resnet.ckpt --model converted/model.py:ResNet --ctor "num_classes=10"
-      mindport weights model.safetensors -o ms.safetensors --model converted/model.py:Net --emit-map map.json
+      mindport weights net.pt -o net.ckpt --model converted/model.py:Net --ctor "num_classes=10"
+      mindport weights net.safetensors -o net_ms.safetensors --model converted/model.py:Net \\
+          --ctor "num_classes=10" --emit-map map.json
 
     SRC is a torch state_dict (.pt/.pth/.bin, loaded with weights_only=True, never a pickled model) or a
     .safetensors file. Names follow the mapping tables (BatchNorm weight -> gamma, Embedding weight ->
@@ -313,16 +315,17 @@ def validate(torch_ref, ms_ref, ctor, weights_path, input_specs, rtol, atol, see
 
     \b
     Examples:
-      mindport validate --torch model.py:Net --ms converted/model.py:Net \\
+      mindport validate --torch my_repo/model.py:Net --ms converted/model.py:Net \\
           --ctor "num_classes=10" --input 2x3x32x32:float32 --report parity.html
-      mindport validate --torch gpt.py:GPT --ms ms/gpt.py:GPT --ctor "GPTConfig(n_layer=2)" \\
-          --input 2x16:int64:0:1000 --weights gpt.pt --report parity.json --report parity.html
-      mindport validate --torch exported.onnx --ms converted/model.py:resnet18 --input x.npy
+      mindport validate --torch my_repo/model.py:Net --ms converted/model.py:Net --ctor "num_classes=10" \\
+          --input 2x3x32x32:float32 --weights net.pt --report parity.json --report parity.html
+      mindport validate --torch net.onnx --ms converted/model.py:Net --ctor "num_classes=10" --input x.npy
 
     \b
     Both models run in inference mode (torch eval(), Cell set_train(False)); the Cell runs in PyNative and
     again in GRAPH_MODE. Outputs of any nesting are matched by position/key; NaN/Inf must sit in the same
     places. The report names the first divergent layer, both layers' settings and the known trap behind it.
+    validate imports both model files and evaluates --ctor: it runs the project's code.
     Exit codes: 0 parity, 1 divergence, 2 usage or input error.
     """
     from mindport.errors import InputError
@@ -668,7 +671,8 @@ def export(model_ref, ctor, input_specs, checkpoint, out, rtol, atol, force):
     """Export a MindSpore model as MindIR, load it back and check it computes what the Cell computes.
 
     \b
-    Example:
+    Example (the checkpoint from `mindport weights`):
+      mindport weights net.pt -o net.ckpt --model converted/model.py:Net --ctor "num_classes=10"
       mindport export --model converted/model.py:Net --ctor "num_classes=10" --input 2x3x32x32:float32 \\
           --checkpoint net.ckpt -o net.mindir
 

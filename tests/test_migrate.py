@@ -30,6 +30,7 @@ def test_cli_migrates_the_example_with_parity(tmp_path, checkpoint):
     out = tmp_path / "out"
     run = subprocess.run([sys.executable, "-m", "mindport.cli", "migrate", str(EXAMPLE), "-o", str(out),
                           "--weights", str(checkpoint)], capture_output=True, text=True)
+    assert "rtol/atol" in run.stdout and "…" not in run.stdout  # tables are whole off a terminal
     report = json.loads((out / "mindport-report.json").read_text())
     assert report["weights"]["ok"] and report["parity"]["ok"] and report["export"]["ok"]
     left = [d for f in report["conversion"]["files"] for d in f["diagnostics"] if d["severity"] != "info"]
