@@ -581,7 +581,7 @@ def _git_dirty(path: Path) -> bool | None:
 
 
 def _digest(path: Path) -> str:
-    """sha256 of a regular file, read in chunks (never opens a FIFO; raises _ReadError)."""
+    """sha256 of a regular file (never opens a FIFO or follows a link; raises _ReadError)."""
     return hashlib.sha256(read_regular(path)).hexdigest()
 
 
