@@ -611,7 +611,6 @@ def migrate(src, out, model, ctor, inputs, weights, target, rtol, atol, jobs, ma
     from mindport.migrate import migrate as run_migration
 
     console = _console()
-    overlays = _overlay_files(src, mapping_files)
     try:
         with _Progress() as progress:
             def step(text: str) -> None:
@@ -620,7 +619,7 @@ def migrate(src, out, model, ctor, inputs, weights, target, rtol, atol, jobs, ma
 
             report = run_migration(src, out, model=model, ctor=ctor, inputs=inputs, weights=weights, target=target,
                                    rtol=rtol, atol=atol, jobs=jobs, force=force, progress=step,
-                                   file_progress=progress.files, mappings=overlays, export=do_export)
+                                   file_progress=progress.files, mappings=mapping_files, export=do_export)
     except InputError as exc:
         _fail_input(exc)
     _print_conversion(report.conversion, console)

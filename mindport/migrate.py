@@ -113,13 +113,19 @@ def migrate(src, out, *, model: str | None = None, ctor: str | None = None, inpu
     """Run the whole migration. Raises InputError for unusable arguments (exit code 2).
 
     ``progress(text)`` is told each step; ``file_progress(rel, done, total)`` each converted file. ``mappings``:
-    the user's mapping tables (overlays). ``timeout``/``max_file_size``: per-file limits of the conversion
-    (default: convert_path's)."""
+    the user's mapping tables (overlays), after those ``[mappings] extra`` names in mindport.toml.
+    ``timeout``/``max_file_size``: per-file limits of the conversion (default: convert_path's)."""
     started = time.perf_counter()
     src, out = Path(src), Path(out)
     if not src.exists():
         raise InputError(f"{src} does not exist")
     config = read_config(src)
+    from mindport.mappings import MappingError, project_overlays
+
+    try:
+        mappings = [*project_overlays(src), *mappings]  # [mappings] extra in mindport.toml, then the arguments'
+    except MappingError as exc:
+        raise InputError(str(exc)) from None
     model = model or config.get("model")
     ctor = ctor if ctor is not None else config.get("ctor", "")
     inputs = list(inputs) if inputs else list(config.get("input", []))
