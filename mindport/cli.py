@@ -325,6 +325,7 @@ def validate(torch_ref, ms_ref, ctor, weights_path, input_specs, rtol, atol, see
     Both models run in inference mode (torch eval(), Cell set_train(False)); the Cell runs in PyNative and
     again in GRAPH_MODE. Outputs of any nesting are matched by position/key; NaN/Inf must sit in the same
     places. The report names the first divergent layer, both layers' settings and the known trap behind it.
+    Token ids and other integer inputs: --input 2x16:int64:0:1000 (integers in [0, 1000)).
     validate imports both model files and evaluates --ctor: it runs the project's code.
     Exit codes: 0 parity, 1 divergence, 2 usage or input error.
     """
