@@ -135,15 +135,25 @@ def all_examples() -> dict[str, list[str]]:
     return examples
 
 
+def _outputs(command: str) -> list[str]:
+    """What a command writes (its -o/--out), as it would be named by a later command."""
+    words = command.split()
+    return [words[i + 1].rstrip("/") for i, word in enumerate(words[:-1]) if word in ("-o", "--out")]
+
+
 def to_run(examples: dict[str, list[str]]) -> dict[str, list[str]]:
-    """Each block's commands up to its last one not already run by an earlier block (help texts, then README,
-    then the quickstart): a command written in several places runs once, and what a kept command needs from the
-    commands before it in its block (a checkpoint, a scaffold) still runs first."""
+    """Each block's commands not already run by an earlier block (help texts, then README, then the quickstart),
+    with the commands before them in the block that write what they read (`weights -o net.ckpt` before
+    `export --checkpoint net.ckpt`, `scaffold -o scripts/` before `python scripts/train.py`)."""
     seen: set[str] = set()
     plan = {}
     for source, commands in examples.items():
-        new = [i for i, command in enumerate(commands) if command not in seen]
-        plan[source] = commands[:new[-1] + 1] if new else []
+        keep = {i for i, command in enumerate(commands) if command not in seen}
+        for i in sorted(keep, reverse=True):
+            for j in range(i):
+                if any(out and out in commands[i].replace(" -o " + out, " ") for out in _outputs(commands[j])):
+                    keep.add(j)
+        plan[source] = [commands[i] for i in sorted(keep)]
         seen.update(commands)
     return plan
 
