@@ -55,7 +55,8 @@ def test_a_3000_term_expression_converts_or_is_refused_cleanly(tmp_path):
     deep = f"import torch\nimport torch.nn as nn\n\n\nclass Deep(nn.Module):\n    def forward(self, x):\n" \
            f"        return x + {chain}\n"
     (src / "deep.py").write_text(deep)
-    report = convert_path(src, out, jobs=2, use_cache=False)
+    # LibCST's parser takes time superlinear in such a chain (1,000 terms: about 30 s): bounded here either way
+    report = convert_path(src, out, jobs=2, use_cache=False, timeout=20)
     assert_good_converted(report, out, names)
     file_report = next(f for f in report.files if f.path == "deep.py")
     if file_report.status == "converted":
