@@ -15,23 +15,49 @@ from mindport import __version__
 EXIT_OK = 0          # everything converted / parity holds / no findings
 EXIT_FINDINGS = 1    # something did not convert, parity failed, findings
 EXIT_USAGE = 2       # usage or input error
+EXIT_INTERRUPTED = 130  # Ctrl-C (SIGINT), as shells report it; nothing is left half-written
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+class _Main(click.Group):
+    """The command group: Ctrl-C ends any command with exit code 130 and one line, never click's "Aborted!" with
+    exit code 1 (the code for "something did not convert")."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            click.echo("\ninterrupted: every file is written whole or not at all; run the command again to finish",
+                       err=True)
+            raise click.exceptions.Exit(EXIT_INTERRUPTED) from None
+
+
+@click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="mindport")
 def main() -> None:
     """Move a PyTorch project to MindSpore, and prove the port is right.
 
     \b
     The whole job, in one command:
-      mindport migrate my_torch_project/ -o my_ms_project/ --model model.py:Net --input 2x3x32x32:float32
+      mindport migrate my_repo/ -o converted/ --model model.py:Net --ctor "num_classes=10" --input 2x3x32x32:float32
     Or step by step:
       mindport convert SRC -o OUT          rewrite PyTorch source to MindSpore source
       mindport weights CKPT -o OUT.ckpt    torch checkpoint -> MindSpore checkpoint
       mindport validate ...                run both models, compare, localise divergence
+      mindport export ...                  MindIR for deployment, reloaded and checked
       mindport lint PATHS                  MindSpore pitfalls and torch leftovers
 
-    Exit codes: 0 success, 1 something did not convert / diverged / was found, 2 usage or input error.
+    \b
+    Which commands run your project's code: migrate, validate, scaffold, export and weights --model import
+    your model's module and evaluate --ctor (and the ctor in mindport.toml) as Python: run them on code
+    you trust. convert, lint, mappings and weights without --model never run it (checkpoints are read
+    without unpickling objects).
+
+    \b
+    Install: `pip install mindport` has convert and lint; weights, validate, scaffold, export and migrate's
+    parity step need `pip install 'mindport[full]'` (torch, MindSpore, ...).
+
+    Exit codes: 0 success, 1 something did not convert / diverged / was found, 2 usage or input error,
+    130 interrupted.
     """
 
 
@@ -63,15 +89,18 @@ def scaffold(model_ref, ctor, input_specs, out_dir, api, optimizer, num_classes,
     \b
     Example:
       mindport scaffold --model converted/model.py:Net --ctor "num_classes=10" \\
-          --input 2x3x32x32:float32 -o converted/
-      python converted/train.py --steps 2     # two steps on synthetic data
-      python converted/eval.py                # accuracy, precision, recall, confusion matrix
+          --input 2x3x32x32:float32 -o scripts/
+      python scripts/train.py --steps 2     # two steps on synthetic data
+      python scripts/eval.py                # accuracy, precision, recall, confusion matrix
 
-    Paths in --model, --dataset and --checkpoint are relative to the current folder.
+    Paths in --model, --dataset and --checkpoint are relative to the current folder. scaffold imports the
+    model (and the dataset class) and evaluates --ctor to read the output size: it runs the project's code.
     """
     import os
 
     from mindport.errors import InputError
+
+    _require_full("scaffold", ("numpy", "mindspore", "jinja2"))
     from mindport.templates import render_scripts, split_ref
 
     try:
@@ -130,9 +159,9 @@ def lint(paths, select, ignore, fix, output_format, exclude, isolated, explain, 
     \b
     Examples:
       mindport lint converted/                      every .py file below converted/
-      mindport lint model.py --select MS1,MS2       only pitfalls and default traps
-      mindport lint src/ --ignore MS301 --fix       autofix what is safe, report the rest
-      mindport lint src/ --output-format sarif > lint.sarif
+      mindport lint converted/model.py --select MS1,MS2      only pitfalls and default traps
+      mindport lint converted/ --ignore MS301 --fix          autofix what is safe, report the rest
+      mindport lint converted/ --output-format sarif > lint.sarif
 
     \b
     Silence one line:   x = [nn.Dense(2, 2)]  # noqa: MS107   (a bare `# noqa` silences all)
@@ -198,35 +227,41 @@ def weights(src, out, model_ref, ctor, name_map, emit_map, strict, force):
 
     \b
     Example:
-      mindport weights resnet.pth -o resnet.ckpt --model converted/model.py:ResNet --ctor "num_classes=10"
-      mindport weights model.safetensors -o ms.safetensors --model converted/model.py:Net --emit-map map.json
+      mindport weights net.pt -o net.ckpt --model converted/model.py:Net --ctor "num_classes=10"
+      mindport weights net.safetensors -o net_ms.safetensors --model converted/model.py:Net \\
+          --ctor "num_classes=10" --emit-map map.json
 
     SRC is a torch state_dict (.pt/.pth/.bin, loaded with weights_only=True, never a pickled model) or a
     .safetensors file. Names follow the mapping tables (BatchNorm weight -> gamma, Embedding weight ->
     embedding_table, ...); every MindSpore parameter must be filled exactly once. Without --model, names are
-    kept as they are (after --name-map). The output is written to a temporary file and renamed, so a failure
+    kept as they are (after --name-map) and no project code runs; --model imports the converted model's
+    module and evaluates --ctor. The output is written to a temporary file and renamed, so a failure
     leaves nothing behind. Exit codes: 0 written, 1 unmatched keys or parameters, 2 input error.
     """
     import json
     import os
-
-    from rich.console import Console
+    from pathlib import Path
 
     from mindport.errors import InputError, MigrationError
 
-    console = Console(stderr=True, highlight=False)
+    _require_full("weights", ("numpy", "torch") + (("mindspore",) if model_ref else ()))
+    console = _console(stderr=True)
     try:
         from mindport.migrator import weights as w
 
         if os.path.exists(out) and not force:
             raise InputError(f"{out} exists; pass --force to overwrite it")
         mapping = w.read_name_map(name_map) if name_map else None
-        state = w.load_state_dict(src)
-        if model_ref:
-            from mindport.validators.parity.loading import build_model
+        with _Progress() as progress:
+            progress.step(f"reading {src}")
+            state = w.load_state_dict(src)
+            if model_ref:
+                from mindport.validators.parity.loading import build_model
 
-            cell = build_model(model_ref, ctor)
-            plan, report = w.plan_transfer(state, cell, mapping)
+                progress.step(f"building {model_ref} and matching {len(state)} tensors")
+                cell = build_model(model_ref, ctor)
+                plan, report = w.plan_transfer(state, cell, mapping)
+        if model_ref:
             for diag in report.diagnostics:
                 style = "red" if diag.severity == "error" else "yellow" if diag.severity == "warning" else "dim"
                 console.print(f"[{style}]{diag.code} {diag.message}"
@@ -235,14 +270,19 @@ def weights(src, out, model_ref, ctor, name_map, emit_map, strict, force):
                 console.print(f"[red]not written: {len(report.missing)} parameter(s) unfilled, "
                               f"{len(report.unexpected)} torch key(s) unmatched[/] (--allow-missing writes the rest)")
                 sys.exit(EXIT_FINDINGS)
-            w.write_weights(state, plan, out, overwrite=True)
-            summary = f"{len(plan.items)} tensors, {len(report.dropped)} dropped, {len(report.missing)} missing"
-        else:
-            plan = w.convert_checkpoint(state, out, mapping, overwrite=True)
-            summary = f"{len(plan.items)} tensors (names kept; pass --model to check them), {len(plan.dropped)} dropped"
+        with _Progress() as progress:
+            progress.step(f"writing {out}")
+            if model_ref:
+                w.write_weights(state, plan, out, overwrite=True)
+                summary = f"{len(plan.items)} tensors, {len(report.dropped)} dropped, {len(report.missing)} missing"
+            else:
+                plan = w.convert_checkpoint(state, out, mapping, overwrite=True)
+                summary = (f"{len(plan.items)} tensors (names kept; pass --model to check them), "
+                           f"{len(plan.dropped)} dropped")
         if emit_map:
-            with open(emit_map, "w", encoding="utf-8") as f:
-                json.dump(plan.to_json(), f, indent=1)
+            from mindport.migrator.repo import atomic_write
+
+            atomic_write(Path(emit_map), json.dumps(plan.to_json(), indent=1).encode("utf-8"))
     except MigrationError as exc:
         console.print(f"error: {exc}", markup=False)
         sys.exit(EXIT_USAGE if isinstance(exc, InputError) else EXIT_FINDINGS)
@@ -275,20 +315,24 @@ def validate(torch_ref, ms_ref, ctor, weights_path, input_specs, rtol, atol, see
 
     \b
     Examples:
-      mindport validate --torch model.py:Net --ms converted/model.py:Net \\
+      mindport validate --torch my_repo/model.py:Net --ms converted/model.py:Net \\
           --ctor "num_classes=10" --input 2x3x32x32:float32 --report parity.html
-      mindport validate --torch gpt.py:GPT --ms ms/gpt.py:GPT --ctor "GPTConfig(n_layer=2)" \\
-          --input 2x16:int64:0:1000 --weights gpt.pt --report parity.json --report parity.html
-      mindport validate --torch exported.onnx --ms converted/model.py:resnet18 --input x.npy
+      mindport validate --torch my_repo/model.py:Net --ms converted/model.py:Net --ctor "num_classes=10" \\
+          --input 2x3x32x32:float32 --weights net.pt --report parity.json --report parity.html
+      mindport validate --torch net.onnx --ms converted/model.py:Net --ctor "num_classes=10" --input x.npy
 
     \b
     Both models run in inference mode (torch eval(), Cell set_train(False)); the Cell runs in PyNative and
     again in GRAPH_MODE. Outputs of any nesting are matched by position/key; NaN/Inf must sit in the same
     places. The report names the first divergent layer, both layers' settings and the known trap behind it.
+    Token ids and other integer inputs: --input 2x16:int64:0:1000 (integers in [0, 1000)).
+    validate imports both model files and evaluates --ctor: it runs the project's code.
     Exit codes: 0 parity, 1 divergence, 2 usage or input error.
     """
     from mindport.errors import InputError
 
+    _require_full("validate", ("numpy", "torch", "mindspore", "jinja2", "matplotlib")
+                  + (("onnx",) if torch_ref.lower().endswith(".onnx") else ()))
     try:
         for path in report_paths:
             if not path.lower().endswith((".json", ".html", ".htm")):
@@ -297,9 +341,12 @@ def validate(torch_ref, ms_ref, ctor, weights_path, input_specs, rtol, atol, see
         from mindport.validators.parity.compare import write_reports
         from mindport.validators.parity.report import print_report
 
-        report = run_validate(torch_ref, ms_ref, ctor=ctor, weights=weights_path, inputs=list(input_specs),
-                              rtol=rtol, atol=atol, seed=seed, localize=not no_localize, graph_mode=not no_graph)
-        print_report(report)
+        with _Progress() as progress:
+            progress.step("running both models on the same inputs and weights")
+            report = run_validate(torch_ref, ms_ref, ctor=ctor, weights=weights_path, inputs=list(input_specs),
+                                  rtol=rtol, atol=atol, seed=seed, localize=not no_localize,
+                                  graph_mode=not no_graph)
+        print_report(report, _console())
         for path in write_reports(report, report_paths):
             click.echo(f"wrote {path}")
     except InputError as exc:
@@ -309,14 +356,78 @@ def validate(torch_ref, ms_ref, ctor, weights_path, input_specs, rtol, atol, see
 
 
 def _console(stderr: bool = False):
+    """Rich output: on a terminal, its width; anywhere else (CI logs, files, pipes) wide enough that no table
+    column is ever cut ("rtol/at…")."""
     from rich.console import Console
 
-    return Console(stderr=stderr, highlight=False, soft_wrap=True)
+    stream = sys.stderr if stderr else sys.stdout
+    width = None if _isatty(stream) else 1000
+    return Console(stderr=stderr, highlight=False, soft_wrap=True, width=width)
+
+
+def _isatty(stream) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+class _Progress:
+    """A rich progress bar on stderr, shown only when stderr is a terminal (logs and pipes get none).
+
+    ``files(rel, done, total)`` advances the bar of a tree conversion; ``step(text)`` shows what runs now (a
+    spinner and the time it has taken)."""
+
+    def __init__(self, enabled: bool = True) -> None:
+        self._bar = None
+        self._task = None
+        if enabled and _isatty(sys.stderr):
+            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn,
+                                       TimeElapsedColumn)
+
+            self._bar = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+                                 MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("[dim]{task.fields[item]}"),
+                                 console=_console(stderr=True), transient=True)
+
+    def __enter__(self):
+        if self._bar is not None:
+            self._bar.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+
+    def files(self, rel: str, done: int, total: int) -> None:
+        if self._bar is None:
+            return
+        if self._task is None:
+            self._task = self._bar.add_task("converting", total=total, item="")
+        self._bar.update(self._task, completed=done, total=total, item=rel)
+
+    def step(self, text: str) -> None:
+        if self._bar is None:
+            return
+        if self._task is not None:
+            self._bar.remove_task(self._task)
+        self._task = self._bar.add_task(text, total=None, item="")
+
+
+def _require_full(command: str, modules=("numpy", "torch", "mindspore")) -> None:
+    """Commands of the full install: one clear message and exit code 2 when it is not installed."""
+    from mindport.extras import MissingExtraError, require_full
+
+    try:
+        require_full(f"`mindport {command}`", modules)
+    except MissingExtraError as exc:
+        _fail_input(exc)
 
 
 def _fail_input(exc) -> None:
     """Usage or input error: one clear message on stderr, exit code 2."""
-    _console(stderr=True).print(f"[bold red]error:[/] {exc}", markup=True)
+    from rich.markup import escape
+
+    _console(stderr=True).print(f"[bold red]error:[/] {escape(str(exc))}", markup=True)
     sys.exit(EXIT_USAGE)
 
 
@@ -341,38 +452,81 @@ def _print_conversion(report, console, limit: int = 30) -> None:
         console.print("top unconverted APIs: " + ", ".join(f"{api} ({n})" for api, n in totals["top_unsupported"]))
 
 
+def _size(text: str | None) -> int | None:
+    """``--max-file-size``: bytes, or a number with K/M/G (decimal: 1M = 1,000,000 bytes); 0 = no limit."""
+    import re
+
+    if text is None:
+        return None
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kKmMgG]?)[bB]?\s*", text)
+    if not match:
+        _fail_input(f"--max-file-size {text!r}: expected bytes or a size such as 500K, 2M")
+    value = float(match.group(1)) * {"": 1, "k": 1e3, "m": 1e6, "g": 1e9}[match.group(2).lower()]
+    return int(value) or None
+
+
+def _mappings_option(func):
+    return click.option("--mappings", "mapping_files", multiple=True, type=click.Path(dir_okay=False),
+                        metavar="FILE.toml",
+                        help="Your own mapping table (the schema of docs/mappings-schema.md): its entries add to or "
+                             "replace the bundled ones; repeatable; also `[mappings] extra = [...]` in "
+                             "SRC/mindport.toml.")(func)
+
+
+def _overlay_files(src, mapping_files) -> list:
+    """SRC/mindport.toml's ``[mappings] extra``, then --mappings (a later table's entries replace earlier ones)."""
+    from mindport.mappings import MappingError, project_overlays
+
+    try:
+        return [*project_overlays(src), *mapping_files]
+    except MappingError as exc:
+        _fail_input(exc)
+
+
 @main.command(context_settings={"max_content_width": 100})
 @click.argument("src", type=click.Path(exists=True))
 @click.option("-o", "--out", "out", type=click.Path(), help="Output file or folder (a tree is mirrored into it).")
 @click.option("--in-place", is_flag=True, help="Rewrite SRC itself (writes FILE.orig backups; refuses OUT inside SRC).")
 @click.option("--no-backup", is_flag=True, help="With --in-place: no .orig backups (refused when git shows changes).")
-@click.option("--diff", "show_diff", is_flag=True, help="Print a unified diff and write nothing.")
+@click.option("--diff", "show_diff", is_flag=True, help="Print a unified diff on stdout and write nothing.")
 @click.option("--target", type=click.Choice(["nn", "mint"]), default="nn", show_default=True,
               help="nn: mindspore.nn/ops (CPU, GPU, Ascend). mint: torch-aligned mindspore.mint (Ascend), and the "
                    "nn mapping for APIs mint lacks.")
 @click.option("--ms-version", default=None, metavar="X.Y", help="MindSpore version to write for (default: installed).")
 @click.option("--jobs", "-j", type=int, default=None, help="Worker processes (default: all cores).")
 @click.option("--exclude", multiple=True, metavar="GLOB", help="Paths (relative to SRC) to skip; repeatable.")
+@_mappings_option
+@click.option("--timeout", type=float, default=120.0, show_default=True, metavar="SECONDS",
+              help="Time limit per file; a file over it is copied unchanged with MP299 (0: no limit).")
+@click.option("--max-file-size", "max_file_size", default="1M", show_default=True, metavar="SIZE",
+              help="Larger Python files are copied unchanged with MP204 (LibCST needs several hundred times a "
+                   "file's size in memory); 0: no limit.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="json prints the full report (every site) on stdout, for CI.")
 @click.option("--force", is_flag=True, help="Write into an existing OUT that mindport did not create.")
-def convert(src, out, in_place, no_backup, show_diff, target, ms_version, jobs, exclude, fmt, force):
+def convert(src, out, in_place, no_backup, show_diff, target, ms_version, jobs, exclude, mapping_files, timeout,
+            max_file_size, fmt, force):
     """Rewrite PyTorch source (a file, a repository, notebooks) into MindSpore source.
 
     \b
     Examples:
-      mindport convert model.py -o ms/model.py
-      mindport convert my_repo/ -o my_repo_ms/ --exclude 'tests/*'
+      mindport convert my_repo/model.py -o converted/model.py
+      mindport convert my_repo/ -o converted/ --exclude 'tests/*'
       mindport convert my_repo/ --diff | less
+      mindport convert my_repo/ -o converted/ --mappings my_maps.toml
     Comments and layout are kept. Whatever cannot be converted keeps its code with a
     `# mindport: MP1xx ...` comment and is listed (file:line:col, reason, fix); the output always parses.
-    Non-Python files are copied; requirements*.txt and pyproject.toml get mindspore instead of torch.
-    OUT/mindport-report.json lists every site. Exit: 0 all converted, 1 something left, 2 usage/input error.
+    Non-Python files are copied, files with nothing to convert byte for byte; requirements*.txt and
+    pyproject.toml get mindspore instead of torch. Each file is converted on its own: one that fails,
+    crashes or runs past --timeout is copied unchanged with one MP299 line. Symlinks are never followed
+    out of SRC; FIFOs, devices and unreadable entries are reported, never opened (docs/diagnostics.md).
+    OUT/mindport-report.json lists every site. convert never runs your project's code.
+    Exit: 0 all converted, 1 something left or not mirrored, 2 usage/input error, 130 interrupted.
     """
     import json
 
     from mindport.errors import InputError
-    from mindport.migrator.repo import convert_path
+    from mindport.migrator.repo import atomic_write, convert_path
 
     version = None
     if ms_version:
@@ -383,9 +537,13 @@ def convert(src, out, in_place, no_backup, show_diff, target, ms_version, jobs, 
             _fail_input(f"--ms-version {ms_version!r}: expected X.Y, e.g. 2.10")
     if not (out or in_place or show_diff):
         _fail_input("give -o OUT, --in-place or --diff")
+    overlays = _overlay_files(src, mapping_files)
     try:
-        report = convert_path(src, out, target=target, ms_version=version, jobs=jobs, exclude=exclude,
-                              in_place=in_place, backup=not no_backup, diff=show_diff, force=force)
+        with _Progress(enabled=not show_diff) as progress:  # --diff | less: the pager owns the terminal
+            report = convert_path(src, out, target=target, ms_version=version, jobs=jobs, exclude=exclude,
+                                  in_place=in_place, backup=not no_backup, diff=show_diff, force=force,
+                                  timeout=timeout or None, max_file_size=_size(max_file_size), mappings=overlays,
+                                  progress=progress.files)
     except InputError as exc:
         _fail_input(exc)
     if show_diff:
@@ -396,7 +554,7 @@ def convert(src, out, in_place, no_backup, show_diff, target, ms_version, jobs, 
         from pathlib import Path
 
         root = Path(out) if Path(src).is_dir() else Path(out).parent
-        (root / "mindport-report.json").write_text(json.dumps(report.to_json(), indent=2) + "\n")
+        atomic_write(root / "mindport-report.json", (json.dumps(report.to_json(), indent=2) + "\n").encode())
     if fmt == "json":
         click.echo(json.dumps(report.to_json(), indent=2))
     else:
@@ -420,30 +578,49 @@ def convert(src, out, in_place, no_backup, show_diff, target, ms_version, jobs, 
 @click.option("--rtol", type=float, default=None, help="Relative tolerance of the parity check (default 1e-5).")
 @click.option("--atol", type=float, default=None, help="Absolute tolerance of the parity check (default 1e-6).")
 @click.option("--jobs", "-j", type=int, default=None, help="Worker processes for the conversion.")
+@_mappings_option
+@click.option("--export/--no-export", "do_export", default=True, show_default=True,
+              help="Write OUT/mindport_export/NAME.mindir, reload it and compare it with the Cell.")
 @click.option("--force", is_flag=True, help="Write into an existing OUT that mindport did not create.")
-def migrate(src, out, model, ctor, inputs, weights, target, rtol, atol, jobs, force):
-    """Migrate a PyTorch project: convert the code, convert the checkpoint, prove parity, emit train/eval scripts.
+def migrate(src, out, model, ctor, inputs, weights, target, rtol, atol, jobs, mapping_files, do_export, force):
+    """Migrate a PyTorch project: convert the code, convert the checkpoint, prove parity, emit train/eval
+    scripts, export MindIR.
 
     \b
     Example:
-      mindport migrate examples/cifar_resnet -o build/demo --weights build/demo-torch/model.pt
+      mindport migrate my_repo/ -o converted/ --weights net.pt
     Settings may live in SRC/mindport.toml:
       [migrate]
-      model = "model.py:SmallResNet"
+      model = "model.py:Net"
       ctor = "num_classes=10"
       input = ["2x3x32x32:float32"]
-    Writes OUT/mindport-report.json and OUT/mindport-report.html.
-    Exit: 0 everything converted and parity holds, 1 something did not (the summary says what, where, why),
-    2 usage or input error.
+      [mappings]
+      extra = ["my_maps.toml"]      # your own mapping tables (see --mappings)
+
+    \b
+    Security: with a model (--model or mindport.toml), migrate imports your project's model module and
+    evaluates ctor as Python, in this process (parity needs to run both models). mindport.toml and --ctor
+    are code: run migrate only on projects you trust. Without a model, migrate only converts, which never
+    runs project code.
+
+    Writes OUT/mindport-report.json and OUT/mindport-report.html. Without --model this is the light install's
+    conversion; with it, it needs pip install 'mindport[full]'.
+    Exit: 0 everything converted, parity holds and the export reloads equal; 1 partial (the last line says
+    what is left and why); 2 usage or input error; 130 interrupted.
     """
     from mindport.errors import InputError
     from mindport.migrate import migrate as run_migration
 
     console = _console()
     try:
-        report = run_migration(src, out, model=model, ctor=ctor, inputs=inputs, weights=weights, target=target,
-                               rtol=rtol, atol=atol, jobs=jobs, force=force,
-                               progress=lambda text: console.print(f"[dim]{text}[/]", markup=True))
+        with _Progress() as progress:
+            def step(text: str) -> None:
+                console.print(f"[dim]{text}[/]", markup=True)
+                progress.step(text)
+
+            report = run_migration(src, out, model=model, ctor=ctor, inputs=inputs, weights=weights, target=target,
+                                   rtol=rtol, atol=atol, jobs=jobs, force=force, progress=step,
+                                   file_progress=progress.files, mappings=mapping_files, export=do_export)
     except InputError as exc:
         _fail_input(exc)
     _print_conversion(report.conversion, console)
@@ -457,6 +634,8 @@ def migrate(src, out, model, ctor, inputs, weights, target, rtol, atol, jobs, fo
         from mindport.validators.parity.report import print_report
 
         print_report(report.parity, console)
+    if report.export is not None:
+        console.print(report.export.summary(), markup=False)
     for problem in report.problems:
         console.print(problem.format(), markup=False)
     for note in report.skipped:
@@ -464,7 +643,68 @@ def migrate(src, out, model, ctor, inputs, weights, target, rtol, atol, jobs, fo
     if report.templates:
         console.print("train/eval scripts: " + ", ".join(report.templates))
     console.print(f"report: {out}/mindport-report.html (and .json)")
-    console.print("[bold green]migration OK[/]" if report.ok else "[bold red]migration incomplete[/]", markup=True)
+    if report.ok:
+        console.print("[bold green]migration OK[/]: everything converted"
+                      + (", parity holds, the MindIR export reloads equal" if report.parity is not None else ""),
+                      markup=True)
+    else:
+        from rich.markup import escape
+
+        console.print("[bold yellow]migration partial[/]: " + escape("; ".join(report.shortfalls())), markup=True)
+    sys.exit(EXIT_OK if report.ok else EXIT_FINDINGS)
+
+
+@main.command(context_settings={"max_content_width": 100})
+@click.option("--model", "model_ref", required=True, metavar="FILE.py:Name",
+              help="The MindSpore model file and the class (or factory function) in it.")
+@click.option("--ctor", default="", metavar="ARGS", help='Constructor arguments as Python source, e.g. "num_classes=10".')
+@click.option("--input", "input_specs", multiple=True, required=True, metavar="SPEC",
+              help="SHAPE:DTYPE, SHAPE:DTYPE:LO:HI or a .npy/.npz file; one per input of construct(); repeatable.")
+@click.option("--checkpoint", default=None, type=click.Path(dir_okay=False), metavar="CKPT",
+              help="MindSpore checkpoint loaded first (default: the model's own initialisation).")
+@click.option("-o", "--out", required=True, type=click.Path(dir_okay=False), metavar="FILE.mindir",
+              help="The MindIR file to write.")
+@click.option("--rtol", type=float, default=1e-5, show_default=True)
+@click.option("--atol", type=float, default=1e-6, show_default=True)
+@click.option("--force", is_flag=True, help="Overwrite OUT if it exists.")
+def export(model_ref, ctor, input_specs, checkpoint, out, rtol, atol, force):
+    """Export a MindSpore model as MindIR, load it back and check it computes what the Cell computes.
+
+    \b
+    Example (the checkpoint from `mindport weights`):
+      mindport weights net.pt -o net.ckpt --model converted/model.py:Net --ctor "num_classes=10"
+      mindport export --model converted/model.py:Net --ctor "num_classes=10" --input 2x3x32x32:float32 \\
+          --checkpoint net.ckpt -o net.mindir
+
+    mindspore.export writes the graph for the given input shapes; mindspore.load + nn.GraphCell run it
+    again on the same inputs and every output is compared with the Cell's (rtol/atol). export imports the
+    model's module and evaluates --ctor (it runs the project's code). The file is written whole or not at all.
+    Exit: 0 written and equal, 1 export failed or outputs differ, 2 usage or input error.
+    """
+    import os
+
+    from mindport.errors import InputError
+
+    _require_full("export", ("numpy", "mindspore"))
+    from mindport.export import export_mindir
+
+    console = _console()
+    try:
+        if os.path.exists(out) and not force:
+            raise InputError(f"{out} exists; pass --force to overwrite it")
+        with _Progress() as progress:
+            progress.step("exporting MindIR and checking the reloaded graph")
+            report = export_mindir(model_ref, out, ctor=ctor, inputs=input_specs, checkpoint=checkpoint,
+                                   rtol=rtol, atol=atol)
+    except InputError as exc:
+        _fail_input(exc)
+    style = "green" if report.ok else "red"
+    from rich.markup import escape
+
+    console.print(f"[{style}]{escape(report.summary())}[/]", markup=True)
+    for result in report.outputs:
+        if not result.allclose:
+            console.print(f"  {result.key}: {result.status} (max abs {result.max_abs}) {result.message}", markup=False)
     sys.exit(EXIT_OK if report.ok else EXIT_FINDINGS)
 
 
@@ -476,7 +716,13 @@ def mappings() -> None:
     Examples:
       mindport mappings list --status unsupported
       mindport mappings show torch.nn.Conv2d
-      mindport mappings coverage            (against the official r2.4 and master tables)
+      mindport mappings coverage
+      mindport mappings prove my_maps.toml
+
+    coverage compares with the official r2.4 and master tables. Your own tables (the same schema,
+    docs/mappings-schema.md) extend or override the bundled ones without editing the installed package:
+    `mindport convert --mappings my_maps.toml`, or `[mappings] extra = ["my_maps.toml"]` in mindport.toml;
+    `mappings prove` proves their entries.
     """
 
 
@@ -516,6 +762,69 @@ def mappings_show(name):
     for key, value in rows.items():
         if value not in (None, "", {}, [], "()"):
             click.echo(f"{key:22} {value}")
+
+
+@mappings.command("prove")
+@click.argument("tables", nargs=-1, required=True, type=click.Path(dir_okay=False), metavar="FILE.toml...")
+def mappings_prove(tables):
+    """Prove the entries of your own mapping tables, as the bundled ones are proven.
+
+    \b
+    Example:
+      mindport mappings prove my_maps.toml
+
+    Each entry's example is written as a torch snippet in every call style it allows, converted by the real
+    converter with your tables on top of the bundled ones, run in torch and in MindSpore on the same inputs,
+    and compared (values, shapes, dtypes; the entry's rtol/atol). The schema, examples included, is in
+    docs/mappings-schema.md. Then use the tables with `mindport convert --mappings FILE.toml` or
+    `[mappings] extra` in mindport.toml. Runs the snippets generated from your examples (not your project).
+    Exit: 0 every supported entry proven, 1 a proof failed or an entry has no example, 2 a table does not load.
+    """
+    _require_full("mappings prove")
+    from mindport.mappings import MappingError, overlay_entries, overlays
+
+    console = _console()
+    try:
+        entries = {id(e): e for table in tables for e in overlay_entries(table)}
+        with overlays(tables):
+            proven, failures = _prove_entries(list(entries.values()), console)
+    except MappingError as exc:
+        _fail_input(exc)
+    console.print(f"{proven} proof(s) passed, {failures} failed or missing, in {len(tables)} table(s)")
+    sys.exit(EXIT_FINDINGS if failures else EXIT_OK)
+
+
+def _prove_entries(entries, console) -> tuple[int, int]:
+    """(proofs passed, proofs failed or entries not provable), one line each."""
+    from rich.markup import escape
+
+    from mindport.proofs import applicable_styles, prove
+
+    failures = proven = 0
+    for entry in entries:
+        if not entry.supported:
+            console.print(f"{entry.torch}: unsupported ({entry.reason}): nothing to prove", markup=False)
+            continue
+        if entry.example is None or entry.example.proof:
+            why = "no example" if entry.example is None else \
+                f"its proof {entry.example.proof!r} runs only in mindport's own test suite"
+            console.print(f"[yellow]NOT PROVEN[/] {escape(entry.torch)}: {escape(why)}", markup=True)
+            failures += 1
+            continue
+        profiles = ["nn"] + (["mint"] if "CPU" in entry.runs.get("mint", ()) else [])
+        for profile in (p for p in profiles if entry.target(p)):
+            for style in applicable_styles(entry):
+                case = escape(f"{entry.torch} [{profile}-{style}]")
+                try:
+                    result = prove(entry, style, profile=profile)
+                except Exception as exc:  # noqa: BLE001 - a failing proof is a finding, with its message
+                    failures += 1
+                    console.print(f"[red]FAIL[/] {case}", markup=True)
+                    console.print("  " + "\n  ".join(str(exc).strip().splitlines()[:12]), markup=False)
+                    continue
+                proven += 1
+                console.print(f"[green]PASS[/] {case}: max abs {result.max_abs:.3g}", markup=True)
+    return proven, failures
 
 
 @mappings.command("coverage")

@@ -1,12 +1,15 @@
 """``mindport migrate``: the whole job in one call, one report.
 
 1. convert every file of SRC into OUT (``migrator.repo.convert_path``);
-2. convert the torch checkpoint found in SRC or given into ``OUT/<name>.ckpt`` (``validators.weights``);
+2. convert the torch checkpoint found in SRC or given into ``OUT/<name>.ckpt`` (``migrator.weights``);
 3. prove inference parity of the model given (``validators.parity.validate``);
 4. emit MindSpore train/eval scripts for it (``templates.render_scripts``);
-5. write ``OUT/mindport-report.json`` and ``OUT/mindport-report.html``.
+5. export it as MindIR, reload it and compare with the Cell (``export.export_mindir``);
+6. write ``OUT/mindport-report.json`` and ``OUT/mindport-report.html``.
 
-Settings come from the arguments, else from ``[migrate]`` in ``SRC/mindport.toml``.
+Settings come from the arguments, else from ``[migrate]`` in ``SRC/mindport.toml`` (``[mappings] extra`` names the
+user's own mapping tables). Steps 2-5 import the project's model module and evaluate ``ctor`` as Python: migrate
+runs the project's code (mindport.toml is code too). Step 1 alone never does.
 """
 from __future__ import annotations
 
@@ -22,6 +25,7 @@ from mindport.errors import Diagnostic, InputError
 
 CHECKPOINT_SUFFIXES = (".pt", ".pth", ".bin", ".safetensors")
 SCRIPTS_DIR = "mindport_scripts"  # where the emitted train/eval scripts go, inside OUT
+EXPORT_DIR = "mindport_export"  # where the MindIR export goes, inside OUT
 _CONFIG_KEYS = {"model", "ctor", "input", "weights", "rtol", "atol", "target", "exclude"}
 
 
@@ -35,12 +39,33 @@ class MigrationReport:
     templates: list[str] = field(default_factory=list)
     problems: list[Diagnostic] = field(default_factory=list)  # steps that could not run, and why
     skipped: list[str] = field(default_factory=list)  # steps not asked for (no model given)
+    export: object = None  # export.ExportReport
     seconds: float = 0.0
 
     @property
     def ok(self) -> bool:
-        return (self.conversion is not None and self.conversion.ok and not self.problems
-                and (self.parity is None or self.parity.ok) and self.weights.get("ok", True))
+        return not self.shortfalls()
+
+    def shortfalls(self) -> list[str]:
+        """Why the migration is partial, one phrase per reason (empty: everything converted and proven)."""
+        reasons = []
+        if self.conversion is None:
+            return ["the source was not converted"]
+        left = self.conversion.unconverted
+        if left:
+            first = left[0]
+            reasons.append(f"{len(left)} site(s) left to do by hand or not mirrored (first: {first.location()} "
+                           f"{first.code} {first.message})")
+        if not self.weights.get("ok", True):
+            reasons.append("the checkpoint was not converted")
+        if self.parity is not None and not self.parity.ok:
+            reasons.append("parity failed: the MindSpore model does not match torch")
+        if self.export is not None and not self.export.ok:
+            reasons.append("the MindIR export failed or its outputs differ")
+        for problem in self.problems:
+            if problem.code not in ("MP300", "MP601"):  # said above
+                reasons.append(f"{problem.code} {problem.message}")
+        return reasons
 
     def to_json(self) -> dict:
         return {
@@ -50,8 +75,10 @@ class MigrationReport:
             "weights": self.weights,
             "parity": self.parity.to_json() if self.parity is not None else None,
             "templates": self.templates,
+            "export": self.export.to_json() if self.export is not None else None,
             "problems": [d.to_json() for d in self.problems],
             "skipped": self.skipped,
+            "shortfalls": self.shortfalls(),
         }
 
 
@@ -81,13 +108,24 @@ def find_checkpoint(src: Path) -> Path | None:
 
 def migrate(src, out, *, model: str | None = None, ctor: str | None = None, inputs=None, weights=None,
             target: str | None = None, rtol: float | None = None, atol: float | None = None, jobs: int | None = None,
-            force: bool = False, progress=None) -> MigrationReport:
-    """Run the whole migration. Raises InputError for unusable arguments (exit code 2)."""
+            force: bool = False, progress=None, file_progress=None, mappings=(), export: bool = True,
+            timeout: float | None = None, max_file_size: int | None = None) -> MigrationReport:
+    """Run the whole migration. Raises InputError for unusable arguments (exit code 2).
+
+    ``progress(text)`` is told each step; ``file_progress(rel, done, total)`` each converted file. ``mappings``:
+    the user's mapping tables (overlays), after those ``[mappings] extra`` names in mindport.toml.
+    ``timeout``/``max_file_size``: per-file limits of the conversion (default: convert_path's)."""
     started = time.perf_counter()
     src, out = Path(src), Path(out)
     if not src.exists():
         raise InputError(f"{src} does not exist")
     config = read_config(src)
+    from mindport.mappings import MappingError, project_overlays
+
+    try:
+        mappings = [*project_overlays(src), *mappings]  # [mappings] extra in mindport.toml, then the arguments'
+    except MappingError as exc:
+        raise InputError(str(exc)) from None
     model = model or config.get("model")
     ctor = ctor if ctor is not None else config.get("ctor", "")
     inputs = list(inputs) if inputs else list(config.get("input", []))
@@ -101,10 +139,16 @@ def migrate(src, out, *, model: str | None = None, ctor: str | None = None, inpu
         raise InputError(f"checkpoint {weights} does not exist")
     if src.is_dir() and (src / SCRIPTS_DIR).exists():
         raise InputError(f"{src / SCRIPTS_DIR} exists in the source: mindport writes its scripts there in OUT")
+    if src.is_dir() and export and model and (src / EXPORT_DIR).exists():
+        raise InputError(f"{src / EXPORT_DIR} exists in the source: mindport writes the MindIR export there in OUT")
     if model and not inputs:
         raise InputError(f"parity needs inputs for {model}: give --input SHAPE:DTYPE (e.g. 2x3x32x32:float32) "
                          "or `input = [...]` in mindport.toml")
     if model:
+        from mindport.extras import require_full
+
+        require_full("`mindport migrate` with a model (weights, parity, scripts, MindIR export)",
+                     ("numpy", "torch", "mindspore", "jinja2", "matplotlib"))
         check_model_ref(src, model)
     for spec in inputs:
         from mindport.validators.parity.loading import parse_input_spec
@@ -115,13 +159,16 @@ def migrate(src, out, *, model: str | None = None, ctor: str | None = None, inpu
     # 1. source
     from mindport.migrator.repo import convert_path
 
+    from mindport.migrator.repo import DEFAULT_MAX_FILE_SIZE, DEFAULT_TIMEOUT
+
     say(progress, f"converting {src} -> {out}")
     report.conversion = convert_path(src, out, target=target, jobs=jobs, force=force,
-                                     exclude=tuple(config.get("exclude", ())),
-                                     progress=(lambda rel: say(progress, f"  {rel}")) if progress else None)
+                                     exclude=tuple(config.get("exclude", ())), progress=file_progress,
+                                     mappings=tuple(mappings), timeout=DEFAULT_TIMEOUT if timeout is None else timeout,
+                                     max_file_size=DEFAULT_MAX_FILE_SIZE if max_file_size is None else max_file_size)
     if not model:
-        report.skipped.append("weights, parity and templates: no model given (--model FILE.py:Name or "
-                              "`model` in mindport.toml)")
+        report.skipped.append("weights, parity, train/eval scripts and MindIR export: no model given "
+                              "(--model FILE.py:Name or `model` in mindport.toml)")
         report.seconds = time.perf_counter() - started
         write_migration_reports(report, out)
         return report
@@ -161,6 +208,22 @@ def migrate(src, out, *, model: str | None = None, ctor: str | None = None, inpu
         report.templates = [str(p) for p in written]
     except InputError as exc:
         report.problems.append(Diagnostic("MP500", f"train/eval scripts not written: {exc}", str(out)))
+
+    # 5. MindIR: the port deploys
+    if export:
+        say(progress, f"exporting {name} as MindIR and checking the reloaded graph")
+        from mindport.export import export_mindir
+
+        checkpoint = ckpt_path if ckpt_path is not None and report.weights.get("ok") and ckpt_path.exists() else None
+        try:
+            report.export = export_mindir(ms_ref, out / EXPORT_DIR / f"{name}.mindir", ctor=ctor, inputs=inputs,
+                                          checkpoint=checkpoint, rtol=rtol, atol=atol)
+            if not report.export.ok:
+                report.problems.append(Diagnostic("MP601", report.export.summary(), ms_ref))
+        except InputError as exc:
+            report.problems.append(Diagnostic("MP601", f"MindIR export could not run: {exc}", ms_ref))
+    else:
+        report.skipped.append("MindIR export: --no-export")
     report.seconds = time.perf_counter() - started
     write_migration_reports(report, out)
     return report
@@ -210,10 +273,12 @@ def say(progress, text: str) -> None:
 # ---------------------------------------------------------------------------------------------------- reports
 
 def write_migration_reports(report: MigrationReport, out: Path) -> tuple[Path, Path]:
+    from mindport.migrator.repo import atomic_write
+
     out.mkdir(parents=True, exist_ok=True)
     json_path, html_path = out / "mindport-report.json", out / "mindport-report.html"
-    json_path.write_text(json.dumps(report.to_json(), indent=2, default=str) + "\n", encoding="utf-8")
-    html_path.write_text(render_html(report), encoding="utf-8")
+    atomic_write(json_path, (json.dumps(report.to_json(), indent=2, default=str) + "\n").encode("utf-8"))
+    atomic_write(html_path, render_html(report).encode("utf-8"))
     return json_path, html_path
 
 
@@ -228,11 +293,12 @@ def render_html(report: MigrationReport) -> str:
     diags = "".join(
         f"<tr><td>{esc(d.location())}</td><td>{esc(d.code)}</td><td>{esc(d.message)}</td><td>{esc(d.suggestion)}</td></tr>"
         for d in [*(conv.diagnostics if conv else []), *report.problems])
-    verdict = "OK" if report.ok else "NEEDS WORK"
+    verdict = "OK" if report.ok else "partial"
     section = f"""
 <section id="migration">
 <h1>mindport migrate: {esc(verdict)}</h1>
 <p>{esc(report.src)} &rarr; {esc(report.out)} in {report.seconds:.1f} s</p>
+{"".join(f"<p><b>partial:</b> {esc(r)}</p>" for r in report.shortfalls())}
 <h2>Conversion</h2>
 <p>{totals.get('files', 0)} files, {totals.get('python_lines', 0)} Python lines, {totals.get('sites_converted', 0)}
 API sites converted, {totals.get('sites_unconverted', 0)} left.</p>
@@ -243,6 +309,8 @@ API sites converted, {totals.get('sites_unconverted', 0)} left.</p>
 <pre>{esc(json.dumps({k: v for k, v in report.weights.items() if k != "map"}, indent=2, default=str))}</pre>
 <h2>Train/eval scripts</h2>
 <ul>{"".join(f"<li>{esc(p)}</li>" for p in report.templates) or "<li>none</li>"}</ul>
+<h2>MindIR export</h2>
+<p>{esc(report.export.summary()) if report.export is not None else "not run"}</p>
 {"".join(f"<p>{esc(s)}</p>" for s in report.skipped)}
 </section>
 """

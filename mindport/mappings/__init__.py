@@ -11,6 +11,7 @@ registered name (``mindport.mappings.transforms``).
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import hashlib
 import json
@@ -276,37 +277,160 @@ class Registry:
         return self._by_target.get((profile, ms_class_path))
 
 
-def load_entries(paths, parsed: dict[str, dict] | None = None) -> Registry:
-    """Entries from TOML files (``parsed``: their contents already parsed, by file name)."""
+def load_entries(paths, parsed: dict[str, dict] | None = None, source: str | None = None) -> Registry:
+    """Entries from TOML files (``parsed``: their contents already parsed, by file name; ``source``: the name the
+    messages and ``Entry.source`` use, default the file name)."""
     entries: dict[str, Entry] = {}
     for path in paths:
         path = Path(path)
+        name = source or path.name
         if parsed is not None and path.name in parsed:
             data = parsed[path.name]
         else:
             try:
                 data = tomllib.loads(path.read_text(encoding="utf-8"))
             except tomllib.TOMLDecodeError as exc:
-                raise MappingError(f"{path.name}: not valid TOML: {exc}") from None
+                raise MappingError(f"{name}: not valid TOML: {exc}") from None
         unknown = set(data) - {"api"}
         if unknown:
-            raise MappingError(f"{path.name}: unknown top-level key(s) {sorted(unknown)}; entries go in [[api]] tables")
-        for raw in data.get("api", []):
-            entry = _entry_from_table(raw, path.name)
-            for name in (entry.torch, *entry.aliases):
-                if name in entries:
-                    raise MappingError(f"{path.name}: duplicate entry {name} (first in {entries[name].source})")
-                entries[name] = entry
+            raise MappingError(f"{name}: unknown top-level key(s) {sorted(unknown)}; entries go in [[api]] tables")
+        tables = data.get("api", [])
+        if not isinstance(tables, list) or not all(isinstance(raw, dict) for raw in tables):
+            raise MappingError(f"{name}: entries go in [[api]] tables (an array of tables)")
+        for raw in tables:
+            try:
+                entry = _entry_from_table(raw, name)
+            except MappingError:
+                raise
+            except (TypeError, ValueError, AttributeError) as exc:  # a value of the wrong type
+                raise MappingError(f"{name}: entry {raw.get('torch', '?')}: a value has the wrong type ({exc}); "
+                                   "see docs/mappings-schema.md") from None
+            for torch_name in (entry.torch, *entry.aliases):
+                if torch_name in entries:
+                    raise MappingError(f"{name}: duplicate entry {torch_name} (first in {entries[torch_name].source})")
+                entries[torch_name] = entry
     return Registry(entries)
 
 
-@functools.lru_cache(maxsize=1)
 def load_registry() -> Registry:
+    """The mapping tables in use: the bundled ones, with the user's overlays on top while :func:`overlays` is
+    active. Every reader of the tables (converter, weights, proofs, ``mappings list``) goes through here."""
+    return _ACTIVE[1] if _ACTIVE is not None else bundled_registry()
+
+
+@functools.lru_cache(maxsize=1)
+def bundled_registry() -> Registry:
     """All bundled tables, validated. Cached: the tables are read once per process, and their parsed form is
     kept as JSON in the user's cache folder (TOML parsing is most of the load time, paid by every worker process
     of a conversion)."""
     paths = sorted(DATA_DIR.glob("*.toml"))
     return load_entries(paths, _parsed_tables(paths))
+
+
+# ------------------------------------------------------------------------------------------ user overlays
+# A user's own tables (``--mappings FILE.toml``, ``[mappings] extra = [...]`` in mindport.toml) use the schema of the
+# bundled ones; their entries add to or replace bundled entries of the same torch name (an entry's aliases too).
+# Overlays apply in the order given, a later one replacing an earlier one's entries; within one file a name may
+# appear once. The installed package is never edited.
+
+OVERLAY_HINT = ("convert by hand, or map it in a table of your own: `mindport convert --mappings my_maps.toml` "
+                "(docs/mappings-schema.md#your-own-tables), proven by `mindport mappings prove my_maps.toml`")
+
+_ACTIVE: tuple[tuple, Registry] | None = None  # (key of the overlay files, the registry with them applied)
+
+
+def overlay_entries(path) -> list[Entry]:
+    """The entries of one overlay file, validated like the bundled tables; errors name the file and the entry."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise MappingError(f"{path}: cannot read the mapping table: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise MappingError(f"{path}: not UTF-8 text: {exc.reason} at byte {exc.start}") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise MappingError(f"{path}: not valid TOML: {exc}") from None
+    return list(load_entries([path], {path.name: data}, source=str(path)).entries.values())
+
+
+def with_overlays(base: Registry, paths) -> Registry:
+    """``base`` with the overlay files' entries added or replacing (see above)."""
+    entries = dict(base.entries)
+    for path in paths:
+        for entry in {id(e): e for e in overlay_entries(path)}.values():
+            for name in (entry.torch, *entry.aliases):
+                replaced = entries.get(name)
+                if replaced is not None and replaced.torch == name:
+                    for alias in replaced.aliases:  # a replaced entry takes its aliases with it
+                        if entries.get(alias) is replaced:
+                            del entries[alias]
+                entries[name] = entry
+    return Registry(entries)
+
+
+def _overlay_key(paths) -> tuple:
+    key = []
+    for path in paths:
+        path = Path(path)
+        try:
+            digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        except OSError:
+            digest = ""  # overlay_entries reports it
+        key.append((str(path.resolve()), digest))
+    return tuple(key)
+
+
+@contextlib.contextmanager
+def overlays(paths):
+    """Make :func:`load_registry` return the bundled tables with these overlay files applied, for the duration of
+    the block (validated first: raises :class:`MappingError` naming the file and the entry)."""
+    global _ACTIVE
+    previous = _ACTIVE
+    use_overlays(paths)
+    try:
+        yield load_registry()
+    finally:
+        _ACTIVE = previous
+
+
+def use_overlays(paths) -> None:
+    """Apply overlay files for the rest of the process (conversion workers; the CLI uses :func:`overlays`)."""
+    global _ACTIVE
+    paths = tuple(paths or ())
+    if not paths:
+        _ACTIVE = None
+        return
+    key = _overlay_key(paths)
+    if _ACTIVE is None or _ACTIVE[0] != key:
+        _ACTIVE = (key, with_overlays(bundled_registry(), paths))
+
+
+def overlay_fingerprint(paths) -> str:
+    """Content digest of the overlay files (for conversion caches)."""
+    return hashlib.sha256(repr(_overlay_key(paths)).encode()).hexdigest()
+
+
+def project_overlays(src) -> list[Path]:
+    """``[mappings] extra = ["my_maps.toml", ...]`` in ``mindport.toml`` beside SRC (paths relative to that file)."""
+    src = Path(src)
+    config = (src if src.is_dir() else src.parent) / "mindport.toml"
+    if not config.is_file():
+        return []
+    try:
+        data = tomllib.loads(config.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise MappingError(f"{config}: not readable TOML: {exc}") from None
+    table = data.get("mappings", {})
+    if not isinstance(table, dict) or set(table) - {"extra"}:
+        raise MappingError(f"{config}: [mappings] takes one key, extra = [\"my_maps.toml\", ...]")
+    extra = table.get("extra", [])
+    if isinstance(extra, str):
+        extra = [extra]
+    if not isinstance(extra, list) or not all(isinstance(p, str) for p in extra):
+        raise MappingError(f"{config}: [mappings] extra must be a list of file names")
+    return [config.parent / p for p in extra]
 
 
 def _parsed_tables(paths: list[Path]) -> dict[str, dict] | None:

@@ -1,7 +1,7 @@
 """``torch.nn.init`` with torch's signatures, for the calls the converter's init rule does not rewrite in place.
 
 A direct ``nn.init.kaiming_normal_(m.weight, ...)`` becomes ``m.weight.set_data(initializer(HeNormal(...), ...))``
-(the rule in ``mindport/migrator/idioms.py``). These functions cover the rest: an initialiser passed by reference
+(the rule in ``mindport/migrator/rules/init_calls.py``). These functions cover the rest: an initialiser passed by reference
 (``init_fn = nn.init.xavier_uniform_``, ``partial(nn.init.normal_, std=0.02)``), asymmetric ``uniform_`` bounds,
 ``dirac_``, ``sparse_``, ``kaiming_*`` with ``'selu'`` (MindSpore's gain table has no selu) and ``calculate_gain``
 (MindSpore has no public one). MindSpore 2.10 has no CPU kernel for the in-place Tensor init methods

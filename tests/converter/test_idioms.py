@@ -1,4 +1,4 @@
-"""Converter idioms (mindport/migrator/idioms.py), each checked on the converted text and, where it runs, by
+"""Converter idioms (mindport/migrator/rules/), each checked on the converted text and, where it runs, by
 running the MindSpore output against torch."""
 from __future__ import annotations
 

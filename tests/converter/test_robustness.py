@@ -1,5 +1,6 @@
-"""Property tests: for generated programs (hypothesmith) and for the zoo fixtures, conversion never crashes, the
-output parses, and converting the output again changes nothing (idempotence)."""
+"""Property tests: for generated programs (hypothesmith, derandomized: every run checks the same programs) and for the
+zoo fixtures, conversion never crashes, the output parses, and converting the output again changes nothing
+(idempotence). Torch-style generated programs: test_idempotence.py."""
 from __future__ import annotations
 
 import ast
@@ -24,7 +25,8 @@ def _check(code: str) -> None:
         assert first.code == code
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=60, deadline=None, derandomize=True, database=None,
+          suppress_health_check=list(HealthCheck))
 @given(hypothesmith.from_grammar())
 def test_generated_programs_never_crash_and_are_idempotent(code):
     try:
@@ -34,7 +36,8 @@ def test_generated_programs_never_crash_and_are_idempotent(code):
     _check(code)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=40, deadline=None, derandomize=True, database=None,
+          suppress_health_check=list(HealthCheck))
 @given(hypothesmith.from_node())
 def test_generated_programs_with_torch_names_in_scope(code):
     # the generated code uses arbitrary names; with torch imported under common aliases some resolve to torch

@@ -185,12 +185,15 @@ def test_module_classes_across_files_in_worker_processes(tmp_path):
     src = make_tree(tmp_path / "src")
     for i in range(4):  # enough Python files for the pool to start
         (src / "pkg" / f"extra{i}.py").write_text("import torch\n\nx = torch.ones(2)\n")
-    seen: list[str] = []
+    seen: list[tuple[str, int, int]] = []
     out = tmp_path / "out"
-    report = convert_path(src, out, jobs=2, progress=seen.append)
+    report = convert_path(src, out, jobs=2, progress=lambda *args: seen.append(args))
     assert report.ok
     assert "def construct(self, x):" in (out / "pkg" / "heads.py").read_text()
-    assert len(seen) == len(set(seen)) and "pkg/heads.py" in seen
+    names = [rel for rel, _, _ in seen]
+    assert len(names) == len(set(names)) and "pkg/heads.py" in names
+    assert [done for _, done, _ in seen] == list(range(1, len(report.files) + 1))
+    assert {total for _, _, total in seen} == {len(report.files)}
     (src / "pkg" / "model.py").write_text(MODEL.replace("class Net(nn.Module):", "class Net:"))
     convert_path(src, out, jobs=2)
     heads = (out / "pkg" / "heads.py").read_text()

@@ -72,4 +72,4 @@ def test_bad_input_exit_2_without_traceback(files, tmp_path):
 
 def test_help_has_an_example():
     result = CliRunner().invoke(main, ["weights", "--help"])
-    assert result.exit_code == 0 and "mindport weights resnet.pth -o resnet.ckpt --model" in result.output
+    assert result.exit_code == 0 and "mindport weights net.pt -o net.ckpt --model" in result.output

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from mindport.mappings import OVERLAY_HINT
 from mindport.mappings.transforms import Arg, Unsupported
 from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.scopes import receiver_kind
@@ -106,7 +107,7 @@ class TableCallTransform(Rule):
         entry = self.ctx.registry.lookup(qual)
         if entry is None:
             self.flag(original_node, "MP103", f"{qual} has no mapping entry: left unconverted",
-                      "convert by hand, or add an entry to mindport/mappings/data", qual)
+                      OVERLAY_HINT, qual)
             return updated_node
         target, profile = entry.resolve(self.ctx.options.target)
         if not entry.supported or target is None:
@@ -207,7 +208,7 @@ class TableCallTransform(Rule):
         target = entry.resolve(self.ctx.options.target)[0] if entry is not None else None
         if entry is None or target is None or not entry.supported or target.startswith("."):
             self.flag(original_node, "MP104", f"{qual} is referenced but has no MindSpore mapping",
-                      "convert by hand, or add an entry to mindport/mappings/data", qual)
+                      OVERLAY_HINT, qual)
             return updated_node
         if entry.kind != "attribute" and (entry.rename or entry.emit or entry.transforms or entry.values
                                           or entry.drop or entry.unsupported):

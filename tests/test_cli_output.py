@@ -1,0 +1,79 @@
+"""What the CLI prints: a progress bar on stderr only when stderr is a terminal (a real pseudo-terminal here), and
+tables never cut to 80 columns when the output is not a terminal (CI logs, files, pipes)."""
+from __future__ import annotations
+
+import fcntl
+import os
+import pty
+import struct
+import subprocess
+import sys
+import termios
+from pathlib import Path
+
+CLI = [sys.executable, "-m", "mindport.cli"]
+MODEL = """import torch
+import torch.nn as nn
+
+
+class Net{i}(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return torch.relu(self.fc(x)).view(x.size(0), -1)
+"""
+
+
+def make_tree(root: Path, count: int = 24) -> Path:
+    (root / "a_package_with_a_rather_long_folder_name").mkdir(parents=True)
+    for i in range(count):
+        (root / "a_package_with_a_rather_long_folder_name" / f"module_{i:02d}.py").write_text(MODEL.format(i=i))
+    return root
+
+
+def run_with_terminal_stderr(args, cwd) -> tuple[int, str, str]:
+    """Run with stderr on a pseudo-terminal (120 columns) and stdout on a pipe: (exit code, stdout, terminal)."""
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+    process = subprocess.Popen(args, cwd=cwd, stdout=subprocess.PIPE, stderr=slave, stdin=subprocess.DEVNULL)
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(master)
+    stdout = process.stdout.read().decode()
+    return process.wait(timeout=600), stdout, b"".join(chunks).decode(errors="replace")
+
+
+def test_a_progress_bar_on_a_terminal_and_none_elsewhere(tmp_path):
+    src = make_tree(tmp_path / "src")
+    code, stdout, terminal = run_with_terminal_stderr([*CLI, "convert", str(src), "-o", str(tmp_path / "out"),
+                                                       "-j", "1"], tmp_path)
+    assert code == 0, stdout + terminal
+    assert "converting" in terminal and "/24" in terminal and "\x1b[" in terminal  # the bar, drawn and erased
+    assert "converting" not in stdout and "\x1b[" not in stdout  # stdout (a pipe) gets the report only
+    plain = subprocess.run([*CLI, "convert", str(src), "-o", str(tmp_path / "out2"), "-j", "1"],
+                           capture_output=True, text=True)
+    assert plain.returncode == 0
+    assert "converting" not in plain.stderr and "\x1b[" not in plain.stderr + plain.stdout
+
+
+def test_tables_are_never_cut_off_a_terminal(tmp_path):
+    src = make_tree(tmp_path / "src", count=2)
+    (src / "a_package_with_a_rather_long_folder_name" / "odd.py").write_text(
+        "import torch\n\ny = torch.an_api_with_a_very_long_name_that_does_not_exist_anywhere_at_all(3)\n")
+    run = subprocess.run([*CLI, "convert", str(src), "-o", str(tmp_path / "out")], capture_output=True, text=True)
+    assert run.returncode == 1
+    assert "…" not in run.stdout
+    header = next(line for line in run.stdout.splitlines() if "files" in line and "python lines" in line)
+    assert "API sites converted" in header and "left unconverted" in header
+    assert "a_package_with_a_rather_long_folder_name/odd.py:3:5: MP103 " \
+           "torch.an_api_with_a_very_long_name_that_does_not_exist_anywhere_at_all" in run.stdout
