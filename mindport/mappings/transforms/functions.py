@@ -75,12 +75,6 @@ def functions_int64_dtype(args: dict[str, Arg]) -> None:
     args["dtype"] = new("mindspore.int64")
 
 
-@call_transform("functions_scatter_add")
-def functions_scatter_add(args: dict[str, Arg]) -> None:
-    """torch.scatter_add -> ops.tensor_scatter_elements(..., reduction='add')."""
-    args["reduction"] = new("'add'")
-
-
 @call_transform("functions_out_int32_only")
 def functions_out_int32_only(args: dict[str, Arg]) -> None:
     """ops.bucketize always returns int32: only torch's out_int32=True has an equivalent."""
