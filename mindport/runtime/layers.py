@@ -14,6 +14,7 @@ import mindspore as ms
 from mindspore import Parameter, nn, ops
 from mindspore.common.initializer import Normal, initializer
 
+from mindport.runtime import inplace as _inplace
 from mindport.runtime import nn_functional as F
 
 
@@ -147,9 +148,7 @@ class RReLU(nn.Cell):
 
     def construct(self, x):
         if self.inplace:  # torch writes the result into the input
-            from mindport.runtime.inplace import rrelu_
-
-            return rrelu_(x, self.lower, self.upper, self.training)
+            return _inplace.rrelu_(x, self.lower, self.upper, self.training)
         return F.rrelu(x, self.lower, self.upper, self.training)
 
 
@@ -584,9 +583,7 @@ def _inplace_cell(base, torch_name):
     input, as torch's ``inplace=True`` does (the input keeps its identity; see mindport.runtime.inplace)."""
 
     def construct(self, x):
-        from mindport.runtime.inplace import _src, _store
-
-        return _store(x, base.construct(self, _src(x)))
+        return _inplace._store(x, base.construct(self, _inplace._src(x)))
 
     cls = type(f"Inplace{base.__name__}", (base,), {"construct": construct, "__doc__": (
         f"{torch_name}(..., inplace=True): mindspore.nn.{base.__name__} whose result is written into its input.")})
