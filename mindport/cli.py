@@ -362,7 +362,9 @@ def validate(torch_ref, ms_ref, ctor, weights_path, input_specs, root, ms_root, 
 def _console(stderr: bool = False):
     from rich.console import Console
 
-    return Console(stderr=stderr, highlight=False, soft_wrap=True)
+    stream = sys.stderr if stderr else sys.stdout
+    # not a terminal (a pipe, a CI log): wide enough that the report's tables keep their columns
+    return Console(stderr=stderr, highlight=False, soft_wrap=True, width=None if stream.isatty() else 160)
 
 
 def _fail_input(exc) -> None:

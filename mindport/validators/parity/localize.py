@@ -44,8 +44,9 @@ def record_constructor_args():
 
     def recording_new(class_, *args, **kwargs):
         cell = inner(class_, *args, **kwargs)
-        with contextlib.suppress(TypeError):
-            _CTOR_ARGS[cell] = (args, kwargs)
+        if args or kwargs:  # copy.deepcopy (TransformerEncoder's layer copies) calls __new__ with nothing
+            with contextlib.suppress(TypeError):
+                _CTOR_ARGS[cell] = (args, kwargs)
         return cell
 
     nn.Cell.__new__ = staticmethod(recording_new)
@@ -416,6 +417,18 @@ def call_site(frame) -> str:
     return ""
 
 
+def raise_site(exc: BaseException) -> str:
+    """``file:line`` of the innermost statement outside the frameworks that an exception went through."""
+    skip = _framework_dirs()
+    found, tb = "", exc.__traceback__
+    while tb is not None:
+        filename = tb.tb_frame.f_code.co_filename
+        if not filename.startswith("<") and not filename.startswith(skip):
+            found = f"{filename}:{tb.tb_lineno}"
+        tb = tb.tb_next
+    return found
+
+
 def definition_site(layer, method: str) -> str:
     """``file:line`` of a user-defined layer's forward/construct ("" for framework classes)."""
     cls = type(layer)
@@ -616,12 +629,29 @@ def _assign_role(lr, results: list, inputs: dict | None, rtol: float, atol: floa
     children = [r for r in results if _inside(r.path, lr.path)]
     if lr.role != "cause" or lr.status != "diverged":
         return
-    if children:
+    if children and any(c.diverged for c in children) and not _error_enters_between(lr, children):
+        # its sub-layers carried the error on, each a little further, and none of them introduced it: drift
+        lr.role = "propagated"
+        add("its sub-layers carry an error that grows through them; none introduces it")
+    elif children:
         add("its sub-layers matched or only passed an error on: the difference comes from this layer's own forward "
             "code (functional calls between its sub-layers)")
     else:
         diffs = config_differences(lr.torch_config, lr.ms_config)
         add("settings differ: " + "; ".join(diffs) if diffs else "no known trap matches these settings")
+
+
+def _error_enters_between(parent, descendants: list) -> bool:
+    """True when a sub-layer's inputs carry a much larger error (x AMPLIFICATION) than the parent's inputs and every
+    output before it: the parent's own code between its sub-layers put it there."""
+    for i, child in enumerate(descendants):
+        if child.input_max_rel is None:
+            continue
+        before = [d.max_rel for d in descendants[:i] if d.max_rel is not None and not _inside(d.path, child.path)]
+        previous = max([parent.input_max_rel or 0.0, *before])
+        if child.input_max_rel > AMPLIFICATION * previous and child.input_max_rel > 0:
+            return True
+    return False
 
 
 def drift_note(layers: list) -> str:

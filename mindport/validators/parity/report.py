@@ -407,8 +407,8 @@ _OUTPUTS = r"""<table><tr><th>output</th><th>shape</th><th>dtype</th><th>status<
 <td>{% if o.nonfinite %}{{ o.nonfinite.ref.nan }}+{{ o.nonfinite.ref.inf }} / {{ o.nonfinite.ms.nan }}+{{ o.nonfinite.ms.inf }}{% endif %}</td><td>{{ o.message }}</td></tr>
 {% endfor %}</table>"""
 
-_PARAMS = r"""<table><tr><th>torch</th><th>MindSpore</th><th>layer</th><th>shape</th><th>status</th><th>grade</th><th>max abs</th><th>max rel</th><th>cosine</th>{% if signs %}<th>sign similarity</th>{% endif %}<th>note</th></tr>
-{% for p in params %}<tr class="{{ 'div' if p.diverged else '' }}"><td>{{ p.name }}</td><td>{{ p.ms_name }}</td><td>{{ p.layer or '<root>' }}</td><td>{{ p.shape|join('x') }}</td><td>{{ p.status }}</td><td>{{ p.grade }}</td><td class="num">{{ f(p.max_abs) }}</td><td class="num">{{ f(p.max_rel) }}</td><td class="num">{{ f(p.cosine) }}</td>{% if signs %}<td class="num">{{ f(p.sign_similarity) }}</td>{% endif %}<td>{{ p.note }}</td></tr>
+_PARAMS = r"""<table><tr><th>torch</th><th>MindSpore</th><th>layer</th><th>shape</th><th>status</th><th>grade</th><th>max abs</th><th>max rel</th><th>cosine</th>{% if signs %}<th>sign similarity</th>{% else %}<th>moved by training (max abs)</th>{% endif %}<th>note</th></tr>
+{% for p in params %}<tr class="{{ 'div' if p.diverged else '' }}"><td>{{ p.name }}</td><td>{{ p.ms_name }}</td><td>{{ p.layer or '<root>' }}</td><td>{{ p.shape|join('x') }}</td><td>{{ p.status }}</td><td>{{ p.grade }}</td><td class="num">{{ f(p.max_abs) }}</td><td class="num">{{ f(p.max_rel) }}</td><td class="num">{{ f(p.cosine) }}</td>{% if signs %}<td class="num">{{ f(p.sign_similarity) }}</td>{% else %}<td class="num">{{ f(p.update) }}</td>{% endif %}<td>{{ p.note }}</td></tr>
 {% endfor %}</table>"""
 
 

@@ -93,11 +93,12 @@ class TensorComparison:
     ms_name: str
     layer: str  # module path owning the parameter
     shape: list
-    status: str  # match | diverged | shape_mismatch | missing_in_mindspore | not_compared
+    status: str  # match | drift (trained weights only) | diverged | shape_mismatch | missing_in_mindspore | not_compared
     max_abs: float | None = None
     max_rel: float | None = None  # max abs / max |torch value|
     cosine: float | None = None
     sign_similarity: float | None = None  # msprobe grad_probe: share of elements whose sign (> 0) agrees
+    update: float | None = None  # after training: max |torch's final - initial value| (how far training moved it)
     grade: str = ""
     note: str = ""
 

@@ -89,7 +89,7 @@ class MindSporeSide:
         import mindspore as ms
 
         ms.set_context(mode=ms.PYNATIVE_MODE)
-        return {"framework": "mindspore", "version": ms.__version__}
+        return {"framework": "mindspore", "version": str(ms.__version__)}
 
     # ------------------------------------------------------------------------------------------------ building
 
@@ -162,6 +162,7 @@ class MindSporeSide:
             mapped_torch_name,
             ms_config,
             ms_hooks,
+            raise_site,
         )
 
         cell = self.cell
@@ -169,7 +170,7 @@ class MindSporeSide:
         previous = ms.get_context("mode")
         records = [] if record else None
         started: list = []
-        outputs, kinds, error = None, {}, ""
+        outputs, kinds, error, where = None, {}, "", ""
         try:
             ms.set_context(mode=ms.PYNATIVE_MODE)
             if records is None:
@@ -180,12 +181,13 @@ class MindSporeSide:
                     out = cell(*_tensors(inputs))
                     outputs, kinds = flat_numpy(out)
         except Exception as exc:  # noqa: BLE001 - the port raising is a parity failure, reported
-            error = error_text(exc)
+            error, where = error_text(exc), raise_site(exc)
         finally:
             ms.set_context(mode=previous)
         if records is not None:
             finish_records(records, ms_config, "construct", extra=lambda c: {"mapped_torch": mapped_torch_name(c)})
-        return {"outputs": outputs, "kinds": kinds, "records": records, "started": started, "error": error}
+        return {"outputs": outputs, "kinds": kinds, "records": records, "started": started, "error": error,
+                "error_site": where}
 
     def graph(self, inputs) -> dict:
         """The cell once more in GRAPH_MODE: its outputs, or why it did not compile or run."""

@@ -39,7 +39,7 @@ class TorchSide:
     def hello(self) -> dict:
         import torch
 
-        return {"framework": "torch", "version": torch.__version__}
+        return {"framework": "torch", "version": str(torch.__version__)}
 
     # ------------------------------------------------------------------------------------------------ building
 
@@ -193,7 +193,8 @@ class TorchSide:
             optimizer.step()
             losses.append(float(loss.detach()))
         model.eval()
-        return {"losses": losses, "state": self.state(), "optimizer": optimizer_name, "loss": loss_name}
+        return {"losses": losses, "state": self.state(), "optimizer": optimizer_name, "loss": loss_name,
+                "trainable": [n for n, p in model.named_parameters() if p.requires_grad]}
 
 
 def _loss(out, target: list, loss_fn, kind: str):

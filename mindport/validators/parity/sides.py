@@ -101,20 +101,21 @@ def both(ref, ms, method: str, *args, **kwargs) -> tuple:
 # Shared by the sides
 
 def error_text(exc: BaseException, limit: int = 1200) -> str:
-    """An exception as a few readable lines: MindSpore's C++ call stack and separator lines dropped."""
-    text = f"{type(exc).__name__}: {exc}".strip()
-    keep, skipping = [], False
-    for ln in text.splitlines():
+    """An exception as a few readable lines, the message first: MindSpore's section headings, separator lines and
+    C++ call stack dropped."""
+    lines, in_stack = [], False
+    for ln in str(exc).splitlines():
         stripped = ln.strip()
         if "C++ Call Stack" in stripped:
-            skipping = True
+            in_stack = True
             continue
-        if not stripped or set(stripped) <= set("-"):
+        if not stripped or set(stripped) <= set("-") or (stripped.startswith("- ") and stripped.endswith(":")):
+            continue  # "- Kernel select failed:" and the like: the message follows
+        if in_stack and re.match(r"^[\w/.]+\.(cc|h|cpp|py)(:\d+)?\b", stripped):
             continue
-        if skipping and (stripped.endswith((".cc:", ".h:")) or re.match(r"^[\w/]+\.(cc|h|cpp):\d*", stripped)):
-            continue
-        keep.append(ln)
-    return "\n".join(keep)[:limit]
+        lines.append(ln)
+    head = f"{type(exc).__name__}: {lines[0].strip()}" if lines else type(exc).__name__
+    return "\n".join([head, *lines[1:]])[:limit]
 
 
 def graph_location(text: str) -> str:

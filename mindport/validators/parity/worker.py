@@ -11,7 +11,9 @@ serves every step of a run: build, weights, forward with hooks, graph mode, grad
 """
 from __future__ import annotations
 
+import io
 import os
+import pickle
 import subprocess
 import sys
 import traceback
@@ -97,9 +99,11 @@ class RemoteSide:
     def _answer(self, number: int):
         while self._read < number:
             try:
-                reply = self.conn.recv()
+                reply = _PlainUnpickler(io.BytesIO(self.conn.recv_bytes())).load()
             except (EOFError, OSError) as exc:
                 raise self._stopped(exc) from None
+            except pickle.UnpicklingError as exc:
+                raise SideError(self.name, f"the {self.name} side answered with {exc}") from None
             self._read += 1
             self._answers[self._read] = reply
         reply = self._answers.pop(number)
@@ -127,6 +131,16 @@ class RemoteSide:
                 self.proc.kill()
                 self.proc.wait()
         self.conn.close()
+
+
+class _PlainUnpickler(pickle.Unpickler):
+    """Answers hold numpy arrays and plain data only: a framework object would import torch or MindSpore into the
+    parent (which compares both and must stay neutral), so it is refused."""
+
+    def find_class(self, module: str, name: str):
+        if module.split(".")[0] in ("torch", "mindspore"):
+            raise pickle.UnpicklingError(f"a {module}.{name} object (sides send numpy arrays and plain data)")
+        return super().find_class(module, name)
 
 
 def log_tail(path: str, lines: int = 12) -> str:

@@ -1,6 +1,6 @@
 """A small CNN touching most layers whose MindSpore defaults differ from torch's."""
 import torch
-import torch.nn as nn
+from torch import nn
 
 
 class ConvNet(nn.Module):

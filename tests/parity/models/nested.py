@@ -3,7 +3,7 @@ from collections import namedtuple
 from dataclasses import dataclass
 
 import torch
-import torch.nn as nn
+from torch import nn
 
 Pair = namedtuple("Pair", ["low", "high"])
 

@@ -1,6 +1,5 @@
 """A tiny token model built by a factory function from a config object (--ctor "Config(dim=16)")."""
-import torch
-import torch.nn as nn
+from torch import nn
 
 
 class Config:

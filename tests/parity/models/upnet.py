@@ -1,5 +1,5 @@
 """Upsampling and a softmax over channels."""
-import torch.nn as nn
+from torch import nn
 
 
 class UpNet(nn.Module):
