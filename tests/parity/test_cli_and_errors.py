@@ -4,8 +4,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import MODELS, convert_model, run_cli
 
+from conftest import MODELS, convert_model, run_cli
 from mindport.errors import InputError
 from mindport.validators.parity.compare import validate
 

@@ -3,8 +3,8 @@ cannot see, and three architectures trained 20 steps on both sides with losses w
 from __future__ import annotations
 
 import pytest
-from conftest import MODELS, convert_model
 
+from conftest import MODELS, convert_model
 from mindport.validators.parity.compare import validate, write_reports
 
 

@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import cli_env, run_cli
 
+from conftest import cli_env, run_cli
 from mindport.errors import InputError
 from mindport.migrate import check_model_ref
 from mindport.validators.parity.compare import validate

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import MODELS, convert_model
 
+from conftest import MODELS, convert_model
 from mindport.validators.parity.compare import validate
 from mindport.validators.parity.localize import statement_at
 from mindport.validators.parity.metrics import error_ratios, grade, sign_similarity

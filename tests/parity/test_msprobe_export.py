@@ -6,8 +6,8 @@ import subprocess
 import sys
 
 import pytest
-from conftest import cli_env, convert_model
 
+from conftest import cli_env, convert_model
 from mindport.validators.parity.msprobe import api_mapping
 
 try:

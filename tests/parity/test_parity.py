@@ -5,8 +5,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import MODELS, convert_model
 
+from conftest import MODELS, convert_model
 from mindport.validators.parity.compare import compare, validate
 from mindport.validators.parity.metrics import compare_arrays, flatten_outputs
 
@@ -137,9 +137,9 @@ def test_graph_mode_failure_is_located(tmp_path, monkeypatch):
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
 def test_onnx_reference_with_initializers_as_weights(tmp_path):
-    import importlib.util
-
     import torch
+
+    import importlib.util
 
     spec = importlib.util.spec_from_file_location("upnet_ref", MODELS / "upnet.py")
     module = importlib.util.module_from_spec(spec)

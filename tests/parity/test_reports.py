@@ -5,8 +5,8 @@ import json
 import re
 
 import pytest
-from conftest import MODELS, REPO, convert_model
 
+from conftest import MODELS, REPO, convert_model
 from mindport.validators.parity.compare import validate, write_reports
 from mindport.validators.parity.results import SCHEMA_VERSION
 

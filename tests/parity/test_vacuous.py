@@ -3,7 +3,6 @@ that made it constant (seeded), compares again and decides on that."""
 from __future__ import annotations
 
 from conftest import MODELS, convert_model
-
 from mindport.validators.parity.compare import validate, write_reports
 
 REF = f"{MODELS}/zerohead.py:ZeroHead"

@@ -1,6 +1,6 @@
 """A small CNN touching most layers whose MindSpore defaults differ from torch's."""
 import torch
-from torch import nn
+import torch.nn as nn
 
 
 class ConvNet(nn.Module):

@@ -3,7 +3,7 @@ from collections import namedtuple
 from dataclasses import dataclass
 
 import torch
-from torch import nn
+import torch.nn as nn
 
 Pair = namedtuple("Pair", ["low", "high"])
 

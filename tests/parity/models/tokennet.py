@@ -1,5 +1,6 @@
 """A tiny token model built by a factory function from a config object (--ctor "Config(dim=16)")."""
-from torch import nn
+import torch
+import torch.nn as nn
 
 
 class Config:

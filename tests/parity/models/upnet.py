@@ -1,5 +1,5 @@
 """Upsampling and a softmax over channels."""
-from torch import nn
+import torch.nn as nn
 
 
 class UpNet(nn.Module):
