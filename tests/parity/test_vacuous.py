@@ -43,3 +43,19 @@ def test_no_perturbation_without_constant_outputs(tmp_path):
     ms_file = convert_model("mlp", tmp_path)
     report = validate(f"{MODELS}/mlp.py:MLP", f"{ms_file}:MLP", inputs=["3x6:float32"], graph_mode=False)
     assert report.ok and report.vacuous == {} and report.perturbed is None
+
+
+def test_compare_leaves_the_callers_models_as_they_were(tmp_path):
+    """In-process `compare` perturbs the caller's own models for the re-check: it gives their weights back."""
+    import numpy as np
+
+    from mindport.validators.parity.compare import compare
+    from mindport.validators.parity.loading import build_model
+
+    ms_file = convert_model("zerohead", tmp_path)
+    torch_model, cell = build_model(REF), build_model(f"{ms_file}:ZeroHead")
+    x = np.random.default_rng(0).standard_normal((1, 3, 8, 8)).astype(np.float32)
+    report = compare(torch_model, cell, [x], graph_mode=False)
+    assert report.ok and report.vacuous["perturbed_parameters"] and report.perturbed.ok
+    assert not torch_model.out.weight.detach().numpy().any() and not cell.out.weight.asnumpy().any()
+    assert np.array_equal(cell.conv1.weight.asnumpy(), torch_model.conv1.weight.detach().numpy())

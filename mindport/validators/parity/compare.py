@@ -107,7 +107,7 @@ def compare(torch_module, cell, inputs, rtol: float = 1e-5, atol: float = 1e-6, 
         report.weights = {"source": "as given (not transferred)", "ok": True}
     if not is_onnx:
         ref.call("snapshot")
-    _run(report, ref, ms, inputs, settings, plan, batches=lambda step: inputs)
+    _run(report, ref, ms, inputs, settings, plan, batches=lambda step: inputs, restore=transfer and not is_onnx)
     report.settings["inputs"] = _input_summary(inputs)
     report.timings["compare_total"] = round(time.perf_counter() - t0, 4)
     return report
@@ -180,10 +180,13 @@ def validate(torch_ref, ms_ref, ctor: str = "", weights=None, inputs=(), *, rtol
             ref.call("snapshot")
         batches = (lambda step: _resolve_inputs(inputs, seed + 1 + step)[1]) if train else None
         _run(report, ref, ms, arrays, settings, plan, batches)
+    except BaseException:
+        if not keep_logs:
+            _close(ref, ms)
+            shutil.rmtree(workdir, ignore_errors=True)  # the error message says what went wrong
+        raise
     finally:
-        for side in (ref, ms):
-            if side is not None:
-                side.close()
+        _close(ref, ms)
     report.settings["inputs"] = _input_summary(arrays, specs if len(specs) == len(arrays) else None)
     report.settings["seed"] = seed
     report.timings["validate_total"] = round(time.perf_counter() - t0, 4)
@@ -191,6 +194,12 @@ def validate(torch_ref, ms_ref, ctor: str = "", weights=None, inputs=(), *, rtol
         shutil.rmtree(workdir, ignore_errors=True)
         report.logs = {}
     return report
+
+
+def _close(*sides) -> None:
+    for side in sides:
+        if side is not None:
+            side.close()
 
 
 def _absolute_ref(ref: str, root: str) -> str:
@@ -290,7 +299,8 @@ def _take_transfer(report: ParityReport, answer: dict) -> list[dict]:
 # ----------------------------------------------------------------------------------------------------------------
 # One run: forward (and its re-run on perturbed weights), graph mode, gradients, training
 
-def _run(report: ParityReport, ref, ms, inputs: list, s: Settings, plan, batches) -> None:
+def _run(report: ParityReport, ref, ms, inputs: list, s: Settings, plan, batches, restore: bool = False) -> None:
+    """``restore``: give both models their starting weights back afterwards (``compare``: the caller's models)."""
     t0 = time.perf_counter()
     report.settings.update({"rtol": s.rtol, "atol": s.atol, "seed": s.seed, "localize": s.localize,
                             "graph_mode": s.graph_mode, "grad": s.grad, "grad_rtol": s.grad_rtol,
@@ -303,7 +313,7 @@ def _run(report: ParityReport, ref, ms, inputs: list, s: Settings, plan, batches
     _assess(report, ref_run, ms_run, s)
     report.timings["localize"] = round(time.perf_counter() - t, 4)
 
-    perturbed = _check_vacuous(report, ref, ms, inputs, s, ref_run)
+    perturbed = _check_vacuous(report, ref, ms, inputs, s, ref_run, can_perturb=plan is not None)
 
     if s.graph_mode and not report.ms_error and ms_run.get("outputs") is not None:
         report.graph = _graph(ms, inputs, ms_run, s)
@@ -321,6 +331,9 @@ def _run(report: ParityReport, ref, ms, inputs: list, s: Settings, plan, batches
             _checked(ms.call, "transfer", state=ref.call("state"), source="torch model (restored)")
         report.train = _train_parity(ref, ms, s, ref_run, plan or [], batches)
         report.timings["train"] = report.train.seconds
+    if restore and (perturbed or report.train is not None):
+        ref.call("restore")
+        _checked(ms.call, "transfer", state=ref.call("state"), source="torch model (restored)")
     _finish(report, s)
     report.timings["compare"] = round(time.perf_counter() - t0, 4)
 
@@ -409,9 +422,11 @@ def _forward_ok(report: ParityReport) -> bool:
             and all(o.allclose for o in report.outputs) and not training_only)
 
 
-def _check_vacuous(report: ParityReport, ref, ms, inputs, s: Settings, ref_run: dict) -> bool:
+def _check_vacuous(report: ParityReport, ref, ms, inputs, s: Settings, ref_run: dict, can_perturb: bool = True
+                   ) -> bool:
     """A constant reference output (or layer) proves nothing: perturb the parameters that made it so and compare
-    again. Returns True when the weights on both sides are now the perturbed ones."""
+    again. Returns True when the weights on both sides are now the perturbed ones. ``can_perturb`` is False when
+    the MindSpore weights were given as they are (``compare(..., transfer=False)``): they cannot follow torch's."""
     from mindport.validators.parity.metrics import is_constant
 
     outputs = [key for key, a in ref_run["outputs"] if a is not None and is_constant(a)]
@@ -425,8 +440,8 @@ def _check_vacuous(report: ParityReport, ref, ms, inputs, s: Settings, ref_run: 
 
     # the innermost constant layers: a parent is constant because a sub-layer is (the root, because its last layer is)
     innermost = [p for p in dict.fromkeys(layers) if not any(q != p and _inside(q, p) for q in layers)]
-    chosen = ref.call("perturb", innermost, s.seed + 1) if innermost else []
-    if not chosen and outputs:
+    chosen = ref.call("perturb", innermost, s.seed + 1) if innermost and can_perturb else []
+    if not chosen and outputs and can_perturb:
         # nothing constant inside the constant layers: every constant parameter of the model
         chosen = ref.call("perturb", None, s.seed + 1)
     report.vacuous["perturbed_parameters"] = chosen
@@ -673,10 +688,10 @@ def _finish(report: ParityReport, s: Settings) -> None:
                 file="<parity>"))
     ok = _forward_ok(report) and report.graph.status not in ("mismatch", "failed")
     if report.vacuous:
-        ok = ok and report.perturbed is not None and report.perturbed.ok and (
-            report.vacuous["resolved"] or not report.vacuous["constant_outputs"])
-        if report.vacuous["constant_outputs"] and not report.vacuous["perturbed_parameters"]:
-            ok = False
+        if report.perturbed is not None:
+            ok = ok and report.perturbed.ok and (report.vacuous["resolved"] or not report.vacuous["constant_outputs"])
+        elif report.vacuous["constant_outputs"]:
+            ok = False  # comparing constants never passes alone
     if report.grad is not None:
         ok = ok and report.grad.ok
         g = report.grad.first_divergent
