@@ -97,3 +97,20 @@ def test_msprobe_ratios_and_sign_similarity():
     assert error_ratios(ref, got) == (0.5, 0.75)
     assert sign_similarity(np.array([1.0, -1.0, 1e-9, 2.0]), np.array([1.0, 1.0, -1e-9, 2.0]), tol=1e-6) == 0.75
     assert sign_similarity(np.array([1e-9]), np.array([-1e-9])) == 0.0  # no tolerance: signs compared as they are
+
+
+def test_an_in_place_layers_inputs_are_read_before_it_runs():
+    """torch's ReLU(inplace=True) rewrites its input: read after it returned, its inputs would look diverged."""
+    import mindspore as ms
+    import torch
+
+    from mindport.validators.parity.compare import compare
+
+    torch.manual_seed(0)
+    tm = torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.ReLU(inplace=True), torch.nn.Linear(8, 3))
+    cell = ms.nn.SequentialCell(ms.nn.Dense(6, 8), ms.nn.ReLU(), ms.nn.Dense(8, 3))
+    x = np.random.default_rng(2).standard_normal((4, 6)).astype(np.float32)
+    report = compare(tm, cell, [x], graph_mode=False)
+    assert report.ok
+    relu = next(lr for lr in report.layers if lr.path == "1")
+    assert relu.input_max_rel < 1e-6 and relu.input_cosine > 0.999999

@@ -50,9 +50,9 @@ def _minimal_parse(text: str):
 def exported(tmp_path_factory):
     out = tmp_path_factory.mktemp("msprobe")
     ms_file = convert_model("convnet", out)
-    run = subprocess.run([sys.executable, "-m", "mindport.cli", "mappings", "export-msprobe", "-o", str(out / "maps"),
-                          "--model", f"{ms_file}:ConvNet", "--ctor", "num_classes=5"], capture_output=True, text=True,
-                         env=cli_env(), cwd=out, timeout=300)
+    run = subprocess.run([sys.executable, "-m", "mindport.cli", "mappings", "export-msprobe", "-o", "maps",
+                          "--model", f"{ms_file.name}:ConvNet", "--ctor", "num_classes=5"], capture_output=True,
+                         text=True, env=cli_env(), cwd=out, timeout=300)  # relative paths, as typed
     assert run.returncode == 0, run.stdout + run.stderr
     assert sorted(p.name for p in out.iterdir()) == ["convnet_ms.py", "maps"]  # nothing else written here
     return out / "maps", run.stdout

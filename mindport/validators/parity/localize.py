@@ -438,10 +438,24 @@ def definition_site(layer, method: str) -> str:
     return f"{code.co_filename}:{code.co_firstlineno}" if code is not None else ""
 
 
-def _hooked(named, register, records: list[dict]):
+def _hooked(named, records: list[dict], started: list | None = None):
+    """Hooks on every layer: its inputs are copied when it starts (an in-place layer, torch's ReLU(inplace=True),
+    rewrites them before it returns), its output when it returns. ``started`` receives (path, call) at each start."""
     calls: dict[str, int] = {}
+    starts: dict[str, int] = {}
+    pending: dict[str, list] = {}
     handles = []
     for path, layer in named:
+        def pre_hook(layer, inputs, path=path):
+            try:
+                ins = _leaves(inputs)
+            except Exception:  # noqa: BLE001 - unflattenable inputs are just not compared
+                ins = []
+            pending.setdefault(path, []).append(ins)
+            if started is not None:
+                starts[path] = starts.get(path, -1) + 1
+                started.append((path, starts[path]))
+
         def hook(layer, inputs, output, path=path):
             n = calls.get(path, 0)
             calls[path] = n + 1
@@ -449,14 +463,13 @@ def _hooked(named, register, records: list[dict]):
                 leaves = _leaves(output)
             except Exception:  # noqa: BLE001 - an unflattenable output is just not compared
                 leaves = []
-            try:
-                ins = _leaves(inputs)
-            except Exception:  # noqa: BLE001
-                ins = []
+            stack = pending.get(path)
             records.append({"path": path, "call": n, "type": type(layer).__name__,
-                            "type_module": type(layer).__module__, "leaves": leaves, "inputs": ins,
-                            "site": call_site(sys._getframe(1)), "layer": layer})
-        handles.append(register(layer, hook))
+                            "type_module": type(layer).__module__, "leaves": leaves,
+                            "inputs": stack.pop() if stack else [], "site": call_site(sys._getframe(1)),
+                            "layer": layer})
+        handles.append(layer.register_forward_pre_hook(pre_hook))
+        handles.append(layer.register_forward_hook(hook))
     return handles
 
 
@@ -478,7 +491,7 @@ def finish_records(records: list[dict], config, method: str, extra=None) -> list
 
 @contextlib.contextmanager
 def torch_hooks(module, records: list[dict]):
-    handles = _hooked(list(module.named_modules()), lambda m, h: m.register_forward_hook(h), records)
+    handles = _hooked(list(module.named_modules()), records)
     try:
         yield
     finally:
@@ -488,18 +501,9 @@ def torch_hooks(module, records: list[dict]):
 
 @contextlib.contextmanager
 def ms_hooks(cell, records: list[dict], started: list | None = None):
-    """Record every cell's output; ``started`` (optional) receives (path, call) as each cell starts, so that the
-    cell that raised is the innermost one that started and never returned."""
-    named = list(cell.cells_and_names())
-    handles = _hooked(named, lambda c, h: c.register_forward_hook(h), records)
-    if started is not None:
-        counts: dict[str, int] = {}
-        for path, sub in named:
-            def pre_hook(_cell, _inputs, path=path):
-                n = counts.get(path, 0)
-                counts[path] = n + 1
-                started.append((path, n))
-            handles.append(sub.register_forward_pre_hook(pre_hook))
+    """Record every cell's inputs and output; ``started`` (optional) receives (path, call) as each cell starts, so
+    that the cell that raised is the innermost one that started and never returned."""
+    handles = _hooked(list(cell.cells_and_names()), records, started)
     try:
         yield
     finally:

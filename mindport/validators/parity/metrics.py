@@ -296,9 +296,11 @@ def leaves_metrics(ref_leaves: list, ms_leaves: list) -> dict | None:
         scale = max(scale, float(np.abs(r).max()))
         total += float(diff.sum(dtype=np.float64))
         count += diff.size
-        rel = relative_errors(r, g)
-        within_1e3 += int(np.count_nonzero(rel < 1e-3))
-        within_5e3 += int(np.count_nonzero(rel < 5e-3))
+        # msprobe's relative error below a threshold, without dividing: |g - r| < t * |r|, or no error at all
+        # (where the reference is 0, only an exact 0 is within)
+        absr, exact = np.abs(r), diff == 0
+        within_1e3 += int(np.count_nonzero((diff < 1e-3 * absr) | exact))
+        within_5e3 += int(np.count_nonzero((diff < 5e-3 * absr) | exact))
         dot += float(np.dot(r.astype(np.float64), g.astype(np.float64))) if work is np.float64 else float(np.dot(r, g))
         nr += float(np.dot(r, r))
         ng += float(np.dot(g, g))

@@ -278,6 +278,9 @@ def loss_plot_svg(train) -> str:
     lt, lm = train.losses.get("torch", []), train.losses.get("mindspore", [])
     ax.plot(range(len(lt)), lt, marker="o", ms=3, lw=1.5, label=f"torch ({train.loss.get('torch', '')})")
     ax.plot(range(len(lm)), lm, marker="x", ms=4, lw=1, ls="--", label=f"MindSpore ({train.loss.get('mindspore', '')})")
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("step")
     ax.set_ylabel("loss")
     ax.grid(True, alpha=0.3)
