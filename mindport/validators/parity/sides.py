@@ -119,8 +119,13 @@ def error_text(exc: BaseException, limit: int = 1200) -> str:
 
 
 def graph_location(text: str) -> str:
-    found = re.findall(r"# In file (.+?):(\d+)", text)
-    return f"{found[-1][0]}:{found[-1][1]}" if found else ""
+    """The user's line in MindSpore's compile error: its trace lines read ``# In file F:L`` or ``# 0 In file F:L, C~C``."""
+    from mindport.validators.parity.localize import _framework_dirs
+
+    found = re.findall(r"#\s*\d*\s*In file (.+?):(\d+)", text)
+    users = [f for f in found if not f[0].startswith(_framework_dirs())]  # the user's line, not MindSpore's
+    where = (users or found)[-1] if found else None
+    return f"{where[0]}:{where[1]}" if where else ""
 
 
 def timed(fn):
