@@ -69,8 +69,8 @@ def test_training_parity_20_steps(tmp_path, model, cls, inputs, loss, optimizer,
 def test_a_training_only_bug_shows_in_the_loss_curve(tmp_path):
     """MindSpore's BatchNorm told to normalise with its running statistics in training too: inference is identical,
     training is not."""
-    ms_file = convert_model("train_cnn", tmp_path, edits=[("bn1", r"momentum=0\.9", "momentum=0.9, "
-                                                                                   "use_batch_statistics=False")])
+    edit = ("bn1", r"momentum=0\.9", "momentum=0.9, use_batch_statistics=False")
+    ms_file = convert_model("train_cnn", tmp_path, edits=[edit])
     report = validate(f"{MODELS}/train_cnn.py:SmallCNN", f"{ms_file}:SmallCNN", inputs=["4x3x16x16:float32"],
                       train_steps=3, loss="cross_entropy", graph_mode=False)
     assert all(o.allclose for o in report.outputs)
