@@ -63,14 +63,13 @@ def mapped_class(torch_name: str):
 
 
 @contextlib.contextmanager
-def _quiet_cwd(enabled: bool):
-    """GRAPH_MODE writes ``rank_0/om/analyze_fail.ir`` into the working directory when it fails to compile: in the
-    caller's process (``compare``) run it from a temporary folder; a worker already runs in its report folder."""
-    if not enabled:
-        yield
-        return
+def _graph_cwd(folder: str | None):
+    """GRAPH_MODE writes ``rank_0/om/analyze_fail.ir`` into the working directory when it fails to compile: it runs
+    from ``folder`` (a worker's log folder) or a temporary folder, never from the user's."""
     previous = os.getcwd()
-    with tempfile.TemporaryDirectory(prefix="mindport-graph-") as folder:
+    with contextlib.ExitStack() as stack:
+        if folder is None:
+            folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="mindport-graph-"))
         os.chdir(folder)
         try:
             yield
@@ -81,9 +80,9 @@ def _quiet_cwd(enabled: bool):
 class MindSporeSide:
     """One MindSpore Cell: built here from a reference (constructor arguments recorded), or given (``compare``)."""
 
-    def __init__(self, cell=None, in_process: bool = True):
+    def __init__(self, cell=None, graph_dir: str | None = None):
         self.cell = cell
-        self.in_process = in_process
+        self.graph_dir = graph_dir  # where GRAPH_MODE runs (its failure files land there)
 
     def hello(self) -> dict:
         import mindspore as ms
@@ -197,7 +196,7 @@ class MindSporeSide:
         previous = ms.get_context("mode")
         self.cell.set_train(False)
         try:
-            with _quiet_cwd(self.in_process):
+            with _graph_cwd(self.graph_dir):
                 ms.set_context(mode=ms.GRAPH_MODE)
                 outputs, kinds = flat_numpy(self.cell(*_tensors(inputs)))
         except Exception as exc:  # noqa: BLE001 - any compile/run failure is a finding, not a crash

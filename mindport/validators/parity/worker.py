@@ -1,9 +1,10 @@
 """A side of a parity run in a process of its own, so that the torch project and its MindSpore port never share
 ``sys.modules`` (a converted ``attend.py`` must not resolve to the torch project's ``attend``).
 
-The parent starts ``python -m mindport.validators.parity.worker torch|mindspore FD`` with the working directory set
-to the run's log folder (MindSpore writes ``rank_0/om/analyze_fail.ir`` there when GRAPH_MODE fails, never into the
-user's folder), stdout and stderr going to ``<side>.log`` in that folder, and one end of a socket pair as ``FD``.
+The parent starts ``python -m mindport.validators.parity.worker torch|mindspore FD LOG_DIR`` in the user's working
+directory (a model may read files relative to it), its stdout and stderr going to ``<side>.log`` in the run's log
+folder, and one end of a socket pair as ``FD``. GRAPH_MODE runs from the log folder, so that what MindSpore writes when
+it fails to compile (``rank_0/om/analyze_fail.ir``) lands there, never in the user's folder.
 Requests are ``(method, args, kwargs)`` tuples, answers ``("ok", value)``, ``("input", message, diagnostics)`` (the
 user's input is wrong: exit code 2) or ``("error", message, traceback)``, all pickled by
 ``multiprocessing.connection`` (numpy arrays and plain data only: no framework object crosses). One process per side
@@ -27,7 +28,7 @@ from mindport.validators.parity.sides import Pending, SideError, error_text
 _CLOSE = "__close__"
 
 
-def _impl(kind: str):
+def _impl(kind: str, log_dir: str):
     if kind == "torch":
         from mindport.validators.parity.side_torch import TorchSide
 
@@ -35,13 +36,13 @@ def _impl(kind: str):
     if kind == "mindspore":
         from mindport.validators.parity.side_mindspore import MindSporeSide
 
-        return MindSporeSide(in_process=False)
+        return MindSporeSide(graph_dir=log_dir)
     raise SystemExit(f"unknown side {kind!r}")
 
 
-def serve(kind: str, fd: int) -> None:
+def serve(kind: str, fd: int, log_dir: str) -> None:
     conn = Connection(fd)
-    impl = _impl(kind)
+    impl = _impl(kind, log_dir)
     while True:
         try:
             method, args, kwargs = conn.recv()
@@ -76,8 +77,8 @@ class RemoteSide:
         fd = child.fileno()
         with open(self.log, "ab") as log:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "mindport.validators.parity.worker", kind, str(fd)], pass_fds=(fd,),
-                cwd=str(workdir), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=_env())
+                [sys.executable, "-m", "mindport.validators.parity.worker", kind, str(fd), str(workdir)],
+                pass_fds=(fd,), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=_env())
         child.close()
         self.conn = parent
         self._sent = 0
@@ -161,4 +162,4 @@ def _env() -> dict:
 
 
 if __name__ == "__main__":  # pragma: no cover - the side process
-    serve(sys.argv[1], int(sys.argv[2]))
+    serve(sys.argv[1], int(sys.argv[2]), sys.argv[3])
