@@ -17,6 +17,7 @@ _LAZY = {
     "transfer_weights": "mindport.migrator.weights",
     "TransferReport": "mindport.migrator.weights",
     "compare": "mindport.validators.parity.compare",
+    "validate": "mindport.validators.parity.compare",
     "ParityReport": "mindport.validators.parity.compare",
     "migrate": "mindport.migrate",
 }

@@ -290,10 +290,30 @@ def weights(src, out, model_ref, ctor, name_map, emit_map, strict, force):
     sys.exit(EXIT_OK)
 
 
+def _training_options(fn):
+    """--grad and --train-steps with their settings (validate and migrate share them)."""
+    options = [
+        click.option("--grad", is_flag=True, help="Also compare the gradients of a seeded loss, parameter by "
+                                                  "parameter, through the weight map."),
+        click.option("--train-steps", type=int, default=None, metavar="N",
+                     help="Also train both sides N steps from the same weights on the same seeded batches "
+                          "(dropout layers off) and compare the losses and the final weights."),
+        click.option("--optimizer", type=click.Choice(["sgd", "adam", "adamw"]), default=None,
+                     help="Optimizer for --train-steps (default sgd); MindSpore's comes from the mapping tables."),
+        click.option("--lr", type=float, default=None, help="Learning rate for --train-steps (default 0.01)."),
+        click.option("--loss", type=click.Choice(["mse", "cross_entropy"]), default=None,
+                     help="Loss for --train-steps (default mse, against seeded targets of the outputs' shapes)."),
+    ]
+    for option in reversed(options):
+        fn = option(fn)
+    return fn
+
+
 @main.command(context_settings={"max_content_width": 100})
-@click.option("--torch", "torch_ref", required=True, metavar="FILE.py:Name|FILE.onnx",
-              help="Reference: the PyTorch model file and class/factory, or an exported .onnx model.")
-@click.option("--ms", "ms_ref", required=True, metavar="FILE.py:Name", help="The converted MindSpore model.")
+@click.option("--torch", "torch_ref", required=True, metavar="REF|FILE.onnx",
+              help="Reference: FILE.py:Name, package/module.py:Name, PACKAGE_DIR:Name or pkg.module:Name (under "
+                   "--root), a class or factory function; or an exported .onnx model.")
+@click.option("--ms", "ms_ref", required=True, metavar="REF", help="The converted MindSpore model, same forms.")
 @click.option("--ctor", default="", metavar="ARGS",
               help="Constructor arguments as Python source, evaluated in each side's own module.")
 @click.option("--weights", "weights_path", default=None, metavar="FILE",
@@ -302,15 +322,29 @@ def weights(src, out, model_ref, ctor, name_map, emit_map, strict, force):
 @click.option("--input", "input_specs", multiple=True, metavar="SPEC",
               help="SHAPE:DTYPE (seeded normal floats), SHAPE:DTYPE:LO:HI (integers in [LO, HI)) or a "
                    ".npy/.npz file; repeat for several positional inputs.")
+@click.option("--root", default=None, type=click.Path(file_okay=False), metavar="DIR",
+              help="Folder the dotted --torch reference (pkg.module:Name) is found under (default: here).")
+@click.option("--ms-root", default=None, type=click.Path(file_okay=False), metavar="DIR",
+              help="Folder the dotted --ms reference is found under (default: --root).")
 @click.option("--rtol", type=float, default=1e-5, show_default=True, help="Relative tolerance (float32).")
 @click.option("--atol", type=float, default=1e-6, show_default=True, help="Absolute tolerance (float32).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the inputs and of the init.")
+@_training_options
+@click.option("--optimizer-args", default="", metavar="KW",
+              help='More torch optimizer arguments for --train-steps: "momentum=0.9, weight_decay=1e-4".')
+@click.option("--grad-rtol", type=float, default=1e-4, show_default=True,
+              help="Relative tolerance of --grad (to each gradient's largest magnitude).")
+@click.option("--train-rtol", type=float, default=1e-4, show_default=True,
+              help="Relative tolerance of --train-steps (per-step loss, final weights).")
 @click.option("--report", "report_paths", multiple=True, metavar="FILE.json|FILE.html",
-              help="Write the report; the suffix picks the format; repeat for both.")
+              help="Write the report; the suffix picks the format; repeat for both. The sides' logs go to "
+                   "mindport-logs/ beside the first report.")
+@click.option("--log-dir", default=None, type=click.Path(file_okay=False), metavar="DIR",
+              help="Folder for both sides' logs (default: beside --report, else a temporary folder kept on failure).")
 @click.option("--no-localize", is_flag=True, help="Skip the layer-by-layer comparison.")
 @click.option("--no-graph", is_flag=True, help="Skip the GRAPH_MODE run.")
-def validate(torch_ref, ms_ref, ctor, weights_path, input_specs, rtol, atol, seed, report_paths, no_localize,
-             no_graph):
+def validate(torch_ref, ms_ref, ctor, weights_path, input_specs, root, ms_root, rtol, atol, seed, grad, train_steps,
+             optimizer, lr, loss, optimizer_args, grad_rtol, train_rtol, report_paths, log_dir, no_localize, no_graph):
     """Run the torch model and its MindSpore port on the same inputs and weights; find the first divergent layer.
 
     \b
@@ -319,15 +353,21 @@ def validate(torch_ref, ms_ref, ctor, weights_path, input_specs, rtol, atol, see
           --ctor "num_classes=10" --input 2x3x32x32:float32 --report parity.html
       mindport validate --torch my_repo/model.py:Net --ms converted/model.py:Net --ctor "num_classes=10" \\
           --input 2x3x32x32:float32 --weights net.pt --report parity.json --report parity.html
+      mindport validate --torch model:Net --root my_repo --ms model:Net --ms-root converted \\
+          --input 2x3x32x32:float32
+      mindport validate --torch my_repo/model.py:Net --ms converted/model.py:Net --input 8x3x32x32:float32 \\
+          --grad --train-steps 20 --optimizer adamw --lr 1e-3 --loss cross_entropy
       mindport validate --torch net.onnx --ms converted/model.py:Net --ctor "num_classes=10" --input x.npy
 
     \b
-    Both models run in inference mode (torch eval(), Cell set_train(False)); the Cell runs in PyNative and
-    again in GRAPH_MODE. Outputs of any nesting are matched by position/key; NaN/Inf must sit in the same
-    places. The report names the first divergent layer, both layers' settings and the known trap behind it.
+    Each side runs in a process of its own (no module is shared); both models run in inference mode (torch
+    eval(), Cell set_train(False)); the Cell runs in PyNative and again in GRAPH_MODE. Outputs of any nesting are
+    matched by position/key; NaN/Inf must sit in the same places. The report names the first divergent layer (its
+    inputs agree, its output does not), its source lines on both sides, both layers' settings and the known trap
+    behind it. A constant reference output is re-checked on perturbed weights.
     Token ids and other integer inputs: --input 2x16:int64:0:1000 (integers in [0, 1000)).
     validate imports both model files and evaluates --ctor: it runs the project's code.
-    Exit codes: 0 parity, 1 divergence, 2 usage or input error.
+    Exit codes: 0 parity, 1 divergence (or GRAPH_MODE failed: --no-graph skips it), 2 usage or input error.
     """
     from mindport.errors import InputError
 
@@ -337,15 +377,25 @@ def validate(torch_ref, ms_ref, ctor, weights_path, input_specs, rtol, atol, see
         for path in report_paths:
             if not path.lower().endswith((".json", ".html", ".htm")):
                 raise InputError(f"--report {path}: the suffix must be .json or .html")
+        from mindport.validators.parity.compare import (
+            parse_optimizer_args,
+            write_reports,
+        )
         from mindport.validators.parity.compare import validate as run_validate
-        from mindport.validators.parity.compare import write_reports
         from mindport.validators.parity.report import print_report
 
+        if log_dir is None and report_paths:
+            from pathlib import Path
+
+            log_dir = str(Path(report_paths[0]).parent / "mindport-logs")
         with _Progress() as progress:
             progress.step("running both models on the same inputs and weights")
             report = run_validate(torch_ref, ms_ref, ctor=ctor, weights=weights_path, inputs=list(input_specs),
-                                  rtol=rtol, atol=atol, seed=seed, localize=not no_localize,
-                                  graph_mode=not no_graph)
+                                  rtol=rtol, atol=atol, seed=seed, localize=not no_localize, graph_mode=not no_graph,
+                                  grad=grad, train_steps=train_steps or 0, optimizer=optimizer or "sgd",
+                                  lr=lr or 0.01, optimizer_args=parse_optimizer_args(optimizer_args),
+                                  loss=loss or "mse", train_rtol=train_rtol, grad_rtol=grad_rtol, root=root,
+                                  ms_root=ms_root or root, log_dir=log_dir)
         print_report(report, _console())
         for path in write_reports(report, report_paths):
             click.echo(f"wrote {path}")
@@ -579,10 +629,13 @@ def convert(src, out, in_place, no_backup, show_diff, target, ms_version, jobs, 
 @click.option("--atol", type=float, default=None, help="Absolute tolerance of the parity check (default 1e-6).")
 @click.option("--jobs", "-j", type=int, default=None, help="Worker processes for the conversion.")
 @_mappings_option
+@_training_options
+@click.option("--no-graph", is_flag=True, help="Skip the GRAPH_MODE run of the parity check.")
 @click.option("--export/--no-export", "do_export", default=True, show_default=True,
               help="Write OUT/mindport_export/NAME.mindir, reload it and compare it with the Cell.")
 @click.option("--force", is_flag=True, help="Write into an existing OUT that mindport did not create.")
-def migrate(src, out, model, ctor, inputs, weights, target, rtol, atol, jobs, mapping_files, do_export, force):
+def migrate(src, out, model, ctor, inputs, weights, target, rtol, atol, jobs, mapping_files, grad, train_steps,
+            optimizer, lr, loss, no_graph, do_export, force):
     """Migrate a PyTorch project: convert the code, convert the checkpoint, prove parity, emit train/eval
     scripts, export MindIR.
 
@@ -591,20 +644,22 @@ def migrate(src, out, model, ctor, inputs, weights, target, rtol, atol, jobs, ma
       mindport migrate my_repo/ -o converted/ --weights net.pt
     Settings may live in SRC/mindport.toml:
       [migrate]
-      model = "model.py:Net"
+      model = "model.py:SmallResNet"      (or package/module.py:Name, or pkg.module:Name)
       ctor = "num_classes=10"
       input = ["2x3x32x32:float32"]
+      train_steps = 20                    (optional: also grad = true, optimizer, lr, loss, graph = false)
       [mappings]
-      extra = ["my_maps.toml"]      # your own mapping tables (see --mappings)
+      extra = ["my_maps.toml"]            (your own mapping tables, see --mappings)
 
     \b
     Security: with a model (--model or mindport.toml), migrate imports your project's model module and
-    evaluates ctor as Python, in this process (parity needs to run both models). mindport.toml and --ctor
-    are code: run migrate only on projects you trust. Without a model, migrate only converts, which never
-    runs project code.
+    evaluates ctor as Python (parity needs to run both models). mindport.toml and --ctor are code: run
+    migrate only on projects you trust. Without a model, migrate only converts, which never runs project code.
 
-    Writes OUT/mindport-report.json and OUT/mindport-report.html. Without --model this is the light install's
-    conversion; with it, it needs pip install 'mindport[full]'.
+    Each model is built once, in a process of its own, where the checkpoint is converted, parity checked and
+    the proven Cell exported as MindIR. Writes OUT/mindport-report.json and
+    OUT/mindport-report.html (the side processes' logs: OUT/mindport-logs/). Without --model this is the light
+    install's conversion; with it, it needs pip install 'mindport[full]'.
     Exit: 0 everything converted, parity holds and the export reloads equal; 1 partial (the last line says
     what is left and why); 2 usage or input error; 130 interrupted.
     """
@@ -620,7 +675,9 @@ def migrate(src, out, model, ctor, inputs, weights, target, rtol, atol, jobs, ma
 
             report = run_migration(src, out, model=model, ctor=ctor, inputs=inputs, weights=weights, target=target,
                                    rtol=rtol, atol=atol, jobs=jobs, force=force, progress=step,
-                                   file_progress=progress.files, mappings=mapping_files, export=do_export)
+                                   file_progress=progress.files, mappings=mapping_files, export=do_export,
+                                   grad=grad or None, train_steps=train_steps, optimizer=optimizer, lr=lr,
+                                   loss=loss, graph_mode=False if no_graph else None)
     except InputError as exc:
         _fail_input(exc)
     _print_conversion(report.conversion, console)
@@ -865,6 +922,37 @@ def mappings_coverage(fmt):
                           + (f"; not proven: {', '.join(unproven)}" if unproven else ""))
     console.print(f"mint profile (master rows): {result['mint_profile']}")
     console.print(f"all entries: {result['all_entries']}")
+
+
+@mappings.command("export-msprobe")
+@click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False), metavar="DIR",
+              help="Folder for the YAML files.")
+@click.option("--model", default=None, metavar="REF",
+              help="The converted MindSpore model (FILE.py:Name, ...): adds its cell, data and layer mappings.")
+@click.option("--ctor", default="", metavar="ARGS", help="Its constructor arguments as Python source.")
+@click.option("--root", default=None, type=click.Path(file_okay=False), metavar="DIR",
+              help="Folder a dotted --model reference is found under (default: here).")
+@click.option("--target", type=click.Choice(["nn", "mint"]), default="nn", show_default=True,
+              help="Target profile whose API names api_mapping.yaml pairs.")
+def mappings_export_msprobe(out_dir, model, ctor, root, target):
+    """Write the mapping YAML files msprobe's PyTorch <-> MindSpore compare needs (msprobe otherwise needs them
+    written by hand).
+
+    \b
+    Files: api_mapping.yaml (-am), and with --model: cell_mapping.yaml (-cm), data_mapping.yaml (-dm),
+    layer_mapping.yaml (-lm). Example:
+      mindport mappings export-msprobe -o msprobe_maps --model out/model.py:Net --ctor "num_classes=10"
+      msprobe -f mindspore compare -i compare.json -o result -cm msprobe_maps/cell_mapping.yaml
+    """
+    from mindport.errors import InputError
+    from mindport.validators.parity.msprobe import export_msprobe
+
+    try:
+        written = export_msprobe(out_dir, model=model, ctor=ctor, root=root, profile=target)
+    except InputError as exc:
+        _fail_input(exc)
+    for name, count in written.items():
+        click.echo(f"wrote {out_dir}/{name} ({count} entries)")
 
 
 # --- commands end ---

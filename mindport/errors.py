@@ -5,7 +5,8 @@ Codes are stable and documented (docs/diagnostics.md):
          MP104 torch idiom left as is, MP105 training-loop shape not recognised)
   MP2xx  input problems (MP201 syntax error, MP202 undecodable file, MP203 binary file)
   MP3xx  weights (MP301 unmatched parameter, MP302 shape mismatch, MP303 unsafe/unreadable checkpoint)
-  MP4xx  parity (MP401 output mismatch, MP402 structure mismatch, MP403 graph-mode failure)
+  MP4xx  parity (MP401 output mismatch, MP402 structure mismatch, MP403 graph-mode failure, MP404 constant
+         reference re-checked on perturbed weights, MP405 gradient mismatch, MP406 training divergence)
 """
 from __future__ import annotations
 

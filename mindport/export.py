@@ -38,6 +38,14 @@ class ExportReport:
                 "error": self.error, "structure_ok": self.structure_ok,
                 "outputs": [dataclasses.asdict(o) for o in self.outputs]}
 
+    @classmethod
+    def from_json(cls, data: dict) -> "ExportReport":
+        from mindport.validators.parity.results import OutputResult
+
+        fields = {k: v for k, v in data.items() if k in {f.name for f in dataclasses.fields(cls)}}
+        fields["outputs"] = [OutputResult(**o) for o in data.get("outputs", [])]
+        return cls(**fields)
+
     def summary(self) -> str:
         if self.error:
             return f"MindIR export failed: {self.error}"
@@ -61,9 +69,6 @@ def export_mindir(model_ref: str, out, *, ctor: str = "", inputs=(), checkpoint=
     if checkpoint is not None and not Path(checkpoint).is_file():
         raise InputError(f"checkpoint {checkpoint} does not exist")
     import mindspore as ms
-    from mindspore import nn
-
-    from mindport.validators.parity.metrics import compare_structures
 
     started = time.perf_counter()
     report = ExportReport(model_ref, str(out), [str(s) for s in specs], str(checkpoint) if checkpoint else None)
@@ -78,7 +83,22 @@ def export_mindir(model_ref: str, out, *, ctor: str = "", inputs=(), checkpoint=
             raise InputError(f"checkpoint {checkpoint} leaves {len(not_loaded)} parameter(s) of the model unfilled: "
                              f"{', '.join(not_loaded[:5])}")
     cell.set_train(False)
-    tensors = [ms.Tensor(a) for a in make_inputs(specs, seed)]
+    return export_cell(cell, out, make_inputs(specs, seed), report, rtol=rtol, atol=atol, started=started)
+
+
+def export_cell(cell, out, arrays, report: ExportReport, *, rtol: float = 1e-5, atol: float = 1e-6,
+                started: float | None = None) -> ExportReport:
+    """Export a built Cell (inference mode) on the numpy ``arrays`` as MindIR at ``out`` (written whole or not at
+    all), reload it, compare with the Cell; ``report`` gets the outcome. Used by export_mindir and by parity's
+    MindSpore side process (``migrate`` exports the Cell it proved instead of building it again)."""
+    import mindspore as ms
+    from mindspore import nn
+
+    from mindport.validators.parity.metrics import compare_structures
+
+    started = time.perf_counter() if started is None else started
+    out = Path(out)
+    tensors = [ms.Tensor(a) for a in arrays]
     expected = cell(*tensors)
     out.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{out.stem}.", suffix=".mindir", dir=out.parent)

@@ -1,5 +1,5 @@
 """The two installs: ``pip install mindport`` (light: convert, lint, the mapping tables) and
-``pip install 'mindport[full]'`` (adds torch, MindSpore, numpy, onnx, safetensors, matplotlib, jinja2 for weights,
+``pip install 'mindport[full]'`` (adds torch, MindSpore, numpy, onnx, safetensors, matplotlib for weights,
 validate, scaffold, export, migrate's parity step and ``mappings prove``). A command that needs the full install
 checks first and says which extra to install, in one message (exit code 2)."""
 from __future__ import annotations
@@ -10,7 +10,7 @@ from mindport.errors import InputError
 
 FULL_EXTRA = "mindport[full]"
 # what each part of the full install is for, to name what is missing
-FULL_MODULES = ("numpy", "torch", "mindspore", "jinja2", "matplotlib", "onnx", "safetensors")
+FULL_MODULES = ("numpy", "torch", "mindspore", "matplotlib", "onnx", "safetensors")
 
 
 class MissingExtraError(InputError):

@@ -1,11 +1,13 @@
 """``mindport migrate``: the whole job in one call, one report.
 
 1. convert every file of SRC into OUT (``migrator.repo.convert_path``);
-2. convert the torch checkpoint found in SRC or given into ``OUT/<name>.ckpt`` (``migrator.weights``);
-3. prove inference parity of the model given (``validators.parity.validate``);
-4. emit MindSpore train/eval scripts for it (``templates.render_scripts``);
-5. export it as MindIR, reload it and compare with the Cell (``export.export_mindir``);
-6. write ``OUT/mindport-report.json`` and ``OUT/mindport-report.html``.
+2. build the torch model and its converted port once each, in a process of their own, and in those processes convert
+   the torch checkpoint found in SRC or given into ``OUT/<name>.ckpt`` and prove parity (forward, and on request
+   gradients and training) of the model given (``validators.parity.compare.validate``; logs in
+   ``OUT/mindport-logs/``);
+3. emit MindSpore train/eval scripts for it (``templates.render_scripts``);
+4. export the proven Cell as MindIR in its process, reload it and compare (``export.export_cell``);
+5. write ``OUT/mindport-report.json`` and ``OUT/mindport-report.html``.
 
 Settings come from the arguments, else from ``[migrate]`` in ``SRC/mindport.toml`` (``[mappings] extra`` names the
 user's own mapping tables). Steps 2-5 import the project's model module and evaluate ``ctor`` as Python: migrate
@@ -13,7 +15,6 @@ runs the project's code (mindport.toml is code too). Step 1 alone never does.
 """
 from __future__ import annotations
 
-import html
 import json
 import time
 import tomllib
@@ -26,7 +27,9 @@ from mindport.errors import Diagnostic, InputError
 CHECKPOINT_SUFFIXES = (".pt", ".pth", ".bin", ".safetensors")
 SCRIPTS_DIR = "mindport_scripts"  # where the emitted train/eval scripts go, inside OUT
 EXPORT_DIR = "mindport_export"  # where the MindIR export goes, inside OUT
-_CONFIG_KEYS = {"model", "ctor", "input", "weights", "rtol", "atol", "target", "exclude"}
+LOGS_DIR = "mindport-logs"  # the side processes' logs (and anything MindSpore writes), inside OUT
+_CONFIG_KEYS = {"model", "ctor", "input", "weights", "rtol", "atol", "target", "exclude", "grad", "train_steps",
+                "optimizer", "lr", "loss", "graph"}
 
 
 @dataclass
@@ -109,12 +112,15 @@ def find_checkpoint(src: Path) -> Path | None:
 def migrate(src, out, *, model: str | None = None, ctor: str | None = None, inputs=None, weights=None,
             target: str | None = None, rtol: float | None = None, atol: float | None = None, jobs: int | None = None,
             force: bool = False, progress=None, file_progress=None, mappings=(), export: bool = True,
-            timeout: float | None = None, max_file_size: int | None = None) -> MigrationReport:
+            timeout: float | None = None, max_file_size: int | None = None, grad: bool | None = None,
+            train_steps: int | None = None, optimizer: str | None = None, lr: float | None = None,
+            loss: str | None = None, graph_mode: bool | None = None) -> MigrationReport:
     """Run the whole migration. Raises InputError for unusable arguments (exit code 2).
 
     ``progress(text)`` is told each step; ``file_progress(rel, done, total)`` each converted file. ``mappings``:
     the user's mapping tables (overlays), after those ``[mappings] extra`` names in mindport.toml.
-    ``timeout``/``max_file_size``: per-file limits of the conversion (default: convert_path's)."""
+    ``timeout``/``max_file_size``: per-file limits of the conversion (default: convert_path's). ``grad``,
+    ``train_steps``, ``optimizer``, ``lr``, ``loss``, ``graph_mode``: the parity checks (default: mindport.toml's)."""
     started = time.perf_counter()
     src, out = Path(src), Path(out)
     if not src.exists():
@@ -132,6 +138,12 @@ def migrate(src, out, *, model: str | None = None, ctor: str | None = None, inpu
     target = target or config.get("target", "nn")
     rtol = rtol if rtol is not None else float(config.get("rtol", 1e-5))
     atol = atol if atol is not None else float(config.get("atol", 1e-6))
+    checks = {"grad": grad if grad is not None else bool(config.get("grad", False)),
+              "train_steps": train_steps if train_steps is not None else int(config.get("train_steps", 0)),
+              "optimizer": optimizer or config.get("optimizer", "sgd"),
+              "lr": lr if lr is not None else float(config.get("lr", 0.01)),
+              "loss": loss or config.get("loss", "mse"),
+              "graph_mode": graph_mode if graph_mode is not None else bool(config.get("graph", True))}
     if weights is None and config.get("weights"):
         weights = src / config["weights"]
     weights = Path(weights) if weights is not None else find_checkpoint(src)
@@ -173,35 +185,34 @@ def migrate(src, out, *, model: str | None = None, ctor: str | None = None, inpu
         write_migration_reports(report, out)
         return report
 
-    model_file, _, name = model.rpartition(":")
-    torch_ref = str((src if src.is_dir() else src.parent) / model_file) + ":" + name
-    ms_ref = str((out if src.is_dir() else out.parent) / model_file) + ":" + name
+    src_root = src if src.is_dir() else src.parent
+    out_root = out if src.is_dir() else out.parent
+    target_part, _, name = model.rpartition(":")
+    dotted = not target_part.endswith(".py") and not (src_root / target_part).is_dir()
+    torch_ref = model if dotted else f"{src_root / target_part}:{name}"
+    ms_ref = model if dotted else f"{out_root / target_part}:{name}"
 
-    # 2. weights (the checkpoint is also what parity runs with)
-    ckpt_path = None
-    if weights is not None:
-        say(progress, f"converting weights {weights}")
-        ckpt_path = out / (weights.stem + ".ckpt")
-        report.weights = _convert_weights(weights, ms_ref, ctor, ckpt_path, report)
-    else:
-        report.weights = {"ok": True, "note": "no torch checkpoint found or given: parity uses the torch model's "
-                                              "initial weights, transferred to MindSpore"}
-
-    # 3. parity
-    say(progress, f"checking parity of {name} on {', '.join(inputs)}")
+    # 2. weights and parity: each model is built once, in its own process; the checkpoint is converted there
+    ckpt_path = out / (weights.stem + ".ckpt") if weights is not None else None
+    say(progress, f"building {name} on both sides" + (f", converting weights {weights}" if weights else "")
+        + f", checking parity on {', '.join(inputs)}" + (", exporting MindIR" if export else ""))
     from mindport.validators.parity.compare import validate
 
     try:
-        report.parity = validate(torch_ref, ms_ref, ctor, weights=weights if report.weights.get("ok") else None,
-                                 inputs=inputs, rtol=rtol, atol=atol)
+        report.parity = validate(torch_ref, ms_ref, ctor, weights=weights, inputs=inputs, rtol=rtol, atol=atol,
+                                 root=src_root, ms_root=out_root, log_dir=out / LOGS_DIR, save_weights=ckpt_path,
+                                 export_to=out / EXPORT_DIR / f"{name}.mindir" if export else None, **checks)
     except InputError as exc:
         report.problems.append(Diagnostic("MP400", f"parity could not run: {exc}", torch_ref))
+    report.weights = _weights_summary(report, weights, ckpt_path)
 
-    # 4. templates, in a folder of their own: the project's own train.py must never be overwritten
+    # 3. templates, in a folder of their own: the project's own train.py must never be overwritten
     try:
         from mindport.templates import render_scripts
 
-        written = render_scripts(out / SCRIPTS_DIR, str((out / model_file).resolve()), name, ctor=ctor,
+        module_file = target_part.replace(".", "/") + ".py" if dotted else (
+            f"{target_part}/__init__.py" if (src_root / target_part).is_dir() else target_part)
+        written = render_scripts(out / SCRIPTS_DIR, str((out_root / module_file).resolve()), name, ctor=ctor,
                                  input_spec=inputs[0],
                                  checkpoint=str(ckpt_path.resolve()) if ckpt_path and ckpt_path.exists() else None,
                                  overwrite=True)
@@ -209,60 +220,68 @@ def migrate(src, out, *, model: str | None = None, ctor: str | None = None, inpu
     except InputError as exc:
         report.problems.append(Diagnostic("MP500", f"train/eval scripts not written: {exc}", str(out)))
 
-    # 5. MindIR: the port deploys
-    if export:
-        say(progress, f"exporting {name} as MindIR and checking the reloaded graph")
-        from mindport.export import export_mindir
-
-        checkpoint = ckpt_path if ckpt_path is not None and report.weights.get("ok") and ckpt_path.exists() else None
-        try:
-            report.export = export_mindir(ms_ref, out / EXPORT_DIR / f"{name}.mindir", ctor=ctor, inputs=inputs,
-                                          checkpoint=checkpoint, rtol=rtol, atol=atol)
-            if not report.export.ok:
-                report.problems.append(Diagnostic("MP601", report.export.summary(), ms_ref))
-        except InputError as exc:
-            report.problems.append(Diagnostic("MP601", f"MindIR export could not run: {exc}", ms_ref))
-    else:
+    # 4. MindIR: the port deploys (exported in step 2's MindSpore process, from the Cell it proved)
+    if not export:
         report.skipped.append("MindIR export: --no-export")
+    elif report.parity is not None and report.parity.export is not None:
+        from mindport.export import ExportReport
+
+        report.export = ExportReport.from_json(report.parity.export)
+        if not report.export.ok:
+            report.problems.append(Diagnostic("MP601", report.export.summary(), ms_ref))
+    else:
+        report.problems.append(Diagnostic("MP601", "MindIR export did not run: the MindSpore model was not built",
+                                          ms_ref))
     report.seconds = time.perf_counter() - started
     write_migration_reports(report, out)
     return report
 
 
 def check_model_ref(src: Path, model: str) -> None:
-    """``FILE.py:Name`` must name a file in SRC that defines Name (read with ast: nothing is imported yet)."""
+    """The model reference must name a module in SRC that has Name: defined there or imported (re-exported) there.
+    Read with ast: nothing is imported yet."""
     import ast
 
-    from mindport.validators.parity.loading import parse_model_ref
+    from mindport.validators.parity.loading import resolve_model_ref
 
-    file_part, _, name = model.rpartition(":")
     root = src if src.is_dir() else src.parent
-    path, name = parse_model_ref(str(root / file_part) + ":" + name)
+    target, _, name = model.rpartition(":")
+    ref = resolve_model_ref(model if not target.endswith(".py") else f"{root / target}:{name}", root=root)
+    path = ref.file
     try:
         tree = ast.parse(path.read_bytes())
     except SyntaxError as exc:
         raise InputError(f"{path}: syntax error at line {exc.lineno}: {exc.msg}") from None
-    defined = {n.name for n in tree.body if isinstance(n, (ast.ClassDef, ast.FunctionDef))}
-    defined |= {t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
+    defined = set()
+    for node in tree.body:
+        if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            defined.add(node.name)
+        elif isinstance(node, ast.Assign):
+            defined |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            if any(alias.name == "*" for alias in node.names):
+                return  # a star import may bring anything
+            defined |= {(alias.asname or alias.name).split(".")[0] for alias in node.names}
     if name not in defined:
         raise InputError(f"{path} has no {name!r}; it defines: {', '.join(sorted(defined)) or 'nothing'}")
 
 
-def _convert_weights(weights: Path, ms_ref: str, ctor: str, ckpt_path: Path, report: MigrationReport) -> dict:
-    from mindport.errors import MigrationError
-    from mindport.validators.parity.loading import build_model
-    from mindport.migrator.weights import save_weights, transfer_weights
-
-    try:
-        cell = build_model(ms_ref, ctor)
-        transfer = transfer_weights(str(weights), cell, strict=True)
-        save_weights(cell, ckpt_path)
-    except MigrationError as exc:  # InputError is a MigrationError too
-        report.problems.append(Diagnostic("MP300", f"weights not converted: {exc.message}", str(weights)))
-        report.problems.extend(exc.diagnostics)
-        return {"ok": False, "source": str(weights), "error": exc.message}
-    return {"ok": True, "source": str(weights), "output": str(ckpt_path), "parameters": len(transfer.mapping),
-            "dropped": transfer.dropped, "map": transfer.mapping}
+def _weights_summary(report: MigrationReport, weights: Path | None, ckpt_path: Path | None) -> dict:
+    if weights is None:
+        return {"ok": True, "note": "no torch checkpoint found or given: parity uses the torch model's initial "
+                                    "weights, transferred to MindSpore"}
+    parity = report.parity
+    info = parity.weights if parity is not None else {}
+    if info.get("output"):
+        return {"ok": True, "source": str(weights), "output": info["output"], "parameters": info.get("transferred", 0),
+                "dropped": info.get("dropped", []), "map": info.get("map", {})}
+    reason = info.get("error") or ("parity could not run" if parity is None else
+                                   "weights do not line up with the MindSpore model")
+    report.problems.append(Diagnostic("MP300", f"weights not converted: {reason}", str(weights)))
+    if parity is not None:
+        report.problems.extend(d for d in parity.diagnostics if d.code.startswith("MP30"))
+    return {"ok": False, "source": str(weights), "error": reason, "missing": info.get("missing", []),
+            "unexpected": info.get("unexpected", [])}
 
 
 def say(progress, text: str) -> None:
@@ -283,44 +302,52 @@ def write_migration_reports(report: MigrationReport, out: Path) -> tuple[Path, P
 
 
 def render_html(report: MigrationReport) -> str:
-    """One self-contained page: the migration summary, then the parity report (with its plot) when there is one."""
-    esc = html.escape
+    """One self-contained page in the parity report's style: the migration summary, then the parity sections."""
+    import jinja2
+
+    from mindport.validators.parity.report import html_page, render_parity_body
+
     conv = report.conversion
-    totals = conv.totals() if conv is not None else {}
-    rows = "".join(
-        f"<tr><td>{esc(f.path)}</td><td>{esc(f.status)}</td><td>{f.lines}</td><td>{f.sites}</td>"
-        f"<td>{len(f.diagnostics)}</td></tr>" for f in (conv.files if conv else []) if f.status != "copied")
-    diags = "".join(
-        f"<tr><td>{esc(d.location())}</td><td>{esc(d.code)}</td><td>{esc(d.message)}</td><td>{esc(d.suggestion)}</td></tr>"
-        for d in [*(conv.diagnostics if conv else []), *report.problems])
-    verdict = "OK" if report.ok else "partial"
-    section = f"""
+    env = jinja2.Environment(autoescape=True)
+    body = env.from_string(_MIGRATION).render(
+        r=report, verdict="OK" if report.ok else "partial", totals=conv.totals() if conv is not None else {},
+        files=[f for f in (conv.files if conv else []) if f.status != "copied"],
+        diagnostics=[*(conv.diagnostics if conv else []), *report.problems], w=report.weights)
+    if report.parity is not None:
+        body += "<h1>Parity</h1>" + render_parity_body(report.parity)
+    return html_page(f"mindport migrate: {'OK' if report.ok else 'partial'}", body)
+
+
+_MIGRATION = r"""
 <section id="migration">
-<h1>mindport migrate: {esc(verdict)}</h1>
-<p>{esc(report.src)} &rarr; {esc(report.out)} in {report.seconds:.1f} s</p>
-{"".join(f"<p><b>partial:</b> {esc(r)}</p>" for r in report.shortfalls())}
+<h1>mindport migrate <span class="badge {{ 'ok' if r.ok else 'bad' }}">{{ verdict }}</span></h1>
+<p>{{ r.src }} &rarr; {{ r.out }} in {{ '%.1f'|format(r.seconds) }} s</p>
+{% for why in r.shortfalls() %}<p><b>partial:</b> {{ why }}</p>{% endfor %}
 <h2>Conversion</h2>
-<p>{totals.get('files', 0)} files, {totals.get('python_lines', 0)} Python lines, {totals.get('sites_converted', 0)}
-API sites converted, {totals.get('sites_unconverted', 0)} left.</p>
-<table><tr><th>file</th><th>status</th><th>lines</th><th>sites</th><th>diagnostics</th></tr>{rows}</table>
+<p>{{ totals.get('files', 0) }} files, {{ totals.get('python_lines', 0) }} Python lines, {{ totals.get('sites_converted', 0) }}
+API sites converted, {{ totals.get('sites_unconverted', 0) }} left.</p>
+<table><tr><th>file</th><th>status</th><th>lines</th><th>sites</th><th>diagnostics</th></tr>
+{% for f in files %}<tr><td>{{ f.path }}</td><td>{{ f.status }}</td><td class="num">{{ f.lines }}</td><td class="num">{{ f.sites }}</td><td class="num">{{ f.diagnostics|length }}</td></tr>{% endfor %}</table>
 <h2>Diagnostics</h2>
-{"<p>none</p>" if not diags else f"<table><tr><th>where</th><th>code</th><th>message</th><th>fix</th></tr>{diags}</table>"}
+{% if diagnostics %}<table><tr><th>where</th><th>code</th><th>message</th><th>fix</th></tr>
+{% for d in diagnostics %}<tr><td><code>{{ d.location() }}</code></td><td><code>{{ d.code }}</code></td><td>{{ d.message }}</td><td>{{ d.suggestion }}</td></tr>{% endfor %}</table>{% else %}<p>none</p>{% endif %}
 <h2>Weights</h2>
-<pre>{esc(json.dumps({k: v for k, v in report.weights.items() if k != "map"}, indent=2, default=str))}</pre>
+<table><tr><th>converted</th><td><span class="badge {{ 'ok' if w.get('ok') else 'bad' }}">{{ 'yes' if w.get('ok') else 'no' }}</span></td></tr>
+{% if w.get('source') %}<tr><th>torch checkpoint</th><td><code>{{ w.source }}</code></td></tr>{% endif %}
+{% if w.get('output') %}<tr><th>MindSpore checkpoint</th><td><code>{{ w.output }}</code></td></tr>{% endif %}
+{% if w.get('parameters') is not none %}<tr><th>parameters written</th><td class="num">{{ w.parameters }}</td></tr>{% endif %}
+{% if w.get('dropped') %}<tr><th>dropped by design</th><td>{{ w.dropped|join(', ') }}</td></tr>{% endif %}
+{% if w.get('missing') %}<tr><th>MindSpore parameters left unfilled</th><td>{{ w.missing|join(', ') }}</td></tr>{% endif %}
+{% if w.get('unexpected') %}<tr><th>torch keys unmatched</th><td>{{ w.unexpected|join(', ') }}</td></tr>{% endif %}
+{% if w.get('error') %}<tr><th>error</th><td>{{ w.error }}</td></tr>{% endif %}
+{% if w.get('note') %}<tr><th>note</th><td>{{ w.note }}</td></tr>{% endif %}
+</table>
+{% if w.get('map') %}<details><summary>name map ({{ w.map|length }} tensors)</summary>
+<table><tr><th>torch key</th><th>MindSpore parameter</th></tr>{% for k, v in w.map.items() %}<tr><td><code>{{ k }}</code></td><td><code>{{ v }}</code></td></tr>{% endfor %}</table></details>{% endif %}
 <h2>Train/eval scripts</h2>
-<ul>{"".join(f"<li>{esc(p)}</li>" for p in report.templates) or "<li>none</li>"}</ul>
+<ul>{% for p in r.templates %}<li><code>{{ p }}</code></li>{% else %}<li>none</li>{% endfor %}</ul>
 <h2>MindIR export</h2>
-<p>{esc(report.export.summary()) if report.export is not None else "not run"}</p>
-{"".join(f"<p>{esc(s)}</p>" for s in report.skipped)}
+<p>{{ r.export.summary() if r.export is not none else 'not run' }}</p>
+{% for s in r.skipped %}<p>{{ s }}</p>{% endfor %}
 </section>
 """
-    if report.parity is not None:
-        from mindport.validators.parity.report import render_html as parity_html
-
-        page = parity_html(report.parity)
-        marker = page.find("<body")
-        if marker != -1:
-            end = page.find(">", marker) + 1
-            return page[:end] + section + "<h1>Parity</h1>" + page[end:]
-    style = "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px}"
-    return f"<!doctype html><html><head><meta charset='utf-8'><title>mindport migrate</title><style>{style}</style></head><body>{section}</body></html>"

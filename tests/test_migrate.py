@@ -108,3 +108,32 @@ def test_missing_source_is_a_usage_error(tmp_path):
     run = subprocess.run([sys.executable, "-m", "mindport.cli", "migrate", str(tmp_path / "nope"), "-o",
                           str(tmp_path / "out")], capture_output=True, text=True)
     assert run.returncode == 2
+
+
+def test_each_model_is_built_once_and_the_report_is_one_style(tmp_path, checkpoint, monkeypatch):
+    """The torch model and its port are each built once, in their own process, where the checkpoint is converted and
+    parity checked (the port was built twice before: once for the weights, once for parity)."""
+    from mindport.validators.parity.report import STYLE
+
+    src = tmp_path / "src"
+    shutil.copytree(EXAMPLE, src)
+    model = src / "model.py"
+    code = model.read_text()
+    init = "    def __init__(self, num_classes: int = 10, width: int = 16):\n        super().__init__()\n"
+    assert init in code
+    model.write_text("import os\n" + code.replace(
+        init, init + "        with open(os.environ['MINDPORT_TEST_BUILDS'], 'a') as log:\n"
+                     "            log.write(type(self).__mro__[1].__name__ + '\\n')\n"))
+    builds = tmp_path / "builds.txt"
+    monkeypatch.setenv("MINDPORT_TEST_BUILDS", str(builds))
+    report = migrate(src, tmp_path / "out", weights=checkpoint, jobs=1)
+    assert report.ok, [p.format() for p in report.problems]
+    assert sorted(builds.read_text().split()) == ["Cell", "Module"]  # one torch build, one MindSpore build
+    assert report.weights["ok"] and report.weights["output"] == str((tmp_path / "out" / "model.ckpt").resolve())
+    assert report.weights["parameters"] == report.parity.weights["transferred"]
+    html = (tmp_path / "out" / "mindport-report.html").read_text()
+    assert STYLE in html and html.count("<style>") == 1  # the parity sections share the page and its style
+    weights = html[html.index("<h2>Weights</h2>"):]
+    assert weights.startswith("<h2>Weights</h2>\n<table>") and "<pre>" not in weights.split("<h2>", 2)[1]
+    assert "stem.0.weight" in html  # the name map, as a table
+    assert (tmp_path / "out" / "mindport-logs" / "mindspore.log").is_file()

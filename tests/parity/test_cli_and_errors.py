@@ -87,3 +87,22 @@ def test_npy_inputs(tmp_path):
     report = validate(f"{MODELS}/convnet.py:ConvNet", f"{ms_file}:ConvNet", inputs=[str(tmp_path / "x.npy")],
                       graph_mode=False, localize=False)
     assert report.ok and report.settings["inputs"][0]["shape"] == [1, 3, 16, 16]
+
+
+def test_cli_graph_mode_failure_exits_1_unless_skipped(tmp_path):
+    ms_file = convert_model("convnet", tmp_path)
+    code = ms_file.read_text()
+    old = "        x = self.ln(x)\n"
+    ms_file.write_text(code.replace(old, "        try:\n            x = self.ln(x)\n        except ValueError:\n"
+                                         "            x = x\n"))
+    args = ("--torch", f"{MODELS}/convnet.py:ConvNet", "--ms", f"{ms_file}:ConvNet", "--input", "1x3x16x16:float32",
+            "--no-localize")
+    res = run_cli(*args, "--report", "r.json", cwd=tmp_path)
+    assert res.returncode == 1, res.stdout + res.stderr
+    status = next(ln for ln in res.stdout.splitlines() if ln.startswith("graph mode:"))
+    assert status.startswith(f"graph mode: failed at {ms_file}:") and "Unsupported statement 'Try'" in status
+    assert "C++" not in res.stdout + res.stderr and "WARNING" not in res.stdout + res.stderr
+    assert (tmp_path / "mindport-logs" / "mindspore.log").stat().st_size > 0  # MindSpore's own output went there
+    assert not (tmp_path / "rank_0").exists()
+    res = run_cli(*args, "--no-graph", cwd=tmp_path)
+    assert res.returncode == 0 and "graph mode: skipped" in res.stdout, res.stdout + res.stderr

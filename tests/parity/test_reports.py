@@ -25,15 +25,22 @@ def test_json_schema(trap_report):
     data = json.loads(json_path.read_text())
     assert data["schema_version"] == SCHEMA_VERSION
     assert set(data) == {"schema_version", "tool", "ok", "verdict", "reference", "candidate", "settings", "weights",
-                         "structure", "outputs", "layers", "first_divergent", "config_findings", "graph",
-                         "ms_error", "localization", "diagnostics", "timings"}
+                         "structure", "outputs", "layers", "first_divergent", "drift", "config_findings", "vacuous",
+                         "perturbed", "grad", "train", "graph", "ms_error", "localization", "logs", "diagnostics",
+                         "timings"}
+    assert data["vacuous"] == {} and data["perturbed"] is None and data["grad"] is None and data["train"] is None
     assert data["ok"] is False and data["verdict"] == "divergence"
     assert data["settings"]["rtol"] == 1e-5 and data["settings"]["inputs"][0]["spec"] == "2x3x16x16:float32"
     out = data["outputs"][0]
     assert {"key", "status", "ref_shape", "ms_shape", "max_abs", "max_rel", "mean_abs", "cosine", "allclose",
-            "rtol", "atol", "nonfinite"} <= set(out)
+            "rtol", "atol", "nonfinite", "ratio_1e3", "ratio_5e3", "grade", "constant"} <= set(out)
+    assert out["grade"] in ("pass", "warning", "error") and 0 <= out["ratio_1e3"] <= out["ratio_5e3"] <= 1
     fd = data["first_divergent"]
     assert fd["path"] == "act" and fd["causes"][0]["trap"] == "gelu_approximate"
+    assert fd["role"] == "cause" and fd["input_max_rel"] is not None and fd["grade"] in ("pass", "warning", "error")
+    # the statement that called the layer, on both sides
+    assert fd["ms_site"].endswith(".py:" + fd["ms_site"].rsplit(":", 1)[1]) and "_ms.py:" in fd["ms_site"]
+    assert fd["torch_site"].startswith(str(MODELS / "convnet.py") + ":")
     assert fd["torch_config"]["approximate"] == "none" and fd["ms_config"]["approximate"] is True
     assert [lr["index"] for lr in data["layers"]] == list(range(len(data["layers"])))
     assert data["graph"]["status"] == "ok"
@@ -44,7 +51,10 @@ def test_schema_is_documented():
     doc = (REPO / "docs" / "parity-report.md").read_text()
     assert f"schema_version` is `{SCHEMA_VERSION}`" in doc
     for key in ("first_divergent", "config_findings", "nonfinite", "equal_to_pynative", "training_only",
-                "localization", "ms_error", "max_rel", "ref_scale"):
+                "localization", "ms_error", "max_rel", "ref_scale", "ratio_1e3", "ratio_5e3", "grade", "role",
+                "input_max_rel", "ms_site", "torch_site", "ms_diagnostics", "drift", "vacuous", "perturbed",
+                "perturbed_parameters", "grad", "sign_similarity", "train", "rel_diff", "first_divergent_step",
+                "logs", "constant"):
         assert f"`{key}`" in doc, key
 
 

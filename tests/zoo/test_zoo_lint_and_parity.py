@@ -26,6 +26,15 @@ def test_converted_zoo_is_lint_clean(tmp_path):
     assert not result.errors and not result.findings, [f"{f}" for f in result.findings]
 
 
+# A GRAPH_MODE failure fails parity (MP403, exit 1). These converted zoo models run in PyNative but do not compile
+# in GRAPH_MODE yet: converter gaps, listed with the line MindSpore names, so that a fix shows up here.
+GRAPH_GAPS = {
+    "attention_block": ("attention_block.py:21", "Tensor.transpose"),  # torch's transpose(1, 2): graph mode permutes
+    "mlp_mixer": ("mlp_mixer.py:43", "Tensor.transpose"),
+    "vit_tiny": ("vit_tiny.py:34", "number of provided arguments is 4"),  # Tensor.expand(n, -1, -1)
+}
+
+
 @pytest.mark.parametrize("model", ZOO, ids=[m.name for m in ZOO])
 def test_parity_validator_passes_on_the_zoo(tmp_path, model):
     from mindport import compare
@@ -34,7 +43,18 @@ def test_parity_validator_passes_on_the_zoo(tmp_path, model):
     tmodel, msmodel, _ = build_pair(model, converted)
     arrays = make_inputs([parse_input_spec(s) for s in model.inputs], seed=3)
     report = compare(tmodel, msmodel, arrays, rtol=model.tolerance, atol=1e-5, transfer=False)
-    assert report.ok, (report.first_divergent, [(o.key, o.max_abs) for o in report.outputs], report.config_findings)
+    details = (report.first_divergent, [(o.key, o.max_abs) for o in report.outputs], report.config_findings,
+               report.graph.status, report.graph.error[:300])
+    if model.name in GRAPH_GAPS:
+        where, words = GRAPH_GAPS[model.name]
+        assert report.graph.status == "failed" and report.graph.location.endswith(where), details
+        assert words in report.graph.error, details
+        assert not report.ok and {d.code for d in report.diagnostics if d.severity == "error"} == {"MP403"}, details
+        # everything else holds: PyNative parity, layer by layer
+        assert all(o.allclose for o in report.outputs) and report.structure["ok"], details
+        assert report.first_divergent is None and not report.config_findings, details
+    else:
+        assert report.ok, details
     assert report.layers and all(np.isfinite(o.max_abs) for o in report.outputs)
 
 

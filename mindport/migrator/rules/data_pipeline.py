@@ -69,6 +69,32 @@ class DataPipelineTransform(Rule):
             """,
             note='A Dataset subclass becomes a plain source class; GeneratorDataset hands it numpy indices.',
         ),
+        Example(
+            before="""
+                import torch
+                from torch.utils.data import DataLoader, TensorDataset
+
+
+                def make_data(n):
+                    return TensorDataset(torch.randn(n, 3), torch.randn(n, 2), torch.zeros(n))
+
+
+                loader = DataLoader(make_data(8), batch_size=4)
+            """,
+            after="""
+                import mindspore as ms
+                from mindspore import ops
+                import mindspore.dataset as ds
+
+
+                def make_data(n):
+                    return list(zip(*(ms.Tensor(t).asnumpy() for t in (ops.randn(n, 3), ops.randn(n, 2), ops.zeros(n)))))
+
+
+                loader = ds.GeneratorDataset(make_data(8), column_names=['column_0', 'column_1', 'column_2'], shuffle=False).batch(4)
+            """,
+            note="A dataset made by a function of the file: the columns are those of what every return gives.",
+        ),
     )
 
     def __init__(self, ctx) -> None:
@@ -96,6 +122,13 @@ class DataPipelineTransform(Rule):
             keep[-1] = keep[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
             return updated_node.with_changes(bases=keep)
         return updated_node.with_changes(bases=[], lpar=cst.MaybeSentinel.DEFAULT, rpar=cst.MaybeSentinel.DEFAULT)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        """A function whose every return is a dataset of known columns (``return TensorDataset(x, y)``) yields
+        those columns: ``DataLoader(make_data())`` needs no guess."""
+        counts = {self._count(value) for value in _returns(node)}
+        if len(counts) == 1 and 0 not in counts:
+            self.columns[node.name.value] = counts.pop()
 
     def visit_Assign(self, node: cst.Assign) -> None:
         count = self._count(node.value)

@@ -1,9 +1,22 @@
-"""Loading what the user names on the command line: ``file.py:Name`` + ``--ctor`` source, and ``--input`` specs.
+"""Loading what the user names on the command line: a model reference + ``--ctor`` source, and ``--input`` specs.
 
-``Name`` is a class or a factory function; ``--ctor`` is the call's argument list as Python source, evaluated in
-the model module's own namespace (so ``--ctor "BasicBlock, [2, 2, 2, 2]"`` builds both the torch and the
-MindSpore model from the same text). Input specs: ``2x3x32x32:float32`` (seeded normal floats),
-``2x16:int64:0:1000`` (integers in [0, 1000)), or a ``.npy``/``.npz`` file.
+References (``Name`` is a class or a factory function, or any name the module has, re-exports included):
+
+* ``path/model.py:Name`` -- a file. When its folder is a package (has ``__init__.py``), the file is imported as a
+  module of that package (``x_transformers/x_transformers.py`` -> ``x_transformers.x_transformers``, with the
+  package's parent on ``sys.path``), so absolute and relative imports inside the package work; otherwise its folder
+  goes first on ``sys.path`` so sibling imports (``from attend import Attend``) work.
+* ``pkg/__init__.py:Name`` or ``pkg:Name`` (a package folder) -- a name the package re-exports.
+* ``pkg.module:Name`` -- a dotted module under ``root`` (``--root``, default the current folder).
+
+``--ctor`` is the call's argument list as Python source, evaluated in the model module's own namespace (so
+``--ctor "BasicBlock, [2, 2, 2, 2]"`` builds both the torch and the MindSpore model from the same text). Input specs:
+``2x3x32x32:float32`` (seeded normal floats), ``2x16:int64:0:1000`` (integers in [0, 1000)), or a ``.npy``/``.npz``
+file.
+
+``build_model(..., isolated=True)`` is for a process that builds one side only (``worker.py``): modules are imported
+under their own names and stay imported. In-process callers (both frameworks in one interpreter) get a fresh import
+each time, so that the torch project and its converted copy never share a module.
 """
 from __future__ import annotations
 
@@ -86,25 +99,142 @@ def make_inputs(specs: list[InputSpec], seed: int = 0) -> list[np.ndarray]:
     return arrays
 
 
+_REF_HELP = ("expected FILE.py:Name, package/module.py:Name, PACKAGE_DIR:Name or pkg.module:Name (dotted, found "
+             "under --root)")
+
+
+@dataclass(frozen=True)
+class ModelRef:
+    text: str  # as given
+    name: str
+    module: str  # dotted module name ("" = a plain file, imported by path)
+    search_path: Path  # goes first on sys.path
+    file: Path | None = None
+    package_dir: Path | None = None  # the file's package folder (last on sys.path: sibling-style imports)
+
+    @property
+    def where(self) -> str:
+        return str(self.file) if self.file is not None else f"module {self.module}"
+
+
 def parse_model_ref(text: str) -> tuple[Path, str]:
-    """``path/model.py:Name`` -> (path, Name)."""
-    path, sep, name = text.rpartition(":")
-    if not sep or not path.endswith(".py") or not name.isidentifier():
+    """``path/model.py:Name`` -> (path, Name) (the file forms only)."""
+    ref = resolve_model_ref(text)
+    if ref.file is None:
         raise InputError(f"model reference {text!r}: expected FILE.py:Name (a class or a factory function)")
-    if not Path(path).is_file():
-        raise InputError(f"model file {path} does not exist")
-    return Path(path), name
+    return ref.file, ref.name
 
 
-def import_file(path: Path):
-    """Import a user's module from its path, with its folder on sys.path (so its sibling imports work)."""
+def resolve_model_ref(text: str, root=None) -> ModelRef:
+    """Where a reference's module lives and how to import it (nothing is imported here)."""
+    target, sep, name = str(text).rpartition(":")
+    if not sep or not target or not name.isidentifier():
+        raise InputError(f"model reference {text!r}: {_REF_HELP}")
+    base = Path(root) if root is not None else Path.cwd()
+    path = Path(target)
+    if not path.is_absolute() and not path.exists() and (base / path).exists():
+        path = base / path
+    if target.endswith(".py"):
+        if not path.is_file():
+            raise InputError(f"model file {target} does not exist")
+        return _file_ref(text, path.resolve(), name)
+    if path.is_dir():
+        if not (path / "__init__.py").is_file():
+            raise InputError(f"model reference {text!r}: {target} is a folder without __init__.py; {_REF_HELP}")
+        return _file_ref(text, (path / "__init__.py").resolve(), name)
+    parts = target.split(".")
+    if not all(p.isidentifier() for p in parts):
+        raise InputError(f"model reference {text!r}: {_REF_HELP}")
+    base = base.resolve()
+    for candidate in (base.joinpath(*parts).with_suffix(".py"), base.joinpath(*parts, "__init__.py")):
+        if candidate.is_file():
+            return ModelRef(text, name, target, base, candidate)
+    raise InputError(f"model reference {text!r}: no module {target} under {base} (pass --root, the folder that "
+                     f"holds {parts[0]}/)")
+
+
+def _file_ref(text: str, path: Path, name: str) -> ModelRef:
+    parts = [] if path.name == "__init__.py" else [path.stem]
+    folder = path.parent
+    while (folder / "__init__.py").is_file() and folder.name.isidentifier():
+        parts.insert(0, folder.name)
+        folder = folder.parent
+    if not parts or (len(parts) == 1 and folder == path.parent):  # not inside a package
+        if path.name == "__init__.py":
+            raise InputError(f"model reference {text!r}: {path.parent.name} is not an importable package name")
+        return ModelRef(text, name, "", path.parent, path)
+    return ModelRef(text, name, ".".join(parts), folder, path, path.parent)
+
+
+def _same_file(module, path: Path | None) -> bool:
+    file = getattr(module, "__file__", None)
+    return path is not None and isinstance(file, str) and os.path.realpath(file) == os.path.realpath(path)
+
+
+def import_ref(ref: ModelRef, isolated: bool = False):
+    """Import the reference's module (see the module docstring for ``isolated``)."""
+    if not ref.module:
+        return import_file(ref.file, keep=isolated)
+    top = ref.module.split(".")[0]
+    if isolated:
+        if ref.module in sys.modules and not _same_file(sys.modules[ref.module], ref.file):
+            raise InputError(f"{ref.where}: the module name {ref.module} is already taken in this process by "
+                             f"{getattr(sys.modules[ref.module], '__file__', 'a built-in module')}")
+        _add_path(str(ref.search_path), first=True)
+        if ref.package_dir is not None:
+            _add_path(str(ref.package_dir), first=False)
+        return _import_module(ref)
+    # in-process: a fresh copy of the package, never a same-named package imported from another tree before
+    _forget_package(top)
+    sys.path.insert(0, str(ref.search_path))
+    try:
+        return _import_module(ref)
+    finally:
+        sys.path.remove(str(ref.search_path))
+        _forget_package(top)
+
+
+def _add_path(folder: str, first: bool) -> None:
+    if folder in sys.path:
+        return
+    if first:
+        sys.path.insert(0, folder)
+    else:
+        sys.path.append(folder)
+
+
+def _forget_package(top: str) -> None:
+    for key in [k for k in sys.modules if k == top or k.startswith(top + ".")]:
+        del sys.modules[key]
+
+
+def _import_module(ref: ModelRef):
+    import importlib
+
+    try:
+        return importlib.import_module(ref.module)
+    except Exception as exc:
+        raise InputError(f"importing {ref.where} failed: {type(exc).__name__}: {exc}\n{_short_tb()}") from exc
+
+
+def import_file(path: Path, keep: bool = False):
+    """Import a user's module from its path, with its folder on sys.path (so its sibling imports work).
+
+    ``keep`` (a process of its own): the module is imported under its own name (siblings that import it get the same
+    module) and the folder stays on sys.path. Otherwise it gets a unique name and the folder's modules are forgotten
+    afterwards, so another file with the same module names can be imported next.
+    """
     path = Path(path).resolve()
+    folder = str(path.parent)
+    if keep and path.stem.isidentifier() and (path.stem not in sys.modules
+                                              or _same_file(sys.modules[path.stem], path)):
+        _add_path(folder, first=True)
+        return _import_module(ModelRef(str(path), "", path.stem, path.parent, path))
     name = f"_mindport_user_{path.stem}_{uuid.uuid4().hex[:8]}"
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise InputError(f"cannot import {path}")
     module = importlib.util.module_from_spec(spec)
-    folder = str(path.parent)
     sys.path.insert(0, folder)
     # A converted project may reuse its module names (model.py on both sides): import each side fresh.
     # (string comparison: building a Path for each of the ~5000 loaded modules cost 0.1-0.2 s)
@@ -116,23 +246,27 @@ def import_file(path: Path):
     except Exception as exc:
         raise InputError(f"importing {path} failed: {type(exc).__name__}: {exc}\n{_short_tb()}") from exc
     finally:
-        sys.path.remove(folder)
-        for key in stale:
-            sys.modules.pop(key, None)
+        if not keep:
+            sys.path.remove(folder)
+            for key in stale:
+                sys.modules.pop(key, None)
     return module
 
 
-def build_model(ref: str, ctor: str = ""):
-    """Import ``FILE.py:Name`` and call ``Name(<ctor>)`` in the module's own namespace."""
-    path, name = parse_model_ref(ref)
-    module = import_file(path)
+def build_model(ref: str, ctor: str = "", root=None, isolated: bool = False):
+    """Import the reference's module and call ``Name(<ctor>)`` in the module's own namespace."""
+    model_ref = resolve_model_ref(ref, root)
+    module = import_ref(model_ref, isolated)
+    name = model_ref.name
     if not hasattr(module, name):
         available = sorted(n for n, v in vars(module).items() if isinstance(v, type) or callable(v))
-        raise InputError(f"{path} has no {name!r}; it defines: {', '.join(a for a in available if not a.startswith('_'))}")
+        raise InputError(f"{model_ref.where} has no {name!r}; it defines: "
+                         f"{', '.join(a for a in available if not a.startswith('_')) or 'nothing'}")
     try:
-        return eval(f"{name}({ctor})", vars(module))  # noqa: S307 - the user's own constructor text, by design
+        return eval(f"{name}({ctor})", vars(module))  # the user's own constructor text, by design
     except Exception as exc:
-        raise InputError(f"building {name}({ctor}) from {path} failed: {type(exc).__name__}: {exc}") from exc
+        raise InputError(f"building {name}({ctor}) from {model_ref.where} failed: {type(exc).__name__}: {exc}"
+                         ) from exc
 
 
 def _short_tb() -> str:

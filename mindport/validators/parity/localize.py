@@ -1,29 +1,33 @@
 """Layer-by-layer localisation: which layer of the MindSpore port diverges first, and why.
 
-Forward hooks on every torch module and every MindSpore cell record each call's output in completion order
-(a layer's hook fires when its ``forward``/``construct`` returns, so children come before their parent). The
-converter keeps attribute names, so the module path ``features.1`` names the same layer on both sides; calls are
-matched by (path, call number), so a layer used twice is compared twice.
+Forward hooks on every torch module and every MindSpore cell record each call's inputs, output and call site
+(``file:line`` of the user's statement) in completion order (a layer's hook fires when its ``forward``/``construct``
+returns, so children come before their parent). The hooks run inside each side's process; the records reach the
+parent as plain data. The converter keeps attribute names, so the module path ``features.1`` names the same layer on
+both sides; calls are matched by (path, call number), so a layer used twice is compared twice.
 
-The first divergent record in torch's completion order is where the error starts: every layer before it matched.
-Its two configurations are compared by the known-trap rules below (``TRAPS``); the rule that explains the
-difference becomes the report's cause.
+A diverging layer is the cause when its inputs agree and its output does not (msprobe's rule), or a known trap
+explains it; the first cause in completion order is the report's first divergent layer. Its two configurations are
+compared by the known-trap rules below (``TRAPS``); the rule that explains the difference becomes the report's cause.
 """
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import functools
 import math
+import os
+import sys
 import weakref
-from dataclasses import dataclass, field
-from typing import Callable
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
-
 
 # ----------------------------------------------------------------------------------------------------------------
 # Recording MindSpore constructor arguments (cells keep only some of them as attributes)
 
-_CTOR_ARGS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_CTOR_ARGS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 @contextlib.contextmanager
@@ -40,8 +44,9 @@ def record_constructor_args():
 
     def recording_new(class_, *args, **kwargs):
         cell = inner(class_, *args, **kwargs)
-        with contextlib.suppress(TypeError):
-            _CTOR_ARGS[cell] = (args, kwargs)
+        if args or kwargs:  # copy.deepcopy (TransformerEncoder's layer copies) calls __new__ with nothing
+            with contextlib.suppress(TypeError):
+                _CTOR_ARGS[cell] = (args, kwargs)
         return cell
 
     nn.Cell.__new__ = staticmethod(recording_new)
@@ -361,43 +366,132 @@ def config_differences(tcfg: dict, mcfg: dict, limit: int = 6) -> list[str]:
 
 
 # ----------------------------------------------------------------------------------------------------------------
-# Capturing every layer's output
-
-@dataclass
-class Record:
-    path: str
-    type_name: str
-    call: int  # 0 for the first call of this layer, 1 for the second, ...
-    leaves: list  # flattened output arrays (numpy)
-    layer: object = field(repr=False, default=None)
-
+# Capturing every layer's inputs, output and call site (runs inside a side: torch or MindSpore)
 
 def _leaves(obj) -> list:
     from mindport.validators.parity.metrics import flatten_outputs, to_numpy
 
-    # A copy: a later in-place layer (torch ReLU(inplace=True)) would otherwise rewrite the recorded output.
-    return [np.array(to_numpy(v), copy=True) for _, v in flatten_outputs(obj)]
+    out = []
+    for _, value in flatten_outputs(obj):
+        try:
+            array = to_numpy(value)
+        except TypeError:
+            continue  # a non-tensor argument (a module, a string): not compared
+        if array is None:
+            continue
+        array = np.asarray(array)
+        if array.dtype.kind not in "biufc":
+            continue
+        # A copy: a later in-place layer (torch ReLU(inplace=True)) would otherwise rewrite the recorded output.
+        out.append(np.array(array, copy=True))
+    return out
 
 
-def _hooked(named, register, records: list[Record]):
+@functools.lru_cache(maxsize=1)
+def _framework_dirs() -> tuple[str, ...]:
+    """Source folders whose frames are not the user's statement: the frameworks, the stdlib, this package and the
+    runtime layer (its Cells call sub-cells on the user's behalf)."""
+    import importlib.util
+    import sysconfig
+
+    dirs = [sysconfig.get_paths()["stdlib"], os.path.dirname(os.path.abspath(__file__)),
+            os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "runtime")]
+    for name in ("torch", "mindspore", "onnx"):
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            spec = None
+        if spec is not None and spec.submodule_search_locations:
+            dirs.extend(spec.submodule_search_locations)
+    return tuple(os.path.join(d, "") for d in dirs)
+
+
+def call_site(frame) -> str:
+    """``file:line`` of the innermost frame outside the frameworks: the statement that called the layer."""
+    skip = _framework_dirs()
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not filename.startswith("<") and not filename.startswith(skip):
+            return f"{filename}:{frame.f_lineno}"
+        frame = frame.f_back
+    return ""
+
+
+def raise_site(exc: BaseException) -> str:
+    """``file:line`` of the innermost statement outside the frameworks that an exception went through."""
+    skip = _framework_dirs()
+    found, tb = "", exc.__traceback__
+    while tb is not None:
+        filename = tb.tb_frame.f_code.co_filename
+        if not filename.startswith("<") and not filename.startswith(skip):
+            found = f"{filename}:{tb.tb_lineno}"
+        tb = tb.tb_next
+    return found
+
+
+def definition_site(layer, method: str) -> str:
+    """``file:line`` of a user-defined layer's forward/construct ("" for framework classes)."""
+    cls = type(layer)
+    if cls.__module__.startswith(("torch.", "mindspore.", "mindport.runtime")):
+        return ""
+    code = getattr(getattr(cls, method, None), "__code__", None)
+    return f"{code.co_filename}:{code.co_firstlineno}" if code is not None else ""
+
+
+def _hooked(named, records: list[dict], started: list | None = None):
+    """Hooks on every layer: its inputs are copied when it starts (an in-place layer, torch's ReLU(inplace=True),
+    rewrites them before it returns), its output when it returns. ``started`` receives (path, call) at each start."""
     calls: dict[str, int] = {}
+    starts: dict[str, int] = {}
+    pending: dict[str, list] = {}
     handles = []
     for path, layer in named:
-        def hook(layer, _inputs, output, path=path):
+        def pre_hook(layer, inputs, path=path):
+            try:
+                ins = _leaves(inputs)
+            except Exception:  # noqa: BLE001 - unflattenable inputs are just not compared
+                ins = []
+            pending.setdefault(path, []).append(ins)
+            if started is not None:
+                starts[path] = starts.get(path, -1) + 1
+                started.append((path, starts[path]))
+
+        def hook(layer, inputs, output, path=path):
             n = calls.get(path, 0)
             calls[path] = n + 1
             try:
                 leaves = _leaves(output)
             except Exception:  # noqa: BLE001 - an unflattenable output is just not compared
                 leaves = []
-            records.append(Record(path, type(layer).__name__, n, leaves, layer))
-        handles.append(register(layer, hook))
+            stack = pending.get(path)
+            records.append({"path": path, "call": n, "type": type(layer).__name__,
+                            "type_module": type(layer).__module__, "leaves": leaves,
+                            "inputs": stack.pop() if stack else [], "site": call_site(sys._getframe(1)),
+                            "layer": layer})
+        handles.append(layer.register_forward_pre_hook(pre_hook))
+        handles.append(layer.register_forward_hook(hook))
     return handles
 
 
+def finish_records(records: list[dict], config, method: str, extra=None) -> list[dict]:
+    """Plain records (no layer objects) for the parent: each layer's settings and definition site added once."""
+    cache: dict[int, tuple] = {}
+    for rec in records:
+        layer = rec.pop("layer", None)
+        if layer is None:
+            continue
+        if id(layer) not in cache:
+            info = {"config": config(layer), "def": definition_site(layer, method)}
+            if extra is not None:
+                info.update(extra(layer))
+            cache[id(layer)] = info
+        rec.update(cache[id(layer)])
+    return records
+
+
 @contextlib.contextmanager
-def torch_hooks(module, records: list[Record]):
-    handles = _hooked(list(module.named_modules()), lambda m, h: m.register_forward_hook(h), records)
+def torch_hooks(module, records: list[dict]):
+    handles = _hooked(list(module.named_modules()), records)
     try:
         yield
     finally:
@@ -406,19 +500,10 @@ def torch_hooks(module, records: list[Record]):
 
 
 @contextlib.contextmanager
-def ms_hooks(cell, records: list[Record], started: list | None = None):
-    """Record every cell's output; ``started`` (optional) receives (path, call) as each cell starts, so that the
-    cell that raised is the innermost one that started and never returned."""
-    named = list(cell.cells_and_names())
-    handles = _hooked(named, lambda c, h: c.register_forward_hook(h), records)
-    if started is not None:
-        counts: dict[str, int] = {}
-        for path, sub in named:
-            def pre_hook(_cell, _inputs, path=path):
-                n = counts.get(path, 0)
-                counts[path] = n + 1
-                started.append((path, n))
-            handles.append(sub.register_forward_pre_hook(pre_hook))
+def ms_hooks(cell, records: list[dict], started: list | None = None):
+    """Record every cell's inputs and output; ``started`` (optional) receives (path, call) as each cell starts, so
+    that the cell that raised is the innermost one that started and never returned."""
+    handles = _hooked(list(cell.cells_and_names()), records, started)
     try:
         yield
     finally:
@@ -426,18 +511,203 @@ def ms_hooks(cell, records: list[Record], started: list | None = None):
             h.remove()
 
 
-def types_correspond(torch_layer, ms_layer) -> bool:
-    tname, mname = type(torch_layer).__name__, type(ms_layer).__name__
+def mapped_torch_name(ms_layer) -> str:
+    """The torch class name whose mapping entry targets this MindSpore class ("" when none)."""
+    try:
+        from mindport.mappings import load_registry
+        from mindport.migrator.weights import _ms_class_path
+
+        entry = load_registry().layer_for_target(_ms_class_path(ms_layer))
+    except Exception:  # noqa: BLE001
+        return ""
+    return entry.torch.rsplit(".", 1)[-1] if entry is not None else ""
+
+
+def types_correspond(torch_rec: dict, ms_rec: dict) -> bool:
+    tname, mname = torch_rec["type"], ms_rec["type"]
     if tname == mname:
         return True
-    tmod = type(torch_layer).__module__
-    if tmod.startswith("torch.nn"):
-        try:
-            from mindport.mappings import load_registry
-            from mindport.migrator.weights import _ms_class_path
+    return torch_rec.get("type_module", "").startswith("torch.nn") and ms_rec.get("mapped_torch") == tname
 
-            entry = load_registry().layer_for_target(_ms_class_path(ms_layer))
-        except Exception:  # noqa: BLE001
-            return False
-        return entry is not None and entry.torch.rsplit(".", 1)[-1] == tname
+
+# ----------------------------------------------------------------------------------------------------------------
+# Who introduced the error (runs in the parent, on the records both sides sent)
+
+AMPLIFICATION = 10.0  # a layer is the cause when its output error (relative to scale) is 10x its inputs' error
+
+
+def _inside(path: str, ancestor: str) -> bool:
+    return ancestor == "" and path != "" or path.startswith(ancestor + ".")
+
+
+def localize_layers(ref_records: list[dict], ms_records: list[dict], rtol: float, atol: float) -> list:
+    """One LayerResult per torch layer call, in completion order, with msprobe's grade and the layer's role.
+
+    A diverging layer is the *cause* when a known trap explains it, or when its inputs agree (exactly, or with an
+    error at most a tenth of its output's, relative to each tensor's scale) while its output diverges; it only
+    *propagates* the error when its inputs already carry it; it *contains* the cause when the cause is one of its
+    sub-layers. Gradual float drift thus blames no layer (see :func:`drift_note`).
+    """
+    from mindport.validators.parity.metrics import (
+        grade,
+        is_constant,
+        is_float,
+        layer_metrics,
+        leaves_metrics,
+    )
+    from mindport.validators.parity.results import LayerResult
+
+    ms_by_key = {(r["path"], r["call"]): r for r in ms_records}
+    results: list[LayerResult] = []
+    for index, rec in enumerate(ref_records):
+        ms_rec = ms_by_key.get((rec["path"], rec["call"]))
+        tcfg = rec.get("config", {})
+        floats = [a for a in rec["leaves"] if is_float(a)]
+        lr = LayerResult(index, rec["path"], rec["call"], rec["type"], "", "missing_in_mindspore", torch_config=tcfg,
+                         torch_site=rec.get("site", ""), torch_def=rec.get("def", ""),
+                         constant=bool(floats) and all(is_constant(a) for a in floats))
+        inputs = None
+        if ms_rec is None:
+            lr.note = "no MindSpore cell ran at this path (it raised earlier, or was renamed)"
+            lr.grade = "error"
+        else:
+            mcfg = ms_rec.get("config", {})
+            metrics = layer_metrics(rec["leaves"], ms_rec["leaves"], rtol, atol)
+            nan_ok = metrics.pop("nan_ok", True)
+            lr.status, lr.note = metrics.pop("status"), metrics.pop("note", "")
+            for key, value in metrics.items():
+                setattr(lr, key, value)
+            lr.ms_type, lr.ms_config = ms_rec["type"], mcfg
+            lr.ms_site, lr.ms_def = ms_rec.get("site", ""), ms_rec.get("def", "")
+            inputs = leaves_metrics(rec.get("inputs", []), ms_rec.get("inputs", []))
+            if inputs is not None and inputs["size"]:
+                lr.input_max_rel, lr.input_cosine = inputs["max_rel"], inputs["cosine"]
+                lr.input_ratio_1e3 = inputs["ratio_1e3"]
+            else:
+                inputs = None
+            if lr.status == "shape_mismatch":
+                lr.grade, lr.grade_reasons = "error", ["output shapes differ"]
+            else:
+                lr.grade, lr.grade_reasons = grade({**metrics, "nan_ok": nan_ok}, inputs)
+            if not types_correspond(rec, ms_rec):
+                lr.note = (lr.note + "; " if lr.note else "") + f"types differ: {rec['type']} vs {ms_rec['type']}"
+            lr.causes = [dataclasses.asdict(f) for f in find_traps(rec["type"], tcfg, mcfg)]
+        _assign_role(lr, results, inputs, rtol, atol)
+        results.append(lr)
+    return results
+
+
+def _assign_role(lr, results: list, inputs: dict | None, rtol: float, atol: float) -> None:
+    if not lr.diverged:
+        return
+
+    def add(note: str) -> None:
+        lr.note = ((lr.note + "; ") if lr.note else "") + note
+
+    inner_causes = [r for r in results if r.role == "cause" and _inside(r.path, lr.path)]
+    if lr.causes:
+        lr.role = "cause"
+        return
+    if inner_causes:
+        lr.role = "contains"
+        return
+    if inputs is not None:
+        in_rel, out_rel = inputs["max_rel"], lr.max_rel
+        inputs_agree = inputs["max_abs"] <= atol + rtol * inputs["ref_scale"]
+        if lr.status != "diverged" or out_rel is None:
+            lr.role = "cause" if inputs_agree else "propagated"
+        elif inputs["max_abs"] == 0 or out_rel >= AMPLIFICATION * in_rel:
+            lr.role = "cause"
+        else:
+            lr.role = "propagated"
+            add(f"its inputs already differ (error {in_rel:.2g} of their scale, output {out_rel:.2g}): "
+                "propagated, not introduced here")
+            return
+    else:
+        earlier = [r for r in results if r.diverged and not _inside(r.path, lr.path)]
+        if earlier:
+            lr.role = "propagated"
+            add("follows an earlier divergence")
+            return
+        lr.role = "cause"
+    children = [r for r in results if _inside(r.path, lr.path)]
+    if lr.role != "cause" or lr.status != "diverged":
+        return
+    if children and any(c.diverged for c in children) and not _error_enters_between(lr, children):
+        # its sub-layers carried the error on, each a little further, and none of them introduced it: drift
+        lr.role = "propagated"
+        add("its sub-layers carry an error that grows through them; none introduces it")
+    elif children:
+        add("its sub-layers matched or only passed an error on: the difference comes from this layer's own forward "
+            "code (functional calls between its sub-layers)")
+    else:
+        diffs = config_differences(lr.torch_config, lr.ms_config)
+        add("settings differ: " + "; ".join(diffs) if diffs else "no known trap matches these settings")
+
+
+def _error_enters_between(parent, descendants: list) -> bool:
+    """True when a sub-layer's inputs carry a much larger error (x AMPLIFICATION) than the parent's inputs and every
+    output before it: the parent's own code between its sub-layers put it there."""
+    for i, child in enumerate(descendants):
+        if child.input_max_rel is None:
+            continue
+        before = [d.max_rel for d in descendants[:i] if d.max_rel is not None and not _inside(d.path, child.path)]
+        previous = max([parent.input_max_rel or 0.0, *before])
+        if child.input_max_rel > AMPLIFICATION * previous and child.input_max_rel > 0:
+            return True
     return False
+
+
+def drift_note(layers: list) -> str:
+    """When the outputs diverge and no layer is the cause: the error grew gradually; name the largest growth."""
+    best, growth = None, 0.0
+    for lr in layers:
+        if lr.max_rel is None or lr.input_max_rel is None or lr.input_max_rel == 0:
+            continue
+        g = lr.max_rel / lr.input_max_rel
+        if g > growth:
+            best, growth = lr, g
+    text = ("accumulated drift: no layer introduces the error (each one's output error stays within "
+            f"{AMPLIFICATION:g}x its inputs'), it grows from layer to layer")
+    if best is not None:
+        text += f"; the largest growth is x{growth:.3g} at {best.path or '<root>'} ({best.torch_type})"
+    return text
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Where it failed: the statement and its `# mindport:` diagnostics
+
+@functools.lru_cache(maxsize=64)
+def _statements(path: str) -> tuple[list[str], list[tuple[int, int]]]:
+    import ast
+
+    try:
+        text = open(path, encoding="utf-8").read()  # noqa: SIM115 - read once, cached
+    except OSError:
+        return [], []
+    lines = text.splitlines()
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return lines, []
+    spans = [(n.lineno, n.end_lineno or n.lineno) for n in ast.walk(tree) if isinstance(n, ast.stmt)]
+    return lines, spans
+
+
+def statement_at(site: str) -> tuple[str, list[str]]:
+    """The source of the statement at ``file:line`` (first line, stripped) and the ``# mindport:`` comments on it."""
+    path, _, line = site.rpartition(":")
+    if not path or not line.isdigit():
+        return "", []
+    lines, spans = _statements(path)
+    n = int(line)
+    if not 0 < n <= len(lines):
+        return "", []
+    # the innermost simple statement containing the line (compound statements span their whole body)
+    start, end = min((s for s in spans if s[0] <= n <= s[1]), key=lambda s: s[1] - s[0], default=(n, n))
+    found = []
+    for text in lines[start - 1:end]:
+        marker = text.find("# mindport:")
+        if marker != -1:
+            found.append(text[marker + 2:].strip())
+    return lines[n - 1].strip(), found

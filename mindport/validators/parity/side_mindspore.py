@@ -1,0 +1,305 @@
+"""The MindSpore side of a parity run (see ``sides.py``): everything here imports MindSpore, nothing imports torch
+(a ``.pt`` checkpoint is read by mindport's loader, which unpickles tensors only)."""
+from __future__ import annotations
+
+import ast
+import contextlib
+import dataclasses
+import importlib
+import os
+import tempfile
+import time
+
+import numpy as np
+
+from mindport.errors import InputError, MigrationError
+from mindport.validators.parity.sides import (
+    LOSSES,
+    OPTIMIZERS,
+    TrainSpec,
+    error_text,
+    flat_numpy,
+    graph_location,
+    timed,
+)
+
+
+def _tensors(arrays):
+    import mindspore as ms
+
+    return [ms.Tensor(np.ascontiguousarray(a)) for a in arrays]
+
+
+def _import_object(path: str):
+    module, _, name = path.rpartition(".")
+    return getattr(importlib.import_module(module), name)
+
+
+def ms_kwargs(entry, kwargs: dict) -> dict:
+    """torch keyword arguments -> the mapped MindSpore API's, by the entry: renamed, dropped, and the arguments whose
+    MindSpore default differs (``emit``) given torch's default when not given."""
+    out = {}
+    for name in entry.emit:
+        param = entry.param(name)
+        if name not in kwargs and param is not None and param.default is not None:
+            out[entry.rename.get(name, name)] = ast.literal_eval(param.default)
+    for name, value in kwargs.items():
+        if name in entry.drop:
+            continue
+        if name in entry.unsupported:
+            raise InputError(f"{entry.torch}: {name} is not supported by the MindSpore target: {entry.unsupported[name]}")
+        out[entry.rename.get(name, name)] = value
+    return out
+
+
+def mapped_class(torch_name: str):
+    """The MindSpore class the mapping tables give for a torch class, and its entry."""
+    from mindport.mappings import load_registry
+
+    entry = load_registry().lookup(torch_name)
+    if entry is None or not entry.supported or not entry.target("nn"):
+        raise InputError(f"{torch_name} has no MindSpore mapping entry")
+    return _import_object(entry.target("nn")), entry
+
+
+@contextlib.contextmanager
+def _graph_cwd(folder: str | None):
+    """GRAPH_MODE writes ``rank_0/om/analyze_fail.ir`` into the working directory when it fails to compile: it runs
+    from ``folder`` (a worker's log folder) or a temporary folder, never from the user's."""
+    previous = os.getcwd()
+    with contextlib.ExitStack() as stack:
+        if folder is None:
+            folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="mindport-graph-"))
+        os.chdir(folder)
+        try:
+            yield
+        finally:
+            os.chdir(previous)
+
+
+class MindSporeSide:
+    """One MindSpore Cell: built here from a reference (constructor arguments recorded), or given (``compare``)."""
+
+    def __init__(self, cell=None, graph_dir: str | None = None):
+        self.cell = cell
+        self.graph_dir = graph_dir  # where GRAPH_MODE runs (its failure files land there)
+
+    def hello(self) -> dict:
+        import mindspore as ms
+
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+        return {"framework": "mindspore", "version": str(ms.__version__)}
+
+    # ------------------------------------------------------------------------------------------------ building
+
+    def build(self, ref: str, ctor: str, seed: int, root=None) -> dict:
+        import mindspore as ms
+
+        from mindport.validators.parity.loading import build_model
+        from mindport.validators.parity.localize import record_constructor_args
+
+        ms.set_seed(seed)
+        with record_constructor_args():
+            cell = build_model(ref, ctor, root=root, isolated=True)
+        if not isinstance(cell, ms.nn.Cell):
+            raise InputError(f"{ref}({ctor}) built a {type(cell).__name__}, not a mindspore.nn.Cell")
+        self.cell = cell
+        return self.info()
+
+    def info(self) -> dict:
+        return {"type": type(self.cell).__name__, "kind": "mindspore"}
+
+    def transfer(self, state: dict | None = None, path: str | None = None, source: str = "", strict: bool = False,
+                 save: str | None = None) -> dict:
+        """Fill the cell from a torch state (numpy) or a checkpoint file; with ``save``, write the result as a
+        MindSpore checkpoint when every parameter was filled. Returns the weights info, diagnostics and the plan."""
+        from mindport.migrator.weights import save_weights, transfer_weights
+
+        source = source or str(path or "torch model")
+        try:
+            rep = transfer_weights(path if path is not None else state, self.cell, strict=strict)
+        except MigrationError as exc:  # InputError too: an unreadable checkpoint
+            return {"info": {"source": source, "ok": False, "error": exc.message}, "diagnostics": list(exc.diagnostics),
+                    "plan": [], "mapping": {}}
+        info = {"source": source, "ok": rep.ok, "transferred": len(rep.mapping), "missing": list(rep.missing),
+                "unexpected": list(rep.unexpected), "dropped": list(rep.dropped)}
+        if save is not None and rep.ok:
+            save_weights(self.cell, save)
+            info["output"] = str(save)
+            info["map"] = dict(rep.mapping)
+        plan = [{"name": item.name, "sources": list(item.sources), "transform": item.transform,
+                 "shape": list(item.shape)} for item in rep.weight_map.items if item.buffer is None]
+        diags = [dataclasses.replace(d, severity="warning") if d.severity == "error" and not strict else d
+                 for d in rep.diagnostics]
+        return {"info": info, "diagnostics": diags, "plan": plan, "mapping": dict(rep.mapping)}
+
+    def plan(self, shapes: dict) -> list[dict]:
+        """The weight map for a torch state of these shapes (``compare(..., transfer=False)``: names only)."""
+        from mindport.migrator.weights import plan_transfer
+
+        state = {k: np.zeros(shape, dtype) for k, (shape, dtype) in shapes.items()}
+        plan, _ = plan_transfer(state, self.cell)
+        return [{"name": item.name, "sources": list(item.sources), "transform": item.transform,
+                 "shape": list(item.shape)} for item in plan.items if item.buffer is None]
+
+    def state(self) -> dict:
+        seen, out = set(), {}
+        for _, param in self.cell.parameters_and_names():
+            if id(param) not in seen:
+                seen.add(id(param))
+                out[param.name] = np.array(param.asnumpy(), copy=True)
+        return out
+
+    # ------------------------------------------------------------------------------------------------- running
+
+    @timed
+    def forward(self, inputs, record: bool = True) -> dict:
+        import mindspore as ms
+
+        from mindport.validators.parity.localize import (
+            finish_records,
+            mapped_torch_name,
+            ms_config,
+            ms_hooks,
+            raise_site,
+        )
+
+        cell = self.cell
+        cell.set_train(False)
+        previous = ms.get_context("mode")
+        records = [] if record else None
+        started: list = []
+        outputs, kinds, error, where = None, {}, "", ""
+        try:
+            ms.set_context(mode=ms.PYNATIVE_MODE)
+            if records is None:
+                out = cell(*_tensors(inputs))
+                outputs, kinds = flat_numpy(out)  # PyNative runs asynchronously: syncing surfaces a failing op here
+            else:
+                with ms_hooks(cell, records, started):
+                    out = cell(*_tensors(inputs))
+                    outputs, kinds = flat_numpy(out)
+        except Exception as exc:  # noqa: BLE001 - the port raising is a parity failure, reported
+            error, where = error_text(exc), raise_site(exc)
+        finally:
+            ms.set_context(mode=previous)
+        if records is not None:
+            finish_records(records, ms_config, "construct", extra=lambda c: {"mapped_torch": mapped_torch_name(c)})
+        return {"outputs": outputs, "kinds": kinds, "records": records, "started": started, "error": error,
+                "error_site": where}
+
+    def graph(self, inputs) -> dict:
+        """The cell once more in GRAPH_MODE: its outputs, or why it did not compile or run."""
+        import mindspore as ms
+
+        start = time.perf_counter()
+        previous = ms.get_context("mode")
+        self.cell.set_train(False)
+        try:
+            with _graph_cwd(self.graph_dir):
+                ms.set_context(mode=ms.GRAPH_MODE)
+                outputs, kinds = flat_numpy(self.cell(*_tensors(inputs)))
+        except Exception as exc:  # noqa: BLE001 - any compile/run failure is a finding, not a crash
+            return {"error": error_text(exc), "location": graph_location(str(exc)),
+                    "seconds": round(time.perf_counter() - start, 4)}
+        finally:
+            ms.set_context(mode=previous)
+        return {"outputs": outputs, "kinds": kinds, "seconds": round(time.perf_counter() - start, 4)}
+
+    def export(self, path: str, inputs, rtol: float, atol: float, model: str = "", checkpoint=None,
+               labels=None) -> dict:
+        """The Cell in inference mode as MindIR at ``path``, reloaded and compared (mindport.export.export_cell)."""
+        from mindport.export import ExportReport, export_cell
+
+        self.cell.set_train(False)
+        labels = labels or [f"{'x'.join(map(str, a.shape))}:{a.dtype}" for a in inputs]
+        report = ExportReport(model, path, list(labels), checkpoint)
+        with _graph_cwd(self.graph_dir):
+            return export_cell(self.cell, path, [np.ascontiguousarray(a) for a in inputs], report, rtol=rtol, atol=atol).to_json()
+
+    @timed
+    def grads(self, inputs, projections: dict) -> dict:
+        """Gradients of ``sum(output * R)`` for every trainable parameter, by MindSpore parameter name."""
+        import mindspore as ms
+
+        from mindport.validators.parity.metrics import flatten_outputs
+
+        cell = self.cell
+        cell.set_train(False)
+        params = cell.trainable_params()
+        weights = {k: ms.Tensor(v) for k, v in projections.items()}
+
+        def projected(*args):
+            total = None
+            for key, leaf in flatten_outputs(cell(*args)):
+                if key in weights:
+                    term = (leaf * weights[key].astype(leaf.dtype)).sum()
+                    total = term if total is None else total + term
+            return total
+
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+        loss, grads = ms.value_and_grad(projected, None, params)(*_tensors(inputs))
+        return {"loss": float(loss.asnumpy()), "grads": {p.name: np.array(g.asnumpy(), copy=True)
+                                                        for p, g in zip(params, grads)}}
+
+    @timed
+    def train(self, batches: list, targets: list, spec: TrainSpec) -> dict:
+        """``spec.steps`` steps with the optimizer and loss the mapping tables give for torch's, dropout cells off."""
+        import mindspore as ms
+
+        from mindport.validators.parity.metrics import flatten_outputs
+
+        cell = self.cell
+        cell.set_train(True)
+        for _, sub in cell.cells_and_names():
+            if "Dropout" in type(sub).__name__:
+                sub.set_train(False)
+        params = cell.trainable_params()
+        opt_cls, opt_entry = mapped_class(OPTIMIZERS[spec.optimizer])
+        optimizer = opt_cls(params, **ms_kwargs(opt_entry, {"lr": spec.lr, **spec.optimizer_args}))
+        loss_cls, loss_entry = mapped_class(LOSSES[spec.loss])
+        loss_fn = loss_cls(**ms_kwargs(loss_entry, {}))
+        n_inputs = len(batches[0]) if batches else 0
+        keys = [key for key, _ in targets[0]] if targets else []
+
+        def step_loss(*args):
+            leaves = dict(flatten_outputs(cell(*args[:n_inputs])))
+            total = None
+            for key, t in zip(keys, args[n_inputs:]):
+                leaf = leaves[key]
+                if spec.loss == "cross_entropy":
+                    term = loss_fn(leaf.reshape(-1, leaf.shape[-1]), t.reshape(-1))
+                else:
+                    term = loss_fn(leaf, t)
+                total = term if total is None else total + term
+            return total
+
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+        grad_fn = ms.value_and_grad(step_loss, None, params)
+        losses = []
+        for batch, target in zip(batches, targets):
+            loss, grads = grad_fn(*_tensors(batch), *_tensors([v for _, v in target]))
+            optimizer(grads)
+            losses.append(float(loss.asnumpy()))
+        cell.set_train(False)
+        return {"losses": losses, "state": self.state(), "optimizer": opt_entry.target("nn"),
+                "loss": loss_entry.target("nn")}
+
+    # ------------------------------------------------------------------------------------------- msprobe interop
+
+    def describe(self) -> list[dict]:
+        """Every cell: path, MindSpore class, the torch class it stands for, its parameters' leaf names both ways."""
+        from mindport.mappings import load_registry
+        from mindport.migrator.weights import _ms_class_path
+
+        registry = load_registry()
+        out = []
+        for path, sub in self.cell.cells_and_names():
+            entry = registry.layer_for_target(_ms_class_path(sub))
+            torch_class = entry.torch.rsplit(".", 1)[1] if entry is not None else type(sub).__name__
+            to_torch = {ms_leaf: t_leaf for t_leaf, ms_leaf in (entry.weights.items() if entry else ()) if ms_leaf}
+            params = [{"ms": leaf, "torch": to_torch.get(leaf, leaf)}
+                      for leaf, p in getattr(sub, "_params", {}).items() if p is not None]
+            out.append({"path": path, "ms_class": type(sub).__name__, "torch_class": torch_class,
+                        "torch_api": entry.torch if entry is not None else "", "params": params})
+        return out

@@ -1,0 +1,212 @@
+"""The torch side of a parity run (see ``sides.py``): everything here imports torch, nothing imports MindSpore."""
+from __future__ import annotations
+
+import numpy as np
+
+from mindport.errors import InputError
+from mindport.validators.parity.sides import (
+    LOSSES,
+    OPTIMIZERS,
+    TrainSpec,
+    constant_parameter,
+    error_text,
+    flat_numpy,
+    perturbation,
+    timed,
+)
+
+
+def _tensors(arrays):
+    import torch
+
+    return [torch.from_numpy(np.ascontiguousarray(a)) for a in arrays]
+
+
+def _numpy(tensor) -> np.ndarray:
+    from mindport.validators.parity.metrics import to_numpy
+
+    return np.array(to_numpy(tensor), copy=True)
+
+
+class TorchSide:
+    """One torch model: built here from a reference, or given (``compare``)."""
+
+    def __init__(self, model=None):
+        self.model = model
+        self.ref = ""
+        self.original = None  # the weights every comparison starts from (training restores them)
+
+    def hello(self) -> dict:
+        import torch
+
+        return {"framework": "torch", "version": str(torch.__version__)}
+
+    # ------------------------------------------------------------------------------------------------ building
+
+    def build(self, ref: str, ctor: str, seed: int, root=None) -> dict:
+        import torch
+
+        from mindport.validators.parity.loading import build_model
+
+        torch.manual_seed(seed)
+        model = build_model(ref, ctor, root=root, isolated=True)
+        if not isinstance(model, torch.nn.Module):
+            raise InputError(f"{ref}({ctor}) built a {type(model).__name__}, not a torch.nn.Module")
+        self.model, self.ref = model, ref
+        return self.info()
+
+    def info(self) -> dict:
+        return {"type": type(self.model).__name__, "kind": "torch",
+                "params": [(n, list(p.shape)) for n, p in self.model.named_parameters()]}
+
+    def load_checkpoint(self, path: str) -> None:
+        import torch
+
+        from mindport.migrator.weights import load_state_dict
+
+        state = load_state_dict(path)
+        try:
+            self.model.load_state_dict({k: torch.from_numpy(np.array(v)) for k, v in state.items()}, strict=True)
+        except RuntimeError as exc:
+            raise InputError(f"{path} does not fit the torch model {self.ref}: {exc}") from exc
+
+    def randomize_norms(self, seed: int) -> None:
+        """Seeded, non-trivial running statistics, so that normalisation settings (eps) show in the outputs."""
+        import torch
+
+        gen = torch.Generator().manual_seed(seed)
+        with torch.no_grad():
+            for sub in self.model.modules():
+                mean, var = getattr(sub, "running_mean", None), getattr(sub, "running_var", None)
+                if isinstance(mean, torch.Tensor) and isinstance(var, torch.Tensor):
+                    mean.copy_(torch.randn(mean.shape, generator=gen) * 0.1)
+                    var.copy_(torch.rand(var.shape, generator=gen) * 0.5 + 0.02)
+
+    def state(self) -> dict:
+        return {k: _numpy(v) for k, v in self.model.state_dict().items()}
+
+    def snapshot(self) -> None:
+        self.original = {k: v.detach().clone() for k, v in self.model.state_dict().items()}
+
+    def restore(self) -> None:
+        if self.original is not None:
+            self.model.load_state_dict(self.original)
+
+    # ------------------------------------------------------------------------------------------------- running
+
+    @timed
+    def forward(self, inputs, record: bool = True) -> dict:
+        import torch
+
+        from mindport.validators.parity.localize import (
+            finish_records,
+            torch_config,
+            torch_hooks,
+        )
+
+        model = self.model
+        model.eval()
+        records = [] if record else None
+        try:
+            with torch.no_grad():
+                if records is None:
+                    out = model(*_tensors(inputs))
+                else:
+                    with torch_hooks(model, records):
+                        out = model(*_tensors(inputs))
+            outputs, kinds = flat_numpy(out)
+        except Exception as exc:  # noqa: BLE001 - the parent decides (the reference raising is an input error)
+            return {"error": error_text(exc, 600)}
+        return {"outputs": outputs, "kinds": kinds,
+                "records": None if records is None else finish_records(records, torch_config, "forward")}
+
+    def perturb(self, paths: list[str] | None, seed: int) -> list[str]:
+        """Give the constant parameters of the layers at ``paths`` (``None``: of the whole model) seeded values like
+        a default init; returns their names."""
+        import torch
+
+        modules = dict(self.model.named_modules())
+        params = dict(self.model.named_parameters())
+        chosen: list[str] = []
+        for path in paths if paths is not None else [""]:
+            module = modules.get(path)
+            if module is None:
+                continue
+            for name, p in module.named_parameters(prefix=path):
+                if name not in chosen and constant_parameter(_numpy(p)):
+                    chosen.append(name)
+        rng = np.random.default_rng(seed)
+        with torch.no_grad():
+            for name in chosen:
+                p = params[name]
+                p.copy_(torch.from_numpy(perturbation(tuple(p.shape), rng)).to(p.dtype))
+        return chosen
+
+    @timed
+    def grads(self, inputs, projections: dict) -> dict:
+        """Gradients of ``sum(output * R)`` (``projections``: output key -> R) for every trainable parameter."""
+        import torch
+
+        from mindport.validators.parity.metrics import flatten_outputs
+
+        model = self.model
+        model.eval()
+        model.zero_grad(set_to_none=True)
+        with torch.enable_grad():
+            out = model(*_tensors(inputs))
+            loss = None
+            for key, leaf in flatten_outputs(out):
+                if key in projections and isinstance(leaf, torch.Tensor):
+                    term = (leaf * torch.from_numpy(projections[key]).to(leaf.dtype)).sum()
+                    loss = term if loss is None else loss + term
+            if loss is None or not loss.requires_grad:
+                raise InputError("no floating output depends on a trainable parameter: nothing to differentiate")
+            loss.backward()
+        grads = {n: _numpy(p.grad) if p.grad is not None else np.zeros(tuple(p.shape), np.float32)
+                 for n, p in model.named_parameters() if p.requires_grad}
+        model.zero_grad(set_to_none=True)
+        return {"loss": float(loss.detach()), "grads": grads}
+
+    @timed
+    def train(self, batches: list, targets: list, spec: TrainSpec) -> dict:
+        """``spec.steps`` optimizer steps, one seeded batch each, dropout layers off; the losses and final state."""
+        import torch
+
+        model = self.model
+        model.train()
+        for m in model.modules():
+            if isinstance(m, torch.nn.modules.dropout._DropoutNd):
+                m.eval()
+        optimizer_name = OPTIMIZERS[spec.optimizer]
+        opt_cls = getattr(torch.optim, optimizer_name.rsplit(".", 1)[1])
+        try:
+            optimizer = opt_cls(model.parameters(), lr=spec.lr, **spec.optimizer_args)
+        except TypeError as exc:
+            raise InputError(f"{optimizer_name}: {exc}") from exc
+        loss_name = LOSSES[spec.loss]
+        loss_fn = getattr(torch.nn, loss_name.rsplit(".", 1)[1])()
+        losses = []
+        for batch, target in zip(batches, targets):
+            optimizer.zero_grad()
+            loss = _loss(model(*_tensors(batch)), target, loss_fn, spec.loss)
+            loss.backward()
+            optimizer.step()
+            losses.append(float(loss.detach()))
+        model.eval()
+        return {"losses": losses, "state": self.state(), "optimizer": optimizer_name, "loss": loss_name,
+                "trainable": [n for n, p in model.named_parameters() if p.requires_grad]}
+
+
+def _loss(out, target: list, loss_fn, kind: str):
+    import torch
+
+    from mindport.validators.parity.metrics import flatten_outputs
+
+    leaves = dict(flatten_outputs(out))
+    total = None
+    for key, value in target:
+        leaf = leaves[key]
+        t = torch.from_numpy(value)
+        term = loss_fn(leaf.reshape(-1, leaf.shape[-1]), t.reshape(-1)) if kind == "cross_entropy" else loss_fn(leaf, t)
+        total = term if total is None else total + term
+    return total

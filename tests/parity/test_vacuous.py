@@ -1,0 +1,61 @@
+"""A reference whose output is constant proves nothing when compared: the check says so, perturbs the parameters
+that made it constant (seeded), compares again and decides on that."""
+from __future__ import annotations
+
+from conftest import MODELS, convert_model
+from mindport.validators.parity.compare import validate, write_reports
+
+REF = f"{MODELS}/zerohead.py:ZeroHead"
+
+
+def test_zero_output_model_is_warned_perturbed_and_then_proven(tmp_path):
+    ms_file = convert_model("zerohead", tmp_path)
+    report = validate(REF, f"{ms_file}:ZeroHead", inputs=["2x3x8x8:float32"], graph_mode=False)
+    [out] = report.outputs
+    assert out.constant and out.max_abs == 0  # the comparison of zeros ...
+    v = report.vacuous
+    assert v["constant_outputs"] == ["output"] and {"res", "out", ""} <= set(v["constant_layers"])
+    # ... so the zero-initialised convolutions get seeded values, and the port is compared again
+    assert v["perturbed_parameters"] == ["res.weight", "res.bias", "out.weight", "out.bias"]
+    assert v["resolved"] and "constant" in v["note"]
+    assert report.perturbed is not None and report.perturbed.ok
+    assert not any(o.constant for o in report.perturbed.outputs) and report.perturbed.outputs[0].max_abs > 0
+    assert report.ok
+    assert any(d.code == "MP404" and d.severity == "warning" for d in report.diagnostics)
+    html = write_reports(report, tmp_path / "r.html")[0].read_text()
+    assert "Constant reference" in html and "res.weight" in html
+
+
+def test_a_bug_hidden_by_zero_outputs_is_found_on_perturbed_weights(tmp_path):
+    ms_file = convert_model("zerohead", tmp_path, edits=[("act", r"nn\.SiLU\(\)", "nn.Sigmoid()")])
+    report = validate(REF, f"{ms_file}:ZeroHead", inputs=["2x3x8x8:float32"], graph_mode=False)
+    # zeros on both sides: the outputs alone would have said parity
+    assert all(o.allclose for o in report.outputs) and report.outputs[0].constant
+    assert not report.ok
+    sub = report.perturbed
+    assert not sub.ok and not sub.outputs[0].allclose
+    assert sub.first_divergent.path == "act" and sub.first_divergent.ms_type == "Sigmoid"
+    # the unperturbed run located it too (a layer compares what the output hides)
+    assert report.first_divergent.path == "act"
+
+
+def test_no_perturbation_without_constant_outputs(tmp_path):
+    ms_file = convert_model("mlp", tmp_path)
+    report = validate(f"{MODELS}/mlp.py:MLP", f"{ms_file}:MLP", inputs=["3x6:float32"], graph_mode=False)
+    assert report.ok and report.vacuous == {} and report.perturbed is None
+
+
+def test_compare_leaves_the_callers_models_as_they_were(tmp_path):
+    """In-process `compare` perturbs the caller's own models for the re-check: it gives their weights back."""
+    import numpy as np
+
+    from mindport.validators.parity.compare import compare
+    from mindport.validators.parity.loading import build_model
+
+    ms_file = convert_model("zerohead", tmp_path)
+    torch_model, cell = build_model(REF), build_model(f"{ms_file}:ZeroHead")
+    x = np.random.default_rng(0).standard_normal((1, 3, 8, 8)).astype(np.float32)
+    report = compare(torch_model, cell, [x], graph_mode=False)
+    assert report.ok and report.vacuous["perturbed_parameters"] and report.perturbed.ok
+    assert not torch_model.out.weight.detach().numpy().any() and not cell.out.weight.asnumpy().any()
+    assert np.array_equal(cell.conv1.weight.asnumpy(), torch_model.conv1.weight.detach().numpy())
