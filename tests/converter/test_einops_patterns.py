@@ -1,8 +1,10 @@
-"""einops calls compiled at conversion time (mindport/migrator/einops_patterns.py), proven against einops on torch.
+"""einops on MindSpore, proven against einops on torch: the calls compiled at conversion time
+(mindport/migrator/einops_patterns.py) and the run-time path (mindport/runtime/einops_backend.py: the functions and
+the Rearrange/Reduce layers), on the same cases.
 
-Each case: the pattern is compiled to MindSpore source, written into a module, run on a random input whose shape
-satisfies the pattern, in PyNative and compiled as a static graph (``ms.jit``, one graph for all cases), and
-compared with ``einops.<function>`` on the same input as a torch tensor: shape, dtype and values. The cases are a
+Each case is written into a module (the compiled source, or a call of the runtime function), run on a random input
+whose shape satisfies the pattern, in PyNative and compiled as a static graph (``ms.jit``, one graph for all cases),
+and compared with ``einops.<function>`` on the same input as a torch tensor: shape, dtype and values. The cases are a
 hand-written list (grouping, ellipsis, unit axes, every reduction, repeat with new axes, lengths as keywords of
 every kind, tensor expressions that must be evaluated once) and seeded random patterns."""
 from __future__ import annotations
@@ -16,6 +18,7 @@ import mindspore as ms
 import numpy as np
 import pytest
 import torch
+from mindspore import nn
 
 from mindport.migrator.einops_patterns import compile_einops
 
@@ -150,14 +153,25 @@ def _reference(function, pattern, keywords, reduction, x_np, tensor_form):
     return getattr(einops, function)(tensor, pattern, *args, **lengths).numpy()
 
 
-def _module(cases, tmp_path, name):
+def _compiled(function, pattern, keywords, reduction, tensor_form):
+    code = compile_einops(function, pattern, keywords, tensor_form, "ops", reduction)
+    assert code is not None, (function, pattern, keywords)
+    return code
+
+
+def _runtime_call(function, pattern, keywords, reduction, tensor_form):
+    args = [tensor_form, repr(pattern), *([repr(reduction)] if reduction else []),
+            *(f"{k}={v}" for k, v in keywords.items())]
+    return f"mp_einops.{function}({', '.join(args)})"
+
+
+def _module(cases, tmp_path, name, render):
     """A module with one function per case (``f0(x, h, ...)``) and ``batch`` calling them all."""
-    lines = ["import mindspore as ms", "from mindspore import ops", ""]
+    lines = ["import mindspore as ms", "from mindspore import ops",
+             "from mindport.runtime import einops_backend as mp_einops", ""]
     params_all, calls = [], []
     for i, (function, pattern, keywords, _, reduction, _, tensor_form) in enumerate(cases):
-        code = compile_einops(function, pattern, keywords, tensor_form, "ops",
-                              repr(reduction)[1:-1] if reduction else None)
-        assert code is not None, (function, pattern, keywords)
+        code = render(function, pattern, keywords, reduction, tensor_form)
         lines += [f"def f{i}(x, h, w, heads, p, n_heads, n, r, xs, self):", f"    return {code}", ""]
         params_all.append(f"x{i}")
         calls.append(f"f{i}(x{i}, h, w, heads, p, n_heads, n, r, xs, self)")
@@ -171,12 +185,12 @@ def _module(cases, tmp_path, name):
         sys.path.remove(str(tmp_path))
 
 
-def _run_all(cases, tmp_path, monkeypatch, name):
+def _run_all(cases, tmp_path, monkeypatch, name, render=_compiled):
     monkeypatch.chdir(tmp_path)  # a failed graph compile writes rank_0/ into the working folder
     rng = np.random.default_rng(0)
     inputs = [_input(c[3], c[5], rng) for c in cases]
     refs = [_reference(c[0], c[1], c[2], c[4], x, c[6]) for c, x in zip(cases, inputs)]
-    module = _module(cases, tmp_path, name)
+    module = _module(cases, tmp_path, name, render)
     env = [ENV[k] for k in ("h", "w", "heads", "p", "n_heads", "n", "r")]
     tail = [*env, tuple(ENV["xs"]), ENV["self"]]
     tensors = [ms.Tensor(x) for x in inputs]
@@ -213,6 +227,69 @@ def test_patterns_match_einops_in_pynative_and_graph_mode(tmp_path, monkeypatch)
 
 def test_random_patterns_match_einops_in_pynative_and_graph_mode(tmp_path, monkeypatch):
     _run_all([(*c, "x") for c in RANDOM_CASES], tmp_path, monkeypatch, "einops_cases_random")
+
+
+def test_runtime_functions_match_einops_in_pynative_and_graph_mode(tmp_path, monkeypatch):
+    cases = [(*c, "x") for c in CASES + RANDOM_CASES[:30]] + TENSOR_FORM_CASES
+    _run_all(cases, tmp_path, monkeypatch, "einops_cases_runtime", render=_runtime_call)
+
+
+class _AllLayers(nn.Cell):
+    """Many layers in one Cell: one graph compiles them all."""
+
+    def __init__(self, layers):
+        super().__init__()
+        self.layers = nn.CellList(layers)
+
+    def construct(self, xs):
+        out = ()
+        for layer, x in zip(self.layers, xs):
+            out = out + (layer(x),)
+        return out
+
+
+def test_runtime_layers_match_einops_layers_in_pynative_and_graph_mode(tmp_path, monkeypatch):
+    from einops.layers import torch as torch_layers
+
+    from mindport.runtime.einops_layers import Rearrange, Reduce
+
+    monkeypatch.chdir(tmp_path)
+    rng = np.random.default_rng(3)
+    layers, inputs, refs = [], [], []
+    for function, pattern, keywords, shape, reduction, dtype in CASES + RANDOM_CASES:
+        if function == "repeat" or reduction in ("any", "all"):
+            continue  # einops has no Repeat layer; its torch layers reduce with sum/mean/max/min/prod only
+        lengths = {k: eval(v, dict(ENV)) for k, v in keywords.items()}  # noqa: S307 - the test's own sources
+        if any(not isinstance(v, int) for v in lengths.values()):
+            continue
+        args = (reduction,) if reduction else ()
+        x = _input(shape, dtype, rng)
+        refs.append((torch_layers.Reduce if reduction else torch_layers.Rearrange)(pattern, *args, **lengths)(
+            torch.tensor(x)).numpy())
+        layers.append((Reduce if reduction else Rearrange)(pattern, *args, **lengths))
+        inputs.append(ms.Tensor(x))
+    assert len(layers) > 60
+    eager = [layer(x) for layer, x in zip(layers, inputs)]
+    graph = ms.jit(_AllLayers(layers))(tuple(inputs))
+    failures = []
+    for mode, outs in (("pynative", eager), ("graph", graph)):
+        for layer, got, ref in zip(layers, outs, refs):
+            got = got.asnumpy()
+            if got.shape != ref.shape or got.dtype != ref.dtype or not np.allclose(got, ref, rtol=1e-5, atol=1e-5):
+                failures.append(f"{mode} {layer}: {got.shape} {got.dtype} vs {ref.shape} {ref.dtype}")
+    assert not failures, "\n".join(failures)
+
+
+def test_runtime_layers_check_their_pattern_when_built():
+    from einops import EinopsError
+
+    from mindport.runtime.einops_layers import Rearrange, Reduce
+
+    with pytest.raises(EinopsError, match="Rearrange"):
+        Rearrange("b c -> b d")
+    with pytest.raises(EinopsError, match="Unknown reduction"):
+        Reduce("b c -> b", "median")
+    assert "'b c h w -> b (h w) c'" in repr(Rearrange("b c h w -> b (h w) c"))
 
 
 def test_emitted_code_reads_like_the_pattern():
