@@ -134,22 +134,26 @@ class GraphSet(GraphNodeRule):
 
 UNSUPPORTED_BUILTINS = frozenset({
     "sorted", "iter", "next", "id", "hash", "open", "input", "eval", "exec", "compile", "globals", "locals",
-    "vars", "set", "frozenset", "memoryview", "bytearray", "delattr", "breakpoint", "aiter", "anext",
+    "vars", "set", "frozenset", "memoryview", "bytearray", "delattr", "breakpoint", "aiter", "anext", "reversed",
 })
+# builtins with a graph-safe spelling
+_BUILTIN_FIXES = {"reversed": "iterate `seq[::-1]` (a CellList, list or tuple slices in a graph)",
+                  "sorted": "sort a configuration list in `__init__`, tensors with `ops.sort`"}
 
 
 class GraphUnsupportedBuiltin(Rule):
     """Flags calls to builtins the static graph does not support (`sorted`, `iter`, `next`, `id`, `hash`,
-    `set`, `open`, `eval`, ...) in `construct` or a @jit function. A local definition or import of the same
-    name is respected.
+    `set`, `open`, `eval`, `reversed`, ...) in `construct` or a @jit function. A local definition or import of the
+    same name is respected.
 
     ## Why is this bad?
     static_graph.rst lists these builtins as unsupported; compilation fails with an unsupported-function
-    error.
+    error. `reversed(self.blocks)` over a CellList is worse: measured on 2.10 it fails ("Unsupported element
+    type[unknown]") or, in a real decoder, runs the blocks in the wrong order (a GroupNorm channel mismatch).
 
     ## Fix
     Compute the value in `__init__` (e.g. sort a configuration list there) or use MindSpore ops
-    (`ops.sort`).
+    (`ops.sort`); iterate `self.blocks[::-1]` instead of `reversed(self.blocks)`.
     """
 
     code = "MS405"
@@ -172,7 +176,9 @@ class GraphUnsupportedBuiltin(Rule):
                 name = node.func.id
                 if (name in UNSUPPORTED_BUILTINS and name not in ctx.aliases and name not in ctx.functions
                         and name not in ctx.classes):
-                    yield node, f"builtin `{name}()` is not supported in graph mode (`{fn.name}` is compiled)"
+                    fix = _BUILTIN_FIXES.get(name)
+                    yield node, (f"builtin `{name}()` is not supported in graph mode (`{fn.name}` is compiled)"
+                                 + (f": {fix}" if fix else ""))
 
 
 class ConstructFirstParamNotSelf(Rule):
@@ -599,14 +605,24 @@ class GraphPossiblyUnbound(Rule):
     assigned in one branch and read under the same condition.
 
     ## Fix
-    Assign the variable before the `if` or the loop, with the value it has on the other path (for a loop's last
-    result, the value it would have after zero iterations), so every path defines it.
+    Assign `name = None` at the start of the function (`--fix` does): the graph compiles, and every path that ran
+    in Python gives the same result (measured on the three real models above). Or assign the value the variable
+    should have on the other path.
     """
 
     code = "MS415"
     name = "graph-possibly-unbound"
     message = "variable may be unassigned here in a graph function"
     severity = "error"
+    fixable = True
+    FIXES = (
+        (_CELL + "        for layer in self.layers:\n            out = layer(x)\n        return out\n",
+         _CELL + "        out = None\n        for layer in self.layers:\n            out = layer(x)\n        return out\n"),
+        ("from mindspore import nn\n\nclass Net(nn.Cell):\n    def construct(self, x):\n        \"\"\"Doc.\"\"\"\n"
+         "        if self.flag:\n            y = x * 2\n        return y if self.flag else x\n",
+         "from mindspore import nn\n\nclass Net(nn.Cell):\n    def construct(self, x):\n        \"\"\"Doc.\"\"\"\n"
+         "        y = None\n        if self.flag:\n            y = x * 2\n        return y if self.flag else x\n"),
+    )
     VALID = (
         _CELL + "        out = x\n        for layer in self.layers:\n            out = layer(out)\n        return out\n",
         _CELL + "        if self.flag:\n            y = x * 2\n        else:\n            y = x\n        return y\n",
@@ -656,8 +672,8 @@ class _UnboundChecker:
                 self.reported.add(sub.id)
                 where = "only inside a loop" if sub.id in self.loop_only else "only on some paths"
                 self.findings.append((sub, f"`{sub.id}` may be unassigned here: it is assigned {where} before this "
-                                           f"read; graph mode rejects `{self.fn.name}` (assign it before the "
-                                           f"`if`/loop)"))
+                                           f"read; graph mode rejects `{self.fn.name}` (assign `{sub.id} = None` "
+                                           f"at its start)"))
 
     @staticmethod
     def targets(node: ast.AST) -> set[str]:
@@ -809,3 +825,197 @@ class GraphTensorMethodOverload(Rule):
                         f"positionally (or as `axis=`)")
             if what:
                 yield node, f"{what} (`{fn.name}` is compiled)"
+
+
+def _free_names(lam: ast.Lambda) -> set[str]:
+    params = {a.arg for a in (*lam.args.posonlyargs, *lam.args.args, *lam.args.kwonlyargs)}
+    params |= {a.arg for a in (lam.args.vararg, lam.args.kwarg) if a is not None}
+    return {n.id for n in ast.walk(lam.body) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)} - params
+
+
+class GraphMapClosure(Rule):
+    """Flags `map(lambda ...: ..., seq)` in `construct` or a @jit function when the lambda reads a local of the
+    function (`h`, `self`): a closure.
+
+    ## Why is this bad?
+    The graph compiler rejects it: "The Map operator don't support Closure with free variable yet" (measured on
+    2.10, in the conformer and Perceiver attention of real models: `q, k, v = map(lambda t: rearrange(t, ...,
+    h=h), (q, k, v))`). A lambda reading only module-level names compiles.
+
+    ## Fix
+    A list comprehension, which compiles and unpacks the same way: `q, k, v = [f(t) for t in (q, k, v)]`
+    (`--fix` rewrites a one-sequence `map(lambda ...)`).
+    """
+
+    code = "MS417"
+    name = "graph-map-closure"
+    message = "map over a closure in a graph function"
+    severity = "error"
+    fixable = True
+    VALID = (
+        _CELL + "        h = self.heads\n        q, k = [t.reshape(t.shape[0], h, -1) for t in (x, x)]\n        return q + k\n",
+        "from mindspore import nn, ops\n\nclass Net(nn.Cell):\n    def construct(self, x):\n"
+        "        a, b = map(lambda t: ops.relu(t), (x, x))\n        return a + b\n",
+    )
+    INVALID = (
+        _CELL + "        h = self.heads\n        q, k = map(lambda t: t.reshape(t.shape[0], h, -1), (x, x))\n        return q + k\n",
+        _CELL + "        return tuple(map(lambda t: self.proj(t), (x, x)))\n",
+    )
+    FIXES = (
+        (_CELL + "        h = self.heads\n        q, k = map(lambda t: t.reshape(t.shape[0], h, -1), (x, x))\n        return q + k\n",
+         _CELL + "        h = self.heads\n        q, k = [t.reshape(t.shape[0], h, -1) for t in (x, x)]\n        return q + k\n"),
+    )
+
+    def check(self, ctx):
+        for fn, node in graph_nodes_of(ctx):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "map"
+                    and "map" not in ctx.aliases and "map" not in ctx.functions and node.args
+                    and isinstance(node.args[0], ast.Lambda)):
+                continue
+            lam = node.args[0]
+            args = fn.args
+            local = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
+            local |= {n.id for n in walk_body(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+            free = sorted(_free_names(lam) & local)
+            if not free:
+                continue
+            simple = (len(node.args) == 2 and not node.keywords and len(lam.args.args) == 1
+                      and not lam.args.posonlyargs and not lam.args.kwonlyargs and not lam.args.vararg
+                      and not lam.args.kwarg and not lam.args.defaults)
+            yield node, (f"`map(lambda ...)` reads {', '.join(f'`{n}`' for n in free)} from `{fn.name}`: graph mode "
+                         f"rejects a map over a closure; use a list comprehension"), simple
+
+
+# modules whose functions compile in a graph (or are host-side constants the graph folds)
+_GRAPH_MODULES = ("mindspore", "mindport.runtime", "math", "operator", "typing", "functools", "collections",
+                  "itertools", "builtins", "numpy", "torch", "torchvision", "torchaudio")
+
+
+class GraphThirdPartyCall(Rule):
+    """Flags, in `construct` or a @jit function, a call into an imported library other than MindSpore, the
+    mindport runtime and the standard library's pure helpers (`math`, `operator`, `functools` ...): a tracker or
+    logger (`labml.tracker.debug(...)`), `einops.rearrange`, anything the graph compiler can't see into.
+    numpy and torch have their own rules (MS410, MS3xx).
+
+    ## Why is this bad?
+    The graph compiler parses every function `construct` calls; a library function written in plain Python
+    (try/except, class registries, host I/O) does not compile. Measured on 2.10: einops inside `construct` fails
+    ("Unsupported statement 'Try'", its backend lookup), a stubbed tracker fails ("'_Dummy' object is not iterable").
+
+    ## Fix
+    Move host-side work (logging, tracking, debugging) out of `construct`. For einops: `mindport convert`
+    compiles literal patterns into MindSpore ops; other calls go through `mindport.runtime.einops_backend`
+    (`rearrange`/`reduce`/`repeat`, which compile in a graph).
+    """
+
+    code = "MS418"
+    name = "graph-third-party-call"
+    message = "third-party library call in a graph function"
+    VALID = (
+        "import math\nfrom mindspore import nn, ops\nfrom mindport.runtime import einops_backend as mp_einops\n\n"
+        "class Net(nn.Cell):\n    def construct(self, x):\n"
+        "        return mp_einops.rearrange(x, 'b c -> c b') * math.sqrt(2.0)\n",
+        "from labml import tracker\nfrom mindspore import nn\n\nclass Net(nn.Cell):\n"
+        "    def construct(self, x):\n        return x * 2\n\ndef log(x):\n    tracker.debug('x', x)\n",
+    )
+    INVALID = (
+        "from einops import rearrange\nfrom mindspore import nn\n\nclass Net(nn.Cell):\n    def construct(self, x):\n"
+        "        return rearrange(x, 'b c -> c b')\n",
+        "from labml import tracker\nfrom mindspore import nn\n\nclass Net(nn.Cell):\n    def construct(self, x):\n"
+        "        tracker.debug('attn', x)\n        return x\n",
+    )
+
+    def check(self, ctx):
+        for fn, node in graph_nodes_of(ctx):
+            if not isinstance(node, ast.Call):
+                continue
+            qualname = ctx.resolve(node.func)
+            if not qualname or "." not in qualname:
+                continue
+            top = qualname.split(".", 1)[0]
+            if qualname.startswith(_GRAPH_MODULES) or top in ctx.classes or top in ctx.functions:
+                continue
+            if top == "einops":
+                fix = "; compile literal patterns into ops, or call mindport.runtime.einops_backend." + \
+                      qualname.rsplit(".", 1)[1]
+            else:
+                fix = "; move it out of the compiled code"
+            yield node, f"`{qualname}()` in `{fn.name}`: the graph compiler can't compile this library{fix}"
+
+
+class GraphListPop(Rule):
+    """Flags `list.pop()` in `construct` or a @jit function.
+
+    ## Why is this bad?
+    Under the default syntax level (LAX), an in-place `pop` of a Python list inside the loops of `construct` runs
+    through MindSpore's interpreted fallback; measured on 2.10 with a real DDPM U-Net (skip connections pushed by
+    the down path and popped by the up path), the compiled network fails at run time ("index 2 is out of bounds
+    for dimension with size 2") while the same code compiles with the STRICT syntax level and with `h[-1]` /
+    `h = h[:-1]`.
+
+    ## Fix
+    Read the last item and drop it by slicing: `s = h[-1]` then `h = h[:-1]`.
+    """
+
+    code = "MS419"
+    name = "graph-list-pop"
+    message = "list.pop() in a graph function"
+    VALID = (
+        _CELL + "        h = [x]\n        for m in self.down:\n            x = m(x)\n            h.append(x)\n"
+        "        for m in self.up:\n            s = h[-1]\n            h = h[:-1]\n            x = m(x + s)\n        return x\n",
+        "from mindspore import nn\n\ndef host(items):\n    return items.pop()\n",
+    )
+    INVALID = (
+        _CELL + "        h = [x]\n        for m in self.down:\n            x = m(x)\n            h.append(x)\n"
+        "        for m in self.up:\n            x = m(x + h.pop())\n        return x\n",
+        _JIT + "    stack = [x, x * 2]\n    top = stack.pop()\n    return top + stack[0]\n",
+    )
+
+    def check(self, ctx):
+        for fn, node in graph_nodes_of(ctx):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "pop"
+                    and isinstance(node.func.value, ast.Name) and not node.args and not node.keywords
+                    and ctx.resolve(node.func.value) is None):
+                yield node, (f"`{node.func.value.id}.pop()` in `{fn.name}`: in-place list ops in graph loops run "
+                             f"interpreted and can fail at run time; use `{node.func.value.id}[-1]` then "
+                             f"`{node.func.value.id} = {node.func.value.id}[:-1]`")
+
+
+class GraphTensorDevice(Rule):
+    """Flags reading `.device` of a tensor in `construct` or a @jit function (torch's `device = x.device`, kept for
+    `torch.ones(..., device=device)`).
+
+    ## Why is this bad?
+    A MindSpore tensor's device is a host string; the graph compiler cannot compile it and falls back to the Python
+    interpreter for the statement and for everything computed from its values. Measured on 2.10: after
+    `n, device, h = x.shape[-2], x.device, self.heads`, the later `y * h` and reshapes ran interpreted and failed at
+    run time ("operands could not be broadcast", "__len__() should return >= 0" in a real conformer block), while
+    the same code without `x.device` compiles.
+
+    ## Fix
+    Drop the device from graph code: MindSpore places every tensor on the device chosen with `ms.set_device`, so
+    `device=` arguments have nothing to say.
+    """
+
+    code = "MS420"
+    name = "graph-tensor-device"
+    message = "tensor .device read in a graph function"
+    severity = "error"
+    VALID = (
+        _CELL + "        n, h = x.shape[-2], self.heads\n        return x.reshape(n, h, -1)\n",
+        "import mindspore as ms\n\ndef where(x):\n    return x.device\n",
+    )
+    INVALID = (
+        _CELL + "        n, device, h = x.shape[-2], x.device, self.heads\n        return x.reshape(n, h, -1)\n",
+        _JIT + "    device = x.device\n    return x + 1\n",
+    )
+
+    def check(self, ctx):
+        for fn in ctx.graph_functions:
+            for node in walk_body(fn):
+                if (isinstance(node, ast.Attribute) and node.attr == "device" and isinstance(node.ctx, ast.Load)
+                        and not (isinstance(node.value, ast.Name) and node.value.id == "self")
+                        and ctx.resolve(node.value) is None):
+                    yield node, (f"`{ast.unparse(node)}` in `{fn.name}`: a tensor's device is a host value the graph "
+                                 f"can't compile (the statement and what it feeds run interpreted); drop device "
+                                 f"handling from graph code")
