@@ -136,7 +136,7 @@ def scaffold(model_ref, ctor, input_specs, out_dir, api, optimizer, num_classes,
 @click.option("--select", multiple=True, metavar="CODES",
               help="Only these codes or prefixes, comma-separated or repeated (e.g. MS1,MS201). Default: all.")
 @click.option("--ignore", multiple=True, metavar="CODES", help="Skip these codes or prefixes (added to the config's).")
-@click.option("--fix", is_flag=True, help="Apply safe autofixes in place (MS107, MS209, MS210), then report the rest.")
+@click.option("--fix", is_flag=True, help="Apply safe autofixes in place (MS107, MS209, MS210, MS415, MS417), then report the rest.")
 @click.option("--output-format", type=click.Choice(["text", "json", "sarif", "github"]), default="text",
               show_default=True, help="text: path:line:col: CODE message; github: PR annotations.")
 @click.option("--exclude", multiple=True, metavar="GLOB", help="Skip matching files/folders (added to the config's).")

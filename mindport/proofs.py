@@ -13,7 +13,9 @@ from __future__ import annotations
 import ast
 import itertools
 import linecache
+import os
 import re
+import sys
 import types
 from dataclasses import dataclass
 
@@ -147,13 +149,41 @@ def torch_snippet(entry: Entry, style: str) -> str:
     return head + f"def run({', '.join(inputs)}):\n{body}    return {entry.torch}({args})\n"
 
 
-def _load(code: str, name: str) -> types.ModuleType:
+_SNIPPET_DIR: list[str] = []
+
+
+def _snippet_dir() -> str:
+    """A per-process folder for snippets that must be real files (removed at exit)."""
+    if not _SNIPPET_DIR:
+        import atexit
+        import shutil
+        import tempfile
+
+        folder = tempfile.mkdtemp(prefix="mindport-proofs-")
+        atexit.register(shutil.rmtree, folder, True)
+        _SNIPPET_DIR.append(folder)
+    return _SNIPPET_DIR[0]
+
+
+def _load(code: str, name: str, importable: bool = False) -> types.ModuleType:
     """Run a snippet as a module. Its source is registered with ``linecache`` under a unique file name, so code
-    that reads the source of its own functions (``torch.jit.script``, ``inspect.getsource``) works as from a file."""
-    filename = f"<{name} {next(_SNIPPETS)}>"
-    linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+    that reads the source of its own functions (``torch.jit.script``, ``inspect.getsource``) works as from a file.
+    ``importable``: written as a real file, under a unique name in ``sys.modules``, which MindSpore's graph compiler
+    needs (it reads a function's source file and resolves globals by module name)."""
+    if not importable:
+        filename = f"<{name} {next(_SNIPPETS)}>"
+        linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+        module = types.ModuleType(name)
+        exec(compile(code, filename, "exec"), module.__dict__)  # noqa: S102 - generated test snippets
+        return module
+    name = f"_mindport_proof_{name}_{os.getpid()}_{next(_SNIPPETS)}"
+    path = os.path.join(_snippet_dir(), f"{name}.py")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(code)
     module = types.ModuleType(name)
-    exec(compile(code, filename, "exec"), module.__dict__)  # noqa: S102 - generated test snippets
+    module.__file__ = path
+    sys.modules[name] = module
+    exec(compile(code, path, "exec"), module.__dict__)  # noqa: S102 - generated test snippets
     return module
 
 
@@ -189,7 +219,8 @@ def _build_pair(t_mod, m_mod, train: bool):
 
 def _run_program(t_mod, m_mod, arrays, t_val, m_val, example):
     """A program example: ``run(*inputs)``, or ``run(model, *inputs)`` when the program defines ``build()`` (the
-    torch model's weights reach the Cell through the weight rules; both run in inference mode unless ``train``)."""
+    torch model's weights reach the Cell through the weight rules; both run in inference mode unless ``train``).
+    Returns (torch output, the MindSpore function, its arguments)."""
     import torch
 
     t_args = [t_val(arrays[n]) for n in example.inputs]
@@ -200,7 +231,7 @@ def _run_program(t_mod, m_mod, arrays, t_val, m_val, example):
         m_args.insert(0, m_model)
     with torch.no_grad():
         t_out = t_mod.run(*t_args)
-    return t_out, m_mod.run(*m_args)
+    return t_out, m_mod.run, m_args
 
 
 @dataclass
@@ -210,8 +241,23 @@ class ProofResult:
     max_abs: float
 
 
-def prove(entry: Entry, style: str, profile: str = "nn", seed: int = 0) -> ProofResult:
-    """Run one proof; raises ProofError with a precise message when the frameworks disagree."""
+@dataclass
+class ProofCase:
+    """A proof up to the MindSpore call: the torch output, and what to call on the MindSpore side (the converted
+    ``run`` function or layer) with which arguments."""
+
+    entry: Entry
+    style: str
+    torch_code: str
+    ms_code: str
+    torch_out: object
+    call: object
+    args: list
+
+
+def prepare(entry: Entry, style: str, profile: str = "nn", seed: int = 0, importable: bool = False) -> ProofCase:
+    """Convert the example, build both sides' inputs (and layers), run torch. ``importable``: the converted snippet
+    is loaded so that MindSpore's graph compiler can read it (see :func:`prove`'s ``graph``)."""
     import mindspore as ms
     import torch
 
@@ -227,7 +273,7 @@ def prove(entry: Entry, style: str, profile: str = "nn", seed: int = 0) -> Proof
     arrays = {name: make_input(spec, rng) for name, spec in example.inputs.items()}
     self_array = make_input(example.self, rng) if entry.kind == "method" and style != PROGRAM_STYLE else None
     t_mod = _load(torch_code, "torch_snippet")
-    m_mod = _load(ms_code, "ms_snippet")
+    m_mod = _load(ms_code, "ms_snippet", importable=importable)
 
     def t_val(a):
         return torch.tensor(a) if isinstance(a, np.ndarray) else a
@@ -236,13 +282,13 @@ def prove(entry: Entry, style: str, profile: str = "nn", seed: int = 0) -> Proof
         return ms.Tensor(a) if isinstance(a, np.ndarray) else a
 
     if style == PROGRAM_STYLE:
-        t_out, m_out = _run_program(t_mod, m_mod, arrays, t_val, m_val, example)
+        t_out, call, m_args = _run_program(t_mod, m_mod, arrays, t_val, m_val, example)
     elif entry.kind == "layer":
-        t_layer, m_layer = _build_pair(t_mod, m_mod, example.train)
+        t_layer, call = _build_pair(t_mod, m_mod, example.train)
         call_names = [n.strip() for n in (example.call or ",".join(example.inputs)).split(",") if n.strip()]
         with torch.no_grad():
             t_out = t_layer(*[t_val(arrays[n]) for n in call_names])
-        m_out = m_layer(*[m_val(arrays[n]) for n in call_names])
+        m_args = [m_val(arrays[n]) for n in call_names]
     else:
         t_args = [t_val(arrays[n]) for n in example.inputs]
         m_args = [m_val(arrays[n]) for n in example.inputs]
@@ -251,8 +297,55 @@ def prove(entry: Entry, style: str, profile: str = "nn", seed: int = 0) -> Proof
             m_args.insert(0, m_val(self_array))
         with torch.no_grad():
             t_out = t_mod.run(*t_args)
-        m_out = m_mod.run(*m_args)
-    t_leaves, m_leaves = _flatten(t_out), _flatten(m_out)
+        call = m_mod.run
+    return ProofCase(entry, style, torch_code, ms_code, t_out, call, m_args)
+
+
+def prove(entry: Entry, style: str, profile: str = "nn", seed: int = 0, graph: bool = False) -> ProofResult:
+    """Run one proof; raises ProofError with a precise message when the frameworks disagree.
+
+    ``graph``: the MindSpore side runs compiled as a static graph (``ms.jit`` of the converted ``run`` function, or
+    of the converted layer), as under ``GRAPH_MODE``: the proof that the target compiles and still matches."""
+    import mindspore as ms
+
+    case = prepare(entry, style, profile, seed, importable=graph)
+    call = ms.jit(case.call) if graph else case.call
+    return compare(case, call(*case.args))
+
+
+def prove_graph_batch(cases: list[ProofCase]) -> list[ProofResult | BaseException]:
+    """Many prepared cases compiled as ONE static graph (compiling is the cost: one graph for many cases takes about
+    half the time of one graph each), each output compared with torch. When the batch does not compile or run,
+    each case is compiled alone, so every failure is its own case's. Returns a result or the exception per case."""
+    import mindspore as ms
+
+    params, calls, flat = [], [], []
+    for i, case in enumerate(cases):
+        names = [f"a{i}_{k}" for k in range(len(case.args))]
+        params += names
+        flat += case.args
+        calls.append(f"c{i}({', '.join(names)})")
+    code = f"def batch({', '.join(params)}):\n    return ({', '.join(calls)},)\n"
+    module = _load(code, "graph_batch", importable=True)
+    for i, case in enumerate(cases):
+        setattr(module, f"c{i}", case.call)
+    try:
+        outputs = ms.jit(module.batch)(*flat)
+    except Exception:  # noqa: BLE001 - one case broke the batch: find out which, one graph each
+        outputs = None
+    results: list[ProofResult | BaseException] = []
+    for i, case in enumerate(cases):
+        try:
+            results.append(compare(case, outputs[i] if outputs is not None else ms.jit(case.call)(*case.args)))
+        except Exception as exc:  # noqa: BLE001 - a failure is this case's result
+            results.append(exc)
+    return results
+
+
+def compare(case: ProofCase, m_out) -> ProofResult:
+    """The MindSpore output against torch's: count, shapes, dtypes, then values within the example's tolerance."""
+    example, ms_code, torch_code = case.entry.example, case.ms_code, case.torch_code
+    t_leaves, m_leaves = _flatten(case.torch_out), _flatten(m_out)
     if len(t_leaves) != len(m_leaves):
         raise ProofError(f"torch returned {len(t_leaves)} values, MindSpore {len(m_leaves)}\n{ms_code}")
     worst = 0.0

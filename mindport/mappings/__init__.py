@@ -28,7 +28,7 @@ KINDS = ("function", "layer", "method", "attribute")
 _ENTRY_KEYS = {
     "torch", "kind", "signature", "nn", "mint", "rename", "values", "emit", "drop", "unsupported",
     "transforms", "positional", "weights", "weight_transforms", "runs", "reason", "notes", "example",
-    "aliases", "doc_status", "mint_mapped", "switch",
+    "aliases", "doc_status", "mint_mapped", "switch", "graph",
 }
 _EXAMPLE_KEYS = {"args", "inputs", "self", "call", "rtol", "atol", "styles", "train", "compare", "grad_free", "proof",
                  "program", "sweep"}
@@ -93,6 +93,7 @@ class Entry:
     source: str  # file the entry came from
     mint_mapped: bool = False  # mint takes torch's arguments as written unless this is set
     switch: dict = field(default_factory=dict)  # torch arg -> {literal source: target}: that value calls another target
+    graph: str = ""  # set = the target can't be compiled in a static graph (GRAPH_MODE, @jit): why, and what to write
 
     @property
     def supported(self) -> bool:
@@ -237,6 +238,7 @@ def _entry_from_table(raw: dict, source: str) -> Entry:
         notes=raw.get("notes", ""), example=example, aliases=tuple(raw.get("aliases", ())),
         doc_status=raw.get("doc_status", ""), source=source, mint_mapped=bool(raw.get("mint_mapped", False)),
         switch={k: dict(v) for k, v in raw.get("switch", {}).items()},
+        graph=raw.get("graph", ""),
     )
 
 

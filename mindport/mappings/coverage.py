@@ -99,7 +99,8 @@ def render_docs(registry: Registry | None = None) -> str:
         "Generated from `mindport/mappings/data/*.toml` by `python -m mindport.mappings.coverage --write-docs`;",
         "a test fails when this page is stale. Status: **proven** = an example runs in both frameworks and matches",
         "(generated suite), **mapped** = converted but not proven, **unsupported** = the converter reports MP101 with",
-        "the reason given.",
+        "the reason given. Targets under `mindport.runtime` are also proven compiled as a static graph (`ms.jit`, as",
+        "under GRAPH_MODE), except those whose row says \"not in a static graph\".",
         "",
         "| table | proven | mapped | unsupported | missing |",
         "|---|---|---|---|---|",
@@ -121,7 +122,8 @@ def render_docs(registry: Registry | None = None) -> str:
             diff = entry.reason or "; ".join(filter(None, [
                 ", ".join(f"{a}→{b}" for a, b in entry.rename.items()),
                 ("always writes " + ", ".join(entry.emit)) if entry.emit else "",
-                ", ".join(entry.transforms), entry.notes, _known(entry)]))
+                ", ".join(entry.transforms), entry.notes, _known(entry),
+                f"not in a static graph: {entry.graph}" if entry.graph else ""]))
             lines.append(f"| `{entry.torch}` | `{entry.target('nn') or '-'}` | {('`' + mint + '`') if mint else '-'} "
                          f"| {status} | {diff.replace('|', '/')} |")
     return "\n".join(lines) + "\n"

@@ -70,6 +70,10 @@ class FileContext:
         self.imports_needed.add(module)
         return self.aliases.get(module, IMPORT_STYLE[module][1])
 
+    def ops_name(self) -> str:
+        """The name ``alias_for("mindspore.ops")`` would give, without scheduling the import."""
+        return self.aliases.get("mindspore.ops", IMPORT_STYLE["mindspore.ops"][1])
+
     def target_expr(self, target: str) -> cst.BaseExpression:
         """``mindspore.nn.Conv2d`` -> the expression ``nn.Conv2d`` (and schedule ``from mindspore import nn``)."""
         return parse_expression(self.target_text(target))

@@ -17,11 +17,15 @@
 * :mod:`mindport.runtime.distributions` (``mp_dist``): ``torch.distributions``' Normal, Uniform, Bernoulli,
   Categorical, Laplace, Exponential with torch's properties and methods.
 * :mod:`mindport.runtime.init` (``mp_init``): ``torch.nn.init`` for the calls the init rule does not rewrite.
-* :mod:`mindport.runtime.einops_backend`: an einops backend for MindSpore tensors (``rearrange``/``reduce``/``repeat``
-  on ``mindspore.Tensor``); importing it registers the backend.
+* :mod:`mindport.runtime.einops_backend`: einops for MindSpore tensors: ``rearrange``/``reduce``/``repeat`` that
+  compile in a static graph, and an einops backend (importing the module registers it).
 * :mod:`mindport.runtime.einops_layers`: ``Rearrange``/``Reduce`` as Cells (for ``einops.layers.torch``).
 * :mod:`mindport.runtime.containers`: ``ParameterList``/``ParameterDict`` Cells that name their parameters like torch
   (``scales.0``), so torch weights line up by name.
+
+Everything here compiles in a static graph (``GRAPH_MODE``, ``@jit``) and is proven there, except the functions
+whose mapping entries say ``graph = "..."``, which raise a ``mindport:`` error inside a graph;
+:mod:`mindport.runtime._graph` says what differs there (torch's named tuples are plain tuples in a graph).
 
 Nothing here is imported by ``import mindport.runtime`` itself: each module loads MindSpore only when used.
 """

@@ -1,25 +1,162 @@
-"""An einops backend for MindSpore tensors, and einops' layers as Cells.
+"""einops for MindSpore tensors: graph-safe ``rearrange``/``reduce``/``repeat``, the ``Rearrange``/``Reduce`` layers
+as Cells, and an einops backend.
 
-``import mindport.runtime.einops_backend`` registers the backend: einops finds backends among ``AbstractBackend``
-subclasses whose ``framework_name`` module is loaded. ``Rearrange``/``Reduce`` are ``einops.layers.torch``'s layers as
-Cells (no parameters); converted code imports them from ``mindport.runtime.einops_layers``."""
+* :func:`rearrange`, :func:`reduce`, :func:`repeat`: einops' functions with einops' signatures, for calls whose pattern
+  the converter can't compile into plain operations (``mindport/migrator/einops_patterns.py`` does that for string
+  literals). They compile in a static graph (``GRAPH_MODE``, ``@jit``): einops' own recipe for the pattern and the
+  input's shape is computed at compile time (a constexpr, so pattern and lengths must be constants there, as they
+  are in practice: literals, attributes, shape arithmetic), and the graph holds only reshape/transpose/reduce/
+  broadcast operations. einops itself does not compile there (its backend lookup is a try/except over a class
+  registry). A callable ``reduction`` runs through einops (PyNative only).
+* :class:`Rearrange`, :class:`Reduce`: ``einops.layers.torch``'s layers as Cells (no parameters) on the same path;
+  converted code imports them from ``mindport.runtime.einops_layers``.
+* ``import mindport.runtime.einops_backend`` also registers :class:`MindSporeBackend`: einops finds backends among
+  ``AbstractBackend`` subclasses whose ``framework_name`` module is loaded, so ``einops.rearrange`` on a MindSpore
+  tensor works too (PyNative only).
+"""
 from __future__ import annotations
 
 import sys
 
+import einops
+import mindspore as ms
+from einops import EinopsError
 from einops._backends import AbstractBackend
-from einops.layers import RearrangeMixin, ReduceMixin
-from mindspore import nn
+from einops.einops import _prepare_recipes_for_all_dims, _prepare_transformation_recipe, _reconstruct_from_shape
+from mindspore import nn, ops
+from mindspore.ops.primitive import constexpr
 
+_REDUCTIONS = ("sum", "mean", "max", "min", "prod", "any", "all")
+
+
+# --- the recipe, at compile time ----------------------------------------------------------------------------------
+
+@constexpr
+def _plan(pattern, operation, lengths, shape):
+    """einops' recipe for ``pattern`` applied to ``shape`` (all constants): (initial shape or None, permutation or
+    None, reduced axes, ((position, length) of each added axis), final shape or None)."""
+    recipe = _prepare_transformation_recipe(pattern, operation, tuple(name for name, _ in lengths), len(shape))
+    init, perm, reduced, added, final, _ = _reconstruct_from_shape(recipe, tuple(shape), tuple(lengths))
+    return (None if init is None else tuple(init), None if perm is None else tuple(perm), tuple(reduced),
+            tuple(sorted(added.items())), None if final is None else tuple(final))
+
+
+def _reduce_axes(x, reduction, axes):
+    if reduction == "sum":
+        return ops.sum(x, axes)
+    if reduction == "mean":
+        if not x.is_floating_point():
+            raise NotImplementedError("reduce_mean is not available for non-floating tensors")  # as einops
+        return ops.mean(x, axes)
+    if reduction == "max":
+        return ops.amax(x, axes)
+    if reduction == "min":
+        return ops.amin(x, axes)
+    if reduction == "prod":  # torch's prod of integers (and bools) is int64
+        return ops.prod(x if x.is_floating_point() else x.astype(ms.int64), axes)
+    if reduction == "any":
+        return ops.any(x, axes)
+    return ops.all(x, axes)
+
+
+def _transform(x, pattern, operation, lengths):
+    """Run einops' recipe: reshape, transpose, reduce, add axes, reshape (each only when needed)."""
+    init, perm, reduced, added, final = _plan(pattern, operation, lengths, x.shape)
+    if init is not None:
+        x = ops.reshape(x, init)
+    if perm is not None:
+        x = ops.transpose(x, perm)
+    if reduced:
+        x = _reduce_axes(x, operation, reduced)
+    if added:
+        for position, _ in added:
+            x = ops.expand_dims(x, position)
+        target = list(x.shape)
+        for position, length in added:
+            target[position] = length
+        x = ops.broadcast_to(x, tuple(target))
+    if final is not None:
+        x = ops.reshape(x, final)
+    return x
+
+
+def _stacked(tensor):
+    if isinstance(tensor, (list, tuple)):
+        return ops.stack(tensor)
+    return tensor
+
+
+def rearrange(tensor, pattern, **axes_lengths):
+    """einops.rearrange for MindSpore tensors (or a list of them, stacked first); compiles in a static graph."""
+    return _transform(_stacked(tensor), pattern, "rearrange", tuple(axes_lengths.items()))
+
+
+def repeat(tensor, pattern, **axes_lengths):
+    """einops.repeat for MindSpore tensors (or a list of them, stacked first); compiles in a static graph."""
+    return _transform(_stacked(tensor), pattern, "repeat", tuple(axes_lengths.items()))
+
+
+def reduce(tensor, pattern, reduction, **axes_lengths):
+    """einops.reduce for MindSpore tensors (or a list of them, stacked first); compiles in a static graph when
+    ``reduction`` is one of einops' names ('sum', 'mean', 'max', 'min', 'prod', 'any', 'all'). A callable reduction
+    goes through einops itself (PyNative only)."""
+    if isinstance(reduction, str):
+        return _transform(_stacked(tensor), pattern, reduction, tuple(axes_lengths.items()))
+    return einops.reduce(tensor, pattern, reduction, **axes_lengths)
+
+
+# --- layers --------------------------------------------------------------------------------------------------------
+
+class Rearrange(nn.Cell):
+    """einops.layers.torch.Rearrange as a Cell (no parameters); compiles in a static graph."""
+
+    def __init__(self, pattern: str, **axes_lengths) -> None:
+        super().__init__()
+        _check(pattern, "rearrange", axes_lengths, type(self).__name__)
+        self.pattern = pattern
+        self.axes_lengths = tuple(axes_lengths.items())
+
+    def construct(self, x):
+        return _transform(x, self.pattern, "rearrange", self.axes_lengths)
+
+    def extend_repr(self) -> str:
+        return ", ".join([repr(self.pattern), *(f"{k}={v}" for k, v in self.axes_lengths)])
+
+
+class Reduce(nn.Cell):
+    """einops.layers.torch.Reduce as a Cell (no parameters); compiles in a static graph."""
+
+    def __init__(self, pattern: str, reduction: str, **axes_lengths) -> None:
+        super().__init__()
+        if reduction not in _REDUCTIONS:
+            raise EinopsError(f"Unknown reduction {reduction}. Expect one of {_REDUCTIONS}.")
+        _check(pattern, reduction, axes_lengths, type(self).__name__)
+        self.pattern = pattern
+        self.reduction = reduction
+        self.axes_lengths = tuple(axes_lengths.items())
+
+    def construct(self, x):
+        return _transform(x, self.pattern, self.reduction, self.axes_lengths)
+
+    def extend_repr(self) -> str:
+        return ", ".join([repr(self.pattern), repr(self.reduction), *(f"{k}={v}" for k, v in self.axes_lengths)])
+
+
+def _check(pattern, operation, axes_lengths, layer):
+    """einops' own validation of a layer's pattern, when the layer is built (as einops' layers do)."""
+    try:
+        _prepare_recipes_for_all_dims(pattern, operation, tuple(axes_lengths))
+    except EinopsError as exc:
+        raise EinopsError(f" Error while preparing {layer}({pattern!r})\n {exc}") from None
+
+
+# --- the einops backend (einops.rearrange on MindSpore tensors, PyNative) -------------------------------------------
 
 class MindSporeBackend(AbstractBackend):
     framework_name = "mindspore"
 
     def __init__(self) -> None:
-        import mindspore
-        from mindspore import ops
-
-        self.ms = mindspore
+        self.ms = ms
         self.ops = ops
 
     def is_appropriate_type(self, tensor) -> bool:
@@ -47,21 +184,9 @@ class MindSporeBackend(AbstractBackend):
         axes = tuple(reduced_axes)
         if not axes:
             return x
-        if operation == "sum":
-            return self.ops.sum(x, dim=axes)
-        if operation == "mean":
-            return self.ops.mean(x, axis=axes)
-        if operation == "max":
-            return self.ops.amax(x, axis=axes)
-        if operation == "min":
-            return self.ops.amin(x, axis=axes)
-        if operation == "prod":
-            return self.ops.prod(x, axis=axes)
-        if operation == "any":
-            return self.ops.any(x, axis=axes)
-        if operation == "all":
-            return self.ops.all(x, axis=axes)
-        raise NotImplementedError(f"unknown reduction {operation!r}")
+        if operation not in _REDUCTIONS:
+            raise NotImplementedError(f"unknown reduction {operation!r}")
+        return _reduce_axes(x, operation, axes)
 
     def stack_on_zeroth_dimension(self, tensors: list):
         return self.ops.stack(tensors)
@@ -86,28 +211,10 @@ class MindSporeBackend(AbstractBackend):
         return x.dtype in (self.ms.float16, self.ms.float32, self.ms.float64, self.ms.bfloat16)
 
     def layers(self):
-        return sys.modules[__name__]  # Rearrange and Reduce below
+        return sys.modules[__name__]  # Rearrange and Reduce above
 
     def einsum(self, pattern, *x):
         return self.ops.einsum(pattern, *x)
 
     def __repr__(self) -> str:
         return "<einops backend for mindspore>"
-
-
-class Rearrange(RearrangeMixin, nn.Cell):
-    def __init__(self, pattern: str, **axes_lengths) -> None:
-        nn.Cell.__init__(self)
-        RearrangeMixin.__init__(self, pattern, **axes_lengths)
-
-    def construct(self, x):
-        return self._apply_recipe(x)
-
-
-class Reduce(ReduceMixin, nn.Cell):
-    def __init__(self, pattern: str, reduction: str, **axes_lengths) -> None:
-        nn.Cell.__init__(self)
-        ReduceMixin.__init__(self, pattern, reduction, **axes_lengths)
-
-    def construct(self, x):
-        return self._apply_recipe(x)

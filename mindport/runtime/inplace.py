@@ -30,32 +30,18 @@ from __future__ import annotations
 import math
 
 import mindspore as ms
+import numpy as np
 from mindspore import ops
-from mindspore.ops.primitive import constexpr
 
 from mindport.runtime import math as mp_math
 from mindport.runtime import nn_functional as mp_F
 from mindport.runtime import special as mp_special
+from mindport.runtime._graph import in_graph as _in_graph
 
 _FLOATS = (ms.float16, ms.float32, ms.float64, ms.bfloat16)
 
 
 # --- writing the result back --------------------------------------------------------------------------------------
-
-def _marker():
-    return 0
-
-
-@constexpr(check=False)
-def _is_none(value):
-    return value is None
-
-
-def _in_graph():
-    """True while MindSpore compiles a graph: a function object is not a constant there, so the constexpr sees None
-    (the trick ``mindspore.graph.api._run_in_jit`` uses); in PyNative it runs as plain Python and sees the function."""
-    return _is_none(_marker)
-
 
 def _store(input, value):
     """Write ``value`` (cast to the receiver's dtype) into ``input`` and return ``input``."""
@@ -665,12 +651,18 @@ def bernoulli_(input, p=0.5, *, generator=None):
 
 # --- Python callables per element (PyNative only) -----------------------------------------------------------------
 
+def _host_only(name):
+    if _in_graph():
+        raise RuntimeError(f"mindport: Tensor.{name} runs a Python function per element on the host and can't be "
+                           "compiled in a static graph (construct under GRAPH_MODE, @jit): write it with MindSpore "
+                           "ops on the whole tensor")
+
+
 def apply_(input, callable):
     """torch.Tensor.apply_: ``callable`` applied to every element (as a Python number). A Python function per element
     needs the values on the host, so this is a numpy round trip (torch runs it on CPU tensors only, for the same
-    reason); PyNative only."""
-    import numpy as np
-
+    reason); PyNative only: in a static graph it raises (its mapping entry carries ``graph``, lint MS414 flags it)."""
+    _host_only("apply_")
     values = input.asnumpy()
     out = np.array([callable(v) for v in values.ravel().tolist()], dtype=values.dtype).reshape(values.shape)
     input.assign_value(ms.Tensor(out))
@@ -680,8 +672,7 @@ def apply_(input, callable):
 def map_(input, tensor, callable):
     """torch.Tensor.map_: ``callable(a, b)`` for every element of the receiver and of ``tensor`` broadcast to its shape
     (Python numbers); a numpy round trip like apply_, PyNative only."""
-    import numpy as np
-
+    _host_only("map_")
     values = input.asnumpy()
     other = np.broadcast_to(tensor.asnumpy(), values.shape)
     pairs = zip(values.ravel().tolist(), other.ravel().tolist())

@@ -20,6 +20,8 @@ from mindspore.ops.auto_generate import solve_triangular as _solve_triangular
 from mindspore.ops.operations.linalg_ops import Eigh as _Eigh
 from mindspore.scipy.ops import LU as _LU
 
+from mindport.runtime._graph import named
+
 CholeskyEx = namedtuple("CholeskyEx", ["L", "info"])
 InvEx = namedtuple("InvEx", ["inverse", "info"])
 Eigh = namedtuple("Eigh", ["eigenvalues", "eigenvectors"])
@@ -89,13 +91,13 @@ def lu_factor_ex(A, *, pivot=True, check_errors=False):
     info = _lu_info(lu)
     if check_errors and bool(info.any()):
         raise ValueError("torch.linalg.lu_factor_ex: the factorization could not be completed (singular input)")
-    return LUFactorEx(lu, piv.astype(ms.int32) + 1, info)
+    return named(LUFactorEx, lu, piv.astype(ms.int32) + 1, info)
 
 
 def lu_factor(A, *, pivot=True):
     """torch.linalg.lu_factor: (LU, pivots) with 1-based int32 pivots; see lu_factor_ex."""
     lu, piv, _ = lu_factor_ex(A, pivot=pivot)
-    return LUFactor(lu, piv)
+    return named(LUFactor, lu, piv)
 
 
 def lu_packed(A, pivot=True, get_infos=False):
@@ -115,7 +117,7 @@ def lu(A, *, pivot=True):
     eye = ops.eye(n, n, A.dtype)
     lower = ops.tril(lu_mat, -1) + eye
     upper = ops.triu(lu_mat)
-    return LU(_mT(perm.astype(A.dtype)), lower, upper)
+    return named(LU, _mT(perm.astype(A.dtype)), lower, upper)
 
 
 # ------------------------------------------------------------------------------------------ Cholesky, inverses
@@ -124,7 +126,7 @@ def cholesky_ex(input, *, upper=False, check_errors=False):
     """torch.linalg.cholesky_ex: (L, info). MindSpore's cholesky raises on a matrix that is not positive-definite
     where torch returns info > 0, so here such an input raises (never a silent wrong result); info is 0 otherwise."""
     factor = ops.cholesky(input, upper=upper)
-    return CholeskyEx(factor, ops.zeros(input.shape[:-2], ms.int32))
+    return named(CholeskyEx, factor, ops.zeros(input.shape[:-2], ms.int32))
 
 
 def cholesky_inverse(input, upper=False):
@@ -140,7 +142,7 @@ def inv_ex(A, *, check_errors=False):
     info = _lu_info(_lu(A)[0])
     if check_errors and bool(info.any()):
         raise ValueError("torch.linalg.inv_ex: the matrix is singular")
-    return InvEx(ops.inverse(A), info)
+    return named(InvEx, ops.inverse(A), info)
 
 
 def pinverse(input, rcond=1e-15):
@@ -181,7 +183,7 @@ def solve_ex(A, B, *, left=True, check_errors=False):
     info = _lu_info(_lu(A)[0])
     if check_errors and bool(info.any()):
         raise ValueError("torch.linalg.solve_ex: the matrix is singular")
-    return SolveEx(solve(A, B, left=left), info)
+    return named(SolveEx, solve(A, B, left=left), info)
 
 
 def _triangular(A, B, trans, lower, unit):
@@ -205,7 +207,7 @@ def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False)
     kernel; the SolveTriangular primitive solves the same system."""
     A, input = _broadcast_batch(A, input)
     solution = _solve_triangular(A, input, 1 if transpose else 0, not upper, unitriangular)
-    return TriangularSolve(solution, A.copy())
+    return named(TriangularSolve, solution, A.copy())
 
 
 def tensorsolve(input, other, dims=None):
@@ -230,7 +232,7 @@ def lstsq(input, b, rcond=None, *, driver=None):
     solution = _batched(ops.lstsq, input, b)
     rank = matrix_rank(input, rtol=rcond)
     empty = ops.zeros((0,), input.dtype)
-    return Lstsq(solution, empty, rank, empty)
+    return named(Lstsq, solution, empty, rank, empty)
 
 
 # ------------------------------------------------------------------------------------ decompositions, spectra
@@ -261,7 +263,7 @@ def eigh(input, UPLO="L"):
     """torch.linalg.eigh: (eigenvalues ascending, eigenvectors); MindSpore has the Eigh primitive (2-D only, applied
     per matrix here). Each eigenvector is defined up to sign in torch as well (LAPACK may pick another sign)."""
     op = _Eigh(True, lower=UPLO == "L")
-    return Eigh(*_batched(lambda a: tuple(op(a)), input))
+    return named(Eigh, *_batched(lambda a: tuple(op(a)), input))
 
 
 def eigvalsh(input, UPLO="L"):
@@ -275,7 +277,7 @@ def svd(A, full_matrices=True, *, driver=None):
     """torch.linalg.svd: (U, S, Vh). ops.svd returns (S, U, V) with V not transposed and full_matrices=False by
     default. Singular vectors are defined up to sign (per pair) in torch as well."""
     s, u, v = ops.svd(A, full_matrices=full_matrices, compute_uv=True)
-    return SVD(u, s, _mH(v))
+    return named(SVD, u, s, _mH(v))
 
 
 def svd_usv(input, some=True, compute_uv=True):
@@ -285,10 +287,10 @@ def svd_usv(input, some=True, compute_uv=True):
     if not compute_uv:
         m, n = input.shape[-2:]
         batch = tuple(input.shape[:-2])
-        return SVD(ops.zeros(batch + (m, m), input.dtype), ops.svd(input, compute_uv=False),
+        return named(SVD, ops.zeros(batch + (m, m), input.dtype), ops.svd(input, compute_uv=False),
                    ops.zeros(batch + (n, n), input.dtype))
     s, u, v = ops.svd(input, full_matrices=not some, compute_uv=True)
-    return SVD(u, s, v)
+    return named(SVD, u, s, v)
 
 
 def svdvals(A, *, driver=None):

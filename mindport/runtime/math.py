@@ -22,6 +22,8 @@ import mindspore as ms
 from mindspore import Tensor, ops
 from mindspore.common import dtype as mstype
 
+from mindport.runtime._graph import named
+
 # torch returns named tuples (torch.return_types.sort etc.): code reads .values / .indices and the like
 _SortResult = namedtuple("sort", ["values", "indices"])
 _TopkResult = namedtuple("topk", ["values", "indices"])
@@ -75,7 +77,7 @@ def sort(input, dim=-1, descending=False, stable=False):
     ops.sort is stable on CPU, so ``stable=True`` holds; with ``stable=False`` torch leaves ties' order unspecified.
     """
     values, indices = ops.sort(input, axis=dim, descending=descending)
-    return _SortResult(values, _long(indices))
+    return named(_SortResult, values, _long(indices))
 
 
 def argsort(input, dim=-1, descending=False, stable=False):
@@ -87,13 +89,13 @@ def topk(input, k, dim=None, largest=True, sorted=True):
     """torch.topk / Tensor.topk: (values, indices) named tuple along ``dim`` (default last), int64 indices;
     ops.topk returns int32 indices."""
     values, indices = ops.topk(input, k, dim=-1 if dim is None else dim, largest=largest, sorted=sorted)
-    return _TopkResult(values, _long(indices))
+    return named(_TopkResult, values, _long(indices))
 
 
 def cummin(input, dim):
     """torch.cummin / Tensor.cummin: (values, indices) named tuple, int64 indices; ops.cummin returns int32 indices."""
     values, indices = ops.cummin(input, dim)
-    return _CumminResult(values, _long(indices))
+    return named(_CumminResult, values, _long(indices))
 
 
 def argmin(input, dim=None, keepdim=False):
@@ -178,7 +180,7 @@ def aminmax(input, *, dim=None, keepdim=False):
     """torch.aminmax / Tensor.aminmax: (min, max) named tuple; ``ops.aminmax`` reduces axis 0 by default where torch
     (dim=None) reduces all elements."""
     axis = tuple(builtins.range(input.ndim)) if dim is None else dim
-    return _AMinMax(ops.amin(input, axis, keepdim), ops.amax(input, axis, keepdim))
+    return named(_AMinMax, ops.amin(input, axis, keepdim), ops.amax(input, axis, keepdim))
 
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
@@ -199,7 +201,7 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     values = ops.gather_elements(input, dim, indices)
     if not keepdim:
         values, indices = values.squeeze(dim), indices.squeeze(dim)
-    return _KthValue(values, indices)
+    return named(_KthValue, values, indices)
 
 
 def mode(input, dim=-1, keepdim=False):
@@ -217,7 +219,7 @@ def mode(input, dim=-1, keepdim=False):
     values, indices = ops.moveaxis(values, -1, dim), ops.moveaxis(indices, -1, dim)
     if not keepdim:
         values, indices = values.squeeze(dim), indices.squeeze(dim)
-    return _Mode(values, indices)
+    return named(_Mode, values, indices)
 
 
 def nanmedian(input, dim=None, keepdim=False):
@@ -319,7 +321,7 @@ def histogram(input, bins, *, range=None, weight=None, density=False):  # noqa: 
     hist = ops.tensor_scatter_add(ops.zeros((count,), input.dtype), index.reshape(-1, 1), weights)
     if density:
         hist = hist / (hist.sum() * (edges[1:] - edges[:-1]))
-    return _Histogram(hist, edges)
+    return named(_Histogram, hist, edges)
 
 
 def _bin_index(flat, edges):
@@ -431,10 +433,17 @@ def bitwise_not(input):
 _NORMAL = {ms.float16: (-14, 11), ms.bfloat16: (-126, 8), ms.float32: (-126, 24), ms.float64: (-1022, 53)}
 
 
+@ms.constexpr
+def _normal_range(dtype):
+    """(smallest normal exponent, mantissa bits) of a float dtype (a constexpr: graph mode can't index a dict by
+    dtype)."""
+    return _NORMAL[dtype]
+
+
 def frexp(input):
     """torch.frexp / Tensor.frexp ((mantissa in [0.5, 1), int32 exponent) named tuple): MindSpore has ``ops.ldexp``
     but no frexp. Subnormal inputs are scaled into the normal range first (the CPU log2 flushes them to zero)."""
-    min_exp, bits = _NORMAL[input.dtype]
+    min_exp, bits = _normal_range(input.dtype)
     a = ops.abs(input)
     finite = ops.isfinite(input) & (a != 0)
     small = finite & (a < 2.0 ** min_exp)
@@ -448,7 +457,7 @@ def frexp(input):
     m = ops.where(finite & too_big, m * 0.5, ops.where(finite & too_small, m * 2, m))
     e = e + (finite & too_big).astype(ms.int32) - (finite & too_small).astype(ms.int32)
     e = e - small.astype(ms.int32) * bits
-    return _Frexp(ops.where(finite, m, input), ops.where(finite, e, ops.zeros_like(e)))
+    return named(_Frexp, ops.where(finite, m, input), ops.where(finite, e, ops.zeros_like(e)))
 
 
 def rsub(input, other, *, alpha=1):
@@ -712,8 +721,12 @@ def unflatten(input, dim, sizes):
 def roll(input, shifts, dims=None):
     """torch.roll / Tensor.roll: ops.roll has no CPU kernel in 2.10 ('The kernel Roll unregistered'); slices and
     concatenates instead. ``dims=None`` rolls the flattened tensor and restores the shape."""
-    if dims is None:
-        return roll(input.reshape(-1), shifts, 0).reshape(input.shape)
+    if dims is None:  # no recursion: graph mode can't compile a function calling itself
+        return _roll(input.reshape(-1), shifts, 0).reshape(input.shape)
+    return _roll(input, shifts, dims)
+
+
+def _roll(input, shifts, dims):
     shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
     dims = (dims,) if isinstance(dims, int) else tuple(dims)
     if len(shifts) != len(dims):
@@ -721,11 +734,10 @@ def roll(input, shifts, dims=None):
     out = input
     for shift, dim in zip(shifts, dims):
         size = out.shape[dim]
-        if size == 0 or shift % size == 0:
-            continue
-        cut = size - shift % size
-        head, tail = ops.split(out, [cut, size - cut], dim)
-        out = ops.cat((tail, head), dim)
+        if size != 0 and shift % size != 0:
+            cut = size - shift % size
+            head, tail = ops.split(out, [cut, size - cut], dim)
+            out = ops.cat((tail, head), dim)
     return out
 
 
@@ -752,7 +764,13 @@ def range(start=0, end=None, step=1, dtype=None):  # noqa: A001 - torch's name
 
 
 def broadcast_shapes(*shapes):
-    """torch.broadcast_shapes (returns the broadcast shape as a tuple): MindSpore has no such function."""
+    """torch.broadcast_shapes (returns the broadcast shape as a tuple): MindSpore has no such function. Shapes are
+    constants, so graph mode computes it at compile time."""
+    return _broadcast_shapes(shapes)
+
+
+@ms.constexpr
+def _broadcast_shapes(shapes):
     shapes = [(s,) if isinstance(s, int) else tuple(s) for s in shapes]
     ndim = builtins.max((len(s) for s in shapes), default=0)
     out = [1] * ndim
@@ -767,7 +785,7 @@ def broadcast_shapes(*shapes):
 
 def broadcast_tensors(*tensors):
     """torch.broadcast_tensors: MindSpore has only ``ops.broadcast_to`` (one tensor, an explicit shape)."""
-    shape = broadcast_shapes(*(t.shape for t in tensors))
+    shape = _broadcast_shapes(tuple(t.shape for t in tensors))
     return tuple(ops.broadcast_to(t, shape) for t in tensors)
 
 
@@ -843,21 +861,23 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
     for axis, h in zip(axes, spacing):
         if isinstance(h, Tensor) and h.ndim > 0:
             raise NotImplementedError("gradient: coordinate tensors as spacing are not supported")
-        h = float(h)
-        n = input.shape[axis]
-
-        def part(start, length, axis=axis):
-            return ops.narrow(input, axis, start, length)
-
-        inner = (part(2, n - 2) - part(0, n - 2)) / (2 * h)
-        if edge_order == 1:
-            first = (part(1, 1) - part(0, 1)) / h
-            last = (part(n - 1, 1) - part(n - 2, 1)) / h
-        else:
-            first = (-1.5 * part(0, 1) + 2 * part(1, 1) - 0.5 * part(2, 1)) / h
-            last = (0.5 * part(n - 3, 1) - 2 * part(n - 2, 1) + 1.5 * part(n - 1, 1)) / h
-        out.append(ops.cat((first, inner, last), axis))
+        out.append(_gradient_along(input, axis, float(h), edge_order))
     return tuple(out)
+
+
+def _gradient_along(input, axis, h, edge_order):
+    """One axis of ``gradient`` (a function of its own: graph mode can't compile closures over a loop variable)."""
+    n = input.shape[axis]
+    inner = (ops.narrow(input, axis, 2, n - 2) - ops.narrow(input, axis, 0, n - 2)) / (2 * h)
+    if edge_order == 1:
+        first = (ops.narrow(input, axis, 1, 1) - ops.narrow(input, axis, 0, 1)) / h
+        last = (ops.narrow(input, axis, n - 1, 1) - ops.narrow(input, axis, n - 2, 1)) / h
+    else:
+        first = (-1.5 * ops.narrow(input, axis, 0, 1) + 2 * ops.narrow(input, axis, 1, 1)
+                 - 0.5 * ops.narrow(input, axis, 2, 1)) / h
+        last = (0.5 * ops.narrow(input, axis, n - 3, 1) - 2 * ops.narrow(input, axis, n - 2, 1)
+                + 1.5 * ops.narrow(input, axis, n - 1, 1)) / h
+    return ops.cat((first, inner, last), axis)
 
 
 def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=True, pad_mode="reflect",
@@ -1117,7 +1137,12 @@ def _to_complex(dtype):
 
 def promote_types(type1, type2):
     """torch.promote_types: the smallest dtype both dtypes convert to (torch's table, not numpy's: a float16 and
-    an int64 give float16)."""
+    an int64 give float16). Dtypes are constants: graph mode computes it at compile time."""
+    return _promote_types(type1, type2)
+
+
+@ms.constexpr
+def _promote_types(type1, type2):
     if type1 == type2:
         return type1
     c1, c2 = _category(type1), _category(type2)
@@ -1154,17 +1179,30 @@ def _combine(higher, lower):
     if _is_float(higher):
         return higher
     if higher == ms.bool_ or _is_float(lower):
-        return promote_types(higher, lower)
+        return _promote_types(higher, lower)
     return higher
 
 
 def result_type(tensor1, tensor2):
     """torch.result_type: dimensioned tensors decide within a category; 0-d tensors and Python numbers only when
-    their category is higher (a Python float is float32, an int int64)."""
+    their category is higher (a Python float is float32, an int int64). Computed from constants (dtypes, ranks,
+    Python numbers): graph mode does it at compile time."""
+    return _result_type(_operand(tensor1), _operand(tensor2))
+
+
+def _operand(value):
+    """A tensor as its constant (dtype, rank); a Python number as itself."""
+    if isinstance(value, Tensor):
+        return (value.dtype, value.ndim)
+    return value
+
+
+@ms.constexpr
+def _result_type(operand1, operand2):
     slots = {"dim": None, "zero": None, "wrapped": None}
-    for value in (tensor1, tensor2):
-        if isinstance(value, Tensor):
-            dtype, slot = value.dtype, "dim" if value.ndim else "zero"
+    for value in (operand1, operand2):
+        if isinstance(value, tuple):
+            dtype, slot = value[0], "dim" if value[1] else "zero"
         elif isinstance(value, bool):
             dtype, slot = ms.bool_, "wrapped"
         elif isinstance(value, int):
@@ -1175,7 +1213,7 @@ def result_type(tensor1, tensor2):
             dtype, slot = ms.complex64, "wrapped"
         else:
             raise TypeError(f"result_type: unsupported operand {value!r}")
-        slots[slot] = dtype if slots[slot] is None else promote_types(slots[slot], dtype)
+        slots[slot] = dtype if slots[slot] is None else _promote_types(slots[slot], dtype)
     return _combine(slots["dim"], _combine(slots["zero"], slots["wrapped"]))
 
 

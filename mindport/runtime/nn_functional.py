@@ -17,6 +17,13 @@ from mindspore import ops
 _REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}
 
 
+@ms.constexpr
+def _finfo(dtype, field):
+    """``numpy.finfo(dtype).<field>`` of a MindSpore float dtype, as a Python float (a constexpr: graph mode can't call
+    ``ms.dtype_to_nptype``)."""
+    return float(getattr(np.finfo(ms.dtype_to_nptype(dtype)), field))
+
+
 def _reduce(loss, reduction):
     reduction = _REDUCTIONS.get(reduction, reduction)
     if reduction == "mean":
@@ -130,7 +137,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     n = 1 if isinstance(normalized_shape, int) else len(normalized_shape)
     axes = tuple(range(input.ndim - n, input.ndim))
     if eps is None:
-        eps = float(np.finfo(ms.dtype_to_nptype(input.dtype)).eps)
+        eps = _finfo(input.dtype, "eps")
     out = input * ops.rsqrt((input * input).mean(axes, keep_dims=True) + eps)
     return out * weight if weight is not None else out
 
@@ -141,10 +148,8 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
     other arguments (depth_radius, bias, sum instead of mean) and only 4-D inputs."""
     channels = input.shape[1]
     square = input * input
-    pad = [(0, 0)] * input.ndim
-    pad[1] = (size // 2, (size - 1) // 2)
-    flat = [p for pair in reversed(pad) for p in pair]
-    padded = ops.pad(square, tuple(flat))
+    # ops.pad takes (before, after) pairs from the last axis back: zeros, then the channel axis (axis 1)
+    padded = ops.pad(square, (0, 0) * (input.ndim - 2) + (size // 2, (size - 1) // 2))
     total = padded[:, 0:channels]
     for i in range(1, size):
         total = total + padded[:, i:i + channels]
@@ -436,7 +441,7 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
                                  group=groups)
         out = op(x, weight, (x.shape[0], out_channels, *size))
     else:
-        pad = tuple(p for p in padding for _ in range(2))
+        pad = (padding[0], padding[0], padding[1], padding[1], padding[2], padding[2])
         op = ops.Conv3DTranspose(x.shape[1], out_channels, kernel, pad_mode="pad", pad=pad, stride=stride,
                                  dilation=dilation, group=groups, output_padding=output_padding)
         out = op(x, weight)
@@ -547,8 +552,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         rows = rows * per_sample_weights.reshape(-1, 1)
     counts = ops.unsorted_segment_sum(keep, segments, bags).reshape(-1, 1)
     if mode == "max":
-        low = ms.Tensor(float(np.finfo(ms.dtype_to_nptype(weight.dtype)).min), weight.dtype)
-        rows = ops.where(keep.reshape(-1, 1) > 0, rows, low)
+        rows = ops.where(keep.reshape(-1, 1) > 0, rows, ops.full_like(rows, _finfo(weight.dtype, "min")))
         out = ops.unsorted_segment_max(rows, segments, bags)
         return ops.where(counts > 0, out, ops.zeros_like(out))
     total = ops.unsorted_segment_sum(rows * keep.reshape(-1, 1), segments, bags)

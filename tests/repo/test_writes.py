@@ -12,7 +12,7 @@ from pathlib import Path
 
 from mindport.migrator.repo import CACHE_NAME, TMP_SUFFIX, atomic_write, convert_path
 
-from test_isolation import big_model_file
+from test_file_isolation import big_model_file
 
 MODEL = """import torch
 import torch.nn as nn

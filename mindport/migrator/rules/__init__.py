@@ -11,6 +11,7 @@ from mindport.migrator.rules.buffers import BufferTransform
 from mindport.migrator.rules.custom_optimizer import CustomOptimizerTransform
 from mindport.migrator.rules.data_pipeline import DataPipelineTransform
 from mindport.migrator.rules.device import DeviceTransform
+from mindport.migrator.rules.einops_calls import EinopsPatternTransform
 from mindport.migrator.rules.init_calls import InitTransform
 from mindport.migrator.rules.layer_parameters import LayerParameterNameTransform
 from mindport.migrator.rules.module_class import ModuleClassTransform
@@ -37,6 +38,7 @@ RULES = (
     ModuleMethodTransform,        # eval()/train(), parameters(), state_dict() ...
     DataPipelineTransform,        # TensorDataset/DataLoader/Dataset bases -> GeneratorDataset + batch
     TrainingLoopRule,             # zero_grad/backward/step loops -> forward_fn + value_and_grad + opt(grads)
+    EinopsPatternTransform,       # einops.rearrange/reduce/repeat, literal pattern -> reshape/transpose/...
     TableCallTransform,           # every other torch API through the mapping tables; flags the rest
 )
 

@@ -3,7 +3,8 @@
 Each fix is one libcst transform that edits only the nodes at the reported positions, so comments,
 quotes and formatting elsewhere come out as they went in. Fixes are conservative: a fix is applied only
 where the rewrite is equivalent (MS210), or turns code that cannot work as intended into the documented
-MindSpore form with the same meaning (MS107 containers, MS209 keyword renames).
+MindSpore form with the same meaning (MS107 containers, MS209 keyword renames), or makes graph code compile with
+the same result on every path Python runs (MS415 `name = None` first, MS417 `map(lambda)` as a list comprehension).
 """
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from mindport.validators.lint.context import FileContext
 from mindport.validators.lint.findings import Finding
 
-FIXABLE = ("MS107", "MS209", "MS210")
+FIXABLE = ("MS107", "MS209", "MS210", "MS415", "MS417")
 
 
 def _expr(text: str) -> cst.BaseExpression:
@@ -157,7 +158,40 @@ class _Fixer(cst.CSTTransformer):
         self._mark(original)
         return updated.with_changes(keyword=cst.Name(m.group(1)))
 
+    # ---- MS415: possibly-unbound locals of graph code; MS417: map over a closure -----------------------
+    def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
+        span = self.get_metadata(PositionProvider, original)
+        names: list[str] = []
+        for key, f in self.at.items():
+            if f.code != "MS415" or key in self.done or not span.start.line <= f.line <= span.end.line:
+                continue
+            m = re.match(r"`(\w+)` may be unassigned", f.message)
+            if m is None:
+                continue
+            self.done.add(key)
+            if m.group(1) not in names:
+                names.append(m.group(1))
+        if not names or not isinstance(updated.body, cst.IndentedBlock):
+            return updated
+        body = list(updated.body.body)
+        first = 1 if body and _is_docstring(body[0]) else 0
+        new = [cst.parse_statement(f"{name} = None\n") for name in names]
+        return updated.with_changes(body=updated.body.with_changes(body=body[:first] + new + body[first:]))
+
+    def _map_to_comprehension(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression | None:
+        if self._finding(original, "MS417") is None:
+            return None
+        lam = updated.args[0].value if updated.args else None
+        if not (isinstance(lam, cst.Lambda) and len(updated.args) == 2 and len(lam.params.params) == 1):
+            return None
+        self._mark(original)
+        return cst.ListComp(elt=lam.body, for_in=cst.CompFor(target=lam.params.params[0].name,
+                                                             iter=updated.args[1].value))
+
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        comprehension = self._map_to_comprehension(original, updated)
+        if comprehension is not None:
+            return comprehension
         f = self._finding(original, "MS210")
         if f is not None:
             fixed = self._dropout(updated)
@@ -193,6 +227,11 @@ class _Fixer(cst.CSTTransformer):
                                   whitespace_after=cst.SimpleWhitespace("")),
         )
         return call.with_changes(args=args)
+
+
+def _is_docstring(stmt: cst.BaseStatement) -> bool:
+    return (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Expr)
+            and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))
 
 
 def fix_source(source: str, findings: Sequence[Finding], path: str = "<string>") -> tuple[str, int]:

@@ -1,0 +1,70 @@
+"""The runtime layer in a static graph (``ms.jit``, what ``GRAPH_MODE`` does to ``construct``).
+
+Every runtime target is proven against torch in a graph by tests/mappings/test_proofs.py; this file checks the two
+things that proof does not: targets that can't be compiled (``graph = "..."`` in their entry) fail with mindport's
+own message instead of a MindSpore internal error or a silent difference, and results torch gives as named tuples
+are plain tuples in a graph whose items later MindSpore functions accept."""
+from __future__ import annotations
+
+import importlib
+
+import mindspore as ms
+import numpy as np
+import pytest
+from mindspore import ops
+
+from mindport.mappings import load_registry
+from mindport.proofs import applicable_styles, prepare
+from mindport.runtime import math as mp_math
+
+FLAGGED = [pytest.param(e, id=e.torch) for e in load_registry() if e.graph and e.example is not None]
+_EXTRA = {"val": 0.5, "sparsity": 0.5}  # required arguments after the tensor, for entries proven by a program
+
+
+@pytest.fixture(autouse=True)
+def _own_cwd(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # a failed compile writes rank_0/om/analyze_fail.ir into the working folder
+
+
+def test_flagged_entries_are_few_and_explained():
+    assert 0 < len(FLAGGED) < 30
+    for param in FLAGGED:
+        entry = param.values[0]
+        assert "construct" in entry.graph or "graph" in entry.graph, entry.torch
+        assert entry.target("nn").startswith("mindport.runtime."), entry.torch
+
+
+@pytest.mark.parametrize("entry", FLAGGED)
+def test_flagged_target_raises_mindports_error_in_a_graph(entry):
+    if entry.example.program:
+        module_name, name = entry.target("nn").rsplit(".", 1)
+        fn = getattr(importlib.import_module(module_name), name)
+        extra = [_EXTRA[p.name] for p in entry.signature[1:] if p.required]
+        tensor = ms.Parameter(ms.Tensor(np.ones((4, 4), np.float32)), name="w")
+
+        def call(w):
+            return fn(w, *extra)
+
+        args = [tensor]
+    else:
+        case = prepare(entry, applicable_styles(entry)[0], importable=True)
+        call, args = case.call, case.args
+    with pytest.raises(RuntimeError, match="mindport: "):
+        ms.jit(call)(*args)
+
+
+def _sorted_swapped(x):
+    values, indices = mp_math.sort(x, 1)
+    first = mp_math.topk(x, 2)[0]
+    return ops.swapaxes(values, -2, -1), indices, first
+
+
+def test_named_tuples_are_plain_tuples_in_a_graph():
+    x = ms.Tensor(np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32))
+    eager = mp_math.sort(x, 1)
+    assert type(eager).__name__ == "sort" and eager.values.shape == (3, 4)  # torch's field names in PyNative
+    swapped, indices, first = ms.jit(_sorted_swapped)(x)
+    expected = np.sort(x.asnumpy(), 1)
+    np.testing.assert_array_equal(swapped.asnumpy(), expected.T)
+    assert indices.dtype == ms.int64
+    np.testing.assert_array_equal(first.asnumpy(), -np.sort(-x.asnumpy(), 1)[:, :2])
