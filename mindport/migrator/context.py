@@ -29,6 +29,7 @@ IMPORT_STYLE = {
     "mindport.runtime.tensor": ("from mindport.runtime import tensor as mp_tensor", "mp_tensor"),
     "mindport.runtime.math": ("from mindport.runtime import math as mp_math", "mp_math"),
     "mindport.runtime.linalg": ("from mindport.runtime import linalg as mp_linalg", "mp_linalg"),
+    "mindport.runtime.adapt": ("from mindport.runtime import adapt as mp_adapt", "mp_adapt"),
 }
 
 
@@ -60,6 +61,7 @@ class FileContext:
     imports_needed: set[str] = field(default_factory=set)  # keys of IMPORT_STYLE
     converted_sites: int = 0
     torch_names_kept: set[str] = field(default_factory=set)  # local names of torch imports still referenced
+    torch_roots_kept: set[str] = field(default_factory=set)  # packages flagged statements name in full (torch ...)
     handled: set[int] = field(default_factory=set)  # ids of original nodes an idiom rule has claimed
     aliases: dict[str, str] = field(default_factory=dict)  # MindSpore module -> local name (imports.choose_aliases)
     class_summary: tuple = ()  # idioms.class_summary: which classes are nn.Module subclasses, and through what

@@ -122,19 +122,25 @@ class ImportCleanup(cst.CSTTransformer):
 
 
 def finalize_imports(module: cst.Module, needed: set[str], aliases: dict[str, str], present: set[str],
-                     torch_kept: set[str]) -> tuple[cst.Module, list[tuple[str, str]]]:
+                     torch_kept: set[str], torch_roots: set[str] = frozenset(),
+                     module_scope: Scope | None = None) -> tuple[cst.Module, list[tuple[str, str]]]:
     """Add the MindSpore imports the rules used; keep a torch import only if a flagged site still needs it.
 
+    ``torch_roots``: the packages flagged statements now name in full (``torch.nn.Conv2d``): ``import torch`` stays,
+    or is added when no import of the file binds ``torch`` at module level.
     Returns the module and the imports added, as (local name, line); ``drop_unused_imports`` removes the ones no
     converted line uses, on the generated text (cheaper than another walk over the tree).
     """
     order = list(IMPORT_STYLE)
     modules = sorted(needed - present, key=order.index)
     new = [import_statement(m, aliases[m]) for m in modules]
+    bound = module_scope.names if module_scope is not None else {}
+    torch_kept = set(torch_kept) | set(torch_roots)
+    roots = [parse_statement(f"import {root}") for root in sorted(torch_roots) if bound.get(root) != root]
     # A torch import whose name the MindSpore code now uses (`nn`) must go even if a flagged site still refers to
     # it: keeping it would shadow MindSpore's `nn` and break every converted line; the flagged sites say what is left.
     taken = {aliases[m] for m in needed}
-    module = transform(module, ImportCleanup(torch_kept - taken, new))
+    module = transform(module, ImportCleanup(torch_kept - taken, [*roots, *new]))
     return module, [(aliases[m], module.code_for_node(stmt)) for m, stmt in zip(modules, new)]
 
 

@@ -10,6 +10,8 @@ from mindport.migrator.scopes import receiver_kind
 from mindport.migrator.table import (
     SHARED_METHOD_NAMES,
     CallBindError,
+    RunTimeArguments,
+    adapter_expr,
     arg_expression,
     bind_arguments,
     build_call_args,
@@ -21,7 +23,13 @@ from mindport.migrator.table import (
 
 
 class TableCallTransform(Rule):
-    """Rewrites calls and attribute references whose torch name has a mapping entry; flags the others."""
+    """Rewrites calls and attribute references whose torch name has a mapping entry; flags the others.
+
+    A call whose arguments are only known at run time (``*args``/``**kwargs`` at the call site) and a torch API
+    passed as a value (``norm_layer=nn.LayerNorm``, ``partial(torch.cat, dim=1)``) become the runtime adapter of the
+    same entry (``mp_adapt.api("torch.nn.LayerNorm")``, ``mindport/runtime/adapt.py``), which maps the arguments when
+    the call happens. A flagged call's statement keeps its torch meaning (the engine's ``keep_torch.py``).
+    """
 
     EXAMPLES = (
         Example(
@@ -67,6 +75,47 @@ class TableCallTransform(Rule):
                     return a.sum(axis=0), np.mean(a)
             """,
             note='Methods that numpy arrays share with tensors are left alone unless the receiver is evidently a tensor.',
+        ),
+        Example(
+            before="""
+                from functools import partial
+
+                import torch.nn as nn
+
+
+                def make_block(dim, norm_layer=nn.LayerNorm, **kwargs):
+                    return nn.Sequential(nn.Linear(dim, dim, **kwargs), partial(norm_layer, eps=1e-6)(dim))
+            """,
+            after="""
+                from functools import partial
+
+                from mindspore import nn
+                from mindport.runtime import adapt as mp_adapt
+
+
+                def make_block(dim, norm_layer=mp_adapt.api("torch.nn.LayerNorm"), **kwargs):
+                    return nn.SequentialCell(mp_adapt.api("torch.nn.Linear")(dim, dim, **kwargs), partial(norm_layer, eps=1e-6)(dim))
+            """,
+            note='Arguments known only at run time (**kwargs) and a layer passed as a value go to the runtime adapter '
+                 'of the same entry, which binds torch\'s signature when the call happens.',
+        ),
+        Example(
+            before="""
+                import torch.nn as nn
+
+
+                def reflect_conv(c):
+                    return nn.Conv2d(c, c, 3, padding=1, padding_mode="reflect"), nn.ReLU()
+            """,
+            after="""
+                import torch
+
+
+                def reflect_conv(c):
+                    return torch.nn.Conv2d(c, c, 3, padding=1, padding_mode="reflect"), torch.nn.ReLU()  # mindport: MP102 torch.nn.Conv2d: padding_mode="reflect": MindSpore convolutions only zero-pad; pad with ops.pad first
+            """,
+            note='A value with no MindSpore equivalent is flagged, and its whole line keeps its torch meaning: torch '
+                 'names written in full, import torch kept; never a MindSpore callee with torch arguments.',
         ),
     )
 
@@ -119,6 +168,10 @@ class TableCallTransform(Rule):
             bound = bind_arguments(entry, list(updated_node.args))
             mapped = map_arguments(entry, bound, profile)
             self._resolve_ms_names(mapped)
+        except RunTimeArguments:
+            # *args/**kwargs at the call site: the runtime adapter maps them through the same entry at the call
+            self.ctx.converted_sites += 1
+            return updated_node.with_changes(func=adapter_expr(self.ctx, qual))
         except CallBindError as exc:
             self.flag(original_node, "MP102", f"{qual}: {exc}", "pass arguments explicitly", qual)
             return updated_node
@@ -148,8 +201,7 @@ class TableCallTransform(Rule):
             if self._plausible(func, strict=True):
                 self.flag(original_node, "MP101", f"{entry.torch} is not supported: {entry.reason}", "", entry.torch)
             return updated_node
-        if target == f".{func.attr.value}" and not (entry.rename or entry.emit or entry.transforms or entry.values
-                                                     or entry.drop or entry.unsupported):
+        if target == f".{func.attr.value}" and not needs_mapping(entry):
             return updated_node  # same method, same arguments
         if not self._plausible(func, strict=func.attr.value in SHARED_METHOD_NAMES):
             return updated_node
@@ -161,6 +213,11 @@ class TableCallTransform(Rule):
         try:
             mapped = map_arguments(entry, bind_arguments(entry, list(updated_node.args)), profile)
             self._resolve_ms_names(mapped)
+        except RunTimeArguments:
+            self.ctx.converted_sites += 1
+            receiver = updated_node.func.value  # type: ignore[union-attr]
+            return updated_node.with_changes(func=adapter_expr(self.ctx, entry.torch),
+                                             args=fix_commas([cst.Arg(value=receiver), *updated_node.args]))
         except CallBindError as exc:
             self.flag(original_node, "MP102", f"{entry.torch}: {exc}", "pass arguments explicitly", entry.torch)
             return updated_node
@@ -202,16 +259,15 @@ class TableCallTransform(Rule):
             return updated_node
         entry = self.ctx.registry.lookup(qual)
         target = entry.resolve(self.ctx.options.target)[0] if entry is not None else None
-        if entry is None or target is None or not entry.supported or target.startswith("."):
+        if entry is None or target is None or not entry.supported:
             self.flag(original_node, "MP104", f"{qual} is referenced but has no MindSpore mapping",
                       "convert by hand, or add an entry to mindport/mappings/data", qual)
             return updated_node
-        if entry.kind != "attribute" and (entry.rename or entry.emit or entry.transforms or entry.values
-                                          or entry.drop or entry.unsupported):
-            self.flag(original_node, "MP104", f"{qual} is passed by reference; its arguments need mapping",
-                      "call it directly so its arguments can be converted", qual)
-            return updated_node
         self.ctx.converted_sites += 1
+        if entry.kind != "attribute" and (target.startswith(".") or needs_mapping(entry)):
+            # passed as a value (norm_layer=nn.LayerNorm, partial(torch.cat, dim=1)): whoever calls it later gets
+            # the runtime adapter, which maps the arguments through the entry when the call happens
+            return adapter_expr(self.ctx, qual)
         return self.ctx.target_expr(target)
 
     def leave_Attribute(self, original_node, updated_node):
@@ -219,6 +275,11 @@ class TableCallTransform(Rule):
 
     def leave_Name(self, original_node, updated_node):
         return self._reference(original_node, updated_node)
+
+
+def needs_mapping(entry) -> bool:
+    """Does a call of the entry need its arguments rewritten (not only its name)?"""
+    return bool(entry.rename or entry.emit or entry.transforms or entry.values or entry.drop or entry.unsupported)
 
 
 def _keyed(subscript: cst.Subscript) -> bool:
