@@ -5,9 +5,11 @@ HEAD's ``.py`` files are copied to a temporary tree, or a plain source folder. T
 ``mindport convert`` command (``--format json``), and the script prints:
 
 * API sites converted and left (the MP1xx diagnostics, per code), and the share left;
-* half-converted lines: a flagged statement (``# mindport: MP1xx``) that references a name the converted file binds
-  to MindSpore or mindport's runtime (``nn`` of ``from mindspore import nn``, ``ops``, ``ms``, ``mp_*``): such a line is
-  neither torch nor MindSpore. A flagged statement must keep its torch meaning (fully qualified torch names);
+* half-converted lines: a flagged simple statement (``# mindport: MP1xx``) that references a name the converted file
+  binds to MindSpore or mindport's runtime (``nn`` of ``from mindspore import nn``, ``ops``, ``ms``, ``mp_*``), or a part
+  of a flagged compound statement's header (a test, a parameter, a base ...) that references both a MindSpore name and
+  a torch name: such a line is neither torch nor MindSpore. A flagged statement must keep its torch meaning (fully
+  qualified torch names);
 * converted files still importing torch (or torchvision/torchaudio), and the torch imports no diagnostic explains
   (an import is explained when a flagged statement uses a name it binds, or the import line itself is flagged);
 * imports of torch-based third-party packages (timm, torchvision, einx, transformers ...) with no diagnostic;
@@ -137,17 +139,31 @@ class FileCheck:
         flags = _flag_lines(code)
         bound = _import_bindings(tree)
         ms_names = {n for n, m in bound.items() if _is_ms(m)}
+        torch_names = {n for n, m in bound.items() if _is_torch(m)}
         used_by_flagged: set[str] = set()
 
-        def header_nodes(stmt):
+        def header_parts(stmt):
+            """A simple statement is one part; a compound statement's header, one part per test, iterable, with
+            item, decorator, parameter (annotation and default), base or keyword."""
             fields = _HEADER_FIELDS.get(type(stmt))
             if fields is None:
                 return [stmt]
             out = []
             for name in fields:
                 value = getattr(stmt, name, None)
-                out.extend(value if isinstance(value, list) else [value] if value is not None else [])
+                if isinstance(value, ast.arguments):
+                    params = [*value.posonlyargs, *value.args, *value.kwonlyargs, value.vararg, value.kwarg]
+                    defaults = [*value.defaults, *[d for d in value.kw_defaults if d is not None]]
+                    out.extend(p.annotation for p in params if p is not None and p.annotation is not None)
+                    out.extend(defaults)
+                else:
+                    out.extend(value if isinstance(value, list) else [value] if value is not None else [])
+            if isinstance(stmt, ast.Try):
+                out.extend(h.type for h in stmt.handlers if h.type is not None)
             return out
+
+        def names_in(node) -> set[str]:
+            return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
 
         def flagged(stmt) -> bool:
             if type(stmt) in _HEADER_FIELDS:
@@ -166,11 +182,14 @@ class FileCheck:
             for stmt in body:
                 if flagged(stmt):
                     self.flagged_statements += 1
-                    refs = {n.id for h in header_nodes(stmt) for n in ast.walk(h)
-                            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-                    used_by_flagged.update(refs)
-                    if (refs & ms_names) - locals_:
-                        self.half.append((stmt.lineno, lines[stmt.lineno - 1].strip()))
+                    simple = type(stmt) not in _HEADER_FIELDS
+                    for part in header_parts(stmt):
+                        refs = names_in(part) - locals_
+                        used_by_flagged.update(refs)
+                        # a simple statement must be all torch; a header part must not mix torch and MindSpore
+                        if refs & ms_names and (simple or refs & torch_names):
+                            self.half.append((part.lineno, lines[part.lineno - 1].strip()))
+                            break
                 inner = locals_
                 if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     inner = locals_ | _local_names(stmt)

@@ -141,7 +141,9 @@ def torch_snippet(entry: Entry, style: str) -> str:
     if style == PROGRAM_STYLE:
         return entry.example.program.strip("\n") + "\n"
     args, setup = render_call(entry, style)
-    head = "import torch\n\n\n"
+    module = entry.torch.rsplit(".", 1)[0] if entry.kind != "method" else "torch"
+    head = "import torch\n" + (f"import {module}\n" if not module.startswith("torch.") and module != "torch" else "")
+    head += "\n\n"
     body = "".join(f"    {line}\n" for line in setup)
     inputs = list(entry.example.inputs)
     if entry.kind == "layer":

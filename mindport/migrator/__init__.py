@@ -30,13 +30,16 @@ class ConversionResult:
 
 
 def convert_source(code: str, filename: str = "<string>", *, target: str = "nn",
-                   ms_version: tuple[int, int] | None = None, module_classes=frozenset()) -> ConversionResult:
+                   ms_version: tuple[int, int] | None = None, module_classes=frozenset(),
+                   local_packages=frozenset()) -> ConversionResult:
     """Convert PyTorch source text to MindSpore source text.
 
-    A syntax error gives one MP201 diagnostic and the code back unchanged.
+    ``local_packages``: the top-level packages of the project the file belongs to (a torch-based package among them,
+    e.g. converting timm itself, is the project's code). A syntax error gives one MP201 diagnostic and the code back
+    unchanged.
     """
     options = Options(target=target, ms_version=ms_version or installed_ms_version(),
-                      module_classes=frozenset(module_classes))
+                      module_classes=frozenset(module_classes), local_packages=frozenset(local_packages))
     registry = load_registry()
     collecting = gc.isenabled()
     gc.disable()  # syntax trees are acyclic: the cycle collector's passes over them are pure cost (about 15 %)

@@ -30,6 +30,8 @@ IMPORT_STYLE = {
     "mindport.runtime.math": ("from mindport.runtime import math as mp_math", "mp_math"),
     "mindport.runtime.linalg": ("from mindport.runtime import linalg as mp_linalg", "mp_linalg"),
     "mindport.runtime.adapt": ("from mindport.runtime import adapt as mp_adapt", "mp_adapt"),
+    "mindport.runtime.framework": ("from mindport.runtime import framework as mp_framework", "mp_framework"),
+    "mindport.runtime.ecosystem": ("from mindport.runtime import ecosystem as mp_ecosystem", "mp_ecosystem"),
 }
 
 
@@ -47,6 +49,7 @@ class Options:
     target: str = "nn"  # mapping profile: "nn" (CPU/GPU/Ascend) or "mint" (torch-aligned, Ascend)
     ms_version: tuple[int, int] = (2, 10)
     module_classes: frozenset[str] = frozenset()  # project-local nn.Module subclasses (across files)
+    local_packages: frozenset[str] = frozenset()  # the project's top-level packages and modules (convert_path)
 
 
 @dataclass

@@ -45,7 +45,7 @@ def run_pipeline(module: cst.Module, filename: str, registry: Registry, options:
                  without: tuple[type[Rule], ...] = ()) -> tuple[str, FileContext]:
     """Every rule over the parsed file, in order; returns the converted source text and the file's context.
     ``without``: rules left out (the examples' tests check that each example needs its rule)."""
-    scopes = build_scopes(module)
+    scopes = build_scopes(module, options.local_packages)
     positions = LazyPositions(module)  # resolved on the first diagnostic only
     aliases, present = choose_aliases(scopes.module_scope)
     ctx = FileContext(filename=filename, registry=registry, options=options, scopes=scopes.scopes,
@@ -145,7 +145,7 @@ class RuleRunner(cst.CSTTransformer):
         flagged = {id(n) for n in pending.flagged}
 
         def keep(node):
-            return qualify(node, self.scope, self.ctx.scopes, self.ctx.torch_roots_kept)
+            return qualify(node, self.scope, self.ctx.scopes, self.ctx.torch_roots_kept, self.ctx.torch_names_kept)
 
         if isinstance(original_node, cst.SimpleStatementLine):
             self.ctx.converted_sites -= own  # the whole line is torch again

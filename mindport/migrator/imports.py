@@ -9,7 +9,7 @@ import libcst as cst
 from mindport.migrator.context import IMPORT_STYLE
 from mindport.migrator.scopes import dotted_name
 from mindport.migrator.walk import parse_expression, parse_statement, transform
-from mindport.names import Scope, is_torch
+from mindport.names import Scope, is_torch, torch_package
 
 
 def choose_aliases(module_scope: Scope) -> tuple[dict[str, str], set[str]]:
@@ -66,9 +66,11 @@ _NO_IMPORTS_INSIDE = (cst.BaseExpression, cst.Decorator, cst.Parameters, cst.Arg
 class ImportCleanup(cst.CSTTransformer):
     """Removes unused torch imports; puts the needed MindSpore imports where the first torch import was."""
 
-    def __init__(self, torch_kept: set[str], new_imports: list[cst.SimpleStatementLine]) -> None:
+    def __init__(self, torch_kept: set[str], new_imports: list[cst.SimpleStatementLine],
+                 local: frozenset[str] = frozenset()) -> None:
         super().__init__()
         self.used = torch_kept
+        self.local = local  # the project's packages: a torch-based package among them is not a dependency
         self.new_imports = new_imports
         self.placed = False
         self._depth = 0
@@ -92,7 +94,10 @@ class ImportCleanup(cst.CSTTransformer):
         if len(updated_node.body) != 1 or not isinstance(updated_node.body[0], (cst.Import, cst.ImportFrom)):
             return updated_node
         stmt = updated_node.body[0]
-        if not is_torch(_import_module_name(stmt)) or isinstance(getattr(stmt, "names", None), cst.ImportStar):
+        module = _import_module_name(stmt)
+        package = torch_package(module)
+        if not (is_torch(module) or package is not None and package not in self.local) \
+                or isinstance(getattr(stmt, "names", None), cst.ImportStar):
             return updated_node
         is_from = isinstance(stmt, cst.ImportFrom)
         keep = [a for a in stmt.names if _alias_bound_name(a, is_from) in self.used]
@@ -140,7 +145,8 @@ def finalize_imports(module: cst.Module, needed: set[str], aliases: dict[str, st
     # A torch import whose name the MindSpore code now uses (`nn`) must go even if a flagged site still refers to
     # it: keeping it would shadow MindSpore's `nn` and break every converted line; the flagged sites say what is left.
     taken = {aliases[m] for m in needed}
-    module = transform(module, ImportCleanup(torch_kept - taken, [*roots, *new]))
+    local = getattr(module_scope, "local", frozenset())
+    module = transform(module, ImportCleanup(torch_kept - taken, [*roots, *new], local))
     return module, [(aliases[m], module.code_for_node(stmt)) for m, stmt in zip(modules, new)]
 
 

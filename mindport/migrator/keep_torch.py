@@ -17,22 +17,25 @@ from __future__ import annotations
 import libcst as cst
 
 from mindport.migrator.walk import parse_expression, transform, walk
-from mindport.names import Scope, is_torch
+from mindport.names import Scope, is_torch, torch_package
 
 
-def qualify(node: cst.CSTNode, scope: Scope, scopes: dict[int, Scope], roots: set[str]) -> cst.CSTNode:
+def qualify(node: cst.CSTNode, scope: Scope, scopes: dict[int, Scope], roots: set[str],
+            kept: set[str]) -> cst.CSTNode:
     """``node`` (an original, unconverted node) with each name bound to torch (an import or an alias of a torch API)
     written as its qualified torch name; the root packages used (``torch``, ``torchvision`` ...) are added to
-    ``roots``."""
-    return transform(node, _Qualify(scope, scopes, roots))
+    ``roots``. A name of a torch-based third-party package (timm ...) stays as written (MindSpore never takes such a
+    name) and goes into ``kept``, so its import stays."""
+    return transform(node, _Qualify(scope, scopes, roots, kept))
 
 
 class _Qualify(cst.CSTTransformer):
-    def __init__(self, scope: Scope, scopes: dict[int, Scope], roots: set[str]) -> None:
+    def __init__(self, scope: Scope, scopes: dict[int, Scope], roots: set[str], kept: set[str]) -> None:
         super().__init__()
         self._scopes = [scope]
         self._all = scopes
         self._roots = roots
+        self._kept = kept
         self._skip: set[int] = set()  # names that are not references: attribute names, keywords, targets
 
     def on_visit_attribute(self, node, attribute) -> None:
@@ -83,6 +86,9 @@ class _Qualify(cst.CSTTransformer):
         if id(original_node) in self._skip:
             return updated_node
         found, qual = self._scopes[-1].lookup(original_node.value)
+        if found and torch_package(qual) is not None:
+            self._kept.add(original_node.value)
+            return updated_node
         if not found or not is_torch(qual) or qual == original_node.value:
             if found and qual == original_node.value and is_torch(qual):
                 self._roots.add(qual)  # `torch` itself

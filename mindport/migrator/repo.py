@@ -285,6 +285,19 @@ def _last_component(base: ast.expr) -> str:
     return ast.unparse(base).rsplit(".", 1)[-1]
 
 
+def local_packages(src: Path, files) -> frozenset[str]:
+    """The top-level packages and modules of a tree (``timm`` when converting timm itself): imports of them are the
+    project's own code, even when a torch-based package of that name exists."""
+    if not src.is_dir():
+        return frozenset()
+    names = set()
+    for path in files:
+        if path.suffix == ".py":
+            parts = path.relative_to(src).parts
+            names.add(parts[0] if len(parts) > 1 else path.stem)
+    return frozenset(names)
+
+
 def module_classes_from_bases(per_file: list[dict[str, list[str]]]) -> frozenset[str]:
     """Class names, across the project, that are nn.Module subclasses directly or through project-local bases."""
     bases: dict[str, set[str]] = {}
@@ -411,7 +424,9 @@ def convert_path(src, dst=None, *, target: str = "nn", ms_version: tuple[int, in
         # give their bases back (one parse per file); the few whose classes the project's set changes are
         # converted again below.
         first = {rel: None for rel in unread}
-        speculative = {"target": target, "ms_version": ms_version, "module_classes": frozenset()}
+        local = local_packages(src, files)
+        speculative = {"target": target, "ms_version": ms_version, "module_classes": frozenset(),
+                       "local_packages": local}
         for result in workers.map(_convert_one, [(rel, path, "python", speculative) for rel, path in unread.items()],
                                   len(unread)):
             first[result.rel] = result
@@ -419,7 +434,7 @@ def convert_path(src, dst=None, *, target: str = "nn", ms_version: tuple[int, in
             if progress:
                 progress(result.rel)
         options = {"target": target, "ms_version": ms_version,
-                   "module_classes": module_classes_from_bases(list(bases.values()))}
+                   "module_classes": module_classes_from_bases(list(bases.values())), "local_packages": local}
         fingerprint = _tables_fingerprint() + json.dumps({k: sorted(v) if isinstance(v, frozenset) else v
                                                           for k, v in options.items()}, sort_keys=True)
         cache = old_cache if old_cache and cache_json.get("fingerprint") == fingerprint else {}

@@ -12,7 +12,7 @@ from __future__ import annotations
 import libcst as cst
 
 from mindport.migrator.walk import walk
-from mindport.names import Scope, bind_from, bind_module, is_torch
+from mindport.names import Scope, bind_from, bind_module, is_torch, torch_package
 
 
 def dotted_name(expr: cst.BaseExpression) -> str | None:
@@ -32,9 +32,16 @@ def _module_name(node: cst.BaseExpression) -> str:
 
 
 class CstScope(Scope):
-    """A :class:`mindport.names.Scope` that also resolves LibCST expressions (what the rules hold)."""
+    """A :class:`mindport.names.Scope` that also resolves LibCST expressions (what the rules hold).
 
-    __slots__ = ()
+    ``local``: top-level packages of the project being converted; a torch-based package among them (converting timm
+    itself) is the project's code, not a third-party dependency."""
+
+    __slots__ = ("local",)
+
+    def __init__(self, parent: "Scope | None" = None, local: frozenset[str] = frozenset()) -> None:
+        super().__init__(parent)
+        self.local = parent.local if isinstance(parent, CstScope) else local
 
     def resolve(self, expr: cst.BaseExpression) -> str | None:
         """The qualified name of a dotted expression when its head is an import (torch's or not)."""
@@ -42,8 +49,15 @@ class CstScope(Scope):
         return None if dotted is None else self.resolve_dotted(dotted)
 
     def resolve_torch(self, expr: cst.BaseExpression) -> str | None:
+        """The qualified name when it is torch's, or a torch-based package's (``timm.layers.DropPath``) that is not
+        part of the project."""
         qual = self.resolve(expr)
-        return qual if is_torch(qual) else None
+        return qual if is_torch(qual) or self.is_package(qual) else None
+
+    def is_package(self, qual: str | None) -> bool:
+        """``qual`` belongs to a torch-based third-party package (not one of the project's own)."""
+        package = torch_package(qual)
+        return package is not None and package not in self.local
 
     def is_local_alias(self, expr: cst.BaseExpression) -> bool:
         """True for ``act`` in ``act = F.relu``: a name bound by assignment, not by an import."""
@@ -67,8 +81,8 @@ def bind_import(scope: Scope, node: cst.Import | cst.ImportFrom) -> None:
 class ScopeBuilder(cst.CSTVisitor):
     """One pass that records, for the module and every function/class, the names it binds."""
 
-    def __init__(self) -> None:
-        self.module_scope = CstScope()
+    def __init__(self, local_packages: frozenset[str] = frozenset()) -> None:
+        self.module_scope = CstScope(local=local_packages)
         self.scopes: dict[int, Scope] = {}
         self._stack: list[Scope] = [self.module_scope]
         self._in_class: list[bool] = []  # per enclosing function/class: is it a class body?
@@ -218,9 +232,9 @@ def _is_static(node: cst.FunctionDef) -> bool:
     return any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in node.decorators)
 
 
-def build_scopes(module: cst.Module) -> ScopeBuilder:
+def build_scopes(module: cst.Module, local_packages: frozenset[str] = frozenset()) -> ScopeBuilder:
     """The scopes of a module: ``.module_scope``, and ``.scopes`` (id of each function, class and lambda node -> its
-    scope)."""
-    builder = ScopeBuilder()
+    scope). ``local_packages``: the project's top-level packages (see :class:`CstScope`)."""
+    builder = ScopeBuilder(local_packages)
     walk(module, builder)
     return builder

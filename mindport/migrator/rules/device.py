@@ -154,8 +154,9 @@ class DeviceTransform(Rule):
                 self.ctx.converted_sites += 1
                 return call.with_changes(func=self.ctx.target_expr(target),
                                          args=fix_commas([cst.Arg(value=receiver), *call.args]))
-            elif arg.keyword is not None and arg.keyword.value not in ("device", "non_blocking", "copy"):
-                return call
+            elif arg.keyword is not None and arg.keyword.value not in ("device", "non_blocking", "copy",
+                                                                       "memory_format"):
+                return call  # memory_format: MindSpore tensors have one layout
         self.ctx.converted_sites += 1
         if dtype is None:
             return receiver

@@ -7,6 +7,7 @@ import libcst as cst
 from mindport.mappings.transforms import Arg, Unsupported
 from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.scopes import receiver_kind
+from mindport.names import torch_package
 from mindport.migrator.table import (
     SHARED_METHOD_NAMES,
     CallBindError,
@@ -139,6 +140,25 @@ class TableCallTransform(Rule):
     def visit_Param(self, node: cst.Param) -> None:
         self._inner.add(id(node.name))
 
+    # A name being bound (``conv = Conv2dSame`` where ``conv`` is elsewhere an alias of nn.Conv2d) is no reference.
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._inner.add(id(node.target))
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._inner.add(id(node.target))
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._inner.add(id(node.target))
+
+    def visit_For(self, node: cst.For) -> None:
+        self._inner.add(id(node.target))
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self._inner.add(id(node.target))
+
+    def visit_AsName(self, node: cst.AsName) -> None:
+        self._inner.add(id(node.name))
+
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._inner.add(id(node.name))
 
@@ -153,8 +173,9 @@ class TableCallTransform(Rule):
             return self._method_call(original_node, updated_node)
         entry = self.ctx.registry.lookup(qual)
         if entry is None:
-            self.flag(original_node, "MP103", f"{qual} has no mapping entry: left unconverted",
-                      "convert by hand, or add an entry to mindport/mappings/data", qual)
+            if not self._package_site(original_node, qual):
+                self.flag(original_node, "MP103", f"{qual} has no mapping entry: left unconverted",
+                          "convert by hand, or add an entry to mindport/mappings/data", qual)
             return updated_node
         target, profile = entry.resolve(self.ctx.options.target)
         if not entry.supported or target is None:
@@ -164,6 +185,11 @@ class TableCallTransform(Rule):
         if entry.kind == "attribute":
             self.ctx.converted_sites += 1
             return updated_node.with_changes(func=self._func_expr(original_node.func, target))
+        if self.scope.is_local_alias(original_node.func) and (target.startswith(".") or needs_mapping(entry)):
+            # `act = F.gelu` holds the runtime adapter (ReferenceTransform): `act(x, approximate="tanh")` keeps
+            # torch's arguments, whatever else `act` may hold on another path
+            self.ctx.converted_sites += 1
+            return updated_node
         try:
             bound = bind_arguments(entry, list(updated_node.args))
             mapped = map_arguments(entry, bound, profile)
@@ -260,8 +286,9 @@ class TableCallTransform(Rule):
         entry = self.ctx.registry.lookup(qual)
         target = entry.resolve(self.ctx.options.target)[0] if entry is not None else None
         if entry is None or target is None or not entry.supported:
-            self.flag(original_node, "MP104", f"{qual} is referenced but has no MindSpore mapping",
-                      "convert by hand, or add an entry to mindport/mappings/data", qual)
+            if entry is not None or not self._package_site(original_node, qual):
+                self.flag(original_node, "MP104", f"{qual} is referenced but has no MindSpore mapping",
+                          "convert by hand, or add an entry to mindport/mappings/data", qual)
             return updated_node
         self.ctx.converted_sites += 1
         if entry.kind != "attribute" and (target.startswith(".") or needs_mapping(entry)):
@@ -269,6 +296,17 @@ class TableCallTransform(Rule):
             # the runtime adapter, which maps the arguments through the entry when the call happens
             return adapter_expr(self.ctx, qual)
         return self.ctx.target_expr(target)
+
+    def _package_site(self, node, qual: str) -> bool:
+        """A symbol of a torch-based third-party package with no entry: MP106, naming the package."""
+        package = torch_package(qual)
+        if package is None:
+            return False
+        self.flag(node, "MP106", f"{qual}: {package} is a torch-based package and this symbol has no MindSpore "
+                  f"mapping; the line keeps it (it needs {package} and torch at run time)",
+                  f"replace it with a MindSpore equivalent (a MindSpore port of {package}, or your own Cell), or add "
+                  "an entry to mindport/mappings/data", qual)
+        return True
 
     def leave_Attribute(self, original_node, updated_node):
         return self._reference(original_node, updated_node)

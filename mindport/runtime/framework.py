@@ -1,0 +1,127 @@
+"""torch's framework-level names that carry no numerical meaning in MindSpore, for converted code: scripting and
+compilation decorators, type objects, constants, memory formats and dtype limits.
+
+MindSpore runs converted code eagerly (PyNative) unless told otherwise, so TorchScript and ``torch.compile`` have
+nothing to do: ``@torch.jit.ignore`` and ``torch.compile(model)`` give back what they were given, and
+``torch.jit.is_scripting()`` is False, as in torch's own eager mode. Converted code imports this module as
+``mp_framework``; each name is the target of a mapping entry (``mindport/mappings/data/framework.toml``).
+"""
+from __future__ import annotations
+
+import math
+import typing
+
+import numpy as np
+
+# --------------------------------------------------------------------------------- scripting and compilation
+
+Final = typing.Final  # ``x: torch.jit.Final[int]`` (a TorchScript constant) is typing's Final in eager code
+
+
+def ignore(drop=False, **kwargs):
+    """``@torch.jit.ignore`` and ``@torch.jit.ignore(drop=...)``: the function itself (nothing is scripted)."""
+    if callable(drop):
+        return drop
+    return lambda fn: fn
+
+
+def unused(fn):
+    """``@torch.jit.unused``: the function itself."""
+    return fn
+
+
+def is_scripting() -> bool:
+    """``torch.jit.is_scripting()``: False, as in torch's eager mode (converted code is never TorchScript)."""
+    return False
+
+
+def is_tracing() -> bool:
+    """``torch.jit.is_tracing()``: False (nothing traces converted code the way torch.jit.trace does)."""
+    return False
+
+
+def script(obj=None, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
+    """``torch.jit.script(fn_or_module)``: the object itself; the scripted one computes the same in torch."""
+    return obj
+
+
+def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None, options=None,  # noqa: A001
+            disable=False):
+    """``torch.compile(model)`` / ``@torch.compile(...)``: the model or function itself (compilation changes speed,
+    not results; MindSpore compiles with ``mindspore.jit`` or GRAPH_MODE, a separate choice)."""
+    if model is None:
+        return lambda fn: fn
+    return model
+
+
+def wrap(fn_or_name):
+    """``torch.fx.wrap``: marks a function as a leaf for torch.fx tracing; here the argument itself."""
+    return fn_or_name
+
+
+# -------------------------------------------------------------------------------------- types and constants
+
+Size = tuple  # a MindSpore shape is a tuple: ``torch.Size([2, 3])`` -> ``(2, 3)``
+device = str  # converted code names devices by strings (``torch.device("cuda")`` -> ``"cuda"``)
+pi, e, inf, nan = math.pi, math.e, math.inf, math.nan
+
+# Memory formats: MindSpore tensors have one layout, so a requested format changes nothing; the names stay
+# distinct values so code that compares them still can.
+contiguous_format = "contiguous_format"
+preserve_format = "preserve_format"
+channels_last = "channels_last"
+channels_last_3d = "channels_last_3d"
+
+
+def _numpy_dtype(dtype):
+    """The numpy dtype of a MindSpore (or numpy) dtype, by name (``Float32`` -> float32)."""
+    name = str(dtype).lower().replace("bool_", "bool")
+    return np.dtype({"bool": "bool"}.get(name, name))
+
+
+class finfo:  # noqa: N801 - torch's name
+    """``torch.finfo(dtype)``: the limits of a floating dtype (a MindSpore dtype after conversion), as Python
+    floats like torch's: ``bits``, ``eps``, ``max``, ``min``, ``tiny`` (= ``smallest_normal``), ``resolution``;
+    without a dtype, float32's (torch's default dtype)."""
+
+    _BFLOAT16 = dict(bits=16, eps=2.0 ** -7, max=3.3895313892515355e38, tiny=2.0 ** -126, resolution=0.01)
+
+    def __init__(self, type=None):  # noqa: A002 - torch's parameter name
+        import mindspore as ms
+
+        type = ms.float32 if type is None else type
+        self.dtype = str(type).lower()
+        if type == ms.bfloat16:
+            values = dict(self._BFLOAT16)
+        else:
+            info = np.finfo(_numpy_dtype(type))
+            values = dict(bits=info.bits, eps=float(info.eps), max=float(info.max), tiny=float(info.tiny),
+                          resolution=10.0 ** -int(info.precision))
+        self.bits = values["bits"]
+        self.eps, self.max, self.tiny, self.resolution = values["eps"], values["max"], values["tiny"], \
+            values["resolution"]
+        self.min = -self.max
+        self.smallest_normal = self.tiny
+
+    def __repr__(self) -> str:
+        return f"finfo(resolution={self.resolution}, min={self.min}, max={self.max}, eps={self.eps}, " \
+               f"smallest_normal={self.smallest_normal}, tiny={self.tiny}, dtype={self.dtype})"
+
+
+class iinfo:  # noqa: N801 - torch's name
+    """``torch.iinfo(dtype)``: the limits of an integer dtype, as Python ints: ``bits``, ``min``, ``max``."""
+
+    def __init__(self, type):  # noqa: A002 - torch's parameter name
+        info = np.iinfo(_numpy_dtype(type))
+        self.dtype = str(type).lower()
+        self.bits, self.min, self.max = int(info.bits), int(info.min), int(info.max)
+
+    def __repr__(self) -> str:
+        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"
+
+
+def synchronize(device=None) -> None:
+    """``torch.cuda.synchronize()``: wait for the device's queued work (``mindspore.runtime.synchronize``)."""
+    import mindspore as ms
+
+    ms.runtime.synchronize()
