@@ -124,7 +124,7 @@ def _local_names(func: ast.AST) -> set[str]:
 class FileCheck:
     """The figures of one converted file."""
 
-    def __init__(self, code: str) -> None:
+    def __init__(self, code: str, local: frozenset[str] = frozenset()) -> None:
         self.half: list[tuple[int, str]] = []  # (line, text) of half-converted flagged statements
         self.flagged_statements = 0
         self.torch_imports: list[tuple[int, str, bool]] = []  # (line, module, diagnosed)
@@ -213,7 +213,7 @@ class FileCheck:
                 diagnosed = line_flagged or name in used_by_flagged
                 if _is_torch(module):
                     self.torch_imports.append((node.lineno, module, diagnosed))
-                elif module.split(".")[0] in TORCH_PACKAGES:
+                elif module.split(".")[0] in TORCH_PACKAGES and module.split(".")[0] not in local:
                     self.package_imports.append((node.lineno, module, diagnosed))
 
 
@@ -287,6 +287,8 @@ def main(argv=None) -> int:
             print(done.stderr[-2000:])
             return 2
         report = json.loads((out / "mindport-report.json").read_text(encoding="utf-8"))
+        local = frozenset(p.name if p.is_dir() else p.stem for p in src.iterdir()
+                          if p.suffix == ".py" or p.is_dir() and any(p.rglob("*.py")))
         files = report["files"]
         lines = sum(f.get("lines", 0) for f in files)
         converted = sum(f.get("converted_sites", 0) for f in files)
@@ -312,7 +314,7 @@ def main(argv=None) -> int:
             path = out / f["path"]
             if not path.suffix == ".py" or f["status"] not in ("converted", "unchanged", "cached"):
                 continue
-            check = FileCheck(path.read_text(encoding="utf-8", errors="replace"))
+            check = FileCheck(path.read_text(encoding="utf-8", errors="replace"), local)
             if check.syntax_error:
                 syntax += 1
                 continue
@@ -335,7 +337,7 @@ def main(argv=None) -> int:
               f"{torch_imports:,}, undiagnosed {torch_undiagnosed:,}")
         for line in undiagnosed_examples[:args.show]:
             print(f"    {line}")
-        print(f"torch-based package imports ({', '.join(TORCH_PACKAGES)}): {pkg_imports:,}, "
+        print(f"imports of torch-based packages (not the project's own): {pkg_imports:,}, "
               f"undiagnosed {pkg_undiagnosed:,}")
         if syntax:
             print(f"converted files that do not parse: {syntax}")

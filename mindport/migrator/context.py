@@ -32,6 +32,7 @@ IMPORT_STYLE = {
     "mindport.runtime.adapt": ("from mindport.runtime import adapt as mp_adapt", "mp_adapt"),
     "mindport.runtime.framework": ("from mindport.runtime import framework as mp_framework", "mp_framework"),
     "mindport.runtime.ecosystem": ("from mindport.runtime import ecosystem as mp_ecosystem", "mp_ecosystem"),
+    "mindport.runtime.foreach": ("from mindport.runtime import foreach as mp_foreach", "mp_foreach"),
 }
 
 

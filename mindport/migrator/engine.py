@@ -17,13 +17,14 @@ import libcst as cst
 
 from mindport.mappings import Registry
 from mindport.migrator.context import FileContext, Options
-from mindport.migrator.keep_torch import qualify, revert_header
 from mindport.migrator.imports import (
     choose_aliases,
     drop_unused_imports,
     finalize_imports,
+    find_reexports,
     finalize_runtime,
 )
+from mindport.migrator.keep_torch import qualify, revert_header
 from mindport.migrator.rules import make_rules
 from mindport.migrator.rules.base import Rule
 from mindport.migrator.rules.module_class import class_summary, module_classes
@@ -47,15 +48,16 @@ def run_pipeline(module: cst.Module, filename: str, registry: Registry, options:
     ``without``: rules left out (the examples' tests check that each example needs its rule)."""
     scopes = build_scopes(module, options.local_packages)
     positions = LazyPositions(module)  # resolved on the first diagnostic only
-    aliases, present = choose_aliases(scopes.module_scope)
+    aliases, present = choose_aliases(scopes.module_scope, scopes.scopes.values())
     ctx = FileContext(filename=filename, registry=registry, options=options, scopes=scopes.scopes,
                       module_scope=scopes.module_scope, positions=positions, aliases=aliases)
     ctx.class_summary = class_summary(module, scopes.module_scope)
     classes = module_classes(ctx.class_summary, options.module_classes)
     rules = make_rules(ctx, classes, without)
     module = transform(module, RuleRunner(ctx, rules))
+    reexports = find_reexports(module, ctx, scopes.seen)
     module, added = finalize_imports(module, ctx.imports_needed, aliases, present, ctx.torch_names_kept,
-                                     ctx.torch_roots_kept, scopes.module_scope)
+                                     ctx.torch_roots_kept, scopes.module_scope, reexports)
     module = finalize_runtime(module, rules)  # mindport.runtime imports (einops backend, parameter containers)
     return drop_unused_imports(module.code, added), ctx
 
@@ -77,6 +79,7 @@ class RuleRunner(cst.CSTTransformer):
                 self._leave.setdefault(kind, []).append(hook)
         self._scopes: list[Scope] = [ctx.module_scope]
         self._pending: list[_Pending] = []
+        self._taken = frozenset(ctx.aliases.values())  # names converted code may use for MindSpore modules
 
     # libcst calls these for every field of every node; no rule uses per-field hooks, so skip the lookups.
     def on_visit_attribute(self, node, attribute) -> None:
@@ -145,7 +148,8 @@ class RuleRunner(cst.CSTTransformer):
         flagged = {id(n) for n in pending.flagged}
 
         def keep(node):
-            return qualify(node, self.scope, self.ctx.scopes, self.ctx.torch_roots_kept, self.ctx.torch_names_kept)
+            return qualify(node, self.scope, self.ctx.scopes, self.ctx.torch_roots_kept, self.ctx.torch_names_kept,
+                           self._taken)
 
         if isinstance(original_node, cst.SimpleStatementLine):
             self.ctx.converted_sites -= own  # the whole line is torch again

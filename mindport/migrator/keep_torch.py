@@ -3,9 +3,11 @@
 The rules rewrite a statement's sites one by one, so a flagged statement could end half torch, half MindSpore:
 ``nn.Conv2d(c, c, 1, bias=False, weird=1)  # mindport: MP102`` under ``from mindspore import nn`` passes torch's
 arguments to MindSpore's class, and ``torch.finfo(ms.float32)`` a MindSpore dtype to torch. Neither runs. So the
-engine puts the flagged statement back as it was written, with every torch name fully qualified (``nn.Conv2d`` ->
-``torch.nn.Conv2d``, ``F.relu`` -> ``torch.nn.functional.relu``: the short names may now be MindSpore's), and keeps
-``import torch``; the ``# mindport:`` comment says what to rewrite by hand.
+engine puts the flagged statement back as it was written, with the torch names whose meaning the conversion changed
+fully qualified (``nn.Conv2d`` -> ``torch.nn.Conv2d`` where ``nn`` is now MindSpore's; ``act`` -> ``torch.nn.functional
+.relu`` where ``act = F.relu`` was rewritten), keeps ``import torch`` and the imports of the other names it uses
+(where they are: an optional import guarded by ``try`` stays guarded); the ``# mindport:`` comment says what to
+rewrite by hand.
 
 The unit is the simple statement (one line of code, however many physical lines). A compound statement keeps its
 body converted; only the part of its header that holds the flagged site goes back: the ``if``/``while`` test, the
@@ -20,22 +22,26 @@ from mindport.migrator.walk import parse_expression, transform, walk
 from mindport.names import Scope, is_torch, torch_package
 
 
-def qualify(node: cst.CSTNode, scope: Scope, scopes: dict[int, Scope], roots: set[str],
-            kept: set[str]) -> cst.CSTNode:
-    """``node`` (an original, unconverted node) with each name bound to torch (an import or an alias of a torch API)
-    written as its qualified torch name; the root packages used (``torch``, ``torchvision`` ...) are added to
-    ``roots``. A name of a torch-based third-party package (timm ...) stays as written (MindSpore never takes such a
-    name) and goes into ``kept``, so its import stays."""
-    return transform(node, _Qualify(scope, scopes, roots, kept))
+def qualify(node: cst.CSTNode, scope: Scope, scopes: dict[int, Scope], roots: set[str], kept: set[str],
+            taken: frozenset[str]) -> cst.CSTNode:
+    """``node`` (an original, unconverted node) with its torch names made safe: a name whose meaning the conversion
+    changed is written as its qualified torch name (``nn.Conv2d`` -> ``torch.nn.Conv2d`` where ``nn`` is in ``taken``,
+    the names converted code uses for MindSpore; ``act`` -> ``torch.nn.functional.relu`` where ``act = F.relu`` was
+    rewritten), adding its root package (``torch`` ...) to ``roots``; any other name bound by an import keeps its
+    spelling and goes into ``kept``, so that import stays where it is (also inside a ``try`` that guards an optional
+    package)."""
+    return transform(node, _Qualify(scope, scopes, roots, kept, taken))
 
 
 class _Qualify(cst.CSTTransformer):
-    def __init__(self, scope: Scope, scopes: dict[int, Scope], roots: set[str], kept: set[str]) -> None:
+    def __init__(self, scope: Scope, scopes: dict[int, Scope], roots: set[str], kept: set[str],
+                 taken: frozenset[str]) -> None:
         super().__init__()
         self._scopes = [scope]
         self._all = scopes
         self._roots = roots
         self._kept = kept
+        self._taken = taken
         self._skip: set[int] = set()  # names that are not references: attribute names, keywords, targets
 
     def on_visit_attribute(self, node, attribute) -> None:
@@ -85,16 +91,19 @@ class _Qualify(cst.CSTTransformer):
     def leave_Name(self, original_node: cst.Name, updated_node: cst.Name):
         if id(original_node) in self._skip:
             return updated_node
-        found, qual = self._scopes[-1].lookup(original_node.value)
-        if found and torch_package(qual) is not None:
-            self._kept.add(original_node.value)
+        name = original_node.value
+        scope = self._scopes[-1]
+        found, qual = scope.lookup(name)
+        if not found or not (is_torch(qual) or torch_package(qual) is not None):
             return updated_node
-        if not found or not is_torch(qual) or qual == original_node.value:
-            if found and qual == original_node.value and is_torch(qual):
-                self._roots.add(qual)  # `torch` itself
-            return updated_node
-        self._roots.add(qual.split(".", 1)[0])
-        return parse_expression(qual).with_changes(lpar=updated_node.lpar, rpar=updated_node.rpar)
+        if is_torch(qual) and (name in self._taken or scope.is_alias_name(name)):
+            root = qual.split(".", 1)[0]
+            self._roots.add(root)
+            if qual == root:
+                return updated_node
+            return parse_expression(qual).with_changes(lpar=updated_node.lpar, rpar=updated_node.rpar)
+        self._kept.add(name)  # an import's name that the conversion leaves alone: its import stays
+        return updated_node
 
 
 def contains(node: cst.CSTNode, ids: set[int]) -> bool:

@@ -83,6 +83,8 @@ class ScopeBuilder(cst.CSTVisitor):
 
     def __init__(self, local_packages: frozenset[str] = frozenset()) -> None:
         self.module_scope = CstScope(local=local_packages)
+        self.seen: set[str] = set()  # names written in the file, but in imports and def/class names
+        self._definitions: set[int] = set()
         self.scopes: dict[int, Scope] = {}
         self._stack: list[Scope] = [self.module_scope]
         self._in_class: list[bool] = []  # per enclosing function/class: is it a class body?
@@ -101,6 +103,10 @@ class ScopeBuilder(cst.CSTVisitor):
     def visit_Module(self, node: cst.Module) -> None:
         self.scopes[id(node)] = self.module_scope
 
+    def visit_Name(self, node: cst.Name) -> None:
+        if id(node) not in self._definitions:
+            self.seen.add(node.value)
+
     def _push(self, node: cst.CSTNode) -> None:
         scope = CstScope(self.current)
         self.scopes[id(node)] = scope
@@ -108,6 +114,7 @@ class ScopeBuilder(cst.CSTVisitor):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.current.names[node.name.value] = None
+        self._definitions.add(id(node.name))
         in_class = self._in_class[-1] if self._in_class else False
         self._in_class.append(False)
         self._push(node)
@@ -126,6 +133,7 @@ class ScopeBuilder(cst.CSTVisitor):
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.current.names[node.name.value] = None
+        self._definitions.add(id(node.name))
         self._push(node)
         self._in_class.append(True)
 
@@ -141,11 +149,13 @@ class ScopeBuilder(cst.CSTVisitor):
     def leave_Lambda(self, node: cst.Lambda) -> None:
         self._stack.pop()
 
-    def visit_Import(self, node: cst.Import) -> None:
+    def visit_Import(self, node: cst.Import) -> bool:
         bind_import(self.current, node)
+        return False  # the names in an import are bindings, not uses (``seen``)
 
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
         bind_import(self.current, node)
+        return False
 
     def visit_Assign(self, node: cst.Assign) -> None:
         alias = self.current.resolve_torch(node.value) if len(node.targets) == 1 else None

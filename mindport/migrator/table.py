@@ -58,6 +58,24 @@ def adapter_expr(ctx, qual: str) -> cst.BaseExpression:
     return parse_expression(f'{ctx.alias_for(ADAPT_MODULE)}.api("{qual}"{profile})')
 
 
+def needs_mapping(entry: Entry) -> bool:
+    """Does a call of the entry need its arguments rewritten (not only its name)?"""
+    return bool(entry.rename or entry.emit or entry.transforms or entry.values or entry.drop or entry.unsupported)
+
+
+def value_expr(ctx, qual: str) -> cst.BaseExpression | None:
+    """A torch API used as a value (``norm_layer=nn.LayerNorm``, ``partial(torch.cat, dim=1)``, a re-exported
+    ``from torch.optim import AdamW``): the MindSpore name when its calls need no argument mapping, otherwise the
+    runtime adapter of its entry, which maps the arguments whenever it is called. None when it has no mapping."""
+    entry = ctx.registry.lookup(qual)
+    target = entry.resolve(ctx.options.target)[0] if entry is not None else None
+    if entry is None or target is None or not entry.supported:
+        return None
+    if entry.kind != "attribute" and (target.startswith(".") or needs_mapping(entry)):
+        return adapter_expr(ctx, qual)
+    return ctx.target_expr(target)
+
+
 def build_call_args(entry: Entry, mapped: dict[str, Arg], profile: str = "nn") -> list[cst.Arg]:
     """MindSpore call arguments: the `positional` names first (in order), then keywords.
 

@@ -15,9 +15,12 @@ value), so a transform takes the same branch it takes for the same argument writ
 arguments it writes are evaluated with those names bound. Then it calls the MindSpore target. An argument with no
 MindSpore equivalent raises :class:`Unsupported` (a ``TypeError``) at the call, naming the entry and the reason.
 
-An adapter stands for its target where code treats the API as a value: ``isinstance(m, norm_layer)`` and
-``issubclass`` test the target class, ``norm_layer == nn.LayerNorm`` and ``type(m) in (...)`` compare by the target
-(and hash like it), and ``api()`` returns one adapter per name, so ``norm_layer is nn.LayerNorm`` holds too.
+An adapter stands for its target where code treats the API as a value. The adapter of a class (a layer, an
+optimizer) is itself a class, a subclass of the MindSpore class whose metaclass maps the arguments when it is called:
+``isinstance(norm_layer, type)`` and ``issubclass(norm_layer, nn.Cell)`` hold, ``isinstance(m, norm_layer)`` tests the
+MindSpore class, ``functools.partial(norm_layer, eps=1e-6)`` and ``class Norm(norm_layer)`` work. Any adapter compares
+equal to its target and hashes like it (``type(m) in (nn.BatchNorm2d, ...)``), and ``api()`` returns one adapter per
+name, so ``norm_layer is nn.LayerNorm`` holds too.
 """
 from __future__ import annotations
 
@@ -60,7 +63,10 @@ def api(name: str, profile: str = "nn") -> "Adapter | Any":
         raise LookupError(f"{name} is not supported: {entry.reason or f'no {profile!r} target'}")
     if entry.kind == "attribute":
         return _resolve(target)
-    return Adapter(entry, rules)
+    adapter = Adapter(entry, rules)
+    if isinstance(adapter.target, type):
+        return _adapter_class(adapter)
+    return adapter
 
 
 class Adapter:
@@ -146,6 +152,57 @@ class Adapter:
 
     def __repr__(self) -> str:
         return f"mp_adapt.api({self.torch_name!r}{'' if self.profile == 'nn' else f', {self.profile!r}'})"
+
+
+# ------------------------------------------------------------------------------------------- class adapters
+
+@functools.lru_cache(maxsize=None)
+def _metaclass(base_meta: type) -> type:
+    """The metaclass of the adapter classes whose target's metaclass is ``base_meta``."""
+
+    class AdapterMeta(base_meta):
+        def __call__(cls, *args, **kwargs):
+            adapter = cls.__dict__.get("_mp_adapter")
+            if adapter is None:  # a class the user derived from an adapter: an ordinary class
+                return super().__call__(*args, **kwargs)
+            return adapter(*args, **kwargs)
+
+        def __instancecheck__(cls, obj) -> bool:
+            adapter = cls.__dict__.get("_mp_adapter")
+            return isinstance(obj, adapter.target) if adapter is not None else super().__instancecheck__(obj)
+
+        def __subclasscheck__(cls, sub) -> bool:
+            adapter = cls.__dict__.get("_mp_adapter")
+            if adapter is None:
+                return super().__subclasscheck__(sub)
+            # by the MRO, not issubclass: an ABC target (mindspore.Parameter) walks its subclasses, this class among
+            # them, and issubclass would walk back here
+            return adapter.target in getattr(sub, "__mro__", ())
+
+        def __eq__(cls, other) -> bool:
+            adapter = cls.__dict__.get("_mp_adapter")
+            if adapter is None:
+                return cls is other
+            return other is cls or other is adapter.target
+
+        def __hash__(cls) -> int:
+            adapter = cls.__dict__.get("_mp_adapter")
+            return hash(adapter.target) if adapter is not None else id(cls)
+
+        def __repr__(cls) -> str:
+            adapter = cls.__dict__.get("_mp_adapter")
+            return repr(adapter) if adapter is not None else super().__repr__()
+
+    return AdapterMeta
+
+
+def _adapter_class(adapter: "Adapter") -> type:
+    """A class standing for a class target: calling it maps torch's arguments (``adapter``), and it derives from the
+    MindSpore class."""
+    target = adapter.target
+    namespace = {"_mp_adapter": adapter, "__module__": __name__, "__doc__": adapter.__doc__,
+                 "__qualname__": adapter.__name__}
+    return _metaclass(type(target))(adapter.__name__, (target,), namespace)
 
 
 # ------------------------------------------------------------------------------------------------ the values

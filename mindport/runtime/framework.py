@@ -54,6 +54,11 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
     return model
 
 
+def _assert(condition, message):
+    """``torch._assert(condition, message)``: an assert that torch.fx can trace; here a plain one."""
+    assert condition, message
+
+
 def wrap(fn_or_name):
     """``torch.fx.wrap``: marks a function as a leaf for torch.fx tracing; here the argument itself."""
     return fn_or_name

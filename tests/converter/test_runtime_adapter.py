@@ -108,11 +108,15 @@ def test_an_adapter_stands_for_its_target_class():
     assert layer_norm == ms.nn.LayerNorm and hash(layer_norm) == hash(ms.nn.LayerNorm)
     assert {ms.nn.LayerNorm: "ln"}[layer_norm] == "ln" and type(norm) in (layer_norm,)
     assert issubclass(ms.nn.LayerNorm, layer_norm) and layer_norm.__name__ == "LayerNorm"
+    # a class adapter is a class: code that checks what it was given (a type, a Cell subclass) accepts it
+    assert isinstance(layer_norm, type) and issubclass(layer_norm, ms.nn.Cell)
+    assert not isinstance(adapt.api("torch.cat"), type) and callable(adapt.api("torch.cat"))
 
-    class Wider(layer_norm):  # an adapter as a base class: the MindSpore class
+    class Wider(layer_norm):  # an adapter as a base class: an ordinary subclass of the MindSpore class
         pass
 
-    assert Wider.__mro__[1] is ms.nn.LayerNorm
+    wider = Wider((8,), epsilon=1e-3)
+    assert type(wider) is Wider and isinstance(wider, ms.nn.LayerNorm) and Wider != layer_norm
     assert adapt.api("torch.float32") is ms.float32  # an attribute entry is its target
 
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from mindport.migrator.rules.base import Example, Rule
-from mindport.migrator.rules.table_calls import needs_mapping
-from mindport.migrator.table import adapter_expr
+from mindport.migrator.table import value_expr
 
 _TYPE_CHECKS = ("isinstance", "issubclass")
 
@@ -148,8 +147,8 @@ class ReferenceTransform(Rule):
             return updated_node  # the table flags it
         self.ctx.handled.add(id(original_node))
         self.ctx.converted_sites += 1
-        if id(original_node) in self._alias_values and (target.startswith(".") or needs_mapping(entry)):
-            return adapter_expr(self.ctx, qual)
+        if id(original_node) in self._alias_values:
+            return value_expr(self.ctx, qual)
         return self.ctx.target_expr(target)
 
     def leave_Attribute(self, original_node, updated_node):

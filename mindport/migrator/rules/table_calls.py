@@ -7,7 +7,6 @@ import libcst as cst
 from mindport.mappings.transforms import Arg, Unsupported
 from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.scopes import receiver_kind
-from mindport.names import torch_package
 from mindport.migrator.table import (
     SHARED_METHOD_NAMES,
     CallBindError,
@@ -18,9 +17,12 @@ from mindport.migrator.table import (
     build_call_args,
     fix_commas,
     map_arguments,
+    needs_mapping,
     parenthesize,
     resolve_ms_names,
+    value_expr,
 )
+from mindport.names import torch_package
 
 
 class TableCallTransform(Rule):
@@ -283,19 +285,16 @@ class TableCallTransform(Rule):
         qual = self.scope.resolve_torch(original_node)
         if qual is None:
             return updated_node
-        entry = self.ctx.registry.lookup(qual)
-        target = entry.resolve(self.ctx.options.target)[0] if entry is not None else None
-        if entry is None or target is None or not entry.supported:
-            if entry is not None or not self._package_site(original_node, qual):
+        # passed as a value (norm_layer=nn.LayerNorm, partial(torch.cat, dim=1)): the MindSpore name, or the runtime
+        # adapter of the entry when later calls need their arguments mapped
+        value = value_expr(self.ctx, qual)
+        if value is None:
+            if self.ctx.registry.lookup(qual) is not None or not self._package_site(original_node, qual):
                 self.flag(original_node, "MP104", f"{qual} is referenced but has no MindSpore mapping",
                           "convert by hand, or add an entry to mindport/mappings/data", qual)
             return updated_node
         self.ctx.converted_sites += 1
-        if entry.kind != "attribute" and (target.startswith(".") or needs_mapping(entry)):
-            # passed as a value (norm_layer=nn.LayerNorm, partial(torch.cat, dim=1)): whoever calls it later gets
-            # the runtime adapter, which maps the arguments through the entry when the call happens
-            return adapter_expr(self.ctx, qual)
-        return self.ctx.target_expr(target)
+        return value
 
     def _package_site(self, node, qual: str) -> bool:
         """A symbol of a torch-based third-party package with no entry: MP106, naming the package."""
@@ -313,11 +312,6 @@ class TableCallTransform(Rule):
 
     def leave_Name(self, original_node, updated_node):
         return self._reference(original_node, updated_node)
-
-
-def needs_mapping(entry) -> bool:
-    """Does a call of the entry need its arguments rewritten (not only its name)?"""
-    return bool(entry.rename or entry.emit or entry.transforms or entry.values or entry.drop or entry.unsupported)
 
 
 def _keyed(subscript: cst.Subscript) -> bool:
