@@ -16,8 +16,14 @@ HEAD's ``.py`` files are copied to a temporary tree, or a plain source folder. T
 * with ``--import-check``, each converted module imported in a fresh interpreter (the converted tree on ``sys.path``):
   how many import, and the most common errors.
 
+* with ``--build EXPR`` (and ``--build-import``, ``--input-shape``), a model built from the torch tree and from the
+  converted tree in two fresh interpreters, the torch weights moved with ``mindport.transfer_weights``, and the outputs
+  compared (rel 1e-4). ``--stub PKG`` stands in for a package that is not installed (a permissive stub module, on
+  both sides), e.g. torchvision for timm.
+
 Usage: ``PYTHONPATH=. .venv/bin/python benchmarks/real_code_sweep.py /work/.mirror/huggingface+pytorch-image-models
-[--jobs 2] [--keep DIR] [--import-check]``
+[--jobs 2] [--keep DIR] [--import-check] [--stub torchvision --build-import 'import timm'
+--build "timm.create_model('resnet18')"]``
 """
 from __future__ import annotations
 
@@ -157,7 +163,8 @@ class FileCheck:
                     out.extend(p.annotation for p in params if p is not None and p.annotation is not None)
                     out.extend(defaults)
                 else:
-                    out.extend(value if isinstance(value, list) else [value] if value is not None else [])
+                    items = value if isinstance(value, list) else [value] if value is not None else []
+                    out.extend(i.context_expr if isinstance(i, ast.withitem) else i for i in items)
             if isinstance(stmt, ast.Try):
                 out.extend(h.type for h in stmt.handlers if h.type is not None)
             return out
@@ -230,8 +237,62 @@ def _torch_packages() -> tuple[str, ...]:
 TORCH_PACKAGES = _torch_packages()
 
 
-_IMPORT_SCRIPT = r"""
-import importlib, json, sys, traceback, collections
+_STUBS = r"""
+import importlib.abc, importlib.machinery, sys, types
+
+
+class _Meta(type):  # a stub class: any attribute is another stub class, so `class T(transforms.ToTensor)` works
+    def __getattr__(cls, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _Meta(name, (_Stub,), {})
+
+    def __hash__(cls):
+        return id(cls)
+
+
+class _Stub(metaclass=_Meta):
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def __call__(self, *args, **kwargs):
+        return self
+
+
+class _StubModule(types.ModuleType):
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        value = _Meta(name, (_Stub,), {})
+        setattr(self, name, value)
+        return value
+
+
+class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    def __init__(self, roots):
+        self.roots = set(roots)
+
+    def find_spec(self, fullname, path, target=None):
+        if fullname.split(".")[0] in self.roots:
+            return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
+        return None
+
+    def create_module(self, spec):
+        module = _StubModule(spec.name)
+        module.__path__ = []
+        return module
+
+    def exec_module(self, module):
+        pass
+
+
+STUBS = [r for r in sys.argv[2].split(",") if r]
+if STUBS:
+    sys.meta_path.insert(0, _Finder(STUBS))
+"""
+
+_IMPORT_SCRIPT = _STUBS + r"""
+import importlib, json, collections
 sys.path.insert(0, sys.argv[1])
 mods = json.loads(sys.stdin.read())
 ok, errors = 0, collections.Counter()
@@ -244,15 +305,56 @@ for m in mods:
 print(json.dumps({"ok": ok, "errors": errors.most_common(8)}))
 """
 
+# One side of a build check: build the model from the tree on sys.path, run it on the saved input; the torch side
+# saves its weights, input and output, the MindSpore side loads the weights (mindport.transfer_weights) and compares.
+_BUILD_SCRIPT = _STUBS + r"""
+import json
+import numpy as np
+tree, side, imports, expr, shape, work = sys.argv[1], sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6], sys.argv[7]
+sys.path.insert(0, tree)
+namespace = {}
+exec(imports, namespace)
+try:
+    if side == "torch":
+        import torch
+        torch.manual_seed(0)
+        model = eval(expr, namespace).eval()
+        x = np.random.default_rng(0).standard_normal([int(n) for n in shape.split(",")]).astype(np.float32)
+        with torch.no_grad():
+            y = model(torch.tensor(x))
+        torch.save(model.state_dict(), f"{work}/state.pt")
+        np.save(f"{work}/x.npy", x)
+        np.save(f"{work}/y.npy", y.numpy())
+        print(json.dumps({"ok": True}))
+    else:
+        import mindspore as ms
+        import torch
+        from mindport import transfer_weights
+        model = eval(expr, namespace)
+        model.set_train(False)
+        transfer_weights(torch.load(f"{work}/state.pt"), model)
+        z = model(ms.Tensor(np.load(f"{work}/x.npy"))).asnumpy()
+        y = np.load(f"{work}/y.npy")
+        rel = float(np.abs(z - y).max() / (np.abs(y).max() + 1e-12)) if z.shape == y.shape else None
+        print(json.dumps({"ok": rel is not None and rel < 1e-4, "rel": rel}))
+except BaseException as exc:  # noqa: BLE001
+    print(json.dumps({"ok": False, "error": f"{type(exc).__name__}: {str(exc).splitlines()[0][:160] if str(exc) else ''}"}))
+"""
 
-def import_check(out: Path, files: list[str]) -> dict:
+
+def _env() -> dict:
+    """This checkout's mindport first on the path of the interpreters the checks start."""
+    return dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+
+
+def import_check(out: Path, files: list[str], stubs: str) -> dict:
     mods = []
     for rel in files:
         parts = Path(rel).with_suffix("").parts
         if all((out.joinpath(*parts[:i]) / "__init__.py").exists() for i in range(1, len(parts))):
             mods.append(".".join(p for p in parts if p != "__init__") or parts[0])
-    done = subprocess.run([sys.executable, "-c", _IMPORT_SCRIPT, str(out)], input=json.dumps(mods), text=True,
-                          capture_output=True, timeout=3600)
+    done = subprocess.run([sys.executable, "-c", _IMPORT_SCRIPT, str(out), stubs], input=json.dumps(mods), text=True,
+                          capture_output=True, timeout=3600, env=_env())
     try:
         result = json.loads(done.stdout.strip().splitlines()[-1])
     except (ValueError, IndexError):
@@ -261,12 +363,36 @@ def import_check(out: Path, files: list[str]) -> dict:
     return result
 
 
+def build_check(src: Path, out: Path, imports: str, expr: str, shape: str, stubs: str) -> dict:
+    """Build ``expr`` from the torch tree and from the converted tree, move the weights, compare the outputs."""
+    with tempfile.TemporaryDirectory() as work:
+        results = {}
+        for side, tree in (("torch", src), ("mindspore", out)):
+            done = subprocess.run([sys.executable, "-c", _BUILD_SCRIPT, str(tree), stubs, side, imports, expr, shape,
+                                   work], capture_output=True, text=True, timeout=1800, env=_env())
+            try:
+                results[side] = json.loads(done.stdout.strip().splitlines()[-1])
+            except (ValueError, IndexError):
+                results[side] = {"ok": False, "error": done.stderr.strip().splitlines()[-1:]}
+            if not results[side].get("ok"):
+                break
+        return results
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("snapshot", type=Path, help="a fetched snapshot (bare git dir or its parent) or a source folder")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--keep", type=Path, help="keep the source and converted trees in this folder")
     parser.add_argument("--import-check", action="store_true", help="import every converted module (slow)")
+    parser.add_argument("--stub", action="append", default=[],
+                        help="a package that is not installed (torchvision): imported as a permissive stub in the "
+                             "import and build checks (repeatable)")
+    parser.add_argument("--build-import", default="", help="statement run before --build, e.g. 'import timm'")
+    parser.add_argument("--build", action="append", default=[],
+                        help="an expression building a model from the tree (torch) and the converted tree (MindSpore), "
+                             "e.g. \"timm.create_model('resnet18')\"; the weights move, the outputs are compared")
+    parser.add_argument("--input-shape", default="1,3,64,64", help="the model input for --build (float32)")
     parser.add_argument("--show", type=int, default=5, help="examples of half-converted lines to print")
     args = parser.parse_args(argv)
 
@@ -281,8 +407,7 @@ def main(argv=None) -> int:
             shutil.copytree(args.snapshot, src, ignore=shutil.ignore_patterns(".git"))
         cmd = [sys.executable, "-c", "import sys; from mindport.cli import main; sys.exit(main())", "convert",
                str(src), "-o", str(out), "--jobs", str(args.jobs), "--format", "json"]
-        env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-        done = subprocess.run(cmd, capture_output=True, text=True, env=env)
+        done = subprocess.run(cmd, capture_output=True, text=True, env=_env())
         if done.returncode not in (0, 1):
             print(done.stderr[-2000:])
             return 2
@@ -341,11 +466,25 @@ def main(argv=None) -> int:
               f"undiagnosed {pkg_undiagnosed:,}")
         if syntax:
             print(f"converted files that do not parse: {syntax}")
+        stubs = ",".join(args.stub)
         if args.import_check:
-            result = import_check(out, [f["path"] for f in files if f["path"].endswith(".py")])
-            print(f"import check: {result['ok']}/{result['tried']} converted modules import")
+            result = import_check(out, [f["path"] for f in files if f["path"].endswith(".py")], stubs)
+            print(f"import check: {result['ok']}/{result['tried']} converted modules import"
+                  + (f" (stubbed: {stubs})" if stubs else ""))
             for message, n in result["errors"]:
                 print(f"    {n:5d}  {message}")
+        if args.build:
+            passed = 0
+            for expr in args.build:
+                result = build_check(src, out, args.build_import, expr, args.input_shape, stubs)
+                ms_side = result.get("mindspore", {})
+                passed += bool(ms_side.get("ok"))
+                status = ("PASS" if ms_side.get("ok") else "FAIL") + (f" rel {ms_side['rel']:.2e}" if ms_side.get("rel")
+                                                                       is not None else "")
+                error = next((r["error"] for r in result.values() if r.get("error")), "")
+                side = next((k for k, r in result.items() if r.get("error")), "")
+                print(f"    build {expr}: {status}" + (f" ({side}: {error})" if error else ""))
+            print(f"build check: {passed}/{len(args.build)} models build, load the torch weights and match (rel 1e-4)")
     finally:
         if args.keep is None:
             shutil.rmtree(work, ignore_errors=True)

@@ -19,6 +19,7 @@ from mindport.migrator.table import (
     map_arguments,
     needs_mapping,
     parenthesize,
+    receiver_name,
     resolve_ms_names,
     value_expr,
 )
@@ -209,8 +210,7 @@ class TableCallTransform(Rule):
         self.ctx.converted_sites += 1
         if target.startswith("."):
             # A method on the first MindSpore argument (e.g. torch.transpose(x, 0, 1) -> x.swapaxes(0, 1)).
-            receiver_name = entry.positional[0] if entry.positional else next(iter(mapped))
-            receiver = arg_expression(mapped.pop(receiver_name))
+            receiver = arg_expression(mapped.pop(receiver_name(entry, mapped)))
             func = cst.Attribute(value=parenthesize(receiver), attr=cst.Name(target[1:]))
             return updated_node.with_changes(func=func, args=build_call_args(entry, mapped, profile))
         return updated_node.with_changes(func=self._func_expr(original_node.func, target),
