@@ -1,49 +1,17 @@
-"""torch's framework-level names that carry no numerical meaning in MindSpore, for converted code: scripting and
-compilation decorators, type objects, constants, memory formats and dtype limits.
+"""torch's framework-level names that carry no numerical meaning in MindSpore, for converted code: compilation and
+tracing decorators, type objects, constants, memory formats and dtype limits.
 
-MindSpore runs converted code eagerly (PyNative) unless told otherwise, so TorchScript and ``torch.compile`` have
-nothing to do: ``@torch.jit.ignore`` and ``torch.compile(model)`` give back what they were given, and
-``torch.jit.is_scripting()`` is False, as in torch's own eager mode. Converted code imports this module as
-``mp_framework``; each name is the target of a mapping entry (``mindport/mappings/data/framework.toml``).
+MindSpore runs converted code eagerly (PyNative) unless told otherwise, so ``torch.compile`` has nothing to do:
+``torch.compile(model)`` gives back what it was given. Converted code imports this module as ``mp_framework``; each
+name is the target of a mapping entry (``mindport/mappings/data/framework.toml``).
 """
 from __future__ import annotations
 
 import math
-import typing
 
 import numpy as np
 
-# --------------------------------------------------------------------------------- scripting and compilation
-
-Final = typing.Final  # ``x: torch.jit.Final[int]`` (a TorchScript constant) is typing's Final in eager code
-
-
-def ignore(drop=False, **kwargs):
-    """``@torch.jit.ignore`` and ``@torch.jit.ignore(drop=...)``: the function itself (nothing is scripted)."""
-    if callable(drop):
-        return drop
-    return lambda fn: fn
-
-
-def unused(fn):
-    """``@torch.jit.unused``: the function itself."""
-    return fn
-
-
-def is_scripting() -> bool:
-    """``torch.jit.is_scripting()``: False, as in torch's eager mode (converted code is never TorchScript)."""
-    return False
-
-
-def is_tracing() -> bool:
-    """``torch.jit.is_tracing()``: False (nothing traces converted code the way torch.jit.trace does)."""
-    return False
-
-
-def script(obj=None, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
-    """``torch.jit.script(fn_or_module)``: the object itself; the scripted one computes the same in torch."""
-    return obj
-
+# ------------------------------------------------------------------------------------------------- compilation
 
 def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None, options=None,  # noqa: A001
             disable=False):
