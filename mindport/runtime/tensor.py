@@ -57,6 +57,27 @@ def element_size(x) -> int:
     return x.itemsize
 
 
+def to(x, *args, **kwargs):
+    """``x.to(a)`` when the converter cannot tell what ``a`` is, decided on the value: a dtype casts, a tensor casts
+    to its dtype (torch: and its device), a device (a string, an index, None) leaves ``x`` where it is (placement is
+    global in MindSpore). ``dtype=`` casts; ``device=``, ``non_blocking=``, ``copy=`` have no effect. Like torch,
+    returns ``x`` itself when nothing changes."""
+    unknown = set(kwargs) - {"dtype", "device", "non_blocking", "copy", "memory_format"}
+    if unknown:
+        raise TypeError(f"to() got unexpected keyword argument(s) {sorted(unknown)}")
+    dtype = kwargs.get("dtype")
+    for arg in args:
+        if isinstance(arg, ms.Tensor):
+            dtype = arg.dtype
+        elif isinstance(arg, ms.Type):
+            dtype = arg
+        elif not (arg is None or isinstance(arg, (str, int, bool))):
+            raise TypeError(f"to() received an invalid argument {arg!r}: expected a dtype, a device or a tensor")
+    if dtype is None or dtype == x.dtype:
+        return x
+    return x.astype(dtype)
+
+
 # ----------------------------------------------------------------------------------------------- construction
 
 def new_tensor(x, data, dtype=None):
@@ -93,23 +114,3 @@ def polygamma(x, n):
     """``x.polygamma(n)``: ``mindspore.ops.polygamma`` takes ``n`` first, as a Tensor."""
     return ops.polygamma(ms.Tensor(n, ms.int64) if not isinstance(n, ms.Tensor) else n, x)
 
-
-def to(x, *args, **kwargs):
-    """``x.to(a)`` when the converter cannot tell what ``a`` is, decided on the value: a dtype casts, a tensor casts
-    to its dtype (torch: and its device), a device (a string, an index, None) leaves ``x`` where it is (placement is
-    global in MindSpore). ``dtype=`` casts; ``device=``, ``non_blocking=``, ``copy=`` have no effect. Like torch,
-    returns ``x`` itself when nothing changes."""
-    unknown = set(kwargs) - {"dtype", "device", "non_blocking", "copy", "memory_format"}
-    if unknown:
-        raise TypeError(f"to() got unexpected keyword argument(s) {sorted(unknown)}")
-    dtype = kwargs.get("dtype")
-    for arg in args:
-        if isinstance(arg, ms.Tensor):
-            dtype = arg.dtype
-        elif isinstance(arg, ms.Type):
-            dtype = arg
-        elif not (arg is None or isinstance(arg, (str, int, bool))):
-            raise TypeError(f"to() received an invalid argument {arg!r}: expected a dtype, a device or a tensor")
-    if dtype is None or dtype == x.dtype:
-        return x
-    return x.astype(dtype)
