@@ -60,13 +60,15 @@ def element_size(x) -> int:
 def to(x, *args, **kwargs):
     """``x.to(a)`` when the converter cannot tell what ``a`` is, decided on the value: a dtype casts, a tensor casts
     to its dtype (torch: and its device), a device (a string, an index, None) leaves ``x`` where it is (placement is
-    global in MindSpore). ``dtype=`` casts; ``device=``, ``non_blocking=``, ``copy=`` have no effect. Like torch,
-    returns ``x`` itself when nothing changes."""
-    unknown = set(kwargs) - {"dtype", "device", "non_blocking", "copy", "memory_format"}
+    global in MindSpore). ``dtype=`` casts, ``other=`` casts to its dtype; ``device=``, ``non_blocking=``, ``copy=``,
+    ``memory_format=``, ``layout=``, ``pin_memory=`` have no effect. Like torch, returns ``x`` itself when nothing
+    changes."""
+    unknown = set(kwargs) - {"dtype", "device", "non_blocking", "copy", "memory_format", "other", "layout",
+                             "pin_memory"}
     if unknown:
         raise TypeError(f"to() got unexpected keyword argument(s) {sorted(unknown)}")
     dtype = kwargs.get("dtype")
-    for arg in args:
+    for arg in (*args, kwargs.get("other")):
         if isinstance(arg, ms.Tensor):
             dtype = arg.dtype
         elif isinstance(arg, ms.Type):
