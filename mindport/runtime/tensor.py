@@ -115,4 +115,3 @@ def unfold(input, dimension, size, step):
 def polygamma(x, n):
     """``x.polygamma(n)``: ``mindspore.ops.polygamma`` takes ``n`` first, as a Tensor."""
     return ops.polygamma(ms.Tensor(n, ms.int64) if not isinstance(n, ms.Tensor) else n, x)
-
