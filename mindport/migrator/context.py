@@ -51,6 +51,7 @@ class Options:
     ms_version: tuple[int, int] = (2, 10)
     module_classes: frozenset[str] = frozenset()  # project-local nn.Module subclasses (across files)
     local_packages: frozenset[str] = frozenset()  # the project's top-level packages and modules (convert_path)
+    star_bindings: tuple = ()  # ((name, torch name), ...) brought by `from <project module> import *` (convert_path)
 
 
 @dataclass

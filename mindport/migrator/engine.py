@@ -46,7 +46,7 @@ def run_pipeline(module: cst.Module, filename: str, registry: Registry, options:
                  without: tuple[type[Rule], ...] = ()) -> tuple[str, FileContext]:
     """Every rule over the parsed file, in order; returns the converted source text and the file's context.
     ``without``: rules left out (the examples' tests check that each example needs its rule)."""
-    scopes = build_scopes(module, options.local_packages)
+    scopes = build_scopes(module, options.local_packages, options.star_bindings)
     positions = LazyPositions(module)  # resolved on the first diagnostic only
     aliases, present = choose_aliases(scopes.module_scope, scopes.scopes.values())
     ctx = FileContext(filename=filename, registry=registry, options=options, scopes=scopes.scopes,
@@ -57,7 +57,8 @@ def run_pipeline(module: cst.Module, filename: str, registry: Registry, options:
     module = transform(module, RuleRunner(ctx, rules))
     reexports = find_reexports(module, ctx, scopes.seen)
     module, added = finalize_imports(module, ctx.imports_needed, aliases, present, ctx.torch_names_kept,
-                                     ctx.torch_roots_kept, scopes.module_scope, reexports)
+                                     ctx.torch_roots_kept, scopes.module_scope, reexports,
+                                     frozenset(name for name, _ in options.star_bindings))
     module = finalize_runtime(module, rules)  # mindport.runtime imports (einops backend, parameter containers)
     return drop_unused_imports(module.code, added), ctx
 
@@ -79,7 +80,9 @@ class RuleRunner(cst.CSTTransformer):
                 self._leave.setdefault(kind, []).append(hook)
         self._scopes: list[Scope] = [ctx.module_scope]
         self._pending: list[_Pending] = []
-        self._taken = frozenset(ctx.aliases.values())  # names converted code may use for MindSpore modules
+        # names converted code may use for MindSpore modules, and torch names a star import brought (the converted
+        # module they came from no longer binds them): a flagged statement writes them in full
+        self._taken = frozenset(ctx.aliases.values()) | {name for name, _ in ctx.options.star_bindings}
 
     # libcst calls these for every field of every node; no rule uses per-field hooks, so skip the lookups.
     def on_visit_attribute(self, node, attribute) -> None:

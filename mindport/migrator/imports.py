@@ -172,8 +172,8 @@ def find_reexports(module: cst.Module, ctx, seen: set[str]) -> dict[int, str]:
 
 def finalize_imports(module: cst.Module, needed: set[str], aliases: dict[str, str], present: set[str],
                      torch_kept: set[str], torch_roots: set[str] = frozenset(),
-                     module_scope: Scope | None = None,
-                     reexports: dict[int, str] | None = None) -> tuple[cst.Module, list[tuple[str, str]]]:
+                     module_scope: Scope | None = None, reexports: dict[int, str] | None = None,
+                     star_names: frozenset[str] = frozenset()) -> tuple[cst.Module, list[tuple[str, str]]]:
     """Add the MindSpore imports the rules used; keep a torch import only if a flagged site still needs it.
 
     ``torch_roots``: the packages flagged statements now name in full (``torch.nn.Conv2d``): ``import torch`` stays,
@@ -186,7 +186,8 @@ def finalize_imports(module: cst.Module, needed: set[str], aliases: dict[str, st
     new = [import_statement(m, aliases[m]) for m in modules]
     bound = module_scope.names if module_scope is not None else {}
     torch_kept = set(torch_kept) | set(torch_roots)
-    roots = [parse_statement(f"import {root}") for root in sorted(torch_roots) if bound.get(root) != root]
+    roots = [parse_statement(f"import {root}") for root in sorted(torch_roots)
+             if bound.get(root) != root or root in star_names]  # a star import's `torch` is gone from its module
     # A torch import whose name the MindSpore code now uses (`nn`) must go even if a flagged site still refers to
     # it: keeping it would shadow MindSpore's `nn` and break every converted line; the flagged sites say what is left.
     taken = {aliases[m] for m in needed}

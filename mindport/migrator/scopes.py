@@ -81,8 +81,11 @@ def bind_import(scope: Scope, node: cst.Import | cst.ImportFrom) -> None:
 class ScopeBuilder(cst.CSTVisitor):
     """One pass that records, for the module and every function/class, the names it binds."""
 
-    def __init__(self, local_packages: frozenset[str] = frozenset()) -> None:
+    def __init__(self, local_packages: frozenset[str] = frozenset(), star_bindings=()) -> None:
         self.module_scope = CstScope(local=local_packages)
+        # torch names a `from <project module> import *` brings: bound before the file's own statements, which may
+        # rebind them
+        self.module_scope.names.update(dict(star_bindings))
         self.seen: set[str] = set()  # names written in the file, but in imports and def/class names
         self._definitions: set[int] = set()
         self.scopes: dict[int, Scope] = {}
@@ -242,9 +245,10 @@ def _is_static(node: cst.FunctionDef) -> bool:
     return any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in node.decorators)
 
 
-def build_scopes(module: cst.Module, local_packages: frozenset[str] = frozenset()) -> ScopeBuilder:
+def build_scopes(module: cst.Module, local_packages: frozenset[str] = frozenset(), star_bindings=()) -> ScopeBuilder:
     """The scopes of a module: ``.module_scope``, and ``.scopes`` (id of each function, class and lambda node -> its
-    scope). ``local_packages``: the project's top-level packages (see :class:`CstScope`)."""
-    builder = ScopeBuilder(local_packages)
+    scope). ``local_packages``: the project's top-level packages (see :class:`CstScope`); ``star_bindings``: the torch
+    names star imports of project modules bring ((name, torch name), ...)."""
+    builder = ScopeBuilder(local_packages, star_bindings)
     walk(module, builder)
     return builder
