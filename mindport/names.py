@@ -11,10 +11,23 @@ project-local name, never torch's.
 from __future__ import annotations
 
 TORCH_ROOTS = ("torch", "torchvision", "torchaudio")
+# Third-party packages built on torch: their objects take and return torch tensors and modules, so converted code
+# cannot use them as they are. The converter maps the symbols that have entries (timm's DropPath, trunc_normal_ ...)
+# and flags the others (MP106), naming the package.
+TORCH_PACKAGES = ("timm", "einx", "transformers", "diffusers", "accelerate", "peft", "torchmetrics", "torchtext",
+                  "lightning", "pytorch_lightning", "open_clip", "xformers", "flash_attn", "kornia", "fairscale",
+                  "deepspeed", "apex", "segmentation_models_pytorch", "torch_geometric", "mmcv", "detectron2",
+                  "sentence_transformers", "ultralytics")
 
 
 def is_torch(qualname: str | None) -> bool:
     return bool(qualname) and qualname.split(".", 1)[0] in TORCH_ROOTS
+
+
+def torch_package(qualname: str | None) -> str | None:
+    """The torch-based third-party package a qualified name belongs to (``timm.layers.Mlp`` -> ``timm``), or None."""
+    root = qualname.split(".", 1)[0] if qualname else ""
+    return root if root in TORCH_PACKAGES else None
 
 
 class Scope:

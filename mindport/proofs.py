@@ -23,7 +23,9 @@ import numpy as np
 
 from mindport.mappings import Entry
 
-STYLES = ("positional", "keyword", "shuffled", "omitted", "variables")
+STYLES = ("positional", "keyword", "shuffled", "omitted", "variables", "adapter")
+# "adapter": the arguments reach the call through ``*args``/``**kwargs`` (``torch.cat(*_args, **_kwargs)``), so the
+# converter hands the call to the runtime adapter (mindport/runtime/adapt.py), which maps them when the call happens
 PROGRAM_STYLE = "program"  # the example is a whole torch program (``example.program``)
 _SNIPPETS = itertools.count()
 _SPEC = re.compile(r"^(randn|rand|randpos|randint|randbool|randsign|scalar)\((.*)\)(?::(\w+))?$")
@@ -76,14 +78,15 @@ def _bind_example(entry: Entry) -> tuple[dict[str, str], list[str]]:
 
 
 def applicable_styles(entry: Entry) -> tuple[str, ...]:
-    if entry.example is None:
+    example = entry.example
+    if example is None:
         return ()
-    if entry.example.program:
+    if example.program:
         return (PROGRAM_STYLE,)
-    if entry.example.styles:
-        return entry.example.styles
+    if example.styles:
+        return (*example.styles, "adapter")
     bound, extra = _bind_example(entry)
-    styles = ["positional", "variables"]
+    styles = ["positional", "variables", "adapter"]
     if not extra:
         styles += ["keyword", "shuffled"]
     params = {p.name: p for p in entry.signature or ()}
@@ -95,6 +98,12 @@ def applicable_styles(entry: Entry) -> tuple[str, ...]:
 
 def render_call(entry: Entry, style: str) -> tuple[str, list[str]]:
     """(call argument source, setup lines) for one call style."""
+    if style == "adapter":
+        args, setup = render_call(entry, "positional")
+        call = ast.parse(f"f({args})", mode="eval").body
+        positional = "".join(f"{ast.unparse(a)}, " for a in call.args)
+        keywords = ", ".join(f"{k.arg!r}: {ast.unparse(k.value)}" for k in call.keywords)
+        return "*_args, **_kwargs", [*setup, f"_args = ({positional})", f"_kwargs = {{{keywords}}}"]
     bound, extra = _bind_example(entry)
     params = list(entry.signature or ())
     inputs = set(entry.example.inputs)
@@ -137,7 +146,9 @@ def torch_snippet(entry: Entry, style: str) -> str:
     if style == PROGRAM_STYLE:
         return entry.example.program.strip("\n") + "\n"
     args, setup = render_call(entry, style)
-    head = "import torch\n\n\n"
+    module = entry.torch.rsplit(".", 1)[0] if entry.kind != "method" else "torch"
+    head = "import torch\n" + (f"import {module}\n" if not module.startswith("torch.") and module != "torch" else "")
+    head += "\n\n"
     body = "".join(f"    {line}\n" for line in setup)
     inputs = list(entry.example.inputs)
     if entry.kind == "layer":

@@ -20,6 +20,8 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mindport.names import torch_package
+
 DATA_DIR = Path(__file__).parent / "data"
 PROFILES = ("nn", "mint")
 DEVICES = ("CPU", "GPU", "Ascend")
@@ -150,8 +152,9 @@ def _default_kind(torch_name: str) -> str:
 
 def _entry_from_table(raw: dict, source: str) -> Entry:
     torch_name = raw.get("torch")
-    if not isinstance(torch_name, str) or not torch_name.startswith("torch"):
-        raise MappingError(f"{source}: an entry has no valid 'torch' name: {raw!r:.120}")
+    if not isinstance(torch_name, str) or not (torch_name.startswith("torch") or torch_package(torch_name)):
+        raise MappingError(f"{source}: an entry has no valid 'torch' name (torch's, or a torch-based package's such "
+                           f"as timm's): {raw!r:.120}")
     where = f"{source}: entry {torch_name}"
     unknown = set(raw) - _ENTRY_KEYS
     if unknown:
@@ -242,7 +245,11 @@ def _entry_from_table(raw: dict, source: str) -> Entry:
     )
 
 
-_MODULES = "torch.nn.modules."
+# (prefix of a private defining module, the public package that re-exports its names)
+_DEFINING_MODULES = (
+    ("torch.nn.modules.", "torch.nn."), ("torch.optim.", "torch.optim."), ("torch.utils.data.", "torch.utils.data."),
+    ("torch.nn.parallel.", "torch.nn.parallel."), ("torch.optim.lr_scheduler.", "torch.optim.lr_scheduler."),
+)
 
 
 @dataclass
@@ -250,12 +257,14 @@ class Registry:
     entries: dict[str, Entry]
 
     def lookup(self, torch_name: str) -> Entry | None:
+        """The entry of a torch name, also under the module that defines it: ``torch.nn.modules.batchnorm.BatchNorm2d``
+        and ``torch.optim.optimizer.Optimizer`` are the public ``torch.nn.BatchNorm2d`` and ``torch.optim.Optimizer``
+        (torch's packages re-export what their private submodules define)."""
         entry = self.entries.get(torch_name)
-        if entry is None and torch_name.startswith(_MODULES):
-            # torch.nn.modules.conv.Conv2d / torch.nn.modules.Conv2d: where torch.nn.Conv2d is defined.
-            entry = self.entries.get("torch.nn." + torch_name.rsplit(".", 1)[1])
-            if entry is not None and entry.kind != "layer":
-                entry = None
+        if entry is None:
+            for private, public in _DEFINING_MODULES:
+                if torch_name.startswith(private) and torch_name.count(".") - private.count(".") in (0, 1):
+                    return self.entries.get(public + torch_name.rsplit(".", 1)[1])
         return entry
 
     def __len__(self) -> int:

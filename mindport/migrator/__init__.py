@@ -30,13 +30,18 @@ class ConversionResult:
 
 
 def convert_source(code: str, filename: str = "<string>", *, target: str = "nn",
-                   ms_version: tuple[int, int] | None = None, module_classes=frozenset()) -> ConversionResult:
+                   ms_version: tuple[int, int] | None = None, module_classes=frozenset(),
+                   local_packages=frozenset(), star_bindings=()) -> ConversionResult:
     """Convert PyTorch source text to MindSpore source text.
 
-    A syntax error gives one MP201 diagnostic and the code back unchanged.
+    ``local_packages``: the top-level packages of the project the file belongs to (a torch-based package among them,
+    e.g. converting timm itself, is the project's code). ``star_bindings``: ((name, torch name), ...) the file's
+    ``from <project module> import *`` lines bring (``convert_path`` reads them from the project). A syntax error gives
+    one MP201 diagnostic and the code back unchanged.
     """
     options = Options(target=target, ms_version=ms_version or installed_ms_version(),
-                      module_classes=frozenset(module_classes))
+                      module_classes=frozenset(module_classes), local_packages=frozenset(local_packages),
+                      star_bindings=tuple(tuple(b) for b in star_bindings))
     registry = load_registry()
     collecting = gc.isenabled()
     gc.disable()  # syntax trees are acyclic: the cycle collector's passes over them are pure cost (about 15 %)
@@ -48,6 +53,8 @@ def convert_source(code: str, filename: str = "<string>", *, target: str = "nn",
                               exc.raw_column + 1, "fix the syntax error; the file was copied unchanged")
             return ConversionResult(code=code, diagnostics=[diag])
         new_code, ctx = run_pipeline(module, filename, registry, options)
+        if not ctx.tree_changed:
+            new_code = code
     finally:
         if collecting:
             gc.enable()

@@ -30,6 +30,10 @@ IMPORT_STYLE = {
     "mindport.runtime.math": ("from mindport.runtime import math as mp_math", "mp_math"),
     "mindport.runtime.linalg": ("from mindport.runtime import linalg as mp_linalg", "mp_linalg"),
     "mindport.runtime.distributions": ("from mindport.runtime import distributions as mp_dist", "mp_dist"),
+    "mindport.runtime.adapt": ("from mindport.runtime import adapt as mp_adapt", "mp_adapt"),
+    "mindport.runtime.framework": ("from mindport.runtime import framework as mp_framework", "mp_framework"),
+    "mindport.runtime.ecosystem": ("from mindport.runtime import ecosystem as mp_ecosystem", "mp_ecosystem"),
+    "mindport.runtime.foreach": ("from mindport.runtime import foreach as mp_foreach", "mp_foreach"),
 }
 
 
@@ -47,6 +51,8 @@ class Options:
     target: str = "nn"  # mapping profile: "nn" (CPU/GPU/Ascend) or "mint" (torch-aligned, Ascend)
     ms_version: tuple[int, int] = (2, 10)
     module_classes: frozenset[str] = frozenset()  # project-local nn.Module subclasses (across files)
+    local_packages: frozenset[str] = frozenset()  # the project's top-level packages and modules (convert_path)
+    star_bindings: tuple = ()  # ((name, torch name), ...) brought by `from <project module> import *` (convert_path)
 
 
 @dataclass
@@ -61,9 +67,11 @@ class FileContext:
     imports_needed: set[str] = field(default_factory=set)  # keys of IMPORT_STYLE
     converted_sites: int = 0
     torch_names_kept: set[str] = field(default_factory=set)  # local names of torch imports still referenced
+    torch_roots_kept: set[str] = field(default_factory=set)  # packages flagged statements name in full (torch ...)
     handled: set[int] = field(default_factory=set)  # ids of original nodes an idiom rule has claimed
     aliases: dict[str, str] = field(default_factory=dict)  # MindSpore module -> local name (imports.choose_aliases)
     class_summary: tuple = ()  # idioms.class_summary: which classes are nn.Module subclasses, and through what
+    tree_changed: bool = True  # did any rule change the tree (run_pipeline sets it)
 
     def alias_for(self, module: str) -> str:
         """The local name converted code uses for a MindSpore module, and remember to import it."""

@@ -6,8 +6,10 @@ finalizes the imports (``imports.py``). For each node the runner calls the rules
 first rule that returns a different node wins (later rules do not see that node again). One traversal keeps the
 original nodes (and so their positions) for diagnostics, and costs one walk instead of one per concern.
 
-Flagged sites keep their original code and get a ``# mindport: MP101 …`` comment on their statement (a comment
-line above it for compound statements), so the output always parses and says where to look.
+A flagged site's statement keeps its torch meaning (``keep_torch.py``: the statement as written, torch names fully
+qualified, ``import torch`` kept; for a compound statement, the part of its header holding the site) and gets a
+``# mindport: MP101 …`` comment (a comment line above it for compound statements), so the output always parses,
+never mixes torch and MindSpore on one line, and says where to look.
 """
 from __future__ import annotations
 
@@ -19,8 +21,10 @@ from mindport.migrator.imports import (
     choose_aliases,
     drop_unused_imports,
     finalize_imports,
+    find_reexports,
     finalize_runtime,
 )
+from mindport.migrator.keep_torch import qualify, revert_header
 from mindport.migrator.rules import make_rules
 from mindport.migrator.rules.base import Rule
 from mindport.migrator.rules.module_class import class_summary, module_classes
@@ -42,17 +46,24 @@ def run_pipeline(module: cst.Module, filename: str, registry: Registry, options:
                  without: tuple[type[Rule], ...] = ()) -> tuple[str, FileContext]:
     """Every rule over the parsed file, in order; returns the converted source text and the file's context.
     ``without``: rules left out (the examples' tests check that each example needs its rule)."""
-    scopes = build_scopes(module)
+    scopes = build_scopes(module, options.local_packages, options.star_bindings)
     positions = LazyPositions(module)  # resolved on the first diagnostic only
-    aliases, present = choose_aliases(scopes.module_scope)
+    aliases, present = choose_aliases(scopes.module_scope, scopes.scopes.values())
     ctx = FileContext(filename=filename, registry=registry, options=options, scopes=scopes.scopes,
                       module_scope=scopes.module_scope, positions=positions, aliases=aliases)
     ctx.class_summary = class_summary(module, scopes.module_scope)
     classes = module_classes(ctx.class_summary, options.module_classes)
     rules = make_rules(ctx, classes, without)
+    original = module
     module = transform(module, RuleRunner(ctx, rules))
-    module, added = finalize_imports(module, ctx.imports_needed, aliases, present, ctx.torch_names_kept)
+    reexports = find_reexports(module, ctx, scopes.seen)
+    module, added = finalize_imports(module, ctx.imports_needed, aliases, present, ctx.torch_names_kept,
+                                     ctx.torch_roots_kept, scopes.module_scope, reexports,
+                                     frozenset(name for name, _ in options.star_bindings))
     module = finalize_runtime(module, rules)  # mindport.runtime imports (einops backend, parameter containers)
+    # No rule changed anything: the caller keeps its source text as it was (LibCST 1.9 does not give back every
+    # file byte for byte: a whitespace-only blank line after another one at the end of the file is dropped).
+    ctx.tree_changed = module is not original
     return drop_unused_imports(module.code, added), ctx
 
 
@@ -72,7 +83,10 @@ class RuleRunner(cst.CSTTransformer):
             for kind, hook in rule.hooks("leave_").items():
                 self._leave.setdefault(kind, []).append(hook)
         self._scopes: list[Scope] = [ctx.module_scope]
-        self._pending: list[list[str]] = []
+        self._pending: list[_Pending] = []
+        # names converted code may use for MindSpore modules, and torch names a star import brought (the converted
+        # module they came from no longer binds them): a flagged statement writes them in full
+        self._taken = frozenset(ctx.aliases.values()) | {name for name, _ in ctx.options.star_bindings}
 
     # libcst calls these for every field of every node; no rule uses per-field hooks, so skip the lookups.
     def on_visit_attribute(self, node, attribute) -> None:
@@ -87,11 +101,17 @@ class RuleRunner(cst.CSTTransformer):
 
     def flag(self, node, code, message, suggestion="", api="") -> None:
         self.ctx.diagnose(node, code, message, suggestion, api)
+        if self._pending:
+            self._pending[-1].notes.append(f"{code} {message}")
+            self._pending[-1].flagged.append(node)
+        else:
+            self._keep_import_of(node)
+
+    def _keep_import_of(self, node) -> None:
+        """A flagged node left as written (not inside a statement that goes back to torch): its import stays."""
         head = dotted_name(node.func if isinstance(node, cst.Call) else node)
         if head:
-            self.ctx.torch_names_kept.add(head.split(".", 1)[0])  # its torch import must stay
-        if self._pending:
-            self._pending[-1].append(f"{code} {message}")
+            self.ctx.torch_names_kept.add(head.split(".", 1)[0])
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         kind = type(node)
@@ -100,7 +120,7 @@ class RuleRunner(cst.CSTTransformer):
         if kind in _SCOPE_TYPES:
             self._scopes.append(self.ctx.scopes.get(id(node), self.scope))
         if kind in _STATEMENT_TYPES:
-            self._pending.append([])
+            self._pending.append(_Pending(self.ctx.converted_sites))
         for hook in self._visit.get(kind.__name__, ()):
             hook(node)
         return True
@@ -118,14 +138,56 @@ class RuleRunner(cst.CSTTransformer):
         if kind in _SCOPE_TYPES:
             self._scopes.pop()
         if kind in _STATEMENT_TYPES:
-            notes = self._pending.pop()
-            if notes and isinstance(result, cst.SimpleStatementLine):
-                result = _trailing_comment(result, notes)
-            elif notes and isinstance(result, _COMPOUND):
-                result = _leading_comment(result, notes)
-            elif notes and self._pending:
-                self._pending[-1].extend(notes)
+            pending = self._pending.pop()
+            sites = self.ctx.converted_sites - pending.start
+            own = sites - pending.nested  # converted in this statement, not in the statements inside it
+            if pending.notes:
+                result, own_kept = self._keep_torch(original_node, result, pending, own)
+                sites -= own - own_kept
+            if self._pending:
+                self._pending[-1].nested += sites
         return result
+
+    def _keep_torch(self, original_node, result, pending: "_Pending", own: int):
+        """A statement with flagged sites: back to its torch meaning (``keep_torch.py``), with its comment.
+        Returns the statement and how many of its own converted sites still count."""
+        notes = pending.notes
+        flagged = {id(n) for n in pending.flagged}
+
+        def keep(node):
+            return qualify(node, self.scope, self.ctx.scopes, self.ctx.torch_roots_kept, self.ctx.torch_names_kept,
+                           self._taken)
+
+        if isinstance(original_node, cst.SimpleStatementLine):
+            self.ctx.converted_sites -= own  # the whole line is torch again
+            return _trailing_comment(keep(original_node), notes), 0
+        if isinstance(result, _COMPOUND):
+            result, reverted = revert_header(original_node, result, flagged, keep)
+            if not reverted:
+                for node in pending.flagged:
+                    self._keep_import_of(node)
+            else:
+                self.ctx.converted_sites -= own  # the header's sites (an undercount when one part of several went back)
+                own = 0
+            return _leading_comment(result, notes), own
+        for node in pending.flagged:  # the statement became something else (a rule replaced it): notes go up
+            self._keep_import_of(node)
+        if self._pending:
+            self._pending[-1].notes.extend(notes)
+        return result, own
+
+
+class _Pending:
+    """What one statement collects while its nodes are visited: diagnostics' notes, the flagged nodes, and the
+    converted-site count when it started (``nested``: sites counted in the statements inside it)."""
+
+    __slots__ = ("notes", "flagged", "start", "nested")
+
+    def __init__(self, start: int) -> None:
+        self.notes: list[str] = []
+        self.flagged: list = []
+        self.start = start
+        self.nested = 0
 
 
 def _keep_parentheses(old, new):

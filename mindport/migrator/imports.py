@@ -9,17 +9,21 @@ import libcst as cst
 from mindport.migrator.context import IMPORT_STYLE
 from mindport.migrator.scopes import dotted_name
 from mindport.migrator.walk import parse_expression, parse_statement, transform
-from mindport.names import Scope, is_torch
+from mindport.names import Scope, is_torch, torch_package
 
 
-def choose_aliases(module_scope: Scope) -> tuple[dict[str, str], set[str]]:
-    """Local names for the MindSpore modules; a name the file already uses for something else is not reused.
+def choose_aliases(module_scope: Scope, scopes=()) -> tuple[dict[str, str], set[str]]:
+    """Local names for the MindSpore modules. A name the file binds to anything but a torch import, in any scope (a
+    module-level name, but also a function's parameter or local variable, a class attribute, a comprehension
+    variable), is never taken: ``import mindspore.dataset as ds`` would be shadowed inside a function whose local
+    variable is ``ds``, so the alias becomes ``ms_ds`` there.
 
     Returns (alias per module, modules already imported under that alias).
     """
     aliases: dict[str, str] = {}
     present: set[str] = set()
     bound = module_scope.names
+    used = {name for scope in (module_scope, *scopes) for name, qual in scope.names.items() if not is_torch(qual)}
     for module, (_, preferred) in IMPORT_STYLE.items():
         existing = next((n for n, q in bound.items() if q == module), None)
         if existing is not None:
@@ -27,7 +31,7 @@ def choose_aliases(module_scope: Scope) -> tuple[dict[str, str], set[str]]:
             present.add(module)
             continue
         name = preferred
-        while name in bound and not is_torch(bound[name]):
+        while name in used:
             name = "ms_" + name
         aliases[module] = name
     return aliases, present
@@ -66,9 +70,12 @@ _NO_IMPORTS_INSIDE = (cst.BaseExpression, cst.Decorator, cst.Parameters, cst.Arg
 class ImportCleanup(cst.CSTTransformer):
     """Removes unused torch imports; puts the needed MindSpore imports where the first torch import was."""
 
-    def __init__(self, torch_kept: set[str], new_imports: list[cst.SimpleStatementLine]) -> None:
+    def __init__(self, torch_kept: set[str], new_imports: list[cst.SimpleStatementLine],
+                 local: frozenset[str] = frozenset(), reexports: dict[int, str] | None = None) -> None:
         super().__init__()
         self.used = torch_kept
+        self.local = local  # the project's packages: a torch-based package among them is not a dependency
+        self.reexports = reexports or {}  # id of an import's alias -> the assignment that keeps its name exported
         self.new_imports = new_imports
         self.placed = False
         self._depth = 0
@@ -92,18 +99,28 @@ class ImportCleanup(cst.CSTTransformer):
         if len(updated_node.body) != 1 or not isinstance(updated_node.body[0], (cst.Import, cst.ImportFrom)):
             return updated_node
         stmt = updated_node.body[0]
-        if not is_torch(_import_module_name(stmt)) or isinstance(getattr(stmt, "names", None), cst.ImportStar):
+        module = _import_module_name(stmt)
+        package = torch_package(module)
+        if not (is_torch(module) or package is not None and package not in self.local) \
+                or isinstance(getattr(stmt, "names", None), cst.ImportStar):
             return updated_node
         is_from = isinstance(stmt, cst.ImportFrom)
         keep = [a for a in stmt.names if _alias_bound_name(a, is_from) in self.used]
+        exported = [parse_statement(self.reexports[id(a)]) for a in stmt.names
+                    if id(a) in self.reexports and a not in keep]
+        out: list = []
         if keep:
             keep[-1] = keep[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-            return updated_node.with_changes(body=[stmt.with_changes(names=keep)])
-        if self._depth == 0 and not self.placed and self.new_imports:
+            out.append(updated_node.with_changes(body=[stmt.with_changes(names=keep)]))
+        elif self._depth == 0 and not self.placed and self.new_imports:
             self.placed = True
-            first = self.new_imports[0].with_changes(leading_lines=updated_node.leading_lines)
-            return cst.FlattenSentinel([first, *self.new_imports[1:]])
-        return cst.RemoveFromParent()
+            out += [self.new_imports[0].with_changes(leading_lines=updated_node.leading_lines), *self.new_imports[1:]]
+        out += exported
+        if not out:
+            return cst.RemoveFromParent()
+        if not keep:
+            out[0] = out[0].with_changes(leading_lines=updated_node.leading_lines)
+        return out[0] if len(out) == 1 else cst.FlattenSentinel(out)
 
     def leave_Module(self, original_node, updated_node):
         if self.placed or not self.new_imports:
@@ -121,20 +138,61 @@ class ImportCleanup(cst.CSTTransformer):
         return updated_node.with_changes(body=[*body[:index], *self.new_imports, *body[index:]])
 
 
+def find_reexports(module: cst.Module, ctx, seen: set[str]) -> dict[int, str]:
+    """Names a module imports from torch at its top level (also inside a top-level ``try``) and never uses itself:
+    other modules may import them from it (``from .trace_utils import _assert``, ``from timm.optim import AdamW``).
+    Each one with a mapping stays bound, to what a reference to it converts to (``AdamW =
+    mp_adapt.api("torch.optim.AdamW")``, ``Tensor = ms.Tensor``). Returns {id of the import's alias: assignment}."""
+    from mindport.migrator.table import value_expr
+
+    out: dict[int, str] = {}
+    statements = []
+    for stmt in module.body:
+        if isinstance(stmt, cst.Try):
+            statements.extend(stmt.body.body)
+        else:
+            statements.append(stmt)
+    for stmt in statements:
+        if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1
+                and isinstance(stmt.body[0], cst.ImportFrom)):
+            continue
+        imp = stmt.body[0]
+        name = _import_module_name(imp)
+        if not is_torch(name) or isinstance(imp.names, cst.ImportStar):
+            continue
+        for alias in imp.names:
+            bound = _alias_bound_name(alias, True)
+            if bound in seen or not isinstance(alias.name, cst.Name):
+                continue
+            value = value_expr(ctx, f"{name}.{alias.name.value}")
+            if value is not None:
+                out[id(alias)] = f"{bound} = {module.code_for_node(value)}"
+    return out
+
+
 def finalize_imports(module: cst.Module, needed: set[str], aliases: dict[str, str], present: set[str],
-                     torch_kept: set[str]) -> tuple[cst.Module, list[tuple[str, str]]]:
+                     torch_kept: set[str], torch_roots: set[str] = frozenset(),
+                     module_scope: Scope | None = None, reexports: dict[int, str] | None = None,
+                     star_names: frozenset[str] = frozenset()) -> tuple[cst.Module, list[tuple[str, str]]]:
     """Add the MindSpore imports the rules used; keep a torch import only if a flagged site still needs it.
 
+    ``torch_roots``: the packages flagged statements now name in full (``torch.nn.Conv2d``): ``import torch`` stays,
+    or is added when no import of the file binds ``torch`` at module level. ``reexports``: see ``find_reexports``.
     Returns the module and the imports added, as (local name, line); ``drop_unused_imports`` removes the ones no
     converted line uses, on the generated text (cheaper than another walk over the tree).
     """
     order = list(IMPORT_STYLE)
     modules = sorted(needed - present, key=order.index)
     new = [import_statement(m, aliases[m]) for m in modules]
+    bound = module_scope.names if module_scope is not None else {}
+    torch_kept = set(torch_kept) | set(torch_roots)
+    roots = [parse_statement(f"import {root}") for root in sorted(torch_roots)
+             if bound.get(root) != root or root in star_names]  # a star import's `torch` is gone from its module
     # A torch import whose name the MindSpore code now uses (`nn`) must go even if a flagged site still refers to
     # it: keeping it would shadow MindSpore's `nn` and break every converted line; the flagged sites say what is left.
     taken = {aliases[m] for m in needed}
-    module = transform(module, ImportCleanup(torch_kept - taken, new))
+    local = getattr(module_scope, "local", frozenset())
+    module = transform(module, ImportCleanup(torch_kept - taken, [*roots, *new], local, reexports))
     return module, [(aliases[m], module.code_for_node(stmt)) for m, stmt in zip(modules, new)]
 
 

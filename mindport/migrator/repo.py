@@ -499,6 +499,127 @@ def _last_component(base: ast.expr) -> str:
     return ast.unparse(base).rsplit(".", 1)[-1]
 
 
+def local_packages(src: Path, files) -> frozenset[str]:
+    """The top-level packages and modules of a tree (``timm`` when converting timm itself): imports of them are the
+    project's own code, even when a torch-based package of that name exists."""
+    if not src.is_dir():
+        return frozenset()
+    names = set()
+    for path in files:
+        if path.suffix == ".py":
+            parts = path.relative_to(src).parts
+            names.add(parts[0] if len(parts) > 1 else path.stem)
+    return frozenset(names)
+
+
+def star_bindings(src: Path, python: list[str]) -> dict[str, tuple[tuple[str, str], ...]]:
+    """The torch names each file receives through ``from <project module> import *`` (failure class 5: ``from
+    .layers import *`` brings the torch ``nn``, ``F`` and ``torch`` that ``layers.py`` imports): {file: ((name,
+    torch name), ...)}, for the files that have some. Python's rule: the star gives the module's ``__all__``, or its
+    names without a leading underscore, its own star imports included. Read with ``ast`` from the files that contain
+    ``import *`` and the modules they name (nothing is imported); imports bind names as ``mindport.names`` says."""
+    from mindport.names import Scope, bind_from, bind_module, is_torch
+
+    modules: dict[str, str] = {}
+    for rel in python:
+        parts = rel[:-3].split("/")
+        modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = rel
+    cache: dict[str, dict[str, str | None]] = {}
+    parsed: dict[str, tuple[list, bool]] = {}
+
+    def statements(rel: str):
+        if rel not in parsed:
+            try:
+                tree = ast.parse((src / rel).read_bytes())
+            except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+                tree = ast.Module(body=[], type_ignores=[])
+            body = []
+            for stmt in tree.body:  # module level, also inside a top-level if/try (optional imports)
+                body.append(stmt)
+                for part in ("body", "orelse", "finalbody"):
+                    if isinstance(stmt, (ast.If, ast.Try)):
+                        body.extend(getattr(stmt, part, []))
+                if isinstance(stmt, ast.Try):
+                    for handler in stmt.handlers:
+                        body.extend(handler.body)
+            parsed[rel] = (body, rel.endswith("__init__.py"))
+        return parsed[rel]
+
+    def target(rel: str, node: ast.ImportFrom) -> str | None:
+        module = modules_of[rel]
+        if node.level:
+            package = module.split(".") if parsed[rel][1] else module.split(".")[:-1]
+            package = package[:len(package) - (node.level - 1)] if node.level > 1 else package
+            name = ".".join([*package, *([node.module] if node.module else [])])
+        else:
+            name = node.module or ""
+        if name in modules:
+            return modules[name]
+        matches = [r for m, r in modules.items() if m.endswith("." + name)]
+        return matches[0] if len(matches) == 1 else None
+
+    def names_of(rel: str, visiting: frozenset[str]) -> dict[str, str | None]:
+        """The names a module binds at its top level: torch name, or None for anything else."""
+        if rel in cache:
+            return cache[rel]
+        body, _ = statements(rel)
+        scope = Scope()
+        for stmt in body:
+            if isinstance(stmt, ast.Import):
+                for alias in stmt.names:
+                    bind_module(scope, alias.name, alias.asname)
+            elif isinstance(stmt, ast.ImportFrom):
+                if any(a.name == "*" for a in stmt.names):
+                    other = target(rel, stmt)
+                    if other is not None and other not in visiting:
+                        scope.names.update(exported(other, visiting | {rel}))
+                    continue
+                module = None if stmt.level else stmt.module
+                for alias in stmt.names:
+                    bind_from(scope, module, alias.name, alias.asname)
+            elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                scope.names[stmt.name] = None
+            elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                for tgt in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]):
+                    for node in ast.walk(tgt):
+                        if isinstance(node, ast.Name):
+                            scope.names[node.id] = None
+        cache[rel] = scope.names
+        return scope.names
+
+    def exported(rel: str, visiting: frozenset[str]) -> dict[str, str | None]:
+        names = names_of(rel, visiting)
+        body, _ = statements(rel)
+        public = None
+        for stmt in body:
+            if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in stmt.targets):
+                try:
+                    public = set(ast.literal_eval(stmt.value))
+                except (ValueError, SyntaxError, TypeError):
+                    public = None
+        return {n: q for n, q in names.items() if (n in public if public is not None else not n.startswith("_"))}
+
+    modules_of = {rel: module for module, rel in modules.items()}
+    out: dict[str, tuple[tuple[str, str], ...]] = {}
+    for rel in python:
+        try:
+            if b"import *" not in (src / rel).read_bytes():
+                continue
+        except OSError:
+            continue
+        body, _ = statements(rel)
+        received: dict[str, str | None] = {}
+        for stmt in body:
+            if isinstance(stmt, ast.ImportFrom) and any(a.name == "*" for a in stmt.names):
+                other = target(rel, stmt)
+                if other is not None and other != rel:
+                    received.update(exported(other, frozenset({rel})))
+        torch_names = tuple(sorted((n, q) for n, q in received.items() if is_torch(q)))
+        if torch_names:
+            out[rel] = torch_names
+    return out
+
+
 def module_classes_from_bases(per_file: list[dict[str, list[str]]]) -> frozenset[str]:
     """Class names, across the project, that are nn.Module subclasses directly or through project-local bases."""
     bases: dict[str, set[str]] = {}
@@ -732,13 +853,21 @@ def _convert_entries(src: Path, dst_path: Path, entries: list[TreeEntry], proble
         # give their bases back (one parse per file); the few whose classes the project's set changes are
         # converted again below.
         first: dict[str, _Converted] = {}
-        speculative = {"target": target, "ms_version": ms_version, "module_classes": frozenset()}
-        for result in workers.map([(rel, path, "python", speculative, settings) for rel, path in unread.items()]):
+        local = local_packages(src, [src / entry.rel for entry in entries]) if not single else frozenset()
+        stars = star_bindings(src, [r for r in sorted(digests) if r.endswith(".py")]) if not single else {}
+        speculative = {"target": target, "ms_version": ms_version, "module_classes": frozenset(),
+                       "local_packages": local}
+
+        def for_file(rel: str, opts: dict) -> dict:  # a file's options: the torch names its star imports bring
+            return {**opts, "star_bindings": stars[rel]} if rel in stars else opts
+
+        for result in workers.map([(rel, path, "python", for_file(rel, speculative), settings)
+                                   for rel, path in unread.items()]):
             first[result.rel] = result
             bases[result.rel] = result.class_bases or {}
             tick(result.rel)
         options = {"target": target, "ms_version": ms_version,
-                   "module_classes": module_classes_from_bases(list(bases.values()))}
+                   "module_classes": module_classes_from_bases(list(bases.values())), "local_packages": local}
         fingerprint = _tables_fingerprint(mappings) + json.dumps(
             {k: sorted(v) if isinstance(v, frozenset) else v for k, v in options.items()}, sort_keys=True)
         cache = old_cache if old_cache and cache_json.get("fingerprint") == fingerprint else {}
@@ -767,16 +896,17 @@ def _convert_entries(src: Path, dst_path: Path, entries: list[TreeEntry], proble
                         module_classes(converted.summary, options["module_classes"]) & names:
                     done.append(converted)  # the project's module classes change nothing in this file
                 else:
-                    jobs_list.append((rel, str(entry.path), entry.kind, options, settings))
+                    jobs_list.append((rel, str(entry.path), entry.kind, for_file(rel, options), settings))
                 continue
             hit = cache.get(rel)
-            if hit and hit["sha256"] == digests[rel] and writes and not in_place and out_path.is_file():
+            if hit and hit["sha256"] == digests[rel] and writes and not in_place and out_path.is_file() \
+                    and hit.get("star", []) == [list(b) for b in stars.get(rel, ())]:
                 new_cache["files"][rel] = hit
                 report.files.append(FileReport(rel, "cached", [Diagnostic(**d) for d in hit["diagnostics"]],
                                                hit["lines"], hit["sites"]))
                 tick(rel)
                 continue
-            jobs_list.append((rel, str(entry.path), entry.kind, options, settings))
+            jobs_list.append((rel, str(entry.path), entry.kind, for_file(rel, options), settings))
 
         for result in itertools.chain(done, workers.map(jobs_list)):
             tick(result.rel)
@@ -798,6 +928,8 @@ def _convert_entries(src: Path, dst_path: Path, entries: list[TreeEntry], proble
                     "diagnostics": [d.to_json() for d in result.diagnostics]}
                 if result.rel in bases:
                     new_cache["files"][result.rel]["class_bases"] = bases[result.rel]
+                if result.rel in stars:
+                    new_cache["files"][result.rel]["star"] = [list(b) for b in stars[result.rel]]
         report.files.sort(key=lambda f: f.path)
         if writes and not in_place and use_cache:
             atomic_write(cache_path, json.dumps(new_cache).encode())

@@ -12,7 +12,7 @@ from __future__ import annotations
 import libcst as cst
 
 from mindport.migrator.walk import walk
-from mindport.names import Scope, bind_from, bind_module, is_torch
+from mindport.names import Scope, bind_from, bind_module, is_torch, torch_package
 
 
 def dotted_name(expr: cst.BaseExpression) -> str | None:
@@ -32,9 +32,16 @@ def _module_name(node: cst.BaseExpression) -> str:
 
 
 class CstScope(Scope):
-    """A :class:`mindport.names.Scope` that also resolves LibCST expressions (what the rules hold)."""
+    """A :class:`mindport.names.Scope` that also resolves LibCST expressions (what the rules hold).
 
-    __slots__ = ()
+    ``local``: top-level packages of the project being converted; a torch-based package among them (converting timm
+    itself) is the project's code, not a third-party dependency."""
+
+    __slots__ = ("local",)
+
+    def __init__(self, parent: "Scope | None" = None, local: frozenset[str] = frozenset()) -> None:
+        super().__init__(parent)
+        self.local = parent.local if isinstance(parent, CstScope) else local
 
     def resolve(self, expr: cst.BaseExpression) -> str | None:
         """The qualified name of a dotted expression when its head is an import (torch's or not)."""
@@ -42,8 +49,15 @@ class CstScope(Scope):
         return None if dotted is None else self.resolve_dotted(dotted)
 
     def resolve_torch(self, expr: cst.BaseExpression) -> str | None:
+        """The qualified name when it is torch's, or a torch-based package's (``timm.layers.DropPath``) that is not
+        part of the project."""
         qual = self.resolve(expr)
-        return qual if is_torch(qual) else None
+        return qual if is_torch(qual) or self.is_package(qual) else None
+
+    def is_package(self, qual: str | None) -> bool:
+        """``qual`` belongs to a torch-based third-party package (not one of the project's own)."""
+        package = torch_package(qual)
+        return package is not None and package not in self.local
 
     def is_local_alias(self, expr: cst.BaseExpression) -> bool:
         """True for ``act`` in ``act = F.relu``: a name bound by assignment, not by an import."""
@@ -67,8 +81,13 @@ def bind_import(scope: Scope, node: cst.Import | cst.ImportFrom) -> None:
 class ScopeBuilder(cst.CSTVisitor):
     """One pass that records, for the module and every function/class, the names it binds."""
 
-    def __init__(self) -> None:
-        self.module_scope = CstScope()
+    def __init__(self, local_packages: frozenset[str] = frozenset(), star_bindings=()) -> None:
+        self.module_scope = CstScope(local=local_packages)
+        # torch names a `from <project module> import *` brings: bound before the file's own statements, which may
+        # rebind them
+        self.module_scope.names.update(dict(star_bindings))
+        self.seen: set[str] = set()  # names written in the file, but in imports and def/class names
+        self._definitions: set[int] = set()
         self.scopes: dict[int, Scope] = {}
         self._stack: list[Scope] = [self.module_scope]
         self._in_class: list[bool] = []  # per enclosing function/class: is it a class body?
@@ -87,6 +106,10 @@ class ScopeBuilder(cst.CSTVisitor):
     def visit_Module(self, node: cst.Module) -> None:
         self.scopes[id(node)] = self.module_scope
 
+    def visit_Name(self, node: cst.Name) -> None:
+        if id(node) not in self._definitions:
+            self.seen.add(node.value)
+
     def _push(self, node: cst.CSTNode) -> None:
         scope = CstScope(self.current)
         self.scopes[id(node)] = scope
@@ -94,6 +117,7 @@ class ScopeBuilder(cst.CSTVisitor):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.current.names[node.name.value] = None
+        self._definitions.add(id(node.name))
         in_class = self._in_class[-1] if self._in_class else False
         self._in_class.append(False)
         self._push(node)
@@ -112,6 +136,7 @@ class ScopeBuilder(cst.CSTVisitor):
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.current.names[node.name.value] = None
+        self._definitions.add(id(node.name))
         self._push(node)
         self._in_class.append(True)
 
@@ -127,11 +152,13 @@ class ScopeBuilder(cst.CSTVisitor):
     def leave_Lambda(self, node: cst.Lambda) -> None:
         self._stack.pop()
 
-    def visit_Import(self, node: cst.Import) -> None:
+    def visit_Import(self, node: cst.Import) -> bool:
         bind_import(self.current, node)
+        return False  # the names in an import are bindings, not uses (``seen``)
 
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
         bind_import(self.current, node)
+        return False
 
     def visit_Assign(self, node: cst.Assign) -> None:
         alias = self.current.resolve_torch(node.value) if len(node.targets) == 1 else None
@@ -172,6 +199,13 @@ _LITERALS = (cst.List, cst.Dict, cst.Set, cst.Tuple, cst.SimpleString, cst.Forma
              cst.Integer, cst.Float, cst.ListComp, cst.DictComp, cst.SetComp)
 
 
+# What a tensor's size queries give: Python ints and tuples, never tensors (the same before and after conversion,
+# where x.size(0) becomes x.shape[0]).
+SIZE_METHODS = frozenset({"size", "dim", "ndimension", "numel", "nelement", "item", "tolist", "element_size",
+                          "stride", "is_contiguous", "is_floating_point", "is_complex"})
+SIZE_ATTRIBUTES = frozenset({"shape", "ndim"})
+
+
 def value_kind(value: cst.BaseExpression, scope: Scope) -> str:
     """What an expression evidently holds: "tensor" (a torch call's result or arithmetic on tensors), "python"
     (a literal or comprehension), "foreign" (a call into another imported library, e.g. numpy), or "other"."""
@@ -183,6 +217,8 @@ def value_kind(value: cst.BaseExpression, scope: Scope) -> str:
             return "tensor" if is_torch(qual) else "foreign"
         if isinstance(value.func, cst.Attribute):
             owner = value.func.value
+            if value.func.attr.value in SIZE_METHODS:
+                return "python"  # x.size(0), x.dim(), x.numel(), x.item(): Python numbers and tuples
             if isinstance(owner, cst.Name) and owner.value == "self":
                 return "tensor"  # self.layer(x) / self.helper(x) in model code: a sub-layer's output
             return receiver_kind(owner, scope)
@@ -206,6 +242,8 @@ def receiver_kind(expr: cst.BaseExpression, scope: Scope) -> str:
         return receiver_kind(expr.value, scope)
     if isinstance(expr, (cst.Call, cst.BinaryOperation) + _LITERALS):
         return value_kind(expr, scope)
+    if isinstance(expr, cst.Attribute) and expr.attr.value in SIZE_ATTRIBUTES:
+        return "python"  # x.shape, x.shape[0], x.ndim: tuples and ints, in torch and in MindSpore
     if isinstance(expr, cst.Attribute) and expr.attr.value in ("weight", "bias"):
         return "tensor"  # a layer's parameter: m.weight.normal_(), self.fc.bias.zero_()
     if isinstance(expr, cst.Attribute) and expr.attr.value in ("data", "grad") \
@@ -218,9 +256,10 @@ def _is_static(node: cst.FunctionDef) -> bool:
     return any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in node.decorators)
 
 
-def build_scopes(module: cst.Module) -> ScopeBuilder:
+def build_scopes(module: cst.Module, local_packages: frozenset[str] = frozenset(), star_bindings=()) -> ScopeBuilder:
     """The scopes of a module: ``.module_scope``, and ``.scopes`` (id of each function, class and lambda node -> its
-    scope)."""
-    builder = ScopeBuilder()
+    scope). ``local_packages``: the project's top-level packages (see :class:`CstScope`); ``star_bindings``: the torch
+    names star imports of project modules bring ((name, torch name), ...)."""
+    builder = ScopeBuilder(local_packages, star_bindings)
     walk(module, builder)
     return builder

@@ -22,6 +22,14 @@
 * :mod:`mindport.runtime.einops_layers`: ``Rearrange``/``Reduce`` as Cells (for ``einops.layers.torch``).
 * :mod:`mindport.runtime.containers`: ``ParameterList``/``ParameterDict`` Cells that name their parameters like torch
   (``scales.0``), so torch weights line up by name.
+* :mod:`mindport.runtime.adapt` (``mp_adapt``): the runtime binding fallback: ``mp_adapt.api("torch.nn.Conv2d")`` maps
+  a call's arguments through the entry when the call happens (``**kwargs`` at the call site, an API passed as a value).
+* :mod:`mindport.runtime.foreach` (``mp_foreach``): ``torch._foreach_*`` (list operations of hand-written optimizers).
+* :mod:`mindport.runtime.framework` (``mp_framework``): torch names with no numerical meaning: the
+  ``torch.compile``/``torch.fx.wrap`` decorators, ``torch.dtype``/``device``/``Size`` as types, constants, memory
+  formats, ``finfo``.
+* :mod:`mindport.runtime.ecosystem` (``mp_ecosystem``): pieces of torch-based packages (timm's DropPath, Mlp,
+  to_2tuple …, torchvision's StochasticDepth).
 
 Everything here compiles in a static graph (``GRAPH_MODE``, ``@jit``) and is proven there, except the functions
 whose mapping entries say ``graph = "..."``, which raise a ``mindport:`` error inside a graph;

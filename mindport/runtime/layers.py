@@ -15,6 +15,7 @@ from mindspore import Parameter, nn, ops
 from mindspore.common.initializer import Normal, initializer
 
 from mindport.runtime import inplace as _inplace
+from mindport.runtime._graph import in_graph as _in_graph
 from mindport.runtime import nn_functional as F
 
 
@@ -613,6 +614,9 @@ InplaceDropout3d = _inplace_cell(nn.Dropout3d, "torch.nn.Dropout3d")
 
 def parameters_to_vector(parameters):
     """torch.nn.utils.parameters_to_vector: the parameters flattened and concatenated, in order."""
+    if _in_graph():
+        raise RuntimeError("mindport: torch.nn.utils.parameters_to_vector reads a model's parameters, which a graph "
+                           "can't (Cell.trainable_params is PyNative only): call it outside construct or @jit")
     return ops.cat([p.reshape(-1) for p in parameters])
 
 

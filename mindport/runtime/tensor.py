@@ -15,6 +15,8 @@ import numpy as np
 import mindspore as ms
 from mindspore import ops
 
+from mindport.runtime._graph import in_graph as _in_graph
+
 _TYPE_NAMES = {
     "torch.FloatTensor": ms.float32, "torch.DoubleTensor": ms.float64, "torch.HalfTensor": ms.float16,
     "torch.BFloat16Tensor": ms.bfloat16, "torch.LongTensor": ms.int64, "torch.IntTensor": ms.int32,
@@ -59,6 +61,29 @@ def type(x, dtype=None, non_blocking=False, **kwargs):  # noqa: A001 - torch's m
 def element_size(x) -> int:
     """``x.element_size()``: bytes per element (MindSpore spells it as the property ``itemsize``)."""
     return x.itemsize
+
+
+def to(x, *args, **kwargs):
+    """``x.to(a)`` when the converter cannot tell what ``a`` is, decided on the value: a dtype casts, a tensor casts
+    to its dtype (torch: and its device), a device (a string, an index, None) leaves ``x`` where it is (placement is
+    global in MindSpore). ``dtype=`` casts, ``other=`` casts to its dtype; ``device=``, ``non_blocking=``, ``copy=``,
+    ``memory_format=``, ``layout=``, ``pin_memory=`` have no effect. Like torch, returns ``x`` itself when nothing
+    changes."""
+    unknown = set(kwargs) - {"dtype", "device", "non_blocking", "copy", "memory_format", "other", "layout",
+                             "pin_memory"}
+    if unknown:
+        raise TypeError(f"to() got unexpected keyword argument(s) {sorted(unknown)}")
+    dtype = kwargs.get("dtype")
+    for arg in (*args, kwargs.get("other")):
+        if isinstance(arg, ms.Tensor):
+            dtype = arg.dtype
+        elif isinstance(arg, ms.Type):
+            dtype = arg
+        elif not (arg is None or isinstance(arg, (str, int, bool))):
+            raise TypeError(f"to() received an invalid argument {arg!r}: expected a dtype, a device or a tensor")
+    if dtype is None or dtype == x.dtype:
+        return x
+    return x.astype(dtype)
 
 
 # ----------------------------------------------------------------------------------------------- construction
@@ -109,6 +134,9 @@ class Size(tuple, metaclass=_SizeType):
     """torch.Size: a tuple of ints (MindSpore shapes are plain tuples, which compare equal to it) with ``numel()``."""
 
     def __new__(cls, sizes=()):
+        if _in_graph():
+            raise RuntimeError("mindport: torch.Size is a plain tuple inside construct or @jit (a graph has no tuple "
+                               "subclasses, so numel() is missing): use the tuple, and math.prod(shape) for numel()")
         return super().__new__(cls, (int(s) for s in sizes))
 
     def numel(self):

@@ -27,7 +27,7 @@ def _own_cwd(tmp_path, monkeypatch):
 
 
 def test_flagged_entries_are_few_and_explained():
-    assert 0 < len(FLAGGED) < 30
+    assert 0 < len(FLAGGED) < 40  # about 2 % of the entries; each says why
     for param in FLAGGED:
         entry = param.values[0]
         assert "construct" in entry.graph or "graph" in entry.graph, entry.torch

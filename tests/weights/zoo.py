@@ -150,8 +150,9 @@ class Net(nn.Module):
     def forward(self, x):
         return self.new(self.old(x))
 """, "Net", (((2, 4), "float"),),
-        patch=(("nn.utils.weight_norm(nn.Dense(in_channels=4, out_channels=6))", "nn.Dense(in_channels=4, out_channels=6)"),
-               ("nn.utils.parametrizations.weight_norm(nn.Dense(in_channels=6, out_channels=3), dim=None)",
+        # the flagged lines keep their torch meaning (torch names in full): patched into MindSpore layers
+        patch=(("torch.nn.utils.weight_norm(torch.nn.Linear(4, 6))", "nn.Dense(in_channels=4, out_channels=6)"),
+               ("torch.nn.utils.parametrizations.weight_norm(torch.nn.Linear(6, 3), dim=None)",
                 "nn.Dense(in_channels=6, out_channels=3)")),
         hand_written="weight_norm wrappers removed (folded into weight by the transfer)"),
 ]}

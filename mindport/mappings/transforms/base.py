@@ -30,8 +30,11 @@ class Unsupported(Exception):
 
 
 def value_code(arg: Any) -> str:
-    """The source of a call-site argument's value (a libcst ``Arg``; libcst is loaded only here, so the tables load
-    without it)."""
+    """The source of a call-site argument's value: a libcst ``Arg`` (libcst is loaded only then, so the tables load
+    without it), or the runtime adapter's ``mindport.mappings.arguments.Extra``."""
+    source = getattr(arg, "source", None)
+    if isinstance(source, str):
+        return source
     import libcst as cst
 
     return cst.Module(body=[]).code_for_node(arg.value)

@@ -6,6 +6,7 @@ import libcst as cst
 
 from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.syntax import compact_source, method
+from mindport.migrator.table import fix_commas
 from mindport.migrator.walk import parse_expression, parse_statement
 
 _DEVICE_METHODS = {"cuda", "cpu"}
@@ -74,6 +75,24 @@ class DeviceTransform(Rule):
             """,
             note='DataParallel(model) is the model itself.',
         ),
+        Example(
+            before="""
+                import torch
+
+
+                def run(model, x, kind):
+                    return model(x).to(kind)
+            """,
+            after="""
+                from mindport.runtime import tensor as mp_tensor
+
+
+                def run(model, x, kind):
+                    return mp_tensor.to(model(x), kind)
+            """,
+            note='.to(kind): a dtype, a device or a tensor, known only at run time; the runtime function decides on '
+                 'the value (a dtype or a tensor casts, a device leaves the tensor as is).',
+        ),
     )
 
     def leave_Call(self, original_node, updated_node):
@@ -122,14 +141,22 @@ class DeviceTransform(Rule):
             elif arg.keyword is None and self._is_dtype(original_arg.value):
                 dtype = arg.value
             elif arg.keyword is None and not _is_device(original_arg.value):
-                # x.to(d) / x.to(other): a dtype, a device or a tensor, only known at run time
-                self.flag(original, "MP102", f".to({compact_source(original_arg.value)}): cannot tell whether the argument is a "
-                          "dtype, a device or a tensor", "write x.astype(dtype) for a dtype, drop the call for a device "
-                          "move, x.astype(other.dtype) for a tensor", "torch.Tensor.to")
+                # x.to(d) / x.to(other): a dtype, a device or a tensor, only known at run time: the entry's
+                # runtime function decides on the value
                 self.ctx.handled.add(id(original))
-                return call
-            elif arg.keyword is not None and arg.keyword.value not in ("device", "non_blocking", "copy"):
-                return call
+                entry = self.ctx.registry.lookup("torch.Tensor.to")
+                target = entry.resolve(self.ctx.options.target)[0] if entry is not None else None
+                if target is None:
+                    self.flag(original, "MP102", f".to({compact_source(original_arg.value)}): cannot tell whether the "
+                              "argument is a dtype, a device or a tensor", "write x.astype(dtype) for a dtype, drop the "
+                              "call for a device move, x.astype(other.dtype) for a tensor", "torch.Tensor.to")
+                    return call
+                self.ctx.converted_sites += 1
+                return call.with_changes(func=self.ctx.target_expr(target),
+                                         args=fix_commas([cst.Arg(value=receiver), *call.args]))
+            elif arg.keyword is not None and arg.keyword.value not in ("device", "non_blocking", "copy",
+                                                                       "memory_format"):
+                return call  # memory_format: MindSpore tensors have one layout
         self.ctx.converted_sites += 1
         if dtype is None:
             return receiver

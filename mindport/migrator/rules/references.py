@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from mindport.migrator.rules.base import Example, Rule
+from mindport.migrator.table import value_expr
 
 _TYPE_CHECKS = ("isinstance", "issubclass")
 
@@ -13,8 +14,11 @@ class ReferenceTransform(Rule):
     """References to torch APIs that need no argument mapping, rewritten to the MindSpore name:
 
     * the class in a type check: ``isinstance(m, nn.Conv2d)`` / ``isinstance(m, (nn.Linear, nn.Conv1d))``;
-    * the value of a local alias, ``act = F.relu``: the alias's call sites ``act(x)`` get their arguments mapped
-      by the table, so the assignment only needs the target's name (and the alias name itself is not a site).
+    * the value of a local alias, ``act = F.silu``: the MindSpore name when calls need no argument mapping; when
+      they do (``act = F.relu``: ``inplace`` is dropped), the runtime adapter of the entry
+      (``mp_adapt.api("torch.nn.functional.relu")``), so every call ``act(x, inplace=True)`` keeps torch's
+      arguments and is mapped when it happens, whatever else ``act`` may hold on another path (the alias name itself
+      is not a site).
     """
 
     EXAMPLES = (
@@ -29,12 +33,14 @@ class ReferenceTransform(Rule):
                         m.weight.data.fill_(1)
 
 
+                gate = F.sigmoid
                 act = F.relu
             """,
             after="""
                 from mindspore import nn
                 from mindspore import ops
                 from mindport.runtime import inplace as mp_inplace
+                from mindport.runtime import adapt as mp_adapt
 
 
                 def init(m):
@@ -42,9 +48,11 @@ class ReferenceTransform(Rule):
                         mp_inplace.fill_(m.gamma, value=1)
 
 
-                act = ops.relu
+                gate = ops.sigmoid
+                act = mp_adapt.api("torch.nn.functional.relu")
             """,
-            note='Inside an isinstance narrowing, m.weight of a BatchNorm is gamma; an alias of a torch function names the MindSpore one.',
+            note='Inside an isinstance narrowing, m.weight of a BatchNorm is gamma; an alias of a torch function names '
+                 'the MindSpore one, or its runtime adapter when calls need their arguments mapped (relu drops inplace).',
         ),
         Example(
             before="""
@@ -68,6 +76,7 @@ class ReferenceTransform(Rule):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self._refs: set[int] = set()
+        self._alias_values: set[int] = set()  # ``F.relu`` in ``act = F.relu``
         self._narrowed_blocks: dict[int, tuple[str, dict[str, str]]] = {}
         self._narrowing: list[tuple[str, dict[str, str]]] = []
 
@@ -124,6 +133,7 @@ class ReferenceTransform(Rule):
         if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) \
                 and self.scope.resolve_torch(node.value) is not None:
             self._refs.add(id(node.value))
+            self._alias_values.add(id(node.value))
             self.ctx.handled.add(id(node.targets[0].target))  # the alias name is not itself a torch reference
 
     def _rewrite(self, original_node, updated_node):
@@ -132,10 +142,13 @@ class ReferenceTransform(Rule):
         qual = self.scope.resolve_torch(original_node)
         entry = self.ctx.registry.lookup(qual) if qual else None
         target = entry.resolve(self.ctx.options.target)[0] if entry is not None else None
-        if target is None or not entry.supported or target.startswith("."):
+        if target is None or not entry.supported or (target.startswith(".") and id(original_node) not in
+                                                     self._alias_values):
             return updated_node  # the table flags it
         self.ctx.handled.add(id(original_node))
         self.ctx.converted_sites += 1
+        if id(original_node) in self._alias_values:
+            return value_expr(self.ctx, qual)
         return self.ctx.target_expr(target)
 
     def leave_Attribute(self, original_node, updated_node):

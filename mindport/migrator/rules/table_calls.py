@@ -5,25 +5,38 @@ from __future__ import annotations
 import libcst as cst
 
 from mindport.mappings import OVERLAY_HINT
+from mindport.mappings.arguments import NUMPY_NAMES
 from mindport.mappings.transforms import Arg, Unsupported
 from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.scopes import receiver_kind
 from mindport.migrator.table import (
     SHARED_METHOD_NAMES,
     CallBindError,
+    RunTimeArguments,
+    adapter_expr,
     arg_expression,
     bind_arguments,
     build_call_args,
     fix_commas,
     map_arguments,
+    needs_mapping,
     parenthesize,
+    receiver_name,
     resolve_ms_names,
     switched_target,
+    value_expr,
 )
+from mindport.names import torch_package
 
 
 class TableCallTransform(Rule):
-    """Rewrites calls and attribute references whose torch name has a mapping entry; flags the others."""
+    """Rewrites calls and attribute references whose torch name has a mapping entry; flags the others.
+
+    A call whose arguments are only known at run time (``*args``/``**kwargs`` at the call site) and a torch API
+    passed as a value (``norm_layer=nn.LayerNorm``, ``partial(torch.cat, dim=1)``) become the runtime adapter of the
+    same entry (``mp_adapt.api("torch.nn.LayerNorm")``, ``mindport/runtime/adapt.py``), which maps the arguments when
+    the call happens. A flagged call's statement keeps its torch meaning (the engine's ``keep_torch.py``).
+    """
 
     EXAMPLES = (
         Example(
@@ -70,6 +83,47 @@ class TableCallTransform(Rule):
             """,
             note='Methods that numpy arrays share with tensors are left alone unless the receiver is evidently a tensor.',
         ),
+        Example(
+            before="""
+                from functools import partial
+
+                import torch.nn as nn
+
+
+                def make_block(dim, norm_layer=nn.LayerNorm, **kwargs):
+                    return nn.Sequential(nn.Linear(dim, dim, **kwargs), partial(norm_layer, eps=1e-6)(dim))
+            """,
+            after="""
+                from functools import partial
+
+                from mindspore import nn
+                from mindport.runtime import adapt as mp_adapt
+
+
+                def make_block(dim, norm_layer=mp_adapt.api("torch.nn.LayerNorm"), **kwargs):
+                    return nn.SequentialCell(mp_adapt.api("torch.nn.Linear")(dim, dim, **kwargs), partial(norm_layer, eps=1e-6)(dim))
+            """,
+            note='Arguments known only at run time (**kwargs) and a layer passed as a value go to the runtime adapter '
+                 'of the same entry, which binds torch\'s signature when the call happens.',
+        ),
+        Example(
+            before="""
+                import torch.nn as nn
+
+
+                def reflect_conv(c):
+                    return nn.Conv2d(c, c, 3, padding=1, padding_mode="reflect"), nn.ReLU()
+            """,
+            after="""
+                import torch
+
+
+                def reflect_conv(c):
+                    return torch.nn.Conv2d(c, c, 3, padding=1, padding_mode="reflect"), torch.nn.ReLU()  # mindport: MP102 torch.nn.Conv2d: padding_mode="reflect": MindSpore convolutions only zero-pad; pad with ops.pad first
+            """,
+            note='A value with no MindSpore equivalent is flagged, and its whole line keeps its torch meaning: torch '
+                 'names written in full, import torch kept; never a MindSpore callee with torch arguments.',
+        ),
     )
 
     def __init__(self, ctx) -> None:
@@ -92,6 +146,25 @@ class TableCallTransform(Rule):
     def visit_Param(self, node: cst.Param) -> None:
         self._inner.add(id(node.name))
 
+    # A name being bound (``conv = Conv2dSame`` where ``conv`` is elsewhere an alias of nn.Conv2d) is no reference.
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._inner.add(id(node.target))
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._inner.add(id(node.target))
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._inner.add(id(node.target))
+
+    def visit_For(self, node: cst.For) -> None:
+        self._inner.add(id(node.target))
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self._inner.add(id(node.target))
+
+    def visit_AsName(self, node: cst.AsName) -> None:
+        self._inner.add(id(node.name))
+
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._inner.add(id(node.name))
 
@@ -106,8 +179,9 @@ class TableCallTransform(Rule):
             return self._method_call(original_node, updated_node)
         entry = self.ctx.registry.lookup(qual)
         if entry is None:
-            self.flag(original_node, "MP103", f"{qual} has no mapping entry: left unconverted",
-                      OVERLAY_HINT, qual)
+            if not self._package_site(original_node, qual):
+                self.flag(original_node, "MP103", f"{qual} has no mapping entry: left unconverted",
+                          OVERLAY_HINT, qual)
             return updated_node
         target, profile = entry.resolve(self.ctx.options.target)
         if not entry.supported or target is None:
@@ -117,11 +191,20 @@ class TableCallTransform(Rule):
         if entry.kind == "attribute":
             self.ctx.converted_sites += 1
             return updated_node.with_changes(func=self._func_expr(original_node.func, target))
+        if self.scope.is_local_alias(original_node.func) and (target.startswith(".") or needs_mapping(entry)):
+            # `act = F.gelu` holds the runtime adapter (ReferenceTransform): `act(x, approximate="tanh")` keeps
+            # torch's arguments, whatever else `act` may hold on another path
+            self.ctx.converted_sites += 1
+            return updated_node
         try:
             bound = bind_arguments(entry, list(updated_node.args))
             mapped = map_arguments(entry, bound, profile)
             target = switched_target(mapped, target)
             self._resolve_ms_names(mapped)
+        except RunTimeArguments:
+            # *args/**kwargs at the call site: the runtime adapter maps them through the same entry at the call
+            self.ctx.converted_sites += 1
+            return updated_node.with_changes(func=adapter_expr(self.ctx, qual))
         except CallBindError as exc:
             self.flag(original_node, "MP102", f"{qual}: {exc}", "pass arguments explicitly", qual)
             return updated_node
@@ -131,8 +214,7 @@ class TableCallTransform(Rule):
         self.ctx.converted_sites += 1
         if target.startswith("."):
             # A method on the first MindSpore argument (e.g. torch.transpose(x, 0, 1) -> x.swapaxes(0, 1)).
-            receiver_name = entry.positional[0] if entry.positional else next(iter(mapped))
-            receiver = arg_expression(mapped.pop(receiver_name))
+            receiver = arg_expression(mapped.pop(receiver_name(entry, mapped)))
             func = cst.Attribute(value=parenthesize(receiver), attr=cst.Name(target[1:]))
             return updated_node.with_changes(func=func, args=build_call_args(entry, mapped, profile))
         return updated_node.with_changes(func=self._func_expr(original_node.func, target),
@@ -151,8 +233,7 @@ class TableCallTransform(Rule):
             if self._plausible(func, strict=True):
                 self.flag(original_node, "MP101", f"{entry.torch} is not supported: {entry.reason}", "", entry.torch)
             return updated_node
-        if target == f".{func.attr.value}" and not (entry.rename or entry.emit or entry.transforms or entry.values
-                                                     or entry.drop or entry.unsupported):
+        if target == f".{func.attr.value}" and not needs_mapping(entry) and not _numpy_names(entry, updated_node):
             return updated_node  # same method, same arguments
         if not self._plausible(func, strict=func.attr.value in SHARED_METHOD_NAMES):
             return updated_node
@@ -165,6 +246,11 @@ class TableCallTransform(Rule):
             mapped = map_arguments(entry, bind_arguments(entry, list(updated_node.args)), profile)
             target = switched_target(mapped, target)
             self._resolve_ms_names(mapped)
+        except RunTimeArguments:
+            self.ctx.converted_sites += 1
+            receiver = updated_node.func.value  # type: ignore[union-attr]
+            return updated_node.with_changes(func=adapter_expr(self.ctx, entry.torch),
+                                             args=fix_commas([cst.Arg(value=receiver), *updated_node.args]))
         except CallBindError as exc:
             self.flag(original_node, "MP102", f"{entry.torch}: {exc}", "pass arguments explicitly", entry.torch)
             return updated_node
@@ -204,19 +290,27 @@ class TableCallTransform(Rule):
         qual = self.scope.resolve_torch(original_node)
         if qual is None:
             return updated_node
-        entry = self.ctx.registry.lookup(qual)
-        target = entry.resolve(self.ctx.options.target)[0] if entry is not None else None
-        if entry is None or target is None or not entry.supported or target.startswith("."):
-            self.flag(original_node, "MP104", f"{qual} is referenced but has no MindSpore mapping",
-                      OVERLAY_HINT, qual)
-            return updated_node
-        if entry.kind != "attribute" and (entry.rename or entry.emit or entry.transforms or entry.values
-                                          or entry.drop or entry.unsupported):
-            self.flag(original_node, "MP104", f"{qual} is passed by reference; its arguments need mapping",
-                      "call it directly so its arguments can be converted", qual)
+        # passed as a value (norm_layer=nn.LayerNorm, partial(torch.cat, dim=1)): the MindSpore name, or the runtime
+        # adapter of the entry when later calls need their arguments mapped
+        value = value_expr(self.ctx, qual)
+        if value is None:
+            if self.ctx.registry.lookup(qual) is not None or not self._package_site(original_node, qual):
+                self.flag(original_node, "MP104", f"{qual} is referenced but has no MindSpore mapping",
+                          OVERLAY_HINT, qual)
             return updated_node
         self.ctx.converted_sites += 1
-        return self.ctx.target_expr(target)
+        return value
+
+    def _package_site(self, node, qual: str) -> bool:
+        """A symbol of a torch-based third-party package with no entry: MP106, naming the package."""
+        package = torch_package(qual)
+        if package is None:
+            return False
+        self.flag(node, "MP106", f"{qual}: {package} is a torch-based package and this symbol has no MindSpore "
+                  f"mapping; the line keeps it (it needs {package} and torch at run time)",
+                  f"replace it with a MindSpore equivalent (a MindSpore port of {package}, or your own Cell), or add "
+                  "an entry to mindport/mappings/data", qual)
+        return True
 
     def leave_Attribute(self, original_node, updated_node):
         return self._reference(original_node, updated_node)
@@ -230,3 +324,12 @@ def _keyed(subscript: cst.Subscript) -> bool:
     elements = subscript.slice
     return len(elements) == 1 and isinstance(elements[0].slice, cst.Index) \
         and isinstance(elements[0].slice.value, (cst.SimpleString, cst.ConcatenatedString))
+
+
+def _numpy_names(entry, call: cst.Call) -> bool:
+    """Does the call use numpy's names for torch parameters (``x.max(axis=1)``, ``keepdims=``)? torch takes them,
+    MindSpore's same-named method may not mean the same (``Tensor.max(axis=1)`` gives no indices): such a call is
+    written with torch's names."""
+    names = {p.name for p in entry.signature or ()}
+    return any(a.keyword is not None and a.keyword.value in NUMPY_NAMES and a.keyword.value not in names
+               for a in call.args)

@@ -1,0 +1,190 @@
+"""How one call's arguments follow a mapping entry: bind them to torch's signature, then apply the entry's
+unsupported checks, drops, value transforms, renames, call transforms and ``emit``, then order them for the
+MindSpore call. One implementation, used from both sides of a conversion:
+
+* the converter (``mindport/migrator/table.py``) binds the arguments written at a call site (their source text and
+  LibCST nodes) and writes the MindSpore call;
+* the runtime adapter (``mindport/runtime/adapt.py``) binds the values a call receives when it happens (``**kwargs``,
+  ``functools.partial``, a torch class passed as a value), runs the same steps on their source (a literal's ``repr``,
+  or a name bound to the value) and evaluates the result.
+
+Arguments travel as :class:`mindport.mappings.transforms.Arg`. Nothing here knows about a particular API.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from mindport.mappings import Entry
+from mindport.mappings.transforms import CALL_TRANSFORMS, TARGET, UNKNOWN, VALUE_TRANSFORMS, Arg, Unsupported
+
+# torch's argument parser also takes numpy's names for these parameters (python_arg_parser.cpp:
+# x.sum(axis=1, keepdims=True) is x.sum(dim=1, keepdim=True)); used when the signature lacks the name given.
+NUMPY_NAMES = {"axis": "dim", "keepdims": "keepdim", "x": "input", "a": "input", "x1": "input", "x2": "other"}
+
+VARARGS = "<varargs>"  # the source of a *args/**kwargs slot; its Arg.node lists the arguments it took
+
+
+class CallBindError(Exception):
+    """The arguments do not fit the torch signature."""
+
+
+class RunTimeArguments(CallBindError):
+    """The arguments cannot be matched before run time: ``*args``/``**kwargs`` at the call site (the converter hands
+    such a call to the runtime adapter, which binds the values when the call happens)."""
+
+
+@dataclass(frozen=True)
+class Extra:
+    """A run-time argument that went into a ``*args``/``**kwargs`` slot of the signature (the converter keeps the
+    LibCST ``Arg`` there instead; both have ``star``, ``keyword`` and a source through ``value_code``)."""
+
+    source: str
+    keyword: str | None = None
+    star: str = ""
+
+
+def bind(entry: Entry, items: Iterable[tuple[str, str | None, Arg, Any]]) -> dict[str, Arg]:
+    """Call arguments -> {torch parameter: Arg}, torch's defaults filled in (``given=False``).
+
+    ``items``: one ``(star, keyword, arg, raw)`` per argument as written: ``star`` is ``""``, ``"*"`` or ``"**"``,
+    ``raw`` is what a ``*args``/``**kwargs`` slot of the signature keeps (its ``Arg.node`` lists them).
+    """
+    params = list(entry.signature or ())
+    bound: dict[str, Arg] = {}
+    positional = [p for p in params if p.kind == "positional"]
+    var_pos = next((p for p in params if p.kind == "var_positional"), None)
+    var_kw = next((p for p in params if p.kind == "var_keyword"), None)
+    extra_positional: list = []
+    extra_keywords: list = []
+    index = 0
+    for star, keyword, arg, raw in items:
+        if star == "**":
+            raise RunTimeArguments("**kwargs at the call site cannot be matched to the signature")
+        if star == "*":
+            if var_pos is not None and index >= len(positional):
+                extra_positional.append(raw)
+                continue
+            raise RunTimeArguments("*args at the call site cannot be matched to the signature")
+        if keyword is None:
+            if index < len(positional):
+                bound[positional[index].name] = arg
+                index += 1
+            elif var_pos is not None:
+                extra_positional.append(raw)
+            else:
+                raise CallBindError(f"too many positional arguments ({len(positional)} expected)")
+        elif any(p.name == keyword and p.kind in ("positional", "keyword_only") for p in params) or (
+                keyword in NUMPY_NAMES and var_kw is None
+                and any(p.name == NUMPY_NAMES[keyword] and p.kind in ("positional", "keyword_only") for p in params)):
+            if not any(p.name == keyword for p in params):
+                keyword = NUMPY_NAMES[keyword]
+            if keyword in bound:
+                raise CallBindError(f"argument {keyword!r} given twice")
+            bound[keyword] = arg
+        elif var_kw is not None:
+            extra_keywords.append(raw)
+        else:
+            raise CallBindError(f"unexpected keyword argument {keyword!r}")
+    for p in params:
+        if p.kind in ("positional", "keyword_only") and p.name not in bound:
+            if p.default is None:
+                raise CallBindError(f"missing required argument {p.name!r}")
+            bound[p.name] = Arg(p.default, False)
+    if var_pos is not None:
+        bound[var_pos.name] = Arg(VARARGS, bool(extra_positional), extra_positional)
+    if var_kw is not None:
+        bound[var_kw.name] = Arg(VARARGS, bool(extra_keywords), extra_keywords)
+    return bound
+
+
+def _differs_from_default(arg: Arg, default: str | None) -> bool:
+    """``arg`` given with a value other than the default: compared as literals when both are (``"zeros"`` is
+    ``'zeros'``), as source text otherwise."""
+    if default is None:
+        return True
+    if arg.source == default:
+        return False
+    value, default_value = arg.literal(default=UNKNOWN), Arg(default).literal(default=UNKNOWN)
+    if value is UNKNOWN or default_value is UNKNOWN:
+        return True
+    return value != default_value or isinstance(value, bool) != isinstance(default_value, bool)
+
+
+def map_arguments(entry: Entry, bound: dict[str, Arg], profile: str = "nn") -> dict[str, Arg]:
+    """Apply unsupported checks, drops, value transforms, renames, call transforms and `emit`, in that order.
+
+    The mint profile is torch-aligned: it keeps torch's argument names and values unless the entry says
+    ``mint_mapped = true``.
+    """
+    if profile == "mint" and not entry.mint_mapped:
+        for name in entry.drop:
+            bound.pop(name, None)
+        return {name: arg for name, arg in bound.items() if arg.given}
+    switched = _switch(entry, bound)
+    for name, reason in entry.unsupported.items():
+        arg = bound.get(name)
+        param = entry.param(name)
+        if arg is not None and arg.given and param is not None:
+            if _differs_from_default(arg, param.default):
+                raise Unsupported(f"argument {name}={arg.source} is not supported: {reason}")
+            if name not in entry.emit:
+                bound[name] = Arg(arg.source, False, arg.node, arg.cst_arg)  # spelled at its default: not written
+    for name in entry.drop:
+        bound.pop(name, None)
+    for name, transform in entry.values.items():
+        arg = bound.get(name)
+        if arg is not None:
+            bound[name] = Arg(VALUE_TRANSFORMS[transform](arg), arg.given or name in entry.emit, None, arg.cst_arg)
+    renamed: dict[str, Arg] = {}
+    for name, arg in bound.items():
+        if arg.given or name in entry.emit:
+            arg = Arg(arg.source, True, arg.node, arg.cst_arg)
+        renamed[entry.rename.get(name, name)] = arg
+    for transform in entry.transforms:
+        CALL_TRANSFORMS[transform](renamed)
+    return {name: arg for name, arg in renamed.items() if arg.given} | switched
+
+
+def _switch(entry: Entry, bound: dict[str, Arg]) -> dict[str, Arg]:
+    """``switch = { inplace = { "True" = "mindport.runtime.layers.InplaceReLU" } }``: that argument value calls
+    another target ({TARGET: target}, taken by :func:`switched_target`); a value that is not a literal can't be
+    decided before run time: Unsupported (the converter flags it MP102)."""
+    for name, choices in entry.switch.items():
+        arg = bound.get(name)
+        if arg is None or not arg.given:
+            continue
+        if arg.source in choices:
+            return {TARGET: Arg(choices[arg.source], True)}
+        if not arg.is_literal():
+            raise Unsupported(f"{name}={arg.source}: the MindSpore call depends on its value "
+                              f"({', '.join(choices)}): write it as a literal")
+    return {}
+
+
+def switched_target(mapped: dict[str, Arg], target: str) -> str:
+    """The entry's target, or the one its ``switch`` chose (removed from ``mapped``)."""
+    arg = mapped.pop(TARGET, None)
+    return arg.source if arg is not None else target
+
+
+def ordered_arguments(entry: Entry, mapped: dict[str, Arg], profile: str = "nn") -> list[tuple[str | None, Arg]]:
+    """(keyword or None for positional, argument) in MindSpore call order; ``mapped`` is emptied."""
+    out: list[tuple[str | None, Arg]] = []
+    positional = entry.positional
+    if profile == "mint" and not entry.mint_mapped:
+        back = {ms: torch for torch, ms in entry.rename.items()}
+        positional = tuple(back.get(name, name) for name in positional)
+    for name in positional:
+        arg = mapped.pop(name, None)
+        if arg is not None:
+            out.append((None, arg))
+    out.extend(mapped.items())
+    mapped.clear()
+    return out
+
+
+def receiver_name(entry: Entry, mapped: dict[str, Arg]) -> str:
+    """The MindSpore argument a ``.method`` target of a function entry is called on (``torch.transpose(x, 0, 1)`` ->
+    ``x.swapaxes(0, 1)``): the first ``positional`` name, or the first argument."""
+    return entry.positional[0] if entry.positional else next(iter(mapped))

@@ -1,0 +1,273 @@
+"""Torch APIs whose arguments are only known at run time, mapped when the call happens.
+
+The converter maps a torch call through its entry (``mindport/mappings/data``) by reading the arguments written at
+the call site. Some calls show no arguments to read: ``nn.Conv2d(c, c, 3, **dd)``, ``conv(*args, **kwargs)`` in a
+helper factory, ``functools.partial(nn.LayerNorm, eps=1e-6)``, ``norm_layer=nn.LayerNorm`` then ``norm_layer(dim)``.
+For those, converted code holds an adapter made from the same entry:
+
+    mp_adapt.api("torch.nn.Conv2d")(c, c, 3, **dd)
+    norm_layer = mp_adapt.api("torch.nn.LayerNorm")
+
+Called, the adapter binds the values to torch's signature and runs the entry's steps (unsupported checks, drops,
+value transforms, renames, call transforms, ``emit``) with :mod:`mindport.mappings.arguments`, the code the converter
+runs on source text: each value goes in as source text too (a literal's ``repr``, otherwise a name bound to the
+value), so a transform takes the same branch it takes for the same argument written in the source, and the MindSpore
+arguments it writes are evaluated with those names bound. Then it calls the MindSpore target. An argument with no
+MindSpore equivalent raises :class:`Unsupported` (a ``TypeError``) at the call, naming the entry and the reason.
+
+An adapter stands for its target where code treats the API as a value. The adapter of a class (a layer, an
+optimizer) is itself a class, a subclass of the MindSpore class whose metaclass maps the arguments when it is called:
+``isinstance(norm_layer, type)`` and ``issubclass(norm_layer, nn.Cell)`` hold, ``isinstance(m, norm_layer)`` tests the
+MindSpore class, ``functools.partial(norm_layer, eps=1e-6)`` and ``class Norm(norm_layer)`` work. Any adapter compares
+equal to its target and hashes like it (``type(m) in (nn.BatchNorm2d, ...)``), and ``api()`` returns one adapter per
+name, so ``norm_layer is nn.LayerNorm`` holds too.
+"""
+from __future__ import annotations
+
+import ast
+import functools
+import importlib
+from typing import Any
+
+from mindport.mappings import Entry, load_registry
+from mindport.mappings.arguments import (
+    VARARGS,
+    CallBindError,
+    Extra,
+    bind,
+    map_arguments,
+    ordered_arguments,
+    receiver_name,
+)
+from mindport.mappings.transforms import Arg
+from mindport.mappings.transforms import Unsupported as _MappingUnsupported
+
+__all__ = ["Adapter", "Unsupported", "api"]
+
+_LITERAL_TYPES = (bool, int, float, complex, str, bytes, type(None))
+
+
+class Unsupported(TypeError):
+    """A run-time argument has no MindSpore equivalent (the entry's reason is in the message)."""
+
+
+@functools.lru_cache(maxsize=None)
+def api(name: str, profile: str = "nn") -> "Adapter | Any":
+    """The adapter of the torch API ``name`` under a conversion profile ("nn" or "mint"); an attribute entry (a
+    dtype, a class with no argument mapping) is its target itself."""
+    entry = load_registry().lookup(name)
+    if entry is None:
+        raise LookupError(f"{name} has no mapping entry")
+    target, rules = entry.resolve(profile)
+    if not entry.supported or target is None:
+        raise LookupError(f"{name} is not supported: {entry.reason or f'no {profile!r} target'}")
+    if entry.kind == "attribute":
+        return _resolve(target)
+    adapter = Adapter(entry, rules)
+    if isinstance(adapter.target, type):
+        return _adapter_class(adapter)
+    return adapter
+
+
+class Adapter:
+    """One torch API, callable with torch's arguments; calls its MindSpore target with the entry's arguments."""
+
+    def __init__(self, entry: Entry, profile: str = "nn") -> None:
+        self.entry = entry
+        self.profile = profile
+        self.torch_name = entry.torch
+        self.__name__ = self.__qualname__ = entry.torch.rsplit(".", 1)[1]
+        self.__doc__ = f"{entry.torch}, called with torch's arguments (mindport.runtime.adapt)."
+
+    @functools.cached_property
+    def target_name(self) -> str:
+        return self.entry.resolve(self.profile)[0]
+
+    @functools.cached_property
+    def target(self) -> Any:
+        """The MindSpore callable (None for a ``.method`` target, which is looked up on the receiver)."""
+        return None if self.target_name.startswith(".") else _resolve(self.target_name)
+
+    def __call__(self, *args, **kwargs):
+        entry = self.entry
+        receiver = None
+        if entry.kind == "method":
+            if not args:
+                raise TypeError(f"{entry.torch} needs the tensor it is called on")
+            receiver, args = args[0], args[1:]
+        namespace: dict[str, Any] = {}
+        items = [("", None, _arg(value, namespace), Extra(_source(value, namespace))) for value in args]
+        items += [("", key, _arg(value, namespace), Extra(_source(value, namespace), keyword=key))
+                  for key, value in kwargs.items()]
+        try:
+            mapped = map_arguments(entry, bind(entry, items), self.profile)
+        except CallBindError as exc:
+            raise TypeError(f"{entry.torch}: {exc}") from None
+        except _MappingUnsupported as exc:
+            raise Unsupported(f"{entry.torch}: {exc}") from None
+        namespace["mindspore"] = _mindspore()
+        target = self.target_name
+        if target.startswith(".") and receiver is None:
+            receiver = _evaluate(mapped.pop(receiver_name(entry, mapped)).source, namespace)
+        positional: list = []
+        keywords: dict[str, Any] = {}
+        for keyword, arg in ordered_arguments(entry, mapped, self.profile):
+            if arg.source == VARARGS:
+                for extra in arg.node:
+                    value = _evaluate(extra.source, namespace)
+                    if extra.keyword is None:
+                        positional.append(value)
+                    else:
+                        keywords[extra.keyword] = value
+            elif keyword is None:
+                positional.append(_evaluate(arg.source, namespace))
+            else:
+                keywords[keyword] = _evaluate(arg.source, namespace)
+        if target.startswith("."):
+            return getattr(receiver, target[1:])(*positional, **keywords)
+        if receiver is not None:  # a method entry whose target is a function: the receiver goes first
+            return self.target(receiver, *positional, **keywords)
+        return self.target(*positional, **keywords)
+
+    # --- standing for the target where code treats the API as a value
+    def __instancecheck__(self, obj) -> bool:
+        return isinstance(self.target, type) and isinstance(obj, self.target)
+
+    def __subclasscheck__(self, cls) -> bool:
+        return isinstance(self.target, type) and isinstance(cls, type) and issubclass(cls, self.target)
+
+    def __mro_entries__(self, bases):
+        """``class Norm(norm_layer)``: the MindSpore class is the base."""
+        if not isinstance(self.target, type):
+            raise TypeError(f"{self.torch_name} is not a class: it cannot be a base class")
+        return (self.target,)
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, Adapter):
+            return self.entry is other.entry and self.profile == other.profile
+        return self.target is not None and other is self.target
+
+    def __hash__(self) -> int:
+        return hash(self.target) if self.target is not None else hash((self.torch_name, self.profile))
+
+    def __repr__(self) -> str:
+        return f"mp_adapt.api({self.torch_name!r}{'' if self.profile == 'nn' else f', {self.profile!r}'})"
+
+
+# ------------------------------------------------------------------------------------------- class adapters
+
+@functools.lru_cache(maxsize=None)
+def _metaclass(base_meta: type) -> type:
+    """The metaclass of the adapter classes whose target's metaclass is ``base_meta``."""
+
+    class AdapterMeta(base_meta):
+        def __call__(cls, *args, **kwargs):
+            adapter = cls.__dict__.get("_mp_adapter")
+            if adapter is None:  # a class the user derived from an adapter: an ordinary class
+                return super().__call__(*args, **kwargs)
+            return adapter(*args, **kwargs)
+
+        def __instancecheck__(cls, obj) -> bool:
+            adapter = cls.__dict__.get("_mp_adapter")
+            return isinstance(obj, adapter.target) if adapter is not None else super().__instancecheck__(obj)
+
+        def __subclasscheck__(cls, sub) -> bool:
+            adapter = cls.__dict__.get("_mp_adapter")
+            if adapter is None:
+                return super().__subclasscheck__(sub)
+            # by the MRO, not issubclass: an ABC target (mindspore.Parameter) walks its subclasses, this class among
+            # them, and issubclass would walk back here
+            return adapter.target in getattr(sub, "__mro__", ())
+
+        def __eq__(cls, other) -> bool:
+            adapter = cls.__dict__.get("_mp_adapter")
+            if adapter is None:
+                return cls is other
+            return other is cls or other is adapter.target
+
+        def __hash__(cls) -> int:
+            adapter = cls.__dict__.get("_mp_adapter")
+            return hash(adapter.target) if adapter is not None else id(cls)
+
+        def __repr__(cls) -> str:
+            adapter = cls.__dict__.get("_mp_adapter")
+            return repr(adapter) if adapter is not None else super().__repr__()
+
+    return AdapterMeta
+
+
+def _adapter_class(adapter: "Adapter") -> type:
+    """A class standing for a class target: calling it maps torch's arguments (``adapter``), and it derives from the
+    MindSpore class."""
+    target = adapter.target
+    namespace = {"_mp_adapter": adapter, "__module__": __name__, "__doc__": adapter.__doc__,
+                 "__qualname__": adapter.__name__}
+    return _metaclass(type(target))(adapter.__name__, (target,), namespace)
+
+
+# ------------------------------------------------------------------------------------------------ the values
+
+def _literal(value: Any) -> bool:
+    """A value whose ``repr`` reads back as the same literal (what a transform can reason about, as in source)."""
+    if isinstance(value, (tuple, list)):
+        return type(value) in (tuple, list) and all(_literal(v) for v in value)
+    if type(value) not in _LITERAL_TYPES:
+        return False
+    if isinstance(value, (float, complex)):
+        try:
+            return ast.literal_eval(repr(value)) == value
+        except (ValueError, SyntaxError):
+            return False  # nan, inf
+    return True
+
+
+def _plain(value: Any) -> Any:
+    """numpy scalars as Python numbers (torch accepts both; a transform reads the Python literal)."""
+    item = getattr(value, "item", None)
+    if item is not None and type(value).__module__ == "numpy" and getattr(value, "ndim", 1) == 0:
+        return item()
+    return value
+
+
+def _source(value: Any, namespace: dict[str, Any]) -> str:
+    value = _plain(value)
+    if _literal(value):
+        return repr(value)
+    name = f"_mp_value_{len(namespace)}"
+    namespace[name] = value
+    return name
+
+
+def _arg(value: Any, namespace: dict[str, Any]) -> Arg:
+    return Arg(_source(value, namespace), True)
+
+
+@functools.lru_cache(maxsize=4096)
+def _compiled(source: str):
+    return compile(source, "<mindport.runtime.adapt>", "eval")
+
+
+def _evaluate(source: str, namespace: dict[str, Any]) -> Any:
+    return eval(_compiled(source), {"__builtins__": __builtins__}, namespace)  # noqa: S307 - the entry's own source
+
+
+@functools.lru_cache(maxsize=1)
+def _mindspore():
+    import mindspore
+
+    return mindspore
+
+
+@functools.lru_cache(maxsize=None)
+def _resolve(dotted: str) -> Any:
+    """``mindspore.nn.Conv2d`` -> the object: the longest importable module, then attributes."""
+    parts = dotted.split(".")
+    for i in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:i]))
+        except ImportError:
+            continue
+        for attr in parts[i:]:
+            obj = getattr(obj, attr)
+        return obj
+    raise ImportError(f"cannot import {dotted}")

@@ -1,0 +1,94 @@
+"""torch's framework-level names that carry no numerical meaning in MindSpore, for converted code: compilation and
+tracing decorators, type objects, constants, memory formats and dtype limits.
+
+MindSpore runs converted code eagerly (PyNative) unless told otherwise, so ``torch.compile`` has nothing to do:
+``torch.compile(model)`` gives back what it was given. Converted code imports this module as ``mp_framework``; each
+name is the target of a mapping entry (``mindport/mappings/data/framework.toml``).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+# ------------------------------------------------------------------------------------------------- compilation
+
+def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None, options=None,  # noqa: A001
+            disable=False):
+    """``torch.compile(model)`` / ``@torch.compile(...)``: the model or function itself (compilation changes speed,
+    not results; MindSpore compiles with ``mindspore.jit`` or GRAPH_MODE, a separate choice)."""
+    if model is None:
+        return lambda fn: fn
+    return model
+
+
+def _assert(condition, message):
+    """``torch._assert(condition, message)``: an assert that torch.fx can trace; here a plain one."""
+    assert condition, message
+
+
+def wrap(fn_or_name):
+    """``torch.fx.wrap``: marks a function as a leaf for torch.fx tracing; here the argument itself."""
+    return fn_or_name
+
+
+# -------------------------------------------------------------------------------------- types and constants
+
+device = str  # converted code names devices by strings (``torch.device("cuda")`` -> ``"cuda"``)
+pi, e, inf, nan = math.pi, math.e, math.inf, math.nan
+
+# torch.Size and the memory formats are mindport.runtime.tensor's (Size, contiguous_format, channels_last ...).
+
+
+def _numpy_dtype(dtype):
+    """The numpy dtype of a MindSpore (or numpy) dtype, by name (``Float32`` -> float32)."""
+    name = str(dtype).lower().replace("bool_", "bool")
+    return np.dtype({"bool": "bool"}.get(name, name))
+
+
+class finfo:  # noqa: N801 - torch's name
+    """``torch.finfo(dtype)``: the limits of a floating dtype (a MindSpore dtype after conversion), as Python
+    floats like torch's: ``bits``, ``eps``, ``max``, ``min``, ``tiny`` (= ``smallest_normal``), ``resolution``;
+    without a dtype, float32's (torch's default dtype)."""
+
+    _BFLOAT16 = dict(bits=16, eps=2.0 ** -7, max=3.3895313892515355e38, tiny=2.0 ** -126, resolution=0.01)
+
+    def __init__(self, type=None):  # noqa: A002 - torch's parameter name
+        import mindspore as ms
+
+        type = ms.float32 if type is None else type
+        self.dtype = str(type).lower()
+        if type == ms.bfloat16:
+            values = dict(self._BFLOAT16)
+        else:
+            info = np.finfo(_numpy_dtype(type))
+            values = dict(bits=info.bits, eps=float(info.eps), max=float(info.max), tiny=float(info.tiny),
+                          resolution=10.0 ** -int(info.precision))
+        self.bits = values["bits"]
+        self.eps, self.max, self.tiny, self.resolution = values["eps"], values["max"], values["tiny"], \
+            values["resolution"]
+        self.min = -self.max
+        self.smallest_normal = self.tiny
+
+    def __repr__(self) -> str:
+        return f"finfo(resolution={self.resolution}, min={self.min}, max={self.max}, eps={self.eps}, " \
+               f"smallest_normal={self.smallest_normal}, tiny={self.tiny}, dtype={self.dtype})"
+
+
+class iinfo:  # noqa: N801 - torch's name
+    """``torch.iinfo(dtype)``: the limits of an integer dtype, as Python ints: ``bits``, ``min``, ``max``."""
+
+    def __init__(self, type):  # noqa: A002 - torch's parameter name
+        info = np.iinfo(_numpy_dtype(type))
+        self.dtype = str(type).lower()
+        self.bits, self.min, self.max = int(info.bits), int(info.min), int(info.max)
+
+    def __repr__(self) -> str:
+        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"
+
+
+def synchronize(device=None) -> None:
+    """``torch.cuda.synchronize()``: wait for the device's queued work (``mindspore.runtime.synchronize``)."""
+    import mindspore as ms
+
+    ms.runtime.synchronize()

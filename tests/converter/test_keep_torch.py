@@ -1,0 +1,169 @@
+"""No half-converted line: a statement the converter cannot convert keeps its exact torch meaning (torch names in full,
+``import torch`` kept) and carries its ``# mindport:`` diagnostic. A corpus of unconvertible constructs (our own) is
+converted; each flagged statement must reference no MindSpore name, and must still run under torch: the converted
+module is imported with real torch and MindSpore, its flagged functions are called on torch tensors and compared
+with the original's, and its converted parts run on MindSpore."""
+from __future__ import annotations
+
+import ast
+import importlib.util
+import io
+import sys
+import textwrap
+import tokenize
+
+import mindspore as ms
+import numpy as np
+import torch
+
+from mindport import convert_source
+
+CORPUS = textwrap.dedent('''\
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+    from torch import Tensor
+
+    SCALE = torch.tensor(2.0).item() + torch.get_num_interop_threads() * 0
+
+
+    def bicubic_resize(x: Tensor):
+        return F.interpolate(x, scale_factor=2.0, mode="bicubic", align_corners=False).sum(dim=-1) * SCALE
+
+
+    def device_index(x):
+        return x.get_device() + torch.ones(1, dtype=torch.int64)
+
+
+    def shuffled(n, seed):
+        return torch.randperm(n, generator=torch.Generator().manual_seed(seed)).to(torch.float32).sum(dim=0)
+
+
+    def max_into(a, b, out):
+        torch.max(a, b, out=out)
+        return out
+
+
+    def reflected_conv(x):
+        return nn.Conv2d(2, 3, 3, padding=1, padding_mode="reflect", dtype=torch.float64)(x.double()).shape, F.softmax(x, dim=1)
+
+
+    def autocast_double(x):
+        with torch.autocast("cpu", enabled=False):
+            y = x + x
+        return y
+
+
+    def deterministic(x):
+        if torch.are_deterministic_algorithms_enabled() or torch.cat([x, x], dim=0).shape[0] > 0:
+            return x * 3
+        return x
+
+
+    def converted(x):
+        return torch.relu(x).sum(dim=0)
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.pad_conv = nn.Conv2d(2, 2, 3, padding=1, padding_mode="circular", bias=False)
+            self.fc = nn.Linear(2, 2)
+
+        def forward(self, x):
+            return self.fc(x)
+''')
+
+# (function, torch arguments): each holds flagged statements only (plus a plain return)
+FLAGGED_CALLS = {
+    "bicubic_resize": lambda: (torch.randn(1, 1, 3, 4, generator=torch.Generator().manual_seed(0)),),
+    "device_index": lambda: (torch.zeros(2),),
+    "shuffled": lambda: (7, 3),
+    "max_into": lambda: (torch.tensor([1.0, 5.0]), torch.tensor([3.0, 2.0]), torch.empty(2)),
+    "reflected_conv": lambda: (torch.randn(1, 2, 5, 5, generator=torch.Generator().manual_seed(1)),),
+    "autocast_double": lambda: (torch.tensor([1.5, -2.0]),),
+    "deterministic": lambda: (torch.tensor([1.0, 2.0]),),
+}
+
+
+def _flagged_statements(code: str) -> list[tuple[ast.stmt, list[ast.AST]]]:
+    """(statement, the nodes a flag covers): a simple statement whose line carries a trailing ``# mindport:`` comment,
+    and the header of a compound statement under a ``# mindport:`` comment line."""
+    flags = {tok.start[0]: tok.start[1] == 0 or code.splitlines()[tok.start[0] - 1].strip().startswith("#")
+             for tok in tokenize.generate_tokens(io.StringIO(code).readline)
+             if tok.type == tokenize.COMMENT and "# mindport: MP" in tok.string}
+    out = []
+    for node in ast.walk(ast.parse(code)):
+        if not isinstance(node, ast.stmt):
+            continue
+        if hasattr(node, "body"):
+            if node.lineno - 1 in flags and flags[node.lineno - 1]:
+                header = {ast.If: ["test"], ast.While: ["test"], ast.For: ["target", "iter"], ast.With: ["items"]}
+                parts = [getattr(node, f) for f in header.get(type(node), [])]
+                out.append((node, [p for part in parts for p in (part if isinstance(part, list) else [part])]))
+        elif any(node.lineno <= line <= node.end_lineno and not alone for line, alone in flags.items()):
+            out.append((node, [node]))
+    return out
+
+
+def _load(code: str, tmp_path, name: str):
+    path = tmp_path / f"{name}.py"
+    path.write_text(code, encoding="utf-8")
+    spec = importlib.util.spec_from_file_location(f"_keep_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _same(a, b) -> None:
+    if isinstance(a, (tuple, list, torch.Size)):
+        assert type(a) is type(b) and len(a) == len(b)
+        for x, y in zip(a, b):
+            _same(x, y)
+    elif isinstance(a, torch.Tensor):
+        assert isinstance(b, torch.Tensor) and a.dtype == b.dtype
+        torch.testing.assert_close(a, b)
+    else:
+        assert a == b
+
+
+def test_flagged_statements_keep_their_torch_meaning_and_run_under_torch(tmp_path):
+    result = convert_source(CORPUS)
+    code = result.code
+    flagged = _flagged_statements(code)
+    assert len(flagged) == 9, code  # every unconvertible construct of the corpus is flagged
+    assert len({d.line for d in result.diagnostics}) == 9
+    imports = ast.parse(code).body
+    ms_names = {a.asname or a.name.split(".")[0] for s in imports if isinstance(s, (ast.Import, ast.ImportFrom))
+                and (getattr(s, "module", None) or s.names[0].name).split(".")[0] in ("mindspore", "mindport")
+                for a in s.names}
+    assert {"ms", "nn", "ops"} <= ms_names
+    assert "import torch\n" in code
+    for stmt, parts in flagged:
+        names = {n.id for p in parts for n in ast.walk(p) if isinstance(n, ast.Name)}
+        assert not names & ms_names, f"half-converted: {ast.unparse(stmt).splitlines()[0]}"
+    original, converted = _load(CORPUS, tmp_path, "torch_corpus"), _load(code, tmp_path, "ms_corpus")
+    assert converted.SCALE == original.SCALE == 2.0  # a module-level flagged line ran at import
+    for name, make_args in FLAGGED_CALLS.items():
+        _same(getattr(original, name)(*make_args()), getattr(converted, name)(*make_args()))
+    x = np.arange(6, dtype=np.float32).reshape(3, 2) - 2
+    np.testing.assert_allclose(converted.converted(ms.Tensor(x)).asnumpy(), np.maximum(x, 0).sum(0))
+    net = converted.Net()  # a Cell whose flagged layer is torch's, as written
+    assert isinstance(net.pad_conv, torch.nn.Conv2d) and net.pad_conv.padding_mode == "circular"
+    assert net.pad_conv(torch.ones(1, 2, 4, 4)).shape == (1, 2, 4, 4)
+    assert net(ms.Tensor(x)).shape == (3, 2)
+
+
+def test_a_flagged_line_names_torch_even_when_the_file_never_imported_torch_itself():
+    code = convert_source("import torch.nn as nn\n\n\ndef f(c):\n"
+                          "    return nn.Conv2d(c, c, 3, padding_mode='reflect'), nn.ReLU()\n").code
+    assert code.startswith("import torch\n")
+    assert "return torch.nn.Conv2d(c, c, 3, padding_mode='reflect'), torch.nn.ReLU()  # mindport: MP102" in code
+
+
+def test_a_converted_header_part_stays_converted_beside_a_flagged_one():
+    source = ("import torch\n\n\ndef f(x, dtype=torch.float16, g: torch.UnknownThing = None):\n"
+              "    return x.to(dtype)\n")
+    code = convert_source(source).code
+    assert "def f(x, dtype=ms.float16, g: torch.UnknownThing = None):" in code  # only the flagged parameter is torch

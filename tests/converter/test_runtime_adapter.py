@@ -1,0 +1,148 @@
+"""Calls whose arguments are only known at run time (``**kwargs``/``*args`` at the call site, ``functools.partial``,
+torch APIs passed as values, helper factories) go to the runtime adapter (mindport/runtime/adapt.py), which maps them
+through the same entry when the call happens. Checked on the converted text and by running both frameworks."""
+from __future__ import annotations
+
+import functools
+import importlib.util
+import sys
+import textwrap
+
+import mindspore as ms
+import numpy as np
+import pytest
+import torch
+
+from mindport import convert_source
+from mindport.migrator.weights import transfer_weights
+from mindport.runtime import adapt
+
+MODEL = textwrap.dedent('''\
+    from functools import partial
+
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+
+    def make_conv(*args, **kwargs):
+        return nn.Conv2d(*args, **kwargs)
+
+
+    def linear(*a, **k):
+        return nn.Linear(*a, **k)
+
+
+    _ACTS = dict(gelu=nn.GELU, relu=nn.ReLU, silu=nn.SiLU)
+
+
+    class Block(nn.Module):
+        def __init__(self, dim, norm_layer=nn.LayerNorm, act_layer="gelu", device=None, dtype=None):
+            super().__init__()
+            dd = {"device": device, "dtype": dtype}
+            conv_args = (dim, dim)
+            self.conv = nn.Conv2d(*conv_args, kernel_size=3, padding=1, bias=False, **dd)
+            self.bn = nn.BatchNorm2d(dim, momentum=0.2, **dd)
+            self.proj = make_conv(dim, dim, 1, padding=0)
+            self.norm = norm_layer(dim)
+            self.norm2 = partial(nn.LayerNorm, eps=1e-3)(dim)
+            self.act = _ACTS[act_layer]()
+            self.fc = linear(dim, dim, bias=True)
+            self.join = partial(torch.cat, dim=1)
+            self.pool = partial(F.avg_pool2d, kernel_size=2)
+            if self.norm is not None and isinstance(self.norm, norm_layer) and norm_layer is nn.LayerNorm:
+                self.tag = type(self.bn) in (nn.BatchNorm2d, nn.BatchNorm1d)
+
+        def forward(self, x):
+            y = self.bn(self.conv(x))
+            y = self.proj(self.act(y))
+            z = y.permute(0, 2, 3, 1)
+            z = self.fc(self.norm2(self.norm(z))).permute(0, 3, 1, 2)
+            shape = (z.shape[0], -1)
+            return self.pool(self.join([x, z])).reshape(*shape)
+''')
+
+
+def _load(code: str, tmp_path, name: str):
+    path = tmp_path / f"{name}.py"
+    path.write_text(code, encoding="utf-8")
+    spec = importlib.util.spec_from_file_location(f"_adapt_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_run_time_arguments_convert_and_match_torch(tmp_path):
+    result = convert_source(MODEL)
+    assert result.diagnostics == []
+    code = result.code
+    assert 'return mp_adapt.api("torch.nn.Conv2d")(*args, **kwargs)' in code  # helper factory
+    assert 'mp_adapt.api("torch.nn.Conv2d")(*conv_args, kernel_size=3, padding=1, bias=False, **dd)' in code
+    assert 'norm_layer=mp_adapt.api("torch.nn.LayerNorm")' in code  # passed as a value
+    assert 'partial(mp_adapt.api("torch.cat"), dim=1)' in code
+    assert '.reshape(*shape)' in code  # a method whose signature takes *shape binds statically
+    assert "import torch" not in code
+    t_mod, m_mod = _load(MODEL, tmp_path, "torch_block"), _load(code, tmp_path, "ms_block")
+    for act in ("gelu", "relu", "silu"):
+        torch.manual_seed(0)
+        t_net, m_net = t_mod.Block(4, act_layer=act), m_mod.Block(4, act_layer=act)
+        assert m_net.tag is True  # isinstance / `is` / `type(m) in (...)` on adapters
+        t_net.eval()
+        m_net.set_train(False)
+        transfer_weights(t_net.state_dict(), m_net)
+        x = np.random.default_rng(1).standard_normal((2, 4, 6, 6)).astype(np.float32)
+        with torch.no_grad():
+            expected = t_net(torch.tensor(x)).numpy()
+        got = m_net(ms.Tensor(x)).asnumpy()
+        assert got.shape == expected.shape == (2, 8 * 3 * 3)
+        np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5)
+
+
+def test_an_adapter_stands_for_its_target_class():
+    layer_norm = adapt.api("torch.nn.LayerNorm")
+    assert layer_norm is adapt.api("torch.nn.LayerNorm")
+    norm = functools.partial(layer_norm, eps=1e-6)(8)
+    assert isinstance(norm, ms.nn.LayerNorm) and isinstance(norm, layer_norm)
+    assert not isinstance(norm, adapt.api("torch.nn.BatchNorm2d"))
+    assert layer_norm == ms.nn.LayerNorm and hash(layer_norm) == hash(ms.nn.LayerNorm)
+    assert {ms.nn.LayerNorm: "ln"}[layer_norm] == "ln" and type(norm) in (layer_norm,)
+    assert issubclass(ms.nn.LayerNorm, layer_norm) and layer_norm.__name__ == "LayerNorm"
+    # a class adapter is a class: code that checks what it was given (a type, a Cell subclass) accepts it
+    assert isinstance(layer_norm, type) and issubclass(layer_norm, ms.nn.Cell)
+    assert not isinstance(adapt.api("torch.cat"), type) and callable(adapt.api("torch.cat"))
+
+    class Wider(layer_norm):  # an adapter as a base class: an ordinary subclass of the MindSpore class
+        pass
+
+    wider = Wider((8,), epsilon=1e-3)
+    assert type(wider) is Wider and isinstance(wider, ms.nn.LayerNorm) and Wider != layer_norm
+    assert adapt.api("torch.float32") is ms.float32  # an attribute entry is its target
+
+
+def test_run_time_values_take_the_same_transforms_as_source():
+    bn = adapt.api("torch.nn.BatchNorm2d")(3, **{"momentum": 0.25, "eps": 1e-3})
+    assert bn.momentum == pytest.approx(0.25) and bn.eps == pytest.approx(1e-3)  # momentum went through one_minus
+    padding = 2
+    conv = adapt.api("torch.nn.Conv2d")(1, 1, 5, **{"padding": padding})
+    assert (conv.pad_mode, conv.padding) == ("pad", 2)
+    assert adapt.api("torch.nn.Conv2d")(1, 1, 3, padding="same").pad_mode == "same"
+    x = ms.Tensor(np.arange(24, dtype=np.float32).reshape(2, 3, 4))
+    assert adapt.api("torch.Tensor.view")(x, 6, 4).shape == (6, 4)  # a method: the receiver goes first
+    assert adapt.api("torch.transpose")(x, 0, 2).shape == (4, 3, 2)  # a function whose target is a method
+    assert adapt.api("torch.zeros")(*(2, 3)).shape == (2, 3)  # *size
+
+
+def test_run_time_values_with_no_equivalent_raise_naming_the_entry():
+    with pytest.raises(adapt.Unsupported, match="torch.nn.Conv2d.*padding_mode"):
+        adapt.api("torch.nn.Conv2d")(1, 1, 3, **{"padding_mode": "reflect"})
+    with pytest.raises(TypeError, match="torch.nn.Linear: unexpected keyword argument 'bogus'"):
+        adapt.api("torch.nn.Linear")(2, 2, bogus=1)
+    with pytest.raises(LookupError, match="no mapping entry"):
+        adapt.api("torch.not_an_api")
+
+
+def test_mint_profile_names_its_adapter():
+    code = convert_source("import torch.nn as nn\n\n\ndef conv(**kw):\n    return nn.Conv2d(1, 2, 3, **kw)\n",
+                          target="mint").code
+    assert 'mp_adapt.api("torch.nn.Conv2d", "mint")(1, 2, 3, **kw)' in code

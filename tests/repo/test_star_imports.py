@@ -1,0 +1,113 @@
+"""``from .layers import *`` brings the torch names ``layers.py`` imports (``nn``, ``F``, ``torch``) into a file that
+never imports torch itself (failure class 5). ``convert_path`` reads which torch names each file receives that way
+and converts their uses; the converted package imports and matches torch (a tree of our own, run in both
+frameworks)."""
+from __future__ import annotations
+
+import importlib
+import sys
+import textwrap
+
+import mindspore as ms
+import numpy as np
+import torch
+
+from mindport import convert_path
+from mindport.migrator.repo import star_bindings
+from mindport.migrator.weights import transfer_weights
+
+TREE = {
+    "pkg/__init__.py": "",
+    "pkg/layers.py": """\
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+        from ._private import *
+
+
+        def scale(x):
+            return x * 2
+    """,
+    "pkg/_private.py": """\
+        from torch import cat
+        __all__ = ["cat"]
+        hidden = 1
+    """,
+    "pkg/blocks.py": """\
+        from .layers import *
+
+
+        class Block(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.fc = nn.Linear(dim, dim)
+
+            def forward(self, x):
+                y = F.relu(self.fc(x))
+                return cat([scale(y), torch.tanh(x)], dim=-1)
+
+
+        def unconvertible(x):
+            return torch.get_num_interop_threads() * 0 + x
+    """,
+    "pkg/model.py": """\
+        from pkg.blocks import *
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.block = Block(4)
+
+            def forward(self, x):
+                return F.gelu(self.block(x))
+    """,
+}
+
+
+def _write(root, tree):
+    for rel, text in tree.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text), encoding="utf-8")
+
+
+def _import(root, name):
+    sys.path.insert(0, str(root))
+    try:
+        for key in [k for k in sys.modules if k == "pkg" or k.startswith("pkg.")]:
+            del sys.modules[key]
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(str(root))
+
+
+def test_star_imported_torch_names_are_read_from_the_project(tmp_path):
+    _write(tmp_path, TREE)
+    found = star_bindings(tmp_path, sorted(TREE))
+    assert found["pkg/blocks.py"] == (("F", "torch.nn.functional"), ("cat", "torch.cat"), ("nn", "torch.nn"),
+                                      ("torch", "torch"))  # transitive; `_private`'s __all__ holds only cat
+    assert dict(found["pkg/model.py"])["nn"] == "torch.nn"  # an absolute star import, through two modules
+    assert "pkg/layers.py" in found and dict(found["pkg/layers.py"]) == {"cat": "torch.cat"}
+
+
+def test_a_package_using_star_imported_torch_names_converts_and_matches(tmp_path):
+    src, out = tmp_path / "src", tmp_path / "out"
+    _write(src, TREE)
+    report = convert_path(src, out, jobs=1)
+    assert [(d.file, d.code) for d in report.diagnostics] == [("pkg/blocks.py", "MP103")]  # get_num_interop_threads
+    blocks = (out / "pkg/blocks.py").read_text()
+    assert "ops.relu(" in blocks and "nn.Dense(" in blocks and "ops.cat(" in blocks
+    assert "return torch.get_num_interop_threads() * 0 + x  # mindport: MP103" in blocks
+    assert "\nimport torch\n" in blocks  # the flagged line's torch, which the star no longer brings
+    torch.manual_seed(0)
+    t_net = _import(src, "pkg.model").Net().eval()
+    m_module = _import(out, "pkg.model")
+    m_net = m_module.Net()
+    m_net.set_train(False)
+    transfer_weights(t_net.state_dict(), m_net)
+    x = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
+    with torch.no_grad():
+        expected = t_net(torch.tensor(x)).numpy()
+    np.testing.assert_allclose(m_net(ms.Tensor(x)).asnumpy(), expected, rtol=1e-5, atol=1e-6)
+    assert _import(out, "pkg.blocks").unconvertible(torch.ones(2)).tolist() == [1.0, 1.0]  # still torch's meaning
