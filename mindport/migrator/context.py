@@ -72,6 +72,7 @@ class FileContext:
     aliases: dict[str, str] = field(default_factory=dict)  # MindSpore module -> local name (imports.choose_aliases)
     class_summary: tuple = ()  # idioms.class_summary: which classes are nn.Module subclasses, and through what
     tree_changed: bool = True  # did any rule change the tree (run_pipeline sets it)
+    fixed_aliases: frozenset = frozenset()  # ScopeBuilder.fixed_aliases: torch aliases bound once, only called
 
     def alias_for(self, module: str) -> str:
         """The local name converted code uses for a MindSpore module, and remember to import it."""

@@ -91,6 +91,12 @@ class ScopeBuilder(cst.CSTVisitor):
         self.scopes: dict[int, Scope] = {}
         self._stack: list[Scope] = [self.module_scope]
         self._in_class: list[bool] = []  # per enclosing function/class: is it a class body?
+        # for fixed_aliases(): how often each name is bound as a torch alias, and its uses other than as a callee
+        self._alias_bindings: dict[str, int] = {}
+        self._other_uses: set[str] = set()
+        self._callees: set[int] = set()
+        self._called: set[str] = set()
+        self._not_uses: set[int] = set()  # assignment targets and attribute names: not uses of a name
 
     @property
     def current(self) -> Scope:
@@ -109,6 +115,24 @@ class ScopeBuilder(cst.CSTVisitor):
     def visit_Name(self, node: cst.Name) -> None:
         if id(node) not in self._definitions:
             self.seen.add(node.value)
+        if id(node) not in self._callees and id(node) not in self._not_uses:
+            self._other_uses.add(node.value)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Name):
+            self._callees.add(id(node.func))
+            self._called.add(node.func.value)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self._not_uses.add(id(node.attr))
+
+    def fixed_aliases(self) -> frozenset[str]:
+        """Torch aliases (``act = F.relu``) bound once in the whole file, called in it and only ever called
+        (``act(x)``): the alias can hold the MindSpore name and each call be mapped where it is written (no runtime
+        adapter, which a static graph can't compile). An alias passed on as a value, bound twice, or never called
+        here (another module may import it) holds the runtime adapter."""
+        return frozenset(name for name, count in self._alias_bindings.items()
+                         if count == 1 and name in self._called and name not in self._other_uses)
 
     def _push(self, node: cst.CSTNode) -> None:
         scope = CstScope(self.current)
@@ -167,6 +191,11 @@ class ScopeBuilder(cst.CSTVisitor):
             self._bind_target(target.target, alias)
             if isinstance(target.target, cst.Name):
                 self.current.kinds[target.target.value] = kind
+                self._not_uses.add(id(target.target))
+                if alias is not None:
+                    self._alias_bindings[target.target.value] = self._alias_bindings.get(target.target.value, 0) + 1
+                elif target.target.value in self._alias_bindings:
+                    self._alias_bindings[target.target.value] += 1  # bound to something else as well
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         self._bind_target(node.target, None)

@@ -18,7 +18,9 @@ class ReferenceTransform(Rule):
       they do (``act = F.relu``: ``inplace`` is dropped), the runtime adapter of the entry
       (``mp_adapt.api("torch.nn.functional.relu")``), so every call ``act(x, inplace=True)`` keeps torch's
       arguments and is mapped when it happens, whatever else ``act`` may hold on another path (the alias name itself
-      is not a site).
+      is not a site). An alias bound once and only ever called in the file (``act = F.leaky_relu`` ... ``act(x,
+      0.2)``) names the MindSpore function and each call is mapped where it is written: no adapter, so the code
+      also compiles in GRAPH_MODE.
     """
 
     EXAMPLES = (
@@ -71,12 +73,34 @@ class ReferenceTransform(Rule):
             """,
             note='Classes in a type check are renamed, each through its table entry.',
         ),
+        Example(
+            before="""
+                import torch.nn.functional as F
+
+                act = F.leaky_relu
+
+
+                def block(x):
+                    return act(x, 0.2)
+            """,
+            after="""
+                from mindspore import ops
+
+                act = ops.leaky_relu
+
+
+                def block(x):
+                    return act(x, alpha=0.2)
+            """,
+            note='An alias only ever called names the MindSpore function; its calls are mapped where they are written.',
+        ),
     )
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self._refs: set[int] = set()
         self._alias_values: set[int] = set()  # ``F.relu`` in ``act = F.relu``
+        self._fixed_values: set[int] = set()  # the same, for an alias only ever called (ctx.fixed_aliases)
         self._narrowed_blocks: dict[int, tuple[str, dict[str, str]]] = {}
         self._narrowing: list[tuple[str, dict[str, str]]] = []
 
@@ -134,6 +158,8 @@ class ReferenceTransform(Rule):
                 and self.scope.resolve_torch(node.value) is not None:
             self._refs.add(id(node.value))
             self._alias_values.add(id(node.value))
+            if node.targets[0].target.value in self.ctx.fixed_aliases:
+                self._fixed_values.add(id(node.value))
             self.ctx.handled.add(id(node.targets[0].target))  # the alias name is not itself a torch reference
 
     def _rewrite(self, original_node, updated_node):
@@ -147,7 +173,8 @@ class ReferenceTransform(Rule):
             return updated_node  # the table flags it
         self.ctx.handled.add(id(original_node))
         self.ctx.converted_sites += 1
-        if id(original_node) in self._alias_values:
+        if id(original_node) in self._alias_values and (
+                id(original_node) not in self._fixed_values or target.startswith(".")):
             return value_expr(self.ctx, qual)
         return self.ctx.target_expr(target)
 

@@ -9,6 +9,7 @@ from mindport.mappings.arguments import NUMPY_NAMES
 from mindport.mappings.transforms import Arg, Unsupported
 from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.scopes import receiver_kind
+from mindport.migrator.syntax import code_of
 from mindport.migrator.table import (
     SHARED_METHOD_NAMES,
     CallBindError,
@@ -191,7 +192,8 @@ class TableCallTransform(Rule):
         if entry.kind == "attribute":
             self.ctx.converted_sites += 1
             return updated_node.with_changes(func=self._func_expr(original_node.func, target))
-        if self.scope.is_local_alias(original_node.func) and (target.startswith(".") or needs_mapping(entry)):
+        if self.scope.is_local_alias(original_node.func) and (target.startswith(".") or needs_mapping(entry)) \
+                and (target.startswith(".") or original_node.func.value not in self.ctx.fixed_aliases):
             # `act = F.gelu` holds the runtime adapter (ReferenceTransform): `act(x, approximate="tanh")` keeps
             # torch's arguments, whatever else `act` may hold on another path
             self.ctx.converted_sites += 1
@@ -233,7 +235,9 @@ class TableCallTransform(Rule):
             if self._plausible(func, strict=True):
                 self.flag(original_node, "MP101", f"{entry.torch} is not supported: {entry.reason}", "", entry.torch)
             return updated_node
-        if target == f".{func.attr.value}" and not needs_mapping(entry) and not _numpy_names(entry, updated_node):
+        numpy_names = _numpy_names(entry, updated_node)
+        ambiguous = numpy_names and self._maybe_numpy(func)  # a.std(axis=0): numpy's call, or torch's?
+        if target == f".{func.attr.value}" and not needs_mapping(entry) and (not numpy_names or ambiguous):
             return updated_node  # same method, same arguments
         if not self._plausible(func, strict=func.attr.value in SHARED_METHOD_NAMES):
             return updated_node
@@ -257,8 +261,16 @@ class TableCallTransform(Rule):
         except Unsupported as exc:
             self.flag(original_node, "MP102", f"{entry.torch}: {exc}", "", entry.torch)
             return updated_node
-        self.ctx.converted_sites += 1
         receiver = updated_node.func.value  # type: ignore[union-attr]
+        if ambiguous:  # torch's reading must give the text as written, or the call is flagged
+            args = build_call_args(entry, dict(mapped), profile)
+            if target == f".{func.attr.value}" and code_of(updated_node.with_changes(args=args)) == code_of(updated_node):
+                return updated_node
+            self.flag(original_node, "MP102", f"{entry.torch} with numpy's keyword names on a value that may be a "
+                      "numpy array: converting it for a tensor would break it for an array",
+                      "if it is a tensor, write torch's names (dim=, keepdim=); if an array, leave it", entry.torch)
+            return updated_node
+        self.ctx.converted_sites += 1
         if func.attr.value.endswith("_") and isinstance(receiver, cst.Attribute) and receiver.attr.value == "data":
             receiver = receiver.value  # p.data.zero_(): MindSpore's Parameter.data is a copy, update p itself
         args = build_call_args(entry, mapped, profile)
@@ -267,6 +279,13 @@ class TableCallTransform(Rule):
             return updated_node.with_changes(func=method, args=args)
         return updated_node.with_changes(func=self.ctx.target_expr(target),
                                          args=fix_commas([cst.Arg(value=receiver), *args]))
+
+    def _maybe_numpy(self, func: cst.Attribute) -> bool:
+        """Could the receiver be a numpy array? A bare name that is a parameter (or of unknown kind) in a file that
+        imports numpy: ``a.sum(axis=0)`` there is numpy's spelling, left as it is."""
+        if not isinstance(func.value, cst.Name) or self.scope.kind_of(func.value.value) not in ("param", "other"):
+            return False
+        return any((qual or "").split(".", 1)[0] == "numpy" for qual in self.ctx.module_scope.names.values())
 
     def _resolve_ms_names(self, mapped: dict[str, Arg]) -> None:
         resolve_ms_names(self.ctx, mapped)
