@@ -27,7 +27,7 @@ import numpy as np
 WORKERS = 2
 PRELUDE = 'import torch.distributed as dist\n\ndist.init_process_group(backend="gloo")\n'
 EPILOGUE = "import torch.distributed as dist\n\ndist.destroy_process_group()\n"
-TIMEOUT = 600  # seconds per launch: a rank that fails a collective leaves its peer waiting
+TIMEOUT = 300  # seconds per launch: a rank that fails a collective leaves its peer waiting
 
 
 class LaunchError(RuntimeError):
@@ -61,8 +61,11 @@ def launch_command(side: str, script: Path, args: list[str], job: Path, workers:
 
 def run_job(side: str, script: Path, args: list[str], job: Path, workers: int = WORKERS) -> str:
     """Launch ``script`` in ``workers`` processes; the launcher's output, or LaunchError with the workers' logs."""
-    done = subprocess.run(launch_command(side, script, args, job, workers), cwd=job, env=_venv_env(),
-                          capture_output=True, text=True, timeout=TIMEOUT, check=False)
+    for attempt in range(2):  # a second launch only when the first fails (a port taken between pick and bind)
+        done = subprocess.run(launch_command(side, script, args, job, workers), cwd=job, env=_venv_env(),
+                              capture_output=True, text=True, timeout=TIMEOUT, check=False)
+        if done.returncode == 0:
+            break
     if done.returncode != 0:
         logs = "".join(f"--- {p.name}\n{p.read_text(errors='replace')[-3000:]}"
                        for p in sorted((job / "msrun-log").glob("worker_*.log"))) if side != "torch" else ""

@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 
 _MISSING = object()
+_STARTED_BY_ENVIRON = []  # [True] when environ() initialised communication before init_process_group ran
 # torchrun's environment variables -> how to answer them under msrun (which sets RANK_ID/RANK_SIZE instead)
 _LAUNCHER_VALUES = {
     "RANK": "get_rank", "WORLD_SIZE": "get_group_size",
@@ -38,9 +39,12 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
     (a silent disagreement would train a different job)."""
     from mindspore.communication import get_group_size, get_rank, init
 
-    if is_initialized():
+    if _STARTED_BY_ENVIRON:  # an earlier os.environ["LOCAL_RANK"] read already joined the job
+        _STARTED_BY_ENVIRON.clear()
+    elif is_initialized():
         raise ValueError("trying to initialize the default process group twice!")
-    init()
+    else:
+        init()
     for name, given, actual in (("world_size", world_size, get_group_size()), ("rank", rank, get_rank())):
         if given is not None and int(given) >= 0 and int(given) != actual:
             raise ValueError(f"init_process_group({name}={given}) but the launcher (msrun) started this process "
@@ -117,11 +121,12 @@ def environ(name, default=_MISSING):
     launcher: the default, or ``KeyError`` as ``os.environ[name]`` raises."""
     if name in os.environ:
         return os.environ[name]
-    if name in _LAUNCHER_VALUES and os.environ.get("MS_ROLE") == "MS_WORKER":
+    if name in _LAUNCHER_VALUES and os.environ.get("MS_ROLE"):  # msrun sets it in the scheduler and the workers
         import mindspore.communication as comm
 
         if not is_initialized():
             comm.init()
+            _STARTED_BY_ENVIRON.append(True)
         return str(getattr(comm, _LAUNCHER_VALUES[name])())
     if default is _MISSING:
         raise KeyError(name)
