@@ -34,6 +34,7 @@ IMPORT_STYLE = {
     "mindport.runtime.framework": ("from mindport.runtime import framework as mp_framework", "mp_framework"),
     "mindport.runtime.ecosystem": ("from mindport.runtime import ecosystem as mp_ecosystem", "mp_ecosystem"),
     "mindport.runtime.foreach": ("from mindport.runtime import foreach as mp_foreach", "mp_foreach"),
+    "mindport.runtime.distributed": ("from mindport.runtime import distributed as mp_distributed", "mp_distributed"),
 }
 
 

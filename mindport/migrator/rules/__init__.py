@@ -11,6 +11,7 @@ from mindport.migrator.rules.buffers import BufferTransform
 from mindport.migrator.rules.custom_optimizer import CustomOptimizerTransform
 from mindport.migrator.rules.data_pipeline import DataPipelineTransform
 from mindport.migrator.rules.device import DeviceTransform
+from mindport.migrator.rules.distributed import DistributedTransform
 from mindport.migrator.rules.einops_calls import EinopsPatternTransform
 from mindport.migrator.rules.init_calls import InitTransform
 from mindport.migrator.rules.layer_parameters import LayerParameterNameTransform
@@ -34,6 +35,7 @@ RULES = (
     ModuleStatementTransform,     # model.requires_grad_(False) statements
     BufferTransform,              # register_buffer -> non-trainable Parameter
     TensorIdiomTransform,         # .numpy(), .size(), no_grad blocks (before device moves vanish)
+    DistributedTransform,         # torchrun's LOCAL_RANK/RANK env reads, DDP's .module (DDP itself: the table)
     DeviceTransform,              # .to(device), .cuda(), torch.device, DataParallel
     ModuleMethodTransform,        # eval()/train(), parameters(), state_dict() ...
     DataPipelineTransform,        # TensorDataset/DataLoader/Dataset bases -> GeneratorDataset + batch

@@ -111,8 +111,8 @@ class DeviceTransform(Rule):
             ms = self.ctx.alias_for("mindspore")
             self.ctx.converted_sites += 1
             return parse_expression(f'{ms}.hal.device_count("GPU")')
-        if qual in ("torch.nn.DataParallel", "torch.nn.parallel.DistributedDataParallel",
-                    "torch.nn.parallel.DataParallel") and updated_node.args:
+        if qual in ("torch.nn.DataParallel", "torch.nn.parallel.DataParallel") and updated_node.args:
+            # (DistributedDataParallel is a mapping entry: the gradient mean across processes must stay)
             self.ctx.converted_sites += 1
             return updated_node.args[0].value
         if not isinstance(func, cst.Attribute) or self.scope.resolve(func.value) is not None:

@@ -1,0 +1,122 @@
+"""Distributed training code around the table's calls: what torchrun's scripts read from the launcher and from the
+DDP wrapper (``DistributedTransform``). The calls themselves (``init_process_group``, collectives,
+``DistributedDataParallel``) are mapping entries (``mindport/mappings/data/distributed.toml``), proven in 2 processes.
+
+* ``os.environ["LOCAL_RANK"]``, ``os.environ.get("RANK", d)``, ``os.getenv("WORLD_SIZE")`` (also ``LOCAL_WORLD_SIZE``)
+  -> ``mp_distributed.environ(...)``: torchrun sets these variables, msrun does not (it sets ``RANK_ID``/
+  ``RANK_SIZE``), so the value comes from ``mindspore.communication`` under msrun.
+* ``model.module`` of a name assigned ``DistributedDataParallel(...)`` in the file -> ``model``: the conversion of DDP
+  is the model itself (made data-parallel), which has no ``.module``.
+"""
+from __future__ import annotations
+
+import libcst as cst
+
+from mindport.migrator.rules.base import Example, Rule
+
+_LAUNCHER_VARIABLES = {"RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE"}
+_DDP = {"torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel"}
+_ENVIRON = "mindport.runtime.distributed.environ"
+
+
+def _variable(node: cst.BaseExpression) -> str | None:
+    if isinstance(node, cst.SimpleString) and node.evaluated_value in _LAUNCHER_VARIABLES:
+        return node.evaluated_value
+    return None
+
+
+class DistributedTransform(Rule):
+    """torchrun's environment reads and DDP's ``.module`` (see the module docstring)."""
+
+    EXAMPLES = (
+        Example(
+            before="""
+                import os
+
+                import torch.distributed as dist
+
+                local_rank = int(os.environ["LOCAL_RANK"])
+                world = int(os.environ.get("WORLD_SIZE", "1"))
+                rank = int(os.getenv("RANK", "0"))
+                dist.init_process_group(backend="gloo")
+            """,
+            after="""
+                import os
+
+                from mindport.runtime import distributed as mp_distributed
+
+                local_rank = int(mp_distributed.environ("LOCAL_RANK"))
+                world = int(mp_distributed.environ("WORLD_SIZE", "1"))
+                rank = int(mp_distributed.environ("RANK", "0"))
+                mp_distributed.init_process_group(backend="gloo")
+            """,
+            note="msrun sets RANK_ID/RANK_SIZE, not torchrun's variables: the launcher's values come from "
+                 "mindspore.communication.",
+        ),
+        Example(
+            before="""
+                import torch
+                from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+                def wrap(net):
+                    model = DDP(net)
+                    torch.save(model.module.state_dict(), "net.pt")
+                    return model
+            """,
+            after="""
+                import mindspore as ms
+                from mindport.runtime import distributed as mp_distributed
+
+
+                def wrap(net):
+                    model = mp_distributed.DistributedDataParallel(module=net)
+                    ms.save_checkpoint(model.parameters_dict(), "net.pt")
+                    return model
+            """,
+            note="DDP becomes the model itself (rank 0's weights broadcast, gradients averaged): .module is the "
+                 "model.",
+        ),
+        Example(before="""
+            import os
+
+            home = os.environ["HOME"]
+        """, note="Other variables are left alone."),
+    )
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._ddp_names: set[str] = set()
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if isinstance(node.value, cst.Call) and self.scope.resolve_torch(node.value.func) in _DDP:
+            self._ddp_names.update(t.target.value for t in node.targets if isinstance(t.target, cst.Name))
+
+    def leave_Attribute(self, original_node, updated_node):
+        if original_node.attr.value == "module" and isinstance(original_node.value, cst.Name) \
+                and original_node.value.value in self._ddp_names:
+            self.ctx.converted_sites += 1
+            return updated_node.value
+        return updated_node
+
+    def leave_Subscript(self, original_node, updated_node):
+        if self.scope.resolve(original_node.value) == "os.environ" and len(original_node.slice) == 1 \
+                and isinstance(original_node.slice[0].slice, cst.Index):
+            name = _variable(original_node.slice[0].slice.value)
+            if name is not None:
+                self.ctx.converted_sites += 1
+                return cst.Call(func=self.ctx.target_expr(_ENVIRON), args=[cst.Arg(original_node.slice[0].slice.value)])
+        return updated_node
+
+    def leave_Call(self, original_node, updated_node):
+        qual = self.scope.resolve(original_node.func)
+        if qual not in ("os.environ.get", "os.getenv") or not updated_node.args \
+                or _variable(updated_node.args[0].value) is None \
+                or any(a.keyword is not None or a.star for a in updated_node.args) or len(updated_node.args) > 2:
+            return updated_node
+        args = list(updated_node.args)
+        if len(args) == 1:  # .get without a default answers None, never KeyError
+            args = [args[0].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+                    cst.Arg(cst.Name("None"))]
+        self.ctx.converted_sites += 1
+        return updated_node.with_changes(func=self.ctx.target_expr(_ENVIRON), args=args)
