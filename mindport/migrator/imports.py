@@ -99,13 +99,17 @@ class ImportCleanup(cst.CSTTransformer):
         if len(updated_node.body) != 1 or not isinstance(updated_node.body[0], (cst.Import, cst.ImportFrom)):
             return updated_node
         stmt = updated_node.body[0]
-        module = _import_module_name(stmt)
-        package = torch_package(module)
-        if not (is_torch(module) or package is not None and package not in self.local) \
-                or isinstance(getattr(stmt, "names", None), cst.ImportStar):
+        if isinstance(getattr(stmt, "names", None), cst.ImportStar):
             return updated_node
         is_from = isinstance(stmt, cst.ImportFrom)
-        keep = [a for a in stmt.names if _alias_bound_name(a, is_from) in self.used]
+        # `import torch, numpy as np`: each module of a plain import is judged on its own
+        modules = [_import_module_name(stmt)] if is_from else [
+            cst.Module(body=[]).code_for_node(a.name) for a in stmt.names]
+        ours = [self._dependency(m) for m in modules]
+        if not any(ours):
+            return updated_node
+        keep = [a for a, dep in zip(stmt.names, ours if not is_from else ours * len(stmt.names))
+                if not dep or _alias_bound_name(a, is_from) in self.used]
         exported = [parse_statement(self.reexports[id(a)]) for a in stmt.names
                     if id(a) in self.reexports and a not in keep]
         out: list = []
@@ -121,6 +125,11 @@ class ImportCleanup(cst.CSTTransformer):
         if not keep:
             out[0] = out[0].with_changes(leading_lines=updated_node.leading_lines)
         return out[0] if len(out) == 1 else cst.FlattenSentinel(out)
+
+    def _dependency(self, module: str) -> bool:
+        """A torch module, or a torch-based package that is not part of the converted project."""
+        package = torch_package(module)
+        return is_torch(module) or package is not None and package not in self.local
 
     def leave_Module(self, original_node, updated_node):
         if self.placed or not self.new_imports:

@@ -441,9 +441,18 @@ class TrainingLoopRule(Rule):
             for small in getattr(stmt, "body", ()):
                 if isinstance(small, cst.Assign) and isinstance(small.value, cst.Call):
                     names = [n for t in small.targets for n in target_names(t.target)]
-                    if loss_name not in names and isinstance(small.value.func, (cst.Name, cst.Attribute)):
-                        return dotted_name(small.value.func)
+                    func = small.value.func
+                    if loss_name not in names and isinstance(func, (cst.Name, cst.Attribute)) \
+                            and not self._library_call(func):
+                        return dotted_name(func)
         return None
+
+    def _library_call(self, func) -> bool:
+        """``torch.from_numpy(...)`` (or the MindSpore call it became) is no model: a callee named through an import
+        or a MindSpore module alias."""
+        dotted = dotted_name(func) or ""
+        return self.scope.resolve_dotted(dotted) is not None or dotted.split(".", 1)[0] in self.ctx.aliases.values()
+           
 
     def _is_step(self, stmt, optimizers) -> bool:
         return bool(self._step_names(stmt, optimizers)) and not isinstance(stmt, cst.If)
