@@ -38,6 +38,7 @@ from mindport.mappings.arguments import (
     map_arguments,
     ordered_arguments,
     receiver_name,
+    switched_target,
 )
 from mindport.mappings.transforms import Arg
 from mindport.mappings.transforms import Unsupported as _MappingUnsupported
@@ -106,7 +107,7 @@ class Adapter:
         except _MappingUnsupported as exc:
             raise Unsupported(f"{entry.torch}: {exc}") from None
         namespace["mindspore"] = _mindspore()
-        target = self.target_name
+        target = switched_target(mapped, self.target_name)  # the entry's `switch` may send the call elsewhere
         if target.startswith(".") and receiver is None:
             receiver = _evaluate(mapped.pop(receiver_name(entry, mapped)).source, namespace)
         positional: list = []
@@ -125,9 +126,10 @@ class Adapter:
                 keywords[keyword] = _evaluate(arg.source, namespace)
         if target.startswith("."):
             return getattr(receiver, target[1:])(*positional, **keywords)
+        function = self.target if target == self.target_name else _resolve(target)
         if receiver is not None:  # a method entry whose target is a function: the receiver goes first
-            return self.target(receiver, *positional, **keywords)
-        return self.target(*positional, **keywords)
+            return function(receiver, *positional, **keywords)
+        return function(*positional, **keywords)
 
     # --- standing for the target where code treats the API as a value
     def __instancecheck__(self, obj) -> bool:

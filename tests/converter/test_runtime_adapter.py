@@ -146,3 +146,21 @@ def test_mint_profile_names_its_adapter():
     code = convert_source("import torch.nn as nn\n\n\ndef conv(**kw):\n    return nn.Conv2d(1, 2, 3, **kw)\n",
                           target="mint").code
     assert 'mp_adapt.api("torch.nn.Conv2d", "mint")(1, 2, 3, **kw)' in code
+
+
+def test_the_adapter_follows_the_entrys_switch():
+    """nn.ReLU(**kw) with inplace=True known only at run time: the entry's switch sends it to the in-place cell, which
+    writes its result into its input as torch's does."""
+    import numpy as np
+    import torch
+
+    import mindspore as ms
+    from mindport.runtime import adapt
+
+    kw = {"inplace": True}
+    data = np.array([[-1.0, 2.0, -3.0]], np.float32)
+    x_torch, x_ms = torch.tensor(data), ms.Tensor(data)
+    y_torch = torch.nn.ReLU(**kw)(x_torch)
+    y_ms = adapt.api("torch.nn.ReLU")(**kw)(x_ms)
+    np.testing.assert_array_equal(y_ms.asnumpy(), y_torch.numpy())
+    np.testing.assert_array_equal(x_ms.asnumpy(), x_torch.numpy())  # the input changed, in both
