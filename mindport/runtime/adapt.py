@@ -90,6 +90,16 @@ class Adapter:
         return None if self.target_name.startswith(".") else _resolve(self.target_name)
 
     def __call__(self, *args, **kwargs):
+        function, receiver, positional, keywords = self.mapped(args, kwargs)
+        if isinstance(function, str):  # a ``.method`` target
+            return getattr(receiver, function[1:])(*positional, **keywords)
+        if receiver is not None:  # a method entry whose target is a function: the receiver goes first
+            return function(receiver, *positional, **keywords)
+        return function(*positional, **keywords)
+
+    def mapped(self, args, kwargs) -> tuple[Any, Any, list, dict]:
+        """torch's arguments -> (the MindSpore callable, or ``".name"`` for a method target; the receiver of a method
+        entry or None; positional arguments; keyword arguments), through the entry's steps."""
         entry = self.entry
         receiver = None
         if entry.kind == "method":
@@ -125,11 +135,8 @@ class Adapter:
             else:
                 keywords[keyword] = _evaluate(arg.source, namespace)
         if target.startswith("."):
-            return getattr(receiver, target[1:])(*positional, **keywords)
-        function = self.target if target == self.target_name else _resolve(target)
-        if receiver is not None:  # a method entry whose target is a function: the receiver goes first
-            return function(receiver, *positional, **keywords)
-        return function(*positional, **keywords)
+            return target, receiver, positional, keywords
+        return (self.target if target == self.target_name else _resolve(target)), receiver, positional, keywords
 
     # --- standing for the target where code treats the API as a value
     def __instancecheck__(self, obj) -> bool:
@@ -202,8 +209,18 @@ def _adapter_class(adapter: "Adapter") -> type:
     """A class standing for a class target: calling it maps torch's arguments (``adapter``), and it derives from the
     MindSpore class."""
     target = adapter.target
+
+    def __init__(self, *args, **kwargs):
+        """A class derived from the adapter class (``class Conv2dSame(nn.Conv2d)``) calls ``super().__init__`` with
+        torch's arguments: they are mapped through the same entry before the MindSpore class's ``__init__``."""
+        function, _, positional, keywords = adapter.mapped(args, kwargs)
+        if function is not target:
+            raise Unsupported(f"{adapter.torch_name}: a subclass can't become {function.__name__} (the entry's switch "
+                              f"chose it for these arguments); pass the arguments it takes by default")
+        target.__init__(self, *positional, **keywords)
+
     namespace = {"_mp_adapter": adapter, "__module__": __name__, "__doc__": adapter.__doc__,
-                 "__qualname__": adapter.__name__}
+                 "__qualname__": adapter.__name__, "__init__": __init__}
     return _metaclass(type(target))(adapter.__name__, (target,), namespace)
 
 

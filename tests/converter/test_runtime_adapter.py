@@ -112,10 +112,11 @@ def test_an_adapter_stands_for_its_target_class():
     assert isinstance(layer_norm, type) and issubclass(layer_norm, ms.nn.Cell)
     assert not isinstance(adapt.api("torch.cat"), type) and callable(adapt.api("torch.cat"))
 
-    class Wider(layer_norm):  # an adapter as a base class: an ordinary subclass of the MindSpore class
-        pass
+    class Wider(layer_norm):  # an adapter as a base class (converted `class Wider(nn.LayerNorm)`): a subclass of
+        pass                  # the MindSpore class whose construction takes torch's arguments, as the source did
 
-    wider = Wider((8,), epsilon=1e-3)
+    wider = Wider(8, eps=1e-3)
+    assert wider.epsilon == pytest.approx(1e-3) and tuple(wider.normalized_shape) == (8,)
     assert type(wider) is Wider and isinstance(wider, ms.nn.LayerNorm) and Wider != layer_norm
     assert adapt.api("torch.float32") is ms.float32  # an attribute entry is its target
 

@@ -8,12 +8,23 @@ from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.scopes import dotted_name
 
 _MODULE_BASES = {"torch.nn.Module", "torch.nn.modules.module.Module"}
+_NOT_MODULES = {"Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer"}
+
+
+def is_module_base(qual: str | None) -> bool:
+    """torch.nn.Module, or one of torch's layers (``class Conv2dSame(nn.Conv2d)`` is a module class too)."""
+    if qual in _MODULE_BASES:
+        return True
+    if not qual or not (qual.startswith("torch.nn.") and (qual.count(".") == 2 or qual.startswith("torch.nn.modules."))):
+        return False
+    name = qual.rsplit(".", 1)[1]
+    return name[:1].isupper() and name not in _NOT_MODULES
 
 
 def class_summary(module: cst.Module, module_scope) -> tuple:
     """What :func:`module_classes` needs of a file: per top-level class, its name and, per base, the base's dotted
     name and whether it resolves to torch's nn.Module. (``ast_names.class_summary`` gives the same from ``ast``.)"""
-    return tuple((cls.name.value, tuple((dotted_name(b.value) or "", module_scope.resolve(b.value) in _MODULE_BASES)
+    return tuple((cls.name.value, tuple((dotted_name(b.value) or "", is_module_base(module_scope.resolve(b.value)))
                                         for b in cls.bases))
                  for cls in module.body if isinstance(cls, cst.ClassDef))
 
