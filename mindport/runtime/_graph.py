@@ -1,6 +1,9 @@
 """What the runtime does differently while MindSpore compiles a static graph (``GRAPH_MODE``, ``ms.jit``).
 
 * :func:`in_graph`: True while a graph is being compiled, False in PyNative (a constant in both).
+* :func:`in_fallback`: True while Python code runs on behalf of a graph through MindSpore's JIT Fallback (a class
+  called in ``construct``, such as ``torch.Size(...)`` or ``torch.finfo(...)``, is run as Python, where
+  :func:`in_graph` is False).
 * :func:`named`: torch's named tuples (``.values``/``.indices``) in PyNative; plain tuples in a graph. A named tuple
   built inside a graph is not compiled: MindSpore keeps it as an interpreted Python object, and MindSpore functions
   written in Python then fail on its items (``ops.swapaxes(result.U, -2, -1)``: "unsupported operand type(s) for +:
@@ -8,6 +11,8 @@
   unpack it (``values, indices = mp_math.sort(x)``); ``.values`` compiles only in PyNative (lint MS413 flags it).
 """
 from __future__ import annotations
+
+import sys
 
 from mindspore.ops.primitive import constexpr
 
@@ -25,6 +30,21 @@ def in_graph():
     """True while MindSpore compiles a graph: a function object is not a constant there, so the constexpr sees None
     (the trick ``mindspore.graph.api._run_in_jit`` uses); in PyNative it runs as plain Python and sees the function."""
     return _is_none(_marker)
+
+
+def in_fallback():
+    """True while the calling Python code runs on behalf of a graph being compiled or run: what the graph compiler
+    can't parse (calling a Python class, e.g. ``Size(shape)``) MindSpore evaluates as Python through its JIT
+    Fallback, ``mindspore.graph._parse.parser.eval_script`` (measured on 2.10: at compile time for constants and for
+    tensors alike). :func:`in_graph` is False there (it is plain Python), so code reached that way looks for that frame
+    on the stack. Plain Python only: a function the graph compiles calls :func:`in_graph` instead."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        code = frame.f_code
+        if code.co_name == "eval_script" and "mindspore" in code.co_filename:
+            return True
+        frame = frame.f_back
+    return False
 
 
 def named(cls, *values):

@@ -9,7 +9,11 @@ from __future__ import annotations
 
 import math
 
+import mindspore as ms
 import numpy as np
+
+from mindport.runtime._graph import in_fallback as _in_fallback
+from mindport.runtime._graph import in_graph as _in_graph
 
 # ------------------------------------------------------------------------------------------------- compilation
 
@@ -49,14 +53,22 @@ def _numpy_dtype(dtype):
 class finfo:  # noqa: N801 - torch's name
     """``torch.finfo(dtype)``: the limits of a floating dtype (a MindSpore dtype after conversion), as Python
     floats like torch's: ``bits``, ``eps``, ``max``, ``min``, ``tiny`` (= ``smallest_normal``), ``resolution``;
-    without a dtype, float32's (torch's default dtype)."""
+    without a dtype, float32's (torch's default dtype).
+
+    In a graph (``construct``, ``@jit``) the class runs through MindSpore's JIT Fallback and its values become graph
+    constants, which hold Python floats as float32 (MindSpore 2.10): float64's ``max``, ``min`` and ``tiny`` would
+    become inf, -inf and 0 silently, so ``finfo(float64)`` raises there; the other dtypes' limits are float32 values
+    and compile as they are."""
 
     _BFLOAT16 = dict(bits=16, eps=2.0 ** -7, max=3.3895313892515355e38, tiny=2.0 ** -126, resolution=0.01)
 
     def __init__(self, type=None):  # noqa: A002 - torch's parameter name
-        import mindspore as ms
-
         type = ms.float32 if type is None else type
+        if type == ms.float64 and _in_fallback():
+            raise RuntimeError("mindport: torch.finfo(torch.float64) inside construct or @jit: a graph holds Python "
+                               "floats as float32, so float64's max, min and tiny would be inf, -inf and 0; read "
+                               "the limits outside the graph (in __init__) and keep them as attributes, or use "
+                               "float32's")
         self.dtype = str(type).lower()
         if type == ms.bfloat16:
             values = dict(self._BFLOAT16)
@@ -88,7 +100,8 @@ class iinfo:  # noqa: N801 - torch's name
 
 
 def synchronize(device=None) -> None:
-    """``torch.cuda.synchronize()``: wait for the device's queued work (``mindspore.runtime.synchronize``)."""
-    import mindspore as ms
-
-    ms.runtime.synchronize()
+    """``torch.cuda.synchronize()``: wait for the device's queued work (``mindspore.runtime.synchronize``). Nothing
+    inside a graph: a compiled graph's outputs are ready when it returns (and the graph compiler can't parse the
+    builtin)."""
+    if not _in_graph():
+        ms.runtime.synchronize()

@@ -15,6 +15,7 @@ import numpy as np
 import mindspore as ms
 from mindspore import ops
 
+from mindport.runtime._graph import in_fallback as _in_fallback
 from mindport.runtime._graph import in_graph as _in_graph
 
 _TYPE_NAMES = {
@@ -63,24 +64,27 @@ def element_size(x) -> int:
     return x.itemsize
 
 
+_TO_KEYWORDS = ("dtype", "device", "non_blocking", "copy", "memory_format", "other", "layout", "pin_memory")
+
+
 def to(x, *args, **kwargs):
     """``x.to(a)`` when the converter cannot tell what ``a`` is, decided on the value: a dtype casts, a tensor casts
     to its dtype (torch: and its device), a device (a string, an index, None) leaves ``x`` where it is (placement is
     global in MindSpore). ``dtype=`` casts, ``other=`` casts to its dtype; ``device=``, ``non_blocking=``, ``copy=``,
     ``memory_format=``, ``layout=``, ``pin_memory=`` have no effect. Like torch, returns ``x`` itself when nothing
-    changes."""
-    unknown = set(kwargs) - {"dtype", "device", "non_blocking", "copy", "memory_format", "other", "layout",
-                             "pin_memory"}
-    if unknown:
-        raise TypeError(f"to() got unexpected keyword argument(s) {sorted(unknown)}")
+    changes. Compiles in a graph (no set literal: the graph compiler has no sets), where the decision is made at
+    compile time."""
+    for key in kwargs:
+        if key not in _TO_KEYWORDS:
+            raise TypeError("to() got an unexpected keyword argument '" + key + "'")
     dtype = kwargs.get("dtype")
-    for arg in (*args, kwargs.get("other")):
+    for arg in args + (kwargs.get("other"),):
         if isinstance(arg, ms.Tensor):
             dtype = arg.dtype
         elif isinstance(arg, ms.Type):
             dtype = arg
         elif not (arg is None or isinstance(arg, (str, int, bool))):
-            raise TypeError(f"to() received an invalid argument {arg!r}: expected a dtype, a device or a tensor")
+            raise TypeError("to() received an invalid argument: expected a dtype, a device or a tensor")
     if dtype is None or dtype == x.dtype:
         return x
     return x.astype(dtype)
@@ -134,7 +138,7 @@ class Size(tuple, metaclass=_SizeType):
     """torch.Size: a tuple of ints (MindSpore shapes are plain tuples, which compare equal to it) with ``numel()``."""
 
     def __new__(cls, sizes=()):
-        if _in_graph():
+        if _in_graph() or _in_fallback():  # a graph runs this class through its JIT Fallback: in_graph() is False
             raise RuntimeError("mindport: torch.Size is a plain tuple inside construct or @jit (a graph has no tuple "
                                "subclasses, so numel() is missing): use the tuple, and math.prod(shape) for numel()")
         return super().__new__(cls, (int(s) for s in sizes))
