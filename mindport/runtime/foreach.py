@@ -18,6 +18,7 @@ from __future__ import annotations
 import mindspore as ms
 from mindspore import ops
 
+from mindport.runtime import math as mp_math
 from mindport.runtime._graph import in_graph as _in_graph
 from mindport.runtime.inplace import _store
 
@@ -78,7 +79,7 @@ def _binary(op, name):
 neg, neg_ = _unary(ops.neg, "neg")
 sqrt, sqrt_ = _unary(ops.sqrt, "sqrt")
 reciprocal, reciprocal_ = _unary(ops.reciprocal, "reciprocal")
-abs, abs_ = _unary(ops.abs, "abs")  # noqa: A001 - torch's name
+abs, abs_ = _unary(mp_math.abs, "abs")  # noqa: A001 - torch's name; a complex modulus is real
 exp, exp_ = _unary(ops.exp, "exp")
 sign, sign_ = _unary(ops.sign, "sign")
 mul, mul_ = _binary(ops.mul, "mul")
