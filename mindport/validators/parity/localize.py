@@ -515,7 +515,7 @@ def mapped_torch_name(ms_layer) -> str:
     """The torch class name whose mapping entry targets this MindSpore class ("" when none)."""
     try:
         from mindport.mappings import load_registry
-        from mindport.migrator.weights import _ms_class_path
+        from mindport.migrator.weights.plan import _ms_class_path
 
         entry = load_registry().layer_for_target(_ms_class_path(ms_layer))
     except Exception:  # noqa: BLE001

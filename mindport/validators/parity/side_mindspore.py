@@ -290,7 +290,7 @@ class MindSporeSide:
     def describe(self) -> list[dict]:
         """Every cell: path, MindSpore class, the torch class it stands for, its parameters' leaf names both ways."""
         from mindport.mappings import load_registry
-        from mindport.migrator.weights import _ms_class_path
+        from mindport.migrator.weights.plan import _ms_class_path
 
         registry = load_registry()
         out = []
