@@ -9,6 +9,8 @@ from mindport.validators.lint.rules import (  # noqa: F401  (imported for regist
     defaults,
     torch_leftovers,
     static_graph,
+    graph_calls,
+    graph_python,
     semantics,
 )
 
