@@ -97,6 +97,21 @@ def both(ref, ms, method: str, *args, **kwargs) -> tuple:
         raise
 
 
+def _checked(fn, *args, **kwargs):
+    """A side's answer; a side that crashed while building or loading is an input problem (exit code 2)."""
+    try:
+        return fn(*args, **kwargs)
+    except SideError as exc:
+        raise InputError(f"the {exc.side} side failed: {exc.message}") from exc
+
+
+def _forward_answer(pending) -> dict:
+    try:
+        return pending.result()
+    except SideError as exc:  # the MindSpore process died while running the port: a parity failure
+        return {"error": exc.message, "records": [], "started": [], "outputs": None}
+
+
 # ----------------------------------------------------------------------------------------------------------------
 # Shared by the sides
 
