@@ -135,7 +135,7 @@ def error_text(exc: BaseException, limit: int = 1200) -> str:
 
 def graph_location(text: str) -> str:
     """The user's line in MindSpore's compile error: its trace lines read ``# In file F:L`` or ``# 0 In file F:L, C~C``."""
-    from mindport.validators.parity.localize import _framework_dirs
+    from mindport.validators.parity.hooks import _framework_dirs
 
     found = re.findall(r"#\s*\d*\s*In file (.+?):(\d+)", text)
     users = [f for f in found if not f[0].startswith(_framework_dirs())]  # the user's line, not MindSpore's
