@@ -1,4 +1,4 @@
-"""The full differential sweep of the mapping tables (mindport/proofs_differential.py): every case of every entry.
+"""The full differential sweep of the mapping tables (mindport/proofs_differential/): every case of every entry.
 
     python benchmarks/differential_sweep.py                 # all entries, 2 worker processes
     python benchmarks/differential_sweep.py --only torch.nn.functional --json build/sweep.json

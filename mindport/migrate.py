@@ -292,7 +292,7 @@ def say(progress, text: str) -> None:
 # ---------------------------------------------------------------------------------------------------- reports
 
 def write_migration_reports(report: MigrationReport, out: Path) -> tuple[Path, Path]:
-    from mindport.migrator.repo import atomic_write
+    from mindport.migrator.tree import atomic_write
 
     out.mkdir(parents=True, exist_ok=True)
     json_path, html_path = out / "mindport-report.json", out / "mindport-report.html"

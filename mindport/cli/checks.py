@@ -89,7 +89,7 @@ def weights(src, out, model_ref, ctor, name_map, emit_map, strict, force):
                 summary = (f"{len(plan.items)} tensors (names kept; pass --model to check them), "
                            f"{len(plan.dropped)} dropped")
         if emit_map:
-            from mindport.migrator.repo import atomic_write
+            from mindport.migrator.tree import atomic_write
 
             atomic_write(Path(emit_map), json.dumps(plan.to_json(), indent=1).encode("utf-8"))
     except MigrationError as exc:

@@ -1,4 +1,4 @@
-"""Differential tests of every mapping entry beyond its one example (mindport/proofs_differential.py): a bounded,
+"""Differential tests of every mapping entry beyond its one example (mindport/proofs_differential/): a bounded,
 seeded sample of each entry's generated calls (argument sets, call forms, dtypes, shapes), converted by the real
 converter and run in both frameworks. A silent difference (value, dtype, shape, number of outputs, in-place effect)
 or a converter crash fails; a call the converter flags is the honest outcome for what has no equivalent, and a call

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from mindport.errors import InputError
-from mindport.migrator.repo import CACHE_NAME, convert_path
+from mindport.migrator.repo import convert_path
+from mindport.migrator.tree import CACHE_NAME
 
 MODEL = """import torch.nn as nn
 

@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from mindport.migrator.repo import DEFAULT_MAX_FILE_SIZE, _describe, class_bases, convert_path
+from mindport.migrator.project import class_bases
+from mindport.migrator.repo import DEFAULT_MAX_FILE_SIZE, convert_path
+from mindport.migrator.workers import _describe
 
 MODEL = """import torch.nn as nn
 

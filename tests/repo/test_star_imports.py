@@ -13,7 +13,7 @@ import numpy as np
 import torch
 
 from mindport import convert_path
-from mindport.migrator.repo import star_bindings
+from mindport.migrator.project import star_bindings
 from mindport.migrator.weights import transfer_weights
 
 TREE = {

@@ -21,7 +21,8 @@ from pathlib import Path
 import pytest
 
 from mindport.errors import InputError
-from mindport.migrator.repo import convert_path, walk_tree
+from mindport.migrator.repo import convert_path
+from mindport.migrator.tree import walk_tree
 
 MODEL = """import torch.nn as nn
 

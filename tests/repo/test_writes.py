@@ -10,7 +10,8 @@ import sys
 import time
 from pathlib import Path
 
-from mindport.migrator.repo import CACHE_NAME, TMP_SUFFIX, atomic_write, convert_path
+from mindport.migrator.repo import convert_path
+from mindport.migrator.tree import CACHE_NAME, TMP_SUFFIX, atomic_write
 
 from test_file_isolation import big_model_file
 
@@ -70,7 +71,7 @@ def test_atomic_writes_replace_whole_files_and_leave_no_temporary(tmp_path):
 HAMMER = """
 import sys
 from pathlib import Path
-from mindport.migrator.repo import atomic_write
+from mindport.migrator.tree import atomic_write
 target, mark = Path(sys.argv[1]), sys.argv[2].encode()
 payload = mark * 200_000
 for _ in range(300):

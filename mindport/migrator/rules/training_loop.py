@@ -26,99 +26,26 @@ from collections import Counter
 import libcst as cst
 
 from mindport.migrator.rules.base import Example, Rule
+from mindport.migrator.rules.training_loop_analysis import (
+    _contains,
+    _expr_call,
+    _handle_subtree,
+    _Names,
+    _names,
+    _own_calls,
+    _receiver_name,
+    _sets_train_mode,
+)
 from mindport.migrator.scopes import dotted_name, receiver_kind
 from mindport.migrator.syntax import code_of, method_call, target_names
 from mindport.migrator.table import CallBindError, bind_arguments
-from mindport.migrator.walk import parse_expression, parse_statement, walk
+from mindport.migrator.walk import parse_expression, parse_statement
 
 _CLIP = {"torch.nn.utils.clip_grad_norm_": "norm", "torch.nn.utils.clip_grad.clip_grad_norm_": "norm",
          "torch.nn.utils.clip_grad_value_": "value", "torch.nn.utils.clip_grad.clip_grad_value_": "value"}
 _AUTOCAST = {"torch.autocast", "torch.amp.autocast", "torch.cuda.amp.autocast", "torch.cpu.amp.autocast"}
 _MP105_HINT = ("write the step by hand: forward_fn(x, y) returning (loss, aux), grad_fn = ms.value_and_grad(forward_fn, "
                "None, opt.parameters, has_aux=True), (loss, aux), grads = grad_fn(x, y), opt(grads)")
-
-
-def _expr_call(stmt) -> cst.Call | None:
-    """The call of an expression statement ``f(...)`` (one statement on the line), else None."""
-    if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Expr) \
-            and isinstance(stmt.body[0].value, cst.Call):
-        return stmt.body[0].value
-    return None
-
-
-def _receiver_name(call: cst.Call) -> str | None:
-    return dotted_name(call.func.value) if isinstance(call.func, cst.Attribute) else None
-
-
-class _Names(cst.CSTVisitor):
-    """Names read (in order) and names assigned by a list of statements (walked with ``walk.walk``: no rebuilding,
-    no whitespace)."""
-
-    def __init__(self) -> None:
-        self.reads: list[str] = []
-        self.writes: list[str] = []
-
-    def visit_Attribute(self, node: cst.Attribute) -> bool:
-        walk(node.value, self)
-        return False
-
-    def visit_Arg(self, node: cst.Arg) -> bool:
-        walk(node.value, self)
-        return False
-
-    def visit_Assign(self, node: cst.Assign) -> bool:
-        walk(node.value, self)
-        for target in node.targets:
-            self._target(target.target)
-        return False
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> bool:
-        walk(node.target, self)
-        walk(node.value, self)
-        self._target(node.target)
-        return False
-
-    def _target(self, target) -> None:
-        if isinstance(target, cst.Name):
-            self.writes.append(target.value)
-        elif isinstance(target, (cst.Tuple, cst.List)):
-            for element in target.elements:
-                self._target(element.value)
-        else:
-            walk(target, self)
-
-    def visit_Name(self, node: cst.Name) -> None:
-        self.reads.append(node.value)
-
-
-def _names(nodes) -> _Names:
-    collector = _Names()
-    for node in nodes:
-        walk(node, collector)
-    return collector
-
-
-
-
-def _own_calls(node: cst.CSTNode):
-    """Calls in ``node``, not descending into nested loops or definitions."""
-    found: list[cst.Call] = []
-
-    class _Walk(cst.CSTVisitor):
-        def visit_For(self, n) -> bool:
-            return n is node
-
-        def visit_While(self, n) -> bool:
-            return n is node
-
-        def visit_FunctionDef(self, n) -> bool:
-            return False
-
-        def visit_Call(self, n) -> None:
-            found.append(n)
-
-    walk(node, _Walk())
-    return found
 
 
 class _Unfit(Exception):
@@ -548,20 +475,3 @@ class TrainingLoopRule(Rule):
             return parse_statement(f"{grads} = {ops}.clip_by_global_norm({grads}, {bound['max_norm'].source})\n")
         value = bound["clip_value"].source
         return parse_statement(f"{grads} = {ops}.clip_by_value({grads}, -({value}), {value})\n")
-
-
-def _handle_subtree(ctx, node: cst.CSTNode) -> None:
-    ctx.handled.add(id(node))
-    for child in node.children:
-        _handle_subtree(ctx, child)
-
-
-def _sets_train_mode(node: cst.CSTNode) -> bool:
-    text = code_of(node) if not isinstance(node, cst.Module) else node.code
-    return ".train(" in text or "set_train(" in text
-
-
-def _contains(tree: cst.CSTNode, target: cst.CSTNode) -> bool:
-    if tree is target:
-        return True
-    return any(_contains(child, target) for child in tree.children)

@@ -171,7 +171,8 @@ def export_msprobe(out_dir, model: str | None = None, ctor: str = "", root=None,
 
 def _describe(model: str, ctor: str, root) -> list[dict]:
     """Build the converted model in a MindSpore process of its own and list its cells."""
-    from mindport.validators.parity.compare import _absolute_ref, _checked
+    from mindport.validators.parity.compare import _absolute_ref
+    from mindport.validators.parity.sides import _checked
     from mindport.validators.parity.worker import RemoteSide
 
     root = str(Path(root or ".").resolve())  # the side runs elsewhere: every path it gets is absolute

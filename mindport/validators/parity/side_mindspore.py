@@ -96,7 +96,7 @@ class MindSporeSide:
         import mindspore as ms
 
         from mindport.validators.parity.loading import build_model
-        from mindport.validators.parity.localize import record_constructor_args
+        from mindport.validators.parity.configs import record_constructor_args
 
         ms.set_seed(seed)
         with record_constructor_args():
@@ -156,13 +156,8 @@ class MindSporeSide:
     def forward(self, inputs, record: bool = True) -> dict:
         import mindspore as ms
 
-        from mindport.validators.parity.localize import (
-            finish_records,
-            mapped_torch_name,
-            ms_config,
-            ms_hooks,
-            raise_site,
-        )
+        from mindport.validators.parity.configs import ms_config
+        from mindport.validators.parity.hooks import finish_records, mapped_torch_name, ms_hooks, raise_site
 
         cell = self.cell
         cell.set_train(False)
@@ -290,7 +285,7 @@ class MindSporeSide:
     def describe(self) -> list[dict]:
         """Every cell: path, MindSpore class, the torch class it stands for, its parameters' leaf names both ways."""
         from mindport.mappings import load_registry
-        from mindport.migrator.weights import _ms_class_path
+        from mindport.migrator.weights.plan import _ms_class_path
 
         registry = load_registry()
         out = []

@@ -98,11 +98,8 @@ class TorchSide:
     def forward(self, inputs, record: bool = True) -> dict:
         import torch
 
-        from mindport.validators.parity.localize import (
-            finish_records,
-            torch_config,
-            torch_hooks,
-        )
+        from mindport.validators.parity.configs import torch_config
+        from mindport.validators.parity.hooks import finish_records, torch_hooks
 
         model = self.model
         model.eval()

@@ -97,6 +97,21 @@ def both(ref, ms, method: str, *args, **kwargs) -> tuple:
         raise
 
 
+def _checked(fn, *args, **kwargs):
+    """A side's answer; a side that crashed while building or loading is an input problem (exit code 2)."""
+    try:
+        return fn(*args, **kwargs)
+    except SideError as exc:
+        raise InputError(f"the {exc.side} side failed: {exc.message}") from exc
+
+
+def _forward_answer(pending) -> dict:
+    try:
+        return pending.result()
+    except SideError as exc:  # the MindSpore process died while running the port: a parity failure
+        return {"error": exc.message, "records": [], "started": [], "outputs": None}
+
+
 # ----------------------------------------------------------------------------------------------------------------
 # Shared by the sides
 
@@ -120,7 +135,7 @@ def error_text(exc: BaseException, limit: int = 1200) -> str:
 
 def graph_location(text: str) -> str:
     """The user's line in MindSpore's compile error: its trace lines read ``# In file F:L`` or ``# 0 In file F:L, C~C``."""
-    from mindport.validators.parity.localize import _framework_dirs
+    from mindport.validators.parity.hooks import _framework_dirs
 
     found = re.findall(r"#\s*\d*\s*In file (.+?):(\d+)", text)
     users = [f for f in found if not f[0].startswith(_framework_dirs())]  # the user's line, not MindSpore's

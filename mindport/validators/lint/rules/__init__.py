@@ -7,8 +7,11 @@ from mindport.validators.lint.rules import (  # noqa: F401  (imported for regist
     pitfalls_data,
     pitfalls,
     defaults,
+    arguments,
     torch_leftovers,
     static_graph,
+    graph_calls,
+    graph_python,
     semantics,
 )
 

@@ -1,0 +1,126 @@
+"""One file by its kind: Python source (encodings, BOMs and line endings kept), the code cells of a notebook, and
+the torch lines of requirement files and pyproject.toml."""
+from __future__ import annotations
+
+import codecs
+import io
+import json
+import re
+import tokenize
+
+from mindport.errors import Diagnostic
+from mindport.migrator.tree import _too_large
+
+_TORCH_REQUIREMENT = re.compile(r"^(\s*)(torch)(\s*(?:[<>=!~].*)?)$", re.IGNORECASE)
+_DROPPED_REQUIREMENTS = ("torchvision", "torchaudio", "torchtext")
+
+
+def decode_source(data: bytes, name: str) -> tuple[str | None, str, bool, Diagnostic | None]:
+    """(text, encoding, has_bom, problem). Honours BOMs and ``# -*- coding: … -*-`` lines (PEP 263)."""
+    if b"\x00" in data:
+        return None, "", False, Diagnostic("MP203", "binary file (NUL bytes): copied unchanged", name, 1, 1)
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as exc:
+        return None, "", False, Diagnostic("MP202", f"unknown source encoding: {exc}", name, 1, 1,
+                                           "declare a valid `# -*- coding: … -*-` or save the file as UTF-8")
+    has_bom = data.startswith(codecs.BOM_UTF8)
+    try:
+        text = data.decode("utf-8-sig" if has_bom else encoding)
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        return None, encoding, has_bom, Diagnostic(
+            "MP202", f"cannot decode as {encoding}: {exc.reason} at byte {exc.start}", name, line, 1,
+            "save the file as UTF-8 or declare its encoding with a `# -*- coding: … -*-` line")
+    return text, encoding, has_bom, None
+
+
+def encode_source(text: str, encoding: str, has_bom: bool) -> bytes:
+    data = text.encode("utf-8" if has_bom else encoding)
+    return codecs.BOM_UTF8 + data if has_bom else data
+
+
+def convert_python_bytes(data: bytes, name: str, options: dict) -> tuple[bytes, list[Diagnostic], int, int, bool]:
+    """(output bytes, diagnostics, lines, converted sites, changed)."""
+    return _convert_python(data, name, options)[:5]
+
+
+def _convert_python(data: bytes, name: str, options: dict):
+    """``convert_python_bytes`` + the ConversionResult (None when the bytes could not be decoded)."""
+    from mindport.migrator import convert_source
+
+    text, encoding, has_bom, problem = decode_source(data, name)
+    if problem is not None:
+        return data, [problem], 0, 0, False, None
+    result = convert_source(text, name, **options)  # libcst keeps CRLF, also on the lines it writes
+    return encode_source(result.code, encoding, has_bom), result.diagnostics, text.count("\n") + 1, \
+        result.converted_sites, result.changed, result
+
+
+def convert_notebook_bytes(data: bytes, name: str, options: dict, max_code_size: int | None = None
+                           ) -> tuple[bytes, list[Diagnostic], int, int, bool]:
+    """Convert the code cells of a notebook; the JSON stays valid and keeps its other content. ``max_code_size``
+    limits the code of all cells together (outputs such as images do not count)."""
+    from mindport.migrator import convert_source
+
+    try:
+        notebook = json.loads(data.decode("utf-8"))
+        cells = notebook["cells"]
+        code_size = sum(len("".join(c.get("source", ""))) for c in cells if c.get("cell_type") == "code")
+    except (ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError) as exc:
+        return data, [Diagnostic("MP202", f"not a readable notebook: {exc}", name, 1, 1)], 0, 0, False
+    if max_code_size is not None and code_size > max_code_size:
+        return data, [_too_large(code_size, max_code_size).diagnostic(name)], 0, 0, False
+    diagnostics: list[Diagnostic] = []
+    lines = sites = 0
+    changed = False
+    for index, cell in enumerate(cells):
+        if cell.get("cell_type") != "code":
+            continue
+        source = cell.get("source", "")
+        text = "".join(source) if isinstance(source, list) else source
+        # IPython magics and shell escapes are not Python: keep them out of the parser.
+        kept = [(i, line) for i, line in enumerate(text.split("\n")) if line.lstrip().startswith(("%", "!"))]
+        body = "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in text.split("\n"))
+        result = convert_source(body, f"{name}[cell {index}]", **options)
+        out_lines = result.code.split("\n")
+        for i, line in kept:
+            if i < len(out_lines):
+                out_lines[i] = line
+        new_text = "\n".join(out_lines)
+        diagnostics.extend(result.diagnostics)
+        lines += text.count("\n") + 1
+        sites += result.converted_sites
+        if new_text != text:
+            changed = True
+            cell["source"] = new_text.splitlines(keepends=True) if isinstance(source, list) else new_text
+    out = json.dumps(notebook, indent=1, ensure_ascii=False) + "\n"
+    return out.encode("utf-8"), diagnostics, lines, sites, changed
+
+
+def convert_requirements_text(text: str) -> str:
+    """torch -> mindspore in a requirements file; torchvision/torchaudio/torchtext commented out with a reason."""
+    out = []
+    for line in text.splitlines(keepends=True):
+        stripped = line.strip()
+        name = re.split(r"[\s<>=!~\[;]", stripped, maxsplit=1)[0].lower() if stripped else ""
+        ending = "\n" if line.endswith("\n") else ""
+        if name == "torch":
+            out.append("mindspore==2.10.*" + ending)
+        elif name in _DROPPED_REQUIREMENTS:
+            out.append(f"# {stripped}  # mindport: no MindSpore package; use mindspore.dataset" + ending)
+        else:
+            out.append(line)
+    return "".join(out)
+
+
+def convert_pyproject_text(text: str) -> str:
+    """The same for the dependency strings of a pyproject.toml (quoted requirement specifiers)."""
+    def replace(match: re.Match) -> str:
+        quote, spec = match.group(1), match.group(2)
+        name = re.split(r"[\s<>=!~\[;]", spec, maxsplit=1)[0].lower()
+        if name == "torch":
+            return f"{quote}mindspore==2.10.*{quote}"
+        return match.group(0)
+
+    return re.sub(r"""(["'])(torch(?:[\s<>=!~\[;][^"']*)?)\1""", replace, text)

@@ -1,0 +1,108 @@
+"""What ``TrainingLoopRule`` reads off a loop before rewriting it: the names a region reads and writes, the calls of
+a node's own scope, a statement's call and a method call's receiver, and a few questions about a tree (does it set
+train mode, does it contain a node)."""
+from __future__ import annotations
+
+import libcst as cst
+
+from mindport.migrator.scopes import dotted_name
+from mindport.migrator.syntax import code_of
+from mindport.migrator.walk import walk
+
+
+def _expr_call(stmt) -> cst.Call | None:
+    """The call of an expression statement ``f(...)`` (one statement on the line), else None."""
+    if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Expr) \
+            and isinstance(stmt.body[0].value, cst.Call):
+        return stmt.body[0].value
+    return None
+
+
+def _receiver_name(call: cst.Call) -> str | None:
+    return dotted_name(call.func.value) if isinstance(call.func, cst.Attribute) else None
+
+
+class _Names(cst.CSTVisitor):
+    """Names read (in order) and names assigned by a list of statements (walked with ``walk.walk``: no rebuilding,
+    no whitespace)."""
+
+    def __init__(self) -> None:
+        self.reads: list[str] = []
+        self.writes: list[str] = []
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        walk(node.value, self)
+        return False
+
+    def visit_Arg(self, node: cst.Arg) -> bool:
+        walk(node.value, self)
+        return False
+
+    def visit_Assign(self, node: cst.Assign) -> bool:
+        walk(node.value, self)
+        for target in node.targets:
+            self._target(target.target)
+        return False
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> bool:
+        walk(node.target, self)
+        walk(node.value, self)
+        self._target(node.target)
+        return False
+
+    def _target(self, target) -> None:
+        if isinstance(target, cst.Name):
+            self.writes.append(target.value)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._target(element.value)
+        else:
+            walk(target, self)
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.reads.append(node.value)
+
+
+def _names(nodes) -> _Names:
+    collector = _Names()
+    for node in nodes:
+        walk(node, collector)
+    return collector
+
+
+def _own_calls(node: cst.CSTNode):
+    """Calls in ``node``, not descending into nested loops or definitions."""
+    found: list[cst.Call] = []
+
+    class _Walk(cst.CSTVisitor):
+        def visit_For(self, n) -> bool:
+            return n is node
+
+        def visit_While(self, n) -> bool:
+            return n is node
+
+        def visit_FunctionDef(self, n) -> bool:
+            return False
+
+        def visit_Call(self, n) -> None:
+            found.append(n)
+
+    walk(node, _Walk())
+    return found
+
+
+def _handle_subtree(ctx, node: cst.CSTNode) -> None:
+    ctx.handled.add(id(node))
+    for child in node.children:
+        _handle_subtree(ctx, child)
+
+
+def _sets_train_mode(node: cst.CSTNode) -> bool:
+    text = code_of(node) if not isinstance(node, cst.Module) else node.code
+    return ".train(" in text or "set_train(" in text
+
+
+def _contains(tree: cst.CSTNode, target: cst.CSTNode) -> bool:
+    if tree is target:
+        return True
+    return any(_contains(child, target) for child in tree.children)

@@ -1,0 +1,209 @@
+"""One parity run: the forward pass on both sides (and its re-run on perturbed weights when the reference output is
+constant), the outputs assessed, GRAPH_MODE against PyNative, then the gradient and training checks and the
+verdict."""
+from __future__ import annotations
+
+import dataclasses
+import time
+
+from mindport.errors import Diagnostic, InputError
+from mindport.validators.parity.results import (
+    GraphResult,
+    ParityReport,
+)
+from mindport.validators.parity.settings import Settings
+from mindport.validators.parity.sides import (
+    SideError,
+    _checked,
+    _forward_answer,
+)
+from mindport.validators.parity.training import _grad_parity, _train_parity
+from mindport.validators.parity.verdict import _finish, _forward_ok
+
+
+def _input_summary(inputs, specs=None) -> list[dict]:
+    out = []
+    for i, a in enumerate(inputs):
+        item = {"shape": list(a.shape), "dtype": str(a.dtype)}
+        if specs is not None and i < len(specs):
+            item["spec"] = str(specs[i])
+        out.append(item)
+    return out
+
+
+def _run(report: ParityReport, ref, ms, inputs: list, s: Settings, plan, batches, restore: bool = False) -> None:
+    """``restore``: give both models their starting weights back afterwards (``compare``: the caller's models)."""
+    t0 = time.perf_counter()
+    report.settings.update({"rtol": s.rtol, "atol": s.atol, "seed": s.seed, "localize": s.localize,
+                            "graph_mode": s.graph_mode, "grad": s.grad, "grad_rtol": s.grad_rtol,
+                            "train": dataclasses.asdict(s.train) if s.train else None,
+                            "inputs": _input_summary(inputs)})
+    ref_run, ms_run = _forward(ref, ms, inputs, s)
+    report.timings["reference_forward"] = ref_run.get("seconds")
+    report.timings["mindspore_forward"] = ms_run.get("seconds")
+    t = time.perf_counter()
+    _assess(report, ref_run, ms_run, s)
+    report.timings["localize"] = round(time.perf_counter() - t, 4)
+
+    perturbed = _check_vacuous(report, ref, ms, inputs, s, ref_run, can_perturb=plan is not None)
+
+    if s.graph_mode and not report.ms_error and ms_run.get("outputs") is not None:
+        report.graph = _graph(ms, inputs, ms_run, s)
+        report.timings["graph"] = report.graph.seconds
+    if s.grad and not report.ms_error:
+        if plan is None:
+            plan = ms.call("plan", {k: (v.shape, v.dtype) for k, v in ref.call("state").items()})
+        report.grad = _grad_parity(report, ref, ms, inputs, s, ref_run, plan)
+        if perturbed:
+            report.grad.weights = "perturbed"
+        report.timings["grad"] = report.grad.seconds
+    if s.train is not None and not report.ms_error:
+        if perturbed:
+            ref.call("restore")
+            _checked(ms.call, "transfer", state=ref.call("state"), source="torch model (restored)")
+        report.train = _train_parity(ref, ms, s, ref_run, plan or [], batches)
+        report.timings["train"] = report.train.seconds
+    if restore and (perturbed or report.train is not None):
+        ref.call("restore")
+        _checked(ms.call, "transfer", state=ref.call("state"), source="torch model (restored)")
+    _finish(report, s)
+    report.timings["compare"] = round(time.perf_counter() - t0, 4)
+
+
+def _forward(ref, ms, inputs, s: Settings) -> tuple[dict, dict]:
+    p_ref, p_ms = ref.submit("forward", inputs, s.localize), ms.submit("forward", inputs, s.localize)
+    try:
+        ref_run = _checked(p_ref.result)
+    except BaseException:
+        _forward_answer(p_ms)
+        raise
+    ms_run = _forward_answer(p_ms)
+    if ref_run.get("error"):
+        shapes = ", ".join(f"{tuple(a.shape)}:{a.dtype}" for a in inputs)
+        raise InputError(f"the reference model raised on the given inputs ({shapes}): {ref_run['error']}")
+    return ref_run, ms_run
+
+
+def _assess(report: ParityReport, ref_run: dict, ms_run: dict, s: Settings) -> None:
+    """Outputs, structure and layers of one forward run on both sides, into ``report``."""
+    from mindport.validators.parity.localize import drift_note, localize_layers
+    from mindport.validators.parity.metrics import compare_flat
+
+    if ms_run.get("error"):
+        report.ms_error = ms_run["error"]
+        report.diagnostics.append(Diagnostic("MP401", "the MindSpore model raised: " + report.ms_error.splitlines()[0],
+                                             file="<parity>"))
+    if ms_run.get("outputs") is not None:
+        report.outputs, report.structure = compare_flat(ref_run["outputs"], ref_run["kinds"], ms_run["outputs"],
+                                                        ms_run["kinds"], s.rtol, s.atol)
+    for p in report.structure["problems"]:
+        report.diagnostics.append(Diagnostic("MP402", "output structure: " + p, file="<parity>"))
+    ref_records, ms_records = ref_run.get("records"), ms_run.get("records") or []
+    if ref_records is not None:
+        report.layers = localize_layers(ref_records, ms_records, s.rtol, s.atol)
+        report.first_divergent = next((lr for lr in report.layers if lr.role == "cause"), None)
+        for lr in report.layers:
+            for c in lr.causes:
+                report.config_findings.append({"path": lr.path, "call": lr.call, **c})
+    elif not s.localize:
+        report.localization = "disabled"
+    else:
+        report.localization = "layer localisation needs a torch reference (an ONNX graph has no module paths)"
+    fd = report.first_divergent
+    if fd is not None and fd.status == "missing_in_mindspore" and report.ms_error:
+        # the cell that raised: the innermost one that started and never returned
+        done = {(r["path"], r["call"]) for r in ms_records}
+        open_calls = [tuple(key) for key in ms_run.get("started", []) if tuple(key) not in done]
+        by_key = {(lr.path, lr.call): lr for lr in report.layers}
+        if open_calls and open_calls[-1] in by_key:
+            fd = report.first_divergent = by_key[open_calls[-1]]
+            fd.role = "cause"
+        fd.note = "the MindSpore model raised inside this layer: " + report.ms_error.splitlines()[0]
+        if ms_run.get("error_site"):
+            fd.ms_site = ms_run["error_site"]  # the statement that raised
+    if report.first_divergent is None and report.layers:
+        blocking = [lr for lr in report.layers if any(c["training_only"] for c in lr.causes)]
+        if blocking:
+            report.first_divergent = blocking[0]
+    if report.first_divergent is None and report.layers and any(not o.allclose for o in report.outputs):
+        report.drift = drift_note(report.layers)
+    if report.first_divergent is not None:
+        _attach_statements(report.first_divergent)
+    report.ok = _forward_ok(report)
+
+
+def _attach_statements(lr) -> None:
+    """The first divergent layer's statements on both sides and the ``# mindport:`` comments on the converted one."""
+    from mindport.validators.parity.localize import statement_at
+
+    site = lr.ms_site or lr.ms_def
+    if site:
+        _, lr.ms_diagnostics = statement_at(site)
+
+
+def _check_vacuous(report: ParityReport, ref, ms, inputs, s: Settings, ref_run: dict, can_perturb: bool = True
+                   ) -> bool:
+    """A constant reference output (or layer) proves nothing: perturb the parameters that made it so and compare
+    again. Returns True when the weights on both sides are now the perturbed ones. ``can_perturb`` is False when
+    the MindSpore weights were given as they are (``compare(..., transfer=False)``): they cannot follow torch's."""
+    from mindport.validators.parity.metrics import is_constant
+
+    outputs = [key for key, a in ref_run["outputs"] if a is not None and is_constant(a)]
+    layers = [lr.path for lr in report.layers if lr.constant]
+    if not outputs and not layers:
+        return False
+    report.vacuous = {"constant_outputs": outputs, "constant_layers": layers, "perturbed_parameters": [],
+                      "resolved": False}
+    what = ", ".join(outputs) if outputs else "layer " + ", ".join(p or "<root>" for p in layers[:5])
+    from mindport.validators.parity.localize import _inside
+
+    # the innermost constant layers: a parent is constant because a sub-layer is (the root, because its last layer is)
+    innermost = [p for p in dict.fromkeys(layers) if not any(q != p and _inside(q, p) for q in layers)]
+    chosen = ref.call("perturb", innermost, s.seed + 1) if innermost and can_perturb else []
+    if not chosen and outputs and can_perturb:
+        # nothing constant inside the constant layers: every constant parameter of the model
+        chosen = ref.call("perturb", None, s.seed + 1)
+    report.vacuous["perturbed_parameters"] = chosen
+    if not chosen:
+        report.vacuous["note"] = (f"the reference's {what} is constant and no constant parameter explains it: "
+                                  "that comparison proves little")
+        report.diagnostics.append(Diagnostic("MP404", report.vacuous["note"], file="<parity>",
+                                             severity="error" if outputs else "warning"))
+        return False
+    _checked(ms.call, "transfer", state=ref.call("state"), source="torch model (perturbed)")
+    sub = ParityReport(reference=report.reference, candidate=report.candidate)
+    ref2, ms2 = _forward(ref, ms, inputs, s)
+    _assess(sub, ref2, ms2, s)
+    still = [key for key, a in ref2["outputs"] if a is not None and is_constant(a)]
+    report.vacuous["resolved"] = not still
+    report.perturbed = sub
+    verdict = "parity" if sub.ok else "divergence"
+    report.vacuous["note"] = (f"the reference's {what} is constant at these weights (comparing constants proves "
+                              f"little); re-checked with seeded perturbations of {', '.join(chosen[:6])}"
+                              f"{' ...' if len(chosen) > 6 else ''}: {verdict}")
+    if still:
+        report.vacuous["note"] += f"; {', '.join(still)} still constant"
+    report.diagnostics.append(Diagnostic("MP404", report.vacuous["note"], file="<parity>", severity="warning"))
+    return True
+
+
+def _graph(ms, inputs, ms_run: dict, s: Settings) -> GraphResult:
+    from mindport.validators.parity.metrics import compare_flat
+
+    res = GraphResult()
+    try:
+        answer = ms.call("graph", inputs)
+    except SideError as exc:
+        answer = {"error": exc.message, "location": ""}
+    res.seconds = answer.get("seconds")
+    if "error" in answer:
+        res.status, res.error, res.location = "failed", answer["error"], answer.get("location", "")
+        return res
+    res.compiled = True
+    results, structure = compare_flat(ms_run["outputs"], ms_run["kinds"], answer["outputs"], answer["kinds"],
+                                      s.rtol, s.atol)
+    res.equal_to_pynative = structure["ok"] and all(r.allclose for r in results)
+    maxes = [r.max_abs for r in results if r.max_abs is not None]
+    res.max_abs = max(maxes) if maxes else None
+    res.status = "ok" if res.equal_to_pynative else "mismatch"
+    return res
