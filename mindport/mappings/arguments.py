@@ -156,9 +156,9 @@ def _switch(entry: Entry, bound: dict[str, Arg]) -> dict[str, Arg]:
             continue
         if arg.source in choices:
             return {TARGET: Arg(choices[arg.source], True)}
-        if not arg.is_literal():
-            raise Unsupported(f"{name}={arg.source}: the MindSpore call depends on its value "
-                              f"({', '.join(choices)}): write it as a literal")
+        if not arg.is_literal():  # decided when the call happens: the runtime adapter binds the value
+            raise RunTimeArguments(f"{name}={arg.source}: the MindSpore call depends on its value "
+                                   f"({', '.join(choices)})")
     return {}
 
 

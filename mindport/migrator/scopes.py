@@ -243,7 +243,8 @@ def value_kind(value: cst.BaseExpression, scope: Scope) -> str:
     if isinstance(value, cst.Call):
         qual = scope.resolve(value.func)
         if qual is not None:
-            return "tensor" if is_torch(qual) else "foreign"
+            # einops gives back what it was given: in torch code, tensors
+            return "tensor" if is_torch(qual) or qual.split(".", 1)[0] == "einops" else "foreign"
         if isinstance(value.func, cst.Attribute):
             owner = value.func.value
             if value.func.attr.value in SIZE_METHODS:

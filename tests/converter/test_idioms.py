@@ -413,3 +413,27 @@ def test_custom_optimizer_step_becomes_construct_with_gradients():
     assert "state['buf'] = _grads[id(p)]" in result.code
     assert "mp_inplace.mul_(state['buf']" in result.code  # a string key is a mapping's item, not a tensor view
     assert [(d.code, d.line) for d in result.diagnostics] == [("MP105", 15)]  # Odd.step(self, scale)
+
+
+def test_an_einops_result_is_a_tensor_for_the_methods_called_on_it():
+    """k = rearrange(...); k.softmax(dim=-1): einops gives back a tensor, so the method is converted (axis=)."""
+    import mindspore as ms
+    import torch
+
+    source = textwrap.dedent('''\
+        from einops import rearrange
+
+
+        def f(x):
+            k = rearrange(x, "b c h w -> b c (h w)")
+            return k.softmax(dim=-1)
+    ''')
+    result = convert_source(source)
+    assert result.diagnostics == [] and "softmax(dim" not in result.code, result.code
+    torch_ns: dict = {}
+    exec(compile(source, "t_einops_kind", "exec"), torch_ns)
+    ms_ns: dict = {}
+    exec(compile(result.code, "m_einops_kind", "exec"), ms_ns)
+    x = np.random.default_rng(0).standard_normal((2, 3, 2, 2)).astype(np.float32)
+    np.testing.assert_allclose(ms_ns["f"](ms.Tensor(x)).asnumpy(), torch_ns["f"](torch.from_numpy(x)).numpy(),
+                               rtol=1e-5, atol=1e-6)
