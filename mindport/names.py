@@ -30,6 +30,32 @@ def torch_package(qualname: str | None) -> str | None:
     return root if root in TORCH_PACKAGES else None
 
 
+# Public names of mindspore.nn.Cell that torch.nn.Module lacks (MindSpore 2.10; tests/converter/test_cell_names.py
+# compares with the installed versions). A torch module attribute of one of these names (`self.cells =
+# nn.ModuleList(...)`) collides with Cell's own: MindSpore refuses the assignment or the attribute hides a method it
+# calls. The converter and the weight mapping both rename it with a trailing underscore (`cells_`).
+CELL_NAMES = frozenset({
+    "IGNORE_LIST", "add_flags", "add_flags_recursive", "bprop_debug", "cast_inputs", "cell_init_args", "cells",
+    "cells_and_names", "check_names", "check_names_and_refresh_name", "cls_name", "compile_and_run", "compile_cache",
+    "compile_phase", "compiled", "construct", "create_time", "enable_backward_hook", "exist_names", "exist_objs",
+    "extend_repr", "generate_scope", "get_flags", "get_func_graph_proto", "get_inputs", "get_mixed_precision_type",
+    "get_parameters", "get_scope", "get_sub_cell", "global_cells", "init_parameters_data", "insert_child_to_cell",
+    "insert_param_to_cell", "jit_config_dict", "name_cells", "offload", "parallel_parameter_merge_net_dict",
+    "parallel_parameter_name_list", "param_prefix", "parameter_layout_dict", "parameters_and_names",
+    "parameters_broadcast_dict", "parameters_dict", "phase", "phase_cache", "pipeline_segment", "pipeline_stage",
+    "recompute", "register_backward_pre_hook", "register_parameter_forward_hook", "register_saved_tensors_hooks",
+    "remove_redundant_parameters", "run_construct", "set_boost", "set_broadcast_flag", "set_comm_fusion",
+    "set_data_parallel", "set_grad", "set_inputs", "set_jit_config", "set_mixed_precision_type", "set_train", "shard",
+    "to_float", "total_instance_count", "trainable_params", "untrainable_params", "update_cell_prefix",
+    "update_cell_type", "update_parameters_name",
+})
+
+
+def cell_attribute_name(name: str) -> str:
+    """The name a torch module attribute takes on a MindSpore Cell (``cells`` -> ``cells_``, see CELL_NAMES)."""
+    return f"{name}_" if name in CELL_NAMES else name
+
+
 class Scope:
     """Name -> qualified name (``None`` = bound to something that is not an import we track)."""
 

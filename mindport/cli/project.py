@@ -65,7 +65,8 @@ def convert(src, out, in_place, no_backup, show_diff, target, ms_version, jobs, 
     import json
 
     from mindport.errors import InputError
-    from mindport.migrator.tree import atomic_write, convert_path
+    from mindport.migrator.repo import convert_path
+    from mindport.migrator.tree import atomic_write
 
     version = None
     if ms_version:

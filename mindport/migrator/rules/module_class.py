@@ -6,6 +6,7 @@ import libcst as cst
 
 from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.scopes import dotted_name
+from mindport.names import CELL_NAMES, cell_attribute_name
 
 _MODULE_BASES = {"torch.nn.Module", "torch.nn.modules.module.Module"}
 _NOT_MODULES = {"Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer"}
@@ -92,9 +93,13 @@ class ModuleClassTransform(Rule):
         super().__init__(ctx)
         self.module_classes = module_classes
         self._class_stack: list[bool] = []
+        self._reserved: set[str] = set()
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self._class_stack.append(node.name.value in self.module_classes)
+        is_module = node.name.value in self.module_classes
+        self._class_stack.append(is_module)
+        if is_module:  # attributes the class sets under a name Cell uses itself (self.cells = ...): renamed
+            self._reserved |= {n for n in _self_assigned(node) if n in CELL_NAMES}
 
     def leave_ClassDef(self, original_node, updated_node):
         self._class_stack.pop()  # the bases themselves are converted by the table (torch.nn.Module entry)
@@ -106,6 +111,9 @@ class ModuleClassTransform(Rule):
         return updated_node
 
     def leave_Attribute(self, original_node, updated_node):
+        if updated_node.attr.value in self._reserved and self._class_stack and self._class_stack[-1] \
+                and isinstance(updated_node.value, cst.Name) and updated_node.value.value == "self":
+            return updated_node.with_changes(attr=cst.Name(cell_attribute_name(updated_node.attr.value)))
         # self.forward(...) / super().forward(...) inside a module class
         if updated_node.attr.value == "forward" and self._class_stack and self._class_stack[-1]:
             value = updated_node.value
@@ -114,3 +122,17 @@ class ModuleClassTransform(Rule):
             ):
                 return updated_node.with_changes(attr=cst.Name("construct"))
         return updated_node
+
+
+def _self_assigned(cls: cst.ClassDef) -> set[str]:
+    """The names the class assigns as ``self.<name> = ...`` (anywhere in its methods)."""
+    found: set[str] = set()
+
+    class _Walk(cst.CSTVisitor):
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            target = node.target
+            if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
+                found.add(target.attr.value)
+
+    cls.visit(_Walk())
+    return found

@@ -12,6 +12,7 @@ from mindport.errors import Diagnostic, MigrationError
 from mindport.mappings import load_registry
 from mindport.migrator.weights.loading import _bfloat16, _np_dtype, load_state_dict
 from mindport.migrator.weights.report import MapItem, TransferReport, WeightMap
+from mindport.names import cell_attribute_name
 
 _WHERE = "<weights>"
 
@@ -47,10 +48,9 @@ def _join(prefix: str, leaf: str) -> str:
 def ms_attribute_name(name: str) -> str:
     """The name a torch module attribute takes on a MindSpore Cell: ``Cell`` itself uses some names torch code
     gives sub-modules (``self.cells = ModuleList(...)`` collides with ``Cell.cells()``: MindSpore refuses the
-    assignment), so those get a trailing underscore (``cells_``). One rule for the converter and the weights."""
-    from mindspore import nn
-
-    return f"{name}_" if not name.startswith("_") and hasattr(nn.Cell, name) else name
+    assignment), so those get a trailing underscore (``cells_``). One rule for the converter and the weights:
+    :func:`mindport.names.cell_attribute_name`."""
+    return cell_attribute_name(name)
 
 
 def _cell_paths(cell) -> dict:

@@ -1,0 +1,58 @@
+"""Attributes a torch module sets under a name mindspore.nn.Cell uses itself (``self.cells = nn.ModuleList(...)``):
+the converter and the weight mapping rename them the same way (``cells_``), and the list of such names matches the
+installed MindSpore and torch."""
+from __future__ import annotations
+
+import importlib.util
+import textwrap
+
+import numpy as np
+
+from mindport import convert_source, transfer_weights
+from mindport.names import CELL_NAMES
+
+
+def test_the_reserved_names_are_those_of_the_installed_frameworks():
+    import torch
+    from mindspore import nn
+
+    cell = {n for n in dir(nn.Cell) if not n.startswith("_")}
+    module = {n for n in dir(torch.nn.Module) if not n.startswith("_")}
+    assert CELL_NAMES == cell - module
+
+
+def test_a_sub_module_list_named_cells_converts_and_takes_its_weights(tmp_path):
+    import mindspore as ms
+    import torch
+
+    source = textwrap.dedent("""\
+        import torch
+        import torch.nn as nn
+
+
+        class Stack(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.cells = nn.ModuleList([nn.Linear(4, 4) for _ in range(2)])
+                self.phase = nn.Linear(4, 2)
+
+            def forward(self, x):
+                for cell in self.cells:
+                    x = torch.tanh(cell(x))
+                return self.phase(self.cells[0](x))
+    """)
+    result = convert_source(source)
+    assert result.diagnostics == [] and "self.cells_" in result.code and "self.phase_" in result.code
+    path = tmp_path / "cells_ms.py"
+    path.write_text(result.code)
+    spec = importlib.util.spec_from_file_location("cells_ms", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    torch_ns: dict = {}
+    exec(compile(source, "cells_torch", "exec"), torch_ns)
+    torch_net, ms_net = torch_ns["Stack"]().eval(), module.Stack()
+    transfer_weights(torch_net.state_dict(), ms_net)
+    x = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
+    with torch.no_grad():
+        want = torch_net(torch.from_numpy(x)).numpy()
+    np.testing.assert_allclose(ms_net(ms.Tensor(x)).asnumpy(), want, rtol=1e-5, atol=1e-6)
