@@ -68,3 +68,31 @@ def test_subclasses_of_torch_layers_convert_and_match(tmp_path):
     with torch.no_grad():
         want = torch_net(torch.from_numpy(x)).numpy()
     np.testing.assert_allclose(ms_net(ms.Tensor(x)).asnumpy(), want, rtol=1e-5, atol=1e-5)
+
+
+def test_settings_read_inside_an_isinstance_narrowing_take_mindspores_names(tmp_path):
+    """An init loop over self.modules() reads m.groups of a Conv2d: MindSpore's Conv2d calls it group (the entry
+    renames the argument without changing its value), so the port builds and initialises the same."""
+    source = textwrap.dedent("""\
+        import math
+        import torch.nn as nn
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv2d(4, 8, 3, groups=2, bias=True)
+                for m in self.modules():
+                    if isinstance(m, nn.Conv2d):
+                        fan_out = m.kernel_size[0] * m.kernel_size[1] * m.out_channels // m.groups
+                        m.weight.data.normal_(0, math.sqrt(2.0 / fan_out))
+                        m.bias.data.fill_(0.5)
+                        self.fan_out = fan_out
+    """)
+    result = convert_source(source)
+    assert result.diagnostics == [] and "m.group\n" in result.code.replace(" // m.group", "m.group\n")
+    torch_ns: dict = {}
+    exec(compile(source, "t_narrow", "exec"), torch_ns)
+    ms_net = _load(result.code, tmp_path / "m_narrow.py", "m_narrow").Net()
+    assert ms_net.fan_out == torch_ns["Net"]().fan_out == 36
+    np.testing.assert_array_equal(ms_net.conv.bias.asnumpy(), np.full(8, 0.5, np.float32))

@@ -105,7 +105,8 @@ class ReferenceTransform(Rule):
         self._narrowing: list[tuple[str, dict[str, str]]] = []
 
     # Inside ``if isinstance(m, nn.BatchNorm2d):`` the parameters of ``m`` have MindSpore names: ``m.weight`` is
-    # ``m.gamma`` there (the entry's weight rule), as init loops over ``self.modules()`` expect.
+    # ``m.gamma`` there (the entry's weight rule), as init loops over ``self.modules()`` expect; so do the constructor
+    # settings the layer keeps under a renamed attribute (``m.groups`` of a Conv2d is ``m.group``).
     def visit_If(self, node: cst.If) -> None:
         test = node.test
         if not (isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "isinstance"
@@ -117,9 +118,9 @@ class ReferenceTransform(Rule):
         for item in items:
             qual = self.scope.resolve_torch(item)
             entry = self.ctx.registry.lookup(qual) if qual else None
-            if entry is None or not entry.weights:
+            if entry is None or not (entry.weights or entry.rename):
                 return
-            maps.append({k: v for k, v in entry.weights.items() if v and v != k})
+            maps.append(narrowed_attributes(entry))
         common = {k: v for k, v in maps[0].items() if all(m.get(k) == v for m in maps[1:])}
         if common:
             self._narrowed_blocks[id(node.body)] = (test.args[0].value.value, common)
@@ -187,3 +188,13 @@ class ReferenceTransform(Rule):
 
     def leave_Name(self, original_node, updated_node):
         return self._rewrite(original_node, updated_node)
+
+
+def narrowed_attributes(entry) -> dict[str, str]:
+    """torch attribute -> MindSpore attribute of a layer: its parameters (the weight rule), and the constructor
+    arguments it renames without changing their value (``groups`` -> ``group``; ``momentum`` becomes 1 - torch's,
+    so it is not an attribute of the same meaning and stays out)."""
+    attributes = {k: v for k, v in entry.rename.items() if v and v != k and k not in entry.values}
+    attributes = {k: v for k, v in attributes.items() if k not in entry.weights}
+    attributes.update({k: v for k, v in entry.weights.items() if v and v != k})
+    return attributes
