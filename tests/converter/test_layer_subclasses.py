@@ -96,3 +96,33 @@ def test_settings_read_inside_an_isinstance_narrowing_take_mindspores_names(tmp_
     ms_net = _load(result.code, tmp_path / "m_narrow.py", "m_narrow").Net()
     assert ms_net.fan_out == torch_ns["Net"]().fan_out == 36
     np.testing.assert_array_equal(ms_net.conv.bias.asnumpy(), np.full(8, 0.5, np.float32))
+
+
+def test_explicit_forward_calls_on_sub_modules_become_construct(tmp_path):
+    import mindspore as ms
+    import torch
+
+    source = textwrap.dedent("""\
+        import torch.nn as nn
+
+
+        class N(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv2d(3, 3, 1)
+                self.blocks = nn.ModuleList([nn.ReLU()])
+
+            def forward(self, x):
+                return self.blocks[0].forward(self.conv.forward(x))
+    """)
+    result = convert_source(source)
+    assert ".forward(" not in result.code
+    torch_ns: dict = {}
+    exec(compile(source, "t_fw", "exec"), torch_ns)
+    torch_net = torch_ns["N"]().eval()
+    ms_net = _load(result.code, tmp_path / "m_fw.py", "m_fw").N()
+    transfer_weights(torch_net.state_dict(), ms_net)
+    x = np.random.default_rng(0).standard_normal((1, 3, 4, 4)).astype(np.float32)
+    with torch.no_grad():
+        want = torch_net(torch.from_numpy(x)).numpy()
+    np.testing.assert_allclose(ms_net(ms.Tensor(x)).asnumpy(), want, rtol=1e-5, atol=1e-6)

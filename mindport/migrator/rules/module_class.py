@@ -114,10 +114,10 @@ class ModuleClassTransform(Rule):
         if updated_node.attr.value in self._reserved and self._class_stack and self._class_stack[-1] \
                 and isinstance(updated_node.value, cst.Name) and updated_node.value.value == "self":
             return updated_node.with_changes(attr=cst.Name(cell_attribute_name(updated_node.attr.value)))
-        # self.forward(...) / super().forward(...) inside a module class
+        # self.forward(...), super().forward(...) and a sub-module's self.conv.forward(...) inside a module class
         if updated_node.attr.value == "forward" and self._class_stack and self._class_stack[-1]:
             value = updated_node.value
-            if (isinstance(value, cst.Name) and value.value == "self") or (
+            if _head_name(value) == "self" or (
                 isinstance(value, cst.Call) and dotted_name(value.func) == "super"
             ):
                 return updated_node.with_changes(attr=cst.Name("construct"))
@@ -136,3 +136,10 @@ def _self_assigned(cls: cst.ClassDef) -> set[str]:
 
     cls.visit(_Walk())
     return found
+
+
+def _head_name(expr) -> str | None:
+    """``self`` for ``self.conv``, ``self.blocks[0]``, ``self.a.b``: the name an attribute/subscript chain starts at."""
+    while isinstance(expr, (cst.Attribute, cst.Subscript)):
+        expr = expr.value
+    return expr.value if isinstance(expr, cst.Name) else None
