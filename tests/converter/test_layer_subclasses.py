@@ -126,3 +126,41 @@ def test_explicit_forward_calls_on_sub_modules_become_construct(tmp_path):
     with torch.no_grad():
         want = torch_net(torch.from_numpy(x)).numpy()
     np.testing.assert_allclose(ms_net(ms.Tensor(x)).asnumpy(), want, rtol=1e-5, atol=1e-6)
+
+
+def test_a_layer_subclass_reads_its_settings_under_mindspores_names(tmp_path):
+    """class ConvSame(nn.Conv2d) calling F.conv2d with self.stride, self.dilation, self.groups: the port reads the
+    same settings from the MindSpore layer (self.group) and gives torch's output."""
+    import mindspore as ms
+    import torch
+
+    source = textwrap.dedent("""\
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+
+        class ConvSame(nn.Conv2d):
+            def forward(self, x):
+                x = F.pad(x, (1, 1, 1, 1))
+                return F.conv2d(x, self.weight, self.bias, self.stride, 0, self.dilation, self.groups)
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = ConvSame(4, 6, 3, stride=2, groups=2)
+
+            def forward(self, x):
+                return self.conv(x)
+    """)
+    result = convert_source(source)
+    assert "self.group)" in result.code, result.code
+    torch_ns: dict = {}
+    exec(compile(source, "t_cs", "exec"), torch_ns)
+    torch_net = torch_ns["Net"]().eval()
+    ms_net = _load(result.code, tmp_path / "m_cs.py", "m_cs").Net()
+    transfer_weights(torch_net.state_dict(), ms_net)
+    x = np.random.default_rng(0).standard_normal((1, 4, 7, 7)).astype(np.float32)
+    with torch.no_grad():
+        want = torch_net(torch.from_numpy(x)).numpy()
+    np.testing.assert_allclose(ms_net(ms.Tensor(x)).asnumpy(), want, rtol=1e-5, atol=1e-5)

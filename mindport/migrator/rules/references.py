@@ -125,6 +125,18 @@ class ReferenceTransform(Rule):
         if common:
             self._narrowed_blocks[id(node.body)] = (test.args[0].value.value, common)
 
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        """A subclass of one of torch's layers (``class Conv2dSame(nn.Conv2d)``) reads the layer's settings on
+        ``self``: ``self.groups`` is ``self.group`` there, as in an isinstance narrowing."""
+        for base in node.bases:
+            qual = self.scope.resolve_torch(base.value)
+            entry = self.ctx.registry.lookup(qual) if qual else None
+            if entry is not None and entry.kind == "layer" and isinstance(node.body, cst.IndentedBlock):
+                attributes = narrowed_attributes(entry)
+                if attributes:
+                    self._narrowed_blocks[id(node.body)] = ("self", attributes)
+                return
+
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
         if id(node) in self._narrowed_blocks:
             self._narrowing.append(self._narrowed_blocks[id(node)])
