@@ -40,6 +40,7 @@ class MigrationReport:
     weights: dict = field(default_factory=dict)
     parity: object = None  # validators.parity.ParityReport
     templates: list[str] = field(default_factory=list)
+    launch: list[str] = field(default_factory=list)  # msrun launch scripts of converted torchrun scripts
     problems: list[Diagnostic] = field(default_factory=list)  # steps that could not run, and why
     skipped: list[str] = field(default_factory=list)  # steps not asked for (no model given)
     export: object = None  # export.ExportReport
@@ -78,6 +79,7 @@ class MigrationReport:
             "weights": self.weights,
             "parity": self.parity.to_json() if self.parity is not None else None,
             "templates": self.templates,
+            "launch": self.launch,
             "export": self.export.to_json() if self.export is not None else None,
             "problems": [d.to_json() for d in self.problems],
             "skipped": self.skipped,
@@ -178,6 +180,9 @@ def migrate(src, out, *, model: str | None = None, ctor: str | None = None, inpu
                                      exclude=tuple(config.get("exclude", ())), progress=file_progress,
                                      mappings=tuple(mappings), timeout=DEFAULT_TIMEOUT if timeout is None else timeout,
                                      max_file_size=DEFAULT_MAX_FILE_SIZE if max_file_size is None else max_file_size)
+    from mindport.migrator.launch import write_launch_scripts
+
+    report.launch = write_launch_scripts(src, out, SCRIPTS_DIR, report.conversion)
     if not model:
         report.skipped.append("weights, parity, train/eval scripts and MindIR export: no model given "
                               "(--model FILE.py:Name or `model` in mindport.toml)")
@@ -346,6 +351,10 @@ API sites converted, {{ totals.get('sites_unconverted', 0) }} left.</p>
 <table><tr><th>torch key</th><th>MindSpore parameter</th></tr>{% for k, v in w.map.items() %}<tr><td><code>{{ k }}</code></td><td><code>{{ v }}</code></td></tr>{% endfor %}</table></details>{% endif %}
 <h2>Train/eval scripts</h2>
 <ul>{% for p in r.templates %}<li><code>{{ p }}</code></li>{% else %}<li>none</li>{% endfor %}</ul>
+{% if r.launch %}<h2>Distributed launch (msrun)</h2>
+<p>These converted scripts started a torch process group (torchrun): run them with the msrun script beside them
+(<code>NPROC=N sh launch_NAME.sh</code> on one host; each script says how to run across hosts).</p>
+<ul>{% for p in r.launch %}<li><code>{{ p }}</code></li>{% endfor %}</ul>{% endif %}
 <h2>MindIR export</h2>
 <p>{{ r.export.summary() if r.export is not none else 'not run' }}</p>
 {% for s in r.skipped %}<p>{{ s }}</p>{% endfor %}

@@ -189,6 +189,8 @@ def migrate(src, out, model, ctor, inputs, weights, target, rtol, atol, jobs, ma
         console.print(f"skipped: {note}")
     if report.templates:
         console.print("train/eval scripts: " + ", ".join(report.templates))
+    if report.launch:
+        console.print("distributed scripts run with msrun: " + ", ".join(report.launch))
     console.print(f"report: {out}/mindport-report.html (and .json)")
     if report.ok:
         console.print("[bold green]migration OK[/]: everything converted"

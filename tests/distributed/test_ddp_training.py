@@ -1,5 +1,5 @@
 """A torch DDP training script of our own (tests/distributed/ddp_project/train.py) under torchrun (gloo, 2 workers)
-against its conversion by ``mindport convert`` under msrun (2 CPU workers): each rank's 20 per-step losses match
+against its conversion by ``mindport migrate``, run with the msrun launch script migrate writes (2 CPU workers): each rank's 20 per-step losses match
 within 1e-4 relative, and the final weights rank 0 saves match. Real processes, real launchers (about 40 s)."""
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mindport.proofs_distributed import _venv_env, run_job
+from mindport.proofs_distributed import _free_port, _venv_env, run_job
 
 PROJECT = Path(__file__).parent / "ddp_project"
 
@@ -21,12 +21,20 @@ PROJECT = Path(__file__).parent / "ddp_project"
 def test_converted_ddp_script_trains_identically_under_msrun(tmp_path):
     torch_dir, ms_dir = tmp_path / "torch", tmp_path / "converted"
     shutil.copytree(PROJECT, torch_dir)
-    convert = subprocess.run([sys.executable, "-m", "mindport.cli", "convert", str(PROJECT), "-o", str(ms_dir)],
+    # migrate converts the project and writes the msrun launch script of its torchrun entry script; the MindSpore
+    # side is run with that script, as a user would
+    migrate = subprocess.run([sys.executable, "-m", "mindport.cli", "migrate", str(PROJECT), "-o", str(ms_dir)],
                              env=_venv_env(), capture_output=True, text=True, check=False)
-    assert convert.returncode == 0, convert.stdout + convert.stderr
+    assert migrate.returncode == 0, migrate.stdout + migrate.stderr
     assert "mp_distributed.DistributedDataParallel" in (ms_dir / "train.py").read_text()
+    launch = ms_dir / "mindport_scripts" / "launch_train.sh"
+    assert "msrun --worker_num" in launch.read_text() and "launch_train.sh" in migrate.stdout
+    report = json.loads((ms_dir / "mindport-report.json").read_text())
+    assert report["launch"] == [str(launch)]
     run_job("torch", torch_dir / "train.py", [], torch_dir)
-    run_job("ms", ms_dir / "train.py", [], ms_dir)
+    env = {**_venv_env(), "NPROC": "2", "MASTER_PORT": str(_free_port())}
+    done = subprocess.run(["sh", str(launch)], env=env, capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     for rank in range(2):
         ours = json.loads((ms_dir / f"losses-rank{rank}.json").read_text())
         theirs = json.loads((torch_dir / f"losses-rank{rank}.json").read_text())
