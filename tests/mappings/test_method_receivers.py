@@ -55,7 +55,7 @@ def test_non_tensor_receivers_are_left_alone(converted, line):
 def test_tensor_receivers_are_rewritten(converted):
     assert "z = y.swapaxes(axis0=0, axis1=1)" in converted
     assert "v = y.var(axis=1, keepdims=True, ddof=1)" in converted
-    assert "r = y.tile(2, 1)" in converted
+    assert "r = y.tile((2, 1))" in converted  # one tuple: a second pass reads it the same
     assert "y.transpose(" not in converted
 
 
