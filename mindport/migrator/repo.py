@@ -199,7 +199,17 @@ def _convert_entries(src: Path, dst_path: Path, entries: list[TreeEntry], proble
         # converted again below.
         first: dict[str, _Converted] = {}
         local = local_packages(src, [src / entry.rel for entry in entries]) if not single else frozenset()
-        stars = star_bindings(src, [r for r in sorted(digests) if r.endswith(".py")]) if not single else {}
+        python_files = [r for r in sorted(digests) if r.endswith(".py")]
+        # what star imports bring depends on every Python file's text: reused from the cache while none changed
+        # (reading it parses the files that star-import and the modules they name: most of a re-run's time)
+        stars_key = hashlib.sha256("".join(f"{r}:{digests[r]};" for r in python_files).encode()).hexdigest()
+        cached_stars = cache_json.get("stars") if isinstance(cache_json, dict) else None
+        if single:
+            stars = {}
+        elif isinstance(cached_stars, dict) and cached_stars.get("key") == stars_key:
+            stars = {rel: tuple(tuple(b) for b in bindings) for rel, bindings in cached_stars["files"].items()}
+        else:
+            stars = star_bindings(src, python_files)
         speculative = {"target": target, "ms_version": ms_version, "module_classes": frozenset(),
                        "local_packages": local}
 
@@ -218,7 +228,9 @@ def _convert_entries(src: Path, dst_path: Path, entries: list[TreeEntry], proble
         cache = old_cache if old_cache and cache_json.get("fingerprint") == fingerprint else {}
         jobs_list = []
         done: list[_Converted] = []
-        new_cache = {"fingerprint": fingerprint, "files": {}}
+        new_cache = {"fingerprint": fingerprint, "files": {},
+                     "stars": {"key": stars_key if not single else "", "files": {r: [list(b) for b in v]
+                                                                                 for r, v in stars.items()}}}
         by_rel = {entry.rel: entry for entry in todo}
         for entry in todo:
             rel, out_path = entry.rel, dst_path if single else dst_path / entry.rel

@@ -111,3 +111,20 @@ def test_a_package_using_star_imported_torch_names_converts_and_matches(tmp_path
         expected = t_net(torch.tensor(x)).numpy()
     np.testing.assert_allclose(m_net(ms.Tensor(x)).asnumpy(), expected, rtol=1e-5, atol=1e-6)
     assert _import(out, "pkg.blocks").unconvertible(torch.ones(2)).tolist() == [1.0, 1.0]  # still torch's meaning
+
+
+def test_a_re_run_reuses_the_star_bindings_until_a_file_changes(tmp_path):
+    """The conversion cache keeps what star imports bring (reading it parses files: most of a re-run's time); a
+    changed module is read again, and the file that star-imports it is converted again with the new names."""
+    src, out = tmp_path / "src", tmp_path / "out"
+    src.mkdir()
+    (src / "layers.py").write_text("import torch.nn as nn\n")
+    (src / "model.py").write_text("from layers import *\n\nx = nn.ReLU()\n")
+    convert_path(src, out, jobs=1)
+    assert "nn.ReLU()" in (out / "model.py").read_text()
+    convert_path(src, out, jobs=1)  # unchanged: the cached bindings give the same output
+    assert "nn.ReLU()" in (out / "model.py").read_text()
+    (src / "layers.py").write_text("import torch.nn.functional as nn\n")  # now `nn` is torch.nn.functional
+    convert_path(src, out, jobs=1)
+    converted = (out / "model.py").read_text()
+    assert "torch.nn.functional.ReLU" in converted, converted  # read with the new binding (and flagged)
