@@ -53,21 +53,26 @@ def _load(code, path, name):
     return module
 
 
-def test_subclasses_of_torch_layers_convert_and_match(tmp_path):
+def _assert_port_matches(source, code, cls, shape, tmp_path, name, atol):
+    """Build ``cls`` from the torch source and from its conversion, move the weights, compare on one input."""
     import mindspore as ms
     import torch
 
+    torch_net = getattr(_load(source, tmp_path / f"t_{name}.py", f"t_{name}"), cls)().eval()
+    ms_net = getattr(_load(code, tmp_path / f"m_{name}.py", f"m_{name}"), cls)()
+    ms_net.set_train(False)
+    transfer_weights(torch_net.state_dict(), ms_net)
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    with torch.no_grad():
+        want = torch_net(torch.from_numpy(x)).numpy()
+    np.testing.assert_allclose(ms_net(ms.Tensor(x)).asnumpy(), want, rtol=1e-5, atol=atol)
+
+
+def test_subclasses_of_torch_layers_convert_and_match(tmp_path):
     result = convert_source(SOURCE)
     assert result.diagnostics == [], [d.format() for d in result.diagnostics]
     assert "def forward" not in result.code and "super().construct(" in result.code
-    torch_net = _load(SOURCE, tmp_path / "t_layers.py", "t_layers").Net().eval()
-    ms_net = _load(result.code, tmp_path / "m_layers.py", "m_layers").Net()
-    ms_net.set_train(False)
-    transfer_weights(torch_net.state_dict(), ms_net)
-    x = np.random.default_rng(0).standard_normal((2, 3, 8, 8)).astype(np.float32)
-    with torch.no_grad():
-        want = torch_net(torch.from_numpy(x)).numpy()
-    np.testing.assert_allclose(ms_net(ms.Tensor(x)).asnumpy(), want, rtol=1e-5, atol=1e-5)
+    _assert_port_matches(SOURCE, result.code, "Net", (2, 3, 8, 8), tmp_path, "layers", atol=1e-5)
 
 
 def test_settings_read_inside_an_isinstance_narrowing_take_mindspores_names(tmp_path):
@@ -99,9 +104,6 @@ def test_settings_read_inside_an_isinstance_narrowing_take_mindspores_names(tmp_
 
 
 def test_explicit_forward_calls_on_sub_modules_become_construct(tmp_path):
-    import mindspore as ms
-    import torch
-
     source = textwrap.dedent("""\
         import torch.nn as nn
 
@@ -117,23 +119,12 @@ def test_explicit_forward_calls_on_sub_modules_become_construct(tmp_path):
     """)
     result = convert_source(source)
     assert ".forward(" not in result.code
-    torch_ns: dict = {}
-    exec(compile(source, "t_fw", "exec"), torch_ns)
-    torch_net = torch_ns["N"]().eval()
-    ms_net = _load(result.code, tmp_path / "m_fw.py", "m_fw").N()
-    transfer_weights(torch_net.state_dict(), ms_net)
-    x = np.random.default_rng(0).standard_normal((1, 3, 4, 4)).astype(np.float32)
-    with torch.no_grad():
-        want = torch_net(torch.from_numpy(x)).numpy()
-    np.testing.assert_allclose(ms_net(ms.Tensor(x)).asnumpy(), want, rtol=1e-5, atol=1e-6)
+    _assert_port_matches(source, result.code, "N", (1, 3, 4, 4), tmp_path, "fw", atol=1e-6)
 
 
 def test_a_layer_subclass_reads_its_settings_under_mindspores_names(tmp_path):
     """class ConvSame(nn.Conv2d) calling F.conv2d with self.stride, self.dilation, self.groups: the port reads the
     same settings from the MindSpore layer (self.group) and gives torch's output."""
-    import mindspore as ms
-    import torch
-
     source = textwrap.dedent("""\
         import torch.nn as nn
         import torch.nn.functional as F
@@ -155,12 +146,4 @@ def test_a_layer_subclass_reads_its_settings_under_mindspores_names(tmp_path):
     """)
     result = convert_source(source)
     assert "self.group)" in result.code, result.code
-    torch_ns: dict = {}
-    exec(compile(source, "t_cs", "exec"), torch_ns)
-    torch_net = torch_ns["Net"]().eval()
-    ms_net = _load(result.code, tmp_path / "m_cs.py", "m_cs").Net()
-    transfer_weights(torch_net.state_dict(), ms_net)
-    x = np.random.default_rng(0).standard_normal((1, 4, 7, 7)).astype(np.float32)
-    with torch.no_grad():
-        want = torch_net(torch.from_numpy(x)).numpy()
-    np.testing.assert_allclose(ms_net(ms.Tensor(x)).asnumpy(), want, rtol=1e-5, atol=1e-5)
+    _assert_port_matches(source, result.code, "Net", (1, 4, 7, 7), tmp_path, "cs", atol=1e-5)
