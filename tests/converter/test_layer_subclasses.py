@@ -3,12 +3,12 @@ any nn.Module subclass (forward -> construct), and ``super().__init__`` with tor
 through the layer's entry (the runtime adapter class's __init__), so the port matches torch."""
 from __future__ import annotations
 
-import importlib.util
 import textwrap
 
 import numpy as np
 
-from mindport import convert_source, transfer_weights
+from mindport import convert_source
+from port_check import assert_port_matches as _assert_port_matches, load_module as _load
 
 SOURCE = textwrap.dedent("""\
     import torch
@@ -43,29 +43,6 @@ SOURCE = textwrap.dedent("""\
         def forward(self, x):
             return self.head(torch.flatten(self.stack(x), 1))
 """)
-
-
-def _load(code, path, name):
-    path.write_text(code)
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def _assert_port_matches(source, code, cls, shape, tmp_path, name, atol):
-    """Build ``cls`` from the torch source and from its conversion, move the weights, compare on one input."""
-    import mindspore as ms
-    import torch
-
-    torch_net = getattr(_load(source, tmp_path / f"t_{name}.py", f"t_{name}"), cls)().eval()
-    ms_net = getattr(_load(code, tmp_path / f"m_{name}.py", f"m_{name}"), cls)()
-    ms_net.set_train(False)
-    transfer_weights(torch_net.state_dict(), ms_net)
-    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
-    with torch.no_grad():
-        want = torch_net(torch.from_numpy(x)).numpy()
-    np.testing.assert_allclose(ms_net(ms.Tensor(x)).asnumpy(), want, rtol=1e-5, atol=atol)
 
 
 def test_subclasses_of_torch_layers_convert_and_match(tmp_path):

@@ -5,8 +5,12 @@ from __future__ import annotations
 import libcst as cst
 
 from mindport.migrator.rules.base import Example, Rule
+from mindport.migrator.imports import runtime_alias
 from mindport.migrator.syntax import method
 from mindport.migrator.walk import parse_expression
+
+
+_RUNTIME_LAYERS = "mindport.runtime.layers"
 
 
 class ModuleMethodTransform(Rule):
@@ -30,15 +34,42 @@ class ModuleMethodTransform(Rule):
             """,
             note='Module methods become the Cell methods of the same meaning.',
         ),
+        Example(
+            before="""
+                import torch.nn as nn
+
+                def stage(n):
+                    block = nn.Sequential()
+                    for i in range(n):
+                        block.add_module('unit_%d' % i, nn.ReLU())
+                    return block
+            """,
+            after="""
+                from mindspore import nn
+                from mindport.runtime import layers as mp_layers
+
+                def stage(n):
+                    block = nn.SequentialCell()
+                    for i in range(n):
+                        mp_layers.add_module(block, 'unit_%d' % i, nn.ReLU())
+                    return block
+            """,
+            note="add_module/register_module go through mindport.runtime.layers.add_module: insert_child_to_cell "
+                 "alone names the child but leaves a SequentialCell's run list empty, so the stage would run as "
+                 "the identity.",
+        ),
     )
 
     RENAMES = {
         "named_parameters": "parameters_and_names",
         "named_modules": "cells_and_names",
-        "add_module": "insert_child_to_cell",
         "register_parameter": "insert_param_to_cell",
         "state_dict": "parameters_dict",
     }
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.runtime_modules: set[str] = set()  # read by finalize_runtime
 
     def leave_Call(self, original_node, updated_node):
         func = updated_node.func
@@ -67,6 +98,11 @@ class ModuleMethodTransform(Rule):
                 for_in=cst.CompFor(target=cst.Tuple([cst.Element(cst.Name("_")), cst.Element(cst.Name("_cell"))],
                                                     lpar=[], rpar=[]), iter=pairs),
             )
+        if name in ("add_module", "register_module") and len(args) == 2 and all(a.keyword is None for a in args):
+            # insert_child_to_cell alone would leave a SequentialCell's run list empty (it would run as the identity)
+            self.runtime_modules.add(_RUNTIME_LAYERS)
+            return cst.Call(func=parse_expression(f"{runtime_alias(_RUNTIME_LAYERS)}.add_module"),
+                            args=[cst.Arg(func.value), *[a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in args]])
         if name in self.RENAMES and (name != "state_dict" or not args):
             return updated_node.with_changes(func=func.with_changes(attr=cst.Name(self.RENAMES[name])))
         if name == "load_state_dict" and args and args[0].keyword is None:

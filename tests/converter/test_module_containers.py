@@ -1,0 +1,52 @@
+"""Containers filled the ways real models fill them: ``nn.Sequential()`` grown by ``add_module`` (MindSpore's
+SequentialCell runs its ``cell_list``, which ``insert_child_to_cell`` alone leaves empty: the stage ran as the
+identity), and ``nn.ModuleList`` given a tuple (``*fns``) or a generator (CellList accepts only a list)."""
+from __future__ import annotations
+
+import textwrap
+
+from mindport import convert_source
+from port_check import assert_port_matches
+
+SOURCE = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+
+
+    def stage(cin, cout, depth):
+        block = nn.Sequential()
+        for i in range(depth):
+            block.add_module('unit_%d' % i, nn.Conv2d(cin if i == 0 else cout, cout, 3, padding=1))
+            block.register_module('act_%d' % i, nn.ReLU())
+        return block
+
+
+    class Branches(nn.Module):
+        def __init__(self, *fns):
+            super().__init__()
+            self.fns = nn.ModuleList(fns)
+
+        def forward(self, x):
+            return sum(map(lambda fn: fn(x), self.fns))
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.stem = stage(3, 4, 2)
+            self.add_module('mix', Branches(nn.Conv2d(4, 4, 1), nn.Conv2d(4, 4, 3, padding=1)))
+            self.heads = nn.ModuleList(nn.Linear(4 * 6 * 6, 3) for _ in range(2))
+
+        def forward(self, x):
+            y = torch.flatten(self.mix(self.stem(x)), 1)
+            return torch.stack([head(y) for head in self.heads])
+""")
+
+
+def test_containers_filled_at_run_time_convert_and_match(tmp_path):
+    result = convert_source(SOURCE)
+    assert result.diagnostics == [], [d.format() for d in result.diagnostics]
+    assert "mp_layers.add_module(block, 'unit_%d' % i" in result.code
+    assert "nn.CellList(list(fns))" in result.code
+    report = assert_port_matches(SOURCE, result.code, "Net", (2, 3, 6, 6), tmp_path, "containers", atol=1e-5)
+    assert not report.missing and not report.unexpected, report
