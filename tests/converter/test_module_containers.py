@@ -50,3 +50,26 @@ def test_containers_filled_at_run_time_convert_and_match(tmp_path):
     assert "nn.CellList(list(fns))" in result.code
     report = assert_port_matches(SOURCE, result.code, "Net", (2, 3, 6, 6), tmp_path, "containers", atol=1e-5)
     assert not report.missing and not report.unexpected, report
+
+
+def test_a_flag_set_on_a_slice_is_not_a_lost_update(tmp_path):
+    """``buf[:n].requires_grad_(False)`` changes a flag and returns the slice: the indexed-view check (an in-place
+    update on a copy would be lost) does not apply, and the port adds the slice as torch does."""
+    source = textwrap.dedent("""\
+        import torch
+        import torch.nn as nn
+
+
+        class Embed(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = nn.Linear(4, 4)
+                self.register_buffer('table', torch.arange(24.0).reshape(6, 4) / 10)
+
+            def forward(self, x):
+                pe = self.table[:x.shape[0]].requires_grad_(False)
+                return self.proj(x) + pe
+    """)
+    result = convert_source(source)
+    assert result.diagnostics == [], [d.format() for d in result.diagnostics]
+    assert_port_matches(source, result.code, "Embed", (3, 4), tmp_path, "flag", atol=1e-6)

@@ -29,6 +29,10 @@ from mindport.migrator.table import (
 )
 from mindport.names import torch_package
 
+# In-place methods that change a flag of the tensor, not its values: on a copy made by indexing they still return
+# what torch returns (x[:n].requires_grad_(False) is the slice, without gradient), so no update is lost.
+_FLAG_METHODS = frozenset({"requires_grad_", "share_memory_"})
+
 
 class TableCallTransform(Rule):
     """Rewrites calls and attribute references whose torch name has a mapping entry; flags the others.
@@ -241,7 +245,8 @@ class TableCallTransform(Rule):
             return updated_node  # same method, same arguments
         if not self._plausible(func, strict=func.attr.value in SHARED_METHOD_NAMES):
             return updated_node
-        if func.attr.value.endswith("_") and isinstance(func.value, cst.Subscript) and not _keyed(func.value):
+        if (func.attr.value.endswith("_") and func.attr.value not in _FLAG_METHODS
+                and isinstance(func.value, cst.Subscript) and not _keyed(func.value)):
             self.flag(original_node, "MP102", f"{entry.torch} on an indexed view: indexing a MindSpore tensor makes a "
                       "copy, so the update would be lost", "assign the result: x[i] = <out-of-place op>(x[i], ...)",
                       entry.torch)
