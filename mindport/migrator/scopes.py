@@ -37,11 +37,24 @@ class CstScope(Scope):
     ``local``: top-level packages of the project being converted; a torch-based package among them (converting timm
     itself) is the project's code, not a third-party dependency."""
 
-    __slots__ = ("local",)
+    __slots__ = ("local", "attributes")
 
     def __init__(self, parent: "Scope | None" = None, local: frozenset[str] = frozenset()) -> None:
         super().__init__(parent)
         self.local = parent.local if isinstance(parent, CstScope) else local
+        # a class body's scope: what each `self.X = ...` in its methods evidently holds ("tensor", "python", ...;
+        # "other" when assignments disagree); register_buffer names are tensors
+        self.attributes: dict[str, str] | None = None
+
+    def attribute_kind(self, attr: str) -> str:
+        """What ``self.<attr>`` holds, from the assignments of the enclosing class."""
+        scope: Scope | None = self
+        while scope is not None:
+            attributes = getattr(scope, "attributes", None)
+            if attributes is not None:
+                return attributes.get(attr, "other")
+            scope = scope.parent
+        return "other"
 
     def resolve(self, expr: cst.BaseExpression) -> str | None:
         """The qualified name of a dotted expression when its head is an import (torch's or not)."""
@@ -97,6 +110,7 @@ class ScopeBuilder(cst.CSTVisitor):
         self._callees: set[int] = set()
         self._called: set[str] = set()
         self._not_uses: set[int] = set()  # assignment targets and attribute names: not uses of a name
+        self._classes: list[CstScope] = []  # the class bodies being visited (their scopes)
 
     @property
     def current(self) -> Scope:
@@ -122,6 +136,17 @@ class ScopeBuilder(cst.CSTVisitor):
         if isinstance(node.func, cst.Name):
             self._callees.add(id(node.func))
             self._called.add(node.func.value)
+        elif (isinstance(node.func, cst.Attribute) and node.func.attr.value == "register_buffer" and node.args
+              and isinstance(node.args[0].value, cst.SimpleString) and self._is_self(node.func.value)):
+            self._note_attribute(node.args[0].value.evaluated_value, "tensor")
+
+    def _is_self(self, expr: cst.BaseExpression) -> bool:
+        return bool(self._classes) and isinstance(expr, cst.Name) and self.current.kind_of(expr.value) == "object"
+
+    def _note_attribute(self, attr, kind: str) -> None:
+        attributes = self._classes[-1].attributes
+        if isinstance(attr, str) and attributes is not None:
+            attributes[attr] = kind if attributes.get(attr, kind) == kind else "other"
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self._not_uses.add(id(node.attr))
@@ -162,11 +187,14 @@ class ScopeBuilder(cst.CSTVisitor):
         self.current.names[node.name.value] = None
         self._definitions.add(id(node.name))
         self._push(node)
+        self.current.attributes = {}
+        self._classes.append(self.current)
         self._in_class.append(True)
 
     def leave_ClassDef(self, node: cst.ClassDef) -> None:
         self._stack.pop()
         self._in_class.pop()
+        self._classes.pop()
 
     def visit_Lambda(self, node: cst.Lambda) -> None:
         self._push(node)
@@ -188,6 +216,8 @@ class ScopeBuilder(cst.CSTVisitor):
         alias = self.current.resolve_torch(node.value) if len(node.targets) == 1 else None
         kind = value_kind(node.value, self.current)
         for target in node.targets:
+            if isinstance(target.target, cst.Attribute) and self._is_self(target.target.value):
+                self._note_attribute(target.target.attr.value, _attribute_kind(node.value, kind, self.current))
             self._bind_target(target.target, alias)
             if isinstance(target.target, cst.Name):
                 self.current.kinds[target.target.value] = kind
@@ -235,6 +265,16 @@ SIZE_METHODS = frozenset({"size", "dim", "ndimension", "numel", "nelement", "ite
 SIZE_ATTRIBUTES = frozenset({"shape", "ndim"})
 
 
+def _attribute_kind(value: cst.BaseExpression, kind: str, scope: Scope) -> str:
+    """What ``self.X = value`` stores: a torch class (nn.Conv2d(...), an optimizer) is an object, not a tensor."""
+    if kind == "tensor" and isinstance(value, cst.Call):
+        qual = scope.resolve(value.func)
+        leaf = qual.rsplit(".", 1)[-1] if qual else ""
+        if leaf[:1].isupper() and leaf != "Parameter" and not leaf.endswith("Tensor"):
+            return "object"
+    return kind
+
+
 def value_kind(value: cst.BaseExpression, scope: Scope) -> str:
     """What an expression evidently holds: "tensor" (a torch call's result or arithmetic on tensors), "python"
     (a literal or comprehension), "foreign" (a call into another imported library, e.g. numpy), or "other"."""
@@ -276,6 +316,11 @@ def receiver_kind(expr: cst.BaseExpression, scope: Scope) -> str:
         return "python"  # x.shape, x.shape[0], x.ndim: tuples and ints, in torch and in MindSpore
     if isinstance(expr, cst.Attribute) and expr.attr.value in ("weight", "bias"):
         return "tensor"  # a layer's parameter: m.weight.normal_(), self.fc.bias.zero_()
+    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and isinstance(scope, CstScope) \
+            and scope.kind_of(expr.value.value) == "object":
+        kind = scope.attribute_kind(expr.attr.value)  # self.running_mean, registered as a buffer in __init__
+        if kind in ("tensor", "python", "foreign"):
+            return kind
     if isinstance(expr, cst.Attribute) and expr.attr.value in ("data", "grad") \
             and receiver_kind(expr.value, scope) == "tensor":
         return "tensor"  # m.weight.data.zero_(); a numpy-holding self.data stays unknown

@@ -178,6 +178,8 @@ def _typed_constructor(name: str, dtype):
             if isinstance(value, ms.Tensor):
                 return value.astype(dtype)
             return ms.Tensor(np.asarray(value), dtype)
+        if not data:
+            return ops.zeros((0,), dtype)  # torch.FloatTensor(): an empty tensor, not a scalar
         if not all(isinstance(n, int) for n in data):
             raise TypeError(f"{name}: expected data or sizes, got {data!r}")
         return ops.zeros(tuple(data), dtype)

@@ -17,13 +17,13 @@ def load_module(code, path, name):
     return module
 
 
-def assert_port_matches(source, code, cls, shape, tmp_path, name, atol, rtol=1e-5):
-    """Build ``cls()`` from the torch source and from its conversion, move the weights, compare on one input."""
+def assert_port_matches(source, code, cls, shape, tmp_path, name, atol, rtol=1e-5, args=()):
+    """Build ``cls(*args)`` from the torch source and from its conversion, move the weights, compare on one input."""
     import mindspore as ms
     import torch
 
-    torch_net = getattr(load_module(source, tmp_path / f"t_{name}.py", f"t_{name}"), cls)().eval()
-    ms_net = getattr(load_module(code, tmp_path / f"m_{name}.py", f"m_{name}"), cls)()
+    torch_net = getattr(load_module(source, tmp_path / f"t_{name}.py", f"t_{name}"), cls)(*args).eval()
+    ms_net = getattr(load_module(code, tmp_path / f"m_{name}.py", f"m_{name}"), cls)(*args)
     ms_net.set_train(False)
     report = transfer_weights(torch_net.state_dict(), ms_net)
     x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)

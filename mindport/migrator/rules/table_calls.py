@@ -188,6 +188,8 @@ class TableCallTransform(Rule):
                 self.flag(original_node, "MP103", f"{qual} has no mapping entry: left unconverted",
                           OVERLAY_HINT, qual)
             return updated_node
+        if entry.kind == "attribute" and entry.called and self.ctx.registry.lookup(entry.called) is not None:
+            qual, entry = entry.called, self.ctx.registry.lookup(entry.called)  # torch.Tensor(3): a constructor call
         target, profile = entry.resolve(self.ctx.options.target)
         if not entry.supported or target is None:
             reason = entry.reason or f"no {self.ctx.options.target!r} target"
