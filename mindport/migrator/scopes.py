@@ -220,7 +220,10 @@ class ScopeBuilder(cst.CSTVisitor):
                 self._note_attribute(target.target.attr.value, _attribute_kind(node.value, kind, self.current))
             self._bind_target(target.target, alias)
             if isinstance(target.target, cst.Name):
-                self.current.kinds[target.target.value] = kind
+                name = target.target.value
+                if kind != "other" or self.current.kinds.get(name) not in ("tensor", "param"):
+                    # kinds are per scope, not per line: `k = k.view(...)` then `k = rope(k)` (unknown) keeps k a tensor
+                    self.current.kinds[name] = kind
                 self._not_uses.add(id(target.target))
                 if alias is not None:
                     self._alias_bindings[target.target.value] = self._alias_bindings.get(target.target.value, 0) + 1

@@ -7,6 +7,7 @@ source -> converted source, and sources it leaves alone) that the test suite run
 from __future__ import annotations
 
 from mindport.migrator.rules.autograd_function import AutogradFunctionTransform
+from mindport.migrator.rules.branch_bindings import BranchBindingTransform
 from mindport.migrator.rules.buffers import BufferTransform
 from mindport.migrator.rules.custom_optimizer import CustomOptimizerTransform
 from mindport.migrator.rules.data_pipeline import DataPipelineTransform
@@ -42,10 +43,11 @@ RULES = (
     TrainingLoopRule,             # zero_grad/backward/step loops -> forward_fn + value_and_grad + opt(grads)
     EinopsPatternTransform,       # einops.rearrange/reduce/repeat, literal pattern -> reshape/transpose/...
     TableCallTransform,           # every other torch API through the mapping tables; flags the rest
+    BranchBindingTransform,       # names bound on one branch of an if in a model method: bound first (GRAPH_MODE)
 )
 
 
 def make_rules(ctx, module_classes: set[str], without: tuple[type, ...] = ()) -> list:
     """One instance of each rule for one file, in order (``without``: rules left out, for the examples' tests)."""
-    return [rule(ctx, module_classes) if rule is ModuleClassTransform else rule(ctx)
+    return [rule(ctx, module_classes) if rule in (ModuleClassTransform, BranchBindingTransform) else rule(ctx)
             for rule in RULES if rule not in without]

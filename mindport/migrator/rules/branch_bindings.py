@@ -1,0 +1,278 @@
+"""The converter rule BranchBindingTransform: its docstring is its documentation, its EXAMPLES are tests, and
+docs/converter/branch_bindings.md shows both."""
+from __future__ import annotations
+
+import libcst as cst
+
+from mindport.migrator.rules.base import Example, Rule
+from mindport.migrator.walk import parse_statement
+
+_ALL = frozenset({"*"})  # "binds every name": a branch that ends in return/raise/break/continue never falls through
+_EXITS = (cst.Return, cst.Raise, cst.Break, cst.Continue)
+_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+
+
+class BranchBindingTransform(Rule):
+    """A name a method of a model class binds on some branches of an ``if`` only, and reads later, is bound to
+    ``None`` before the statement that holds the ``if``.
+
+    Python looks a local name up when the line runs, so ``if use_cache: start = pos`` followed later by
+    ``if use_cache: q = start`` is fine in torch and in PyNative. MindSpore's static graph (GRAPH_MODE, ``@jit``)
+    compiles both branches and refuses it: ``UnboundLocalError: The local variable 'start' is not defined in false
+    branch, but defined in true branch``. Binding the name first changes nothing when the method runs (the branch
+    that reads it still sees the value its branch bound) and lets the graph compile. The binding goes before the
+    outermost statement of the method that holds the ``if``, so a value kept from one loop iteration to the next
+    stays kept. Only methods of model classes (the code a graph compiles) are touched; names bound before, parameters
+    and ``global``/``nonlocal`` names are left alone.
+    """
+
+    EXAMPLES = (
+        Example(
+            before="""
+                import torch.nn as nn
+
+
+                class Attention(nn.Module):
+                    def forward(self, x, use_cache=False):
+                        if use_cache:
+                            start = x.shape[1]
+                        y = x * 2
+                        if use_cache:
+                            y = y[:, start:]
+                        return y
+            """,
+            after="""
+                from mindspore import nn
+
+
+                class Attention(nn.Cell):
+                    def construct(self, x, use_cache=False):
+                        start = None
+                        if use_cache:
+                            start = x.shape[1]
+                        y = x * 2
+                        if use_cache:
+                            y = y[:, start:]
+                        return y
+            """,
+            note="start is bound on one branch only: bound to None first, so GRAPH_MODE compiles the method.",
+        ),
+        Example(
+            before="""
+                import torch.nn as nn
+
+
+                class Stack(nn.Module):
+                    def forward(self, h, layers, first):
+                        for i, layer in enumerate(layers):
+                            if i == first:
+                                e = layer(h)
+                            if i > first:
+                                h = h + e
+                        return h
+            """,
+            after="""
+                from mindspore import nn
+
+
+                class Stack(nn.Cell):
+                    def construct(self, h, layers, first):
+                        e = None
+                        for i, layer in enumerate(layers):
+                            if i == first:
+                                e = layer(h)
+                            if i > first:
+                                h = h + e
+                        return h
+            """,
+            note="The binding goes before the loop, not inside it: e keeps its value from one iteration to the next.",
+        ),
+        Example(
+            before="""
+                from mindspore import nn
+
+
+                class Gate(nn.Cell):
+                    def construct(self, x):
+                        if x.sum() > 0:
+                            y = x
+                        else:
+                            y = -x
+                        if self.training:
+                            return y
+                        z = y * 2
+                        return z
+
+
+                def helper(flag):
+                    if flag:
+                        value = 1
+                    return value
+            """,
+            note="Bound on every branch, or outside a model class: left as written.",
+        ),
+    )
+
+    def __init__(self, ctx, module_classes: set[str]) -> None:
+        super().__init__(ctx)
+        self._module_classes = module_classes
+        self._method_params: dict[int, set[str]] = {}  # id of a model-class method's body -> its parameters
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        # (bookkeeping in visit hooks only: a leave hook does not run when an earlier rule changed the node)
+        if node.name.value in self._module_classes and isinstance(node.body, cst.IndentedBlock):
+            for stmt in node.body.body:
+                if isinstance(stmt, cst.FunctionDef) and isinstance(stmt.body, cst.IndentedBlock):
+                    self._method_params[id(stmt.body)] = {p.name.value for p in _params(stmt)}
+
+    def leave_IndentedBlock(self, original_node, updated_node):
+        params = self._method_params.get(id(original_node))
+        if params is None:
+            return updated_node
+        body = list(updated_node.body)
+        reads = _reads(body)
+        bound = set(params) | _declared(body)
+        out: list = []
+        for stmt in body:
+            names: list[str] = []
+            for node in _ifs(stmt):
+                maybe = _bound_any(node) - _bound_all([node])
+                names.extend(n for n in sorted(maybe) if n not in bound and n in reads and n not in names)
+            for name in names:
+                out.append(parse_statement(f"{name} = None"))
+                bound.add(name)
+            if names and stmt.leading_lines:  # the statement's comments and blank lines stay above the bindings
+                out[-len(names)] = out[-len(names)].with_changes(leading_lines=stmt.leading_lines)
+                stmt = stmt.with_changes(leading_lines=[])
+            out.append(stmt)
+            bound |= _bound_any(stmt)
+        if len(out) == len(body):
+            return updated_node
+        self.ctx.converted_sites += 1
+        return updated_node.with_changes(body=out)
+
+
+def _params(node: cst.FunctionDef):
+    p = node.params
+    yield from (*p.posonly_params, *p.params, *p.kwonly_params)
+    for star in (p.star_arg, p.star_kwarg):
+        if isinstance(star, cst.Param):
+            yield star
+
+
+def _children(node: cst.CSTNode):
+    """The child nodes, not entering nested scopes (their names are their own)."""
+    for child in node.children:
+        if not isinstance(child, _SCOPES):
+            yield child
+
+
+def _ifs(node: cst.CSTNode):
+    if isinstance(node, cst.If):
+        yield node
+    for child in _children(node):
+        yield from _ifs(child)
+
+
+def _target_names(target: cst.BaseExpression) -> set[str]:
+    if isinstance(target, cst.Name):
+        return {target.value}
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return set().union(*(_target_names(e.value) for e in target.elements))
+    if isinstance(target, cst.StarredElement):
+        return _target_names(target.value)
+    return set()
+
+
+def _own_bindings(node: cst.CSTNode) -> set[str]:
+    """The names this node itself binds (not its children)."""
+    if isinstance(node, cst.Assign):
+        return set().union(*(_target_names(t.target) for t in node.targets))
+    if isinstance(node, (cst.AnnAssign, cst.AugAssign)):
+        return _target_names(node.target) if getattr(node, "value", True) is not None else set()
+    if isinstance(node, (cst.For, cst.CompFor)):
+        return _target_names(node.target)
+    if isinstance(node, cst.NamedExpr):
+        return _target_names(node.target)
+    if isinstance(node, cst.AsName):
+        return _target_names(node.name) if isinstance(node.name, cst.BaseExpression) else set()
+    if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+        return {node.name.value}
+    if isinstance(node, (cst.Import, cst.ImportFrom)) and not isinstance(node.names, cst.ImportStar):
+        return {(a.asname.name.value if a.asname else cst.Module([]).code_for_node(a.name).split(".")[0])
+                for a in node.names if a.asname is None or isinstance(a.asname.name, cst.Name)}
+    return set()
+
+
+def _bound_any(node: cst.CSTNode) -> set[str]:
+    names = set(_own_bindings(node))
+    if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+        return names
+    for child in _children(node):
+        names |= _bound_any(child)
+    return names
+
+
+def _bound_all(stmts) -> frozenset[str]:
+    """The names certainly bound once ``stmts`` fall through (``_ALL`` when they never do)."""
+    names: set[str] = set()
+    for stmt in stmts:
+        smalls = stmt.body if isinstance(stmt, cst.SimpleStatementLine) else \
+            [stmt] if isinstance(stmt, cst.BaseSmallStatement) else None
+        if smalls is not None:
+            for small in smalls:
+                if isinstance(small, _EXITS):
+                    return _ALL
+                names |= _own_bindings(small)
+        elif isinstance(stmt, cst.If):
+            then = _bound_all(stmt.body.body)
+            other = _bound_all([stmt.orelse] if isinstance(stmt.orelse, cst.If)
+                               else stmt.orelse.body.body if stmt.orelse is not None else [])
+            both = then if other is _ALL else other if then is _ALL else then & other
+            if both is _ALL:
+                return _ALL
+            names |= both
+        elif isinstance(stmt, cst.With):
+            inner = _bound_all(stmt.body.body)
+            if inner is _ALL:
+                return _ALL
+            names |= inner | set().union(*(_bound_any(item) for item in stmt.items))
+        elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            names.add(stmt.name.value)
+    return frozenset(names)
+
+
+def _declared(body) -> set[str]:
+    names: set[str] = set()
+
+    def visit(node):
+        if isinstance(node, (cst.Global, cst.Nonlocal)):
+            names.update(n.name.value for n in node.names)
+        for child in _children(node):
+            visit(child)
+
+    for stmt in body:
+        visit(stmt)
+    return names
+
+
+def _reads(body) -> set[str]:
+    """Names read anywhere in the method (nested scopes included: a closure reads the method's names)."""
+    names: set[str] = set()
+    stores: set[int] = set()
+
+    def visit(node):
+        if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.NamedExpr)):
+            for target in ([t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]):
+                if isinstance(target, cst.Name) and not isinstance(node, cst.AugAssign):
+                    stores.add(id(target))
+        if isinstance(node, cst.Attribute):
+            stores.add(id(node.attr))
+        if isinstance(node, cst.Name) and id(node) not in stores:
+            names.add(node.value)
+        for child in node.children:
+            visit(child)
+
+    for stmt in body:
+        visit(stmt)
+    return names
