@@ -81,14 +81,28 @@ class DistributedTransform(Rule):
             import os
 
             home = os.environ["HOME"]
-        """, note="Other variables are left alone."),
+            os.environ["LOCAL_RANK"] = str(0)
+            del os.environ["RANK"]
+        """, note="Other variables, and torchrun's variables being set or deleted, are left alone."),
     )
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self._ddp_names: set[str] = set()
+        self._stores: set[int] = set()  # os.environ[...] written or deleted: the variable is set, not read
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._stores.add(id(node.target))
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._stores.add(id(node.target))
+
+    def visit_Del(self, node: cst.Del) -> None:
+        targets = [e.value for e in node.target.elements] if isinstance(node.target, cst.Tuple) else [node.target]
+        self._stores.update(id(t) for t in targets)
 
     def visit_Assign(self, node: cst.Assign) -> None:
+        self._stores.update(id(t.target) for t in node.targets)
         if isinstance(node.value, cst.Call) and self.scope.resolve_torch(node.value.func) in _DDP:
             self._ddp_names.update(t.target.value for t in node.targets if isinstance(t.target, cst.Name))
 
@@ -100,7 +114,8 @@ class DistributedTransform(Rule):
         return updated_node
 
     def leave_Subscript(self, original_node, updated_node):
-        if self.scope.resolve(original_node.value) == "os.environ" and len(original_node.slice) == 1 \
+        if id(original_node) not in self._stores and self.scope.resolve(original_node.value) == "os.environ" \
+                and len(original_node.slice) == 1 \
                 and isinstance(original_node.slice[0].slice, cst.Index):
             name = _variable(original_node.slice[0].slice.value)
             if name is not None:
