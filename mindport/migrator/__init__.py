@@ -4,6 +4,7 @@
 """
 from __future__ import annotations
 
+import ast
 import functools
 import gc
 from dataclasses import dataclass, field
@@ -55,12 +56,29 @@ def convert_source(code: str, filename: str = "<string>", *, target: str = "nn",
         new_code, ctx = run_pipeline(module, filename, registry, options)
         if not ctx.tree_changed:
             new_code = code
+        else:
+            broken = _syntax_error(new_code)
+            if broken is not None:  # a converter bug: never write a file that does not parse
+                diag = Diagnostic("MP299", f"internal error: the converted file would not parse ({broken}); the file "
+                                  "was copied unchanged", filename, 1, 1, "report it with the file; convert it by hand")
+                return ConversionResult(code=code, diagnostics=[diag], class_summary=ctx.class_summary)
     finally:
         if collecting:
             gc.enable()
     return ConversionResult(code=new_code, diagnostics=sorted(ctx.diagnostics, key=lambda d: (d.line, d.column)),
                             converted_sites=ctx.converted_sites, changed=new_code != code,
                             class_summary=ctx.class_summary)
+
+
+def _syntax_error(code: str) -> str | None:
+    """None when ``code`` parses (``ast``, about 25 times LibCST's speed), else where and why it does not."""
+    try:
+        compile(code, "<converted>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as exc:
+        return f"line {exc.lineno}: {exc.msg}"
+    except (ValueError, RecursionError, MemoryError) as exc:
+        return str(exc)
+    return None
 
 
 @functools.lru_cache(maxsize=None)

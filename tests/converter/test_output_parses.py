@@ -1,0 +1,28 @@
+"""The converter never writes a file that does not parse: a rule that produced broken syntax (a converter bug, as
+``os.environ["LOCAL_RANK"] = v`` once became a call on the left of ``=``) gives MP299 and the source unchanged."""
+from __future__ import annotations
+
+import libcst as cst
+
+from mindport import convert_source
+from mindport.migrator.rules.tensor_idioms import TensorIdiomTransform
+
+
+def test_a_conversion_that_would_not_parse_gives_the_source_back_with_mp299(monkeypatch):
+    source = "import torch\n\nx = torch.zeros(2).numpy()\n"
+
+    def broken(self, original_node, updated_node):  # an injected rule bug: a call as an assignment target
+        bad = cst.Assign(targets=[cst.AssignTarget(cst.parse_expression("f()"))], value=cst.Integer("1"))
+        return updated_node.with_changes(body=[*updated_node.body, cst.SimpleStatementLine(body=[bad])])
+
+    monkeypatch.setattr(TensorIdiomTransform, "leave_Module", broken, raising=False)
+    result = convert_source(source)
+    assert result.code == source
+    assert [d.code for d in result.diagnostics] == ["MP299"] and "would not parse" in result.diagnostics[0].message
+
+
+def test_the_environment_variable_writes_of_a_launcher_stay_writes():
+    source = 'import os\n\nos.environ["LOCAL_RANK"] = str(0)\nrank = int(os.environ["LOCAL_RANK"])\n'
+    result = convert_source(source)
+    assert 'os.environ["LOCAL_RANK"] = str(0)' in result.code and result.diagnostics == []
+    compile(result.code, "<converted>", "exec")
