@@ -177,8 +177,9 @@ def ordered_arguments(entry: Entry, mapped: dict[str, Arg], profile: str = "nn")
         positional = tuple(back.get(name, name) for name in positional)
     for name in positional:
         arg = mapped.pop(name, None)
-        if arg is not None:
-            out.append((None, arg))
+        if arg is None:
+            break  # a later one written positionally would take this one's place: keywords from here on
+        out.append((None, arg))
     out.extend(mapped.items())
     mapped.clear()
     return out

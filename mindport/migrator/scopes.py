@@ -219,16 +219,23 @@ class ScopeBuilder(cst.CSTVisitor):
             if isinstance(target.target, cst.Attribute) and self._is_self(target.target.value):
                 self._note_attribute(target.target.attr.value, _attribute_kind(node.value, kind, self.current))
             self._bind_target(target.target, alias)
+            if isinstance(target.target, (cst.Tuple, cst.List)) and kind in ("tensor", "python", "foreign"):
+                # q, k, v = qkv.split(C, dim=2): tensors; b, t, c = x.shape: ints
+                for element in target.target.elements:
+                    if isinstance(element.value, cst.Name):
+                        self._note_kind(element.value.value, kind)
             if isinstance(target.target, cst.Name):
-                name = target.target.value
-                if kind != "other" or self.current.kinds.get(name) not in ("tensor", "param"):
-                    # kinds are per scope, not per line: `k = k.view(...)` then `k = rope(k)` (unknown) keeps k a tensor
-                    self.current.kinds[name] = kind
+                self._note_kind(target.target.value, kind)
                 self._not_uses.add(id(target.target))
                 if alias is not None:
                     self._alias_bindings[target.target.value] = self._alias_bindings.get(target.target.value, 0) + 1
                 elif target.target.value in self._alias_bindings:
                     self._alias_bindings[target.target.value] += 1  # bound to something else as well
+
+    def _note_kind(self, name: str, kind: str) -> None:
+        if kind != "other" or self.current.kinds.get(name) not in ("tensor", "param"):
+            # kinds are per scope, not per line: `k = k.view(...)` then `k = rope(k)` (unknown) keeps k a tensor
+            self.current.kinds[name] = kind
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         self._bind_target(node.target, None)

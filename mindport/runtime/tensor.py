@@ -201,3 +201,24 @@ ShortTensor = _typed_constructor("ShortTensor", ms.int16)
 CharTensor = _typed_constructor("CharTensor", ms.int8)
 ByteTensor = _typed_constructor("ByteTensor", ms.uint8)
 BoolTensor = _typed_constructor("BoolTensor", ms.bool_)
+
+
+
+def max(input, dim=None, keepdim=False):  # noqa: A001 - torch's name
+    """``torch.max`` / ``Tensor.max``, all three forms: no dim (the largest value), a dim (the (values, indices)
+    pair: ``ops.max``; a static graph's ``x.max(1)`` gives the values only), a tensor (elementwise maximum). It
+    compiles in a graph: which form it is is known when the graph compiles."""
+    if dim is None:
+        return input.max()
+    if isinstance(dim, ms.Tensor):
+        return ops.maximum(input, dim)
+    return ops.max(input, dim, keepdim)
+
+
+def min(input, dim=None, keepdim=False):  # noqa: A001 - torch's name
+    """``torch.min`` / ``Tensor.min``: as :func:`max`, with the smallest values."""
+    if dim is None:
+        return input.min()
+    if isinstance(dim, ms.Tensor):
+        return ops.minimum(input, dim)
+    return ops.min(input, dim, keepdim)

@@ -243,8 +243,11 @@ class TableCallTransform(Rule):
             return updated_node
         numpy_names = _numpy_names(entry, updated_node)
         ambiguous = numpy_names and self._maybe_numpy(func)  # a.std(axis=0): numpy's call, or torch's?
-        if target == f".{func.attr.value}" and not needs_mapping(entry) and (not numpy_names or ambiguous):
-            return updated_node  # same method, same arguments
+        keywords = entry.positional and any(a.keyword is not None for a in updated_node.args)
+        if target == f".{func.attr.value}" and not needs_mapping(entry) and (not numpy_names or ambiguous) \
+                and not keywords:
+            return updated_node  # same method, same arguments (keywords of a `positional` entry are written
+            # positionally: in a static graph MindSpore's Tensor methods take other keywords, or other kernels)
         if not self._plausible(func, strict=func.attr.value in SHARED_METHOD_NAMES):
             return updated_node
         if (func.attr.value.endswith("_") and func.attr.value not in _FLAG_METHODS
