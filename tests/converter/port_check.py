@@ -33,3 +33,28 @@ def assert_port_matches(source, code, cls, shape, tmp_path, name, atol, rtol=1e-
         want = torch_net(torch.from_numpy(x)).numpy()
     np.testing.assert_allclose(ms_net(ms.Tensor(x)).asnumpy(), want, rtol=rtol, atol=atol)
     return report
+
+
+def assert_port_matches_in_mode(source, code, cls, inputs, tmp_path, name, mode, rtol=1e-5, atol=1e-6):
+    """As :func:`assert_port_matches`, with the MindSpore side run in ``mode`` ("pynative" or "graph": the Cell
+    compiled as GRAPH_MODE compiles it), on the given input arrays, every output compared (a tuple or one tensor)."""
+    import mindspore as ms
+    import torch
+
+    torch.manual_seed(0)
+    torch_net = getattr(load_module(source, tmp_path / f"t_{name}.py", f"t_{name}"), cls)().eval()
+    ms_net = getattr(load_module(code, tmp_path / f"m_{name}_{mode}.py", f"m_{name}_{mode}"), cls)()
+    ms_net.set_train(False)
+    transfer_weights(torch_net.state_dict(), ms_net)
+    with torch.no_grad():
+        want = torch_net(*(torch.from_numpy(x) for x in inputs))
+    ms.set_context(mode=ms.GRAPH_MODE if mode == "graph" else ms.PYNATIVE_MODE)
+    try:
+        got = ms_net(*(ms.Tensor(x) for x in inputs))
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+    want = [t.numpy() for t in (want if isinstance(want, (tuple, list)) else [want])]
+    got = [t.asnumpy() for t in (got if isinstance(got, (tuple, list)) else [got])]
+    assert [g.shape for g in got] == [w.shape for w in want]
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=rtol, atol=atol)

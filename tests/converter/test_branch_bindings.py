@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from mindport import convert_source
-from port_check import load_module
+from port_check import assert_port_matches_in_mode
 
 SOURCE = textwrap.dedent("""\
     import torch
@@ -52,22 +52,5 @@ def test_the_binding_is_added_where_a_branch_misses_it():
 
 @pytest.mark.parametrize("mode", ["pynative", "graph"])
 def test_the_port_compiles_and_matches_torch(tmp_path, mode):
-    import mindspore as ms
-    import torch
-
-    from mindport import transfer_weights
-
-    code = convert_source(SOURCE).code
-    torch_net = load_module(SOURCE, tmp_path / "t_bb.py", "t_bb").Net().eval()
-    ms_net = load_module(code, tmp_path / f"m_bb_{mode}.py", f"m_bb_{mode}").Net()
-    ms_net.set_train(False)
-    transfer_weights(torch_net.state_dict(), ms_net)
     x = np.random.default_rng(0).standard_normal((2, 4)).astype(np.float32)
-    with torch.no_grad():
-        want = torch_net(torch.from_numpy(x)).numpy()
-    ms.set_context(mode=ms.GRAPH_MODE if mode == "graph" else ms.PYNATIVE_MODE)
-    try:
-        got = ms_net(ms.Tensor(x)).asnumpy()
-    finally:
-        ms.set_context(mode=ms.PYNATIVE_MODE)
-    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    assert_port_matches_in_mode(SOURCE, convert_source(SOURCE).code, "Net", [x], tmp_path, "bb", mode)

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from mindport import convert_source
-from port_check import load_module
+from port_check import assert_port_matches_in_mode
 
 SOURCE = textwrap.dedent("""\
     import torch
@@ -46,25 +46,5 @@ def test_the_methods_are_written_so_a_graph_compiles_them():
 
 @pytest.mark.parametrize("mode", ["pynative", "graph"])
 def test_the_port_matches_torch_in_both_modes(tmp_path, mode):
-    import mindspore as ms
-    import torch
-
-    from mindport import transfer_weights
-
-    code = convert_source(SOURCE).code
-    torch.manual_seed(0)
-    torch_net = load_module(SOURCE, tmp_path / "t_gm.py", "t_gm").Net().eval()
-    ms_net = load_module(code, tmp_path / f"m_gm_{mode}.py", f"m_gm_{mode}").Net()
-    ms_net.set_train(False)
-    transfer_weights(torch_net.state_dict(), ms_net)
     x = np.random.default_rng(0).standard_normal((2, 5, 8)).astype(np.float32)
-    with torch.no_grad():
-        want = [t.numpy() for t in torch_net(torch.from_numpy(x))]
-    ms.set_context(mode=ms.GRAPH_MODE if mode == "graph" else ms.PYNATIVE_MODE)
-    try:
-        got = [t.asnumpy() for t in ms_net(ms.Tensor(x))]
-    finally:
-        ms.set_context(mode=ms.PYNATIVE_MODE)
-    assert [g.shape for g in got] == [w.shape for w in want]
-    for g, w in zip(got, want):
-        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
+    assert_port_matches_in_mode(SOURCE, convert_source(SOURCE).code, "Net", [x], tmp_path, "gm", mode, atol=1e-5)

@@ -35,11 +35,7 @@ def test_converted_zoo_is_lint_clean(tmp_path):
 
 # A GRAPH_MODE failure fails parity (MP403, exit 1). These converted zoo models run in PyNative but do not compile
 # in GRAPH_MODE yet: converter gaps, listed with the line MindSpore names, so that a fix shows up here.
-GRAPH_GAPS = {
-    "attention_block": ("attention_block.py:21", "Tensor.transpose"),  # torch's transpose(1, 2): graph mode permutes
-    "mlp_mixer": ("mlp_mixer.py:43", "Tensor.transpose"),
-    "vit_tiny": ("vit_tiny.py:34", "number of provided arguments is 4"),  # Tensor.expand(n, -1, -1)
-}
+GRAPH_GAPS: dict[str, tuple[str, str]] = {}  # none left (the last three were torch-style transpose/expand calls)
 
 
 @pytest.mark.parametrize("model", ZOO, ids=[m.name for m in ZOO])

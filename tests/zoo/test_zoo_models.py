@@ -14,12 +14,7 @@ ZOO = load_manifest()
 
 # Zoo models the converter leaves with torch-style Tensor calls that only PyNative accepts (lint MS416 names each
 # statement, tests/zoo/test_zoo_lint_and_parity.py checks that it does): converter work, see docs/static-graph.md.
-GRAPH_CONVERTER_GAPS = {
-    "attention_block": "x.transpose(1, 2) and x.split(C, dim=2) are left as written (receiver not known to be a "
-                       "tensor); a graph needs swapaxes and a positional dim",
-    "mlp_mixer": "x.flatten(2).transpose(1, 2) is left as written; a graph needs swapaxes",
-    "vit_tiny": "self.cls_token.expand(B, -1, -1) is left as written; a graph needs ops.broadcast_to",
-}
+GRAPH_CONVERTER_GAPS: dict[str, str] = {}  # none left: transpose, split(dim=) and expand are written graph-safe
 
 
 def _graph_params():

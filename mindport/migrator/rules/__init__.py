@@ -16,6 +16,7 @@ from mindport.migrator.rules.distributed import DistributedTransform
 from mindport.migrator.rules.einops_calls import EinopsPatternTransform
 from mindport.migrator.rules.init_calls import InitTransform
 from mindport.migrator.rules.layer_parameters import LayerParameterNameTransform
+from mindport.migrator.rules.map_lambda import MapLambdaTransform
 from mindport.migrator.rules.module_class import ModuleClassTransform
 from mindport.migrator.rules.module_methods import ModuleMethodTransform
 from mindport.migrator.rules.module_statements import ModuleStatementTransform
@@ -44,10 +45,14 @@ RULES = (
     EinopsPatternTransform,       # einops.rearrange/reduce/repeat, literal pattern -> reshape/transpose/...
     TableCallTransform,           # every other torch API through the mapping tables; flags the rest
     BranchBindingTransform,       # names bound on one branch of an if in a model method: bound first (GRAPH_MODE)
+    MapLambdaTransform,           # map(lambda t: ..., xs) consumed at once in a model method -> [... for t in xs]
 )
+
+
+_TAKE_MODULE_CLASSES = (ModuleClassTransform, BranchBindingTransform, MapLambdaTransform)  # they act in model classes
 
 
 def make_rules(ctx, module_classes: set[str], without: tuple[type, ...] = ()) -> list:
     """One instance of each rule for one file, in order (``without``: rules left out, for the examples' tests)."""
-    return [rule(ctx, module_classes) if rule in (ModuleClassTransform, BranchBindingTransform) else rule(ctx)
+    return [rule(ctx, module_classes) if rule in _TAKE_MODULE_CLASSES else rule(ctx)
             for rule in RULES if rule not in without]
