@@ -13,13 +13,14 @@ _SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.ListComp, cst.SetComp,
 
 
 class BranchBindingTransform(Rule):
-    """A name a method of a model class binds on some branches of an ``if`` only, and reads later, is bound to
-    ``None`` before the statement that holds the ``if``.
+    """A name a method of a model class binds on some branches of an ``if`` only, or in a loop's body, and reads
+    later, is bound to ``None`` before the statement that holds the ``if`` or the loop.
 
     Python looks a local name up when the line runs, so ``if use_cache: start = pos`` followed later by
     ``if use_cache: q = start`` is fine in torch and in PyNative. MindSpore's static graph (GRAPH_MODE, ``@jit``)
     compiles both branches and refuses it: ``UnboundLocalError: The local variable 'start' is not defined in false
-    branch, but defined in true branch``. Binding the name first changes nothing when the method runs (the branch
+    branch, but defined in true branch``, and for a loop ``The local variable 'out' defined in the 'for' loop body
+    cannot be used outside of the loop body``. Binding the name first changes nothing when the method runs (the branch
     that reads it still sees the value its branch bound) and lets the graph compile. The binding goes before the
     outermost statement of the method that holds the ``if``, so a value kept from one loop iteration to the next
     stays kept. Only methods of model classes (the code a graph compiles) are touched; names bound before, parameters
@@ -89,6 +90,44 @@ class BranchBindingTransform(Rule):
         ),
         Example(
             before="""
+                import torch
+                import torch.nn as nn
+
+
+                class Dense(nn.Module):
+                    def __init__(self):
+                        super().__init__()
+                        self.blocks = nn.ModuleList([nn.Linear(4, 4), nn.Linear(8, 4)])
+
+                    def forward(self, x):
+                        inputs = x
+                        for block in self.blocks:
+                            out = block(inputs)
+                            inputs = torch.cat([inputs, out], 1)
+                        return out + x
+            """,
+            after="""
+                from mindspore import nn
+                from mindspore import ops
+
+
+                class Dense(nn.Cell):
+                    def __init__(self):
+                        super().__init__()
+                        self.blocks = nn.CellList([nn.Dense(in_channels=4, out_channels=4), nn.Dense(in_channels=8, out_channels=4)])
+
+                    def construct(self, x):
+                        inputs = x
+                        out = None
+                        for block in self.blocks:
+                            out = block(inputs)
+                            inputs = ops.cat([inputs, out], axis=1)
+                        return out + x
+            """,
+            note="A name the loop's body binds and the method reads after the loop.",
+        ),
+        Example(
+            before="""
                 from mindspore import nn
 
 
@@ -135,8 +174,10 @@ class BranchBindingTransform(Rule):
         out: list = []
         for stmt in body:
             names: list[str] = []
-            for node in _ifs(stmt):
-                maybe = _bound_any(node) - _bound_all([node])
+            for node in _branches(stmt):
+                maybe = _bound_any(node) - _bound_all([node])  # a loop's body may not run: all of it is "maybe"
+                if isinstance(node, cst.For):
+                    maybe -= _target_names(node.target)  # the loop variables: read inside the loop, where bound
                 names.extend(n for n in sorted(maybe) if n not in bound and n in reads and n not in names)
             for name in names:
                 out.append(parse_statement(f"{name} = None"))
@@ -167,11 +208,12 @@ def _children(node: cst.CSTNode):
             yield child
 
 
-def _ifs(node: cst.CSTNode):
-    if isinstance(node, cst.If):
+def _branches(node: cst.CSTNode):
+    """The ``if`` statements and loops in ``node`` (itself included), not in nested scopes."""
+    if isinstance(node, (cst.If, cst.For, cst.While)):
         yield node
     for child in _children(node):
-        yield from _ifs(child)
+        yield from _branches(child)
 
 
 def _target_names(target: cst.BaseExpression) -> set[str]:
