@@ -48,3 +48,41 @@ def test_the_methods_are_written_so_a_graph_compiles_them():
 def test_the_port_matches_torch_in_both_modes(tmp_path, mode):
     x = np.random.default_rng(0).standard_normal((2, 5, 8)).astype(np.float32)
     assert_port_matches_in_mode(SOURCE, convert_source(SOURCE).code, "Net", [x], tmp_path, "gm", mode, atol=1e-5)
+
+
+HELPER = textwrap.dedent("""\
+    import torch.nn as nn
+
+
+    class Updater(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.calls = 0
+
+        def check(self):
+            if not self.training:
+                return
+
+        def forward(self, x):
+            raise NotImplemented
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.updater = Updater()
+            self.fc = nn.Linear(4, 2)
+
+        def forward(self, x):
+            self.updater.check()
+            return self.fc(x)
+""")
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_a_helper_module_raising_notimplemented_compiles(tmp_path, mode):
+    """GRAPH_MODE parses the construct of a sub-Cell whose method is called, and refused ``raise NotImplemented``."""
+    code = convert_source(HELPER).code
+    assert "raise NotImplementedError" in code
+    x = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
+    assert_port_matches_in_mode(HELPER, code, "Net", [x], tmp_path, "ni", mode)

@@ -21,6 +21,7 @@ from mindport.migrator.rules.module_class import ModuleClassTransform
 from mindport.migrator.rules.module_methods import ModuleMethodTransform
 from mindport.migrator.rules.module_statements import ModuleStatementTransform
 from mindport.migrator.rules.parameter_containers import ContainerTransform
+from mindport.migrator.rules.raise_not_implemented import RaiseNotImplementedTransform
 from mindport.migrator.rules.references import ReferenceTransform
 from mindport.migrator.rules.table_calls import TableCallTransform
 from mindport.migrator.rules.tensor_idioms import TensorIdiomTransform
@@ -46,6 +47,7 @@ RULES = (
     TableCallTransform,           # every other torch API through the mapping tables; flags the rest
     BranchBindingTransform,       # names bound on one branch of an if in a model method: bound first (GRAPH_MODE)
     MapLambdaTransform,           # map(lambda t: ..., xs) consumed at once in a model method -> [... for t in xs]
+    RaiseNotImplementedTransform,  # raise NotImplemented -> raise NotImplementedError
 )
 
 
