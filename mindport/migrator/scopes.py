@@ -219,11 +219,8 @@ class ScopeBuilder(cst.CSTVisitor):
             if isinstance(target.target, cst.Attribute) and self._is_self(target.target.value):
                 self._note_attribute(target.target.attr.value, _attribute_kind(node.value, kind, self.current))
             self._bind_target(target.target, alias)
-            if isinstance(target.target, (cst.Tuple, cst.List)) and kind in ("tensor", "python", "foreign"):
-                # q, k, v = qkv.split(C, dim=2): tensors; b, t, c = x.shape: ints
-                for element in target.target.elements:
-                    if isinstance(element.value, cst.Name):
-                        self._note_kind(element.value.value, kind)
+            if isinstance(target.target, (cst.Tuple, cst.List)):
+                self._note_unpacked(target.target, node.value, kind)
             if isinstance(target.target, cst.Name):
                 self._note_kind(target.target.value, kind)
                 self._not_uses.add(id(target.target))
@@ -231,6 +228,20 @@ class ScopeBuilder(cst.CSTVisitor):
                     self._alias_bindings[target.target.value] = self._alias_bindings.get(target.target.value, 0) + 1
                 elif target.target.value in self._alias_bindings:
                     self._alias_bindings[target.target.value] += 1  # bound to something else as well
+
+    def _note_unpacked(self, target, value, kind: str) -> None:
+        """``k, v = k_new, v_new``: each name its value's kind; ``q, k, v = qkv.split(C, dim=2)``: tensors;
+        ``b, t, c = x.shape``: ints."""
+        names = [e.value for e in target.elements]
+        if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(names) \
+                and not any(isinstance(e, cst.StarredElement) for e in value.elements):
+            for name, element in zip(names, value.elements):
+                if isinstance(name, cst.Name):
+                    self._note_kind(name.value, value_kind(element.value, self.current))
+        elif kind in ("tensor", "python", "foreign") and not isinstance(value, (cst.Tuple, cst.List)):
+            for name in names:
+                if isinstance(name, cst.Name):
+                    self._note_kind(name.value, kind)
 
     def _note_kind(self, name: str, kind: str) -> None:
         if kind != "other" or self.current.kinds.get(name) not in ("tensor", "param"):
