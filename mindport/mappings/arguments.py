@@ -135,7 +135,9 @@ def map_arguments(entry: Entry, bound: dict[str, Arg], profile: str = "nn") -> d
     for name, transform in entry.values.items():
         arg = bound.get(name)
         if arg is not None:
-            bound[name] = Arg(VALUE_TRANSFORMS[transform](arg), arg.given or name in entry.emit, None, arg.cst_arg)
+            source = VALUE_TRANSFORMS[transform](arg)
+            node = arg.node if source == arg.source else None  # unchanged: the user's node (layout, comments) stays
+            bound[name] = Arg(source, arg.given or name in entry.emit, node, arg.cst_arg)
     renamed: dict[str, Arg] = {}
     for name, arg in bound.items():
         if arg.given or name in entry.emit:

@@ -123,7 +123,12 @@ def _has_newline(comma: cst.Comma) -> bool:
 def arg_expression(arg: Arg) -> cst.BaseExpression:
     if arg.node is not None and not isinstance(arg.node, list) and code_of(arg.node) == arg.source:
         return arg.node
-    return parse_expression(arg.source)
+    try:
+        return parse_expression(arg.source)
+    except cst.ParserSyntaxError:
+        if "\n" not in arg.source:
+            raise
+        return parse_expression(f"({arg.source})")  # written over several lines inside the call's parentheses
 
 
 def resolve_ms_names(ctx, mapped: dict[str, Arg]) -> None:

@@ -36,6 +36,11 @@ SOURCE = textwrap.dedent("""\
             self.stem = stage(3, 4, 2)
             self.add_module('mix', Branches(nn.Conv2d(4, 4, 1), nn.Conv2d(4, 4, 3, padding=1)))
             self.heads = nn.ModuleList(nn.Linear(4 * 6 * 6, 3) for _ in range(2))
+            first = [nn.Identity()]
+            self.ids = nn.ModuleList(first +
+                                     [nn.Identity() for _ in range(2)])
+            self.more = nn.ModuleList([nn.Identity()] +
+                                      [nn.Identity()])
 
         def forward(self, x):
             y = torch.flatten(self.mix(self.stem(x)), 1)
@@ -48,6 +53,8 @@ def test_containers_filled_at_run_time_convert_and_match(tmp_path):
     assert result.diagnostics == [], [d.format() for d in result.diagnostics]
     assert "mp_layers.add_module(block, 'unit_%d' % i" in result.code
     assert "nn.CellList(list(fns))" in result.code
+    assert "nn.CellList(list(first +\n" in result.code  # a value over several lines (it once did not parse)
+    assert "nn.CellList([nn.Identity()] +\n" in result.code
     report = assert_port_matches(SOURCE, result.code, "Net", (2, 3, 6, 6), tmp_path, "containers", atol=1e-5)
     assert not report.missing and not report.unexpected, report
 
