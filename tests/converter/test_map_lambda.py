@@ -16,6 +16,15 @@ SOURCE = textwrap.dedent("""\
     import torch.nn as nn
 
 
+    def mix(q, k, w):
+        q, k = map(lambda t: t * w, (q, k))
+        return q - k
+
+
+    def double(t):
+        return t * 2
+
+
     class Net(nn.Module):
         def __init__(self, heads=2):
             super().__init__()
@@ -28,8 +37,9 @@ SOURCE = textwrap.dedent("""\
             q, k, v = map(lambda t: t.reshape(t.shape[0], h, -1), self.qkv(x).chunk(3, dim=-1))
             mixed = sum(map(lambda fn: fn(x), self.fns))
             pairs = torch.stack(list(map(lambda a, b: a * b, (q, k), (k, v))))
+            twice = torch.cat(list(map(double, (q, k))), dim=-1)
             kept = map(lambda t: t * 2, (q, k))  # kept for later: left as written
-            return mixed, pairs, sum(kept)
+            return mixed, pairs, mix(q, k, 0.5) + twice.sum(), sum(kept)
 """)
 
 
@@ -39,6 +49,8 @@ def test_maps_consumed_at_once_become_list_comprehensions():
     assert "sum([fn(x) for fn in self.fns])" in code
     assert "list([a * b for a, b in zip((q, k), (k, v))])" in code
     assert "kept = map(lambda t: t * 2, (q, k))" in code
+    assert "q, k = [t * w for t in (q, k)]" in code  # a helper function the model calls is compiled too
+    assert "list([double(_mp_item) for _mp_item in (q, k)])" in code
 
 
 @pytest.mark.parametrize("mode", ["pynative", "graph"])

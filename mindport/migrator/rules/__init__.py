@@ -46,12 +46,12 @@ RULES = (
     EinopsPatternTransform,       # einops.rearrange/reduce/repeat, literal pattern -> reshape/transpose/...
     TableCallTransform,           # every other torch API through the mapping tables; flags the rest
     BranchBindingTransform,       # names bound on one branch of an if in a model method: bound first (GRAPH_MODE)
-    MapLambdaTransform,           # map(lambda t: ..., xs) consumed at once in a model method -> [... for t in xs]
+    MapLambdaTransform,           # map(lambda t: ..., xs) consumed at once -> [... for t in xs] (GRAPH_MODE)
     RaiseNotImplementedTransform,  # raise NotImplemented -> raise NotImplementedError
 )
 
 
-_TAKE_MODULE_CLASSES = (ModuleClassTransform, BranchBindingTransform, MapLambdaTransform)  # they act in model classes
+_TAKE_MODULE_CLASSES = (ModuleClassTransform, BranchBindingTransform)  # they act in model classes
 
 
 def make_rules(ctx, module_classes: set[str], without: tuple[type, ...] = ()) -> list:

@@ -6,19 +6,18 @@ import libcst as cst
 
 from mindport.migrator.rules.base import Example, Rule
 
-_SCOPES = (cst.FunctionDef, cst.ClassDef)
-
-
 class MapLambdaTransform(Rule):
-    """``map(lambda t: ..., items)`` in a method of a model class, consumed where it stands, becomes the list
-    comprehension ``[... for t in items]``.
+    """``map(lambda t: ..., items)`` (or ``map(fn, items)``) consumed where it stands becomes the list comprehension
+    ``[... for t in items]``.
 
     ``q, k, v = map(lambda t: rearrange(t, ...), (q, k, v))`` and ``sum(map(lambda fn: fn(x), self.fns))`` are common
     in model code. MindSpore's static graph (GRAPH_MODE, ``@jit``) refuses a lambda that reads a name of the method
     (``The Map operator don't support Closure with free variable yet``); a list comprehension compiles, and gives the
     same values where the result is used at once: unpacked by an assignment, passed to a call, or looped over. Several
-    iterables (``map(lambda a, b: a + b, xs, ys)``) are zipped. A lambda with defaults or ``*args``, a ``map`` bound to
-    something else, and a map kept for later (``it = map(...)``, ``return map(...)``) are left as written.
+    iterables (``map(lambda a, b: a + b, xs, ys)``) are zipped; a named function is called on ``_mp_item``. Helper
+    functions are compiled too when a model calls them, so the rule applies to every function. A lambda with defaults
+    or ``*args``, a ``map`` bound to something else, and a map kept for later (``it = map(...)``, ``return
+    map(...)``) are left as written.
     """
 
     EXAMPLES = (
@@ -59,47 +58,36 @@ class MapLambdaTransform(Rule):
         ),
     )
 
-    def __init__(self, ctx, module_classes: set[str]) -> None:
-        super().__init__(ctx)
-        self._module_classes = module_classes
-        self._sites: set[int] = set()  # ids of the map(...) calls to rewrite
+    # rewritten where the result is consumed: the parent node's hook sees the map call as its value
+    def leave_Arg(self, original_node, updated_node):
+        return self._rewrite(updated_node, "value")
 
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        if node.name.value not in self._module_classes or not isinstance(node.body, cst.IndentedBlock):
-            return
-        for stmt in node.body.body:
-            if isinstance(stmt, cst.FunctionDef):
-                self._collect(stmt.body, None)
+    def leave_For(self, original_node, updated_node):
+        return self._rewrite(updated_node, "iter")
 
-    def _collect(self, node: cst.CSTNode, parent) -> None:
-        if isinstance(node, cst.Call) and self._consumed(node, parent) and _rewritable(node) \
-                and not self.scope.lookup("map")[0]:
-            self._sites.add(id(node))
-        for child in node.children:
-            if not isinstance(child, _SCOPES):
-                self._collect(child, node)
+    def leave_Assign(self, original_node, updated_node):
+        if all(isinstance(t.target, (cst.Tuple, cst.List)) for t in updated_node.targets):
+            return self._rewrite(updated_node, "value")
+        return updated_node
 
-    @staticmethod
-    def _consumed(call: cst.Call, parent) -> bool:
-        if isinstance(parent, cst.Assign):
-            return parent.value is call and all(isinstance(t.target, (cst.Tuple, cst.List)) for t in parent.targets)
-        if isinstance(parent, cst.Arg):
-            return True
-        return isinstance(parent, cst.For) and parent.iter is call
-
-    def leave_Call(self, original_node, updated_node):
-        if id(original_node) not in self._sites:
-            return updated_node
-        lam = updated_node.args[0].value
-        names = [p.name for p in lam.params.params]
-        iterables = [a.value for a in updated_node.args[1:]]
+    def _rewrite(self, parent, field: str):
+        call = getattr(parent, field)
+        if not isinstance(call, cst.Call) or not _rewritable(call) or self.scope.lookup("map")[0]:
+            return parent
+        func = call.args[0].value
+        iterables = [a.value for a in call.args[1:]]
+        if isinstance(func, cst.Lambda):
+            names, body = [p.name for p in func.params.params], func.body
+        else:
+            names = [cst.Name("_mp_item" + (str(i) if i else "")) for i in range(len(iterables))]
+            body = cst.Call(func=func, args=[cst.Arg(n) for n in names])
         if len(names) == 1:
             target, iterable = names[0], iterables[0]
         else:
             target = cst.Tuple([cst.Element(n) for n in names], lpar=[], rpar=[])
             iterable = cst.Call(func=cst.Name("zip"), args=[cst.Arg(i) for i in iterables])
         self.ctx.converted_sites += 1
-        return cst.ListComp(elt=lam.body, for_in=cst.CompFor(target=target, iter=iterable))
+        return parent.with_changes(**{field: cst.ListComp(elt=body, for_in=cst.CompFor(target=target, iter=iterable))})
 
 
 def _rewritable(call: cst.Call) -> bool:
@@ -107,6 +95,8 @@ def _rewritable(call: cst.Call) -> bool:
             or any(a.keyword is not None or a.star for a in call.args):
         return False
     lam = call.args[0].value
+    if isinstance(lam, (cst.Name, cst.Attribute)):
+        return True  # map(fn, xs): fn(item) for each item
     if not isinstance(lam, cst.Lambda):
         return False
     params = lam.params
