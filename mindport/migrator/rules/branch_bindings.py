@@ -2,6 +2,8 @@
 docs/converter/branch_bindings.md shows both."""
 from __future__ import annotations
 
+import collections
+
 import libcst as cst
 
 from mindport.migrator.rules.base import Example, Rule
@@ -178,7 +180,10 @@ class BranchBindingTransform(Rule):
                 maybe = _bound_any(node) - _bound_all([node])  # a loop's body may not run: all of it is "maybe"
                 if isinstance(node, cst.For):
                     maybe -= _target_names(node.target)  # the loop variables: read inside the loop, where bound
-                names.extend(n for n in sorted(maybe) if n not in bound and n in reads and n not in names)
+                maybe = {n for n in maybe if n not in bound and n not in names}
+                if maybe:
+                    inside = _reads([node])  # read only where it is bound (a loop's temporaries): nothing to do
+                    names.extend(n for n in sorted(maybe) if reads[n] > inside[n])
             for name in names:
                 out.append(parse_statement(f"{name} = None"))
                 bound.add(name)
@@ -298,9 +303,9 @@ def _declared(body) -> set[str]:
     return names
 
 
-def _reads(body) -> set[str]:
-    """Names read anywhere in the method (nested scopes included: a closure reads the method's names)."""
-    names: set[str] = set()
+def _reads(body) -> collections.Counter:
+    """How often each name is read in ``body`` (nested scopes included: a closure reads the method's names)."""
+    names: collections.Counter = collections.Counter()
     stores: set[int] = set()
 
     def visit(node):
@@ -311,7 +316,7 @@ def _reads(body) -> set[str]:
         if isinstance(node, cst.Attribute):
             stores.add(id(node.attr))
         if isinstance(node, cst.Name) and id(node) not in stores:
-            names.add(node.value)
+            names[node.value] += 1
         for child in node.children:
             visit(child)
 
