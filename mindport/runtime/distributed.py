@@ -142,3 +142,78 @@ def set_device(device):
     if target in ("GPU", "Ascend"):
         index = device if isinstance(device, int) else int(str(device).rpartition(":")[2] or 0)
         ms.set_device(target, index)
+
+
+_RANDPERM_32BIT_LIMIT = 2 ** 32 // 20  # torch's CPU randperm draws 32-bit numbers below this length
+
+
+def torch_randperm(n: int, seed: int) -> list[int]:
+    """The permutation ``torch.randperm(n, generator=torch.Generator().manual_seed(seed))`` gives on the CPU,
+    computed without torch: torch's CPU generator is MT19937 seeded with the seed's low 32 bits (numpy's legacy
+    ``RandomState`` seeds it the same way), and randperm walks the positions swapping position ``i`` with
+    ``i + draw % (n - i)``, one 32-bit draw per position. Checked equal to torch's (torch 2.13) over lengths and
+    seeds by tests/distributed/test_sampler.py."""
+    import numpy as np
+
+    if n >= _RANDPERM_32BIT_LIMIT:
+        raise NotImplementedError(f"mindport: DistributedSampler over {n} samples: torch draws 64-bit numbers "
+                                  f"from {_RANDPERM_32BIT_LIMIT} samples on, which is not reproduced")
+    order = list(range(n))
+    if n < 2:
+        return order
+    draws = np.random.RandomState(seed & 0xFFFFFFFF).randint(0, 2 ** 32, size=n - 1, dtype=np.uint32)
+    offsets = (draws.astype(np.int64) % np.arange(n, 1, -1, dtype=np.int64)).tolist()
+    for i, offset in enumerate(offsets):
+        j = i + offset
+        order[i], order[j] = order[j], order[i]
+    return order
+
+
+class DistributedSampler:
+    """``torch.utils.data.distributed.DistributedSampler``: the same indices on every rank as torch's, for
+    ``ds.GeneratorDataset(..., sampler=...)`` (MindSpore iterates it again every epoch, like torch's DataLoader).
+
+    ``num_replicas``/``rank`` left out are the job's world size and rank (``mindspore.communication``, as torch
+    takes them from the process group). ``shuffle`` draws torch's own permutation of seed ``seed + epoch``
+    (:func:`torch_randperm`), ``set_epoch(epoch)`` changes it as in torch; without ``drop_last`` the indices are
+    padded to a multiple of ``num_replicas`` by repeating the first ones, with it the tail is dropped; rank ``r``
+    takes every ``num_replicas``-th index from ``r``. MindSpore's ``ds.DistributedSampler`` differs: its
+    permutation is its own, it reshuffles every epoch with no ``set_epoch`` or ``seed``, and it has no ``drop_last``.
+    """
+
+    def __init__(self, dataset, num_replicas=None, rank=None, shuffle=True, seed=0, drop_last=False):
+        if num_replicas is None or rank is None:
+            from mindspore.communication import get_group_size, get_rank
+
+            if not is_initialized():
+                raise RuntimeError("DistributedSampler without num_replicas/rank needs the process group: call "
+                                   "init_process_group() first (the job's world size and rank come from it)")
+            num_replicas = get_group_size() if num_replicas is None else num_replicas
+            rank = get_rank() if rank is None else rank
+        if rank >= num_replicas or rank < 0:
+            raise ValueError(f"Invalid rank {rank}, rank should be in the interval [0, {num_replicas - 1}]")
+        self.dataset, self.num_replicas, self.rank = dataset, num_replicas, rank
+        self.shuffle, self.seed, self.drop_last, self.epoch = shuffle, seed, drop_last, 0
+        length = len(dataset)
+        if drop_last and length % num_replicas:
+            self.num_samples = -(-(length - num_replicas) // num_replicas)
+        else:
+            self.num_samples = -(-length // num_replicas)
+        self.total_size = self.num_samples * num_replicas
+
+    def __iter__(self):
+        length = len(self.dataset)
+        indices = torch_randperm(length, self.seed + self.epoch) if self.shuffle else list(range(length))
+        if self.drop_last:
+            indices = indices[:self.total_size]
+        elif indices:
+            while len(indices) < self.total_size:  # pad by repeating from the start, as often as needed
+                indices += indices[:self.total_size - len(indices)]
+        return iter(indices[self.rank:self.total_size:self.num_replicas])
+
+    def __len__(self) -> int:
+        return self.num_samples
+
+    def set_epoch(self, epoch: int) -> None:
+        """The next iteration's shuffle uses ``seed + epoch``, as in torch."""
+        self.epoch = epoch
