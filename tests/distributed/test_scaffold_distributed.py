@@ -1,7 +1,8 @@
 """``mindport scaffold --distributed``: a data-parallel train.py and its msrun launch script (the writer migrate
 uses). The rendered job runs under msrun with 2 CPU workers, and rank 0's checkpoint must equal one process that
 takes, at every step, the mean of the gradients of the two workers' batches (the shards the rendered pipeline gives
-each rank) with the same optimizer: the workers shard the data and average the gradients (about 30 s)."""
+each rank) with the same optimizer, for the functional loop and the Model API: the workers shard the data
+and average the gradients (about 50 s)."""
 from __future__ import annotations
 
 import importlib
@@ -46,14 +47,16 @@ def test_scaffold_distributed_trains_data_parallel_under_msrun(tmp_path):
     launch = scripts / "launch_train.sh"
     assert f"wrote {launch}" in done.stdout and "msrun --worker_num" in launch.read_text()
 
-    env = {**_venv_env(), "NPROC": "2", "MASTER_PORT": str(_free_port())}
-    job = subprocess.run(["sh", str(launch), "--steps", "3", "--lr", "0.1"], cwd=tmp_path, env=env,
-                         capture_output=True, text=True, timeout=600, check=False)
-    logs = "".join(p.read_text(errors="replace")[-2000:] for p in sorted(scripts.glob("msrun_log/worker_*.log")))
-    assert job.returncode == 0, job.stdout[-2000:] + job.stderr[-2000:] + logs
-    written = sorted(p.name for p in (scripts / "checkpoints").glob("*.ckpt"))
-    assert written == ["classifier-1_3.ckpt"], written  # rank 0 only
-    trained = ms.load_checkpoint(str(scripts / "checkpoints" / "classifier-1_3.ckpt"))
+    trained = {}
+    for api in ("functional", "model"):  # the value_and_grad loop and the Model API
+        env = {**_venv_env(), "NPROC": "2", "MASTER_PORT": str(_free_port())}
+        job = subprocess.run(["sh", str(launch), "--steps", "3", "--lr", "0.1", "--api", api, "--ckpt-dir", api],
+                             cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600, check=False)
+        logs = "".join(p.read_text(errors="replace")[-2000:] for p in sorted(scripts.glob("msrun_log/worker_*.log")))
+        assert job.returncode == 0, job.stdout[-2000:] + job.stderr[-2000:] + logs
+        written = sorted(p.name for p in (scripts / api).glob("*.ckpt"))
+        assert written == ["classifier-1_3.ckpt"], (api, written)  # rank 0 only
+        trained[api] = ms.load_checkpoint(str(scripts / api / "classifier-1_3.ckpt"))
 
     # one process: each step the mean of both shards' gradients, the rendered optimizer (SGD, momentum 0.9)
     sys.path[:0] = [str(scripts)]
@@ -77,7 +80,8 @@ def test_scaffold_distributed_trains_data_parallel_under_msrun(tmp_path):
     for step in range(3):
         grads = [grad_fn(*shards[rank][step])[1] for rank in range(2)]
         optimizer(tuple((a + b) / 2 for a, b in zip(*grads)))
-    for param in net.trainable_params():
-        np.testing.assert_allclose(trained[param.name].asnumpy(), param.asnumpy(), rtol=1e-5, atol=1e-6,
-                                   err_msg=param.name)
-    assert not np.allclose(trained["hidden.weight"].asnumpy(), start.hidden.weight.asnumpy())
+    for api, weights in trained.items():
+        for param in net.trainable_params():
+            np.testing.assert_allclose(weights[param.name].asnumpy(), param.asnumpy(), rtol=1e-5, atol=1e-6,
+                                       err_msg=f"{api}: {param.name}")
+        assert not np.allclose(weights["hidden.weight"].asnumpy(), start.hidden.weight.asnumpy())
