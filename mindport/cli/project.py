@@ -234,8 +234,9 @@ def scaffold(model_ref, ctor, input_specs, out_dir, api, optimizer, num_classes,
           --input 2x3x32x32:float32 -o scripts/
       python scripts/train.py --steps 2     # two steps on synthetic data
       python scripts/eval.py                # accuracy, precision, recall, confusion matrix
-      mindport scaffold ... --distributed   # data-parallel train.py + launch_train.sh:
-      NPROC=2 sh scripts/launch_train.sh --steps 2    # msrun, 2 workers
+      mindport scaffold --model converted/model.py:Net --ctor "num_classes=10" \\
+          --input 2x3x32x32:float32 -o dp_scripts/ --distributed
+      NPROC=2 sh dp_scripts/launch_train.sh --steps 2   # data-parallel train.py under msrun, 2 workers
 
     Paths in --model, --dataset and --checkpoint are relative to the current folder. scaffold imports the
     model (and the dataset class) and evaluates --ctor to read the output size: it runs the project's code.
