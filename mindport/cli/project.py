@@ -220,8 +220,12 @@ def migrate(src, out, model, ctor, inputs, weights, target, rtol, atol, jobs, ma
               help="Your dataset class (numpy samples); default: .npz arrays or synthetic data.")
 @click.option("--dataset-ctor", default="", metavar="ARGS",
               help='Its constructor arguments; may use `split` ("train"/"eval"), e.g. "root=\'data\', split=split".')
+@click.option("--distributed", is_flag=True,
+              help="train.py trains data-parallel under msrun (each worker its shard of the data, gradients "
+                   "averaged), and launch_train.sh (the msrun command) is written beside it.")
 @click.option("--force", is_flag=True, help="Overwrite existing scripts.")
-def scaffold(model_ref, ctor, input_specs, out_dir, api, optimizer, num_classes, checkpoint, dataset, dataset_ctor, force):
+def scaffold(model_ref, ctor, input_specs, out_dir, api, optimizer, num_classes, checkpoint, dataset, dataset_ctor,
+             distributed, force):
     """Write MindSpore train.py / eval.py for a model.
 
     \b
@@ -230,6 +234,9 @@ def scaffold(model_ref, ctor, input_specs, out_dir, api, optimizer, num_classes,
           --input 2x3x32x32:float32 -o scripts/
       python scripts/train.py --steps 2     # two steps on synthetic data
       python scripts/eval.py                # accuracy, precision, recall, confusion matrix
+      mindport scaffold --model converted/model.py:Net --ctor "num_classes=10" \\
+          --input 2x3x32x32:float32 -o dp_scripts/ --distributed
+      NPROC=2 sh dp_scripts/launch_train.sh --steps 2   # data-parallel train.py under msrun, 2 workers
 
     Paths in --model, --dataset and --checkpoint are relative to the current folder. scaffold imports the
     model (and the dataset class) and evaluates --ctor to read the output size: it runs the project's code.
@@ -260,6 +267,7 @@ def scaffold(model_ref, ctor, input_specs, out_dir, api, optimizer, num_classes,
             dataset=dataset_abs,
             dataset_ctor=dataset_ctor,
             overwrite=force,
+            distributed=distributed,
         )
     except InputError as exc:
         click.echo(f"error: {exc}", err=True)

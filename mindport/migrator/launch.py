@@ -1,6 +1,7 @@
-"""Launch commands for converted distributed scripts: a torch script that calls ``init_process_group`` (run with
-``torchrun``) becomes a MindSpore script run with ``msrun``; ``migrate`` writes, for each such entry script, a
-``launch_<name>.sh`` beside the train/eval scripts with the command for one host and how to run it across hosts."""
+"""Launch commands for distributed MindSpore scripts, run with ``msrun``: ``migrate`` writes, for each converted
+entry script that calls ``init_process_group`` (a torchrun script), a ``launch_<name>.sh`` beside the train/eval
+scripts, and ``scaffold --distributed`` one for its data-parallel ``train.py`` (``write_launch_script``, the one
+writer): the command for one host and how to run it across hosts."""
 from __future__ import annotations
 
 import re
@@ -12,9 +13,9 @@ _INIT = re.compile(r"\binit_process_group\s*\(")
 _MAIN = re.compile(r"""__name__\s*==\s*['"]__main__['"]""")
 
 _SCRIPT = """#!/bin/sh
-# {rel} called torch.distributed.init_process_group (a torchrun script): its MindSpore conversion runs data-parallel
-# under msrun, which starts the workers and hands each its rank (mindspore.communication.init()).
-#   one host, N workers:   NPROC=N sh {name}            (torchrun --nproc_per_node=N {rel})
+# {origin}.
+# It runs data-parallel under msrun, which starts the workers and hands each its rank (mindspore.communication.init()).
+#   one host, N workers:   NPROC=N sh {name}{torchrun}
 #   several hosts:         on each host, msrun --worker_num=<all workers> --local_worker_num=<workers on this host>
 #                          --master_addr=<host 0's address> --master_port=8118 --node_rank=<this host's index> {rel}
 # Each worker's output goes to msrun_log/worker_<rank>.log. See docs/distributed.md.
@@ -41,15 +42,23 @@ def distributed_entry_scripts(src: Path, files) -> list[str]:
     return found
 
 
+def write_launch_script(folder: Path, rel: str, up: str, origin: str, torchrun: bool = True) -> Path:
+    """``folder/launch_<stem of rel>.sh``: msrun runs ``rel`` (a path from ``folder/up``, where the script changes
+    to) in ``NPROC`` workers; ``origin`` opens its comment (why the script is distributed). Returns its path."""
+    name = f"launch_{Path(rel).stem}.sh"
+    path = folder / name
+    folder.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, _SCRIPT.format(rel=rel, name=name, up=up, origin=origin,
+                                      torchrun=f"            (torchrun --nproc_per_node=N {rel})" if torchrun
+                                      else "").encode())
+    path.chmod(0o755)
+    return path
+
+
 def write_launch_scripts(src: Path, out: Path, scripts_dir: str, conversion) -> list[str]:
     """``OUT/<scripts_dir>/launch_<stem>.sh`` for each distributed entry script; returns the paths written."""
-    written = []
     root = out if src.is_dir() else out.parent
-    for rel in distributed_entry_scripts(src, conversion.files if conversion is not None else ()):
-        name = f"launch_{Path(rel).stem}.sh"
-        path = root / scripts_dir / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, _SCRIPT.format(rel=rel if src.is_dir() else Path(rel).name, name=name, up="..").encode())
-        path.chmod(0o755)
-        written.append(str(path))
-    return written
+    return [str(write_launch_script(root / scripts_dir, rel if src.is_dir() else Path(rel).name, "..",
+                                    f"{rel} called torch.distributed.init_process_group (a torchrun script), so "
+                                    "does its MindSpore conversion"))
+            for rel in distributed_entry_scripts(src, conversion.files if conversion is not None else ())]

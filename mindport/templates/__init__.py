@@ -152,6 +152,7 @@ def render_scripts(
     dataset: str | None = None,
     dataset_ctor: str = "",
     overwrite: bool = False,
+    distributed: bool = False,
 ) -> list[Path]:
     """Write train.py, eval.py and data_pipeline.py into `out_dir`; return their paths.
 
@@ -161,7 +162,8 @@ def render_scripts(
     num_classes: None reads it from the model output at run time. api: the default of train.py --api.
     checkpoint: a MindSpore .ckpt the scripts start from. dataset: optional ``FILE.py:Class`` whose
     instances (built with ``dataset_ctor``, which may use the name ``split``) return numpy
-    ``(inputs..., label)`` samples. Raises InputError (exit code 2 in the CLI) on bad input and
+    ``(inputs..., label)`` samples. distributed: train.py trains data-parallel under msrun (each worker its shard
+    of the data, gradients averaged), and ``launch_train.sh`` (the msrun command) is written beside it. Raises InputError (exit code 2 in the CLI) on bad input and
     ScaffoldExistsError when a file exists and overwrite is False.
     """
     out = Path(out_dir).resolve()
@@ -191,7 +193,7 @@ def render_scripts(
         checkpoint_expr = _path_expr(checkpoint_path, out)
 
     targets = [out / name for name in SCRIPTS]
-    existing = [p for p in targets if p.exists()]
+    existing = [p for p in targets + ([out / "launch_train.sh"] if distributed else []) if p.exists()]
     if existing and not overwrite:
         raise ScaffoldExistsError(
             "refusing to overwrite " + ", ".join(str(p) for p in existing) + " (pass overwrite=True / --force)"
@@ -226,9 +228,15 @@ def render_scripts(
         "dataset_ctor": dataset_ctor.strip(),
         "has_dataset": dataset_ref is not None,
         "column_names": [*names, "label"],
+        "distributed": distributed,
     }
     env = _environment()
     out.mkdir(parents=True, exist_ok=True)
     for target, template in zip(targets, SCRIPTS.values()):
         target.write_text(env.get_template(template).render(**context), encoding="utf-8")
+    if distributed:
+        from mindport.migrator.launch import write_launch_script
+
+        targets.append(write_launch_script(out, "train.py", ".", "train.py was written by mindport scaffold "
+                                           "--distributed", torchrun=False))
     return targets

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import os
 import shutil
 from pathlib import Path
 
@@ -164,3 +165,21 @@ def test_input_spec_parser():
             parse_input_spec(bad)
     with pytest.raises(InputError, match="batch dimension"):
         parse_input_specs(["2x3:float32", "4x3:float32"])
+
+
+def test_distributed_adds_data_parallel_training_and_the_launch_script(tmp_path):
+    """Only --distributed makes train.py join an msrun job; the 2-worker run is tests/distributed/."""
+    plain = render_scripts(tmp_path / "plain", FIXTURES / "convnet.py", "ConvNet")
+    assert [p.name for p in plain] == ["train.py", "eval.py", "data_pipeline.py"]
+    assert "communication" not in (tmp_path / "plain" / "train.py").read_text()
+    paths = render_scripts(tmp_path / "dp", FIXTURES / "convnet.py", "ConvNet", distributed=True)
+    assert [p.name for p in paths] == ["train.py", "eval.py", "data_pipeline.py", "launch_train.sh"]
+    train_py = (tmp_path / "dp" / "train.py").read_text()
+    for piece in ("init()", "nn.DistributedGradReducer(", "num_shards=get_group_size(), shard_id=get_rank()",
+                  "parallel_mode=ms.ParallelMode.DATA_PARALLEL"):
+        assert piece in train_py
+    compile(train_py, "train.py", "exec")
+    assert "exec msrun" in paths[-1].read_text() and os.access(paths[-1], os.X_OK)
+    with pytest.raises(ScaffoldExistsError, match="launch_train.sh"):
+        (tmp_path / "dp" / "train.py").unlink()
+        render_scripts(tmp_path / "dp", FIXTURES / "convnet.py", "ConvNet", distributed=True)

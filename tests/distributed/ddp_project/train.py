@@ -1,5 +1,6 @@
-"""A torch DDP training script of our own (torchrun, gloo): each rank trains on its own shard of the same data;
-DDP keeps the replicas equal. Writes losses-rank{R}.json on every rank and, from rank 0 only, net.pt."""
+"""A torch DDP training script of our own (torchrun, gloo): each rank trains on its own shard of the same data,
+drawn by a DistributedSampler (shuffled, reshuffled each epoch by set_epoch); DDP keeps the replicas equal.
+Writes losses-rank{R}.json on every rank and, from rank 0 only, net.pt."""
 import json
 import os
 
@@ -8,6 +9,8 @@ import torch
 import torch.distributed as dist
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data.distributed import DistributedSampler
 
 
 class Net(nn.Module):
@@ -25,8 +28,8 @@ def main():
     dist.init_process_group(backend="gloo")
     rank, world = dist.get_rank(), dist.get_world_size()
     rng = np.random.default_rng(0)
-    inputs = rng.standard_normal((20, 2, 4, 8)).astype(np.float32)  # step, rank, batch, feature
-    targets = inputs.sum(axis=3, keepdims=True) * 0.5
+    inputs = rng.standard_normal((80, 8)).astype(np.float32)
+    targets = inputs.sum(axis=1, keepdims=True) * 0.5
     start = np.random.default_rng(1 + rank)  # ranks start differently: DDP starts them all from rank 0's weights
     model = Net()
     with torch.no_grad():
@@ -37,14 +40,18 @@ def main():
     model = DDP(model)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
     criterion = nn.MSELoss()
-    batches = [(torch.from_numpy(inputs[step, rank]), torch.from_numpy(targets[step, rank])) for step in range(20)]
+    data = TensorDataset(torch.from_numpy(inputs), torch.from_numpy(targets))
+    sampler = DistributedSampler(data, seed=3)  # 40 samples per rank, from the process group's world size and rank
+    loader = DataLoader(data, batch_size=4, sampler=sampler)
     losses = []
-    for x, y in batches:
-        optimizer.zero_grad()
-        loss = criterion(model(x), y)
-        loss.backward()
-        optimizer.step()
-        losses.append(float(loss.item()))
+    for epoch in range(2):  # 2 epochs of 10 steps
+        sampler.set_epoch(epoch)
+        for x, y in loader:
+            optimizer.zero_grad()
+            loss = criterion(model(x), y)
+            loss.backward()
+            optimizer.step()
+            losses.append(float(loss.item()))
     with open(f"losses-rank{rank}.json", "w") as handle:
         json.dump({"rank": rank, "world": world, "local_rank": local_rank, "losses": losses}, handle)
     dist.barrier()
