@@ -30,7 +30,7 @@ KINDS = ("function", "layer", "method", "attribute")
 _ENTRY_KEYS = {
     "torch", "kind", "signature", "nn", "mint", "rename", "values", "emit", "drop", "unsupported",
     "transforms", "positional", "weights", "weight_transforms", "runs", "reason", "notes", "example",
-    "aliases", "doc_status", "mint_mapped", "switch", "graph",
+    "aliases", "doc_status", "mint_mapped", "switch", "graph", "starts_training",
 }
 _EXAMPLE_KEYS = {"args", "inputs", "self", "call", "rtol", "atol", "styles", "train", "compare", "grad_free", "proof",
                  "program", "sweep"}
@@ -96,6 +96,7 @@ class Entry:
     mint_mapped: bool = False  # mint takes torch's arguments as written unless this is set
     switch: dict = field(default_factory=dict)  # torch arg -> {literal source: target}: that value calls another target
     graph: str = ""  # set = the target can't be compiled in a static graph (GRAPH_MODE, @jit): why, and what to write
+    starts_training: bool = False  # a layer whose output depends on train/eval: built outside a class, .set_train()
 
     @property
     def supported(self) -> bool:
@@ -241,8 +242,15 @@ def _entry_from_table(raw: dict, source: str) -> Entry:
         notes=raw.get("notes", ""), example=example, aliases=tuple(raw.get("aliases", ())),
         doc_status=raw.get("doc_status", ""), source=source, mint_mapped=bool(raw.get("mint_mapped", False)),
         switch={k: dict(v) for k, v in raw.get("switch", {}).items()},
-        graph=raw.get("graph", ""),
+        graph=raw.get("graph", ""), starts_training=_flag(raw, "starts_training", where),
     )
+
+
+def _flag(raw: dict, key: str, where: str) -> bool:
+    value = raw.get(key, False)
+    if not isinstance(value, bool):
+        raise MappingError(f"{where}: {key} must be true or false")
+    return value
 
 
 # (prefix of a private defining module, the public package that re-exports its names)

@@ -53,3 +53,31 @@ COMPLEX_LITERALS = [
 @pytest.mark.parametrize("body", COMPLEX_LITERALS)
 def test_complex_literals_are_complex64_as_in_torch(body):
     run_both("import torch\n" + body + "\n", ["x", "r"])
+
+
+TRAINING_MODE = [
+    # torch builds modules in training mode: batch statistics, and the running ones updated for eval()
+    "x = torch.arange(48, dtype=torch.float32).reshape(4, 3, 2, 2)\nm = nn.BatchNorm2d(3)\nr = m(x)\n"
+    "m.eval()\nr2 = m(x)",
+    "x = torch.arange(960, dtype=torch.float32).reshape(2, 5, 6, 4, 4)\nm = nn.BatchNorm3d(5, affine=False)\nr = m(x)",
+    "x = torch.linspace(-2, 3, 24).reshape(6, 4)\nm = nn.BatchNorm1d(4, momentum=0.3)\nr = m(x)\nr2 = m(x * 2)",
+    "x = torch.linspace(-2, 3, 18).reshape(2, 3, 3)\n"
+    "m = nn.InstanceNorm1d(3, affine=True, track_running_stats=True)\nr = m(x)",
+    "x = torch.linspace(-1, 1, 30).reshape(5, 6)\nm = nn.Dropout(0.0)\nr = m(x)",
+]
+
+
+@pytest.mark.parametrize("body", TRAINING_MODE)
+def test_layers_built_outside_a_class_start_in_training_mode(body):
+    names = ["r", "r2"] if "r2 =" in body else ["r"]
+    _, _, result = run_both("import torch\nimport torch.nn as nn\n" + body + "\n", names, rtol=1e-4, atol=1e-5)
+    assert ".set_train()" in result.code
+
+
+def test_layers_inside_a_class_follow_their_module():
+    from mindport import convert_source
+
+    code = convert_source("import torch.nn as nn\nclass Net(nn.Module):\n    def __init__(self):\n"
+                          "        super().__init__()\n        self.bn = nn.BatchNorm2d(3)\n").code
+    assert "set_train" not in code
+
