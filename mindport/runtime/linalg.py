@@ -263,7 +263,10 @@ def eigh(input, UPLO="L"):
     """torch.linalg.eigh: (eigenvalues ascending, eigenvectors); MindSpore has the Eigh primitive (2-D only, applied
     per matrix here). Each eigenvector is defined up to sign in torch as well (LAPACK may pick another sign)."""
     op = _Eigh(True, lower=UPLO == "L")
-    return named(Eigh, *_batched(lambda a: tuple(op(a)), input))
+    values, vectors = _batched(lambda a: tuple(op(a)), input)
+    if values.dtype in (ms.complex64, ms.complex128):  # a Hermitian matrix's eigenvalues are real, as torch gives
+        values = ops.real(values)
+    return named(Eigh, values, vectors)
 
 
 def eigvalsh(input, UPLO="L"):

@@ -100,11 +100,6 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     if use_input_stats:
         mean = input.mean(axes, keep_dims=True)
         var = ((input - mean) ** 2).mean(axes, keep_dims=True)
-        if running_mean is not None and running_var is not None:
-            count = int(np.prod([input.shape[a] for a in axes]))
-            unbiased = var * (count / max(count - 1, 1))
-            ops.assign(running_mean, running_mean * (1 - momentum) + mean.mean(0).reshape(-1) * momentum)
-            ops.assign(running_var, running_var * (1 - momentum) + unbiased.mean(0).reshape(-1) * momentum)
     else:
         mean, var = running_mean.reshape(shape), running_var.reshape(shape)
     out = (input - mean) / ops.sqrt(var + eps)
@@ -112,6 +107,12 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
         out = out * weight.reshape(shape)
     if bias is not None:
         out = out + bias.reshape(shape)
+    if use_input_stats and running_mean is not None and running_var is not None:
+        # after the output, as torch: the running stats may be the very tensors passed as weight or bias
+        count = int(np.prod([input.shape[a] for a in axes]))
+        unbiased = var * (count / max(count - 1, 1))
+        ops.assign(running_mean, running_mean * (1 - momentum) + mean.mean(0).reshape(-1) * momentum)
+        ops.assign(running_var, running_var * (1 - momentum) + unbiased.mean(0).reshape(-1) * momentum)
     return out
 
 

@@ -173,6 +173,8 @@ def is_signed(x):
 
 def _typed_constructor(name: str, dtype):
     def make(*data, device=None):
+        if not data:  # torch.FloatTensor(): an empty 1-D tensor, not a 0-d one
+            return ops.zeros((0,), dtype)
         if len(data) == 1 and not isinstance(data[0], int):
             value = data[0]
             if isinstance(value, ms.Tensor):

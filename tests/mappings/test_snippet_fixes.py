@@ -81,3 +81,37 @@ def test_layers_inside_a_class_follow_their_module():
                           "        super().__init__()\n        self.bn = nn.BatchNorm2d(3)\n").code
     assert "set_train" not in code
 
+
+VALUE_FIXES = [
+    # -0.0 has its sign bit set: signbit and copysign see it as negative, as torch does
+    "x = torch.tensor([-0.0, 0.0, 1.5, -2.0, -0.0])\nr = torch.signbit(x)\nr2 = x.signbit()",
+    "x = torch.tensor([3.0, -2.0, 1.0])\ny = torch.tensor([-0.0, 0.0, -1.0])\nr = torch.copysign(x, y)\n"
+    "r2 = x.copysign(y)",
+    "x = torch.tensor([1.0, 2.0])\nr = torch.copysign(x, -0.0)\nr2 = x.clone().copysign_(torch.tensor([-0.0, 5.0]))",
+    # median without dim: one value, the lower of the two middle ones
+    "x = torch.tensor([[4.0, 1.0], [3.0, 2.0]])\nr = torch.median(x)\nr2 = x.median()",
+    "x = torch.tensor([[4.0, 1.0, 7.0], [3.0, 2.0, 0.5]])\nr = torch.median(x, 1)[0]\nr2 = x.median(dim=0)[1]",
+    # a Hermitian matrix's eigenvalues are real
+    "a = torch.tensor([[2.0, 1.0 - 1.0j], [1.0 + 1.0j, 3.0]], dtype=torch.complex128)\nr = torch.linalg.eigh(a)[0]",
+    # the typed constructors without data: an empty 1-D tensor
+    "r = torch.FloatTensor()\nr2 = torch.LongTensor()",
+    # instance_norm: the running stats are updated after the output (they may be the weight and bias tensors)
+    "x = torch.linspace(-2, 3, 18).reshape(2, 3, 3)\nd = torch.tensor([1.0, 0.5, 2.0])\n"
+    "r = torch.nn.functional.instance_norm(x, d, d.clone(), d, d)\nr2 = d",
+]
+
+
+@pytest.mark.parametrize("body", VALUE_FIXES)
+def test_value_fixes(body):
+    names = ["r", "r2"] if "r2 =" in body else ["r"]
+    run_both("import torch\n" + body + "\n", names)
+
+
+@pytest.mark.parametrize("call", ["torch.nn.LPPool1d(float('inf'), 3, stride=2)",
+                                  "torch.nn.functional.lp_pool2d(x, math.inf, 2)"])
+def test_lp_pool_of_infinite_norm_is_flagged(call):
+    from mindport import convert_source
+
+    result = convert_source(f"import math\nimport torch\nx = torch.ones(1, 2, 4, 4)\nr = {call}\n")
+    assert [d.code for d in result.diagnostics] == ["MP102"]
+    assert "norm_type=inf" in result.diagnostics[0].message
