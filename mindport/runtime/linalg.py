@@ -30,6 +30,7 @@ LUFactor = namedtuple("LUFactor", ["LU", "pivots"])
 LUFactorEx = namedtuple("LUFactorEx", ["LU", "pivots", "info"])
 SolveEx = namedtuple("SolveEx", ["result", "info"])
 SVD = namedtuple("SVD", ["U", "S", "Vh"])
+Slogdet = namedtuple("Slogdet", ["sign", "logabsdet"])
 Lstsq = namedtuple("Lstsq", ["solution", "residuals", "rank", "singular_values"])
 TriangularSolve = namedtuple("triangular_solve", ["solution", "cloned_coefficient"])
 
@@ -267,6 +268,15 @@ def eigh(input, UPLO="L"):
     if values.dtype in (ms.complex64, ms.complex128):  # a Hermitian matrix's eigenvalues are real, as torch gives
         values = ops.real(values)
     return named(Eigh, values, vectors)
+
+
+def slogdet(A):
+    """torch.linalg.slogdet / torch.slogdet / Tensor.slogdet: (sign, log|det|); log|det| is real for a complex matrix
+    too (``ops.slogdet`` returns it complex)."""
+    sign, logabsdet = ops.slogdet(A)
+    if logabsdet.dtype in (ms.complex64, ms.complex128):
+        logabsdet = ops.real(logabsdet)
+    return named(Slogdet, sign, logabsdet)
 
 
 def eigvalsh(input, UPLO="L"):

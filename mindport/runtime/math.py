@@ -245,6 +245,13 @@ def copysign(input, other):
     return out
 
 
+def cartesian_prod(*tensors):
+    """torch.cartesian_prod: of one tensor, that tensor (1-D); ``ops.cartesian_prod`` gives it a column shape."""
+    if len(tensors) == 1:
+        return tensors[0]
+    return ops.cartesian_prod(*tensors)
+
+
 def median(input, dim=None, keepdim=False):
     """torch.median / Tensor.median: without ``dim`` torch returns one value (the lower median of all elements), with
     ``dim`` a (values, int64 indices) pair; ``ops.median`` always reduces one axis (the last by default) and returns a

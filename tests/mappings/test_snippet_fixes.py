@@ -115,3 +115,32 @@ def test_lp_pool_of_infinite_norm_is_flagged(call):
     result = convert_source(f"import math\nimport torch\nx = torch.ones(1, 2, 4, 4)\nr = {call}\n")
     assert [d.code for d in result.diagnostics] == ["MP102"]
     assert "norm_type=inf" in result.diagnostics[0].message
+
+
+MORE_VALUE_FIXES = [
+    # bernoulli's input is the probabilities (ops.bernoulli took it for the shape and drew with p=0.5)
+    "p = torch.tensor([[1.0, 0.0, 1.0], [0.0, 1.0, 1.0]])\nr = torch.bernoulli(p)",
+    # log|det| of a complex matrix is real
+    "a = torch.tensor([[1.0 + 2.0j, 0.5], [-1.0j, 3.0 - 1.0j]])\nr = torch.linalg.slogdet(a)\n"
+    "r2 = torch.slogdet(a).logabsdet",
+    "a = torch.tensor([[2.0, 1.0], [1.0, 3.0]])\nr = a.slogdet()",
+    # cartesian_prod of one tensor is that tensor
+    "a = torch.tensor([1, 2, 3])\nr = torch.cartesian_prod(a)\nr2 = torch.cartesian_prod(a, torch.tensor([4, 5]))",
+]
+
+
+@pytest.mark.parametrize("body", MORE_VALUE_FIXES)
+def test_more_value_fixes(body):
+    names = ["r", "r2"] if "r2 =" in body else ["r"]
+    run_both("import torch\n" + body + "\n", names)
+
+
+def test_cyclic_lr_cycling_momentum_is_flagged():
+    from mindport import convert_source
+
+    head = "import torch\nm = torch.nn.Linear(2, 1)\nopt = torch.optim.SGD(m.parameters(), lr=0.1)\n"
+    flagged = convert_source(head + "s = torch.optim.lr_scheduler.CyclicLR(opt, 0.01, 0.1)\n")
+    assert [d.code for d in flagged.diagnostics] == ["MP102"]
+    assert "cycle_momentum" in flagged.diagnostics[0].message
+    kept = convert_source(head + "s = torch.optim.lr_scheduler.CyclicLR(opt, 0.01, 0.1, cycle_momentum=False)\n")
+    assert not kept.diagnostics and "cycle_momentum" not in kept.code and "CyclicLR(" in kept.code
