@@ -10,8 +10,11 @@ theirs is copied into mindport), and for every case:
 2. converts it with ``mindport.convert_source`` (the real converter);
 3. runs the converted code under MindSpore (PyNative, CPU; a fresh namespace, seeded);
 4. compares each named value: shapes, values (the snippet's rtol/atol; where they fail, float tolerances of our own:
-   float32 rtol 1e-5 atol 1e-6, float16/bfloat16 rtol 1e-3 atol 1e-3, counted apart as ``loose``), dtypes where the
+   float32 rtol 1e-5 atol 1e-6, float16 1e-3/1e-3, bfloat16 1e-2/1e-2, float64 1e-12/1e-15, the atol grown to
+   rtol x the tensor's largest magnitude; counted apart as ``loose``), dtypes where the
    snippet checks them (its default), tuples/lists/dicts elementwise, Python scalars by kind (bool/int/float/complex).
+   Where values differ, the torch snippet is run again under another seed: when torch itself answers otherwise, the
+   snippet draws random numbers and only shapes and dtypes are compared (counted as ``random``).
 
 Classes: ``pass``; ``flagged`` (the converter left a ``# mindport: MP...`` diagnostic or refused); ``raise`` (the
 converted code raises, or its process dies or times out, with no diagnostic); ``silent-wrong`` (runs, no diagnostic,
@@ -272,7 +275,11 @@ def plain(value, depth: int = 0):
     return ("object", f"{module}.{type(value).__name__}")
 
 
-LOOSE = {"float16": (1e-3, 1e-3), "bfloat16": (1e-2, 1e-2), "float32": (1e-5, 1e-6), "complex64": (1e-5, 1e-6)}
+# our float tolerances (rtol, atol), tried where the snippet's fail; the atol grows with the tensor's largest magnitude
+# (rtol x max |torch|): a kernel's rounding error scales with the values it reduces, not with each element (MindSpore's
+# log_softmax is 3e-6 off on -0.0486 when the row holds -3.05), so an element near 0 is not held to its own size
+LOOSE = {"float16": (1e-3, 1e-3), "bfloat16": (1e-2, 1e-2), "float32": (1e-5, 1e-6), "complex64": (1e-5, 1e-6),
+         "float64": (1e-12, 1e-15), "complex128": (1e-12, 1e-15)}
 
 
 def compare(t, m, case: dict, where: str = "") -> tuple[str | None, set]:
@@ -337,6 +344,8 @@ def _close(a, b, case: dict, where: str, dtype: str) -> tuple[str | None, bool]:
         if np.allclose(a, b, rtol=case["rtol"], atol=case["atol"], equal_nan=True):
             return None, set()
         rtol, atol = LOOSE.get(dtype, (case["rtol"], case["atol"]))
+        finite = np.abs(a[np.isfinite(a)]) if a.size else np.zeros(0)
+        atol = max(atol, rtol * float(finite.max()) if finite.size else 0.0)
         if np.allclose(a, b, rtol=max(rtol, case["rtol"]), atol=max(atol, case["atol"]), equal_nan=True):
             return None, {"loose"}
     except (TypeError, ValueError) as exc:
@@ -357,16 +366,42 @@ def _diff(a, b) -> str:
 
 # ------------------------------------------------------------------------------------------ the worker
 
-def _seed() -> None:
+def _seed(seed: int = 0) -> None:
     import numpy as np
     import torch
 
     import mindspore as ms
 
-    random.seed(0)
-    np.random.seed(0)
-    torch.manual_seed(0)
-    ms.set_seed(0)
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+    ms.set_seed(seed)
+
+
+def _torch_values(case: dict, seed: int) -> dict:
+    import warnings
+
+    _reset()
+    _seed(seed)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            space = _exec(case["code"], f"<torch {case['id']}>")
+        missing = [n for n in case["names"] if n not in space]
+        if missing:
+            raise NameError(f"the snippet binds no {missing[0]!r}")
+        return {n: plain(space[n]) for n in case["names"]}
+    finally:
+        _reset()
+
+
+def _random(case: dict, expected: dict) -> bool:
+    """The snippet draws random numbers: torch itself answers otherwise under another seed."""
+    try:
+        again = _torch_values(case, 1)
+    except BaseException:  # noqa: BLE001
+        return False
+    return any(compare(expected[n], again[n], {**case, "check_dtype": False}, n)[0] for n in case["names"])
 
 
 def _reset() -> None:
@@ -403,20 +438,10 @@ def run_case(case: dict, say) -> dict:
 
     out = {"id": case["id"]}
     say("torch")
-    _reset()
-    _seed()
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            space = _exec(case["code"], f"<torch {case['id']}>")
-        missing = [n for n in case["names"] if n not in space]
-        if missing:
-            return {**out, "class": "torch-fails", "reason": f"the snippet binds no {missing[0]!r}"}
-        expected = {n: plain(space[n]) for n in case["names"]}
+        expected = _torch_values(case, 0)
     except BaseException as exc:  # noqa: BLE001 - SystemExit and friends from a snippet included
         return {**out, "class": "torch-fails", "reason": _first_line(exc)}
-    finally:
-        _reset()
     say("convert")
     try:
         result = convert_source(case["code"], f"{case['file']}")
@@ -447,6 +472,11 @@ def run_case(case: dict, say) -> dict:
     notes = set()
     for name in case["names"]:
         why, more = compare(expected[name], got[name], case, name)
+        if why and case["check_value"] and _random(case, expected):
+            # a random draw: the two frameworks' generators differ, so shapes and dtypes are what can agree
+            case = {**case, "check_value": False}
+            notes.add("random")
+            why, more = compare(expected[name], got[name], case, name)
         notes |= more
         if why:
             if flags:
@@ -601,6 +631,7 @@ def summarize(cases: list[Case], results: dict[str, dict]) -> dict:
             "shares": {k: round(100 * by_class[k] / measured, 1) if measured else 0.0 for k in MEASURED},
             "loose": sum(1 for r in results.values() if "loose" in r.get("notes", ())),
             "objects": sum(1 for r in results.values() if "object" in r.get("notes", ())),
+            "random": sum(1 for r in results.values() if "random" in r.get("notes", ())),
             "flagged_then": dict(flagged_then),
             "families": {f: dict(c) for f, c in sorted(fam.items(), key=lambda kv: -sum(kv[1].values()))}}
 
@@ -612,7 +643,8 @@ def show(summary: dict) -> None:
     for k in MEASURED:
         print(f"  {k:13s}{c.get(k, 0):6d}  {summary['shares'][k]:5.1f} %")
     print(f"  (pass with our looser float tolerance only: {summary['loose']}; pass holding an object neither side "
-          f"compares: {summary['objects']}; flagged whose code then "
+          f"compares: {summary['objects']}; random draws, compared by shape and dtype: {summary.get('random', 0)};\n"
+          f"   flagged whose code then "
           f"{', '.join(f'{k or chr(63)} {v}' for k, v in sorted(summary['flagged_then'].items()))})")
     print("\nby API family (measured cases):")
     print(f"  {'family':22s}{'pass':>7s}{'flagged':>9s}{'raise':>7s}{'silent':>8s}{'pass %':>8s}"
