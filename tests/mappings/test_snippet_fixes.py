@@ -144,3 +144,37 @@ def test_cyclic_lr_cycling_momentum_is_flagged():
     assert "cycle_momentum" in flagged.diagnostics[0].message
     kept = convert_source(head + "s = torch.optim.lr_scheduler.CyclicLR(opt, 0.01, 0.1, cycle_momentum=False)\n")
     assert not kept.diagnostics and "cycle_momentum" not in kept.code and "CyclicLR(" in kept.code
+
+
+BUFFERS = '''
+import torch
+import torch.nn as nn
+
+
+class Inner(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("scale", torch.tensor([2.0, 3.0]))
+        self.proj = nn.Linear(2, 2)
+
+
+class Outer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inner = Inner()
+        self.register_buffer("offset", torch.tensor([0.5, -1.0]))
+        self.weight = nn.Parameter(torch.ones(2))
+
+
+model = Outer()
+names = [name for name, _ in model.named_buffers()]
+values = torch.cat([b for b in model.buffers()])
+own = [name for name, _ in model.named_buffers(recurse=False)]
+'''
+
+
+def test_named_buffers_lists_what_register_buffer_made():
+    t_space, m_space, result = run_both(BUFFERS, ["values"])
+    assert "mp_containers.named_buffers(model)" in result.code
+    assert m_space["names"] == t_space["names"] == ["offset", "inner.scale"]
+    assert m_space["own"] == t_space["own"] == ["offset"]
