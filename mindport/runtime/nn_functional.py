@@ -116,6 +116,16 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     return out
 
 
+def log_softmax(input, dim, dtype=None):
+    """torch.nn.functional.log_softmax (torch.log_softmax, Tensor.log_softmax, torch.special.log_softmax):
+    ``x - max - log(sum(exp(x - max)))``. ``ops.log_softmax`` in 2.10 is 2-3e-6 off in float32 (on -0.0486, 7e-5
+    relative) and gives float64 only float32's precision; ``dtype`` casts the input first, as torch does."""
+    if dtype is not None:
+        input = input.astype(dtype)
+    shifted = input - ops.stop_gradient(input.max(dim, keepdims=True))
+    return shifted - ops.log(ops.exp(shifted).sum(dim, keepdims=True))
+
+
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """torch.layer_norm / torch.nn.functional.layer_norm: ops.layer_norm has no CPU kernel in 2.10 (LayerNormExt),
     so the mean and biased variance over the trailing ``normalized_shape`` dims are computed directly."""

@@ -178,3 +178,20 @@ def test_named_buffers_lists_what_register_buffer_made():
     assert "mp_containers.named_buffers(model)" in result.code
     assert m_space["names"] == t_space["names"] == ["offset", "inner.scale"]
     assert m_space["own"] == t_space["own"] == ["offset"]
+
+
+LOG_SOFTMAX = [
+    # ops.log_softmax is 2-3e-6 off in float32 and has float32's precision in float64
+    ("x = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=torch.float64)\nr = F.log_softmax(x, dim=0)\n"
+     "r2 = torch.special.log_softmax(x, 1)", 1e-12, 1e-14),
+    ("x = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])\nr = torch.log_softmax(x, 0)\nr2 = nn.LogSoftmax(dim=1)(x)",
+     1e-6, 2e-7),
+    ("x = torch.tensor([[0.5, -1.0], [3.0, 2.5]])\nr = x.log_softmax(1, dtype=torch.float64)\n"
+     "r2 = F.log_softmax(x, 1, dtype=torch.float64)", 1e-7, 1e-8),
+]
+
+
+@pytest.mark.parametrize(("body", "rtol", "atol"), LOG_SOFTMAX)
+def test_log_softmax_keeps_the_precision_of_its_dtype(body, rtol, atol):
+    run_both("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n" + body + "\n", ["r", "r2"],
+             rtol=rtol, atol=atol)
