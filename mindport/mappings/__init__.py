@@ -30,7 +30,7 @@ KINDS = ("function", "layer", "method", "attribute")
 _ENTRY_KEYS = {
     "torch", "kind", "signature", "nn", "mint", "rename", "values", "emit", "drop", "unsupported",
     "transforms", "positional", "weights", "weight_transforms", "runs", "reason", "notes", "example",
-    "aliases", "doc_status", "mint_mapped", "switch", "graph", "starts_training",
+    "aliases", "doc_status", "mint_mapped", "switch", "graph", "starts_training", "called",
 }
 _EXAMPLE_KEYS = {"args", "inputs", "self", "call", "rtol", "atol", "styles", "train", "compare", "grad_free", "proof",
                  "program", "sweep"}
@@ -97,6 +97,7 @@ class Entry:
     switch: dict = field(default_factory=dict)  # torch arg -> {literal source: target}: that value calls another target
     graph: str = ""  # set = the target can't be compiled in a static graph (GRAPH_MODE, @jit): why, and what to write
     starts_training: bool = False  # a layer whose output depends on train/eval: built outside a class, .set_train()
+    called: str = ""  # an attribute entry: what a call of it becomes (torch.Tensor(...) is not ms.Tensor(...))
 
     @property
     def supported(self) -> bool:
@@ -243,7 +244,16 @@ def _entry_from_table(raw: dict, source: str) -> Entry:
         doc_status=raw.get("doc_status", ""), source=source, mint_mapped=bool(raw.get("mint_mapped", False)),
         switch={k: dict(v) for k, v in raw.get("switch", {}).items()},
         graph=raw.get("graph", ""), starts_training=_flag(raw, "starts_training", where),
+        called=_called(raw, kind, where),
     )
+
+
+def _called(raw: dict, kind: str, where: str) -> str:
+    value = raw.get("called", "")
+    if value and (kind != "attribute" or not isinstance(value, str)
+                  or not value.startswith(("mindspore.", "mindport.runtime."))):
+        raise MappingError(f"{where}: called is for attribute entries: a mindspore.* or mindport.runtime.* name")
+    return value
 
 
 def _flag(raw: dict, key: str, where: str) -> bool:

@@ -224,7 +224,7 @@ class TableCallTransform(Rule):
             return updated_node
         if entry.kind == "attribute":
             self.ctx.converted_sites += 1
-            return updated_node.with_changes(func=self._func_expr(original_node.func, target))
+            return updated_node.with_changes(func=self._func_expr(original_node.func, entry.called or target))
         if self.scope.is_local_alias(original_node.func) and (target.startswith(".") or needs_mapping(entry)) \
                 and (target.startswith(".") or original_node.func.value not in self.ctx.fixed_aliases):
             # `act = F.gelu` holds the runtime adapter (ReferenceTransform): `act(x, approximate="tanh")` keeps
