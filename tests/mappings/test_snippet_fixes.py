@@ -205,3 +205,19 @@ def test_torch_tensor_called_is_float32(body):
     t_space, m_space, _ = run_both("import torch\n" + body + "\n", ["r"] + (["r2"] if "isinstance" not in body else []))
     if "isinstance" in body:
         assert m_space["r2"] is t_space["r2"] is True
+
+
+@pytest.mark.parametrize("call", ['torch.device("cpu", 1)', 'torch.device(index=0, type="cpu")',
+                                  'torch.device(type="cuda", index=1)', 'torch.device("cuda" if flag else "cpu", 2)',
+                                  'torch.device("cuda:3")', 'torch.device("cpu")', 'torch.device(type="cpu")'])
+def test_device_becomes_its_designation(call):
+    # mindport writes a device as the string str(torch.device(...)) gives; the statement after it sets the device
+    import torch
+
+    from mindport import convert_source
+
+    code = convert_source(f"import torch\nflag = False\nresult = {call}\n").code
+    line = next(text for text in code.splitlines() if text.startswith("result = "))
+    space = {"flag": False}
+    exec(line, space)  # noqa: S102 - the converted line alone (not the global device setting after it)
+    assert space["result"] == str(eval(call, {"torch": torch, "flag": False}))  # noqa: S307
