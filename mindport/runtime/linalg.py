@@ -270,6 +270,17 @@ def eigh(input, UPLO="L"):
     return named(Eigh, values, vectors)
 
 
+def pinv(input, *, atol=None, rtol=None, hermitian=False):
+    """torch.linalg.pinv: ``ops.pinv(hermitian=True)`` drops the batch dims in 2.10 ((2, 3, 3) in, (2, 2) out). A
+    Hermitian input is read from its lower triangle as torch's eigh reads it, then inverted without the hint."""
+    if hermitian:
+        strict = ops.tril(input, -1).swapaxes(-1, -2)
+        if input.dtype in (ms.complex64, ms.complex128):
+            strict = strict.conj()
+        input = ops.tril(input) + strict
+    return ops.pinv(input, atol=atol, rtol=rtol)
+
+
 def slogdet(A):
     """torch.linalg.slogdet / torch.slogdet / Tensor.slogdet: (sign, log|det|); log|det| is real for a complex matrix
     too (``ops.slogdet`` returns it complex)."""

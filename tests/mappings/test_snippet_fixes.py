@@ -221,3 +221,14 @@ def test_device_becomes_its_designation(call):
     space = {"flag": False}
     exec(line, space)  # noqa: S102 - the converted line alone (not the global device setting after it)
     assert space["result"] == str(eval(call, {"torch": torch, "flag": False}))  # noqa: S307
+
+
+@pytest.mark.parametrize("body", [
+    "x = torch.tensor([[[2.0, 1.0, 0.5], [1.0, 3.0, 1.0], [0.5, 1.0, 2.0]],\n"
+    "                  [[3.0, 0.5, 0.0], [0.5, 2.0, 0.5], [0.0, 0.5, 1.0]]], dtype=torch.float64)\n"
+    "r = torch.linalg.pinv(x, hermitian=True)\nr2 = torch.linalg.pinv(x)",
+    # hermitian=True reads the lower triangle only
+    "x = torch.tensor([[2.0, 9.0], [1.0, 3.0]], dtype=torch.float64)\nr = torch.linalg.pinv(x, hermitian=True)",
+])
+def test_pinv_keeps_batches_and_reads_the_lower_triangle(body):
+    run_both("import torch\n" + body + "\n", ["r", "r2"] if "r2 =" in body else ["r"], rtol=1e-9, atol=1e-12)
