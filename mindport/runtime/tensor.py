@@ -192,6 +192,14 @@ def _typed_constructor(name: str, dtype):
 
 
 FloatTensor = _typed_constructor("FloatTensor", ms.float32)
+
+
+def Tensor(*data, device=None):  # noqa: N802 - torch's name
+    """``torch.Tensor(...)`` called: of a tensor, that tensor (its dtype kept, as torch returns it); otherwise
+    ``torch.FloatTensor``'s meaning (data or sizes, float32 whatever the data: ``ms.Tensor([1, 2])`` is int64)."""
+    if len(data) == 1 and isinstance(data[0], ms.Tensor):
+        return data[0]
+    return FloatTensor(*data, device=device)
 DoubleTensor = _typed_constructor("DoubleTensor", ms.float64)
 HalfTensor = _typed_constructor("HalfTensor", ms.float16)
 BFloat16Tensor = _typed_constructor("BFloat16Tensor", ms.bfloat16)

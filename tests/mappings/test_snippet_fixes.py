@@ -199,9 +199,10 @@ def test_log_softmax_keeps_the_precision_of_its_dtype(body, rtol, atol):
 
 @pytest.mark.parametrize("body", ["r = torch.Tensor([[3, 4], [5, 8]])\nr2 = torch.Tensor([True, False]) * 2",
                                   "r = torch.Tensor(2, 3).zero_()\nr2 = torch.Tensor([])",
-                                  "x = torch.ones(2)\nr = torch.Tensor([1, 2]) / 4\nr2 = isinstance(x, torch.Tensor)"])
+                                  "x = torch.ones(2)\nr = torch.Tensor([1, 2]) / 4\nr2 = isinstance(x, torch.Tensor)",
+                                  "a = torch.tensor([[3, 4]])\nr = torch.Tensor(a)\nr2 = torch.Tensor(a.double())"])
 def test_torch_tensor_called_is_float32(body):
-    # torch.Tensor(...) is the default float type whatever the data; ms.Tensor([1, 2]) is int64
+    # torch.Tensor(...) is the default float type whatever the data (ms.Tensor([1, 2]) is int64); of a tensor, itself
     t_space, m_space, _ = run_both("import torch\n" + body + "\n", ["r"] + (["r2"] if "isinstance" not in body else []))
     if "isinstance" in body:
         assert m_space["r2"] is t_space["r2"] is True
