@@ -274,11 +274,16 @@ def pinv(input, *, atol=None, rtol=None, hermitian=False):
     """torch.linalg.pinv: ``ops.pinv(hermitian=True)`` drops the batch dims in 2.10 ((2, 3, 3) in, (2, 2) out). A
     Hermitian input is read from its lower triangle as torch's eigh reads it, then inverted without the hint."""
     if hermitian:
-        strict = ops.tril(input, -1).swapaxes(-1, -2)
-        if input.dtype in (ms.complex64, ms.complex128):
-            strict = strict.conj()
-        input = ops.tril(input) + strict
+        input = _from_lower(input)
     return ops.pinv(input, atol=atol, rtol=rtol)
+
+
+def _from_lower(input):
+    """The Hermitian matrix whose lower triangle ``input`` holds: what torch's ``hermitian=True`` paths read (eigh)."""
+    strict = ops.tril(input, -1).swapaxes(-1, -2)
+    if input.dtype in (ms.complex64, ms.complex128):
+        strict = strict.conj()
+    return ops.tril(input) + strict
 
 
 def slogdet(A):
@@ -325,7 +330,10 @@ def svdvals(A, *, driver=None):
 
 def matrix_rank(input, *, atol=None, rtol=None, hermitian=False):
     """torch.linalg.matrix_rank: number of singular values > max(atol, rtol * s_max), with torch's default
-    rtol = eps(dtype) * max(m, n) when neither is given; int64. No MindSpore op."""
+    rtol = eps(dtype) * max(m, n) when neither is given; int64. No MindSpore op. ``hermitian=True`` reads the lower
+    triangle, as torch's eigvalsh does (the singular values of a Hermitian matrix are its |eigenvalues|)."""
+    if hermitian:
+        input = _from_lower(input)
     s = ops.svd(input, compute_uv=False)
     if rtol is None:
         rtol = 0.0 if atol is not None and atol > 0 else _EPS[input.dtype] * max(input.shape[-2:])

@@ -230,6 +230,8 @@ def test_device_becomes_its_designation(call):
     "r = torch.linalg.pinv(x, hermitian=True)\nr2 = torch.linalg.pinv(x)",
     # hermitian=True reads the lower triangle only
     "x = torch.tensor([[2.0, 9.0], [1.0, 3.0]], dtype=torch.float64)\nr = torch.linalg.pinv(x, hermitian=True)",
+    "x = torch.tensor([[[1.0, 5.0, 0.0], [2.0, 4.0, 7.0], [0.0, 2.0, 4.0]]] * 2, dtype=torch.float64)\n"
+    "r = torch.linalg.matrix_rank(x, hermitian=True)\nr2 = torch.linalg.matrix_rank(x, atol=torch.tensor(3.0), hermitian=True)",
 ])
 def test_pinv_keeps_batches_and_reads_the_lower_triangle(body):
     run_both("import torch\n" + body + "\n", ["r", "r2"] if "r2 =" in body else ["r"], rtol=1e-9, atol=1e-12)
