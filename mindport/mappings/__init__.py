@@ -30,7 +30,7 @@ KINDS = ("function", "layer", "method", "attribute")
 _ENTRY_KEYS = {
     "torch", "kind", "signature", "nn", "mint", "rename", "values", "emit", "drop", "unsupported",
     "transforms", "positional", "weights", "weight_transforms", "runs", "reason", "notes", "example",
-    "aliases", "doc_status", "mint_mapped", "switch", "graph", "called",
+    "aliases", "doc_status", "mint_mapped", "switch", "graph", "starts_training", "called",
 }
 _EXAMPLE_KEYS = {"args", "inputs", "self", "call", "rtol", "atol", "styles", "train", "compare", "grad_free", "proof",
                  "program", "sweep"}
@@ -96,7 +96,8 @@ class Entry:
     mint_mapped: bool = False  # mint takes torch's arguments as written unless this is set
     switch: dict = field(default_factory=dict)  # torch arg -> {literal source: target}: that value calls another target
     graph: str = ""  # set = the target can't be compiled in a static graph (GRAPH_MODE, @jit): why, and what to write
-    called: str = ""  # attributes: a call of the name is a call of this entry (torch.Tensor(3) is torch.FloatTensor(3))
+    starts_training: bool = False  # a layer whose output depends on train/eval: built outside a class, .set_train()
+    called: str = ""  # an attribute entry: what a call of it becomes (torch.Tensor(...) is not ms.Tensor(...))
 
     @property
     def supported(self) -> bool:
@@ -190,9 +191,6 @@ def _entry_from_table(raw: dict, source: str) -> Entry:
         if not isinstance(choices, dict) or not all(isinstance(t, str) and t.startswith(("mindspore", "mindport.runtime."))
                                                     for t in choices.values()):
             raise MappingError(f"{where}: switch.{arg} must map literal values to 'mindspore.…'/'mindport.runtime.…' targets")
-    if raw.get("called") and (kind != "attribute" or not str(raw["called"]).startswith("torch")):
-        raise MappingError(f"{where}: 'called' (the entry a call of this name goes through) is for attribute entries "
-                           "and names a torch entry")
     rests = [p.name for p in signature or () if p.kind == "var_positional" and p.name.endswith("_rest")]
     if rests and (rests[0][: -len("_rest")] not in names or "int_list_varargs" not in raw.get("transforms", ())
                   or ("mint" in targets and not raw.get("mint_mapped"))):
@@ -245,8 +243,24 @@ def _entry_from_table(raw: dict, source: str) -> Entry:
         notes=raw.get("notes", ""), example=example, aliases=tuple(raw.get("aliases", ())),
         doc_status=raw.get("doc_status", ""), source=source, mint_mapped=bool(raw.get("mint_mapped", False)),
         switch={k: dict(v) for k, v in raw.get("switch", {}).items()},
-        graph=raw.get("graph", ""), called=raw.get("called", ""),
+        graph=raw.get("graph", ""), starts_training=_flag(raw, "starts_training", where),
+        called=_called(raw, kind, where),
     )
+
+
+def _called(raw: dict, kind: str, where: str) -> str:
+    value = raw.get("called", "")
+    if value and (kind != "attribute" or not isinstance(value, str)
+                  or not value.startswith(("mindspore.", "mindport.runtime."))):
+        raise MappingError(f"{where}: called is for attribute entries: a mindspore.* or mindport.runtime.* name")
+    return value
+
+
+def _flag(raw: dict, key: str, where: str) -> bool:
+    value = raw.get(key, False)
+    if not isinstance(value, bool):
+        raise MappingError(f"{where}: {key} must be true or false")
+    return value
 
 
 # (prefix of a private defining module, the public package that re-exports its names)

@@ -77,3 +77,21 @@ class ParameterDict(nn.Cell):
 
     def items(self):
         return [(k, getattr(self, k)) for k in self._keys]
+
+
+def named_buffers(cell, prefix="", recurse=True, remove_duplicate=True):
+    """``module.named_buffers()``: the converter makes each ``register_buffer`` a non-trainable Parameter, which a
+    Cell's own ``named_buffers()`` does not list; these are the Cell's non-trainable Parameters, named by their path
+    (a MindSpore layer's own statistics under MindSpore's names: ``moving_mean`` for torch's ``running_mean``)."""
+    seen = set()
+    for name, param in cell.parameters_and_names(name_prefix=prefix, expand=recurse):
+        if param.requires_grad or (remove_duplicate and id(param) in seen):
+            continue
+        seen.add(id(param))
+        yield name, param
+
+
+def buffers(cell, recurse=True):
+    """``module.buffers()``: the values of :func:`named_buffers`."""
+    for _, param in named_buffers(cell, recurse=recurse):
+        yield param

@@ -139,6 +139,18 @@ class Softplus(nn.Cell):
         return ops.softplus(x, self.beta, self.threshold)
 
 
+class LogSoftmax(nn.Cell):
+    """torch.nn.LogSoftmax: through mindport's log_softmax (mindspore.nn.LogSoftmax is 2-3e-6 off in float32 and has
+    float32's precision in float64)."""
+
+    def __init__(self, dim):
+        super().__init__()
+        self.dim = dim
+
+    def construct(self, x):
+        return F.log_softmax(x, self.dim)
+
+
 class RReLU(nn.Cell):
     """torch.nn.RReLU: random slopes in training, the fixed slope (lower + upper) / 2 in eval (mindspore.nn.RReLU
     samples in both)."""

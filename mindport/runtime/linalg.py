@@ -30,6 +30,7 @@ LUFactor = namedtuple("LUFactor", ["LU", "pivots"])
 LUFactorEx = namedtuple("LUFactorEx", ["LU", "pivots", "info"])
 SolveEx = namedtuple("SolveEx", ["result", "info"])
 SVD = namedtuple("SVD", ["U", "S", "Vh"])
+Slogdet = namedtuple("Slogdet", ["sign", "logabsdet"])
 Lstsq = namedtuple("Lstsq", ["solution", "residuals", "rank", "singular_values"])
 TriangularSolve = namedtuple("triangular_solve", ["solution", "cloned_coefficient"])
 
@@ -263,7 +264,35 @@ def eigh(input, UPLO="L"):
     """torch.linalg.eigh: (eigenvalues ascending, eigenvectors); MindSpore has the Eigh primitive (2-D only, applied
     per matrix here). Each eigenvector is defined up to sign in torch as well (LAPACK may pick another sign)."""
     op = _Eigh(True, lower=UPLO == "L")
-    return named(Eigh, *_batched(lambda a: tuple(op(a)), input))
+    values, vectors = _batched(lambda a: tuple(op(a)), input)
+    if values.dtype in (ms.complex64, ms.complex128):  # a Hermitian matrix's eigenvalues are real, as torch gives
+        values = ops.real(values)
+    return named(Eigh, values, vectors)
+
+
+def pinv(input, *, atol=None, rtol=None, hermitian=False):
+    """torch.linalg.pinv: ``ops.pinv(hermitian=True)`` drops the batch dims in 2.10 ((2, 3, 3) in, (2, 2) out). A
+    Hermitian input is read from its lower triangle as torch's eigh reads it, then inverted without the hint."""
+    if hermitian:
+        input = _from_lower(input)
+    return ops.pinv(input, atol=atol, rtol=rtol)
+
+
+def _from_lower(input):
+    """The Hermitian matrix whose lower triangle ``input`` holds: what torch's ``hermitian=True`` paths read (eigh)."""
+    strict = ops.tril(input, -1).swapaxes(-1, -2)
+    if input.dtype in (ms.complex64, ms.complex128):
+        strict = strict.conj()
+    return ops.tril(input) + strict
+
+
+def slogdet(A):
+    """torch.linalg.slogdet / torch.slogdet / Tensor.slogdet: (sign, log|det|); log|det| is real for a complex matrix
+    too (``ops.slogdet`` returns it complex)."""
+    sign, logabsdet = ops.slogdet(A)
+    if logabsdet.dtype in (ms.complex64, ms.complex128):
+        logabsdet = ops.real(logabsdet)
+    return named(Slogdet, sign, logabsdet)
 
 
 def eigvalsh(input, UPLO="L"):
@@ -301,7 +330,10 @@ def svdvals(A, *, driver=None):
 
 def matrix_rank(input, *, atol=None, rtol=None, hermitian=False):
     """torch.linalg.matrix_rank: number of singular values > max(atol, rtol * s_max), with torch's default
-    rtol = eps(dtype) * max(m, n) when neither is given; int64. No MindSpore op."""
+    rtol = eps(dtype) * max(m, n) when neither is given; int64. No MindSpore op. ``hermitian=True`` reads the lower
+    triangle, as torch's eigvalsh does (the singular values of a Hermitian matrix are its |eigenvalues|)."""
+    if hermitian:
+        input = _from_lower(input)
     s = ops.svd(input, compute_uv=False)
     if rtol is None:
         rtol = 0.0 if atol is not None and atol > 0 else _EPS[input.dtype] * max(input.shape[-2:])

@@ -222,6 +222,45 @@ def mode(input, dim=-1, keepdim=False):
     return named(_Mode, values, indices)
 
 
+_FLOATS = (ms.float16, ms.float32, ms.float64, ms.bfloat16)
+
+
+def signbit(input):
+    """torch.signbit / Tensor.signbit: True where the sign bit is set, -0.0 included (``ops.signbit`` says False for
+    -0.0 in 2.10); 1 / -0.0 is -inf, which tells the two zeros apart."""
+    if input.dtype in _FLOATS:
+        return (input < 0) | ((input == 0) & ((1 / input) < 0))
+    return ops.signbit(input)
+
+
+def copysign(input, other):
+    """torch.copysign / Tensor.copysign: |input| with the sign of ``other``, -0.0 counted as negative (``ops.copysign``
+    takes -0.0 as positive in 2.10)."""
+    out = ops.copysign(input, other)
+    if isinstance(other, Tensor) and other.dtype in _FLOATS:
+        size = ops.abs(out)
+        return ops.where(signbit(other), -size, size)
+    if isinstance(other, float) and other == 0 and _pymath.copysign(1.0, other) < 0:
+        return -ops.abs(out)
+    return out
+
+
+def cartesian_prod(*tensors):
+    """torch.cartesian_prod: of one tensor, that tensor (1-D); ``ops.cartesian_prod`` gives it a column shape."""
+    if len(tensors) == 1:
+        return tensors[0]
+    return ops.cartesian_prod(*tensors)
+
+
+def median(input, dim=None, keepdim=False):
+    """torch.median / Tensor.median: without ``dim`` torch returns one value (the lower median of all elements), with
+    ``dim`` a (values, int64 indices) pair; ``ops.median`` always reduces one axis (the last by default) and returns a
+    pair."""
+    if dim is None:
+        return ops.median(input.reshape(-1), 0)[0]
+    return ops.median(input, dim, keepdim)
+
+
 def nanmedian(input, dim=None, keepdim=False):
     """torch.nanmedian: without ``dim`` torch returns one value (the lower median of the non-NaN elements), with
     ``dim`` a (values, int64 indices) pair; ``ops.nanmedian`` always reduces one axis and returns a pair."""

@@ -100,11 +100,6 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     if use_input_stats:
         mean = input.mean(axes, keep_dims=True)
         var = ((input - mean) ** 2).mean(axes, keep_dims=True)
-        if running_mean is not None and running_var is not None:
-            count = int(np.prod([input.shape[a] for a in axes]))
-            unbiased = var * (count / max(count - 1, 1))
-            ops.assign(running_mean, running_mean * (1 - momentum) + mean.mean(0).reshape(-1) * momentum)
-            ops.assign(running_var, running_var * (1 - momentum) + unbiased.mean(0).reshape(-1) * momentum)
     else:
         mean, var = running_mean.reshape(shape), running_var.reshape(shape)
     out = (input - mean) / ops.sqrt(var + eps)
@@ -112,7 +107,23 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
         out = out * weight.reshape(shape)
     if bias is not None:
         out = out + bias.reshape(shape)
+    if use_input_stats and running_mean is not None and running_var is not None:
+        # after the output, as torch: the running stats may be the very tensors passed as weight or bias
+        count = int(np.prod([input.shape[a] for a in axes]))
+        unbiased = var * (count / max(count - 1, 1))
+        ops.assign(running_mean, running_mean * (1 - momentum) + mean.mean(0).reshape(-1) * momentum)
+        ops.assign(running_var, running_var * (1 - momentum) + unbiased.mean(0).reshape(-1) * momentum)
     return out
+
+
+def log_softmax(input, dim, dtype=None):
+    """torch.nn.functional.log_softmax (torch.log_softmax, Tensor.log_softmax, torch.special.log_softmax):
+    ``x - max - log(sum(exp(x - max)))``. ``ops.log_softmax`` in 2.10 is 2-3e-6 off in float32 (on -0.0486, 7e-5
+    relative) and gives float64 only float32's precision; ``dtype`` casts the input first, as torch does."""
+    if dtype is not None:
+        input = input.astype(dtype)
+    shifted = input - ops.stop_gradient(input.max(dim, keepdims=True))
+    return shifted - ops.log(ops.exp(shifted).sum(dim, keepdims=True))
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):

@@ -173,13 +173,13 @@ def is_signed(x):
 
 def _typed_constructor(name: str, dtype):
     def make(*data, device=None):
+        if not data:  # torch.FloatTensor(): an empty 1-D tensor, not a 0-d one
+            return ops.zeros((0,), dtype)
         if len(data) == 1 and not isinstance(data[0], int):
             value = data[0]
             if isinstance(value, ms.Tensor):
                 return value.astype(dtype)
             return ms.Tensor(np.asarray(value), dtype)
-        if not data:
-            return ops.zeros((0,), dtype)  # torch.FloatTensor(): an empty tensor, not a scalar
         if not all(isinstance(n, int) for n in data):
             raise TypeError(f"{name}: expected data or sizes, got {data!r}")
         return ops.zeros(tuple(data), dtype)
@@ -192,6 +192,16 @@ def _typed_constructor(name: str, dtype):
 
 
 FloatTensor = _typed_constructor("FloatTensor", ms.float32)
+
+
+def Tensor(*data, device=None):  # noqa: N802 - torch's name
+    """``torch.Tensor(...)`` called: of a tensor, that tensor (its dtype kept, as torch returns it); otherwise
+    ``torch.FloatTensor``'s meaning (data or sizes, float32 whatever the data: ``ms.Tensor([1, 2])`` is int64)."""
+    if len(data) == 1 and isinstance(data[0], ms.Tensor):
+        return data[0]
+    return FloatTensor(*data, device=device)
+
+
 DoubleTensor = _typed_constructor("DoubleTensor", ms.float64)
 HalfTensor = _typed_constructor("HalfTensor", ms.float16)
 BFloat16Tensor = _typed_constructor("BFloat16Tensor", ms.bfloat16)

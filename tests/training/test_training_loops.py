@@ -17,6 +17,7 @@ REGRESSION = [
     ("loop_accum.py", "MLP", {}),                       # gradient accumulation every 2 micro-batches
     ("loop_after.py", "MLP", {}),                       # step values read after the loop; total = clip_grad_norm_
     ("loop_custom_optimizer.py", "MLP", {}),            # a hand-written Optimizer subclass (state, momentum, decay)
+    ("loop_no_zero_grad.py", "MLP", {}),                # no zero_grad: every step applies the running sum
 ]
 
 
@@ -61,6 +62,29 @@ def train(model, loader, optimizer):
             loss.backward()
         optimizer.step()
 '''
+
+
+NESTED_NO_ZERO_GRAD = '''
+import torch
+
+def train(model, loader, optimizer, epochs):
+    for epoch in range(epochs):
+        optimizer.zero_grad()
+        for x, y in loader:
+            loss = model(x).sum()
+            loss.backward()
+            optimizer.step()
+'''
+
+
+def test_nested_loop_without_zero_grad_is_flagged():
+    # the outer loop resets the gradients the inner one sums: not followed, so MP105 rather than a silent change
+    from mindport import convert_source
+
+    result = convert_source(NESTED_NO_ZERO_GRAD)
+    diag = next(d for d in result.diagnostics if d.code == "MP105")
+    assert "no zero_grad() in the loop" in diag.message
+    assert "optimizer.zero_grad()" in result.code
 
 
 def test_unfit_loop_gets_mp105_and_parses():

@@ -69,6 +69,23 @@ def functions_float32_default(args: dict[str, Arg]) -> None:
         args["dtype"] = new("mindspore.float32")
 
 
+def _holds_complex(value, depth: int = 0) -> bool:
+    if isinstance(value, complex):
+        return True
+    if isinstance(value, (list, tuple)) and depth < 64:
+        return any(_holds_complex(v, depth + 1) for v in value)
+    return False
+
+
+@call_transform("functions_complex_literal")
+def functions_complex_literal(args: dict[str, Arg]) -> None:
+    """torch.tensor of Python complex numbers is complex64 (the default float dtype's complex); ms.Tensor makes
+    complex128 of them. A literal holding a complex number gets dtype complex64 written out."""
+    data = args.get("input_data")
+    if data is not None and _dtype_missing(args) and _holds_complex(data.literal(default=UNKNOWN)):
+        args["dtype"] = new("mindspore.complex64")
+
+
 @call_transform("functions_int64_dtype")
 def functions_int64_dtype(args: dict[str, Arg]) -> None:
     """ops.count_nonzero returns int32 unless told; torch returns int64."""

@@ -38,6 +38,16 @@ def gelu_approximate(arg: Arg) -> str:
 
 # ----------------------------------------------------------------------------------------------- call transforms
 
+@call_transform("lp_norm_finite")
+def lp_norm_finite(args: dict[str, Arg]) -> None:
+    """LPPool / lp_pool with norm_type=inf: MindSpore 2.10 computes x**inf and answers 1 everywhere, where torch
+    answers the window's largest power mean; no equivalent argument, so the call is flagged."""
+    norm = args.get("norm_type")
+    if norm is not None and "inf" in norm.source.lower():
+        raise Unsupported("norm_type=inf: MindSpore's LPPool gives 1 everywhere for it; pool abs(x) with max_pool "
+                          "by hand")
+
+
 @call_transform("conv_padding")
 def conv_padding(args: dict[str, Arg]) -> None:
     """torch ``padding`` (int, tuple, 'same', 'valid') -> MindSpore ``pad_mode`` + ``padding``.

@@ -100,7 +100,7 @@ class DeviceTransform(Rule):
         qual = self.scope.resolve_torch(original_node.func)
         if qual in ("torch.device",):
             self.ctx.converted_sites += 1
-            return updated_node.args[0].value if updated_node.args else cst.SimpleString('"cpu"')
+            return self._designation(updated_node)
         if qual == "torch.cuda.is_available":
             self.ctx.converted_sites += 1
             ms = self.ctx.alias_for("mindspore")
@@ -181,6 +181,21 @@ class DeviceTransform(Rule):
                 self.ctx.converted_sites += 1
                 return cst.RemoveFromParent()
         return updated_node
+
+    @staticmethod
+    def _designation(call: cst.Call) -> cst.BaseExpression:
+        """``torch.device(type, index)`` -> its string, as ``str(device)`` reads: ``"cpu:1"``; the type and index
+        are taken by position or keyword (``torch.device(index=0, type="cpu")``)."""
+        positional = [a.value for a in call.args if a.keyword is None]
+        keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+        spec = positional[0] if positional else keywords.get("type", cst.SimpleString('"cpu"'))
+        index = positional[1] if len(positional) > 1 else keywords.get("index")
+        if index is None or (isinstance(index, cst.Name) and index.value == "None"):
+            return spec
+        if isinstance(spec, cst.SimpleString) and isinstance(index, cst.Integer):
+            return cst.SimpleString(f'"{spec.evaluated_value}:{index.value}"')
+        code = cst.Module(body=[]).code_for_node
+        return parse_expression(f'"{{}}:{{}}".format({code(spec)}, {code(index)})')
 
     def _device_assignment(self, line: cst.SimpleStatementLine) -> cst.SimpleStatementLine | None:
         """``device = torch.device(spec)`` -> the same line (``device = spec``) plus the global device setting:

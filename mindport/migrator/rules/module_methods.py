@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.imports import runtime_alias
+from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.syntax import method
 from mindport.migrator.walk import parse_expression
 
@@ -14,7 +14,10 @@ _RUNTIME_LAYERS = "mindport.runtime.layers"
 
 
 class ModuleMethodTransform(Rule):
-    """nn.Module methods -> Cell methods: train/eval mode, parameter and child iteration, state dicts."""
+    """nn.Module methods -> Cell methods: train/eval mode, parameter and child iteration, state dicts.
+
+    ``named_buffers()``/``buffers()`` become ``mindport.runtime.containers``' functions: ``register_buffer`` made each
+    buffer a non-trainable Parameter, which the Cell's own ``named_buffers()`` does not list."""
 
     EXAMPLES = (
         Example(
@@ -67,6 +70,8 @@ class ModuleMethodTransform(Rule):
         "state_dict": "parameters_dict",
     }
 
+    BUFFERS = {"named_buffers", "buffers"}  # register_buffer became a non-trainable Parameter: the runtime lists them
+
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self.runtime_modules: set[str] = set()  # read by finalize_runtime
@@ -103,6 +108,10 @@ class ModuleMethodTransform(Rule):
             self.runtime_modules.add(_RUNTIME_LAYERS)
             return cst.Call(func=parse_expression(f"{runtime_alias(_RUNTIME_LAYERS)}.add_module"),
                             args=[cst.Arg(func.value), *[a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in args]])
+        if name in self.BUFFERS:
+            self.runtime_modules.add("mindport.runtime.containers")
+            alias = runtime_alias("mindport.runtime.containers")
+            return cst.Call(func=parse_expression(f"{alias}.{name}"), args=[cst.Arg(func.value), *args])
         if name in self.RENAMES and (name != "state_dict" or not args):
             return updated_node.with_changes(func=func.with_changes(attr=cst.Name(self.RENAMES[name])))
         if name == "load_state_dict" and args and args[0].keyword is None:

@@ -41,6 +41,11 @@ class TableCallTransform(Rule):
     passed as a value (``norm_layer=nn.LayerNorm``, ``partial(torch.cat, dim=1)``) become the runtime adapter of the
     same entry (``mp_adapt.api("torch.nn.LayerNorm")``, ``mindport/runtime/adapt.py``), which maps the arguments when
     the call happens. A flagged call's statement keeps its torch meaning (the engine's ``keep_torch.py``).
+
+    torch builds every module in training mode; MindSpore's Cells start in eval mode. A layer whose output depends on
+    the mode (its entry says ``starts_training``: batch statistics, dropout) built outside a class gets
+    ``.set_train()``, so a ``bn = nn.BatchNorm2d(3)`` called before any ``train()``/``eval()`` normalizes with the
+    batch's statistics as torch's does. Inside a class, the enclosing module's mode governs it.
     """
 
     EXAMPLES = (
@@ -77,6 +82,24 @@ class TableCallTransform(Rule):
                         return ops.cat([x, y], axis=1)
             """,
             note="Arguments bound to torch's signature, renamed, and MindSpore's differing defaults written out (pad_mode, momentum = 1 - torch's, eps).",
+        ),
+        Example(
+            before="""
+                import torch
+                import torch.nn as nn
+
+                bn = nn.BatchNorm1d(4)
+                y = bn(torch.randn(8, 4))
+            """,
+            after="""
+                from mindspore import nn
+                from mindspore import ops
+
+                bn = nn.BatchNorm1d(num_features=4, eps=1e-05, momentum=0.9).set_train()
+                y = bn(ops.randn(8, 4))
+            """,
+            note="torch builds modules in training mode, MindSpore's Cells start in eval: a mode-dependent layer built "
+                 "outside a class gets .set_train() (inside a class, the enclosing module's mode governs it).",
         ),
         Example(
             before="""
@@ -135,6 +158,7 @@ class TableCallTransform(Rule):
         super().__init__(ctx)
         self._call_funcs: set[int] = set()
         self._inner: set[int] = set()  # `torch.nn` inside `torch.nn.functional.relu`: only the whole chain counts
+        self._class_scopes: set[int] = set()
 
     def visit_Call(self, node: cst.Call) -> None:
         self._call_funcs.add(id(node.func))
@@ -175,6 +199,15 @@ class TableCallTransform(Rule):
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._inner.add(id(node.name))
+        self._class_scopes.add(id(self.scope))  # the engine has entered the class's scope
+
+    def _in_class(self) -> bool:
+        scope = self.scope
+        while scope is not None:
+            if id(scope) in self._class_scopes:
+                return True
+            scope = scope.parent
+        return False
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         if id(original_node) in self.ctx.handled:
@@ -188,8 +221,6 @@ class TableCallTransform(Rule):
                 self.flag(original_node, "MP103", f"{qual} has no mapping entry: left unconverted",
                           OVERLAY_HINT, qual)
             return updated_node
-        if entry.kind == "attribute" and entry.called and self.ctx.registry.lookup(entry.called) is not None:
-            qual, entry = entry.called, self.ctx.registry.lookup(entry.called)  # torch.Tensor(3): a constructor call
         target, profile = entry.resolve(self.ctx.options.target)
         if not entry.supported or target is None:
             reason = entry.reason or f"no {self.ctx.options.target!r} target"
@@ -197,7 +228,7 @@ class TableCallTransform(Rule):
             return updated_node
         if entry.kind == "attribute":
             self.ctx.converted_sites += 1
-            return updated_node.with_changes(func=self._func_expr(original_node.func, target))
+            return updated_node.with_changes(func=self._func_expr(original_node.func, entry.called or target))
         if self.scope.is_local_alias(original_node.func) and (target.startswith(".") or needs_mapping(entry)) \
                 and (target.startswith(".") or original_node.func.value not in self.ctx.fixed_aliases):
             # `act = F.gelu` holds the runtime adapter (ReferenceTransform): `act(x, approximate="tanh")` keeps
@@ -225,8 +256,13 @@ class TableCallTransform(Rule):
             receiver = arg_expression(mapped.pop(receiver_name(entry, mapped)))
             func = cst.Attribute(value=parenthesize(receiver), attr=cst.Name(target[1:]))
             return updated_node.with_changes(func=func, args=build_call_args(entry, mapped, profile))
-        return updated_node.with_changes(func=self._func_expr(original_node.func, target),
-                                         args=build_call_args(entry, mapped, profile))
+        built = updated_node.with_changes(func=self._func_expr(original_node.func, target),
+                                          args=build_call_args(entry, mapped, profile))
+        if entry.starts_training and not self._in_class():
+            # torch builds every module in training mode, MindSpore's Cells start in eval: a layer built outside a
+            # class (where no enclosing module's mode governs it) is put in training mode, as torch's is
+            return cst.Call(func=cst.Attribute(value=built, attr=cst.Name("set_train")), args=[])
+        return built
 
     def _method_call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         """``x.view(...)`` and friends, through the ``torch.Tensor.*`` entries, when ``x`` is plausibly a tensor."""

@@ -17,7 +17,9 @@ The definitions go before the outermost loop of the nest. Shapes handled: plain;
 ``experimental.optim`` schedulers have it); clipping by norm/value; AMP (``autocast`` blocks flattened, the network
 converted once with ``amp.auto_mixed_precision`` when autocast is enabled, ``GradScaler.scale/unscale_/step/update``
 -> ``DynamicLossScaler.scale/unscale/all_finite/adjust``); gradient accumulation (``step()`` inside an ``if``: grads
-are summed into ``accum_grads`` and ``zero_grad()`` resets it). Any other loop holding ``.backward()`` gets MP105.
+are summed into ``accum_grads`` and ``zero_grad()`` resets it). A loop with no ``zero_grad()`` at all sums them the same
+way and never resets (torch adds every ``backward()`` into ``.grad``); nested in another loop, which might reset them,
+it gets MP105. Any other loop holding ``.backward()`` gets MP105.
 """
 from __future__ import annotations
 
@@ -168,7 +170,8 @@ class TrainingLoopRule(Rule):
         if not any(method_call(c, "backward") is not None for c in _own_calls(original_node)):
             return updated_node
         try:
-            new_loop, prelude = self._rewrite(updated_node, targets)
+            resets = any(method_call(c, "zero_grad") is not None for c in _own_calls(original_node))
+            new_loop, prelude = self._rewrite(updated_node, targets, resets)
         except _Unfit as exc:
             self.flag(original_node, "MP105", f"training loop not recognised: {exc}", _MP105_HINT)
             return updated_node
@@ -211,7 +214,7 @@ class TrainingLoopRule(Rule):
         return {name for name, count in outside.items() if count > 0}
 
     # --- the rewrite itself
-    def _rewrite(self, loop: cst.For, targets: list[str]):
+    def _rewrite(self, loop: cst.For, targets: list[str], resets: bool):
         if not isinstance(loop.body, cst.IndentedBlock):
             raise _Unfit("the loop body is on one line")
         body = list(loop.body.body)
@@ -264,6 +267,12 @@ class TrainingLoopRule(Rule):
                 optimizers.add(dotted_name(c.args[0].value) or "")
         rest = body[back + 1:]
         accumulate = any(isinstance(s, cst.If) and self._has_step(s, optimizers) for s in rest)
+        if not accumulate and not resets:
+            # no zero_grad(): torch adds each iteration's gradients into .grad, and every step applies the sum
+            if self._loop_targets:
+                raise _Unfit("no zero_grad() in the loop: torch adds each iteration's gradients to the previous "
+                             "ones, and the enclosing loop may reset them")
+            accumulate = True  # accum_grads, never reset: the running sum torch's .grad holds
         if not accumulate and not any(self._is_step(s, optimizers) for s in rest):
             raise _Unfit("no <optimizer>.step() after .backward() (at the loop's top level or in an if block)")
         opt = next((n for s in rest for n in self._step_names(s, optimizers)), None)
