@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import textwrap
 
+import pytest
+
 from mindport import convert_source
 from port_check import assert_port_matches
 
@@ -80,3 +82,55 @@ def test_a_flag_set_on_a_slice_is_not_a_lost_update(tmp_path):
     result = convert_source(source)
     assert result.diagnostics == [], [d.format() for d in result.diagnostics]
     assert_port_matches(source, result.code, "Embed", (3, 4), tmp_path, "flag", atol=1e-6)
+
+
+GPT_STYLE = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+
+
+    class Block(nn.Module):
+        def __init__(self, d):
+            super().__init__()
+            self.fc = nn.Linear(d, d)
+
+        def forward(self, x):
+            return x + torch.tanh(self.fc(x))
+
+
+    class Net(nn.Module):
+        def __init__(self, d=4, depth=2):
+            super().__init__()
+            self.body = nn.ModuleDict(dict(
+                inp=nn.Linear(3, d),
+                h=nn.ModuleList([Block(d) for _ in range(depth)]),
+                tail=nn.Sequential(nn.Linear(d, d), nn.ReLU()),
+                heads=nn.ModuleDict({'a': nn.Linear(d, 2)}),
+            ))
+            self.body['extra'] = nn.Linear(d, 2)
+
+        def forward(self, x):
+            x = self.body.inp(x)
+            for block in self.body.h:
+                x = block(x)
+            x = self.body['tail'](x)
+            out = self.body.extra(x) * len(self.body)
+            for name, head in self.body.heads.items():
+                out = out + head(x)
+            if 'tail' in self.body:
+                out = out * 2
+            return out
+""")
+
+
+@pytest.mark.parametrize("graph", [False, True], ids=["pynative", "graph"])
+def test_a_module_dict_holds_a_module_list(tmp_path, graph):
+    """``ModuleDict(dict(h=ModuleList(...)))`` (GPT-style models): MindSpore's CellDict refuses a CellList value and
+    reads as a plain dictionary in a graph (``d.key`` fails); the runtime ModuleDict holds any Cell, names the
+    parameters like torch (``body.h.0.fc.weight``) and is read like a Cell in a graph."""
+    result = convert_source(GPT_STYLE)
+    assert result.diagnostics == [], [d.format() for d in result.diagnostics]
+    assert "ModuleDict(dict(" in result.code and "CellDict" not in result.code
+    report = assert_port_matches(GPT_STYLE, result.code, "Net", (2, 3), tmp_path, f"mdict_{graph}", atol=1e-5,
+                                 graph=graph)
+    assert not report.missing and not report.unexpected, report
