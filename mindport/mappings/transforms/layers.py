@@ -292,6 +292,16 @@ def layers_float_value(arg: Arg) -> str:
     return repr(float(value))
 
 
+@value_transform("layers_bool_value")
+def layers_bool_value(arg: Arg) -> str:
+    """A switch MindSpore checks as a bool where torch takes any truthy value (``nn.Linear(a, b, 1)``: Dense's
+    has_bias refuses the int 1)."""
+    value = arg.literal(default=UNKNOWN)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return repr(bool(value))
+    return arg.source
+
+
 @call_transform("layers_gather_axis0")
 def layers_gather_axis0(args: dict[str, Arg]) -> None:
     """F.embedding(input, weight) as ops.gather(weight, input, 0)."""

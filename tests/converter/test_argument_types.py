@@ -1,0 +1,33 @@
+"""Arguments torch accepts in a looser type than MindSpore checks (failure class 2 of real code): each converts to
+what MindSpore wants and the port matches torch."""
+from __future__ import annotations
+
+import textwrap
+
+from mindport import convert_source
+from port_check import assert_port_matches
+
+
+def test_an_int_bias_switch_is_a_bool(tmp_path):
+    """``nn.Linear(a, b, 1)`` / ``bias=0``: torch takes any truthy value, Dense/Conv2d check has_bias as a bool."""
+    source = textwrap.dedent("""\
+        import torch
+        import torch.nn as nn
+
+
+        class Net(nn.Module):
+            def __init__(self, d=4):
+                super().__init__()
+                self.conv = nn.Conv2d(3, d, 3, 1, 1, 1, 1, 0)
+                self.fc = nn.Linear(d, d * 2, 1)
+                self.out = nn.Linear(d * 2, 3, bias=0)
+
+            def forward(self, x):
+                x = self.conv(x).mean(dim=(2, 3))
+                return self.out(torch.relu(self.fc(x)))
+    """)
+    result = convert_source(source)
+    assert result.diagnostics == [], [d.format() for d in result.diagnostics]
+    assert "has_bias=True" in result.code and "has_bias=False" in result.code
+    report = assert_port_matches(source, result.code, "Net", (2, 3, 5, 5), tmp_path, "intbias", atol=1e-5)
+    assert not report.missing and not report.unexpected, report
