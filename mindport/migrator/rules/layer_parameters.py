@@ -10,7 +10,12 @@ from mindport.migrator.rules.base import Example, Rule
 class LayerParameterNameTransform(Rule):
     """``self.emb.weight`` -> ``self.emb.embedding_table`` when ``self.emb`` holds a torch layer whose weight rule
     renames the parameter (Embedding, BatchNorm, LayerNorm, PReLU …): tied weights
-    (``self.head.weight = self.emb.weight``) and direct parameter use keep working after conversion."""
+    (``self.head.weight = self.emb.weight``) and direct parameter use keep working after conversion.
+
+    The same for a local name bound to such a layer (``bn = nn.BatchNorm2d(d)`` then ``nn.init.zeros_(bn.weight)``)
+    and for a literal index of a ``Sequential`` built from a literal argument list (``net = nn.Sequential(emb, *blocks,
+    head)`` then ``net[-1].weight = net[0].weight``: the index counts from the start before a ``*`` argument and from
+    the end after it). A name bound to anything else in the same function is left alone."""
 
     EXAMPLES = (
         Example(
@@ -39,53 +44,147 @@ class LayerParameterNameTransform(Rule):
             """,
             note="Tied weights: an Embedding's weight is embedding_table in MindSpore.",
         ),
+        Example(
+            before="""
+                import torch.nn as nn
+
+
+                def lm(blocks):
+                    net = nn.Sequential(nn.Embedding(100, 16), *blocks, nn.Linear(16, 100, bias=False))
+                    net[-1].weight = net[0].weight
+                    return net
+            """,
+            after="""
+                import mindspore as ms
+                from mindspore import nn
+
+
+                def lm(blocks):
+                    net = nn.SequentialCell(nn.Embedding(vocab_size=100, embedding_size=16, embedding_table=ms.common.initializer.Normal(sigma=1.0)), *blocks, nn.Dense(in_channels=16, out_channels=100, has_bias=False))
+                    net[-1].weight = net[0].embedding_table
+                    return net
+            """,
+            note="A literal index of a Sequential built in place: net[0] is the Embedding.",
+        ),
     )
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        self._classes: list[dict[str, dict[str, str]]] = []
+        self._classes: list[dict] = []
+        self._functions: list[dict] = []
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self._functions.append(self._layer_bindings(_assignments(node), local=True))
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self._classes.append(self._layer_attributes(node))
+        self._classes.append(self._layer_bindings(_assignments(node.body), local=False))
 
     def leave_ClassDef(self, original_node, updated_node):
         self._classes.pop()
         return updated_node
 
-    def _layer_attributes(self, node: cst.ClassDef) -> dict[str, dict[str, str]]:
-        """``self.X = <torch layer>(...)`` anywhere in the class -> {X: {torch leaf: MindSpore leaf}} (renames only).
-        Walks statements only (never into expressions): an assignment is a statement."""
-        renames: dict[str, dict[str, str]] = {}
-        for assign in _assignments(node.body):
-            if len(assign.targets) != 1 or not isinstance(assign.value, cst.Call):
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._functions.append(self._layer_bindings(_assignments(node.body), local=True))
+
+    def leave_FunctionDef(self, original_node, updated_node):
+        self._functions.pop()
+        return updated_node
+
+    def _renames(self, value: cst.BaseExpression) -> dict[str, str] | None:
+        """{torch leaf: MindSpore leaf} of a torch layer constructor call whose weight rule renames a parameter."""
+        if not isinstance(value, cst.Call):
+            return None
+        qual = self.scope.resolve_torch(value.func)
+        entry = self.ctx.registry.lookup(qual) if qual else None
+        if entry is not None and entry.kind == "layer":
+            return {k: v for k, v in entry.weights.items() if v and v != k and "." not in v} or None
+        return None
+
+    def _sequential(self, value: cst.BaseExpression) -> dict[int, dict[str, str]] | None:
+        """A ``Sequential(a, b, *rest, c)`` call -> {index: renames} for its literal positions (negative after a
+        ``*`` argument)."""
+        if not (isinstance(value, cst.Call) and self.scope.resolve_torch(value.func) == "torch.nn.Sequential"):
+            return None
+        args = list(value.args)
+        if any(a.keyword is not None or a.star == "**" for a in args):
+            return None
+        stars = [i for i, a in enumerate(args) if a.star]
+        first, last = (stars[0], stars[-1]) if stars else (len(args), -1)
+        indices: dict[int, dict[str, str]] = {}
+        for i, arg in enumerate(args):
+            renames = None if arg.star else self._renames(arg.value)
+            if renames is None:
                 continue
-            target = assign.targets[0].target
-            if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
-                    and target.value.value == "self"):
-                continue
-            qual = self.scope.resolve_torch(assign.value.func)
-            entry = self.ctx.registry.lookup(qual) if qual else None
-            if entry is not None and entry.kind == "layer":
-                leaves = {k: v for k, v in entry.weights.items() if v and v != k and "." not in v}
-                if leaves:
-                    renames[target.attr.value] = leaves
-        return renames
+            if i < first:
+                indices[i] = renames
+            if i > last:
+                indices[i - len(args)] = renames
+        return indices or None
+
+    def _layer_bindings(self, assigns, local: bool) -> dict:
+        """``X = <torch layer>(...)`` (``self.X`` in a class, a plain name in a function) -> {X: renames}, and
+        ``X = Sequential(...)`` -> {X: {index: renames}}. A name bound otherwise anywhere in the block is dropped."""
+        found: dict[str, object] = {}
+        for assign in assigns:
+            for target in assign.targets:
+                target = target.target
+                if local:
+                    if not isinstance(target, cst.Name):
+                        continue
+                    name = target.value
+                elif (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
+                        and target.value.value == "self"):
+                    name = target.attr.value
+                else:
+                    continue
+                value = (self._renames(assign.value) or self._sequential(assign.value)) \
+                    if len(assign.targets) == 1 else None
+                if name in found and found[name] != value:
+                    value = None
+                found[name] = value
+        return {k: v for k, v in found.items() if v is not None}
+
+    def _owner_renames(self, owner: cst.BaseExpression) -> dict[str, str] | None:
+        index = None
+        if isinstance(owner, cst.Subscript) and len(owner.slice) == 1 \
+                and isinstance(owner.slice[0].slice, cst.Index):
+            index = _int_literal(owner.slice[0].slice.value)
+            if index is None:
+                return None
+            owner = owner.value
+        bound = None
+        if isinstance(owner, cst.Attribute) and isinstance(owner.value, cst.Name) and owner.value.value == "self":
+            bound = self._classes[-1].get(owner.attr.value) if self._classes else None
+        elif isinstance(owner, cst.Name) and self._functions:
+            bound = self._functions[-1].get(owner.value)
+        if not bound:
+            return None
+        is_sequential = all(isinstance(k, int) for k in bound)
+        if index is None:
+            return None if is_sequential else bound
+        return bound.get(index) if is_sequential else None
 
     def leave_Attribute(self, original_node, updated_node):
-        if not self._classes or not self._classes[-1]:
-            return updated_node
-        owner = original_node.value
-        if isinstance(owner, cst.Attribute) and isinstance(owner.value, cst.Name) and owner.value.value == "self":
-            leaf = self._classes[-1].get(owner.attr.value, {}).get(original_node.attr.value)
-            if leaf:
-                self.ctx.converted_sites += 1
-                return updated_node.with_changes(attr=cst.Name(leaf))
+        renames = self._owner_renames(original_node.value)
+        leaf = renames.get(original_node.attr.value) if renames else None
+        if leaf:
+            self.ctx.converted_sites += 1
+            return updated_node.with_changes(attr=cst.Name(leaf))
         return updated_node
+
+
+def _int_literal(expr: cst.BaseExpression) -> int | None:
+    if isinstance(expr, cst.Integer):
+        return int(expr.value)
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus) \
+            and isinstance(expr.expression, cst.Integer):
+        return -int(expr.expression.value)
+    return None
 
 
 def _assignments(block):
     """Every ``Assign`` statement in a block, nested blocks included (statements only, no expressions)."""
-    body = block.body if isinstance(block, (cst.IndentedBlock, cst.SimpleStatementSuite)) else ()
+    body = block.body if isinstance(block, (cst.Module, cst.IndentedBlock, cst.SimpleStatementSuite)) else ()
     for stmt in body:
         if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
             yield from (small for small in stmt.body if isinstance(small, cst.Assign))

@@ -1,0 +1,66 @@
+"""A layer's parameter read under torch's name outside ``self.X`` (failure class 3 of real code): a local name bound
+to a layer (``bn = nn.BatchNorm2d(d)`` then ``nn.init.zeros_(bn.weight)``) and a literal index of a Sequential built
+in place (``net[-1].weight = net[0].weight``: tied embedding and output weights) read MindSpore's names
+(``gamma``, ``embedding_table``), and the port matches torch."""
+from __future__ import annotations
+
+import textwrap
+
+import numpy as np
+
+from mindport import convert_source, transfer_weights
+from port_check import load_module
+
+SOURCE = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+
+
+    class Pool(nn.Module):
+        def forward(self, x):
+            return x.mean(dim=1)
+
+
+    class Scaled(nn.Module):
+        def __init__(self, d):
+            super().__init__()
+            norm = nn.BatchNorm1d(d)
+            nn.init.constant_(norm.weight, 0.5)
+            nn.init.constant_(norm.bias, 0.25)
+            self.proj = nn.Sequential(nn.Linear(d, d), norm)
+
+        def forward(self, x):
+            return self.proj(x)
+
+
+    def tied_lm(vocab=11, d=6, depth=2):
+        net = nn.Sequential(
+            nn.Embedding(vocab, d),
+            Pool(),
+            *[Scaled(d) for _ in range(depth)],
+            nn.Linear(d, vocab, bias=False),
+        )
+        net[-1].weight = net[0].weight
+        return net
+""")
+
+
+def test_layer_parameters_of_local_layers_and_sequential_indices(tmp_path):
+    result = convert_source(SOURCE)
+    assert result.diagnostics == [], [d.format() for d in result.diagnostics]
+    assert "net[-1].weight = net[0].embedding_table" in result.code
+    assert "norm.gamma" in result.code and "norm.beta" in result.code
+    import mindspore as ms
+    import torch
+
+    torch_net = load_module(SOURCE, tmp_path / "t_lp.py", "t_lp").tied_lm().eval()
+    ms_net = load_module(result.code, tmp_path / "m_lp.py", "m_lp").tied_lm()
+    ms_net.set_train(False)
+    assert ms_net[-1].weight is ms_net[0].embedding_table  # tied, as in torch
+    gamma = ms_net[2].proj[1].gamma.asnumpy()  # the init reached the BatchNorm's scale
+    np.testing.assert_array_equal(gamma, np.full_like(gamma, 0.5))
+    transfer_weights(torch_net.state_dict(), ms_net)
+    x = np.random.default_rng(0).integers(0, 11, (2, 5))
+    with torch.no_grad():
+        want = torch_net(torch.from_numpy(x)).numpy()
+    np.testing.assert_allclose(ms_net(ms.Tensor(x, ms.int32)).asnumpy(), want, rtol=1e-5, atol=1e-5)
