@@ -71,3 +71,69 @@ def test_an_empty_buffer_is_none(tmp_path):
     assert "self.scale = None" in result.code
     report = assert_port_matches(source, result.code, "Net", (2, 4), tmp_path, "nonebuf", atol=1e-6)
     assert not report.missing and not report.unexpected, report
+
+
+WEIGHT_NORM = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+    from torch.nn.utils import weight_norm, remove_weight_norm
+
+
+    def norm_conv(conv, norm='weight_norm'):
+        return weight_norm(conv) if norm == 'weight_norm' else conv
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.convs = nn.ModuleList([norm_conv(nn.Conv1d(3 if i == 0 else 6, 6, 3, padding=1)) for i in range(2)])
+            self.up = weight_norm(nn.ConvTranspose1d(6, 4, 4, 2, 1))
+            self.last = weight_norm(nn.Linear(4 * 16, 5, bias=False))
+            self.last.weight_g.data.fill_(1)
+            self.last.weight_g.requires_grad = False
+
+        def remove_weight_norm(self):
+            for conv in self.convs:
+                remove_weight_norm(conv)
+
+        def forward(self, x):
+            for conv in self.convs:
+                x = torch.tanh(conv(x))
+            return self.last(self.up(x).flatten(1))
+""")
+
+
+def test_weight_norm_reparametrises_like_torch(tmp_path):
+    """``weight_norm(conv)`` (HiFi-GAN, EnCodec, DINO's head) kept torch's hook, which a Cell lacks
+    (``_forward_pre_hooks``): the runtime splits the weight into weight_g and weight_v with torch's names and shapes
+    (Conv1d's 3-D too), so the checkpoint lands by name, ``weight_g.data.fill_(1)`` works, and after
+    ``remove_weight_norm`` the plain weight holds g * v / ||v||."""
+    result = convert_source(WEIGHT_NORM)
+    assert result.diagnostics == [], [d.format() for d in result.diagnostics]
+    assert "mp_nn.weight_norm(" in result.code and "mp_nn.remove_weight_norm(conv)" in result.code
+    report = assert_port_matches(WEIGHT_NORM, result.code, "Net", (2, 3, 8), tmp_path, "wnorm", atol=1e-5)
+    assert not report.missing and not report.unexpected, report
+    assert "convs.0.weight_v" in report.mapping and "last.weight_g" in report.mapping
+
+
+def test_remove_weight_norm_keeps_the_weight(tmp_path):
+    import mindspore as ms
+    import numpy as np
+    import torch
+
+    from mindport import transfer_weights
+    from port_check import load_module
+
+    code = convert_source(WEIGHT_NORM).code
+    torch_net = load_module(WEIGHT_NORM, tmp_path / "t_rwn.py", "t_rwn").Net().eval()
+    ms_net = load_module(code, tmp_path / "m_rwn.py", "m_rwn").Net()
+    ms_net.set_train(False)
+    transfer_weights(torch_net.state_dict(), ms_net)
+    torch_net.remove_weight_norm()
+    ms_net.remove_weight_norm()
+    names = [n for n, _ in ms_net.parameters_and_names()]
+    assert "convs.0.weight" in names and "convs.0.weight_g" not in names
+    x = np.random.default_rng(1).standard_normal((2, 3, 8)).astype(np.float32)
+    with torch.no_grad():
+        want = torch_net(torch.from_numpy(x)).numpy()
+    np.testing.assert_allclose(ms_net(ms.Tensor(x)).asnumpy(), want, rtol=1e-5, atol=1e-5)
