@@ -64,3 +64,56 @@ def test_layer_parameters_of_local_layers_and_sequential_indices(tmp_path):
     with torch.no_grad():
         want = torch_net(torch.from_numpy(x)).numpy()
     np.testing.assert_allclose(ms_net(ms.Tensor(x, ms.int32)).asnumpy(), want, rtol=1e-5, atol=1e-5)
+
+
+INIT_BY_CLASS_NAME = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+
+
+    def weights_init(m):
+        classname = m.__class__.__name__
+        if classname.find('Conv') != -1:
+            nn.init.normal_(m.weight, 0.0, 0.02)
+        elif classname.find('BatchNorm') != -1:
+            nn.init.constant_(m.weight, 1.5)
+            nn.init.constant_(m.bias, 0.25)
+        elif 'LayerNorm' in type(m).__name__:
+            m.bias.data.fill_(-0.5)
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU())
+            self.norm = nn.LayerNorm(4)
+
+        def forward(self, x):
+            return self.norm(self.body(x).mean(dim=(2, 3)))
+
+
+    def build():
+        return Net().apply(weights_init)
+""")
+
+
+def test_an_init_narrowed_by_class_name_reads_mindspore_names(tmp_path):
+    """``classname.find('BatchNorm') != -1`` (DCGAN's weights_init given to model.apply) narrows ``m`` like an
+    isinstance test: ``m.weight`` of a BatchNorm is ``m.gamma``, of a LayerNorm ``m.beta``'s sibling ``gamma``."""
+    import mindspore as ms
+    import torch
+
+    result = convert_source(INIT_BY_CLASS_NAME)
+    assert result.diagnostics == [], [d.format() for d in result.diagnostics]
+    assert "m.gamma" in result.code and "m.beta" in result.code
+    ms_net = load_module(result.code, tmp_path / "m_cn.py", "m_cn").build()
+    bn, ln = ms_net.body[1], ms_net.norm
+    np.testing.assert_array_equal(bn.gamma.asnumpy(), np.full(4, 1.5, np.float32))  # the init ran, by name
+    np.testing.assert_array_equal(ln.beta.asnumpy(), np.full(4, -0.5, np.float32))
+    torch_net = load_module(INIT_BY_CLASS_NAME, tmp_path / "t_cn.py", "t_cn").build().eval()
+    ms_net.set_train(False)
+    transfer_weights(torch_net.state_dict(), ms_net)
+    x = np.random.default_rng(0).standard_normal((2, 3, 5, 5)).astype(np.float32)
+    with torch.no_grad():
+        want = torch_net(torch.from_numpy(x)).numpy()
+    np.testing.assert_allclose(ms_net(ms.Tensor(x)).asnumpy(), want, rtol=1e-5, atol=1e-5)
