@@ -117,3 +117,45 @@ def test_an_init_narrowed_by_class_name_reads_mindspore_names(tmp_path):
     with torch.no_grad():
         want = torch_net(torch.from_numpy(x)).numpy()
     np.testing.assert_allclose(ms_net(ms.Tensor(x)).asnumpy(), want, rtol=1e-5, atol=1e-5)
+
+
+TIED_DICT = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+
+
+    class LM(nn.Module):
+        def __init__(self, vocab=11, d=6):
+            super().__init__()
+            self.body = nn.ModuleDict(dict(wte=nn.Embedding(vocab, d), h=nn.ModuleList([nn.Linear(d, d)])))
+            self.parts = nn.ModuleDict({'norm': nn.LayerNorm(d)})
+            self.head = nn.Linear(d, vocab, bias=False)
+            self.body.wte.weight = self.head.weight
+            nn.init.constant_(self.parts['norm'].weight, 2.0)
+
+        def forward(self, idx):
+            x = self.body.wte(idx)
+            for layer in self.body.h:
+                x = torch.relu(layer(x))
+            return self.head(self.parts['norm'](x))
+""")
+
+
+def test_layer_parameters_of_module_dict_keys(tmp_path):
+    """``self.transformer.wte.weight = self.lm_head.weight`` (GPT-style tied weights through a ModuleDict)."""
+    import mindspore as ms
+    import torch
+
+    result = convert_source(TIED_DICT)
+    assert result.diagnostics == [], [d.format() for d in result.diagnostics]
+    assert "self.body.wte.embedding_table = self.head.weight" in result.code
+    assert "self.parts['norm'].gamma" in result.code
+    ms_net = load_module(result.code, tmp_path / "m_td.py", "m_td").LM()
+    assert ms_net.body.wte.embedding_table is ms_net.head.weight
+    torch_net = load_module(TIED_DICT, tmp_path / "t_td.py", "t_td").LM().eval()
+    ms_net.set_train(False)
+    transfer_weights(torch_net.state_dict(), ms_net)
+    x = np.random.default_rng(0).integers(0, 11, (2, 5))
+    with torch.no_grad():
+        want = torch_net(torch.from_numpy(x)).numpy()
+    np.testing.assert_allclose(ms_net(ms.Tensor(x, ms.int32)).asnumpy(), want, rtol=1e-5, atol=1e-5)

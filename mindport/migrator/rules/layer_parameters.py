@@ -15,7 +15,9 @@ class LayerParameterNameTransform(Rule):
     The same for a local name bound to such a layer (``bn = nn.BatchNorm2d(d)`` then ``nn.init.zeros_(bn.weight)``)
     and for a literal index of a ``Sequential`` built from a literal argument list (``net = nn.Sequential(emb, *blocks,
     head)`` then ``net[-1].weight = net[0].weight``: the index counts from the start before a ``*`` argument and from
-    the end after it). A name bound to anything else in the same function is left alone."""
+    the end after it), and a key of a ``ModuleDict`` built from a literal dict (``self.transformer.wte.weight`` for
+    ``ModuleDict(dict(wte=nn.Embedding(...)))``). A name bound to anything else in the same function is left
+    alone."""
 
     EXAMPLES = (
         Example(
@@ -121,6 +123,21 @@ class LayerParameterNameTransform(Rule):
                 indices[i - len(args)] = renames
         return indices or None
 
+    def _module_dict(self, value: cst.BaseExpression) -> dict[str, dict[str, str]] | None:
+        """A ``ModuleDict(dict(k=layer, ...))`` / ``ModuleDict({'k': layer})`` call -> {key: renames}."""
+        if not (isinstance(value, cst.Call) and self.scope.resolve_torch(value.func) == "torch.nn.ModuleDict"
+                and len(value.args) == 1 and value.args[0].keyword is None and not value.args[0].star):
+            return None
+        items = value.args[0].value
+        pairs = []
+        if isinstance(items, cst.Call) and isinstance(items.func, cst.Name) and items.func.value == "dict":
+            pairs = [(a.keyword.value, a.value) for a in items.args if a.keyword is not None]
+        elif isinstance(items, cst.Dict):
+            pairs = [(e.key.evaluated_value, e.value) for e in items.elements
+                     if isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString)]
+        keys = {key: renames for key, layer in pairs if (renames := self._renames(layer))}
+        return keys or None
+
     def _layer_bindings(self, assigns, local: bool) -> dict:
         """``X = <torch layer>(...)`` (``self.X`` in a class, a plain name in a function) -> {X: renames}, and
         ``X = Sequential(...)`` -> {X: {index: renames}}. A name bound otherwise anywhere in the block is dropped."""
@@ -137,8 +154,8 @@ class LayerParameterNameTransform(Rule):
                     name = target.attr.value
                 else:
                     continue
-                value = (self._renames(assign.value) or self._sequential(assign.value)) \
-                    if len(assign.targets) == 1 else None
+                value = (self._renames(assign.value) or self._sequential(assign.value)
+                         or self._module_dict(assign.value)) if len(assign.targets) == 1 else None
                 if name in found and found[name] != value:
                     value = None
                 found[name] = value
@@ -148,10 +165,14 @@ class LayerParameterNameTransform(Rule):
         index = None
         if isinstance(owner, cst.Subscript) and len(owner.slice) == 1 \
                 and isinstance(owner.slice[0].slice, cst.Index):
-            index = _int_literal(owner.slice[0].slice.value)
+            key = owner.slice[0].slice.value
+            index = key.evaluated_value if isinstance(key, cst.SimpleString) else _int_literal(key)
             if index is None:
                 return None
             owner = owner.value
+        elif isinstance(owner, cst.Attribute) and isinstance(owner.value, cst.Attribute) \
+                and isinstance(owner.value.value, cst.Name) and owner.value.value.value == "self":
+            index, owner = owner.attr.value, owner.value  # self.transformer.wte: a ModuleDict's key
         bound = None
         if isinstance(owner, cst.Attribute) and isinstance(owner.value, cst.Name) and owner.value.value == "self":
             bound = self._classes[-1].get(owner.attr.value) if self._classes else None
@@ -159,10 +180,10 @@ class LayerParameterNameTransform(Rule):
             bound = self._functions[-1].get(owner.value)
         if not bound:
             return None
-        is_sequential = all(isinstance(k, int) for k in bound)
+        is_container = all(isinstance(v, dict) for v in bound.values())  # {index or key: renames}
         if index is None:
-            return None if is_sequential else bound
-        return bound.get(index) if is_sequential else None
+            return None if is_container else bound
+        return bound.get(index) if is_container else None
 
     def leave_Attribute(self, original_node, updated_node):
         renames = self._owner_renames(original_node.value)
