@@ -16,6 +16,8 @@ class ReferenceTransform(Rule):
     * the class in a type check: ``isinstance(m, nn.Conv2d)`` / ``isinstance(m, (nn.Linear, nn.Conv1d))``; inside
       such a narrowing, and one by class name (``classname = m.__class__.__name__; if classname.find('BatchNorm')
       != -1:``, ``'Norm' in type(m).__name__``), ``m``'s parameters and renamed settings take MindSpore's names;
+    * a torch namespace read by a name known at run time, ``getattr(torch.nn, activation)``:
+      ``mp_adapt.attribute("torch.nn", activation)``, the runtime adapter of that entry;
     * the value of a local alias, ``act = F.silu``: the MindSpore name when calls need no argument mapping; when
       they do (``act = F.relu``: ``inplace`` is dropped), the runtime adapter of the entry
       (``mp_adapt.api("torch.nn.functional.relu")``), so every call ``act(x, inplace=True)`` keeps torch's
@@ -106,6 +108,7 @@ class ReferenceTransform(Rule):
         self._narrowed_blocks: dict[int, tuple[str, dict[str, str]]] = {}
         self._narrowing: list[tuple[str, dict[str, str]]] = []
         self._class_names: dict[str, str] = {}  # classname -> m, for ``classname = m.__class__.__name__``
+        self._namespaces: set[str] | None = None  # torch modules holding entries (getattr(torch.nn, name))
 
     # Inside ``if isinstance(m, nn.BatchNorm2d):`` the parameters of ``m`` have MindSpore names: ``m.weight`` is
     # ``m.gamma`` there (the entry's weight rule), as init loops over ``self.modules()`` expect; so do the constructor
@@ -212,6 +215,8 @@ class ReferenceTransform(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
+        if self._module_getattr(node) is not None:
+            self.ctx.handled.add(id(node.args[0].value))  # the module is read by name at run time: not flagged
         if isinstance(func, cst.Name) and func.value in _TYPE_CHECKS and len(node.args) == 2 \
                 and not self.scope.lookup(func.value)[0]:
             second = node.args[1].value
@@ -242,6 +247,29 @@ class ReferenceTransform(Rule):
                 id(original_node) not in self._fixed_values or target.startswith(".")):
             return value_expr(self.ctx, qual)
         return self.ctx.target_expr(target)
+
+    def _module_getattr(self, node: cst.Call) -> str | None:
+        """``getattr(torch.nn, name[, default])``: the torch namespace (one holding mapping entries), else None."""
+        if not (isinstance(node.func, cst.Name) and node.func.value == "getattr" and len(node.args) in (2, 3)
+                and not any(a.keyword or a.star for a in node.args) and not self.scope.lookup("getattr")[0]):
+            return None
+        qual = self.scope.resolve_torch(node.args[0].value)
+        if qual is None:
+            return None
+        if self._namespaces is None:
+            self._namespaces = {e.torch.rsplit(".", 1)[0] for e in self.ctx.registry}
+        return qual if qual in self._namespaces else None
+
+    def leave_Call(self, original_node, updated_node):
+        module = self._module_getattr(original_node)
+        if module is None:
+            return updated_node
+        self.ctx.converted_sites += 1
+        rest = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) if i == len(updated_node.args) - 2 else a
+                for i, a in enumerate(updated_node.args[1:])]
+        comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+        return cst.Call(func=self.ctx.target_expr("mindport.runtime.adapt.attribute"),
+                        args=[cst.Arg(cst.SimpleString(repr(module)), comma=comma), *rest])
 
     def leave_Attribute(self, original_node, updated_node):
         narrowed = self._narrowed(updated_node)
