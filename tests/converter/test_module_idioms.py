@@ -37,7 +37,8 @@ def test_next_of_parameters_reads_the_first_parameter(tmp_path):
 
 def test_an_empty_buffer_is_none(tmp_path):
     """``register_buffer('scale', None)`` on one branch (rotary embeddings without xpos): the attribute reads None
-    (ms.Parameter(None) raised), the other branch's buffer is a frozen Parameter, and the port matches."""
+    (ms.Parameter(None) raised), the other branch's buffer is a frozen Parameter; a non-persistent empty buffer (a
+    cache PaLM fills in forward) stays a buffer, which a later register_buffer may fill; the port matches."""
     source = textwrap.dedent("""\
         import torch
         import torch.nn as nn
@@ -47,13 +48,19 @@ def test_an_empty_buffer_is_none(tmp_path):
             def __init__(self, dim, use_scale):
                 super().__init__()
                 self.fc = nn.Linear(dim, dim)
+                self.register_buffer('cache', None, persistent=False)
                 if not use_scale:
                     self.register_buffer('scale', None)
                     return
                 self.register_buffer('scale', torch.linspace(0.5, 1.5, dim))
 
+            def cached(self, n):
+                if self.cache is None or self.cache.shape[0] < n:
+                    self.register_buffer('cache', torch.arange(n) * 0.5, persistent=False)
+                return self.cache[:n]
+
             def forward(self, x):
-                y = self.fc(x)
+                y = self.fc(x) + self.cached(x.shape[-1])
                 return y if self.scale is None else y * self.scale
 
 
