@@ -689,3 +689,16 @@ def remove_weight_norm(module, name="weight"):
     del module._params[name + "_v"]  # noqa: SLF001
     module.insert_param_to_cell(name, Parameter(weight, name=name))
     return module
+
+
+class MultiheadAttention(nn.MultiheadAttention):
+    """torch.nn.MultiheadAttention: MindSpore's, called with torch's forward arguments. MindSpore 2.10's ``__call__``
+    reads ``args[2]`` even when ``value`` is given by keyword (``attn(q, k, value=v, attn_mask=m)``: IndexError), and
+    its construct has no ``is_causal`` (in torch a hint that ``attn_mask`` is the causal mask, which it must be given
+    with)."""
+
+    def __call__(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
+                 average_attn_weights=True, is_causal=False):
+        if is_causal and attn_mask is None:
+            raise RuntimeError("mindport: MultiheadAttention(is_causal=True) needs attn_mask, as in torch")
+        return super().__call__(query, key, value, key_padding_mask, need_weights, attn_mask, average_attn_weights)

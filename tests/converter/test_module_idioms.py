@@ -144,3 +144,31 @@ def test_remove_weight_norm_keeps_the_weight(tmp_path):
     with torch.no_grad():
         want = torch_net(torch.from_numpy(x)).numpy()
     np.testing.assert_allclose(ms_net(ms.Tensor(x)).asnumpy(), want, rtol=1e-5, atol=1e-5)
+
+
+def test_attention_called_with_torch_keywords(tmp_path):
+    """``self.attn(q, k, value=src, attn_mask=m, key_padding_mask=None)[0]`` (DETR): MindSpore 2.10's
+    MultiheadAttention.__call__ read args[2] though value came by keyword (IndexError); the runtime subclass takes
+    torch's forward arguments."""
+    source = textwrap.dedent("""\
+        import torch
+        import torch.nn as nn
+
+
+        class Net(nn.Module):
+            def __init__(self, d=8):
+                super().__init__()
+                self.attn = nn.MultiheadAttention(d, 2)
+                self.register_buffer('mask', torch.triu(torch.full((5, 5), float('-inf')), 1))
+
+            def forward(self, src):
+                src = src.transpose(0, 1)
+                q = k = src + 1.0
+                out = self.attn(q, k, value=src, attn_mask=self.mask, key_padding_mask=None, need_weights=False)[0]
+                return out.transpose(0, 1)
+    """)
+    result = convert_source(source)
+    assert result.diagnostics == [], [d.format() for d in result.diagnostics]
+    assert "mp_nn.MultiheadAttention(" in result.code
+    report = assert_port_matches(source, result.code, "Net", (2, 5, 8), tmp_path, "mhakw", atol=1e-5)
+    assert not report.missing and not report.unexpected, report
