@@ -31,3 +31,31 @@ def test_an_int_bias_switch_is_a_bool(tmp_path):
     assert "has_bias=True" in result.code and "has_bias=False" in result.code
     report = assert_port_matches(source, result.code, "Net", (2, 3, 5, 5), tmp_path, "intbias", atol=1e-5)
     assert not report.missing and not report.unexpected, report
+
+
+def test_a_pad_value_with_a_non_constant_mode_is_dropped(tmp_path):
+    """``F.pad(x, paddings, mode, value)`` with mode 'reflect' and value 0 (EnCodec's pad1d passes both whatever the
+    mode): torch ignores the value, ops.pad refused it; a constant mode keeps it."""
+    source = textwrap.dedent("""\
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+
+        def pad1d(x, paddings, mode='constant', value=0.):
+            return F.pad(x, paddings, mode, value)
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv1d(2, 3, 3)
+
+            def forward(self, x):
+                y = pad1d(x, (2, 1), 'reflect') + F.pad(x, (2, 1), 'replicate', 0.0)
+                return self.conv(y) + pad1d(x, (1, 0), 'constant', 0.5)[..., :6].sum()
+    """)
+    result = convert_source(source)
+    assert result.diagnostics == [], [d.format() for d in result.diagnostics]
+    report = assert_port_matches(source, result.code, "Net", (2, 2, 6), tmp_path, "padval", atol=1e-5)
+    assert not report.missing and not report.unexpected, report

@@ -302,6 +302,22 @@ def layers_bool_value(arg: Arg) -> str:
     return arg.source
 
 
+@call_transform("layers_pad_value")
+def layers_pad_value(args: dict[str, Arg]) -> None:
+    """F.pad with a non-constant mode: torch takes value=0 there and ignores it (EnCodec passes its ``value``
+    argument whatever the mode); ops.pad refuses any value then ("the padding mode 'reflect' can not set value")."""
+    value, mode = args.get("value"), args.get("mode")
+    if value is None or mode is None or not value.given:
+        return
+    how = mode.literal(default=UNKNOWN)
+    if how == "constant":
+        return
+    if how is UNKNOWN:
+        args["value"] = new(f"({value.source} if {mode.source} == 'constant' else None)")
+    elif value.literal(default=UNKNOWN) in (0, None):
+        del args["value"]
+
+
 @call_transform("layers_gather_axis0")
 def layers_gather_axis0(args: dict[str, Arg]) -> None:
     """F.embedding(input, weight) as ops.gather(weight, input, 0)."""
