@@ -144,3 +144,40 @@ class ModuleDict(nn.Cell):
 
     def items(self):
         return [(k, getattr(self, k)) for k in self._keys]
+
+
+class ModuleList(nn.CellList):
+    """``torch.nn.ModuleList``: a CellList that also holds ``None`` (torch keeps a None member: x-transformers builds
+    ``ModuleList([pre_norm, post_norm, None])`` and unpacks it in forward; ``mindspore.nn.CellList`` refuses it).
+    Built from any iterable (a tuple, a generator). A None member is kept in place, yields None, has no parameters;
+    it reads the same in a static graph."""
+
+    def __init__(self, modules=None) -> None:
+        super().__init__()
+        if modules is not None:
+            self.extend(modules)
+
+    def _prefix(self) -> str:
+        from mindspore.nn.layer.container import _get_prefix_and_index  # the prefix CellList names members with
+
+        return _get_prefix_and_index({k: c for k, c in self._cells.items() if c is not None})[0]
+
+    def append(self, cell):
+        if cell is not None:
+            if not isinstance(cell, nn.Cell):
+                raise TypeError(f"ModuleList holds Cells (or None), got {type(cell).__name__}")
+            if self._auto_prefix:
+                cell.update_parameters_name(self._prefix() + str(len(self)) + ".")
+        self._cells[str(len(self))] = cell
+        return self
+
+    def extend(self, cells):
+        for cell in cells:
+            self.append(cell)
+        return self
+
+    def set_grad(self, flag=True):
+        self.requires_grad = flag
+        for cell in self._cells.values():
+            if cell is not None:
+                cell.set_grad(flag)

@@ -54,9 +54,9 @@ def test_containers_filled_at_run_time_convert_and_match(tmp_path):
     result = convert_source(SOURCE)
     assert result.diagnostics == [], [d.format() for d in result.diagnostics]
     assert "mp_layers.add_module(block, 'unit_%d' % i" in result.code
-    assert "nn.CellList(list(fns))" in result.code
-    assert "nn.CellList(list(first +\n" in result.code  # a value over several lines (it once did not parse)
-    assert "nn.CellList([nn.Identity()] +\n" in result.code
+    assert "mp_containers.ModuleList(fns)" in result.code
+    assert "mp_containers.ModuleList(first +\n" in result.code  # a value over several lines (it once did not parse)
+    assert "mp_containers.ModuleList([nn.Identity()] +\n" in result.code
     report = assert_port_matches(SOURCE, result.code, "Net", (2, 3, 6, 6), tmp_path, "containers", atol=1e-5)
     assert not report.missing and not report.unexpected, report
 
@@ -132,5 +132,51 @@ def test_a_module_dict_holds_a_module_list(tmp_path, graph):
     assert result.diagnostics == [], [d.format() for d in result.diagnostics]
     assert "ModuleDict(dict(" in result.code and "CellDict" not in result.code
     report = assert_port_matches(GPT_STYLE, result.code, "Net", (2, 3), tmp_path, f"mdict_{graph}", atol=1e-5,
+                                 graph=graph)
+    assert not report.missing and not report.unexpected, report
+
+
+OPTIONAL_NORMS = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+
+
+    class Block(nn.Module):
+        def __init__(self, d, pre_norm):
+            super().__init__()
+            self.norms = nn.ModuleList([nn.LayerNorm(d) if pre_norm else None, None, nn.LayerNorm(d)])
+            self.fc = nn.Linear(d, d)
+
+        def forward(self, x):
+            pre, mid, post = self.norms
+            if pre is not None:
+                x = pre(x)
+            x = self.fc(x)
+            if mid is not None:
+                x = mid(x)
+            return post(x)
+
+
+    class Net(nn.Module):
+        def __init__(self, d=4):
+            super().__init__()
+            self.layers = nn.ModuleList([])
+            for i in range(2):
+                self.layers.append(nn.ModuleList([Block(d, i == 0), None]))
+
+        def forward(self, x):
+            for block, _ in self.layers:
+                x = block(x)
+            return x
+""")
+
+
+@pytest.mark.parametrize("graph", [False, True], ids=["pynative", "graph"])
+def test_a_module_list_holds_none(tmp_path, graph):
+    """``ModuleList([pre_norm, None, post_norm])`` (x-transformers' optional norms, unpacked in forward): torch keeps
+    the None member, MindSpore's CellList refused it; the runtime ModuleList keeps it in place, in a graph too."""
+    result = convert_source(OPTIONAL_NORMS)
+    assert result.diagnostics == [], [d.format() for d in result.diagnostics]
+    report = assert_port_matches(OPTIONAL_NORMS, result.code, "Net", (2, 4), tmp_path, f"mnone_{graph}", atol=1e-5,
                                  graph=graph)
     assert not report.missing and not report.unexpected, report

@@ -399,13 +399,3 @@ def embedding_torch_init(args: dict[str, Arg]) -> None:
     torch's init so a converted model trained from scratch starts like the original."""
     if "embedding_table" not in args:
         args["embedding_table"] = new("mindspore.common.initializer.Normal(sigma=1.0)")
-
-
-@value_transform("layers_cell_list")
-def layers_cell_list(arg: Arg) -> str:
-    """ModuleList takes any iterable of modules (a tuple from ``*args``, a generator); CellList only a list
-    (``TypeError: ... should be instance of list, but got tuple``). A list display stays as written, None too."""
-    source = arg.source.strip()
-    if arg.literal(default=UNKNOWN) is None or (source.startswith("[") and source.endswith("]")):
-        return arg.source
-    return f"list({source})"
