@@ -19,9 +19,8 @@ def load_module(code, path, name):
     return module
 
 
-def assert_port_matches(source, code, cls, shape, tmp_path, name, atol, rtol=1e-5, args=(), graph=False):
-    """Build ``cls(*args)`` from the torch source and from its conversion, move the weights, compare on one input
-    (the MindSpore side compiled as a static graph with ``graph=True``)."""
+def assert_port_matches(source, code, cls, shape, tmp_path, name, atol, rtol=1e-5, args=()):
+    """Build ``cls(*args)`` from the torch source and from its conversion, move the weights, compare on one input."""
     import mindspore as ms
     import torch
 
@@ -32,12 +31,7 @@ def assert_port_matches(source, code, cls, shape, tmp_path, name, atol, rtol=1e-
     x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
     with torch.no_grad():
         want = torch_net(torch.from_numpy(x)).numpy()
-    ms.set_context(mode=ms.GRAPH_MODE if graph else ms.PYNATIVE_MODE)
-    try:
-        got = ms_net(ms.Tensor(x)).asnumpy()
-    finally:
-        ms.set_context(mode=ms.PYNATIVE_MODE)
-    np.testing.assert_allclose(got, want, rtol=rtol, atol=atol)
+    np.testing.assert_allclose(ms_net(ms.Tensor(x)).asnumpy(), want, rtol=rtol, atol=atol)
     return report
 
 
