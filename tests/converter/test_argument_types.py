@@ -59,3 +59,29 @@ def test_a_pad_value_with_a_non_constant_mode_is_dropped(tmp_path):
     assert result.diagnostics == [], [d.format() for d in result.diagnostics]
     report = assert_port_matches(source, result.code, "Net", (2, 2, 6), tmp_path, "padval", atol=1e-5)
     assert not report.missing and not report.unexpected, report
+
+
+def test_a_zero_dim_ones_or_zeros(tmp_path):
+    """``nn.Parameter(torch.ones([]) * np.log(1 / 0.07))`` (CLIP's logit scale): MindSpore 2.10's Ones/Zeros CPU
+    kernels refuse a 0-d shape; the 0-d tensor is made by mindport.runtime.math.scalar_tensor, dtype kept."""
+    source = textwrap.dedent("""\
+        import numpy as np
+        import torch
+        import torch.nn as nn
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 3)
+                self.logit_scale = nn.Parameter(torch.ones([]) * np.log(1 / 0.07))
+
+            def forward(self, x):
+                offset = torch.zeros((), dtype=torch.float64) + torch.ones(()) * 2
+                return self.fc(x) * self.logit_scale.exp() + offset.float()
+    """)
+    result = convert_source(source)
+    assert result.diagnostics == [], [d.format() for d in result.diagnostics]
+    assert "ops.ones([])" not in result.code and "mp_math.scalar_tensor(s=1)" in result.code
+    report = assert_port_matches(source, result.code, "Net", (2, 4), tmp_path, "zerodim", atol=1e-4)
+    assert not report.missing and not report.unexpected, report
