@@ -159,3 +159,48 @@ def test_layer_parameters_of_module_dict_keys(tmp_path):
     with torch.no_grad():
         want = torch_net(torch.from_numpy(x)).numpy()
     np.testing.assert_allclose(ms_net(ms.Tensor(x, ms.int32)).asnumpy(), want, rtol=1e-5, atol=1e-5)
+
+
+WRAPPED = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+
+
+    class TokenEmbedding(nn.Module):
+        def __init__(self, dim, num_tokens):
+            super().__init__()
+            self.emb = nn.Embedding(num_tokens, dim)
+
+        def forward(self, x):
+            return self.emb(x)
+
+
+    class LM(nn.Module):
+        def __init__(self, num_tokens=11, dim=6):
+            super().__init__()
+            self.token_emb = TokenEmbedding(dim, num_tokens)
+            nn.init.normal_(self.token_emb.emb.weight, std=0.5)
+            self.to_logits = lambda t: t @ self.token_emb.emb.weight.t()
+
+        def forward(self, idx):
+            return self.to_logits(torch.tanh(self.token_emb(idx)))
+""")
+
+
+def test_a_layer_held_by_a_class_of_the_same_file(tmp_path):
+    """``self.token_emb.emb.weight`` (x-transformers' tied logits) where TokenEmbedding holds ``self.emb =
+    nn.Embedding(...)``: the Embedding's embedding_table."""
+    import mindspore as ms
+    import torch
+
+    result = convert_source(WRAPPED)
+    assert result.diagnostics == [], [d.format() for d in result.diagnostics]
+    assert "self.token_emb.emb.embedding_table.t()" in result.code
+    torch_net = load_module(WRAPPED, tmp_path / "t_wr.py", "t_wr").LM().eval()
+    ms_net = load_module(result.code, tmp_path / "m_wr.py", "m_wr").LM()
+    ms_net.set_train(False)
+    transfer_weights(torch_net.state_dict(), ms_net)
+    x = np.random.default_rng(0).integers(0, 11, (2, 5))
+    with torch.no_grad():
+        want = torch_net(torch.from_numpy(x)).numpy()
+    np.testing.assert_allclose(ms_net(ms.Tensor(x, ms.int32)).asnumpy(), want, rtol=1e-5, atol=1e-5)

@@ -16,8 +16,9 @@ class LayerParameterNameTransform(Rule):
     and for a literal index of a ``Sequential`` built from a literal argument list (``net = nn.Sequential(emb, *blocks,
     head)`` then ``net[-1].weight = net[0].weight``: the index counts from the start before a ``*`` argument and from
     the end after it), and a key of a ``ModuleDict`` built from a literal dict (``self.transformer.wte.weight`` for
-    ``ModuleDict(dict(wte=nn.Embedding(...)))``). A name bound to anything else in the same function is left
-    alone."""
+    ``ModuleDict(dict(wte=nn.Embedding(...)))``), and a layer held by an instance of a class of the same file
+    (``self.token_emb.emb.weight`` where ``self.token_emb = TokenEmbedding(...)`` holds ``self.emb = nn.Embedding``).
+    A name bound to anything else in the same function is left alone."""
 
     EXAMPLES = (
         Example(
@@ -74,8 +75,13 @@ class LayerParameterNameTransform(Rule):
         super().__init__(ctx)
         self._classes: list[dict] = []
         self._functions: list[dict] = []
+        self._file_classes: set[str] = set()  # the file's top-level classes
+        self._class_layers: dict[str, dict] = {}  # class -> its self.X layer bindings (self.emb.emb.weight)
 
     def visit_Module(self, node: cst.Module) -> None:
+        self._file_classes = {stmt.name.value for stmt in node.body if isinstance(stmt, cst.ClassDef)}
+        self._class_layers = {stmt.name.value: self._layer_bindings(_assignments(stmt.body), local=False)
+                              for stmt in node.body if isinstance(stmt, cst.ClassDef)}
         self._functions.append(self._layer_bindings(_assignments(node), local=True))
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
@@ -138,6 +144,12 @@ class LayerParameterNameTransform(Rule):
         keys = {key: renames for key, layer in pairs if (renames := self._renames(layer))}
         return keys or None
 
+    def _file_class(self, value: cst.BaseExpression) -> tuple[str, str] | None:
+        """``TokenEmbedding(...)``, a class of this file: ("class", its name), read through its own bindings."""
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in self._file_classes:
+            return ("class", value.func.value)
+        return None
+
     def _layer_bindings(self, assigns, local: bool) -> dict:
         """``X = <torch layer>(...)`` (``self.X`` in a class, a plain name in a function) -> {X: renames}, and
         ``X = Sequential(...)`` -> {X: {index: renames}}. A name bound otherwise anywhere in the block is dropped."""
@@ -155,7 +167,8 @@ class LayerParameterNameTransform(Rule):
                 else:
                     continue
                 value = (self._renames(assign.value) or self._sequential(assign.value)
-                         or self._module_dict(assign.value)) if len(assign.targets) == 1 else None
+                         or self._module_dict(assign.value) or self._file_class(assign.value)) \
+                    if len(assign.targets) == 1 else None
                 if name in found and found[name] != value:
                     value = None
                 found[name] = value
@@ -178,6 +191,9 @@ class LayerParameterNameTransform(Rule):
             bound = self._classes[-1].get(owner.attr.value) if self._classes else None
         elif isinstance(owner, cst.Name) and self._functions:
             bound = self._functions[-1].get(owner.value)
+        if isinstance(bound, tuple):  # an instance of a class of this file: its own self.<index> binding
+            inner = self._class_layers.get(bound[1], {}).get(index) if index is not None else None
+            return inner if isinstance(inner, dict) and all(isinstance(v, str) for v in inner.values()) else None
         if not bound:
             return None
         is_container = all(isinstance(v, dict) for v in bound.values())  # {index or key: renames}
