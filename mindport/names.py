@@ -59,28 +59,34 @@ def cell_attribute_name(name: str) -> str:
 class Scope:
     """Name -> qualified name (``None`` = bound to something that is not an import we track)."""
 
-    __slots__ = ("names", "aliases", "kinds", "parent")
+    __slots__ = ("names", "aliases", "kinds", "parent", "is_class")
 
     def __init__(self, parent: "Scope | None" = None) -> None:
         self.names: dict[str, str | None] = {}
         self.aliases: set[str] = set()  # names bound by `act = F.relu`, not by an import
         self.kinds: dict[str, str] = {}  # what a local name holds, when visible: see ValueKind
         self.parent = parent
+        self.is_class = False  # a class body: its names are not visible in the functions nested in it
 
-    def kind_of(self, name: str) -> str:
+    def _visible(self):
+        """This scope, then the enclosing ones whose names it sees (Python skips class bodies: a method's
+        ``remove_weight_norm(m)`` is the module's import even when the class defines a method of that name)."""
         scope: Scope | None = self
         while scope is not None:
+            if scope is self or not scope.is_class:
+                yield scope
+            scope = scope.parent
+
+    def kind_of(self, name: str) -> str:
+        for scope in self._visible():
             if name in scope.names:
                 return scope.kinds.get(name, "other")
-            scope = scope.parent
         return "unbound"
 
     def lookup(self, name: str) -> tuple[bool, str | None]:
-        scope: Scope | None = self
-        while scope is not None:
+        for scope in self._visible():
             if name in scope.names:
                 return True, scope.names[name]
-            scope = scope.parent
         return False, None
 
     def resolve_dotted(self, dotted: str) -> str | None:
@@ -93,11 +99,9 @@ class Scope:
         return f"{qual}.{rest}" if rest else qual
 
     def is_alias_name(self, name: str) -> bool:
-        scope: Scope | None = self
-        while scope is not None:
+        for scope in self._visible():
             if name in scope.names:
                 return name in scope.aliases
-            scope = scope.parent
         return False
 
 

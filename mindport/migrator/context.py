@@ -35,6 +35,7 @@ IMPORT_STYLE = {
     "mindport.runtime.ecosystem": ("from mindport.runtime import ecosystem as mp_ecosystem", "mp_ecosystem"),
     "mindport.runtime.foreach": ("from mindport.runtime import foreach as mp_foreach", "mp_foreach"),
     "mindport.runtime.distributed": ("from mindport.runtime import distributed as mp_distributed", "mp_distributed"),
+    "mindport.runtime.containers": ("from mindport.runtime import containers as mp_containers", "mp_containers"),
 }
 
 

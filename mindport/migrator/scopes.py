@@ -187,6 +187,7 @@ class ScopeBuilder(cst.CSTVisitor):
         self.current.names[node.name.value] = None
         self._definitions.add(id(node.name))
         self._push(node)
+        self.current.is_class = True
         self.current.attributes = {}
         self._classes.append(self.current)
         self._in_class.append(True)

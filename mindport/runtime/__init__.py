@@ -21,7 +21,8 @@
   compile in a static graph, and an einops backend (importing the module registers it).
 * :mod:`mindport.runtime.einops_layers`: ``Rearrange``/``Reduce`` as Cells (for ``einops.layers.torch``).
 * :mod:`mindport.runtime.containers`: ``ParameterList``/``ParameterDict`` Cells that name their parameters like torch
-  (``scales.0``), so torch weights line up by name.
+  (``scales.0``), so torch weights line up by name; ``ModuleDict``, which holds any Cell (``CellDict`` refuses a
+  CellList) and is read like a Cell in a static graph; ``ModuleList``, a CellList that holds None members too.
 * :mod:`mindport.runtime.adapt` (``mp_adapt``): the runtime binding fallback: ``mp_adapt.api("torch.nn.Conv2d")`` maps
   a call's arguments through the entry when the call happens (``**kwargs`` at the call site, an API passed as a value).
 * :mod:`mindport.runtime.foreach` (``mp_foreach``): ``torch._foreach_*`` (list operations of hand-written optimizers).

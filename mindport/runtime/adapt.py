@@ -43,7 +43,7 @@ from mindport.mappings.arguments import (
 from mindport.mappings.transforms import Arg
 from mindport.mappings.transforms import Unsupported as _MappingUnsupported
 
-__all__ = ["Adapter", "Unsupported", "api"]
+__all__ = ["Adapter", "Unsupported", "api", "attribute"]
 
 _LITERAL_TYPES = (bool, int, float, complex, str, bytes, type(None))
 
@@ -68,6 +68,18 @@ def api(name: str, profile: str = "nn") -> "Adapter | Any":
     if isinstance(adapter.target, type):
         return _adapter_class(adapter)
     return adapter
+
+
+def attribute(module: str, name: str, *default: Any) -> Any:
+    """``getattr(torch.nn, name[, default])`` with ``name`` known only at run time (``act = getattr(torch.nn,
+    activation)`` with ``activation='ELU'``): the adapter of ``module.name``'s entry, as :func:`api`; a name with no
+    supported entry gives ``default``, or raises AttributeError saying so."""
+    try:
+        return api(f"{module}.{name}")
+    except LookupError as exc:
+        if default:
+            return default[0]
+        raise AttributeError(f"mindport: {module}.{name}: {exc}") from None
 
 
 class Adapter:

@@ -1,7 +1,8 @@
-"""Parameter containers that keep torch's parameter names.
+"""Containers that keep torch's names and accept what torch's accept.
 
 ``mindspore.ParameterTuple`` registers its members under their own names (``Parameter$1``), so a torch
-``scales.0`` has nothing to land on; these Cells insert each parameter under its index or key instead.
+``scales.0`` has nothing to land on; ``ParameterList``/``ParameterDict`` insert each parameter under its index or key
+instead. ``ModuleDict`` holds any Cell under its key (``mindspore.nn.CellDict`` refuses a CellList value).
 """
 from __future__ import annotations
 
@@ -95,3 +96,106 @@ def buffers(cell, recurse=True):
     """``module.buffers()``: the values of :func:`named_buffers`."""
     for _, param in named_buffers(cell, recurse=recurse):
         yield param
+
+
+class ModuleDict(nn.Cell):
+    """``torch.nn.ModuleDict``: Cells by key, any Cell (a CellList, a SequentialCell or another ModuleDict too).
+
+    ``mindspore.nn.CellDict`` refuses a CellList/SequentialCell/CellDict value ("the type of cell can not be CellDict,
+    CellList or SequentialCell"), which GPT-style models hold (``transformer = ModuleDict(dict(h=ModuleList(...)))``),
+    and a static graph reads a CellDict as a dictionary, so ``self.transformer.wte`` fails there. Each value here is a
+    child Cell under its key: parameters are named ``transformer.h.0.…`` like torch's, and a graph reads
+    ``d.key``, ``d["key"]``, ``"key" in d``, ``len(d)`` and ``d.items()``.
+    """
+
+    def __init__(self, modules=None) -> None:
+        super().__init__()
+        self._keys: list[str] = []
+        if modules is not None:
+            self.update(modules)
+
+    def update(self, modules) -> None:
+        for key, cell in (modules.items() if hasattr(modules, "items") else modules):
+            self[key] = cell
+
+    def __setitem__(self, key: str, cell) -> None:
+        if not isinstance(cell, nn.Cell):
+            raise TypeError(f"ModuleDict holds Cells, got {type(cell).__name__} under {key!r}")
+        self.insert_child_to_cell(key, cell)
+        if key not in self._keys:
+            self._keys.append(key)
+
+    def __getitem__(self, key: str):
+        if key not in self._keys:
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def __delitem__(self, key: str) -> None:
+        if key not in self._keys:
+            raise KeyError(key)
+        self._keys.remove(key)
+        del self._cells[key]
+
+    def pop(self, key: str):
+        cell = self[key]
+        del self[key]
+        return cell
+
+    def clear(self) -> None:
+        for key in list(self._keys):
+            del self[key]
+
+    def __contains__(self, key) -> bool:
+        return key in self._keys
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def __iter__(self):
+        return iter(self._keys)
+
+    def keys(self):
+        return list(self._keys)
+
+    def values(self):
+        return [getattr(self, k) for k in self._keys]
+
+    def items(self):
+        return [(k, getattr(self, k)) for k in self._keys]
+
+
+class ModuleList(nn.CellList):
+    """``torch.nn.ModuleList``: a CellList that also holds ``None`` (torch keeps a None member: x-transformers builds
+    ``ModuleList([pre_norm, post_norm, None])`` and unpacks it in forward; ``mindspore.nn.CellList`` refuses it).
+    Built from any iterable (a tuple, a generator). A None member is kept in place, yields None, has no parameters;
+    it reads the same in a static graph."""
+
+    def __init__(self, modules=None) -> None:
+        super().__init__()
+        if modules is not None:
+            self.extend(modules)
+
+    def _prefix(self) -> str:
+        from mindspore.nn.layer.container import _get_prefix_and_index  # the prefix CellList names members with
+
+        return _get_prefix_and_index({k: c for k, c in self._cells.items() if c is not None})[0]
+
+    def append(self, cell):
+        if cell is not None:
+            if not isinstance(cell, nn.Cell):
+                raise TypeError(f"ModuleList holds Cells (or None), got {type(cell).__name__}")
+            if self._auto_prefix:
+                cell.update_parameters_name(self._prefix() + str(len(self)) + ".")
+        self._cells[str(len(self))] = cell
+        return self
+
+    def extend(self, cells):
+        for cell in cells:
+            self.append(cell)
+        return self
+
+    def set_grad(self, flag=True):
+        self.requires_grad = flag
+        for cell in self._cells.values():
+            if cell is not None:
+                cell.set_grad(flag)

@@ -640,3 +640,77 @@ def vector_to_parameters(vec, parameters):
         n = p.size
         p.set_data(vec[offset:offset + n].reshape(p.shape).astype(p.dtype))
         offset += n
+
+
+def _norm_except_dim(v, dim):
+    """The 2-norm of ``v`` over every axis but ``dim`` (all axes when ``dim`` is None), kept as size-1 axes."""
+    if dim is None:
+        return ops.sqrt((v * v).sum())
+    axes = tuple(i for i in range(v.ndim) if i != dim % v.ndim)
+    return ops.sqrt((v * v).sum(axis=axes, keepdims=True))
+
+
+def _conv1d_axis(module) -> bool:
+    """MindSpore's Conv1d/Conv1dTranspose weight has an extra size-1 axis 2 ((out, in, 1, k); torch's is 3-D)."""
+    return isinstance(module, (nn.Conv1d, nn.Conv1dTranspose))
+
+
+_WEIGHT_NORMED: dict = {}
+
+
+def _weight_normed_class(cls, name: str, dim, squeezed: bool):
+    """``cls`` with ``name`` a property computing ``v * g / ||v||`` from the Cell's ``name_g``/``name_v``."""
+    key = (cls, name, dim, squeezed)
+    if key not in _WEIGHT_NORMED:
+        def weight(self):
+            v = getattr(self, name + "_v")
+            w = v * (getattr(self, name + "_g") / _norm_except_dim(v, dim))
+            return w.expand_dims(2) if squeezed else w
+
+        _WEIGHT_NORMED[key] = type(cls.__name__, (cls,), {name: property(weight), "__module__": cls.__module__,
+                                                           "_mp_weight_norm": (cls, name, dim, squeezed)})
+    return _WEIGHT_NORMED[key]
+
+
+def weight_norm(module, name="weight", dim=0):
+    """torch.nn.utils.weight_norm: the parameter ``name`` becomes ``name_g`` (its norm over every axis but ``dim``)
+    and ``name_v`` (its direction), and the Cell computes ``name = v * g / ||v||`` each time it reads it, so training
+    updates g and v as in torch and torch's ``weight_g``/``weight_v`` checkpoint entries land by name. A Conv1d's
+    g and v keep torch's 3-D layout (MindSpore's Conv1d weight has an extra size-1 axis). Returns the Cell."""
+    if getattr(type(module), "_mp_weight_norm", None) is not None:
+        raise RuntimeError(f"Cannot register two weight_norm hooks on the same parameter {name}")
+    weight = getattr(module, name)
+    squeezed = _conv1d_axis(module) and name == "weight" and weight.ndim == 4 and weight.shape[2] == 1
+    v = weight.value().squeeze(2) if squeezed else weight.value()
+    del module._params[name]  # noqa: SLF001
+    module.insert_param_to_cell(name + "_g", Parameter(_norm_except_dim(v, dim), name=name + "_g",
+                                                       requires_grad=weight.requires_grad))
+    module.insert_param_to_cell(name + "_v", Parameter(v.copy(), name=name + "_v", requires_grad=weight.requires_grad))
+    module.__class__ = _weight_normed_class(type(module), name, dim, squeezed)
+    return module
+
+
+def remove_weight_norm(module, name="weight"):
+    """torch.nn.utils.remove_weight_norm: ``name`` is a plain parameter again, holding ``v * g / ||v||``."""
+    hook = getattr(type(module), "_mp_weight_norm", None)
+    if hook is None or hook[1] != name:
+        raise ValueError(f"weight_norm of '{name}' not found in {module}")
+    weight = getattr(module, name)
+    module.__class__ = hook[0]
+    del module._params[name + "_g"]  # noqa: SLF001
+    del module._params[name + "_v"]  # noqa: SLF001
+    module.insert_param_to_cell(name, Parameter(weight, name=name))
+    return module
+
+
+class MultiheadAttention(nn.MultiheadAttention):
+    """torch.nn.MultiheadAttention: MindSpore's, called with torch's forward arguments. MindSpore 2.10's ``__call__``
+    reads ``args[2]`` even when ``value`` is given by keyword (``attn(q, k, value=v, attn_mask=m)``: IndexError), and
+    its construct has no ``is_causal`` (in torch a hint that ``attn_mask`` is the causal mask, which it must be given
+    with)."""
+
+    def __call__(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
+                 average_attn_weights=True, is_causal=False):
+        if is_causal and attn_mask is None:
+            raise RuntimeError("mindport: MultiheadAttention(is_causal=True) needs attn_mask, as in torch")
+        return super().__call__(query, key, value, key_padding_mask, need_weights, attn_mask, average_attn_weights)

@@ -84,3 +84,32 @@ def test_init_loops_through_data_update_the_parameters_and_views_are_flagged():
     model = namespace["init"](ms.nn.SequentialCell([ms.nn.Dense(3, 2)]))
     dense = model[0]
     assert (dense.weight.asnumpy() == 0.5).all() and (dense.bias.asnumpy() == 0).all()
+
+
+def test_a_tensors_device_flags(tmp_path):
+    """``if (input.is_cuda or input.is_xpu) and self.ngpu > 1:`` (DCGAN): the flags MindSpore tensors lack say
+    where MindSpore computes (CPU here: the single-device branch runs, as in torch on CPU)."""
+    import textwrap
+
+    from port_check import assert_port_matches
+
+    source = textwrap.dedent("""\
+        import torch
+        import torch.nn as nn
+
+
+        class Net(nn.Module):
+            def __init__(self, ngpu=2):
+                super().__init__()
+                self.ngpu = ngpu
+                self.main = nn.Sequential(nn.Linear(4, 3), nn.Tanh())
+
+            def forward(self, x):
+                if (x.is_cuda or x.is_xpu or x.is_mps) and self.ngpu > 1:
+                    return self.main(x) * 0
+                return self.main(x)
+    """)
+    result = convert_source(source)
+    assert result.diagnostics == [], [d.format() for d in result.diagnostics]
+    assert 'ms.get_context("device_target") == "GPU"' in result.code and "is_xpu" not in result.code
+    assert_port_matches(source, result.code, "Net", (2, 4), tmp_path, "iscuda", atol=1e-6)

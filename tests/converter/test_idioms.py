@@ -266,7 +266,7 @@ def test_module_containers_and_methods(tmp_path):
         pytest.fail(f"mapping entries missing: {result.diagnostics}")
     assert result.diagnostics == []
     code = result.code
-    assert "nn.CellList(" in code
+    assert "mp_containers.ModuleList(" in code
     assert "mp_containers.ParameterList(" in code and "mp_containers.ParameterDict(" in code
     assert "from mindport.runtime import containers as mp_containers" in code
     assert 'self.insert_param_to_cell("bias"' in code

@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import textwrap
 
+import numpy as np
+import pytest
+
 from mindport import convert_source
-from port_check import assert_port_matches
+from port_check import assert_port_matches, assert_port_matches_in_mode
 
 SOURCE = textwrap.dedent("""\
     import torch
@@ -52,9 +55,9 @@ def test_containers_filled_at_run_time_convert_and_match(tmp_path):
     result = convert_source(SOURCE)
     assert result.diagnostics == [], [d.format() for d in result.diagnostics]
     assert "mp_layers.add_module(block, 'unit_%d' % i" in result.code
-    assert "nn.CellList(list(fns))" in result.code
-    assert "nn.CellList(list(first +\n" in result.code  # a value over several lines (it once did not parse)
-    assert "nn.CellList([nn.Identity()] +\n" in result.code
+    assert "mp_containers.ModuleList(fns)" in result.code
+    assert "mp_containers.ModuleList(first +\n" in result.code  # a value over several lines (it once did not parse)
+    assert "mp_containers.ModuleList([nn.Identity()] +\n" in result.code
     report = assert_port_matches(SOURCE, result.code, "Net", (2, 3, 6, 6), tmp_path, "containers", atol=1e-5)
     assert not report.missing and not report.unexpected, report
 
@@ -80,3 +83,107 @@ def test_a_flag_set_on_a_slice_is_not_a_lost_update(tmp_path):
     result = convert_source(source)
     assert result.diagnostics == [], [d.format() for d in result.diagnostics]
     assert_port_matches(source, result.code, "Embed", (3, 4), tmp_path, "flag", atol=1e-6)
+
+
+GPT_STYLE = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+
+
+    class Block(nn.Module):
+        def __init__(self, d):
+            super().__init__()
+            self.fc = nn.Linear(d, d)
+
+        def forward(self, x):
+            return x + torch.tanh(self.fc(x))
+
+
+    class Net(nn.Module):
+        def __init__(self, d=4, depth=2):
+            super().__init__()
+            self.body = nn.ModuleDict(dict(
+                inp=nn.Linear(3, d),
+                h=nn.ModuleList([Block(d) for _ in range(depth)]),
+                tail=nn.Sequential(nn.Linear(d, d), nn.ReLU()),
+                heads=nn.ModuleDict({'a': nn.Linear(d, 2)}),
+            ))
+            self.body['extra'] = nn.Linear(d, 2)
+
+        def forward(self, x):
+            x = self.body.inp(x)
+            for block in self.body.h:
+                x = block(x)
+            x = self.body['tail'](x)
+            out = self.body.extra(x) * len(self.body)
+            for name, head in self.body.heads.items():
+                out = out + head(x)
+            if 'tail' in self.body:
+                out = out * 2
+            return out
+""")
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_a_module_dict_holds_a_module_list(tmp_path, mode):
+    """``ModuleDict(dict(h=ModuleList(...)))`` (GPT-style models): MindSpore's CellDict refuses a CellList value and
+    reads as a plain dictionary in a graph (``d.key`` fails); the runtime ModuleDict holds any Cell, names the
+    parameters like torch (``body.h.0.fc.weight``) and is read like a Cell in a graph."""
+    result = convert_source(GPT_STYLE)
+    assert result.diagnostics == [], [d.format() for d in result.diagnostics]
+    assert "ModuleDict(dict(" in result.code and "CellDict" not in result.code
+    if mode == "graph":
+        x = np.random.default_rng(0).standard_normal((2, 3)).astype(np.float32)
+        assert_port_matches_in_mode(GPT_STYLE, result.code, "Net", [x], tmp_path, "mdict", mode, atol=1e-5)
+        return
+    report = assert_port_matches(GPT_STYLE, result.code, "Net", (2, 3), tmp_path, "mdict", atol=1e-5)
+    assert not report.missing and not report.unexpected, report
+
+
+OPTIONAL_NORMS = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+
+
+    class Block(nn.Module):
+        def __init__(self, d, pre_norm):
+            super().__init__()
+            self.norms = nn.ModuleList([nn.LayerNorm(d) if pre_norm else None, None, nn.LayerNorm(d)])
+            self.fc = nn.Linear(d, d)
+
+        def forward(self, x):
+            pre, mid, post = self.norms
+            if pre is not None:
+                x = pre(x)
+            x = self.fc(x)
+            if mid is not None:
+                x = mid(x)
+            return post(x)
+
+
+    class Net(nn.Module):
+        def __init__(self, d=4):
+            super().__init__()
+            self.layers = nn.ModuleList([])
+            for i in range(2):
+                self.layers.append(nn.ModuleList([Block(d, i == 0), None]))
+
+        def forward(self, x):
+            for block, _ in self.layers:
+                x = block(x)
+            return x
+""")
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_a_module_list_holds_none(tmp_path, mode):
+    """``ModuleList([pre_norm, None, post_norm])`` (x-transformers' optional norms, unpacked in forward): torch keeps
+    the None member, MindSpore's CellList refused it; the runtime ModuleList keeps it in place, in a graph too."""
+    result = convert_source(OPTIONAL_NORMS)
+    assert result.diagnostics == [], [d.format() for d in result.diagnostics]
+    if mode == "graph":
+        x = np.random.default_rng(0).standard_normal((2, 4)).astype(np.float32)
+        assert_port_matches_in_mode(OPTIONAL_NORMS, result.code, "Net", [x], tmp_path, "mnone", mode, atol=1e-5)
+        return
+    report = assert_port_matches(OPTIONAL_NORMS, result.code, "Net", (2, 4), tmp_path, "mnone", atol=1e-5)
+    assert not report.missing and not report.unexpected, report

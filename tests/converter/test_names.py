@@ -223,3 +223,31 @@ def test_mindspore_aliases_never_shadow_a_name_of_the_users_in_any_scope():
     exec(compile(code, "converted", "exec"), module)  # noqa: S102 - our own converted snippet
     x, y = np.arange(8, dtype=np.float32).reshape(4, 2), np.arange(4, dtype=np.int64)
     assert module["batches"](x, y) == [2, 2, 2]
+
+
+def test_a_method_does_not_see_its_class_body_names():
+    """Python skips class bodies when a nested function looks a name up: in ``def remove_weight_norm(self)`` the call
+    ``remove_weight_norm(m)`` is the module's import (HiFi-GAN), not the method the class body binds."""
+    code = textwrap.dedent("""\
+        import torch.nn as nn
+        from torch.nn.utils import remove_weight_norm
+
+
+        class Net(nn.Module):
+            relu = nn.ReLU
+
+            def remove_weight_norm(self):
+                for m in self.convs:
+                    remove_weight_norm(m)
+
+            def forward(self, x):
+                return relu(x)
+    """)
+    module = cst.parse_module(code)
+    builder = build_scopes(module)
+    cls = next(n for n in module.body if isinstance(n, cst.ClassDef))
+    method = next(n for n in cls.body.body if isinstance(n, cst.FunctionDef))
+    scope = builder.scopes[id(method)]
+    assert scope.resolve_torch(cst.parse_expression("remove_weight_norm")) == "torch.nn.utils.remove_weight_norm"
+    assert builder.scopes[id(cls)].resolve_torch(cst.parse_expression("relu")) == "torch.nn.ReLU"  # in the body
+    assert scope.lookup("relu") == (False, None)  # not visible in a method (a NameError in Python too)

@@ -165,3 +165,30 @@ def test_the_adapter_follows_the_entrys_switch():
     y_ms = adapt.api("torch.nn.ReLU")(**kw)(x_ms)
     np.testing.assert_array_equal(y_ms.asnumpy(), y_torch.numpy())
     np.testing.assert_array_equal(x_ms.asnumpy(), x_torch.numpy())  # the input changed, in both
+
+
+def test_a_torch_namespace_read_by_a_run_time_name(tmp_path):
+    """``act = getattr(torch.nn, activation)`` (EnCodec's SEANet builds its activation from a string): the runtime
+    adapter of the entry named when the call happens; a name with no entry gives getattr's default."""
+    from port_check import assert_port_matches
+
+    source = textwrap.dedent("""\
+        import torch
+        import torch.nn as nn
+
+
+        class Net(nn.Module):
+            def __init__(self, activation='ELU', params={'alpha': 1.0}):
+                super().__init__()
+                act = getattr(torch.nn, activation)
+                self.missing = getattr(nn, 'No' + activation, None)
+                self.body = nn.Sequential(nn.Linear(4, 4), act(**params), nn.Linear(4, 2), getattr(nn, 'Tanh')())
+
+            def forward(self, x):
+                assert self.missing is None
+                return self.body(x)
+    """)
+    result = convert_source(source)
+    assert result.diagnostics == [], [d.format() for d in result.diagnostics]
+    assert "mp_adapt.attribute('torch.nn', activation)" in result.code
+    assert_port_matches(source, result.code, "Net", (3, 4), tmp_path, "nsattr", atol=1e-6)

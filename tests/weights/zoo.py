@@ -150,11 +150,11 @@ class Net(nn.Module):
     def forward(self, x):
         return self.new(self.old(x))
 """, "Net", (((2, 4), "float"),),
-        # the flagged lines keep their torch meaning (torch names in full): patched into MindSpore layers
-        patch=(("torch.nn.utils.weight_norm(torch.nn.Linear(4, 6))", "nn.Dense(in_channels=4, out_channels=6)"),
-               ("torch.nn.utils.parametrizations.weight_norm(torch.nn.Linear(6, 3), dim=None)",
-                "nn.Dense(in_channels=6, out_channels=3)")),
-        hand_written="weight_norm wrappers removed (folded into weight by the transfer)"),
+        # the old API converts (mindport.runtime.layers.weight_norm: weight_g/weight_v by name); the flagged
+        # parametrizations line keeps its torch meaning (torch names in full): patched into a MindSpore layer
+        patch=(("torch.nn.utils.parametrizations.weight_norm(torch.nn.Linear(6, 3), dim=None)",
+                "nn.Dense(in_channels=6, out_channels=3)"),),
+        hand_written="parametrizations.weight_norm wrapper removed (folded into weight by the transfer)"),
 ]}
 
 

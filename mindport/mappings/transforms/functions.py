@@ -1,7 +1,16 @@
 """Named transforms for the functions mapping entries (see mindport.mappings.transforms for the three registries)."""
 from __future__ import annotations
 
-from mindport.mappings.transforms.base import UNKNOWN, Arg, Unsupported, call_transform, new, value_code, value_transform
+from mindport.mappings.transforms.base import (
+    TARGET,
+    UNKNOWN,
+    Arg,
+    Unsupported,
+    call_transform,
+    new,
+    value_code,
+    value_transform,
+)
 
 
 # ---------------------------------------------------------------------------------------------- value transforms
@@ -138,6 +147,28 @@ def functions_size_varargs(args: dict[str, Arg]) -> None:
         if not parts:
             raise Unsupported("no size given")
         args[name] = new(_int_list(parts))
+
+
+def _zero_dim_fill(args: dict[str, Arg], value: str) -> None:
+    """An empty literal shape (``torch.ones([])``, CLIP's logit scale): MindSpore 2.10's Ones/Zeros CPU kernels
+    refuse a 0-d shape, so the 0-d tensor is made by ``mindport.runtime.math.scalar_tensor``."""
+    name = "shape" if "shape" in args else "size"
+    shape = args.get(name)
+    if shape is None or shape.literal(default=UNKNOWN) not in ((), []):
+        return
+    rest = {k: v for k, v in args.items() if k != name}
+    args.clear()
+    args.update({"s": new(value), **rest, TARGET: new("mindport.runtime.math.scalar_tensor")})
+
+
+@call_transform("functions_ones_0d")
+def functions_ones_0d(args: dict[str, Arg]) -> None:
+    _zero_dim_fill(args, "1")
+
+
+@call_transform("functions_zeros_0d")
+def functions_zeros_0d(args: dict[str, Arg]) -> None:
+    _zero_dim_fill(args, "0")
 
 
 @call_transform("int_list_varargs")

@@ -302,6 +302,32 @@ def layers_float_value(arg: Arg) -> str:
     return repr(float(value))
 
 
+@value_transform("layers_bool_value")
+def layers_bool_value(arg: Arg) -> str:
+    """A switch MindSpore checks as a bool where torch takes any truthy value (``nn.Linear(a, b, 1)``: Dense's
+    has_bias refuses the int 1)."""
+    value = arg.literal(default=UNKNOWN)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return repr(bool(value))
+    return arg.source
+
+
+@call_transform("layers_pad_value")
+def layers_pad_value(args: dict[str, Arg]) -> None:
+    """F.pad with a non-constant mode: torch takes value=0 there and ignores it (EnCodec passes its ``value``
+    argument whatever the mode); ops.pad refuses any value then ("the padding mode 'reflect' can not set value")."""
+    value, mode = args.get("value"), args.get("mode")
+    if value is None or mode is None or not value.given:
+        return
+    how = mode.literal(default=UNKNOWN)
+    if how == "constant":
+        return
+    if how is UNKNOWN:
+        args["value"] = new(f"({value.source} if {mode.source} == 'constant' else None)")
+    elif value.literal(default=UNKNOWN) in (0, None):
+        del args["value"]
+
+
 @call_transform("layers_gather_axis0")
 def layers_gather_axis0(args: dict[str, Arg]) -> None:
     """F.embedding(input, weight) as ops.gather(weight, input, 0)."""
@@ -383,13 +409,3 @@ def embedding_torch_init(args: dict[str, Arg]) -> None:
     torch's init so a converted model trained from scratch starts like the original."""
     if "embedding_table" not in args:
         args["embedding_table"] = new("mindspore.common.initializer.Normal(sigma=1.0)")
-
-
-@value_transform("layers_cell_list")
-def layers_cell_list(arg: Arg) -> str:
-    """ModuleList takes any iterable of modules (a tuple from ``*args``, a generator); CellList only a list
-    (``TypeError: ... should be instance of list, but got tuple``). A list display stays as written, None too."""
-    source = arg.source.strip()
-    if arg.literal(default=UNKNOWN) is None or (source.startswith("[") and source.endswith("]")):
-        return arg.source
-    return f"list({source})"

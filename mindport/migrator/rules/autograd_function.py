@@ -21,6 +21,11 @@ class AutogradFunctionTransform(Rule):
     ``ctx`` becomes ``self``: ``ctx.save_for_backward(a, b)`` -> ``self.saved_tensors = (a, b)``, ``ctx.k = v`` stays
     an attribute. ``bprop`` must return one gradient per input as a tuple, so a single gradient is wrapped and a
     ``None`` gradient becomes ``ops.zeros_like(<input>)``. Call sites ``F.apply(x)`` -> ``F()(x)``.
+
+    ``forward(ctx, fn, n, *args)`` (gradient checkpointing) gives ``bprop(self, fn, n, *args)``: MindSpore passes
+    the inputs, then ``out`` and ``dout``, so the first line takes those two off the end of ``args``; a
+    ``backward(ctx, *grads)`` gets ``grads`` from ``dout``. A class without forward/backward is flagged (MP105) and
+    its ``F.apply`` call sites stay torch's.
     """
 
     EXAMPLES = (
@@ -72,8 +77,8 @@ class AutogradFunctionTransform(Rule):
 
     def visit_Module(self, node: cst.Module) -> None:
         for stmt in node.body:
-            if isinstance(stmt, cst.ClassDef) and self._function_base(stmt) is not None:
-                self.functions.add(stmt.name.value)
+            if isinstance(stmt, cst.ClassDef) and self._function_base(stmt) is not None and _convertible(stmt):
+                self.functions.add(stmt.name.value)  # F.apply(...) -> F()(...) only where F becomes a Cell
 
     def _function_base(self, node: cst.ClassDef):
         for base in node.bases:
@@ -92,21 +97,18 @@ class AutogradFunctionTransform(Rule):
             return updated_node
         forward = _find_method(updated_node, "forward")
         backward = _find_method(updated_node, "backward")
-        if forward is None or backward is None or not forward.params.params or not backward.params.params:
+        if not _convertible(original_node):
             self.flag(original_node, "MP105", "torch.autograd.Function without forward(ctx, ...)/backward(ctx, ...)",
                       "write a Cell with construct and bprop by hand", "torch.autograd.Function")
             return updated_node
         inputs = [p.name.value for p in forward.params.params[1:]]
-        if forward.params.star_arg is not cst.MaybeSentinel.DEFAULT and isinstance(forward.params.star_arg, cst.Param):
-            self.flag(original_node, "MP105", "torch.autograd.Function.forward with *args cannot become bprop",
-                      "name the inputs", "torch.autograd.Function")
-            return updated_node
+        star = forward.params.star_arg.name.value if isinstance(forward.params.star_arg, cst.Param) else None
         new_body = []
         for stmt in updated_node.body.body:
             if stmt is forward:
                 stmt = self._construct(forward)
             elif stmt is backward:
-                stmt = self._bprop(backward, inputs)
+                stmt = self._bprop(backward, inputs, star)
             new_body.append(stmt)
         cell = self.ctx.target_expr("mindspore.nn.Cell")
         bases = [b.with_changes(value=cell) if self.ctx.module_scope.resolve_torch(b.value) in _FUNCTION_BASES else b
@@ -122,19 +124,30 @@ class AutogradFunctionTransform(Rule):
         return fn.with_changes(name=cst.Name("construct"), params=params, body=body,
                                decorators=_keep_decorators(fn, self.scope))
 
-    def _bprop(self, fn: cst.FunctionDef, inputs: list[str]) -> cst.FunctionDef:
+    def _bprop(self, fn: cst.FunctionDef, inputs: list[str], star: str | None = None) -> cst.FunctionDef:
         ctx_name = fn.params.params[0].name.value
         grads = [p.name.value for p in fn.params.params[1:]]
-        dout = grads[0] if len(grads) == 1 else "dout"
+        star_grads = fn.params.star_arg.name.value if isinstance(fn.params.star_arg, cst.Param) else None
+        dout = grads[0] if len(grads) == 1 and not star_grads else "dout"
         ops = self.ctx.alias_for("mindspore.ops")
-        body = fn.body.visit(_CtxToSelf(ctx_name, len(inputs)))
-        body = body.visit(_BpropReturns(inputs, ops))
-        if len(grads) > 1:
-            unpack = parse_statement(f"{', '.join(grads)} = dout")
-            body = body.with_changes(body=[unpack, *body.body])
-        params = [cst.Param(cst.Name("self")), *[cst.Param(cst.Name(n)) for n in inputs], cst.Param(cst.Name("out")),
-                  cst.Param(cst.Name(dout))]
-        return fn.with_changes(name=cst.Name("bprop"), params=cst.Parameters(params=params), body=body,
+        body = fn.body.visit(_CtxToSelf(ctx_name, None if star else len(inputs)))
+        body = body.visit(_BpropReturns(inputs, ops, exact=star is None))
+        head = []
+        if star:  # MindSpore passes bprop the inputs, then out and dout: *args holds them at its end
+            head.append(parse_statement(f"{star}, out, dout = {star}[:-2], {star}[-2], {star}[-1]"))
+        if star_grads:  # one gradient per output, as torch's backward(ctx, *grads) takes them
+            names = ", ".join([*grads, f"*{star_grads}"]) if grads else star_grads
+            head.append(parse_statement(f"{names} = dout if isinstance(dout, tuple) else (dout,)"))
+        elif len(grads) > 1:
+            head.append(parse_statement(f"{', '.join(grads)} = dout"))
+        if head:
+            body = body.with_changes(body=[*head, *body.body])
+        params = [cst.Param(cst.Name("self")), *[cst.Param(cst.Name(n)) for n in inputs]]
+        if star:
+            parameters = cst.Parameters(params=params, star_arg=cst.Param(cst.Name(star)))
+        else:
+            parameters = cst.Parameters(params=[*params, cst.Param(cst.Name("out")), cst.Param(cst.Name(dout))])
+        return fn.with_changes(name=cst.Name("bprop"), params=parameters, body=body,
                                decorators=_keep_decorators(fn, self.scope))
 
     def leave_Attribute(self, original_node, updated_node):
@@ -144,6 +157,13 @@ class AutogradFunctionTransform(Rule):
             self.ctx.converted_sites += 1
             return cst.Call(func=value)
         return updated_node
+
+
+def _convertible(cls: cst.ClassDef) -> bool:
+    """forward(ctx, ...) and backward(ctx, ...) both there (forward may take *args: bprop takes them too)."""
+    forward, backward = _find_method(cls, "forward"), _find_method(cls, "backward")
+    return forward is not None and backward is not None and bool(forward.params.params) \
+        and bool(backward.params.params)
 
 
 def _find_method(cls: cst.ClassDef, name: str) -> cst.FunctionDef | None:
@@ -161,7 +181,7 @@ def _keep_decorators(fn: cst.FunctionDef, scope) -> list[cst.Decorator]:
 class _CtxToSelf(cst.CSTTransformer):
     """``ctx`` -> ``self``; ``ctx.save_for_backward(...)`` -> ``self.saved_tensors = (...)``; mark_* calls dropped."""
 
-    def __init__(self, ctx_name: str, n_inputs: int = 0) -> None:
+    def __init__(self, ctx_name: str, n_inputs: int | None = 0) -> None:
         super().__init__()
         self.ctx_name = ctx_name
         self.n_inputs = n_inputs
@@ -184,7 +204,7 @@ class _CtxToSelf(cst.CSTTransformer):
         if isinstance(updated_node.value, cst.Name) and updated_node.value.value == "self":
             if updated_node.attr.value == "saved_variables":
                 return updated_node.with_changes(attr=cst.Name("saved_tensors"))
-            if updated_node.attr.value == "needs_input_grad":
+            if updated_node.attr.value == "needs_input_grad" and self.n_inputs is not None:
                 return parse_expression(f"({'True, ' * self.n_inputs})")
         return updated_node
 
@@ -200,10 +220,11 @@ class _CtxToSelf(cst.CSTTransformer):
 class _BpropReturns(cst.CSTTransformer):
     """``return g`` -> ``return (g,)``; ``None`` gradients -> ``ops.zeros_like(<input>)``."""
 
-    def __init__(self, inputs: list[str], ops: str) -> None:
+    def __init__(self, inputs: list[str], ops: str, exact: bool = True) -> None:
         super().__init__()
         self.inputs = inputs
         self.ops = ops
+        self.exact = exact  # False with forward(ctx, ..., *args): a return that is not a tuple display stays
 
     def visit_FunctionDef(self, node) -> bool:
         return False
@@ -215,6 +236,8 @@ class _BpropReturns(cst.CSTTransformer):
         value = updated_node.value
         if value is None:
             return updated_node
+        if not self.exact and not isinstance(value, cst.Tuple):
+            return updated_node  # (None, None) + grads: one gradient per input, *args included, already
         items = [e.value for e in value.elements] if isinstance(value, cst.Tuple) else [value]
         fixed = []
         for i, item in enumerate(items):

@@ -14,6 +14,9 @@ class BufferTransform(Rule):
 
     MindSpore buffers do not reach checkpoints; a persistent torch buffer is in the state_dict, so it becomes a
     non-trainable Parameter that save_checkpoint/load_checkpoint carry. Non-persistent buffers stay buffers.
+    A persistent ``register_buffer("name", None)`` (an optional buffer left empty; torch's state_dict skips it) is
+    ``self.name = None`` (``ms.Parameter(None)`` raises); a non-persistent one stays, to be filled by a later
+    ``register_buffer`` (a cache).
     """
 
     EXAMPLES = (
@@ -60,7 +63,11 @@ class BufferTransform(Rule):
         if not isinstance(name, cst.SimpleString) or tensor is None:
             return line
         if persistent is not None and not (isinstance(persistent, cst.Name) and persistent.value == "True"):
-            return line  # non-persistent: MindSpore's Cell.register_buffer has the same meaning
+            return line  # non-persistent: MindSpore's Cell.register_buffer has the same meaning (None too)
+        if isinstance(tensor, cst.Name) and tensor.value == "None":  # a buffer slot left empty: reads give None
+            self.ctx.converted_sites += 1
+            target = cst.Attribute(value=receiver(call), attr=cst.Name(name.evaluated_value))
+            return line.with_changes(body=[cst.Assign(targets=[cst.AssignTarget(target)], value=cst.Name("None"))])
         ms = self.ctx.alias_for("mindspore")
         owner = receiver(call)
         param = cst.Call(func=parse_expression(f"{ms}.Parameter"), args=[

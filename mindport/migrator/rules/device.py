@@ -32,7 +32,9 @@ _CAST_METHODS = {"half": "float16", "float": "float32", "double": "float64", "lo
 
 class DeviceTransform(Rule):
     """Device placement is global in MindSpore: per-tensor moves disappear, ``torch.device`` becomes a string,
-    ``torch.cuda.is_available()`` asks ``ms.hal``, ``DataParallel(model)`` is the model itself."""
+    ``torch.cuda.is_available()`` asks ``ms.hal``, ``DataParallel(model)`` is the model itself. A tensor's
+    ``x.is_cuda`` is whether MindSpore computes on a GPU (``ms.get_context("device_target") == "GPU"``; PyNative
+    only: a graph can't call get_context); ``x.is_xpu``/``x.is_mps`` are False (MindSpore runs on neither)."""
 
     EXAMPLES = (
         Example(
@@ -94,6 +96,16 @@ class DeviceTransform(Rule):
                  'the value (a dtype or a tensor casts, a device leaves the tensor as is).',
         ),
     )
+
+    def leave_Attribute(self, original_node, updated_node):
+        name = original_node.attr.value
+        if name not in ("is_cuda", "is_xpu", "is_mps") or self.scope.resolve(original_node.value) is not None:
+            return updated_node
+        self.ctx.converted_sites += 1
+        if name != "is_cuda":
+            return cst.Name("False")
+        ms = self.ctx.alias_for("mindspore")
+        return parse_expression(f'({ms}.get_context("device_target") == "GPU")')
 
     def leave_Call(self, original_node, updated_node):
         func = updated_node.func

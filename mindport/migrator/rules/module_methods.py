@@ -39,6 +39,18 @@ class ModuleMethodTransform(Rule):
         ),
         Example(
             before="""
+                def param_dtype(model):
+                    return next(model.parameters()).dtype
+            """,
+            after="""
+                def param_dtype(model):
+                    return next(model.get_parameters()).dtype
+            """,
+            note="next(m.parameters()) takes the first parameter of a generator: Cell.get_parameters() is one "
+                 "(trainable_params(), what parameters() becomes elsewhere, is a list, which next() refuses).",
+        ),
+        Example(
+            before="""
                 import torch.nn as nn
 
                 def stage(n):
@@ -78,6 +90,12 @@ class ModuleMethodTransform(Rule):
 
     def leave_Call(self, original_node, updated_node):
         func = updated_node.func
+        if _is_next_of_parameters(original_node) and self.scope.resolve(original_node.func) is None:
+            # next(m.parameters()): torch's is a generator (trainable_params() is a list, next() refuses it)
+            inner = updated_node.args[0].value
+            inner = inner.with_changes(func=inner.func.with_changes(attr=cst.Name("get_parameters")))
+            return updated_node.with_changes(args=[updated_node.args[0].with_changes(value=inner),
+                                                   *updated_node.args[1:]])
         if not isinstance(func, cst.Attribute) or self.scope.resolve(func.value) is not None:
             return updated_node  # module-level functions (np.eval, torch.load ...) are not methods
         name = func.attr.value
@@ -119,3 +137,13 @@ class ModuleMethodTransform(Rule):
             return cst.Call(func=parse_expression(f"{ms}.load_param_into_net"),
                             args=[cst.Arg(func.value), cst.Arg(args[0].value)])
         return updated_node
+
+
+def _is_next_of_parameters(node: cst.Call) -> bool:
+    """``next(X.parameters())`` (with or without a default)."""
+    if not (isinstance(node.func, cst.Name) and node.func.value == "next" and node.args
+            and node.args[0].keyword is None and not node.args[0].star):
+        return False
+    inner = node.args[0].value
+    return (isinstance(inner, cst.Call) and not inner.args and isinstance(inner.func, cst.Attribute)
+            and inner.func.attr.value == "parameters")

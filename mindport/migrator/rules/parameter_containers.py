@@ -17,7 +17,8 @@ class ContainerTransform(Rule):
 
     ``mindspore.ParameterTuple`` (the documented counterpart) registers its members under their own names
     (``Parameter$1``), so torch's ``scales.0`` would have nothing to land on; the runtime Cells keep the index/key.
-    (``ModuleList``/``ModuleDict``/``Sequential`` are table entries: CellList/CellDict/SequentialCell.)
+    (``ModuleList``/``ModuleDict``/``Sequential`` are table entries: CellList,
+    ``mindport.runtime.containers.ModuleDict``, SequentialCell.)
     """
 
     EXAMPLES = (

@@ -13,7 +13,11 @@ _TYPE_CHECKS = ("isinstance", "issubclass")
 class ReferenceTransform(Rule):
     """References to torch APIs that need no argument mapping, rewritten to the MindSpore name:
 
-    * the class in a type check: ``isinstance(m, nn.Conv2d)`` / ``isinstance(m, (nn.Linear, nn.Conv1d))``;
+    * the class in a type check: ``isinstance(m, nn.Conv2d)`` / ``isinstance(m, (nn.Linear, nn.Conv1d))``; inside
+      such a narrowing, and one by class name (``classname = m.__class__.__name__; if classname.find('BatchNorm')
+      != -1:``, ``'Norm' in type(m).__name__``), ``m``'s parameters and renamed settings take MindSpore's names;
+    * a torch namespace read by a name known at run time, ``getattr(torch.nn, activation)``:
+      ``mp_adapt.attribute("torch.nn", activation)``, the runtime adapter of that entry;
     * the value of a local alias, ``act = F.silu``: the MindSpore name when calls need no argument mapping; when
       they do (``act = F.relu``: ``inplace`` is dropped), the runtime adapter of the entry
       (``mp_adapt.api("torch.nn.functional.relu")``), so every call ``act(x, inplace=True)`` keeps torch's
@@ -103,12 +107,29 @@ class ReferenceTransform(Rule):
         self._fixed_values: set[int] = set()  # the same, for an alias only ever called (ctx.fixed_aliases)
         self._narrowed_blocks: dict[int, tuple[str, dict[str, str]]] = {}
         self._narrowing: list[tuple[str, dict[str, str]]] = []
+        self._class_names: dict[str, str] = {}  # classname -> m, for ``classname = m.__class__.__name__``
+        self._namespaces: set[str] | None = None  # torch modules holding entries (getattr(torch.nn, name))
 
     # Inside ``if isinstance(m, nn.BatchNorm2d):`` the parameters of ``m`` have MindSpore names: ``m.weight`` is
     # ``m.gamma`` there (the entry's weight rule), as init loops over ``self.modules()`` expect; so do the constructor
     # settings the layer keeps under a renamed attribute (``m.groups`` of a Conv2d is ``m.group``).
     def visit_If(self, node: cst.If) -> None:
         test = node.test
+        by_name = self._class_name_test(test)
+        if by_name is not None:
+            subject, entries = by_name
+            # a nested path (BatchNorm3d's weight is bn2d.gamma) is no attribute to read: the flat names decide,
+            # and a BatchNorm3d reaching m.gamma raises AttributeError (loud, as m.weight did for every BatchNorm)
+            maps = [narrowed_attributes(entry) for entry in entries]
+            common = {}
+            for key in maps[0]:
+                values = {m.get(key) for m in maps}
+                flat = {v for v in values if v is not None and "." not in v}
+                if None not in values and len(flat) == 1:
+                    common[key] = flat.pop()
+            if common:
+                self._narrowed_blocks[id(node.body)] = (subject, common)
+            return
         if not (isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "isinstance"
                 and len(test.args) == 2 and isinstance(test.args[0].value, cst.Name)):
             return
@@ -124,6 +145,40 @@ class ReferenceTransform(Rule):
         common = {k: v for k, v in maps[0].items() if all(m.get(k) == v for m in maps[1:])}
         if common:
             self._narrowed_blocks[id(node.body)] = (test.args[0].value.value, common)
+
+    # ``classname = m.__class__.__name__`` then ``if classname.find('BatchNorm') != -1:`` (init functions given to
+    # ``model.apply``): the block is narrowed to the torch layers whose class name passes the test (BatchNorm1d/2d/3d
+    # ..., whose MindSpore classes have the same names), so ``m.weight`` is ``m.gamma`` there too.
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._class_names = {}
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            subject = _class_name_of(node.value)
+            if subject is not None:
+                self._class_names[node.targets[0].target.value] = subject
+        self._note_alias(node)
+
+    def _class_name_test(self, test: cst.BaseExpression):
+        """(object name, layer entries) for a test of an object's class name against a literal, else None."""
+        found = _class_name_comparison(test)
+        if found is None:
+            return None
+        expr, text, how = found
+        subject = _class_name_of(expr)
+        if subject is None and isinstance(expr, cst.Name):
+            subject = self._class_names.get(expr.value)
+        if subject is None:
+            return None
+        entries = []
+        for entry in self.ctx.registry:
+            leaf = entry.torch.rsplit(".", 1)[-1]
+            if entry.kind != "layer" or entry.torch != f"torch.nn.{leaf}" or not entry.supported:
+                continue
+            if (how == "equal" and leaf == text) or (how == "prefix" and leaf.startswith(text)) \
+                    or (how == "contains" and text in leaf):
+                entries.append(entry)
+        return (subject, entries) if entries else None
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         """A subclass of one of torch's layers (``class Conv2dSame(nn.Conv2d)``) reads the layer's settings on
@@ -160,13 +215,15 @@ class ReferenceTransform(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
+        if self._module_getattr(node) is not None:
+            self.ctx.handled.add(id(node.args[0].value))  # the module is read by name at run time: not flagged
         if isinstance(func, cst.Name) and func.value in _TYPE_CHECKS and len(node.args) == 2 \
                 and not self.scope.lookup(func.value)[0]:
             second = node.args[1].value
             items = [e.value for e in second.elements] if isinstance(second, cst.Tuple) else [second]
             self._refs.update(id(item) for item in items)
 
-    def visit_Assign(self, node: cst.Assign) -> None:
+    def _note_alias(self, node: cst.Assign) -> None:
         if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) \
                 and self.scope.resolve_torch(node.value) is not None:
             self._refs.add(id(node.value))
@@ -191,6 +248,29 @@ class ReferenceTransform(Rule):
             return value_expr(self.ctx, qual)
         return self.ctx.target_expr(target)
 
+    def _module_getattr(self, node: cst.Call) -> str | None:
+        """``getattr(torch.nn, name[, default])``: the torch namespace (one holding mapping entries), else None."""
+        if not (isinstance(node.func, cst.Name) and node.func.value == "getattr" and len(node.args) in (2, 3)
+                and not any(a.keyword or a.star for a in node.args) and not self.scope.lookup("getattr")[0]):
+            return None
+        qual = self.scope.resolve_torch(node.args[0].value)
+        if qual is None:
+            return None
+        if self._namespaces is None:
+            self._namespaces = {e.torch.rsplit(".", 1)[0] for e in self.ctx.registry}
+        return qual if qual in self._namespaces else None
+
+    def leave_Call(self, original_node, updated_node):
+        module = self._module_getattr(original_node)
+        if module is None:
+            return updated_node
+        self.ctx.converted_sites += 1
+        rest = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) if i == len(updated_node.args) - 2 else a
+                for i, a in enumerate(updated_node.args[1:])]
+        comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+        return cst.Call(func=self.ctx.target_expr("mindport.runtime.adapt.attribute"),
+                        args=[cst.Arg(cst.SimpleString(repr(module)), comma=comma), *rest])
+
     def leave_Attribute(self, original_node, updated_node):
         narrowed = self._narrowed(updated_node)
         if narrowed is not None:
@@ -200,6 +280,48 @@ class ReferenceTransform(Rule):
 
     def leave_Name(self, original_node, updated_node):
         return self._rewrite(original_node, updated_node)
+
+
+def _class_name_of(expr: cst.BaseExpression) -> str | None:
+    """``m.__class__.__name__`` / ``type(m).__name__`` -> ``m``."""
+    if not (isinstance(expr, cst.Attribute) and expr.attr.value == "__name__"):
+        return None
+    owner = expr.value
+    if isinstance(owner, cst.Attribute) and owner.attr.value == "__class__" and isinstance(owner.value, cst.Name):
+        return owner.value.value
+    if isinstance(owner, cst.Call) and isinstance(owner.func, cst.Name) and owner.func.value == "type" \
+            and len(owner.args) == 1 and isinstance(owner.args[0].value, cst.Name):
+        return owner.args[0].value.value
+    return None
+
+
+def _string(expr: cst.BaseExpression) -> str | None:
+    return expr.evaluated_value if isinstance(expr, cst.SimpleString) else None
+
+
+def _class_name_comparison(test: cst.BaseExpression):
+    """(name expression, text, how) for ``cn.find('X') != -1`` (also ``>= 0``, ``> -1``), ``'X' in cn``,
+    ``cn.startswith('X')`` and ``cn == 'X'``; how is "contains", "prefix" or "equal"."""
+    if isinstance(test, cst.Call) and isinstance(test.func, cst.Attribute) and test.func.attr.value == "startswith" \
+            and len(test.args) == 1 and _string(test.args[0].value) is not None:
+        return test.func.value, _string(test.args[0].value), "prefix"
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+        return None
+    op, right = test.comparisons[0].operator, test.comparisons[0].comparator
+    left = test.left
+    if isinstance(op, cst.In) and _string(left) is not None:
+        return right, _string(left), "contains"
+    if isinstance(op, cst.Equal) and _string(right) is not None:
+        return left, _string(right), "equal"
+    if isinstance(left, cst.Call) and isinstance(left.func, cst.Attribute) and left.func.attr.value == "find" \
+            and len(left.args) == 1 and _string(left.args[0].value) is not None:
+        negative = isinstance(right, cst.UnaryOperation) and isinstance(right.operator, cst.Minus) \
+            and isinstance(right.expression, cst.Integer)
+        bound = right.value if isinstance(right, cst.Integer) else "-" + right.expression.value if negative else None
+        if (isinstance(op, (cst.NotEqual, cst.GreaterThan)) and bound == "-1") \
+                or (isinstance(op, cst.GreaterThanEqual) and bound == "0"):
+            return left.func.value, _string(left.args[0].value), "contains"
+    return None
 
 
 def narrowed_attributes(entry) -> dict[str, str]:

@@ -1,0 +1,87 @@
+"""Arguments torch accepts in a looser type than MindSpore checks (failure class 2 of real code): each converts to
+what MindSpore wants and the port matches torch."""
+from __future__ import annotations
+
+import textwrap
+
+from mindport import convert_source
+from port_check import assert_port_matches
+
+
+def test_an_int_bias_switch_is_a_bool(tmp_path):
+    """``nn.Linear(a, b, 1)`` / ``bias=0``: torch takes any truthy value, Dense/Conv2d check has_bias as a bool."""
+    source = textwrap.dedent("""\
+        import torch
+        import torch.nn as nn
+
+
+        class Net(nn.Module):
+            def __init__(self, d=4):
+                super().__init__()
+                self.conv = nn.Conv2d(3, d, 3, 1, 1, 1, 1, 0)
+                self.fc = nn.Linear(d, d * 2, 1)
+                self.out = nn.Linear(d * 2, 3, bias=0)
+
+            def forward(self, x):
+                x = self.conv(x).mean(dim=(2, 3))
+                return self.out(torch.relu(self.fc(x)))
+    """)
+    result = convert_source(source)
+    assert result.diagnostics == [], [d.format() for d in result.diagnostics]
+    assert "has_bias=True" in result.code and "has_bias=False" in result.code
+    report = assert_port_matches(source, result.code, "Net", (2, 3, 5, 5), tmp_path, "intbias", atol=1e-5)
+    assert not report.missing and not report.unexpected, report
+
+
+def test_a_pad_value_with_a_non_constant_mode_is_dropped(tmp_path):
+    """``F.pad(x, paddings, mode, value)`` with mode 'reflect' and value 0 (EnCodec's pad1d passes both whatever the
+    mode): torch ignores the value, ops.pad refused it; a constant mode keeps it."""
+    source = textwrap.dedent("""\
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+
+        def pad1d(x, paddings, mode='constant', value=0.):
+            return F.pad(x, paddings, mode, value)
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv1d(2, 3, 3)
+
+            def forward(self, x):
+                y = pad1d(x, (2, 1), 'reflect') + F.pad(x, (2, 1), 'replicate', 0.0)
+                return self.conv(y) + pad1d(x, (1, 0), 'constant', 0.5)[..., :6].sum()
+    """)
+    result = convert_source(source)
+    assert result.diagnostics == [], [d.format() for d in result.diagnostics]
+    report = assert_port_matches(source, result.code, "Net", (2, 2, 6), tmp_path, "padval", atol=1e-5)
+    assert not report.missing and not report.unexpected, report
+
+
+def test_a_zero_dim_ones_or_zeros(tmp_path):
+    """``nn.Parameter(torch.ones([]) * np.log(1 / 0.07))`` (CLIP's logit scale): MindSpore 2.10's Ones/Zeros CPU
+    kernels refuse a 0-d shape; the 0-d tensor is made by mindport.runtime.math.scalar_tensor, dtype kept."""
+    source = textwrap.dedent("""\
+        import numpy as np
+        import torch
+        import torch.nn as nn
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 3)
+                self.logit_scale = nn.Parameter(torch.ones([]) * np.log(1 / 0.07))
+
+            def forward(self, x):
+                offset = torch.zeros((), dtype=torch.float64) + torch.ones(()) * 2
+                return self.fc(x) * self.logit_scale.exp() + offset.float()
+    """)
+    result = convert_source(source)
+    assert result.diagnostics == [], [d.format() for d in result.diagnostics]
+    assert "ops.ones([])" not in result.code and "mp_math.scalar_tensor(s=1)" in result.code
+    report = assert_port_matches(source, result.code, "Net", (2, 4), tmp_path, "zerodim", atol=1e-4)
+    assert not report.missing and not report.unexpected, report

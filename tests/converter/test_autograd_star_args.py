@@ -1,0 +1,82 @@
+"""``torch.autograd.Function`` whose forward takes ``*args`` (gradient checkpointing in diffusion UNets:
+``forward(ctx, run_function, length, *args)``): the class becomes a Cell whose ``bprop`` takes ``*args`` too (MindSpore
+passes the inputs, then out and dout), forward and gradients match torch; ``F.apply`` becomes ``F()`` only where the
+class converts (never a MindSpore call of a torch Function)."""
+from __future__ import annotations
+
+import textwrap
+
+import numpy as np
+
+from mindport import convert_source
+from port_check import load_module
+
+SOURCE = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+
+
+    class WeightedSum(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, scale, *xs):
+            ctx.scale = scale
+            ctx.count = len(xs)
+            return sum(x * scale for x in xs)
+
+        @staticmethod
+        def backward(ctx, *grads):
+            (grad,) = grads
+            return (None,) + tuple(grad * ctx.scale * 2 for _ in range(ctx.count))
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+
+        def forward(self, x):
+            h = self.fc(x)
+            return WeightedSum.apply(3.0, h, torch.tanh(h))
+""")
+
+
+def test_a_star_args_function_converts_and_its_gradients_match(tmp_path):
+    import mindspore as ms
+    import torch
+
+    from mindport import transfer_weights
+
+    result = convert_source(SOURCE)
+    assert result.diagnostics == [], [d.format() for d in result.diagnostics]
+    assert "def bprop(self, scale, *xs):" in result.code and "WeightedSum()(3.0, h" in result.code
+    torch_net = load_module(SOURCE, tmp_path / "t_star.py", "t_star").Net()
+    ms_net = load_module(result.code, tmp_path / "m_star.py", "m_star").Net()
+    transfer_weights(torch_net.state_dict(), ms_net)
+    x = np.random.default_rng(0).standard_normal((2, 4)).astype(np.float32)
+    tx = torch.from_numpy(x).requires_grad_(True)
+    want = torch_net(tx)
+    want.sum().backward()
+    mx = ms.Tensor(x)
+    np.testing.assert_allclose(ms_net(mx).asnumpy(), want.detach().numpy(), rtol=1e-5, atol=1e-5)
+    grad = ms.grad(lambda v: ms_net(v).sum())(mx)  # the custom backward (doubled), not autodiff of forward
+    np.testing.assert_allclose(grad.asnumpy(), tx.grad.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_a_function_kept_torch_keeps_its_apply():
+    """A Function that cannot become a Cell (no backward) is flagged and its ``.apply`` call stays torch's."""
+    source = textwrap.dedent("""\
+        import torch
+
+
+        class Half(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x / 2
+
+
+        def half(x):
+            return Half.apply(x)
+    """)
+    result = convert_source(source)
+    assert [d.code for d in result.diagnostics] == ["MP105"]
+    assert "Half.apply(x)" in result.code

@@ -1,0 +1,206 @@
+"""A layer's parameter read under torch's name outside ``self.X`` (failure class 3 of real code): a local name bound
+to a layer (``bn = nn.BatchNorm2d(d)`` then ``nn.init.zeros_(bn.weight)``) and a literal index of a Sequential built
+in place (``net[-1].weight = net[0].weight``: tied embedding and output weights) read MindSpore's names
+(``gamma``, ``embedding_table``), and the port matches torch."""
+from __future__ import annotations
+
+import textwrap
+
+import numpy as np
+
+from mindport import convert_source, transfer_weights
+from port_check import load_module
+
+SOURCE = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+
+
+    class Pool(nn.Module):
+        def forward(self, x):
+            return x.mean(dim=1)
+
+
+    class Scaled(nn.Module):
+        def __init__(self, d):
+            super().__init__()
+            norm = nn.BatchNorm1d(d)
+            nn.init.constant_(norm.weight, 0.5)
+            nn.init.constant_(norm.bias, 0.25)
+            self.proj = nn.Sequential(nn.Linear(d, d), norm)
+
+        def forward(self, x):
+            return self.proj(x)
+
+
+    def tied_lm(vocab=11, d=6, depth=2):
+        net = nn.Sequential(
+            nn.Embedding(vocab, d),
+            Pool(),
+            *[Scaled(d) for _ in range(depth)],
+            nn.Linear(d, vocab, bias=False),
+        )
+        net[-1].weight = net[0].weight
+        return net
+""")
+
+
+def test_layer_parameters_of_local_layers_and_sequential_indices(tmp_path):
+    result = convert_source(SOURCE)
+    assert result.diagnostics == [], [d.format() for d in result.diagnostics]
+    assert "net[-1].weight = net[0].embedding_table" in result.code
+    assert "norm.gamma" in result.code and "norm.beta" in result.code
+    import mindspore as ms
+    import torch
+
+    torch_net = load_module(SOURCE, tmp_path / "t_lp.py", "t_lp").tied_lm().eval()
+    ms_net = load_module(result.code, tmp_path / "m_lp.py", "m_lp").tied_lm()
+    ms_net.set_train(False)
+    assert ms_net[-1].weight is ms_net[0].embedding_table  # tied, as in torch
+    gamma = ms_net[2].proj[1].gamma.asnumpy()  # the init reached the BatchNorm's scale
+    np.testing.assert_array_equal(gamma, np.full_like(gamma, 0.5))
+    transfer_weights(torch_net.state_dict(), ms_net)
+    x = np.random.default_rng(0).integers(0, 11, (2, 5))
+    with torch.no_grad():
+        want = torch_net(torch.from_numpy(x)).numpy()
+    np.testing.assert_allclose(ms_net(ms.Tensor(x, ms.int32)).asnumpy(), want, rtol=1e-5, atol=1e-5)
+
+
+INIT_BY_CLASS_NAME = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+
+
+    def weights_init(m):
+        classname = m.__class__.__name__
+        if classname.find('Conv') != -1:
+            nn.init.normal_(m.weight, 0.0, 0.02)
+        elif classname.find('BatchNorm') != -1:
+            nn.init.constant_(m.weight, 1.5)
+            nn.init.constant_(m.bias, 0.25)
+        elif 'LayerNorm' in type(m).__name__:
+            m.bias.data.fill_(-0.5)
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU())
+            self.norm = nn.LayerNorm(4)
+
+        def forward(self, x):
+            return self.norm(self.body(x).mean(dim=(2, 3)))
+
+
+    def build():
+        return Net().apply(weights_init)
+""")
+
+
+def test_an_init_narrowed_by_class_name_reads_mindspore_names(tmp_path):
+    """``classname.find('BatchNorm') != -1`` (DCGAN's weights_init given to model.apply) narrows ``m`` like an
+    isinstance test: ``m.weight`` of a BatchNorm is ``m.gamma``, of a LayerNorm ``m.beta``'s sibling ``gamma``."""
+    import mindspore as ms
+    import torch
+
+    result = convert_source(INIT_BY_CLASS_NAME)
+    assert result.diagnostics == [], [d.format() for d in result.diagnostics]
+    assert "m.gamma" in result.code and "m.beta" in result.code
+    ms_net = load_module(result.code, tmp_path / "m_cn.py", "m_cn").build()
+    bn, ln = ms_net.body[1], ms_net.norm
+    np.testing.assert_array_equal(bn.gamma.asnumpy(), np.full(4, 1.5, np.float32))  # the init ran, by name
+    np.testing.assert_array_equal(ln.beta.asnumpy(), np.full(4, -0.5, np.float32))
+    torch_net = load_module(INIT_BY_CLASS_NAME, tmp_path / "t_cn.py", "t_cn").build().eval()
+    ms_net.set_train(False)
+    transfer_weights(torch_net.state_dict(), ms_net)
+    x = np.random.default_rng(0).standard_normal((2, 3, 5, 5)).astype(np.float32)
+    with torch.no_grad():
+        want = torch_net(torch.from_numpy(x)).numpy()
+    np.testing.assert_allclose(ms_net(ms.Tensor(x)).asnumpy(), want, rtol=1e-5, atol=1e-5)
+
+
+TIED_DICT = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+
+
+    class LM(nn.Module):
+        def __init__(self, vocab=11, d=6):
+            super().__init__()
+            self.body = nn.ModuleDict(dict(wte=nn.Embedding(vocab, d), h=nn.ModuleList([nn.Linear(d, d)])))
+            self.parts = nn.ModuleDict({'norm': nn.LayerNorm(d)})
+            self.head = nn.Linear(d, vocab, bias=False)
+            self.body.wte.weight = self.head.weight
+            nn.init.constant_(self.parts['norm'].weight, 2.0)
+
+        def forward(self, idx):
+            x = self.body.wte(idx)
+            for layer in self.body.h:
+                x = torch.relu(layer(x))
+            return self.head(self.parts['norm'](x))
+""")
+
+
+def test_layer_parameters_of_module_dict_keys(tmp_path):
+    """``self.transformer.wte.weight = self.lm_head.weight`` (GPT-style tied weights through a ModuleDict)."""
+    import mindspore as ms
+    import torch
+
+    result = convert_source(TIED_DICT)
+    assert result.diagnostics == [], [d.format() for d in result.diagnostics]
+    assert "self.body.wte.embedding_table = self.head.weight" in result.code
+    assert "self.parts['norm'].gamma" in result.code
+    ms_net = load_module(result.code, tmp_path / "m_td.py", "m_td").LM()
+    assert ms_net.body.wte.embedding_table is ms_net.head.weight
+    torch_net = load_module(TIED_DICT, tmp_path / "t_td.py", "t_td").LM().eval()
+    ms_net.set_train(False)
+    transfer_weights(torch_net.state_dict(), ms_net)
+    x = np.random.default_rng(0).integers(0, 11, (2, 5))
+    with torch.no_grad():
+        want = torch_net(torch.from_numpy(x)).numpy()
+    np.testing.assert_allclose(ms_net(ms.Tensor(x, ms.int32)).asnumpy(), want, rtol=1e-5, atol=1e-5)
+
+
+WRAPPED = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+
+
+    class TokenEmbedding(nn.Module):
+        def __init__(self, dim, num_tokens):
+            super().__init__()
+            self.emb = nn.Embedding(num_tokens, dim)
+
+        def forward(self, x):
+            return self.emb(x)
+
+
+    class LM(nn.Module):
+        def __init__(self, num_tokens=11, dim=6):
+            super().__init__()
+            self.token_emb = TokenEmbedding(dim, num_tokens)
+            nn.init.normal_(self.token_emb.emb.weight, std=0.5)
+            self.to_logits = lambda t: t @ self.token_emb.emb.weight.t()
+
+        def forward(self, idx):
+            return self.to_logits(torch.tanh(self.token_emb(idx)))
+""")
+
+
+def test_a_layer_held_by_a_class_of_the_same_file(tmp_path):
+    """``self.token_emb.emb.weight`` (x-transformers' tied logits) where TokenEmbedding holds ``self.emb =
+    nn.Embedding(...)``: the Embedding's embedding_table."""
+    import mindspore as ms
+    import torch
+
+    result = convert_source(WRAPPED)
+    assert result.diagnostics == [], [d.format() for d in result.diagnostics]
+    assert "self.token_emb.emb.embedding_table.t()" in result.code
+    torch_net = load_module(WRAPPED, tmp_path / "t_wr.py", "t_wr").LM().eval()
+    ms_net = load_module(result.code, tmp_path / "m_wr.py", "m_wr").LM()
+    ms_net.set_train(False)
+    transfer_weights(torch_net.state_dict(), ms_net)
+    x = np.random.default_rng(0).integers(0, 11, (2, 5))
+    with torch.no_grad():
+        want = torch_net(torch.from_numpy(x)).numpy()
+    np.testing.assert_allclose(ms_net(ms.Tensor(x, ms.int32)).asnumpy(), want, rtol=1e-5, atol=1e-5)
