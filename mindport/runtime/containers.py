@@ -44,19 +44,11 @@ class ParameterList(nn.Cell):
         return (getattr(self, str(i)) for i in range(self._count))
 
 
-class ParameterDict(nn.Cell):
-    def __init__(self, values=None) -> None:
-        super().__init__()
-        self._keys: list[str] = []
-        for key, value in dict(values or {}).items():
-            self[key] = value
+class _Keyed(nn.Cell):
+    """What ParameterDict and ModuleDict share: members are attributes of the Cell under their keys, in ``_keys``'
+    order (a static graph reads ``d[key]``, ``key in d``, ``len(d)``, ``d.items()``)."""
 
-    def __setitem__(self, key: str, value) -> None:
-        self.insert_param_to_cell(key, _as_parameter(value))
-        if key not in self._keys:
-            self._keys.append(key)
-
-    def __getitem__(self, key: str) -> Parameter:
+    def __getitem__(self, key: str):
         if key not in self._keys:
             raise KeyError(key)
         return getattr(self, key)
@@ -80,6 +72,20 @@ class ParameterDict(nn.Cell):
         return [(k, getattr(self, k)) for k in self._keys]
 
 
+class ParameterDict(_Keyed):
+    def __init__(self, values=None) -> None:
+        super().__init__()
+        self._keys: list[str] = []
+        for key, value in dict(values or {}).items():
+            self[key] = value
+
+    def __setitem__(self, key: str, value) -> None:
+        self.insert_param_to_cell(key, _as_parameter(value))
+        if key not in self._keys:
+            self._keys.append(key)
+
+
+
 def named_buffers(cell, prefix="", recurse=True, remove_duplicate=True):
     """``module.named_buffers()``: the converter makes each ``register_buffer`` a non-trainable Parameter, which a
     Cell's own ``named_buffers()`` does not list; these are the Cell's non-trainable Parameters, named by their path
@@ -98,7 +104,7 @@ def buffers(cell, recurse=True):
         yield param
 
 
-class ModuleDict(nn.Cell):
+class ModuleDict(_Keyed):
     """``torch.nn.ModuleDict``: Cells by key, any Cell (a CellList, a SequentialCell or another ModuleDict too).
 
     ``mindspore.nn.CellDict`` refuses a CellList/SequentialCell/CellDict value ("the type of cell can not be CellDict,
@@ -125,11 +131,6 @@ class ModuleDict(nn.Cell):
         if key not in self._keys:
             self._keys.append(key)
 
-    def __getitem__(self, key: str):
-        if key not in self._keys:
-            raise KeyError(key)
-        return getattr(self, key)
-
     def __delitem__(self, key: str) -> None:
         if key not in self._keys:
             raise KeyError(key)
@@ -145,23 +146,6 @@ class ModuleDict(nn.Cell):
         for key in list(self._keys):
             del self[key]
 
-    def __contains__(self, key) -> bool:
-        return key in self._keys
-
-    def __len__(self) -> int:
-        return len(self._keys)
-
-    def __iter__(self):
-        return iter(self._keys)
-
-    def keys(self):
-        return list(self._keys)
-
-    def values(self):
-        return [getattr(self, k) for k in self._keys]
-
-    def items(self):
-        return [(k, getattr(self, k)) for k in self._keys]
 
 
 class ModuleList(nn.CellList):
