@@ -14,6 +14,7 @@ import mindspore as ms
 from mindspore import Parameter, nn, ops
 from mindspore.common.initializer import Normal, initializer
 
+from mindport.runtime import containers as _containers
 from mindport.runtime import inplace as _inplace
 from mindport.runtime._graph import in_graph as _in_graph
 from mindport.runtime import nn_functional as F
@@ -277,11 +278,15 @@ def add_module(parent, name, child):
     """torch's ``parent.add_module(name, child)`` (and ``register_module``): ``insert_child_to_cell``, and on a
     ``SequentialCell`` also its run list: SequentialCell.construct runs ``cell_list``, which insert_child_to_cell
     leaves untouched, so ``nn.Sequential()`` filled by add_module would run as the identity. A ``None`` child is
-    allowed, as in torch (it is skipped when the sequence runs)."""
+    allowed, as in torch (it is skipped when the sequence runs). On a ``ModuleDict`` (or a class built on one) the
+    child is also one of its keys, so ``values()``/``items()`` list it."""
     if child is None:
         object.__setattr__(parent, name, None)
         return None
-    parent.insert_child_to_cell(name, child)
+    if isinstance(parent, _containers.ModuleDict):
+        parent[name] = child
+    else:
+        parent.insert_child_to_cell(name, child)
     if getattr(parent, "_auto_prefix", True):  # as Cell.__setattr__ names them: conv.weight, not weight
         child.update_parameters_name(name + ".")
     if isinstance(parent, nn.SequentialCell):

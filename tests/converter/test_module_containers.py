@@ -187,3 +187,39 @@ def test_a_module_list_holds_none(tmp_path, mode):
         return
     report = assert_port_matches(OPTIONAL_NORMS, result.code, "Net", (2, 4), tmp_path, "mnone", atol=1e-5)
     assert not report.missing and not report.unexpected, report
+
+
+MIXED = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+
+
+    class Mixed(nn.ModuleDict):
+        def __init__(self, channels=(2, 4), kernels=(1, 3)):
+            super().__init__()
+            for i, (c, k) in enumerate(zip(channels, kernels)):
+                self.add_module(str(i), nn.Conv2d(c, c, k, padding=k // 2))
+            self.splits = list(channels)
+
+        def forward(self, x):
+            parts = torch.split(x, self.splits, 1)
+            return torch.cat([conv(parts[i]) for i, conv in enumerate(self.values())], 1)
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.mix = Mixed()
+
+        def forward(self, x):
+            return self.mix(x)
+""")
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_a_module_dict_filled_by_add_module_lists_its_members(tmp_path, mode):
+    """A class built on ``nn.ModuleDict`` and filled by ``self.add_module(str(i), conv)`` reads its members back
+    with ``self.values()``: the added Cell is one of the dict's keys as in torch (it was a child only, so
+    ``values()`` was empty and the concatenation got no tensors)."""
+    x = np.random.default_rng(0).standard_normal((2, 6, 5, 5)).astype(np.float32)
+    assert_port_matches_in_mode(MIXED, convert_source(MIXED).code, "Net", [x], tmp_path, "mixed", mode, atol=1e-5)
