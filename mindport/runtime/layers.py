@@ -294,6 +294,18 @@ def add_module(parent, name, child):
     return None
 
 
+def register_parameter(parent, name, param):
+    """torch's ``parent.register_parameter(name, param)``: ``insert_param_to_cell``, except that a ``None`` (an
+    optional parameter left empty, ``bias=False``) is a plain attribute: ``insert_param_to_cell(name, None)`` keeps the
+    None among the Cell's parameters, which a GRAPH_MODE compile reads as one and fails on."""
+    if param is None:
+        parent._params.pop(name, None)  # noqa: SLF001 - a parameter registered before is replaced by None, as in torch
+        object.__setattr__(parent, name, None)
+        return None
+    parent.insert_param_to_cell(name, param)
+    return None
+
+
 def embedding_from_pretrained(embeddings, freeze=True, padding_idx=None, max_norm=None, norm_type=2.0,
                               scale_grad_by_freq=False, sparse=False):
     """torch.nn.Embedding.from_pretrained (a classmethod MindSpore's Embedding lacks): an ``nn.Embedding`` whose

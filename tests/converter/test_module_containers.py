@@ -223,3 +223,46 @@ def test_a_module_dict_filled_by_add_module_lists_its_members(tmp_path, mode):
     ``values()`` was empty and the concatenation got no tensors)."""
     x = np.random.default_rng(0).standard_normal((2, 6, 5, 5)).astype(np.float32)
     assert_port_matches_in_mode(MIXED, convert_source(MIXED).code, "Net", [x], tmp_path, "mixed", mode, atol=1e-5)
+
+
+OPTIONAL_BIAS = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+
+
+    class Expert(nn.Module):
+        def __init__(self, n, bias):
+            super().__init__()
+            self.weight = nn.Parameter(torch.randn(n, n) / n)
+            if bias:
+                self.bias = nn.Parameter(torch.randn(n))
+            else:
+                self.register_parameter('bias', None)
+
+        def forward(self, x):
+            y = x @ self.weight
+            if self.bias is not None:
+                y = y + self.bias
+            return y
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = Expert(4, bias=True)
+            self.b = Expert(4, bias=False)
+
+        def forward(self, x):
+            return self.b(self.a(x))
+""")
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_a_parameter_registered_as_none_is_an_empty_slot(tmp_path, mode):
+    """``register_parameter('bias', None)`` leaves an optional parameter empty: reads give None and no parameter is
+    listed. ``insert_param_to_cell('bias', None)`` kept the None among the Cell's parameters, and a GRAPH_MODE compile
+    failed on it ('NoneType' object has no attribute 'param_info')."""
+    code = convert_source(OPTIONAL_BIAS).code
+    assert "mp_layers.register_parameter(self, 'bias', None)" in code
+    x = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
+    assert_port_matches_in_mode(OPTIONAL_BIAS, code, "Net", [x], tmp_path, "optbias", mode, atol=1e-5)

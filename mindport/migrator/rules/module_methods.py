@@ -82,6 +82,11 @@ class ModuleMethodTransform(Rule):
         "state_dict": "parameters_dict",
     }
 
+    # mindport.runtime.layers functions: insert_child_to_cell alone would leave a SequentialCell's run list empty
+    # (it would run as the identity); insert_param_to_cell(name, None) keeps a None among the Cell's parameters,
+    # which GRAPH_MODE's compile reads as a Parameter (AttributeError: 'NoneType' object has no attribute 'param_info')
+    RUNTIME = {"add_module": "add_module", "register_module": "add_module", "register_parameter": "register_parameter"}
+
     BUFFERS = {"named_buffers", "buffers"}  # register_buffer became a non-trainable Parameter: the runtime lists them
 
     def __init__(self, ctx) -> None:
@@ -121,10 +126,9 @@ class ModuleMethodTransform(Rule):
                 for_in=cst.CompFor(target=cst.Tuple([cst.Element(cst.Name("_")), cst.Element(cst.Name("_cell"))],
                                                     lpar=[], rpar=[]), iter=pairs),
             )
-        if name in ("add_module", "register_module") and len(args) == 2 and all(a.keyword is None for a in args):
-            # insert_child_to_cell alone would leave a SequentialCell's run list empty (it would run as the identity)
+        if name in self.RUNTIME and len(args) == 2 and all(a.keyword is None and not a.star for a in args):
             self.runtime_modules.add(_RUNTIME_LAYERS)
-            return cst.Call(func=parse_expression(f"{runtime_alias(_RUNTIME_LAYERS)}.add_module"),
+            return cst.Call(func=parse_expression(f"{runtime_alias(_RUNTIME_LAYERS)}.{self.RUNTIME[name]}"),
                             args=[cst.Arg(func.value), *[a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in args]])
         if name in self.BUFFERS:
             self.runtime_modules.add("mindport.runtime.containers")
