@@ -254,6 +254,7 @@ class ScopeBuilder(cst.CSTVisitor):
 
     def visit_For(self, node: cst.For) -> None:
         self._bind_target(node.target, None)
+        self._note_iterated(node.target, node.iter)
 
     def visit_WithItem(self, node: cst.WithItem) -> None:
         if node.asname is not None:
@@ -261,6 +262,17 @@ class ScopeBuilder(cst.CSTVisitor):
 
     def visit_CompFor(self, node: cst.CompFor) -> None:
         self._bind_target(node.target, None)
+        self._note_iterated(node.target, node.iter)
+
+    def _note_iterated(self, target, iterable) -> None:
+        """``for t in (q, k, v)``, ``[t.chunk(2, dim=-1) for t in (q, k)]``: ``t`` holds each element in turn, so it
+        has their kind when they all have the same one (tensors, as lucidrains' ``map``-free loops read)."""
+        if not isinstance(target, cst.Name) or not isinstance(iterable, (cst.Tuple, cst.List)) \
+                or not iterable.elements or any(isinstance(e, cst.StarredElement) for e in iterable.elements):
+            return
+        kinds = {value_kind(e.value, self.current) for e in iterable.elements}
+        if len(kinds) == 1:
+            self._note_kind(target.value, kinds.pop())
 
     def _bind_target(self, target: cst.BaseExpression, alias: str | None) -> None:
         if isinstance(target, cst.Name):

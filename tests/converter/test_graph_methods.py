@@ -2,7 +2,7 @@
 static graph MindSpore resolves a Tensor method's keywords against other overloads than PyNative does: ``x.split(2,
 dim=1)`` and ``x.chunk(2, dim=1)`` reach kernels a CPU graph lacks, ``x.amax(axis=1, keepdims=True)`` is refused,
 ``x.transpose(1, 2)`` permutes, ``x.expand(n, -1, -1)`` does not compile, and ``x.max(1)`` silently gives the values
-without the indices. The converter writes each so that both modes give torch's numbers."""
+without the indices. A loop variable over ``(q, k)`` is a tensor as they are. The converter writes each so that both modes give torch's numbers."""
 from __future__ import annotations
 
 import textwrap
@@ -27,11 +27,12 @@ SOURCE = textwrap.dedent("""\
         def forward(self, x):
             q, k, v = self.proj(x).split(4, dim=-1)
             a, b = q.chunk(2, dim=-1)
+            qa, ka = [t.chunk(2, dim=-1)[0] for t in (q, k)]
             k2, v2 = k, v
             scores = q @ k2.transpose(1, 2)
             best, where = scores.max(-1)
             top = torch.max(scores)
-            both = torch.max(a, b)
+            both = torch.max(a, b) + qa * ka
             spread = v.std(keepdim=True) + v.amax(dim=1, keepdim=True)
             cls = self.cls.expand(x.shape[0], -1, -1)
             return torch.cat([cls, v * spread + both.sum()], dim=1), best * top, where
@@ -41,7 +42,8 @@ SOURCE = textwrap.dedent("""\
 def test_the_methods_are_written_so_a_graph_compiles_them():
     code = convert_source(SOURCE).code
     for text in (".split(4, -1)", ".chunk(2, -1)", "k2.swapaxes(", "mp_tensor.max(scores, -1)", "mp_tensor.max(scores)",
-                 "mp_tensor.max(a, b)", "v.std(None, 1, True)", "v.amax(1, True)", ".broadcast_to((x.shape[0], -1, -1))"):
+                 "mp_tensor.max(a, b)",
+                 "[t.chunk(2, -1)[0] for t in (q, k)]", "v.std(None, 1, True)", "v.amax(1, True)", ".broadcast_to((x.shape[0], -1, -1))"):
         assert text in code, (text, code)
 
 
