@@ -37,11 +37,16 @@ class CstScope(Scope):
     ``local``: top-level packages of the project being converted; a torch-based package among them (converting timm
     itself) is the project's code, not a third-party dependency."""
 
-    __slots__ = ("local", "attributes")
+    __slots__ = ("local", "attributes", "use_kinds", "line_kinds")
 
     def __init__(self, parent: "Scope | None" = None, local: frozenset[str] = frozenset()) -> None:
         super().__init__(parent)
         self.local = parent.local if isinstance(parent, CstScope) else local
+        # what a name holds where it is read, in source order (id of the Name node -> kind; one dict for the file):
+        # `x = a + b; x = x.chunk(4, dim=-1); x = [n(t) for t in x]` reads a tensor on the second line although the
+        # name ends up a list. Names bound in ways not tracked in order (unpacking, loops) read `kinds`.
+        self.use_kinds: dict[int, str] = parent.use_kinds if isinstance(parent, CstScope) else {}
+        self.line_kinds: dict[str, str] = {}  # while the scope is built: each name's kind at the current line
         # a class body's scope: what each `self.X = ...` in its methods evidently holds ("tensor", "python", ...;
         # "other" when assignments disagree); register_buffer names are tensors
         self.attributes: dict[str, str] | None = None
@@ -111,6 +116,7 @@ class ScopeBuilder(cst.CSTVisitor):
         self._called: set[str] = set()
         self._not_uses: set[int] = set()  # assignment targets and attribute names: not uses of a name
         self._classes: list[CstScope] = []  # the class bodies being visited (their scopes)
+        self._pending_kinds: dict[int, str] = {}  # Assign node -> its value's kind, noted when the value is read
 
     @property
     def current(self) -> Scope:
@@ -129,6 +135,9 @@ class ScopeBuilder(cst.CSTVisitor):
     def visit_Name(self, node: cst.Name) -> None:
         if id(node) not in self._definitions:
             self.seen.add(node.value)
+            scope = self.current
+            if id(node) not in self._not_uses and node.value in scope.line_kinds:
+                scope.use_kinds[id(node)] = scope.line_kinds[node.value]
         if id(node) not in self._callees and id(node) not in self._not_uses:
             self._other_uses.add(node.value)
 
@@ -175,6 +184,7 @@ class ScopeBuilder(cst.CSTVisitor):
             self.current.names[p.name.value] = None
             # a method's first parameter (self/cls) is the object, not a tensor: self.norm(x) is a layer call
             self.current.kinds[p.name.value] = "object" if in_class and i == 0 and not _is_static(node) else "param"
+            self.current.line_kinds[p.name.value] = self.current.kinds[p.name.value]
         for p in (params.star_arg, params.star_kwarg):
             if isinstance(p, cst.Param):
                 self.current.names[p.name.value] = None
@@ -213,13 +223,26 @@ class ScopeBuilder(cst.CSTVisitor):
         bind_import(self.current, node)
         return False
 
+    def leave_Assign(self, node: cst.Assign) -> None:
+        # the name's kind from here on (its value was read with the kinds before this line)
+        kind = self._pending_kinds.pop(id(node))
+        for target in node.targets:
+            if isinstance(target.target, cst.Name):
+                name = target.target.value
+                if kind != "other" or self.current.line_kinds.get(name) not in ("tensor", "param"):
+                    self.current.line_kinds[name] = kind
+
     def visit_Assign(self, node: cst.Assign) -> None:
         alias = self.current.resolve_torch(node.value) if len(node.targets) == 1 else None
         kind = value_kind(node.value, self.current)
+        self._pending_kinds[id(node)] = kind
         for target in node.targets:
             if isinstance(target.target, cst.Attribute) and self._is_self(target.target.value):
                 self._note_attribute(target.target.attr.value, _attribute_kind(node.value, kind, self.current))
+            line_kind = self.current.line_kinds.get(getattr(target.target, "value", None))
             self._bind_target(target.target, alias)
+            if isinstance(target.target, cst.Name) and line_kind is not None:
+                self.current.line_kinds[target.target.value] = line_kind  # the value still reads the old kind
             if isinstance(target.target, (cst.Tuple, cst.List)):
                 self._note_unpacked(target.target, node.value, kind)
             if isinstance(target.target, cst.Name):
@@ -277,6 +300,7 @@ class ScopeBuilder(cst.CSTVisitor):
     def _bind_target(self, target: cst.BaseExpression, alias: str | None) -> None:
         if isinstance(target, cst.Name):
             self.current.names[target.value] = alias
+            self.current.line_kinds.pop(target.value, None)  # bound other than by `name = value`: read `kinds`
             if alias is not None:
                 self.current.aliases.add(target.value)
             else:
@@ -340,7 +364,7 @@ def receiver_kind(expr: cst.BaseExpression, scope: Scope) -> str:
     if isinstance(expr, cst.Name) and expr.value in ("self", "cls"):
         return "object"  # self.norm(x) calls a sub-layer or a method, never a tensor method
     if isinstance(expr, cst.Name):
-        kind = scope.kind_of(expr.value)
+        kind = getattr(scope, "use_kinds", {}).get(id(expr)) or scope.kind_of(expr.value)
         return "tensor" if kind == "param" else kind
     if isinstance(expr, cst.Subscript):
         return receiver_kind(expr.value, scope)

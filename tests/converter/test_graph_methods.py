@@ -89,3 +89,34 @@ def test_a_helper_module_raising_notimplemented_compiles(tmp_path, mode):
     assert "raise NotImplementedError" in code
     x = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
     assert_port_matches_in_mode(HELPER, code, "Net", [x], tmp_path, "ni", mode)
+
+
+GATES = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(4, 8)
+            self.norms = nn.ModuleList([nn.LayerNorm(2) for _ in range(4)])
+
+        def forward(self, x):
+            ifgo = self.lin(x) + x.repeat(1, 2)
+            ifgo = ifgo.chunk(4, dim=-1)
+            ifgo = [self.norms[i](ifgo[i]) for i in range(4)]
+            i, f, g, o = ifgo
+            return i.sigmoid() * g.tanh() + f * o
+""")
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_a_name_is_what_it_holds_where_it_is_read(tmp_path, mode):
+    """``ifgo`` is a tensor, then its chunks, then a list: read in source order, ``ifgo.chunk(4, dim=-1)`` is a tensor
+    method (converted, positional: a CPU graph has no kernel for the keyword overload), though the name ends up a list
+    (labml's LSTM cell)."""
+    code = convert_source(GATES).code
+    assert "ifgo = ifgo.chunk(4, -1)" in code and "x.tile((1, 2))" in code
+    x = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
+    assert_port_matches_in_mode(GATES, code, "Net", [x], tmp_path, "gates", mode, atol=1e-5)
