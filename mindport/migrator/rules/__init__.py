@@ -24,6 +24,7 @@ from mindport.migrator.rules.module_statements import ModuleStatementTransform
 from mindport.migrator.rules.parameter_containers import ContainerTransform
 from mindport.migrator.rules.raise_not_implemented import RaiseNotImplementedTransform
 from mindport.migrator.rules.references import ReferenceTransform
+from mindport.migrator.rules.reversed_cells import ReversedCellsTransform
 from mindport.migrator.rules.table_calls import TableCallTransform
 from mindport.migrator.rules.tensor_idioms import TensorIdiomTransform
 from mindport.migrator.rules.training_loop import TrainingLoopRule
@@ -49,6 +50,7 @@ RULES = (
     BranchBindingTransform,       # names bound on one branch of an if in a model method: bound first (GRAPH_MODE)
     MapLambdaTransform,           # map(lambda t: ..., xs) consumed at once -> [... for t in xs] (GRAPH_MODE)
     DictUnpackTransform,          # {**a, **b} in a function -> merged_dict(a, b) (GRAPH_MODE reads ** wrong)
+    ReversedCellsTransform,       # for up in reversed(self.up) -> list(self.up)[::-1] (GRAPH_MODE)
     RaiseNotImplementedTransform,  # raise NotImplemented -> raise NotImplementedError
 )
 
