@@ -17,6 +17,7 @@ from mindport.migrator.rules.distributed import DistributedTransform
 from mindport.migrator.rules.einops_calls import EinopsPatternTransform
 from mindport.migrator.rules.init_calls import InitTransform
 from mindport.migrator.rules.layer_parameters import LayerParameterNameTransform
+from mindport.migrator.rules.list_pop import ListPopTransform
 from mindport.migrator.rules.map_lambda import MapLambdaTransform
 from mindport.migrator.rules.module_class import ModuleClassTransform
 from mindport.migrator.rules.module_methods import ModuleMethodTransform
@@ -51,11 +52,12 @@ RULES = (
     MapLambdaTransform,           # map(lambda t: ..., xs) consumed at once -> [... for t in xs] (GRAPH_MODE)
     DictUnpackTransform,          # {**a, **b} in a function -> merged_dict(a, b) (GRAPH_MODE reads ** wrong)
     ReversedCellsTransform,       # for up in reversed(self.up) -> list(self.up)[::-1] (GRAPH_MODE)
+    ListPopTransform,             # skips.pop() in a model method -> skips[-1]; skips = skips[:-1] (GRAPH_MODE)
     RaiseNotImplementedTransform,  # raise NotImplemented -> raise NotImplementedError
 )
 
 
-_TAKE_MODULE_CLASSES = (ModuleClassTransform, BranchBindingTransform)  # they act in model classes
+_TAKE_MODULE_CLASSES = (ModuleClassTransform, BranchBindingTransform, ListPopTransform)  # they act in model classes
 
 
 def make_rules(ctx, module_classes: set[str], without: tuple[type, ...] = ()) -> list:

@@ -1,0 +1,217 @@
+"""The converter rule ListPopTransform: its docstring is its documentation, its EXAMPLES are tests, and
+docs/converter/list_pop.md shows both."""
+from __future__ import annotations
+
+import libcst as cst
+
+from mindport.migrator.rules.base import Example, Rule
+from mindport.migrator.walk import parse_expression, parse_statement
+
+_TEMP = "_mp_popped"
+_NESTED = (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp, cst.IfExp, cst.BooleanOperation)
+
+
+class ListPopTransform(Rule):
+    """In a model's methods, ``xs.pop()`` on a list the method builds (``xs = []``) becomes a read of the end and a
+    shorter list: ``y = xs.pop()`` is ``y = xs[-1]`` then ``xs = xs[:-1]`` (``pop(0)``: ``xs[0]``, ``xs[1:]``).
+
+    U-Nets keep their skip connections in a list and take them back with ``pop()``. MindSpore's static graph
+    (GRAPH_MODE, ``@jit``) gives ``pop()`` used inside an expression as a (list, item) pair (``ops.cat([x,
+    skips.pop()])``: "Failed calling Concat with tensors=List[Tensor, Tuple[List[...], Tensor]]"), and even as a
+    statement, popping in a loop over sub-Cells gives other numbers than PyNative, silently (max rel 0.2 on labml's
+    stable-diffusion U-Net). Reading and re-binding compiles and gives torch's numbers in both modes. A pop inside an
+    expression is read into ``_mp_popped`` on the line before. Only lists the method itself builds, never stored
+    elsewhere (``self.cache = xs`` would see the rebinding), with ``pop()``, ``pop(-1)`` or ``pop(0)``; a pop inside a
+    lambda, a comprehension or a conditional expression is left as written.
+    """
+
+    EXAMPLES = (
+        Example(
+            before="""
+                import torch
+                import torch.nn as nn
+
+
+                class UNet(nn.Module):
+                    def __init__(self):
+                        super().__init__()
+                        self.down = nn.ModuleList([nn.Identity(), nn.Identity()])
+                        self.up = nn.ModuleList([nn.Identity(), nn.Identity()])
+
+                    def forward(self, x):
+                        skips = []
+                        for block in self.down:
+                            x = block(x)
+                            skips.append(x)
+                        for block in self.up:
+                            x = block(torch.cat([x, skips.pop()], dim=1))
+                        first = skips.pop(0) if skips else None
+                        return x
+            """,
+            after="""
+                from mindspore import nn
+                from mindspore import ops
+                from mindport.runtime import containers as mp_containers
+
+
+                class UNet(nn.Cell):
+                    def __init__(self):
+                        super().__init__()
+                        self.down = mp_containers.ModuleList([nn.Identity(), nn.Identity()])
+                        self.up = mp_containers.ModuleList([nn.Identity(), nn.Identity()])
+
+                    def construct(self, x):
+                        skips = []
+                        for block in self.down:
+                            x = block(x)
+                            skips.append(x)
+                        for block in self.up:
+                            _mp_popped = skips[-1]
+                            skips = skips[:-1]
+                            x = block(ops.cat([x, _mp_popped], axis=1))
+                        first = skips.pop(0) if skips else None
+                        return x
+            """,
+            note="The skip connection is read, then the list shortened; a pop under a condition is left as written.",
+        ),
+    )
+
+    def __init__(self, ctx, module_classes: set[str]) -> None:
+        super().__init__(ctx)
+        self._module_classes = module_classes
+        self._methods: set[int] = set()  # ids of model-class methods (not __init__)
+        self._lists: list[frozenset[str] | None] = []  # per enclosing function: the lists it builds (None: not a method)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        if node.name.value in self._module_classes and isinstance(node.body, cst.IndentedBlock):
+            self._methods |= {id(s) for s in node.body.body
+                              if isinstance(s, cst.FunctionDef) and s.name.value != "__init__"}
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._lists.append(_own_lists(node) if id(node) in self._methods else None)
+
+    def leave_FunctionDef(self, original_node, updated_node):
+        self._lists.pop()
+        return updated_node
+
+    def leave_SimpleStatementLine(self, original_node, updated_node):
+        lists = self._lists[-1] if self._lists else None
+        if not lists or len(updated_node.body) != 1:
+            return updated_node
+        stmt = updated_node.body[0]
+        pops = _pops(stmt, lists)
+        if len(pops) != 1:
+            return updated_node
+        call, name, first = pops[0]
+        if _count_name(stmt, name) != 1:
+            return updated_node  # the list is read elsewhere on the line: the order of reads would change
+        read = parse_expression(f"{name}[{'0' if first else '-1'}]")
+        shorter = parse_statement(f"{name} = {name}[{'1:' if first else ':-1'}]")
+        if isinstance(stmt, cst.Expr) and stmt.value is call:
+            lines = [shorter]
+        elif isinstance(stmt, cst.Assign) and stmt.value is call:
+            lines = [updated_node.with_changes(body=[stmt.with_changes(value=read)]), shorter]
+        else:
+            line = updated_node.with_changes(body=[stmt.visit(_Replace(call, cst.Name(_TEMP)))])
+            lines = [cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(_TEMP))], read)]), shorter, line]
+        lines = [ln.with_changes(leading_lines=updated_node.leading_lines if i == 0 else []) for i, ln in
+                 enumerate(lines)]
+        self.ctx.converted_sites += 1
+        return cst.FlattenSentinel(lines)
+
+
+def _own_lists(node: cst.FunctionDef) -> frozenset[str]:
+    """Names the function binds to a new list (``xs = []``, ``[...]``, a list comprehension) and never hands over
+    whole (``self.cache = xs``, ``ys = xs``): rebinding them is the same as shortening them in place."""
+    built, aliased = set(), set()
+
+    class Visitor(cst.CSTVisitor):
+        def visit_Assign(self, assign: cst.Assign) -> None:
+            if isinstance(assign.value, cst.Name):
+                aliased.add(assign.value.value)
+            if len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name) \
+                    and isinstance(assign.value, (cst.List, cst.ListComp)):
+                built.add(assign.targets[0].target.value)
+
+        def visit_FunctionDef(self, inner: cst.FunctionDef) -> bool:
+            return inner is node  # a nested function's lists are its own
+
+    node.visit(Visitor())
+    return frozenset(built - aliased)
+
+
+def _pops(stmt: cst.CSTNode, lists: frozenset[str]) -> list:
+    """The ``xs.pop()`` / ``pop(-1)`` / ``pop(0)`` calls on the statement's own level (not in a lambda, comprehension
+    or conditional expression), as (call, list name, from the front)."""
+    found: list = []
+
+    class Visitor(cst.CSTVisitor):
+        def visit_Call(self, call: cst.Call) -> None:
+            func = call.func
+            if isinstance(func, cst.Attribute) and func.attr.value == "pop" and isinstance(func.value, cst.Name) \
+                    and func.value.value in lists:
+                index = _index(call.args)
+                if index is not None:
+                    found.append((call, func.value.value, index == 0))
+
+    class Guard(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if isinstance(node, _NESTED):
+                if _has_pop(node, lists):
+                    found.append(None)  # a pop under a condition or in a comprehension: leave the line
+                return False
+            if isinstance(node, cst.Call):
+                Visitor().visit_Call(node)
+            return True
+
+    stmt.visit(Guard())
+    return [] if None in found else found
+
+
+def _has_pop(node: cst.CSTNode, lists: frozenset[str]) -> bool:
+    hits = []
+
+    class Visitor(cst.CSTVisitor):
+        def visit_Call(self, call: cst.Call) -> None:
+            func = call.func
+            if isinstance(func, cst.Attribute) and func.attr.value == "pop" and isinstance(func.value, cst.Name) \
+                    and func.value.value in lists:
+                hits.append(call)
+
+    node.visit(Visitor())
+    return bool(hits)
+
+
+def _index(args) -> int | None:
+    if not args:
+        return -1
+    if len(args) != 1 or args[0].keyword is not None or args[0].star:
+        return None
+    value = args[0].value
+    if isinstance(value, cst.Integer) and value.value == "0":
+        return 0
+    if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus) \
+            and isinstance(value.expression, cst.Integer) and value.expression.value == "1":
+        return -1
+    return None
+
+
+def _count_name(stmt: cst.CSTNode, name: str) -> int:
+    count = []
+
+    class Visitor(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            if node.value == name:
+                count.append(node)
+
+    stmt.visit(Visitor())
+    return len(count)
+
+
+class _Replace(cst.CSTTransformer):
+    def __init__(self, old: cst.CSTNode, new: cst.CSTNode) -> None:
+        super().__init__()
+        self.old, self.new = old, new
+
+    def on_leave(self, original_node, updated_node):
+        return self.new if original_node is self.old else updated_node

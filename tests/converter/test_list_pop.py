@@ -1,0 +1,64 @@
+"""Skip connections kept in a list and taken back with ``pop()``, as U-Nets do: a static graph gives a pop inside an
+expression as a (list, item) pair, and popping in a loop over sub-Cells can give other numbers; the converter reads the
+end of the list and re-binds it shorter, and the port matches torch in PyNative and compiled."""
+from __future__ import annotations
+
+import textwrap
+
+import numpy as np
+import pytest
+
+from mindport import convert_source
+from port_check import assert_port_matches_in_mode
+
+SOURCE = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.down = nn.ModuleList([nn.Linear(4, 4), nn.Linear(4, 4), nn.Linear(4, 4)])
+            self.up = nn.ModuleList([nn.Linear(8, 4), nn.Linear(8, 4), nn.Linear(8, 4)])
+
+        def forward(self, x):
+            skips = []
+            for block in self.down:
+                x = torch.tanh(block(x))
+                skips.append(x)
+            first = skips.pop(0)
+            skips.append(first * 2)
+            for block in self.up:
+                x = block(torch.cat([x, skips.pop()], dim=-1))
+            return x
+""")
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_skip_connections_taken_back_match(tmp_path, mode):
+    code = convert_source(SOURCE).code
+    assert "first = skips[0]\n        skips = skips[1:]" in code
+    assert "_mp_popped = skips[-1]\n            skips = skips[:-1]\n            x = block(ops.cat([x, _mp_popped]" in code
+    x = np.random.default_rng(0).standard_normal((2, 4)).astype(np.float32)
+    assert_port_matches_in_mode(SOURCE, code, "Net", [x], tmp_path, "pop", mode, atol=1e-5)
+
+
+def test_a_list_handed_over_or_popped_under_a_condition_is_left():
+    source = textwrap.dedent("""\
+        import torch.nn as nn
+
+
+        class Net(nn.Module):
+            def forward(self, x):
+                kept = []
+                self.cache = kept
+                kept.append(x)
+                y = kept.pop()
+                more = [x, x]
+                z = more.pop() if len(more) > 1 else x
+                return y + z + more.pop(1)
+    """)
+    code = convert_source(source).code
+    assert "y = kept.pop()" in code and "z = more.pop() if len(more) > 1 else x" in code
+    assert "more.pop(1)" in code
