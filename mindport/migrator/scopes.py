@@ -350,6 +350,9 @@ def value_kind(value: cst.BaseExpression, scope: Scope) -> str:
             if isinstance(owner, cst.Name) and owner.value == "self":
                 return "tensor"  # self.layer(x) / self.helper(x) in model code: a sub-layer's output
             return receiver_kind(owner, scope)
+        if isinstance(value.func, cst.Call) and isinstance(value.func.func, cst.Name) \
+                and value.func.func.value[:1].isupper() and scope.resolve(value.func.func) is None:
+            return "tensor"  # Attention()(q, k, v): a layer of the file's, built and called at once
         if isinstance(value.func, cst.Name) and value.func.value in ("list", "dict", "set", "str", "tuple", "len",
                                                                      "range", "int", "float", "sorted"):
             return "python"

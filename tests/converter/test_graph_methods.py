@@ -120,3 +120,31 @@ def test_a_name_is_what_it_holds_where_it_is_read(tmp_path, mode):
     assert "ifgo = ifgo.chunk(4, -1)" in code and "x.tile((1, 2))" in code
     x = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
     assert_port_matches_in_mode(GATES, code, "Net", [x], tmp_path, "gates", mode, atol=1e-5)
+
+
+BUILT_AND_CALLED = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+
+
+    class Scores(nn.Module):
+        def forward(self, q, k):
+            return torch.softmax(q @ k.transpose(-1, -2), dim=-1), q
+
+
+    class Net(nn.Module):
+        def forward(self, q, k):
+            attn, kept = Scores()(q, k)
+            return (attn @ kept).transpose(1, 2), kept.transpose(1, 2)
+""")
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_the_output_of_a_layer_built_and_called_at_once_is_a_tensor(tmp_path, mode):
+    """``attn, kept = Scores()(q, k)`` (a layer of the file built and called in one expression) gives tensors: their
+    ``transpose(1, 2)`` swaps two axes (left as written, a graph reads it as a permutation and refuses it)."""
+    code = convert_source(BUILT_AND_CALLED).code
+    assert "kept.swapaxes(" in code
+    rng = np.random.default_rng(0)
+    q, k = (rng.standard_normal((2, 3, 4, 5)).astype(np.float32) for _ in range(2))
+    assert_port_matches_in_mode(BUILT_AND_CALLED, code, "Net", [q, k], tmp_path, "built", mode, atol=1e-5)
