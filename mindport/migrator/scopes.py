@@ -116,6 +116,7 @@ class ScopeBuilder(cst.CSTVisitor):
         self._called: set[str] = set()
         self._not_uses: set[int] = set()  # assignment targets and attribute names: not uses of a name
         self._classes: list[CstScope] = []  # the class bodies being visited (their scopes)
+        self._lambda_kinds: dict[int, dict[str, str]] = {}  # Lambda node mapped over literal tuples -> its params' kinds
         self._pending_kinds: dict[int, str] = {}  # Assign node -> its value's kind, noted when the value is read
 
     @property
@@ -145,6 +146,12 @@ class ScopeBuilder(cst.CSTVisitor):
         if isinstance(node.func, cst.Name):
             self._callees.add(id(node.func))
             self._called.add(node.func.value)
+            if node.func.value == "map" and len(node.args) >= 2 and isinstance(node.args[0].value, cst.Lambda):
+                # map(lambda t: t.chunk(2, dim=-1), (q, k, v)): each parameter takes its iterable's elements
+                params = node.args[0].value.params.params
+                self._lambda_kinds[id(node.args[0].value)] = {
+                    p.name.value: kind for p, a in zip(params, node.args[1:])
+                    if (kind := self._element_kind(a.value)) is not None}
         elif (isinstance(node.func, cst.Attribute) and node.func.attr.value == "register_buffer" and node.args
               and isinstance(node.args[0].value, cst.SimpleString) and self._is_self(node.func.value)):
             self._note_attribute(node.args[0].value.evaluated_value, "tensor")
@@ -211,6 +218,7 @@ class ScopeBuilder(cst.CSTVisitor):
         self._push(node)
         for p in node.params.params:
             self.current.names[p.name.value] = None
+        self.current.kinds.update(self._lambda_kinds.pop(id(node), {}))
 
     def leave_Lambda(self, node: cst.Lambda) -> None:
         self._stack.pop()
@@ -290,12 +298,17 @@ class ScopeBuilder(cst.CSTVisitor):
     def _note_iterated(self, target, iterable) -> None:
         """``for t in (q, k, v)``, ``[t.chunk(2, dim=-1) for t in (q, k)]``: ``t`` holds each element in turn, so it
         has their kind when they all have the same one (tensors, as lucidrains' ``map``-free loops read)."""
-        if not isinstance(target, cst.Name) or not isinstance(iterable, (cst.Tuple, cst.List)) \
-                or not iterable.elements or any(isinstance(e, cst.StarredElement) for e in iterable.elements):
-            return
+        kind = self._element_kind(iterable)
+        if isinstance(target, cst.Name) and kind is not None:
+            self._note_kind(target.value, kind)
+
+    def _element_kind(self, iterable) -> str | None:
+        """The kind every element of a literal tuple or list has, if they agree."""
+        if not isinstance(iterable, (cst.Tuple, cst.List)) or not iterable.elements \
+                or any(isinstance(e, cst.StarredElement) for e in iterable.elements):
+            return None
         kinds = {value_kind(e.value, self.current) for e in iterable.elements}
-        if len(kinds) == 1:
-            self._note_kind(target.value, kinds.pop())
+        return kinds.pop() if len(kinds) == 1 else None
 
     def _bind_target(self, target: cst.BaseExpression, alias: str | None) -> None:
         if isinstance(target, cst.Name):

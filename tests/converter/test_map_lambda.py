@@ -18,7 +18,8 @@ SOURCE = textwrap.dedent("""\
 
     def mix(q, k, w):
         q, k = map(lambda t: t * w, (q, k))
-        return q - k
+        qa, ka = map(lambda t: t.chunk(2, dim=-1)[0], (q, k))
+        return q - k + (qa * ka).sum()
 
 
     def double(t):
@@ -50,6 +51,7 @@ def test_maps_consumed_at_once_become_list_comprehensions():
     assert "list([a * b for a, b in zip((q, k), (k, v))])" in code
     assert "kept = map(lambda t: t * 2, (q, k))" in code
     assert "q, k = [t * w for t in (q, k)]" in code  # a helper function the model calls is compiled too
+    assert "qa, ka = [t.chunk(2, -1)[0] for t in (q, k)]" in code  # t: each of the tensors q, k
     assert "list([double(_mp_item) for _mp_item in (q, k)])" in code
 
 
