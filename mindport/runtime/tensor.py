@@ -64,6 +64,21 @@ def element_size(x) -> int:
     return x.itemsize
 
 
+@ms.constexpr
+def _device_target():
+    return ms.get_context("device_target")
+
+
+def device(x):
+    """``x.device``: the device MindSpore computes on (``'CPU'``, as ``Tensor.device`` reads in PyNative). A graph
+    does not compile ``Tensor.device``: the line reading it runs through the JIT Fallback, and whatever that line also
+    binds (``n, device = x.shape[-2], x.device``) becomes an interpreted value that later ops fail on; here it is a
+    constant of the graph."""
+    if _in_graph():
+        return _device_target()
+    return x.device
+
+
 _TO_KEYWORDS = ("dtype", "device", "non_blocking", "copy", "memory_format", "other", "layout", "pin_memory")
 
 

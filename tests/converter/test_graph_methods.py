@@ -148,3 +148,32 @@ def test_the_output_of_a_layer_built_and_called_at_once_is_a_tensor(tmp_path, mo
     rng = np.random.default_rng(0)
     q, k = (rng.standard_normal((2, 3, 4, 5)).astype(np.float32) for _ in range(2))
     assert_port_matches_in_mode(BUILT_AND_CALLED, code, "Net", [q, k], tmp_path, "built", mode, atol=1e-5)
+
+
+DEVICE = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.pos = nn.Embedding(9, 4)
+
+        def forward(self, x):
+            n, device, h = x.shape[-2], x.device, 2
+            seq = torch.arange(n, device=device)
+            dist = (seq[:, None] - seq[None, :]).clamp(-4, 4) + 4
+            return x @ self.pos(dist)[0].transpose(-1, -2) * h
+""")
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_a_tensor_device_read_with_other_values_compiles(tmp_path, mode):
+    """``n, device = x.shape[-2], x.device``: a graph does not compile ``Tensor.device``, and ran the whole line
+    interpreted, so ``n`` failed in ``arange`` later (conformer: "__len__() should return >= 0" in einsum); the
+    converted ``mp_tensor.device(x)`` is a constant there."""
+    code = convert_source(DEVICE).code
+    assert "n, device, h = x.shape[-2], mp_tensor.device(x), 2" in code
+    x = np.random.default_rng(0).standard_normal((2, 5, 4)).astype(np.float32)
+    assert_port_matches_in_mode(DEVICE, code, "Net", [x], tmp_path, "device", mode, atol=1e-5)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from mindport.migrator.rules.base import Example, Rule
+from mindport.migrator.scopes import receiver_kind
 from mindport.migrator.syntax import compact_source, method
 from mindport.migrator.table import fix_commas
 from mindport.migrator.walk import parse_expression, parse_statement
@@ -34,7 +35,10 @@ class DeviceTransform(Rule):
     """Device placement is global in MindSpore: per-tensor moves disappear, ``torch.device`` becomes a string,
     ``torch.cuda.is_available()`` asks ``ms.hal``, ``DataParallel(model)`` is the model itself. A tensor's
     ``x.is_cuda`` is whether MindSpore computes on a GPU (``ms.get_context("device_target") == "GPU"``; PyNative
-    only: a graph can't call get_context); ``x.is_xpu``/``x.is_mps`` are False (MindSpore runs on neither)."""
+    only: a graph can't call get_context); ``x.is_xpu``/``x.is_mps`` are False (MindSpore runs on neither). A
+    tensor's ``x.device`` is ``mindport.runtime.tensor.device(x)``: ``'CPU'`` as MindSpore's ``Tensor.device`` reads,
+    and a constant in a static graph, which does not compile ``Tensor.device`` (the line reading it, and all it binds,
+    would run interpreted: ``n, device = x.shape[-2], x.device`` made ``n`` unusable for ``arange``)."""
 
     EXAMPLES = (
         Example(
@@ -99,6 +103,12 @@ class DeviceTransform(Rule):
 
     def leave_Attribute(self, original_node, updated_node):
         name = original_node.attr.value
+        if name == "device" and receiver_kind(original_node.value, self.scope) == "tensor" \
+                and self.scope.resolve(original_node.value) is None:
+            # a graph does not compile Tensor.device: the line (and what it binds) would run interpreted
+            self.ctx.converted_sites += 1
+            return cst.Call(func=self.ctx.target_expr("mindport.runtime.tensor.device"),
+                            args=[cst.Arg(updated_node.value)])
         if name not in ("is_cuda", "is_xpu", "is_mps") or self.scope.resolve(original_node.value) is not None:
             return updated_node
         self.ctx.converted_sites += 1
