@@ -23,6 +23,7 @@ from mindport.migrator.rules.module_class import ModuleClassTransform
 from mindport.migrator.rules.module_methods import ModuleMethodTransform
 from mindport.migrator.rules.module_statements import ModuleStatementTransform
 from mindport.migrator.rules.parameter_containers import ContainerTransform
+from mindport.migrator.rules.partial_calls import PartialCallTransform
 from mindport.migrator.rules.raise_not_implemented import RaiseNotImplementedTransform
 from mindport.migrator.rules.references import ReferenceTransform
 from mindport.migrator.rules.reversed_cells import ReversedCellsTransform
@@ -53,6 +54,7 @@ RULES = (
     DictUnpackTransform,          # {**a, **b} in a function -> merged_dict(a, b) (GRAPH_MODE reads ** wrong)
     ReversedCellsTransform,       # for up in reversed(self.up) -> list(self.up)[::-1] (GRAPH_MODE)
     ListPopTransform,             # skips.pop() in a model method -> skips[-1]; skips = skips[:-1] (GRAPH_MODE)
+    PartialCallTransform,         # k = partial(f, a=1); k(x) -> f(x, a=1) (GRAPH_MODE merges such calls)
     RaiseNotImplementedTransform,  # raise NotImplemented -> raise NotImplementedError
 )
 
