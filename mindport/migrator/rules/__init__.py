@@ -13,6 +13,7 @@ from mindport.migrator.rules.custom_optimizer import CustomOptimizerTransform
 from mindport.migrator.rules.data_pipeline import DataPipelineTransform
 from mindport.migrator.rules.device import DeviceTransform
 from mindport.migrator.rules.dict_unpack import DictUnpackTransform
+from mindport.migrator.rules.dict_update import DictUpdateTransform
 from mindport.migrator.rules.distributed import DistributedTransform
 from mindport.migrator.rules.einops_calls import EinopsPatternTransform
 from mindport.migrator.rules.init_calls import InitTransform
@@ -55,11 +56,12 @@ RULES = (
     ReversedCellsTransform,       # for up in reversed(self.up) -> list(self.up)[::-1] (GRAPH_MODE)
     ListPopTransform,             # skips.pop() in a model method -> skips[-1]; skips = skips[:-1] (GRAPH_MODE)
     PartialCallTransform,         # k = partial(f, a=1); k(x) -> f(x, a=1) (GRAPH_MODE merges such calls)
+    DictUpdateTransform,          # kwargs.update(k=v) in a model method -> kwargs['k'] = v (GRAPH_MODE)
     RaiseNotImplementedTransform,  # raise NotImplemented -> raise NotImplementedError
 )
 
 
-_TAKE_MODULE_CLASSES = (ModuleClassTransform, BranchBindingTransform, ListPopTransform)  # they act in model classes
+_TAKE_MODULE_CLASSES = (ModuleClassTransform, BranchBindingTransform, ListPopTransform, DictUpdateTransform)  # they act in model classes
 
 
 def make_rules(ctx, module_classes: set[str], without: tuple[type, ...] = ()) -> list:

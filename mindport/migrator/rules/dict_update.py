@@ -1,0 +1,127 @@
+"""The converter rule DictUpdateTransform: its docstring is its documentation, its EXAMPLES are tests, and
+docs/converter/dict_update.md shows both."""
+from __future__ import annotations
+
+import libcst as cst
+
+from mindport.migrator.rules.base import Example, Rule
+
+
+class DictUpdateTransform(Rule):
+    """In a model's methods, ``kwargs.update(context=normed)`` on the method's ``**kwargs`` (or a dict it builds)
+    becomes item assignments: ``kwargs['context'] = normed``.
+
+    Layers that forward their keyword arguments replace one of them before passing them on (perceiver's ``PreNorm``:
+    ``kwargs.update(context=self.norm_context(kwargs['context']))``, then ``self.fn(x, **kwargs)``). MindSpore's
+    static graph (GRAPH_MODE, ``@jit``) loses the updated dict's keys at the call ("Got an unexpected keyword
+    argument 'context'"); item assignments compile, with the same dict in Python. Only keyword arguments, or one dict
+    display with string keys, on a dict the method owns; ``pbar.update(1)`` and the like are other objects' methods
+    and are left alone.
+    """
+
+    EXAMPLES = (
+        Example(
+            before="""
+                import torch.nn as nn
+
+
+                class PreNorm(nn.Module):
+                    def __init__(self, dim, fn):
+                        super().__init__()
+                        self.norm = nn.LayerNorm(dim)
+                        self.fn = fn
+
+                    def forward(self, x, **kwargs):
+                        if 'context' in kwargs:
+                            kwargs.update(context=self.norm(kwargs['context']))
+                        extra = {}
+                        extra.update({'scale': 2})
+                        return self.fn(self.norm(x), **kwargs) * extra['scale']
+            """,
+            after="""
+                from mindspore import nn
+
+
+                class PreNorm(nn.Cell):
+                    def __init__(self, dim, fn):
+                        super().__init__()
+                        self.norm = nn.LayerNorm(normalized_shape=((dim,) if isinstance(dim, int) else tuple(dim)), epsilon=1e-05)
+                        self.fn = fn
+
+                    def construct(self, x, **kwargs):
+                        if 'context' in kwargs:
+                            kwargs['context'] = self.norm(kwargs['context'])
+                        extra = {}
+                        extra['scale'] = 2
+                        return self.fn(self.norm(x), **kwargs) * extra['scale']
+            """,
+            note="The forwarded keyword replaced by an item assignment, which a static graph keeps.",
+        ),
+    )
+
+    def __init__(self, ctx, module_classes: set[str]) -> None:
+        super().__init__(ctx)
+        self._module_classes = module_classes
+        self._methods: set[int] = set()
+        self._dicts: list[frozenset[str] | None] = []
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        if node.name.value in self._module_classes and isinstance(node.body, cst.IndentedBlock):
+            self._methods |= {id(s) for s in node.body.body
+                              if isinstance(s, cst.FunctionDef) and s.name.value != "__init__"}
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._dicts.append(_own_dicts(node) if id(node) in self._methods else None)
+
+    def leave_FunctionDef(self, original_node, updated_node):
+        self._dicts.pop()
+        return updated_node
+
+    def leave_SimpleStatementLine(self, original_node, updated_node):
+        dicts = self._dicts[-1] if self._dicts else None
+        if not dicts or len(updated_node.body) != 1 or not isinstance(updated_node.body[0], cst.Expr):
+            return updated_node
+        call = updated_node.body[0].value
+        if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "update"
+                and isinstance(call.func.value, cst.Name) and call.func.value.value in dicts and call.args):
+            return updated_node
+        pairs = _pairs(call.args)
+        if pairs is None:
+            return updated_node
+        name = call.func.value
+        lines = [cst.SimpleStatementLine([cst.Assign(
+            [cst.AssignTarget(cst.Subscript(value=name, slice=[cst.SubscriptElement(cst.Index(key))]))], value)],
+            leading_lines=updated_node.leading_lines if i == 0 else [])
+            for i, (key, value) in enumerate(pairs)]
+        self.ctx.converted_sites += 1
+        return cst.FlattenSentinel(lines)
+
+
+def _pairs(args) -> list | None:
+    """``update(a=1, b=2)`` or ``update({'a': 1})``: the (key, value) pairs, in order; None for anything else."""
+    if all(a.keyword is not None and not a.star for a in args):
+        return [(cst.SimpleString(repr(a.keyword.value)), a.value) for a in args]
+    if len(args) == 1 and args[0].keyword is None and not args[0].star and isinstance(args[0].value, cst.Dict) \
+            and all(isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString)
+                    for e in args[0].value.elements):
+        return [(e.key, e.value) for e in args[0].value.elements]
+    return None
+
+
+def _own_dicts(node: cst.FunctionDef) -> frozenset[str]:
+    """The method's ``**kwargs`` and the names it binds to a dict display or comprehension."""
+    names = set()
+    if isinstance(node.params.star_kwarg, cst.Param):
+        names.add(node.params.star_kwarg.name.value)
+
+    class Visitor(cst.CSTVisitor):
+        def visit_Assign(self, assign: cst.Assign) -> None:
+            if len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name) \
+                    and isinstance(assign.value, (cst.Dict, cst.DictComp)):
+                names.add(assign.targets[0].target.value)
+
+        def visit_FunctionDef(self, inner: cst.FunctionDef) -> bool:
+            return inner is node
+
+    node.visit(Visitor())
+    return frozenset(names)
