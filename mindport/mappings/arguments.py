@@ -125,6 +125,8 @@ def map_arguments(entry: Entry, bound: dict[str, Arg], profile: str = "nn") -> d
     for name, reason in entry.unsupported.items():
         arg = bound.get(name)
         param = entry.param(name)
+        if switched and arg is not None and arg.source in entry.switch.get(name, {}):
+            continue  # the value the switched-to target exists for
         if arg is not None and arg.given and param is not None:
             if _differs_from_default(arg, param.default):
                 raise Unsupported(f"argument {name}={arg.source} is not supported: {reason}")

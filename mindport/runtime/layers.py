@@ -274,6 +274,23 @@ class EmbeddingBag(nn.Cell):
                                include_last_offset=self.include_last_offset, padding_idx=self.padding_idx)
 
 
+class OptionalAffineLayerNorm(nn.LayerNorm):
+    """``torch.nn.LayerNorm`` with ``elementwise_affine=False`` or ``bias=False`` (MindSpore's LayerNorm always has
+    gamma and beta Parameters): the missing scale is ones and the missing shift zeros, held as constants, so the Cell
+    has the Parameters torch's module has (none, or ``gamma`` for torch's ``weight``) and a checkpoint carries the
+    same, under MindSpore's names (the mapping table's weight rule applies unchanged). Otherwise
+    ``mindspore.nn.LayerNorm`` itself. (:class:`LayerNorm` above keeps torch's names, for the Transformer layers.)"""
+
+    def __init__(self, normalized_shape, begin_norm_axis=-1, begin_params_axis=-1, gamma_init="ones",
+                 beta_init="zeros", epsilon=1e-7, dtype=ms.float32, elementwise_affine=True, bias=True):
+        super().__init__(normalized_shape, begin_norm_axis, begin_params_axis, gamma_init, beta_init, epsilon, dtype)
+        for name, keep in (("gamma", elementwise_affine), ("beta", elementwise_affine and bias)):
+            if not keep:
+                value = getattr(self, name).value().copy()
+                del self._params[name]  # noqa: SLF001 - torch's module has no such parameter
+                object.__setattr__(self, name, value)
+
+
 def add_module(parent, name, child):
     """torch's ``parent.add_module(name, child)`` (and ``register_module``): ``insert_child_to_cell``, and on a
     ``SequentialCell`` also its run list: SequentialCell.construct runs ``cell_list``, which insert_child_to_cell
