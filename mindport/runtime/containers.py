@@ -178,6 +178,17 @@ class ModuleList(nn.CellList):
             self.append(cell)
         return self
 
+    def __getitem__(self, index):
+        """The member at a position, whatever its key: ``add_module('a', ...)`` on a ModuleList keys a member by
+        name, which ``CellList.__getitem__`` (``_cells[str(index)]``) misses when a static graph walks the list
+        ("KeyError: '0'")."""
+        if not isinstance(index, int) or isinstance(index, bool):
+            return super().__getitem__(index)
+        cells = list(self._cells.values())
+        if not -len(cells) <= index < len(cells):
+            raise IndexError(f"index {index} is out of range for a ModuleList of {len(cells)}")
+        return cells[index]
+
     def set_grad(self, flag=True):
         self.requires_grad = flag
         for cell in self._cells.values():

@@ -266,3 +266,46 @@ def test_a_parameter_registered_as_none_is_an_empty_slot(tmp_path, mode):
     assert "mp_layers.register_parameter(self, 'bias', None)" in code
     x = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
     assert_port_matches_in_mode(OPTIONAL_BIAS, code, "Net", [x], tmp_path, "optbias", mode, atol=1e-5)
+
+
+NAMESPACE = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+
+
+    class Stem(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.path = nn.ModuleList()
+            self.path.add_module('pad', nn.ZeroPad2d((0, 1, 0, 1)))
+            self.path.add_module('pool', nn.AvgPool2d(1, stride=2, count_include_pad=False))
+            self.path.add_module('conv', nn.Conv2d(3, 4, 1, bias=False))
+            self.blocks = nn.ModuleList()
+            self.blocks.add_module('a', nn.Conv2d(4, 4, 1))
+
+        def forward(self, x):
+            x = self.path.conv(self.path.pool(self.path.pad(x)[:, :, 1:, 1:]))
+            for block in self.blocks:
+                x = block(x)
+            return x
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.stem = Stem()
+
+        def forward(self, x):
+            return self.stem(x)
+""")
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_a_module_list_used_as_a_namespace_is_a_cell(tmp_path, mode):
+    """An empty ModuleList filled by ``add_module('pad', ...)`` and read as ``self.path.pad`` (NASNet): a graph
+    turned the CellList into a tuple ("KeyError: '0'", "'Tuple' object has no attribute"); as a plain Cell it compiles,
+    with the same parameter names. A ModuleList that is also iterated stays a list."""
+    code = convert_source(NAMESPACE).code
+    assert "self.path = nn.Cell()" in code and "self.blocks = mp_containers.ModuleList()" in code
+    x = np.random.default_rng(0).standard_normal((2, 3, 6, 6)).astype(np.float32)
+    assert_port_matches_in_mode(NAMESPACE, code, "Net", [x], tmp_path, "namespace", mode, atol=1e-5)

@@ -23,6 +23,7 @@ from mindport.migrator.rules.map_lambda import MapLambdaTransform
 from mindport.migrator.rules.module_class import ModuleClassTransform
 from mindport.migrator.rules.module_methods import ModuleMethodTransform
 from mindport.migrator.rules.module_statements import ModuleStatementTransform
+from mindport.migrator.rules.namespace_lists import NamespaceListTransform
 from mindport.migrator.rules.parameter_containers import ContainerTransform
 from mindport.migrator.rules.partial_calls import PartialCallTransform
 from mindport.migrator.rules.raise_not_implemented import RaiseNotImplementedTransform
@@ -40,6 +41,7 @@ RULES = (
     ReferenceTransform,           # isinstance(m, nn.Conv2d), act = F.relu: class/function names only
     InitTransform,                # nn.init.*_(t, ...) -> t.set_data(initializer(...))
     ContainerTransform,           # ParameterList/ParameterDict -> mindport.runtime.containers
+    NamespaceListTransform,       # an empty ModuleList filled by add_module and read by name -> nn.Cell()
     ModuleStatementTransform,     # model.requires_grad_(False) statements
     BufferTransform,              # register_buffer -> non-trainable Parameter
     TensorIdiomTransform,         # .numpy(), .size(), no_grad blocks (before device moves vanish)
