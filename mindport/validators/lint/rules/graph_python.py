@@ -270,3 +270,59 @@ class GraphListPop(Rule):
                 yield node, (f"`{node.func.value.id}.pop()` in `{fn.name}`: in-place list ops in graph loops run "
                              f"interpreted and can fail at run time; use `{node.func.value.id}[-1]` then "
                              f"`{node.func.value.id} = {node.func.value.id}[:-1]`")
+
+
+def _reads_item(node: ast.AST, names: set[str]) -> bool:
+    """Does the expression read a tensor's value on the host: ``.item()``, ``.tolist()``, ``int(t)``/``float(t)``
+    of a subscript or call, or a name bound from one of those?"""
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr in ("item", "tolist"):
+            return True
+        if isinstance(sub, ast.Name) and sub.id in names:
+            return True
+    return False
+
+
+class GraphDataDependentIndex(Rule):
+    """Flags a layer container of the Cell indexed, in `construct` or a @jit function, by a value read from a tensor
+    (`self.experts[int(e.item())]`, `expert_id = int(t.item()); self.fc1[expert_id](x)`).
+
+    ## Why is this bad?
+    Mixture-of-experts layers loop over the experts a router picked and call each by its id. In PyNative that is
+    Python; a static graph has no value for the id when it compiles: measured on 2.10, rasbt's Qwen3 MoE compiled
+    and gave other numbers than PyNative (max rel 0.12, no error at all), and a GPT MoE variant did not compile.
+
+    ## Fix
+    Run the Cell in PyNative mode, or compute every expert and combine with the routing weights (a dense mixture,
+    `sum(w[..., i] * expert(x) for i, expert in enumerate(self.experts))`), which a graph compiles.
+    """
+
+    code = "MS421"
+    name = "graph-data-dependent-index"
+    message = "layer container indexed by a tensor value in a graph function"
+    severity = "error"
+    VALID = (
+        _CELL + "        out = 0\n        for i, expert in enumerate(self.experts):\n"
+        "            out = out + expert(x) * i\n        return out\n",
+        "from mindspore import nn\n\ndef host(self, t):\n    return self.experts[int(t.item())]\n",
+    )
+    INVALID = (
+        _CELL + "        for e in x.unique():\n            eid = int(e.item())\n"
+        "            x = self.experts[eid](x)\n        return x\n",
+        _CELL + "        return self.experts[int(x.argmax().item())](x)\n",
+    )
+
+    def check(self, ctx):
+        for fn in ctx.graph_functions:
+            host_values = set()
+            nodes = list(walk_body(fn))
+            for node in nodes:
+                if isinstance(node, ast.Assign) and _reads_item(node.value, set()):
+                    host_values |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+            for node in nodes:
+                if (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute)
+                        and isinstance(node.value.value, ast.Name) and node.value.value.id == "self"
+                        and _reads_item(node.slice, host_values)):
+                    yield node, (f"`{ast.unparse(node)}` in `{fn.name}`: the index is read from a tensor's value, "
+                                 f"which a static graph does not have when it compiles (a MoE loop gave other "
+                                 f"numbers, silently); run this Cell in PyNative or combine all experts densely")
