@@ -16,7 +16,9 @@ _GRAD_DECORATORS = ("torch.no_grad", "torch.inference_mode", "torch.enable_grad"
 class TensorIdiomTransform(Rule):
     """``.cpu().numpy()``/``.detach().numpy()`` -> ``.asnumpy()``; ``x.size(i)`` -> ``x.shape[i]``;
     ``with torch.no_grad():`` -> its body (MindSpore records no graph in a forward pass); ``z.real``/``z.imag``
-    (properties in torch, methods in MindSpore) -> ``z.real()``/``z.imag()`` on evident tensors."""
+    (properties in torch, methods in MindSpore) -> ``z.real()``/``z.imag()`` on evident tensors; ``lengths >> 2``
+    and ``<<`` on a tensor (a MindSpore Tensor has no shift operators) -> ``ops.bitwise_right_shift(lengths, 2)``,
+    through the mapping entry of ``torch.bitwise_right_shift``."""
 
     EXAMPLES = (
         Example(
@@ -62,9 +64,37 @@ class TensorIdiomTransform(Rule):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self._called: set[int] = set()  # attributes that are the function of a call: z.real() is not the property
+        self._functions: list[str] = []  # names of the enclosing functions
 
     def visit_Call(self, node: cst.Call) -> None:
         self._called.add(id(node.func))
+
+    # operators a MindSpore Tensor does not define (no __rshift__/__lshift__): the torch function of the same
+    # meaning, through its mapping entry
+    OPERATORS = {cst.RightShift: "torch.bitwise_right_shift", cst.LeftShift: "torch.bitwise_left_shift"}
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._functions.append(node.name.value)
+
+    def leave_FunctionDef(self, original_node, updated_node):
+        self._functions.pop()
+        return updated_node
+
+    def leave_BinaryOperation(self, original_node, updated_node):
+        api = self.OPERATORS.get(type(original_node.operator))
+        if api is None or receiver_kind(original_node.left, self.scope) != "tensor":
+            return updated_node
+        left = original_node.left
+        if isinstance(left, cst.Name) and self.scope.kind_of(left.value) == "param" \
+                and self._functions[-1:] != ["forward"]:
+            return updated_node  # `dim >> 1` on a parameter of __init__ or a helper: as likely a Python int
+        entry = self.ctx.registry.lookup(api)
+        target = entry.resolve(self.ctx.options.target)[0] if entry is not None and entry.supported else None
+        if target is None:
+            return updated_node
+        self.ctx.converted_sites += 1
+        return cst.Call(func=self.ctx.target_expr(target),
+                        args=[cst.Arg(updated_node.left), cst.Arg(updated_node.right)])
 
     def leave_Attribute(self, original_node, updated_node):
         if original_node.attr.value not in ("real", "imag") or id(original_node) in self._called \
