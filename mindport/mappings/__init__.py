@@ -30,7 +30,7 @@ KINDS = ("function", "layer", "method", "attribute")
 _ENTRY_KEYS = {
     "torch", "kind", "signature", "nn", "mint", "rename", "values", "emit", "drop", "unsupported",
     "transforms", "positional", "weights", "weight_transforms", "runs", "reason", "notes", "example",
-    "aliases", "doc_status", "mint_mapped", "switch", "graph", "starts_training", "called",
+    "aliases", "doc_status", "mint_mapped", "switch", "graph", "starts_training", "called", "attributes",
 }
 _EXAMPLE_KEYS = {"args", "inputs", "self", "call", "rtol", "atol", "styles", "train", "compare", "grad_free", "proof",
                  "program", "sweep"}
@@ -98,6 +98,7 @@ class Entry:
     graph: str = ""  # set = the target can't be compiled in a static graph (GRAPH_MODE, @jit): why, and what to write
     starts_training: bool = False  # a layer whose output depends on train/eval: built outside a class, .set_train()
     called: str = ""  # an attribute entry: what a call of it becomes (torch.Tensor(...) is not ms.Tensor(...))
+    attributes: dict = field(default_factory=dict)  # a layer's torch attribute -> the MindSpore Cell's (same value)
 
     @property
     def supported(self) -> bool:
@@ -244,8 +245,16 @@ def _entry_from_table(raw: dict, source: str) -> Entry:
         doc_status=raw.get("doc_status", ""), source=source, mint_mapped=bool(raw.get("mint_mapped", False)),
         switch={k: dict(v) for k, v in raw.get("switch", {}).items()},
         graph=raw.get("graph", ""), starts_training=_flag(raw, "starts_training", where),
-        called=_called(raw, kind, where),
+        called=_called(raw, kind, where), attributes=_attributes(raw, kind, where),
     )
+
+
+def _attributes(raw: dict, kind: str, where: str) -> dict:
+    value = raw.get("attributes", {})
+    if value and (kind != "layer" or not all(isinstance(k, str) and isinstance(v, str) and v.isidentifier()
+                                             for k, v in value.items())):
+        raise MappingError(f"{where}: attributes is for layer entries: {{torch attribute = \"MindSpore attribute\"}}")
+    return dict(value)
 
 
 def _called(raw: dict, kind: str, where: str) -> str:

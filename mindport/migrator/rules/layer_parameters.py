@@ -105,7 +105,9 @@ class LayerParameterNameTransform(Rule):
         qual = self.scope.resolve_torch(value.func)
         entry = self.ctx.registry.lookup(qual) if qual else None
         if entry is not None and entry.kind == "layer":
-            return {k: v for k, v in entry.weights.items() if v and v != k and "." not in v} or None
+            renames = {k: v for k, v in entry.weights.items() if v and v != k and "." not in v}
+            attributes = entry.attributes if self.ctx.options.target == "nn" else {}  # mint keeps torch's names
+            return {**attributes, **renames} or None
         return None
 
     def _sequential(self, value: cst.BaseExpression) -> dict[int, dict[str, str]] | None:
