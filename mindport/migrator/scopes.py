@@ -371,9 +371,27 @@ def value_kind(value: cst.BaseExpression, scope: Scope) -> str:
             return "python"
         return "other"
     if isinstance(value, cst.BinaryOperation):
-        kinds = {receiver_kind(value.left, scope), receiver_kind(value.right, scope)}
-        return "tensor" if "tensor" in kinds else "other"
+        kinds = {operand_kind(value.left, scope), operand_kind(value.right, scope)}
+        if "tensor" in kinds:
+            return "tensor"
+        if "foreign" in kinds and kinds <= {"foreign", "python", "param"}:
+            return "foreign"  # np.log(base) / (dim - 1): numpy arithmetic (a parameter here is a number)
+        if "param" in kinds:
+            return "param" if kinds <= {"param", "python"} else "tensor"  # dim // 2: as its parameter
+        return "other"
+    if isinstance(value, cst.UnaryOperation):
+        return operand_kind(value.expression, scope)
     return receiver_kind(value, scope)
+
+
+def operand_kind(expr: cst.BaseExpression, scope: Scope) -> str:
+    """An operand's kind, a function parameter kept as "param" (taken for a tensor only when nothing says else)."""
+    if isinstance(expr, cst.Name) and expr.value not in ("self", "cls"):
+        kind = getattr(scope, "use_kinds", {}).get(id(expr)) or scope.kind_of(expr.value)
+        return kind
+    if isinstance(expr, cst.BinaryOperation):
+        return value_kind(expr, scope)
+    return receiver_kind(expr, scope)
 
 
 def receiver_kind(expr: cst.BaseExpression, scope: Scope) -> str:
@@ -384,8 +402,9 @@ def receiver_kind(expr: cst.BaseExpression, scope: Scope) -> str:
         return "tensor" if kind == "param" else kind
     if isinstance(expr, cst.Subscript):
         return receiver_kind(expr.value, scope)
-    if isinstance(expr, (cst.Call, cst.BinaryOperation) + _LITERALS):
-        return value_kind(expr, scope)
+    if isinstance(expr, (cst.Call, cst.BinaryOperation, cst.UnaryOperation) + _LITERALS):
+        kind = value_kind(expr, scope)
+        return "tensor" if kind == "param" else kind
     if isinstance(expr, cst.Attribute) and expr.attr.value in SIZE_ATTRIBUTES:
         return "python"  # x.shape, x.shape[0], x.ndim: tuples and ints, in torch and in MindSpore
     if isinstance(expr, cst.Attribute) and expr.attr.value in ("weight", "bias"):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from mindport.migrator.rules.base import Example, Rule
-from mindport.migrator.scopes import receiver_kind
+from mindport.migrator.scopes import operand_kind, receiver_kind, value_kind
 from mindport.migrator.syntax import decorator_func, method, method_call
 from mindport.migrator.walk import parse_expression
 
@@ -18,7 +18,8 @@ class TensorIdiomTransform(Rule):
     ``with torch.no_grad():`` -> its body (MindSpore records no graph in a forward pass); ``z.real``/``z.imag``
     (properties in torch, methods in MindSpore) -> ``z.real()``/``z.imag()`` on evident tensors; ``lengths >> 2``
     and ``<<`` on a tensor (a MindSpore Tensor has no shift operators) -> ``ops.bitwise_right_shift(lengths, 2)``,
-    through the mapping entry of ``torch.bitwise_right_shift``."""
+    through the mapping entry of ``torch.bitwise_right_shift``; a numpy value on the left of a tensor
+    (``np.log(10000) / d * torch.arange(n)``: numpy's operator would give an ndarray) -> ``ops.mul(a, t)``."""
 
     EXAMPLES = (
         Example(
@@ -80,13 +81,22 @@ class TensorIdiomTransform(Rule):
         self._functions.pop()
         return updated_node
 
+    # a numpy value on the left of a tensor (np.log(10000) / d * torch.arange(n)): numpy's operator runs first and
+    # gives an ndarray (torch defers to the tensor); the MindSpore function gives the tensor, in the tensor's dtype
+    NUMPY_LEFT = {cst.Multiply: "mindspore.ops.mul", cst.Add: "mindspore.ops.add", cst.Subtract: "mindspore.ops.sub",
+                  cst.Divide: "mindspore.ops.div"}
+
     def leave_BinaryOperation(self, original_node, updated_node):
+        function = self.NUMPY_LEFT.get(type(original_node.operator))
+        if function and value_kind(original_node.left, self.scope) == "foreign" \
+                and _evident_tensor(original_node.right, self.scope):
+            self.ctx.converted_sites += 1
+            return cst.Call(func=self.ctx.target_expr(function),
+                            args=[cst.Arg(updated_node.left), cst.Arg(updated_node.right)])
         api = self.OPERATORS.get(type(original_node.operator))
         if api is None or receiver_kind(original_node.left, self.scope) != "tensor":
             return updated_node
-        left = original_node.left
-        if isinstance(left, cst.Name) and self.scope.kind_of(left.value) == "param" \
-                and self._functions[-1:] != ["forward"]:
+        if operand_kind(original_node.left, self.scope) == "param" and self._functions[-1:] != ["forward"]:
             return updated_node  # `dim >> 1` on a parameter of __init__ or a helper: as likely a Python int
         entry = self.ctx.registry.lookup(api)
         target = entry.resolve(self.ctx.options.target)[0] if entry is not None and entry.supported else None
@@ -159,3 +169,16 @@ class TensorIdiomTransform(Rule):
             self.ctx.converted_sites += 1
             return cst.RemoveFromParent()
         return updated_node
+
+
+def _evident_tensor(expr: cst.BaseExpression, scope) -> bool:
+    """A torch call's result, or a name bound to one (a function parameter is not evidence)."""
+    while isinstance(expr, cst.Subscript):
+        expr = expr.value
+    if isinstance(expr, cst.Call):
+        return value_kind(expr, scope) == "tensor" and not isinstance(expr.func, cst.Name)
+    if isinstance(expr, cst.Name):
+        return scope.kind_of(expr.value) == "tensor"
+    if isinstance(expr, cst.BinaryOperation):
+        return _evident_tensor(expr.left, scope) or _evident_tensor(expr.right, scope)
+    return False

@@ -1,0 +1,49 @@
+"""A numpy value on the left of a tensor (whisper's ``sinusoids``: ``-np.log(10000) / (d - 1) * torch.arange(n)``):
+numpy's operator runs first and gives an ndarray with a MindSpore tensor (torch defers to its tensor). The converter
+writes ``ops.mul(a, t)``; the port gives torch's values and dtype, in PyNative and compiled."""
+from __future__ import annotations
+
+import textwrap
+
+import numpy as np
+import pytest
+
+from mindport import convert_source
+from port_check import assert_port_matches_in_mode
+
+SOURCE = textwrap.dedent("""\
+    import numpy as np
+    import torch
+    import torch.nn as nn
+
+
+    def sinusoids(length, channels, max_timescale=10000):
+        log_timescale_increment = np.log(max_timescale) / (channels // 2 - 1)
+        inv_timescales = torch.exp(-log_timescale_increment * torch.arange(channels // 2))
+        scaled_time = torch.arange(length)[:, np.newaxis] * inv_timescales[np.newaxis, :]
+        return torch.cat([torch.sin(scaled_time), torch.cos(scaled_time)], dim=1)
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer('positions', sinusoids(5, 8))
+            self.proj = nn.Linear(8, 8)
+
+        def forward(self, x):
+            return self.proj(x + self.positions), np.float32(0.5) + x.sum(-1)
+""")
+
+
+def test_numpy_on_the_left_is_an_ops_call():
+    code = convert_source(SOURCE).code
+    assert "ops.exp(ops.mul(-log_timescale_increment, ops.arange(start=channels // 2)))" in code
+    assert "ops.add(np.float32(0.5), x.sum(-1))" in code
+    assert "log_timescale_increment = np.log(max_timescale) / (channels // 2 - 1)" in code  # numpy stays numpy
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_the_port_matches(tmp_path, mode):
+    x = np.random.default_rng(0).standard_normal((2, 5, 8)).astype(np.float32)
+    assert_port_matches_in_mode(SOURCE, convert_source(SOURCE).code, "Net", [x], tmp_path, "npleft", mode,
+                                atol=1e-5)
