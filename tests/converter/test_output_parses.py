@@ -26,3 +26,17 @@ def test_the_environment_variable_writes_of_a_launcher_stay_writes():
     result = convert_source(source)
     assert 'os.environ["LOCAL_RANK"] = str(0)' in result.code and result.diagnostics == []
     compile(result.code, "<converted>", "exec")
+
+
+def test_device_attributes_assigned_to_stay_assignments():
+    """``self.is_cuda = ...`` and ``args.device = ...`` (timm's loaders and distributed setup) assign the object's own
+    attributes: the device rule rewrites reads of a tensor's ``is_cuda``/``device`` only (the written calls on the
+    left of ``=`` made three timm files MP299)."""
+    source = ("import torch\n\n\nclass Loader:\n    def __init__(self, device, args, x):\n"
+              "        self.is_cuda = device.type == 'cuda'\n        args.device, self.device = 'cpu', x.device\n"
+              "        self.moved = x.is_cuda\n")
+    result = convert_source(source)
+    assert result.diagnostics == [], [d.format() for d in result.diagnostics]
+    assert "self.is_cuda = device.type == 'cuda'" in result.code
+    assert "args.device, self.device = 'cpu', mp_tensor.device(x)" in result.code
+    compile(result.code, "<converted>", "exec")

@@ -101,8 +101,14 @@ class DeviceTransform(Rule):
         ),
     )
 
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._stored: set[int] = set()  # attributes assigned to: not reads
+
     def leave_Attribute(self, original_node, updated_node):
         name = original_node.attr.value
+        if id(original_node) in self._stored:
+            return updated_node  # `self.is_cuda = ...`, `args.device = ...`: the object's own attribute, assigned
         if name == "device" and receiver_kind(original_node.value, self.scope) == "tensor" \
                 and self.scope.resolve(original_node.value) is None:
             # a graph does not compile Tensor.device: the line (and what it binds) would run interpreted
@@ -252,5 +258,21 @@ class DeviceTransform(Rule):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
+            self._stored.update(_attribute_targets(target.target))
             if (self.scope.resolve_torch(target.target) or "").startswith("torch.backends."):
                 self.ctx.handled.add(id(target.target))
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._stored.update(_attribute_targets(node.target))
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._stored.update(_attribute_targets(node.target))
+
+
+def _attribute_targets(target: cst.BaseExpression) -> set[int]:
+    """The attributes an assignment stores to (``self.device``, ``a.x, b.y = ...``)."""
+    if isinstance(target, cst.Attribute):
+        return {id(target)}
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return {i for e in target.elements for i in _attribute_targets(e.value)}
+    return set()
