@@ -47,3 +47,50 @@ def test_the_port_matches(tmp_path, mode):
     ids = rng.integers(0, 10, (3, 4)).astype(np.int64)
     assert_port_matches_in_mode(SOURCE, convert_source(SOURCE).code, "Net", [x, ids], tmp_path, "attrs", mode,
                                 atol=1e-5)
+
+
+NESTED = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+
+
+    class Pool(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.c_proj = nn.Linear(6, 4)
+            self.norm = nn.LayerNorm(4)
+
+        def forward(self, x):
+            return self.norm(self.c_proj(x))
+
+
+    class Visual(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.attnpool = Pool()
+
+        def forward(self, x):
+            return self.attnpool(x)
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.visual = Visual()
+            std = self.visual.attnpool.c_proj.in_features ** -0.5
+            nn.init.normal_(self.visual.attnpool.c_proj.weight, std=std)
+            nn.init.constant_(self.visual.attnpool.norm.weight, 2.0)
+
+        def forward(self, x):
+            return self.visual(x)
+""")
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_layers_reached_through_classes_of_the_file(tmp_path, mode):
+    """``self.visual.attnpool.c_proj.in_features`` (CLIP's initialize_parameters): each step an instance of a class
+    of the file, the last a layer; its attribute and parameter are read under MindSpore's names."""
+    code = convert_source(NESTED).code
+    assert "self.visual.attnpool.c_proj.in_channels ** -0.5" in code and "self.visual.attnpool.norm.gamma" in code
+    x = np.random.default_rng(0).standard_normal((3, 6)).astype(np.float32)
+    assert_port_matches_in_mode(NESTED, code, "Net", [x], tmp_path, "nested", mode, atol=1e-5)

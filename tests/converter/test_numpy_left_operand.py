@@ -47,3 +47,10 @@ def test_the_port_matches(tmp_path, mode):
     x = np.random.default_rng(0).standard_normal((2, 5, 8)).astype(np.float32)
     assert_port_matches_in_mode(SOURCE, convert_source(SOURCE).code, "Net", [x], tmp_path, "npleft", mode,
                                 atol=1e-5)
+
+
+def test_converted_code_converts_to_itself():
+    """A MindSpore call's result is "foreign" to the converter as numpy's is: converting the output again must not
+    read ``x = ops.relu(x); x + self.fc(x)`` as numpy on the left (idempotence found it)."""
+    first = convert_source(SOURCE).code
+    assert convert_source(first).code == first

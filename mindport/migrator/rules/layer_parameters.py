@@ -152,6 +152,20 @@ class LayerParameterNameTransform(Rule):
             return ("class", value.func.value)
         return None
 
+    def _chain_renames(self, chain: list[str]) -> dict[str, str] | None:
+        """``self.visual.attnpool.c_proj``: each step an attribute of an instance of a class of this file (or a
+        ModuleDict's key), the last one a layer."""
+        bound = self._classes[-1].get(chain[0]) if self._classes else None
+        for name in chain[1:]:
+            if isinstance(bound, tuple):
+                bound = self._class_layers.get(bound[1], {}).get(name)
+            elif isinstance(bound, dict) and all(isinstance(v, dict) for v in bound.values()):
+                bound = bound.get(name)
+            else:
+                return None
+        return bound if isinstance(bound, dict) and bound and all(isinstance(v, str) for v in bound.values()) \
+            else None
+
     def _layer_bindings(self, assigns, local: bool) -> dict:
         """``X = <torch layer>(...)`` (``self.X`` in a class, a plain name in a function) -> {X: renames}, and
         ``X = Sequential(...)`` -> {X: {index: renames}}. A name bound otherwise anywhere in the block is dropped."""
@@ -177,6 +191,9 @@ class LayerParameterNameTransform(Rule):
         return {k: v for k, v in found.items() if v is not None}
 
     def _owner_renames(self, owner: cst.BaseExpression) -> dict[str, str] | None:
+        chain = _self_chain(owner)
+        if chain is not None and len(chain) > 2:
+            return self._chain_renames(chain)
         index = None
         if isinstance(owner, cst.Subscript) and len(owner.slice) == 1 \
                 and isinstance(owner.slice[0].slice, cst.Index):
@@ -210,6 +227,15 @@ class LayerParameterNameTransform(Rule):
             self.ctx.converted_sites += 1
             return updated_node.with_changes(attr=cst.Name(leaf))
         return updated_node
+
+
+def _self_chain(expr: cst.BaseExpression) -> list[str] | None:
+    """``self.visual.attnpool.c_proj`` -> ["visual", "attnpool", "c_proj"]; None when not rooted at ``self``."""
+    names = []
+    while isinstance(expr, cst.Attribute):
+        names.append(expr.attr.value)
+        expr = expr.value
+    return names[::-1] if isinstance(expr, cst.Name) and expr.value == "self" else None
 
 
 def _int_literal(expr: cst.BaseExpression) -> int | None:
