@@ -354,3 +354,683 @@ class Exponential(Distribution):
 
     def entropy(self):
         return 1.0 - ops.log(self.rate)
+
+
+# ------------------------------------------------------------------------------------------------- transforms
+# torch.distributions.transforms: invertible maps with torch's __call__, inv, log_abs_det_jacobian, forward_shape /
+# inverse_shape, sign, bijective and the event dimensions of their domain and codomain (``domain.event_dim``). The
+# constraints themselves are not modelled: ``domain``/``codomain`` carry only ``event_dim``. ``cache_size`` is accepted
+# and ignored (torch's cache only saves recomputation).
+
+class _Constraint:
+    """The part of torch's constraint a transform's domain/codomain exposes here: its event_dim."""
+
+    def __init__(self, event_dim=0):
+        self.event_dim = event_dim
+
+    def __repr__(self):
+        return f"_Constraint(event_dim={self.event_dim})"
+
+
+def _sum_rightmost(value, dim):
+    return value.reshape(value.shape[:-dim] + (-1,)).sum(-1) if dim > 0 else value
+
+
+def _finfo(dtype):
+    return _FINFO[dtype]
+
+
+_FINFO = {ms.float16: (6.103515625e-05, 0.0009765625), ms.float32: (1.1754943508222875e-38, 1.1920928955078125e-07),
+          ms.float64: (2.2250738585072014e-308, 2.220446049250313e-16)}  # (tiny, eps), torch.finfo's
+
+
+def _pynative_only(name):
+    """A transform whose methods don't compile (list slicing by a shape, per-slice loops): raise mindport's error
+    when it is built for a graph (a class called in a graph runs through the JIT Fallback)."""
+    from mindport.runtime._graph import in_fallback, in_graph
+
+    if in_graph() or in_fallback():
+        raise RuntimeError(f"mindport: torch.distributions.{name} can't be used inside construct or @jit: build it "
+                           "and call it outside the graph")
+
+
+def _clipped_sigmoid(x):
+    tiny, eps = _finfo(x.dtype)
+    return ops.clamp(ops.sigmoid(x), tiny, 1.0 - eps)
+
+
+def _softplus(x):
+    return ops.where(x > 20, x, ops.log1p(ops.exp(ops.minimum(x, 20))))  # torch's F.softplus (beta 1, threshold 20)
+
+
+class Transform:
+    """torch.distributions.Transform: the base (subclasses define _call, _inverse, log_abs_det_jacobian)."""
+
+    bijective = False
+    sign = 1
+    _domain_event_dim = 0
+    _codomain_event_dim = 0
+
+    def __init__(self, cache_size=0):
+        if cache_size not in (0, 1):
+            raise ValueError("cache_size must be 0 or 1")
+        self._cache_size = cache_size
+        self._inv = None
+
+    @property
+    def domain(self):
+        return _Constraint(self._domain_event_dim)
+
+    @property
+    def codomain(self):
+        return _Constraint(self._codomain_event_dim)
+
+    @property
+    def event_dim(self):
+        if self.domain.event_dim == self.codomain.event_dim:
+            return self.domain.event_dim
+        raise ValueError("Please use either .domain.event_dim or .codomain.event_dim")
+
+    @property
+    def inv(self):
+        if self._inv is None:
+            self._inv = _InverseTransform(self)
+        return self._inv
+
+    def with_cache(self, cache_size=1):
+        return self
+
+    def __call__(self, x):
+        return self._call(x)
+
+    def _call(self, x):
+        raise NotImplementedError
+
+    def _inverse(self, y):
+        raise NotImplementedError
+
+    def log_abs_det_jacobian(self, x, y):
+        raise NotImplementedError
+
+    def forward_shape(self, shape):
+        return shape
+
+    def inverse_shape(self, shape):
+        return shape
+
+    def __eq__(self, other):
+        return self is other
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    __hash__ = object.__hash__
+
+    def __repr__(self):
+        return type(self).__name__ + "()"
+
+
+class _InverseTransform(Transform):
+    """transform.inv: the same map the other way round."""
+
+    def __init__(self, transform):
+        super().__init__()
+        self._inv = transform
+
+    @property
+    def domain(self):
+        return self._inv.codomain
+
+    @property
+    def codomain(self):
+        return self._inv.domain
+
+    @property
+    def bijective(self):
+        return self._inv.bijective
+
+    @property
+    def sign(self):
+        return self._inv.sign
+
+    @property
+    def inv(self):
+        return self._inv
+
+    def __call__(self, x):
+        return self._inv._inverse(x)
+
+    def log_abs_det_jacobian(self, x, y):
+        return -self._inv.log_abs_det_jacobian(y, x)
+
+    def forward_shape(self, shape):
+        return self._inv.inverse_shape(shape)
+
+    def inverse_shape(self, shape):
+        return self._inv.forward_shape(shape)
+
+    def __eq__(self, other):
+        return isinstance(other, _InverseTransform) and self._inv == other._inv
+
+    __hash__ = object.__hash__
+
+
+class ExpTransform(Transform):
+    """y = exp(x)."""
+
+    bijective = True
+
+    def __eq__(self, other):
+        return isinstance(other, ExpTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        return ops.exp(x)
+
+    def _inverse(self, y):
+        return ops.log(y)
+
+    def log_abs_det_jacobian(self, x, y):
+        return x
+
+
+class AbsTransform(Transform):
+    """y = |x| (not bijective: its inverse gives y back)."""
+
+    def __eq__(self, other):
+        return isinstance(other, AbsTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        return ops.abs(x)
+
+    def _inverse(self, y):
+        return y
+
+
+class SigmoidTransform(Transform):
+    """y = sigmoid(x), clipped into [tiny, 1 - eps] of the dtype as torch does."""
+
+    bijective = True
+
+    def __eq__(self, other):
+        return isinstance(other, SigmoidTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        return _clipped_sigmoid(x)
+
+    def _inverse(self, y):
+        tiny, eps = _finfo(y.dtype)
+        y = ops.clamp(y, tiny, 1.0 - eps)
+        return ops.log(y) - ops.log1p(-y)
+
+    def log_abs_det_jacobian(self, x, y):
+        return -_softplus(-x) - _softplus(x)
+
+
+class TanhTransform(Transform):
+    """y = tanh(x)."""
+
+    bijective = True
+
+    def __eq__(self, other):
+        return isinstance(other, TanhTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        return ops.tanh(x)
+
+    def _inverse(self, y):
+        return ops.atanh(y)
+
+    def log_abs_det_jacobian(self, x, y):
+        return 2.0 * (math.log(2.0) - x - _softplus(-2.0 * x))
+
+
+class SoftplusTransform(Transform):
+    """y = log(1 + exp(x))."""
+
+    bijective = True
+
+    def __eq__(self, other):
+        return isinstance(other, SoftplusTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        return _softplus(x)
+
+    def _inverse(self, y):
+        return ops.log(-ops.expm1(-y)) + y
+
+    def log_abs_det_jacobian(self, x, y):
+        return -_softplus(-x)
+
+
+def _shape_of(value):
+    return tuple(value.shape) if isinstance(value, Tensor) else ()
+
+
+def _broadcast_shapes(*shapes):
+    """torch.broadcast_shapes: a RuntimeError (not numpy's ValueError) when they don't broadcast."""
+    rank = 0
+    for shape in shapes:
+        rank = max(rank, len(shape))
+    out = [1] * rank
+    for shape in shapes:
+        for i, d in enumerate(shape):
+            j = rank - len(shape) + i
+            if d != 1 and out[j] != 1 and out[j] != d:
+                raise RuntimeError(f"Shape mismatch: objects cannot be broadcast to a single shape: {shapes}")
+            if d != 1:
+                out[j] = d
+    return tuple(out)
+
+
+class AffineTransform(Transform):
+    """y = loc + scale * x (event_dim rightmost dimensions summed in log_abs_det_jacobian)."""
+
+    bijective = True
+
+    def __init__(self, loc, scale, event_dim=0, cache_size=0):
+        super().__init__(cache_size)
+        self.loc, self.scale, self._event_dim = loc, scale, event_dim
+
+    @property
+    def _domain_event_dim(self):
+        return self._event_dim
+
+    @property
+    def _codomain_event_dim(self):
+        return self._event_dim
+
+    @property
+    def event_dim(self):
+        return self._event_dim
+
+    @property
+    def sign(self):
+        if isinstance(self.scale, (int, float)):
+            return 1 if float(self.scale) > 0 else -1 if float(self.scale) < 0 else 0
+        return ops.sign(self.scale)
+
+    def _call(self, x):
+        return self.loc + self.scale * x
+
+    def _inverse(self, y):
+        return (y - self.loc) / self.scale
+
+    def log_abs_det_jacobian(self, x, y):
+        shape = tuple(x.shape)
+        if isinstance(self.scale, (int, float)):
+            result = ops.full_like(x, math.log(abs(self.scale)))
+        else:
+            result = ops.log(ops.abs(self.scale))
+        if self._event_dim:
+            result = result.reshape(tuple(result.shape)[:-self._event_dim] + (-1,)).sum(-1)
+            shape = shape[:-self._event_dim]
+        return ops.broadcast_to(result, shape)
+
+    def forward_shape(self, shape):
+        return _broadcast_shapes(shape, _shape_of(self.loc), _shape_of(self.scale))
+
+    def inverse_shape(self, shape):
+        return _broadcast_shapes(shape, _shape_of(self.loc), _shape_of(self.scale))
+
+
+class PowerTransform(Transform):
+    """y = x ** exponent."""
+
+    bijective = True
+
+    def __init__(self, exponent, cache_size=0):
+        super().__init__(cache_size)
+        self.exponent = exponent
+
+    @property
+    def sign(self):
+        return ops.sign(self.exponent) if isinstance(self.exponent, Tensor) else (1 if self.exponent > 0 else -1)
+
+    def _call(self, x):
+        return ops.pow(x, self.exponent)
+
+    def _inverse(self, y):
+        return ops.pow(y, 1 / self.exponent)
+
+    def log_abs_det_jacobian(self, x, y):
+        return ops.log(ops.abs(self.exponent * y / x))
+
+    def forward_shape(self, shape):
+        return _broadcast_shapes(shape, _shape_of(self.exponent))
+
+    def inverse_shape(self, shape):
+        return _broadcast_shapes(shape, _shape_of(self.exponent))
+
+
+class SoftmaxTransform(Transform):
+    """y = softmax over the last dimension (exp(x - max) normalised; not bijective: the inverse is log y)."""
+
+    _domain_event_dim = 1
+    _codomain_event_dim = 1
+
+    def __eq__(self, other):
+        return isinstance(other, SoftmaxTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        probs = ops.exp(x - x.max(-1, keepdims=True))
+        return probs / probs.sum(-1, keepdims=True)
+
+    def _inverse(self, y):
+        return ops.log(y)
+
+    def forward_shape(self, shape):
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        return shape
+
+    def inverse_shape(self, shape):
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        return shape
+
+
+class StickBreakingTransform(Transform):
+    """Unconstrained vectors of length K-1 onto the K-simplex by stick breaking (torch's formulas)."""
+
+    bijective = True
+    _domain_event_dim = 1
+    _codomain_event_dim = 1
+
+    def __init__(self, cache_size=0):
+        _pynative_only("StickBreakingTransform")
+        super().__init__(cache_size)
+
+    def __eq__(self, other):
+        return isinstance(other, StickBreakingTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        offset = x.shape[-1] + 1 - ops.cumsum(ops.ones(x.shape[-1], x.dtype), -1)
+        z = _clipped_sigmoid(x - ops.log(offset))
+        z_cumprod = ops.cumprod(1 - z, -1)
+        return ops.pad(z, (0, 1), value=1.0) * ops.pad(z_cumprod, (1, 0), value=1.0)
+
+    def _inverse(self, y):
+        y_crop = y[..., :-1]
+        offset = y.shape[-1] - ops.cumsum(ops.ones(y_crop.shape[-1], y.dtype), -1)
+        sf = ops.clamp(1 - ops.cumsum(y_crop, -1), min=_finfo(y.dtype)[0])
+        return ops.log(y_crop) - ops.log(sf) + ops.log(offset)
+
+    def log_abs_det_jacobian(self, x, y):
+        offset = x.shape[-1] + 1 - ops.cumsum(ops.ones(x.shape[-1], x.dtype), -1)
+        x = x - ops.log(offset)
+        return (-x + ops.log(ops.sigmoid(x)) + ops.log(y[..., :-1])).sum(-1)
+
+    def forward_shape(self, shape):
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        return shape[:-1] + (shape[-1] + 1,)  # a list raises TypeError, as in torch
+
+    def inverse_shape(self, shape):
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        return shape[:-1] + (shape[-1] - 1,)
+
+
+class ReshapeTransform(Transform):
+    """The rightmost dimensions in_shape reshaped to out_shape (same number of elements)."""
+
+    bijective = True
+
+    def __init__(self, in_shape, out_shape, cache_size=0):
+        self.in_shape, self.out_shape = tuple(int(s) for s in in_shape), tuple(int(s) for s in out_shape)
+        if int(np.prod(self.in_shape)) != int(np.prod(self.out_shape)):
+            raise ValueError("in_shape, out_shape have different numbers of elements")
+        super().__init__(cache_size)
+
+    @property
+    def _domain_event_dim(self):
+        return len(self.in_shape)
+
+    @property
+    def _codomain_event_dim(self):
+        return len(self.out_shape)
+
+    def _call(self, x):
+        batch_shape = tuple(x.shape)[:x.ndim - len(self.in_shape)]
+        return x.reshape(batch_shape + self.out_shape)
+
+    def _inverse(self, y):
+        batch_shape = tuple(y.shape)[:y.ndim - len(self.out_shape)]
+        return y.reshape(batch_shape + self.in_shape)
+
+    def log_abs_det_jacobian(self, x, y):
+        batch_shape = tuple(x.shape)[:x.ndim - len(self.in_shape)]
+        return ops.zeros(batch_shape, x.dtype)
+
+    def forward_shape(self, shape):
+        if len(shape) < len(self.in_shape):
+            raise ValueError("Too few dimensions on input")
+        cut = len(shape) - len(self.in_shape)
+        if shape[cut:] != self.in_shape:  # a list never equals: ValueError, as in torch
+            raise ValueError(f"Shape mismatch: expected {tuple(shape[cut:])} but got {self.in_shape}")
+        return shape[:cut] + self.out_shape  # a list raises TypeError, as in torch
+
+    def inverse_shape(self, shape):
+        if len(shape) < len(self.out_shape):
+            raise ValueError("Too few dimensions on input")
+        cut = len(shape) - len(self.out_shape)
+        if shape[cut:] != self.out_shape:
+            raise ValueError(f"Shape mismatch: expected {tuple(shape[cut:])} but got {self.out_shape}")
+        return shape[:cut] + self.in_shape
+
+
+class IndependentTransform(Transform):
+    """base_transform with reinterpreted_batch_ndims more rightmost dimensions counted as the event."""
+
+    def __init__(self, base_transform, reinterpreted_batch_ndims, cache_size=0):
+        super().__init__(cache_size)
+        self.base_transform, self.reinterpreted_batch_ndims = base_transform, reinterpreted_batch_ndims
+
+    @property
+    def domain(self):
+        return _Constraint(self.base_transform.domain.event_dim + self.reinterpreted_batch_ndims)
+
+    @property
+    def codomain(self):
+        return _Constraint(self.base_transform.codomain.event_dim + self.reinterpreted_batch_ndims)
+
+    @property
+    def bijective(self):
+        return self.base_transform.bijective
+
+    @property
+    def sign(self):
+        return self.base_transform.sign
+
+    def _call(self, x):
+        return self.base_transform(x)
+
+    def _inverse(self, y):
+        return self.base_transform.inv(y)
+
+    def log_abs_det_jacobian(self, x, y):
+        return _sum_rightmost(self.base_transform.log_abs_det_jacobian(x, y), self.reinterpreted_batch_ndims)
+
+    def forward_shape(self, shape):
+        return self.base_transform.forward_shape(shape)
+
+    def inverse_shape(self, shape):
+        return self.base_transform.inverse_shape(shape)
+
+
+class ComposeTransform(Transform):
+    """parts applied in order (an empty list is the identity)."""
+
+    def __init__(self, parts, cache_size=0):
+        _pynative_only("ComposeTransform")
+        super().__init__(cache_size)
+        self.parts = list(parts)
+
+    def __eq__(self, other):
+        return isinstance(other, ComposeTransform) and self.parts == other.parts
+
+    __hash__ = object.__hash__
+
+    @property
+    def domain(self):
+        if not self.parts:
+            return _Constraint(0)
+        event_dim = self.parts[-1].codomain.event_dim
+        for part in reversed(self.parts):
+            event_dim = max(event_dim - part.codomain.event_dim + part.domain.event_dim, part.domain.event_dim)
+        return _Constraint(max(event_dim, self.parts[0].domain.event_dim))
+
+    @property
+    def codomain(self):
+        if not self.parts:
+            return _Constraint(0)
+        event_dim = self.parts[0].domain.event_dim
+        for part in self.parts:
+            event_dim = max(event_dim - part.domain.event_dim + part.codomain.event_dim, part.codomain.event_dim)
+        return _Constraint(max(event_dim, self.parts[-1].codomain.event_dim))
+
+    @property
+    def bijective(self):
+        return all(p.bijective for p in self.parts)
+
+    @property
+    def sign(self):
+        sign = 1
+        for p in self.parts:
+            sign = sign * p.sign
+        return sign
+
+    @property
+    def inv(self):
+        if self._inv is None:
+            self._inv = ComposeTransform([p.inv for p in reversed(self.parts)])
+            self._inv._inv = self
+        return self._inv
+
+    def __call__(self, x):
+        for part in self.parts:
+            x = part(x)
+        return x
+
+    def log_abs_det_jacobian(self, x, y):
+        if not self.parts:
+            return ops.zeros_like(x)
+        xs = [x]
+        for part in self.parts[:-1]:
+            xs.append(part(xs[-1]))
+        xs.append(y)
+        terms, event_dim = [], self.domain.event_dim
+        for part, a, b in zip(self.parts, xs[:-1], xs[1:]):
+            terms.append(_sum_rightmost(part.log_abs_det_jacobian(a, b), event_dim - part.domain.event_dim))
+            event_dim += part.codomain.event_dim - part.domain.event_dim
+        total = terms[0]
+        for term in terms[1:]:
+            total = total + term
+        return total
+
+    def forward_shape(self, shape):
+        for part in self.parts:
+            shape = part.forward_shape(shape)
+        return shape
+
+    def inverse_shape(self, shape):
+        for part in reversed(self.parts):
+            shape = part.inverse_shape(shape)
+        return shape
+
+
+class CatTransform(Transform):
+    """tseq[i] applied to the i-th slice (lengths[i] long) of dimension dim, the results concatenated."""
+
+    def __init__(self, tseq, dim=0, lengths=None, cache_size=0):
+        super().__init__(cache_size)
+        self.transforms = list(tseq)
+        self.lengths = [1] * len(self.transforms) if lengths is None else list(lengths)
+        if len(self.lengths) != len(self.transforms):
+            raise ValueError("lengths and tseq have different sizes")
+        self.dim = dim
+
+    @property
+    def bijective(self):
+        return all(t.bijective for t in self.transforms)
+
+    def _pieces(self, x):
+        dim = self.dim % x.ndim
+        start, pieces = 0, []
+        for length in self.lengths:
+            pieces.append(ops.narrow(x, dim, start, length))
+            start += length
+        return dim, pieces
+
+    def _call(self, x):
+        dim, pieces = self._pieces(x)
+        return ops.cat([t(p) for t, p in zip(self.transforms, pieces)], dim)
+
+    def _inverse(self, y):
+        dim, pieces = self._pieces(y)
+        return ops.cat([t.inv(p) for t, p in zip(self.transforms, pieces)], dim)
+
+    def log_abs_det_jacobian(self, x, y):
+        dim, xs = self._pieces(x)
+        _, ys = self._pieces(y)
+        return ops.cat([t.log_abs_det_jacobian(a, b) for t, a, b in zip(self.transforms, xs, ys)], dim)
+
+
+class StackTransform(Transform):
+    """tseq[i] applied to the i-th slice of dimension dim, the results stacked."""
+
+    def __init__(self, tseq, dim=0, cache_size=0):
+        _pynative_only("StackTransform")
+        super().__init__(cache_size)
+        self.transforms, self.dim = list(tseq), dim
+
+    @property
+    def bijective(self):
+        return all(t.bijective for t in self.transforms)
+
+    def _slices(self, x):
+        return [ops.narrow(x, self.dim, i, 1).squeeze(self.dim) for i in range(x.shape[self.dim])]
+
+    def _call(self, x):
+        return ops.stack([t(s) for t, s in zip(self.transforms, self._slices(x))], self.dim)
+
+    def _inverse(self, y):
+        return ops.stack([t.inv(s) for t, s in zip(self.transforms, self._slices(y))], self.dim)
+
+    def log_abs_det_jacobian(self, x, y):
+        return ops.stack([t.log_abs_det_jacobian(a, b)
+                          for t, a, b in zip(self.transforms, self._slices(x), self._slices(y))], self.dim)
+
+
+class CumulativeDistributionTransform(Transform):
+    """y = distribution.cdf(x); the inverse is its icdf and log_abs_det_jacobian its log_prob."""
+
+    bijective = True
+    sign = 1
+
+    def __init__(self, distribution, cache_size=0):
+        super().__init__(cache_size)
+        self.distribution = distribution
+
+    def _call(self, x):
+        return self.distribution.cdf(x)
+
+    def _inverse(self, y):
+        return self.distribution.icdf(y)
+
+    def log_abs_det_jacobian(self, x, y):
+        return self.distribution.log_prob(x)

@@ -27,7 +27,7 @@ def _own_cwd(tmp_path, monkeypatch):
 
 
 def test_flagged_entries_are_few_and_explained():
-    assert 0 < len(FLAGGED) < 60  # about 2 % of the entries (8 are torch.nn.utils.rnn: value-dependent shapes; 6 are samplers: data pipeline); each says why
+    assert 0 < len(FLAGGED) < 80  # about 2 % of the entries (8 are torch.nn.utils.rnn: value-dependent shapes; 6 are samplers: data pipeline; 16 distribution transforms: Python objects); each says why
     for param in FLAGGED:
         entry = param.values[0]
         assert "construct" in entry.graph or "graph" in entry.graph, entry.torch
