@@ -1034,3 +1034,313 @@ class CumulativeDistributionTransform(Transform):
 
     def log_abs_det_jacobian(self, x, y):
         return self.distribution.log_prob(x)
+
+
+# ------------------------------------------------------------------------------------- more distributions
+
+class ExponentialFamily(Distribution):
+    """torch.distributions.ExponentialFamily: the base of exponential-family distributions (shapes only here)."""
+
+
+class TransformedDistribution(Distribution):
+    """torch.distributions.TransformedDistribution(base_distribution, transforms): samples of the base pushed through
+    the transforms; log_prob pulls a value back, adding each transform's log_abs_det_jacobian (torch's bookkeeping of
+    event dimensions)."""
+
+    def __init__(self, base_distribution, transforms, validate_args=None):
+        self.base_dist = base_distribution
+        if isinstance(transforms, Transform):
+            self.transforms = [transforms]
+        elif isinstance(transforms, list):
+            if not all(isinstance(t, Transform) for t in transforms):
+                raise ValueError("transforms must be a Transform or a list of Transforms")
+            self.transforms = transforms
+        else:
+            raise ValueError(f"transforms must be a Transform or list, but was {transforms}")
+        base_shape = tuple(self.base_dist.batch_shape) + tuple(self.base_dist.event_shape)
+        base_event_dim = len(self.base_dist.event_shape)
+        domain_event_dim = _compose_domain_event_dim(self.transforms)
+        codomain_event_dim = _compose_codomain_event_dim(self.transforms)
+        if len(base_shape) < domain_event_dim:
+            raise ValueError(f"base_distribution needs to have shape with size at least {domain_event_dim}, but got "
+                             f"{base_shape}.")
+        shape = base_shape
+        for t in self.transforms:
+            shape = tuple(t.forward_shape(shape))
+        event_dim = codomain_event_dim + max(base_event_dim - domain_event_dim, 0)
+        cut = len(shape) - event_dim
+        super().__init__(shape[:cut], shape[cut:])
+
+    @property
+    def has_rsample(self):
+        return self.base_dist.has_rsample
+
+    def rsample(self, sample_shape=()):
+        x = self.base_dist.rsample(sample_shape)
+        for t in self.transforms:
+            x = t(x)
+        return x
+
+    def sample(self, sample_shape=()):
+        x = self.base_dist.sample(sample_shape)
+        for t in self.transforms:
+            x = t(x)
+        return ops.stop_gradient(x)
+
+    def log_prob(self, value):
+        value = _tensor(value)
+        event_dim = len(self.event_shape)
+        log_prob, y = 0.0, value
+        for t in reversed(self.transforms):
+            x = t.inv(y)
+            event_dim += t.domain.event_dim - t.codomain.event_dim
+            log_prob = log_prob - _sum_rightmost(t.log_abs_det_jacobian(x, y), event_dim - t.domain.event_dim)
+            y = x
+        return log_prob + _sum_rightmost(self.base_dist.log_prob(y), event_dim - len(self.base_dist.event_shape))
+
+    def cdf(self, value):
+        value = _tensor(value)
+        for t in reversed(self.transforms):
+            value = t.inv(value)
+        value = self.base_dist.cdf(value)
+        sign = 1
+        for t in self.transforms:
+            sign = sign * t.sign
+        return value if isinstance(sign, int) and sign == 1 else sign * (value - 0.5) + 0.5
+
+    def icdf(self, value):
+        value = _tensor(value)
+        sign = 1
+        for t in self.transforms:
+            sign = sign * t.sign
+        value = value if isinstance(sign, int) and sign == 1 else sign * (value - 0.5) + 0.5
+        value = self.base_dist.icdf(value)
+        for t in self.transforms:
+            value = t(value)
+        return value
+
+
+def _compose_domain_event_dim(transforms):
+    if not transforms:
+        return 0
+    event_dim = transforms[-1].codomain.event_dim
+    for t in reversed(transforms):
+        event_dim = max(event_dim - t.codomain.event_dim + t.domain.event_dim, t.domain.event_dim)
+    return max(event_dim, transforms[0].domain.event_dim)
+
+
+def _compose_codomain_event_dim(transforms):
+    if not transforms:
+        return 0
+    event_dim = transforms[0].domain.event_dim
+    for t in transforms:
+        event_dim = max(event_dim - t.domain.event_dim + t.codomain.event_dim, t.codomain.event_dim)
+    return max(event_dim, transforms[-1].codomain.event_dim)
+
+
+class Independent(Distribution):
+    """torch.distributions.Independent(base_distribution, reinterpreted_batch_ndims): the rightmost batch dimensions
+    counted as the event (log_prob and entropy summed over them)."""
+
+    def __init__(self, base_distribution, reinterpreted_batch_ndims, validate_args=None):
+        shape = tuple(base_distribution.batch_shape) + tuple(base_distribution.event_shape)
+        if reinterpreted_batch_ndims > len(base_distribution.batch_shape):
+            raise ValueError("Expected reinterpreted_batch_ndims <= len(base_distribution.batch_shape), actual "
+                             f"{reinterpreted_batch_ndims} vs {len(base_distribution.batch_shape)}")
+        self.base_dist, self.reinterpreted_batch_ndims = base_distribution, reinterpreted_batch_ndims
+        event_dim = reinterpreted_batch_ndims + len(base_distribution.event_shape)
+        super().__init__(shape[:len(shape) - event_dim], shape[len(shape) - event_dim:])
+
+    @property
+    def has_rsample(self):
+        return self.base_dist.has_rsample
+
+    @property
+    def mean(self):
+        return self.base_dist.mean
+
+    @property
+    def mode(self):
+        return self.base_dist.mode
+
+    @property
+    def variance(self):
+        return self.base_dist.variance
+
+    def sample(self, sample_shape=()):
+        return self.base_dist.sample(sample_shape)
+
+    def rsample(self, sample_shape=()):
+        return self.base_dist.rsample(sample_shape)
+
+    def log_prob(self, value):
+        return _sum_rightmost(self.base_dist.log_prob(value), self.reinterpreted_batch_ndims)
+
+    def entropy(self):
+        return _sum_rightmost(self.base_dist.entropy(), self.reinterpreted_batch_ndims)
+
+
+class LogNormal(TransformedDistribution):
+    """torch.distributions.LogNormal(loc, scale): exp of Normal(loc, scale)."""
+
+    has_rsample = True
+
+    def __init__(self, loc, scale, validate_args=None):
+        super().__init__(Normal(loc, scale), ExpTransform())
+
+    @property
+    def loc(self):
+        return self.base_dist.loc
+
+    @property
+    def scale(self):
+        return self.base_dist.scale
+
+    @property
+    def mean(self):
+        return ops.exp(self.loc + self.scale ** 2 / 2)
+
+    @property
+    def mode(self):
+        return ops.exp(self.loc - self.scale ** 2)
+
+    @property
+    def variance(self):
+        scale_sq = self.scale ** 2
+        return ops.expm1(scale_sq) * ops.exp(2 * self.loc + scale_sq)
+
+    def entropy(self):
+        return self.base_dist.entropy() + self.loc
+
+
+_EULER = 0.57721566490153286060
+
+
+def _uniform_open(shape, dtype):
+    """Uniform draws in [tiny, 1 - eps]: logs of them stay finite (torch clamps the same way)."""
+    tiny, eps = _finfo(dtype)
+    return ops.clamp(ops.rand(*shape, dtype=dtype), tiny, 1 - eps)
+
+
+class Gumbel(Distribution):
+    """torch.distributions.Gumbel(loc, scale)."""
+
+    has_rsample = True
+
+    def __init__(self, loc, scale, validate_args=None):
+        self.loc, self.scale = _broadcast(loc, scale)
+        super().__init__(self.loc.shape)
+
+    @property
+    def mean(self):
+        return self.loc + self.scale * _EULER
+
+    @property
+    def mode(self):
+        return self.loc
+
+    @property
+    def stddev(self):
+        return (math.pi / math.sqrt(6)) * self.scale
+
+    @property
+    def variance(self):
+        return self.stddev ** 2
+
+    def rsample(self, sample_shape=()):
+        u = _uniform_open(self._extended_shape(sample_shape), self.loc.dtype)
+        return self.loc - self.scale * ops.log(-ops.log(u))
+
+    def log_prob(self, value):
+        z = (self.loc - _tensor(value)) / self.scale
+        return (z - ops.exp(z)) - ops.log(self.scale)
+
+    def cdf(self, value):
+        return ops.exp(-ops.exp(-(_tensor(value) - self.loc) / self.scale))
+
+    def icdf(self, value):
+        return self.loc - self.scale * ops.log(-ops.log(_tensor(value)))
+
+    def entropy(self):
+        return ops.log(self.scale) + (1 + _EULER)
+
+
+class Cauchy(Distribution):
+    """torch.distributions.Cauchy(loc, scale): mean nan, variance inf, as torch."""
+
+    has_rsample = True
+
+    def __init__(self, loc, scale, validate_args=None):
+        self.loc, self.scale = _broadcast(loc, scale)
+        super().__init__(self.loc.shape)
+
+    @property
+    def mean(self):
+        return ops.full(self._extended_shape(), float("nan"), dtype=self.loc.dtype)
+
+    @property
+    def mode(self):
+        return self.loc
+
+    @property
+    def variance(self):
+        return ops.full(self._extended_shape(), float("inf"), dtype=self.loc.dtype)
+
+    def rsample(self, sample_shape=()):
+        u = ops.rand(*self._extended_shape(sample_shape), dtype=self.loc.dtype)
+        return self.loc + self.scale * ops.tan(math.pi * (u - 0.5))
+
+    def log_prob(self, value):
+        z = (_tensor(value) - self.loc) / self.scale
+        return -math.log(math.pi) - ops.log(self.scale) - ops.log1p(z ** 2)
+
+    def cdf(self, value):
+        return ops.atan((_tensor(value) - self.loc) / self.scale) / math.pi + 0.5
+
+    def icdf(self, value):
+        return ops.tan(math.pi * (_tensor(value) - 0.5)) * self.scale + self.loc
+
+    def entropy(self):
+        return math.log(4 * math.pi) + ops.log(self.scale)
+
+
+class Geometric(Distribution):
+    """torch.distributions.Geometric(probs=None, logits=None): failures before the first success (0, 1, ...)."""
+
+    def __init__(self, probs=None, logits=None, validate_args=None):
+        if (probs is None) == (logits is None):
+            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        if probs is not None:
+            self.probs = _tensor(probs)
+            clamped = _clamp_probs(self.probs)
+            self.logits = ops.log(clamped) - ops.log1p(-clamped)
+        else:
+            self.logits = _tensor(logits)
+            self.probs = ops.sigmoid(self.logits)
+        super().__init__(self.probs.shape)
+
+    @property
+    def mean(self):
+        return 1.0 / self.probs - 1.0
+
+    @property
+    def mode(self):
+        return ops.zeros_like(self.probs)
+
+    @property
+    def variance(self):
+        return (1.0 / self.probs - 1.0) / self.probs
+
+    def sample(self, sample_shape=()):
+        tiny = _finfo(self.probs.dtype)[0]
+        u = ops.clamp(ops.rand(*self._extended_shape(sample_shape), dtype=self.probs.dtype), min=tiny)
+        return ops.floor(ops.log(u) / ops.log1p(-self.probs))
+
+    def log_prob(self, value):
+        value, probs = _broadcast(value, self.probs)
+        probs = ops.where((probs == 1) & (value == 0), ops.zeros_like(probs), probs)
+        return value * ops.log1p(-probs) + ops.log(self.probs)
+
+    def entropy(self):
+        return ops.binary_cross_entropy_with_logits(self.logits, self.probs, ops.ones_like(self.logits),
+                                                    ops.ones_like(self.logits), reduction="none") / self.probs
