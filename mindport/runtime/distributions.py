@@ -16,6 +16,9 @@ import mindspore as ms
 import numpy as np
 from mindspore import Tensor, ops
 
+from mindport.runtime._graph import in_fallback as _in_fallback
+from mindport.runtime._graph import in_graph as _in_graph
+
 
 def _tensor(value):
     if isinstance(value, Tensor):
@@ -30,7 +33,9 @@ def _shape(sample_shape) -> tuple:
 
 
 def _broadcast(*values):
-    tensors = [_tensor(v) for v in values]
+    """torch's broadcast_all: tensors broadcast together; Python numbers take the tensors' float dtype."""
+    dtype = next((_tensor(v).dtype for v in values if isinstance(v, Tensor)), ms.float32)
+    tensors = [_tensor(v) if isinstance(v, Tensor) else Tensor(v, dtype) for v in values]
     shape = tuple(np.broadcast_shapes(*(t.shape for t in tensors)))
     return [ops.broadcast_to(t, shape) if t.shape != shape else t for t in tensors]
 
@@ -387,9 +392,7 @@ _FINFO = {ms.float16: (6.103515625e-05, 0.0009765625), ms.float32: (1.1754943508
 def _pynative_only(name):
     """A transform whose methods don't compile (list slicing by a shape, per-slice loops): raise mindport's error
     when it is built for a graph (a class called in a graph runs through the JIT Fallback)."""
-    from mindport.runtime._graph import in_fallback, in_graph
-
-    if in_graph() or in_fallback():
+    if _in_graph() or _in_fallback():
         raise RuntimeError(f"mindport: torch.distributions.{name} can't be used inside construct or @jit: build it "
                            "and call it outside the graph")
 
@@ -1344,3 +1347,502 @@ class Geometric(Distribution):
     def entropy(self):
         return ops.binary_cross_entropy_with_logits(self.logits, self.probs, ops.ones_like(self.logits),
                                                     ops.ones_like(self.logits), reduction="none") / self.probs
+
+
+# Draws that MindSpore 2.10 has no CPU kernel for in a non-deprecated op (gamma, Poisson, binomial, multinomial
+# counts) come from NumPy's global generator (which mindspore.set_seed seeds): values are random draws, torch's law.
+
+def _numpy_draw(name, draw, dtype):
+    if _in_graph() or _in_fallback():
+        raise RuntimeError(f"mindport: {name}.sample draws with NumPy and can't run inside construct or @jit: "
+                           "sample outside the graph")
+    return Tensor(np.asarray(draw), dtype)
+
+
+def _standard_gamma(concentration, shape):
+    alpha = np.broadcast_to(concentration.asnumpy(), shape)
+    draws = np.asarray(np.random.standard_gamma(alpha)).astype(concentration.asnumpy().dtype)
+    tiny = _finfo(concentration.dtype)[0]
+    return _numpy_draw("Gamma", np.maximum(draws, tiny), concentration.dtype)
+
+
+def _lbeta_dirichlet(concentration):
+    return ops.lgamma(concentration).sum(-1) - ops.lgamma(concentration.sum(-1))
+
+
+class Gamma(ExponentialFamily):
+    """torch.distributions.Gamma(concentration, rate)."""
+
+    has_rsample = True
+
+    def __init__(self, concentration, rate, validate_args=None):
+        _pynative_only("Gamma")  # samples are NumPy draws
+        self.concentration, self.rate = _broadcast(concentration, rate)
+        super().__init__(self.concentration.shape)
+
+    @property
+    def mean(self):
+        return self.concentration / self.rate
+
+    @property
+    def mode(self):
+        return ops.clamp((self.concentration - 1) / self.rate, min=0)
+
+    @property
+    def variance(self):
+        return self.concentration / self.rate ** 2
+
+    def rsample(self, sample_shape=()):
+        return _standard_gamma(self.concentration, self._extended_shape(sample_shape)) / self.rate
+
+    def log_prob(self, value):
+        value = _tensor(value)
+        return (ops.xlogy(self.concentration, self.rate) + ops.xlogy(self.concentration - 1, value)
+                - self.rate * value - ops.lgamma(self.concentration))
+
+    def cdf(self, value):
+        return ops.igamma(self.concentration, self.rate * _tensor(value))
+
+    def entropy(self):
+        c = self.concentration
+        return c - ops.log(self.rate) + ops.lgamma(c) + (1.0 - c) * ops.digamma(c)
+
+
+class Chi2(Gamma):
+    """torch.distributions.Chi2(df): Gamma(df / 2, 1 / 2)."""
+
+    def __init__(self, df, validate_args=None):
+        _pynative_only("Chi2")  # samples are NumPy draws
+        df = _tensor(df)
+        super().__init__(0.5 * df, ops.full_like(df, 0.5))
+
+    @property
+    def df(self):
+        return self.concentration * 2
+
+
+class Dirichlet(ExponentialFamily):
+    """torch.distributions.Dirichlet(concentration): the event is the last dimension."""
+
+    has_rsample = True
+
+    def __init__(self, concentration, validate_args=None):
+        _pynative_only("Dirichlet")  # samples are NumPy draws
+        self.concentration = _tensor(concentration)
+        if self.concentration.ndim < 1:
+            raise ValueError("`concentration` parameter must be at least one-dimensional.")
+        super().__init__(self.concentration.shape[:-1], self.concentration.shape[-1:])
+
+    @property
+    def mean(self):
+        return self.concentration / self.concentration.sum(-1, keepdims=True)
+
+    @property
+    def mode(self):
+        c = ops.clamp(self.concentration - 1, min=0.0)
+        mode = c / c.sum(-1, keepdims=True)
+        # all concentrations < 1: torch one-hots the argmax of that row of mode, all 0/0 = nan, which is index 0
+        first = (ops.arange(c.shape[-1]) == 0).astype(mode.dtype)
+        return ops.where((self.concentration < 1).all(-1, keep_dims=True), ops.broadcast_to(first, mode.shape), mode)
+
+    @property
+    def variance(self):
+        total = self.concentration.sum(-1, keepdims=True)
+        return self.concentration * (total - self.concentration) / (total ** 2 * (total + 1))
+
+    def rsample(self, sample_shape=()):
+        draws = _standard_gamma(self.concentration, self._extended_shape(sample_shape))
+        return draws / draws.sum(-1, keepdims=True)
+
+    def log_prob(self, value):
+        value = _tensor(value)
+        return ops.xlogy(self.concentration - 1.0, value).sum(-1) - _lbeta_dirichlet(self.concentration)
+
+    def entropy(self):
+        k = self.concentration.shape[-1]
+        total = self.concentration.sum(-1)
+        return (ops.lgamma(self.concentration).sum(-1) - ops.lgamma(total) - (k - total) * ops.digamma(total)
+                - ((self.concentration - 1.0) * ops.digamma(self.concentration)).sum(-1))
+
+
+class Beta(ExponentialFamily):
+    """torch.distributions.Beta(concentration1, concentration0): a Dirichlet over (x, 1 - x)."""
+
+    has_rsample = True
+
+    def __init__(self, concentration1, concentration0, validate_args=None):
+        _pynative_only("Beta")  # samples are NumPy draws
+        c1, c0 = _broadcast(concentration1, concentration0)
+        self._dirichlet = Dirichlet(ops.stack((c1, c0), -1))
+        super().__init__(self._dirichlet.batch_shape)
+
+    @property
+    def concentration1(self):
+        return self._dirichlet.concentration[..., 0]
+
+    @property
+    def concentration0(self):
+        return self._dirichlet.concentration[..., 1]
+
+    @property
+    def mean(self):
+        return self.concentration1 / (self.concentration1 + self.concentration0)
+
+    @property
+    def mode(self):
+        return self._dirichlet.mode[..., 0]
+
+    @property
+    def variance(self):
+        total = self.concentration1 + self.concentration0
+        return self.concentration1 * self.concentration0 / (total ** 2 * (total + 1))
+
+    def rsample(self, sample_shape=()):
+        return self._dirichlet.rsample(sample_shape)[..., 0]
+
+    def log_prob(self, value):
+        value = _tensor(value)
+        return self._dirichlet.log_prob(ops.stack((value, 1.0 - value), -1))
+
+    def entropy(self):
+        return self._dirichlet.entropy()
+
+
+class StudentT(Distribution):
+    """torch.distributions.StudentT(df, loc=0.0, scale=1.0)."""
+
+    has_rsample = True
+
+    def __init__(self, df, loc=0.0, scale=1.0, validate_args=None):
+        _pynative_only("StudentT")  # samples are NumPy draws
+        self.df, self.loc, self.scale = _broadcast(df, loc, scale)
+        self._chi2 = Chi2(self.df)
+        super().__init__(self.df.shape)
+
+    @property
+    def mean(self):
+        return ops.where(self.df > 1, self.loc, ops.full_like(self.loc, float("nan")))
+
+    @property
+    def mode(self):
+        return self.loc
+
+    @property
+    def variance(self):
+        var = self.scale ** 2 * self.df / (self.df - 2)
+        var = ops.where(self.df > 2, var, ops.full_like(var, float("inf")))
+        return ops.where(self.df <= 1, ops.full_like(var, float("nan")), var)
+
+    def rsample(self, sample_shape=()):
+        shape = self._extended_shape(sample_shape)
+        x = ops.standard_normal(shape).astype(self.df.dtype)
+        z = self._chi2.rsample(sample_shape)
+        return self.loc + self.scale * x * ops.rsqrt(z / self.df)
+
+    def log_prob(self, value):
+        y = (_tensor(value) - self.loc) / self.scale
+        z = (ops.log(self.scale) + 0.5 * ops.log(self.df) + 0.5 * math.log(math.pi) + ops.lgamma(0.5 * self.df)
+             - ops.lgamma(0.5 * (self.df + 1.0)))
+        return -0.5 * (self.df + 1.0) * ops.log1p(y ** 2.0 / self.df) - z
+
+    def entropy(self):
+        lbeta = ops.lgamma(0.5 * self.df) + math.lgamma(0.5) - ops.lgamma(0.5 * (self.df + 1))
+        return (ops.log(self.scale) + 0.5 * (self.df + 1) * (ops.digamma(0.5 * (self.df + 1))
+                                                            - ops.digamma(0.5 * self.df))
+                + 0.5 * ops.log(self.df) + lbeta)
+
+
+class Poisson(ExponentialFamily):
+    """torch.distributions.Poisson(rate): counts as floats of rate's dtype."""
+
+    def __init__(self, rate, validate_args=None):
+        _pynative_only("Poisson")  # samples are NumPy draws
+        self.rate = _tensor(rate)
+        super().__init__(self.rate.shape)
+
+    @property
+    def mean(self):
+        return self.rate
+
+    @property
+    def mode(self):
+        return ops.floor(self.rate)
+
+    @property
+    def variance(self):
+        return self.rate
+
+    def sample(self, sample_shape=()):
+        shape = self._extended_shape(sample_shape)
+        draws = np.asarray(np.random.poisson(np.broadcast_to(self.rate.asnumpy(), shape))).astype(self.rate.asnumpy().dtype)
+        return _numpy_draw("Poisson", draws, self.rate.dtype)
+
+    def log_prob(self, value):
+        value = _tensor(value)
+        return ops.xlogy(value, self.rate) - self.rate - ops.lgamma(value + 1)
+
+
+def _probs_logits_binary(probs, logits):
+    if (probs is None) == (logits is None):
+        raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+    if probs is not None:
+        probs = _tensor(probs)
+        clamped = _clamp_probs(probs)
+        return probs, ops.log(clamped) - ops.log1p(-clamped)
+    logits = _tensor(logits)
+    return ops.sigmoid(logits), logits
+
+
+class Binomial(Distribution):
+    """torch.distributions.Binomial(total_count=1, probs=None, logits=None): success counts as floats."""
+
+    def __init__(self, total_count=1, probs=None, logits=None, validate_args=None):
+        _pynative_only("Binomial")  # samples are NumPy draws
+        probs, logits = _probs_logits_binary(probs, logits)
+        self.total_count, self.probs, self.logits = _broadcast(total_count, probs, logits)
+        self.total_count = self.total_count.astype(self.probs.dtype)
+        super().__init__(self.probs.shape)
+
+    @property
+    def mean(self):
+        return self.total_count * self.probs
+
+    @property
+    def mode(self):
+        return ops.minimum(ops.floor((self.total_count + 1) * self.probs), self.total_count)
+
+    @property
+    def variance(self):
+        return self.total_count * self.probs * (1 - self.probs)
+
+    def sample(self, sample_shape=()):
+        shape = self._extended_shape(sample_shape)
+        n = np.broadcast_to(self.total_count.asnumpy(), shape).astype(np.int64)
+        p = np.clip(np.broadcast_to(self.probs.asnumpy(), shape), 0.0, 1.0)
+        return _numpy_draw("Binomial", np.asarray(np.random.binomial(n, p)).astype(self.probs.asnumpy().dtype), self.probs.dtype)
+
+    def log_prob(self, value):
+        value = _tensor(value)
+        n, logits = self.total_count, self.logits
+        clamp_by_zero = (ops.clamp(logits, min=0) + logits - ops.clamp(logits, max=0)) / 2
+        normalize = n * clamp_by_zero + n * ops.log1p(ops.exp(-ops.abs(logits))) - ops.lgamma(n + 1)
+        return value * logits - ops.lgamma(value + 1) - ops.lgamma(n - value + 1) - normalize
+
+
+class Multinomial(Distribution):
+    """torch.distributions.Multinomial(total_count=1, probs=None, logits=None): counts over the last dimension."""
+
+    def __init__(self, total_count=1, probs=None, logits=None, validate_args=None):
+        _pynative_only("Multinomial")  # samples are NumPy draws
+        if not isinstance(total_count, int):
+            raise NotImplementedError("inhomogeneous total_count is not supported")
+        self.total_count = total_count
+        self._categorical = Categorical(probs=probs, logits=logits)
+        super().__init__(self._categorical.batch_shape, self._categorical.param_shape[-1:])
+
+    @property
+    def probs(self):
+        return self._categorical.probs
+
+    @property
+    def logits(self):
+        return self._categorical.logits
+
+    @property
+    def mean(self):
+        return self.probs * self.total_count
+
+    @property
+    def variance(self):
+        return self.total_count * self.probs * (1 - self.probs)
+
+    def sample(self, sample_shape=()):
+        shape = self._extended_shape(sample_shape)
+        probs = self.probs.asnumpy().astype(np.float64)
+        probs = np.broadcast_to(probs / probs.sum(-1, keepdims=True), shape).reshape(-1, shape[-1])
+        counts = np.stack([np.random.multinomial(self.total_count, p) for p in probs]) if probs.size else \
+            np.zeros((0, shape[-1]))
+        return _numpy_draw("Multinomial", counts.reshape(shape).astype(self.probs.asnumpy().dtype), self.probs.dtype)
+
+    def log_prob(self, value):
+        value = _tensor(value)
+        logits, value = _broadcast(self.logits, value)
+        logits = ops.where((value == 0) & ops.isinf(logits), ops.zeros_like(logits), logits)
+        return (math.lgamma(self.total_count + 1) - ops.lgamma(value + 1).sum(-1)) + (value * logits).sum(-1)
+
+
+class MultivariateNormal(Distribution):
+    """torch.distributions.MultivariateNormal(loc, covariance_matrix=None, precision_matrix=None, scale_tril=None)."""
+
+    has_rsample = True
+
+    def __init__(self, loc, covariance_matrix=None, precision_matrix=None, scale_tril=None, validate_args=None):
+        if (covariance_matrix is not None) + (scale_tril is not None) + (precision_matrix is not None) != 1:
+            raise ValueError("Exactly one of covariance_matrix or precision_matrix or scale_tril may be specified.")
+        loc = _tensor(loc)
+        if scale_tril is not None:
+            tril = _tensor(scale_tril)
+        elif covariance_matrix is not None:
+            tril = ops.cholesky(_tensor(covariance_matrix))
+        else:
+            tril = ops.cholesky(ops.inverse(_tensor(precision_matrix)))
+        batch = tuple(np.broadcast_shapes(tuple(tril.shape[:-2]), tuple(loc.shape[:-1])))
+        self.loc = ops.broadcast_to(loc, batch + tuple(loc.shape[-1:]))
+        self._unbroadcasted_scale_tril = tril
+        super().__init__(batch, tuple(loc.shape[-1:]))
+
+    @property
+    def scale_tril(self):
+        return ops.broadcast_to(self._unbroadcasted_scale_tril, self._batch_shape + self._event_shape * 2)
+
+    @property
+    def covariance_matrix(self):
+        tril = self._unbroadcasted_scale_tril
+        return ops.broadcast_to(ops.matmul(tril, tril.swapaxes(-1, -2)), self._batch_shape + self._event_shape * 2)
+
+    @property
+    def precision_matrix(self):
+        return ops.inverse(self.covariance_matrix)
+
+    @property
+    def mean(self):
+        return self.loc
+
+    @property
+    def mode(self):
+        return self.loc
+
+    @property
+    def variance(self):
+        return ops.broadcast_to((self._unbroadcasted_scale_tril ** 2).sum(-1), self._batch_shape + self._event_shape)
+
+    def rsample(self, sample_shape=()):
+        shape = self._extended_shape(sample_shape)
+        eps = ops.standard_normal(shape).astype(self.loc.dtype)
+        return self.loc + ops.matmul(self._unbroadcasted_scale_tril, eps.expand_dims(-1)).squeeze(-1)
+
+    def _half_log_det(self):
+        return ops.log(ops.diagonal(self._unbroadcasted_scale_tril, 0, -2, -1)).sum(-1)
+
+    def log_prob(self, value):
+        diff = _tensor(value) - self.loc
+        tril = ops.broadcast_to(self._unbroadcasted_scale_tril, tuple(diff.shape[:-1]) + self._event_shape * 2)
+        solved = ops.matmul(ops.inverse(tril), diff.expand_dims(-1))
+        mahalanobis = (solved.squeeze(-1) ** 2).sum(-1)
+        k = self._event_shape[0]
+        return -0.5 * (k * math.log(2 * math.pi) + mahalanobis) - self._half_log_det()
+
+    def entropy(self):
+        k = self._event_shape[0]
+        h = 0.5 * k * (1.0 + math.log(2 * math.pi)) + self._half_log_det()
+        return h if not self._batch_shape else ops.broadcast_to(h, self._batch_shape)
+
+
+# ------------------------------------------------------------------------------------------------------ kl
+
+def _kl_normal_normal(p, q):
+    var_ratio = (p.scale / q.scale) ** 2
+    t1 = ((p.loc - q.loc) / q.scale) ** 2
+    return 0.5 * (var_ratio + t1 - 1 - ops.log(var_ratio))
+
+
+def _kl_dirichlet_dirichlet(p, q):
+    sum_p = p.concentration.sum(-1)
+    sum_q = q.concentration.sum(-1)
+    t1 = ops.lgamma(sum_p) - ops.lgamma(sum_q)
+    t2 = (ops.lgamma(p.concentration) - ops.lgamma(q.concentration)).sum(-1)
+    t3 = p.concentration - q.concentration
+    t4 = ops.digamma(p.concentration) - ops.digamma(sum_p).expand_dims(-1)
+    return t1 - t2 + (t3 * t4).sum(-1)
+
+
+def _kl_beta_beta(p, q):
+    return _kl_dirichlet_dirichlet(p._dirichlet, q._dirichlet)
+
+
+def _kl_gamma_gamma(p, q):
+    t1 = q.concentration * ops.log(p.rate / q.rate)
+    t2 = ops.lgamma(q.concentration) - ops.lgamma(p.concentration)
+    t3 = (p.concentration - q.concentration) * ops.digamma(p.concentration)
+    t4 = (q.rate - p.rate) * (p.concentration / p.rate)
+    return t1 + t2 + t3 + t4
+
+
+def _kl_bernoulli_bernoulli(p, q):
+    t1 = p.probs * (ops.softplus(-q.logits) - ops.softplus(-p.logits))
+    t1 = ops.where(q.probs == 0, ops.full_like(t1, float("inf")), t1)
+    t1 = ops.where(p.probs == 0, ops.zeros_like(t1), t1)
+    t2 = (1 - p.probs) * (ops.softplus(q.logits) - ops.softplus(p.logits))
+    t2 = ops.where(q.probs == 1, ops.full_like(t2, float("inf")), t2)
+    t2 = ops.where(p.probs == 1, ops.zeros_like(t2), t2)
+    return t1 + t2
+
+
+def _kl_categorical_categorical(p, q):
+    t = p.probs * (p.logits - q.logits)
+    t = ops.where(q.probs == 0, ops.full_like(t, float("inf")), t)
+    t = ops.where(p.probs == 0, ops.zeros_like(t), t)
+    return t.sum(-1)
+
+
+def _kl_exponential_exponential(p, q):
+    rate_ratio = q.rate / p.rate
+    return rate_ratio - 1 - ops.log(rate_ratio)
+
+
+def _kl_laplace_laplace(p, q):
+    scale_ratio = p.scale / q.scale
+    loc_abs_diff = ops.abs(p.loc - q.loc)
+    t1 = -ops.log(scale_ratio)
+    t2 = loc_abs_diff / q.scale
+    t3 = scale_ratio * ops.exp(-loc_abs_diff / p.scale)
+    return t1 + t2 + t3 - 1
+
+
+def _kl_uniform_uniform(p, q):
+    result = ops.log((q.high - q.low) / (p.high - p.low))
+    outside = (q.low > p.low) | (q.high < p.high)
+    return ops.where(outside, ops.full_like(result, float("inf")), result)
+
+
+def _kl_poisson_poisson(p, q):
+    return p.rate * (ops.log(p.rate) - ops.log(q.rate)) - (p.rate - q.rate)
+
+
+def _kl_mvn_mvn(p, q):
+    k = p.event_shape[0]
+    q_inv = ops.inverse(q._unbroadcasted_scale_tril)
+    term = ops.matmul(q_inv, p._unbroadcasted_scale_tril)
+    diff = ops.matmul(q_inv, (q.loc - p.loc).expand_dims(-1)).squeeze(-1)
+    return (q._half_log_det() - p._half_log_det()
+            + 0.5 * ((term ** 2).sum((-2, -1)) + (diff ** 2).sum(-1) - k))
+
+
+_KL = {}
+
+
+def register_kl(type_p, type_q):
+    """torch.distributions.kl.register_kl: a decorator registering fn(p, q) for that pair of classes."""
+    _pynative_only("kl.register_kl")
+    def decorator(fn):
+        _KL[(type_p, type_q)] = fn
+        return fn
+    return decorator
+
+
+for _p, _fn in ((Normal, _kl_normal_normal), (Dirichlet, _kl_dirichlet_dirichlet), (Beta, _kl_beta_beta),
+                (Gamma, _kl_gamma_gamma), (Bernoulli, _kl_bernoulli_bernoulli),
+                (Categorical, _kl_categorical_categorical), (Exponential, _kl_exponential_exponential),
+                (Laplace, _kl_laplace_laplace), (Uniform, _kl_uniform_uniform), (Poisson, _kl_poisson_poisson),
+                (MultivariateNormal, _kl_mvn_mvn)):
+    _KL[(_p, _p)] = _fn
+
+
+def kl_divergence(p, q):
+    """torch.distributions.kl.kl_divergence(p, q) for the registered pairs (the most derived match, as torch)."""
+    _pynative_only("kl.kl_divergence")
+    matches = [(tp, tq) for tp, tq in _KL if isinstance(p, tp) and isinstance(q, tq)]
+    if not matches:
+        raise NotImplementedError(f"No KL(p || q) is implemented for {type(p).__name__} and {type(q).__name__}")
+    best = min(matches, key=lambda pair: (type(p).__mro__.index(pair[0]), type(q).__mro__.index(pair[1])))
+    return _KL[best](p, q)
