@@ -1,4 +1,5 @@
-"""torch.utils.data's samplers as plain Python iterables of indices.
+"""torch.utils.data's samplers as plain Python iterables of indices, and its collation helpers and dataset
+combinators (default_collate/default_convert into MindSpore tensors, ConcatDataset, Subset, random_split).
 
 ``mindspore.dataset``'s samplers are not iterable (``list(ds.RandomSampler())`` raises TypeError: they only work
 inside a dataset) and cap ``num_samples`` at the dataset's length (measured on 2.10: 10 requested from 6 rows gave 6;
@@ -10,7 +11,13 @@ and range are. ``generator`` is accepted and ignored.
 """
 from __future__ import annotations
 
+import bisect
+import collections.abc
+import re
+
+import mindspore as ms
 import numpy as np
+from mindspore import Tensor, ops
 
 from mindport.runtime._graph import in_fallback as _in_fallback
 from mindport.runtime._graph import in_graph as _in_graph
@@ -145,3 +152,161 @@ class BatchSampler(Sampler):
         if self.drop_last:
             return len(self.sampler) // self.batch_size
         return (len(self.sampler) + self.batch_size - 1) // self.batch_size
+
+
+# ------------------------------------------------------------------------------------ collation and datasets
+
+default_collate_err_msg_format = ("default_collate: batch must contain tensors, numpy arrays, numbers, dicts or lists; "
+                                  "found {}")
+np_str_obj_array_pattern = re.compile(r"[SaUO]")  # torch's: NumPy string and object dtypes
+
+
+def _pipeline_only(name):
+    if _in_graph() or _in_fallback():  # a class called in a graph runs through its JIT Fallback
+        raise RuntimeError(f"mindport: torch.utils.data.{name} is part of the Python data pipeline: use it outside "
+                           "construct/@jit")
+
+
+def _is_namedtuple(value):
+    return isinstance(value, tuple) and hasattr(value, "_fields")
+
+
+def default_collate(batch):
+    """torch.utils.data.default_collate: a batch (list) of samples into MindSpore tensors stacked on a new first
+    dimension, recursively through dicts, named tuples and sequences (tuples give lists, as torch); floats become
+    float64 tensors and ints int64, strings stay a list."""
+    _pipeline_only("default_collate")
+    return _collate(batch)
+
+
+def _collate(batch):
+    elem = batch[0]
+    if isinstance(elem, Tensor):
+        return ops.stack(list(batch), 0)
+    if type(elem).__module__ == "numpy" and not isinstance(elem, (np.str_, np.bytes_)):
+        if isinstance(elem, np.ndarray) and np_str_obj_array_pattern.search(elem.dtype.str) is not None:
+            raise TypeError(default_collate_err_msg_format.format(elem.dtype))
+        if isinstance(elem, np.ndarray) and elem.shape != ():
+            return _collate([Tensor(np.asarray(b)) for b in batch])
+        return Tensor(np.asarray(batch))
+    if isinstance(elem, float):
+        return Tensor(batch, ms.float64)
+    if isinstance(elem, bool):
+        return Tensor(batch, ms.bool_)
+    if isinstance(elem, int):
+        return Tensor(batch, ms.int64)
+    if isinstance(elem, (str, bytes)):
+        return batch
+    if isinstance(elem, collections.abc.Mapping):
+        return {key: _collate([d[key] for d in batch]) for key in elem}
+    if _is_namedtuple(elem):
+        return type(elem)(*(_collate(samples) for samples in zip(*batch)))
+    if isinstance(elem, collections.abc.Sequence):
+        size = len(elem)
+        if any(len(e) != size for e in batch):
+            raise RuntimeError("each element in list of batch should be of equal size")
+        transposed = list(zip(*batch))
+        collated = [_collate(samples) for samples in transposed]
+        if isinstance(elem, tuple):
+            return collated
+        try:
+            return type(elem)(collated)
+        except TypeError:
+            return collated
+    raise TypeError(default_collate_err_msg_format.format(type(elem)))
+
+
+def default_convert(data):
+    """torch.utils.data.default_convert: numpy arrays and scalars in data become MindSpore tensors (no batching)."""
+    _pipeline_only("default_convert")
+    return _convert(data)
+
+
+def _convert(data):
+    if isinstance(data, Tensor):
+        return data
+    if type(data).__module__ == "numpy" and not isinstance(data, (np.str_, np.bytes_)):
+        if isinstance(data, np.ndarray) and np_str_obj_array_pattern.search(data.dtype.str) is not None:
+            return data
+        return Tensor(np.asarray(data))
+    if isinstance(data, collections.abc.Mapping):
+        return {key: _convert(data[key]) for key in data}
+    if _is_namedtuple(data):
+        return type(data)(*(_convert(d) for d in data))
+    if isinstance(data, tuple):
+        return [_convert(d) for d in data]
+    if isinstance(data, collections.abc.Sequence) and not isinstance(data, (str, bytes)):
+        try:
+            return type(data)([_convert(d) for d in data])
+        except TypeError:
+            return [_convert(d) for d in data]
+    return data
+
+
+def get_worker_info():
+    """torch.utils.data.get_worker_info: None in the main process (GeneratorDataset's Python workers are not torch's
+    worker processes: nothing here describes them)."""
+    return None
+
+
+class ConcatDataset:
+    """torch.utils.data.ConcatDataset(datasets): the datasets one after another (negative indices count from the
+    end); any object with __getitem__/__len__ is a dataset here."""
+
+    def __init__(self, datasets):
+        _pipeline_only("ConcatDataset")
+        self.datasets = list(datasets)
+        if not self.datasets:
+            raise AssertionError("datasets should not be an empty iterable")
+        self.cumulative_sizes, total = [], 0
+        for d in self.datasets:
+            total += len(d)
+            self.cumulative_sizes.append(total)
+
+    def __len__(self):
+        return self.cumulative_sizes[-1]
+
+    def __getitem__(self, idx):
+        if idx < 0:
+            if -idx > len(self):
+                raise ValueError("absolute value of index should not exceed dataset length")
+            idx = len(self) + idx
+        which = bisect.bisect_right(self.cumulative_sizes, idx)
+        start = self.cumulative_sizes[which - 1] if which else 0
+        return self.datasets[which][idx - start]
+
+
+class Subset:
+    """torch.utils.data.Subset(dataset, indices): dataset seen through indices."""
+
+    def __init__(self, dataset, indices):
+        _pipeline_only("Subset")
+        self.dataset, self.indices = dataset, indices
+
+    def __getitem__(self, idx):
+        if isinstance(idx, list):
+            return self.dataset[[self.indices[i] for i in idx]]
+        return self.dataset[self.indices[idx]]
+
+    def __len__(self):
+        return len(self.indices)
+
+
+def random_split(dataset, lengths, generator=None):
+    """torch.utils.data.random_split: Subsets of a random permutation (NumPy's generator, not torch's numbers);
+    fractions summing to 1 are turned into lengths as torch does (floor, then the remainder one by one)."""
+    _pipeline_only("random_split")
+    lengths = list(lengths)
+    if abs(sum(lengths) - 1) < 1e-9 and sum(lengths) <= 1:
+        counts = [int(np.floor(len(dataset) * frac)) for frac in lengths]
+        for i in range(len(dataset) - sum(counts)):
+            counts[i % len(counts)] += 1
+        lengths = counts
+    if sum(lengths) != len(dataset):
+        raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
+    order = [int(i) for i in np.random.permutation(sum(lengths))]
+    out, offset = [], 0
+    for length in lengths:
+        out.append(Subset(dataset, order[offset:offset + length]))
+        offset += length
+    return out
