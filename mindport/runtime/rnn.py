@@ -94,6 +94,11 @@ class PackedSequence(_Packed):
             batch_sizes = Tensor(np.asarray(batch_sizes, np.int64))
         return super().__new__(cls, data, batch_sizes, sorted_indices, unsorted_indices)
 
+    def astype(self, dtype):
+        """What converted casts call (``packed.double()`` becomes ``packed.astype(ms.float64)``): torch's casts of a
+        PackedSequence change its data only."""
+        return type(self)(self.data.astype(dtype), self.batch_sizes, self.sorted_indices, self.unsorted_indices)
+
     @property
     def is_cuda(self):
         return False

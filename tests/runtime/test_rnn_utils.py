@@ -100,3 +100,22 @@ def test_invert_permutation_and_packed_sequence_defaults():
     _same(t.unsorted_indices, m.unsorted_indices)
     _same(t.batch_sizes, m.batch_sizes)
     assert m.data is m[0] and len(m) == 4
+
+
+def test_packed_sequence_casts_change_its_data_only():
+    import mindport
+
+    source = """
+import torch
+packed = torch.nn.utils.rnn.PackedSequence(torch.tensor([1.0, 2.0, 3.0]), torch.tensor([2, 1]))
+wide = packed.double()
+result = (wide.data, wide.batch_sizes)
+"""
+    torch_ns: dict = {}
+    exec(compile(source, "<torch>", "exec"), torch_ns)  # noqa: S102 - our own snippet
+    converted = mindport.convert_source(source)
+    assert not converted.diagnostics
+    ms_ns: dict = {}
+    exec(compile(converted.code, "<ms>", "exec"), ms_ns)  # noqa: S102 - the converter's output of our snippet
+    for expected, got in zip(torch_ns["result"], ms_ns["result"], strict=True):
+        _same(expected, got)
