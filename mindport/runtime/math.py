@@ -1449,3 +1449,37 @@ def jit_annotate(the_type, the_value):
 
 
 jit_Final = typing.Final  # noqa: N816 - torch.jit.Final[T] annotates constants; typing's Final means the same
+
+
+def _atleast(fn, tensors):
+    """torch.atleast_Nd(*tensors): one tensor gives a tensor; several, or one list/tuple of them, give a tuple (and
+    none, an empty tuple); ops.atleast_Nd takes a single tensor or list."""
+    if len(tensors) == 1:
+        tensors = tensors[0]
+    if isinstance(tensors, Tensor):
+        return fn(tensors)
+    if not tensors:
+        return ()
+    return tuple(fn(list(tensors)))
+
+
+def atleast_1d(*tensors):
+    """torch.atleast_1d: also with several tensors (a tuple back), which ops.atleast_1d refuses."""
+    return _atleast(ops.atleast_1d, tensors)
+
+
+def atleast_2d(*tensors):
+    """torch.atleast_2d: also with several tensors (a tuple back), which ops.atleast_2d refuses."""
+    return _atleast(ops.atleast_2d, tensors)
+
+
+def atleast_3d(*tensors):
+    """torch.atleast_3d: also with several tensors (a tuple back), which ops.atleast_3d refuses."""
+    return _atleast(ops.atleast_3d, tensors)
+
+
+def meshgrid(*inputs, indexing="ij"):
+    """torch.meshgrid: the tensors as varargs or as one list/tuple (ops.meshgrid takes varargs only)."""
+    if len(inputs) == 1 and isinstance(inputs[0], (list, tuple)):
+        inputs = tuple(inputs[0])
+    return ops.meshgrid(*inputs, indexing=indexing)

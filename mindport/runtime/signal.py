@@ -35,7 +35,8 @@ def _general_cosine(M, a, sym, dtype):
     k = _linspace(0.0, (M - 1) * constant, M, dtype=dtype)
     out = ops.zeros((M,), dtype)
     for i, w in enumerate(a):
-        out = out + ((-1) ** i * w) * ops.cos(i * k)
+        # the coefficient as a tensor of dtype: a Python float times a float64 tensor is rounded to float32 on 2.10
+        out = out + ms.Tensor((-1) ** i * w, dtype) * ops.cos(i * k)
     return out
 
 

@@ -26,7 +26,8 @@ def test_window_matches_torch(name, kwargs, t_dtype, m_dtype):
             got = getattr(mp_signal, name)(length, sym=sym, dtype=m_dtype, **kwargs)
             assert tuple(got.shape) == tuple(expected.shape)
             assert str(got.dtype).lower() == str(expected.dtype).split(".")[-1]
-            np.testing.assert_allclose(got.asnumpy(), expected.numpy(), rtol=1e-5, atol=1e-6)
+            tol = (1e-12, 1e-14) if t_dtype == torch.float64 else (1e-5, 1e-6)  # float64 must stay float64-exact
+            np.testing.assert_allclose(got.asnumpy(), expected.numpy(), rtol=tol[0], atol=tol[1])
 
 
 def test_exponential_center_and_the_errors_torch_raises():
@@ -56,3 +57,28 @@ def test_names_under_defining_modules_find_public_entries():
         np.testing.assert_array_equal(b.asnumpy(), a.numpy())
     np.testing.assert_allclose(ms_ns["y"].asnumpy(), torch_ns["y"].numpy(), rtol=1e-5)
     np.testing.assert_allclose(ms_ns["w"].asnumpy(), torch_ns["w"].numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_atleast_and_meshgrid_take_torchs_argument_forms():
+    from mindport.runtime import math as mp_math
+
+    x, y = torch.tensor(1.5), torch.randn(2, 3)
+    for n in ("1d", "2d", "3d"):
+        t_fn, m_fn = getattr(torch, f"atleast_{n}"), getattr(mp_math, f"atleast_{n}")
+        assert m_fn() == t_fn() == ()
+        for args in ((x,), (x, y), ([x, y],)):
+            expected, got = t_fn(*args), m_fn(*(ms.Tensor(a.numpy()) if isinstance(a, torch.Tensor)
+                                                 else [ms.Tensor(b.numpy()) for b in a] for a in args))
+            expected = expected if isinstance(expected, tuple) else (expected,)
+            got = got if isinstance(got, tuple) else (got,)
+            assert len(expected) == len(got)
+            for a, b in zip(expected, got):
+                np.testing.assert_array_equal(b.asnumpy(), a.numpy())
+    a, b = torch.tensor([1, 2]), torch.tensor([3, 4, 5])
+    for args in ((a, b), ([a, b],)):
+        for indexing in ("ij", "xy"):
+            expected = torch.meshgrid(*args, indexing=indexing)
+            m_args = [ms.Tensor(v.numpy()) for v in (args[0] if len(args) == 1 else args)]
+            got = mp_math.meshgrid(*([m_args] if len(args) == 1 else m_args), indexing=indexing)
+            for e, g in zip(expected, got, strict=True):
+                np.testing.assert_array_equal(g.asnumpy(), e.numpy())
