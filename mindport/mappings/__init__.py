@@ -276,6 +276,7 @@ def _flag(raw: dict, key: str, where: str) -> bool:
 _DEFINING_MODULES = (
     ("torch.nn.modules.", "torch.nn."), ("torch.optim.", "torch.optim."), ("torch.utils.data.", "torch.utils.data."),
     ("torch.nn.parallel.", "torch.nn.parallel."), ("torch.optim.lr_scheduler.", "torch.optim.lr_scheduler."),
+    ("torch.functional.", "torch."), ("torch.distributions.", "torch.distributions."),
 )
 
 

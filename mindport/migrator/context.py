@@ -36,6 +36,9 @@ IMPORT_STYLE = {
     "mindport.runtime.foreach": ("from mindport.runtime import foreach as mp_foreach", "mp_foreach"),
     "mindport.runtime.distributed": ("from mindport.runtime import distributed as mp_distributed", "mp_distributed"),
     "mindport.runtime.containers": ("from mindport.runtime import containers as mp_containers", "mp_containers"),
+    "mindport.runtime.rnn": ("from mindport.runtime import rnn as mp_rnn", "mp_rnn"),
+    "mindport.runtime.data": ("from mindport.runtime import data as mp_data", "mp_data"),
+    "mindport.runtime.signal": ("from mindport.runtime import signal as mp_signal", "mp_signal"),
 }
 
 

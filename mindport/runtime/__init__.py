@@ -23,6 +23,11 @@
 * :mod:`mindport.runtime.containers`: ``ParameterList``/``ParameterDict`` Cells that name their parameters like torch
   (``scales.0``), so torch weights line up by name; ``ModuleDict``, which holds any Cell (``CellDict`` refuses a
   CellList) and is read like a Cell in a static graph; ``ModuleList``, a CellList that holds None members too.
+* :mod:`mindport.runtime.rnn` (``mp_rnn``): ``torch.nn.utils.rnn``: pad_sequence, unpad_sequence, PackedSequence and
+  its packing/unpacking functions (PyNative only: their shapes depend on the lengths).
+* :mod:`mindport.runtime.data` (``mp_data``): ``torch.utils.data``'s samplers as Python iterables of indices
+  (mindspore.dataset's are not iterable); GeneratorDataset(sampler=...) takes them.
+* :mod:`mindport.runtime.signal` (``mp_signal``): ``torch.signal.windows`` (sym/periodic windows, torch's formulas).
 * :mod:`mindport.runtime.adapt` (``mp_adapt``): the runtime binding fallback: ``mp_adapt.api("torch.nn.Conv2d")`` maps
   a call's arguments through the entry when the call happens (``**kwargs`` at the call site, an API passed as a value).
 * :mod:`mindport.runtime.foreach` (``mp_foreach``): ``torch._foreach_*`` (list operations of hand-written optimizers).

@@ -105,3 +105,14 @@ def synchronize(device=None) -> None:
     builtin)."""
     if not _in_graph():
         ms.runtime.synchronize()
+
+
+# ---------------------------------------------------------------------------------------------- mixed precision
+
+class DisabledLossScaler(ms.amp.StaticLossScaler):
+    """``GradScaler(enabled=False)``: torch's scaler then passes values through (``scale(loss)`` is ``loss``); this is a
+    static scaler of 1, so ``scale``/``unscale`` are exact identities and ``adjust`` changes nothing. It takes the
+    DynamicLossScaler arguments the GradScaler mapping writes and ignores them."""
+
+    def __init__(self, scale_value=65536.0, scale_factor=2, scale_window=2000):
+        super().__init__(1.0)

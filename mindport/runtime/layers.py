@@ -389,6 +389,38 @@ class CircularPad3d(_CircularPad):
     _dims = 3
 
 
+class _ReflectionPad(nn.Cell):
+    """MindSpore's ReflectionPadNd keeps ``padding`` in its own layout (pairs, first padded dimension first:
+    ``[[0, 1], [1, 2]]`` for torch's ``(1, 2, 0, 1)``), which code reading ``layer.padding`` sees; these keep torch's
+    tuple there and pad with the same MirrorPad(REFLECT) operation (ops.pad's reflect mode stops at 4-D inputs)."""
+    _dims = 1
+
+    def __init__(self, padding):
+        super().__init__()
+        self.padding = _tuple(padding, 2 * self._dims)
+        self._pairs = [[self.padding[2 * i], self.padding[2 * i + 1]] for i in reversed(range(self._dims))]
+        self._mirror = ops.MirrorPad(mode="REFLECT")
+
+    def construct(self, x):
+        full = [[0, 0]] * (x.ndim - self._dims) + self._pairs
+        return self._mirror(x, ms.Tensor(full, ms.int64))
+
+
+class ReflectionPad1d(_ReflectionPad):
+    """torch.nn.ReflectionPad1d, with torch's ``padding`` attribute (left, right)."""
+    _dims = 1
+
+
+class ReflectionPad2d(_ReflectionPad):
+    """torch.nn.ReflectionPad2d, with torch's ``padding`` attribute (left, right, top, bottom)."""
+    _dims = 2
+
+
+class ReflectionPad3d(_ReflectionPad):
+    """torch.nn.ReflectionPad3d, with torch's ``padding`` attribute (left, right, top, bottom, front, back)."""
+    _dims = 3
+
+
 class UpsamplingBilinear2d(nn.Cell):
     """torch.nn.UpsamplingBilinear2d: bilinear with align_corners=True."""
 

@@ -516,11 +516,22 @@ def view_as_complex(input):
 
 def isin(elements, test_elements, *, assume_unique=False, invert=False):
     """torch.isin: MindSpore 2.10 has no isin. Compares every element with every test element (memory
-    elements.size * test_elements.size)."""
+    elements.size * test_elements.size).
+
+    ``assume_unique=True`` with inputs that are not unique gives torch's answer too, which is not membership: where
+    torch takes its sorting path (test_elements.numel() >= int(10 * elements.numel() ** 0.145), numpy's heuristic)
+    it stable-sorts elements and test elements together and marks each element whose next value in that order is
+    equal, i.e. an element is "in" when an equal value comes after it in cat(elements, test_elements)."""
     scalar = not isinstance(elements, Tensor)
     elements = _tensor(elements)
     test = _tensor(test_elements).reshape(-1)
-    found = (elements.expand_dims(-1) == test).any(-1)
+    if assume_unique and elements.size and test.size >= int(10.0 * float(elements.size) ** 0.145):
+        flat = elements.reshape(-1)
+        both = ops.cat((flat, test.astype(flat.dtype)))
+        later = ops.arange(both.shape[0]).reshape(1, -1) > ops.arange(flat.shape[0]).reshape(-1, 1)
+        found = ((flat.expand_dims(-1) == both) & later).any(-1).reshape(elements.shape)
+    else:
+        found = (elements.expand_dims(-1) == test).any(-1)
     out = ~found if invert else found
     return out.reshape(()) if scalar else out
 
@@ -634,8 +645,43 @@ def nonzero(input, *, as_tuple=False):
 def linspace(start, end, steps, *, dtype=None):
     """torch.linspace: ops.linspace has no dtype argument (its result is float32, torch's default): the result is
     cast when ``dtype`` is given (an integer dtype truncates, as torch does)."""
+    if dtype == ms.float64:  # computed in float32 and cast, float64 would keep float32's rounding
+        return _linspace64(start, end, steps)
     out = ops.linspace(start, end, steps)
     return out if dtype is None else out.astype(dtype)
+
+
+def _window(window, dtype):
+    """ops.hann/hamming/kaiser_window return float64 for lengths 0 and 1 whatever dtype says (measured on 2.10)."""
+    dtype = ms.float32 if dtype is None else dtype
+    return window if window.dtype == dtype else window.astype(dtype)
+
+
+def hann_window(window_length, periodic=True, *, dtype=None):
+    """torch.hann_window: ops.hann_window, in dtype for every length (float32 by default, as torch)."""
+    return _window(ops.hann_window(window_length, periodic, dtype=dtype or ms.float32), dtype)
+
+
+def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype=None):
+    """torch.hamming_window: ops.hamming_window, in dtype for every length (float32 by default, as torch)."""
+    return _window(ops.hamming_window(window_length, periodic, alpha, beta, dtype=dtype or ms.float32), dtype)
+
+
+def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None):
+    """torch.kaiser_window: ops.kaiser_window, in dtype for every length (float32 by default, as torch)."""
+    return _window(ops.kaiser_window(window_length, periodic, beta, dtype=dtype or ms.float32), dtype)
+
+
+def _linspace64(start, end, steps):
+    """torch's float64 linspace: the first half counted from start, the second from end (its kernel's formula)."""
+    if steps <= 1:
+        return ops.full((steps,), start, dtype=ms.float64)
+    # Python numbers become float64 tensors first: a float times a float64 tensor is rounded to float32 on 2.10
+    start = start.astype(ms.float64) if isinstance(start, Tensor) else Tensor(start, ms.float64)
+    end = end.astype(ms.float64) if isinstance(end, Tensor) else Tensor(end, ms.float64)
+    index = ops.arange(steps).astype(ms.float64)
+    step = (end - start) / Tensor(steps - 1, ms.float64)
+    return ops.where(index < steps // 2, start + index * step, end - (steps - 1 - index) * step)
 
 
 def scatter(input, dim, index, src=None, *, value=None, reduce=None):
@@ -1403,3 +1449,37 @@ def jit_annotate(the_type, the_value):
 
 
 jit_Final = typing.Final  # noqa: N816 - torch.jit.Final[T] annotates constants; typing's Final means the same
+
+
+def _atleast(fn, tensors):
+    """torch.atleast_Nd(*tensors): one tensor gives a tensor; several, or one list/tuple of them, give a tuple (and
+    none, an empty tuple); ops.atleast_Nd takes a single tensor or list."""
+    if len(tensors) == 1:
+        tensors = tensors[0]
+    if isinstance(tensors, Tensor):
+        return fn(tensors)
+    if not tensors:
+        return ()
+    return tuple(fn(list(tensors)))
+
+
+def atleast_1d(*tensors):
+    """torch.atleast_1d: also with several tensors (a tuple back), which ops.atleast_1d refuses."""
+    return _atleast(ops.atleast_1d, tensors)
+
+
+def atleast_2d(*tensors):
+    """torch.atleast_2d: also with several tensors (a tuple back), which ops.atleast_2d refuses."""
+    return _atleast(ops.atleast_2d, tensors)
+
+
+def atleast_3d(*tensors):
+    """torch.atleast_3d: also with several tensors (a tuple back), which ops.atleast_3d refuses."""
+    return _atleast(ops.atleast_3d, tensors)
+
+
+def meshgrid(*inputs, indexing="ij"):
+    """torch.meshgrid: the tensors as varargs or as one list/tuple (ops.meshgrid takes varargs only)."""
+    if len(inputs) == 1 and isinstance(inputs[0], (list, tuple)):
+        inputs = tuple(inputs[0])
+    return ops.meshgrid(*inputs, indexing=indexing)

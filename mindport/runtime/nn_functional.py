@@ -58,7 +58,18 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     MindSpore 2.10 has no CPU op for it (the fused flash-attention ops are Ascend-only). A bool ``attn_mask`` keeps
     the True positions, a float mask is added; ``is_causal`` keeps the lower triangle; ``enable_gqa`` repeats the
     key/value heads to the query heads. ``dropout_p`` drops attention weights like torch (random, always applied
-    when > 0, as in torch)."""
+    when > 0, as in torch). Half-precision inputs are computed in float32 and the result cast back, as torch's CPU
+    kernel accumulates them in float32 (in float16 throughout, the scores lose ~1e-2 relative)."""
+    if query.dtype in (ms.float16, ms.bfloat16):
+        half = query.dtype
+        mask = attn_mask.astype(ms.float32) if attn_mask is not None and attn_mask.dtype == half else attn_mask
+        out = _attention(query.astype(ms.float32), key.astype(ms.float32), value.astype(ms.float32), mask, dropout_p,
+                         is_causal, scale, enable_gqa)
+        return out.astype(half)
+    return _attention(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
+
+
+def _attention(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa):
     length, source = query.shape[-2], key.shape[-2]
     scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
     if enable_gqa and key.shape[-3] != query.shape[-3]:

@@ -18,7 +18,8 @@ from mindport.proofs import applicable_styles, prepare
 from mindport.runtime import math as mp_math
 
 FLAGGED = [pytest.param(e, id=e.torch) for e in load_registry() if e.graph and e.example is not None]
-_EXTRA = {"val": 0.5, "sparsity": 0.5}  # required arguments after the tensor, for entries proven by a program
+_EXTRA = {"val": 0.5, "sparsity": 0.5, "lengths": [4, 4, 4, 4], "num_samples": 2, "batch_size": 2, "drop_last": False,
+          "rate": 1.0, "concentration0": 1.0, "q": None, "type_q": object, "indices": [0]}  # required arguments after the tensor, for entries proven by a program
 
 
 @pytest.fixture(autouse=True)
@@ -27,7 +28,9 @@ def _own_cwd(tmp_path, monkeypatch):
 
 
 def test_flagged_entries_are_few_and_explained():
-    assert 0 < len(FLAGGED) < 40  # about 2 % of the entries; each says why
+    # about 5 % of the entries; most are Python-side objects: torch.nn.utils.rnn (value-dependent shapes), the
+    # data pipeline (samplers, collation, dataset combinators), distributions drawn with NumPy; each says why
+    assert 0 < len(FLAGGED) < 100
     for param in FLAGGED:
         entry = param.values[0]
         assert "construct" in entry.graph or "graph" in entry.graph, entry.torch
@@ -39,7 +42,7 @@ def test_flagged_target_raises_mindports_error_in_a_graph(entry):
     if entry.example.program:
         module_name, name = entry.target("nn").rsplit(".", 1)
         fn = getattr(importlib.import_module(module_name), name)
-        extra = [_EXTRA[p.name] for p in entry.signature[1:] if p.required]
+        extra = [_EXTRA[p.name] for p in (entry.signature or [])[1:] if p.required]  # attribute entries: none
         tensor = ms.Parameter(ms.Tensor(np.ones((4, 4), np.float32)), name="w")
 
         def call(w):

@@ -1,0 +1,312 @@
+"""torch.utils.data's samplers as plain Python iterables of indices, and its collation helpers and dataset
+combinators (default_collate/default_convert into MindSpore tensors, ConcatDataset, Subset, random_split).
+
+``mindspore.dataset``'s samplers are not iterable (``list(ds.RandomSampler())`` raises TypeError: they only work
+inside a dataset) and cap ``num_samples`` at the dataset's length (measured on 2.10: 10 requested from 6 rows gave 6;
+torch draws all 10). ``GeneratorDataset(sampler=...)`` also takes any iterable of indices (measured on 2.10), so these
+classes keep torch's constructor arguments, ``__iter__``/``__len__`` and counts, and are what a converted
+``DataLoader(sampler=...)`` hands to GeneratorDataset. The random ones draw with NumPy's global generator, which
+``mindspore.set_seed`` seeds: the indices are not torch's numbers (torch's generator differs), only their law, count
+and range are. ``generator`` is accepted and ignored.
+"""
+from __future__ import annotations
+
+import bisect
+import collections.abc
+import re
+
+import mindspore as ms
+import numpy as np
+from mindspore import Tensor, ops
+
+from mindport.runtime._graph import in_fallback as _in_fallback
+from mindport.runtime._graph import in_graph as _in_graph
+
+
+def _weights(values) -> np.ndarray:
+    if hasattr(values, "asnumpy"):
+        values = values.asnumpy()
+    return np.asarray(values, dtype=np.float64).reshape(-1)
+
+
+class Sampler:
+    """torch.utils.data.Sampler: the base class (subclasses define ``__iter__`` and usually ``__len__``)."""
+
+    def __init__(self, data_source=None):
+        if _in_graph() or _in_fallback():  # a class called in a graph runs through its JIT Fallback
+            raise RuntimeError(f"mindport: torch.utils.data.{type(self).__name__} is a Python iterable of indices for "
+                               "the data pipeline: build it outside construct/@jit")
+
+    def __iter__(self):
+        raise NotImplementedError
+
+
+class SequentialSampler(Sampler):
+    """torch.utils.data.SequentialSampler(data_source): 0, 1, ..., len(data_source) - 1."""
+
+    def __init__(self, data_source):
+        super().__init__()
+        self.data_source = data_source
+
+    def __iter__(self):
+        return iter(range(len(self.data_source)))
+
+    def __len__(self):
+        return len(self.data_source)
+
+
+class RandomSampler(Sampler):
+    """torch.utils.data.RandomSampler(data_source, replacement=False, num_samples=None, generator=None): without
+    replacement, whole permutations (and part of one) up to num_samples; with it, num_samples uniform draws."""
+
+    def __init__(self, data_source, replacement=False, num_samples=None, generator=None):
+        super().__init__()
+        self.data_source, self.replacement, self._num_samples = data_source, replacement, num_samples
+        if not isinstance(replacement, bool):
+            raise TypeError(f"replacement should be a boolean value, but got replacement={replacement}")
+        if not isinstance(self.num_samples, int) or self.num_samples <= 0:
+            raise ValueError(f"num_samples should be a positive integer value, but got num_samples={self.num_samples}")
+
+    @property
+    def num_samples(self):
+        return len(self.data_source) if self._num_samples is None else self._num_samples
+
+    def __iter__(self):
+        n, count = len(self.data_source), self.num_samples
+        if self.replacement:
+            return iter(int(i) for i in np.random.randint(0, n, size=count))
+        order = [int(i) for _ in range(count // n) for i in np.random.permutation(n)]
+        order += [int(i) for i in np.random.permutation(n)[:count % n]]
+        return iter(order)
+
+    def __len__(self):
+        return self.num_samples
+
+
+class SubsetRandomSampler(Sampler):
+    """torch.utils.data.SubsetRandomSampler(indices, generator=None): the indices in a random order."""
+
+    def __init__(self, indices, generator=None):
+        super().__init__()
+        self.indices = indices
+
+    def __iter__(self):
+        return iter([self.indices[int(i)] for i in np.random.permutation(len(self.indices))])
+
+    def __len__(self):
+        return len(self.indices)
+
+
+class WeightedRandomSampler(Sampler):
+    """torch.utils.data.WeightedRandomSampler(weights, num_samples, replacement=True, generator=None): num_samples
+    indices drawn with probability weight / sum(weights) (torch.multinomial's law)."""
+
+    def __init__(self, weights, num_samples, replacement=True, generator=None):
+        super().__init__()
+        if not isinstance(num_samples, int) or isinstance(num_samples, bool) or num_samples <= 0:
+            raise ValueError(f"num_samples should be a positive integer value, but got num_samples={num_samples}")
+        if not isinstance(replacement, bool):
+            raise ValueError(f"replacement should be a boolean value, but got replacement={replacement}")
+        self.weights = _weights(weights)
+        if self.weights.ndim != 1:
+            raise ValueError("weights should be a 1d sequence")
+        self.num_samples, self.replacement = num_samples, replacement
+
+    def __iter__(self):
+        p = self.weights / self.weights.sum()
+        if self.replacement:
+            drawn = np.random.choice(p.shape[0], size=self.num_samples, replace=True, p=p)
+        else:  # torch.multinomial's way: the largest p / Exp(1) keys; zero weights come last, then they too are drawn
+            if self.num_samples > p.shape[0]:
+                raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+            keys = p / np.random.exponential(size=p.shape[0])
+            drawn = np.argsort(-keys, kind="stable")[:self.num_samples]
+        return iter([int(i) for i in drawn])
+
+    def __len__(self):
+        return self.num_samples
+
+
+class BatchSampler(Sampler):
+    """torch.utils.data.BatchSampler(sampler, batch_size, drop_last): lists of batch_size indices from sampler."""
+
+    def __init__(self, sampler, batch_size, drop_last):
+        super().__init__()
+        if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size <= 0:
+            raise ValueError(f"batch_size should be a positive integer value, but got batch_size={batch_size}")
+        if not isinstance(drop_last, bool):
+            raise ValueError(f"drop_last should be a boolean value, but got drop_last={drop_last}")
+        self.sampler, self.batch_size, self.drop_last = sampler, batch_size, drop_last
+
+    def __iter__(self):
+        batch = []
+        for index in self.sampler:
+            batch.append(index)
+            if len(batch) == self.batch_size:
+                yield batch
+                batch = []
+        if batch and not self.drop_last:
+            yield batch
+
+    def __len__(self):
+        if self.drop_last:
+            return len(self.sampler) // self.batch_size
+        return (len(self.sampler) + self.batch_size - 1) // self.batch_size
+
+
+# ------------------------------------------------------------------------------------ collation and datasets
+
+default_collate_err_msg_format = ("default_collate: batch must contain tensors, numpy arrays, numbers, dicts or lists; "
+                                  "found {}")
+np_str_obj_array_pattern = re.compile(r"[SaUO]")  # torch's: NumPy string and object dtypes
+
+
+def _pipeline_only(name):
+    if _in_graph() or _in_fallback():  # a class called in a graph runs through its JIT Fallback
+        raise RuntimeError(f"mindport: torch.utils.data.{name} is part of the Python data pipeline: use it outside "
+                           "construct/@jit")
+
+
+def _is_namedtuple(value):
+    return isinstance(value, tuple) and hasattr(value, "_fields")
+
+
+def default_collate(batch):
+    """torch.utils.data.default_collate: a batch (list) of samples into MindSpore tensors stacked on a new first
+    dimension, recursively through dicts, named tuples and sequences (tuples give lists, as torch); floats become
+    float64 tensors and ints int64, strings stay a list."""
+    _pipeline_only("default_collate")
+    return _collate(batch)
+
+
+def _collate(batch):
+    elem = batch[0]
+    if isinstance(elem, Tensor):
+        return ops.stack(list(batch), 0)
+    if type(elem).__module__ == "numpy" and not isinstance(elem, (np.str_, np.bytes_)):
+        if isinstance(elem, np.ndarray) and np_str_obj_array_pattern.search(elem.dtype.str) is not None:
+            raise TypeError(default_collate_err_msg_format.format(elem.dtype))
+        if isinstance(elem, np.ndarray) and elem.shape != ():
+            return _collate([Tensor(np.asarray(b)) for b in batch])
+        return Tensor(np.asarray(batch))
+    if isinstance(elem, float):
+        return Tensor(batch, ms.float64)
+    if isinstance(elem, bool):
+        return Tensor(batch, ms.bool_)
+    if isinstance(elem, int):
+        return Tensor(batch, ms.int64)
+    if isinstance(elem, (str, bytes)):
+        return batch
+    if isinstance(elem, collections.abc.Mapping):
+        return {key: _collate([d[key] for d in batch]) for key in elem}
+    if _is_namedtuple(elem):
+        return type(elem)(*(_collate(samples) for samples in zip(*batch)))
+    if isinstance(elem, collections.abc.Sequence):
+        size = len(elem)
+        if any(len(e) != size for e in batch):
+            raise RuntimeError("each element in list of batch should be of equal size")
+        transposed = list(zip(*batch))
+        collated = [_collate(samples) for samples in transposed]
+        if isinstance(elem, tuple):
+            return collated
+        try:
+            return type(elem)(collated)
+        except TypeError:
+            return collated
+    raise TypeError(default_collate_err_msg_format.format(type(elem)))
+
+
+def default_convert(data):
+    """torch.utils.data.default_convert: numpy arrays and scalars in data become MindSpore tensors (no batching)."""
+    _pipeline_only("default_convert")
+    return _convert(data)
+
+
+def _convert(data):
+    if isinstance(data, Tensor):
+        return data
+    if type(data).__module__ == "numpy" and not isinstance(data, (np.str_, np.bytes_)):
+        if isinstance(data, np.ndarray) and np_str_obj_array_pattern.search(data.dtype.str) is not None:
+            return data
+        return Tensor(np.asarray(data))
+    if isinstance(data, collections.abc.Mapping):
+        return {key: _convert(data[key]) for key in data}
+    if _is_namedtuple(data):
+        return type(data)(*(_convert(d) for d in data))
+    if isinstance(data, tuple):
+        return [_convert(d) for d in data]
+    if isinstance(data, collections.abc.Sequence) and not isinstance(data, (str, bytes)):
+        try:
+            return type(data)([_convert(d) for d in data])
+        except TypeError:
+            return [_convert(d) for d in data]
+    return data
+
+
+def get_worker_info():
+    """torch.utils.data.get_worker_info: None in the main process (GeneratorDataset's Python workers are not torch's
+    worker processes: nothing here describes them)."""
+    return None
+
+
+class ConcatDataset:
+    """torch.utils.data.ConcatDataset(datasets): the datasets one after another (negative indices count from the
+    end); any object with __getitem__/__len__ is a dataset here."""
+
+    def __init__(self, datasets):
+        _pipeline_only("ConcatDataset")
+        self.datasets = list(datasets)
+        if not self.datasets:
+            raise AssertionError("datasets should not be an empty iterable")
+        self.cumulative_sizes, total = [], 0
+        for d in self.datasets:
+            total += len(d)
+            self.cumulative_sizes.append(total)
+
+    def __len__(self):
+        return self.cumulative_sizes[-1]
+
+    def __getitem__(self, idx):
+        if idx < 0:
+            if -idx > len(self):
+                raise ValueError("absolute value of index should not exceed dataset length")
+            idx = len(self) + idx
+        which = bisect.bisect_right(self.cumulative_sizes, idx)
+        start = self.cumulative_sizes[which - 1] if which else 0
+        return self.datasets[which][idx - start]
+
+
+class Subset:
+    """torch.utils.data.Subset(dataset, indices): dataset seen through indices."""
+
+    def __init__(self, dataset, indices):
+        _pipeline_only("Subset")
+        self.dataset, self.indices = dataset, indices
+
+    def __getitem__(self, idx):
+        if isinstance(idx, list):
+            return self.dataset[[self.indices[i] for i in idx]]
+        return self.dataset[self.indices[idx]]
+
+    def __len__(self):
+        return len(self.indices)
+
+
+def random_split(dataset, lengths, generator=None):
+    """torch.utils.data.random_split: Subsets of a random permutation (NumPy's generator, not torch's numbers);
+    fractions summing to 1 are turned into lengths as torch does (floor, then the remainder one by one)."""
+    _pipeline_only("random_split")
+    lengths = list(lengths)
+    if abs(sum(lengths) - 1) < 1e-9 and sum(lengths) <= 1:
+        counts = [int(np.floor(len(dataset) * frac)) for frac in lengths]
+        for i in range(len(dataset) - sum(counts)):
+            counts[i % len(counts)] += 1
+        lengths = counts
+    if sum(lengths) != len(dataset):
+        raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
+    order = [int(i) for i in np.random.permutation(sum(lengths))]
+    out, offset = [], 0
+    for length in lengths:
+        out.append(Subset(dataset, order[offset:offset + length]))
+        offset += length
+    return out

@@ -1,0 +1,175 @@
+"""torch.nn.utils.rnn on MindSpore tensors: padding, unpadding and torch's PackedSequence.
+
+MindSpore 2.10 has none of these (its ``nn.LSTM``/``GRU``/``RNN`` take the padded batch and ``seq_length``). The
+functions keep torch's arguments and results: ``pad_sequence`` stacks sequences padded to the longest (time-major
+unless ``batch_first``, ``padding_side`` 'right' or 'left'); ``pack_padded_sequence``/``pack_sequence`` build a
+:class:`PackedSequence` (``data``: the time steps' valid rows one after another, ``batch_sizes``: int64 counts per
+step, ``sorted_indices``/``unsorted_indices`` when the batch was reordered by length); ``pad_packed_sequence`` gives
+back the padded batch and the int64 lengths in the original order. The packed data is built with MindSpore ops
+(slices and concatenation), so gradients flow through it; the bookkeeping (lengths, batch sizes) is host-side
+integers, as in torch, where lengths live on the CPU.
+
+A PackedSequence is data, not something MindSpore's recurrent Cells accept: pass ``pad_packed_sequence``'s padded
+batch and ``seq_length=lengths`` to them. Shapes here depend on values (lengths), so none of these compile in a
+static graph (their mapping entries say so).
+"""
+from __future__ import annotations
+
+from collections import namedtuple
+
+import mindspore as ms
+import numpy as np
+from mindspore import Tensor, ops
+
+from mindport.runtime._graph import in_fallback as _in_fallback
+from mindport.runtime._graph import in_graph as _in_graph
+
+
+def _pynative_only(name):
+    if _in_graph() or _in_fallback():  # a class called in a graph runs through its JIT Fallback
+        raise RuntimeError(f"mindport: torch.nn.utils.rnn.{name} has value-dependent shapes and can't be compiled in "
+                           "graph mode; call it outside construct/@jit")
+
+
+def _ints(values) -> list:
+    if isinstance(values, Tensor):
+        return [int(v) for v in values.asnumpy().reshape(-1)]
+    return [int(v) for v in values]
+
+
+def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="right"):
+    """torch.nn.utils.rnn.pad_sequence: (T, B, *) or, with batch_first, (B, T, *)."""
+    _pynative_only("pad_sequence")
+    if padding_side not in ("right", "left"):
+        raise ValueError(f"Expected padding_side to be one of left or right, but got {padding_side}.")
+    if isinstance(sequences, Tensor):
+        sequences = [sequences[i] for i in range(sequences.shape[0])]
+    sequences = list(sequences)
+    if not sequences:
+        raise RuntimeError("received an empty list of sequences")
+    longest = max(s.shape[0] for s in sequences)
+    rows = []
+    for s in sequences:
+        short = longest - s.shape[0]
+        if short:
+            pad = ops.full((short,) + tuple(s.shape[1:]), padding_value, dtype=s.dtype)
+            s = ops.cat((s, pad) if padding_side == "right" else (pad, s), 0)
+        rows.append(s)
+    return ops.stack(rows, 0 if batch_first else 1)
+
+
+def unpad_sequence(padded_sequences, lengths, batch_first=False):
+    """torch.nn.utils.rnn.unpad_sequence: the list of sequences, each cut to its length. Without batch_first, torch
+    transposes the caller's tensor in place (``transpose_(0, 1)``) and leaves it so: done here too."""
+    _pynative_only("unpad_sequence")
+    if not batch_first:
+        padded_sequences.assign_value(ops.swapaxes(padded_sequences, 0, 1))
+    return [padded_sequences[i][:n] for i, n in enumerate(_ints(lengths))]
+
+
+def invert_permutation(permutation):
+    """torch.nn.utils.rnn.invert_permutation: the index tensor that undoes ``permutation`` (None stays None)."""
+    if permutation is None:
+        return None
+    _pynative_only("invert_permutation")
+    order = permutation.asnumpy().astype(np.int64)
+    inverse = np.empty_like(order)
+    inverse[order] = np.arange(order.shape[0], dtype=np.int64)
+    return Tensor(inverse, ms.int64)
+
+
+_Packed = namedtuple("PackedSequence", ["data", "batch_sizes", "sorted_indices", "unsorted_indices"])
+
+
+class PackedSequence(_Packed):
+    """torch.nn.utils.rnn.PackedSequence(data, batch_sizes=None, sorted_indices=None, unsorted_indices=None)."""
+
+    __slots__ = ()
+
+    def __new__(cls, data, batch_sizes=None, sorted_indices=None, unsorted_indices=None):
+        _pynative_only("PackedSequence")
+        if unsorted_indices is None:
+            unsorted_indices = invert_permutation(sorted_indices)
+        if batch_sizes is not None and not isinstance(batch_sizes, Tensor):
+            batch_sizes = Tensor(np.asarray(batch_sizes, np.int64))
+        return super().__new__(cls, data, batch_sizes, sorted_indices, unsorted_indices)
+
+    def astype(self, dtype):
+        """What converted casts call (``packed.double()`` becomes ``packed.astype(ms.float64)``): torch's casts of a
+        PackedSequence change its data only."""
+        return type(self)(self.data.astype(dtype), self.batch_sizes, self.sorted_indices, self.unsorted_indices)
+
+    @property
+    def is_cuda(self):
+        return False
+
+    def is_pinned(self):
+        return False
+
+
+def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True):
+    """torch.nn.utils.rnn.pack_padded_sequence."""
+    _pynative_only("pack_padded_sequence")
+    lengths = np.asarray(_ints(lengths), np.int64)
+    if enforce_sorted:
+        if np.any(lengths[:-1] < lengths[1:]):
+            raise RuntimeError("`lengths` array must be sorted in decreasing order when `enforce_sorted` is True. "
+                               "You can pass `enforce_sorted=False` to pack_padded_sequence and/or pack_sequence "
+                               "to sidestep this requirement if you do not need ONNX exportability.")
+        sorted_indices = None
+    else:
+        order = np.argsort(-lengths, kind="stable")
+        lengths = lengths[order]
+        sorted_indices = Tensor(order.astype(np.int64))
+        input = ops.gather(input, sorted_indices, 0 if batch_first else 1)
+    if lengths.size == 0 or lengths.min() <= 0:
+        raise RuntimeError("Length of all samples has to be greater than 0, but found an element in 'lengths' that "
+                           "is <= 0")
+    if batch_first:
+        input = ops.swapaxes(input, 0, 1)
+    steps = int(lengths[0])
+    batch_sizes = np.array([int((lengths > t).sum()) for t in range(steps)], np.int64)
+    data = ops.cat([input[t][:int(batch_sizes[t])] for t in range(steps)], 0)
+    return PackedSequence(data, Tensor(batch_sizes), sorted_indices, invert_permutation(sorted_indices))
+
+
+def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_length=None):
+    """torch.nn.utils.rnn.pad_packed_sequence: (padded, lengths), both in the batch's original order."""
+    _pynative_only("pad_packed_sequence")
+    data, batch_sizes = sequence.data, _ints(sequence.batch_sizes)
+    steps = len(batch_sizes)
+    if total_length is not None:
+        if total_length < steps:
+            raise ValueError("Expected total_length to be at least the length of the longest sequence in input, "
+                             f"but got total_length={total_length} and max sequence length being {steps}")
+        steps = total_length
+    batch = batch_sizes[0]
+    rows, offset = [], 0
+    for t in range(steps):
+        size = batch_sizes[t] if t < len(batch_sizes) else 0
+        part = data[offset:offset + size] if size else data[:0]
+        offset += size
+        if size < batch:
+            pad = ops.full((batch - size,) + tuple(data.shape[1:]), padding_value, dtype=data.dtype)
+            part = ops.cat((part, pad), 0) if size else pad
+        rows.append(part)
+    padded = ops.stack(rows, 0)
+    lengths = np.array([sum(1 for s in batch_sizes if s > b) for b in range(batch)], np.int64)
+    if sequence.unsorted_indices is not None:
+        padded = ops.gather(padded, sequence.unsorted_indices, 1)
+        lengths = lengths[sequence.unsorted_indices.asnumpy()]
+    if batch_first:
+        padded = ops.swapaxes(padded, 0, 1)
+    return padded, Tensor(lengths)
+
+
+def pack_sequence(sequences, enforce_sorted=True):
+    """torch.nn.utils.rnn.pack_sequence: pad_sequence, then pack_padded_sequence with the sequences' lengths."""
+    lengths = [s.shape[0] for s in sequences]
+    return pack_padded_sequence(pad_sequence(sequences), lengths, enforce_sorted=enforce_sorted)
+
+
+def unpack_sequence(packed_sequences):
+    """torch.nn.utils.rnn.unpack_sequence: the list of sequences, in the original order."""
+    padded, lengths = pad_packed_sequence(packed_sequences, batch_first=True)
+    return unpad_sequence(padded, lengths, batch_first=True)
