@@ -69,3 +69,38 @@ def test_a_partial_handed_over_or_rebound_is_left():
     """)
     code = convert_source(source).code
     assert "g = partial(f, k=2)" in code and "h = partial(f, k=x)" in code
+
+
+def test_each_branch_binding_reaches_its_own_calls():
+    """performer's FastAttention binds ``create_kernel`` on two branches: one partial is only called (written out),
+    the other is passed to ``map`` (a value: kept)."""
+    source = textwrap.dedent("""\
+        from functools import partial
+
+
+        def k1(d, *, scale, is_query):
+            return d * scale + is_query
+
+
+        def k2(d, *, scale):
+            return d - scale
+
+
+        def attend(q, k, scale, generalized):
+            if generalized:
+                create = partial(k2, scale=scale)
+                q, k = map(create, (q, k))
+            else:
+                create = partial(k1, scale=scale)
+                q = create(q, is_query=True)
+                k = create(k, is_query=False)
+            return q, k
+    """)
+    code = convert_source(source).code
+    assert "create = partial(k2, scale=scale)" in code
+    assert "create = partial(k1" not in code
+    assert "q = k1(q, scale=scale, is_query=True)" in code and "k = k1(k, scale=scale, is_query=False)" in code
+    namespace: dict = {}
+    exec(compile(code, "<converted>", "exec"), namespace)
+    assert namespace["attend"](1.0, 2.0, 3.0, False) == (4.0, 6.0)
+    assert namespace["attend"](1.0, 2.0, 3.0, True) == (-2.0, -1.0)

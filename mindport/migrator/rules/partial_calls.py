@@ -19,9 +19,10 @@ class PartialCallTransform(Rule):
     different keywords into one call: ``create_kernel(q, is_query=True)`` and ``create_kernel(k, is_query=False)``
     both gave the second call's result, silently (performer's FAVOR+ attention: max rel 0.25 on random inputs; the
     whole model 2.6e-4). The written-out calls mean the same in Python: the partial's arguments come first, a keyword
-    given at the call replaces the partial's. Only partials of plain arguments (names, attributes, constants; no
-    ``*``/``**``) whose names the function binds at most once, the partial bound once and only ever called, never
-    with ``**``; anything else is left as written.
+    given at the call replaces the partial's. A binding reaches the statements after it in its block (one binding
+    per branch of an ``if`` each reach their own calls); it is written out when every use it reaches is a call
+    (never with ``**``) and its arguments are plain (names the function binds at most once, attributes, constants;
+    no ``*``/``**``). A partial also passed on as a value (``map(create, xs)``) is left as written.
     """
 
     EXAMPLES = (
@@ -59,7 +60,8 @@ class PartialCallTransform(Rule):
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        self._plans: list[dict[str, cst.Call]] = []  # per enclosing function: name -> its partial(...) call
+        # per enclosing function: id of each call to write out -> its partial(...) call; ids of the bindings to drop
+        self._plans: list[tuple[dict[int, cst.Call], set[int]]] = []
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._plans.append(self._plan(node))
@@ -68,13 +70,41 @@ class PartialCallTransform(Rule):
         self._plans.pop()
         return updated_node
 
-    def _plan(self, node: cst.FunctionDef) -> dict[str, cst.Call]:
+    def _plan(self, node: cst.FunctionDef) -> tuple[dict[int, cst.Call], set[int]]:
+        """Each ``name = partial(...)`` with the calls of ``name`` in the statements after it in the same block (a
+        later binding of the name in that block ends its reach: ``if ...: k = partial(f, ...) else: k = partial(g,
+        ...)`` each reach their own branch). A name used any other way is left."""
         bindings: collections.Counter = collections.Counter()
-        partials: dict[str, cst.Call] = {}
         uses: collections.Counter = collections.Counter()
-        calls: collections.Counter = collections.Counter()
+        reached: dict[int, cst.Call] = {}  # call node id -> the partial it reaches
+        assigns: dict[int, str] = {}  # binding Assign id -> name
+        partial_of: dict[int, cst.Call] = {}  # binding Assign id -> its partial call
         starred: set[str] = set()
+        region_uses: dict[int, int] = {}  # binding Assign id -> uses of its name in the statements it reaches
         is_partial = self._is_partial
+
+        def partial_binding(stmt) -> tuple[str, cst.Assign] | None:
+            if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 \
+                    and isinstance(stmt.body[0], cst.Assign) and len(stmt.body[0].targets) == 1 \
+                    and isinstance(stmt.body[0].targets[0].target, cst.Name) \
+                    and isinstance(stmt.body[0].value, cst.Call) and is_partial(stmt.body[0].value):
+                return stmt.body[0].targets[0].target.value, stmt.body[0]
+            return None
+
+        class Calls(cst.CSTVisitor):
+            def __init__(self, name, partial):
+                super().__init__()
+                self.name, self.partial = name, partial
+
+            def visit_FunctionDef(self, inner):
+                return False
+
+            def visit_Lambda(self, inner):
+                return False
+
+            def visit_Call(self, call):
+                if isinstance(call.func, cst.Name) and call.func.value == self.name:
+                    reached.setdefault(id(call), self.partial)
 
         class Visitor(cst.CSTVisitor):
             def visit_FunctionDef(self, inner):
@@ -83,14 +113,26 @@ class PartialCallTransform(Rule):
             def visit_Lambda(self, inner):
                 return False
 
+            def visit_IndentedBlock(self, block):
+                body = list(block.body)
+                for i, stmt in enumerate(body):
+                    found = partial_binding(stmt)
+                    if found is None:
+                        continue
+                    name, assign = found
+                    assigns[id(assign)] = name
+                    partial_of[id(assign)] = assign.value
+                    counter = _NameCount(name)
+                    for later in body[i + 1:]:
+                        if (partial_binding(later) or (None,))[0] == name:
+                            break
+                        later.visit(Calls(name, assign.value))
+                        later.visit(counter)
+                    region_uses[id(assign)] = counter.count
+
             def visit_AssignTarget(self, target):
                 for name in _names(target.target):
                     bindings[name] += 1
-
-            def visit_Assign(self, assign):
-                if len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name) \
-                        and isinstance(assign.value, cst.Call) and is_partial(assign.value):
-                    partials[assign.targets[0].target.value] = assign.value
 
             def visit_AugAssign(self, assign):
                 for name in _names(assign.target):
@@ -101,10 +143,8 @@ class PartialCallTransform(Rule):
                     bindings[name] += 2
 
             def visit_Call(self, call):
-                if isinstance(call.func, cst.Name):
-                    calls[call.func.value] += 1
-                    if any(a.star == "**" for a in call.args):
-                        starred.add(call.func.value)
+                if isinstance(call.func, cst.Name) and any(a.star == "**" for a in call.args):
+                    starred.add(call.func.value)
 
             def visit_Name(self, name):
                 uses[name.value] += 1
@@ -114,25 +154,32 @@ class PartialCallTransform(Rule):
         for p in (*params.posonly_params, *params.params, *params.kwonly_params, params.star_arg, params.star_kwarg):
             if isinstance(p, cst.Param):
                 bindings[p.name.value] += 1  # a parameter is bound by the call
-        plan = {}
-        for name, call in partials.items():
-            args = call.args[1:]
-            reads = [n for a in args for n in _names_read(a.value)]
-            if (bindings[name] == 1 and uses[name] == calls[name] + 1 and name not in starred and calls[name]
-                    and all(isinstance(a.value, _SIMPLE) and not a.star for a in call.args)
-                    and all(bindings[n] <= 1 for n in reads)):
-                plan[name] = call
-        return plan
+        binding_of = {id(partial_of[a]): a for a in assigns}
+        calls_of = collections.Counter(binding_of[id(partial)] for partial in reached.values())
+        ok = set()
+        for name in set(assigns.values()):
+            mine = [a for a, n in assigns.items() if n == name]
+            if bindings[name] != len(mine) or name in starred \
+                    or uses[name] != len(mine) + sum(region_uses[a] for a in mine):
+                continue  # bound otherwise, or read where no partial binding reaches
+            for a in mine:  # each binding on its own: all its uses are calls
+                call = partial_of[a]
+                reads = [r for arg in call.args[1:] for r in _names_read(arg.value)]
+                if (calls_of[a] and region_uses[a] == calls_of[a]
+                        and all(isinstance(arg.value, _SIMPLE) and not arg.star for arg in call.args)
+                        and all(bindings[r] <= 1 for r in reads)):
+                    ok.add(a)
+        plan = {call_id: partial for call_id, partial in reached.items() if binding_of[id(partial)] in ok}
+        return plan, ok
 
     def _is_partial(self, call: cst.Call) -> bool:
         return bool(call.args) and self.scope.resolve(call.func) == "functools.partial"
 
     def leave_Call(self, original_node, updated_node):
-        plan = self._plans[-1] if self._plans else {}
-        func = original_node.func
-        if not isinstance(func, cst.Name) or func.value not in plan:
+        plan = self._plans[-1][0] if self._plans else {}
+        partial = plan.get(id(original_node))
+        if partial is None:
             return updated_node
-        partial = plan[func.value]
         given = {a.keyword.value for a in updated_node.args if a.keyword is not None}
         positional = [a for a in partial.args[1:] if a.keyword is None]
         keywords = [a for a in partial.args[1:] if a.keyword is not None and a.keyword.value not in given]
@@ -144,12 +191,19 @@ class PartialCallTransform(Rule):
         return updated_node.with_changes(func=partial.args[0].value, args=args)
 
     def leave_SimpleStatementLine(self, original_node, updated_node):
-        plan = self._plans[-1] if self._plans else {}
-        if len(original_node.body) == 1 and isinstance(original_node.body[0], cst.Assign):
-            target = original_node.body[0].targets[0].target
-            if isinstance(target, cst.Name) and plan.get(target.value) is original_node.body[0].value:
-                return cst.RemoveFromParent()
+        drop = self._plans[-1][1] if self._plans else set()
+        if len(original_node.body) == 1 and id(original_node.body[0]) in drop:
+            return cst.RemoveFromParent()
         return updated_node
+
+
+class _NameCount(cst.CSTVisitor):
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self.name, self.count = name, 0
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.count += node.value == self.name
 
 
 def _names(target: cst.BaseExpression) -> list[str]:
