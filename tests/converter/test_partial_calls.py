@@ -104,3 +104,22 @@ def test_each_branch_binding_reaches_its_own_calls():
     exec(compile(code, "<converted>", "exec"), namespace)
     assert namespace["attend"](1.0, 2.0, 3.0, False) == (4.0, 6.0)
     assert namespace["attend"](1.0, 2.0, 3.0, True) == (-2.0, -1.0)
+
+
+def test_a_partial_of_a_torch_api_is_left_to_the_runtime_adapter():
+    """``zero = functools.partial(nn.init.zeros_)`` then ``zero(p)``: written out, the call would copy the torch name
+    into MindSpore code (a half-converted line); the partial of a torch API keeps its adapter."""
+    source = textwrap.dedent("""\
+        import functools
+        from torch import nn
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 3)
+                zero = functools.partial(nn.init.zeros_)
+                zero(self.fc.bias)
+    """)
+    code = convert_source(source).code
+    assert "nn.init" not in code.replace("mp_adapt", "")

@@ -22,7 +22,8 @@ class PartialCallTransform(Rule):
     given at the call replaces the partial's. A binding reaches the statements after it in its block (one binding
     per branch of an ``if`` each reach their own calls); it is written out when every use it reaches is a call
     (never with ``**``) and its arguments are plain (names the function binds at most once, attributes, constants;
-    no ``*``/``**``). A partial also passed on as a value (``map(create, xs)``) is left as written.
+    no ``*``/``**``, no torch name: ``partial(nn.init.zeros_)`` and ``partial(nn.LayerNorm, eps=1e-6)`` go through
+    the runtime adapter as values). A partial also passed on as a value (``map(create, xs)``) is left as written.
     """
 
     EXAMPLES = (
@@ -167,6 +168,7 @@ class PartialCallTransform(Rule):
                 reads = [r for arg in call.args[1:] for r in _names_read(arg.value)]
                 if (calls_of[a] and region_uses[a] == calls_of[a]
                         and all(isinstance(arg.value, _SIMPLE) and not arg.star for arg in call.args)
+                        and not any(self.scope.resolve_torch(arg.value) for arg in call.args)
                         and all(bindings[r] <= 1 for r in reads)):
                     ok.add(a)
         plan = {call_id: partial for call_id, partial in reached.items() if binding_of[id(partial)] in ok}
