@@ -84,6 +84,10 @@ class FileContext:
         self.imports_needed.add(module)
         return self.aliases.get(module, IMPORT_STYLE[module][1])
 
+    def imports(self, package: str) -> bool:
+        """Does the file import ``package`` (``numpy``, ``mindspore``) at module level, under any name?"""
+        return any((qual or "").split(".", 1)[0] == package for qual in self.module_scope.names.values())
+
     def ops_name(self) -> str:
         """The name ``alias_for("mindspore.ops")`` would give, without scheduling the import."""
         return self.aliases.get("mindspore.ops", IMPORT_STYLE["mindspore.ops"][1])

@@ -40,9 +40,12 @@ def decorator_func(node: cst.Decorator) -> cst.BaseExpression:
 
 
 def target_names(target) -> list[str]:
-    """The names an assignment target binds: ``a`` and ``(a, [b, c])``; attributes and subscripts bind none."""
+    """The names an assignment target binds: ``a``, ``(a, [b, c])`` and ``*rest``; attributes and subscripts bind
+    none."""
     if isinstance(target, cst.Name):
         return [target.value]
     if isinstance(target, (cst.Tuple, cst.List)):
         return [n for e in target.elements for n in target_names(e.value)]
+    if isinstance(target, cst.StarredElement):
+        return target_names(target.value)
     return []

@@ -58,3 +58,11 @@ class Rule:
 
     def hooks(self, prefix: str) -> dict[str, object]:
         return {name[len(prefix):]: getattr(self, name) for name in dir(type(self)) if name.startswith(prefix)}
+
+
+def forward_methods(node: cst.ClassDef, module_classes: set[str]) -> set[int]:
+    """Ids of the methods of a model class but ``__init__``: the code a static graph compiles (``forward`` and the
+    helpers it calls)."""
+    if node.name.value not in module_classes or not isinstance(node.body, cst.IndentedBlock):
+        return set()
+    return {id(s) for s in node.body.body if isinstance(s, cst.FunctionDef) and s.name.value != "__init__"}

@@ -7,6 +7,7 @@ import collections
 import libcst as cst
 
 from mindport.migrator.rules.base import Example, Rule
+from mindport.migrator.syntax import target_names
 from mindport.migrator.walk import parse_statement
 
 _ALL = frozenset({"*"})  # "binds every name": a branch that ends in return/raise/break/continue never falls through
@@ -223,13 +224,7 @@ def _branches(node: cst.CSTNode):
 
 
 def _target_names(target: cst.BaseExpression) -> set[str]:
-    if isinstance(target, cst.Name):
-        return {target.value}
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return set().union(*(_target_names(e.value) for e in target.elements))
-    if isinstance(target, cst.StarredElement):
-        return _target_names(target.value)
-    return set()
+    return set(target_names(target))
 
 
 def _own_bindings(node: cst.CSTNode) -> set[str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from mindport.migrator.rules.base import Example, Rule
+from mindport.migrator.rules.base import Example, Rule, forward_methods
 
 
 class DictUpdateTransform(Rule):
@@ -66,9 +66,7 @@ class DictUpdateTransform(Rule):
         self._dicts: list[frozenset[str] | None] = []
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        if node.name.value in self._module_classes and isinstance(node.body, cst.IndentedBlock):
-            self._methods |= {id(s) for s in node.body.body
-                              if isinstance(s, cst.FunctionDef) and s.name.value != "__init__"}
+        self._methods |= forward_methods(node, self._module_classes)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._dicts.append(_own_dicts(node) if id(node) in self._methods else None)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from mindport.migrator.rules.base import Example, Rule
+from mindport.migrator.rules.base import Example, Rule, forward_methods
 from mindport.migrator.walk import parse_expression, parse_statement
 
 _TEMP = "_mp_popped"
@@ -83,9 +83,7 @@ class ListPopTransform(Rule):
         self._lists: list[frozenset[str] | None] = []  # per enclosing function: the lists it builds (None: not a method)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        if node.name.value in self._module_classes and isinstance(node.body, cst.IndentedBlock):
-            self._methods |= {id(s) for s in node.body.body
-                              if isinstance(s, cst.FunctionDef) and s.name.value != "__init__"}
+        self._methods |= forward_methods(node, self._module_classes)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._lists.append(_own_lists(node) if id(node) in self._methods else None)
@@ -141,31 +139,32 @@ def _own_lists(node: cst.FunctionDef) -> frozenset[str]:
 
 
 def _pops(stmt: cst.CSTNode, lists: frozenset[str]) -> list:
-    """The ``xs.pop()`` / ``pop(-1)`` / ``pop(0)`` calls on the statement's own level (not in a lambda, comprehension
-    or conditional expression), as (call, list name, from the front)."""
+    """The ``xs.pop()`` / ``pop(-1)`` / ``pop(0)`` calls on the statement's own level, as (call, list name, from the
+    front); none when a pop sits in a lambda, comprehension or conditional expression (the line is left)."""
     found: list = []
+    nested: list = []
 
     class Visitor(cst.CSTVisitor):
-        def visit_Call(self, call: cst.Call) -> None:
-            func = call.func
-            if isinstance(func, cst.Attribute) and func.attr.value == "pop" and isinstance(func.value, cst.Name) \
-                    and func.value.value in lists:
-                index = _index(call.args)
-                if index is not None:
-                    found.append((call, func.value.value, index == 0))
-
-    class Guard(cst.CSTVisitor):
         def on_visit(self, node: cst.CSTNode) -> bool:
             if isinstance(node, _NESTED):
-                if _has_pop(node, lists):
-                    found.append(None)  # a pop under a condition or in a comprehension: leave the line
+                nested.append(node)
                 return False
-            if isinstance(node, cst.Call):
-                Visitor().visit_Call(node)
+            name = _pop_of(node, lists)
+            index = _index(node.args) if name else None
+            if index is not None:
+                found.append((node, name, index == 0))
             return True
 
-    stmt.visit(Guard())
-    return [] if None in found else found
+    stmt.visit(Visitor())
+    return [] if any(_has_pop(node, lists) for node in nested) else found
+
+
+def _pop_of(node: cst.CSTNode, lists: frozenset[str]) -> str | None:
+    """The list name of ``xs.pop(...)`` on one of ``lists``."""
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "pop" \
+            and isinstance(node.func.value, cst.Name) and node.func.value.value in lists:
+        return node.func.value.value
+    return None
 
 
 def _has_pop(node: cst.CSTNode, lists: frozenset[str]) -> bool:
@@ -173,9 +172,7 @@ def _has_pop(node: cst.CSTNode, lists: frozenset[str]) -> bool:
 
     class Visitor(cst.CSTVisitor):
         def visit_Call(self, call: cst.Call) -> None:
-            func = call.func
-            if isinstance(func, cst.Attribute) and func.attr.value == "pop" and isinstance(func.value, cst.Name) \
-                    and func.value.value in lists:
+            if _pop_of(call, lists):
                 hits.append(call)
 
     node.visit(Visitor())

@@ -7,6 +7,7 @@ import collections
 import libcst as cst
 
 from mindport.migrator.rules.base import Example, Rule
+from mindport.migrator.syntax import target_names
 
 _SIMPLE = (cst.Name, cst.Attribute, cst.Integer, cst.Float, cst.SimpleString)
 
@@ -132,15 +133,15 @@ class PartialCallTransform(Rule):
                     region_uses[id(assign)] = counter.count
 
             def visit_AssignTarget(self, target):
-                for name in _names(target.target):
+                for name in target_names(target.target):
                     bindings[name] += 1
 
             def visit_AugAssign(self, assign):
-                for name in _names(assign.target):
+                for name in target_names(assign.target):
                     bindings[name] += 2
 
             def visit_For(self, loop):
-                for name in _names(loop.target):
+                for name in target_names(loop.target):
                     bindings[name] += 2
 
             def visit_Call(self, call):
@@ -206,16 +207,6 @@ class _NameCount(cst.CSTVisitor):
 
     def visit_Name(self, node: cst.Name) -> None:
         self.count += node.value == self.name
-
-
-def _names(target: cst.BaseExpression) -> list[str]:
-    if isinstance(target, cst.Name):
-        return [target.value]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [n for e in target.elements for n in _names(e.value)]
-    if isinstance(target, cst.StarredElement):
-        return _names(target.value)
-    return []
 
 
 def _names_read(expr: cst.BaseExpression) -> list[str]:

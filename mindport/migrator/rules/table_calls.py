@@ -331,7 +331,7 @@ class TableCallTransform(Rule):
         imports numpy: ``a.sum(axis=0)`` there is numpy's spelling, left as it is."""
         if not isinstance(func.value, cst.Name) or self.scope.kind_of(func.value.value) not in ("param", "other"):
             return False
-        return any((qual or "").split(".", 1)[0] == "numpy" for qual in self.ctx.module_scope.names.values())
+        return self.ctx.imports("numpy")
 
     def _resolve_ms_names(self, mapped: dict[str, Arg]) -> None:
         resolve_ms_names(self.ctx, mapped)

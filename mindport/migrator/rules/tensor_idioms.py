@@ -74,11 +74,6 @@ class TensorIdiomTransform(Rule):
     # meaning, through its mapping entry
     OPERATORS = {cst.RightShift: "torch.bitwise_right_shift", cst.LeftShift: "torch.bitwise_left_shift"}
 
-    def _imports(self, package: str) -> bool:
-        """Does the file import ``package``? (a MindSpore call's result is "foreign" to the scopes as numpy's is: the
-        numpy-on-the-left rewrite is for torch source only, so converted code converts to itself)"""
-        return any((qual or "").split(".", 1)[0] == package for qual in self.ctx.module_scope.names.values())
-
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._functions.append(node.name.value)
 
@@ -93,7 +88,9 @@ class TensorIdiomTransform(Rule):
 
     def leave_BinaryOperation(self, original_node, updated_node):
         function = self.NUMPY_LEFT.get(type(original_node.operator))
-        if function and self._imports("numpy") and not self._imports("mindspore") \
+        # torch source only: a MindSpore call's result is "foreign" to the scopes as numpy's is, so converted code
+        # must convert to itself
+        if function and self.ctx.imports("numpy") and not self.ctx.imports("mindspore") \
                 and value_kind(original_node.left, self.scope) == "foreign" \
                 and _evident_tensor(original_node.right, self.scope):
             self.ctx.converted_sites += 1
