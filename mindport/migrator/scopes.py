@@ -387,8 +387,8 @@ def value_kind(value: cst.BaseExpression, scope: Scope) -> str:
 def operand_kind(expr: cst.BaseExpression, scope: Scope) -> str:
     """An operand's kind, a function parameter kept as "param" (taken for a tensor only when nothing says else)."""
     if isinstance(expr, cst.Name) and expr.value not in ("self", "cls"):
-        kind = getattr(scope, "use_kinds", {}).get(id(expr)) or scope.kind_of(expr.value)
-        return kind
+        # read where it stands (in source order), else what the scope says of the name
+        return getattr(scope, "use_kinds", {}).get(id(expr)) or scope.kind_of(expr.value)
     if isinstance(expr, cst.BinaryOperation):
         return value_kind(expr, scope)
     return receiver_kind(expr, scope)
@@ -398,7 +398,7 @@ def receiver_kind(expr: cst.BaseExpression, scope: Scope) -> str:
     if isinstance(expr, cst.Name) and expr.value in ("self", "cls"):
         return "object"  # self.norm(x) calls a sub-layer or a method, never a tensor method
     if isinstance(expr, cst.Name):
-        kind = getattr(scope, "use_kinds", {}).get(id(expr)) or scope.kind_of(expr.value)
+        kind = operand_kind(expr, scope)
         return "tensor" if kind == "param" else kind
     if isinstance(expr, cst.Subscript):
         return receiver_kind(expr.value, scope)
