@@ -118,6 +118,10 @@ class ScopeBuilder(cst.CSTVisitor):
         self._classes: list[CstScope] = []  # the class bodies being visited (their scopes)
         self._lambda_kinds: dict[int, dict[str, str]] = {}  # Lambda node mapped over literal tuples -> its params' kinds
         self._pending_kinds: dict[int, str] = {}  # Assign node -> its value's kind, noted when the value is read
+        # `try: from torch.nn.functional import sdpa` / `except ImportError: sdpa = None`: the handler's fallback does
+        # not rebind the imported name (the import succeeds under torch, and the converted code reads the import)
+        self._fallback_names: dict[int, frozenset[str]] = {}  # ExceptHandler node -> the names its try imports
+        self._fallbacks: list[frozenset[str]] = []
 
     @property
     def current(self) -> Scope:
@@ -231,6 +235,17 @@ class ScopeBuilder(cst.CSTVisitor):
         bind_import(self.current, node)
         return False
 
+    def visit_Try(self, node: cst.Try) -> None:
+        imported = frozenset(_imported_names(node.body))
+        for handler in node.handlers:
+            self._fallback_names[id(handler)] = imported
+
+    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        self._fallbacks.append(self._fallback_names.pop(id(node), frozenset()))
+
+    def leave_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        self._fallbacks.pop()
+
     def leave_Assign(self, node: cst.Assign) -> None:
         # the name's kind from here on (its value was read with the kinds before this line)
         kind = self._pending_kinds.pop(id(node))
@@ -311,6 +326,8 @@ class ScopeBuilder(cst.CSTVisitor):
         return kinds.pop() if len(kinds) == 1 else None
 
     def _bind_target(self, target: cst.BaseExpression, alias: str | None) -> None:
+        if isinstance(target, cst.Name) and any(target.value in names for names in self._fallbacks):
+            return  # an import's fallback in an except handler: the name keeps the import
         if isinstance(target, cst.Name):
             self.current.names[target.value] = alias
             self.current.line_kinds.pop(target.value, None)  # bound other than by `name = value`: read `kinds`
@@ -323,6 +340,22 @@ class ScopeBuilder(cst.CSTVisitor):
                 self._bind_target(element.value, None)
         elif isinstance(target, cst.StarredElement):
             self._bind_target(target.value, None)
+
+
+def _imported_names(block: cst.BaseSuite) -> set[str]:
+    """The names the import statements directly in a block bind (``from a import b as c`` -> c, ``import a.b`` -> a)."""
+    names: set[str] = set()
+    lines = block.body if isinstance(block, cst.IndentedBlock) else (block,)
+    for line in lines:
+        for small in getattr(line, "body", ()) if isinstance(line, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) \
+                else ():
+            if isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(small.names, cst.ImportStar):
+                for alias in small.names:
+                    if alias.asname is not None:
+                        names.add(alias.asname.name.value)
+                    else:
+                        names.add(_module_name(alias.name).split(".")[0])
+    return names
 
 
 _LITERALS = (cst.List, cst.Dict, cst.Set, cst.Tuple, cst.SimpleString, cst.FormattedString, cst.ConcatenatedString,

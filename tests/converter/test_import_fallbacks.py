@@ -1,0 +1,62 @@
+"""``try: from torch.nn.functional import scaled_dot_product_attention`` / ``except ImportError: ... = None``: the
+handler's fallback assignment must not hide the import. Before, the import was removed with the other torch imports but
+the call by bare name was left as it was (the name had two bindings), so the port failed with a NameError (whisper's
+attention). The import's binding wins; the port matches torch."""
+from __future__ import annotations
+
+import textwrap
+
+import numpy as np
+
+from mindport import convert_source
+from port_check import assert_port_matches_in_mode
+
+SOURCE = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+
+    try:
+        from torch.nn.functional import scaled_dot_product_attention as sdpa
+        from torch.nn.functional import gelu
+        HAVE_SDPA = True
+    except (ImportError, RuntimeError):
+        sdpa = None
+        gelu = lambda t: t
+        HAVE_SDPA = False
+
+
+    class Attention(nn.Module):
+        def __init__(self, dim=8):
+            super().__init__()
+            self.qkv = nn.Linear(dim, 3 * dim)
+
+        def forward(self, x):
+            q, k, v = self.qkv(x).chunk(3, dim=-1)
+            if HAVE_SDPA:
+                return gelu(sdpa(q, k, v, is_causal=True))
+            return x
+""")
+
+
+def test_an_import_with_a_fallback_is_converted_and_matches(tmp_path):
+    code = convert_source(SOURCE).code
+    assert "sdpa(q" not in code and "import torch" not in code, code
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 5, 8)).astype(np.float32)
+    assert_port_matches_in_mode(SOURCE, code, "Attention", [x], tmp_path, "fallback", "pynative", atol=1e-5)
+
+
+def test_a_name_bound_only_in_a_handler_is_left_alone():
+    source = textwrap.dedent("""\
+        import torch
+
+        try:
+            import numpy as np
+        except ImportError:
+            relu = None
+
+
+        def f(x):
+            return relu(x)
+    """)
+    assert "return relu(x)" in convert_source(source).code
