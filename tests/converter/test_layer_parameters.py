@@ -204,3 +204,111 @@ def test_a_layer_held_by_a_class_of_the_same_file(tmp_path):
     with torch.no_grad():
         want = torch_net(torch.from_numpy(x)).numpy()
     np.testing.assert_allclose(ms_net(ms.Tensor(x, ms.int32)).asnumpy(), want, rtol=1e-5, atol=1e-5)
+
+
+BRANCHES = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+
+
+    class Pool(nn.Module):
+        def __init__(self, dim, out):
+            super().__init__()
+            self.proj = nn.Linear(dim, out)
+
+        def forward(self, x):
+            return self.proj(x.mean(dim=1))
+
+
+    class Flat(nn.Module):
+        def __init__(self, dim, out):
+            super().__init__()
+            self.head = nn.Linear(dim, out)
+
+        def forward(self, x):
+            return self.head(x[:, 0])
+
+
+    class Embed(nn.Module):
+        def __init__(self, vocab, dim):
+            super().__init__()
+            self.table = nn.Embedding(vocab, dim)
+
+        def forward(self, idx):
+            return self.table(idx)
+
+
+    class Fixed(nn.Module):
+        def __init__(self, value):
+            super().__init__()
+            self.value = value
+
+        def forward(self, idx):
+            return self.value
+
+
+    class LM(nn.Module):
+        def __init__(self, vocab=11, dim=6, pooled=True, embed=None, absolute=True):
+            super().__init__()
+            if embed is None:
+                embed = Embed(vocab, dim)
+            self.embed = embed
+            if pooled:
+                self.reduce = Pool(dim, dim)
+            else:
+                self.reduce = Flat(dim, dim)
+            self.pos = Embed(8, dim) if absolute else None
+            if absolute:
+                self.pos = Embed(8, dim)
+            else:
+                self.pos = Fixed(0.0)
+            self.to_logits = lambda t: t @ self.embed.table.weight.t()
+            nn.init.normal_(self.pos.table.weight, std=0.02)
+            std = self.reduce.proj.in_features ** -0.5
+            nn.init.normal_(self.reduce.proj.weight, std=std)
+
+        def forward(self, idx):
+            h = self.embed(idx) + self.pos(torch.arange(idx.shape[1]))
+            return self.to_logits(self.reduce(torch.tanh(h)))
+""")
+
+
+def test_attributes_bound_on_branches_and_through_a_local_name(tmp_path):
+    """``self.reduce`` is a Pool on one branch and a Flat on the other (only Pool has ``proj``: CLIP's
+    ``self.visual.attnpool.c_proj.in_features``); ``self.pos`` an Embed or a Fixed; ``self.embed`` a local name bound to
+    an Embed when no module is passed (x-transformers' TokenEmbedding). Each read takes the candidates that can hold
+    it, and the port matches torch."""
+    import mindspore as ms
+    import torch
+
+    result = convert_source(BRANCHES)
+    code = result.code
+    assert "self.embed.table.embedding_table.t()" in code
+    assert "self.pos.table.embedding_table" in code and "self.reduce.proj.in_channels" in code
+    torch_net = load_module(BRANCHES, tmp_path / "t_br.py", "t_br").LM().eval()
+    ms_net = load_module(code, tmp_path / "m_br.py", "m_br").LM()
+    ms_net.set_train(False)
+    transfer_weights(torch_net.state_dict(), ms_net)
+    x = np.random.default_rng(0).integers(0, 11, (2, 5))
+    with torch.no_grad():
+        want = torch_net(torch.from_numpy(x)).numpy()
+    np.testing.assert_allclose(ms_net(ms.Tensor(x, ms.int32)).asnumpy(), want, rtol=1e-5, atol=1e-5)
+
+
+def test_candidates_that_disagree_are_left_alone():
+    """An attribute that is an Embedding on one branch and a Linear on the other: ``.weight`` means different
+    parameters, so the read is not renamed."""
+    source = textwrap.dedent("""\
+        import torch.nn as nn
+
+
+        class Net(nn.Module):
+            def __init__(self, tokens):
+                super().__init__()
+                if tokens:
+                    self.inp = nn.Embedding(10, 4)
+                else:
+                    self.inp = nn.Linear(4, 4)
+                nn.init.zeros_(self.inp.weight)
+    """)
+    assert "self.inp.weight" in convert_source(source).code

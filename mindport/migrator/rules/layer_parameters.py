@@ -17,8 +17,12 @@ class LayerParameterNameTransform(Rule):
     head)`` then ``net[-1].weight = net[0].weight``: the index counts from the start before a ``*`` argument and from
     the end after it), and a key of a ``ModuleDict`` built from a literal dict (``self.transformer.wte.weight`` for
     ``ModuleDict(dict(wte=nn.Embedding(...)))``), and a layer held by an instance of a class of the same file
-    (``self.token_emb.emb.weight`` where ``self.token_emb = TokenEmbedding(...)`` holds ``self.emb = nn.Embedding``).
-    A name bound to anything else in the same function is left alone."""
+    (``self.token_emb.emb.weight`` where ``self.token_emb = TokenEmbedding(...)`` holds ``self.emb = nn.Embedding``,
+    also through a local name: ``token_emb = TokenEmbedding(...)`` then ``self.token_emb = token_emb``).
+    An attribute bound on several branches (``self.visual = ModifiedResNet(...)`` or ``VisionTransformer(...)``) is
+    read through the bindings that can hold what follows (only one has ``attnpool``); when those disagree (an
+    Embedding's ``weight`` and a Linear's) the read is left alone. A local name bound to anything else in the same
+    function is left alone."""
 
     EXAMPLES = (
         Example(
@@ -73,31 +77,33 @@ class LayerParameterNameTransform(Rule):
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        self._classes: list[dict] = []
-        self._functions: list[dict] = []
+        self._classes: list[dict] = []  # per enclosing class: self.X -> its candidate bindings
+        self._functions: list[dict] = []  # per enclosing function (and the module): name -> its one binding
         self._file_classes: set[str] = set()  # the file's top-level classes
-        self._class_layers: dict[str, dict] = {}  # class -> its self.X layer bindings (self.emb.emb.weight)
+        self._class_layers: dict[str, dict] = {}  # class -> its self.X bindings (self.token_emb.emb.weight)
 
     def visit_Module(self, node: cst.Module) -> None:
         self._file_classes = {stmt.name.value for stmt in node.body if isinstance(stmt, cst.ClassDef)}
-        self._class_layers = {stmt.name.value: self._layer_bindings(_assignments(stmt.body), local=False)
+        self._class_layers = {stmt.name.value: self._attribute_bindings(stmt)
                               for stmt in node.body if isinstance(stmt, cst.ClassDef)}
-        self._functions.append(self._layer_bindings(_assignments(node), local=True))
+        self._functions.append(self._local_bindings(_assignments(node)))
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self._classes.append(self._layer_bindings(_assignments(node.body), local=False))
+        self._classes.append(self._attribute_bindings(node))
 
     def leave_ClassDef(self, original_node, updated_node):
         self._classes.pop()
         return updated_node
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._functions.append(self._layer_bindings(_assignments(node.body), local=True))
+        self._functions.append(self._local_bindings(_assignments(node.body)))
 
     def leave_FunctionDef(self, original_node, updated_node):
         self._functions.pop()
         return updated_node
 
+    # what a value is: a torch layer ({torch leaf: MindSpore leaf}), a Sequential or ModuleDict built in place
+    # ({index or key: renames}), or an instance of a class of this file (("class", name))
     def _renames(self, value: cst.BaseExpression) -> dict[str, str] | None:
         """{torch leaf: MindSpore leaf} of a torch layer constructor call whose weight rule renames a parameter."""
         if not isinstance(value, cst.Call):
@@ -107,7 +113,7 @@ class LayerParameterNameTransform(Rule):
         if entry is not None and entry.kind == "layer":
             renames = {k: v for k, v in entry.weights.items() if v and v != k and "." not in v}
             attributes = entry.attributes if self.ctx.options.target == "nn" else {}  # mint keeps torch's names
-            return {**attributes, **renames} or None
+            return {**attributes, **renames} or {}  # a layer that renames nothing still counts (``.weight`` is kept)
         return None
 
     def _sequential(self, value: cst.BaseExpression) -> dict[int, dict[str, str]] | None:
@@ -123,15 +129,15 @@ class LayerParameterNameTransform(Rule):
         indices: dict[int, dict[str, str]] = {}
         for i, arg in enumerate(args):
             renames = None if arg.star else self._renames(arg.value)
-            if renames is None:
+            if not renames:
                 continue
             if i < first:
                 indices[i] = renames
             if i > last:
                 indices[i - len(args)] = renames
-        return indices or None
+        return {"items": indices} if indices else None
 
-    def _module_dict(self, value: cst.BaseExpression) -> dict[str, dict[str, str]] | None:
+    def _module_dict(self, value: cst.BaseExpression) -> dict | None:
         """A ``ModuleDict(dict(k=layer, ...))`` / ``ModuleDict({'k': layer})`` call -> {key: renames}."""
         if not (isinstance(value, cst.Call) and self.scope.resolve_torch(value.func) == "torch.nn.ModuleDict"
                 and len(value.args) == 1 and value.args[0].keyword is None and not value.args[0].star):
@@ -144,89 +150,96 @@ class LayerParameterNameTransform(Rule):
             pairs = [(e.key.evaluated_value, e.value) for e in items.elements
                      if isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString)]
         keys = {key: renames for key, layer in pairs if (renames := self._renames(layer))}
-        return keys or None
+        return {"items": keys} if keys else None
 
-    def _file_class(self, value: cst.BaseExpression) -> tuple[str, str] | None:
-        """``TokenEmbedding(...)``, a class of this file: ("class", its name), read through its own bindings."""
+    def _value(self, value: cst.BaseExpression):
         if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in self._file_classes:
             return ("class", value.func.value)
-        return None
+        container = self._sequential(value) or self._module_dict(value)
+        return container if container is not None else self._renames(value)
 
-    def _chain_renames(self, chain: list[str]) -> dict[str, str] | None:
-        """``self.visual.attnpool.c_proj``: each step an attribute of an instance of a class of this file (or a
-        ModuleDict's key), the last one a layer."""
-        bound = self._classes[-1].get(chain[0]) if self._classes else None
-        for name in chain[1:]:
-            if isinstance(bound, tuple):
-                bound = self._class_layers.get(bound[1], {}).get(name)
-            elif isinstance(bound, dict) and all(isinstance(v, dict) for v in bound.values()):
-                bound = bound.get(name)
-            else:
-                return None
-        return bound if isinstance(bound, dict) and bound and all(isinstance(v, str) for v in bound.values()) \
-            else None
-
-    def _layer_bindings(self, assigns, local: bool) -> dict:
-        """``X = <torch layer>(...)`` (``self.X`` in a class, a plain name in a function) -> {X: renames}, and
-        ``X = Sequential(...)`` -> {X: {index: renames}}. A name bound otherwise anywhere in the block is dropped."""
+    def _local_bindings(self, assigns) -> dict:
+        """``X = <value>`` for plain names -> {X: value}. A name bound otherwise anywhere in the block is dropped."""
         found: dict[str, object] = {}
         for assign in assigns:
             for target in assign.targets:
-                target = target.target
-                if local:
-                    if not isinstance(target, cst.Name):
-                        continue
-                    name = target.value
-                elif (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
-                        and target.value.value == "self"):
-                    name = target.attr.value
-                else:
+                if not isinstance(target.target, cst.Name):
                     continue
-                value = (self._renames(assign.value) or self._sequential(assign.value)
-                         or self._module_dict(assign.value) or self._file_class(assign.value)) \
-                    if len(assign.targets) == 1 else None
-                if name in found and found[name] != value:
-                    value = None
-                found[name] = value
+                name = target.target.value
+                value = self._value(assign.value) if len(assign.targets) == 1 else None
+                found[name] = value if found.get(name, value) == value else None
         return {k: v for k, v in found.items() if v is not None}
 
-    def _owner_renames(self, owner: cst.BaseExpression) -> dict[str, str] | None:
-        chain = _self_chain(owner)
-        if chain is not None and len(chain) > 2:
-            return self._chain_renames(chain)
-        index = None
-        if isinstance(owner, cst.Subscript) and len(owner.slice) == 1 \
-                and isinstance(owner.slice[0].slice, cst.Index):
-            key = owner.slice[0].slice.value
+    def _attribute_bindings(self, node: cst.ClassDef) -> dict:
+        """``self.X = <value>`` in a class's methods -> {X: [candidate values]}: each branch's binding
+        (``self.visual = ModifiedResNet(...)`` or ``VisionTransformer(...)``), a method's local name read through
+        (``token_emb = TokenEmbedding(...)`` then ``self.token_emb = token_emb``). Bindings to values of unknown kind
+        are not candidates; which candidate a read means is decided where it is read (:meth:`_leaf_renames`)."""
+        found: dict[str, list] = {}
+        blocks = [stmt.body for stmt in node.body.body if isinstance(stmt, cst.FunctionDef)]
+        for block in [node.body, *blocks]:
+            local = self._local_bindings(_assignments(block)) if block is not node.body else {}
+            for assign in _assignments(block):
+                for target in assign.targets:
+                    target = target.target
+                    if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
+                            and target.value.value == "self") or len(assign.targets) != 1:
+                        continue
+                    value = self._value(assign.value)
+                    if value is None and isinstance(assign.value, cst.Name):
+                        value = local.get(assign.value.value)
+                    if value is not None and value not in found.setdefault(target.attr.value, []):
+                        found[target.attr.value].append(value)
+        return {k: v for k, v in found.items() if v}
+
+    def _candidates(self, expr: cst.BaseExpression) -> list | None:
+        """What an expression may hold: ``self.X`` its class's candidates, a local name its binding, and each
+        attribute or literal index of those (a class of this file's own ``self.Y``, a container's item)."""
+        if isinstance(expr, cst.Name):
+            bound = self._functions[-1].get(expr.value) if self._functions and expr.value != "self" else None
+            return [bound] if bound is not None else None
+        if isinstance(expr, cst.Attribute):
+            if isinstance(expr.value, cst.Name) and expr.value.value == "self":
+                return self._classes[-1].get(expr.attr.value) if self._classes else None
+            return _step(self._candidates(expr.value), expr.attr.value, self._class_layers)
+        if isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
+            key = expr.slice[0].slice.value
             index = key.evaluated_value if isinstance(key, cst.SimpleString) else _int_literal(key)
-            if index is None:
-                return None
-            owner = owner.value
-        elif isinstance(owner, cst.Attribute) and isinstance(owner.value, cst.Attribute) \
-                and isinstance(owner.value.value, cst.Name) and owner.value.value.value == "self":
-            index, owner = owner.attr.value, owner.value  # self.transformer.wte: a ModuleDict's key
-        bound = None
-        if isinstance(owner, cst.Attribute) and isinstance(owner.value, cst.Name) and owner.value.value == "self":
-            bound = self._classes[-1].get(owner.attr.value) if self._classes else None
-        elif isinstance(owner, cst.Name) and self._functions:
-            bound = self._functions[-1].get(owner.value)
-        if isinstance(bound, tuple):  # an instance of a class of this file: its own self.<index> binding
-            inner = self._class_layers.get(bound[1], {}).get(index) if index is not None else None
-            return inner if isinstance(inner, dict) and all(isinstance(v, str) for v in inner.values()) else None
-        if not bound:
-            return None
-        is_container = all(isinstance(v, dict) for v in bound.values())  # {index or key: renames}
-        if index is None:
-            return None if is_container else bound
-        return bound.get(index) if is_container else None
+            return None if index is None else _step(self._candidates(expr.value), index, self._class_layers)
+        return None
 
     def leave_Attribute(self, original_node, updated_node):
-        renames = self._owner_renames(original_node.value)
-        leaf = renames.get(original_node.attr.value) if renames else None
+        candidates = self._candidates(original_node.value)
+        leaf = _leaf(candidates, original_node.attr.value) if candidates else None
         if leaf:
             self.ctx.converted_sites += 1
             return updated_node.with_changes(attr=cst.Name(leaf))
         return updated_node
+
+
+def _step(candidates: list | None, name, class_layers: dict) -> list | None:
+    """The candidates of ``<owner>.name`` (or ``<owner>[name]``): a file class's own ``self.name`` bindings, a
+    container's item. Owners that cannot hold ``name`` drop out (``self.visual`` may be a ModifiedResNet or a
+    VisionTransformer; only the first has ``attnpool``)."""
+    if not candidates:
+        return None
+    found = []
+    for value in candidates:
+        if isinstance(value, tuple):
+            found.extend(class_layers.get(value[1], {}).get(name, ()))
+        elif isinstance(value, dict) and "items" in value and name in value["items"]:
+            found.append(value["items"][name])
+    return found or None
+
+
+def _leaf(candidates: list, attr: str) -> str | None:
+    """MindSpore's name for ``<owner>.attr`` when every candidate owner is a torch layer and all rename ``attr`` the
+    same way (an Embedding and a Linear disagree on ``weight``: left alone)."""
+    if not all(isinstance(v, dict) and "items" not in v for v in candidates):
+        return None
+    leaves = {value.get(attr, attr) for value in candidates}
+    leaf = leaves.pop() if len(leaves) == 1 else None
+    return leaf if leaf != attr else None
 
 
 def _self_chain(expr: cst.BaseExpression) -> list[str] | None:
