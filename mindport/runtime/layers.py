@@ -140,6 +140,18 @@ class Softplus(nn.Cell):
         return ops.softplus(x, self.beta, self.threshold)
 
 
+class Softmax(nn.Cell):
+    """torch.nn.Softmax: through mindport's softmax (mindspore.nn.Softmax's CPU kernel gives other rows wrong values
+    when a row is all -inf; see mindport.runtime.nn_functional.softmax)."""
+
+    def __init__(self, dim):
+        super().__init__()
+        self.dim = dim
+
+    def construct(self, x):
+        return F.softmax(x, self.dim)
+
+
 class LogSoftmax(nn.Cell):
     """torch.nn.LogSoftmax: through mindport's log_softmax (mindspore.nn.LogSoftmax is 2-3e-6 off in float32 and has
     float32's precision in float64)."""

@@ -85,7 +85,7 @@ def _attention(query, key, value, attn_mask, dropout_p, is_causal, scale, enable
             scores = ops.masked_fill(scores, ~attn_mask, float("-inf"))
         else:
             scores = scores + attn_mask
-    weights = ops.softmax(scores, axis=-1)
+    weights = _safe_softmax(scores)
     if dropout_p > 0.0:
         weights = ops.dropout(weights, p=dropout_p, training=True)
     return ops.matmul(weights, value)
@@ -125,6 +125,28 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
         ops.assign(running_mean, running_mean * (1 - momentum) + mean.mean(0).reshape(-1) * momentum)
         ops.assign(running_var, running_var * (1 - momentum) + unbiased.mean(0).reshape(-1) * momentum)
     return out
+
+
+def softmax(input, dim, dtype=None):
+    """torch.softmax (torch.nn.functional.softmax, Tensor.softmax, torch.special.softmax, nn.Softmax):
+    ``exp(x - max) / sum(exp(x - max))``, written out. MindSpore 2.10's CPU Softmax kernel (ops.softmax, nn.Softmax,
+    Tensor.softmax and mint's alike) gives **other rows wrong values, silently**, when a row is all ``-inf`` (a fully
+    masked query in padded attention: 0.58 off on a 16x24 input with one such row); written out, that row is NaN as in
+    torch and the others are right. ``dtype`` casts the input first, as torch does."""
+    if dtype is not None:
+        input = input.astype(dtype)
+    shifted = ops.exp(input - ops.stop_gradient(input.max(dim, keepdims=True)))
+    return shifted / shifted.sum(dim, keepdims=True)
+
+
+def _safe_softmax(scores):
+    """Softmax over the last axis with fully masked rows (all ``-inf``) giving 0, as torch's attention does
+    (``_safe_softmax``), written out for the kernel defect :func:`softmax` describes."""
+    peak = ops.stop_gradient(scores.max(-1, keepdims=True))
+    peak = ops.where(ops.isinf(peak), ops.zeros_like(peak), peak)
+    shifted = ops.exp(scores - peak)
+    total = shifted.sum(-1, keepdims=True)
+    return shifted / ops.where(total == 0, ops.ones_like(total), total)
 
 
 def log_softmax(input, dim, dtype=None):
