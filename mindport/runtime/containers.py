@@ -87,15 +87,21 @@ class ParameterDict(_Keyed):
 
 
 def named_buffers(cell, prefix="", recurse=True, remove_duplicate=True):
-    """``module.named_buffers()``: the converter makes each ``register_buffer`` a non-trainable Parameter, which a
-    Cell's own ``named_buffers()`` does not list; these are the Cell's non-trainable Parameters, named by their path
-    (a MindSpore layer's own statistics under MindSpore's names: ``moving_mean`` for torch's ``running_mean``)."""
+    """``module.named_buffers()``: the converter makes each persistent ``register_buffer`` a non-trainable Parameter,
+    which a Cell's own ``named_buffers()`` does not list; these are the Cell's non-trainable Parameters, named by their
+    path (a MindSpore layer's own statistics under MindSpore's names: ``moving_mean`` for torch's ``running_mean``),
+    then its non-persistent buffers (``next(self.buffers()).device`` on a Cell that holds only those)."""
     seen = set()
     for name, param in cell.parameters_and_names(name_prefix=prefix, expand=recurse):
         if param.requires_grad or (remove_duplicate and id(param) in seen):
             continue
         seen.add(id(param))
         yield name, param
+    # non-persistent buffers stay MindSpore buffers (Cell.register_buffer): listed after the Parameters
+    for name, buffer in cell.named_buffers(prefix=prefix, recurse=recurse, remove_duplicate=remove_duplicate):
+        if buffer is not None and id(buffer) not in seen:
+            seen.add(id(buffer))
+            yield name, buffer
 
 
 def buffers(cell, recurse=True):

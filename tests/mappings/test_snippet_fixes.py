@@ -180,6 +180,41 @@ def test_named_buffers_lists_what_register_buffer_made():
     assert m_space["own"] == t_space["own"] == ["offset"]
 
 
+
+NON_PERSISTENT = '''
+import torch
+import torch.nn as nn
+
+
+class Alibi(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("slopes", torch.tensor([0.5, 0.25]), persistent=False)
+        self.register_buffer("bias", None, persistent=False)
+
+    def first(self):
+        return next(self.buffers())
+
+
+class Outer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.alibi = Alibi()
+        self.register_buffer("offset", torch.tensor([0.5, -1.0]))
+
+
+model = Outer()
+names = sorted(name for name, _ in model.named_buffers())
+first = model.alibi.first()
+'''
+
+
+def test_buffers_list_non_persistent_buffers():
+    """A Cell holding only non-persistent buffers (x-transformers' ALiBi: ``next(self.buffers()).device``): they stay
+    MindSpore buffers, and ``buffers()`` lists them after the Parameters persistent buffers became."""
+    t_space, m_space, _ = run_both(NON_PERSISTENT, ["first"])
+    assert m_space["names"] == t_space["names"] == ["alibi.slopes", "offset"]
+
 LOG_SOFTMAX = [
     # ops.log_softmax is 2-3e-6 off in float32 and has float32's precision in float64
     ("x = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=torch.float64)\nr = F.log_softmax(x, dim=0)\n"
