@@ -57,7 +57,8 @@ def star_bindings(src: Path, python: list[str]) -> dict[str, tuple[tuple[str, st
     """The torch names each file receives through ``from <project module> import *`` (failure class 5: ``from
     .layers import *`` brings the torch ``nn``, ``F`` and ``torch`` that ``layers.py`` imports): {file: ((name,
     torch name), ...)}, for the files that have some. Python's rule: the star gives the module's ``__all__``, or its
-    names without a leading underscore, its own star imports included. Read with ``ast`` from the files that contain
+    names without a leading underscore, its own star imports included; ``globals().update(vars(m))`` of a module
+    loaded with ``importlib.import_module("<project module>")`` gives all its names. Read with ``ast`` from the files that contain
     ``import *`` and the modules they name (nothing is imported); imports bind names as ``mindport.names`` says."""
     from mindport.names import Scope, bind_from, bind_module, is_torch
 
@@ -140,13 +141,40 @@ def star_bindings(src: Path, python: list[str]) -> dict[str, tuple[tuple[str, st
                     public = None
         return {n: q for n, q in names.items() if (n in public if public is not None else not n.startswith("_"))}
 
+    def dynamic_stars(body) -> list[str]:
+        """``m = importlib.import_module("pkg.mod")`` then ``globals().update(vars(m))`` (or a filtered dict of
+        ``vars(m).items()`` / ``m.__dict__``): a star import written at run time, as evaluation drivers do. The project
+        module each such statement names."""
+        loaded: dict[str, str] = {}
+        found = []
+        for stmt in body:
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
+                    and isinstance(stmt.value, ast.Call) and ast.unparse(stmt.value.func) in (
+                        "importlib.import_module", "import_module") \
+                    and stmt.value.args and isinstance(stmt.value.args[0], ast.Constant) \
+                    and isinstance(stmt.value.args[0].value, str):
+                loaded[stmt.targets[0].id] = stmt.value.args[0].value
+            elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) \
+                    and ast.unparse(stmt.value.func) == "globals().update" and len(stmt.value.args) == 1:
+                for node in ast.walk(stmt.value.args[0]):
+                    name = None
+                    if isinstance(node, ast.Call) and ast.unparse(node.func) == "vars" and len(node.args) == 1 \
+                            and isinstance(node.args[0], ast.Name):
+                        name = node.args[0].id
+                    elif isinstance(node, ast.Attribute) and node.attr == "__dict__" and isinstance(node.value, ast.Name):
+                        name = node.value.id
+                    if name in loaded and loaded[name] in modules:
+                        found.append(modules[loaded[name]])
+        return found
+
     modules_of = {rel: module for module, rel in modules.items()}
     out: dict[str, tuple[tuple[str, str], ...]] = {}
     for rel in python:
         try:
-            if b"import *" not in (src / rel).read_bytes():
-                continue
+            text = (src / rel).read_bytes()
         except OSError:
+            continue
+        if b"import *" not in text and b"globals().update" not in text:
             continue
         body, _ = statements(rel)
         received: dict[str, str | None] = {}
@@ -155,6 +183,9 @@ def star_bindings(src: Path, python: list[str]) -> dict[str, tuple[tuple[str, st
                 other = target(rel, stmt)
                 if other is not None and other != rel:
                     received.update(exported(other, frozenset({rel})))
+        for other in dynamic_stars(body):
+            if other != rel:
+                received.update(names_of(other, frozenset({rel})))
         torch_names = tuple(sorted((n, q) for n, q in received.items() if is_torch(q)))
         if torch_names:
             out[rel] = torch_names

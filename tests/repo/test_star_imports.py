@@ -128,3 +128,67 @@ def test_a_re_run_reuses_the_star_bindings_until_a_file_changes(tmp_path):
     convert_path(src, out, jobs=1)
     converted = (out / "model.py").read_text()
     assert "torch.nn.functional.ReLU" in converted, converted  # read with the new binding (and flagged)
+
+
+DRIVER_TREE = {
+    "zoo/__init__.py": "",
+    "zoo/vit.py": """\
+        from functools import partial
+
+        import torch.nn as nn
+
+
+        class Tiny(nn.Module):
+            def __init__(self, dim=4, norm_layer=nn.LayerNorm):
+                super().__init__()
+                self.fc = nn.Linear(dim, dim)
+                self.norm = norm_layer(dim)
+
+            def forward(self, x):
+                return self.norm(self.fc(x))
+    """,
+    "driver.py": """\
+        import importlib
+
+        _m = importlib.import_module("zoo.vit")
+        globals().update({k: v for k, v in vars(_m).items() if not k.startswith("__")})
+
+
+        def build():
+            return Tiny(norm_layer=partial(nn.LayerNorm, eps=1e-3))
+    """,
+}
+
+
+def test_a_star_import_written_at_run_time_brings_torch_names(tmp_path):
+    """``globals().update(vars(importlib.import_module("zoo.vit")))`` (an evaluation driver's way to reach a model's
+    names) is a star import: ``nn.LayerNorm`` there is torch's, read through the runtime adapter after conversion
+    (MindSpore's LayerNorm has no ``eps``), and the built model matches torch."""
+    src, out = tmp_path / "src", tmp_path / "out"
+    _write(src, DRIVER_TREE)
+    assert dict(star_bindings(src, sorted(DRIVER_TREE))["driver.py"])["nn"] == "torch.nn"
+    convert_path(src, out, jobs=1)
+    assert "partial(nn.LayerNorm" not in (out / "driver.py").read_text()
+    sys.path.insert(0, str(src))
+    try:
+        for key in [k for k in sys.modules if k in ("driver", "zoo") or k.startswith("zoo.")]:
+            del sys.modules[key]
+        torch.manual_seed(0)
+        t_net = importlib.import_module("driver").build().eval()
+    finally:
+        sys.path.remove(str(src))
+    sys.path.insert(0, str(out))
+    try:
+        for key in [k for k in sys.modules if k in ("driver", "zoo") or k.startswith("zoo.")]:
+            del sys.modules[key]
+        m_net = importlib.import_module("driver").build()
+    finally:
+        sys.path.remove(str(out))
+        for key in [k for k in sys.modules if k in ("driver", "zoo") or k.startswith("zoo.")]:
+            del sys.modules[key]
+    m_net.set_train(False)
+    transfer_weights(t_net.state_dict(), m_net)
+    x = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
+    with torch.no_grad():
+        expected = t_net(torch.tensor(x)).numpy()
+    np.testing.assert_allclose(m_net(ms.Tensor(x)).asnumpy(), expected, rtol=1e-5, atol=1e-5)
