@@ -37,7 +37,7 @@ class CstScope(Scope):
     ``local``: top-level packages of the project being converted; a torch-based package among them (converting timm
     itself) is the project's code, not a third-party dependency."""
 
-    __slots__ = ("local", "attributes", "use_kinds", "line_kinds")
+    __slots__ = ("local", "attributes", "use_kinds", "line_kinds", "use_quals")
 
     def __init__(self, parent: "Scope | None" = None, local: frozenset[str] = frozenset()) -> None:
         super().__init__(parent)
@@ -47,6 +47,9 @@ class CstScope(Scope):
         # name ends up a list. Names bound in ways not tracked in order (unpacking, loops) read `kinds`.
         self.use_kinds: dict[int, str] = parent.use_kinds if isinstance(parent, CstScope) else {}
         self.line_kinds: dict[str, str] = {}  # while the scope is built: each name's kind at the current line
+        # what an expression read before a later binding names (id of the node -> qualified name; one dict for the
+        # file): a class's bases, read before the class binds its own name (`class Dataset(Dataset)`)
+        self.use_quals: dict[int, str] = parent.use_quals if isinstance(parent, CstScope) else {}
         # a class body's scope: what each `self.X = ...` in its methods evidently holds ("tensor", "python", ...;
         # "other" when assignments disagree); register_buffer names are tensors
         self.attributes: dict[str, str] | None = None
@@ -63,6 +66,8 @@ class CstScope(Scope):
 
     def resolve(self, expr: cst.BaseExpression) -> str | None:
         """The qualified name of a dotted expression when its head is an import (torch's or not)."""
+        if id(expr) in self.use_quals:
+            return self.use_quals[id(expr)]
         dotted = dotted_name(expr)
         return None if dotted is None else self.resolve_dotted(dotted)
 
@@ -205,6 +210,10 @@ class ScopeBuilder(cst.CSTVisitor):
         self._in_class.pop()
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        for base in node.bases:  # read before the class binds its name: `class Dataset(Dataset)` extends the import
+            qual = self.current.resolve(base.value)
+            if qual is not None:
+                self.current.use_quals[id(base.value)] = qual
         self.current.names[node.name.value] = None
         self._definitions.add(id(node.name))
         self._push(node)
