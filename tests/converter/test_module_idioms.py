@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import textwrap
 
+import numpy as np
+
 from mindport import convert_source
 from port_check import assert_port_matches
 
@@ -172,3 +174,40 @@ def test_attention_called_with_torch_keywords(tmp_path):
     assert "mp_nn.MultiheadAttention(" in result.code
     report = assert_port_matches(source, result.code, "Net", (2, 5, 8), tmp_path, "mhakw", atol=1e-5)
     assert not report.missing and not report.unexpected, report
+
+
+SCRIPT_MODULE = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+
+
+    class Block(torch.jit.ScriptModule):
+        def __init__(self, d=4):
+            super().__init__()
+            self.fc = nn.Linear(d, d)
+            self.bn = nn.BatchNorm1d(d)
+
+        @torch.jit.script_method
+        def forward(self, x):
+            return torch.relu(self.bn(self.fc(x))) + x
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.blocks = nn.Sequential(Block(), Block())
+
+        def forward(self, x):
+            return self.blocks(x)
+""")
+
+
+def test_a_script_module_subclass_is_a_cell(tmp_path):
+    """``class Block(torch.jit.ScriptModule)`` with ``@torch.jit.script_method`` (stochastic-depth ResNets): an
+    nn.Module whose methods TorchScript compiles; converted, a Cell whose forward is construct, matching torch."""
+    from port_check import assert_port_matches_in_mode
+
+    code = convert_source(SCRIPT_MODULE).code
+    assert "class Block(nn.Cell):" in code and "def construct(self, x):" in code, code
+    x = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
+    assert_port_matches_in_mode(SCRIPT_MODULE, code, "Net", [x], tmp_path, "script", "pynative", atol=1e-5)

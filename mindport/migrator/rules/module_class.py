@@ -8,7 +8,8 @@ from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.scopes import dotted_name
 from mindport.names import CELL_NAMES, cell_attribute_name
 
-_MODULE_BASES = {"torch.nn.Module", "torch.nn.modules.module.Module"}
+_MODULE_BASES = {"torch.nn.Module", "torch.nn.modules.module.Module", "torch.jit.ScriptModule"}  # a ScriptModule
+# subclass is an nn.Module whose methods TorchScript compiles (``@torch.jit.script_method``): a Cell like any other
 _NOT_MODULES = {"Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer"}
 
 
