@@ -140,6 +140,20 @@ class Softplus(nn.Cell):
         return ops.softplus(x, self.beta, self.threshold)
 
 
+class Upsample(nn.Cell):
+    """torch.nn.Upsample: mindport's interpolate (torch's values where mindspore.nn.Upsample differs: bicubic with
+    align_corners=False, non-integral scale factors)."""
+
+    def __init__(self, size=None, scale_factor=None, mode="nearest", align_corners=None, recompute_scale_factor=None):
+        super().__init__()
+        self.size, self.scale_factor, self.mode = size, scale_factor, mode
+        self.align_corners, self.recompute_scale_factor = align_corners, recompute_scale_factor
+
+    def construct(self, x):
+        return F.interpolate(x, self.size, self.scale_factor, self.mode, self.align_corners,
+                             self.recompute_scale_factor)
+
+
 class Softmax(nn.Cell):
     """torch.nn.Softmax: through mindport's softmax (mindspore.nn.Softmax's CPU kernel gives other rows wrong values
     when a row is all -inf; see mindport.runtime.nn_functional.softmax)."""

@@ -91,6 +91,103 @@ def _attention(query, key, value, attn_mask, dropout_p, is_causal, scale, enable
     return ops.matmul(weights, value)
 
 
+def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias,
+                                 bias_k, bias_v, add_zero_attn, dropout_p, out_proj_weight, out_proj_bias,
+                                 training=True, key_padding_mask=None, need_weights=True, attn_mask=None,
+                                 use_separate_proj_weight=False, q_proj_weight=None, k_proj_weight=None,
+                                 v_proj_weight=None, static_k=None, static_v=None, average_attn_weights=True,
+                                 is_causal=False):
+    """torch.nn.functional.multi_head_attention_forward (CLIP's attention pooling calls it with separate q/k/v
+    weights): sequence-first ``(L, N, E)`` inputs (or unbatched ``(L, E)``), torch's steps in torch's order — input
+    projections (packed or separate), ``bias_k``/``bias_v`` and ``add_zero_attn`` columns, bool masks as ``-inf``
+    (key_padding_mask merged into attn_mask), softmax(q k^T / sqrt(d) + mask) v per head, the output projection;
+    weights (averaged over heads by default) when ``need_weights``, else None. A fully masked row is NaN with
+    ``need_weights`` and 0 without, as in torch."""
+    if query.dtype in (ms.float16, ms.bfloat16):  # torch's CPU kernels accumulate half precision in float32
+        half = query.dtype
+        arguments = {name: value.astype(ms.float32) if isinstance(value, ms.Tensor) and value.dtype == half else value
+                     for name, value in locals().items() if name != "half"}
+        out, weights = multi_head_attention_forward(**arguments)
+        return out.astype(half), (None if weights is None else weights.astype(half))
+    batched = query.ndim == 3
+    if not batched:
+        query, key, value = query.expand_dims(1), key.expand_dims(1), value.expand_dims(1)
+        if key_padding_mask is not None:
+            key_padding_mask = key_padding_mask.expand_dims(0)
+    tgt_len, bsz, embed_dim = query.shape
+    if embed_dim != embed_dim_to_check:
+        raise ValueError(f"was expecting embedding dimension of {embed_dim_to_check}, but got {embed_dim}")
+    head_dim = embed_dim // num_heads
+    if is_causal and attn_mask is None:
+        raise RuntimeError("Need attn_mask if specifying the is_causal hint")
+    if use_separate_proj_weight:
+        b_q = b_k = b_v = None
+        if in_proj_bias is not None:
+            b_q, b_k, b_v = in_proj_bias[:embed_dim], in_proj_bias[embed_dim:2 * embed_dim], in_proj_bias[2 * embed_dim:]
+        w_q, w_k, w_v = q_proj_weight, k_proj_weight, v_proj_weight
+    else:
+        w_q, w_k, w_v = in_proj_weight[:embed_dim], in_proj_weight[embed_dim:2 * embed_dim], in_proj_weight[2 * embed_dim:]
+        b_q = b_k = b_v = None
+        if in_proj_bias is not None:
+            b_q, b_k, b_v = in_proj_bias[:embed_dim], in_proj_bias[embed_dim:2 * embed_dim], in_proj_bias[2 * embed_dim:]
+    q, k, v = _linear(query, w_q, b_q), _linear(key, w_k, b_k), _linear(value, w_v, b_v)
+    attn_mask = _additive_mask(attn_mask, q.dtype)
+    key_padding_mask = _additive_mask(key_padding_mask, q.dtype)
+    if attn_mask is not None and attn_mask.ndim == 2:
+        attn_mask = attn_mask.expand_dims(0)
+    if bias_k is not None and bias_v is not None:
+        k = ops.cat([k, ops.tile(bias_k.reshape(1, 1, embed_dim), (1, bsz, 1))])
+        v = ops.cat([v, ops.tile(bias_v.reshape(1, 1, embed_dim), (1, bsz, 1))])
+        attn_mask = _pad_last(attn_mask)
+        key_padding_mask = _pad_last(key_padding_mask)
+    q = q.reshape(tgt_len, bsz * num_heads, head_dim).swapaxes(0, 1)
+    k = (k.reshape(k.shape[0], bsz * num_heads, head_dim).swapaxes(0, 1) if static_k is None else static_k)
+    v = (v.reshape(v.shape[0], bsz * num_heads, head_dim).swapaxes(0, 1) if static_v is None else static_v)
+    if add_zero_attn:
+        k = ops.cat([k, ops.zeros((bsz * num_heads, 1, head_dim), k.dtype)], axis=1)
+        v = ops.cat([v, ops.zeros((bsz * num_heads, 1, head_dim), v.dtype)], axis=1)
+        attn_mask = _pad_last(attn_mask)
+        key_padding_mask = _pad_last(key_padding_mask)
+    src_len = k.shape[1]
+    if key_padding_mask is not None:
+        padding = ops.tile(key_padding_mask.reshape(bsz, 1, 1, src_len), (1, num_heads, 1, 1))
+        padding = padding.reshape(bsz * num_heads, 1, src_len)
+        attn_mask = padding if attn_mask is None else attn_mask + padding
+    scores = ops.bmm(q * (1.0 / math.sqrt(head_dim)), k.swapaxes(-2, -1))
+    if attn_mask is not None:
+        scores = scores + attn_mask
+    # torch: softmax when the weights are returned (a fully masked row is NaN), its attention kernel (0) otherwise
+    weights = softmax(scores, -1) if need_weights else _safe_softmax(scores)
+    if training and dropout_p > 0.0:
+        weights = ops.dropout(weights, p=dropout_p, training=True)
+    out = ops.bmm(weights, v).swapaxes(0, 1).reshape(tgt_len * bsz, embed_dim)
+    out = _linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, embed_dim)
+    if not batched:
+        out = out.squeeze(1)
+    if not need_weights:
+        return out, None
+    weights = weights.reshape(bsz, num_heads, tgt_len, src_len)
+    if average_attn_weights:
+        weights = weights.mean(axis=1)
+    return out, (weights if batched else weights.squeeze(0))
+
+
+def _linear(x, weight, bias):
+    out = ops.matmul(x, weight.swapaxes(0, 1))
+    return out if bias is None else out + bias
+
+
+def _additive_mask(mask, dtype):
+    """A bool mask (True = masked) as 0/-inf of ``dtype``; a float mask as it is."""
+    if mask is None or mask.dtype != ms.bool_:
+        return mask
+    return ops.masked_fill(ops.zeros(mask.shape, dtype), mask, float("-inf"))
+
+
+def _pad_last(mask):
+    return None if mask is None else ops.pad(mask, (0, 1))
+
+
 # -------------------------------------------------------------------------------------------------- normalization
 
 def normalize(input, p=2.0, dim=1, eps=1e-12):
@@ -533,36 +630,15 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
 
 # ----------------------------------------------------------------------------------------------------- upsampling
 
-def _size_2d(input, size, scale_factor):
-    if size is not None:
-        return _tuple(size, 2)
-    sh, sw = _tuple(scale_factor, 2)
-    return int(math.floor(input.shape[-2] * sh)), int(math.floor(input.shape[-1] * sw))
-
-
 def upsample_bilinear(input, size=None, scale_factor=None):
-    """torch.nn.functional.upsample_bilinear (and nn.UpsamplingBilinear2d): bilinear with align_corners=True. With
-    align_corners the scale factor only sets the output size, which MindSpore 2.10 wants explicitly (it rejects
-    scale_factor for 4-D bilinear)."""
-    return ops.interpolate(input, size=_size_2d(input, size, scale_factor), mode="bilinear", align_corners=True)
-
-
-def _nearest_index(in_size, out_size, scale):
-    ratio = np.float32(1.0 / scale) if scale is not None else np.float32(in_size) / np.float32(out_size)
-    src = np.floor(np.arange(out_size, dtype=np.float32) * ratio).astype(np.int64)
-    return ms.Tensor(np.minimum(src, in_size - 1), ms.int32)
+    """torch.nn.functional.upsample_bilinear (and nn.UpsamplingBilinear2d): bilinear with align_corners=True."""
+    return interpolate(input, size, scale_factor, "bilinear", True)
 
 
 def upsample_nearest(input, size=None, scale_factor=None):
-    """torch.nn.functional.upsample_nearest (and nn.UpsamplingNearest2d): torch's nearest picks source index
-    floor(dst * in/out), or floor(dst / scale_factor) when a scale factor is given; MindSpore 2.10 rejects
-    scale_factor for 4-D nearest, so the rows and columns are gathered with those indices (computed from the static
-    shape, in float32 as torch does)."""
-    out_h, out_w = _size_2d(input, size, scale_factor)
-    sh, sw = _tuple(scale_factor, 2) if size is None else (None, None)
-    rows = _nearest_index(input.shape[-2], out_h, sh)
-    cols = _nearest_index(input.shape[-1], out_w, sw)
-    return ops.gather(ops.gather(input, rows, input.ndim - 2), cols, input.ndim - 1)
+    """torch.nn.functional.upsample_nearest (and nn.UpsamplingNearest2d): nearest, source index floor(dst * in/out),
+    or floor(dst / scale_factor) when a scale factor is given (MindSpore 2.10 rejects scale_factor for 4-D nearest)."""
+    return interpolate(input, size, scale_factor, "nearest")
 
 
 # ------------------------------------------------------------------------------------------------------ embedding
@@ -624,3 +700,106 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
         shape = tuple(np.broadcast_shapes(x1.shape, x2.shape))
         x1, x2 = ops.broadcast_to(x1, shape), ops.broadcast_to(x2, shape)
     return ops.cosine_similarity(x1, x2, dim, eps)
+
+
+# ------------------------------------------------------------------------------------------------------ resampling
+
+_INTERP_DIMS = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None, recompute_scale_factor=None,
+                antialias=False):
+    """torch.nn.functional.interpolate (F.upsample, nn.Upsample): MindSpore's ops.interpolate where it gives torch's
+    values, and torch's sampling written out where it does not: ``bicubic`` with ``align_corners=False`` (MindSpore
+    2.10 is 0.115 off on a 3x4 -> 5x7 resize: DINO/ViT position-embedding resizes) and a non-integral
+    ``scale_factor`` without ``recompute_scale_factor`` (MindSpore refuses it; torch samples at 1/scale_factor).
+    Written out, (bi/tri)linear and bicubic are one interpolation matrix per spatial axis (torch's source indices,
+    its cubic coefficients A=-0.75 and border clamping) and nearest/nearest-exact a gather, so they match torch to
+    float32 rounding."""
+    if antialias:
+        raise NotImplementedError("mindport: interpolate(antialias=True) has no MindSpore equivalent")
+    spatial = input.ndim - 2
+    sizes_in = tuple(input.shape[2:])
+    scales = None
+    if size is not None:
+        sizes_out = tuple(size) if isinstance(size, (tuple, list)) else (size,) * spatial
+        sizes_out = tuple(int(s) for s in sizes_out)
+    else:
+        scales = tuple(scale_factor) if isinstance(scale_factor, (tuple, list)) else (scale_factor,) * spatial
+        scales = tuple(float(s) for s in scales)
+        sizes_out = tuple(int(math.floor(n * s)) for n, s in zip(sizes_in, scales))
+        if recompute_scale_factor:
+            scales = None  # sampled as if the output size had been given
+    integral = scales is None or all(s.is_integer() for s in scales)
+    exact = (mode == "bicubic" and not align_corners) or not integral
+    if not exact:
+        if mode == "area":
+            return ops.adaptive_avg_pool2d(input, sizes_out) if spatial == 2 else \
+                ops.interpolate(input, size=sizes_out, mode=mode)
+        return ops.interpolate(input, size=sizes_out, mode=mode, align_corners=align_corners)
+    if mode == "area":
+        return ops.interpolate(input, size=sizes_out, mode=mode)
+    if mode in ("nearest", "nearest-exact"):
+        out = input
+        for axis in range(spatial):
+            index = _nearest_index(sizes_in[axis], sizes_out[axis], None if scales is None else scales[axis],
+                                   exact=mode == "nearest-exact")
+            out = ops.gather(out, ms.Tensor(index, ms.int32), 2 + axis)
+        return out
+    if _INTERP_DIMS.get(mode) != spatial:
+        raise ValueError(f"mindport: interpolate mode={mode!r} needs {_INTERP_DIMS.get(mode, '?')} spatial dims, "
+                         f"got input of rank {input.ndim}")
+    out = input
+    for axis in range(spatial):
+        matrix = _interp_matrix(sizes_in[axis], sizes_out[axis], None if scales is None else scales[axis],
+                                bool(align_corners), cubic=mode == "bicubic")
+        moved = ops.moveaxis(out, 2 + axis, -1)
+        moved = ops.matmul(moved, ms.Tensor(matrix.T, out.dtype))
+        out = ops.moveaxis(moved, -1, 2 + axis)
+    return out
+
+
+def _source_scale(n_in, n_out, scale, align_corners):
+    """torch's area_pixel_compute_scale: the step between source samples."""
+    if align_corners:
+        return (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0
+    return 1.0 / scale if scale is not None and scale > 0 else n_in / n_out
+
+
+def _nearest_index(n_in, n_out, scale, exact):
+    """torch's nearest source indices, computed in float32 as torch does: floor(dst * step) (nearest-exact:
+    floor((dst + 0.5) * step)), step 1/scale_factor when one is given, else in/out."""
+    step = np.float32(1.0 / scale) if scale is not None and scale > 0 else np.float32(n_in) / np.float32(n_out)
+    dst = np.arange(n_out, dtype=np.float32)
+    src = np.floor((dst + np.float32(0.5)) * step) if exact else np.floor(dst * step)
+    return np.minimum(src.astype(np.int64), n_in - 1)
+
+
+def _cubic_weights(t, a=-0.75):
+    def near(x):  # |x| <= 1
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x):  # 1 < |x| < 2
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+    return far(t + 1), near(t), near(1 - t), far(2 - t)
+
+
+def _interp_matrix(n_in, n_out, scale, align_corners, cubic):
+    """(n_out, n_in): row i holds the weights torch's (bi/tri)linear or bicubic kernel gives the source samples of
+    output i along one axis."""
+    step = _source_scale(n_in, n_out, scale, align_corners)
+    matrix = np.zeros((n_out, n_in), dtype=np.float64)
+    for i in range(n_out):
+        src = step * i if align_corners else step * (i + 0.5) - 0.5
+        if cubic:
+            base = math.floor(src)
+            for tap, weight in zip(range(base - 1, base + 3), _cubic_weights(src - base)):
+                matrix[i, min(max(tap, 0), n_in - 1)] += weight
+        else:
+            src = max(src, 0.0)
+            base = min(int(math.floor(src)), n_in - 1)
+            frac = src - base
+            upper = min(base + 1, n_in - 1)
+            matrix[i, base] += 1.0 - frac
+            matrix[i, upper] += frac
+    return matrix

@@ -28,7 +28,7 @@ CORPUS = textwrap.dedent('''\
 
 
     def bicubic_resize(x: Tensor):
-        return F.interpolate(x, scale_factor=2.0, mode="bicubic", align_corners=False).sum(dim=-1) * SCALE
+        return F.interpolate(x, scale_factor=2.0, mode="bicubic", antialias=True).sum(dim=-1) * SCALE
 
 
     def device_index(x):

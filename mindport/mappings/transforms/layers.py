@@ -265,23 +265,6 @@ def layers_fconv_padding(args: dict[str, Arg]) -> None:
         raise Unsupported(f"padding={padding.source} is not an int, a tuple of ints, 'same' or 'valid'")
 
 
-@call_transform("layers_interp_bicubic")
-def layers_interp_bicubic(args: dict[str, Arg]) -> None:
-    """interpolate/upsample: MindSpore 2.10's bicubic with align_corners=False differs from torch (max diff 0.115
-    on a 3x4 -> 5x7 resize; bilinear/nearest and bicubic with align_corners=True match to 1e-7)."""
-    mode, corners = args.get("mode"), args.get("align_corners")
-    corners_src = corners.source if corners is not None else "None"
-    corners_val = corners.literal(default=UNKNOWN) if corners is not None else None
-    mode_val = mode.literal(default=UNKNOWN) if mode is not None else "nearest"
-    if mode_val == "bicubic" and corners_val is not True:
-        raise Unsupported("mode='bicubic' with align_corners=False: MindSpore 2.10 differs from torch (max diff 0.115); "
-                          "only align_corners=True matches")
-    if mode_val is UNKNOWN and corners_val is not True:
-        # Decided at run time: an unknown mode name makes MindSpore raise instead of returning different values.
-        src = mode.source
-        args["mode"] = new(f"({src} if {src} != 'bicubic' or {corners_src} else 'bicubic(align_corners=False differs)')")
-
-
 @value_transform("layers_int_value")
 def layers_int_value(arg: Arg) -> str:
     """An argument MindSpore requires as int where torch takes a float (multi_margin_loss margin)."""
@@ -332,37 +315,6 @@ def layers_pad_value(args: dict[str, Arg]) -> None:
 def layers_gather_axis0(args: dict[str, Arg]) -> None:
     """F.embedding(input, weight) as ops.gather(weight, input, 0)."""
     args["axis"] = new("0")
-
-
-@call_transform("layers_interp_recompute")
-def layers_interp_recompute(args: dict[str, Arg]) -> None:
-    """MindSpore 2.10 rejects ``scale_factor`` for 4-D nearest/bilinear unless ``recompute_scale_factor=True``
-    (ValueError). For integral scale factors recomputing from the output size is exact, so it is set then."""
-    scale = args.get("scale_factor")
-    if scale is None or scale.source == "None":
-        return
-    recompute = args.get("recompute_scale_factor")
-    if recompute is not None and recompute.literal(default=UNKNOWN) is True:
-        return
-    value = scale.literal(default=UNKNOWN)
-    if value is UNKNOWN:  # decided at run time; a non-integral factor keeps MindSpore's ValueError (no silent change)
-        src = scale.source
-        given = recompute.source if recompute is not None else "None"
-        args["scale_factor"] = new(f"(tuple(float(v) for v in {src}) if isinstance({src}, (tuple, list)) "
-                                   f"else None if {src} is None else float({src}))")
-        args["recompute_scale_factor"] = new(
-            f"(True if {src} is not None and all(float(v).is_integer() for v in "
-            f"({src} if isinstance({src}, (tuple, list)) else ({src},))) else {given})")
-        return
-    values = value if isinstance(value, (tuple, list)) else (value,)
-    if all(isinstance(v, (int, float)) and not isinstance(v, bool) and float(v).is_integer() for v in values):
-        args["recompute_scale_factor"] = new("True")
-        # MindSpore also requires floats (`scale_factor=2` raises TypeError); int -> float is exact.
-        floats = tuple(float(v) for v in values)
-        args["scale_factor"] = new(repr(floats if isinstance(value, (tuple, list)) else floats[0]))
-        return
-    raise Unsupported(f"scale_factor={scale.source} without recompute_scale_factor=True: MindSpore 2.10 only takes "
-                      "a scale factor it may recompute from the output size; give size= or an integral scale factor")
 
 
 @call_transform("layers_lrn")
