@@ -161,7 +161,7 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     if training and dropout_p > 0.0:
         weights = ops.dropout(weights, p=dropout_p, training=True)
     out = ops.bmm(weights, v).swapaxes(0, 1).reshape(tgt_len * bsz, embed_dim)
-    out = _linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, embed_dim)
+    out = _linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, -1)  # out_proj may change the width
     if not batched:
         out = out.squeeze(1)
     if not need_weights:

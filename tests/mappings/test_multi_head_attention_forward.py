@@ -29,6 +29,8 @@ VARIANTS = {
                           "attn_mask=torch.from_numpy(rng.random((N * H, L, S)) < 0.3)",
     "no_weights": "q, k, v, E, H, w, b, None, None, False, 0.0, ow, ob, need_weights=False",
     "per_head_weights": "q, k, v, E, H, w, b, None, None, False, 0.0, ow, ob, average_attn_weights=False",
+    "narrower_output": "q, k, v, E, H, None, b, None, None, False, 0.0, r(4, E), r(4), use_separate_proj_weight=True, "
+                       "q_proj_weight=r(E, E), k_proj_weight=r(E, E), v_proj_weight=r(E, E), need_weights=False",
     "unbatched": "q[:, 0], k[:, 0], v[:, 0], E, H, w, b, None, None, False, 0.0, ow, ob",
 }
 
@@ -36,7 +38,7 @@ VARIANTS = {
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
 def test_multi_head_attention_forward_matches_torch(variant):
     program = SETUP + f"out, weights = F.multi_head_attention_forward({VARIANTS[variant]})\n"
-    names = ["out"] if variant == "no_weights" else ["out", "weights"]
+    names = ["out"] if "need_weights=False" in VARIANTS[variant] else ["out", "weights"]
     _, m_space, _ = run_both(program, names, rtol=1e-4, atol=1e-4)
-    if variant == "no_weights":
+    if "need_weights=False" in VARIANTS[variant]:
         assert m_space["weights"] is None
