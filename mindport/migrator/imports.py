@@ -79,12 +79,20 @@ class ImportCleanup(cst.CSTTransformer):
         self.new_imports = new_imports
         self.placed = False
         self._depth = 0
+        self._guarded_blocks: set[int] = set()  # bodies of `try`s whose handlers catch ImportError
+        self._guarded = 0
+
+    def visit_Try(self, node: cst.Try) -> None:
+        if any(_catches_import_error(h.type) for h in node.handlers):
+            self._guarded_blocks.add(id(node.body))
 
     def visit_IndentedBlock(self, node) -> None:
         self._depth += 1
+        self._guarded += id(node) in self._guarded_blocks
 
     def leave_IndentedBlock(self, original_node, updated_node):
         self._depth -= 1
+        self._guarded -= id(original_node) in self._guarded_blocks
         return updated_node
 
     def visit_SimpleStatementLine(self, node) -> bool:
@@ -108,6 +116,12 @@ class ImportCleanup(cst.CSTTransformer):
         ours = [self._dependency(m) for m in modules]
         if not any(ours):
             return updated_node
+        packages = sorted({torch_package(m) for m, dep in zip(modules, ours) if dep and not is_torch(m)})
+        if self._guarded and packages:
+            # an optional torch-based package (`try: from xformers.ops import SwiGLU` / `except ImportError:` a
+            # fallback): under MindSpore it is as good as absent, so the import fails and the fallback runs
+            message = f"mindport: {', '.join(packages)} is torch-based; the ImportError fallback runs under MindSpore"
+            return updated_node.with_changes(body=[cst.Raise(exc=parse_expression(f"ImportError({message!r})"))])
         keep = [a for a, dep in zip(stmt.names, ours if not is_from else ours * len(stmt.names))
                 if not dep or _alias_bound_name(a, is_from) in self.used]
         exported = [parse_statement(self.reexports[id(a)]) for a in stmt.names
@@ -145,6 +159,16 @@ class ImportCleanup(cst.CSTTransformer):
             elif index or i > 0:
                 break
         return updated_node.with_changes(body=[*body[:index], *self.new_imports, *body[index:]])
+
+
+def _catches_import_error(kind) -> bool:
+    """An except clause that ImportError reaches: bare, ImportError, ModuleNotFoundError, Exception or a tuple with
+    one of them."""
+    if kind is None:
+        return True
+    names = [e.value for e in kind.elements] if isinstance(kind, cst.Tuple) else [kind]
+    return any(isinstance(n, cst.Name) and n.value in ("ImportError", "ModuleNotFoundError", "Exception",
+                                                       "BaseException") for n in names)
 
 
 def find_reexports(module: cst.Module, ctx, seen: set[str]) -> dict[int, str]:

@@ -352,7 +352,9 @@ class ScopeBuilder(cst.CSTVisitor):
 
 
 def _imported_names(block: cst.BaseSuite) -> set[str]:
-    """The names the import statements directly in a block bind (``from a import b as c`` -> c, ``import a.b`` -> a)."""
+    """The names torch's import statements directly in a block bind (``from torch.x import b as c`` -> c, ``import
+    torch.nn`` -> torch). A torch-based package's import is not among them: under MindSpore it fails (see
+    ImportCleanup), so its fallback binding is the one that holds."""
     names: set[str] = set()
     lines = block.body if isinstance(block, cst.IndentedBlock) else (block,)
     for line in lines:
@@ -360,6 +362,10 @@ def _imported_names(block: cst.BaseSuite) -> set[str]:
                 else ():
             if isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(small.names, cst.ImportStar):
                 for alias in small.names:
+                    module = _module_name(alias.name) if isinstance(small, cst.Import) else \
+                        (_module_name(small.module) if small.module is not None and not small.relative else "")
+                    if not is_torch(module):
+                        continue
                     if alias.asname is not None:
                         names.add(alias.asname.name.value)
                     else:

@@ -60,3 +60,51 @@ def test_a_name_bound_only_in_a_handler_is_left_alone():
             return relu(x)
     """)
     assert "return relu(x)" in convert_source(source).code
+
+
+OPTIONAL_PACKAGE = textwrap.dedent("""\
+    import os
+
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+
+    class PlainSwiGLU(nn.Module):
+        def __init__(self, dim=8, hidden=16):
+            super().__init__()
+            self.w12 = nn.Linear(dim, 2 * hidden)
+            self.w3 = nn.Linear(hidden, dim)
+
+        def forward(self, x):
+            a, b = self.w12(x).chunk(2, dim=-1)
+            return self.w3(F.silu(a) * b)
+
+
+    ENABLED = os.environ.get("NO_FUSED") is None
+    try:
+        if ENABLED:
+            from xformers.ops import SwiGLU
+            FUSED = True
+        else:
+            raise ImportError
+    except ImportError:
+        SwiGLU = PlainSwiGLU
+        FUSED = False
+
+
+    class Block(SwiGLU):
+        def forward(self, x):
+            return super().forward(x) + x
+""")
+
+
+def test_an_optional_torch_based_package_takes_its_fallback(tmp_path):
+    """``try: from xformers.ops import SwiGLU`` / ``except ImportError: SwiGLU = PlainSwiGLU`` (DINOv2's layers): the
+    torch-based package is as good as absent under MindSpore, so its import raises ImportError and the fallback class
+    is the base. Before, the import was dropped and the module failed with a NameError."""
+    code = convert_source(OPTIONAL_PACKAGE).code
+    assert "raise ImportError(" in code and "from xformers" not in code, code
+    x = np.random.default_rng(0).standard_normal((2, 3, 8)).astype(np.float32)
+    source = OPTIONAL_PACKAGE.replace("from xformers.ops import SwiGLU", "raise ImportError")  # torch without xformers
+    assert_port_matches_in_mode(source, code, "Block", [x], tmp_path, "optional", "pynative", atol=1e-5)

@@ -25,10 +25,34 @@ def is_module_base(qual: str | None) -> bool:
 
 def class_summary(module: cst.Module, module_scope) -> tuple:
     """What :func:`module_classes` needs of a file: per top-level class, its name and, per base, the base's dotted
-    name and whether it resolves to torch's nn.Module. (``ast_names.class_summary`` gives the same from ``ast``.)"""
-    return tuple((cls.name.value, tuple((dotted_name(b.value) or "", is_module_base(module_scope.resolve(b.value)))
-                                        for b in cls.bases))
-                 for cls in module.body if isinstance(cls, cst.ClassDef))
+    name and whether it resolves to torch's nn.Module; and module-level aliases of classes (:func:`_class_aliases`)."""
+    classes = tuple((cls.name.value, tuple((dotted_name(b.value) or "", is_module_base(module_scope.resolve(b.value)))
+                                           for b in cls.bases))
+                    for cls in module.body if isinstance(cls, cst.ClassDef))
+    return classes + _class_aliases(module.body)
+
+
+def _class_aliases(body) -> tuple:
+    """Module-level ``SwiGLU = PlainSwiGLU`` (also in a top-level if/try/except: an optional package's fallback), as
+    a summary entry: the name is a module class when the class it names is one."""
+    found = []
+    for stmt in body:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, cst.Assign) and len(small.targets) == 1 \
+                        and isinstance(small.targets[0].target, cst.Name) and dotted_name(small.value):
+                    found.append((small.targets[0].target.value, ((dotted_name(small.value), False),)))
+        elif isinstance(stmt, (cst.If, cst.Try, cst.Else, cst.ExceptHandler, cst.Finally)):
+            blocks = [stmt.body, getattr(stmt, "orelse", None), getattr(stmt, "finalbody", None),
+                      *getattr(stmt, "handlers", ())]
+            for block in blocks:
+                if isinstance(block, cst.IndentedBlock):
+                    found.extend(_class_aliases(block.body))
+                elif isinstance(block, cst.If):  # elif
+                    found.extend(_class_aliases([block]))
+                elif block is not None and isinstance(getattr(block, "body", None), cst.IndentedBlock):
+                    found.extend(_class_aliases(block.body.body))
+    return tuple(found)
 
 
 def module_classes(summary: tuple, known: frozenset[str] = frozenset()) -> set[str]:
