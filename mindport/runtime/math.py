@@ -1483,3 +1483,44 @@ def meshgrid(*inputs, indexing="ij"):
     if len(inputs) == 1 and isinstance(inputs[0], (list, tuple)):
         inputs = tuple(inputs[0])
     return ops.meshgrid(*inputs, indexing=indexing)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# torch's int-to-float promotion. torch computes the floating-only functions (log, exp, sqrt, sin, sigmoid, ...) of
+# an integer or bool tensor in the default dtype (float32); MindSpore 2.10's kernels refuse integer inputs ("Select CPU
+# operator[Log] fail! Unsupported data type"). One wrapper does it for the whole family: the mapping entries of
+# these functions (torch.X, Tensor.X and their aliases) name mindport.runtime.math.X; mindport.runtime.special wraps
+# its own functions with the same helper.
+
+_FLOATING = (ms.float16, ms.float32, ms.float64, ms.bfloat16, ms.complex64, ms.complex128)
+
+
+def floating(input):
+    """``input`` as torch computes a floating-only function of it: an integer or bool tensor in float32 (the
+    default dtype), a float or complex tensor as it is."""
+    if isinstance(input, Tensor) and input.dtype not in _FLOATING:
+        return input.astype(ms.float32)
+    return input
+
+
+def int_to_float(fn, name=None, doc=None):
+    """``fn`` computing on ``floating(input)`` (its first argument); the other arguments pass through."""
+    def promoted(input, *args, **kwargs):
+        return fn(floating(input), *args, **kwargs)
+
+    promoted.__name__ = promoted.__qualname__ = name or fn.__name__
+    promoted.__doc__ = doc or fn.__doc__
+    return promoted
+
+
+INT_TO_FLOAT = ("acos", "arccos", "acosh", "arccosh", "asin", "arcsin", "asinh", "arcsinh", "atan", "arctan", "atanh",
+                "arctanh", "cos", "cosh", "sin", "sinh", "tan", "tanh", "exp", "exp2", "log", "log2", "log10", "sqrt",
+                "rsqrt", "sigmoid", "erf", "erfc", "digamma", "lgamma", "i0", "sinc", "logit", "deg2rad", "rad2deg",
+                "reciprocal")
+
+for _name in INT_TO_FLOAT:
+    globals()[_name] = int_to_float(
+        getattr(ops, _name), _name,
+        f"torch.{_name} / Tensor.{_name}: ops.{_name}, with an integer or bool input computed in float32 as torch "
+        f"promotes it (MindSpore's kernel refuses integer inputs).")
+del _name
