@@ -1393,6 +1393,28 @@ def ldexp(input, other):
     return _like(ops.ldexp(input, other), input)
 
 
+def _complex_draw(draw, size, dtype, scale):
+    """A complex tensor whose real and imaginary parts are independent draws of ``draw`` times ``scale``."""
+    part = ms.float64 if dtype == ms.complex128 else ms.float32
+    return ops.Complex()(draw(*size, dtype=part) * scale, draw(*size, dtype=part) * scale)
+
+
+def randn(*size, dtype=None, seed=None):
+    """torch.randn: ops.randn, and for a complex dtype real and imaginary parts drawn N(0, 1/2) each, as torch does
+    (ops.randn takes float dtypes only)."""
+    if dtype is not None and _is_complex(dtype):
+        return _complex_draw(ops.randn, size, dtype, 0.5 ** 0.5)
+    return ops.randn(*size, dtype=dtype, seed=seed)
+
+
+def rand(*size, dtype=None, seed=None):
+    """torch.rand: ops.rand, and for a complex dtype real and imaginary parts each uniform on [0, 1), as torch
+    does (ops.rand takes float dtypes only)."""
+    if dtype is not None and _is_complex(dtype):
+        return _complex_draw(ops.rand, size, dtype, 1.0)
+    return ops.rand(*size, dtype=dtype, seed=seed)
+
+
 def randn_like(input, *, generator=None, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
     """torch.randn_like: standard normal draws of the input's shape and dtype (ops.randn_like gives float32 for a
     float16 input; a complex input draws real and imaginary parts with variance 1/2 each, as torch)."""
@@ -1524,3 +1546,30 @@ for _name in INT_TO_FLOAT:
         f"torch.{_name} / Tensor.{_name}: ops.{_name}, with an integer or bool input computed in float32 as torch "
         f"promotes it (MindSpore's kernel refuses integer inputs).")
 del _name
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# A Python complex number in an arithmetic expression with a tensor (``A * -1j``, ``x + 2j``): MindSpore 2.10's
+# operators take no Python complex ("Failed calling Mul with ... other=<class 'complex'>"), and its Mul/Div refuse a
+# real tensor with a complex one. torch computes in complex (complex64, complex128 for a float64 tensor).
+
+_COMPLEX_OPERATORS = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
+                      "/": lambda a, b: a / b, "**": lambda a, b: a ** b}
+
+
+def complex_operation(operator, left, right):
+    """``left <operator> right`` where one side is a Python complex number, as torch computes it: a tensor on the
+    other side becomes complex (complex128 from float64 or complex128, complex64 otherwise) and the number a 0-d
+    tensor of that dtype. Without a tensor it is Python's own arithmetic."""
+    fn = _COMPLEX_OPERATORS[operator]
+    tensor = left if isinstance(left, Tensor) else right if isinstance(right, Tensor) else None
+    if tensor is None:
+        return fn(left, right)
+    dtype = ms.complex128 if tensor.dtype in (ms.float64, ms.complex128) else ms.complex64
+
+    def operand(value):
+        if isinstance(value, Tensor):
+            return value if value.dtype == dtype else value.astype(dtype)
+        return Tensor(builtins.complex(value), dtype)
+
+    return fn(operand(left), operand(right))

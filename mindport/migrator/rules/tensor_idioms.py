@@ -19,7 +19,10 @@ class TensorIdiomTransform(Rule):
     (properties in torch, methods in MindSpore) -> ``z.real()``/``z.imag()`` on evident tensors; ``lengths >> 2``
     and ``<<`` on a tensor (a MindSpore Tensor has no shift operators) -> ``ops.bitwise_right_shift(lengths, 2)``,
     through the mapping entry of ``torch.bitwise_right_shift``; a numpy value on the left of a tensor
-    (``np.log(10000) / d * torch.arange(n)``: numpy's operator would give an ndarray) -> ``ops.mul(a, t)``."""
+    (``np.log(10000) / d * torch.arange(n)``: numpy's operator would give an ndarray) -> ``ops.mul(a, t)``; a Python
+    complex number with another operand (``A * -1j``: MindSpore's operators take no Python complex, and a real tensor
+    times a complex one has no kernel) -> ``mp_math.complex_operation('*', A, -1j)``, which computes in complex as
+    torch does (plain Python arithmetic when no tensor is involved; ``3 * 2j`` is left as it is)."""
 
     EXAMPLES = (
         Example(
@@ -60,6 +63,23 @@ class TensorIdiomTransform(Rule):
             """,
             note='real/imag are properties in torch and methods in MindSpore (on evident tensors only).',
         ),
+        Example(
+            before="""
+                import torch
+
+
+                def rotate(a):
+                    return a * -1j, torch.exp(a * (2j * 3.14159)), 3 * 2j
+            """,
+            after="""
+                from mindport.runtime import math as mp_math
+
+
+                def rotate(a):
+                    return mp_math.complex_operation('*', a, -1j), mp_math.exp(mp_math.complex_operation('*', a, (2j * 3.14159))), 3 * 2j
+            """,
+            note='a Python complex number with a tensor computes in complex (complex64, complex128 from float64).',
+        ),
     )
 
     def __init__(self, ctx) -> None:
@@ -86,7 +106,18 @@ class TensorIdiomTransform(Rule):
     NUMPY_LEFT = {cst.Multiply: "mindspore.ops.mul", cst.Add: "mindspore.ops.add", cst.Subtract: "mindspore.ops.sub",
                   cst.Divide: "mindspore.ops.div"}
 
+    # a Python complex number with a tensor (A * -1j): MindSpore's operators take no Python complex, and a real
+    # tensor times a complex one has no kernel; the runtime computes in complex as torch does
+    COMPLEX_OPERATORS = {cst.Multiply: "*", cst.Divide: "/", cst.Add: "+", cst.Subtract: "-", cst.Power: "**"}
+
     def leave_BinaryOperation(self, original_node, updated_node):
+        symbol = self.COMPLEX_OPERATORS.get(type(original_node.operator))
+        if symbol and _complex_literal(original_node.left) != _complex_literal(original_node.right) \
+                and not (_number_literal(original_node.left) and _number_literal(original_node.right)):
+            self.ctx.converted_sites += 1
+            return cst.Call(func=self.ctx.target_expr("mindport.runtime.math.complex_operation"),
+                            args=[cst.Arg(cst.SimpleString(repr(symbol))), cst.Arg(updated_node.left),
+                                  cst.Arg(updated_node.right)])
         function = self.NUMPY_LEFT.get(type(original_node.operator))
         # torch source only: a MindSpore call's result is "foreign" to the scopes as numpy's is, so converted code
         # must convert to itself
@@ -172,6 +203,30 @@ class TensorIdiomTransform(Rule):
             self.ctx.converted_sites += 1
             return cst.RemoveFromParent()
         return updated_node
+
+
+def _complex_literal(expr: cst.BaseExpression) -> bool:
+    """A Python complex number written out: ``1j``, ``-0.5j``, ``(1 + 2j)``, ``complex(0, 1)``."""
+    if isinstance(expr, cst.Imaginary):
+        return True
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus, cst.Plus)):
+        return _complex_literal(expr.expression)
+    if isinstance(expr, cst.BinaryOperation):
+        return _number_literal(expr) and (_complex_literal(expr.left) or _complex_literal(expr.right))
+    return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "complex" \
+        and all(_number_literal(a.value) for a in expr.args)
+
+
+def _number_literal(expr: cst.BaseExpression) -> bool:
+    """Arithmetic of number literals only (``2``, ``-1j``, ``(1 + 2j)``): Python computes it, no tensor is involved."""
+    if isinstance(expr, (cst.Integer, cst.Float, cst.Imaginary)):
+        return True
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus, cst.Plus)):
+        return _number_literal(expr.expression)
+    if isinstance(expr, cst.BinaryOperation):
+        return _number_literal(expr.left) and _number_literal(expr.right)
+    return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "complex" \
+        and all(_number_literal(a.value) for a in expr.args)
 
 
 def _evident_tensor(expr: cst.BaseExpression, scope) -> bool:

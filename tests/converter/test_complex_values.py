@@ -1,0 +1,73 @@
+"""Complex values in state-space code (S4D's ``torch.randn(H, N, dtype=torch.cfloat)``, the S4 kernel's
+``AP * -1j``): MindSpore 2.10's randn takes float dtypes only, its operators take no Python complex number, and its
+Mul/Div have no kernel for a real tensor with a complex one. The converted code draws a complex randn as torch does
+(real and imaginary parts N(0, 1/2) each) and computes a Python complex number with a tensor in complex."""
+from __future__ import annotations
+
+import textwrap
+
+import numpy as np
+import pytest
+
+from mindport import convert_source
+from port_check import load_module
+
+OPERANDS = textwrap.dedent("""\
+    import torch
+
+
+    def run(a, b, d):
+        z = torch.complex(a, b)
+        w = a * -1j + 2
+        return (z * 1j, 1j * a, a / (1 + 2j), z - 0.5j, 2j + z, w, (a * 2) ** complex(0, 1), d * 1j,
+                torch.arange(3) * 1j, 3 * 2j)
+""")
+
+
+def test_python_complex_numbers_with_tensors_compute_in_complex(tmp_path):
+    import mindspore as ms
+    import torch
+
+    result = convert_source(OPERANDS)
+    assert result.diagnostics == [], [d.format() for d in result.diagnostics]
+    assert "mp_math.complex_operation('*', z, 1j)" in result.code and "3 * 2j" in result.code
+    rng = np.random.default_rng(0)
+    a, b = (rng.standard_normal((2, 3)).astype(np.float32) for _ in range(2))
+    d = rng.standard_normal(4)  # float64: complex128 in torch
+    want = load_module(OPERANDS, tmp_path / "t_cx.py", "t_cx").run(*(torch.from_numpy(v) for v in (a, b, d)))
+    got = load_module(result.code, tmp_path / "m_cx.py", "m_cx").run(*(ms.Tensor(v) for v in (a, b, d)))
+    assert len(got) == len(want)
+    for g, w in zip(got[:-1], want[:-1]):
+        assert str(g.dtype).lower() == str(w.dtype).replace("torch.", "").lower(), (g.dtype, w.dtype)
+        np.testing.assert_allclose(g.asnumpy(), w.numpy(), rtol=1e-5, atol=1e-6)
+    assert got[-1] == want[-1] == 6j
+
+
+RANDN = textwrap.dedent("""\
+    import torch
+
+
+    def draw(n):
+        return torch.randn(n, 2, dtype=torch.cfloat), torch.randn((n, 2), dtype=torch.complex128), torch.rand(n, 2, dtype=torch.cfloat)
+""")
+
+
+@pytest.mark.parametrize("seed", [0])
+def test_complex_randn_draws_like_torch(tmp_path, seed):
+    import mindspore as ms
+    import torch
+
+    result = convert_source(RANDN)
+    assert result.diagnostics == [], [d.format() for d in result.diagnostics]
+    ms.set_seed(seed)
+    torch.manual_seed(seed)
+    n = 20000
+    want = load_module(RANDN, tmp_path / "t_rn.py", "t_rn").draw(n)
+    got = load_module(result.code, tmp_path / "m_rn.py", "m_rn").draw(n)
+    for g, w in zip(got, want):
+        g, w = g.asnumpy(), w.numpy()
+        assert g.dtype == w.dtype and g.shape == w.shape
+        for part in (np.real, np.imag):  # the same distribution: mean and variance of each part agree
+            assert abs(part(g).mean() - part(w).mean()) < 0.03
+            assert abs(part(g).var() - part(w).var()) < 0.03
+    assert abs(np.real(want[0].numpy()).var() - 0.5) < 0.03  # torch's parts are N(0, 1/2)
