@@ -13,6 +13,7 @@ import copy
 import mindspore as ms
 from mindspore import Parameter, nn, ops
 from mindspore.common.initializer import Normal, initializer
+from mindspore.nn.layer.conv import _deconv_output_length  # MindSpore's own output-size rule (Conv1dTranspose)
 
 from mindport.runtime import containers as _containers
 from mindport.runtime import inplace as _inplace
@@ -854,6 +855,57 @@ def remove_spectral_norm(module, name="weight"):
         del module._params[name + suffix]  # noqa: SLF001
     module.insert_param_to_cell(name, Parameter(weight, name=name))
     return module
+
+
+# ------------------------------------------------------------------------------------ 1-D convolutions' attributes
+
+def _torch_1d(value):
+    """MindSpore's 2-D form of a Conv1d setting ((1, k); padding (0, 0, p, p)) as torch's 1-tuple ((k,), (p,))."""
+    if isinstance(value, tuple) and len(value) == 2 and value[0] == 1:
+        return (value[1],)
+    if isinstance(value, tuple) and len(value) == 4 and value[:2] == (0, 0) and value[2] == value[3]:
+        return (value[2],)
+    return value
+
+
+_CONV1D_SETTINGS = ("kernel_size", "stride", "dilation", "padding")
+
+
+class Conv1d(nn.Conv1d):
+    """torch.nn.Conv1d: MindSpore's Conv1d, whose kernel_size, stride, dilation and padding read back as torch's
+    1-tuples. MindSpore runs a Conv1d as a 2-D convolution and keeps them as (1, k) (padding (0, 0, p, p)), so code
+    that computes a causal or "same" padding from ``conv.kernel_size[0]``/``conv.stride[0]`` (EnCodec's SConv1d)
+    read 1. The convolution itself is MindSpore's, built before the attributes change."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        for name in _CONV1D_SETTINGS:
+            setattr(self, name, _torch_1d(getattr(self, name)))
+
+
+class Conv1dTranspose(nn.Conv1dTranspose):
+    """torch.nn.ConvTranspose1d: MindSpore's Conv1dTranspose with kernel_size, stride, dilation and padding read back
+    as torch's 1-tuples (see :class:`Conv1d`). MindSpore's construct reads its own 2-D settings to size the output;
+    they are kept under ``_ms_<name>`` and this construct sizes the output from them."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        for name in _CONV1D_SETTINGS:
+            setattr(self, "_ms_" + name, getattr(self, name))
+            setattr(self, name, _torch_1d(getattr(self, name)))
+
+    def construct(self, x):
+        x = ops.expand_dims(x, 2)
+        n, _, h, w = x.shape
+        kernel, stride, dilation, pad = self._ms_kernel_size, self._ms_stride, self._ms_dilation, self._ms_padding
+        h_out = _deconv_output_length(self.is_valid, self.is_same, self.is_pad, h, kernel[0], stride[0], dilation[0],
+                                      pad[0] + pad[1])
+        w_out = _deconv_output_length(self.is_valid, self.is_same, self.is_pad, w, kernel[1], stride[1], dilation[1],
+                                      pad[2] + pad[3])
+        out = self.conv2d_transpose(x, self.weight, (n, self.out_channels, h_out, w_out))
+        if self.has_bias:
+            out = self.bias_add(out, self.bias)
+        return ops.squeeze(out, 2)
 
 
 class MultiheadAttention(nn.MultiheadAttention):
