@@ -1573,3 +1573,14 @@ def complex_operation(operator, left, right):
         return Tensor(builtins.complex(value), dtype)
 
     return fn(operand(left), operand(right))
+
+
+def diag_embed(input, offset=0, dim1=-2, dim2=-1):
+    """torch.diag_embed / Tensor.diag_embed: ops.diag_embed, also for complex inputs (the real and imaginary parts
+    embedded apart: S4's ``V @ diag_embed(W) @ V^H``) and bool ones (through int8), which its kernel refuses."""
+    if _is_complex(input.dtype):
+        return ops.Complex()(ops.diag_embed(ops.real(input), offset, dim1, dim2),
+                             ops.diag_embed(ops.imag(input), offset, dim1, dim2))
+    if input.dtype == ms.bool_:
+        return ops.diag_embed(input.astype(ms.int8), offset, dim1, dim2).astype(ms.bool_)
+    return ops.diag_embed(input, offset, dim1, dim2)

@@ -71,3 +71,33 @@ def test_complex_randn_draws_like_torch(tmp_path, seed):
             assert abs(part(g).mean() - part(w).mean()) < 0.03
             assert abs(part(g).var() - part(w).var()) < 0.03
     assert abs(np.real(want[0].numpy()).var() - 0.5) < 0.03  # torch's parts are N(0, 1/2)
+
+
+DIAG = textwrap.dedent("""\
+    import torch
+
+
+    def run(a, b, mask):
+        w = torch.complex(a, b)
+        v = torch.complex(b.unsqueeze(-1) * a.unsqueeze(-2), a.unsqueeze(-1) - b.unsqueeze(-2))
+        return (torch.diag_embed(w), w.diag_embed(1, 0, 2), v @ torch.diag_embed(w) @ v.conj().transpose(-1, -2),
+                torch.diag_embed(mask), torch.diag_embed(a, -1))
+""")
+
+
+def test_diag_embed_of_complex_and_bool_inputs(tmp_path):
+    """S4's ``V @ torch.diag_embed(W) @ V.conj().transpose(-1, -2)``: ops.diag_embed refuses complex (and bool)
+    inputs."""
+    import mindspore as ms
+    import torch
+
+    result = convert_source(DIAG)
+    assert result.diagnostics == [], [d.format() for d in result.diagnostics]
+    rng = np.random.default_rng(1)
+    a, b = (rng.standard_normal((2, 3)).astype(np.float32) for _ in range(2))
+    mask = rng.standard_normal((2, 3)) > 0
+    want = load_module(DIAG, tmp_path / "t_de.py", "t_de").run(*(torch.from_numpy(v) for v in (a, b, mask)))
+    got = load_module(result.code, tmp_path / "m_de.py", "m_de").run(*(ms.Tensor(v) for v in (a, b, mask)))
+    for g, w in zip(got, want, strict=True):
+        assert g.asnumpy().dtype == w.numpy().dtype
+        np.testing.assert_allclose(g.asnumpy(), w.numpy(), rtol=1e-5, atol=1e-5)
