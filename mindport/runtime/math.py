@@ -1558,14 +1558,19 @@ _COMPLEX_OPERATORS = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lam
 
 
 def complex_operation(operator, left, right):
-    """``left <operator> right`` where one side is a Python complex number, as torch computes it: a tensor on the
-    other side becomes complex (complex128 from float64 or complex128, complex64 otherwise) and the number a 0-d
-    tensor of that dtype. Without a tensor it is Python's own arithmetic."""
+    """``left <operator> right`` where a side is complex (a Python complex number, or a tensor the converter saw
+    made complex), as torch computes it: both sides in one complex dtype (complex128 when a tensor is float64 or
+    complex128, complex64 otherwise), numbers as 0-d tensors of it. MindSpore has no kernel for a complex tensor
+    with a real one. Without a tensor it is Python's own arithmetic; with two real tensors, the plain operator."""
     fn = _COMPLEX_OPERATORS[operator]
-    tensor = left if isinstance(left, Tensor) else right if isinstance(right, Tensor) else None
-    if tensor is None:
+    tensors = [v for v in (left, right) if isinstance(v, Tensor)]
+    if not tensors:
         return fn(left, right)
-    dtype = ms.complex128 if tensor.dtype in (ms.float64, ms.complex128) else ms.complex64
+    if not builtins.any(_is_complex(t.dtype) for t in tensors) \
+            and not builtins.any(isinstance(v, builtins.complex) for v in (left, right)):
+        return fn(left, right)
+    wide = builtins.any(t.dtype in (ms.float64, ms.complex128) for t in tensors)  # this module's any is torch.any
+    dtype = ms.complex128 if wide else ms.complex64
 
     def operand(value):
         if isinstance(value, Tensor):

@@ -101,3 +101,42 @@ def test_diag_embed_of_complex_and_bool_inputs(tmp_path):
     for g, w in zip(got, want, strict=True):
         assert g.asnumpy().dtype == w.numpy().dtype
         np.testing.assert_allclose(g.asnumpy(), w.numpy(), rtol=1e-5, atol=1e-5)
+
+
+KERNEL = textwrap.dedent("""\
+    import torch
+
+
+    def run(log_dt, c, log_a, a_imag, steps):
+        dt = torch.exp(log_dt)
+        C = torch.view_as_complex(c)
+        A = -torch.exp(log_a) + 1j * a_imag
+        dtA = A * dt.unsqueeze(-1)
+        K = dtA.unsqueeze(-1) * torch.arange(steps)
+        C = C * (torch.exp(dtA) - 1.) / A
+        K = 2 * torch.einsum('hn, hnl -> hl', C, torch.exp(K)).real
+        z = torch.complex(log_dt, log_dt)
+        return K, dt * 2, z.conj() * log_dt, z.abs() * log_dt
+""")
+
+
+def test_arithmetic_of_complex_tensors_with_real_ones(tmp_path):
+    """S4D's Vandermonde kernel: ``A * dt.unsqueeze(-1)`` multiplies a complex tensor by a real one, which MindSpore
+    has no kernel for ("Select CPU operator[Mul] fail"). The converter follows the names bound to complex values in a
+    function (a complex number, view_as_complex, arithmetic and torch functions of them) and computes their
+    arithmetic in complex; real arithmetic (``dt * 2``, ``z.abs() * x``) stays as written."""
+    import mindspore as ms
+    import torch
+
+    result = convert_source(KERNEL)
+    assert result.diagnostics == [], [d.format() for d in result.diagnostics]
+    assert "K, dt * 2, mp_math.complex_operation('*', z.conj(), log_dt), mp_math.abs(z) * log_dt" in result.code
+    rng = np.random.default_rng(2)
+    h, n = 3, 4
+    inputs = (rng.uniform(-3, -1, h).astype(np.float32), rng.standard_normal((h, n, 2)).astype(np.float32),
+              rng.uniform(-1, 0, (h, n)).astype(np.float32), rng.uniform(0, 3, (h, n)).astype(np.float32))
+    want = load_module(KERNEL, tmp_path / "t_k.py", "t_k").run(*(torch.from_numpy(v) for v in inputs), 6)
+    got = load_module(result.code, tmp_path / "m_k.py", "m_k").run(*(ms.Tensor(v) for v in inputs), 6)
+    for g, w in zip(got, want, strict=True):
+        assert g.asnumpy().dtype == w.numpy().dtype
+        np.testing.assert_allclose(g.asnumpy(), w.numpy(), rtol=1e-4, atol=1e-5)
