@@ -1553,8 +1553,17 @@ del _name
 # operators take no Python complex ("Failed calling Mul with ... other=<class 'complex'>"), and its Mul/Div refuse a
 # real tensor with a complex one. torch computes in complex (complex64, complex128 for a float64 tensor).
 
-_COMPLEX_OPERATORS = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
-                      "/": lambda a, b: a / b, "**": lambda a, b: a ** b}
+def _arithmetic(operator, a, b):
+    """``a <operator> b`` for the operator's symbol (an if-chain: a graph compiles no dict of lambdas)."""
+    if operator == "+":
+        return a + b
+    if operator == "-":
+        return a - b
+    if operator == "*":
+        return a * b
+    if operator == "/":
+        return a / b
+    return a ** b
 
 
 def complex_operation(operator, left, right):
@@ -1562,22 +1571,23 @@ def complex_operation(operator, left, right):
     made complex), as torch computes it: both sides in one complex dtype (complex128 when a tensor is float64 or
     complex128, complex64 otherwise), numbers as 0-d tensors of it. MindSpore has no kernel for a complex tensor
     with a real one. Without a tensor it is Python's own arithmetic; with two real tensors, the plain operator."""
-    fn = _COMPLEX_OPERATORS[operator]
-    tensors = [v for v in (left, right) if isinstance(v, Tensor)]
-    if not tensors:
-        return fn(left, right)
-    if not builtins.any(_is_complex(t.dtype) for t in tensors) \
-            and not builtins.any(isinstance(v, builtins.complex) for v in (left, right)):
-        return fn(left, right)
-    wide = builtins.any(t.dtype in (ms.float64, ms.complex128) for t in tensors)  # this module's any is torch.any
+    left_tensor, right_tensor = isinstance(left, Tensor), isinstance(right, Tensor)
+    if not left_tensor and not right_tensor:
+        return _arithmetic(operator, left, right)
+    left_complex = _is_complex(left.dtype) if left_tensor else isinstance(left, builtins.complex)
+    right_complex = _is_complex(right.dtype) if right_tensor else isinstance(right, builtins.complex)
+    if not left_complex and not right_complex:
+        return _arithmetic(operator, left, right)
+    wide = (left_tensor and left.dtype in (ms.float64, ms.complex128)) or \
+        (right_tensor and right.dtype in (ms.float64, ms.complex128))
     dtype = ms.complex128 if wide else ms.complex64
+    return _arithmetic(operator, _complex_operand(left, dtype), _complex_operand(right, dtype))
 
-    def operand(value):
-        if isinstance(value, Tensor):
-            return value if value.dtype == dtype else value.astype(dtype)
-        return Tensor(builtins.complex(value), dtype)
 
-    return fn(operand(left), operand(right))
+def _complex_operand(value, dtype):
+    if isinstance(value, Tensor):
+        return value if value.dtype == dtype else value.astype(dtype)
+    return Tensor(builtins.complex(value), dtype)
 
 
 def diag_embed(input, offset=0, dim1=-2, dim2=-1):
