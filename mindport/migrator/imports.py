@@ -310,11 +310,16 @@ def finalize_runtime(module: cst.Module, rules) -> cst.Module:
 
 def runtime_alias(module: str) -> str:
     """The local name of a ``mindport.runtime`` module in converted code: ``mindport.runtime.containers`` ->
-    ``mp_containers``."""
-    return "mp_" + module.rsplit(".", 1)[1]
+    ``mp_containers``; the name the mapping targets use when they import it (IMPORT_STYLE: ``mindport.runtime.layers``
+    is ``mp_nn``), so a file that needs the module for both imports it once, under one name."""
+    style = IMPORT_STYLE.get(module)
+    return style[1] if style else "mp_" + module.rsplit(".", 1)[1]
 
 
 def runtime_import(module: str) -> str:
     """The import line of a ``mindport.runtime`` module in converted code."""
+    style = IMPORT_STYLE.get(module)
+    if style:
+        return style[0]
     parent, leaf = module.rsplit(".", 1)
     return f"from {parent} import {leaf} as {runtime_alias(module)}"

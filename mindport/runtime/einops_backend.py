@@ -214,7 +214,10 @@ class MindSporeBackend(AbstractBackend):
         return sys.modules[__name__]  # Rearrange and Reduce above
 
     def einsum(self, pattern, *x):
-        return self.ops.einsum(pattern, *x)
+        # ops.einsum has no CPU kernel in MindSpore 2.10: torch.einsum's runtime function (pairwise batched matmuls)
+        from mindport.runtime.math import einsum
+
+        return einsum(pattern, *x)
 
     def __repr__(self) -> str:
         return "<einops backend for mindspore>"

@@ -13,6 +13,7 @@ import copy
 import mindspore as ms
 from mindspore import Parameter, nn, ops
 from mindspore.common.initializer import Normal, initializer
+from mindspore.nn.layer.conv import _deconv_output_length  # MindSpore's own output-size rule (Conv1dTranspose)
 
 from mindport.runtime import containers as _containers
 from mindport.runtime import inplace as _inplace
@@ -747,21 +748,26 @@ def _conv1d_axis(module) -> bool:
     return isinstance(module, (nn.Conv1d, nn.Conv1dTranspose))
 
 
-_WEIGHT_NORMED: dict = {}
+_REPARAMETRIZED: dict = {}
 
 
-def _weight_normed_class(cls, name: str, dim, squeezed: bool):
-    """``cls`` with ``name`` a property computing ``v * g / ||v||`` from the Cell's ``name_g``/``name_v``."""
-    key = (cls, name, dim, squeezed)
-    if key not in _WEIGHT_NORMED:
-        def weight(self):
-            v = getattr(self, name + "_v")
-            w = v * (getattr(self, name + "_g") / _norm_except_dim(v, dim))
-            return w.expand_dims(2) if squeezed else w
+def _reparametrized_class(cls, marker: str, hook: tuple, compute):
+    """``cls`` with the attribute ``hook[1]`` a property computed by ``compute(self)`` each time the Cell reads it
+    (torch's legacy forward pre-hooks, weight_norm and spectral_norm, recompute the weight before each forward).
+    ``marker`` (a class attribute) holds ``hook``: (the original class, name, ...), read back by the remove_ helper."""
+    key = (cls, marker, hook)
+    if key not in _REPARAMETRIZED:
+        _REPARAMETRIZED[key] = type(cls.__name__, (cls,), {hook[1]: property(compute), "__module__": cls.__module__,
+                                                           marker: (cls, *hook[1:])})
+    return _REPARAMETRIZED[key]
 
-        _WEIGHT_NORMED[key] = type(cls.__name__, (cls,), {name: property(weight), "__module__": cls.__module__,
-                                                           "_mp_weight_norm": (cls, name, dim, squeezed)})
-    return _WEIGHT_NORMED[key]
+
+def _torch_layout(module, name: str):
+    """The value of ``name`` in torch's layout, and whether it was squeezed (a Conv1d's weight loses MindSpore's
+    size-1 axis 2, so the reparametrized tensors keep torch's 3-D shape and checkpoint names land as they are)."""
+    weight = getattr(module, name)
+    squeezed = _conv1d_axis(module) and name == "weight" and weight.ndim == 4 and weight.shape[2] == 1
+    return weight, (weight.value().squeeze(2) if squeezed else weight.value()), squeezed
 
 
 def weight_norm(module, name="weight", dim=0):
@@ -771,14 +777,19 @@ def weight_norm(module, name="weight", dim=0):
     g and v keep torch's 3-D layout (MindSpore's Conv1d weight has an extra size-1 axis). Returns the Cell."""
     if getattr(type(module), "_mp_weight_norm", None) is not None:
         raise RuntimeError(f"Cannot register two weight_norm hooks on the same parameter {name}")
-    weight = getattr(module, name)
-    squeezed = _conv1d_axis(module) and name == "weight" and weight.ndim == 4 and weight.shape[2] == 1
-    v = weight.value().squeeze(2) if squeezed else weight.value()
+    weight, v, squeezed = _torch_layout(module, name)
     del module._params[name]  # noqa: SLF001
     module.insert_param_to_cell(name + "_g", Parameter(_norm_except_dim(v, dim), name=name + "_g",
                                                        requires_grad=weight.requires_grad))
     module.insert_param_to_cell(name + "_v", Parameter(v.copy(), name=name + "_v", requires_grad=weight.requires_grad))
-    module.__class__ = _weight_normed_class(type(module), name, dim, squeezed)
+
+    def compute(self):
+        v = getattr(self, name + "_v")
+        w = v * (getattr(self, name + "_g") / _norm_except_dim(v, dim))
+        return w.expand_dims(2) if squeezed else w
+
+    module.__class__ = _reparametrized_class(type(module), "_mp_weight_norm", (type(module), name, dim, squeezed),
+                                             compute)
     return module
 
 
@@ -793,6 +804,134 @@ def remove_weight_norm(module, name="weight"):
     del module._params[name + "_v"]  # noqa: SLF001
     module.insert_param_to_cell(name, Parameter(weight, name=name))
     return module
+
+
+def _normalize(x, eps):
+    """torch.nn.functional.normalize of a vector: x / max(||x||, eps)."""
+    return x / ops.maximum(ops.sqrt((x * x).sum()), ops.scalar_to_tensor(eps, x.dtype))
+
+
+def _spectral_matrix(weight, dim):
+    """The weight as the matrix whose largest singular value spectral_norm divides by: ``dim`` first, the rest
+    flattened (torch's reshape_weight_to_matrix)."""
+    if dim != 0:
+        weight = weight.permute(dim, *(d for d in range(weight.ndim) if d != dim))
+    return weight.reshape(weight.shape[0], -1)
+
+
+def spectral_norm(module, name="weight", n_power_iterations=1, eps=1e-12, dim=None):
+    """torch.nn.utils.spectral_norm: the parameter ``name`` becomes ``name_orig``, with the power-iteration vectors
+    ``name_u`` and ``name_v`` beside it (non-trainable parameters: torch's buffers, same names, so a checkpoint's
+    entries land by name), and the Cell reads ``name = name_orig / sigma``, ``sigma = u . (W v)``. In training mode
+    each read first runs ``n_power_iterations`` steps of the power iteration and stores u and v (torch does it in a
+    forward pre-hook, once per forward); in eval mode u and v are used as stored. ``dim`` defaults to 1 for the
+    transposed convolutions, 0 otherwise. u and v start as normalised N(0, 1) draws, as in torch. A Conv1d keeps
+    torch's 3-D layout. Returns the Cell. Unlike torch, reading ``name`` before the first forward already gives the
+    normalised weight."""
+    if n_power_iterations <= 0:
+        raise ValueError(f"Expected n_power_iterations to be positive, but got n_power_iterations={n_power_iterations}")
+    if getattr(type(module), "_mp_spectral_norm", None) is not None:
+        raise RuntimeError(f"Cannot register two spectral_norm hooks on the same parameter {name}")
+    if dim is None:
+        dim = 1 if isinstance(module, (nn.Conv1dTranspose, nn.Conv2dTranspose, nn.Conv3dTranspose)) else 0
+    weight, w, squeezed = _torch_layout(module, name)
+    h, width = _spectral_matrix(w, dim).shape
+    u = _normalize(ops.randn(h, dtype=w.dtype), eps)
+    v = _normalize(ops.randn(width, dtype=w.dtype), eps)
+    del module._params[name]  # noqa: SLF001
+    module.insert_param_to_cell(name + "_orig", Parameter(w.copy(), name=name + "_orig",
+                                                          requires_grad=weight.requires_grad))
+    module.insert_param_to_cell(name + "_u", Parameter(u, name=name + "_u", requires_grad=False))
+    module.insert_param_to_cell(name + "_v", Parameter(v, name=name + "_v", requires_grad=False))
+
+    def compute(self):
+        w = getattr(self, name + "_orig")
+        u, v = getattr(self, name + "_u"), getattr(self, name + "_v")
+        matrix = _spectral_matrix(w, dim)
+        if self.training:
+            m = ops.stop_gradient(matrix)
+            u_new, v_new = u.value(), v.value()
+            for _ in range(n_power_iterations):
+                v_new = _normalize(ops.mv(m.t(), u_new), eps)
+                u_new = _normalize(ops.mv(m, v_new), eps)
+            ops.assign(u, u_new)
+            ops.assign(v, v_new)
+            u, v = u_new, v_new
+        sigma = (u * ops.mv(matrix, v)).sum()
+        out = w / sigma
+        return out.expand_dims(2) if squeezed else out
+
+    hook = (type(module), name, dim, squeezed, n_power_iterations, eps)
+    module.__class__ = _reparametrized_class(type(module), "_mp_spectral_norm", hook, compute)
+    return module
+
+
+def remove_spectral_norm(module, name="weight"):
+    """torch.nn.utils.remove_spectral_norm: ``name`` is a plain parameter again, holding ``name_orig / sigma``
+    from the stored u and v (no power-iteration step)."""
+    hook = getattr(type(module), "_mp_spectral_norm", None)
+    if hook is None or hook[1] != name:
+        raise ValueError(f"spectral_norm of '{name}' not found in {module}")
+    training = module.training
+    module.training = False
+    weight = getattr(module, name)
+    module.training = training
+    module.__class__ = hook[0]
+    for suffix in ("_orig", "_u", "_v"):
+        del module._params[name + suffix]  # noqa: SLF001
+    module.insert_param_to_cell(name, Parameter(weight, name=name))
+    return module
+
+
+# ------------------------------------------------------------------------------------ 1-D convolutions' attributes
+
+def _torch_1d(value):
+    """MindSpore's 2-D form of a Conv1d setting ((1, k); padding (0, 0, p, p)) as torch's 1-tuple ((k,), (p,))."""
+    if isinstance(value, tuple) and len(value) == 2 and value[0] == 1:
+        return (value[1],)
+    if isinstance(value, tuple) and len(value) == 4 and value[:2] == (0, 0) and value[2] == value[3]:
+        return (value[2],)
+    return value
+
+
+_CONV1D_SETTINGS = ("kernel_size", "stride", "dilation", "padding")
+
+
+class Conv1d(nn.Conv1d):
+    """torch.nn.Conv1d: MindSpore's Conv1d, whose kernel_size, stride, dilation and padding read back as torch's
+    1-tuples. MindSpore runs a Conv1d as a 2-D convolution and keeps them as (1, k) (padding (0, 0, p, p)), so code
+    that computes a causal or "same" padding from ``conv.kernel_size[0]``/``conv.stride[0]`` (EnCodec's SConv1d)
+    read 1. The convolution itself is MindSpore's, built before the attributes change."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        for name in _CONV1D_SETTINGS:
+            setattr(self, name, _torch_1d(getattr(self, name)))
+
+
+class Conv1dTranspose(nn.Conv1dTranspose):
+    """torch.nn.ConvTranspose1d: MindSpore's Conv1dTranspose with kernel_size, stride, dilation and padding read back
+    as torch's 1-tuples (see :class:`Conv1d`). MindSpore's construct reads its own 2-D settings to size the output;
+    they are kept under ``_ms_<name>`` and this construct sizes the output from them."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        for name in _CONV1D_SETTINGS:
+            setattr(self, "_ms_" + name, getattr(self, name))
+            setattr(self, name, _torch_1d(getattr(self, name)))
+
+    def construct(self, x):
+        x = ops.expand_dims(x, 2)
+        n, _, h, w = x.shape
+        kernel, stride, dilation, pad = self._ms_kernel_size, self._ms_stride, self._ms_dilation, self._ms_padding
+        h_out = _deconv_output_length(self.is_valid, self.is_same, self.is_pad, h, kernel[0], stride[0], dilation[0],
+                                      pad[0] + pad[1])
+        w_out = _deconv_output_length(self.is_valid, self.is_same, self.is_pad, w, kernel[1], stride[1], dilation[1],
+                                      pad[2] + pad[3])
+        out = self.conv2d_transpose(x, self.weight, (n, self.out_channels, h_out, w_out))
+        if self.has_bias:
+            out = self.bias_add(out, self.bias)
+        return ops.squeeze(out, 2)
 
 
 class MultiheadAttention(nn.MultiheadAttention):

@@ -1393,6 +1393,28 @@ def ldexp(input, other):
     return _like(ops.ldexp(input, other), input)
 
 
+def _complex_draw(draw, size, dtype, scale):
+    """A complex tensor whose real and imaginary parts are independent draws of ``draw`` times ``scale``."""
+    part = ms.float64 if dtype == ms.complex128 else ms.float32
+    return ops.Complex()(draw(*size, dtype=part) * scale, draw(*size, dtype=part) * scale)
+
+
+def randn(*size, dtype=None, seed=None):
+    """torch.randn: ops.randn, and for a complex dtype real and imaginary parts drawn N(0, 1/2) each, as torch does
+    (ops.randn takes float dtypes only)."""
+    if dtype is not None and _is_complex(dtype):
+        return _complex_draw(ops.randn, size, dtype, 0.5 ** 0.5)
+    return ops.randn(*size, dtype=dtype, seed=seed)
+
+
+def rand(*size, dtype=None, seed=None):
+    """torch.rand: ops.rand, and for a complex dtype real and imaginary parts each uniform on [0, 1), as torch
+    does (ops.rand takes float dtypes only)."""
+    if dtype is not None and _is_complex(dtype):
+        return _complex_draw(ops.rand, size, dtype, 1.0)
+    return ops.rand(*size, dtype=dtype, seed=seed)
+
+
 def randn_like(input, *, generator=None, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
     """torch.randn_like: standard normal draws of the input's shape and dtype (ops.randn_like gives float32 for a
     float16 input; a complex input draws real and imaginary parts with variance 1/2 each, as torch)."""
@@ -1483,3 +1505,97 @@ def meshgrid(*inputs, indexing="ij"):
     if len(inputs) == 1 and isinstance(inputs[0], (list, tuple)):
         inputs = tuple(inputs[0])
     return ops.meshgrid(*inputs, indexing=indexing)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# torch's int-to-float promotion. torch computes the floating-only functions (log, exp, sqrt, sin, sigmoid, ...) of
+# an integer or bool tensor in the default dtype (float32); MindSpore 2.10's kernels refuse integer inputs ("Select CPU
+# operator[Log] fail! Unsupported data type"). One wrapper does it for the whole family: the mapping entries of
+# these functions (torch.X, Tensor.X and their aliases) name mindport.runtime.math.X; mindport.runtime.special wraps
+# its own functions with the same helper.
+
+_FLOATING = (ms.float16, ms.float32, ms.float64, ms.bfloat16, ms.complex64, ms.complex128)
+
+
+def floating(input):
+    """``input`` as torch computes a floating-only function of it: an integer or bool tensor in float32 (the
+    default dtype), a float or complex tensor as it is."""
+    if isinstance(input, Tensor) and input.dtype not in _FLOATING:
+        return input.astype(ms.float32)
+    return input
+
+
+def int_to_float(fn, name=None, doc=None):
+    """``fn`` computing on ``floating(input)`` (its first argument); the other arguments pass through."""
+    def promoted(input, *args, **kwargs):
+        return fn(floating(input), *args, **kwargs)
+
+    promoted.__name__ = promoted.__qualname__ = name or fn.__name__
+    promoted.__doc__ = doc or fn.__doc__
+    return promoted
+
+
+INT_TO_FLOAT = ("acos", "arccos", "acosh", "arccosh", "asin", "arcsin", "asinh", "arcsinh", "atan", "arctan", "atanh",
+                "arctanh", "cos", "cosh", "sin", "sinh", "tan", "tanh", "exp", "exp2", "log", "log2", "log10", "sqrt",
+                "rsqrt", "sigmoid", "erf", "erfc", "digamma", "lgamma", "i0", "sinc", "logit", "deg2rad", "rad2deg",
+                "reciprocal")
+
+for _name in INT_TO_FLOAT:
+    globals()[_name] = int_to_float(
+        getattr(ops, _name), _name,
+        f"torch.{_name} / Tensor.{_name}: ops.{_name}, with an integer or bool input computed in float32 as torch "
+        f"promotes it (MindSpore's kernel refuses integer inputs).")
+del _name
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# A Python complex number in an arithmetic expression with a tensor (``A * -1j``, ``x + 2j``): MindSpore 2.10's
+# operators take no Python complex ("Failed calling Mul with ... other=<class 'complex'>"), and its Mul/Div refuse a
+# real tensor with a complex one. torch computes in complex (complex64, complex128 for a float64 tensor).
+
+def _arithmetic(operator, a, b):
+    """``a <operator> b`` for the operator's symbol (an if-chain: a graph compiles no dict of lambdas)."""
+    if operator == "+":
+        return a + b
+    if operator == "-":
+        return a - b
+    if operator == "*":
+        return a * b
+    if operator == "/":
+        return a / b
+    return a ** b
+
+
+def complex_operation(operator, left, right):
+    """``left <operator> right`` where a side is complex (a Python complex number, or a tensor the converter saw
+    made complex), as torch computes it: both sides in one complex dtype (complex128 when a tensor is float64 or
+    complex128, complex64 otherwise), numbers as 0-d tensors of it. MindSpore has no kernel for a complex tensor
+    with a real one. Without a tensor it is Python's own arithmetic; with two real tensors, the plain operator."""
+    left_tensor, right_tensor = isinstance(left, Tensor), isinstance(right, Tensor)
+    if not left_tensor and not right_tensor:
+        return _arithmetic(operator, left, right)
+    left_complex = _is_complex(left.dtype) if left_tensor else isinstance(left, builtins.complex)
+    right_complex = _is_complex(right.dtype) if right_tensor else isinstance(right, builtins.complex)
+    if not left_complex and not right_complex:
+        return _arithmetic(operator, left, right)
+    wide = (left_tensor and left.dtype in (ms.float64, ms.complex128)) or \
+        (right_tensor and right.dtype in (ms.float64, ms.complex128))
+    dtype = ms.complex128 if wide else ms.complex64
+    return _arithmetic(operator, _complex_operand(left, dtype), _complex_operand(right, dtype))
+
+
+def _complex_operand(value, dtype):
+    if isinstance(value, Tensor):
+        return value if value.dtype == dtype else value.astype(dtype)
+    return Tensor(builtins.complex(value), dtype)
+
+
+def diag_embed(input, offset=0, dim1=-2, dim2=-1):
+    """torch.diag_embed / Tensor.diag_embed: ops.diag_embed, also for complex inputs (the real and imaginary parts
+    embedded apart: S4's ``V @ diag_embed(W) @ V^H``) and bool ones (through int8), which its kernel refuses."""
+    if _is_complex(input.dtype):
+        return ops.Complex()(ops.diag_embed(ops.real(input), offset, dim1, dim2),
+                             ops.diag_embed(ops.imag(input), offset, dim1, dim2))
+    if input.dtype == ms.bool_:
+        return ops.diag_embed(input.astype(ms.int8), offset, dim1, dim2).astype(ms.bool_)
+    return ops.diag_embed(input, offset, dim1, dim2)

@@ -13,6 +13,9 @@ import math
 import mindspore as ms
 from mindspore import ops
 
+from mindport.runtime.math import floating as _floating
+from mindport.runtime.math import int_to_float as _int_to_float
+
 _SQRT1_2 = 1.0 / math.sqrt(2.0)
 
 # ---------------------------------------------------------------------------------------------- torch.special
@@ -21,14 +24,6 @@ _SQRT1_2 = 1.0 / math.sqrt(2.0)
 _LOW = (ms.float32, ms.float16, ms.bfloat16)
 
 
-def _floating(input):
-    """torch's promotion for these functions: integer and bool tensors compute in float32 (the default dtype)."""
-    if isinstance(input, ms.Tensor) and input.dtype not in _FLOATING:
-        return input.astype(ms.float32)
-    return input
-
-
-_FLOATING = (ms.float16, ms.float32, ms.float64, ms.bfloat16, ms.complex64, ms.complex128)
 
 
 def _in_float64(fn, input):
@@ -285,16 +280,8 @@ def ihfftn(input, s=None, dim=None, norm=None):
     return ops.conj(ops.rfftn(input, s=s, dim=dim, norm=_SWAP[norm]))
 
 
-def _promoting(fn):
-    def wrapper(input, *args, **kwargs):
-        return fn(_floating(input), *args, **kwargs)
-
-    wrapper.__name__, wrapper.__qualname__, wrapper.__doc__ = fn.__name__, fn.__qualname__, fn.__doc__
-    return wrapper
-
-
 # Integer and bool inputs compute in float32, as torch promotes them (the functions above assume a float input).
 for _name in ("erfcx", "ndtri", "log_ndtr", "ndtr", "entr", "spherical_bessel_j0", "log1p", "expm1",
               "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
               "shifted_chebyshev_polynomial_w"):
-    globals()[_name] = _promoting(globals()[_name])
+    globals()[_name] = _int_to_float(globals()[_name])

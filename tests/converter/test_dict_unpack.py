@@ -67,7 +67,7 @@ SOURCE = textwrap.dedent("""\
 def test_routed_keyword_arguments_match(tmp_path, mode):
     code = convert_source(SOURCE).code
     assert "routed[i] = (mp_graph_safe.merged_dict(args, ({key: val} if wanted else {})), i)" in code
-    assert "**mp_graph_safe.merged_dict(extra, {'scale': x.sigmoid()})" in code
+    assert "**mp_graph_safe.merged_dict(extra, {'scale': mp_math.sigmoid(x)})" in code
     x = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
     assert_port_matches_in_mode(SOURCE, code, "Net", [x], tmp_path, "routes", mode, atol=1e-5)
 

@@ -321,3 +321,19 @@ def test_emitted_code_reads_like_the_pattern():
 ])
 def test_calls_it_does_not_compile_stay_on_the_runtime_path(function, pattern, keywords, reduction):
     assert compile_einops(function, pattern, keywords, "x", reduction=reduction) is None
+
+
+def test_einops_einsum_runs_on_cpu():
+    """``einops.einsum(delta, A, 'b l d_in, d_in n -> b l d_in n')`` (Mamba's selective scan): the backend called
+    ops.einsum, which has no CPU kernel in MindSpore 2.10 ("Unsupported op [Einsum] on CPU"); it now contracts with
+    torch.einsum's runtime function. Values and shapes match einops on torch."""
+    import mindport.runtime.einops_backend  # noqa: F401  (registers the MindSpore backend)
+
+    rng = np.random.default_rng(0)
+    a, b, c = (rng.standard_normal(s).astype(np.float32) for s in ((2, 5, 3), (3, 4), (2, 5, 4)))
+    for pattern, arrays in (("b l d_in, d_in n -> b l d_in n", (a, b)),
+                            ("b l d_in, b l n -> b d_in n", (a, c)),
+                            ("b l d, d n, b l n -> b", (a, b, c))):
+        want = einops.einsum(*(torch.from_numpy(x) for x in arrays), pattern).numpy()
+        got = einops.einsum(*(ms.Tensor(x) for x in arrays), pattern).asnumpy()
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)

@@ -269,7 +269,7 @@ def test_module_containers_and_methods(tmp_path):
     assert "mp_containers.ModuleList(" in code
     assert "mp_containers.ParameterList(" in code and "mp_containers.ParameterDict(" in code
     assert "from mindport.runtime import containers as mp_containers" in code
-    assert 'mp_layers.register_parameter(self, "bias"' in code
+    assert 'mp_nn.register_parameter(self, "bias"' in code
     assert "for _p in self.frozen.get_parameters():\n            _p.requires_grad = False" in code
     assert "self.cells_and_names()" in code and "self.name_cells().items()" in code and "self.cells()" in code
     assert "XavierUniform(gain=1.0)" in code

@@ -54,7 +54,7 @@ SOURCE = textwrap.dedent("""\
 def test_containers_filled_at_run_time_convert_and_match(tmp_path):
     result = convert_source(SOURCE)
     assert result.diagnostics == [], [d.format() for d in result.diagnostics]
-    assert "mp_layers.add_module(block, 'unit_%d' % i" in result.code
+    assert "mp_nn.add_module(block, 'unit_%d' % i" in result.code
     assert "mp_containers.ModuleList(fns)" in result.code
     assert "mp_containers.ModuleList(first +\n" in result.code  # a value over several lines (it once did not parse)
     assert "mp_containers.ModuleList([nn.Identity()] +\n" in result.code
@@ -263,7 +263,7 @@ def test_a_parameter_registered_as_none_is_an_empty_slot(tmp_path, mode):
     listed. ``insert_param_to_cell('bias', None)`` kept the None among the Cell's parameters, and a GRAPH_MODE compile
     failed on it ('NoneType' object has no attribute 'param_info')."""
     code = convert_source(OPTIONAL_BIAS).code
-    assert "mp_layers.register_parameter(self, 'bias', None)" in code
+    assert "mp_nn.register_parameter(self, 'bias', None)" in code
     x = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
     assert_port_matches_in_mode(OPTIONAL_BIAS, code, "Net", [x], tmp_path, "optbias", mode, atol=1e-5)
 
@@ -309,3 +309,30 @@ def test_a_module_list_used_as_a_namespace_is_a_cell(tmp_path, mode):
     assert "self.path = nn.Cell()" in code and "self.blocks = mp_containers.ModuleList()" in code
     x = np.random.default_rng(0).standard_normal((2, 3, 6, 6)).astype(np.float32)
     assert_port_matches_in_mode(NAMESPACE, code, "Net", [x], tmp_path, "namespace", mode, atol=1e-5)
+
+
+def test_runtime_layers_are_imported_once_under_one_name(tmp_path):
+    """A file whose calls map to mindport.runtime.layers (``nn.Conv1d``, ``weight_norm``) and which also registers a
+    parameter (S4D's ``self.register_parameter(name, nn.Parameter(t))``): the rule wrote ``mp_layers.`` while the
+    mapping targets imported the module as ``mp_nn``, and the second import was never written (NameError)."""
+    from port_check import assert_port_matches
+
+    source = textwrap.dedent("""\
+        import torch
+        import torch.nn as nn
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv1d(3, 4, 3, padding=1)
+                self.register_parameter("scale", nn.Parameter(torch.full((4, 1), 0.5)))
+
+            def forward(self, x):
+                return self.conv(x) * self.scale
+    """)
+    result = convert_source(source)
+    assert result.diagnostics == [], [d.format() for d in result.diagnostics]
+    assert "mp_nn.register_parameter(self" in result.code and "mp_layers" not in result.code
+    report = assert_port_matches(source, result.code, "Net", (2, 3, 8), tmp_path, "onealias", atol=1e-6)
+    assert "scale" in report.mapping

@@ -148,6 +148,92 @@ def test_remove_weight_norm_keeps_the_weight(tmp_path):
     np.testing.assert_allclose(ms_net(ms.Tensor(x)).asnumpy(), want, rtol=1e-5, atol=1e-5)
 
 
+CHOSEN_NORM = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+    from torch.nn.utils import weight_norm, spectral_norm
+
+
+    class Net(nn.Module):
+        def __init__(self, use_spectral_norm=False):
+            super().__init__()
+            norm_f = weight_norm if use_spectral_norm == False else spectral_norm
+            self.convs = nn.ModuleList([norm_f(nn.Conv2d(1, 4, (3, 1), (2, 1), padding=(1, 0))),
+                                        norm_f(nn.Conv2d(4, 4, (3, 1), 1, padding=(1, 0)))])
+            self.post = norm_f(nn.Conv1d(4, 1, 3, padding=1))
+
+        def forward(self, x):
+            b, c, t = x.shape
+            x = x.view(b, c, t // 2, 2)
+            for conv in self.convs:
+                x = torch.tanh(conv(x))
+            return self.post(x.flatten(2))
+""")
+
+
+def test_norm_chosen_between_weight_norm_and_spectral_norm(tmp_path):
+    """``norm_f = weight_norm if use_spectral_norm == False else spectral_norm`` (GAN discriminators): spectral_norm
+    had no mapping, so the line kept torch's functions and torch's hook code ran on a Cell (``_forward_pre_hooks``).
+    Both are runtime reparametrisations now, with torch's parameter names (weight_orig, weight_u, weight_v), so a
+    checkpoint lands by name and the stored power-iteration vectors give torch's weight in eval mode."""
+    result = convert_source(CHOSEN_NORM)
+    assert result.diagnostics == [], [d.format() for d in result.diagnostics]
+    assert "mp_nn.weight_norm if use_spectral_norm == False else mp_nn.spectral_norm" in result.code
+    report = assert_port_matches(CHOSEN_NORM, result.code, "Net", (2, 1, 16), tmp_path, "wnorm_f", atol=1e-5)
+    assert not report.missing and not report.unexpected and "post.weight_v" in report.mapping, report
+
+    import mindspore as ms
+    import numpy as np
+    import torch
+
+    from mindport import transfer_weights
+    from port_check import load_module
+
+    torch.manual_seed(0)
+    torch_net = load_module(CHOSEN_NORM, tmp_path / "t_snorm.py", "t_snorm").Net(True)
+    ms_net = load_module(result.code, tmp_path / "m_snorm.py", "m_snorm").Net(True)
+    report = transfer_weights(torch_net.state_dict(), ms_net)
+    assert not report.missing and not report.unexpected and "convs.1.weight_u" in report.mapping, report
+    x = np.random.default_rng(0).standard_normal((2, 1, 16)).astype(np.float32)
+    ms_net.set_train(True)  # a training forward: one power-iteration step on each side
+    for train in (True, False):
+        torch_net.train(train)
+        ms_net.set_train(train)
+        with torch.no_grad():
+            want = torch_net(torch.from_numpy(x)).numpy()
+        np.testing.assert_allclose(ms_net(ms.Tensor(x)).asnumpy(), want, rtol=1e-4, atol=1e-5)
+
+
+def test_spectral_norm_power_iteration_in_training_mode():
+    """In training mode each forward runs a power-iteration step and stores u and v (torch's pre-hook); the weight
+    then divides by the new sigma. The stepped vectors and the output match torch's; remove_spectral_norm leaves a
+    plain parameter holding the normalised weight."""
+    import mindspore as ms
+    import numpy as np
+    import torch
+    from mindspore import nn as ms_nn
+
+    from mindport import transfer_weights
+    from mindport.runtime import layers as mp_nn
+
+    torch.manual_seed(0)
+    t = torch.nn.utils.spectral_norm(torch.nn.Linear(6, 4), n_power_iterations=2)
+    m = mp_nn.spectral_norm(ms_nn.Dense(6, 4), n_power_iterations=2)
+    transfer_weights(t.state_dict(), m)
+    m.set_train(True)
+    x = np.random.default_rng(0).standard_normal((3, 6)).astype(np.float32)
+    for _ in range(3):
+        want = t(torch.from_numpy(x)).detach().numpy()
+        np.testing.assert_allclose(m(ms.Tensor(x)).asnumpy(), want, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(m.weight_u.asnumpy(), t.weight_u.numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(m.weight_v.asnumpy(), t.weight_v.numpy(), rtol=1e-5, atol=1e-6)
+    t.eval()
+    torch.nn.utils.remove_spectral_norm(t)
+    mp_nn.remove_spectral_norm(m)
+    assert sorted(n for n, _ in m.parameters_and_names()) == ["bias", "weight"]
+    np.testing.assert_allclose(m.weight.asnumpy(), t.weight.detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
 def test_attention_called_with_torch_keywords(tmp_path):
     """``self.attn(q, k, value=src, attn_mask=m, key_padding_mask=None)[0]`` (DETR): MindSpore 2.10's
     MultiheadAttention.__call__ read args[2] though value came by keyword (IndexError); the runtime subclass takes

@@ -31,8 +31,9 @@ class DataPipelineTransform(Rule):
                 import mindspore as ms
                 from mindspore import ops
                 import mindspore.dataset as ds
+                from mindport.runtime import math as mp_math
 
-                x = ops.randn(64, 3)
+                x = mp_math.randn(64, 3)
                 y = ops.randint(0, 2, (64,))
                 loader = ds.GeneratorDataset(list(zip(*(ms.Tensor(t).asnumpy() for t in (x, y)))), column_names=['data', 'label'], shuffle=True).batch(16)
             """,
@@ -85,10 +86,11 @@ class DataPipelineTransform(Rule):
                 import mindspore as ms
                 from mindspore import ops
                 import mindspore.dataset as ds
+                from mindport.runtime import math as mp_math
 
 
                 def make_data(n):
-                    return list(zip(*(ms.Tensor(t).asnumpy() for t in (ops.randn(n, 3), ops.randn(n, 2), ops.zeros(n)))))
+                    return list(zip(*(ms.Tensor(t).asnumpy() for t in (mp_math.randn(n, 3), mp_math.randn(n, 2), ops.zeros(n)))))
 
 
                 loader = ds.GeneratorDataset(make_data(8), column_names=['column_0', 'column_1', 'column_2'], shuffle=False).batch(4)

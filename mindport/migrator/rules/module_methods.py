@@ -61,12 +61,12 @@ class ModuleMethodTransform(Rule):
             """,
             after="""
                 from mindspore import nn
-                from mindport.runtime import layers as mp_layers
+                from mindport.runtime import layers as mp_nn
 
                 def stage(n):
                     block = nn.SequentialCell()
                     for i in range(n):
-                        mp_layers.add_module(block, 'unit_%d' % i, nn.ReLU())
+                        mp_nn.add_module(block, 'unit_%d' % i, nn.ReLU())
                     return block
             """,
             note="add_module/register_module go through mindport.runtime.layers.add_module: insert_child_to_cell "

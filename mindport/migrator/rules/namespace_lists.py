@@ -41,15 +41,15 @@ class NamespaceListTransform(Rule):
             """,
             after="""
                 from mindspore import nn
-                from mindport.runtime import layers as mp_layers
+                from mindport.runtime import layers as mp_nn
 
 
                 class Stem(nn.Cell):
                     def __init__(self):
                         super().__init__()
                         self.path = nn.Cell()
-                        mp_layers.add_module(self.path, 'pool', nn.AvgPool2d(kernel_size=1, stride=2, pad_mode='valid'))
-                        mp_layers.add_module(self.path, 'conv', nn.Conv2d(in_channels=4, out_channels=4, kernel_size=1, has_bias=True, pad_mode='valid'))
+                        mp_nn.add_module(self.path, 'pool', nn.AvgPool2d(kernel_size=1, stride=2, pad_mode='valid'))
+                        mp_nn.add_module(self.path, 'conv', nn.Conv2d(in_channels=4, out_channels=4, kernel_size=1, has_bias=True, pad_mode='valid'))
 
                     def construct(self, x):
                         return self.path.conv(self.path.pool(x))

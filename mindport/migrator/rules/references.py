@@ -44,8 +44,8 @@ class ReferenceTransform(Rule):
             """,
             after="""
                 from mindspore import nn
-                from mindspore import ops
                 from mindport.runtime import inplace as mp_inplace
+                from mindport.runtime import math as mp_math
                 from mindport.runtime import adapt as mp_adapt
 
 
@@ -54,7 +54,7 @@ class ReferenceTransform(Rule):
                         mp_inplace.fill_(m.gamma, value=1)
 
 
-                gate = ops.sigmoid
+                gate = mp_math.sigmoid
                 act = mp_adapt.api("torch.nn.functional.relu")
             """,
             note='Inside an isinstance narrowing, m.weight of a BatchNorm is gamma; an alias of a torch function names '

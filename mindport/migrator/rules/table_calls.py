@@ -93,10 +93,10 @@ class TableCallTransform(Rule):
             """,
             after="""
                 from mindspore import nn
-                from mindspore import ops
+                from mindport.runtime import math as mp_math
 
                 bn = nn.BatchNorm1d(num_features=4, eps=1e-05, momentum=0.9).set_train()
-                y = bn(ops.randn(8, 4))
+                y = bn(mp_math.randn(8, 4))
             """,
             note="torch builds modules in training mode, MindSpore's Cells start in eval: a mode-dependent layer built "
                  "outside a class gets .set_train() (inside a class, the enclosing module's mode governs it).",

@@ -19,7 +19,13 @@ class TensorIdiomTransform(Rule):
     (properties in torch, methods in MindSpore) -> ``z.real()``/``z.imag()`` on evident tensors; ``lengths >> 2``
     and ``<<`` on a tensor (a MindSpore Tensor has no shift operators) -> ``ops.bitwise_right_shift(lengths, 2)``,
     through the mapping entry of ``torch.bitwise_right_shift``; a numpy value on the left of a tensor
-    (``np.log(10000) / d * torch.arange(n)``: numpy's operator would give an ndarray) -> ``ops.mul(a, t)``."""
+    (``np.log(10000) / d * torch.arange(n)``: numpy's operator would give an ndarray) -> ``ops.mul(a, t)``; a Python
+    complex number with another operand (``A * -1j``: MindSpore's operators take no Python complex, and a real tensor
+    times a complex one has no kernel) -> ``mp_math.complex_operation('*', A, -1j)``, which computes in complex as
+    torch does (plain Python arithmetic when no tensor is involved; ``3 * 2j`` is left as it is); the same for the
+    arithmetic of a value evidently complex (a name a function bound to a complex number, ``view_as_complex``, an FFT,
+    a complex ``dtype=``, or arithmetic, methods and torch functions of one: S4D's ``dtA = A * dt.unsqueeze(-1)``),
+    which falls back to the plain operator when no complex tensor turns up."""
 
     EXAMPLES = (
         Example(
@@ -60,12 +66,30 @@ class TensorIdiomTransform(Rule):
             """,
             note='real/imag are properties in torch and methods in MindSpore (on evident tensors only).',
         ),
+        Example(
+            before="""
+                import torch
+
+
+                def rotate(a):
+                    return a * -1j, torch.exp(a * (2j * 3.14159)), 3 * 2j
+            """,
+            after="""
+                from mindport.runtime import math as mp_math
+
+
+                def rotate(a):
+                    return mp_math.complex_operation('*', a, -1j), mp_math.exp(mp_math.complex_operation('*', a, (2j * 3.14159))), 3 * 2j
+            """,
+            note='a Python complex number with a tensor computes in complex (complex64, complex128 from float64).',
+        ),
     )
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self._called: set[int] = set()  # attributes that are the function of a call: z.real() is not the property
         self._functions: list[str] = []  # names of the enclosing functions
+        self._complex: list[set[str]] = [set()]  # names bound to complex values, per function (module level first)
 
     def visit_Call(self, node: cst.Call) -> None:
         self._called.add(id(node.func))
@@ -76,17 +100,43 @@ class TensorIdiomTransform(Rule):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._functions.append(node.name.value)
+        self._complex.append(set())
 
     def leave_FunctionDef(self, original_node, updated_node):
         self._functions.pop()
+        self._complex.pop()
         return updated_node
+
+    def leave_Assign(self, original_node, updated_node):
+        """``A = -torch.exp(x) + 1j * y``: A holds a complex value from here on (``A * dt`` computes in complex)."""
+        complex_value = self._is_complex(original_node.value)
+        for target in original_node.targets:
+            if isinstance(target.target, cst.Name):
+                (self._complex[-1].add if complex_value else self._complex[-1].discard)(target.target.value)
+        return updated_node
+
+    def _is_complex(self, expr: cst.BaseExpression) -> bool:
+        return _complex_value(expr, self._complex[-1], self.scope)
 
     # a numpy value on the left of a tensor (np.log(10000) / d * torch.arange(n)): numpy's operator runs first and
     # gives an ndarray (torch defers to the tensor); the MindSpore function gives the tensor, in the tensor's dtype
     NUMPY_LEFT = {cst.Multiply: "mindspore.ops.mul", cst.Add: "mindspore.ops.add", cst.Subtract: "mindspore.ops.sub",
                   cst.Divide: "mindspore.ops.div"}
 
+    # a Python complex number with a tensor (A * -1j): MindSpore's operators take no Python complex, and a real
+    # tensor times a complex one has no kernel; the runtime computes in complex as torch does
+    COMPLEX_OPERATORS = {cst.Multiply: "*", cst.Divide: "/", cst.Add: "+", cst.Subtract: "-", cst.Power: "**"}
+
     def leave_BinaryOperation(self, original_node, updated_node):
+        symbol = self.COMPLEX_OPERATORS.get(type(original_node.operator))
+        left, right = original_node.left, original_node.right
+        if symbol and (self._is_complex(left) or self._is_complex(right)) \
+                and not (_number_literal(left) and _number_literal(right)) \
+                and not (_complex_literal(left) and _complex_literal(right)):
+            self.ctx.converted_sites += 1
+            return cst.Call(func=self.ctx.target_expr("mindport.runtime.math.complex_operation"),
+                            args=[cst.Arg(cst.SimpleString(repr(symbol))), cst.Arg(updated_node.left),
+                                  cst.Arg(updated_node.right)])
         function = self.NUMPY_LEFT.get(type(original_node.operator))
         # torch source only: a MindSpore call's result is "foreign" to the scopes as numpy's is, so converted code
         # must convert to itself
@@ -172,6 +222,71 @@ class TensorIdiomTransform(Rule):
             self.ctx.converted_sites += 1
             return cst.RemoveFromParent()
         return updated_node
+
+
+def _complex_literal(expr: cst.BaseExpression) -> bool:
+    """A Python complex number written out: ``1j``, ``-0.5j``, ``(1 + 2j)``, ``complex(0, 1)``."""
+    if isinstance(expr, cst.Imaginary):
+        return True
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus, cst.Plus)):
+        return _complex_literal(expr.expression)
+    if isinstance(expr, cst.BinaryOperation):
+        return _number_literal(expr) and (_complex_literal(expr.left) or _complex_literal(expr.right))
+    return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "complex" \
+        and all(_number_literal(a.value) for a in expr.args)
+
+
+# torch functions whose result is complex, or real whatever their input
+_COMPLEX_RESULT = ("torch.complex", "torch.view_as_complex", "torch.polar", "torch.fft.fft", "torch.fft.ifft",
+                   "torch.fft.fft2", "torch.fft.ifft2", "torch.fft.fftn", "torch.fft.ifftn", "torch.fft.rfft",
+                   "torch.fft.rfft2", "torch.fft.rfftn", "torch.fft.ihfft", "torch.stft")
+_COMPLEX_DTYPES = ("torch.cfloat", "torch.cdouble", "torch.complex64", "torch.complex128", "torch.chalf",
+                   "torch.complex32")
+_REAL_RESULT = {"abs", "absolute", "angle", "real", "imag", "view_as_real", "isnan", "isinf", "isfinite", "isclose",
+                "allclose", "equal", "eq", "ne", "norm", "numel", "is_complex", "size", "dim", "irfft", "irfft2",
+                "irfftn", "hfft", "istft", "float", "double", "half", "long", "int", "bool", "item", "tolist"}
+
+
+def _complex_value(expr: cst.BaseExpression, names: set[str], scope) -> bool:
+    """``expr`` evidently holds a complex value (torch source): a complex number, a name bound to one, a torch call
+    that makes one (``torch.view_as_complex``, ``torch.fft.fft``, a complex ``dtype=``), or arithmetic, a method or a
+    torch function of one (``A * dt``, ``z.unsqueeze(-1)``, ``torch.exp(z)``) other than those with a real result
+    (``z.real``, ``z.abs()``, ``torch.view_as_real(z)``)."""
+    if _complex_literal(expr):
+        return True
+    if isinstance(expr, cst.Name):
+        return expr.value in names
+    if isinstance(expr, cst.BinaryOperation):
+        return _complex_value(expr.left, names, scope) or _complex_value(expr.right, names, scope)
+    if isinstance(expr, cst.UnaryOperation):
+        return _complex_value(expr.expression, names, scope)
+    if isinstance(expr, cst.Subscript):
+        return _complex_value(expr.value, names, scope)
+    if not isinstance(expr, cst.Call):
+        return False
+    qual = scope.resolve(expr.func)
+    if qual in _COMPLEX_RESULT:
+        return True
+    if any(a.keyword is not None and a.keyword.value == "dtype" and scope.resolve(a.value) in _COMPLEX_DTYPES
+           for a in expr.args):
+        return True
+    if isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _REAL_RESULT:
+        return False
+    if qual is not None:  # a torch function of a complex value
+        return qual.startswith("torch.") and any(_complex_value(a.value, names, scope) for a in expr.args)
+    return isinstance(expr.func, cst.Attribute) and _complex_value(expr.func.value, names, scope)
+
+
+def _number_literal(expr: cst.BaseExpression) -> bool:
+    """Arithmetic of number literals only (``2``, ``-1j``, ``(1 + 2j)``): Python computes it, no tensor is involved."""
+    if isinstance(expr, (cst.Integer, cst.Float, cst.Imaginary)):
+        return True
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus, cst.Plus)):
+        return _number_literal(expr.expression)
+    if isinstance(expr, cst.BinaryOperation):
+        return _number_literal(expr.left) and _number_literal(expr.right)
+    return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "complex" \
+        and all(_number_literal(a.value) for a in expr.args)
 
 
 def _evident_tensor(expr: cst.BaseExpression, scope) -> bool:
