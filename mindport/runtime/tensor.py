@@ -64,6 +64,19 @@ def element_size(x) -> int:
     return x.itemsize
 
 
+def to_sparse(x, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
+    """``x.to_sparse()``: the values, kept dense. MindSpore's buffers and most of its ops take dense tensors only
+    (``register_buffer`` refuses a COOTensor: whisper's alignment heads), and every value reads the same; methods only
+    a sparse tensor has (``indices()``, ``values()``, ``_nnz()``) then fail loudly."""
+    return x
+
+
+def to_dense(x, dtype=None, *, masked_grad=None):
+    """``x.to_dense()``: a COOTensor/CSRTensor's dense form; a dense tensor itself (what :func:`to_sparse` keeps)."""
+    out = x.to_dense() if hasattr(x, "to_dense") and not isinstance(x, ms.Tensor) else x
+    return out if dtype is None else out.astype(dtype)
+
+
 @ms.constexpr
 def _device_target():
     return ms.get_context("device_target")
