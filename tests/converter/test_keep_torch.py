@@ -167,3 +167,29 @@ def test_a_converted_header_part_stays_converted_beside_a_flagged_one():
               "    return x.to(dtype)\n")
     code = convert_source(source).code
     assert "def f(x, dtype=ms.float16, g: torch.UnknownThing = None):" in code  # only the flagged parameter is torch
+
+
+def test_an_unmapped_tensor_method_is_flagged_not_left_silently():
+    """A torch.Tensor method with no entry (``stft``, ``to_sparse_coo``) on a tensor is MP103, like an unmapped torch
+    function; the same name on other objects (``d.values()``) is left alone. The list of torch.Tensor's methods is
+    data (mappings/data/torch_tensor_methods.txt) and must match the installed torch."""
+    import textwrap
+
+    import torch
+
+    from mindport import convert_source
+    from mindport.migrator.rules.table_calls import _HANDLED_ELSEWHERE, _unmapped_tensor_methods
+
+    source = textwrap.dedent("""\
+        import torch
+
+
+        def f(d):
+            y = torch.randn(8)
+            return d.values(), y.stft(4, return_complex=True), y.to_sparse_coo()
+    """)
+    result = convert_source(source)
+    flagged = sorted(d.api for d in result.diagnostics if d.code == "MP103")
+    assert flagged == ["torch.Tensor.stft", "torch.Tensor.to_sparse_coo"], [d.format() for d in result.diagnostics]
+    installed = {n for n in dir(torch.Tensor) if not n.startswith("_") and callable(getattr(torch.Tensor, n, None))}
+    assert _unmapped_tensor_methods() == frozenset(installed - _HANDLED_ELSEWHERE)

@@ -2,6 +2,9 @@
 docs/converter/table_calls.md shows both."""
 from __future__ import annotations
 
+import functools
+from pathlib import Path
+
 import libcst as cst
 
 from mindport.mappings import OVERLAY_HINT
@@ -270,6 +273,11 @@ class TableCallTransform(Rule):
         if not isinstance(func, cst.Attribute) or self.scope.resolve(func) is not None:
             return updated_node
         entry = self.ctx.registry.lookup(f"torch.Tensor.{func.attr.value}")
+        if entry is None and func.attr.value in _unmapped_tensor_methods() \
+                and receiver_kind(func.value, self.scope) == "tensor":
+            self.flag(original_node, "MP103", f"torch.Tensor.{func.attr.value} has no mapping entry: left unconverted",
+                      OVERLAY_HINT, f"torch.Tensor.{func.attr.value}")
+            return updated_node
         if entry is None or entry.kind != "method":
             return updated_node
         target, profile = entry.resolve(self.ctx.options.target)
@@ -389,6 +397,22 @@ def _keyed(subscript: cst.Subscript) -> bool:
     elements = subscript.slice
     return len(elements) == 1 and isinstance(elements[0].slice, cst.Index) \
         and isinstance(elements[0].slice.value, (cst.SimpleString, cst.ConcatenatedString))
+
+
+# torch.Tensor methods other rules convert (device moves, autograd calls) or that mean something else on the
+# objects a tensor-typed name often turns out to be (dict.values(), list.index())
+_HANDLED_ELSEWHERE = frozenset({"cpu", "cuda", "xpu", "ipu", "mtia", "backward", "register_hook", "retain_grad",
+                                "pin_memory", "share_memory_", "record_stream", "data_ptr", "values", "index",
+                                "indices", "new", "resize", "storage"})
+
+
+@functools.lru_cache(maxsize=1)
+def _unmapped_tensor_methods() -> frozenset[str]:
+    """torch.Tensor's public method names (data/torch_tensor_methods.txt) but those other rules take."""
+    path = Path(__file__).resolve().parents[2] / "mappings" / "data" / "torch_tensor_methods.txt"
+    names = {line.strip() for line in path.read_text(encoding="utf-8").splitlines()
+             if line.strip() and not line.startswith("#")}
+    return frozenset(names - _HANDLED_ELSEWHERE)
 
 
 def _numpy_names(entry, call: cst.Call) -> bool:
