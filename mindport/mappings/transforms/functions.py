@@ -222,3 +222,30 @@ def unbiased_correction(args: dict[str, Arg]) -> None:
         args[name] = new(f"int({unbiased.source})")
     else:
         args[name] = new("1" if flag else "0")
+
+
+@call_transform("legacy_reduction")
+def legacy_reduction(args: dict[str, Arg]) -> None:
+    """The losses' deprecated ``size_average`` and ``reduce`` flags (``nn.MSELoss(size_average=False)``,
+    ``F.nll_loss(x, t, reduce=False)``): when either is given (not None), torch ignores ``reduction`` and takes
+    'mean' when both are true (None counts as true), 'sum' when only ``reduce`` is, 'none' when ``reduce`` is false.
+    Literal flags become that ``reduction``; a flag known only at run time becomes the same choice written as an
+    expression over it."""
+    size_average, reduce = args.pop("size_average"), args.pop("reduce")
+    flags = [arg for arg in (size_average, reduce) if arg.given and arg.source != "None"]
+    if not flags:
+        return
+    values = [arg.literal(default=UNKNOWN) for arg in (size_average, reduce)]
+    if UNKNOWN not in values:
+        if all(value is None for value in values):
+            return
+        average, keep = (True if value is None else bool(value) for value in values)
+        args["reduction"] = new(repr("mean" if average and keep else "sum" if keep else "none"))
+        return
+    average, keep = (f"(({arg.source}) is None or bool({arg.source}))" for arg in (size_average, reduce))
+    if not (size_average.given and reduce.given):  # only one flag written: the other is None
+        average = average if size_average.given else "True"
+        keep = keep if reduce.given else "True"
+    given = " or ".join(f"({arg.source}) is not None" for arg in flags)
+    args["reduction"] = new(f"(('mean' if {average} else 'sum') if {keep} else 'none') if {given} "
+                            f"else {args['reduction'].source}")
