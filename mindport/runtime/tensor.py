@@ -28,6 +28,19 @@ _TYPE_NAMES = {
 
 # ------------------------------------------------------------------------------------------------ casts, sizes
 
+def _cast(x, dtype):
+    """``x.astype(dtype)``, but complex to bool is ``x != 0`` as in torch (MindSpore's cast reads the real part only:
+    ``0+3.5j`` became False)."""
+    if dtype == ms.bool_ and x.dtype in (ms.complex64, ms.complex128):
+        return x != 0
+    return x.astype(dtype)
+
+
+def bool_(x):
+    """``x.bool()``: nonzero is True, for complex values too (see ``_cast``)."""
+    return _cast(x, ms.bool_)
+
+
 def char(x):
     """``x.char()``: cast to int8 (MindSpore's Tensor has no ``char`` method)."""
     return x.astype(ms.int8)
@@ -56,7 +69,7 @@ def type(x, dtype=None, non_blocking=False, **kwargs):  # noqa: A001 - torch's m
         if name not in _TYPE_NAMES:
             raise TypeError(f"unknown torch type name {dtype!r}")
         dtype = _TYPE_NAMES[name]
-    return x.astype(dtype)
+    return _cast(x, dtype)
 
 
 def element_size(x) -> int:
@@ -64,19 +77,24 @@ def element_size(x) -> int:
     return x.itemsize
 
 
+_TORCH_DEVICE_TYPES = {"CPU": "cpu", "GPU": "cuda", "Ascend": "npu"}
+
+
 @ms.constexpr
-def _device_target():
-    return ms.get_context("device_target")
+def _device_designation():
+    target = ms.get_context("device_target")
+    kind = _TORCH_DEVICE_TYPES.get(target, target.lower())
+    return kind if kind == "cpu" else f"{kind}:{ms.get_context('device_id')}"
 
 
 def device(x):
-    """``x.device``: the device MindSpore computes on (``'CPU'``, as ``Tensor.device`` reads in PyNative). A graph
-    does not compile ``Tensor.device``: the line reading it runs through the JIT Fallback, and whatever that line also
-    binds (``n, device = x.shape[-2], x.device``) becomes an interpreted value that later ops fail on; here it is a
-    constant of the graph."""
-    if _in_graph():
-        return _device_target()
-    return x.device
+    """``x.device``: where the tensor lives, as ``str(tensor.device)`` reads in torch (``'cpu'``, ``'cuda:0'``): the
+    converter writes ``torch.device(...)`` as that string, so ``x.device == torch.device('cpu')`` and ``str(x.device)``
+    keep their answers (MindSpore's ``Tensor.device`` reads ``'CPU'``). Placement is global in MindSpore: the device
+    MindSpore computes on. A constant, also in a graph, which does not compile ``Tensor.device``: the line reading it
+    would run through the JIT Fallback, and whatever that line also binds (``n, device = x.shape[-2], x.device``)
+    would become an interpreted value that later ops fail on."""
+    return _device_designation()
 
 
 _TO_KEYWORDS = ("dtype", "device", "non_blocking", "copy", "memory_format", "other", "layout", "pin_memory")
@@ -102,7 +120,7 @@ def to(x, *args, **kwargs):
             raise TypeError("to() received an invalid argument: expected a dtype, a device or a tensor")
     if dtype is None or dtype == x.dtype:
         return x
-    return x.astype(dtype)
+    return _cast(x, dtype)
 
 
 # ----------------------------------------------------------------------------------------------- construction
