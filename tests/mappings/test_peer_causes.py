@@ -39,3 +39,52 @@ def test_legacy_flags_known_only_at_run_time(values):
             "r = torch.nn.functional.l1_loss(x, t, size_average=a, reduce=b, reduction='sum')\n"
             "r2 = torch.nn.L1Loss(reduce=b)(x, t)\n")
     run_both("import torch\n" + body, ["r", "r2"])
+
+
+@pytest.mark.parametrize("body", [
+    "x = torch.tensor([1, 2, -7], dtype=torch.int32)\nr = ~x\nr2 = torch.bitwise_not(x)",
+    "x = torch.tensor([[0, 255], [3, 9]], dtype=torch.uint8)\nr = ~x\nr2 = ~x[0]",
+    "x = torch.tensor([5, -1])\nr = ~(x * 2)\nr2 = x.bitwise_not()",
+    "x = torch.tensor([True, False])\nr = ~x\nr2 = torch.bitwise_not(x)",
+    "x = torch.tensor([1., 2.])\nr = ~(x > 1)\nr2 = ~torch.isnan(x)",
+])
+def test_invert_is_bitwise_for_integers_and_logical_for_bool(body):
+    run_both("import torch\n" + body + "\n", ["r", "r2"])
+
+
+def test_invert_on_a_tensor_in_forward():
+    body = ("class M(torch.nn.Module):\n    def forward(self, x):\n        return ~x\n"
+            "r = M()(torch.tensor([3, -4, 0]))\n")
+    run_both("import torch\n" + body, ["r"])
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128", "float32", "int64"])
+def test_bool_of_complex_is_nonzero(dtype):
+    body = (f"x = torch.tensor([0.+3.5j, 0j, -1+0j, 2.-1j], dtype=torch.complex128).to(torch.{dtype}) "
+            if dtype.startswith("complex") else f"x = torch.tensor([0., 3.5, -1., 0.]).to(torch.{dtype})")
+    run_both("import torch\n" + body + "\nr = x.bool()\nr2 = x.to(torch.bool)\nr3 = x.type(torch.bool)\n",
+             ["r", "r2", "r3"])
+
+
+@pytest.mark.parametrize("attr", ["real", "imag"])
+def test_real_and_imag_of_a_transpose(attr):
+    body = (f"x = torch.tensor([[1+2j, 3-1j], [0.5j, 4]], dtype=torch.complex64)\nr = x.T.{attr}\n"
+            f"r2 = x.mT.{attr} * 2\n")
+    run_both("import torch\n" + body, ["r", "r2"])
+
+
+def test_tensor_device_reads_as_torch_writes_it():
+    import torch
+
+    from mindport import convert_source
+
+    program = ("import torch\nx = torch.ones(2).to('cpu')\nr = x.device\ns = str(x.device)\n"
+               "same = x.device == torch.device('cpu')\nkind = x.device == torch.device('cuda')\n")
+    code = convert_source(program).code
+    t_space, m_space = {}, {}
+    exec(program, t_space)  # noqa: S102 - the test's own program
+    exec(code, m_space)  # noqa: S102
+    assert str(t_space["r"]) == m_space["r"] == "cpu"
+    assert t_space["s"] == m_space["s"]
+    assert t_space["same"] is m_space["same"] is True and t_space["kind"] is m_space["kind"] is False
+    assert isinstance(torch.device("cpu"), torch.device)

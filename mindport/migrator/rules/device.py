@@ -27,8 +27,9 @@ def _is_device(expr) -> bool:
     return any(word in name.lower() for word in _DEVICE_WORDS)
 
 
+# (x.bool() is the mapping entry's: a complex tensor's cast to bool needs mindport's function)
 _CAST_METHODS = {"half": "float16", "float": "float32", "double": "float64", "long": "int64", "int": "int32",
-                 "bool": "bool_", "bfloat16": "bfloat16"}
+                 "bfloat16": "bfloat16"}
 
 
 class DeviceTransform(Rule):
@@ -36,8 +37,8 @@ class DeviceTransform(Rule):
     ``torch.cuda.is_available()`` asks ``ms.hal``, ``DataParallel(model)`` is the model itself. A tensor's
     ``x.is_cuda`` is whether MindSpore computes on a GPU (``ms.get_context("device_target") == "GPU"``; PyNative
     only: a graph can't call get_context); ``x.is_xpu``/``x.is_mps`` are False (MindSpore runs on neither). A
-    tensor's ``x.device`` is ``mindport.runtime.tensor.device(x)``: ``'CPU'`` as MindSpore's ``Tensor.device`` reads,
-    and a constant in a static graph, which does not compile ``Tensor.device`` (the line reading it, and all it binds,
+    tensor's ``x.device`` is ``mindport.runtime.tensor.device(x)``: torch's designation of the device MindSpore computes on
+    (``'cpu'``, ``'cuda:0'``, as ``torch.device`` is written; MindSpore's ``Tensor.device`` reads ``'CPU'``), a constant in a static graph, which does not compile ``Tensor.device`` (the line reading it, and all it binds,
     would run interpreted: ``n, device = x.shape[-2], x.device`` made ``n`` unusable for ``arange``)."""
 
     EXAMPLES = (
@@ -161,13 +162,13 @@ class DeviceTransform(Rule):
 
     def _to(self, original: cst.Call, call: cst.Call):
         receiver = call.func.value  # type: ignore[union-attr]
-        dtype = None
+        dtype = original_dtype = None
         # Decide on the original arguments: children are already converted (torch.float16 -> ms.float16).
         for original_arg, arg in zip(original.args, call.args):
             if arg.keyword is not None and arg.keyword.value == "dtype":
-                dtype = arg.value
+                dtype, original_dtype = arg.value, original_arg.value
             elif arg.keyword is None and self._is_dtype(original_arg.value):
-                dtype = arg.value
+                dtype, original_dtype = arg.value, original_arg.value
             elif arg.keyword is None and not _is_device(original_arg.value):
                 # x.to(d) / x.to(other): a dtype, a device or a tensor, only known at run time: the entry's
                 # runtime function decides on the value
@@ -188,6 +189,11 @@ class DeviceTransform(Rule):
         self.ctx.converted_sites += 1
         if dtype is None:
             return receiver
+        if self.scope.resolve_torch(original_dtype) == "torch.bool":  # x.to(torch.bool) is x.bool(): its entry's
+            entry = self.ctx.registry.lookup("torch.Tensor.bool")  # function (complex values: nonzero is True)
+            target = entry.resolve(self.ctx.options.target)[0] if entry is not None else None
+            if target is not None and not target.startswith("."):
+                return cst.Call(func=self.ctx.target_expr(target), args=[cst.Arg(receiver)])
         return method(receiver, "astype", [cst.Arg(dtype)])
 
     def _is_dtype(self, expr) -> bool:

@@ -16,7 +16,9 @@ _GRAD_DECORATORS = ("torch.no_grad", "torch.inference_mode", "torch.enable_grad"
 class TensorIdiomTransform(Rule):
     """``.cpu().numpy()``/``.detach().numpy()`` -> ``.asnumpy()``; ``x.size(i)`` -> ``x.shape[i]``;
     ``with torch.no_grad():`` -> its body (MindSpore records no graph in a forward pass); ``z.real``/``z.imag``
-    (properties in torch, methods in MindSpore) -> ``z.real()``/``z.imag()`` on evident tensors; ``lengths >> 2``
+    (properties in torch, methods in MindSpore) -> ``z.real()``/``z.imag()`` on evident tensors (``z.T.imag`` too);
+    ``~x`` on a tensor (MindSpore's ``~`` is a logical not for every dtype) -> ``torch.bitwise_not``'s target
+    (bit inversion for integers); ``lengths >> 2``
     and ``<<`` on a tensor (a MindSpore Tensor has no shift operators) -> ``ops.bitwise_right_shift(lengths, 2)``,
     through the mapping entry of ``torch.bitwise_right_shift``; a numpy value on the left of a tensor
     (``np.log(10000) / d * torch.arange(n)``: numpy's operator would give an ndarray) -> ``ops.mul(a, t)``."""
@@ -59,6 +61,28 @@ class TensorIdiomTransform(Rule):
                     return z.real(), z.imag()
             """,
             note='real/imag are properties in torch and methods in MindSpore (on evident tensors only).',
+        ),
+        Example(
+            before="""
+                import torch
+
+
+                def flip_bits(n):
+                    codes = torch.arange(n, dtype=torch.int32)
+                    return ~codes, ~(codes > 2)
+            """,
+            after="""
+                import mindspore as ms
+                from mindspore import ops
+                from mindport.runtime import math as mp_math
+
+
+                def flip_bits(n):
+                    codes = ops.arange(start=n, dtype=ms.int32)
+                    return mp_math.bitwise_not(codes), ~(codes > 2)
+            """,
+            note='~ on a MindSpore Tensor is a logical not for every dtype: on an integer tensor torch flips the bits '
+                 '(a comparison is bool: its ~ stays).',
         ),
     )
 
@@ -108,6 +132,21 @@ class TensorIdiomTransform(Rule):
         self.ctx.converted_sites += 1
         return cst.Call(func=self.ctx.target_expr(target),
                         args=[cst.Arg(updated_node.left), cst.Arg(updated_node.right)])
+
+    def leave_UnaryOperation(self, original_node, updated_node):
+        # ~ on a MindSpore Tensor is a logical not whatever the dtype (~5 is False; torch: -6): torch.bitwise_not,
+        # through its mapping entry (bit inversion for integers, logical not for bool)
+        if not isinstance(original_node.operator, cst.BitInvert) \
+                or receiver_kind(original_node.expression, self.scope) != "tensor":
+            return updated_node
+        if operand_kind(original_node.expression, self.scope) == "param" and self._functions[-1:] != ["forward"]:
+            return updated_node  # `~flags` on a parameter of __init__ or a helper: as likely a Python int
+        entry = self.ctx.registry.lookup("torch.bitwise_not")
+        target = entry.resolve(self.ctx.options.target)[0] if entry is not None and entry.supported else None
+        if target is None:
+            return updated_node
+        self.ctx.converted_sites += 1
+        return cst.Call(func=self.ctx.target_expr(target), args=[cst.Arg(updated_node.expression)])
 
     def leave_Attribute(self, original_node, updated_node):
         if original_node.attr.value not in ("real", "imag") or id(original_node) in self._called \
