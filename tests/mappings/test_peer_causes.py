@@ -88,3 +88,12 @@ def test_tensor_device_reads_as_torch_writes_it():
     assert t_space["s"] == m_space["s"]
     assert t_space["same"] is m_space["same"] is True and t_space["kind"] is m_space["kind"] is False
     assert isinstance(torch.device("cpu"), torch.device)
+
+
+def test_tensor_dataset_items_are_tensors_and_feed_a_loader():
+    body = ("from torch.utils.data import DataLoader, TensorDataset\n"
+            "x = torch.arange(12, dtype=torch.float32).reshape(6, 2)\ny = torch.arange(6)\n"
+            "data = TensorDataset(x, y)\nfirst = data[0]\nlast = data[-1]\nn = len(data)\nrows = [a for a, b in data]\n"
+            "batches = [b for _, b in DataLoader(data, batch_size=4)]\n")
+    t_space, m_space, _ = run_both("import torch\n" + body, ["first", "last", "rows", "batches"])
+    assert t_space["n"] == m_space["n"] == 6
