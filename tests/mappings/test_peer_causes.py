@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import itertools
 
+import numpy as np
+
 import pytest
 
 from tests.mappings.test_snippet_fixes import run_both
@@ -119,3 +121,21 @@ def test_gradients_summed_across_loops_without_zero_grad(zero_first):
         assert "MP105" in codes
         return
     run_both(program, ["w", "b"], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("args", ["16, 2", "16, 4, 0.0, False", "16, 2, kdim=8, vdim=8"])
+def test_multihead_attention_leaves_numpy_stream_alone(args):
+    """torch's layers initialise from torch's generator; MindSpore's initializers drew from NumPy's global one, so
+    weights written from np.random after building the layer were other numbers."""
+    body = (f"import numpy as np\nnp.random.seed(3)\nq = torch.ones(5, 2, 16)\nkv = torch.ones(5, 2, {8 if 'kdim' in args else 16})\n"
+            f"attn = torch.nn.MultiheadAttention({args})\n"
+            "for p in attn.parameters():\n    p.data = torch.from_numpy(np.random.random(p.shape).astype('float32') - 0.5)\n"
+            "attn.eval()\nout, weights = attn(q, kv, kv)\nafter = torch.from_numpy(np.random.random(3))\n")
+    run_both("import torch\n" + body, ["out", "weights", "after"], rtol=1e-4, atol=1e-5)
+
+
+def test_multihead_attention_layers_built_in_a_row_differ():
+    from mindport.runtime.layers import MultiheadAttention
+
+    a, b = MultiheadAttention(8, 2), MultiheadAttention(8, 2)
+    assert not np.array_equal(a.in_proj_weight.asnumpy(), b.in_proj_weight.asnumpy())
