@@ -103,7 +103,8 @@ _TO_KEYWORDS = ("dtype", "device", "non_blocking", "copy", "memory_format", "oth
 def to(x, *args, **kwargs):
     """``x.to(a)`` when the converter cannot tell what ``a`` is, decided on the value: a dtype casts, a tensor casts
     to its dtype (torch: and its device), a device (a string, an index, None) leaves ``x`` where it is (placement is
-    global in MindSpore). ``dtype=`` casts, ``other=`` casts to its dtype; ``device=``, ``non_blocking=``, ``copy=``,
+    global in MindSpore). ``x`` may be a Cell (``model.to(torch.float64)``): its floating-point Parameters are cast
+    in place. ``dtype=`` casts, ``other=`` casts to its dtype; ``device=``, ``non_blocking=``, ``copy=``,
     ``memory_format=``, ``layout=``, ``pin_memory=`` have no effect. Like torch, returns ``x`` itself when nothing
     changes. Compiles in a graph (no set literal: the graph compiler has no sets), where the decision is made at
     compile time."""
@@ -118,9 +119,26 @@ def to(x, *args, **kwargs):
             dtype = arg
         elif not (arg is None or isinstance(arg, (str, int, bool))):
             raise TypeError("to() received an invalid argument: expected a dtype, a device or a tensor")
+    if isinstance(x, ms.nn.Cell):
+        return _cell_to(x, dtype)
     if dtype is None or dtype == x.dtype:
         return x
     return _cast(x, dtype)
+
+
+_FLOATING = (ms.float16, ms.bfloat16, ms.float32, ms.float64, ms.complex64, ms.complex128)
+
+
+def _cell_to(cell, dtype):
+    """``module.to(dtype)``: the module's floating-point parameters and buffers (registered buffers are non-trainable
+    Parameters here) cast in place, the module returned; integer ones stay, as in torch."""
+    if dtype is not None:
+        if dtype not in _FLOATING:
+            raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got desired dtype={dtype}")
+        for param in cell.get_parameters():
+            if param.dtype in _FLOATING and param.dtype != dtype:
+                param.set_dtype(dtype)
+    return cell
 
 
 # ----------------------------------------------------------------------------------------------- construction
