@@ -139,3 +139,35 @@ def test_multihead_attention_layers_built_in_a_row_differ():
 
     a, b = MultiheadAttention(8, 2), MultiheadAttention(8, 2)
     assert not np.array_equal(a.in_proj_weight.asnumpy(), b.in_proj_weight.asnumpy())
+
+
+_NET = ("class Net(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.fc = torch.nn.Linear(2, 3)\n        self.block = torch.nn.Sequential(self.fc, torch.nn.ReLU(), "
+        "torch.nn.Linear(3, 1))\n        self.register_buffer('steps', torch.tensor([3]))\n"
+        "        self.register_buffer('scale', torch.tensor([0.5]))\n"
+        "    def forward(self, x):\n        return self.block(x) * self.scale\n")
+
+
+@pytest.mark.parametrize("call", ["named_parameters(prefix='net')", "named_parameters('p', False)",
+                                  "named_parameters(remove_duplicate=False)", "named_modules(prefix='m')",
+                                  "named_modules(remove_duplicate=False)", "named_modules(None, 'top', True)"])
+def test_named_parameters_and_modules_with_arguments(call):
+    from mindport import convert_source
+
+    program = "import torch\n" + _NET + f"net = Net()\nnames = [n for n, _ in net.{call}]\n"
+    t_space, m_space = {}, {}
+    exec(program, t_space)  # noqa: S102 - the test's own program
+    code = convert_source(program).code
+    exec(code, m_space)  # noqa: S102
+    # MindSpore names Dense's parameters as torch does (weight, bias); the module paths must agree
+    assert m_space["names"] == t_space["names"], code
+
+
+@pytest.mark.parametrize("cast", ["net.to(torch.float64)", "net.to(dtype=torch.float64)", "net.double()",
+                                  "net = Net().to('cpu', torch.float64)", "net.half()"])
+def test_module_to_a_dtype_casts_its_floating_parameters(cast):
+    body = (_NET + "torch.manual_seed(0)\nnet = Net()\n" + cast + "\n"
+            "kinds = [str(p.dtype).replace('torch.', '') for p in net.parameters()] + [str(net.steps.dtype).replace('torch.', '')]\n"
+            "scale = net.scale\nsteps = net.steps\n")
+    t_space, m_space, _ = run_both("import torch\n" + body, ["scale", "steps"])
+    assert [k.lower() for k in m_space["kinds"]] == t_space["kinds"]
