@@ -171,3 +171,17 @@ def test_module_to_a_dtype_casts_its_floating_parameters(cast):
             "scale = net.scale\nsteps = net.steps\n")
     t_space, m_space, _ = run_both("import torch\n" + body, ["scale", "steps"])
     assert [k.lower() for k in m_space["kinds"]] == t_space["kinds"]
+
+
+def test_optimizer_learning_rate_reads_as_a_float():
+    body = ("lin = torch.nn.Linear(2, 1)\nopt = torch.optim.SGD(lin.parameters(), lr=0.1, momentum=0.9)\n"
+            "lr = opt.param_groups[0]['lr']\ntext = f'{opt.param_groups[0][\"lr\"]:.3e}'\n"
+            "opt.param_groups[0]['lr'] = 0.25\nlr2 = opt.param_groups[0]['lr'] * 2\n")
+    from mindport import convert_source
+
+    program = "import torch\n" + body
+    t_space, m_space = {}, {}
+    exec(program, t_space)  # noqa: S102 - the test's own program
+    exec(convert_source(program).code, m_space)  # noqa: S102
+    for name in ("lr", "text", "lr2"):
+        assert type(m_space[name]) is type(t_space[name]) and m_space[name] == pytest.approx(t_space[name]), name

@@ -21,6 +21,9 @@ are summed into ``accum_grads`` and ``zero_grad()`` resets it). A loop with no `
 way and never resets (torch adds every ``backward()`` into ``.grad``); a later such loop on the same optimizer keeps
 adding to the same sum; nested in another loop, which might reset them, or after a loop that resets them (torch's
 ``.grad`` holds that loop's last gradients), it gets MP105. Any other loop holding ``.backward()`` gets MP105.
+
+``opt.param_groups[i]['lr']`` read (not assigned) on an optimizer of the file is ``float(...)``: a Python float in
+torch, a Parameter in ``mindspore.experimental.optim`` (``f"{lr:.2e}"`` raised, ``lr == 0.1`` was a tensor).
 """
 from __future__ import annotations
 
@@ -113,9 +116,33 @@ class TrainingLoopRule(Rule):
         # (id(scope), optimizer) of the loops converted so far, and of those never resetting their gradients
         self._stepped: set[tuple[int, str]] = set()
         self._never_reset: set[tuple[int, str]] = set()
+        self._stores: set[int] = set()  # subscripts assigned to (opt.param_groups[0]['lr'] = ...): not reads
+
+    # --- opt.param_groups[i]['lr'] read: a Python float in torch, a Parameter in experimental.optim
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._stores.add(id(node.target))
+
+    def visit_Del(self, node: cst.Del) -> None:
+        self._stores.add(id(node.target))
+
+    def leave_Subscript(self, original_node, updated_node):
+        if id(original_node) in self._stores or not self._reads_lr(original_node):
+            return updated_node
+        self.ctx.converted_sites += 1
+        return cst.Call(func=cst.Name("float"), args=[cst.Arg(updated_node)])
+
+    def _reads_lr(self, node: cst.Subscript) -> bool:
+        """``opt.param_groups[i]['lr']`` on an optimizer of the file."""
+        key = node.slice[0].slice if len(node.slice) == 1 else None
+        groups = node.value
+        return isinstance(key, cst.Index) and isinstance(key.value, cst.SimpleString) \
+            and key.value.evaluated_value == "lr" and isinstance(groups, cst.Subscript) \
+            and isinstance(groups.value, cst.Attribute) and groups.value.attr.value == "param_groups" \
+            and isinstance(groups.value.value, cst.Name) and groups.value.value.value in self.optimizers
 
     # --- what names are: optimizers and loss scalers, from the file's assignments
     def visit_Assign(self, node: cst.Assign) -> None:
+        self._stores.update(id(t.target) for t in node.targets)
         if isinstance(node.value, cst.Call):
             qual = self.scope.resolve_torch(node.value.func) or ""
             names = [n for t in node.targets for n in target_names(t.target)]
