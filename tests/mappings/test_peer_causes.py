@@ -185,3 +185,22 @@ def test_optimizer_learning_rate_reads_as_a_float():
     exec(convert_source(program).code, m_space)  # noqa: S102
     for name in ("lr", "text", "lr2"):
         assert type(m_space[name]) is type(t_space[name]) and m_space[name] == pytest.approx(t_space[name]), name
+
+
+@pytest.mark.parametrize(("line", "flagged"), [("r = format(x, '')", True), ("r = '{}'.format(x)", True),
+                                               ("r = format(x, '.2f')", True), ("r = '{:.2f}'.format(x.item())", False),
+                                               ("r = format(3.5, '.1f')", False)])
+def test_a_formatted_tensor_is_flagged(line, flagged):
+    """torch: a 0-d tensor formats as its number, any other as 'tensor([...])'; MindSpore refuses a format spec and
+    writes numpy's text: no silent difference."""
+    from mindport import convert_source
+
+    x = "torch.tensor(3.25)" if ".2f" in line else "torch.tensor([1.0, 2.0])"
+    program = f"import torch\nx = {x}\n{line}\n"
+    result = convert_source(program)
+    assert ("MP102" in [d.code for d in result.diagnostics]) is flagged
+    if not flagged:
+        t_space, m_space = {}, {}
+        exec(program, t_space)  # noqa: S102 - the test's own program
+        exec(result.code, m_space)  # noqa: S102
+        assert m_space["r"] == t_space["r"]

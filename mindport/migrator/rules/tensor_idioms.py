@@ -18,7 +18,8 @@ class TensorIdiomTransform(Rule):
     ``with torch.no_grad():`` -> its body (MindSpore records no graph in a forward pass); ``z.real``/``z.imag``
     (properties in torch, methods in MindSpore) -> ``z.real()``/``z.imag()`` on evident tensors (``z.T.imag`` too);
     ``~x`` on a tensor (MindSpore's ``~`` is a logical not for every dtype) -> ``torch.bitwise_not``'s target
-    (bit inversion for integers); ``lengths >> 2``
+    (bit inversion for integers); ``format(t, spec)``/``"{}".format(t)`` of an evident tensor is flagged MP102
+    (torch's text of a tensor is not MindSpore's, and MindSpore refuses a format spec); ``lengths >> 2``
     and ``<<`` on a tensor (a MindSpore Tensor has no shift operators) -> ``ops.bitwise_right_shift(lengths, 2)``,
     through the mapping entry of ``torch.bitwise_right_shift``; a numpy value on the left of a tensor
     (``np.log(10000) / d * torch.arange(n)``: numpy's operator would give an ndarray) -> ``ops.mul(a, t)``."""
@@ -156,6 +157,7 @@ class TensorIdiomTransform(Rule):
         return cst.Call(func=updated_node)
 
     def leave_Call(self, original_node, updated_node):
+        self._flag_format(original_node)
         func = updated_node.func
         if not isinstance(func, cst.Attribute) or self.scope.resolve(func.value) is not None:
             return updated_node
@@ -180,6 +182,23 @@ class TensorIdiomTransform(Rule):
                 return shape
             return cst.Subscript(value=shape, slice=[cst.SubscriptElement(cst.Index(updated_node.args[0].value))])
         return updated_node
+
+    def _flag_format(self, node: cst.Call) -> None:
+        """``format(t, spec)`` and ``"...".format(t)`` of an evident tensor: torch formats a 0-d tensor as its number
+        and any other as ``tensor([1., 2., 3.])``; MindSpore refuses a format spec and writes ``[1. 2. 3.]``."""
+        func = node.func
+        if isinstance(func, cst.Name) and func.value == "format" and self.scope.resolve(func) is None:
+            values = [a.value for a in node.args[:1]]
+        elif isinstance(func, cst.Attribute) and func.attr.value == "format" \
+                and isinstance(func.value, (cst.SimpleString, cst.ConcatenatedString)):
+            values = [a.value for a in node.args]
+        else:
+            return
+        if any(_evident_tensor(value, self.scope) for value in values):
+            self.flag(node, "MP102", "a tensor formatted: torch writes a 0-d tensor as its number (format spec "
+                      "applied) and any other as 'tensor([1., 2., 3.])'; MindSpore refuses a format spec and "
+                      "writes '[1. 2. 3.]'", "format t.item() for a number; for the text of a tensor, accept "
+                      "MindSpore's or write it out", "torch.Tensor.__format__")
 
     def visit_With(self, node: cst.With) -> None:
         if self._grad_context(node):
