@@ -204,3 +204,10 @@ def test_a_formatted_tensor_is_flagged(line, flagged):
         exec(program, t_space)  # noqa: S102 - the test's own program
         exec(result.code, m_space)  # noqa: S102
         assert m_space["r"] == t_space["r"]
+
+
+@pytest.mark.parametrize("loader", ["torch.utils.data.dataloader.DataLoader", "torch.utils.data.DataLoader"])
+def test_data_loader_under_its_defining_module(loader):
+    body = ("from torch.utils.data import TensorDataset\nx = torch.arange(8, dtype=torch.float32).reshape(4, 2)\n"
+            f"batches = [b for (b,) in {loader}(torch.utils.data.dataset.TensorDataset(x), batch_size=2)]\n")
+    run_both("import torch\nimport torch.utils.data\n" + body, ["batches"])

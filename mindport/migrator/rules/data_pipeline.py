@@ -142,7 +142,7 @@ class DataPipelineTransform(Rule):
     def _count(self, expr) -> int:
         if isinstance(expr, cst.Call):
             qual = self.scope.resolve_torch(expr.func) or ""
-            if qual == "torch.utils.data.TensorDataset":
+            if self._public(qual) == "torch.utils.data.TensorDataset":
                 return len(expr.args) if all(a.star == "" for a in expr.args) else 0
             return self.columns.get(dotted_name(expr.func) or "", 0)
         if isinstance(expr, cst.Name):
@@ -152,10 +152,15 @@ class DataPipelineTransform(Rule):
     def leave_Call(self, original_node, updated_node):
         qual = self.scope.resolve_torch(original_node.func)
         # (TensorDataset is its mapping entry's: mindport.runtime.data.TensorDataset, items of MindSpore tensors)
-        if qual == "torch.utils.data.DataLoader":
+        if self._public(qual) == "torch.utils.data.DataLoader":  # also torch.utils.data.dataloader.DataLoader
             self.ctx.handled.add(id(original_node))
             return self._loader(original_node, updated_node)
         return updated_node
+
+    def _public(self, qual: str | None) -> str | None:
+        """The public name of a torch API written under its defining module (torch.utils.data.dataloader.X)."""
+        entry = self.ctx.registry.lookup(qual) if qual else None
+        return entry.torch if entry is not None else qual
 
     def _loader(self, original_node, updated_node):
         entry = self.ctx.registry.lookup("torch.utils.data.DataLoader")
