@@ -249,3 +249,15 @@ def legacy_reduction(args: dict[str, Arg]) -> None:
     given = " or ".join(f"({arg.source}) is not None" for arg in flags)
     args["reduction"] = new(f"(('mean' if {average} else 'sum') if {keep} else 'none') if {given} "
                             f"else {args['reduction'].source}")
+
+
+@call_transform("svd_full_matrices_written")
+def svd_full_matrices_written(args: dict[str, Arg]) -> None:
+    """``torch.linalg.svd(A, full_matrices=True)`` written out asks for the columns of U (rows of Vh) past
+    min(m, n): any orthonormal basis of the rest of the space (torch's documentation says so); MindSpore's ops.svd
+    gives another basis than torch's LAPACK. Left at its default (most calls use U[..., :k] or a square A), the call
+    converts."""
+    full = args.get("full_matrices")
+    if full is not None and full.given and full.literal(default=None) is True:
+        raise Unsupported("full_matrices=True: the columns of U (rows of Vh) past min(m, n) are an arbitrary "
+                          "orthonormal basis, and MindSpore's ops.svd picks another one than torch")
