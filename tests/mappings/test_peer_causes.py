@@ -253,3 +253,24 @@ def test_full_svd_written_out_is_flagged(call, flagged):
         np.testing.assert_allclose(np.abs(m_space["u"].asnumpy()[:, :k]), np.abs(t_space["u"].numpy()[:, :k]),
                                    rtol=1e-4, atol=1e-5)
         np.testing.assert_allclose(m_space["s"].asnumpy(), t_space["s"].numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("body", [
+    "x = torch.arange(12).reshape(3, 4)\nr = torch.narrow(x, 1, torch.tensor(1), 2)\nr2 = x.narrow(0, -2, 2)",
+    "x = torch.arange(12.).reshape(3, 4)\nr = torch.narrow_copy(x, 0, 1, 2)\nr2 = x.narrow_copy(1, torch.tensor(-3), 3)",
+    "x = torch.tensor([1., 4., 9., 16., 25.])\nr = torch.diff(x, n=2)\nr2 = x.diff(3, prepend=torch.tensor([0.]))",
+    "x = torch.arange(12.).reshape(3, 4) ** 2\nr = torch.diff(x, 2, dim=0, append=x[:1])\nr2 = x.diff(dim=1)",
+    "x = torch.tensor([1, 2, 3])\nr = torch.expand_copy(x, size=(2, 3))\nr2 = torch.expand_copy(x[:, None], (3, -1, 4))",
+    "x = torch.tensor([[1., 2.], [3., 4.]])\nr = torch.torch.tril(x)\nr2 = torch.torch.finfo(torch.float32).eps * x",
+])
+def test_narrow_diff_expand_copy_and_torch_torch(body):
+    run_both("import torch\n" + body + "\n", ["r", "r2"])
+
+
+@pytest.mark.parametrize("body", [
+    "x = torch.tensor([[1., 2.], [3., 4.]])\nc = torch.zeros(2)\nr = torch.sum(x, 0, out=c)\nr2 = c",
+    "x = torch.tensor([[1., 2.], [3., 4.]])\nc = torch.zeros(())\ntorch.mean(x, out=c)\nr = c\nr2 = torch.prod(x, 1, out=torch.zeros(2))",
+    "x = torch.tensor([3., -1., 2.])\nc = torch.zeros(3)\nr = torch.clamp_max(x, 1., out=c)\nr2 = torch.softmax(x, 0, out=torch.zeros(3))",
+])
+def test_out_argument_of_reductions(body):
+    run_both("import torch\n" + body + "\n", ["r", "r2"])
