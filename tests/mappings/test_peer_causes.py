@@ -274,3 +274,12 @@ def test_narrow_diff_expand_copy_and_torch_torch(body):
 ])
 def test_out_argument_of_reductions(body):
     run_both("import torch\n" + body + "\n", ["r", "r2"])
+
+
+@pytest.mark.parametrize("call", ["torch.tensor_split(x, indices=[1, 3])", "torch.tensor_split(x, sections=3, dim=1)",
+                                  "torch.tensor_split(x, 2)", "x.tensor_split(indices=[2], dim=1)",
+                                  "torch.hsplit(x, sections=2)", "torch.vsplit(x, indices=[1])",
+                                  "torch.dsplit(x[None], indices=[1, 2])"])
+def test_split_overload_keywords(call):
+    body = f"x = torch.arange(24.).reshape(4, 6)\nr = list({call})\n"
+    run_both("import torch\n" + body, ["r"])

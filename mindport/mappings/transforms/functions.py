@@ -261,3 +261,20 @@ def svd_full_matrices_written(args: dict[str, Arg]) -> None:
     if full is not None and full.given and full.literal(default=None) is True:
         raise Unsupported("full_matrices=True: the columns of U (rows of Vh) past min(m, n) are an arbitrary "
                           "orthonormal basis, and MindSpore's ops.svd picks another one than torch")
+
+
+@call_transform("split_overload_names")
+def split_overload_names(args: dict[str, Arg]) -> None:
+    """tensor_split/hsplit/vsplit/dsplit: torch's overloads name the second argument ``sections`` (an int),
+    ``indices`` (a list) or ``tensor_indices_or_sections``; MindSpore has one, ``indices_or_sections`` (an int is
+    sections, a list indices, as in torch)."""
+    chosen = args.get("indices_or_sections")
+    for name in ("indices", "sections", "tensor_indices_or_sections"):
+        arg = args.pop(name, None)
+        if arg is None or not arg.given:
+            continue
+        if chosen is not None and chosen.given:
+            raise Unsupported(f"{name} given with another form of indices_or_sections: torch rejects this call")
+        chosen = args["indices_or_sections"] = new(arg.source)
+    if chosen is None or not chosen.given:
+        raise Unsupported("no indices_or_sections (nor sections/indices): torch rejects this call")
