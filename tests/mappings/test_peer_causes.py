@@ -283,3 +283,11 @@ def test_out_argument_of_reductions(body):
 def test_split_overload_keywords(call):
     body = f"x = torch.arange(24.).reshape(4, 6)\nr = list({call})\n"
     run_both("import torch\n" + body, ["r"])
+
+
+def test_packed_sequence_double_is_not_a_module_cast():
+    body = ("data = torch.tensor([1.0, 2.0, 3.0, 4.0])\npacked = torch.nn.utils.rnn.PackedSequence(data, "
+            "torch.tensor([2, 2]))\nr = packed.double().data\nlin = torch.nn.Linear(2, 2).double()\n"
+            "r2 = lin.weight.dtype == torch.float64\n")
+    t_space, m_space, _ = run_both("import torch\n" + body, ["r"])
+    assert t_space["r2"] is True and bool(m_space["r2"]) is True

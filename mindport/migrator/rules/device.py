@@ -312,8 +312,10 @@ class DeviceTransform(Rule):
         if isinstance(value.func, cst.Attribute) and value.func.attr.value in _MODULE_RETURNING:
             return self._is_module(value.func.value)  # Net().to(dtype), model.cuda().eval(): the module itself
         qual = self.scope.resolve_torch(value.func) or ""
-        leaf = qual.rsplit(".", 1)[-1]
-        if qual.startswith("torch.nn.") and leaf[:1].isupper() and leaf not in ("Parameter", "Buffer"):
+        if qual == "torch.nn.Module":
+            return True
+        entry = self.ctx.registry.lookup(qual) if qual else None
+        if entry is not None and entry.kind == "layer":  # (not PackedSequence, Parameter: their .double() casts)
             return True
         if self._module_classes is None:
             from mindport.migrator.rules.module_class import module_classes
