@@ -78,7 +78,9 @@ def write_out(out, value):
     """torch's ``out=`` argument (``torch.add(a, b, out=c)``, ``torch.max(x, 1, out=(v, i))``): the result written
     into ``out``, which keeps its identity and dtype (resized to the result's shape, as torch does), and ``out``
     returned. As in torch, a result of a higher kind (float into an integer ``out``, complex into a real one) is
-    refused."""
+    refused. ``out=None`` (torch's default) returns the result."""
+    if out is None:
+        return value
     if isinstance(out, (tuple, list)):
         values = tuple(value) if isinstance(value, (tuple, list)) else (value,)
         if len(values) != len(out):

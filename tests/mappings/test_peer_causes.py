@@ -220,6 +220,7 @@ def test_data_loader_under_its_defining_module(loader):
     "x = torch.tensor([[1., 5., 2.], [7., 0., 3.]])\nv, i = torch.zeros(2), torch.zeros(2, dtype=torch.long)\n"
     "r = torch.max(x, 1, out=(v, i))[0]\nr2 = i",
     "a = torch.tensor([[2., 1.], [1., 3.]])\nc = torch.zeros(2, 2)\ntorch.linalg.inv(a, out=c)\nr = c\nr2 = a",
+    "a = torch.tensor([1, 2, 3])\nr = torch.copysign(a, -1, out=None)\no = None\nr2 = torch.exp(a * 1., out=o)",
 ])
 def test_out_argument_writes_into_its_tensor(body):
     run_both("import torch\n" + body + "\n", ["r", "r2"], rtol=1e-5, atol=1e-6)

@@ -242,6 +242,8 @@ class TableCallTransform(Rule):
             built = self.leave_Call(original_node, without)
             if built is without:  # flagged for another argument: the line keeps its torch meaning
                 return updated_node
+            if isinstance(out.value, cst.Name) and out.value.value == "None":
+                return built  # out=None: torch's default
             return cst.Call(func=self.ctx.target_expr("mindport.runtime.inplace.write_out"),
                             args=[cst.Arg(out.value), cst.Arg(built)])
         try:
