@@ -287,7 +287,9 @@ class Registry:
     def lookup(self, torch_name: str) -> Entry | None:
         """The entry of a torch name, also under the module that defines it: ``torch.nn.modules.batchnorm.BatchNorm2d``
         and ``torch.optim.optimizer.Optimizer`` are the public ``torch.nn.BatchNorm2d`` and ``torch.optim.Optimizer``
-        (torch's packages re-export what their private submodules define)."""
+        (torch's packages re-export what their private submodules define); ``torch.torch.tril`` is ``torch.tril``."""
+        while torch_name.startswith("torch.torch."):  # the torch module is also its own attribute
+            torch_name = torch_name[len("torch."):]
         entry = self.entries.get(torch_name)
         if entry is None:
             for private, public in _DEFINING_MODULES:

@@ -462,9 +462,9 @@ def receiver_kind(expr: cst.BaseExpression, scope: Scope) -> str:
         kind = scope.attribute_kind(expr.attr.value)  # self.running_mean, registered as a buffer in __init__
         if kind in ("tensor", "python", "foreign"):
             return kind
-    if isinstance(expr, cst.Attribute) and expr.attr.value in ("data", "grad") \
+    if isinstance(expr, cst.Attribute) and expr.attr.value in ("data", "grad", "T", "mT", "H", "mH") \
             and receiver_kind(expr.value, scope) == "tensor":
-        return "tensor"  # m.weight.data.zero_(); a numpy-holding self.data stays unknown
+        return "tensor"  # m.weight.data.zero_(), x.T.imag; a numpy-holding self.data stays unknown
     return "other"
 
 

@@ -86,6 +86,38 @@ class ParameterDict(_Keyed):
 
 
 
+def named_parameters(cell, prefix="", recurse=True, remove_duplicate=True):
+    """``module.named_parameters(prefix, recurse, remove_duplicate)`` with arguments (``Cell.parameters_and_names``
+    takes ``name_prefix``/``expand`` and always drops a Parameter met twice): the Cell's trainable Parameters by
+    path; the non-trainable ones are :func:`named_buffers`' (``register_buffer`` made them), as ``parameters()``
+    is ``trainable_params()``."""
+    cells = named_modules(cell, prefix=prefix, remove_duplicate=remove_duplicate) if recurse else [(prefix, cell)]
+    seen = set()
+    for path, owner in cells:  # torch's order: each module's own, depth first (Cell._params: its own Parameters)
+        for name, param in getattr(owner, "_params", {}).items():
+            if param is None or not param.requires_grad or (remove_duplicate and id(param) in seen):
+                continue
+            seen.add(id(param))
+            yield path + ("." if path else "") + name, param
+
+
+def named_modules(cell, memo=None, prefix="", remove_duplicate=True):
+    """``module.named_modules(memo, prefix, remove_duplicate)`` with arguments (``Cell.cells_and_names`` takes
+    ``cells``/``name_prefix``): the Cell and its descendants, depth first, named by path, each once unless
+    ``remove_duplicate=False``; ``memo`` is the set of those already met, as in torch."""
+    if memo is None:
+        memo = set()
+    if cell in memo:
+        return
+    if remove_duplicate:
+        memo.add(cell)
+    yield prefix, cell
+    # Cell._cells, not name_cells(): that one lists a Cell held under two names once (torch: under both)
+    for name, child in getattr(cell, "_cells", cell.name_cells()).items():
+        if child is not None:
+            yield from named_modules(child, memo, prefix + ("." if prefix else "") + name, remove_duplicate)
+
+
 def named_buffers(cell, prefix="", recurse=True, remove_duplicate=True):
     """``module.named_buffers()``: the converter makes each persistent ``register_buffer`` a non-trainable Parameter,
     which a Cell's own ``named_buffers()`` does not list; these are the Cell's non-trainable Parameters, named by their

@@ -249,6 +249,30 @@ def get_worker_info():
     return None
 
 
+class TensorDataset:
+    """torch.utils.data.TensorDataset(*tensors): item ``i`` is the tuple of every tensor's row ``i``, as MindSpore
+    tensors (torch gives tensors; a list of numpy rows would hand the user's loop ndarrays). ``GeneratorDataset``
+    reads it as a random-access source: it passes numpy integers as indices, which a MindSpore Tensor does not take
+    (they are made ints here)."""
+
+    def __init__(self, *tensors):
+        _pipeline_only("TensorDataset")
+        tensors = tuple(t if isinstance(t, Tensor) else Tensor(t) for t in tensors)
+        if any(t.shape[0] != tensors[0].shape[0] for t in tensors):
+            raise AssertionError("Size mismatch between tensors")
+        self.tensors = tensors
+
+    def __getitem__(self, index):
+        if isinstance(index, np.integer):
+            index = int(index)
+        elif isinstance(index, np.ndarray):
+            index = index.tolist()
+        return tuple(t[index] for t in self.tensors)
+
+    def __len__(self):
+        return self.tensors[0].shape[0]
+
+
 class ConcatDataset:
     """torch.utils.data.ConcatDataset(datasets): the datasets one after another (negative indices count from the
     end); any object with __getitem__/__len__ is a dataset here."""

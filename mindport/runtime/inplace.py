@@ -66,6 +66,37 @@ def _store_reshaped(input, value):
     return input
 
 
+_KINDS = ((ms.bool_,), (ms.int8, ms.int16, ms.int32, ms.int64, ms.uint8, ms.uint16, ms.uint32, ms.uint64),
+          _FLOATS, (ms.complex64, ms.complex128))
+
+
+def _kind(dtype):
+    return next((i for i, kinds in enumerate(_KINDS) if dtype in kinds), 2)
+
+
+def write_out(out, value):
+    """torch's ``out=`` argument (``torch.add(a, b, out=c)``, ``torch.max(x, 1, out=(v, i))``): the result written
+    into ``out``, which keeps its identity and dtype (resized to the result's shape, as torch does), and ``out``
+    returned. As in torch, a result of a higher kind (float into an integer ``out``, complex into a real one) is
+    refused. ``out=None`` (torch's default) returns the result."""
+    if out is None:
+        return value
+    if isinstance(out, (tuple, list)):
+        values = tuple(value) if isinstance(value, (tuple, list)) else (value,)
+        if len(values) != len(out):
+            raise TypeError(f"out= holds {len(out)} tensors, the result {len(values)}")
+        return type(out)(write_out(o, v) for o, v in zip(out, values))
+    if not isinstance(value, ms.Tensor):
+        value = ms.Tensor(value)
+    if _kind(value.dtype) > _kind(out.dtype):
+        raise RuntimeError(f"result type {value.dtype} can't be cast to the desired output type {out.dtype}")
+    if value.dtype != out.dtype:
+        value = value.astype(out.dtype)
+    if value.shape != out.shape:
+        return _store_reshaped(out, value)
+    return _store(out, value)
+
+
 def _src(input):
     """The receiver as the operation's input: a copy, so the operation's backward never reads overwritten values."""
     return input.copy()

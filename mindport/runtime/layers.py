@@ -934,11 +934,36 @@ class Conv1dTranspose(nn.Conv1dTranspose):
         return ops.squeeze(out, 2)
 
 
+_INIT_DRAWS: dict[tuple[int, ...], int] = {}
+
+
+def _numpy_stream_kept(build):
+    """``build()`` without moving NumPy's global random stream. MindSpore's initializers draw from it (building an
+    nn.MultiheadAttention took the next draws of ``np.random.random``), torch's from torch's own generator: a program
+    that seeds NumPy and then draws from it (data, or weights written over the layer's) would get other numbers. The
+    initial weights come from a stream derived from NumPy's state (same state, same weights; a second layer built
+    from the same state gets the next seed, not the same weights), and the caller's state is put back."""
+    import numpy as np
+
+    state = np.random.get_state()
+    key = (int(state[2]), int(state[1][0]), int(state[1][state[2] % len(state[1])]))
+    count = _INIT_DRAWS.get(key, 0)
+    _INIT_DRAWS[key] = count + 1
+    np.random.seed((hash(key) + count) % 2**32)
+    try:
+        return build()
+    finally:
+        np.random.set_state(state)
+
+
 class MultiheadAttention(nn.MultiheadAttention):
     """torch.nn.MultiheadAttention: MindSpore's, called with torch's forward arguments. MindSpore 2.10's ``__call__``
     reads ``args[2]`` even when ``value`` is given by keyword (``attn(q, k, value=v, attn_mask=m)``: IndexError), and
     its construct has no ``is_causal`` (in torch a hint that ``attn_mask`` is the causal mask, which it must be given
-    with)."""
+    with). Building it leaves NumPy's global random stream where it was, as torch does (``_numpy_stream_kept``)."""
+
+    def __init__(self, *args, **kwargs):
+        _numpy_stream_kept(lambda: super(MultiheadAttention, self).__init__(*args, **kwargs))
 
     def __call__(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
                  average_attn_weights=True, is_causal=False):

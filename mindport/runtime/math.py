@@ -461,6 +461,26 @@ def angle(input):
     return ops.where(ops.isnan(x), x, out)
 
 
+def narrow(input, dim, start, length):
+    """torch.narrow / Tensor.narrow / narrow_copy: ``start`` may be a 0-d tensor or negative (counted from the end),
+    which ops.narrow refuses ("The input value must be 'int'", "must be in range of [0, n)")."""
+    if isinstance(start, ms.Tensor):
+        start = int(start)
+    if start < 0:
+        start += input.shape[dim]
+    return ops.narrow(input, dim, start, length)
+
+
+def diff(input, n=1, dim=-1, prepend=None, append=None):
+    """torch.diff / Tensor.diff: ``prepend``/``append`` joined along ``dim``, then the first difference taken ``n``
+    times (ops.diff takes n=1 only: "'n' must be 1, but got 2")."""
+    parts = [part for part in (prepend, input, append) if part is not None]
+    x = ops.cat(parts, dim) if len(parts) > 1 else input
+    for _ in builtins.range(n):  # (this module defines torch.range)
+        x = ops.diff(x, 1, dim)
+    return x
+
+
 def bitwise_not(input):
     """torch.bitwise_not / Tensor.bitwise_not: MindSpore 2.10 has no CPU BitwiseNot kernel; logical_not for bool,
     ops.invert (bit inversion) for integers."""

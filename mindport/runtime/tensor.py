@@ -28,6 +28,19 @@ _TYPE_NAMES = {
 
 # ------------------------------------------------------------------------------------------------ casts, sizes
 
+def _cast(x, dtype):
+    """``x.astype(dtype)``, but complex to bool is ``x != 0`` as in torch (MindSpore's cast reads the real part only:
+    ``0+3.5j`` became False)."""
+    if dtype == ms.bool_ and x.dtype in (ms.complex64, ms.complex128):
+        return x != 0
+    return x.astype(dtype)
+
+
+def bool_(x):
+    """``x.bool()``: nonzero is True, for complex values too (see ``_cast``)."""
+    return _cast(x, ms.bool_)
+
+
 def char(x):
     """``x.char()``: cast to int8 (MindSpore's Tensor has no ``char`` method)."""
     return x.astype(ms.int8)
@@ -56,7 +69,7 @@ def type(x, dtype=None, non_blocking=False, **kwargs):  # noqa: A001 - torch's m
         if name not in _TYPE_NAMES:
             raise TypeError(f"unknown torch type name {dtype!r}")
         dtype = _TYPE_NAMES[name]
-    return x.astype(dtype)
+    return _cast(x, dtype)
 
 
 def element_size(x) -> int:
@@ -77,19 +90,24 @@ def to_dense(x, dtype=None, *, masked_grad=None):
     return out if dtype is None else out.astype(dtype)
 
 
+_TORCH_DEVICE_TYPES = {"CPU": "cpu", "GPU": "cuda", "Ascend": "npu"}
+
+
 @ms.constexpr
-def _device_target():
-    return ms.get_context("device_target")
+def _device_designation():
+    target = ms.get_context("device_target")
+    kind = _TORCH_DEVICE_TYPES.get(target, target.lower())
+    return kind if kind == "cpu" else f"{kind}:{ms.get_context('device_id')}"
 
 
 def device(x):
-    """``x.device``: the device MindSpore computes on (``'CPU'``, as ``Tensor.device`` reads in PyNative). A graph
-    does not compile ``Tensor.device``: the line reading it runs through the JIT Fallback, and whatever that line also
-    binds (``n, device = x.shape[-2], x.device``) becomes an interpreted value that later ops fail on; here it is a
-    constant of the graph."""
-    if _in_graph():
-        return _device_target()
-    return x.device
+    """``x.device``: where the tensor lives, as ``str(tensor.device)`` reads in torch (``'cpu'``, ``'cuda:0'``): the
+    converter writes ``torch.device(...)`` as that string, so ``x.device == torch.device('cpu')`` and ``str(x.device)``
+    keep their answers (MindSpore's ``Tensor.device`` reads ``'CPU'``). Placement is global in MindSpore: the device
+    MindSpore computes on. A constant, also in a graph, which does not compile ``Tensor.device``: the line reading it
+    would run through the JIT Fallback, and whatever that line also binds (``n, device = x.shape[-2], x.device``)
+    would become an interpreted value that later ops fail on."""
+    return _device_designation()
 
 
 _TO_KEYWORDS = ("dtype", "device", "non_blocking", "copy", "memory_format", "other", "layout", "pin_memory")
@@ -98,7 +116,8 @@ _TO_KEYWORDS = ("dtype", "device", "non_blocking", "copy", "memory_format", "oth
 def to(x, *args, **kwargs):
     """``x.to(a)`` when the converter cannot tell what ``a`` is, decided on the value: a dtype casts, a tensor casts
     to its dtype (torch: and its device), a device (a string, an index, None) leaves ``x`` where it is (placement is
-    global in MindSpore). ``dtype=`` casts, ``other=`` casts to its dtype; ``device=``, ``non_blocking=``, ``copy=``,
+    global in MindSpore). ``x`` may be a Cell (``model.to(torch.float64)``): its floating-point Parameters are cast
+    in place. ``dtype=`` casts, ``other=`` casts to its dtype; ``device=``, ``non_blocking=``, ``copy=``,
     ``memory_format=``, ``layout=``, ``pin_memory=`` have no effect. Like torch, returns ``x`` itself when nothing
     changes. Compiles in a graph (no set literal: the graph compiler has no sets), where the decision is made at
     compile time."""
@@ -113,9 +132,26 @@ def to(x, *args, **kwargs):
             dtype = arg
         elif not (arg is None or isinstance(arg, (str, int, bool))):
             raise TypeError("to() received an invalid argument: expected a dtype, a device or a tensor")
+    if isinstance(x, ms.nn.Cell):
+        return _cell_to(x, dtype)
     if dtype is None or dtype == x.dtype:
         return x
-    return x.astype(dtype)
+    return _cast(x, dtype)
+
+
+_FLOATING = (ms.float16, ms.bfloat16, ms.float32, ms.float64, ms.complex64, ms.complex128)
+
+
+def _cell_to(cell, dtype):
+    """``module.to(dtype)``: the module's floating-point parameters and buffers (registered buffers are non-trainable
+    Parameters here) cast in place, the module returned; integer ones stay, as in torch."""
+    if dtype is not None:
+        if dtype not in _FLOATING:
+            raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got desired dtype={dtype}")
+        for param in cell.get_parameters():
+            if param.dtype in _FLOATING and param.dtype != dtype:
+                param.set_dtype(dtype)
+    return cell
 
 
 # ----------------------------------------------------------------------------------------------- construction

@@ -40,8 +40,7 @@ CORPUS = textwrap.dedent('''\
 
 
     def max_into(a, b, out):
-        torch.max(a, b, out=out)
-        return out
+        return torch.nn.ELU(alpha=0.8)(torch.max(a, b)) + out.zero_()
 
 
     def reflected_conv(x):

@@ -222,3 +222,59 @@ def unbiased_correction(args: dict[str, Arg]) -> None:
         args[name] = new(f"int({unbiased.source})")
     else:
         args[name] = new("1" if flag else "0")
+
+
+@call_transform("legacy_reduction")
+def legacy_reduction(args: dict[str, Arg]) -> None:
+    """The losses' deprecated ``size_average`` and ``reduce`` flags (``nn.MSELoss(size_average=False)``,
+    ``F.nll_loss(x, t, reduce=False)``): when either is given (not None), torch ignores ``reduction`` and takes
+    'mean' when both are true (None counts as true), 'sum' when only ``reduce`` is, 'none' when ``reduce`` is false.
+    Literal flags become that ``reduction``; a flag known only at run time becomes the same choice written as an
+    expression over it."""
+    size_average, reduce = args.pop("size_average"), args.pop("reduce")
+    flags = [arg for arg in (size_average, reduce) if arg.given and arg.source != "None"]
+    if not flags:
+        return
+    values = [arg.literal(default=UNKNOWN) for arg in (size_average, reduce)]
+    if UNKNOWN not in values:
+        if all(value is None for value in values):
+            return
+        average, keep = (True if value is None else bool(value) for value in values)
+        args["reduction"] = new(repr("mean" if average and keep else "sum" if keep else "none"))
+        return
+    average, keep = (f"(({arg.source}) is None or bool({arg.source}))" for arg in (size_average, reduce))
+    if not (size_average.given and reduce.given):  # only one flag written: the other is None
+        average = average if size_average.given else "True"
+        keep = keep if reduce.given else "True"
+    given = " or ".join(f"({arg.source}) is not None" for arg in flags)
+    args["reduction"] = new(f"(('mean' if {average} else 'sum') if {keep} else 'none') if {given} "
+                            f"else {args['reduction'].source}")
+
+
+@call_transform("svd_full_matrices_written")
+def svd_full_matrices_written(args: dict[str, Arg]) -> None:
+    """``torch.linalg.svd(A, full_matrices=True)`` written out asks for the columns of U (rows of Vh) past
+    min(m, n): any orthonormal basis of the rest of the space (torch's documentation says so); MindSpore's ops.svd
+    gives another basis than torch's LAPACK. Left at its default (most calls use U[..., :k] or a square A), the call
+    converts."""
+    full = args.get("full_matrices")
+    if full is not None and full.given and full.literal(default=None) is True:
+        raise Unsupported("full_matrices=True: the columns of U (rows of Vh) past min(m, n) are an arbitrary "
+                          "orthonormal basis, and MindSpore's ops.svd picks another one than torch")
+
+
+@call_transform("split_overload_names")
+def split_overload_names(args: dict[str, Arg]) -> None:
+    """tensor_split/hsplit/vsplit/dsplit: torch's overloads name the second argument ``sections`` (an int),
+    ``indices`` (a list) or ``tensor_indices_or_sections``; MindSpore has one, ``indices_or_sections`` (an int is
+    sections, a list indices, as in torch)."""
+    chosen = args.get("indices_or_sections")
+    for name in ("indices", "sections", "tensor_indices_or_sections"):
+        arg = args.pop(name, None)
+        if arg is None or not arg.given:
+            continue
+        if chosen is not None and chosen.given:
+            raise Unsupported(f"{name} given with another form of indices_or_sections: torch rejects this call")
+        chosen = args["indices_or_sections"] = new(arg.source)
+    if chosen is None or not chosen.given:
+        raise Unsupported("no indices_or_sections (nor sections/indices): torch rejects this call")

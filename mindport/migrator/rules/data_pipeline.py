@@ -15,7 +15,8 @@ _DATASET_BASES = {"torch.utils.data.Dataset", "torch.utils.data.dataset.Dataset"
 
 
 class DataPipelineTransform(Rule):
-    """``TensorDataset``/``DataLoader``/``Dataset`` base classes -> ``mindspore.dataset`` (GeneratorDataset + batch)."""
+    """``DataLoader``/``Dataset`` base classes -> ``mindspore.dataset`` (GeneratorDataset + batch); the columns of a
+    ``TensorDataset`` (its mapping entry: ``mindport.runtime.data.TensorDataset``) name the loader's."""
 
     EXAMPLES = (
         Example(
@@ -28,16 +29,16 @@ class DataPipelineTransform(Rule):
                 loader = DataLoader(TensorDataset(x, y), batch_size=16, shuffle=True)
             """,
             after="""
-                import mindspore as ms
                 from mindspore import ops
                 import mindspore.dataset as ds
-                from mindport.runtime import math as mp_math
+                from mindport.runtime import data as mp_data
 
                 x = mp_math.randn(64, 3)
                 y = ops.randint(0, 2, (64,))
-                loader = ds.GeneratorDataset(list(zip(*(ms.Tensor(t).asnumpy() for t in (x, y)))), column_names=['data', 'label'], shuffle=True).batch(16)
+                loader = ds.GeneratorDataset(mp_data.TensorDataset(x, y), column_names=['data', 'label'], shuffle=True).batch(16)
             """,
-            note='TensorDataset + DataLoader become one GeneratorDataset, batched.',
+            note='DataLoader becomes a GeneratorDataset, batched; TensorDataset is mindport\'s (items of tensors, as '
+                 'in torch), which GeneratorDataset reads as a random-access source.',
         ),
         Example(
             before="""
@@ -83,14 +84,13 @@ class DataPipelineTransform(Rule):
                 loader = DataLoader(make_data(8), batch_size=4)
             """,
             after="""
-                import mindspore as ms
                 from mindspore import ops
                 import mindspore.dataset as ds
-                from mindport.runtime import math as mp_math
+                from mindport.runtime import data as mp_data
 
 
                 def make_data(n):
-                    return list(zip(*(ms.Tensor(t).asnumpy() for t in (mp_math.randn(n, 3), mp_math.randn(n, 2), ops.zeros(n)))))
+                    return mp_data.TensorDataset(ops.randn(n, 3), ops.randn(n, 2), ops.zeros(n))
 
 
                 loader = ds.GeneratorDataset(make_data(8), column_names=['column_0', 'column_1', 'column_2'], shuffle=False).batch(4)
@@ -142,7 +142,7 @@ class DataPipelineTransform(Rule):
     def _count(self, expr) -> int:
         if isinstance(expr, cst.Call):
             qual = self.scope.resolve_torch(expr.func) or ""
-            if qual == "torch.utils.data.TensorDataset":
+            if self._public(qual) == "torch.utils.data.TensorDataset":
                 return len(expr.args) if all(a.star == "" for a in expr.args) else 0
             return self.columns.get(dotted_name(expr.func) or "", 0)
         if isinstance(expr, cst.Name):
@@ -151,17 +151,16 @@ class DataPipelineTransform(Rule):
 
     def leave_Call(self, original_node, updated_node):
         qual = self.scope.resolve_torch(original_node.func)
-        if qual == "torch.utils.data.TensorDataset":
-            if any(a.star or a.keyword for a in updated_node.args):
-                return updated_node
-            ms = self.ctx.alias_for("mindspore")
-            tensors = ", ".join(code_of(a.value) for a in updated_node.args) + ("," if len(updated_node.args) == 1 else "")
-            self.ctx.converted_sites += 1
-            return parse_expression(f"list(zip(*({ms}.Tensor(t).asnumpy() for t in ({tensors}))))")
-        if qual == "torch.utils.data.DataLoader":
+        # (TensorDataset is its mapping entry's: mindport.runtime.data.TensorDataset, items of MindSpore tensors)
+        if self._public(qual) == "torch.utils.data.DataLoader":  # also torch.utils.data.dataloader.DataLoader
             self.ctx.handled.add(id(original_node))
             return self._loader(original_node, updated_node)
         return updated_node
+
+    def _public(self, qual: str | None) -> str | None:
+        """The public name of a torch API written under its defining module (torch.utils.data.dataloader.X)."""
+        entry = self.ctx.registry.lookup(qual) if qual else None
+        return entry.torch if entry is not None else qual
 
     def _loader(self, original_node, updated_node):
         entry = self.ctx.registry.lookup("torch.utils.data.DataLoader")

@@ -27,8 +27,12 @@ def _is_device(expr) -> bool:
     return any(word in name.lower() for word in _DEVICE_WORDS)
 
 
+# module methods that return the module
+_MODULE_RETURNING = frozenset({"to", "cuda", "cpu", "double", "float", "half", "bfloat16", "train", "eval",
+                               "requires_grad_", "type"})
+# (x.bool() is the mapping entry's: a complex tensor's cast to bool needs mindport's function)
 _CAST_METHODS = {"half": "float16", "float": "float32", "double": "float64", "long": "int64", "int": "int32",
-                 "bool": "bool_", "bfloat16": "bfloat16"}
+                 "bfloat16": "bfloat16"}
 
 
 class DeviceTransform(Rule):
@@ -36,8 +40,8 @@ class DeviceTransform(Rule):
     ``torch.cuda.is_available()`` asks ``ms.hal``, ``DataParallel(model)`` is the model itself. A tensor's
     ``x.is_cuda`` is whether MindSpore computes on a GPU (``ms.get_context("device_target") == "GPU"``; PyNative
     only: a graph can't call get_context); ``x.is_xpu``/``x.is_mps`` are False (MindSpore runs on neither). A
-    tensor's ``x.device`` is ``mindport.runtime.tensor.device(x)``: ``'CPU'`` as MindSpore's ``Tensor.device`` reads,
-    and a constant in a static graph, which does not compile ``Tensor.device`` (the line reading it, and all it binds,
+    tensor's ``x.device`` is ``mindport.runtime.tensor.device(x)``: torch's designation of the device MindSpore computes on
+    (``'cpu'``, ``'cuda:0'``, as ``torch.device`` is written; MindSpore's ``Tensor.device`` reads ``'CPU'``), a constant in a static graph, which does not compile ``Tensor.device`` (the line reading it, and all it binds,
     would run interpreted: ``n, device = x.shape[-2], x.device`` made ``n`` unusable for ``arange``)."""
 
     EXAMPLES = (
@@ -104,6 +108,8 @@ class DeviceTransform(Rule):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self._stored: set[int] = set()  # attributes assigned to: not reads
+        self._modules: set[tuple[int, str]] = set()  # (id(scope), name) bound to a module: torch.nn.Linear(...), Net()
+        self._module_classes: set[str] | None = None
 
     def leave_Attribute(self, original_node, updated_node):
         name = original_node.attr.value
@@ -155,19 +161,42 @@ class DeviceTransform(Rule):
             return self._to(original_node, updated_node)
         if name in _CAST_METHODS and not updated_node.args:
             ms = self.ctx.alias_for("mindspore")
+            dtype = parse_expression(f"{ms}.{_CAST_METHODS[name]}")
             self.ctx.converted_sites += 1
-            return method(func.value, "astype", [cst.Arg(parse_expression(f"{ms}.{_CAST_METHODS[name]}"))])
+            if self._is_module(original_node.func.value):  # model.double(): its parameters cast in place
+                return self._cell_to(func.value, [cst.Arg(dtype)]) or updated_node
+            return method(func.value, "astype", [cst.Arg(dtype)])
         return updated_node
+
+    def _is_module(self, expr) -> bool:
+        """A module, evidently: a name bound in this scope to a torch.nn class or a module class of the project, or
+        a ``self.`` attribute holding one."""
+        if isinstance(expr, cst.Name):
+            return (id(self.scope), expr.value) in self._modules
+        if isinstance(expr, cst.Call):
+            return self._builds_module(expr)
+        return isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) \
+            and self.scope.kind_of(expr.value.value) == "object" and hasattr(self.scope, "attribute_kind") \
+            and self.scope.attribute_kind(expr.attr.value) == "object"
+
+    def _cell_to(self, receiver, args):
+        """``mindport.runtime.tensor.to(module, ...)`` (the Tensor.to entry's function, which casts a Cell's
+        floating-point Parameters in place), or None without one."""
+        entry = self.ctx.registry.lookup("torch.Tensor.to")
+        target = entry.resolve(self.ctx.options.target)[0] if entry is not None else None
+        if target is None or target.startswith("."):
+            return None
+        return cst.Call(func=self.ctx.target_expr(target), args=fix_commas([cst.Arg(value=receiver), *args]))
 
     def _to(self, original: cst.Call, call: cst.Call):
         receiver = call.func.value  # type: ignore[union-attr]
-        dtype = None
+        dtype = original_dtype = None
         # Decide on the original arguments: children are already converted (torch.float16 -> ms.float16).
         for original_arg, arg in zip(original.args, call.args):
             if arg.keyword is not None and arg.keyword.value == "dtype":
-                dtype = arg.value
+                dtype, original_dtype = arg.value, original_arg.value
             elif arg.keyword is None and self._is_dtype(original_arg.value):
-                dtype = arg.value
+                dtype, original_dtype = arg.value, original_arg.value
             elif arg.keyword is None and not _is_device(original_arg.value):
                 # x.to(d) / x.to(other): a dtype, a device or a tensor, only known at run time: the entry's
                 # runtime function decides on the value
@@ -188,6 +217,15 @@ class DeviceTransform(Rule):
         self.ctx.converted_sites += 1
         if dtype is None:
             return receiver
+        if self._is_module(original.func.value):  # model.to(torch.float64): a Cell has no astype
+            cell_to = self._cell_to(receiver, [cst.Arg(dtype)])
+            if cell_to is not None:
+                return cell_to
+        if self.scope.resolve_torch(original_dtype) == "torch.bool":  # x.to(torch.bool) is x.bool(): its entry's
+            entry = self.ctx.registry.lookup("torch.Tensor.bool")  # function (complex values: nonzero is True)
+            target = entry.resolve(self.ctx.options.target)[0] if entry is not None else None
+            if target is not None and not target.startswith("."):
+                return cst.Call(func=self.ctx.target_expr(target), args=[cst.Arg(receiver)])
         return method(receiver, "astype", [cst.Arg(dtype)])
 
     def _is_dtype(self, expr) -> bool:
@@ -257,10 +295,34 @@ class DeviceTransform(Rule):
         return parse_statement(text)  # type: ignore[return-value]
 
     def visit_Assign(self, node: cst.Assign) -> None:
+        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            key = (id(self.scope), node.targets[0].target.value)
+            if self._builds_module(node.value):
+                self._modules.add(key)
+            else:
+                self._modules.discard(key)
         for target in node.targets:
             self._stored.update(_attribute_targets(target.target))
             if (self.scope.resolve_torch(target.target) or "").startswith("torch.backends."):
                 self.ctx.handled.add(id(target.target))
+
+    def _builds_module(self, value) -> bool:
+        if not isinstance(value, cst.Call):
+            return False
+        if isinstance(value.func, cst.Attribute) and value.func.attr.value in _MODULE_RETURNING:
+            return self._is_module(value.func.value)  # Net().to(dtype), model.cuda().eval(): the module itself
+        qual = self.scope.resolve_torch(value.func) or ""
+        if qual == "torch.nn.Module":
+            return True
+        entry = self.ctx.registry.lookup(qual) if qual else None
+        if entry is not None and entry.kind == "layer":  # (not PackedSequence, Parameter: their .double() casts)
+            return True
+        if self._module_classes is None:
+            from mindport.migrator.rules.module_class import module_classes
+
+            self._module_classes = module_classes(self.ctx.class_summary, self.ctx.options.module_classes)
+        return isinstance(value.func, cst.Name) and self.scope.resolve(value.func) is None \
+            and value.func.value in self._module_classes
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         self._stored.update(_attribute_targets(node.target))

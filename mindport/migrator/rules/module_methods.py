@@ -17,7 +17,9 @@ class ModuleMethodTransform(Rule):
     """nn.Module methods -> Cell methods: train/eval mode, parameter and child iteration, state dicts.
 
     ``named_buffers()``/``buffers()`` become ``mindport.runtime.containers``' functions: ``register_buffer`` made each
-    buffer a non-trainable Parameter, which the Cell's own ``named_buffers()`` does not list."""
+    buffer a non-trainable Parameter, which the Cell's own ``named_buffers()`` does not list. So do
+    ``named_parameters(...)`` and ``named_modules(...)`` given arguments (``prefix``, ``recurse``, ``memo``,
+    ``remove_duplicate``: the Cell's ``parameters_and_names``/``cells_and_names`` name them otherwise)."""
 
     EXAMPLES = (
         Example(
@@ -88,6 +90,8 @@ class ModuleMethodTransform(Rule):
     RUNTIME = {"add_module": "add_module", "register_module": "add_module", "register_parameter": "register_parameter"}
 
     BUFFERS = {"named_buffers", "buffers"}  # register_buffer became a non-trainable Parameter: the runtime lists them
+    # with arguments (prefix, recurse, remove_duplicate), which Cell.parameters_and_names names otherwise
+    WITH_ARGUMENTS = {"named_parameters", "named_modules"}
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
@@ -130,7 +134,7 @@ class ModuleMethodTransform(Rule):
             self.runtime_modules.add(_RUNTIME_LAYERS)
             return cst.Call(func=parse_expression(f"{runtime_alias(_RUNTIME_LAYERS)}.{self.RUNTIME[name]}"),
                             args=[cst.Arg(func.value), *[a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in args]])
-        if name in self.BUFFERS:
+        if name in self.BUFFERS or (name in self.WITH_ARGUMENTS and args):
             self.runtime_modules.add("mindport.runtime.containers")
             alias = runtime_alias("mindport.runtime.containers")
             return cst.Call(func=parse_expression(f"{alias}.{name}"), args=[cst.Arg(func.value), *args])

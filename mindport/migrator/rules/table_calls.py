@@ -238,6 +238,17 @@ class TableCallTransform(Rule):
             # torch's arguments, whatever else `act` may hold on another path
             self.ctx.converted_sites += 1
             return updated_node
+        out = next((a for a in updated_node.args if a.keyword is not None and a.keyword.value == "out"), None)
+        if out is not None and entry.unsupported.get("out") == OUT_REASON:
+            # torch.add(a, b, out=c): the call without out=, its result written into c (which it returns)
+            without = updated_node.with_changes(args=fix_commas([a for a in updated_node.args if a is not out]))
+            built = self.leave_Call(original_node, without)
+            if built is without:  # flagged for another argument: the line keeps its torch meaning
+                return updated_node
+            if isinstance(out.value, cst.Name) and out.value.value == "None":
+                return built  # out=None: torch's default
+            return cst.Call(func=self.ctx.target_expr("mindport.runtime.inplace.write_out"),
+                            args=[cst.Arg(out.value), cst.Arg(built)])
         try:
             bound = bind_arguments(entry, list(updated_node.args))
             mapped = map_arguments(entry, bound, profile)
@@ -390,6 +401,10 @@ class TableCallTransform(Rule):
 
     def leave_Name(self, original_node, updated_node):
         return self._reference(original_node, updated_node)
+
+
+# the reason of the entries whose out= the converter writes (mindport.runtime.inplace.write_out)
+OUT_REASON = "MindSpore has no out= argument: assign the result"
 
 
 def _keyed(subscript: cst.Subscript) -> bool:

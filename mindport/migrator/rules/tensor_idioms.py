@@ -16,7 +16,10 @@ _GRAD_DECORATORS = ("torch.no_grad", "torch.inference_mode", "torch.enable_grad"
 class TensorIdiomTransform(Rule):
     """``.cpu().numpy()``/``.detach().numpy()`` -> ``.asnumpy()``; ``x.size(i)`` -> ``x.shape[i]``;
     ``with torch.no_grad():`` -> its body (MindSpore records no graph in a forward pass); ``z.real``/``z.imag``
-    (properties in torch, methods in MindSpore) -> ``z.real()``/``z.imag()`` on evident tensors; ``lengths >> 2``
+    (properties in torch, methods in MindSpore) -> ``z.real()``/``z.imag()`` on evident tensors (``z.T.imag`` too);
+    ``~x`` on a tensor (MindSpore's ``~`` is a logical not for every dtype) -> ``torch.bitwise_not``'s target
+    (bit inversion for integers); ``format(t, spec)``/``"{}".format(t)`` of an evident tensor is flagged MP102
+    (torch's text of a tensor is not MindSpore's, and MindSpore refuses a format spec); ``lengths >> 2``
     and ``<<`` on a tensor (a MindSpore Tensor has no shift operators) -> ``ops.bitwise_right_shift(lengths, 2)``,
     through the mapping entry of ``torch.bitwise_right_shift``; a numpy value on the left of a tensor
     (``np.log(10000) / d * torch.arange(n)``: numpy's operator would give an ndarray) -> ``ops.mul(a, t)``; a Python
@@ -82,6 +85,28 @@ class TensorIdiomTransform(Rule):
                     return mp_math.complex_operation('*', a, -1j), mp_math.exp(mp_math.complex_operation('*', a, (2j * 3.14159))), 3 * 2j
             """,
             note='a Python complex number with a tensor computes in complex (complex64, complex128 from float64).',
+        ),
+        Example(
+            before="""
+                import torch
+
+
+                def flip_bits(n):
+                    codes = torch.arange(n, dtype=torch.int32)
+                    return ~codes, ~(codes > 2)
+            """,
+            after="""
+                import mindspore as ms
+                from mindspore import ops
+                from mindport.runtime import math as mp_math
+
+
+                def flip_bits(n):
+                    codes = ops.arange(start=n, dtype=ms.int32)
+                    return mp_math.bitwise_not(codes), ~(codes > 2)
+            """,
+            note='~ on a MindSpore Tensor is a logical not for every dtype: on an integer tensor torch flips the bits '
+                 '(a comparison is bool: its ~ stays).',
         ),
     )
 
@@ -159,6 +184,21 @@ class TensorIdiomTransform(Rule):
         return cst.Call(func=self.ctx.target_expr(target),
                         args=[cst.Arg(updated_node.left), cst.Arg(updated_node.right)])
 
+    def leave_UnaryOperation(self, original_node, updated_node):
+        # ~ on a MindSpore Tensor is a logical not whatever the dtype (~5 is False; torch: -6): torch.bitwise_not,
+        # through its mapping entry (bit inversion for integers, logical not for bool)
+        if not isinstance(original_node.operator, cst.BitInvert) \
+                or receiver_kind(original_node.expression, self.scope) != "tensor":
+            return updated_node
+        if operand_kind(original_node.expression, self.scope) == "param" and self._functions[-1:] != ["forward"]:
+            return updated_node  # `~flags` on a parameter of __init__ or a helper: as likely a Python int
+        entry = self.ctx.registry.lookup("torch.bitwise_not")
+        target = entry.resolve(self.ctx.options.target)[0] if entry is not None and entry.supported else None
+        if target is None:
+            return updated_node
+        self.ctx.converted_sites += 1
+        return cst.Call(func=self.ctx.target_expr(target), args=[cst.Arg(updated_node.expression)])
+
     def leave_Attribute(self, original_node, updated_node):
         if original_node.attr.value not in ("real", "imag") or id(original_node) in self._called \
                 or receiver_kind(original_node.value, self.scope) != "tensor":
@@ -167,6 +207,7 @@ class TensorIdiomTransform(Rule):
         return cst.Call(func=updated_node)
 
     def leave_Call(self, original_node, updated_node):
+        self._flag_format(original_node)
         func = updated_node.func
         if not isinstance(func, cst.Attribute) or self.scope.resolve(func.value) is not None:
             return updated_node
@@ -191,6 +232,23 @@ class TensorIdiomTransform(Rule):
                 return shape
             return cst.Subscript(value=shape, slice=[cst.SubscriptElement(cst.Index(updated_node.args[0].value))])
         return updated_node
+
+    def _flag_format(self, node: cst.Call) -> None:
+        """``format(t, spec)`` and ``"...".format(t)`` of an evident tensor: torch formats a 0-d tensor as its number
+        and any other as ``tensor([1., 2., 3.])``; MindSpore refuses a format spec and writes ``[1. 2. 3.]``."""
+        func = node.func
+        if isinstance(func, cst.Name) and func.value == "format" and self.scope.resolve(func) is None:
+            values = [a.value for a in node.args[:1]]
+        elif isinstance(func, cst.Attribute) and func.attr.value == "format" \
+                and isinstance(func.value, (cst.SimpleString, cst.ConcatenatedString)):
+            values = [a.value for a in node.args]
+        else:
+            return
+        if any(_evident_tensor(value, self.scope) for value in values):
+            self.flag(node, "MP102", "a tensor formatted: torch writes a 0-d tensor as its number (format spec "
+                      "applied) and any other as 'tensor([1., 2., 3.])'; MindSpore refuses a format spec and "
+                      "writes '[1. 2. 3.]'", "format t.item() for a number; for the text of a tensor, accept "
+                      "MindSpore's or write it out", "torch.Tensor.__format__")
 
     def visit_With(self, node: cst.With) -> None:
         if self._grad_context(node):

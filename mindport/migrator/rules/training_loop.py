@@ -18,8 +18,12 @@ The definitions go before the outermost loop of the nest. Shapes handled: plain;
 converted once with ``amp.auto_mixed_precision`` when autocast is enabled, ``GradScaler.scale/unscale_/step/update``
 -> ``DynamicLossScaler.scale/unscale/all_finite/adjust``); gradient accumulation (``step()`` inside an ``if``: grads
 are summed into ``accum_grads`` and ``zero_grad()`` resets it). A loop with no ``zero_grad()`` at all sums them the same
-way and never resets (torch adds every ``backward()`` into ``.grad``); nested in another loop, which might reset them,
-it gets MP105. Any other loop holding ``.backward()`` gets MP105.
+way and never resets (torch adds every ``backward()`` into ``.grad``); a later such loop on the same optimizer keeps
+adding to the same sum; nested in another loop, which might reset them, or after a loop that resets them (torch's
+``.grad`` holds that loop's last gradients), it gets MP105. Any other loop holding ``.backward()`` gets MP105.
+
+``opt.param_groups[i]['lr']`` read (not assigned) on an optimizer of the file is ``float(...)``: a Python float in
+torch, a Parameter in ``mindspore.experimental.optim`` (``f"{lr:.2e}"`` raised, ``lr == 0.1`` was a tensor).
 """
 from __future__ import annotations
 
@@ -109,9 +113,36 @@ class TrainingLoopRule(Rule):
         self._loop_bodies: set[int] = set()
         self._preludes: list[tuple[cst.For, list[cst.BaseStatement]]] = []
         self._scope_nodes: dict[int, cst.CSTNode] = {}  # id(scope) -> its module/function node (train-mode check)
+        # (id(scope), optimizer) of the loops converted so far, and of those never resetting their gradients
+        self._stepped: set[tuple[int, str]] = set()
+        self._never_reset: set[tuple[int, str]] = set()
+        self._stores: set[int] = set()  # subscripts assigned to (opt.param_groups[0]['lr'] = ...): not reads
+
+    # --- opt.param_groups[i]['lr'] read: a Python float in torch, a Parameter in experimental.optim
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._stores.add(id(node.target))
+
+    def visit_Del(self, node: cst.Del) -> None:
+        self._stores.add(id(node.target))
+
+    def leave_Subscript(self, original_node, updated_node):
+        if id(original_node) in self._stores or not self._reads_lr(original_node):
+            return updated_node
+        self.ctx.converted_sites += 1
+        return cst.Call(func=cst.Name("float"), args=[cst.Arg(updated_node)])
+
+    def _reads_lr(self, node: cst.Subscript) -> bool:
+        """``opt.param_groups[i]['lr']`` on an optimizer of the file."""
+        key = node.slice[0].slice if len(node.slice) == 1 else None
+        groups = node.value
+        return isinstance(key, cst.Index) and isinstance(key.value, cst.SimpleString) \
+            and key.value.evaluated_value == "lr" and isinstance(groups, cst.Subscript) \
+            and isinstance(groups.value, cst.Attribute) and groups.value.attr.value == "param_groups" \
+            and isinstance(groups.value.value, cst.Name) and groups.value.value.value in self.optimizers
 
     # --- what names are: optimizers and loss scalers, from the file's assignments
     def visit_Assign(self, node: cst.Assign) -> None:
+        self._stores.update(id(t.target) for t in node.targets)
         if isinstance(node.value, cst.Call):
             qual = self.scope.resolve_torch(node.value.func) or ""
             names = [n for t in node.targets for n in target_names(t.target)]
@@ -266,18 +297,23 @@ class TrainingLoopRule(Rule):
                     and c.args:
                 optimizers.add(dotted_name(c.args[0].value) or "")
         rest = body[back + 1:]
+        never_reset = False
         accumulate = any(isinstance(s, cst.If) and self._has_step(s, optimizers) for s in rest)
         if not accumulate and not resets:
             # no zero_grad(): torch adds each iteration's gradients into .grad, and every step applies the sum
             if self._loop_targets:
                 raise _Unfit("no zero_grad() in the loop: torch adds each iteration's gradients to the previous "
                              "ones, and the enclosing loop may reset them")
-            accumulate = True  # accum_grads, never reset: the running sum torch's .grad holds
+            accumulate = never_reset = True  # accum_grads, never reset: the running sum torch's .grad holds
         if not accumulate and not any(self._is_step(s, optimizers) for s in rest):
             raise _Unfit("no <optimizer>.step() after .backward() (at the loop's top level or in an if block)")
         opt = next((n for s in rest for n in self._step_names(s, optimizers)), None)
         if opt is None:
             raise _Unfit("cannot tell which optimizer steps")
+        key = (id(self.scope), opt)
+        carried = never_reset and key in self._never_reset  # an earlier such loop's sum is where torch's .grad stands
+        if never_reset and key in self._stepped and not carried:
+            raise _Unfit("no zero_grad() in the loop: torch adds its gradients to those an earlier loop left in .grad")
 
         # forward_fn's parameters: loop-varying names it reads before assigning them
         before = _names(body[:start])
@@ -315,7 +351,7 @@ class TrainingLoopRule(Rule):
         prelude: list[cst.BaseStatement] = self._amp_prelude(autocast, model) if autocast else []
         prelude += [forward_fn, parse_statement(
             f"{grad_fn} = {ms}.value_and_grad({fn_name}, None, {opt}.parameters{', has_aux=True' if has_aux else ''})\n")]
-        if accumulate:
+        if accumulate and not carried:
             prelude.append(parse_statement("accum_grads = None\n"))
         scope_node = self._scope_nodes.get(id(self.scope))
         if model is not None and not (scope_node is not None and _sets_train_mode(scope_node)):
@@ -331,6 +367,9 @@ class TrainingLoopRule(Rule):
         first = step[0].with_changes(leading_lines=body[start].leading_lines if start < len(body) else [])
         head = [s for s in body[:start] if not self._is_zero_grad(s, optimizers)]
         new_body = [*head, first, *step[1:], *new_rest]
+        self._stepped.add(key)
+        if never_reset:
+            self._never_reset.add(key)
         return loop.with_changes(body=loop.body.with_changes(body=new_body)), prelude
 
     def _fresh(self, name: str, loop) -> str:
