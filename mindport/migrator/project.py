@@ -54,11 +54,12 @@ def local_packages(src: Path, files) -> frozenset[str]:
 
 
 def star_bindings(src: Path, python: list[str]) -> dict[str, tuple[tuple[str, str], ...]]:
-    """The torch names each file receives through ``from <project module> import *`` (failure class 5: ``from
-    .layers import *`` brings the torch ``nn``, ``F`` and ``torch`` that ``layers.py`` imports): {file: ((name,
-    torch name), ...)}, for the files that have some. Python's rule: the star gives the module's ``__all__``, or its
-    names without a leading underscore, its own star imports included; ``globals().update(vars(m))`` of a module
-    loaded with ``importlib.import_module("<project module>")`` gives all its names. Read with ``ast`` from the files that contain
+    """The imported names each file receives through ``from <project module> import *`` (failure class 5: ``from
+    .layers import *`` brings the torch ``nn``, ``F`` and ``torch`` that ``layers.py`` imports, and its ``math``, whose
+    ``math.sqrt`` is then not a tensor method): {file: ((name, qualified name), ...)}, for the files that receive
+    torch names. Python's rule: the star gives the module's ``__all__``, or its names without a leading underscore,
+    its own star imports included; ``globals().update(vars(m))`` of a module loaded with
+    ``importlib.import_module("<project module>")`` gives all its names. Read with ``ast`` from the files that contain
     ``import *`` and the modules they name (nothing is imported); imports bind names as ``mindport.names`` says."""
     from mindport.names import Scope, bind_from, bind_module, is_torch
 
@@ -186,9 +187,10 @@ def star_bindings(src: Path, python: list[str]) -> dict[str, tuple[tuple[str, st
         for other in dynamic_stars(body):
             if other != rel:
                 received.update(names_of(other, frozenset({rel})))
-        torch_names = tuple(sorted((n, q) for n, q in received.items() if is_torch(q)))
-        if torch_names:
-            out[rel] = torch_names
+        # torch's names, and the other imports the star brings (`math`, `np`): a call on those is not a tensor method
+        imported = tuple(sorted((n, q) for n, q in received.items() if q is not None))
+        if any(is_torch(q) for _, q in imported):
+            out[rel] = imported
     return out
 
 

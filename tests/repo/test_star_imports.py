@@ -192,3 +192,32 @@ def test_a_star_import_written_at_run_time_brings_torch_names(tmp_path):
     with torch.no_grad():
         expected = t_net(torch.tensor(x)).numpy()
     np.testing.assert_allclose(m_net(ms.Tensor(x)).asnumpy(), expected, rtol=1e-5, atol=1e-5)
+
+
+def test_a_star_imported_stdlib_module_is_not_a_tensor(tmp_path):
+    """``math`` brought by ``from .layers import *`` (gen-efficientnet's builder): ``math.sqrt(2.0 / fan_out)`` is the
+    stdlib's, not a tensor method, so the init around it converts (it was flagged MP102 and the whole line kept
+    torch's ``normal_``, which has no MindSpore CPU kernel)."""
+    src, out = tmp_path / "src", tmp_path / "out"
+    _write(src, {
+        "pkg/__init__.py": "",
+        "pkg/layers.py": "import math\nimport torch.nn as nn\n",
+        "pkg/init.py": """\
+            from .layers import *
+
+
+            def init(m, fan_out):
+                m.weight.data.normal_(0, math.sqrt(2.0 / fan_out))
+        """,
+    })
+    assert dict(star_bindings(src, ["pkg/__init__.py", "pkg/layers.py", "pkg/init.py"])["pkg/init.py"])["math"] == "math"
+    report = convert_path(src, out, jobs=1)
+    assert [d for d in report.diagnostics if d.file == "pkg/init.py"] == []
+    converted = (out / "pkg/init.py").read_text()
+    assert "math.sqrt(2.0 / fan_out)" in converted and ".data.normal_" not in converted, converted
+    import mindspore as ms
+
+    layer = ms.nn.Dense(200, 300)
+    _import(out, "pkg.init").init(layer, 300)
+    std = float(layer.weight.asnumpy().std())
+    assert abs(std - (2.0 / 300) ** 0.5) < 0.01, std  # the init ran with the stdlib's sqrt
