@@ -142,7 +142,7 @@ def _leaky(t: dict, m: dict) -> str | None:
 
 
 def _softmax_axis(t: dict, m: dict) -> str | None:
-    tv, mv = t.get("dim"), m.get("axis")
+    tv, mv = t.get("dim"), m.get("axis", m.get("dim"))  # mindspore.nn.Softmax's axis; mindport's Softmax keeps dim
     if tv is None or mv is None or tv == mv:
         return None
     return f"softmax axis differs: torch dim={tv!r}, MindSpore axis={mv!r}"
