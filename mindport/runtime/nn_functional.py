@@ -161,7 +161,7 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     if training and dropout_p > 0.0:
         weights = ops.dropout(weights, p=dropout_p, training=True)
     out = ops.bmm(weights, v).swapaxes(0, 1).reshape(tgt_len * bsz, embed_dim)
-    out = _linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, -1)  # out_proj may change the width
+    out = _linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, out_proj_weight.shape[0])  # its width
     if not batched:
         out = out.squeeze(1)
     if not need_weights:
@@ -232,6 +232,8 @@ def softmax(input, dim, dtype=None):
     torch and the others are right. ``dtype`` casts the input first, as torch does."""
     if dtype is not None:
         input = input.astype(dtype)
+    if input.size == 0:
+        return input.copy()  # an empty input (max() refuses one)
     shifted = ops.exp(input - ops.stop_gradient(input.max(dim, keepdims=True)))
     return shifted / shifted.sum(dim, keepdims=True)
 
@@ -239,6 +241,8 @@ def softmax(input, dim, dtype=None):
 def _safe_softmax(scores):
     """Softmax over the last axis with fully masked rows (all ``-inf``) giving 0, as torch's attention does
     (``_safe_softmax``), written out for the kernel defect :func:`softmax` describes."""
+    if scores.size == 0:
+        return scores.copy()
     peak = ops.stop_gradient(scores.max(-1, keepdims=True))
     peak = ops.where(ops.isinf(peak), ops.zeros_like(peak), peak)
     shifted = ops.exp(scores - peak)
