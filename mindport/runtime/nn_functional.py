@@ -14,6 +14,8 @@ import mindspore as ms
 import numpy as np
 from mindspore import ops
 
+from mindport.runtime.math import _linear  # x @ w.T + b: the recurrent cells' projection
+
 _REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}
 
 
@@ -120,16 +122,9 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     head_dim = embed_dim // num_heads
     if is_causal and attn_mask is None:
         raise RuntimeError("Need attn_mask if specifying the is_causal hint")
-    if use_separate_proj_weight:
-        b_q = b_k = b_v = None
-        if in_proj_bias is not None:
-            b_q, b_k, b_v = in_proj_bias[:embed_dim], in_proj_bias[embed_dim:2 * embed_dim], in_proj_bias[2 * embed_dim:]
-        w_q, w_k, w_v = q_proj_weight, k_proj_weight, v_proj_weight
-    else:
-        w_q, w_k, w_v = in_proj_weight[:embed_dim], in_proj_weight[embed_dim:2 * embed_dim], in_proj_weight[2 * embed_dim:]
-        b_q = b_k = b_v = None
-        if in_proj_bias is not None:
-            b_q, b_k, b_v = in_proj_bias[:embed_dim], in_proj_bias[embed_dim:2 * embed_dim], in_proj_bias[2 * embed_dim:]
+    w_q, w_k, w_v = (q_proj_weight, k_proj_weight, v_proj_weight) if use_separate_proj_weight \
+        else _thirds(in_proj_weight, embed_dim)
+    b_q, b_k, b_v = (None, None, None) if in_proj_bias is None else _thirds(in_proj_bias, embed_dim)
     q, k, v = _linear(query, w_q, b_q), _linear(key, w_k, b_k), _linear(value, w_v, b_v)
     attn_mask = _additive_mask(attn_mask, q.dtype)
     key_padding_mask = _additive_mask(key_padding_mask, q.dtype)
@@ -172,9 +167,9 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     return out, (weights if batched else weights.squeeze(0))
 
 
-def _linear(x, weight, bias):
-    out = ops.matmul(x, weight.swapaxes(0, 1))
-    return out if bias is None else out + bias
+def _thirds(packed, size):
+    """torch's packed q/k/v projection (weight or bias): its three blocks of ``size`` rows."""
+    return packed[:size], packed[size:2 * size], packed[2 * size:]
 
 
 def _additive_mask(mask, dtype):
