@@ -72,10 +72,11 @@ def _write(root, tree):
         path.write_text(textwrap.dedent(text), encoding="utf-8")
 
 
-def _import(root, name):
+def _import(root, name, packages=("pkg",)):
+    """``name`` imported from ``root``, the given top-level packages (and modules) of an earlier import forgotten."""
     sys.path.insert(0, str(root))
     try:
-        for key in [k for k in sys.modules if k == "pkg" or k.startswith("pkg.")]:
+        for key in [k for k in sys.modules if k.split(".")[0] in packages]:
             del sys.modules[key]
         return importlib.import_module(name)
     finally:
@@ -169,23 +170,9 @@ def test_a_star_import_written_at_run_time_brings_torch_names(tmp_path):
     assert dict(star_bindings(src, sorted(DRIVER_TREE))["driver.py"])["nn"] == "torch.nn"
     convert_path(src, out, jobs=1)
     assert "partial(nn.LayerNorm" not in (out / "driver.py").read_text()
-    sys.path.insert(0, str(src))
-    try:
-        for key in [k for k in sys.modules if k in ("driver", "zoo") or k.startswith("zoo.")]:
-            del sys.modules[key]
-        torch.manual_seed(0)
-        t_net = importlib.import_module("driver").build().eval()
-    finally:
-        sys.path.remove(str(src))
-    sys.path.insert(0, str(out))
-    try:
-        for key in [k for k in sys.modules if k in ("driver", "zoo") or k.startswith("zoo.")]:
-            del sys.modules[key]
-        m_net = importlib.import_module("driver").build()
-    finally:
-        sys.path.remove(str(out))
-        for key in [k for k in sys.modules if k in ("driver", "zoo") or k.startswith("zoo.")]:
-            del sys.modules[key]
+    torch.manual_seed(0)
+    t_net = _import(src, "driver", ("driver", "zoo")).build().eval()
+    m_net = _import(out, "driver", ("driver", "zoo")).build()
     m_net.set_train(False)
     transfer_weights(t_net.state_dict(), m_net)
     x = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
