@@ -143,22 +143,13 @@ TIED_DICT = textwrap.dedent("""\
 
 def test_layer_parameters_of_module_dict_keys(tmp_path):
     """``self.transformer.wte.weight = self.lm_head.weight`` (GPT-style tied weights through a ModuleDict)."""
-    import mindspore as ms
-    import torch
 
     result = convert_source(TIED_DICT)
     assert result.diagnostics == [], [d.format() for d in result.diagnostics]
     assert "self.body.wte.embedding_table = self.head.weight" in result.code
     assert "self.parts['norm'].gamma" in result.code
-    ms_net = load_module(result.code, tmp_path / "m_td.py", "m_td").LM()
+    ms_net = _assert_lm_matches(TIED_DICT, result.code, tmp_path, "td")
     assert ms_net.body.wte.embedding_table is ms_net.head.weight
-    torch_net = load_module(TIED_DICT, tmp_path / "t_td.py", "t_td").LM().eval()
-    ms_net.set_train(False)
-    transfer_weights(torch_net.state_dict(), ms_net)
-    x = np.random.default_rng(0).integers(0, 11, (2, 5))
-    with torch.no_grad():
-        want = torch_net(torch.from_numpy(x)).numpy()
-    np.testing.assert_allclose(ms_net(ms.Tensor(x, ms.int32)).asnumpy(), want, rtol=1e-5, atol=1e-5)
 
 
 WRAPPED = textwrap.dedent("""\
@@ -190,20 +181,11 @@ WRAPPED = textwrap.dedent("""\
 def test_a_layer_held_by_a_class_of_the_same_file(tmp_path):
     """``self.token_emb.emb.weight`` (x-transformers' tied logits) where TokenEmbedding holds ``self.emb =
     nn.Embedding(...)``: the Embedding's embedding_table."""
-    import mindspore as ms
-    import torch
 
     result = convert_source(WRAPPED)
     assert result.diagnostics == [], [d.format() for d in result.diagnostics]
     assert "self.token_emb.emb.embedding_table.t()" in result.code
-    torch_net = load_module(WRAPPED, tmp_path / "t_wr.py", "t_wr").LM().eval()
-    ms_net = load_module(result.code, tmp_path / "m_wr.py", "m_wr").LM()
-    ms_net.set_train(False)
-    transfer_weights(torch_net.state_dict(), ms_net)
-    x = np.random.default_rng(0).integers(0, 11, (2, 5))
-    with torch.no_grad():
-        want = torch_net(torch.from_numpy(x)).numpy()
-    np.testing.assert_allclose(ms_net(ms.Tensor(x, ms.int32)).asnumpy(), want, rtol=1e-5, atol=1e-5)
+    _assert_lm_matches(WRAPPED, result.code, tmp_path, "wr")
 
 
 BRANCHES = textwrap.dedent("""\
@@ -278,21 +260,12 @@ def test_attributes_bound_on_branches_and_through_a_local_name(tmp_path):
     ``self.visual.attnpool.c_proj.in_features``); ``self.pos`` an Embed or a Fixed; ``self.embed`` a local name bound to
     an Embed when no module is passed (x-transformers' TokenEmbedding). Each read takes the candidates that can hold
     it, and the port matches torch."""
-    import mindspore as ms
-    import torch
 
     result = convert_source(BRANCHES)
     code = result.code
     assert "self.embed.table.embedding_table.t()" in code
     assert "self.pos.table.embedding_table" in code and "self.reduce.proj.in_channels" in code
-    torch_net = load_module(BRANCHES, tmp_path / "t_br.py", "t_br").LM().eval()
-    ms_net = load_module(code, tmp_path / "m_br.py", "m_br").LM()
-    ms_net.set_train(False)
-    transfer_weights(torch_net.state_dict(), ms_net)
-    x = np.random.default_rng(0).integers(0, 11, (2, 5))
-    with torch.no_grad():
-        want = torch_net(torch.from_numpy(x)).numpy()
-    np.testing.assert_allclose(ms_net(ms.Tensor(x, ms.int32)).asnumpy(), want, rtol=1e-5, atol=1e-5)
+    _assert_lm_matches(BRANCHES, code, tmp_path, "br")
 
 
 def test_candidates_that_disagree_are_left_alone():
@@ -312,3 +285,20 @@ def test_candidates_that_disagree_are_left_alone():
                 nn.init.zeros_(self.inp.weight)
     """)
     assert "self.inp.weight" in convert_source(source).code
+
+
+def _assert_lm_matches(source, code, tmp_path, name):
+    """The ``LM()`` of ``source`` and of its conversion, torch's weights moved over, give the same logits on a batch
+    of token ids; the MindSpore model is returned."""
+    import mindspore as ms
+    import torch
+
+    torch_net = load_module(source, tmp_path / f"t_{name}.py", f"t_{name}").LM().eval()
+    ms_net = load_module(code, tmp_path / f"m_{name}.py", f"m_{name}").LM()
+    ms_net.set_train(False)
+    transfer_weights(torch_net.state_dict(), ms_net)
+    x = np.random.default_rng(0).integers(0, 11, (2, 5))
+    with torch.no_grad():
+        want = torch_net(torch.from_numpy(x)).numpy()
+    np.testing.assert_allclose(ms_net(ms.Tensor(x, ms.int32)).asnumpy(), want, rtol=1e-5, atol=1e-5)
+    return ms_net
