@@ -127,6 +127,12 @@ class ScopeBuilder(cst.CSTVisitor):
         # not rebind the imported name (the import succeeds under torch, and the converted code reads the import)
         self._fallback_names: dict[int, frozenset[str]] = {}  # ExceptHandler node -> the names its try imports
         self._fallbacks: list[frozenset[str]] = []
+        # (id of a scope, name) bound to different things in that scope: a parameter, then `norm_layer =
+        # nn.BatchNorm2d` when it is None; `act = F.relu` on one branch, `act = F.gelu` on another. Which binding a
+        # read sees is known only at run time, so no read of the name is torch's (the alias values themselves are
+        # rewritten, to the runtime adapter when calls need their arguments mapped). A torch-based package's import
+        # is no such binding: under MindSpore it fails (see ImportCleanup), so the binding after it is the one.
+        self._ambiguous: set[tuple[int, str]] = set()
 
     @property
     def current(self) -> Scope:
@@ -181,8 +187,10 @@ class ScopeBuilder(cst.CSTVisitor):
         (``act(x)``): the alias can hold the MindSpore name and each call be mapped where it is written (no runtime
         adapter, which a static graph can't compile). An alias passed on as a value, bound twice, or never called
         here (another module may import it) holds the runtime adapter."""
+        ambiguous = {name for _, name in self._ambiguous}
         return frozenset(name for name, count in self._alias_bindings.items()
-                         if count == 1 and name in self._called and name not in self._other_uses)
+                         if count == 1 and name in self._called and name not in self._other_uses
+                         and name not in ambiguous)
 
     def _push(self, node: cst.CSTNode) -> None:
         scope = CstScope(self.current)
@@ -338,6 +346,12 @@ class ScopeBuilder(cst.CSTVisitor):
         if isinstance(target, cst.Name) and any(target.value in names for names in self._fallbacks):
             return  # an import's fallback in an except handler: the name keeps the import
         if isinstance(target, cst.Name):
+            key = (id(self.current), target.value)
+            before = self.current.names.get(target.value)
+            if key in self._ambiguous or (target.value in self.current.names and before != alias
+                                          and torch_package(before) is None):
+                self._ambiguous.add(key)
+                alias = None
             self.current.names[target.value] = alias
             self.current.line_kinds.pop(target.value, None)  # bound other than by `name = value`: read `kinds`
             if alias is not None:
