@@ -17,6 +17,7 @@ from typing import Any, Iterable
 
 from mindport.mappings import Entry
 from mindport.mappings.transforms import CALL_TRANSFORMS, TARGET, UNKNOWN, VALUE_TRANSFORMS, Arg, Unsupported
+from mindport.mappings.transforms.layers import SIZE_PARAMETERS
 
 # torch's argument parser also takes numpy's names for these parameters (python_arg_parser.cpp:
 # x.sum(axis=1, keepdims=True) is x.sum(dim=1, keepdim=True)); used when the signature lacks the name given.
@@ -134,6 +135,11 @@ def map_arguments(entry: Entry, bound: dict[str, Arg], profile: str = "nn") -> d
                 bound[name] = Arg(arg.source, False, arg.node, arg.cst_arg)  # spelled at its default: not written
     for name in entry.drop:
         bound.pop(name, None)
+    for name in SIZE_PARAMETERS.intersection(bound).difference(entry.values):
+        arg = bound[name]
+        source = VALUE_TRANSFORMS["layers_size_tuple"](arg)
+        if source != arg.source:
+            bound[name] = Arg(source, arg.given, None, arg.cst_arg)
     for name, transform in entry.values.items():
         arg = bound.get(name)
         if arg is not None:

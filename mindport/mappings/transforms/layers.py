@@ -36,6 +36,31 @@ def gelu_approximate(arg: Arg) -> str:
     return f"({arg.source}) == 'tanh'"
 
 
+# torch's size arguments (``_size_2_t``: an int or any sequence of ints); MindSpore checks an int or a tuple and
+# refuses a list ("When expanding an int number to tuple, input type must be integer or tuple[int], but got list":
+# nn.Conv2d, nn.MaxPool2d, ops.conv2d, nn.AdaptiveAvgPool2d ... alike). Every entry's arguments of these names go
+# through layers_size_tuple (mindport.mappings.arguments.map_arguments), before the entry's own transforms.
+SIZE_PARAMETERS = frozenset({"kernel_size", "stride", "padding", "dilation", "output_padding", "output_size"})
+
+
+@value_transform("layers_size_tuple")
+def layers_size_tuple(arg: Arg) -> str:
+    """A list literal (``stride=[2, 2]``, EfficientNet's block arguments decoded from strings) as a tuple, and a
+    one-element size (``[1]``, ``(3,)``) as its int, which torch expands to every dimension and MindSpore refuses
+    ("input tuple dimension must be 2, but got (1,)"). The runtime adapter passes run-time values as literals, so
+    ``Conv2d(c, c, k, stride=s)`` with ``s = [1]`` is mapped too."""
+    value = arg.literal(default=UNKNOWN)
+    if isinstance(value, (list, tuple)) and len(value) == 1 and isinstance(value[0], int):
+        return repr(value[0])  # torch expands a one-element size to every dimension (stride=[1] in a Conv2d)
+    if isinstance(value, list):
+        return repr(_tuples(value))
+    return arg.source
+
+
+def _tuples(value):
+    return tuple(_tuples(v) for v in value) if isinstance(value, (list, tuple)) else value
+
+
 # ----------------------------------------------------------------------------------------------- call transforms
 
 @call_transform("lp_norm_finite")
