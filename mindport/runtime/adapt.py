@@ -43,7 +43,7 @@ from mindport.mappings.arguments import (
 from mindport.mappings.transforms import Arg
 from mindport.mappings.transforms import Unsupported as _MappingUnsupported
 
-__all__ = ["Adapter", "Unsupported", "api", "attribute"]
+__all__ = ["Adapter", "Unsupported", "api", "attribute", "has"]
 
 _LITERAL_TYPES = (bool, int, float, complex, str, bytes, type(None))
 
@@ -80,6 +80,17 @@ def attribute(module: str, name: str, *default: Any) -> Any:
         if default:
             return default[0]
         raise AttributeError(f"mindport: {module}.{name}: {exc}") from None
+
+
+def has(module: str, name: str) -> bool:
+    """``hasattr(torch.nn.functional, "scaled_dot_product_attention")``, the feature test of code written for several
+    torch versions: whether ``module.name`` has a supported entry, so the converted code takes the branch whose
+    calls mindport maps (and needs no torch to ask)."""
+    try:
+        api(f"{module}.{name}")
+    except LookupError:
+        return False
+    return True
 
 
 class Adapter:

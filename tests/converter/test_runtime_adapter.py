@@ -192,3 +192,35 @@ def test_a_torch_namespace_read_by_a_run_time_name(tmp_path):
     assert result.diagnostics == [], [d.format() for d in result.diagnostics]
     assert "mp_adapt.attribute('torch.nn', activation)" in result.code
     assert_port_matches(source, result.code, "Net", (3, 4), tmp_path, "nsattr", atol=1e-6)
+
+
+def test_a_feature_test_of_a_torch_namespace(tmp_path):
+    """``hasattr(F, 'scaled_dot_product_attention')`` (nanoGPT's flash switch), ``hasattr(torch.nn, 'SiLU')``
+    (EfficientNet-PyTorch's Swish): converted code asks mindport whether it maps the API, needs no torch to run, and
+    takes the branch torch takes where mindport maps it; an API mindport does not map reads False."""
+    from port_check import assert_port_matches
+
+    source = textwrap.dedent("""\
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.flash = hasattr(torch.nn.functional, 'scaled_dot_product_attention')
+                self.act = nn.SiLU() if hasattr(torch.nn, 'SiLU') else nn.Sigmoid()
+                self.fallback = not hasattr(nn, 'NoSuchLayer')
+                self.proj = nn.Linear(4, 4)
+
+            def forward(self, x):
+                assert self.flash and self.fallback
+                return self.act(self.proj(x))
+    """)
+    result = convert_source(source)
+    assert result.diagnostics == [], [d.format() for d in result.diagnostics]
+    assert "import torch" not in result.code and "mp_adapt.has('torch.nn', 'SiLU')" in result.code, result.code
+    assert (adapt.has("torch.nn.functional", "scaled_dot_product_attention"), adapt.has("torch.nn", "NoSuchLayer"),
+            adapt.has("torch.nn", "Sequential")) == (True, False, True)
+    assert_port_matches(source, result.code, "Net", (3, 4), tmp_path, "nshas", atol=1e-6)

@@ -8,6 +8,7 @@ from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.table import value_expr
 
 _TYPE_CHECKS = ("isinstance", "issubclass")
+_NAMESPACE_READS = {("getattr", 2), ("getattr", 3), ("hasattr", 2)}  # (builtin, number of arguments)
 
 
 class ReferenceTransform(Rule):
@@ -17,7 +18,9 @@ class ReferenceTransform(Rule):
       such a narrowing, and one by class name (``classname = m.__class__.__name__; if classname.find('BatchNorm')
       != -1:``, ``'Norm' in type(m).__name__``), ``m``'s parameters and renamed settings take MindSpore's names;
     * a torch namespace read by a name known at run time, ``getattr(torch.nn, activation)``:
-      ``mp_adapt.attribute("torch.nn", activation)``, the runtime adapter of that entry;
+      ``mp_adapt.attribute("torch.nn", activation)``, the runtime adapter of that entry; and the feature test of code
+      written for several torch versions, ``hasattr(F, "scaled_dot_product_attention")``: ``mp_adapt.has(
+      "torch.nn.functional", "scaled_dot_product_attention")``, true when mindport maps that API;
     * the value of a local alias, ``act = F.silu``: the MindSpore name when calls need no argument mapping; when
       they do (``act = F.relu``: ``inplace`` is dropped), the runtime adapter of the entry
       (``mp_adapt.api("torch.nn.functional.relu")``), so every call ``act(x, inplace=True)`` keeps torch's
@@ -97,6 +100,23 @@ class ReferenceTransform(Rule):
                     return act(x, alpha=0.2)
             """,
             note='An alias only ever called names the MindSpore function; its calls are mapped where they are written.',
+        ),
+        Example(
+            before="""
+                import torch.nn as nn
+                import torch.nn.functional as F
+
+                FLASH = hasattr(F, "scaled_dot_product_attention")
+                act_layer = getattr(nn, "GELU")
+            """,
+            after="""
+                from mindport.runtime import adapt as mp_adapt
+
+                FLASH = mp_adapt.has('torch.nn.functional', "scaled_dot_product_attention")
+                act_layer = mp_adapt.attribute('torch.nn', "GELU")
+            """,
+            note='A feature test of a torch namespace asks whether mindport maps that API (no torch needed at run '
+                 'time); a namespace read by name gives the runtime adapter of the entry.',
         ),
     )
 
@@ -249,9 +269,11 @@ class ReferenceTransform(Rule):
         return self.ctx.target_expr(target)
 
     def _module_getattr(self, node: cst.Call) -> str | None:
-        """``getattr(torch.nn, name[, default])``: the torch namespace (one holding mapping entries), else None."""
-        if not (isinstance(node.func, cst.Name) and node.func.value == "getattr" and len(node.args) in (2, 3)
-                and not any(a.keyword or a.star for a in node.args) and not self.scope.lookup("getattr")[0]):
+        """``getattr(torch.nn, name[, default])``, ``hasattr(torch.nn, name)``: the torch namespace (one holding mapping
+        entries), else None."""
+        func = node.func
+        if not (isinstance(func, cst.Name) and (func.value, len(node.args)) in _NAMESPACE_READS
+                and not any(a.keyword or a.star for a in node.args) and not self.scope.lookup(func.value)[0]):
             return None
         qual = self.scope.resolve_torch(node.args[0].value)
         if qual is None:
@@ -268,7 +290,8 @@ class ReferenceTransform(Rule):
         rest = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) if i == len(updated_node.args) - 2 else a
                 for i, a in enumerate(updated_node.args[1:])]
         comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
-        return cst.Call(func=self.ctx.target_expr("mindport.runtime.adapt.attribute"),
+        helper = "has" if original_node.func.value == "hasattr" else "attribute"
+        return cst.Call(func=self.ctx.target_expr(f"mindport.runtime.adapt.{helper}"),
                         args=[cst.Arg(cst.SimpleString(repr(module)), comma=comma), *rest])
 
     def leave_Attribute(self, original_node, updated_node):
