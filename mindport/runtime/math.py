@@ -1157,12 +1157,18 @@ def einsum(equation, *operands):
 
     Parses the equation (explicit or implicit output, '...' broadcasting, repeated labels = diagonals) and
     contracts the operands left to right, each pair as one batched ops.matmul; labels no later term needs are
-    summed out first. torch's sublist form einsum(x, [0, 1], ...) is not supported.
+    summed out first; operands of different dtypes are promoted as torch does. torch's sublist form einsum(x, [0, 1], ...) is not supported.
     """
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     if not isinstance(equation, str):
         raise TypeError("mindport.runtime.math.einsum: only the equation-string form is supported")
+    common = operands[0].dtype
+    for operand in operands[1:]:
+        common = _promote_types(common, operand.dtype)
+    # torch promotes the operands (an int64 position index with float frequencies: float32); MindSpore's MatMul
+    # refuses mixed dtypes
+    operands = tuple(x if x.dtype == common else x.astype(common) for x in operands)
     prepared, steps, final = _einsum_plan(equation, tuple(x.shape for x in operands))
     x = _einsum_prepare(operands[0], prepared[0][0], prepared[0][1])
     for i, step in enumerate(steps):

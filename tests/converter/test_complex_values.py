@@ -140,3 +140,41 @@ def test_arithmetic_of_complex_tensors_with_real_ones(tmp_path):
     for g, w in zip(got, want, strict=True):
         assert g.asnumpy().dtype == w.numpy().dtype
         np.testing.assert_allclose(g.asnumpy(), w.numpy(), rtol=1e-4, atol=1e-5)
+
+
+REARRANGED = textwrap.dedent("""\
+    import torch
+    from torch.fft import rfft, irfft
+    from einops import rearrange
+
+
+    def run(lambda_real, lambda_imag, u, residual):
+        n = u.shape[-2]
+        Lambda = -lambda_real.exp() + 1j * lambda_imag
+        arange = torch.arange(n)
+        S = (rearrange(Lambda, 'n -> n 1') * rearrange(arange, 'l -> 1 l')).exp()
+        K = torch.einsum('n l, n -> l', S, Lambda).real
+        K = rearrange(K, 'l -> l 1')
+        y = irfft(rfft(u, n=2 * n, dim=-2) * rfft(K, n=2 * n, dim=-2), n=2 * n, dim=-2)[..., :n, :]
+        return y + residual, S.abs()
+""")
+
+
+def test_complex_values_through_einops_and_real_fft_results(tmp_path):
+    """The gated state space kernel (lucidrains' GSS): ``rearrange(Lambda, 'n -> n 1') * rearrange(arange, ...)``
+    multiplies a complex tensor by an int64 one (einops gives back what it is given: complex), which MindSpore's Mul
+    refuses; ``irfft(...)`` is real, so ``y + residual`` stays the plain operator."""
+    import mindspore as ms
+    import torch
+
+    result = convert_source(REARRANGED)
+    assert result.diagnostics == [], [d.format() for d in result.diagnostics]
+    assert "return y + residual" in result.code, result.code
+    rng = np.random.default_rng(3)
+    inputs = (rng.uniform(0, 1, 4).astype(np.float32), rng.uniform(0, 1, 4).astype(np.float32),
+              rng.standard_normal((2, 6, 1)).astype(np.float32), rng.standard_normal((2, 6, 1)).astype(np.float32))
+    want = load_module(REARRANGED, tmp_path / "t_r.py", "t_r").run(*(torch.from_numpy(v) for v in inputs))
+    got = load_module(result.code, tmp_path / "m_r.py", "m_r").run(*(ms.Tensor(v) for v in inputs))
+    for g, w in zip(got, want, strict=True):
+        assert g.asnumpy().dtype == w.numpy().dtype
+        np.testing.assert_allclose(g.asnumpy(), w.numpy(), rtol=1e-4, atol=1e-5)

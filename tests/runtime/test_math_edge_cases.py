@@ -44,3 +44,34 @@ def test_isin_assume_unique_gives_torchs_answer_on_repeated_values(n, m):
             got = mp_math.isin(ms.Tensor(elements.numpy()), ms.Tensor(test.numpy()), assume_unique=assume_unique,
                                invert=invert)
             np.testing.assert_array_equal(got.asnumpy(), expected.numpy())
+
+
+EINSUM_DTYPES = [(np.int64, np.float32), (np.int32, np.float64), (np.float16, np.float32), (np.float32, np.float64),
+                 (np.int64, np.int64)]
+
+
+@pytest.mark.parametrize(("a_dtype", "b_dtype"), EINSUM_DTYPES)
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_einsum_promotes_mixed_operands_as_torch(a_dtype, b_dtype, mode):
+    """``einsum('i, j -> i j', torch.arange(n), inv_freq)`` (rotary embeddings: TimeSformer's): torch promotes the
+    operands (float32 here); MindSpore's MatMul refused int64 with float32. Each pair, both call orders, in both
+    modes (the promotion is computed from the dtypes, at compile time in a graph)."""
+    rng = np.random.default_rng(0)
+    a = (rng.standard_normal(3) * 4).astype(a_dtype)
+    b = (rng.standard_normal((3, 4)) * 4).astype(b_dtype)
+
+    class Both(ms.nn.Cell):
+        def construct(self, x, y):
+            return mp_math.einsum("i, i j -> j i", x, y), mp_math.einsum("i j, i -> i j", y, x)
+
+    net = Both()
+    ms.set_context(mode=ms.GRAPH_MODE if mode == "graph" else ms.PYNATIVE_MODE)
+    try:
+        got = net(ms.Tensor(a), ms.Tensor(b))
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+    want = (torch.einsum("i, i j -> j i", torch.from_numpy(a), torch.from_numpy(b)),
+            torch.einsum("i j, i -> i j", torch.from_numpy(b), torch.from_numpy(a)))
+    for g, w in zip(got, want, strict=True):
+        assert str(g.dtype).lower() == str(w.dtype).split(".")[-1]
+        np.testing.assert_allclose(g.asnumpy(), w.numpy(), rtol=2e-3, atol=1e-3)

@@ -308,8 +308,8 @@ _REAL_RESULT = {"abs", "absolute", "angle", "real", "imag", "view_as_real", "isn
 def _complex_value(expr: cst.BaseExpression, names: set[str], scope) -> bool:
     """``expr`` evidently holds a complex value (torch source): a complex number, a name bound to one, a torch call
     that makes one (``torch.view_as_complex``, ``torch.fft.fft``, a complex ``dtype=``), or arithmetic, a method or a
-    torch function of one (``A * dt``, ``z.unsqueeze(-1)``, ``torch.exp(z)``) other than those with a real result
-    (``z.real``, ``z.abs()``, ``torch.view_as_real(z)``)."""
+    torch function of one (``A * dt``, ``z.unsqueeze(-1)``, ``torch.exp(z)``, ``rearrange(z, 'n -> n 1')``) other than
+    those with a real result (``z.real``, ``z.abs()``, ``torch.view_as_real(z)``, ``irfft(z)``)."""
     if _complex_literal(expr):
         return True
     if isinstance(expr, cst.Name):
@@ -328,10 +328,12 @@ def _complex_value(expr: cst.BaseExpression, names: set[str], scope) -> bool:
     if any(a.keyword is not None and a.keyword.value == "dtype" and scope.resolve(a.value) in _COMPLEX_DTYPES
            for a in expr.args):
         return True
-    if isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _REAL_RESULT:
+    if (isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _REAL_RESULT) \
+            or (qual is not None and qual.rsplit(".", 1)[-1] in _REAL_RESULT):
         return False
-    if qual is not None:  # a torch function of a complex value
-        return qual.startswith("torch.") and any(_complex_value(a.value, names, scope) for a in expr.args)
+    if qual is not None:  # a torch function of a complex value; einops rearranges what it is given
+        return (qual.startswith("torch.") or qual.split(".", 1)[0] == "einops") \
+            and any(_complex_value(a.value, names, scope) for a in expr.args)
     return isinstance(expr.func, cst.Attribute) and _complex_value(expr.func.value, names, scope)
 
 
