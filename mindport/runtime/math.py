@@ -1569,6 +1569,36 @@ del _name
 
 
 # ---------------------------------------------------------------------------------------------------------------
+# torch's add*mm family on integer tensors: torch casts the scalars beta and alpha to the tensors' integer dtype
+# (0.5 -> 0, 2.5 -> 2: truncated) and keeps that dtype; MindSpore 2.10 computes with the float scalars and returns
+# float32 (ops.addmm, ops.addbmm), refuses them (ops.baddbmm: "For inputs of type not FloatTensor or DoubleTensor,
+# argument ... must be integer"), and ops.addbmm turns int32 into int64 even with integer scalars.
+
+def _integral_scalars(fn, input, m1, m2, beta, alpha):
+    """``fn(input, m1, m2, beta=, alpha=)`` as torch computes it on integer tensors: beta and alpha truncated to
+    integers, the result in the tensors' dtype. Float and complex tensors pass through unchanged."""
+    if isinstance(input, Tensor) and input.dtype not in _FLOATING:
+        dtype = _promote_types(input.dtype, m1.dtype)
+        return fn(input, m1, m2, beta=int(beta), alpha=int(alpha)).astype(dtype)
+    return fn(input, m1, m2, beta=beta, alpha=alpha)
+
+
+def addmm(input, mat1, mat2, *, beta=1, alpha=1):
+    """torch.addmm / Tensor.addmm: ops.addmm, integer tensors as torch computes them (see above)."""
+    return _integral_scalars(ops.addmm, input, mat1, mat2, beta, alpha)
+
+
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    """torch.addbmm / Tensor.addbmm: ops.addbmm, integer tensors as torch computes them (see above)."""
+    return _integral_scalars(ops.addbmm, input, batch1, batch2, beta, alpha)
+
+
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    """torch.baddbmm / Tensor.baddbmm: ops.baddbmm, integer tensors as torch computes them (see above)."""
+    return _integral_scalars(ops.baddbmm, input, batch1, batch2, beta, alpha)
+
+
+# ---------------------------------------------------------------------------------------------------------------
 # A Python complex number in an arithmetic expression with a tensor (``A * -1j``, ``x + 2j``): MindSpore 2.10's
 # operators take no Python complex ("Failed calling Mul with ... other=<class 'complex'>"), and its Mul/Div refuse a
 # real tensor with a complex one. torch computes in complex (complex64, complex128 for a float64 tensor).
