@@ -1572,14 +1572,24 @@ del _name
 # torch's add*mm family on integer tensors: torch casts the scalars beta and alpha to the tensors' integer dtype
 # (0.5 -> 0, 2.5 -> 2: truncated) and keeps that dtype; MindSpore 2.10 computes with the float scalars and returns
 # float32 (ops.addmm, ops.addbmm), refuses them (ops.baddbmm: "For inputs of type not FloatTensor or DoubleTensor,
-# argument ... must be integer"), and ops.addbmm turns int32 into int64 even with integer scalars.
+# argument ... must be integer"), and ops.addbmm turns int32 into int64 even with integer scalars. The same cast
+# applies to _foreach_addcmul's value (mindport.runtime.foreach).
+
+def integral_scalar(tensor, value):
+    """A Python number scaling an integer tensor, as torch applies it: truncated to an integer (torch casts the
+    scalar to the tensor's dtype: addmm's beta/alpha, _foreach_addcmul's value). Otherwise ``value`` itself."""
+    if isinstance(tensor, Tensor) and tensor.dtype not in _FLOATING and isinstance(value, float):
+        return int(value)
+    return value
+
 
 def _integral_scalars(fn, input, m1, m2, beta, alpha):
     """``fn(input, m1, m2, beta=, alpha=)`` as torch computes it on integer tensors: beta and alpha truncated to
     integers, the result in the tensors' dtype. Float and complex tensors pass through unchanged."""
     if isinstance(input, Tensor) and input.dtype not in _FLOATING:
         dtype = _promote_types(input.dtype, m1.dtype)
-        return fn(input, m1, m2, beta=int(beta), alpha=int(alpha)).astype(dtype)
+        beta, alpha = integral_scalar(input, beta), integral_scalar(input, alpha)
+        return fn(input, m1, m2, beta=beta, alpha=alpha).astype(dtype)
     return fn(input, m1, m2, beta=beta, alpha=alpha)
 
 

@@ -28,7 +28,7 @@ def _run(code, arrays, framework):
         args = [ms.Tensor(x.copy()) for x in arrays]
     out = _load(code, framework).run(*args)
     return [o.numpy() if hasattr(o, "numpy") and framework == "torch" else o.asnumpy()
-            for o in (out if isinstance(out, tuple) else (out,))]
+            for o in (out if isinstance(out, (tuple, list)) else (out,))]
 
 
 @pytest.mark.parametrize("form", list(FORMS))
@@ -45,3 +45,20 @@ def test_integer_tensors_keep_torchs_scalars_and_dtype(name, form, dtype):
         for t, m in zip(expected, got):
             assert m.dtype == t.dtype, f"{name} {form} {dtype}{scalars}: {m.dtype} != {t.dtype}\n{ms_code}"
             np.testing.assert_allclose(m, t, rtol=1e-5, atol=1e-4, err_msg=f"{name} {form} {dtype}{scalars}")
+
+
+@pytest.mark.parametrize("call", ["return torch._foreach_addcmul([a, b], [b, c], [c, a], {v})",
+                                  "torch._foreach_addcmul_([a, b], [b, c], [c, a], {v})\n    return a, b"])
+@pytest.mark.parametrize("dtype", ["int32", "int64", "float32"])
+def test_foreach_addcmul_value_on_integer_tensors(call, dtype):
+    """torch casts _foreach_addcmul's value to the tensors' dtype too: 0.3 adds nothing to int tensors, 2.7 twice."""
+    rng = np.random.default_rng(1)
+    arrays = [rng.integers(-5, 6, (2, 3)).astype(dtype) for _ in range(3)]
+    for value in ("0.3", "2.7", "-1.5", "3", "value=0.5"):
+        torch_code = f"import torch\n\n\ndef run(a, b, c):\n    {call.format(v=value)}\n"
+        ms_code = convert_source(torch_code, "<foreach>").code
+        assert "mindport:" not in ms_code, ms_code
+        expected, got = _run(torch_code, arrays, "torch"), _run(ms_code, arrays, "ms")
+        for t, m in zip(expected, got):
+            assert m.dtype == t.dtype, f"{call} {dtype} {value}: {m.dtype} != {t.dtype}\n{ms_code}"
+            np.testing.assert_allclose(m, t, rtol=1e-5, atol=1e-4, err_msg=f"{call} {dtype} {value}")
