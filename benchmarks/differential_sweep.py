@@ -5,7 +5,8 @@
     python benchmarks/differential_sweep.py --compare build/sweep-before.json build/sweep.json
 
 Prints: cases generated, rejected by torch (not cases), cases run, outcomes by kind (pass, flagged, and the
-mismatches: value, dtype, shape, count, inplace, ms_error, convert_error, crash), and the entries with mismatches.
+mismatches: value, dtype, shape, count, inplace, ms_error, convert_error, crash), the entries with mismatches, and
+the stale ``sweep.known`` variants (documented, yet every case of them now passes: the entry's docs are out of date).
 Entries run in worker processes; an entry that kills its worker (a MindSpore kernel crash) or runs past --timeout is
 reported as ``crash`` and the sweep goes on. ``--json`` keeps every outcome for ``--compare``.
 """
@@ -143,6 +144,22 @@ def sweep(names: list[str], workers: int, limit: int | None, seed: int, timeout:
     return results
 
 
+def stale_known(results: dict[str, list]) -> dict[str, list[str]]:
+    """Input variants an entry documents in ``sweep.known`` whose cases all ran and none mismatched: the entry's
+    documentation is stale (MindSpore or mindport changed); remove the variant from the entry."""
+    from mindport.mappings import load_registry
+
+    registry, stale = load_registry(), {}
+    for name, outcomes in results.items():
+        entry = registry.lookup(name)
+        known = entry.example.sweep.get("known", {}) if entry is not None and entry.example else {}
+        for variant in known:
+            kinds = [kind for _label, v, kind, _detail in outcomes if v in (variant, "*") and kind != "rejected"]
+            if kinds and not any(k.startswith("known:") or k in MISMATCHES for k in kinds):
+                stale.setdefault(name, []).append(variant)
+    return stale
+
+
 def summarize(results: dict[str, list]) -> dict:
     kinds = collections.Counter()
     by_entry: dict[str, collections.Counter] = {}
@@ -163,7 +180,8 @@ def summarize(results: dict[str, list]) -> dict:
             "silent": sum(kinds[k] for k in SILENT), "loud": sum(kinds[k] for k in LOUD),
             "entries_with_silent": sum(1 for c in by_entry.values() if any(k in SILENT for k in c)),
             "entries_with_mismatches": len(by_entry),
-            "by_entry": {n: dict(c) for n, c in sorted(by_entry.items())}}
+            "by_entry": {n: dict(c) for n, c in sorted(by_entry.items())},
+            "stale_known": stale_known(results)}
 
 
 def show(summary: dict, details: dict[str, list] | None = None, top: int = 0) -> None:
@@ -184,6 +202,11 @@ def show(summary: dict, details: dict[str, list] | None = None, top: int = 0) ->
     print(f"    of which known      {k.get('known', 0)}  (input variants an entry documents in sweep.known; "
           f"{k.get('known_silent', 0)} of them silent)")
     print(f"  silent, not documented  {summary['silent'] - k.get('known_silent', 0)}")
+    stale = summary.get("stale_known", {})
+    print(f"  stale known variants    {sum(map(len, stale.values()))}  (documented in sweep.known, every case of "
+          f"them now passes: remove them from the entry)")
+    for name, variants in sorted(stale.items()):
+        print(f"      {name}: {', '.join(variants)}")
     if details and top:
         print("\nentries with mismatches (first detail of each kind):")
         for name, counts in summary["by_entry"].items():

@@ -128,13 +128,16 @@ def sub_(self, other, *, alpha=1):
 
 
 def _addc(op):
+    """``t + value * op(t1, t2)``; a Python float value on integer tensors truncated as torch does
+    (runtime.math.integral_scalar)."""
     def outplace(self, tensor1, tensor2, value=1):
-        return [t + v * op(a, b) for t, a, b, v in zip(self, tensor1, tensor2, _operands(self, value))]
+        return [t + mp_math.integral_scalar(t, v) * op(a, b)
+                for t, a, b, v in zip(self, tensor1, tensor2, _operands(self, value))]
 
     def inplace(self, tensor1, tensor2, value=1):
         _updatable(self)
         for t, a, b, v in zip(self, tensor1, tensor2, _operands(self, value)):
-            _store(t, t.copy() + v * op(a, b))
+            _store(t, t.copy() + mp_math.integral_scalar(t, v) * op(a, b))
         return self
     return outplace, inplace
 

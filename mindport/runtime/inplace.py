@@ -432,7 +432,7 @@ def _beta_src(input, beta):
 
 def addmm_(input, mat1, mat2, *, beta=1, alpha=1):
     """torch.Tensor.addmm_: beta * input + alpha * mat1 @ mat2 (mint.addmm has no CPU kernel)."""
-    return _store(input, ops.addmm(_beta_src(input, beta), mat1, mat2, beta=beta, alpha=alpha))
+    return _store(input, mp_math.addmm(_beta_src(input, beta), mat1, mat2, beta=beta, alpha=alpha))
 
 
 def addmv_(input, mat, vec, *, beta=1, alpha=1):
@@ -442,12 +442,12 @@ def addmv_(input, mat, vec, *, beta=1, alpha=1):
 
 def addbmm_(input, batch1, batch2, *, beta=1, alpha=1):
     """torch.Tensor.addbmm_: beta * input + alpha * sum_b batch1[b] @ batch2[b]."""
-    return _store(input, ops.addbmm(_beta_src(input, beta), batch1, batch2, beta=beta, alpha=alpha))
+    return _store(input, mp_math.addbmm(_beta_src(input, beta), batch1, batch2, beta=beta, alpha=alpha))
 
 
 def baddbmm_(input, batch1, batch2, *, beta=1, alpha=1):
     """torch.Tensor.baddbmm_: beta * input + alpha * batch1 @ batch2."""
-    return _store(input, ops.baddbmm(_beta_src(input, beta), batch1, batch2, beta=beta, alpha=alpha))
+    return _store(input, mp_math.baddbmm(_beta_src(input, beta), batch1, batch2, beta=beta, alpha=alpha))
 
 
 def addr_(input, vec1, vec2, *, beta=1, alpha=1):

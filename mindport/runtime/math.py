@@ -411,10 +411,64 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
 
 def nuclear_norm(input, dim=None, keepdim=False):
     """torch.nuclear_norm (sum of singular values; also called as nuclear_norm(input, keepdim)): MindSpore has it
-    only as ``ops.matrix_norm(A, 'nuc')``."""
+    only as ``ops.matrix_norm(A, 'nuc')``; computed by :func:`matrix_norm`."""
     if isinstance(dim, bool):
         dim, keepdim = None, dim
-    return ops.matrix_norm(input, "nuc", (-2, -1) if dim is None else tuple(dim), keepdim)
+    return matrix_norm(input, "nuc", (-2, -1) if dim is None else tuple(dim), keepdim)
+
+
+# torch's norms of complex tensors are real (float32 for complex64), and its singular-value norms keep float64.
+# MindSpore 2.10's ops.vector_norm, ops.matrix_norm and ops.norm return complex64 for a complex input (the values
+# right, the dtype not), and ops.matrix_norm's ord 2, -2 and 'nuc' drop the imaginary part (off by 3 on a 3x4
+# complex matrix) and compute float64 input in float32. ops.svd is right for both (measured against torch).
+
+def _singular_norm(A, ord, axis, keepdims):
+    """ord 2 / -2 / 'nuc' from the singular values of the matrices over ``axis`` (any float or complex dtype)."""
+    rows, cols = axis[0] % A.ndim, axis[1] % A.ndim
+    rest = [d for d in builtins.range(A.ndim) if d not in (rows, cols)]
+    s = ops.svd(ops.transpose(A, tuple(rest) + (rows, cols)), compute_uv=False)
+    s = ops.real(s) if _is_complex(s.dtype) else s
+    out = s.sum(-1) if ord == "nuc" else ops.amax(s, -1) if ord == 2 else ops.amin(s, -1)
+    if keepdims:
+        for d in sorted((rows, cols)):
+            out = out.expand_dims(d)
+    return out
+
+
+def vector_norm(x, ord=2, axis=None, keepdims=False, *, dtype=None):
+    """torch.linalg.vector_norm: ops.vector_norm; a complex input's norm is the norm of its (real) magnitudes."""
+    return ops.vector_norm(real_abs(x), ord, axis, keepdims, dtype=dtype)
+
+
+def matrix_norm(A, ord="fro", axis=(-2, -1), keepdims=False, *, dtype=None):
+    """torch.linalg.matrix_norm: ops.matrix_norm; ord 2 / -2 / 'nuc' of complex or float64 input come from the
+    singular values (ops.matrix_norm drops the imaginary part and computes float64 in float32 there), the other ords
+    of a complex input from its (real) magnitudes."""
+    if dtype is not None:
+        A = A.astype(dtype)
+    if ord in (2, -2, "nuc") and (_is_complex(A.dtype) or A.dtype == ms.float64):
+        return _singular_norm(A, ord, tuple(axis), keepdims)
+    return ops.matrix_norm(real_abs(A), ord, axis, keepdims)
+
+
+def cond(A, p=None):
+    """torch.linalg.cond: for p None / 2 / -2 the ratio of the largest and smallest singular values (ops.svd keeps
+    float64 and complex input right; ops.cond computes float64 in float32 and drops the imaginary part); other p
+    through ops.cond."""
+    if p in (None, 2, -2):
+        s = ops.svd(A, compute_uv=False)
+        s = ops.real(s) if _is_complex(s.dtype) else s
+        high, low = ops.amax(s, -1), ops.amin(s, -1)
+        return low / high if p == -2 else high / low
+    return ops.cond(A, p)
+
+
+def linalg_norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
+    """torch.linalg.norm: ops.norm (vector or matrix norm by ``dim``/``ord``); a complex input's norm is real, and a
+    matrix's ord 2 / -2 / 'nuc' are computed by :func:`matrix_norm`."""
+    if ord in (2, -2, "nuc") and (dim is None and A.ndim == 2 or isinstance(dim, (tuple, list)) and len(dim) == 2):
+        return matrix_norm(A, ord, (-2, -1) if dim is None else tuple(dim), keepdim, dtype=dtype)
+    return ops.norm(real_abs(A), ord, dim, keepdim, dtype=dtype)
 
 
 def frobenius_norm(input, dim=(-2, -1), keepdim=False):
@@ -1572,6 +1626,46 @@ for _name in INT_TO_FLOAT:
         f"torch.{_name} / Tensor.{_name}: ops.{_name}, with an integer or bool input computed in float32 as torch "
         f"promotes it (MindSpore's kernel refuses integer inputs).")
 del _name
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# torch's add*mm family on integer tensors: torch casts the scalars beta and alpha to the tensors' integer dtype
+# (0.5 -> 0, 2.5 -> 2: truncated) and keeps that dtype; MindSpore 2.10 computes with the float scalars and returns
+# float32 (ops.addmm, ops.addbmm), refuses them (ops.baddbmm: "For inputs of type not FloatTensor or DoubleTensor,
+# argument ... must be integer"), and ops.addbmm turns int32 into int64 even with integer scalars. The same cast
+# applies to _foreach_addcmul's value (mindport.runtime.foreach).
+
+def integral_scalar(tensor, value):
+    """A Python number scaling an integer tensor, as torch applies it: truncated to an integer (torch casts the
+    scalar to the tensor's dtype: addmm's beta/alpha, _foreach_addcmul's value). Otherwise ``value`` itself."""
+    if isinstance(tensor, Tensor) and tensor.dtype not in _FLOATING and isinstance(value, float):
+        return int(value)
+    return value
+
+
+def _integral_scalars(fn, input, m1, m2, beta, alpha):
+    """``fn(input, m1, m2, beta=, alpha=)`` as torch computes it on integer tensors: beta and alpha truncated to
+    integers, the result in the tensors' dtype. Float and complex tensors pass through unchanged."""
+    if isinstance(input, Tensor) and input.dtype not in _FLOATING:
+        dtype = _promote_types(input.dtype, m1.dtype)
+        beta, alpha = integral_scalar(input, beta), integral_scalar(input, alpha)
+        return fn(input, m1, m2, beta=beta, alpha=alpha).astype(dtype)
+    return fn(input, m1, m2, beta=beta, alpha=alpha)
+
+
+def addmm(input, mat1, mat2, *, beta=1, alpha=1):
+    """torch.addmm / Tensor.addmm: ops.addmm, integer tensors as torch computes them (see above)."""
+    return _integral_scalars(ops.addmm, input, mat1, mat2, beta, alpha)
+
+
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    """torch.addbmm / Tensor.addbmm: ops.addbmm, integer tensors as torch computes them (see above)."""
+    return _integral_scalars(ops.addbmm, input, batch1, batch2, beta, alpha)
+
+
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    """torch.baddbmm / Tensor.baddbmm: ops.baddbmm, integer tensors as torch computes them (see above)."""
+    return _integral_scalars(ops.baddbmm, input, batch1, batch2, beta, alpha)
 
 
 # ---------------------------------------------------------------------------------------------------------------

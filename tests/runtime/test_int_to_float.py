@@ -5,8 +5,6 @@ INT_TO_FLOAT: the function, the Tensor method and their aliases) is converted by
 int64, int32 and bool inputs in both frameworks: values and dtypes must agree."""
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 
 from mindport.mappings import load_registry
@@ -33,8 +31,5 @@ def test_integer_and_bool_inputs_compute_in_float32(name):
             chosen.setdefault(case.variant, case)
     assert chosen, name  # an example drawn as integers (acosh's domain) sweeps int32 only
     for variant, case in chosen.items():
-        # MindSpore 2.10's float32 tanh is off by 1e-4 at x = +-5 (measured against numpy; torch is exact there), an
-        # accuracy matter of the float kernel, not of the promotion this test is about: 2e-4 covers it.
-        case = dataclasses.replace(case, rtol=max(case.rtol, 2e-4), atol=max(case.atol, 2e-4))
         outcome = run_case(case, 0, {})
         assert outcome.kind == "pass", f"{name} [{variant}]: {outcome.kind}: {outcome.detail}\n{outcome.ms_code}"
