@@ -313,6 +313,69 @@ def test_isinstance_narrowing_uses_mindspore_parameter_names():
     assert code.rstrip().endswith("return m.weight")  # outside the isinstance branch: unchanged
 
 
+
+def test_isinstance_narrowing_to_a_layer_with_nested_parameters():
+    """``isinstance(m, nn.BatchNorm3d)`` (3D-ResNets' init loop): MindSpore's BatchNorm3d keeps its parameters in a
+    wrapped 2d layer, so ``m.weight`` is ``m.bn2d.gamma``. The converter crashed on the dotted name (the file was
+    copied unconverted, MP299); the port now builds and initialises as torch does."""
+    import mindspore as ms
+
+    src = textwrap.dedent('''\
+        import torch.nn as nn
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.bn = nn.BatchNorm3d(4)
+                for m in self.modules():
+                    if isinstance(m, nn.BatchNorm3d):
+                        nn.init.constant_(m.weight, 2)
+                        nn.init.constant_(m.bias, 0.5)
+    ''')
+    result = convert_source(src)
+    assert "m.bn2d.gamma.set_data(" in result.code, result.code
+    namespace: dict = {}
+    exec(compile(result.code, "converted", "exec"), namespace)
+    bn = namespace["Net"]().bn
+    assert isinstance(bn, ms.nn.BatchNorm3d)
+    np.testing.assert_array_equal(bn.bn2d.gamma.asnumpy(), np.full(4, 2, np.float32))
+    np.testing.assert_array_equal(bn.bn2d.beta.asnumpy(), np.full(4, 0.5, np.float32))
+
+
+def test_inits_of_fresh_tensors_fill_and_return_them():
+    """``nn.init.orthogonal_(torch.randn(d, d))`` (normalizing flows' 1x1 convolution) and ``nn.init.xavier_uniform_``
+    of a local ``torch.empty``: in MindSpore these are plain Tensors, with no ``set_data``, and the inline form ran
+    the argument three times. They go to mindport.runtime.init, which fills the tensor and returns it; a Parameter
+    (``self.v``) keeps the inline form."""
+    import mindspore as ms
+
+    src = textwrap.dedent('''\
+        import torch
+        import torch.nn as nn
+
+
+        class Flow(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.P = nn.Parameter(torch.nn.init.orthogonal_(torch.randn(dim, dim)))
+                w = torch.empty(dim, 2)
+                nn.init.constant_(w, 0.25)
+                self.w = nn.Parameter(w)
+                self.v = nn.Parameter(torch.ones(2))
+                nn.init.zeros_(self.v)
+    ''')
+    result = convert_source(src)
+    assert "mp_init.orthogonal_(" in result.code and "mp_init.constant_(" in result.code, result.code
+    assert "self.v.set_data(" in result.code, result.code
+    namespace: dict = {}
+    exec(compile(result.code, "converted", "exec"), namespace)
+    flow = namespace["Flow"](4)
+    assert isinstance(flow.P, ms.Parameter)
+    np.testing.assert_allclose(flow.P.asnumpy() @ flow.P.asnumpy().T, np.eye(4), atol=1e-5)
+    np.testing.assert_array_equal(flow.w.asnumpy(), np.full((4, 2), 0.25, np.float32))
+    np.testing.assert_array_equal(flow.v.asnumpy(), np.zeros(2, np.float32))
+
 def test_inits_mindspore_cannot_express_go_through_the_runtime():
     # Uniform(scale) is symmetric and MindSpore's gain table has no "selu": mindport.runtime.init takes those
     import mindspore as ms

@@ -226,7 +226,14 @@ class ReferenceTransform(Rule):
             for name, leaves in reversed(self._narrowing):
                 if name == node.value.value:
                     leaf = leaves.get(node.attr.value)
-                    return node.with_changes(attr=cst.Name(leaf)) if leaf else None
+                    if not leaf:
+                        return None
+                    # a nested path: BatchNorm3d's weight is m.bn2d.gamma (MindSpore's BatchNorm3d wraps a 2d one)
+                    *path, last = leaf.split(".")
+                    owner = node.value
+                    for part in path:
+                        owner = cst.Attribute(value=owner, attr=cst.Name(part))
+                    return node.with_changes(value=owner, attr=cst.Name(last))
         return None
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
