@@ -107,6 +107,8 @@ class InitTransform(Rule):
                                                      and args[0].keyword.value != "tensor"):
             return updated_node
         tensor = args[0].value
+        if not _parameter_reference(tensor, self.scope):
+            return updated_node  # a fresh tensor (nn.init.orthogonal_(torch.randn(d, d))): the table's runtime init
         given: dict[str, cst.BaseExpression] = {}
         names = _INIT_SIGNATURES.get(name, ())
         for i, arg in enumerate(args[1:]):
@@ -149,3 +151,15 @@ class InitTransform(Rule):
             cst.Arg(init), cst.Arg(cst.Attribute(value=tensor, attr=cst.Name("shape"))),
             cst.Arg(cst.Attribute(value=tensor, attr=cst.Name("dtype")))])
         return method(tensor, "set_data", [cst.Arg(data)])
+
+
+def _parameter_reference(expr: cst.BaseExpression, scope) -> bool:
+    """Does ``expr`` evidently name a Parameter that ``set_data`` can fill in place: an attribute (``m.weight``,
+    ``self.blocks[0].bias``), or a name that is not a tensor this function made? A call
+    (``nn.init.xavier_uniform_(torch.empty(a, b))``) or a local tensor is a plain Tensor in MindSpore (no
+    ``set_data``), and the expression would run three times: ``mindport.runtime.init`` fills and returns it."""
+    if isinstance(expr, cst.Name):
+        return scope.kind_of(expr.value) != "tensor"
+    while isinstance(expr, (cst.Attribute, cst.Subscript)):
+        expr = expr.value
+    return isinstance(expr, cst.Name)
