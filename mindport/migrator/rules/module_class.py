@@ -72,7 +72,8 @@ def module_classes(summary: tuple, known: frozenset[str] = frozenset()) -> set[s
 
 
 class ModuleClassTransform(Rule):
-    """``class Net(nn.Module)`` -> ``class Net(nn.Cell)``; ``forward`` -> ``construct`` (definition and calls)."""
+    """``class Net(nn.Module)`` -> ``class Net(nn.Cell)``; ``forward`` -> ``construct`` (definition and calls: on
+    ``self``, ``super()``, sub-layers and, inside a module class, any layer reached through a local name)."""
 
     EXAMPLES = (
         Example(
@@ -112,6 +113,38 @@ class ModuleClassTransform(Rule):
             """,
             note='A class that is no nn.Module keeps its forward.',
         ),
+        Example(
+            before="""
+                import torch.nn as nn
+
+
+                class Flow(nn.Module):
+                    def __init__(self, flows):
+                        super().__init__()
+                        self.flows = nn.ModuleList(flows)
+
+                    def forward(self, x):
+                        for flow in self.flows:
+                            x = flow.forward(x)
+                        return x
+            """,
+            after="""
+                from mindspore import nn
+                from mindport.runtime import containers as mp_containers
+
+
+                class Flow(nn.Cell):
+                    def __init__(self, flows):
+                        super().__init__()
+                        self.flows = mp_containers.ModuleList(flows)
+
+                    def construct(self, x):
+                        for flow in self.flows:
+                            x = flow.construct(x)
+                        return x
+            """,
+            note='In a module class, forward called on a layer reached through a local name is its construct.',
+        ),
     )
 
     def __init__(self, ctx, module_classes: set[str]) -> None:
@@ -139,13 +172,12 @@ class ModuleClassTransform(Rule):
         if updated_node.attr.value in self._reserved and self._class_stack and self._class_stack[-1] \
                 and isinstance(updated_node.value, cst.Name) and updated_node.value.value == "self":
             return updated_node.with_changes(attr=cst.Name(cell_attribute_name(updated_node.attr.value)))
-        # self.forward(...), super().forward(...) and a sub-module's self.conv.forward(...) inside a module class
-        if updated_node.attr.value == "forward" and self._class_stack and self._class_stack[-1]:
-            value = updated_node.value
-            if _head_name(value) == "self" or (
-                isinstance(value, cst.Call) and dotted_name(value.func) == "super"
-            ):
-                return updated_node.with_changes(attr=cst.Name("construct"))
+        # self.forward(...), super().forward(...), a sub-module's self.conv.forward(...) and one reached through a
+        # local name (`for flow in self.flows: x = flow.forward(x)`) inside a module class: in model code the object
+        # whose forward is called is a layer (a torch class's own attribute is left to the table)
+        if updated_node.attr.value == "forward" and self._class_stack and self._class_stack[-1] \
+                and self.scope.resolve_torch(original_node.value) is None:
+            return updated_node.with_changes(attr=cst.Name("construct"))
         return updated_node
 
 
@@ -162,9 +194,3 @@ def _self_assigned(cls: cst.ClassDef) -> set[str]:
     cls.visit(_Walk())
     return found
 
-
-def _head_name(expr) -> str | None:
-    """``self`` for ``self.conv``, ``self.blocks[0]``, ``self.a.b``: the name an attribute/subscript chain starts at."""
-    while isinstance(expr, (cst.Attribute, cst.Subscript)):
-        expr = expr.value
-    return expr.value if isinstance(expr, cst.Name) else None
