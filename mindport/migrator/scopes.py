@@ -467,6 +467,9 @@ def receiver_kind(expr: cst.BaseExpression, scope: Scope) -> str:
     if isinstance(expr, (cst.Call, cst.BinaryOperation, cst.UnaryOperation) + _LITERALS):
         kind = value_kind(expr, scope)
         return "tensor" if kind == "param" else kind
+    if isinstance(expr, cst.Comparison):  # (x != 0).type(...), (trg > 1).float(): a mask of its tensor operand
+        kinds = {receiver_kind(expr.left, scope), *(receiver_kind(c.comparator, scope) for c in expr.comparisons)}
+        return "tensor" if "tensor" in kinds else "foreign" if "foreign" in kinds else "other"
     if isinstance(expr, cst.Attribute) and expr.attr.value in SIZE_ATTRIBUTES:
         return "python"  # x.shape, x.shape[0], x.ndim: tuples and ints, in torch and in MindSpore
     if isinstance(expr, cst.Attribute) and expr.attr.value in ("weight", "bias"):

@@ -57,7 +57,8 @@ def cdouble(x):
 
 
 def type(x, dtype=None, non_blocking=False, **kwargs):  # noqa: A001 - torch's method name
-    """``x.type(dtype)``: a cast; ``dtype`` may be a dtype or a torch type name such as ``'torch.FloatTensor'``.
+    """``x.type(dtype)``: a cast; ``dtype`` may be a dtype, a torch type name such as ``'torch.FloatTensor'`` or the
+    type itself (``torch.ByteTensor``, which converted code holds as its adapter).
     Without ``dtype`` torch returns the type name: the name of the matching CPU torch type is returned."""
     if dtype is None:
         for name, ms_dtype in _TYPE_NAMES.items():
@@ -69,6 +70,8 @@ def type(x, dtype=None, non_blocking=False, **kwargs):  # noqa: A001 - torch's m
         if name not in _TYPE_NAMES:
             raise TypeError(f"unknown torch type name {dtype!r}")
         dtype = _TYPE_NAMES[name]
+    elif getattr(dtype, "torch_name", None) in _TYPE_NAMES:  # x.type(torch.ByteTensor): the class, as an adapter
+        dtype = _TYPE_NAMES[dtype.torch_name]
     return _cast(x, dtype)
 
 

@@ -113,3 +113,28 @@ def test_a_tensors_device_flags(tmp_path):
     assert result.diagnostics == [], [d.format() for d in result.diagnostics]
     assert 'ms.get_context("device_target") == "GPU"' in result.code and "is_xpu" not in result.code
     assert_port_matches(source, result.code, "Net", (2, 4), tmp_path, "iscuda", atol=1e-6)
+
+
+def test_type_casts_to_torch_tensor_types_on_masks():
+    """``(src != pad).type(torch.ByteTensor)``, ``x.type(torch.cuda.FloatTensor)`` (a seq2seq Transformer's masks):
+    the receiver is a comparison of a tensor (a mask, so Tensor.type), and the tensor type is a dtype (converted code
+    holds torch.ByteTensor as its adapter, which MindSpore's astype refused)."""
+    source = (
+        "import torch\n\n\n"
+        "def masks(x, trg):\n"
+        "    a = (x != 0).type(torch.ByteTensor)\n"
+        "    b = x.type(torch.FloatTensor) / 2\n"
+        "    c = torch.tril(torch.ones(3, 3)).type(torch.BoolTensor)\n"
+        "    return a, b, c, x.type('torch.LongTensor'), (trg > 1).type(torch.cuda.DoubleTensor)\n")
+    result = convert_source(source)
+    assert result.diagnostics == [], [d.format() for d in result.diagnostics]
+    assert "mp_tensor.type((x != 0), dtype=" in result.code, result.code
+    ns_t, ns_m = {}, {}
+    exec(source.replace("torch.cuda.", "torch."), ns_t)  # no CUDA here: the same CPU type
+    exec(compile(result.code, "converted", "exec"), ns_m)
+    x = np.array([0, 1, 2, 5])
+    want = ns_t["masks"](torch.from_numpy(x), torch.from_numpy(x))
+    got = ns_m["masks"](ms.Tensor(x), ms.Tensor(x))
+    for g, w in zip(got, want, strict=True):
+        assert str(g.dtype).lower() == str(w.dtype).split(".")[-1]
+        np.testing.assert_array_equal(g.asnumpy(), w.numpy())
