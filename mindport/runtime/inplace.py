@@ -497,6 +497,8 @@ def masked_fill_(input, mask, value):
     """torch.Tensor.masked_fill_ (a number or a one-element tensor); no CPU kernel for InplaceMaskedFillScalar."""
     if isinstance(value, ms.Tensor):
         value = value.astype(input.dtype)
+    elif isinstance(value, complex):  # MindSpore's masked_fill takes no Python complex
+        value = ms.Tensor(value, input.dtype)
     return _store(input, ops.masked_fill(_src(input), mask, value))
 
 

@@ -178,3 +178,32 @@ def test_complex_values_through_einops_and_real_fft_results(tmp_path):
     for g, w in zip(got, want, strict=True):
         assert g.asnumpy().dtype == w.numpy().dtype
         np.testing.assert_allclose(g.asnumpy(), w.numpy(), rtol=1e-4, atol=1e-5)
+
+
+FILLS = textwrap.dedent("""\
+    import torch
+
+
+    def run(x, m):
+        y = x.clone()
+        y.masked_fill_(m, 1j)
+        return x.masked_fill(m, 0.+0.j), torch.masked_fill(x, m, 2 - 1j), y, x.real.masked_fill(m, 0.5)
+""")
+
+
+def test_complex_fill_values(tmp_path):
+    """``freqs.masked_fill(amp < top, 0.+0.j)`` (ETSformer's frequency attention): MindSpore's masked_fill takes no
+    Python complex number; the converted call passes a complex64 tensor (the in-place form one of the input's
+    dtype), and a real fill value stays as written."""
+    import mindspore as ms
+    import torch
+
+    result = convert_source(FILLS)
+    assert result.diagnostics == [], [d.format() for d in result.diagnostics]
+    x = (np.arange(6) - 2 + 1j * np.arange(6)).astype(np.complex64)
+    m = np.array([True, False, True, False, False, True])
+    want = load_module(FILLS, tmp_path / "t_f.py", "t_f").run(torch.from_numpy(x), torch.from_numpy(m))
+    got = load_module(result.code, tmp_path / "m_f.py", "m_f").run(ms.Tensor(x), ms.Tensor(m))
+    for g, w in zip(got, want, strict=True):
+        assert g.asnumpy().dtype == w.numpy().dtype
+        np.testing.assert_array_equal(g.asnumpy(), w.numpy())
