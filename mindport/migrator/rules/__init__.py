@@ -16,6 +16,7 @@ from mindport.migrator.rules.dict_unpack import DictUnpackTransform
 from mindport.migrator.rules.dict_update import DictUpdateTransform
 from mindport.migrator.rules.distributed import DistributedTransform
 from mindport.migrator.rules.einops_calls import EinopsPatternTransform
+from mindport.migrator.rules.indexing import IndexTransform
 from mindport.migrator.rules.init_calls import InitTransform
 from mindport.migrator.rules.layer_parameters import LayerParameterNameTransform
 from mindport.migrator.rules.list_pop import ListPopTransform
@@ -45,6 +46,7 @@ RULES = (
     ModuleStatementTransform,     # model.requires_grad_(False) statements
     BufferTransform,              # register_buffer -> non-trainable Parameter
     TensorIdiomTransform,         # .numpy(), .size(), no_grad blocks (before device moves vanish)
+    IndexTransform,               # x[mask, :] -> x[mask] (MindSpore misreads a 2-d mask with more elements)
     DistributedTransform,         # torchrun's LOCAL_RANK/RANK env reads, DDP's .module (DDP itself: the table)
     DeviceTransform,              # .to(device), .cuda(), torch.device, DataParallel
     ModuleMethodTransform,        # eval()/train(), parameters(), state_dict() ...

@@ -188,8 +188,9 @@ class TensorIdiomTransform(Rule):
         # ~ on a MindSpore Tensor is a logical not whatever the dtype (~5 is False; torch: -6): torch.bitwise_not,
         # through its mapping entry (bit inversion for integers, logical not for bool)
         if not isinstance(original_node.operator, cst.BitInvert) \
+                or isinstance(original_node.expression, cst.Comparison) \
                 or receiver_kind(original_node.expression, self.scope) != "tensor":
-            return updated_node
+            return updated_node  # ~(codes > 2): a bool mask, MindSpore's logical not is torch's
         if operand_kind(original_node.expression, self.scope) == "param" and self._functions[-1:] != ["forward"]:
             return updated_node  # `~flags` on a parameter of __init__ or a helper: as likely a Python int
         entry = self.ctx.registry.lookup("torch.bitwise_not")
