@@ -503,12 +503,39 @@ def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation
     return out, _int64(idx)
 
 
+_SIGNED_INTS = (ms.int8, ms.int16, ms.int32, ms.int64)
+
+
 def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                             return_indices=False):
-    """torch.nn.functional.max_pool3d_with_indices: always returns (values, int64 indices)."""
+    """torch.nn.functional.max_pool3d_with_indices: always returns (values, int64 indices).
+
+    MindSpore 2.10's CPU kernel behind ops.max_pool3d (MaxPool3DWithArgmax) starts each window's running maximum at
+    0 on integer tensors: a window whose values are all negative gives 0 (torch: their maximum). Signed integer
+    tensors are therefore pooled as ``input - min(input) + 1`` in int64 (every value >= 1, so neither the 0 start nor
+    a padded position can win) and shifted back: the same order, so the same maxima and indices. Exact whenever
+    max(input) - min(input) + 1 fits in int64: always for int8/int16/int32, and for int64 unless the values span
+    more than 2**63 - 1. An unbatched (C, D, H, W) input is pooled as a batch of one (ops.max_pool3d wants 5-D)."""
     stride = None if stride in ((), []) else stride
-    out, idx = ops.max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode=ceil_mode, return_indices=True)
+    unbatched = input.ndim == 4
+    x = input.unsqueeze(0) if unbatched else input
+    shift = None
+    if x.dtype in _SIGNED_INTS and x.size:
+        dtype, shift = x.dtype, x.min().astype(ms.int64) - 1
+        x = x.astype(ms.int64) - shift
+    out, idx = ops.max_pool3d(x, kernel_size, stride, padding, dilation, ceil_mode=ceil_mode, return_indices=True)
+    if shift is not None:
+        out = (out + shift).astype(dtype)
+    if unbatched:
+        out, idx = out[0], idx[0]
     return out, _int64(idx)
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """torch.nn.functional.max_pool3d / torch.max_pool3d: ops.max_pool3d, integer tensors as torch pools them (see
+    :func:`max_pool3d_with_indices`); the indices, when asked for, are int64 like torch's."""
+    out, idx = max_pool3d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
+    return (out, idx) if return_indices else out
 
 
 def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):

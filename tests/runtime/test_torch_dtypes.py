@@ -1,0 +1,67 @@
+"""Results in torch's dtype and values where MindSpore 2.10 computes the op differently for some dtypes (the
+differential sweep's dtype variants). Each torch snippet is converted by the real converter and run in both
+frameworks over dtypes, shapes and optional arguments: values and dtypes must agree.
+
+- max_pool3d (F.max_pool3d, torch.max_pool3d, F.max_pool3d_with_indices) on signed integer tensors: MindSpore's
+  kernel starts each window's maximum at 0, so a window of negative values gave 0.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from mindport.migrator import convert_source
+from mindport.proofs import _load
+
+
+def _outputs(value, framework):
+    leaves = value if isinstance(value, (tuple, list)) else (value,)
+    return [leaf.numpy() if framework == "torch" else leaf.asnumpy() for leaf in leaves]
+
+
+def _check(body: str, arrays: list, rtol=1e-6, atol=1e-6, what=""):
+    """Convert ``def run(a, b, ...): <body>`` and compare both frameworks' outputs (dtype, shape, values)."""
+    names = ", ".join("abcdefg"[: len(arrays)])
+    torch_code = f"import torch\nimport torch.nn.functional as F\n\n\ndef run({names}):\n    {body}\n"
+    ms_code = convert_source(torch_code, "<dtypes>").code
+    assert "mindport:" not in ms_code, ms_code
+    import mindspore as ms
+
+    with torch.no_grad():
+        expected = _outputs(_load(torch_code, "torch").run(*[torch.tensor(a) for a in arrays]), "torch")
+    got = _outputs(_load(ms_code, "ms").run(*[ms.Tensor(a.copy()) for a in arrays]), "ms")
+    assert len(got) == len(expected), ms_code
+    for t, m in zip(expected, got):
+        assert m.dtype == t.dtype and m.shape == t.shape, f"{what}: {m.dtype}{m.shape} != {t.dtype}{t.shape}\n{ms_code}"
+        np.testing.assert_allclose(m, t, rtol=rtol, atol=atol, err_msg=f"{what}\n{ms_code}")
+
+
+# --------------------------------------------------------------------------------------------------- max_pool3d
+
+POOL_CALLS = ["F.max_pool3d(a, 2{k})", "torch.max_pool3d(a, 2{k})", "F.max_pool3d_with_indices(a, 2{k})",
+              "F.max_pool3d(a, 2, return_indices=True{k})"]
+POOL_ARGS = ["", ", padding=1", ", stride=1, padding=1", ", ceil_mode=True", ", dilation=2", ", stride=(1, 2, 2)"]
+
+
+@pytest.mark.parametrize("call", POOL_CALLS)
+@pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "int64", "uint8", "float32"])
+def test_max_pool3d_integer_windows_of_negative_values(call, dtype):
+    rng = np.random.default_rng(0)
+    for shape in [(2, 3, 4, 6, 6), (3, 5, 4, 5)]:  # batched and unbatched
+        low = 0 if dtype == "uint8" else -120
+        x = rng.integers(low, low + 200, shape).astype(dtype)
+        x[..., :2, :2, :2] = -np.arange(1, 9).reshape(2, 2, 2) if dtype != "uint8" else 3  # an all-negative window
+        if dtype == "float32":
+            x = x + rng.random(shape).astype(dtype)
+        for extra in POOL_ARGS:
+            if "torch.max_pool3d" in call and "dilation" in extra:
+                continue
+            _check(f"return {call.format(k=extra)}", [x], what=f"{call.format(k=extra)} {dtype} {shape}")
+
+
+def test_max_pool3d_int64_extremes_within_the_documented_span():
+    """Values near int64's limits pool exactly while their span fits in int64 (the shift is computed in int64)."""
+    big = np.iinfo(np.int64).max // 2
+    x = np.array([-big, -big + 7, big, -3, -big + 1, -5, 2, -big + 2], dtype=np.int64).reshape(1, 1, 2, 2, 2)
+    _check("return F.max_pool3d(a, (1, 2, 2), return_indices=True)", [x], what="int64 extremes")
