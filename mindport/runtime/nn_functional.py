@@ -15,8 +15,10 @@ import numpy as np
 from mindspore import ops
 
 from mindport.runtime.math import _linear  # x @ w.T + b: the recurrent cells' projection
+from mindport.runtime.math import integral_scalar
 
 _REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}
+_SIGNED_INTS = (ms.int8, ms.int16, ms.int32, ms.int64)
 
 
 @ms.constexpr
@@ -392,11 +394,17 @@ def margin_ranking_loss(input1, input2, target, margin=0.0, reduction="mean"):
 
 def hinge_embedding_loss(input, target, margin=1.0, reduction="mean"):
     """torch.hinge_embedding_loss: reduction is the enum integer there; x where y == 1, max(0, margin - x) where
-    y == -1 (summed, as torch does for other labels)."""
+    y == -1 (summed, as torch does for other labels). On integer tensors torch fills the margin into the input's
+    dtype (truncated: 0.5 -> 0) and the loss keeps that dtype (its sum is int64); MindSpore's float margin made it
+    float32."""
+    margin = integral_scalar(input, margin)
     zeros = ops.zeros_like(input)
     positive = ops.where(target != -1, input, zeros)
-    negative = ops.where(target != 1, ops.relu(margin - input), zeros)
-    return _reduce(positive + negative, reduction)
+    negative = ops.where(target != 1, ops.maximum(margin - input, zeros), zeros)
+    loss = _reduce(positive + negative, reduction)
+    if input.dtype in _SIGNED_INTS and _REDUCTIONS.get(reduction, reduction) == "sum":
+        loss = loss.astype(ms.int64)  # torch sums integers in int64
+    return loss
 
 
 def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction="mean"):
@@ -501,9 +509,6 @@ def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation
     stride = None if stride in ((), []) else stride
     out, idx = ops.max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode=ceil_mode, return_indices=True)
     return out, _int64(idx)
-
-
-_SIGNED_INTS = (ms.int8, ms.int16, ms.int32, ms.int64)
 
 
 def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,

@@ -4,6 +4,8 @@ frameworks over dtypes, shapes and optional arguments: values and dtypes must ag
 
 - max_pool3d (F.max_pool3d, torch.max_pool3d, F.max_pool3d_with_indices) on signed integer tensors: MindSpore's
   kernel starts each window's maximum at 0, so a window of negative values gave 0.
+- torch.hinge_embedding_loss on integer tensors: torch fills the margin into their dtype (truncated) and keeps it
+  (int64 when summed); MindSpore's float margin made the loss float32.
 """
 from __future__ import annotations
 
@@ -65,3 +67,20 @@ def test_max_pool3d_int64_extremes_within_the_documented_span():
     big = np.iinfo(np.int64).max // 2
     x = np.array([-big, -big + 7, big, -3, -big + 1, -5, 2, -big + 2], dtype=np.int64).reshape(1, 1, 2, 2, 2)
     _check("return F.max_pool3d(a, (1, 2, 2), return_indices=True)", [x], what="int64 extremes")
+
+
+# ------------------------------------------------------------------------------------------ hinge_embedding_loss
+
+@pytest.mark.parametrize("dtype", ["int32", "int64", "float32", "float64"])
+def test_hinge_embedding_loss_integer_margin_and_dtype(dtype):
+    """torch fills the margin into an integer input's dtype (truncated) and keeps the dtype (int64 when summed)."""
+    rng = np.random.default_rng(1)
+    x = rng.integers(-4, 5, (3, 4)).astype(dtype)
+    y = rng.choice([-1, 1], (3, 4)).astype(dtype)
+    for margin in ["1.0", "0.5", "2.75", "-1.5", "3"]:
+        for r in (0, 2, 1):  # none, sum, mean
+            if r == 1 and dtype.startswith("int"):
+                continue  # torch: mean() of an integer tensor raises
+            body = f"return torch.hinge_embedding_loss(a, b, {margin}, {r})"
+            _check(body, [x, y], rtol=1e-5, atol=1e-5, what=f"{body} {dtype}")
+
