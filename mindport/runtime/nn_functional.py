@@ -724,6 +724,13 @@ def fractional_max_pool3d_with_indices(input, kernel_size, output_size=None, out
     return ops.fractional_max_pool3d(input, kernel_size, output_size, output_ratio, True, _random_samples)
 
 
+def bilinear(input1, input2, weight, bias=None):
+    """torch.nn.functional.bilinear / torch.bilinear: ops.bidense, in the inputs' dtype: MindSpore 2.10's bidense
+    returns int64 for int32 inputs without a bias (torch keeps int32; both wrap an int32 overflow the same way)."""
+    out = ops.bidense(input1, input2, weight, bias)
+    return out.astype(input1.dtype) if input1.dtype in _SIGNED_INTS and out.dtype != input1.dtype else out
+
+
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     """torch.nn.functional.cosine_similarity / torch.cosine_similarity: the inputs are broadcast against each other
     first (ops.cosine_similarity gives wrong values for x1 (3, 5) and x2 (5,), silently, on 2.10)."""

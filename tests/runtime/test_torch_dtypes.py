@@ -6,6 +6,7 @@ frameworks over dtypes, shapes and optional arguments: values and dtypes must ag
   kernel starts each window's maximum at 0, so a window of negative values gave 0.
 - torch.hinge_embedding_loss on integer tensors: torch fills the margin into their dtype (truncated) and keeps it
   (int64 when summed); MindSpore's float margin made the loss float32.
+- bilinear (F.bilinear, torch.bilinear): MindSpore's bidense returned int64 for int32 inputs without a bias.
 """
 from __future__ import annotations
 
@@ -84,3 +85,19 @@ def test_hinge_embedding_loss_integer_margin_and_dtype(dtype):
             body = f"return torch.hinge_embedding_loss(a, b, {margin}, {r})"
             _check(body, [x, y], rtol=1e-5, atol=1e-5, what=f"{body} {dtype}")
 
+
+
+# ------------------------------------------------------------------------------------------------------ bilinear
+
+@pytest.mark.parametrize("call", ["F.bilinear(a, b, c{bias})", "torch.bilinear(a, b, c{bias})",
+                                  "F.bilinear(input1=a, input2=b, weight=c{bias})"])
+@pytest.mark.parametrize("dtype", ["int32", "int64", "float32", "float64"])
+def test_bilinear_keeps_the_inputs_dtype(call, dtype):
+    """MindSpore's bidense returned int64 for int32 inputs without a bias."""
+    rng = np.random.default_rng(2)
+    for batch in [(3,), (2, 3)]:
+        arrays = [rng.integers(-3, 4, (*batch, 4)), rng.integers(-3, 4, (*batch, 5)), rng.integers(-3, 4, (2, 4, 5)),
+                  rng.integers(-3, 4, (2,))]
+        arrays = [a.astype(dtype) for a in arrays]
+        for bias in ["", ", bias=d"] + ([", d"] if "=" not in call else []):
+            _check(f"return {call.format(bias=bias)}", arrays, rtol=1e-5, atol=1e-4, what=f"{call} {bias} {dtype}")
