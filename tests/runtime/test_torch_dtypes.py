@@ -7,6 +7,7 @@ frameworks over dtypes, shapes and optional arguments: values and dtypes must ag
 - torch.hinge_embedding_loss on integer tensors: torch fills the margin into their dtype (truncated) and keeps it
   (int64 when summed); MindSpore's float margin made the loss float32.
 - bilinear (F.bilinear, torch.bilinear): MindSpore's bidense returned int64 for int32 inputs without a bias.
+- torch.trapz: ops.trapz computed float64 in float32 and returned float32 for complex64 input.
 """
 from __future__ import annotations
 
@@ -101,3 +102,21 @@ def test_bilinear_keeps_the_inputs_dtype(call, dtype):
         arrays = [a.astype(dtype) for a in arrays]
         for bias in ["", ", bias=d"] + ([", d"] if "=" not in call else []):
             _check(f"return {call.format(bias=bias)}", arrays, rtol=1e-5, atol=1e-4, what=f"{call} {bias} {dtype}")
+
+
+# --------------------------------------------------------------------------------------------------------- trapz
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex64", "float16", "int32", "int64"])
+def test_trapz_in_the_inputs_dtype(dtype):
+    """ops.trapz computed float64 in float32 and returned float32 for complex64 input."""
+    rng = np.random.default_rng(3)
+    for shape in [(2, 5), (5,), (3, 2, 4)]:
+        y = rng.standard_normal(shape) + (1j * rng.standard_normal(shape) if dtype == "complex64" else 0)
+        y = (rng.integers(-5, 6, shape) if dtype.startswith("int") else y).astype(dtype)
+        tol = 2e-2 if dtype == "float16" else 1e-5
+        for dim in (-1, 0):
+            x1 = np.sort(rng.standard_normal(shape[dim])).astype("float32")
+            xf = np.sort(rng.standard_normal(shape), axis=dim).astype("float64" if dtype == "float64" else "float32")
+            _check(f"return torch.trapz(a, dim={dim})", [y], rtol=tol, atol=tol, what=f"{dtype} {shape} {dim}")
+            for x in (x1, xf):
+                _check(f"return torch.trapz(a, b, dim={dim})", [y, x], rtol=tol, atol=tol, what=f"{dtype} {shape}")
