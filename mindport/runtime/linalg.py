@@ -296,10 +296,14 @@ def slogdet(A):
 
 
 def eigvalsh(input, UPLO="L"):
-    """torch.linalg.eigvalsh: eigenvalues of a symmetric matrix, ascending (MindSpore's Eigh primitive)."""
+    """torch.linalg.eigvalsh: eigenvalues of a symmetric (Hermitian) matrix, ascending (MindSpore's Eigh primitive).
+    For a complex Hermitian matrix Eigh returns the right eigenvalues, complex-typed and not in ascending order
+    (measured on 2.10): their real part, sorted, as torch."""
     op = _Eigh(False, lower=UPLO == "L")
     values = _batched(op, input)
-    return ops.real(values) if values.dtype in (ms.complex64, ms.complex128) else values  # real, as in torch
+    if values.dtype in (ms.complex64, ms.complex128):
+        values = ops.sort(ops.real(values), axis=-1)[0]
+    return values
 
 
 def svd(A, full_matrices=True, *, driver=None):
