@@ -524,12 +524,13 @@ def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation
     stride = None if stride in ((), []) else stride
     unbatched = input.ndim == 4
     x = input.unsqueeze(0) if unbatched else input
-    shift = None
-    if x.dtype in _SIGNED_INTS and x.size:
-        dtype, shift = x.dtype, x.min().astype(ms.int64) - 1
+    dtype = x.dtype
+    shifted = dtype in _SIGNED_INTS and x.size > 0
+    shift = x.min().astype(ms.int64) - 1 if shifted else 0
+    if shifted:
         x = x.astype(ms.int64) - shift
     out, idx = ops.max_pool3d(x, kernel_size, stride, padding, dilation, ceil_mode=ceil_mode, return_indices=True)
-    if shift is not None:
+    if shifted:
         out = (out + shift).astype(dtype)
     if unbatched:
         out, idx = out[0], idx[0]
