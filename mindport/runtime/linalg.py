@@ -296,10 +296,22 @@ def slogdet(A):
 
 
 def eigvalsh(input, UPLO="L"):
-    """torch.linalg.eigvalsh: eigenvalues of a symmetric matrix, ascending (MindSpore's Eigh primitive)."""
+    """torch.linalg.eigvalsh: eigenvalues of a symmetric (Hermitian) matrix, ascending (MindSpore's Eigh primitive).
+    For complex input MindSpore 2.10's Eigh returns the eigenvalues complex-typed and not in ascending order, and
+    reads more than the UPLO triangle: it is given the Hermitian matrix of that triangle (the diagonal's real part, as
+    torch reads it) and the real parts come back sorted."""
     op = _Eigh(False, lower=UPLO == "L")
-    values = _batched(op, input)
-    return ops.real(values) if values.dtype in (ms.complex64, ms.complex128) else values  # real, as in torch
+    if input.dtype not in (ms.complex64, ms.complex128):
+        return _batched(op, input)
+    # torch reads one triangle and the diagonal's real part; MindSpore's complex Eigh reads more than that: the
+    # Hermitian matrix of that triangle is what it is given.
+    n = input.shape[-1]
+    mask = ops.tril(ops.ones((n, n), ms.float32), -1) if UPLO == "L" else ops.triu(ops.ones((n, n), ms.float32), 1)
+    tri = input * mask.astype(input.dtype)
+    eye = ops.eye(n, n, ms.float32)
+    diag = ops.real(input) * eye
+    hermitian = tri + ops.conj(tri.swapaxes(-1, -2)) + diag.astype(input.dtype)
+    return ops.sort(ops.real(_batched(op, hermitian)), axis=-1)[0]
 
 
 def svd(A, full_matrices=True, *, driver=None):

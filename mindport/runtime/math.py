@@ -987,8 +987,8 @@ def scalar_tensor(s, *, dtype=None, layout=None, device=None, requires_grad=Fals
     return Tensor(s, ms.float32 if dtype is None else dtype)
 
 
-def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
-    """torch.cumulative_trapezoid: MindSpore only has the total ``ops.trapz``."""
+def _trapezoid_areas(y, x, dx, dim):
+    """The trapezoids' areas along ``dim`` (n - 1 of them), in y's (and x's) dtype as torch computes them."""
     n = y.shape[dim]
     avg = (ops.narrow(y, dim, 1, n - 1) + ops.narrow(y, dim, 0, n - 1)) / 2
     if x is not None:
@@ -999,10 +999,25 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
             step = step.reshape(tuple(shape))
         else:
             step = ops.narrow(x, dim, 1, n - 1) - ops.narrow(x, dim, 0, n - 1)
+        if avg.dtype in (ms.complex64, ms.complex128) and step.dtype != avg.dtype:
+            step = step.astype(avg.dtype)  # MindSpore's Mul takes no complex-by-real pair
         avg = avg * step
     elif dx is not None:
         avg = avg * dx
-    return ops.cumsum(avg, _axis(dim, y.ndim))
+    return avg
+
+
+def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
+    """torch.cumulative_trapezoid: MindSpore only has the total ``ops.trapz``."""
+    return ops.cumsum(_trapezoid_areas(y, x, dx, dim), _axis(dim, y.ndim))
+
+
+def trapezoid(y, x=None, *, dx=None, dim=-1):
+    """torch.trapz / torch.trapezoid: the sum of the trapezoids' areas, in y's dtype: ops.trapz computes float64 in
+    float32 and returns float32 for complex64 input (torch keeps both)."""
+    if y.shape[dim] < 2:  # no trapezoid: 0 (torch)
+        return ops.sum(y * 0.0, _axis(dim, y.ndim))
+    return ops.sum(_trapezoid_areas(y, x, dx, dim), _axis(dim, y.ndim))
 
 
 def gradient(input, *, spacing=1, dim=None, edge_order=1):

@@ -15,8 +15,10 @@ import numpy as np
 from mindspore import ops
 
 from mindport.runtime.math import _linear  # x @ w.T + b: the recurrent cells' projection
+from mindport.runtime.math import integral_scalar
 
 _REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}
+_SIGNED_INTS = (ms.int8, ms.int16, ms.int32, ms.int64)
 
 
 @ms.constexpr
@@ -392,11 +394,17 @@ def margin_ranking_loss(input1, input2, target, margin=0.0, reduction="mean"):
 
 def hinge_embedding_loss(input, target, margin=1.0, reduction="mean"):
     """torch.hinge_embedding_loss: reduction is the enum integer there; x where y == 1, max(0, margin - x) where
-    y == -1 (summed, as torch does for other labels)."""
+    y == -1 (summed, as torch does for other labels). On integer tensors torch fills the margin into the input's
+    dtype (truncated: 0.5 -> 0) and the loss keeps that dtype (its sum is int64); MindSpore's float margin made it
+    float32."""
+    margin = integral_scalar(input, margin)
     zeros = ops.zeros_like(input)
     positive = ops.where(target != -1, input, zeros)
-    negative = ops.where(target != 1, ops.relu(margin - input), zeros)
-    return _reduce(positive + negative, reduction)
+    negative = ops.where(target != 1, ops.maximum(margin - input, zeros), zeros)
+    loss = _reduce(positive + negative, reduction)
+    if input.dtype in _SIGNED_INTS and _REDUCTIONS.get(reduction, reduction) == "sum":
+        loss = loss.astype(ms.int64)  # torch sums integers in int64
+    return loss
 
 
 def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction="mean"):
@@ -505,10 +513,35 @@ def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation
 
 def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                             return_indices=False):
-    """torch.nn.functional.max_pool3d_with_indices: always returns (values, int64 indices)."""
+    """torch.nn.functional.max_pool3d_with_indices: always returns (values, int64 indices).
+
+    MindSpore 2.10's CPU kernel behind ops.max_pool3d (MaxPool3DWithArgmax) starts each window's running maximum at
+    0 on integer tensors: a window whose values are all negative gives 0 (torch: their maximum). Signed integer
+    tensors are therefore pooled as ``input - min(input) + 1`` in int64 (every value >= 1, so neither the 0 start nor
+    a padded position can win) and shifted back: the same order, so the same maxima and indices. Exact whenever
+    max(input) - min(input) + 1 fits in int64: always for int8/int16/int32, and for int64 unless the values span
+    more than 2**63 - 1. An unbatched (C, D, H, W) input is pooled as a batch of one (ops.max_pool3d wants 5-D)."""
     stride = None if stride in ((), []) else stride
-    out, idx = ops.max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode=ceil_mode, return_indices=True)
+    unbatched = input.ndim == 4
+    x = input.unsqueeze(0) if unbatched else input
+    dtype = x.dtype
+    shifted = dtype in _SIGNED_INTS and x.size > 0
+    shift = x.min().astype(ms.int64) - 1 if shifted else 0
+    if shifted:
+        x = x.astype(ms.int64) - shift
+    out, idx = ops.max_pool3d(x, kernel_size, stride, padding, dilation, ceil_mode=ceil_mode, return_indices=True)
+    if shifted:
+        out = (out + shift).astype(dtype)
+    if unbatched:
+        out, idx = out[0], idx[0]
     return out, _int64(idx)
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """torch.nn.functional.max_pool3d / torch.max_pool3d: ops.max_pool3d, integer tensors as torch pools them (see
+    :func:`max_pool3d_with_indices`); the indices, when asked for, are int64 like torch's."""
+    out, idx = max_pool3d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
+    return (out, idx) if return_indices else out
 
 
 def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):
@@ -690,6 +723,13 @@ def fractional_max_pool3d_with_indices(input, kernel_size, output_size=None, out
                                        _random_samples=None):
     """torch.nn.functional.fractional_max_pool3d_with_indices: always (values, int64 indices), regions random."""
     return ops.fractional_max_pool3d(input, kernel_size, output_size, output_ratio, True, _random_samples)
+
+
+def bilinear(input1, input2, weight, bias=None):
+    """torch.nn.functional.bilinear / torch.bilinear: ops.bidense, in the inputs' dtype: MindSpore 2.10's bidense
+    returns int64 for int32 inputs without a bias (torch keeps int32; both wrap an int32 overflow the same way)."""
+    out = ops.bidense(input1, input2, weight, bias)
+    return out.astype(input1.dtype) if input1.dtype in _SIGNED_INTS and out.dtype != input1.dtype else out
 
 
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
