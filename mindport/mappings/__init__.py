@@ -121,6 +121,15 @@ class Entry:
                 return p
         return None
 
+    def layer_attributes(self) -> dict[str, str]:
+        """torch attribute -> MindSpore attribute path of a layer: its parameters (the weight rule: a BatchNorm3d's
+        ``weight`` is ``bn2d.gamma``), and the constructor arguments it renames without changing their value
+        (``groups`` -> ``group``; ``momentum`` becomes 1 - torch's, so it is not an attribute of the same meaning)."""
+        attributes = {k: v for k, v in self.rename.items() if v and v != k and k not in self.values}
+        attributes = {k: v for k, v in attributes.items() if k not in self.weights}
+        attributes.update({k: v for k, v in self.weights.items() if v and v != k})
+        return attributes
+
 
 def parse_signature(text: str, where: str) -> tuple[Param, ...]:
     """Parse ``"(input, dim=None, *, keepdim=False)"`` with ast; defaults stay source text."""

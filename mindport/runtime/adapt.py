@@ -43,7 +43,7 @@ from mindport.mappings.arguments import (
 from mindport.mappings.transforms import Arg
 from mindport.mappings.transforms import Unsupported as _MappingUnsupported
 
-__all__ = ["Adapter", "Unsupported", "api", "attribute", "has"]
+__all__ = ["Adapter", "Unsupported", "api", "attribute", "has", "layer_attribute"]
 
 _LITERAL_TYPES = (bool, int, float, complex, str, bytes, type(None))
 
@@ -91,6 +91,38 @@ def has(module: str, name: str) -> bool:
     except LookupError:
         return False
     return True
+
+
+def layer_attribute(layer: Any, name: str) -> Any:
+    """``m.weight`` read under torch's name where the converter could not tell the layer's class (``if
+    isinstance(m, nn.BatchNorm3d) or isinstance(m, nn.BatchNorm2d):`` — MindSpore's BatchNorm3d keeps it at
+    ``bn2d.gamma``, BatchNorm2d at ``gamma``): the attribute the entry of the object's class names, else ``name``."""
+    path = name
+    for cls in type(layer).__mro__:
+        entry = _layer_entries().get(cls)
+        if entry is not None:
+            path = entry.layer_attributes().get(name, name)
+            break
+    for part in path.split("."):
+        layer = getattr(layer, part)
+    return layer
+
+
+@functools.lru_cache(maxsize=1)
+def _layer_entries() -> dict:
+    """MindSpore class -> the torch layer entry it is the nn target of (first entry wins)."""
+    found: dict = {}
+    for entry in load_registry():
+        target = entry.target("nn")
+        if entry.kind != "layer" or not entry.supported or not target or target.startswith("."):
+            continue
+        try:
+            cls = _resolve(target)
+        except (ImportError, AttributeError):
+            continue
+        if isinstance(cls, type):
+            found.setdefault(cls, entry)
+    return found
 
 
 class Adapter:

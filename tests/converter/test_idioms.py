@@ -343,6 +343,45 @@ def test_isinstance_narrowing_to_a_layer_with_nested_parameters():
     np.testing.assert_array_equal(bn.bn2d.beta.asnumpy(), np.full(4, 0.5, np.float32))
 
 
+
+def test_narrowing_to_layers_that_disagree_reads_at_run_time():
+    """``isinstance(m, nn.BatchNorm3d) or isinstance(m, nn.BatchNorm2d)`` (3D-ResNets' DenseNet) and ``isinstance(m,
+    (nn.Embedding, nn.Linear))``: the layers keep torch's ``weight`` under different names (``bn2d.gamma``,
+    ``gamma``, ``embedding_table``, ``weight``), so the read is resolved by the object's class when it happens; an
+    ``or`` of isinstance tests narrows like a tuple."""
+    import mindspore as ms
+
+    src = textwrap.dedent('''\
+        import torch.nn as nn
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.bn3 = nn.BatchNorm3d(4)
+                self.bn2 = nn.BatchNorm2d(3)
+                self.bn1 = nn.BatchNorm1d(2)
+                self.emb = nn.Embedding(5, 3)
+                self.fc = nn.Linear(3, 2)
+                for m in self.modules():
+                    if isinstance(m, nn.BatchNorm3d) or isinstance(m, nn.BatchNorm2d):
+                        m.weight.data.fill_(2)
+                        nn.init.constant_(m.bias, 0.5)
+                    elif isinstance(m, nn.BatchNorm1d) or isinstance(m, nn.BatchNorm2d):
+                        m.weight.data.fill_(3)
+                    elif isinstance(m, (nn.Embedding, nn.Linear)):
+                        m.weight.data.fill_(4)
+    ''')
+    result = convert_source(src)
+    assert "mp_adapt.layer_attribute(m, 'weight')" in result.code and "m.gamma" in result.code, result.code
+    namespace: dict = {}
+    exec(compile(result.code, "converted", "exec"), namespace)
+    net = namespace["Net"]()
+    assert isinstance(net.bn3, ms.nn.BatchNorm3d)
+    for got, want in ((net.bn3.bn2d.gamma, 2), (net.bn3.bn2d.beta, 0.5), (net.bn2.gamma, 2), (net.bn2.beta, 0.5),
+                      (net.bn1.gamma, 3), (net.emb.embedding_table, 4), (net.fc.weight, 4)):
+        np.testing.assert_array_equal(got.asnumpy(), np.full(got.shape, want, np.float32))
+
 def test_inits_of_fresh_tensors_fill_and_return_them():
     """``nn.init.orthogonal_(torch.randn(d, d))`` (normalizing flows' 1x1 convolution) and ``nn.init.xavier_uniform_``
     of a local ``torch.empty``: in MindSpore these are plain Tensors, with no ``set_data``, and the inline form ran

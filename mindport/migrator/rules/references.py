@@ -127,6 +127,7 @@ class ReferenceTransform(Rule):
         self._fixed_values: set[int] = set()  # the same, for an alias only ever called (ctx.fixed_aliases)
         self._narrowed_blocks: dict[int, tuple[str, dict[str, str]]] = {}
         self._narrowing: list[tuple[str, dict[str, str]]] = []
+        self._targets: set[int] = set()  # attributes assigned to (m.weight = ...): no run-time read there
         self._class_names: dict[str, str] = {}  # classname -> m, for ``classname = m.__class__.__name__``
         self._namespaces: set[str] | None = None  # torch modules holding entries (getattr(torch.nn, name))
 
@@ -138,33 +139,24 @@ class ReferenceTransform(Rule):
         by_name = self._class_name_test(test)
         if by_name is not None:
             subject, entries = by_name
-            # a nested path (BatchNorm3d's weight is bn2d.gamma) is no attribute to read: the flat names decide,
-            # and a BatchNorm3d reaching m.gamma raises AttributeError (loud, as m.weight did for every BatchNorm)
-            maps = [narrowed_attributes(entry) for entry in entries]
-            common = {}
-            for key in maps[0]:
-                values = {m.get(key) for m in maps}
-                flat = {v for v in values if v is not None and "." not in v}
-                if None not in values and len(flat) == 1:
-                    common[key] = flat.pop()
-            if common:
-                self._narrowed_blocks[id(node.body)] = (subject, common)
+            narrowed = _narrowing([entry.layer_attributes() for entry in entries])
+            if narrowed:
+                self._narrowed_blocks[id(node.body)] = (subject, narrowed)
             return
-        if not (isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "isinstance"
-                and len(test.args) == 2 and isinstance(test.args[0].value, cst.Name)):
+        checked = _isinstance_test(test)
+        if checked is None:
             return
-        second = test.args[1].value
-        items = [e.value for e in second.elements] if isinstance(second, cst.Tuple) else [second]
+        subject, items = checked
         maps = []
         for item in items:
             qual = self.scope.resolve_torch(item)
             entry = self.ctx.registry.lookup(qual) if qual else None
             if entry is None or not (entry.weights or entry.rename):
                 return
-            maps.append(narrowed_attributes(entry))
-        common = {k: v for k, v in maps[0].items() if all(m.get(k) == v for m in maps[1:])}
-        if common:
-            self._narrowed_blocks[id(node.body)] = (test.args[0].value.value, common)
+            maps.append(entry.layer_attributes())
+        narrowed = _narrowing(maps)
+        if narrowed:
+            self._narrowed_blocks[id(node.body)] = (subject, narrowed)
 
     # ``classname = m.__class__.__name__`` then ``if classname.find('BatchNorm') != -1:`` (init functions given to
     # ``model.apply``): the block is narrowed to the torch layers whose class name passes the test (BatchNorm1d/2d/3d
@@ -207,7 +199,7 @@ class ReferenceTransform(Rule):
             qual = self.scope.resolve_torch(base.value)
             entry = self.ctx.registry.lookup(qual) if qual else None
             if entry is not None and entry.kind == "layer" and isinstance(node.body, cst.IndentedBlock):
-                attributes = narrowed_attributes(entry)
+                attributes = entry.layer_attributes()
                 if attributes:
                     self._narrowed_blocks[id(node.body)] = ("self", attributes)
                 return
@@ -228,6 +220,12 @@ class ReferenceTransform(Rule):
                     leaf = leaves.get(node.attr.value)
                     if not leaf:
                         return None
+                    if leaf is _RUN_TIME:  # the layers narrowed to disagree: the object's class decides
+                        if id(node) in self._targets:
+                            return None
+                        return cst.Call(func=self.ctx.target_expr("mindport.runtime.adapt.layer_attribute"), args=[
+                            cst.Arg(node.value, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+                            cst.Arg(cst.SimpleString(repr(node.attr.value)))])
                     # a nested path: BatchNorm3d's weight is m.bn2d.gamma (MindSpore's BatchNorm3d wraps a 2d one)
                     *path, last = leaf.split(".")
                     owner = node.value
@@ -235,6 +233,12 @@ class ReferenceTransform(Rule):
                         owner = cst.Attribute(value=owner, attr=cst.Name(part))
                     return node.with_changes(value=owner, attr=cst.Name(last))
         return None
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._targets.add(id(node.target))
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._targets.add(id(node.target))
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         # ``x.Function`` is an attribute name, never the ``Function`` a ``from torch.autograd import`` bound
@@ -312,6 +316,32 @@ class ReferenceTransform(Rule):
         return self._rewrite(original_node, updated_node)
 
 
+_RUN_TIME = object()  # a narrowed attribute the layers disagree on: mindport.runtime.adapt.layer_attribute
+
+
+def _narrowing(maps: list[dict[str, str]]) -> dict:
+    """torch attribute -> MindSpore path when every layer narrowed to agrees (``weight`` -> ``gamma`` for BatchNorm1d
+    and 2d), or _RUN_TIME when they do not (BatchNorm3d's ``weight`` is ``bn2d.gamma``, GroupNorm's ``gamma``, a
+    LayerNorm's stays ``weight``...)."""
+    keys = {key for m in maps for key in m}
+    return {key: values.pop() if len(values := {m.get(key) for m in maps}) == 1 else _RUN_TIME for key in keys}
+
+
+def _isinstance_test(test: cst.BaseExpression):
+    """(name, class expressions) for ``isinstance(m, X)``, ``isinstance(m, (X, Y))`` and ``isinstance(m, X) or
+    isinstance(m, Y)`` (one name throughout), else None."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
+        left, right = _isinstance_test(test.left), _isinstance_test(test.right)
+        if left is None or right is None or left[0] != right[0]:
+            return None
+        return left[0], left[1] + right[1]
+    if not (isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "isinstance"
+            and len(test.args) == 2 and isinstance(test.args[0].value, cst.Name)):
+        return None
+    second = test.args[1].value
+    return test.args[0].value.value, [e.value for e in second.elements] if isinstance(second, cst.Tuple) else [second]
+
+
 def _class_name_of(expr: cst.BaseExpression) -> str | None:
     """``m.__class__.__name__`` / ``type(m).__name__`` -> ``m``."""
     if not (isinstance(expr, cst.Attribute) and expr.attr.value == "__name__"):
@@ -353,12 +383,3 @@ def _class_name_comparison(test: cst.BaseExpression):
             return left.func.value, _string(left.args[0].value), "contains"
     return None
 
-
-def narrowed_attributes(entry) -> dict[str, str]:
-    """torch attribute -> MindSpore attribute of a layer: its parameters (the weight rule), and the constructor
-    arguments it renames without changing their value (``groups`` -> ``group``; ``momentum`` becomes 1 - torch's,
-    so it is not an attribute of the same meaning and stays out)."""
-    attributes = {k: v for k, v in entry.rename.items() if v and v != k and k not in entry.values}
-    attributes = {k: v for k, v in attributes.items() if k not in entry.weights}
-    attributes.update({k: v for k, v in entry.weights.items() if v and v != k})
-    return attributes
