@@ -80,3 +80,55 @@ def test_a_function_kept_torch_keeps_its_apply():
     result = convert_source(source)
     assert [d.code for d in result.diagnostics] == ["MP105"]
     assert "Half.apply(x)" in result.code
+
+
+GUARDED = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+
+    MEMORY_EFFICIENT = True
+
+    if MEMORY_EFFICIENT:
+        class SiLUImplementation(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x * torch.sigmoid(x)
+
+            @staticmethod
+            def backward(ctx, grad_output):
+                x = ctx.saved_tensors[0]
+                s = torch.sigmoid(x)
+                return grad_output * (s * (1. + x * (1. - s))) * 2
+
+        def silu(x):
+            return SiLUImplementation.apply(x)
+    else:
+        def silu(x):
+            return x * torch.sigmoid(x)
+
+
+    class Net(nn.Module):
+        def forward(self, x):
+            return silu(x)
+""")
+
+
+def test_a_function_defined_under_a_module_level_if_converts(tmp_path):
+    """ReXNet defines its memory-efficient SiLU Function inside ``if USE_MEMORY_EFFICIENT_SiLU:``: the class became a
+    Cell but ``SiLUJitImplementation.apply(x)`` was left (``Cell.apply() missing 1 required positional argument``).
+    Classes in a module's if/try/with blocks are module-level too; forward and the custom gradient match torch."""
+    import mindspore as ms
+    import torch
+
+    result = convert_source(GUARDED)
+    assert "SiLUImplementation()(x)" in result.code, result.code
+    x = np.random.default_rng(1).standard_normal((3, 4)).astype(np.float32)
+    tx = torch.from_numpy(x).requires_grad_(True)
+    want = load_module(GUARDED, tmp_path / "t_g.py", "t_g").Net()(tx)
+    want.sum().backward()
+    ms_net = load_module(result.code, tmp_path / "m_g.py", "m_g").Net()
+    mx = ms.Tensor(x)
+    np.testing.assert_allclose(ms_net(mx).asnumpy(), want.detach().numpy(), rtol=1e-5, atol=1e-5)
+    grad = ms.grad(lambda v: ms_net(v).sum())(mx)  # the custom backward (doubled)
+    np.testing.assert_allclose(grad.asnumpy(), tx.grad.numpy(), rtol=1e-5, atol=1e-5)
