@@ -17,7 +17,7 @@ from typing import Any, Iterable
 
 from mindport.mappings import Entry
 from mindport.mappings.transforms import CALL_TRANSFORMS, TARGET, UNKNOWN, VALUE_TRANSFORMS, Arg, Unsupported
-from mindport.mappings.transforms.layers import SIZE_PARAMETERS
+from mindport.mappings.transforms.layers import IMPLICIT_VALUES
 
 # torch's argument parser also takes numpy's names for these parameters (python_arg_parser.cpp:
 # x.sum(axis=1, keepdims=True) is x.sum(dim=1, keepdim=True)); used when the signature lacks the name given.
@@ -135,9 +135,9 @@ def map_arguments(entry: Entry, bound: dict[str, Arg], profile: str = "nn") -> d
                 bound[name] = Arg(arg.source, False, arg.node, arg.cst_arg)  # spelled at its default: not written
     for name in entry.drop:
         bound.pop(name, None)
-    for name in SIZE_PARAMETERS.intersection(bound).difference(entry.values):
+    for name in IMPLICIT_VALUES.keys() & bound.keys() - entry.values.keys():
         arg = bound[name]
-        source = VALUE_TRANSFORMS["layers_size_tuple"](arg)
+        source = VALUE_TRANSFORMS[IMPLICIT_VALUES[name]](arg)
         if source != arg.source:
             bound[name] = Arg(source, arg.given, None, arg.cst_arg)
     for name, transform in entry.values.items():

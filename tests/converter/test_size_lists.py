@@ -88,3 +88,35 @@ def test_the_converted_source_writes_tuples_and_ints(modules):
 def test_run_time_size_lists_through_a_subclass_match_torch(modules, kernel, stride):
     torch_module, ms_module, _ = modules
     _compare(torch_module.from_lists(kernel, stride), ms_module.from_lists(kernel, stride), (2, 3, 9, 10))
+
+
+DISPLAYS = textwrap.dedent("""\
+    import torch
+    import torch.nn.functional as F
+
+
+    def run(x, w):
+        h, k = x.shape[2:]
+        return (F.avg_pool2d(x, kernel_size=[h, k], stride=[h, k]), F.max_pool2d(x, [h]),
+                torch.var_mean(w, dim=[1, 2, 3], keepdim=True, unbiased=False)[0],
+                torch.amax(x, dim=[h - 4, 3]), x.flip(dims=[2, 3]), torch.sum(w, [0, 2]))
+""")
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_list_displays_of_sizes_and_dimensions_match_torch(tmp_path, seed):
+    """``F.avg_pool2d(x, kernel_size=[h, w])`` (MobileOne's SE block) and ``torch.var_mean(w, dim=[1, 2, 3])``
+    (BiT's weight standardisation): a list display of names becomes a tuple (a one-element size its element), a
+    list of dimensions a tuple; MindSpore refused both lists."""
+    import mindspore as ms
+    import torch
+
+    code = convert_source(DISPLAYS).code
+    assert "kernel_size=(h, k)" in code and "axis=(1, 2, 3)" in code, code
+    rng = np.random.default_rng(seed)
+    x, w = rng.standard_normal((2, 3, 4, 4)).astype(np.float32), rng.standard_normal((5, 3, 3, 3)).astype(np.float32)
+    want = load_module(DISPLAYS, tmp_path / "t_ld.py", "t_ld").run(torch.from_numpy(x), torch.from_numpy(w))
+    got = load_module(code, tmp_path / "m_ld.py", "m_ld").run(ms.Tensor(x), ms.Tensor(w))
+    for g, t in zip(got, want, strict=True):
+        assert g.shape == tuple(t.shape)
+        np.testing.assert_allclose(g.asnumpy(), t.numpy(), rtol=1e-5, atol=1e-5)

@@ -1,6 +1,8 @@
 """Named transforms for the layers mapping entries (see mindport.mappings.transforms for the three registries)."""
 from __future__ import annotations
 
+import ast
+
 from mindport.mappings.transforms.base import (
     UNKNOWN,
     Arg,
@@ -36,25 +38,55 @@ def gelu_approximate(arg: Arg) -> str:
     return f"({arg.source}) == 'tanh'"
 
 
-# torch's size arguments (``_size_2_t``: an int or any sequence of ints); MindSpore checks an int or a tuple and
-# refuses a list ("When expanding an int number to tuple, input type must be integer or tuple[int], but got list":
-# nn.Conv2d, nn.MaxPool2d, ops.conv2d, nn.AdaptiveAvgPool2d ... alike). Every entry's arguments of these names go
-# through layers_size_tuple (mindport.mappings.arguments.map_arguments), before the entry's own transforms.
-SIZE_PARAMETERS = frozenset({"kernel_size", "stride", "padding", "dilation", "output_padding", "output_size"})
+# torch's size arguments (``_size_2_t``: an int or any sequence of ints) and dimension lists (``dim=[1, 2, 3]``);
+# MindSpore checks an int or a tuple and refuses a list ("When expanding an int number to tuple, input type must be
+# integer or tuple[int], but got list": nn.Conv2d, nn.MaxPool2d, ops.conv2d, nn.AdaptiveAvgPool2d, ops.mean's axis
+# ... alike). Every entry's arguments of these names go through their transform
+# (mindport.mappings.arguments.map_arguments), before the entry's own transforms.
+IMPLICIT_VALUES = {**dict.fromkeys(("kernel_size", "stride", "padding", "dilation", "output_padding", "output_size"),
+                                   "layers_size_tuple"),
+                   **dict.fromkeys(("dim", "dims"), "layers_dims_tuple")}
 
 
 @value_transform("layers_size_tuple")
 def layers_size_tuple(arg: Arg) -> str:
-    """A list literal (``stride=[2, 2]``, EfficientNet's block arguments decoded from strings) as a tuple, and a
-    one-element size (``[1]``, ``(3,)``) as its int, which torch expands to every dimension and MindSpore refuses
-    ("input tuple dimension must be 2, but got (1,)"). The runtime adapter passes run-time values as literals, so
-    ``Conv2d(c, c, k, stride=s)`` with ``s = [1]`` is mapped too."""
+    """A list (``stride=[2, 2]``, EfficientNet's block arguments decoded from strings; ``kernel_size=[h, w]``) as a
+    tuple, and a one-element size (``[1]``, ``(3,)``, ``[k]``) as its element, which torch expands to every dimension
+    and MindSpore refuses ("input tuple dimension must be 2, but got (1,)"). The runtime adapter passes run-time
+    values as literals, so ``Conv2d(c, c, k, stride=s)`` with ``s = [1]`` is mapped too."""
     value = arg.literal(default=UNKNOWN)
     if isinstance(value, (list, tuple)) and len(value) == 1 and isinstance(value[0], int):
         return repr(value[0])  # torch expands a one-element size to every dimension (stride=[1] in a Conv2d)
     if isinstance(value, list):
         return repr(_tuples(value))
-    return arg.source
+    elements = _list_display(arg.source) if value is UNKNOWN else None
+    if elements is not None and len(elements) == 1:
+        return elements[0]
+    return f"({', '.join(elements)}{',' * (len(elements) == 1)})" if elements else arg.source
+
+
+@value_transform("layers_dims_tuple")
+def layers_dims_tuple(arg: Arg) -> str:
+    """Dimensions given as a list (``w.mean(dim=[1, 2, 3], keepdim=True)``: BiT's weight standardisation), a literal
+    or a display of names, as a tuple: the same dimensions to torch, and what MindSpore's axis takes."""
+    value = arg.literal(default=UNKNOWN)
+    if isinstance(value, list):
+        return repr(_tuples(value))
+    elements = _list_display(arg.source) if value is UNKNOWN else None
+    return f"({', '.join(elements)}{',' * (len(elements) == 1)})" if elements else arg.source
+
+
+def _list_display(source: str) -> list[str] | None:
+    """The element sources of a list display (``[h, w]``), else None (a comprehension, a name, a starred list)."""
+    if not source.startswith("["):
+        return None
+    try:
+        node = ast.parse(source, mode="eval").body
+    except SyntaxError:
+        return None
+    if not isinstance(node, ast.List) or any(isinstance(e, ast.Starred) for e in node.elts):
+        return None
+    return [ast.get_source_segment(source, e) for e in node.elts]
 
 
 def _tuples(value):
