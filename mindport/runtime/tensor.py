@@ -70,9 +70,17 @@ def type(x, dtype=None, non_blocking=False, **kwargs):  # noqa: A001 - torch's m
         if name not in _TYPE_NAMES:
             raise TypeError(f"unknown torch type name {dtype!r}")
         dtype = _TYPE_NAMES[name]
-    elif getattr(dtype, "torch_name", None) in _TYPE_NAMES:  # x.type(torch.ByteTensor): the class, as an adapter
-        dtype = _TYPE_NAMES[dtype.torch_name]
+    else:
+        dtype = _type_dtype(dtype)
     return _cast(x, dtype)
+
+
+@ms.constexpr
+def _type_dtype(dtype):
+    """``x.type(torch.ByteTensor)``: the tensor type itself (converted code holds it as its adapter) is its dtype; a
+    dtype is itself. A constant: graph mode computes it at compile time."""
+    name = getattr(dtype, "torch_name", None)
+    return _TYPE_NAMES.get(name, dtype) if isinstance(name, str) else dtype
 
 
 def element_size(x) -> int:
