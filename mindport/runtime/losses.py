@@ -10,6 +10,8 @@ from __future__ import annotations
 import mindspore as ms
 from mindspore import nn, ops
 
+from mindport.runtime import math as _math
+
 _INT_LABELS = (ms.int64, ms.int16, ms.int8, ms.uint8)
 
 
@@ -50,7 +52,7 @@ def binary_cross_entropy(input, target, weight=None, reduction="mean"):
     if weight is not None:
         loss = loss * weight
     if reduction == "mean":
-        return loss.mean()
+        return _math.mean(loss)
     if reduction == "sum":
-        return loss.sum()
+        return _math.sum(loss)
     return loss

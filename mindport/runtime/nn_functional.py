@@ -14,6 +14,7 @@ import mindspore as ms
 import numpy as np
 from mindspore import ops
 
+from mindport.runtime import math as _math
 from mindport.runtime.math import _linear  # x @ w.T + b: the recurrent cells' projection
 
 _REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}
@@ -29,9 +30,9 @@ def _finfo(dtype, field):
 def _reduce(loss, reduction):
     reduction = _REDUCTIONS.get(reduction, reduction)
     if reduction == "mean":
-        return loss.mean()
+        return _math.mean(loss)  # NaN for an empty batch, as torch (MindSpore's kernel gives inf)
     if reduction == "sum":
-        return loss.sum()
+        return _math.sum(loss)  # 0 for an empty batch (MindSpore's kernel gives uninitialised memory)
     if reduction == "none":
         return loss
     raise ValueError(f"{reduction} is not a valid value for reduction")
