@@ -21,6 +21,7 @@ from mindspore.ops.operations.linalg_ops import Eigh as _Eigh
 from mindspore.scipy.ops import LU as _LU
 
 from mindport.runtime._graph import named
+from mindport.runtime.math import _empty_extent, _nonempty_extent, _or_empty
 
 CholeskyEx = namedtuple("CholeskyEx", ["L", "info"])
 InvEx = namedtuple("InvEx", ["inverse", "info"])
@@ -359,6 +360,9 @@ def multi_dot(tensors):
         out = out.squeeze(0)
     if last_vec:
         out = out.squeeze(-1)
+    for m in mats:  # a 0-sized inner dimension: MindSpore's matmul leaves the product uninitialised, torch gives 0
+        if _empty_extent(m.shape, None):
+            return ops.zeros_like(out)
     return out
 
 
@@ -398,3 +402,41 @@ def vander(x, *, N=None):
         return ops.ones(x.shape + (n,), x.dtype)
     cols = ops.broadcast_to(x.expand_dims(-1), x.shape + (n - 1,))
     return ops.cat([ops.ones(x.shape + (1,), x.dtype), ops.cumprod(cols, -1)], -1)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Norms over an empty extent: MindSpore 2.10's norm kernels return uninitialised memory there (torch.linalg.norm of a
+# (0, 3) tensor is 0; MindSpore gave 0.355). The norms with an identity give torch's 0; the others raise, as torch
+# does for the inf norms, where MindSpore would answer with garbage.
+
+_INF = float("inf")
+
+
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):  # noqa: A002 - torch's argument name
+    """torch.linalg.vector_norm: ops.vector_norm, 0 over an empty extent; the inf norms raise there, as torch."""
+    if ord == _INF or ord == -_INF:
+        _nonempty_extent("linalg.vector_norm", x, dim)
+    return _or_empty(ops.vector_norm(x, ord, dim, keepdim, dtype=dtype), x, dim, keepdim, 0)
+
+
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):  # noqa: A002
+    """torch.linalg.matrix_norm: ops.matrix_norm; the Frobenius and nuclear norms of an empty matrix are 0 (torch),
+    the other orders raise there instead of returning MindSpore's uninitialised memory."""
+    result = ops.matrix_norm(A, ord, dim, keepdim, dtype=dtype)
+    if ord == "fro" or ord == "nuc":
+        return _or_empty(result, A, dim, keepdim, 0)
+    _nonempty_extent("linalg.matrix_norm", A, dim)
+    return result
+
+
+def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):  # noqa: A002
+    """torch.linalg.norm: ops.norm; over an empty extent the vector norms (ord None or a finite number, a vector
+    or a single dim) and the Frobenius/nuclear norms are 0 as in torch, the other orders raise."""
+    result = ops.norm(A, ord, dim, keepdim, dtype=dtype)
+    if not _empty_extent(A.shape, dim):
+        return result
+    matrix = (dim is None and ord is not None and A.ndim == 2) or (isinstance(dim, (tuple, list)) and len(dim) == 2)
+    if ord is None or ord == "fro" or ord == "nuc" or (not matrix and ord != _INF and ord != -_INF):
+        return _or_empty(result, A, dim, keepdim, 0)
+    _nonempty_extent("linalg.norm", A, dim)
+    return result

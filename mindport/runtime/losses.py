@@ -1,4 +1,4 @@
-"""Losses that accept torch's int64 class labels.
+"""Losses that accept torch's int64 class labels, and MindSpore's losses with torch's answer for an empty batch.
 
 MindSpore 2.10's ``nn.CrossEntropyLoss``/``nn.NLLLoss`` require int32 class indices (int64 raises TypeError) while
 torch requires int64, so converted training code would feed them int64 labels. These subclasses cast integer
@@ -11,6 +11,7 @@ import mindspore as ms
 from mindspore import nn, ops
 
 from mindport.runtime import math as _math
+from mindport.runtime.math import _empty_extent
 
 _INT_LABELS = (ms.int64, ms.int16, ms.int8, ms.uint8)
 
@@ -56,3 +57,64 @@ def binary_cross_entropy(input, target, weight=None, reduction="mean"):
     if reduction == "sum":
         return _math.sum(loss)
     return loss
+
+
+# --- an empty batch ----------------------------------------------------------------------------------------------
+# MindSpore's losses reduce through LossBase.get_loss (ReduceMean/ReduceSum), whose CPU kernels return uninitialised
+# memory for an empty batch (nn.MSELoss()(zeros(0, 4), zeros(0, 4)) is not NaN, measured on 2.10). torch gives NaN
+# for reduction='mean' and 0 for 'sum'. These subclasses are the MindSpore losses with that answer.
+
+
+def _empty_batch(loss, input, average, reduce):
+    if reduce and _empty_extent(input.shape, None):
+        return ops.full((), float("nan") if average else 0, dtype=loss.dtype)
+    return loss
+
+
+class L1Loss(nn.L1Loss):
+    def construct(self, logits, labels):
+        return _empty_batch(super().construct(logits, labels), logits, self.average, self.reduce)
+
+
+class MSELoss(nn.MSELoss):
+    def construct(self, logits, labels):
+        return _empty_batch(super().construct(logits, labels), logits, self.average, self.reduce)
+
+
+class HuberLoss(nn.HuberLoss):
+    def construct(self, logits, labels):
+        return _empty_batch(super().construct(logits, labels), logits, self.average, self.reduce)
+
+
+class HingeEmbeddingLoss(nn.HingeEmbeddingLoss):
+    def construct(self, logits, labels):
+        # its LossBase flags stay at 'mean' whatever the reduction (2.10): the reduction itself says
+        reduction = self.reduction
+        return _empty_batch(super().construct(logits, labels), logits, reduction == "mean", reduction != "none")
+
+
+class PoissonNLLLoss(nn.PoissonNLLLoss):
+    def construct(self, input, target):
+        return _empty_batch(super().construct(input, target), input, self.average, self.reduce)
+
+
+class MarginRankingLoss(nn.MarginRankingLoss):
+    def construct(self, input1, input2, target):
+        return _empty_batch(super().construct(input1, input2, target), input1, self.average, self.reduce)
+
+
+class CosineEmbeddingLoss(nn.CosineEmbeddingLoss):
+    def construct(self, logits_x1, logits_x2, labels):
+        return _empty_batch(super().construct(logits_x1, logits_x2, labels), logits_x1, self.average, self.reduce)
+
+
+class GaussianNLLLoss(nn.GaussianNLLLoss):
+    def construct(self, logits, labels, var):
+        # its LossBase flags stay at 'mean' whatever the reduction (2.10): the reduction itself says
+        reduction = self.reduction
+        return _empty_batch(super().construct(logits, labels, var), logits, reduction == "mean", reduction != "none")
+
+
+class TripletMarginWithDistanceLoss(nn.TripletMarginWithDistanceLoss):
+    def construct(self, x, positive, negative):
+        return _empty_batch(super().construct(x, positive, negative), x, self.average, self.reduce)

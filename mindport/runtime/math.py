@@ -134,15 +134,14 @@ def bincount(input, weights=None, minlength=0):
     """torch.bincount / Tensor.bincount: int64 counts without weights, float32 for float32 weights, else float64.
 
     ops.bincount always returns float32 (accumulating float64 weights in float32), so float64 weights are summed
-    here with a scatter-add in float64. An empty input gives ``minlength`` zeros (ops.bincount gives none).
+    here with a scatter-add in float64. An empty input gives ``minlength`` int64 zeros, with or without weights, as
+    torch (ops.bincount gives none).
     """
+    if _empty_extent(input.shape, None):
+        return ops.zeros((minlength,), _INT64)
     if weights is None:
-        if _empty_extent(input.shape, None):
-            return ops.zeros((minlength,), _INT64)
         return _long(ops.bincount(input, None, minlength))
     if weights.dtype == ms.float32:
-        if _empty_extent(input.shape, None):
-            return ops.zeros((minlength,), ms.float32)
         return ops.bincount(input, weights, minlength)
     dtype = ms.float64  # torch: float32 weights give float32 counts, any other dtype float64 (float16 included)
     size = max(int(input.max()) + 1 if input.size else 0, minlength)
@@ -275,15 +274,26 @@ def amin(input, dim=(), keepdim=False):
     return ops.amin(input, _reduced_axes(input.ndim, dim), keepdim)
 
 
+def _var(input, dim, correction, keepdim):
+    """ops.var; a complex tensor's variance is real, that of its real part plus that of its imaginary part (ops.var
+    returns a complex number), and a 0-d tensor is one sample (ops.var gives 0 where torch's 0/0 is NaN)."""
+    if input.ndim == 0:  # one sample: torch divides 0 by max(0, 1 - correction)
+        return ops.full((), 0.0 if correction == 0 else float("nan"), dtype=real_abs(input).dtype)
+    if _is_complex(input.dtype):
+        return ops.var(ops.real(input), dim, correction, keepdim) + ops.var(ops.imag(input), dim, correction, keepdim)
+    return ops.var(input, dim, correction, keepdim)
+
+
 def std(input, dim=None, correction=1, keepdim=False):
-    """torch.std / Tensor.std (the converter writes ``correction``, from torch's ``unbiased`` flag too): ops.std,
-    NaN over an empty extent in torch's shape (Tensor.std returns a 0-d tensor there)."""
-    return _or_empty(ops.std(input, dim, correction, keepdim), input, dim, keepdim, float("nan"))
+    """torch.std / Tensor.std (the converter writes ``correction``, from torch's ``unbiased`` flag too): the square
+    root of :func:`_var` (real for a complex tensor), NaN over an empty extent in torch's shape (Tensor.std returns a
+    0-d tensor there)."""
+    return _or_empty(ops.sqrt(_var(input, dim, correction, keepdim)), input, dim, keepdim, float("nan"))
 
 
 def var(input, dim=None, correction=1, keepdim=False):
-    """torch.var / Tensor.var: ops.var, NaN over an empty extent in torch's shape (as :func:`std`)."""
-    return _or_empty(ops.var(input, dim, correction, keepdim), input, dim, keepdim, float("nan"))
+    """torch.var / Tensor.var: :func:`_var`, NaN over an empty extent in torch's shape (as :func:`std`)."""
+    return _or_empty(_var(input, dim, correction, keepdim), input, dim, keepdim, float("nan"))
 
 
 def std_mean(input, dim=None, correction=1, keepdim=False):
@@ -940,9 +950,16 @@ def constant_pad_nd(input, pad, value=0):
 
 
 def unflatten(input, dim, sizes):
-    """torch.unflatten: MindSpore 2.10 has no unflatten; a reshape of ``dim`` into ``sizes``."""
+    """torch.unflatten: MindSpore 2.10 has no unflatten; a reshape of ``dim`` into ``sizes``. A -1 in ``sizes`` is
+    resolved from ``dim``'s size (reshape infers it from the element count: 0 for an empty tensor, where torch's
+    (0, 6) unflattened to (2, -1) is (0, 2, 3))."""
     d = _axis(dim, input.ndim)
-    return input.reshape(tuple(input.shape[:d]) + tuple(sizes) + tuple(input.shape[d + 1:]))
+    known = 1
+    for size in sizes:
+        if size != -1:
+            known *= size
+    sizes = tuple(input.shape[d] // known if size == -1 and known else size for size in sizes)
+    return input.reshape(tuple(input.shape[:d]) + sizes + tuple(input.shape[d + 1:]))
 
 
 # ---------------------------------------------------------------------------------------------------------------
