@@ -390,7 +390,7 @@ def _empty_batch(loss, input, reduction):
     """A MindSpore loss kernel's reduced result, or torch's over an empty batch: NaN for 'mean', 0 for 'sum'
     (MindSpore's kernels reduce an empty batch to uninitialised memory, as its reductions do)."""
     if reduction != "none" and _math._empty_extent(input.shape, None):
-        return ops.full((), float("nan") if reduction == "mean" else 0, dtype=loss.dtype)
+        return ops.full((), 0 if reduction == "sum" else float("nan"), dtype=loss.dtype)
     return loss
 
 
@@ -408,6 +408,26 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
 def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
     """torch.nn.functional.gaussian_nll_loss: ops.gaussian_nll_loss, and torch's answer for an empty batch."""
     return _empty_batch(ops.gaussian_nll_loss(input, target, var, full, eps, reduction), input, reduction)
+
+
+def mse_loss(input, target, reduction="mean"):
+    """torch.nn.functional.mse_loss: ops.mse_loss, and torch's answer for an empty batch."""
+    return _empty_batch(ops.mse_loss(input, target, reduction), input, reduction)
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0):
+    """torch.nn.functional.huber_loss: ops.huber_loss, and torch's answer for an empty batch."""
+    return _empty_batch(ops.huber_loss(input, target, reduction, delta), input, reduction)
+
+
+def smooth_l1_loss(input, target, reduction="mean", beta=1.0):
+    """torch.nn.functional.smooth_l1_loss: ops.smooth_l1_loss, and torch's answer for an empty batch."""
+    return _empty_batch(ops.smooth_l1_loss(input, target, beta, reduction), input, reduction)
+
+
+def multi_margin_loss(input, target, p=1, margin=1, weight=None, reduction="mean"):
+    """torch.nn.functional.multi_margin_loss: ops.multi_margin_loss, and torch's answer for an empty batch."""
+    return _empty_batch(ops.multi_margin_loss(input, target, p, margin, weight, reduction), input, reduction)
 
 
 def multilabel_soft_margin_loss(input, target, weight=None, reduction="mean"):
