@@ -21,6 +21,7 @@ from mindspore.ops.operations.linalg_ops import Eigh as _Eigh
 from mindspore.scipy.ops import LU as _LU
 
 from mindport.runtime._graph import named
+from mindport.runtime.math import _empty_extent, _is_complex, _nonempty_extent, _or_empty, _singular_norm, real_abs
 
 CholeskyEx = namedtuple("CholeskyEx", ["L", "info"])
 InvEx = namedtuple("InvEx", ["inverse", "info"])
@@ -371,6 +372,9 @@ def multi_dot(tensors):
         out = out.squeeze(0)
     if last_vec:
         out = out.squeeze(-1)
+    for m in mats:  # a 0-sized inner dimension: MindSpore's matmul leaves the product uninitialised, torch gives 0
+        if _empty_extent(m.shape, None):
+            return ops.zeros_like(out)
     return out
 
 
@@ -410,3 +414,60 @@ def vander(x, *, N=None):
         return ops.ones(x.shape + (n,), x.dtype)
     cols = ops.broadcast_to(x.expand_dims(-1), x.shape + (n - 1,))
     return ops.cat([ops.ones(x.shape + (1,), x.dtype), ops.cumprod(cols, -1)], -1)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# torch.linalg's norms. Over an empty extent MindSpore 2.10's norm kernels return uninitialised memory
+# (torch.linalg.norm of a (0, 3) tensor is 0; MindSpore gave 0.355): the norms with an identity give torch's 0, the
+# others raise, as torch does for the inf norms. A complex input's norm is real (that of its magnitudes), and the
+# singular-value norms of complex and float64 input come from ops.svd (mindport.runtime.math._singular_norm).
+
+_INF = float("inf")
+
+
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):  # noqa: A002 - torch's argument name
+    """torch.linalg.vector_norm: ops.vector_norm of the (real) magnitudes, 0 over an empty extent; the inf norms
+    raise there, as torch."""
+    if ord == _INF or ord == -_INF:
+        _nonempty_extent("linalg.vector_norm", x, dim)
+    return _or_empty(ops.vector_norm(real_abs(x), ord, dim, keepdim, dtype=dtype), x, dim, keepdim, 0)
+
+
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):  # noqa: A002
+    """torch.linalg.matrix_norm: ops.matrix_norm of the magnitudes; ord 2 / -2 / 'nuc' of complex or float64 input
+    from the singular values (ops.matrix_norm drops the imaginary part and computes float64 in float32 there). The
+    Frobenius and nuclear norms of an empty matrix are 0 (torch); the other orders raise there."""
+    if dtype is not None:
+        A = A.astype(dtype)
+    if _empty_extent(A.shape, dim):
+        if ord == "fro" or ord == "nuc":
+            real = (ms.float64 if A.dtype == ms.complex128 else ms.float32) if _is_complex(A.dtype) else A.dtype
+            return _or_empty(ops.zeros((), real), A, dim, keepdim, 0)
+        _nonempty_extent("linalg.matrix_norm", A, dim)
+    if (ord == 2 or ord == -2 or ord == "nuc") and (_is_complex(A.dtype) or A.dtype == ms.float64):
+        return _singular_norm(A, ord, tuple(dim), keepdim)
+    return ops.matrix_norm(real_abs(A), ord, dim, keepdim)
+
+
+def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):  # noqa: A002
+    """torch.linalg.norm: a vector or matrix norm by ``dim``/``ord`` (ops.norm of the magnitudes; the matrix ord 2 /
+    -2 / 'nuc' through :func:`matrix_norm`). Over an empty extent the vector norms (ord None or a finite number, a
+    vector or a single dim) and the Frobenius/nuclear norms are 0 as in torch, the other orders raise."""
+    matrix = (dim is None and ord is not None and A.ndim == 2) or (isinstance(dim, (tuple, list)) and len(dim) == 2)
+    if matrix and (ord == 2 or ord == -2 or ord == "nuc"):
+        return matrix_norm(A, ord, (-2, -1) if dim is None else tuple(dim), keepdim, dtype=dtype)
+    result = ops.norm(real_abs(A), ord, dim, keepdim, dtype=dtype)
+    if not _empty_extent(A.shape, dim):
+        return result
+    if ord is None or ord == "fro" or ord == "nuc" or (not matrix and ord != _INF and ord != -_INF):
+        return _or_empty(result, A, dim, keepdim, 0)
+    _nonempty_extent("linalg.norm", A, dim)
+    return result
+
+
+def nuclear_norm(input, dim=None, keepdim=False):
+    """torch.nuclear_norm (sum of singular values; also called as nuclear_norm(input, keepdim)): MindSpore has it
+    only as ``ops.matrix_norm(A, 'nuc')``; computed by :func:`matrix_norm`."""
+    if isinstance(dim, bool):
+        dim, keepdim = None, dim
+    return matrix_norm(input, "nuc", (-2, -1) if dim is None else tuple(dim), keepdim)

@@ -117,10 +117,11 @@ def _keep_all_dims(result, input, dim, keepdim):
 
 def count_nonzero(input, dim=None):
     """torch.count_nonzero / Tensor.count_nonzero: int64 counts over ``dim`` (int, tuple or None = all). ops.count_nonzero
-    refuses bool tensors (a mask is the usual input): they are counted as int8."""
+    refuses bool tensors (a mask is the usual input): they are counted as int8. 0 over an empty extent (MindSpore's
+    count is uninitialised memory there)."""
     if input.dtype == ms.bool_:
         input = input.astype(ms.int8)
-    return ops.count_nonzero(input, axis=() if dim is None else dim, dtype=_INT64)
+    return _or_empty(ops.count_nonzero(input, axis=() if dim is None else dim, dtype=_INT64), input, dim, False, 0)
 
 
 def multinomial(input, num_samples, replacement=False):
@@ -133,8 +134,11 @@ def bincount(input, weights=None, minlength=0):
     """torch.bincount / Tensor.bincount: int64 counts without weights, float32 for float32 weights, else float64.
 
     ops.bincount always returns float32 (accumulating float64 weights in float32), so float64 weights are summed
-    here with a scatter-add in float64.
+    here with a scatter-add in float64. An empty input gives ``minlength`` int64 zeros, with or without weights, as
+    torch (ops.bincount gives none).
     """
+    if _empty_extent(input.shape, None):
+        return ops.zeros((minlength,), _INT64)
     if weights is None:
         return _long(ops.bincount(input, None, minlength))
     if weights.dtype == ms.float32:
@@ -174,6 +178,139 @@ def equal(input, other):
 
 # ---------------------------------------------------------------------------------------------------------------
 # Reductions and statistics
+
+# --- reductions over an empty extent -----------------------------------------------------------------------------
+# MindSpore 2.10's CPU reduction kernels do not write their output when the reduced extent has no elements: ops.sum
+# of a (0,) or (2, 0) tensor returns uninitialised memory (9.2e13, 3.6e-25, an int64 sum 9.4e13), ops.mean inf or
+# -inf, ops.prod over dim 0 of a (0, 3) tensor [1, nan, inf], ops.any True, ops.amax garbage (torch raises); the
+# Tensor methods and mint share the kernels (measured on 2.10; tests/mappings/test_empty_reductions.py). torch
+# gives the reduction's identity: sum 0, prod 1, any False, all True, mean/var/std nan, count_nonzero 0.
+# The functions below run the MindSpore reduction and, when the reduced extent is empty, return torch's answer in
+# torch's shape and the reduction's dtype instead. The check reads the static shape only: a constant in a graph, a
+# few Python comparisons in PyNative.
+
+
+def _reduced_axes(ndim: int, dim) -> tuple:
+    """torch's ``dim`` (None, () or [] = every axis, an int, a sequence) as non-negative axes."""
+    if dim is None:
+        return tuple(builtins.range(ndim))
+    if isinstance(dim, int):
+        return (_axis(dim, ndim),)
+    if len(dim) == 0:
+        return tuple(builtins.range(ndim))
+    return tuple(_axis(d, ndim) for d in dim)
+
+
+def _empty_extent(shape, dim) -> bool:
+    """True when a reduction of a tensor of ``shape`` over ``dim`` has no element to reduce."""
+    if len(shape) == 0:
+        return False
+    for axis in _reduced_axes(len(shape), dim):
+        if shape[axis] == 0:
+            return True
+    return False
+
+
+def _reduced_shape(shape, dim, keepdim) -> tuple:
+    """torch's output shape of a reduction over ``dim``: the reduced axes removed, or kept as 1 with keepdim."""
+    axes = _reduced_axes(len(shape), dim)
+    out = []
+    for axis, size in enumerate(shape):
+        if axis not in axes:
+            out.append(size)
+        elif keepdim:
+            out.append(1)
+    return tuple(out)
+
+
+def _or_empty(result, input, dim, keepdim, value):
+    """``result`` (a reduction of ``input`` over ``dim``), or ``value`` in torch's output shape and ``result``'s
+    dtype when the reduced extent is empty (MindSpore's kernel then returns uninitialised memory)."""
+    if _empty_extent(input.shape, dim):
+        return ops.full(_reduced_shape(input.shape, dim, keepdim), value, dtype=result.dtype)
+    return result
+
+
+def _nonempty_extent(name, input, dim):
+    """torch refuses max-like reductions over an empty extent (IndexError); MindSpore returns uninitialised memory."""
+    if _empty_extent(input.shape, dim):
+        raise IndexError(f"{name}(): Expected reduction dim to have non-zero size.")
+
+
+def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001 - torch's name
+    """torch.sum / Tensor.sum: ops.sum, 0 over an empty extent (MindSpore returns uninitialised memory)."""
+    return _or_empty(ops.sum(input, dim, keepdim, dtype=dtype), input, dim, keepdim, 0)
+
+
+def mean(input, dim=None, keepdim=False, *, dtype=None):
+    """torch.mean / Tensor.mean: ops.mean (in ``dtype`` when given), NaN over an empty extent (MindSpore gives
+    inf/-inf)."""
+    if dtype is not None:
+        input = input.astype(dtype)
+    return _or_empty(ops.mean(input, dim, keepdim), input, dim, keepdim, float("nan"))
+
+
+def prod(input, dim=None, keepdim=False, *, dtype=None):
+    """torch.prod / Tensor.prod: ops.prod, 1 over an empty extent (MindSpore gives 1, nan, inf ... over dim 0 of a
+    (0, 3) tensor)."""
+    return _or_empty(ops.prod(input, dim, keepdim, dtype), input, dim, keepdim, 1)
+
+
+def nanmean(input, dim=None, keepdim=False, *, dtype=None):
+    """torch.nanmean / Tensor.nanmean: ops.nanmean, NaN over an empty extent (MindSpore gives inf)."""
+    return _or_empty(ops.nanmean(input, dim, keepdim, dtype=dtype), input, dim, keepdim, float("nan"))
+
+
+def amax(input, dim=(), keepdim=False):
+    """torch.amax / Tensor.amax: ops.amax; an empty extent raises IndexError as in torch (MindSpore returns
+    uninitialised memory)."""
+    _nonempty_extent("amax", input, dim)
+    return ops.amax(input, _reduced_axes(input.ndim, dim), keepdim)
+
+
+def amin(input, dim=(), keepdim=False):
+    """torch.amin / Tensor.amin: as :func:`amax`, the smallest values."""
+    _nonempty_extent("amin", input, dim)
+    return ops.amin(input, _reduced_axes(input.ndim, dim), keepdim)
+
+
+def _var(input, dim, correction, keepdim):
+    """ops.var; a complex tensor's variance is real, that of its real part plus that of its imaginary part (ops.var
+    returns a complex number), and a 0-d tensor is one sample (ops.var gives 0 where torch's 0/0 is NaN)."""
+    if input.ndim == 0:  # one sample: torch divides 0 by max(0, 1 - correction)
+        return ops.full((), 0.0 if correction == 0 else float("nan"), dtype=real_abs(input).dtype)
+    if _is_complex(input.dtype):
+        return ops.var(ops.real(input), dim, correction, keepdim) + ops.var(ops.imag(input), dim, correction, keepdim)
+    return ops.var(input, dim, correction, keepdim)
+
+
+def std(input, dim=None, correction=1, keepdim=False):
+    """torch.std / Tensor.std (the converter writes ``correction``, from torch's ``unbiased`` flag too): the square
+    root of :func:`_var` (real for a complex tensor), NaN over an empty extent in torch's shape (Tensor.std returns a
+    0-d tensor there)."""
+    return _or_empty(ops.sqrt(_var(input, dim, correction, keepdim)), input, dim, keepdim, float("nan"))
+
+
+def var(input, dim=None, correction=1, keepdim=False):
+    """torch.var / Tensor.var: :func:`_var`, NaN over an empty extent in torch's shape (as :func:`std`)."""
+    return _or_empty(_var(input, dim, correction, keepdim), input, dim, keepdim, float("nan"))
+
+
+def std_mean(input, dim=None, correction=1, keepdim=False):
+    """torch.std_mean: (std, mean) from ops.std_mean, both NaN over an empty extent (MindSpore's mean is inf)."""
+    s, m = ops.std_mean(input, dim, correction, keepdim)
+    nan = float("nan")
+    return _or_empty(s, input, dim, keepdim, nan), _or_empty(m, input, dim, keepdim, nan)
+
+
+def var_mean(input, dim=None, correction=1, keepdim=False):
+    """torch.var_mean: (var, mean) from ops.var_mean, both NaN over an empty extent."""
+    v, m = ops.var_mean(input, dim, correction, keepdim)
+    nan = float("nan")
+    return _or_empty(v, input, dim, keepdim, nan), _or_empty(m, input, dim, keepdim, nan)
+
+
+# --- other reductions and statistics -----------------------------------------------------------------------------
 
 
 def aminmax(input, *, dim=None, keepdim=False):
@@ -378,17 +515,16 @@ def _bin_index(flat, edges):
 def _vector_norm(x, p, dim, keepdim):
     axis = tuple(builtins.range(x.ndim)) if dim is None else dim
     a = ops.abs(x)
-    if p == float("inf"):
-        return ops.amax(a, axis, keepdim)
-    if p == float("-inf"):
-        return ops.amin(a, axis, keepdim)
+    if p == float("inf") or p == float("-inf"):
+        _nonempty_extent("norm", a, axis)
+        return ops.amax(a, axis, keepdim) if p > 0 else ops.amin(a, axis, keepdim)
     if p == 0:
-        return (a != 0).astype(a.dtype).sum(axis, keepdim)
+        return sum((a != 0).astype(a.dtype), axis, keepdim)
     if p == 1:
-        return a.sum(axis, keepdim)
+        return sum(a, axis, keepdim)
     if p == 2:
-        return ops.sqrt((a * a).sum(axis, keepdim))
-    return ops.pow(ops.pow(a, p).sum(axis, keepdim), 1.0 / p)
+        return ops.sqrt(sum(a * a, axis, keepdim))
+    return ops.pow(sum(ops.pow(a, p), axis, keepdim), 1.0 / p)
 
 
 def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
@@ -403,24 +539,19 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
         dim = (dim,)
     if p == "nuc":
         axis = (-2, -1) if dim is None else tuple(dim)
+        if _is_complex(x.dtype) or x.dtype == ms.float64:
+            return _singular_norm(x, "nuc", axis, keepdim)
         return ops.matrix_norm(x, "nuc", axis, keepdim)
     if isinstance(p, str) and p != "fro":
         raise ValueError(f"norm: unknown p {p!r}")
     return _keep_all_dims(_vector_norm(x, 2 if p in ("fro", None) else p, dim, keepdim), input, dim, keepdim)
 
 
-def nuclear_norm(input, dim=None, keepdim=False):
-    """torch.nuclear_norm (sum of singular values; also called as nuclear_norm(input, keepdim)): MindSpore has it
-    only as ``ops.matrix_norm(A, 'nuc')``; computed by :func:`matrix_norm`."""
-    if isinstance(dim, bool):
-        dim, keepdim = None, dim
-    return matrix_norm(input, "nuc", (-2, -1) if dim is None else tuple(dim), keepdim)
-
-
 # torch's norms of complex tensors are real (float32 for complex64), and its singular-value norms keep float64.
 # MindSpore 2.10's ops.vector_norm, ops.matrix_norm and ops.norm return complex64 for a complex input (the values
 # right, the dtype not), and ops.matrix_norm's ord 2, -2 and 'nuc' drop the imaginary part (off by 3 on a 3x4
-# complex matrix) and compute float64 input in float32. ops.svd is right for both (measured against torch).
+# complex matrix) and compute float64 input in float32. ops.svd is right for both (measured against torch). The
+# torch.linalg norms built on these are in mindport.runtime.linalg.
 
 def _singular_norm(A, ord, axis, keepdims):
     """ord 2 / -2 / 'nuc' from the singular values of the matrices over ``axis`` (any float or complex dtype)."""
@@ -435,22 +566,6 @@ def _singular_norm(A, ord, axis, keepdims):
     return out
 
 
-def vector_norm(x, ord=2, axis=None, keepdims=False, *, dtype=None):
-    """torch.linalg.vector_norm: ops.vector_norm; a complex input's norm is the norm of its (real) magnitudes."""
-    return ops.vector_norm(real_abs(x), ord, axis, keepdims, dtype=dtype)
-
-
-def matrix_norm(A, ord="fro", axis=(-2, -1), keepdims=False, *, dtype=None):
-    """torch.linalg.matrix_norm: ops.matrix_norm; ord 2 / -2 / 'nuc' of complex or float64 input come from the
-    singular values (ops.matrix_norm drops the imaginary part and computes float64 in float32 there), the other ords
-    of a complex input from its (real) magnitudes."""
-    if dtype is not None:
-        A = A.astype(dtype)
-    if ord in (2, -2, "nuc") and (_is_complex(A.dtype) or A.dtype == ms.float64):
-        return _singular_norm(A, ord, tuple(axis), keepdims)
-    return ops.matrix_norm(real_abs(A), ord, axis, keepdims)
-
-
 def cond(A, p=None):
     """torch.linalg.cond: for p None / 2 / -2 the ratio of the largest and smallest singular values (ops.svd keeps
     float64 and complex input right; ops.cond computes float64 in float32 and drops the imaginary part); other p
@@ -463,14 +578,6 @@ def cond(A, p=None):
     return ops.cond(A, p)
 
 
-def linalg_norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
-    """torch.linalg.norm: ops.norm (vector or matrix norm by ``dim``/``ord``); a complex input's norm is real, and a
-    matrix's ord 2 / -2 / 'nuc' are computed by :func:`matrix_norm`."""
-    if ord in (2, -2, "nuc") and (dim is None and A.ndim == 2 or isinstance(dim, (tuple, list)) and len(dim) == 2):
-        return matrix_norm(A, ord, (-2, -1) if dim is None else tuple(dim), keepdim, dtype=dtype)
-    return ops.norm(real_abs(A), ord, dim, keepdim, dtype=dtype)
-
-
 def frobenius_norm(input, dim=(-2, -1), keepdim=False):
     """torch.frobenius_norm: the 2-norm of the elements over ``dim``; MindSpore has no function of that name."""
     return _vector_norm(real_abs(input), 2, (dim,) if isinstance(dim, int) else tuple(dim), keepdim)
@@ -480,7 +587,7 @@ def dot(input, other):
     """torch.dot / Tensor.dot: the dot product of two 1-D tensors. MindSpore's Tensor.dot is the deprecated ops.dot
     (2-D and up only) and mint.dot has no CPU kernel in 2.10 ('The kernel Dot unregistered')."""
     product = input * other
-    return product.sum().astype(product.dtype)  # an int32 sum is int64 in MindSpore; torch keeps int32
+    return sum(product).astype(product.dtype)  # an int32 sum is int64 in MindSpore; torch keeps int32
 
 
 def vdot(input, other):
@@ -488,7 +595,7 @@ def vdot(input, other):
     if _is_complex(input.dtype):
         input = ops.conj(input)
     product = input * other
-    return product.sum().astype(product.dtype)
+    return sum(product).astype(product.dtype)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -868,9 +975,16 @@ def constant_pad_nd(input, pad, value=0):
 
 
 def unflatten(input, dim, sizes):
-    """torch.unflatten: MindSpore 2.10 has no unflatten; a reshape of ``dim`` into ``sizes``."""
+    """torch.unflatten: MindSpore 2.10 has no unflatten; a reshape of ``dim`` into ``sizes``. A -1 in ``sizes`` is
+    resolved from ``dim``'s size (reshape infers it from the element count: 0 for an empty tensor, where torch's
+    (0, 6) unflattened to (2, -1) is (0, 2, 3))."""
     d = _axis(dim, input.ndim)
-    return input.reshape(tuple(input.shape[:d]) + tuple(sizes) + tuple(input.shape[d + 1:]))
+    known = 1
+    for size in sizes:
+        if size != -1:
+            known *= size
+    sizes = tuple(input.shape[d] // known if size == -1 and known else size for size in sizes)
+    return input.reshape(tuple(input.shape[:d]) + sizes + tuple(input.shape[d + 1:]))
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -1419,13 +1533,15 @@ def _truth(input):
 
 def any(input, dim=None, keepdim=False):  # noqa: A001 - torch's name
     """torch.any / Tensor.any: True where some element is non-zero. ops.any on a float tensor gives wrong answers
-    (``ops.any(Tensor([[0., 1.5], [0., 0.]]))`` is False, measured on 2.10): the input is tested against 0 first."""
-    return ops.any(_truth(input), () if dim is None else dim, keepdim)
+    (``ops.any(Tensor([[0., 1.5], [0., 0.]]))`` is False, measured on 2.10): the input is tested against 0 first.
+    False over an empty extent (ops.any returns True there)."""
+    return _or_empty(ops.any(_truth(input), () if dim is None else dim, keepdim), input, dim, keepdim, False)
 
 
 def all(input, dim=None, keepdim=False):  # noqa: A001 - torch's name
-    """torch.all / Tensor.all: True where every element is non-zero (tested against 0 first, as ``any``)."""
-    return ops.all(_truth(input), () if dim is None else dim, keepdim)
+    """torch.all / Tensor.all: True where every element is non-zero (tested against 0 first, as ``any``); True over
+    an empty extent."""
+    return _or_empty(ops.all(_truth(input), () if dim is None else dim, keepdim), input, dim, keepdim, True)
 
 
 # --- integer accumulation: torch sums integer and bool tensors in int64 ------------------------------------------
@@ -1444,9 +1560,11 @@ def cumsum(input, dim, *, dtype=None):
 
 
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
-    """torch.nansum / Tensor.nansum: int32/bool inputs sum in int64 (ops.nansum keeps int32)."""
+    """torch.nansum / Tensor.nansum: int32/bool inputs sum in int64 (ops.nansum keeps int32); 0 over an empty
+    extent."""
     dtype = _accumulate_dtype(input, dtype)
-    return ops.nansum(input if dtype is None else input.astype(dtype), dim, keepdim)
+    result = ops.nansum(input if dtype is None else input.astype(dtype), dim, keepdim)
+    return _or_empty(result, input, dim, keepdim, 0)
 
 
 def trace(input):
@@ -1479,7 +1597,10 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
 
 
 def histc(input, bins=100, min=0, max=0):  # noqa: A002 - torch's argument names
-    """torch.histc / Tensor.histc: ops.histc, in the input's dtype (float32 for float16 in MindSpore)."""
+    """torch.histc / Tensor.histc: ops.histc, in the input's dtype (float32 for float16 in MindSpore); an empty input
+    gives ``bins`` zeros (ops.histc's counts are uninitialised memory there)."""
+    if _empty_extent(input.shape, None):
+        return ops.zeros((bins,), input.dtype)
     return _like(ops.histc(input, bins, min, max), input)
 
 

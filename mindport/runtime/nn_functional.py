@@ -14,6 +14,7 @@ import mindspore as ms
 import numpy as np
 from mindspore import ops
 
+from mindport.runtime import math as _math
 from mindport.runtime.math import _linear  # x @ w.T + b: the recurrent cells' projection
 from mindport.runtime.math import integral_scalar
 
@@ -31,9 +32,9 @@ def _finfo(dtype, field):
 def _reduce(loss, reduction):
     reduction = _REDUCTIONS.get(reduction, reduction)
     if reduction == "mean":
-        return loss.mean()
+        return _math.mean(loss)  # NaN for an empty batch, as torch (MindSpore's kernel gives inf)
     if reduction == "sum":
-        return loss.sum()
+        return _math.sum(loss)  # 0 for an empty batch (MindSpore's kernel gives uninitialised memory)
     if reduction == "none":
         return loss
     raise ValueError(f"{reduction} is not a valid value for reduction")
@@ -387,6 +388,56 @@ def kl_div(input, target, reduction="mean", log_target=False):
     return _reduce(loss, reduction)
 
 
+def _empty_batch(loss, input, reduction):
+    """A MindSpore loss kernel's reduced result, or torch's over an empty batch: NaN for 'mean', 0 for 'sum'
+    (MindSpore's kernels reduce an empty batch to uninitialised memory, as its reductions do)."""
+    if reduction != "none" and _math._empty_extent(input.shape, None):
+        return ops.full((), 0 if reduction == "sum" else float("nan"), dtype=loss.dtype)
+    return loss
+
+
+def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):
+    """torch.nn.functional.cross_entropy: ops.cross_entropy, and torch's answer for an empty batch."""
+    loss = ops.cross_entropy(input, target, weight, ignore_index, reduction, label_smoothing)
+    return _empty_batch(loss, input, reduction)
+
+
+def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
+    """torch.nn.functional.nll_loss: ops.nll_loss, and torch's answer for an empty batch."""
+    return _empty_batch(ops.nll_loss(input, target, weight, ignore_index, reduction), input, reduction)
+
+
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
+    """torch.nn.functional.gaussian_nll_loss: ops.gaussian_nll_loss, and torch's answer for an empty batch."""
+    return _empty_batch(ops.gaussian_nll_loss(input, target, var, full, eps, reduction), input, reduction)
+
+
+def mse_loss(input, target, reduction="mean"):
+    """torch.nn.functional.mse_loss: ops.mse_loss, and torch's answer for an empty batch."""
+    return _empty_batch(ops.mse_loss(input, target, reduction), input, reduction)
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0):
+    """torch.nn.functional.huber_loss: ops.huber_loss, and torch's answer for an empty batch."""
+    return _empty_batch(ops.huber_loss(input, target, reduction, delta), input, reduction)
+
+
+def smooth_l1_loss(input, target, reduction="mean", beta=1.0):
+    """torch.nn.functional.smooth_l1_loss: ops.smooth_l1_loss, and torch's answer for an empty batch."""
+    return _empty_batch(ops.smooth_l1_loss(input, target, beta, reduction), input, reduction)
+
+
+def multi_margin_loss(input, target, p=1, margin=1, weight=None, reduction="mean"):
+    """torch.nn.functional.multi_margin_loss: ops.multi_margin_loss, and torch's answer for an empty batch."""
+    return _empty_batch(ops.multi_margin_loss(input, target, p, margin, weight, reduction), input, reduction)
+
+
+def multilabel_soft_margin_loss(input, target, weight=None, reduction="mean"):
+    """torch.nn.functional.multilabel_soft_margin_loss: ops.multilabel_soft_margin_loss, and torch's answer for an
+    empty batch."""
+    return _empty_batch(ops.multilabel_soft_margin_loss(input, target, weight, reduction), input, reduction)
+
+
 def margin_ranking_loss(input1, input2, target, margin=0.0, reduction="mean"):
     """torch.margin_ranking_loss: reduction is the enum integer there; computed as max(0, -y * (x1 - x2) + margin)."""
     return _reduce(ops.relu(-target * (input1 - input2) + margin), reduction)
@@ -648,6 +699,9 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     """torch.nn.functional.fold: mindspore.ops.fold wants output_size as an int32 Tensor and a batched input."""
     unbatched = input.ndim == 2
     x = input.unsqueeze(0) if unbatched else input
+    if x.shape[0] == 0:  # ops.fold gives an empty batch 0 channels; torch C / (kernel height * width)
+        kh, kw = _tuple(kernel_size, 2)
+        return ops.zeros((0, x.shape[1] // (kh * kw), *_tuple(output_size, 2)), x.dtype)
     out = ops.fold(x, ms.Tensor(list(_tuple(output_size, 2)), ms.int32), kernel_size, dilation, padding, stride)
     return out[0] if unbatched else out
 
@@ -738,7 +792,7 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     if x1.shape != x2.shape:
         shape = tuple(np.broadcast_shapes(x1.shape, x2.shape))
         x1, x2 = ops.broadcast_to(x1, shape), ops.broadcast_to(x2, shape)
-    return ops.cosine_similarity(x1, x2, dim, eps)
+    return _math._or_empty(ops.cosine_similarity(x1, x2, dim, eps), x1, dim, False, 0)  # torch: 0 over no elements
 
 
 # ------------------------------------------------------------------------------------------------------ resampling

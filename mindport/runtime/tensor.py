@@ -17,6 +17,7 @@ from mindspore import ops
 
 from mindport.runtime._graph import in_fallback as _in_fallback
 from mindport.runtime._graph import in_graph as _in_graph
+from mindport.runtime.math import _empty_extent, _nonempty_extent, _reduced_shape
 
 _TYPE_NAMES = {
     "torch.FloatTensor": ms.float32, "torch.DoubleTensor": ms.float64, "torch.HalfTensor": ms.float16,
@@ -293,17 +294,29 @@ def max(input, dim=None, keepdim=False):  # noqa: A001 - torch's name
     """``torch.max`` / ``Tensor.max``, all three forms: no dim (the largest value), a dim (the (values, indices)
     pair: ``ops.max``; a static graph's ``x.max(1)`` gives the values only), a tensor (elementwise maximum). It
     compiles in a graph: which form it is is known when the graph compiles."""
-    if dim is None:
-        return input.max()
     if isinstance(dim, ms.Tensor):
         return ops.maximum(input, dim)
+    _nonempty_extent("max", input, dim)  # MindSpore returns uninitialised memory, torch raises
+    if dim is None:
+        return input.max()
+    if _empty_extent(input.shape, None):  # no element, reduced extent not empty: ops.max raises, torch gives no rows
+        return _no_rows(input, dim, keepdim)
     return ops.max(input, dim, keepdim)
 
 
 def min(input, dim=None, keepdim=False):  # noqa: A001 - torch's name
     """``torch.min`` / ``Tensor.min``: as :func:`max`, with the smallest values."""
-    if dim is None:
-        return input.min()
     if isinstance(dim, ms.Tensor):
         return ops.minimum(input, dim)
+    _nonempty_extent("min", input, dim)
+    if dim is None:
+        return input.min()
+    if _empty_extent(input.shape, None):
+        return _no_rows(input, dim, keepdim)
     return ops.min(input, dim, keepdim)
+
+
+def _no_rows(input, dim, keepdim):
+    """(values, int64 indices) of a max/min over ``dim`` of a tensor without elements: empty, in torch's shape."""
+    shape = _reduced_shape(input.shape, dim, keepdim)
+    return ops.zeros(shape, input.dtype), ops.zeros(shape, ms.int64)

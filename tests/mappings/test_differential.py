@@ -4,9 +4,10 @@ converter and run in both frameworks. A silent difference (value, dtype, shape, 
 or a converter crash fails; a call the converter flags is the honest outcome for what has no equivalent, and a call
 torch itself rejects is not a case. MindSpore-only exceptions are loud, not silent: the full sweep
 (benchmarks/differential_sweep.py) counts them. Input variants an entry lists in ``sweep.known`` (a MindSpore
-behaviour no mapping can change, with the reason) are left to the sweep, which counts them apart; so are empty
-inputs: MindSpore 2.10 (CPU) reduces an empty tensor to uninitialised memory (ops.sum of a (0,) tensor gave 2.7e15),
-so whether such a case matches is not reproducible from run to run.
+behaviour no mapping can change, with the reason) are left to the sweep, which counts them apart. Empty inputs are
+cases like any other: MindSpore 2.10's reductions over an empty extent return uninitialised memory, and the entries
+that reduce go through mindport's guard (mindport.runtime.math: sum, mean, ...; tests/mappings/test_empty_reductions.py),
+so their empty cases are reproducible; an entry whose empty inputs still differ lists the variant in sweep.known.
 
 The sample is drawn by hypothesis (derandomized: the same cases on every run)."""
 from __future__ import annotations
@@ -25,7 +26,7 @@ _ENTRIES, _SEEN = [], set()
 for _entry in _REGISTRY:
     if id(_entry) not in _SEEN:
         _SEEN.add(id(_entry))
-        if any(not c.known and c.variant != "empty" for c in cases(_entry, _REGISTRY)):
+        if any(not c.known for c in cases(_entry, _REGISTRY)):
             _ENTRIES.append(pytest.param(_entry.torch, id=_entry.torch))
 
 
@@ -33,7 +34,7 @@ for _entry in _REGISTRY:
 @pytest.mark.parametrize("name", _ENTRIES)
 def test_entry_differential_sample(name):
     entry = _REGISTRY.lookup(name)
-    all_cases = [c for c in cases(entry, _REGISTRY) if not c.known and c.variant != "empty"]
+    all_cases = [c for c in cases(entry, _REGISTRY) if not c.known]
     memo: dict = {}
 
     @settings(max_examples=SAMPLE, derandomize=True, database=None, deadline=None,

@@ -1,4 +1,4 @@
-"""Norms of complex and float64 tensors (mindport.runtime.math vector_norm/matrix_norm/linalg_norm/nuclear_norm/cond):
+"""Norms of complex and float64 tensors (mindport.runtime.linalg vector_norm/matrix_norm/norm/nuclear_norm, mindport.runtime.math cond):
 torch's norm of a complex tensor is real (float32 for complex64) and its singular-value norms keep float64; MindSpore
 2.10's ops.vector_norm/matrix_norm/norm return complex64 for complex input, ops.matrix_norm's 2 / -2 / 'nuc' drop the
 imaginary part and compute float64 in float32, and ops.cond computes float64 in float32. Each call is converted by the

@@ -110,7 +110,7 @@ class TableCallTransform(Rule):
 
 
                 def stats(a):
-                    return a.sum(axis=0), np.mean(a)
+                    return a.squeeze(axis=0), np.mean(a)
             """,
             note='Methods that numpy arrays share with tensors are left alone unless the receiver is evidently a tensor.',
         ),
