@@ -58,6 +58,9 @@ def convert_source(code: str, filename: str = "<string>", *, target: str = "nn",
             new_code = code
         else:
             broken = _syntax_error(new_code)
+            if broken is not None and "f-string" in broken:  # a replacement's quotes inside an f-string's braces
+                new_code = requote_fstrings(new_code)
+                broken = _syntax_error(new_code)
             if broken is not None:  # a converter bug: never write a file that does not parse
                 diag = Diagnostic("MP299", f"internal error: the converted file would not parse ({broken}); the file "
                                   "was copied unchanged", filename, 1, 1, "report it with the file; convert it by hand")
@@ -68,6 +71,40 @@ def convert_source(code: str, filename: str = "<string>", *, target: str = "nn",
     return ConversionResult(code=new_code, diagnostics=sorted(ctx.diagnostics, key=lambda d: (d.line, d.column)),
                             converted_sites=ctx.converted_sites, changed=new_code != code,
                             class_summary=ctx.class_summary)
+
+
+class _Requote(cst.CSTTransformer):
+    """String literals inside an f-string's braces take the quote the f-string does not use."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._quotes: list[str] = []
+
+    def visit_FormattedString(self, node: cst.FormattedString) -> None:
+        self._quotes.append(node.end)
+
+    def leave_FormattedString(self, original_node, updated_node):
+        self._quotes.pop()
+        return updated_node
+
+    def leave_SimpleString(self, original_node, updated_node):
+        if not self._quotes or len(self._quotes[-1]) != 1 or updated_node.quote != self._quotes[-1]:
+            return updated_node
+        other = "'" if updated_node.quote == '"' else '"'
+        body = updated_node.raw_value
+        if other in body or "\\" in body:
+            return updated_node
+        return updated_node.with_changes(value=f"{updated_node.prefix}{other}{body}{other}")
+
+
+def requote_fstrings(code: str) -> str:
+    """``f"({torch.cuda.device_count()})"`` converted to a call with a string argument (``"GPU"``) inside the braces:
+    Python before 3.12 refuses the f-string's own quote there ("f-string: unmatched '('"), LibCST reads it. The
+    strings in braces take the other quote; the rest of the file is unchanged."""
+    try:
+        return cst.parse_module(code).visit(_Requote()).code
+    except cst.ParserSyntaxError:
+        return code
 
 
 def _syntax_error(code: str) -> str | None:

@@ -40,3 +40,20 @@ def test_device_attributes_assigned_to_stay_assignments():
     assert "self.is_cuda = device.type == 'cuda'" in result.code
     assert "args.device, self.device = 'cpu', mp_tensor.device(x)" in result.code
     compile(result.code, "<converted>", "exec")
+
+
+def test_a_replacement_inside_an_f_string_takes_the_other_quote():
+    """``f"... ({torch.cuda.device_count()})"`` (a DDP launcher's error message) becomes a call with a string
+    argument, ``ms.hal.device_count("GPU")``: the f-string's own quote inside its braces does not parse before Python
+    3.12, and the whole file was copied unconverted (MP299). The string in braces takes the other quote; the value
+    reads the same (0 without a GPU, as torch: MindSpore's device_count raises when its package has no GPU backend)."""
+    source = ('import torch\n\nn = f"GPUs ({torch.cuda.device_count()}) {torch.float32}"\n'
+              "m = f'{torch.cuda.device_count()}'\n")
+    result = convert_source(source)
+    assert not [d for d in result.diagnostics if d.code == "MP299"], [d.format() for d in result.diagnostics]
+    assert "f\"GPUs ({(ms.hal.device_count('GPU') if ms.hal.is_available('GPU') else 0)}) {ms.float32}\"" in result.code, result.code
+    namespace: dict = {}
+    exec(compile(result.code, "converted", "exec"), namespace)
+    import torch
+
+    assert namespace["m"] == str(torch.cuda.device_count())  # 0 here, where MindSpore's device_count raised

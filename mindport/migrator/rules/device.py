@@ -144,7 +144,8 @@ class DeviceTransform(Rule):
         if qual in ("torch.cuda.device_count",):
             ms = self.ctx.alias_for("mindspore")
             self.ctx.converted_sites += 1
-            return parse_expression(f'{ms}.hal.device_count("GPU")')
+            # torch answers 0 without CUDA; MindSpore's device_count raises when the package has no GPU backend
+            return parse_expression(f'({ms}.hal.device_count("GPU") if {ms}.hal.is_available("GPU") else 0)')
         if qual in ("torch.nn.DataParallel", "torch.nn.parallel.DataParallel") and updated_node.args:
             # (DistributedDataParallel is a mapping entry: the gradient mean across processes must stay)
             self.ctx.converted_sites += 1
