@@ -112,7 +112,7 @@ def test_list_displays_of_sizes_and_dimensions_match_torch(tmp_path, seed):
     import torch
 
     code = convert_source(DISPLAYS).code
-    assert "kernel_size=(h, k)" in code and "axis=(1, 2, 3)" in code, code
+    assert "kernel_size=(h, k)" in code and "dim=(1, 2, 3)" in code, code
     rng = np.random.default_rng(seed)
     x, w = rng.standard_normal((2, 3, 4, 4)).astype(np.float32), rng.standard_normal((5, 3, 3, 3)).astype(np.float32)
     want = load_module(DISPLAYS, tmp_path / "t_ld.py", "t_ld").run(torch.from_numpy(x), torch.from_numpy(w))
