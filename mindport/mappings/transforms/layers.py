@@ -57,23 +57,27 @@ def layers_size_tuple(arg: Arg) -> str:
     value = arg.literal(default=UNKNOWN)
     if isinstance(value, (list, tuple)) and len(value) == 1 and isinstance(value[0], int):
         return repr(value[0])  # torch expands a one-element size to every dimension (stride=[1] in a Conv2d)
-    if isinstance(value, list):
-        return repr(_tuples(value))
-    elements = _list_display(arg.source) if value is UNKNOWN else None
-    if elements is not None and len(elements) == 1:
-        return elements[0]
-    return f"({', '.join(elements)}{',' * (len(elements) == 1)})" if elements else arg.source
+    return _as_tuple(arg, value, single=True)
 
 
 @value_transform("layers_dims_tuple")
 def layers_dims_tuple(arg: Arg) -> str:
     """Dimensions given as a list (``w.mean(dim=[1, 2, 3], keepdim=True)``: BiT's weight standardisation), a literal
     or a display of names, as a tuple: the same dimensions to torch, and what MindSpore's axis takes."""
-    value = arg.literal(default=UNKNOWN)
+    return _as_tuple(arg, arg.literal(default=UNKNOWN))
+
+
+def _as_tuple(arg: Arg, value, single: bool = False) -> str:
+    """A list literal (``value``, the argument's literal) or a list display as a tuple; with ``single``, a display of
+    one element as that element. Anything else as written."""
     if isinstance(value, list):
         return repr(_tuples(value))
     elements = _list_display(arg.source) if value is UNKNOWN else None
-    return f"({', '.join(elements)}{',' * (len(elements) == 1)})" if elements else arg.source
+    if not elements:
+        return arg.source
+    if single and len(elements) == 1:
+        return elements[0]
+    return f"({', '.join(elements)}{',' * (len(elements) == 1)})"
 
 
 def _list_display(source: str) -> list[str] | None:
