@@ -1,4 +1,5 @@
-"""Small LibCST helpers the rules share: reading a call's parts, building method calls, printing a node."""
+"""Small LibCST helpers the rules share: reading a call's parts, building method calls, printing a node, walking a
+module's scope."""
 from __future__ import annotations
 
 import libcst as cst
@@ -49,3 +50,20 @@ def target_names(target) -> list[str]:
     if isinstance(target, cst.StarredElement):
         return target_names(target.value)
     return []
+
+
+def module_level(statements):
+    """The statements of a module's scope in source order: its own, and those in its top-level if/elif/else,
+    try/except/else/finally and with blocks (an optional package's fallback, ``if USE_MEMORY_EFFICIENT_SiLU: class
+    ...``). Function and class bodies are other scopes: not entered."""
+    for stmt in statements:
+        yield stmt
+        if isinstance(stmt, (cst.If, cst.Try, cst.With)):
+            for part in (stmt.body, *getattr(stmt, "handlers", ()), getattr(stmt, "orelse", None),
+                         getattr(stmt, "finalbody", None)):
+                if isinstance(part, cst.If):  # elif
+                    yield from module_level([part])
+                elif part is not None:
+                    block = part if isinstance(part, cst.IndentedBlock) else part.body
+                    if isinstance(block, cst.IndentedBlock):
+                        yield from module_level(block.body)

@@ -6,7 +6,7 @@ import libcst as cst
 
 from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.scopes import dotted_name
-from mindport.migrator.syntax import decorator_func
+from mindport.migrator.syntax import decorator_func, module_level
 from mindport.migrator.walk import parse_expression, parse_statement
 
 _FUNCTION_BASES = {"torch.autograd.Function", "torch.autograd.function.Function"}
@@ -76,7 +76,7 @@ class AutogradFunctionTransform(Rule):
         self._bases: set[int] = set()
 
     def visit_Module(self, node: cst.Module) -> None:
-        for stmt in _module_level(node.body):
+        for stmt in module_level(node.body):  # also under a top-level if/try (ReXNet's SiLU)
             if isinstance(stmt, cst.ClassDef) and self._function_base(stmt) is not None and _convertible(stmt):
                 self.functions.add(stmt.name.value)  # F.apply(...) -> F()(...) only where F becomes a Cell
 
@@ -157,28 +157,6 @@ class AutogradFunctionTransform(Rule):
             self.ctx.converted_sites += 1
             return cst.Call(func=value)
         return updated_node
-
-
-def _module_level(statements):
-    """The statements of a module's scope, also those in its if/else, try/except and with blocks (``if
-    USE_MEMORY_EFFICIENT_SiLU: class SiLUImplementation(torch.autograd.Function): ...``: ReXNet)."""
-    for stmt in statements:
-        yield stmt
-        if isinstance(stmt, (cst.If, cst.Try, cst.With, cst.Else, cst.ExceptHandler, cst.Finally)):
-            blocks = [stmt.body]
-            orelse = getattr(stmt, "orelse", None)
-            if orelse is not None:
-                blocks.append(orelse)
-            blocks += [h for h in getattr(stmt, "handlers", ())]
-            if getattr(stmt, "finalbody", None) is not None:
-                blocks.append(stmt.finalbody)
-            for block in blocks:
-                if isinstance(block, cst.If):  # elif
-                    yield from _module_level([block])
-                elif isinstance(block, (cst.Else, cst.ExceptHandler, cst.Finally)):
-                    yield from _module_level(block.body.body)
-                else:
-                    yield from _module_level(block.body)
 
 
 def _convertible(cls: cst.ClassDef) -> bool:

@@ -6,6 +6,7 @@ import libcst as cst
 
 from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.scopes import dotted_name
+from mindport.migrator.syntax import module_level
 from mindport.names import CELL_NAMES, cell_attribute_name
 
 _MODULE_BASES = {"torch.nn.Module", "torch.nn.modules.module.Module", "torch.jit.ScriptModule"}  # a ScriptModule
@@ -36,22 +37,12 @@ def _class_aliases(body) -> tuple:
     """Module-level ``SwiGLU = PlainSwiGLU`` (also in a top-level if/try/except: an optional package's fallback), as
     a summary entry: the name is a module class when the class it names is one."""
     found = []
-    for stmt in body:
+    for stmt in module_level(body):
         if isinstance(stmt, cst.SimpleStatementLine):
             for small in stmt.body:
                 if isinstance(small, cst.Assign) and len(small.targets) == 1 \
                         and isinstance(small.targets[0].target, cst.Name) and dotted_name(small.value):
                     found.append((small.targets[0].target.value, ((dotted_name(small.value), False),)))
-        elif isinstance(stmt, (cst.If, cst.Try, cst.Else, cst.ExceptHandler, cst.Finally)):
-            blocks = [stmt.body, getattr(stmt, "orelse", None), getattr(stmt, "finalbody", None),
-                      *getattr(stmt, "handlers", ())]
-            for block in blocks:
-                if isinstance(block, cst.IndentedBlock):
-                    found.extend(_class_aliases(block.body))
-                elif isinstance(block, cst.If):  # elif
-                    found.extend(_class_aliases([block]))
-                elif block is not None and isinstance(getattr(block, "body", None), cst.IndentedBlock):
-                    found.extend(_class_aliases(block.body.body))
     return tuple(found)
 
 
