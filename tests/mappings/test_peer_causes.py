@@ -187,22 +187,31 @@ def test_optimizer_learning_rate_reads_as_a_float():
         assert type(m_space[name]) is type(t_space[name]) and m_space[name] == pytest.approx(t_space[name]), name
 
 
+def _flagged_or_run(program, flagged):
+    """Convert ``program``: it is flagged MP102 exactly when ``flagged``; if not, (torch namespace, MindSpore
+    namespace) after running it and its conversion, else None."""
+    from mindport import convert_source
+
+    result = convert_source(program)
+    assert ("MP102" in [d.code for d in result.diagnostics]) is flagged
+    if flagged:
+        return None
+    t_space, m_space = {}, {}
+    exec(program, t_space)  # noqa: S102 - the test's own program
+    exec(result.code, m_space)  # noqa: S102
+    return t_space, m_space
+
+
 @pytest.mark.parametrize(("line", "flagged"), [("r = format(x, '')", True), ("r = '{}'.format(x)", True),
                                                ("r = format(x, '.2f')", True), ("r = '{:.2f}'.format(x.item())", False),
                                                ("r = format(3.5, '.1f')", False)])
 def test_a_formatted_tensor_is_flagged(line, flagged):
     """torch: a 0-d tensor formats as its number, any other as 'tensor([...])'; MindSpore refuses a format spec and
     writes numpy's text: no silent difference."""
-    from mindport import convert_source
-
     x = "torch.tensor(3.25)" if ".2f" in line else "torch.tensor([1.0, 2.0])"
-    program = f"import torch\nx = {x}\n{line}\n"
-    result = convert_source(program)
-    assert ("MP102" in [d.code for d in result.diagnostics]) is flagged
-    if not flagged:
-        t_space, m_space = {}, {}
-        exec(program, t_space)  # noqa: S102 - the test's own program
-        exec(result.code, m_space)  # noqa: S102
+    spaces = _flagged_or_run(f"import torch\nx = {x}\n{line}\n", flagged)
+    if spaces is not None:
+        t_space, m_space = spaces
         assert m_space["r"] == t_space["r"]
 
 
@@ -241,15 +250,10 @@ def test_out_argument_of_a_lower_kind_is_refused_as_in_torch():
                                                ("torch.linalg.svd(a, full_matrices=False)", False)])
 def test_full_svd_written_out_is_flagged(call, flagged):
     """The columns of U past min(m, n) are an arbitrary basis: MindSpore's differ from torch's (a 5x3 matrix)."""
-    from mindport import convert_source
-
-    program = f"import torch\na = torch.linspace(-1, 2, 15).reshape(5, 3) ** 2\nu, s, vh = {call}\n"
-    result = convert_source(program)
-    assert ("MP102" in [d.code for d in result.diagnostics]) is flagged
-    if not flagged:
-        t_space, m_space = {}, {}
-        exec(program, t_space)  # noqa: S102 - the test's own program
-        exec(result.code, m_space)  # noqa: S102
+    spaces = _flagged_or_run(f"import torch\na = torch.linspace(-1, 2, 15).reshape(5, 3) ** 2\nu, s, vh = {call}\n",
+                             flagged)
+    if spaces is not None:
+        t_space, m_space = spaces
         k = 3  # the first min(m, n) singular vectors, up to sign
         np.testing.assert_allclose(np.abs(m_space["u"].asnumpy()[:, :k]), np.abs(t_space["u"].numpy()[:, :k]),
                                    rtol=1e-4, atol=1e-5)

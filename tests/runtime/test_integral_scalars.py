@@ -31,6 +31,18 @@ def _run(code, arrays, framework):
             for o in (out if isinstance(out, (tuple, list)) else (out,))]
 
 
+def _assert_port_matches(body, arrays, label):
+    """``def run(a, b, c):`` with ``body``, converted with no flag and run in both frameworks on ``arrays``: every
+    output has torch's dtype and values."""
+    torch_code = f"import torch\n\n\ndef run(a, b, c):\n    {body}\n"
+    ms_code = convert_source(torch_code, "<integral>").code
+    assert "mindport:" not in ms_code, ms_code
+    expected, got = _run(torch_code, arrays, "torch"), _run(ms_code, arrays, "ms")
+    for t, m in zip(expected, got):
+        assert m.dtype == t.dtype, f"{label}: {m.dtype} != {t.dtype}\n{ms_code}"
+        np.testing.assert_allclose(m, t, rtol=1e-5, atol=1e-4, err_msg=label)
+
+
 @pytest.mark.parametrize("form", list(FORMS))
 @pytest.mark.parametrize("name", list(SHAPES))
 @pytest.mark.parametrize("dtype", ["int32", "int64", "float32"])
@@ -38,13 +50,7 @@ def test_integer_tensors_keep_torchs_scalars_and_dtype(name, form, dtype):
     rng = np.random.default_rng(0)
     arrays = [rng.integers(-5, 6, s).astype(dtype) for s in SHAPES[name]]
     for scalars in SCALARS:
-        torch_code = f"import torch\n\n\ndef run(a, b, c):\n    {FORMS[form].format(n=name, s=scalars)}\n"
-        ms_code = convert_source(torch_code, "<addmm>").code
-        assert "mindport:" not in ms_code, ms_code
-        expected, got = _run(torch_code, arrays, "torch"), _run(ms_code, arrays, "ms")
-        for t, m in zip(expected, got):
-            assert m.dtype == t.dtype, f"{name} {form} {dtype}{scalars}: {m.dtype} != {t.dtype}\n{ms_code}"
-            np.testing.assert_allclose(m, t, rtol=1e-5, atol=1e-4, err_msg=f"{name} {form} {dtype}{scalars}")
+        _assert_port_matches(FORMS[form].format(n=name, s=scalars), arrays, f"{name} {form} {dtype}{scalars}")
 
 
 @pytest.mark.parametrize("call", ["return torch._foreach_addcmul([a, b], [b, c], [c, a], {v})",
@@ -55,10 +61,4 @@ def test_foreach_addcmul_value_on_integer_tensors(call, dtype):
     rng = np.random.default_rng(1)
     arrays = [rng.integers(-5, 6, (2, 3)).astype(dtype) for _ in range(3)]
     for value in ("0.3", "2.7", "-1.5", "3", "value=0.5"):
-        torch_code = f"import torch\n\n\ndef run(a, b, c):\n    {call.format(v=value)}\n"
-        ms_code = convert_source(torch_code, "<foreach>").code
-        assert "mindport:" not in ms_code, ms_code
-        expected, got = _run(torch_code, arrays, "torch"), _run(ms_code, arrays, "ms")
-        for t, m in zip(expected, got):
-            assert m.dtype == t.dtype, f"{call} {dtype} {value}: {m.dtype} != {t.dtype}\n{ms_code}"
-            np.testing.assert_allclose(m, t, rtol=1e-5, atol=1e-4, err_msg=f"{call} {dtype} {value}")
+        _assert_port_matches(call.format(v=value), arrays, f"{call} {dtype} {value}")
