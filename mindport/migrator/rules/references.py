@@ -139,22 +139,19 @@ class ReferenceTransform(Rule):
         by_name = self._class_name_test(test)
         if by_name is not None:
             subject, entries = by_name
-            narrowed = _narrowing([entry.layer_attributes() for entry in entries])
-            if narrowed:
-                self._narrowed_blocks[id(node.body)] = (subject, narrowed)
-            return
-        checked = _isinstance_test(test)
-        if checked is None:
-            return
-        subject, items = checked
-        maps = []
-        for item in items:
-            qual = self.scope.resolve_torch(item)
-            entry = self.ctx.registry.lookup(qual) if qual else None
-            if entry is None or not (entry.weights or entry.rename):
+        else:
+            checked = _isinstance_test(test)
+            if checked is None:
                 return
-            maps.append(entry.layer_attributes())
-        narrowed = _narrowing(maps)
+            subject, items = checked
+            entries = []
+            for item in items:
+                qual = self.scope.resolve_torch(item)
+                entry = self.ctx.registry.lookup(qual) if qual else None
+                if entry is None or not (entry.weights or entry.rename):
+                    return
+                entries.append(entry)
+        narrowed = _narrowing([entry.layer_attributes() for entry in entries])
         if narrowed:
             self._narrowed_blocks[id(node.body)] = (subject, narrowed)
 
