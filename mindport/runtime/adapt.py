@@ -86,11 +86,10 @@ def has(module: str, name: str) -> bool:
     """``hasattr(torch.nn.functional, "scaled_dot_product_attention")``, the feature test of code written for several
     torch versions: whether ``module.name`` has a supported entry, so the converted code takes the branch whose
     calls mindport maps (and needs no torch to ask)."""
-    try:
-        api(f"{module}.{name}")
-    except LookupError:
-        return False
-    return True
+    return attribute(module, name, _MISSING) is not _MISSING
+
+
+_MISSING = object()
 
 
 def layer_attribute(layer: Any, name: str) -> Any:
