@@ -137,3 +137,19 @@ def test_each_model_is_built_once_and_the_report_is_one_style(tmp_path, checkpoi
     assert weights.startswith("<h2>Weights</h2>\n<table>") and "<pre>" not in weights.split("<h2>", 2)[1]
     assert "stem.0.weight" in html  # the name map, as a table
     assert (tmp_path / "out" / "mindport-logs" / "mindspore.log").is_file()
+
+
+def test_the_migrated_project_runs_after_it_is_moved(tmp_path, checkpoint):
+    """Generated scripts hold paths relative to themselves (they held sys.path.insert(0, '/abs/out') and an absolute
+    INITIAL_CHECKPOINT): the converted project, moved elsewhere, still trains from the converted checkpoint."""
+    report = migrate(EXAMPLE, tmp_path / "built", weights=checkpoint, jobs=1, export=False)
+    assert report.weights["ok"], report.weights
+    moved = tmp_path / "elsewhere" / "project"
+    moved.parent.mkdir()
+    shutil.move(tmp_path / "built", moved)
+    for script in (moved / SCRIPTS_DIR).glob("*.py"):
+        assert str(tmp_path) not in script.read_text(), script
+    run = subprocess.run([sys.executable, str(moved / SCRIPTS_DIR / "train.py"), "--steps", "1", "--epochs", "1",
+                          "--ckpt-dir", str(tmp_path / "ckpt")], capture_output=True, text=True, cwd=tmp_path)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    assert f"loaded {moved / 'model.ckpt'}" in run.stdout

@@ -89,12 +89,18 @@ def _check_call_args(text: str, what: str) -> None:
 
 
 def _path_expr(target: Path, out_dir: Path) -> str:
-    """Python source for `target` as seen from the generated scripts: relative to their folder when inside it."""
+    """Python source for `target` as seen from the generated scripts: relative to their own folder (``HERE``), so
+    that the project still runs when it is moved or copied whole; absolute only where no relative path exists
+    (another drive)."""
     try:
-        rel = target.relative_to(out_dir)
+        rel = Path(os.path.relpath(target, out_dir.resolve()))
     except ValueError:
         return repr(str(target))
-    return f"os.path.join(HERE, {', '.join(repr(p) for p in rel.parts)})"
+    parts = ["os.pardir" if p == ".." else repr(p) for p in rel.parts if p != "."]
+    if not parts:
+        return "HERE"
+    joined = f"os.path.join(HERE, {', '.join(parts)})"
+    return f"os.path.normpath({joined})" if "os.pardir" in parts else joined
 
 
 def _symbol_ref(path: Path, name: str, out_dir: Path) -> SymbolRef:
