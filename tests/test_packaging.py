@@ -106,3 +106,19 @@ def test_commands_of_the_full_install_name_the_extra(tmp_path, args):
     assert "which this install lacks" in message and "pip install 'mindport[full]'" in message, message
     assert "Traceback" not in run.stderr
     assert not (tmp_path / "migrated").exists()  # refused before anything is written
+
+
+def test_the_runtime_extra_holds_what_the_runtime_layer_imports():
+    """A migrated project lists mindport[runtime] (mindport/migrator/formats.py): that extra must install every
+    package mindport.runtime imports (einops only for code that uses einops, which lists it itself)."""
+    import ast
+
+    imported = set()
+    for path in (ROOT / "mindport" / "runtime").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                imported |= {a.name.split(".")[0] for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                imported.add(node.module.split(".")[0])
+    third_party = imported - set(sys.stdlib_module_names) - {"mindport", "einops"}
+    assert third_party == names(PYPROJECT["project"]["optional-dependencies"]["runtime"]) == {"mindspore", "numpy"}

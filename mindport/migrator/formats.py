@@ -98,29 +98,86 @@ def convert_notebook_bytes(data: bytes, name: str, options: dict, max_code_size:
     return out.encode("utf-8"), diagnostics, lines, sites, changed
 
 
-def convert_requirements_text(text: str) -> str:
-    """torch -> mindspore in a requirements file; torchvision/torchaudio/torchtext commented out with a reason."""
+RUNTIME = "mindport.runtime"  # what converted code imports where MindSpore lacks an equivalent
+MINDSPORE_REQUIREMENT = "mindspore==2.10.*"
+
+
+def _runtime_requirement() -> str:
+    """The package converted code needs when it imports mindport.runtime: mindport with the ``runtime`` extra
+    (MindSpore and numpy, nothing of the converter's), at this release's series."""
+    from mindport import __version__
+
+    major, minor = __version__.split(".")[:2]
+    return f"mindport[runtime]~={major}.{minor}.0"
+
+
+def imported_packages(data: bytes) -> set[str]:
+    """The top-level packages a Python file imports (``mindport.runtime`` by that name); read with ``ast``."""
+    import ast
+
+    try:
+        tree = ast.parse(data)
+    except (SyntaxError, ValueError):
+        return set()
+    found = set()
+    for node in ast.walk(tree):
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+            [node.module] if isinstance(node, ast.ImportFrom) and node.module and not node.level else []
+        for name in names:
+            found.add(RUNTIME if name == RUNTIME or name.startswith(RUNTIME + ".") else name.split(".")[0])
+    return found
+
+
+def _requirement_name(spec: str) -> str:
+    return re.split(r"[\s<>=!~\[;]", spec.strip(), maxsplit=1)[0].lower() if spec.strip() else ""
+
+
+def _torch_replacement(spec: str, imports: set[str] | None, listed: set[str]) -> list[str]:
+    """What a requirement on torch becomes: torch kept while a converted file still imports it, MindSpore while one
+    imports it, mindport (its runtime extra) while one imports mindport.runtime; nothing the code does not import.
+    ``imports=None``: the project is unknown (one requirement file alone): torch becomes MindSpore."""
+    if imports is None:
+        return [MINDSPORE_REQUIREMENT]
+    out = [spec] if "torch" in imports else []
+    if "mindspore" in imports and "mindspore" not in listed:
+        out.append(MINDSPORE_REQUIREMENT)
+    if RUNTIME in imports and "mindport" not in listed:
+        out.append(_runtime_requirement())
+    return out
+
+
+def convert_requirements_text(text: str, imports: set[str] | None = None) -> str:
+    """torch -> what the converted code imports (``_torch_replacement``) in a requirements file;
+    torchvision/torchaudio/torchtext commented out with a reason unless a converted file still imports them."""
+    listed = {_requirement_name(line) for line in text.splitlines()}
     out = []
     for line in text.splitlines(keepends=True):
         stripped = line.strip()
-        name = re.split(r"[\s<>=!~\[;]", stripped, maxsplit=1)[0].lower() if stripped else ""
+        name = _requirement_name(stripped)
         ending = "\n" if line.endswith("\n") else ""
         if name == "torch":
-            out.append("mindspore==2.10.*" + ending)
-        elif name in _DROPPED_REQUIREMENTS:
+            kept = _torch_replacement(stripped, imports, listed)
+            out.extend(spec + "\n" for spec in kept[:-1])
+            out.append((kept[-1] + ending) if kept else f"# {stripped}  # mindport: no converted file imports torch"
+                       + ending)
+            listed.update(_requirement_name(spec) for spec in kept)
+        elif name in _DROPPED_REQUIREMENTS and not (imports and name in imports):
             out.append(f"# {stripped}  # mindport: no MindSpore package; use mindspore.dataset" + ending)
         else:
             out.append(line)
     return "".join(out)
 
 
-def convert_pyproject_text(text: str) -> str:
+def convert_pyproject_text(text: str, imports: set[str] | None = None) -> str:
     """The same for the dependency strings of a pyproject.toml (quoted requirement specifiers)."""
+    listed = {_requirement_name(m.group(2)) for m in re.finditer(r"""(["'])([A-Za-z][\w.\-]*[^"']*)\1""", text)}
+
     def replace(match: re.Match) -> str:
         quote, spec = match.group(1), match.group(2)
-        name = re.split(r"[\s<>=!~\[;]", spec, maxsplit=1)[0].lower()
-        if name == "torch":
-            return f"{quote}mindspore==2.10.*{quote}"
-        return match.group(0)
+        if _requirement_name(spec) != "torch":
+            return match.group(0)
+        kept = _torch_replacement(spec, imports, listed)
+        listed.update(_requirement_name(s) for s in kept)
+        return ", ".join(f"{quote}{s}{quote}" for s in kept) if kept else f"{quote}{MINDSPORE_REQUIREMENT}{quote}"
 
     return re.sub(r"""(["'])(torch(?:[\s<>=!~\[;][^"']*)?)\1""", replace, text)

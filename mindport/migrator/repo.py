@@ -27,6 +27,7 @@ from pathlib import Path
 
 from mindport import __version__
 from mindport.errors import Diagnostic, InputError
+from mindport.migrator.formats import imported_packages
 from mindport.migrator.project import local_packages, module_classes_from_bases, star_bindings
 from mindport.migrator.report import ConversionReport, FileReport
 from mindport.migrator.rules.module_class import module_classes
@@ -232,6 +233,8 @@ def _convert_entries(src: Path, dst_path: Path, entries: list[TreeEntry], proble
                      "stars": {"key": stars_key if not single else "", "files": {r: [list(b) for b in v]
                                                                                  for r, v in stars.items()}}}
         by_rel = {entry.rel: entry for entry in todo}
+        packaging: list[TreeEntry] = []
+        imports: set[str] = set()  # what the converted Python files import (the packaging lists it)
         for entry in todo:
             rel, out_path = entry.rel, dst_path if single else dst_path / entry.rel
             if entry.kind == "link":
@@ -255,9 +258,15 @@ def _convert_entries(src: Path, dst_path: Path, entries: list[TreeEntry], proble
                 else:
                     jobs_list.append((rel, str(entry.path), entry.kind, for_file(rel, options), settings))
                 continue
+            if entry.kind in ("requirements", "pyproject"):
+                packaging.append(entry)  # after the code: they list what the converted files import
+                continue
             hit = cache.get(rel)
             if hit and hit["sha256"] == digests[rel] and writes and not in_place and out_path.is_file() \
                     and hit.get("star", []) == [list(b) for b in stars.get(rel, ())]:
+                if entry.kind == "python" and "imports" not in hit:  # a cache of an earlier release
+                    hit = {**hit, "imports": sorted(imported_packages(read_regular(out_path)))}
+                imports |= set(hit.get("imports", ()))
                 new_cache["files"][rel] = hit
                 report.files.append(FileReport(rel, "cached", [Diagnostic(**d) for d in hit["diagnostics"]],
                                                hit["lines"], hit["sites"]))
@@ -265,11 +274,16 @@ def _convert_entries(src: Path, dst_path: Path, entries: list[TreeEntry], proble
                 continue
             jobs_list.append((rel, str(entry.path), entry.kind, for_file(rel, options), settings))
 
-        for result in itertools.chain(done, workers.map(jobs_list)):
+        converted_files = itertools.chain(done, workers.map(jobs_list))
+        has_code = any(entry.kind == "python" for entry in entries)
+        for result in itertools.chain(converted_files, _packaging(packaging, imports if has_code else None, settings)):
             tick(result.rel)
             entry = by_rel[result.rel]
             file_report = FileReport(result.rel, result.status, result.diagnostics, result.lines, result.sites)
             report.files.append(file_report)
+            file_imports = imported_packages(result.output if result.output is not None
+                                             else read_regular(entry.path)) if entry.kind == "python" else set()
+            imports |= file_imports
             if diff:
                 if result.output is not None:
                     before = entry.path.read_bytes().decode(errors="replace").splitlines(keepends=True)
@@ -279,12 +293,16 @@ def _convert_entries(src: Path, dst_path: Path, entries: list[TreeEntry], proble
                 continue
             if not _write_one(file_report, entry, result.output, dst_path, single, in_place, backup):
                 continue
+            if entry.kind in ("requirements", "pyproject"):
+                continue  # redone on every run: they follow the whole project's imports
             if result.status in ("converted", "unchanged") or any(d.code == "MP201" for d in result.diagnostics):
                 new_cache["files"][result.rel] = {
                     "sha256": digests[result.rel], "lines": result.lines, "sites": result.sites,
                     "diagnostics": [d.to_json() for d in result.diagnostics]}
                 if result.rel in bases:
                     new_cache["files"][result.rel]["class_bases"] = bases[result.rel]
+                if entry.kind == "python":
+                    new_cache["files"][result.rel]["imports"] = sorted(file_imports)
                 if result.rel in stars:
                     new_cache["files"][result.rel]["star"] = [list(b) for b in stars[result.rel]]
         report.files.sort(key=lambda f: f.path)
@@ -293,6 +311,16 @@ def _convert_entries(src: Path, dst_path: Path, entries: list[TreeEntry], proble
         return report
     finally:
         workers.close()
+
+
+def _packaging(entries: list[TreeEntry], imports: set[str] | None, settings: dict):
+    """The requirement files and pyproject.toml, converted once every Python file is (a generator: ``imports`` is
+    complete when it is first read): they list what the converted code imports (None: no code converted)."""
+    from mindport.migrator.workers import _convert_one
+
+    for entry in entries:
+        options = {"imports": None if imports is None else frozenset(imports)}
+        yield _convert_one((entry.rel, str(entry.path), entry.kind, options, settings))
 
 
 def _write_one(file_report: FileReport, entry: TreeEntry, output: bytes | None, dst_path: Path, single: bool,

@@ -67,10 +67,10 @@ def _convert_data(rel: str, data: bytes, kind: str, options: dict, max_size: int
     elif kind == "notebook":
         out, diags, lines, sites, changed = convert_notebook_bytes(data, rel, options, max_size)
     elif kind == "requirements":
-        out = convert_requirements_text(data.decode("utf-8", "replace")).encode("utf-8")
+        out = convert_requirements_text(data.decode("utf-8", "replace"), options.get("imports")).encode("utf-8")
         diags, lines, sites, changed = [], 0, 0, out != data
     elif kind == "pyproject":
-        out = convert_pyproject_text(data.decode("utf-8", "replace")).encode("utf-8")
+        out = convert_pyproject_text(data.decode("utf-8", "replace"), options.get("imports")).encode("utf-8")
         diags, lines, sites, changed = [], 0, 0, out != data
     else:
         return _Converted(rel, "copied", [], 0, 0, None)

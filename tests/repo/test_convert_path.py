@@ -199,3 +199,33 @@ def test_module_classes_across_files_in_worker_processes(tmp_path):
     convert_path(src, out, jobs=2)
     heads = (out / "pkg" / "heads.py").read_text()
     assert "def forward(self, x):" in heads and "construct" not in heads
+
+
+def test_the_packaging_lists_what_the_converted_code_imports(tmp_path):
+    """Issue 28: torch was replaced by MindSpore even while a file still imported torch, and mindport was never
+    listed although the converted code imports mindport.runtime."""
+    from mindport import __version__
+
+    runtime = f"mindport[runtime]~={'.'.join(__version__.split('.')[:2])}.0"
+    src = make_tree(tmp_path / "src")
+    (src / "pkg" / "act.py").write_text("import torch.nn as nn\n\n\nclass Act(nn.Module):\n    def __init__(self):\n"
+                                        "        super().__init__()\n        self.act = nn.ReLU(inplace=True)\n")
+    (src / "ext.py").write_text("import torch.utils.cpp_extension\n\n\ndef build():\n"
+                                "    return torch.utils.cpp_extension.load(name='ext', sources=['ext.cpp'])\n")
+    convert_path(src, tmp_path / "out", jobs=1)
+    out = tmp_path / "out"
+    assert "from mindport.runtime import layers" in (out / "pkg" / "act.py").read_text()
+    assert "import torch.utils.cpp_extension" in (out / "ext.py").read_text()  # left for the user: MP103
+    assert (out / "requirements.txt").read_text() == \
+        f"numpy>=1.20\ntorch>=2.0\nmindspore==2.10.*\n{runtime}\n" \
+        "# torchvision  # mindport: no MindSpore package; use mindspore.dataset\n"
+    assert f'dependencies = ["torch>=2.1", "mindspore==2.10.*", "{runtime}", "rich"]' in \
+        (out / "pyproject.toml").read_text()
+    # the leftover converted by hand and the runtime layer unused: neither torch nor mindport stays listed
+    (src / "ext.py").unlink()
+    (src / "pkg" / "act.py").unlink()
+    again = convert_path(src, tmp_path / "out2", jobs=1)
+    assert again.ok
+    assert (tmp_path / "out2" / "requirements.txt").read_text() == \
+        "numpy>=1.20\nmindspore==2.10.*\n# torchvision  # mindport: no MindSpore package; use mindspore.dataset\n"
+    assert 'dependencies = ["mindspore==2.10.*", "rich"]' in (tmp_path / "out2" / "pyproject.toml").read_text()
