@@ -63,7 +63,7 @@ class MigrationReport:
         if not self.weights.get("ok", True):
             reasons.append("the checkpoint was not converted")
         if self.parity is not None and not self.parity.ok:
-            reasons.append("parity failed: the MindSpore model does not match torch")
+            reasons.append(f"parity {self.parity.outcome}: {self.parity.reason}")
         if self.export is not None and not self.export.ok:
             reasons.append("the MindIR export failed or its outputs differ")
         for problem in self.problems:

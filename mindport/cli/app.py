@@ -12,6 +12,7 @@ from mindport import __version__
 EXIT_OK = 0          # everything converted / parity holds / no findings
 EXIT_FINDINGS = 1    # something did not convert, parity failed, findings
 EXIT_USAGE = 2       # usage or input error
+# 3: validate's "inconclusive" verdict (ParityReport.exit_code, decided in validators/parity/verdict.py)
 EXIT_INTERRUPTED = 130  # Ctrl-C (SIGINT), as shells report it; nothing is left half-written
 
 
@@ -54,7 +55,7 @@ def main() -> None:
     parity step need `pip install 'mindport[full]'` (torch, MindSpore, ...).
 
     Exit codes: 0 success, 1 something did not convert / diverged / was found, 2 usage or input error,
-    130 interrupted.
+    3 inconclusive (validate: a constant output that could not be re-checked), 130 interrupted.
     """
 
 

@@ -130,7 +130,7 @@ def weights(src, out, model_ref, ctor, name_map, emit_map, strict, force):
               help="Write the report; the suffix picks the format; repeat for both. The sides' logs go to "
                    "mindport-logs/ beside the first report.")
 @click.option("--log-dir", default=None, type=click.Path(file_okay=False), metavar="DIR",
-              help="Folder for both sides' logs (default: beside --report, else a temporary folder kept on failure).")
+              help="Keep both sides' logs in DIR (default: beside --report, else a temporary folder, removed).")
 @click.option("--no-localize", is_flag=True, help="Skip the layer-by-layer comparison.")
 @click.option("--no-graph", is_flag=True, help="Skip the GRAPH_MODE run.")
 def validate(torch_ref, ms_ref, ctor, weights_path, input_specs, root, ms_root, rtol, atol, seed, grad, train_steps,
@@ -157,7 +157,10 @@ def validate(torch_ref, ms_ref, ctor, weights_path, input_specs, root, ms_root, 
     behind it. A constant reference output is re-checked on perturbed weights.
     Token ids and other integer inputs: --input 2x16:int64:0:1000 (integers in [0, 1000)).
     validate imports both model files and evaluates --ctor: it runs the project's code.
-    Exit codes: 0 parity, 1 divergence (or GRAPH_MODE failed: --no-graph skips it), 2 usage or input error.
+    Verdicts: pass, diverged or inconclusive (a constant reference output that could not be re-checked on
+    perturbed weights), each printed with its reason.
+    Exit codes: 0 pass, 1 diverged (or GRAPH_MODE failed: --no-graph skips it), 2 usage or input error,
+    3 inconclusive.
     """
     from mindport.errors import InputError
 
@@ -186,13 +189,13 @@ def validate(torch_ref, ms_ref, ctor, weights_path, input_specs, root, ms_root, 
                                   lr=lr or 0.01, optimizer_args=parse_optimizer_args(optimizer_args),
                                   loss=loss or "mse", train_rtol=train_rtol, grad_rtol=grad_rtol, root=root,
                                   ms_root=ms_root or root, log_dir=log_dir)
-        print_report(report, _console())
+        print_report(report, _console(), exit_code=True)
         for path in write_reports(report, report_paths):
             click.echo(f"wrote {path}")
     except InputError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_USAGE)
-    sys.exit(EXIT_OK if report.ok else EXIT_FINDINGS)
+    sys.exit(report.exit_code)  # 0 pass, 1 diverged, 3 inconclusive
 
 
 @main.command(context_settings={"max_content_width": 100})

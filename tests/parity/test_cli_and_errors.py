@@ -15,7 +15,7 @@ def test_cli_parity_exit_0(tmp_path):
     res = run_cli("--torch", f"{MODELS}/convnet.py:ConvNet", "--ms", f"{ms_file}:ConvNet", "--ctor", "num_classes=10",
                   "--input", "2x3x16x16:float32", "--report", "out.json", "--no-graph", cwd=tmp_path)
     assert res.returncode == 0, res.stdout + res.stderr
-    assert "PARITY" in res.stdout
+    assert "PASS" in res.stdout
     assert json.loads((tmp_path / "out.json").read_text())["ok"] is True
 
 
@@ -43,7 +43,7 @@ def test_cli_help_teaches():
 
     res = CliRunner().invoke(main, ["validate", "--help"])
     assert res.exit_code == 0
-    assert "--ctor" in res.output and "2x16:int64:0:1000" in res.output and "Exit codes: 0 parity" in res.output
+    assert "--ctor" in res.output and "2x16:int64:0:1000" in res.output and "Exit codes: 0 pass, 1 diverged" in res.output and "3 inconclusive" in res.output
 
 
 def test_wrong_input_shape_is_an_input_error(tmp_path):

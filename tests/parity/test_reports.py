@@ -24,12 +24,12 @@ def test_json_schema(trap_report):
     report, (json_path, _) = trap_report
     data = json.loads(json_path.read_text())
     assert data["schema_version"] == SCHEMA_VERSION
-    assert set(data) == {"schema_version", "tool", "ok", "verdict", "reference", "candidate", "settings", "weights",
+    assert set(data) == {"schema_version", "tool", "ok", "verdict", "reason", "reference", "candidate", "settings", "weights",
                          "structure", "outputs", "layers", "first_divergent", "drift", "config_findings", "vacuous",
                          "perturbed", "grad", "train", "graph", "ms_error", "localization", "logs", "diagnostics",
                          "timings"}
     assert data["vacuous"] == {} and data["perturbed"] is None and data["grad"] is None and data["train"] is None
-    assert data["ok"] is False and data["verdict"] == "divergence"
+    assert data["ok"] is False and data["verdict"] == "diverged" and data["reason"] == "output differs"
     assert data["settings"]["rtol"] == 1e-5 and data["settings"]["inputs"][0]["spec"] == "2x3x16x16:float32"
     out = data["outputs"][0]
     assert {"key", "status", "ref_shape", "ms_shape", "max_abs", "max_rel", "mean_abs", "cosine", "allclose",
@@ -64,7 +64,7 @@ def test_html_is_one_self_contained_file_with_a_plot(trap_report):
     assert html.startswith("<!DOCTYPE html>") and html.rstrip().endswith("</html>")
     assert html.count("<svg") == 1 and "</svg>" in html
     assert "<script" not in html and "<link" not in html and not re.search(r"""(src|href)=["']?https?:""", html)
-    assert "DIVERGENCE" in html and "GELU approximation differs" in html
+    assert "DIVERGED" in html and "GELU approximation differs" in html
     assert html.count('class="first"') == 1  # the first divergent layer row is highlighted
 
 
@@ -83,5 +83,5 @@ def test_terminal_report_names_layer_and_cause(trap_report):
     console = Console(record=True, width=200)
     print_report(trap_report[0], console)
     text = console.export_text()
-    assert "DIVERGENCE" in text and "first divergent layer: act (GELU -> GELU)" in text
+    assert "DIVERGED" in text and "first divergent layer: act (GELU -> GELU)" in text
     assert "likely cause: GELU approximation differs" in text and "graph mode: ok" in text

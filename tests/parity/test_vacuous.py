@@ -59,3 +59,44 @@ def test_compare_leaves_the_callers_models_as_they_were(tmp_path):
     assert report.ok and report.vacuous["perturbed_parameters"] and report.perturbed.ok
     assert not torch_model.out.weight.detach().numpy().any() and not cell.out.weight.asnumpy().any()
     assert np.array_equal(cell.conv1.weight.asnumpy(), torch_model.conv1.weight.detach().numpy())
+
+
+def test_an_output_constant_by_construction_passes_once_re_checked(tmp_path):
+    """Issue 28: every output and layer matched, but an auxiliary loss that is 0 in eval mode made the run a
+    "DIVERGENCE" (MP404 error, exit 1) although nothing diverged. Re-checked on perturbed weights (every parameter:
+    none is constant), it still matches: a pass."""
+    from conftest import run_cli
+
+    ms_file = convert_model("auxloss", tmp_path)
+    run = run_cli("--torch", f"{MODELS}/auxloss.py:AuxLoss", "--ms", f"{ms_file}:AuxLoss", "--input", "2x6:float32",
+                  "--no-graph", cwd=tmp_path)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.stdout.startswith("PASS") and "verdict: PASS (exit code 0): every output and layer compared agrees; " \
+        "constant output[1] re-checked on perturbed weights" in run.stdout
+    assert "MP404" in run.stdout and "proj.weight, proj.bias" in run.stdout  # the code and what was perturbed
+
+
+def test_a_constant_output_that_cannot_be_re_checked_is_inconclusive(tmp_path):
+    from conftest import run_cli
+
+    ms_file = convert_model("auxloss", tmp_path)
+    report = validate(f"{MODELS}/auxloss.py:Constant", f"{ms_file}:Constant", inputs=["2x6:float32"],
+                      graph_mode=False)
+    assert report.outcome == "inconclusive" and not report.ok and report.exit_code == 3
+    assert report.reason == "output constant and not re-checked on perturbed weights: comparing constants proves " \
+                            "little"
+    import subprocess
+    import sys
+
+    from conftest import cli_env
+
+    temp = tmp_path / "temp"  # the system temp dir of this run: a run that did not pass left its logs there
+    temp.mkdir()
+    run = subprocess.run([sys.executable, "-m", "mindport.cli", "validate", "--torch", f"{MODELS}/auxloss.py:Constant",
+                          "--ms", f"{ms_file}:Constant", "--input", "2x6:float32", "--no-graph"],
+                         capture_output=True, text=True, cwd=tmp_path, env={**cli_env(), "TMPDIR": str(temp)})
+    assert run.returncode == 3, run.stdout + run.stderr
+    assert list(temp.iterdir()) == []  # no mindport-validate-* folder left behind (--log-dir keeps logs)
+    assert run.stdout.startswith("INCONCLUSIVE") and "verdict: INCONCLUSIVE (exit code 3)" in run.stdout
+    assert "MP404 the reference's output is constant and cannot be re-checked on perturbed weights (the " \
+           "reference has no parameter mindport can perturb): inconclusive" in run.stdout

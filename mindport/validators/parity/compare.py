@@ -19,7 +19,7 @@ Public API (stable; the CLI and ``mindport migrate`` use it)::
         (.pt/.pth/.bin/.safetensors) loaded into both sides, default: the torch model's own (seeded) init;
         inputs: ``--input`` specs ("2x3x32x32:float32", "2x16:int64:0:1000", "x.npy") or numpy arrays.
         Each side runs in a process of its own (``worker.py``), with its logs in ``log_dir`` (default: a temporary
-        folder, kept only when something failed). ``save_weights`` writes the MindSpore checkpoint the run used.
+        folder, removed when the run ends). ``save_weights`` writes the MindSpore checkpoint the run used.
         Raises :class:`mindport.errors.InputError` for usage/input problems (exit code 2).
 
     write_reports(report, paths) -> list[Path]
@@ -178,7 +178,7 @@ def validate(torch_ref, ms_ref, ctor: str = "", weights=None, inputs=(), *, rtol
     report.settings["inputs"] = _input_summary(arrays, specs if len(specs) == len(arrays) else None)
     report.settings["seed"] = seed
     report.timings["validate_total"] = round(time.perf_counter() - t0, 4)
-    if not keep_logs and report.ok:
+    if not keep_logs:  # a folder per run in the system's temp dir piles up (34 after a day of checks)
         shutil.rmtree(workdir, ignore_errors=True)
         report.logs = {}
     return report

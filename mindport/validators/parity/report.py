@@ -56,15 +56,16 @@ def _statement(site: str) -> str:
 # ----------------------------------------------------------------------------------------------------------------
 # Terminal
 
-def print_report(report, console=None, max_layers: int = 25) -> None:
+def print_report(report, console=None, max_layers: int = 25, exit_code: bool = False) -> None:
+    """The report on the terminal, ending with the verdict and its reason (``exit_code``: and validate's exit code)."""
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
 
     console = console or Console()
-    verdict = "[bold green]PARITY[/]" if report.ok else "[bold red]DIVERGENCE[/]"
     ref, cand = report.reference, report.candidate
-    console.print(f"{verdict}  {ref.get('ref', ref.get('type', ''))}  vs  {cand.get('ref', cand.get('type', ''))}")
+    console.print(f"{_verdict_markup(report)}  {ref.get('ref', ref.get('type', ''))}  vs  "
+                  f"{cand.get('ref', cand.get('type', ''))}")
     w = report.weights
     if w:
         text = f"weights: {w.get('source')}: {w.get('transferred', '?')} transferred"
@@ -105,8 +106,22 @@ def print_report(report, console=None, max_layers: int = 25) -> None:
         _print_grad(report.grad, console, Table, escape)
     if report.train is not None:
         _print_train(report.train, console, escape)
+    for diag in report.diagnostics:
+        if diag.severity in ("error", "warning"):
+            console.print(diag.format(), markup=False, style="dim" if diag.severity == "warning" else None)
     if report.logs and not report.ok:
         console.print(f"logs: {escape(report.logs.get('folder', ''))}", style="dim")
+    elif not report.ok:
+        console.print("logs: --log-dir DIR keeps both sides' logs", style="dim")
+    code = f" (exit code {report.exit_code})" if exit_code else ""
+    console.print(f"verdict: {_verdict_markup(report)}{code}: {escape(report.reason)}")
+
+
+_VERDICT_STYLE = {"pass": "bold green", "diverged": "bold red", "inconclusive": "bold yellow"}
+
+
+def _verdict_markup(report) -> str:
+    return f"[{_VERDICT_STYLE.get(report.outcome, 'bold red')}]{report.outcome.upper()}[/]"
 
 
 def _print_outputs(report, console, Table) -> None:
@@ -165,7 +180,7 @@ def _print_vacuous(report, console, escape) -> None:
     sub = report.perturbed
     if sub is None:
         return
-    verdict = "[green]parity[/]" if sub.ok else "[red]divergence[/]"
+    verdict = "[green]match[/]" if sub.ok else "[red]differ[/]"
     worst = max((o.max_abs for o in sub.outputs if o.max_abs is not None), default=None)
     console.print(f"  on perturbed weights: {verdict} (max abs {_fmt(worst)})")
     if sub.first_divergent is not None:
@@ -335,7 +350,8 @@ _PAGE = r"""<!DOCTYPE html>
 """
 
 _PARITY = r"""
-<h1>mindport parity report <span class="badge {{ 'ok' if r.ok else 'bad' }}">{{ verdict | upper }}</span></h1>
+<h1>mindport parity report <span class="badge {{ 'ok' if r.ok else ('warn' if verdict == 'inconclusive' else 'bad') }}">{{ verdict | upper }}</span></h1>
+<p>{{ r.reason }}</p>
 <h2>Summary</h2>
 <table>
 <tr><th>reference</th><td>{{ r.reference.get('ref', r.reference.get('type')) }} ({{ r.reference.kind }}){% if r.reference.get('ctor') %} ctor: <code>{{ r.reference.ctor }}</code>{% endif %}</td></tr>

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from mindport.errors import Diagnostic
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 
 @dataclass
@@ -138,7 +138,9 @@ class TrainReport:
 
 @dataclass
 class ParityReport:
-    ok: bool = False
+    ok: bool = False  # outcome == "pass"
+    outcome: str = "diverged"  # pass | diverged | inconclusive (verdict.py decides)
+    reason: str = ""  # why, in a phrase (printed beside the verdict)
     reference: dict = field(default_factory=dict)
     candidate: dict = field(default_factory=dict)
     settings: dict = field(default_factory=dict)
@@ -163,7 +165,12 @@ class ParityReport:
 
     @property
     def verdict(self) -> str:
-        return "parity" if self.ok else "divergence"
+        return self.outcome
+
+    @property
+    def exit_code(self) -> int:
+        """0 pass, 1 diverged, 3 inconclusive (a proof that proves nothing is neither success nor a divergence)."""
+        return {"pass": 0, "inconclusive": 3}.get(self.outcome, 1)
 
     def forward_json(self) -> dict:
         """The forward comparison alone (also the shape of ``perturbed``)."""
@@ -185,6 +192,7 @@ class ParityReport:
             "tool": {"name": "mindport", "version": __version__},
             "ok": self.ok,
             "verdict": self.verdict,
+            "reason": self.reason,
             "reference": self.reference,
             "candidate": self.candidate,
             "settings": self.settings,

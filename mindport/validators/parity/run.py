@@ -18,7 +18,7 @@ from mindport.validators.parity.sides import (
     _forward_answer,
 )
 from mindport.validators.parity.training import _grad_parity, _train_parity
-from mindport.validators.parity.verdict import _finish, _forward_ok
+from mindport.validators.parity.verdict import _decide, _finish, _forward_divergences
 
 
 def _input_summary(inputs, specs=None) -> list[dict]:
@@ -129,7 +129,7 @@ def _assess(report: ParityReport, ref_run: dict, ms_run: dict, s: Settings) -> N
         report.drift = drift_note(report.layers)
     if report.first_divergent is not None:
         _attach_statements(report.first_divergent)
-    report.ok = _forward_ok(report)
+    _decide(report, _forward_divergences(report), "")
 
 
 def _attach_statements(lr) -> None:
@@ -161,14 +161,16 @@ def _check_vacuous(report: ParityReport, ref, ms, inputs, s: Settings, ref_run: 
     innermost = [p for p in dict.fromkeys(layers) if not any(q != p and _inside(q, p) for q in layers)]
     chosen = ref.call("perturb", innermost, s.seed + 1) if innermost and can_perturb else []
     if not chosen and outputs and can_perturb:
-        # nothing constant inside the constant layers: every constant parameter of the model
-        chosen = ref.call("perturb", None, s.seed + 1)
+        # nothing constant inside the constant layers: every constant parameter of the model, else every parameter
+        # (an output constant by construction, a loss term that is 0 in eval mode, is re-checked all the same)
+        chosen = ref.call("perturb", None, s.seed + 1) or ref.call("perturb", None, s.seed + 1, every=True)
     report.vacuous["perturbed_parameters"] = chosen
     if not chosen:
-        report.vacuous["note"] = (f"the reference's {what} is constant and no constant parameter explains it: "
-                                  "that comparison proves little")
-        report.diagnostics.append(Diagnostic("MP404", report.vacuous["note"], file="<parity>",
-                                             severity="error" if outputs else "warning"))
+        why = "the reference has no parameter mindport can perturb" if can_perturb else \
+            "its weights were given as they are"
+        report.vacuous["note"] = (f"the reference's {what} is constant and cannot be re-checked on perturbed "
+                                  f"weights ({why})" + (": inconclusive" if outputs else ""))
+        report.diagnostics.append(Diagnostic("MP404", report.vacuous["note"], file="<parity>", severity="warning"))
         return False
     _checked(ms.call, "transfer", state=ref.call("state"), source="torch model (perturbed)")
     sub = ParityReport(reference=report.reference, candidate=report.candidate)
@@ -177,7 +179,7 @@ def _check_vacuous(report: ParityReport, ref, ms, inputs, s: Settings, ref_run: 
     still = [key for key, a in ref2["outputs"] if a is not None and is_constant(a)]
     report.vacuous["resolved"] = not still
     report.perturbed = sub
-    verdict = "parity" if sub.ok else "divergence"
+    verdict = "they match" if sub.ok else "they differ"
     report.vacuous["note"] = (f"the reference's {what} is constant at these weights (comparing constants proves "
                               f"little); re-checked with seeded perturbations of {', '.join(chosen[:6])}"
                               f"{' ...' if len(chosen) > 6 else ''}: {verdict}")

@@ -117,9 +117,9 @@ class TorchSide:
         return {"outputs": outputs, "kinds": kinds,
                 "records": None if records is None else finish_records(records, torch_config, "forward")}
 
-    def perturb(self, paths: list[str] | None, seed: int) -> list[str]:
-        """Give the constant parameters of the layers at ``paths`` (``None``: of the whole model) seeded values like
-        a default init; returns their names."""
+    def perturb(self, paths: list[str] | None, seed: int, every: bool = False) -> list[str]:
+        """Give the constant parameters (``every``: all parameters) of the layers at ``paths`` (``None``: of the
+        whole model) seeded values like a default init; returns their names."""
         import torch
 
         modules = dict(self.model.named_modules())
@@ -130,7 +130,7 @@ class TorchSide:
             if module is None:
                 continue
             for name, p in module.named_parameters(prefix=path):
-                if name not in chosen and constant_parameter(_numpy(p)):
+                if name not in chosen and (every or constant_parameter(_numpy(p))):
                     chosen.append(name)
         rng = np.random.default_rng(seed)
         with torch.no_grad():

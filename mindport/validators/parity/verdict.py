@@ -1,4 +1,14 @@
-"""The verdict: ``ParityReport.ok`` and the diagnostics (MP401, MP403, MP405, MP406) from every check of a run."""
+"""The verdict of a run, decided here and nowhere else: ``ParityReport.outcome`` (``pass``, ``diverged`` or
+``inconclusive``), the printed reason (``ParityReport.reason``), ``ParityReport.ok`` (a pass) and the diagnostics
+(MP401, MP403, MP405, MP406) from every check of a run.
+
+* **diverged** (exit code 1): an output, the structure, GRAPH_MODE, the gradients or the training differ, the port
+  raised, a training-only setting differs, or the re-check on perturbed weights differs;
+* **inconclusive** (exit code 3): nothing differs, but a constant reference output could not be re-checked on
+  perturbed weights (the model has no parameter to perturb, or its weights were given as they are): comparing
+  constants proves little;
+* **pass** (exit code 0): everything compared agrees, constant outputs included once their re-check on perturbed
+  weights agrees too (an auxiliary loss that is 0 in eval mode stays 0 there: it is constant by construction)."""
 from __future__ import annotations
 
 from mindport.errors import Diagnostic
@@ -8,10 +18,38 @@ from mindport.validators.parity.results import (
 from mindport.validators.parity.settings import Settings
 
 
+def _forward_divergences(report: ParityReport) -> list[str]:
+    """Why the forward comparison does not hold (empty: it holds)."""
+    why = []
+    if report.ms_error:
+        why.append("the MindSpore model raised")
+    elif not report.outputs:
+        why.append("no output was compared")
+    if not report.structure["ok"]:
+        why.append("the output structures differ")
+    bad = [o.key for o in report.outputs if not o.allclose]
+    if bad:
+        why.append(f"{', '.join(bad[:3])}{' ...' if len(bad) > 3 else ''} differ{'s' if len(bad) == 1 else ''}")
+    if any(c["training_only"] for c in report.config_findings):
+        why.append("a training-only setting differs")
+    return why
+
+
 def _forward_ok(report: ParityReport) -> bool:
-    training_only = any(c["training_only"] for c in report.config_findings)
-    return (not report.ms_error and bool(report.outputs) and report.structure["ok"]
-            and all(o.allclose for o in report.outputs) and not training_only)
+    return not _forward_divergences(report)
+
+
+def _decide(report: ParityReport, diverged: list[str], inconclusive: str) -> None:
+    if diverged:
+        report.outcome, report.reason = "diverged", "; ".join(diverged)
+    elif inconclusive:
+        report.outcome, report.reason = "inconclusive", inconclusive
+    else:
+        report.outcome = "pass"
+        constant = report.vacuous.get("constant_outputs", []) if report.vacuous else []
+        report.reason = "every output and layer compared agrees" + (
+            f"; constant {', '.join(constant)} re-checked on perturbed weights" if constant else "")
+    report.ok = report.outcome == "pass"
 
 
 def _finish(report: ParityReport, s: Settings) -> None:
@@ -28,14 +66,19 @@ def _finish(report: ParityReport, s: Settings) -> None:
             report.diagnostics.append(Diagnostic(
                 "MP401", f"{o.key}: {o.message or o.status} (max abs {o.max_abs or 0:.3g}, max rel {o.max_rel or 0:.3g})",
                 file="<parity>"))
-    ok = _forward_ok(report) and report.graph.status not in ("mismatch", "failed")
+    diverged = _forward_divergences(report)
+    if report.graph.status in ("mismatch", "failed"):
+        diverged.append("GRAPH_MODE " + ("failed" if report.graph.status == "failed" else "differs from PyNative"))
+    inconclusive = ""
     if report.vacuous:
-        if report.perturbed is not None:
-            ok = ok and report.perturbed.ok and (report.vacuous["resolved"] or not report.vacuous["constant_outputs"])
-        elif report.vacuous["constant_outputs"]:
-            ok = False  # comparing constants never passes alone
+        if report.perturbed is not None and not report.perturbed.ok:
+            diverged.append("the re-check on perturbed weights differs")
+        elif report.perturbed is None and report.vacuous["constant_outputs"]:
+            inconclusive = (f"{', '.join(report.vacuous['constant_outputs'])} constant and not re-checked on "
+                            "perturbed weights: comparing constants proves little")
     if report.grad is not None:
-        ok = ok and report.grad.ok
+        if not report.grad.ok:
+            diverged.append("the gradients differ")
         g = report.grad.first_divergent
         if g is not None:
             report.diagnostics.append(Diagnostic(
@@ -45,14 +88,14 @@ def _finish(report: ParityReport, s: Settings) -> None:
         elif not report.grad.ok:
             report.diagnostics.append(Diagnostic("MP405", report.grad.note or "gradients not compared", file="<parity>"))
     if report.train is not None:
-        ok = ok and report.train.ok
         if not report.train.ok:
+            diverged.append("the training differs")
             t = report.train
             where = (f"step {t.first_divergent_step}: loss {t.losses['torch'][t.first_divergent_step]:.6g} vs "
                      f"{t.losses['mindspore'][t.first_divergent_step]:.6g}") if t.first_divergent_step is not None \
                 else (t.note or "final weights differ")
             report.diagnostics.append(Diagnostic("MP406", f"training diverges at {where}", file="<parity>"))
-    report.ok = ok
+    _decide(report, diverged, inconclusive)
     fd = report.first_divergent
     if fd is not None and not report.ok:
         report.diagnostics.append(Diagnostic(
