@@ -148,7 +148,17 @@ def export_cell(cell, out, arrays, report: ExportReport, *, rtol: float = 1e-5, 
     started = time.perf_counter() if started is None else started
     out = Path(out)
     tensors = [ms.Tensor(a) for a in arrays]
-    expected = cell(*_fresh(tensors))
+    try:
+        expected = cell(*_fresh(tensors))
+    except Exception as exc:  # noqa: BLE001 - the Cell itself raises: nothing to export, said at its line
+        from mindport.validators.parity.hooks import raise_site
+        from mindport.validators.parity.sides import error_text
+
+        report.error = "the Cell raised: " + error_text(exc).splitlines()[0][:400]
+        report.cause = {"path": "", "type": type(cell).__name__, "site": raise_site(exc), "note": "the Cell raised",
+                        "fix": ""}
+        report.seconds = time.perf_counter() - started
+        return report
     report.not_exported = [key for key, _ in _leaves(expected) if key not in dict(_tensor_leaves(expected))]
     out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=f".{out.stem}.", dir=out.parent) as folder:

@@ -207,8 +207,10 @@ def migrate(src, out, *, model: str | None = None, ctor: str | None = None, inpu
         report.parity = validate(torch_ref, ms_ref, ctor, weights=weights, inputs=inputs, rtol=rtol, atol=atol,
                                  root=src_root, ms_root=out_root, log_dir=out / LOGS_DIR, save_weights=ckpt_path,
                                  export_to=out / EXPORT_DIR / f"{name}.mindir" if export else None, **checks)
-    except InputError as exc:
-        report.problems.append(Diagnostic("MP400", f"parity could not run: {exc}", torch_ref))
+    except InputError as exc:  # at the statement that raised (a converted line) when there is one
+        site = next((d for d in exc.diagnostics if d.line), None)
+        report.problems.append(Diagnostic("MP400", f"parity could not run: {exc.message}", site.file if site else torch_ref,
+                                          site.line if site else 0))
     report.weights = _weights_summary(report, weights, ckpt_path)
 
     # 3. templates, in a folder of their own: the project's own train.py must never be overwritten
@@ -235,8 +237,9 @@ def migrate(src, out, *, model: str | None = None, ctor: str | None = None, inpu
         if not report.export.ok:
             report.problems.append(report.export.diagnostic(ms_ref))  # at the cause's converted line
     else:
-        report.problems.append(Diagnostic("MP601", "MindIR export did not run: the MindSpore model was not built",
-                                          ms_ref))
+        report.problems.append(Diagnostic("MP601", "MindIR export did not run: the MindSpore model " + (
+            "raised (MP401 above)" if report.parity is not None and report.parity.ms_error else "was not built"),
+            ms_ref))
     report.seconds = time.perf_counter() - started
     write_migration_reports(report, out)
     return report

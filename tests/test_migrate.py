@@ -153,3 +153,47 @@ def test_the_migrated_project_runs_after_it_is_moved(tmp_path, checkpoint):
                           "--ckpt-dir", str(tmp_path / "ckpt")], capture_output=True, text=True, cwd=tmp_path)
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
     assert f"loaded {moved / 'model.ckpt'}" in run.stdout
+
+
+PORT_ONLY_FAILURE = """import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self, fail_in_init=False):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+        if fail_in_init and type(self.fc).__module__.startswith("mindspore"):
+            raise RuntimeError("the port fails while it is built")
+
+    def forward(self, x):
+        y = self.fc(x)
+        if type(y).__module__.startswith("mindspore"):
+            raise RuntimeError("the port fails while it runs")
+        return y
+"""
+
+
+@pytest.mark.parametrize(("ctor", "message", "code"), [("", "while it runs", "MP401"),
+                                                        ("fail_in_init=True", "while it is built", "MP400")])
+def test_where_the_mindspore_side_failed_is_said_at_its_converted_line(tmp_path, ctor, message, code):
+    """Issue 28: migrate said `MP400 ... RuntimeError` with no file or line, wrote empty logs and `parity: null`
+    (its export step, run after the failure, raised), while validate showed the converted line."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "model.py").write_text(PORT_ONLY_FAILURE)
+    out = tmp_path / "out"
+    run = subprocess.run([sys.executable, "-m", "mindport.cli", "migrate", str(src), "-o", str(out), "--model",
+                          "model.py:Net", "--ctor", ctor, "--input", "2x4:float32"], capture_output=True, text=True)
+    assert run.returncode == 1, run.stdout + run.stderr
+    converted = out / "model.py"
+    line = next(n for n, text in enumerate(converted.read_text().splitlines(), 1) if message in text)
+    assert f"{converted}:{line}:0: {code} " in run.stdout, run.stdout
+    assert f"at {converted}:{line}: RuntimeError: the port fails" in run.stdout.strip().splitlines()[-1]
+    report = json.loads((out / "mindport-report.json").read_text())
+    if code == "MP401":  # the port ran and raised: a parity report that says where
+        assert report["parity"]["verdict"] == "diverged" and report["parity"]["ms_error_site"] == f"{converted}:{line}"
+    else:
+        assert {"code": "MP400", "file": str(converted), "line": line} == {
+            k: v for k, v in report["problems"][0].items() if k in ("code", "file", "line")}
+    assert "Traceback" in (out / "mindport-logs" / "mindspore.log").read_text()  # the log has the stack

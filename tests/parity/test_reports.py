@@ -26,7 +26,7 @@ def test_json_schema(trap_report):
     assert data["schema_version"] == SCHEMA_VERSION
     assert set(data) == {"schema_version", "tool", "ok", "verdict", "reason", "reference", "candidate", "settings", "weights",
                          "structure", "outputs", "layers", "first_divergent", "drift", "config_findings", "vacuous",
-                         "perturbed", "grad", "train", "graph", "ms_error", "localization", "logs", "diagnostics",
+                         "perturbed", "grad", "train", "graph", "ms_error", "ms_error_site", "localization", "logs", "diagnostics",
                          "timings"}
     assert data["vacuous"] == {} and data["perturbed"] is None and data["grad"] is None and data["train"] is None
     assert data["ok"] is False and data["verdict"] == "diverged" and data["reason"] == "output differs"
@@ -51,7 +51,7 @@ def test_schema_is_documented():
     doc = (REPO / "docs" / "parity-report.md").read_text()
     assert f"schema_version` is `{SCHEMA_VERSION}`" in doc
     for key in ("first_divergent", "config_findings", "nonfinite", "equal_to_pynative", "training_only",
-                "localization", "ms_error", "max_rel", "ref_scale", "ratio_1e3", "ratio_5e3", "grade", "role",
+                "localization", "ms_error", "ms_error_site", "max_rel", "ref_scale", "ratio_1e3", "ratio_5e3", "grade", "role",
                 "input_max_rel", "ms_site", "torch_site", "ms_diagnostics", "drift", "vacuous", "perturbed",
                 "perturbed_parameters", "grad", "sign_similarity", "train", "rel_diff", "first_divergent_step",
                 "logs", "constant"):

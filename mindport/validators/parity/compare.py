@@ -164,7 +164,7 @@ def validate(torch_ref, ms_ref, ctor: str = "", weights=None, inputs=(), *, rtol
             ref.call("snapshot")
         batches = (lambda step: _resolve_inputs(inputs, seed + 1 + step)[1]) if train else None
         _run(report, ref, ms, arrays, settings, plan, batches)
-        if export_to is not None:  # the Cell just proven, with the weights it was proven with: no second build
+        if export_to is not None and not report.ms_error:  # the Cell just proven, with its weights: no second build
             report.export = _checked(ms.call, "export", str(Path(export_to).resolve()), arrays, rtol, atol,
                                      model=str(ms_ref), checkpoint=save_weights,
                                      labels=[str(s) for s in specs] if len(specs) == len(arrays) else None)

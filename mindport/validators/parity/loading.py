@@ -265,8 +265,21 @@ def build_model(ref: str, ctor: str = "", root=None, isolated: bool = False):
     try:
         return eval(f"{name}({ctor})", vars(module))  # the user's own constructor text, by design
     except Exception as exc:
-        raise InputError(f"building {name}({ctor}) from {model_ref.where} failed: {type(exc).__name__}: {exc}"
-                         ) from exc
+        raise _failed_at(f"building {name}({ctor}) from {model_ref.where} failed", exc) from exc
+
+
+def _failed_at(what: str, exc: BaseException) -> InputError:
+    """``what`` failed because of ``exc``: the message names the user's statement that raised (``file:line``, the
+    innermost frame outside the frameworks), and so does its MP400 diagnostic."""
+    from mindport.errors import Diagnostic
+    from mindport.validators.parity.hooks import raise_site
+
+    site = raise_site(exc)
+    file, _, line = site.rpartition(":")
+    message = f"{what} at {site}: {type(exc).__name__}: {exc}" if site else f"{what}: {type(exc).__name__}: {exc}"
+    where = {"file": file, "line": int(line)} if file and line.isdigit() else {"file": "<model>"}
+    return InputError(message, [Diagnostic("MP400", f"the statement that raised {type(exc).__name__}", **where)]
+                      if site else [])
 
 
 def _short_tb() -> str:

@@ -157,6 +157,7 @@ class ParityReport:
     train: TrainReport | None = None
     graph: GraphResult = field(default_factory=GraphResult)
     ms_error: str = ""
+    ms_error_site: str = ""  # file:line of the converted statement that raised
     localization: str = ""  # why localisation did not run, when it did not
     logs: dict = field(default_factory=dict)  # side -> log file of its process
     diagnostics: list[Diagnostic] = field(default_factory=list)
@@ -182,6 +183,7 @@ class ParityReport:
             "first_divergent": _asdict(self.first_divergent),
             "drift": self.drift,
             "ms_error": self.ms_error,
+            "ms_error_site": self.ms_error_site,
         }
 
     def to_json(self) -> dict:

@@ -90,9 +90,11 @@ def _assess(report: ParityReport, ref_run: dict, ms_run: dict, s: Settings) -> N
     from mindport.validators.parity.metrics import compare_flat
 
     if ms_run.get("error"):
-        report.ms_error = ms_run["error"]
+        report.ms_error, report.ms_error_site = ms_run["error"], ms_run.get("error_site", "")
+        file, _, line = report.ms_error_site.rpartition(":")
         report.diagnostics.append(Diagnostic("MP401", "the MindSpore model raised: " + report.ms_error.splitlines()[0],
-                                             file="<parity>"))
+                                             **({"file": file, "line": int(line)} if line.isdigit() else
+                                                {"file": "<parity>"})))
     if ms_run.get("outputs") is not None:
         report.outputs, report.structure = compare_flat(ref_run["outputs"], ref_run["kinds"], ms_run["outputs"],
                                                         ms_run["kinds"], s.rtol, s.atol)

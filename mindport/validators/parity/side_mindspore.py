@@ -9,6 +9,7 @@ import importlib
 import os
 import tempfile
 import time
+import traceback
 
 import numpy as np
 
@@ -189,6 +190,7 @@ class MindSporeSide:
                     outputs, kinds = flat_numpy(out)
         except Exception as exc:  # noqa: BLE001 - the port raising is a parity failure, reported
             error, where = error_text(exc), raise_site(exc)
+            traceback.print_exc()  # the whole stack to this side's log
         finally:
             ms.set_context(mode=previous)
         if records is not None:

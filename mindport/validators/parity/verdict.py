@@ -22,7 +22,8 @@ def _forward_divergences(report: ParityReport) -> list[str]:
     """Why the forward comparison does not hold (empty: it holds)."""
     why = []
     if report.ms_error:
-        why.append("the MindSpore model raised")
+        why.append("the MindSpore model raised" + (f" at {report.ms_error_site}" if report.ms_error_site else "")
+                   + f": {report.ms_error.splitlines()[0]}")
     elif not report.outputs:
         why.append("no output was compared")
     if not report.structure["ok"]:

@@ -56,8 +56,10 @@ def serve(kind: str, fd: int, log_dir: str) -> None:
         try:
             reply = ("ok", getattr(impl, method)(*args, **kwargs))
         except InputError as exc:
+            traceback.print_exc()  # to this side's log: the whole stack, MindSpore's C++ one included
             reply = ("input", exc.message, list(exc.diagnostics))
         except BaseException as exc:  # noqa: BLE001 - every failure goes back to the parent as data
+            traceback.print_exc()
             reply = ("error", error_text(exc), traceback.format_exc())
         sys.stdout.flush()
         sys.stderr.flush()
