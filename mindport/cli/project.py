@@ -42,7 +42,8 @@ from mindport.cli.app import (
                    "file's size in memory); 0: no limit.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="json prints the full report (every site) on stdout, for CI.")
-@click.option("--force", is_flag=True, help="Write into an existing OUT that mindport did not create.")
+@click.option("--force", is_flag=True, help="Write into an existing OUT that mindport did not create; replace one "
+                                           "that holds another source's conversion.")
 def convert(src, out, in_place, no_backup, show_diff, target, ms_version, jobs, exclude, mapping_files, timeout,
             max_file_size, fmt, force):
     """Rewrite PyTorch source (a file, a repository, notebooks) into MindSpore source.
@@ -59,10 +60,13 @@ def convert(src, out, in_place, no_backup, show_diff, target, ms_version, jobs, 
     pyproject.toml get mindspore instead of torch. Each file is converted on its own: one that fails,
     crashes or runs past --timeout is copied unchanged with one MP299 line. Symlinks are never followed
     out of SRC; FIFOs, devices and unreadable entries are reported, never opened (docs/diagnostics.md).
-    OUT/mindport-report.json lists every site. convert never runs your project's code.
+    A tree's OUT/mindport-report.json lists every site (--format json prints it); a single file writes
+    only its output. OUT holds one source's conversion: another source's is refused (--force removes it
+    first). convert never runs your project's code.
     Exit: 0 all converted, 1 something left or not mirrored, 2 usage/input error, 130 interrupted.
     """
     import json
+    from pathlib import Path
 
     from mindport.errors import InputError
     from mindport.migrator.repo import convert_path
@@ -90,11 +94,8 @@ def convert(src, out, in_place, no_backup, show_diff, target, ms_version, jobs, 
         for f in report.files:
             if f.diff:
                 click.echo(f.diff, nl=False)
-    elif out and not in_place:
-        from pathlib import Path
-
-        root = Path(out) if Path(src).is_dir() else Path(out).parent
-        atomic_write(root / "mindport-report.json", (json.dumps(report.to_json(), indent=2) + "\n").encode())
+    elif out and not in_place and Path(src).is_dir():  # a single file's output is that file, nothing beside it
+        atomic_write(Path(out) / "mindport-report.json", (json.dumps(report.to_json(), indent=2) + "\n").encode())
     if fmt == "json":
         click.echo(json.dumps(report.to_json(), indent=2))
     else:

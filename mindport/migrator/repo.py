@@ -115,6 +115,7 @@ def convert_path(src, dst=None, *, target: str = "nn", ms_version: tuple[int, in
                     and any(not _ours(e) for e in dst_path.iterdir()):
                 raise InputError(f"{dst_path} exists and was not written by mindport: choose an empty folder, "
                                  "or pass --force to write into it")
+            _claim_output(src, dst_path, force)
         elif dst_path.is_dir():
             dst_path = dst_path / src.name
     if single:
@@ -145,8 +146,9 @@ def _convert_entries(src: Path, dst_path: Path, entries: list[TreeEntry], proble
     cache_path = (dst_path.parent if single else dst_path) / CACHE_NAME
     if writes and not in_place and not single and not cache_path.exists():
         # The mark of a folder mindport writes, first of all: a concurrent run into the same OUT sees it.
-        atomic_write(cache_path, json.dumps({"fingerprint": None, "files": {}}).encode())
+        atomic_write(cache_path, json.dumps({"fingerprint": None, "source": str(src.resolve()), "files": {}}).encode())
     cache_json: dict = {}
+    use_cache = use_cache and not single  # a single file's output is that file: nothing is written beside it
     if use_cache and writes and not in_place and cache_path.is_file():
         try:
             cache_json = json.loads(cache_path.read_text())
@@ -229,7 +231,7 @@ def _convert_entries(src: Path, dst_path: Path, entries: list[TreeEntry], proble
         cache = old_cache if old_cache and cache_json.get("fingerprint") == fingerprint else {}
         jobs_list = []
         done: list[_Converted] = []
-        new_cache = {"fingerprint": fingerprint, "files": {},
+        new_cache = {"fingerprint": fingerprint, "source": str(src.resolve()), "files": {},
                      "stars": {"key": stars_key if not single else "", "files": {r: [list(b) for b in v]
                                                                                  for r, v in stars.items()}}}
         by_rel = {entry.rel: entry for entry in todo}
@@ -306,11 +308,58 @@ def _convert_entries(src: Path, dst_path: Path, entries: list[TreeEntry], proble
                 if result.rel in stars:
                     new_cache["files"][result.rel]["star"] = [list(b) for b in stars[result.rel]]
         report.files.sort(key=lambda f: f.path)
-        if writes and not in_place and use_cache:
-            atomic_write(cache_path, json.dumps(new_cache).encode())
+        if writes and not in_place and not single:
+            new_cache["written"] = sorted({f.path for f in report.files if f.status not in ("skipped",)}
+                                          | set(_previous_run(dst_path).get("written", ())))
+            atomic_write(cache_path, json.dumps(new_cache if use_cache else {**new_cache, "files": {}}).encode())
         return report
     finally:
         workers.close()
+
+
+# what mindport writes into OUT beside the mirrored tree (migrate's steps); removed with another source's conversion
+_RUN_ARTIFACTS = ("mindport-report.json", "mindport-report.html", "mindport-logs", "mindport_scripts",
+                  "mindport_export")
+
+
+def _previous_run(dst_path: Path) -> dict:
+    try:
+        data = json.loads((dst_path / CACHE_NAME).read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _claim_output(src: Path, dst_path: Path, force: bool) -> None:
+    """OUT holds at most one source's conversion: one of another source is refused, or, with ``force``, removed
+    first (the files that run wrote, as its cache lists them, and migrate's reports, logs, scripts and export), so
+    that the two runs never mix."""
+    previous = _previous_run(dst_path)
+    other = previous.get("source")
+    if not other or other == str(src.resolve()):
+        return
+    if not force:
+        raise InputError(f"{dst_path} holds the conversion of another source ({other}): choose another folder, or "
+                         "pass --force to remove that conversion first")
+    import shutil
+
+    for rel in [*previous.get("written", ()), *_RUN_ARTIFACTS]:
+        target = dst_path / rel
+        if target.is_dir() and not target.is_symlink():
+            shutil.rmtree(target, ignore_errors=True)
+        elif target.exists() or target.is_symlink():
+            target.unlink()
+    _remove_empty_folders(dst_path)
+    (dst_path / CACHE_NAME).unlink(missing_ok=True)
+
+
+def _remove_empty_folders(root: Path) -> None:
+    for folder in sorted((p for p in root.rglob("*") if p.is_dir() and not p.is_symlink()),
+                         key=lambda p: len(p.parts), reverse=True):
+        try:
+            folder.rmdir()
+        except OSError:
+            pass
 
 
 def _packaging(entries: list[TreeEntry], imports: set[str] | None, settings: dict):

@@ -229,3 +229,36 @@ def test_the_packaging_lists_what_the_converted_code_imports(tmp_path):
     assert (tmp_path / "out2" / "requirements.txt").read_text() == \
         "numpy>=1.20\nmindspore==2.10.*\n# torchvision  # mindport: no MindSpore package; use mindspore.dataset\n"
     assert 'dependencies = ["mindspore==2.10.*", "rich"]' in (tmp_path / "out2" / "pyproject.toml").read_text()
+
+
+def test_a_single_file_conversion_writes_only_its_output(tmp_path):
+    """Issue 28: `convert model.py -o model_ms.py` overwrote a mindport-report.json beside the output and added
+    .mindport-cache.json there."""
+    (tmp_path / "model.py").write_text(MODEL)
+    beside = tmp_path / "out"
+    beside.mkdir()
+    (beside / "mindport-report.json").write_text('{"the user\'s": 1}')
+    run = subprocess.run([sys.executable, "-m", "mindport.cli", "convert", "model.py", "-o", "out/model_ms.py"],
+                         capture_output=True, text=True, cwd=tmp_path)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert sorted(p.name for p in beside.iterdir()) == ["mindport-report.json", "model_ms.py"]
+    assert (beside / "mindport-report.json").read_text() == '{"the user\'s": 1}'
+    assert "class Net(nn.Cell):" in (beside / "model_ms.py").read_text()
+
+
+def test_an_output_holding_another_sources_conversion_is_refused_or_replaced(tmp_path):
+    """Converting another source into an existing mindport output mixed both runs' files, silently."""
+    first = make_tree(tmp_path / "first")
+    second = tmp_path / "second"
+    second.mkdir()
+    (second / "net.py").write_text(MODEL)
+    out = tmp_path / "out"
+    convert_path(first, out, jobs=1)
+    (out / "mindport-logs").mkdir()  # what `migrate` adds beside the tree
+    with pytest.raises(InputError, match="holds the conversion of another source .*first.*--force"):
+        convert_path(second, out, jobs=1)
+    assert (out / "pkg" / "model.py").is_file()  # refused: nothing touched
+    convert_path(first, out, jobs=1)  # the same source again is a re-run
+    report = convert_path(second, out, jobs=1, force=True)
+    assert report.ok
+    assert sorted(str(p.relative_to(out)) for p in out.rglob("*")) == [CACHE_NAME, "net.py"]
