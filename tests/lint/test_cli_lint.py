@@ -156,3 +156,19 @@ def test_directory_walk_skips_venv_and_build(tmp_path, run_lint):
     out = run_lint(tmp_path)
     paths = {x["path"] for x in _findings(out.stdout)}
     assert paths and all("src" in p for p in paths)
+
+
+def test_a_file_that_still_imports_torch_shows_its_leftovers(tmp_path):
+    """Issue 28: lint showed only MS301 on a half-migrated file: `.backward()` and `.zero_grad()` outside a Cell
+    class were suppressed because the file imports torch, which no document said."""
+    import subprocess
+    import sys
+
+    (tmp_path / "train.py").write_text(
+        "import torch\nimport mindspore as ms\n\nw = torch.load('m.pt')['w'].cpu().numpy()\n\n\n"
+        "def step(opt, loss_fn, x, y):\n    opt.zero_grad()\n    loss = loss_fn(x, y)\n    loss.backward()\n")
+    run = subprocess.run([sys.executable, "-m", "mindport.cli", "lint", "train.py"], capture_output=True, text=True,
+                         cwd=tmp_path)
+    assert run.returncode == 1
+    codes = [line.split()[1] for line in run.stdout.splitlines() if line.startswith("train.py:")]
+    assert codes == ["MS301", "MS304", "MS303"], run.stdout  # torch.load(...).cpu() is torch's own value: not flagged

@@ -1,7 +1,8 @@
 """MS3xx: PyTorch idioms left in MindSpore code.
 
-Checked in files that import mindspore. When the file also imports torch (an interop script, say), the
-method-based rules only look inside Cell classes, where the receiver is MindSpore's.
+Checked in files that import mindspore, whether or not they also import torch: a half-migrated file's leftovers
+(`loss.backward()`, `optimizer.zero_grad()`) are shown beside its MS301. The one exception is a method call on a
+value that is visibly torch's (`torch.load(path)["w"].cpu()` in interop code): its receiver starts with a torch call.
 """
 from __future__ import annotations
 
@@ -15,9 +16,17 @@ from mindport.validators.lint.rules.base import Rule
 def _in_scope(ctx: FileContext, c: CallSite) -> bool:
     if not ctx.imports_mindspore or c.qualname is not None:
         return False
-    if ctx.imports_torch:
-        return c.cls is not None and c.cls.name in ctx.cell_classes
-    return True
+    return not (ctx.imports_torch and _torch_receiver(ctx, c.node.func))
+
+
+def _torch_receiver(ctx: FileContext, func: ast.AST) -> bool:
+    """``torch.load(p)["w"].cpu``: the receiver chain of the method starts with a call of a torch function."""
+    node = func.value if isinstance(func, ast.Attribute) else None
+    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
+        if isinstance(node, ast.Call) and (ctx.resolve(node.func) or "").startswith(("torch.", "torchvision.")):
+            return True
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return False
 
 
 class MethodCallRule(Rule):
@@ -52,6 +61,10 @@ class TorchImport(Rule):
     ## Fix
     Replace the remaining torch uses by MindSpore ones and drop the import. Interop code (checkpoint
     conversion, parity tests) legitimately needs both: silence it there with `# noqa: MS301`.
+
+    A file that still imports torch is checked like any other: its leftovers (`.backward()`, `.zero_grad()`,
+    `.cuda()`, MS3xx) are reported beside this finding. Only a method call on a value that is visibly torch's,
+    its receiver starting with a torch call (`torch.load(path)["w"].cpu()`), is left alone.
     """
 
     code = "MS301"
@@ -144,6 +157,8 @@ class TorchBackward(MethodCallRule):
     INVALID = (
         "import mindspore as ms\nloss = loss_fn(net(x), y)\nloss.backward()\n",
         "from mindspore import nn\n\ndef train(net, loss_fn, x, y):\n    loss_fn(net(x), y).backward()\n",
+        # a half-migrated file that still imports torch: its leftovers are shown beside MS301
+        "import torch\nimport mindspore as ms\n\ndef step(net, loss_fn, x, y):\n    loss_fn(net(x), y).backward()\n",
     )
 
     def accept(self, ctx, c):
