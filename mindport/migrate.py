@@ -317,10 +317,15 @@ def render_html(report: MigrationReport) -> str:
 
     conv = report.conversion
     env = jinja2.Environment(autoescape=True)
+    diagnostics = [*(conv.diagnostics if conv else []), *report.problems]
+    fixes: dict[str, int] = {}  # each fix text once, numbered; the rows point at it (it was repeated on every row)
+    for d in diagnostics:
+        if d.suggestion:
+            fixes.setdefault(d.suggestion, len(fixes) + 1)
     body = env.from_string(_MIGRATION).render(
         r=report, verdict="OK" if report.ok else "partial", totals=conv.totals() if conv is not None else {},
         files=[f for f in (conv.files if conv else []) if f.status != "copied"],
-        diagnostics=[*(conv.diagnostics if conv else []), *report.problems], w=report.weights)
+        diagnostics=diagnostics, fixes=fixes, w=report.weights)
     if report.parity is not None:
         body += "<h1>Parity</h1>" + render_parity_body(report.parity)
     return html_page(f"mindport migrate: {'OK' if report.ok else 'partial'}", body)
@@ -338,7 +343,8 @@ API sites converted, {{ totals.get('sites_unconverted', 0) }} left.</p>
 {% for f in files %}<tr><td>{{ f.path }}</td><td>{{ f.status }}</td><td class="num">{{ f.lines }}</td><td class="num">{{ f.sites }}</td><td class="num">{{ f.diagnostics|length }}</td></tr>{% endfor %}</table>
 <h2>Diagnostics</h2>
 {% if diagnostics %}<table><tr><th>where</th><th>code</th><th>message</th><th>fix</th></tr>
-{% for d in diagnostics %}<tr><td><code>{{ d.location() }}</code></td><td><code>{{ d.code }}</code></td><td>{{ d.message }}</td><td>{{ d.suggestion }}</td></tr>{% endfor %}</table>{% else %}<p>none</p>{% endif %}
+{% for d in diagnostics %}<tr><td><code>{{ d.location() }}</code></td><td><code>{{ d.code }}</code></td><td>{{ d.message }}</td><td>{% if d.suggestion %}<a href="#fix-{{ fixes[d.suggestion] }}">fix {{ fixes[d.suggestion] }}</a>{% endif %}</td></tr>{% endfor %}</table>
+{% if fixes %}<h3>Fixes</h3><ol>{% for text in fixes %}<li id="fix-{{ loop.index }}">{{ text }}</li>{% endfor %}</ol>{% endif %}{% else %}<p>none</p>{% endif %}
 <h2>Weights</h2>
 <table><tr><th>converted</th><td><span class="badge {{ 'ok' if w.get('ok') else 'bad' }}">{{ 'yes' if w.get('ok') else 'no' }}</span></td></tr>
 {% if w.get('source') %}<tr><th>torch checkpoint</th><td><code>{{ w.source }}</code></td></tr>{% endif %}

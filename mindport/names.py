@@ -11,13 +11,23 @@ project-local name, never torch's.
 from __future__ import annotations
 
 TORCH_ROOTS = ("torch", "torchvision", "torchaudio")
-# Third-party packages built on torch: their objects take and return torch tensors and modules, so converted code
-# cannot use them as they are. The converter maps the symbols that have entries (timm's DropPath, trunc_normal_ ...)
-# and flags the others (MP106), naming the package.
+# Third-party packages built on torch (or, PACKAGE_NATURE, with no MindSpore backend): their objects take and return
+# torch tensors and modules, so converted code cannot use them as they are. The converter maps the symbols that have
+# entries (timm's DropPath, trunc_normal_ ...) and flags the others (MP106), naming the package.
 TORCH_PACKAGES = ("timm", "einx", "transformers", "diffusers", "accelerate", "peft", "torchmetrics", "torchtext",
                   "lightning", "pytorch_lightning", "open_clip", "xformers", "flash_attn", "kornia", "fairscale",
                   "deepspeed", "apex", "segmentation_models_pytorch", "torch_geometric", "mmcv", "detectron2",
                   "sentence_transformers", "ultralytics")
+
+
+# The packages of TORCH_PACKAGES that are not built on torch, and what they are instead: their objects work on the
+# tensors of the backends they support, and MindSpore is not one of them.
+PACKAGE_NATURE = {"einx": "backend-agnostic (numpy, torch, jax ...) but has no MindSpore backend"}
+
+
+def package_nature(package: str) -> str:
+    """What a package of TORCH_PACKAGES is, for messages: "torch-based", or what PACKAGE_NATURE says."""
+    return PACKAGE_NATURE.get(package, "torch-based")
 
 
 def is_torch(qualname: str | None) -> bool:

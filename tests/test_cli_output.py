@@ -77,3 +77,32 @@ def test_tables_are_never_cut_off_a_terminal(tmp_path):
     assert "API sites converted" in header and "left unconverted" in header
     assert "a_package_with_a_rather_long_folder_name/odd.py:3:5: MP103 " \
            "torch.an_api_with_a_very_long_name_that_does_not_exist_anywhere_at_all" in run.stdout
+
+
+def test_tables_wrap_on_an_80_column_terminal_instead_of_cutting():
+    """Issue 28: on an 80-column terminal the parity table read "outp…" (rich cut the cells)."""
+    import io
+
+    from rich.console import Console
+
+    from mindport.validators.parity.report import print_report
+    from mindport.validators.parity.results import OutputResult, ParityReport
+
+    report = ParityReport(outcome="pass", reason="every output and layer compared agrees", ok=True,
+                          reference={"ref": "model.py:Net"}, candidate={"ref": "converted/model.py:Net"})
+    report.outputs = [OutputResult("output['logits']", "match", [2, 10], [2, 10], max_abs=1.2e-7, max_rel=3e-7,
+                                   cosine=1.0, ratio_1e3=1.0, ratio_5e3=1.0, allclose=True, rtol=1e-5, atol=1e-6)]
+    buffer = io.StringIO()
+    print_report(report, Console(file=buffer, width=80, force_terminal=False, highlight=False))
+    text = buffer.getvalue()
+    assert "…" not in text and "match" in text and "2x10" in text  # folded onto more lines, never cut
+    assert "lo" in text and "gits" in text
+
+
+def test_the_report_path_is_one_path(tmp_path):
+    """`migrate SRC -o OUT/` printed OUT//mindport-report.html."""
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "model.py").write_text(MODEL.format(i=0))
+    run = subprocess.run([*CLI, "migrate", "src", "-o", "converted/"], capture_output=True, text=True, cwd=tmp_path)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "report: converted/mindport-report.html (and .json)" in run.stdout and "//" not in run.stdout

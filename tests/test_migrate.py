@@ -197,3 +197,16 @@ def test_where_the_mindspore_side_failed_is_said_at_its_converted_line(tmp_path,
         assert {"code": "MP400", "file": str(converted), "line": line} == {
             k: v for k, v in report["problems"][0].items() if k in ("code", "file", "line")}
     assert "Traceback" in (out / "mindport-logs" / "mindspore.log").read_text()  # the log has the stack
+
+
+def test_the_html_report_says_each_fix_once(tmp_path):
+    """Issue 28: the HTML diagnostics table repeated the same long fix text on every row."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "model.py").write_text("import torch\n\n\ndef f(x):\n    a = torch.some_unknown_api(x)\n"
+                                  "    b = torch.another_unknown_api(x)\n    return torch.third_unknown_api(a, b)\n")
+    report = migrate(src, tmp_path / "out", jobs=1)
+    fixes = {d.suggestion for d in report.conversion.diagnostics}
+    assert len(report.conversion.diagnostics) == 3 and len(fixes) == 1
+    html = (tmp_path / "out" / "mindport-report.html").read_text()
+    assert "mindport mappings prove" in fixes.pop() and html.count("mindport mappings prove") == 1 and html.count('href="#fix-1"') == 3

@@ -136,10 +136,10 @@ def _fail_input(exc) -> None:
 
 
 def _print_conversion(report, console, limit: int = 30) -> None:
-    from rich.table import Table
+    from mindport.validators.parity.report import wrapping_table
 
     totals = report.totals()
-    table = Table(title="conversion", show_lines=False)
+    table = wrapping_table(title="conversion", show_lines=False)
     for col in ("files", "python lines", "API sites converted", "left unconverted"):
         table.add_column(col, justify="right")
     table.add_row(str(totals["files"]), str(totals["python_lines"]), str(totals["sites_converted"]),

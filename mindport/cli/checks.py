@@ -60,6 +60,11 @@ def weights(src, out, model_ref, ctor, name_map, emit_map, strict, force):
 
         if os.path.exists(out) and not force:
             raise InputError(f"{out} exists; pass --force to overwrite it")
+        from mindport.migrator.weights.writing import _output_format
+
+        _output_format(Path(out))  # said before the checkpoint is read or the model imported
+        if not Path(out).resolve().parent.is_dir():
+            raise InputError(f"-o {out}: the folder {Path(out).parent} does not exist")
         mapping = w.read_name_map(name_map) if name_map else None
         with _Progress() as progress:
             progress.step(f"reading {src}")

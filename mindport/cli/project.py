@@ -154,6 +154,8 @@ def migrate(src, out, model, ctor, inputs, weights, target, rtol, atol, jobs, ma
     Exit: 0 everything converted, parity holds and the export reloads equal; 1 partial (the last line says
     what is left and why); 2 usage or input error; 130 interrupted.
     """
+    from pathlib import Path
+
     from mindport.errors import InputError
     from mindport.migrate import migrate as run_migration
 
@@ -192,7 +194,7 @@ def migrate(src, out, model, ctor, inputs, weights, target, rtol, atol, jobs, ma
         console.print("train/eval scripts: " + ", ".join(report.templates))
     if report.launch:
         console.print("distributed scripts run with msrun: " + ", ".join(report.launch))
-    console.print(f"report: {out}/mindport-report.html (and .json)")
+    console.print(f"report: {Path(out) / 'mindport-report.html'} (and .json)")
     if report.ok:
         console.print("[bold green]migration OK[/]: everything converted"
                       + (", parity holds, the MindIR export reloads equal" if report.parity is not None else ""),

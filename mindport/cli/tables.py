@@ -140,9 +140,8 @@ def mappings_coverage(fmt):
     """Coverage against the official tables, by namespace and status (proven/mapped/unsupported/missing)."""
     import json
 
-    from rich.table import Table
-
     from mindport.mappings.coverage import STATUSES, coverage
+    from mindport.validators.parity.report import wrapping_table
 
     result = coverage()
     if fmt == "json":
@@ -150,7 +149,7 @@ def mappings_coverage(fmt):
         return
     console = _console()
     for table_name, title in (("r2.4", "official r2.4 table (nn profile)"), ("master", "official master table")):
-        table = Table(title=title)
+        table = wrapping_table(title=title)
         table.add_column("namespace")
         for status in STATUSES:
             table.add_column(status, justify="right")

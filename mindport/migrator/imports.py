@@ -9,7 +9,7 @@ import libcst as cst
 from mindport.migrator.context import IMPORT_STYLE
 from mindport.migrator.scopes import dotted_name
 from mindport.migrator.walk import parse_expression, parse_statement, transform
-from mindport.names import Scope, is_torch, torch_package
+from mindport.names import Scope, is_torch, package_nature, torch_package
 
 
 def choose_aliases(module_scope: Scope, scopes=()) -> tuple[dict[str, str], set[str]]:
@@ -120,7 +120,8 @@ class ImportCleanup(cst.CSTTransformer):
         if self._guarded and packages:
             # an optional torch-based package (`try: from xformers.ops import SwiGLU` / `except ImportError:` a
             # fallback): under MindSpore it is as good as absent, so the import fails and the fallback runs
-            message = f"mindport: {', '.join(packages)} is torch-based; the ImportError fallback runs under MindSpore"
+            message = (f"mindport: {', '.join(f'{p} is {package_nature(p)}' for p in packages)}; the ImportError "
+                       "fallback runs under MindSpore")
             return updated_node.with_changes(body=[cst.Raise(exc=parse_expression(f"ImportError({message!r})"))])
         keep = [a for a, dep in zip(stmt.names, ours if not is_from else ours * len(stmt.names))
                 if not dep or _alias_bound_name(a, is_from) in self.used]

@@ -129,6 +129,9 @@ def convert_path(src, dst=None, *, target: str = "nn", ms_version: tuple[int, in
         entries, problems = [TreeEntry(src.name, real, _kind(src), size)], []
     else:
         entries, problems = walk_tree(src, tuple(exclude))
+        if not entries and not problems:
+            raise InputError(f"{src} has no files to convert" + (" once --exclude is applied" if exclude else "")
+                             + ": give the project's folder")
     try:
         with overlays(tuple(mappings)):
             return _convert_entries(src, dst_path, entries, problems, single=single, target=target,
@@ -270,8 +273,10 @@ def _convert_entries(src: Path, dst_path: Path, entries: list[TreeEntry], proble
                     hit = {**hit, "imports": sorted(imported_packages(read_regular(out_path)))}
                 imports |= set(hit.get("imports", ()))
                 new_cache["files"][rel] = hit
-                report.files.append(FileReport(rel, "cached", [Diagnostic(**d) for d in hit["diagnostics"]],
-                                               hit["lines"], hit["sites"]))
+                # a file that failed (MP201: copied unchanged) stays failed on a re-run: "cached" means converted
+                report.files.append(FileReport(rel, "failed" if hit.get("status") == "failed" else "cached",
+                                               [Diagnostic(**d) for d in hit["diagnostics"]], hit["lines"],
+                                               hit["sites"]))
                 tick(rel)
                 continue
             jobs_list.append((rel, str(entry.path), entry.kind, for_file(rel, options), settings))
@@ -299,7 +304,7 @@ def _convert_entries(src: Path, dst_path: Path, entries: list[TreeEntry], proble
                 continue  # redone on every run: they follow the whole project's imports
             if result.status in ("converted", "unchanged") or any(d.code == "MP201" for d in result.diagnostics):
                 new_cache["files"][result.rel] = {
-                    "sha256": digests[result.rel], "lines": result.lines, "sites": result.sites,
+                    "sha256": digests[result.rel], "status": result.status, "lines": result.lines, "sites": result.sites,
                     "diagnostics": [d.to_json() for d in result.diagnostics]}
                 if result.rel in bases:
                     new_cache["files"][result.rel]["class_bases"] = bases[result.rel]

@@ -262,3 +262,23 @@ def test_an_output_holding_another_sources_conversion_is_refused_or_replaced(tmp
     report = convert_path(second, out, jobs=1, force=True)
     assert report.ok
     assert sorted(str(p.relative_to(out)) for p in out.rglob("*")) == [CACHE_NAME, "net.py"]
+
+
+def test_an_empty_source_folder_is_an_input_error(tmp_path):
+    (tmp_path / "empty").mkdir()
+    run = subprocess.run([sys.executable, "-m", "mindport.cli", "convert", "empty", "-o", "out"], capture_output=True,
+                         text=True, cwd=tmp_path)
+    assert run.returncode == 2 and "empty has no files to convert" in run.stderr, run.stdout + run.stderr
+    assert "files:" not in run.stdout and not (tmp_path / "out").exists()
+
+
+def test_a_file_that_failed_is_still_failed_on_a_re_run(tmp_path):
+    """Issue 28: on a re-run a file that failed (syntax error, copied unchanged) was reported "cached"."""
+    src = make_tree(tmp_path / "src")
+    for n in range(4):
+        (src / f"broken{n}.py").write_text("def f(:\n    pass\n")
+    first = convert_path(src, tmp_path / "out", jobs=1)
+    again = convert_path(src, tmp_path / "out", jobs=1)
+    for report in (first, again):
+        assert report.totals()["by_status"]["failed"] == 4 and not report.ok
+    assert {f.path: f.status for f in again.files}["pkg/model.py"] == "cached"

@@ -73,3 +73,13 @@ def test_bad_input_exit_2_without_traceback(files, tmp_path):
 def test_help_has_an_example():
     result = CliRunner().invoke(main, ["weights", "--help"])
     assert result.exit_code == 0 and "mindport weights net.pt -o net.ckpt --model" in result.output
+
+
+def test_an_output_folder_that_does_not_exist_is_said_before_the_model_is_imported(files, tmp_path):
+    """Issue 28: `weights -o missing_dir/x.ckpt --model ...` read the checkpoint and imported the model first."""
+    _, src, _, _ = files
+    marker = tmp_path / "imported"
+    (tmp_path / "model.py").write_text(f"open({str(marker)!r}, 'w').close()\n\n\nclass Net:\n    pass\n")
+    result = run(src, "-o", tmp_path / "missing_dir" / "x.ckpt", "--model", f"{tmp_path / 'model.py'}:Net")
+    assert result.exit_code == 2 and "the folder" in result.output and "does not exist" in result.output
+    assert not marker.exists()

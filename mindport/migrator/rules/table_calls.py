@@ -30,7 +30,7 @@ from mindport.migrator.table import (
     switched_target,
     value_expr,
 )
-from mindport.names import torch_package
+from mindport.names import package_nature, torch_package
 
 # In-place methods that change a flag of the tensor, not its values: on a copy made by indexing they still return
 # what torch returns (x[:n].requires_grad_(False) is the slice, without gradient), so no update is lost.
@@ -390,8 +390,10 @@ class TableCallTransform(Rule):
         package = torch_package(qual)
         if package is None:
             return False
-        self.flag(node, "MP106", f"{qual}: {package} is a torch-based package and this symbol has no MindSpore "
-                  f"mapping; the line keeps it (it needs {package} and torch at run time)",
+        nature = package_nature(package)
+        needs = f"{package} and torch" if nature == "torch-based" else f"{package} with a backend of its own"
+        self.flag(node, "MP106", f"{qual}: {package} is {'a torch-based package' if nature == 'torch-based' else nature}"
+                  f" and this symbol has no MindSpore mapping; the line keeps it (it needs {needs} at run time)",
                   f"replace it with a MindSpore equivalent (a MindSpore port of {package}, or your own Cell), or add "
                   "an entry to mindport/mappings/data", qual)
         return True

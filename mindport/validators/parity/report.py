@@ -56,12 +56,22 @@ def _statement(site: str) -> str:
 # ----------------------------------------------------------------------------------------------------------------
 # Terminal
 
+def wrapping_table(*args, **kwargs):
+    """A rich Table whose cells wrap on a narrow terminal instead of being cut ("outp…"): every mindport table."""
+    from rich.table import Table
+
+    class _Wrapping(Table):
+        def add_column(self, *a, **kw):
+            kw.setdefault("overflow", "fold")
+            return super().add_column(*a, **kw)
+
+    return _Wrapping(*args, **kwargs)
+
+
 def print_report(report, console=None, max_layers: int = 25, exit_code: bool = False) -> None:
     """The report on the terminal, ending with the verdict and its reason (``exit_code``: and validate's exit code)."""
     from rich.console import Console
     from rich.markup import escape
-    from rich.table import Table
-
     console = console or Console()
     ref, cand = report.reference, report.candidate
     console.print(f"{_verdict_markup(report)}  {ref.get('ref', ref.get('type', ''))}  vs  "
@@ -78,8 +88,8 @@ def print_report(report, console=None, max_layers: int = 25, exit_code: bool = F
         console.print(f"[red]MindSpore model raised:[/] {escape(report.ms_error.splitlines()[0])}")
     for p in report.structure.get("problems", []):
         console.print(f"[red]structure:[/] {escape(p)}")
-    _print_outputs(report, console, Table)
-    _print_layers(report, console, Table, max_layers)
+    _print_outputs(report, console)
+    _print_layers(report, console, max_layers)
     fd = report.first_divergent
     if fd is not None:
         _print_first_divergent(fd, console, escape)
@@ -103,7 +113,7 @@ def print_report(report, console=None, max_layers: int = 25, exit_code: bool = F
                  "(--no-graph skips this check)")
     console.print(text)
     if report.grad is not None:
-        _print_grad(report.grad, console, Table, escape)
+        _print_grad(report.grad, console, escape)
     if report.train is not None:
         _print_train(report.train, console, escape)
     for diag in report.diagnostics:
@@ -124,8 +134,8 @@ def _verdict_markup(report) -> str:
     return f"[{_VERDICT_STYLE.get(report.outcome, 'bold red')}]{report.outcome.upper()}[/]"
 
 
-def _print_outputs(report, console, Table) -> None:
-    table = Table(title="outputs", title_justify="left")
+def _print_outputs(report, console) -> None:
+    table = wrapping_table(title="outputs", title_justify="left")
     for col in ("output", "shape", "status", "grade", "max abs", "max rel", "cosine", "0.1%", "0.5%", "rtol/atol"):
         table.add_column(col, justify="left" if col in ("output", "status", "grade") else "right")
     for o in report.outputs:
@@ -139,7 +149,7 @@ def _print_outputs(report, console, Table) -> None:
         console.print(table)
 
 
-def _print_layers(report, console, Table, max_layers: int) -> None:
+def _print_layers(report, console, max_layers: int) -> None:
     fd = report.first_divergent
     if not report.layers:
         if report.localization:
@@ -149,7 +159,7 @@ def _print_layers(report, console, Table, max_layers: int) -> None:
     if len(shown) > max_layers:
         start = max(0, (fd.index if fd else 0) - max_layers // 2)
         shown = shown[start:start + max_layers]
-    lt = Table(title=f"layers ({len(report.layers)} calls, execution order)", title_justify="left")
+    lt = wrapping_table(title=f"layers ({len(report.layers)} calls, execution order)", title_justify="left")
     for col in ("#", "path", "torch", "MindSpore", "status", "grade", "role", "max abs", "max rel", "cosine", "0.1%"):
         lt.add_column(col, justify="right" if col in ("#", "max abs", "max rel", "cosine", "0.1%") else "left")
     for lr in shown:
@@ -191,7 +201,7 @@ def _print_vacuous(report, console, escape) -> None:
             console.print(f"    converted: {escape(f.ms_site)}  {escape(_statement(f.ms_site))}")
 
 
-def _print_grad(g, console, Table, escape) -> None:
+def _print_grad(g, console, escape) -> None:
     verdict = "[green]match[/]" if g.ok else "[red]diverge[/]"
     loss = g.loss or {}
     console.print(f"gradients: {verdict} ({len(g.params)} parameters, sign similarity {_fmt(g.sign_similarity)}, "
@@ -212,7 +222,7 @@ def _print_grad(g, console, Table, escape) -> None:
         for diag in layer.get("ms_diagnostics", []):
             console.print(f"    [yellow]on that line:[/] # {escape(diag)}")
     if not g.ok and g.params:
-        table = Table(title="gradients (backward order)", title_justify="left")
+        table = wrapping_table(title="gradients (backward order)", title_justify="left")
         for col in ("parameter", "MindSpore", "status", "grade", "max abs", "max rel", "cosine", "sign sim."):
             table.add_column(col, justify="right" if col in ("max abs", "max rel", "cosine", "sign sim.") else "left")
         for p in g.params[:15]:
