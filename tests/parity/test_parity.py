@@ -121,7 +121,7 @@ def test_graph_mode_failure_is_located(tmp_path, monkeypatch):
     cwd.mkdir()
     monkeypatch.chdir(cwd)
     report = validate(f"{MODELS}/convnet.py:ConvNet", f"{ms_file}:ConvNet", inputs=["1x3x16x16:float32"],
-                      localize=False)
+                      localize=False, log_dir=tmp_path / "logs")  # kept when asked (a temporary one is removed)
     assert report.graph.status == "failed" and not report.graph.compiled
     assert "Try" in report.graph.error and "C++ Call Stack" not in report.graph.error
     assert report.graph.location.startswith(str(ms_file))
@@ -132,7 +132,7 @@ def test_graph_mode_failure_is_located(tmp_path, monkeypatch):
     # MindSpore's analyze_fail.ir and logs go to the run's log folder, never into the working directory
     assert list(cwd.iterdir()) == []
     logs = Path(report.logs["folder"])
-    assert (logs / "mindspore.log").is_file() and list(logs.rglob("analyze_fail*.ir"))
+    assert logs == tmp_path / "logs" and (logs / "mindspore.log").is_file() and list(logs.rglob("analyze_fail*.ir"))
 
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
