@@ -105,7 +105,7 @@ def _prove_entries(entries, console) -> tuple[int, int]:
     """(proofs passed, proofs failed or entries not provable), one line each."""
     from rich.markup import escape
 
-    from mindport.proofs import applicable_styles, prove
+    from mindport.proofs.function import applicable_styles, prove
 
     failures = proven = 0
     for entry in entries:

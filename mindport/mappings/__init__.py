@@ -34,7 +34,7 @@ _ENTRY_KEYS = {
 }
 _EXAMPLE_KEYS = {"args", "inputs", "self", "call", "rtol", "atol", "styles", "train", "compare", "grad_free", "proof",
                  "program", "sweep"}
-# example.sweep: hints for the differential tests (mindport/proofs_differential/)
+# example.sweep: hints for the differential tests (mindport/proofs/differential/)
 _SWEEP_KEYS = {"args", "inputs", "variants", "fixed", "half_rtol", "half_atol", "known"}
 
 
@@ -68,7 +68,7 @@ class Example:
     compare: str = "values"  # "values" | "shape" (random ops: compare shape and dtype only)
     proof: str = ""  # "" = the generic proof; "optimizer" = tests/training/test_optimizer_entries.py
     program: str = ""  # a whole torch program (``run(...)``, optional ``build()``), for APIs a single call can't show
-    sweep: dict = field(default_factory=dict)  # hints for the differential tests (mindport/proofs_differential/)
+    sweep: dict = field(default_factory=dict)  # hints for the differential tests (mindport/proofs/differential/)
 
 
 @dataclass(frozen=True)
