@@ -234,8 +234,12 @@ def detach_(input):
 
 
 def requires_grad_(input, requires_grad=True):
-    """torch.Tensor.requires_grad_: MindSpore's Tensor.requires_grad_ returns None where torch returns the tensor."""
+    """torch.Tensor.requires_grad_: MindSpore's Tensor.requires_grad_ returns None where torch returns the tensor,
+    and keeps no flag a plain tensor can be asked for: the flag is kept on the tensor, as
+    ``mindport.runtime.tensor.requires_grad`` reads it."""
     input.requires_grad_(requires_grad)
+    if not isinstance(input, ms.Parameter):
+        input.requires_grad = bool(requires_grad)
     return input
 
 

@@ -970,3 +970,44 @@ class MultiheadAttention(nn.MultiheadAttention):
         if is_causal and attn_mask is None:
             raise RuntimeError("mindport: MultiheadAttention(is_causal=True) needs attn_mask, as in torch")
         return super().__call__(query, key, value, key_padding_mask, need_weights, attn_mask, average_attn_weights)
+
+
+# ------------------------------------------------------------------------------- calls with torch's extra arguments
+
+def call_with_output_size(layer, x, output_size=None, **kwargs):
+    """``layer(x, output_size=...)``: torch's transposed convolutions take the output's size (which picks the
+    output padding) at the call; MindSpore's ``Conv2dTranspose`` takes only ``x``. For one of those the size is
+    computed here; any other callable is called as written."""
+    if isinstance(layer, nn.Conv2dTranspose) and not kwargs:
+        if output_size is None:
+            return layer(x)
+        return _conv2d_transpose_sized(layer, x, tuple(int(v) for v in tuple(output_size)[-2:]))
+    return layer(x, output_size=output_size, **kwargs)
+
+
+def _conv2d_transpose_sized(layer, x, size):
+    """torch's ``ConvTranspose2d.forward(x, output_size)``: the full transposed convolution (no padding taken off),
+    then the window ``[padding, padding + size)`` of it, past its end zeros, and the bias. torch's output padding
+    adds those rows and columns at the end, with the values the kernel gives there (not zeros: MindSpore's own
+    ``output_padding`` pads with zeros)."""
+    if layer.pad_mode != "pad":
+        raise ValueError(f"output_size needs pad_mode='pad' (the conversion of torch's padding), not {layer.pad_mode!r}")
+    n, _, h, w = x.shape
+    (kh, kw), (sh, sw), (dh, dw) = layer.kernel_size, layer.stride, layer.dilation
+    full = ((h - 1) * sh + dh * (kh - 1) + 1, (w - 1) * sw + dw * (kw - 1) + 1)
+    top, left = layer.padding_top, layer.padding_left
+    for dim, (got, start, low) in enumerate(zip(size, (top, left), (full[0] - top - layer.padding_bottom,
+                                                                      full[1] - left - layer.padding_right))):
+        if not low <= got < low + max((sh, sw)[dim], (dh, dw)[dim]):
+            raise ValueError(f"requested an output size of {size}, but valid sizes range from {low} to "
+                             f"{low + max((sh, sw)[dim], (dh, dw)[dim]) - 1} in dimension {dim}")
+    conv = ops.Conv2DTranspose(out_channel=layer.in_channels, kernel_size=(kh, kw), mode=1, pad_mode="pad", pad=0,
+                               stride=(sh, sw), dilation=(dh, dw), group=layer.group)
+    y = conv(x, layer.weight, (n, layer.out_channels, full[0], full[1]))
+    extra_h, extra_w = max(0, top + size[0] - full[0]), max(0, left + size[1] - full[1])
+    if extra_h or extra_w:
+        y = ops.pad(y, (0, extra_w, 0, extra_h))
+    y = y[:, :, top:top + size[0], left:left + size[1]]
+    if layer.has_bias:
+        y = y + layer.bias.reshape(1, -1, 1, 1)
+    return y

@@ -16,9 +16,12 @@ class LayerParameterNameTransform(Rule):
     and for a literal index of a ``Sequential`` built from a literal argument list (``net = nn.Sequential(emb, *blocks,
     head)`` then ``net[-1].weight = net[0].weight``: the index counts from the start before a ``*`` argument and from
     the end after it), and a key of a ``ModuleDict`` built from a literal dict (``self.transformer.wte.weight`` for
-    ``ModuleDict(dict(wte=nn.Embedding(...)))``), and a layer held by an instance of a class of the same file
+    ``ModuleDict(dict(wte=nn.Embedding(...)))``), any index of a ``ModuleList`` built from a comprehension
+    (``self.embs = nn.ModuleList([nn.Embedding(1, d) for _ in range(4)])`` then ``self.embs[i].weight``) and a
+    literal index of one built from a literal list, and a layer held by an instance of a class of the same file
     (``self.token_emb.emb.weight`` where ``self.token_emb = TokenEmbedding(...)`` holds ``self.emb = nn.Embedding``,
-    also through a local name: ``token_emb = TokenEmbedding(...)`` then ``self.token_emb = token_emb``).
+    also through a local name: ``token_emb = TokenEmbedding(...)`` then ``self.token_emb = token_emb``), and an
+    instance of a class of the file derived from a torch layer (``class Scaled(nn.Embedding)``: ``self.emb.weight``).
     An attribute bound on several branches (``self.visual = ModifiedResNet(...)`` or ``VisionTransformer(...)``) is
     read through the bindings that can hold what follows (only one has ``attnpool``); when those disagree (an
     Embedding's ``weight`` and a Linear's) the read is left alone. A local name bound to anything else in the same
@@ -81,9 +84,16 @@ class LayerParameterNameTransform(Rule):
         self._functions: list[dict] = []  # per enclosing function (and the module): name -> its one binding
         self._file_classes: set[str] = set()  # the file's top-level classes
         self._class_layers: dict[str, dict] = {}  # class -> its self.X bindings (self.token_emb.emb.weight)
+        self._layer_bases: dict[str, dict] = {}
 
     def visit_Module(self, node: cst.Module) -> None:
         self._file_classes = {stmt.name.value for stmt in node.body if isinstance(stmt, cst.ClassDef)}
+        self._layer_bases = {}  # a class of this file derived from a torch layer -> that layer's renames
+        for stmt in node.body:
+            if isinstance(stmt, cst.ClassDef):
+                bases = [r for b in stmt.bases if (r := self._renames(cst.Call(func=b.value))) is not None]
+                if len(bases) == 1:
+                    self._layer_bases[stmt.name.value] = bases[0]
         self._class_layers = {stmt.name.value: self._attribute_bindings(stmt)
                               for stmt in node.body if isinstance(stmt, cst.ClassDef)}
         self._functions.append(self._local_bindings(_assignments(node)))
@@ -152,10 +162,28 @@ class LayerParameterNameTransform(Rule):
         keys = {key: renames for key, layer in pairs if (renames := self._renames(layer))}
         return {"items": keys} if keys else None
 
+    def _module_list(self, value: cst.BaseExpression) -> dict | None:
+        """``ModuleList([layer for ...])`` / ``Sequential(*[layer for ...])`` -> every index holds that layer's
+        renames; ``ModuleList([a, b])`` -> {index: renames} of its literal items."""
+        if not (isinstance(value, cst.Call) and len(value.args) == 1 and value.args[0].keyword is None
+                and self.scope.resolve_torch(value.func) in ("torch.nn.ModuleList", "torch.nn.Sequential")):
+            return None
+        items, star = value.args[0].value, value.args[0].star
+        is_list = self.scope.resolve_torch(value.func) == "torch.nn.ModuleList"
+        if isinstance(items, (cst.ListComp, cst.GeneratorExp)) and (star == "*") != is_list:
+            renames = self._renames(items.elt)
+            return {"items": _EveryIndex(renames)} if renames is not None else None
+        if is_list and not star and isinstance(items, (cst.List, cst.Tuple)) \
+                and not any(isinstance(e, cst.StarredElement) for e in items.elements):
+            indices = {i: renames for i, e in enumerate(items.elements) if (renames := self._renames(e.value))}
+            return {"items": indices} if indices else None
+        return None
+
     def _value(self, value: cst.BaseExpression):
         if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in self._file_classes:
-            return ("class", value.func.value)
-        container = self._sequential(value) or self._module_dict(value)
+            layer = self._layer_bases.get(value.func.value)  # class Scaled(nn.Embedding): reads as the Embedding
+            return layer if layer is not None else ("class", value.func.value)
+        container = self._sequential(value) or self._module_dict(value) or self._module_list(value)
         return container if container is not None else self._renames(value)
 
     def _local_bindings(self, assigns) -> dict:
@@ -205,7 +233,7 @@ class LayerParameterNameTransform(Rule):
         if isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
             key = expr.slice[0].slice.value
             index = key.evaluated_value if isinstance(key, cst.SimpleString) else _int_literal(key)
-            return None if index is None else _step(self._candidates(expr.value), index, self._class_layers)
+            return _step(self._candidates(expr.value), _ANY_INDEX if index is None else index, self._class_layers)
         return None
 
     def leave_Attribute(self, original_node, updated_node):
@@ -213,8 +241,33 @@ class LayerParameterNameTransform(Rule):
         leaf = _leaf(candidates, original_node.attr.value) if candidates else None
         if leaf:
             self.ctx.converted_sites += 1
-            return updated_node.with_changes(attr=cst.Name(leaf))
+            *path, last = leaf.split(".")  # AdaptiveAvgPool2d's output_size: pool.adaptive_avgpool2d.output_size
+            owner = updated_node.value
+            for part in path:
+                owner = cst.Attribute(value=owner, attr=cst.Name(part))
+            return updated_node.with_changes(value=owner, attr=cst.Name(last))
         return updated_node
+
+
+_ANY_INDEX = object()  # an index known only at run time (``self.embs[i]``): only a comprehension's items agree
+
+
+class _EveryIndex:
+    """The items of a container built from a comprehension: every integer index holds the same layer."""
+
+    def __init__(self, renames: dict[str, str]) -> None:
+        self.renames = renames
+
+    def __contains__(self, key) -> bool:
+        return isinstance(key, int) or key is _ANY_INDEX
+
+    def __getitem__(self, key) -> dict[str, str]:
+        return self.renames
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, _EveryIndex) and other.renames == self.renames
+
+    __hash__ = None
 
 
 def _step(candidates: list | None, name, class_layers: dict) -> list | None:

@@ -1,0 +1,167 @@
+"""The converter rule ObjectSurfaceTransform: its docstring is its documentation, its EXAMPLES are tests, and
+docs/converter/object_surface.md shows both."""
+from __future__ import annotations
+
+import libcst as cst
+
+from mindport.migrator.rules.base import Example, Rule
+from mindport.migrator.table import adapter_expr
+
+_PRIVATE_DICTS = {"_modules": "_cells", "_parameters": "_params"}  # nn.Module's -> nn.Cell's (same items)
+
+
+class ObjectSurfaceTransform(Rule):
+    """What model code does with Module, layer, Parameter and Tensor objects, beyond the functions it calls (torch's
+    object surface, ``mindport/mappings/data/surface.toml``):
+
+    * an explicit base-class call in a torch layer subclass, ``nn.Conv2d.__init__(self, c, c, 3)``: the runtime
+      adapter class of the layer's entry (the class's base after conversion) maps torch's arguments,
+      ``mp_adapt.api("torch.nn.Conv2d").__init__(self, c, c, 3)``; ``nn.Conv2d.forward(self, x)`` is the MindSpore
+      class's ``construct(self, x)``, and ``nn.Module.__init__(self)`` is ``nn.Cell.__init__(self)``;
+    * ``x.requires_grad`` read: a MindSpore Tensor has no such attribute (a Parameter has),
+      ``mp_tensor.requires_grad(x)`` reads the Parameter's flag, a tensor's own (set by ``requires_grad_``) or
+      False;
+    * ``m._modules`` / ``m._parameters``: the Cell's ``_cells`` / ``_params`` (the same name -> object dicts);
+    * ``with torch.device("cuda"):`` / ``with x.device:`` (the default device for the tensors made inside):
+      placement is global in MindSpore, the block runs as it is;
+    * ``self.up(x, output_size=skip.shape)``, a transposed convolution given its output size:
+      ``mp_nn.call_with_output_size(self.up, x, output_size=...)`` computes torch's ``output_padding`` for the layer
+      (by its class at run time; any other callable is called as written).
+    """
+
+    EXAMPLES = (
+        Example(
+            before="""
+                import torch.nn as nn
+
+
+                class SameConv(nn.Conv2d):
+                    def __init__(self, c):
+                        nn.Conv2d.__init__(self, c, c, 3, padding=1)
+
+                    def forward(self, x):
+                        return nn.Conv2d.forward(self, x) * 2
+
+
+                def children(model):
+                    return list(model._modules)
+            """,
+            after="""
+                from mindspore import nn
+                from mindport.runtime import adapt as mp_adapt
+
+
+                class SameConv(mp_adapt.api("torch.nn.Conv2d")):
+                    def __init__(self, c):
+                        mp_adapt.api("torch.nn.Conv2d").__init__(self, c, c, 3, padding=1)
+
+                    def construct(self, x):
+                        return nn.Conv2d.construct(self, x) * 2
+
+
+                def children(model):
+                    return list(model._cells)
+            """,
+            note="The base class's own __init__ maps torch's arguments, its forward is the MindSpore class's "
+                 "construct; a Module's dict of children is the Cell's.",
+        ),
+        Example(
+            before="""
+                import torch
+
+
+                def grad_state(x):
+                    with x.device:
+                        y = torch.zeros(2)
+                    return x.requires_grad, y
+            """,
+            after="""
+                from mindspore import ops
+                from mindport.runtime import tensor as mp_tensor
+
+
+                def grad_state(x):
+                    y = ops.zeros(2)
+                    return mp_tensor.requires_grad(x), y
+            """,
+            note="A device as a context has nothing to place in MindSpore; a tensor's requires_grad is read safely.",
+        ),
+    )
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._targets: set[int] = set()  # attributes assigned to (x.requires_grad = True): left as written
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._targets.add(id(node.target))
+
+    # --- explicit base-class calls: nn.Conv2d.__init__(self, ...), nn.Conv2d.forward(self, x)
+    def leave_Call(self, original_node, updated_node):
+        func = original_node.func
+        if any(a.keyword is not None and a.keyword.value == "output_size" for a in original_node.args) \
+                and self._layer_call(func):
+            self.ctx.converted_sites += 1
+            return cst.Call(func=self.ctx.target_expr("mindport.runtime.layers.call_with_output_size"),
+                            args=[cst.Arg(updated_node.func, comma=cst.Comma(
+                                whitespace_after=cst.SimpleWhitespace(" "))), *updated_node.args])
+        if not (isinstance(func, cst.Attribute) and func.attr.value in ("__init__", "forward")
+                and original_node.args and isinstance(original_node.args[0].value, cst.Name)
+                and original_node.args[0].value.value == "self"):
+            return updated_node
+        qual = self.scope.resolve_torch(func.value)
+        entry = self.ctx.registry.lookup(qual) if qual else None
+        if entry is None or not entry.supported or entry.kind not in ("layer", "attribute"):
+            return updated_node
+        target = entry.resolve(self.ctx.options.target)[0]
+        if not target or target.startswith("."):
+            return updated_node
+        self.ctx.handled.update((id(original_node), id(func), id(func.value)))
+        self.ctx.converted_sites += 1
+        if func.attr.value == "forward":
+            owner, method = self.ctx.target_expr(target), "construct"
+        else:
+            owner = adapter_expr(self.ctx, qual) if entry.kind == "layer" else self.ctx.target_expr(target)
+            method = "__init__"
+        return updated_node.with_changes(func=cst.Attribute(value=owner, attr=cst.Name(method)))
+
+    def _layer_call(self, func: cst.BaseExpression) -> bool:
+        """A call of a layer object (``self.up(...)``, ``up(...)``, ``self.ups[i](...)``), not of a torch API or a
+        class or function of this file."""
+        if not isinstance(func, (cst.Attribute, cst.Name, cst.Subscript)) or self.scope.resolve_torch(func):
+            return False
+        return not (isinstance(func, cst.Name) and self.scope.kind_of(func.value) in ("unbound", "function", "class"))
+
+    # --- with torch.device(...): / with x.device:
+    def leave_With(self, original_node, updated_node):
+        kept = [new for old, new in zip(original_node.items, updated_node.items) if not self._device(old.item)]
+        if len(kept) == len(updated_node.items):
+            return updated_node
+        self.ctx.converted_sites += 1
+        if kept:
+            kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+            return updated_node.with_changes(items=kept)
+        body = updated_node.body
+        if isinstance(body, cst.IndentedBlock):
+            return cst.FlattenSentinel(body.body)
+        return cst.FlattenSentinel([cst.SimpleStatementLine(body=list(body.body))])
+
+    def _device(self, expr: cst.BaseExpression) -> bool:
+        if isinstance(expr, cst.Call):
+            return self.scope.resolve_torch(expr.func) == "torch.device"
+        return isinstance(expr, cst.Attribute) and expr.attr.value == "device" and not self.scope.resolve_torch(expr)
+
+    # --- attributes: x.requires_grad, m._modules
+    def leave_Attribute(self, original_node, updated_node):
+        name = original_node.attr.value
+        if id(original_node) in self._targets or self.scope.resolve_torch(original_node):
+            return updated_node
+        if name in _PRIVATE_DICTS:
+            self.ctx.converted_sites += 1
+            return updated_node.with_changes(attr=cst.Name(_PRIVATE_DICTS[name]))
+        if name == "requires_grad" and not (isinstance(original_node.value, cst.Name)
+                                            and original_node.value.value == "self"):
+            self.ctx.converted_sites += 1
+            return cst.Call(func=self.ctx.target_expr("mindport.runtime.tensor.requires_grad"),
+                            args=[cst.Arg(updated_node.value)])
+        return updated_node
+
