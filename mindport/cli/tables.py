@@ -145,6 +145,7 @@ def mappings_coverage(fmt):
     from mindport.mappings.coverage import STATUSES, coverage
 
     result = coverage()
+    result["object_surface"] = _surface_counts()
     if fmt == "json":
         click.echo(json.dumps(result, indent=2))
         return
@@ -172,6 +173,25 @@ def mappings_coverage(fmt):
                           + (f"; not proven: {', '.join(unproven)}" if unproven else ""))
     console.print(f"mint profile (master rows): {result['mint_profile']}")
     console.print(f"all entries: {result['all_entries']}")
+    surface = result["object_surface"]
+    if surface is None:
+        console.print("object surface: not counted (torch is not installed: its members are enumerated from it)")
+    else:
+        console.print(f"object surface: {surface['members']} members, {surface['proven']} proven, "
+                      f"{surface['flagged']} flagged, {surface['unsupported']} unsupported, "
+                      f"{surface['unaccounted']} unaccounted")
+
+
+def _surface_counts() -> dict | None:
+    """torch's object surface (mindport/mappings/data/surface/): the members of every mapped layer class enumerated
+    from the installed torch, and the Module/Parameter/Tensor members, by how each ends."""
+    try:
+        import torch  # noqa: F401 - the members are enumerated from it
+    except ImportError:
+        return None
+    from mindport.proofs.surface import counts
+
+    return counts()
 
 
 @mappings.command("export-msprobe")

@@ -974,15 +974,23 @@ class MultiheadAttention(nn.MultiheadAttention):
 
 # ------------------------------------------------------------------------------- calls with torch's extra arguments
 
-def call_with_output_size(layer, x, output_size=None, **kwargs):
+def call_with_output_size(layer, *args, output_size=None, **kwargs):
     """``layer(x, output_size=...)``: torch's transposed convolutions take the output's size (which picks the
     output padding) at the call; MindSpore's ``Conv2dTranspose`` takes only ``x``. For one of those the size is
-    computed here; any other callable is called as written."""
-    if isinstance(layer, nn.Conv2dTranspose) and not kwargs:
+    computed here. torch's keyword names of the input (``input=``) are the first argument, as MindSpore's
+    ``construct(x, ...)`` takes it (``self.unpool(input=x, indices=i, output_size=s)`` on a MaxUnpool2d); any other
+    callable is called as written."""
+    if "input" in kwargs and isinstance(layer, nn.Cell):
+        args = (kwargs.pop("input"),) + args
+    if isinstance(layer, nn.Conv2dTranspose) and len(args) == 1 and not kwargs:
         if output_size is None:
-            return layer(x)
-        return _conv2d_transpose_sized(layer, x, tuple(int(v) for v in tuple(output_size)[-2:]))
-    return layer(x, output_size=output_size, **kwargs)
+            return layer(args[0])
+        return _conv2d_transpose_sized(layer, args[0], tuple(int(v) for v in tuple(output_size)[-2:]))
+    if isinstance(layer, (nn.MaxUnpool1d, nn.MaxUnpool2d, nn.MaxUnpool3d)) and "indices" in kwargs:
+        args = args + (kwargs.pop("indices"),)
+    if output_size is not None:
+        kwargs["output_size"] = tuple(int(v) for v in output_size)
+    return layer(*args, **kwargs)
 
 
 def _conv2d_transpose_sized(layer, x, size):

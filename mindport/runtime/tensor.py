@@ -327,3 +327,8 @@ def requires_grad(x) -> bool:
     A MindSpore Tensor has no such attribute of its own (gradients are what ``grad``/``value_and_grad`` compute for
     the arguments asked), so a tensor computed from Parameters reads False where torch's autograd reads True."""
     return bool(getattr(x, "requires_grad", False))
+
+
+def is_cpu(x) -> bool:
+    """``x.is_cpu``: placement is global in MindSpore; whether it computes on the CPU."""
+    return _device_designation() == "cpu"

@@ -208,3 +208,90 @@ def test_device_contexts_requires_grad_and_child_dicts(tmp_path):
     np.testing.assert_allclose(m_out[0].asnumpy(), t_out[0].numpy())
     assert m_out[1] == t_out[1] == (False, True, True, True)
     assert m_out[2] == t_out[2] and m_out[3] == t_out[3]
+
+
+def test_repeat_on_tensors_taken_from_a_list_argument(tmp_path):
+    source = textwrap.dedent("""\
+        import torch
+
+
+        def run(feats):
+            tiled = [t.repeat(2, 1) for t in feats]
+            for t in feats:
+                last = t.repeat(1, 3)
+            return torch.cat(tiled), last, feats[0].repeat(1, 2)
+        """)
+    code = _convert(source)
+    assert ".repeat(" not in code  # MindSpore's Tensor.repeat has no CPU kernel: tile takes torch's sizes
+    import mindspore as ms
+    import torch
+
+    arrays = [np.arange(6, dtype=np.float32).reshape(2, 3) + i for i in range(2)]
+    want = load_module(source, tmp_path / "t_rep.py", "t_rep").run([torch.tensor(a) for a in arrays])
+    got = load_module(code, tmp_path / "m_rep.py", "m_rep").run([ms.Tensor(a) for a in arrays])
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g.asnumpy(), w.numpy())
+
+
+def test_a_sub_layer_built_from_a_class_passed_in_reads_its_settings_by_its_class(tmp_path):
+    code = _port("""\
+        import torch
+        import torch.nn as nn
+
+
+        class ConvLoRA(nn.Module):
+            def __init__(self, conv_module, in_channels, out_channels, kernel_size, r=2, **kwargs):
+                super().__init__()
+                self.conv = conv_module(in_channels, out_channels, kernel_size, **kwargs)
+                rows = out_channels // self.conv.groups * kernel_size
+                self.lora_B = nn.Parameter(torch.ones((rows, r)) * 0.1)
+                self.conv.weight.requires_grad = False
+
+            def forward(self, x):
+                return self.conv(x) + self.lora_B.sum()
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.c = ConvLoRA(nn.Conv2d, 3, 4, 3, padding=1, groups=1)
+
+            def forward(self, x):
+                return self.c(x)
+        """, "Net", (2, 3, 5, 5), tmp_path, "conv_module")
+    assert "mp_adapt.layer_attribute(self.conv, 'groups')" in code
+
+
+def test_a_conv1d_weight_assigned_through_data_keeps_mindspores_layout(tmp_path):
+    _port("""\
+        import torch
+        import torch.nn as nn
+
+
+        class Invertible1x1Conv(nn.Module):
+            def __init__(self, c):
+                super().__init__()
+                self.conv = nn.Conv1d(c, c, 1, bias=False)
+                W = torch.linalg.qr(torch.ones(c, c) + torch.eye(c))[0]
+                self.conv.weight.data = W.view(c, c, 1)
+
+            def forward(self, x):
+                return self.conv(x) * self.conv.weight.squeeze().sum()
+        """, "Invertible1x1Conv", (2, 4, 6), tmp_path, "inv_conv", args=(4,))
+
+
+def test_a_max_unpool_called_with_torchs_keyword_names(tmp_path):
+    _port("""\
+        import torch.nn as nn
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.pool = nn.MaxPool2d(2, 2, return_indices=True)
+                self.unpool = nn.MaxUnpool2d(2, 2)
+
+            def forward(self, x):
+                y, indices = self.pool(x)
+                return self.unpool(input=y, indices=indices, output_size=x.size())
+        """, "Net", (1, 2, 4, 4), tmp_path, "unpool")

@@ -10,6 +10,7 @@ from mindport.migrator.walk import parse_statement
 
 
 _CASTS = {"double": "float64", "float": "float32", "half": "float16", "bfloat16": "bfloat16"}
+_PARAMETER_LOOPS = {"parameters", "named_parameters"}
 _DROPPED = {"flatten_parameters"}  # a layer method whose effect MindSpore never needs: the statement goes
 
 
@@ -79,6 +80,21 @@ class ModuleStatementTransform(Rule):
         ),
     )
 
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._parameters: set[str] = set()  # loop names over parameters: ``for p in model.parameters():``
+
+    def visit_For(self, node: cst.For) -> None:
+        """``p`` of ``for p in model.parameters()`` (``for name, p in model.named_parameters()``) is a Parameter:
+        its ``requires_grad_`` is the tensor method's."""
+        it = node.iter
+        if isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and it.func.attr.value in _PARAMETER_LOOPS:
+            target = node.target
+            if isinstance(target, cst.Tuple) and len(target.elements) == 2:
+                target = target.elements[1].value
+            if isinstance(target, cst.Name):
+                self._parameters.add(target.value)
+
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         call = self._call(node)
         if call is not None:
@@ -93,7 +109,8 @@ class ModuleStatementTransform(Rule):
         name = call.func.attr.value
         if name != "requires_grad_" or self.scope.resolve(call.func.value) is not None:
             return None
-        if receiver_kind(call.func.value, self.scope) in ("tensor", "python", "foreign"):
+        if receiver_kind(call.func.value, self.scope) in ("tensor", "python", "foreign") or (
+                isinstance(call.func.value, cst.Name) and call.func.value.value in self._parameters):
             return None
         if (len(call.args) > 1 or any(
                 a.keyword is not None and a.keyword.value != "requires_grad" for a in call.args)):

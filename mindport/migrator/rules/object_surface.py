@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import libcst as cst
 
+from mindport.mappings.surface import load_surface
 from mindport.migrator.rules.base import Example, Rule
+from mindport.migrator.rules.references import class_name_of
+from mindport.migrator.scopes import receiver_kind
 from mindport.migrator.table import adapter_expr
 
 _PRIVATE_DICTS = {"_modules": "_cells", "_parameters": "_params"}  # nn.Module's -> nn.Cell's (same items)
@@ -12,19 +15,26 @@ _PRIVATE_DICTS = {"_modules": "_cells", "_parameters": "_params"}  # nn.Module's
 
 class ObjectSurfaceTransform(Rule):
     """What model code does with Module, layer, Parameter and Tensor objects, beyond the functions it calls (torch's
-    object surface, ``mindport/mappings/data/surface.toml``):
+    object surface, ``mindport/mappings/data/surface/object_surface.toml``):
 
     * an explicit base-class call in a torch layer subclass, ``nn.Conv2d.__init__(self, c, c, 3)``: the runtime
       adapter class of the layer's entry (the class's base after conversion) maps torch's arguments,
       ``mp_adapt.api("torch.nn.Conv2d").__init__(self, c, c, 3)``; ``nn.Conv2d.forward(self, x)`` is the MindSpore
-      class's ``construct(self, x)``, and ``nn.Module.__init__(self)`` is ``nn.Cell.__init__(self)``;
+      class's ``construct(self, x)``, ``nn.Linear.train(self, mode)`` its ``set_train(self, mode)``, and
+      ``nn.Module.__init__(self)`` is ``nn.Cell.__init__(self)``; another member the MindSpore class lacks
+      (``nn.Linear.reset_parameters(self)``) is flagged MP104 with the reason;
     * ``x.requires_grad`` read: a MindSpore Tensor has no such attribute (a Parameter has),
       ``mp_tensor.requires_grad(x)`` reads the Parameter's flag, a tensor's own (set by ``requires_grad_``) or
       False;
+    * a Tensor attribute a MindSpore Tensor lacks (object_surface.toml's Tensor members): its value where it has
+      one (``x.is_sparse`` -> ``False``, ``x.is_cpu``, ``x.layout``), MP104 with the reason where it has none
+      (``x.grad_fn``, ``x.is_leaf``); names common elsewhere (``layout``) only on a receiver known to be a tensor;
     * ``m._modules`` / ``m._parameters``: the Cell's ``_cells`` / ``_params`` (the same name -> object dicts);
+    * ``type(m).__name__`` / ``m.__class__.__name__``: ``mp_adapt.class_name(m)``, torch's class name for a
+      MindSpore layer (a ``Dense`` is ``"Linear"``), so ``classname.find('Linear') != -1`` still holds;
     * ``with torch.device("cuda"):`` / ``with x.device:`` (the default device for the tensors made inside):
       placement is global in MindSpore, the block runs as it is;
-    * ``self.up(x, output_size=skip.shape)``, a transposed convolution given its output size:
+    * ``self.up(x, output_size=skip.shape)``, a sub-layer called with an output size (a transposed convolution's):
       ``mp_nn.call_with_output_size(self.up, x, output_size=...)`` computes torch's ``output_padding`` for the layer
       (by its class at run time; any other callable is called as written).
     """
@@ -91,6 +101,21 @@ class ObjectSurfaceTransform(Rule):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self._targets: set[int] = set()  # attributes assigned to (x.requires_grad = True): left as written
+        self._tensor_reads = load_surface().tensor_reads()
+
+    def _tensor_read(self, original_node, updated_node, member):
+        """A Tensor attribute a MindSpore Tensor lacks: its value (``x.is_sparse`` -> ``False``), or MP104."""
+        if member.ambiguous and receiver_kind(original_node.value, self.scope) != "tensor":
+            return updated_node  # x.layout of a config: only a known tensor's is torch's
+        if member.ends == "flagged":
+            self.flag(original_node, "MP104", f"{member.torch}: {member.how}", "", member.torch)
+            return updated_node
+        self.ctx.converted_sites += 1
+        if member.value.endswith("(x)"):
+            return cst.Call(func=self.ctx.target_expr(member.value[:-3]), args=[cst.Arg(updated_node.value)])
+        if "." in member.value:
+            return self.ctx.target_expr(member.value)
+        return cst.Name(member.value)
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
         self._targets.add(id(node.target))
@@ -104,32 +129,44 @@ class ObjectSurfaceTransform(Rule):
             return cst.Call(func=self.ctx.target_expr("mindport.runtime.layers.call_with_output_size"),
                             args=[cst.Arg(updated_node.func, comma=cst.Comma(
                                 whitespace_after=cst.SimpleWhitespace(" "))), *updated_node.args])
-        if not (isinstance(func, cst.Attribute) and func.attr.value in ("__init__", "forward")
-                and original_node.args and isinstance(original_node.args[0].value, cst.Name)
-                and original_node.args[0].value.value == "self"):
+        if not (isinstance(func, cst.Attribute) and original_node.args
+                and isinstance(original_node.args[0].value, cst.Name) and original_node.args[0].value.value == "self"):
             return updated_node
         qual = self.scope.resolve_torch(func.value)
         entry = self.ctx.registry.lookup(qual) if qual else None
         if entry is None or not entry.supported or entry.kind not in ("layer", "attribute"):
             return updated_node
         target = entry.resolve(self.ctx.options.target)[0]
-        if not target or target.startswith("."):
+        name = func.attr.value
+        if not target or target.startswith(".") or name not in ("__init__", "forward", "train") and \
+                not self._flag_base_method(original_node, entry, name):
             return updated_node
         self.ctx.handled.update((id(original_node), id(func), id(func.value)))
         self.ctx.converted_sites += 1
-        if func.attr.value == "forward":
-            owner, method = self.ctx.target_expr(target), "construct"
+        if name in ("forward", "train"):  # the Cell's construct / set_train
+            owner, method = self.ctx.target_expr(target), "construct" if name == "forward" else "set_train"
         else:
             owner = adapter_expr(self.ctx, qual) if entry.kind == "layer" else self.ctx.target_expr(target)
             method = "__init__"
         return updated_node.with_changes(func=cst.Attribute(value=owner, attr=cst.Name(method)))
 
-    def _layer_call(self, func: cst.BaseExpression) -> bool:
-        """A call of a layer object (``self.up(...)``, ``up(...)``, ``self.ups[i](...)``), not of a torch API or a
-        class or function of this file."""
-        if not isinstance(func, (cst.Attribute, cst.Name, cst.Subscript)) or self.scope.resolve_torch(func):
+    def _flag_base_method(self, node: cst.Call, entry, name: str) -> bool:
+        """``nn.Linear.reset_parameters(self)``: a member of the layer's surface with no MindSpore counterpart is
+        flagged with its reason (never converted: returns False)."""
+        layer = load_surface().layer(entry.torch)
+        reason = layer.flagged.get(name) if layer is not None else None
+        if reason is None:
             return False
-        return not (isinstance(func, cst.Name) and self.scope.kind_of(func.value) in ("unbound", "function", "class"))
+        self.ctx.handled.update((id(node), id(node.func), id(node.func.value)))
+        self.flag(node, "MP104", f"{entry.torch}.{name}: {reason}", "", entry.torch)
+        return False
+
+    def _layer_call(self, func: cst.BaseExpression) -> bool:
+        """A call of a sub-layer of a model (``self.up(...)``, ``self.ups[i](...)``), not of a function."""
+        root = func
+        while isinstance(root, (cst.Attribute, cst.Subscript)):
+            root = root.value
+        return func is not root and isinstance(root, cst.Name) and root.value == "self"
 
     # --- with torch.device(...): / with x.device:
     def leave_With(self, original_node, updated_node):
@@ -155,6 +192,15 @@ class ObjectSurfaceTransform(Rule):
         name = original_node.attr.value
         if id(original_node) in self._targets or self.scope.resolve_torch(original_node):
             return updated_node
+        subject = class_name_of(original_node)
+        if subject is not None and subject not in ("self", "cls"):
+            self.ctx.converted_sites += 1
+            return cst.Call(func=self.ctx.target_expr("mindport.runtime.adapt.class_name"),
+                            args=[cst.Arg(cst.Name(subject))])
+        member = self._tensor_reads.get(name)
+        if member is not None and not (isinstance(original_node.value, cst.Name)
+                                       and original_node.value.value == "self"):
+            return self._tensor_read(original_node, updated_node, member)
         if name in _PRIVATE_DICTS:
             self.ctx.converted_sites += 1
             return updated_node.with_changes(attr=cst.Name(_PRIVATE_DICTS[name]))
