@@ -137,7 +137,8 @@ def _prove_entries(entries, console) -> tuple[int, int]:
 @mappings.command("coverage")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def mappings_coverage(fmt):
-    """Coverage against the official tables, by namespace and status (proven/mapped/unsupported/missing)."""
+    """Coverage against the official tables, by namespace and status (proven/mapped/unsupported/missing), and of
+    torch's object surface (the members of every mapped layer class, enumerated from the installed torch)."""
     import json
 
     from rich.table import Table

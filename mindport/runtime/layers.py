@@ -1019,3 +1019,48 @@ def _conv2d_transpose_sized(layer, x, size):
     if layer.has_bias:
         y = y + layer.bias.reshape(1, -1, 1, 1)
     return y
+
+
+def reset_parameters(layer, base: bool = False) -> None:
+    """``layer.reset_parameters()`` / ``nn.Linear.reset_parameters(self)``: the layer's own parameters drawn again
+    as torch's ``reset_parameters`` draws them, decided by the object's class (MindSpore Cells draw theirs in
+    ``__init__`` and have no such method): Dense and the convolutions kaiming-uniform with a=sqrt(5) and a bias
+    uniform in +-1/sqrt(fan_in); Embedding N(0, 1) with the padding row zero; the norms ones and zeros (BatchNorm's
+    running statistics too). A class with a reset_parameters of its own runs it; any other Cell raises TypeError
+    naming it."""
+    import math
+
+    from mindspore.common.initializer import HeUniform, One, Uniform, Zero
+
+    own = None if base else getattr(layer, "reset_parameters", None)
+    if callable(own):  # a class of the model's with its own reset_parameters (base: the layer's own draw, as
+        # nn.Linear.reset_parameters(self) in that method asks)
+        own()
+        return
+
+    def fill(param, init):
+        param.set_data(initializer(init, param.shape, param.dtype))
+
+    convolutions = (nn.Dense, nn.Conv1d, nn.Conv2d, nn.Conv3d, nn.Conv1dTranspose, nn.Conv2dTranspose,
+                    nn.Conv3dTranspose)
+    if isinstance(layer, convolutions):
+        fill(layer.weight, HeUniform(negative_slope=math.sqrt(5)))
+        if getattr(layer, "bias", None) is not None:
+            shape = layer.weight.shape
+            fan_in = shape[1] * math.prod(shape[2:]) if len(shape) > 2 else shape[1]
+            if isinstance(layer, (nn.Conv1dTranspose, nn.Conv2dTranspose, nn.Conv3dTranspose)):
+                fan_in = shape[0] * math.prod(shape[2:])  # torch's fan_in of a (in, out/groups, k...) weight
+            fill(layer.bias, Uniform(scale=1 / math.sqrt(fan_in)) if fan_in else Zero())
+    elif isinstance(layer, nn.Embedding):
+        fill(layer.embedding_table, Normal(sigma=1.0))
+        if layer.padding_idx is not None:
+            table = layer.embedding_table.asnumpy()
+            table[layer.padding_idx] = 0
+            layer.embedding_table.set_data(ms.Tensor(table))
+    elif isinstance(layer, (nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d, nn.LayerNorm, nn.GroupNorm)):
+        for name, param in layer.parameters_and_names():
+            leaf = name.rsplit(".", 1)[-1]
+            fill(param, One() if leaf in ("gamma", "moving_variance") else Zero())
+    else:
+        raise TypeError(f"mindport: reset_parameters() of a {type(layer).__name__}: torch's way of drawing its "
+                        f"weights has no MindSpore counterpart here; re-initialise each Parameter with set_data")

@@ -21,8 +21,10 @@ class ObjectSurfaceTransform(Rule):
       adapter class of the layer's entry (the class's base after conversion) maps torch's arguments,
       ``mp_adapt.api("torch.nn.Conv2d").__init__(self, c, c, 3)``; ``nn.Conv2d.forward(self, x)`` is the MindSpore
       class's ``construct(self, x)``, ``nn.Linear.train(self, mode)`` its ``set_train(self, mode)``, and
-      ``nn.Module.__init__(self)`` is ``nn.Cell.__init__(self)``; another member the MindSpore class lacks
-      (``nn.Linear.reset_parameters(self)``) is flagged MP104 with the reason;
+      ``nn.Module.__init__(self)`` is ``nn.Cell.__init__(self)``, ``nn.Linear.reset_parameters(self)`` is
+      ``mp_nn.reset_parameters(self, base=True)`` (the parameters drawn again as torch draws them; and
+      ``conv.reset_parameters()`` is ``mp_nn.reset_parameters(conv)``); another member the
+      MindSpore class lacks is flagged MP104 with the reason;
     * ``x.requires_grad`` read: a MindSpore Tensor has no such attribute (a Parameter has),
       ``mp_tensor.requires_grad(x)`` reads the Parameter's flag, a tensor's own (set by ``requires_grad_``) or
       False;
@@ -129,6 +131,12 @@ class ObjectSurfaceTransform(Rule):
             return cst.Call(func=self.ctx.target_expr("mindport.runtime.layers.call_with_output_size"),
                             args=[cst.Arg(updated_node.func, comma=cst.Comma(
                                 whitespace_after=cst.SimpleWhitespace(" "))), *updated_node.args])
+        if isinstance(func, cst.Attribute) and func.attr.value == "reset_parameters" and not original_node.args \
+                and not (isinstance(func.value, cst.Name) and func.value.value == "self") \
+                and self.scope.resolve(func.value) is None:
+            self.ctx.converted_sites += 1  # conv.reset_parameters(): torch's draw, by the object's class
+            return cst.Call(func=self.ctx.target_expr("mindport.runtime.layers.reset_parameters"),
+                            args=[cst.Arg(updated_node.func.value)])
         if not (isinstance(func, cst.Attribute) and original_node.args
                 and isinstance(original_node.args[0].value, cst.Name) and original_node.args[0].value.value == "self"):
             return updated_node
@@ -138,6 +146,14 @@ class ObjectSurfaceTransform(Rule):
             return updated_node
         target = entry.resolve(self.ctx.options.target)[0]
         name = func.attr.value
+        if name == "reset_parameters" and entry.kind == "layer" and len(original_node.args) == 1:
+            self.ctx.handled.update((id(original_node), id(func), id(func.value)))
+            self.ctx.converted_sites += 1
+            return cst.Call(func=self.ctx.target_expr("mindport.runtime.layers.reset_parameters"), args=[
+                cst.Arg(updated_node.args[0].value, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+                cst.Arg(cst.Name("True"), keyword=cst.Name("base"),
+                        equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
+                                              whitespace_after=cst.SimpleWhitespace("")))])
         if not target or target.startswith(".") or name not in ("__init__", "forward", "train") and \
                 not self._flag_base_method(original_node, entry, name):
             return updated_node
