@@ -120,9 +120,9 @@ def load_surface() -> Surface:
             if name not in methods:
                 raise MappingError(f"{where}: layer {torch_name!r}: method {name!r} has no [methods] decision")
             if methods[name][0] == "flagged":
-                flagged[name] = methods[name][1]
+                flagged.setdefault(name, methods[name][1])  # the layer's own reason first
         same = tuple(item.get("same", ())) + tuple(n for n in item.get("methods", ())
-                                                    if methods[n][0] == "converted")
+                                                    if methods[n][0] == "converted" and n not in flagged)
         layers[torch_name] = LayerSurface(torch_name, same, entry.layer_attributes(), flagged,
                                           dict(item.get("pynative_only", {})))
     programs = dict(raw.get("programs", {}))

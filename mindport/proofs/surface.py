@@ -333,6 +333,9 @@ def _render_layer(entry: Entry, found: dict[str, str], old, methods: dict, cell:
     shared = sorted(n for n, k in found.items() if n in methods)
     flagged = {n: old_flagged.get(n) or _GENERIC.format(cell=cell)
                for n, k in sorted(found.items()) if k == "missing" and n not in methods}
+    flagged.update({n: r for n, r in old_flagged.items() if n in methods and methods[n][0] == "converted"
+                    and n in found})  # a shared method converted for other classes, not for this one
+    flagged = dict(sorted(flagged.items()))
     lines = [f'[layer."{entry.torch}"]']
     if same:
         lines.append("same = [" + ", ".join(f'"{n}"' for n in same) + "]")

@@ -1064,3 +1064,20 @@ def reset_parameters(layer, base: bool = False) -> None:
     else:
         raise TypeError(f"mindport: reset_parameters() of a {type(layer).__name__}: torch's way of drawing its "
                         f"weights has no MindSpore counterpart here; re-initialise each Parameter with set_data")
+
+
+def conv_forward(layer, x, weight, bias=None):
+    """torch's ``conv._conv_forward(x, weight, bias)``: the layer's convolution (its stride, padding, dilation and
+    groups) with another weight and bias (LoRA's merged kernel). A Conv2d's; any other layer raises TypeError."""
+    if not isinstance(layer, nn.Conv2d):
+        raise TypeError(f"mindport: _conv_forward of a {type(layer).__name__}: only a Conv2d's converts")
+    mode, padding = layer.pad_mode, layer.padding
+    if mode == "pad":
+        pads = (padding,) * 4 if isinstance(padding, int) else tuple(padding)
+        if pads[0] == pads[1] and pads[2] == pads[3]:
+            padding = (pads[0], pads[2])
+        else:  # asymmetric: ops.pad takes (left, right, top, bottom)
+            x = ops.pad(x, (pads[2], pads[3], pads[0], pads[1]))
+            mode, padding = "valid", 0
+    return ops.conv2d(x, weight, bias, stride=layer.stride, pad_mode=mode, padding=padding, dilation=layer.dilation,
+                      groups=layer.group)

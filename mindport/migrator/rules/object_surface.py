@@ -31,6 +31,8 @@ class ObjectSurfaceTransform(Rule):
     * a Tensor attribute a MindSpore Tensor lacks (object_surface.toml's Tensor members): its value where it has
       one (``x.is_sparse`` -> ``False``, ``x.is_cpu``, ``x.layout``), MP104 with the reason where it has none
       (``x.grad_fn``, ``x.is_leaf``); names common elsewhere (``layout``) only on a receiver known to be a tensor;
+    * ``conv._conv_forward(x, weight, bias)``: ``mp_nn.conv_forward(conv, x, weight, bias)``, the layer's
+      convolution with another kernel (a Conv2d's, by the object's class);
     * ``m._modules`` / ``m._parameters``: the Cell's ``_cells`` / ``_params`` (the same name -> object dicts);
     * ``type(m).__name__`` / ``m.__class__.__name__``: ``mp_adapt.class_name(m)``, torch's class name for a
       MindSpore layer (a ``Dense`` is ``"Linear"``), so ``classname.find('Linear') != -1`` still holds;
@@ -137,6 +139,13 @@ class ObjectSurfaceTransform(Rule):
             self.ctx.converted_sites += 1  # conv.reset_parameters(): torch's draw, by the object's class
             return cst.Call(func=self.ctx.target_expr("mindport.runtime.layers.reset_parameters"),
                             args=[cst.Arg(updated_node.func.value)])
+        if isinstance(func, cst.Attribute) and func.attr.value == "_conv_forward" and len(original_node.args) in (
+                2, 3) and not any(a.keyword or a.star for a in original_node.args) \
+                and self.scope.resolve(func.value) is None:
+            self.ctx.converted_sites += 1  # conv._conv_forward(x, w, b): the layer's convolution with w and b
+            return cst.Call(func=self.ctx.target_expr("mindport.runtime.layers.conv_forward"), args=[
+                cst.Arg(updated_node.func.value, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+                *updated_node.args])
         if not (isinstance(func, cst.Attribute) and original_node.args
                 and isinstance(original_node.args[0].value, cst.Name) and original_node.args[0].value.value == "self"):
             return updated_node
