@@ -1,4 +1,4 @@
-"""The full differential sweep of the mapping tables (mindport/proofs_differential/): every case of every entry.
+"""The full differential sweep of the mapping tables (mindport/proofs/differential/): every case of every entry.
 
     python benchmarks/differential_sweep.py                 # all entries, 2 worker processes
     python benchmarks/differential_sweep.py --only torch.nn.functional --json build/sweep.json
@@ -30,7 +30,7 @@ MISMATCHES = SILENT + LOUD
 
 def _entry_names(only: list[str]) -> list[str]:
     from mindport.mappings import load_registry
-    from mindport.proofs_differential import cases
+    from mindport.proofs.differential import cases
 
     registry, seen, names = load_registry(), set(), []
     for entry in registry:
@@ -49,7 +49,7 @@ def _worker(names_file: str, out_file: str, limit: int | None, seed: int) -> Non
     import torch
 
     from mindport.mappings import load_registry
-    from mindport.proofs_differential import sweep_entry
+    from mindport.proofs.differential import sweep_entry
 
     torch.set_num_threads(1)
     registry = load_registry()

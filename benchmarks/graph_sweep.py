@@ -29,7 +29,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
 
     from mindport.mappings import load_registry
-    from mindport.proofs import applicable_styles, prepare, prove_graph_batch
+    from mindport.proofs.function import applicable_styles, prepare, prove_graph_batch
 
     os.chdir(tempfile.mkdtemp(prefix="graph-sweep-"))  # a failed compile writes rank_0/om/ into the working folder
     wanted = [s for s in args.styles.split(",") if s]

@@ -105,7 +105,7 @@ def _prove_entries(entries, console) -> tuple[int, int]:
     """(proofs passed, proofs failed or entries not provable), one line each."""
     from rich.markup import escape
 
-    from mindport.proofs import applicable_styles, prove
+    from mindport.proofs.function import applicable_styles, prove
 
     failures = proven = 0
     for entry in entries:
@@ -137,13 +137,15 @@ def _prove_entries(entries, console) -> tuple[int, int]:
 @mappings.command("coverage")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def mappings_coverage(fmt):
-    """Coverage against the official tables, by namespace and status (proven/mapped/unsupported/missing)."""
+    """Coverage against the official tables, by namespace and status (proven/mapped/unsupported/missing), and of
+    torch's object surface (the members of every mapped layer class, enumerated from the installed torch)."""
     import json
 
     from mindport.mappings.coverage import STATUSES, coverage
     from mindport.validators.parity.report import wrapping_table
 
     result = coverage()
+    result["object_surface"] = _surface_counts()
     if fmt == "json":
         click.echo(json.dumps(result, indent=2))
         return
@@ -171,6 +173,25 @@ def mappings_coverage(fmt):
                           + (f"; not proven: {', '.join(unproven)}" if unproven else ""))
     console.print(f"mint profile (master rows): {result['mint_profile']}")
     console.print(f"all entries: {result['all_entries']}")
+    surface = result["object_surface"]
+    if surface is None:
+        console.print("object surface: not counted (torch is not installed: its members are enumerated from it)")
+    else:
+        console.print(f"object surface: {surface['members']} members, {surface['proven']} proven, "
+                      f"{surface['flagged']} flagged, {surface['unsupported']} unsupported, "
+                      f"{surface['unaccounted']} unaccounted")
+
+
+def _surface_counts() -> dict | None:
+    """torch's object surface (mindport/mappings/data/surface/): the members of every mapped layer class enumerated
+    from the installed torch, and the Module/Parameter/Tensor members, by how each ends."""
+    try:
+        import torch  # noqa: F401 - the members are enumerated from it
+    except ImportError:
+        return None
+    from mindport.proofs.surface import counts
+
+    return counts()
 
 
 @mappings.command("export-msprobe")

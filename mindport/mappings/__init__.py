@@ -34,7 +34,7 @@ _ENTRY_KEYS = {
 }
 _EXAMPLE_KEYS = {"args", "inputs", "self", "call", "rtol", "atol", "styles", "train", "compare", "grad_free", "proof",
                  "program", "sweep"}
-# example.sweep: hints for the differential tests (mindport/proofs_differential/)
+# example.sweep: hints for the differential tests (mindport/proofs/differential/)
 _SWEEP_KEYS = {"args", "inputs", "variants", "fixed", "half_rtol", "half_atol", "known"}
 
 
@@ -68,7 +68,7 @@ class Example:
     compare: str = "values"  # "values" | "shape" (random ops: compare shape and dtype only)
     proof: str = ""  # "" = the generic proof; "optimizer" = tests/training/test_optimizer_entries.py
     program: str = ""  # a whole torch program (``run(...)``, optional ``build()``), for APIs a single call can't show
-    sweep: dict = field(default_factory=dict)  # hints for the differential tests (mindport/proofs_differential/)
+    sweep: dict = field(default_factory=dict)  # hints for the differential tests (mindport/proofs/differential/)
 
 
 @dataclass(frozen=True)
@@ -98,7 +98,7 @@ class Entry:
     graph: str = ""  # set = the target can't be compiled in a static graph (GRAPH_MODE, @jit): why, and what to write
     starts_training: bool = False  # a layer whose output depends on train/eval: built outside a class, .set_train()
     called: str = ""  # an attribute entry: what a call of it becomes (torch.Tensor(...) is not ms.Tensor(...))
-    attributes: dict = field(default_factory=dict)  # a layer's torch attribute -> the MindSpore Cell's (same value)
+    attributes: dict = field(default_factory=dict)  # a layer's torch attribute -> the Cell's attribute path (same value)
 
     @property
     def supported(self) -> bool:
@@ -128,6 +128,7 @@ class Entry:
         attributes = {k: v for k, v in self.rename.items() if v and v != k and k not in self.values}
         attributes = {k: v for k, v in attributes.items() if k not in self.weights}
         attributes.update({k: v for k, v in self.weights.items() if v and v != k})
+        attributes.update(self.attributes)  # what the entry says the Cell keeps under another name
         return attributes
 
 
@@ -260,9 +261,11 @@ def _entry_from_table(raw: dict, source: str) -> Entry:
 
 def _attributes(raw: dict, kind: str, where: str) -> dict:
     value = raw.get("attributes", {})
-    if value and (kind != "layer" or not all(isinstance(k, str) and isinstance(v, str) and v.isidentifier()
+    if value and (kind != "layer" or not all(isinstance(k, str) and isinstance(v, str)
+                                             and all(part.isidentifier() for part in v.split("."))
                                              for k, v in value.items())):
-        raise MappingError(f"{where}: attributes is for layer entries: {{torch attribute = \"MindSpore attribute\"}}")
+        raise MappingError(f"{where}: attributes is for layer entries: {{torch attribute = \"MindSpore attribute "
+                           f"path\"}}")
     return dict(value)
 
 

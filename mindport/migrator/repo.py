@@ -59,7 +59,7 @@ def _tables_fingerprint(mappings: tuple = ()) -> str:
     import mindport.mappings as tables
 
     digest = hashlib.sha256(__version__.encode())
-    for path in sorted(tables.DATA_DIR.glob("*.toml")):
+    for path in sorted(tables.DATA_DIR.rglob("*.toml")):  # the tables and the object surface (data/surface/)
         digest.update(path.read_bytes())
     for package in (Path(__file__).parent, Path(tables.__file__).parent):  # the converter and its transforms
         for path in sorted(package.rglob("*.py")):

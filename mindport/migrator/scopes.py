@@ -335,7 +335,10 @@ class ScopeBuilder(cst.CSTVisitor):
             self._note_kind(target.value, kind)
 
     def _element_kind(self, iterable) -> str | None:
-        """The kind every element of a literal tuple or list has, if they agree."""
+        """The kind every element of a literal tuple or list has, if they agree; an element of a function's parameter
+        (``for t in xs``, ``[t.repeat(2) for t in feats]``) has the parameter's kind, as ``xs[0]`` has."""
+        if isinstance(iterable, cst.Name) and self.current.kind_of(iterable.value) == "param":
+            return "param"
         if not isinstance(iterable, (cst.Tuple, cst.List)) or not iterable.elements \
                 or any(isinstance(e, cst.StarredElement) for e in iterable.elements):
             return None

@@ -43,7 +43,7 @@ from mindport.mappings.arguments import (
 from mindport.mappings.transforms import Arg
 from mindport.mappings.transforms import Unsupported as _MappingUnsupported
 
-__all__ = ["Adapter", "Unsupported", "api", "attribute", "has", "layer_attribute"]
+__all__ = ["Adapter", "Unsupported", "api", "attribute", "class_name", "has", "layer_attribute"]
 
 _LITERAL_TYPES = (bool, int, float, complex, str, bytes, type(None))
 
@@ -95,16 +95,41 @@ _MISSING = object()
 def layer_attribute(layer: Any, name: str) -> Any:
     """``m.weight`` read under torch's name where the converter could not tell the layer's class (``if
     isinstance(m, nn.BatchNorm3d) or isinstance(m, nn.BatchNorm2d):`` — MindSpore's BatchNorm3d keeps it at
-    ``bn2d.gamma``, BatchNorm2d at ``gamma``): the attribute the entry of the object's class names, else ``name``."""
+    ``bn2d.gamma``, BatchNorm2d at ``gamma``): the attribute the entry of the object's class names, else ``name``.
+    A member torch's class has and MindSpore's lacks (object_surface.toml's ``flagged``) raises AttributeError with
+    the reason."""
     path = name
     for cls in type(layer).__mro__:
         entry = _layer_entries().get(cls)
         if entry is not None:
-            path = entry.layer_attributes().get(name, name)
+            path = _surface_paths(entry).get(name, name)
+            reason = _surface().flagged_reason(entry.torch, name)
+            if reason is not None and path == name and not hasattr(layer, name):
+                raise AttributeError(f"mindport: {entry.torch}.{name}: {reason}")
             break
     for part in path.split("."):
         layer = getattr(layer, part)
     return layer
+
+
+def class_name(obj: Any) -> str:
+    """``type(m).__name__`` / ``m.__class__.__name__``: torch's class name for an object whose class is the
+    MindSpore class of a torch layer's entry (a ``Dense`` reads ``"Linear"``, as ``classname.find('Linear')`` in an
+    init function expects), else the class's own name (a class of the model's: its name)."""
+    entry = _layer_entries().get(type(obj))
+    return entry.torch.rsplit(".", 1)[1] if entry is not None else type(obj).__name__
+
+
+def _surface():
+    from mindport.mappings.surface import load_surface
+
+    return load_surface()
+
+
+def _surface_paths(entry: Entry) -> dict[str, str]:
+    from mindport.mappings.surface import attribute_paths
+
+    return attribute_paths(entry)
 
 
 @functools.lru_cache(maxsize=1)

@@ -970,3 +970,114 @@ class MultiheadAttention(nn.MultiheadAttention):
         if is_causal and attn_mask is None:
             raise RuntimeError("mindport: MultiheadAttention(is_causal=True) needs attn_mask, as in torch")
         return super().__call__(query, key, value, key_padding_mask, need_weights, attn_mask, average_attn_weights)
+
+
+# ------------------------------------------------------------------------------- calls with torch's extra arguments
+
+def call_with_output_size(layer, *args, output_size=None, **kwargs):
+    """``layer(x, output_size=...)``: torch's transposed convolutions take the output's size (which picks the
+    output padding) at the call; MindSpore's ``Conv2dTranspose`` takes only ``x``. For one of those the size is
+    computed here. torch's keyword names of the input (``input=``) are the first argument, as MindSpore's
+    ``construct(x, ...)`` takes it (``self.unpool(input=x, indices=i, output_size=s)`` on a MaxUnpool2d); any other
+    callable is called as written."""
+    if "input" in kwargs and isinstance(layer, nn.Cell):
+        args = (kwargs.pop("input"),) + args
+    if isinstance(layer, nn.Conv2dTranspose) and len(args) == 1 and not kwargs:
+        if output_size is None:
+            return layer(args[0])
+        return _conv2d_transpose_sized(layer, args[0], tuple(int(v) for v in tuple(output_size)[-2:]))
+    if isinstance(layer, (nn.MaxUnpool1d, nn.MaxUnpool2d, nn.MaxUnpool3d)) and "indices" in kwargs:
+        args = args + (kwargs.pop("indices"),)
+    if output_size is not None:
+        kwargs["output_size"] = tuple(int(v) for v in output_size)
+    return layer(*args, **kwargs)
+
+
+def _conv2d_transpose_sized(layer, x, size):
+    """torch's ``ConvTranspose2d.forward(x, output_size)``: the full transposed convolution (no padding taken off),
+    then the window ``[padding, padding + size)`` of it, past its end zeros, and the bias. torch's output padding
+    adds those rows and columns at the end, with the values the kernel gives there (not zeros: MindSpore's own
+    ``output_padding`` pads with zeros)."""
+    if layer.pad_mode != "pad":
+        raise ValueError(f"output_size needs pad_mode='pad' (the conversion of torch's padding), not {layer.pad_mode!r}")
+    n, _, h, w = x.shape
+    (kh, kw), (sh, sw), (dh, dw) = layer.kernel_size, layer.stride, layer.dilation
+    full = ((h - 1) * sh + dh * (kh - 1) + 1, (w - 1) * sw + dw * (kw - 1) + 1)
+    top, left = layer.padding_top, layer.padding_left
+    for dim, (got, start, low) in enumerate(zip(size, (top, left), (full[0] - top - layer.padding_bottom,
+                                                                      full[1] - left - layer.padding_right))):
+        if not low <= got < low + max((sh, sw)[dim], (dh, dw)[dim]):
+            raise ValueError(f"requested an output size of {size}, but valid sizes range from {low} to "
+                             f"{low + max((sh, sw)[dim], (dh, dw)[dim]) - 1} in dimension {dim}")
+    conv = ops.Conv2DTranspose(out_channel=layer.in_channels, kernel_size=(kh, kw), mode=1, pad_mode="pad", pad=0,
+                               stride=(sh, sw), dilation=(dh, dw), group=layer.group)
+    y = conv(x, layer.weight, (n, layer.out_channels, full[0], full[1]))
+    extra_h, extra_w = max(0, top + size[0] - full[0]), max(0, left + size[1] - full[1])
+    if extra_h or extra_w:
+        y = ops.pad(y, (0, extra_w, 0, extra_h))
+    y = y[:, :, top:top + size[0], left:left + size[1]]
+    if layer.has_bias:
+        y = y + layer.bias.reshape(1, -1, 1, 1)
+    return y
+
+
+def reset_parameters(layer, base: bool = False) -> None:
+    """``layer.reset_parameters()`` / ``nn.Linear.reset_parameters(self)``: the layer's own parameters drawn again
+    as torch's ``reset_parameters`` draws them, decided by the object's class (MindSpore Cells draw theirs in
+    ``__init__`` and have no such method): Dense and the convolutions kaiming-uniform with a=sqrt(5) and a bias
+    uniform in +-1/sqrt(fan_in); Embedding N(0, 1) with the padding row zero; the norms ones and zeros (BatchNorm's
+    running statistics too). A class with a reset_parameters of its own runs it; any other Cell raises TypeError
+    naming it."""
+    import math
+
+    from mindspore.common.initializer import HeUniform, One, Uniform, Zero
+
+    own = None if base else getattr(layer, "reset_parameters", None)
+    if callable(own):  # a class of the model's with its own reset_parameters (base: the layer's own draw, as
+        # nn.Linear.reset_parameters(self) in that method asks)
+        own()
+        return
+
+    def fill(param, init):
+        param.set_data(initializer(init, param.shape, param.dtype))
+
+    convolutions = (nn.Dense, nn.Conv1d, nn.Conv2d, nn.Conv3d, nn.Conv1dTranspose, nn.Conv2dTranspose,
+                    nn.Conv3dTranspose)
+    if isinstance(layer, convolutions):
+        fill(layer.weight, HeUniform(negative_slope=math.sqrt(5)))
+        if getattr(layer, "bias", None) is not None:
+            shape = layer.weight.shape
+            fan_in = shape[1] * math.prod(shape[2:]) if len(shape) > 2 else shape[1]
+            if isinstance(layer, (nn.Conv1dTranspose, nn.Conv2dTranspose, nn.Conv3dTranspose)):
+                fan_in = shape[0] * math.prod(shape[2:])  # torch's fan_in of a (in, out/groups, k...) weight
+            fill(layer.bias, Uniform(scale=1 / math.sqrt(fan_in)) if fan_in else Zero())
+    elif isinstance(layer, nn.Embedding):
+        fill(layer.embedding_table, Normal(sigma=1.0))
+        if layer.padding_idx is not None:
+            table = layer.embedding_table.asnumpy()
+            table[layer.padding_idx] = 0
+            layer.embedding_table.set_data(ms.Tensor(table))
+    elif isinstance(layer, (nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d, nn.LayerNorm, nn.GroupNorm)):
+        for name, param in layer.parameters_and_names():
+            leaf = name.rsplit(".", 1)[-1]
+            fill(param, One() if leaf in ("gamma", "moving_variance") else Zero())
+    else:
+        raise TypeError(f"mindport: reset_parameters() of a {type(layer).__name__}: torch's way of drawing its "
+                        f"weights has no MindSpore counterpart here; re-initialise each Parameter with set_data")
+
+
+def conv_forward(layer, x, weight, bias=None):
+    """torch's ``conv._conv_forward(x, weight, bias)``: the layer's convolution (its stride, padding, dilation and
+    groups) with another weight and bias (LoRA's merged kernel). A Conv2d's; any other layer raises TypeError."""
+    if not isinstance(layer, nn.Conv2d):
+        raise TypeError(f"mindport: _conv_forward of a {type(layer).__name__}: only a Conv2d's converts")
+    mode, padding = layer.pad_mode, layer.padding
+    if mode == "pad":
+        pads = (padding,) * 4 if isinstance(padding, int) else tuple(padding)
+        if pads[0] == pads[1] and pads[2] == pads[3]:
+            padding = (pads[0], pads[2])
+        else:  # asymmetric: ops.pad takes (left, right, top, bottom)
+            x = ops.pad(x, (pads[2], pads[3], pads[0], pads[1]))
+            mode, padding = "valid", 0
+    return ops.conv2d(x, weight, bias, stride=layer.stride, pad_mode=mode, padding=padding, dilation=layer.dilation,
+                      groups=layer.group)

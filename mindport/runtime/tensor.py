@@ -320,3 +320,15 @@ def _no_rows(input, dim, keepdim):
     """(values, int64 indices) of a max/min over ``dim`` of a tensor without elements: empty, in torch's shape."""
     shape = _reduced_shape(input.shape, dim, keepdim)
     return ops.zeros(shape, input.dtype), ops.zeros(shape, ms.int64)
+
+
+def requires_grad(x) -> bool:
+    """``x.requires_grad``: a Parameter's flag; a tensor's own flag when ``requires_grad_`` set one, else False.
+    A MindSpore Tensor has no such attribute of its own (gradients are what ``grad``/``value_and_grad`` compute for
+    the arguments asked), so a tensor computed from Parameters reads False where torch's autograd reads True."""
+    return bool(getattr(x, "requires_grad", False))
+
+
+def is_cpu(x) -> bool:
+    """``x.is_cpu``: placement is global in MindSpore; whether it computes on the CPU."""
+    return _device_designation() == "cpu"

@@ -1,12 +1,12 @@
 """The torch.distributed entries (``example.proof = "distributed"``), proven in real processes: every example runs
 in 2 workers under torchrun (gloo) and, converted, in 2 CPU workers under msrun; each rank's results must match
-(mindport/proofs_distributed.py). One job for all entries: two launches, about a minute on 2 cores."""
+(mindport/proofs/distributed.py). One job for all entries: two launches, about a minute on 2 cores."""
 from __future__ import annotations
 
 import pytest
 
 from mindport.mappings import load_registry
-from mindport.proofs_distributed import EPILOGUE, PRELUDE, prove_entries
+from mindport.proofs.distributed import EPILOGUE, PRELUDE, prove_entries
 
 ENTRIES = sorted({id(e): e for e in load_registry() if e.example is not None and e.example.proof == "distributed"}
                  .values(), key=lambda e: e.torch)

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mindport.proofs_distributed import _free_port, _venv_env, run_job
+from mindport.proofs.distributed import _free_port, _venv_env, run_job
 
 PROJECT = Path(__file__).parent / "ddp_project"
 

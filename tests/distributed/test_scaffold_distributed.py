@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mindport.proofs_distributed import _free_port, _venv_env
+from mindport.proofs.distributed import _free_port, _venv_env
 
 HERE = Path(__file__).parent
 BLOBS = HERE.parent / "templates" / "fixtures" / "blobs.py"

@@ -1,4 +1,4 @@
-"""Differential tests of every mapping entry beyond its one example (mindport/proofs_differential/): a bounded,
+"""Differential tests of every mapping entry beyond its one example (mindport/proofs/differential/): a bounded,
 seeded sample of each entry's generated calls (argument sets, call forms, dtypes, shapes), converted by the real
 converter and run in both frameworks. A silent difference (value, dtype, shape, number of outputs, in-place effect)
 or a converter crash fails; a call the converter flags is the honest outcome for what has no equivalent, and a call
@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mindport.mappings import load_registry
-from mindport.proofs_differential import SILENT_KINDS, cases, run_case
+from mindport.proofs.differential import SILENT_KINDS, cases, run_case
 
 SAMPLE = 6  # cases per entry: about 4 minutes of CPU for the whole table
 

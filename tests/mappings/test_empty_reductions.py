@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mindport.proofs_differential import run_case
-from mindport.proofs_differential.generation import Case
+from mindport.proofs.differential import run_case
+from mindport.proofs.differential.generation import Case
 
 SHAPES = ((0,), (2, 0), (0, 3))
 DTYPES = ("float32", "float64", "int64", "bool")
@@ -79,8 +79,8 @@ def test_max_like_reductions_raise_on_an_empty_extent(call):
     import mindspore as ms
     import torch
 
-    from mindport.proofs import _load
-    from mindport.proofs_differential.running import convert
+    from mindport.proofs.function import _load
+    from mindport.proofs.differential.running import convert
 
     code = f"import torch\n\n\ndef run(x):\n    return {call}\n"
     with pytest.raises((IndexError, RuntimeError)):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from mindport.mappings import load_registry
-from mindport.proofs import applicable_styles, prepare, prove, prove_graph_batch
+from mindport.proofs.function import applicable_styles, prepare, prove, prove_graph_batch
 
 _SEEN: set[int] = set()
 CASES = []

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from mindport.migrator import convert_source
-from mindport.proofs import _load
+from mindport.proofs.function import _load
 
 HEAD = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\n"
 

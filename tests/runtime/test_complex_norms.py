@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from mindport.migrator import convert_source
-from mindport.proofs import _load
+from mindport.proofs.function import _load
 
 CALLS = ["torch.linalg.vector_norm(x)", "torch.linalg.vector_norm(x, 1, -1)", "torch.linalg.vector_norm(x, float('inf'))",
          "torch.linalg.vector_norm(x, 2, (0, 1), keepdim=True)",

@@ -14,7 +14,7 @@ import pytest
 from mindspore import ops
 
 from mindport.mappings import load_registry
-from mindport.proofs import applicable_styles, prepare
+from mindport.proofs.function import applicable_styles, prepare
 from mindport.runtime import math as mp_math
 
 FLAGGED = [pytest.param(e, id=e.torch) for e in load_registry() if e.graph and e.example is not None]

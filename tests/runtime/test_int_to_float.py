@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from mindport.mappings import load_registry
-from mindport.proofs_differential import cases, run_case
+from mindport.proofs.differential import cases, run_case
 from mindport.runtime.math import INT_TO_FLOAT
 
 _REGISTRY = load_registry()

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from mindport.migrator import convert_source
-from mindport.proofs import _load
+from mindport.proofs.function import _load
 
 SHAPES = {"addmm": ((2, 3), (2, 4), (4, 3)), "addbmm": ((2, 3), (5, 2, 4), (5, 4, 3)),
           "baddbmm": ((5, 2, 3), (5, 2, 4), (5, 4, 3))}

@@ -17,7 +17,7 @@ import pytest
 import torch
 
 from mindport.migrator import convert_source
-from mindport.proofs import _load
+from mindport.proofs.function import _load
 
 
 def _outputs(value, framework):

@@ -145,6 +145,6 @@ def test_training_loop_entry_matches_torch(entry):
     """APIs only the training-loop rule converts (inside a recognised loop; outside it they keep a reason, so the
     generated suite skips them): the entry's program, a small training loop, converts without diagnostics and
     returns the same values (the weights after the steps) in both frameworks."""
-    from mindport.proofs import PROGRAM_STYLE, prove
+    from mindport.proofs.function import PROGRAM_STYLE, prove
 
     prove(entry, PROGRAM_STYLE)

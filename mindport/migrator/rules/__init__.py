@@ -25,6 +25,7 @@ from mindport.migrator.rules.module_class import ModuleClassTransform
 from mindport.migrator.rules.module_methods import ModuleMethodTransform
 from mindport.migrator.rules.module_statements import ModuleStatementTransform
 from mindport.migrator.rules.namespace_lists import NamespaceListTransform
+from mindport.migrator.rules.object_surface import ObjectSurfaceTransform
 from mindport.migrator.rules.parameter_containers import ContainerTransform
 from mindport.migrator.rules.partial_calls import PartialCallTransform
 from mindport.migrator.rules.raise_not_implemented import RaiseNotImplementedTransform
@@ -40,6 +41,7 @@ RULES = (
     AutogradFunctionTransform,    # autograd.Function -> Cell with construct/bprop; F.apply -> F()
     LayerParameterNameTransform,  # self.emb.weight -> self.emb.embedding_table (tied weights)
     ReferenceTransform,           # isinstance(m, nn.Conv2d), act = F.relu: class/function names only
+    ObjectSurfaceTransform,       # Base.__init__(self, ...), x.requires_grad, m._modules, with x.device:
     InitTransform,                # nn.init.*_(t, ...) -> t.set_data(initializer(...))
     ContainerTransform,           # ParameterList/ParameterDict -> mindport.runtime.containers
     NamespaceListTransform,       # an empty ModuleList filled by add_module and read by name -> nn.Cell()

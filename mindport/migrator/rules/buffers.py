@@ -16,7 +16,8 @@ class BufferTransform(Rule):
     non-trainable Parameter that save_checkpoint/load_checkpoint carry. Non-persistent buffers stay buffers.
     A persistent ``register_buffer("name", None)`` (an optional buffer left empty; torch's state_dict skips it) is
     ``self.name = None`` (``ms.Parameter(None)`` raises); a non-persistent one stays, to be filled by a later
-    ``register_buffer`` (a cache).
+    ``register_buffer`` (a cache). A value read from a name (``self.register_buffer("attn_mask", attn_mask)``) may
+    be None on some configurations only: ``ms.Parameter(...) if attn_mask is not None else None``.
     """
 
     EXAMPLES = (
@@ -75,6 +76,17 @@ class BufferTransform(Rule):
             cst.Arg(keyword=cst.Name("name"), value=name, equal=NO_SPACE_EQUAL),
             cst.Arg(keyword=cst.Name("requires_grad"), value=cst.Name("False"), equal=NO_SPACE_EQUAL),
         ])
+        if isinstance(tensor, (cst.Name, cst.Attribute)) and self.scope.kind_of(_root(tensor)) != "tensor":
+            # a value known only at run time may be None (``attn_mask = ... if cfg.mask else None``): stays None
+            param = cst.IfExp(test=cst.Comparison(left=tensor, comparisons=[cst.ComparisonTarget(
+                operator=cst.IsNot(), comparator=cst.Name("None"))]), body=param, orelse=cst.Name("None"))
         target = cst.Attribute(value=owner, attr=cst.Name(name.evaluated_value))
         self.ctx.converted_sites += 1
         return line.with_changes(body=[cst.Assign(targets=[cst.AssignTarget(target)], value=param)])
+
+
+def _root(expr: cst.BaseExpression) -> str:
+    """The name an attribute chain starts from (``cfg.mask`` -> ``cfg``)."""
+    while isinstance(expr, cst.Attribute):
+        expr = expr.value
+    return expr.value if isinstance(expr, cst.Name) else ""

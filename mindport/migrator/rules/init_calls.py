@@ -107,6 +107,9 @@ class InitTransform(Rule):
                                                      and args[0].keyword.value != "tensor"):
             return updated_node
         tensor = args[0].value
+        if isinstance(tensor, cst.Attribute) and tensor.attr.value == "data" and _parameter_reference(tensor.value,
+                                                                                                      self.scope):
+            tensor = tensor.value  # init of p.data: MindSpore's Parameter.data is a plain Tensor copy, fill p itself
         if not _parameter_reference(tensor, self.scope):
             return updated_node  # a fresh tensor (nn.init.orthogonal_(torch.randn(d, d))): the table's runtime init
         given: dict[str, cst.BaseExpression] = {}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from mindport.mappings.surface import attribute_paths, load_surface
 from mindport.migrator.rules.base import Example, Rule
 
 
@@ -16,13 +17,23 @@ class LayerParameterNameTransform(Rule):
     and for a literal index of a ``Sequential`` built from a literal argument list (``net = nn.Sequential(emb, *blocks,
     head)`` then ``net[-1].weight = net[0].weight``: the index counts from the start before a ``*`` argument and from
     the end after it), and a key of a ``ModuleDict`` built from a literal dict (``self.transformer.wte.weight`` for
-    ``ModuleDict(dict(wte=nn.Embedding(...)))``), and a layer held by an instance of a class of the same file
+    ``ModuleDict(dict(wte=nn.Embedding(...)))``), any index of a ``ModuleList`` built from a comprehension
+    (``self.embs = nn.ModuleList([nn.Embedding(1, d) for _ in range(4)])`` then ``self.embs[i].weight``) and a
+    literal index of one built from a literal list, and a layer held by an instance of a class of the same file
     (``self.token_emb.emb.weight`` where ``self.token_emb = TokenEmbedding(...)`` holds ``self.emb = nn.Embedding``,
-    also through a local name: ``token_emb = TokenEmbedding(...)`` then ``self.token_emb = token_emb``).
+    also through a local name: ``token_emb = TokenEmbedding(...)`` then ``self.token_emb = token_emb``), and an
+    instance of a class of the file derived from a torch layer (``class Scaled(nn.Embedding)``: ``self.emb.weight``).
     An attribute bound on several branches (``self.visual = ModifiedResNet(...)`` or ``VisionTransformer(...)``) is
     read through the bindings that can hold what follows (only one has ``attnpool``); when those disagree (an
     Embedding's ``weight`` and a Linear's) the read is left alone. A local name bound to anything else in the same
-    function is left alone."""
+    function is left alone.
+
+    What a layer's members become is torch's object surface (``mindport/mappings/data/surface/``): the settings the
+    Cell keeps under another name (``groups`` -> ``group``, ``AdaptiveAvgPool2d.output_size`` ->
+    ``adaptive_avgpool2d.output_size``) are read there, and a setting or method the Cell lacks
+    (``self.fc.reset_parameters()``, ``self.conv.padding_mode``) is flagged MP104 with the reason. A sub-layer built
+    from a class passed in (``self.conv = conv_module(c, c, 3)``) reads such a member through
+    ``mp_adapt.layer_attribute(self.conv, "groups")``, which decides by the object's class when the code runs."""
 
     EXAMPLES = (
         Example(
@@ -81,9 +92,17 @@ class LayerParameterNameTransform(Rule):
         self._functions: list[dict] = []  # per enclosing function (and the module): name -> its one binding
         self._file_classes: set[str] = set()  # the file's top-level classes
         self._class_layers: dict[str, dict] = {}  # class -> its self.X bindings (self.token_emb.emb.weight)
+        self._layer_bases: dict[str, dict] = {}
+        self._targets: set[int] = set()  # attributes assigned to: never read through the accessor
 
     def visit_Module(self, node: cst.Module) -> None:
         self._file_classes = {stmt.name.value for stmt in node.body if isinstance(stmt, cst.ClassDef)}
+        self._layer_bases = {}  # a class of this file derived from a torch layer -> that layer's renames
+        for stmt in node.body:
+            if isinstance(stmt, cst.ClassDef):
+                bases = [r for b in stmt.bases if (r := self._renames(cst.Call(func=b.value))) is not None]
+                if len(bases) == 1:
+                    self._layer_bases[stmt.name.value] = bases[0]
         self._class_layers = {stmt.name.value: self._attribute_bindings(stmt)
                               for stmt in node.body if isinstance(stmt, cst.ClassDef)}
         self._functions.append(self._local_bindings(_assignments(node)))
@@ -111,9 +130,9 @@ class LayerParameterNameTransform(Rule):
         qual = self.scope.resolve_torch(value.func)
         entry = self.ctx.registry.lookup(qual) if qual else None
         if entry is not None and entry.kind == "layer":
-            renames = {k: v for k, v in entry.weights.items() if v and v != k and "." not in v}
-            attributes = entry.attributes if self.ctx.options.target == "nn" else {}  # mint keeps torch's names
-            return {**attributes, **renames} or {}  # a layer that renames nothing still counts (``.weight`` is kept)
+            if self.ctx.options.target != "nn":  # mint keeps torch's names but the parameters'
+                return {k: v for k, v in entry.weights.items() if v and v != k}
+            return _Layer(entry, {**attribute_paths(entry), **_flagged_members(entry)})  # even renaming nothing
         return None
 
     def _sequential(self, value: cst.BaseExpression) -> dict[int, dict[str, str]] | None:
@@ -152,10 +171,28 @@ class LayerParameterNameTransform(Rule):
         keys = {key: renames for key, layer in pairs if (renames := self._renames(layer))}
         return {"items": keys} if keys else None
 
+    def _module_list(self, value: cst.BaseExpression) -> dict | None:
+        """``ModuleList([layer for ...])`` / ``Sequential(*[layer for ...])`` -> every index holds that layer's
+        renames; ``ModuleList([a, b])`` -> {index: renames} of its literal items."""
+        if not (isinstance(value, cst.Call) and len(value.args) == 1 and value.args[0].keyword is None
+                and self.scope.resolve_torch(value.func) in ("torch.nn.ModuleList", "torch.nn.Sequential")):
+            return None
+        items, star = value.args[0].value, value.args[0].star
+        is_list = self.scope.resolve_torch(value.func) == "torch.nn.ModuleList"
+        if isinstance(items, (cst.ListComp, cst.GeneratorExp)) and (star == "*") != is_list:
+            renames = self._renames(items.elt)
+            return {"items": _EveryIndex(renames)} if renames is not None else None
+        if is_list and not star and isinstance(items, (cst.List, cst.Tuple)) \
+                and not any(isinstance(e, cst.StarredElement) for e in items.elements):
+            indices = {i: renames for i, e in enumerate(items.elements) if (renames := self._renames(e.value))}
+            return {"items": indices} if indices else None
+        return None
+
     def _value(self, value: cst.BaseExpression):
         if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in self._file_classes:
-            return ("class", value.func.value)
-        container = self._sequential(value) or self._module_dict(value)
+            layer = self._layer_bases.get(value.func.value)  # class Scaled(nn.Embedding): reads as the Embedding
+            return layer if layer is not None else ("class", value.func.value)
+        container = self._sequential(value) or self._module_dict(value) or self._module_list(value)
         return container if container is not None else self._renames(value)
 
     def _local_bindings(self, assigns) -> dict:
@@ -176,9 +213,13 @@ class LayerParameterNameTransform(Rule):
         (``token_emb = TokenEmbedding(...)`` then ``self.token_emb = token_emb``). Bindings to values of unknown kind
         are not candidates; which candidate a read means is decided where it is read (:meth:`_leaf_renames`)."""
         found: dict[str, list] = {}
-        blocks = [stmt.body for stmt in node.body.body if isinstance(stmt, cst.FunctionDef)]
+        methods = [stmt for stmt in node.body.body if isinstance(stmt, cst.FunctionDef)]
+        blocks = [stmt.body for stmt in methods]
+        parameters = {id(stmt.body): {p.name.value for p in (*stmt.params.params, *stmt.params.kwonly_params)}
+                      for stmt in methods}
         for block in [node.body, *blocks]:
             local = self._local_bindings(_assignments(block)) if block is not node.body else {}
+            given = parameters.get(id(block), set())
             for assign in _assignments(block):
                 for target in assign.targets:
                     target = target.target
@@ -188,9 +229,44 @@ class LayerParameterNameTransform(Rule):
                     value = self._value(assign.value)
                     if value is None and isinstance(assign.value, cst.Name):
                         value = local.get(assign.value.value)
+                    if value is None and isinstance(assign.value, cst.Call) and isinstance(assign.value.func, cst.Name) \
+                            and assign.value.func.value in given:
+                        value = _RUN_TIME  # conv_module(c, c, 3): a layer class passed in, known when it runs
                     if value is not None and value not in found.setdefault(target.attr.value, []):
                         found[target.attr.value].append(value)
         return {k: v for k, v in found.items() if v}
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._targets.add(id(node.target))
+
+    def leave_Assign(self, original_node, updated_node):
+        """``self.conv.weight.data = W`` of a Conv1d: MindSpore keeps the weight 4-D (the weight rule
+        ``conv1d_reshape``), so the 3-D value is reshaped to the Parameter's shape (same elements)."""
+        target = original_node.targets[0].target if len(original_node.targets) == 1 else None
+        if not (isinstance(target, cst.Attribute) and target.attr.value == "data"
+                and isinstance(target.value, cst.Attribute)):
+            return updated_node
+        candidates = self._candidates(target.value.value) or []
+        leaf = target.value.attr.value
+        if not candidates or not all(isinstance(c, _Layer) and c.entry.weight_transforms.get(leaf) == "conv1d_reshape"
+                                     for c in candidates):
+            return updated_node
+        self.ctx.converted_sites += 1
+        parameter = updated_node.targets[0].target.value
+        return updated_node.with_changes(value=cst.Call(
+            func=cst.Attribute(value=updated_node.value, attr=cst.Name("reshape")),
+            args=[cst.Arg(cst.Attribute(value=parameter, attr=cst.Name("shape")))]))
+
+    def _run_time(self, original_node, updated_node):
+        """``self.conv.groups`` of a layer whose class was passed in: ``mp_adapt.layer_attribute(self.conv,
+        "groups")``, the member under the name the object's class keeps it (or AttributeError with the reason)."""
+        name = original_node.attr.value
+        if id(original_node) in self._targets or name not in _run_time_names() or self.ctx.options.target != "nn":
+            return updated_node
+        self.ctx.converted_sites += 1
+        return cst.Call(func=self.ctx.target_expr("mindport.runtime.adapt.layer_attribute"), args=[
+            cst.Arg(updated_node.value, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+            cst.Arg(cst.SimpleString(repr(name)))])
 
     def _candidates(self, expr: cst.BaseExpression) -> list | None:
         """What an expression may hold: ``self.X`` its class's candidates, a local name its binding, and each
@@ -205,16 +281,92 @@ class LayerParameterNameTransform(Rule):
         if isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
             key = expr.slice[0].slice.value
             index = key.evaluated_value if isinstance(key, cst.SimpleString) else _int_literal(key)
-            return None if index is None else _step(self._candidates(expr.value), index, self._class_layers)
+            return _step(self._candidates(expr.value), _ANY_INDEX if index is None else index, self._class_layers)
         return None
 
     def leave_Attribute(self, original_node, updated_node):
         candidates = self._candidates(original_node.value)
+        if candidates and all(c is _RUN_TIME for c in candidates):
+            return self._run_time(original_node, updated_node)
         leaf = _leaf(candidates, original_node.attr.value) if candidates else None
+        if isinstance(leaf, _Flagged):
+            self.flag(original_node, "MP104", f"{leaf.layer}.{original_node.attr.value}: {leaf}", "", leaf.layer)
+            return updated_node
         if leaf:
             self.ctx.converted_sites += 1
-            return updated_node.with_changes(attr=cst.Name(leaf))
+            *path, last = leaf.split(".")  # AdaptiveAvgPool2d's output_size: pool.adaptive_avgpool2d.output_size
+            owner = updated_node.value
+            for part in path:
+                owner = cst.Attribute(value=owner, attr=cst.Name(part))
+            return updated_node.with_changes(value=owner, attr=cst.Name(last))
         return updated_node
+
+
+class _Layer(dict):
+    """A torch layer's members -> MindSpore's names (its entry kept: the weight rules of assignments)."""
+
+    def __init__(self, entry, members: dict) -> None:
+        super().__init__(members)
+        self.entry = entry
+
+
+_RUN_TIME = "<run time>"  # a sub-layer whose class is passed in (``self.conv = conv_module(...)``)
+
+
+def _run_time_names() -> frozenset[str]:
+    """The members some mapped layer holds under another name, or lacks: read through the run-time accessor on a
+    layer whose class is known only when the code runs."""
+    if not _RUN_TIME_NAMES:
+        surface = load_surface()
+        names = {name for layer in surface.layers.values() for name in (*layer.paths(), *layer.flagged)}
+        _RUN_TIME_NAMES.append(frozenset(names - set(surface.methods)))
+    return _RUN_TIME_NAMES[0]
+
+
+_RUN_TIME_NAMES: list[frozenset[str]] = []
+
+
+class _Flagged(str):
+    """A member of a torch layer with no MindSpore counterpart (object_surface.toml's ``flagged``): the reason."""
+
+    layer: str = ""
+
+
+_TENSOR_MEMBERS = {"weight", "bias", "running_mean", "running_var", "num_batches_tracked"}
+
+
+def _flagged_members(entry) -> dict[str, _Flagged]:
+    """The flagged settings and methods of a layer (its parameters and buffers are not flagged where used: init
+    calls and checkpoints convert them, see object_surface.toml)."""
+    layer = load_surface().layer(entry.torch)
+    found = {}
+    for name, reason in (layer.flagged.items() if layer is not None else ()):
+        if name in entry.weights or name in _TENSOR_MEMBERS:
+            continue
+        found[name] = _Flagged(reason)
+        found[name].layer = entry.torch
+    return found
+
+
+_ANY_INDEX = object()  # an index known only at run time (``self.embs[i]``): only a comprehension's items agree
+
+
+class _EveryIndex:
+    """The items of a container built from a comprehension: every integer index holds the same layer."""
+
+    def __init__(self, renames: dict[str, str]) -> None:
+        self.renames = renames
+
+    def __contains__(self, key) -> bool:
+        return isinstance(key, int) or key is _ANY_INDEX
+
+    def __getitem__(self, key) -> dict[str, str]:
+        return self.renames
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, _EveryIndex) and other.renames == self.renames
+
+    __hash__ = None
 
 
 def _step(candidates: list | None, name, class_layers: dict) -> list | None:

@@ -9,9 +9,18 @@ from mindport.migrator.scopes import receiver_kind
 from mindport.migrator.walk import parse_statement
 
 
+_CASTS = {"double": "float64", "float": "float32", "half": "float16", "bfloat16": "bfloat16"}
+_PARAMETER_LOOPS = {"parameters", "named_parameters"}
+_DROPPED = {"flatten_parameters"}  # a layer method whose effect MindSpore never needs: the statement goes
+
+
 class ModuleStatementTransform(Rule):
     """Module methods that are statements in torch and have no Cell method:
-    ``model.requires_grad_(False)`` -> ``for _p in model.get_parameters(): _p.requires_grad = False``.
+    ``model.requires_grad_(False)`` -> ``for _p in model.get_parameters(): _p.requires_grad = False``;
+    ``model.double()`` (also ``float``/``half``/``bfloat16``), a statement that casts a Module in place (on a
+    tensor it does nothing): ``mp_tensor.to(model, ms.float64)``, which casts a Cell's floating-point Parameters
+    (``Tensor.astype`` is not a Cell method); ``self.lstm.flatten_parameters()``: MindSpore's RNN weights need no
+    flattening, the statement goes.
 
     Receivers that are evidently tensors are left to the tensor rules. (``zero_grad()`` is the training rule's:
     it disappears with the loop it belongs to, see ``training.py``.)
@@ -48,7 +57,43 @@ class ModuleStatementTransform(Rule):
             """,
             note='A Cell has no requires_grad_(): the flag is set on each of its parameters.',
         ),
+        Example(
+            before="""
+                import torch
+
+
+                def prepare(model, rnn):
+                    model.double()
+                    rnn.flatten_parameters()
+                    return model
+            """,
+            after="""
+                import mindspore as ms
+                from mindport.runtime import tensor as mp_tensor
+
+
+                def prepare(model, rnn):
+                    mp_tensor.to(model, ms.float64)
+                    return model
+            """,
+            note='A Module cast in place casts the Cell\'s Parameters; flatten_parameters() has nothing to do.',
+        ),
     )
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._parameters: set[str] = set()  # loop names over parameters: ``for p in model.parameters():``
+
+    def visit_For(self, node: cst.For) -> None:
+        """``p`` of ``for p in model.parameters()`` (``for name, p in model.named_parameters()``) is a Parameter:
+        its ``requires_grad_`` is the tensor method's."""
+        it = node.iter
+        if isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and it.func.attr.value in _PARAMETER_LOOPS:
+            target = node.target
+            if isinstance(target, cst.Tuple) and len(target.elements) == 2:
+                target = target.elements[1].value
+            if isinstance(target, cst.Name):
+                self._parameters.add(target.value)
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         call = self._call(node)
@@ -64,7 +109,8 @@ class ModuleStatementTransform(Rule):
         name = call.func.attr.value
         if name != "requires_grad_" or self.scope.resolve(call.func.value) is not None:
             return None
-        if receiver_kind(call.func.value, self.scope) in ("tensor", "python", "foreign"):
+        if receiver_kind(call.func.value, self.scope) in ("tensor", "python", "foreign") or (
+                isinstance(call.func.value, cst.Name) and call.func.value.value in self._parameters):
             return None
         if (len(call.args) > 1 or any(
                 a.keyword is not None and a.keyword.value != "requires_grad" for a in call.args)):
@@ -72,6 +118,9 @@ class ModuleStatementTransform(Rule):
         return call
 
     def leave_SimpleStatementLine(self, original_node, updated_node):
+        surface = self._surface_statement(original_node, updated_node)
+        if surface is not None:
+            return surface
         call = self._call(original_node)
         if call is None:
             return updated_node
@@ -81,3 +130,32 @@ class ModuleStatementTransform(Rule):
         loop = parse_statement(f"for _p in {code.code_for_node(call.func.value)}.get_parameters():\n"
                                    f"    _p.requires_grad = {code.code_for_node(flag)}\n")
         return loop.with_changes(leading_lines=updated_node.leading_lines)
+
+    def _surface_statement(self, original_node, updated_node):
+        """``model.double()`` -> ``mp_tensor.to(model, ms.float64)``; ``rnn.flatten_parameters()`` -> removed."""
+        if len(original_node.body) != 1 or not isinstance(original_node.body[0], cst.Expr):
+            return None
+        call = original_node.body[0].value
+        if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)) or call.args \
+                or self.scope.resolve_torch(call.func) is not None:
+            return None
+        name = call.func.attr.value
+        if name in _DROPPED:
+            self.ctx.converted_sites += 1
+            return cst.RemoveFromParent()
+        if name not in _CASTS:  # as a statement it casts a Module; on a tensor it does nothing either way
+            return None
+        self.ctx.converted_sites += 1
+        new = updated_node.body[0].value if isinstance(updated_node.body[0], cst.Expr) else None
+        owner = new.func.value if isinstance(new, cst.Call) and isinstance(new.func, cst.Attribute) \
+            else call.func.value
+        ms = self.ctx.alias_for("mindspore")
+        cast = cst.Call(func=self.ctx.target_expr("mindport.runtime.tensor.to"), args=[
+            cst.Arg(owner, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+            cst.Arg(cst.Attribute(value=cst.Name(ms), attr=cst.Name(_CASTS[name])))])
+        return updated_node.with_changes(body=[cst.Expr(cast)])
+
+    def leave_IndentedBlock(self, original_node, updated_node):
+        if not updated_node.body:  # its only statement was dropped
+            return updated_node.with_changes(body=[cst.SimpleStatementLine([cst.Pass()])])
+        return updated_node

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from mindport.mappings.surface import attribute_paths
 from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.table import value_expr
 
@@ -151,7 +152,7 @@ class ReferenceTransform(Rule):
                 if entry is None or not (entry.weights or entry.rename):
                     return
                 entries.append(entry)
-        narrowed = _narrowing([entry.layer_attributes() for entry in entries])
+        narrowed = _narrowing([attribute_paths(entry) for entry in entries])
         if narrowed:
             self._narrowed_blocks[id(node.body)] = (subject, narrowed)
 
@@ -163,7 +164,7 @@ class ReferenceTransform(Rule):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
-            subject = _class_name_of(node.value)
+            subject = class_name_of(node.value)
             if subject is not None:
                 self._class_names[node.targets[0].target.value] = subject
         self._note_alias(node)
@@ -174,7 +175,7 @@ class ReferenceTransform(Rule):
         if found is None:
             return None
         expr, text, how = found
-        subject = _class_name_of(expr)
+        subject = class_name_of(expr)
         if subject is None and isinstance(expr, cst.Name):
             subject = self._class_names.get(expr.value)
         if subject is None:
@@ -196,7 +197,7 @@ class ReferenceTransform(Rule):
             qual = self.scope.resolve_torch(base.value)
             entry = self.ctx.registry.lookup(qual) if qual else None
             if entry is not None and entry.kind == "layer" and isinstance(node.body, cst.IndentedBlock):
-                attributes = entry.layer_attributes()
+                attributes = attribute_paths(entry)
                 if attributes:
                     self._narrowed_blocks[id(node.body)] = ("self", attributes)
                 return
@@ -339,7 +340,7 @@ def _isinstance_test(test: cst.BaseExpression):
     return test.args[0].value.value, [e.value for e in second.elements] if isinstance(second, cst.Tuple) else [second]
 
 
-def _class_name_of(expr: cst.BaseExpression) -> str | None:
+def class_name_of(expr: cst.BaseExpression) -> str | None:
     """``m.__class__.__name__`` / ``type(m).__name__`` -> ``m``."""
     if not (isinstance(expr, cst.Attribute) and expr.attr.value == "__name__"):
         return None

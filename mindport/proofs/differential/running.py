@@ -11,9 +11,9 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from mindport.mappings import Entry, Registry
-from mindport.proofs import _flatten, _load
-from mindport.proofs_differential.generation import Case, Outcome, cases
-from mindport.proofs_differential.inputs import make_inputs
+from mindport.proofs.function import _flatten, _load
+from mindport.proofs.differential.generation import Case, Outcome, cases
+from mindport.proofs.differential.inputs import make_inputs
 
 
 def _to_numpy(value):

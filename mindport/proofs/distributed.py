@@ -44,7 +44,7 @@ def _venv_env() -> dict:
     """The environment for the launchers: this interpreter's folder first on PATH (msrun starts ``python``)."""
     env = dict(os.environ)
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
-    root = str(Path(__file__).resolve().parents[1])
+    root = str(Path(__file__).resolve().parents[2])  # the folder that holds the mindport package
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH", "")]))
     env.setdefault("GLOG_v", "3")  # MindSpore's own logging: errors only
     return env
@@ -77,7 +77,7 @@ def prove_entries(entries, job: Path, workers: int = WORKERS) -> dict[str, str |
     """Prove each entry's program example in ``workers`` processes per framework: {torch name: None when every
     rank matches, else what failed}."""
     from mindport.migrator import convert_source
-    from mindport.proofs import ProofCase, compare
+    from mindport.proofs.function import ProofCase, compare
 
     job.mkdir(parents=True, exist_ok=True)
     results: dict[str, str | None] = {}
@@ -104,7 +104,7 @@ def prove_entries(entries, job: Path, workers: int = WORKERS) -> dict[str, str |
         codes[entry.torch] = (entry, torch_code, converted.code)
     (job / "spec.json").write_text(json.dumps(spec, indent=1), encoding="utf-8")
     script = job / "worker.py"
-    script.write_text("import sys\n\nfrom mindport.proofs_distributed import worker_main\n\n"
+    script.write_text("import sys\n\nfrom mindport.proofs.distributed import worker_main\n\n"
                       "worker_main(sys.argv[1], sys.argv[2])\n", encoding="utf-8")
     for side in ("torch", "ms"):
         run_job(side, script, [side, str(job)], job, workers)
@@ -128,7 +128,7 @@ def prove_entries(entries, job: Path, workers: int = WORKERS) -> dict[str, str |
 
 
 def _leaves(value) -> list:
-    from mindport.proofs import _flatten, _to_numpy
+    from mindport.proofs.function import _flatten, _to_numpy
 
     return [_to_numpy(leaf) for leaf in _flatten(value)]
 
@@ -137,7 +137,7 @@ def worker_main(side: str, job_dir: str) -> None:
     """One rank of the job: the prelude, every example in the spec's order, the epilogue; results pickled."""
     import importlib
 
-    from mindport.proofs import make_input
+    from mindport.proofs.function import make_input
 
     job = Path(job_dir)
     sys.path.insert(0, str(job / side))

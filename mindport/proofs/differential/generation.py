@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mindport.mappings import Entry, Registry
-from mindport.proofs import _SPEC, _bind_example
+from mindport.proofs.function import _SPEC, _bind_example
 
 MISMATCH_KINDS = ("value", "dtype", "shape", "count", "inplace", "ms_error", "convert_error", "crash")
 SILENT_KINDS = ("value", "dtype", "shape", "count", "inplace", "convert_error")  # ms_error is loud

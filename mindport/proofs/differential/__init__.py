@@ -25,7 +25,7 @@ The parts: ``generation.py`` (the cases), ``inputs.py`` (their inputs), ``runnin
 Used by ``tests/mappings/test_differential.py`` (a seeded sample per entry) and ``benchmarks/differential_sweep.py``
 (the full sweep).
 """
-from mindport.proofs_differential.generation import (
+from mindport.proofs.differential.generation import (
     DTYPES,
     HALF_ATOL,
     HALF_RTOL,
@@ -36,8 +36,8 @@ from mindport.proofs_differential.generation import (
     Outcome,
     cases,
 )
-from mindport.proofs_differential.inputs import make_inputs
-from mindport.proofs_differential.running import EntryReport, convert, run_case, sweep_entry, values_differ
+from mindport.proofs.differential.inputs import make_inputs
+from mindport.proofs.differential.running import EntryReport, convert, run_case, sweep_entry, values_differ
 
 __all__ = ["DTYPES", "HALF_ATOL", "HALF_RTOL", "MISMATCH_KINDS", "SHAPES", "SILENT_KINDS", "Case", "Outcome", "cases",
            "make_inputs", "EntryReport", "convert", "run_case", "sweep_entry", "values_differ"]

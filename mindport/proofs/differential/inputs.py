@@ -5,8 +5,8 @@ import ast
 
 import numpy as np
 
-from mindport.proofs import _SPEC, make_input
-from mindport.proofs_differential.generation import DTYPES, Case, _spec_kind
+from mindport.proofs.function import _SPEC, make_input
+from mindport.proofs.differential.generation import DTYPES, Case, _spec_kind
 
 
 def _shape_of(spec: str) -> tuple:

@@ -1,0 +1,139 @@
+"""torch's object surface as data (``data/surface/object_surface.toml``): what model code reads and calls on layers, Modules,
+Parameters and Tensors beyond the functions the other tables map, and how each member ends.
+
+Every member ends one of three ways:
+
+* ``converted``: the MindSpore object has it under the same name with torch's value (a layer's ``same`` list), or
+  under another name (the layer entry's ``attributes`` and weight rules, :meth:`Entry.layer_attributes`), or the
+  converter rewrites it (a ``[[member]]``'s ``how``); where the receiver's class is known the converter writes the
+  MindSpore name, elsewhere ``mindport.runtime.adapt.layer_attribute`` decides by the object's class at run time;
+* ``flagged``: no MindSpore counterpart; the converter flags a use it can place, the run-time accessor raises with
+  the reason;
+* ``unsupported``: the member's layer has no supported entry (its entry says why).
+
+The layer lists are enumerated from the installed torch and checked on the converted layer by
+``python -m mindport.proofs.surface --write``; a layer member torch has and this data does not list is
+"unaccounted" (``mindport mappings coverage``, ``tests/mappings/test_surface.py``).
+"""
+from __future__ import annotations
+
+import functools
+import tomllib
+from dataclasses import dataclass, field
+
+from mindport.mappings import DATA_DIR, MappingError, load_registry
+
+SURFACE_FILE = DATA_DIR / "surface" / "object_surface.toml"  # beside the tables, not a table of [[api]] entries
+ENDS = ("converted", "flagged", "unsupported")
+
+
+@dataclass(frozen=True)
+class Member:
+    """One Module / Parameter / Tensor member model code uses (``torch.nn.Module.double``)."""
+
+    torch: str
+    ends: str  # one of ENDS
+    how: str  # converted: what it becomes; flagged/unsupported: why
+    proof: str = ""  # the generated test that proves it (tests/mappings/test_surface.py): a program, or empty
+    value: str = ""  # a read becomes this: a Python constant, a dotted name, or ``dotted.function(x)`` called on x
+    ambiguous: bool = False  # the name is common elsewhere (a config's layout): converted on known tensors only
+
+
+@dataclass(frozen=True)
+class LayerSurface:
+    """The members of one mapped torch layer class beyond nn.Module's."""
+
+    torch: str
+    same: tuple[str, ...]  # the MindSpore Cell has it under torch's name, with torch's value
+    renamed: dict  # member -> MindSpore attribute path (the entry's layer_attributes), with torch's value
+    flagged: dict = field(default_factory=dict)  # member -> why it has no MindSpore counterpart
+    pynative_only: dict = field(default_factory=dict)  # converted member -> why a static graph cannot read it
+
+    def outcome(self, member: str) -> tuple[str, str] | None:
+        """(ends, how) of one member, None when the data does not account for it. The checked data wins over the
+        entry's renames: a member the converted layer holds under torch's name, or under no name with torch's
+        value, is not renamed."""
+        if member in self.same:
+            return "converted", member
+        if member in self.flagged:
+            return "flagged", self.flagged[member]
+        if member in self.renamed:
+            return "converted", self.renamed[member]
+        return None
+
+    def paths(self) -> dict[str, str]:
+        """torch member -> the converted layer's attribute path, for the members it holds under another name."""
+        return {k: v for k, v in self.renamed.items() if k not in self.same and k not in self.flagged}
+
+
+@dataclass(frozen=True)
+class Surface:
+    members: tuple[Member, ...]
+    layers: dict  # torch layer class -> LayerSurface
+    methods: dict  # a method shared by layer classes -> (ends, how): the default for every layer that has it
+    builds: dict = field(default_factory=dict)  # torch layer -> the constructor call its example does not give
+    programs: dict = field(default_factory=dict)  # proof name -> {"program": torch source, "inputs": {name: spec}}
+
+    def layer(self, torch_name: str) -> LayerSurface | None:
+        return self.layers.get(torch_name)
+
+    def member(self, torch_name: str) -> Member | None:
+        return next((m for m in self.members if m.torch == torch_name), None)
+
+    def tensor_reads(self) -> dict[str, Member]:
+        """Tensor attributes a MindSpore Tensor lacks, read -> the member saying what the read becomes (``value``)
+        or why it is flagged."""
+        return {m.torch.rsplit(".", 1)[1]: m for m in self.members if m.torch.startswith("torch.Tensor.")
+                and (m.value or m.ends == "flagged")}
+
+    def flagged_reason(self, torch_layer: str, name: str) -> str | None:
+        """Why ``name`` of a ``torch_layer`` instance has no MindSpore counterpart, or None."""
+        layer = self.layers.get(torch_layer)
+        outcome = layer.outcome(name) if layer is not None else None
+        return outcome[1] if outcome is not None and outcome[0] == "flagged" else None
+
+
+@functools.lru_cache(maxsize=1)
+def load_surface() -> Surface:
+    """The surface data, validated against the layer entries (a listed layer must have one)."""
+    where = SURFACE_FILE.name
+    raw = tomllib.loads(SURFACE_FILE.read_text(encoding="utf-8"))
+    registry = load_registry()
+    members = []
+    for item in raw.get("member", []):
+        if item.get("ends") not in ENDS or not item.get("how") or not item.get("torch"):
+            raise MappingError(f"{where}: member {item.get('torch')!r}: needs torch, ends ({'/'.join(ENDS)}), how")
+        members.append(Member(item["torch"], item["ends"], item["how"], item.get("proof", ""), item.get("value", ""),
+                              bool(item.get("ambiguous", False))))
+    methods = {}
+    for name, item in raw.get("methods", {}).items():
+        if item.get("ends") not in ENDS or not item.get("how"):
+            raise MappingError(f"{where}: methods.{name}: needs ends ({'/'.join(ENDS)}) and how")
+        methods[name] = (item["ends"], item["how"])
+    layers = {}
+    for torch_name, item in raw.get("layer", {}).items():
+        entry = registry.lookup(torch_name)
+        if entry is None or entry.kind != "layer":
+            raise MappingError(f"{where}: layer {torch_name!r} has no layer entry")
+        flagged = dict(item.get("flagged", {}))
+        for name in item.get("methods", ()):
+            if name not in methods:
+                raise MappingError(f"{where}: layer {torch_name!r}: method {name!r} has no [methods] decision")
+            if methods[name][0] == "flagged":
+                flagged.setdefault(name, methods[name][1])  # the layer's own reason first
+        same = tuple(item.get("same", ())) + tuple(n for n in item.get("methods", ())
+                                                    if methods[n][0] == "converted" and n not in flagged)
+        layers[torch_name] = LayerSurface(torch_name, same, entry.layer_attributes(), flagged,
+                                          dict(item.get("pynative_only", {})))
+    programs = dict(raw.get("programs", {}))
+    for member in members:
+        if member.ends == "converted" and member.proof not in programs:
+            raise MappingError(f"{where}: member {member.torch}: a converted member needs a proof in [programs]")
+    return Surface(tuple(members), layers, methods, dict(raw.get("build", {})), programs)
+
+
+def attribute_paths(entry) -> dict[str, str]:
+    """torch member -> MindSpore attribute path of a layer entry's Cell (the entry's renames, less what the surface
+    data found the Cell keeps under torch's name or lacks): what the converter and the run-time accessor read."""
+    layer = load_surface().layer(entry.torch)
+    return layer.paths() if layer is not None else entry.layer_attributes()

@@ -1,0 +1,238 @@
+"""The converter rule ObjectSurfaceTransform: its docstring is its documentation, its EXAMPLES are tests, and
+docs/converter/object_surface.md shows both."""
+from __future__ import annotations
+
+import libcst as cst
+
+from mindport.mappings.surface import load_surface
+from mindport.migrator.rules.base import Example, Rule
+from mindport.migrator.rules.references import class_name_of
+from mindport.migrator.scopes import receiver_kind
+from mindport.migrator.table import adapter_expr
+
+_PRIVATE_DICTS = {"_modules": "_cells", "_parameters": "_params"}  # nn.Module's -> nn.Cell's (same items)
+
+
+class ObjectSurfaceTransform(Rule):
+    """What model code does with Module, layer, Parameter and Tensor objects, beyond the functions it calls (torch's
+    object surface, ``mindport/mappings/data/surface/object_surface.toml``):
+
+    * an explicit base-class call in a torch layer subclass, ``nn.Conv2d.__init__(self, c, c, 3)``: the runtime
+      adapter class of the layer's entry (the class's base after conversion) maps torch's arguments,
+      ``mp_adapt.api("torch.nn.Conv2d").__init__(self, c, c, 3)``; ``nn.Conv2d.forward(self, x)`` is the MindSpore
+      class's ``construct(self, x)``, ``nn.Linear.train(self, mode)`` its ``set_train(self, mode)``, and
+      ``nn.Module.__init__(self)`` is ``nn.Cell.__init__(self)``, ``nn.Linear.reset_parameters(self)`` is
+      ``mp_nn.reset_parameters(self, base=True)`` (the parameters drawn again as torch draws them; and
+      ``conv.reset_parameters()`` is ``mp_nn.reset_parameters(conv)``); another member the
+      MindSpore class lacks is flagged MP104 with the reason;
+    * ``x.requires_grad`` read: a MindSpore Tensor has no such attribute (a Parameter has),
+      ``mp_tensor.requires_grad(x)`` reads the Parameter's flag, a tensor's own (set by ``requires_grad_``) or
+      False;
+    * a Tensor attribute a MindSpore Tensor lacks (object_surface.toml's Tensor members): its value where it has
+      one (``x.is_sparse`` -> ``False``, ``x.is_cpu``, ``x.layout``), MP104 with the reason where it has none
+      (``x.grad_fn``, ``x.is_leaf``); names common elsewhere (``layout``) only on a receiver known to be a tensor;
+    * ``conv._conv_forward(x, weight, bias)``: ``mp_nn.conv_forward(conv, x, weight, bias)``, the layer's
+      convolution with another kernel (a Conv2d's, by the object's class);
+    * ``m._modules`` / ``m._parameters``: the Cell's ``_cells`` / ``_params`` (the same name -> object dicts);
+    * ``type(m).__name__`` / ``m.__class__.__name__``: ``mp_adapt.class_name(m)``, torch's class name for a
+      MindSpore layer (a ``Dense`` is ``"Linear"``), so ``classname.find('Linear') != -1`` still holds;
+    * ``with torch.device("cuda"):`` / ``with x.device:`` (the default device for the tensors made inside):
+      placement is global in MindSpore, the block runs as it is;
+    * ``self.up(x, output_size=skip.shape)``, a sub-layer called with an output size (a transposed convolution's):
+      ``mp_nn.call_with_output_size(self.up, x, output_size=...)`` computes torch's ``output_padding`` for the layer
+      (by its class at run time; any other callable is called as written).
+    """
+
+    EXAMPLES = (
+        Example(
+            before="""
+                import torch.nn as nn
+
+
+                class SameConv(nn.Conv2d):
+                    def __init__(self, c):
+                        nn.Conv2d.__init__(self, c, c, 3, padding=1)
+
+                    def forward(self, x):
+                        return nn.Conv2d.forward(self, x) * 2
+
+
+                def children(model):
+                    return list(model._modules)
+            """,
+            after="""
+                from mindspore import nn
+                from mindport.runtime import adapt as mp_adapt
+
+
+                class SameConv(mp_adapt.api("torch.nn.Conv2d")):
+                    def __init__(self, c):
+                        mp_adapt.api("torch.nn.Conv2d").__init__(self, c, c, 3, padding=1)
+
+                    def construct(self, x):
+                        return nn.Conv2d.construct(self, x) * 2
+
+
+                def children(model):
+                    return list(model._cells)
+            """,
+            note="The base class's own __init__ maps torch's arguments, its forward is the MindSpore class's "
+                 "construct; a Module's dict of children is the Cell's.",
+        ),
+        Example(
+            before="""
+                import torch
+
+
+                def grad_state(x):
+                    with x.device:
+                        y = torch.zeros(2)
+                    return x.requires_grad, y
+            """,
+            after="""
+                from mindspore import ops
+                from mindport.runtime import tensor as mp_tensor
+
+
+                def grad_state(x):
+                    y = ops.zeros(2)
+                    return mp_tensor.requires_grad(x), y
+            """,
+            note="A device as a context has nothing to place in MindSpore; a tensor's requires_grad is read safely.",
+        ),
+    )
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._targets: set[int] = set()  # attributes assigned to (x.requires_grad = True): left as written
+        self._tensor_reads = load_surface().tensor_reads()
+
+    def _tensor_read(self, original_node, updated_node, member):
+        """A Tensor attribute a MindSpore Tensor lacks: its value (``x.is_sparse`` -> ``False``), or MP104."""
+        if member.ambiguous and receiver_kind(original_node.value, self.scope) != "tensor":
+            return updated_node  # x.layout of a config: only a known tensor's is torch's
+        if member.ends == "flagged":
+            self.flag(original_node, "MP104", f"{member.torch}: {member.how}", "", member.torch)
+            return updated_node
+        self.ctx.converted_sites += 1
+        if member.value.endswith("(x)"):
+            return cst.Call(func=self.ctx.target_expr(member.value[:-3]), args=[cst.Arg(updated_node.value)])
+        if "." in member.value:
+            return self.ctx.target_expr(member.value)
+        return cst.Name(member.value)
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._targets.add(id(node.target))
+
+    # --- explicit base-class calls: nn.Conv2d.__init__(self, ...), nn.Conv2d.forward(self, x)
+    def leave_Call(self, original_node, updated_node):
+        func = original_node.func
+        if any(a.keyword is not None and a.keyword.value == "output_size" for a in original_node.args) \
+                and self._layer_call(func):
+            self.ctx.converted_sites += 1
+            return cst.Call(func=self.ctx.target_expr("mindport.runtime.layers.call_with_output_size"),
+                            args=[cst.Arg(updated_node.func, comma=cst.Comma(
+                                whitespace_after=cst.SimpleWhitespace(" "))), *updated_node.args])
+        if isinstance(func, cst.Attribute) and func.attr.value == "reset_parameters" and not original_node.args \
+                and not (isinstance(func.value, cst.Name) and func.value.value == "self") \
+                and self.scope.resolve(func.value) is None:
+            self.ctx.converted_sites += 1  # conv.reset_parameters(): torch's draw, by the object's class
+            return cst.Call(func=self.ctx.target_expr("mindport.runtime.layers.reset_parameters"),
+                            args=[cst.Arg(updated_node.func.value)])
+        if isinstance(func, cst.Attribute) and func.attr.value == "_conv_forward" and len(original_node.args) in (
+                2, 3) and not any(a.keyword or a.star for a in original_node.args) \
+                and self.scope.resolve(func.value) is None:
+            self.ctx.converted_sites += 1  # conv._conv_forward(x, w, b): the layer's convolution with w and b
+            return cst.Call(func=self.ctx.target_expr("mindport.runtime.layers.conv_forward"), args=[
+                cst.Arg(updated_node.func.value, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+                *updated_node.args])
+        if not (isinstance(func, cst.Attribute) and original_node.args
+                and isinstance(original_node.args[0].value, cst.Name) and original_node.args[0].value.value == "self"):
+            return updated_node
+        qual = self.scope.resolve_torch(func.value)
+        entry = self.ctx.registry.lookup(qual) if qual else None
+        if entry is None or not entry.supported or entry.kind not in ("layer", "attribute"):
+            return updated_node
+        target = entry.resolve(self.ctx.options.target)[0]
+        name = func.attr.value
+        if name == "reset_parameters" and entry.kind == "layer" and len(original_node.args) == 1:
+            self.ctx.handled.update((id(original_node), id(func), id(func.value)))
+            self.ctx.converted_sites += 1
+            return cst.Call(func=self.ctx.target_expr("mindport.runtime.layers.reset_parameters"), args=[
+                cst.Arg(updated_node.args[0].value, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+                cst.Arg(cst.Name("True"), keyword=cst.Name("base"),
+                        equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
+                                              whitespace_after=cst.SimpleWhitespace("")))])
+        if not target or target.startswith(".") or name not in ("__init__", "forward", "train") and \
+                not self._flag_base_method(original_node, entry, name):
+            return updated_node
+        self.ctx.handled.update((id(original_node), id(func), id(func.value)))
+        self.ctx.converted_sites += 1
+        if name in ("forward", "train"):  # the Cell's construct / set_train
+            owner, method = self.ctx.target_expr(target), "construct" if name == "forward" else "set_train"
+        else:
+            owner = adapter_expr(self.ctx, qual) if entry.kind == "layer" else self.ctx.target_expr(target)
+            method = "__init__"
+        return updated_node.with_changes(func=cst.Attribute(value=owner, attr=cst.Name(method)))
+
+    def _flag_base_method(self, node: cst.Call, entry, name: str) -> bool:
+        """``nn.Linear.reset_parameters(self)``: a member of the layer's surface with no MindSpore counterpart is
+        flagged with its reason (never converted: returns False)."""
+        layer = load_surface().layer(entry.torch)
+        reason = layer.flagged.get(name) if layer is not None else None
+        if reason is None:
+            return False
+        self.ctx.handled.update((id(node), id(node.func), id(node.func.value)))
+        self.flag(node, "MP104", f"{entry.torch}.{name}: {reason}", "", entry.torch)
+        return False
+
+    def _layer_call(self, func: cst.BaseExpression) -> bool:
+        """A call of a sub-layer of a model (``self.up(...)``, ``self.ups[i](...)``), not of a function."""
+        root = func
+        while isinstance(root, (cst.Attribute, cst.Subscript)):
+            root = root.value
+        return func is not root and isinstance(root, cst.Name) and root.value == "self"
+
+    # --- with torch.device(...): / with x.device:
+    def leave_With(self, original_node, updated_node):
+        kept = [new for old, new in zip(original_node.items, updated_node.items) if not self._device(old.item)]
+        if len(kept) == len(updated_node.items):
+            return updated_node
+        self.ctx.converted_sites += 1
+        if kept:
+            kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+            return updated_node.with_changes(items=kept)
+        body = updated_node.body
+        if isinstance(body, cst.IndentedBlock):
+            return cst.FlattenSentinel(body.body)
+        return cst.FlattenSentinel([cst.SimpleStatementLine(body=list(body.body))])
+
+    def _device(self, expr: cst.BaseExpression) -> bool:
+        if isinstance(expr, cst.Call):
+            return self.scope.resolve_torch(expr.func) == "torch.device"
+        return isinstance(expr, cst.Attribute) and expr.attr.value == "device" and not self.scope.resolve_torch(expr)
+
+    # --- attributes: x.requires_grad, m._modules
+    def leave_Attribute(self, original_node, updated_node):
+        name = original_node.attr.value
+        if id(original_node) in self._targets or self.scope.resolve_torch(original_node):
+            return updated_node
+        subject = class_name_of(original_node)
+        if subject is not None and subject not in ("self", "cls"):
+            self.ctx.converted_sites += 1
+            return cst.Call(func=self.ctx.target_expr("mindport.runtime.adapt.class_name"),
+                            args=[cst.Arg(cst.Name(subject))])
+        member = self._tensor_reads.get(name)
+        if member is not None and not (isinstance(original_node.value, cst.Name)
+                                       and original_node.value.value == "self"):
+            return self._tensor_read(original_node, updated_node, member)
+        if name in _PRIVATE_DICTS:
+            self.ctx.converted_sites += 1
+            return updated_node.with_changes(attr=cst.Name(_PRIVATE_DICTS[name]))
+        if name == "requires_grad" and not (isinstance(original_node.value, cst.Name)
+                                            and original_node.value.value == "self"):
+            self.ctx.converted_sites += 1
+            return cst.Call(func=self.ctx.target_expr("mindport.runtime.tensor.requires_grad"),
+                            args=[cst.Arg(updated_node.value)])
+        return updated_node
+
