@@ -21,6 +21,7 @@ IMPORT_STYLE = {
     "mindspore.experimental.optim": ("from mindspore.experimental import optim as ms_optim", "ms_optim"),
     # mindport's runtime layer, for what MindSpore lacks (see mindport/runtime/)
     "mindport.runtime.losses": ("from mindport.runtime import losses as mp_losses", "mp_losses"),
+    "mindport.runtime.optim": ("from mindport.runtime import optim as mp_optim", "mp_optim"),
     "mindport.runtime.inplace": ("from mindport.runtime import inplace as mp_inplace", "mp_inplace"),
     "mindport.runtime.init": ("from mindport.runtime import init as mp_init", "mp_init"),
     "mindport.runtime.layers": ("from mindport.runtime import layers as mp_nn", "mp_nn"),

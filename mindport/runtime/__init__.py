@@ -14,6 +14,8 @@
 * :mod:`mindport.runtime.layers` (``mp_nn``): ``torch.nn`` layers MindSpore lacks, as Cells, and
   ``Embedding.from_pretrained`` / ``Module.add_module`` for Cells.
 * :mod:`mindport.runtime.losses` (``mp_losses``): loss Cells that accept torch's int64 class labels.
+* :mod:`mindport.runtime.optim` (``mp_optim``): ``torch.optim.Adam`` with torch's update (MindSpore's experimental Adam
+  adds eps before the bias correction and ignores amsgrad).
 * :mod:`mindport.runtime.distributions` (``mp_dist``): ``torch.distributions``' Normal, Uniform, Bernoulli,
   Categorical, Laplace, Exponential with torch's properties and methods.
 * :mod:`mindport.runtime.init` (``mp_init``): ``torch.nn.init`` for the calls the init rule does not rewrite.

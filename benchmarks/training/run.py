@@ -1,0 +1,250 @@
+"""The open training corpus: real training scripts converted with zero edits and run in both frameworks.
+
+Each entry of ``corpus.json`` points at a script in a public repository (repo, commit, files) and gives a recipe:
+``argv``/``env`` for the run, ``patches`` (exact substitutions in the run's copy of the torch files, each with
+its reason, made before conversion so both sides run the same code: a short step budget, or a fix the torch side
+needs to run at all today), ``data`` (synthetic files written where the script reads
+a dataset it would download), ``loss`` (the regular expression whose first group is a printed loss) and
+``deterministic`` (run both sides with the same data and initial weights: see ``boot.py``), ``streams`` /
+``segments`` (several loss curves printed interleaved on a line, or one model after another). No code is copied into
+the project; the fetched snapshot is read from ``--mirrors`` at run time.
+
+For each script the runner converts the torch tree with ``mindport convert``, runs the torch original and the
+MindSpore port, and reports
+- **runs**: the port exits 0 and prints as many losses as torch (at least one);
+- **learns**: its loss falls at least half as much, relatively, as torch's ((first - last) / |first|);
+- **tracks** (deterministic entries): every loss within 1e-4 relative of torch's.
+
+    PYTHONPATH=$PWD /work/main/.venv/bin/python benchmarks/training/run.py --work /tmp/tc [--only ID,ID] [--repo O/N]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+DEFAULT_LOSS = r"loss\W{0,3}\s*[:=]?\s*(?:tensor\()?\s*(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)"
+TRACK_RTOL = 1e-4
+WORDS = ("the quick brown fox jumps over a lazy dog while seven wizards quietly judge boxing matches and "
+         "every night the river runs under old stone bridges toward the sea").split()
+
+
+def git_dir(mirrors: Path, repo: str) -> Path:
+    base = mirrors / repo.replace("/", "+") / "repo"
+    return base / ".git" if (base / ".git").is_dir() else base
+
+
+def extract(entry: dict, mirrors: Path, dest: Path) -> None:
+    gd = git_dir(mirrors, entry["repo"])
+    for rel in entry["files"]:
+        out = dest / rel
+        out.parent.mkdir(parents=True, exist_ok=True)
+        blob = subprocess.run(["git", "--git-dir", str(gd), "show", f"{entry['commit']}:{rel}"],
+                              capture_output=True, check=True).stdout
+        out.write_bytes(blob)
+
+
+def apply_patches(entry: dict, tree: Path) -> None:
+    """The recipe's substitutions in the run's copy of the torch files (a step budget, or a fix the torch side needs
+    to run at all, each with its reason), made before conversion so both sides run the same code; a stale recipe
+    fails loudly."""
+    for rel, old, new, _why in entry.get("patches", []):
+        path = tree / rel
+        text = path.read_text()
+        if old not in text:
+            raise SystemExit(f"{entry['id']}: patch text {old!r} not in {rel} (recipe stale)")
+        path.write_text(text.replace(old, new, 1))
+
+
+def write_data(entry: dict, tree: Path) -> None:
+    """Synthetic stand-ins for the datasets a script would download or read."""
+    rng = random.Random(0)
+    for spec in entry.get("data", []):
+        path = tree / spec["path"]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if spec["kind"] == "text":
+            lines = []
+            for _ in range(spec.get("lines", 400)):
+                lines.append(" ".join(rng.choice(WORDS) for _ in range(rng.randint(4, 12))))
+            path.write_text("\n".join(lines) + "\n")
+        else:
+            raise SystemExit(f"{entry['id']}: unknown data kind {spec['kind']}")
+
+
+def convert(python: str, src: Path, out: Path) -> tuple[int, str]:
+    cmd = [str(Path(python).with_name("mindport")), "convert", str(src), "-o", str(out)]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    return p.returncode, p.stdout[-3000:] + p.stderr[-3000:]
+
+
+def run_side(python: str, side: str, mode: str, tree: Path, state: Path, entry: dict, timeout: int) -> dict:
+    env = dict(os.environ, MPLBACKEND="Agg", PYTHONHASHSEED="0", **entry.get("env", {}))
+    env["PYTHONPATH"] = os.pathsep.join(x for x in [str(tree / entry.get("import_root", ".")),
+                                                    os.environ.get("PYTHONPATH", "")] if x)
+    script = tree / entry["script"]
+    cmd = [python, str(HERE / "boot.py"), side, mode, str(state), str(script)] + entry.get("argv", [])
+    start = time.time()
+    try:
+        p = subprocess.run(cmd, cwd=script.parent, env=env, capture_output=True, text=True, timeout=timeout)
+        rc, out, err = p.returncode, p.stdout, p.stderr
+    except subprocess.TimeoutExpired as e:
+        rc, out, err = -9, (e.stdout or b"").decode() if isinstance(e.stdout, bytes) else (e.stdout or ""), "timeout"
+    return {"rc": rc, "stdout": out, "stderr": err, "seconds": round(time.time() - start, 1)}
+
+
+def losses(text: str, pattern: str) -> list[str]:
+    """Every group of every match, in order, as printed (the text keeps the printed precision)."""
+    vals = []
+    for m in re.finditer(pattern, text, flags=re.MULTILINE):
+        vals.extend(g for g in m.groups() if g is not None)
+    return vals
+
+
+def drop(vals: list[float]) -> float:
+    if len(vals) < 2 or not all(map(math.isfinite, vals)) or vals[0] == 0:
+        return float("nan")
+    return (vals[0] - vals[-1]) / abs(vals[0])
+
+
+def series(vals: list[float], entry: dict) -> list[list[float]]:
+    """The loss curves a script prints: ``streams`` interleaved (several losses a line) and ``segments`` one after
+    another (several models trained in turn)."""
+    k = entry.get("streams", 1)
+    out = [vals[i::k] for i in range(k)]
+    n = entry.get("segments", 1)
+    if n > 1:
+        out = [s[j * len(s) // n:(j + 1) * len(s) // n] for s in out for j in range(n)]
+    return out
+
+
+def close(a: str, b: str) -> bool:
+    """Within 1e-4 relative, or within one unit of the last digit printed (a script that prints 4 decimals cannot
+    show more agreement than that)."""
+    x, y = float(a), float(b)
+    if abs(x - y) <= TRACK_RTOL * max(abs(x), 1e-12):
+        return True
+    decimals = len(a.split(".")[1].split("e")[0].split("E")[0]) if "." in a else 0
+    return "e" not in a.lower() and abs(x - y) <= 10.0 ** -decimals * 1.0001
+
+
+def error_line(stderr: str) -> str:
+    lines = [l for l in stderr.strip().splitlines() if l.strip()]
+    for l in reversed(lines):
+        if re.match(r"^[A-Za-z_.]+(Error|Exception|Interrupt)\b|^[A-Za-z_.]+Error:", l):
+            return l.strip()[:300]
+    return (lines[-1].strip()[:300] if lines else "")
+
+
+def judge(entry: dict, t: dict, m: dict) -> dict:
+    pat = entry.get("loss", DEFAULT_LOSS)
+    st, sm = losses(t["stdout"], pat), losses(m["stdout"], pat)
+    lt, lm = [float(v) for v in st], [float(v) for v in sm]
+    runs = m["rc"] == 0 and len(lm) == len(lt) and len(lt) > 0
+    learns = runs
+    drops = []
+    if runs:
+        for ct, cm in zip(series(lt, entry), series(lm, entry)):
+            dt, dm = drop(ct), drop(cm)
+            drops.append([dt, dm])
+            if dt > 0:
+                learns = learns and dm >= 0.5 * dt
+            else:                 # torch itself does not fall over the budget: the port must stay finite
+                learns = learns and all(map(math.isfinite, cm))
+    res = {"runs": runs, "learns": learns, "torch_losses": lt, "ms_losses": lm, "drops": drops}
+    if entry.get("deterministic"):
+        if runs:
+            rel = [abs(a - b) / max(abs(a), 1e-12) for a, b in zip(lt, lm)]
+            res["max_rel"] = max(rel)
+            res["per_step_rel"] = rel
+            res["tracks"] = all(close(a, b) for a, b in zip(st, sm))
+        else:
+            res["tracks"] = False
+    return res
+
+
+def flags(conv: Path) -> list[str]:
+    found = []
+    for f in sorted(conv.rglob("*.py")):
+        for i, line in enumerate(f.read_text(errors="replace").splitlines(), 1):
+            m = re.search(r"# mindport: (MP\d+)", line)
+            if m:
+                found.append(f"{f.relative_to(conv)}:{i}:{m.group(1)}")
+    return found
+
+
+def run_entry(entry: dict, args) -> dict:
+    work = Path(args.work) / entry["id"].replace("/", "__")
+    shutil.rmtree(work, ignore_errors=True)
+    src, conv, state = work / "torch", work / "ms", work / "state"
+    for d in (src, state):
+        d.mkdir(parents=True)
+    extract(entry, Path(args.mirrors), src)
+    apply_patches(entry, src)
+    rc, conv_log = convert(args.python, src, conv)
+    write_data(entry, src)
+    write_data(entry, conv)
+    mode = "track" if entry.get("deterministic") else "plain"
+    res = {"id": entry["id"], "repo": entry["repo"], "kind": entry.get("kind", ""), "convert_rc": rc,
+           "flags": flags(conv) if conv.exists() else []}
+    t = run_side(args.python, "torch", mode, src, state, entry, args.timeout)
+    res["torch"] = {"rc": t["rc"], "seconds": t["seconds"], "error": error_line(t["stderr"]) if t["rc"] else ""}
+    if t["rc"] != 0:
+        res.update(runs=False, learns=False, status="torch-failed")
+        (work / "torch.log").write_text(t["stdout"] + "\n---stderr---\n" + t["stderr"])
+        return res
+    m = run_side(args.python, "mindspore", mode, conv, state, entry, args.timeout) if conv.exists() else \
+        {"rc": -1, "stdout": "", "stderr": "conversion wrote nothing\n" + conv_log, "seconds": 0}
+    (work / "torch.log").write_text(t["stdout"] + "\n---stderr---\n" + t["stderr"])
+    (work / "ms.log").write_text(m["stdout"] + "\n---stderr---\n" + m["stderr"])
+    res["ms"] = {"rc": m["rc"], "seconds": m["seconds"], "error": error_line(m["stderr"]) if m["rc"] else ""}
+    res.update(judge(entry, t, m))
+    res["status"] = "ok" if res["runs"] and res["learns"] and res.get("tracks", True) else "fail"
+    return res
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--manifest", default=str(HERE / "corpus.json"))
+    ap.add_argument("--mirrors", default="/work/.mirror")
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--python", default=sys.executable)
+    ap.add_argument("--only", default="")
+    ap.add_argument("--repo", default="")
+    ap.add_argument("--timeout", type=int, default=300)
+    args = ap.parse_args(argv)
+    entries = json.loads(Path(args.manifest).read_text())
+    if args.only:
+        keep = set(args.only.split(","))
+        entries = [e for e in entries if e["id"] in keep]
+    if args.repo:
+        entries = [e for e in entries if e["repo"] == args.repo]
+    Path(args.work).mkdir(parents=True, exist_ok=True)
+    results = []
+    for e in entries:
+        r = run_entry(e, args)
+        results.append(r)
+        extra = f" max_rel={r['max_rel']:.2e}" if "max_rel" in r else ""
+        err = (r.get("ms") or {}).get("error") or (r.get("torch") or {}).get("error") or ""
+        print(f"{r['status']:13} runs={int(r['runs'])} learns={int(r['learns'])} "
+              f"tracks={r.get('tracks', '-')!s:5} {e['id']}{extra}  {err[:160]}", flush=True)
+        (Path(args.work) / "results.json").write_text(json.dumps(results, indent=1))
+    valid = [r for r in results if r["status"] != "torch-failed"]
+    det = [r for r in valid if "tracks" in r]
+    print(f"\n{len(valid)} scripts ({len({r['repo'] for r in valid})} repositories): "
+          f"{sum(r['runs'] for r in valid)} run, {sum(r['runs'] and r['learns'] for r in valid)} run and learn, "
+          f"{sum(r['tracks'] for r in det)}/{len(det)} deterministic track; "
+          f"{len(results) - len(valid)} torch-failed (recipe problem)")
+    return 0 if all(r["status"] == "ok" for r in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
