@@ -40,6 +40,10 @@ def wrap(fn_or_name):
 
 device = str  # converted code names devices by strings (``torch.device("cuda")`` -> ``"cuda"``)
 pi, e, inf, nan = math.pi, math.e, math.inf, math.nan
+# torch.__version__: the torch release whose behaviour the mapping tables reproduce (their proofs run against it), so
+# converted code that branches on the version (``padding = 1 if torch.__version__ >= '1.5.0' else 2``) takes the
+# branch written for that release.
+torch_version = "2.13.0"
 
 # torch.Size and the memory formats are mindport.runtime.tensor's (Size, contiguous_format, channels_last ...).
 

@@ -909,6 +909,49 @@ class Conv1d(nn.Conv1d):
             setattr(self, name, _torch_1d(getattr(self, name)))
 
 
+def _torch_pad(padding, dims):
+    """A MindSpore convolution's padding (an int, or (begin, end) per spatial axis in axis order) as the F.pad tuple
+    (last axis first) that pads the input the same way."""
+    pairs = [(padding, padding)] * dims if isinstance(padding, int) else \
+        [tuple(padding[i:i + 2]) for i in range(0, len(padding), 2)]
+    return tuple(v for pair in reversed(pairs) for v in pair)
+
+
+def _mode_padded(base, ms_conv, dims, torch_name):
+    """``base`` (the Cell torch's convolution maps to) with torch's ``padding_mode`` 'reflect', 'replicate' or
+    'circular': the input is padded in that mode and convolved with no padding, which is what torch's
+    ``_conv_forward`` does. MindSpore's convolutions only zero-pad, so the converter sends such a layer here (the
+    entry's ``switch``); the weights keep their names and shapes, ``padding``/``padding_mode`` read back as torch's.
+    ``ms_conv``: the MindSpore class whose arguments the converter wrote."""
+    import inspect
+
+    signature = inspect.signature(ms_conv)
+
+    def __init__(self, *args, padding_mode="zeros", **kwargs):
+        bound = signature.bind(*args, **kwargs)
+        pad_mode = bound.arguments.get("pad_mode", "same")
+        padding = bound.arguments.pop("padding", 0)
+        if pad_mode == "same":
+            raise ValueError(f"mindport: padding='same' with padding_mode={padding_mode!r} has no MindSpore form here; "
+                             "give the padding as numbers")
+        pads = _torch_pad(padding, dims) if pad_mode == "pad" else (0,) * (2 * dims)
+        bound.arguments["pad_mode"] = "valid"
+        base.__init__(self, *bound.args, **bound.kwargs)
+        self.padding = tuple(pads[::-2][i] for i in range(dims))  # torch's per-axis padding, in axis order
+        self.padding_mode = padding_mode
+        self._mode_pads = pads
+
+    def construct(self, x):
+        return base.construct(self, ops.pad(x, self._mode_pads, mode=self.padding_mode))
+
+    return type(f"ModePadded{torch_name}", (base,), {"__init__": __init__, "construct": construct, "__doc__": (
+        f"torch.nn.{torch_name} with padding_mode 'reflect', 'replicate' or 'circular' (see _mode_padded).")})
+
+
+ModePaddedConv1d = _mode_padded(Conv1d, nn.Conv1d, 1, "Conv1d")
+ModePaddedConv2d = _mode_padded(nn.Conv2d, nn.Conv2d, 2, "Conv2d")
+
+
 class Conv1dTranspose(nn.Conv1dTranspose):
     """torch.nn.ConvTranspose1d: MindSpore's Conv1dTranspose with kernel_size, stride, dilation and padding read back
     as torch's 1-tuples (see :class:`Conv1d`). MindSpore's construct reads its own 2-D settings to size the output;

@@ -138,3 +138,16 @@ def test_type_casts_to_torch_tensor_types_on_masks():
     for g, w in zip(got, want, strict=True):
         assert str(g.dtype).lower() == str(w.dtype).split(".")[-1]
         np.testing.assert_array_equal(g.asnumpy(), w.numpy())
+
+
+def test_a_device_choice_written_over_two_lines_still_parses():
+    """YOLOv3's load_model: ``torch.device("cuda" if torch.cuda.is_available()\\n else "cpu")`` relies on the call's
+    parentheses to continue the line. Unwrapped without them, the converted file did not parse (MP299) and the whole
+    file, the model with it, was left as torch's."""
+    source = ('import torch\n\n\ndef pick():\n    device = torch.device("cuda" if torch.cuda.is_available()\n'
+              '                          else "cpu")  # inference device\n    return device\n')
+    result = convert_source(source)
+    assert not result.diagnostics
+    assert "torch" not in result.code
+    compile(result.code, "converted", "exec")  # the whole file parses (running it would set the global device)
+    assert '("cuda" if ms.hal.is_available("GPU")' in result.code

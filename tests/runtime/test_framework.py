@@ -69,3 +69,17 @@ def test_synchronize_runs_in_pynative_and_compiles_in_a_graph():
     x = ms.Tensor(np.arange(3, dtype=np.float32))
     assert mp_framework.synchronize() is None
     np.testing.assert_array_equal(ms.jit(step)(x).asnumpy(), [0.0, 2.0, 4.0])
+
+
+def test_torch_version_is_the_release_the_tables_reproduce():
+    """Informer's TokenEmbedding picks its padding by ``torch.__version__ >= '1.5.0'``: the line kept torch (MP104).
+    The converted name is the version of the torch the proofs run against, so such a branch takes that release's
+    path; the code compares like torch's string and the converted line names no torch."""
+    from mindport import convert_source
+
+    assert mp_framework.torch_version == torch.__version__.split("+")[0]
+    result = convert_source("import torch\npadding = 1 if torch.__version__ >= '1.5.0' else 2\n")
+    assert not result.diagnostics and "torch" not in result.code.replace("torch_version", "")
+    namespace: dict = {}
+    exec(compile(result.code, "converted", "exec"), namespace)
+    assert namespace["padding"] == (1 if torch.__version__ >= "1.5.0" else 2)

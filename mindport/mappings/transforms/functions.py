@@ -278,3 +278,15 @@ def split_overload_names(args: dict[str, Arg]) -> None:
         chosen = args["indices_or_sections"] = new(arg.source)
     if chosen is None or not chosen.given:
         raise Unsupported("no indices_or_sections (nor sections/indices): torch rejects this call")
+
+
+@call_transform("randint_high_only")
+def randint_high_only(args: dict[str, Arg]) -> None:
+    """torch.randint's other overload, ``randint(high, size)`` (Informer's ProbAttention: ``torch.randint(L_K,
+    (L_Q, sample_k))``): bound to the full signature it reads as low=high, high=size. With no size (or no high) the
+    arguments move up one place and low is 0, as in torch."""
+    low, high, size = args.get("low"), args.get("high"), args.get("size")
+    if size is not None and size.source == "None" and high is not None and high.source != "None":
+        args["size"], args["high"], args["low"] = high, low, new("0")
+    elif high is not None and high.source == "None" and low is not None:
+        args["high"], args["low"] = low, new("0")

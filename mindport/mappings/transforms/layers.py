@@ -144,6 +144,26 @@ def conv_padding(args: dict[str, Arg]) -> None:
         raise Unsupported(f"padding={padding.source} is not an int, a tuple of ints, 'same' or 'valid'")
 
 
+_PADDING_MODES = ("reflect", "replicate", "circular")
+
+
+@call_transform("conv_padding_modes")
+def conv_padding_modes(args: dict[str, Arg]) -> None:
+    """:func:`conv_padding` for a convolution whose entry ``switch``-es torch's other padding modes to
+    ``mindport.runtime.layers.ModePadded*``: a literal 'reflect', 'replicate' or 'circular' stays (that Cell pads the
+    input in the mode and convolves unpadded, as torch does); padding='same' with one of them is flagged."""
+    mode = args.get("padding_mode")
+    if mode is None or mode.literal(default=None) not in _PADDING_MODES:
+        conv_padding(args)
+        return
+    padding = args.get("padding")
+    if padding is not None and padding.literal(default=UNKNOWN) == "same":
+        raise Unsupported(f"padding='same' with padding_mode={mode.source}: give the padding as numbers")
+    args.pop("padding_mode")
+    conv_padding(args)
+    args["padding_mode"] = mode
+
+
 def _conv_transpose_padding(args: dict[str, Arg], dims: int) -> None:
     """torch's ``output_padding`` makes a transposed convolution's output ``op`` longer at the end of each spatial
     axis: the full transposed result cropped by ``p`` at the start and ``p - op`` at the end, which is MindSpore's

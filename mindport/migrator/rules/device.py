@@ -7,7 +7,7 @@ import libcst as cst
 from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.scopes import receiver_kind
 from mindport.migrator.syntax import compact_source, method
-from mindport.migrator.table import fix_commas
+from mindport.migrator.table import fix_commas, parenthesize
 from mindport.migrator.walk import parse_expression, parse_statement
 
 _DEVICE_METHODS = {"cuda", "cpu"}
@@ -258,7 +258,8 @@ class DeviceTransform(Rule):
         spec = positional[0] if positional else keywords.get("type", cst.SimpleString('"cpu"'))
         index = positional[1] if len(positional) > 1 else keywords.get("index")
         if index is None or (isinstance(index, cst.Name) and index.value == "None"):
-            return spec
+            # written over several lines inside torch.device's parentheses (YOLOv3's load_model): it keeps its own
+            return parenthesize(spec) if "\n" in cst.Module(body=[]).code_for_node(spec) else spec
         if isinstance(spec, cst.SimpleString) and isinstance(index, cst.Integer):
             return cst.SimpleString(f'"{spec.evaluated_value}:{index.value}"')
         code = cst.Module(body=[]).code_for_node
