@@ -98,13 +98,36 @@ def git_dir(repo: str) -> Path | None:
 
 
 def export(repo: str, into: Path) -> str:
-    gd = git_dir(repo)
-    commit = subprocess.run(["git", "--git-dir", str(gd), "rev-parse", "HEAD"], capture_output=True, text=True,
+    """HEAD's files into ``into`` (a snapshot lacks its files of 4 MiB and more: those are left out; symlinks too)."""
+    gd = str(git_dir(repo))
+    commit = subprocess.run(["git", "--git-dir", gd, "rev-parse", "HEAD"], capture_output=True, text=True,
                             check=True).stdout.strip()
+    listing = subprocess.run(["git", "--git-dir", gd, "ls-tree", "-r", "-z", "HEAD"], capture_output=True,
+                             check=True).stdout.split(b"\0")
+    blobs = []
+    for item in listing:
+        if not item:
+            continue
+        meta, _, path = item.partition(b"\t")
+        mode, kind, sha = meta.split()
+        if kind == b"blob" and mode in (b"100644", b"100755"):
+            blobs.append((sha, path.decode("utf-8", "replace")))
     into.mkdir(parents=True)
-    archive = subprocess.Popen(["git", "--git-dir", str(gd), "archive", "HEAD"], stdout=subprocess.PIPE)
-    subprocess.run(["tar", "-x", "-C", str(into)], stdin=archive.stdout, check=True)
-    archive.wait()
+    proc = subprocess.run(["git", "--git-dir", gd, "cat-file", "--batch"], input=b"".join(s + b"\n" for s, _ in blobs),
+                          capture_output=True, check=True)
+    data, pos = proc.stdout, 0
+    for sha, path in blobs:
+        end = data.index(b"\n", pos)
+        header = data[pos:end].split()
+        pos = end + 1
+        if len(header) < 3 or header[1] != b"blob":  # missing from the snapshot
+            continue
+        size = int(header[2])
+        target = into / path
+        if ".." not in Path(path).parts:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data[pos:pos + size])
+        pos += size + 1
     return commit
 
 

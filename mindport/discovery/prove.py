@@ -49,12 +49,17 @@ class ProveSettings:
     seed: int = 0
 
 
-def select(candidates: list, pattern: str | None, max_models: int | None) -> list:
-    """``--models PATTERN`` (fnmatch on "path.py:Name", or a substring) and ``--max-models N``."""
+def select(candidates: list, pattern: str | None, max_models: int | None, spread: bool = False) -> list:
+    """``--models PATTERN`` (fnmatch on "path.py:Name", or a substring) and ``--max-models N`` (the first N, or with
+    ``spread`` N evenly spaced over the repository's files, as the benchmark samples)."""
     if pattern:
         candidates = [c for c in candidates if fnmatch.fnmatch(c.key, pattern) or pattern in c.key]
-    if max_models is not None and max_models >= 0:
-        candidates = candidates[:max_models]
+    if max_models is not None and 0 <= max_models < len(candidates):
+        if spread and max_models:
+            step = len(candidates) / max_models
+            candidates = [candidates[int(i * step)] for i in range(max_models)]
+        else:
+            candidates = candidates[:max_models]
     return candidates
 
 
@@ -303,7 +308,7 @@ def _verdict(entry: dict, draws: list) -> dict:
 def prove_models(src_root, out_root, *, pattern: str | None = None, max_models: int | None = None,
                  workers: int = 1, user_ctors: dict | None = None, user_inputs: dict | None = None,
                  settings: ProveSettings | None = None, progress=None, cache: bool = True,
-                 log_dir=None) -> tuple[list[dict], dict]:
+                 log_dir=None, spread: bool = False) -> tuple[list[dict], dict]:
     """Discover, build and prove every model of ``src_root`` against its conversion in ``out_root``.
     ``progress(done, total, entry)`` after each model. Returns (models, summary)."""
     from mindport.discovery.scan import discover, files_hash, python_files
@@ -313,7 +318,7 @@ def prove_models(src_root, out_root, *, pattern: str | None = None, max_models: 
     t0 = time.perf_counter()
     files = python_files(src_root)
     found = discover(src_root, files)
-    chosen = select(found, pattern, max_models)
+    chosen = select(found, pattern, max_models, spread)
     for c in chosen:
         extra = (user_inputs or {}).get(c.key)
         if extra:
