@@ -34,24 +34,33 @@ _INT_HINTS = [  # (name pattern, value) for required int-like parameters without
 ]
 
 
-def small_value(name: str, annotation: str, default_int: int = 16) -> str | None:
-    """A small value for a required parameter, from its name and hint; None when nothing fits."""
+_MODULE_ARGS = r"^(fn|func|module|net|layer|sublayer|submodule|model|backbone|encoder|decoder|body|inner|wrapped)$"
+_IDENTITY = "__import__('torch').nn.Identity()"  # evaluated in the model's module, whatever it imports
+
+
+def small_value(name: str, annotation: str, default_int: int = 16, last_resort: bool = False) -> str | None:
+    """A small value for a required parameter, from its name and hint; None when nothing fits. ``last_resort``: an
+    unannotated parameter that no rule names gets the default size (an int is what most unnamed sizes are)."""
     low = name.lower()
     ann = annotation.replace(" ", "")
+    if re.search(_MODULE_ARGS, low) or ann in ("nn.Module", "Module", "torch.nn.Module"):
+        return _IDENTITY
+    if low == "device":
+        return "'cpu'"
     if ann in ("bool",) or low.startswith(("use_", "is_", "has_", "with_")):
         return "False"
     if ann == "float" or re.search(r"drop|dropout|eps|alpha|beta|gamma|temperature|scale$|rate$|prob|lr$|p$", low):
         return "0.0" if re.search(r"drop|prob|p$|rate$", low) else "1.0"
     if ann in ("str",):
         return None
-    if re.search(r"(^|_)(dims|sizes|channels_list|hidden_dims|layers|blocks|num_blocks|depths|strides)$", low) \
-            or ann.startswith(("list", "List", "tuple", "Tuple", "Sequence")):
+    if (re.search(r"(^|_)(dims|sizes|channels_list|hidden_dims|layers|blocks|num_blocks|depths|strides)$", low)
+            and not re.match(r"(n|num|n_num)_", low)) or ann.startswith(("list", "List", "tuple", "Tuple", "Sequence")):
         return "[2, 2]" if re.search(r"layers|blocks|depths", low) else "[16, 16]"
     if ann in ("", "int", "Optional[int]", "int|None"):
         for pattern, value in _INT_HINTS:
             if re.search(pattern, low):
                 return str(value if value != 16 else default_int)
-        if ann == "int":
+        if ann == "int" or (last_resort and ann == ""):
             return str(default_int)
     return None
 
@@ -71,11 +80,24 @@ def ctor_attempts(cand: dict, user: str | None) -> list[tuple[str, str]]:
     if not required:
         add("defaults", "")
     else:
-        for size in (16, 8):
-            values = [small_value(p["name"], p["annotation"], size) for p in required]
+        for size, last_resort in ((16, False), (8, False), (16, True)):
+            values = [_config_value(p, cand.get("configs", [])) or small_value(p["name"], p["annotation"], size,
+                                                                                last_resort) for p in required]
             if all(v is not None for v in values):
                 add("small values", ", ".join(f"{p['name']}={v}" for p, v in zip(required, values)))
     return out
+
+
+def _config_value(param: dict, configs: list[str]) -> str | None:
+    """A configuration object built with its own defaults: the class the annotation names when it is one of the
+    module's configuration classes, or the module's only one for a parameter named like a configuration."""
+    ann = param["annotation"].strip("'\"")
+    if ann in configs:
+        return f"{ann}()"
+    if re.fullmatch(r"(config|cfg|conf|args|params|hparams|model_args|opt|opts)", param["name"].lower()) \
+            and len(configs) == 1:
+        return f"{configs[0]}()"
+    return None
 
 
 # ------------------------------------------------------------------------------------------------------ in torch
@@ -120,8 +142,8 @@ def first_layer_inputs(model, fwd_params: list[dict]) -> list[list[str]]:
             break
     specs: list[str] = []
     if first is None:
-        return []
-    if isinstance(first, (nn.Conv1d, nn.ConvTranspose1d)):
+        pass
+    elif isinstance(first, (nn.Conv1d, nn.ConvTranspose1d)):
         c = first.in_channels
         specs = [f"2x{c}x32:float32", f"2x{c}x256:float32"]
     elif isinstance(first, (nn.Conv2d, nn.ConvTranspose2d)):
@@ -146,10 +168,14 @@ def first_layer_inputs(model, fwd_params: list[dict]) -> list[list[str]]:
         c = first.num_features
         specs = {"BatchNorm1d": [f"2x{c}:float32", f"2x{c}x16:float32"], "BatchNorm2d": [f"2x{c}x32x32:float32"],
                  "BatchNorm3d": [f"1x{c}x8x16x16:float32"]}.get(type(first).__name__, [])
-    elif isinstance(first, nn.GroupNorm):
+    elif first is not None and isinstance(first, nn.GroupNorm):
         c = first.num_channels
         specs = [f"2x{c}x32x32:float32", f"2x{c}x32:float32"]
     required = [p for p in fwd_params if p["default"] is None and p["kind"] == "positional"]
+    if not specs:  # no layer of a known kind first (parameters used directly, functional code): common forms
+        sizes = sorted({v for m in model.modules() for v in _int_attrs(m)} | {16}, key=lambda v: v != 16)[:3]
+        specs = [f for v in sizes for f in (f"2x{v}:float32", f"2x8x{v}:float32", f"2x{v}x32x32:float32",
+                                            f"2x{v}x32:float32")]
     out = []
     for spec in specs:
         extra = []
@@ -161,6 +187,17 @@ def first_layer_inputs(model, fwd_params: list[dict]) -> list[list[str]]:
             else:
                 extra.append(spec)
         out.append([spec, *extra])
+    return out
+
+
+def _int_attrs(module) -> list[int]:
+    """Sizes a custom layer keeps (in_features, dim, ...) or its first matrix parameter's last dimensions."""
+    out = [v for k, v in vars(module).items() if isinstance(v, int) and not isinstance(v, bool) and 1 < v <= 4096
+           and any(w in k for w in ("in", "dim", "feat", "size", "channel", "hidden"))]
+    for p in module.parameters(recurse=False):
+        if p.dim() == 2:
+            out += [int(p.shape[0]), int(p.shape[1])]
+            break
     return out
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -46,6 +47,7 @@ class Candidate:
     ctors: list[str] = field(default_factory=list)  # constructor argument texts the repository writes
     inputs: list[list[str]] = field(default_factory=list)  # input specs of calls the repository writes
     bases: list[str] = field(default_factory=list)
+    configs: list[str] = field(default_factory=list)  # the module's configuration classes (GPTConfig, ModelArgs)
 
     @property
     def key(self) -> str:
@@ -57,7 +59,7 @@ class Candidate:
     def to_json(self) -> dict:
         return {"class": self.key, "kind": self.kind, "line": self.line, "bases": self.bases,
                 "params": [vars(p) for p in self.params], "forward": [vars(p) for p in self.forward],
-                "doc": self.doc[:600], "ctors": self.ctors, "inputs": self.inputs}
+                "doc": self.doc[:600], "ctors": self.ctors, "inputs": self.inputs, "configs": self.configs}
 
 
 def python_files(root: Path) -> list[str]:
@@ -290,6 +292,8 @@ def discover(root, files: list[str] | None = None) -> list[Candidate]:
     found: dict[str, Candidate] = {}
     by_name: dict[str, list[Candidate]] = {}
     for rel, tree in parsed.items():
+        configs = [n.name for n in tree.body if isinstance(n, ast.ClassDef)
+                   and re.search(r"(Config|Args|Params|Cfg|Hparams|Options|Settings)$", n.name)]
         for node in tree.body:
             if isinstance(node, ast.ClassDef) and node.name in module_classes and node.name not in _NOT_MODELS:
                 init, fwd = _method(node, "__init__"), _method(node, "forward")
@@ -298,7 +302,7 @@ def discover(root, files: list[str] | None = None) -> list[Candidate]:
                 c = Candidate(rel, node.name, "class", node.lineno,
                               _params(init.args, True) if init else [],
                               _params(fwd.args, True) if fwd else [], doc,
-                              bases=[_last(b) or ast.unparse(b) for b in node.bases])
+                              bases=[_last(b) or ast.unparse(b) for b in node.bases], configs=configs)
                 found[c.key] = c
                 by_name.setdefault(node.name, []).append(c)
     # factories: top-level functions without required arguments that return a module class's (or factory's) call
