@@ -145,11 +145,24 @@ def run_repo(repo: str, domain: str, work: Path, args) -> dict:
     except (subprocess.CalledProcessError, OSError) as exc:
         return row | {"error": f"export failed: {exc}", "seconds": round(time.perf_counter() - t0, 1)}
     t = time.perf_counter()
-    conversion = convert_path(src, out, jobs=args.jobs, force=True, timeout=60)
+    exclude: tuple[str, ...] = ()
+    if not args.convert_all:  # the files the chosen models need, and their packages' __init__.py: converted once
+        from mindport.discovery.prove import select
+        from mindport.discovery.scan import discover, imported_files, python_files
+
+        files = python_files(src)
+        chosen = select(discover(src, files), None, args.max_models, spread=True)
+        needed = set(imported_files(src, [c.rel for c in chosen], files))
+        for rel in list(needed):
+            parts = rel.split("/")[:-1]
+            needed |= {"/".join(parts[:i] + ["__init__.py"]) for i in range(1, len(parts) + 1)}
+        # (an exclude pattern matches from the right: never one that would also drop a needed file)
+        exclude = tuple(f for f in files if f not in needed and not any(Path(n).match(f) for n in needed))
+    conversion = convert_path(src, out, jobs=args.jobs, force=True, timeout=60, exclude=exclude)
     row["convert_seconds"] = round(time.perf_counter() - t, 1)
     row["files"] = len(conversion.files)
     settings = ProveSettings(graph_mode=not args.no_graph, build_seconds=args.build_seconds,
-                             proof_seconds=args.proof_seconds)
+                             proof_seconds=args.proof_seconds, stub_missing=args.stub_missing)
     models, summary = prove_models(src, out, max_models=args.max_models, workers=args.workers, settings=settings,
                                    cache=False, log_dir=folder / "logs", spread=True)
     row.update(summary=summary, models=models, seconds=round(time.perf_counter() - t0, 1))
@@ -176,6 +189,11 @@ def main() -> int:
     parser.add_argument("--work", type=Path, default=Path("/tmp/discovery-sweep"))
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--keep", action="store_true", help="keep each repository's source and conversion")
+    parser.add_argument("--stub-missing", action="store_true",
+                        help="modules this machine lacks are stand-ins (mindport.discovery.stubs): a model that "
+                             "needs one fails when it uses it; the entries name the stubbed modules")
+    parser.add_argument("--convert-all", action="store_true",
+                        help="convert every file (default: the chosen models' files and what they import)")
     args = parser.parse_args()
 
     rows = read_manifest(args.manifest)

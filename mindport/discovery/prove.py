@@ -47,6 +47,7 @@ class ProveSettings:
     proof_seconds: float = 180.0  # per model, both draws
     memory_bytes: int = 6 * 1024 ** 3  # the builder's address-space limit
     seed: int = 0
+    stub_missing: bool = False  # modules this machine lacks are stand-ins (mindport.discovery.stubs)
 
 
 def select(candidates: list, pattern: str | None, max_models: int | None, spread: bool = False) -> list:
@@ -80,7 +81,8 @@ def run_builder(root: Path, candidates: list, user_ctors: dict, work: Path, s: P
         request.write_text(json.dumps({"root": str(root), "candidates": [c.to_json() | {"rel": c.rel, "name": c.name}
                                                                           for c in todo],
                                        "ctors": user_ctors, "seconds": s.build_seconds,
-                                       "memory_bytes": s.memory_bytes}), encoding="utf-8")
+                                       "memory_bytes": s.memory_bytes, "stub_missing": s.stub_missing}),
+                           encoding="utf-8")
         result_path.write_text("")
         log = open(work / "build.log", "ab")
         env = _env()
@@ -142,11 +144,21 @@ def _env() -> dict:
 
 # ------------------------------------------------------------------------------------------------------ proving
 
+def stub_env(log: Path, roots) -> dict:
+    """The environment of a process that stubs what ``roots``' files import and this machine lacks
+    (``stubsite/sitecustomize.py``), logging the stubbed modules."""
+    from mindport.discovery.stubs import ENV, ROOTS_ENV
+
+    return {"PYTHONPATH": str(Path(__file__).resolve().parent / "stubsite"), ENV: str(log),
+            ROOTS_ENV: os.pathsep.join(str(r) for r in roots)}
+
+
 class _Worker:
     """One torch and one MindSpore side process, reused model after model."""
 
-    def __init__(self, workdir: Path, index: int):
+    def __init__(self, workdir: Path, index: int, stub_roots=()):
         self.workdir = workdir / f"worker-{index}"
+        self.env = stub_env(self.workdir / "stubbed.txt", stub_roots) if stub_roots else None
         self.ref = self.ms = None
         self.timed_out = False
 
@@ -156,8 +168,8 @@ class _Worker:
 
         if self.ref is None or self.ref.proc.poll() is not None or self.ms.proc.poll() is not None:
             self.close()
-            self.ms = RemoteSide("mindspore", self.workdir, "MindSpore")
-            self.ref = RemoteSide("torch", self.workdir, "torch")
+            self.ms = RemoteSide("mindspore", self.workdir, "MindSpore", env=self.env)
+            self.ref = RemoteSide("torch", self.workdir, "torch", env=self.env)
             _checked(both, self.ref, self.ms, "hello")
         return self.ref, self.ms
 
@@ -175,6 +187,13 @@ class _Worker:
                 except Exception:  # noqa: BLE001 - a dead side: nothing to close
                     pass
         self.ref = self.ms = None
+
+
+def _start(worker: _Worker) -> None:
+    try:
+        worker.sides()
+    except Exception:  # noqa: BLE001 - started again (and its error reported) when a model needs it
+        worker.close()
 
 
 def prove_one(worker: _Worker, entry: dict, src_root: Path, out_root: Path, s: ProveSettings) -> dict:
@@ -353,8 +372,16 @@ def prove_models(src_root, out_root, *, pattern: str | None = None, max_models: 
         else:
             todo.append(c)
     work = Path(log_dir) if log_dir is not None else Path(tempfile.mkdtemp(prefix="mindport-models-"))
+    # the side processes import their frameworks while the builder runs (they are independent)
+    roots = (src_root, out_root) if s.stub_missing else ()
+    pool = [_Worker(work, i, roots) for i in range(max(1, min(workers, len(todo))))] if todo else []
+    starting = [threading.Thread(target=_start, args=(w,), daemon=True) for w in pool]
+    for t in starting:
+        t.start()
     t_build = time.perf_counter()
     built = run_builder(src_root, todo, user_ctors or {}, work, s) if todo else {}
+    for t in starting:
+        t.join()
     build_seconds = time.perf_counter() - t_build
     to_prove = []
     for c in todo:
@@ -362,7 +389,7 @@ def prove_models(src_root, out_root, *, pattern: str | None = None, max_models: 
         entry = {"class": c.key, "kind": c.kind, "line": c.line, "status": "not-built", "ctor": res.get("ctor"),
                  "ctor_source": res.get("ctor_source"), "inputs": res.get("inputs"),
                  "input_source": res.get("input_source"), "params": res.get("params"), "max_rel": None,
-                 "first_divergent": None}
+                 "first_divergent": None, **({"stubbed": res["stubbed"]} if res.get("stubbed") else {})}
         if c.rel not in out_files:
             entry["reason"] = f"{c.rel} has no converted counterpart in the output"
         elif res.get("status") != "built":
@@ -381,7 +408,7 @@ def prove_models(src_root, out_root, *, pattern: str | None = None, max_models: 
         lock = threading.Lock()
 
         def run(index: int) -> None:
-            worker = _Worker(work, index)
+            worker = pool[index]
             try:
                 while True:
                     try:
@@ -400,12 +427,13 @@ def prove_models(src_root, out_root, *, pattern: str | None = None, max_models: 
             finally:
                 worker.close()
 
-        threads = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(max(1, min(workers,
-                                                                                                   len(to_prove))))]
+        threads = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(min(len(pool), len(to_prove)))]
         for t in threads:
             t.start()
         for t in threads:
             t.join()
+    for w in pool:
+        w.close()
     prove_seconds = time.perf_counter() - t_prove
     models = [entries[c.key] for c in chosen]
     for m in models:

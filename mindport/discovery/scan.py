@@ -404,8 +404,9 @@ def _call_target(call: ast.Call, by_name) -> list[Candidate] | None:
     return _named(call.func, by_name) or None
 
 
-def files_hash(root: Path, rel: str, files: list[str], cache: dict | None = None) -> str:
-    """A hash of a file and of every project file it imports, transitively (the re-run cache's key)."""
+def imported_files(root: Path, rels, files: list[str], cache: dict | None = None) -> list[str]:
+    """The files ``rels`` and every project file they import, transitively (``import a.b``, ``from .x import y``,
+    a package's ``__init__.py`` on the way), read with ``ast``; in visiting order."""
     modules = {}
     for f in files:
         parts = f[:-3].split("/")
@@ -413,23 +414,18 @@ def files_hash(root: Path, rel: str, files: list[str], cache: dict | None = None
             parts = parts[:-1]
         for i in range(len(parts)):
             modules.setdefault(".".join(parts[i:]), f)
-    seen, stack = set(), [rel]
-    digest = hashlib.sha256()
+    seen: list[str] = []
+    stack = list(reversed(list(rels)))
     while stack:
         cur = stack.pop()
         if cur in seen:
             continue
-        seen.add(cur)
-        try:
-            data = (root / cur).read_bytes()
-        except OSError:
-            continue
-        digest.update(cur.encode() + b"\0" + hashlib.sha256(data).digest())
+        seen.append(cur)
         tree = (cache or {}).get(cur)
         if tree is None:
             try:
-                tree = ast.parse(data)
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                tree = ast.parse((root / cur).read_bytes())
+            except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
                 continue
             if cache is not None:
                 cache[cur] = tree
@@ -446,6 +442,20 @@ def files_hash(root: Path, rel: str, files: list[str], cache: dict | None = None
                     base = ".".join([*pkg, *([node.module] if node.module else [])])
                 names = [base, *(f"{base}.{a.name}" if base else a.name for a in node.names)]
             for name in names:
-                if name in modules:
-                    stack.append(modules[name])
+                parts = name.split(".")
+                for i in range(1, len(parts) + 1):  # the packages on the way: their __init__.py runs too
+                    if ".".join(parts[:i]) in modules:
+                        stack.append(modules[".".join(parts[:i])])
+    return seen
+
+
+def files_hash(root: Path, rel: str, files: list[str], cache: dict | None = None) -> str:
+    """A hash of a file and of every project file it imports, transitively (the re-run cache's key)."""
+    digest = hashlib.sha256()
+    for cur in sorted(imported_files(root, [rel], files, cache)):
+        try:
+            data = (root / cur).read_bytes()
+        except OSError:
+            continue
+        digest.update(cur.encode() + b"\0" + hashlib.sha256(data).digest())
     return digest.hexdigest()[:20]
