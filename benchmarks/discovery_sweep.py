@@ -162,7 +162,8 @@ def run_repo(repo: str, domain: str, work: Path, args) -> dict:
     row["convert_seconds"] = round(time.perf_counter() - t, 1)
     row["files"] = len(conversion.files)
     settings = ProveSettings(graph_mode=not args.no_graph, build_seconds=args.build_seconds,
-                             proof_seconds=args.proof_seconds, stub_missing=args.stub_missing)
+                             proof_seconds=args.proof_seconds, stub_missing=args.stub_missing,
+                             max_params=args.max_params)
     models, summary = prove_models(src, out, max_models=args.max_models, workers=args.workers, settings=settings,
                                    cache=False, log_dir=folder / "logs", spread=True)
     row.update(summary=summary, models=models, seconds=round(time.perf_counter() - t0, 1))
@@ -184,6 +185,7 @@ def main() -> int:
     parser.add_argument("--build-seconds", type=float, default=20.0)
     parser.add_argument("--proof-seconds", type=float, default=120.0)
     parser.add_argument("--no-graph", action="store_true")
+    parser.add_argument("--max-params", type=int, default=10_000_000, help="models over this are not built")
     parser.add_argument("--time-budget", type=float, default=None, metavar="MINUTES",
                         help="start no repository after this many minutes")
     parser.add_argument("--work", type=Path, default=Path("/tmp/discovery-sweep"))

@@ -245,7 +245,27 @@ def _run_forward(model, specs: list[str], seconds: float):
     return None
 
 
-def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float) -> dict:
+def _meta_params(ref: str, ctor: str, root: str, seconds: float) -> int | None:
+    """The parameter count of the model built on the meta device (no memory, no init), or None when it cannot be."""
+    import torch
+
+    from mindport.validators.parity.loading import build_model
+
+    try:
+        _alarm(seconds)
+        try:
+            with torch.device("meta"):
+                model = build_model(ref, ctor, root=root, isolated=True)
+        finally:
+            _no_alarm()
+        return sum(p.numel() for p in model.parameters()) if isinstance(model, torch.nn.Module) else None
+    except BaseException as exc:  # noqa: BLE001 - built for real next
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        return None
+
+
+def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_params: int = MAX_PARAMS) -> dict:
     import torch
 
     from mindport.validators.parity.loading import build_model
@@ -254,6 +274,10 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float) -> d
     result = {"class": f"{cand['rel']}:{cand['name']}", "status": "not-built", "attempts": []}
     errors = []
     for origin, ctor in ctor_attempts(cand, user_ctor):
+        n_meta = _meta_params(ref, ctor, root, seconds)
+        if n_meta is not None and n_meta > max_params:  # never built for real: a huge init costs minutes
+            errors.append(f"{origin} ({ctor}): {n_meta:,} parameters (over {max_params:,})")
+            continue
         torch.manual_seed(0)
         t = time.perf_counter()
         try:
@@ -271,8 +295,8 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float) -> d
             errors.append(f"{origin} ({ctor}): built a {type(model).__name__}, not a torch.nn.Module")
             continue
         n_params = sum(p.numel() for p in model.parameters())
-        if n_params > MAX_PARAMS:
-            errors.append(f"{origin} ({ctor}): {n_params:,} parameters (over {MAX_PARAMS:,})")
+        if n_params > max_params:
+            errors.append(f"{origin} ({ctor}): {n_params:,} parameters (over {max_params:,})")
             continue
         model.eval()
         fwd = cand["forward"] or []
@@ -336,7 +360,7 @@ def main(request_path: str, result_path: str) -> None:
             start = time.perf_counter()
             try:
                 res = build_one(cand, request.get("ctors", {}).get(f"{cand['rel']}:{cand['name']}"), root,
-                                float(request.get("seconds", 30)))
+                                float(request.get("seconds", 30)), int(request.get("max_params", MAX_PARAMS)))
             except MemoryError:
                 res = {"class": f"{cand['rel']}:{cand['name']}", "status": "not-built",
                        "reason": "out of memory while building"}

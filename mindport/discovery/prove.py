@@ -48,6 +48,7 @@ class ProveSettings:
     memory_bytes: int = 6 * 1024 ** 3  # the builder's address-space limit
     seed: int = 0
     stub_missing: bool = False  # modules this machine lacks are stand-ins (mindport.discovery.stubs)
+    max_params: int = 40_000_000  # bigger models are not built (parity on CPU would take minutes each)
 
 
 def select(candidates: list, pattern: str | None, max_models: int | None, spread: bool = False) -> list:
@@ -81,7 +82,8 @@ def run_builder(root: Path, candidates: list, user_ctors: dict, work: Path, s: P
         request.write_text(json.dumps({"root": str(root), "candidates": [c.to_json() | {"rel": c.rel, "name": c.name}
                                                                           for c in todo],
                                        "ctors": user_ctors, "seconds": s.build_seconds,
-                                       "memory_bytes": s.memory_bytes, "stub_missing": s.stub_missing}),
+                                       "memory_bytes": s.memory_bytes, "stub_missing": s.stub_missing,
+                                       "max_params": s.max_params}),
                            encoding="utf-8")
         result_path.write_text("")
         log = open(work / "build.log", "ab")
