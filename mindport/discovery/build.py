@@ -270,7 +270,9 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
 
     from mindport.validators.parity.loading import build_model
 
-    ref = f"{root}/{cand['rel']}:{cand['name']}"
+    from mindport.discovery.scan import model_ref
+
+    ref = model_ref(root, cand["rel"], cand["name"], cand.get("dotted", ""))
     result = {"class": f"{cand['rel']}:{cand['name']}", "status": "not-built", "attempts": []}
     errors = []
     for origin, ctor in ctor_attempts(cand, user_ctor):

@@ -207,8 +207,11 @@ def prove_one(worker: _Worker, entry: dict, src_root: Path, out_root: Path, s: P
     from mindport.validators.parity.settings import Settings
     from mindport.validators.parity.sides import SideError, _checked
 
+    from mindport.discovery.scan import model_ref
+
     rel, _, name = entry["class"].rpartition(":")
-    torch_ref, ms_ref = f"{src_root / rel}:{name}", f"{out_root / rel}:{name}"
+    torch_ref = model_ref(src_root, rel, name, entry.get("module", ""))
+    ms_ref = model_ref(out_root, rel, name, entry.get("module", ""))
     ctor = entry["ctor"]
     worker.timed_out = False
     timer = threading.Timer(s.proof_seconds, worker.kill)
@@ -410,7 +413,8 @@ def prove_models(src_root, out_root, *, pattern: str | None = None, max_models: 
         entry = {"class": c.key, "kind": c.kind, "line": c.line, "status": "not-built", "ctor": res.get("ctor"),
                  "ctor_source": res.get("ctor_source"), "inputs": res.get("inputs"),
                  "input_source": res.get("input_source"), "params": res.get("params"), "max_rel": None,
-                 "first_divergent": None, **({"stubbed": res["stubbed"]} if res.get("stubbed") else {})}
+                 "first_divergent": None, **({"stubbed": res["stubbed"]} if res.get("stubbed") else {}),
+                 **({"module": c.dotted} if c.dotted else {})}
         if c.rel not in out_files:
             entry["reason"] = f"{c.rel} has no converted counterpart in the output"
         elif res.get("status") != "built":

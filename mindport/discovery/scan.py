@@ -48,6 +48,7 @@ class Candidate:
     inputs: list[list[str]] = field(default_factory=list)  # input specs of calls the repository writes
     bases: list[str] = field(default_factory=list)
     configs: list[str] = field(default_factory=list)  # the module's configuration classes (GPTConfig, ModelArgs)
+    dotted: str = ""  # "models.convnext": imported by this name from the root (a relative import, no __init__.py)
 
     @property
     def key(self) -> str:
@@ -59,7 +60,8 @@ class Candidate:
     def to_json(self) -> dict:
         return {"class": self.key, "kind": self.kind, "line": self.line, "bases": self.bases,
                 "params": [vars(p) for p in self.params], "forward": [vars(p) for p in self.forward],
-                "doc": self.doc[:600], "ctors": self.ctors, "inputs": self.inputs, "configs": self.configs}
+                "doc": self.doc[:600], "ctors": self.ctors, "inputs": self.inputs, "configs": self.configs,
+                "dotted": self.dotted}
 
 
 def python_files(root: Path) -> list[str]:
@@ -276,6 +278,11 @@ def _tensor_spec(node: ast.expr) -> str | None:
     return text
 
 
+def model_ref(root, rel: str, name: str, dotted: str = "") -> str:
+    """The reference ``build_model`` takes for a discovered model under ``root``."""
+    return f"{dotted}:{name}" if dotted else f"{Path(root) / rel}:{name}"
+
+
 def discover(root, files: list[str] | None = None) -> list[Candidate]:
     """Every model class and factory of the repository at ``root``, with the calls its own code writes."""
     root = Path(root)
@@ -291,7 +298,14 @@ def discover(root, files: list[str] | None = None) -> list[Candidate]:
     module_classes = module_classes_from_bases(per_file_bases)
     found: dict[str, Candidate] = {}
     by_name: dict[str, list[Candidate]] = {}
+    # a file with relative imports in a folder that is no package: imported by its dotted name from the root (a
+    # namespace package), as `python -m` or the repository's scripts do
+    dotted_of = {rel: rel[:-3].replace("/", ".") for rel, tree in parsed.items()
+                 if "/" in rel and not (root / rel).with_name("__init__.py").is_file()
+                 and all(part.isidentifier() for part in rel[:-3].split("/"))
+                 and any(isinstance(n, ast.ImportFrom) and n.level for n in ast.walk(tree))}
     for rel, tree in parsed.items():
+        dotted = dotted_of.get(rel, "")
         configs = [n.name for n in tree.body if isinstance(n, ast.ClassDef)
                    and re.search(r"(Config|Args|Params|Cfg|Hparams|Options|Settings)$", n.name)]
         for node in tree.body:
@@ -302,7 +316,8 @@ def discover(root, files: list[str] | None = None) -> list[Candidate]:
                 c = Candidate(rel, node.name, "class", node.lineno,
                               _params(init.args, True) if init else [],
                               _params(fwd.args, True) if fwd else [], doc,
-                              bases=[_last(b) or ast.unparse(b) for b in node.bases], configs=configs)
+                              bases=[_last(b) or ast.unparse(b) for b in node.bases], configs=configs,
+                              dotted=dotted)
                 found[c.key] = c
                 by_name.setdefault(node.name, []).append(c)
     # factories: top-level functions without required arguments that return a module class's (or factory's) call
@@ -322,7 +337,7 @@ def discover(root, files: list[str] | None = None) -> list[Candidate]:
                         returns and all(isinstance(r, ast.Name) for r in returns) and built & set(by_name)
                         and any(isinstance(s, ast.Assign) and isinstance(s.value, ast.Call)
                                 and _last(s.value.func) in by_name for s in ast.walk(node))):
-                    c = Candidate(rel, node.name, "factory", node.lineno, params)
+                    c = Candidate(rel, node.name, "factory", node.lineno, params, dotted=dotted_of.get(rel, ""))
                     found[c.key] = c
                     by_name.setdefault(node.name, []).append(c)
                     changed = True

@@ -221,3 +221,11 @@ def test_zero_initialised_layer_scale_block_fails_at_the_random_draw(tmp_path):
     assert [d["ok"] for d in m["draws"]] == [True, False]  # its own init proves nothing: gamma = 0
     assert m["inputs"] == ["2x16x16:float32"]
     assert "random draw" in m["error"]
+
+
+def test_a_file_with_relative_imports_outside_a_package_is_imported_by_its_dotted_name(tmp_path):
+    files = {"models/a.py": "import torch.nn as nn\n\n\nclass A(nn.Module):\n    pass\n",
+             "models/b.py": "from .a import A\n\n\nclass B(A):\n    pass\n\n\ndef make_b():\n    return B()\n"}
+    found = {c.key: c for c in discover(_write(tmp_path, files))}
+    assert {k: c.dotted for k, c in found.items()} == {"models/a.py:A": "", "models/b.py:B": "models.b",
+                                                       "models/b.py:make_b": "models.b"}
