@@ -82,8 +82,8 @@ def ctor_attempts(cand: dict, user: str | None) -> list[tuple[str, str]]:
         add("defaults", "")
     else:
         for size, last_resort in ((16, False), (8, False), (16, True)):
-            values = [_config_value(p, cand.get("configs", [])) or small_value(p["name"], p["annotation"], size,
-                                                                                last_resort) for p in required]
+            values = [(repr(p["choices"][0]) if p.get("choices") else None) or _config_value(p, cand.get("configs", []))
+                      or small_value(p["name"], p["annotation"], size, last_resort) for p in required]
             if all(v is not None for v in values):
                 add("small values", ", ".join(f"{p['name']}={v}" for p, v in zip(required, values)))
     return out

@@ -33,6 +33,7 @@ class Param:
     annotation: str = ""
     default: str | None = None  # source text, None when required
     kind: str = "positional"  # positional, keyword, var_positional, var_keyword
+    choices: list = field(default_factory=list)  # string values the function compares it with ('LSTM', 'GRU')
 
 
 @dataclass
@@ -112,6 +113,23 @@ def _params(args: ast.arguments, skip_first: bool) -> list[Param]:
     if args.kwarg:
         out.append(Param(args.kwarg.arg, kind="var_keyword", default=""))
     return out
+
+
+def _choices(func, params: list[Param]) -> None:
+    """String constants a required parameter is compared with in the function (``if rnn_type == 'LSTM'``,
+    ``assert mode in ('a', 'b')``, ``getattr(nn, rnn_type)``-free): its possible values, in source order."""
+    names = {p.name: p for p in params if p.default is None}
+    for node in ast.walk(func):
+        if isinstance(node, ast.Compare) and isinstance(node.left, ast.Name) and node.left.id in names:
+            for op, right in zip(node.ops, node.comparators):
+                values = []
+                if isinstance(op, (ast.Eq, ast.NotEq)) and isinstance(right, ast.Constant):
+                    values = [right.value]
+                elif isinstance(op, (ast.In, ast.NotIn)) and isinstance(right, (ast.Tuple, ast.List, ast.Set)):
+                    values = [e.value for e in right.elts if isinstance(e, ast.Constant)]
+                for v in values:
+                    if isinstance(v, str) and v not in names[node.left.id].choices:
+                        names[node.left.id].choices.append(v)
 
 
 def _method(cls: ast.ClassDef, name: str):
@@ -311,10 +329,12 @@ def discover(root, files: list[str] | None = None) -> list[Candidate]:
         for node in tree.body:
             if isinstance(node, ast.ClassDef) and node.name in module_classes and node.name not in _NOT_MODELS:
                 init, fwd = _method(node, "__init__"), _method(node, "forward")
+                init_params = _params(init.args, True) if init else []
+                if init:
+                    _choices(init, init_params)
                 doc = "\n".join(filter(None, [ast.get_docstring(node) or "",
                                               ast.get_docstring(fwd) if fwd else ""]))
-                c = Candidate(rel, node.name, "class", node.lineno,
-                              _params(init.args, True) if init else [],
+                c = Candidate(rel, node.name, "class", node.lineno, init_params,
                               _params(fwd.args, True) if fwd else [], doc,
                               bases=[_last(b) or ast.unparse(b) for b in node.bases], configs=configs,
                               dotted=dotted)

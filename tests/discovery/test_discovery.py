@@ -229,3 +229,20 @@ def test_a_file_with_relative_imports_outside_a_package_is_imported_by_its_dotte
     found = {c.key: c for c in discover(_write(tmp_path, files))}
     assert {k: c.dotted for k, c in found.items()} == {"models/a.py:A": "", "models/b.py:B": "models.b",
                                                        "models/b.py:make_b": "models.b"}
+
+
+def test_a_string_parameter_takes_a_value_the_constructor_compares_it_with(tmp_path):
+    files = {"rnn.py": '''
+        import torch.nn as nn
+
+
+        class RNNModel(nn.Module):
+            def __init__(self, rnn_type, ntoken):
+                super().__init__()
+                assert rnn_type in ["LSTM", "GRU"]
+                self.emb = nn.Embedding(ntoken, 8)
+                self.rnn = getattr(nn, rnn_type)(8, 8)
+    '''}
+    (cand,) = discover(_write(tmp_path, files))
+    assert cand.required()[0].choices == ["LSTM", "GRU"]
+    assert ctor_attempts(cand.to_json(), None)[0] == ("small values", "rnn_type='LSTM', ntoken=100")
