@@ -84,7 +84,7 @@ class TorchSide:
 
     def randomize_all(self, seed: int) -> list[str]:
         """A second weight draw under which no layer is near the identity or near-linear: every floating parameter
-        random (matrices and kernels N(0, 1.5/sqrt(fan_in)), so pre-activations are of order one where tanh-GELU and
+        random (matrices and kernels N(0, 1/fan_in), so pre-activations are of order one where tanh-GELU and
         exact GELU differ; vectors and scalars, biases, norm scales, layer scales and gates included, of magnitude
         0.5-1.5 with a random sign, so a zero-initialised scale no longer hides its block), and BatchNorm running
         statistics random. Returns the names drawn (other buffers keep their values: masks, positional tables)."""
@@ -98,7 +98,7 @@ class TorchSide:
                     continue
                 if p.dim() >= 2:
                     fan_in = max(1, p[0].numel())
-                    value = torch.randn(p.shape, generator=gen) * (1.5 / fan_in ** 0.5)
+                    value = torch.randn(p.shape, generator=gen) / fan_in ** 0.5
                 elif p.dim() == 1:
                     sign = torch.where(torch.rand(p.shape, generator=gen) < 0.5, -1.0, 1.0)
                     value = (torch.rand(p.shape, generator=gen) + 0.5) * sign
