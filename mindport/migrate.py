@@ -45,6 +45,8 @@ class MigrationReport:
     skipped: list[str] = field(default_factory=list)  # steps not asked for (no model given)
     export: object = None  # export.ExportReport
     seconds: float = 0.0
+    models: list[dict] = field(default_factory=list)  # every discovered model's proof (no --model: discovery)
+    models_summary: dict | None = None
 
     @property
     def ok(self) -> bool:
@@ -66,6 +68,13 @@ class MigrationReport:
             reasons.append(f"parity {self.parity.outcome}: {self.parity.reason}")
         if self.export is not None and not self.export.ok:
             reasons.append("the MindIR export failed or its outputs differ")
+        if self.models_summary:
+            m = self.models_summary
+            failed = [x for x in self.models if x["status"] in ("diverged", "ms-failed")]
+            if failed:
+                reasons.append(f"{m['diverged']} model(s) diverged and {m['ms_failed']} failed in MindSpore, of "
+                               f"{m['built']} built (first: {failed[0]['class']}: "
+                               f"{failed[0].get('error') or failed[0]['status']})")
         for problem in self.problems:
             if problem.code not in ("MP300", "MP601"):  # said above
                 reasons.append(f"{problem.code} {problem.message}")
@@ -84,6 +93,7 @@ class MigrationReport:
             "problems": [d.to_json() for d in self.problems],
             "skipped": self.skipped,
             "shortfalls": self.shortfalls(),
+            **({"models": self.models, "models_summary": self.models_summary} if self.models_summary else {}),
         }
 
 
@@ -116,13 +126,18 @@ def migrate(src, out, *, model: str | None = None, ctor: str | None = None, inpu
             force: bool = False, progress=None, file_progress=None, mappings=(), export: bool = True,
             timeout: float | None = None, max_file_size: int | None = None, grad: bool | None = None,
             train_steps: int | None = None, optimizer: str | None = None, lr: float | None = None,
-            loss: str | None = None, graph_mode: bool | None = None) -> MigrationReport:
+            loss: str | None = None, graph_mode: bool | None = None, models: str | None = None,
+            max_models: int | None = None, model_workers: int = 1, discover: bool = True,
+            model_progress=None) -> MigrationReport:
     """Run the whole migration. Raises InputError for unusable arguments (exit code 2).
 
     ``progress(text)`` is told each step; ``file_progress(rel, done, total)`` each converted file. ``mappings``:
     the user's mapping tables (overlays), after those ``[mappings] extra`` names in mindport.toml.
     ``timeout``/``max_file_size``: per-file limits of the conversion (default: convert_path's). ``grad``,
-    ``train_steps``, ``optimizer``, ``lr``, ``loss``, ``graph_mode``: the parity checks (default: mindport.toml's)."""
+    ``train_steps``, ``optimizer``, ``lr``, ``loss``, ``graph_mode``: the parity checks (default: mindport.toml's).
+    Without a model, every model class and factory of SRC is discovered, built and proven (``discover=False``: the
+    conversion only): ``models`` (a pattern on "path.py:Name") narrows, ``max_models`` caps, ``model_workers``
+    side-process pairs prove in parallel, ``model_progress(done, total, entry)`` is told each model."""
     started = time.perf_counter()
     src, out = Path(src), Path(out)
     if not src.exists():
@@ -186,6 +201,10 @@ def migrate(src, out, *, model: str | None = None, ctor: str | None = None, inpu
     if not model:
         report.skipped.append("weights, parity, train/eval scripts and MindIR export: no model given "
                               "(--model FILE.py:Name or `model` in mindport.toml)")
+        if discover:
+            _prove_discovered(report, src, out, models=models, max_models=max_models, workers=model_workers,
+                              rtol=rtol, atol=atol, graph_mode=checks["graph_mode"], progress=progress,
+                              model_progress=model_progress)
         report.seconds = time.perf_counter() - started
         write_migration_reports(report, out)
         return report
@@ -243,6 +262,46 @@ def migrate(src, out, *, model: str | None = None, ctor: str | None = None, inpu
     report.seconds = time.perf_counter() - started
     write_migration_reports(report, out)
     return report
+
+
+def read_model_settings(src: Path) -> dict[str, dict]:
+    """``[models."path.py:Name"]`` tables of SRC/mindport.toml: ``ctor`` and ``input`` for a discovered model."""
+    path = src / "mindport.toml" if src.is_dir() else src.parent / "mindport.toml"
+    if not path.is_file():
+        return {}
+    data = tomllib.loads(path.read_text(encoding="utf-8")).get("models", {})
+    out = {}
+    for key, value in data.items():
+        if not isinstance(value, dict) or set(value) - {"ctor", "input"}:
+            raise InputError(f"{path}: [models.{key!r}] takes ctor = \"...\" and input = [\"SHAPE:DTYPE\", ...]")
+        if isinstance(value.get("input"), str):
+            value["input"] = [value["input"]]
+        out[key] = value
+    return out
+
+
+def _prove_discovered(report: MigrationReport, src: Path, out: Path, *, models, max_models, workers, rtol, atol,
+                      graph_mode, progress, model_progress) -> None:
+    """No model named: discover every model of SRC and prove each one (``mindport.discovery``)."""
+    from mindport.extras import missing as missing_modules
+
+    missing = missing_modules(("numpy", "torch", "mindspore"))
+    if missing or not src.is_dir():
+        report.skipped.append("proving every model of the repository: " + (
+            f"needs pip install 'mindport[full]' ({', '.join(missing)} missing)" if missing else "SRC is one file"))
+        return
+    from mindport.discovery.prove import ProveSettings, prove_models, summary_line
+
+    settings = read_model_settings(src)
+    say(progress, "discovering and proving the repository's models"
+        + (f" matching {models!r}" if models else "") + (f" (at most {max_models})" if max_models else ""))
+    report.models, report.models_summary = prove_models(
+        src, out, pattern=models, max_models=max_models, workers=workers,
+        user_ctors={k: v["ctor"] for k, v in settings.items() if "ctor" in v},
+        user_inputs={k: v["input"] for k, v in settings.items() if "input" in v},
+        settings=ProveSettings(rtol=rtol, atol=atol, graph_mode=graph_mode), progress=model_progress,
+        log_dir=out / LOGS_DIR / "models")
+    say(progress, summary_line(report.models_summary))
 
 
 def check_model_ref(src: Path, model: str) -> None:
@@ -326,6 +385,8 @@ def render_html(report: MigrationReport) -> str:
         r=report, verdict="OK" if report.ok else "partial", totals=conv.totals() if conv is not None else {},
         files=[f for f in (conv.files if conv else []) if f.status != "copied"],
         diagnostics=diagnostics, fixes=fixes, w=report.weights)
+    if report.models_summary:
+        body += env.from_string(_MODELS).render(m=report.models_summary, models=report.models)
     if report.parity is not None:
         body += "<h1>Parity</h1>" + render_parity_body(report.parity)
     return html_page(f"mindport migrate: {'OK' if report.ok else 'partial'}", body)
@@ -367,5 +428,21 @@ API sites converted, {{ totals.get('sites_unconverted', 0) }} left.</p>
 <h2>MindIR export</h2>
 <p>{{ r.export.summary() if r.export is not none else 'not run' }}</p>
 {% for s in r.skipped %}<p>{{ s }}</p>{% endfor %}
+</section>
+"""
+
+_MODELS = r"""
+<section id="models">
+<h2>Models</h2>
+<p>{{ m.discovered }} discovered, {{ m.selected }} tried, {{ m.built }} built, {{ m.proven }} proven,
+{{ m.diverged }} diverged, {{ m.ms_failed }} failed in MindSpore, {{ m.not_built }} not built. Each built model is
+compared at its own initialisation and at a random weight draw (every parameter and the running statistics).</p>
+<table><tr><th>class</th><th>status</th><th>ctor</th><th>inputs</th><th>max rel</th><th>first divergent</th><th>why</th></tr>
+{% for x in models %}<tr><td><code>{{ x['class'] }}</code></td>
+<td><span class="badge {{ 'ok' if x.status == 'proven' else ('warn' if x.status == 'not-built' else 'bad') }}">{{ x.status }}</span></td>
+<td>{% if x.ctor is not none %}<code>({{ x.ctor }})</code>{% endif %}</td><td>{{ (x.inputs or [])|join(', ') }}</td>
+<td class="num">{{ '%.3g'|format(x.max_rel) if x.max_rel is not none else '' }}</td>
+<td>{% if x.first_divergent %}<code>{{ x.first_divergent.layer }}</code> {{ x.first_divergent.file }}{% if x.first_divergent.line %}:{{ x.first_divergent.line }}{% endif %}{% endif %}</td>
+<td>{{ x.get('error') or x.get('reason') or '' }}</td></tr>{% endfor %}</table>
 </section>
 """

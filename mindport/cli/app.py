@@ -109,6 +109,17 @@ class _Progress:
             self._task = self._bar.add_task("converting", total=total, item="")
         self._bar.update(self._task, completed=done, total=total, item=rel)
 
+    def models(self, done: int, total: int, entry: dict) -> None:
+        """``migrate`` without a model: one model proven (or not) of ``total``."""
+        if self._bar is None:
+            return
+        if getattr(self, "_models_task", None) is None:
+            if self._task is not None:
+                self._bar.remove_task(self._task)
+                self._task = None
+            self._models_task = self._bar.add_task("proving models", total=total, item="")
+        self._bar.update(self._models_task, completed=done, total=total, item=f"{entry['class']} {entry['status']}")
+
     def step(self, text: str) -> None:
         if self._bar is None:
             return

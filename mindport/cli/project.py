@@ -125,8 +125,15 @@ def convert(src, out, in_place, no_backup, show_diff, target, ms_version, jobs, 
 @click.option("--export/--no-export", "do_export", default=True, show_default=True,
               help="Write OUT/mindport_export/NAME.mindir, reload it and compare it with the Cell.")
 @click.option("--force", is_flag=True, help="Write into an existing OUT that mindport did not create.")
+@click.option("--models", "models_pattern", default=None, metavar="PATTERN",
+              help='Without --model: prove only the discovered models matching PATTERN ("models/*.py:ResNet*", or a '
+                   'part of "path.py:Name").')
+@click.option("--max-models", type=int, default=None, metavar="N", help="Without --model: prove at most N models.")
+@click.option("--model-workers", type=int, default=1, show_default=True, metavar="N",
+              help="Without --model: pairs of torch/MindSpore processes proving models in parallel.")
+@click.option("--no-models", is_flag=True, help="Without --model: convert only, do not discover and prove models.")
 def migrate(src, out, model, ctor, inputs, weights, target, rtol, atol, jobs, mapping_files, grad, train_steps,
-            optimizer, lr, loss, no_graph, do_export, force):
+            optimizer, lr, loss, no_graph, do_export, force, models_pattern, max_models, model_workers, no_models):
     """Migrate a PyTorch project: convert the code, convert the checkpoint, prove parity, emit train/eval
     scripts, export MindIR.
 
@@ -143,9 +150,16 @@ def migrate(src, out, model, ctor, inputs, weights, target, rtol, atol, jobs, ma
       extra = ["my_maps.toml"]            (your own mapping tables, see --mappings)
 
     \b
-    Security: with a model (--model or mindport.toml), migrate imports your project's model module and
-    evaluates ctor as Python (parity needs to run both models). mindport.toml and --ctor are code: run
-    migrate only on projects you trust. Without a model, migrate only converts, which never runs project code.
+    Without --model, every nn.Module subclass and model factory of SRC is discovered, built (constructor
+    arguments from [models."path.py:Name"] in mindport.toml, the repository's own calls, defaults, then small
+    sizes) and proven at its own weights and at a random draw; the report lists each (--models, --max-models
+    narrow; --no-models converts only).
+
+    \b
+    Security: migrate imports your project's modules and evaluates ctor as Python (parity needs to run both
+    models), with a model given and, unless --no-models, without one (every model class is built). mindport.toml
+    and --ctor are code: run migrate only on projects you trust. With --no-models, migrate only converts, which
+    never runs project code.
 
     Each model is built once, in a process of its own, where the checkpoint is converted, parity checked and
     the proven Cell exported as MindIR. Writes OUT/mindport-report.json and
@@ -170,7 +184,9 @@ def migrate(src, out, model, ctor, inputs, weights, target, rtol, atol, jobs, ma
                                    rtol=rtol, atol=atol, jobs=jobs, force=force, progress=step,
                                    file_progress=progress.files, mappings=mapping_files, export=do_export,
                                    grad=grad or None, train_steps=train_steps, optimizer=optimizer, lr=lr,
-                                   loss=loss, graph_mode=False if no_graph else None)
+                                   loss=loss, graph_mode=False if no_graph else None, models=models_pattern,
+                                   max_models=max_models, model_workers=model_workers, discover=not no_models,
+                                   model_progress=progress.models)
     except InputError as exc:
         _fail_input(exc)
     _print_conversion(report.conversion, console)
@@ -190,6 +206,8 @@ def migrate(src, out, model, ctor, inputs, weights, target, rtol, atol, jobs, ma
         console.print(problem.format(), markup=False)
     for note in report.skipped:
         console.print(f"skipped: {note}")
+    if report.models_summary:
+        _print_models(report, console)
     if report.templates:
         console.print("train/eval scripts: " + ", ".join(report.templates))
     if report.launch:
@@ -348,3 +366,20 @@ def export(model_ref, ctor, input_specs, checkpoint, out, root, rtol, atol, log_
     if report.log:
         console.print(f"MindSpore log: {report.log}", markup=False)
     sys.exit(EXIT_OK if report.ok else EXIT_FINDINGS)
+
+
+def _print_models(report, console) -> None:
+    """The discovered models: the ones not proven with their reason, then the summary line."""
+    from rich.markup import escape
+
+    from mindport.discovery.prove import summary_line
+
+    for m in report.models:
+        if m["status"] == "proven":
+            continue
+        why = m.get("error") or m.get("reason") or ""
+        fd = m.get("first_divergent")
+        where = f" at {fd['layer']} ({fd['file']}:{fd['line']})" if fd and fd.get("file") else ""
+        console.print(f"  {escape(m['class'])}: [bold]{m['status']}[/]{escape(where)}: {escape(why[:200])}",
+                      markup=True)
+    console.print(summary_line(report.models_summary))

@@ -124,7 +124,7 @@ def _assess(report: ParityReport, ref_run: dict, ms_run: dict, s: Settings) -> N
         if ms_run.get("error_site"):
             fd.ms_site = ms_run["error_site"]  # the statement that raised
     if report.first_divergent is None and report.layers:
-        blocking = [lr for lr in report.layers if any(c["training_only"] for c in lr.causes)]
+        blocking = [lr for lr in report.layers if lr.causes]  # a known trap in the settings: the cause
         if blocking:
             report.first_divergent = blocking[0]
     if report.first_divergent is None and report.layers and any(not o.allclose for o in report.outputs):

@@ -82,6 +82,39 @@ class TorchSide:
                     mean.copy_(torch.randn(mean.shape, generator=gen) * 0.1)
                     var.copy_(torch.rand(var.shape, generator=gen) * 0.5 + 0.02)
 
+    def randomize_all(self, seed: int) -> list[str]:
+        """A second weight draw under which no layer is near the identity or near-linear: every floating parameter
+        random (matrices and kernels N(0, 1/fan_in), so pre-activations are of order one where tanh-GELU and
+        exact GELU differ; vectors and scalars, biases, norm scales, layer scales and gates included, of magnitude
+        0.5-1.5 with a random sign, so a zero-initialised scale no longer hides its block), and BatchNorm running
+        statistics random. Returns the names drawn (other buffers keep their values: masks, positional tables)."""
+        import torch
+
+        gen = torch.Generator().manual_seed(seed)
+        drawn = []
+        with torch.no_grad():
+            for name, p in self.model.named_parameters():
+                if not p.dtype.is_floating_point:
+                    continue
+                if p.dim() >= 2:
+                    fan_in = max(1, p[0].numel())
+                    value = torch.randn(p.shape, generator=gen) / fan_in ** 0.5
+                elif p.dim() == 1:
+                    sign = torch.where(torch.rand(p.shape, generator=gen) < 0.5, -1.0, 1.0)
+                    value = (torch.rand(p.shape, generator=gen) + 0.5) * sign
+                else:
+                    value = torch.rand(p.shape, generator=gen) + 0.5
+                p.copy_(value.to(p.dtype))
+                drawn.append(name)
+            for path, sub in self.model.named_modules():
+                mean, var = getattr(sub, "running_mean", None), getattr(sub, "running_var", None)
+                if isinstance(mean, torch.Tensor) and isinstance(var, torch.Tensor):
+                    mean.copy_(torch.randn(mean.shape, generator=gen) * 0.5)
+                    var.copy_(torch.rand(var.shape, generator=gen) * 1.5 + 0.5)
+                    drawn += [f"{path}.running_mean" if path else "running_mean",
+                              f"{path}.running_var" if path else "running_var"]
+        return drawn
+
     def state(self) -> dict:
         return {k: _numpy(v) for k, v in self.model.state_dict().items()}
 

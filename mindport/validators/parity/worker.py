@@ -73,7 +73,7 @@ class RemoteSide:
     """The parent's handle on a side process: ``submit`` sends a request, ``Pending.result`` reads its answer
     (answers are read in the order the requests were sent)."""
 
-    def __init__(self, kind: str, workdir: Path, name: str):
+    def __init__(self, kind: str, workdir: Path, name: str, env: dict | None = None):
         self.kind, self.name = kind, name
         workdir.mkdir(parents=True, exist_ok=True)
         self.log = str(workdir / f"{kind}.log")
@@ -82,7 +82,7 @@ class RemoteSide:
         with open(self.log, "ab") as log:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "mindport.validators.parity.worker", kind, str(fd), str(workdir)],
-                pass_fds=(fd,), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=_env())
+                pass_fds=(fd,), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=_env(env))
         child.close()
         self.conn = parent
         self._sent = 0
@@ -156,8 +156,13 @@ def log_tail(path: str, lines: int = 12) -> str:
     return "\n".join(text.strip().splitlines()[-lines:]) or "(empty log)"
 
 
-def _env() -> dict:
+def _env(extra: dict | None = None) -> dict:
+    """The side's environment: ours, mindport importable, and ``extra`` (PYTHONPATH entries go after mindport's)."""
     env = dict(os.environ)
+    extra = dict(extra or {})
+    if extra.get("PYTHONPATH"):
+        env["PYTHONPATH"] = extra.pop("PYTHONPATH") + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env.update(extra)
     package_root = str(Path(__file__).resolve().parents[3])  # the folder holding mindport/
     env["PYTHONPATH"] = package_root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     env["PYTHONUNBUFFERED"] = "1"

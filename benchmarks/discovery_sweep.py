@@ -1,0 +1,283 @@
+"""Discovery + proof over many public repositories: our main real-code loop (the wild and trials corpora stay as
+regression sets).
+
+For each repository of the manifest (``benchmarks/discovery/manifest.txt``: ``owner/name domain`` per line; none
+may be in ``../shared/reserved-repos.txt``, checked here), read from its fetched snapshot
+(``/work/.mirror/OWNER+NAME/repo``, brought by the search tool's ``fetch``: the snapshot is never copied into the
+project), export HEAD to a scratch folder, convert it once (``convert_path``), then discover, build and prove its
+models (``mindport.discovery.prove.prove_models``: one torch builder process and one torch/MindSpore side pair per
+repository). Prints per repository discovered / built / proven and the failure classes, then the totals and the
+throughput (models proven per minute, wall clock), and writes every model's entry to ``--json``.
+
+    python benchmarks/discovery_sweep.py --max-models 8 --json /tmp/discovery/run.json
+    python benchmarks/discovery_sweep.py --only lucidrains/imagen-pytorch --max-models 20
+    python benchmarks/discovery_sweep.py --time-budget 30   # stop starting repositories after 30 minutes
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+MANIFEST = HERE / "discovery" / "manifest.txt"
+MIRROR = Path("/work/.mirror")
+RESERVED = Path("/work/shared/reserved-repos.txt")
+
+# failure classes: (status, pattern on the reason/error, class name), first match wins
+CLASSES = [
+    ("not-built", r"No module named '([\w.]+)'", "missing module {0}"),
+    ("not-built", r"ImportError|cannot import name", "import error"),
+    ("not-built", r"network access is disabled|urlopen|download|HTTP", "needs the network (pretrained weights)"),
+    ("not-built", r"No such file or directory|FileNotFoundError", "needs a file (config, weights, data)"),
+    ("not-built", r"no constructor arguments could be chosen", "ctor: required arguments of unknown kind"),
+    ("not-built", r"no input form known", "inputs: no input form known"),
+    ("not-built", r"no input ran", "inputs: no tried input ran"),
+    ("not-built", r"parameters \(over", "too large"),
+    ("not-built", r"builder stopped", "builder crash or time limit"),
+    ("not-built", r"took over|Timeout", "time limit"),
+    ("not-built", r"missing \d+ required|required positional|unexpected keyword|takes \d+ positional",
+     "ctor: arguments rejected"),
+    ("not-built", r"converted counterpart", "file not converted"),
+    ("not-built", r".", "ctor: raised while building"),
+    ("ms-failed", r"building the MindSpore Cell failed: importing", "MindSpore: converted module does not import"),
+    ("ms-failed", r"building the MindSpore Cell failed", "MindSpore: Cell does not build"),
+    ("ms-failed", r"moving the weights failed", "MindSpore: weights do not map"),
+    ("ms-failed", r"GRAPH_MODE failed", "MindSpore: GRAPH_MODE does not compile"),
+    ("ms-failed", r"Cell raised", "MindSpore: forward raises"),
+    ("ms-failed", r"over .* s \(stopped\)", "proof time limit"),
+    ("ms-failed", r".", "MindSpore: other"),
+    ("diverged", r"known trap", "diverged: known trap in the settings"),
+    ("diverged", r"random draw", "diverged: at the random draw only"),
+    ("diverged", r"GRAPH_MODE outputs differ", "diverged: GRAPH_MODE vs PyNative"),
+    ("diverged", r"vacuous", "diverged: vacuous"),
+    ("diverged", r".", "diverged: outputs differ"),
+]
+
+
+def failure_class(entry: dict) -> str | None:
+    status = entry["status"]
+    if status == "proven":
+        return None
+    text = entry.get("error") or entry.get("reason") or ""
+    for st, pattern, name in CLASSES:
+        if st == status:
+            m = re.search(pattern, text)
+            if m:
+                return name.format(*(g.split(".")[0] for g in m.groups()))
+    return status
+
+
+def read_manifest(path: Path) -> list[tuple[str, str]]:
+    reserved = {line.strip() for line in RESERVED.read_text().splitlines()
+                if line.strip() and not line.startswith("#")} if RESERVED.is_file() else set()
+    rows = []
+    for line in path.read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        repo, domain = (line.split() + ["?"])[:2]
+        if repo in reserved:
+            raise SystemExit(f"{path}: {repo} is reserved ({RESERVED}): remove it")
+        rows.append((repo, domain))
+    return rows
+
+
+def git_dir(repo: str) -> Path | None:
+    base = MIRROR / repo.replace("/", "+") / "repo"
+    for candidate in (base / ".git", base):
+        if (candidate / "HEAD").is_file():
+            return candidate
+    return None
+
+
+def export(repo: str, into: Path) -> str:
+    """HEAD's files into ``into`` (a snapshot lacks its files of 4 MiB and more: those are left out; symlinks too)."""
+    gd = str(git_dir(repo))
+    commit = subprocess.run(["git", "--git-dir", gd, "rev-parse", "HEAD"], capture_output=True, text=True,
+                            check=True).stdout.strip()
+    listing = subprocess.run(["git", "--git-dir", gd, "ls-tree", "-r", "-z", "HEAD"], capture_output=True,
+                             check=True).stdout.split(b"\0")
+    blobs = []
+    for item in listing:
+        if not item:
+            continue
+        meta, _, path = item.partition(b"\t")
+        mode, kind, sha = meta.split()
+        if kind == b"blob" and mode in (b"100644", b"100755"):
+            blobs.append((sha, path.decode("utf-8", "replace")))
+    into.mkdir(parents=True)
+    proc = subprocess.run(["git", "--git-dir", gd, "cat-file", "--batch"], input=b"".join(s + b"\n" for s, _ in blobs),
+                          capture_output=True, check=True)
+    data, pos = proc.stdout, 0
+    for sha, path in blobs:
+        end = data.index(b"\n", pos)
+        header = data[pos:end].split()
+        pos = end + 1
+        if len(header) < 3 or header[1] != b"blob":  # missing from the snapshot
+            continue
+        size = int(header[2])
+        target = into / path
+        if ".." not in Path(path).parts:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data[pos:pos + size])
+        pos += size + 1
+    return commit
+
+
+def run_repo(repo: str, domain: str, work: Path, args) -> dict:
+    from mindport.discovery.prove import ProveSettings, prove_models
+    from mindport.migrator.repo import convert_path
+
+    t0 = time.perf_counter()
+    folder = work / repo.replace("/", "+")
+    shutil.rmtree(folder, ignore_errors=True)
+    src, out = folder / "src", folder / "out"
+    row = {"repo": repo, "domain": domain}
+    try:
+        row["commit"] = export(repo, src)
+    except (subprocess.CalledProcessError, OSError) as exc:
+        return row | {"error": f"export failed: {exc}", "seconds": round(time.perf_counter() - t0, 1)}
+    t = time.perf_counter()
+    exclude: tuple[str, ...] = ()
+    if not args.convert_all:  # the files the chosen models need, and their packages' __init__.py: converted once
+        from mindport.discovery.prove import select
+        from mindport.discovery.scan import discover, imported_files, python_files
+
+        files = python_files(src)
+        chosen = select(discover(src, files), None, args.max_models, spread=True)
+        needed = set(imported_files(src, [c.rel for c in chosen], files))
+        for rel in list(needed):
+            parts = rel.split("/")[:-1]
+            needed |= {"/".join(parts[:i] + ["__init__.py"]) for i in range(1, len(parts) + 1)}
+        # (an exclude pattern matches from the right: never one that would also drop a needed file)
+        exclude = tuple(f for f in files if f not in needed and not any(Path(n).match(f) for n in needed))
+    conversion = convert_path(src, out, jobs=args.jobs, force=True, timeout=60, exclude=exclude)
+    row["convert_seconds"] = round(time.perf_counter() - t, 1)
+    row["files"] = len(conversion.files)
+    settings = ProveSettings(graph_mode=not args.no_graph, build_seconds=args.build_seconds,
+                             proof_seconds=args.proof_seconds, stub_missing=args.stub_missing,
+                             max_params=args.max_params)
+    models, summary = prove_models(src, out, max_models=args.max_models, workers=args.workers, settings=settings,
+                                   cache=False, log_dir=folder / "logs", spread=True)
+    row.update(summary=summary, models=models, seconds=round(time.perf_counter() - t0, 1))
+    if not args.keep:
+        shutil.rmtree(src, ignore_errors=True)
+        shutil.rmtree(out, ignore_errors=True)
+    return row
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--manifest", type=Path, default=MANIFEST)
+    parser.add_argument("--only", action="append", help="owner/name (repeatable)")
+    parser.add_argument("--skip", type=int, default=0, help="skip the first N repositories of the manifest")
+    parser.add_argument("--repos", type=int, default=None, help="at most N repositories")
+    parser.add_argument("--max-models", type=int, default=8, help="models per repository (spread over its files)")
+    parser.add_argument("--workers", type=int, default=1, help="torch/MindSpore side pairs per repository")
+    parser.add_argument("--jobs", type=int, default=1, help="conversion workers")
+    parser.add_argument("--build-seconds", type=float, default=20.0)
+    parser.add_argument("--proof-seconds", type=float, default=120.0)
+    parser.add_argument("--no-graph", action="store_true")
+    parser.add_argument("--max-params", type=int, default=10_000_000, help="models over this are not built")
+    parser.add_argument("--time-budget", type=float, default=None, metavar="MINUTES",
+                        help="start no repository after this many minutes")
+    parser.add_argument("--work", type=Path, default=Path("/tmp/discovery-sweep"))
+    parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--keep", action="store_true", help="keep each repository's source and conversion")
+    parser.add_argument("--stub-missing", action="store_true",
+                        help="modules this machine lacks are stand-ins (mindport.discovery.stubs): a model that "
+                             "needs one fails when it uses it; the entries name the stubbed modules")
+    parser.add_argument("--convert-all", action="store_true",
+                        help="convert every file (default: the chosen models' files and what they import)")
+    args = parser.parse_args()
+
+    rows = read_manifest(args.manifest)
+    if args.only:
+        rows = [r for r in rows if r[0] in args.only]
+    rows = rows[args.skip:]
+    if args.repos is not None:
+        rows = rows[:args.repos]
+    args.work.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    results = []
+    missing = []
+    for i, (repo, domain) in enumerate(rows, 1):
+        if args.time_budget is not None and time.perf_counter() - started > args.time_budget * 60:
+            print(f"time budget reached: {len(rows) - i + 1} repositories not started", flush=True)
+            break
+        if git_dir(repo) is None:
+            missing.append(repo)
+            print(f"[{i}/{len(rows)}] {repo}: not fetched (fetch it with the search tool's fetch)", flush=True)
+            continue
+        try:
+            row = run_repo(repo, domain, args.work, args)
+        except Exception as exc:  # noqa: BLE001 - one repository's failure is a row
+            row = {"repo": repo, "domain": domain, "error": f"{type(exc).__name__}: {exc}"}
+        results.append(row)
+        _print_row(i, len(rows), row)
+        if args.json:
+            _write(args.json, results, missing, started)
+    _print_totals(results, missing, started)
+    if args.json:
+        _write(args.json, results, missing, started)
+    return 0
+
+
+def _print_row(i: int, n: int, row: dict) -> None:
+    if "summary" not in row:
+        print(f"[{i}/{n}] {row['repo']}: {row.get('error')}", flush=True)
+        return
+    s = row["summary"]
+    classes = Counter(failure_class(m) for m in row["models"] if m["status"] != "proven")
+    print(f"[{i}/{n}] {row['repo']} ({row['domain']}): {s['discovered']} discovered, {s['selected']} tried, "
+          f"{s['built']} built, {s['proven']} proven in {row['seconds']:.0f} s (convert {row['convert_seconds']:.0f} s)"
+          + ("; " + ", ".join(f"{k} {v}" for k, v in classes.most_common()) if classes else ""), flush=True)
+
+
+def totals(results: list[dict]) -> dict:
+    done = [r for r in results if "summary" in r]
+    keys = ("discovered", "selected", "built", "proven", "diverged", "ms_failed", "not_built")
+    total = {k: sum(r["summary"][k] for r in done) for k in keys}
+    total["repositories"] = len(done)
+    total["repositories_failed"] = len(results) - len(done)
+    total["failure_classes"] = dict(Counter(failure_class(m) for r in done for m in r["models"]
+                                            if m["status"] != "proven").most_common())
+    return total
+
+
+def _print_totals(results: list[dict], missing: list[str], started: float) -> None:
+    t = totals(results)
+    minutes = (time.perf_counter() - started) / 60
+    print(f"\n{t['repositories']} repositories ({t['repositories_failed']} failed to run, {len(missing)} not fetched) "
+          f"in {minutes:.1f} min")
+    print(f"models: {t['discovered']} discovered, {t['selected']} tried, {t['built']} built "
+          f"({_pct(t['built'], t['selected'])} of tried), {t['proven']} proven ({_pct(t['proven'], t['built'])} of built),"
+          f" {t['diverged']} diverged, {t['ms_failed']} failed in MindSpore, {t['not_built']} not built")
+    print(f"throughput: {t['proven'] / minutes if minutes else 0:.2f} models proven per minute, "
+          f"{t['selected'] / minutes if minutes else 0:.2f} models tried per minute (wall clock)")
+    print("failure classes:")
+    for name, count in t["failure_classes"].items():
+        print(f"  {count:5d}  {name}")
+
+
+def _pct(a: int, b: int) -> str:
+    return f"{100 * a / b:.1f} %" if b else "-"
+
+
+def _write(path: Path, results: list[dict], missing: list[str], started: float) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    minutes = (time.perf_counter() - started) / 60
+    path.write_text(json.dumps({"minutes": round(minutes, 2), "totals": totals(results), "not_fetched": missing,
+                                "repositories": results}, indent=1, default=str) + "\n")
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(HERE.parent))
+    sys.exit(main())

@@ -1,0 +1,381 @@
+"""Construction and inputs, tried in torch: one process per repository builds every candidate in turn
+(``python -m mindport.discovery.build REQUEST.json RESULT.jsonl``), under a memory limit (``resource.setrlimit``)
+for the whole process, a time limit per candidate (``SIGALRM``), and no network (sockets refuse to connect).
+
+Constructor arguments, in this order: the user's (``mindport.toml``), the calls the repository writes (scan.py), the
+class's own defaults, then small values for the remaining required sizes chosen by the parameter's name and type
+hint. Inputs, in this order: the calls the repository writes, then the first layer the input meets (Conv1d/2d/3d,
+Linear, Embedding -> integer tokens in range, RNN/LSTM/GRU with or without ``batch_first``, norms). An input is kept
+when the model in eval mode gives the same, finite output twice.
+"""
+from __future__ import annotations
+
+import json
+import re
+import signal
+import sys
+import time
+
+MAX_PARAMS = 40_000_000  # bigger models are not built: parity on CPU would take minutes each
+MAX_ELEMENTS = 3_000_000  # of one input
+
+_INT_HINTS = [  # (name pattern, value) for required int-like parameters without default
+    (r"(^|_)(num_)?classes$|n_classes|num_labels|num_outputs|n_out$|output_size|out_dim$", 10),
+    (r"vocab|num_tokens|n_tokens|ntoken|num_embeddings", 100),
+    (r"head", 2),
+    (r"(depth|layers?|blocks?|n_layer|num_layers|nlayers)$", 2),
+    (r"kernel|ksize|k$", 3),
+    (r"stride|dilation|groups|scale_factor|upscale|ratio", 1),
+    (r"(seq|max_len|block_size|context|length|n_ctx|max_seq)", 16),
+    (r"(img|image|input|patch)_?size|resolution", 32),
+    (r"patch", 4),
+    (r"(ch|chan|channels|planes|features|dim|size|width|hidden|embed|emb|d_model|units|filters|c)(_\w+)?$|^(in|out|c)_|"
+     r"(^|_)(in|out|inp|oup|mid|hid)\w*$|^n_|^num_", 16),
+]
+
+
+_MODULE_ARGS = r"^(fn|func|module|net|layer|sublayer|submodule|model|backbone|encoder|decoder|body|inner|wrapped)$"
+_IDENTITY = "__import__('torch').nn.Identity()"  # evaluated in the model's module, whatever it imports
+
+
+def small_value(name: str, annotation: str, default_int: int = 16, last_resort: bool = False) -> str | None:
+    """A small value for a required parameter, from its name and hint; None when nothing fits. ``last_resort``: an
+    unannotated parameter that no rule names gets the default size (an int is what most unnamed sizes are)."""
+    low = name.lower()
+    ann = annotation.replace(" ", "")
+    if re.search(_MODULE_ARGS, low) or ann in ("nn.Module", "Module", "torch.nn.Module"):
+        return _IDENTITY
+    if low == "device":
+        return "'cpu'"
+    if ann in ("bool",) or low.startswith(("use_", "is_", "has_", "with_")):
+        return "False"
+    if ann == "float" or re.search(r"drop|dropout|eps|alpha|beta|gamma|temperature|scale$|rate$|prob|lr$|(^|_)p$",
+                                   low):
+        return "0.0" if re.search(r"drop|prob|(^|_)p$|rate$", low) else "1.0"
+    if ann in ("str",):
+        return None
+    if (re.search(r"(^|_)(dims|sizes|channels_list|hidden_dims|layers|blocks|num_blocks|depths|strides|units|filters)$",
+                  low)
+            and not re.match(r"(n|num|n_num)_", low)) or ann.startswith(("list", "List", "tuple", "Tuple", "Sequence")):
+        return "[2, 2]" if re.search(r"layers|blocks|depths", low) else "[16, 16]"
+    if ann in ("", "int", "Optional[int]", "int|None"):
+        for pattern, value in _INT_HINTS:
+            if re.search(pattern, low):
+                return str(value if value != 16 else default_int)
+        if ann == "int" or (last_resort and ann == ""):
+            return str(default_int)
+    return None
+
+
+def ctor_attempts(cand: dict, user: str | None) -> list[tuple[str, str]]:
+    """(source, ctor text) in the order they are tried."""
+    out: list[tuple[str, str]] = []
+
+    def add(origin: str, text: str | None) -> None:
+        if text is not None and all(text != t for _, t in out):
+            out.append((origin, text))
+
+    add("mindport.toml", user)
+    for text in cand["ctors"][:6]:
+        add("repository", text)
+    required = [p for p in cand["params"] if p["default"] is None and p["kind"] in ("positional", "keyword")]
+    if not required:
+        add("defaults", "")
+    else:
+        for size, last_resort in ((16, False), (8, False), (16, True)):
+            values = [(repr(p["choices"][0]) if p.get("choices") else None) or _config_value(p, cand.get("configs", []))
+                      or small_value(p["name"], p["annotation"], size, last_resort) for p in required]
+            if all(v is not None for v in values):
+                add("small values", ", ".join(f"{p['name']}={v}" for p, v in zip(required, values)))
+    return out
+
+
+def _config_value(param: dict, configs: list[str]) -> str | None:
+    """A configuration object built with its own defaults: the class the annotation names when it is one of the
+    module's configuration classes, or the module's only one for a parameter named like a configuration."""
+    ann = param["annotation"].strip("'\"")
+    if ann in configs:
+        return f"{ann}()"
+    if re.fullmatch(r"(config|cfg|conf|args|params|hparams|model_args|opt|opts)", param["name"].lower()) \
+            and len(configs) == 1:
+        return f"{configs[0]}()"
+    return None
+
+
+# ------------------------------------------------------------------------------------------------------ in torch
+
+class _Timeout(Exception):
+    pass
+
+
+def _alarm(seconds: float):
+    def handler(signum, frame):
+        raise _Timeout(f"took over {seconds:g} s")
+
+    signal.signal(signal.SIGALRM, handler)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+
+
+def _no_alarm():
+    signal.setitimer(signal.ITIMER_REAL, 0)
+
+
+def _no_network() -> None:
+    import socket
+
+    def refuse(*args, **kwargs):
+        raise OSError("network access is disabled while mindport builds models")
+
+    socket.socket.connect = refuse
+    socket.socket.connect_ex = refuse
+    socket.create_connection = refuse
+
+
+def first_layer_inputs(model, fwd_params: list[dict]) -> list[list[str]]:
+    """Input spec lists from the first layer with a known input form, in registration order."""
+    import torch.nn as nn
+
+    first = None
+    for m in model.modules():
+        if isinstance(m, (nn.Conv1d, nn.Conv2d, nn.Conv3d, nn.ConvTranspose1d, nn.ConvTranspose2d,
+                          nn.ConvTranspose3d, nn.Linear, nn.Embedding, nn.EmbeddingBag, nn.RNNBase,
+                          nn.LayerNorm, nn.modules.batchnorm._BatchNorm, nn.GroupNorm)):
+            first = m
+            break
+    specs: list[str] = []
+    if first is None:
+        pass
+    elif isinstance(first, (nn.Conv1d, nn.ConvTranspose1d)):
+        c = first.in_channels
+        specs = [f"2x{c}x32:float32", f"2x{c}x256:float32"]
+    elif isinstance(first, (nn.Conv2d, nn.ConvTranspose2d)):
+        c = first.in_channels
+        specs = [f"2x{c}x32x32:float32", f"2x{c}x64x64:float32", f"1x{c}x224x224:float32", f"1x{c}x299x299:float32"]
+    elif isinstance(first, (nn.Conv3d, nn.ConvTranspose3d)):
+        c = first.in_channels
+        specs = [f"1x{c}x8x32x32:float32", f"1x{c}x16x64x64:float32", f"1x{c}x16x112x112:float32"]
+    elif isinstance(first, nn.Linear):
+        f = first.in_features
+        specs = [f"2x{f}:float32", f"2x8x{f}:float32"]
+    elif isinstance(first, (nn.Embedding, nn.EmbeddingBag)):
+        n = first.num_embeddings
+        specs = [f"2x16:int64:0:{n}", f"2x8:int64:0:{n}", f"16:int64:0:{n}"]
+    elif isinstance(first, nn.RNNBase):
+        f = first.input_size
+        specs = [f"2x8x{f}:float32"] if first.batch_first else [f"8x2x{f}:float32", f"2x8x{f}:float32"]
+    elif isinstance(first, nn.LayerNorm):
+        shape = "x".join(map(str, first.normalized_shape))
+        specs = [f"2x16x{shape}:float32", f"2x{shape}:float32"]
+    elif isinstance(first, nn.modules.batchnorm._BatchNorm):
+        c = first.num_features
+        specs = {"BatchNorm1d": [f"2x{c}:float32", f"2x{c}x16:float32"], "BatchNorm2d": [f"2x{c}x32x32:float32"],
+                 "BatchNorm3d": [f"1x{c}x8x16x16:float32"]}.get(type(first).__name__, [])
+    elif first is not None and isinstance(first, nn.GroupNorm):
+        c = first.num_channels
+        specs = [f"2x{c}x32x32:float32", f"2x{c}x32:float32"]
+    required = [p for p in fwd_params if p["default"] is None and p["kind"] == "positional"]
+    if not specs:  # no layer of a known kind first (parameters used directly, functional code): common forms
+        sizes = sorted({v for m in model.modules() for v in _int_attrs(m)} | {16}, key=lambda v: v != 16)[:3]
+        specs = [f for v in sizes for f in (f"2x{v}:float32", f"2x8x{v}:float32", f"2x{v}x32x32:float32",
+                                            f"2x{v}x32:float32")]
+    out = []
+    for spec in specs:
+        extra = []
+        for p in required[1:]:
+            low = p["name"].lower()
+            batch = spec.split("x")[0]
+            if low in ("t", "time", "times", "timestep", "timesteps", "noise_level", "sigma", "sigmas", "step"):
+                extra.append(f"{batch}:int64:0:10")
+            elif low in ("adj", "adjacency", "a", "adj_matrix", "graph"):  # a dense graph over the first axis
+                extra.append(f"{batch}x{batch}:float32")
+            else:
+                extra.append(spec)
+        out.append([spec, *extra])
+    return out
+
+
+def _int_attrs(module) -> list[int]:
+    """Sizes a custom layer keeps (in_features, dim, ...) or its first matrix parameter's last dimensions."""
+    out = [v for k, v in vars(module).items() if isinstance(v, int) and not isinstance(v, bool) and 1 < v <= 4096
+           and any(w in k for w in ("in", "dim", "feat", "size", "channel", "hidden"))]
+    for p in module.parameters(recurse=False):
+        if p.dim() == 2:
+            out += [int(p.shape[0]), int(p.shape[1])]
+            break
+    return out
+
+
+def _elements(spec: str) -> int:
+    shape = spec.split(":")[0]
+    n = 1
+    for v in shape.split("x"):
+        n *= int(v)
+    return n
+
+
+def _run_forward(model, specs: list[str], seconds: float):
+    import numpy as np
+    import torch
+
+    from mindport.validators.parity.loading import make_inputs, parse_input_spec
+    from mindport.validators.parity.sides import flat_numpy
+
+    arrays = make_inputs([parse_input_spec(s) for s in specs], seed=1)
+    outs = []
+    for _ in range(2):
+        _alarm(seconds)
+        try:
+            with torch.no_grad():
+                out = model(*[torch.from_numpy(np.ascontiguousarray(a)) for a in arrays])
+        finally:
+            _no_alarm()
+        flat, _ = flat_numpy(out)
+        outs.append(flat)
+    floats = [(k, a) for k, a in outs[0] if a is not None and a.dtype.kind in "fc"]
+    if not outs[0] or all(a is None for _, a in outs[0]):
+        return "the forward returned no tensor"
+    for (k, a), (_, b) in zip(outs[0], outs[1]):
+        if a is None:
+            continue
+        if a.shape != b.shape or not np.array_equal(a, b, equal_nan=True):
+            return f"the eval forward is not deterministic (output {k})"
+        if a.dtype.kind in "fc" and not np.isfinite(a).all():
+            return f"the eval forward gives non-finite values (output {k})"
+    if not floats:
+        return "the forward returned no floating tensor"
+    return None
+
+
+def _meta_params(ref: str, ctor: str, root: str, seconds: float) -> int | None:
+    """The parameter count of the model built on the meta device (no memory, no init), or None when it cannot be."""
+    import torch
+
+    from mindport.validators.parity.loading import build_model
+
+    try:
+        _alarm(seconds)
+        try:
+            with torch.device("meta"):
+                model = build_model(ref, ctor, root=root, isolated=True)
+        finally:
+            _no_alarm()
+        return sum(p.numel() for p in model.parameters()) if isinstance(model, torch.nn.Module) else None
+    except BaseException as exc:  # noqa: BLE001 - built for real next
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        return None
+
+
+def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_params: int = MAX_PARAMS) -> dict:
+    import torch
+
+    from mindport.validators.parity.loading import build_model
+
+    from mindport.discovery.scan import model_ref
+
+    ref = model_ref(root, cand["rel"], cand["name"], cand.get("dotted", ""))
+    result = {"class": f"{cand['rel']}:{cand['name']}", "status": "not-built", "attempts": []}
+    errors = []
+    for origin, ctor in ctor_attempts(cand, user_ctor):
+        n_meta = _meta_params(ref, ctor, root, seconds)
+        if n_meta is not None and n_meta > max_params:  # never built for real: a huge init costs minutes
+            errors.append(f"{origin} ({ctor}): {n_meta:,} parameters (over {max_params:,})")
+            continue
+        torch.manual_seed(0)
+        t = time.perf_counter()
+        try:
+            _alarm(seconds)
+            try:
+                model = build_model(ref, ctor, root=root, isolated=True)
+            finally:
+                _no_alarm()
+        except BaseException as exc:  # noqa: BLE001 - every failure is a reason
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            errors.append(f"{origin} ({ctor}): {_short(exc)}")
+            continue
+        if not isinstance(model, torch.nn.Module):
+            errors.append(f"{origin} ({ctor}): built a {type(model).__name__}, not a torch.nn.Module")
+            continue
+        n_params = sum(p.numel() for p in model.parameters())
+        if n_params > max_params:
+            errors.append(f"{origin} ({ctor}): {n_params:,} parameters (over {max_params:,})")
+            continue
+        model.eval()
+        fwd = cand["forward"] or []
+        tries = [s for s in cand["inputs"][:4]] + [s for s in first_layer_inputs(model, fwd)]
+        seen = []
+        input_errors = []
+        for specs in tries:
+            if specs in seen or any(_elements(s) > MAX_ELEMENTS for s in specs):
+                continue
+            seen.append(specs)
+            try:
+                problem = _run_forward(model, specs, seconds)
+            except BaseException as exc:  # noqa: BLE001
+                if isinstance(exc, KeyboardInterrupt):
+                    raise
+                problem = _short(exc)
+            if problem is None:
+                result.update(status="built", ctor=ctor, ctor_source=origin, inputs=specs, params=n_params,
+                              build_seconds=round(time.perf_counter() - t, 3),
+                              input_source="repository" if specs in cand["inputs"] else "first layer")
+                return result
+            input_errors.append(f"{' '.join(specs)}: {problem}")
+        if not seen:
+            errors.append(f"{origin} ({ctor}): built; no input form known (no call in the repository, no "
+                          "first layer of a known kind)")
+        else:
+            errors.append(f"{origin} ({ctor}): built; no input ran: " + "; ".join(input_errors[:3]))
+        if result.get("fallback") is None:
+            result["fallback"] = {"ctor": ctor, "ctor_source": origin}
+    if not errors:
+        errors.append("no constructor arguments could be chosen (required parameters of unknown kind: "
+                      + ", ".join(p["name"] for p in cand["params"] if p["default"] is None) + ")")
+    result["reason"] = errors[0] if len(errors) == 1 else " | ".join(errors[:4])
+    result["attempts"] = len(errors)
+    return result
+
+
+def _short(exc: BaseException, limit: int = 300) -> str:
+    text = f"{type(exc).__name__}: {exc}".splitlines()
+    return (text[0] if text else type(exc).__name__)[:limit]
+
+
+def main(request_path: str, result_path: str) -> None:
+    import resource
+
+    request = json.loads(open(request_path, encoding="utf-8").read())
+    limit = int(request.get("memory_bytes", 6 * 1024 ** 3))
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    _no_network()
+    if request.get("stub_missing"):
+        from mindport.discovery import stubs
+
+        stubs.install([request["root"]])
+    import torch
+
+    torch.set_num_threads(int(request.get("threads", 1)))
+    root = request["root"]
+    sys.path.insert(0, root)
+    with open(result_path, "a", encoding="utf-8") as out:
+        for cand in request["candidates"]:
+            start = time.perf_counter()
+            try:
+                res = build_one(cand, request.get("ctors", {}).get(f"{cand['rel']}:{cand['name']}"), root,
+                                float(request.get("seconds", 30)), int(request.get("max_params", MAX_PARAMS)))
+            except MemoryError:
+                res = {"class": f"{cand['rel']}:{cand['name']}", "status": "not-built",
+                       "reason": "out of memory while building"}
+            res["seconds"] = round(time.perf_counter() - start, 3)
+            if request.get("stub_missing") and res.get("status") == "built":
+                from mindport.discovery.stubs import STUBBED
+
+                if STUBBED:
+                    res["stubbed"] = list(STUBBED)  # stubbed in this repository's process so far
+            out.write(json.dumps(res, default=str) + "\n")
+            out.flush()
+
+
+if __name__ == "__main__":  # pragma: no cover - the builder process
+    main(sys.argv[1], sys.argv[2])

@@ -1,0 +1,513 @@
+"""Proof of every discovered model: discovery (``scan.py``), construction and inputs in torch (``build.py``, one
+process per repository), then per model the parity machinery ``validate`` uses (``validators/parity``: both sides
+built from their references, the torch weights moved into the Cell, forward parity with the first divergent layer
+and its source line, GRAPH_MODE), run twice:
+
+1. at the model's own initialisation (BatchNorm running statistics seeded, as ``validate`` does);
+2. at a second weight draw where every parameter and the running statistics are random at a scale where no layer is
+   near the identity or near-linear (``TorchSide.randomize_all``).
+
+A model is ``proven`` when both agree and no known trap is found in the layer settings (a static hyperparameter
+difference such as the GELU approximation fails the proof: ``verdict.py``); ``diverged`` when the Cell runs but
+differs; ``ms-failed`` when the Cell cannot be built, filled, run or compiled; ``not-built`` when no constructor
+arguments or inputs were found that run in torch (``reason`` says what was tried).
+
+Each worker owns one torch and one MindSpore side process, which build model after model (the frameworks are
+imported once per worker, not once per model); a model that runs past its time costs its worker's processes, which
+are started again for the next one. Results are cached in ``OUT/mindport-models-cache.json``, keyed by the content of
+the model's file and every project file it imports, on both sides: a re-run proves only what changed.
+"""
+from __future__ import annotations
+
+import fnmatch
+import json
+import os
+import queue
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from mindport import __version__
+
+CACHE_NAME = "mindport-models-cache.json"
+STATUSES = ("proven", "diverged", "ms-failed", "not-built")
+RANDOM_DRAW_SEED = 20260
+
+
+@dataclass
+class ProveSettings:
+    rtol: float = 1e-5
+    atol: float = 1e-6
+    graph_mode: bool = True
+    build_seconds: float = 30.0  # per constructor attempt / forward in the builder
+    proof_seconds: float = 180.0  # per model, both draws
+    memory_bytes: int = 6 * 1024 ** 3  # the builder's address-space limit
+    seed: int = 0
+    stub_missing: bool = False  # modules this machine lacks are stand-ins (mindport.discovery.stubs)
+    max_params: int = 40_000_000  # bigger models are not built (parity on CPU would take minutes each)
+
+
+def select(candidates: list, pattern: str | None, max_models: int | None, spread: bool = False) -> list:
+    """``--models PATTERN`` (fnmatch on "path.py:Name", or a substring) and ``--max-models N`` (the first N, or with
+    ``spread`` N evenly spaced over the repository's files, as the benchmark samples)."""
+    if pattern:
+        candidates = [c for c in candidates if fnmatch.fnmatch(c.key, pattern) or pattern in c.key]
+    if max_models is not None and 0 <= max_models < len(candidates):
+        if spread and max_models:
+            step = len(candidates) / max_models
+            candidates = [candidates[int(i * step)] for i in range(max_models)]
+        else:
+            candidates = candidates[:max_models]
+    return candidates
+
+
+# ------------------------------------------------------------------------------------------------------ building
+
+def run_builder(root: Path, candidates: list, user_ctors: dict, work: Path, s: ProveSettings,
+                on_result=None) -> dict[str, dict]:
+    """Build every candidate in torch, in one process (started again after a crash, without the candidate that
+    crashed it). Returns {key: result}."""
+    results: dict[str, dict] = {}
+    todo = [c for c in candidates]
+    work.mkdir(parents=True, exist_ok=True)
+    attempt = 0
+    while todo:
+        attempt += 1
+        request = work / f"build-request-{attempt}.json"
+        result_path = work / f"build-result-{attempt}.jsonl"
+        request.write_text(json.dumps({"root": str(root), "candidates": [c.to_json() | {"rel": c.rel, "name": c.name}
+                                                                          for c in todo],
+                                       "ctors": user_ctors, "seconds": s.build_seconds,
+                                       "memory_bytes": s.memory_bytes, "stub_missing": s.stub_missing,
+                                       "max_params": s.max_params}),
+                           encoding="utf-8")
+        result_path.write_text("")
+        log = open(work / "build.log", "ab")
+        env = _env()
+        proc = subprocess.Popen([sys.executable, "-m", "mindport.discovery.build", str(request), str(result_path)],
+                                cwd=str(root), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env)
+        seen = 0
+        last = time.monotonic()
+        # a candidate's attempts each have the builder's time limit: allow several, then the process is stopped
+        stall = s.build_seconds * 8 + 60
+        while True:
+            done = proc.poll() is not None
+            lines = result_path.read_text(encoding="utf-8").splitlines()
+            for line in lines[seen:]:
+                try:
+                    res = json.loads(line)
+                except json.JSONDecodeError:
+                    break
+                results[res["class"]] = res
+                seen += 1
+                last = time.monotonic()
+                if on_result is not None:
+                    on_result(res)
+            if done:
+                break
+            if time.monotonic() - last > stall:
+                proc.kill()
+                proc.wait()
+                break
+            time.sleep(0.2)
+        log.close()
+        finished = {c.key for c in todo if c.key in results}
+        rest = [c for c in todo if c.key not in finished]
+        if rest:  # the first unfinished one stopped the process
+            bad = rest[0]
+            code = proc.returncode
+            results[bad.key] = {"class": bad.key, "status": "not-built",
+                                "reason": f"the torch builder stopped on it (exit code {code}: a crash, the memory "
+                                          f"limit or over {stall:g} s)"}
+            if on_result is not None:
+                on_result(results[bad.key])
+            rest = rest[1:]
+        todo = rest
+    return results
+
+
+def _env() -> dict:
+    env = dict(os.environ)
+    package_root = str(Path(__file__).resolve().parents[2])
+    env["PYTHONPATH"] = package_root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env["PYTHONUNBUFFERED"] = "1"
+    env.setdefault("OMP_NUM_THREADS", "1")
+    for key in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):
+        env[key] = "http://127.0.0.1:9"  # no network for the project's code: connections are refused
+    env["HF_HUB_OFFLINE"] = "1"
+    env["TRANSFORMERS_OFFLINE"] = "1"
+    return env
+
+
+# ------------------------------------------------------------------------------------------------------ proving
+
+def stub_env(log: Path, roots) -> dict:
+    """The environment of a process that stubs what ``roots``' files import and this machine lacks
+    (``stubsite/sitecustomize.py``), logging the stubbed modules."""
+    from mindport.discovery.stubs import ENV, ROOTS_ENV
+
+    return {"PYTHONPATH": str(Path(__file__).resolve().parent / "stubsite"), ENV: str(log),
+            ROOTS_ENV: os.pathsep.join(str(r) for r in roots)}
+
+
+class _Worker:
+    """One torch and one MindSpore side process, reused model after model."""
+
+    def __init__(self, workdir: Path, index: int, stub_roots=()):
+        self.workdir = workdir / f"worker-{index}"
+        self.env = stub_env(self.workdir / "stubbed.txt", stub_roots) if stub_roots else None
+        self.ref = self.ms = None
+        self.timed_out = False
+
+    def sides(self):
+        from mindport.validators.parity.sides import _checked, both
+        from mindport.validators.parity.worker import RemoteSide
+
+        if self.ref is None or self.ref.proc.poll() is not None or self.ms.proc.poll() is not None:
+            self.close()
+            self.ms = RemoteSide("mindspore", self.workdir, "MindSpore", env=self.env)
+            self.ref = RemoteSide("torch", self.workdir, "torch", env=self.env)
+            _checked(both, self.ref, self.ms, "hello")
+        return self.ref, self.ms
+
+    def kill(self) -> None:
+        self.timed_out = True
+        for side in (self.ref, self.ms):
+            if side is not None and side.proc.poll() is None:
+                side.proc.kill()
+
+    def close(self) -> None:
+        for side in (self.ref, self.ms):
+            if side is not None:
+                try:
+                    side.close()
+                except Exception:  # noqa: BLE001 - a dead side: nothing to close
+                    pass
+        self.ref = self.ms = None
+
+
+def _start(worker: _Worker) -> None:
+    try:
+        worker.sides()
+    except Exception:  # noqa: BLE001 - started again (and its error reported) when a model needs it
+        worker.close()
+
+
+def prove_one(worker: _Worker, entry: dict, src_root: Path, out_root: Path, s: ProveSettings) -> dict:
+    """Both draws of one built model; fills ``entry`` (status, max_rel, first_divergent, error)."""
+    from mindport.errors import InputError
+    from mindport.validators.parity.compare import _apply_transfer, _resolve_inputs
+    from mindport.validators.parity.results import ParityReport
+    from mindport.validators.parity.run import _run
+    from mindport.validators.parity.settings import Settings
+    from mindport.validators.parity.sides import SideError, _checked
+
+    from mindport.discovery.scan import model_ref
+
+    rel, _, name = entry["class"].rpartition(":")
+    torch_ref = model_ref(src_root, rel, name, entry.get("module", ""))
+    ms_ref = model_ref(out_root, rel, name, entry.get("module", ""))
+    ctor = entry["ctor"]
+    worker.timed_out = False
+    timer = threading.Timer(s.proof_seconds, worker.kill)
+    timer.start()
+    stage = "starting the side processes"
+    try:
+        ref, ms = worker.sides()
+        stage = "building"
+        p_ref = ref.submit("build", torch_ref, ctor, s.seed, str(src_root))
+        p_ms = ms.submit("build", ms_ref, ctor, s.seed, str(out_root))
+        try:
+            _checked(p_ref.result)
+        except (InputError, SideError) as exc:
+            _answer(p_ms)
+            return _fail(entry, "not-built", "reason", f"the torch model did not build again: {_msg(exc)}")
+        try:
+            _checked(p_ms.result)
+        except (InputError, SideError) as exc:
+            return _fail(entry, "ms-failed", "error", f"building the MindSpore Cell failed: {_msg(exc)}")
+        _, arrays = _resolve_inputs(entry["inputs"], s.seed)
+        draws = []
+        for draw in ("own init", "random draw"):
+            stage = f"parity at the {draw}"
+            report = ParityReport()
+            report.reference.update({"kind": "torch", "ref": torch_ref, "ctor": ctor})
+            report.candidate.update({"ref": ms_ref, "ctor": ctor})
+            if draw == "own init":
+                ref.call("randomize_norms", s.seed)
+            else:
+                ref.call("randomize_all", RANDOM_DRAW_SEED + s.seed)
+            plan = _apply_transfer(report, ms, state=ref.call("state"), source=f"torch model ({draw})")
+            if not report.weights.get("ok", False):
+                w = report.weights
+                why = w.get("error") or (f"MindSpore parameters left unfilled: {', '.join(w.get('missing', [])[:5])}"
+                                         if w.get("missing") else
+                                         f"torch tensors unmatched: {', '.join(w.get('unexpected', [])[:5])}")
+                return _fail(entry, "ms-failed", "error", f"moving the weights failed: {why}")
+            ref.call("snapshot")
+            atol = s.atol
+            if draw == "random draw":
+                # values of order one or more at this draw: the absolute tolerance follows the largest value the
+                # forward computes, in any layer (float32 rounding grows with it: a large pre-activation rounded,
+                # then squashed by a final Tanh, shows there), the relative one stays
+                atol = s.atol * max(1.0, _scale(_checked(ref.call, "forward", arrays, True)))
+            settings = Settings(s.rtol, atol, s.seed, True, s.graph_mode and draw == "own init")
+            _run(report, ref, ms, arrays, settings, plan, None)
+            report.settings["atol"] = atol
+            draws.append((draw, report))
+            if not report.ok:
+                break
+        return _verdict(entry, draws)
+    except InputError as exc:
+        return _fail(entry, "not-built", "reason", f"{stage}: the torch model raised: {_msg(exc)}")
+    except (SideError, OSError, EOFError) as exc:
+        worker.close()
+        text = f"over {s.proof_seconds:g} s (stopped)" if worker.timed_out else _msg(exc)
+        side = getattr(exc, "side", "")
+        status = "ms-failed" if side == "MindSpore" or worker.timed_out else "not-built"
+        return _fail(entry, status, "error" if status == "ms-failed" else "reason", f"{stage}: {text}")
+    finally:
+        timer.cancel()
+
+
+def _scale(run: dict) -> float:
+    """The largest finite magnitude of a forward run's floating outputs and recorded layer outputs."""
+    import numpy as np
+
+    best = 0.0
+    stack = [run.get("outputs") or [], [r.get("leaves") for r in run.get("records") or []]]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, np.ndarray):
+            if item.dtype.kind in "fc" and item.size:
+                finite = np.abs(item[np.isfinite(item)])
+                if finite.size:
+                    best = max(best, float(finite.max()))
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+    return best
+
+
+def _answer(pending) -> None:
+    try:
+        pending.result()
+    except Exception:  # noqa: BLE001 - already failing
+        pass
+
+
+def _msg(exc: BaseException) -> str:
+    text = getattr(exc, "message", None) or str(exc)
+    return text.strip().splitlines()[0][:400] if text.strip() else type(exc).__name__
+
+
+def _fail(entry: dict, status: str, key: str, text: str) -> dict:
+    entry["status"] = status
+    entry[key] = text
+    return entry
+
+
+def _verdict(entry: dict, draws: list) -> dict:
+    entry["draws"] = []
+    for draw, report in draws:
+        rels = [o.max_rel for o in report.outputs if o.max_rel is not None]
+        entry["draws"].append({"draw": draw, "ok": report.ok, "max_rel": max(rels) if rels else None,
+                               "graph": report.graph.status, "atol": report.settings.get("atol")})
+    entry["max_rel"] = max((d["max_rel"] for d in entry["draws"] if d["max_rel"] is not None), default=None)
+    draw, report = draws[-1]
+    if report.ok and len(draws) == 2:
+        entry["status"] = "proven"
+        return entry
+    fd = report.first_divergent
+    if fd is not None:
+        site = fd.ms_site or fd.ms_def or ""
+        file, _, line = site.rpartition(":")
+        entry["first_divergent"] = {"layer": fd.path or "<root>", "torch_type": fd.torch_type,
+                                    "ms_type": fd.ms_type, "file": file, "line": int(line) if line.isdigit() else None,
+                                    "cause": fd.cause or fd.note}
+    findings = [f"{c['path'] or '<root>'}: {c['cause']}" for c in report.config_findings]
+    if report.ms_error:
+        entry["status"] = "ms-failed"
+        entry["error"] = f"the MindSpore Cell raised ({draw}): {report.ms_error.splitlines()[0][:400]}"
+    elif report.graph.status == "failed":
+        entry["status"] = "ms-failed"
+        entry["error"] = "GRAPH_MODE failed: " + (report.graph.error.splitlines() or [""])[0][:400]
+    else:
+        entry["status"] = "diverged"
+        if findings:
+            entry["error"] = f"known trap in the settings ({draw}): " + "; ".join(findings[:3])
+        elif report.graph.status == "mismatch":
+            entry["error"] = "GRAPH_MODE outputs differ from PyNative"
+        elif report.vacuous and not report.vacuous.get("resolved", True):
+            entry["error"] = f"vacuous comparison ({draw}): {report.vacuous.get('note', '')}"
+        else:
+            bad = [o for o in report.outputs if not o.allclose]
+            what = (f"{bad[0].key}: max rel {bad[0].max_rel or 0:.3g}" if bad else
+                    "; ".join(report.structure.get("problems", [])[:2]) or "outputs differ")
+            entry["error"] = f"outputs differ ({draw}): {what}"
+    return entry
+
+
+# ------------------------------------------------------------------------------------------------------ the job
+
+def prove_models(src_root, out_root, *, pattern: str | None = None, max_models: int | None = None,
+                 workers: int = 1, user_ctors: dict | None = None, user_inputs: dict | None = None,
+                 settings: ProveSettings | None = None, progress=None, cache: bool = True,
+                 log_dir=None, spread: bool = False) -> tuple[list[dict], dict]:
+    """Discover, build and prove every model of ``src_root`` against its conversion in ``out_root``.
+    ``progress(done, total, entry)`` after each model. Returns (models, summary)."""
+    from mindport.discovery.scan import discover, files_hash, python_files
+
+    s = settings or ProveSettings()
+    src_root, out_root = Path(src_root).resolve(), Path(out_root).resolve()
+    t0 = time.perf_counter()
+    files = python_files(src_root)
+    found = discover(src_root, files)
+    chosen = select(found, pattern, max_models, spread)
+    for c in chosen:
+        extra = (user_inputs or {}).get(c.key)
+        if extra:
+            c.inputs.insert(0, list(extra))
+    out_files = set(python_files(out_root)) if out_root.is_dir() else set()
+    cache_path = out_root / CACHE_NAME
+    old = _read_cache(cache_path) if cache else {}
+    trees: dict = {}
+    out_trees: dict = {}
+    keys = {}
+    for c in chosen:
+        keys[c.key] = "|".join([__version__, files_hash(src_root, c.rel, files, trees),
+                                files_hash(out_root, c.rel, sorted(out_files), out_trees),
+                                (user_ctors or {}).get(c.key, ""), json.dumps((user_inputs or {}).get(c.key)),
+                                json.dumps([s.rtol, s.atol, s.graph_mode])])
+    entries: dict[str, dict] = {}
+    total = len(chosen)
+    done = 0
+
+    def report(entry):
+        nonlocal done
+        done += 1
+        if progress is not None:
+            progress(done, total, entry)
+
+    todo = []
+    for c in chosen:
+        hit = old.get(c.key)
+        if hit is not None and hit.get("key") == keys[c.key]:
+            entries[c.key] = dict(hit["entry"], cached=True)
+            report(entries[c.key])
+        else:
+            todo.append(c)
+    work = Path(log_dir) if log_dir is not None else Path(tempfile.mkdtemp(prefix="mindport-models-"))
+    # the side processes import their frameworks while the builder runs (they are independent)
+    roots = (src_root, out_root) if s.stub_missing else ()
+    pool = [_Worker(work, i, roots) for i in range(max(1, min(workers, len(todo))))] if todo else []
+    starting = [threading.Thread(target=_start, args=(w,), daemon=True) for w in pool]
+    for t in starting:
+        t.start()
+    t_build = time.perf_counter()
+    built = run_builder(src_root, todo, user_ctors or {}, work, s) if todo else {}
+    for t in starting:
+        t.join()
+    build_seconds = time.perf_counter() - t_build
+    to_prove = []
+    for c in todo:
+        res = built.get(c.key, {"status": "not-built", "reason": "not tried"})
+        entry = {"class": c.key, "kind": c.kind, "line": c.line, "status": "not-built", "ctor": res.get("ctor"),
+                 "ctor_source": res.get("ctor_source"), "inputs": res.get("inputs"),
+                 "input_source": res.get("input_source"), "params": res.get("params"), "max_rel": None,
+                 "first_divergent": None, **({"stubbed": res["stubbed"]} if res.get("stubbed") else {}),
+                 **({"module": c.dotted} if c.dotted else {})}
+        if c.rel not in out_files:
+            entry["reason"] = f"{c.rel} has no converted counterpart in the output"
+        elif res.get("status") != "built":
+            entry["reason"] = res.get("reason", "not built")
+        else:
+            entry["status"] = "built"
+            to_prove.append(entry)
+        entries[c.key] = entry
+        if entry["status"] == "not-built":
+            report(entry)
+    t_prove = time.perf_counter()
+    if to_prove:
+        q: queue.Queue = queue.Queue()
+        for entry in to_prove:
+            q.put(entry)
+        lock = threading.Lock()
+
+        def run(index: int) -> None:
+            worker = pool[index]
+            try:
+                while True:
+                    try:
+                        entry = q.get_nowait()
+                    except queue.Empty:
+                        return
+                    start = time.perf_counter()
+                    try:
+                        prove_one(worker, entry, src_root, out_root, s)
+                    except Exception as exc:  # noqa: BLE001 - one model's failure is its entry, not the run's
+                        _fail(entry, "ms-failed", "error", f"the proof could not run: {type(exc).__name__}: {exc}")
+                        worker.close()
+                    entry["seconds"] = round(time.perf_counter() - start, 2)
+                    with lock:
+                        report(entry)
+            finally:
+                worker.close()
+
+        threads = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(min(len(pool), len(to_prove)))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    for w in pool:
+        w.close()
+    prove_seconds = time.perf_counter() - t_prove
+    models = [entries[c.key] for c in chosen]
+    for m in models:
+        if m["status"] == "built":  # never reached a verdict
+            _fail(m, "ms-failed", "error", "the proof did not finish")
+    if cache:
+        new = {k: v for k, v in old.items()}
+        for c in chosen:
+            new[c.key] = {"key": keys[c.key], "entry": {k: v for k, v in entries[c.key].items() if k != "cached"}}
+        _write_cache(cache_path, new)
+    summary = summarize(models, len(found))
+    summary["seconds"] = {"total": round(time.perf_counter() - t0, 2), "build": round(build_seconds, 2),
+                          "prove": round(prove_seconds, 2)}
+    summary["cached"] = sum(1 for m in models if m.get("cached"))
+    return models, summary
+
+
+def summarize(models: list[dict], discovered: int) -> dict:
+    counts = {status: sum(1 for m in models if m["status"] == status) for status in STATUSES}
+    built = len(models) - counts["not-built"]
+    return {"discovered": discovered, "selected": len(models), "built": built, "proven": counts["proven"],
+            "diverged": counts["diverged"], "ms_failed": counts["ms-failed"], "not_built": counts["not-built"]}
+
+
+def summary_line(summary: dict) -> str:
+    return (f"models: {summary['discovered']} discovered, {summary['selected']} tried, {summary['built']} built, "
+            f"{summary['proven']} proven, {summary['diverged']} diverged, {summary['ms_failed']} failed in MindSpore, "
+            f"{summary['not_built']} not built")
+
+
+def _read_cache(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return data.get("models", {}) if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def _write_cache(path: Path, models: dict) -> None:
+    from mindport.migrator.tree import atomic_write
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, (json.dumps({"version": __version__, "models": models}, indent=1, default=str) + "\n"
+                        ).encode("utf-8"))

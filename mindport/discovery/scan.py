@@ -1,0 +1,496 @@
+"""Discovery, read with ``ast`` (nothing is imported): every ``nn.Module`` subclass and every model factory of a
+repository, the constructor calls and inputs the repository itself writes for them, and the facts the builder needs
+to try the rest (required parameters with their annotations, argparse defaults).
+
+A *factory* is a top-level function that needs no argument and returns a model: its body returns a call of a
+module class (or of another factory) of the project, ``def resnet18(**kw): return ResNet(BasicBlock, [2, 2, 2, 2])``.
+A *registry* (``model_dict = {"resnet18": resnet18, "vgg": partial(VGG, cfg="A")}``) adds nothing to discover by
+itself (its values are discovered as classes and factories) but its ``partial(Class, ...)`` values are constructor
+calls written by the repository, used like any other.
+"""
+from __future__ import annotations
+
+import ast
+import hashlib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mindport.migrator.project import class_bases, module_classes_from_bases
+
+_SKIP_DIRS = {".git", "__pycache__", ".venv", "venv", "env", "site-packages", "node_modules", "build", "dist",
+              ".tox", ".eggs", "mindport_scripts", "mindport_export", "mindport-logs"}
+# Module subclasses that are not models to prove: containers and framework plumbing re-implemented in a repository
+_NOT_MODELS = {"Module", "ModuleList", "ModuleDict", "Sequential", "ParameterList", "ParameterDict"}
+_TENSOR_MAKERS = {"randn": "float32", "rand": "float32", "zeros": "float32", "ones": "float32", "empty": "float32",
+                  "randint": "int64", "randn_like": None, "FloatTensor": "float32", "LongTensor": "int64"}
+_MAX_LITERAL = 400  # characters of a constructor call kept as a candidate
+
+
+@dataclass
+class Param:
+    name: str
+    annotation: str = ""
+    default: str | None = None  # source text, None when required
+    kind: str = "positional"  # positional, keyword, var_positional, var_keyword
+    choices: list = field(default_factory=list)  # string values the function compares it with ('LSTM', 'GRU')
+
+
+@dataclass
+class Candidate:
+    rel: str  # path relative to the repository, "/" separated
+    name: str
+    kind: str  # "class" or "factory"
+    line: int
+    params: list[Param] = field(default_factory=list)  # __init__'s (classes) or the function's (factories)
+    forward: list[Param] = field(default_factory=list)  # forward's parameters (classes)
+    doc: str = ""  # the class's and forward's docstrings (shape hints)
+    ctors: list[str] = field(default_factory=list)  # constructor argument texts the repository writes
+    inputs: list[list[str]] = field(default_factory=list)  # input specs of calls the repository writes
+    bases: list[str] = field(default_factory=list)
+    configs: list[str] = field(default_factory=list)  # the module's configuration classes (GPTConfig, ModelArgs)
+    dotted: str = ""  # "models.convnext": imported by this name from the root (a relative import, no __init__.py)
+
+    @property
+    def key(self) -> str:
+        return f"{self.rel}:{self.name}"
+
+    def required(self) -> list[Param]:
+        return [p for p in self.params if p.default is None and p.kind in ("positional", "keyword")]
+
+    def to_json(self) -> dict:
+        return {"class": self.key, "kind": self.kind, "line": self.line, "bases": self.bases,
+                "params": [vars(p) for p in self.params], "forward": [vars(p) for p in self.forward],
+                "doc": self.doc[:600], "ctors": self.ctors, "inputs": self.inputs, "configs": self.configs,
+                "dotted": self.dotted}
+
+
+def python_files(root: Path) -> list[str]:
+    """The repository's Python files (relative, sorted), without tool folders and hidden ones."""
+    out = []
+    stack = [root]
+    while stack:
+        folder = stack.pop()
+        try:
+            items = sorted(folder.iterdir())
+        except OSError:
+            continue
+        for item in items:
+            if item.is_symlink():
+                continue
+            if item.is_dir():
+                if item.name not in _SKIP_DIRS and not item.name.startswith("."):
+                    stack.append(item)
+            elif item.suffix == ".py" and item.is_file():
+                out.append(item.relative_to(root).as_posix())
+    return sorted(out)
+
+
+def _parse(root: Path, rel: str):
+    try:
+        data = (root / rel).read_bytes()
+        if len(data) > 1_000_000:
+            return None, b""
+        return ast.parse(data), data
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return None, b""
+
+
+def _params(args: ast.arguments, skip_first: bool) -> list[Param]:
+    out: list[Param] = []
+    positional = [*args.posonlyargs, *args.args]
+    defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+    for i, (a, d) in enumerate(zip(positional, defaults)):
+        if skip_first and i == 0:
+            continue
+        out.append(Param(a.arg, ast.unparse(a.annotation) if a.annotation else "",
+                         ast.unparse(d) if d is not None else None))
+    if args.vararg:
+        out.append(Param(args.vararg.arg, kind="var_positional", default=""))
+    for a, d in zip(args.kwonlyargs, args.kw_defaults):
+        out.append(Param(a.arg, ast.unparse(a.annotation) if a.annotation else "",
+                         ast.unparse(d) if d is not None else None, kind="keyword"))
+    if args.kwarg:
+        out.append(Param(args.kwarg.arg, kind="var_keyword", default=""))
+    return out
+
+
+def _choices(func, params: list[Param]) -> None:
+    """String constants a required parameter is compared with in the function (``if rnn_type == 'LSTM'``,
+    ``assert mode in ('a', 'b')``, ``getattr(nn, rnn_type)``-free): its possible values, in source order."""
+    names = {p.name: p for p in params if p.default is None}
+    for node in ast.walk(func):
+        if isinstance(node, ast.Compare) and isinstance(node.left, ast.Name) and node.left.id in names:
+            for op, right in zip(node.ops, node.comparators):
+                values = []
+                if isinstance(op, (ast.Eq, ast.NotEq)) and isinstance(right, ast.Constant):
+                    values = [right.value]
+                elif isinstance(op, (ast.In, ast.NotIn)) and isinstance(right, (ast.Tuple, ast.List, ast.Set)):
+                    values = [e.value for e in right.elts if isinstance(e, ast.Constant)]
+                for v in values:
+                    if isinstance(v, str) and v not in names[node.left.id].choices:
+                        names[node.left.id].choices.append(v)
+
+
+def _method(cls: ast.ClassDef, name: str):
+    return next((n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name),
+                None)
+
+
+def _last(func: ast.expr) -> str:
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return ""
+
+
+class _Literal:
+    """Is an expression something a constructor call may carry to the model's module: constants, containers of them,
+    names the module defines, calls of those, and ``args.X`` where X is an argparse option with a literal default
+    (replaced by the default)."""
+
+    def __init__(self, module_names: set[str], argdefaults: dict[str, str]):
+        self.names, self.argdefaults = module_names, argdefaults
+
+    def render(self, node: ast.expr) -> str | None:
+        node = self._substitute(node)
+        return None if node is None else ast.unparse(node)
+
+    def _substitute(self, node):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.attr in self.argdefaults \
+                and node.value.id in ("args", "opt", "opts", "config", "cfg", "hparams", "FLAGS", "params"):
+            return ast.parse(self.argdefaults[node.attr], mode="eval").body
+        if isinstance(node, ast.Constant):
+            return node
+        if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+            elts = [self._substitute(e) for e in node.elts]
+            return None if any(e is None for e in elts) else type(node)(elts=elts, ctx=ast.Load())
+        if isinstance(node, ast.Dict):
+            keys = [self._substitute(k) if k is not None else None for k in node.keys]
+            values = [self._substitute(v) for v in node.values]
+            if any(v is None for v in values) or any(k is None for k in keys):
+                return None
+            return ast.Dict(keys=keys, values=values)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            inner = self._substitute(node.operand)
+            return None if inner is None else ast.UnaryOp(op=node.op, operand=inner)
+        if isinstance(node, ast.BinOp):
+            left, right = self._substitute(node.left), self._substitute(node.right)
+            return None if left is None or right is None else ast.BinOp(left=left, op=node.op, right=right)
+        if isinstance(node, ast.Name):
+            return node if node.id in self.names or node.id in ("True", "False", "None") else None
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in ("nn", "torch"):
+            return node if node.value.id in self.names else None
+        if isinstance(node, ast.Call):
+            func = self._substitute(node.func) if isinstance(node.func, (ast.Name, ast.Attribute)) else None
+            if func is None:
+                return None
+            args = [self._substitute(a) for a in node.args]
+            kws = [(k.arg, self._substitute(k.value)) for k in node.keywords]
+            if any(a is None for a in args) or any(v is None or k is None for k, v in kws):
+                return None
+            return ast.Call(func=func, args=args, keywords=[ast.keyword(arg=k, value=v) for k, v in kws])
+        return None
+
+    def call_args(self, call: ast.Call, skip: int = 0) -> str | None:
+        parts = []
+        for a in call.args[skip:]:
+            if isinstance(a, ast.Starred):
+                return None
+            text = self.render(a)
+            if text is None:
+                return None
+            parts.append(text)
+        for k in call.keywords:
+            if k.arg is None:
+                return None
+            text = self.render(k.value)
+            if text is None:
+                return None
+            parts.append(f"{k.arg}={text}")
+        out = ", ".join(parts)
+        return out if len(out) <= _MAX_LITERAL else None
+
+
+def _argparse_defaults(tree) -> dict[str, str]:
+    """``parser.add_argument("--num-classes", type=int, default=10)`` -> {"num_classes": "10"} (literal defaults)."""
+    out = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and _last(node.func) == "add_argument" and node.args \
+                and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+            flags = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+            long = next((f for f in flags if f.startswith("--")), flags[0])
+            dest = next((ast.literal_eval(k.value) for k in node.keywords if k.arg == "dest"
+                         and isinstance(k.value, ast.Constant)), long.lstrip("-").replace("-", "_"))
+            default = next((k.value for k in node.keywords if k.arg == "default"), None)
+            if default is not None:
+                try:
+                    ast.literal_eval(default)
+                except (ValueError, SyntaxError, TypeError):
+                    continue
+                out[str(dest)] = ast.unparse(default)
+    return out
+
+
+def _module_names(tree) -> set[str]:
+    names = set()
+    for node in tree.body:
+        if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign):
+            for t in node.targets:
+                if isinstance(t, ast.Name):
+                    names.add(t.id)
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names.add(node.target.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                if alias.name != "*":
+                    names.add((alias.asname or alias.name).split(".")[0])
+        elif isinstance(node, (ast.If, ast.Try)):
+            for sub in ast.walk(node):
+                if isinstance(sub, (ast.Import, ast.ImportFrom)):
+                    names |= {(a.asname or a.name).split(".")[0] for a in sub.names if a.name != "*"}
+    return names
+
+
+def _tensor_spec(node: ast.expr) -> str | None:
+    """``torch.randn(1, 3, 224, 224)`` / ``torch.randint(0, 100, (2, 16))`` -> an input spec (literal sizes only)."""
+    if not isinstance(node, ast.Call):
+        return None
+    name = _last(node.func)
+    if name not in _TENSOR_MAKERS or not isinstance(node.func, ast.Attribute):
+        return None
+    try:
+        if name == "randint":
+            args = [ast.literal_eval(a) for a in node.args]
+            kw = {k.arg: ast.literal_eval(k.value) for k in node.keywords if k.arg in ("low", "high", "size")}
+            if len(args) == 3:
+                low, high, size = args
+            elif len(args) == 2:
+                low, high, size = 0, args[0], args[1]
+            else:
+                low, high, size = kw.get("low", 0), kw.get("high"), kw.get("size")
+            dtype = "int64"
+        else:
+            if node.args and isinstance(node.args[0], (ast.Tuple, ast.List)):
+                size = ast.literal_eval(node.args[0])
+            else:
+                size = [ast.literal_eval(a) for a in node.args]
+            low = high = None
+            dtype = _TENSOR_MAKERS[name] or "float32"
+        size = tuple(int(v) for v in size)
+    except (ValueError, SyntaxError, TypeError):
+        return None
+    if not size or any(v <= 0 for v in size) or len(size) > 6:
+        return None
+    n = 1
+    for v in size:
+        n *= v
+    if n > 4_000_000:
+        return None
+    text = "x".join(map(str, size)) + ":" + dtype
+    if dtype == "int64" and high is not None:
+        text += f":{int(low)}:{int(high)}"
+    return text
+
+
+def model_ref(root, rel: str, name: str, dotted: str = "") -> str:
+    """The reference ``build_model`` takes for a discovered model under ``root``."""
+    return f"{dotted}:{name}" if dotted else f"{Path(root) / rel}:{name}"
+
+
+def discover(root, files: list[str] | None = None) -> list[Candidate]:
+    """Every model class and factory of the repository at ``root``, with the calls its own code writes."""
+    root = Path(root)
+    files = python_files(root) if files is None else files
+    parsed = {}
+    per_file_bases = []
+    for rel in files:
+        tree, data = _parse(root, rel)
+        if tree is None:
+            continue
+        parsed[rel] = tree
+        per_file_bases.append(class_bases(data))
+    module_classes = module_classes_from_bases(per_file_bases)
+    found: dict[str, Candidate] = {}
+    by_name: dict[str, list[Candidate]] = {}
+    # a file with relative imports in a folder that is no package: imported by its dotted name from the root (a
+    # namespace package), as `python -m` or the repository's scripts do
+    dotted_of = {rel: rel[:-3].replace("/", ".") for rel, tree in parsed.items()
+                 if "/" in rel and not (root / rel).with_name("__init__.py").is_file()
+                 and all(part.isidentifier() for part in rel[:-3].split("/"))
+                 and any(isinstance(n, ast.ImportFrom) and n.level for n in ast.walk(tree))}
+    for rel, tree in parsed.items():
+        dotted = dotted_of.get(rel, "")
+        configs = [n.name for n in tree.body if isinstance(n, ast.ClassDef)
+                   and re.search(r"(Config|Args|Params|Cfg|Hparams|Options|Settings)$", n.name)]
+        for node in tree.body:
+            if isinstance(node, ast.ClassDef) and node.name in module_classes and node.name not in _NOT_MODELS:
+                init, fwd = _method(node, "__init__"), _method(node, "forward")
+                init_params = _params(init.args, True) if init else []
+                if init:
+                    _choices(init, init_params)
+                doc = "\n".join(filter(None, [ast.get_docstring(node) or "",
+                                              ast.get_docstring(fwd) if fwd else ""]))
+                c = Candidate(rel, node.name, "class", node.lineno, init_params,
+                              _params(fwd.args, True) if fwd else [], doc,
+                              bases=[_last(b) or ast.unparse(b) for b in node.bases], configs=configs,
+                              dotted=dotted)
+                found[c.key] = c
+                by_name.setdefault(node.name, []).append(c)
+    # factories: top-level functions without required arguments that return a module class's (or factory's) call
+    changed = True
+    while changed:
+        changed = False
+        for rel, tree in parsed.items():
+            for node in tree.body:
+                if not isinstance(node, ast.FunctionDef) or f"{rel}:{node.name}" in found or node.name.startswith("_"):
+                    continue
+                params = _params(node.args, False)
+                if any(p.default is None for p in params):
+                    continue
+                returns = [r.value for r in ast.walk(node) if isinstance(r, ast.Return) and r.value is not None]
+                built = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+                if returns and any(isinstance(r, ast.Call) and _last(r.func) in by_name for r in returns) or (
+                        returns and all(isinstance(r, ast.Name) for r in returns) and built & set(by_name)
+                        and any(isinstance(s, ast.Assign) and isinstance(s.value, ast.Call)
+                                and _last(s.value.func) in by_name for s in ast.walk(node))):
+                    c = Candidate(rel, node.name, "factory", node.lineno, params, dotted=dotted_of.get(rel, ""))
+                    found[c.key] = c
+                    by_name.setdefault(node.name, []).append(c)
+                    changed = True
+    _collect_calls(parsed, found, by_name)
+    return sorted(found.values(), key=lambda c: (c.rel, c.line))
+
+
+def _collect_calls(parsed: dict, found: dict[str, Candidate], by_name: dict[str, list[Candidate]]) -> None:
+    """The constructor calls and inputs the repository writes for each candidate: literal calls anywhere (scripts,
+    tests, configs, ``__main__`` blocks, factories, registries' ``partial``), with ``args.X`` read from argparse
+    defaults; and inputs from ``model(torch.randn(...))`` where ``model`` was built from a candidate in that scope."""
+    names_of = {rel: _module_names(tree) for rel, tree in parsed.items()}
+    for rel, tree in parsed.items():
+        argdefaults = _argparse_defaults(tree)
+        for scope in [tree, *[n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]]:
+            bound: dict[str, list[Candidate]] = {}
+            tensors: dict[str, str] = {}
+            body = scope.body
+            for node in _scope_nodes(body):
+                if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                    target, value = node.targets[0].id, node.value
+                    spec = _tensor_spec(value)
+                    if spec:
+                        tensors[target] = spec
+                    elif isinstance(value, ast.Call):
+                        made = _call_target(value, by_name)
+                        if made:
+                            bound[target] = made
+                        elif _last(value.func) in ("to", "eval", "cuda", "cpu", "float") and isinstance(
+                                value.func, ast.Attribute) and isinstance(value.func.value, ast.Call):
+                            made = _call_target(value.func.value, by_name)
+                            if made:
+                                bound[target] = made
+                if not isinstance(node, ast.Call):
+                    continue
+                made = _call_target(node, by_name)
+                for c in made or ():
+                    lit = _Literal(names_of.get(c.rel, set()) | ({"nn", "torch"} & names_of.get(c.rel, set())),
+                                   argdefaults)
+                    text = lit.call_args(node)
+                    if text is not None and text not in c.ctors:
+                        c.ctors.append(text)
+                if _last(node.func) == "partial" and node.args:
+                    for c in _named(node.args[0], by_name):
+                        lit = _Literal(names_of.get(c.rel, set()), argdefaults)
+                        text = lit.call_args(node, skip=1)
+                        if text is not None and text not in c.ctors:
+                            c.ctors.append(text)
+                # inputs: model(x) / Model(...)(torch.randn(...))
+                callee = node.func
+                targets = bound.get(callee.id) if isinstance(callee, ast.Name) else (
+                    _call_target(callee, by_name) if isinstance(callee, ast.Call) else None)
+                if targets and node.args and not node.keywords:
+                    specs = [_tensor_spec(a) or (tensors.get(a.id) if isinstance(a, ast.Name) else None)
+                             for a in node.args]
+                    if all(specs):
+                        for c in targets:
+                            if specs not in c.inputs:
+                                c.inputs.append(specs)
+
+
+def _scope_nodes(body):
+    """The nodes of a scope in source order, without descending into nested functions or classes."""
+    stack = list(reversed(body))
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        stack.extend(reversed(list(ast.iter_child_nodes(node))))
+
+
+def _named(node, by_name) -> list[Candidate]:
+    name = _last(node) if isinstance(node, (ast.Name, ast.Attribute)) else ""
+    return by_name.get(name, [])
+
+
+def _call_target(call: ast.Call, by_name) -> list[Candidate] | None:
+    return _named(call.func, by_name) or None
+
+
+def imported_files(root: Path, rels, files: list[str], cache: dict | None = None) -> list[str]:
+    """The files ``rels`` and every project file they import, transitively (``import a.b``, ``from .x import y``,
+    a package's ``__init__.py`` on the way), read with ``ast``; in visiting order."""
+    modules = {}
+    for f in files:
+        parts = f[:-3].split("/")
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        for i in range(len(parts)):
+            modules.setdefault(".".join(parts[i:]), f)
+    seen: list[str] = []
+    stack = list(reversed(list(rels)))
+    while stack:
+        cur = stack.pop()
+        if cur in seen:
+            continue
+        seen.append(cur)
+        tree = (cache or {}).get(cur)
+        if tree is None:
+            try:
+                tree = ast.parse((root / cur).read_bytes())
+            except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+                continue
+            if cache is not None:
+                cache[cur] = tree
+        package = cur.rsplit("/", 1)[0].replace("/", ".") if "/" in cur else ""
+        for node in ast.walk(tree):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    pkg = package.split(".") if package else []
+                    pkg = pkg[:len(pkg) - (node.level - 1)] if node.level > 1 else pkg
+                    base = ".".join([*pkg, *([node.module] if node.module else [])])
+                names = [base, *(f"{base}.{a.name}" if base else a.name for a in node.names)]
+            for name in names:
+                parts = name.split(".")
+                for i in range(1, len(parts) + 1):  # the packages on the way: their __init__.py runs too
+                    if ".".join(parts[:i]) in modules:
+                        stack.append(modules[".".join(parts[:i])])
+    return seen
+
+
+def files_hash(root: Path, rel: str, files: list[str], cache: dict | None = None) -> str:
+    """A hash of a file and of every project file it imports, transitively (the re-run cache's key)."""
+    digest = hashlib.sha256()
+    for cur in sorted(imported_files(root, [rel], files, cache)):
+        try:
+            data = (root / cur).read_bytes()
+        except OSError:
+            continue
+        digest.update(cur.encode() + b"\0" + hashlib.sha256(data).digest())
+    return digest.hexdigest()[:20]

@@ -1,0 +1,117 @@
+"""Stand-ins for modules a repository imports but this machine lacks (``--stub-missing``; off by default).
+
+A model file often imports what its model never runs: ``tqdm``, ``tensorboard``, ``requests``, ``wandb``, a registry
+decorator from ``timm``. With stubs, such an import gives a module whose every attribute is a stand-in class: calling
+it gives an instance (and does nothing), a decorator returns what it decorates, a class may derive from it. Whatever
+the model really needs from the missing module fails when it is used (building or the forward), so a model proven
+with stubs never ran any of their code; the report names the stubbed modules of each model.
+
+The finder is appended to ``sys.meta_path``: it is asked only after every real finder failed, so an installed
+module is never replaced, never for the frameworks mindport compares, and only for an import written in the
+repository's own files (``roots``): a library's optional import (``try: import triton``) still fails as it should.
+"""
+from __future__ import annotations
+
+import importlib.abc
+import importlib.machinery
+import os
+import sys
+import types
+
+ENV = "MINDPORT_STUB_MISSING"  # set (to a log file) in a process that should stub missing modules
+ROOTS_ENV = "MINDPORT_STUB_ROOTS"  # os.pathsep-separated folders: only their files' imports are stubbed
+_NEVER = {"torch", "mindspore", "numpy", "mindport", "scipy", "einops", "__main__", "_mindport_user"}
+STUBBED: list[str] = []
+
+
+class _StubMeta(type):
+    def __call__(cls, *args, **kwargs):
+        if len(args) == 1 and not kwargs and (callable(args[0]) or isinstance(args[0], type)):
+            return args[0]  # a decorator: the function or class it decorates
+        return super().__call__(*args, **kwargs)
+
+    def __getattr__(cls, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _stub_class(f"{cls.__qualname__}.{name}")
+
+
+class _Stub(metaclass=_StubMeta):
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def __call__(self, *args, **kwargs):
+        if len(args) == 1 and not kwargs and callable(args[0]):
+            return args[0]
+        return _stub_class("result")()
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _stub_class(name)
+
+    def __iter__(self):
+        return iter(())
+
+    def __bool__(self):
+        return False
+
+
+def _stub_class(name: str) -> type:
+    return _StubMeta(name.rsplit(".", 1)[-1], (_Stub,), {"__qualname__": name, "__module__": "mindport_stub"})
+
+
+class _StubModule(types.ModuleType):
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        value = _stub_class(f"{self.__name__}.{name}")
+        setattr(self, name, value)
+        return value
+
+
+class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    def __init__(self, roots: list[str]):
+        self.roots = tuple(os.path.realpath(r) + os.sep for r in roots if r)
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname.split(".")[0] in _NEVER or fullname.startswith("_"):
+            return None
+        if not isinstance(sys.modules.get(fullname.split(".")[0]), _StubModule) and not self._from_project():
+            return None
+        return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
+
+    def _from_project(self) -> bool:
+        """Is the import statement being run in one of the repository's files?"""
+        frame = sys._getframe(2)
+        while frame is not None:
+            file = frame.f_code.co_filename
+            if not file.startswith("<frozen") and "importlib" not in file:
+                return os.path.realpath(file).startswith(self.roots)
+            frame = frame.f_back
+        return False
+
+    def create_module(self, spec):
+        module = _StubModule(spec.name)
+        module.__path__ = []
+        return module
+
+    def exec_module(self, module):
+        top = module.__name__.split(".")[0]
+        if top not in STUBBED:
+            STUBBED.append(top)
+            log = os.environ.get(ENV)
+            if log and log != "1":
+                try:
+                    with open(log, "a", encoding="utf-8") as f:
+                        f.write(top + "\n")
+                except OSError:
+                    pass
+
+
+def install(roots: list[str] | None = None) -> None:
+    """Stub what the files under ``roots`` (default: the folders in MINDPORT_STUB_ROOTS) import and cannot find."""
+    if roots is None:
+        roots = [r for r in os.environ.get(ROOTS_ENV, "").split(os.pathsep) if r]
+    if not any(isinstance(f, _Finder) for f in sys.meta_path):
+        sys.meta_path.append(_Finder(roots))
