@@ -1,0 +1,397 @@
+"""Facts read from a model class's code that let a torch call become MindSpore's own layer instead of a
+``mindport.runtime`` one (``rules/table_calls.py`` asks; nothing here rewrites code).
+
+* **In-place activations** (``nn.ReLU(inplace=True)`` and the other entries whose ``inplace`` switches to a runtime
+  ``Inplace*`` Cell): torch writes the result into the input, which matters only when that input is read afterwards.
+  A construction is native (MindSpore's out-of-place layer) when every use of the layer is proven to leave no reader
+  of its input: ``self.act = nn.ReLU(inplace=True)`` whose every use in the class is a call ``self.act(E)`` where E is
+  a fresh tensor (a layer's or an operator's result, such as ``self.bn1(self.conv1(x))`` or ``out + identity``), or a
+  local name bound only to fresh values, never aliased, and not read after the call unless the call rebinds it
+  (``out = self.act(out)``); and, inside ``nn.Sequential(...)``, an activation that follows a layer with a fresh
+  output (only that layer's output, internal to the sequence, is overwritten). A parameter of the method, a name the
+  method hands on (``feats.append(x)``, ``y = x``), a use in a loop that does not rebind the name, the class being
+  subclassed in the file, or any other use of the attribute keeps the runtime Cell.
+* **ModuleList**: ``self.blocks = nn.ModuleList([...])`` built from a list display or comprehension with no ``None``
+  member, never appended, extended, inserted into or added to by name anywhere in the file, is MindSpore's own
+  ``nn.CellList`` (the runtime ModuleList exists for None members, tuples and generators, and for members added to an
+  empty list, which CellList names without the attribute's prefix: ``0.weight`` instead of ``blocks.0.weight``).
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import libcst as cst
+
+Resolve = Callable[[cst.BaseExpression], "str | None"]
+
+# torch layers whose output is a new tensor (never their input or a view of it)
+_FRESH_LAYERS = frozenset(
+    f"torch.nn.{name}" for name in (
+        "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "Linear", "Bilinear",
+        "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm", "LayerNorm", "GroupNorm", "InstanceNorm1d",
+        "InstanceNorm2d", "InstanceNorm3d", "LocalResponseNorm", "RMSNorm", "Embedding", "MaxPool1d", "MaxPool2d",
+        "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
+        "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "Upsample",
+        "UpsamplingNearest2d", "UpsamplingBilinear2d", "PixelShuffle", "PixelUnshuffle", "ZeroPad2d",
+        "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d", "ReplicationPad2d",
+        "Softmax", "LogSoftmax", "GELU", "Sigmoid", "Tanh", "Softplus"))
+_LIST_ADDERS = frozenset({"append", "extend", "insert", "add_module", "register_module", "__setitem__"})
+_READS_OK = frozenset({"shape", "dtype", "ndim", "size", "dim", "numel"})  # reading these aliases nothing
+
+
+def inplace_switch(entry) -> bool:
+    """Does the entry send ``inplace=True`` to a runtime Cell or function?"""
+    return "True" in entry.switch.get("inplace", {})
+
+
+class ClassFacts:
+    """The facts of one class (its whole body); ``native_inplace`` and ``native_lists`` hold ids of call nodes."""
+
+    def __init__(self, cls: cst.ClassDef, resolve: Resolve, is_inplace: Callable[[cst.Call], bool],
+                 subclassed: bool, appended: frozenset[str]) -> None:
+        self.native_inplace: set[int] = set()
+        self.native_lists: set[int] = set()
+        self._resolve = resolve
+        self._layers: dict[str, list[cst.Call]] = {}  # self.NAME -> the calls assigned to it
+        methods = [s for s in cls.body.body if isinstance(s, cst.FunctionDef)] \
+            if isinstance(cls.body, cst.IndentedBlock) else []
+        for method in methods:
+            for stmt in _assignments(method):
+                target = stmt.targets[0].target if len(stmt.targets) == 1 else None
+                if _self_attr(target) and isinstance(stmt.value, cst.Call):
+                    self._layers.setdefault(target.attr.value, []).append(stmt.value)
+                    if resolve(stmt.value.func) == "torch.nn.ModuleList" and target.attr.value not in appended \
+                            and _plain_list_argument(stmt.value):
+                        self.native_lists.add(id(stmt.value))
+        if subclassed:
+            return
+        for name, calls in self._layers.items():
+            inplace = [c for c in calls if is_inplace(c)]
+            if inplace and len(inplace) == len(calls) and all(self._uses_safe(m, name) for m in methods):
+                self.native_inplace.update(id(c) for c in inplace)
+
+    def fresh(self, expr: cst.BaseExpression) -> bool:
+        """Is ``expr`` a new tensor no other name holds: an arithmetic result, or the call of a layer attribute
+        whose class gives a new tensor?"""
+        if isinstance(expr, cst.BinaryOperation):
+            return True
+        if isinstance(expr, cst.Call) and _self_attr(expr.func):
+            calls = self._layers.get(expr.func.attr.value, [])
+            return bool(calls) and all(self._fresh_layer(c) for c in calls)
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Subscript) and _self_attr(expr.func.value):
+            calls = self._layers.get(expr.func.value.attr.value, [])  # self.convs[0](x) of a list of fresh layers
+            return bool(calls) and all(self._resolve(c.func) == "torch.nn.ModuleList" and _members_fresh(c, self)
+                                       for c in calls)
+        return False
+
+    def _fresh_layer(self, call: cst.Call) -> bool:
+        return self._resolve(call.func) in _FRESH_LAYERS
+
+    def _uses_safe(self, method: cst.FunctionDef, name: str) -> bool:
+        """Every reference to ``self.<name>`` in the method is a call whose input has no reader afterwards."""
+        order = _Order(method)
+        params = {p.name.value for p in (*method.params.posonly_params, *method.params.params,
+                                         *method.params.kwonly_params)}
+        for p in (method.params.star_arg, method.params.star_kwarg):
+            if isinstance(p, cst.Param):
+                params.add(p.name.value)
+        for ref in order.attribute_refs(name):
+            if ref.assigned:  # self.act = nn.ReLU(...): the construction itself
+                continue
+            call = ref.call
+            if call is None or len(call.args) != 1 or call.args[0].keyword is not None or call.args[0].star:
+                return False
+            arg = call.args[0].value
+            if self.fresh(arg):
+                continue
+            if not isinstance(arg, cst.Name) or arg.value in params or not self._local_safe(order, arg, call, name):
+                return False
+        return True
+
+    def _local_safe(self, order: "_Order", arg: cst.Name, call: cst.Call, name: str) -> bool:
+        var = arg.value
+        rebinds = order.statement_target(call) == var
+        if order.in_loop(call) and not rebinds:
+            return False
+        for binding in order.bindings(var):
+            if binding is None:  # bound by for/with/except/import/augmented-as/...: not a plain value
+                return False
+            value = binding
+            if self.fresh(value):
+                continue
+            # out = self.act(out): the object stays the one the call received, itself checked here
+            if isinstance(value, cst.Call) and _self_attr(value.func) and value.func.attr.value == name \
+                    and len(value.args) == 1 and (self.fresh(value.args[0].value)
+                                                  or (isinstance(value.args[0].value, cst.Name)
+                                                      and value.args[0].value.value == var)):
+                continue
+            return False
+        call_pos, call_stmt = order.position(call), order.statement_of(call)
+        for read, parent, grand, stmt in order.reads(var):
+            if read is arg:
+                continue
+            if parent is None or stmt == call_stmt:
+                return False  # read in a closure, or in the call's own statement (before or after it runs)
+            if order.position(read) > call_pos and not rebinds:
+                return False  # the input read after the call: torch's reader sees the result
+            if order.position(read) < call_pos and not self._reading_only(parent, grand, read, name):
+                return False  # handed on (y = x, feats.append(x), a view x.view(...)) before the call
+        return True
+
+    def _reading_only(self, parent, grand, read: cst.Name, name: str) -> bool:
+        """A read that keeps no reference to the tensor: an operand, ``x += y``, a fresh layer's input,
+        ``x.shape``."""
+        if isinstance(parent, (cst.BinaryOperation, cst.Comparison, cst.ComparisonTarget, cst.UnaryOperation,
+                               cst.AugAssign)):
+            return True
+        if isinstance(parent, cst.Attribute) and parent.value is read and parent.attr.value in _READS_OK:
+            return True
+        if isinstance(parent, cst.Arg) and parent.keyword is None and isinstance(grand, cst.Call):
+            return self.fresh(grand) or (_self_attr(grand.func) and grand.func.attr.value == name)
+        return False
+
+
+def _self_attr(expr) -> bool:
+    return isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self"
+
+
+def _assignments(method: cst.FunctionDef):
+    found: list[cst.Assign] = []
+
+    class _Find(cst.CSTVisitor):
+        def visit_Assign(self, node):
+            found.append(node)
+
+        def visit_FunctionDef(self, node):
+            return node is method
+
+        def visit_Lambda(self, node):
+            return False
+
+    method.visit(_Find())
+    return found
+
+
+def _plain_list_argument(call: cst.Call) -> bool:
+    """``nn.ModuleList([...])`` with a list display of no None member, or a list comprehension of non-None elements."""
+    if len(call.args) != 1 or call.args[0].keyword not in (None,) or call.args[0].star:
+        if not (len(call.args) == 1 and call.args[0].keyword is not None and call.args[0].keyword.value == "modules"):
+            return False
+    value = call.args[0].value
+    if isinstance(value, cst.List):
+        return bool(value.elements) and all(
+            isinstance(e, cst.Element) and not _maybe_none(e.value) for e in value.elements)
+    if isinstance(value, cst.ListComp):
+        return not _maybe_none(value.elt)
+    return False
+
+
+def _members_fresh(call: cst.Call, facts: ClassFacts) -> bool:
+    """``nn.ModuleList([...])`` whose every member is built by a layer class with a fresh output."""
+    if not _plain_list_argument(call):
+        return False
+    value = call.args[0].value
+    members = [value.elt] if isinstance(value, cst.ListComp) else [e.value for e in value.elements]
+    return all(isinstance(m, cst.Call) and facts._fresh_layer(m) for m in members)  # noqa: SLF001
+
+
+def _maybe_none(expr) -> bool:
+    return (isinstance(expr, cst.Name) and expr.value == "None") or isinstance(expr, (cst.IfExp, cst.BooleanOperation))
+
+
+class _Ref:
+    __slots__ = ("call", "assigned")
+
+    def __init__(self, call, assigned) -> None:
+        self.call, self.assigned = call, assigned
+
+
+class _Order(cst.CSTVisitor):
+    """One method in source order: each node's position, names' reads (with their parent) and bindings, references
+    to ``self.<attr>``, and which nodes sit in a loop."""
+
+    def __init__(self, method: cst.FunctionDef) -> None:
+        super().__init__()
+        self._pos: dict[int, int] = {}
+        self._stack: list[cst.CSTNode] = []
+        self._loops = 0
+        self._in_loop: set[int] = set()
+        self._reads: dict[str, list[tuple]] = {}  # name -> (node, parent, grandparent, statement id)
+        self._statement: list[int] = []
+        self._stmt_of: dict[int, int] = {}
+        self._bindings: dict[str, list] = {}
+        self._stmt_target: dict[int, str | None] = {}
+        self._attr_refs: dict[str, list[_Ref]] = {}
+        self._current_stmt_target: list[str | None] = []
+        self._store: set[int] = set()
+        self._method = method
+        method.body.visit(self)
+
+    # positions and parents
+    def on_visit(self, node) -> bool:
+        if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            # a nested scope may read a name when it runs, at any time: each name in it is an unsafe read
+            for name in _all_names(node):
+                self._reads.setdefault(name.value, []).append((name, None, None, -1))
+            return False
+        self._pos[id(node)] = len(self._pos)
+        if self._loops:
+            self._in_loop.add(id(node))
+        if isinstance(node, (cst.For, cst.While)):
+            self._loops += 1
+        if isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            self._statement.append(id(node))
+        if self._statement:
+            self._stmt_of[id(node)] = self._statement[-1]
+        if isinstance(node, cst.SimpleStatementLine):
+            target = None
+            body = node.body[0] if len(node.body) == 1 else None
+            if isinstance(body, cst.Assign) and len(body.targets) == 1 and isinstance(body.targets[0].target, cst.Name):
+                target = body.targets[0].target.value
+            self._current_stmt_target.append(target)
+        self._visit_node(node)
+        self._stack.append(node)
+        return True
+
+    def on_leave(self, original_node) -> None:
+        if isinstance(original_node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            return
+        self._stack.pop()
+        if isinstance(original_node, (cst.For, cst.While)):
+            self._loops -= 1
+        if isinstance(original_node, cst.SimpleStatementLine):
+            self._current_stmt_target.pop()
+        if isinstance(original_node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            self._statement.pop()
+
+    def _visit_node(self, node) -> None:
+        parent = self._stack[-1] if self._stack else None
+        if isinstance(node, cst.Assign):
+            for t in node.targets:
+                for name in _target_names(t.target):
+                    self._store.add(id(name))
+                    plain = isinstance(t.target, cst.Name) and len(node.targets) == 1
+                    self._bindings.setdefault(name.value, []).append(node.value if plain else None)
+        elif isinstance(node, cst.AnnAssign):
+            if isinstance(node.target, cst.Name):
+                self._store.add(id(node.target))
+                self._bindings.setdefault(node.target.value, []).append(node.value)
+        elif isinstance(node, cst.AugAssign):
+            # x += y: torch adds into x (a read of x, which keeps x's object: no new binding)
+            if isinstance(node.target, cst.Name):
+                self._store.add(id(node.target))
+                self._reads.setdefault(node.target.value, []).append(
+                    (node.target, node, parent, self._statement[-1] if self._statement else -1))
+        elif isinstance(node, (cst.For, cst.CompFor)):
+            for name in _target_names(node.target):
+                self._store.add(id(name))
+                self._bindings.setdefault(name.value, []).append(None)
+        elif isinstance(node, (cst.AsName, cst.NamedExpr)):
+            target = node.name if isinstance(node, cst.AsName) else node.target
+            for name in _target_names(target):
+                self._store.add(id(name))
+                self._bindings.setdefault(name.value, []).append(None)
+        elif isinstance(node, cst.Name) and id(node) not in self._store:
+            if not (isinstance(parent, cst.Attribute) and parent.attr is node) \
+                    and not (isinstance(parent, cst.Arg) and parent.keyword is node):
+                grand = self._stack[-2] if len(self._stack) > 1 else None
+                self._reads.setdefault(node.value, []).append(
+                    (node, parent, grand, self._statement[-1] if self._statement else -1))
+        elif isinstance(node, cst.Attribute) and _self_attr(node):
+            call = parent if isinstance(parent, cst.Call) and parent.func is node else None
+            assigned = isinstance(parent, cst.AssignTarget)
+            self._attr_refs.setdefault(node.attr.value, []).append(_Ref(call, assigned))
+        if isinstance(node, cst.Call) and self._current_stmt_target:
+            self._stmt_target[id(node)] = self._current_stmt_target[-1]
+
+    # queries
+    def statement_of(self, node) -> int:
+        return self._stmt_of.get(id(node), -2)
+
+    def position(self, node) -> int:
+        return self._pos.get(id(node), -1)
+
+    def in_loop(self, node) -> bool:
+        return id(node) in self._in_loop
+
+    def reads(self, name: str):
+        return self._reads.get(name, [])
+
+    def bindings(self, name: str):
+        return self._bindings.get(name, [])
+
+    def attribute_refs(self, name: str):
+        return self._attr_refs.get(name, [])
+
+    def statement_target(self, call: cst.Call) -> str | None:
+        """The name the call's statement assigns when the statement is ``name = <this call>``."""
+        return self._stmt_target.get(id(call))
+
+
+def _all_names(node):
+    found: list[cst.Name] = []
+
+    class _Find(cst.CSTVisitor):
+        def visit_Name(self, name):
+            found.append(name)
+
+    node.visit(_Find())
+    return found
+
+
+def _target_names(target):
+    if isinstance(target, cst.Name):
+        yield target
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            yield from _target_names(element.value)
+    elif isinstance(target, cst.StarredElement):
+        yield from _target_names(target.value)
+
+
+def appended_attributes(module: cst.Module) -> frozenset[str]:
+    """Attribute names that some ``X.<name>.append/extend/insert/add_module(...)`` call in the file adds to."""
+    found: set[str] = set()
+
+    class _Find(cst.CSTVisitor):
+        def visit_Call(self, node):
+            func = node.func
+            if isinstance(func, cst.Attribute) and func.attr.value in _LIST_ADDERS \
+                    and isinstance(func.value, cst.Attribute):
+                found.add(func.value.attr.value)
+
+    module.visit(_Find())
+    return frozenset(found)
+
+
+def subclassed_names(module: cst.Module) -> frozenset[str]:
+    """Names used as a base class anywhere in the file (``class B(A)``: A's attributes may be used by B)."""
+    found: set[str] = set()
+
+    class _Find(cst.CSTVisitor):
+        def visit_ClassDef(self, node):
+            for base in node.bases:
+                if isinstance(base.value, cst.Name):
+                    found.add(base.value.value)
+                elif isinstance(base.value, cst.Attribute):
+                    found.add(base.value.attr.value)
+
+    module.visit(_Find())
+    return frozenset(found)
+
+
+def sequential_inplace(call: cst.Call, resolve: Resolve, is_inplace: Callable[[cst.Call], bool]) -> set[int]:
+    """Ids of the in-place activations among ``nn.Sequential(...)``'s arguments that follow a layer with a fresh
+    output: what they overwrite is that layer's output, which only the sequence sees."""
+    safe: set[int] = set()
+    fresh_before = False
+    for arg in call.args:
+        if arg.star or arg.keyword is not None:
+            return set()
+        value = arg.value
+        if isinstance(value, cst.Call) and is_inplace(value):
+            if fresh_before:
+                safe.add(id(value))
+            continue
+        fresh_before = isinstance(value, cst.Call) and resolve(value.func) in _FRESH_LAYERS
+    return safe
