@@ -70,6 +70,11 @@ class ClassFacts:
             if inplace and len(inplace) == len(calls) and all(self._uses_safe(m, name) for m in methods):
                 self.native_inplace.update(id(c) for c in inplace)
 
+    @property
+    def layers(self) -> dict[str, list[cst.Call]]:
+        """self.NAME -> the calls assigned to it, in any method."""
+        return self._layers
+
     def fresh(self, expr: cst.BaseExpression) -> bool:
         """Is ``expr`` a new tensor no other name holds: an arithmetic result, or the call of a layer attribute
         whose class gives a new tensor?"""
@@ -395,3 +400,95 @@ def sequential_inplace(call: cst.Call, resolve: Resolve, is_inplace: Callable[[c
             continue
         fresh_before = isinstance(value, cst.Call) and resolve(value.func) in _FRESH_LAYERS
     return safe
+
+
+# ------------------------------------------------------------------------------------------- floating-point inputs
+
+# torch layers whose output is floating point whatever they are given (they refuse integer inputs, or embed them)
+_FLOAT_LAYERS = frozenset(
+    f"torch.nn.{name}" for name in (
+        "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "Linear", "Bilinear",
+        "LazyLinear", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm", "LayerNorm", "GroupNorm",
+        "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "RMSNorm", "Embedding"))
+# torch functions whose result is floating point: draws, and (with no dtype given) the float-default constructors
+_FLOAT_FUNCTIONS = frozenset({"torch.randn", "torch.rand", "torch.randn_like", "torch.rand_like", "torch.linspace",
+                              "torch.logspace", "torch.zeros", "torch.ones", "torch.empty", "torch.normal"})
+# methods whose result has the receiver's dtype (a float receiver gives a float result)
+_SAME_DTYPE_METHODS = frozenset({
+    "view", "reshape", "permute", "transpose", "flatten", "unflatten", "unsqueeze", "squeeze", "contiguous", "expand",
+    "expand_as", "repeat", "clone", "detach", "narrow", "chunk", "split", "flip", "roll", "t", "mean", "softmax",
+    "log_softmax", "relu", "abs", "neg", "clamp", "clip", "masked_fill", "type_as", "view_as", "reshape_as",
+    "tril", "triu", "cumsum", "sum", "amax", "amin", "norm", "pow", "square"})
+_FLOAT_METHODS = frozenset({"float", "double", "half", "bfloat16"})
+
+
+class FloatFacts:
+    """Is an expression a floating-point tensor (or number) by construction? Read from the code of one function:
+    a float literal, a true division, arithmetic with a float operand, a layer that only gives floats
+    (``self.fc(x)`` of an ``nn.Linear``), a draw or a float-default constructor without ``dtype``, ``arange`` with a
+    float argument, a floating-only function (``exp``, ``sigmoid``), ``.float()``, a dtype-keeping method or index of
+    a float, or a local name every assignment of which is one of these. A parameter, an attribute or anything else
+    is unknown: the int-to-float guard stays."""
+
+    def __init__(self, function: cst.FunctionDef | None, resolve: Resolve, layer_calls: dict[str, list[cst.Call]],
+                 float_only: frozenset[str]) -> None:
+        self._resolve = resolve
+        self._layers = layer_calls
+        self._float_only = float_only  # names of the floating-only functions (exp, sigmoid, ...)
+        self._order = _Order(function) if function is not None else None
+        self._params: set[str] = set()
+        if function is not None:
+            params = function.params
+            self._params = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+            self._params |= {p.name.value for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)}
+
+    def is_float(self, expr, seen: frozenset[str] = frozenset()) -> bool:
+        if isinstance(expr, cst.Float):
+            return True
+        if isinstance(expr, cst.BinaryOperation):
+            if isinstance(expr.operator, cst.Divide):
+                return True
+            return self.is_float(expr.left, seen) or self.is_float(expr.right, seen)
+        if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus, cst.Plus)):
+            return self.is_float(expr.expression, seen)
+        if isinstance(expr, cst.Subscript):
+            return self.is_float(expr.value, seen)
+        if isinstance(expr, cst.Name):
+            return self._name_float(expr.value, seen)
+        if isinstance(expr, cst.Call):
+            return self._call_float(expr, seen)
+        return False
+
+    def _name_float(self, name: str, seen: frozenset[str]) -> bool:
+        if name in seen:
+            return True  # x = x * 2: the other assignments decide (co-inductively)
+        bindings = self._order.bindings(name) if self._order is not None else []
+        if not bindings or name in self._params:
+            return False
+        return all(value is not None and self.is_float(value, seen | {name}) for value in bindings)
+
+    def _call_float(self, call: cst.Call, seen: frozenset[str]) -> bool:
+        func = call.func
+        if _self_attr(func):
+            calls = self._layers.get(func.attr.value, [])
+            return bool(calls) and all(self._resolve(c.func) in _FLOAT_LAYERS for c in calls)
+        qual = self._resolve(func)
+        if qual is not None:
+            keywords = {a.keyword.value for a in call.args if a.keyword is not None}
+            if qual.rpartition(".")[0] in ("torch", "torch.special", "torch.nn.functional") \
+                    and qual.rpartition(".")[2] in self._float_only:
+                return True
+            if qual in _FLOAT_FUNCTIONS:
+                return "dtype" not in keywords and not any(a.star for a in call.args)
+            if qual == "torch.arange":
+                return "dtype" not in keywords and any(isinstance(a.value, cst.Float) for a in call.args)
+            return False
+        if isinstance(func, cst.Attribute):
+            method = func.attr.value
+            if method in _FLOAT_METHODS and not call.args:
+                return True
+            if method in self._float_only and not call.args:
+                return True  # x.exp(), x.sigmoid(): floating point whatever x holds
+            if method in _SAME_DTYPE_METHODS and not any(a.keyword and a.keyword.value == "dtype" for a in call.args):
+                return self.is_float(func.value, seen)
+        return False

@@ -278,3 +278,37 @@ def test_jit_markers_fold_away_and_the_port_matches(mode, tmp_path):
     assert "is_scripting" not in code and "if x.shape[0] > 1:" in code and "y = x + 3" in code
     x = np.random.default_rng(0).standard_normal((2, 4)).astype(np.float32)
     assert_port_matches_in_mode(JIT, code, "Net", [x], tmp_path, "jit", mode, rtol=1e-5, atol=1e-5)
+
+
+# ------------------------------------------------------------------------------------------------ int-to-float guards
+
+GUARDS = HEAD + """
+import math
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x, steps):
+        h = self.fc(x)
+        freqs = torch.exp(-math.log(100.0) * torch.arange(4) / 4)
+        angles = h * freqs
+        idx = torch.arange(4)
+        return (torch.sigmoid(h) + h.exp() + angles.cos() + torch.sin(angles.view(2, 4)) + torch.exp(idx)
+                + torch.sqrt(steps) + torch.tanh(x))
+"""
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_int_to_float_guard_only_where_an_integer_can_arrive(mode, tmp_path):
+    code = _convert(GUARDS)
+    for native in ("ops.sigmoid(h)", "ops.exp(h)", "ops.cos(angles)", "ops.sin(angles.view(2, 4))", "ops.exp(-math"):
+        assert native in code, native
+    # an arange of integers, and parameters (whose dtype the code does not show) keep the guard
+    for guarded in ("mp_math.exp(idx)", "mp_math.sqrt(steps)", "mp_math.tanh(x)"):
+        assert guarded in code, guarded
+    x = np.random.default_rng(0).standard_normal((2, 4)).astype(np.float32)
+    steps = np.arange(8).reshape(2, 4).astype(np.int64)  # an integer input: torch computes sqrt in float32
+    assert_port_matches_in_mode(GUARDS, code, "Net", [x, steps], tmp_path, "guards", mode, rtol=1e-5, atol=1e-5)

@@ -12,6 +12,7 @@ from mindport.mappings.arguments import NUMPY_NAMES
 from mindport.mappings.transforms import Arg, Unsupported
 from mindport.migrator.native_facts import (
     ClassFacts,
+    FloatFacts,
     appended_attributes,
     inplace_switch,
     sequential_inplace,
@@ -38,6 +39,7 @@ from mindport.migrator.table import (
     value_expr,
 )
 from mindport.names import torch_package
+from mindport.runtime.promotion import INT_TO_FLOAT
 
 # In-place methods that change a flag of the tensor, not its values: on a copy made by indexing they still return
 # what torch returns (x[:n].requires_grad_(False) is the slice, without gradient), so no update is lost.
@@ -221,6 +223,9 @@ class TableCallTransform(Rule):
         self._native_lists: set[int] = set()  # ModuleLists that nn.CellList holds as torch's does
         self._appended: frozenset[str] = frozenset()
         self._subclassed: frozenset[str] = frozenset()
+        self._functions: list[cst.FunctionDef] = []  # the enclosing functions (original nodes)
+        self._class_layers: list[dict] = []  # the enclosing classes' self.NAME -> layer constructions
+        self._float_facts: dict[int, FloatFacts] = {}
 
     def visit_Module(self, node: cst.Module) -> None:
         self._appended = appended_attributes(node)
@@ -277,6 +282,38 @@ class TableCallTransform(Rule):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._inner.add(id(node.name))
+        self._functions.append(node)
+
+    def leave_FunctionDef(self, original_node, updated_node):
+        self._functions.pop()
+        return updated_node
+
+    def leave_ClassDef(self, original_node, updated_node):
+        self._class_layers.pop()
+        return updated_node
+
+    def _guard_target(self, target: str, input_node) -> str:
+        """An int-to-float guard (``mp_math.sigmoid``) on an input floating point by construction: ``ops.sigmoid``."""
+        module, _, name = target.rpartition(".")
+        if module != GUARDS or name not in INT_TO_FLOAT or input_node is None:
+            return target
+        function = self._functions[-1] if self._functions else None
+        facts = self._float_facts.get(id(function))
+        if facts is None:
+            layers = self._class_layers[-1] if self._class_layers else {}
+            facts = self._float_facts[id(function)] = FloatFacts(function, self.scope.resolve_torch, layers,
+                                                                 frozenset(INT_TO_FLOAT))
+        return f"mindspore.ops.{name}" if facts.is_float(input_node) else target
+
+    def _input_node(self, entry, call: cst.Call):
+        """The original node of a function call's first torch argument (``input``)."""
+        try:
+            bound = bind_arguments(entry, list(call.args))
+        except (CallBindError, RunTimeArguments):
+            return None
+        first = entry.signature[0].name if entry.signature else None
+        arg = bound.get(first) if first else None
+        return arg.node if arg is not None and arg.given else None
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._inner.add(id(node.name))
@@ -285,6 +322,7 @@ class TableCallTransform(Rule):
                            subclassed=node.name.value in self._subclassed, appended=self._appended)
         self._native_inplace |= facts.native_inplace
         self._native_lists |= facts.native_lists
+        self._class_layers.append(facts.layers)
 
     def _in_class(self) -> bool:
         scope = self.scope
@@ -339,6 +377,7 @@ class TableCallTransform(Rule):
             target = switched_target(mapped, target)
             if id(original_node) in self._native_lists:
                 target = NATIVE_LIST
+            target = self._guard_target(target, self._input_node(entry, original_node))
             self._resolve_ms_names(mapped)
         except RunTimeArguments:
             # *args/**kwargs at the call site: the runtime adapter maps them through the same entry at the call
@@ -400,6 +439,7 @@ class TableCallTransform(Rule):
         try:
             mapped = map_arguments(entry, bind_arguments(entry, list(updated_node.args)), profile)
             target = switched_target(mapped, target)
+            target = self._guard_target(target, func.value)
             self._resolve_ms_names(mapped)
         except RunTimeArguments:
             self.ctx.converted_sites += 1
@@ -488,6 +528,9 @@ class TableCallTransform(Rule):
     def leave_Name(self, original_node, updated_node):
         return self._reference(original_node, updated_node)
 
+
+# the module of the int-to-float guards (mindport.runtime.promotion names them)
+GUARDS = "mindport.runtime.math"
 
 # torch.nn.ModuleList built from a list of Cells, never added to: MindSpore's own container (native_facts.py)
 NATIVE_LIST = "mindspore.nn.CellList"
