@@ -22,6 +22,8 @@ from typing import Callable
 
 import libcst as cst
 
+from mindport.migrator.syntax import target_name_nodes
+
 Resolve = Callable[[cst.BaseExpression], "str | None"]
 
 # torch layers whose output is a new tensor (never their input or a view of it)
@@ -273,7 +275,7 @@ class _Order(cst.CSTVisitor):
         parent = self._stack[-1] if self._stack else None
         if isinstance(node, cst.Assign):
             for t in node.targets:
-                for name in _target_names(t.target):
+                for name in target_name_nodes(t.target):
                     self._store.add(id(name))
                     plain = isinstance(t.target, cst.Name) and len(node.targets) == 1
                     self._bindings.setdefault(name.value, []).append(node.value if plain else None)
@@ -288,12 +290,12 @@ class _Order(cst.CSTVisitor):
                 self._reads.setdefault(node.target.value, []).append(
                     (node.target, node, parent, self._statement[-1] if self._statement else -1))
         elif isinstance(node, (cst.For, cst.CompFor)):
-            for name in _target_names(node.target):
+            for name in target_name_nodes(node.target):
                 self._store.add(id(name))
                 self._bindings.setdefault(name.value, []).append(None)
         elif isinstance(node, (cst.AsName, cst.NamedExpr)):
             target = node.name if isinstance(node, cst.AsName) else node.target
-            for name in _target_names(target):
+            for name in target_name_nodes(target):
                 self._store.add(id(name))
                 self._bindings.setdefault(name.value, []).append(None)
         elif isinstance(node, cst.Name) and id(node) not in self._store:
@@ -342,16 +344,6 @@ def _all_names(node):
 
     node.visit(_Find())
     return found
-
-
-def _target_names(target):
-    if isinstance(target, cst.Name):
-        yield target
-    elif isinstance(target, (cst.Tuple, cst.List)):
-        for element in target.elements:
-            yield from _target_names(element.value)
-    elif isinstance(target, cst.StarredElement):
-        yield from _target_names(target.value)
 
 
 def appended_attributes(module: cst.Module) -> frozenset[str]:

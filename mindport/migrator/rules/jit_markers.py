@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from mindport.migrator.rules.base import Example, Rule
+from mindport.migrator.syntax import decorator_func, target_names
 
 # TorchScript's markers: torch runs the function itself in eager mode, so MindSpore code is the function itself
 _DECORATORS = frozenset({"torch.jit.script", "torch.jit.ignore", "torch.jit.unused", "torch.jit.export",
@@ -124,8 +125,7 @@ class JitMarkerTransform(Rule):
         return isinstance(node, cst.Call) and not node.args and self._qual(node.func) in _QUERIES
 
     def _decorator_qual(self, decorator: cst.Decorator) -> str | None:
-        expr = decorator.decorator
-        return self._qual(expr.func if isinstance(expr, cst.Call) else expr)
+        return self._qual(decorator_func(decorator))
 
     def visit_Module(self, node: cst.Module) -> None:
         # names bound by a ``def`` and nothing else: torch.jit.script(f) is f (a module given to it becomes a
@@ -137,7 +137,7 @@ class JitMarkerTransform(Rule):
                 defined.add(node.name.value)
 
             def visit_AssignTarget(self, node):
-                assigned.update(n.value for n in _names(node.target))
+                assigned.update(target_names(node.target))
 
             def visit_ClassDef(self, node):
                 assigned.add(node.name.value)
@@ -251,10 +251,3 @@ def _fold(test):
         return test.with_changes(left=left, right=right)
     return test
 
-
-def _names(target):
-    if isinstance(target, cst.Name):
-        yield target
-    elif isinstance(target, (cst.Tuple, cst.List)):
-        for element in target.elements:
-            yield from _names(element.value)
