@@ -7,10 +7,12 @@
   of its input: ``self.act = nn.ReLU(inplace=True)`` whose every use in the class is a call ``self.act(E)`` where E is
   a fresh tensor (a layer's or an operator's result, such as ``self.bn1(self.conv1(x))`` or ``out + identity``), or a
   local name bound only to fresh values, never aliased, and not read after the call unless the call rebinds it
-  (``out = self.act(out)``); and, inside ``nn.Sequential(...)``, an activation that follows a layer with a fresh
-  output (only that layer's output, internal to the sequence, is overwritten). A parameter of the method, a name the
-  method hands on (``feats.append(x)``, ``y = x``), a use in a loop that does not rebind the name, the class being
-  subclassed in the file, or any other use of the attribute keeps the runtime Cell.
+  (``out = self.act(out)``); and, inside ``self.body = nn.Sequential(...)`` whose every use is a call, an activation
+  that follows a layer with a fresh output (only that layer's output, internal to the sequence, is overwritten; a
+  sequence iterated or indexed, ``for m in self.features: x = m(x); feats.append(x)``, shows those outputs). A
+  parameter of the method, a name the method hands on (``feats.append(x)``, ``y = x``), a use in a loop that does not
+  rebind the name, the class being subclassed in the file, the attribute read on another object (``model.relu``) or
+  any other use of it keeps the runtime Cell.
 * **ModuleList**: ``self.blocks = nn.ModuleList([...])`` built from a list display or comprehension with no ``None``
   member, never appended, extended, inserted into or added to by name anywhere in the file, is MindSpore's own
   ``nn.CellList`` (the runtime ModuleList exists for None members, tuples and generators, and for members added to an
@@ -50,7 +52,7 @@ class ClassFacts:
     """The facts of one class (its whole body); ``native_inplace`` and ``native_lists`` hold ids of call nodes."""
 
     def __init__(self, cls: cst.ClassDef, resolve: Resolve, is_inplace: Callable[[cst.Call], bool],
-                 subclassed: bool, appended: frozenset[str]) -> None:
+                 file: FileFacts) -> None:
         self.native_inplace: set[int] = set()
         self.native_lists: set[int] = set()
         self._resolve = resolve
@@ -62,15 +64,27 @@ class ClassFacts:
                 target = stmt.targets[0].target if len(stmt.targets) == 1 else None
                 if _self_attr(target) and isinstance(stmt.value, cst.Call):
                     self._layers.setdefault(target.attr.value, []).append(stmt.value)
-                    if resolve(stmt.value.func) == "torch.nn.ModuleList" and target.attr.value not in appended \
+                    if resolve(stmt.value.func) == "torch.nn.ModuleList" and target.attr.value not in file.appended \
                             and _plain_list_argument(stmt.value):
                         self.native_lists.add(id(stmt.value))
-        if subclassed:
+        if cls.name.value in file.subclassed:
             return
         for name, calls in self._layers.items():
+            if name in file.foreign or name in file.appended:
+                continue
             inplace = [c for c in calls if is_inplace(c)]
             if inplace and len(inplace) == len(calls) and all(self._uses_safe(m, name) for m in methods):
                 self.native_inplace.update(id(c) for c in inplace)
+            sequences = [c for c in calls if resolve(c.func) == "torch.nn.Sequential"]
+            if sequences and len(sequences) == len(calls) and all(self._only_called(m, name) for m in methods):
+                for sequence in sequences:
+                    self.native_inplace |= sequential_inplace(sequence, resolve, is_inplace)
+
+    @staticmethod
+    def _only_called(method: cst.FunctionDef, name: str) -> bool:
+        """Is every reference to ``self.<name>`` in the method its assignment or a call (not iterated, indexed or
+        handed on)?"""
+        return all(ref.assigned or ref.call is not None for ref in _Order(method).attribute_refs(name))
 
     @property
     def layers(self) -> dict[str, list[cst.Call]]:
@@ -346,40 +360,62 @@ def _all_names(node):
     return found
 
 
-def appended_attributes(module: cst.Module) -> frozenset[str]:
-    """Attribute names that some ``X.<name>.append/extend/insert/add_module(...)`` call in the file adds to."""
-    found: set[str] = set()
+class FileFacts:
+    """What the whole file says about attributes: ``appended`` (``X.<name>.append/extend/insert/add_module(...)``),
+    ``foreign`` (``obj.<name>`` read on something other than ``self`` or an imported module: another class's code may
+    use the layer otherwise), ``subclassed`` (names used as a base class: a subclass may use the attributes
+    otherwise)."""
 
-    class _Find(cst.CSTVisitor):
-        def visit_Call(self, node):
-            func = node.func
-            if isinstance(func, cst.Attribute) and func.attr.value in _LIST_ADDERS \
-                    and isinstance(func.value, cst.Attribute):
-                found.add(func.value.attr.value)
+    def __init__(self, module: cst.Module) -> None:
+        appended: set[str] = set()
+        foreign: set[str] = set()
+        subclassed: set[str] = set()
+        imported: set[str] = set()
+        attributes: list[cst.Attribute] = []
 
-    module.visit(_Find())
-    return frozenset(found)
+        class _Find(cst.CSTVisitor):
+            def visit_Call(self, node):
+                func = node.func
+                if isinstance(func, cst.Attribute) and func.attr.value in _LIST_ADDERS \
+                        and isinstance(func.value, cst.Attribute):
+                    appended.add(func.value.attr.value)
 
+            def visit_Attribute(self, node):
+                attributes.append(node)
 
-def subclassed_names(module: cst.Module) -> frozenset[str]:
-    """Names used as a base class anywhere in the file (``class B(A)``: A's attributes may be used by B)."""
-    found: set[str] = set()
+            def visit_ClassDef(self, node):
+                for base in node.bases:
+                    if isinstance(base.value, cst.Name):
+                        subclassed.add(base.value.value)
+                    elif isinstance(base.value, cst.Attribute):
+                        subclassed.add(base.value.attr.value)
 
-    class _Find(cst.CSTVisitor):
-        def visit_ClassDef(self, node):
-            for base in node.bases:
-                if isinstance(base.value, cst.Name):
-                    found.add(base.value.value)
-                elif isinstance(base.value, cst.Attribute):
-                    found.add(base.value.attr.value)
+            def visit_ImportAlias(self, node):
+                bound = node.asname.name if node.asname is not None else node.name
+                while isinstance(bound, cst.Attribute):
+                    bound = bound.value
+                if isinstance(bound, cst.Name):
+                    imported.add(bound.value)
 
-    module.visit(_Find())
-    return frozenset(found)
+        module.visit(_Find())
+        for node in attributes:
+            root = node.value
+            while isinstance(root, (cst.Attribute, cst.Call, cst.Subscript)):
+                root = root.value if not isinstance(root, cst.Call) else root.func
+            if isinstance(node.value, cst.Name) and node.value.value == "self":
+                continue
+            if isinstance(root, cst.Name) and root.value in imported:
+                continue  # nn.ReLU, F.relu: a module's name, not a layer attribute
+            foreign.add(node.attr.value)
+        self.appended = frozenset(appended)
+        self.foreign = frozenset(foreign)
+        self.subclassed = frozenset(subclassed)
 
 
 def sequential_inplace(call: cst.Call, resolve: Resolve, is_inplace: Callable[[cst.Call], bool]) -> set[int]:
-    """Ids of the in-place activations among ``nn.Sequential(...)``'s arguments that follow a layer with a fresh
-    output: what they overwrite is that layer's output, which only the sequence sees."""
+    """Ids of the in-place activations among ``nn.Sequential(...)``'s arguments (and those of the Sequentials nested in
+    it) that follow a layer with a fresh output: what they overwrite is that layer's output, which only the sequence
+    sees (the caller checks that the sequence is only ever called, never iterated or indexed)."""
     safe: set[int] = set()
     fresh_before = False
     for arg in call.args:
@@ -390,6 +426,8 @@ def sequential_inplace(call: cst.Call, resolve: Resolve, is_inplace: Callable[[c
             if fresh_before:
                 safe.add(id(value))
             continue
+        if isinstance(value, cst.Call) and resolve(value.func) == "torch.nn.Sequential":
+            safe |= sequential_inplace(value, resolve, is_inplace)
         fresh_before = isinstance(value, cst.Call) and resolve(value.func) in _FRESH_LAYERS
     return safe
 

@@ -151,6 +151,50 @@ def test_inplace_activation_first_in_a_sequential_keeps_the_runtime_cell(tmp_pat
     assert_port_matches(source, code, "Net", (2, 3, 4, 4), tmp_path, "relu_seq_first", 1e-5)
 
 
+def test_sequential_whose_outputs_are_read_member_by_member_keeps_the_runtime_cell(tmp_path):
+    # torch: the conv output appended to feats is overwritten by the in-place ReLU that follows it
+    source = HEAD + textwrap.dedent("""
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.features = nn.Sequential(nn.Conv2d(3, 3, 1), nn.ReLU(inplace=True), nn.Conv2d(3, 3, 1))
+
+            def forward(self, x):
+                feats = []
+                for layer in self.features:
+                    x = layer(x)
+                    feats.append(x)
+                return feats[0] + feats[2]
+    """)
+    code = _convert(source)
+    assert "mp_nn.InplaceReLU()" in code
+    assert_port_matches(source, code, "Net", (2, 3, 4, 4), tmp_path, "relu_seq_iter", 1e-5)
+
+
+def test_layer_read_on_another_object_keeps_the_runtime_cell():
+    code = _convert(HEAD + """
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 3, 1)
+        self.act = nn.ReLU(inplace=True)
+
+    def forward(self, x):
+        return self.act(self.conv(x))
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.block = Block()
+
+    def forward(self, x):
+        y = self.block.conv(x)
+        return self.block.act(y) + y
+""")
+    assert "mp_nn.InplaceReLU()" in code
+
+
 def test_subclassed_class_keeps_the_runtime_cell():
     code = _convert(HEAD + """
 class Base(nn.Module):

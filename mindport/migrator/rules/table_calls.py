@@ -12,11 +12,9 @@ from mindport.mappings.arguments import NUMPY_NAMES
 from mindport.mappings.transforms import Arg, Unsupported
 from mindport.migrator.native_facts import (
     ClassFacts,
+    FileFacts,
     FloatFacts,
-    appended_attributes,
     inplace_switch,
-    sequential_inplace,
-    subclassed_names,
 )
 from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.scopes import receiver_kind
@@ -221,15 +219,13 @@ class TableCallTransform(Rule):
         # facts from the code (mindport/migrator/native_facts.py): calls proven to need no runtime Cell
         self._native_inplace: set[int] = set()  # in-place activations whose input has no reader afterwards
         self._native_lists: set[int] = set()  # ModuleLists that nn.CellList holds as torch's does
-        self._appended: frozenset[str] = frozenset()
-        self._subclassed: frozenset[str] = frozenset()
+        self._file_facts: FileFacts | None = None
         self._functions: list[cst.FunctionDef] = []  # the enclosing functions (original nodes)
         self._class_layers: list[dict] = []  # the enclosing classes' self.NAME -> layer constructions
         self._float_facts: dict[int, FloatFacts] = {}
 
     def visit_Module(self, node: cst.Module) -> None:
-        self._appended = appended_attributes(node)
-        self._subclassed = subclassed_names(node)
+        self._file_facts = FileFacts(node)
 
     def _inplace_true(self, call: cst.Call) -> bool:
         """``nn.ReLU(inplace=True)`` (or another entry whose inplace=True switches to a runtime Cell)."""
@@ -246,8 +242,6 @@ class TableCallTransform(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         self._call_funcs.add(id(node.func))
-        if self.scope.resolve_torch(node.func) == "torch.nn.Sequential":
-            self._native_inplace |= sequential_inplace(node, self.scope.resolve_torch, self._inplace_true)
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self._inner.add(id(node.value))
@@ -318,8 +312,7 @@ class TableCallTransform(Rule):
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._inner.add(id(node.name))
         self._class_scopes.add(id(self.scope))  # the engine has entered the class's scope
-        facts = ClassFacts(node, self.scope.resolve_torch, self._inplace_true,
-                           subclassed=node.name.value in self._subclassed, appended=self._appended)
+        facts = ClassFacts(node, self.scope.resolve_torch, self._inplace_true, self._file_facts)
         self._native_inplace |= facts.native_inplace
         self._native_lists |= facts.native_lists
         self._class_layers.append(facts.layers)
