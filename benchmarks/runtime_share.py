@@ -2,7 +2,8 @@
 
 For each entry of a trials/wild manifest, its files are extracted from the fetched snapshot by the harness's own
 ``materialise`` (``/work/shared/wild/run.py``), converted with ``mindport.migrator.convert_path`` (one worker), and
-the entry's converted files (the ones the manifest names; the harness's driver is left out) are read with ``ast``:
+the entry's converted files (the ones the manifest names; the harness's driver is left out) are read with ``ast``
+(entries that name the same files of the same commit are converted once):
 
 * a *site* is a call (``f(...)``), a decorator that is not a call (``@mp_math.jit_ignore``) or a base class;
 * a site *goes through the runtime* when its callee is rooted in a name the file binds to ``mindport.runtime`` (or
@@ -144,10 +145,16 @@ def main(argv=None) -> int:
         proven = {r["id"] for r in json.load(open(a.results)) if r.get("parity")}
         entries = [e for e in entries if e["id"] in proven]
     work = Path(a.keep) if a.keep else Path(tempfile.mkdtemp(prefix="mp-runtime-share-"))
-    rows = []
+    rows, done = [], {}
     for e in entries:
+        # entries that differ only in their constructor convert the same files the same way: converted once
+        key = json.dumps([e["repo"], e["commit"], e["files"], e.get("prep"), e.get("keep"), e.get("inject"),
+                          e.get("import_root"), e.get("module")], sort_keys=True)
+        if key in done:
+            rows.append(dict(done[key], id=e["id"]))
+            continue
         try:
-            row = measure_entry(e, harness, a.mirrors, work)
+            row = done[key] = measure_entry(e, harness, a.mirrors, work)
         except Exception as exc:  # noqa: BLE001 -- one entry's failure is reported, the others are measured
             row = {"id": e["id"], "error": f"{type(exc).__name__}: {exc}"}
         rows.append(row)
