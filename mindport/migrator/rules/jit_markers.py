@@ -11,7 +11,7 @@ from mindport.migrator.syntax import decorator_func, target_names
 _DECORATORS = frozenset({"torch.jit.script", "torch.jit.ignore", "torch.jit.unused", "torch.jit.export",
                          "torch.jit.script_method", "torch.jit.script_if_tracing"})
 # TorchScript's queries: False in eager torch, the only torch a converted program stands for
-_QUERIES = frozenset({"torch.jit.is_scripting", "torch.jit.is_tracing", "torch._C._get_tracing_state",
+_QUERIES = frozenset({"torch.jit.is_scripting", "torch.jit.is_tracing",
                       "torch.compiler.is_compiling", "torch.compiler.is_dynamo_compiling",
                       "torch._dynamo.is_compiling", "torch.onnx.is_in_onnx_export"})
 _FALSE, _TRUE = "False", "True"
