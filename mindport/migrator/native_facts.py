@@ -447,7 +447,7 @@ _FLOAT_FUNCTIONS = frozenset({"torch.randn", "torch.rand", "torch.randn_like", "
 _SAME_DTYPE_METHODS = frozenset({
     "view", "reshape", "permute", "transpose", "flatten", "unflatten", "unsqueeze", "squeeze", "contiguous", "expand",
     "expand_as", "repeat", "clone", "detach", "narrow", "chunk", "split", "flip", "roll", "t", "mean", "softmax",
-    "log_softmax", "relu", "abs", "neg", "clamp", "clip", "masked_fill", "type_as", "view_as", "reshape_as",
+    "log_softmax", "relu", "abs", "neg", "clamp", "clip", "masked_fill", "view_as", "reshape_as",
     "tril", "triu", "cumsum", "sum", "amax", "amin", "norm", "pow", "square"})
 _FLOAT_METHODS = frozenset({"float", "double", "half", "bfloat16"})
 
