@@ -13,10 +13,11 @@
   parameter of the method, a name the method hands on (``feats.append(x)``, ``y = x``), a use in a loop that does not
   rebind the name, the class being subclassed in the file, the attribute read on another object (``model.relu``) or
   any other use of it keeps the runtime Cell.
-* **ModuleList**: ``self.blocks = nn.ModuleList([...])`` built from a list display or comprehension with no ``None``
-  member, never appended, extended, inserted into or added to by name anywhere in the file, is MindSpore's own
-  ``nn.CellList`` (the runtime ModuleList exists for None members, tuples and generators, and for members added to an
-  empty list, which CellList names without the attribute's prefix: ``0.weight`` instead of ``blocks.0.weight``).
+* **ModuleList**: ``nn.ModuleList([a, b])`` (a non-empty list display with no ``None`` member), and
+  ``self.blocks = nn.ModuleList([... for ...])`` (a comprehension, which may be empty) never appended, extended,
+  inserted into or added to by name anywhere in the file, is MindSpore's own ``nn.CellList`` (the runtime ModuleList
+  exists for None members, tuples and generators, and for members added to an empty list, which CellList names
+  without the attribute's prefix: ``0.weight`` instead of ``blocks.0.weight``).
 """
 from __future__ import annotations
 
@@ -55,6 +56,7 @@ class ClassFacts:
                  file: FileFacts) -> None:
         self.native_inplace: set[int] = set()
         self.native_lists: set[int] = set()
+        self.runtime_lists: set[int] = set()  # lists displayed with Cells but added to by name: the runtime's
         self._resolve = resolve
         self._layers: dict[str, list[cst.Call]] = {}  # self.NAME -> the calls assigned to it
         methods = [s for s in cls.body.body if isinstance(s, cst.FunctionDef)] \
@@ -64,9 +66,11 @@ class ClassFacts:
                 target = stmt.targets[0].target if len(stmt.targets) == 1 else None
                 if _self_attr(target) and isinstance(stmt.value, cst.Call):
                     self._layers.setdefault(target.attr.value, []).append(stmt.value)
-                    if resolve(stmt.value.func) == "torch.nn.ModuleList" and target.attr.value not in file.appended \
-                            and _plain_list_argument(stmt.value):
-                        self.native_lists.add(id(stmt.value))
+                    if resolve(stmt.value.func) == "torch.nn.ModuleList" and _plain_list_argument(stmt.value):
+                        if target.attr.value in file.named:
+                            self.runtime_lists.add(id(stmt.value))
+                        elif target.attr.value not in file.appended:
+                            self.native_lists.add(id(stmt.value))
         if cls.name.value in file.subclassed:
             return
         for name, calls in self._layers.items():
@@ -191,6 +195,13 @@ def _assignments(method: cst.FunctionDef):
 
     method.visit(_Find())
     return found
+
+
+def cells_display(call: cst.Call) -> bool:
+    """``nn.ModuleList([a, b])``: a non-empty list display with no None member. CellList holds it as torch does
+    wherever it is built (appended to later, its members already give the prefix new ones are named with; an
+    anonymous one, ``layers.append(nn.ModuleList([attn, ff]))``, is named by the list it joins)."""
+    return _plain_list_argument(call) and isinstance(call.args[0].value, cst.List)
 
 
 def _plain_list_argument(call: cst.Call) -> bool:
@@ -361,13 +372,15 @@ def _all_names(node):
 
 
 class FileFacts:
-    """What the whole file says about attributes: ``appended`` (``X.<name>.append/extend/insert/add_module(...)``),
+    """What the whole file says about attributes: ``appended`` (``X.<name>.append/extend/insert/add_module(...)``;
+    ``named``: the add_module/register_module ones),
     ``foreign`` (``obj.<name>`` read on something other than ``self`` or an imported module: another class's code may
     use the layer otherwise), ``subclassed`` (names used as a base class: a subclass may use the attributes
     otherwise)."""
 
     def __init__(self, module: cst.Module) -> None:
         appended: set[str] = set()
+        named: set[str] = set()
         foreign: set[str] = set()
         subclassed: set[str] = set()
         imported: set[str] = set()
@@ -379,6 +392,8 @@ class FileFacts:
                 if isinstance(func, cst.Attribute) and func.attr.value in _LIST_ADDERS \
                         and isinstance(func.value, cst.Attribute):
                     appended.add(func.value.attr.value)
+                    if func.attr.value in ("add_module", "register_module"):
+                        named.add(func.value.attr.value)
 
             def visit_Attribute(self, node):
                 attributes.append(node)
@@ -408,6 +423,7 @@ class FileFacts:
                 continue  # nn.ReLU, F.relu: a module's name, not a layer attribute
             foreign.add(node.attr.value)
         self.appended = frozenset(appended)
+        self.named = frozenset(named)
         self.foreign = frozenset(foreign)
         self.subclassed = frozenset(subclassed)
 

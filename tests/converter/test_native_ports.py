@@ -246,7 +246,8 @@ class Net(nn.Module):
 def test_module_list_of_cells_never_added_to_is_cell_list(mode, tmp_path):
     code = _convert(LISTS)
     assert "self.blocks = nn.CellList([" in code and "self.heads = nn.CellList([" in code
-    for kept in ("grown", "maybe", "empty"):  # appended to, or holding None: the runtime ModuleList
+    assert "self.grown = nn.CellList([" in code  # a display: appended members take its prefix
+    for kept in ("maybe", "empty"):  # holding None, or empty and filled later: the runtime ModuleList
         assert f"self.{kept} = mp_containers.ModuleList(" in code
     x = np.random.default_rng(0).standard_normal((2, 4)).astype(np.float32)
     assert_port_matches_in_mode(LISTS, code, "Net", [x], tmp_path, "lists", mode, rtol=1e-5, atol=1e-5)
@@ -356,3 +357,39 @@ def test_int_to_float_guard_only_where_an_integer_can_arrive(mode, tmp_path):
     x = np.random.default_rng(0).standard_normal((2, 4)).astype(np.float32)
     steps = np.arange(8).reshape(2, 4).astype(np.int64)  # an integer input: torch computes sqrt in float32
     assert_port_matches_in_mode(GUARDS, code, "Net", [x, steps], tmp_path, "guards", mode, rtol=1e-5, atol=1e-5)
+
+
+NESTED_LISTS = HEAD + """
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([])
+        for _ in range(2):
+            self.layers.append(nn.ModuleList([nn.Linear(4, 4), nn.Linear(4, 4)]))
+        self.pair = nn.ModuleList([nn.Linear(4, 4)])
+        self.pair.append(nn.Linear(4, 4))
+        self.named = nn.ModuleList([nn.Linear(4, 4)])
+        self.named.add_module("extra", nn.Linear(4, 4))
+
+    def forward(self, x):
+        for a, b in self.layers:
+            x = b(a(x))
+        for layer in self.pair:
+            x = layer(x)
+        for layer in self.named:
+            x = layer(x)
+        return x
+"""
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_module_list_displays_of_cells_are_cell_lists_where_they_are_built(mode, tmp_path):
+    code = _convert(NESTED_LISTS)
+    assert "self.layers.append(nn.CellList([" in code and "self.pair = nn.CellList([" in code
+    assert "self.layers = mp_containers.ModuleList([])" in code  # empty, then filled: the runtime's
+    assert "self.named = mp_containers.ModuleList([" in code  # members added by name: the runtime's
+    x = np.random.default_rng(0).standard_normal((2, 4)).astype(np.float32)
+    assert_port_matches_in_mode(NESTED_LISTS, code, "Net", [x], tmp_path, "nested_lists", mode, rtol=1e-5, atol=1e-5)
+    if mode == "pynative":
+        report = assert_port_matches(NESTED_LISTS, code, "Net", (2, 4), tmp_path, "nested_names", 1e-5)
+        assert report.ok and "layers.1.0.weight" in report.mapping and "pair.1.bias" in report.mapping

@@ -14,6 +14,7 @@ from mindport.migrator.native_facts import (
     ClassFacts,
     FileFacts,
     FloatFacts,
+    cells_display,
     inplace_switch,
 )
 from mindport.migrator.rules.base import Example, Rule
@@ -219,6 +220,7 @@ class TableCallTransform(Rule):
         # facts from the code (mindport/migrator/native_facts.py): calls proven to need no runtime Cell
         self._native_inplace: set[int] = set()  # in-place activations whose input has no reader afterwards
         self._native_lists: set[int] = set()  # ModuleLists that nn.CellList holds as torch's does
+        self._runtime_lists: set[int] = set()  # ModuleLists whose members are added by name: the runtime's
         self._file_facts: FileFacts | None = None
         self._functions: list[cst.FunctionDef] = []  # the enclosing functions (original nodes)
         self._class_layers: list[dict] = []  # the enclosing classes' self.NAME -> layer constructions
@@ -315,6 +317,7 @@ class TableCallTransform(Rule):
         facts = ClassFacts(node, self.scope.resolve_torch, self._inplace_true, self._file_facts)
         self._native_inplace |= facts.native_inplace
         self._native_lists |= facts.native_lists
+        self._runtime_lists |= facts.runtime_lists
         self._class_layers.append(facts.layers)
 
     def _in_class(self) -> bool:
@@ -368,7 +371,8 @@ class TableCallTransform(Rule):
                 bound["inplace"] = Arg("False", False)  # no reader of the input afterwards: out of place is the same
             mapped = map_arguments(entry, bound, profile)
             target = switched_target(mapped, target)
-            if id(original_node) in self._native_lists:
+            if id(original_node) in self._native_lists or (qual == "torch.nn.ModuleList" and cells_display(original_node)
+                                                           and id(original_node) not in self._runtime_lists):
                 target = NATIVE_LIST
             target = self._guard_target(target, self._input_node(entry, original_node))
             self._resolve_ms_names(mapped)
