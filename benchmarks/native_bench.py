@@ -45,6 +45,7 @@ PAIRS = {
 def _import(path: Path, name: str):
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # GRAPH_MODE's parser imports a Cell's module by name
     spec.loader.exec_module(module)
     return module
 
