@@ -53,7 +53,8 @@ class ClassFacts:
     """The facts of one class (its whole body); ``native_inplace`` and ``native_lists`` hold ids of call nodes."""
 
     def __init__(self, cls: cst.ClassDef, resolve: Resolve, is_inplace: Callable[[cst.Call], bool],
-                 file: FileFacts) -> None:
+                 file: FileFacts, builds_cell: Callable[[cst.BaseExpression], bool]) -> None:
+        self.builds_cell = builds_cell
         self.native_inplace: set[int] = set()
         self.native_lists: set[int] = set()
         self.runtime_lists: set[int] = set()  # lists displayed with Cells but added to by name: the runtime's
@@ -66,7 +67,8 @@ class ClassFacts:
                 target = stmt.targets[0].target if len(stmt.targets) == 1 else None
                 if _self_attr(target) and isinstance(stmt.value, cst.Call):
                     self._layers.setdefault(target.attr.value, []).append(stmt.value)
-                    if resolve(stmt.value.func) == "torch.nn.ModuleList" and _plain_list_argument(stmt.value):
+                    if resolve(stmt.value.func) == "torch.nn.ModuleList" \
+                            and _plain_list_argument(stmt.value, builds_cell):
                         if target.attr.value in file.named:
                             self.runtime_lists.add(id(stmt.value))
                         elif target.attr.value not in file.appended:
@@ -197,38 +199,36 @@ def _assignments(method: cst.FunctionDef):
     return found
 
 
-def cells_display(call: cst.Call) -> bool:
-    """``nn.ModuleList([a, b])``: a non-empty list display with no None member. CellList holds it as torch does
-    wherever it is built (appended to later, its members already give the prefix new ones are named with; an
-    anonymous one, ``layers.append(nn.ModuleList([attn, ff]))``, is named by the list it joins)."""
-    return _plain_list_argument(call) and isinstance(call.args[0].value, cst.List)
+def cells_display(call: cst.Call, builds_cell: Callable[[cst.BaseExpression], bool]) -> bool:
+    """``nn.ModuleList([nn.Linear(4, 4), Block()])``: a non-empty list display of layer constructions. CellList holds
+    it as torch does wherever it is built (appended to later, its members already give the prefix new ones are named
+    with; an anonymous one, ``layers.append(nn.ModuleList([attn, ff]))``, is named by the list it joins). A member
+    that is a name or any other expression may be None (``ModuleList([norm, None])``, ``[pre_norm, post_norm]`` with
+    ``post_norm = None``), which CellList refuses: the runtime ModuleList."""
+    return _plain_list_argument(call, builds_cell) and isinstance(call.args[0].value, cst.List)
 
 
-def _plain_list_argument(call: cst.Call) -> bool:
-    """``nn.ModuleList([...])`` with a list display of no None member, or a list comprehension of non-None elements."""
+def _plain_list_argument(call: cst.Call, builds_cell: Callable[[cst.BaseExpression], bool]) -> bool:
+    """``nn.ModuleList([...])`` with a list display, or a list comprehension, of layer constructions only."""
     if len(call.args) != 1 or call.args[0].keyword not in (None,) or call.args[0].star:
         if not (len(call.args) == 1 and call.args[0].keyword is not None and call.args[0].keyword.value == "modules"):
             return False
     value = call.args[0].value
     if isinstance(value, cst.List):
-        return bool(value.elements) and all(
-            isinstance(e, cst.Element) and not _maybe_none(e.value) for e in value.elements)
+        return bool(value.elements) and all(isinstance(e, cst.Element) and builds_cell(e.value)
+                                            for e in value.elements)
     if isinstance(value, cst.ListComp):
-        return not _maybe_none(value.elt)
+        return builds_cell(value.elt)
     return False
 
 
 def _members_fresh(call: cst.Call, facts: ClassFacts) -> bool:
     """``nn.ModuleList([...])`` whose every member is built by a layer class with a fresh output."""
-    if not _plain_list_argument(call):
+    if not _plain_list_argument(call, facts.builds_cell):
         return False
     value = call.args[0].value
     members = [value.elt] if isinstance(value, cst.ListComp) else [e.value for e in value.elements]
     return all(isinstance(m, cst.Call) and facts._fresh_layer(m) for m in members)  # noqa: SLF001
-
-
-def _maybe_none(expr) -> bool:
-    return (isinstance(expr, cst.Name) and expr.value == "None") or isinstance(expr, (cst.IfExp, cst.BooleanOperation))
 
 
 class _Ref:
@@ -381,6 +381,7 @@ class FileFacts:
     def __init__(self, module: cst.Module) -> None:
         appended: set[str] = set()
         named: set[str] = set()
+        classes: set[str] = set()
         foreign: set[str] = set()
         subclassed: set[str] = set()
         imported: set[str] = set()
@@ -399,6 +400,7 @@ class FileFacts:
                 attributes.append(node)
 
             def visit_ClassDef(self, node):
+                classes.add(node.name.value)
                 for base in node.bases:
                     if isinstance(base.value, cst.Name):
                         subclassed.add(base.value.value)
@@ -424,6 +426,7 @@ class FileFacts:
             foreign.add(node.attr.value)
         self.appended = frozenset(appended)
         self.named = frozenset(named)
+        self.classes = frozenset(classes)  # the classes the file defines
         self.foreign = frozenset(foreign)
         self.subclassed = frozenset(subclassed)
 

@@ -393,3 +393,25 @@ def test_module_list_displays_of_cells_are_cell_lists_where_they_are_built(mode,
     if mode == "pynative":
         report = assert_port_matches(NESTED_LISTS, code, "Net", (2, 4), tmp_path, "nested_names", 1e-5)
         assert report.ok and "layers.1.0.weight" in report.mapping and "pair.1.bias" in report.mapping
+
+
+OPTIONAL_MEMBERS = HEAD + """
+class Net(nn.Module):
+    def __init__(self, post_norm=False):
+        super().__init__()
+        pre = nn.LayerNorm(4)
+        post = nn.LayerNorm(4) if post_norm else None
+        self.norms = nn.ModuleList([pre, post])
+
+    def forward(self, x):
+        pre, post = self.norms
+        x = pre(x)
+        return post(x) if post is not None else x
+"""
+
+
+def test_module_list_of_names_that_may_hold_none_keeps_the_runtime_list(tmp_path):
+    # x-transformers builds ModuleList([pre_branch_norm, post_branch_norm, post_main_norm]) with None members
+    code = _convert(OPTIONAL_MEMBERS)
+    assert "self.norms = mp_containers.ModuleList([pre, post])" in code
+    assert_port_matches(OPTIONAL_MEMBERS, code, "Net", (2, 4), tmp_path, "optional_members", 1e-5)

@@ -229,6 +229,17 @@ class TableCallTransform(Rule):
     def visit_Module(self, node: cst.Module) -> None:
         self._file_facts = FileFacts(node)
 
+    def _builds_cell(self, expr) -> bool:
+        """Is ``expr`` the construction of a layer: a torch layer class, or a class of the file or the project?"""
+        if not isinstance(expr, cst.Call):
+            return False
+        qual = self.scope.resolve_torch(expr.func)
+        if qual is not None:
+            entry = self.ctx.registry.lookup(qual)
+            return entry is not None and entry.kind == "layer"
+        return isinstance(expr.func, cst.Name) and (expr.func.value in self._file_facts.classes
+                                                     or expr.func.value in self.ctx.options.module_classes)
+
     def _inplace_true(self, call: cst.Call) -> bool:
         """``nn.ReLU(inplace=True)`` (or another entry whose inplace=True switches to a runtime Cell)."""
         qual = self.scope.resolve_torch(call.func)
@@ -314,7 +325,7 @@ class TableCallTransform(Rule):
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._inner.add(id(node.name))
         self._class_scopes.add(id(self.scope))  # the engine has entered the class's scope
-        facts = ClassFacts(node, self.scope.resolve_torch, self._inplace_true, self._file_facts)
+        facts = ClassFacts(node, self.scope.resolve_torch, self._inplace_true, self._file_facts, self._builds_cell)
         self._native_inplace |= facts.native_inplace
         self._native_lists |= facts.native_lists
         self._runtime_lists |= facts.runtime_lists
@@ -371,7 +382,8 @@ class TableCallTransform(Rule):
                 bound["inplace"] = Arg("False", False)  # no reader of the input afterwards: out of place is the same
             mapped = map_arguments(entry, bound, profile)
             target = switched_target(mapped, target)
-            if id(original_node) in self._native_lists or (qual == "torch.nn.ModuleList" and cells_display(original_node)
+            if id(original_node) in self._native_lists or (qual == "torch.nn.ModuleList"
+                                                           and cells_display(original_node, self._builds_cell)
                                                            and id(original_node) not in self._runtime_lists):
                 target = NATIVE_LIST
             target = self._guard_target(target, self._input_node(entry, original_node))
