@@ -159,13 +159,18 @@ def map_arguments(entry: Entry, bound: dict[str, Arg], profile: str = "nn") -> d
 def _switch(entry: Entry, bound: dict[str, Arg]) -> dict[str, Arg]:
     """``switch = { inplace = { "True" = "mindport.runtime.layers.InplaceReLU" } }``: that argument value calls
     another target ({TARGET: target}, taken by :func:`switched_target`); a value that is not a literal can't be
-    decided before run time: Unsupported (the converter flags it MP102)."""
+    decided before run time: Unsupported (the converter flags it MP102). ``"*"`` names the target of every other value
+    given (``switch = { dtype = { "*" = "mindport.runtime.math.randn" } }``: ``torch.randn(2, 3)`` is MindSpore's own
+    op, a ``dtype`` given, which may be complex, goes to the runtime function)."""
     for name, choices in entry.switch.items():
         arg = bound.get(name)
         if arg is None or not arg.given:
             continue
         if arg.source in choices:
             return {TARGET: Arg(choices[arg.source], True)}
+        param = entry.param(name)
+        if "*" in choices and _differs_from_default(arg, param.default if param is not None else None):
+            return {TARGET: Arg(choices["*"], True)}
         if not arg.is_literal():  # decided when the call happens: the runtime adapter binds the value
             raise RunTimeArguments(f"{name}={arg.source}: the MindSpore call depends on its value "
                                    f"({', '.join(choices)})")

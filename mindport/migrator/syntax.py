@@ -43,12 +43,17 @@ def decorator_func(node: cst.Decorator) -> cst.BaseExpression:
 def target_names(target) -> list[str]:
     """The names an assignment target binds: ``a``, ``(a, [b, c])`` and ``*rest``; attributes and subscripts bind
     none."""
+    return [name.value for name in target_name_nodes(target)]
+
+
+def target_name_nodes(target) -> list[cst.Name]:
+    """:func:`target_names` as the Name nodes."""
     if isinstance(target, cst.Name):
-        return [target.value]
+        return [target]
     if isinstance(target, (cst.Tuple, cst.List)):
-        return [n for e in target.elements for n in target_names(e.value)]
+        return [n for e in target.elements for n in target_name_nodes(e.value)]
     if isinstance(target, cst.StarredElement):
-        return target_names(target.value)
+        return target_name_nodes(target.value)
     return []
 
 

@@ -1751,10 +1751,7 @@ def int_to_float(fn, name=None, doc=None):
     return promoted
 
 
-INT_TO_FLOAT = ("acos", "arccos", "acosh", "arccosh", "asin", "arcsin", "asinh", "arcsinh", "atan", "arctan", "atanh",
-                "arctanh", "cos", "cosh", "sin", "sinh", "tan", "tanh", "exp", "exp2", "log", "log2", "log10", "sqrt",
-                "rsqrt", "sigmoid", "erf", "erfc", "digamma", "lgamma", "i0", "sinc", "logit", "deg2rad", "rad2deg",
-                "reciprocal")
+from mindport.runtime.promotion import INT_TO_FLOAT  # noqa: E402 - the names, shared with the converter
 
 for _name in INT_TO_FLOAT:
     globals()[_name] = int_to_float(

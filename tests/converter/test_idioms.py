@@ -266,7 +266,7 @@ def test_module_containers_and_methods(tmp_path):
         pytest.fail(f"mapping entries missing: {result.diagnostics}")
     assert result.diagnostics == []
     code = result.code
-    assert "mp_containers.ModuleList(" in code
+    assert "self.blocks = nn.CellList([" in code  # a list of Cells never added to: MindSpore's own container
     assert "mp_containers.ParameterList(" in code and "mp_containers.ParameterDict(" in code
     assert "from mindport.runtime import containers as mp_containers" in code
     assert 'mp_nn.register_parameter(self, "bias"' in code

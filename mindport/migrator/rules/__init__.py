@@ -18,6 +18,7 @@ from mindport.migrator.rules.distributed import DistributedTransform
 from mindport.migrator.rules.einops_calls import EinopsPatternTransform
 from mindport.migrator.rules.indexing import IndexTransform
 from mindport.migrator.rules.init_calls import InitTransform
+from mindport.migrator.rules.jit_markers import JitMarkerTransform
 from mindport.migrator.rules.layer_parameters import LayerParameterNameTransform
 from mindport.migrator.rules.list_pop import ListPopTransform
 from mindport.migrator.rules.map_lambda import MapLambdaTransform
@@ -40,6 +41,7 @@ RULES = (
     CustomOptimizerTransform,     # Optimizer subclasses: step(self) reading p.grad -> construct(self, grads)
     AutogradFunctionTransform,    # autograd.Function -> Cell with construct/bprop; F.apply -> F()
     LayerParameterNameTransform,  # self.emb.weight -> self.emb.embedding_table (tied weights)
+    JitMarkerTransform,           # @torch.jit.* markers dropped, torch.jit.is_scripting() -> False, tests folded
     ReferenceTransform,           # isinstance(m, nn.Conv2d), act = F.relu: class/function names only
     ObjectSurfaceTransform,       # Base.__init__(self, ...), x.requires_grad, m._modules, with x.device:
     InitTransform,                # nn.init.*_(t, ...) -> t.set_data(initializer(...))

@@ -112,13 +112,12 @@ class BranchBindingTransform(Rule):
             after="""
                 from mindspore import nn
                 from mindspore import ops
-                from mindport.runtime import containers as mp_containers
 
 
                 class Dense(nn.Cell):
                     def __init__(self):
                         super().__init__()
-                        self.blocks = mp_containers.ModuleList([nn.Dense(in_channels=4, out_channels=4), nn.Dense(in_channels=8, out_channels=4)])
+                        self.blocks = nn.CellList([nn.Dense(in_channels=4, out_channels=4), nn.Dense(in_channels=8, out_channels=4)])
 
                     def construct(self, x):
                         inputs = x

@@ -31,10 +31,9 @@ class DataPipelineTransform(Rule):
             after="""
                 from mindspore import ops
                 import mindspore.dataset as ds
-                from mindport.runtime import math as mp_math
                 from mindport.runtime import data as mp_data
 
-                x = mp_math.randn(64, 3)
+                x = ops.randn(64, 3)
                 y = ops.randint(0, 2, (64,))
                 loader = ds.GeneratorDataset(mp_data.TensorDataset(x, y), column_names=['data', 'label'], shuffle=True).batch(16)
             """,
@@ -87,12 +86,11 @@ class DataPipelineTransform(Rule):
             after="""
                 from mindspore import ops
                 import mindspore.dataset as ds
-                from mindport.runtime import math as mp_math
                 from mindport.runtime import data as mp_data
 
 
                 def make_data(n):
-                    return mp_data.TensorDataset(mp_math.randn(n, 3), mp_math.randn(n, 2), ops.zeros(n))
+                    return mp_data.TensorDataset(ops.randn(n, 3), ops.randn(n, 2), ops.zeros(n))
 
 
                 loader = ds.GeneratorDataset(make_data(8), column_names=['column_0', 'column_1', 'column_2'], shuffle=False).batch(4)

@@ -51,14 +51,13 @@ class ListPopTransform(Rule):
             after="""
                 from mindspore import nn
                 from mindspore import ops
-                from mindport.runtime import containers as mp_containers
 
 
                 class UNet(nn.Cell):
                     def __init__(self):
                         super().__init__()
-                        self.down = mp_containers.ModuleList([nn.Identity(), nn.Identity()])
-                        self.up = mp_containers.ModuleList([nn.Identity(), nn.Identity()])
+                        self.down = nn.CellList([nn.Identity(), nn.Identity()])
+                        self.up = nn.CellList([nn.Identity(), nn.Identity()])
 
                     def construct(self, x):
                         skips = []

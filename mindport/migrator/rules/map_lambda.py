@@ -40,14 +40,13 @@ class MapLambdaTransform(Rule):
             """,
             after="""
                 from mindspore import nn
-                from mindport.runtime import containers as mp_containers
 
 
                 class Attention(nn.Cell):
                     def __init__(self, heads):
                         super().__init__()
                         self.heads = heads
-                        self.branches = mp_containers.ModuleList([nn.Identity(), nn.Identity()])
+                        self.branches = nn.CellList([nn.Identity(), nn.Identity()])
 
                     def construct(self, q, k, v):
                         h = self.heads

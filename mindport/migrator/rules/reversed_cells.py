@@ -38,13 +38,12 @@ class ReversedCellsTransform(Rule):
             """,
             after="""
                 from mindspore import nn
-                from mindport.runtime import containers as mp_containers
 
 
                 class Decoder(nn.Cell):
                     def __init__(self):
                         super().__init__()
-                        self.up = mp_containers.ModuleList([nn.Dense(in_channels=8, out_channels=4), nn.Dense(in_channels=4, out_channels=8)])
+                        self.up = nn.CellList([nn.Dense(in_channels=8, out_channels=4), nn.Dense(in_channels=4, out_channels=8)])
 
                     def construct(self, h):
                         for i in reversed(range(2)):

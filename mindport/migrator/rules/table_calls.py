@@ -10,6 +10,13 @@ import libcst as cst
 from mindport.mappings import OVERLAY_HINT
 from mindport.mappings.arguments import NUMPY_NAMES
 from mindport.mappings.transforms import Arg, Unsupported
+from mindport.migrator.native_facts import (
+    ClassFacts,
+    FileFacts,
+    FloatFacts,
+    cells_display,
+    inplace_switch,
+)
 from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.scopes import receiver_kind
 from mindport.migrator.syntax import code_of
@@ -31,6 +38,7 @@ from mindport.migrator.table import (
     value_expr,
 )
 from mindport.names import package_nature, torch_package
+from mindport.runtime.promotion import INT_TO_FLOAT
 
 # In-place methods that change a flag of the tensor, not its values: on a copy made by indexing they still return
 # what torch returns (x[:n].requires_grad_(False) is the slice, without gradient), so no update is lost.
@@ -49,6 +57,13 @@ class TableCallTransform(Rule):
     the mode (its entry says ``starts_training``: batch statistics, dropout) built outside a class gets
     ``.set_train()``, so a ``bn = nn.BatchNorm2d(3)`` called before any ``train()``/``eval()`` normalizes with the
     batch's statistics as torch's does. Inside a class, the enclosing module's mode governs it.
+
+    Facts read from the class (``mindport/migrator/native_facts.py``) choose MindSpore's own layer where a runtime
+    one exists only for a case the code rules out: ``nn.ReLU(inplace=True)`` (and the other in-place activations) is
+    ``nn.ReLU()`` when no use of the layer leaves a reader of its input (a fresh input such as ``self.bn(x)``, or a
+    local name rebound by the call and never handed on), and ``nn.ModuleList([...])`` of Cells, never added to, is
+    ``nn.CellList``. Otherwise the runtime Cell keeps torch's behaviour (the result written into the input; None
+    members, members added later).
     """
 
     EXAMPLES = (
@@ -96,13 +111,53 @@ class TableCallTransform(Rule):
             """,
             after="""
                 from mindspore import nn
-                from mindport.runtime import math as mp_math
+                from mindspore import ops
 
                 bn = nn.BatchNorm1d(num_features=4, eps=1e-05, momentum=0.9).set_train()
-                y = bn(mp_math.randn(8, 4))
+                y = bn(ops.randn(8, 4))
             """,
             note="torch builds modules in training mode, MindSpore's Cells start in eval: a mode-dependent layer built "
                  "outside a class gets .set_train() (inside a class, the enclosing module's mode governs it).",
+        ),
+        Example(
+            before="""
+                import torch.nn as nn
+
+
+                class Block(nn.Module):
+                    def __init__(self, c):
+                        super().__init__()
+                        self.convs = nn.ModuleList([nn.Conv2d(c, c, 3, padding=1) for _ in range(2)])
+                        self.relu = nn.ReLU(inplace=True)
+                        self.gate = nn.ReLU(inplace=True)
+
+                    def forward(self, x):
+                        y = self.relu(self.convs[0](x))
+                        z = self.convs[1](y)
+                        g = self.gate(z)
+                        return g + z
+            """,
+            after="""
+                from mindspore import nn
+                from mindport.runtime import layers as mp_nn
+
+
+                class Block(nn.Cell):
+                    def __init__(self, c):
+                        super().__init__()
+                        self.convs = nn.CellList([nn.Conv2d(in_channels=c, out_channels=c, kernel_size=3, padding=1, has_bias=True, pad_mode='pad') for _ in range(2)])
+                        self.relu = nn.ReLU()
+                        self.gate = mp_nn.InplaceReLU()
+
+                    def construct(self, x):
+                        y = self.relu(self.convs[0](x))
+                        z = self.convs[1](y)
+                        g = self.gate(z)
+                        return g + z
+            """,
+            note="Facts from the class: relu's input is a convolution's fresh output, so out of place is the same; "
+                 "gate's input z is read after it (torch reads the result there): the runtime Cell writes into z. "
+                 "A ModuleList of Cells never added to is MindSpore's CellList.",
         ),
         Example(
             before="""
@@ -162,6 +217,41 @@ class TableCallTransform(Rule):
         self._call_funcs: set[int] = set()
         self._inner: set[int] = set()  # `torch.nn` inside `torch.nn.functional.relu`: only the whole chain counts
         self._class_scopes: set[int] = set()
+        # facts from the code (mindport/migrator/native_facts.py): calls proven to need no runtime Cell
+        self._native_inplace: set[int] = set()  # in-place activations whose input has no reader afterwards
+        self._native_lists: set[int] = set()  # ModuleLists that nn.CellList holds as torch's does
+        self._runtime_lists: set[int] = set()  # ModuleLists whose members are added by name: the runtime's
+        self._file_facts: FileFacts | None = None
+        self._functions: list[cst.FunctionDef] = []  # the enclosing functions (original nodes)
+        self._class_layers: list[dict] = []  # the enclosing classes' self.NAME -> layer constructions
+        self._float_facts: dict[int, FloatFacts] = {}
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self._file_facts = FileFacts(node)
+
+    def _builds_cell(self, expr) -> bool:
+        """Is ``expr`` the construction of a layer: a torch layer class, or a class of the file or the project?"""
+        if not isinstance(expr, cst.Call):
+            return False
+        qual = self.scope.resolve_torch(expr.func)
+        if qual is not None:
+            entry = self.ctx.registry.lookup(qual)
+            return entry is not None and entry.kind == "layer"
+        return isinstance(expr.func, cst.Name) and (expr.func.value in self._file_facts.classes
+                                                     or expr.func.value in self.ctx.options.module_classes)
+
+    def _inplace_true(self, call: cst.Call) -> bool:
+        """``nn.ReLU(inplace=True)`` (or another entry whose inplace=True switches to a runtime Cell)."""
+        qual = self.scope.resolve_torch(call.func)
+        entry = self.ctx.registry.lookup(qual) if qual is not None else None
+        if entry is None or not inplace_switch(entry):
+            return False
+        try:
+            bound = bind_arguments(entry, list(call.args))
+        except (CallBindError, RunTimeArguments):
+            return False
+        arg = bound.get("inplace")
+        return arg is not None and arg.given and arg.source == "True"
 
     def visit_Call(self, node: cst.Call) -> None:
         self._call_funcs.add(id(node.func))
@@ -199,10 +289,47 @@ class TableCallTransform(Rule):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._inner.add(id(node.name))
+        self._functions.append(node)
+
+    def leave_FunctionDef(self, original_node, updated_node):
+        self._functions.pop()
+        return updated_node
+
+    def leave_ClassDef(self, original_node, updated_node):
+        self._class_layers.pop()
+        return updated_node
+
+    def _guard_target(self, target: str, input_node) -> str:
+        """An int-to-float guard (``mp_math.sigmoid``) on an input floating point by construction: ``ops.sigmoid``."""
+        module, _, name = target.rpartition(".")
+        if module != GUARDS or name not in INT_TO_FLOAT or input_node is None:
+            return target
+        function = self._functions[-1] if self._functions else None
+        facts = self._float_facts.get(id(function))
+        if facts is None:
+            layers = self._class_layers[-1] if self._class_layers else {}
+            facts = self._float_facts[id(function)] = FloatFacts(function, self.scope.resolve_torch, layers,
+                                                                 frozenset(INT_TO_FLOAT))
+        return f"mindspore.ops.{name}" if facts.is_float(input_node) else target
+
+    def _input_node(self, entry, call: cst.Call):
+        """The original node of a function call's first torch argument (``input``)."""
+        try:
+            bound = bind_arguments(entry, list(call.args))
+        except (CallBindError, RunTimeArguments):
+            return None
+        first = entry.signature[0].name if entry.signature else None
+        arg = bound.get(first) if first else None
+        return arg.node if arg is not None and arg.given else None
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._inner.add(id(node.name))
         self._class_scopes.add(id(self.scope))  # the engine has entered the class's scope
+        facts = ClassFacts(node, self.scope.resolve_torch, self._inplace_true, self._file_facts, self._builds_cell)
+        self._native_inplace |= facts.native_inplace
+        self._native_lists |= facts.native_lists
+        self._runtime_lists |= facts.runtime_lists
+        self._class_layers.append(facts.layers)
 
     def _in_class(self) -> bool:
         scope = self.scope
@@ -251,8 +378,15 @@ class TableCallTransform(Rule):
                             args=[cst.Arg(out.value), cst.Arg(built)])
         try:
             bound = bind_arguments(entry, list(updated_node.args))
+            if id(original_node) in self._native_inplace and "inplace" in bound:
+                bound["inplace"] = Arg("False", False)  # no reader of the input afterwards: out of place is the same
             mapped = map_arguments(entry, bound, profile)
             target = switched_target(mapped, target)
+            if id(original_node) in self._native_lists or (qual == "torch.nn.ModuleList"
+                                                           and cells_display(original_node, self._builds_cell)
+                                                           and id(original_node) not in self._runtime_lists):
+                target = NATIVE_LIST
+            target = self._guard_target(target, self._input_node(entry, original_node))
             self._resolve_ms_names(mapped)
         except RunTimeArguments:
             # *args/**kwargs at the call site: the runtime adapter maps them through the same entry at the call
@@ -314,6 +448,7 @@ class TableCallTransform(Rule):
         try:
             mapped = map_arguments(entry, bind_arguments(entry, list(updated_node.args)), profile)
             target = switched_target(mapped, target)
+            target = self._guard_target(target, func.value)
             self._resolve_ms_names(mapped)
         except RunTimeArguments:
             self.ctx.converted_sites += 1
@@ -404,6 +539,12 @@ class TableCallTransform(Rule):
     def leave_Name(self, original_node, updated_node):
         return self._reference(original_node, updated_node)
 
+
+# the module of the int-to-float guards (mindport.runtime.promotion names them)
+GUARDS = "mindport.runtime.math"
+
+# torch.nn.ModuleList built from a list of Cells, never added to: MindSpore's own container (native_facts.py)
+NATIVE_LIST = "mindspore.nn.CellList"
 
 # the reason of the entries whose out= the converter writes (mindport.runtime.inplace.write_out)
 OUT_REASON = "MindSpore has no out= argument: assign the result"

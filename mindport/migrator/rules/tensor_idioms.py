@@ -78,11 +78,12 @@ class TensorIdiomTransform(Rule):
                     return a * -1j, torch.exp(a * (2j * 3.14159)), 3 * 2j
             """,
             after="""
+                from mindspore import ops
                 from mindport.runtime import math as mp_math
 
 
                 def rotate(a):
-                    return mp_math.complex_operation('*', a, -1j), mp_math.exp(mp_math.complex_operation('*', a, (2j * 3.14159))), 3 * 2j
+                    return mp_math.complex_operation('*', a, -1j), ops.exp(mp_math.complex_operation('*', a, (2j * 3.14159))), 3 * 2j
             """,
             note='a Python complex number with a tensor computes in complex (complex64, complex128 from float64).',
         ),

@@ -1,0 +1,165 @@
+"""A port against the same model written natively: how fast is converted code next to hand-written MindSpore?
+
+``native_models/torch_models.py`` holds four models written as torch users write them (a ResNet-18, a small ViT, a
+GPT-2-style decoder, a UNet); ``native_models/ms_models.py`` holds the same architectures written by hand in idiomatic
+MindSpore. This script converts the torch file with mindport (``convert_source``, the default ``nn`` profile), imports
+the result, checks that each pair has the same number of parameters, and times each pair side by side in one process:
+
+* forward (``set_train(False)``) and forward+backward (``nn.ForwardValueAndGrad`` of the mean square of the output,
+  ``set_train(True)``), in PyNative and in GRAPH_MODE;
+* each measurement alternates converted and native calls (so load on the machine falls on both alike), after
+  ``--warmup`` calls (the graph compile), and reports the best of ``--repeats`` calls in ms (on a shared machine the
+  best run is the code's own cost; other processes only add to a run) and the ratio converted / native (the issue's
+  target: <= 1.05), and the ratio of the medians beside it.
+
+It also prints the ``mindport.runtime`` sites left in the converted file (which helpers the port goes through).
+
+Usage (from the project root):
+    PYTHONPATH=$PWD /work/main/.venv/bin/python benchmarks/native_bench.py [--repeats 15] [--warmup 3]
+        [--models resnet18,vit,gpt,unet] [--modes pynative,graph] [--json OUT]
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+MODELS = HERE / "native_models"
+sys.path.insert(0, str(HERE))
+
+# name -> (class name in both files, constructor keywords, input maker)
+PAIRS = {
+    "resnet18": ("ResNet18", {}, lambda np: [np.random.default_rng(0).standard_normal((4, 3, 32, 32), np.float32)]),
+    "vit": ("ViT", {}, lambda np: [np.random.default_rng(0).standard_normal((4, 3, 32, 32), np.float32)]),
+    "gpt": ("GPT", {}, lambda np: [np.random.default_rng(0).integers(0, 256, (4, 64)).astype(np.int64)]),
+    "unet": ("UNet", {}, lambda np: [np.random.default_rng(0).standard_normal((2, 3, 64, 64), np.float32)]),
+}
+
+
+def _import(path: Path, name: str):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # GRAPH_MODE's parser imports a Cell's module by name
+    spec.loader.exec_module(module)
+    return module
+
+
+def convert_models(out_dir: Path) -> tuple[Path, list[str]]:
+    """Convert torch_models.py; returns the converted file and its runtime sites (``mp_x.y`` occurrences)."""
+    import re
+
+    from mindport.migrator import convert_source
+
+    source = (MODELS / "torch_models.py").read_text(encoding="utf-8")
+    result = convert_source(source, "torch_models.py")
+    errors = [d for d in result.diagnostics if d.severity == "error"]
+    if errors:
+        raise SystemExit(f"the torch models did not convert: {errors}")
+    path = out_dir / "converted_models.py"
+    path.write_text(result.code, encoding="utf-8")
+    sites = re.findall(r"\bmp_\w+\.\w+", "\n".join(line for line in result.code.splitlines()
+                                                     if not line.startswith(("from ", "import "))))
+    return path, sites
+
+
+def _param_count(cell) -> int:
+    return sum(int(p.size) for p in cell.get_parameters())
+
+
+def _timed(fn, args) -> float:
+    start = time.perf_counter()
+    out = fn(*args)
+    leaves = out if isinstance(out, (tuple, list)) else [out]
+    for leaf in leaves:  # PyNative runs asynchronously: wait for the values
+        for t in (leaf if isinstance(leaf, (tuple, list)) else [leaf]):
+            t.asnumpy()
+    return time.perf_counter() - start
+
+
+def _side_by_side(fa, fb, args, warmup: int, repeats: int) -> tuple[float, float]:
+    for _ in range(warmup):
+        _timed(fa, args)
+        _timed(fb, args)
+    ta, tb = [], []
+    for i in range(repeats):
+        if i % 2:
+            tb.append(_timed(fb, args)); ta.append(_timed(fa, args))
+        else:
+            ta.append(_timed(fa, args)); tb.append(_timed(fb, args))
+    return min(ta), min(tb), statistics.median(ta), statistics.median(tb)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--models", default=",".join(PAIRS))
+    ap.add_argument("--modes", default="pynative,graph")
+    ap.add_argument("--repeats", type=int, default=15)
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--json", default="")
+    a = ap.parse_args(argv)
+
+    import mindspore as ms
+    import numpy as np
+    from mindspore import nn
+
+    work = Path(tempfile.mkdtemp(prefix="mp-native-bench-"))
+    converted_path, sites = convert_models(work)
+    print(f"converted torch_models.py: {len(sites)} mindport.runtime sites"
+          + (f" ({', '.join(sorted(set(sites)))})" if sites else ""))
+    ms.set_seed(0)
+    converted = _import(converted_path, "converted_models")
+    native = _import(MODELS / "ms_models.py", "ms_models")
+
+    class MeanSquare(nn.Cell):
+        def __init__(self, net):
+            super().__init__()
+            self.net = net
+
+        def construct(self, *xs):
+            out = self.net(*xs)
+            return (out * out).mean()
+
+    rows = []
+    modes = {"pynative": ms.PYNATIVE_MODE, "graph": ms.GRAPH_MODE}
+    print(f"{'model':9} {'mode':8} {'pass':9} {'converted ms':>12} {'native ms':>10} {'ratio':>6} {'median ratio':>12}")
+    for mode_name in a.modes.split(","):
+        ms.set_context(mode=modes[mode_name])
+        for name in a.models.split(","):
+            cls, kwargs, make_inputs = PAIRS[name]
+            ours, theirs = getattr(converted, cls)(**kwargs), getattr(native, cls)(**kwargs)
+            n_ours, n_theirs = _param_count(ours), _param_count(theirs)
+            if n_ours != n_theirs:
+                raise SystemExit(f"{name}: the converted model has {n_ours} parameters, the native one {n_theirs}")
+            inputs = [ms.Tensor(x) for x in make_inputs(np)]
+            for pass_name in ("forward", "fwd+bwd"):
+                if pass_name == "forward":
+                    ours.set_train(False); theirs.set_train(False)
+                    fa, fb = ours, theirs
+                else:
+                    la, lb = MeanSquare(ours), MeanSquare(theirs)
+                    la.set_train(True); lb.set_train(True)
+                    fa = nn.ForwardValueAndGrad(la, weights=la.trainable_params(), get_by_list=True)
+                    fb = nn.ForwardValueAndGrad(lb, weights=lb.trainable_params(), get_by_list=True)
+                ta, tb, ma, mb = _side_by_side(fa, fb, inputs, a.warmup, a.repeats)
+                row = {"model": name, "mode": mode_name, "pass": pass_name, "params": n_ours,
+                       "converted_ms": round(ta * 1e3, 3), "native_ms": round(tb * 1e3, 3), "ratio": round(ta / tb, 3),
+                       "median_ratio": round(ma / mb, 3)}
+                rows.append(row)
+                print(f"{name:9} {mode_name:8} {pass_name:9} {row['converted_ms']:12.2f} {row['native_ms']:10.2f} "
+                      f"{row['ratio']:6.3f} {row['median_ratio']:12.3f}", flush=True)
+    worst = max(rows, key=lambda r: r["ratio"])
+    print(f"worst ratio: {worst['ratio']:.3f} ({worst['model']} {worst['mode']} {worst['pass']}); "
+          f"pairs within 1.05: {sum(r['ratio'] <= 1.05 for r in rows)}/{len(rows)}")
+    if a.json:
+        Path(a.json).write_text(json.dumps({"runtime_sites": sites, "rows": rows}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,189 @@
+"""How native the ports are: the share of call sites that go through ``mindport.runtime``, over a corpus.
+
+For each entry of a trials/wild manifest, its files are extracted from the fetched snapshot by the harness's own
+``materialise`` (``/work/shared/wild/run.py``), converted with ``mindport.migrator.convert_path`` (one worker), and
+the entry's converted files (the ones the manifest names; the harness's driver is left out) are read with ``ast``
+(entries that name the same files of the same commit are converted once):
+
+* a *site* is a call (``f(...)``), a decorator that is not a call (``@mp_math.jit_ignore``) or a base class;
+* a site *goes through the runtime* when its callee is rooted in a name the file binds to ``mindport.runtime`` (or
+  to ``mindport``): ``mp_nn.InplaceReLU(...)``, ``mp_adapt.api("torch.nn.Conv2d")(...)``, ``class A(mp_containers.
+  ModuleList)``; the helper is named by its dotted callee (``mp_nn.InplaceReLU``), and a call of the value an
+  ``mp_adapt.api(...)`` call returns counts once, as ``mp_adapt.api``;
+* a port *imports mindport* when any of its converted files does.
+
+Prints the share of sites through the runtime, the share of ports importing mindport, and the count per helper
+(``--top``). ``--results RESULTS.json`` (the harness's output) keeps the entries that reached parity there;
+``--json OUT`` writes the figures and the per-entry counts. ``--keep DIR`` keeps the converted trees.
+
+Usage (from the project root; the snapshots fetched under /work/.mirror):
+    PYTHONPATH=$PWD /work/main/.venv/bin/python benchmarks/runtime_share.py \
+        --manifest benchmarks/trials/modern.json --mirrors /work/.mirror [--only ID,...] [--json OUT] [--top 40]
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import collections
+import importlib.util
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+HARNESS = Path("/work/shared/wild/run.py")
+
+
+def _harness(path: Path):
+    spec = importlib.util.spec_from_file_location("_wild_run", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _runtime_names(tree: ast.Module) -> set[str]:
+    """Names the file binds to mindport or its runtime."""
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name.split(".")[0] == "mindport":
+                    names.add(a.asname or a.name.split(".")[0])
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "mindport" and not node.level:
+            names.update(a.asname or a.name for a in node.names)
+    return names
+
+
+def _dotted(node: ast.AST) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    if isinstance(node, ast.Call):  # mp_adapt.api("torch.nn.X")(...): the inner call is the site
+        return None
+    return None
+
+
+def file_sites(code: str) -> tuple[int, collections.Counter, bool]:
+    """(number of sites, runtime helper -> count, imports mindport) of one converted file."""
+    tree = ast.parse(code)
+    runtime = _runtime_names(tree)
+    total, helpers = 0, collections.Counter()
+
+    def site(callee: ast.AST) -> None:
+        nonlocal total
+        total += 1
+        name = _dotted(callee)
+        if name and name.split(".")[0] in runtime:
+            helpers[name] += 1
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            if isinstance(node.func, ast.Call):  # the adapter's returned callable: counted at the inner call
+                continue
+            site(node.func)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            for dec in node.decorator_list:
+                if not isinstance(dec, ast.Call):
+                    site(dec)
+            if isinstance(node, ast.ClassDef):
+                for base in node.bases:
+                    site(base)
+    return total, helpers, bool(runtime)
+
+
+def measure_entry(entry: dict, harness, mirrors: str, work: Path) -> dict:
+    from mindport.migrator import convert_path
+
+    gd = harness.gitdir(mirrors, entry["repo"])
+    if gd is None:
+        return {"id": entry["id"], "error": f"no snapshot of {entry['repo']}"}
+    wid = work / entry["id"].replace("/", "__")
+    src, conv = wid / "src", wid / "conv"
+    harness.materialise(entry, gd, str(src))
+    convert_path(src, conv, jobs=1, force=True, use_cache=False)
+    root = entry.get("import_root", ".")
+    total, helpers, imports = 0, collections.Counter(), False
+    for rel in entry["files"]:
+        path = conv / rel
+        if not path.is_file() or not rel.endswith(".py"):
+            continue
+        try:
+            n, h, imp = file_sites(path.read_text(encoding="utf-8"))
+        except SyntaxError:
+            continue
+        total += n
+        helpers.update(h)
+        imports |= imp
+    del root
+    return {"id": entry["id"], "sites": total, "runtime_sites": sum(helpers.values()), "imports_mindport": imports,
+            "helpers": dict(helpers)}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--manifest", default=str(ROOT / "benchmarks" / "trials" / "modern.json"))
+    ap.add_argument("--mirrors", default="/work/.mirror")
+    ap.add_argument("--harness", default=str(HARNESS))
+    ap.add_argument("--only", default="")
+    ap.add_argument("--results", default="", help="the harness's results.json: keep the entries at parity there")
+    ap.add_argument("--keep", default="", help="keep the converted trees in this folder")
+    ap.add_argument("--json", default="")
+    ap.add_argument("--top", type=int, default=30)
+    a = ap.parse_args(argv)
+    harness = _harness(Path(a.harness))
+    entries = json.load(open(a.manifest))
+    if a.only:
+        ids = set(a.only.split(","))
+        entries = [e for e in entries if e["id"] in ids]
+    if a.results:
+        proven = {r["id"] for r in json.load(open(a.results)) if r.get("parity")}
+        entries = [e for e in entries if e["id"] in proven]
+    work = Path(a.keep) if a.keep else Path(tempfile.mkdtemp(prefix="mp-runtime-share-"))
+    rows, done = [], {}
+    for e in entries:
+        # entries that differ only in their constructor convert the same files the same way: converted once
+        key = json.dumps([e["repo"], e["commit"], e["files"], e.get("prep"), e.get("keep"), e.get("inject"),
+                          e.get("import_root"), e.get("module")], sort_keys=True)
+        if key in done:
+            rows.append(dict(done[key], id=e["id"]))
+            continue
+        try:
+            row = done[key] = measure_entry(e, harness, a.mirrors, work)
+        except Exception as exc:  # noqa: BLE001 -- one entry's failure is reported, the others are measured
+            row = {"id": e["id"], "error": f"{type(exc).__name__}: {exc}"}
+        rows.append(row)
+        if "error" in row:
+            print(f"{row['id']}: {row['error']}", file=sys.stderr)
+    ok = [r for r in rows if "error" not in r]
+    sites = sum(r["sites"] for r in ok)
+    through = sum(r["runtime_sites"] for r in ok)
+    importing = sum(r["imports_mindport"] for r in ok)
+    helpers = collections.Counter()
+    for r in ok:
+        helpers.update(r["helpers"])
+    print(f"ports measured: {len(ok)} of {len(entries)}")
+    print(f"call sites through mindport.runtime: {through}/{sites} = {100 * through / max(sites, 1):.1f} %")
+    print(f"ports importing mindport: {importing}/{len(ok)} = {100 * importing / max(len(ok), 1):.1f} %")
+    print(f"ports importing no mindport: {len(ok) - importing}/{len(ok)}")
+    print("sites per runtime helper:")
+    for name, count in helpers.most_common(a.top):
+        ports = sum(1 for r in ok if name in r["helpers"])
+        print(f"  {count:5d}  {name}  ({ports} ports)")
+    if a.json:
+        Path(a.json).write_text(json.dumps({"sites": sites, "runtime_sites": through, "ports": len(ok),
+                                            "ports_importing": importing, "helpers": dict(helpers),
+                                            "entries": rows}, indent=1))
+    if not a.keep:
+        import shutil
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

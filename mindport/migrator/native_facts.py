@@ -1,0 +1,543 @@
+"""Facts read from a model class's code that let a torch call become MindSpore's own layer instead of a
+``mindport.runtime`` one (``rules/table_calls.py`` asks; nothing here rewrites code).
+
+* **In-place activations** (``nn.ReLU(inplace=True)`` and the other entries whose ``inplace`` switches to a runtime
+  ``Inplace*`` Cell): torch writes the result into the input, which matters only when that input is read afterwards.
+  A construction is native (MindSpore's out-of-place layer) when every use of the layer is proven to leave no reader
+  of its input: ``self.act = nn.ReLU(inplace=True)`` whose every use in the class is a call ``self.act(E)`` where E is
+  a fresh tensor (a layer's or an operator's result, such as ``self.bn1(self.conv1(x))`` or ``out + identity``), or a
+  local name bound only to fresh values, never aliased, and not read after the call unless the call rebinds it
+  (``out = self.act(out)``); and, inside ``self.body = nn.Sequential(...)`` whose every use is a call, an activation
+  that follows a layer with a fresh output (only that layer's output, internal to the sequence, is overwritten; a
+  sequence iterated or indexed, ``for m in self.features: x = m(x); feats.append(x)``, shows those outputs). A
+  parameter of the method, a name the method hands on (``feats.append(x)``, ``y = x``), a use in a loop that does not
+  rebind the name, the class being subclassed in the file, the attribute read on another object (``model.relu``) or
+  any other use of it keeps the runtime Cell.
+* **ModuleList**: ``nn.ModuleList([a, b])`` (a non-empty list display with no ``None`` member), and
+  ``self.blocks = nn.ModuleList([... for ...])`` (a comprehension, which may be empty) never appended, extended,
+  inserted into or added to by name anywhere in the file, is MindSpore's own ``nn.CellList`` (the runtime ModuleList
+  exists for None members, tuples and generators, and for members added to an empty list, which CellList names
+  without the attribute's prefix: ``0.weight`` instead of ``blocks.0.weight``).
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import libcst as cst
+
+from mindport.migrator.syntax import target_name_nodes
+
+Resolve = Callable[[cst.BaseExpression], "str | None"]
+
+# torch layers whose output is a new tensor (never their input or a view of it)
+_FRESH_LAYERS = frozenset(
+    f"torch.nn.{name}" for name in (
+        "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "Linear", "Bilinear",
+        "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm", "LayerNorm", "GroupNorm", "InstanceNorm1d",
+        "InstanceNorm2d", "InstanceNorm3d", "LocalResponseNorm", "RMSNorm", "Embedding", "MaxPool1d", "MaxPool2d",
+        "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
+        "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "Upsample",
+        "UpsamplingNearest2d", "UpsamplingBilinear2d", "PixelShuffle", "PixelUnshuffle", "ZeroPad2d",
+        "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d", "ReplicationPad2d",
+        "Softmax", "LogSoftmax", "GELU", "Sigmoid", "Tanh", "Softplus"))
+_LIST_ADDERS = frozenset({"append", "extend", "insert", "add_module", "register_module", "__setitem__"})
+_READS_OK = frozenset({"shape", "dtype", "ndim", "size", "dim", "numel"})  # reading these aliases nothing
+
+
+def inplace_switch(entry) -> bool:
+    """Does the entry send ``inplace=True`` to a runtime Cell or function?"""
+    return "True" in entry.switch.get("inplace", {})
+
+
+class ClassFacts:
+    """The facts of one class (its whole body); ``native_inplace`` and ``native_lists`` hold ids of call nodes."""
+
+    def __init__(self, cls: cst.ClassDef, resolve: Resolve, is_inplace: Callable[[cst.Call], bool],
+                 file: FileFacts, builds_cell: Callable[[cst.BaseExpression], bool]) -> None:
+        self.builds_cell = builds_cell
+        self.native_inplace: set[int] = set()
+        self.native_lists: set[int] = set()
+        self.runtime_lists: set[int] = set()  # lists displayed with Cells but added to by name: the runtime's
+        self._resolve = resolve
+        self._layers: dict[str, list[cst.Call]] = {}  # self.NAME -> the calls assigned to it
+        methods = [s for s in cls.body.body if isinstance(s, cst.FunctionDef)] \
+            if isinstance(cls.body, cst.IndentedBlock) else []
+        for method in methods:
+            for stmt in _assignments(method):
+                target = stmt.targets[0].target if len(stmt.targets) == 1 else None
+                if _self_attr(target) and isinstance(stmt.value, cst.Call):
+                    self._layers.setdefault(target.attr.value, []).append(stmt.value)
+                    if resolve(stmt.value.func) == "torch.nn.ModuleList" \
+                            and _plain_list_argument(stmt.value, builds_cell):
+                        if target.attr.value in file.named:
+                            self.runtime_lists.add(id(stmt.value))
+                        elif target.attr.value not in file.appended:
+                            self.native_lists.add(id(stmt.value))
+        if cls.name.value in file.subclassed:
+            return
+        for name, calls in self._layers.items():
+            if name in file.foreign or name in file.appended:
+                continue
+            inplace = [c for c in calls if is_inplace(c)]
+            if inplace and len(inplace) == len(calls) and all(self._uses_safe(m, name) for m in methods):
+                self.native_inplace.update(id(c) for c in inplace)
+            sequences = [c for c in calls if resolve(c.func) == "torch.nn.Sequential"]
+            if sequences and len(sequences) == len(calls) and all(self._only_called(m, name) for m in methods):
+                for sequence in sequences:
+                    self.native_inplace |= sequential_inplace(sequence, resolve, is_inplace)
+
+    @staticmethod
+    def _only_called(method: cst.FunctionDef, name: str) -> bool:
+        """Is every reference to ``self.<name>`` in the method its assignment or a call (not iterated, indexed or
+        handed on)?"""
+        return all(ref.assigned or ref.call is not None for ref in _Order(method).attribute_refs(name))
+
+    @property
+    def layers(self) -> dict[str, list[cst.Call]]:
+        """self.NAME -> the calls assigned to it, in any method."""
+        return self._layers
+
+    def fresh(self, expr: cst.BaseExpression) -> bool:
+        """Is ``expr`` a new tensor no other name holds: an arithmetic result, or the call of a layer attribute
+        whose class gives a new tensor?"""
+        if isinstance(expr, cst.BinaryOperation):
+            return True
+        if isinstance(expr, cst.Call) and _self_attr(expr.func):
+            calls = self._layers.get(expr.func.attr.value, [])
+            return bool(calls) and all(self._fresh_layer(c) for c in calls)
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Subscript) and _self_attr(expr.func.value):
+            calls = self._layers.get(expr.func.value.attr.value, [])  # self.convs[0](x) of a list of fresh layers
+            return bool(calls) and all(self._resolve(c.func) == "torch.nn.ModuleList" and _members_fresh(c, self)
+                                       for c in calls)
+        return False
+
+    def _fresh_layer(self, call: cst.Call) -> bool:
+        return self._resolve(call.func) in _FRESH_LAYERS
+
+    def _uses_safe(self, method: cst.FunctionDef, name: str) -> bool:
+        """Every reference to ``self.<name>`` in the method is a call whose input has no reader afterwards."""
+        order = _Order(method)
+        params = {p.name.value for p in (*method.params.posonly_params, *method.params.params,
+                                         *method.params.kwonly_params)}
+        for p in (method.params.star_arg, method.params.star_kwarg):
+            if isinstance(p, cst.Param):
+                params.add(p.name.value)
+        for ref in order.attribute_refs(name):
+            if ref.assigned:  # self.act = nn.ReLU(...): the construction itself
+                continue
+            call = ref.call
+            if call is None or len(call.args) != 1 or call.args[0].keyword is not None or call.args[0].star:
+                return False
+            arg = call.args[0].value
+            if self.fresh(arg):
+                continue
+            if not isinstance(arg, cst.Name) or arg.value in params or not self._local_safe(order, arg, call, name):
+                return False
+        return True
+
+    def _local_safe(self, order: "_Order", arg: cst.Name, call: cst.Call, name: str) -> bool:
+        var = arg.value
+        rebinds = order.statement_target(call) == var
+        if order.in_loop(call) and not rebinds:
+            return False
+        for binding in order.bindings(var):
+            if binding is None:  # bound by for/with/except/import/augmented-as/...: not a plain value
+                return False
+            value = binding
+            if self.fresh(value):
+                continue
+            # out = self.act(out): the object stays the one the call received, itself checked here
+            if isinstance(value, cst.Call) and _self_attr(value.func) and value.func.attr.value == name \
+                    and len(value.args) == 1 and (self.fresh(value.args[0].value)
+                                                  or (isinstance(value.args[0].value, cst.Name)
+                                                      and value.args[0].value.value == var)):
+                continue
+            return False
+        call_pos, call_stmt = order.position(call), order.statement_of(call)
+        for read, parent, grand, stmt in order.reads(var):
+            if read is arg:
+                continue
+            if parent is None or stmt == call_stmt:
+                return False  # read in a closure, or in the call's own statement (before or after it runs)
+            if order.position(read) > call_pos and not rebinds:
+                return False  # the input read after the call: torch's reader sees the result
+            if order.position(read) < call_pos and not self._reading_only(parent, grand, read, name):
+                return False  # handed on (y = x, feats.append(x), a view x.view(...)) before the call
+        return True
+
+    def _reading_only(self, parent, grand, read: cst.Name, name: str) -> bool:
+        """A read that keeps no reference to the tensor: an operand, ``x += y``, a fresh layer's input,
+        ``x.shape``."""
+        if isinstance(parent, (cst.BinaryOperation, cst.Comparison, cst.ComparisonTarget, cst.UnaryOperation,
+                               cst.AugAssign)):
+            return True
+        if isinstance(parent, cst.Attribute) and parent.value is read and parent.attr.value in _READS_OK:
+            return True
+        if isinstance(parent, cst.Arg) and parent.keyword is None and isinstance(grand, cst.Call):
+            return self.fresh(grand) or (_self_attr(grand.func) and grand.func.attr.value == name)
+        return False
+
+
+def _self_attr(expr) -> bool:
+    return isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self"
+
+
+def _assignments(method: cst.FunctionDef):
+    found: list[cst.Assign] = []
+
+    class _Find(cst.CSTVisitor):
+        def visit_Assign(self, node):
+            found.append(node)
+
+        def visit_FunctionDef(self, node):
+            return node is method
+
+        def visit_Lambda(self, node):
+            return False
+
+    method.visit(_Find())
+    return found
+
+
+def cells_display(call: cst.Call, builds_cell: Callable[[cst.BaseExpression], bool]) -> bool:
+    """``nn.ModuleList([nn.Linear(4, 4), Block()])``: a non-empty list display of layer constructions. CellList holds
+    it as torch does wherever it is built (appended to later, its members already give the prefix new ones are named
+    with; an anonymous one, ``layers.append(nn.ModuleList([attn, ff]))``, is named by the list it joins). A member
+    that is a name or any other expression may be None (``ModuleList([norm, None])``, ``[pre_norm, post_norm]`` with
+    ``post_norm = None``), which CellList refuses: the runtime ModuleList."""
+    return _plain_list_argument(call, builds_cell) and isinstance(call.args[0].value, cst.List)
+
+
+def _plain_list_argument(call: cst.Call, builds_cell: Callable[[cst.BaseExpression], bool]) -> bool:
+    """``nn.ModuleList([...])`` with a list display, or a list comprehension, of layer constructions only."""
+    if len(call.args) != 1 or call.args[0].keyword not in (None,) or call.args[0].star:
+        if not (len(call.args) == 1 and call.args[0].keyword is not None and call.args[0].keyword.value == "modules"):
+            return False
+    value = call.args[0].value
+    if isinstance(value, cst.List):
+        return bool(value.elements) and all(isinstance(e, cst.Element) and builds_cell(e.value)
+                                            for e in value.elements)
+    if isinstance(value, cst.ListComp):
+        return builds_cell(value.elt)
+    return False
+
+
+def _members_fresh(call: cst.Call, facts: ClassFacts) -> bool:
+    """``nn.ModuleList([...])`` whose every member is built by a layer class with a fresh output."""
+    if not _plain_list_argument(call, facts.builds_cell):
+        return False
+    value = call.args[0].value
+    members = [value.elt] if isinstance(value, cst.ListComp) else [e.value for e in value.elements]
+    return all(isinstance(m, cst.Call) and facts._fresh_layer(m) for m in members)  # noqa: SLF001
+
+
+class _Ref:
+    __slots__ = ("call", "assigned")
+
+    def __init__(self, call, assigned) -> None:
+        self.call, self.assigned = call, assigned
+
+
+class _Order(cst.CSTVisitor):
+    """One method in source order: each node's position, names' reads (with their parent) and bindings, references
+    to ``self.<attr>``, and which nodes sit in a loop."""
+
+    def __init__(self, method: cst.FunctionDef) -> None:
+        super().__init__()
+        self._pos: dict[int, int] = {}
+        self._stack: list[cst.CSTNode] = []
+        self._loops = 0
+        self._in_loop: set[int] = set()
+        self._reads: dict[str, list[tuple]] = {}  # name -> (node, parent, grandparent, statement id)
+        self._statement: list[int] = []
+        self._stmt_of: dict[int, int] = {}
+        self._bindings: dict[str, list] = {}
+        self._stmt_target: dict[int, str | None] = {}
+        self._attr_refs: dict[str, list[_Ref]] = {}
+        self._current_stmt_target: list[str | None] = []
+        self._store: set[int] = set()
+        self._method = method
+        method.body.visit(self)
+
+    # positions and parents
+    def on_visit(self, node) -> bool:
+        if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            # a nested scope may read a name when it runs, at any time: each name in it is an unsafe read
+            for name in _all_names(node):
+                self._reads.setdefault(name.value, []).append((name, None, None, -1))
+            return False
+        self._pos[id(node)] = len(self._pos)
+        if self._loops:
+            self._in_loop.add(id(node))
+        if isinstance(node, (cst.For, cst.While)):
+            self._loops += 1
+        if isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            self._statement.append(id(node))
+        if self._statement:
+            self._stmt_of[id(node)] = self._statement[-1]
+        if isinstance(node, cst.SimpleStatementLine):
+            target = None
+            body = node.body[0] if len(node.body) == 1 else None
+            if isinstance(body, cst.Assign) and len(body.targets) == 1 and isinstance(body.targets[0].target, cst.Name):
+                target = body.targets[0].target.value
+            self._current_stmt_target.append(target)
+        self._visit_node(node)
+        self._stack.append(node)
+        return True
+
+    def on_leave(self, original_node) -> None:
+        if isinstance(original_node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            return
+        self._stack.pop()
+        if isinstance(original_node, (cst.For, cst.While)):
+            self._loops -= 1
+        if isinstance(original_node, cst.SimpleStatementLine):
+            self._current_stmt_target.pop()
+        if isinstance(original_node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            self._statement.pop()
+
+    def _visit_node(self, node) -> None:
+        parent = self._stack[-1] if self._stack else None
+        if isinstance(node, cst.Assign):
+            for t in node.targets:
+                for name in target_name_nodes(t.target):
+                    self._store.add(id(name))
+                    plain = isinstance(t.target, cst.Name) and len(node.targets) == 1
+                    self._bindings.setdefault(name.value, []).append(node.value if plain else None)
+        elif isinstance(node, cst.AnnAssign):
+            if isinstance(node.target, cst.Name):
+                self._store.add(id(node.target))
+                self._bindings.setdefault(node.target.value, []).append(node.value)
+        elif isinstance(node, cst.AugAssign):
+            # x += y: torch adds into x (a read of x, which keeps x's object: no new binding)
+            if isinstance(node.target, cst.Name):
+                self._store.add(id(node.target))
+                self._reads.setdefault(node.target.value, []).append(
+                    (node.target, node, parent, self._statement[-1] if self._statement else -1))
+        elif isinstance(node, (cst.For, cst.CompFor)):
+            for name in target_name_nodes(node.target):
+                self._store.add(id(name))
+                self._bindings.setdefault(name.value, []).append(None)
+        elif isinstance(node, (cst.AsName, cst.NamedExpr)):
+            target = node.name if isinstance(node, cst.AsName) else node.target
+            for name in target_name_nodes(target):
+                self._store.add(id(name))
+                self._bindings.setdefault(name.value, []).append(None)
+        elif isinstance(node, cst.Name) and id(node) not in self._store:
+            if not (isinstance(parent, cst.Attribute) and parent.attr is node) \
+                    and not (isinstance(parent, cst.Arg) and parent.keyword is node):
+                grand = self._stack[-2] if len(self._stack) > 1 else None
+                self._reads.setdefault(node.value, []).append(
+                    (node, parent, grand, self._statement[-1] if self._statement else -1))
+        elif isinstance(node, cst.Attribute) and _self_attr(node):
+            call = parent if isinstance(parent, cst.Call) and parent.func is node else None
+            assigned = isinstance(parent, cst.AssignTarget)
+            self._attr_refs.setdefault(node.attr.value, []).append(_Ref(call, assigned))
+        if isinstance(node, cst.Call) and self._current_stmt_target:
+            self._stmt_target[id(node)] = self._current_stmt_target[-1]
+
+    # queries
+    def statement_of(self, node) -> int:
+        return self._stmt_of.get(id(node), -2)
+
+    def position(self, node) -> int:
+        return self._pos.get(id(node), -1)
+
+    def in_loop(self, node) -> bool:
+        return id(node) in self._in_loop
+
+    def reads(self, name: str):
+        return self._reads.get(name, [])
+
+    def bindings(self, name: str):
+        return self._bindings.get(name, [])
+
+    def attribute_refs(self, name: str):
+        return self._attr_refs.get(name, [])
+
+    def statement_target(self, call: cst.Call) -> str | None:
+        """The name the call's statement assigns when the statement is ``name = <this call>``."""
+        return self._stmt_target.get(id(call))
+
+
+def _all_names(node):
+    found: list[cst.Name] = []
+
+    class _Find(cst.CSTVisitor):
+        def visit_Name(self, name):
+            found.append(name)
+
+    node.visit(_Find())
+    return found
+
+
+class FileFacts:
+    """What the whole file says about attributes: ``appended`` (``X.<name>.append/extend/insert/add_module(...)``;
+    ``named``: the add_module/register_module ones),
+    ``foreign`` (``obj.<name>`` read on something other than ``self`` or an imported module: another class's code may
+    use the layer otherwise), ``subclassed`` (names used as a base class: a subclass may use the attributes
+    otherwise)."""
+
+    def __init__(self, module: cst.Module) -> None:
+        appended: set[str] = set()
+        named: set[str] = set()
+        classes: set[str] = set()
+        foreign: set[str] = set()
+        subclassed: set[str] = set()
+        imported: set[str] = set()
+        attributes: list[cst.Attribute] = []
+
+        class _Find(cst.CSTVisitor):
+            def visit_Call(self, node):
+                func = node.func
+                if isinstance(func, cst.Attribute) and func.attr.value in _LIST_ADDERS \
+                        and isinstance(func.value, cst.Attribute):
+                    appended.add(func.value.attr.value)
+                    if func.attr.value in ("add_module", "register_module"):
+                        named.add(func.value.attr.value)
+
+            def visit_Attribute(self, node):
+                attributes.append(node)
+
+            def visit_ClassDef(self, node):
+                classes.add(node.name.value)
+                for base in node.bases:
+                    if isinstance(base.value, cst.Name):
+                        subclassed.add(base.value.value)
+                    elif isinstance(base.value, cst.Attribute):
+                        subclassed.add(base.value.attr.value)
+
+            def visit_ImportAlias(self, node):
+                bound = node.asname.name if node.asname is not None else node.name
+                while isinstance(bound, cst.Attribute):
+                    bound = bound.value
+                if isinstance(bound, cst.Name):
+                    imported.add(bound.value)
+
+        module.visit(_Find())
+        for node in attributes:
+            root = node.value
+            while isinstance(root, (cst.Attribute, cst.Call, cst.Subscript)):
+                root = root.value if not isinstance(root, cst.Call) else root.func
+            if isinstance(node.value, cst.Name) and node.value.value == "self":
+                continue
+            if isinstance(root, cst.Name) and root.value in imported:
+                continue  # nn.ReLU, F.relu: a module's name, not a layer attribute
+            foreign.add(node.attr.value)
+        self.appended = frozenset(appended)
+        self.named = frozenset(named)
+        self.classes = frozenset(classes)  # the classes the file defines
+        self.foreign = frozenset(foreign)
+        self.subclassed = frozenset(subclassed)
+
+
+def sequential_inplace(call: cst.Call, resolve: Resolve, is_inplace: Callable[[cst.Call], bool]) -> set[int]:
+    """Ids of the in-place activations among ``nn.Sequential(...)``'s arguments (and those of the Sequentials nested in
+    it) that follow a layer with a fresh output: what they overwrite is that layer's output, which only the sequence
+    sees (the caller checks that the sequence is only ever called, never iterated or indexed)."""
+    safe: set[int] = set()
+    fresh_before = False
+    for arg in call.args:
+        if arg.star or arg.keyword is not None:
+            return set()
+        value = arg.value
+        if isinstance(value, cst.Call) and is_inplace(value):
+            if fresh_before:
+                safe.add(id(value))
+            continue
+        if isinstance(value, cst.Call) and resolve(value.func) == "torch.nn.Sequential":
+            safe |= sequential_inplace(value, resolve, is_inplace)
+        fresh_before = isinstance(value, cst.Call) and resolve(value.func) in _FRESH_LAYERS
+    return safe
+
+
+# ------------------------------------------------------------------------------------------- floating-point inputs
+
+# torch layers whose output is floating point whatever they are given (they refuse integer inputs, or embed them)
+_FLOAT_LAYERS = frozenset(
+    f"torch.nn.{name}" for name in (
+        "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "Linear", "Bilinear",
+        "LazyLinear", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm", "LayerNorm", "GroupNorm",
+        "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "RMSNorm", "Embedding"))
+# torch functions whose result is floating point: draws, and (with no dtype given) the float-default constructors
+_FLOAT_FUNCTIONS = frozenset({"torch.randn", "torch.rand", "torch.randn_like", "torch.rand_like", "torch.linspace",
+                              "torch.logspace", "torch.zeros", "torch.ones", "torch.empty", "torch.normal"})
+# methods whose result has the receiver's dtype (a float receiver gives a float result)
+_SAME_DTYPE_METHODS = frozenset({
+    "view", "reshape", "permute", "transpose", "flatten", "unflatten", "unsqueeze", "squeeze", "contiguous", "expand",
+    "expand_as", "repeat", "clone", "detach", "narrow", "chunk", "split", "flip", "roll", "t", "mean", "softmax",
+    "log_softmax", "relu", "abs", "neg", "clamp", "clip", "masked_fill", "view_as", "reshape_as",
+    "tril", "triu", "cumsum", "sum", "amax", "amin", "norm", "pow", "square"})
+_FLOAT_METHODS = frozenset({"float", "double", "half", "bfloat16"})
+
+
+class FloatFacts:
+    """Is an expression a floating-point tensor (or number) by construction? Read from the code of one function:
+    a float literal, a true division, arithmetic with a float operand, a layer that only gives floats
+    (``self.fc(x)`` of an ``nn.Linear``), a draw or a float-default constructor without ``dtype``, ``arange`` with a
+    float argument, a floating-only function (``exp``, ``sigmoid``), ``.float()``, a dtype-keeping method or index of
+    a float, or a local name every assignment of which is one of these. A parameter, an attribute or anything else
+    is unknown: the int-to-float guard stays."""
+
+    def __init__(self, function: cst.FunctionDef | None, resolve: Resolve, layer_calls: dict[str, list[cst.Call]],
+                 float_only: frozenset[str]) -> None:
+        self._resolve = resolve
+        self._layers = layer_calls
+        self._float_only = float_only  # names of the floating-only functions (exp, sigmoid, ...)
+        self._order = _Order(function) if function is not None else None
+        self._params: set[str] = set()
+        if function is not None:
+            params = function.params
+            self._params = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+            self._params |= {p.name.value for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)}
+
+    def is_float(self, expr, seen: frozenset[str] = frozenset()) -> bool:
+        if isinstance(expr, cst.Float):
+            return True
+        if isinstance(expr, cst.BinaryOperation):
+            if isinstance(expr.operator, cst.Divide):
+                return True
+            return self.is_float(expr.left, seen) or self.is_float(expr.right, seen)
+        if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus, cst.Plus)):
+            return self.is_float(expr.expression, seen)
+        if isinstance(expr, cst.Subscript):
+            return self.is_float(expr.value, seen)
+        if isinstance(expr, cst.Name):
+            return self._name_float(expr.value, seen)
+        if isinstance(expr, cst.Call):
+            return self._call_float(expr, seen)
+        return False
+
+    def _name_float(self, name: str, seen: frozenset[str]) -> bool:
+        if name in seen:
+            return True  # x = x * 2: the other assignments decide (co-inductively)
+        bindings = self._order.bindings(name) if self._order is not None else []
+        if not bindings or name in self._params:
+            return False
+        return all(value is not None and self.is_float(value, seen | {name}) for value in bindings)
+
+    def _call_float(self, call: cst.Call, seen: frozenset[str]) -> bool:
+        func = call.func
+        if _self_attr(func):
+            calls = self._layers.get(func.attr.value, [])
+            return bool(calls) and all(self._resolve(c.func) in _FLOAT_LAYERS for c in calls)
+        qual = self._resolve(func)
+        if qual is not None:
+            keywords = {a.keyword.value for a in call.args if a.keyword is not None}
+            if qual.rpartition(".")[0] in ("torch", "torch.special", "torch.nn.functional") \
+                    and qual.rpartition(".")[2] in self._float_only:
+                return True
+            if qual in _FLOAT_FUNCTIONS:
+                return "dtype" not in keywords and not any(a.star for a in call.args)
+            if qual == "torch.arange":
+                return "dtype" not in keywords and any(isinstance(a.value, cst.Float) for a in call.args)
+            return False
+        if isinstance(func, cst.Attribute):
+            method = func.attr.value
+            if method in _FLOAT_METHODS and not call.args:
+                return True
+            if method in self._float_only and not call.args:
+                return True  # x.exp(), x.sigmoid(): floating point whatever x holds
+            if method in _SAME_DTYPE_METHODS and not any(a.keyword and a.keyword.value == "dtype" for a in call.args):
+                return self.is_float(func.value, seen)
+        return False
