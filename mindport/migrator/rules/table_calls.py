@@ -197,15 +197,15 @@ class TableCallTransform(Rule):
                 import torch.nn as nn
 
 
-                def reflect_conv(c):
-                    return nn.Conv2d(c, c, 3, padding=1, padding_mode="reflect"), nn.ReLU()
+                def embed(n, d):
+                    return nn.Embedding(n, d, max_norm=1.0), nn.ReLU()
             """,
             after="""
                 import torch
 
 
-                def reflect_conv(c):
-                    return torch.nn.Conv2d(c, c, 3, padding=1, padding_mode="reflect"), torch.nn.ReLU()  # mindport: MP102 torch.nn.Conv2d: padding_mode="reflect": MindSpore convolutions only zero-pad; pad with ops.pad first
+                def embed(n, d):
+                    return torch.nn.Embedding(n, d, max_norm=1.0), torch.nn.ReLU()  # mindport: MP102 torch.nn.Embedding: argument max_norm=1.0 is not supported: MindSpore Embedding does not renormalise rows
             """,
             note='A value with no MindSpore equivalent is flagged, and its whole line keeps its torch meaning: torch '
                  'names written in full, import torch kept; never a MindSpore callee with torch arguments.',
