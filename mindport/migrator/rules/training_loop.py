@@ -32,6 +32,7 @@ from collections import Counter
 import libcst as cst
 
 from mindport.migrator.rules.base import Example, Rule
+from mindport.migrator.rules.training_region import Plan, Site, Unfit, _reads_before_writes, plan_block, reads_writes
 from mindport.migrator.rules.training_loop_analysis import (
     _contains,
     _expr_call,
@@ -45,7 +46,7 @@ from mindport.migrator.rules.training_loop_analysis import (
 from mindport.migrator.scopes import dotted_name, receiver_kind
 from mindport.migrator.syntax import code_of, method_call, target_names
 from mindport.migrator.table import CallBindError, bind_arguments
-from mindport.migrator.walk import parse_expression, parse_statement
+from mindport.migrator.walk import parse_expression, parse_statement, walk
 
 _CLIP = {"torch.nn.utils.clip_grad_norm_": "norm", "torch.nn.utils.clip_grad.clip_grad_norm_": "norm",
          "torch.nn.utils.clip_grad_value_": "value", "torch.nn.utils.clip_grad.clip_grad_value_": "value"}
@@ -117,10 +118,33 @@ class TrainingLoopRule(Rule):
         self._stepped: set[tuple[int, str]] = set()
         self._never_reset: set[tuple[int, str]] = set()
         self._stores: set[int] = set()  # subscripts assigned to (opt.param_groups[0]['lr'] = ...): not reads
+        self._native: set[int] = set()  # loops the opt(grads) rewrite takes (decided on the original loop)
+        self._native_bodies: set[int] = set()
+        self._def_bodies: set[int] = set()
+        self.leaves: set[str] = set()  # names of tensors made with requires_grad=True (differentiated by position)
+        self._sites: dict[int, cst.Call] = {}  # updated backward call -> original (for positions), not yet placed
+        self._placed: set[int] = set()
+        self._region_count = 0
 
     # --- opt.param_groups[i]['lr'] read: a Python float in torch, a Parameter in experimental.optim
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         self._stores.add(id(node.target))
+
+    def leave_AugAssign(self, original_node, updated_node):
+        """``w -= lr * w.grad`` (a leaf tensor, ``p.data``, or an update read off ``.grad``): in place, as torch's
+        ``-=`` on a tensor is; a rebinding would leave the tensor (and its ``.grad``) behind."""
+        op = _INPLACE.get(type(original_node.operator))
+        target = original_node.target
+        data = isinstance(target, cst.Attribute) and target.attr.value == "data"
+        if op is None or not (data or isinstance(target, cst.Name) and target.value in self.leaves
+                              or _reads_grad(original_node.value)):
+            return updated_node
+        new_target = updated_node.target
+        if data and isinstance(new_target, cst.Attribute) and new_target.attr.value == "data":
+            new_target = new_target.value
+        self.ctx.converted_sites += 1
+        inplace = self.ctx.alias_for("mindport.runtime.inplace")
+        return cst.Expr(parse_expression(f"{inplace}.{op}({code_of(new_target)}, {code_of(updated_node.value)})"))
 
     def visit_Del(self, node: cst.Del) -> None:
         self._stores.add(id(node.target))
@@ -143,6 +167,8 @@ class TrainingLoopRule(Rule):
     # --- what names are: optimizers and loss scalers, from the file's assignments
     def visit_Assign(self, node: cst.Assign) -> None:
         self._stores.update(id(t.target) for t in node.targets)
+        if _makes_leaf(node.value, self.scope):
+            self.leaves.update(n for t in node.targets for n in target_names(t.target))
         if isinstance(node.value, cst.Call):
             qual = self.scope.resolve_torch(node.value.func) or ""
             names = [n for t in node.targets for n in target_names(t.target)]
@@ -156,13 +182,23 @@ class TrainingLoopRule(Rule):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._scope_nodes[id(self.scope)] = node  # the runner has entered the function's scope
+        self._def_bodies.add(id(node.body))
+
+    def visit_Expr(self, node: cst.Expr) -> None:
+        # x.requires_grad_() / x.requires_grad = True on a name: x is a leaf tensor
+        call = node.value
+        if isinstance(call, cst.Call) and method_call(call, "requires_grad_") is not None \
+                and isinstance(call.func.value, cst.Name):
+            self.leaves.add(call.func.value.value)
 
     def visit_For(self, node: cst.For) -> None:
         self._loop_targets.append(target_names(node.target))
         self._loop_bodies.add(id(node.body))
         calls = _own_calls(node)
-        if not any(method_call(c, "backward") is not None for c in calls):
+        if not any(method_call(c, "backward") is not None for c in calls) or not self._fits_native(node):
             return
+        self._native.add(id(node))
+        self._native_bodies.add(id(node.body))
         for call in calls:  # the loop rule owns these; the table must not flag them one by one
             qual = self.scope.resolve_torch(call.func) or ""
             if qual in _CLIP or qual in _AUTOCAST or (isinstance(call.func, cst.Attribute) and call.func.attr.value in (
@@ -172,9 +208,11 @@ class TrainingLoopRule(Rule):
                     _handle_subtree(self.ctx, call.func)
 
     def leave_SimpleStatementLine(self, original_node, updated_node):
-        # optimizer.zero_grad() outside a rewritten loop: MindSpore gradients are values, nothing to reset
-        call = _expr_call(updated_node)
-        if call is not None and method_call(call, "zero_grad") is not None and _receiver_name(call) in self.optimizers:
+        # scaler.unscale_(opt) / scaler.update() outside a rewritten loop: the CPU scaler is disabled (full precision)
+        call = _expr_call(original_node)
+        if call is not None and id(call) not in self.ctx.handled and isinstance(call.func, cst.Attribute) \
+                and call.func.attr.value in ("unscale_", "update") and _receiver_name(call) in self.scalers:
+            self.ctx.handled.add(id(call))
             self.ctx.converted_sites += 1
             return cst.RemoveFromParent()
         return updated_node
@@ -183,22 +221,79 @@ class TrainingLoopRule(Rule):
         self._loop_bodies.add(id(node.body))
 
     def leave_Call(self, original_node, updated_node):
-        # loss.backward() outside a loop this rule rewrites (a train_step function, a while loop): MindSpore tensors
-        # have no backward(), and leaving it would fail only at run time
+        # loss.backward() outside a loop the opt(grads) rewrite takes: the general backward region's, placed when its
+        # block is left (leave_IndentedBlock); .grad's readers follow torch's .grad (mindport.runtime.training)
         func = original_node.func
-        if id(original_node) in self.ctx.handled or not isinstance(func, cst.Attribute) \
+        if id(original_node) in self.ctx.handled:
+            return updated_node
+        gradient_api = self._gradient_api(original_node, updated_node)
+        if gradient_api is not None:
+            self.ctx.handled.add(id(original_node))
+            _handle_subtree(self.ctx, original_node.func)
+            self.ctx.converted_sites += 1
+            return gradient_api
+        if not isinstance(func, cst.Attribute) \
                 or func.attr.value != "backward" or self.scope.resolve(func.value) is not None \
                 or receiver_kind(func.value, self.scope) in ("python", "foreign", "object"):
             return updated_node
         self.ctx.handled.add(id(original_node))
-        self.flag(original_node, "MP105", f"{code_of(func.value)}.backward() outside a recognised training loop: "
-                  "MindSpore computes gradients as values", _MP105_HINT, "torch.Tensor.backward")
+        self._sites[id(updated_node)] = original_node
         return updated_node
+
+    def _gradient_api(self, original: cst.Call, updated: cst.Call):
+        """torch's gradient API outside a rewritten loop, on .grad: step, zero_grad, clipping, AMP's scaler and
+        autocast (disabled, full precision as torch without CUDA)."""
+        qual = self.scope.resolve_torch(original.func) or ""
+        args = ", ".join(code_of(a.value) if a.keyword is None and not a.star else
+                         code_of(a.with_changes(comma=cst.MaybeSentinel.DEFAULT)) for a in updated.args)
+        if qual in _CLIP:
+            name = "clip_grad_norm_" if _CLIP[qual] == "norm" else "clip_grad_value_"
+            return updated.with_changes(func=parse_expression(
+                f"{self.ctx.alias_for('mindport.runtime.training')}.{name}"))
+        if qual in _AUTOCAST:
+            return updated.with_changes(func=parse_expression(
+                f"{self.ctx.alias_for('mindport.runtime.training')}.autocast"))
+        if not isinstance(original.func, cst.Attribute):
+            return None
+        method, receiver = original.func.attr.value, dotted_name(original.func.value)
+        if receiver is None or self.scope.resolve_dotted(receiver) is not None:
+            return None
+        train = lambda: self.ctx.alias_for("mindport.runtime.training")  # noqa: E731
+        if method == "zero_grad":
+            return parse_expression(f"{train()}.zero_grad({', '.join([receiver, *(code_of(a) for a in updated.args)])})")
+        if method == "step" and receiver in self.scalers and len(updated.args) >= 1:
+            opt = code_of(updated.args[0].value)
+            return parse_expression(f"{opt}({train()}.grads_of({opt}))")
+        if method == "step" and self._is_optimizer(receiver):
+            if not updated.args:
+                return parse_expression(f"{receiver}({train()}.grads_of({receiver}))")
+            return parse_expression(f"{train()}.step({receiver}, {args})")
+        return None
+
+    def _is_optimizer(self, receiver: str) -> bool:
+        last = receiver.rsplit(".", 1)[-1].lower()
+        return receiver in self.optimizers or ("opt" in last and "sched" not in last)
+
+    def _fits_native(self, loop: cst.For) -> bool:
+        """Does the opt(grads) rewrite take this loop? Tried on the original loop, before its statements are
+        converted, so that a loop it does not take is left whole to the general backward region."""
+        own = self._loop_targets.pop()
+        stepped, never = set(self._stepped), set(self._never_reset)
+        try:
+            targets = [n for level in self._loop_targets for n in level] + own
+            resets = any(method_call(c, "zero_grad") is not None for c in _own_calls(loop))
+            self._rewrite(loop, targets, resets)
+            return True
+        except _Unfit:
+            return False
+        finally:
+            self._loop_targets.append(own)
+            self._stepped, self._never_reset = stepped, never
 
     def leave_For(self, original_node: cst.For, updated_node: cst.For):
         targets = [n for level in self._loop_targets for n in level]
         self._loop_targets.pop()
-        if not any(method_call(c, "backward") is not None for c in _own_calls(original_node)):
+        if id(original_node) not in self._native:
             return updated_node
         try:
             resets = any(method_call(c, "zero_grad") is not None for c in _own_calls(original_node))
@@ -212,14 +307,159 @@ class TrainingLoopRule(Rule):
 
     # --- placing forward_fn / grad_fn before the outermost loop of the nest
     def leave_IndentedBlock(self, original_node, updated_node):
+        if self._sites and id(original_node) not in self._native_bodies:
+            terminal = id(original_node) in self._loop_bodies or id(original_node) in self._def_bodies
+            updated_node = updated_node.with_changes(body=self._regions(list(updated_node.body), terminal))
         if id(original_node) in self._loop_bodies or not self._preludes:
             return updated_node
         return updated_node.with_changes(body=self._place(list(updated_node.body)))
 
     def leave_Module(self, original_node, updated_node):
+        if self._sites:
+            updated_node = updated_node.with_changes(body=self._regions(list(updated_node.body), True))
         if not self._preludes:
             return updated_node
         return updated_node.with_changes(body=self._place(list(updated_node.body)))
+
+    # --- the general backward region (training_region.py)
+    def _regions(self, body: list, terminal: bool) -> list:
+        """The backward sites of one block: their forward statements become forward_fn, differentiated where the
+        last of them stood; each backward adds the gradients into .grad. A site whose loss this block does not
+        compute waits for the enclosing block (it stands in an if/with/try), or, in a loop or function body or the
+        module, gets MP105."""
+        calls = [(index, call) for index, stmt in enumerate(body) for call in _backward_calls(stmt)
+                 if id(call) in self._sites]
+        if not calls:
+            return body
+        try:
+            sites = [self._site(index, call) for index, call in calls]
+            plans = plan_block(body, sites, self._forward_names(body), self.leaves, self._read_elsewhere)
+        except Unfit as exc:
+            if not terminal and "is not computed in this block" in str(exc):
+                return body  # the enclosing block may compute it
+            for _, call in calls:
+                self.flag(self._sites.pop(id(call)), "MP105", f"training step not recognised: {exc}", _MP105_HINT,
+                          "torch.Tensor.backward")
+            return body
+        for _, call in calls:
+            self._sites.pop(id(call))
+        self.ctx.converted_sites += len(plans)
+        return self._emit(body, plans)
+
+    def _site(self, index: int, call: cst.Call):
+        expr = call.func.value
+        args = {a.keyword.value if a.keyword else ("gradient" if i == 0 else "?"): a.value
+                for i, a in enumerate(call.args)}
+        if "inputs" in args or "?" in args:
+            raise Unfit(".backward(inputs=...) differentiates only some tensors")
+        if "create_graph" in args and code_of(args["create_graph"]).strip() not in ("False", "None"):
+            raise Unfit(".backward(create_graph=True) (higher-order gradients) is not followed")
+        if "gradient" in args and code_of(args["gradient"]).strip() != "None":
+            expr = parse_expression(f"(({code_of(expr)}) * ({code_of(args['gradient'])})).sum()")
+        if (scaled := method_call(expr, "scale")) is not None and _receiver_name(scaled) in self.scalers \
+                and len(scaled.args) == 1:
+            expr = scaled.args[0].value  # scaler.scale(loss).backward(): full precision, nothing to scale
+        loss = expr.value if isinstance(expr, cst.Name) else None
+        if loss is None and isinstance(expr, cst.BinaryOperation) and isinstance(expr.left, cst.Name):
+            loss = expr.left.value  # (loss / accum_steps).backward()
+        return Site(index, call, expr, loss)
+
+    def _forward_names(self, body: list) -> set[str]:
+        """Names whose reading makes a statement part of the forward: callables of the file (models, losses,
+        helpers) called as name(...) in the scope, and self."""
+        scope_node = self._scope_nodes.get(id(self.scope))
+        found = {"self"}
+        for node in [scope_node] if scope_node is not None else body:
+            for call in _all_calls(node):
+                name = dotted_name(call.func)
+                if isinstance(call.func, cst.Name) and name and not self._library_call(call.func) \
+                        and name not in _BUILTINS:
+                    found.add(name)
+        return found
+
+    def _read_elsewhere(self, name: str, forward_stmts) -> bool:
+        scope_node = self._scope_nodes.get(id(self.scope))
+        if scope_node is None:
+            return True
+        return _names([scope_node]).reads.count(name) > sum(_names([s]).reads.count(name) for s in forward_stmts)
+
+    def _emit(self, body: list, plans: list[Plan]) -> list:
+        train = self.ctx.alias_for("mindport.runtime.training")
+        many = len([p for p in plans if p.reuse is None]) > 1
+        names: dict[int, tuple[str, str, str]] = {}
+        for n, plan in enumerate(plans):
+            if plan.reuse is not None:
+                names[id(plan)] = names[id(plan.reuse)]
+                continue
+            tag = f"_{plan.site.loss}" if many and plan.site.loss else (f"_{n + 1}" if many else "")
+            names[id(plan)] = (self._fresh(f"forward_fn{tag}", None), self._fresh(f"grad_fn{tag}", None),
+                               self._fresh(f"grads{tag}", None))
+        dropped = {i for p in plans for i in p.forward}
+        moved = {i for p in plans for i in p.moved}
+        out: list = []
+        for index, stmt in enumerate(body):
+            for plan in plans:
+                if plan.reuse is None and plan.at == index:
+                    out.extend(self._call(body, plan, names[id(plan)], train))
+                    out.extend(body[i] for i in plan.moved)
+            if index in dropped or index in moved:
+                continue
+            for plan in plans:
+                if plan.site.index == index:
+                    stmt = _replace_statement(stmt, plan.site.call, parse_statement(
+                        f"{train}.backward({names[id(plan)][2]})\n"))
+            out.append(stmt)
+        return out
+
+    def _call(self, body, plan: Plan, names, train: str) -> list:
+        fn_name, grad_fn, grads = names
+        stmts = [body[i] for i in plan.forward]
+        site = plan.site
+        differentiated = code_of(site.differentiated)
+        returned = [differentiated]
+        targets = [site.loss if site.loss == differentiated else "_"]
+        if site.loss is not None and site.loss != differentiated:
+            returned.append(site.loss)
+            targets.append(site.loss)
+        returned += plan.outputs
+        targets += plan.outputs
+        args = [*plan.leaves, *plan.params]
+        fn_body = [stmts[0].with_changes(leading_lines=[l for l in stmts[0].leading_lines if l.comment]),
+                   *stmts[1:], parse_statement(f"return {', '.join(returned)}\n")]
+        forward_fn = cst.FunctionDef(name=cst.Name(fn_name), params=cst.Parameters(
+            params=[cst.Param(cst.Name(p)) for p in args]), body=cst.IndentedBlock(body=fn_body),
+            leading_lines=[l for l in stmts[0].leading_lines if not l.comment])
+        sources = ", ".join(self._weight_sources(stmts, set(plan.leaves)))
+        weights = f", {train}.parameters({sources})" if sources else ""
+        leaves = f", leaves={len(plan.leaves)}" if plan.leaves else ""
+        lhs = targets[0] if len(targets) == 1 else f"({', '.join(targets)})"
+        return [forward_fn,
+                parse_statement(f"{grad_fn} = {train}.value_and_grad({fn_name}{weights}{leaves})\n"),
+                parse_statement(f"{lhs}, {grads} = {grad_fn}({', '.join(args)})\n")]
+
+    def _weight_sources(self, stmts, leaves: set[str]) -> list[str]:
+        """What the forward reads its parameters from: the optimizers the scope steps or resets, and the models it
+        calls (the receiver of a method it calls, too); mindport.runtime.training.parameters keeps the Parameters."""
+        found: list[str] = []
+        scope_node = self._scope_nodes.get(id(self.scope))
+        written = set().union(*(reads_writes(s)[1] for s in stmts))
+        forward = self._forward_names(stmts)
+        for call in _all_calls(scope_node) if scope_node is not None else ():
+            if isinstance(call.func, cst.Attribute) and call.func.attr.value in ("step", "zero_grad"):
+                receiver = dotted_name(call.func.value)
+                if receiver and "sched" not in receiver.lower() and receiver not in self.scalers \
+                        and self.scope.resolve_dotted(receiver) is None:
+                    found.append(receiver)
+        for stmt in stmts:
+            for call in _all_calls(stmt):
+                if self._library_call(call.func) or isinstance(call.func, cst.Name) and call.func.value in _BUILTINS:
+                    continue
+                name = dotted_name(call.func) or ""
+                if name.split(".")[0] in forward:
+                    found.append(name)
+                    if isinstance(call.func, cst.Attribute):
+                        found.append(dotted_name(call.func.value))
+        return [n for n in dict.fromkeys(found) if n.split(".")[0] not in written | leaves]
 
     def _place(self, body: list) -> list:
         out = []
@@ -249,6 +489,8 @@ class TrainingLoopRule(Rule):
         if not isinstance(loop.body, cst.IndentedBlock):
             raise _Unfit("the loop body is on one line")
         body = list(loop.body.body)
+        if sum(method_call(c, "backward") is not None for c in _own_calls(loop)) > 1:
+            raise _Unfit("more than one .backward() in the loop")
         back = next((i for i, s in enumerate(body) if (c := _expr_call(s)) is not None
                      and method_call(c, "backward") is not None), None)
         if back is None:
@@ -287,6 +529,15 @@ class TrainingLoopRule(Rule):
             start -= 1
         if loss_name not in _names(region).writes:
             raise _Unfit(f"{loss_name} is not computed by the assignments right before .backward()")
+        needed = set(_names([diff_expr]).reads)
+        for stmt in reversed(region):
+            reads, writes = reads_writes(stmt)
+            if not writes & needed:
+                raise _Unfit(f"{code_of(stmt).strip()!r} does not feed the loss")
+            needed = (needed - writes) | reads
+        carried = set(_reads_before_writes(body[:start] + region)) & set(_names(region).writes)
+        if carried:
+            raise _Unfit(f"{', '.join(sorted(carried))} carried from one step to the next")
 
         # optimizer names: zero_grad receivers, torch.optim assignments, scaler.step(opt)
         optimizers = set(self.optimizers)
@@ -523,3 +774,86 @@ class TrainingLoopRule(Rule):
             return parse_statement(f"{grads} = {ops}.clip_by_global_norm({grads}, {bound['max_norm'].source})\n")
         value = bound["clip_value"].source
         return parse_statement(f"{grads} = {ops}.clip_by_value({grads}, -({value}), {value})\n")
+
+
+_BUILTINS = frozenset(dir(__import__("builtins")))
+_INPLACE = {cst.SubtractAssign: "sub_", cst.AddAssign: "add_", cst.MultiplyAssign: "mul_", cst.DivideAssign: "div_"}
+
+
+def _reads_grad(node) -> bool:
+    class _Walk(cst.CSTVisitor):
+        found = False
+
+        def visit_Attribute(self, n) -> None:
+            if n.attr.value == "grad":
+                _Walk.found = True
+
+    walk(node, _Walk())
+    return _Walk.found
+
+
+def _makes_leaf(value, scope) -> bool:
+    """``torch.randn(..., requires_grad=True)``, ``x.clone().requires_grad_()``, ``Variable(x, requires_grad=True)``,
+    ``nn.Parameter(t)`` assigned to a name: a tensor torch differentiates with no optimizer needed."""
+    for call in _all_calls(value):
+        if any(a.keyword is not None and a.keyword.value == "requires_grad" and code_of(a.value).strip() == "True"
+               for a in call.args):
+            return True
+        if method_call(call, "requires_grad_") is not None and not (call.args and code_of(
+                call.args[0].value).strip() == "False"):
+            return True
+    return isinstance(value, cst.Call) and (scope.resolve_torch(value.func) or "") in (
+        "torch.nn.Parameter", "torch.nn.parameter.Parameter")
+
+
+def _all_calls(node) -> list:
+    found: list = []
+
+    class _Walk(cst.CSTVisitor):
+        def visit_Call(self, n) -> None:
+            found.append(n)
+
+    walk(node, _Walk())
+    return found
+
+
+def _backward_calls(stmt) -> list:
+    """``.backward()`` calls in a statement, not inside nested loops or definitions (their own blocks place them)."""
+    found: list = []
+
+    class _Walk(cst.CSTVisitor):
+        def visit_For(self, n) -> bool:
+            return False
+
+        def visit_While(self, n) -> bool:
+            return False
+
+        def visit_FunctionDef(self, n) -> bool:
+            return False
+
+        def visit_ClassDef(self, n) -> bool:
+            return False
+
+        def visit_Lambda(self, n) -> bool:
+            return False
+
+        def visit_Call(self, n) -> None:
+            if isinstance(n.func, cst.Attribute) and n.func.attr.value == "backward":
+                found.append(n)
+
+    if isinstance(stmt, (cst.For, cst.While, cst.FunctionDef, cst.ClassDef)):
+        return []
+    walk(stmt, _Walk())
+    return found
+
+
+def _replace_statement(stmt, call: cst.Call, new: cst.BaseStatement):
+    """``stmt`` with the expression statement that is ``call`` (at any depth) replaced by ``new``."""
+
+    class _Swap(cst.CSTTransformer):
+        def leave_SimpleStatementLine(self, original_node, updated_node):
+            if _expr_call(original_node) is call:
+                return new.with_changes(leading_lines=original_node.leading_lines)
+            return updated_node
+
+    return stmt.visit(_Swap())
