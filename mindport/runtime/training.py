@@ -74,7 +74,9 @@ def value_and_grad(fn, weights=(), leaves=0):
 
         if positions is None and not weights:  # nothing to differentiate (no parameters reached)
             return fn(*args), []
-        loss, grads = ms.value_and_grad(loss_only, positions, weights or None)(*args)
+        # the leaves enter as copies: MindSpore refuses in-place writes (w -= lr * w.grad) to a network's input
+        inputs = [a.copy() for a in args[:leaves]] + list(args[leaves:])
+        loss, grads = ms.value_and_grad(loss_only, positions, weights or None)(*inputs)
         out = outputs[-1]
         out = (loss, *out[1:]) if isinstance(out, tuple) else loss
         if leaves and weights:

@@ -124,7 +124,8 @@ class TrainingLoopRule(Rule):
         self.leaves: set[str] = set()  # names of tensors made with requires_grad=True (differentiated by position)
         self._sites: dict[int, cst.Call] = {}  # updated backward call -> original (for positions), not yet placed
         self._placed: set[int] = set()
-        self._region_count = 0
+        self._leaf_calls: set[int] = set()  # x.requires_grad_() calls that make a leaf: become x
+        self._leaf_statements: set[int] = set()  # x.requires_grad_() statements: removed
 
     # --- opt.param_groups[i]['lr'] read: a Python float in torch, a Parameter in experimental.optim
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
@@ -169,6 +170,8 @@ class TrainingLoopRule(Rule):
         self._stores.update(id(t.target) for t in node.targets)
         if _makes_leaf(node.value, self.scope):
             self.leaves.update(n for t in node.targets for n in target_names(t.target))
+            self._leaf_calls.update(id(c) for c in _all_calls(node.value) if method_call(c, "requires_grad_")
+                                    is not None and not c.args)
         if isinstance(node.value, cst.Call):
             qual = self.scope.resolve_torch(node.value.func) or ""
             names = [n for t in node.targets for n in target_names(t.target)]
@@ -179,6 +182,15 @@ class TrainingLoopRule(Rule):
 
     def visit_Module(self, node: cst.Module) -> None:
         self._scope_nodes[id(self.scope)] = node
+        # optimizers and scalers of the whole file first: a train_step function may stand before the code making them
+        for assign in _all_nodes(node, cst.Assign):
+            if isinstance(assign.value, cst.Call):
+                qual = self.scope.resolve_torch(assign.value.func) or ""
+                names = [n for t in assign.targets for n in target_names(t.target)]
+                if qual.startswith("torch.optim.") and ".lr_scheduler." not in qual:
+                    self.optimizers.update(names)
+                elif qual.endswith("GradScaler"):
+                    self.scalers.update(names)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._scope_nodes[id(self.scope)] = node  # the runner has entered the function's scope
@@ -188,8 +200,9 @@ class TrainingLoopRule(Rule):
         # x.requires_grad_() / x.requires_grad = True on a name: x is a leaf tensor
         call = node.value
         if isinstance(call, cst.Call) and method_call(call, "requires_grad_") is not None \
-                and isinstance(call.func.value, cst.Name):
+                and isinstance(call.func.value, cst.Name) and not call.args:
             self.leaves.add(call.func.value.value)
+            self._leaf_statements.add(id(call))
 
     def visit_For(self, node: cst.For) -> None:
         self._loop_targets.append(target_names(node.target))
@@ -210,6 +223,10 @@ class TrainingLoopRule(Rule):
     def leave_SimpleStatementLine(self, original_node, updated_node):
         # scaler.unscale_(opt) / scaler.update() outside a rewritten loop: the CPU scaler is disabled (full precision)
         call = _expr_call(original_node)
+        if call is not None and id(call) in self._leaf_statements:
+            self.ctx.handled.add(id(call))
+            self.ctx.converted_sites += 1
+            return cst.RemoveFromParent()
         if call is not None and id(call) not in self.ctx.handled and isinstance(call.func, cst.Attribute) \
                 and call.func.attr.value in ("unscale_", "update") and _receiver_name(call) in self.scalers:
             self.ctx.handled.add(id(call))
@@ -232,9 +249,11 @@ class TrainingLoopRule(Rule):
             _handle_subtree(self.ctx, original_node.func)
             self.ctx.converted_sites += 1
             return gradient_api
+        if id(original_node) in self._leaf_calls:  # x.requires_grad_() making a leaf: differentiated by position
+            return updated_node.func.value        # (a MindSpore tensor with the flag refuses in-place updates)
         if not isinstance(func, cst.Attribute) \
                 or func.attr.value != "backward" or self.scope.resolve(func.value) is not None \
-                or receiver_kind(func.value, self.scope) in ("python", "foreign", "object"):
+                or receiver_kind(func.value, self.scope) in ("foreign", "object"):
             return updated_node
         self.ctx.handled.add(id(original_node))
         self._sites[id(updated_node)] = original_node
@@ -807,11 +826,17 @@ def _makes_leaf(value, scope) -> bool:
 
 
 def _all_calls(node) -> list:
+    return _all_nodes(node, cst.Call)
+
+
+def _all_nodes(node, kind) -> list:
     found: list = []
 
     class _Walk(cst.CSTVisitor):
-        def visit_Call(self, n) -> None:
-            found.append(n)
+        def on_visit(self, n) -> bool:
+            if isinstance(n, kind):
+                found.append(n)
+            return True
 
     walk(node, _Walk())
     return found

@@ -98,16 +98,50 @@ def _is_gradient_api(stmt) -> bool:
 
 
 def _reads_before_writes(stmts) -> list[str]:
-    """Names the statements read before any of them assigns them, in order."""
+    """Names the statements read before any of them assigns them, in order (into compound statements' bodies)."""
     seen: list[str] = []
     assigned: set[str] = set()
-    for stmt in stmts:
-        names = _names([stmt])
-        for n in names.reads:
+    for piece in _pieces(stmts):
+        if isinstance(piece, tuple):  # (names a header binds)
+            assigned.update(piece)
+            continue
+        for n in _names([piece]).reads:
             if n not in assigned and n not in seen:
                 seen.append(n)
-        assigned.update(reads_writes(stmt)[1])
+        if isinstance(piece, cst.SimpleStatementLine):
+            assigned.update(reads_writes(piece)[1])
     return seen
+
+
+def _pieces(stmts):
+    """Statements in execution order, compound ones opened: their header expressions, the names the header binds
+    (a tuple), then their bodies."""
+    for stmt in stmts:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            yield stmt
+        elif isinstance(stmt, cst.With):
+            for item in stmt.items:
+                yield item.item
+                if item.asname is not None:
+                    yield tuple(_target_names(item.asname.name))
+            yield from _pieces(_body(stmt.body))
+        elif isinstance(stmt, cst.For):
+            yield stmt.iter
+            yield tuple(_target_names(stmt.target))
+            yield from _pieces(_body(stmt.body))
+            if stmt.orelse is not None:
+                yield from _pieces(_body(stmt.orelse.body))
+        elif isinstance(stmt, (cst.If, cst.While)):
+            yield stmt.test
+            yield from _pieces(_body(stmt.body))
+            if stmt.orelse is not None:
+                yield from _pieces([stmt.orelse] if isinstance(stmt.orelse, cst.If) else _body(stmt.orelse.body))
+        else:
+            yield stmt
+
+
+def _body(block) -> list:
+    return list(block.body) if isinstance(block, cst.IndentedBlock) else [block]
 
 
 def plan_block(stmts: list, sites: list[Site], forward_names: set[str], leaves: set[str],

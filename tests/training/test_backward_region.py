@@ -1,0 +1,103 @@
+"""Training scripts as people write them (tests/training/step_*.py, written for these tests): converted by mindport
+with zero edits, each runs on MindSpore and its losses track torch's, given the same initial weights and data.
+Each script is one shape of the general backward region (training_region.py) or of .grad's readers
+(mindport.runtime.training)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from _harness import assert_losses_match, convert, load_module, regression_data, twin_models
+
+
+def _pair(script):
+    source, converted = convert(script)
+    imports = [line for line in converted.splitlines() if line.lstrip().startswith(("import ", "from "))]
+    assert not [line for line in imports if "torch" in line], converted  # a converted script imports no torch
+    return load_module(source, "torch_" + script), load_module(converted, "ms_" + script), converted
+
+
+def _weights(seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((16, 8)).astype(np.float32)
+    Y = rng.standard_normal((16, 2)).astype(np.float32)
+    W1 = (0.3 * rng.standard_normal((8, 12))).astype(np.float32)
+    W2 = (0.3 * rng.standard_normal((12, 2))).astype(np.float32)
+    return X, Y, W1, W2
+
+
+@pytest.mark.parametrize("script", ["step_manual_net.py", "step_custom_function.py"])
+def test_hand_written_weights_and_updates(script):
+    # requires_grad tensors, no optimizer, updates under no_grad, .grad zeroed or set to None by hand
+    t_mod, m_mod, _ = _pair(script)
+    arrays = _weights()
+    t_losses = t_mod.train(*[a.copy() for a in arrays])
+    m_losses = m_mod.train(*[a.copy() for a in arrays])
+    assert t_losses[-1] < 0.5 * t_losses[0]
+    assert_losses_match(t_losses, m_losses)
+
+
+@pytest.mark.parametrize(("script", "cls", "rtol"), [
+    ("step_rnn_regressor.py", "Regressor", 1e-4),   # hidden state carried across steps (h = h.data)
+    ("step_char_lm.py", "CharModel", 1e-4),         # zero_grad before forward, detach, clipping, prints
+    ("step_seq2seq.py", "Pair", 1e-4),              # loss = 0; loss += ... over decoder steps, two optimizers
+])
+def test_recurrent_models_track_torch(script, cls, rtol):
+    t_mod, m_mod, _ = _pair(script)
+    t_model, m_model = twin_models(t_mod, m_mod, cls)
+    t_losses, m_losses = t_mod.train(t_model), m_mod.train(m_model)
+    n = min(len(t_losses), 20)
+    assert_losses_match(t_losses, m_losses, n=n, rtol=rtol)
+
+
+def test_train_epoch_function_over_module_globals():
+    t_mod, m_mod, _ = _pair("step_linear_regression.py")
+    t_model, m_model = twin_models(t_mod, m_mod, "LinearRegression")
+    X, Y = regression_data()
+    t_losses, m_losses = t_mod.run(t_model, X, Y), m_mod.run(m_model, X, Y)
+    assert t_losses[-1] < 0.7 * t_losses[0]
+    assert_losses_match(t_losses, m_losses)
+
+
+def test_gan_step_with_two_optimizers():
+    import torch
+
+    t_mod, m_mod, converted = _pair("step_gan.py")
+    torch.manual_seed(0)
+    t_g, m_g = twin_models(t_mod, m_mod, "Generator")
+    t_d, m_d = twin_models(t_mod, m_mod, "Discriminator", seed=1)
+    rng = np.random.default_rng(0)
+    batches = [(rng.standard_normal((8, 6)) + 2).astype(np.float32) for _ in range(7)]
+    noises = [rng.standard_normal((8, 4)).astype(np.float32) for _ in range(7)]
+    t_losses, m_losses = t_mod.train(t_g, t_d, batches, noises), m_mod.train(m_g, m_d, batches, noises)
+    assert_losses_match(t_losses, m_losses, n=21)
+
+
+def test_lbfgs_closure():
+    t_mod, m_mod, _ = _pair("step_lbfgs.py")
+    t_model, m_model = twin_models(t_mod, m_mod, "Cubic")
+    X, Y = regression_data()
+    t_losses, m_losses = t_mod.train(t_model, X, Y), m_mod.train(m_model, X, Y)
+    assert t_losses[-1] < 0.7 * t_losses[0]
+    assert_losses_match(t_losses, m_losses, n=5, rtol=1e-4)
+
+
+def test_retain_graph_accumulation_and_grad_reads():
+    t_mod, m_mod, _ = _pair("step_two_heads.py")
+    t_model, m_model = twin_models(t_mod, m_mod, "TwoHeads")
+    X, Y = regression_data()
+    t_losses, m_losses = t_mod.train(t_model, X, Y), m_mod.train(m_model, X, Y)
+    assert_losses_match(t_losses, m_losses)
+
+
+def test_amp_on_cpu_runs_in_full_precision():
+    import warnings
+
+    t_mod, m_mod, _ = _pair("step_amp_clip.py")
+    t_model, m_model = twin_models(t_mod, m_mod, "MLP")
+    X, Y = regression_data()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch: CUDA is not available, GradScaler/autocast disabled
+        t_losses = t_mod.train(t_model, X, Y)
+    m_losses = m_mod.train(m_model, X, Y)
+    assert_losses_match(t_losses, m_losses)  # losses and the clipped norms alternate
