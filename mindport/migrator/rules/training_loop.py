@@ -22,6 +22,20 @@ way and never resets (torch adds every ``backward()`` into ``.grad``); a later s
 adding to the same sum; nested in another loop, which might reset them, or after a loop that resets them (torch's
 ``.grad`` holds that loop's last gradients), it gets MP105. Any other loop holding ``.backward()`` gets MP105.
 
+Every other ``.backward()`` goes to the general backward region (``training_region.py``), wherever it stands: a
+loop over epochs, ``range`` or a DataLoader, a ``while``, a ``train(epoch)`` or ``train_step`` function, a closure
+for LBFGS, a GAN step with two optimizers, several backward calls (accumulation, ``retain_graph=True``). What
+computes the differentiated tensor becomes ``forward_fn``, differentiated where the last of its statements stood
+(``mindport.runtime.training.value_and_grad``: tensors made with ``requires_grad=True`` by position, the parameters
+of the optimizers and models it reaches); statements that do not feed the loss (prints, metrics, ``.item()``) keep
+their order, and those reading its results move right after it; state carried across steps is its argument and
+comes back out. torch's ``.grad`` is kept on the tensors (``mindport.runtime.training``): ``loss.backward()`` ->
+``mp_train.backward(grads)`` adds into it, ``opt.step()`` -> ``opt(mp_train.grads_of(opt))``, ``opt.step(closure)``
+-> ``mp_train.step(opt, closure)``, ``zero_grad()`` -> ``mp_train.zero_grad(...)``, ``clip_grad_norm_``/
+``clip_grad_value_`` act on ``.grad``; manual updates (``w -= lr * w.grad`` on a leaf, ``p.data -= ...``) are in
+place; ``GradScaler``'s scale/unscale_/step/update and ``autocast`` run in full precision, as torch runs them without
+CUDA. ``backward(inputs=...)`` and ``create_graph=True`` get MP105.
+
 ``opt.param_groups[i]['lr']`` read (not assigned) on an optimizer of the file is ``float(...)``: a Python float in
 torch, a Parameter in ``mindspore.experimental.optim`` (``f"{lr:.2e}"`` raised, ``lr == 0.1`` was a tensor).
 """
@@ -60,7 +74,9 @@ class _Unfit(Exception):
 
 
 class TrainingLoopRule(Rule):
-    """The torch training step (zero_grad/forward/loss/backward/step) -> ``value_and_grad`` + ``opt(grads)``."""
+    """The torch training step (zero_grad/forward/loss/backward/step) -> ``value_and_grad`` + ``opt(grads)`` in a
+    ``for`` loop of that shape, and everywhere else the general backward region with torch's ``.grad`` kept by
+    ``mindport.runtime.training``."""
 
     EXAMPLES = (
         Example(
@@ -103,6 +119,251 @@ class TrainingLoopRule(Rule):
                     return loss
             """,
             note='zero_grad/forward/backward/step becomes forward_fn + value_and_grad + optimizer(grads), defined before the outer loop.',
+        ),
+        Example(
+            before="""
+                import torch
+
+
+                def fit(x, y, w1, w2, lr, steps):
+                    w1 = torch.tensor(w1, requires_grad=True)
+                    w2 = torch.tensor(w2, requires_grad=True)
+                    for t in range(steps):
+                        y_pred = x.mm(w1).clamp(min=0).mm(w2)
+                        loss = (y_pred - y).pow(2).sum()
+                        print(t, loss.item())
+                        loss.backward()
+                        with torch.no_grad():
+                            w1 -= lr * w1.grad
+                            w2 -= lr * w2.grad
+                            w1.grad.zero_()
+                            w2.grad.zero_()
+            """,
+            after="""
+                import mindspore as ms
+                from mindport.runtime import inplace as mp_inplace
+                from mindport.runtime import math as mp_math
+                from mindport.runtime import training as mp_train
+
+
+                def fit(x, y, w1, w2, lr, steps):
+                    w1 = ms.Tensor(w1)
+                    w2 = ms.Tensor(w2)
+                    for t in range(steps):
+                        def forward_fn(w1, w2):
+                            y_pred = x.mm(mat2=w1).clamp(min=0).mm(mat2=w2)
+                            loss = mp_math.sum((y_pred - y).pow(2))
+                            return loss
+                        grad_fn = mp_train.value_and_grad(forward_fn, leaves=2)
+                        loss, grads = grad_fn(w1, w2)
+                        print(t, loss.item())
+                        mp_train.backward(grads)
+                        mp_inplace.sub_(w1, lr * w1.grad)
+                        mp_inplace.sub_(w2, lr * w2.grad)
+                        mp_inplace.zero_(w1.grad)
+                        mp_inplace.zero_(w2.grad)
+            """,
+            note="Tensors made with requires_grad=True and trained by hand: the forward becomes forward_fn, differentiated by position (leaves=2) where the loss was computed; the print between the loss and backward() stays in its place; backward() adds into .grad, and the manual update under no_grad is in place, as torch's -= on a tensor.",
+        ),
+        Example(
+            before="""
+                import torch
+
+
+                def train(rnn, batches, loss_func):
+                    optimizer = torch.optim.Adam(rnn.parameters(), lr=0.02)
+                    h_state = None
+                    for x, y in batches:
+                        prediction, h_state = rnn(x, h_state)
+                        h_state = h_state.data
+                        loss = loss_func(prediction, y)
+                        optimizer.zero_grad()
+                        loss.backward()
+                        optimizer.step()
+            """,
+            after="""
+                from mindspore.experimental import optim as ms_optim
+                from mindport.runtime import training as mp_train
+
+
+                def train(rnn, batches, loss_func):
+                    optimizer = ms_optim.Adam(rnn.trainable_params(), lr=0.02)
+                    h_state = None
+                    for x, y in batches:
+                        def forward_fn(h_state):
+                            prediction, h_state = rnn(x, h_state)
+                            loss = loss_func(prediction, y)
+                            return loss, h_state
+                        grad_fn = mp_train.value_and_grad(forward_fn, mp_train.parameters(optimizer, rnn, loss_func))
+                        (loss, h_state), grads = grad_fn(h_state)
+                        h_state = h_state.data
+                        mp_train.zero_grad(optimizer)
+                        mp_train.backward(grads)
+                        optimizer(mp_train.grads_of(optimizer))
+            """,
+            note="State carried from one step to the next (an RNN's hidden state) is forward_fn's argument and comes back out; h_state = h_state.data stays outside, after the call; zero_grad() between forward and backward resets .grad before backward adds into it.",
+        ),
+        Example(
+            before="""
+                import torch
+
+
+                def train_step(model, optimizer, x, y):
+                    optimizer.zero_grad()
+                    loss = torch.nn.functional.cross_entropy(model(x), y)
+                    loss.backward()
+                    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+                    optimizer.step()
+                    return loss.item(), norm
+            """,
+            after="""
+                from mindport.runtime import nn_functional as mp_F
+                from mindport.runtime import training as mp_train
+
+
+                def train_step(model, optimizer, x, y):
+                    mp_train.zero_grad(optimizer)
+                    def forward_fn():
+                        loss = mp_F.cross_entropy(model(x), y)
+                        return loss
+                    grad_fn = mp_train.value_and_grad(forward_fn, mp_train.parameters(optimizer, model))
+                    loss, grads = grad_fn()
+                    mp_train.backward(grads)
+                    norm = mp_train.clip_grad_norm_(model.trainable_params(), 1.0)
+                    optimizer(mp_train.grads_of(optimizer))
+                    return loss.item(), norm
+            """,
+            note='A train_step function: its statements are the region; clip_grad_norm_ clips .grad and returns the norm; optimizer.step() hands the optimizer the gradients from .grad.',
+        ),
+        Example(
+            before="""
+                import torch
+
+
+                def gan_step(netG, netD, real, noise, criterion, optimizerD, optimizerG, ones, zeros):
+                    netD.zero_grad()
+                    errD_real = criterion(netD(real), ones)
+                    errD_real.backward()
+                    fake = netG(noise)
+                    errD_fake = criterion(netD(fake.detach()), zeros)
+                    errD_fake.backward()
+                    optimizerD.step()
+                    netG.zero_grad()
+                    errG = criterion(netD(fake), ones)
+                    errG.backward()
+                    optimizerG.step()
+                    return errD_real + errD_fake, errG
+            """,
+            after="""
+                from mindspore import ops
+                from mindport.runtime import training as mp_train
+
+
+                def gan_step(netG, netD, real, noise, criterion, optimizerD, optimizerG, ones, zeros):
+                    mp_train.zero_grad(netD)
+                    def forward_fn_errD_real():
+                        errD_real = criterion(netD(real), ones)
+                        return errD_real
+                    grad_fn_errD_real = mp_train.value_and_grad(forward_fn_errD_real, mp_train.parameters(netD, optimizerD, netG, optimizerG, criterion))
+                    errD_real, grads_errD_real = grad_fn_errD_real()
+                    mp_train.backward(grads_errD_real)
+                    def forward_fn_errD_fake():
+                        fake = netG(noise)
+                        errD_fake = criterion(netD(ops.stop_gradient(fake)), zeros)
+                        return errD_fake, fake
+                    grad_fn_errD_fake = mp_train.value_and_grad(forward_fn_errD_fake, mp_train.parameters(netD, optimizerD, netG, optimizerG, criterion))
+                    (errD_fake, fake), grads_errD_fake = grad_fn_errD_fake()
+                    mp_train.backward(grads_errD_fake)
+                    optimizerD(mp_train.grads_of(optimizerD))
+                    mp_train.zero_grad(netG)
+                    def forward_fn_errG():
+                        fake = netG(noise)
+                        errG = criterion(netD(fake), ones)
+                        return errG, fake
+                    grad_fn_errG = mp_train.value_and_grad(forward_fn_errG, mp_train.parameters(netD, optimizerD, netG, optimizerG, criterion))
+                    (errG, fake), grads_errG = grad_fn_errG()
+                    mp_train.backward(grads_errG)
+                    optimizerG(mp_train.grads_of(optimizerG))
+                    return errD_real + errD_fake, errG
+            """,
+            note="A GAN step: one forward_fn per backward, each differentiated where its loss was computed; the discriminator's two backward calls add into the same .grad; the generator's output is computed again in the generator's forward_fn, from the same noise, after the discriminator's step.",
+        ),
+        Example(
+            before="""
+                import torch
+
+
+                def fit(model, x, y, criterion, steps):
+                    optimizer = torch.optim.LBFGS(model.parameters(), lr=0.5)
+                    for step in range(steps):
+                        def closure():
+                            optimizer.zero_grad()
+                            loss = criterion(model(x), y)
+                            loss.backward()
+                            return loss
+                        optimizer.step(closure)
+            """,
+            after="""
+                from mindport.runtime import training as mp_train
+
+
+                def fit(model, x, y, criterion, steps):
+                    optimizer = mp_train.LBFGS(model.trainable_params(), lr=0.5)
+                    for step in range(steps):
+                        def closure():
+                            mp_train.zero_grad(optimizer)
+                            def forward_fn():
+                                loss = criterion(model(x), y)
+                                return loss
+                            grad_fn = mp_train.value_and_grad(forward_fn, mp_train.parameters(optimizer, criterion, model))
+                            loss, grads = grad_fn()
+                            mp_train.backward(grads)
+                            return loss
+                        mp_train.step(optimizer, closure)
+            """,
+            note="LBFGS with a closure: the closure's body is the region; mindport's LBFGS (torch's algorithm) calls it as often as it needs.",
+        ),
+        Example(
+            before="""
+                import torch
+
+
+                def train(model, loader, optimizer, accum_steps):
+                    for i, (x, y) in enumerate(loader):
+                        out_a, out_b = model(x)
+                        loss_a = ((out_a - y) ** 2).mean()
+                        loss_b = (out_b - y).abs().mean()
+                        (loss_a / accum_steps).backward(retain_graph=True)
+                        (loss_b / accum_steps).backward()
+                        if (i + 1) % accum_steps == 0:
+                            optimizer.step()
+                            optimizer.zero_grad()
+            """,
+            after="""
+                from mindport.runtime import training as mp_train
+
+
+                def train(model, loader, optimizer, accum_steps):
+                    for i, (x, y) in enumerate(loader):
+                        def forward_fn_loss_a():
+                            out_a, out_b = model(x)
+                            loss_a = ((out_a - y) ** 2).mean()
+                            return (loss_a / accum_steps), loss_a, out_b
+                        grad_fn_loss_a = mp_train.value_and_grad(forward_fn_loss_a, mp_train.parameters(optimizer, model))
+                        (_, loss_a, out_b), grads_loss_a = grad_fn_loss_a()
+                        def forward_fn_loss_b():
+                            out_a, out_b = model(x)
+                            loss_b = (out_b - y).abs().mean()
+                            return (loss_b / accum_steps), loss_b, out_a
+                        grad_fn_loss_b = mp_train.value_and_grad(forward_fn_loss_b, mp_train.parameters(optimizer, model))
+                        (_, loss_b, out_a), grads_loss_b = grad_fn_loss_b()
+                        mp_train.backward(grads_loss_a)
+                        mp_train.backward(grads_loss_b)
+                        if (i + 1) % accum_steps == 0:
+                            optimizer(mp_train.grads_of(optimizer))
+                            mp_train.zero_grad(optimizer)
+            """,
+            note='Two losses on one forward (backward(retain_graph=True)), scaled for accumulation: each is differentiated on its own, both add into .grad, and the optimizer steps every accum_steps batches.',
         ),
     )
 
