@@ -99,6 +99,17 @@ def backward(grads) -> None:
         tensor.grad = grad if current is None else current + grad
 
 
+def grads_for(grads, inputs, allow_unused=False) -> tuple:
+    """``torch.autograd.grad(outputs, inputs)``: the gradient of each input, from ``value_and_grad``'s pairs (``.grad``
+    is left alone, as torch leaves it)."""
+    inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+    found = {id(t): g for t, g in grads}
+    if not allow_unused and any(id(t) not in found for t in inputs):
+        raise RuntimeError("One of the differentiated Tensors appears to not have been used in the graph. Set "
+                           "allow_unused=True if this is the desired behavior.")
+    return tuple(found.get(id(t)) for t in inputs)
+
+
 def zero_grad(*sources, set_to_none=True) -> None:
     """``optimizer.zero_grad()`` / ``model.zero_grad()``: ``.grad`` back to None (torch's default), or zeros."""
     for tensor in _tensors(sources):

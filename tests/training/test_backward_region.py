@@ -101,3 +101,14 @@ def test_amp_on_cpu_runs_in_full_precision():
         t_losses = t_mod.train(t_model, X, Y)
     m_losses = m_mod.train(m_model, X, Y)
     assert_losses_match(t_losses, m_losses)  # losses and the clipped norms alternate
+
+
+def test_autograd_grad_manual_sgd_and_input_gradient():
+    t_mod, m_mod, _ = _pair("step_autograd_grad.py")
+    t_model, m_model = twin_models(t_mod, m_mod, "Net")
+    X, Y = regression_data()
+    np.testing.assert_allclose(m_mod.saliency(m_model, X).asnumpy(), t_mod.saliency(t_model, X).detach().numpy(),
+                               rtol=1e-5, atol=1e-6)
+    t_losses, m_losses = t_mod.train(t_model, X, Y), m_mod.train(m_model, X, Y)
+    assert t_losses[-1] < 0.7 * t_losses[0]
+    assert_losses_match(t_losses, m_losses)

@@ -387,6 +387,8 @@ class TrainingLoopRule(Rule):
         self._placed: set[int] = set()
         self._leaf_calls: set[int] = set()  # x.requires_grad_() calls that make a leaf: become x
         self._leaf_statements: set[int] = set()  # x.requires_grad_() statements: removed
+        self._grad_calls: set[int] = set()  # torch.autograd.grad(...) calls (sites like .backward())
+        self._param_vars: list[set[str]] = []  # per enclosing for: its targets when it iterates over parameters
 
     # --- opt.param_groups[i]['lr'] read: a Python float in torch, a Parameter in experimental.optim
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
@@ -398,8 +400,9 @@ class TrainingLoopRule(Rule):
         op = _INPLACE.get(type(original_node.operator))
         target = original_node.target
         data = isinstance(target, cst.Attribute) and target.attr.value == "data"
-        if op is None or not (data or isinstance(target, cst.Name) and target.value in self.leaves
-                              or _reads_grad(original_node.value)):
+        tensor_name = isinstance(target, cst.Name) and (target.value in self.leaves or any(
+            target.value in names for names in self._param_vars))
+        if op is None or not (data or tensor_name or _reads_grad(original_node.value)):
             return updated_node
         new_target = updated_node.target
         if data and isinstance(new_target, cst.Attribute) and new_target.attr.value == "data":
@@ -466,6 +469,10 @@ class TrainingLoopRule(Rule):
             self._leaf_statements.add(id(call))
 
     def visit_For(self, node: cst.For) -> None:
+        if "param" in code_of(node.iter).lower():  # for p in model.parameters() / zip(params, grads): tensors
+            self._param_vars.append(set(target_names(node.target)))
+        else:
+            self._param_vars.append(set())
         self._loop_targets.append(target_names(node.target))
         self._loop_bodies.add(id(node.body))
         calls = _own_calls(node)
@@ -510,6 +517,12 @@ class TrainingLoopRule(Rule):
             _handle_subtree(self.ctx, original_node.func)
             self.ctx.converted_sites += 1
             return gradient_api
+        if (self.scope.resolve_torch(func) or "") == "torch.autograd.grad":
+            self.ctx.handled.add(id(original_node))
+            _handle_subtree(self.ctx, func)
+            self._sites[id(updated_node)] = original_node
+            self._grad_calls.add(id(updated_node))
+            return updated_node
         if id(original_node) in self._leaf_calls:  # x.requires_grad_() making a leaf: differentiated by position
             return updated_node.func.value        # (a MindSpore tensor with the flag refuses in-place updates)
         if not isinstance(func, cst.Attribute) \
@@ -571,6 +584,7 @@ class TrainingLoopRule(Rule):
             self._stepped, self._never_reset = stepped, never
 
     def leave_For(self, original_node: cst.For, updated_node: cst.For):
+        self._param_vars.pop()
         targets = [n for level in self._loop_targets for n in level]
         self._loop_targets.pop()
         if id(original_node) not in self._native:
@@ -607,7 +621,7 @@ class TrainingLoopRule(Rule):
         last of them stood; each backward adds the gradients into .grad. A site whose loss this block does not
         compute waits for the enclosing block (it stands in an if/with/try), or, in a loop or function body or the
         module, gets MP105."""
-        calls = [(index, call) for index, stmt in enumerate(body) for call in _backward_calls(stmt)
+        calls = [(index, call) for index, stmt in enumerate(body) for call in _backward_calls(stmt, self._grad_calls)
                  if id(call) in self._sites]
         if not calls:
             return body
@@ -627,6 +641,21 @@ class TrainingLoopRule(Rule):
         return self._emit(body, plans)
 
     def _site(self, index: int, call: cst.Call):
+        if id(call) in self._grad_calls:  # torch.autograd.grad(outputs, inputs, grad_outputs, ...)
+            names = ("outputs", "inputs", "grad_outputs", "retain_graph", "create_graph")
+            args = {a.keyword.value if a.keyword else (names[i] if i < len(names) else "?"): a.value
+                    for i, a in enumerate(call.args)}
+            if "outputs" not in args or "inputs" not in args or isinstance(args["outputs"], (cst.List, cst.Tuple)):
+                raise Unfit("torch.autograd.grad of several outputs is not followed")
+            expr = args["outputs"]
+            if "grad_outputs" in args and code_of(args["grad_outputs"]).strip() != "None":
+                expr = parse_expression(f"(({code_of(expr)}) * ({code_of(args['grad_outputs'])})).sum()")
+            call_args = {k: v for k, v in args.items() if k not in ("outputs", "grad_outputs")}
+            for key in ("create_graph", "is_grads_batched"):
+                if key in call_args and code_of(call_args[key]).strip() not in ("False", "None"):
+                    raise Unfit(f"torch.autograd.grad({key}=True) (higher-order gradients) is not followed")
+            loss = expr.value if isinstance(expr, cst.Name) else None
+            return Site(index, call, expr, loss)
         expr = call.func.value
         args = {a.keyword.value if a.keyword else ("gradient" if i == 0 else "?"): a.value
                 for i, a in enumerate(call.args)}
@@ -685,11 +714,21 @@ class TrainingLoopRule(Rule):
             if index in dropped or index in moved:
                 continue
             for plan in plans:
-                if plan.site.index == index:
+                if plan.site.index == index and id(plan.site.call) in self._grad_calls:
+                    stmt = _replace_call(stmt, plan.site.call, self._grads_for(plan.site.call, names[id(plan)][2]))
+                elif plan.site.index == index:
                     stmt = _replace_statement(stmt, plan.site.call, parse_statement(
                         f"{train}.backward({names[id(plan)][2]})\n"))
             out.append(stmt)
         return out
+
+    def _grads_for(self, call: cst.Call, grads: str) -> cst.BaseExpression:
+        """torch.autograd.grad(...) -> the gradients of its inputs, picked from the region's."""
+        keep = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for i, a in enumerate(call.args)
+                if (a.keyword.value if a.keyword else ("outputs", "inputs")[i] if i < 2 else "?") in (
+                    "inputs", "allow_unused")]
+        inputs = ", ".join(code_of(a) for a in keep)
+        return parse_expression(f"{self.ctx.alias_for('mindport.runtime.training')}.grads_for({grads}, {inputs})")
 
     def _call(self, body, plan: Plan, names, train: str) -> list:
         fn_name, grad_fn, grads = names
@@ -709,7 +748,12 @@ class TrainingLoopRule(Rule):
         forward_fn = cst.FunctionDef(name=cst.Name(fn_name), params=cst.Parameters(
             params=[cst.Param(cst.Name(p)) for p in args]), body=cst.IndentedBlock(body=fn_body),
             leading_lines=[l for l in stmts[0].leading_lines if not l.comment])
-        sources = ", ".join(self._weight_sources(stmts, set(plan.leaves)))
+        extra = []
+        if id(site.call) in self._grad_calls:  # the inputs torch.autograd.grad asks for are differentiated
+            extra = [n for n in _names([a.value for a in site.call.args[1:2]] or
+                                       [a.value for a in site.call.args if a.keyword and a.keyword.value == "inputs"]
+                                       ).reads if n not in plan.leaves]
+        sources = ", ".join(dict.fromkeys([*self._weight_sources(stmts, set(plan.leaves)), *extra]))
         weights = f", {train}.parameters({sources})" if sources else ""
         leaves = f", leaves={len(plan.leaves)}" if plan.leaves else ""
         lhs = targets[0] if len(targets) == 1 else f"({', '.join(targets)})"
@@ -1103,8 +1147,9 @@ def _all_nodes(node, kind) -> list:
     return found
 
 
-def _backward_calls(stmt) -> list:
-    """``.backward()`` calls in a statement, not inside nested loops or definitions (their own blocks place them)."""
+def _backward_calls(stmt, grad_calls=frozenset()) -> list:
+    """``.backward()`` calls (and ``torch.autograd.grad`` calls, by id) in a statement, not inside nested loops or
+    definitions (their own blocks place them)."""
     found: list = []
 
     class _Walk(cst.CSTVisitor):
@@ -1124,7 +1169,7 @@ def _backward_calls(stmt) -> list:
             return False
 
         def visit_Call(self, n) -> None:
-            if isinstance(n.func, cst.Attribute) and n.func.attr.value == "backward":
+            if isinstance(n.func, cst.Attribute) and n.func.attr.value == "backward" or id(n) in grad_calls:
                 found.append(n)
 
     if isinstance(stmt, (cst.For, cst.While, cst.FunctionDef, cst.ClassDef)):
@@ -1141,5 +1186,15 @@ def _replace_statement(stmt, call: cst.Call, new: cst.BaseStatement):
             if _expr_call(original_node) is call:
                 return new.with_changes(leading_lines=original_node.leading_lines)
             return updated_node
+
+    return stmt.visit(_Swap())
+
+
+def _replace_call(stmt, call: cst.Call, new: cst.BaseExpression):
+    """``stmt`` with the expression ``call`` (by identity) replaced by ``new``."""
+
+    class _Swap(cst.CSTTransformer):
+        def leave_Call(self, original_node, updated_node):
+            return new if original_node is call else updated_node
 
     return stmt.visit(_Swap())

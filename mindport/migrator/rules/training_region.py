@@ -168,6 +168,8 @@ def plan_block(stmts: list, sites: list[Site], forward_names: set[str], leaves: 
         made: set[str] = set()
         for i in chosen:
             reads, writes = rw[i]
+            if writes & leaves:
+                continue  # the statement making a requires_grad tensor stays outside: the tensor is differentiated
             if reads & (forward_names | leaves | made):
                 forward.append(i)
                 made |= writes
