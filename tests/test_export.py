@@ -126,3 +126,164 @@ def test_the_report_serialises(converted, tmp_path):
     assert data["ok"] and data["bytes"] > 0 and data["outputs"][0]["allclose"]
     with pytest.raises(InputError, match="needs the model's inputs"):
         export_mindir(f"{converted}/ms/model.py:Net", tmp_path / "m.mindir")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# issue 28: in-place layers export equal, a differing export is localised and not written, (logits, None), packages,
+# no litter
+
+RESNET_BLOCKS = """import torch
+from torch import nn
+
+
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv1 = nn.Conv2d(c, c, 3, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(c)
+        self.relu = nn.ReLU(inplace=True)
+        self.conv2 = nn.Conv2d(c, c, 3, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(c)
+
+    def forward(self, x):
+        identity = x
+        out = self.relu(self.bn1(self.conv1(x)))
+        out = self.bn2(self.conv2(out))
+        out += identity
+        out = self.relu(out)
+        return out
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 8, 3, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(8)
+        self.relu = nn.ReLU(inplace=True)
+        self.layer = nn.Sequential(Block(8), Block(8))
+        self.fc = nn.Linear(8, 10)
+
+    def forward(self, x):
+        x = self.relu(self.bn1(self.conv1(x)))
+        return self.fc(self.layer(x).mean((2, 3)))
+"""
+# in-place updates whose results are not used: MindIR keeps none of them (a MindSpore limit, reported at the layer)
+LOST_UPDATES = """import torch
+from torch import nn
+
+
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3, padding=1)
+
+    def forward(self, x):
+        y = self.conv(x)
+        y.relu_()
+        z = y * 2
+        y.add_(1)
+        return y + z + x
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 4, 3, padding=1)
+        self.block = Block(4)
+
+    def forward(self, x):
+        return self.block(self.stem(x))
+"""
+LANGUAGE_MODEL = """from torch import nn
+
+from .layers import Head
+
+
+class TinyLM(nn.Module):
+    def __init__(self, vocab=11, d=8):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, d)
+        self.head = Head(d, vocab)
+
+    def forward(self, idx, targets=None):
+        logits = self.head(self.emb(idx))
+        loss = None
+        return logits, loss
+"""
+LM_LAYERS = """from torch import nn
+
+
+class Head(nn.Module):
+    def __init__(self, d, vocab):
+        super().__init__()
+        self.fc = nn.Linear(d, vocab)
+
+    def forward(self, x):
+        return self.fc(x)
+"""
+
+
+def _convert_sources(tmp_path, files: dict) -> "Path":
+    src = tmp_path / "src"
+    for rel, text in files.items():
+        (src / rel).parent.mkdir(parents=True, exist_ok=True)
+        (src / rel).write_text(text)
+    report = convert_path(src, tmp_path / "ms", jobs=1)
+    assert report.ok, [d.format() for d in report.diagnostics]
+    return tmp_path / "ms"
+
+
+def test_a_resnet_with_in_place_relus_exports_equal(tmp_path):
+    """nn.ReLU(inplace=True) -> mp_nn.InplaceReLU after `out += identity`: the reloaded MindIR read the tensors
+    before their in-place updates (0.28 off on a ResNet-20's logits) until the update returned its value."""
+    ms_dir = _convert_sources(tmp_path, {"model.py": RESNET_BLOCKS})
+    assert "mp_nn.InplaceReLU()" in (ms_dir / "model.py").read_text()
+    out = tmp_path / "net.mindir"
+    run = subprocess.run([*CLI, "export", "--model", "ms/model.py:Net", "--input", "2x3x8x8:float32", "-o", str(out)],
+                         capture_output=True, text=True, cwd=tmp_path)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "outputs match the Cell (max abs 0," in run.stdout and out.is_file()
+
+
+def test_a_differing_export_is_not_written_and_its_layer_is_named(tmp_path):
+    ms_dir = _convert_sources(tmp_path, {"model.py": LOST_UPDATES})
+    construct_line = next(i for i, line in enumerate((ms_dir / "model.py").read_text().splitlines(), 1)
+                          if "def construct(self, x):" in line)  # Block's, the first one
+    out = tmp_path / "net.mindir"
+    run = subprocess.run([*CLI, "export", "--model", "ms/model.py:Net", "--input", "2x3x8x8:float32", "-o", str(out)],
+                         capture_output=True, text=True, cwd=tmp_path)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert not out.exists() and not list(tmp_path.rglob("*.mindir"))  # not where asked, nor beside it
+    assert f"{ms_dir / 'model.py'}:{construct_line}:0: MP601 MindIR export NOT written" in run.stdout, run.stdout
+    assert "cause: layer block (Block)" in run.stdout and "each of its sub-layers exports equal alone" in run.stdout
+    assert "updates tensors in place (line 12, 14)" in run.stdout  # y.relu_() and y.add_(1), converted
+
+
+def test_a_model_returning_none_exports_its_tensors_and_a_package_model_loads_with_root(tmp_path):
+    ms_dir = _convert_sources(tmp_path, {"lm/__init__.py": "", "lm/model.py": LANGUAGE_MODEL,
+                                         "lm/layers.py": LM_LAYERS})
+    for n, (ref, cwd) in enumerate((("lm/model.py:TinyLM", ms_dir), ("lm.model:TinyLM", tmp_path))):
+        out = tmp_path / f"lm-{n}.mindir"
+        run = subprocess.run([*CLI, "export", "--model", ref, "--root", str(ms_dir), "--input", "2x5:int64:0:11",
+                              "-o", str(out)], capture_output=True, text=True, cwd=cwd)
+        assert run.returncode == 0, run.stdout + run.stderr
+        assert "outputs match the Cell" in run.stdout and "not in the MindIR (not a tensor): output[1]" in run.stdout
+        import mindspore as ms
+        from mindspore import nn
+
+        (logits,) = nn.GraphCell(ms.load(str(out)))(ms.Tensor(np.zeros((2, 5), np.int64)))
+        assert logits.shape == (2, 5, 11)
+
+
+def test_a_failing_export_leaves_no_litter_and_keeps_mindspores_stack_in_the_log(tmp_path):
+    (tmp_path / "model.py").write_text(NOT_A_GRAPH)
+    run = subprocess.run([*CLI, "export", "--model", "model.py:Net", "--input", "2x3:float32", "-o", "net.mindir",
+                          "--log-dir", "logs"], capture_output=True, text=True, cwd=tmp_path)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "[ERROR]" not in run.stdout + run.stderr and "C++ Call Stack" not in run.stdout + run.stderr
+    assert f"{tmp_path / 'model.py'}:7:0: MP601 MindIR export failed, nothing written" in run.stdout  # the numpy line
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["logs", "model.py"]  # no rank_0/ here
+    assert "C++ Call Stack" in (tmp_path / "logs" / "mindspore.log").read_text()
+    run = subprocess.run([*CLI, "export", "--model", "model.py:Net", "--input", "2x3:float32", "-o", "net.mindir"],
+                         capture_output=True, text=True, cwd=tmp_path)
+    assert run.returncode == 1 and sorted(p.name for p in tmp_path.iterdir()) == ["logs", "model.py"]

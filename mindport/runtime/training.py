@@ -198,10 +198,18 @@ class GradScaler:
         pass
 
 
-def autocast(*args, **kwargs):
-    """torch.autocast / torch.cuda.amp.autocast as the training rule keeps it: full precision (a context manager and
-    decorator that changes nothing)."""
-    return contextlib.nullcontext()
+class autocast(contextlib.ContextDecorator):  # noqa: N801 - torch's name
+    """torch.autocast / torch.amp.autocast / torch.cuda.amp.autocast / torch.cpu.amp.autocast in full precision: a
+    context manager and decorator that changes nothing (torch without CUDA, or enabled=False)."""
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
 
 
 class LBFGS:

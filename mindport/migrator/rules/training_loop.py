@@ -543,9 +543,6 @@ class TrainingLoopRule(Rule):
             name = "clip_grad_norm_" if _CLIP[qual] == "norm" else "clip_grad_value_"
             return updated.with_changes(func=parse_expression(
                 f"{self.ctx.alias_for('mindport.runtime.training')}.{name}"))
-        if qual in _AUTOCAST:
-            return updated.with_changes(func=parse_expression(
-                f"{self.ctx.alias_for('mindport.runtime.training')}.autocast"))
         if not isinstance(original.func, cst.Attribute):
             return None
         method, receiver = original.func.attr.value, dotted_name(original.func.value)
