@@ -436,6 +436,9 @@ class TrainingLoopRule(Rule):
             self.leaves.update(n for t in node.targets for n in target_names(t.target))
             self._leaf_calls.update(id(c) for c in _all_calls(node.value) if method_call(c, "requires_grad_")
                                     is not None and not c.args)
+        self._learn(node)
+
+    def _learn(self, node: cst.Assign) -> None:
         if isinstance(node.value, cst.Call):
             qual = self.scope.resolve_torch(node.value.func) or ""
             names = [n for t in node.targets for n in target_names(t.target)]
@@ -448,13 +451,7 @@ class TrainingLoopRule(Rule):
         self._scope_nodes[id(self.scope)] = node
         # optimizers and scalers of the whole file first: a train_step function may stand before the code making them
         for assign in _all_nodes(node, cst.Assign):
-            if isinstance(assign.value, cst.Call):
-                qual = self.scope.resolve_torch(assign.value.func) or ""
-                names = [n for t in assign.targets for n in target_names(t.target)]
-                if qual.startswith("torch.optim.") and ".lr_scheduler." not in qual:
-                    self.optimizers.update(names)
-                elif qual.endswith("GradScaler"):
-                    self.scalers.update(names)
+            self._learn(assign)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._scope_nodes[id(self.scope)] = node  # the runner has entered the function's scope
