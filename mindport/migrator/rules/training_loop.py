@@ -452,6 +452,13 @@ class TrainingLoopRule(Rule):
         # optimizers and scalers of the whole file first: a train_step function may stand before the code making them
         for assign in _all_nodes(node, cst.Assign):
             self._learn(assign)
+        # and a receiver of both .zero_grad() and .step() (an optimizer passed in as an argument)
+        methods: dict[str, set[str]] = {}
+        for call in _all_calls(node):
+            if isinstance(call.func, cst.Attribute) and (receiver := dotted_name(call.func.value)):
+                methods.setdefault(receiver, set()).add(call.func.attr.value)
+        self.optimizers.update(r for r, m in methods.items() if {"zero_grad", "step"} <= m
+                               and "sched" not in r.lower() and r not in self.scalers)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._scope_nodes[id(self.scope)] = node  # the runner has entered the function's scope
