@@ -72,8 +72,8 @@ def value_and_grad(fn, weights=(), leaves=0):
             outputs.append(out)
             return out[0] if isinstance(out, tuple) else out
 
-        if positions is None and not weights:  # nothing to differentiate (no parameters reached)
-            return fn(*args), []
+        if positions is None and not weights:  # torch: "element 0 of tensors does not require grad"
+            raise RuntimeError(_UNREACHED.format(name=getattr(fn, "__name__", "forward_fn")))
         # the leaves enter as copies: MindSpore refuses in-place writes (w -= lr * w.grad) to a network's input
         inputs = [a.copy() for a in args[:leaves]] + list(args[leaves:])
         loss, grads = ms.value_and_grad(loss_only, positions, weights or None)(*inputs)
@@ -87,9 +87,22 @@ def value_and_grad(fn, weights=(), leaves=0):
             leaf_grads, weight_grads = (), grads
         if leaves == 1:
             leaf_grads = (leaf_grads,)
-        return out, list(zip(args[:leaves], leaf_grads)) + list(zip(weights, weight_grads))
+        pairs = list(zip(args[:leaves], leaf_grads)) + list(zip(weights, weight_grads))
+        code = getattr(fn, "__code__", None)
+        if code not in _CHECKED:  # once per forward function: a loss no parameter reaches would train nothing
+            _CHECKED.add(code)
+            if pairs and not any(bool(ops.abs(g).max() > 0) for _, g in pairs if g.size):
+                raise RuntimeError(_UNREACHED.format(name=getattr(fn, "__name__", "forward_fn")))
+        return out, pairs
 
     return run
+
+
+_CHECKED: set = set()
+_UNREACHED = ("mindport: no parameter reaches the loss {name} computes (every gradient is zero): the tensors it "
+              "differentiates were computed before the converted region (kept from earlier steps, e.g. log-"
+              "probabilities saved in a list), or the models it calls hold no parameters the converter found. Compute "
+              "the loss from the model's outputs inside the step, as torch's graph would, or pass the parameters")
 
 
 def backward(grads) -> None:

@@ -46,7 +46,7 @@ from collections import Counter
 import libcst as cst
 
 from mindport.migrator.rules.base import Example, Rule
-from mindport.migrator.rules.training_region import Plan, Site, Unfit, _reads_before_writes, plan_block, reads_writes
+from mindport.migrator.rules.training_region import Plan, Site, Unfit, reads_before_writes, plan_block, reads_writes
 from mindport.migrator.rules.training_loop_analysis import (
     _contains,
     _expr_call,
@@ -860,7 +860,7 @@ class TrainingLoopRule(Rule):
             if not writes & needed:
                 raise _Unfit(f"{code_of(stmt).strip()!r} does not feed the loss")
             needed = (needed - writes) | reads
-        carried = set(_reads_before_writes(body[:start] + region)) & set(_names(region).writes)
+        carried = set(reads_before_writes(body[:start] + region)) & set(_names(region).writes)
         if carried:
             raise _Unfit(f"{', '.join(sorted(carried))} carried from one step to the next")
 

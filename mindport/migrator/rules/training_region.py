@@ -97,7 +97,7 @@ def _is_gradient_api(stmt) -> bool:
     return call is not None and isinstance(call.func, cst.Attribute) and call.func.attr.value in _GRAD_METHODS
 
 
-def _reads_before_writes(stmts) -> list[str]:
+def reads_before_writes(stmts) -> list[str]:
     """Names the statements read before any of them assigns them, in order (into compound statements' bodies)."""
     seen: list[str] = []
     assigned: set[str] = set()
@@ -203,17 +203,15 @@ def plan_block(stmts: list, sites: list[Site], forward_names: set[str], leaves: 
                 plan.moved.append(i)
                 moved_writes |= writes
                 continue
-            later_forward_reads = set().union(*(rw[j][0] for j in forward if j > i)) if forward else set()
             earlier_forward_reads = set().union(*(rw[j][0] for j in forward if j < i and j not in ran_at))
             if writes & earlier_forward_reads - set().union(*(rw[j][1] for j in forward if j < i)):
                 raise Unfit(f"line {code_of(stmts[i]).strip()!r} changes what an earlier forward statement read")
             if writes & moved_writes or (writes & set().union(*(rw[m][0] for m in plan.moved))):
                 raise Unfit(f"line {code_of(stmts[i]).strip()!r} is tied to a statement that must move")
-            del later_forward_reads
             if _is_step_call(stmts[i]):
                 raise Unfit("an optimizer steps between the forward statements")
         forward_stmts = [stmts[i] for i in forward]
-        free = _reads_before_writes(forward_stmts)
+        free = reads_before_writes(forward_stmts)
         written = set().union(*(rw[i][1] for i in forward))
         plan.leaves = [n for n in free if n in leaves and n not in written]
         plan.params = [n for n in free if n in written and n not in plan.leaves]
