@@ -62,6 +62,8 @@ def value_and_grad(fn, weights=(), leaves=0):
     positions = tuple(range(leaves)) if leaves else None
 
     def run(*args):
+        own = {id(a) for a in args[:leaves]}
+        weights_here = tuple(w for w in weights if id(w) not in own)  # a leaf is differentiated once, by position
         for t in args[:leaves]:
             if not hasattr(t, "grad"):
                 t.grad = None
@@ -72,14 +74,14 @@ def value_and_grad(fn, weights=(), leaves=0):
             outputs.append(out)
             return out[0] if isinstance(out, tuple) else out
 
-        if positions is None and not weights:  # torch: "element 0 of tensors does not require grad"
+        if positions is None and not weights_here:  # torch: "element 0 of tensors does not require grad"
             raise RuntimeError(_UNREACHED.format(name=getattr(fn, "__name__", "forward_fn")))
         # the leaves enter as copies: MindSpore refuses in-place writes (w -= lr * w.grad) to a network's input
         inputs = [a.copy() for a in args[:leaves]] + list(args[leaves:])
-        loss, grads = ms.value_and_grad(loss_only, positions, weights or None)(*inputs)
+        loss, grads = ms.value_and_grad(loss_only, positions, weights_here or None)(*inputs)
         out = outputs[-1]
         out = (loss, *out[1:]) if isinstance(out, tuple) else loss
-        if leaves and weights:
+        if leaves and weights_here:
             leaf_grads, weight_grads = grads
         elif leaves:
             leaf_grads, weight_grads = grads, ()
@@ -87,7 +89,7 @@ def value_and_grad(fn, weights=(), leaves=0):
             leaf_grads, weight_grads = (), grads
         if leaves == 1:
             leaf_grads = (leaf_grads,)
-        pairs = list(zip(args[:leaves], leaf_grads)) + list(zip(weights, weight_grads))
+        pairs = list(zip(args[:leaves], leaf_grads)) + list(zip(weights_here, weight_grads))
         code = getattr(fn, "__code__", None)
         if code not in _CHECKED:  # once per forward function: a loss no parameter reaches would train nothing
             _CHECKED.add(code)

@@ -389,6 +389,8 @@ class TrainingLoopRule(Rule):
         self._leaf_statements: set[int] = set()  # x.requires_grad_() statements: removed
         self._grad_calls: set[int] = set()  # torch.autograd.grad(...) calls (sites like .backward())
         self._param_vars: list[set[str]] = []  # per enclosing for: its targets when it iterates over parameters
+        self._optimized: set[str] = set()  # names read in an optimizer's params argument
+        self._functions: set[str] = set()  # functions the file defines (no model: no set_train)
 
     # --- opt.param_groups[i]['lr'] read: a Python float in torch, a Parameter in experimental.optim
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
@@ -459,6 +461,23 @@ class TrainingLoopRule(Rule):
                 methods.setdefault(receiver, set()).add(call.func.attr.value)
         self.optimizers.update(r for r, m in methods.items() if {"zero_grad", "step"} <= m
                                and "sched" not in r.lower() and r not in self.scalers)
+        self._functions.update(f.name.value for f in _all_nodes(node, cst.FunctionDef))
+        # tensors handed to an optimizer (torch.optim.SGD([w], ...)): MindSpore optimizers take Parameters
+        for call in _all_calls(node):
+            qual = self.scope.resolve_torch(call.func) or ""
+            if qual.startswith("torch.optim.") and ".lr_scheduler." not in qual and call.args:
+                self._optimized.update(_names([call.args[0].value]).reads)
+
+    def leave_Assign(self, original_node, updated_node):
+        """A requires_grad tensor an optimizer updates becomes a Parameter (named after it, as MindSpore's optimizers
+        want); the rule differentiates it as one of the optimizer's parameters."""
+        names = [n for t in original_node.targets for n in target_names(t.target)]
+        if len(names) != 1 or names[0] not in self._optimized or not _makes_leaf(original_node.value, self.scope):
+            return updated_node
+        self.ctx.converted_sites += 1
+        ms = self.ctx.alias_for("mindspore")
+        return updated_node.with_changes(value=parse_expression(
+            f"{ms}.Parameter({code_of(updated_node.value)}, name={names[0]!r})"))
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._scope_nodes[id(self.scope)] = node  # the runner has entered the function's scope
@@ -994,7 +1013,7 @@ class TrainingLoopRule(Rule):
                     names = [n for t in small.targets for n in target_names(t.target)]
                     func = small.value.func
                     if loss_name not in names and isinstance(func, (cst.Name, cst.Attribute)) \
-                            and not self._library_call(func):
+                            and not self._library_call(func) and dotted_name(func) not in self._functions:
                         return dotted_name(func)
         return None
 
