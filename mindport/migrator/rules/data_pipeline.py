@@ -22,7 +22,8 @@ class DataPipelineTransform(Rule):
 
     GeneratorDataset needs the column names when the code is converted, and yields a list of columns. Where what the
     dataset returns is not known then (a dict, a single value, a class of another file, an ``IterableDataset``), or
-    the loader has a ``sampler``, ``batch_sampler``, ``collate_fn``, ``worker_init_fn``, ``timeout`` or
+    the loader has a ``sampler``, ``batch_sampler``, ``collate_fn``, ``worker_init_fn``, ``timeout``, ``shuffle``
+    (under ``mindspore.set_seed`` GeneratorDataset draws the same order every epoch; torch draws a new one) or
     ``batch_size=None``, or the file reads ``loader.dataset``, the DataLoader is ``mindport.runtime.data.DataLoader``:
     torch's semantics (samplers drawn lazily, ``default_collate`` into MindSpore tensors, any item structure,
     ``len(loader)``), with the same arguments."""
@@ -35,7 +36,7 @@ class DataPipelineTransform(Rule):
 
                 x = torch.randn(64, 3)
                 y = torch.randint(0, 2, (64,))
-                loader = DataLoader(TensorDataset(x, y), batch_size=16, shuffle=True)
+                loader = DataLoader(TensorDataset(x, y), batch_size=16, drop_last=True)
             """,
             after="""
                 from mindspore import ops
@@ -45,7 +46,7 @@ class DataPipelineTransform(Rule):
 
                 x = mp_math.randn(64, 3)
                 y = ops.randint(0, 2, (64,))
-                loader = ds.GeneratorDataset(mp_data.TensorDataset(x, y), column_names=['data', 'label'], shuffle=True).batch(16)
+                loader = ds.GeneratorDataset(mp_data.TensorDataset(x, y), column_names=['data', 'label'], shuffle=False).batch(16, drop_remainder=True)
             """,
             note='DataLoader becomes a GeneratorDataset, batched; TensorDataset is mindport\'s (items of tensors, as '
                  'in torch), which GeneratorDataset reads as a random-access source.',
@@ -220,6 +221,7 @@ class DataPipelineTransform(Rule):
                             is None else dataset.node)
         given = {name for name, arg in bound.items() if arg.given and arg.source != "None"}
         if count < 2 or given & _RUN_TIME or bound["batch_size"].source == "None" \
+                or bound["shuffle"].given and bound["shuffle"].source not in ("False", "None") \
                 or set(self._targets.get(id(original_node), ())) & self._dataset_read:
             # what the dataset returns, the sampling or the collation is only known when it runs, or the loader's
             # .dataset is read: torch's DataLoader semantics in mindport.runtime.data
