@@ -12,8 +12,9 @@ from _harness import convert, load_module
 @pytest.fixture(scope="module")
 def pair():
     source, converted = convert("data_shapes.py")
-    imports = [line for line in converted.splitlines() if line.lstrip().startswith(("import ", "from "))]
-    assert not [line for line in imports if "torch" in line], converted
+    from test_backward_region import _imports_torch
+
+    assert not _imports_torch(converted), converted
     return load_module(source, "torch_data_shapes"), load_module(converted, "ms_data_shapes")
 
 
