@@ -57,13 +57,30 @@ def test_recurrent_models_track_torch(script, cls, rtol):
     assert_losses_match(t_losses, m_losses, n=n, rtol=rtol)
 
 
-def test_train_epoch_function_over_module_globals():
-    t_mod, m_mod, _ = _pair("step_linear_regression.py")
-    t_model, m_model = twin_models(t_mod, m_mod, "LinearRegression")
+def _regression_losses(script, cls, fn="train"):
+    """Both sides of a script trained on the same regression data from the same weights: their losses."""
+    import warnings
+
+    t_mod, m_mod, _ = _pair(script)
+    t_model, m_model = twin_models(t_mod, m_mod, cls)
     X, Y = regression_data()
-    t_losses, m_losses = t_mod.run(t_model, X, Y), m_mod.run(m_model, X, Y)
-    assert t_losses[-1] < 0.7 * t_losses[0]
-    assert_losses_match(t_losses, m_losses)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch without CUDA: GradScaler/autocast disabled
+        t_losses = getattr(t_mod, fn)(t_model, X, Y)
+    return t_losses, getattr(m_mod, fn)(m_model, X, Y)
+
+
+@pytest.mark.parametrize(("script", "cls", "fn", "n", "falls"), [
+    ("step_linear_regression.py", "LinearRegression", "run", 20, True),  # train(epoch) over module globals
+    ("step_lbfgs.py", "Cubic", "train", 5, True),                        # LBFGS closure
+    ("step_two_heads.py", "TwoHeads", "train", 20, False),               # retain_graph, accumulation, .grad reads
+    ("step_amp_clip.py", "MLP", "train", 20, False),                     # CPU AMP (full precision), returned norm
+])
+def test_regression_scripts_track_torch(script, cls, fn, n, falls):
+    t_losses, m_losses = _regression_losses(script, cls, fn)
+    if falls:
+        assert t_losses[-1] < 0.7 * t_losses[0]
+    assert_losses_match(t_losses, m_losses, n=n)
 
 
 def test_gan_step_with_two_optimizers():
@@ -78,36 +95,6 @@ def test_gan_step_with_two_optimizers():
     noises = [rng.standard_normal((8, 4)).astype(np.float32) for _ in range(7)]
     t_losses, m_losses = t_mod.train(t_g, t_d, batches, noises), m_mod.train(m_g, m_d, batches, noises)
     assert_losses_match(t_losses, m_losses, n=21)
-
-
-def test_lbfgs_closure():
-    t_mod, m_mod, _ = _pair("step_lbfgs.py")
-    t_model, m_model = twin_models(t_mod, m_mod, "Cubic")
-    X, Y = regression_data()
-    t_losses, m_losses = t_mod.train(t_model, X, Y), m_mod.train(m_model, X, Y)
-    assert t_losses[-1] < 0.7 * t_losses[0]
-    assert_losses_match(t_losses, m_losses, n=5, rtol=1e-4)
-
-
-def test_retain_graph_accumulation_and_grad_reads():
-    t_mod, m_mod, _ = _pair("step_two_heads.py")
-    t_model, m_model = twin_models(t_mod, m_mod, "TwoHeads")
-    X, Y = regression_data()
-    t_losses, m_losses = t_mod.train(t_model, X, Y), m_mod.train(m_model, X, Y)
-    assert_losses_match(t_losses, m_losses)
-
-
-def test_amp_on_cpu_runs_in_full_precision():
-    import warnings
-
-    t_mod, m_mod, _ = _pair("step_amp_clip.py")
-    t_model, m_model = twin_models(t_mod, m_mod, "MLP")
-    X, Y = regression_data()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # torch: CUDA is not available, GradScaler/autocast disabled
-        t_losses = t_mod.train(t_model, X, Y)
-    m_losses = m_mod.train(m_model, X, Y)
-    assert_losses_match(t_losses, m_losses)  # losses and the clipped norms alternate
 
 
 def test_autograd_grad_manual_sgd_and_input_gradient():
