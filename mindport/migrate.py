@@ -233,7 +233,7 @@ def migrate(src, out, *, model: str | None = None, ctor: str | None = None, inpu
 
         report.export = ExportReport.from_json(report.parity.export)
         if not report.export.ok:
-            report.problems.append(report.export.diagnostic(ms_ref))  # at the cause's converted line
+            report.problems.append(Diagnostic("MP601", report.export.summary(), ms_ref))
     else:
         report.problems.append(Diagnostic("MP601", "MindIR export did not run: the MindSpore model was not built",
                                           ms_ref))

@@ -17,13 +17,7 @@ How the update is written (measured on MindSpore 2.10, CPU):
   'assign_value' is not supported in 'construct'"), so ``ops.assign`` is used instead (Parameters and tensors, same
   shape). Values match torch there, but graph-mode autodiff passes gradients through the update as if it were the
   identity (``h = 3 * x; h.sin_()`` then ``(h * h).sum() + h.sum()``: 3(2 sin 3x + 1) instead of
-  3 cos 3x (2 sin 3x + 1)): code that is differentiated in graph mode should use the out-of-place operation.
-  The update returns the value it wrote, not the receiver: code that uses the result (``y = relu(x)`` through
-  ``ReLU(inplace=True)``, a ResNet's ``out = self.relu(out)`` after ``out += identity``) then depends on the value
-  itself. A MindIR export (``mindspore.export``) keeps no order between in-place updates of tensors that are not
-  Parameters: returning the receiver made an exported ResNet read its pre-update values (measured: 0.28 off on
-  logits of about 1.1); an update whose result is never used (``x.relu_()`` as a statement, then ``x``) is still
-  lost in MindIR, which ``mindport export`` reports at its layer. The shape-changing operations
+  3 cos 3x (2 sin 3x + 1)): code that is differentiated in graph mode should use the out-of-place operation. The shape-changing operations
   (``unsqueeze_``, ``squeeze_``, ``t_``, ``transpose_``, ``swapaxes_``, ``swapdims_``) can't be compiled in graph mode
   (``ops.assign`` needs equal shapes) and raise there; so do ``apply_``/``map_`` (a Python function per element
   needs the values on the host).
@@ -57,8 +51,8 @@ def _store(input, value):
         value = value.reshape(input.shape)  # ops.rand(*()) of a 0-d receiver has shape (1,)
     if _in_graph():
         ops.assign(input, value)
-        return value  # what follows reads the value, never the update's order (see the module docstring)
-    input.assign_value(value)
+    else:
+        input.assign_value(value)
     return input
 
 

@@ -133,19 +133,6 @@ class MindSporeSide:
                  for d in rep.diagnostics]
         return {"info": info, "diagnostics": diags, "plan": plan, "mapping": dict(rep.mapping)}
 
-    def load_mindspore_checkpoint(self, path: str) -> None:
-        """A MindSpore checkpoint (``mindport weights``' output) loaded into the cell; every parameter must be filled."""
-        import mindspore as ms
-
-        try:
-            params = ms.load_checkpoint(path)
-        except Exception as exc:  # noqa: BLE001 - any unreadable checkpoint is an input error
-            raise InputError(f"cannot read the checkpoint {path}: {error_text(exc).splitlines()[0]}") from None
-        not_loaded, _ = ms.load_param_into_net(self.cell, params)
-        if not_loaded:
-            raise InputError(f"checkpoint {path} leaves {len(not_loaded)} parameter(s) of the model unfilled: "
-                             f"{', '.join(not_loaded[:5])}")
-
     def plan(self, shapes: dict) -> list[dict]:
         """The weight map for a torch state of these shapes (``compare(..., transfer=False)``: names only)."""
         from mindport.migrator.weights import plan_transfer
