@@ -103,6 +103,9 @@ class _Storage(list):
 def storage(x) -> _Storage:
     """``x.storage()``: the tensor's values as a flat list (MindSpore's ``Tensor.storage()`` is an untyped byte store
     with no ``tolist``)."""
+    if _in_graph() or _in_fallback():
+        raise RuntimeError("mindport: x.storage() is a Python list of the tensor's values: call it outside "
+                           "construct/@jit")
     return _Storage(x.asnumpy().reshape(-1).tolist())
 
 

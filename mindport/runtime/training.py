@@ -21,6 +21,14 @@ import inspect
 import mindspore as ms
 from mindspore import Parameter, Tensor, ops
 
+from mindport.runtime._graph import in_fallback as _in_fallback
+from mindport.runtime._graph import in_graph as _in_graph
+
+
+def _python_only(name):
+    if _in_graph() or _in_fallback():  # a class called in a graph runs through its JIT Fallback
+        raise RuntimeError(f"mindport: {name} is part of the Python training loop: use it outside construct/@jit")
+
 
 def _tensors(sources) -> list:
     """Parameters/tensors from optimizers (their ``parameters``), Cells (``trainable_params()``), tensors, dicts of
@@ -218,7 +226,7 @@ class autocast(contextlib.ContextDecorator):  # noqa: N801 - torch's name
     context manager and decorator that changes nothing (torch without CUDA, or enabled=False)."""
 
     def __init__(self, *args, **kwargs):
-        pass
+        _python_only("torch.autocast")
 
     def __enter__(self):
         return self
@@ -236,6 +244,7 @@ class LBFGS:
 
     def __init__(self, params, lr=1, max_iter=20, max_eval=None, tolerance_grad=1e-07, tolerance_change=1e-09,
                  history_size=100, line_search_fn=None):
+        _python_only("torch.optim.LBFGS")
         if line_search_fn is not None:
             raise ValueError("mindport: LBFGS(line_search_fn='strong_wolfe') is not implemented; use "
                              "line_search_fn=None")
