@@ -40,6 +40,7 @@ IMPORT_STYLE = {
     "mindport.runtime.rnn": ("from mindport.runtime import rnn as mp_rnn", "mp_rnn"),
     "mindport.runtime.data": ("from mindport.runtime import data as mp_data", "mp_data"),
     "mindport.runtime.signal": ("from mindport.runtime import signal as mp_signal", "mp_signal"),
+    "mindport.runtime.training": ("from mindport.runtime import training as mp_train", "mp_train"),
 }
 
 

@@ -29,6 +29,9 @@
   its packing/unpacking functions (PyNative only: their shapes depend on the lengths).
 * :mod:`mindport.runtime.data` (``mp_data``): ``torch.utils.data``'s samplers as Python iterables of indices
   (mindspore.dataset's are not iterable); GeneratorDataset(sampler=...) takes them.
+* :mod:`mindport.runtime.training` (``mp_train``): torch's ``.grad`` for converted training code: ``backward``
+  adding into it, ``zero_grad``, ``grads_of(opt)`` for ``opt.step()``, clipping on it, a CPU ``GradScaler``/``autocast``
+  in full precision, ``LBFGS`` with its closure (PyNative only: the Python training loop's pieces).
 * :mod:`mindport.runtime.signal` (``mp_signal``): ``torch.signal.windows`` (sym/periodic windows, torch's formulas).
 * :mod:`mindport.runtime.adapt` (``mp_adapt``): the runtime binding fallback: ``mp_adapt.api("torch.nn.Conv2d")`` maps
   a call's arguments through the entry when the call happens (``**kwargs`` at the call site, an API passed as a value).

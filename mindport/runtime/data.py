@@ -23,6 +23,9 @@ from mindport.runtime._graph import in_fallback as _in_fallback
 from mindport.runtime._graph import in_graph as _in_graph
 
 
+_CHUNK = 1 << 16  # indices drawn at a time by the samplers with replacement
+
+
 def _weights(values) -> np.ndarray:
     if hasattr(values, "asnumpy"):
         values = values.asnumpy()
@@ -73,11 +76,13 @@ class RandomSampler(Sampler):
 
     def __iter__(self):
         n, count = len(self.data_source), self.num_samples
-        if self.replacement:
-            return iter(int(i) for i in np.random.randint(0, n, size=count))
-        order = [int(i) for _ in range(count // n) for i in np.random.permutation(n)]
-        order += [int(i) for i in np.random.permutation(n)[:count % n]]
-        return iter(order)
+        if self.replacement:  # drawn a chunk at a time: num_samples may be 1e10 (torch draws 32 at a time)
+            for start in range(0, count, _CHUNK):
+                yield from (int(i) for i in np.random.randint(0, n, size=min(_CHUNK, count - start)))
+            return
+        for _ in range(count // n):
+            yield from (int(i) for i in np.random.permutation(n))
+        yield from (int(i) for i in np.random.permutation(n)[:count % n])
 
     def __len__(self):
         return self.num_samples
@@ -114,14 +119,17 @@ class WeightedRandomSampler(Sampler):
 
     def __iter__(self):
         p = self.weights / self.weights.sum()
-        if self.replacement:
-            drawn = np.random.choice(p.shape[0], size=self.num_samples, replace=True, p=p)
+        if self.replacement:  # a chunk at a time (num_samples may be far larger than memory)
+            for start in range(0, self.num_samples, _CHUNK):
+                size = min(_CHUNK, self.num_samples - start)
+                yield from (int(i) for i in np.random.choice(p.shape[0], size=size, replace=True, p=p))
+            return
         else:  # torch.multinomial's way: the largest p / Exp(1) keys; zero weights come last, then they too are drawn
             if self.num_samples > p.shape[0]:
                 raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
             keys = p / np.random.exponential(size=p.shape[0])
             drawn = np.argsort(-keys, kind="stable")[:self.num_samples]
-        return iter([int(i) for i in drawn])
+        yield from (int(i) for i in drawn)
 
     def __len__(self):
         return self.num_samples
@@ -334,3 +342,83 @@ def random_split(dataset, lengths, generator=None):
         out.append(Subset(dataset, order[offset:offset + length]))
         offset += length
     return out
+
+
+class DataLoader:
+    """torch.utils.data.DataLoader as a Python iterable of MindSpore batches, with torch's semantics: a map-style
+    dataset (``__getitem__`` and ``__len__``) is read through ``sampler`` (``RandomSampler`` when ``shuffle``, else
+    ``SequentialSampler``) grouped by ``batch_sampler`` (``BatchSampler(sampler, batch_size, drop_last)``), any other
+    iterable dataset is read in order and grouped by ``batch_size``; each batch goes through ``collate_fn``
+    (``default_collate``: items of any structure, tuples of any length, dicts, single values, into stacked MindSpore
+    tensors), or ``default_convert`` item by item when ``batch_size`` is None. Samplers are drawn lazily. Work is done
+    in this process: ``num_workers``, ``pin_memory``, ``timeout``, ``prefetch_factor`` and ``persistent_workers`` change
+    nothing but speed in torch, and are accepted; ``worker_init_fn`` is called once with worker id 0 when
+    ``num_workers`` > 0 (torch calls it in each worker); ``generator`` is ignored (NumPy's generator draws)."""
+
+    def __init__(self, dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None, num_workers=0,
+                 collate_fn=None, pin_memory=False, drop_last=False, timeout=0, worker_init_fn=None,
+                 multiprocessing_context=None, generator=None, *, prefetch_factor=None, persistent_workers=False,
+                 pin_memory_device="", in_order=True):
+        _pipeline_only("DataLoader")
+        self.dataset, self.num_workers, self.pin_memory, self.timeout = dataset, num_workers, pin_memory, timeout
+        self.worker_init_fn, self.generator, self.prefetch_factor = worker_init_fn, generator, prefetch_factor
+        self._map_style = hasattr(dataset, "__getitem__") and hasattr(dataset, "__len__") \
+            and not _is_iterable_dataset(dataset)
+        if batch_sampler is not None:
+            if batch_size != 1 or shuffle or sampler is not None or drop_last:
+                raise ValueError("batch_sampler option is mutually exclusive with batch_size, shuffle, sampler, and "
+                                 "drop_last")
+            batch_size, drop_last = None, False
+        elif batch_size is None and drop_last:
+            raise ValueError("batch_size=None option disables auto-batching and is mutually exclusive with drop_last")
+        if sampler is not None and shuffle:
+            raise ValueError("sampler option is mutually exclusive with shuffle")
+        if self._map_style:
+            if sampler is None:
+                sampler = RandomSampler(dataset) if shuffle else SequentialSampler(dataset)
+            if batch_size is not None and batch_sampler is None:
+                batch_sampler = BatchSampler(sampler, batch_size, drop_last)
+        elif shuffle or sampler is not None or batch_sampler is not None:
+            raise ValueError("DataLoader with IterableDataset: expected unspecified shuffle, sampler and "
+                             "batch_sampler options")
+        self.batch_size, self.drop_last, self.sampler, self.batch_sampler = batch_size, drop_last, sampler, batch_sampler
+        self.collate_fn = collate_fn if collate_fn is not None else (
+            default_collate if batch_size is not None or batch_sampler is not None else default_convert)
+
+    def __iter__(self):
+        if self.worker_init_fn is not None and self.num_workers > 0:
+            self.worker_init_fn(0)
+        if self._map_style:
+            if self.batch_sampler is not None:
+                for indices in self.batch_sampler:
+                    yield self.collate_fn([self.dataset[i] for i in indices])
+            else:
+                for index in self.sampler:
+                    yield self.collate_fn(self.dataset[index])
+            return
+        if self.batch_size is None:
+            for item in self.dataset:
+                yield self.collate_fn(item)
+            return
+        batch = []
+        for item in self.dataset:
+            batch.append(item)
+            if len(batch) == self.batch_size:
+                yield self.collate_fn(batch)
+                batch = []
+        if batch and not self.drop_last:
+            yield self.collate_fn(batch)
+
+    def __len__(self):
+        if self._map_style:
+            return len(self.batch_sampler) if self.batch_sampler is not None else len(self.sampler)
+        length = len(self.dataset)
+        if self.batch_size is None:
+            return length
+        return length // self.batch_size if self.drop_last else -(-length // self.batch_size)
+
+
+def _is_iterable_dataset(dataset) -> bool:
+    """A converted ``IterableDataset`` subclass lost its base: it defines ``__iter__`` itself."""
+    return any("__iter__" in vars(cls) for cls in type(dataset).__mro__ if cls is not object) \
+        and not any("__getitem__" in vars(cls) for cls in type(dataset).__mro__ if cls is not object)

@@ -89,6 +89,26 @@ def element_size(x) -> int:
     return x.itemsize
 
 
+class _Storage(list):
+    """What torch's ``Tensor.storage()`` is read for: the values in memory order (``tolist()``, ``len``, indexing,
+    ``size()``); a copy, so writing into it does not reach the tensor."""
+
+    def tolist(self) -> list:
+        return list(self)
+
+    def size(self) -> int:
+        return len(self)
+
+
+def storage(x) -> _Storage:
+    """``x.storage()``: the tensor's values as a flat list (MindSpore's ``Tensor.storage()`` is an untyped byte store
+    with no ``tolist``)."""
+    if _in_graph() or _in_fallback():
+        raise RuntimeError("mindport: x.storage() is a Python list of the tensor's values: call it outside "
+                           "construct/@jit")
+    return _Storage(x.asnumpy().reshape(-1).tolist())
+
+
 def to_sparse(x, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
     """``x.to_sparse()``: the values, kept dense. MindSpore's buffers and most of its ops take dense tensors only
     (``register_buffer`` refuses a COOTensor: whisper's alignment heads), and every value reads the same; methods only

@@ -112,8 +112,13 @@ def functions_out_int32_only(args: dict[str, Arg]) -> None:
 
 @call_transform("functions_normal_shape")
 def functions_normal_shape(args: dict[str, Arg]) -> None:
-    """torch.normal(mean, std) with tensors -> ops.normal(shape, mean, stddev): shape of the broadcast pair."""
+    """torch.normal(mean, std) with tensors -> ops.normal(shape, mean, stddev): shape of the broadcast pair; the
+    ``normal(mean)`` form (std 1.0, torch's default) has mean's shape and writes stddev=1.0."""
     mean, std = args["mean"], args["stddev"]
+    if not std.given:
+        args["stddev"] = new("1.0")
+        args["shape"] = new(f"mindspore.ops.shape({mean.source})")
+        return
     args["shape"] = new(f"mindspore.ops.shape(({mean.source}) + ({std.source}))")
 
 

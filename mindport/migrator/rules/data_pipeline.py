@@ -11,12 +11,22 @@ from mindport.migrator.syntax import code_of, target_names
 from mindport.migrator.table import CallBindError, bind_arguments, map_arguments
 from mindport.migrator.walk import parse_expression, parse_statement, walk
 
+# DataLoader arguments whose effect is decided at run time: mindport.runtime.data.DataLoader, torch's semantics
+_RUN_TIME = {"sampler", "batch_sampler", "collate_fn", "worker_init_fn", "timeout"}
 _DATASET_BASES = {"torch.utils.data.Dataset", "torch.utils.data.dataset.Dataset", "torch.utils.data.IterableDataset"}
 
 
 class DataPipelineTransform(Rule):
     """``DataLoader``/``Dataset`` base classes -> ``mindspore.dataset`` (GeneratorDataset + batch); the columns of a
-    ``TensorDataset`` (its mapping entry: ``mindport.runtime.data.TensorDataset``) name the loader's."""
+    ``TensorDataset`` (its mapping entry: ``mindport.runtime.data.TensorDataset``) name the loader's.
+
+    GeneratorDataset needs the column names when the code is converted, and yields a list of columns. Where what the
+    dataset returns is not known then (a dict, a single value, a class of another file, an ``IterableDataset``), or
+    the loader has a ``sampler``, ``batch_sampler``, ``collate_fn``, ``worker_init_fn``, ``timeout``, ``shuffle``
+    (under ``mindspore.set_seed`` GeneratorDataset draws the same order every epoch; torch draws a new one) or
+    ``batch_size=None``, or the file reads ``loader.dataset``, the DataLoader is ``mindport.runtime.data.DataLoader``:
+    torch's semantics (samplers drawn lazily, ``default_collate`` into MindSpore tensors, any item structure,
+    ``len(loader)``), with the same arguments."""
 
     EXAMPLES = (
         Example(
@@ -26,7 +36,7 @@ class DataPipelineTransform(Rule):
 
                 x = torch.randn(64, 3)
                 y = torch.randint(0, 2, (64,))
-                loader = DataLoader(TensorDataset(x, y), batch_size=16, shuffle=True)
+                loader = DataLoader(TensorDataset(x, y), batch_size=16, drop_last=True)
             """,
             after="""
                 from mindspore import ops
@@ -35,7 +45,7 @@ class DataPipelineTransform(Rule):
 
                 x = ops.randn(64, 3)
                 y = ops.randint(0, 2, (64,))
-                loader = ds.GeneratorDataset(mp_data.TensorDataset(x, y), column_names=['data', 'label'], shuffle=True).batch(16)
+                loader = ds.GeneratorDataset(mp_data.TensorDataset(x, y), column_names=['data', 'label'], shuffle=False).batch(16, drop_remainder=True)
             """,
             note='DataLoader becomes a GeneratorDataset, batched; TensorDataset is mindport\'s (items of tensors, as '
                  'in torch), which GeneratorDataset reads as a random-access source.',
@@ -97,11 +107,41 @@ class DataPipelineTransform(Rule):
             """,
             note="A dataset made by a function of the file: the columns are those of what every return gives.",
         ),
+        Example(
+            before="""
+                from torch.utils.data import DataLoader, WeightedRandomSampler
+
+
+                def make_loader(dataset, weights, collate):
+                    sampler = WeightedRandomSampler(weights, num_samples=int(1e10), replacement=True)
+                    return DataLoader(dataset, batch_size=32, sampler=sampler, collate_fn=collate, num_workers=4)
+            """,
+            after="""
+                from mindport.runtime import data as mp_data
+
+
+                def make_loader(dataset, weights, collate):
+                    sampler = mp_data.WeightedRandomSampler(weights, int(1e10), replacement=True)
+                    return mp_data.DataLoader(dataset, batch_size=32, sampler=sampler, collate_fn=collate, num_workers=4)
+            """,
+            note="A dataset of unknown items, a sampler and a collate_fn: mindport's DataLoader, with torch's semantics; "
+                 "the sampler draws its 1e10 indices as they are read.",
+        ),
     )
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self.columns: dict[str, int] = {}  # dataset variable or class name -> number of columns it yields
+        self._dataset_read: set[str] = set()  # loader names whose .dataset the file reads
+        self._targets: dict[int, list[str]] = {}  # id(call) -> the names it is assigned to
+
+    def visit_Module(self, node: cst.Module) -> None:
+        class _Reads(cst.CSTVisitor):
+            def visit_Attribute(inner, n) -> None:
+                if n.attr.value == "dataset" and (name := dotted_name(n.value)):
+                    self._dataset_read.add(name)
+
+        walk(node, _Reads())
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         bases = [b for b in node.bases if (self.scope.resolve_torch(b.value) or "") in _DATASET_BASES]
@@ -110,6 +150,8 @@ class DataPipelineTransform(Rule):
         for base in bases:
             self.ctx.handled.add(id(base.value))
         count = _getitem_columns(node)
+        if any((self.scope.resolve_torch(b.value) or "").endswith("IterableDataset") for b in bases):
+            count = 0  # what an iterable yields is read at run time (mindport.runtime.data.DataLoader)
         if count:
             self.columns[node.name.value] = count
 
@@ -133,6 +175,8 @@ class DataPipelineTransform(Rule):
             self.columns[node.name.value] = counts.pop()
 
     def visit_Assign(self, node: cst.Assign) -> None:
+        if isinstance(node.value, cst.Call):
+            self._targets[id(node.value)] = [dotted_name(t.target) or "" for t in node.targets]
         count = self._count(node.value)
         if count:
             for target in node.targets:
@@ -166,26 +210,33 @@ class DataPipelineTransform(Rule):
         entry = self.ctx.registry.lookup("torch.utils.data.DataLoader")
         try:
             bound = bind_arguments(entry, list(updated_node.args))
-            map_arguments(entry, dict(bound))  # raises Unsupported for arguments with no equivalent
-        except (CallBindError, Unsupported) as exc:
+        except CallBindError as exc:
             self.flag(original_node, "MP102", f"torch.utils.data.DataLoader: {exc}", "build the dataset by hand",
                       "torch.utils.data.DataLoader")
             return updated_node
         dataset = bound["dataset"]
         count = self._count(original_node.args[0].value if original_node.args and original_node.args[0].keyword
                             is None else dataset.node)
-        if not count:
-            count = 2
-            self.ctx.diagnose(original_node, "MP105", "DataLoader: the dataset's columns are unknown; assumed 2 "
-                              "(data, label)", "set column_names to what __getitem__ returns", severity="warning")
+        given = {name for name, arg in bound.items() if arg.given and arg.source != "None"}
+        if count < 2 or given & _RUN_TIME or bound["batch_size"].source == "None" \
+                or bound["shuffle"].given and bound["shuffle"].source not in ("False", "None") \
+                or set(self._targets.get(id(original_node), ())) & self._dataset_read:
+            # what the dataset returns, the sampling or the collation is only known when it runs, or the loader's
+            # .dataset is read: torch's DataLoader semantics in mindport.runtime.data
+            self.ctx.converted_sites += 1
+            return updated_node.with_changes(func=parse_expression(
+                f"{self.ctx.alias_for('mindport.runtime.data')}.DataLoader"))
+        try:
+            map_arguments(entry, dict(bound))  # raises Unsupported for arguments with no equivalent
+        except Unsupported as exc:
+            self.flag(original_node, "MP102", f"torch.utils.data.DataLoader: {exc}", "build the dataset by hand",
+                      "torch.utils.data.DataLoader")
+            return updated_node
         names = ["data", "label"] if count == 2 else [f"column_{i}" for i in range(count)]
         ds = self.ctx.alias_for("mindspore.dataset")
         args = [dataset.source, f"column_names={names!r}"]
-        if bound["sampler"].given and bound["sampler"].source != "None":
-            args.append(f"sampler={bound['sampler'].source}")
-        else:
-            shuffle = bound["shuffle"].source if bound["shuffle"].given else "False"
-            args.append(f"shuffle={'False' if shuffle == 'None' else shuffle}")
+        shuffle = bound["shuffle"].source if bound["shuffle"].given else "False"
+        args.append(f"shuffle={'False' if shuffle == 'None' else shuffle}")
         if bound["num_workers"].given and bound["num_workers"].source not in ("0", "None"):
             args.append(f"num_parallel_workers=max(1, {bound['num_workers'].source})")
         text = f"{ds}.GeneratorDataset({', '.join(args)})"

@@ -22,6 +22,20 @@ way and never resets (torch adds every ``backward()`` into ``.grad``); a later s
 adding to the same sum; nested in another loop, which might reset them, or after a loop that resets them (torch's
 ``.grad`` holds that loop's last gradients), it gets MP105. Any other loop holding ``.backward()`` gets MP105.
 
+Every other ``.backward()`` goes to the general backward region (``training_region.py``), wherever it stands: a
+loop over epochs, ``range`` or a DataLoader, a ``while``, a ``train(epoch)`` or ``train_step`` function, a closure
+for LBFGS, a GAN step with two optimizers, several backward calls (accumulation, ``retain_graph=True``). What
+computes the differentiated tensor becomes ``forward_fn``, differentiated where the last of its statements stood
+(``mindport.runtime.training.value_and_grad``: tensors made with ``requires_grad=True`` by position, the parameters
+of the optimizers and models it reaches); statements that do not feed the loss (prints, metrics, ``.item()``) keep
+their order, and those reading its results move right after it; state carried across steps is its argument and
+comes back out. torch's ``.grad`` is kept on the tensors (``mindport.runtime.training``): ``loss.backward()`` ->
+``mp_train.backward(grads)`` adds into it, ``opt.step()`` -> ``opt(mp_train.grads_of(opt))``, ``opt.step(closure)``
+-> ``mp_train.step(opt, closure)``, ``zero_grad()`` -> ``mp_train.zero_grad(...)``, ``clip_grad_norm_``/
+``clip_grad_value_`` act on ``.grad``; manual updates (``w -= lr * w.grad`` on a leaf, ``p.data -= ...``) are in
+place; ``GradScaler``'s scale/unscale_/step/update and ``autocast`` run in full precision, as torch runs them without
+CUDA. ``backward(inputs=...)`` and ``create_graph=True`` get MP105.
+
 ``opt.param_groups[i]['lr']`` read (not assigned) on an optimizer of the file is ``float(...)``: a Python float in
 torch, a Parameter in ``mindspore.experimental.optim`` (``f"{lr:.2e}"`` raised, ``lr == 0.1`` was a tensor).
 """
@@ -32,6 +46,7 @@ from collections import Counter
 import libcst as cst
 
 from mindport.migrator.rules.base import Example, Rule
+from mindport.migrator.rules.training_region import Plan, Site, Unfit, reads_before_writes, plan_block, reads_writes
 from mindport.migrator.rules.training_loop_analysis import (
     _contains,
     _expr_call,
@@ -45,7 +60,7 @@ from mindport.migrator.rules.training_loop_analysis import (
 from mindport.migrator.scopes import dotted_name, receiver_kind
 from mindport.migrator.syntax import code_of, method_call, target_names
 from mindport.migrator.table import CallBindError, bind_arguments
-from mindport.migrator.walk import parse_expression, parse_statement
+from mindport.migrator.walk import parse_expression, parse_statement, walk
 
 _CLIP = {"torch.nn.utils.clip_grad_norm_": "norm", "torch.nn.utils.clip_grad.clip_grad_norm_": "norm",
          "torch.nn.utils.clip_grad_value_": "value", "torch.nn.utils.clip_grad.clip_grad_value_": "value"}
@@ -59,7 +74,9 @@ class _Unfit(Exception):
 
 
 class TrainingLoopRule(Rule):
-    """The torch training step (zero_grad/forward/loss/backward/step) -> ``value_and_grad`` + ``opt(grads)``."""
+    """The torch training step (zero_grad/forward/loss/backward/step) -> ``value_and_grad`` + ``opt(grads)`` in a
+    ``for`` loop of that shape, and everywhere else the general backward region with torch's ``.grad`` kept by
+    ``mindport.runtime.training``."""
 
     EXAMPLES = (
         Example(
@@ -103,6 +120,251 @@ class TrainingLoopRule(Rule):
             """,
             note='zero_grad/forward/backward/step becomes forward_fn + value_and_grad + optimizer(grads), defined before the outer loop.',
         ),
+        Example(
+            before="""
+                import torch
+
+
+                def fit(x, y, w1, w2, lr, steps):
+                    w1 = torch.tensor(w1, requires_grad=True)
+                    w2 = torch.tensor(w2, requires_grad=True)
+                    for t in range(steps):
+                        y_pred = x.mm(w1).clamp(min=0).mm(w2)
+                        loss = (y_pred - y).pow(2).sum()
+                        print(t, loss.item())
+                        loss.backward()
+                        with torch.no_grad():
+                            w1 -= lr * w1.grad
+                            w2 -= lr * w2.grad
+                            w1.grad.zero_()
+                            w2.grad.zero_()
+            """,
+            after="""
+                import mindspore as ms
+                from mindport.runtime import inplace as mp_inplace
+                from mindport.runtime import math as mp_math
+                from mindport.runtime import training as mp_train
+
+
+                def fit(x, y, w1, w2, lr, steps):
+                    w1 = ms.Tensor(w1)
+                    w2 = ms.Tensor(w2)
+                    for t in range(steps):
+                        def forward_fn(w1, w2):
+                            y_pred = x.mm(mat2=w1).clamp(min=0).mm(mat2=w2)
+                            loss = mp_math.sum((y_pred - y).pow(2))
+                            return loss
+                        grad_fn = mp_train.value_and_grad(forward_fn, leaves=2)
+                        loss, grads = grad_fn(w1, w2)
+                        print(t, loss.item())
+                        mp_train.backward(grads)
+                        mp_inplace.sub_(w1, lr * w1.grad)
+                        mp_inplace.sub_(w2, lr * w2.grad)
+                        mp_inplace.zero_(w1.grad)
+                        mp_inplace.zero_(w2.grad)
+            """,
+            note="Tensors made with requires_grad=True and trained by hand: the forward becomes forward_fn, differentiated by position (leaves=2) where the loss was computed; the print between the loss and backward() stays in its place; backward() adds into .grad, and the manual update under no_grad is in place, as torch's -= on a tensor.",
+        ),
+        Example(
+            before="""
+                import torch
+
+
+                def train(rnn, batches, loss_func):
+                    optimizer = torch.optim.Adam(rnn.parameters(), lr=0.02)
+                    h_state = None
+                    for x, y in batches:
+                        prediction, h_state = rnn(x, h_state)
+                        h_state = h_state.data
+                        loss = loss_func(prediction, y)
+                        optimizer.zero_grad()
+                        loss.backward()
+                        optimizer.step()
+            """,
+            after="""
+                from mindspore.experimental import optim as ms_optim
+                from mindport.runtime import training as mp_train
+
+
+                def train(rnn, batches, loss_func):
+                    optimizer = ms_optim.Adam(rnn.trainable_params(), lr=0.02)
+                    h_state = None
+                    for x, y in batches:
+                        def forward_fn(h_state):
+                            prediction, h_state = rnn(x, h_state)
+                            loss = loss_func(prediction, y)
+                            return loss, h_state
+                        grad_fn = mp_train.value_and_grad(forward_fn, mp_train.parameters(optimizer, rnn, loss_func))
+                        (loss, h_state), grads = grad_fn(h_state)
+                        h_state = h_state.data
+                        mp_train.zero_grad(optimizer)
+                        mp_train.backward(grads)
+                        optimizer(mp_train.grads_of(optimizer))
+            """,
+            note="State carried from one step to the next (an RNN's hidden state) is forward_fn's argument and comes back out; h_state = h_state.data stays outside, after the call; zero_grad() between forward and backward resets .grad before backward adds into it.",
+        ),
+        Example(
+            before="""
+                import torch
+
+
+                def train_step(model, optimizer, x, y):
+                    optimizer.zero_grad()
+                    loss = torch.nn.functional.cross_entropy(model(x), y)
+                    loss.backward()
+                    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+                    optimizer.step()
+                    return loss.item(), norm
+            """,
+            after="""
+                from mindport.runtime import nn_functional as mp_F
+                from mindport.runtime import training as mp_train
+
+
+                def train_step(model, optimizer, x, y):
+                    mp_train.zero_grad(optimizer)
+                    def forward_fn():
+                        loss = mp_F.cross_entropy(model(x), y)
+                        return loss
+                    grad_fn = mp_train.value_and_grad(forward_fn, mp_train.parameters(optimizer, model))
+                    loss, grads = grad_fn()
+                    mp_train.backward(grads)
+                    norm = mp_train.clip_grad_norm_(model.trainable_params(), 1.0)
+                    optimizer(mp_train.grads_of(optimizer))
+                    return loss.item(), norm
+            """,
+            note='A train_step function: its statements are the region; clip_grad_norm_ clips .grad and returns the norm; optimizer.step() hands the optimizer the gradients from .grad.',
+        ),
+        Example(
+            before="""
+                import torch
+
+
+                def gan_step(netG, netD, real, noise, criterion, optimizerD, optimizerG, ones, zeros):
+                    netD.zero_grad()
+                    errD_real = criterion(netD(real), ones)
+                    errD_real.backward()
+                    fake = netG(noise)
+                    errD_fake = criterion(netD(fake.detach()), zeros)
+                    errD_fake.backward()
+                    optimizerD.step()
+                    netG.zero_grad()
+                    errG = criterion(netD(fake), ones)
+                    errG.backward()
+                    optimizerG.step()
+                    return errD_real + errD_fake, errG
+            """,
+            after="""
+                from mindspore import ops
+                from mindport.runtime import training as mp_train
+
+
+                def gan_step(netG, netD, real, noise, criterion, optimizerD, optimizerG, ones, zeros):
+                    mp_train.zero_grad(netD)
+                    def forward_fn_errD_real():
+                        errD_real = criterion(netD(real), ones)
+                        return errD_real
+                    grad_fn_errD_real = mp_train.value_and_grad(forward_fn_errD_real, mp_train.parameters(netD, optimizerD, netG, optimizerG, criterion))
+                    errD_real, grads_errD_real = grad_fn_errD_real()
+                    mp_train.backward(grads_errD_real)
+                    def forward_fn_errD_fake():
+                        fake = netG(noise)
+                        errD_fake = criterion(netD(ops.stop_gradient(fake)), zeros)
+                        return errD_fake, fake
+                    grad_fn_errD_fake = mp_train.value_and_grad(forward_fn_errD_fake, mp_train.parameters(netD, optimizerD, netG, optimizerG, criterion))
+                    (errD_fake, fake), grads_errD_fake = grad_fn_errD_fake()
+                    mp_train.backward(grads_errD_fake)
+                    optimizerD(mp_train.grads_of(optimizerD))
+                    mp_train.zero_grad(netG)
+                    def forward_fn_errG():
+                        fake = netG(noise)
+                        errG = criterion(netD(fake), ones)
+                        return errG, fake
+                    grad_fn_errG = mp_train.value_and_grad(forward_fn_errG, mp_train.parameters(netD, optimizerD, netG, optimizerG, criterion))
+                    (errG, fake), grads_errG = grad_fn_errG()
+                    mp_train.backward(grads_errG)
+                    optimizerG(mp_train.grads_of(optimizerG))
+                    return errD_real + errD_fake, errG
+            """,
+            note="A GAN step: one forward_fn per backward, each differentiated where its loss was computed; the discriminator's two backward calls add into the same .grad; the generator's output is computed again in the generator's forward_fn, from the same noise, after the discriminator's step.",
+        ),
+        Example(
+            before="""
+                import torch
+
+
+                def fit(model, x, y, criterion, steps):
+                    optimizer = torch.optim.LBFGS(model.parameters(), lr=0.5)
+                    for step in range(steps):
+                        def closure():
+                            optimizer.zero_grad()
+                            loss = criterion(model(x), y)
+                            loss.backward()
+                            return loss
+                        optimizer.step(closure)
+            """,
+            after="""
+                from mindport.runtime import training as mp_train
+
+
+                def fit(model, x, y, criterion, steps):
+                    optimizer = mp_train.LBFGS(model.trainable_params(), lr=0.5)
+                    for step in range(steps):
+                        def closure():
+                            mp_train.zero_grad(optimizer)
+                            def forward_fn():
+                                loss = criterion(model(x), y)
+                                return loss
+                            grad_fn = mp_train.value_and_grad(forward_fn, mp_train.parameters(optimizer, criterion, model))
+                            loss, grads = grad_fn()
+                            mp_train.backward(grads)
+                            return loss
+                        mp_train.step(optimizer, closure)
+            """,
+            note="LBFGS with a closure: the closure's body is the region; mindport's LBFGS (torch's algorithm) calls it as often as it needs.",
+        ),
+        Example(
+            before="""
+                import torch
+
+
+                def train(model, loader, optimizer, accum_steps):
+                    for i, (x, y) in enumerate(loader):
+                        out_a, out_b = model(x)
+                        loss_a = ((out_a - y) ** 2).mean()
+                        loss_b = (out_b - y).abs().mean()
+                        (loss_a / accum_steps).backward(retain_graph=True)
+                        (loss_b / accum_steps).backward()
+                        if (i + 1) % accum_steps == 0:
+                            optimizer.step()
+                            optimizer.zero_grad()
+            """,
+            after="""
+                from mindport.runtime import training as mp_train
+
+
+                def train(model, loader, optimizer, accum_steps):
+                    for i, (x, y) in enumerate(loader):
+                        def forward_fn_loss_a():
+                            out_a, out_b = model(x)
+                            loss_a = ((out_a - y) ** 2).mean()
+                            return (loss_a / accum_steps), loss_a, out_b
+                        grad_fn_loss_a = mp_train.value_and_grad(forward_fn_loss_a, mp_train.parameters(optimizer, model))
+                        (_, loss_a, out_b), grads_loss_a = grad_fn_loss_a()
+                        def forward_fn_loss_b():
+                            out_a, out_b = model(x)
+                            loss_b = (out_b - y).abs().mean()
+                            return (loss_b / accum_steps), loss_b, out_a
+                        grad_fn_loss_b = mp_train.value_and_grad(forward_fn_loss_b, mp_train.parameters(optimizer, model))
+                        (_, loss_b, out_a), grads_loss_b = grad_fn_loss_b()
+                        mp_train.backward(grads_loss_a)
+                        mp_train.backward(grads_loss_b)
+                        if (i + 1) % accum_steps == 0:
+                            optimizer(mp_train.grads_of(optimizer))
+                            mp_train.zero_grad(optimizer)
+            """,
+            note='Two losses on one forward (backward(retain_graph=True)), scaled for accumulation: each is differentiated on its own, both add into .grad, and the optimizer steps every accum_steps batches.',
+        ),
     )
 
     def __init__(self, ctx) -> None:
@@ -117,10 +379,39 @@ class TrainingLoopRule(Rule):
         self._stepped: set[tuple[int, str]] = set()
         self._never_reset: set[tuple[int, str]] = set()
         self._stores: set[int] = set()  # subscripts assigned to (opt.param_groups[0]['lr'] = ...): not reads
+        self._native: set[int] = set()  # loops the opt(grads) rewrite takes (decided on the original loop)
+        self._native_bodies: set[int] = set()
+        self._def_bodies: set[int] = set()
+        self.leaves: set[str] = set()  # names of tensors made with requires_grad=True (differentiated by position)
+        self._sites: dict[int, cst.Call] = {}  # updated backward call -> original (for positions), not yet placed
+        self._placed: set[int] = set()
+        self._leaf_calls: set[int] = set()  # x.requires_grad_() calls that make a leaf: become x
+        self._leaf_statements: set[int] = set()  # x.requires_grad_() statements: removed
+        self._grad_calls: set[int] = set()  # torch.autograd.grad(...) calls (sites like .backward())
+        self._param_vars: list[set[str]] = []  # per enclosing for: its targets when it iterates over parameters
+        self._optimized: set[str] = set()  # names read in an optimizer's params argument
+        self._functions: set[str] = set()  # functions the file defines (no model: no set_train)
 
     # --- opt.param_groups[i]['lr'] read: a Python float in torch, a Parameter in experimental.optim
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         self._stores.add(id(node.target))
+
+    def leave_AugAssign(self, original_node, updated_node):
+        """``w -= lr * w.grad`` (a leaf tensor, ``p.data``, or an update read off ``.grad``): in place, as torch's
+        ``-=`` on a tensor is; a rebinding would leave the tensor (and its ``.grad``) behind."""
+        op = _INPLACE.get(type(original_node.operator))
+        target = original_node.target
+        data = isinstance(target, cst.Attribute) and target.attr.value == "data"
+        tensor_name = isinstance(target, cst.Name) and (target.value in self.leaves or any(
+            target.value in names for names in self._param_vars))
+        if op is None or not (data or tensor_name or _reads_grad(original_node.value)):
+            return updated_node
+        new_target = updated_node.target
+        if data and isinstance(new_target, cst.Attribute) and new_target.attr.value == "data":
+            new_target = new_target.value
+        self.ctx.converted_sites += 1
+        inplace = self.ctx.alias_for("mindport.runtime.inplace")
+        return cst.Expr(parse_expression(f"{inplace}.{op}({code_of(new_target)}, {code_of(updated_node.value)})"))
 
     def visit_Del(self, node: cst.Del) -> None:
         self._stores.add(id(node.target))
@@ -143,6 +434,13 @@ class TrainingLoopRule(Rule):
     # --- what names are: optimizers and loss scalers, from the file's assignments
     def visit_Assign(self, node: cst.Assign) -> None:
         self._stores.update(id(t.target) for t in node.targets)
+        if _makes_leaf(node.value, self.scope):
+            self.leaves.update(n for t in node.targets for n in target_names(t.target))
+            self._leaf_calls.update(id(c) for c in _all_calls(node.value) if method_call(c, "requires_grad_")
+                                    is not None and not c.args)
+        self._learn(node)
+
+    def _learn(self, node: cst.Assign) -> None:
         if isinstance(node.value, cst.Call):
             qual = self.scope.resolve_torch(node.value.func) or ""
             names = [n for t in node.targets for n in target_names(t.target)]
@@ -153,16 +451,58 @@ class TrainingLoopRule(Rule):
 
     def visit_Module(self, node: cst.Module) -> None:
         self._scope_nodes[id(self.scope)] = node
+        # optimizers and scalers of the whole file first: a train_step function may stand before the code making them
+        for assign in _all_nodes(node, cst.Assign):
+            self._learn(assign)
+        # and a receiver of both .zero_grad() and .step() (an optimizer passed in as an argument)
+        methods: dict[str, set[str]] = {}
+        for call in _all_calls(node):
+            if isinstance(call.func, cst.Attribute) and (receiver := dotted_name(call.func.value)):
+                methods.setdefault(receiver, set()).add(call.func.attr.value)
+        self.optimizers.update(r for r, m in methods.items() if {"zero_grad", "step"} <= m
+                               and "sched" not in r.lower() and r not in self.scalers)
+        self._functions.update(f.name.value for f in _all_nodes(node, cst.FunctionDef))
+        # tensors handed to an optimizer (torch.optim.SGD([w], ...)): MindSpore optimizers take Parameters
+        for call in _all_calls(node):
+            qual = self.scope.resolve_torch(call.func) or ""
+            if qual.startswith("torch.optim.") and ".lr_scheduler." not in qual and call.args:
+                self._optimized.update(_names([call.args[0].value]).reads)
+
+    def leave_Assign(self, original_node, updated_node):
+        """A requires_grad tensor an optimizer updates becomes a Parameter (named after it, as MindSpore's optimizers
+        want); the rule differentiates it as one of the optimizer's parameters."""
+        names = [n for t in original_node.targets for n in target_names(t.target)]
+        if len(names) != 1 or names[0] not in self._optimized or not _makes_leaf(original_node.value, self.scope):
+            return updated_node
+        self.ctx.converted_sites += 1
+        ms = self.ctx.alias_for("mindspore")
+        return updated_node.with_changes(value=parse_expression(
+            f"{ms}.Parameter({code_of(updated_node.value)}, name={names[0]!r})"))
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._scope_nodes[id(self.scope)] = node  # the runner has entered the function's scope
+        self._def_bodies.add(id(node.body))
+
+    def visit_Expr(self, node: cst.Expr) -> None:
+        # x.requires_grad_() / x.requires_grad = True on a name: x is a leaf tensor
+        call = node.value
+        if isinstance(call, cst.Call) and method_call(call, "requires_grad_") is not None \
+                and isinstance(call.func.value, cst.Name) and not call.args:
+            self.leaves.add(call.func.value.value)
+            self._leaf_statements.add(id(call))
 
     def visit_For(self, node: cst.For) -> None:
+        if "param" in code_of(node.iter).lower():  # for p in model.parameters() / zip(params, grads): tensors
+            self._param_vars.append(set(target_names(node.target)))
+        else:
+            self._param_vars.append(set())
         self._loop_targets.append(target_names(node.target))
         self._loop_bodies.add(id(node.body))
         calls = _own_calls(node)
-        if not any(method_call(c, "backward") is not None for c in calls):
+        if not any(method_call(c, "backward") is not None for c in calls) or not self._fits_native(node):
             return
+        self._native.add(id(node))
+        self._native_bodies.add(id(node.body))
         for call in calls:  # the loop rule owns these; the table must not flag them one by one
             qual = self.scope.resolve_torch(call.func) or ""
             if qual in _CLIP or qual in _AUTOCAST or (isinstance(call.func, cst.Attribute) and call.func.attr.value in (
@@ -172,9 +512,15 @@ class TrainingLoopRule(Rule):
                     _handle_subtree(self.ctx, call.func)
 
     def leave_SimpleStatementLine(self, original_node, updated_node):
-        # optimizer.zero_grad() outside a rewritten loop: MindSpore gradients are values, nothing to reset
-        call = _expr_call(updated_node)
-        if call is not None and method_call(call, "zero_grad") is not None and _receiver_name(call) in self.optimizers:
+        # scaler.unscale_(opt) / scaler.update() outside a rewritten loop: the CPU scaler is disabled (full precision)
+        call = _expr_call(original_node)
+        if call is not None and id(call) in self._leaf_statements:
+            self.ctx.handled.add(id(call))
+            self.ctx.converted_sites += 1
+            return cst.RemoveFromParent()
+        if call is not None and id(call) not in self.ctx.handled and isinstance(call.func, cst.Attribute) \
+                and call.func.attr.value in ("unscale_", "update") and _receiver_name(call) in self.scalers:
+            self.ctx.handled.add(id(call))
             self.ctx.converted_sites += 1
             return cst.RemoveFromParent()
         return updated_node
@@ -183,22 +529,85 @@ class TrainingLoopRule(Rule):
         self._loop_bodies.add(id(node.body))
 
     def leave_Call(self, original_node, updated_node):
-        # loss.backward() outside a loop this rule rewrites (a train_step function, a while loop): MindSpore tensors
-        # have no backward(), and leaving it would fail only at run time
+        # loss.backward() outside a loop the opt(grads) rewrite takes: the general backward region's, placed when its
+        # block is left (leave_IndentedBlock); .grad's readers follow torch's .grad (mindport.runtime.training)
         func = original_node.func
-        if id(original_node) in self.ctx.handled or not isinstance(func, cst.Attribute) \
+        if id(original_node) in self.ctx.handled:
+            return updated_node
+        gradient_api = self._gradient_api(original_node, updated_node)
+        if gradient_api is not None:
+            self.ctx.handled.add(id(original_node))
+            _handle_subtree(self.ctx, original_node.func)
+            self.ctx.converted_sites += 1
+            return gradient_api
+        if (self.scope.resolve_torch(func) or "") == "torch.autograd.grad":
+            self.ctx.handled.add(id(original_node))
+            _handle_subtree(self.ctx, func)
+            self._sites[id(updated_node)] = original_node
+            self._grad_calls.add(id(updated_node))
+            return updated_node
+        if id(original_node) in self._leaf_calls:  # x.requires_grad_() making a leaf: differentiated by position
+            return updated_node.func.value        # (a MindSpore tensor with the flag refuses in-place updates)
+        if not isinstance(func, cst.Attribute) \
                 or func.attr.value != "backward" or self.scope.resolve(func.value) is not None \
-                or receiver_kind(func.value, self.scope) in ("python", "foreign", "object"):
+                or receiver_kind(func.value, self.scope) in ("foreign", "object"):
             return updated_node
         self.ctx.handled.add(id(original_node))
-        self.flag(original_node, "MP105", f"{code_of(func.value)}.backward() outside a recognised training loop: "
-                  "MindSpore computes gradients as values", _MP105_HINT, "torch.Tensor.backward")
+        self._sites[id(updated_node)] = original_node
         return updated_node
 
+    def _gradient_api(self, original: cst.Call, updated: cst.Call):
+        """torch's gradient API outside a rewritten loop, on .grad: step, zero_grad, clipping, AMP's scaler and
+        autocast (disabled, full precision as torch without CUDA)."""
+        qual = self.scope.resolve_torch(original.func) or ""
+        args = ", ".join(code_of(a.value) if a.keyword is None and not a.star else
+                         code_of(a.with_changes(comma=cst.MaybeSentinel.DEFAULT)) for a in updated.args)
+        if qual in _CLIP:
+            name = "clip_grad_norm_" if _CLIP[qual] == "norm" else "clip_grad_value_"
+            return updated.with_changes(func=parse_expression(
+                f"{self.ctx.alias_for('mindport.runtime.training')}.{name}"))
+        if not isinstance(original.func, cst.Attribute):
+            return None
+        method, receiver = original.func.attr.value, dotted_name(original.func.value)
+        if receiver is None or self.scope.resolve_dotted(receiver) is not None:
+            return None
+        train = lambda: self.ctx.alias_for("mindport.runtime.training")  # noqa: E731
+        if method == "zero_grad":
+            return parse_expression(f"{train()}.zero_grad({', '.join([receiver, *(code_of(a) for a in updated.args)])})")
+        if method == "step" and receiver in self.scalers and len(updated.args) >= 1:
+            opt = code_of(updated.args[0].value)
+            return parse_expression(f"{opt}({train()}.grads_of({opt}))")
+        if method == "step" and self._is_optimizer(receiver):
+            if not updated.args:
+                return parse_expression(f"{receiver}({train()}.grads_of({receiver}))")
+            return parse_expression(f"{train()}.step({receiver}, {args})")
+        return None
+
+    def _is_optimizer(self, receiver: str) -> bool:
+        last = receiver.rsplit(".", 1)[-1].lower()
+        return receiver in self.optimizers or ("opt" in last and "sched" not in last)
+
+    def _fits_native(self, loop: cst.For) -> bool:
+        """Does the opt(grads) rewrite take this loop? Tried on the original loop, before its statements are
+        converted, so that a loop it does not take is left whole to the general backward region."""
+        own = self._loop_targets.pop()
+        stepped, never = set(self._stepped), set(self._never_reset)
+        try:
+            targets = [n for level in self._loop_targets for n in level] + own
+            resets = any(method_call(c, "zero_grad") is not None for c in _own_calls(loop))
+            self._rewrite(loop, targets, resets)
+            return True
+        except _Unfit:
+            return False
+        finally:
+            self._loop_targets.append(own)
+            self._stepped, self._never_reset = stepped, never
+
     def leave_For(self, original_node: cst.For, updated_node: cst.For):
+        self._param_vars.pop()
         targets = [n for level in self._loop_targets for n in level]
         self._loop_targets.pop()
-        if not any(method_call(c, "backward") is not None for c in _own_calls(original_node)):
+        if id(original_node) not in self._native:
             return updated_node
         try:
             resets = any(method_call(c, "zero_grad") is not None for c in _own_calls(original_node))
@@ -212,14 +621,189 @@ class TrainingLoopRule(Rule):
 
     # --- placing forward_fn / grad_fn before the outermost loop of the nest
     def leave_IndentedBlock(self, original_node, updated_node):
+        if self._sites and id(original_node) not in self._native_bodies:
+            terminal = id(original_node) in self._loop_bodies or id(original_node) in self._def_bodies
+            updated_node = updated_node.with_changes(body=self._regions(list(updated_node.body), terminal))
         if id(original_node) in self._loop_bodies or not self._preludes:
             return updated_node
         return updated_node.with_changes(body=self._place(list(updated_node.body)))
 
     def leave_Module(self, original_node, updated_node):
+        if self._sites:
+            updated_node = updated_node.with_changes(body=self._regions(list(updated_node.body), True))
         if not self._preludes:
             return updated_node
         return updated_node.with_changes(body=self._place(list(updated_node.body)))
+
+    # --- the general backward region (training_region.py)
+    def _regions(self, body: list, terminal: bool) -> list:
+        """The backward sites of one block: their forward statements become forward_fn, differentiated where the
+        last of them stood; each backward adds the gradients into .grad. A site whose loss this block does not
+        compute waits for the enclosing block (it stands in an if/with/try), or, in a loop or function body or the
+        module, gets MP105."""
+        calls = [(index, call) for index, stmt in enumerate(body) for call in _backward_calls(stmt, self._grad_calls)
+                 if id(call) in self._sites]
+        if not calls:
+            return body
+        try:
+            sites = [self._site(index, call) for index, call in calls]
+            plans = plan_block(body, sites, self._forward_names(body), self.leaves, self._read_elsewhere)
+        except Unfit as exc:
+            if not terminal and "is not computed in this block" in str(exc):
+                return body  # the enclosing block may compute it
+            for _, call in calls:
+                self.flag(self._sites.pop(id(call)), "MP105", f"training step not recognised: {exc}", _MP105_HINT,
+                          "torch.Tensor.backward")
+            return body
+        for _, call in calls:
+            self._sites.pop(id(call))
+        self.ctx.converted_sites += len(plans)
+        return self._emit(body, plans)
+
+    def _site(self, index: int, call: cst.Call):
+        if id(call) in self._grad_calls:  # torch.autograd.grad(outputs, inputs, grad_outputs, ...)
+            names = ("outputs", "inputs", "grad_outputs", "retain_graph", "create_graph")
+            args = {a.keyword.value if a.keyword else (names[i] if i < len(names) else "?"): a.value
+                    for i, a in enumerate(call.args)}
+            if "outputs" not in args or "inputs" not in args or isinstance(args["outputs"], (cst.List, cst.Tuple)):
+                raise Unfit("torch.autograd.grad of several outputs is not followed")
+            expr = args["outputs"]
+            if "grad_outputs" in args and code_of(args["grad_outputs"]).strip() != "None":
+                expr = parse_expression(f"(({code_of(expr)}) * ({code_of(args['grad_outputs'])})).sum()")
+            call_args = {k: v for k, v in args.items() if k not in ("outputs", "grad_outputs")}
+            for key in ("create_graph", "is_grads_batched"):
+                if key in call_args and code_of(call_args[key]).strip() not in ("False", "None"):
+                    raise Unfit(f"torch.autograd.grad({key}=True) (higher-order gradients) is not followed")
+            loss = expr.value if isinstance(expr, cst.Name) else None
+            return Site(index, call, expr, loss)
+        expr = call.func.value
+        args = {a.keyword.value if a.keyword else ("gradient" if i == 0 else "?"): a.value
+                for i, a in enumerate(call.args)}
+        if "inputs" in args or "?" in args:
+            raise Unfit(".backward(inputs=...) differentiates only some tensors")
+        if "create_graph" in args and code_of(args["create_graph"]).strip() not in ("False", "None"):
+            raise Unfit(".backward(create_graph=True) (higher-order gradients) is not followed")
+        if "gradient" in args and code_of(args["gradient"]).strip() != "None":
+            expr = parse_expression(f"(({code_of(expr)}) * ({code_of(args['gradient'])})).sum()")
+        if (scaled := method_call(expr, "scale")) is not None and _receiver_name(scaled) in self.scalers \
+                and len(scaled.args) == 1:
+            expr = scaled.args[0].value  # scaler.scale(loss).backward(): full precision, nothing to scale
+        loss = expr.value if isinstance(expr, cst.Name) else None
+        if loss is None and isinstance(expr, cst.BinaryOperation) and isinstance(expr.left, cst.Name):
+            loss = expr.left.value  # (loss / accum_steps).backward()
+        return Site(index, call, expr, loss)
+
+    def _forward_names(self, body: list) -> set[str]:
+        """Names whose reading makes a statement part of the forward: callables of the file (models, losses,
+        helpers) called as name(...) in the scope, and self."""
+        scope_node = self._scope_nodes.get(id(self.scope))
+        found = {"self"}
+        for node in [scope_node] if scope_node is not None else body:
+            for call in _all_calls(node):
+                name = dotted_name(call.func)
+                if isinstance(call.func, cst.Name) and name and not self._library_call(call.func) \
+                        and name not in _BUILTINS:
+                    found.add(name)
+        return found
+
+    def _read_elsewhere(self, name: str, forward_stmts) -> bool:
+        scope_node = self._scope_nodes.get(id(self.scope))
+        if scope_node is None:
+            return True
+        return _names([scope_node]).reads.count(name) > sum(_names([s]).reads.count(name) for s in forward_stmts)
+
+    def _emit(self, body: list, plans: list[Plan]) -> list:
+        train = self.ctx.alias_for("mindport.runtime.training")
+        many = len([p for p in plans if p.reuse is None]) > 1
+        names: dict[int, tuple[str, str, str]] = {}
+        for n, plan in enumerate(plans):
+            if plan.reuse is not None:
+                names[id(plan)] = names[id(plan.reuse)]
+                continue
+            tag = f"_{plan.site.loss}" if many and plan.site.loss else (f"_{n + 1}" if many else "")
+            names[id(plan)] = (self._fresh(f"forward_fn{tag}", None), self._fresh(f"grad_fn{tag}", None),
+                               self._fresh(f"grads{tag}", None))
+        dropped = {i for p in plans for i in p.forward}
+        moved = {i for p in plans for i in p.moved}
+        out: list = []
+        for index, stmt in enumerate(body):
+            for plan in plans:
+                if plan.reuse is None and plan.at == index:
+                    out.extend(self._call(body, plan, names[id(plan)], train))
+                    out.extend(body[i] for i in plan.moved)
+            if index in dropped or index in moved:
+                continue
+            for plan in plans:
+                if plan.site.index == index and id(plan.site.call) in self._grad_calls:
+                    stmt = _replace_call(stmt, plan.site.call, self._grads_for(plan.site.call, names[id(plan)][2]))
+                elif plan.site.index == index:
+                    stmt = _replace_statement(stmt, plan.site.call, parse_statement(
+                        f"{train}.backward({names[id(plan)][2]})\n"))
+            out.append(stmt)
+        return out
+
+    def _grads_for(self, call: cst.Call, grads: str) -> cst.BaseExpression:
+        """torch.autograd.grad(...) -> the gradients of its inputs, picked from the region's."""
+        keep = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for i, a in enumerate(call.args)
+                if (a.keyword.value if a.keyword else ("outputs", "inputs")[i] if i < 2 else "?") in (
+                    "inputs", "allow_unused")]
+        inputs = ", ".join(code_of(a) for a in keep)
+        return parse_expression(f"{self.ctx.alias_for('mindport.runtime.training')}.grads_for({grads}, {inputs})")
+
+    def _call(self, body, plan: Plan, names, train: str) -> list:
+        fn_name, grad_fn, grads = names
+        stmts = [body[i] for i in plan.forward]
+        site = plan.site
+        differentiated = code_of(site.differentiated)
+        returned = [differentiated]
+        targets = [site.loss if site.loss == differentiated else "_"]
+        if site.loss is not None and site.loss != differentiated:
+            returned.append(site.loss)
+            targets.append(site.loss)
+        returned += plan.outputs
+        targets += plan.outputs
+        args = [*plan.leaves, *plan.params]
+        fn_body = [stmts[0].with_changes(leading_lines=[l for l in stmts[0].leading_lines if l.comment]),
+                   *stmts[1:], parse_statement(f"return {', '.join(returned)}\n")]
+        forward_fn = cst.FunctionDef(name=cst.Name(fn_name), params=cst.Parameters(
+            params=[cst.Param(cst.Name(p)) for p in args]), body=cst.IndentedBlock(body=fn_body),
+            leading_lines=[l for l in stmts[0].leading_lines if not l.comment])
+        extra = []
+        if id(site.call) in self._grad_calls:  # the inputs torch.autograd.grad asks for are differentiated
+            extra = [n for n in _names([a.value for a in site.call.args[1:2]] or
+                                       [a.value for a in site.call.args if a.keyword and a.keyword.value == "inputs"]
+                                       ).reads if n not in plan.leaves]
+        sources = ", ".join(dict.fromkeys([*self._weight_sources(stmts, set(plan.leaves)), *extra]))
+        weights = f", {train}.parameters({sources})" if sources else ""
+        leaves = f", leaves={len(plan.leaves)}" if plan.leaves else ""
+        lhs = targets[0] if len(targets) == 1 else f"({', '.join(targets)})"
+        return [forward_fn,
+                parse_statement(f"{grad_fn} = {train}.value_and_grad({fn_name}{weights}{leaves})\n"),
+                parse_statement(f"{lhs}, {grads} = {grad_fn}({', '.join(args)})\n")]
+
+    def _weight_sources(self, stmts, leaves: set[str]) -> list[str]:
+        """What the forward reads its parameters from: the optimizers the scope steps or resets, and the models it
+        calls (the receiver of a method it calls, too); mindport.runtime.training.parameters keeps the Parameters."""
+        found: list[str] = []
+        scope_node = self._scope_nodes.get(id(self.scope))
+        written = set().union(*(reads_writes(s)[1] for s in stmts))
+        forward = self._forward_names(stmts)
+        for call in _all_calls(scope_node) if scope_node is not None else ():
+            if isinstance(call.func, cst.Attribute) and call.func.attr.value in ("step", "zero_grad"):
+                receiver = dotted_name(call.func.value)
+                if receiver and "sched" not in receiver.lower() and receiver not in self.scalers \
+                        and self.scope.resolve_dotted(receiver) is None:
+                    found.append(receiver)
+        for stmt in stmts:
+            for call in _all_calls(stmt):
+                if self._library_call(call.func) or isinstance(call.func, cst.Name) and call.func.value in _BUILTINS:
+                    continue
+                name = dotted_name(call.func) or ""
+                if name.split(".")[0] in forward:
+                    found.append(name)
+                    if isinstance(call.func, cst.Attribute):
+                        found.append(dotted_name(call.func.value))
+        return [n for n in dict.fromkeys(found) if n.split(".")[0] not in written | leaves]
 
     def _place(self, body: list) -> list:
         out = []
@@ -249,6 +833,8 @@ class TrainingLoopRule(Rule):
         if not isinstance(loop.body, cst.IndentedBlock):
             raise _Unfit("the loop body is on one line")
         body = list(loop.body.body)
+        if sum(method_call(c, "backward") is not None for c in _own_calls(loop)) > 1:
+            raise _Unfit("more than one .backward() in the loop")
         back = next((i for i, s in enumerate(body) if (c := _expr_call(s)) is not None
                      and method_call(c, "backward") is not None), None)
         if back is None:
@@ -287,6 +873,15 @@ class TrainingLoopRule(Rule):
             start -= 1
         if loss_name not in _names(region).writes:
             raise _Unfit(f"{loss_name} is not computed by the assignments right before .backward()")
+        needed = set(_names([diff_expr]).reads)
+        for stmt in reversed(region):
+            reads, writes = reads_writes(stmt)
+            if not writes & needed:
+                raise _Unfit(f"{code_of(stmt).strip()!r} does not feed the loss")
+            needed = (needed - writes) | reads
+        carried = set(reads_before_writes(body[:start] + region)) & set(_names(region).writes)
+        if carried:
+            raise _Unfit(f"{', '.join(sorted(carried))} carried from one step to the next")
 
         # optimizer names: zero_grad receivers, torch.optim assignments, scaler.step(opt)
         optimizers = set(self.optimizers)
@@ -418,7 +1013,7 @@ class TrainingLoopRule(Rule):
                     names = [n for t in small.targets for n in target_names(t.target)]
                     func = small.value.func
                     if loss_name not in names and isinstance(func, (cst.Name, cst.Attribute)) \
-                            and not self._library_call(func):
+                            and not self._library_call(func) and dotted_name(func) not in self._functions:
                         return dotted_name(func)
         return None
 
@@ -523,3 +1118,103 @@ class TrainingLoopRule(Rule):
             return parse_statement(f"{grads} = {ops}.clip_by_global_norm({grads}, {bound['max_norm'].source})\n")
         value = bound["clip_value"].source
         return parse_statement(f"{grads} = {ops}.clip_by_value({grads}, -({value}), {value})\n")
+
+
+_BUILTINS = frozenset(dir(__import__("builtins")))
+_INPLACE = {cst.SubtractAssign: "sub_", cst.AddAssign: "add_", cst.MultiplyAssign: "mul_", cst.DivideAssign: "div_"}
+
+
+def _reads_grad(node) -> bool:
+    class _Walk(cst.CSTVisitor):
+        found = False
+
+        def visit_Attribute(self, n) -> None:
+            if n.attr.value == "grad":
+                _Walk.found = True
+
+    walk(node, _Walk())
+    return _Walk.found
+
+
+def _makes_leaf(value, scope) -> bool:
+    """``torch.randn(..., requires_grad=True)``, ``x.clone().requires_grad_()``, ``Variable(x, requires_grad=True)``,
+    ``nn.Parameter(t)`` assigned to a name: a tensor torch differentiates with no optimizer needed."""
+    for call in _all_calls(value):
+        if any(a.keyword is not None and a.keyword.value == "requires_grad" and code_of(a.value).strip() == "True"
+               for a in call.args):
+            return True
+        if method_call(call, "requires_grad_") is not None and not (call.args and code_of(
+                call.args[0].value).strip() == "False"):
+            return True
+    return isinstance(value, cst.Call) and (scope.resolve_torch(value.func) or "") in (
+        "torch.nn.Parameter", "torch.nn.parameter.Parameter")
+
+
+def _all_calls(node) -> list:
+    return _all_nodes(node, cst.Call)
+
+
+def _all_nodes(node, kind) -> list:
+    found: list = []
+
+    class _Walk(cst.CSTVisitor):
+        def on_visit(self, n) -> bool:
+            if isinstance(n, kind):
+                found.append(n)
+            return True
+
+    walk(node, _Walk())
+    return found
+
+
+def _backward_calls(stmt, grad_calls=frozenset()) -> list:
+    """``.backward()`` calls (and ``torch.autograd.grad`` calls, by id) in a statement, not inside nested loops or
+    definitions (their own blocks place them)."""
+    found: list = []
+
+    class _Walk(cst.CSTVisitor):
+        def visit_For(self, n) -> bool:
+            return False
+
+        def visit_While(self, n) -> bool:
+            return False
+
+        def visit_FunctionDef(self, n) -> bool:
+            return False
+
+        def visit_ClassDef(self, n) -> bool:
+            return False
+
+        def visit_Lambda(self, n) -> bool:
+            return False
+
+        def visit_Call(self, n) -> None:
+            if isinstance(n.func, cst.Attribute) and n.func.attr.value == "backward" or id(n) in grad_calls:
+                found.append(n)
+
+    if isinstance(stmt, (cst.For, cst.While, cst.FunctionDef, cst.ClassDef)):
+        return []
+    walk(stmt, _Walk())
+    return found
+
+
+def _replace_statement(stmt, call: cst.Call, new: cst.BaseStatement):
+    """``stmt`` with the expression statement that is ``call`` (at any depth) replaced by ``new``."""
+
+    class _Swap(cst.CSTTransformer):
+        def leave_SimpleStatementLine(self, original_node, updated_node):
+            if _expr_call(original_node) is call:
+                return new.with_changes(leading_lines=original_node.leading_lines)
+            return updated_node
+
+    return stmt.visit(_Swap())
+
+
+def _replace_call(stmt, call: cst.Call, new: cst.BaseExpression):
+    """``stmt`` with the expression ``call`` (by identity) replaced by ``new``."""
+
+    class _Swap(cst.CSTTransformer):
+        def leave_Call(self, original_node, updated_node):
+            return new if original_node is call else updated_node
+
+    return stmt.visit(_Swap())

@@ -1,0 +1,236 @@
+"""The general backward region (``TrainingLoopRule``'s second way, for every ``.backward()`` its first way, the
+``for``-loop rewrite into ``opt(grads)``, does not fit): in one block of statements, what computes the tensor whose
+``.backward()`` is called becomes the function that is differentiated.
+
+For each backward site of a block, in order: the backward slice of the differentiated expression over the statements
+before it (what writes a name it reads, transitively) is split into the *forward* statements, which read a model, a
+``requires_grad`` tensor, ``self`` or a forward statement's result, and the rest (data preparation, ``noise =
+randn(...)``), which stay where they are. The forward statements leave their places and run, once, where the last of
+them stood, inside ``forward_fn``; the statements between them that read their results (a ``print(loss.item())``, a
+metric, ``h = h.detach()``) move right after it, in order. ``forward_fn`` takes the ``requires_grad`` tensors first
+(differentiated by position), then the names it reads before assigning them (state carried across steps, such as an
+RNN's hidden state, which it hands back); it returns the differentiated value, then every name it assigns that other
+code reads. A forward statement already run by an earlier site's ``forward_fn`` (the generator's ``fake`` in a GAN
+step) runs again in this one, on the same inputs.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from mindport.migrator.rules.training_loop_analysis import _expr_call, _names
+from mindport.migrator.syntax import code_of
+from mindport.migrator.walk import walk
+
+_GRAD_METHODS = {"backward", "step", "zero_grad", "unscale_", "update"}
+_MUTATORS = {"append", "extend", "insert", "update", "add", "clear", "pop", "remove", "setdefault"}
+
+
+class Unfit(Exception):
+    """The block's backward site cannot be turned into a differentiated function; the message says why."""
+
+
+@dataclass
+class Site:
+    """One ``<expr>.backward(...)``: the index of the block statement holding it and the call."""
+    index: int
+    call: cst.Call
+    differentiated: cst.BaseExpression  # what torch differentiates (``scaler.scale(loss)`` -> ``loss``)
+    loss: str | None  # the name of the loss when it is one
+
+
+@dataclass
+class Plan:
+    site: Site
+    forward: list[int]  # indices of the forward statements, in order
+    at: int  # the index whose place the call takes (the last forward statement not run before)
+    moved: list[int] = field(default_factory=list)  # statements moved right after the call
+    params: list[str] = field(default_factory=list)
+    leaves: list[str] = field(default_factory=list)
+    outputs: list[str] = field(default_factory=list)
+    reuse: "Plan | None" = None  # the same loss differentiated again (retain_graph): that plan's gradients
+
+
+def reads_writes(stmt) -> tuple[set[str], set[str]]:
+    """Names a statement reads and writes; a mutating method call (``h.detach_()``, ``xs.append(v)``) and an item or
+    attribute assignment (``x[i] = v``, ``model.hidden = h``) write their receiver too."""
+    names = _names([stmt])
+    reads, writes = set(names.reads), set(names.writes)
+
+    class _Mutations(cst.CSTVisitor):
+        def visit_Call(self, node) -> None:
+            func = node.func
+            if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and (
+                    func.attr.value.endswith("_") and not func.attr.value.startswith("_")
+                    or func.attr.value in _MUTATORS) and func.attr.value not in _GRAD_METHODS:
+                writes.add(func.value.value)
+
+        def visit_AssignTarget(self, node) -> None:
+            target = node.target
+            while isinstance(target, (cst.Subscript, cst.Attribute)):
+                target = target.value
+            if isinstance(target, cst.Name) and target is not node.target:
+                writes.add(target.value)
+
+        def visit_For(self, node) -> None:
+            writes.update(_target_names(node.target))
+
+        def visit_WithItem(self, node) -> None:
+            if node.asname is not None:
+                writes.update(_target_names(node.asname.name))
+
+    walk(stmt, _Mutations())
+    return reads, writes
+
+
+def _target_names(target) -> list[str]:
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for e in target.elements for n in _target_names(e.value)]
+    return []
+
+
+def _is_gradient_api(stmt) -> bool:
+    call = _expr_call(stmt)
+    return call is not None and isinstance(call.func, cst.Attribute) and call.func.attr.value in _GRAD_METHODS
+
+
+def reads_before_writes(stmts) -> list[str]:
+    """Names the statements read before any of them assigns them, in order (into compound statements' bodies)."""
+    seen: list[str] = []
+    assigned: set[str] = set()
+    for piece in _pieces(stmts):
+        if isinstance(piece, tuple):  # (names a header binds)
+            assigned.update(piece)
+            continue
+        for n in _names([piece]).reads:
+            if n not in assigned and n not in seen:
+                seen.append(n)
+        if isinstance(piece, cst.SimpleStatementLine):
+            assigned.update(reads_writes(piece)[1])
+    return seen
+
+
+def _pieces(stmts):
+    """Statements in execution order, compound ones opened: their header expressions, the names the header binds
+    (a tuple), then their bodies."""
+    for stmt in stmts:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            yield stmt
+        elif isinstance(stmt, cst.With):
+            for item in stmt.items:
+                yield item.item
+                if item.asname is not None:
+                    yield tuple(_target_names(item.asname.name))
+            yield from _pieces(_body(stmt.body))
+        elif isinstance(stmt, cst.For):
+            yield stmt.iter
+            yield tuple(_target_names(stmt.target))
+            yield from _pieces(_body(stmt.body))
+            if stmt.orelse is not None:
+                yield from _pieces(_body(stmt.orelse.body))
+        elif isinstance(stmt, (cst.If, cst.While)):
+            yield stmt.test
+            yield from _pieces(_body(stmt.body))
+            if stmt.orelse is not None:
+                yield from _pieces([stmt.orelse] if isinstance(stmt.orelse, cst.If) else _body(stmt.orelse.body))
+        else:
+            yield stmt
+
+
+def _body(block) -> list:
+    return list(block.body) if isinstance(block, cst.IndentedBlock) else [block]
+
+
+def plan_block(stmts: list, sites: list[Site], forward_names: set[str], leaves: set[str],
+               read_elsewhere) -> list[Plan]:
+    """One plan per site, in order. ``forward_names``: names whose reading makes a statement a forward one (models,
+    their methods' receivers, ``self``); ``leaves``: requires_grad tensors; ``read_elsewhere(name, indices)`` tells
+    whether code other than those statements reads the name."""
+    rw = [reads_writes(s) for s in stmts]
+    plans: list[Plan] = []
+    ran_at: dict[int, int] = {}  # forward statement -> index where a call runs it
+    for site in sites:
+        needed = set(_names([site.differentiated]).reads)
+        chosen: list[int] = []
+        for i in range(site.index - 1, -1, -1):
+            reads, writes = rw[i]
+            if writes & needed and not _is_gradient_api(stmts[i]):
+                chosen.append(i)
+                simple = isinstance(stmts[i], cst.SimpleStatementLine)
+                needed = ((needed - writes) if simple else needed) | reads
+        chosen.reverse()
+        if site.loss is not None and not any(site.loss in rw[i][1] for i in chosen):
+            raise Unfit(f"{site.loss} is not computed in this block")
+        forward: list[int] = []
+        made: set[str] = set()
+        for i in chosen:
+            reads, writes = rw[i]
+            if writes & leaves:
+                continue  # the statement making a requires_grad tensor stays outside: the tensor is differentiated
+            if reads & (forward_names | leaves | made):
+                forward.append(i)
+                made |= writes
+        if not forward:
+            forward = chosen
+        if not forward:
+            raise Unfit(f"nothing before .backward() computes {code_of(site.differentiated)}")
+        earlier = next((p for p in plans if p.forward == forward and p.site.loss == site.loss
+                        and code_of(p.site.differentiated) == code_of(site.differentiated)), None)
+        if earlier is not None:
+            plans.append(Plan(site, forward, earlier.at, reuse=earlier))
+            continue
+        fresh = [i for i in forward if i not in ran_at]
+        if not fresh:
+            raise Unfit(f"{code_of(site.differentiated)} is differentiated again after its graph was used")
+        at = fresh[-1]
+        plan = Plan(site, forward, at)
+        # statements between the first fresh forward statement and the call that read a forward result move after it
+        pending: set[str] = set()
+        moved_writes: set[str] = set()
+        for i in range(fresh[0], at):
+            reads, writes = rw[i]
+            if i in forward:
+                if i not in ran_at:
+                    pending |= writes
+                continue
+            if reads & (pending | moved_writes):
+                if _is_gradient_api(stmts[i]) or i in ran_at:
+                    raise Unfit(f"line {code_of(stmts[i]).strip()!r} between the forward statements reads their "
+                                "results and cannot move after them")
+                plan.moved.append(i)
+                moved_writes |= writes
+                continue
+            earlier_forward_reads = set().union(*(rw[j][0] for j in forward if j < i and j not in ran_at))
+            if writes & earlier_forward_reads - set().union(*(rw[j][1] for j in forward if j < i)):
+                raise Unfit(f"line {code_of(stmts[i]).strip()!r} changes what an earlier forward statement read")
+            if writes & moved_writes or (writes & set().union(*(rw[m][0] for m in plan.moved))):
+                raise Unfit(f"line {code_of(stmts[i]).strip()!r} is tied to a statement that must move")
+            if _is_step_call(stmts[i]):
+                raise Unfit("an optimizer steps between the forward statements")
+        forward_stmts = [stmts[i] for i in forward]
+        free = reads_before_writes(forward_stmts)
+        written = set().union(*(rw[i][1] for i in forward))
+        plan.leaves = [n for n in free if n in leaves and n not in written]
+        plan.params = [n for n in free if n in written and n not in plan.leaves]
+        plan.outputs = [n for n in dict.fromkeys(_assigned(forward_stmts))
+                        if n != site.loss and (n in plan.params or read_elsewhere(n, forward_stmts))]
+        for i in forward:
+            ran_at.setdefault(i, at)
+        plans.append(plan)
+    return plans
+
+
+def _assigned(stmts) -> list[str]:
+    out: list[str] = []
+    for s in stmts:
+        out.extend(_names([s]).writes)
+        out.extend(sorted(reads_writes(s)[1] - set(out)))
+    return out
+
+
+def _is_step_call(stmt) -> bool:
+    call = _expr_call(stmt)
+    return call is not None and isinstance(call.func, cst.Attribute) and call.func.attr.value == "step"

@@ -1,0 +1,330 @@
+"""torch's training-step semantics where a converted script reads them: ``.grad`` on parameters and leaf tensors,
+``backward`` adding into it, ``zero_grad``, ``optimizer.step()`` reading it, ``clip_grad_norm_``/``clip_grad_value_``
+on it, and a CPU ``GradScaler``/``autocast`` that keep their API and run in full precision.
+
+MindSpore computes gradients as values (``value_and_grad``); torch stores them on the tensors. The converter's
+training rule turns the code that computes the loss into a function and differentiates it where torch builds the
+graph (``value_and_grad`` here: the gradients come back paired with the tensors they belong to); where torch calls
+``loss.backward()`` the rule writes ``backward(grads)``, which adds each gradient into its tensor's ``.grad`` as torch
+does (a first backward sets it, later ones add: gradient accumulation, ``retain_graph``). Everything that reads
+``.grad`` then reads what torch would: ``opt(grads_of(opt))`` for ``opt.step()``, manual updates
+``w -= lr * w.grad``, ``w.grad.zero_()``, ``p.grad is None``. A parameter no backward reached has ``.grad`` None, as in
+torch; ``grads_of`` hands the optimizer a zero for it (MindSpore's optimizers take one gradient per parameter).
+
+PyNative only: these are the Python training loop's pieces, never a model's ``construct``.
+"""
+from __future__ import annotations
+
+import contextlib
+import inspect
+
+import mindspore as ms
+from mindspore import Parameter, Tensor, ops
+
+from mindport.runtime._graph import in_fallback as _in_fallback
+from mindport.runtime._graph import in_graph as _in_graph
+
+
+def _python_only(name):
+    if _in_graph() or _in_fallback():  # a class called in a graph runs through its JIT Fallback
+        raise RuntimeError(f"mindport: {name} is part of the Python training loop: use it outside construct/@jit")
+
+
+def _tensors(sources) -> list:
+    """Parameters/tensors from optimizers (their ``parameters``), Cells (``trainable_params()``), tensors, dicts of
+    param groups and iterables of those, once each, in order."""
+    found: dict[int, Tensor] = {}
+
+    def add(src):
+        if isinstance(src, Tensor):
+            found.setdefault(id(src), src)
+        elif hasattr(src, "param_groups") and isinstance(getattr(src, "parameters", None), (list, tuple)):
+            add(src.parameters)  # a mindspore.experimental.optim optimizer (a Cell), LBFGS
+        elif isinstance(src, ms.nn.Cell):
+            add(src.trainable_params())
+        elif isinstance(src, dict):
+            add(src.get("params", ()))
+        elif isinstance(src, (list, tuple)) or inspect.isgenerator(src) or type(src).__name__ == "dict_values":
+            for item in src:
+                add(item)
+        # anything else (a loss function, a bound method, None) holds no parameters
+
+    add(sources)
+    for t in found.values():
+        if not hasattr(t, "grad"):
+            t.grad = None
+    return list(found.values())
+
+
+def parameters(*sources) -> list:
+    """What a backward reaches: the Parameters of each optimizer or Cell (and Parameters given), once each (``.grad``
+    set to None on those that have none yet); other values are skipped."""
+    return [t for t in _tensors(sources) if isinstance(t, Parameter)]
+
+
+def value_and_grad(fn, weights=(), leaves=0):
+    """``fn(*leaf_tensors, *rest)`` returning the loss, or ``(loss, *aux)`` -> a function of the same arguments
+    returning ``(fn's outputs, grads)``, grads being ``[(tensor, gradient), ...]`` for the first ``leaves`` arguments
+    (tensors made with ``requires_grad=True``) and ``weights`` (Parameters)."""
+    weights = tuple(w for w in weights if isinstance(w, Parameter))
+    positions = tuple(range(leaves)) if leaves else None
+
+    def run(*args):
+        own = {id(a) for a in args[:leaves]}
+        weights_here = tuple(w for w in weights if id(w) not in own)  # a leaf is differentiated once, by position
+        for t in args[:leaves]:
+            if not hasattr(t, "grad"):
+                t.grad = None
+        outputs = []
+
+        def loss_only(*inputs):  # the rest of fn's outputs go around the differentiation (has_aux refuses
+            out = fn(*inputs)    # outputs with no tensor among them)
+            outputs.append(out)
+            return out[0] if isinstance(out, tuple) else out
+
+        if positions is None and not weights_here:  # torch: "element 0 of tensors does not require grad"
+            raise RuntimeError(_UNREACHED.format(name=getattr(fn, "__name__", "forward_fn")))
+        # the leaves enter as copies: MindSpore refuses in-place writes (w -= lr * w.grad) to a network's input
+        inputs = [a.copy() for a in args[:leaves]] + list(args[leaves:])
+        loss, grads = ms.value_and_grad(loss_only, positions, weights_here or None)(*inputs)
+        out = outputs[-1]
+        out = (loss, *out[1:]) if isinstance(out, tuple) else loss
+        if leaves and weights_here:
+            leaf_grads, weight_grads = grads
+        elif leaves:
+            leaf_grads, weight_grads = grads, ()
+        else:
+            leaf_grads, weight_grads = (), grads
+        if leaves == 1:
+            leaf_grads = (leaf_grads,)
+        pairs = list(zip(args[:leaves], leaf_grads)) + list(zip(weights_here, weight_grads))
+        code = getattr(fn, "__code__", None)
+        if code not in _CHECKED:  # once per forward function: a loss no parameter reaches would train nothing
+            _CHECKED.add(code)
+            if pairs and not any(bool(ops.abs(g).max() > 0) for _, g in pairs if g.size):
+                raise RuntimeError(_UNREACHED.format(name=getattr(fn, "__name__", "forward_fn")))
+        return out, pairs
+
+    return run
+
+
+_CHECKED: set = set()
+_UNREACHED = ("mindport: no parameter reaches the loss {name} computes (every gradient is zero): the tensors it "
+              "differentiates were computed before the converted region (kept from earlier steps, e.g. log-"
+              "probabilities saved in a list), or the models it calls hold no parameters the converter found. Compute "
+              "the loss from the model's outputs inside the step, as torch's graph would, or pass the parameters")
+
+
+def backward(grads) -> None:
+    """``loss.backward()``: each gradient added into its tensor's ``.grad`` (set when it is None)."""
+    for tensor, grad in grads:
+        current = getattr(tensor, "grad", None)
+        tensor.grad = grad if current is None else current + grad
+
+
+def grads_for(grads, inputs, allow_unused=False) -> tuple:
+    """``torch.autograd.grad(outputs, inputs)``: the gradient of each input, from ``value_and_grad``'s pairs (``.grad``
+    is left alone, as torch leaves it)."""
+    inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+    found = {id(t): g for t, g in grads}
+    if not allow_unused and any(id(t) not in found for t in inputs):
+        raise RuntimeError("One of the differentiated Tensors appears to not have been used in the graph. Set "
+                           "allow_unused=True if this is the desired behavior.")
+    return tuple(found.get(id(t)) for t in inputs)
+
+
+def zero_grad(*sources, set_to_none=True) -> None:
+    """``optimizer.zero_grad()`` / ``model.zero_grad()``: ``.grad`` back to None (torch's default), or zeros."""
+    for tensor in _tensors(sources):
+        if set_to_none or tensor.grad is None:
+            tensor.grad = None
+        else:
+            tensor.grad = ops.zeros_like(tensor.grad)
+
+
+def grads_of(optimizer) -> tuple:
+    """One gradient per parameter of a MindSpore optimizer, from ``.grad`` (zeros where no backward reached it)."""
+    return tuple(ops.zeros_like(p) if getattr(p, "grad", None) is None else p.grad.astype(p.dtype)
+                 for p in optimizer.parameters)
+
+
+def step(optimizer, closure=None):
+    """``optimizer.step(closure)``: the closure (which runs a backward) first, then the update; returns its loss.
+    An optimizer with a step of its own (``LBFGS``) takes the closure itself."""
+    if isinstance(optimizer, LBFGS):
+        return optimizer.step(closure)
+    loss = None
+    if closure is not None:
+        loss = closure()
+    optimizer(grads_of(optimizer))
+    return loss
+
+
+def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None):
+    """torch.nn.utils.clip_grad_norm_ on ``.grad``: the total norm of every gradient (as one vector), and each
+    gradient scaled by ``max_norm / (total + 1e-6)`` when that is below 1; returns the total norm."""
+    grads = [t for t in _tensors(parameters) if t.grad is not None]
+    if not grads:
+        return Tensor(0.0, ms.float32)
+    norm_type = float(norm_type)
+    if norm_type == float("inf"):
+        norms = [ops.abs(t.grad).max() for t in grads]
+        total = ops.stack(norms).max()
+    else:
+        total = ops.stack([ops.norm(t.grad.reshape(-1), norm_type) for t in grads]).norm(norm_type)
+    if error_if_nonfinite and not bool(ops.isfinite(total)):
+        raise RuntimeError(f"The total norm of order {norm_type} for gradients from `parameters` is non-finite, so "
+                           "it cannot be clipped. To disable this error and scale the gradients by the non-finite "
+                           "norm anyway, set `error_if_nonfinite=False`")
+    coef = ops.clamp(float(max_norm) / (total + 1e-6), max=1.0)
+    for t in grads:
+        t.grad = t.grad * coef.astype(t.grad.dtype)
+    return total
+
+
+def clip_grad_value_(parameters, clip_value, foreach=None) -> None:
+    """torch.nn.utils.clip_grad_value_ on ``.grad``: each gradient clamped to [-clip_value, clip_value]."""
+    for t in _tensors(parameters):
+        if t.grad is not None:
+            t.grad = ops.clamp(t.grad, -float(clip_value), float(clip_value))
+
+
+class GradScaler:
+    """torch's GradScaler as it runs without CUDA: disabled, so ``scale(x)`` is ``x``, ``unscale_`` and ``update`` do
+    nothing and ``step(opt)`` is the optimizer's step; the training runs in full precision."""
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def scale(self, outputs):
+        return outputs
+
+    def unscale_(self, optimizer) -> None:
+        pass
+
+    def step(self, optimizer, *args, **kwargs):
+        return step(optimizer, *args)
+
+    def update(self, new_scale=None) -> None:
+        pass
+
+    def get_scale(self) -> float:
+        return 1.0
+
+    def is_enabled(self) -> bool:
+        return False
+
+    def state_dict(self) -> dict:
+        return {}
+
+    def load_state_dict(self, state_dict) -> None:
+        pass
+
+
+class autocast(contextlib.ContextDecorator):  # noqa: N801 - torch's name
+    """torch.autocast / torch.amp.autocast / torch.cuda.amp.autocast / torch.cpu.amp.autocast in full precision: a
+    context manager and decorator that changes nothing (torch without CUDA, or enabled=False)."""
+
+    def __init__(self, *args, **kwargs):
+        _python_only("torch.autocast")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+class LBFGS:
+    """torch.optim.LBFGS (no line search): limited-memory BFGS driven by a closure that recomputes the loss and runs
+    a backward; ``step(closure)`` reads the gradients from ``.grad`` and writes the parameters in place. The same
+    arithmetic as torch's (the two-loop recursion over at most ``history_size`` curvature pairs, the first step
+    scaled by ``min(1, 1 / |g|_1) * lr``, the same stopping tests), in MindSpore tensors.
+    ``line_search_fn='strong_wolfe'`` is not implemented (ValueError)."""
+
+    def __init__(self, params, lr=1, max_iter=20, max_eval=None, tolerance_grad=1e-07, tolerance_change=1e-09,
+                 history_size=100, line_search_fn=None):
+        _python_only("torch.optim.LBFGS")
+        if line_search_fn is not None:
+            raise ValueError("mindport: LBFGS(line_search_fn='strong_wolfe') is not implemented; use "
+                             "line_search_fn=None")
+        self.parameters = [p for p in _tensors(params) if isinstance(p, Parameter)]
+        self.defaults = dict(lr=lr, max_iter=max_iter, max_eval=max_eval if max_eval is not None else
+                             max_iter * 5 // 4, tolerance_grad=tolerance_grad, tolerance_change=tolerance_change,
+                             history_size=history_size, line_search_fn=line_search_fn)
+        self.param_groups = [dict(self.defaults, params=self.parameters)]
+        self.state = {"func_evals": 0, "n_iter": 0}
+
+    def zero_grad(self, set_to_none=True) -> None:
+        zero_grad(self.parameters, set_to_none=set_to_none)
+
+    def _flat_grad(self):
+        return ops.cat([(ops.zeros_like(p) if p.grad is None else p.grad).reshape(-1) for p in self.parameters])
+
+    def _add(self, t, direction) -> None:
+        offset = 0
+        for p in self.parameters:
+            n = p.size
+            p.assign_value(p + (direction[offset:offset + n] * t).reshape(p.shape).astype(p.dtype))
+            offset += n
+
+    def step(self, closure):
+        group = self.param_groups[0]
+        lr, max_iter, max_eval = group["lr"], group["max_iter"], group["max_eval"]
+        tol_grad, tol_change, history = group["tolerance_grad"], group["tolerance_change"], group["history_size"]
+        state = self.state
+        orig_loss = closure()
+        loss = float(orig_loss)
+        evals = 1
+        state["func_evals"] += 1
+        grad = self._flat_grad()
+        if float(ops.abs(grad).max()) <= tol_grad:
+            return orig_loss
+        d, t = state.get("d"), state.get("t")
+        dirs, steps, ro = state.get("old_dirs", []), state.get("old_stps", []), state.get("ro", [])
+        h_diag, prev_grad, prev_loss = state.get("H_diag", 1), state.get("prev_flat_grad"), state.get("prev_loss")
+        n_iter = 0
+        while n_iter < max_iter:
+            n_iter += 1
+            state["n_iter"] += 1
+            if state["n_iter"] == 1:
+                d, dirs, steps, ro, h_diag = -grad, [], [], [], 1
+            else:
+                y = grad - prev_grad
+                s = d * t
+                ys = float((y * s).sum())
+                if ys > 1e-10:
+                    if len(dirs) == history:
+                        dirs.pop(0), steps.pop(0), ro.pop(0)
+                    dirs.append(y), steps.append(s), ro.append(1.0 / ys)
+                    h_diag = ys / float((y * y).sum())
+                q = -grad
+                alphas = [0.0] * len(dirs)
+                for i in range(len(dirs) - 1, -1, -1):
+                    alphas[i] = float((steps[i] * q).sum()) * ro[i]
+                    q = q - dirs[i] * alphas[i]
+                r = q * h_diag
+                for i in range(len(dirs)):
+                    beta = float((dirs[i] * r).sum()) * ro[i]
+                    r = r + steps[i] * (alphas[i] - beta)
+                d = r
+            prev_grad = grad.copy()
+            prev_loss = loss
+            t = min(1.0, 1.0 / float(ops.abs(grad).sum())) * lr if state["n_iter"] == 1 else lr
+            if float((grad * d).sum()) > -tol_change:
+                break
+            self._add(t, d)
+            found = 0
+            if n_iter != max_iter:
+                loss = float(closure())
+                grad = self._flat_grad()
+                found = 1
+            evals += found
+            state["func_evals"] += found
+            if n_iter == max_iter or evals >= max_eval or float(ops.abs(grad).max()) <= tol_grad:
+                break
+            if float(ops.abs(d * t).max()) <= tol_change or abs(loss - prev_loss) < tol_change:
+                break
+        state.update(d=d, t=t, old_dirs=dirs, old_stps=steps, ro=ro, H_diag=h_diag, prev_flat_grad=prev_grad,
+                     prev_loss=prev_loss)
+        return orig_loss
