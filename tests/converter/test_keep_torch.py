@@ -43,8 +43,8 @@ CORPUS = textwrap.dedent('''\
         return torch.nn.ELU(alpha=0.8)(torch.max(a, b)) + out.zero_()
 
 
-    def reflected_conv(x):
-        return nn.Conv2d(2, 3, 3, padding=1, padding_mode="reflect", dtype=torch.float64)(x.double()).shape, F.softmax(x, dim=1)
+    def renormed_lookup(x):
+        return nn.Embedding(8, 3, max_norm=1.0, dtype=torch.float64)(x.double().argmax(dim=1)).shape, F.softmax(x, dim=1)
 
 
     def autocast_double(x):
@@ -66,7 +66,7 @@ CORPUS = textwrap.dedent('''\
     class Net(nn.Module):
         def __init__(self):
             super().__init__()
-            self.pad_conv = nn.Conv2d(2, 2, 3, padding=1, padding_mode="circular", bias=False)
+            self.lookup = nn.Embedding(4, 2, max_norm=1.0, padding_idx=0)
             self.fc = nn.Linear(2, 2)
 
         def forward(self, x):
@@ -79,7 +79,7 @@ FLAGGED_CALLS = {
     "device_index": lambda: (torch.zeros(2),),
     "shuffled": lambda: (7, 3),
     "max_into": lambda: (torch.tensor([1.0, 5.0]), torch.tensor([3.0, 2.0]), torch.empty(2)),
-    "reflected_conv": lambda: (torch.randn(1, 2, 5, 5, generator=torch.Generator().manual_seed(1)),),
+    "renormed_lookup": lambda: (torch.randn(1, 2, 5, 5, generator=torch.Generator().manual_seed(1)),),
     "deterministic": lambda: (torch.tensor([1.0, 2.0]),),
 }
 
@@ -149,16 +149,16 @@ def test_flagged_statements_keep_their_torch_meaning_and_run_under_torch(tmp_pat
     np.testing.assert_allclose(converted.converted(ms.Tensor(x)).asnumpy(), np.maximum(x, 0).sum(0))
     np.testing.assert_allclose(converted.autocast_double(ms.Tensor(x)).asnumpy(), 2 * x)
     net = converted.Net()  # a Cell whose flagged layer is torch's, as written
-    assert isinstance(net.pad_conv, torch.nn.Conv2d) and net.pad_conv.padding_mode == "circular"
-    assert net.pad_conv(torch.ones(1, 2, 4, 4)).shape == (1, 2, 4, 4)
+    assert isinstance(net.lookup, torch.nn.Embedding) and net.lookup.max_norm == 1.0 and net.lookup.padding_idx == 0
+    assert net.lookup(torch.tensor([[0, 3]])).shape == (1, 2, 2)
     assert net(ms.Tensor(x)).shape == (3, 2)
 
 
 def test_a_flagged_line_names_torch_even_when_the_file_never_imported_torch_itself():
     code = convert_source("import torch.nn as nn\n\n\ndef f(c):\n"
-                          "    return nn.Conv2d(c, c, 3, padding_mode='reflect'), nn.ReLU()\n").code
+                          "    return nn.Embedding(c, 3, max_norm=1.0), nn.ReLU()\n").code
     assert code.startswith("import torch\n")
-    assert "return torch.nn.Conv2d(c, c, 3, padding_mode='reflect'), torch.nn.ReLU()  # mindport: MP102" in code
+    assert "return torch.nn.Embedding(c, 3, max_norm=1.0), torch.nn.ReLU()  # mindport: MP102" in code
 
 
 def test_a_converted_header_part_stays_converted_beside_a_flagged_one():
