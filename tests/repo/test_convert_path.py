@@ -209,7 +209,8 @@ def test_the_packaging_lists_what_the_converted_code_imports(tmp_path):
     runtime = f"mindport[runtime]~={'.'.join(__version__.split('.')[:2])}.0"
     src = make_tree(tmp_path / "src")
     (src / "pkg" / "act.py").write_text("import torch.nn as nn\n\n\nclass Act(nn.Module):\n    def __init__(self):\n"
-                                        "        super().__init__()\n        self.act = nn.ReLU(inplace=True)\n")
+                                        "        super().__init__()\n"
+                                        "        self.conv = nn.Conv2d(2, 2, 3, padding=1, padding_mode='reflect')\n")
     (src / "ext.py").write_text("import torch.utils.cpp_extension\n\n\ndef build():\n"
                                 "    return torch.utils.cpp_extension.load(name='ext', sources=['ext.cpp'])\n")
     convert_path(src, tmp_path / "out", jobs=1)
