@@ -135,8 +135,10 @@ def test_run_time_values_take_the_same_transforms_as_source():
 
 
 def test_run_time_values_with_no_equivalent_raise_naming_the_entry():
-    with pytest.raises(adapt.Unsupported, match="torch.nn.Conv2d.*padding_mode"):
-        adapt.api("torch.nn.Conv2d")(1, 1, 3, **{"padding_mode": "reflect"})
+    with pytest.raises(adapt.Unsupported, match="torch.nn.Embedding.*max_norm"):
+        adapt.api("torch.nn.Embedding")(4, 2, **{"max_norm": 1.0})
+    # a value with an equivalent goes through (reflect padding: the mode-padded conv)
+    assert adapt.api("torch.nn.Conv2d")(1, 1, 3, **{"padding_mode": "reflect"}).padding_mode == "reflect"
     with pytest.raises(TypeError, match="torch.nn.Linear: unexpected keyword argument 'bogus'"):
         adapt.api("torch.nn.Linear")(2, 2, bogus=1)
     with pytest.raises(LookupError, match="no mapping entry"):
