@@ -349,6 +349,12 @@ def requires_grad(x) -> bool:
     return bool(getattr(x, "requires_grad", False))
 
 
+def grad(x):
+    """``x.grad``: the gradient ``mindport.runtime.training`` keeps on the tensor (``backward(grads)`` adds into it,
+    ``zero_grad`` resets it), None where no backward reached it, as torch's."""
+    return getattr(x, "grad", None)
+
+
 def is_cpu(x) -> bool:
     """``x.is_cpu``: placement is global in MindSpore; whether it computes on the CPU."""
     return _device_designation() == "cpu"

@@ -142,6 +142,7 @@ class TrainingLoopRule(Rule):
             after="""
                 import mindspore as ms
                 from mindport.runtime import inplace as mp_inplace
+                from mindport.runtime import tensor as mp_tensor
                 from mindport.runtime import math as mp_math
                 from mindport.runtime import training as mp_train
 
@@ -158,12 +159,12 @@ class TrainingLoopRule(Rule):
                         loss, grads = grad_fn(w1, w2)
                         print(t, loss.item())
                         mp_train.backward(grads)
-                        mp_inplace.sub_(w1, lr * w1.grad)
-                        mp_inplace.sub_(w2, lr * w2.grad)
-                        mp_inplace.zero_(w1.grad)
-                        mp_inplace.zero_(w2.grad)
+                        mp_inplace.sub_(w1, lr * mp_tensor.grad(w1))
+                        mp_inplace.sub_(w2, lr * mp_tensor.grad(w2))
+                        mp_inplace.zero_(mp_tensor.grad(w1))
+                        mp_inplace.zero_(mp_tensor.grad(w2))
             """,
-            note="Tensors made with requires_grad=True and trained by hand: the forward becomes forward_fn, differentiated by position (leaves=2) where the loss was computed; the print between the loss and backward() stays in its place; backward() adds into .grad, and the manual update under no_grad is in place, as torch's -= on a tensor.",
+            note="Tensors made with requires_grad=True and trained by hand: the forward becomes forward_fn, differentiated by position (leaves=2) where the loss was computed; the print between the loss and backward() stays in its place; backward() adds into .grad (read through mp_tensor.grad: None where no backward reached), and the manual update under no_grad is in place, as torch's -= on a tensor.",
         ),
         Example(
             before="""
@@ -182,12 +183,12 @@ class TrainingLoopRule(Rule):
                         optimizer.step()
             """,
             after="""
-                from mindspore.experimental import optim as ms_optim
+                from mindport.runtime import optim as mp_optim
                 from mindport.runtime import training as mp_train
 
 
                 def train(rnn, batches, loss_func):
-                    optimizer = ms_optim.Adam(rnn.trainable_params(), lr=0.02)
+                    optimizer = mp_optim.Adam(rnn.trainable_params(), lr=0.02)
                     h_state = None
                     for x, y in batches:
                         def forward_fn(h_state):
