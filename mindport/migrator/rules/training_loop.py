@@ -20,7 +20,7 @@ converted once with ``amp.auto_mixed_precision`` when autocast is enabled, ``Gra
 are summed into ``accum_grads`` and ``zero_grad()`` resets it). A loop with no ``zero_grad()`` at all sums them the same
 way and never resets (torch adds every ``backward()`` into ``.grad``); a later such loop on the same optimizer keeps
 adding to the same sum; nested in another loop, which might reset them, or after a loop that resets them (torch's
-``.grad`` holds that loop's last gradients), it gets MP105. Any other loop holding ``.backward()`` gets MP105.
+``.grad`` holds that loop's last gradients, kept by the general region below), it goes to the general region.
 
 Every other ``.backward()`` goes to the general backward region (``training_region.py``), wherever it stands: a
 loop over epochs, ``range`` or a DataLoader, a ``while``, a ``train(epoch)`` or ``train_step`` function, a closure
@@ -500,7 +500,13 @@ class TrainingLoopRule(Rule):
         self._loop_targets.append(target_names(node.target))
         self._loop_bodies.add(id(node.body))
         calls = _own_calls(node)
-        if not any(method_call(c, "backward") is not None for c in calls) or not self._fits_native(node):
+        if not any(method_call(c, "backward") is not None for c in calls):
+            return
+        if not self._fits_native(node):
+            # the general region keeps .grad: a later loop on its optimizers without zero_grad() adds to what this
+            # one left there, so it must not start a fresh sum (it goes to the general region too)
+            self._stepped |= {(id(self.scope), name) for c in calls if (c2 := method_call(c, "step")) is not None
+                              and (name := _receiver_name(c2)) and self._is_optimizer(name)}
             return
         self._native.add(id(node))
         self._native_bodies.add(id(node.body))
