@@ -169,6 +169,18 @@ def test_module_to_a_dtype_casts_its_floating_parameters(cast):
     assert [k.lower() for k in m_space["kinds"]] == t_space["kinds"]
 
 
+@pytest.mark.parametrize("cast", ["net.double()", "net.half()", "net.float()"])
+def test_a_module_cast_as_a_statement_is_one_cast(cast):
+    """``net.double()`` on a name known to hold a Module: the device rule writes ``mp_tensor.to(net, ms.float64)``
+    and the statement rule keeps it (it read the converted call's receiver, ``mp_tensor``, as the module)."""
+    body = (_NET + "torch.manual_seed(0)\nnet = Net()\n" + cast + "\n"
+            "kind = str(net.fc.weight.dtype).replace('torch.', '')\nscale = net.scale\nsteps = net.steps\n")
+    t_space, m_space, result = run_both("import torch\n" + body, ["scale", "steps"])
+    assert f"mp_tensor.to(net, ms.float{cast[4:-2].replace('double', '64').replace('half', '16').replace('float', '32')})" \
+        in result.code
+    assert m_space["kind"].lower() == t_space["kind"]
+
+
 def test_optimizer_learning_rate_reads_as_a_float():
     body = ("lin = torch.nn.Linear(2, 1)\nopt = torch.optim.SGD(lin.parameters(), lr=0.1, momentum=0.9)\n"
             "lr = opt.param_groups[0]['lr']\ntext = f'{opt.param_groups[0][\"lr\"]:.3e}'\n"

@@ -145,10 +145,12 @@ class ModuleStatementTransform(Rule):
             return cst.RemoveFromParent()
         if name not in _CASTS:  # as a statement it casts a Module; on a tensor it does nothing either way
             return None
-        self.ctx.converted_sites += 1
         new = updated_node.body[0].value if isinstance(updated_node.body[0], cst.Expr) else None
-        owner = new.func.value if isinstance(new, cst.Call) and isinstance(new.func, cst.Attribute) \
-            else call.func.value
+        if not (isinstance(new, cst.Call) and isinstance(new.func, cst.Attribute)
+                and new.func.attr.value in (name, "astype")):
+            return updated_node  # the device rule cast a module it knows already, with the same mp_tensor.to
+        self.ctx.converted_sites += 1
+        owner = new.func.value
         ms = self.ctx.alias_for("mindspore")
         cast = cst.Call(func=self.ctx.target_expr("mindport.runtime.tensor.to"), args=[
             cst.Arg(owner, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
