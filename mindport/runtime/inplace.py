@@ -243,7 +243,12 @@ def requires_grad_(input, requires_grad=True):
     """torch.Tensor.requires_grad_: MindSpore's Tensor.requires_grad_ returns None where torch returns the tensor,
     and keeps no flag a plain tensor can be asked for: the flag is kept on the tensor, as
     ``mindport.runtime.tensor.requires_grad`` reads it. A Cell (``model.requires_grad_(False)`` where the
-    converter could not tell a Module from a tensor) sets the flag of each of its Parameters, as torch's Module."""
+    converter could not tell a Module from a tensor) sets the flag of each of its Parameters, as torch's Module.
+    In a graph (GRAPH_MODE, ``ms.jit``) only the tensor's ``requires_grad_`` runs: a compiled tensor takes no
+    attribute, and a Cell is no graph value."""
+    if _in_graph():
+        input.requires_grad_(requires_grad)
+        return input
     if isinstance(input, ms.nn.Cell):
         for param in input.get_parameters():
             param.requires_grad = bool(requires_grad)
