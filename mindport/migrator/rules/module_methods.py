@@ -15,8 +15,9 @@ _RUNTIME_LAYERS = "mindport.runtime.layers"
 
 class ModuleMethodTransform(Rule):
     """nn.Module methods -> Cell methods: train/eval mode, parameter and child iteration, state dicts.
-    ``model.parameters()`` iterated (``for p in model.parameters():``, ``sum(p.numel() for p in ...)``) is
-    ``get_parameters()``, every parameter as in torch; elsewhere (an optimizer's argument) ``trainable_params()``.
+    ``model.parameters()`` is ``trainable_params()``: MindSpore keeps buffers (``register_buffer``, BatchNorm's running
+    statistics) as non-trainable Parameters, so ``get_parameters()`` would list them where torch does not; a
+    parameter frozen earlier (``requires_grad_(False)``) is not listed either (read such flags by name).
 
     ``named_buffers()``/``buffers()`` become ``mindport.runtime.containers``' functions: ``register_buffer`` made each
     buffer a non-trainable Parameter, which the Cell's own ``named_buffers()`` does not list. So do
@@ -98,13 +99,6 @@ class ModuleMethodTransform(Rule):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self.runtime_modules: set[str] = set()  # read by finalize_runtime
-        self._iterated: set[int] = set()  # ``X.parameters()`` iterated by a for loop or a comprehension
-
-    def visit_For(self, node: cst.For) -> None:
-        self._iterated.add(id(node.iter))
-
-    def visit_CompFor(self, node: cst.CompFor) -> None:
-        self._iterated.add(id(node.iter))
 
     def leave_Call(self, original_node, updated_node):
         func = updated_node.func
@@ -125,10 +119,7 @@ class ModuleMethodTransform(Rule):
             value = args[0].value if args else cst.Name("True")
             return updated_node.with_changes(func=func.with_changes(attr=cst.Name("set_train")), args=[cst.Arg(value)])
         if name == "parameters" and not args:
-            # iterated, every parameter as in torch (frozen ones too: requires_grad loops, counts); elsewhere (an
-            # optimizer's argument) the trainable ones, a list
-            leaf = "get_parameters" if id(original_node) in self._iterated else "trainable_params"
-            return updated_node.with_changes(func=func.with_changes(attr=cst.Name(leaf)))
+            return updated_node.with_changes(func=func.with_changes(attr=cst.Name("trainable_params")))
         if name == "children" and not args:
             return updated_node.with_changes(func=func.with_changes(attr=cst.Name("cells")))
         if name == "named_children" and not args:
