@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from conftest import MODELS, REPO, convert_model
+from parity_helpers import MODELS, REPO, convert_model
 from mindport.validators.parity.compare import validate, write_reports
 from mindport.validators.parity.results import SCHEMA_VERSION
 
