@@ -111,21 +111,26 @@ def _runtime_requirement() -> str:
     return f"mindport[runtime]~={major}.{minor}.0"
 
 
+_IMPORT_LINE = re.compile(rb"^[ \t]*(?:import[ \t]+([\w. \t,]+)|from[ \t]+(\w[\w.]*)[ \t]+import\b)", re.M)
+
+
 def imported_packages(data: bytes) -> set[str]:
-    """The top-level packages a Python file imports (``mindport.runtime`` by that name); read with ``ast``."""
+    """The top-level packages a Python file imports (``mindport.runtime`` by that name); read with ``ast``, or, in a
+    file ``ast`` cannot read (a syntax error, an expression deeper than its recursion limit: copied unchanged, its
+    imports still count), from its import lines."""
     import ast
 
     try:
         tree = ast.parse(data)
-    except (SyntaxError, ValueError):
-        return set()
-    found = set()
-    for node in ast.walk(tree):
-        names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
-            [node.module] if isinstance(node, ast.ImportFrom) and node.module and not node.level else []
-        for name in names:
-            found.add(RUNTIME if name == RUNTIME or name.startswith(RUNTIME + ".") else name.split(".")[0])
-    return found
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        names = [name.strip().split()[0] for plain, package in _IMPORT_LINE.findall(data)
+                 for name in (plain.decode().split(",") if plain else [package.decode()]) if name.strip()]
+    else:
+        names = [name for node in ast.walk(tree)
+                 for name in ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                              [node.module] if isinstance(node, ast.ImportFrom) and node.module and not node.level
+                              else [])]
+    return {RUNTIME if name == RUNTIME or name.startswith(RUNTIME + ".") else name.split(".")[0] for name in names}
 
 
 def _requirement_name(spec: str) -> str:

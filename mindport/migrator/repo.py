@@ -149,7 +149,7 @@ def _convert_entries(src: Path, dst_path: Path, entries: list[TreeEntry], proble
     cache_path = (dst_path.parent if single else dst_path) / CACHE_NAME
     if writes and not in_place and not single and not cache_path.exists():
         # The mark of a folder mindport writes, first of all: a concurrent run into the same OUT sees it.
-        atomic_write(cache_path, json.dumps({"fingerprint": None, "source": str(src.resolve()), "files": {}}).encode())
+        atomic_write(cache_path, json.dumps({"fingerprint": None, **_source_mark(src, dst_path), "files": {}}).encode())
     cache_json: dict = {}
     use_cache = use_cache and not single  # a single file's output is that file: nothing is written beside it
     if use_cache and writes and not in_place and cache_path.is_file():
@@ -234,7 +234,7 @@ def _convert_entries(src: Path, dst_path: Path, entries: list[TreeEntry], proble
         cache = old_cache if old_cache and cache_json.get("fingerprint") == fingerprint else {}
         jobs_list = []
         done: list[_Converted] = []
-        new_cache = {"fingerprint": fingerprint, "source": str(src.resolve()), "files": {},
+        new_cache = {"fingerprint": fingerprint, **_source_mark(src, dst_path), "files": {},
                      "stars": {"key": stars_key if not single else "", "files": {r: [list(b) for b in v]
                                                                                  for r, v in stars.items()}}}
         by_rel = {entry.rel: entry for entry in todo}
@@ -335,14 +335,22 @@ def _previous_run(dst_path: Path) -> dict:
     return data if isinstance(data, dict) else {}
 
 
+def _source_mark(src: Path, dst_path: Path) -> dict:
+    """Which source OUT converts: its absolute path, and its path from OUT (which still names it once the project
+    folder holding both is moved or copied)."""
+    return {"source": str(src.resolve()), "source_from_output": os.path.relpath(src.resolve(), dst_path.resolve())}
+
+
 def _claim_output(src: Path, dst_path: Path, force: bool) -> None:
     """OUT holds at most one source's conversion: one of another source is refused, or, with ``force``, removed
     first (the files that run wrote, as its cache lists them, and migrate's reports, logs, scripts and export), so
     that the two runs never mix."""
     previous = _previous_run(dst_path)
     other = previous.get("source")
-    if not other or other == str(src.resolve()):
-        return
+    relative = previous.get("source_from_output")
+    if not other or other == str(src.resolve()) or (
+            isinstance(relative, str) and (dst_path.resolve() / relative).resolve() == src.resolve()):
+        return  # the same source, or the same project moved or copied whole (source and output together)
     if not force:
         raise InputError(f"{dst_path} holds the conversion of another source ({other}): choose another folder, or "
                          "pass --force to remove that conversion first")

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from conftest import MODELS, convert_model, run_cli
+from parity_helpers import MODELS, convert_model, run_cli
 from mindport.errors import InputError
 from mindport.validators.parity.compare import validate
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import MODELS, convert_model
+from parity_helpers import MODELS, convert_model
 from mindport.validators.parity.compare import validate, write_reports
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conftest import MODELS, convert_model
+from parity_helpers import MODELS, convert_model
 from mindport.validators.parity.compare import validate
 from mindport.validators.parity.localize import statement_at
 from mindport.validators.parity.metrics import error_ratios, grade, sign_similarity

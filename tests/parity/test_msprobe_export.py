@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from conftest import cli_env, convert_model
+from parity_helpers import cli_env, convert_model
 from mindport.validators.parity.msprobe import api_mapping
 
 try:

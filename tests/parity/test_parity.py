@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import MODELS, convert_model
+from parity_helpers import MODELS, convert_model
 from mindport.validators.parity.compare import compare, validate
 from mindport.validators.parity.metrics import compare_arrays, flatten_outputs
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import cli_env, run_cli
+from parity_helpers import cli_env, run_cli
 from mindport.errors import InputError
 from mindport.migrate import check_model_ref
 from mindport.validators.parity.compare import validate

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import MODELS, convert_model
+from parity_helpers import MODELS, convert_model
 from mindport.validators.parity.compare import validate
 
 INPUTS = {"convnet": ["2x3x16x16:float32"], "upnet": ["2x3x8x8:float32"]}

@@ -2,7 +2,7 @@
 that made it constant (seeded), compares again and decides on that."""
 from __future__ import annotations
 
-from conftest import MODELS, convert_model
+from parity_helpers import MODELS, convert_model
 from mindport.validators.parity.compare import validate, write_reports
 
 REF = f"{MODELS}/zerohead.py:ZeroHead"
@@ -65,7 +65,7 @@ def test_an_output_constant_by_construction_passes_once_re_checked(tmp_path):
     """Issue 28: every output and layer matched, but an auxiliary loss that is 0 in eval mode made the run a
     "DIVERGENCE" (MP404 error, exit 1) although nothing diverged. Re-checked on perturbed weights (every parameter:
     none is constant), it still matches: a pass."""
-    from conftest import run_cli
+    from parity_helpers import run_cli
 
     ms_file = convert_model("auxloss", tmp_path)
     run = run_cli("--torch", f"{MODELS}/auxloss.py:AuxLoss", "--ms", f"{ms_file}:AuxLoss", "--input", "2x6:float32",
@@ -77,7 +77,7 @@ def test_an_output_constant_by_construction_passes_once_re_checked(tmp_path):
 
 
 def test_a_constant_output_that_cannot_be_re_checked_is_inconclusive(tmp_path):
-    from conftest import run_cli
+    from parity_helpers import run_cli
 
     ms_file = convert_model("auxloss", tmp_path)
     report = validate(f"{MODELS}/auxloss.py:Constant", f"{ms_file}:Constant", inputs=["2x6:float32"],
@@ -88,7 +88,7 @@ def test_a_constant_output_that_cannot_be_re_checked_is_inconclusive(tmp_path):
     import subprocess
     import sys
 
-    from conftest import cli_env
+    from parity_helpers import cli_env
 
     temp = tmp_path / "temp"  # the system temp dir of this run: a run that did not pass left its logs there
     temp.mkdir()

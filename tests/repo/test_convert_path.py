@@ -265,6 +265,36 @@ def test_an_output_holding_another_sources_conversion_is_refused_or_replaced(tmp
     assert sorted(str(p.relative_to(out)) for p in out.rglob("*")) == [CACHE_NAME, "net.py"]
 
 
+def test_a_project_moved_whole_is_still_its_own_conversion(tmp_path):
+    """A project folder holding the source and its conversion, copied or moved elsewhere: converting it again there
+    was refused as "the conversion of another source" (the mark named the old absolute path)."""
+    import shutil
+
+    first = make_tree(tmp_path / "project" / "src")
+    convert_path(first, tmp_path / "project" / "out", jobs=1)
+    shutil.copytree(tmp_path / "project", tmp_path / "moved", symlinks=True)
+    report = convert_path(tmp_path / "moved" / "src", tmp_path / "moved" / "out", jobs=1)
+    assert report.ok
+    other = tmp_path / "moved" / "other"
+    other.mkdir()
+    (other / "net.py").write_text(MODEL)
+    with pytest.raises(InputError, match="holds the conversion of another source"):
+        convert_path(other, tmp_path / "moved" / "out", jobs=1)
+
+
+def test_a_file_too_deep_for_ast_still_counts_its_imports(tmp_path):
+    """A file deeper than Python's recursion limit (it fails to convert, copied unchanged) crashed the whole run with
+    a RecursionError where the packaging read its imports; it still imports torch, so the requirements keep torch."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "net.py").write_text(MODEL)
+    (src / "deep.py").write_text("import torch\nx = " + " + ".join(["a"] * 40_000) + "\n")
+    (src / "requirements.txt").write_text("torch>=2.0\n")
+    report = convert_path(src, tmp_path / "out", jobs=1, timeout=5)  # it fails: stopped by the time limit
+    assert {f.path: f.status for f in report.files}["deep.py"] == "failed"
+    assert "torch" in (tmp_path / "out" / "requirements.txt").read_text()
+
+
 def test_an_empty_source_folder_is_an_input_error(tmp_path):
     (tmp_path / "empty").mkdir()
     run = subprocess.run([sys.executable, "-m", "mindport.cli", "convert", "empty", "-o", "out"], capture_output=True,
