@@ -68,11 +68,16 @@ class ClassFacts:
                 if _self_attr(target) and isinstance(stmt.value, cst.Call):
                     self._layers.setdefault(target.attr.value, []).append(stmt.value)
                     if resolve(stmt.value.func) == "torch.nn.ModuleList" \
-                            and _plain_list_argument(stmt.value, builds_cell):
+                            and _plain_list_argument(stmt.value, builds_cell, empty=True):
                         if target.attr.value in file.named:
                             self.runtime_lists.add(id(stmt.value))
-                        elif target.attr.value not in file.appended:
+                        elif all(_adds_cell(add, fn, builds_cell) for add, fn in file.adds.get(target.attr.value, ())):
                             self.native_lists.add(id(stmt.value))
+                elif isinstance(target, cst.Name) and isinstance(stmt.value, cst.Call) \
+                        and resolve(stmt.value.func) == "torch.nn.ModuleList" \
+                        and _plain_list_argument(stmt.value, builds_cell, empty=True) \
+                        and _local_list_adds_cells(method, target.value, builds_cell):
+                    self.native_lists.add(id(stmt.value))  # block = nn.ModuleList(); block.append(Conv(...))
         if cls.name.value in file.subclassed:
             return
         for name, calls in self._layers.items():
@@ -208,8 +213,14 @@ def cells_display(call: cst.Call, builds_cell: Callable[[cst.BaseExpression], bo
     return _plain_list_argument(call, builds_cell) and isinstance(call.args[0].value, cst.List)
 
 
-def _plain_list_argument(call: cst.Call, builds_cell: Callable[[cst.BaseExpression], bool]) -> bool:
-    """``nn.ModuleList([...])`` with a list display, or a list comprehension, of layer constructions only."""
+def _plain_list_argument(call: cst.Call, builds_cell: Callable[[cst.BaseExpression], bool],
+                         empty: bool = False) -> bool:
+    """``nn.ModuleList([...])`` with a list display, or a list comprehension, of layer constructions only; with
+    ``empty``, also ``nn.ModuleList()`` and ``nn.ModuleList([])``."""
+    if empty and (not call.args or (len(call.args) == 1 and not call.args[0].star and call.args[0].keyword is None
+                                    and isinstance(call.args[0].value, cst.List)
+                                    and not call.args[0].value.elements)):
+        return True
     if len(call.args) != 1 or call.args[0].keyword not in (None,) or call.args[0].star:
         if not (len(call.args) == 1 and call.args[0].keyword is not None and call.args[0].keyword.value == "modules"):
             return False
@@ -220,6 +231,90 @@ def _plain_list_argument(call: cst.Call, builds_cell: Callable[[cst.BaseExpressi
     if isinstance(value, cst.ListComp):
         return builds_cell(value.elt)
     return False
+
+
+def _cell_value(expr, function: cst.FunctionDef | None, builds_cell: Callable[[cst.BaseExpression], bool]) -> bool:
+    """Is ``expr`` a Cell (never None): a layer construction, or a local name of ``function`` every binding of which
+    is one (``block = nn.ModuleList(); ...; self.blocks.append(block)``)?"""
+    if builds_cell(expr):
+        return True
+    if not isinstance(expr, cst.Name) or function is None:
+        return False
+    bindings = _Order(function).bindings(expr.value)
+    return bool(bindings) and all(value is not None and builds_cell(value) for value in bindings)
+
+
+def _adds_cell(add: cst.Call, function: cst.FunctionDef | None,
+               builds_cell: Callable[[cst.BaseExpression], bool]) -> bool:
+    """Does ``X.append(cell)`` / ``X.insert(i, cell)`` / ``X.extend([cells])`` add only Cells, as CellList's own
+    methods take them (``extend`` takes a list only)?"""
+    method = add.func.attr.value
+    args = [a for a in add.args if not a.star and a.keyword is None]
+    if len(args) != len(add.args):
+        return False
+    if method == "append" and len(args) == 1:
+        return _cell_value(args[0].value, function, builds_cell)
+    if method == "insert" and len(args) == 2:
+        return _cell_value(args[1].value, function, builds_cell)
+    if method == "extend" and len(args) == 1:
+        value = args[0].value
+        if isinstance(value, cst.List):
+            return all(isinstance(e, cst.Element) and _cell_value(e.value, function, builds_cell)
+                       for e in value.elements)
+        return isinstance(value, cst.ListComp) and builds_cell(value.elt)
+    return False
+
+
+def _local_list_adds_cells(method: cst.FunctionDef, name: str,
+                           builds_cell: Callable[[cst.BaseExpression], bool]) -> bool:
+    """``block = nn.ModuleList()`` in ``method``: is the name bound only there, and every ``block.append/insert/
+    extend(...)`` in the method (none in a nested function) given Cells, nothing added by name or by index?"""
+    if len(_Order(method).bindings(name)) != 1 or any(name in {n.value for n in _all_names(inner)}
+                                                      for inner in _nested_scopes(method)):
+        return False
+    ok = True
+
+    class _Find(cst.CSTVisitor):
+        def visit_Call(self, node):
+            nonlocal ok
+            func = node.func
+            if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == name \
+                    and func.attr.value in _LIST_ADDERS:
+                ok = ok and _adds_cell(node, method, builds_cell)
+
+        def visit_AugAssign(self, node):
+            nonlocal ok
+            if isinstance(node.target, cst.Name) and node.target.value == name:
+                ok = False
+
+        def visit_AssignTarget(self, node):
+            nonlocal ok
+            if isinstance(node.target, cst.Subscript) and isinstance(node.target.value, cst.Name) \
+                    and node.target.value.value == name:
+                ok = False
+
+    method.body.visit(_Find())
+    return ok
+
+
+def _nested_scopes(method: cst.FunctionDef):
+    found = []
+
+    class _Find(cst.CSTVisitor):
+        def visit_FunctionDef(self, node):
+            found.append(node)
+            return False
+
+        def visit_Lambda(self, node):
+            found.append(node)
+            return False
+
+        def visit_ClassDef(self, node):
+            found.append(node)
+            return False
+
+    method.body.visit(_Find())
+    return found
 
 
 def _members_fresh(call: cst.Call, facts: ClassFacts) -> bool:
@@ -387,14 +482,32 @@ class FileFacts:
         imported: set[str] = set()
         attributes: list[cst.Attribute] = []
 
+        adds: dict[str, list] = {}
+        functions: list[cst.FunctionDef] = []
+
         class _Find(cst.CSTVisitor):
+            def visit_FunctionDef(self, node):
+                functions.append(node)
+
+            def leave_FunctionDef(self, node):
+                functions.pop()
+
             def visit_Call(self, node):
                 func = node.func
                 if isinstance(func, cst.Attribute) and func.attr.value in _LIST_ADDERS \
                         and isinstance(func.value, cst.Attribute):
                     appended.add(func.value.attr.value)
-                    if func.attr.value in ("add_module", "register_module"):
+                    adds.setdefault(func.value.attr.value, []).append((node, functions[-1] if functions else None))
+                    if func.attr.value in ("add_module", "register_module", "__setitem__"):
                         named.add(func.value.attr.value)
+
+            def visit_AugAssign(self, node):
+                if isinstance(node.target, cst.Attribute):  # self.layers += [...]
+                    named.add(node.target.attr.value)
+
+            def visit_AssignTarget(self, node):
+                if isinstance(node.target, cst.Subscript) and isinstance(node.target.value, cst.Attribute):
+                    named.add(node.target.value.attr.value)  # self.layers[i] = ...
 
             def visit_Attribute(self, node):
                 attributes.append(node)
@@ -425,7 +538,8 @@ class FileFacts:
                 continue  # nn.ReLU, F.relu: a module's name, not a layer attribute
             foreign.add(node.attr.value)
         self.appended = frozenset(appended)
-        self.named = frozenset(named)
+        self.adds = adds  # attribute name -> [(X.<name>.append/extend/insert(...) call, its enclosing function)]
+        self.named = frozenset(named)  # add_module/register_module, item assignment, +=: the runtime ModuleList
         self.classes = frozenset(classes)  # the classes the file defines
         self.foreign = frozenset(foreign)
         self.subclassed = frozenset(subclassed)

@@ -247,8 +247,8 @@ def test_module_list_of_cells_never_added_to_is_cell_list(mode, tmp_path):
     code = _convert(LISTS)
     assert "self.blocks = nn.CellList([" in code and "self.heads = nn.CellList([" in code
     assert "self.grown = nn.CellList([" in code  # a display: appended members take its prefix
-    for kept in ("maybe", "empty"):  # holding None, or empty and filled later: the runtime ModuleList
-        assert f"self.{kept} = mp_containers.ModuleList(" in code
+    assert "self.empty = nn.CellList()" in code  # empty, then given only Cells: CellList's append does the same
+    assert "self.maybe = mp_containers.ModuleList(" in code  # holding None: the runtime ModuleList
     x = np.random.default_rng(0).standard_normal((2, 4)).astype(np.float32)
     assert_port_matches_in_mode(LISTS, code, "Net", [x], tmp_path, "lists", mode, rtol=1e-5, atol=1e-5)
 
@@ -386,7 +386,7 @@ class Net(nn.Module):
 def test_module_list_displays_of_cells_are_cell_lists_where_they_are_built(mode, tmp_path):
     code = _convert(NESTED_LISTS)
     assert "self.layers.append(nn.CellList([" in code and "self.pair = nn.CellList([" in code
-    assert "self.layers = mp_containers.ModuleList([])" in code  # empty, then filled: the runtime's
+    assert "self.layers = nn.CellList([])" in code  # empty, then given only Cells: CellList's own append
     assert "self.named = mp_containers.ModuleList([" in code  # members added by name: the runtime's
     x = np.random.default_rng(0).standard_normal((2, 4)).astype(np.float32)
     assert_port_matches_in_mode(NESTED_LISTS, code, "Net", [x], tmp_path, "nested_lists", mode, rtol=1e-5, atol=1e-5)
@@ -415,3 +415,47 @@ def test_module_list_of_names_that_may_hold_none_keeps_the_runtime_list(tmp_path
     code = _convert(OPTIONAL_MEMBERS)
     assert "self.norms = mp_containers.ModuleList([pre, post])" in code
     assert_port_matches(OPTIONAL_MEMBERS, code, "Net", (2, 4), tmp_path, "optional_members", 1e-5)
+
+
+FILLED_LISTS = HEAD + """
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([])
+        for _ in range(2):
+            block = nn.ModuleList()
+            block.append(nn.Linear(4, 4))
+            block.extend([nn.LayerNorm(4), nn.GELU()])
+            self.layers.append(block)
+        self.heads = nn.ModuleList()
+        self.heads.insert(0, nn.Linear(4, 3))
+        self.maybe = nn.ModuleList()
+        self.maybe.append(None)
+        self.maybe.append(nn.Linear(3, 3))
+        self.grown = nn.ModuleList()
+        self.grown += [nn.Linear(3, 3)]
+        self.indexed = nn.ModuleList([nn.Linear(3, 3)])
+        self.indexed[0] = nn.Linear(3, 3)
+
+    def forward(self, x):
+        for fc, norm, act in self.layers:
+            x = act(norm(fc(x)))
+        y = self.heads[0](x)
+        return self.indexed[0](self.grown[0](self.maybe[1](y)))
+"""
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_module_list_filled_only_with_cells_is_cell_list(mode, tmp_path):
+    # the lucidrains pattern: layers = ModuleList([]) then layers.append(ModuleList([...])) in a loop
+    code = _convert(FILLED_LISTS)
+    assert "self.layers = nn.CellList([])" in code and "block = nn.CellList()" in code
+    assert "self.heads = nn.CellList()" in code
+    for kept in ("maybe", "grown"):  # None appended; += (CellList has no +=): the runtime ModuleList
+        assert f"self.{kept} = mp_containers.ModuleList(" in code
+    assert "self.indexed = mp_containers.ModuleList([" in code  # a member replaced by index
+    x = np.random.default_rng(0).standard_normal((2, 4)).astype(np.float32)
+    assert_port_matches_in_mode(FILLED_LISTS, code, "Net", [x], tmp_path, "filled", mode, rtol=1e-5, atol=1e-5)
+    if mode == "pynative":
+        report = assert_port_matches(FILLED_LISTS, code, "Net", (2, 4), tmp_path, "filled_names", 1e-5)
+        assert report.ok and "layers.1.0.weight" in report.mapping and "heads.0.bias" in report.mapping
