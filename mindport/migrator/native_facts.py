@@ -16,8 +16,12 @@
 * **ModuleList**: ``nn.ModuleList([a, b])`` (a non-empty list display with no ``None`` member), and
   ``self.blocks = nn.ModuleList([... for ...])`` (a comprehension, which may be empty) never appended, extended,
   inserted into or added to by name anywhere in the file, is MindSpore's own ``nn.CellList`` (the runtime ModuleList
-  exists for None members, tuples and generators, and for members added to an empty list, which CellList names
-  without the attribute's prefix: ``0.weight`` instead of ``blocks.0.weight``).
+  exists for None members, tuples and generators). So is an empty ``nn.ModuleList()`` (or one of those) every
+  ``append``/``insert``/``extend`` of which, anywhere in the file, adds layer constructions (or local names bound only
+  to them), and a local ``block = nn.ModuleList()`` filled that way in its method: CellList's own methods name the
+  members as the runtime ModuleList does. ``add_module``, item assignment or ``+=`` keep the runtime ModuleList.
+* **Softmax** (``UnmaskedFacts``): the runtime softmax exists for MindSpore's CPU kernel defect on a row of all
+  ``-inf``; an input that cannot hold one is ``ops.softmax``.
 """
 from __future__ import annotations
 
@@ -655,3 +659,156 @@ class FloatFacts:
             if method in _SAME_DTYPE_METHODS and not any(a.keyword and a.keyword.value == "dtype" for a in call.args):
                 return self.is_float(func.value, seen)
         return False
+
+
+# ------------------------------------------------------------------------------------------- rows never all -inf
+
+# the torch functions whose result has no -inf row when their inputs are products of finite tensors
+_PRODUCTS = frozenset({"torch.matmul", "torch.bmm", "torch.mm", "torch.einsum", "torch.mul", "torch.div",
+                       "torch.baddbmm"})
+# tensor methods that move or cast values without making new ones (a -inf row stays one, none appears)
+_MOVES = frozenset({"view", "reshape", "permute", "transpose", "flatten", "unflatten", "unsqueeze", "squeeze",
+                    "contiguous", "expand", "expand_as", "clone", "detach", "float", "double", "half", "type_as",
+                    "view_as", "reshape_as", "t", "mT", "chunk", "split", "to"})
+_NONFINITE = frozenset({"inf", "nan", "NINF", "Inf"})
+
+
+class UnmaskedFacts:
+    """Can the input of a softmax hold a row of all ``-inf`` (a fully masked query)? MindSpore 2.10's CPU softmax
+    kernel gives the other rows wrong values then (``mindport.runtime.nn_functional.softmax`` writes it out); an
+    input that cannot is MindSpore's own ``ops.softmax``. Read from the code of one function: the input is a layer's
+    output (``self.fc(x)``), a product (``q @ k.transpose(-2, -1) * self.scale``, ``torch.einsum``, ``torch.matmul``)
+    of anything, a value moved or cast (``.view``, ``.transpose``, ``.float()``, an index), a sum of such values, or
+    ``masked_fill`` of one with a finite fill (``-1e9``, ``-torch.finfo(x.dtype).max``), or a local name every
+    assignment of which is one of these and never updated in place. A function that writes ``inf`` anywhere
+    (``float("-inf")``, ``math.inf``), a parameter of the function (the caller may have masked it), an attribute
+    (a buffer may hold ``-inf``), ``where`` or anything else keeps the runtime softmax."""
+
+    def __init__(self, function: cst.FunctionDef | None, resolve: Resolve, layer_calls: dict[str, list[cst.Call]]):
+        self._resolve = resolve
+        self._layers = layer_calls
+        self._order = _Order(function) if function is not None else None
+        self._params: set[str] = set()
+        self._mutated: set[str] = set()
+        self._nonfinite = function is None
+        if function is None:
+            return
+        params = function.params
+        self._params = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+        self._params |= {p.name.value for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)}
+        mutated, nonfinite = self._mutated, []
+
+        class _Find(cst.CSTVisitor):
+            def visit_Name(self, node):
+                if node.value in _NONFINITE:
+                    nonfinite.append(node)
+
+            def visit_SimpleString(self, node):
+                if "inf" in node.value.lower() or "nan" in node.value.lower():
+                    nonfinite.append(node)
+
+            def visit_AugAssign(self, node):
+                if isinstance(node.target, cst.Name):
+                    mutated.add(node.target.value)
+
+            def visit_AssignTarget(self, node):
+                base = node.target
+                while isinstance(base, (cst.Subscript, cst.Attribute)):
+                    base = base.value
+                if isinstance(base, cst.Name) and base is not node.target:
+                    mutated.add(base.value)  # x[mask] = ..., x.data = ...
+
+            def visit_Call(self, node):
+                func = node.func
+                if isinstance(func, cst.Attribute) and func.attr.value.endswith("_") \
+                        and isinstance(func.value, cst.Name):
+                    mutated.add(func.value.value)  # x.masked_fill_(...)
+
+        function.visit(_Find())
+        self._nonfinite = bool(nonfinite)
+
+    def unmasked(self, expr, seen: frozenset[str] = frozenset()) -> bool:
+        """No row of all -inf can reach ``expr``."""
+        if self._nonfinite:
+            return False
+        return self._value(expr, seen)
+
+    def _value(self, expr, seen) -> bool:
+        if isinstance(expr, (cst.Integer, cst.Float)):
+            return True
+        if isinstance(expr, cst.Name):
+            if expr.value in seen:
+                return True
+            if expr.value in self._params or expr.value in self._mutated:
+                return False
+            bindings = self._order.bindings(expr.value)
+            return bool(bindings) and all(v is not None and self._value(v, seen | {expr.value}) for v in bindings)
+        if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus, cst.Plus)):
+            return self._value(expr.expression, seen)
+        if isinstance(expr, cst.BinaryOperation):
+            if isinstance(expr.operator, (cst.Multiply, cst.Divide, cst.MatrixMultiply)):
+                return self._factor(expr.left, seen) and self._factor(expr.right, seen)
+            if isinstance(expr.operator, (cst.Add, cst.Subtract)):
+                return self._value(expr.left, seen) and self._value(expr.right, seen)
+            return False
+        if isinstance(expr, cst.Subscript):
+            return self._value(expr.value, seen)
+        if isinstance(expr, cst.Call):
+            return self._call(expr, seen)
+        return False
+
+    def _factor(self, expr, seen) -> bool:
+        """An operand of a product: any name or attribute not updated in place (a masking is an addition or a fill
+        before the softmax, which :meth:`_value` follows; a product of tensors makes no row of all -inf)."""
+        if isinstance(expr, cst.Attribute):
+            return True
+        if isinstance(expr, cst.Name):
+            return expr.value not in self._mutated
+        if isinstance(expr, cst.Subscript):
+            return self._factor(expr.value, seen)
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _MOVES \
+                and self._resolve(expr.func) is None:
+            return self._factor(expr.func.value, seen)  # k.transpose(-2, -1)
+        return self._value(expr, seen)
+
+    def _call(self, call: cst.Call, seen) -> bool:
+        func = call.func
+        if _self_attr(func):
+            calls = self._layers.get(func.attr.value, [])
+            return bool(calls) and all(self._resolve(c.func) in _FLOAT_LAYERS | _FRESH_LAYERS for c in calls)
+        qual = self._resolve(func)
+        args = [a for a in call.args if a.keyword is None and not a.star]
+        if qual is not None:
+            if qual in _PRODUCTS:
+                operands = args[1:] if qual == "torch.einsum" else args
+                return all(self._factor(a.value, seen) for a in operands)
+            if qual == "torch.masked_fill" and len(args) == 3:
+                return self._value(args[0].value, seen) and self._finite_fill(args[2].value)
+            if qual in ("einops.rearrange",) and args:
+                return self._value(args[0].value, seen)
+            return False
+        if isinstance(func, cst.Attribute):
+            method = func.attr.value
+            if method in _MOVES:
+                return self._value(func.value, seen)
+            if method == "masked_fill" and len(call.args) == 2:
+                return self._value(func.value, seen) and self._finite_fill(call.args[1].value)
+        return False
+
+    def _finite_fill(self, expr) -> bool:
+        """A fill value that is a finite number: ``-1e9``, ``0``, ``-torch.finfo(x.dtype).max``,
+        ``torch.finfo(t).min``, or a local name bound only to one (``mask_value = -torch.finfo(sim.dtype).max``)."""
+        if isinstance(expr, cst.Name) and expr.value not in self._params and expr.value not in self._mutated:
+            bindings = self._order.bindings(expr.value)
+            return bool(bindings) and all(v is not None and _finite_number(v) for v in bindings)
+        return _finite_number(expr)
+
+
+def _finite_number(expr) -> bool:
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+        expr = expr.expression
+    if isinstance(expr, (cst.Integer, cst.Float)):
+        return True
+    return isinstance(expr, cst.Attribute) and expr.attr.value in ("max", "min") \
+        and isinstance(expr.value, cst.Call) and isinstance(expr.value.func, cst.Attribute) \
+        and expr.value.func.attr.value in ("finfo", "iinfo")

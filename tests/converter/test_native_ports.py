@@ -459,3 +459,75 @@ def test_module_list_filled_only_with_cells_is_cell_list(mode, tmp_path):
     if mode == "pynative":
         report = assert_port_matches(FILLED_LISTS, code, "Net", (2, 4), tmp_path, "filled_names", 1e-5)
         assert report.ok and "layers.1.0.weight" in report.mapping and "heads.0.bias" in report.mapping
+
+
+# ------------------------------------------------------------------------------------------------ softmax
+
+SOFTMAX = HEAD + """
+import torch.nn.functional as F
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.qkv = nn.Linear(8, 24)
+        self.scale = 8 ** -0.5
+        self.head = nn.Linear(8, 3)
+
+    def forward(self, x, mask):
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        sim = q @ k.transpose(-2, -1) * self.scale
+        mask_value = -torch.finfo(sim.dtype).max
+        sim = sim.masked_fill(mask, mask_value)
+        attn = sim.softmax(dim=-1)
+        out = attn @ v
+        return F.softmax(self.head(out), dim=-1), torch.softmax(out, -1)
+"""
+
+MASKED_SOFTMAX = HEAD + """
+import torch.nn.functional as F
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.q = nn.Linear(8, 8)
+
+    def forward(self, x, mask):
+        scores = torch.matmul(self.q(x), x.transpose(-2, -1))
+        scores = scores.masked_fill(mask, float("-inf"))
+        return F.softmax(scores, dim=-1)
+"""
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_softmax_of_an_input_with_no_row_of_all_minus_inf_is_ops_softmax(mode, tmp_path):
+    code = _convert(SOFTMAX)
+    assert code.count("ops.softmax(") == 3 and "mp_F" not in code
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 5, 8)).astype(np.float32)
+    mask = np.zeros((2, 5, 5), dtype=bool)
+    mask[0, 1, :] = True  # a fully masked query: the finite fill gives a uniform row, no -inf reaches the kernel
+    mask[1, :, 3] = True
+    assert_port_matches_in_mode(SOFTMAX, code, "Net", [x, mask], tmp_path, "softmax", mode, rtol=1e-5, atol=1e-6)
+
+
+def test_softmax_of_a_row_masked_with_minus_inf_keeps_the_runtime_softmax(tmp_path):
+    import mindspore as ms
+    import torch
+
+    code = _convert(MASKED_SOFTMAX)
+    assert "mp_F.softmax(scores, dim=-1)" in code  # float("-inf") in the function: a row may be all -inf
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 5, 8)).astype(np.float32)
+    mask = np.zeros((2, 5, 5), dtype=bool)
+    mask[0, 1, :] = True
+    torch_net = load_module(MASKED_SOFTMAX, tmp_path / "t_masked.py", "t_masked").Net().eval()
+    ms_net = load_module(code, tmp_path / "m_masked.py", "m_masked").Net()
+    from mindport import transfer_weights
+    transfer_weights(torch_net.state_dict(), ms_net)
+    with torch.no_grad():
+        want = torch_net(torch.from_numpy(x), torch.from_numpy(mask)).numpy()
+    got = ms_net(ms.Tensor(x), ms.Tensor(mask)).asnumpy()
+    assert np.isnan(want[0, 1]).all() and np.isnan(got[0, 1]).all()
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)  # NaN where torch's is, the other rows right

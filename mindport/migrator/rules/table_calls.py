@@ -14,6 +14,7 @@ from mindport.migrator.native_facts import (
     ClassFacts,
     FileFacts,
     FloatFacts,
+    UnmaskedFacts,
     cells_display,
     inplace_switch,
 )
@@ -62,8 +63,10 @@ class TableCallTransform(Rule):
     one exists only for a case the code rules out: ``nn.ReLU(inplace=True)`` (and the other in-place activations) is
     ``nn.ReLU()`` when no use of the layer leaves a reader of its input (a fresh input such as ``self.bn(x)``, or a
     local name rebound by the call and never handed on), and ``nn.ModuleList([...])`` of Cells, never added to, is
-    ``nn.CellList``. Otherwise the runtime Cell keeps torch's behaviour (the result written into the input; None
-    members, members added later).
+    ``nn.CellList`` (an empty one too, when every member added later is a Cell). ``softmax`` is MindSpore's own
+    ``ops.softmax`` where its input can hold no row of all ``-inf`` (a product, a layer's output, a finite
+    ``masked_fill``: the runtime one is written out for the CPU kernel's defect on such rows). Otherwise the runtime
+    Cell or function keeps torch's behaviour (the result written into the input; None members; a fully masked row).
     """
 
     EXAMPLES = (
@@ -225,6 +228,7 @@ class TableCallTransform(Rule):
         self._functions: list[cst.FunctionDef] = []  # the enclosing functions (original nodes)
         self._class_layers: list[dict] = []  # the enclosing classes' self.NAME -> layer constructions
         self._float_facts: dict[int, FloatFacts] = {}
+        self._unmasked_facts: dict[int, UnmaskedFacts] = {}
 
     def visit_Module(self, node: cst.Module) -> None:
         self._file_facts = FileFacts(node)
@@ -312,6 +316,27 @@ class TableCallTransform(Rule):
                                                                  frozenset(INT_TO_FLOAT))
         return f"mindspore.ops.{name}" if facts.is_float(input_node) else target
 
+    def _unmasked_target(self, target: str, mapped: dict, input_node) -> str:
+        """The runtime softmax on an input that can hold no row of all -inf (``UnmaskedFacts``): ``ops.softmax``,
+        its arguments renamed (``dim`` -> ``axis``); with a ``dtype`` given, the runtime's."""
+        native = NATIVE_UNMASKED.get(target)
+        dtype = mapped.get("dtype")
+        if native is None or input_node is None or (dtype is not None and dtype.given and dtype.source != "None"):
+            return target
+        function = self._functions[-1] if self._functions else None
+        facts = self._unmasked_facts.get(id(function))
+        if facts is None:
+            layers = self._class_layers[-1] if self._class_layers else {}
+            facts = self._unmasked_facts[id(function)] = UnmaskedFacts(function, self.scope.resolve_torch, layers)
+        if not facts.unmasked(input_node):
+            return target
+        name, renames = native
+        for old, new in renames.items():
+            if old in mapped:
+                mapped[new] = mapped.pop(old)
+        mapped.pop("dtype", None)
+        return name
+
     def _input_node(self, entry, call: cst.Call):
         """The original node of a function call's first torch argument (``input``)."""
         try:
@@ -386,7 +411,8 @@ class TableCallTransform(Rule):
                                                            and cells_display(original_node, self._builds_cell)
                                                            and id(original_node) not in self._runtime_lists):
                 target = NATIVE_LIST
-            target = self._guard_target(target, self._input_node(entry, original_node))
+            input_node = self._input_node(entry, original_node)
+            target = self._unmasked_target(self._guard_target(target, input_node), mapped, input_node)
             self._resolve_ms_names(mapped)
         except RunTimeArguments:
             # *args/**kwargs at the call site: the runtime adapter maps them through the same entry at the call
@@ -448,7 +474,7 @@ class TableCallTransform(Rule):
         try:
             mapped = map_arguments(entry, bind_arguments(entry, list(updated_node.args)), profile)
             target = switched_target(mapped, target)
-            target = self._guard_target(target, func.value)
+            target = self._unmasked_target(self._guard_target(target, func.value), mapped, func.value)
             self._resolve_ms_names(mapped)
         except RunTimeArguments:
             self.ctx.converted_sites += 1
@@ -542,6 +568,10 @@ class TableCallTransform(Rule):
 
 # the module of the int-to-float guards (mindport.runtime.promotion names them)
 GUARDS = "mindport.runtime.math"
+
+# the runtime softmax (written out for MindSpore's CPU kernel defect on rows of all -inf) -> MindSpore's own, with
+# its renames, where the input can hold no such row (native_facts.UnmaskedFacts)
+NATIVE_UNMASKED = {"mindport.runtime.nn_functional.softmax": ("mindspore.ops.softmax", {"dim": "axis"})}
 
 # torch.nn.ModuleList built from a list of Cells, never added to: MindSpore's own container (native_facts.py)
 NATIVE_LIST = "mindspore.nn.CellList"
