@@ -10,6 +10,7 @@ import libcst as cst
 from mindport.mappings import OVERLAY_HINT
 from mindport.mappings.arguments import NUMPY_NAMES
 from mindport.mappings.transforms import Arg, Unsupported
+from mindport.migrator.einsum_native import plan as einsum_plan
 from mindport.migrator.native_facts import (
     ClassFacts,
     FileFacts,
@@ -67,6 +68,9 @@ class TableCallTransform(Rule):
     ``ops.softmax`` where its input can hold no row of all ``-inf`` (a product, a layer's output, a finite
     ``masked_fill``: the runtime one is written out for the CPU kernel's defect on such rows). Otherwise the runtime
     Cell or function keeps torch's behaviour (the result written into the input; None members; a fully masked row).
+    ``torch.einsum`` with a literal equation that is one batched matrix product (``'b h i d, b h j d -> b h i j'``) is
+    ``ops.matmul`` with the axes swapped as the equation says (``mindport/migrator/einsum_native.py``); any other
+    equation keeps the runtime einsum (``ops.einsum`` has no CPU kernel).
     """
 
     EXAMPLES = (
@@ -337,6 +341,30 @@ class TableCallTransform(Rule):
         mapped.pop("dtype", None)
         return name
 
+    def _native_einsum(self, call: cst.Call) -> cst.BaseExpression | None:
+        """``torch.einsum('b h i d, b h j d -> b h i j', q, k)`` (a literal equation that is one batched matrix
+        product, ``einsum_native.plan``): ``ops.matmul(q, k.swapaxes(-1, -2))``; ``'i, j -> i j'``: ``ops.outer``."""
+        args = call.args
+        if len(args) != 3 or any(a.star or a.keyword is not None for a in args) \
+                or not isinstance(args[0].value, cst.SimpleString):
+            return None
+        equation = args[0].value.evaluated_value
+        found = einsum_plan(equation) if isinstance(equation, str) else None
+        if found is None:
+            return None
+        a, b = (parenthesize(arg.value) for arg in args[1:])
+        if found.outer:
+            return cst.Call(func=self.ctx.target_expr("mindspore.ops.outer"), args=fix_commas([cst.Arg(a), cst.Arg(b)]))
+
+        def swapped(expr):
+            return cst.Call(func=cst.Attribute(value=expr, attr=cst.Name("swapaxes")),
+                            args=fix_commas([cst.Arg(cst.parse_expression("-1")), cst.Arg(cst.parse_expression("-2"))]))
+
+        product = cst.Call(func=self.ctx.target_expr("mindspore.ops.matmul"),
+                           args=fix_commas([cst.Arg(swapped(a) if found.swap_a else args[1].value),
+                                            cst.Arg(swapped(b) if found.swap_b else args[2].value)]))
+        return swapped(product) if found.swap_out else product
+
     def _input_node(self, entry, call: cst.Call):
         """The original node of a function call's first torch argument (``input``)."""
         try:
@@ -384,6 +412,11 @@ class TableCallTransform(Rule):
         if entry.kind == "attribute":
             self.ctx.converted_sites += 1
             return updated_node.with_changes(func=self._func_expr(original_node.func, entry.called or target))
+        if target == RUNTIME_EINSUM:
+            native = self._native_einsum(updated_node)
+            if native is not None:
+                self.ctx.converted_sites += 1
+                return native
         if self.scope.is_local_alias(original_node.func) and (target.startswith(".") or needs_mapping(entry)) \
                 and (target.startswith(".") or original_node.func.value not in self.ctx.fixed_aliases):
             # `act = F.gelu` holds the runtime adapter (ReferenceTransform): `act(x, approximate="tanh")` keeps
@@ -568,6 +601,9 @@ class TableCallTransform(Rule):
 
 # the module of the int-to-float guards (mindport.runtime.promotion names them)
 GUARDS = "mindport.runtime.math"
+
+# torch.einsum's runtime function: a literal equation that is one batched matrix product is written natively
+RUNTIME_EINSUM = "mindport.runtime.math.einsum"
 
 # the runtime softmax (written out for MindSpore's CPU kernel defect on rows of all -inf) -> MindSpore's own, with
 # its renames, where the input can hold no such row (native_facts.UnmaskedFacts)

@@ -1,0 +1,72 @@
+"""``torch.einsum`` with a literal equation that is one batched matrix product, written as MindSpore's own ops at
+conversion time (``rules/table_calls.py`` asks; the runtime ``einsum`` parses any other equation when it runs:
+``ops.einsum`` has no CPU kernel in MindSpore 2.10).
+
+An equation of two operands qualifies when its labels split into *batch* labels (in both operands and the output,
+leading each of them in the same order), one *contracted* label (in both operands, not in the output) and one *free*
+label of each operand (in that operand and the output), no label repeated inside a term, ``...`` only leading
+every term, and no label summed out of one operand alone: ``'b h i d, b h j d -> b h i j'`` is ``ops.matmul(q, k.swapaxes(-1, -2))``,
+``'b h i j, b h j d -> b h i d'`` is ``ops.matmul(attn, v)``; a matrix applied to the last axis of a tensor,
+``'b n d, d e -> b n e'``, is ``ops.matmul(x, w)``. Two vectors with no contracted label, ``'i, j -> i j'``
+(rotary embeddings' frequencies), are ``ops.outer``. Anything else keeps the runtime function.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How to write the product: ``outer``, or ``matmul(a', b')`` with each operand's last two axes swapped first
+    when ``swap_a``/``swap_b``, and the result's swapped when ``swap_out``."""
+
+    outer: bool = False
+    swap_a: bool = False
+    swap_b: bool = False
+    swap_out: bool = False
+
+
+def _terms(equation: str) -> tuple[list[str], str] | None:
+    text = equation.replace(" ", "")
+    if "->" not in text or text.count("->") != 1:
+        return None
+    inputs, output = text.split("->")
+    terms = inputs.split(",")
+    if "." in text:  # '...' leading every term: broadcast batch axes, which matmul broadcasts as einsum does
+        if not all(t.startswith("...") and "." not in t[3:] for t in (*terms, output)):
+            return None
+        terms, output = [t[3:] for t in terms], output[3:]
+        if any(len(t) < 2 for t in terms):
+            return None
+    if not all(t.isalpha() for t in terms) or not (output.isalpha() or output == ""):
+        return None
+    if any(len(set(t)) != len(t) for t in (*terms, output)):
+        return None  # a repeated label: a diagonal
+    return terms, output
+
+
+def plan(equation: str) -> Plan | None:
+    """The native form of a two-operand ``equation``, or None when it is not one batched matrix product."""
+    parsed = _terms(equation)
+    if parsed is None or len(parsed[0]) != 2:
+        return None
+    (a, b), out = parsed
+    if len(a) == 1 and len(b) == 1 and out == a + b and a != b:
+        return Plan(outer=True)
+    if len(b) == 2 and len(a) >= 2 and a[-1] in b and out == a[:-1] + b.replace(a[-1], "") and not set(a[:-1]) & set(b):
+        return Plan(swap_b=b[0] != a[-1])  # 'b n d, d e -> b n e': x @ w (matmul broadcasts w over x's batch)
+    batch = [c for c in out if c in a and c in b]
+    contracted = [c for c in a if c in b and c not in out]
+    free_a = [c for c in a if c not in b]
+    free_b = [c for c in b if c not in a]
+    if len(contracted) != 1 or len(free_a) != 1 or len(free_b) != 1 or set(free_a + free_b) - set(out):
+        return None
+    n = len(batch)
+    if len(a) != n + 2 or len(b) != n + 2 or len(out) != n + 2:
+        return None
+    if list(a[:n]) != batch or list(b[:n]) != batch or list(out[:n]) != batch:
+        return None  # batch labels leading, in the same order everywhere (matmul broadcasts them as torch does)
+    (k,), (i,), (j,) = contracted, free_a, free_b
+    if set(a[n:]) != {i, k} or set(b[n:]) != {k, j} or set(out[n:]) != {i, j}:
+        return None
+    return Plan(swap_a=a[n:] == k + i, swap_b=b[n:] == j + k, swap_out=out[n:] == j + i)

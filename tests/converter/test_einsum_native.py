@@ -1,0 +1,51 @@
+"""``torch.einsum`` with a literal equation that is one batched matrix product is written as MindSpore's own
+``ops.matmul``/``ops.outer`` at conversion time (mindport/migrator/einsum_native.py); other equations keep the
+runtime einsum. Each converted program is run against torch (real torch, real MindSpore), PyNative and GRAPH_MODE."""
+from __future__ import annotations
+
+import textwrap
+
+import numpy as np
+import pytest
+
+from mindport.migrator import convert_source
+from tests.converter.port_check import assert_port_matches_in_mode
+
+# equation, shapes of the two operands, native (True) or the runtime einsum (False)
+CASES = [
+    ("b h i d, b h j d -> b h i j", (2, 3, 4, 5), (2, 3, 6, 5), True),
+    ("b h i j, b h j d -> b h i d", (2, 3, 4, 6), (2, 3, 6, 5), True),
+    ("bij,bjk->bik", (2, 3, 4), (2, 4, 5), True),
+    ("b i d, b j d -> b j i", (2, 3, 4), (2, 5, 4), True),
+    ("b d i, b j d -> b i j", (2, 4, 3), (2, 5, 4), True),
+    ("bnd,de->bne", (2, 3, 4), (4, 5), True),
+    ("bnd,ed->bne", (2, 3, 4), (5, 4), True),
+    ("...nd,...md->...nm", (2, 3, 4, 5), (2, 3, 6, 5), True),
+    ("i , j -> i j", (4,), (5,), True),
+    ("bhwc,hkc->bhwk", (2, 3, 4, 5), (3, 6, 5), False),
+    ("bd,bd->b", (2, 3), (2, 3), False),
+]
+
+
+def _source(equation: str) -> str:
+    return textwrap.dedent(f"""
+        import torch
+        import torch.nn as nn
+
+
+        class Net(nn.Module):
+            def forward(self, a, b):
+                return torch.einsum({equation!r}, a, b)
+    """)
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+@pytest.mark.parametrize("equation,shape_a,shape_b,native", CASES, ids=[c[0] for c in CASES])
+def test_einsum_of_one_matrix_product_is_native_and_matches(equation, shape_a, shape_b, native, mode, tmp_path):
+    source = _source(equation)
+    result = convert_source(source)
+    assert not result.diagnostics, result.diagnostics
+    assert ("einsum" not in result.code) == native, result.code
+    rng = np.random.default_rng(0)
+    inputs = [rng.standard_normal(shape_a).astype(np.float32), rng.standard_normal(shape_b).astype(np.float32)]
+    assert_port_matches_in_mode(source, result.code, "Net", inputs, tmp_path, "einsum", mode, rtol=1e-5, atol=1e-5)
