@@ -35,6 +35,7 @@ from mindport.migrator.rules.reversed_cells import ReversedCellsTransform
 from mindport.migrator.rules.table_calls import TableCallTransform
 from mindport.migrator.rules.tensor_idioms import TensorIdiomTransform
 from mindport.migrator.rules.training_loop import TrainingLoopRule
+from mindport.migrator.rules.truth_tests import XorTestTransform
 
 RULES = (
     ModuleClassTransform,         # nn.Module -> nn.Cell, forward -> construct
@@ -66,6 +67,7 @@ RULES = (
     PartialCallTransform,         # k = partial(f, a=1); k(x) -> f(x, a=1) (GRAPH_MODE merges such calls)
     DictUpdateTransform,          # kwargs.update(k=v) in a model method -> kwargs['k'] = v (GRAPH_MODE)
     RaiseNotImplementedTransform,  # raise NotImplemented -> raise NotImplementedError
+    XorTestTransform,             # assert not (a ^ b) -> assert not (a != b) (GRAPH_MODE's BitXor takes ints only)
 )
 
 
