@@ -496,7 +496,8 @@ class TableCallTransform(Rule):
                 and not keywords:
             return updated_node  # same method, same arguments (keywords of a `positional` entry are written
             # positionally: in a static graph MindSpore's Tensor methods take other keywords, or other kernels)
-        if not self._plausible(func, strict=func.attr.value in SHARED_METHOD_NAMES):
+        swap = self._torch_swap(original_node)
+        if not swap and not self._plausible(func, strict=func.attr.value in SHARED_METHOD_NAMES):
             return updated_node
         if (func.attr.value.endswith("_") and func.attr.value not in _FLAG_METHODS
                 and isinstance(func.value, cst.Subscript) and not _keyed(func.value)):
@@ -512,6 +513,9 @@ class TableCallTransform(Rule):
         except RunTimeArguments:
             self.ctx.converted_sites += 1
             receiver = updated_node.func.value  # type: ignore[union-attr]
+            if target.startswith(".") and _positional_only(entry, updated_node):
+                # x.transpose(*self.shape): an entry that only renames takes the same arguments in the same places
+                return updated_node.with_changes(func=updated_node.func.with_changes(attr=cst.Name(target[1:])))
             return updated_node.with_changes(func=adapter_expr(self.ctx, entry.torch),
                                              args=fix_commas([cst.Arg(value=receiver), *updated_node.args]))
         except CallBindError as exc:
@@ -538,6 +542,21 @@ class TableCallTransform(Rule):
             return updated_node.with_changes(func=method, args=args)
         return updated_node.with_changes(func=self.ctx.target_expr(target),
                                          args=fix_commas([cst.Arg(value=receiver), *args]))
+
+    def _torch_swap(self, call: cst.Call) -> bool:
+        """``k.transpose(-1, -2)`` on a receiver of unknown kind in a file that does not import numpy: two integer
+        literals, torch's swap of two axes (numpy's transpose takes a permutation). Left as written, MindSpore's
+        ``Tensor.transpose`` swaps them in PyNative but takes a permutation in GRAPH_MODE ("the number of axes must
+        be equal to the dimension of Tensor")."""
+        def integer(arg) -> bool:
+            value = arg.value
+            if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus):
+                value = value.expression
+            return arg.keyword is None and not arg.star and isinstance(value, cst.Integer)
+
+        return call.func.attr.value == "transpose" and len(call.args) == 2 and all(integer(a) for a in call.args) \
+            and not self.ctx.imports("numpy") and receiver_kind(call.func.value, self.scope) in ("other", "python",
+                                                                                                 "tensor")
 
     def _maybe_numpy(self, func: cst.Attribute) -> bool:
         """Could the receiver be a numpy array? A bare name that is a parameter (or of unknown kind) in a file that
@@ -614,6 +633,16 @@ NATIVE_LIST = "mindspore.nn.CellList"
 
 # the reason of the entries whose out= the converter writes (mindport.runtime.inplace.write_out)
 OUT_REASON = "MindSpore has no out= argument: assign the result"
+
+
+def _positional_only(entry, call: cst.Call) -> bool:
+    """A call with positional arguments only (``*args`` among them) of an entry whose mapping only renames its
+    parameters: MindSpore's method takes them in torch's order (tests/converter/test_native_ports.py checks each such
+    entry's signature), so ``x.transpose(*dims)`` is ``x.swapaxes(*dims)`` with no run-time mapping."""
+    if not entry.rename or entry.emit or entry.transforms or entry.values or entry.drop or entry.unsupported \
+            or entry.switch:
+        return False
+    return all(a.keyword is None and a.star != "**" for a in call.args)
 
 
 def _keyed(subscript: cst.Subscript) -> bool:
