@@ -587,13 +587,36 @@ _SAME_DTYPE_METHODS = frozenset({
     "log_softmax", "relu", "abs", "neg", "clamp", "clip", "masked_fill", "view_as", "reshape_as",
     "tril", "triu", "cumsum", "sum", "amax", "amin", "norm", "pow", "square"})
 _FLOAT_METHODS = frozenset({"float", "double", "half", "bfloat16"})
+_FLOAT_DTYPES = frozenset(f"torch.{name}" for name in ("float", "float32", "float64", "double", "float16", "half",
+                                                       "bfloat16"))
+# torch constructors whose result has the dtype their dtype= names
+_DTYPE_RESULTS = frozenset({"arange", "zeros", "ones", "empty", "full", "tensor", "as_tensor", "linspace", "logspace",
+                            "randn", "rand", "zeros_like", "ones_like", "empty_like", "full_like", "randn_like",
+                            "rand_like", "eye"})
+
+
+def _members_float(call: cst.Call, facts: "FloatFacts") -> bool:
+    """``nn.ModuleList([...])`` whose every member is built by a layer class with a floating-point output."""
+    if not call.args or call.args[0].keyword is not None or call.args[0].star:
+        return False
+    value = call.args[0].value
+    members = [value.elt] if isinstance(value, cst.ListComp) else \
+        [e.value for e in value.elements] if isinstance(value, cst.List) else []
+    return bool(members) and all(isinstance(m, cst.Call) and facts._resolve(m.func) in _FLOAT_LAYERS  # noqa: SLF001
+                                 for m in members)
+
+
+def _PARAMETER_FACTS(facts: "FloatFacts") -> "FloatFacts":  # noqa: N802
+    """Facts for the argument of an ``nn.Parameter(...)`` assigned in another method: no local names known there."""
+    return FloatFacts(None, facts._resolve, facts._layers, facts._float_only)  # noqa: SLF001
 
 
 class FloatFacts:
     """Is an expression a floating-point tensor (or number) by construction? Read from the code of one function:
     a float literal, a true division, arithmetic with a float operand, a layer that only gives floats
-    (``self.fc(x)`` of an ``nn.Linear``), a draw or a float-default constructor without ``dtype``, ``arange`` with a
-    float argument, a floating-only function (``exp``, ``sigmoid``), ``.float()``, a dtype-keeping method or index of
+    (``self.fc(x)`` of an ``nn.Linear``, ``self.fcs[i](x)`` of a ModuleList of them), a Parameter built from a float
+    tensor (``self.alpha = nn.Parameter(torch.zeros(n))``), a draw or a float-default constructor without ``dtype``,
+    a constructor given a float ``dtype=``, ``arange`` with a float argument, a floating-only function (``exp``, ``sigmoid``), ``.float()``, a dtype-keeping method or index of
     a float, or a local name every assignment of which is one of these. A parameter, an attribute or anything else
     is unknown: the int-to-float guard stays."""
 
@@ -624,6 +647,11 @@ class FloatFacts:
             return self._name_float(expr.value, seen)
         if isinstance(expr, cst.Call):
             return self._call_float(expr, seen)
+        if _self_attr(expr):  # self.alpha = nn.Parameter(torch.zeros(n)): a float Parameter
+            calls = self._layers.get(expr.attr.value, [])
+            return bool(calls) and all(self._resolve(c.func) == "torch.nn.Parameter" and c.args
+                                       and c.args[0].keyword is None and _PARAMETER_FACTS(self).is_float(c.args[0].value)
+                                       for c in calls)
         return False
 
     def _name_float(self, name: str, seen: frozenset[str]) -> bool:
@@ -639,7 +667,14 @@ class FloatFacts:
         if _self_attr(func):
             calls = self._layers.get(func.attr.value, [])
             return bool(calls) and all(self._resolve(c.func) in _FLOAT_LAYERS for c in calls)
+        if isinstance(func, cst.Subscript) and _self_attr(func.value):  # self.fcs[i](x) of a list of float layers
+            calls = self._layers.get(func.value.attr.value, [])
+            return bool(calls) and all(self._resolve(c.func) == "torch.nn.ModuleList" and _members_float(c, self)
+                                       for c in calls)
         qual = self._resolve(func)
+        if qual is not None and any(a.keyword is not None and a.keyword.value == "dtype"
+                                    and self._resolve(a.value) in _FLOAT_DTYPES for a in call.args):
+            return qual.startswith("torch.") and qual.rpartition(".")[2] in _DTYPE_RESULTS  # arange(..., dtype=torch.float32)
         if qual is not None:
             keywords = {a.keyword.value for a in call.args if a.keyword is not None}
             if qual.rpartition(".")[0] in ("torch", "torch.special", "torch.nn.functional") \

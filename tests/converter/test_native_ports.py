@@ -531,3 +531,33 @@ def test_softmax_of_a_row_masked_with_minus_inf_keeps_the_runtime_softmax(tmp_pa
     got = ms_net(ms.Tensor(x), ms.Tensor(mask)).asnumpy()
     assert np.isnan(want[0, 1]).all() and np.isnan(got[0, 1]).all()
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)  # NaN where torch's is, the other rows right
+
+
+FLOAT_FACTS = HEAD + """
+import math
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.alpha = nn.Parameter(torch.randn(4))
+        self.count = nn.Parameter(torch.tensor(3), requires_grad=False)
+        self.fcs = nn.ModuleList([nn.Linear(4, 4) for _ in range(2)])
+
+    def forward(self, x):
+        freqs = torch.exp(torch.arange(4, dtype=torch.float32) * -0.5)
+        a = torch.sigmoid(self.alpha)
+        b = torch.tanh(self.fcs[0](x))
+        c = torch.exp(self.count)
+        return x * freqs + a + b + c + torch.sigmoid(x)
+"""
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_float_facts_of_parameters_lists_and_dtype_arguments(mode, tmp_path):
+    code = _convert(FLOAT_FACTS)
+    for native in ("ops.exp(ops.arange(", "ops.sigmoid(self.alpha)", "ops.tanh(self.fcs[0](x))"):
+        assert native in code  # a float dtype=, a Parameter of a float tensor, a list of Linear layers
+    assert "mp_math.exp(self.count)" in code and "mp_math.sigmoid(x)" in code  # an int Parameter; a parameter
+    x = np.random.default_rng(0).standard_normal((2, 4)).astype(np.float32)
+    assert_port_matches_in_mode(FLOAT_FACTS, code, "Net", [x], tmp_path, "float_facts", mode, rtol=1e-5, atol=1e-5)
