@@ -561,3 +561,26 @@ def test_float_facts_of_parameters_lists_and_dtype_arguments(mode, tmp_path):
     assert "mp_math.exp(self.count)" in code and "mp_math.sigmoid(x)" in code  # an int Parameter; a parameter
     x = np.random.default_rng(0).standard_normal((2, 4)).astype(np.float32)
     assert_port_matches_in_mode(FLOAT_FACTS, code, "Net", [x], tmp_path, "float_facts", mode, rtol=1e-5, atol=1e-5)
+
+
+TYPE_CASTS = HEAD + """
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        h = self.fc(x).type(torch.float64)
+        h = (h * 2).type(x.dtype)
+        return h + x.type(dtype=torch.int32).type(torch.float32) + x.type('torch.DoubleTensor').float()
+"""
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_type_given_a_dtype_is_astype(mode, tmp_path):
+    code = _convert(TYPE_CASTS)
+    assert "self.fc(x).astype(ms.float64)" in code and "(h * 2).astype(x.dtype)" in code
+    assert "x.astype(ms.int32).astype(ms.float32)" in code
+    assert "mp_tensor.type(x, dtype='torch.DoubleTensor')" in code  # a type name: decided on the value
+    x = np.random.default_rng(0).standard_normal((2, 4)).astype(np.float32) * 3
+    assert_port_matches_in_mode(TYPE_CASTS, code, "Net", [x], tmp_path, "type_casts", mode, rtol=1e-5, atol=1e-5)

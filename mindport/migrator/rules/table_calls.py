@@ -70,7 +70,9 @@ class TableCallTransform(Rule):
     Cell or function keeps torch's behaviour (the result written into the input; None members; a fully masked row).
     ``torch.einsum`` with a literal equation that is one batched matrix product (``'b h i d, b h j d -> b h i j'``) is
     ``ops.matmul`` with the axes swapped as the equation says (``mindport/migrator/einsum_native.py``); any other
-    equation keeps the runtime einsum (``ops.einsum`` has no CPU kernel).
+    equation keeps the runtime einsum (``ops.einsum`` has no CPU kernel). ``x.type(d)`` where ``d`` is a dtype by
+    construction (``y.dtype``, ``torch.float32``) is ``x.astype(d)``; the runtime ``type`` stays for a type name or no
+    argument.
     """
 
     EXAMPLES = (
@@ -525,6 +527,11 @@ class TableCallTransform(Rule):
             self.flag(original_node, "MP102", f"{entry.torch}: {exc}", "", entry.torch)
             return updated_node
         receiver = updated_node.func.value  # type: ignore[union-attr]
+        cast = self._dtype_cast(target, mapped)
+        if cast is not None:  # h.type(x.dtype): a cast to a dtype, MindSpore's astype
+            self.ctx.converted_sites += 1
+            return updated_node.with_changes(func=updated_node.func.with_changes(attr=cst.Name("astype")),
+                                             args=[cst.Arg(cast)])
         if ambiguous:  # torch's reading must give the text as written, or the call is flagged
             args = build_call_args(entry, dict(mapped), profile)
             if target == f".{func.attr.value}" and code_of(updated_node.with_changes(args=args)) == code_of(updated_node):
@@ -542,6 +549,21 @@ class TableCallTransform(Rule):
             return updated_node.with_changes(func=method, args=args)
         return updated_node.with_changes(func=self.ctx.target_expr(target),
                                          args=fix_commas([cst.Arg(value=receiver), *args]))
+
+    def _dtype_cast(self, target: str, mapped: dict) -> cst.BaseExpression | None:
+        """``x.type(d)`` (the runtime ``type``, which decides on the value: a dtype, a torch type name, nothing)
+        where ``d`` is a dtype by construction, ``y.dtype`` or ``torch.float32``: the converted ``d``, for
+        ``x.astype(d)``."""
+        if target != RUNTIME_TYPE or set(mapped) != {"dtype"} or not mapped["dtype"].given:
+            return None
+        node = mapped["dtype"].node
+        if isinstance(node, cst.Attribute) and node.attr.value == "dtype":
+            return arg_expression(mapped["dtype"])
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) \
+                and node.attr.value in TORCH_DTYPE_NAMES \
+                and code_of(node) == self.ctx.target_text(f"mindspore.{node.attr.value}"):
+            return node  # torch.float64, already written as ms.float64
+        return None
 
     def _torch_swap(self, call: cst.Call) -> bool:
         """``k.transpose(-1, -2)`` on a receiver of unknown kind in a file that does not import numpy: two integer
@@ -620,6 +642,12 @@ class TableCallTransform(Rule):
 
 # the module of the int-to-float guards (mindport.runtime.promotion names them)
 GUARDS = "mindport.runtime.math"
+
+# torch.Tensor.type's runtime function (a cast, a type name, or the type name read): astype for a dtype argument
+RUNTIME_TYPE = "mindport.runtime.tensor.type"
+TORCH_DTYPE_NAMES = frozenset({"float", "float32", "float64", "double", "float16", "half", "bfloat16", "int", "int8",
+                               "int16", "int32", "int64", "long", "short", "uint8", "bool", "complex64",
+                               "complex128"})
 
 # torch.einsum's runtime function: a literal equation that is one batched matrix product is written natively
 RUNTIME_EINSUM = "mindport.runtime.math.einsum"
