@@ -847,3 +847,112 @@ def _finite_number(expr) -> bool:
     return isinstance(expr, cst.Attribute) and expr.attr.value in ("max", "min") \
         and isinstance(expr.value, cst.Call) and isinstance(expr.value.func, cst.Attribute) \
         and expr.value.func.attr.value in ("finfo", "iinfo")
+
+
+# ------------------------------------------------------------------------------------------- layer classes as values
+
+class ValueFlow:
+    """Where a layer class passed as a value (``act_layer=nn.GELU``, the default of a parameter or a keyword of a call
+    of a class or function of the file) is called, and how: :meth:`call_shape` follows the parameter through the
+    function's body (and on into the parameters of the file's classes and functions it is handed to,
+    ``Mlp(act_layer=act_layer)``) and gives the one shape every call has, ``(positional count, keyword names)``, or
+    None when the parameter is used any other way (compared, stored, handed elsewhere, called with ``*args``, in a
+    nested function) or called with different shapes. A value whose every call is known can be built by MindSpore's
+    own layer with its arguments bound statically."""
+
+    def __init__(self, module: cst.Module) -> None:
+        self.functions: dict[str, cst.FunctionDef] = {}  # module-level function name / class name -> the callee
+        for stmt in module.body:
+            if isinstance(stmt, cst.FunctionDef):
+                self.functions[stmt.name.value] = stmt
+            elif isinstance(stmt, cst.ClassDef) and isinstance(stmt.body, cst.IndentedBlock):
+                init = [s for s in stmt.body.body if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"]
+                if len(init) == 1:
+                    self.functions[stmt.name.value] = init[0]
+        self._memo: dict[tuple[int, str], object] = {}
+
+    def callee(self, func) -> cst.FunctionDef | None:
+        return self.functions.get(func.value) if isinstance(func, cst.Name) else None
+
+    def call_shape(self, function: cst.FunctionDef, param: str, depth: int = 0):
+        key = (id(function), param)
+        if key in self._memo:
+            return self._memo[key]
+        self._memo[key] = None  # a cycle: unknown
+        shape = self._shape(function, param, depth) if depth < 6 else None
+        self._memo[key] = shape
+        return shape
+
+    def _shape(self, function: cst.FunctionDef, param: str, depth: int):
+        params = function.params
+        if param not in {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}:
+            return None
+        shapes: set = set()
+        uses = _param_uses(function, param)
+        if uses is None or not uses:
+            return None
+        for parent, node, call in uses:
+            if isinstance(parent, cst.Call) and parent.func is node:
+                if any(a.star for a in parent.args):
+                    return None
+                positional = sum(1 for a in parent.args if a.keyword is None)
+                if any(a.keyword is None for a in parent.args[positional:]):
+                    return None
+                shapes.add((positional, tuple(a.keyword.value for a in parent.args if a.keyword is not None)))
+                continue
+            if isinstance(parent, cst.Arg) and not parent.star and isinstance(call, cst.Call):
+                target = self.callee(call.func)
+                if target is None:
+                    return None
+                name = parent.keyword.value if parent.keyword is not None else _positional_param(target, call, parent)
+                if name is None:
+                    return None
+                shape = self.call_shape(target, name, depth + 1)
+                if shape is None:
+                    return None
+                shapes.add(shape)
+                continue
+            return None
+        return next(iter(shapes)) if len(shapes) == 1 else None
+
+
+def _positional_param(target: cst.FunctionDef, call: cst.Call, arg: cst.Arg) -> str | None:
+    names = [p.name.value for p in (*target.params.posonly_params, *target.params.params)]
+    if names and names[0] in ("self", "cls"):
+        names = names[1:]
+    index = [a for a in call.args if a.keyword is None].index(arg)
+    return names[index] if index < len(names) else None
+
+
+def _param_uses(function: cst.FunctionDef, param: str):
+    """(parent, name node, the call an argument belongs to) of each read of ``param`` in the function's body; None
+    when a nested scope reads it or it is rebound."""
+    uses: list = []
+    bad = False
+
+    class _Find(cst.CSTVisitor):
+        def __init__(self):
+            self.stack: list = []
+
+        def on_visit(self, node):
+            nonlocal bad
+            if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)) and node is not function:
+                if any(n.value == param for n in _all_names(node)):
+                    bad = True
+                return False
+            if isinstance(node, cst.Name) and node.value == param and self.stack:
+                parent = self.stack[-1]
+                call = self.stack[-2] if len(self.stack) > 1 and isinstance(parent, cst.Arg) else None
+                if isinstance(parent, (cst.AssignTarget, cst.AugAssign, cst.For, cst.AsName, cst.NamedExpr)):
+                    bad = True
+                elif not (isinstance(parent, cst.Arg) and parent.keyword is node):
+                    uses.append((parent, node, call))
+            self.stack.append(node)
+            return True
+
+        def on_leave(self, original_node):
+            if self.stack and self.stack[-1] is original_node:
+                self.stack.pop()
+
+    function.body.visit(_Find())
+    return None if bad else uses

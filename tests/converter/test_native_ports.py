@@ -584,3 +584,40 @@ def test_type_given_a_dtype_is_astype(mode, tmp_path):
     assert "mp_tensor.type(x, dtype='torch.DoubleTensor')" in code  # a type name: decided on the value
     x = np.random.default_rng(0).standard_normal((2, 4)).astype(np.float32) * 3
     assert_port_matches_in_mode(TYPE_CASTS, code, "Net", [x], tmp_path, "type_casts", mode, rtol=1e-5, atol=1e-5)
+
+
+# ------------------------------------------------------------------------------------------- layer classes as values
+
+LAYER_VALUES = HEAD + """
+class Mlp(nn.Module):
+    def __init__(self, dim, act_layer=nn.GELU, norm_layer=nn.LayerNorm):
+        super().__init__()
+        self.fc = nn.Linear(dim, dim)
+        self.act = act_layer()
+        self.norm = norm_layer(dim)
+
+    def forward(self, x):
+        return self.norm(self.act(self.fc(x)))
+
+
+class Net(nn.Module):
+    def __init__(self, dim=4, act_layer=nn.ReLU, kept=nn.GELU):
+        super().__init__()
+        self.mlp = Mlp(dim, act_layer=act_layer)
+        self.other = Mlp(dim, nn.SiLU, norm_layer=nn.LayerNorm)
+        self.kept = kept(approximate="tanh") if kept is nn.GELU else kept()
+
+    def forward(self, x):
+        return self.kept(self.other(self.mlp(x)))
+"""
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_layer_classes_passed_as_values_whose_every_call_is_known_are_bound_statically(mode, tmp_path):
+    code = _convert(LAYER_VALUES)
+    assert "act_layer=lambda: nn.GELU(approximate=False)" in code  # torch's exact GELU, MindSpore's default tanh
+    assert "norm_layer=lambda normalized_shape: nn.LayerNorm(" in code
+    assert "act_layer=nn.ReLU" in code and "Mlp(dim, nn.SiLU, norm_layer=lambda normalized_shape:" in code
+    assert 'kept=mp_adapt.api("torch.nn.GELU")' in code  # compared and called with arguments: the runtime adapter
+    x = np.random.default_rng(0).standard_normal((2, 4)).astype(np.float32)
+    assert_port_matches_in_mode(LAYER_VALUES, code, "Net", [x], tmp_path, "layer_values", mode, rtol=1e-5, atol=1e-5)

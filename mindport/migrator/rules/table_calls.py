@@ -16,12 +16,13 @@ from mindport.migrator.native_facts import (
     FileFacts,
     FloatFacts,
     UnmaskedFacts,
+    ValueFlow,
     cells_display,
     inplace_switch,
 )
 from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.scopes import receiver_kind
-from mindport.migrator.syntax import code_of
+from mindport.migrator.syntax import NO_SPACE_EQUAL, code_of
 from mindport.migrator.table import (
     SHARED_METHOD_NAMES,
     CallBindError,
@@ -72,7 +73,11 @@ class TableCallTransform(Rule):
     ``ops.matmul`` with the axes swapped as the equation says (``mindport/migrator/einsum_native.py``); any other
     equation keeps the runtime einsum (``ops.einsum`` has no CPU kernel). ``x.type(d)`` where ``d`` is a dtype by
     construction (``y.dtype``, ``torch.float32``) is ``x.astype(d)``; the runtime ``type`` stays for a type name or no
-    argument.
+    argument. A layer class passed as a value whose every call is known (the default or a keyword of a parameter
+    that the file's code only calls, or hands on to another such parameter: ``act_layer=nn.GELU`` ... ``act_layer()``)
+    is MindSpore's class itself (``nn.ReLU``) or, where the call needs its arguments mapped, a lambda with torch's
+    parameters that builds MindSpore's layer with them bound statically (``lambda: nn.GELU(approximate=False)``,
+    ``lambda normalized_shape: nn.LayerNorm(...)``); the runtime adapter stays where a use is not a call.
     """
 
     EXAMPLES = (
@@ -238,6 +243,8 @@ class TableCallTransform(Rule):
 
     def visit_Module(self, node: cst.Module) -> None:
         self._file_facts = FileFacts(node)
+        self._flow = ValueFlow(node)
+        self._value_sites: dict[int, tuple[cst.FunctionDef, str]] = {}  # a value -> (the function, its parameter)
 
     def _builds_cell(self, expr) -> bool:
         """Is ``expr`` the construction of a layer: a torch layer class, or a class of the file or the project?"""
@@ -265,6 +272,18 @@ class TableCallTransform(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         self._call_funcs.add(id(node.func))
+        callee = self._flow.callee(node.func)
+        if callee is not None:  # Block(dim, act_layer=nn.GELU): the value goes to Block.__init__'s act_layer
+            names = [p.name.value for p in (*callee.params.posonly_params, *callee.params.params)]
+            names = names[1:] if names and names[0] in ("self", "cls") else names
+            positional = [a for a in node.args if a.keyword is None]
+            for arg in node.args:
+                if arg.star:
+                    continue
+                if arg.keyword is not None:
+                    self._value_sites[id(arg.value)] = (callee, arg.keyword.value)
+                elif positional.index(arg) < len(names):
+                    self._value_sites[id(arg.value)] = (callee, names[positional.index(arg)])
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self._inner.add(id(node.value))
@@ -300,6 +319,9 @@ class TableCallTransform(Rule):
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._inner.add(id(node.name))
         self._functions.append(node)
+        for param in (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params):
+            if param.default is not None:  # def __init__(self, act_layer=nn.GELU)
+                self._value_sites[id(param.default)] = (node, param.name.value)
 
     def leave_FunctionDef(self, original_node, updated_node):
         self._functions.pop()
@@ -612,6 +634,10 @@ class TableCallTransform(Rule):
         # passed as a value (norm_layer=nn.LayerNorm, partial(torch.cat, dim=1)): the MindSpore name, or the runtime
         # adapter of the entry when later calls need their arguments mapped
         value = value_expr(self.ctx, qual)
+        factory = self._layer_factory(original_node, qual) if value is not None else None
+        if factory is not None:
+            self.ctx.converted_sites += 1
+            return factory
         if value is None:
             if self.ctx.registry.lookup(qual) is not None or not self._package_site(original_node, qual):
                 self.flag(original_node, "MP104", f"{qual} is referenced but has no MindSpore mapping",
@@ -619,6 +645,39 @@ class TableCallTransform(Rule):
             return updated_node
         self.ctx.converted_sites += 1
         return value
+
+    def _layer_factory(self, original_node, qual: str) -> cst.BaseExpression | None:
+        """A torch layer class passed as a value whose every call is known (``ValueFlow``: ``act_layer=nn.GELU``
+        only ever called as ``act_layer()``, ``norm_layer=nn.LayerNorm`` as ``norm_layer(dim)``): the MindSpore class
+        itself when such a call needs no arguments mapped (``nn.ReLU``), else a lambda taking torch's arguments that
+        builds MindSpore's layer with them bound statically (``lambda: nn.GELU(approximate=False)``). None (the
+        runtime adapter) when a call is not known or cannot be converted statically."""
+        entry = self.ctx.registry.lookup(qual)
+        site = self._value_sites.get(id(original_node))
+        if entry is None or entry.kind != "layer" or site is None or not entry.signature:
+            return None
+        shape = self._flow.call_shape(*site)
+        if shape is None:
+            return None
+        count, keywords = shape
+        signature = [p.name for p in entry.signature]
+        names = signature[:count] + list(keywords)
+        if count > len(signature) or len(set(names)) != len(names) or any(n.startswith("*") for n in names):
+            return None
+        args = [cst.Arg(cst.Name(n)) for n in signature[:count]]
+        args += [cst.Arg(keyword=cst.Name(k), value=cst.Name(k), equal=NO_SPACE_EQUAL) for k in keywords]
+        synthetic = cst.Call(func=original_node, args=fix_commas(args))
+        diagnostics, sites = len(self.ctx.diagnostics), self.ctx.converted_sites
+        built = self.leave_Call(synthetic, synthetic)
+        if len(self.ctx.diagnostics) != diagnostics or built is synthetic or not isinstance(built, cst.Call) \
+                or "mp_adapt" in code_of(built.func):
+            del self.ctx.diagnostics[diagnostics:]
+            self.ctx.converted_sites = sites
+            return None
+        self.ctx.converted_sites = sites
+        if not built.args and not names:
+            return built.func  # nn.ReLU() with nothing to map: the class itself
+        return cst.Lambda(params=cst.Parameters(params=[cst.Param(cst.Name(n)) for n in names]), body=built)
 
     def _package_site(self, node, qual: str) -> bool:
         """A symbol of a torch-based third-party package with no entry: MP106, naming the package."""
