@@ -388,11 +388,16 @@ def test_module_list_displays_of_cells_are_cell_lists_where_they_are_built(mode,
     assert "self.layers.append(nn.CellList([" in code and "self.pair = nn.CellList([" in code
     assert "self.layers = nn.CellList([])" in code  # empty, then given only Cells: CellList's own append
     assert "self.named = mp_containers.ModuleList([" in code  # members added by name: the runtime's
+    _lists_match(NESTED_LISTS, code, mode, tmp_path, "nested", ("layers.1.0.weight", "pair.1.bias"))
+
+
+def _lists_match(source, code, mode, tmp_path, name, names):
+    """The port matches torch in ``mode``; in PyNative, its weights also land under torch's ``names``."""
     x = np.random.default_rng(0).standard_normal((2, 4)).astype(np.float32)
-    assert_port_matches_in_mode(NESTED_LISTS, code, "Net", [x], tmp_path, "nested_lists", mode, rtol=1e-5, atol=1e-5)
+    assert_port_matches_in_mode(source, code, "Net", [x], tmp_path, name, mode, rtol=1e-5, atol=1e-5)
     if mode == "pynative":
-        report = assert_port_matches(NESTED_LISTS, code, "Net", (2, 4), tmp_path, "nested_names", 1e-5)
-        assert report.ok and "layers.1.0.weight" in report.mapping and "pair.1.bias" in report.mapping
+        report = assert_port_matches(source, code, "Net", (2, 4), tmp_path, f"{name}_names", 1e-5)
+        assert report.ok and all(n in report.mapping for n in names)
 
 
 OPTIONAL_MEMBERS = HEAD + """
@@ -454,11 +459,7 @@ def test_module_list_filled_only_with_cells_is_cell_list(mode, tmp_path):
     for kept in ("maybe", "grown"):  # None appended; += (CellList has no +=): the runtime ModuleList
         assert f"self.{kept} = mp_containers.ModuleList(" in code
     assert "self.indexed = mp_containers.ModuleList([" in code  # a member replaced by index
-    x = np.random.default_rng(0).standard_normal((2, 4)).astype(np.float32)
-    assert_port_matches_in_mode(FILLED_LISTS, code, "Net", [x], tmp_path, "filled", mode, rtol=1e-5, atol=1e-5)
-    if mode == "pynative":
-        report = assert_port_matches(FILLED_LISTS, code, "Net", (2, 4), tmp_path, "filled_names", 1e-5)
-        assert report.ok and "layers.1.0.weight" in report.mapping and "heads.0.bias" in report.mapping
+    _lists_match(FILLED_LISTS, code, mode, tmp_path, "filled", ("layers.1.0.weight", "heads.0.bias"))
 
 
 # ------------------------------------------------------------------------------------------------ softmax
