@@ -18,7 +18,8 @@
   inserted into or added to by name anywhere in the file, is MindSpore's own ``nn.CellList`` (the runtime ModuleList
   exists for None members, tuples and generators). So is an empty ``nn.ModuleList()`` (or one of those) every
   ``append``/``insert``/``extend`` of which, anywhere in the file, adds layer constructions (or local names bound only
-  to them), and a local ``block = nn.ModuleList()`` filled that way in its method: CellList's own methods name the
+  to them; a call of a module-level function that returns one on every path, ``make_attn(c)``, and ``nn.Module()``
+  count as constructions), and a local ``block = nn.ModuleList()`` filled that way in its method: CellList's own methods name the
   members as the runtime ModuleList does. ``add_module``, item assignment or ``+=`` keep the runtime ModuleList.
 * **Softmax** (``UnmaskedFacts``): the runtime softmax exists for MindSpore's CPU kernel defect on a row of all
   ``-inf``; an input that cannot hold one is ``ops.softmax``.
@@ -271,11 +272,13 @@ def _adds_cell(add: cst.Call, function: cst.FunctionDef | None,
 
 def _local_list_adds_cells(method: cst.FunctionDef, name: str,
                            builds_cell: Callable[[cst.BaseExpression], bool]) -> bool:
-    """``block = nn.ModuleList()`` in ``method``: is the name bound only there, and every ``block.append/insert/
-    extend(...)`` in the method (none in a nested function) given Cells, nothing added by name or by index?"""
-    if len(_Order(method).bindings(name)) != 1 or any(name in {n.value for n in _all_names(inner)}
-                                                      for inner in _nested_scopes(method)):
-        return False
+    """``block = nn.ModuleList()`` in ``method``: is the name bound only to such lists, and every ``block.append/
+    insert/extend(...)`` in the method (none in a nested function) given Cells, nothing added by name or by index?"""
+    bindings = _Order(method).bindings(name)
+    if not bindings or any(not isinstance(value, cst.Call) or not _plain_list_argument(value, builds_cell, empty=True)
+                           for value in bindings) \
+            or any(name in {n.value for n in _all_names(inner)} for inner in _nested_scopes(method)):
+        return False  # every binding an nn.ModuleList(...) of Cells (one per loop pass, say), read by no closure
     ok = True
 
     class _Find(cst.CSTVisitor):
@@ -956,3 +959,50 @@ def _param_uses(function: cst.FunctionDef, param: str):
 
     function.body.visit(_Find())
     return None if bad else uses
+
+
+def cell_functions(module: cst.Module, builds_cell: Callable[[cst.BaseExpression], bool]) -> frozenset[str]:
+    """Module-level functions that always return a layer construction (``def make_attn(c, kind): if kind ==
+    "vanilla": return AttnBlock(c) ... else: return nn.Identity()``): every ``return`` gives one and the body cannot
+    end without returning, so a call of one is a Cell, never None."""
+    found = set()
+    for stmt in module.body:
+        if isinstance(stmt, cst.FunctionDef) and not stmt.asynchronous and _always_returns(stmt.body.body):
+            returns = _returns(stmt)
+            if returns and all(r.value is not None and builds_cell(r.value) for r in returns):
+                found.add(stmt.name.value)
+    return frozenset(found)
+
+
+def _always_returns(body) -> bool:
+    if not body:
+        return False
+    last = body[-1]
+    if isinstance(last, cst.SimpleStatementLine):
+        return isinstance(last.body[-1], (cst.Return, cst.Raise))
+    if isinstance(last, cst.If):
+        branch = last.orelse
+        if branch is None or not _always_returns(last.body.body):
+            return False
+        return _always_returns([branch] if isinstance(branch, cst.If) else branch.body.body)
+    return False
+
+
+def _returns(function: cst.FunctionDef) -> list[cst.Return]:
+    found: list[cst.Return] = []
+
+    class _Find(cst.CSTVisitor):
+        def visit_Return(self, node):
+            found.append(node)
+
+        def visit_FunctionDef(self, node):
+            return node is function
+
+        def visit_Lambda(self, node):
+            return False
+
+        def visit_ClassDef(self, node):
+            return False
+
+    function.visit(_Find())
+    return found

@@ -622,3 +622,65 @@ def test_layer_classes_passed_as_values_whose_every_call_is_known_are_bound_stat
     assert 'kept=mp_adapt.api("torch.nn.GELU")' in code  # compared and called with arguments: the runtime adapter
     x = np.random.default_rng(0).standard_normal((2, 4)).astype(np.float32)
     assert_port_matches_in_mode(LAYER_VALUES, code, "Net", [x], tmp_path, "layer_values", mode, rtol=1e-5, atol=1e-5)
+
+
+CELL_FACTORIES = HEAD + """
+class AttnBlock(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.fc = nn.Linear(c, c)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+def make_attn(c, kind="vanilla"):
+    assert kind in ("vanilla", "none")
+    if kind == "vanilla":
+        return AttnBlock(c)
+    elif kind == "none":
+        return nn.Identity()
+    else:
+        raise ValueError(kind)
+
+
+def maybe(c):
+    if c:
+        return AttnBlock(c)
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.down = nn.ModuleList()
+        for i in range(2):
+            block = nn.ModuleList()
+            attn = nn.ModuleList()
+            block.append(AttnBlock(4))
+            attn.append(make_attn(4, "vanilla" if i else "none"))
+            down = nn.Module()
+            down.block = block
+            down.attn = attn
+            self.down.append(down)
+        self.up = nn.ModuleList()
+        for i in range(2):
+            block = nn.ModuleList()
+            block.append(maybe(4))
+            self.up.append(block)
+
+    def forward(self, x):
+        for d in self.down:
+            x = d.attn[0](d.block[0](x))
+        for u in self.up:
+            x = u[0](x)
+        return x
+"""
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_lists_filled_by_functions_that_always_return_a_cell_are_cell_lists(mode, tmp_path):
+    # taming/latent-diffusion: attn.append(make_attn(...)), down = nn.Module(); self.down.append(down)
+    code = _convert(CELL_FACTORIES)
+    assert "attn = nn.CellList()" in code and "self.down = nn.CellList()" in code and "self.up = nn.CellList()" in code
+    assert "block = mp_containers.ModuleList()" in code  # maybe() can return None: both bindings of block keep it
+    _lists_match(CELL_FACTORIES, code, mode, tmp_path, "cell_factories", ("down.1.block.0.fc.weight",))

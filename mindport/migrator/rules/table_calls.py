@@ -17,6 +17,7 @@ from mindport.migrator.native_facts import (
     FloatFacts,
     UnmaskedFacts,
     ValueFlow,
+    cell_functions,
     cells_display,
     inplace_switch,
 )
@@ -244,6 +245,8 @@ class TableCallTransform(Rule):
     def visit_Module(self, node: cst.Module) -> None:
         self._file_facts = FileFacts(node)
         self._flow = ValueFlow(node)
+        self._cell_functions = frozenset()
+        self._cell_functions = cell_functions(node, self._builds_cell)  # make_attn(c) returns a Cell on every path
         self._value_sites: dict[int, tuple[cst.FunctionDef, str]] = {}  # a value -> (the function, its parameter)
 
     def _builds_cell(self, expr) -> bool:
@@ -251,11 +254,14 @@ class TableCallTransform(Rule):
         if not isinstance(expr, cst.Call):
             return False
         qual = self.scope.resolve_torch(expr.func)
+        if qual == "torch.nn.Module":
+            return True  # down = nn.Module(); down.block = ...: an empty Cell to hang layers on
         if qual is not None:
             entry = self.ctx.registry.lookup(qual)
             return entry is not None and entry.kind == "layer"
         return isinstance(expr.func, cst.Name) and (expr.func.value in self._file_facts.classes
-                                                     or expr.func.value in self.ctx.options.module_classes)
+                                                     or expr.func.value in self.ctx.options.module_classes
+                                                     or expr.func.value in self._cell_functions)
 
     def _inplace_true(self, call: cst.Call) -> bool:
         """``nn.ReLU(inplace=True)`` (or another entry whose inplace=True switches to a runtime Cell)."""
