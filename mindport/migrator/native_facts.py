@@ -709,14 +709,15 @@ _MOVES = frozenset({"view", "reshape", "permute", "transpose", "flatten", "unfla
                     "contiguous", "expand", "expand_as", "clone", "detach", "float", "double", "half", "type_as",
                     "view_as", "reshape_as", "t", "mT", "chunk", "split", "to"})
 _NONFINITE = frozenset({"inf", "nan", "NINF", "Inf"})
+_BOUNDED = frozenset({"softmax", "sigmoid", "tanh"})  # results in a bounded range: never -inf
 
 
 class UnmaskedFacts:
     """Can the input of a softmax hold a row of all ``-inf`` (a fully masked query)? MindSpore 2.10's CPU softmax
     kernel gives the other rows wrong values then (``mindport.runtime.nn_functional.softmax`` writes it out); an
     input that cannot is MindSpore's own ``ops.softmax``. Read from the code of one function: the input is a layer's
-    output (``self.fc(x)``), a product (``q @ k.transpose(-2, -1) * self.scale``, ``torch.einsum``, ``torch.matmul``)
-    of anything, a value moved or cast (``.view``, ``.transpose``, ``.float()``, an index), a sum of such values, or
+    output (``self.fc(x)``), a product (``q @ k.transpose(-2, -1) * self.scale``, ``torch.einsum``, ``torch.matmul``,
+    ``w * (int(c) ** -0.5)``) of anything, a softmax's or sigmoid's result, a value moved or cast (``.view``, ``.transpose``, ``.float()``, an index), a sum of such values, or
     ``masked_fill`` of one with a finite fill (``-1e9``, ``-torch.finfo(x.dtype).max``), or a local name every
     assignment of which is one of these and never updated in place. A function that writes ``inf`` anywhere
     (``float("-inf")``, ``math.inf``), a parameter of the function (the caller may have masked it), an attribute
@@ -804,6 +805,12 @@ class UnmaskedFacts:
             return expr.value not in self._mutated
         if isinstance(expr, cst.Subscript):
             return self._factor(expr.value, seen)
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Multiply, cst.Divide, cst.Power,
+                                                                                cst.MatrixMultiply)):
+            return self._factor(expr.left, seen) and self._factor(expr.right, seen)  # (int(c) ** -0.5)
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value in ("int", "float") \
+                and self._resolve(expr.func) is None:
+            return True
         if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _MOVES \
                 and self._resolve(expr.func) is None:
             return self._factor(expr.func.value, seen)  # k.transpose(-2, -1)
@@ -817,6 +824,8 @@ class UnmaskedFacts:
         qual = self._resolve(func)
         args = [a for a in call.args if a.keyword is None and not a.star]
         if qual is not None:
+            if qual.rpartition(".")[2] in _BOUNDED and qual.rpartition(".")[0] in ("torch", "torch.nn.functional"):
+                return True  # a softmax's or sigmoid's result: no -inf at all
             if qual in _PRODUCTS:
                 operands = args[1:] if qual == "torch.einsum" else args
                 return all(self._factor(a.value, seen) for a in operands)
@@ -829,6 +838,8 @@ class UnmaskedFacts:
             method = func.attr.value
             if method in _MOVES:
                 return self._value(func.value, seen)
+            if method in _BOUNDED:
+                return True
             if method == "masked_fill" and len(call.args) == 2:
                 return self._value(func.value, seen) and self._finite_fill(call.args[1].value)
         return False

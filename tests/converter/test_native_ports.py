@@ -684,3 +684,35 @@ def test_lists_filled_by_functions_that_always_return_a_cell_are_cell_lists(mode
     assert "attn = nn.CellList()" in code and "self.down = nn.CellList()" in code and "self.up = nn.CellList()" in code
     assert "block = mp_containers.ModuleList()" in code  # maybe() can return None: both bindings of block keep it
     _lists_match(CELL_FACTORIES, code, mode, tmp_path, "cell_factories", ("down.1.block.0.fc.weight",))
+
+
+SPATIAL_SOFTMAX = HEAD + """
+import torch.nn.functional as F
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.q = nn.Conv2d(4, 4, 1)
+
+    def forward(self, x):
+        q = self.q(x)
+        b, c, h, w = q.shape
+        q = q.reshape(b, c, h * w).permute(0, 2, 1)
+        k = x.reshape(b, c, h * w)
+        w_ = torch.bmm(q, k)
+        w_ = w_ * (int(c) ** (-0.5))
+        w_ = F.softmax(w_, dim=2)
+        return w_, (w_ + x.mean()).softmax(-1)
+"""
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_softmax_of_a_scaled_product_rebound_by_its_own_result_is_ops_softmax(mode, tmp_path):
+    # taming/latent-diffusion's AttnBlock: w_ = bmm(q, k); w_ = w_ * (int(c) ** -0.5); w_ = F.softmax(w_, dim=2)
+    code = _convert(SPATIAL_SOFTMAX)
+    assert "w_ = ops.softmax(w_, axis=2)" in code
+    assert "mp_F.softmax((w_ + " in code  # a parameter's mean added: the runtime softmax
+    x = np.random.default_rng(0).standard_normal((2, 4, 3, 3)).astype(np.float32)
+    assert_port_matches_in_mode(SPATIAL_SOFTMAX, code, "Net", [x], tmp_path, "spatial_softmax", mode,
+                                rtol=1e-5, atol=1e-6)
