@@ -716,3 +716,17 @@ def test_softmax_of_a_scaled_product_rebound_by_its_own_result_is_ops_softmax(mo
     x = np.random.default_rng(0).standard_normal((2, 4, 3, 3)).astype(np.float32)
     assert_port_matches_in_mode(SPATIAL_SOFTMAX, code, "Net", [x], tmp_path, "spatial_softmax", mode,
                                 rtol=1e-5, atol=1e-6)
+
+
+def test_layer_class_value_whose_call_cannot_convert_statically_keeps_the_adapter_and_its_line():
+    # Embedding(max_norm=...) has no static MindSpore form: the value stays the runtime adapter, nothing is flagged
+    code = _convert(HEAD + """
+class Emb(nn.Module):
+    def __init__(self, n, layer=nn.Embedding):
+        super().__init__()
+        self.e = layer(n, 4, max_norm=1.0)
+
+    def forward(self, x):
+        return self.e(x)
+""")
+    assert 'layer=mp_adapt.api("torch.nn.Embedding")' in code and "import torch" not in code

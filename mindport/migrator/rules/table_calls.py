@@ -673,6 +673,13 @@ class TableCallTransform(Rule):
         args = [cst.Arg(cst.Name(n)) for n in signature[:count]]
         args += [cst.Arg(keyword=cst.Name(k), value=cst.Name(k), equal=NO_SPACE_EQUAL) for k in keywords]
         synthetic = cst.Call(func=original_node, args=fix_commas(args))
+        target, profile = entry.resolve(self.ctx.options.target)
+        if target is None or not entry.supported:
+            return None
+        try:  # the call must convert statically, or it would be flagged (and its statement kept as torch)
+            map_arguments(entry, bind_arguments(entry, list(synthetic.args)), profile)
+        except (CallBindError, Unsupported):
+            return None
         diagnostics, sites = len(self.ctx.diagnostics), self.ctx.converted_sites
         built = self.leave_Call(synthetic, synthetic)
         if len(self.ctx.diagnostics) != diagnostics or built is synthetic or not isinstance(built, cst.Call) \
