@@ -193,19 +193,20 @@ def _self_attr(expr) -> bool:
 
 
 def _assignments(method: cst.FunctionDef):
-    found: list[cst.Assign] = []
+    return _own_nodes(method, cst.Assign)
+
+
+def _own_nodes(function: cst.FunctionDef, kind: type) -> list:
+    """The nodes of ``kind`` in the function's own body (not in a nested function or lambda)."""
+    found: list = []
 
     class _Find(cst.CSTVisitor):
-        def visit_Assign(self, node):
-            found.append(node)
+        def on_visit(self, node):
+            if isinstance(node, kind):
+                found.append(node)
+            return not isinstance(node, cst.Lambda) and (not isinstance(node, cst.FunctionDef) or node is function)
 
-        def visit_FunctionDef(self, node):
-            return node is method
-
-        def visit_Lambda(self, node):
-            return False
-
-    method.visit(_Find())
+    function.visit(_Find())
     return found
 
 
@@ -1000,20 +1001,4 @@ def _always_returns(body) -> bool:
 
 
 def _returns(function: cst.FunctionDef) -> list[cst.Return]:
-    found: list[cst.Return] = []
-
-    class _Find(cst.CSTVisitor):
-        def visit_Return(self, node):
-            found.append(node)
-
-        def visit_FunctionDef(self, node):
-            return node is function
-
-        def visit_Lambda(self, node):
-            return False
-
-        def visit_ClassDef(self, node):
-            return False
-
-    function.visit(_Find())
-    return found
+    return _own_nodes(function, cst.Return)
