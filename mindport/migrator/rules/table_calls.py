@@ -8,7 +8,7 @@ from pathlib import Path
 import libcst as cst
 
 from mindport.mappings import OVERLAY_HINT
-from mindport.mappings.arguments import NUMPY_NAMES
+from mindport.mappings.arguments import KEYWORD_VARARGS, NUMPY_NAMES
 from mindport.mappings.transforms import Arg, Unsupported
 from mindport.migrator.native_facts import (
     ClassFacts,
@@ -432,7 +432,8 @@ class TableCallTransform(Rule):
             return updated_node
         numpy_names = _numpy_names(entry, updated_node)
         ambiguous = numpy_names and self._maybe_numpy(func)  # a.std(axis=0): numpy's call, or torch's?
-        keywords = entry.positional and any(a.keyword is not None for a in updated_node.args)
+        keywords = any(a.keyword is not None and (entry.positional or a.keyword.value in _spread_names(entry))
+                       for a in updated_node.args)
         if target == f".{func.attr.value}" and not needs_mapping(entry) and (not numpy_names or ambiguous) \
                 and not keywords:
             return updated_node  # same method, same arguments (keywords of a `positional` entry are written
@@ -571,6 +572,12 @@ def _unmapped_tensor_methods() -> frozenset[str]:
     names = {line.strip() for line in path.read_text(encoding="utf-8").splitlines()
              if line.strip() and not line.startswith("#")}
     return frozenset(names - _HANDLED_ELSEWHERE)
+
+
+def _spread_names(entry) -> set[str]:
+    """The ``*name`` parameters of an entry torch also takes by keyword (``x.view(size=(2, 3))``): such a call is
+    bound and written positionally (MindSpore's methods take the sequence, not torch's keyword)."""
+    return {p.name for p in entry.signature or () if p.kind == "var_positional" and p.name in KEYWORD_VARARGS}
 
 
 def _numpy_names(entry, call: cst.Call) -> bool:
