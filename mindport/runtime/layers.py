@@ -338,6 +338,17 @@ def add_module(parent, name, child):
     return None
 
 
+def register_load_state_dict_pre_hook(cell, hook, with_module=False):
+    """torch's private ``module._register_load_state_dict_pre_hook(hook, with_module=False)`` (gpt-fast's key remap of
+    older checkpoints): the Cell's public ``register_load_state_dict_pre_hook``, which calls ``hook(cell, state_dict,
+    prefix, ...)``; torch's private form passes the module only ``with_module``. The hook runs when the Cell's
+    ``load_state_dict`` does; mindport's checkpoint conversion (``mindport weights``, ``load_param_into_net``) maps the
+    names itself and runs no hook. Returns the removable handle."""
+    if with_module:
+        return cell.register_load_state_dict_pre_hook(hook)
+    return cell.register_load_state_dict_pre_hook(lambda _cell, *args: hook(*args))
+
+
 def register_parameter(parent, name, param):
     """torch's ``parent.register_parameter(name, param)``: ``insert_param_to_cell``, except that a ``None`` (an
     optional parameter left empty, ``bias=False``) is a plain attribute: ``insert_param_to_cell(name, None)`` keeps the
