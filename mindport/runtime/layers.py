@@ -338,6 +338,42 @@ def add_module(parent, name, child):
     return None
 
 
+def extend(container, cells):
+    """torch's ``Sequential.extend(modules)``: a SequentialCell has no extend, so each cell is appended (append names
+    its parameters by position, as torch's keys). A container that has its own (a ModuleList, or the Python list a
+    name held before it became a Sequential) extends itself. Returns the container, as torch's does."""
+    own = getattr(container, "extend", None)
+    if own is not None:
+        result = own(cells)
+        return container if result is None else result
+    for cell in cells:
+        container.append(cell)
+    return container
+
+
+def insert(container, index, cell):
+    """torch's ``Sequential.insert(index, module)``: the SequentialCell's own insertion, which renumbers the cells after
+    ``index`` and their parameters' names; a container with an insert of its own uses it."""
+    own = getattr(container, "insert", None)
+    if own is not None:
+        own(index, cell)
+        return container
+    container._insert(index, cell)  # noqa: SLF001 - SequentialCell's insertion (renames the cells after it)
+    return container
+
+
+def pop(container, *key):
+    """torch's ``Sequential.pop(key)`` / ``ModuleList.pop(key=-1)``: the cell at ``key``, removed (the Cell's
+    ``__delitem__`` renumbers the rest); a container with a pop of its own (a ModuleDict, a list) uses it."""
+    own = getattr(container, "pop", None)
+    if own is not None:
+        return own(*key)
+    index = key[0] if key else -1
+    cell = container[index]
+    del container[index]
+    return cell
+
+
 def register_load_state_dict_pre_hook(cell, hook, with_module=False):
     """torch's private ``module._register_load_state_dict_pre_hook(hook, with_module=False)`` (gpt-fast's key remap of
     older checkpoints): the Cell's public ``register_load_state_dict_pre_hook``, which calls ``hook(cell, state_dict,
