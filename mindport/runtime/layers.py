@@ -305,8 +305,9 @@ class OptionalAffineLayerNorm(nn.LayerNorm):
     """``torch.nn.LayerNorm`` with ``elementwise_affine=False`` or ``bias=False`` (MindSpore's LayerNorm always has
     gamma and beta Parameters): the missing scale is ones and the missing shift zeros, held as constants, so the Cell
     has the Parameters torch's module has (none, or ``gamma`` for torch's ``weight``) and a checkpoint carries the
-    same, under MindSpore's names (the mapping table's weight rule applies unchanged). Otherwise
-    ``mindspore.nn.LayerNorm`` itself. (:class:`LayerNorm` above keeps torch's names, for the Transformer layers.)"""
+    same, under MindSpore's names (the mapping table's weight rule applies unchanged). Also a ``normalized_shape``
+    of several axes (``nn.LayerNorm([n_vertex, channels])``): the begin axis is the input's rank minus their number.
+    Otherwise ``mindspore.nn.LayerNorm`` itself. (:class:`LayerNorm` above keeps torch's names, for the Transformer layers.)"""
 
     def __init__(self, normalized_shape, begin_norm_axis=-1, begin_params_axis=-1, gamma_init="ones",
                  beta_init="zeros", epsilon=1e-7, dtype=ms.float32, elementwise_affine=True, bias=True):
@@ -316,6 +317,15 @@ class OptionalAffineLayerNorm(nn.LayerNorm):
                 value = getattr(self, name).value().copy()
                 del self._params[name]  # noqa: SLF001 - torch's module has no such parameter
                 object.__setattr__(self, name, value)
+        self._axes = len(self.normalized_shape)  # torch normalises the last len(normalized_shape) axes
+        self._epsilon = epsilon
+
+    def construct(self, input_x):
+        if self._axes == 1:
+            return super().construct(input_x)
+        axis = input_x.ndim - self._axes  # MindSpore's CPU kernel refuses a negative begin axis other than -1
+        norm = ops.LayerNorm(begin_norm_axis=axis, begin_params_axis=axis, epsilon=self._epsilon)
+        return norm(input_x, self.gamma.astype(input_x.dtype), self.beta.astype(input_x.dtype))[0]
 
 
 def add_module(parent, name, child):
