@@ -1181,3 +1181,36 @@ def conv_forward(layer, x, weight, bias=None):
             mode, padding = "valid", 0
     return ops.conv2d(x, weight, bias, stride=layer.stride, pad_mode=mode, padding=padding, dilation=layer.dilation,
                       groups=layer.group)
+
+
+# ------------------------------------------------------------------------- torch's private layer base classes
+
+class _Family(type):
+    """A torch private base class model code tests objects against (``isinstance(m, nn.modules.conv._ConvNd)``,
+    ``isinstance(m, _BatchNorm)`` in init and freezing loops): true for the classes its torch subclasses convert to
+    (``members``). Not a base class: torch's ``__init__`` of it builds weights a MindSpore class lays out its own way,
+    so deriving from it raises with the reason (convert the subclass from the public layer it specialises)."""
+
+    def __instancecheck__(cls, obj) -> bool:
+        return isinstance(obj, cls.members)
+
+    def __subclasscheck__(cls, sub) -> bool:
+        return isinstance(sub, type) and issubclass(sub, cls.members)
+
+
+def _family(name: str, torch_name: str, members: tuple) -> type:
+    def __init_subclass__(sub, **kwargs):  # noqa: N807 - Python's hook
+        raise TypeError(f"mindport: {torch_name} is torch's private base of its layers: model code may test objects "
+                        f"against it, not derive from it; derive {sub.__name__} from the public layer it specialises")
+
+    return _Family(name, (), {"members": members, "__init_subclass__": classmethod(__init_subclass__),
+                              "__doc__": f"``{torch_name}`` in isinstance/issubclass tests (see _Family)."})
+
+
+ConvNd = _family("ConvNd", "torch.nn.modules.conv._ConvNd", (nn.layer.conv._Conv,))  # noqa: SLF001
+BatchNormNd = _family("BatchNormNd", "torch.nn.modules.batchnorm._BatchNorm",
+                      (nn.layer.normalization._BatchNorm, nn.BatchNorm3d))  # noqa: SLF001
+InstanceNormNd = _family("InstanceNormNd", "torch.nn.modules.instancenorm._InstanceNorm",
+                         (_InstanceNorm, nn.layer.normalization._InstanceNorm))  # noqa: SLF001
+NormBase = _family("NormBase", "torch.nn.modules.batchnorm._NormBase",
+                   BatchNormNd.members + InstanceNormNd.members)
