@@ -1197,6 +1197,10 @@ class _Family(type):
     def __subclasscheck__(cls, sub) -> bool:
         return isinstance(sub, type) and issubclass(sub, cls.members)
 
+    def __call__(cls, *args, **kwargs):
+        raise RuntimeError(f"mindport: {cls.__doc__.split('``')[1]} is torch's private base of its layers, a type for "
+                           "isinstance tests: build the public layer instead")
+
 
 def _family(name: str, torch_name: str, members: tuple) -> type:
     def __init_subclass__(sub, **kwargs):  # noqa: N807 - Python's hook
