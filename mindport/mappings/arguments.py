@@ -25,6 +25,13 @@ NUMPY_NAMES = {"axis": "dim", "keepdims": "keepdim", "x": "input", "a": "input",
 
 VARARGS = "<varargs>"  # the source of a *args/**kwargs slot; its Arg.node lists the arguments it took
 
+# The ``*name`` parameters torch's C++ argument parser also takes as one keyword argument: an int list (an IntArrayRef
+# first parameter) is taken spread out, as one sequence, or by its schema name, ``torch.zeros(size=(2, 3))``,
+# ``x.view(size=...)``, ``x.reshape(shape=...)``, ``x.permute(dims=...)``. Python-level functions with ``*tensors``,
+# ``*operands``, ``*shapes`` refuse the keyword. tests/mappings/test_varargs_keyword.py asks the installed torch, for
+# every entry with a ``*name`` parameter, whether it takes the keyword and checks that binding agrees.
+KEYWORD_VARARGS = frozenset({"size", "shape", "dims"})
+
 
 class CallBindError(Exception):
     """The arguments do not fit the torch signature."""
@@ -85,6 +92,10 @@ def bind(entry: Entry, items: Iterable[tuple[str, str | None, Arg, Any]]) -> dic
             bound[keyword] = arg
         elif var_kw is not None:
             extra_keywords.append(raw)
+        elif var_pos is not None and keyword == var_pos.name and keyword in KEYWORD_VARARGS:
+            if extra_positional:
+                raise CallBindError(f"argument {keyword!r} given twice")
+            extra_positional.append(_without_keyword(raw))
         else:
             raise CallBindError(f"unexpected keyword argument {keyword!r}")
     for p in params:
@@ -97,6 +108,16 @@ def bind(entry: Entry, items: Iterable[tuple[str, str | None, Arg, Any]]) -> dic
     if var_kw is not None:
         bound[var_kw.name] = Arg(VARARGS, bool(extra_keywords), extra_keywords)
     return bound
+
+
+def _without_keyword(raw: Any) -> Any:
+    """A keyword argument as the one positional argument of a ``*name`` slot (``size=(2, 3)`` -> ``(2, 3)``): the
+    runtime adapter's :class:`Extra`, or the converter's LibCST ``Arg`` (libcst is loaded only then)."""
+    if isinstance(raw, Extra):
+        return Extra(raw.source)
+    import libcst as cst
+
+    return raw.with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT)
 
 
 def _differs_from_default(arg: Arg, default: str | None) -> bool:

@@ -47,4 +47,6 @@ whose mapping entries say ``graph = "..."``, which raise a ``mindport:`` error i
 :mod:`mindport.runtime._graph` says what differs there (torch's named tuples are plain tuples in a graph).
 
 Nothing here is imported by ``import mindport.runtime`` itself: each module loads MindSpore only when used.
+:mod:`mindport.runtime.numpy_ints` (loaded with ``_graph``, which the runtime modules import) lets a MindSpore tensor
+take numpy integers as indices and slice bounds, as torch's does.
 """

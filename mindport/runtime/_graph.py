@@ -16,6 +16,8 @@ import sys
 
 from mindspore.ops.primitive import constexpr
 
+from mindport.runtime import numpy_ints  # noqa: F401 - installs the guard for numpy integers in tensor indices
+
 
 def _marker():
     return 0

@@ -7,6 +7,7 @@ name is the target of a mapping entry (``mindport/mappings/data/framework.toml``
 """
 from __future__ import annotations
 
+import collections.abc
 import math
 
 import mindspore as ms
@@ -29,6 +30,25 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
 def _assert(condition, message):
     """``torch._assert(condition, message)``: an assert that torch.fx can trace; here a plain one."""
     assert condition, message
+
+
+def ntuple(n, name="parse"):
+    """``torch.nn.modules.utils._ntuple(n)``: the function that makes an int an n-tuple and any iterable a tuple (the
+    private helpers model code reads as ``_pair(kernel_size)``); ``_single``, ``_pair``, ``_triple``, ``_quadruple``
+    below are torch's four."""
+    def parse(x):
+        if isinstance(x, collections.abc.Iterable):
+            return tuple(x)
+        return (x,) * n
+
+    parse.__name__ = name
+    return parse
+
+
+single = ntuple(1, "_single")
+pair = ntuple(2, "_pair")
+triple = ntuple(3, "_triple")
+quadruple = ntuple(4, "_quadruple")
 
 
 def wrap(fn_or_name):

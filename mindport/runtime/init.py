@@ -47,6 +47,22 @@ def _fans(tensor):
     return tensor.shape[1] * receptive, tensor.shape[0] * receptive
 
 
+def calculate_fan_in_and_fan_out(tensor):
+    """torch.nn.init._calculate_fan_in_and_fan_out (private in torch, called by model code that bounds a bias the way
+    torch's layers do): (fan_in, fan_out) from the shape. Weights keep torch's layout in MindSpore (a Conv1d weight is
+    4-D there, with the same receptive field), so the fans are torch's."""
+    return _fans(tensor)
+
+
+def calculate_correct_fan(tensor, mode):
+    """torch.nn.init._calculate_correct_fan: the fan ``mode`` names, 'fan_in' or 'fan_out' (any case)."""
+    mode = mode.lower()
+    if mode not in ("fan_in", "fan_out"):
+        raise ValueError(f"Mode {mode} not supported, please use one of ['fan_in', 'fan_out']")
+    fan_in, fan_out = _fans(tensor)
+    return fan_in if mode == "fan_in" else fan_out
+
+
 def calculate_gain(nonlinearity, param=None):
     """torch.nn.init.calculate_gain: torch's gain table (MindSpore's is private and has no 'selu')."""
     if nonlinearity in ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",

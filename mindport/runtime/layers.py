@@ -305,8 +305,9 @@ class OptionalAffineLayerNorm(nn.LayerNorm):
     """``torch.nn.LayerNorm`` with ``elementwise_affine=False`` or ``bias=False`` (MindSpore's LayerNorm always has
     gamma and beta Parameters): the missing scale is ones and the missing shift zeros, held as constants, so the Cell
     has the Parameters torch's module has (none, or ``gamma`` for torch's ``weight``) and a checkpoint carries the
-    same, under MindSpore's names (the mapping table's weight rule applies unchanged). Otherwise
-    ``mindspore.nn.LayerNorm`` itself. (:class:`LayerNorm` above keeps torch's names, for the Transformer layers.)"""
+    same, under MindSpore's names (the mapping table's weight rule applies unchanged). Also a ``normalized_shape``
+    of several axes (``nn.LayerNorm([n_vertex, channels])``): the begin axis is the input's rank minus their number.
+    Otherwise ``mindspore.nn.LayerNorm`` itself. (:class:`LayerNorm` above keeps torch's names, for the Transformer layers.)"""
 
     def __init__(self, normalized_shape, begin_norm_axis=-1, begin_params_axis=-1, gamma_init="ones",
                  beta_init="zeros", epsilon=1e-7, dtype=ms.float32, elementwise_affine=True, bias=True):
@@ -316,6 +317,15 @@ class OptionalAffineLayerNorm(nn.LayerNorm):
                 value = getattr(self, name).value().copy()
                 del self._params[name]  # noqa: SLF001 - torch's module has no such parameter
                 object.__setattr__(self, name, value)
+        self._axes = len(self.normalized_shape)  # torch normalises the last len(normalized_shape) axes
+        self._epsilon = epsilon
+
+    def construct(self, input_x):
+        if self._axes == 1:
+            return super().construct(input_x)
+        axis = input_x.ndim - self._axes  # MindSpore's CPU kernel refuses a negative begin axis other than -1
+        norm = ops.LayerNorm(begin_norm_axis=axis, begin_params_axis=axis, epsilon=self._epsilon)
+        return norm(input_x, self.gamma.astype(input_x.dtype), self.beta.astype(input_x.dtype))[0]
 
 
 def add_module(parent, name, child):
@@ -336,6 +346,53 @@ def add_module(parent, name, child):
     if isinstance(parent, nn.SequentialCell):
         parent.cell_list = [cell for cell in parent._cells.values() if cell is not None]  # noqa: SLF001
     return None
+
+
+def extend(container, cells):
+    """torch's ``Sequential.extend(modules)``: a SequentialCell has no extend, so each cell is appended (append names
+    its parameters by position, as torch's keys). A container that has its own (a ModuleList, or the Python list a
+    name held before it became a Sequential) extends itself. Returns the container, as torch's does."""
+    own = getattr(container, "extend", None)
+    if own is not None:
+        result = own(cells)
+        return container if result is None else result
+    for cell in cells:
+        container.append(cell)
+    return container
+
+
+def insert(container, index, cell):
+    """torch's ``Sequential.insert(index, module)``: the SequentialCell's own insertion, which renumbers the cells after
+    ``index`` and their parameters' names; a container with an insert of its own uses it."""
+    own = getattr(container, "insert", None)
+    if own is not None:
+        own(index, cell)
+        return container
+    container._insert(index, cell)  # noqa: SLF001 - SequentialCell's insertion (renames the cells after it)
+    return container
+
+
+def pop(container, *key):
+    """torch's ``Sequential.pop(key)`` / ``ModuleList.pop(key=-1)``: the cell at ``key``, removed (the Cell's
+    ``__delitem__`` renumbers the rest); a container with a pop of its own (a ModuleDict, a list) uses it."""
+    own = getattr(container, "pop", None)
+    if own is not None:
+        return own(*key)
+    index = key[0] if key else -1
+    cell = container[index]
+    del container[index]
+    return cell
+
+
+def register_load_state_dict_pre_hook(cell, hook, with_module=False):
+    """torch's private ``module._register_load_state_dict_pre_hook(hook, with_module=False)`` (gpt-fast's key remap of
+    older checkpoints): the Cell's public ``register_load_state_dict_pre_hook``, which calls ``hook(cell, state_dict,
+    prefix, ...)``; torch's private form passes the module only ``with_module``. The hook runs when the Cell's
+    ``load_state_dict`` does; mindport's checkpoint conversion (``mindport weights``, ``load_param_into_net``) maps the
+    names itself and runs no hook. Returns the removable handle."""
+    if with_module:
+        return cell.register_load_state_dict_pre_hook(hook)
+    return cell.register_load_state_dict_pre_hook(lambda _cell, *args: hook(*args))
 
 
 def register_parameter(parent, name, param):
@@ -1124,3 +1181,40 @@ def conv_forward(layer, x, weight, bias=None):
             mode, padding = "valid", 0
     return ops.conv2d(x, weight, bias, stride=layer.stride, pad_mode=mode, padding=padding, dilation=layer.dilation,
                       groups=layer.group)
+
+
+# ------------------------------------------------------------------------- torch's private layer base classes
+
+class _Family(type):
+    """A torch private base class model code tests objects against (``isinstance(m, nn.modules.conv._ConvNd)``,
+    ``isinstance(m, _BatchNorm)`` in init and freezing loops): true for the classes its torch subclasses convert to
+    (``members``). Not a base class: torch's ``__init__`` of it builds weights a MindSpore class lays out its own way,
+    so deriving from it raises with the reason (convert the subclass from the public layer it specialises)."""
+
+    def __instancecheck__(cls, obj) -> bool:
+        return isinstance(obj, cls.members)
+
+    def __subclasscheck__(cls, sub) -> bool:
+        return isinstance(sub, type) and issubclass(sub, cls.members)
+
+    def __call__(cls, *args, **kwargs):
+        raise RuntimeError(f"mindport: {cls.__doc__.split('``')[1]} is torch's private base of its layers, a type for "
+                           "isinstance tests: build the public layer instead")
+
+
+def _family(name: str, torch_name: str, members: tuple) -> type:
+    def __init_subclass__(sub, **kwargs):  # noqa: N807 - Python's hook
+        raise TypeError(f"mindport: {torch_name} is torch's private base of its layers: model code may test objects "
+                        f"against it, not derive from it; derive {sub.__name__} from the public layer it specialises")
+
+    return _Family(name, (), {"members": members, "__init_subclass__": classmethod(__init_subclass__),
+                              "__doc__": f"``{torch_name}`` in isinstance/issubclass tests (see _Family)."})
+
+
+ConvNd = _family("ConvNd", "torch.nn.modules.conv._ConvNd", (nn.layer.conv._Conv,))  # noqa: SLF001
+BatchNormNd = _family("BatchNormNd", "torch.nn.modules.batchnorm._BatchNorm",
+                      (nn.layer.normalization._BatchNorm, nn.BatchNorm3d))  # noqa: SLF001
+InstanceNormNd = _family("InstanceNormNd", "torch.nn.modules.instancenorm._InstanceNorm",
+                         (_InstanceNorm, nn.layer.normalization._InstanceNorm))  # noqa: SLF001
+NormBase = _family("NormBase", "torch.nn.modules.batchnorm._NormBase",
+                   BatchNormNd.members + InstanceNormNd.members)

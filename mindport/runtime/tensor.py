@@ -203,6 +203,26 @@ def new_full(input, size, fill_value, dtype=None):
     return ops.full(tuple(size), fill_value, dtype=dtype or input.dtype)
 
 
+def new(input, *data, dtype=None):
+    """torch's legacy ``x.new(...)`` (Beta-VAE: ``std.data.new(std.size()).normal_()``): a tensor of the receiver's
+    dtype: ``x.new()`` empty; ``x.new(2, 3)`` or ``x.new(x.size())`` of those sizes (zeros, where torch leaves memory
+    uninitialised); ``x.new([1, 2])`` / an array / a tensor from that data. ``x.size()`` converts to MindSpore's shape,
+    a plain tuple, so a tuple of ints is read as sizes (torch reads a tuple that is not a torch.Size as data)."""
+    dtype = input.dtype if dtype is None else dtype
+    if not data:
+        return ops.zeros((0,), dtype)
+    if len(data) == 1 and isinstance(data[0], tuple) and all(isinstance(n, (int, np.integer)) for n in data[0]):
+        data = data[0]
+    if all(isinstance(n, (int, np.integer)) and not isinstance(n, bool) for n in data):
+        return ops.zeros(tuple(int(n) for n in data), dtype)
+    if len(data) > 1:
+        raise TypeError(f"new(): expected data or sizes, got {data!r}")
+    value = data[0]
+    if isinstance(value, ms.Tensor):
+        return value.astype(dtype)
+    return ms.Tensor(np.asarray(value), dtype)
+
+
 # ------------------------------------------------------------------------------------ other meaning than torch.*
 
 def unfold(input, dimension, size, step):

@@ -4,6 +4,7 @@ from __future__ import annotations
 import ast
 
 from mindport.mappings.transforms.base import (
+    TARGET,
     UNKNOWN,
     Arg,
     Unsupported,
@@ -255,12 +256,33 @@ def layer_norm_axes(args: dict[str, Arg]) -> None:
     if isinstance(value, (tuple, list)):
         args["normalized_shape"] = new(repr(tuple(value)))
         if len(value) > 1:
-            raise Unsupported(
-                f"normalized_shape={shape.source} spans {len(value)} axes: MindSpore LayerNorm needs a positive "
-                "begin_norm_axis = input rank - len(normalized_shape); set begin_norm_axis/begin_params_axis by hand"
-            )
+            _multi_axis(args)
+        return
+    axes = _display_length(shape.source)
+    if axes is not None:  # [n_vertex, channels] (STGCN): the number of axes is known, their sizes are not
+        args["normalized_shape"] = new(f"tuple({shape.source})")
+        if axes > 1:
+            _multi_axis(args)
         return
     args["normalized_shape"] = new(f"(({shape.source},) if isinstance({shape.source}, int) else tuple({shape.source}))")
+
+
+def _display_length(source: str) -> int | None:
+    """The number of items of a list or tuple display (``[n, c]``), None for anything else or a starred item."""
+    try:
+        node = ast.parse(source, mode="eval").body
+    except SyntaxError:
+        return None
+    if isinstance(node, (ast.List, ast.Tuple)) and not any(isinstance(e, ast.Starred) for e in node.elts):
+        return len(node.elts)
+    return None
+
+
+def _multi_axis(args: dict[str, Arg]) -> None:
+    """A normalized_shape of several axes: MindSpore's LayerNorm takes the axis it begins at, and its CPU kernel
+    refuses a negative one other than -1, so mindport.runtime.layers.OptionalAffineLayerNorm computes it from the
+    input's rank when it runs (``input.ndim - len(normalized_shape)``)."""
+    args[TARGET] = new("mindport.runtime.layers.OptionalAffineLayerNorm")
 
 
 # --------------------------------------------------------------------------------------------- weight transforms

@@ -94,6 +94,8 @@ class LayerParameterNameTransform(Rule):
         self._class_layers: dict[str, dict] = {}  # class -> its self.X bindings (self.token_emb.emb.weight)
         self._layer_bases: dict[str, dict] = {}
         self._targets: set[int] = set()  # attributes assigned to: never read through the accessor
+        self._called: set[int] = set()  # the func of every call (original nodes)
+        self._function_calls: dict[int, str] = {}  # container.method -> its runtime function (_CONTAINER_FUNCTIONS)
 
     def visit_Module(self, node: cst.Module) -> None:
         self._file_classes = {stmt.name.value for stmt in node.body if isinstance(stmt, cst.ClassDef)}
@@ -154,7 +156,7 @@ class LayerParameterNameTransform(Rule):
                 indices[i] = renames
             if i > last:
                 indices[i - len(args)] = renames
-        return {"items": indices} if indices else None
+        return _Container({"items": indices}, "torch.nn.Sequential") if indices else None
 
     def _module_dict(self, value: cst.BaseExpression) -> dict | None:
         """A ``ModuleDict(dict(k=layer, ...))`` / ``ModuleDict({'k': layer})`` call -> {key: renames}."""
@@ -169,7 +171,7 @@ class LayerParameterNameTransform(Rule):
             pairs = [(e.key.evaluated_value, e.value) for e in items.elements
                      if isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString)]
         keys = {key: renames for key, layer in pairs if (renames := self._renames(layer))}
-        return {"items": keys} if keys else None
+        return _Container({"items": keys}, "torch.nn.ModuleDict") if keys else None
 
     def _module_list(self, value: cst.BaseExpression) -> dict | None:
         """``ModuleList([layer for ...])`` / ``Sequential(*[layer for ...])`` -> every index holds that layer's
@@ -179,13 +181,14 @@ class LayerParameterNameTransform(Rule):
             return None
         items, star = value.args[0].value, value.args[0].star
         is_list = self.scope.resolve_torch(value.func) == "torch.nn.ModuleList"
+        torch = "torch.nn.ModuleList" if is_list else "torch.nn.Sequential"
         if isinstance(items, (cst.ListComp, cst.GeneratorExp)) and (star == "*") != is_list:
             renames = self._renames(items.elt)
-            return {"items": _EveryIndex(renames)} if renames is not None else None
+            return _Container({"items": _EveryIndex(renames)}, torch) if renames is not None else None
         if is_list and not star and isinstance(items, (cst.List, cst.Tuple)) \
                 and not any(isinstance(e, cst.StarredElement) for e in items.elements):
             indices = {i: renames for i, e in enumerate(items.elements) if (renames := self._renames(e.value))}
-            return {"items": indices} if indices else None
+            return _Container({"items": indices}, torch) if indices else None
         return None
 
     def _value(self, value: cst.BaseExpression):
@@ -284,8 +287,24 @@ class LayerParameterNameTransform(Rule):
             return _step(self._candidates(expr.value), _ANY_INDEX if index is None else index, self._class_layers)
         return None
 
+    def visit_Call(self, node: cst.Call) -> None:
+        self._called.add(id(node.func))
+
+    def leave_Call(self, original_node, updated_node):
+        function = self._function_calls.pop(id(original_node.func), None)
+        if function is None or not isinstance(updated_node.func, cst.Attribute):
+            return updated_node
+        self.ctx.converted_sites += 1
+        receiver = cst.Arg(updated_node.func.value, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+        return cst.Call(func=self.ctx.target_expr(function), args=[receiver, *updated_node.args] if updated_node.args
+                        else [receiver.with_changes(comma=cst.MaybeSentinel.DEFAULT)])
+
     def leave_Attribute(self, original_node, updated_node):
         candidates = self._candidates(original_node.value)
+        function = _container_function(candidates, original_node.attr.value) if candidates else None
+        if function is not None and id(original_node) in self._called:
+            self._function_calls[id(original_node)] = function  # the call becomes function(container, ...)
+            return updated_node
         if candidates and all(c is _RUN_TIME for c in candidates):
             return self._run_time(original_node, updated_node)
         leaf = _leaf(candidates, original_node.attr.value) if candidates else None
@@ -308,6 +327,14 @@ class _Layer(dict):
     def __init__(self, entry, members: dict) -> None:
         super().__init__(members)
         self.entry = entry
+
+
+class _Container(dict):
+    """A Sequential or ModuleDict built in place ({"items": {index or key: renames}}), with its torch class."""
+
+    def __init__(self, items: dict, torch: str) -> None:
+        super().__init__(items)
+        self.torch = torch
 
 
 _RUN_TIME = "<run time>"  # a sub-layer whose class is passed in (``self.conv = conv_module(...)``)
@@ -333,6 +360,27 @@ class _Flagged(str):
 
 
 _TENSOR_MEMBERS = {"weight", "bias", "running_mean", "running_var", "num_batches_tracked"}
+
+# torch container methods the converted container lacks (object_surface.toml [methods]: extend, insert, pop), called
+# through mindport.runtime.layers, which decides by the object's class when the code runs
+_CONTAINER_FUNCTIONS = {"extend": "mindport.runtime.layers.extend", "insert": "mindport.runtime.layers.insert",
+                        "pop": "mindport.runtime.layers.pop"}
+
+
+def _container_function(candidates: list, attr: str) -> str | None:
+    """The runtime function of ``<container>.attr(...)`` when every candidate is a torch layer whose surface lists
+    ``attr`` among its methods and the surface's [methods] converts it."""
+    function = _CONTAINER_FUNCTIONS.get(attr)
+    if function is None or not all(isinstance(c, (_Layer, _Container)) for c in candidates):
+        return None
+    surface = load_surface()
+    if surface.methods.get(attr, ("",))[0] != "converted":
+        return None
+    for candidate in candidates:
+        layer = surface.layer(candidate.torch if isinstance(candidate, _Container) else candidate.entry.torch)
+        if layer is None or attr not in layer.same:
+            return None
+    return function
 
 
 def _flagged_members(entry) -> dict[str, _Flagged]:

@@ -19,6 +19,15 @@ class ModuleMethodTransform(Rule):
     statistics) as non-trainable Parameters, so ``get_parameters()`` would list them where torch does not; a
     parameter frozen earlier (``requires_grad_(False)``) is not listed either (read such flags by name).
 
+    Hook registrations: the Cell has torch's public ones under the same names (forward, backward, state-dict hooks);
+    torch's other spellings become the Cell's (``register_full_backward_hook`` -> ``register_backward_hook``,
+    ``_register_state_dict_hook`` -> ``register_state_dict_post_hook``), and the private
+    ``_register_load_state_dict_pre_hook(hook, with_module=False)`` goes through
+    ``mindport.runtime.layers.register_load_state_dict_pre_hook``, which calls the hook as torch's private form does.
+    State-dict hooks run in the Cell's ``state_dict``/``load_state_dict``, not in ``parameters_dict`` or
+    ``load_param_into_net`` (what ``state_dict()``/``load_state_dict(sd)`` convert to): they rewrite torch checkpoint
+    keys, which mindport's checkpoint conversion maps itself.
+
     ``named_buffers()``/``buffers()`` become ``mindport.runtime.containers``' functions: ``register_buffer`` made each
     buffer a non-trainable Parameter, which the Cell's own ``named_buffers()`` does not list. So do
     ``named_parameters(...)`` and ``named_modules(...)`` given arguments (``prefix``, ``recurse``, ``memo``,
@@ -78,6 +87,35 @@ class ModuleMethodTransform(Rule):
                  "alone names the child but leaves a SequentialCell's run list empty, so the stage would run as "
                  "the identity.",
         ),
+        Example(
+            before="""
+                import torch.nn as nn
+
+                class Attention(nn.Module):
+                    def __init__(self, dim):
+                        super().__init__()
+                        self.wqkv = nn.Linear(dim, 3 * dim)
+                        self._register_load_state_dict_pre_hook(self.load_hook)
+
+                    def load_hook(self, state_dict, prefix, *args):
+                        pass
+            """,
+            after="""
+                from mindspore import nn
+                from mindport.runtime import layers as mp_nn
+
+                class Attention(nn.Cell):
+                    def __init__(self, dim):
+                        super().__init__()
+                        self.wqkv = nn.Dense(in_channels=dim, out_channels=3 * dim)
+                        mp_nn.register_load_state_dict_pre_hook(self, self.load_hook)
+
+                    def load_hook(self, state_dict, prefix, *args):
+                        pass
+            """,
+            note="torch's private load_state_dict pre-hook: the Cell's public one, the hook called without the "
+                 "module as torch's private form calls it.",
+        ),
     )
 
     RENAMES = {
@@ -85,12 +123,19 @@ class ModuleMethodTransform(Rule):
         "named_modules": "cells_and_names",
         "register_parameter": "insert_param_to_cell",
         "state_dict": "parameters_dict",
+        # nn.Module's hook registrations (tests/converter/test_module_hooks.py enumerates them from torch): the Cell
+        # has torch's public ones under the same names; these are torch's other spellings of them
+        "register_full_backward_hook": "register_backward_hook",
+        "register_full_backward_pre_hook": "register_backward_pre_hook",
+        "_register_state_dict_hook": "register_state_dict_post_hook",
     }
 
     # mindport.runtime.layers functions: insert_child_to_cell alone would leave a SequentialCell's run list empty
     # (it would run as the identity); insert_param_to_cell(name, None) keeps a None among the Cell's parameters,
     # which GRAPH_MODE's compile reads as a Parameter (AttributeError: 'NoneType' object has no attribute 'param_info')
     RUNTIME = {"add_module": "add_module", "register_module": "add_module", "register_parameter": "register_parameter"}
+    # torch's private form passes the module to the hook only with_module=True; the Cell's public one always does
+    HOOKS = {"_register_load_state_dict_pre_hook": "register_load_state_dict_pre_hook"}
 
     BUFFERS = {"named_buffers", "buffers"}  # register_buffer became a non-trainable Parameter: the runtime lists them
     # with arguments (prefix, recurse, remove_duplicate), which Cell.parameters_and_names names otherwise
@@ -137,6 +182,10 @@ class ModuleMethodTransform(Rule):
             self.runtime_modules.add(_RUNTIME_LAYERS)
             return cst.Call(func=parse_expression(f"{runtime_alias(_RUNTIME_LAYERS)}.{self.RUNTIME[name]}"),
                             args=[cst.Arg(func.value), *[a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in args]])
+        if name in self.HOOKS and args:
+            self.runtime_modules.add(_RUNTIME_LAYERS)
+            return cst.Call(func=parse_expression(f"{runtime_alias(_RUNTIME_LAYERS)}.{self.HOOKS[name]}"),
+                            args=[cst.Arg(func.value), *args])
         if name in self.BUFFERS or (name in self.WITH_ARGUMENTS and args):
             self.runtime_modules.add("mindport.runtime.containers")
             alias = runtime_alias("mindport.runtime.containers")

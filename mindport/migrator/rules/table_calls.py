@@ -8,7 +8,7 @@ from pathlib import Path
 import libcst as cst
 
 from mindport.mappings import OVERLAY_HINT
-from mindport.mappings.arguments import NUMPY_NAMES
+from mindport.mappings.arguments import KEYWORD_VARARGS, NUMPY_NAMES
 from mindport.mappings.transforms import Arg, Unsupported
 from mindport.migrator.einsum_native import plan as einsum_plan
 from mindport.migrator.native_facts import (
@@ -79,6 +79,10 @@ class TableCallTransform(Rule):
     is MindSpore's class itself (``nn.ReLU``) or, where the call needs its arguments mapped, a lambda with torch's
     parameters that builds MindSpore's layer with them bound statically (``lambda: nn.GELU(approximate=False)``,
     ``lambda normalized_shape: nn.LayerNorm(...)``); the runtime adapter stays where a use is not a call.
+
+    An in-place method on an indexed view, as a statement (``w.data[:, :n].normal_(1, 0.02)``): indexing a MindSpore
+    tensor makes a copy, so the converted call updates the copy and the statement assigns it back; one whose result
+    is read (``y = w[0].add_(1)``) is flagged.
     """
 
     EXAMPLES = (
@@ -225,6 +229,32 @@ class TableCallTransform(Rule):
             note='A value with no MindSpore equivalent is flagged, and its whole line keeps its torch meaning: torch '
                  'names written in full, import torch kept; never a MindSpore callee with torch arguments.',
         ),
+        Example(
+            before="""
+                import torch.nn as nn
+
+                class Norm(nn.Module):
+                    def __init__(self, n, classes):
+                        super().__init__()
+                        self.embed = nn.Embedding(classes, 2 * n)
+                        self.embed.weight.data[:, :n].normal_(1, 0.02)
+                        self.embed.weight.data[:, n:].zero_()
+            """,
+            after="""
+                import mindspore as ms
+                from mindspore import nn
+                from mindport.runtime import inplace as mp_inplace
+
+                class Norm(nn.Cell):
+                    def __init__(self, n, classes):
+                        super().__init__()
+                        self.embed = nn.Embedding(vocab_size=classes, embedding_size=2 * n, embedding_table=ms.common.initializer.Normal(sigma=1.0))
+                        self.embed.embedding_table.data[:, :n] = mp_inplace.normal_(self.embed.embedding_table.data[:, :n], mean=1, std=0.02)
+                        self.embed.embedding_table.data[:, n:] = mp_inplace.zero_(self.embed.embedding_table.data[:, n:])
+            """,
+            note="an in-place fill of an indexed view of a Parameter's data: the filled copy is assigned back "
+                 "(a MindSpore index is a copy; .data shares the Parameter's memory).",
+        ),
     )
 
     def __init__(self, ctx) -> None:
@@ -241,6 +271,8 @@ class TableCallTransform(Rule):
         self._class_layers: list[dict] = []  # the enclosing classes' self.NAME -> layer constructions
         self._float_facts: dict[int, FloatFacts] = {}
         self._unmasked_facts: dict[int, UnmaskedFacts] = {}
+        self._statement_calls: set[int] = set()  # calls that are a whole expression statement (original nodes)
+        self._indexed_updates: dict[int, cst.Subscript] = {}  # such a call's in-place update of an indexed view
 
     def visit_Module(self, node: cst.Module) -> None:
         self._file_facts = FileFacts(node)
@@ -290,6 +322,25 @@ class TableCallTransform(Rule):
                     self._value_sites[id(arg.value)] = (callee, arg.keyword.value)
                 elif positional.index(arg) < len(names):
                     self._value_sites[id(arg.value)] = (callee, names[positional.index(arg)])
+
+    def visit_Expr(self, node: cst.Expr) -> None:
+        self._statement_calls.add(id(node.value))
+
+    def leave_Expr(self, original_node, updated_node):
+        """``w.data[:, :n].normal_(1, 0.02)`` as a statement: indexing a MindSpore tensor makes a copy, so the
+        converted in-place call updates the copy and the statement assigns it back, ``w[:, :n] = <the call>`` (the
+        in-place functions return the tensor they filled); a tensor's ``.data`` shares the Parameter's memory."""
+        view = self._indexed_updates.pop(id(original_node.value), None)
+        if view is None:
+            return updated_node
+        call = updated_node.value  # the view as the rules left it: the receiver, or the runtime function's input
+        if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) \
+                and isinstance(call.func.value, cst.Subscript):
+            view = call.func.value
+        elif isinstance(call, cst.Call) and call.args and isinstance(call.args[0].value, cst.Subscript):
+            view = call.args[0].value
+        return cst.Assign(targets=[cst.AssignTarget(target=view)], value=updated_node.value,
+                          semicolon=updated_node.semicolon)
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self._inner.add(id(node.value))
@@ -521,7 +572,8 @@ class TableCallTransform(Rule):
             return updated_node
         numpy_names = _numpy_names(entry, updated_node)
         ambiguous = numpy_names and self._maybe_numpy(func)  # a.std(axis=0): numpy's call, or torch's?
-        keywords = entry.positional and any(a.keyword is not None for a in updated_node.args)
+        keywords = any(a.keyword is not None and (entry.positional or a.keyword.value in _spread_names(entry))
+                       for a in updated_node.args)
         if target == f".{func.attr.value}" and not needs_mapping(entry) and (not numpy_names or ambiguous) \
                 and not keywords:
             return updated_node  # same method, same arguments (keywords of a `positional` entry are written
@@ -529,8 +581,12 @@ class TableCallTransform(Rule):
         swap = self._torch_swap(original_node)
         if not swap and not self._plausible(func, strict=func.attr.value in SHARED_METHOD_NAMES):
             return updated_node
-        if (func.attr.value.endswith("_") and func.attr.value not in _FLAG_METHODS
-                and isinstance(func.value, cst.Subscript) and not _keyed(func.value)):
+        indexed_view = (func.attr.value.endswith("_") and func.attr.value not in _FLAG_METHODS
+                        and isinstance(func.value, cst.Subscript) and not _keyed(func.value))
+        if indexed_view and id(original_node) in self._statement_calls \
+                and isinstance(original_node.func.value.value, (cst.Name, cst.Attribute)):
+            self._indexed_updates[id(original_node)] = func.value  # assigned back by leave_Expr
+        elif indexed_view:
             self.flag(original_node, "MP102", f"{entry.torch} on an indexed view: indexing a MindSpore tensor makes a "
                       "copy, so the update would be lost", "assign the result: x[i] = <out-of-place op>(x[i], ...)",
                       entry.torch)
@@ -766,6 +822,12 @@ def _unmapped_tensor_methods() -> frozenset[str]:
     names = {line.strip() for line in path.read_text(encoding="utf-8").splitlines()
              if line.strip() and not line.startswith("#")}
     return frozenset(names - _HANDLED_ELSEWHERE)
+
+
+def _spread_names(entry) -> set[str]:
+    """The ``*name`` parameters of an entry torch also takes by keyword (``x.view(size=(2, 3))``): such a call is
+    bound and written positionally (MindSpore's methods take the sequence, not torch's keyword)."""
+    return {p.name for p in entry.signature or () if p.kind == "var_positional" and p.name in KEYWORD_VARARGS}
 
 
 def _numpy_names(entry, call: cst.Call) -> bool:

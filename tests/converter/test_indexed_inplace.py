@@ -1,0 +1,73 @@
+"""An in-place update of an indexed view as a statement (NCSNv2: ``self.embed.weight.data[:, :n].normal_(1, 0.02)``,
+``...data[:, n:].zero_()``): indexing a MindSpore tensor makes a copy, so the converted statement updates the copy
+and assigns it back. The parameter itself must hold torch's values (deterministic ops compared exactly, random
+ones by their bounds and moments)."""
+from __future__ import annotations
+
+import textwrap
+
+import numpy as np
+import torch
+
+from mindport import convert_source
+
+SOURCE = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+
+    class Norm(nn.Module):
+        def __init__(self, num_features, num_classes):
+            super().__init__()
+            self.embed = nn.Embedding(num_classes, num_features * 3)
+            self.fc = nn.Linear(4, 6)
+            self.embed.weight.data[:, :2 * num_features].normal_(1, 0.02)
+            self.embed.weight.data[:, 2 * num_features:].zero_()
+            self.fc.weight.data[0].fill_(2.0)
+            self.fc.bias.data[1:].uniform_(-0.5, -0.25)
+            self.fc.weight.data[1:3, ::2].add_(10.0)
+
+        def forward(self, y):
+            return self.embed(y)
+
+
+    def run():
+        torch.manual_seed(0)
+        m = Norm(16, 10)
+        scale = m.embed.weight[:, :32]
+        w = m.fc.weight
+        return (m.embed.weight[:, 32:], w[0], w[1:3, ::2] - 10.0, w[1:3, 1::2], w[3:], m.fc.bias[:1],
+                scale, m.fc.bias[1:])
+""")
+
+
+def _values(out):
+    return [o.detach().numpy() if hasattr(o, "detach") else o.asnumpy() for o in out]
+
+
+def test_the_statement_writes_into_the_parameter(tmp_path):
+    result = convert_source(SOURCE, "norm.py")
+    assert not result.diagnostics, [d.format() for d in result.diagnostics]
+    assert "] = mp_inplace.normal_(" in result.code, result.code
+    t_ns: dict = {}
+    exec(compile(SOURCE, "norm_torch.py", "exec"), t_ns)  # noqa: S102 - our own test program
+    m_ns: dict = {}
+    exec(compile(result.code, "norm_ms.py", "exec"), m_ns)  # noqa: S102 - its conversion
+    t_out, m_out = _values(t_ns["run"]()), _values(m_ns["run"]())
+    # zero_, fill_ and add_ are deterministic: exact; the untouched rest is the layer's own random init
+    np.testing.assert_array_equal(m_out[0], np.zeros((10, 16), np.float32))
+    np.testing.assert_array_equal(m_out[1], np.full(4, 2.0, np.float32))
+    assert np.abs(m_out[2]).max() < 1.0 and np.abs(m_out[3]).max() < 1.0  # the +10 landed on the view only
+    for t, m in zip(t_out[:5], m_out[:5]):
+        assert t.shape == m.shape
+    # normal_(1, 0.02) and uniform_(-0.5, -0.25): the parameter holds the drawn values, not the layer's init
+    scale = m_out[6]
+    assert abs(scale.mean() - 1.0) < 0.01 and abs(scale.std() - 0.02) < 0.005
+    assert m_out[7].min() >= -0.5 and m_out[7].max() <= -0.25
+    assert t_out[6].shape == scale.shape
+
+
+def test_a_value_read_from_the_update_is_still_flagged():
+    source = "import torch\n\n\ndef f(w: torch.Tensor):\n    return w[0].add_(1)\n"
+    result = convert_source(source, "f.py")
+    assert [d.code for d in result.diagnostics] == ["MP102"]

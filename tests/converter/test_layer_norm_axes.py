@@ -1,0 +1,62 @@
+"""nn.LayerNorm over several axes (STGCN: ``nn.LayerNorm([n_vertex, channels[0]], eps=1e-12)``): MindSpore's
+LayerNorm takes the axis it begins at and its CPU kernel refuses a negative one other than -1, so a normalized_shape
+of several axes, literal or a display of names, goes to mindport.runtime.layers.OptionalAffineLayerNorm, which
+computes the axis from the input's rank. Compared with torch, PyNative and compiled."""
+from __future__ import annotations
+
+import textwrap
+
+import mindspore as ms
+import numpy as np
+import pytest
+import torch
+
+from mindport import convert_source
+from mindport.migrator.weights import transfer_weights
+
+SOURCE = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+
+    class Block(nn.Module):
+        def __init__(self, n_vertex, channels):
+            super().__init__()
+            self.ln = nn.LayerNorm([n_vertex, channels[0]], eps=1e-12)
+            self.ln_literal = nn.LayerNorm((5, 4))
+            self.ln_plain = nn.LayerNorm(channels[0], elementwise_affine=False)
+
+        def forward(self, x):
+            return self.ln(x) + self.ln_literal(x) * 2 + self.ln_plain(x)
+
+
+    def build():
+        model = Block(5, [4, 8])
+        with torch.no_grad():
+            for p in model.parameters():
+                p.copy_(torch.randn_like(p))
+        return model
+""")
+
+
+@pytest.mark.parametrize("graph", [False, True])
+def test_a_layer_norm_over_several_axes_matches_torch(graph, tmp_path, monkeypatch):
+    result = convert_source(SOURCE, "block.py")
+    assert not result.diagnostics, [d.format() for d in result.diagnostics]
+    assert result.code.count("OptionalAffineLayerNorm(") == 3, result.code
+    t_ns: dict = {}
+    exec(compile(SOURCE, "block_torch.py", "exec"), t_ns)  # noqa: S102 - our own test program
+    (tmp_path / "block_ms.py").write_text(result.code)  # a module file: the graph compiler reads its source
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import importlib
+
+    m_ns = vars(importlib.import_module("block_ms"))
+    torch.manual_seed(0)
+    t_model = t_ns["build"]()
+    m_model = m_ns["Block"](5, [4, 8])
+    transfer_weights(t_model.state_dict(), m_model)
+    x = np.random.default_rng(0).standard_normal((2, 3, 5, 4)).astype(np.float32)
+    with torch.no_grad():
+        expected = t_model(torch.tensor(x)).numpy()
+    call = ms.jit(m_model.construct) if graph else m_model
+    np.testing.assert_allclose(call(ms.Tensor(x)).asnumpy(), expected, rtol=1e-4, atol=1e-5)
