@@ -84,10 +84,41 @@ def ctor_attempts(cand: dict, user: str | None) -> list[tuple[str, str]]:
     else:
         for size, last_resort in ((16, False), (8, False), (16, True)):
             values = [(repr(p["choices"][0]) if p.get("choices") else None) or _config_value(p, cand.get("configs", []))
+                      or used_value(p, size, repository_defaults=size == 16 and not last_resort)
                       or small_value(p["name"], p["annotation"], size, last_resort) for p in required]
             if all(v is not None for v in values):
                 add("small values", ", ".join(f"{p['name']}={v}" for p, v in zip(required, values)))
     return out
+
+
+def used_value(param: dict, size: int = 16, repository_defaults: bool = True) -> str | None:
+    """A value of the kind the class uses the parameter as (scan.py's ``use``): a namespace with the attributes it
+    reads (``args.hidden_size`` -> ``SimpleNamespace(hidden_size=16)``; an attribute with a literal argparse default
+    in the repository gets it when ``repository_defaults``), a dict with the keys it reads, a list, or a module for a
+    callable. None for a number (or a string without known choices): ``small_value`` decides."""
+    use = param.get("use", "")
+    if use == "callable":
+        return _IDENTITY
+    if use == "sequence":
+        return small_value(param["name"], "list", size) or "[16, 16]"
+    if use in ("namespace", "mapping"):
+        return _mapping(param.get("attrs") or {}, use == "namespace", size, repository_defaults)
+    return None
+
+
+def _mapping(attrs: dict, namespace: bool, size: int, repository_defaults: bool) -> str:
+    items = []
+    for key, default in attrs.items():
+        if isinstance(default, dict):
+            value = _mapping(default, True, size, repository_defaults)
+        elif default is not None and repository_defaults:
+            value = default
+        else:
+            value = small_value(key, "", size, last_resort=True) or "None"
+        items.append((key, value))
+    if namespace and all(k.isidentifier() for k, _ in items):
+        return "__import__('types').SimpleNamespace(" + ", ".join(f"{k}={v}" for k, v in items) + ")"
+    return "{" + ", ".join(f"{k!r}: {v}" for k, v in items) + "}"
 
 
 def _config_value(param: dict, configs: list[str]) -> str | None:

@@ -34,6 +34,10 @@ class Param:
     default: str | None = None  # source text, None when required
     kind: str = "positional"  # positional, keyword, var_positional, var_keyword
     choices: list = field(default_factory=list)  # string values the function compares it with ('LSTM', 'GRU')
+    # how the class uses it (``_usage``): "namespace" (attributes read: ``args.hidden``), "mapping" (``**cfg``,
+    # ``cfg["k"]``, ``cfg.get``), "sequence" (iterated, indexed, ``len``), "callable" (called), "" (a number)
+    use: str = ""
+    attrs: dict = field(default_factory=dict)  # namespace attributes / mapping keys read -> a literal default or None
 
 
 @dataclass
@@ -120,7 +124,11 @@ def _choices(func, params: list[Param]) -> None:
     ``assert mode in ('a', 'b')``, ``getattr(nn, rnn_type)``-free): its possible values, in source order."""
     names = {p.name: p for p in params if p.default is None}
     for node in ast.walk(func):
-        if isinstance(node, ast.Compare) and isinstance(node.left, ast.Name) and node.left.id in names:
+        left = node.left if isinstance(node, ast.Compare) else None
+        if isinstance(left, ast.Call) and isinstance(left.func, ast.Attribute) and left.func.attr in (
+                "lower", "upper", "strip"):  # rnn_type.lower() == "lstm"
+            left = left.func.value
+        if isinstance(left, ast.Name) and left.id in names:
             for op, right in zip(node.ops, node.comparators):
                 values = []
                 if isinstance(op, (ast.Eq, ast.NotEq)) and isinstance(right, ast.Constant):
@@ -128,8 +136,101 @@ def _choices(func, params: list[Param]) -> None:
                 elif isinstance(op, (ast.In, ast.NotIn)) and isinstance(right, (ast.Tuple, ast.List, ast.Set)):
                     values = [e.value for e in right.elts if isinstance(e, ast.Constant)]
                 for v in values:
-                    if isinstance(v, str) and v not in names[node.left.id].choices:
-                        names[node.left.id].choices.append(v)
+                    if isinstance(v, str) and v not in names[left.id].choices:
+                        names[left.id].choices.append(v)
+
+
+_SEQUENCE_CALLS = {"len", "enumerate", "zip", "list", "tuple", "sum", "max", "min", "sorted", "reversed", "iter"}
+_STR_METHODS = {"lower", "upper", "startswith", "endswith", "split", "strip", "format", "replace"}
+_MAPPING_METHODS = {"get", "items", "keys", "values", "pop", "copy", "update", "setdefault"}
+
+
+def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str]) -> None:
+    """How the class uses each required constructor parameter, read from every method: ``args.hidden_size`` (through
+    ``self.args = args`` too) makes it a namespace with those attributes (their literal argparse default in the
+    repository when it has one), ``**cfg`` / ``cfg["k"]`` / ``cfg.get("k")`` a mapping, ``for b in blocks`` /
+    ``len(dims)`` / ``dims[0]`` a sequence, ``fn(x)`` a callable, ``mode.lower()`` a string. A parameter used only
+    as a number keeps ``use == ""``."""
+    required = {p.name: p for p in params if p.default is None and p.kind in ("positional", "keyword")}
+    if not required:
+        return
+    init = _method(cls, "__init__")
+    alias: dict[str, str] = {}  # "self.cfg" -> "cfg"
+    if init is not None:
+        for node in ast.walk(init):
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and node.value.id in required:
+                for t in node.targets:
+                    if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
+                        alias[f"self.{t.attr}"] = node.value.id
+
+    in_init: set[int] = {id(n) for n in ast.walk(init)} if init is not None else set()
+
+    def which(node) -> str | None:  # a parameter's name by itself counts in __init__ only (not a forward's local)
+        if isinstance(node, ast.Name) and node.id in required and id(node) in in_init:
+            return node.id
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+            return alias.get(f"self.{node.attr}")
+        return None
+
+    uses: dict[str, set] = {n: set() for n in required}
+    attrs: dict[str, dict] = {n: {} for n in required}
+    for node in ast.walk(cls):
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+            path, base = [], node
+            while isinstance(base, ast.Attribute) and which(base) is None:
+                path.insert(0, base.attr)
+                base = base.value
+            name = which(base)
+            if name is None or not path:
+                continue
+            if path[-1] in _STR_METHODS and len(path) == 1:
+                uses[name].add("str")
+            elif path[-1] in _MAPPING_METHODS and len(path) == 1:
+                uses[name].add("mapping")
+            elif not any(a.startswith("_") for a in path):
+                uses[name].add("namespace")
+                level = attrs[name]
+                for a in path[:-1]:  # args.model.dim: a namespace inside
+                    if not isinstance(level.get(a), dict):
+                        level[a] = {}
+                    level = level[a]
+                if not isinstance(level.get(path[-1]), dict):
+                    level[path[-1]] = argdefaults.get(path[-1])
+        elif isinstance(node, ast.Call):
+            name = which(node.func)
+            if name is not None:
+                uses[name].add("callable")
+            if isinstance(node.func, ast.Attribute) and node.func.attr == "get" and node.args \
+                    and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+                name = which(node.func.value)
+                if name is not None:
+                    attrs[name].setdefault(node.args[0].value, None)
+            if _last(node.func) in _SEQUENCE_CALLS and node.args and which(node.args[0]) is not None:
+                uses[which(node.args[0])].add("sequence")
+            for k in node.keywords:
+                if k.arg is None and which(k.value) is not None:
+                    uses[which(k.value)].add("mapping")
+            for a in node.args:
+                if isinstance(a, ast.Starred) and which(a.value) is not None:
+                    uses[which(a.value)].add("sequence")
+        elif isinstance(node, (ast.For, ast.comprehension)) and which(node.iter) is not None:
+            uses[which(node.iter)].add("sequence")
+        elif isinstance(node, ast.Subscript) and which(node.value) is not None:
+            key = node.slice
+            name = which(node.value)
+            if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                uses[name].add("mapping")
+                attrs[name].setdefault(key.value, argdefaults.get(key.value))
+            else:
+                uses[name].add("sequence")
+    for name, p in required.items():
+        found = uses[name]
+        for kind in ("callable", "namespace", "mapping", "sequence", "str"):
+            if kind in found:
+                p.use = kind
+                break
+        if p.use in ("namespace", "mapping"):
+            p.attrs = attrs[name]
 
 
 def _method(cls: ast.ClassDef, name: str):
@@ -322,9 +423,13 @@ def discover(root, files: list[str] | None = None) -> list[Candidate]:
                  if "/" in rel and not (root / rel).with_name("__init__.py").is_file()
                  and all(part.isidentifier() for part in rel[:-3].split("/"))
                  and any(isinstance(n, ast.ImportFrom) and n.level for n in ast.walk(tree))}
+    repo_argdefaults: dict[str, str] = {}  # every literal argparse default of the repository (the first one wins)
+    for tree in parsed.values():
+        for k, v in _argparse_defaults(tree).items():
+            repo_argdefaults.setdefault(k, v)
     for rel, tree in parsed.items():
         dotted = dotted_of.get(rel, "")
-        configs = [n.name for n in tree.body if isinstance(n, ast.ClassDef)
+        configs = [n.name for n in tree.body if isinstance(n, ast.ClassDef) and n.name not in module_classes
                    and re.search(r"(Config|Args|Params|Cfg|Hparams|Options|Settings)$", n.name)]
         for node in tree.body:
             if isinstance(node, ast.ClassDef) and node.name in module_classes and node.name not in _NOT_MODELS:
@@ -332,6 +437,7 @@ def discover(root, files: list[str] | None = None) -> list[Candidate]:
                 init_params = _params(init.args, True) if init else []
                 if init:
                     _choices(init, init_params)
+                    _usage(node, init_params, repo_argdefaults)
                 doc = "\n".join(filter(None, [ast.get_docstring(node) or "",
                                               ast.get_docstring(fwd) if fwd else ""]))
                 c = Candidate(rel, node.name, "class", node.lineno, init_params,

@@ -246,3 +246,49 @@ def test_a_string_parameter_takes_a_value_the_constructor_compares_it_with(tmp_p
     (cand,) = discover(_write(tmp_path, files))
     assert cand.required()[0].choices == ["LSTM", "GRU"]
     assert ctor_attempts(cand.to_json(), None)[0] == ("small values", "rnn_type='LSTM', ntoken=100")
+
+
+USES = {"nets.py": '''
+    import torch.nn as nn
+
+
+    class FromArgs(nn.Module):
+        def __init__(self, args, cfg, dims, act, rnn_cell):
+            super().__init__()
+            self.args = args
+            self.fc = nn.Linear(args.in_dim, cfg["hidden"])
+            self.blocks = nn.ModuleList(nn.Linear(cfg["hidden"], d) for d in dims)
+            self.act = act
+            self.cell = nn.LSTM if rnn_cell.lower() == "lstm" else nn.GRU
+
+        def forward(self, x):
+            return self.act(self.fc(x)) * self.args.model.scale
+    ''',
+    "train.py": '''
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--in_dim", type=int, default=12)
+    ''',
+}
+
+
+def test_a_required_parameter_gets_a_value_of_the_kind_the_class_uses(tmp_path):
+    """An ``args`` read by attribute (through ``self.args`` in the forward too, nested ``args.model.scale``) is a
+    namespace with those attributes (the repository's argparse default first), a ``cfg["k"]`` a dict with those keys,
+    an iterated parameter a list, a called one a module, ``x.lower() == "lstm"`` a string choice; and it builds."""
+    root = _write(tmp_path, USES)
+    cand = next(c for c in discover(root) if c.name == "FromArgs")
+    uses = {p.name: (p.use, p.attrs) for p in cand.required()}
+    assert uses == {"args": ("namespace", {"in_dim": "12", "model": {"scale": None}}),
+                    "cfg": ("mapping", {"hidden": None}), "dims": ("sequence", {}), "act": ("callable", {}),
+                    "rnn_cell": ("str", {})}
+    attempts = ctor_attempts(cand.to_json(), None)
+    assert attempts[0] == ("small values", "args=__import__('types').SimpleNamespace(in_dim=12, model=__import__("
+                                           "'types').SimpleNamespace(scale=1.0)), cfg={'hidden': 16}, dims=[16, 16], "
+                                           "act=__import__('torch').nn.Identity(), rnn_cell='lstm'")
+    assert "in_dim=8" in attempts[1][1]  # the next attempt: small values only
+    from mindport.validators.parity.loading import build_model
+
+    model = build_model(f"{root}/nets.py:FromArgs", attempts[0][1], root=str(root), isolated=True)
+    assert model.fc.in_features == 12 and len(model.blocks) == 2
