@@ -299,6 +299,7 @@ def totals(results: list[dict]) -> dict:
     done = [r for r in results if "summary" in r]
     keys = ("discovered", "selected", "built", "proven", "diverged", "ms_failed", "not_built")
     total = {k: sum(r["summary"][k] for r in done) for k in keys}
+    total["excluded"] = sum(r["summary"].get("excluded", 0) for r in done)
     total["repositories"] = len(done)
     total["repositories_failed"] = len(results) - len(done)
     total["failure_classes"] = dict(Counter(failure_class(m) for r in done for m in r["models"]
@@ -313,7 +314,7 @@ def _print_totals(results: list[dict], missing: list[str], started: float | None
         minutes = (time.perf_counter() - started) / 60
     print(f"\n{t['repositories']} repositories ({t['repositories_failed']} failed to run, {len(missing)} not fetched) "
           f"in {minutes:.1f} min")
-    print(f"models: {t['discovered']} discovered, {t['selected']} tried, {t['built']} built "
+    print(f"models: {t['discovered']} discovered ({t['excluded']} abstract bases left out), {t['selected']} tried, {t['built']} built "
           f"({_pct(t['built'], t['selected'])} of tried), {t['proven']} proven ({_pct(t['proven'], t['built'])} of built),"
           f" {t['diverged']} diverged, {t['ms_failed']} failed in MindSpore, {t['not_built']} not built")
     print(f"throughput: {t['proven'] / minutes if minutes else 0:.2f} models proven per minute, "

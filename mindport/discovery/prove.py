@@ -368,7 +368,8 @@ def prove_models(src_root, out_root, *, pattern: str | None = None, max_models: 
     src_root, out_root = Path(src_root).resolve(), Path(out_root).resolve()
     t0 = time.perf_counter()
     files = python_files(src_root)
-    found = discover(src_root, files)
+    excluded: list[str] = []
+    found = discover(src_root, files, excluded)
     chosen = select(found, pattern, max_models, spread)
     for c in chosen:
         extra = (user_inputs or {}).get(c.key)
@@ -478,6 +479,7 @@ def prove_models(src_root, out_root, *, pattern: str | None = None, max_models: 
             new[c.key] = {"key": keys[c.key], "entry": {k: v for k, v in entries[c.key].items() if k != "cached"}}
         _write_cache(cache_path, new)
     summary = summarize(models, len(found))
+    summary["excluded"] = len(excluded)  # abstract bases: not models (scan.discover's rule)
     summary["seconds"] = {"total": round(time.perf_counter() - t0, 2), "build": round(build_seconds, 2),
                           "prove": round(prove_seconds, 2)}
     summary["cached"] = sum(1 for m in models if m.get("cached"))
@@ -492,7 +494,9 @@ def summarize(models: list[dict], discovered: int) -> dict:
 
 
 def summary_line(summary: dict) -> str:
-    return (f"models: {summary['discovered']} discovered, {summary['selected']} tried, {summary['built']} built, "
+    left_out = f" ({summary['excluded']} abstract bases left out)" if summary.get("excluded") else ""
+    return (f"models: {summary['discovered']} discovered{left_out}, {summary['selected']} tried, "
+            f"{summary['built']} built, "
             f"{summary['proven']} proven, {summary['diverged']} diverged, {summary['ms_failed']} failed in MindSpore, "
             f"{summary['not_built']} not built")
 

@@ -402,8 +402,39 @@ def model_ref(root, rel: str, name: str, dotted: str = "") -> str:
     return f"{dotted}:{name}" if dotted else f"{Path(root) / rel}:{name}"
 
 
-def discover(root, files: list[str] | None = None) -> list[Candidate]:
-    """Every model class and factory of the repository at ``root``, with the calls its own code writes."""
+def _abstract(func) -> bool:
+    """A method whose body does nothing but raise NotImplementedError, ``pass`` or ``...`` (after a docstring)."""
+    body = [n for n in func.body if not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))]
+    return all(isinstance(n, ast.Pass) or (isinstance(n, ast.Raise) and n.exc is not None
+                                           and _last(n.exc.func if isinstance(n.exc, ast.Call) else n.exc)
+                                           == "NotImplementedError") for n in body)
+
+
+def _has_forward(key: str, own: dict, bases: dict, keys_of: dict, seen=None) -> bool:
+    """Does the class, or a base class along its project hierarchy, define a forward that computes something? A base
+    outside the project other than ``nn.Module`` (a library's model class) is taken to have one."""
+    seen = set() if seen is None else seen
+    if key in seen:
+        return False
+    seen.add(key)
+    if own[key] is not None:
+        return own[key]
+    for base in bases[key]:
+        if base in keys_of:
+            if any(_has_forward(k, own, bases, keys_of, seen) for k in keys_of[base]):
+                return True
+        elif base not in ("Module", "nn.Module", "torch.nn.Module", "object", "ABC", "Generic"):
+            return True
+    return False
+
+
+def discover(root, files: list[str] | None = None, excluded: list | None = None) -> list[Candidate]:
+    """Every model class and factory of the repository at ``root``, with the calls its own code writes.
+
+    Not models, by one rule for every repository: containers (``_NOT_MODELS``) and *abstract bases*, classes with no
+    forward that computes anything along their project hierarchy (none at all: ``nn.Module.forward`` raises; or one
+    that only raises NotImplementedError / passes). Those are left out and, when ``excluded`` is a list, appended to
+    it as "path.py:Name"."""
     root = Path(root)
     files = python_files(root) if files is None else files
     parsed = {}
@@ -417,6 +448,7 @@ def discover(root, files: list[str] | None = None) -> list[Candidate]:
     module_classes = module_classes_from_bases(per_file_bases)
     found: dict[str, Candidate] = {}
     by_name: dict[str, list[Candidate]] = {}
+    own_forward: dict[str, bool | None] = {}  # defines a forward: computing (True), abstract (False), none (None)
     # a file with relative imports in a folder that is no package: imported by its dotted name from the root (a
     # namespace package), as `python -m` or the repository's scripts do
     dotted_of = {rel: rel[:-3].replace("/", ".") for rel, tree in parsed.items()
@@ -446,6 +478,13 @@ def discover(root, files: list[str] | None = None) -> list[Candidate]:
                               dotted=dotted)
                 found[c.key] = c
                 by_name.setdefault(node.name, []).append(c)
+                own_forward[c.key] = None if fwd is None else not _abstract(fwd)
+    keys_of = {name: [c.key for c in cands] for name, cands in by_name.items()}
+    for key in [k for k in found if not _has_forward(k, own_forward, {k: found[k].bases for k in found}, keys_of)]:
+        if excluded is not None:
+            excluded.append(key)
+        c = found.pop(key)
+        by_name[c.name].remove(c)
     # factories: top-level functions without required arguments that return a module class's (or factory's) call
     changed = True
     while changed:

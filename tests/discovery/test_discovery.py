@@ -224,7 +224,7 @@ def test_zero_initialised_layer_scale_block_fails_at_the_random_draw(tmp_path):
 
 
 def test_a_file_with_relative_imports_outside_a_package_is_imported_by_its_dotted_name(tmp_path):
-    files = {"models/a.py": "import torch.nn as nn\n\n\nclass A(nn.Module):\n    pass\n",
+    files = {"models/a.py": "import torch.nn as nn\n\n\nclass A(nn.Module):\n    def forward(self, x):\n        return x\n",
              "models/b.py": "from .a import A\n\n\nclass B(A):\n    pass\n\n\ndef make_b():\n    return B()\n"}
     found = {c.key: c for c in discover(_write(tmp_path, files))}
     assert {k: c.dotted for k, c in found.items()} == {"models/a.py:A": "", "models/b.py:B": "models.b",
@@ -292,3 +292,44 @@ def test_a_required_parameter_gets_a_value_of_the_kind_the_class_uses(tmp_path):
 
     model = build_model(f"{root}/nets.py:FromArgs", attempts[0][1], root=str(root), isolated=True)
     assert model.fc.in_features == 12 and len(model.blocks) == 2
+
+
+ABSTRACT = {"layers.py": '''
+    import abc
+    import torch.nn as nn
+
+
+    class Base(nn.Module):  # no forward at all: nn.Module's raises
+        def __init__(self, dim):
+            super().__init__()
+            self.dim = dim
+
+
+    class Abstract(nn.Module, abc.ABC):
+        def forward(self, x):
+            """Subclasses compute."""
+            raise NotImplementedError("subclasses compute")
+
+
+    class Mixin(nn.Module):
+        def reset(self):
+            pass
+
+
+    class Concrete(Abstract):
+        def forward(self, x):
+            return x * 2
+
+
+    class Inherits(Concrete, Mixin):
+        pass
+'''}
+
+
+def test_abstract_bases_are_not_models_by_one_stated_rule(tmp_path):
+    """No forward that computes anything along the project hierarchy (none, or one that only raises
+    NotImplementedError): left out of the models and counted; a subclass that inherits a real forward stays."""
+    excluded = []
+    found = [c.name for c in discover(_write(tmp_path, ABSTRACT), excluded=excluded)]
+    assert found == ["Concrete", "Inherits"]
+    assert sorted(excluded) == ["layers.py:Abstract", "layers.py:Base", "layers.py:Mixin"]
