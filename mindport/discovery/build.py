@@ -49,6 +49,10 @@ def small_value(name: str, annotation: str, default_int: int = 16, last_resort: 
         return "'cpu'"
     if ann in ("bool",) or low.startswith(("use_", "is_", "has_", "with_")):
         return "False"
+    if re.search(r"dilation", low) and ann in ("", "int"):  # dilation_rate is a dilation, not a probability
+        return "1"
+    if re.search(r"sampl\w*_?rate|(^|_)sr$", low) and ann in ("", "int"):
+        return "16000"
     if ann == "float" or re.search(r"drop|dropout|eps|alpha|beta|gamma|temperature|scale$|rate$|prob|lr$|(^|_)p$",
                                    low):
         return "0.0" if re.search(r"drop|prob|(^|_)p$|rate$", low) else "1.0"
@@ -211,18 +215,35 @@ def first_layer_inputs(model, fwd_params: list[dict]) -> list[list[str]]:
                                             f"2x{v}x32:float32")]
     out = []
     for spec in specs:
-        extra = []
-        for p in required[1:]:
-            low = p["name"].lower()
-            batch = spec.split("x")[0]
-            if low in ("t", "time", "times", "timestep", "timesteps", "noise_level", "sigma", "sigmas", "step"):
-                extra.append(f"{batch}:int64:0:10")
-            elif low in ("adj", "adjacency", "a", "adj_matrix", "graph"):  # a dense graph over the first axis
-                extra.append(f"{batch}x{batch}:float32")
-            else:
-                extra.append(spec)
-        out.append([spec, *extra])
+        options = [_extra_inputs(p["name"].lower(), spec) for p in required[1:]]
+        out.append([spec, *(o[0] for o in options)])
+        for i, alternatives in enumerate(options):  # each further form of one argument, the others at their first
+            for alt in alternatives[1:]:
+                out.append([spec, *(o[0] for o in options[:i]), alt, *(o[0] for o in options[i + 1:])])
     return out
+
+
+def _extra_inputs(name: str, spec: str) -> list[str]:
+    """The forms tried for a forward argument after the first, from its name and the first input's spec: a time step,
+    a dense graph, a mask of ones (channel-first ``B x 1 x T`` for a ``B x C x T`` input, else ``B x T``), lengths
+    (every sequence whole), else the first input's form again."""
+    dims = spec.split(":")[0].split("x")
+    batch = dims[0]
+    if name in ("t", "time", "times", "timestep", "timesteps", "noise_level", "sigma", "sigmas", "step"):
+        return [f"{batch}:int64:0:10"]
+    if name in ("adj", "adjacency", "a", "adj_matrix", "graph"):  # a dense graph over the first axis
+        return [f"{batch}x{batch}:float32"]
+    if "mask" in name:
+        if len(dims) == 3:
+            return [f"{batch}x1x{dims[2]}:float32:1:1", f"{batch}x{dims[1]}:float32:1:1"]
+        if len(dims) == 2 and spec.split(":")[1].startswith("int"):  # tokens
+            return [f"{batch}x{dims[1]}:float32:1:1", f"{batch}x1x{dims[1]}:float32:1:1"]
+        return [f"{batch}x{dims[-1]}:float32:1:1"]
+    if re.search(r"(^|_)(lengths?|lens?)$", name):
+        length = dims[-1] if len(dims) == 3 and not spec.split(":")[1].startswith("int") else (
+            dims[1] if len(dims) > 1 else dims[0])
+        return [f"{batch}:int64:{length}:{length}"]
+    return [spec]
 
 
 def _int_attrs(module) -> list[int]:

@@ -99,6 +99,8 @@ def test_small_values_follow_names_and_hints():
     assert small_value("num_classes", "") == "10"
     assert small_value("dropout", "") == "0.0"
     assert small_value("name", "str") is None
+    assert small_value("dilation_rate", "") == "1"  # glow-tts' WN: a dilation, not a drop rate
+    assert small_value("sample_rate", "") == "16000"
     cand = {"ctors": ["3"], "params": [{"name": "in_ch", "annotation": "", "default": None, "kind": "positional"}]}
     assert ctor_attempts(cand, "in_ch=4") == [("mindport.toml", "in_ch=4"), ("repository", "3"),
                                               ("small values", "in_ch=16"), ("small values", "in_ch=8")]

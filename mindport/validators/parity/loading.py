@@ -70,8 +70,8 @@ def parse_input_spec(text: str) -> InputSpec:
             low, high = float(parts[2]), float(parts[3])
         except ValueError:
             raise InputError(f"--input {text!r}: LO and HI must be numbers") from None
-        if high <= low:
-            raise InputError(f"--input {text!r}: HI must be greater than LO")
+        if high < low:
+            raise InputError(f"--input {text!r}: HI must not be below LO (LO == HI: every value is LO)")
         return InputSpec(shape, parts[1], low, high)
     return InputSpec(shape, parts[1])
 
@@ -87,6 +87,8 @@ def make_inputs(specs: list[InputSpec], seed: int = 0) -> list[np.ndarray]:
             continue
         if spec.dtype == "bool":
             arrays.append(rng.random(spec.shape) < 0.5)
+        elif spec.low is not None and spec.low == spec.high:  # a constant: a mask of ones, lengths
+            arrays.append(np.full(spec.shape, spec.low, dtype="float32" if spec.dtype == "bfloat16" else spec.dtype))
         elif spec.dtype.startswith(("int", "uint")):
             low = int(spec.low) if spec.low is not None else 0
             high = int(spec.high) if spec.high is not None else 10

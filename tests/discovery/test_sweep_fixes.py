@@ -1,0 +1,44 @@
+"""Fixes found by the discovery sweep over public repositories (benchmarks/discovery_sweep.py), one test each."""
+from __future__ import annotations
+
+import numpy as np
+
+
+def test_a_mindspore_parameter_returned_by_a_forward_is_compared():
+    """CTGAN's TVAE Decoder returns its ``sigma`` Parameter: a MindSpore Parameter's class is made at run time in
+    module "abc", and the comparison refused it ("cannot compare an output of type Parameter")."""
+    import mindspore as ms
+    import torch
+
+    from mindport.validators.parity.metrics import to_numpy
+
+    values = np.arange(3, dtype=np.float32)
+    p = ms.Parameter(ms.Tensor(values), name="sigma")
+    assert np.array_equal(to_numpy(p), values)
+    assert np.array_equal(to_numpy(torch.nn.Parameter(torch.from_numpy(values))), values)
+
+
+def test_a_mask_and_lengths_after_the_first_input_are_tried_as_constants():
+    """glow-tts' ``Encoder.forward(x, x_mask)`` multiplies a B x C x T input by a B x 1 x T mask: the mask was given
+    the first input's shape (every attempt raised). Masks are now ones of the mask shapes, lengths the whole length;
+    a constant is the spec LO == HI."""
+    import torch
+    import torch.nn as nn
+
+    from mindport.discovery.build import _run_forward, first_layer_inputs
+    from mindport.validators.parity.loading import make_inputs, parse_input_spec
+
+    class Encoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv1d(4, 4, 3, padding=1)
+
+        def forward(self, x, x_mask, x_lengths):
+            return self.conv(x * x_mask) * x_mask + x_lengths.max()
+
+    fwd = [{"name": n, "default": None, "kind": "positional"} for n in ("x", "x_mask", "x_lengths")]
+    tries = first_layer_inputs(Encoder().eval(), fwd)
+    assert tries[0] == ["2x4x32:float32", "2x1x32:float32:1:1", "2:int64:32:32"]
+    assert _run_forward(Encoder().eval(), tries[0], 30) is None
+    mask, lengths = make_inputs([parse_input_spec(s) for s in tries[0][1:]])
+    assert mask.dtype == np.float32 and (mask == 1).all() and (lengths == 32).all()
