@@ -83,8 +83,10 @@ def ctor_attempts(cand: dict, user: str | None) -> list[tuple[str, str]]:
     for text in cand["ctors"][:6]:
         add("repository", text)
     required = [p for p in cand["params"] if p["default"] is None and p["kind"] in ("positional", "keyword")]
+    first = None
     if not required:
         add("defaults", "")
+        first = ""
     else:
         for size, last_resort in ((16, False), (8, False), (16, True)):
             values = [(repr(p["choices"][0]) if p.get("choices") else None) or _config_value(p, cand.get("configs", []))
@@ -92,7 +94,43 @@ def ctor_attempts(cand: dict, user: str | None) -> list[tuple[str, str]]:
                       or small_value(p["name"], p["annotation"], size, last_resort) for p in required]
             if all(v is not None for v in values):
                 add("small values", ", ".join(f"{p['name']}={v}" for p, v in zip(required, values)))
+                first = first if first is not None else ", ".join(f"{p['name']}={v}" for p, v in zip(required, values))
+    shrunk = _shrunk(cand["params"])  # tried after the rest: it changes defaults (a model too large at them)
+    if shrunk and first is not None:
+        add("small sizes", ", ".join(filter(None, [first, shrunk])))
     return out
+
+
+_SHRINK = r"dim|channel|chan$|hidden|embed|width|features|filters|units|planes|d_model|n_embd|ff|inner|mlp|head|" \
+          r"depth|layers|blocks|n_layer|nlayers|vocab|tokens"
+
+
+def _shrunk(params: list[dict]) -> str:
+    """Keyword arguments that make a model small: size-like parameters with an integer (or list of integers) default
+    larger than the small value of their name (``embed_dim=768`` -> 16, ``depths=[3, 3, 9, 3]`` -> ``[1, 1, 1, 1]``,
+    ``dims=[96, 192, 384, 768]`` -> ``[16, 16, 16, 16]``); "" when none."""
+    import ast as _ast
+
+    out = []
+    for p in params:
+        if p["default"] is None or p["kind"] not in ("positional", "keyword") or not re.search(_SHRINK, p["name"].lower()):
+            continue
+        try:
+            value = _ast.literal_eval(p["default"])
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            continue
+        layered = re.search(r"depth|layers|blocks|n_layer", p["name"].lower())
+        if isinstance(value, int) and not isinstance(value, bool):
+            small = int(small_value(p["name"], "int") or 16) if not layered else 1
+            if 0 < small < value:
+                out.append(f"{p['name']}={small}")
+        elif isinstance(value, (list, tuple)) and value and all(isinstance(v, int) and not isinstance(v, bool)
+                                                                  for v in value):
+            small = 1 if layered else 16
+            new = type(value)(min(v, small) for v in value)
+            if new != value:
+                out.append(f"{p['name']}={new!r}")
+    return ", ".join(out)
 
 
 def used_value(param: dict, size: int = 16, repository_defaults: bool = True) -> str | None:

@@ -42,3 +42,32 @@ def test_a_mask_and_lengths_after_the_first_input_are_tried_as_constants():
     assert _run_forward(Encoder().eval(), tries[0], 30) is None
     mask, lengths = make_inputs([parse_input_spec(s) for s in tries[0][1:]])
     assert mask.dtype == np.float32 and (mask == 1).all() and (lengths == 32).all()
+
+
+def test_a_model_too_large_at_its_defaults_is_built_at_small_sizes(tmp_path):
+    """BERT-pytorch's ``BERT(vocab_size, hidden=768, n_layers=12, attn_heads=12)`` has 85 M parameters at its
+    defaults, over the sweep's limit: the size-like defaults are made small (hidden 16, 1 layer, 2 heads)."""
+    from mindport.discovery.build import build_one
+    from mindport.discovery.scan import discover
+
+    (tmp_path / "bert.py").write_text('''
+import torch.nn as nn
+
+
+class BERT(nn.Module):
+    def __init__(self, vocab_size, hidden=768, n_layers=12, attn_heads=12, dropout=0.1):
+        super().__init__()
+        self.embed = nn.Embedding(vocab_size, hidden)
+        layer = nn.TransformerEncoderLayer(hidden, attn_heads, 4 * hidden, dropout, batch_first=True)
+        self.encoder = nn.TransformerEncoder(layer, n_layers)
+
+    def forward(self, x):
+        return self.encoder(self.embed(x))
+''')
+    (cand,) = discover(tmp_path)
+    res = build_one(cand.to_json() | {"rel": cand.rel, "name": cand.name}, None, str(tmp_path), 60,
+                    max_params=1_000_000)
+    assert res["status"] == "built", res
+    assert res["ctor_source"] == "small sizes"
+    assert res["ctor"] == "vocab_size=100, hidden=16, n_layers=1, attn_heads=2"
+    assert res["params"] < 1_000_000
