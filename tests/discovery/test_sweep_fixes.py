@@ -71,3 +71,26 @@ class BERT(nn.Module):
     assert res["ctor_source"] == "small sizes"
     assert res["ctor"] == "vocab_size=100, hidden=16, n_layers=1, attn_heads=2"
     assert res["params"] < 1_000_000
+
+
+def test_an_optimizer_the_model_holds_is_no_model_weight():
+    """minimalRL's ``Policy`` keeps ``self.optimizer = optim.Adam(self.parameters(), ...)``: in MindSpore the
+    optimizer is a Cell whose moments are Parameters, and the weight transfer reported them unfilled
+    ("optimizer.exp_avg.fc1.weight"); torch's state_dict has no optimizer state."""
+    import mindspore.nn as msnn
+    import torch
+
+    from mindport.migrator.weights.transfer import transfer_weights
+
+    class Policy(msnn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.fc1 = msnn.Dense(4, 3)
+            self.optimizer = msnn.Adam(self.trainable_params(), learning_rate=1e-3)
+
+    torch.manual_seed(0)
+    state = {f"fc1.{k}": v for k, v in torch.nn.Linear(4, 3).state_dict().items()}
+    cell = Policy()
+    report = transfer_weights(state, cell, strict=True)
+    assert report.ok and report.missing == []
+    assert np.array_equal(cell.fc1.weight.asnumpy(), state["fc1.weight"].numpy())
