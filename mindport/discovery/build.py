@@ -49,6 +49,8 @@ def small_value(name: str, annotation: str, default_int: int = 16, last_resort: 
         return "'cpu'"
     if ann in ("bool",) or low.startswith(("use_", "is_", "has_", "with_")):
         return "False"
+    if re.fullmatch(r"d_[a-z]+", low) and ann in ("", "int"):  # d_k, d_v, d_model: sizes
+        return str(default_int)
     if re.search(r"dilation", low) and ann in ("", "int"):  # dilation_rate is a dilation, not a probability
         return "1"
     if re.search(r"sampl\w*_?rate|(^|_)sr$", low) and ann in ("", "int"):
@@ -151,8 +153,10 @@ def used_value(param: dict, size: int = 16, repository_defaults: bool = True) ->
 def _mapping(attrs: dict, namespace: bool, size: int, repository_defaults: bool) -> str:
     items = []
     for key, default in attrs.items():
+        if key == "[]":  # scan.py's mark of a mapping inside
+            continue
         if isinstance(default, dict):
-            value = _mapping(default, True, size, repository_defaults)
+            value = _mapping(default, "[]" not in default, size, repository_defaults)
         elif default is not None and repository_defaults:
             value = default
         else:

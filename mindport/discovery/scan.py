@@ -11,6 +11,7 @@ calls written by the repository, used like any other.
 from __future__ import annotations
 
 import ast
+import copy
 import hashlib
 import re
 from dataclasses import dataclass, field
@@ -38,6 +39,7 @@ class Param:
     # ``cfg["k"]``, ``cfg.get``), "sequence" (iterated, indexed, ``len``), "callable" (called), "" (a number)
     use: str = ""
     attrs: dict = field(default_factory=dict)  # namespace attributes / mapping keys read -> a literal default or None
+    passes: list = field(default_factory=list)  # (class name, position or keyword) it is handed on to
 
 
 @dataclass
@@ -175,27 +177,31 @@ def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str]) 
     uses: dict[str, set] = {n: set() for n in required}
     attrs: dict[str, dict] = {n: {} for n in required}
     for node in ast.walk(cls):
-        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
-            path, base = [], node
-            while isinstance(base, ast.Attribute) and which(base) is None:
-                path.insert(0, base.attr)
+        if (isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load)) or (
+                isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant)
+                and isinstance(node.slice.value, str)):
+            path, base = [], node  # args.model.dim -> [("model", "."), ("dim", ".")]; cfg["a"]["b"] -> [..., "[]"]
+            while which(base) is None and (isinstance(base, ast.Attribute) or (
+                    isinstance(base, ast.Subscript) and isinstance(base.slice, ast.Constant)
+                    and isinstance(base.slice.value, str))):
+                path.insert(0, (base.attr, ".") if isinstance(base, ast.Attribute) else (base.slice.value, "[]"))
                 base = base.value
             name = which(base)
             if name is None or not path:
                 continue
-            if path[-1] in _STR_METHODS and len(path) == 1:
+            if len(path) == 1 and path[0][1] == "." and path[0][0] in _STR_METHODS:
                 uses[name].add("str")
-            elif path[-1] in _MAPPING_METHODS and len(path) == 1:
+            elif len(path) == 1 and path[0][1] == "." and path[0][0] in _MAPPING_METHODS:
                 uses[name].add("mapping")
-            elif not any(a.startswith("_") for a in path):
-                uses[name].add("namespace")
+            elif not any(a.startswith("_") for a, _ in path):
+                uses[name].add("namespace" if path[0][1] == "." else "mapping")
                 level = attrs[name]
-                for a in path[:-1]:  # args.model.dim: a namespace inside
+                for (a, _), (_, inner) in zip(path[:-1], path[1:]):  # a namespace (or a mapping) inside
                     if not isinstance(level.get(a), dict):
-                        level[a] = {}
+                        level[a] = {"[]": True} if inner == "[]" else {}
                     level = level[a]
-                if not isinstance(level.get(path[-1]), dict):
-                    level[path[-1]] = argdefaults.get(path[-1])
+                if not isinstance(level.get(path[-1][0]), dict):
+                    level[path[-1][0]] = argdefaults.get(path[-1][0])
         elif isinstance(node, ast.Call):
             name = which(node.func)
             if name is not None:
@@ -210,19 +216,17 @@ def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str]) 
             for k in node.keywords:
                 if k.arg is None and which(k.value) is not None:
                     uses[which(k.value)].add("mapping")
-            for a in node.args:
+                elif k.arg is not None and which(k.value) is not None:  # handed on: Block(dim=dim)
+                    required[which(k.value)].passes.append((_last(node.func), k.arg))
+            for i, a in enumerate(node.args):
                 if isinstance(a, ast.Starred) and which(a.value) is not None:
                     uses[which(a.value)].add("sequence")
+                elif which(a) is not None:  # handed on: Transformer(cfg)
+                    required[which(a)].passes.append((_last(node.func), i))
         elif isinstance(node, (ast.For, ast.comprehension)) and which(node.iter) is not None:
             uses[which(node.iter)].add("sequence")
         elif isinstance(node, ast.Subscript) and which(node.value) is not None:
-            key = node.slice
-            name = which(node.value)
-            if isinstance(key, ast.Constant) and isinstance(key.value, str):
-                uses[name].add("mapping")
-                attrs[name].setdefault(key.value, argdefaults.get(key.value))
-            else:
-                uses[name].add("sequence")
+            uses[which(node.value)].add("sequence")
     for name, p in required.items():
         found = uses[name]
         for kind in ("callable", "namespace", "mapping", "sequence", "str"):
@@ -231,6 +235,30 @@ def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str]) 
                 break
         if p.use in ("namespace", "mapping"):
             p.attrs = attrs[name]
+
+
+def _hand_on(found: dict) -> None:
+    """A parameter the class only hands on to another class of the project (``Classifier(cfg)`` builds
+    ``Transformer(cfg)``, which reads ``cfg.dim``) takes the use that class makes of it."""
+    by_name = {}
+    for c in found.values():
+        if c.kind == "class":
+            by_name.setdefault(c.name, c)
+    for _ in range(3):  # a chain of hand-ons
+        for c in found.values():
+            for p in c.params:
+                if p.use or not p.passes:
+                    continue
+                for callee, where in p.passes:
+                    target = by_name.get(callee)
+                    if target is None:
+                        continue
+                    params = [q for q in target.params if q.kind in ("positional", "keyword")]
+                    q = (params[where] if where < len(params) else None) if isinstance(where, int) else next(
+                        (q for q in params if q.name == where), None)
+                    if q is not None and q.use:
+                        p.use, p.attrs = q.use, copy.deepcopy(q.attrs)
+                        break
 
 
 def _method(cls: ast.ClassDef, name: str):
@@ -479,6 +507,7 @@ def discover(root, files: list[str] | None = None, excluded: list | None = None)
                 found[c.key] = c
                 by_name.setdefault(node.name, []).append(c)
                 own_forward[c.key] = None if fwd is None else not _abstract(fwd)
+    _hand_on(found)
     keys_of = {name: [c.key for c in cands] for name, cands in by_name.items()}
     for key in [k for k in found if not _has_forward(k, own_forward, {k: found[k].bases for k in found}, keys_of)]:
         if excluded is not None:

@@ -244,6 +244,9 @@ def test_a_string_parameter_takes_a_value_the_constructor_compares_it_with(tmp_p
                 assert rnn_type in ["LSTM", "GRU"]
                 self.emb = nn.Embedding(ntoken, 8)
                 self.rnn = getattr(nn, rnn_type)(8, 8)
+
+            def forward(self, x):
+                return self.rnn(self.emb(x))[0]
     '''}
     (cand,) = discover(_write(tmp_path, files))
     assert cand.required()[0].choices == ["LSTM", "GRU"]

@@ -94,3 +94,56 @@ def test_an_optimizer_the_model_holds_is_no_model_weight():
     report = transfer_weights(state, cell, strict=True)
     assert report.ok and report.missing == []
     assert np.array_equal(cell.fc1.weight.asnumpy(), state["fc1.weight"].numpy())
+
+
+HAND_ON = {"models.py": '''
+    import torch.nn as nn
+
+
+    class Feed(nn.Module):
+        def __init__(self, d_model, d_k, kernel_size):
+            super().__init__()
+            self.conv = nn.Conv1d(d_model, d_k, kernel_size[0], padding=(kernel_size[0] - 1) // 2)
+
+        def forward(self, x):
+            return self.conv(x)
+
+
+    class Decoder(nn.Module):
+        def __init__(self, config):
+            super().__init__()
+            d = config["transformer"]["decoder_hidden"]
+            self.feed = Feed(d, d, [config["transformer"]["kernel"]])
+
+        def forward(self, x):
+            return self.feed(x)
+
+
+    class Classifier(nn.Module):
+        def __init__(self, cfg, kernel_size):
+            super().__init__()
+            self.decoder = Decoder(cfg)
+            self.feed = Feed(4, 4, kernel_size=kernel_size)
+
+        def forward(self, x):
+            return self.decoder(x)
+'''}
+
+
+def test_nested_config_keys_and_parameters_handed_on_to_another_class(tmp_path):
+    """FastSpeech2's ``Decoder(config)`` reads ``config["transformer"]["decoder_hidden"]`` (a dict in a dict), its
+    ``FFTBlock(kernel_size)`` hands ``kernel_size`` to a class that indexes it, pytorchic-bert's ``Classifier(cfg)``
+    hands ``cfg`` to ``Transformer(cfg)``: each got a number. And ``d_k`` is a size, not a kernel (it got 3)."""
+    from mindport.discovery.build import ctor_attempts
+    from mindport.discovery.scan import discover
+    from mindport.validators.parity.loading import build_model
+
+    (tmp_path / "models.py").write_text(__import__("textwrap").dedent(HAND_ON["models.py"]))
+    found = {c.name: c for c in discover(tmp_path)}
+    decoder = ctor_attempts(found["Decoder"].to_json(), None)[0][1]
+    assert decoder == "config={'transformer': {'decoder_hidden': 16, 'kernel': 3}}"
+    assert ctor_attempts(found["Feed"].to_json(), None)[0][1] == "d_model=16, d_k=16, kernel_size=[16, 16]"
+    classifier = ctor_attempts(found["Classifier"].to_json(), None)[0][1]
+    assert classifier.startswith("cfg={'transformer': {'decoder_hidden': 16") and "kernel_size=[16, 16]" in classifier
+    for name, ctor in (("Decoder", decoder), ("Classifier", classifier)):
+        build_model(f"{tmp_path}/models.py:{name}", ctor, root=str(tmp_path), isolated=True)
