@@ -35,6 +35,15 @@ class _StubMeta(type):
             raise AttributeError(name)
         return _stub_class(f"{cls.__qualname__}.{name}")
 
+    def __getitem__(cls, item):  # in annotations: List[int] from a stubbed typing library (beartype.typing)
+        return cls
+
+    def __or__(cls, other):  # Stub | None
+        return cls
+
+    def __ror__(cls, other):
+        return cls
+
 
 class _Stub(metaclass=_StubMeta):
     def __init__(self, *args, **kwargs):

@@ -1,6 +1,8 @@
 """Fixes found by the discovery sweep over public repositories (benchmarks/discovery_sweep.py), one test each."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 
@@ -147,3 +149,26 @@ def test_nested_config_keys_and_parameters_handed_on_to_another_class(tmp_path):
     assert classifier.startswith("cfg={'transformer': {'decoder_hidden': 16") and "kernel_size=[16, 16]" in classifier
     for name, ctor in (("Decoder", decoder), ("Classifier", classifier)):
         build_model(f"{tmp_path}/models.py:{name}", ctor, root=str(tmp_path), isolated=True)
+
+
+def test_a_stubbed_typing_name_can_be_subscripted_in_annotations(tmp_path):
+    """imagen-pytorch imports ``List`` from ``beartype.typing`` (absent here, stubbed) and writes ``List[int]`` in
+    signatures: the stub class refused to be subscripted, so no model of the file imported."""
+    import subprocess
+    import sys
+
+    from mindport.discovery.prove import stub_env
+
+    (tmp_path / "model.py").write_text("from missing_typing_lib import List, Optional\n\n\n"
+                                       "def f(x: List[int], y: Optional[List[str]] = None, z: List | None = None):\n"
+                                       "    return x\n\n\nprint(f([1]))\n")
+    import os
+
+    import mindport
+
+    env = dict(os.environ, **stub_env(tmp_path / "stubbed.txt", [tmp_path]))
+    env["PYTHONPATH"] += os.pathsep + str(Path(mindport.__file__).resolve().parents[1])
+    run = subprocess.run([sys.executable, str(tmp_path / "model.py")], capture_output=True, text=True, env=env)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "[1]"
+    assert (tmp_path / "stubbed.txt").read_text().split() == ["missing_typing_lib"]
