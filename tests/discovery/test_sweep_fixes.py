@@ -172,3 +172,28 @@ def test_a_stubbed_typing_name_can_be_subscripted_in_annotations(tmp_path):
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == "[1]"
     assert (tmp_path / "stubbed.txt").read_text().split() == ["missing_typing_lib"]
+
+
+def test_torch_tensorboard_is_stubbed_for_the_project_when_tensorboard_is_missing(tmp_path):
+    """cleanrl's and pytorch-GAT's model files import ``SummaryWriter`` from ``torch.utils.tensorboard``; torch has
+    that module but it imports ``tensorboard``, absent here: every model of those files failed to import."""
+    import importlib.util
+    import os
+    import subprocess
+    import sys
+
+    import mindport
+    from mindport.discovery.prove import stub_env
+
+    assert importlib.util.find_spec("tensorboard") is None  # this machine's fact the test is about
+    (tmp_path / "train.py").write_text("from torch.utils.tensorboard import SummaryWriter\n\n"
+                                       "writer = SummaryWriter('runs')\nprint('ok')\n")
+    env = dict(os.environ, **stub_env(tmp_path / "stubbed.txt", [tmp_path]))
+    env["PYTHONPATH"] += os.pathsep + str(Path(mindport.__file__).resolve().parents[1])
+    run = subprocess.run([sys.executable, str(tmp_path / "train.py")], capture_output=True, text=True, env=env)
+    assert run.returncode == 0 and run.stdout.strip() == "ok", run.stderr
+    assert (tmp_path / "stubbed.txt").read_text().split() == ["torch.utils.tensorboard"]
+    # a library's own import of it is untouched
+    lib = subprocess.run([sys.executable, "-c", "import torch.utils.tensorboard"], capture_output=True, text=True,
+                         env=env)
+    assert lib.returncode != 0 and "tensorboard" in lib.stderr
