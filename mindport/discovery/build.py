@@ -212,19 +212,43 @@ def first_layer_inputs(model, fwd_params: list[dict]) -> list[list[str]]:
     """Input spec lists from the first layer with a known input form, in registration order."""
     import torch.nn as nn
 
-    first = None
-    for m in model.modules():
-        if isinstance(m, (nn.Conv1d, nn.Conv2d, nn.Conv3d, nn.ConvTranspose1d, nn.ConvTranspose2d,
-                          nn.ConvTranspose3d, nn.Linear, nn.Embedding, nn.EmbeddingBag, nn.RNNBase,
-                          nn.LayerNorm, nn.modules.batchnorm._BatchNorm, nn.GroupNorm)):
-            first = m
-            break
+    known = (nn.Conv1d, nn.Conv2d, nn.Conv3d, nn.ConvTranspose1d, nn.ConvTranspose2d, nn.ConvTranspose3d, nn.Linear,
+             nn.Embedding, nn.EmbeddingBag, nn.RNNBase, nn.LayerNorm, nn.modules.batchnorm._BatchNorm, nn.GroupNorm)
+    layers = [m for m in model.modules() if isinstance(m, known)]
+    first = layers[0] if layers else None
+    specs = _layer_specs(first)
+    # the first layer registered is not always the first applied (Graph-WaveNet registers its dilated convolutions
+    # before its start_conv): the layer of the same kind that takes the fewest channels is tried next
+    if isinstance(first, (nn.Conv1d, nn.Conv2d, nn.Conv3d, nn.Linear)):
+        size = (lambda m: m.in_features) if isinstance(first, nn.Linear) else (lambda m: m.in_channels)
+        fewest = min((m for m in layers if type(m) is type(first)), key=size)
+        if size(fewest) != size(first):
+            specs += [sp for sp in _layer_specs(fewest) if sp not in specs]
+    required = [p for p in fwd_params if p["default"] is None and p["kind"] == "positional"]
+    if not specs:  # no layer of a known kind first (parameters used directly, functional code): common forms
+        sizes = sorted({v for m in model.modules() for v in _int_attrs(m)} | {16}, key=lambda v: v != 16)[:3]
+        specs = [f for v in sizes for f in (f"2x{v}:float32", f"2x8x{v}:float32", f"2x{v}x32x32:float32",
+                                            f"2x{v}x32:float32")]
+    out = []
+    for spec in specs:
+        options = [_extra_inputs(p["name"].lower(), spec) for p in required[1:]]
+        out.append([spec, *(o[0] for o in options)])
+        for i, alternatives in enumerate(options):  # each further form of one argument, the others at their first
+            for alt in alternatives[1:]:
+                out.append([spec, *(o[0] for o in options[:i]), alt, *(o[0] for o in options[i + 1:])])
+    return out
+
+
+def _layer_specs(first) -> list[str]:
+    """The input forms a layer takes (its batch of 2, a few lengths or sizes)."""
+    import torch.nn as nn
+
     specs: list[str] = []
     if first is None:
         pass
     elif isinstance(first, (nn.Conv1d, nn.ConvTranspose1d)):
-        c = first.in_channels
-        specs = [f"2x{c}x32:float32", f"2x{c}x256:float32"]
+        c = first.in_channels  # channels first, then channels last (a model that transposes before its conv)
+        specs = [f"2x{c}x32:float32", f"2x{c}x256:float32", f"2x32x{c}:float32"]
     elif isinstance(first, (nn.Conv2d, nn.ConvTranspose2d)):
         c = first.in_channels
         specs = [f"2x{c}x32x32:float32", f"2x{c}x64x64:float32", f"1x{c}x224x224:float32", f"1x{c}x299x299:float32"]
@@ -250,19 +274,7 @@ def first_layer_inputs(model, fwd_params: list[dict]) -> list[list[str]]:
     elif first is not None and isinstance(first, nn.GroupNorm):
         c = first.num_channels
         specs = [f"2x{c}x32x32:float32", f"2x{c}x32:float32"]
-    required = [p for p in fwd_params if p["default"] is None and p["kind"] == "positional"]
-    if not specs:  # no layer of a known kind first (parameters used directly, functional code): common forms
-        sizes = sorted({v for m in model.modules() for v in _int_attrs(m)} | {16}, key=lambda v: v != 16)[:3]
-        specs = [f for v in sizes for f in (f"2x{v}:float32", f"2x8x{v}:float32", f"2x{v}x32x32:float32",
-                                            f"2x{v}x32:float32")]
-    out = []
-    for spec in specs:
-        options = [_extra_inputs(p["name"].lower(), spec) for p in required[1:]]
-        out.append([spec, *(o[0] for o in options)])
-        for i, alternatives in enumerate(options):  # each further form of one argument, the others at their first
-            for alt in alternatives[1:]:
-                out.append([spec, *(o[0] for o in options[:i]), alt, *(o[0] for o in options[i + 1:])])
-    return out
+    return specs
 
 
 def _extra_inputs(name: str, spec: str) -> list[str]:
@@ -296,6 +308,8 @@ def _int_attrs(module) -> list[int]:
         if p.dim() == 2:
             out += [int(p.shape[0]), int(p.shape[1])]
             break
+        if p.dim() == 1 and 1 < p.shape[0] <= 4096:  # a hand-written norm's gain (pytorchic-bert's LayerNorm)
+            out.append(int(p.shape[0]))
     return out
 
 

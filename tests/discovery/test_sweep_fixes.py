@@ -197,3 +197,52 @@ def test_torch_tensorboard_is_stubbed_for_the_project_when_tensorboard_is_missin
     lib = subprocess.run([sys.executable, "-c", "import torch.utils.tensorboard"], capture_output=True, text=True,
                          env=env)
     assert lib.returncode != 0 and "tensorboard" in lib.stderr
+
+
+def test_inputs_for_a_start_layer_registered_late_a_channels_last_conv_and_a_hand_written_norm():
+    """Graph-WaveNet registers its dilated 32-channel convolutions before ``start_conv`` (2 -> 32); Informer's
+    ``TokenEmbedding`` transposes a B x T x C input before its Conv1d; pytorchic-bert's ``LayerNorm`` has only a
+    1-D gain: no input of theirs was tried."""
+    import torch
+    import torch.nn as nn
+
+    from mindport.discovery.build import _run_forward, first_layer_inputs
+
+    class WaveNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.filters = nn.ModuleList(nn.Conv2d(32, 32, (1, 2), dilation=1) for _ in range(2))
+            self.start_conv = nn.Conv2d(2, 32, 1)
+
+        def forward(self, x):
+            x = self.start_conv(x)
+            for f in self.filters:
+                x = f(x)
+            return x
+
+    class TokenEmbedding(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv1d(7, 16, 3, padding=1)
+
+        def forward(self, x):
+            return self.conv(x.permute(0, 2, 1)).transpose(1, 2)
+
+    class LayerNorm(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.gamma = nn.Parameter(torch.ones(24))
+
+        def forward(self, x):
+            return self.gamma * (x - x.mean(-1, keepdim=True))
+
+    def runs(model, specs) -> bool:
+        try:
+            return _run_forward(model, specs, 30) is None
+        except RuntimeError:
+            return False
+
+    fwd = [{"name": "x", "default": None, "kind": "positional"}]
+    for model in (WaveNet(), TokenEmbedding(), LayerNorm()):
+        tries = first_layer_inputs(model.eval(), fwd)
+        assert any(runs(model, t) for t in tries), (type(model).__name__, tries)
