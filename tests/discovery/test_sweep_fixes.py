@@ -246,3 +246,40 @@ def test_inputs_for_a_start_layer_registered_late_a_channels_last_conv_and_a_han
     for model in (WaveNet(), TokenEmbedding(), LayerNorm()):
         tries = first_layer_inputs(model.eval(), fwd)
         assert any(runs(model, t) for t in tries), (type(model).__name__, tries)
+
+
+def test_two_project_files_with_the_same_dotted_name_build_in_one_process(tmp_path):
+    """saint keeps ``models/model.py`` and ``old_version/models/model.py``: the builder (one process per repository)
+    refused the second ("the module name models.model is already taken in this process"). A name taken by an
+    installed library is still refused."""
+    import subprocess
+    import sys
+
+    import mindport
+
+    for folder, width in (("", 3), ("old_version/", 5)):
+        pkg = tmp_path / f"{folder}models"
+        pkg.mkdir(parents=True)
+        (pkg / "__init__.py").write_text("")
+        (pkg / "model.py").write_text(f"import torch.nn as nn\n\n\ndef make():\n    return nn.Linear({width}, 1)\n")
+    (tmp_path / "lib" / "json").mkdir(parents=True)
+    (tmp_path / "lib" / "json" / "__init__.py").write_text("def make():\n    return 1\n")
+    script = f"""
+import json, sys
+from mindport.errors import InputError
+from mindport.validators.parity.loading import build_model
+root = {str(tmp_path)!r}
+a = build_model(root + "/models/model.py:make", "", root=root, isolated=True)
+b = build_model(root + "/old_version/models/model.py:make", "", root=root, isolated=True)
+c = build_model(root + "/models/model.py:make", "", root=root, isolated=True)
+try:
+    build_model(root + "/lib/json/__init__.py:make", "", root=root, isolated=True)
+    refused = False
+except InputError as exc:
+    refused = "already taken" in str(exc)
+print(a.in_features, b.in_features, c.in_features, refused)
+"""
+    env = dict(__import__("os").environ, PYTHONPATH=str(Path(mindport.__file__).resolve().parents[1]))
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.split() == ["3", "5", "3", "True"]
