@@ -221,7 +221,7 @@ def prove_one(worker: _Worker, entry: dict, src_root: Path, out_root: Path, s: P
         ref, ms = worker.sides()
         stage = "building"
         p_ref = ref.submit("build", torch_ref, ctor, s.seed, str(src_root))
-        p_ms = ms.submit("build", ms_ref, ctor, s.seed, str(out_root))
+        p_ms = ms.submit("build", ms_ref, ms_ctor(ctor), s.seed, str(out_root))
         try:
             _checked(p_ref.result)
         except (InputError, SideError) as exc:
@@ -273,6 +273,27 @@ def prove_one(worker: _Worker, entry: dict, src_root: Path, out_root: Path, s: P
         return _fail(entry, status, "error" if status == "ms-failed" else "reason", f"{stage}: {text}")
     finally:
         timer.cancel()
+
+
+def ms_ctor(ctor: str) -> str:
+    """The constructor text for the converted model: torch objects in it (a repository's
+    ``LNN(nn.Sequential(nn.Linear(2, 64), nn.Tanh()))``, the builder's ``nn.Identity()`` for a sub-module argument)
+    converted like the repository's code, since it is evaluated in the converted module, where ``nn`` is MindSpore's."""
+    import re
+
+    from mindport.discovery.build import _IDENTITY
+
+    text = ctor.replace(_IDENTITY, "__import__('mindspore').nn.Identity()")
+    if not re.search(r"(?<![\w.'])(nn|torch|F)\.", text):
+        return text
+    from mindport.migrator import convert_source
+
+    head = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
+    result = convert_source(f"{head}_mindport_ctor = _mindport_call({text})\n")
+    for line in result.code.splitlines():
+        if line.startswith("_mindport_ctor = _mindport_call(") and line.endswith(")"):
+            return line[len("_mindport_ctor = _mindport_call("):-1]
+    return text
 
 
 def _scale(run: dict) -> float:

@@ -283,3 +283,22 @@ print(a.in_features, b.in_features, c.in_features, refused)
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env)
     assert run.returncode == 0, run.stderr[-2000:]
     assert run.stdout.split() == ["3", "5", "3", "True"]
+
+
+def test_torch_objects_in_a_constructor_call_are_converted_for_the_mindspore_side():
+    """torchdyn's ``LNN(nn.Sequential(nn.Linear(2, 64), nn.Tanh(), nn.Linear(64, 1)))`` (its own call) was evaluated
+    as is in the converted module, where ``nn`` is MindSpore's: "module 'mindspore.nn' has no attribute
+    'Sequential'". The builder's module stand-in becomes MindSpore's Identity; plain values stay as they are."""
+    import mindspore.nn as nn
+
+    from mindport.discovery.build import _IDENTITY
+    from mindport.discovery.prove import ms_ctor
+
+    text = ms_ctor("nn.Sequential(nn.Linear(2, 64), nn.Tanh(), nn.Linear(64, 1))")
+    assert "SequentialCell" in text and "Dense" in text
+    built = eval(text, {"nn": nn})
+    assert isinstance(built, nn.SequentialCell) and built[0].weight.shape == (64, 2)
+    assert ms_ctor(f"fn={_IDENTITY}, dim=4") == "fn=__import__('mindspore').nn.Identity(), dim=4"
+    assert isinstance(eval(ms_ctor(_IDENTITY)), nn.Identity)
+    plain = "args=__import__('types').SimpleNamespace(hidden=16), cfg={'nn.x': 1}, dims=[16, 16]"
+    assert ms_ctor(plain) == plain
