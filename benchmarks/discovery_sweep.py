@@ -51,7 +51,8 @@ _INPUT_CLASSES = [
 ]
 _CTOR_CLASSES = [
     (r"No module named '([\w.]+)'", "missing module {0}"),
-    (r"_StubMeta|mindport_stub|expected np.ndarray \(got \w+\)", "stubbed module used while building"),
+    (r"_StubMeta|mindport_stub|expected np.ndarray \(got \w+\)|type '\w+' is not subscriptable",
+     "stubbed module used while building"),
     (r"relative import beyond top-level", "import error: relative import beyond the top-level package"),
     (r"ImportError|cannot import name", "import error"),
     (r"network access is disabled|urlopen|download|HTTP", "needs the network (pretrained weights)"),
@@ -68,7 +69,7 @@ _CTOR_CLASSES = [
     (r"missing \d+ required|required positional|unexpected keyword|takes \d+ positional",
      "ctor: arguments rejected"),
     (r"converted counterpart", "file not converted"),
-    (r"failed: (\w+):", "ctor: raised while building ({0})"),
+    (r"failed(?: at \S+)?: (\w+):", "ctor: raised while building ({0})"),
     (r"(\w+(?:Error|Exception|Interrupt)):", "ctor: raised while building ({0})"),
     (r".", "ctor: raised while building (other)"),
 ]
