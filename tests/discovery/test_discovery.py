@@ -290,7 +290,7 @@ def test_a_required_parameter_gets_a_value_of_the_kind_the_class_uses(tmp_path):
                     "rnn_cell": ("str", {})}
     attempts = ctor_attempts(cand.to_json(), None)
     assert attempts[0] == ("small values", "args=__import__('types').SimpleNamespace(in_dim=12, model=__import__("
-                                           "'types').SimpleNamespace(scale=1.0)), cfg={'hidden': 16}, dims=[16, 16], "
+                                           "'types').SimpleNamespace(scale=1.0)), cfg={'hidden': 16}, dims=[8, 16], "
                                            "act=__import__('torch').nn.Identity(), rnn_cell='lstm'")
     assert "in_dim=8" in attempts[1][1]  # the next attempt: small values only
     from mindport.validators.parity.loading import build_model

@@ -302,3 +302,54 @@ def test_torch_objects_in_a_constructor_call_are_converted_for_the_mindspore_sid
     assert isinstance(eval(ms_ctor(_IDENTITY)), nn.Identity)
     plain = "args=__import__('types').SimpleNamespace(hidden=16), cfg={'nn.x': 1}, dims=[16, 16]"
     assert ms_ctor(plain) == plain
+
+
+def test_functional_batch_norm_without_weight_converts_and_matches_torch():
+    """openai/consistency_models' Inception ``Conv2dLayer`` calls ``F.batch_norm(x, running_mean=..., running_var=...,
+    bias=..., eps=1e-3)`` with no weight: ops.batch_norm requires one ("batch_norm() missing 1 required positional
+    argument: 'weight'")."""
+    import mindspore as ms
+    import torch
+
+    from mindport.migrator import convert_source
+
+    code = ("import torch\n\n\ndef f(x, m, v, b):\n"
+            "    return torch.nn.functional.batch_norm(x, running_mean=m, running_var=v, bias=b, eps=1e-3)\n")
+    converted = convert_source(code).code
+    assert "torch" not in converted, converted
+    rng = np.random.default_rng(0)
+    x, m, b = (rng.standard_normal(s).astype(np.float32) for s in ((2, 3, 4, 4), (3,), (3,)))
+    v = rng.uniform(0.5, 2, 3).astype(np.float32)
+    namespace: dict = {}
+    exec(compile(converted, "<converted>", "exec"), namespace)
+    got = namespace["f"](*(ms.Tensor(a) for a in (x, m, v, b))).asnumpy()
+    want = torch.nn.functional.batch_norm(*(torch.from_numpy(a) for a in (x, m, v)), bias=torch.from_numpy(b),
+                                          eps=1e-3).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_a_degenerate_build_with_an_empty_output_is_not_kept(tmp_path):
+    """tab-ddpm's ``Classifier(input_dim, dis_dims, st_ed)`` reads ``st_ed[1] - st_ed[0]`` as a width: with
+    ``st_ed=[16, 16]`` it built a Linear of 0 outputs, which torch runs (an empty output, nothing to compare) and
+    MindSpore refuses. An empty output is no input that ran; a sequence argument is two different sizes."""
+    import torch
+
+    from mindport.discovery.build import _run_forward, build_one
+    from mindport.discovery.scan import discover
+
+    (tmp_path / "cls.py").write_text('''
+import torch.nn as nn
+
+
+class Classifier(nn.Module):
+    def __init__(self, input_dim, st_ed):
+        super().__init__()
+        self.fc = nn.Linear(input_dim, st_ed[1] - st_ed[0])
+
+    def forward(self, x):
+        return self.fc(x)
+''')
+    (cand,) = discover(tmp_path)
+    res = build_one(cand.to_json() | {"rel": cand.rel, "name": cand.name}, None, str(tmp_path), 30)
+    assert res["status"] == "built" and res["ctor"] == "input_dim=16, st_ed=[8, 16]", res
+    assert "empty tensor" in _run_forward(torch.nn.Linear(4, 0).eval(), ["2x4:float32"], 30)
