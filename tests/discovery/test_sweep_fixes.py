@@ -353,3 +353,22 @@ class Classifier(nn.Module):
     res = build_one(cand.to_json() | {"rel": cand.rel, "name": cand.name}, None, str(tmp_path), 30)
     assert res["status"] == "built" and res["ctor"] == "input_dim=16, st_ed=[8, 16]", res
     assert "empty tensor" in _run_forward(torch.nn.Linear(4, 0).eval(), ["2x4:float32"], 30)
+
+
+def test_a_method_on_a_view_of_an_unknown_callable_result_converts():
+    """BERT-pytorch's ``[l(x).view(b, -1, h, d).transpose(1, 2) for l, x in zip(...)]``: ``l(x)`` is of unknown kind,
+    so ``.transpose`` (a name numpy shares) stayed, and MindSpore's Tensor.transpose(1, 2) is torch's swap in
+    PyNative but a permutation in GRAPH_MODE ("the number of axes must be equal to the dimension"). A ``.view`` with
+    several sizes (numpy's takes one dtype) or a tensor-only method gives a tensor."""
+    from mindport.migrator import convert_source
+
+    code = ("import torch.nn as nn\n\n\nclass M(nn.Module):\n"
+            "    def forward(self, q, k):\n"
+            "        q, k = [l(x).view(2, -1, 4, 8).transpose(1, 2) for l, x in zip(self.ls, (q, k))]\n"
+            "        a = f(q).permute(0, 2, 1).transpose(1, 2)\n"
+            "        n = g(k).view(dtype).transpose(1, 0)\n"
+            "        return q, a, n\n")
+    out = convert_source(code).code
+    assert ".view(2, -1, 4, 8).swapaxes(axis0=1, axis1=2)" in out, out
+    assert ".permute(0, 2, 1).swapaxes(axis0=1, axis1=2)" in out, out
+    assert ".view(dtype).transpose(1, 0)" in out, out  # one argument: numpy's view(dtype) reads the same
