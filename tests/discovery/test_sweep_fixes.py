@@ -84,18 +84,22 @@ def test_an_optimizer_the_model_holds_is_no_model_weight():
 
     from mindport.migrator.weights.transfer import transfer_weights
 
+    from mindport.runtime.optim import Adam
+
     class Policy(msnn.Cell):
-        def __init__(self):
+        def __init__(self, optimizer):
             super().__init__()
             self.fc1 = msnn.Dense(4, 3)
-            self.optimizer = msnn.Adam(self.trainable_params(), learning_rate=1e-3)
+            self.optimizer = optimizer(self.trainable_params())
 
     torch.manual_seed(0)
     state = {f"fc1.{k}": v for k, v in torch.nn.Linear(4, 3).state_dict().items()}
-    cell = Policy()
-    report = transfer_weights(state, cell, strict=True)
-    assert report.ok and report.missing == []
-    assert np.array_equal(cell.fc1.weight.asnumpy(), state["fc1.weight"].numpy())
+    # MindSpore's own optimizer, and the converted code's (mindspore.experimental.optim's, through mindport.runtime)
+    for optimizer in (lambda p: msnn.Adam(p, learning_rate=1e-3), lambda p: Adam(p, lr=1e-3)):
+        cell = Policy(optimizer)
+        report = transfer_weights(state, cell, strict=True)
+        assert report.ok and report.missing == []
+        assert np.array_equal(cell.fc1.weight.asnumpy(), state["fc1.weight"].numpy())
 
 
 HAND_ON = {"models.py": '''

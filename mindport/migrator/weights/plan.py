@@ -73,11 +73,14 @@ class _Target:
 
     def __init__(self, cell):
         import mindspore.nn as msnn
+        from mindspore.experimental import optim as ms_optim
 
         self.cells = _cell_paths(cell)
         # an optimizer the model holds (``self.optimizer = optim.Adam(self.parameters())``, common in RL code) is a
-        # Cell in MindSpore: its moments are Parameters, but no model weights (torch's state_dict has none of them)
-        optimizers = tuple(p + "." for p, c in self.cells.items() if p and isinstance(c, msnn.Optimizer))
+        # Cell in MindSpore: its moments are Parameters, but no model weights (torch's state_dict has none of them);
+        # converted code holds mindspore.experimental.optim's (mindport.runtime.optim.Adam derives from its AdamW)
+        kinds = (msnn.Optimizer, ms_optim.Optimizer)
+        optimizers = tuple(p + "." for p, c in self.cells.items() if p and isinstance(c, kinds))
         self.by_path = {}
         self.by_name = {}
         for path, param in cell.parameters_and_names():
