@@ -401,3 +401,18 @@ def test_graph_mode_is_compared_at_the_weights_of_the_pynative_run(tmp_path):
                       graph_mode=True)
     assert report.graph.status == "ok" and report.graph.equal_to_pynative, (report.graph.status, report.graph.max_abs)
     assert report.ok
+
+
+def test_a_transpose_of_two_high_axes_converts_on_any_receiver():
+    """pytorchic-bert's ``split_last(x, (h, -1)).transpose(1, 2)``: the receiver is a helper function's result, of
+    unknown kind, and ``transpose`` a name numpy shares: it stayed, a permutation in GRAPH_MODE. Two literal axes
+    with one of 2 or more can only be torch's swap (numpy's two-axis transpose fits a 2-D array only)."""
+    from mindport.migrator import convert_source
+
+    code = ("import torch.nn as nn\n\n\nclass M(nn.Module):\n    def forward(self, x):\n"
+            "        a = split_last(x, (4, -1)).transpose(1, 2)\n"
+            "        b = helper(x).transpose(1, 0)\n"
+            "        return a, b\n")
+    out = convert_source(code).code
+    assert "split_last(x, (4, -1)).swapaxes(axis0=1, axis1=2)" in out, out
+    assert "helper(x).transpose(1, 0)" in out, out  # numpy's (1, 0) on a 2-D array reads the same: left alone
