@@ -123,7 +123,8 @@ def _shrunk(params: list[dict]) -> str:
             continue
         layered = re.search(r"depth|layers|blocks|n_layer", p["name"].lower())
         if isinstance(value, int) and not isinstance(value, bool):
-            small = int(small_value(p["name"], "int") or 16) if not layered else 1
+            text = small_value(p["name"], "int") or "16"
+            small = 1 if layered else int(text) if text.isdigit() else 16  # channel_mult: a list name, an int here
             if 0 < small < value:
                 out.append(f"{p['name']}={small}")
         elif isinstance(value, (list, tuple)) and value and all(isinstance(v, int) and not isinstance(v, bool)
@@ -478,6 +479,9 @@ def main(request_path: str, result_path: str) -> None:
             except MemoryError:
                 res = {"class": f"{cand['rel']}:{cand['name']}", "status": "not-built",
                        "reason": "out of memory while building"}
+            except Exception as exc:  # noqa: BLE001 - a fault of ours on one candidate is its reason, not the run's
+                res = {"class": f"{cand['rel']}:{cand['name']}", "status": "not-built",
+                       "reason": f"the builder failed on it: {_short(exc)}"}
             res["seconds"] = round(time.perf_counter() - start, 3)
             if request.get("stub_missing") and res.get("status") == "built":
                 from mindport.discovery.stubs import STUBBED

@@ -73,6 +73,10 @@ class BERT(nn.Module):
     assert res["ctor_source"] == "small sizes"
     assert res["ctor"] == "vocab_size=100, hidden=16, n_layers=1, attn_heads=2"
     assert res["params"] < 1_000_000
+    # an integer default whose name reads as a list (consistency_models' channel_mult=2) crashed the builder
+    from mindport.discovery.build import _shrunk
+
+    assert _shrunk([{"name": "channel_mult", "default": "32", "kind": "positional"}]) == "channel_mult=16"
 
 
 def test_an_optimizer_the_model_holds_is_no_model_weight():
