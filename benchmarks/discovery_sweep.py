@@ -30,22 +30,50 @@ MANIFEST = HERE / "discovery" / "manifest.txt"
 MIRROR = Path("/work/.mirror")
 RESERVED = Path("/work/shared/reserved-repos.txt")
 
-# failure classes: (status, pattern on the reason/error, class name), first match wins
-CLASSES = [
-    ("not-built", r"No module named '([\w.]+)'", "missing module {0}"),
-    ("not-built", r"ImportError|cannot import name", "import error"),
-    ("not-built", r"network access is disabled|urlopen|download|HTTP", "needs the network (pretrained weights)"),
-    ("not-built", r"No such file or directory|FileNotFoundError", "needs a file (config, weights, data)"),
-    ("not-built", r"no constructor arguments could be chosen", "ctor: required arguments of unknown kind"),
-    ("not-built", r"no input form known", "inputs: no input form known"),
-    ("not-built", r"no input ran", "inputs: no tried input ran"),
-    ("not-built", r"parameters \(over", "too large"),
-    ("not-built", r"builder stopped", "builder crash or time limit"),
-    ("not-built", r"took over|Timeout", "time limit"),
-    ("not-built", r"missing \d+ required|required positional|unexpected keyword|takes \d+ positional",
+# failure classes. A model not built carries the reasons of every constructor attempt (" | "); it is classed by the
+# attempt that went furthest: one that built and met no input that ran (classed by the forward's error), else the
+# constructor's error. Within a status the first matching pattern wins.
+_INPUT_CLASSES = [
+    (r'missing the required "forward"', "not a model: no forward (abstract base)"),
+    (r"cannot compare an output of type|returned no (floating )?tensor",
+     "inputs: the forward returns no tensor (a distribution, an object)"),
+    (r"not deterministic", "inputs: the eval forward is not deterministic"),
+    (r"non-finite", "inputs: the eval forward gives non-finite values"),
+    (r"_StubMeta|mindport_stub|_Stub\b", "stubbed module used in the forward"),
+    (r"scalar type Long|Long, Int|long int != float|same dtype|dtype|Float but found Long|not implemented for 'Long'",
+     "inputs: the input's dtype (integer vs float)"),
+    (r"missing \d+ required positional|takes \d+ positional|unexpected keyword",
+     "inputs: the forward needs other arguments"),
+    (r"mat1 and mat2|channels|size of tensor|Dimension out of range|not enough values to unpack|too many values to "
+     r"unpack|shape|Kernel size|expected .*\d-?D|[0-9]D input|dimension|Expected .* input|invalid for input of size"
+     r"|out of range|index|hx|hidden", "inputs: shape or rank the model does not take"),
+    (r".", "inputs: the forward raised (other)"),
+]
+_CTOR_CLASSES = [
+    (r"No module named '([\w.]+)'", "missing module {0}"),
+    (r"_StubMeta|mindport_stub|expected np.ndarray \(got \w+\)|type '\w+' is not subscriptable",
+     "stubbed module used while building"),
+    (r"relative import beyond top-level", "import error: relative import beyond the top-level package"),
+    (r"ImportError|cannot import name", "import error"),
+    (r"network access is disabled|urlopen|download|HTTP", "needs the network (pretrained weights)"),
+    (r"No such file or directory|FileNotFoundError", "needs a file (config, weights, data)"),
+    (r"no constructor arguments could be chosen", "ctor: required arguments of unknown kind"),
+    (r"not a torch.nn.Module", "ctor: the call builds no nn.Module"),
+    (r"parameters \(over", "too large"),
+    (r"builder stopped", "builder crash or time limit"),
+    (r"took over|Timeout", "time limit"),
+    (r"'(int|float)' object (has no attribute|is not (callable|iterable|subscriptable))|must be a mapping, not int|"
+     r"not (int|float)\b|of type (int|float)|'(int|float)' object",
+     "ctor: a guessed number where an object, list or mapping was needed"),
+    (r"'NoneType'|NoneType", "ctor: a None default the constructor does not take alone"),
+    (r"missing \d+ required|required positional|unexpected keyword|takes \d+ positional",
      "ctor: arguments rejected"),
-    ("not-built", r"converted counterpart", "file not converted"),
-    ("not-built", r".", "ctor: raised while building"),
+    (r"converted counterpart", "file not converted"),
+    (r"failed(?: at \S+)?: (\w+):", "ctor: raised while building ({0})"),
+    (r"(\w+(?:Error|Exception|Interrupt)):", "ctor: raised while building ({0})"),
+    (r".", "ctor: raised while building (other)"),
+]
+CLASSES = [
     ("ms-failed", r"building the MindSpore Cell failed: importing", "MindSpore: converted module does not import"),
     ("ms-failed", r"building the MindSpore Cell failed", "MindSpore: Cell does not build"),
     ("ms-failed", r"moving the weights failed", "MindSpore: weights do not map"),
@@ -61,16 +89,33 @@ CLASSES = [
 ]
 
 
+def _first(table, text: str) -> str:
+    for pattern, name in table:
+        m = re.search(pattern, text)
+        if m:
+            return name.format(*(g.split(".")[0] for g in m.groups() if g))
+    return "other"
+
+
 def failure_class(entry: dict) -> str | None:
     status = entry["status"]
     if status == "proven":
         return None
     text = entry.get("error") or entry.get("reason") or ""
+    if status == "not-built":
+        attempts = text.split(" | ")
+        ran = [a for a in attempts if "built; no input" in a]
+        if all(re.search(r"parameters \(over", a) for a in attempts):
+            return "too large"
+        if ran:
+            if "no input form known" in ran[0]:
+                return "inputs: no input form known"
+            return _first(_INPUT_CLASSES, ran[0].split("no input ran:", 1)[-1])
+        big = [a for a in attempts if not re.search(r"parameters \(over", a)]
+        return _first(_CTOR_CLASSES, (big or attempts)[0])
     for st, pattern, name in CLASSES:
-        if st == status:
-            m = re.search(pattern, text)
-            if m:
-                return name.format(*(g.split(".")[0] for g in m.groups()))
+        if st == status and re.search(pattern, text):
+            return name
     return status
 
 
@@ -196,8 +241,18 @@ def main() -> int:
                              "needs one fails when it uses it; the entries name the stubbed modules")
     parser.add_argument("--convert-all", action="store_true",
                         help="convert every file (default: the chosen models' files and what they import)")
+    parser.add_argument("--reclassify", type=Path, default=None, metavar="JSON",
+                        help="print the totals and failure classes of an earlier run's --json again (no run)")
     args = parser.parse_args()
 
+    if args.reclassify is not None:
+        data = json.loads(args.reclassify.read_text(encoding="utf-8"))
+        if args.only:
+            data["repositories"] = [r for r in data["repositories"] if r["repo"] in args.only]
+        for i, row in enumerate(data["repositories"], 1):
+            _print_row(i, len(data["repositories"]), row)
+        _print_totals(data["repositories"], data.get("not_fetched", []), None, data.get("minutes"))
+        return 0
     rows = read_manifest(args.manifest)
     if args.only:
         rows = [r for r in rows if r[0] in args.only]
@@ -245,6 +300,7 @@ def totals(results: list[dict]) -> dict:
     done = [r for r in results if "summary" in r]
     keys = ("discovered", "selected", "built", "proven", "diverged", "ms_failed", "not_built")
     total = {k: sum(r["summary"][k] for r in done) for k in keys}
+    total["excluded"] = sum(r["summary"].get("excluded", 0) for r in done)
     total["repositories"] = len(done)
     total["repositories_failed"] = len(results) - len(done)
     total["failure_classes"] = dict(Counter(failure_class(m) for r in done for m in r["models"]
@@ -252,12 +308,14 @@ def totals(results: list[dict]) -> dict:
     return total
 
 
-def _print_totals(results: list[dict], missing: list[str], started: float) -> None:
+def _print_totals(results: list[dict], missing: list[str], started: float | None, minutes: float | None = None
+                  ) -> None:
     t = totals(results)
-    minutes = (time.perf_counter() - started) / 60
+    if started is not None:
+        minutes = (time.perf_counter() - started) / 60
     print(f"\n{t['repositories']} repositories ({t['repositories_failed']} failed to run, {len(missing)} not fetched) "
           f"in {minutes:.1f} min")
-    print(f"models: {t['discovered']} discovered, {t['selected']} tried, {t['built']} built "
+    print(f"models: {t['discovered']} discovered ({t['excluded']} abstract bases left out), {t['selected']} tried, {t['built']} built "
           f"({_pct(t['built'], t['selected'])} of tried), {t['proven']} proven ({_pct(t['proven'], t['built'])} of built),"
           f" {t['diverged']} diverged, {t['ms_failed']} failed in MindSpore, {t['not_built']} not built")
     print(f"throughput: {t['proven'] / minutes if minutes else 0:.2f} models proven per minute, "

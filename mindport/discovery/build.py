@@ -49,6 +49,12 @@ def small_value(name: str, annotation: str, default_int: int = 16, last_resort: 
         return "'cpu'"
     if ann in ("bool",) or low.startswith(("use_", "is_", "has_", "with_")):
         return "False"
+    if re.fullmatch(r"d_[a-z]+", low) and ann in ("", "int"):  # d_k, d_v, d_model: sizes
+        return str(default_int)
+    if re.search(r"dilation", low) and ann in ("", "int"):  # dilation_rate is a dilation, not a probability
+        return "1"
+    if re.search(r"sampl\w*_?rate|(^|_)sr$", low) and ann in ("", "int"):
+        return "16000"
     if ann == "float" or re.search(r"drop|dropout|eps|alpha|beta|gamma|temperature|scale$|rate$|prob|lr$|(^|_)p$",
                                    low):
         return "0.0" if re.search(r"drop|prob|(^|_)p$|rate$", low) else "1.0"
@@ -79,15 +85,88 @@ def ctor_attempts(cand: dict, user: str | None) -> list[tuple[str, str]]:
     for text in cand["ctors"][:6]:
         add("repository", text)
     required = [p for p in cand["params"] if p["default"] is None and p["kind"] in ("positional", "keyword")]
+    first = None
     if not required:
         add("defaults", "")
+        first = ""
     else:
         for size, last_resort in ((16, False), (8, False), (16, True)):
             values = [(repr(p["choices"][0]) if p.get("choices") else None) or _config_value(p, cand.get("configs", []))
+                      or used_value(p, size, repository_defaults=size == 16 and not last_resort)
                       or small_value(p["name"], p["annotation"], size, last_resort) for p in required]
             if all(v is not None for v in values):
                 add("small values", ", ".join(f"{p['name']}={v}" for p, v in zip(required, values)))
+                first = first if first is not None else ", ".join(f"{p['name']}={v}" for p, v in zip(required, values))
+    shrunk = _shrunk(cand["params"])  # tried after the rest: it changes defaults (a model too large at them)
+    if shrunk and first is not None:
+        add("small sizes", ", ".join(filter(None, [first, shrunk])))
     return out
+
+
+_SHRINK = r"dim|channel|chan$|hidden|embed|width|features|filters|units|planes|d_model|n_embd|ff|inner|mlp|head|" \
+          r"depth|layers|blocks|n_layer|nlayers|vocab|tokens"
+
+
+def _shrunk(params: list[dict]) -> str:
+    """Keyword arguments that make a model small: size-like parameters with an integer (or list of integers) default
+    larger than the small value of their name (``embed_dim=768`` -> 16, ``depths=[3, 3, 9, 3]`` -> ``[1, 1, 1, 1]``,
+    ``dims=[96, 192, 384, 768]`` -> ``[16, 16, 16, 16]``); "" when none."""
+    import ast as _ast
+
+    out = []
+    for p in params:
+        if p["default"] is None or p["kind"] not in ("positional", "keyword") or not re.search(_SHRINK, p["name"].lower()):
+            continue
+        try:
+            value = _ast.literal_eval(p["default"])
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            continue
+        layered = re.search(r"depth|layers|blocks|n_layer", p["name"].lower())
+        if isinstance(value, int) and not isinstance(value, bool):
+            text = small_value(p["name"], "int") or "16"
+            small = 1 if layered else int(text) if text.isdigit() else 16  # channel_mult: a list name, an int here
+            if 0 < small < value:
+                out.append(f"{p['name']}={small}")
+        elif isinstance(value, (list, tuple)) and value and all(isinstance(v, int) and not isinstance(v, bool)
+                                                                  for v in value):
+            small = 1 if layered else 16
+            new = type(value)(min(v, small) for v in value)
+            if new != value:
+                out.append(f"{p['name']}={new!r}")
+    return ", ".join(out)
+
+
+def used_value(param: dict, size: int = 16, repository_defaults: bool = True) -> str | None:
+    """A value of the kind the class uses the parameter as (scan.py's ``use``): a namespace with the attributes it
+    reads (``args.hidden_size`` -> ``SimpleNamespace(hidden_size=16)``; an attribute with a literal argparse default
+    in the repository gets it when ``repository_defaults``), a dict with the keys it reads, a list, or a module for a
+    callable. None for a number (or a string without known choices): ``small_value`` decides."""
+    use = param.get("use", "")
+    if use == "callable":
+        return _IDENTITY
+    if use == "sequence":  # two different values: a (start, end) pair must not give an empty range
+        value = small_value(param["name"], "list", size)
+        return f"[{size // 2}, {size}]" if value in (None, "[16, 16]") else value
+    if use in ("namespace", "mapping"):
+        return _mapping(param.get("attrs") or {}, use == "namespace", size, repository_defaults)
+    return None
+
+
+def _mapping(attrs: dict, namespace: bool, size: int, repository_defaults: bool) -> str:
+    items = []
+    for key, default in attrs.items():
+        if key == "[]":  # scan.py's mark of a mapping inside
+            continue
+        if isinstance(default, dict):
+            value = _mapping(default, "[]" not in default, size, repository_defaults)
+        elif default is not None and repository_defaults:
+            value = default
+        else:
+            value = small_value(key, "", size, last_resort=True) or "None"
+        items.append((key, value))
+    if namespace and all(k.isidentifier() for k, _ in items):
+        return "__import__('types').SimpleNamespace(" + ", ".join(f"{k}={v}" for k, v in items) + ")"
+    return "{" + ", ".join(f"{k!r}: {v}" for k, v in items) + "}"
 
 
 def _config_value(param: dict, configs: list[str]) -> str | None:
@@ -135,19 +214,43 @@ def first_layer_inputs(model, fwd_params: list[dict]) -> list[list[str]]:
     """Input spec lists from the first layer with a known input form, in registration order."""
     import torch.nn as nn
 
-    first = None
-    for m in model.modules():
-        if isinstance(m, (nn.Conv1d, nn.Conv2d, nn.Conv3d, nn.ConvTranspose1d, nn.ConvTranspose2d,
-                          nn.ConvTranspose3d, nn.Linear, nn.Embedding, nn.EmbeddingBag, nn.RNNBase,
-                          nn.LayerNorm, nn.modules.batchnorm._BatchNorm, nn.GroupNorm)):
-            first = m
-            break
+    known = (nn.Conv1d, nn.Conv2d, nn.Conv3d, nn.ConvTranspose1d, nn.ConvTranspose2d, nn.ConvTranspose3d, nn.Linear,
+             nn.Embedding, nn.EmbeddingBag, nn.RNNBase, nn.LayerNorm, nn.modules.batchnorm._BatchNorm, nn.GroupNorm)
+    layers = [m for m in model.modules() if isinstance(m, known)]
+    first = layers[0] if layers else None
+    specs = _layer_specs(first)
+    # the first layer registered is not always the first applied (Graph-WaveNet registers its dilated convolutions
+    # before its start_conv): the layer of the same kind that takes the fewest channels is tried next
+    if isinstance(first, (nn.Conv1d, nn.Conv2d, nn.Conv3d, nn.Linear)):
+        size = (lambda m: m.in_features) if isinstance(first, nn.Linear) else (lambda m: m.in_channels)
+        fewest = min((m for m in layers if type(m) is type(first)), key=size)
+        if size(fewest) != size(first):
+            specs += [sp for sp in _layer_specs(fewest) if sp not in specs]
+    required = [p for p in fwd_params if p["default"] is None and p["kind"] == "positional"]
+    if not specs:  # no layer of a known kind first (parameters used directly, functional code): common forms
+        sizes = sorted({v for m in model.modules() for v in _int_attrs(m)} | {16}, key=lambda v: v != 16)[:3]
+        specs = [f for v in sizes for f in (f"2x{v}:float32", f"2x8x{v}:float32", f"2x{v}x32x32:float32",
+                                            f"2x{v}x32:float32")]
+    out = []
+    for spec in specs:
+        options = [_extra_inputs(p["name"].lower(), spec) for p in required[1:]]
+        out.append([spec, *(o[0] for o in options)])
+        for i, alternatives in enumerate(options):  # each further form of one argument, the others at their first
+            for alt in alternatives[1:]:
+                out.append([spec, *(o[0] for o in options[:i]), alt, *(o[0] for o in options[i + 1:])])
+    return out
+
+
+def _layer_specs(first) -> list[str]:
+    """The input forms a layer takes (its batch of 2, a few lengths or sizes)."""
+    import torch.nn as nn
+
     specs: list[str] = []
     if first is None:
         pass
     elif isinstance(first, (nn.Conv1d, nn.ConvTranspose1d)):
-        c = first.in_channels
-        specs = [f"2x{c}x32:float32", f"2x{c}x256:float32"]
+        c = first.in_channels  # channels first, then channels last (a model that transposes before its conv)
+        specs = [f"2x{c}x32:float32", f"2x{c}x256:float32", f"2x32x{c}:float32"]
     elif isinstance(first, (nn.Conv2d, nn.ConvTranspose2d)):
         c = first.in_channels
         specs = [f"2x{c}x32x32:float32", f"2x{c}x64x64:float32", f"1x{c}x224x224:float32", f"1x{c}x299x299:float32"]
@@ -173,25 +276,30 @@ def first_layer_inputs(model, fwd_params: list[dict]) -> list[list[str]]:
     elif first is not None and isinstance(first, nn.GroupNorm):
         c = first.num_channels
         specs = [f"2x{c}x32x32:float32", f"2x{c}x32:float32"]
-    required = [p for p in fwd_params if p["default"] is None and p["kind"] == "positional"]
-    if not specs:  # no layer of a known kind first (parameters used directly, functional code): common forms
-        sizes = sorted({v for m in model.modules() for v in _int_attrs(m)} | {16}, key=lambda v: v != 16)[:3]
-        specs = [f for v in sizes for f in (f"2x{v}:float32", f"2x8x{v}:float32", f"2x{v}x32x32:float32",
-                                            f"2x{v}x32:float32")]
-    out = []
-    for spec in specs:
-        extra = []
-        for p in required[1:]:
-            low = p["name"].lower()
-            batch = spec.split("x")[0]
-            if low in ("t", "time", "times", "timestep", "timesteps", "noise_level", "sigma", "sigmas", "step"):
-                extra.append(f"{batch}:int64:0:10")
-            elif low in ("adj", "adjacency", "a", "adj_matrix", "graph"):  # a dense graph over the first axis
-                extra.append(f"{batch}x{batch}:float32")
-            else:
-                extra.append(spec)
-        out.append([spec, *extra])
-    return out
+    return specs
+
+
+def _extra_inputs(name: str, spec: str) -> list[str]:
+    """The forms tried for a forward argument after the first, from its name and the first input's spec: a time step,
+    a dense graph, a mask of ones (channel-first ``B x 1 x T`` for a ``B x C x T`` input, else ``B x T``), lengths
+    (every sequence whole), else the first input's form again."""
+    dims = spec.split(":")[0].split("x")
+    batch = dims[0]
+    if name in ("t", "time", "times", "timestep", "timesteps", "noise_level", "sigma", "sigmas", "step"):
+        return [f"{batch}:int64:0:10"]
+    if name in ("adj", "adjacency", "a", "adj_matrix", "graph"):  # a dense graph over the first axis
+        return [f"{batch}x{batch}:float32"]
+    if "mask" in name:
+        if len(dims) == 3:
+            return [f"{batch}x1x{dims[2]}:float32:1:1", f"{batch}x{dims[1]}:float32:1:1"]
+        if len(dims) == 2 and spec.split(":")[1].startswith("int"):  # tokens
+            return [f"{batch}x{dims[1]}:float32:1:1", f"{batch}x1x{dims[1]}:float32:1:1"]
+        return [f"{batch}x{dims[-1]}:float32:1:1"]
+    if re.search(r"(^|_)(lengths?|lens?)$", name):
+        length = dims[-1] if len(dims) == 3 and not spec.split(":")[1].startswith("int") else (
+            dims[1] if len(dims) > 1 else dims[0])
+        return [f"{batch}:int64:{length}:{length}"]
+    return [spec]
 
 
 def _int_attrs(module) -> list[int]:
@@ -202,6 +310,8 @@ def _int_attrs(module) -> list[int]:
         if p.dim() == 2:
             out += [int(p.shape[0]), int(p.shape[1])]
             break
+        if p.dim() == 1 and 1 < p.shape[0] <= 4096:  # a hand-written norm's gain (pytorchic-bert's LayerNorm)
+            out.append(int(p.shape[0]))
     return out
 
 
@@ -241,6 +351,8 @@ def _run_forward(model, specs: list[str], seconds: float):
             return f"the eval forward is not deterministic (output {k})"
         if a.dtype.kind in "fc" and not np.isfinite(a).all():
             return f"the eval forward gives non-finite values (output {k})"
+        if a.size == 0:  # a degenerate build (a layer of width 0): nothing to prove, MindSpore refuses the layer
+            return f"the eval forward gives an empty tensor (output {k} of shape {tuple(a.shape)})"
     if not floats:
         return "the forward returned no floating tensor"
     return None
@@ -367,6 +479,9 @@ def main(request_path: str, result_path: str) -> None:
             except MemoryError:
                 res = {"class": f"{cand['rel']}:{cand['name']}", "status": "not-built",
                        "reason": "out of memory while building"}
+            except Exception as exc:  # noqa: BLE001 - a fault of ours on one candidate is its reason, not the run's
+                res = {"class": f"{cand['rel']}:{cand['name']}", "status": "not-built",
+                       "reason": f"the builder failed on it: {_short(exc)}"}
             res["seconds"] = round(time.perf_counter() - start, 3)
             if request.get("stub_missing") and res.get("status") == "built":
                 from mindport.discovery.stubs import STUBBED

@@ -221,7 +221,7 @@ def prove_one(worker: _Worker, entry: dict, src_root: Path, out_root: Path, s: P
         ref, ms = worker.sides()
         stage = "building"
         p_ref = ref.submit("build", torch_ref, ctor, s.seed, str(src_root))
-        p_ms = ms.submit("build", ms_ref, ctor, s.seed, str(out_root))
+        p_ms = ms.submit("build", ms_ref, ms_ctor(ctor), s.seed, str(out_root))
         try:
             _checked(p_ref.result)
         except (InputError, SideError) as exc:
@@ -273,6 +273,27 @@ def prove_one(worker: _Worker, entry: dict, src_root: Path, out_root: Path, s: P
         return _fail(entry, status, "error" if status == "ms-failed" else "reason", f"{stage}: {text}")
     finally:
         timer.cancel()
+
+
+def ms_ctor(ctor: str) -> str:
+    """The constructor text for the converted model: torch objects in it (a repository's
+    ``LNN(nn.Sequential(nn.Linear(2, 64), nn.Tanh()))``, the builder's ``nn.Identity()`` for a sub-module argument)
+    converted like the repository's code, since it is evaluated in the converted module, where ``nn`` is MindSpore's."""
+    import re
+
+    from mindport.discovery.build import _IDENTITY
+
+    text = ctor.replace(_IDENTITY, "__import__('mindspore').nn.Identity()")
+    if not re.search(r"(?<![\w.'])(nn|torch|F)\.", text):
+        return text
+    from mindport.migrator import convert_source
+
+    head = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
+    result = convert_source(f"{head}_mindport_ctor = _mindport_call({text})\n")
+    for line in result.code.splitlines():
+        if line.startswith("_mindport_ctor = _mindport_call(") and line.endswith(")"):
+            return line[len("_mindport_ctor = _mindport_call("):-1]
+    return text
 
 
 def _scale(run: dict) -> float:
@@ -368,7 +389,8 @@ def prove_models(src_root, out_root, *, pattern: str | None = None, max_models: 
     src_root, out_root = Path(src_root).resolve(), Path(out_root).resolve()
     t0 = time.perf_counter()
     files = python_files(src_root)
-    found = discover(src_root, files)
+    excluded: list[str] = []
+    found = discover(src_root, files, excluded)
     chosen = select(found, pattern, max_models, spread)
     for c in chosen:
         extra = (user_inputs or {}).get(c.key)
@@ -478,6 +500,7 @@ def prove_models(src_root, out_root, *, pattern: str | None = None, max_models: 
             new[c.key] = {"key": keys[c.key], "entry": {k: v for k, v in entries[c.key].items() if k != "cached"}}
         _write_cache(cache_path, new)
     summary = summarize(models, len(found))
+    summary["excluded"] = len(excluded)  # abstract bases: not models (scan.discover's rule)
     summary["seconds"] = {"total": round(time.perf_counter() - t0, 2), "build": round(build_seconds, 2),
                           "prove": round(prove_seconds, 2)}
     summary["cached"] = sum(1 for m in models if m.get("cached"))
@@ -492,7 +515,9 @@ def summarize(models: list[dict], discovered: int) -> dict:
 
 
 def summary_line(summary: dict) -> str:
-    return (f"models: {summary['discovered']} discovered, {summary['selected']} tried, {summary['built']} built, "
+    left_out = f" ({summary['excluded']} abstract bases left out)" if summary.get("excluded") else ""
+    return (f"models: {summary['discovered']} discovered{left_out}, {summary['selected']} tried, "
+            f"{summary['built']} built, "
             f"{summary['proven']} proven, {summary['diverged']} diverged, {summary['ms_failed']} failed in MindSpore, "
             f"{summary['not_built']} not built")
 

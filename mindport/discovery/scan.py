@@ -11,6 +11,7 @@ calls written by the repository, used like any other.
 from __future__ import annotations
 
 import ast
+import copy
 import hashlib
 import re
 from dataclasses import dataclass, field
@@ -34,6 +35,11 @@ class Param:
     default: str | None = None  # source text, None when required
     kind: str = "positional"  # positional, keyword, var_positional, var_keyword
     choices: list = field(default_factory=list)  # string values the function compares it with ('LSTM', 'GRU')
+    # how the class uses it (``_usage``): "namespace" (attributes read: ``args.hidden``), "mapping" (``**cfg``,
+    # ``cfg["k"]``, ``cfg.get``), "sequence" (iterated, indexed, ``len``), "callable" (called), "" (a number)
+    use: str = ""
+    attrs: dict = field(default_factory=dict)  # namespace attributes / mapping keys read -> a literal default or None
+    passes: list = field(default_factory=list)  # (class name, position or keyword) it is handed on to
 
 
 @dataclass
@@ -120,7 +126,11 @@ def _choices(func, params: list[Param]) -> None:
     ``assert mode in ('a', 'b')``, ``getattr(nn, rnn_type)``-free): its possible values, in source order."""
     names = {p.name: p for p in params if p.default is None}
     for node in ast.walk(func):
-        if isinstance(node, ast.Compare) and isinstance(node.left, ast.Name) and node.left.id in names:
+        left = node.left if isinstance(node, ast.Compare) else None
+        if isinstance(left, ast.Call) and isinstance(left.func, ast.Attribute) and left.func.attr in (
+                "lower", "upper", "strip"):  # rnn_type.lower() == "lstm"
+            left = left.func.value
+        if isinstance(left, ast.Name) and left.id in names:
             for op, right in zip(node.ops, node.comparators):
                 values = []
                 if isinstance(op, (ast.Eq, ast.NotEq)) and isinstance(right, ast.Constant):
@@ -128,8 +138,127 @@ def _choices(func, params: list[Param]) -> None:
                 elif isinstance(op, (ast.In, ast.NotIn)) and isinstance(right, (ast.Tuple, ast.List, ast.Set)):
                     values = [e.value for e in right.elts if isinstance(e, ast.Constant)]
                 for v in values:
-                    if isinstance(v, str) and v not in names[node.left.id].choices:
-                        names[node.left.id].choices.append(v)
+                    if isinstance(v, str) and v not in names[left.id].choices:
+                        names[left.id].choices.append(v)
+
+
+_SEQUENCE_CALLS = {"len", "enumerate", "zip", "list", "tuple", "sum", "max", "min", "sorted", "reversed", "iter"}
+_STR_METHODS = {"lower", "upper", "startswith", "endswith", "split", "strip", "format", "replace"}
+_MAPPING_METHODS = {"get", "items", "keys", "values", "pop", "copy", "update", "setdefault"}
+
+
+def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str]) -> None:
+    """How the class uses each required constructor parameter, read from every method: ``args.hidden_size`` (through
+    ``self.args = args`` too) makes it a namespace with those attributes (their literal argparse default in the
+    repository when it has one), ``**cfg`` / ``cfg["k"]`` / ``cfg.get("k")`` a mapping, ``for b in blocks`` /
+    ``len(dims)`` / ``dims[0]`` a sequence, ``fn(x)`` a callable, ``mode.lower()`` a string. A parameter used only
+    as a number keeps ``use == ""``."""
+    required = {p.name: p for p in params if p.default is None and p.kind in ("positional", "keyword")}
+    if not required:
+        return
+    init = _method(cls, "__init__")
+    alias: dict[str, str] = {}  # "self.cfg" -> "cfg"
+    if init is not None:
+        for node in ast.walk(init):
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and node.value.id in required:
+                for t in node.targets:
+                    if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
+                        alias[f"self.{t.attr}"] = node.value.id
+
+    in_init: set[int] = {id(n) for n in ast.walk(init)} if init is not None else set()
+
+    def which(node) -> str | None:  # a parameter's name by itself counts in __init__ only (not a forward's local)
+        if isinstance(node, ast.Name) and node.id in required and id(node) in in_init:
+            return node.id
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+            return alias.get(f"self.{node.attr}")
+        return None
+
+    uses: dict[str, set] = {n: set() for n in required}
+    attrs: dict[str, dict] = {n: {} for n in required}
+    for node in ast.walk(cls):
+        if (isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load)) or (
+                isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant)
+                and isinstance(node.slice.value, str)):
+            path, base = [], node  # args.model.dim -> [("model", "."), ("dim", ".")]; cfg["a"]["b"] -> [..., "[]"]
+            while which(base) is None and (isinstance(base, ast.Attribute) or (
+                    isinstance(base, ast.Subscript) and isinstance(base.slice, ast.Constant)
+                    and isinstance(base.slice.value, str))):
+                path.insert(0, (base.attr, ".") if isinstance(base, ast.Attribute) else (base.slice.value, "[]"))
+                base = base.value
+            name = which(base)
+            if name is None or not path:
+                continue
+            if len(path) == 1 and path[0][1] == "." and path[0][0] in _STR_METHODS:
+                uses[name].add("str")
+            elif len(path) == 1 and path[0][1] == "." and path[0][0] in _MAPPING_METHODS:
+                uses[name].add("mapping")
+            elif not any(a.startswith("_") for a, _ in path):
+                uses[name].add("namespace" if path[0][1] == "." else "mapping")
+                level = attrs[name]
+                for (a, _), (_, inner) in zip(path[:-1], path[1:]):  # a namespace (or a mapping) inside
+                    if not isinstance(level.get(a), dict):
+                        level[a] = {"[]": True} if inner == "[]" else {}
+                    level = level[a]
+                if not isinstance(level.get(path[-1][0]), dict):
+                    level[path[-1][0]] = argdefaults.get(path[-1][0])
+        elif isinstance(node, ast.Call):
+            name = which(node.func)
+            if name is not None:
+                uses[name].add("callable")
+            if isinstance(node.func, ast.Attribute) and node.func.attr == "get" and node.args \
+                    and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+                name = which(node.func.value)
+                if name is not None:
+                    attrs[name].setdefault(node.args[0].value, None)
+            if _last(node.func) in _SEQUENCE_CALLS and node.args and which(node.args[0]) is not None:
+                uses[which(node.args[0])].add("sequence")
+            for k in node.keywords:
+                if k.arg is None and which(k.value) is not None:
+                    uses[which(k.value)].add("mapping")
+                elif k.arg is not None and which(k.value) is not None:  # handed on: Block(dim=dim)
+                    required[which(k.value)].passes.append((_last(node.func), k.arg))
+            for i, a in enumerate(node.args):
+                if isinstance(a, ast.Starred) and which(a.value) is not None:
+                    uses[which(a.value)].add("sequence")
+                elif which(a) is not None:  # handed on: Transformer(cfg)
+                    required[which(a)].passes.append((_last(node.func), i))
+        elif isinstance(node, (ast.For, ast.comprehension)) and which(node.iter) is not None:
+            uses[which(node.iter)].add("sequence")
+        elif isinstance(node, ast.Subscript) and which(node.value) is not None:
+            uses[which(node.value)].add("sequence")
+    for name, p in required.items():
+        found = uses[name]
+        for kind in ("callable", "namespace", "mapping", "sequence", "str"):
+            if kind in found:
+                p.use = kind
+                break
+        if p.use in ("namespace", "mapping"):
+            p.attrs = attrs[name]
+
+
+def _hand_on(found: dict) -> None:
+    """A parameter the class only hands on to another class of the project (``Classifier(cfg)`` builds
+    ``Transformer(cfg)``, which reads ``cfg.dim``) takes the use that class makes of it."""
+    by_name = {}
+    for c in found.values():
+        if c.kind == "class":
+            by_name.setdefault(c.name, c)
+    for _ in range(3):  # a chain of hand-ons
+        for c in found.values():
+            for p in c.params:
+                if p.use or not p.passes:
+                    continue
+                for callee, where in p.passes:
+                    target = by_name.get(callee)
+                    if target is None:
+                        continue
+                    params = [q for q in target.params if q.kind in ("positional", "keyword")]
+                    q = (params[where] if where < len(params) else None) if isinstance(where, int) else next(
+                        (q for q in params if q.name == where), None)
+                    if q is not None and q.use:
+                        p.use, p.attrs = q.use, copy.deepcopy(q.attrs)
+                        break
 
 
 def _method(cls: ast.ClassDef, name: str):
@@ -301,8 +430,39 @@ def model_ref(root, rel: str, name: str, dotted: str = "") -> str:
     return f"{dotted}:{name}" if dotted else f"{Path(root) / rel}:{name}"
 
 
-def discover(root, files: list[str] | None = None) -> list[Candidate]:
-    """Every model class and factory of the repository at ``root``, with the calls its own code writes."""
+def _abstract(func) -> bool:
+    """A method whose body does nothing but raise NotImplementedError, ``pass`` or ``...`` (after a docstring)."""
+    body = [n for n in func.body if not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))]
+    return all(isinstance(n, ast.Pass) or (isinstance(n, ast.Raise) and n.exc is not None
+                                           and _last(n.exc.func if isinstance(n.exc, ast.Call) else n.exc)
+                                           == "NotImplementedError") for n in body)
+
+
+def _has_forward(key: str, own: dict, bases: dict, keys_of: dict, seen=None) -> bool:
+    """Does the class, or a base class along its project hierarchy, define a forward that computes something? A base
+    outside the project other than ``nn.Module`` (a library's model class) is taken to have one."""
+    seen = set() if seen is None else seen
+    if key in seen:
+        return False
+    seen.add(key)
+    if own[key] is not None:
+        return own[key]
+    for base in bases[key]:
+        if base in keys_of:
+            if any(_has_forward(k, own, bases, keys_of, seen) for k in keys_of[base]):
+                return True
+        elif base not in ("Module", "nn.Module", "torch.nn.Module", "object", "ABC", "Generic"):
+            return True
+    return False
+
+
+def discover(root, files: list[str] | None = None, excluded: list | None = None) -> list[Candidate]:
+    """Every model class and factory of the repository at ``root``, with the calls its own code writes.
+
+    Not models, by one rule for every repository: containers (``_NOT_MODELS``) and *abstract bases*, classes with no
+    forward that computes anything along their project hierarchy (none at all: ``nn.Module.forward`` raises; or one
+    that only raises NotImplementedError / passes). Those are left out and, when ``excluded`` is a list, appended to
+    it as "path.py:Name"."""
     root = Path(root)
     files = python_files(root) if files is None else files
     parsed = {}
@@ -316,15 +476,20 @@ def discover(root, files: list[str] | None = None) -> list[Candidate]:
     module_classes = module_classes_from_bases(per_file_bases)
     found: dict[str, Candidate] = {}
     by_name: dict[str, list[Candidate]] = {}
+    own_forward: dict[str, bool | None] = {}  # defines a forward: computing (True), abstract (False), none (None)
     # a file with relative imports in a folder that is no package: imported by its dotted name from the root (a
     # namespace package), as `python -m` or the repository's scripts do
     dotted_of = {rel: rel[:-3].replace("/", ".") for rel, tree in parsed.items()
                  if "/" in rel and not (root / rel).with_name("__init__.py").is_file()
                  and all(part.isidentifier() for part in rel[:-3].split("/"))
                  and any(isinstance(n, ast.ImportFrom) and n.level for n in ast.walk(tree))}
+    repo_argdefaults: dict[str, str] = {}  # every literal argparse default of the repository (the first one wins)
+    for tree in parsed.values():
+        for k, v in _argparse_defaults(tree).items():
+            repo_argdefaults.setdefault(k, v)
     for rel, tree in parsed.items():
         dotted = dotted_of.get(rel, "")
-        configs = [n.name for n in tree.body if isinstance(n, ast.ClassDef)
+        configs = [n.name for n in tree.body if isinstance(n, ast.ClassDef) and n.name not in module_classes
                    and re.search(r"(Config|Args|Params|Cfg|Hparams|Options|Settings)$", n.name)]
         for node in tree.body:
             if isinstance(node, ast.ClassDef) and node.name in module_classes and node.name not in _NOT_MODELS:
@@ -332,6 +497,7 @@ def discover(root, files: list[str] | None = None) -> list[Candidate]:
                 init_params = _params(init.args, True) if init else []
                 if init:
                     _choices(init, init_params)
+                    _usage(node, init_params, repo_argdefaults)
                 doc = "\n".join(filter(None, [ast.get_docstring(node) or "",
                                               ast.get_docstring(fwd) if fwd else ""]))
                 c = Candidate(rel, node.name, "class", node.lineno, init_params,
@@ -340,6 +506,14 @@ def discover(root, files: list[str] | None = None) -> list[Candidate]:
                               dotted=dotted)
                 found[c.key] = c
                 by_name.setdefault(node.name, []).append(c)
+                own_forward[c.key] = None if fwd is None else not _abstract(fwd)
+    _hand_on(found)
+    keys_of = {name: [c.key for c in cands] for name, cands in by_name.items()}
+    for key in [k for k in found if not _has_forward(k, own_forward, {k: found[k].bases for k in found}, keys_of)]:
+        if excluded is not None:
+            excluded.append(key)
+        c = found.pop(key)
+        by_name[c.name].remove(c)
     # factories: top-level functions without required arguments that return a module class's (or factory's) call
     changed = True
     while changed:

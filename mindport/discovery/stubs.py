@@ -35,6 +35,15 @@ class _StubMeta(type):
             raise AttributeError(name)
         return _stub_class(f"{cls.__qualname__}.{name}")
 
+    def __getitem__(cls, item):  # in annotations: List[int] from a stubbed typing library (beartype.typing)
+        return cls
+
+    def __or__(cls, other):  # Stub | None
+        return cls
+
+    def __ror__(cls, other):
+        return cls
+
 
 class _Stub(metaclass=_StubMeta):
     def __init__(self, *args, **kwargs):
@@ -91,13 +100,16 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             frame = frame.f_back
         return False
 
+    def _label(self, name: str) -> str:
+        return name.split(".")[0]
+
     def create_module(self, spec):
         module = _StubModule(spec.name)
         module.__path__ = []
         return module
 
     def exec_module(self, module):
-        top = module.__name__.split(".")[0]
+        top = self._label(module.__name__)
         if top not in STUBBED:
             STUBBED.append(top)
             log = os.environ.get(ENV)
@@ -109,9 +121,29 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
                     pass
 
 
+class _LoggingFinder(_Finder):
+    """``torch.utils.tensorboard`` exists in torch but imports ``tensorboard``: when that is missing, the project's
+    ``from torch.utils.tensorboard import SummaryWriter`` (logging only) gets a stub too. Asked first, for this
+    name only, and only when ``tensorboard`` is absent."""
+
+    NAMES = ("torch.utils.tensorboard",)
+
+    def _label(self, name: str) -> str:
+        return self.NAMES[0]
+
+    def find_spec(self, fullname, path=None, target=None):
+        if not fullname.startswith(self.NAMES) or not self._from_project():
+            return None
+        return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
+
+
 def install(roots: list[str] | None = None) -> None:
     """Stub what the files under ``roots`` (default: the folders in MINDPORT_STUB_ROOTS) import and cannot find."""
+    import importlib.util
+
     if roots is None:
         roots = [r for r in os.environ.get(ROOTS_ENV, "").split(os.pathsep) if r]
     if not any(isinstance(f, _Finder) for f in sys.meta_path):
         sys.meta_path.append(_Finder(roots))
+        if importlib.util.find_spec("tensorboard") is None:
+            sys.meta_path.insert(0, _LoggingFinder(roots))

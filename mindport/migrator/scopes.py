@@ -411,6 +411,10 @@ def _attribute_kind(value: cst.BaseExpression, kind: str, scope: Scope) -> str:
     return kind
 
 
+# methods whose result is a tensor, which numpy arrays, lists and dicts do not have
+_TENSOR_ONLY_METHODS = frozenset({"permute", "contiguous", "unsqueeze", "masked_fill", "transpose_", "unflatten"})
+
+
 def value_kind(value: cst.BaseExpression, scope: Scope) -> str:
     """What an expression evidently holds: "tensor" (a torch call's result or arithmetic on tensors), "python"
     (a literal or comprehension), "foreign" (a call into another imported library, e.g. numpy), or "other"."""
@@ -427,7 +431,12 @@ def value_kind(value: cst.BaseExpression, scope: Scope) -> str:
                 return "python"  # x.size(0), x.dim(), x.numel(), x.item(): Python numbers and tuples
             if isinstance(owner, cst.Name) and owner.value == "self":
                 return "tensor"  # self.layer(x) / self.helper(x) in model code: a sub-layer's output
-            return receiver_kind(owner, scope)
+            kind = receiver_kind(owner, scope)
+            if kind == "other" and (value.func.attr.value in _TENSOR_ONLY_METHODS or (
+                    value.func.attr.value == "view" and len(value.args) >= 2)):
+                return "tensor"  # l(x).view(b, -1, h, d).transpose(1, 2): only a tensor has these (numpy's view
+                # takes one dtype)
+            return kind
         if isinstance(value.func, cst.Call) and isinstance(value.func.func, cst.Name) \
                 and value.func.func.value[:1].isupper() and scope.resolve(value.func.func) is None:
             return "tensor"  # Attention()(q, k, v): a layer of the file's, built and called at once

@@ -195,6 +195,17 @@ def normalize(input, p=2.0, dim=1, eps=1e-12):
     return input / ops.clamp(norm, min=eps)
 
 
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
+    """torch.nn.functional.batch_norm: ``weight`` and ``bias`` are optional in torch (None: no affine step) but
+    required by ops.batch_norm, so ones and zeros stand in for an absent one (the same normalisation)."""
+    channels = input.shape[1]
+    if weight is None:
+        weight = ops.ones(channels, input.dtype)
+    if bias is None:
+        bias = ops.zeros(channels, input.dtype)
+    return ops.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+
+
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
                   momentum=0.1, eps=1e-5):
     """torch.nn.functional.instance_norm (also torch.instance_norm): per-sample, per-channel normalisation over the

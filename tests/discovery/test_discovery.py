@@ -99,6 +99,8 @@ def test_small_values_follow_names_and_hints():
     assert small_value("num_classes", "") == "10"
     assert small_value("dropout", "") == "0.0"
     assert small_value("name", "str") is None
+    assert small_value("dilation_rate", "") == "1"  # glow-tts' WN: a dilation, not a drop rate
+    assert small_value("sample_rate", "") == "16000"
     cand = {"ctors": ["3"], "params": [{"name": "in_ch", "annotation": "", "default": None, "kind": "positional"}]}
     assert ctor_attempts(cand, "in_ch=4") == [("mindport.toml", "in_ch=4"), ("repository", "3"),
                                               ("small values", "in_ch=16"), ("small values", "in_ch=8")]
@@ -224,7 +226,7 @@ def test_zero_initialised_layer_scale_block_fails_at_the_random_draw(tmp_path):
 
 
 def test_a_file_with_relative_imports_outside_a_package_is_imported_by_its_dotted_name(tmp_path):
-    files = {"models/a.py": "import torch.nn as nn\n\n\nclass A(nn.Module):\n    pass\n",
+    files = {"models/a.py": "import torch.nn as nn\n\n\nclass A(nn.Module):\n    def forward(self, x):\n        return x\n",
              "models/b.py": "from .a import A\n\n\nclass B(A):\n    pass\n\n\ndef make_b():\n    return B()\n"}
     found = {c.key: c for c in discover(_write(tmp_path, files))}
     assert {k: c.dotted for k, c in found.items()} == {"models/a.py:A": "", "models/b.py:B": "models.b",
@@ -242,7 +244,97 @@ def test_a_string_parameter_takes_a_value_the_constructor_compares_it_with(tmp_p
                 assert rnn_type in ["LSTM", "GRU"]
                 self.emb = nn.Embedding(ntoken, 8)
                 self.rnn = getattr(nn, rnn_type)(8, 8)
+
+            def forward(self, x):
+                return self.rnn(self.emb(x))[0]
     '''}
     (cand,) = discover(_write(tmp_path, files))
     assert cand.required()[0].choices == ["LSTM", "GRU"]
     assert ctor_attempts(cand.to_json(), None)[0] == ("small values", "rnn_type='LSTM', ntoken=100")
+
+
+USES = {"nets.py": '''
+    import torch.nn as nn
+
+
+    class FromArgs(nn.Module):
+        def __init__(self, args, cfg, dims, act, rnn_cell):
+            super().__init__()
+            self.args = args
+            self.fc = nn.Linear(args.in_dim, cfg["hidden"])
+            self.blocks = nn.ModuleList(nn.Linear(cfg["hidden"], d) for d in dims)
+            self.act = act
+            self.cell = nn.LSTM if rnn_cell.lower() == "lstm" else nn.GRU
+
+        def forward(self, x):
+            return self.act(self.fc(x)) * self.args.model.scale
+    ''',
+    "train.py": '''
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--in_dim", type=int, default=12)
+    ''',
+}
+
+
+def test_a_required_parameter_gets_a_value_of_the_kind_the_class_uses(tmp_path):
+    """An ``args`` read by attribute (through ``self.args`` in the forward too, nested ``args.model.scale``) is a
+    namespace with those attributes (the repository's argparse default first), a ``cfg["k"]`` a dict with those keys,
+    an iterated parameter a list, a called one a module, ``x.lower() == "lstm"`` a string choice; and it builds."""
+    root = _write(tmp_path, USES)
+    cand = next(c for c in discover(root) if c.name == "FromArgs")
+    uses = {p.name: (p.use, p.attrs) for p in cand.required()}
+    assert uses == {"args": ("namespace", {"in_dim": "12", "model": {"scale": None}}),
+                    "cfg": ("mapping", {"hidden": None}), "dims": ("sequence", {}), "act": ("callable", {}),
+                    "rnn_cell": ("str", {})}
+    attempts = ctor_attempts(cand.to_json(), None)
+    assert attempts[0] == ("small values", "args=__import__('types').SimpleNamespace(in_dim=12, model=__import__("
+                                           "'types').SimpleNamespace(scale=1.0)), cfg={'hidden': 16}, dims=[8, 16], "
+                                           "act=__import__('torch').nn.Identity(), rnn_cell='lstm'")
+    assert "in_dim=8" in attempts[1][1]  # the next attempt: small values only
+    from mindport.validators.parity.loading import build_model
+
+    model = build_model(f"{root}/nets.py:FromArgs", attempts[0][1], root=str(root), isolated=True)
+    assert model.fc.in_features == 12 and len(model.blocks) == 2
+
+
+ABSTRACT = {"layers.py": '''
+    import abc
+    import torch.nn as nn
+
+
+    class Base(nn.Module):  # no forward at all: nn.Module's raises
+        def __init__(self, dim):
+            super().__init__()
+            self.dim = dim
+
+
+    class Abstract(nn.Module, abc.ABC):
+        def forward(self, x):
+            """Subclasses compute."""
+            raise NotImplementedError("subclasses compute")
+
+
+    class Mixin(nn.Module):
+        def reset(self):
+            pass
+
+
+    class Concrete(Abstract):
+        def forward(self, x):
+            return x * 2
+
+
+    class Inherits(Concrete, Mixin):
+        pass
+'''}
+
+
+def test_abstract_bases_are_not_models_by_one_stated_rule(tmp_path):
+    """No forward that computes anything along the project hierarchy (none, or one that only raises
+    NotImplementedError): left out of the models and counted; a subclass that inherits a real forward stays."""
+    excluded = []
+    found = [c.name for c in discover(_write(tmp_path, ABSTRACT), excluded=excluded)]
+    assert found == ["Concrete", "Inherits"]
+    assert sorted(excluded) == ["layers.py:Abstract", "layers.py:Base", "layers.py:Mixin"]

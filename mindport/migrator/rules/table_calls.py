@@ -49,6 +49,17 @@ from mindport.runtime.promotion import INT_TO_FLOAT
 _FLAG_METHODS = frozenset({"requires_grad_", "share_memory_"})
 
 
+
+def _swap_of_high_axes(func: cst.Attribute, call: cst.Call) -> bool:
+    """``y.transpose(1, 2)`` with two literal axes, one of them 2 or more: torch's swap of two axes of a tensor of 3
+    or more dimensions, whatever ``y`` is (numpy's transpose takes every axis, so two axes fit only a 2-D array,
+    where 2 is out of range). pytorchic-bert's ``split_last(x, s).transpose(1, 2)`` kept it: a permutation in
+    MindSpore's GRAPH_MODE."""
+    if func.attr.value != "transpose" or len(call.args) != 2 or any(a.keyword or a.star for a in call.args):
+        return False
+    axes = [a.value for a in call.args]
+    return all(isinstance(v, cst.Integer) for v in axes) and max(int(v.value) for v in axes) >= 2
+
 class TableCallTransform(Rule):
     """Rewrites calls and attribute references whose torch name has a mapping entry; flags the others.
 
@@ -660,6 +671,8 @@ class TableCallTransform(Rule):
                 value = value.expression
             return arg.keyword is None and not arg.star and isinstance(value, cst.Integer)
 
+        if _swap_of_high_axes(call.func, call):
+            return True
         return call.func.attr.value == "transpose" and len(call.args) == 2 and all(integer(a) for a in call.args) \
             and not self.ctx.imports("numpy") and receiver_kind(call.func.value, self.scope) in ("other", "python",
                                                                                                  "tensor")

@@ -72,13 +72,24 @@ class _Target:
     """The MindSpore side of the plan: cells by path, parameters by attribute path and by name, buffers."""
 
     def __init__(self, cell):
+        import mindspore.nn as msnn
+        from mindspore.experimental import optim as ms_optim
+
         self.cells = _cell_paths(cell)
+        # an optimizer the model holds (``self.optimizer = optim.Adam(self.parameters())``, common in RL code) is a
+        # Cell in MindSpore: its moments are Parameters, but no model weights (torch's state_dict has none of them);
+        # converted code holds mindspore.experimental.optim's (mindport.runtime.optim.Adam derives from its AdamW)
+        kinds = (msnn.Optimizer, ms_optim.Optimizer)
+        optimizers = tuple(p + "." for p, c in self.cells.items() if p and isinstance(c, kinds))
         self.by_path = {}
         self.by_name = {}
         for path, param in cell.parameters_and_names():
-            self.by_path.setdefault(path, param)
-            self.by_name.setdefault(param.name, param)
+            if not path.startswith(optimizers):
+                self.by_path.setdefault(path, param)
+                self.by_name.setdefault(param.name, param)
         for prefix, sub in self.cells.items():  # every path, including the second path of a tied Parameter
+            if (prefix + ".").startswith(optimizers):
+                continue
             for leaf, param in sub._params.items():  # noqa: SLF001 - a Cell's own parameters, by attribute name
                 if param is not None:
                     self.by_path.setdefault(_join(prefix, leaf), param)

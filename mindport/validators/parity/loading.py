@@ -70,8 +70,8 @@ def parse_input_spec(text: str) -> InputSpec:
             low, high = float(parts[2]), float(parts[3])
         except ValueError:
             raise InputError(f"--input {text!r}: LO and HI must be numbers") from None
-        if high <= low:
-            raise InputError(f"--input {text!r}: HI must be greater than LO")
+        if high < low:
+            raise InputError(f"--input {text!r}: HI must not be below LO (LO == HI: every value is LO)")
         return InputSpec(shape, parts[1], low, high)
     return InputSpec(shape, parts[1])
 
@@ -87,6 +87,8 @@ def make_inputs(specs: list[InputSpec], seed: int = 0) -> list[np.ndarray]:
             continue
         if spec.dtype == "bool":
             arrays.append(rng.random(spec.shape) < 0.5)
+        elif spec.low is not None and spec.low == spec.high:  # a constant: a mask of ones, lengths
+            arrays.append(np.full(spec.shape, spec.low, dtype="float32" if spec.dtype == "bfloat16" else spec.dtype))
         elif spec.dtype.startswith(("int", "uint")):
             low = int(spec.low) if spec.low is not None else 0
             high = int(spec.high) if spec.high is not None else 10
@@ -178,8 +180,15 @@ def import_ref(ref: ModelRef, isolated: bool = False):
     top = ref.module.split(".")[0]
     if isolated:
         if ref.module in sys.modules and not _same_file(sys.modules[ref.module], ref.file):
-            raise InputError(f"{ref.where}: the module name {ref.module} is already taken in this process by "
-                             f"{getattr(sys.modules[ref.module], '__file__', 'a built-in module')}")
+            taken = getattr(sys.modules[ref.module], "__file__", None)
+            if not _project_file(taken):
+                raise InputError(f"{ref.where}: the module name {ref.module} is already taken in this process by "
+                                 f"{taken or 'a built-in module'}")
+            # another file of the project with the same dotted name (old_version/models/model.py after
+            # models/model.py), built before in this process: its package is forgotten, this one imported afresh
+            _forget_package(top)
+            if str(ref.search_path) in sys.path:
+                sys.path.remove(str(ref.search_path))
         _add_path(str(ref.search_path), first=True)
         if ref.package_dir is not None:
             _add_path(str(ref.package_dir), first=False)
@@ -192,6 +201,15 @@ def import_ref(ref: ModelRef, isolated: bool = False):
     finally:
         sys.path.remove(str(ref.search_path))
         _forget_package(top)
+
+
+def _project_file(file) -> bool:
+    """A module file of the user's code, not of an installed library or the standard library."""
+    if not isinstance(file, str):
+        return False
+    real = os.path.realpath(file)
+    return not any(part in real for part in ("site-packages", "dist-packages")) and not real.startswith(
+        os.path.realpath(sys.base_prefix) + os.sep)
 
 
 def _add_path(folder: str, first: bool) -> None:

@@ -72,7 +72,9 @@ def to_numpy(value):
         return value
     if isinstance(value, (bool, int, float, np.generic)):
         return np.asarray(value)
-    module = type(value).__module__
+    # a MindSpore Parameter's type is made at run time (module "abc"): the framework is read along the class's bases
+    module = next((c.__module__ for c in type(value).__mro__ if c.__module__.startswith(("torch", "mindspore"))),
+                  type(value).__module__)
     if module.startswith("torch"):
         value = value.detach().cpu()
         if str(value.dtype) == "torch.bfloat16":

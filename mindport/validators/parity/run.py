@@ -45,11 +45,13 @@ def _run(report: ParityReport, ref, ms, inputs: list, s: Settings, plan, batches
     _assess(report, ref_run, ms_run, s)
     report.timings["localize"] = round(time.perf_counter() - t, 4)
 
-    perturbed = _check_vacuous(report, ref, ms, inputs, s, ref_run, can_perturb=plan is not None)
-
+    # GRAPH_MODE at the weights of the PyNative run it is compared with: before the vacuity check, which may leave
+    # perturbed weights in the Cell (a constant Parameter the model returns, CTGAN's sigma, then differed)
     if s.graph_mode and not report.ms_error and ms_run.get("outputs") is not None:
         report.graph = _graph(ms, inputs, ms_run, s)
         report.timings["graph"] = report.graph.seconds
+
+    perturbed = _check_vacuous(report, ref, ms, inputs, s, ref_run, can_perturb=plan is not None)
     if s.grad and not report.ms_error:
         if plan is None:
             plan = ms.call("plan", {k: (v.shape, v.dtype) for k, v in ref.call("state").items()})
