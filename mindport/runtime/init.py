@@ -47,6 +47,12 @@ def _fans(tensor):
     return tensor.shape[1] * receptive, tensor.shape[0] * receptive
 
 
+def calculate_fan_in_and_fan_out(tensor):
+    """torch.nn.init._calculate_fan_in_and_fan_out: (fan_in, fan_out) from the shape, torch's layout (a
+    Linear's (out, in), a conv's (out, in, *kernel)); MindSpore's own is private and takes a shape."""
+    return _fans(tensor)
+
+
 def calculate_gain(nonlinearity, param=None):
     """torch.nn.init.calculate_gain: torch's gain table (MindSpore's is private and has no 'selu')."""
     if nonlinearity in ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",

@@ -16,6 +16,7 @@ from mindport.migrator.rules.dict_unpack import DictUnpackTransform
 from mindport.migrator.rules.dict_update import DictUpdateTransform
 from mindport.migrator.rules.distributed import DistributedTransform
 from mindport.migrator.rules.einops_calls import EinopsPatternTransform
+from mindport.migrator.rules.format_specs import FormatSpecTransform
 from mindport.migrator.rules.indexing import IndexTransform
 from mindport.migrator.rules.init_calls import InitTransform
 from mindport.migrator.rules.jit_markers import JitMarkerTransform
@@ -66,6 +67,7 @@ RULES = (
     PartialCallTransform,         # k = partial(f, a=1); k(x) -> f(x, a=1) (GRAPH_MODE merges such calls)
     DictUpdateTransform,          # kwargs.update(k=v) in a model method -> kwargs['k'] = v (GRAPH_MODE)
     RaiseNotImplementedTransform,  # raise NotImplemented -> raise NotImplementedError
+    FormatSpecTransform,          # f"{loss:.4f}", "{:.6f}".format(loss) -> mp_tensor.formattable(loss) (0-d tensors)
 )
 
 
