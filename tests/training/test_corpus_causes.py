@@ -120,6 +120,40 @@ def test_fan_in_and_fan_out_of_a_parameter():
     assert load_module(code, "ms_fans").fans == load_module(FAN_SCRIPT, "torch_fans").fans == [(6, 3), (6, 15)]
 
 
+STITCH_SCRIPT = '''
+import torch
+
+
+class _StitchGradient(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x1, out):
+        return out
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        return grad_out, None
+
+
+def nextafter(x1, x2):
+    with torch.no_grad():
+        out = torch.nextafter(x1, x2)
+    return _StitchGradient.apply(x1, out)
+
+
+x = torch.tensor([1.0, 2.0], requires_grad=True)
+y = (nextafter(x, torch.tensor([3.0, 0.0])) * torch.tensor([2.0, 5.0])).sum()
+y.backward()
+print(x.grad.tolist())
+'''
+
+
+def test_custom_function_whose_input_is_named_out():
+    """torchdiffeq's _StitchGradient.forward(ctx, x1, out): bprop(self, x1, out, out, grad_out) did not compile
+    ("duplicate argument 'out'"); the gradient stitched past nextafter reaches x as in torch."""
+    code = _convert(STITCH_SCRIPT)
+    assert _printed(code, "ms_stitch") == _printed(STITCH_SCRIPT, "torch_stitch") == ["[2.0, 5.0]"]
+
+
 # --- the corpus harness ----------------------------------------------------------------------------------------
 
 def _boot():
