@@ -15,7 +15,7 @@ MindSpore port, and reports
 - **learns**: its loss falls at least half as much, relatively, as torch's ((first - last) / |first|);
 - **tracks** (deterministic entries): every loss within 1e-4 relative of torch's, or, where it is not, within the
   float32 noise of the script: the torch script is run a third time in float64 from the same weights and data
-  (``boot.py control``), and each MindSpore loss must stay within NOISE_FACTOR times the largest relative difference
+  (``boot.py control``), and each MindSpore loss must stay within NOISE_FACTOR (mindport/validators/parity/noise.py) times the largest relative difference
   between torch's float32 and float64 losses so far on its curve (float32 rounding, which training amplifies, is not
   a port's divergence; a difference beyond it is).
 
@@ -38,10 +38,6 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 DEFAULT_LOSS = r"loss\W{0,3}\s*[:=]?\s*(?:tensor\()?\s*(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)"
 TRACK_RTOL = 1e-4
-# A port's float32 arithmetic is as exact as torch's, not more: MindSpore's kernels sum in other orders (its CPU
-# BatchNorm is 2-3x less accurate than torch's), so its distance to torch may reach a few times torch's own distance
-# to float64; ten times is the bound. A semantic difference (a wrong eps, a missing term) sits orders above it.
-NOISE_FACTOR = 10.0
 WORDS = ("the quick brown fox jumps over a lazy dog while seven wizards quietly judge boxing matches and "
          "every night the river runs under old stone bridges toward the sea").split()
 
@@ -170,19 +166,18 @@ def close(a: str, b: str) -> bool:
 
 
 def noise_tracks(entry: dict, st: list[str], sm: list[str], sc: list[str]) -> tuple[bool, float]:
-    """Every MindSpore loss within 1e-4 (``close``) or within NOISE_FACTOR times the float32 noise so far on its
+    """Every MindSpore loss within 1e-4 (``close``) or within the float32 noise (``within_noise``) so far on its
     curve: the largest relative difference between torch's float32 (st) and float64 (sc) losses up to that step.
     Returns (tracks, the largest control difference)."""
+    from mindport.validators.parity.noise import rel, within_noise
+
     if len(sc) != len(st):
         return False, float("nan")
-    rel = lambda a, b: abs(float(a) - float(b)) / max(abs(float(b)), 1e-12)  # noqa: E731
     ok = True
     for curve in series(list(range(len(st))), entry):
-        envelope = 0.0
-        for i in curve:
-            envelope = max(envelope, rel(st[i], sc[i]))
-            ok = ok and (close(st[i], sm[i]) or rel(sm[i], st[i]) <= NOISE_FACTOR * envelope)
-    return ok, max((rel(a, b) for a, b in zip(st, sc)), default=0.0)
+        noise = within_noise([float(st[i]) for i in curve], [float(sc[i]) for i in curve], [float(sm[i]) for i in curve])
+        ok = ok and all(close(st[i], sm[i]) or quiet for i, quiet in zip(curve, noise))
+    return ok, max((rel(float(a), float(b)) for a, b in zip(st, sc)), default=0.0)
 
 
 def error_line(stderr: str) -> str:
