@@ -16,8 +16,47 @@ _PYTHON_CALLS = frozenset({"len", "int", "float", "round", "str", "bool", "ord",
 _PYTHON_METHODS = frozenset({"item", "tolist", "numel", "dim", "size", "format", "join", "upper", "lower"})
 
 
+def spec_arguments(call: cst.Call, scope) -> set[int]:
+    """The positions of ``call``'s arguments formatted with a spec: ``"{:.6f} {}".format(a, b)`` -> {0},
+    ``format(x, ".2f")`` -> {0}; fields that read into a value (``{0.x}``) or convert it (``!r``) are not counted."""
+    func = call.func
+    if isinstance(func, cst.Name) and func.value == "format" and scope.resolve(func) is None:
+        spec = call.args[1].value if len(call.args) == 2 and call.args[1].keyword is None else None
+        given = isinstance(spec, cst.SimpleString) and spec.evaluated_value or spec is not None and not isinstance(
+            spec, cst.SimpleString)
+        return {0} if given and call.args[0].keyword is None and not call.args[0].star else set()
+    if not (isinstance(func, cst.Attribute) and func.attr.value == "format" and isinstance(func.value, cst.SimpleString)):
+        return set()
+    if any(a.star for a in call.args):
+        return set()
+    try:
+        fields = list(string.Formatter().parse(func.value.evaluated_value))
+    except ValueError:
+        return set()
+    positional = [i for i, a in enumerate(call.args) if a.keyword is None]
+    keywords = {a.keyword.value: i for i, a in enumerate(call.args) if a.keyword is not None}
+    found: set[int] = set()
+    auto = 0
+    for _literal, name, spec, conversion in fields:
+        if name is None:
+            continue
+        if name == "":
+            index, auto = auto, auto + 1
+            target = positional[index] if index < len(positional) else None
+        elif name.isdigit():
+            target = positional[int(name)] if int(name) < len(positional) else None
+        elif name.isidentifier():
+            target = keywords.get(name)
+        else:  # {0.x}, {d[k]}: the field reads into the value
+            target = None
+        if target is not None and spec and conversion is None:
+            found.add(target)
+    return found
+
+
 class FormatSpecTransform(Rule):
-    """A value formatted with a spec, ``f"{loss:.4f}"`` or ``"{:.6f}".format(loss)``, becomes
+    """A value formatted with a spec, ``f"{loss:.4f}"``, ``"{:.6f}".format(loss)`` or ``format(loss, ".4f")``,
+    becomes
     ``mp_tensor.formattable(loss)`` where it may be a tensor.
 
     torch formats a 0-d tensor with a spec as its Python number (``Tensor.__format__`` calls ``item()``), so training
@@ -37,7 +76,7 @@ class FormatSpecTransform(Rule):
                 def report(epoch, loss, correct, total, lr, batch):
                     print(f"epoch {epoch:03d} loss {loss:.4f} acc {100.0 * correct / total:.2f} n={len(batch):d}")
                     print("{:.6f} {} {lr:.1e}".format(loss, epoch, lr=lr))
-                    print(f"{loss.item():.4f} {loss!r:>10}")
+                    print(f"{loss.item():.4f} {loss!r:>10}", format(loss, ".3e"))
             """,
             after="""
                 from mindport.runtime import tensor as mp_tensor
@@ -46,7 +85,7 @@ class FormatSpecTransform(Rule):
                 def report(epoch, loss, correct, total, lr, batch):
                     print(f"epoch {mp_tensor.formattable(epoch):03d} loss {mp_tensor.formattable(loss):.4f} acc {mp_tensor.formattable(100.0 * correct / total):.2f} n={len(batch):d}")
                     print("{:.6f} {} {lr:.1e}".format(mp_tensor.formattable(loss), epoch, lr=mp_tensor.formattable(lr)))
-                    print(f"{loss.item():.4f} {loss!r:>10}")
+                    print(f"{loss.item():.4f} {loss!r:>10}", format(mp_tensor.formattable(loss), ".3e"))
             """,
             note="A value the rule cannot tell from a tensor goes through formattable (a Python number comes back as "
                  "it is); .item(), len() and fields without a spec or with !r are left alone.",
@@ -60,34 +99,7 @@ class FormatSpecTransform(Rule):
         return updated_node.with_changes(expression=self._wrap(updated_node.expression))
 
     def leave_Call(self, original_node, updated_node):
-        func = original_node.func
-        if not (isinstance(func, cst.Attribute) and func.attr.value == "format"
-                and isinstance(func.value, cst.SimpleString)):
-            return updated_node
-        try:
-            fields = list(string.Formatter().parse(func.value.evaluated_value))
-        except ValueError:
-            return updated_node
-        positional = [i for i, a in enumerate(updated_node.args) if a.keyword is None and not a.star]
-        keywords = {a.keyword.value: i for i, a in enumerate(updated_node.args) if a.keyword is not None}
-        if any(a.star for a in updated_node.args):
-            return updated_node
-        wrap: set[int] = set()
-        auto = 0
-        for _literal, name, spec, conversion in fields:
-            if name is None:
-                continue
-            if name == "":
-                index, auto = auto, auto + 1
-                target = positional[index] if index < len(positional) else None
-            elif name.isdigit():
-                target = positional[int(name)] if int(name) < len(positional) else None
-            elif name.isidentifier():
-                target = keywords.get(name)
-            else:  # {0.x}, {d[k]}: the field reads into the value
-                target = None
-            if target is not None and spec and conversion is None:
-                wrap.add(target)
+        wrap = spec_arguments(original_node, self.scope)
         args = list(updated_node.args)
         changed = False
         for i in sorted(wrap):
