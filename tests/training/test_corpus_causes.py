@@ -54,12 +54,14 @@ epoch = 3
 print('Epoch:', '%04d' % (epoch + 1), 'cost =', '{:.6f}'.format(loss))
 print(f"epoch {epoch:03d} loss {loss:.4f} acc {100.0 * correct / 2:.2f} {correct:d}")
 print("{0:.3e} {lr:.1e} {1}".format(loss, epoch, lr=0.01))
+print('| Epoch {:3d} | lr {:2.5f} | '
+      'loss {:5.8f} | accuracy {:5.4f}'.format(epoch, 0.001, loss, 100. * correct / 2))
 '''
 
 
 def test_tensors_formatted_with_a_spec_print_as_torch_prints_them():
-    """eyebrow/word_rnn_lm, tcn/copymem, wangyh/*: ``'{:.6f}'.format(loss)`` on a 0-d tensor (torch formats its
-    number; MindSpore's Tensor refused every spec: TypeError)."""
+    """eyebrow/word_rnn_lm, tcn/copymem (an implicitly concatenated format string), wangyh/*: ``'{:.6f}'.format(loss)``
+    on a 0-d tensor (torch formats its number; MindSpore's Tensor refused every spec: TypeError)."""
     code = _convert(FORMAT_SCRIPT)
     assert "formattable(loss)" in code, code
     assert _printed(code, "ms_format") == _printed(FORMAT_SCRIPT, "torch_format")

@@ -25,12 +25,14 @@ def spec_arguments(call: cst.Call, scope) -> set[int]:
         given = isinstance(spec, cst.SimpleString) and spec.evaluated_value or spec is not None and not isinstance(
             spec, cst.SimpleString)
         return {0} if given and call.args[0].keyword is None and not call.args[0].star else set()
-    if not (isinstance(func, cst.Attribute) and func.attr.value == "format" and isinstance(func.value, cst.SimpleString)):
+    if not (isinstance(func, cst.Attribute) and func.attr.value == "format"
+            and isinstance(func.value, (cst.SimpleString, cst.ConcatenatedString))):
         return set()
-    if any(a.star for a in call.args):
+    text = func.value.evaluated_value  # None for a concatenation holding an f-string
+    if not isinstance(text, str) or any(a.star for a in call.args):
         return set()
     try:
-        fields = list(string.Formatter().parse(func.value.evaluated_value))
+        fields = list(string.Formatter().parse(text))
     except ValueError:
         return set()
     positional = [i for i, a in enumerate(call.args) if a.keyword is None]
