@@ -283,3 +283,45 @@ def test_validate_train_steps_tells_float32_noise_from_divergence(tmp_path):
     assert len(noise) == 4 and max(noise) > 0 and len(t.control["float64_losses"]) == 4
     assert t.first_divergent_step is None and t.ok, (t.rel_diff, noise, t.note)
     assert "float32 noise" in t.note
+
+
+FORWARD_SCRIPT = '''
+import torch
+from torch import optim
+
+
+def build_model():
+    model = torch.nn.Sequential()
+    model.add_module("linear", torch.nn.Linear(1, 1, bias=False))
+    return model
+
+
+def train(model, loss, optimizer, x, y):
+    model.train()
+    optimizer.zero_grad()
+    fx = model.forward(x.view(len(x), 1)).squeeze()
+    output = loss.forward(fx, y)
+    output.backward()
+    optimizer.step()
+    return output.item()
+
+
+X = torch.linspace(-1, 1, 21)
+Y = 2 * X + 0.1
+model = build_model()
+for p in model.parameters():
+    p.data.fill_(0.5)
+loss = torch.nn.MSELoss(reduction='elementwise_mean')
+optimizer = optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+costs = [train(model, loss, optimizer, X, Y) for _ in range(5)]
+'''
+
+
+def test_explicit_forward_calls_on_a_model_and_a_loss():
+    """vinhkhuc/*: ``model.forward(x)`` on an nn.Sequential and ``loss.forward(fx, y)`` in the training function
+    (AttributeError: 'SequentialCell' object has no attribute 'forward'); they are the Cells' construct."""
+    code = _convert(FORWARD_SCRIPT)
+    assert ".forward(" not in code, code
+    with pytest.warns(UserWarning):
+        torch_costs = load_module(FORWARD_SCRIPT, "torch_forward").costs
+    np.testing.assert_allclose(load_module(code, "ms_forward").costs, torch_costs, rtol=1e-5)
