@@ -6,7 +6,7 @@ import libcst as cst
 
 from mindport.migrator.imports import runtime_alias
 from mindport.migrator.rules.base import Example, Rule
-from mindport.migrator.syntax import method
+from mindport.migrator.syntax import code_of, method
 from mindport.migrator.walk import parse_expression
 
 
@@ -123,9 +123,7 @@ class ModuleMethodTransform(Rule):
         # a class of the file with a forward method that is no nn.Module: x.forward(...) may be one of its objects
         self._plain_forward = any(
             any(isinstance(b, cst.FunctionDef) and b.name.value == "forward" for b in c.body.body)
-            and not any(str(self.ctx.module_scope.resolve_torch(base.value) or "").startswith("torch.nn")
-                        or isinstance(base.value, (cst.Name, cst.Attribute)) and "Module" in getattr(
-                            base.value, "value", getattr(getattr(base.value, "attr", None), "value", ""))
+            and not any(self.ctx.module_scope.resolve_torch(base.value) or "Module" in code_of(base.value)
                         for base in c.bases)
             for c in node.body if isinstance(c, cst.ClassDef))
 
