@@ -2,7 +2,7 @@
 
 Usage: python boot.py SIDE MODE STATE_DIR SCRIPT [ARGS...]
 
-SIDE is ``torch`` or ``mindspore``; MODE is ``plain`` or ``track``. The script runs as ``__main__`` with its own
+SIDE is ``torch`` or ``mindspore``; MODE is ``plain``, ``track`` or ``control``. The script runs as ``__main__`` with its own
 folder first on ``sys.path`` and as the working directory, exactly as ``python SCRIPT ARGS`` would run it.
 
 ``track`` makes a script deterministic across the two frameworks without touching its code:
@@ -10,7 +10,11 @@ folder first on ``sys.path`` and as the working directory, exactly as ``python S
   ``randn_like``, ``rand_like``, ``randperm``) comes from one numpy stream seeded alike on both sides, so the data
   and the noise are the same numbers;
 - each optimizer records (torch) or receives (MindSpore) its parameters' initial values when it is built, in the
-  order of its parameter list, so both sides start from the same weights.
+  order of its parameter list, so both sides start from the same weights (a MindSpore parameter whose layout only
+  adds unit axes, as Conv1d's (out, in, 1, k) weight for torch's (out, in, k), receives the same values reshaped).
+``control`` (torch only) is ``track`` in float64: the default dtype is float64, float32 tensors made from data are
+float64, the random stream is the same numbers in float64, and each optimizer receives the float32 run's initial
+weights. Its losses measure how far float32 rounding alone moves the script's losses (the runner's noise control).
 Nothing here is imported by the converted code; it only wraps the run.
 """
 import os
@@ -40,12 +44,34 @@ def _shape_of(t):
     return tuple(int(s) for s in t.shape)
 
 
+def fit_layout(array, shape):
+    """torch's array for a parameter of ``shape``: as is, or reshaped when the two layouts differ only by unit axes
+    (MindSpore's Conv1d keeps a 4-d (out, in, 1, k) weight); None when they do not fit."""
+    shape = tuple(shape)
+    if array.shape == shape:
+        return array
+    if tuple(d for d in array.shape if d != 1) == tuple(d for d in shape if d != 1):
+        return array.reshape(shape)
+    return None
+
+
+def _load_arrays(state, index):
+    path = os.path.join(state, "opt%d.npz" % index)
+    if not os.path.exists(path):
+        raise RuntimeError("track: the torch run built fewer optimizers (%s missing)" % path)
+    with np.load(path) as data:
+        return [data["arr_%d" % i] for i in range(len(data.files))]
+
+
 def _install_torch(mode, state):
     import torch
     torch.manual_seed(SEED)
-    if mode != "track":
+    if mode not in ("track", "control"):
         return
-    as_t = lambda a, dt=None: torch.from_numpy(np.ascontiguousarray(a)).to(dt or torch.float32)
+    real = torch.float64 if mode == "control" else torch.float32
+    if mode == "control":
+        _float64_torch(torch)
+    as_t = lambda a, dt=None: torch.from_numpy(np.ascontiguousarray(a)).to(dt or real)
     torch.randn = lambda *a, dtype=None, **k: as_t(_stream.standard_normal(_size(a, k)).astype(np.float32), dtype)
     torch.rand = lambda *a, dtype=None, **k: as_t(_stream.random_sample(_size(a, k)).astype(np.float32), dtype)
     torch.randn_like = lambda x, dtype=None, **k: as_t(_stream.standard_normal(_shape_of(x)).astype(np.float32), dtype or x.dtype)
@@ -56,16 +82,42 @@ def _install_torch(mode, state):
 
     def init(self, params, *a, **k):
         original_init(self, params, *a, **k)
-        arrays = [p.detach().cpu().numpy() for g in self.param_groups for p in g["params"]]
-        np.savez(os.path.join(state, "opt%d.npz" % count[0]), *arrays)
+        params = [p for g in self.param_groups for p in g["params"]]
+        if mode == "control":  # the float32 run's initial weights, in float64
+            with torch.no_grad():
+                for p, a in zip(params, _load_arrays(state, count[0])):
+                    p.copy_(torch.from_numpy(a).to(p.dtype))
+        else:
+            np.savez(os.path.join(state, "opt%d.npz" % count[0]), *[p.detach().cpu().numpy() for p in params])
         count[0] += 1
     torch.optim.Optimizer.__init__ = init
+
+
+def _float64_torch(torch):
+    """The float64 control: float32 data made float64 where tensors are made from it, the default dtype float64."""
+    torch.set_default_dtype(torch.float64)
+    up = lambda t: t.double() if isinstance(t, torch.Tensor) and t.dtype == torch.float32 else t  # noqa: E731
+
+    def upcast(fn):
+        return lambda *a, **k: up(fn(*a, **k))
+    for name in ("from_numpy", "tensor", "as_tensor", "FloatTensor", "zeros", "ones", "full", "empty", "arange",
+                 "linspace", "zeros_like", "ones_like", "full_like", "empty_like"):
+        setattr(torch, name, upcast(getattr(torch, name)))
+    torch.Tensor.float = lambda self, *a, **k: self.double()
+    original_to = torch.Tensor.to
+    torch.Tensor.to = lambda self, *a, **k: up(original_to(self, *a, **k))
 
 
 def _install_mindspore(mode, state):
     import mindspore as ms
     from mindspore import ops
+    from mindspore.common import initializer
     ms.set_seed(SEED)
+    # MindSpore's initializers seed themselves from numpy's global stream (one draw per Parameter built), torch's
+    # do not touch it: without this, a script drawing its data from np.random gets other numbers after building
+    # its model than torch's run does (devnag/gan's real samples). They draw from a stream of their own here.
+    own = np.random.RandomState(SEED + 1)
+    initializer._numpy_seed = lambda: own.randint(low=1, high=(1 << 63), dtype=np.int64)
     if mode != "track":
         return
     as_t = lambda a, dt=None: ms.Tensor(np.ascontiguousarray(a), dtype=dt or ms.float32)
@@ -77,19 +129,16 @@ def _install_mindspore(mode, state):
     count = [0]
 
     def load(params):
-        path = os.path.join(state, "opt%d.npz" % count[0])
+        arrays = _load_arrays(state, count[0])
         count[0] += 1
-        if not os.path.exists(path):
-            raise RuntimeError("track: torch built fewer optimizers than MindSpore (%s missing)" % path)
-        with np.load(path) as data:
-            arrays = [data["arr_%d" % i] for i in range(len(data.files))]
         if len(arrays) != len(params):
             raise RuntimeError("track: optimizer %d has %d parameters in torch, %d in MindSpore"
                                % (count[0] - 1, len(arrays), len(params)))
         for p, a in zip(params, arrays):
-            if tuple(p.shape) != a.shape:
+            fitted = fit_layout(a, p.shape)
+            if fitted is None:
                 raise RuntimeError("track: parameter %s is %s in MindSpore, %s in torch" % (p.name, tuple(p.shape), a.shape))
-            p.set_data(ms.Tensor(a, dtype=p.dtype))
+            p.set_data(ms.Tensor(fitted, dtype=p.dtype))
 
     def wrap(cls, flat_params):
         original_init = cls.__init__

@@ -205,7 +205,8 @@ def _training_options(fn):
                                                   "parameter, through the weight map."),
         click.option("--train-steps", type=int, default=None, metavar="N",
                      help="Also train both sides N steps from the same weights on the same seeded batches "
-                          "(dropout layers off) and compare the losses and the final weights."),
+                          "(dropout layers off) and compare the losses and the final weights; beyond the tolerance, a "
+                          "float64 torch control tells float32 noise from divergence."),
         click.option("--optimizer", type=click.Choice(["sgd", "adam", "adamw"]), default=None,
                      help="Optimizer for --train-steps (default sgd); MindSpore's comes from the mapping tables."),
         click.option("--lr", type=float, default=None, help="Learning rate for --train-steps (default 0.01)."),

@@ -378,3 +378,12 @@ def grad(x):
 def is_cpu(x) -> bool:
     """``x.is_cpu``: placement is global in MindSpore; whether it computes on the CPU."""
     return _device_designation() == "cpu"
+
+
+def formattable(x):
+    """``format(x, spec)`` with a spec (``f"{loss:.4f}"``, ``"{:.6f}".format(loss)``) as torch's
+    ``Tensor.__format__``: a 0-d tensor formats as its Python number; anything else is returned as it is (a tensor
+    of more dimensions refuses a spec in both frameworks). MindSpore's Tensor refuses every spec."""
+    if isinstance(x, ms.Tensor) and x.ndim == 0:
+        return x.item()
+    return x

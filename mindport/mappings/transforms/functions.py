@@ -235,7 +235,11 @@ def legacy_reduction(args: dict[str, Arg]) -> None:
     ``F.nll_loss(x, t, reduce=False)``): when either is given (not None), torch ignores ``reduction`` and takes
     'mean' when both are true (None counts as true), 'sum' when only ``reduce`` is, 'none' when ``reduce`` is false.
     Literal flags become that ``reduction``; a flag known only at run time becomes the same choice written as an
-    expression over it."""
+    expression over it. ``reduction='elementwise_mean'``, torch's name for 'mean' before 1.0 (still accepted, with a
+    warning), becomes 'mean' (MindSpore raises ValueError on it)."""
+    reduction = args.get("reduction")
+    if reduction is not None and reduction.given and reduction.literal(default=None) == "elementwise_mean":
+        args["reduction"] = new("'mean'")
     size_average, reduce = args.pop("size_average"), args.pop("reduce")
     flags = [arg for arg in (size_average, reduce) if arg.given and arg.source != "None"]
     if not flags:

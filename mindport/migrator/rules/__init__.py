@@ -16,6 +16,7 @@ from mindport.migrator.rules.dict_unpack import DictUnpackTransform
 from mindport.migrator.rules.dict_update import DictUpdateTransform
 from mindport.migrator.rules.distributed import DistributedTransform
 from mindport.migrator.rules.einops_calls import EinopsPatternTransform
+from mindport.migrator.rules.format_specs import FormatSpecTransform
 from mindport.migrator.rules.indexing import IndexTransform
 from mindport.migrator.rules.init_calls import InitTransform
 from mindport.migrator.rules.jit_markers import JitMarkerTransform
@@ -68,6 +69,7 @@ RULES = (
     DictUpdateTransform,          # kwargs.update(k=v) in a model method -> kwargs['k'] = v (GRAPH_MODE)
     RaiseNotImplementedTransform,  # raise NotImplemented -> raise NotImplementedError
     XorTestTransform,             # assert not (a ^ b) -> assert not (a != b) (GRAPH_MODE's BitXor takes ints only)
+    FormatSpecTransform,          # f"{loss:.4f}", "{:.6f}".format(loss) -> mp_tensor.formattable(loss) (0-d tensors)
 )
 
 

@@ -128,25 +128,29 @@ class AutogradFunctionTransform(Rule):
         ctx_name = fn.params.params[0].name.value
         grads = [p.name.value for p in fn.params.params[1:]]
         star_grads = fn.params.star_arg.name.value if isinstance(fn.params.star_arg, cst.Param) else None
-        dout = grads[0] if len(grads) == 1 and not star_grads else "dout"
+        # bprop(self, *inputs, out, dout): names the forward's inputs or the gradients do not take (torchdiffeq's
+        # forward(ctx, x1, out) gave "duplicate argument 'out'")
+        taken = {*inputs, *grads, star, star_grads}
+        out = _fresh("out", taken)
+        dout = grads[0] if len(grads) == 1 and not star_grads else _fresh("dout", taken | {out})
         ops = self.ctx.alias_for("mindspore.ops")
         body = fn.body.visit(_CtxToSelf(ctx_name, None if star else len(inputs)))
         body = body.visit(_BpropReturns(inputs, ops, exact=star is None))
         head = []
         if star:  # MindSpore passes bprop the inputs, then out and dout: *args holds them at its end
-            head.append(parse_statement(f"{star}, out, dout = {star}[:-2], {star}[-2], {star}[-1]"))
+            head.append(parse_statement(f"{star}, {out}, {dout} = {star}[:-2], {star}[-2], {star}[-1]"))
         if star_grads:  # one gradient per output, as torch's backward(ctx, *grads) takes them
             names = ", ".join([*grads, f"*{star_grads}"]) if grads else star_grads
-            head.append(parse_statement(f"{names} = dout if isinstance(dout, tuple) else (dout,)"))
+            head.append(parse_statement(f"{names} = {dout} if isinstance({dout}, tuple) else ({dout},)"))
         elif len(grads) > 1:
-            head.append(parse_statement(f"{', '.join(grads)} = dout"))
+            head.append(parse_statement(f"{', '.join(grads)} = {dout}"))
         if head:
             body = body.with_changes(body=[*head, *body.body])
         params = [cst.Param(cst.Name("self")), *[cst.Param(cst.Name(n)) for n in inputs]]
         if star:
             parameters = cst.Parameters(params=params, star_arg=cst.Param(cst.Name(star)))
         else:
-            parameters = cst.Parameters(params=[*params, cst.Param(cst.Name("out")), cst.Param(cst.Name(dout))])
+            parameters = cst.Parameters(params=[*params, cst.Param(cst.Name(out)), cst.Param(cst.Name(dout))])
         return fn.with_changes(name=cst.Name("bprop"), params=parameters, body=body,
                                decorators=_keep_decorators(fn, self.scope))
 
@@ -157,6 +161,12 @@ class AutogradFunctionTransform(Rule):
             self.ctx.converted_sites += 1
             return cst.Call(func=value)
         return updated_node
+
+
+def _fresh(name: str, taken: set) -> str:
+    while name in taken:
+        name = "_" + name
+    return name
 
 
 def _convertible(cls: cst.ClassDef) -> bool:

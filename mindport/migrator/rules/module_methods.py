@@ -6,7 +6,7 @@ import libcst as cst
 
 from mindport.migrator.imports import runtime_alias
 from mindport.migrator.rules.base import Example, Rule
-from mindport.migrator.syntax import method
+from mindport.migrator.syntax import code_of, method
 from mindport.migrator.walk import parse_expression
 
 
@@ -31,7 +31,11 @@ class ModuleMethodTransform(Rule):
     ``named_buffers()``/``buffers()`` become ``mindport.runtime.containers``' functions: ``register_buffer`` made each
     buffer a non-trainable Parameter, which the Cell's own ``named_buffers()`` does not list. So do
     ``named_parameters(...)`` and ``named_modules(...)`` given arguments (``prefix``, ``recurse``, ``memo``,
-    ``remove_duplicate``: the Cell's ``parameters_and_names``/``cells_and_names`` name them otherwise)."""
+    ``remove_duplicate``: the Cell's ``parameters_and_names``/``cells_and_names`` name them otherwise).
+
+    ``model.forward(x)`` and ``loss.forward(fx, y)`` called outside a model class (tutorial training code) become
+    ``construct``: a Cell's forward is its ``construct`` (``SequentialCell`` and MindSpore's losses have no
+    ``forward``). Left alone in a file that defines a class with a ``forward`` method that is no nn.Module."""
 
     EXAMPLES = (
         Example(
@@ -116,6 +120,21 @@ class ModuleMethodTransform(Rule):
             note="torch's private load_state_dict pre-hook: the Cell's public one, the hook called without the "
                  "module as torch's private form calls it.",
         ),
+        Example(
+            before="""
+                def train(model, loss, optimizer, x, y):
+                    model.train()
+                    fx = model.forward(x)
+                    return loss.forward(fx, y)
+            """,
+            after="""
+                def train(model, loss, optimizer, x, y):
+                    model.set_train(True)
+                    fx = model.construct(x)
+                    return loss.construct(fx, y)
+            """,
+            note="An explicit forward call on a model or a loss is its construct.",
+        ),
     )
 
     RENAMES = {
@@ -145,6 +164,14 @@ class ModuleMethodTransform(Rule):
         super().__init__(ctx)
         self.runtime_modules: set[str] = set()  # read by finalize_runtime
 
+    def visit_Module(self, node) -> None:
+        # a class of the file with a forward method that is no nn.Module: x.forward(...) may be one of its objects
+        self._plain_forward = any(
+            any(isinstance(b, cst.FunctionDef) and b.name.value == "forward" for b in c.body.body)
+            and not any(self.ctx.module_scope.resolve_torch(base.value) or "Module" in code_of(base.value)
+                        for base in c.bases)
+            for c in node.body if isinstance(c, cst.ClassDef))
+
     def leave_Call(self, original_node, updated_node):
         func = updated_node.func
         if _is_next_of_parameters(original_node) and self.scope.resolve(original_node.func) is None:
@@ -165,6 +192,8 @@ class ModuleMethodTransform(Rule):
             return updated_node.with_changes(func=func.with_changes(attr=cst.Name("set_train")), args=[cst.Arg(value)])
         if name == "parameters" and not args:
             return updated_node.with_changes(func=func.with_changes(attr=cst.Name("trainable_params")))
+        if name == "forward" and args and not getattr(self, "_plain_forward", False):
+            return updated_node.with_changes(func=func.with_changes(attr=cst.Name("construct")))
         if name == "children" and not args:
             return updated_node.with_changes(func=func.with_changes(attr=cst.Name("cells")))
         if name == "named_children" and not args:

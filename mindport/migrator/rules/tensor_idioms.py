@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from mindport.migrator.rules.base import Example, Rule
+from mindport.migrator.rules.format_specs import spec_arguments
 from mindport.migrator.scopes import operand_kind, receiver_kind, value_kind
 from mindport.migrator.syntax import decorator_func, method, method_call
 from mindport.migrator.walk import parse_expression
@@ -236,20 +237,20 @@ class TensorIdiomTransform(Rule):
         return updated_node
 
     def _flag_format(self, node: cst.Call) -> None:
-        """``format(t, spec)`` and ``"...".format(t)`` of an evident tensor: torch formats a 0-d tensor as its number
-        and any other as ``tensor([1., 2., 3.])``; MindSpore refuses a format spec and writes ``[1. 2. 3.]``."""
+        """``format(t)`` and ``"{}".format(t)`` of an evident tensor, without a spec: torch writes
+        ``tensor([1., 2., 3.])``, MindSpore ``[1. 2. 3.]`` (with a spec, FormatSpecTransform gives torch's number)."""
         func = node.func
+        with_spec = spec_arguments(node, self.scope)  # formatted with a spec: FormatSpecTransform converts them
         if isinstance(func, cst.Name) and func.value == "format" and self.scope.resolve(func) is None:
-            values = [a.value for a in node.args[:1]]
+            values = [a.value for i, a in enumerate(node.args[:1]) if i not in with_spec]
         elif isinstance(func, cst.Attribute) and func.attr.value == "format" \
                 and isinstance(func.value, (cst.SimpleString, cst.ConcatenatedString)):
-            values = [a.value for a in node.args]
+            values = [a.value for i, a in enumerate(node.args) if i not in with_spec]
         else:
             return
         if any(_evident_tensor(value, self.scope) for value in values):
-            self.flag(node, "MP102", "a tensor formatted: torch writes a 0-d tensor as its number (format spec "
-                      "applied) and any other as 'tensor([1., 2., 3.])'; MindSpore refuses a format spec and "
-                      "writes '[1. 2. 3.]'", "format t.item() for a number; for the text of a tensor, accept "
+            self.flag(node, "MP102", "a tensor formatted without a spec: torch writes 'tensor([1., 2., 3.])' "
+                      "(a 0-d one 'tensor(3.2500)'), MindSpore '[1. 2. 3.]'", "format t.item() for a number; for the text of a tensor, accept "
                       "MindSpore's or write it out", "torch.Tensor.__format__")
 
     def visit_With(self, node: cst.With) -> None:

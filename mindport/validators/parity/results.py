@@ -132,6 +132,9 @@ class TrainReport:
     rtol: float = 1e-4
     first_divergent_step: int | None = None
     weights: list[TensorComparison] = field(default_factory=list)  # final values
+    # the float64 noise control (noise.py), run when a loss or weight is beyond rtol: torch's float64 losses and
+    # their relative distance to its float32 ones
+    control: dict = field(default_factory=dict)
     note: str = ""
     seconds: float | None = None
 

@@ -198,11 +198,22 @@ class TorchSide:
         return {"loss": float(loss.detach()), "grads": grads}
 
     @timed
-    def train(self, batches: list, targets: list, spec: TrainSpec) -> dict:
-        """``spec.steps`` optimizer steps, one seeded batch each, dropout layers off; the losses and final state."""
+    def train(self, batches: list, targets: list, spec: TrainSpec, control: dict | None = None) -> dict:
+        """``spec.steps`` optimizer steps, one seeded batch each, dropout layers off; the losses and final state.
+        ``control`` (the initial state): the float64 noise control instead, on a float64 copy of the model started
+        from that state, the same batches and targets cast to float64 (the model itself is left as it is)."""
+        import copy
+
         import torch
 
         model = self.model
+        if control is not None:
+            model = copy.deepcopy(model)
+            model.load_state_dict({k: torch.from_numpy(v.copy()) for k, v in control.items()})
+            model.double()
+            as64 = lambda a: a.astype(np.float64) if isinstance(a, np.ndarray) and a.dtype == np.float32 else a  # noqa: E731
+            batches = [[as64(a) for a in b] for b in batches]
+            targets = [[(k, as64(a)) for k, a in t] for t in targets]
         model.train()
         for m in model.modules():
             if isinstance(m, torch.nn.modules.dropout._DropoutNd):
@@ -223,6 +234,8 @@ class TorchSide:
             optimizer.step()
             losses.append(float(loss.detach()))
         model.eval()
+        if control is not None:
+            return {"losses": losses, "state": {k: _numpy(v) for k, v in model.state_dict().items()}}
         return {"losses": losses, "state": self.state(), "optimizer": optimizer_name, "loss": loss_name,
                 "trainable": [n for n, p in model.named_parameters() if p.requires_grad]}
 
