@@ -269,7 +269,7 @@ def celu_(input, alpha=1.0):
 def elu_(input, alpha=1.0):
     """torch.nn.functional.elu_: x if x > 0 else alpha * (exp(x) - 1); the CPU Elu kernel takes alpha=1.0 only."""
     x = _src(input)
-    return _store(input, ops.where(x > 0, x, ops.expm1(x) * alpha))
+    return _store(input, ops.where(x > 0, x, ops.expm1(ops.where(x > 0, 0.0, x)) * alpha))
 
 
 def leaky_relu_(input, negative_slope=0.01):
@@ -750,7 +750,6 @@ def _written_back(op, name, torch_name):
 
 relu_inplace = _written_back(ops.relu, "relu_inplace", "torch.nn.functional.relu")
 celu_inplace = _written_back(ops.celu, "celu_inplace", "torch.nn.functional.celu")
-elu_inplace = _written_back(ops.elu, "elu_inplace", "torch.nn.functional.elu")
 hardsigmoid_inplace = _written_back(ops.hardsigmoid, "hardsigmoid_inplace", "torch.nn.functional.hardsigmoid")
 hardswish_inplace = _written_back(ops.hardswish, "hardswish_inplace", "torch.nn.functional.hardswish")
 hardtanh_inplace = _written_back(ops.hardtanh, "hardtanh_inplace", "torch.nn.functional.hardtanh")

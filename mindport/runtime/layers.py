@@ -741,6 +741,22 @@ class Transformer(nn.Cell):
 
 # ------------------------------------------------------------------------ activations built with inplace=True
 
+class ELU(nn.Cell):
+    """torch.nn.ELU with any alpha: x if x > 0 else alpha * (exp(x) - 1). MindSpore 2.10's Elu kernel refuses
+    alpha != 1.0 ("In Elu, alpha must be 1.0f"); expm1 is taken of x where x <= 0 (0 elsewhere), so no inf reaches
+    the gradient."""
+
+    def __init__(self, alpha=1.0):
+        super().__init__()
+        self.alpha = float(alpha)
+
+    def construct(self, x):
+        return ops.where(x > 0, x, ops.expm1(ops.where(x > 0, 0.0, x)) * self.alpha)
+
+    def extend_repr(self):
+        return f"alpha={self.alpha}"
+
+
 def _inplace_cell(base, torch_name):
     """``base`` (the Cell torch's layer maps to, same constructor arguments) whose output is also written into its
     input, as torch's ``inplace=True`` does (the input keeps its identity; see mindport.runtime.inplace)."""
@@ -757,7 +773,7 @@ def _inplace_cell(base, torch_name):
 InplaceReLU = _inplace_cell(nn.ReLU, "torch.nn.ReLU")
 InplaceReLU6 = _inplace_cell(nn.ReLU6, "torch.nn.ReLU6")
 InplaceLeakyReLU = _inplace_cell(nn.LeakyReLU, "torch.nn.LeakyReLU")
-InplaceELU = _inplace_cell(nn.ELU, "torch.nn.ELU")
+InplaceELU = _inplace_cell(ELU, "torch.nn.ELU")
 InplaceCELU = _inplace_cell(nn.CELU, "torch.nn.CELU")
 InplaceSeLU = _inplace_cell(nn.SeLU, "torch.nn.SELU")
 InplaceSiLU = _inplace_cell(nn.SiLU, "torch.nn.SiLU")

@@ -188,6 +188,13 @@ def _pad_last(mask):
 
 # -------------------------------------------------------------------------------------------------- normalization
 
+def elu(input, alpha=1.0):
+    """torch.nn.functional.elu with any alpha: x if x > 0 else alpha * (exp(x) - 1). MindSpore 2.10's Elu kernel takes
+    alpha=1.0 only; expm1 is taken of x where x <= 0 (0 elsewhere): a large positive x gives no inf whose gradient
+    would be NaN, and the gradient at 0 is alpha, as torch's."""
+    return ops.where(input > 0, input, ops.expm1(ops.where(input > 0, 0.0, input)) * alpha)
+
+
 def normalize(input, p=2.0, dim=1, eps=1e-12):
     """torch.nn.functional.normalize: input / max(||input||_p over dim, eps). No ops.normalize in 2.10 and
     mint.nn.functional.normalize has no CPU kernel (LinalgVectorNorm)."""

@@ -304,16 +304,6 @@ def layers_explicit_dim(arg: Arg) -> str:
     return arg.source
 
 
-@value_transform("layers_elu_alpha")
-def layers_elu_alpha(arg: Arg) -> str:
-    """MindSpore 2.10's Elu kernel rejects alpha != 1.0 (ValueError at run time)."""
-    value = arg.literal(default=UNKNOWN)
-    if value is not UNKNOWN and value != 1.0:
-        raise Unsupported(f"alpha={arg.source}: MindSpore's ELU only supports alpha=1.0 in 2.10; "
-                          "write ops.where(x > 0, x, alpha * (ops.exp(x) - 1))")
-    return arg.source
-
-
 @value_transform("layers_none_false")
 def layers_none_false(arg: Arg) -> str:
     """torch ``align_corners=None`` means False (with a warning); MindSpore wants a bool."""
