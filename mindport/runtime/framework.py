@@ -41,14 +41,21 @@ def ntuple(n, name="parse"):
             return tuple(x)
         return (x,) * n
 
-    parse.__name__ = name
+    # ``name`` is only torch's __name__ for the returned function: not set here, since a compiled graph that calls
+    # ntuple cannot set a function's attribute (GRAPH_MODE read ``parse.__name__ = name`` on an int, depending on
+    # which graphs were compiled before); the four below carry torch's names
     return parse
 
 
-single = ntuple(1, "_single")
-pair = ntuple(2, "_pair")
-triple = ntuple(3, "_triple")
-quadruple = ntuple(4, "_quadruple")
+def _named(fn, name):
+    fn.__name__ = fn.__qualname__ = name
+    return fn
+
+
+single = _named(ntuple(1), "_single")
+pair = _named(ntuple(2), "_pair")
+triple = _named(ntuple(3), "_triple")
+quadruple = _named(ntuple(4), "_quadruple")
 
 
 def wrap(fn_or_name):
