@@ -78,7 +78,6 @@ FLAGGED_CALLS = {
     "bicubic_resize": lambda: (torch.randn(1, 1, 3, 4, generator=torch.Generator().manual_seed(0)),),
     "device_index": lambda: (torch.zeros(2),),
     "shuffled": lambda: (7, 3),
-    "max_into": lambda: (torch.tensor([1.0, 5.0]), torch.tensor([3.0, 2.0]), torch.empty(2)),
     "renormed_lookup": lambda: (torch.randn(1, 2, 5, 5, generator=torch.Generator().manual_seed(1)),),
     "deterministic": lambda: (torch.tensor([1.0, 2.0]),),
 }
@@ -130,8 +129,10 @@ def test_flagged_statements_keep_their_torch_meaning_and_run_under_torch(tmp_pat
     result = convert_source(CORPUS)
     code = result.code
     flagged = _flagged_statements(code)
-    assert len(flagged) == 8, code  # every unconvertible construct of the corpus is flagged
-    assert len({d.line for d in result.diagnostics}) == 8  # (autocast is converted: full precision)
+    # every unconvertible construct of the corpus is flagged (ELU(alpha=0.8) converts since ELU takes any alpha
+    # through the runtime: max_into is converted, its zero_() with it; autocast is converted: full precision)
+    assert len(flagged) == 7, code
+    assert len({d.line for d in result.diagnostics}) == 7
     imports = ast.parse(code).body
     ms_names = {a.asname or a.name.split(".")[0] for s in imports if isinstance(s, (ast.Import, ast.ImportFrom))
                 and (getattr(s, "module", None) or s.names[0].name).split(".")[0] in ("mindspore", "mindport")
