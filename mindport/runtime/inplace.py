@@ -268,8 +268,7 @@ def celu_(input, alpha=1.0):
 
 def elu_(input, alpha=1.0):
     """torch.nn.functional.elu_: x if x > 0 else alpha * (exp(x) - 1); the CPU Elu kernel takes alpha=1.0 only."""
-    x = _src(input)
-    return _store(input, ops.where(x > 0, x, ops.expm1(ops.where(x > 0, 0.0, x)) * alpha))
+    return _store(input, mp_F.elu(_src(input), alpha))
 
 
 def leaky_relu_(input, negative_slope=0.01):

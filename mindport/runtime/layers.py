@@ -743,15 +743,14 @@ class Transformer(nn.Cell):
 
 class ELU(nn.Cell):
     """torch.nn.ELU with any alpha: x if x > 0 else alpha * (exp(x) - 1). MindSpore 2.10's Elu kernel refuses
-    alpha != 1.0 ("In Elu, alpha must be 1.0f"); expm1 is taken of x where x <= 0 (0 elsewhere), so no inf reaches
-    the gradient."""
+    alpha != 1.0 ("In Elu, alpha must be 1.0f"): mindport.runtime.nn_functional.elu."""
 
     def __init__(self, alpha=1.0):
         super().__init__()
         self.alpha = float(alpha)
 
     def construct(self, x):
-        return ops.where(x > 0, x, ops.expm1(ops.where(x > 0, 0.0, x)) * self.alpha)
+        return F.elu(x, self.alpha)
 
     def extend_repr(self):
         return f"alpha={self.alpha}"
