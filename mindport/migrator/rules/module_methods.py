@@ -24,9 +24,12 @@ class ModuleMethodTransform(Rule):
     ``_register_state_dict_hook`` -> ``register_state_dict_post_hook``), and the private
     ``_register_load_state_dict_pre_hook(hook, with_module=False)`` goes through
     ``mindport.runtime.layers.register_load_state_dict_pre_hook``, which calls the hook as torch's private form does.
-    State-dict hooks run in the Cell's ``state_dict``/``load_state_dict``, not in ``parameters_dict`` or
-    ``load_param_into_net`` (what ``state_dict()``/``load_state_dict(sd)`` convert to): they rewrite torch checkpoint
-    keys, which mindport's checkpoint conversion maps itself.
+
+    ``state_dict()`` and ``load_state_dict(sd, strict)`` stay the Cell's own (MindSpore 2.10 has torch's): keys
+    relative to the receiver (``parameters_dict()`` names every Parameter by its global name, so a child layer's keys
+    would carry the parent's path: ``implicit_filter.0.weight`` where torch has ``weight``), persistent buffers
+    included, the state-dict hooks run, a missing or unexpected key raises unless ``strict=False``
+    (``mindspore.load_param_into_net`` matches global names and only warns).
 
     ``named_buffers()``/``buffers()`` become ``mindport.runtime.containers``' functions: ``register_buffer`` made each
     buffer a non-trainable Parameter, which the Cell's own ``named_buffers()`` does not list. So do
@@ -51,9 +54,10 @@ class ModuleMethodTransform(Rule):
                     model.set_train(False)
                     for name, p in model.parameters_and_names():
                         print(name, p.shape)
-                    return model.parameters_dict()
+                    return model.state_dict()
             """,
-            note='Module methods become the Cell methods of the same meaning.',
+            note="Module methods become the Cell methods of the same meaning (state_dict is the Cell's own: keys "
+                 "relative to the receiver, as torch's).",
         ),
         Example(
             before="""
@@ -141,7 +145,6 @@ class ModuleMethodTransform(Rule):
         "named_parameters": "parameters_and_names",
         "named_modules": "cells_and_names",
         "register_parameter": "insert_param_to_cell",
-        "state_dict": "parameters_dict",
         # nn.Module's hook registrations (tests/converter/test_module_hooks.py enumerates them from torch): the Cell
         # has torch's public ones under the same names; these are torch's other spellings of them
         "register_full_backward_hook": "register_backward_hook",
@@ -219,12 +222,8 @@ class ModuleMethodTransform(Rule):
             self.runtime_modules.add("mindport.runtime.containers")
             alias = runtime_alias("mindport.runtime.containers")
             return cst.Call(func=parse_expression(f"{alias}.{name}"), args=[cst.Arg(func.value), *args])
-        if name in self.RENAMES and (name != "state_dict" or not args):
+        if name in self.RENAMES:
             return updated_node.with_changes(func=func.with_changes(attr=cst.Name(self.RENAMES[name])))
-        if name == "load_state_dict" and args and args[0].keyword is None:
-            ms = self.ctx.alias_for("mindspore")
-            return cst.Call(func=parse_expression(f"{ms}.load_param_into_net"),
-                            args=[cst.Arg(func.value), cst.Arg(args[0].value)])
         return updated_node
 
 
