@@ -205,7 +205,9 @@ class ModuleList(nn.CellList):
     def append(self, cell):
         if cell is not None:
             if not isinstance(cell, nn.Cell):
-                raise TypeError(f"ModuleList holds Cells (or None), got {type(cell).__name__}")
+                kept = " (a line mindport flagged kept torch's layer: convert it by hand)" \
+                    if type(cell).__module__.split(".")[0] == "torch" else ""
+                raise TypeError(f"ModuleList holds Cells (or None), got {type(cell).__name__}{kept}")
             if self._auto_prefix:
                 cell.update_parameters_name(self._prefix() + str(len(self)) + ".")
         self._cells[str(len(self))] = cell
