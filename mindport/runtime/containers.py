@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from mindspore import Parameter, Tensor, nn
 
+from mindport.runtime import numpy_stream  # noqa: F401 - MindSpore's layers leave numpy's stream alone
+
 
 def _as_parameter(value) -> Parameter:
     return value if isinstance(value, Parameter) else Parameter(Tensor(value))

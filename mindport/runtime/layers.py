@@ -1164,6 +1164,20 @@ def _transposed_window(layer, x, geometry, size=None):
     return y
 
 
+class MultiheadAttention(nn.MultiheadAttention):
+    """torch.nn.MultiheadAttention: MindSpore's, called with torch's forward arguments. MindSpore 2.10's ``__call__``
+    reads ``args[2]`` even when ``value`` is given by keyword (``attn(q, k, value=v, attn_mask=m)``: IndexError), and
+    its construct has no ``is_causal`` (in torch a hint that ``attn_mask`` is the causal mask, which it must be given
+    with). Building it leaves NumPy's global random stream where it was, as torch does (as every MindSpore layer
+    built once ``mindport.runtime.numpy_stream`` is loaded)."""
+
+    def __call__(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
+                 average_attn_weights=True, is_causal=False):
+        if is_causal and attn_mask is None:
+            raise RuntimeError("mindport: MultiheadAttention(is_causal=True) needs attn_mask, as in torch")
+        return super().__call__(query, key, value, key_padding_mask, need_weights, attn_mask, average_attn_weights)
+
+
 # ------------------------------------------------------------------------------- calls with torch's extra arguments
 
 def call_with_output_size(layer, *args, output_size=None, **kwargs):
