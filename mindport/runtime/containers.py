@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from mindspore import Parameter, Tensor, nn
 
+from mindport.runtime import numpy_ints  # noqa: F401 - numpy integers as indices and sizes, as torch takes them
 from mindport.runtime import numpy_stream  # noqa: F401 - MindSpore's layers leave numpy's stream alone
 
 

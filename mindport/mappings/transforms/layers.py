@@ -271,7 +271,9 @@ def layer_norm_axes(args: dict[str, Arg]) -> None:
         if axes > 1:
             _multi_axis(args)
         return
-    args["normalized_shape"] = new(f"(({shape.source},) if isinstance({shape.source}, int) else tuple({shape.source}))")
+    # torch takes any integer (numbers.Integral: a numpy integer too) as one axis, and a sequence as several
+    args["normalized_shape"] = new(f"(tuple({shape.source}) if isinstance({shape.source}, (tuple, list)) "
+                                   f"else ({shape.source},))")
 
 
 def _display_length(source: str) -> int | None:
