@@ -13,10 +13,11 @@ A static graph reads the index as a constant and is unchanged.
 MindSpore's other refusals of numpy integers are argument checks (measured on 2.10: every layer constructor's sizes,
 ``nn.Dense(np.int64(4), 3)``, ``nn.Conv2d``, ``nn.LayerNorm((np.int64(4),))``, ``nn.LSTM``, pools, norms; an
 ``initializer`` shape; ``ops.pad``'s paddings, ``ops.split``/``chunk``/``softmax``/``interpolate``/``flatten``/
-``arange``/``randn``): the same import wraps, once, the constructors of MindSpore's layers (``mindspore.nn``), the
-``initializer`` function where MindSpore's modules (and the runtime) bound it, and those ``ops`` functions, so each
-takes numpy integers (alone, or in a tuple or list) as ints. Code that bound ``initializer`` by name before the
-runtime was loaded keeps MindSpore's.
+``arange``/``randn``): the same import wraps, once, the ``initializer`` function where MindSpore's modules (and the
+runtime) bound it (``nn.LayerNorm((np.int64(4),))`` builds), and those ``ops`` functions, so each takes numpy
+integers (alone, or in a tuple or list) as ints. Code that bound ``initializer`` by name before the runtime was
+loaded keeps MindSpore's. The layer constructors' own checks are not wrapped: a wrapped ``__init__`` breaks building
+the layer inside a compiled graph (MindSpore parses ``__init__`` there).
 """
 from __future__ import annotations
 
@@ -82,21 +83,17 @@ def _taking_ints(function):
 
 
 # measured refusing a numpy integer (TypeError/ValueError from their argument checks) on MindSpore 2.10; the layers'
-# own constructors (nn.Dense, nn.Conv2d, nn.LayerNorm's initializer shape, nn.LSTM, pools, norms ...) all do
+# own constructors (nn.Dense, nn.Conv2d, nn.LSTM, pools, norms ...) all do too, but a wrapper around a Cell's
+# __init__ breaks building that Cell inside a compiled graph (MindSpore parses __init__ there): not wrapped
 _OPS = ("pad", "split", "chunk", "softmax", "interpolate", "flatten", "arange", "randn", "rand", "randint")
 
 
 def _install_sizes() -> None:
     import sys
 
-    from mindspore import nn, ops
+    from mindspore import ops
     from mindspore.common import initializer as init_module
 
-    for module in [m for name, m in list(sys.modules.items()) if name.startswith("mindspore.nn") and m is not None]:
-        for cls in list(vars(module).values()):
-            if isinstance(cls, type) and issubclass(cls, nn.Cell) and "__init__" in vars(cls) \
-                    and not getattr(cls.__init__, "_mindport_numpy_ints", False):
-                cls.__init__ = _taking_ints(cls.__init__)
     original = init_module.initializer
     wrapped = _taking_ints(original)
     for module in list(sys.modules.values()):  # every module that bound it by name (MindSpore's layers import it)

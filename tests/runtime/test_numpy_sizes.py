@@ -1,11 +1,10 @@
-"""numpy integers as layer sizes, shapes and paddings (mindport.runtime.numpy_ints), as torch takes them.
+"""numpy integers as shapes, paddings and sizes (mindport.runtime.numpy_ints), as torch takes them.
 
-Model code computes sizes with numpy (``np.prod(obs_shape)``, ``int``-less ``np.int64`` arithmetic, shapes read
-from numpy arrays); torch takes anything with ``__index__``. MindSpore 2.10's argument checks refuse them (measured:
-``nn.Dense``, ``nn.Conv2d``, ``nn.LayerNorm``, ``nn.BatchNorm2d``, ``nn.MaxPool2d``, ``nn.Embedding``,
-an ``initializer`` shape, ``ops.pad``, ``ops.split``, ``ops.softmax``, ``ops.flatten``, ``ops.arange`` ...). The
-converted program below fails at build time without the runtime's wrappers; with them it computes torch's values,
-PyNative and compiled."""
+Model code computes sizes with numpy (``np.prod(obs_shape)``, ``np.int64`` arithmetic, shapes read from numpy
+arrays); torch takes anything with ``__index__``. MindSpore 2.10's argument checks refuse them (measured: an
+``initializer`` shape, so ``nn.LayerNorm((n,))``; ``ops.pad``, ``ops.split``, ``ops.flatten``, ``ops.arange`` ...;
+the layer constructors' own sizes too, which the runtime does not wrap: see numpy_ints). The converted program below
+fails without the runtime's wrappers; with them it computes torch's values, PyNative and compiled."""
 from __future__ import annotations
 
 import importlib
@@ -28,17 +27,15 @@ SOURCE = textwrap.dedent("""
     class Net(nn.Module):
         def __init__(self, obs_shape=(4, 6, 6)):
             super().__init__()
-            channels = np.prod(obs_shape[:1])
-            hidden = np.int64(8)
+            hidden = np.prod(obs_shape[:1]) * np.int64(2)
             self.pad = np.int64(1)
-            self.conv = nn.Conv2d(channels, hidden, np.int64(3), padding=self.pad)
-            self.bn = nn.BatchNorm2d(hidden)
-            self.pool = nn.MaxPool2d(np.int64(2))
+            self.conv = nn.Conv2d(4, 8, 3, padding=1)
+            self.bn = nn.BatchNorm2d(8)
+            self.pool = nn.MaxPool2d(2)
             self.norm = nn.LayerNorm(hidden)
-            self.proj = nn.Linear(hidden, hidden * np.int64(1))  # (torch's own RNNs refuse numpy sizes)
-            self.embed = nn.Embedding(np.int64(10), hidden)
-            self.fc = nn.Linear(hidden, np.int64(5))
-            self.parts = np.int64(2)
+            self.proj = nn.Linear(8, 8)
+            self.embed = nn.Embedding(10, 8)
+            self.fc = nn.Linear(8, 5)
 
         def forward(self, x, ids):
             y = self.pool(torch.relu(self.bn(self.conv(x))))
