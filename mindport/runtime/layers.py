@@ -384,6 +384,44 @@ def pop(container, *key):
     return cell
 
 
+def train_override(method):
+    """Marks a model class's own ``train(self, mode=True)``, converted to its ``set_train``: torch's
+    ``Module.train(mode)`` calls each child's ``train``, so such an override (a backbone keeping its BatchNorms in eval
+    mode) runs whenever an enclosing module is put in a mode. MindSpore's ``Cell.set_train`` sets the flag on every
+    sub-cell without calling their ``set_train``; once this module is loaded it then calls the marked overrides of
+    its sub-cells, the outermost on each path (each calls ``super().set_train(mode)``, which reaches its own)."""
+    method._mindport_train_override = True
+    return method
+
+
+def _overrides_in(cell):
+    """The sub-cells of ``cell`` whose class has a :func:`train_override`, the outermost on each path."""
+    for child in cell._cells.values():  # noqa: SLF001 - a Cell's own sub-cells
+        if child is None:
+            continue
+        if getattr(type(child).set_train, "_mindport_train_override", False):
+            yield child
+        else:
+            yield from _overrides_in(child)
+
+
+def _set_train(self, mode=True):
+    """``Cell.set_train`` with torch's recursion into the sub-cells' own ``train`` (:func:`train_override`)."""
+    _cell_set_train(self, mode)
+    for child in _overrides_in(self):
+        child.set_train(mode)
+    return self
+
+
+if not getattr(nn.Cell.set_train, "_mindport_recursive", False):
+    _cell_set_train = nn.Cell.set_train
+    _set_train._mindport_recursive = True
+    nn.Cell.set_train = _set_train
+else:
+    _cell_set_train = nn.Cell.set_train._mindport_cell_set_train
+_set_train._mindport_cell_set_train = _cell_set_train
+
+
 def register_load_state_dict_pre_hook(cell, hook, with_module=False):
     """torch's private ``module._register_load_state_dict_pre_hook(hook, with_module=False)`` (gpt-fast's key remap of
     older checkpoints): the Cell's public ``register_load_state_dict_pre_hook``, which calls ``hook(cell, state_dict,
