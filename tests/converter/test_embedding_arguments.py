@@ -1,0 +1,71 @@
+"""F.embedding with padding_idx/max_norm/scale_grad_by_freq given, literals or names (microsoft/LoRA's Embedding:
+``F.embedding(x, self.weight, self.padding_idx, self.max_norm, self.norm_type, self.scale_grad_by_freq, self.sparse)``,
+flagged MP102 before because ``padding_idx`` was a name): mindport.runtime.nn_functional.embedding decides when it
+runs. Compared with torch: values, and the weight's gradient (the padding row gets none); a max_norm that is set is
+refused at run time."""
+from __future__ import annotations
+
+import importlib
+import textwrap
+
+import mindspore as ms
+import numpy as np
+import pytest
+import torch
+
+from mindport import convert_source
+
+SOURCE = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+
+    class Emb(nn.Module):
+        def __init__(self, padding_idx=2, max_norm=None):
+            super().__init__()
+            self.weight = nn.Parameter(torch.randn(6, 4))
+            self.padding_idx = padding_idx
+            self.max_norm = max_norm
+            self.norm_type = 2.0
+            self.scale_grad_by_freq = False
+            self.sparse = False
+
+        def forward(self, x):
+            a = F.embedding(x, self.weight, self.padding_idx, self.max_norm, self.norm_type,
+                            self.scale_grad_by_freq, self.sparse)
+            return a + 2 * F.embedding(x, self.weight, padding_idx=-1) + 3 * F.embedding(x, self.weight)
+""")
+
+
+@pytest.fixture()
+def pair(tmp_path, monkeypatch):
+    result = convert_source(SOURCE, "emb.py")
+    assert not result.diagnostics, [d.format() for d in result.diagnostics]
+    t_ns: dict = {}
+    exec(compile(SOURCE, "emb_torch.py", "exec"), t_ns)  # noqa: S102 - our own test program
+    (tmp_path / "emb_ms.py").write_text(result.code)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return t_ns, vars(importlib.import_module("emb_ms"))
+
+
+@pytest.mark.parametrize("padding_idx", [2, None])
+def test_embedding_with_its_attributes_matches_torch_values_and_gradients(pair, padding_idx):
+    t_ns, m_ns = pair
+    torch.manual_seed(0)
+    t_model, m_model = t_ns["Emb"](padding_idx), m_ns["Emb"](padding_idx)
+    m_model.weight.set_data(ms.Tensor(t_model.weight.detach().numpy()))
+    ids = np.array([[0, 2, 5], [2, 1, 5]], dtype=np.int64)
+    out = t_model(torch.from_numpy(ids))
+    (out * torch.arange(1.0, 5.0)).sum().backward()
+    got = m_model(ms.Tensor(ids))
+    np.testing.assert_allclose(got.asnumpy(), out.detach().numpy(), rtol=1e-6, atol=1e-6)
+    grad = ms.grad(lambda i: (m_model(i) * ms.ops.arange(1.0, 5.0)).sum(), grad_position=None,
+                   weights=m_model.trainable_params())(ms.Tensor(ids))[0]
+    np.testing.assert_allclose(grad.asnumpy(), t_model.weight.grad.numpy(), rtol=1e-6, atol=1e-6)
+
+
+def test_a_max_norm_that_is_set_is_refused_when_it_runs(pair):
+    t_ns, m_ns = pair
+    with pytest.raises(ValueError, match="max_norm"):
+        m_ns["Emb"](2, 1.0)(ms.Tensor(np.array([[0, 1]], dtype=np.int64)))
