@@ -6,14 +6,14 @@ method is called on. They stay the Cell's own methods (MindSpore 2.10 has torch'
 and only warned. Compared with torch: the keys, the loaded values, a checkpoint round trip and strict's errors."""
 from __future__ import annotations
 
-import importlib
 import textwrap
 
 import numpy as np
 import pytest
 import torch
 
-from mindport import convert_source, transfer_weights
+from mindport import transfer_weights
+from tests.converter.port_check import torch_and_converted
 
 SOURCE = textwrap.dedent("""
     import torch
@@ -63,13 +63,7 @@ SOURCE = textwrap.dedent("""
 
 @pytest.fixture()
 def pair(tmp_path, monkeypatch):
-    result = convert_source(SOURCE, "net.py")
-    assert not result.diagnostics, [d.format() for d in result.diagnostics]
-    t_ns: dict = {}
-    exec(compile(SOURCE, "net_torch.py", "exec"), t_ns)  # noqa: S102 - our own test program
-    (tmp_path / "net_ms.py").write_text(result.code)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    m_ns = vars(importlib.import_module("net_ms"))
+    t_ns, m_ns = torch_and_converted(SOURCE, "child_net", tmp_path, monkeypatch)
     torch.manual_seed(0)
     t_model, m_model = t_ns["Net"](), m_ns["Net"]()
     transfer_weights(t_model.state_dict(), m_model)

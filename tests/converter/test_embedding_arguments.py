@@ -5,7 +5,6 @@ runs. Compared with torch: values, and the weight's gradient (the padding row ge
 refused at run time."""
 from __future__ import annotations
 
-import importlib
 import textwrap
 
 import mindspore as ms
@@ -13,7 +12,7 @@ import numpy as np
 import pytest
 import torch
 
-from mindport import convert_source
+from tests.converter.port_check import torch_and_converted
 
 SOURCE = textwrap.dedent("""
     import torch
@@ -40,13 +39,7 @@ SOURCE = textwrap.dedent("""
 
 @pytest.fixture()
 def pair(tmp_path, monkeypatch):
-    result = convert_source(SOURCE, "emb.py")
-    assert not result.diagnostics, [d.format() for d in result.diagnostics]
-    t_ns: dict = {}
-    exec(compile(SOURCE, "emb_torch.py", "exec"), t_ns)  # noqa: S102 - our own test program
-    (tmp_path / "emb_ms.py").write_text(result.code)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    return t_ns, vars(importlib.import_module("emb_ms"))
+    return torch_and_converted(SOURCE, "emb", tmp_path, monkeypatch)
 
 
 @pytest.mark.parametrize("padding_idx", [2, None])

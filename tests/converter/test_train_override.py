@@ -6,14 +6,14 @@ called, so the BatchNorm trained on batch statistics. The override becomes the c
 outputs in training mode and the mode flags."""
 from __future__ import annotations
 
-import importlib
 import textwrap
 
 import mindspore as ms
 import numpy as np
 import torch
 
-from mindport import convert_source, transfer_weights
+from mindport import transfer_weights
+from tests.converter.port_check import torch_and_converted
 
 SOURCE = textwrap.dedent("""
     import torch
@@ -59,13 +59,7 @@ SOURCE = textwrap.dedent("""
 
 
 def test_a_sub_modules_train_override_runs_as_in_torch(tmp_path, monkeypatch):
-    result = convert_source(SOURCE, "frozen.py")
-    assert not result.diagnostics, [d.format() for d in result.diagnostics]
-    t_ns: dict = {}
-    exec(compile(SOURCE, "frozen_torch.py", "exec"), t_ns)  # noqa: S102 - our own test program
-    (tmp_path / "frozen_ms.py").write_text(result.code)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    m_ns = vars(importlib.import_module("frozen_ms"))
+    t_ns, m_ns = torch_and_converted(SOURCE, "frozen", tmp_path, monkeypatch)
     torch.manual_seed(0)
     t_model, m_model = t_ns["Model"](), m_ns["Model"]()
     with torch.no_grad():  # running statistics other than the initial ones, so a BatchNorm in eval mode shows

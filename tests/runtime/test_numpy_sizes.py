@@ -7,7 +7,6 @@ the layer constructors' own sizes too, which the runtime does not wrap: see nump
 fails without the runtime's wrappers; with them it computes torch's values, PyNative and compiled."""
 from __future__ import annotations
 
-import importlib
 import textwrap
 
 import mindspore as ms
@@ -15,7 +14,8 @@ import numpy as np
 import pytest
 import torch
 
-from mindport import convert_source, transfer_weights
+from mindport import transfer_weights
+from tests.converter.port_check import torch_and_converted
 
 SOURCE = textwrap.dedent("""
     import numpy as np
@@ -50,13 +50,7 @@ SOURCE = textwrap.dedent("""
 
 
 def _pair(tmp_path, monkeypatch):
-    result = convert_source(SOURCE, "numpy_net.py")
-    assert not result.diagnostics, [d.format() for d in result.diagnostics]
-    t_ns: dict = {}
-    exec(compile(SOURCE, "numpy_net_torch.py", "exec"), t_ns)  # noqa: S102 - our own test program
-    (tmp_path / "numpy_net_ms.py").write_text(result.code)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    m_ns = vars(importlib.import_module("numpy_net_ms"))
+    t_ns, m_ns = torch_and_converted(SOURCE, "numpy_net", tmp_path, monkeypatch)
     torch.manual_seed(0)
     t_model, m_model = t_ns["Net"]().eval(), m_ns["Net"]()
     m_model.set_train(False)

@@ -6,7 +6,6 @@ constructor after ``nn.Linear``s were built (first contact batch 3: max relative
 plain tensor attribute, not a weight). Each check here fails with MindSpore's own seeding."""
 from __future__ import annotations
 
-import importlib
 import textwrap
 
 import mindspore as ms
@@ -16,7 +15,8 @@ import torch
 from mindspore import nn
 from mindspore.common.initializer import Normal, XavierUniform, initializer
 
-from mindport import convert_source, transfer_weights
+from mindport import transfer_weights
+from tests.converter.port_check import torch_and_converted
 
 BUILDS = {
     "Dense": lambda: nn.Dense(4, 3),
@@ -73,13 +73,7 @@ SOURCE = textwrap.dedent("""
 
 
 def test_a_constructor_drawing_from_numpy_after_building_layers_matches_torch(tmp_path, monkeypatch):
-    result = convert_source(SOURCE, "flow.py")
-    assert not result.diagnostics, [d.format() for d in result.diagnostics]
-    t_ns: dict = {}
-    exec(compile(SOURCE, "flow_torch.py", "exec"), t_ns)  # noqa: S102 - our own test program
-    (tmp_path / "flow_ms.py").write_text(result.code)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    m_ns = vars(importlib.import_module("flow_ms"))
+    t_ns, m_ns = torch_and_converted(SOURCE, "flow", tmp_path, monkeypatch)
     np.random.seed(0)
     t_model = t_ns["Flow"]()
     np.random.seed(0)
