@@ -324,7 +324,8 @@ def _adapter_class(adapter: "Adapter") -> type:
                               f"chose it for these arguments); pass the arguments it takes by default")
         target.__init__(self, *positional, **keywords)
         for name, value in _torch_settings(adapter, args, kwargs).items():
-            if not name.startswith("_") and not hasattr(self, name):  # torch keeps it, the MindSpore layer does not
+            # torch keeps it, the MindSpore layer does not (device/dtype: torch's factory arguments, not kept)
+            if not name.startswith("_") and name not in ("device", "dtype") and not hasattr(self, name):
                 setattr(self, name, value)
 
     namespace = {"_mp_adapter": adapter, "__module__": __name__, "__doc__": adapter.__doc__,
