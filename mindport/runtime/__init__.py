@@ -47,6 +47,9 @@ whose mapping entries say ``graph = "..."``, which raise a ``mindport:`` error i
 :mod:`mindport.runtime._graph` says what differs there (torch's named tuples are plain tuples in a graph).
 
 Nothing here is imported by ``import mindport.runtime`` itself: each module loads MindSpore only when used.
-:mod:`mindport.runtime.numpy_ints` (loaded with ``_graph``, which the runtime modules import) lets a MindSpore tensor
-take numpy integers as indices and slice bounds, as torch's does.
+:mod:`mindport.runtime.numpy_ints` (loaded with ``_graph`` and ``containers``, which the runtime modules import) lets a
+MindSpore tensor take numpy integers as indices and slice bounds, and ``initializer`` and some ``ops`` functions take
+them as sizes, as torch's do; :mod:`mindport.runtime.numpy_stream` (loaded with them) builds MindSpore's layers
+without moving numpy's global random stream, as torch's are; :mod:`mindport.runtime.layers` makes ``Cell.set_train``
+reach a model's own ``train`` override in its sub-cells (``train_override``).
 """

@@ -284,6 +284,32 @@ def _metaclass(base_meta: type) -> type:
     return AdapterMeta
 
 
+def _torch_settings(adapter: "Adapter", args, kwargs) -> dict[str, Any]:
+    """torch's constructor arguments of a layer subclass's ``Base.__init__(self, ...)`` call, bound to the entry's
+    torch signature with its defaults (read with ``ast.literal_eval``), the plain values only (None, numbers, strings,
+    tuples of them): what torch's layer keeps as attributes (LoRA's Embedding reads ``self.max_norm``, which
+    MindSpore's Embedding does not keep)."""
+    bound: dict[str, Any] = {}
+    params = [p for p in adapter.entry.signature or () if p.kind in ("positional", "keyword_only")]
+    for param, value in zip([p for p in params if p.kind == "positional"], args):
+        bound[param.name] = value
+    for param in params:
+        if param.name in kwargs:
+            bound[param.name] = kwargs[param.name]
+        elif param.name not in bound and param.default is not None:
+            try:
+                bound[param.name] = ast.literal_eval(param.default)
+            except (ValueError, SyntaxError):
+                continue
+    return {k: v for k, v in bound.items() if _plain_setting(v)}
+
+
+def _plain_setting(value) -> bool:
+    if isinstance(value, (tuple, list)):
+        return all(_plain_setting(v) for v in value)
+    return value is None or isinstance(value, (bool, int, float, str))
+
+
 def _adapter_class(adapter: "Adapter") -> type:
     """A class standing for a class target: calling it maps torch's arguments (``adapter``), and it derives from the
     MindSpore class."""
@@ -297,6 +323,10 @@ def _adapter_class(adapter: "Adapter") -> type:
             raise Unsupported(f"{adapter.torch_name}: a subclass can't become {function.__name__} (the entry's switch "
                               f"chose it for these arguments); pass the arguments it takes by default")
         target.__init__(self, *positional, **keywords)
+        for name, value in _torch_settings(adapter, args, kwargs).items():
+            # torch keeps it, the MindSpore layer does not (device/dtype: torch's factory arguments, not kept)
+            if not name.startswith("_") and name not in ("device", "dtype") and not hasattr(self, name):
+                setattr(self, name, value)
 
     namespace = {"_mp_adapter": adapter, "__module__": __name__, "__doc__": adapter.__doc__,
                  "__qualname__": adapter.__name__, "__init__": __init__}

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from mindspore import Parameter, Tensor, nn
 
+from mindport.runtime import numpy_ints  # noqa: F401 - numpy integers as indices and sizes, as torch takes them
+from mindport.runtime import numpy_stream  # noqa: F401 - MindSpore's layers leave numpy's stream alone
+
 
 def _as_parameter(value) -> Parameter:
     return value if isinstance(value, Parameter) else Parameter(Tensor(value))
@@ -205,7 +208,9 @@ class ModuleList(nn.CellList):
     def append(self, cell):
         if cell is not None:
             if not isinstance(cell, nn.Cell):
-                raise TypeError(f"ModuleList holds Cells (or None), got {type(cell).__name__}")
+                kept = " (a line mindport flagged kept torch's layer: convert it by hand)" \
+                    if type(cell).__module__.split(".")[0] == "torch" else ""
+                raise TypeError(f"ModuleList holds Cells (or None), got {type(cell).__name__}{kept}")
             if self._auto_prefix:
                 cell.update_parameters_name(self._prefix() + str(len(self)) + ".")
         self._cells[str(len(self))] = cell

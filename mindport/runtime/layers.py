@@ -384,6 +384,44 @@ def pop(container, *key):
     return cell
 
 
+def train_override(method):
+    """Marks a model class's own ``train(self, mode=True)``, converted to its ``set_train``: torch's
+    ``Module.train(mode)`` calls each child's ``train``, so such an override (a backbone keeping its BatchNorms in eval
+    mode) runs whenever an enclosing module is put in a mode. MindSpore's ``Cell.set_train`` sets the flag on every
+    sub-cell without calling their ``set_train``; once this module is loaded it then calls the marked overrides of
+    its sub-cells, the outermost on each path (each calls ``super().set_train(mode)``, which reaches its own)."""
+    method._mindport_train_override = True
+    return method
+
+
+def _overrides_in(cell):
+    """The sub-cells of ``cell`` whose class has a :func:`train_override`, the outermost on each path."""
+    for child in cell._cells.values():  # noqa: SLF001 - a Cell's own sub-cells
+        if child is None:
+            continue
+        if getattr(type(child).set_train, "_mindport_train_override", False):
+            yield child
+        else:
+            yield from _overrides_in(child)
+
+
+def _set_train(self, mode=True):
+    """``Cell.set_train`` with torch's recursion into the sub-cells' own ``train`` (:func:`train_override`)."""
+    _cell_set_train(self, mode)
+    for child in _overrides_in(self):
+        child.set_train(mode)
+    return self
+
+
+if not getattr(nn.Cell.set_train, "_mindport_recursive", False):
+    _cell_set_train = nn.Cell.set_train
+    _set_train._mindport_recursive = True
+    nn.Cell.set_train = _set_train
+else:
+    _cell_set_train = nn.Cell.set_train._mindport_cell_set_train
+_set_train._mindport_cell_set_train = _cell_set_train
+
+
 def register_load_state_dict_pre_hook(cell, hook, with_module=False):
     """torch's private ``module._register_load_state_dict_pre_hook(hook, with_module=False)`` (gpt-fast's key remap of
     older checkpoints): the Cell's public ``register_load_state_dict_pre_hook``, which calls ``hook(cell, state_dict,
@@ -1027,15 +1065,22 @@ ModePaddedConv2d = _mode_padded(nn.Conv2d, nn.Conv2d, 2, "Conv2d")
 class Conv1dTranspose(nn.Conv1dTranspose):
     """torch.nn.ConvTranspose1d: MindSpore's Conv1dTranspose with kernel_size, stride, dilation and padding read back
     as torch's 1-tuples (see :class:`Conv1d`). MindSpore's construct reads its own 2-D settings to size the output;
-    they are kept under ``_ms_<name>`` and this construct sizes the output from them."""
+    they are kept under ``_ms_<name>`` and this construct sizes the output from them. ``output_padding`` is torch's
+    (MindSpore's Conv1dTranspose has none): the output ``output_padding`` longer at the end
+    (:func:`_transposed_window`)."""
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, output_padding=0, **kwargs):
         super().__init__(*args, **kwargs)
         for name in _CONV1D_SETTINGS:
             setattr(self, "_ms_" + name, getattr(self, name))
             setattr(self, name, _torch_1d(getattr(self, name)))
+        self.output_padding = _per_axis(output_padding, 1)
+        # MindSpore's 2-D form, as _ms_padding: the output padding past the crop of the padding
+        self._geometry = _transpose_geometry(self, (0,) + self.output_padding) if self.output_padding[0] else None
 
     def construct(self, x):
+        if self.output_padding[0]:
+            return _transposed_window(self, x, self._geometry)
         x = ops.expand_dims(x, 2)
         n, _, h, w = x.shape
         kernel, stride, dilation, pad = self._ms_kernel_size, self._ms_stride, self._ms_dilation, self._ms_padding
@@ -1049,36 +1094,120 @@ class Conv1dTranspose(nn.Conv1dTranspose):
         return ops.squeeze(out, 2)
 
 
-_INIT_DRAWS: dict[tuple[int, ...], int] = {}
+def _per_axis(value, dims):
+    """torch's int-or-tuple size argument as a tuple of ``dims`` ints (numpy integers too)."""
+    return tuple(int(v) for v in value) if isinstance(value, (tuple, list)) else (int(value),) * dims
 
 
-def _numpy_stream_kept(build):
-    """``build()`` without moving NumPy's global random stream. MindSpore's initializers draw from it (building an
-    nn.MultiheadAttention took the next draws of ``np.random.random``), torch's from torch's own generator: a program
-    that seeds NumPy and then draws from it (data, or weights written over the layer's) would get other numbers. The
-    initial weights come from a stream derived from NumPy's state (same state, same weights; a second layer built
-    from the same state gets the next seed, not the same weights), and the caller's state is put back."""
-    import numpy as np
+def _output_padded(base, dims):
+    """``base`` (MindSpore's Conv2dTranspose or Conv3dTranspose) built from torch's ``padding`` and
+    ``output_padding`` where MindSpore cannot fold them into its own padding: an output_padding larger than the
+    padding (SAC-AE's decoder: padding 0, output_padding 1) reaches past the full transposed result, where torch's
+    output holds the bias alone; the converter sends such a layer here, and one whose values are names (decided when
+    it is built). The layer is MindSpore's with the padding ``(p, max(p - op, 0))`` per axis, the weights under their
+    names; its construct is :func:`_transposed_window`."""
 
-    state = np.random.get_state()
-    key = (int(state[2]), int(state[1][0]), int(state[1][state[2] % len(state[1])]))
-    count = _INIT_DRAWS.get(key, 0)
-    _INIT_DRAWS[key] = count + 1
-    np.random.seed((hash(key) + count) % 2**32)
-    try:
-        return build()
-    finally:
-        np.random.set_state(state)
+    class OutputPadded(base):
+        def __init__(self, *args, padding=0, output_padding=0, **kwargs):
+            pads, extra = _per_axis(padding, dims), _per_axis(output_padding, dims)
+            kwargs["pad_mode"] = "pad"
+            super().__init__(*args, padding=tuple(v for p, o in zip(pads, extra) for v in (p, max(p - o, 0))),
+                             **kwargs)
+            self.output_padding = extra  # torch's (MindSpore's 2-D construct would pad zeros by it: not called)
+            self._geometry = _transpose_geometry(self, tuple(max(o - p, 0) for p, o in zip(pads, extra)))
+
+        def construct(self, x):
+            return _transposed_window(self, x, self._geometry)
+
+    OutputPadded.__name__ = OutputPadded.__qualname__ = "OutputPadded" + base.__name__
+    OutputPadded.__doc__ = (f"torch.nn.ConvTranspose{dims}d with an output_padding larger than its padding "
+                            f"(see _output_padded).")
+    return OutputPadded
+
+
+OutputPaddedConv2dTranspose = _output_padded(nn.Conv2dTranspose, 2)
+OutputPaddedConv3dTranspose = _output_padded(nn.Conv3dTranspose, 3)
+
+
+def _transpose_geometry(layer, tail=None):
+    """(kernel, stride, dilation, begins, ends, tail) per spatial axis as the layer computes them (a 1-D layer in
+    MindSpore's 2-D form): ``begins``/``ends`` the padding taken off the full result at each end, ``tail`` the rows
+    past them (torch's output_padding beyond its padding; none by default)."""
+    if isinstance(layer, Conv1dTranspose):
+        kernel, stride, dilation, pad = layer._ms_kernel_size, layer._ms_stride, layer._ms_dilation, layer._ms_padding
+    else:
+        kernel, stride, dilation, pad = layer.kernel_size, layer.stride, layer.dilation, layer.padding
+    dims = len(kernel)
+    if layer.pad_mode == "valid":
+        pad = 0
+    elif layer.pad_mode != "pad":
+        raise ValueError(f"torch's output size needs pad_mode='pad' (the conversion of torch's padding), not "
+                         f"{layer.pad_mode!r}")
+    pairs = [(pad, pad)] * dims if isinstance(pad, int) else [tuple(pad[i:i + 2]) for i in range(0, 2 * dims, 2)]
+    return (tuple(kernel), tuple(stride), tuple(dilation), tuple(b for b, _ in pairs), tuple(e for _, e in pairs),
+            tuple(tail) if tail is not None else (0,) * dims)
+
+
+def _transposed_window(layer, x, geometry, size=None):
+    """torch's transposed convolution (ConvTranspose1d/2d/3d) of a MindSpore layer, an output window of the full
+    result: the full transposed convolution (no padding taken off), then ``[begin, begin + size)`` per axis, past its
+    end zeros, and the bias. ``geometry``: :func:`_transpose_geometry`'s, plus the ``tail`` per axis; ``size``
+    (torch's ``output_size``, spatial axes) defaults to the layer's own: the full length less its padding, plus the
+    tail (an output_padding larger than the padding). torch's output padding adds those rows at the end, with the
+    values the kernel gives there; past the full result, the bias alone. Written for GRAPH_MODE too (one loop per
+    axis, no nested comprehension)."""
+    kernel, stride, dilation, begins, ends, tail = geometry
+    one_d = len(x.shape) == 3  # a ConvTranspose1d's input, computed in MindSpore's 2-D form
+    if one_d:
+        x = ops.expand_dims(x, 2)
+        if size is not None:
+            size = (1,) + tuple(size)
+    full = ()
+    for n, k, s, d in zip(x.shape[2:], kernel, stride, dilation):
+        full += ((n - 1) * s + d * (k - 1) + 1,)
+    if size is None:
+        size = ()
+        for f, b, e, t in zip(full, begins, ends, tail):
+            size += (f - b - e + t,)
+    else:
+        for axis in range(len(full)):
+            low = full[axis] - begins[axis] - ends[axis]
+            high = low + max(stride[axis], dilation[axis]) - 1
+            if size[axis] < low or size[axis] > high:
+                raise ValueError(f"requested an output size of {size[one_d:]}, but valid sizes range from {low} to "
+                                 f"{high} in dimension {axis - one_d}")
+    if len(kernel) == 2:
+        conv = ops.Conv2DTranspose(out_channel=layer.in_channels, kernel_size=kernel, mode=1, pad_mode="pad", pad=0,
+                                   stride=stride, dilation=dilation, group=layer.group)
+        y = conv(x, layer.weight, (x.shape[0], layer.out_channels) + full)
+    else:
+        conv = ops.Conv3DTranspose(in_channel=layer.in_channels, out_channel=layer.out_channels, kernel_size=kernel,
+                                   mode=1, pad_mode="pad", pad=0, stride=stride, dilation=dilation, group=layer.group)
+        y = conv(x, layer.weight)
+    pads = ()
+    past = False
+    for b, n, f in zip(begins, size, full):
+        pads = (0, max(0, b + n - f)) + pads  # ops.pad's order: the last axis first
+        past = past or b + n > f
+    if past:
+        y = ops.pad(y, pads)
+    window = (slice(None), slice(None))
+    for b, n in zip(begins, size):
+        window += (slice(b, b + n),)
+    y = y[window]
+    if layer.has_bias:
+        y = y + layer.bias.reshape((1, -1) + (1,) * len(kernel))
+    if one_d:
+        y = ops.squeeze(y, 2)
+    return y
 
 
 class MultiheadAttention(nn.MultiheadAttention):
     """torch.nn.MultiheadAttention: MindSpore's, called with torch's forward arguments. MindSpore 2.10's ``__call__``
     reads ``args[2]`` even when ``value`` is given by keyword (``attn(q, k, value=v, attn_mask=m)``: IndexError), and
     its construct has no ``is_causal`` (in torch a hint that ``attn_mask`` is the causal mask, which it must be given
-    with). Building it leaves NumPy's global random stream where it was, as torch does (``_numpy_stream_kept``)."""
-
-    def __init__(self, *args, **kwargs):
-        _numpy_stream_kept(lambda: super(MultiheadAttention, self).__init__(*args, **kwargs))
+    with). Building it leaves NumPy's global random stream where it was, as torch does (as every MindSpore layer
+    built once ``mindport.runtime.numpy_stream`` is loaded)."""
 
     def __call__(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
                  average_attn_weights=True, is_causal=False):
@@ -1097,43 +1226,18 @@ def call_with_output_size(layer, *args, output_size=None, **kwargs):
     callable is called as written."""
     if "input" in kwargs and isinstance(layer, nn.Cell):
         args = (kwargs.pop("input"),) + args
-    if isinstance(layer, nn.Conv2dTranspose) and len(args) == 1 and not kwargs:
+    if isinstance(layer, (Conv1dTranspose, nn.Conv2dTranspose, nn.Conv3dTranspose)) and len(args) == 1 \
+            and not kwargs:
         if output_size is None:
             return layer(args[0])
-        return _conv2d_transpose_sized(layer, args[0], tuple(int(v) for v in tuple(output_size)[-2:]))
+        spatial = len(layer.kernel_size) if not isinstance(layer, Conv1dTranspose) else 1
+        return _transposed_window(layer, args[0], _transpose_geometry(layer),
+                                  tuple(int(v) for v in tuple(output_size)[-spatial:]))
     if isinstance(layer, (nn.MaxUnpool1d, nn.MaxUnpool2d, nn.MaxUnpool3d)) and "indices" in kwargs:
         args = args + (kwargs.pop("indices"),)
     if output_size is not None:
         kwargs["output_size"] = tuple(int(v) for v in output_size)
     return layer(*args, **kwargs)
-
-
-def _conv2d_transpose_sized(layer, x, size):
-    """torch's ``ConvTranspose2d.forward(x, output_size)``: the full transposed convolution (no padding taken off),
-    then the window ``[padding, padding + size)`` of it, past its end zeros, and the bias. torch's output padding
-    adds those rows and columns at the end, with the values the kernel gives there (not zeros: MindSpore's own
-    ``output_padding`` pads with zeros)."""
-    if layer.pad_mode != "pad":
-        raise ValueError(f"output_size needs pad_mode='pad' (the conversion of torch's padding), not {layer.pad_mode!r}")
-    n, _, h, w = x.shape
-    (kh, kw), (sh, sw), (dh, dw) = layer.kernel_size, layer.stride, layer.dilation
-    full = ((h - 1) * sh + dh * (kh - 1) + 1, (w - 1) * sw + dw * (kw - 1) + 1)
-    top, left = layer.padding_top, layer.padding_left
-    for dim, (got, start, low) in enumerate(zip(size, (top, left), (full[0] - top - layer.padding_bottom,
-                                                                      full[1] - left - layer.padding_right))):
-        if not low <= got < low + max((sh, sw)[dim], (dh, dw)[dim]):
-            raise ValueError(f"requested an output size of {size}, but valid sizes range from {low} to "
-                             f"{low + max((sh, sw)[dim], (dh, dw)[dim]) - 1} in dimension {dim}")
-    conv = ops.Conv2DTranspose(out_channel=layer.in_channels, kernel_size=(kh, kw), mode=1, pad_mode="pad", pad=0,
-                               stride=(sh, sw), dilation=(dh, dw), group=layer.group)
-    y = conv(x, layer.weight, (n, layer.out_channels, full[0], full[1]))
-    extra_h, extra_w = max(0, top + size[0] - full[0]), max(0, left + size[1] - full[1])
-    if extra_h or extra_w:
-        y = ops.pad(y, (0, extra_w, 0, extra_h))
-    y = y[:, :, top:top + size[0], left:left + size[1]]
-    if layer.has_bias:
-        y = y + layer.bias.reshape(1, -1, 1, 1)
-    return y
 
 
 def reset_parameters(layer, base: bool = False) -> None:

@@ -747,6 +747,26 @@ def upsample_nearest(input, size=None, scale_factor=None):
 
 # ------------------------------------------------------------------------------------------------------ embedding
 
+def embedding(input_params, input_indices, axis=0, padding_idx=None, max_norm=None, norm_type=2.0,
+              scale_grad_by_freq=False):
+    """torch.nn.functional.embedding whose ``padding_idx``, ``max_norm`` or ``scale_grad_by_freq`` is given (LoRA's
+    Embedding passes its own attributes, names known only when it runs; ``ops.gather(weight, input, 0)`` is the call
+    otherwise, in the argument names that form takes). The rows are the weight's; ``padding_idx``'s row receives no
+    gradient, as in torch. ``max_norm`` (renormalising the weight's rows in place) and ``scale_grad_by_freq``
+    (gradients scaled by the inverse frequency) are refused when they are set: not supported."""
+    if max_norm is not None:
+        raise ValueError("embedding: max_norm (in-place renormalisation of the weight's rows) is not supported")
+    if scale_grad_by_freq:
+        raise ValueError("embedding: scale_grad_by_freq=True (gradients scaled by frequency) is not supported")
+    weight = input_params
+    if padding_idx is not None:
+        rows = weight.shape[0]
+        row = padding_idx + rows if padding_idx < 0 else padding_idx
+        frozen = (ops.arange(rows) == row).reshape(rows, 1)
+        weight = ops.where(frozen, ops.stop_gradient(weight), weight)
+    return ops.gather(weight, input_indices, axis)
+
+
 def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False, mode="mean",
                   sparse=False, per_sample_weights=None, include_last_offset=False, padding_idx=None):
     """torch.nn.functional.embedding_bag: sums, means or maxes of embedding rows per bag, bags given as the rows of

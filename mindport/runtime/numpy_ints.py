@@ -8,10 +8,20 @@ must be int, tensor or none``; ``IndexError: Unsupported Python object type rece
 Importing this module installs one guard at that point: ``Tensor.__getitem__``/``__setitem__`` turn numpy integers in
 the index (alone, in a tuple, as slice bounds) into ints before MindSpore reads the index; every other index passes
 unchanged. It is imported by ``mindport.runtime._graph``, which the runtime modules converted code imports load.
-A static graph reads the index as a constant and is unchanged. MindSpore's other refusals of numpy integers (a layer
-constructor's sizes, an ``initializer`` shape, ``ops.pad``'s paddings) are argument checks, not this guard's.
+A static graph reads the index as a constant and is unchanged.
+
+MindSpore's other refusals of numpy integers are argument checks (measured on 2.10: every layer constructor's sizes,
+``nn.Dense(np.int64(4), 3)``, ``nn.Conv2d``, ``nn.LayerNorm((np.int64(4),))``, ``nn.LSTM``, pools, norms; an
+``initializer`` shape; ``ops.pad``'s paddings, ``ops.split``/``chunk``/``softmax``/``interpolate``/``flatten``/
+``arange``/``randn``): the same import wraps, once, the ``initializer`` function where MindSpore's modules (and the
+runtime) bound it (``nn.LayerNorm((np.int64(4),))`` builds), and those ``ops`` functions, so each takes numpy
+integers (alone, or in a tuple or list) as ints. Code that bound ``initializer`` by name before the runtime was
+loaded keeps MindSpore's. The layer constructors' own checks are not wrapped: a wrapped ``__init__`` breaks building
+the layer inside a compiled graph (MindSpore parses ``__init__`` there).
 """
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 from mindspore import Tensor
@@ -48,3 +58,51 @@ if not _INSTALLED:
 
     __getitem__._mindport_numpy_ints = True
     Tensor.__getitem__, Tensor.__setitem__ = __getitem__, __setitem__
+
+
+# ------------------------------------------------------------------ numpy integers as sizes, shapes and paddings
+
+def _ints(value):
+    """A numpy integer as an int, and a tuple or list of values with its numpy integers as ints (the same object
+    when it holds none)."""
+    if isinstance(value, np.integer):
+        return int(value)
+    if type(value) in (tuple, list) and any(isinstance(v, np.integer) for v in value):
+        return type(value)(int(v) if isinstance(v, np.integer) else v for v in value)
+    return value
+
+
+def _taking_ints(function):
+    """``function`` with its arguments' numpy integers as ints (torch takes anything with ``__index__`` as a size)."""
+    @functools.wraps(function)
+    def wrapper(*args, **kwargs):
+        return function(*(_ints(a) for a in args), **{k: _ints(v) for k, v in kwargs.items()})
+
+    wrapper._mindport_numpy_ints = True
+    return wrapper
+
+
+# measured refusing a numpy integer (TypeError/ValueError from their argument checks) on MindSpore 2.10; the layers'
+# own constructors (nn.Dense, nn.Conv2d, nn.LSTM, pools, norms ...) all do too, but a wrapper around a Cell's
+# __init__ breaks building that Cell inside a compiled graph (MindSpore parses __init__ there): not wrapped
+_OPS = ("pad", "split", "chunk", "softmax", "interpolate", "flatten", "arange", "randn", "rand", "randint")
+
+
+def _install_sizes() -> None:
+    import sys
+
+    from mindspore import ops
+    from mindspore.common import initializer as init_module
+
+    original = init_module.initializer
+    wrapped = _taking_ints(original)
+    for module in list(sys.modules.values()):  # every module that bound it by name (MindSpore's layers import it)
+        if module is not None and getattr(module, "initializer", None) is original:
+            module.initializer = wrapped
+    for name in _OPS:
+        function = getattr(ops, name, None)
+        if function is not None and not getattr(function, "_mindport_numpy_ints", False):
+            setattr(ops, name, _taking_ints(function))
+
+
+_install_sizes()  # idempotent: what is wrapped already is left alone

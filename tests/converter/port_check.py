@@ -58,3 +58,20 @@ def assert_port_matches_in_mode(source, code, cls, inputs, tmp_path, name, mode,
     assert [g.shape for g in got] == [w.shape for w in want]
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w, rtol=rtol, atol=atol)
+
+
+def torch_and_converted(source, name, tmp_path, monkeypatch):
+    """The namespaces of ``source`` run as torch and of its conversion imported as the module ``<name>_ms`` (a
+    module of its own, which GRAPH_MODE's parser reads): (torch namespace, MindSpore namespace). The conversion must
+    have no diagnostic."""
+    import importlib
+
+    from mindport import convert_source
+
+    result = convert_source(source, f"{name}.py")
+    assert not result.diagnostics, [d.format() for d in result.diagnostics]
+    t_ns: dict = {}
+    exec(compile(source, f"{name}_torch.py", "exec"), t_ns)  # noqa: S102 - the test's own program
+    (tmp_path / f"{name}_ms.py").write_text(result.code)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return t_ns, vars(importlib.import_module(f"{name}_ms"))

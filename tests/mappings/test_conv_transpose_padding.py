@@ -1,6 +1,7 @@
 """nn.ConvTranspose2d/3d with output_padding (decoders: stride 2, padding 1, output_padding 1) convert with no
-diagnostic and compute torch's values: output_padding folds into asymmetric padding, written as literals or, for
-variables, as an expression evaluated when the layer is built."""
+diagnostic and compute torch's values: output_padding folds into asymmetric padding, written as literals; given by
+names (which may hold an output_padding larger than the padding), the runtime layer decides when it is built
+(tests/converter/test_conv_transpose_output_padding.py: larger ones)."""
 from __future__ import annotations
 
 import numpy as np
@@ -31,7 +32,8 @@ def test_output_padding_matches_torch(layer, args, shape):
               f"    return torch.nn.{layer}(4, 3, {args})\n")
     result = convert_source(source, "<conv_transpose>")
     assert not result.diagnostics, [d.format() for d in result.diagnostics]
-    assert "output_padding" not in result.code
+    if "op" not in args:  # literals: MindSpore's own layer, the output padding folded into its padding
+        assert "output_padding" not in result.code and "mp_nn" not in result.code, result.code
     t_ns: dict = {}
     m_ns: dict = {}
     exec(compile(source, "<torch>", "exec"), t_ns)  # noqa: S102 - our own snippets
@@ -45,9 +47,3 @@ def test_output_padding_matches_torch(layer, args, shape):
     got = m_layer(ms.Tensor(x)).asnumpy()
     assert got.shape == want.shape, result.code
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5, err_msg=result.code)
-
-
-def test_output_padding_larger_than_padding_is_flagged():
-    result = convert_source("import torch\n\nlayer = torch.nn.ConvTranspose2d(4, 3, 3, stride=2, output_padding=1)\n")
-    assert [d.code for d in result.diagnostics] == ["MP102"]
-    assert "negative padding" in result.diagnostics[0].message

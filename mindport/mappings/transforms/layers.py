@@ -165,11 +165,14 @@ def conv_padding_modes(args: dict[str, Arg]) -> None:
     args["padding_mode"] = mode
 
 
-def _conv_transpose_padding(args: dict[str, Arg], dims: int) -> None:
+def _conv_transpose_padding(args: dict[str, Arg], dims: int, runtime: str) -> None:
     """torch's ``output_padding`` makes a transposed convolution's output ``op`` longer at the end of each spatial
     axis: the full transposed result cropped by ``p`` at the start and ``p - op`` at the end, which is MindSpore's
     ``pad_mode='pad'`` with the asymmetric padding ``(p0, p0 - op0, p1, p1 - op1, ...)`` (MindSpore's own
-    output_padding only zero-fills on CPU). Without output_padding this is :func:`conv_padding`."""
+    output_padding only zero-fills on CPU). Without output_padding this is :func:`conv_padding`. An output_padding
+    larger than the padding (SAC-AE's decoder: padding 0, output_padding 1) reaches past the full result, where torch
+    has the bias alone, and either given by a name may be so when the layer is built: ``runtime`` (the layer of
+    ``mindport.runtime.layers`` that takes torch's padding and output_padding and decides when it is built)."""
     output_padding = args.pop("output_padding", None)
     value = output_padding.literal(default=UNKNOWN) if output_padding is not None else 0
     if value == 0 or (isinstance(value, (tuple, list)) and not any(value)):
@@ -186,31 +189,35 @@ def _conv_transpose_padding(args: dict[str, Arg], dims: int) -> None:
         if len(pads) != dims or len(extra) != dims or not all(isinstance(v, int) for v in pads + extra):
             raise Unsupported(f"padding={padding.source if padding else 0}, output_padding={output_padding.source}: "
                               f"expected ints or {dims}-tuples of ints")
-        if any(o > p for p, o in zip(pads, extra)):
-            raise Unsupported(f"output_padding={output_padding.source} larger than padding: the output would need "
-                              "negative padding; pad the result with ops.pad instead")
-        args["padding"] = new(repr(tuple(v for p, o in zip(pads, extra) for v in (p, p - o))))
+        if dims > 1 and all(o <= p for p, o in zip(pads, extra)):  # (MindSpore's Conv1dTranspose: an int padding)
+            args["padding"] = new(repr(tuple(v for p, o in zip(pads, extra) for v in (p, p - o))))
+            args["pad_mode"] = new("'pad'")
+            return
+    if dims == 1:  # already mindport's Conv1dTranspose: MindSpore's padding arguments, and torch's output_padding
+        conv_padding(args)
     else:
-        psrc = padding.source if padding is not None else "0"
+        args.pop("pad_mode", None)
+        args[TARGET] = new(runtime)
+    args["output_padding"] = output_padding
 
-        def per_axis(src: str) -> str:
-            return f"(({src},) * {dims} if isinstance({src}, int) else tuple({src}))"
 
-        args["padding"] = new(f"tuple(v for _p, _o in zip({per_axis(psrc)}, {per_axis(output_padding.source)}) "
-                              "for v in (_p, _p - _o))")
-    args["pad_mode"] = new("'pad'")
+@call_transform("conv_transpose1d_padding")
+def conv_transpose1d_padding(args: dict[str, Arg]) -> None:
+    """ConvTranspose1d: padding and output_padding (see :func:`_conv_transpose_padding`); the target is already
+    mindport's Conv1dTranspose, which takes torch's output_padding."""
+    _conv_transpose_padding(args, 1, "mindport.runtime.layers.Conv1dTranspose")
 
 
 @call_transform("conv_transpose2d_padding")
 def conv_transpose2d_padding(args: dict[str, Arg]) -> None:
     """ConvTranspose2d: padding and output_padding (see :func:`_conv_transpose_padding`)."""
-    _conv_transpose_padding(args, 2)
+    _conv_transpose_padding(args, 2, "mindport.runtime.layers.OutputPaddedConv2dTranspose")
 
 
 @call_transform("conv_transpose3d_padding")
 def conv_transpose3d_padding(args: dict[str, Arg]) -> None:
     """ConvTranspose3d: padding and output_padding (see :func:`_conv_transpose_padding`)."""
-    _conv_transpose_padding(args, 3)
+    _conv_transpose_padding(args, 3, "mindport.runtime.layers.OutputPaddedConv3dTranspose")
 
 
 def fill_stride_from_kernel(args: dict[str, Arg]) -> None:
@@ -264,7 +271,9 @@ def layer_norm_axes(args: dict[str, Arg]) -> None:
         if axes > 1:
             _multi_axis(args)
         return
-    args["normalized_shape"] = new(f"(({shape.source},) if isinstance({shape.source}, int) else tuple({shape.source}))")
+    # torch takes any integer (numbers.Integral: a numpy integer too) as one axis, and a sequence as several
+    args["normalized_shape"] = new(f"(tuple({shape.source}) if isinstance({shape.source}, (tuple, list)) "
+                                   f"else ({shape.source},))")
 
 
 def _display_length(source: str) -> int | None:

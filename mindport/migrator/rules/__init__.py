@@ -73,7 +73,8 @@ RULES = (
 )
 
 
-_TAKE_MODULE_CLASSES = (ModuleClassTransform, BranchBindingTransform, ListPopTransform, DictUpdateTransform)  # they act in model classes
+_TAKE_MODULE_CLASSES = (ModuleClassTransform, BranchBindingTransform, ListPopTransform, DictUpdateTransform,
+                        ModuleMethodTransform)  # they act in model classes
 
 
 def make_rules(ctx, module_classes: set[str], without: tuple[type, ...] = ()) -> list:

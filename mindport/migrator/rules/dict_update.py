@@ -45,7 +45,7 @@ class DictUpdateTransform(Rule):
                 class PreNorm(nn.Cell):
                     def __init__(self, dim, fn):
                         super().__init__()
-                        self.norm = nn.LayerNorm(normalized_shape=((dim,) if isinstance(dim, int) else tuple(dim)), epsilon=1e-05)
+                        self.norm = nn.LayerNorm(normalized_shape=(tuple(dim) if isinstance(dim, (tuple, list)) else (dim,)), epsilon=1e-05)
                         self.fn = fn
 
                     def construct(self, x, **kwargs):

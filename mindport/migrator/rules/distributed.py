@@ -71,7 +71,7 @@ class DistributedTransform(Rule):
 
                 def wrap(net):
                     model = mp_distributed.DistributedDataParallel(module=net)
-                    ms.save_checkpoint(model.parameters_dict(), "net.pt")
+                    ms.save_checkpoint(model.state_dict(), "net.pt")
                     return model
             """,
             note="DDP becomes the model itself (rank 0's weights broadcast, gradients averaged): .module is the "

@@ -24,9 +24,12 @@ class ModuleMethodTransform(Rule):
     ``_register_state_dict_hook`` -> ``register_state_dict_post_hook``), and the private
     ``_register_load_state_dict_pre_hook(hook, with_module=False)`` goes through
     ``mindport.runtime.layers.register_load_state_dict_pre_hook``, which calls the hook as torch's private form does.
-    State-dict hooks run in the Cell's ``state_dict``/``load_state_dict``, not in ``parameters_dict`` or
-    ``load_param_into_net`` (what ``state_dict()``/``load_state_dict(sd)`` convert to): they rewrite torch checkpoint
-    keys, which mindport's checkpoint conversion maps itself.
+
+    ``state_dict()`` and ``load_state_dict(sd, strict)`` stay the Cell's own (MindSpore 2.10 has torch's): keys
+    relative to the receiver (``parameters_dict()`` names every Parameter by its global name, so a child layer's keys
+    would carry the parent's path: ``implicit_filter.0.weight`` where torch has ``weight``), persistent buffers
+    included, the state-dict hooks run, a missing or unexpected key raises unless ``strict=False``
+    (``mindspore.load_param_into_net`` matches global names and only warns).
 
     ``named_buffers()``/``buffers()`` become ``mindport.runtime.containers``' functions: ``register_buffer`` made each
     buffer a non-trainable Parameter, which the Cell's own ``named_buffers()`` does not list. So do
@@ -35,7 +38,12 @@ class ModuleMethodTransform(Rule):
 
     ``model.forward(x)`` and ``loss.forward(fx, y)`` called outside a model class (tutorial training code) become
     ``construct``: a Cell's forward is its ``construct`` (``SequentialCell`` and MindSpore's losses have no
-    ``forward``). Left alone in a file that defines a class with a ``forward`` method that is no nn.Module."""
+    ``forward``). Left alone in a file that defines a class with a ``forward`` method that is no nn.Module.
+
+    A model class's own ``train(self, mode=True)`` (a backbone that keeps its BatchNorms frozen) is what torch's
+    ``model.train()``/``model.eval()`` call, on the model and on every sub-module: it becomes the class's
+    ``set_train``, what those calls convert to, marked ``@mp_nn.train_override``, and the Cell's ``set_train`` calls
+    such an override in the sub-cells as torch's ``train`` calls each child's (``mindport.runtime.layers``)."""
 
     EXAMPLES = (
         Example(
@@ -51,9 +59,10 @@ class ModuleMethodTransform(Rule):
                     model.set_train(False)
                     for name, p in model.parameters_and_names():
                         print(name, p.shape)
-                    return model.parameters_dict()
+                    return model.state_dict()
             """,
-            note='Module methods become the Cell methods of the same meaning.',
+            note="Module methods become the Cell methods of the same meaning (state_dict is the Cell's own: keys "
+                 "relative to the receiver, as torch's).",
         ),
         Example(
             before="""
@@ -122,6 +131,38 @@ class ModuleMethodTransform(Rule):
         ),
         Example(
             before="""
+                import torch.nn as nn
+
+                class Backbone(nn.Module):
+                    def __init__(self):
+                        super().__init__()
+                        self.bn = nn.BatchNorm2d(4)
+
+                    def train(self, mode=True):
+                        super().train(mode)
+                        self.bn.eval()
+                        return self
+            """,
+            after="""
+                from mindspore import nn
+                from mindport.runtime import layers as mp_nn
+
+                class Backbone(nn.Cell):
+                    def __init__(self):
+                        super().__init__()
+                        self.bn = nn.BatchNorm2d(num_features=4, eps=1e-05, momentum=0.9)
+
+                    @mp_nn.train_override
+                    def set_train(self, mode=True):
+                        super().set_train(mode)
+                        self.bn.set_train(False)
+                        return self
+            """,
+            note="A model's own train(mode) is what model.train()/eval() reach, on it and as a sub-module: the "
+                 "Cell's set_train.",
+        ),
+        Example(
+            before="""
                 def train(model, loss, optimizer, x, y):
                     model.train()
                     fx = model.forward(x)
@@ -141,7 +182,6 @@ class ModuleMethodTransform(Rule):
         "named_parameters": "parameters_and_names",
         "named_modules": "cells_and_names",
         "register_parameter": "insert_param_to_cell",
-        "state_dict": "parameters_dict",
         # nn.Module's hook registrations (tests/converter/test_module_hooks.py enumerates them from torch): the Cell
         # has torch's public ones under the same names; these are torch's other spellings of them
         "register_full_backward_hook": "register_backward_hook",
@@ -160,9 +200,33 @@ class ModuleMethodTransform(Rule):
     # with arguments (prefix, recurse, remove_duplicate), which Cell.parameters_and_names names otherwise
     WITH_ARGUMENTS = {"named_parameters", "named_modules"}
 
-    def __init__(self, ctx) -> None:
+    def __init__(self, ctx, module_classes: set[str] = frozenset()) -> None:
         super().__init__(ctx)
         self.runtime_modules: set[str] = set()  # read by finalize_runtime
+        self._module_classes = module_classes
+        self._classes: list[tuple[bool, int]] = []  # (a model class, the function depth of its body)
+        self._depth = 0
+
+    def visit_ClassDef(self, node) -> None:
+        self._classes.append((node.name.value in self._module_classes, self._depth))
+
+    def leave_ClassDef(self, original_node, updated_node):
+        self._classes.pop()
+        return updated_node
+
+    def visit_FunctionDef(self, node) -> None:
+        self._depth += 1
+
+    def leave_FunctionDef(self, original_node, updated_node):
+        self._depth -= 1
+        if updated_node.name.value == "train" and self._classes and self._classes[-1] == (True, self._depth) \
+                and _mode_parameters(updated_node.params):
+            # the model's own train(mode): what model.train()/eval() (set_train) reach, on it and as a sub-cell
+            self.runtime_modules.add(_RUNTIME_LAYERS)
+            marker = cst.Decorator(parse_expression(f"{runtime_alias(_RUNTIME_LAYERS)}.train_override"))
+            return updated_node.with_changes(name=cst.Name("set_train"),
+                                             decorators=[*updated_node.decorators, marker])
+        return updated_node
 
     def visit_Module(self, node) -> None:
         # a class of the file with a forward method that is no nn.Module: x.forward(...) may be one of its objects
@@ -219,13 +283,16 @@ class ModuleMethodTransform(Rule):
             self.runtime_modules.add("mindport.runtime.containers")
             alias = runtime_alias("mindport.runtime.containers")
             return cst.Call(func=parse_expression(f"{alias}.{name}"), args=[cst.Arg(func.value), *args])
-        if name in self.RENAMES and (name != "state_dict" or not args):
+        if name in self.RENAMES:
             return updated_node.with_changes(func=func.with_changes(attr=cst.Name(self.RENAMES[name])))
-        if name == "load_state_dict" and args and args[0].keyword is None:
-            ms = self.ctx.alias_for("mindspore")
-            return cst.Call(func=parse_expression(f"{ms}.load_param_into_net"),
-                            args=[cst.Arg(func.value), cst.Arg(args[0].value)])
         return updated_node
+
+
+def _mode_parameters(params: cst.Parameters) -> bool:
+    """``(self)`` or ``(self, mode)`` with or without a default: torch's ``Module.train`` signature."""
+    names = [p.name.value for p in params.params]
+    return (not params.posonly_params and not params.kwonly_params and params.star_arg is cst.MaybeSentinel.DEFAULT
+            and params.star_kwarg is None and names[:1] == ["self"] and names[1:] in ([], ["mode"]))
 
 
 def _is_next_of_parameters(node: cst.Call) -> bool:

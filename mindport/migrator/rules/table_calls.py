@@ -293,7 +293,8 @@ class TableCallTransform(Rule):
         self._value_sites: dict[int, tuple[cst.FunctionDef, str]] = {}  # a value -> (the function, its parameter)
 
     def _builds_cell(self, expr) -> bool:
-        """Is ``expr`` the construction of a layer: a torch layer class, or a class of the file or the project?"""
+        """Is ``expr`` the construction of a layer: a torch layer class whose call converts (one flagged keeps its
+        torch meaning, a torch module, which MindSpore's CellList refuses), or a class of the file or the project?"""
         if not isinstance(expr, cst.Call):
             return False
         qual = self.scope.resolve_torch(expr.func)
@@ -301,7 +302,18 @@ class TableCallTransform(Rule):
             return True  # down = nn.Module(); down.block = ...: an empty Cell to hang layers on
         if qual is not None:
             entry = self.ctx.registry.lookup(qual)
-            return entry is not None and entry.kind == "layer"
+            if entry is None or entry.kind != "layer":
+                return False
+            target, profile = entry.resolve(self.ctx.options.target)
+            if target is None or not entry.supported:
+                return False
+            try:
+                map_arguments(entry, bind_arguments(entry, list(expr.args)), profile)
+            except (CallBindError, Unsupported):
+                return False
+            except RunTimeArguments:
+                pass  # the runtime adapter builds the MindSpore layer when the call happens
+            return True
         return isinstance(expr.func, cst.Name) and (expr.func.value in self._file_facts.classes
                                                      or expr.func.value in self.ctx.options.module_classes
                                                      or expr.func.value in self._cell_functions)
