@@ -71,9 +71,10 @@ def _install_torch(mode, state):
     real = torch.float64 if mode == "control" else torch.float32
     if mode == "control":
         _float64_torch(torch)
-    as_t = lambda a, dt=None: torch.from_numpy(np.ascontiguousarray(a)).to(dt or real)
-    torch.randn = lambda *a, dtype=None, **k: as_t(_stream.standard_normal(_size(a, k)).astype(np.float32), dtype)
-    torch.rand = lambda *a, dtype=None, **k: as_t(_stream.random_sample(_size(a, k)).astype(np.float32), dtype)
+    def as_t(a, dt=None, requires_grad=False, **_):  # torch.randn(..., requires_grad=True) makes a leaf
+        return torch.from_numpy(np.ascontiguousarray(a)).to(dt or real).requires_grad_(bool(requires_grad))
+    torch.randn = lambda *a, dtype=None, **k: as_t(_stream.standard_normal(_size(a, k)).astype(np.float32), dtype, **k)
+    torch.rand = lambda *a, dtype=None, **k: as_t(_stream.random_sample(_size(a, k)).astype(np.float32), dtype, **k)
     torch.randn_like = lambda x, dtype=None, **k: as_t(_stream.standard_normal(_shape_of(x)).astype(np.float32), dtype or x.dtype)
     torch.rand_like = lambda x, dtype=None, **k: as_t(_stream.random_sample(_shape_of(x)).astype(np.float32), dtype or x.dtype)
     torch.randperm = lambda n, **k: torch.from_numpy(_stream.permutation(int(n)).astype(np.int64))

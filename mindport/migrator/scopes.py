@@ -273,6 +273,7 @@ class ScopeBuilder(cst.CSTVisitor):
                     self.current.line_kinds[name] = kind
 
     def visit_Assign(self, node: cst.Assign) -> None:
+        self._note_reads_before_rebinding(node)
         alias = self.current.resolve_torch(node.value) if len(node.targets) == 1 else None
         kind = value_kind(node.value, self.current)
         self._pending_kinds[id(node)] = kind
@@ -292,6 +293,25 @@ class ScopeBuilder(cst.CSTVisitor):
                     self._alias_bindings[target.target.value] = self._alias_bindings.get(target.target.value, 0) + 1
                 elif target.target.value in self._alias_bindings:
                     self._alias_bindings[target.target.value] += 1  # bound to something else as well
+
+    def _note_reads_before_rebinding(self, node: cst.Assign) -> None:
+        """``opt = opt.Adam(model.parameters())`` after ``import torch.optim as opt``: the value reads the import,
+        the assignment then rebinds the name (to the optimizer). The value's dotted reads of the rebound name keep
+        what they name here (``use_quals``), as a class's bases do, before the binding makes the name ambiguous."""
+        rebound = {t.target.value for t in node.targets if isinstance(t.target, cst.Name)}
+        if not rebound:
+            return
+        scope = self.current
+
+        class _Reads(cst.CSTVisitor):
+            def visit_Attribute(self, attr: cst.Attribute) -> None:
+                dotted = dotted_name(attr)
+                if dotted is not None and dotted.split(".")[0] in rebound:
+                    qual = scope.resolve(attr)
+                    if qual is not None:
+                        scope.use_quals[id(attr)] = qual
+
+        walk(node.value, _Reads())
 
     def _note_unpacked(self, target, value, kind: str) -> None:
         """``k, v = k_new, v_new``: each name its value's kind; ``q, k, v = qkv.split(C, dim=2)``: tensors;
