@@ -109,6 +109,16 @@ def _float64_torch(torch):
     torch.Tensor.to = lambda self, *a, **k: up(original_to(self, *a, **k))
 
 
+def _numpy_neutral(init):
+    def wrapped(*args, **kwargs):
+        saved = np.random.get_state()
+        try:
+            return init(*args, **kwargs)
+        finally:
+            np.random.set_state(saved)
+    return wrapped
+
+
 def _install_mindspore(mode, state):
     import mindspore as ms
     from mindspore import ops
@@ -119,6 +129,12 @@ def _install_mindspore(mode, state):
     # its model than torch's run does (devnag/gan's real samples). They draw from a stream of their own here.
     own = np.random.RandomState(SEED + 1)
     initializer._numpy_seed = lambda: own.randint(low=1, high=(1 << 63), dtype=np.int64)
+    # MindSpore's RNN/LSTM/GRU layers and cells draw their initial weights from numpy's global stream directly
+    # (np.random.uniform / randn in their __init__): ah123666/rnn_sine's sine windows (np.random.randint after
+    # building the model) differed. Their draws leave the global stream as it was.
+    from mindspore.nn.layer import rnn_cells, rnns
+    for base in (rnns._RNNBase, rnn_cells.RNNCellBase):
+        base.__init__ = _numpy_neutral(base.__init__)
     if mode != "track":
         return
     as_t = lambda a, dt=None: ms.Tensor(np.ascontiguousarray(a), dtype=dt or ms.float32)
