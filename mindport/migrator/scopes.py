@@ -460,6 +460,8 @@ def value_kind(value: cst.BaseExpression, scope: Scope) -> str:
         if isinstance(value.func, cst.Call) and isinstance(value.func.func, cst.Name) \
                 and value.func.func.value[:1].isupper() and scope.resolve(value.func.func) is None:
             return "tensor"  # Attention()(q, k, v): a layer of the file's, built and called at once
+        if _first_parameter(value):
+            return "tensor"  # next(self.parameters()): a Parameter (its .data, .new(...) are a tensor's)
         if isinstance(value.func, cst.Name) and value.func.value in ("list", "dict", "set", "str", "tuple", "len",
                                                                      "range", "int", "float", "sorted"):
             return "python"
@@ -476,6 +478,17 @@ def value_kind(value: cst.BaseExpression, scope: Scope) -> str:
     if isinstance(value, cst.UnaryOperation):
         return operand_kind(value.expression, scope)
     return receiver_kind(value, scope)
+
+
+def _first_parameter(call: cst.Call) -> bool:
+    """``next(model.parameters())``, ``next(iter(self.parameters()))`` (also ``.buffers()``)."""
+    if not (isinstance(call.func, cst.Name) and call.func.value == "next" and call.args):
+        return False
+    inner = call.args[0].value
+    if isinstance(inner, cst.Call) and isinstance(inner.func, cst.Name) and inner.func.value == "iter" and inner.args:
+        inner = inner.args[0].value
+    return isinstance(inner, cst.Call) and isinstance(inner.func, cst.Attribute) \
+        and inner.func.attr.value in ("parameters", "buffers") and not inner.args
 
 
 def operand_kind(expr: cst.BaseExpression, scope: Scope) -> str:

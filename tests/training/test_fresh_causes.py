@@ -99,3 +99,139 @@ def test_tracked_random_tensors_keep_requires_grad(tmp_path):
     script = ("import torch\nw = torch.randn(3, 2, requires_grad=True)\nv = torch.rand((2,), requires_grad=True)\n"
               "u = torch.randn(2)\nprint(w.requires_grad, v.requires_grad, u.requires_grad, w.is_leaf)\n")
     assert _run_boot(tmp_path, "torch", "track", script) == "True True False True"
+
+
+# --- leaves: tensors trained by hand ------------------------------------------------------------------------------
+
+REQUIRES_GRAD_TRUE = '''
+import torch
+
+target = torch.tensor([0.5, -1.0, 2.0, 0.25])
+x = torch.tensor([1.0, 1.0, 1.0, 1.0])
+
+
+def blur(h):
+    return torch.cat((h[1:], torch.tensor([0.0]))) * 0.5 + h * 0.5
+
+
+lr = 0.4
+for i in range(6):
+    x.requires_grad_(True)
+    loss = torch.dist(blur(x), target)
+    loss.backward()
+    with torch.no_grad():
+        x = x - lr * x.grad
+    print("step", i, loss.item())
+'''
+
+
+def test_requires_grad_true_on_a_tensor_rebound_each_step():
+    """keon/image_recovery: ``x.requires_grad_(True)`` (the flag spelled out) at the top of each step, then
+    ``x = x - lr * x.grad`` under no_grad. Only ``requires_grad_()`` made a leaf: the call was kept as an in-place
+    flag and nothing was differentiated ("no parameter reaches the loss")."""
+    code = _convert(REQUIRES_GRAD_TRUE)
+    assert "requires_grad" not in code, code
+    _same_losses(REQUIRES_GRAD_TRUE, code, 6)
+
+
+REQUIRES_GRAD_ATTRIBUTE = '''
+import torch
+
+x_data = [1.0, 2.0, 3.0]
+y_data = [2.0, 4.0, 6.0]
+w = torch.Tensor([1.0])
+w.requires_grad = True
+for epoch in range(4):
+    for x, y in zip(x_data, y_data):
+        l = (x * w - y) ** 2
+        l.backward()
+        w.data = w.data - 0.01 * w.grad.data
+        w.grad.data.zero_()
+    print("step", epoch, l.item())
+'''
+
+
+def test_requires_grad_attribute_set_to_true_makes_a_leaf():
+    """quantbruce/backprop_scalar: ``w.requires_grad = True`` after ``w = torch.Tensor([1.0])`` (Liu Hongpu's course):
+    the attribute form was not taken for a leaf, so nothing was differentiated."""
+    code = _convert(REQUIRES_GRAD_ATTRIBUTE)
+    assert "requires_grad" not in code, code
+    _same_losses(REQUIRES_GRAD_ATTRIBUTE, code, 4)
+
+
+GLOBAL_LEAF = '''
+import torch
+
+X = torch.tensor([1, 2, 3, 4], dtype=torch.float32)
+Y = torch.tensor([2, 4, 6, 8], dtype=torch.float32)
+w = torch.tensor(0.0, dtype=torch.float32, requires_grad=True)
+b = torch.Tensor([0.5])
+b.requires_grad = True
+
+
+def forward(x):
+    return w * x + b
+
+
+def loss(y, y_pred):
+    return ((y_pred - y) ** 2).mean()
+
+
+def objective(x, y):
+    return loss(y, forward(x))
+
+
+for epoch in range(5):
+    l = objective(X, Y)
+    l.backward()
+    with torch.no_grad():
+        w -= 0.01 * w.grad
+    b.data = b.data - 0.01 * b.grad.data
+    w.grad.zero_()
+    b.grad.data.zero_()
+    print("step", epoch, l.item())
+'''
+
+
+def test_leaves_read_by_the_files_functions_as_globals():
+    """patrickloeber/gd_auto, quantbruce/backprop_scalar: the loss is computed by the file's functions, which read the
+    leaf as a module global (``def forward(x): return w * x``); the forward statements never name it, so it was not
+    differentiated ("no parameter reaches the loss"). Such leaves become Parameters, differentiated as weights
+    (through ``objective`` -> ``loss``/``forward`` too)."""
+    code = _convert(GLOBAL_LEAF)
+    assert "w = ms.Parameter(" in code and "b = ms.Parameter(b" in code and "parameters(objective, b, w)" in code, code
+    _same_losses(GLOBAL_LEAF, code, 5)
+
+
+FIRST_PARAMETER = '''
+import torch
+import torch.nn as nn
+
+
+class Seq(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embedding = nn.Embedding(10, 4)
+
+    def init_state(self, batch_size=1):
+        weight = next(self.parameters()).data
+        return weight.new(1, batch_size, 4).zero_()
+
+
+state = Seq().init_state(3)
+print("state", tuple(state.shape), float(state.sum()), str(state.dtype).split(".")[-1].lower())
+'''
+
+
+def test_first_parameter_of_a_model_is_a_tensor():
+    """keon/seq2seq: ``weight = next(self.parameters()).data`` then ``weight.new(n, b, h).zero_()``: the receiver's
+    kind was unknown, so ``.new`` stayed (AttributeError: 'Tensor' object has no attribute 'new')."""
+    code = _convert(FIRST_PARAMETER)
+    assert ".new(" not in code.replace("tensor.new(", ""), code
+    out = {}
+    for name, text in (("torch", FIRST_PARAMETER), ("ms", code)):
+        buf = io.StringIO()
+        with redirect_stdout(buf):
+            load_module(text, f"{name}_first_parameter")
+        out[name] = buf.getvalue().strip()
+    assert out["ms"] == out["torch"] == "state (1, 3, 4) 0.0 float32"
