@@ -235,3 +235,35 @@ def test_first_parameter_of_a_model_is_a_tensor():
             load_module(text, f"{name}_first_parameter")
         out[name] = buf.getvalue().strip()
     assert out["ms"] == out["torch"] == "state (1, 3, 4) 0.0 float32"
+
+
+# --- optimizers: a parameter no backward reached ------------------------------------------------------------------
+
+DYNAMIC_DEPTH = '''
+import torch
+
+x = torch.tensor([[0.5, -1.0], [1.5, 0.25], [-0.3, 0.8]])
+y = torch.tensor([[1.0, 0.0], [-0.5, 0.5], [0.25, -0.25]])
+w1 = torch.tensor([[0.1, -0.2], [0.3, 0.4]], requires_grad=True)
+w2 = torch.tensor([[0.9, 0.1], [-0.1, 0.8]], requires_grad=True)
+opt = torch.optim.SGD([w1, w2], lr=0.1, momentum=0.9)
+depths = [1, 0, 0, 1, 0, 2, 0, 1]
+for t, depth in enumerate(depths):
+    h = x.mm(w1)
+    for _ in range(depth):
+        h = h.mm(w2)
+    loss = ((h - y) ** 2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    print("step", t, loss.item())
+'''
+
+
+def test_a_parameter_the_step_did_not_reach_is_left_alone():
+    """whoji/control_flow (the dynamic net: a Linear reused random.randint(0, 3) times): torch's SGD skips a
+    parameter whose .grad is None (zero_grad() sets None and this step's graph did not use it), so its momentum
+    does not move it; MindSpore's optimizer got a zero gradient and moved it by its momentum (4.5e-4 off by step
+    22, float32 noise 1.1e-7)."""
+    code = _convert(DYNAMIC_DEPTH)
+    _same_losses(DYNAMIC_DEPTH, code, 8)
