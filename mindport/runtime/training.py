@@ -118,10 +118,19 @@ _UNREACHED = ("mindport: no parameter reaches the loss {name} computes (every gr
 def backward(grads) -> None:
     """``loss.backward()``: each gradient added into its tensor's ``.grad`` (set when it is None). A parameter the
     loss does not reach (MindSpore hands it an all-zero gradient) keeps ``.grad`` None, as torch leaves it: a
-    layer a dynamic forward skipped this step, which torch's optimizers then leave alone (see ``grads_of``)."""
+    layer a dynamic forward skipped this step, which torch's optimizers then leave alone (see ``grads_of``). A
+    zero gradient is taken for "not reached" only when every parameter of its layer (the same name prefix) has one:
+    a reached bias can have an exactly zero gradient (the mean of the signs of an L1 loss)."""
+    zero = {id(t): isinstance(t, Parameter) and getattr(t, "grad", None) is None and g.size
+            and not bool(ops.abs(g).max() > 0) for t, g in grads}
+    layers: dict[str, bool] = {}
+    for tensor, _ in grads:
+        if isinstance(tensor, Parameter):
+            owner = tensor.name.rsplit(".", 1)[0]
+            layers[owner] = layers.get(owner, True) and zero[id(tensor)]
     for tensor, grad in grads:
         current = getattr(tensor, "grad", None)
-        if current is None and isinstance(tensor, Parameter) and grad.size and not bool(ops.abs(grad).max() > 0):
+        if zero[id(tensor)] and layers[tensor.name.rsplit(".", 1)[0]]:
             continue
         tensor.grad = grad if current is None else current + grad
 
