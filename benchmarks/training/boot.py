@@ -71,9 +71,10 @@ def _install_torch(mode, state):
     real = torch.float64 if mode == "control" else torch.float32
     if mode == "control":
         _float64_torch(torch)
-    as_t = lambda a, dt=None: torch.from_numpy(np.ascontiguousarray(a)).to(dt or real)
-    torch.randn = lambda *a, dtype=None, **k: as_t(_stream.standard_normal(_size(a, k)).astype(np.float32), dtype)
-    torch.rand = lambda *a, dtype=None, **k: as_t(_stream.random_sample(_size(a, k)).astype(np.float32), dtype)
+    def as_t(a, dt=None, requires_grad=False, **_):  # torch.randn(..., requires_grad=True) makes a leaf
+        return torch.from_numpy(np.ascontiguousarray(a)).to(dt or real).requires_grad_(bool(requires_grad))
+    torch.randn = lambda *a, dtype=None, **k: as_t(_stream.standard_normal(_size(a, k)).astype(np.float32), dtype, **k)
+    torch.rand = lambda *a, dtype=None, **k: as_t(_stream.random_sample(_size(a, k)).astype(np.float32), dtype, **k)
     torch.randn_like = lambda x, dtype=None, **k: as_t(_stream.standard_normal(_shape_of(x)).astype(np.float32), dtype or x.dtype)
     torch.rand_like = lambda x, dtype=None, **k: as_t(_stream.random_sample(_shape_of(x)).astype(np.float32), dtype or x.dtype)
     torch.randperm = lambda n, **k: torch.from_numpy(_stream.permutation(int(n)).astype(np.int64))
@@ -108,6 +109,16 @@ def _float64_torch(torch):
     torch.Tensor.to = lambda self, *a, **k: up(original_to(self, *a, **k))
 
 
+def _numpy_neutral(init):
+    def wrapped(*args, **kwargs):
+        saved = np.random.get_state()
+        try:
+            return init(*args, **kwargs)
+        finally:
+            np.random.set_state(saved)
+    return wrapped
+
+
 def _install_mindspore(mode, state):
     import mindspore as ms
     from mindspore import ops
@@ -118,6 +129,12 @@ def _install_mindspore(mode, state):
     # its model than torch's run does (devnag/gan's real samples). They draw from a stream of their own here.
     own = np.random.RandomState(SEED + 1)
     initializer._numpy_seed = lambda: own.randint(low=1, high=(1 << 63), dtype=np.int64)
+    # MindSpore's RNN/LSTM/GRU layers and cells draw their initial weights from numpy's global stream directly
+    # (np.random.uniform / randn in their __init__): ah123666/rnn_sine's sine windows (np.random.randint after
+    # building the model) differed. Their draws leave the global stream as it was.
+    from mindspore.nn.layer import rnn_cells, rnns
+    for base in (rnns._RNNBase, rnn_cells.RNNCellBase):
+        base.__init__ = _numpy_neutral(base.__init__)
     if mode != "track":
         return
     as_t = lambda a, dt=None: ms.Tensor(np.ascontiguousarray(a), dtype=dt or ms.float32)

@@ -273,6 +273,7 @@ class ScopeBuilder(cst.CSTVisitor):
                     self.current.line_kinds[name] = kind
 
     def visit_Assign(self, node: cst.Assign) -> None:
+        self._note_reads_before_rebinding(node)
         alias = self.current.resolve_torch(node.value) if len(node.targets) == 1 else None
         kind = value_kind(node.value, self.current)
         self._pending_kinds[id(node)] = kind
@@ -292,6 +293,25 @@ class ScopeBuilder(cst.CSTVisitor):
                     self._alias_bindings[target.target.value] = self._alias_bindings.get(target.target.value, 0) + 1
                 elif target.target.value in self._alias_bindings:
                     self._alias_bindings[target.target.value] += 1  # bound to something else as well
+
+    def _note_reads_before_rebinding(self, node: cst.Assign) -> None:
+        """``opt = opt.Adam(model.parameters())`` after ``import torch.optim as opt``: the value reads the import,
+        the assignment then rebinds the name (to the optimizer). The value's dotted reads of the rebound name keep
+        what they name here (``use_quals``), as a class's bases do, before the binding makes the name ambiguous."""
+        rebound = {t.target.value for t in node.targets if isinstance(t.target, cst.Name)}
+        if not rebound:
+            return
+        scope = self.current
+
+        class _Reads(cst.CSTVisitor):
+            def visit_Attribute(self, attr: cst.Attribute) -> None:
+                dotted = dotted_name(attr)
+                if dotted is not None and dotted.split(".")[0] in rebound:
+                    qual = scope.resolve(attr)
+                    if qual is not None:
+                        scope.use_quals[id(attr)] = qual
+
+        walk(node.value, _Reads())
 
     def _note_unpacked(self, target, value, kind: str) -> None:
         """``k, v = k_new, v_new``: each name its value's kind; ``q, k, v = qkv.split(C, dim=2)``: tensors;
@@ -440,6 +460,8 @@ def value_kind(value: cst.BaseExpression, scope: Scope) -> str:
         if isinstance(value.func, cst.Call) and isinstance(value.func.func, cst.Name) \
                 and value.func.func.value[:1].isupper() and scope.resolve(value.func.func) is None:
             return "tensor"  # Attention()(q, k, v): a layer of the file's, built and called at once
+        if _first_parameter(value):
+            return "tensor"  # next(self.parameters()): a Parameter (its .data, .new(...) are a tensor's)
         if isinstance(value.func, cst.Name) and value.func.value in ("list", "dict", "set", "str", "tuple", "len",
                                                                      "range", "int", "float", "sorted"):
             return "python"
@@ -456,6 +478,17 @@ def value_kind(value: cst.BaseExpression, scope: Scope) -> str:
     if isinstance(value, cst.UnaryOperation):
         return operand_kind(value.expression, scope)
     return receiver_kind(value, scope)
+
+
+def _first_parameter(call: cst.Call) -> bool:
+    """``next(model.parameters())``, ``next(iter(self.parameters()))`` (also ``.buffers()``)."""
+    if not (isinstance(call.func, cst.Name) and call.func.value == "next" and call.args):
+        return False
+    inner = call.args[0].value
+    if isinstance(inner, cst.Call) and isinstance(inner.func, cst.Name) and inner.func.value == "iter" and inner.args:
+        inner = inner.args[0].value
+    return isinstance(inner, cst.Call) and isinstance(inner.func, cst.Attribute) \
+        and inner.func.attr.value in ("parameters", "buffers") and not inner.args
 
 
 def operand_kind(expr: cst.BaseExpression, scope: Scope) -> str:

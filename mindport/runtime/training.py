@@ -116,9 +116,22 @@ _UNREACHED = ("mindport: no parameter reaches the loss {name} computes (every gr
 
 
 def backward(grads) -> None:
-    """``loss.backward()``: each gradient added into its tensor's ``.grad`` (set when it is None)."""
+    """``loss.backward()``: each gradient added into its tensor's ``.grad`` (set when it is None). A parameter the
+    loss does not reach (MindSpore hands it an all-zero gradient) keeps ``.grad`` None, as torch leaves it: a
+    layer a dynamic forward skipped this step, which torch's optimizers then leave alone (see ``grads_of``). A
+    zero gradient is taken for "not reached" only when every parameter of its layer (the same name prefix) has one:
+    a reached bias can have an exactly zero gradient (the mean of the signs of an L1 loss)."""
+    zero = {id(t): isinstance(t, Parameter) and getattr(t, "grad", None) is None and g.size
+            and not bool(ops.abs(g).max() > 0) for t, g in grads}
+    layers: dict[str, bool] = {}
+    for tensor, _ in grads:
+        if isinstance(tensor, Parameter):
+            owner = tensor.name.rsplit(".", 1)[0]
+            layers[owner] = layers.get(owner, True) and zero[id(tensor)]
     for tensor, grad in grads:
         current = getattr(tensor, "grad", None)
+        if zero[id(tensor)] and layers[tensor.name.rsplit(".", 1)[0]]:
+            continue
         tensor.grad = grad if current is None else current + grad
 
 
@@ -143,9 +156,31 @@ def zero_grad(*sources, set_to_none=True) -> None:
 
 
 def grads_of(optimizer) -> tuple:
-    """One gradient per parameter of a MindSpore optimizer, from ``.grad`` (zeros where no backward reached it)."""
-    return tuple(ops.zeros_like(p) if getattr(p, "grad", None) is None else p.grad.astype(p.dtype)
-                 for p in optimizer.parameters)
+    """One gradient per parameter of a MindSpore optimizer, from ``.grad`` (zeros where no backward reached it).
+    torch's optimizers skip a parameter whose ``.grad`` is None (no momentum, weight decay or moment update);
+    MindSpore's update every parameter they hold, so those parameters and their per-parameter state are put back
+    as they were once the optimizer has run (a forward hook on it)."""
+    params = optimizer.parameters
+    skipped = [i for i, p in enumerate(params) if getattr(p, "grad", None) is None]
+    if skipped and isinstance(optimizer, ms.nn.Cell):
+        _hold(optimizer, skipped)
+    return tuple(ops.zeros_like(p) if getattr(p, "grad", None) is None else p.grad.astype(p.dtype) for p in params)
+
+
+def _hold(optimizer, indices) -> None:
+    """Copies of the parameters at ``indices`` and of the optimizer's state aligned with them (its ParameterTuples:
+    momentum, moments, first-step flags), restored after its next run."""
+    count = len(optimizer.parameters)
+    tuples = [t for t in vars(optimizer).values() if isinstance(t, ms.ParameterTuple) and len(t) == count]
+    optimizer.__dict__["_mp_held"] = [(t[i], t[i].value().copy()) for t in tuples for i in indices]
+    if not optimizer.__dict__.get("_mp_hooked"):
+        optimizer.__dict__["_mp_hooked"] = True
+        optimizer.register_forward_hook(_restore_held)
+
+
+def _restore_held(cell, inputs, outputs):
+    for tensor, value in cell.__dict__.pop("_mp_held", ()):
+        ops.assign(tensor, value)  # in place: set_data would leave the optimizer writing to the old storage
 
 
 def step(optimizer, closure=None):

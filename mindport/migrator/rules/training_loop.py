@@ -392,6 +392,12 @@ class TrainingLoopRule(Rule):
         self._param_vars: list[set[str]] = []  # per enclosing for: its targets when it iterates over parameters
         self._optimized: set[str] = set()  # names read in an optimizer's params argument
         self._functions: set[str] = set()  # functions the file defines (no model: no set_train)
+        # module-level functions -> the module names they read (through the file's other functions too), and the
+        # leaves some of them read that way (``def forward(x): return w * x``): those become Parameters, differentiated
+        # as weights (a function reading a global does not see a copy handed to forward_fn by position)
+        self._function_globals: dict[str, set[str]] = {}
+        self._global_leaves: set[str] = set()
+        self._leaf_flags: set[int] = set()  # x.requires_grad = True statements (Assign nodes)
 
     # --- opt.param_groups[i]['lr'] read: a Python float in torch, a Parameter in experimental.optim
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
@@ -437,8 +443,10 @@ class TrainingLoopRule(Rule):
         self._stores.update(id(t.target) for t in node.targets)
         if _makes_leaf(node.value, self.scope):
             self.leaves.update(n for t in node.targets for n in target_names(t.target))
-            self._leaf_calls.update(id(c) for c in _all_calls(node.value) if method_call(c, "requires_grad_")
-                                    is not None and not c.args)
+            self._leaf_calls.update(id(c) for c in _all_calls(node.value) if _marks_leaf(c))
+        if (name := _leaf_flag(node)) is not None:
+            self.leaves.add(name)
+            self._leaf_flags.add(id(node))
         self._learn(node)
 
     def _learn(self, node: cst.Assign) -> None:
@@ -463,6 +471,12 @@ class TrainingLoopRule(Rule):
         self.optimizers.update(r for r, m in methods.items() if {"zero_grad", "step"} <= m
                                and "sched" not in r.lower() and r not in self.scalers)
         self._functions.update(f.name.value for f in _all_nodes(node, cst.FunctionDef))
+        self._function_globals = _function_globals(node)
+        made = {n for a in _all_nodes(node, cst.Assign) if _makes_leaf(a.value, self.scope)
+                for t in a.targets for n in target_names(t.target)}
+        made |= {n for a in _all_nodes(node, cst.Assign) if (n := _leaf_flag(a)) is not None}
+        made |= {c.func.value.value for c in _all_calls(node) if _marks_leaf(c) and isinstance(c.func.value, cst.Name)}
+        self._global_leaves = made & set().union(set(), *self._function_globals.values())
         # tensors handed to an optimizer (torch.optim.SGD([w], ...)): MindSpore optimizers take Parameters
         for call in _all_calls(node):
             qual = self.scope.resolve_torch(call.func) or ""
@@ -473,7 +487,13 @@ class TrainingLoopRule(Rule):
         """A requires_grad tensor an optimizer updates becomes a Parameter (named after it, as MindSpore's optimizers
         want); the rule differentiates it as one of the optimizer's parameters."""
         names = [n for t in original_node.targets for n in target_names(t.target)]
-        if len(names) != 1 or names[0] not in self._optimized or not _makes_leaf(original_node.value, self.scope):
+        if id(original_node) in self._leaf_flags and (flag := _leaf_flag(original_node)) in self._global_leaves:
+            self.ctx.converted_sites += 1  # w.requires_grad = True on a leaf a function reads: w a Parameter
+            ms = self.ctx.alias_for("mindspore")
+            return cst.Assign(targets=[cst.AssignTarget(cst.Name(flag))],
+                              value=parse_expression(f"{ms}.Parameter({flag}, name={flag!r})"))
+        if len(names) != 1 or names[0] not in self._optimized | self._global_leaves \
+                or not _makes_leaf(original_node.value, self.scope):
             return updated_node
         self.ctx.converted_sites += 1
         ms = self.ctx.alias_for("mindspore")
@@ -487,8 +507,7 @@ class TrainingLoopRule(Rule):
     def visit_Expr(self, node: cst.Expr) -> None:
         # x.requires_grad_() / x.requires_grad = True on a name: x is a leaf tensor
         call = node.value
-        if isinstance(call, cst.Call) and method_call(call, "requires_grad_") is not None \
-                and isinstance(call.func.value, cst.Name) and not call.args:
+        if isinstance(call, cst.Call) and _marks_leaf(call) and isinstance(call.func.value, cst.Name):
             self.leaves.add(call.func.value.value)
             self._leaf_statements.add(id(call))
 
@@ -521,6 +540,10 @@ class TrainingLoopRule(Rule):
     def leave_SimpleStatementLine(self, original_node, updated_node):
         # scaler.unscale_(opt) / scaler.update() outside a rewritten loop: the CPU scaler is disabled (full precision)
         call = _expr_call(original_node)
+        flag = original_node.body[0] if len(original_node.body) == 1 else None
+        if isinstance(flag, cst.Assign) and id(flag) in self._leaf_flags and _leaf_flag(flag) not in self._global_leaves:
+            self.ctx.converted_sites += 1  # x.requires_grad = True: x is differentiated by position
+            return cst.RemoveFromParent()
         if call is not None and id(call) in self._leaf_statements:
             self.ctx.handled.add(id(call))
             self.ctx.converted_sites += 1
@@ -769,7 +792,9 @@ class TrainingLoopRule(Rule):
             targets.append(site.loss)
         returned += plan.outputs
         targets += plan.outputs
-        args = [*plan.leaves, *plan.params]
+        positional = [n for n in plan.leaves if n not in self._global_leaves]
+        as_weights = [n for n in plan.leaves if n in self._global_leaves] + self._leaves_through(stmts)
+        args = [*positional, *plan.params]
         fn_body = [stmts[0].with_changes(leading_lines=[l for l in stmts[0].leading_lines if l.comment]),
                    *stmts[1:], parse_statement(f"return {', '.join(returned)}\n")]
         forward_fn = cst.FunctionDef(name=cst.Name(fn_name), params=cst.Parameters(
@@ -780,13 +805,21 @@ class TrainingLoopRule(Rule):
             extra = [n for n in _names([a.value for a in site.call.args[1:2]] or
                                        [a.value for a in site.call.args if a.keyword and a.keyword.value == "inputs"]
                                        ).reads if n not in plan.leaves]
-        sources = ", ".join(dict.fromkeys([*self._weight_sources(stmts, set(plan.leaves)), *extra]))
+        sources = ", ".join(dict.fromkeys([*self._weight_sources(stmts, set(positional)), *extra, *as_weights]))
         weights = f", {train}.parameters({sources})" if sources else ""
-        leaves = f", leaves={len(plan.leaves)}" if plan.leaves else ""
+        leaves = f", leaves={len(positional)}" if positional else ""
         lhs = targets[0] if len(targets) == 1 else f"({', '.join(targets)})"
         return [forward_fn,
                 parse_statement(f"{grad_fn} = {train}.value_and_grad({fn_name}{weights}{leaves})\n"),
                 parse_statement(f"{lhs}, {grads} = {grad_fn}({', '.join(args)})\n")]
+
+    def _leaves_through(self, stmts) -> list[str]:
+        """The Parameters made of leaves the file's functions called in the forward read as module globals."""
+        found: list[str] = []
+        for call in _all_calls(cst.Module(body=list(stmts))):
+            if isinstance(call.func, cst.Name) and call.func.value in self._function_globals:
+                found += sorted(self._function_globals[call.func.value] & self._global_leaves)
+        return list(dict.fromkeys(found))
 
     def _weight_sources(self, stmts, leaves: set[str]) -> list[str]:
         """What the forward reads its parameters from: the optimizers the scope steps or resets, and the models it
@@ -1155,6 +1188,44 @@ def _makes_leaf(value, scope) -> bool:
             return True
     return isinstance(value, cst.Call) and (scope.resolve_torch(value.func) or "") in (
         "torch.nn.Parameter", "torch.nn.parameter.Parameter")
+
+
+def _marks_leaf(call) -> bool:
+    """``x.requires_grad_()``, ``x.requires_grad_(True)``, ``x.requires_grad_(requires_grad=True)``."""
+    if method_call(call, "requires_grad_") is None:
+        return False
+    return not call.args or len(call.args) == 1 and code_of(call.args[0].value).strip() == "True" and (
+        call.args[0].keyword is None or call.args[0].keyword.value == "requires_grad")
+
+
+def _leaf_flag(node: cst.Assign) -> str | None:
+    """``x.requires_grad = True`` on a name: the name (x is a leaf tensor from here on)."""
+    if len(node.targets) == 1 and isinstance(target := node.targets[0].target, cst.Attribute) \
+            and target.attr.value == "requires_grad" and isinstance(target.value, cst.Name) \
+            and isinstance(node.value, cst.Name) and node.value.value == "True":
+        return target.value.value
+    return None
+
+
+def _function_globals(module: cst.Module) -> dict[str, set[str]]:
+    """Each module-level function -> the names it reads but neither takes nor assigns (module globals), with those
+    of the module-level functions it calls, transitively."""
+    free: dict[str, set[str]] = {}
+    for stmt in module.body:
+        if isinstance(stmt, cst.FunctionDef):
+            params = {p.name.value for p in (*stmt.params.posonly_params, *stmt.params.params,
+                                             *stmt.params.kwonly_params)}
+            names = _names([stmt.body])
+            free[stmt.name.value] = set(names.reads) - set(names.writes) - params
+    changed = True
+    while changed:
+        changed = False
+        for name, reads in free.items():
+            more = set().union(set(), *(free[g] for g in reads & free.keys() if g != name)) - reads
+            if more:
+                reads |= more
+                changed = True
+    return free
 
 
 def _all_calls(node) -> list:
