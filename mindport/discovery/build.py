@@ -227,13 +227,20 @@ def first_layer_inputs(model, fwd_params: list[dict]) -> list[list[str]]:
         if size(fewest) != size(first):
             specs += [sp for sp in _layer_specs(fewest) if sp not in specs]
     required = [p for p in fwd_params if p["default"] is None and p["kind"] == "positional"]
+    channels_first = isinstance(first, (nn.Conv1d, nn.Conv2d, nn.Conv3d, nn.ConvTranspose1d, nn.ConvTranspose2d,
+                                        nn.ConvTranspose3d, nn.modules.batchnorm._BatchNorm, nn.GroupNorm))
     if not specs:  # no layer of a known kind first (parameters used directly, functional code): common forms
         sizes = sorted({v for m in model.modules() for v in _int_attrs(m)} | {16}, key=lambda v: v != 16)[:3]
         specs = [f for v in sizes for f in (f"2x{v}:float32", f"2x8x{v}:float32", f"2x{v}x32x32:float32",
                                             f"2x{v}x32:float32")]
+        channels_first = None  # either layout
+    rank = required[0].get("rank", 0) if required else 0
+    if rank:  # the rank the forward reads its input with: forms of that rank first (the others after)
+        ranked = [r for sp in specs for r in _to_rank(sp, rank, channels_first)]
+        specs = list(dict.fromkeys(ranked + specs))[:max(len(specs), 6)]
     out = []
     for spec in specs:
-        options = [_extra_inputs(p["name"].lower(), spec) for p in required[1:]]
+        options = [_extra_inputs(p["name"].lower(), spec, p.get("rank", 0)) for p in required[1:]]
         out.append([spec, *(o[0] for o in options)])
         for i, alternatives in enumerate(options):  # each further form of one argument, the others at their first
             for alt in alternatives[1:]:
@@ -279,10 +286,31 @@ def _layer_specs(first) -> list[str]:
     return specs
 
 
-def _extra_inputs(name: str, spec: str) -> list[str]:
+def _to_rank(spec: str, rank: int, channels_first: bool | None) -> list[str]:
+    """Forms of ``rank`` dimensions for the input a layer takes as ``spec`` (the forward reads ``B, N, C = x.shape``
+    and reshapes before its first layer, or the layer is met later): integer tokens as ``2 x 16 ...``; features
+    kept last (``2 x 16 x F``: 16 tokens, a 4 x 4 grid) and, for a channel-first layer (``channels_first``; None:
+    either), also second (``2 x C x 16 x 16``)."""
+    shape, _, rest = spec.partition(":")
+    dims = shape.split("x")
+    if len(dims) == rank:
+        return [spec]
+    if rest.startswith("int"):
+        return ["x".join(["2", *["16"] * (rank - 1)]) + ":" + rest] if rank > 1 else [f"16:{rest}"]
+    feature = dims[1] if channels_first and len(dims) >= 3 else dims[-1]
+    if rank == 1:
+        return [f"{feature}:{rest}"]
+    out = ["x".join(["2", *["16"] * (rank - 2), feature]) + ":" + rest]
+    if channels_first is not False and rank >= 3:
+        out.insert(0 if channels_first else 1, "x".join(["2", feature, *["16"] * (rank - 2)]) + ":" + rest)
+    return out
+
+
+def _extra_inputs(name: str, spec: str, rank: int = 0) -> list[str]:
     """The forms tried for a forward argument after the first, from its name and the first input's spec: a time step,
     a dense graph, a mask of ones (channel-first ``B x 1 x T`` for a ``B x C x T`` input, else ``B x T``), lengths
-    (every sequence whole), else the first input's form again."""
+    (every sequence whole), else the first input's form again (at the argument's own ``rank`` when the forward reads
+    one: ``B, S, H, D = values.shape``)."""
     dims = spec.split(":")[0].split("x")
     batch = dims[0]
     if name in ("t", "time", "times", "timestep", "timesteps", "noise_level", "sigma", "sigmas", "step"):
@@ -299,6 +327,8 @@ def _extra_inputs(name: str, spec: str) -> list[str]:
         length = dims[-1] if len(dims) == 3 and not spec.split(":")[1].startswith("int") else (
             dims[1] if len(dims) > 1 else dims[0])
         return [f"{batch}:int64:{length}:{length}"]
+    if rank and rank != len(dims):
+        return [*_to_rank(spec, rank, None), spec]
     return [spec]
 
 
