@@ -144,6 +144,8 @@ def used_value(param: dict, size: int = 16, repository_defaults: bool = True) ->
     use = param.get("use", "")
     if use == "callable":
         return _IDENTITY
+    if use == "class":  # a block class of the project (scan.py's ``_block_classes``), named in the model's module
+        return param["attrs"]["class"]
     if use == "sequence":  # two different values: a (start, end) pair must not give an empty range
         value = small_value(param["name"], "list", size)
         return f"[{size // 2}, {size}]" if value in (None, "[16, 16]") else value
@@ -480,6 +482,17 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
 
 
 def _short(exc: BaseException, limit: int = 300) -> str:
+    """One line for a failure. A build that raised (``InputError`` from ``build_model``, whose message first repeats
+    the constructor call) is named by its cause, first: ``TypeError: ... (at file.py:12)``, so that the cause is not
+    cut off."""
+    cause = exc.__cause__
+    if cause is not None and type(exc).__name__ == "InputError" and "failed" in str(exc):
+        from mindport.validators.parity.hooks import raise_site
+
+        site = raise_site(cause)
+        text = f"{type(cause).__name__}: {cause}".splitlines()
+        head = text[0] if text else type(cause).__name__
+        return (head[:limit - 60] + (f" (at {site.rsplit('/', 1)[-1]})" if site else ""))[:limit]
     text = f"{type(exc).__name__}: {exc}".splitlines()
     return (text[0] if text else type(exc).__name__)[:limit]
 

@@ -357,6 +357,34 @@ def _hand_on(found: dict) -> None:
                         break
 
 
+def _block_classes(parsed: dict, found: dict, module_classes) -> None:
+    """A parameter read only for attributes that a module class of the project defines at class level is that
+    class, not a namespace: ``ResNet(block, layers)`` reads ``block.expansion`` and calls ``block(...)`` in
+    ``_make_layer`` -> ``block=BasicBlock`` (the first such class the model's file defines or imports, in source
+    order: ``Param.use == "class"``, ``attrs == {"class": name}``)."""
+    class_attrs: dict[str, set] = {}
+    order: dict[str, list[str]] = {}
+    for rel, tree in parsed.items():
+        names = []
+        for node in tree.body:
+            if isinstance(node, ast.ClassDef) and node.name in module_classes:
+                attrs = {t.id for n in node.body if isinstance(n, (ast.Assign, ast.AnnAssign))
+                         for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Name)}
+                class_attrs.setdefault(node.name, set()).update(attrs)
+                names.append(node.name)
+            elif isinstance(node, ast.ImportFrom):
+                names += [a.asname or a.name for a in node.names if (a.asname or a.name) in module_classes]
+        order[rel] = names
+    for c in found.values():
+        for p in c.params:
+            keys = set(p.attrs)
+            if p.use != "namespace" or not keys or any(isinstance(v, dict) for v in p.attrs.values()):
+                continue
+            match = next((n for n in order.get(c.rel, []) if n != c.name and keys <= class_attrs.get(n, set())), None)
+            if match:
+                p.use, p.attrs = "class", {"class": match}
+
+
 def _method(cls: ast.ClassDef, name: str):
     return next((n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name),
                 None)
@@ -606,6 +634,7 @@ def discover(root, files: list[str] | None = None, excluded: list | None = None)
                 by_name.setdefault(node.name, []).append(c)
                 own_forward[c.key] = None if fwd is None else not _abstract(fwd)
     _hand_on(found)
+    _block_classes(parsed, found, module_classes)
     keys_of = {name: [c.key for c in cands] for name, cands in by_name.items()}
     for key in [k for k in found if not _has_forward(k, own_forward, {k: found[k].bases for k in found}, keys_of)]:
         if excluded is not None:

@@ -85,3 +85,63 @@ class Head(nn.Module):
 ''')
     assert res["status"] == "built", res
     assert res["inputs"] == ["2x16:float32", "2x16x16x16:float32"]
+
+
+def test_a_block_parameter_read_for_a_class_attribute_is_a_project_block_class(tmp_path):
+    """swav's and most ResNets' ``ResNet(block, layers)`` read ``block.expansion`` and call ``block(...)`` in
+    ``_make_layer``: the builder handed a namespace ``SimpleNamespace(expansion=16)``, and calling it raised. A
+    parameter read only for attributes that a project module class defines at class level is now that class."""
+    res = _build(tmp_path, '''
+import torch.nn as nn
+
+
+class BasicBlock(nn.Module):
+    expansion = 1
+
+    def __init__(self, inplanes, planes):
+        super().__init__()
+        self.conv = nn.Conv2d(inplanes, planes * self.expansion, 3, padding=1)
+
+    def forward(self, x):
+        return self.conv(x).relu()
+
+
+class ResNet(nn.Module):
+    def __init__(self, block, layers, num_classes=10):
+        super().__init__()
+        self.inplanes = 8
+        self.stem = nn.Conv2d(3, 8, 3, padding=1)
+        self.layer1 = self._make_layer(block, 8, layers[0])
+        self.fc = nn.Linear(8 * block.expansion, num_classes)
+
+    def _make_layer(self, block, planes, n):
+        return nn.Sequential(*[block(self.inplanes, planes) for _ in range(n)])
+
+    def forward(self, x):
+        return self.fc(self.layer1(self.stem(x)).mean((2, 3)))
+''', "ResNet")
+    assert res["status"] == "built", res
+    assert res["ctor"].startswith("block=BasicBlock, layers=")
+
+
+def test_a_constructor_failure_is_named_by_its_cause_first(tmp_path):
+    """A build that raised was reported as ``InputError: building Model(<the whole call>) from <path> failed at ...``
+    cut at 300 characters: with a long constructor call the cause (the exception and its message) was cut off, and
+    the sweep could only class it "raised while building (InputError)"."""
+    res = _build(tmp_path, '''
+import torch.nn as nn
+
+
+class Attention(nn.Module):
+    def __init__(self, embed_dim, num_heads, a_rather_long_parameter_name_to_make_the_call_long=1,
+                 another_rather_long_parameter_name=2):
+        super().__init__()
+        assert embed_dim // num_heads in (32, 64), "Only support head_dim == 32 or 64"
+        self.proj = nn.Linear(embed_dim, embed_dim)
+
+    def forward(self, x):
+        return self.proj(x)
+''')
+    assert res["status"] == "not-built"
+    first = res["reason"].split(" | ")[0]
+    assert "AssertionError: Only support head_dim == 32 or 64 (at m.py:" in first, first
