@@ -55,8 +55,8 @@ def small_value(name: str, annotation: str, default_int: int = 16, last_resort: 
         return "1"
     if re.search(r"sampl\w*_?rate|(^|_)sr$", low) and ann in ("", "int"):
         return "16000"
-    if ann == "float" or re.search(r"drop|dropout|eps|alpha|beta|gamma|temperature|scale$|rate$|prob|lr$|(^|_)p$",
-                                   low):
+    if ann == "float" or re.search(r"drop|(^|_)eps(ilon)?$|alpha|beta|gamma|temperature|scale$|rate$|prob|(^|_)lr$|"
+                                   r"(^|_)p$", low):
         return "0.0" if re.search(r"drop|prob|(^|_)p$|rate$", low) else "1.0"
     if ann in ("str",):
         return None

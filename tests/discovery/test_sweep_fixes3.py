@@ -145,3 +145,14 @@ class Attention(nn.Module):
     assert res["status"] == "not-built"
     first = res["reason"].split(" | ")[0]
     assert "AssertionError: Only support head_dim == 32 or 64 (at m.py:" in first, first
+
+
+def test_a_count_whose_name_contains_eps_is_no_float():
+    """STGCN's ``num_timesteps_input`` was given 1.0 ("timEPS" read as an epsilon) and ``torch.empty`` refused the
+    float size; ``eps`` and ``lr`` are whole words of a name."""
+    from mindport.discovery.build import small_value
+
+    assert small_value("num_timesteps_input", "") == "16"
+    assert small_value("num_timesteps_output", "", 8) == "8"
+    assert small_value("eps", "") == "1.0" and small_value("norm_epsilon", "") == "1.0"
+    assert small_value("lr", "") == "1.0" and small_value("base_lr", "") == "1.0"
