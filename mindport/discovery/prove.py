@@ -250,12 +250,11 @@ def prove_one(worker: _Worker, entry: dict, src_root: Path, out_root: Path, s: P
                                          f"torch tensors unmatched: {', '.join(w.get('unexpected', [])[:5])}")
                 return _fail(entry, "ms-failed", "error", f"moving the weights failed: {why}")
             ref.call("snapshot")
-            atol = s.atol
-            if draw == "random draw":
-                # values of order one or more at this draw: the absolute tolerance follows the largest value the
-                # forward computes, in any layer (float32 rounding grows with it: a large pre-activation rounded,
-                # then squashed by a final Tanh, shows there), the relative one stays
-                atol = s.atol * max(1.0, _scale(_checked(ref.call, "forward", arrays, True)))
+            # the absolute tolerance follows the largest value the forward computes, in any layer, at either draw
+            # (float32 rounding grows with it: a large pre-activation rounded, then squashed by a final Tanh, shows
+            # there; STGCN's TimeBlock sums three 64-channel convolutions at its own init and a ReLU output near zero
+            # keeps their 2e-6 rounding), the relative one stays
+            atol = s.atol * max(1.0, _scale(_checked(ref.call, "forward", arrays, True)))
             settings = Settings(s.rtol, atol, s.seed, True, s.graph_mode and draw == "own init")
             _run(report, ref, ms, arrays, settings, plan, None)
             report.settings["atol"] = atol
