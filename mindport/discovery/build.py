@@ -35,7 +35,10 @@ _INT_HINTS = [  # (name pattern, value) for required int-like parameters without
 
 
 _MODULE_ARGS = r"^(fn|func|module|net|layer|sublayer|submodule|model|backbone|encoder|decoder|body|inner|wrapped)$"
-_IDENTITY = "__import__('torch').nn.Identity()"  # evaluated in the model's module, whatever it imports
+# a sub-module argument: returns its first argument, takes any others (evaluated in the model's module, whatever it
+# imports; the MindSpore side gets passthrough_ms's: prove.ms_ctor)
+_IDENTITY = "__import__('mindport.discovery.passthrough_torch', fromlist=['Passthrough']).Passthrough()"
+_MS_IDENTITY = "__import__('mindport.discovery.passthrough_ms', fromlist=['Passthrough']).Passthrough()"
 
 
 def small_value(name: str, annotation: str, default_int: int = 16, last_resort: bool = False) -> str | None:

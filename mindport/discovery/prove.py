@@ -276,13 +276,13 @@ def prove_one(worker: _Worker, entry: dict, src_root: Path, out_root: Path, s: P
 
 def ms_ctor(ctor: str) -> str:
     """The constructor text for the converted model: torch objects in it (a repository's
-    ``LNN(nn.Sequential(nn.Linear(2, 64), nn.Tanh()))``, the builder's ``nn.Identity()`` for a sub-module argument)
+    ``LNN(nn.Sequential(nn.Linear(2, 64), nn.Tanh()))``, the builder's ``Passthrough()`` for a sub-module argument)
     converted like the repository's code, since it is evaluated in the converted module, where ``nn`` is MindSpore's."""
     import re
 
-    from mindport.discovery.build import _IDENTITY
+    from mindport.discovery.build import _IDENTITY, _MS_IDENTITY
 
-    text = ctor.replace(_IDENTITY, "__import__('mindspore').nn.Identity()")
+    text = ctor.replace(_IDENTITY, _MS_IDENTITY)
     if not re.search(r"(?<![\w.'])(nn|torch|F)\.", text):
         return text
     from mindport.migrator import convert_source

@@ -8,7 +8,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from mindport.discovery.build import ctor_attempts, small_value
+from mindport.discovery.build import _IDENTITY, ctor_attempts, small_value
 from mindport.discovery.prove import prove_models, select
 from mindport.discovery.scan import discover
 from mindport.validators.parity.compare import validate
@@ -291,7 +291,7 @@ def test_a_required_parameter_gets_a_value_of_the_kind_the_class_uses(tmp_path):
     attempts = ctor_attempts(cand.to_json(), None)
     assert attempts[0] == ("small values", "args=__import__('types').SimpleNamespace(in_dim=12, model=__import__("
                                            "'types').SimpleNamespace(scale=1.0)), cfg={'hidden': 16}, dims=[8, 16], "
-                                           "act=__import__('torch').nn.Identity(), rnn_cell='lstm'")
+                                           f"act={_IDENTITY}, rnn_cell='lstm'")
     assert "in_dim=8" in attempts[1][1]  # the next attempt: small values only
     from mindport.validators.parity.loading import build_model
 

@@ -193,3 +193,37 @@ def test_the_own_init_tolerance_follows_the_values_the_forward_computes(tmp_path
     models, summary = prove_models(tmp_path / "src", tmp_path / "out", cache=False)
     assert models[0]["status"] == "proven", models[0]
     assert models[0]["draws"][0]["atol"] > 1e-6
+
+
+ENCODER_LAYER = '''
+import torch.nn as nn
+
+
+class EncoderLayer(nn.Module):
+    def __init__(self, attention, d_model):
+        super().__init__()
+        self.attention = attention
+        self.norm = nn.LayerNorm(d_model)
+        self.ff = nn.Linear(d_model, d_model)
+
+    def forward(self, x, attn_mask=None):
+        new_x, attn = self.attention(x, x, x, attn_mask=attn_mask)
+        return self.ff(self.norm(x + new_x))
+'''
+
+
+def test_a_sub_module_argument_takes_any_call(tmp_path):
+    """Autoformer's/iTransformer's ``EncoderLayer(attention, d_model)`` calls ``self.attention(x, x, x,
+    attn_mask=...)``: the builder's ``nn.Identity()`` took one argument ("unexpected keyword argument
+    'attn_mask'"). The stand-in now returns its first argument and accepts any others, on both sides, and the layer
+    is proven."""
+    from mindport import convert_source
+    from mindport.discovery.prove import prove_models
+
+    (tmp_path / "src").mkdir()
+    (tmp_path / "out").mkdir()
+    (tmp_path / "src" / "enc.py").write_text(ENCODER_LAYER)
+    (tmp_path / "out" / "enc.py").write_text(convert_source(ENCODER_LAYER).code)
+    models, summary = prove_models(tmp_path / "src", tmp_path / "out", cache=False)
+    assert models[0]["status"] == "proven", models[0]
+    assert "Passthrough()" in models[0]["ctor"]
