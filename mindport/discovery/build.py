@@ -100,6 +100,12 @@ def ctor_attempts(cand: dict, user: str | None) -> list[tuple[str, str]]:
             if all(v is not None for v in values):
                 add("small values", ", ".join(f"{p['name']}={v}" for p, v in zip(required, values)))
                 first = first if first is not None else ", ".join(f"{p['name']}={v}" for p, v in zip(required, values))
+    # a None default the class reads attributes or keys of (``configs=None`` then ``configs.wavelet``): its use
+    nones = [p for p in cand["params"] if p["default"] == "None" and p.get("use") in ("namespace", "mapping")
+             and p.get("attrs")]
+    if nones and first is not None:
+        add("None defaults used", ", ".join(filter(None, [first, ", ".join(
+            f"{p['name']}={used_value(p)}" for p in nones)])))
     shrunk = _shrunk(cand["params"])  # tried after the rest: it changes defaults (a model too large at them)
     if shrunk and first is not None:
         add("small sizes", ", ".join(filter(None, [first, shrunk])))

@@ -154,7 +154,9 @@ def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str]) 
     repository when it has one), ``**cfg`` / ``cfg["k"]`` / ``cfg.get("k")`` a mapping, ``for b in blocks`` /
     ``len(dims)`` / ``dims[0]`` a sequence, ``fn(x)`` a callable, ``mode.lower()`` a string. A parameter used only
     as a number keeps ``use == ""``."""
-    required = {p.name: p for p in params if p.default is None and p.kind in ("positional", "keyword")}
+    # required ones, and those whose default is None (``configs=None`` then ``configs.wavelet``): a value of their
+    # use is tried when the defaults fail (build.ctor_attempts)
+    required = {p.name: p for p in params if p.default in (None, "None") and p.kind in ("positional", "keyword")}
     if not required:
         return
     init = _method(cls, "__init__")

@@ -227,3 +227,24 @@ def test_a_sub_module_argument_takes_any_call(tmp_path):
     models, summary = prove_models(tmp_path / "src", tmp_path / "out", cache=False)
     assert models[0]["status"] == "proven", models[0]
     assert "Passthrough()" in models[0]["ctor"]
+
+
+def test_a_none_default_the_class_reads_attributes_of_gets_a_namespace(tmp_path):
+    """FEDformer's ``AutoCorrelation(..., configs=None)`` reads ``configs.wavelet`` in ``__init__``: built at its
+    defaults it raised ("'NoneType' object has no attribute 'wavelet'"); a None default the class reads attributes
+    of is now given a namespace of them when the defaults fail."""
+    res = _build(tmp_path, '''
+import torch.nn as nn
+
+
+class AutoCorrelation(nn.Module):
+    def __init__(self, d_model=16, configs=None):
+        super().__init__()
+        self.wavelet = configs.wavelet
+        self.proj = nn.Linear(d_model, d_model)
+
+    def forward(self, x):
+        return self.proj(x) * (self.wavelet > 0)
+''')
+    assert res["status"] == "built", res
+    assert res["ctor_source"] == "None defaults used" and "configs=" in res["ctor"]
