@@ -289,9 +289,19 @@ def ms_ctor(ctor: str) -> str:
 
     head = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
     result = convert_source(f"{head}_mindport_ctor = _mindport_call({text})\n")
+    # the names the conversion imports (``mp_nn.Tanh()``: mindport.runtime.layers) may be unbound in the model's
+    # module: each one is spelled as its import
+    modules = {}
+    for line in result.code.splitlines():
+        m = re.fullmatch(r"from ([\w.]+) import (\w+)(?: as (\w+))?", line) or re.fullmatch(
+            r"import ([\w.]+) as (\w+)()", line)
+        if m:
+            module = f"{m.group(1)}.{m.group(2)}" if line.startswith("from ") else m.group(1)
+            modules[m.group(3) or m.group(2)] = f"__import__({module!r}, fromlist=['_'])"
     for line in result.code.splitlines():
         if line.startswith("_mindport_ctor = _mindport_call(") and line.endswith(")"):
-            return line[len("_mindport_ctor = _mindport_call("):-1]
+            out = line[len("_mindport_ctor = _mindport_call("):-1]
+            return re.sub(r"(?<![\w.'])(\w+)(?=\.)", lambda m: modules.get(m.group(1), m.group(1)), out)
     return text
 
 
