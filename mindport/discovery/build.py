@@ -271,7 +271,10 @@ def _layer_specs(first) -> list[str]:
         specs = [f"2x{c}x32:float32", f"2x{c}x256:float32", f"2x32x{c}:float32"]
     elif isinstance(first, (nn.Conv2d, nn.ConvTranspose2d)):
         c = first.in_channels
-        specs = [f"2x{c}x32x32:float32", f"2x{c}x64x64:float32", f"1x{c}x224x224:float32", f"1x{c}x299x299:float32"]
+        # 84 x 84: Atari frames (DQN-family heads flatten to 64 * 7 * 7); channels last (B x H x W x C, or a graph's
+        # B x nodes x T x C permuted before the convolution: STGCN)
+        specs = [f"2x{c}x32x32:float32", f"2x{c}x64x64:float32", f"2x{c}x84x84:float32", f"1x{c}x224x224:float32",
+                 f"1x{c}x299x299:float32", f"2x16x32x{c}:float32"]
     elif isinstance(first, (nn.Conv3d, nn.ConvTranspose3d)):
         c = first.in_channels
         specs = [f"1x{c}x8x32x32:float32", f"1x{c}x16x64x64:float32", f"1x{c}x16x112x112:float32"]

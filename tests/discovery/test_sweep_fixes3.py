@@ -248,3 +248,42 @@ class AutoCorrelation(nn.Module):
 ''')
     assert res["status"] == "built", res
     assert res["ctor_source"] == "None defaults used" and "configs=" in res["ctor"]
+
+
+def test_atari_frames_and_channels_last_images_are_tried():
+    """BCQ's ``Conv_Q`` flattens to ``64 * 7 * 7`` (84 x 84 Atari frames) and STGCN's blocks take ``B x nodes x T x
+    C`` and permute it before their convolutions: neither the 32/64/224/299 squares nor a channel-first form ran."""
+    import torch
+    import torch.nn as nn
+
+    from mindport.discovery.build import _run_forward, first_layer_inputs
+
+    class ConvQ(nn.Module):
+        def __init__(self, frames=4):
+            super().__init__()
+            self.c1 = nn.Conv2d(frames, 32, 8, stride=4)
+            self.c2 = nn.Conv2d(32, 64, 4, stride=2)
+            self.c3 = nn.Conv2d(64, 64, 3, stride=1)
+            self.l1 = nn.Linear(3136, 8)
+
+        def forward(self, state):
+            q = torch.relu(self.c3(torch.relu(self.c2(torch.relu(self.c1(state))))))
+            return self.l1(q.reshape(-1, 3136))
+
+    class TimeBlock(nn.Module):
+        def __init__(self, c=3):
+            super().__init__()
+            self.conv = nn.Conv2d(c, 8, (1, 3))
+
+        def forward(self, X):
+            return self.conv(X.permute(0, 3, 1, 2)).permute(0, 2, 3, 1)
+
+    def runs(model, specs):
+        try:
+            return _run_forward(model, specs, 30) is None
+        except RuntimeError:
+            return False
+
+    for model in (ConvQ().eval(), TimeBlock().eval()):
+        fwd = [{"name": "x", "default": None, "kind": "positional"}]
+        assert any(runs(model, specs) for specs in first_layer_inputs(model, fwd)), model
