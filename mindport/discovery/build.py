@@ -93,7 +93,8 @@ def ctor_attempts(cand: dict, user: str | None) -> list[tuple[str, str]]:
         add("defaults", "")
         first = ""
     else:
-        for size, last_resort in ((16, False), (8, False), (16, True)):
+        # 32 last: GroupNorm(32, ch) in the model needs channels divisible by 32 (DDPM, DiT)
+        for size, last_resort in ((16, False), (8, False), (16, True), (32, False)):
             values = [(repr(p["choices"][0]) if p.get("choices") else None) or _config_value(p, cand.get("configs", []))
                       or used_value(p, size, repository_defaults=size == 16 and not last_resort)
                       or small_value(p["name"], p["annotation"], size, last_resort) for p in required]

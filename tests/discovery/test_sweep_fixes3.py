@@ -287,3 +287,23 @@ def test_atari_frames_and_channels_last_images_are_tried():
     for model in (ConvQ().eval(), TimeBlock().eval()):
         fwd = [{"name": "x", "default": None, "kind": "positional"}]
         assert any(runs(model, specs) for specs in first_layer_inputs(model, fwd)), model
+
+
+def test_sizes_divisible_by_32_are_tried_last(tmp_path):
+    """pytorch-ddpm's ``AttnBlock(in_ch)`` and minRF's DiT use ``GroupNorm(32, ch)``: 16 and 8 channels raised
+    "num_channels must be divisible by num_groups (32)"; 32 is tried after them."""
+    res = _build(tmp_path, '''
+import torch.nn as nn
+
+
+class AttnBlock(nn.Module):
+    def __init__(self, in_ch):
+        super().__init__()
+        self.norm = nn.GroupNorm(32, in_ch)
+        self.proj = nn.Conv2d(in_ch, in_ch, 1)
+
+    def forward(self, x):
+        return x + self.proj(self.norm(x))
+''')
+    assert res["status"] == "built", res
+    assert res["ctor"] == "in_ch=32"
