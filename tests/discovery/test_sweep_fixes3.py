@@ -13,6 +13,18 @@ def _build(tmp_path, source: str, name: str | None = None):
                      max_params=1_000_000)
 
 
+def _prove(tmp_path, name: str, source: str) -> list[dict]:
+    """``source`` as ``src/NAME``, its conversion as ``out/NAME``, every model of it proven."""
+    from mindport import convert_source
+    from mindport.discovery.prove import prove_models
+
+    (tmp_path / "src").mkdir()
+    (tmp_path / "out").mkdir()
+    (tmp_path / "src" / name).write_text(source)
+    (tmp_path / "out" / name).write_text(convert_source(source).code)
+    return prove_models(tmp_path / "src", tmp_path / "out", cache=False)[0]
+
+
 def test_the_rank_a_forward_unpacks_its_input_with_is_tried_first(tmp_path):
     """A token block that reshapes ``B, N, C = x.shape`` into an image before its first convolution (PVT/Swin-style
     blocks): the first layer's own forms (``2 x C x 32 x 32``) never ran. The rank the forward reads its input with
@@ -183,14 +195,7 @@ def test_the_own_init_tolerance_follows_the_values_the_forward_computes(tmp_path
     max rel 0.094: float32 rounding of 2e-6 on outputs of order 1-5 (different summation orders), judged against
     ``atol=1e-6`` where outputs are near zero. The random draw already scaled the absolute tolerance by the largest
     value the forward computes; the own init now does the same."""
-    from mindport import convert_source
-    from mindport.discovery.prove import prove_models
-
-    (tmp_path / "src").mkdir()
-    (tmp_path / "out").mkdir()
-    (tmp_path / "src" / "stgcn.py").write_text(TIME_BLOCK)
-    (tmp_path / "out" / "stgcn.py").write_text(convert_source(TIME_BLOCK).code)
-    models, summary = prove_models(tmp_path / "src", tmp_path / "out", cache=False)
+    models = _prove(tmp_path, "stgcn.py", TIME_BLOCK)
     assert models[0]["status"] == "proven", models[0]
     assert models[0]["draws"][0]["atol"] > 1e-6
 
@@ -217,14 +222,7 @@ def test_a_sub_module_argument_takes_any_call(tmp_path):
     attn_mask=...)``: the builder's ``nn.Identity()`` took one argument ("unexpected keyword argument
     'attn_mask'"). The stand-in now returns its first argument and accepts any others, on both sides, and the layer
     is proven."""
-    from mindport import convert_source
-    from mindport.discovery.prove import prove_models
-
-    (tmp_path / "src").mkdir()
-    (tmp_path / "out").mkdir()
-    (tmp_path / "src" / "enc.py").write_text(ENCODER_LAYER)
-    (tmp_path / "out" / "enc.py").write_text(convert_source(ENCODER_LAYER).code)
-    models, summary = prove_models(tmp_path / "src", tmp_path / "out", cache=False)
+    models = _prove(tmp_path, "enc.py", ENCODER_LAYER)
     assert models[0]["status"] == "proven", models[0]
     assert "Passthrough()" in models[0]["ctor"]
 
