@@ -35,7 +35,10 @@ _INT_HINTS = [  # (name pattern, value) for required int-like parameters without
 
 
 _MODULE_ARGS = r"^(fn|func|module|net|layer|sublayer|submodule|model|backbone|encoder|decoder|body|inner|wrapped)$"
-_IDENTITY = "__import__('torch').nn.Identity()"  # evaluated in the model's module, whatever it imports
+# a sub-module argument: returns its first argument, takes any others (evaluated in the model's module, whatever it
+# imports; the MindSpore side gets passthrough_ms's: prove.ms_ctor)
+_IDENTITY = "__import__('mindport.discovery.passthrough_torch', fromlist=['Passthrough']).Passthrough()"
+_MS_IDENTITY = "__import__('mindport.discovery.passthrough_ms', fromlist=['Passthrough']).Passthrough()"
 
 
 def small_value(name: str, annotation: str, default_int: int = 16, last_resort: bool = False) -> str | None:
@@ -55,8 +58,8 @@ def small_value(name: str, annotation: str, default_int: int = 16, last_resort: 
         return "1"
     if re.search(r"sampl\w*_?rate|(^|_)sr$", low) and ann in ("", "int"):
         return "16000"
-    if ann == "float" or re.search(r"drop|dropout|eps|alpha|beta|gamma|temperature|scale$|rate$|prob|lr$|(^|_)p$",
-                                   low):
+    if ann == "float" or re.search(r"drop|(^|_)eps(ilon)?$|alpha|beta|gamma|temperature|scale$|rate$|prob|(^|_)lr$|"
+                                   r"(^|_)p$", low):
         return "0.0" if re.search(r"drop|prob|(^|_)p$|rate$", low) else "1.0"
     if ann in ("str",):
         return None
@@ -90,13 +93,20 @@ def ctor_attempts(cand: dict, user: str | None) -> list[tuple[str, str]]:
         add("defaults", "")
         first = ""
     else:
-        for size, last_resort in ((16, False), (8, False), (16, True)):
+        # 32 last: GroupNorm(32, ch) in the model needs channels divisible by 32 (DDPM, DiT)
+        for size, last_resort in ((16, False), (8, False), (16, True), (32, False)):
             values = [(repr(p["choices"][0]) if p.get("choices") else None) or _config_value(p, cand.get("configs", []))
                       or used_value(p, size, repository_defaults=size == 16 and not last_resort)
                       or small_value(p["name"], p["annotation"], size, last_resort) for p in required]
             if all(v is not None for v in values):
                 add("small values", ", ".join(f"{p['name']}={v}" for p, v in zip(required, values)))
                 first = first if first is not None else ", ".join(f"{p['name']}={v}" for p, v in zip(required, values))
+    # a None default the class reads attributes or keys of (``configs=None`` then ``configs.wavelet``): its use
+    nones = [p for p in cand["params"] if p["default"] == "None" and p.get("use") in ("namespace", "mapping")
+             and p.get("attrs")]
+    if nones and first is not None:
+        add("None defaults used", ", ".join(filter(None, [first, ", ".join(
+            f"{p['name']}={used_value(p)}" for p in nones)])))
     shrunk = _shrunk(cand["params"])  # tried after the rest: it changes defaults (a model too large at them)
     if shrunk and first is not None:
         add("small sizes", ", ".join(filter(None, [first, shrunk])))
@@ -144,6 +154,8 @@ def used_value(param: dict, size: int = 16, repository_defaults: bool = True) ->
     use = param.get("use", "")
     if use == "callable":
         return _IDENTITY
+    if use == "class":  # a block class of the project (scan.py's ``_block_classes``), named in the model's module
+        return param["attrs"]["class"]
     if use == "sequence":  # two different values: a (start, end) pair must not give an empty range
         value = small_value(param["name"], "list", size)
         return f"[{size // 2}, {size}]" if value in (None, "[16, 16]") else value
@@ -227,13 +239,20 @@ def first_layer_inputs(model, fwd_params: list[dict]) -> list[list[str]]:
         if size(fewest) != size(first):
             specs += [sp for sp in _layer_specs(fewest) if sp not in specs]
     required = [p for p in fwd_params if p["default"] is None and p["kind"] == "positional"]
+    channels_first = isinstance(first, (nn.Conv1d, nn.Conv2d, nn.Conv3d, nn.ConvTranspose1d, nn.ConvTranspose2d,
+                                        nn.ConvTranspose3d, nn.modules.batchnorm._BatchNorm, nn.GroupNorm))
     if not specs:  # no layer of a known kind first (parameters used directly, functional code): common forms
         sizes = sorted({v for m in model.modules() for v in _int_attrs(m)} | {16}, key=lambda v: v != 16)[:3]
         specs = [f for v in sizes for f in (f"2x{v}:float32", f"2x8x{v}:float32", f"2x{v}x32x32:float32",
                                             f"2x{v}x32:float32")]
+        channels_first = None  # either layout
+    rank = required[0].get("rank", 0) if required else 0
+    if rank:  # the rank the forward reads its input with: forms of that rank first (the others after)
+        ranked = [r for sp in specs for r in _to_rank(sp, rank, channels_first)]
+        specs = list(dict.fromkeys(ranked + specs))[:max(len(specs), 6)]
     out = []
     for spec in specs:
-        options = [_extra_inputs(p["name"].lower(), spec) for p in required[1:]]
+        options = [_extra_inputs(p["name"].lower(), spec, p.get("rank", 0)) for p in required[1:]]
         out.append([spec, *(o[0] for o in options)])
         for i, alternatives in enumerate(options):  # each further form of one argument, the others at their first
             for alt in alternatives[1:]:
@@ -253,7 +272,10 @@ def _layer_specs(first) -> list[str]:
         specs = [f"2x{c}x32:float32", f"2x{c}x256:float32", f"2x32x{c}:float32"]
     elif isinstance(first, (nn.Conv2d, nn.ConvTranspose2d)):
         c = first.in_channels
-        specs = [f"2x{c}x32x32:float32", f"2x{c}x64x64:float32", f"1x{c}x224x224:float32", f"1x{c}x299x299:float32"]
+        # 84 x 84: Atari frames (DQN-family heads flatten to 64 * 7 * 7); channels last (B x H x W x C, or a graph's
+        # B x nodes x T x C permuted before the convolution: STGCN)
+        specs = [f"2x{c}x32x32:float32", f"2x{c}x64x64:float32", f"2x{c}x84x84:float32", f"1x{c}x224x224:float32",
+                 f"1x{c}x299x299:float32", f"2x16x32x{c}:float32"]
     elif isinstance(first, (nn.Conv3d, nn.ConvTranspose3d)):
         c = first.in_channels
         specs = [f"1x{c}x8x32x32:float32", f"1x{c}x16x64x64:float32", f"1x{c}x16x112x112:float32"]
@@ -279,10 +301,31 @@ def _layer_specs(first) -> list[str]:
     return specs
 
 
-def _extra_inputs(name: str, spec: str) -> list[str]:
+def _to_rank(spec: str, rank: int, channels_first: bool | None) -> list[str]:
+    """Forms of ``rank`` dimensions for the input a layer takes as ``spec`` (the forward reads ``B, N, C = x.shape``
+    and reshapes before its first layer, or the layer is met later): integer tokens as ``2 x 16 ...``; features
+    kept last (``2 x 16 x F``: 16 tokens, a 4 x 4 grid) and, for a channel-first layer (``channels_first``; None:
+    either), also second (``2 x C x 16 x 16``)."""
+    shape, _, rest = spec.partition(":")
+    dims = shape.split("x")
+    if len(dims) == rank:
+        return [spec]
+    if rest.startswith("int"):
+        return ["x".join(["2", *["16"] * (rank - 1)]) + ":" + rest] if rank > 1 else [f"16:{rest}"]
+    feature = dims[1] if channels_first and len(dims) >= 3 else dims[-1]
+    if rank == 1:
+        return [f"{feature}:{rest}"]
+    out = ["x".join(["2", *["16"] * (rank - 2), feature]) + ":" + rest]
+    if channels_first is not False and rank >= 3:
+        out.insert(0 if channels_first else 1, "x".join(["2", feature, *["16"] * (rank - 2)]) + ":" + rest)
+    return out
+
+
+def _extra_inputs(name: str, spec: str, rank: int = 0) -> list[str]:
     """The forms tried for a forward argument after the first, from its name and the first input's spec: a time step,
     a dense graph, a mask of ones (channel-first ``B x 1 x T`` for a ``B x C x T`` input, else ``B x T``), lengths
-    (every sequence whole), else the first input's form again."""
+    (every sequence whole), else the first input's form again (at the argument's own ``rank`` when the forward reads
+    one: ``B, S, H, D = values.shape``)."""
     dims = spec.split(":")[0].split("x")
     batch = dims[0]
     if name in ("t", "time", "times", "timestep", "timesteps", "noise_level", "sigma", "sigmas", "step"):
@@ -299,6 +342,8 @@ def _extra_inputs(name: str, spec: str) -> list[str]:
         length = dims[-1] if len(dims) == 3 and not spec.split(":")[1].startswith("int") else (
             dims[1] if len(dims) > 1 else dims[0])
         return [f"{batch}:int64:{length}:{length}"]
+    if rank and rank != len(dims):
+        return [*_to_rank(spec, rank, None), spec]
     return [spec]
 
 
@@ -450,6 +495,17 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
 
 
 def _short(exc: BaseException, limit: int = 300) -> str:
+    """One line for a failure. A build that raised (``InputError`` from ``build_model``, whose message first repeats
+    the constructor call) is named by its cause, first: ``TypeError: ... (at file.py:12)``, so that the cause is not
+    cut off."""
+    cause = exc.__cause__
+    if cause is not None and type(exc).__name__ == "InputError" and "failed" in str(exc):
+        from mindport.validators.parity.hooks import raise_site
+
+        site = raise_site(cause)
+        text = f"{type(cause).__name__}: {cause}".splitlines()
+        head = text[0] if text else type(cause).__name__
+        return (head[:limit - 60] + (f" (at {site.rsplit('/', 1)[-1]})" if site else ""))[:limit]
     text = f"{type(exc).__name__}: {exc}".splitlines()
     return (text[0] if text else type(exc).__name__)[:limit]
 

@@ -40,6 +40,7 @@ class Param:
     use: str = ""
     attrs: dict = field(default_factory=dict)  # namespace attributes / mapping keys read -> a literal default or None
     passes: list = field(default_factory=list)  # (class name, position or keyword) it is handed on to
+    rank: int = 0  # a forward argument's number of dimensions as the forward reads it (``_ranks``), 0 unknown
 
 
 @dataclass
@@ -153,7 +154,9 @@ def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str]) 
     repository when it has one), ``**cfg`` / ``cfg["k"]`` / ``cfg.get("k")`` a mapping, ``for b in blocks`` /
     ``len(dims)`` / ``dims[0]`` a sequence, ``fn(x)`` a callable, ``mode.lower()`` a string. A parameter used only
     as a number keeps ``use == ""``."""
-    required = {p.name: p for p in params if p.default is None and p.kind in ("positional", "keyword")}
+    # required ones, and those whose default is None (``configs=None`` then ``configs.wavelet``): a value of their
+    # use is tried when the defaults fail (build.ctor_attempts)
+    required = {p.name: p for p in params if p.default in (None, "None") and p.kind in ("positional", "keyword")}
     if not required:
         return
     init = _method(cls, "__init__")
@@ -237,6 +240,101 @@ def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str]) 
             p.attrs = attrs[name]
 
 
+def _shape_of(node, names) -> str | None:
+    """``x.shape`` / ``x.size()`` of an argument in ``names``: its name, else None."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "size" \
+            and not node.args:
+        node = node.func
+    if isinstance(node, ast.Attribute) and node.attr in ("shape", "size") and isinstance(node.value, ast.Name) \
+            and node.value.id in names:
+        return node.value.id
+    return None
+
+
+_DOC_SEP = r"\s*[,\u00d7*]\s*|\s+x\s+"
+_DOC_SHAPE = rf"[(\[]\s*([A-Za-z_][\w.]*(?:(?:{_DOC_SEP})[A-Za-z_0-9][\w.]*){{1,5}})\s*[)\]]"
+_DOC_BARE = r"\s*:\s*([A-Za-z_]\w*(?:\s+x\s+[A-Za-z_0-9]\w*){1,5})\b"  # x: B x T x C
+_DOC_TYPES = {"int", "float", "bool", "str", "tensor", "torch.tensor", "optional", "list", "tuple", "dict", "none",
+              "longtensor", "floattensor", "torch.longtensor", "torch.floattensor", "array", "ndarray"}
+
+
+def _ranks(func, params: list[Param], doc: str) -> None:
+    """The number of dimensions the forward reads its arguments with, before it rebinds them: ``B, N, C = x.shape``
+    (or ``x.size()``) gives 3, ``x.dim() == 4`` / ``x.ndim == 4`` / ``len(x.shape) == 4`` gives 4; else the
+    docstring's ``x: (B, C, H, W)`` / ``x: [batch, seq_len, dim]``; else the largest ``x.shape[3]`` /
+    ``x.size(-2)`` index read (a lower bound). Kept in ``Param.rank`` (0: unknown)."""
+    names = {p.name: p for p in params if p.kind in ("positional", "keyword")}
+    if not names:
+        return
+    rebound: dict[str, int] = {}  # argument -> the first line that assigns it
+    for node in ast.walk(func):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
+            node, (ast.AugAssign, ast.AnnAssign)) else []
+        for t in targets:
+            for n in ast.walk(t):
+                if isinstance(n, ast.Name) and n.id in names and isinstance(n.ctx, ast.Store):
+                    rebound[n.id] = min(rebound.get(n.id, 1 << 30), node.lineno)
+    exact: dict[str, int] = {}
+    lower: dict[str, int] = {}
+
+    def before(name, node) -> bool:
+        return node.lineno < rebound.get(name, 1 << 30) or (
+            node.lineno == rebound.get(name) and isinstance(node, ast.Assign))  # B, C = x.shape; x = f(x)
+
+    for node in ast.walk(func):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], (ast.Tuple, ast.List)):
+            name = _shape_of(node.value, names)
+            elts = node.targets[0].elts
+            if name and before(name, node) and not any(isinstance(e, ast.Starred) for e in elts):
+                exact.setdefault(name, len(elts))
+        elif isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Eq) \
+                and isinstance(node.comparators[0], ast.Constant) and type(node.comparators[0].value) is int:
+            left, name = node.left, None
+            if isinstance(left, ast.Call) and isinstance(left.func, ast.Attribute) and left.func.attr in (
+                    "dim", "ndimension") and isinstance(left.func.value, ast.Name):
+                name = left.func.value.id
+            elif isinstance(left, ast.Attribute) and left.attr == "ndim" and isinstance(left.value, ast.Name):
+                name = left.value.id
+            elif isinstance(left, ast.Call) and _last(left.func) == "len" and left.args:
+                name = _shape_of(left.args[0], names)
+            if name in names and before(name, node):
+                exact.setdefault(name, node.comparators[0].value)
+        elif isinstance(node, ast.Subscript) and isinstance(node.slice, (ast.Constant, ast.UnaryOp)):
+            name = _shape_of(node.value, names)
+            index = _int_const(node.slice)
+            if name and index is not None and before(name, node):
+                lower[name] = max(lower.get(name, 0), index + 1 if index >= 0 else -index)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "size" \
+                and len(node.args) == 1 and isinstance(node.func.value, ast.Name) and node.func.value.id in names:
+            index = _int_const(node.args[0])
+            name = node.func.value.id
+            if index is not None and before(name, node):
+                lower[name] = max(lower.get(name, 0), index + 1 if index >= 0 else -index)
+    for name, p in names.items():
+        rank = exact.get(name)
+        if rank is None and doc:
+            for line in doc.splitlines():
+                at = re.search(rf"(^|\W){re.escape(name)}\b", line)
+                m = (re.search(_DOC_SHAPE, line[at.end():]) or re.match(_DOC_BARE, line[at.end():])) if at else None
+                items = re.split(_DOC_SEP, m.group(1).strip()) if m else []
+                if items and not any(i.lower() in _DOC_TYPES for i in items):
+                    rank = len(items)
+                    break
+        if rank is None and lower.get(name, 0) >= 3:  # a lower bound: only when it says more than a batch of rows
+            rank = lower[name]
+        if rank and 1 <= rank <= 6:
+            p.rank = rank
+
+
+def _int_const(node) -> int | None:
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) \
+            and type(node.operand.value) is int:
+        return -node.operand.value
+    return None
+
+
 def _hand_on(found: dict) -> None:
     """A parameter the class only hands on to another class of the project (``Classifier(cfg)`` builds
     ``Transformer(cfg)``, which reads ``cfg.dim``) takes the use that class makes of it."""
@@ -259,6 +357,34 @@ def _hand_on(found: dict) -> None:
                     if q is not None and q.use:
                         p.use, p.attrs = q.use, copy.deepcopy(q.attrs)
                         break
+
+
+def _block_classes(parsed: dict, found: dict, module_classes) -> None:
+    """A parameter read only for attributes that a module class of the project defines at class level is that
+    class, not a namespace: ``ResNet(block, layers)`` reads ``block.expansion`` and calls ``block(...)`` in
+    ``_make_layer`` -> ``block=BasicBlock`` (the first such class the model's file defines or imports, in source
+    order: ``Param.use == "class"``, ``attrs == {"class": name}``)."""
+    class_attrs: dict[str, set] = {}
+    order: dict[str, list[str]] = {}
+    for rel, tree in parsed.items():
+        names = []
+        for node in tree.body:
+            if isinstance(node, ast.ClassDef) and node.name in module_classes:
+                attrs = {t.id for n in node.body if isinstance(n, (ast.Assign, ast.AnnAssign))
+                         for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Name)}
+                class_attrs.setdefault(node.name, set()).update(attrs)
+                names.append(node.name)
+            elif isinstance(node, ast.ImportFrom):
+                names += [a.asname or a.name for a in node.names if (a.asname or a.name) in module_classes]
+        order[rel] = names
+    for c in found.values():
+        for p in c.params:
+            keys = set(p.attrs)
+            if p.use != "namespace" or not keys or any(isinstance(v, dict) for v in p.attrs.values()):
+                continue
+            match = next((n for n in order.get(c.rel, []) if n != c.name and keys <= class_attrs.get(n, set())), None)
+            if match:
+                p.use, p.attrs = "class", {"class": match}
 
 
 def _method(cls: ast.ClassDef, name: str):
@@ -500,14 +626,17 @@ def discover(root, files: list[str] | None = None, excluded: list | None = None)
                     _usage(node, init_params, repo_argdefaults)
                 doc = "\n".join(filter(None, [ast.get_docstring(node) or "",
                                               ast.get_docstring(fwd) if fwd else ""]))
-                c = Candidate(rel, node.name, "class", node.lineno, init_params,
-                              _params(fwd.args, True) if fwd else [], doc,
+                fwd_params = _params(fwd.args, True) if fwd else []
+                if fwd:
+                    _ranks(fwd, fwd_params, ast.get_docstring(fwd) or ast.get_docstring(node) or "")
+                c = Candidate(rel, node.name, "class", node.lineno, init_params, fwd_params, doc,
                               bases=[_last(b) or ast.unparse(b) for b in node.bases], configs=configs,
                               dotted=dotted)
                 found[c.key] = c
                 by_name.setdefault(node.name, []).append(c)
                 own_forward[c.key] = None if fwd is None else not _abstract(fwd)
     _hand_on(found)
+    _block_classes(parsed, found, module_classes)
     keys_of = {name: [c.key for c in cands] for name, cands in by_name.items()}
     for key in [k for k in found if not _has_forward(k, own_forward, {k: found[k].bases for k in found}, keys_of)]:
         if excluded is not None:

@@ -176,14 +176,22 @@ def find_reexports(module: cst.Module, ctx, seen: set[str]) -> dict[int, str]:
     """Names a module imports from torch at its top level (also inside a top-level ``try``) and never uses itself:
     other modules may import them from it (``from .trace_utils import _assert``, ``from timm.optim import AdamW``).
     Each one with a mapping stays bound, to what a reference to it converts to (``AdamW =
-    mp_adapt.api("torch.optim.AdamW")``, ``Tensor = ms.Tensor``). Returns {id of the import's alias: assignment}."""
+    mp_adapt.api("torch.optim.AdamW")``, ``Tensor = ms.Tensor``). A torch import in a top-level ``except
+    ImportError:`` handler stays bound even when the module uses it: the fallback defines a name of the module
+    (esm's ``try: class ESM1bLayerNorm(FusedLayerNorm) ... except ImportError: from torch.nn import LayerNorm as
+    ESM1bLayerNorm``, imported by other modules). Returns {id of the import's alias: assignment}."""
     from mindport.migrator.table import value_expr
 
     out: dict[int, str] = {}
     statements = []
+    fallbacks: set[int] = set()  # imports in a top-level `except ImportError:` handler: the module's names
     for stmt in module.body:
         if isinstance(stmt, cst.Try):
             statements.extend(stmt.body.body)
+            for handler in stmt.handlers:
+                if _catches_import_error(handler.type) and isinstance(handler.body, cst.IndentedBlock):
+                    statements.extend(handler.body.body)
+                    fallbacks.update(id(s) for s in handler.body.body)
         else:
             statements.append(stmt)
     for stmt in statements:
@@ -196,7 +204,7 @@ def find_reexports(module: cst.Module, ctx, seen: set[str]) -> dict[int, str]:
             continue
         for alias in imp.names:
             bound = _alias_bound_name(alias, True)
-            if bound in seen or not isinstance(alias.name, cst.Name):
+            if (bound in seen and id(stmt) not in fallbacks) or not isinstance(alias.name, cst.Name):
                 continue
             value = value_expr(ctx, f"{name}.{alias.name.value}")
             if value is not None:

@@ -17,6 +17,7 @@ from mindspore.nn.layer.conv import _deconv_output_length  # MindSpore's own out
 
 from mindport.runtime import containers as _containers
 from mindport.runtime import inplace as _inplace
+from mindport.runtime import math as _math
 from mindport.runtime._graph import in_graph as _in_graph
 from mindport.runtime import nn_functional as F
 
@@ -792,6 +793,14 @@ class ELU(nn.Cell):
 
     def extend_repr(self):
         return f"alpha={self.alpha}"
+
+
+class Tanh(nn.Cell):
+    """torch.nn.Tanh to torch's precision: mindport.runtime.math.tanh (MindSpore 2.10's nn.Tanh kernel is off by up
+    to 1e-4 for 3 < |x| < 8)."""
+
+    def construct(self, x):
+        return _math.tanh(x)
 
 
 def _inplace_cell(base, torch_name):

@@ -108,3 +108,47 @@ def test_an_optional_torch_based_package_takes_its_fallback(tmp_path):
     x = np.random.default_rng(0).standard_normal((2, 3, 8)).astype(np.float32)
     source = OPTIONAL_PACKAGE.replace("from xformers.ops import SwiGLU", "raise ImportError")  # torch without xformers
     assert_port_matches_in_mode(source, code, "Block", [x], tmp_path, "optional", "pynative", atol=1e-5)
+
+
+FALLBACK_NAME = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+
+    try:
+        from apex.normalization import FusedLayerNorm as _FusedLayerNorm
+
+        class ESM1bLayerNorm(_FusedLayerNorm):
+            pass
+    except ImportError:
+        from torch.nn import LayerNorm as ESM1bLayerNorm
+
+
+    class Block(nn.Module):
+        def __init__(self, dim=8):
+            super().__init__()
+            self.norm = ESM1bLayerNorm(dim)
+
+        def forward(self, x):
+            return self.norm(x)
+""")
+
+
+def test_a_name_the_import_error_fallback_defines_stays_bound_for_other_modules(tmp_path):
+    """esm's ``modules.py``: ``except ImportError: from torch.nn import LayerNorm as ESM1bLayerNorm``, used in the
+    module and imported by others (``from esm.modules import ESM1bLayerNorm``). The module's own uses converted, the
+    import went and the handler became ``pass``: importing the name from the converted module failed (the sweep's
+    "converted module does not import")."""
+    import mindspore as ms
+    import torch
+
+    from port_check import load_module
+
+    code = convert_source(FALLBACK_NAME).code
+    module = load_module(code, tmp_path / "m_fallback_name.py", "m_fallback_name")
+    x = np.random.default_rng(0).standard_normal((2, 8)).astype(np.float32)
+    with torch.no_grad():
+        want = torch.nn.LayerNorm(8)(torch.from_numpy(x)).numpy()
+    norm = module.ESM1bLayerNorm(8)  # what `from m_fallback_name import ESM1bLayerNorm` gives another module
+    np.testing.assert_allclose(norm(ms.Tensor(x)).asnumpy(), want, rtol=1e-5, atol=1e-5)
+    assert_port_matches_in_mode(FALLBACK_NAME.replace("from apex", "raise ImportError\n    from apex"), code,
+                                "Block", [x], tmp_path, "fallback_name", "pynative", atol=1e-5)

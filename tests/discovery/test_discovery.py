@@ -8,7 +8,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from mindport.discovery.build import ctor_attempts, small_value
+from mindport.discovery.build import _IDENTITY, ctor_attempts, small_value
 from mindport.discovery.prove import prove_models, select
 from mindport.discovery.scan import discover
 from mindport.validators.parity.compare import validate
@@ -103,7 +103,8 @@ def test_small_values_follow_names_and_hints():
     assert small_value("sample_rate", "") == "16000"
     cand = {"ctors": ["3"], "params": [{"name": "in_ch", "annotation": "", "default": None, "kind": "positional"}]}
     assert ctor_attempts(cand, "in_ch=4") == [("mindport.toml", "in_ch=4"), ("repository", "3"),
-                                              ("small values", "in_ch=16"), ("small values", "in_ch=8")]
+                                              ("small values", "in_ch=16"), ("small values", "in_ch=8"),
+                                              ("small values", "in_ch=32")]
 
 
 def test_migrate_proves_every_model_and_caches(tmp_path):
@@ -291,7 +292,7 @@ def test_a_required_parameter_gets_a_value_of_the_kind_the_class_uses(tmp_path):
     attempts = ctor_attempts(cand.to_json(), None)
     assert attempts[0] == ("small values", "args=__import__('types').SimpleNamespace(in_dim=12, model=__import__("
                                            "'types').SimpleNamespace(scale=1.0)), cfg={'hidden': 16}, dims=[8, 16], "
-                                           "act=__import__('torch').nn.Identity(), rnn_cell='lstm'")
+                                           f"act={_IDENTITY}, rnn_cell='lstm'")
     assert "in_dim=8" in attempts[1][1]  # the next attempt: small values only
     from mindport.validators.parity.loading import build_model
 

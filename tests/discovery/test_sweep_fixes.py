@@ -299,15 +299,15 @@ def test_torch_objects_in_a_constructor_call_are_converted_for_the_mindspore_sid
     'Sequential'". The builder's module stand-in becomes MindSpore's Identity; plain values stay as they are."""
     import mindspore.nn as nn
 
-    from mindport.discovery.build import _IDENTITY
+    from mindport.discovery.build import _IDENTITY, _MS_IDENTITY
     from mindport.discovery.prove import ms_ctor
 
     text = ms_ctor("nn.Sequential(nn.Linear(2, 64), nn.Tanh(), nn.Linear(64, 1))")
     assert "SequentialCell" in text and "Dense" in text
     built = eval(text, {"nn": nn})
     assert isinstance(built, nn.SequentialCell) and built[0].weight.shape == (64, 2)
-    assert ms_ctor(f"fn={_IDENTITY}, dim=4") == "fn=__import__('mindspore').nn.Identity(), dim=4"
-    assert isinstance(eval(ms_ctor(_IDENTITY)), nn.Identity)
+    assert ms_ctor(f"fn={_IDENTITY}, dim=4") == f"fn={_MS_IDENTITY}, dim=4"
+    assert isinstance(eval(ms_ctor(_IDENTITY)), nn.Cell)
     plain = "args=__import__('types').SimpleNamespace(hidden=16), cfg={'nn.x': 1}, dims=[16, 16]"
     assert ms_ctor(plain) == plain
 

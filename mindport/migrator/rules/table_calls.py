@@ -42,7 +42,7 @@ from mindport.migrator.table import (
     value_expr,
 )
 from mindport.names import package_nature, torch_package
-from mindport.runtime.promotion import INT_TO_FLOAT
+from mindport.runtime.promotion import INT_TO_FLOAT, OWN_PRECISION
 
 # In-place methods that change a flag of the tensor, not its values: on a copy made by indexing they still return
 # what torch returns (x[:n].requires_grad_(False) is the slice, without gradient), so no update is lost.
@@ -412,9 +412,10 @@ class TableCallTransform(Rule):
         return updated_node
 
     def _guard_target(self, target: str, input_node) -> str:
-        """An int-to-float guard (``mp_math.sigmoid``) on an input floating point by construction: ``ops.sigmoid``."""
+        """An int-to-float guard (``mp_math.sigmoid``) on an input floating point by construction: ``ops.sigmoid``
+        (not for ``OWN_PRECISION``'s: ``mp_math.tanh`` stays)."""
         module, _, name = target.rpartition(".")
-        if module != GUARDS or name not in INT_TO_FLOAT or input_node is None:
+        if module != GUARDS or name not in INT_TO_FLOAT or name in OWN_PRECISION or input_node is None:
             return target
         function = self._functions[-1] if self._functions else None
         facts = self._float_facts.get(id(function))

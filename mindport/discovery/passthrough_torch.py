@@ -1,0 +1,12 @@
+"""The builder's stand-in for a constructor argument that is a sub-module (``attention``, ``model``, ``fn``): a torch
+module that returns its first argument and accepts any others (``self.attention(x, x, x, attn_mask=mask)``,
+``self.model(x, t)``), where ``nn.Identity`` took one argument only. Its MindSpore twin:
+``mindport.discovery.passthrough_ms``."""
+from __future__ import annotations
+
+import torch.nn as nn
+
+
+class Passthrough(nn.Module):
+    def forward(self, x, *args, **kwargs):
+        return x
