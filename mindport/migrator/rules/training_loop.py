@@ -387,7 +387,7 @@ class TrainingLoopRule(Rule):
         self._sites: dict[int, cst.Call] = {}  # updated backward call -> original (for positions), not yet placed
         self._placed: set[int] = set()
         self._leaf_calls: set[int] = set()  # x.requires_grad_() calls that make a leaf: become x
-        self._leaf_statements: set[int] = set()  # x.requires_grad_() statements: removed
+        self._leaf_statements: set[int] = set()  # x.requires_grad_() statements (kept: the flag reads as torch's)
         self._grad_calls: set[int] = set()  # torch.autograd.grad(...) calls (sites like .backward())
         self._param_vars: list[set[str]] = []  # per enclosing for: its targets when it iterates over parameters
         self._optimized: set[str] = set()  # names read in an optimizer's params argument
@@ -543,10 +543,6 @@ class TrainingLoopRule(Rule):
         flag = original_node.body[0] if len(original_node.body) == 1 else None
         if isinstance(flag, cst.Assign) and id(flag) in self._leaf_flags and _leaf_flag(flag) not in self._global_leaves:
             self.ctx.converted_sites += 1  # x.requires_grad = True: x is differentiated by position
-            return cst.RemoveFromParent()
-        if call is not None and id(call) in self._leaf_statements:
-            self.ctx.handled.add(id(call))
-            self.ctx.converted_sites += 1
             return cst.RemoveFromParent()
         if call is not None and id(call) not in self.ctx.handled and isinstance(call.func, cst.Attribute) \
                 and call.func.attr.value in ("unscale_", "update") and _receiver_name(call) in self.scalers:
