@@ -19,3 +19,71 @@ def test_converted_training_loop_runs_synchronously_on_the_cpu():
     losses = module.train(*arrays, steps=3)
     assert len(losses) == 3 and all(np.isfinite(losses))
     assert RuntimeConf.get_instance().is_launch_blocking()
+
+
+def _run_both(source: str, name: str):
+    from mindport import convert_source
+
+    result = convert_source(source, name + ".py")
+    errors = [d.format() for d in result.diagnostics if d.severity == "error"]
+    assert not errors, "\n".join(errors) + "\n" + result.code
+    return load_module(source, "torch_" + name), load_module(result.code, "ms_" + name), result.code
+
+
+_SHADOWED_IMPORT = '''
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.optim as optim
+
+rng = np.random.default_rng(0)
+W, X, Y = (rng.standard_normal(s).astype(np.float32) for s in ((1, 4), (8, 4), (8, 1)))
+model = nn.Linear(4, 1, bias=False)
+with torch.no_grad():
+    model.weight.copy_(torch.from_numpy(W))
+x, y = torch.from_numpy(X), torch.from_numpy(Y)
+optim = optim.Adam(model.parameters(), lr=0.1)
+losses = []
+for _ in range(5):
+    loss = ((model(x) - y) ** 2).mean()
+    optim.zero_grad()
+    loss.backward()
+    optim.step()
+    losses.append(loss.item())
+'''
+
+
+def test_an_import_rebound_by_the_assignment_that_reads_it():
+    # wangyh/text_cnn: `import torch.optim as optim` ... `optim = optim.Adam(...)`: the value reads the import (the
+    # name is rebound after it); the converted script lost both (NameError 'optim')
+    torch_mod, ms_mod, code = _run_both(_SHADOWED_IMPORT, "shadowed_import")
+    assert "optim = optim.Adam" not in code, code
+    np.testing.assert_allclose(ms_mod.losses, torch_mod.losses, rtol=1e-5)
+    assert torch_mod.losses[-1] < torch_mod.losses[0]
+
+
+_NUMPY_RESULT = '''
+import numpy as np
+import torch
+
+
+def predict(W, X):
+    model = torch.nn.Linear(4, 3, bias=False)
+    with torch.no_grad():
+        model.weight.copy_(torch.from_numpy(W))
+    output = model.forward(torch.from_numpy(X))
+    return output.data.numpy().argmax(axis=1), output.detach().numpy().sum(axis=0)
+'''
+
+
+def test_methods_of_a_tensors_numpy_value_are_numpys():
+    # vinhkhuc/logistic_regression: `output.data.numpy().argmax(axis=1)` became mp_math.argmax(..., dim=1) on a
+    # numpy array
+    torch_mod, ms_mod, code = _run_both(_NUMPY_RESULT, "numpy_result")
+    assert ".argmax(axis=1)" in code and ".sum(axis=0)" in code, code
+    rng = np.random.default_rng(1)
+    W, X = rng.standard_normal((3, 4)).astype(np.float32), rng.standard_normal((6, 4)).astype(np.float32)
+    (t_arg, t_sum), (m_arg, m_sum) = torch_mod.predict(W, X), ms_mod.predict(W, X)
+    assert isinstance(m_arg, np.ndarray)
+    np.testing.assert_array_equal(m_arg, t_arg)
+    np.testing.assert_allclose(m_sum, t_sum, rtol=1e-5)
