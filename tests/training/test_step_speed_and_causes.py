@@ -87,3 +87,38 @@ def test_methods_of_a_tensors_numpy_value_are_numpys():
     assert isinstance(m_arg, np.ndarray)
     np.testing.assert_array_equal(m_arg, t_arg)
     np.testing.assert_allclose(m_sum, t_sum, rtol=1e-5)
+
+
+_CLIP_IN_IF = '''
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+rng = np.random.default_rng(2)
+W, X, Y = (rng.standard_normal(s).astype(np.float32) for s in ((2, 4), (16, 4), (16, 2)))
+model = torch.nn.Linear(4, 2, bias=False)
+with torch.no_grad():
+    model.weight.copy_(torch.from_numpy(W))
+optimizer = torch.optim.SGD(model.parameters(), lr=0.5)
+clip = 0.05
+losses = []
+for i in range(6):
+    x, y = torch.from_numpy(X[i:i + 8]), torch.from_numpy(Y[i:i + 8])
+    optimizer.zero_grad()
+    loss = F.mse_loss(model(x), y)
+    loss.backward()
+    if clip > 0:
+        torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
+    optimizer.step()
+    losses.append(loss.item())
+'''
+
+
+def test_clipping_under_an_if_in_a_rewritten_loop():
+    # tcn/adding: `if args.clip > 0: torch.nn.utils.clip_grad_norm_(...)` after backward in a loop the opt(grads)
+    # rewrite takes was left as torch code (NameError 'torch'); it clips the step's gradients
+    torch_mod, ms_mod, code = _run_both(_CLIP_IN_IF, "clip_in_if")
+    assert "torch" not in code and "clip_by_global_norm" in code, code
+    np.testing.assert_allclose(ms_mod.losses, torch_mod.losses, rtol=1e-5)
+    unclipped = load_module(_CLIP_IN_IF.replace("clip = 0.05", "clip = 0"), "torch_unclipped").losses
+    assert not np.allclose(unclipped, torch_mod.losses, rtol=1e-3)  # the clip is active in these steps

@@ -966,6 +966,8 @@ class TrainingLoopRule(Rule):
             step.append(parse_statement("accum_grads = grads if accum_grads is None else "
                               "tuple(a + g for a, g in zip(accum_grads, grads))\n"))
         new_rest = self._rewrite_after(rest, optimizers, grads, scaler)
+        if self._clips(cst.Module(body=new_rest)):  # clipping in a block the rewrite does not follow (a with, a loop)
+            raise _Unfit("clip_grad_*_ nested in a block after .backward()")
         first = step[0].with_changes(leading_lines=body[start].leading_lines if start < len(body) else [])
         head = [s for s in body[:start] if not self._is_zero_grad(s, optimizers)]
         new_body = [*head, first, *step[1:], *new_rest]
@@ -1065,6 +1067,9 @@ class TrainingLoopRule(Rule):
                                                   "accum_grads = None")] + [parse_statement("accum_grads = None\n")]
                 out.append(stmt.with_changes(body=stmt.body.with_changes(body=inner)))
                 continue
+            if isinstance(stmt, cst.If) and isinstance(stmt.body, cst.IndentedBlock) and self._clips(stmt):
+                out.append(self._rewrite_if(stmt, optimizers, grads, scaler))  # if args.clip > 0: clip_grad_norm_
+                continue
             clipped = self._assigned_clip(stmt)
             if clipped is not None:  # total = clip_grad_norm_(...): the norm before clipping, then the clip
                 target, call = clipped
@@ -1098,6 +1103,20 @@ class TrainingLoopRule(Rule):
             else:
                 out.append(stmt)
         return out
+
+    def _clips(self, node) -> bool:
+        return any((self.scope.resolve_torch(c.func) or "") in _CLIP for c in _all_calls(node))
+
+    def _rewrite_if(self, stmt: cst.If, optimizers, grads: str, scaler: str | None) -> cst.If:
+        """An ``if`` (no step in it) around clipping: its branches rewritten as the loop's statements are."""
+        body = stmt.body.with_changes(body=self._rewrite_after(list(stmt.body.body), optimizers, grads, scaler))
+        orelse = stmt.orelse
+        if isinstance(orelse, cst.If):
+            orelse = self._rewrite_if(orelse, optimizers, grads, scaler)
+        elif orelse is not None and isinstance(orelse.body, cst.IndentedBlock):
+            orelse = orelse.with_changes(body=orelse.body.with_changes(
+                body=self._rewrite_after(list(orelse.body.body), optimizers, grads, scaler)))
+        return stmt.with_changes(body=body, orelse=orelse)
 
     def _assigned_clip(self, stmt) -> tuple[str, cst.Call] | None:
         """``name = clip_grad_norm_(...)`` -> (name, call); clip_grad_value_ returns None in torch: not rewritten."""
