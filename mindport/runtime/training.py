@@ -130,8 +130,20 @@ _UNREACHED = ("mindport: no parameter reaches the loss {name} computes (every gr
               "the loss from the model's outputs inside the step, as torch's graph would, or pass the parameters")
 
 
-def backward(grads) -> None:
-    """``loss.backward()``: each gradient added into its tensor's ``.grad`` (set when it is None)."""
+def backward(grads, inputs=None) -> None:
+    """``loss.backward()``: each gradient added into its tensor's ``.grad`` (set when it is None);
+    ``backward(inputs=[...])``: only into those tensors' (one the loss does not reach keeps its ``.grad``, as in
+    torch; a tensor that is neither a Parameter nor differentiated by the region, such as an intermediate result,
+    is an error: its gradient was not computed)."""
+    if inputs is not None:
+        inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+        reached = {id(t) for t, _ in grads}
+        for t in inputs:
+            if id(t) not in reached and not isinstance(t, Parameter):
+                raise RuntimeError("mindport: backward(inputs=...) names a tensor the converted region does not "
+                                   "differentiate (an intermediate result, or one made without requires_grad=True)")
+        wanted = {id(t) for t in inputs}
+        grads = [(t, g) for t, g in grads if id(t) in wanted]
     for tensor, grad in grads:
         current = getattr(tensor, "grad", None)
         tensor.grad = grad if current is None else current + grad

@@ -122,3 +122,39 @@ def test_clipping_under_an_if_in_a_rewritten_loop():
     np.testing.assert_allclose(ms_mod.losses, torch_mod.losses, rtol=1e-5)
     unclipped = load_module(_CLIP_IN_IF.replace("clip = 0.05", "clip = 0"), "torch_unclipped").losses
     assert not np.allclose(unclipped, torch_mod.losses, rtol=1e-3)  # the clip is active in these steps
+
+
+_BACKWARD_INPUTS = '''
+import numpy as np
+import torch
+
+rng = np.random.default_rng(3)
+A, B, X, Y = (rng.standard_normal(s).astype(np.float32) for s in ((4, 3), (3, 1), (8, 4), (8, 1)))
+w1 = torch.tensor(A, requires_grad=True)
+w2 = torch.tensor(B, requires_grad=True)
+x, y = torch.from_numpy(X), torch.from_numpy(Y)
+losses, reached = [], []
+for step in range(6):
+    loss = ((x.mm(w1).tanh().mm(w2) - y) ** 2).mean()
+    losses.append(loss.item())
+    if step % 2 == 0:
+        loss.backward(inputs=[w1])
+    else:
+        loss.backward(inputs=[w2])
+    reached.append((w1.grad is not None, w2.grad is not None))
+    with torch.no_grad():
+        for w in (w1, w2):
+            if w.grad is not None:
+                w -= 0.1 * w.grad
+                w.grad = None
+'''
+
+
+def test_backward_into_some_inputs_in_both_branches_of_an_if():
+    # backward(inputs=[...]) gave MP105; a backward in an else branch stayed torch's (the second site of one
+    # statement was not found by identity after the first was replaced)
+    torch_mod, ms_mod, code = _run_both(_BACKWARD_INPUTS, "backward_inputs")
+    assert ".backward(" not in code.replace("mp_train.backward(", ""), code
+    assert ms_mod.reached == torch_mod.reached == [(True, False), (False, True)] * 3
+    np.testing.assert_allclose(ms_mod.losses, torch_mod.losses, rtol=1e-4)
+    assert torch_mod.losses[-1] < torch_mod.losses[0]

@@ -34,7 +34,7 @@ comes back out. torch's ``.grad`` is kept on the tensors (``mindport.runtime.tra
 -> ``mp_train.step(opt, closure)``, ``zero_grad()`` -> ``mp_train.zero_grad(...)``, ``clip_grad_norm_``/
 ``clip_grad_value_`` act on ``.grad``; manual updates (``w -= lr * w.grad`` on a leaf, ``p.data -= ...``) are in
 place; ``GradScaler``'s scale/unscale_/step/update and ``autocast`` run in full precision, as torch runs them without
-CUDA. ``backward(inputs=...)`` and ``create_graph=True`` get MP105.
+CUDA. ``backward(inputs=[...])`` adds only into those tensors' ``.grad``; ``create_graph=True`` gets MP105.
 
 ``opt.param_groups[i]['lr']`` read (not assigned) on an optimizer of the file is ``float(...)``: a Python float in
 torch, a Parameter in ``mindspore.experimental.optim`` (``f"{lr:.2e}"`` raised, ``lr == 0.1`` was a tensor).
@@ -686,8 +686,8 @@ class TrainingLoopRule(Rule):
         expr = call.func.value
         args = {a.keyword.value if a.keyword else ("gradient" if i == 0 else "?"): a.value
                 for i, a in enumerate(call.args)}
-        if "inputs" in args or "?" in args:
-            raise Unfit(".backward(inputs=...) differentiates only some tensors")
+        if "?" in args:
+            raise Unfit(".backward(...) with retain_graph/create_graph/inputs given by position is not followed")
         if "create_graph" in args and code_of(args["create_graph"]).strip() not in ("False", "None"):
             raise Unfit(".backward(create_graph=True) (higher-order gradients) is not followed")
         if "gradient" in args and code_of(args["gradient"]).strip() != "None":
@@ -698,7 +698,7 @@ class TrainingLoopRule(Rule):
         loss = expr.value if isinstance(expr, cst.Name) else None
         if loss is None and isinstance(expr, cst.BinaryOperation) and isinstance(expr.left, cst.Name):
             loss = expr.left.value  # (loss / accum_steps).backward()
-        return Site(index, call, expr, loss)
+        return Site(index, call, expr, loss, args.get("inputs"))
 
     def _forward_names(self, body: list) -> set[str]:
         """Names whose reading makes a statement part of the forward: callables of the file (models, losses,
@@ -740,13 +740,15 @@ class TrainingLoopRule(Rule):
                     out.extend(body[i] for i in plan.moved)
             if index in dropped or index in moved:
                 continue
-            for plan in plans:
+            calls, statements = {}, {}  # every site of the statement in one pass (a pass makes new nodes: the
+            for plan in plans:          # second site of an if/else was not found by identity)
                 if plan.site.index == index and id(plan.site.call) in self._grad_calls:
-                    stmt = _replace_call(stmt, plan.site.call, self._grads_for(plan.site.call, names[id(plan)][2]))
+                    calls[id(plan.site.call)] = self._grads_for(plan.site.call, names[id(plan)][2])
                 elif plan.site.index == index:
-                    stmt = _replace_statement(stmt, plan.site.call, parse_statement(
-                        f"{train}.backward({names[id(plan)][2]})\n"))
-            out.append(stmt)
+                    inputs = "" if plan.site.inputs is None else f", inputs={code_of(plan.site.inputs)}"
+                    statements[id(plan.site.call)] = parse_statement(
+                        f"{train}.backward({names[id(plan)][2]}{inputs})\n")
+            out.append(_replace_sites(stmt, calls, statements) if calls or statements else stmt)
         return out
 
     def _grads_for(self, call: cst.Call, grads: str) -> cst.BaseExpression:
@@ -776,6 +778,8 @@ class TrainingLoopRule(Rule):
             params=[cst.Param(cst.Name(p)) for p in args]), body=cst.IndentedBlock(body=fn_body),
             leading_lines=[l for l in stmts[0].leading_lines if not l.comment])
         extra = []
+        if site.inputs is not None:  # backward(inputs=[...]): those tensors are differentiated
+            extra = [n for n in _names([site.inputs]).reads if n not in plan.leaves]
         if id(site.call) in self._grad_calls:  # the inputs torch.autograd.grad asks for are differentiated
             extra = [n for n in _names([a.value for a in site.call.args[1:2]] or
                                        [a.value for a in site.call.args if a.keyword and a.keyword.value == "inputs"]
@@ -1224,23 +1228,18 @@ def _backward_calls(stmt, grad_calls=frozenset()) -> list:
     return found
 
 
-def _replace_statement(stmt, call: cst.Call, new: cst.BaseStatement):
-    """``stmt`` with the expression statement that is ``call`` (at any depth) replaced by ``new``."""
-
-    class _Swap(cst.CSTTransformer):
-        def leave_SimpleStatementLine(self, original_node, updated_node):
-            if _expr_call(original_node) is call:
-                return new.with_changes(leading_lines=original_node.leading_lines)
-            return updated_node
-
-    return stmt.visit(_Swap())
-
-
-def _replace_call(stmt, call: cst.Call, new: cst.BaseExpression):
-    """``stmt`` with the expression ``call`` (by identity) replaced by ``new``."""
+def _replace_sites(stmt, calls: dict, statements: dict):
+    """``stmt`` with each call whose id is in ``calls`` replaced by that expression, and each expression statement
+    that is a call whose id is in ``statements`` (at any depth) replaced by that statement, in one pass."""
 
     class _Swap(cst.CSTTransformer):
         def leave_Call(self, original_node, updated_node):
-            return new if original_node is call else updated_node
+            return calls.get(id(original_node), updated_node)
+
+        def leave_SimpleStatementLine(self, original_node, updated_node):
+            call = _expr_call(original_node)
+            if call is not None and id(call) in statements:
+                return statements[id(call)].with_changes(leading_lines=original_node.leading_lines)
+            return updated_node
 
     return stmt.visit(_Swap())
