@@ -366,6 +366,72 @@ class TrainingLoopRule(Rule):
             """,
             note='Two losses on one forward (backward(retain_graph=True)), scaled for accumulation: each is differentiated on its own, both add into .grad, and the optimizer steps every accum_steps batches.',
         ),
+        Example(
+            before="""
+                import torch
+                import torch.nn.functional as F
+
+
+                def train(model, optimizer, loader, clip):
+                    for x, y in loader:
+                        optimizer.zero_grad()
+                        loss = F.mse_loss(model(x), y)
+                        loss.backward()
+                        if clip > 0:
+                            torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
+                        optimizer.step()
+            """,
+            after="""
+                import mindspore as ms
+                from mindspore import ops
+                from mindport.runtime import nn_functional as mp_F
+
+
+                def train(model, optimizer, loader, clip):
+                    def forward_fn(x, y):
+                        loss = mp_F.mse_loss(model(x), y)
+                        return loss
+                    grad_fn = ms.value_and_grad(forward_fn, None, optimizer.parameters)
+                    for x, y in loader:
+                        loss, grads = grad_fn(x, y)
+                        if clip > 0:
+                            grads = ops.clip_by_global_norm(grads, clip)
+                        optimizer(grads)
+            """,
+            note="Clipping under an if after backward(): the if stays, and clips the step's gradients.",
+        ),
+        Example(
+            before="""
+                import torch
+
+
+                def fit(x, y, w1, w2, steps):
+                    for t in range(steps):
+                        loss = ((x.mm(w1).tanh().mm(w2) - y) ** 2).mean()
+                        if t % 2 == 0:
+                            loss.backward(inputs=[w1])
+                        else:
+                            loss.backward(inputs=[w2])
+            """,
+            after="""
+                from mindport.runtime import math as mp_math
+                from mindport.runtime import training as mp_train
+
+
+                def fit(x, y, w1, w2, steps):
+                    for t in range(steps):
+                        def forward_fn():
+                            loss = mp_math.mean(((mp_math.tanh(x.mm(mat2=w1)).mm(mat2=w2) - y) ** 2))
+                            return loss
+                        grad_fn = mp_train.value_and_grad(forward_fn, mp_train.parameters(w1, w2))
+                        loss, grads = grad_fn()
+                        if t % 2 == 0:
+                            mp_train.backward(grads, inputs=[w1])
+                        else:
+                            mp_train.backward(grads, inputs=[w2])
+            """,
+            note="backward(inputs=[...]) adds only into those tensors' .grad; the backward calls of both branches share the region's gradients, which cover every tensor either names.",
+        ),
     )
 
     def __init__(self, ctx) -> None:
@@ -736,7 +802,8 @@ class TrainingLoopRule(Rule):
         for index, stmt in enumerate(body):
             for plan in plans:
                 if plan.reuse is None and plan.at == index:
-                    out.extend(self._call(body, plan, names[id(plan)], train))
+                    inputs = [p.site.inputs for p in plans if (p is plan or p.reuse is plan) and p.site.inputs]
+                    out.extend(self._call(body, plan, names[id(plan)], train, inputs))
                     out.extend(body[i] for i in plan.moved)
             if index in dropped or index in moved:
                 continue
@@ -759,7 +826,7 @@ class TrainingLoopRule(Rule):
         inputs = ", ".join(code_of(a) for a in keep)
         return parse_expression(f"{self.ctx.alias_for('mindport.runtime.training')}.grads_for({grads}, {inputs})")
 
-    def _call(self, body, plan: Plan, names, train: str) -> list:
+    def _call(self, body, plan: Plan, names, train: str, inputs=()) -> list:
         fn_name, grad_fn, grads = names
         stmts = [body[i] for i in plan.forward]
         site = plan.site
@@ -778,8 +845,8 @@ class TrainingLoopRule(Rule):
             params=[cst.Param(cst.Name(p)) for p in args]), body=cst.IndentedBlock(body=fn_body),
             leading_lines=[l for l in stmts[0].leading_lines if not l.comment])
         extra = []
-        if site.inputs is not None:  # backward(inputs=[...]): those tensors are differentiated
-            extra = [n for n in _names([site.inputs]).reads if n not in plan.leaves]
+        if inputs:  # backward(inputs=[...]) here and at the sites reusing these gradients: differentiated
+            extra = [n for n in _names(list(inputs)).reads if n not in plan.leaves]
         if id(site.call) in self._grad_calls:  # the inputs torch.autograd.grad asks for are differentiated
             extra = [n for n in _names([a.value for a in site.call.args[1:2]] or
                                        [a.value for a in site.call.args if a.keyword and a.keyword.value == "inputs"]
