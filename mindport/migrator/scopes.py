@@ -273,7 +273,7 @@ class ScopeBuilder(cst.CSTVisitor):
                     self.current.line_kinds[name] = kind
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        self._note_reads_before_rebinding(node)
+        self._read_before_rebinding(node)
         alias = self.current.resolve_torch(node.value) if len(node.targets) == 1 else None
         kind = value_kind(node.value, self.current)
         self._pending_kinds[id(node)] = kind
@@ -294,24 +294,30 @@ class ScopeBuilder(cst.CSTVisitor):
                 elif target.target.value in self._alias_bindings:
                     self._alias_bindings[target.target.value] += 1  # bound to something else as well
 
-    def _note_reads_before_rebinding(self, node: cst.Assign) -> None:
-        """``opt = opt.Adam(model.parameters())`` after ``import torch.optim as opt``: the value reads the import,
-        the assignment then rebinds the name (to the optimizer). The value's dotted reads of the rebound name keep
-        what they name here (``use_quals``), as a class's bases do, before the binding makes the name ambiguous."""
-        rebound = {t.target.value for t in node.targets if isinstance(t.target, cst.Name)}
+    def _read_before_rebinding(self, node: cst.Assign) -> None:
+        """``optim = optim.Adam(model.parameters())`` (``import torch.optim as optim``): the value reads the import,
+        which the assignment then rebinds; each dotted read of a rebound import in the value keeps its qualified name
+        (``use_quals``), as a class's bases do."""
+        rebound = {t.target.value for t in node.targets if isinstance(t.target, cst.Name)
+                   and self.current.resolve_dotted(t.target.value) is not None}
         if not rebound:
             return
         scope = self.current
 
         class _Reads(cst.CSTVisitor):
-            def visit_Attribute(self, attr: cst.Attribute) -> None:
-                dotted = dotted_name(attr)
-                if dotted is not None and dotted.split(".")[0] in rebound:
-                    qual = scope.resolve(attr)
-                    if qual is not None:
-                        scope.use_quals[id(attr)] = qual
+            def visit_Attribute(self, n) -> None:
+                self._note(n)
 
-        walk(node.value, _Reads())
+            def visit_Name(self, n) -> None:
+                self._note(n)
+
+            def _note(self, n) -> None:
+                dotted = dotted_name(n)
+                if dotted is not None and dotted.split(".")[0] in rebound \
+                        and (qual := scope.resolve_dotted(dotted)) is not None:
+                    scope.use_quals[id(n)] = qual
+
+        node.value.visit(_Reads())
 
     def _note_unpacked(self, target, value, kind: str) -> None:
         """``k, v = k_new, v_new``: each name its value's kind; ``q, k, v = qkv.split(C, dim=2)``: tensors;
@@ -449,6 +455,8 @@ def value_kind(value: cst.BaseExpression, scope: Scope) -> str:
             owner = value.func.value
             if value.func.attr.value in SIZE_METHODS:
                 return "python"  # x.size(0), x.dim(), x.numel(), x.item(): Python numbers and tuples
+            if value.func.attr.value == "numpy" and not value.args:
+                return "foreign"  # x.data.numpy(): a numpy array, whose methods (argmax(axis=1)) are numpy's
             if isinstance(owner, cst.Name) and owner.value == "self":
                 return "tensor"  # self.layer(x) / self.helper(x) in model code: a sub-layer's output
             kind = receiver_kind(owner, scope)

@@ -5,8 +5,8 @@ combinators (default_collate/default_convert into MindSpore tensors, ConcatDatas
 inside a dataset) and cap ``num_samples`` at the dataset's length (measured on 2.10: 10 requested from 6 rows gave 6;
 torch draws all 10). ``GeneratorDataset(sampler=...)`` also takes any iterable of indices (measured on 2.10), so these
 classes keep torch's constructor arguments, ``__iter__``/``__len__`` and counts, and are what a converted
-``DataLoader(sampler=...)`` hands to GeneratorDataset. The random ones draw with NumPy's global generator, which
-``mindspore.set_seed`` seeds: the indices are not torch's numbers (torch's generator differs), only their law, count
+``DataLoader(sampler=...)`` hands to GeneratorDataset. The random ones draw from mindport.runtime.seed.stream() (a generator
+``torch.manual_seed`` seeds; NumPy's global one before it): the indices are not torch's numbers (torch's generator differs), only their law, count
 and range are. ``generator`` is accepted and ignored.
 """
 from __future__ import annotations
@@ -19,6 +19,7 @@ import mindspore as ms
 import numpy as np
 from mindspore import Tensor, ops
 
+from mindport.runtime import seed as _seed
 from mindport.runtime._graph import in_fallback as _in_fallback
 from mindport.runtime._graph import in_graph as _in_graph
 
@@ -78,11 +79,11 @@ class RandomSampler(Sampler):
         n, count = len(self.data_source), self.num_samples
         if self.replacement:  # drawn a chunk at a time: num_samples may be 1e10 (torch draws 32 at a time)
             for start in range(0, count, _CHUNK):
-                yield from (int(i) for i in np.random.randint(0, n, size=min(_CHUNK, count - start)))
+                yield from (int(i) for i in _seed.stream().randint(0, n, size=min(_CHUNK, count - start)))
             return
         for _ in range(count // n):
-            yield from (int(i) for i in np.random.permutation(n))
-        yield from (int(i) for i in np.random.permutation(n)[:count % n])
+            yield from (int(i) for i in _seed.stream().permutation(n))
+        yield from (int(i) for i in _seed.stream().permutation(n)[:count % n])
 
     def __len__(self):
         return self.num_samples
@@ -96,7 +97,7 @@ class SubsetRandomSampler(Sampler):
         self.indices = indices
 
     def __iter__(self):
-        return iter([self.indices[int(i)] for i in np.random.permutation(len(self.indices))])
+        return iter([self.indices[int(i)] for i in _seed.stream().permutation(len(self.indices))])
 
     def __len__(self):
         return len(self.indices)
@@ -122,12 +123,12 @@ class WeightedRandomSampler(Sampler):
         if self.replacement:  # a chunk at a time (num_samples may be far larger than memory)
             for start in range(0, self.num_samples, _CHUNK):
                 size = min(_CHUNK, self.num_samples - start)
-                yield from (int(i) for i in np.random.choice(p.shape[0], size=size, replace=True, p=p))
+                yield from (int(i) for i in _seed.stream().choice(p.shape[0], size=size, replace=True, p=p))
             return
         else:  # torch.multinomial's way: the largest p / Exp(1) keys; zero weights come last, then they too are drawn
             if self.num_samples > p.shape[0]:
                 raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
-            keys = p / np.random.exponential(size=p.shape[0])
+            keys = p / _seed.stream().exponential(size=p.shape[0])
             drawn = np.argsort(-keys, kind="stable")[:self.num_samples]
         yield from (int(i) for i in drawn)
 
@@ -336,7 +337,7 @@ def random_split(dataset, lengths, generator=None):
         lengths = counts
     if sum(lengths) != len(dataset):
         raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
-    order = [int(i) for i in np.random.permutation(sum(lengths))]
+    order = [int(i) for i in _seed.stream().permutation(sum(lengths))]
     out, offset = [], 0
     for length in lengths:
         out.append(Subset(dataset, order[offset:offset + length]))

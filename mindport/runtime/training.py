@@ -62,10 +62,25 @@ def parameters(*sources) -> list:
     return [t for t in _tensors(sources) if isinstance(t, Parameter)]
 
 
+def synchronous_on_cpu() -> None:
+    """PyNative on the CPU: operators run synchronously (``mindspore.runtime.launch_blocking``). A Python training
+    loop dispatches many small operators and reads values (``loss.item()``, dtypes, ``.grad``) every step; MindSpore's
+    asynchronous pipeline hands each of them between threads, which costs more than the kernels themselves on a CPU
+    (a converted NNLM training loop: 2.5 -> 6.7 steps/s, CPU time 20 -> 6 s for 120 steps, on a shared 2-core
+    machine). The numbers computed are the same; Ascend/GPU devices keep their asynchronous launch."""
+    try:
+        if ms.get_current_device()[0] == "CPU" and ms.get_context("mode") == ms.PYNATIVE_MODE:
+            ms.runtime.launch_blocking()
+    except (AttributeError, RuntimeError, TypeError, ValueError):  # no device API in this MindSpore: leave it
+        pass
+
+
 def value_and_grad(fn, weights=(), leaves=0):
     """``fn(*leaf_tensors, *rest)`` returning the loss, or ``(loss, *aux)`` -> a function of the same arguments
     returning ``(fn's outputs, grads)``, grads being ``[(tensor, gradient), ...]`` for the first ``leaves`` arguments
-    (tensors made with ``requires_grad=True``) and ``weights`` (Parameters)."""
+    (tensors made with ``requires_grad=True``) and ``weights`` (Parameters). On the CPU it turns on synchronous
+    execution (``synchronous_on_cpu``): the training loop it serves runs about three times faster."""
+    synchronous_on_cpu()
     weights = tuple(w for w in weights if isinstance(w, Parameter))
     positions = tuple(range(leaves)) if leaves else None
 
@@ -115,12 +130,24 @@ _UNREACHED = ("mindport: no parameter reaches the loss {name} computes (every gr
               "the loss from the model's outputs inside the step, as torch's graph would, or pass the parameters")
 
 
-def backward(grads) -> None:
-    """``loss.backward()``: each gradient added into its tensor's ``.grad`` (set when it is None). A parameter the
-    loss does not reach (MindSpore hands it an all-zero gradient) keeps ``.grad`` None, as torch leaves it: a
-    layer a dynamic forward skipped this step, which torch's optimizers then leave alone (see ``grads_of``). A
-    zero gradient is taken for "not reached" only when every parameter of its layer (the same name prefix) has one:
-    a reached bias can have an exactly zero gradient (the mean of the signs of an L1 loss)."""
+def backward(grads, inputs=None) -> None:
+    """``loss.backward()``: each gradient added into its tensor's ``.grad`` (set when it is None);
+    ``backward(inputs=[...])``: only into those tensors' (one the loss does not reach keeps its ``.grad``, as in
+    torch; a tensor that is neither a Parameter nor differentiated by the region, such as an intermediate result,
+    is an error: its gradient was not computed). A parameter the loss does not reach (MindSpore hands it an all-zero
+    gradient) keeps ``.grad`` None, as torch leaves it: a layer a dynamic forward skipped this step, which torch's
+    optimizers then leave alone (see ``grads_of``). A zero gradient is taken for "not reached" only when every
+    parameter of its layer (the same name prefix) has one: a reached bias can have an exactly zero gradient (the mean
+    of the signs of an L1 loss)."""
+    if inputs is not None:
+        inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+        reached = {id(t) for t, _ in grads}
+        for t in inputs:
+            if id(t) not in reached and not isinstance(t, Parameter):
+                raise RuntimeError("mindport: backward(inputs=...) names a tensor the converted region does not "
+                                   "differentiate (an intermediate result, or one made without requires_grad=True)")
+        wanted = {id(t) for t in inputs}
+        grads = [(t, g) for t, g in grads if id(t) in wanted]
     zero = {id(t): isinstance(t, Parameter) and getattr(t, "grad", None) is None and g.size
             and not bool(ops.abs(g).max() > 0) for t, g in grads}
     layers: dict[str, bool] = {}

@@ -34,7 +34,7 @@ comes back out. torch's ``.grad`` is kept on the tensors (``mindport.runtime.tra
 -> ``mp_train.step(opt, closure)``, ``zero_grad()`` -> ``mp_train.zero_grad(...)``, ``clip_grad_norm_``/
 ``clip_grad_value_`` act on ``.grad``; manual updates (``w -= lr * w.grad`` on a leaf, ``p.data -= ...``) are in
 place; ``GradScaler``'s scale/unscale_/step/update and ``autocast`` run in full precision, as torch runs them without
-CUDA. ``backward(inputs=...)`` and ``create_graph=True`` get MP105.
+CUDA. ``backward(inputs=[...])`` adds only into those tensors' ``.grad``; ``create_graph=True`` gets MP105.
 
 ``opt.param_groups[i]['lr']`` read (not assigned) on an optimizer of the file is ``float(...)``: a Python float in
 torch, a Parameter in ``mindspore.experimental.optim`` (``f"{lr:.2e}"`` raised, ``lr == 0.1`` was a tensor).
@@ -365,6 +365,72 @@ class TrainingLoopRule(Rule):
                             mp_train.zero_grad(optimizer)
             """,
             note='Two losses on one forward (backward(retain_graph=True)), scaled for accumulation: each is differentiated on its own, both add into .grad, and the optimizer steps every accum_steps batches.',
+        ),
+        Example(
+            before="""
+                import torch
+                import torch.nn.functional as F
+
+
+                def train(model, optimizer, loader, clip):
+                    for x, y in loader:
+                        optimizer.zero_grad()
+                        loss = F.mse_loss(model(x), y)
+                        loss.backward()
+                        if clip > 0:
+                            torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
+                        optimizer.step()
+            """,
+            after="""
+                import mindspore as ms
+                from mindspore import ops
+                from mindport.runtime import nn_functional as mp_F
+
+
+                def train(model, optimizer, loader, clip):
+                    def forward_fn(x, y):
+                        loss = mp_F.mse_loss(model(x), y)
+                        return loss
+                    grad_fn = ms.value_and_grad(forward_fn, None, optimizer.parameters)
+                    for x, y in loader:
+                        loss, grads = grad_fn(x, y)
+                        if clip > 0:
+                            grads = ops.clip_by_global_norm(grads, clip)
+                        optimizer(grads)
+            """,
+            note="Clipping under an if after backward(): the if stays, and clips the step's gradients.",
+        ),
+        Example(
+            before="""
+                import torch
+
+
+                def fit(x, y, w1, w2, steps):
+                    for t in range(steps):
+                        loss = ((x.mm(w1).tanh().mm(w2) - y) ** 2).mean()
+                        if t % 2 == 0:
+                            loss.backward(inputs=[w1])
+                        else:
+                            loss.backward(inputs=[w2])
+            """,
+            after="""
+                from mindport.runtime import math as mp_math
+                from mindport.runtime import training as mp_train
+
+
+                def fit(x, y, w1, w2, steps):
+                    for t in range(steps):
+                        def forward_fn():
+                            loss = mp_math.mean(((mp_math.tanh(x.mm(mat2=w1)).mm(mat2=w2) - y) ** 2))
+                            return loss
+                        grad_fn = mp_train.value_and_grad(forward_fn, mp_train.parameters(w1, w2))
+                        loss, grads = grad_fn()
+                        if t % 2 == 0:
+                            mp_train.backward(grads, inputs=[w1])
+                        else:
+                            mp_train.backward(grads, inputs=[w2])
+            """,
+            note="backward(inputs=[...]) adds only into those tensors' .grad; the backward calls of both branches share the region's gradients, which cover every tensor either names.",
         ),
     )
 
@@ -705,8 +771,8 @@ class TrainingLoopRule(Rule):
         expr = call.func.value
         args = {a.keyword.value if a.keyword else ("gradient" if i == 0 else "?"): a.value
                 for i, a in enumerate(call.args)}
-        if "inputs" in args or "?" in args:
-            raise Unfit(".backward(inputs=...) differentiates only some tensors")
+        if "?" in args:
+            raise Unfit(".backward(...) with retain_graph/create_graph/inputs given by position is not followed")
         if "create_graph" in args and code_of(args["create_graph"]).strip() not in ("False", "None"):
             raise Unfit(".backward(create_graph=True) (higher-order gradients) is not followed")
         if "gradient" in args and code_of(args["gradient"]).strip() != "None":
@@ -717,7 +783,7 @@ class TrainingLoopRule(Rule):
         loss = expr.value if isinstance(expr, cst.Name) else None
         if loss is None and isinstance(expr, cst.BinaryOperation) and isinstance(expr.left, cst.Name):
             loss = expr.left.value  # (loss / accum_steps).backward()
-        return Site(index, call, expr, loss)
+        return Site(index, call, expr, loss, args.get("inputs"))
 
     def _forward_names(self, body: list) -> set[str]:
         """Names whose reading makes a statement part of the forward: callables of the file (models, losses,
@@ -755,17 +821,20 @@ class TrainingLoopRule(Rule):
         for index, stmt in enumerate(body):
             for plan in plans:
                 if plan.reuse is None and plan.at == index:
-                    out.extend(self._call(body, plan, names[id(plan)], train))
+                    inputs = [p.site.inputs for p in plans if (p is plan or p.reuse is plan) and p.site.inputs]
+                    out.extend(self._call(body, plan, names[id(plan)], train, inputs))
                     out.extend(body[i] for i in plan.moved)
             if index in dropped or index in moved:
                 continue
-            for plan in plans:
+            calls, statements = {}, {}  # every site of the statement in one pass (a pass makes new nodes: the
+            for plan in plans:          # second site of an if/else was not found by identity)
                 if plan.site.index == index and id(plan.site.call) in self._grad_calls:
-                    stmt = _replace_call(stmt, plan.site.call, self._grads_for(plan.site.call, names[id(plan)][2]))
+                    calls[id(plan.site.call)] = self._grads_for(plan.site.call, names[id(plan)][2])
                 elif plan.site.index == index:
-                    stmt = _replace_statement(stmt, plan.site.call, parse_statement(
-                        f"{train}.backward({names[id(plan)][2]})\n"))
-            out.append(stmt)
+                    inputs = "" if plan.site.inputs is None else f", inputs={code_of(plan.site.inputs)}"
+                    statements[id(plan.site.call)] = parse_statement(
+                        f"{train}.backward({names[id(plan)][2]}{inputs})\n")
+            out.append(_replace_sites(stmt, calls, statements) if calls or statements else stmt)
         return out
 
     def _grads_for(self, call: cst.Call, grads: str) -> cst.BaseExpression:
@@ -776,7 +845,7 @@ class TrainingLoopRule(Rule):
         inputs = ", ".join(code_of(a) for a in keep)
         return parse_expression(f"{self.ctx.alias_for('mindport.runtime.training')}.grads_for({grads}, {inputs})")
 
-    def _call(self, body, plan: Plan, names, train: str) -> list:
+    def _call(self, body, plan: Plan, names, train: str, inputs=()) -> list:
         fn_name, grad_fn, grads = names
         stmts = [body[i] for i in plan.forward]
         site = plan.site
@@ -797,6 +866,8 @@ class TrainingLoopRule(Rule):
             params=[cst.Param(cst.Name(p)) for p in args]), body=cst.IndentedBlock(body=fn_body),
             leading_lines=[l for l in stmts[0].leading_lines if not l.comment])
         extra = []
+        if inputs:  # backward(inputs=[...]) here and at the sites reusing these gradients: differentiated
+            extra = [n for n in _names(list(inputs)).reads if n not in plan.leaves]
         if id(site.call) in self._grad_calls:  # the inputs torch.autograd.grad asks for are differentiated
             extra = [n for n in _names([a.value for a in site.call.args[1:2]] or
                                        [a.value for a in site.call.args if a.keyword and a.keyword.value == "inputs"]
@@ -995,6 +1066,8 @@ class TrainingLoopRule(Rule):
             step.append(parse_statement("accum_grads = grads if accum_grads is None else "
                               "tuple(a + g for a, g in zip(accum_grads, grads))\n"))
         new_rest = self._rewrite_after(rest, optimizers, grads, scaler)
+        if self._clips(cst.Module(body=new_rest)):  # clipping in a block the rewrite does not follow (a with, a loop)
+            raise _Unfit("clip_grad_*_ nested in a block after .backward()")
         first = step[0].with_changes(leading_lines=body[start].leading_lines if start < len(body) else [])
         head = [s for s in body[:start] if not self._is_zero_grad(s, optimizers)]
         new_body = [*head, first, *step[1:], *new_rest]
@@ -1094,6 +1167,9 @@ class TrainingLoopRule(Rule):
                                                   "accum_grads = None")] + [parse_statement("accum_grads = None\n")]
                 out.append(stmt.with_changes(body=stmt.body.with_changes(body=inner)))
                 continue
+            if isinstance(stmt, cst.If) and isinstance(stmt.body, cst.IndentedBlock) and self._clips(stmt):
+                out.append(self._rewrite_if(stmt, optimizers, grads, scaler))  # if args.clip > 0: clip_grad_norm_
+                continue
             clipped = self._assigned_clip(stmt)
             if clipped is not None:  # total = clip_grad_norm_(...): the norm before clipping, then the clip
                 target, call = clipped
@@ -1127,6 +1203,20 @@ class TrainingLoopRule(Rule):
             else:
                 out.append(stmt)
         return out
+
+    def _clips(self, node) -> bool:
+        return any((self.scope.resolve_torch(c.func) or "") in _CLIP for c in _all_calls(node))
+
+    def _rewrite_if(self, stmt: cst.If, optimizers, grads: str, scaler: str | None) -> cst.If:
+        """An ``if`` (no step in it) around clipping: its branches rewritten as the loop's statements are."""
+        body = stmt.body.with_changes(body=self._rewrite_after(list(stmt.body.body), optimizers, grads, scaler))
+        orelse = stmt.orelse
+        if isinstance(orelse, cst.If):
+            orelse = self._rewrite_if(orelse, optimizers, grads, scaler)
+        elif orelse is not None and isinstance(orelse.body, cst.IndentedBlock):
+            orelse = orelse.with_changes(body=orelse.body.with_changes(
+                body=self._rewrite_after(list(orelse.body.body), optimizers, grads, scaler)))
+        return stmt.with_changes(body=body, orelse=orelse)
 
     def _assigned_clip(self, stmt) -> tuple[str, cst.Call] | None:
         """``name = clip_grad_norm_(...)`` -> (name, call); clip_grad_value_ returns None in torch: not rewritten."""
@@ -1272,23 +1362,18 @@ def _backward_calls(stmt, grad_calls=frozenset()) -> list:
     return found
 
 
-def _replace_statement(stmt, call: cst.Call, new: cst.BaseStatement):
-    """``stmt`` with the expression statement that is ``call`` (at any depth) replaced by ``new``."""
-
-    class _Swap(cst.CSTTransformer):
-        def leave_SimpleStatementLine(self, original_node, updated_node):
-            if _expr_call(original_node) is call:
-                return new.with_changes(leading_lines=original_node.leading_lines)
-            return updated_node
-
-    return stmt.visit(_Swap())
-
-
-def _replace_call(stmt, call: cst.Call, new: cst.BaseExpression):
-    """``stmt`` with the expression ``call`` (by identity) replaced by ``new``."""
+def _replace_sites(stmt, calls: dict, statements: dict):
+    """``stmt`` with each call whose id is in ``calls`` replaced by that expression, and each expression statement
+    that is a call whose id is in ``statements`` (at any depth) replaced by that statement, in one pass."""
 
     class _Swap(cst.CSTTransformer):
         def leave_Call(self, original_node, updated_node):
-            return new if original_node is call else updated_node
+            return calls.get(id(original_node), updated_node)
+
+        def leave_SimpleStatementLine(self, original_node, updated_node):
+            call = _expr_call(original_node)
+            if call is not None and id(call) in statements:
+                return statements[id(call)].with_changes(leading_lines=original_node.leading_lines)
+            return updated_node
 
     return stmt.visit(_Swap())

@@ -38,6 +38,7 @@ class Site:
     call: cst.Call
     differentiated: cst.BaseExpression  # what torch differentiates (``scaler.scale(loss)`` -> ``loss``)
     loss: str | None  # the name of the loss when it is one
+    inputs: cst.BaseExpression | None = None  # backward(inputs=...): the only tensors whose .grad it adds to
 
 
 @dataclass
