@@ -10,6 +10,8 @@ which mindport's samplers draw from, and gives numpy's global stream its state b
 ``stream()`` is numpy's global functions (MindSpore's own behaviour)."""
 from __future__ import annotations
 
+import random
+
 import mindspore as ms
 import numpy as np
 
@@ -26,13 +28,14 @@ def stream():
 
 
 def manual_seed(seed) -> None:
-    """torch.manual_seed: MindSpore's seed and mindport's generator set from ``seed``; numpy's global stream keeps
-    its state (torch's manual_seed does not touch it). Returns None (torch returns its Generator: use it as a
+    """torch.manual_seed: MindSpore's seed and mindport's generator set from ``seed``; numpy's global stream and
+    Python's ``random`` keep their state (torch's manual_seed touches neither). Returns None (torch returns its Generator: use it as a
     statement)."""
     global _STREAM
     if _in_graph() or _in_fallback():
         raise RuntimeError("mindport: torch.manual_seed seeds the Python program: call it outside construct/@jit")
-    state = np.random.get_state()
+    state, python_state = np.random.get_state(), random.getstate()
     ms.set_seed(int(seed))
     np.random.set_state(state)
+    random.setstate(python_state)  # set_seed moves Python's random too (through mindspore.dataset's seed)
     _STREAM = np.random.RandomState(int(seed) & 0xFFFFFFFF)

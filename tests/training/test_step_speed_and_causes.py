@@ -2,6 +2,8 @@
 setting on the CPU, higher-order gradients, and corpus causes (benchmarks/training/)."""
 from __future__ import annotations
 
+import random
+
 import numpy as np
 
 from _harness import convert, load_module
@@ -161,11 +163,14 @@ def test_backward_into_some_inputs_in_both_branches_of_an_if():
 
 
 _SEEDED = '''
+import random
+
 import numpy as np
 import torch
 
 torch.manual_seed(1111)
 data = np.random.randint(1, 9, size=(4, 6))
+chunks = [random.randint(0, 1000) for _ in range(5)]
 first = torch.nn.Linear(5, 3).weight.detach().numpy().copy()
 torch.manual_seed(1111)
 again = torch.nn.Linear(5, 3).weight.detach().numpy().copy()
@@ -180,9 +185,12 @@ def test_seeding_torch_leaves_the_scripts_numpy_stream_alone():
 
     code = convert_source(_SEEDED, "seeded.py").code
     np.random.seed(0)
+    random.seed(0)
     torch_mod = load_module(_SEEDED, "torch_seeded")
     np.random.seed(0)
+    random.seed(0)
     ms_mod = load_module(code, "ms_seeded")
     np.testing.assert_array_equal(ms_mod.data, torch_mod.data)
+    assert ms_mod.chunks == torch_mod.chunks  # nor Python's random (sunshineatnoon/char_rnn picks its text with it)
     np.testing.assert_array_equal(ms_mod.more, torch_mod.more)  # building layers draws nothing from it either
     np.testing.assert_array_equal(ms_mod.first, ms_mod.again)  # the seed still fixes the initial weights
