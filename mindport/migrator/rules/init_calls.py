@@ -79,17 +79,20 @@ class InitTransform(Rule):
 
 
                 def init_uniform(layer):
-                    nn.init.uniform_(layer.weight, -0.1, 0.1)
-                    nn.init.uniform_(layer.bias, 0.0, 1.0)
+                    if isinstance(layer, nn.Linear):
+                        nn.init.uniform_(layer.weight, -0.1, 0.1)
+                        nn.init.uniform_(layer.bias, 0.0, 1.0)
             """,
             after="""
                 import mindspore as ms
+                from mindspore import nn
                 from mindport.runtime import init as mp_init
 
 
                 def init_uniform(layer):
-                    layer.weight.set_data(ms.common.initializer.initializer(ms.common.initializer.Uniform(scale=0.1), layer.weight.shape, layer.weight.dtype))
-                    mp_init.uniform_(tensor=layer.bias, a=0.0, b=1.0)
+                    if isinstance(layer, nn.Dense):
+                        layer.weight.set_data(ms.common.initializer.initializer(ms.common.initializer.Uniform(scale=0.1), layer.weight.shape, layer.weight.dtype))
+                        mp_init.uniform_(tensor=layer.bias, a=0.0, b=1.0)
             """,
             note="A symmetric uniform_ is MindSpore's Uniform(scale); an asymmetric one goes to the runtime layer's uniform_ (its table entry).",
         ),
