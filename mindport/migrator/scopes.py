@@ -321,17 +321,23 @@ class ScopeBuilder(cst.CSTVisitor):
 
     def _note_unpacked(self, target, value, kind: str) -> None:
         """``k, v = k_new, v_new``: each name its value's kind; ``q, k, v = qkv.split(C, dim=2)``: tensors;
-        ``b, t, c = x.shape``: ints."""
+        ``b, t, c = x.shape``: ints. Nested targets take the same rule at each level: ``_, (h, c) = self.lstm(x)``
+        (an RNN's output and its state pair) makes ``h`` and ``c`` tensors, ``a, (b, c) = x, (y, z)`` pairs up."""
         names = [e.value for e in target.elements]
         if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(names) \
                 and not any(isinstance(e, cst.StarredElement) for e in value.elements):
             for name, element in zip(names, value.elements):
+                element_kind = value_kind(element.value, self.current)
                 if isinstance(name, cst.Name):
-                    self._note_kind(name.value, value_kind(element.value, self.current))
+                    self._note_kind(name.value, element_kind)
+                elif isinstance(name, (cst.Tuple, cst.List)):
+                    self._note_unpacked(name, element.value, element_kind)
         elif kind in ("tensor", "python", "foreign") and not isinstance(value, (cst.Tuple, cst.List)):
             for name in names:
                 if isinstance(name, cst.Name):
                     self._note_kind(name.value, kind)
+                elif isinstance(name, (cst.Tuple, cst.List)):
+                    self._note_unpacked(name, value, kind)  # an element of a tensor-kind value: the same kind
 
     def _note_kind(self, name: str, kind: str) -> None:
         if kind != "other" or self.current.kinds.get(name) not in ("tensor", "param"):

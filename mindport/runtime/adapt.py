@@ -98,6 +98,8 @@ def layer_attribute(layer: Any, name: str) -> Any:
     ``bn2d.gamma``, BatchNorm2d at ``gamma``): the attribute the entry of the object's class names, else ``name``.
     A member torch's class has and MindSpore's lacks (object_surface.toml's ``flagged``) raises AttributeError with
     the reason."""
+    if not isinstance(layer, _cell_class()):
+        return getattr(layer, name)  # a plain object (a config, a numpy array): its own attribute, as written
     path = name
     for cls in type(layer).__mro__:
         entry = _layer_entries().get(cls)
@@ -110,6 +112,13 @@ def layer_attribute(layer: Any, name: str) -> Any:
     for part in path.split("."):
         layer = getattr(layer, part)
     return layer
+
+
+@functools.lru_cache(maxsize=1)
+def _cell_class() -> type:
+    from mindspore.nn import Cell
+
+    return Cell
 
 
 def class_name(obj: Any) -> str:

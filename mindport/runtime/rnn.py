@@ -9,8 +9,8 @@ back the padded batch and the int64 lengths in the original order. The packed da
 (slices and concatenation), so gradients flow through it; the bookkeeping (lengths, batch sizes) is host-side
 integers, as in torch, where lengths live on the CPU.
 
-A PackedSequence is data, not something MindSpore's recurrent Cells accept: pass ``pad_packed_sequence``'s padded
-batch and ``seq_length=lengths`` to them. Shapes here depend on values (lengths), so none of these compile in a
+MindSpore's recurrent Cells take a padded batch and ``seq_length``; loading this module lets ``nn.LSTM``/``GRU``/``RNN``
+(and classes built on them) take a PackedSequence as torch's do (:func:`_install_packed_input`). Shapes here depend on values (lengths), so none of these compile in a
 static graph (their mapping entries say so).
 """
 from __future__ import annotations
@@ -173,3 +173,53 @@ def unpack_sequence(packed_sequences):
     """torch.nn.utils.rnn.unpack_sequence: the list of sequences, in the original order."""
     padded, lengths = pad_packed_sequence(packed_sequences, batch_first=True)
     return unpad_sequence(padded, lengths, batch_first=True)
+
+
+def _repack(padded, like: PackedSequence, batch_first: bool) -> PackedSequence:
+    """The padded output of a recurrent Cell (original batch order) packed as ``like`` is: same batch sizes and
+    orders, as torch's recurrent layers give a PackedSequence back."""
+    if like.sorted_indices is not None:
+        padded = ops.gather(padded, like.sorted_indices, 0 if batch_first else 1)
+    if batch_first:
+        padded = ops.swapaxes(padded, 0, 1)
+    sizes = _ints(like.batch_sizes)
+    data = ops.cat([padded[t][:sizes[t]] for t in range(len(sizes))], 0)
+    return PackedSequence(data, like.batch_sizes, like.sorted_indices, like.unsorted_indices)
+
+
+def _packed_call(cell, packed: PackedSequence, hx=None):
+    """A torch recurrent layer called on a PackedSequence: MindSpore's Cell on the padded batch with
+    ``seq_length`` (its outputs past each length are dropped, its final state taken at each sequence's last valid
+    step), the output packed again."""
+    padded, lengths = pad_packed_sequence(packed, batch_first=cell.batch_first)
+    out, state = _CELL_CALL(cell, padded, hx, seq_length=lengths.astype(ms.int32))
+    return _repack(out, packed, cell.batch_first), state
+
+
+def _install_packed_input() -> None:
+    """Loading this module (converted code that packs sequences imports it) lets MindSpore's nn.LSTM/GRU/RNN, and
+    every class built on them (the runtime adapter of ``nn.LSTM`` held as a value: ``{'lstm': nn.LSTM}``), take a
+    PackedSequence as torch's do. Only a Python call with a PackedSequence changes path (a static graph never holds
+    one; any other call goes straight to ``Cell.__call__``)."""
+    from mindspore import nn
+
+    for cls in (nn.LSTM, nn.GRU, nn.RNN):
+        if getattr(cls, "_mp_packed_input", False):
+            continue
+
+        def __call__(self, *args, __call=cls.__call__, **kwargs):
+            if args and isinstance(args[0], PackedSequence):
+                return _packed_call(self, *args, **kwargs)
+            return __call(self, *args, **kwargs)
+
+        cls.__call__ = __call__
+        cls._mp_packed_input = True
+
+
+def _CELL_CALL(cell, *args, **kwargs):  # noqa: N802
+    from mindspore import nn
+
+    return nn.Cell.__call__(cell, *args, **kwargs)
+
+
+_install_packed_input()

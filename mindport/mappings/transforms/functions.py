@@ -299,3 +299,51 @@ def randint_high_only(args: dict[str, Arg]) -> None:
         args["size"], args["high"], args["low"] = high, low, new("0")
     elif high is not None and high.source == "None" and low is not None:
         args["high"], args["low"] = low, new("0")
+
+
+# calls whose result is a bool tensor, by the name they are called under (torch's, or MindSpore's after conversion)
+_BOOL_CALLS = frozenset({"bool", "bool_", "isnan", "isinf", "isfinite", "isneginf", "isposinf", "isreal", "isclose", "signbit",
+                         "logical_and", "logical_or", "logical_not", "logical_xor", "eq", "ne", "lt", "gt", "le", "ge",
+                         "equal", "not_equal", "less", "greater", "less_equal", "greater_equal", "isin", "any", "all"})
+
+
+def _bool_by_construction(node) -> bool:
+    """A condition whose dtype is bool whatever its operands hold: a comparison, ``~``/``not`` of one, ``&``/``|``/
+    ``^`` of two, a call that makes a mask (``isnan``, ``logical_and``, ``.bool()``), a bool literal."""
+    import libcst as cst
+
+    if isinstance(node, cst.Comparison) or (isinstance(node, cst.Name) and node.value in ("True", "False")):
+        return True
+    if isinstance(node, cst.UnaryOperation):
+        return isinstance(node.operator, cst.Not) or (isinstance(node.operator, cst.BitInvert)
+                                                      and _bool_by_construction(node.expression))
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.BitAnd, cst.BitOr, cst.BitXor)):
+        return _bool_by_construction(node.left) and _bool_by_construction(node.right)
+    if isinstance(node, cst.Call):
+        func = node.func
+        name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+        if name in _BOOL_CALLS:
+            return True
+        if name == "astype" and node.args and getattr(node.args[0].value, "attr", None) is not None:
+            return node.args[0].value.attr.value == "bool_"
+    return False
+
+
+@value_transform("functions_bool_condition")
+def functions_bool_condition(arg: Arg) -> str:
+    """torch.where takes any integer condition as a mask (uint8, deprecated but working; nonzero is True); MindSpore's
+    Select refuses a condition that is not bool ("Unsupported data type ... UInt8"). A condition that is not bool by
+    construction (a comparison, a mask-making call) is cast: ``mask.astype(mindspore.bool_)``, which changes nothing
+    on a bool tensor."""
+    import libcst as cst
+
+    node = arg.node
+    if node is None:
+        try:
+            node = cst.parse_expression(arg.source)
+        except cst.ParserSyntaxError:
+            return arg.source
+    if _bool_by_construction(node):
+        return arg.source
+    source = arg.source if isinstance(node, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) else f"({arg.source})"
+    return f"{source}.astype(mindspore.bool_)"

@@ -48,7 +48,16 @@ class InitTransform(Rule):
 
     torch initialises in place; MindSpore replaces a Parameter's data with an initializer's tensor. ``uniform_(t, a,
     b)`` becomes ``Uniform(scale)`` only when ``a == -b``; anything else is flagged.
+
+    A layer wrapped by ``nn.utils.weight_norm``/``spectral_norm`` earlier in the file (``self.conv =
+    nn.utils.weight_norm(self.conv)``) has a computed ``weight`` (a Tensor, no ``set_data``): its init goes to the
+    table's ``mindport.runtime.init`` function, which fills a plain Tensor in place, as torch's init fills the
+    derived tensor that the next forward computes again.
     """
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._computed: set[tuple[str, str | None]] = set()  # (layer expression, its reparametrized member)
 
     EXAMPLES = (
         Example(
@@ -79,21 +88,39 @@ class InitTransform(Rule):
 
 
                 def init_uniform(layer):
-                    nn.init.uniform_(layer.weight, -0.1, 0.1)
-                    nn.init.uniform_(layer.bias, 0.0, 1.0)
+                    if isinstance(layer, nn.Linear):
+                        nn.init.uniform_(layer.weight, -0.1, 0.1)
+                        nn.init.uniform_(layer.bias, 0.0, 1.0)
             """,
             after="""
                 import mindspore as ms
+                from mindspore import nn
                 from mindport.runtime import init as mp_init
 
 
                 def init_uniform(layer):
-                    layer.weight.set_data(ms.common.initializer.initializer(ms.common.initializer.Uniform(scale=0.1), layer.weight.shape, layer.weight.dtype))
-                    mp_init.uniform_(tensor=layer.bias, a=0.0, b=1.0)
+                    if isinstance(layer, nn.Dense):
+                        layer.weight.set_data(ms.common.initializer.initializer(ms.common.initializer.Uniform(scale=0.1), layer.weight.shape, layer.weight.dtype))
+                        mp_init.uniform_(tensor=layer.bias, a=0.0, b=1.0)
             """,
             note="A symmetric uniform_ is MindSpore's Uniform(scale); an asymmetric one goes to the runtime layer's uniform_ (its table entry).",
         ),
     )
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        """``self.conv = nn.utils.weight_norm(self.conv)``: the layer's ``weight`` is computed from ``weight_g`` and
+        ``weight_v`` from here on (a Tensor, not a Parameter)."""
+        value = node.value
+        if len(node.targets) != 1 or not isinstance(value, cst.Call) or not value.args:
+            return
+        qual = self.scope.resolve_torch(value.func)
+        if qual not in _REPARAMETRIZE:
+            return
+        name = next((a.value for a in value.args if a.keyword is not None and a.keyword.value == "name"),
+                    value.args[1].value if len(value.args) > 1 and value.args[1].keyword is None else None)
+        leaf = name.evaluated_value if isinstance(name, cst.SimpleString) else "weight" if name is None else None
+        target = compact_source(node.targets[0].target)
+        self._computed.add((target, leaf))
 
     def leave_Call(self, original_node, updated_node):
         qual = self.scope.resolve_torch(original_node.func)
@@ -112,6 +139,10 @@ class InitTransform(Rule):
             tensor = tensor.value  # init of p.data: MindSpore's Parameter.data is a plain Tensor copy, fill p itself
         if not _parameter_reference(tensor, self.scope):
             return updated_node  # a fresh tensor (nn.init.orthogonal_(torch.randn(d, d))): the table's runtime init
+        if isinstance(tensor, cst.Attribute) and ((compact_source(tensor.value), tensor.attr.value) in self._computed
+                                                  or (compact_source(tensor.value), None) in self._computed):
+            return updated_node  # a weight-normed layer's computed weight (a Tensor): the table's runtime init fills
+            # it as torch's does, and the next read computes it again from weight_g and weight_v, as in torch
         given: dict[str, cst.BaseExpression] = {}
         names = _INIT_SIGNATURES.get(name, ())
         for i, arg in enumerate(args[1:]):
@@ -166,3 +197,9 @@ def _parameter_reference(expr: cst.BaseExpression, scope) -> bool:
     while isinstance(expr, (cst.Attribute, cst.Subscript)):
         expr = expr.value
     return isinstance(expr, cst.Name)
+
+
+# torch's reparametrizations that make a layer's member a computed tensor
+_REPARAMETRIZE = frozenset({"torch.nn.utils.weight_norm", "torch.nn.utils.spectral_norm",
+                            "torch.nn.utils.parametrizations.weight_norm",
+                            "torch.nn.utils.parametrizations.spectral_norm"})

@@ -271,6 +271,10 @@ class LayerParameterNameTransform(Rule):
             cst.Arg(updated_node.value, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
             cst.Arg(cst.SimpleString(repr(name)))])
 
+    def knows(self, expr: cst.BaseExpression) -> bool:
+        """Does this rule know what ``expr`` holds (a local name bound to a layer construction)?"""
+        return bool(self._candidates(expr))
+
     def _candidates(self, expr: cst.BaseExpression) -> list | None:
         """What an expression may hold: ``self.X`` its class's candidates, a local name its binding, and each
         attribute or literal index of those (a class of this file's own ``self.Y``, a container's item)."""

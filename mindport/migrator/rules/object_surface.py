@@ -7,7 +7,7 @@ import libcst as cst
 from mindport.mappings.surface import load_surface
 from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.rules.references import class_name_of
-from mindport.migrator.scopes import receiver_kind
+from mindport.migrator.scopes import operand_kind, receiver_kind
 from mindport.migrator.table import adapter_expr
 
 _PRIVATE_DICTS = {"_modules": "_cells", "_parameters": "_params"}  # nn.Module's -> nn.Cell's (same items)
@@ -38,6 +38,10 @@ class ObjectSurfaceTransform(Rule):
       MindSpore layer (a ``Dense`` is ``"Linear"``), so ``classname.find('Linear') != -1`` still holds;
     * ``with torch.device("cuda"):`` / ``with x.device:`` (the default device for the tensors made inside):
       placement is global in MindSpore, the block runs as it is;
+    * a member some mapped layer keeps under another name (``running_var``, a BatchNorm's ``weight``), read on a
+      function's parameter whose class nothing says (``def fuse_bn(conv, bn): bn.running_var``):
+      ``mp_adapt.layer_attribute(bn, 'running_var')``, by the object's class at run time (a plain object's
+      attribute reads as written); not in ``forward``, not under an ``isinstance`` narrowing (decided statically);
     * ``self.up(x, output_size=skip.shape)``, a sub-layer called with an output size (a transposed convolution's):
       ``mp_nn.call_with_output_size(self.up, x, output_size=...)`` computes torch's ``output_padding`` for the layer
       (by its class at run time; any other callable is called as written).
@@ -100,12 +104,31 @@ class ObjectSurfaceTransform(Rule):
             """,
             note="A device as a context has nothing to place in MindSpore; a tensor's requires_grad is read safely.",
         ),
+        Example(
+            before="""
+                def fuse_bn(conv, bn):
+                    std = (bn.running_var + bn.eps) ** 0.5
+                    return conv.weight * (bn.weight / std).reshape(-1, 1, 1, 1)
+            """,
+            after="""
+                from mindport.runtime import adapt as mp_adapt
+                def fuse_bn(conv, bn):
+                    std = (mp_adapt.layer_attribute(bn, 'running_var') + mp_adapt.layer_attribute(bn, 'eps')) ** 0.5
+                    return mp_adapt.layer_attribute(conv, 'weight') * (mp_adapt.layer_attribute(bn, 'weight') / std).reshape(-1, 1, 1, 1)
+            """,
+            note="Layers passed to a function: their members are read by their class when the code runs "
+                 "(a BatchNorm2d's running_var is moving_variance, its weight gamma; a Conv2d's weight is weight).",
+        ),
     )
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self._targets: set[int] = set()  # attributes assigned to (x.requires_grad = True): left as written
         self._tensor_reads = load_surface().tensor_reads()
+        self._methods: list[str] = []  # the enclosing functions' names
+        self._called: set[int] = set()  # attributes that are the callee of a call
+        # torch layer members some mapped layer holds under another name (running_var, weight of a BatchNorm ...)
+        self._renamed = frozenset(name for layer in load_surface().layers.values() for name in layer.paths())
 
     def _tensor_read(self, original_node, updated_node, member):
         """A Tensor attribute a MindSpore Tensor lacks: its value (``x.is_sparse`` -> ``False``), or MP104."""
@@ -123,6 +146,45 @@ class ObjectSurfaceTransform(Rule):
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
         self._targets.add(id(node.target))
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._targets.add(id(node.target))
+
+    def visit_Del(self, node: cst.Del) -> None:
+        self._targets.add(id(node.target))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self._called.add(id(node.func))  # x.dim(): a method called, not a layer's setting read
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._methods.append(node.name.value)
+
+    def leave_FunctionDef(self, original_node, updated_node):
+        self._methods.pop()
+        return updated_node
+
+    def _unknown_layer_read(self, original_node, updated_node):
+        """``bn.running_var`` where ``bn`` is a function's parameter (or a name bound in ways not followed) and
+        nothing says its class (RepMLP's ``fuse_bn(conv, bn)``): a setting or weight some mapped layer holds under
+        another name (object_surface.toml's renames: ``running_var`` -> ``moving_variance``) is read through
+        ``mp_adapt.layer_attribute``, by the object's class at run time; a plain object's attribute is read as
+        written by it. Not in ``forward`` (a static graph compiles it) nor on a receiver known to be a tensor, a
+        Python value or a module."""
+        node = original_node.value
+        if not isinstance(node, cst.Name) or node.value in ("self", "cls") \
+                or id(original_node) in self._targets or id(original_node) in self._called \
+                or self.ctx.options.target != "nn" or original_node.attr.value not in self._renamed \
+                or "forward" in self._methods or not self._methods or self.scope.resolve(node) is not None \
+                or operand_kind(node, self.scope) not in ("param", "other"):
+            return None
+        for rule in self.runner.rules:  # type: ignore[union-attr]
+            if getattr(rule, "narrows", None) and rule.narrows(node.value) \
+                    or getattr(rule, "knows", None) and rule.knows(node):
+                return None
+        self.ctx.converted_sites += 1
+        return cst.Call(func=self.ctx.target_expr("mindport.runtime.adapt.layer_attribute"), args=[
+            cst.Arg(updated_node.value, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+            cst.Arg(cst.SimpleString(repr(original_node.attr.value)))])
 
     # --- explicit base-class calls: nn.Conv2d.__init__(self, ...), nn.Conv2d.forward(self, x)
     def leave_Call(self, original_node, updated_node):
@@ -234,5 +296,5 @@ class ObjectSurfaceTransform(Rule):
             self.ctx.converted_sites += 1
             return cst.Call(func=self.ctx.target_expr("mindport.runtime.tensor.requires_grad"),
                             args=[cst.Arg(updated_node.value)])
-        return updated_node
+        return self._unknown_layer_read(original_node, updated_node) or updated_node
 

@@ -211,6 +211,11 @@ class ReferenceTransform(Rule):
             self._narrowing.pop()
         return updated_node
 
+    def narrows(self, name: str) -> bool:
+        """Is ``name`` narrowed here to torch layer classes (``if isinstance(m, nn.Conv2d):``, a layer subclass's
+        ``self``)? Its attributes are then decided statically."""
+        return any(narrowed == name for narrowed, _ in self._narrowing)
+
     def _narrowed(self, node: cst.Attribute):
         if self._narrowing and isinstance(node.value, cst.Name):
             for name, leaves in reversed(self._narrowing):
