@@ -148,8 +148,11 @@ def backward(grads, inputs=None) -> None:
                                    "differentiate (an intermediate result, or one made without requires_grad=True)")
         wanted = {id(t) for t in inputs}
         grads = [(t, g) for t, g in grads if id(t) in wanted]
-    zero = {id(t): isinstance(t, Parameter) and getattr(t, "grad", None) is None and g.size
-            and not bool(ops.abs(g).max() > 0) for t, g in grads}
+    fresh = [(t, g) for t, g in grads if isinstance(t, Parameter) and getattr(t, "grad", None) is None and g.size]
+    # one read of the device for all of them (a bool() per parameter waited on the device once per parameter)
+    peaks = ops.stack([ops.abs(g).max().astype(ms.float32) for _, g in fresh]).asnumpy() if fresh else ()
+    zero = dict.fromkeys((id(t) for t, _ in grads), False)
+    zero.update({id(t): not peak > 0 for (t, _), peak in zip(fresh, peaks)})
     layers: dict[str, bool] = {}
     for tensor, _ in grads:
         if isinstance(tensor, Parameter):
