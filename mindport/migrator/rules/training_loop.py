@@ -453,7 +453,6 @@ class TrainingLoopRule(Rule):
         self._sites: dict[int, cst.Call] = {}  # updated backward call -> original (for positions), not yet placed
         self._placed: set[int] = set()
         self._leaf_calls: set[int] = set()  # x.requires_grad_() calls that make a leaf: become x
-        self._leaf_statements: set[int] = set()  # x.requires_grad_() statements (kept: the flag reads as torch's)
         self._grad_calls: set[int] = set()  # torch.autograd.grad(...) calls (sites like .backward())
         self._param_vars: list[set[str]] = []  # per enclosing for: its targets when it iterates over parameters
         self._optimized: set[str] = set()  # names read in an optimizer's params argument
@@ -574,8 +573,7 @@ class TrainingLoopRule(Rule):
         # x.requires_grad_() / x.requires_grad = True on a name: x is a leaf tensor
         call = node.value
         if isinstance(call, cst.Call) and _marks_leaf(call) and isinstance(call.func.value, cst.Name):
-            self.leaves.add(call.func.value.value)
-            self._leaf_statements.add(id(call))
+            self.leaves.add(call.func.value.value)  # the statement stays: the flag reads as torch's
 
     def visit_For(self, node: cst.For) -> None:
         if "param" in code_of(node.iter).lower():  # for p in model.parameters() / zip(params, grads): tensors
