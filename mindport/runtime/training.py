@@ -146,6 +146,8 @@ class _ReadParameters:
 
         def reading(cell, name):
             value = original(cell, name)
+            if _PAUSED:
+                return value
             if isinstance(value, Parameter):
                 ids.add(id(value))
             elif isinstance(value, ms.ParameterTuple):
@@ -159,6 +161,26 @@ class _ReadParameters:
         ms.nn.Cell.__getattr__ = self._original
         self.ids = frozenset(self.ids)
         return False
+
+
+_PAUSED: list = []  # non-empty inside no_grad(): what the forward reads there is not differentiated
+
+
+class no_grad(contextlib.ContextDecorator):  # noqa: N801 - torch's name
+    """``with torch.no_grad():`` inside the code a backward differentiates (a frozen encoder, a target network, a
+    teacher): what it computes is a constant for the gradient, as in torch (MindSpore's PyNative grad off for the
+    block), and the Parameters it reads are not reached (``.grad`` stays None: torch's optimizers skip them). Elsewhere
+    the converter drops the block (MindSpore records no graph outside a differentiated function)."""
+
+    def __enter__(self):
+        self._grad = ms._no_grad()
+        self._grad.__enter__()
+        _PAUSED.append(self)
+        return self
+
+    def __exit__(self, *exc):
+        _PAUSED.pop()
+        return self._grad.__exit__(*exc)
 
 
 _CHECKED: set = set()
