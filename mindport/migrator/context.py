@@ -81,6 +81,7 @@ class FileContext:
     class_summary: tuple = ()  # idioms.class_summary: which classes are nn.Module subclasses, and through what
     tree_changed: bool = True  # did any rule change the tree (run_pipeline sets it)
     fixed_aliases: frozenset = frozenset()  # ScopeBuilder.fixed_aliases: torch aliases bound once, only called
+    import_roots: frozenset = frozenset()  # ScopeBuilder.import_roots: packages the file imports, at any depth
 
     def alias_for(self, module: str) -> str:
         """The local name converted code uses for a MindSpore module, and remember to import it."""

@@ -110,6 +110,7 @@ class ScopeBuilder(cst.CSTVisitor):
         # rebind them
         self.module_scope.names.update(dict(star_bindings))
         self.seen: set[str] = set()  # names written in the file, but in imports and def/class names
+        self.import_roots: set[str] = set()  # top-level package of every absolute import, at any depth
         self._definitions: set[int] = set()
         self.scopes: dict[int, Scope] = {}
         self._stack: list[Scope] = [self.module_scope]
@@ -246,10 +247,13 @@ class ScopeBuilder(cst.CSTVisitor):
 
     def visit_Import(self, node: cst.Import) -> bool:
         bind_import(self.current, node)
+        self.import_roots.update(_module_name(alias.name).split(".", 1)[0] for alias in node.names)
         return False  # the names in an import are bindings, not uses (``seen``)
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
         bind_import(self.current, node)
+        if not node.relative and node.module is not None:
+            self.import_roots.add(_module_name(node.module).split(".", 1)[0])
         return False
 
     def visit_Try(self, node: cst.Try) -> None:
