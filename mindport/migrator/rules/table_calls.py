@@ -20,7 +20,9 @@ from mindport.migrator.native_facts import (
     cell_functions,
     cells_display,
     inplace_switch,
+    own_nodes,
 )
+from mindport.migrator.imports import runtime_alias
 from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.scopes import receiver_kind
 from mindport.migrator.syntax import NO_SPACE_EQUAL, code_of
@@ -93,7 +95,10 @@ class TableCallTransform(Rule):
 
     An in-place method on an indexed view, as a statement (``w.data[:, :n].normal_(1, 0.02)``): indexing a MindSpore
     tensor makes a copy, so the converted call updates the copy and the statement assigns it back; one whose result
-    is read (``y = w[0].add_(1)``) is flagged.
+    is read (``y = w[0].add_(1)``) is flagged. One on a local name, as a statement (``z.scatter_add_(0, idx, src)``),
+    rebinds the name to the update's result (``z = mp_inplace.scatter_add_(z, ...)``: the receiver itself in
+    PyNative): in a compiled graph the update of a tensor that is no Parameter is not ordered before later reads of
+    the name, which would read the old values without any error.
     """
 
     EXAMPLES = (
@@ -355,7 +360,7 @@ class TableCallTransform(Rule):
         in-place functions return the tensor they filled); a tensor's ``.data`` shares the Parameter's memory."""
         view = self._indexed_updates.pop(id(original_node.value), None)
         if view is None:
-            return updated_node
+            return self._rebound_update(updated_node)
         call = updated_node.value  # the view as the rules left it: the receiver, or the runtime function's input
         if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) \
                 and isinstance(call.func.value, cst.Subscript):
@@ -364,6 +369,24 @@ class TableCallTransform(Rule):
             view = call.args[0].value
         return cst.Assign(targets=[cst.AssignTarget(target=view)], value=updated_node.value,
                           semicolon=updated_node.semicolon)
+
+    def _rebound_update(self, statement: cst.Expr):
+        """``z.scatter_add_(0, idx, src)`` as a statement on a local name: ``z = mp_inplace.scatter_add_(z, ...)``.
+        In a compiled graph the runtime's update (``ops.assign`` on a tensor that is no Parameter) is not ordered
+        before later reads of ``z``, which then read the old values (EGNN's ``unsorted_segment_sum`` summed into
+        zeros: wrong numbers and no error, MindSpore 2.10); the update returns the value it wrote there, and the
+        receiver itself in PyNative, so rebinding the name changes nothing in PyNative."""
+        call = statement.value
+        if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.args
+                and isinstance(call.func.value, cst.Name) and call.func.value.value == INPLACE_ALIAS
+                and call.args[0].keyword is None and not call.args[0].star
+                and isinstance(call.args[0].value, cst.Name) and self._functions):
+            return statement
+        name = call.args[0].value.value
+        if name not in _local_names(self._functions[-1]):
+            return statement
+        return cst.Assign(targets=[cst.AssignTarget(target=cst.Name(name))], value=call,
+                          semicolon=statement.semicolon)
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self._inner.add(id(node.value))
@@ -792,6 +815,41 @@ class TableCallTransform(Rule):
 
     def leave_Name(self, original_node, updated_node):
         return self._reference(original_node, updated_node)
+
+
+# the local name converted code gives mindport.runtime.inplace (its functions return the receiver they update)
+INPLACE_ALIAS = runtime_alias("mindport.runtime.inplace")
+
+
+def _local_names(function: cst.FunctionDef) -> frozenset[str]:
+    """The names local to ``function``: its parameters and the names its own body binds (assignment, loop and
+    ``with ... as`` targets), less those it declares ``global``/``nonlocal`` (rebinding one of those would not be
+    local)."""
+    params = function.params
+    names = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+    for star in (params.star_arg, params.star_kwarg):
+        if isinstance(star, cst.Param):
+            names.add(star.name.value)
+    declared: set[str] = set()
+    for node in own_nodes(function, cst.CSTNode):
+        if isinstance(node, (cst.AssignTarget, cst.For, cst.AsName)):
+            target = node.target if not isinstance(node, cst.AsName) else node.name
+            names |= {n.value for n in _bound_names(target)}
+        elif isinstance(node, (cst.AnnAssign, cst.AugAssign)) and isinstance(node.target, cst.Name):
+            names.add(node.target.value)
+        elif isinstance(node, (cst.Global, cst.Nonlocal)):
+            declared |= {item.name.value for item in node.names}
+    return frozenset(names - declared)
+
+
+def _bound_names(target) -> list[cst.Name]:
+    if isinstance(target, cst.Name):
+        return [target]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for e in target.elements for n in _bound_names(e.value)]
+    if isinstance(target, cst.StarredElement):
+        return _bound_names(target.value)
+    return []
 
 
 # the module of the int-to-float guards (mindport.runtime.promotion names them)
