@@ -23,6 +23,7 @@ from mindport.migrator.native_facts import (
     own_nodes,
 )
 from mindport.migrator.imports import runtime_alias
+from mindport.migrator.named_results import result_fields
 from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.scopes import receiver_kind
 from mindport.migrator.syntax import NO_SPACE_EQUAL, code_of
@@ -98,7 +99,9 @@ class TableCallTransform(Rule):
     is read (``y = w[0].add_(1)``) is flagged. One on a local name, as a statement (``z.scatter_add_(0, idx, src)``),
     rebinds the name to the update's result (``z = mp_inplace.scatter_add_(z, ...)``: the receiver itself in
     PyNative): in a compiled graph the update of a tensor that is no Parameter is not ordered before later reads of
-    the name, which would read the old values without any error.
+    the name, which would read the old values without any error. A field of torch's named-tuple result read on the
+    call (``torch.linalg.lstsq(a, b).solution``) is read by position (``mp_linalg.lstsq(a, b)[0]``): the runtime
+    returns a plain tuple in a graph.
     """
 
     EXAMPLES = (
@@ -811,10 +814,27 @@ class TableCallTransform(Rule):
         return True
 
     def leave_Attribute(self, original_node, updated_node):
+        positional = _field_by_position(updated_node)
+        if positional is not None:
+            return positional
         return self._reference(original_node, updated_node)
 
     def leave_Name(self, original_node, updated_node):
         return self._reference(original_node, updated_node)
+
+
+def _field_by_position(node: cst.Attribute) -> cst.Subscript | None:
+    """``mp_linalg.lstsq(a, b).solution`` -> ``mp_linalg.lstsq(a, b)[0]``: the runtime returns torch's named tuple in
+    PyNative and a plain tuple in a compiled graph (mindport/migrator/named_results.py), so the field is read by
+    position, the same in both modes."""
+    call = node.value
+    if not isinstance(call, cst.Call):
+        return None
+    fields = result_fields(code_of(call.func), len(call.args))
+    if fields is None or node.attr.value not in fields:
+        return None
+    index = cst.Index(cst.Integer(str(fields.index(node.attr.value))))
+    return cst.Subscript(value=call, slice=[cst.SubscriptElement(index)])
 
 
 # the local name converted code gives mindport.runtime.inplace (its functions return the receiver they update)
