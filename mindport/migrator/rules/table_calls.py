@@ -22,6 +22,7 @@ from mindport.migrator.native_facts import (
     inplace_switch,
     own_nodes,
 )
+from mindport.migrator.context import CPU_GUARDED
 from mindport.migrator.imports import runtime_alias
 from mindport.migrator.named_results import result_fields
 from mindport.migrator.rules.base import Example, Rule
@@ -437,11 +438,17 @@ class TableCallTransform(Rule):
         self._class_layers.pop()
         return updated_node
 
+    def _cpu_guarded(self) -> bool:
+        """Does the port keep the guards against MindSpore's CPU kernel defects (``convert --device any|cpu``)?"""
+        return self.ctx.options.device in CPU_GUARDED
+
     def _guard_target(self, target: str, input_node) -> str:
         """An int-to-float guard (``mp_math.sigmoid``) on an input floating point by construction: ``ops.sigmoid``
-        (not for ``OWN_PRECISION``'s: ``mp_math.tanh`` stays)."""
+        (not for ``OWN_PRECISION``'s, which also guard the CPU kernel's precision: ``mp_math.tanh`` stays, except in
+        a port for a GPU or Ascend)."""
         module, _, name = target.rpartition(".")
-        if module != GUARDS or name not in INT_TO_FLOAT or name in OWN_PRECISION or input_node is None:
+        if module != GUARDS or name not in INT_TO_FLOAT or input_node is None \
+                or (name in OWN_PRECISION and self._cpu_guarded()):
             return target
         function = self._functions[-1] if self._functions else None
         facts = self._float_facts.get(id(function))
@@ -458,13 +465,14 @@ class TableCallTransform(Rule):
         dtype = mapped.get("dtype")
         if native is None or input_node is None or (dtype is not None and dtype.given and dtype.source != "None"):
             return target
-        function = self._functions[-1] if self._functions else None
-        facts = self._unmasked_facts.get(id(function))
-        if facts is None:
-            layers = self._class_layers[-1] if self._class_layers else {}
-            facts = self._unmasked_facts[id(function)] = UnmaskedFacts(function, self.scope.resolve_torch, layers)
-        if not facts.unmasked(input_node):
-            return target
+        if self._cpu_guarded():  # the defect is the CPU kernel's: a port for a GPU or Ascend needs no facts
+            function = self._functions[-1] if self._functions else None
+            facts = self._unmasked_facts.get(id(function))
+            if facts is None:
+                layers = self._class_layers[-1] if self._class_layers else {}
+                facts = self._unmasked_facts[id(function)] = UnmaskedFacts(function, self.scope.resolve_torch, layers)
+            if not facts.unmasked(input_node):
+                return target
         name, renames = native
         for old, new in renames.items():
             if old in mapped:
@@ -577,6 +585,8 @@ class TableCallTransform(Rule):
                 target = NATIVE_LIST
             input_node = self._input_node(entry, original_node)
             target = self._unmasked_target(self._guard_target(target, input_node), mapped, input_node)
+            if not self._cpu_guarded():
+                target = CPU_GUARD_LAYERS.get(target, target)
             self._resolve_ms_names(mapped)
         except RunTimeArguments:
             # *args/**kwargs at the call site: the runtime adapter maps them through the same entry at the call
@@ -887,6 +897,10 @@ RUNTIME_EINSUM = "mindport.runtime.math.einsum"
 # the runtime softmax (written out for MindSpore's CPU kernel defect on rows of all -inf) -> MindSpore's own, with
 # its renames, where the input can hold no such row (native_facts.UnmaskedFacts)
 NATIVE_UNMASKED = {"mindport.runtime.nn_functional.softmax": ("mindspore.ops.softmax", {"dim": "axis"})}
+
+# runtime layers that only guard a defect of MindSpore's CPU kernel (same constructor arguments) -> MindSpore's own,
+# in a port for a GPU or Ascend (``convert --device``)
+CPU_GUARD_LAYERS = {"mindport.runtime.layers.Tanh": "mindspore.nn.Tanh"}
 
 # torch.nn.ModuleList built from a list of Cells, never added to: MindSpore's own container (native_facts.py)
 NATIVE_LIST = "mindspore.nn.CellList"
