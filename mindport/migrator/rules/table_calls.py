@@ -27,7 +27,7 @@ from mindport.migrator.imports import runtime_alias
 from mindport.migrator.named_results import result_fields
 from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.scopes import receiver_kind
-from mindport.migrator.syntax import NO_SPACE_EQUAL, code_of
+from mindport.migrator.syntax import NO_SPACE_EQUAL, code_of, target_names
 from mindport.migrator.table import (
     SHARED_METHOD_NAMES,
     CallBindError,
@@ -864,22 +864,12 @@ def _local_names(function: cst.FunctionDef) -> frozenset[str]:
     for node in own_nodes(function, cst.CSTNode):
         if isinstance(node, (cst.AssignTarget, cst.For, cst.AsName)):
             target = node.target if not isinstance(node, cst.AsName) else node.name
-            names |= {n.value for n in _bound_names(target)}
+            names |= set(target_names(target))
         elif isinstance(node, (cst.AnnAssign, cst.AugAssign)) and isinstance(node.target, cst.Name):
             names.add(node.target.value)
         elif isinstance(node, (cst.Global, cst.Nonlocal)):
             declared |= {item.name.value for item in node.names}
     return frozenset(names - declared)
-
-
-def _bound_names(target) -> list[cst.Name]:
-    if isinstance(target, cst.Name):
-        return [target]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [n for e in target.elements for n in _bound_names(e.value)]
-    if isinstance(target, cst.StarredElement):
-        return _bound_names(target.value)
-    return []
 
 
 # the module of the int-to-float guards (mindport.runtime.promotion names them)
