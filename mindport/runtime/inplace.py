@@ -396,7 +396,9 @@ def copy_(input, src, non_blocking=False):
     """torch.Tensor.copy_: src (broadcast to the receiver's shape, cast to its dtype) written into the receiver."""
     if not isinstance(src, ms.Tensor):
         src = ms.Tensor(src)
-    return _store(input, ops.broadcast_to(src, input.shape))
+    # a copy, not broadcast_to's view of src: a Parameter left holding a view refuses ops.assign later (the
+    # optimizer's put-back of a parameter no backward reached, mindport.runtime.training._restore_held)
+    return _store(input, ops.broadcast_to(src, input.shape).copy())
 
 
 def fill_diagonal_(input, fill_value, wrap=False):

@@ -6,8 +6,9 @@ torch takes any integer that has ``__index__`` where it takes an int; model code
 must be int, tensor or none``; ``IndexError: Unsupported Python object type received: <class 'numpy.int64'>``).
 
 Importing this module installs one guard at that point: ``Tensor.__getitem__``/``__setitem__`` turn numpy integers in
-the index (alone, in a tuple, as slice bounds) into ints before MindSpore reads the index; every other index passes
-unchanged. It is imported by ``mindport.runtime._graph``, which the runtime modules converted code imports load.
+the index (alone, in a tuple, as slice bounds) into ints, and numpy arrays of integers or bools (``X[perm[:10]]``,
+a batch drawn with ``np.random.permutation``; MindSpore: ``IndexError: Only support integers, slices ...``) into
+tensors, before MindSpore reads the index; every other index passes unchanged. It is imported by ``mindport.runtime._graph``, which the runtime modules converted code imports load.
 A static graph reads the index as a constant and is unchanged.
 
 MindSpore's other refusals of numpy integers are argument checks (measured on 2.10: every layer constructor's sizes,
@@ -44,6 +45,8 @@ def _plain(index):
         return items if any(a is not b for a, b in zip(items, index)) else index
     if isinstance(index, np.integer):
         return int(index)
+    if kind is np.ndarray and index.dtype.kind in "iub":  # x[perm[:10]]: a numpy index array, as a tensor's
+        return int(index) if index.ndim == 0 and index.dtype.kind != "b" else Tensor(index)
     return index
 
 

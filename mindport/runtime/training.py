@@ -101,7 +101,8 @@ def value_and_grad(fn, weights=(), leaves=0):
             raise RuntimeError(_UNREACHED.format(name=getattr(fn, "__name__", "forward_fn")))
         # the leaves enter as copies: MindSpore refuses in-place writes (w -= lr * w.grad) to a network's input
         inputs = [a.copy() for a in args[:leaves]] + list(args[leaves:])
-        loss, grads = ms.value_and_grad(loss_only, positions, weights_here or None)(*inputs)
+        with _ReadParameters() as read:
+            loss, grads = ms.value_and_grad(loss_only, positions, weights_here or None)(*inputs)
         out = outputs[-1]
         out = (loss, *out[1:]) if isinstance(out, tuple) else loss
         if leaves and weights_here:
@@ -112,7 +113,9 @@ def value_and_grad(fn, weights=(), leaves=0):
             leaf_grads, weight_grads = (), grads
         if leaves == 1:
             leaf_grads = (leaf_grads,)
-        pairs = list(zip(args[:leaves], leaf_grads)) + list(zip(weights_here, weight_grads))
+        pairs = _Gradients(zip(args[:leaves], leaf_grads))
+        pairs += zip(weights_here, weight_grads)
+        pairs.read = read.ids
         code = getattr(fn, "__code__", None)
         if code not in _CHECKED:  # once per forward function: a loss no parameter reaches would train nothing
             _CHECKED.add(code)
@@ -121,6 +124,63 @@ def value_and_grad(fn, weights=(), leaves=0):
         return out, pairs
 
     return run
+
+
+class _Gradients(list):
+    """``[(tensor, gradient), ...]`` from one differentiation, with ``read``: the ids of the Parameters its forward read
+    from a Cell (``self.weight``; see ``_ReadParameters``)."""
+
+    read: frozenset = frozenset()
+
+
+class _ReadParameters:
+    """While the forward runs: the ids of the Parameters read as Cell attributes (``self.fc.weight`` in a layer's
+    construct, a ParameterTuple's members), through ``Cell.__getattr__``, where a Cell keeps its Parameters. A layer
+    the forward did not call has none of its Parameters read; a layer it called has them all read, whatever their
+    gradient (a dead ReLU's layer: all zero, and reached, as torch sees it)."""
+
+    def __enter__(self):
+        self.ids: set[int] = set()
+        self._original = original = ms.nn.Cell.__getattr__
+        ids = self.ids
+
+        def reading(cell, name):
+            value = original(cell, name)
+            if _PAUSED:
+                return value
+            if isinstance(value, Parameter):
+                ids.add(id(value))
+            elif isinstance(value, ms.ParameterTuple):
+                ids.update(id(p) for p in value)
+            return value
+
+        ms.nn.Cell.__getattr__ = reading
+        return self
+
+    def __exit__(self, *exc):
+        ms.nn.Cell.__getattr__ = self._original
+        self.ids = frozenset(self.ids)
+        return False
+
+
+_PAUSED: list = []  # non-empty inside no_grad(): what the forward reads there is not differentiated
+
+
+class no_grad(contextlib.ContextDecorator):  # noqa: N801 - torch's name
+    """``with torch.no_grad():`` inside the code a backward differentiates (a frozen encoder, a target network, a
+    teacher): what it computes is a constant for the gradient, as in torch (MindSpore's PyNative grad off for the
+    block), and the Parameters it reads are not reached (``.grad`` stays None: torch's optimizers skip them). Elsewhere
+    the converter drops the block (MindSpore records no graph outside a differentiated function)."""
+
+    def __enter__(self):
+        self._grad = ms._no_grad()
+        self._grad.__enter__()
+        _PAUSED.append(self)
+        return self
+
+    def __exit__(self, *exc):
+        _PAUSED.pop()
+        return self._grad.__exit__(*exc)
 
 
 _CHECKED: set = set()
@@ -134,11 +194,13 @@ def backward(grads, inputs=None) -> None:
     """``loss.backward()``: each gradient added into its tensor's ``.grad`` (set when it is None);
     ``backward(inputs=[...])``: only into those tensors' (one the loss does not reach keeps its ``.grad``, as in
     torch; a tensor that is neither a Parameter nor differentiated by the region, such as an intermediate result,
-    is an error: its gradient was not computed). A parameter the loss does not reach (MindSpore hands it an all-zero
-    gradient) keeps ``.grad`` None, as torch leaves it: a layer a dynamic forward skipped this step, which torch's
-    optimizers then leave alone (see ``grads_of``). A zero gradient is taken for "not reached" only when every
-    parameter of its layer (the same name prefix) has one: a reached bias can have an exactly zero gradient (the mean
-    of the signs of an L1 loss)."""
+    is an error: its gradient was not computed). A parameter the loss does not reach keeps ``.grad`` None, as torch
+    leaves it: a layer a dynamic forward skipped this step, which torch's optimizers then leave alone (see
+    ``grads_of``). MindSpore hands such a parameter an all-zero gradient; a Parameter is taken as not reached when its
+    gradient is all zero and the forward did not read it from its Cell (``_ReadParameters``): a layer the forward
+    called is reached even when its gradient is exactly zero (a dead ReLU's layer, which torch's momentum and weight
+    decay still move; a bias whose L1 gradient is the mean of signs, zero)."""
+    read = getattr(grads, "read", frozenset())
     if inputs is not None:
         inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
         reached = {id(t) for t, _ in grads}
@@ -148,20 +210,15 @@ def backward(grads, inputs=None) -> None:
                                    "differentiate (an intermediate result, or one made without requires_grad=True)")
         wanted = {id(t) for t in inputs}
         grads = [(t, g) for t, g in grads if id(t) in wanted]
-    fresh = [(t, g) for t, g in grads if isinstance(t, Parameter) and getattr(t, "grad", None) is None and g.size]
+    fresh = [(t, g) for t, g in grads if isinstance(t, Parameter) and getattr(t, "grad", None) is None and g.size
+             and id(t) not in read]
     # one read of the device for all of them (a bool() per parameter waited on the device once per parameter)
     peaks = ops.stack([ops.abs(g).max().astype(ms.float32) for _, g in fresh]).asnumpy() if fresh else ()
-    zero = dict.fromkeys((id(t) for t, _ in grads), False)
-    zero.update({id(t): not peak > 0 for (t, _), peak in zip(fresh, peaks)})
-    layers: dict[str, bool] = {}
-    for tensor, _ in grads:
-        if isinstance(tensor, Parameter):
-            owner = tensor.name.rsplit(".", 1)[0]
-            layers[owner] = layers.get(owner, True) and zero[id(tensor)]
+    unreached = {id(t) for (t, _), peak in zip(fresh, peaks) if not peak > 0}
     for tensor, grad in grads:
-        current = getattr(tensor, "grad", None)
-        if zero[id(tensor)] and layers[tensor.name.rsplit(".", 1)[0]]:
+        if id(tensor) in unreached:
             continue
+        current = getattr(tensor, "grad", None)
         tensor.grad = grad if current is None else current + grad
 
 

@@ -249,6 +249,22 @@ def test_tracking_is_judged_against_the_scripts_float32_noise():
                                 ["1.000000", "5.001000", "0.5000000", "4.001000"])[0]
 
 
+def test_an_entry_whose_torch_curve_does_not_learn_only_has_to_stay_finite():
+    """run.py: wkd/dataset_minibatch prints single shuffled batches of a model that cannot fit (a sigmoid output
+    against targets near 150); torch's first-to-last fall (9 %) was its batch order's, and the port, in another
+    order, was judged not to learn. A ``flat`` entry (with its reason) only has to stay finite."""
+    _, run = _boot()
+    entry = {"flat": "cannot fit"}
+    torch_out = {"stdout": "loss: 35224.1\nloss: 26868.5\nloss: 32041.0\n", "rc": 0}
+    port = {"stdout": "loss: 27576.1\nloss: 35940.5\nloss: 33856.0\n", "rc": 0}
+    assert run.judge(entry, torch_out, port)["learns"]
+    assert not run.judge({}, torch_out, port)["learns"]
+    nan = {"stdout": "loss: 27576.1\nloss: 35940.5\nloss: nan\n", "rc": 0}
+    assert not run.judge(dict(entry, loss=r"loss: (\S+)"), torch_out, nan)["learns"]
+    flat = [e for e in json.loads((BENCH / "corpus.json").read_text()) if e.get("flat")]
+    assert [e["id"] for e in flat] == ["wkd/dataset_minibatch"] and all(len(e["flat"]) > 40 for e in flat)
+
+
 def test_corpus_meets_the_issues_bar():
     """Issue 27: at least 30 scripts from at least 15 public repositories no other corpus of ours names (locuslab/TCN
     has since been named by the trials corpus: it does not count), none of them reserved."""

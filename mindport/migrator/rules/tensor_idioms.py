@@ -16,7 +16,9 @@ _GRAD_DECORATORS = ("torch.no_grad", "torch.inference_mode", "torch.enable_grad"
 
 class TensorIdiomTransform(Rule):
     """``.cpu().numpy()``/``.detach().numpy()`` -> ``.asnumpy()``; ``x.size(i)`` -> ``x.shape[i]``;
-    ``with torch.no_grad():`` -> its body (MindSpore records no graph in a forward pass); ``z.real``/``z.imag``
+    ``with torch.no_grad():`` -> its body (MindSpore records no graph in a forward pass), except before a backward in
+    its block (``.backward()``, ``torch.autograd.grad``), where it is part of the differentiated code and stays as
+    ``mindport.runtime.training.no_grad()`` (a frozen encoder, a target network: no gradient flows into it); ``z.real``/``z.imag``
     (properties in torch, methods in MindSpore) -> ``z.real()``/``z.imag()`` on evident tensors (``z.T.imag`` too);
     ``~x`` on a tensor (MindSpore's ``~`` is a logical not for every dtype) -> ``torch.bitwise_not``'s target
     (bit inversion for integers); ``format(t, spec)``/``"{}".format(t)`` of an evident tensor is flagged MP102
@@ -50,6 +52,41 @@ class TensorIdiomTransform(Rule):
                     return logits.argmax(1).asnumpy(), logits.shape[0]
             """,
             note='no_grad blocks keep their body; .cpu().numpy() is .asnumpy(); x.size(i) is x.shape[i].',
+        ),
+        Example(
+            before="""
+                import torch
+
+
+                def train(encoder, head, opt, x, y):
+                    with torch.no_grad():
+                        features = encoder(x)
+                    loss = ((head(features) - y) ** 2).mean()
+                    opt.zero_grad()
+                    loss.backward()
+                    opt.step()
+                    return loss
+            """,
+            after="""
+                from mindport.runtime import math as mp_math
+                from mindport.runtime import training as mp_train
+
+
+                def train(encoder, head, opt, x, y):
+                    def forward_fn():
+                        with mp_train.no_grad():
+                            features = encoder(x)
+                        loss = mp_math.mean(((head(features) - y) ** 2))
+                        return loss
+                    grad_fn = mp_train.value_and_grad(forward_fn, mp_train.parameters(opt, encoder, head))
+                    loss, grads = grad_fn()
+                    mp_train.zero_grad(opt)
+                    mp_train.backward(grads)
+                    opt(mp_train.grads_of(opt))
+                    return loss
+            """,
+            note='a no_grad block before a backward in its block is part of what the training rule differentiates: '
+                 'it stays, as mindport.runtime.training.no_grad (a frozen encoder gets no gradient, as in torch).',
         ),
         Example(
             before="""
@@ -117,6 +154,7 @@ class TensorIdiomTransform(Rule):
         self._called: set[int] = set()  # attributes that are the function of a call: z.real() is not the property
         self._functions: list[str] = []  # names of the enclosing functions
         self._complex: list[set[str]] = [set()]  # names bound to complex values, per function (module level first)
+        self._kept: set[int] = set()  # no_grad blocks inside a backward's forward (see _before_backward)
 
     def visit_Call(self, node: cst.Call) -> None:
         self._called.add(id(node.func))
@@ -267,7 +305,28 @@ class TensorIdiomTransform(Rule):
         return len(items) == 1 and isinstance(items[0].item, cst.Call) and items[0].asname is None and \
             self.scope.resolve_torch(items[0].item.func) in _GRAD_CONTEXTS
 
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self._before_backward(node.body)
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self._before_backward(node.body)
+
+    def _before_backward(self, body) -> None:
+        """``with torch.no_grad():`` blocks followed in their block by a backward (``.backward()``,
+        ``torch.autograd.grad``): inside the code the training rule differentiates, they stay, as
+        ``mindport.runtime.training.no_grad`` (what they compute is a constant for the gradient)."""
+        later = False
+        for stmt in reversed(body):
+            if isinstance(stmt, cst.With) and later and self._grad_context(stmt) and \
+                    self.scope.resolve_torch(stmt.items[0].item.func) in ("torch.no_grad", "torch.inference_mode"):
+                self._kept.add(id(stmt))
+            later = later or _runs_backward(stmt)
+
     def leave_With(self, original_node, updated_node):
+        if id(original_node) in self._kept:
+            self.ctx.converted_sites += 1
+            call = parse_expression(f"{self.ctx.alias_for('mindport.runtime.training')}.no_grad()")
+            return updated_node.with_changes(items=[updated_node.items[0].with_changes(item=call)])
         if self._grad_context(original_node):
             self.ctx.converted_sites += 1
             body = updated_node.body
@@ -283,6 +342,22 @@ class TensorIdiomTransform(Rule):
             self.ctx.converted_sites += 1
             return cst.RemoveFromParent()
         return updated_node
+
+
+def _runs_backward(stmt) -> bool:
+    """The statement calls ``.backward(...)`` or ``autograd.grad(...)`` (at any depth)."""
+    found = []
+
+    class _Walk(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            func = node.func
+            if isinstance(func, cst.Attribute) and (func.attr.value == "backward" or (
+                    func.attr.value == "grad" and isinstance(func.value, cst.Attribute)
+                    and func.value.attr.value == "autograd")):
+                found.append(node)
+
+    stmt.visit(_Walk())
+    return bool(found)
 
 
 def _complex_literal(expr: cst.BaseExpression) -> bool:
