@@ -46,7 +46,8 @@ from collections import Counter
 import libcst as cst
 
 from mindport.migrator.rules.base import Example, Rule
-from mindport.migrator.rules.training_region import Plan, Site, Unfit, reads_before_writes, plan_block, reads_writes
+from mindport.migrator.rules.training_region import (Plan, Site, Unfit, reads_before_writes, plan_block,
+                                                      reads_writes, split_parallel)
 from mindport.migrator.rules.training_loop_analysis import (
     _contains,
     _expr_call,
@@ -432,6 +433,49 @@ class TrainingLoopRule(Rule):
             """,
             note="backward(inputs=[...]) adds only into those tensors' .grad; the backward calls of both branches share the region's gradients, which cover every tensor either names.",
         ),
+        Example(
+            before="""
+                import torch
+
+
+                def compare(net_a, net_b, opt_a, opt_b, loss_func, x, y, steps):
+                    for t in range(steps):
+                        pred_a, pred_b = net_a(x), net_b(x)
+                        loss_a, loss_b = loss_func(pred_a, y), loss_func(pred_b, y)
+                        opt_a.zero_grad()
+                        opt_b.zero_grad()
+                        loss_a.backward()
+                        loss_b.backward()
+                        opt_a.step()
+                        opt_b.step()
+            """,
+            after="""
+                from mindport.runtime import training as mp_train
+
+
+                def compare(net_a, net_b, opt_a, opt_b, loss_func, x, y, steps):
+                    for t in range(steps):
+                        def forward_fn_loss_a():
+                            pred_a = net_a(x)
+                            loss_a = loss_func(pred_a, y)
+                            return loss_a
+                        grad_fn_loss_a = mp_train.value_and_grad(forward_fn_loss_a, mp_train.parameters(opt_a, opt_b, net_a, loss_func))
+                        loss_a, grads_loss_a = grad_fn_loss_a()
+                        def forward_fn_loss_b():
+                            pred_b = net_b(x)
+                            loss_b = loss_func(pred_b, y)
+                            return loss_b
+                        grad_fn_loss_b = mp_train.value_and_grad(forward_fn_loss_b, mp_train.parameters(opt_a, opt_b, net_b, loss_func))
+                        loss_b, grads_loss_b = grad_fn_loss_b()
+                        mp_train.zero_grad(opt_a)
+                        mp_train.zero_grad(opt_b)
+                        mp_train.backward(grads_loss_a)
+                        mp_train.backward(grads_loss_b)
+                        opt_a(mp_train.grads_of(opt_a))
+                        opt_b(mp_train.grads_of(opt_b))
+            """,
+            note="Two models side by side, both losses computed in one tuple assignment: split into one statement per target (no value reads a target), each loss gets its own forward_fn.",
+        ),
     )
 
     def __init__(self, ctx) -> None:
@@ -735,16 +779,26 @@ class TrainingLoopRule(Rule):
                  if id(call) in self._sites]
         if not calls:
             return body
+        original = body
         try:
             sites = [self._site(index, call) for index, call in calls]
-            plans = plan_block(body, sites, self._forward_names(body), self.leaves, self._read_elsewhere)
+            try:
+                plans = plan_block(body, sites, self._forward_names(body), self.leaves, self._read_elsewhere)
+            except Unfit as exc:  # two losses computed in one tuple assignment: one statement each, then again
+                if "differentiated again" not in str(exc) or (parallel := split_parallel(body)) is None:
+                    raise
+                body = parallel
+                calls = [(index, call) for index, stmt in enumerate(body)
+                         for call in _backward_calls(stmt, self._grad_calls) if id(call) in self._sites]
+                sites = [self._site(index, call) for index, call in calls]
+                plans = plan_block(body, sites, self._forward_names(body), self.leaves, self._read_elsewhere)
         except Unfit as exc:
             if not terminal and "is not computed in this block" in str(exc):
-                return body  # the enclosing block may compute it
+                return original  # the enclosing block may compute it
             for _, call in calls:
                 self.flag(self._sites.pop(id(call)), "MP105", f"training step not recognised: {exc}", _MP105_HINT,
                           "torch.Tensor.backward")
-            return body
+            return original
         for _, call in calls:
             self._sites.pop(id(call))
         self.ctx.converted_sites += len(plans)
