@@ -117,6 +117,54 @@ def test_normal_with_float_mean_std_and_size():
     assert out.getvalue().splitlines() == ["shapes (20, 1) (4, 3)", "stats True True True"], out.getvalue()
 
 
+OPTIMIZER_PER_SETTING = '''
+import torch
+import torch.nn as nn
+import torch.optim as optim
+
+x_data = torch.tensor([[0.5], [1.0], [-1.5], [2.0]])
+y_data = 3 * x_data - 1
+
+
+def func(x):
+    return torch.pow(2 * x, 2)
+
+
+for i, lr in enumerate([0.01, 0.03]):
+    x = torch.tensor([2.], requires_grad=True)
+    optimizer = optim.SGD([x], lr=lr, momentum=0.63 if i == 0 else 0.0)
+    for it in range(4):
+        y = func(x)
+        y.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        print("step", y.item())
+for lr in (0.05, 0.1):
+    model = nn.Linear(1, 1)
+    with torch.no_grad():
+        model.weight.fill_(0.5)
+        model.bias.fill_(0.0)
+    opt = optim.Adam(model.parameters(), lr=lr)
+    for epoch in range(3):
+        opt.zero_grad()
+        loss = nn.functional.mse_loss(model(x_data), y_data)
+        loss.backward()
+        opt.step()
+        print("step", loss.item())
+'''
+
+
+def test_an_optimizer_built_per_setting_in_an_outer_loop():
+    """zhangxiann/momentum, learning_rate: one optimizer (and leaf, or model) per setting, built in an outer loop, the
+    steps in the inner one. forward_fn/grad_fn went before the outermost loop, where grad_fn read the optimizer before
+    it existed (NameError: name 'optimizer' is not defined); they go inside the loop that builds it."""
+    code = _convert(OPTIMIZER_PER_SETTING)
+    assert "import torch" not in code, code
+    t, m = _losses(OPTIMIZER_PER_SETTING, "torch_per_setting"), _losses(code, "ms_per_setting")
+    assert len(t) == len(m) == 14, (t, m, code)
+    np.testing.assert_allclose(m, t, rtol=1e-4)
+
+
 # --- the corpus harness (benchmarks/training/boot.py) ------------------------------------------------------------
 
 def _run_boot(tmp_path, side, mode, script_text):

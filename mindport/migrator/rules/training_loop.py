@@ -476,6 +476,40 @@ class TrainingLoopRule(Rule):
             """,
             note="Two models side by side, both losses computed in one tuple assignment: split into one statement per target (no value reads a target), each loss gets its own forward_fn.",
         ),
+        Example(
+            before="""
+                import torch
+
+
+                def sweep(make_model, lrs, loader, criterion):
+                    for lr in lrs:
+                        model = make_model()
+                        optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+                        for x, y in loader:
+                            optimizer.zero_grad()
+                            loss = criterion(model(x), y)
+                            loss.backward()
+                            optimizer.step()
+            """,
+            after="""
+                import mindspore as ms
+                from mindspore.experimental import optim as ms_optim
+
+
+                def sweep(make_model, lrs, loader, criterion):
+                    for lr in lrs:
+                        model = make_model()
+                        optimizer = ms_optim.SGD(model.trainable_params(), lr=lr)
+                        def forward_fn(x, y):
+                            loss = criterion(model(x), y)
+                            return loss
+                        grad_fn = ms.value_and_grad(forward_fn, None, optimizer.parameters)
+                        for x, y in loader:
+                            loss, grads = grad_fn(x, y)
+                            optimizer(grads)
+            """,
+            note="An optimizer built per setting in an outer loop: forward_fn and grad_fn go inside that loop, after it (grad_fn takes the optimizer's parameters when it is built), not before the outermost loop.",
+        ),
     )
 
     def __init__(self, ctx) -> None:
@@ -758,8 +792,10 @@ class TrainingLoopRule(Rule):
         if self._sites and id(original_node) not in self._native_bodies:
             terminal = id(original_node) in self._loop_bodies or id(original_node) in self._def_bodies
             updated_node = updated_node.with_changes(body=self._regions(list(updated_node.body), terminal))
-        if id(original_node) in self._loop_bodies or not self._preludes:
+        if not self._preludes:
             return updated_node
+        if id(original_node) in self._loop_bodies:  # an outer loop: only a prelude reading what its body binds
+            return updated_node.with_changes(body=self._place(list(updated_node.body), bound_here=True))
         return updated_node.with_changes(body=self._place(list(updated_node.body)))
 
     def leave_Module(self, original_node, updated_node):
@@ -964,10 +1000,18 @@ class TrainingLoopRule(Rule):
                         found.append(dotted_name(call.func.value))
         return [n for n in dict.fromkeys(found) if n.split(".")[0] not in written | leaves]
 
-    def _place(self, body: list) -> list:
+    def _place(self, body: list, bound_here: bool = False) -> list:
+        """The preludes (forward_fn, grad_fn) of the loops a statement of the block contains go right before it. In
+        an outer loop's body (``bound_here``), only a prelude that reads a name the body binds (an optimizer or a
+        model built per setting, ``for lr in lrs: opt = SGD([x], lr=lr)``), else it waits for the enclosing block:
+        grad_fn takes the optimizer's parameters when it is built."""
+        bound = set().union(*(reads_writes(stmt)[1] for stmt in body)) if bound_here else set()
         out = []
         for stmt in body:
             for loop, prelude in list(self._preludes):
+                if bound_here and not bound & set().union(
+                        *(_names([p]).reads for p in prelude if not isinstance(p, cst.FunctionDef))):
+                    continue
                 if _contains(stmt, loop):
                     self._preludes.remove((loop, prelude))
                     if stmt.leading_lines:  # the loop's comments and blank lines stay on top of the new block
