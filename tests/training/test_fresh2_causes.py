@@ -8,15 +8,7 @@ from contextlib import redirect_stdout
 import numpy as np
 
 from _harness import load_module
-
-
-def _convert(source: str) -> str:
-    from mindport import convert_source
-
-    result = convert_source(source, "script.py")
-    errors = [d.format() for d in result.diagnostics if d.severity == "error"]
-    assert not errors, "\n".join(errors) + "\n" + result.code
-    return result.code
+from test_fresh_causes import _convert, _run_boot
 
 
 def _losses(code: str, name: str) -> list[list[float]]:
@@ -166,22 +158,6 @@ def test_an_optimizer_built_per_setting_in_an_outer_loop():
 
 
 # --- the corpus harness (benchmarks/training/boot.py) ------------------------------------------------------------
-
-def _run_boot(tmp_path, side, mode, script_text):
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parents[2]
-    script = tmp_path / f"{side}_{mode}.py"
-    script.write_text(script_text)
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]))
-    p = subprocess.run([sys.executable, str(root / "benchmarks" / "training" / "boot.py"), side, mode, str(tmp_path),
-                        str(script)], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
-    assert p.returncode == 0, p.stderr[-3000:]
-    return p.stdout.splitlines()[-1]
-
 
 def test_tracked_normal_draws_the_same_numbers_on_both_sides(tmp_path):
     """zhangxiann/logistic_regression, l2_regularization: the data come from ``torch.normal`` (tensor mean, and float
