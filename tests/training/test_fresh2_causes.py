@@ -157,6 +157,28 @@ def test_an_optimizer_built_per_setting_in_an_outer_loop():
     np.testing.assert_allclose(m, t, rtol=1e-4)
 
 
+TYPE_TENSOR = '''
+import numpy as np
+import torch
+
+a = np.arange(6).reshape(2, 3)
+x = torch.from_numpy(a).type(torch.Tensor)
+y = torch.from_numpy(a.astype(np.float64) / 4).type(torch.Tensor).view(-1)
+print("step", str(x.dtype).split(".")[-1].lower(), str(y.dtype).split(".")[-1].lower(), float(x.sum()), float(y[-1]))
+'''
+
+
+def test_type_of_the_tensor_class_is_the_default_float():
+    """jessicayung/lstm_ar: ``torch.from_numpy(data).type(torch.Tensor)`` (torch.Tensor is the default tensor type,
+    float32) became a cast to ``ms.Tensor``: NotImplementedError 'The python type Tensor cannot be converted to
+    MindSpore type'."""
+    code = _convert(TYPE_TENSOR)
+    out = io.StringIO()
+    with redirect_stdout(out):
+        load_module(code, "ms_type_tensor")
+    assert out.getvalue().split() == ["step", "float32", "float32", "15.0", "1.25"], out.getvalue()
+
+
 # --- the corpus harness (benchmarks/training/boot.py) ------------------------------------------------------------
 
 def test_tracked_normal_draws_the_same_numbers_on_both_sides(tmp_path):
