@@ -179,6 +179,42 @@ def test_type_of_the_tensor_class_is_the_default_float():
     assert out.getvalue().split() == ["step", "float32", "float32", "15.0", "1.25"], out.getvalue()
 
 
+MORE_WORKERS_THAN_CORES = '''
+import os
+import torch
+from torch.utils.data import Dataset, DataLoader
+
+
+def main(workers):
+    data = torch.arange(20, dtype=torch.float32)
+
+    class Windows(Dataset):  # defined in a function: not picklable into worker processes
+        def __len__(self):
+            return len(data) - 4
+
+        def __getitem__(self, idx):
+            return data[idx:idx + 4], data[idx + 1:idx + 5]
+
+    loader = DataLoader(dataset=Windows(), batch_size=5, num_workers=workers, shuffle=False, drop_last=False)
+    for x, y in loader:
+        print("step", float(x.sum()), float(y.sum()), int(x.shape[0]))
+
+
+main((os.cpu_count() or 1) + 2)
+'''
+
+
+def test_a_loader_with_more_workers_than_cores():
+    """world4ai/char_lstm: ``DataLoader(..., num_workers=4, shuffle=False)`` became ``GeneratorDataset(...,
+    num_parallel_workers=max(1, 4))``: MindSpore refuses more workers than cores ('num_parallel_workers exceeds the
+    boundary between 1 and 2') and would pickle a Dataset class defined in a function. The workers only change speed:
+    not passed on."""
+    code = _convert(MORE_WORKERS_THAN_CORES)
+    assert "num_parallel_workers" not in code, code
+    t, m = _losses(MORE_WORKERS_THAN_CORES, "torch_workers"), _losses(code, "ms_workers")
+    assert len(t) == 4 and m == t, (t, m, code)
+
+
 # --- the corpus harness (benchmarks/training/boot.py) ------------------------------------------------------------
 
 def test_tracked_normal_draws_the_same_numbers_on_both_sides(tmp_path):
