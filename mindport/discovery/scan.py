@@ -600,6 +600,7 @@ def discover(root, files: list[str] | None = None, excluded: list | None = None)
         parsed[rel] = tree
         per_file_bases.append(class_bases(data))
     module_classes = module_classes_from_bases(per_file_bases)
+    other_framework = _OtherFramework(parsed, module_classes)
     found: dict[str, Candidate] = {}
     by_name: dict[str, list[Candidate]] = {}
     own_forward: dict[str, bool | None] = {}  # defines a forward: computing (True), abstract (False), none (None)
@@ -618,7 +619,8 @@ def discover(root, files: list[str] | None = None, excluded: list | None = None)
         configs = [n.name for n in tree.body if isinstance(n, ast.ClassDef) and n.name not in module_classes
                    and re.search(r"(Config|Args|Params|Cfg|Hparams|Options|Settings)$", n.name)]
         for node in tree.body:
-            if isinstance(node, ast.ClassDef) and node.name in module_classes and node.name not in _NOT_MODELS:
+            if isinstance(node, ast.ClassDef) and node.name in module_classes and node.name not in _NOT_MODELS \
+                    and not other_framework(rel, node.name):
                 init, fwd = _method(node, "__init__"), _method(node, "forward")
                 init_params = _params(init.args, True) if init else []
                 if init:
@@ -666,6 +668,116 @@ def discover(root, files: list[str] | None = None, excluded: list | None = None)
                     changed = True
     _collect_calls(parsed, found, by_name)
     return sorted(found.values(), key=lambda c: (c.rel, c.line))
+
+
+# deep-learning frameworks other than torch whose classes are also named Module (flax.linen, haiku, equinox) or
+# whose models derive from project bases that share a name with a torch one (deepxde's NN, one per backend)
+_OTHER_FRAMEWORKS = {"flax", "jax", "haiku", "equinox", "objax", "trax", "tensorflow", "keras", "tf_keras", "paddle",
+                     "mindspore", "oneflow", "mxnet", "chainer", "jittor", "megengine"}
+
+
+class _OtherFramework:
+    """Is a top-level class a model of another framework, though its bases' names make it look like an nn.Module
+    subclass (``module_classes_from_bases`` goes by names across the repository)? Each base is followed through the
+    file's own imports: a base imported from another framework (``from flax import linen as nn`` then
+    ``nn.Module``; ``paddle.nn.Layer``), or a project class that is itself no torch module (deepxde's
+    ``tensorflow/nn.py:NN(tf.keras.Model)`` against ``pytorch/nn.py:NN(torch.nn.Module)``), is not torch; a base
+    that cannot be followed (a star import, a name built at run time) keeps the rule by name. A class is another
+    framework's when none of its bases is torch's."""
+
+    def __init__(self, parsed: dict, module_classes):
+        self.parsed, self.module_classes = parsed, module_classes
+        self.modules: dict[str, str] = {}  # dotted module name (and each dotted suffix) -> file
+        for rel in parsed:
+            parts = rel[:-3].split("/")
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            self.modules.setdefault(".".join(parts), rel)
+        for rel in parsed:
+            parts = rel[:-3].split("/")
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            for i in range(1, len(parts)):
+                self.modules.setdefault(".".join(parts[i:]), rel)
+        self.origins: dict[str, dict] = {}
+        self.memo: dict[tuple[str, str], bool] = {}
+
+    def __call__(self, rel: str, name: str) -> bool:
+        return self._torch(rel, name, set()) is False
+
+    def _origin(self, rel: str) -> dict:
+        """The file's top-level names: class -> ("class", rel, name); imported -> ("project", file, name) for a
+        project module's name, ("module", file) for a project module, ("external", dotted) otherwise."""
+        if rel not in self.origins:
+            out: dict[str, tuple] = {}
+            package = rel.rsplit("/", 1)[0].replace("/", ".") if "/" in rel else ""
+            for node in self.parsed[rel].body:
+                if isinstance(node, ast.ClassDef):
+                    out[node.name] = ("class", rel, node.name)
+                elif isinstance(node, ast.Import):
+                    for a in node.names:  # import a.b as x binds a.b; import a.b binds a
+                        dotted = a.name if a.asname else a.name.split(".")[0]
+                        target = self.modules.get(dotted)
+                        out[a.asname or dotted] = ("module", target) if target else ("external", dotted)
+                elif isinstance(node, ast.ImportFrom):
+                    base = node.module or ""
+                    if node.level:
+                        pkg = package.split(".") if package else []
+                        pkg = pkg[:len(pkg) - (node.level - 1)] if node.level > 1 else pkg
+                        base = ".".join([*pkg, *([node.module] if node.module else [])])
+                    target = self.modules.get(base) if (node.level or base.split(".")[0] not in
+                                                        _OTHER_FRAMEWORKS | {"torch"}) else None
+                    for a in node.names:
+                        if a.name == "*":
+                            continue
+                        sub = self.modules.get(f"{base}.{a.name}" if base else a.name)
+                        if sub is not None:
+                            out[a.asname or a.name] = ("module", sub)
+                        elif target is not None:
+                            out[a.asname or a.name] = ("project", target, a.name)
+                        elif not node.level:
+                            out[a.asname or a.name] = ("external", f"{base}.{a.name}")
+            self.origins[rel] = out
+        return self.origins[rel]
+
+    def _torch(self, rel: str, name: str, seen: set) -> bool | None:
+        """True: an nn.Module subclass; False: not one (another framework's, or no model); None: unknown."""
+        key = (rel, name)
+        if key in self.memo:
+            return self.memo[key]
+        if key in seen or rel not in self.parsed:
+            return None
+        seen.add(key)
+        node = next((n for n in self.parsed[rel].body if isinstance(n, ast.ClassDef) and n.name == name), None)
+        if node is None:  # re-exported: follow the file's own import of it
+            origin = self._origin(rel).get(name)
+            answer = self._torch(origin[1], origin[2], seen) if origin and origin[0] == "project" else None
+        else:
+            verdicts = [self._base(rel, b, seen) for b in node.bases]
+            answer = True if True in verdicts else None if None in verdicts else False  # no base: False
+        self.memo[key] = answer
+        return answer
+
+    def _base(self, rel: str, base: ast.expr, seen: set) -> bool | None:
+        """A base that cannot be followed is judged by its name, as ``module_classes_from_bases`` does."""
+        chain = []
+        while isinstance(base, ast.Attribute):
+            chain.insert(0, base.attr)
+            base = base.value
+        if not isinstance(base, ast.Name):
+            return None
+        last = chain[-1] if chain else base.id
+        by_name = last == "Module" or last in self.module_classes
+        origin = self._origin(rel).get(base.id)
+        if origin is not None and origin[0] == "external":
+            return False if origin[1].split(".")[0] in _OTHER_FRAMEWORKS else by_name
+        if origin is not None and origin[0] == "class" and not chain:
+            return self._torch(rel, base.id, seen)
+        if origin is not None and origin[0] == "project" and not chain:
+            return self._torch(origin[1], origin[2], seen)
+        if origin is not None and origin[0] == "module" and len(chain) == 1:  # models.Base
+            return self._torch(origin[1], chain[0], seen)
+        return by_name
 
 
 def _collect_calls(parsed: dict, found: dict[str, Candidate], by_name: dict[str, list[Candidate]]) -> None:

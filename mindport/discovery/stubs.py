@@ -120,7 +120,12 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def find_spec(self, fullname, path=None, target=None):
         if fullname.split(".")[0] in _NEVER or fullname.startswith("_"):
             return None
-        if not isinstance(sys.modules.get(fullname.split(".")[0]), _StubModule) and not self._from_project():
+        top = sys.modules.get(fullname.split(".")[0])
+        if "." in fullname and top is not None and not isinstance(top, _StubModule):
+            # a name an installed package lacks: ``from collections import Sequence`` (gone since Python 3.10)
+            # asks for a submodule ``collections.Sequence`` last; a stub module there became a base class
+            return None
+        if not isinstance(top, _StubModule) and not self._from_project():
             return None
         return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
 

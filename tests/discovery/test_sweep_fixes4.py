@@ -47,3 +47,95 @@ def test_an_import_the_repository_guards_with_except_importerror_is_not_stubbed(
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == "torch"
     assert sorted((tmp_path / "stubbed.txt").read_text().split()) == ["missing_logger_uvw", "missing_plain_xyz"]
+
+
+DEEPXDE_LIKE = {  # one model per backend, each deriving from its backend's NN; only torch's NN is an nn.Module
+    "lib/__init__.py": "",
+    "lib/nn/__init__.py": "",
+    "lib/backend/__init__.py": "tf = None\n",
+    "lib/nn/pytorch/__init__.py": "from .fnn import FNN\n",
+    "lib/nn/pytorch/nn.py": "import torch\n\n\nclass NN(torch.nn.Module):\n    def forward(self, x):\n        return x\n",
+    "lib/nn/pytorch/fnn.py": """
+        import torch
+        from .nn import NN
+
+
+        class FNN(NN):
+            def __init__(self, n: int = 4):
+                super().__init__()
+                self.linear = torch.nn.Linear(n, n)
+
+            def forward(self, x):
+                return self.linear(x)
+    """,
+    "lib/nn/jax/nn.py": "from flax import linen as nn\n\n\nclass NN(nn.Module):\n    def __call__(self, x):\n"
+                        "        return x\n\n    def forward(self, x):\n        return x\n",
+    "lib/nn/jax/fnn.py": "from .nn import NN\n\n\nclass FNN(NN):\n    def forward(self, x):\n        return x\n",
+    "lib/nn/paddle/nn.py": "import paddle\n\n\nclass NN(paddle.nn.Layer):\n    def forward(self, x):\n"
+                           "        return x\n",
+    "lib/nn/paddle/fnn.py": "from .nn import NN\n\n\nclass FNN(NN):\n    def forward(self, x):\n        return x\n",
+    "lib/nn/tensorflow/nn.py": "from ...backend import tf\n\n\nclass NN(tf.keras.Model):\n    def call(self, x):\n"
+                               "        return x\n",
+    "lib/nn/tensorflow/deeponet.py": "from .nn import NN\n\n\nclass DeepONet(NN):\n    def call(self, x):\n"
+                                     "        return x\n",
+    "lib/nn/compat/nn.py": "class NN:\n    pass\n",  # a plain class (TensorFlow 1 graph builders)
+    "lib/nn/compat/fnn.py": "from .nn import NN\n\n\nclass FNN(NN):\n    pass\n\n\nclass PFNN(FNN):\n"
+                            "    def forward(self, x):\n        return x\n",
+    "haiku_model.py": "import haiku as hk\n\n\nclass Mlp(hk.Module):\n    def __call__(self, x):\n        return x\n",
+    "mixed.py": """
+        import torch.nn as nn
+        from lib.nn.paddle.nn import NN as PaddleNN
+        from lib.nn.pytorch.nn import NN
+
+
+        class Plain:
+            pass
+
+
+        class Both(Plain, NN):  # a torch base among others
+            def forward(self, x):
+                return x
+
+
+        class Local(nn.Module):
+            def forward(self, x):
+                return x
+
+
+        class FromPaddle(PaddleNN):
+            def forward(self, x):
+                return x
+    """,
+}
+
+
+def test_classes_of_other_frameworks_with_module_like_bases_are_not_discovered(tmp_path):
+    """deepxde has one ``NN`` base per backend (torch, flax, paddle, TensorFlow): discovery went by base names, so the
+    JAX, Paddle and TensorFlow models counted as nn.Module classes (and could only fail). The bases are followed
+    through each file's imports now; the torch ones stay."""
+    from mindport.discovery.scan import discover
+
+    for rel, text in DEEPXDE_LIKE.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(textwrap.dedent(text))
+    found = sorted(c.key for c in discover(tmp_path))
+    assert found == ["lib/nn/pytorch/fnn.py:FNN", "lib/nn/pytorch/nn.py:NN", "mixed.py:Both", "mixed.py:Local"]
+
+
+def test_a_name_an_installed_package_lacks_is_not_stubbed(tmp_path):
+    """DeepRL writes ``from collections import Sequence`` (removed in Python 3.10): the import system then asks for
+    a submodule ``collections.Sequence``, which the finder stubbed as a module; ``class HyperParameters(Sequence)``
+    raised "module() takes at most 2 arguments" in every model's import. It fails as the ImportError it is now;
+    a missing package's submodules are still stubbed."""
+    (tmp_path / "misc.py").write_text(textwrap.dedent("""
+        import missing_pkg_qrs.sub
+        from missing_pkg_qrs.sub import Thing
+        try:
+            from collections import Sequence
+        except ValueError:
+            pass
+    """))
+    run = _stubbed_run(tmp_path, "misc.py")
+    assert run.returncode == 1
+    assert "ImportError: cannot import name 'Sequence' from 'collections'" in run.stderr
+    assert (tmp_path / "stubbed.txt").read_text().split() == ["missing_pkg_qrs"]
