@@ -161,6 +161,10 @@ def used_value(param: dict, size: int = 16, repository_defaults: bool = True) ->
         return f"[{size // 2}, {size}]" if value in (None, "[16, 16]") else value
     if use in ("namespace", "mapping"):
         return _mapping(param.get("attrs") or {}, use == "namespace", size, repository_defaults)
+    if use == "number" and (small_value(param["name"], param.get("annotation", ""), size) or "").startswith("["):
+        # a plural-looking count (``char_rnn_layers``, ``layers`` in ``range(layers - 1)``): a number, not a list
+        low = param["name"].lower()
+        return str(next((v if v != 16 else size for pattern, v in _INT_HINTS if re.search(pattern, low)), size))
     return None
 
 

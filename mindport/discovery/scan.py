@@ -36,7 +36,8 @@ class Param:
     kind: str = "positional"  # positional, keyword, var_positional, var_keyword
     choices: list = field(default_factory=list)  # string values the function compares it with ('LSTM', 'GRU')
     # how the class uses it (``_usage``): "namespace" (attributes read: ``args.hidden``), "mapping" (``**cfg``,
-    # ``cfg["k"]``, ``cfg.get``), "sequence" (iterated, indexed, ``len``), "callable" (called), "" (a number)
+    # ``cfg["k"]``, ``cfg.get``), "sequence" (iterated, indexed, ``len``), "callable" (called), "number" (in
+    # arithmetic, an order comparison, ``range``, ``num_layers=``: no sequence use), "" (not known)
     use: str = ""
     attrs: dict = field(default_factory=dict)  # namespace attributes / mapping keys read -> a literal default or None
     passes: list = field(default_factory=list)  # (class name, position or keyword) it is handed on to
@@ -216,11 +217,17 @@ def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str]) 
                     attrs[name].setdefault(node.args[0].value, None)
             if _last(node.func) in _SEQUENCE_CALLS and node.args and which(node.args[0]) is not None:
                 uses[which(node.args[0])].add("sequence")
+            if _last(node.func) == "range":
+                for a in node.args:
+                    if which(a) is not None:
+                        uses[which(a)].add("number")
             for k in node.keywords:
                 if k.arg is None and which(k.value) is not None:
                     uses[which(k.value)].add("mapping")
                 elif k.arg is not None and which(k.value) is not None:  # handed on: Block(dim=dim)
                     required[which(k.value)].passes.append((_last(node.func), k.arg))
+                    if re.match(r"(num|n)_|num[a-z]", k.arg):  # nn.LSTM(num_layers=rnn_layers)
+                        uses[which(k.value)].add("number")
             for i, a in enumerate(node.args):
                 if isinstance(a, ast.Starred) and which(a.value) is not None:
                     uses[which(a.value)].add("sequence")
@@ -230,9 +237,17 @@ def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str]) 
             uses[which(node.iter)].add("sequence")
         elif isinstance(node, ast.Subscript) and which(node.value) is not None:
             uses[which(node.value)].add("sequence")
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Sub, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)):
+            for side in (node.left, node.right):  # layers - 1 (not [0] * n or a + b: lists add and repeat)
+                if which(side) is not None:
+                    uses[which(side)].add("number")
+        elif isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(
+                node.ops[0], (ast.Lt, ast.LtE, ast.Gt, ast.GtE)) and which(node.left) is not None \
+                and isinstance(node.comparators[0], ast.Constant) and type(node.comparators[0].value) in (int, float):
+            uses[which(node.left)].add("number")  # if char_rnn_layers <= 1
     for name, p in required.items():
         found = uses[name]
-        for kind in ("callable", "namespace", "mapping", "sequence", "str"):
+        for kind in ("callable", "namespace", "mapping", "sequence", "str", "number"):
             if kind in found:
                 p.use = kind
                 break

@@ -139,3 +139,57 @@ def test_a_name_an_installed_package_lacks_is_not_stubbed(tmp_path):
     assert run.returncode == 1
     assert "ImportError: cannot import name 'Sequence' from 'collections'" in run.stderr
     assert (tmp_path / "stubbed.txt").read_text().split() == ["missing_pkg_qrs"]
+
+
+COUNTS = """
+import torch.nn as nn
+
+
+class CharLM(nn.Module):  # a-PyTorch-Tutorial-to-Sequence-Labeling's LM_LSTM_CRF
+    def __init__(self, charset_size, char_rnn_dim, char_rnn_layers):
+        super().__init__()
+        self.emb = nn.Embedding(charset_size, char_rnn_dim)
+        self.rnn = nn.LSTM(char_rnn_dim, char_rnn_dim, num_layers=char_rnn_layers, batch_first=True)
+        self.drop = nn.Dropout(0.5 if char_rnn_layers > 1 else 0.0)
+
+    def forward(self, x):
+        return self.rnn(self.emb(x))[0]
+
+
+class Block(nn.Module):  # N-BEATS' NBeatsBlock
+    def __init__(self, input_size, layers, layer_size):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(input_size, layer_size)]
+                                    + [nn.Linear(layer_size, layer_size) for _ in range(layers - 1)])
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+class Stack(nn.Module):  # a real list of sizes stays a list
+    def __init__(self, hidden_layers):
+        super().__init__()
+        self.body = nn.Sequential(*[nn.Linear(a, b) for a, b in zip(hidden_layers, hidden_layers[1:])])
+
+    def forward(self, x):
+        return self.body(x)
+"""
+
+
+def test_a_plural_named_count_is_built_as_a_number(tmp_path):
+    """``char_rnn_layers`` and ``layers`` end like a list of sizes and got ``[2, 2]``: "'<=' not supported between
+    list and int", "unsupported operand type(s) for -: 'list' and 'int'". A parameter used only as a number
+    (``num_layers=``, ``range(layers - 1)``, ``> 1``) gets a number; one that is iterated stays a list."""
+    from mindport.discovery.build import build_one
+    from mindport.discovery.scan import discover
+
+    (tmp_path / "models.py").write_text(COUNTS)
+    found = {c.name: c for c in discover(tmp_path)}
+    results = {name: build_one(c.to_json() | {"rel": c.rel, "name": c.name}, None, str(tmp_path), 30)
+               for name, c in found.items()}
+    assert results["CharLM"]["status"] == "built", results["CharLM"]
+    assert "char_rnn_layers=2" in results["CharLM"]["ctor"]
+    assert results["Block"]["status"] == "built" and "layers=2" in results["Block"]["ctor"], results["Block"]
+    assert results["Stack"]["status"] == "built" and "hidden_layers=[" in results["Stack"]["ctor"]
