@@ -673,10 +673,12 @@ def discover(root, files: list[str] | None = None, excluded: list | None = None)
                     continue
                 returns = [r.value for r in ast.walk(node) if isinstance(r, ast.Return) and r.value is not None]
                 built = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
-                if returns and any(isinstance(r, ast.Call) and _last(r.func) in by_name for r in returns) or (
-                        returns and all(isinstance(r, ast.Name) for r in returns) and built & set(by_name)
-                        and any(isinstance(s, ast.Assign) and isinstance(s.value, ast.Call)
-                                and _last(s.value.func) in by_name for s in ast.walk(node))):
+                made = [r.func for r in returns if isinstance(r, ast.Call) and _last(r.func) in by_name]
+                if not made and returns and all(isinstance(r, ast.Name) for r in returns) and built & set(by_name):
+                    made = [s.value.func for s in ast.walk(node) if isinstance(s, ast.Assign)
+                            and isinstance(s.value, ast.Call) and _last(s.value.func) in by_name]
+                # ResNeSt's gluon factories build gluon's ResNet, a name its torch models share
+                if any(not other_framework.called(rel, f) for f in made):
                     c = Candidate(rel, node.name, "factory", node.lineno, params, dotted=dotted_of.get(rel, ""))
                     found[c.key] = c
                     by_name.setdefault(node.name, []).append(c)
@@ -720,15 +722,27 @@ class _OtherFramework:
     def __call__(self, rel: str, name: str) -> bool:
         return self._torch(rel, name, set()) is False
 
+    def called(self, rel: str, func: ast.expr) -> bool:
+        """Does a call of ``func`` in ``rel`` (``ResNet(...)``) build another framework's class?"""
+        origin = self._origin(rel).get(func.id) if isinstance(func, ast.Name) else None
+        if origin is None or origin[0] not in ("class", "project"):
+            return False
+        return self._torch(origin[1], origin[2], set()) is False
+
     def _origin(self, rel: str) -> dict:
         """The file's top-level names: class -> ("class", rel, name); imported -> ("project", file, name) for a
-        project module's name, ("module", file) for a project module, ("external", dotted) otherwise."""
+        project module's name, ("module", file) for a project module, ("external", dotted) otherwise; assigned ->
+        ("assigned",)."""
         if rel not in self.origins:
             out: dict[str, tuple] = {}
             package = rel.rsplit("/", 1)[0].replace("/", ".") if "/" in rel else ""
             for node in self.parsed[rel].body:
                 if isinstance(node, ast.ClassDef):
                     out[node.name] = ("class", rel, node.name)
+                elif isinstance(node, ast.Assign):
+                    for t in node.targets:
+                        if isinstance(t, ast.Name):
+                            out[t.id] = ("assigned",)
                 elif isinstance(node, ast.Import):
                     for a in node.names:  # import a.b as x binds a.b; import a.b binds a
                         dotted = a.name if a.asname else a.name.split(".")[0]
@@ -784,8 +798,10 @@ class _OtherFramework:
         last = chain[-1] if chain else base.id
         by_name = last == "Module" or last in self.module_classes
         origin = self._origin(rel).get(base.id)
-        if origin is not None and origin[0] == "external":
-            return False if origin[1].split(".")[0] in _OTHER_FRAMEWORKS else by_name
+        if origin is not None and origin[0] == "external":  # torch.jit.ScriptModule, pl.LightningModule: unknown
+            return False if origin[1].split(".")[0] in _OTHER_FRAMEWORKS else by_name or None
+        if origin is not None and origin[0] == "assigned":  # MyModule = torch.jit.ScriptModule
+            return None
         if origin is not None and origin[0] == "class" and not chain:
             return self._torch(rel, base.id, seen)
         if origin is not None and origin[0] == "project" and not chain:

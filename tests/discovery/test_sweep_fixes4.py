@@ -81,6 +81,37 @@ DEEPXDE_LIKE = {  # one model per backend, each deriving from its backend's NN; 
     "lib/nn/compat/nn.py": "class NN:\n    pass\n",  # a plain class (TensorFlow 1 graph builders)
     "lib/nn/compat/fnn.py": "from .nn import NN\n\n\nclass FNN(NN):\n    pass\n\n\nclass PFNN(FNN):\n"
                             "    def forward(self, x):\n        return x\n",
+    "gluon/resnet.py": "from mxnet.gluon.block import HybridBlock\n\n\nclass ResNet(HybridBlock):\n"
+                       "    def forward(self, x):\n        return x\n",
+    "gluon/factories.py": "from .resnet import ResNet\n\n\ndef resnet_a():\n    return ResNet()\n\n\n"
+                          "def resnet_b():\n    model = ResNet()\n    return model\n",
+    "torch_resnet.py": "import torch.nn as nn\n\n\nclass ResNet(nn.Module):\n    def forward(self, x):\n"
+                       "        return x\n\n\ndef resnet_c():\n    return ResNet()\n",
+    "rwkv.py": """
+        import os
+        import torch
+        import pytorch_lightning as pl
+
+        MyModule = torch.jit.ScriptModule if os.environ.get("JIT") else torch.nn.Module
+
+
+        class Mix(MyModule):
+            def forward(self, x):
+                return x
+
+
+        class TimeMix(torch.jit.ScriptModule):
+            def forward(self, x):
+                return x
+
+
+        class RWKV(pl.LightningModule):
+            def forward(self, x):
+                return x
+    """,
+    "other_rwkv.py": "import torch.nn as nn\n\n\nclass RWKV(nn.Module):\n    def forward(self, x):\n"
+                     "        return x\n\n\nclass TimeMix(nn.Module):\n    def forward(self, x):\n        return x\n\n\n"
+                     "class MyModule(nn.Module):\n    pass\n",
     "haiku_model.py": "import haiku as hk\n\n\nclass Mlp(hk.Module):\n    def __call__(self, x):\n        return x\n",
     "mixed.py": """
         import torch.nn as nn
@@ -111,15 +142,18 @@ DEEPXDE_LIKE = {  # one model per backend, each deriving from its backend's NN; 
 
 def test_classes_of_other_frameworks_with_module_like_bases_are_not_discovered(tmp_path):
     """deepxde has one ``NN`` base per backend (torch, flax, paddle, TensorFlow): discovery went by base names, so the
-    JAX, Paddle and TensorFlow models counted as nn.Module classes (and could only fail). The bases are followed
-    through each file's imports now; the torch ones stay."""
+    JAX, Paddle and TensorFlow models counted as nn.Module classes (and could only fail); ResNeSt's gluon factories
+    return gluon's ResNet, a name its torch models share. The bases are followed through each file's imports now;
+    the torch ones stay."""
     from mindport.discovery.scan import discover
 
     for rel, text in DEEPXDE_LIKE.items():
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text(textwrap.dedent(text))
     found = sorted(c.key for c in discover(tmp_path))
-    assert found == ["lib/nn/pytorch/fnn.py:FNN", "lib/nn/pytorch/nn.py:NN", "mixed.py:Both", "mixed.py:Local"]
+    assert found == ["lib/nn/pytorch/fnn.py:FNN", "lib/nn/pytorch/nn.py:NN", "mixed.py:Both", "mixed.py:Local",
+                     "other_rwkv.py:RWKV", "other_rwkv.py:TimeMix", "rwkv.py:Mix", "rwkv.py:RWKV", "rwkv.py:TimeMix",
+                     "torch_resnet.py:ResNet", "torch_resnet.py:resnet_c"]
 
 
 def test_a_name_an_installed_package_lacks_is_not_stubbed(tmp_path):
