@@ -227,3 +227,19 @@ def test_a_plural_named_count_is_built_as_a_number(tmp_path):
     assert "char_rnn_layers=2" in results["CharLM"]["ctor"]
     assert results["Block"]["status"] == "built" and "layers=2" in results["Block"]["ctor"], results["Block"]
     assert results["Stack"]["status"] == "built" and "hidden_layers=[" in results["Stack"]["ctor"]
+
+
+def test_a_stub_result_met_in_the_forward_is_classed_as_a_stub():
+    """decision-transformer's MLP and ResNeSt's detectron2 BasicBlock call a stubbed function in their forward (its
+    result is an instance of the stub class ``result``): "dropout(): argument 'input' (position 1) must be Tensor,
+    not result" was classed as "the forward raised (other)"."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "sweep", Path(mindport.__file__).resolve().parents[1] / "benchmarks" / "discovery_sweep.py")
+    sweep = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(sweep)
+    entry = {"status": "not-built", "reason": "small values (n_state=16): built; no input ran: 2x16:float32: "
+                                              "TypeError: dropout(): argument 'input' (position 1) must be Tensor, "
+                                              "not result; 2x8x16:float32: TypeError: dropout(): argument 'input'"}
+    assert sweep.failure_class(entry) == "stubbed module used in the forward"
