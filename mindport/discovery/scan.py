@@ -352,7 +352,10 @@ def _int_const(node) -> int | None:
 
 def _hand_on(found: dict) -> None:
     """A parameter the class only hands on to another class of the project (``Classifier(cfg)`` builds
-    ``Transformer(cfg)``, which reads ``cfg.dim``) takes the use that class makes of it."""
+    ``Transformer(cfg)``, which reads ``cfg.dim``) takes the use that class makes of it; a namespace or mapping the
+    class reads itself and also hands on gets the attributes the other class reads too (decision-transformer's
+    ``Block(config)`` reads ``config.n_embd`` and builds ``CausalSelfAttention(config)``, which reads
+    ``config.n_head``)."""
     by_name = {}
     for c in found.values():
         if c.kind == "class":
@@ -360,18 +363,21 @@ def _hand_on(found: dict) -> None:
     for _ in range(3):  # a chain of hand-ons
         for c in found.values():
             for p in c.params:
-                if p.use or not p.passes:
+                if p.use not in ("", "namespace", "mapping") or not p.passes:
                     continue
                 for callee, where in p.passes:
                     target = by_name.get(callee)
-                    if target is None:
+                    if target is None or target is c:
                         continue
                     params = [q for q in target.params if q.kind in ("positional", "keyword")]
                     q = (params[where] if where < len(params) else None) if isinstance(where, int) else next(
                         (q for q in params if q.name == where), None)
-                    if q is not None and q.use:
+                    if q is not None and q.use and not p.use:
                         p.use, p.attrs = q.use, copy.deepcopy(q.attrs)
                         break
+                    if q is not None and q.use == p.use:
+                        for key, value in q.attrs.items():
+                            p.attrs.setdefault(key, copy.deepcopy(value))
 
 
 def _block_classes(parsed: dict, found: dict, module_classes) -> None:

@@ -243,3 +243,43 @@ def test_a_stub_result_met_in_the_forward_is_classed_as_a_stub():
                                               "TypeError: dropout(): argument 'input' (position 1) must be Tensor, "
                                               "not result; 2x8x16:float32: TypeError: dropout(): argument 'input'"}
     assert sweep.failure_class(entry) == "stubbed module used in the forward"
+
+
+GPT_BLOCK = """
+import torch.nn as nn
+
+
+class CausalSelfAttention(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        assert config.n_embd % config.n_head == 0
+        self.n_head = config.n_head
+        self.proj = nn.Linear(config.n_embd, config.n_embd)
+
+    def forward(self, x):
+        return self.proj(x)
+
+
+class Block(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.ln = nn.LayerNorm(config.n_embd)
+        self.attn = CausalSelfAttention(config)
+
+    def forward(self, x):
+        return x + self.attn(self.ln(x))
+"""
+
+
+def test_a_namespace_read_and_handed_on_gets_the_attributes_of_both_classes(tmp_path):
+    """decision-transformer's ``Block(config)`` reads ``config.n_embd`` and hands ``config`` on to
+    ``CausalSelfAttention``, which reads ``config.n_head``: the namespace had ``n_embd`` only ("'SimpleNamespace'
+    object has no attribute 'n_head'")."""
+    from mindport.discovery.build import build_one
+    from mindport.discovery.scan import discover
+
+    (tmp_path / "model.py").write_text(GPT_BLOCK)
+    block = next(c for c in discover(tmp_path) if c.name == "Block")
+    result = build_one(block.to_json() | {"rel": block.rel, "name": block.name}, None, str(tmp_path), 30)
+    assert result["status"] == "built", result
+    assert "n_head=" in result["ctor"] and "n_embd=" in result["ctor"]
