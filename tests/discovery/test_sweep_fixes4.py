@@ -243,6 +243,9 @@ def test_a_stub_result_met_in_the_forward_is_classed_as_a_stub():
                                               "TypeError: dropout(): argument 'input' (position 1) must be Tensor, "
                                               "not result; 2x8x16:float32: TypeError: dropout(): argument 'input'"}
     assert sweep.failure_class(entry) == "stubbed module used in the forward"
+    entry["reason"] = ("defaults (): built; no input ran: 2x1x32x32:float32: TypeError: unsupported operand type(s) "
+                       "for +: 'result' and 'float'")  # voxceleb_trainer's ResNetSE34L (torchaudio stubbed)
+    assert sweep.failure_class(entry) == "stubbed module used in the forward"
 
 
 GPT_BLOCK = """
