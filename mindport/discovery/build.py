@@ -101,6 +101,18 @@ def ctor_attempts(cand: dict, user: str | None) -> list[tuple[str, str]]:
             if all(v is not None for v in values):
                 add("small values", ", ".join(f"{p['name']}={v}" for p, v in zip(required, values)))
                 first = first if first is not None else ", ".join(f"{p['name']}={v}" for p, v in zip(required, values))
+    # a bottleneck block (``expansion = 4``) without a downsample adds its input to planes * 4 channels: planes is
+    # the input's channels // 4 (HRNet's, torchvision's Bottleneck(inplanes, planes))
+    names = [p["name"] for p in required]
+    ins = [n for n in names if re.fullmatch(r"in_?planes|in_?channels|inp|in_chs|in_ch", n.lower())]
+    outs = [n for n in names if re.fullmatch(r"(out_?)?planes|out_?channels|oup|out_chs|out_ch", n.lower())]
+    if cand.get("expansion", 0) > 1 and len(ins) == 1 and len(outs) == 1:
+        for size in (16, 32):
+            values = {p["name"]: (repr(p["choices"][0]) if p.get("choices") else None)
+                      or used_value(p, size) or small_value(p["name"], p["annotation"], size) for p in required}
+            values[ins[0]], values[outs[0]] = str(size), str(max(1, size // cand["expansion"]))
+            if all(v is not None for v in values.values()):
+                add("small values", ", ".join(f"{k}={v}" for k, v in values.items()))
     # a None default the class reads attributes or keys of (``configs=None`` then ``configs.wavelet``): its use
     nones = [p for p in cand["params"] if p["default"] == "None" and p.get("use") in ("namespace", "mapping")
              and p.get("attrs")]

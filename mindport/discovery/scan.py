@@ -58,6 +58,7 @@ class Candidate:
     bases: list[str] = field(default_factory=list)
     configs: list[str] = field(default_factory=list)  # the module's configuration classes (GPTConfig, ModelArgs)
     dotted: str = ""  # "models.convnext": imported by this name from the root (a relative import, no __init__.py)
+    expansion: int = 0  # a block's class-level ``expansion = 4``: its output has planes * expansion channels
 
     @property
     def key(self) -> str:
@@ -70,7 +71,7 @@ class Candidate:
         return {"class": self.key, "kind": self.kind, "line": self.line, "bases": self.bases,
                 "params": [vars(p) for p in self.params], "forward": [vars(p) for p in self.forward],
                 "doc": self.doc[:600], "ctors": self.ctors, "inputs": self.inputs, "configs": self.configs,
-                "dotted": self.dotted}
+                "dotted": self.dotted, "expansion": self.expansion}
 
 
 def python_files(root: Path) -> list[str]:
@@ -655,6 +656,10 @@ def discover(root, files: list[str] | None = None, excluded: list | None = None)
                 c = Candidate(rel, node.name, "class", node.lineno, init_params, fwd_params, doc,
                               bases=[_last(b) or ast.unparse(b) for b in node.bases], configs=configs,
                               dotted=dotted)
+                c.expansion = next((n.value.value for n in node.body if isinstance(n, ast.Assign)
+                                    and any(isinstance(t, ast.Name) and t.id == "expansion" for t in n.targets)
+                                    and isinstance(n.value, ast.Constant) and type(n.value.value) is int
+                                    and 1 < n.value.value <= 8), 0)
                 found[c.key] = c
                 by_name.setdefault(node.name, []).append(c)
                 own_forward[c.key] = None if fwd is None else not _abstract(fwd)

@@ -286,3 +286,39 @@ def test_a_namespace_read_and_handed_on_gets_the_attributes_of_both_classes(tmp_
     result = build_one(block.to_json() | {"rel": block.rel, "name": block.name}, None, str(tmp_path), 30)
     assert result["status"] == "built", result
     assert "n_head=" in result["ctor"] and "n_embd=" in result["ctor"]
+
+
+BOTTLENECK = """
+import torch.nn as nn
+
+
+class Bottleneck(nn.Module):  # HRNet's (torchvision's) bottleneck: out += residual needs inplanes == planes * 4
+    expansion = 4
+
+    def __init__(self, inplanes, planes, stride=1, downsample=None):
+        super().__init__()
+        self.conv1 = nn.Conv2d(inplanes, planes, kernel_size=1, bias=False)
+        self.conv2 = nn.Conv2d(planes, planes, kernel_size=3, stride=stride, padding=1, bias=False)
+        self.conv3 = nn.Conv2d(planes, planes * self.expansion, kernel_size=1, bias=False)
+        self.relu = nn.ReLU(inplace=True)
+        self.downsample = downsample
+
+    def forward(self, x):
+        residual = x if self.downsample is None else self.downsample(x)
+        out = self.conv3(self.relu(self.conv2(self.relu(self.conv1(x)))))
+        return self.relu(out + residual)
+"""
+
+
+def test_a_bottleneck_block_gets_planes_of_its_input_over_its_expansion(tmp_path):
+    """HRNet's ``Bottleneck(inplanes=16, planes=16)`` adds its 16-channel input to 64 channels ("The size of tensor a
+    (64) must match the size of tensor b (16)"): with ``expansion = 4`` planes is tried at inplanes // 4."""
+    from mindport.discovery.build import build_one
+    from mindport.discovery.scan import discover
+
+    (tmp_path / "blocks.py").write_text(BOTTLENECK)
+    block = next(c for c in discover(tmp_path) if c.name == "Bottleneck")
+    assert block.expansion == 4
+    result = build_one(block.to_json() | {"rel": block.rel, "name": block.name}, None, str(tmp_path), 30)
+    assert result["status"] == "built", result
+    assert result["ctor"] == "inplanes=16, planes=4" and result["inputs"] == ["2x16x32x32:float32"]
