@@ -363,6 +363,28 @@ def _extra_inputs(name: str, spec: str, rank: int = 0) -> list[str]:
     return [spec]
 
 
+_RANK_HINTS = [  # an error that names the number of dimensions the input should have -> that number
+    (r"not enough values to unpack \(expected (\d), got \d\)", 0),  # B, C, H, W = x.shape on a smaller input
+    (r"too many values to unpack \(expected (\d)\)", 0),
+    (r"Expected (\d)-D argument", 0),  # torch.outer(timesteps, freqs)
+    (r"[Ee]xpected \w+ (\d)D \(batched\)|or (\d)D \(batched\) input", 0),
+    (r"[Ee]xpected (\d)D input|[Ee]xpected (\d)D tensor", 0),
+    (r"too many indices for tensor of dimension (\d)", 1),  # x[:, :, 0] on a 2-D input: at least one more
+    (r"Dimension out of range \(expected to be in range of \[-\d+, \d+\], but got (\d)\)", 1),
+]
+
+
+def _rank_hint(problem: str) -> int | None:
+    """The rank an input should have, when the forward's error says (None otherwise): "not enough values to unpack
+    (expected 4, got 2)" -> 4, "Expected 1-D argument" -> 1, "too many indices for tensor of dimension 2" -> 3."""
+    for pattern, extra in _RANK_HINTS:
+        m = re.search(pattern, problem)
+        if m:
+            rank = int(next(g for g in m.groups() if g)) + extra
+            return rank if 1 <= rank <= 6 else None
+    return None
+
+
 def _int_attrs(module) -> list[int]:
     """Sizes a custom layer keeps (in_features, dim, ...) or its first matrix parameter's last dimensions."""
     out = [v for k, v in vars(module).items() if isinstance(v, int) and not isinstance(v, bool) and 1 < v <= 4096
@@ -479,6 +501,7 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
         tries = [s for s in cand["inputs"][:4]] + [s for s in first_layer_inputs(model, fwd)]
         seen = []
         input_errors = []
+        hinted = 0
         for specs in tries:
             if specs in seen or any(_elements(s) > MAX_ELEMENTS for s in specs):
                 continue
@@ -489,6 +512,13 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
                 if isinstance(exc, KeyboardInterrupt):
                     raise
                 problem = _short(exc)
+            rank = _rank_hint(problem) if problem is not None and hinted < 3 else None
+            if rank is not None:  # the error names the rank the model wanted: the same input at that rank
+                for first in _to_rank(specs[0], rank, None):
+                    retry = [first, *(first if s == specs[0] else s for s in specs[1:])]
+                    if retry not in tries and hinted < 3:
+                        tries.append(retry)
+                        hinted += 1
             if problem is None:
                 result.update(status="built", ctor=ctor, ctor_source=origin, inputs=specs, params=n_params,
                               build_seconds=round(time.perf_counter() - t, 3),

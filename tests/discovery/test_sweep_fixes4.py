@@ -322,3 +322,51 @@ def test_a_bottleneck_block_gets_planes_of_its_input_over_its_expansion(tmp_path
     result = build_one(block.to_json() | {"rel": block.rel, "name": block.name}, None, str(tmp_path), 30)
     assert result["status"] == "built", result
     assert result["ctor"] == "inplanes=16, planes=4" and result["inputs"] == ["2x16x32x32:float32"]
+
+
+RANKS = """
+import math
+
+import torch
+import torch.nn as nn
+
+
+class PositionalEmbedding(nn.Module):  # abarankab/DDPM: timesteps (B,) -> (B, dim)
+    def __init__(self, dim, scale=1.0):
+        super().__init__()
+        self.dim = dim
+        self.scale = scale
+
+    def forward(self, x):
+        half_dim = self.dim // 2
+        emb = math.log(10000) / half_dim
+        emb = torch.exp(torch.arange(half_dim) * -emb)
+        emb = torch.outer(x * self.scale, emb)
+        return torch.cat((emb.sin(), emb.cos()), dim=-1)
+
+
+class LastStep(nn.Module):  # reads a time axis it never names
+    def __init__(self, features):
+        super().__init__()
+        self.proj = nn.Linear(features, features)
+
+    def forward(self, x):
+        return self.proj(x[:, -1, :])
+"""
+
+
+def test_an_input_is_tried_again_at_the_rank_the_forward_error_names(tmp_path):
+    """DDPM's ``PositionalEmbedding`` takes timesteps of shape (B,): ``torch.outer`` refused every 2-D and 4-D form
+    ("outer: Expected 1-D argument self, but got 2-D"); a forward that indexes ``x[:, -1, :]`` refused 2-D ("too
+    many indices for tensor of dimension 2"). The rank the error names is tried next."""
+    from mindport.discovery.build import build_one
+    from mindport.discovery.scan import discover
+
+    (tmp_path / "layers.py").write_text(RANKS)
+    found = {c.name: c for c in discover(tmp_path)}
+    results = {n: build_one(c.to_json() | {"rel": c.rel, "name": c.name}, None, str(tmp_path), 30)
+               for n, c in found.items()}
+    assert results["PositionalEmbedding"]["status"] == "built", results["PositionalEmbedding"]
+    assert results["PositionalEmbedding"]["inputs"] == ["16:float32"]
+    assert results["LastStep"]["status"] == "built", results["LastStep"]
+    assert len(results["LastStep"]["inputs"][0].split(":")[0].split("x")) == 3
