@@ -595,4 +595,8 @@ def main(request_path: str, result_path: str) -> None:
 
 
 if __name__ == "__main__":  # pragma: no cover - the builder process
-    main(sys.argv[1], sys.argv[2])
+    _args = sys.argv[1:3]
+    # a model module that parses its command line at import (NRI's lstm_baseline.py: parser.parse_args() at top
+    # level) gets its defaults, as when the repository's script runs without options, not our two paths
+    sys.argv = sys.argv[:1]
+    main(*_args)

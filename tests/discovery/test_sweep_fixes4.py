@@ -370,3 +370,37 @@ def test_an_input_is_tried_again_at_the_rank_the_forward_error_names(tmp_path):
     assert results["PositionalEmbedding"]["inputs"] == ["16:float32"]
     assert results["LastStep"]["status"] == "built", results["LastStep"]
     assert len(results["LastStep"]["inputs"][0].split(":")[0].split("x")) == 3
+
+
+ARGPARSE_AT_IMPORT = """
+import argparse
+
+import torch.nn as nn
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--hidden", type=int, default=8)
+args = parser.parse_args()
+
+
+class RecurrentBaseline(nn.Module):
+    def __init__(self, n_in):
+        super().__init__()
+        self.fc = nn.Linear(n_in, args.hidden)
+
+    def forward(self, x):
+        return self.fc(x)
+"""
+
+
+def test_a_module_that_parses_its_command_line_at_import_gets_its_defaults(tmp_path):
+    """NRI's ``lstm_baseline.py`` calls ``parser.parse_args()`` at import: in the builder it read the builder's own
+    arguments (two paths) and exited ("SystemExit: 2") for every constructor tried."""
+    from mindport.discovery.prove import ProveSettings, run_builder
+    from mindport.discovery.scan import discover
+
+    (tmp_path / "lstm_baseline.py").write_text(ARGPARSE_AT_IMPORT)
+    found = discover(tmp_path)
+    results = run_builder(tmp_path, found, {}, tmp_path / "work", ProveSettings(build_seconds=30))
+    result = results["lstm_baseline.py:RecurrentBaseline"]
+    assert result["status"] == "built", result
+    assert result["inputs"] == ["2x16:float32"]
