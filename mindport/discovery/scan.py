@@ -760,11 +760,7 @@ class _OtherFramework:
                         target = self.modules.get(dotted)
                         out[a.asname or dotted] = ("module", target) if target else ("external", dotted)
                 elif isinstance(node, ast.ImportFrom):
-                    base = node.module or ""
-                    if node.level:
-                        pkg = package.split(".") if package else []
-                        pkg = pkg[:len(pkg) - (node.level - 1)] if node.level > 1 else pkg
-                        base = ".".join([*pkg, *([node.module] if node.module else [])])
+                    base = _from_module(node, package)
                     target = self.modules.get(base) if (node.level or base.split(".")[0] not in
                                                         _OTHER_FRAMEWORKS | {"torch"}) else None
                     for a in node.names:
@@ -896,6 +892,17 @@ def _call_target(call: ast.Call, by_name) -> list[Candidate] | None:
     return _named(call.func, by_name) or None
 
 
+def _from_module(node: ast.ImportFrom, package: str) -> str:
+    """The absolute dotted module of a ``from ... import`` in ``package``, as Python resolves it (``from ..backend
+    import tf`` in package ``deepxde.nn`` -> ``deepxde.backend``)."""
+    base = node.module or ""
+    if node.level:
+        pkg = package.split(".") if package else []
+        pkg = pkg[:len(pkg) - (node.level - 1)] if node.level > 1 else pkg
+        base = ".".join([*pkg, *([node.module] if node.module else [])])
+    return base
+
+
 def imported_files(root: Path, rels, files: list[str], cache: dict | None = None) -> list[str]:
     """The files ``rels`` and every project file they import, transitively (``import a.b``, ``from .x import y``,
     a package's ``__init__.py`` on the way), read with ``ast``; in visiting order."""
@@ -927,11 +934,7 @@ def imported_files(root: Path, rels, files: list[str], cache: dict | None = None
             if isinstance(node, ast.Import):
                 names = [a.name for a in node.names]
             elif isinstance(node, ast.ImportFrom):
-                base = node.module or ""
-                if node.level:
-                    pkg = package.split(".") if package else []
-                    pkg = pkg[:len(pkg) - (node.level - 1)] if node.level > 1 else pkg
-                    base = ".".join([*pkg, *([node.module] if node.module else [])])
+                base = _from_module(node, package)
                 names = [base, *(f"{base}.{a.name}" if base else a.name for a in node.names)]
             for name in names:
                 parts = name.split(".")
