@@ -67,7 +67,10 @@ def small_value(name: str, annotation: str, default_int: int = 16, last_resort: 
                   low)
             and not re.match(r"(n|num|n_num)_", low)) or ann.startswith(("list", "List", "tuple", "Tuple", "Sequence")):
         return "[2, 2]" if re.search(r"layers|blocks|depths", low) else "[16, 16]"
-    if ann in ("", "int", "Optional[int]", "int|None"):
+    optional = re.fullmatch(r"Optional\[(float|bool)\]|(float|bool)\|None|None\|(float|bool)", ann)
+    if optional:  # Optional[float] without a default: a float
+        return small_value(name, next(g for g in optional.groups() if g), default_int, last_resort)
+    if ann in ("", "int", "Optional[int]", "int|None", "None|int"):
         for pattern, value in _INT_HINTS:
             if re.search(pattern, low):
                 return str(value if value != 16 else default_int)

@@ -222,18 +222,22 @@ def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str]) 
                 for a in node.args:
                     if which(a) is not None:
                         uses[which(a)].add("number")
+            callee = _last(node.func)
+            if callee == "__init__" and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Call) \
+                    and _last(node.func.value.func) == "super" and cls.bases:  # super().__init__(cfg): the base's
+                callee = _last(cls.bases[0])
             for k in node.keywords:
                 if k.arg is None and which(k.value) is not None:
                     uses[which(k.value)].add("mapping")
                 elif k.arg is not None and which(k.value) is not None:  # handed on: Block(dim=dim)
-                    required[which(k.value)].passes.append((_last(node.func), k.arg))
+                    required[which(k.value)].passes.append((callee, k.arg))
                     if re.match(r"(num|n)_|num[a-z]", k.arg):  # nn.LSTM(num_layers=rnn_layers)
                         uses[which(k.value)].add("number")
             for i, a in enumerate(node.args):
                 if isinstance(a, ast.Starred) and which(a.value) is not None:
                     uses[which(a.value)].add("sequence")
                 elif which(a) is not None:  # handed on: Transformer(cfg)
-                    required[which(a)].passes.append((_last(node.func), i))
+                    required[which(a)].passes.append((callee, i))
         elif isinstance(node, (ast.For, ast.comprehension)) and which(node.iter) is not None:
             uses[which(node.iter)].add("sequence")
         elif isinstance(node, ast.Subscript) and which(node.value) is not None:

@@ -404,3 +404,56 @@ def test_a_module_that_parses_its_command_line_at_import_gets_its_defaults(tmp_p
     result = results["lstm_baseline.py:RecurrentBaseline"]
     assert result["status"] == "built", result
     assert result["inputs"] == ["2x16:float32"]
+
+
+BASE_READS = """
+from typing import Optional
+
+import torch.nn as nn
+
+
+class BaseModel(nn.Module):
+    def __init__(self, args):
+        super().__init__()
+        self.seed = args.model_init_seed
+        self.hidden = args.hidden
+
+
+class BERTModel(BaseModel):  # BERT4Rec-VAE-Pytorch: the base class reads args too
+    def __init__(self, args):
+        super().__init__(args)
+        self.out = nn.Linear(self.hidden, args.num_items + 1)
+
+    def forward(self, x):
+        return self.out(x)
+
+
+class FeedForward(nn.Module):  # meta-llama's: an Optional[float] without a default
+    def __init__(self, dim: int, hidden_dim: int, multiple_of: int, ffn_dim_multiplier: Optional[float]):
+        super().__init__()
+        if ffn_dim_multiplier is not None:
+            hidden_dim = int(ffn_dim_multiplier * hidden_dim)
+        hidden_dim = multiple_of * ((hidden_dim + multiple_of - 1) // multiple_of)
+        self.w1 = nn.Linear(dim, hidden_dim)
+        self.w2 = nn.Linear(hidden_dim, dim)
+
+    def forward(self, x):
+        return self.w2(self.w1(x).relu())
+"""
+
+
+def test_a_namespace_handed_to_the_base_class_and_an_optional_float(tmp_path):
+    """BERT4Rec's ``BERTModel(args)`` hands ``args`` to ``super().__init__``, whose reads were not gathered
+    ("'SimpleNamespace' object has no attribute 'model_init_seed'"); llama's ``FeedForward`` takes
+    ``ffn_dim_multiplier: Optional[float]`` without a default ("required parameters of unknown kind")."""
+    from mindport.discovery.build import build_one
+    from mindport.discovery.scan import discover
+
+    (tmp_path / "bert.py").write_text(BASE_READS)
+    found = {c.name: c for c in discover(tmp_path)}
+    results = {n: build_one(found[n].to_json() | {"rel": found[n].rel, "name": n}, None, str(tmp_path), 30)
+               for n in ("BERTModel", "FeedForward")}
+    assert results["BERTModel"]["status"] == "built", results["BERTModel"]
+    assert "model_init_seed=" in results["BERTModel"]["ctor"]
+    assert results["FeedForward"]["status"] == "built", results["FeedForward"]
+    assert "ffn_dim_multiplier=1.0" in results["FeedForward"]["ctor"]
