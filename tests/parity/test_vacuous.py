@@ -104,7 +104,7 @@ def test_a_constant_output_that_cannot_be_re_checked_is_inconclusive(tmp_path):
 
 def test_a_constant_output_of_a_model_without_weights_is_re_checked_on_other_inputs(tmp_path):
     """pytorch-flows' Shuffle (the discovery sweep, rows 117 on): a permutation and a zero log-determinant, no
-    parameter or buffer. Nothing can be perturbed, so it was "inconclusive" (a diverged model in the sweep); the
+    parameter and only an integer buffer (the permutation). Nothing can be perturbed, so it was "inconclusive" (a diverged model in the sweep); the
     zero is the model's own constant: compared again on a second input draw, where the permutation changes and the
     zero does not, it passes."""
     ms_file = convert_model("auxloss", tmp_path)

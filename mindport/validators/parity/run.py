@@ -170,7 +170,7 @@ def _check_vacuous(report: ParityReport, ref, ms, inputs, s: Settings, ref_run: 
         chosen = ref.call("perturb", None, s.seed + 1) or ref.call("perturb", None, s.seed + 1, every=True)
     report.vacuous["perturbed_parameters"] = chosen
     varying = [key for key, a in ref_run["outputs"] if a is not None and key not in outputs]
-    if not chosen and outputs and varying and can_perturb and not ref.call("state"):
+    if not chosen and outputs and varying and can_perturb and not _float_state(ref.call("state")):
         return _recheck_inputs(report, ref, ms, inputs, s, what)
     if not chosen:
         why = "the reference has no parameter mindport can perturb" if can_perturb else \
@@ -196,6 +196,14 @@ def _check_vacuous(report: ParityReport, ref, ms, inputs, s: Settings, ref_run: 
     return True
 
 
+def _float_state(state: dict) -> list[str]:
+    """The floating point parameters and buffers of a state: what a weight draw could change (an integer buffer, a
+    permutation or an index table, is structure)."""
+    import numpy as np
+
+    return [k for k, v in state.items() if np.issubdtype(np.asarray(v).dtype, np.floating)]
+
+
 def _other_inputs(inputs: list, seed: int) -> list | None:
     """A second draw of the floating point inputs (another seed, twice the spread, shifted); integer and boolean
     inputs (tokens, indices, masks) stay. None when no input is floating point."""
@@ -208,8 +216,9 @@ def _other_inputs(inputs: list, seed: int) -> list | None:
 
 
 def _recheck_inputs(report: ParityReport, ref, ms, inputs, s: Settings, what: str) -> bool:
-    """A constant output beside others that are not, of a model with no parameter and no buffer (pytorch-flows'
-    ``Shuffle`` returns a zero log-determinant beside the permuted input): no weight made it constant, so no weight
+    """A constant output beside others that are not, of a model with no parameter and no floating point buffer
+    (pytorch-flows' ``Shuffle``, whose only buffers are its permutation, returns a zero log-determinant beside the
+    permuted input): no weight made it constant, so no weight
     can be perturbed; the comparison is re-run on a second input draw. (A model whose every output is constant and
     that has no weight stays inconclusive: it computes nothing from its input to compare.) An output the new inputs change is compared there; one constant on
     both draws is a constant of the model's own code, compared as a value (resolved). Returns False: the weights are
@@ -229,8 +238,8 @@ def _recheck_inputs(report: ParityReport, ref, ms, inputs, s: Settings, what: st
     report.perturbed = sub
     report.vacuous["perturbed_inputs"] = True
     report.vacuous["resolved"] = True
-    report.vacuous["note"] = (f"the reference's {what} is constant and the model has no parameter or buffer to "
-                              f"perturb; re-checked on a second input draw: {'they match' if sub.ok else 'they differ'}"
+    report.vacuous["note"] = (f"the reference's {what} is constant and the model has no parameter or floating "
+                              f"point buffer to perturb; re-checked on a second input draw: {'they match' if sub.ok else 'they differ'}"
                               + (f"; {', '.join(still)} constant on it too: a constant of the model's code, compared "
                                  "as a value" if still else ""))
     report.diagnostics.append(Diagnostic("MP404", report.vacuous["note"], file="<parity>", severity="warning"))
