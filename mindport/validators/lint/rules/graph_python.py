@@ -385,10 +385,11 @@ class GraphAttributeState(Rule):
                         [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
                     for target in targets:
                         if _self_attribute(target) and target.attr not in parameters:
-                            yield target, (f"`self.{target.attr} = ...` in `{name}` (compiled with `construct`): a "
-                                           f"static graph keeps no state on self, later reads see the value it held "
-                                           f"when the graph was built (other numbers, silently) or fail; return it "
-                                           f"and pass it on, keep it in a Parameter, or run this Cell in PyNative")
+                            where = "`construct`" if name == "construct" else f"`{name}` (compiled with construct)"
+                            yield target, (f"`self.{target.attr} = ...` in {where}: a static graph keeps no "
+                                           f"state on self, later reads see the value it held when the graph was "
+                                           f"built (other numbers, silently) or fail; return it and pass it on, "
+                                           f"keep it in a Parameter, or run this Cell in PyNative")
 
 
 def _self_attribute(node) -> bool:
