@@ -39,7 +39,8 @@ _INPUT_CLASSES = [
      "inputs: the forward returns no tensor (a distribution, an object)"),
     (r"not deterministic", "inputs: the eval forward is not deterministic"),
     (r"non-finite", "inputs: the eval forward gives non-finite values"),
-    (r"_StubMeta|mindport_stub|_Stub\b", "stubbed module used in the forward"),
+    # a stub's call returns an instance of its class "result": "must be Tensor, not result", "for +: 'result' and"
+    (r"_StubMeta|mindport_stub|_Stub\b|, not result\b|'result'", "stubbed module used in the forward"),
     (r"scalar type Long|Long, Int|long int != float|same dtype|dtype|Float but found Long|not implemented for 'Long'",
      "inputs: the input's dtype (integer vs float)"),
     (r"missing \d+ required positional|takes \d+ positional|unexpected keyword",

@@ -19,6 +19,7 @@ Prints the share of sites through the runtime, the share of ports importing mind
 Usage (from the project root; the snapshots fetched under /work/.mirror):
     PYTHONPATH=$PWD /work/main/.venv/bin/python benchmarks/runtime_share.py \
         --manifest benchmarks/trials/modern.json --mirrors /work/.mirror [--only ID,...] [--json OUT] [--top 40]
+        [--device ascend] [--limit N]
 """
 from __future__ import annotations
 
@@ -97,7 +98,7 @@ def file_sites(code: str) -> tuple[int, collections.Counter, bool]:
     return total, helpers, bool(runtime)
 
 
-def measure_entry(entry: dict, harness, mirrors: str, work: Path) -> dict:
+def measure_entry(entry: dict, harness, mirrors: str, work: Path, device: str = "any") -> dict:
     from mindport.migrator import convert_path
 
     gd = harness.gitdir(mirrors, entry["repo"])
@@ -106,7 +107,7 @@ def measure_entry(entry: dict, harness, mirrors: str, work: Path) -> dict:
     wid = work / entry["id"].replace("/", "__")
     src, conv = wid / "src", wid / "conv"
     harness.materialise(entry, gd, str(src))
-    convert_path(src, conv, jobs=1, force=True, use_cache=False)
+    convert_path(src, conv, jobs=1, force=True, use_cache=False, device=device)
     root = entry.get("import_root", ".")
     total, helpers, imports = 0, collections.Counter(), False
     for rel in entry["files"]:
@@ -135,6 +136,9 @@ def main(argv=None) -> int:
     ap.add_argument("--keep", default="", help="keep the converted trees in this folder")
     ap.add_argument("--json", default="")
     ap.add_argument("--top", type=int, default=30)
+    ap.add_argument("--device", default="any", choices=("any", "cpu", "gpu", "ascend"),
+                    help="convert for this device (convert --device): gpu/ascend drop the CPU kernel guards")
+    ap.add_argument("--limit", type=int, default=0, help="only the first N distinct conversions (a quick sample)")
     a = ap.parse_args(argv)
     harness = _harness(Path(a.harness))
     entries = json.load(open(a.manifest))
@@ -153,8 +157,10 @@ def main(argv=None) -> int:
         if key in done:
             rows.append(dict(done[key], id=e["id"]))
             continue
+        if a.limit and len(done) >= a.limit:
+            continue
         try:
-            row = done[key] = measure_entry(e, harness, a.mirrors, work)
+            row = done[key] = measure_entry(e, harness, a.mirrors, work, a.device)
         except Exception as exc:  # noqa: BLE001 -- one entry's failure is reported, the others are measured
             row = {"id": e["id"], "error": f"{type(exc).__name__}: {exc}"}
         rows.append(row)

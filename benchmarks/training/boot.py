@@ -40,6 +40,18 @@ def _size(args, kwargs):
     return tuple(int(s) for s in size)
 
 
+def _value(x):
+    """A tensor's values (either framework) or a number, as numpy."""
+    return np.asarray(x.detach().cpu().numpy() if hasattr(x, "detach") else x.asnumpy() if hasattr(x, "asnumpy") else x)
+
+
+def _normal(mean, std, size):
+    """normal(mean, std[, size]) from the shared stream: standard draws of the broadcast (or given) shape, scaled and
+    shifted in float64, rounded to float32, the same numbers on both sides."""
+    shape = size if size is not None else np.broadcast_shapes(np.shape(mean), np.shape(std))
+    return (mean + std * _stream.standard_normal(shape)).astype(np.float32)
+
+
 def _shape_of(t):
     return tuple(int(s) for s in t.shape)
 
@@ -78,6 +90,8 @@ def _install_torch(mode, state):
     torch.randn_like = lambda x, dtype=None, **k: as_t(_stream.standard_normal(_shape_of(x)).astype(np.float32), dtype or x.dtype)
     torch.rand_like = lambda x, dtype=None, **k: as_t(_stream.random_sample(_shape_of(x)).astype(np.float32), dtype or x.dtype)
     torch.randperm = lambda n, **k: torch.from_numpy(_stream.permutation(int(n)).astype(np.int64))
+    torch.normal = lambda mean, std=1.0, size=None, *a, dtype=None, **k: as_t(_normal(
+        _value(mean), _value(std), None if size is None else _size((size,), {})), dtype, **k)
     original_init = torch.optim.Optimizer.__init__
     count = [0]
 
@@ -143,6 +157,7 @@ def _install_mindspore(mode, state):
     ops.randn_like = lambda x, dtype=None, seed=None, **k: as_t(_stream.standard_normal(_shape_of(x)).astype(np.float32), dtype or x.dtype)
     ops.rand_like = lambda x, dtype=None, seed=None, **k: as_t(_stream.random_sample(_shape_of(x)).astype(np.float32), dtype or x.dtype)
     ops.randperm = lambda n, seed=0, offset=0, dtype=ms.int64: ms.Tensor(_stream.permutation(int(n)), dtype=dtype)
+    ops.normal = lambda shape, mean, stddev, seed=None: as_t(_normal(_value(mean), _value(stddev), _size((shape,), {})))
     count = [0]
 
     def load(params):

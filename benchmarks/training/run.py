@@ -190,9 +190,15 @@ def error_line(stderr: str) -> str:
     return (lines[-1].strip()[:300] if lines else "")
 
 
+def printed(entry: dict, side: dict) -> str:
+    """The stream the script prints its losses on: stdout, or stderr for a script that logs them
+    (``loss_stream``: ``logging`` writes to stderr)."""
+    return side["stderr" if entry.get("loss_stream") == "stderr" else "stdout"]
+
+
 def judge(entry: dict, t: dict, m: dict) -> dict:
     pat = entry.get("loss", DEFAULT_LOSS)
-    st, sm = losses(t["stdout"], pat), losses(m["stdout"], pat)
+    st, sm = losses(printed(entry, t), pat), losses(printed(entry, m), pat)
     lt, lm = [float(v) for v in st], [float(v) for v in sm]
     runs = m["rc"] == 0 and len(lm) == len(lt) and len(lt) > 0
     learns = runs
@@ -258,7 +264,7 @@ def run_entry(entry: dict, args) -> dict:
         (work / "control.log").write_text(c["stdout"] + "\n---stderr---\n" + c["stderr"])
         pat = entry.get("loss", DEFAULT_LOSS)
         if c["rc"] == 0:
-            ok, noise = noise_tracks(entry, losses(t["stdout"], pat), losses(m["stdout"], pat), losses(c["stdout"], pat))
+            ok, noise = noise_tracks(entry, *(losses(printed(entry, x), pat) for x in (t, m, c)))
             res.update(tracks=ok, tracked_by="noise" if ok else "", control_max_rel=noise)
         else:
             res["control_error"] = error_line(c["stderr"])

@@ -31,6 +31,9 @@ from mindport.cli.app import (
 @click.option("--target", type=click.Choice(["nn", "mint"]), default="nn", show_default=True,
               help="nn: mindspore.nn/ops (CPU, GPU, Ascend). mint: torch-aligned mindspore.mint (Ascend), and the "
                    "nn mapping for APIs mint lacks.")
+@click.option("--device", type=click.Choice(["any", "cpu", "gpu", "ascend"]), default="any", show_default=True,
+              help="The device the port is for: any/cpu keep the guards against MindSpore's CPU kernel defects "
+                   "(tanh's precision, softmax on rows of all -inf); gpu/ascend write MindSpore's own op there.")
 @click.option("--ms-version", default=None, metavar="X.Y", help="MindSpore version to write for (default: installed).")
 @click.option("--jobs", "-j", type=int, default=None, help="Worker processes (default: all cores).")
 @click.option("--exclude", multiple=True, metavar="GLOB", help="Paths (relative to SRC) to skip; repeatable.")
@@ -44,8 +47,8 @@ from mindport.cli.app import (
               help="json prints the full report (every site) on stdout, for CI.")
 @click.option("--force", is_flag=True, help="Write into an existing OUT that mindport did not create; replace one "
                                            "that holds another source's conversion.")
-def convert(src, out, in_place, no_backup, show_diff, target, ms_version, jobs, exclude, mapping_files, timeout,
-            max_file_size, fmt, force):
+def convert(src, out, in_place, no_backup, show_diff, target, device, ms_version, jobs, exclude, mapping_files,
+            timeout, max_file_size, fmt, force):
     """Rewrite PyTorch source (a file, a repository, notebooks) into MindSpore source.
 
     \b
@@ -87,7 +90,7 @@ def convert(src, out, in_place, no_backup, show_diff, target, ms_version, jobs, 
             report = convert_path(src, out, target=target, ms_version=version, jobs=jobs, exclude=exclude,
                                   in_place=in_place, backup=not no_backup, diff=show_diff, force=force,
                                   timeout=timeout or None, max_file_size=_size(max_file_size), mappings=overlays,
-                                  progress=progress.files)
+                                  progress=progress.files, device=device)
     except InputError as exc:
         _fail_input(exc)
     if show_diff:

@@ -67,7 +67,10 @@ def small_value(name: str, annotation: str, default_int: int = 16, last_resort: 
                   low)
             and not re.match(r"(n|num|n_num)_", low)) or ann.startswith(("list", "List", "tuple", "Tuple", "Sequence")):
         return "[2, 2]" if re.search(r"layers|blocks|depths", low) else "[16, 16]"
-    if ann in ("", "int", "Optional[int]", "int|None"):
+    optional = re.fullmatch(r"Optional\[(float|bool)\]|(float|bool)\|None|None\|(float|bool)", ann)
+    if optional:  # Optional[float] without a default: a float
+        return small_value(name, next(g for g in optional.groups() if g), default_int, last_resort)
+    if ann in ("", "int", "Optional[int]", "int|None", "None|int"):
         for pattern, value in _INT_HINTS:
             if re.search(pattern, low):
                 return str(value if value != 16 else default_int)
@@ -101,6 +104,18 @@ def ctor_attempts(cand: dict, user: str | None) -> list[tuple[str, str]]:
             if all(v is not None for v in values):
                 add("small values", ", ".join(f"{p['name']}={v}" for p, v in zip(required, values)))
                 first = first if first is not None else ", ".join(f"{p['name']}={v}" for p, v in zip(required, values))
+    # a bottleneck block (``expansion = 4``) without a downsample adds its input to planes * 4 channels: planes is
+    # the input's channels // 4 (HRNet's, torchvision's Bottleneck(inplanes, planes))
+    names = [p["name"] for p in required]
+    ins = [n for n in names if re.fullmatch(r"in_?planes|in_?channels|inp|in_chs|in_ch", n.lower())]
+    outs = [n for n in names if re.fullmatch(r"(out_?)?planes|out_?channels|oup|out_chs|out_ch", n.lower())]
+    if cand.get("expansion", 0) > 1 and len(ins) == 1 and len(outs) == 1:
+        for size in (16, 32):
+            values = {p["name"]: (repr(p["choices"][0]) if p.get("choices") else None)
+                      or used_value(p, size) or small_value(p["name"], p["annotation"], size) for p in required}
+            values[ins[0]], values[outs[0]] = str(size), str(max(1, size // cand["expansion"]))
+            if all(v is not None for v in values.values()):
+                add("small values", ", ".join(f"{k}={v}" for k, v in values.items()))
     # a None default the class reads attributes or keys of (``configs=None`` then ``configs.wavelet``): its use
     nones = [p for p in cand["params"] if p["default"] == "None" and p.get("use") in ("namespace", "mapping")
              and p.get("attrs")]
@@ -161,6 +176,10 @@ def used_value(param: dict, size: int = 16, repository_defaults: bool = True) ->
         return f"[{size // 2}, {size}]" if value in (None, "[16, 16]") else value
     if use in ("namespace", "mapping"):
         return _mapping(param.get("attrs") or {}, use == "namespace", size, repository_defaults)
+    if use == "number" and (small_value(param["name"], param.get("annotation", ""), size) or "").startswith("["):
+        # a plural-looking count (``char_rnn_layers``, ``layers`` in ``range(layers - 1)``): a number, not a list
+        low = param["name"].lower()
+        return str(next((v if v != 16 else size for pattern, v in _INT_HINTS if re.search(pattern, low)), size))
     return None
 
 
@@ -347,6 +366,28 @@ def _extra_inputs(name: str, spec: str, rank: int = 0) -> list[str]:
     return [spec]
 
 
+_RANK_HINTS = [  # an error that names the number of dimensions the input should have -> that number
+    (r"not enough values to unpack \(expected (\d), got \d\)", 0),  # B, C, H, W = x.shape on a smaller input
+    (r"too many values to unpack \(expected (\d)\)", 0),
+    (r"Expected (\d)-D argument", 0),  # torch.outer(timesteps, freqs)
+    (r"[Ee]xpected \w+ (\d)D \(batched\)|or (\d)D \(batched\) input", 0),
+    (r"[Ee]xpected (\d)D input|[Ee]xpected (\d)D tensor", 0),
+    (r"too many indices for tensor of dimension (\d)", 1),  # x[:, :, 0] on a 2-D input: at least one more
+    (r"Dimension out of range \(expected to be in range of \[-\d+, \d+\], but got (\d)\)", 1),
+]
+
+
+def _rank_hint(problem: str) -> int | None:
+    """The rank an input should have, when the forward's error says (None otherwise): "not enough values to unpack
+    (expected 4, got 2)" -> 4, "Expected 1-D argument" -> 1, "too many indices for tensor of dimension 2" -> 3."""
+    for pattern, extra in _RANK_HINTS:
+        m = re.search(pattern, problem)
+        if m:
+            rank = int(next(g for g in m.groups() if g)) + extra
+            return rank if 1 <= rank <= 6 else None
+    return None
+
+
 def _int_attrs(module) -> list[int]:
     """Sizes a custom layer keeps (in_features, dim, ...) or its first matrix parameter's last dimensions."""
     out = [v for k, v in vars(module).items() if isinstance(v, int) and not isinstance(v, bool) and 1 < v <= 4096
@@ -463,6 +504,7 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
         tries = [s for s in cand["inputs"][:4]] + [s for s in first_layer_inputs(model, fwd)]
         seen = []
         input_errors = []
+        hinted = 0
         for specs in tries:
             if specs in seen or any(_elements(s) > MAX_ELEMENTS for s in specs):
                 continue
@@ -473,6 +515,13 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
                 if isinstance(exc, KeyboardInterrupt):
                     raise
                 problem = _short(exc)
+            rank = _rank_hint(problem) if problem is not None and hinted < 3 else None
+            if rank is not None:  # the error names the rank the model wanted: the same input at that rank
+                for first in _to_rank(specs[0], rank, None):
+                    retry = [first, *(first if s == specs[0] else s for s in specs[1:])]
+                    if retry not in tries and hinted < 3:
+                        tries.append(retry)
+                        hinted += 1
             if problem is None:
                 result.update(status="built", ctor=ctor, ctor_source=origin, inputs=specs, params=n_params,
                               build_seconds=round(time.perf_counter() - t, 3),
@@ -549,4 +598,8 @@ def main(request_path: str, result_path: str) -> None:
 
 
 if __name__ == "__main__":  # pragma: no cover - the builder process
-    main(sys.argv[1], sys.argv[2])
+    _args = sys.argv[1:3]
+    # a model module that parses its command line at import (NRI's lstm_baseline.py: parser.parse_args() at top
+    # level) gets its defaults, as when the repository's script runs without options, not our two paths
+    sys.argv = sys.argv[:1]
+    main(*_args)

@@ -36,7 +36,8 @@ class Param:
     kind: str = "positional"  # positional, keyword, var_positional, var_keyword
     choices: list = field(default_factory=list)  # string values the function compares it with ('LSTM', 'GRU')
     # how the class uses it (``_usage``): "namespace" (attributes read: ``args.hidden``), "mapping" (``**cfg``,
-    # ``cfg["k"]``, ``cfg.get``), "sequence" (iterated, indexed, ``len``), "callable" (called), "" (a number)
+    # ``cfg["k"]``, ``cfg.get``), "sequence" (iterated, indexed, ``len``), "callable" (called), "number" (in
+    # arithmetic, an order comparison, ``range``, ``num_layers=``: no sequence use), "" (not known)
     use: str = ""
     attrs: dict = field(default_factory=dict)  # namespace attributes / mapping keys read -> a literal default or None
     passes: list = field(default_factory=list)  # (class name, position or keyword) it is handed on to
@@ -57,6 +58,7 @@ class Candidate:
     bases: list[str] = field(default_factory=list)
     configs: list[str] = field(default_factory=list)  # the module's configuration classes (GPTConfig, ModelArgs)
     dotted: str = ""  # "models.convnext": imported by this name from the root (a relative import, no __init__.py)
+    expansion: int = 0  # a block's class-level ``expansion = 4``: its output has planes * expansion channels
 
     @property
     def key(self) -> str:
@@ -69,7 +71,7 @@ class Candidate:
         return {"class": self.key, "kind": self.kind, "line": self.line, "bases": self.bases,
                 "params": [vars(p) for p in self.params], "forward": [vars(p) for p in self.forward],
                 "doc": self.doc[:600], "ctors": self.ctors, "inputs": self.inputs, "configs": self.configs,
-                "dotted": self.dotted}
+                "dotted": self.dotted, "expansion": self.expansion}
 
 
 def python_files(root: Path) -> list[str]:
@@ -216,23 +218,41 @@ def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str]) 
                     attrs[name].setdefault(node.args[0].value, None)
             if _last(node.func) in _SEQUENCE_CALLS and node.args and which(node.args[0]) is not None:
                 uses[which(node.args[0])].add("sequence")
+            if _last(node.func) == "range":
+                for a in node.args:
+                    if which(a) is not None:
+                        uses[which(a)].add("number")
+            callee = _last(node.func)
+            if callee == "__init__" and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Call) \
+                    and _last(node.func.value.func) == "super" and cls.bases:  # super().__init__(cfg): the base's
+                callee = _last(cls.bases[0])
             for k in node.keywords:
                 if k.arg is None and which(k.value) is not None:
                     uses[which(k.value)].add("mapping")
                 elif k.arg is not None and which(k.value) is not None:  # handed on: Block(dim=dim)
-                    required[which(k.value)].passes.append((_last(node.func), k.arg))
+                    required[which(k.value)].passes.append((callee, k.arg))
+                    if re.match(r"(num|n)_|num[a-z]", k.arg):  # nn.LSTM(num_layers=rnn_layers)
+                        uses[which(k.value)].add("number")
             for i, a in enumerate(node.args):
                 if isinstance(a, ast.Starred) and which(a.value) is not None:
                     uses[which(a.value)].add("sequence")
                 elif which(a) is not None:  # handed on: Transformer(cfg)
-                    required[which(a)].passes.append((_last(node.func), i))
+                    required[which(a)].passes.append((callee, i))
         elif isinstance(node, (ast.For, ast.comprehension)) and which(node.iter) is not None:
             uses[which(node.iter)].add("sequence")
         elif isinstance(node, ast.Subscript) and which(node.value) is not None:
             uses[which(node.value)].add("sequence")
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Sub, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)):
+            for side in (node.left, node.right):  # layers - 1 (not [0] * n or a + b: lists add and repeat)
+                if which(side) is not None:
+                    uses[which(side)].add("number")
+        elif isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(
+                node.ops[0], (ast.Lt, ast.LtE, ast.Gt, ast.GtE)) and which(node.left) is not None \
+                and isinstance(node.comparators[0], ast.Constant) and type(node.comparators[0].value) in (int, float):
+            uses[which(node.left)].add("number")  # if char_rnn_layers <= 1
     for name, p in required.items():
         found = uses[name]
-        for kind in ("callable", "namespace", "mapping", "sequence", "str"):
+        for kind in ("callable", "namespace", "mapping", "sequence", "str", "number"):
             if kind in found:
                 p.use = kind
                 break
@@ -337,7 +357,10 @@ def _int_const(node) -> int | None:
 
 def _hand_on(found: dict) -> None:
     """A parameter the class only hands on to another class of the project (``Classifier(cfg)`` builds
-    ``Transformer(cfg)``, which reads ``cfg.dim``) takes the use that class makes of it."""
+    ``Transformer(cfg)``, which reads ``cfg.dim``) takes the use that class makes of it; a namespace or mapping the
+    class reads itself and also hands on gets the attributes the other class reads too (decision-transformer's
+    ``Block(config)`` reads ``config.n_embd`` and builds ``CausalSelfAttention(config)``, which reads
+    ``config.n_head``)."""
     by_name = {}
     for c in found.values():
         if c.kind == "class":
@@ -345,18 +368,21 @@ def _hand_on(found: dict) -> None:
     for _ in range(3):  # a chain of hand-ons
         for c in found.values():
             for p in c.params:
-                if p.use or not p.passes:
+                if p.use not in ("", "namespace", "mapping") or not p.passes:
                     continue
                 for callee, where in p.passes:
                     target = by_name.get(callee)
-                    if target is None:
+                    if target is None or target is c:
                         continue
                     params = [q for q in target.params if q.kind in ("positional", "keyword")]
                     q = (params[where] if where < len(params) else None) if isinstance(where, int) else next(
                         (q for q in params if q.name == where), None)
-                    if q is not None and q.use:
+                    if q is not None and q.use and not p.use:
                         p.use, p.attrs = q.use, copy.deepcopy(q.attrs)
                         break
+                    if q is not None and q.use == p.use:
+                        for key, value in q.attrs.items():
+                            p.attrs.setdefault(key, copy.deepcopy(value))
 
 
 def _block_classes(parsed: dict, found: dict, module_classes) -> None:
@@ -600,6 +626,7 @@ def discover(root, files: list[str] | None = None, excluded: list | None = None)
         parsed[rel] = tree
         per_file_bases.append(class_bases(data))
     module_classes = module_classes_from_bases(per_file_bases)
+    other_framework = _OtherFramework(parsed, module_classes)
     found: dict[str, Candidate] = {}
     by_name: dict[str, list[Candidate]] = {}
     own_forward: dict[str, bool | None] = {}  # defines a forward: computing (True), abstract (False), none (None)
@@ -618,7 +645,8 @@ def discover(root, files: list[str] | None = None, excluded: list | None = None)
         configs = [n.name for n in tree.body if isinstance(n, ast.ClassDef) and n.name not in module_classes
                    and re.search(r"(Config|Args|Params|Cfg|Hparams|Options|Settings)$", n.name)]
         for node in tree.body:
-            if isinstance(node, ast.ClassDef) and node.name in module_classes and node.name not in _NOT_MODELS:
+            if isinstance(node, ast.ClassDef) and node.name in module_classes and node.name not in _NOT_MODELS \
+                    and not other_framework(rel, node.name):
                 init, fwd = _method(node, "__init__"), _method(node, "forward")
                 init_params = _params(init.args, True) if init else []
                 if init:
@@ -632,6 +660,10 @@ def discover(root, files: list[str] | None = None, excluded: list | None = None)
                 c = Candidate(rel, node.name, "class", node.lineno, init_params, fwd_params, doc,
                               bases=[_last(b) or ast.unparse(b) for b in node.bases], configs=configs,
                               dotted=dotted)
+                c.expansion = next((n.value.value for n in node.body if isinstance(n, ast.Assign)
+                                    and any(isinstance(t, ast.Name) and t.id == "expansion" for t in n.targets)
+                                    and isinstance(n.value, ast.Constant) and type(n.value.value) is int
+                                    and 1 < n.value.value <= 8), 0)
                 found[c.key] = c
                 by_name.setdefault(node.name, []).append(c)
                 own_forward[c.key] = None if fwd is None else not _abstract(fwd)
@@ -656,16 +688,138 @@ def discover(root, files: list[str] | None = None, excluded: list | None = None)
                     continue
                 returns = [r.value for r in ast.walk(node) if isinstance(r, ast.Return) and r.value is not None]
                 built = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
-                if returns and any(isinstance(r, ast.Call) and _last(r.func) in by_name for r in returns) or (
-                        returns and all(isinstance(r, ast.Name) for r in returns) and built & set(by_name)
-                        and any(isinstance(s, ast.Assign) and isinstance(s.value, ast.Call)
-                                and _last(s.value.func) in by_name for s in ast.walk(node))):
+                made = [r.func for r in returns if isinstance(r, ast.Call) and _last(r.func) in by_name]
+                if not made and returns and all(isinstance(r, ast.Name) for r in returns) and built & set(by_name):
+                    made = [s.value.func for s in ast.walk(node) if isinstance(s, ast.Assign)
+                            and isinstance(s.value, ast.Call) and _last(s.value.func) in by_name]
+                # ResNeSt's gluon factories build gluon's ResNet, a name its torch models share
+                if any(not other_framework.called(rel, f) for f in made):
                     c = Candidate(rel, node.name, "factory", node.lineno, params, dotted=dotted_of.get(rel, ""))
                     found[c.key] = c
                     by_name.setdefault(node.name, []).append(c)
                     changed = True
     _collect_calls(parsed, found, by_name)
     return sorted(found.values(), key=lambda c: (c.rel, c.line))
+
+
+# deep-learning frameworks other than torch whose classes are also named Module (flax.linen, haiku, equinox) or
+# whose models derive from project bases that share a name with a torch one (deepxde's NN, one per backend)
+_OTHER_FRAMEWORKS = {"flax", "jax", "haiku", "equinox", "objax", "trax", "tensorflow", "keras", "tf_keras", "paddle",
+                     "mindspore", "oneflow", "mxnet", "chainer", "jittor", "megengine"}
+
+
+class _OtherFramework:
+    """Is a top-level class a model of another framework, though its bases' names make it look like an nn.Module
+    subclass (``module_classes_from_bases`` goes by names across the repository)? Each base is followed through the
+    file's own imports: a base imported from another framework (``from flax import linen as nn`` then
+    ``nn.Module``; ``paddle.nn.Layer``), or a project class that is itself no torch module (deepxde's
+    ``tensorflow/nn.py:NN(tf.keras.Model)`` against ``pytorch/nn.py:NN(torch.nn.Module)``), is not torch; a base
+    that cannot be followed (a star import, a name built at run time) keeps the rule by name. A class is another
+    framework's when none of its bases is torch's."""
+
+    def __init__(self, parsed: dict, module_classes):
+        self.parsed, self.module_classes = parsed, module_classes
+        self.modules: dict[str, str] = {}  # dotted module name (and each dotted suffix) -> file
+        for rel in parsed:
+            parts = rel[:-3].split("/")
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            self.modules.setdefault(".".join(parts), rel)
+        for rel in parsed:
+            parts = rel[:-3].split("/")
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            for i in range(1, len(parts)):
+                self.modules.setdefault(".".join(parts[i:]), rel)
+        self.origins: dict[str, dict] = {}
+        self.memo: dict[tuple[str, str], bool] = {}
+
+    def __call__(self, rel: str, name: str) -> bool:
+        return self._torch(rel, name, set()) is False
+
+    def called(self, rel: str, func: ast.expr) -> bool:
+        """Does a call of ``func`` in ``rel`` (``ResNet(...)``) build another framework's class?"""
+        origin = self._origin(rel).get(func.id) if isinstance(func, ast.Name) else None
+        if origin is None or origin[0] not in ("class", "project"):
+            return False
+        return self._torch(origin[1], origin[2], set()) is False
+
+    def _origin(self, rel: str) -> dict:
+        """The file's top-level names: class -> ("class", rel, name); imported -> ("project", file, name) for a
+        project module's name, ("module", file) for a project module, ("external", dotted) otherwise; assigned ->
+        ("assigned",)."""
+        if rel not in self.origins:
+            out: dict[str, tuple] = {}
+            package = rel.rsplit("/", 1)[0].replace("/", ".") if "/" in rel else ""
+            for node in self.parsed[rel].body:
+                if isinstance(node, ast.ClassDef):
+                    out[node.name] = ("class", rel, node.name)
+                elif isinstance(node, ast.Assign):
+                    for t in node.targets:
+                        if isinstance(t, ast.Name):
+                            out[t.id] = ("assigned",)
+                elif isinstance(node, ast.Import):
+                    for a in node.names:  # import a.b as x binds a.b; import a.b binds a
+                        dotted = a.name if a.asname else a.name.split(".")[0]
+                        target = self.modules.get(dotted)
+                        out[a.asname or dotted] = ("module", target) if target else ("external", dotted)
+                elif isinstance(node, ast.ImportFrom):
+                    base = _from_module(node, package)
+                    target = self.modules.get(base) if (node.level or base.split(".")[0] not in
+                                                        _OTHER_FRAMEWORKS | {"torch"}) else None
+                    for a in node.names:
+                        if a.name == "*":
+                            continue
+                        sub = self.modules.get(f"{base}.{a.name}" if base else a.name)
+                        if sub is not None:
+                            out[a.asname or a.name] = ("module", sub)
+                        elif target is not None:
+                            out[a.asname or a.name] = ("project", target, a.name)
+                        elif not node.level:
+                            out[a.asname or a.name] = ("external", f"{base}.{a.name}")
+            self.origins[rel] = out
+        return self.origins[rel]
+
+    def _torch(self, rel: str, name: str, seen: set) -> bool | None:
+        """True: an nn.Module subclass; False: not one (another framework's, or no model); None: unknown."""
+        key = (rel, name)
+        if key in self.memo:
+            return self.memo[key]
+        if key in seen or rel not in self.parsed:
+            return None
+        seen.add(key)
+        node = next((n for n in self.parsed[rel].body if isinstance(n, ast.ClassDef) and n.name == name), None)
+        if node is None:  # re-exported: follow the file's own import of it
+            origin = self._origin(rel).get(name)
+            answer = self._torch(origin[1], origin[2], seen) if origin and origin[0] == "project" else None
+        else:
+            verdicts = [self._base(rel, b, seen) for b in node.bases]
+            answer = True if True in verdicts else None if None in verdicts else False  # no base: False
+        self.memo[key] = answer
+        return answer
+
+    def _base(self, rel: str, base: ast.expr, seen: set) -> bool | None:
+        """A base that cannot be followed is judged by its name, as ``module_classes_from_bases`` does."""
+        chain = []
+        while isinstance(base, ast.Attribute):
+            chain.insert(0, base.attr)
+            base = base.value
+        if not isinstance(base, ast.Name):
+            return None
+        last = chain[-1] if chain else base.id
+        by_name = last == "Module" or last in self.module_classes
+        origin = self._origin(rel).get(base.id)
+        if origin is not None and origin[0] == "external":  # torch.jit.ScriptModule, pl.LightningModule: unknown
+            return False if origin[1].split(".")[0] in _OTHER_FRAMEWORKS else by_name or None
+        if origin is not None and origin[0] == "assigned":  # MyModule = torch.jit.ScriptModule
+            return None
+        if origin is not None and origin[0] == "class" and not chain:
+            return self._torch(rel, base.id, seen)
+        if origin is not None and origin[0] == "project" and not chain:
+            return self._torch(origin[1], origin[2], seen)
+        if origin is not None and origin[0] == "module" and len(chain) == 1:  # models.Base
+            return self._torch(origin[1], chain[0], seen)
+        return by_name
 
 
 def _collect_calls(parsed: dict, found: dict[str, Candidate], by_name: dict[str, list[Candidate]]) -> None:
@@ -742,6 +896,17 @@ def _call_target(call: ast.Call, by_name) -> list[Candidate] | None:
     return _named(call.func, by_name) or None
 
 
+def _from_module(node: ast.ImportFrom, package: str) -> str:
+    """The absolute dotted module of a ``from ... import`` in ``package``, as Python resolves it (``from ..backend
+    import tf`` in package ``deepxde.nn`` -> ``deepxde.backend``)."""
+    base = node.module or ""
+    if node.level:
+        pkg = package.split(".") if package else []
+        pkg = pkg[:len(pkg) - (node.level - 1)] if node.level > 1 else pkg
+        base = ".".join([*pkg, *([node.module] if node.module else [])])
+    return base
+
+
 def imported_files(root: Path, rels, files: list[str], cache: dict | None = None) -> list[str]:
     """The files ``rels`` and every project file they import, transitively (``import a.b``, ``from .x import y``,
     a package's ``__init__.py`` on the way), read with ``ast``; in visiting order."""
@@ -773,11 +938,7 @@ def imported_files(root: Path, rels, files: list[str], cache: dict | None = None
             if isinstance(node, ast.Import):
                 names = [a.name for a in node.names]
             elif isinstance(node, ast.ImportFrom):
-                base = node.module or ""
-                if node.level:
-                    pkg = package.split(".") if package else []
-                    pkg = pkg[:len(pkg) - (node.level - 1)] if node.level > 1 else pkg
-                    base = ".".join([*pkg, *([node.module] if node.module else [])])
+                base = _from_module(node, package)
                 names = [base, *(f"{base}.{a.name}" if base else a.name for a in node.names)]
             for name in names:
                 parts = name.split(".")

@@ -8,10 +8,14 @@ with stubs never ran any of their code; the report names the stubbed modules of 
 
 The finder is appended to ``sys.meta_path``: it is asked only after every real finder failed, so an installed
 module is never replaced, never for the frameworks mindport compares, and only for an import written in the
-repository's own files (``roots``): a library's optional import (``try: import triton``) still fails as it should.
+repository's own files (``roots``): a library's optional import (``try: import triton``) still fails as it should,
+and so does the repository's own import inside a ``try`` that handles ImportError (the code has its own answer to
+the module being absent: deepxde probes ``import tensorflow`` to choose its backend, and a stub made it choose
+TensorFlow).
 """
 from __future__ import annotations
 
+import ast
 import importlib.abc
 import importlib.machinery
 import os
@@ -66,6 +70,36 @@ class _Stub(metaclass=_StubMeta):
         return False
 
 
+_IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
+_GUARDED: dict[str, frozenset] = {}
+
+
+def _guarded_lines(file: str) -> frozenset:
+    """The lines of ``file`` inside the body of a ``try`` whose handlers catch ImportError (by that name,
+    ModuleNotFoundError, Exception, or bare ``except:``), read with ``ast`` once per file."""
+    if file not in _GUARDED:
+        lines: set[int] = set()
+        try:
+            with open(file, "rb") as f:
+                tree = ast.parse(f.read())
+        except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+            tree = None
+        for node in ast.walk(tree) if tree is not None else ():
+            if isinstance(node, ast.Try) and any(_catches_import_error(h.type) for h in node.handlers):
+                for stmt in node.body:
+                    lines.update(range(stmt.lineno, (stmt.end_lineno or stmt.lineno) + 1))
+        _GUARDED[file] = frozenset(lines)
+    return _GUARDED[file]
+
+
+def _catches_import_error(kind) -> bool:
+    if kind is None:
+        return True
+    names = kind.elts if isinstance(kind, ast.Tuple) else [kind]
+    return any((n.id if isinstance(n, ast.Name) else n.attr if isinstance(n, ast.Attribute) else "")
+               in _IMPORT_ERRORS for n in names)
+
+
 def _stub_class(name: str) -> type:
     return _StubMeta(name.rsplit(".", 1)[-1], (_Stub,), {"__qualname__": name, "__module__": "mindport_stub"})
 
@@ -86,17 +120,23 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def find_spec(self, fullname, path=None, target=None):
         if fullname.split(".")[0] in _NEVER or fullname.startswith("_"):
             return None
-        if not isinstance(sys.modules.get(fullname.split(".")[0]), _StubModule) and not self._from_project():
+        top = sys.modules.get(fullname.split(".")[0])
+        if "." in fullname and top is not None and not isinstance(top, _StubModule):
+            # a name an installed package lacks: ``from collections import Sequence`` (gone since Python 3.10)
+            # asks for a submodule ``collections.Sequence`` last; a stub module there became a base class
+            return None
+        if not isinstance(top, _StubModule) and not self._from_project():
             return None
         return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
 
     def _from_project(self) -> bool:
-        """Is the import statement being run in one of the repository's files?"""
+        """Is the import statement being run in one of the repository's files, outside a ``try`` that handles its
+        ImportError?"""
         frame = sys._getframe(2)
         while frame is not None:
             file = frame.f_code.co_filename
             if not file.startswith("<frozen") and "importlib" not in file:
-                return os.path.realpath(file).startswith(self.roots)
+                return os.path.realpath(file).startswith(self.roots) and frame.f_lineno not in _guarded_lines(file)
             frame = frame.f_back
         return False
 

@@ -57,10 +57,17 @@ def _split_target(target: str) -> tuple[str, str]:
 @dataclass(frozen=True)
 class Options:
     target: str = "nn"  # mapping profile: "nn" (CPU/GPU/Ascend) or "mint" (torch-aligned, Ascend)
+    # the device the port is for: "any" or "cpu" keep the guards against MindSpore's CPU kernel defects (tanh's
+    # precision, softmax on rows of all -inf); "gpu"/"ascend" write MindSpore's own op there (CPU_GUARDED)
+    device: str = "any"
     ms_version: tuple[int, int] = (2, 10)
     module_classes: frozenset[str] = frozenset()  # project-local nn.Module subclasses (across files)
     local_packages: frozenset[str] = frozenset()  # the project's top-level packages and modules (convert_path)
     star_bindings: tuple = ()  # ((name, torch name), ...) brought by `from <project module> import *` (convert_path)
+
+
+CPU_GUARDED = ("any", "cpu")  # Options.device values whose ports keep the CPU kernel guards
+DEVICES = ("any", "cpu", "gpu", "ascend")
 
 
 @dataclass
@@ -81,6 +88,7 @@ class FileContext:
     class_summary: tuple = ()  # idioms.class_summary: which classes are nn.Module subclasses, and through what
     tree_changed: bool = True  # did any rule change the tree (run_pipeline sets it)
     fixed_aliases: frozenset = frozenset()  # ScopeBuilder.fixed_aliases: torch aliases bound once, only called
+    import_roots: frozenset = frozenset()  # ScopeBuilder.import_roots: packages the file imports, at any depth
 
     def alias_for(self, module: str) -> str:
         """The local name converted code uses for a MindSpore module, and remember to import it."""

@@ -193,10 +193,10 @@ def _self_attr(expr) -> bool:
 
 
 def _assignments(method: cst.FunctionDef):
-    return _own_nodes(method, cst.Assign)
+    return own_nodes(method, cst.Assign)
 
 
-def _own_nodes(function: cst.FunctionDef, kind: type) -> list:
+def own_nodes(function: cst.FunctionDef, kind: type) -> list:
     """The nodes of ``kind`` in the function's own body (not in a nested function or lambda)."""
     found: list = []
 
@@ -1001,4 +1001,4 @@ def _always_returns(body) -> bool:
 
 
 def _returns(function: cst.FunctionDef) -> list[cst.Return]:
-    return _own_nodes(function, cst.Return)
+    return own_nodes(function, cst.Return)

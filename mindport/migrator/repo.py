@@ -82,7 +82,7 @@ def _git_dirty(path: Path) -> bool | None:
 def convert_path(src, dst=None, *, target: str = "nn", ms_version: tuple[int, int] | None = None, jobs: int | None = None,
                  exclude: tuple[str, ...] = (), in_place: bool = False, backup: bool = True, diff: bool = False,
                  force: bool = False, use_cache: bool = True, progress=None, timeout: float | None = DEFAULT_TIMEOUT,
-                 max_file_size: int | None = DEFAULT_MAX_FILE_SIZE, mappings=()) -> ConversionReport:
+                 max_file_size: int | None = DEFAULT_MAX_FILE_SIZE, mappings=(), device: str = "any") -> ConversionReport:
     """Convert a file or a directory tree into ``dst`` (or in place, or only a diff). Raises InputError for
     unusable arguments.
 
@@ -137,14 +137,15 @@ def convert_path(src, dst=None, *, target: str = "nn", ms_version: tuple[int, in
             return _convert_entries(src, dst_path, entries, problems, single=single, target=target,
                                     ms_version=ms_version, jobs=jobs, in_place=in_place, backup=backup, diff=diff,
                                     use_cache=use_cache, progress=progress, timeout=timeout,
-                                    max_file_size=max_file_size, mappings=tuple(str(p) for p in mappings))
+                                    max_file_size=max_file_size, mappings=tuple(str(p) for p in mappings),
+                                    device=device)
     except MappingError as exc:
         raise InputError(str(exc)) from None
 
 
 def _convert_entries(src: Path, dst_path: Path, entries: list[TreeEntry], problems: list[FileReport], *, single: bool,
                      target, ms_version, jobs, in_place, backup, diff, use_cache, progress, timeout, max_file_size,
-                     mappings) -> ConversionReport:
+                     mappings, device="any") -> ConversionReport:
     writes = not diff
     cache_path = (dst_path.parent if single else dst_path) / CACHE_NAME
     if writes and not in_place and not single and not cache_path.exists():
@@ -217,7 +218,7 @@ def _convert_entries(src: Path, dst_path: Path, entries: list[TreeEntry], proble
         else:
             stars = star_bindings(src, python_files)
         speculative = {"target": target, "ms_version": ms_version, "module_classes": frozenset(),
-                       "local_packages": local}
+                       "local_packages": local, "device": device}
 
         def for_file(rel: str, opts: dict) -> dict:  # a file's options: the torch names its star imports bring
             return {**opts, "star_bindings": stars[rel]} if rel in stars else opts
@@ -228,7 +229,8 @@ def _convert_entries(src: Path, dst_path: Path, entries: list[TreeEntry], proble
             bases[result.rel] = result.class_bases or {}
             tick(result.rel)
         options = {"target": target, "ms_version": ms_version,
-                   "module_classes": module_classes_from_bases(list(bases.values())), "local_packages": local}
+                   "module_classes": module_classes_from_bases(list(bases.values())), "local_packages": local,
+                   "device": device}
         fingerprint = _tables_fingerprint(mappings) + json.dumps(
             {k: sorted(v) if isinstance(v, frozenset) else v for k, v in options.items()}, sort_keys=True)
         cache = old_cache if old_cache and cache_json.get("fingerprint") == fingerprint else {}

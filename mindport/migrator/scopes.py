@@ -37,7 +37,7 @@ class CstScope(Scope):
     ``local``: top-level packages of the project being converted; a torch-based package among them (converting timm
     itself) is the project's code, not a third-party dependency."""
 
-    __slots__ = ("local", "attributes", "use_kinds", "line_kinds", "use_quals")
+    __slots__ = ("local", "attributes", "use_kinds", "line_kinds", "use_quals", "patched")
 
     def __init__(self, parent: "Scope | None" = None, local: frozenset[str] = frozenset()) -> None:
         super().__init__(parent)
@@ -50,6 +50,9 @@ class CstScope(Scope):
         # what an expression read before a later binding names (id of the node -> qualified name; one dict for the
         # file): a class's bases, read before the class binds its own name (`class Dataset(Dataset)`)
         self.use_quals: dict[int, str] = parent.use_quals if isinstance(parent, CstScope) else {}
+        # torch names the file binds itself (one set for the file): `nn.MaskedLinear = MaskedLinear` puts the file's
+        # own class on the torch module, so `nn.MaskedLinear(...)` is that class, not a torch API
+        self.patched: set[str] = parent.patched if isinstance(parent, CstScope) else set()
         # a class body's scope: what each `self.X = ...` in its methods evidently holds ("tensor", "python", ...;
         # "other" when assignments disagree); register_buffer names are tensors
         self.attributes: dict[str, str] | None = None
@@ -75,6 +78,8 @@ class CstScope(Scope):
         """The qualified name when it is torch's, or a torch-based package's (``timm.layers.DropPath``) that is not
         part of the project."""
         qual = self.resolve(expr)
+        if qual is not None and self.patched and any(qual == p or qual.startswith(p + ".") for p in self.patched):
+            return None
         return qual if is_torch(qual) or self.is_package(qual) else None
 
     def is_package(self, qual: str | None) -> bool:
@@ -110,6 +115,7 @@ class ScopeBuilder(cst.CSTVisitor):
         # rebind them
         self.module_scope.names.update(dict(star_bindings))
         self.seen: set[str] = set()  # names written in the file, but in imports and def/class names
+        self.import_roots: set[str] = set()  # top-level package of every absolute import, at any depth
         self._definitions: set[int] = set()
         self.scopes: dict[int, Scope] = {}
         self._stack: list[Scope] = [self.module_scope]
@@ -121,6 +127,7 @@ class ScopeBuilder(cst.CSTVisitor):
         self._called: set[str] = set()
         self._not_uses: set[int] = set()  # assignment targets and attribute names: not uses of a name
         self._classes: list[CstScope] = []  # the class bodies being visited (their scopes)
+        self._defined: set[str] = set()  # names a def or class statement of the file binds
         self._lambda_kinds: dict[int, dict[str, str]] = {}  # Lambda node mapped over literal tuples -> its params' kinds
         self._pending_kinds: dict[int, str] = {}  # Assign node -> its value's kind, noted when the value is read
         # `try: from torch.nn.functional import sdpa` / `except ImportError: sdpa = None`: the handler's fallback does
@@ -199,6 +206,7 @@ class ScopeBuilder(cst.CSTVisitor):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.current.names[node.name.value] = None
+        self._defined.add(node.name.value)
         self._definitions.add(id(node.name))
         in_class = self._in_class[-1] if self._in_class else False
         self._in_class.append(False)
@@ -223,6 +231,7 @@ class ScopeBuilder(cst.CSTVisitor):
             if qual is not None:
                 self.current.use_quals[id(base.value)] = qual
         self.current.names[node.name.value] = None
+        self._defined.add(node.name.value)
         self._definitions.add(id(node.name))
         self._push(node)
         self.current.is_class = True
@@ -246,10 +255,13 @@ class ScopeBuilder(cst.CSTVisitor):
 
     def visit_Import(self, node: cst.Import) -> bool:
         bind_import(self.current, node)
+        self.import_roots.update(_module_name(alias.name).split(".", 1)[0] for alias in node.names)
         return False  # the names in an import are bindings, not uses (``seen``)
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
         bind_import(self.current, node)
+        if not node.relative and node.module is not None:
+            self.import_roots.add(_module_name(node.module).split(".", 1)[0])
         return False
 
     def visit_Try(self, node: cst.Try) -> None:
@@ -280,6 +292,7 @@ class ScopeBuilder(cst.CSTVisitor):
         for target in node.targets:
             if isinstance(target.target, cst.Attribute) and self._is_self(target.target.value):
                 self._note_attribute(target.target.attr.value, _attribute_kind(node.value, kind, self.current))
+            self._note_patched(target.target, node.value)
             line_kind = self.current.line_kinds.get(getattr(target.target, "value", None))
             self._bind_target(target.target, alias)
             if isinstance(target.target, cst.Name) and line_kind is not None:
@@ -293,6 +306,17 @@ class ScopeBuilder(cst.CSTVisitor):
                     self._alias_bindings[target.target.value] = self._alias_bindings.get(target.target.value, 0) + 1
                 elif target.target.value in self._alias_bindings:
                     self._alias_bindings[target.target.value] += 1  # bound to something else as well
+
+    def _note_patched(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        """``nn.MaskedLinear = MaskedLinear`` (ikostrikov/pytorch-flows): the file puts a class or function it defines
+        on a torch module and reads it from there; that name is the file's own (``CstScope.patched``). The assignment
+        itself stays as written (it then sets the attribute on the MindSpore module the alias names)."""
+        if not isinstance(target, cst.Attribute) or not isinstance(value, cst.Name) \
+                or value.value not in self._defined:
+            return
+        qual = self.current.resolve(target)
+        if is_torch(qual):
+            self.current.patched.add(qual)
 
     def _read_before_rebinding(self, node: cst.Assign) -> None:
         """``optim = optim.Adam(model.parameters())`` (``import torch.optim as optim``): the value reads the import,

@@ -42,6 +42,7 @@ from mindport.mappings.arguments import (
 )
 from mindport.mappings.transforms import Arg
 from mindport.mappings.transforms import Unsupported as _MappingUnsupported
+from mindport.runtime._graph import in_graph
 
 __all__ = ["Adapter", "Unsupported", "api", "attribute", "class_name", "has", "layer_attribute"]
 
@@ -178,12 +179,70 @@ class Adapter:
         return None if self.target_name.startswith(".") else _resolve(self.target_name)
 
     def __call__(self, *args, **kwargs):
+        if in_graph():  # MindSpore compiles this: the mapping (a try, eval) stays in Python, out of the graph
+            return self._graph_call(args, kwargs)
         function, receiver, positional, keywords = self.mapped(args, kwargs)
         if isinstance(function, str):  # a ``.method`` target
             return getattr(receiver, function[1:])(*positional, **keywords)
         if receiver is not None:  # a method entry whose target is a function: the receiver goes first
             return function(receiver, *positional, **keywords)
         return function(*positional, **keywords)
+
+    def _graph_call(self, args, kwargs):
+        """The call compiled in a graph (``self.activation = F.relu if ... else F.gelu`` then ``self.activation(x)``
+        in ``construct``): one positional argument and no keyword, mapped once in Python (:attr:`graph_form`)."""
+        if kwargs or len(args) != 1:
+            raise TypeError("mindport: in GRAPH_MODE an adapter of a torch function takes one positional argument "
+                            "and no keyword (its mapping runs in Python); call the MindSpore function instead")
+        if self.graph_form is None:
+            raise TypeError("mindport: this torch function has no MindSpore form for one argument known only at run "
+                            "time; call the MindSpore function instead")
+        return self.graph_form[0](args[0], **self.graph_form[1])
+
+    @functools.cached_property
+    def graph_form(self) -> tuple[Any, dict] | None:
+        """(MindSpore function, constant keywords) a call with one positional argument of unknown value maps to, when
+        the entry's steps decide it from the source alone (no value-dependent transform, a function target); else
+        None. Computed in Python, read as a constant by the graph compiler."""
+        if self.entry.kind != "function":
+            return None
+        try:
+            target, _, ordered = self._map_sources([("", None, Arg("_mp_value_0", True), Extra("_mp_value_0"))])
+        except TypeError:
+            return None
+        if target.startswith(".") or not ordered or ordered[0] != (None, "_mp_value_0"):
+            return None
+        keywords: dict[str, Any] = {}
+        for keyword, source in ordered[1:]:
+            if keyword is None:
+                return None
+            try:
+                keywords[keyword] = ast.literal_eval(source)
+            except (ValueError, SyntaxError):
+                return None
+        return (self.target if target == self.target_name else _resolve(target)), keywords
+
+    def _map_sources(self, items) -> tuple[str, str | None, list[tuple[str | None, str]]]:
+        """The entry's steps on argument sources: (target name, the receiver's source for a ``.method`` target of a
+        function entry or None, [(keyword or None, source)] in MindSpore order, a ``*args`` slot spread out)."""
+        entry = self.entry
+        try:
+            mapped = map_arguments(entry, bind(entry, items), self.profile)
+        except CallBindError as exc:
+            raise TypeError(f"{entry.torch}: {exc}") from None
+        except _MappingUnsupported as exc:
+            raise Unsupported(f"{entry.torch}: {exc}") from None
+        target = switched_target(mapped, self.target_name)  # the entry's `switch` may send the call elsewhere
+        receiver = None  # a method entry's receiver is its first argument, taken before the mapping
+        if target.startswith(".") and entry.kind != "method":
+            receiver = mapped.pop(receiver_name(entry, mapped)).source
+        ordered: list[tuple[str | None, str]] = []
+        for keyword, arg in ordered_arguments(entry, mapped, self.profile):
+            if arg.source == VARARGS:
+                ordered += [(extra.keyword, extra.source) for extra in arg.node]
+            else:
+                ordered.append((keyword, arg.source))
+        return target, receiver, ordered
 
     def mapped(self, args, kwargs) -> tuple[Any, Any, list, dict]:
         """torch's arguments -> (the MindSpore callable, or ``".name"`` for a method target; the receiver of a method
@@ -198,30 +257,17 @@ class Adapter:
         items = [("", None, _arg(value, namespace), Extra(_source(value, namespace))) for value in args]
         items += [("", key, _arg(value, namespace), Extra(_source(value, namespace), keyword=key))
                   for key, value in kwargs.items()]
-        try:
-            mapped = map_arguments(entry, bind(entry, items), self.profile)
-        except CallBindError as exc:
-            raise TypeError(f"{entry.torch}: {exc}") from None
-        except _MappingUnsupported as exc:
-            raise Unsupported(f"{entry.torch}: {exc}") from None
+        target, receiver_source, ordered = self._map_sources(items)
         namespace["mindspore"] = _mindspore()
-        target = switched_target(mapped, self.target_name)  # the entry's `switch` may send the call elsewhere
-        if target.startswith(".") and receiver is None:
-            receiver = _evaluate(mapped.pop(receiver_name(entry, mapped)).source, namespace)
+        if receiver_source is not None:
+            receiver = _evaluate(receiver_source, namespace)
         positional: list = []
         keywords: dict[str, Any] = {}
-        for keyword, arg in ordered_arguments(entry, mapped, self.profile):
-            if arg.source == VARARGS:
-                for extra in arg.node:
-                    value = _evaluate(extra.source, namespace)
-                    if extra.keyword is None:
-                        positional.append(value)
-                    else:
-                        keywords[extra.keyword] = value
-            elif keyword is None:
-                positional.append(_evaluate(arg.source, namespace))
+        for keyword, source in ordered:
+            if keyword is None:
+                positional.append(_evaluate(source, namespace))
             else:
-                keywords[keyword] = _evaluate(arg.source, namespace)
+                keywords[keyword] = _evaluate(source, namespace)
         if target.startswith("."):
             return target, receiver, positional, keywords
         return (self.target if target == self.target_name else _resolve(target)), receiver, positional, keywords

@@ -1313,11 +1313,89 @@ def conv_forward(layer, x, weight, bias=None):
 
 # ------------------------------------------------------------------------- torch's private layer base classes
 
+class TorchBatchNorm(nn.Cell):
+    """torch's ``_BatchNorm`` as the base a project class derives from (asteroid: ``class BatchNorm(_BatchNorm)``
+    overriding ``_check_input_dim`` to take 3-D and 4-D inputs): torch's constructor and forward (the subclass's
+    ``_check_input_dim``, then batch normalisation over every axis but the channels, running statistics updated in
+    training with the unbiased variance, ``momentum=None`` as the cumulative average), its parameters and buffers
+    under torch's names (``weight``, ``bias``, ``running_mean``, ``running_var``, ``num_batches_tracked``), so a
+    torch state_dict lands on it by name. MindSpore's own BatchNorm Cells fix the rank and name their parameters
+    their own way."""
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None,
+                 dtype=None):
+        super().__init__()
+        self.num_features, self.eps, self.momentum = num_features, eps, momentum
+        self.affine, self.track_running_stats = affine, track_running_stats
+        self.weight = Parameter(ops.ones(num_features, ms.float32), name="weight") if affine else None
+        self.bias = Parameter(ops.zeros(num_features, ms.float32), name="bias") if affine else None
+        if track_running_stats:
+            self.running_mean = Parameter(ops.zeros(num_features, ms.float32), name="running_mean",
+                                          requires_grad=False)
+            self.running_var = Parameter(ops.ones(num_features, ms.float32), name="running_var", requires_grad=False)
+            self.num_batches_tracked = Parameter(ms.Tensor(0, ms.int64), name="num_batches_tracked",
+                                                 requires_grad=False)
+        else:
+            self.running_mean = self.running_var = self.num_batches_tracked = None
+
+    def _check_input_dim(self, input):
+        raise NotImplementedError  # torch's _BatchNorm leaves it to the subclass
+
+    def reset_running_stats(self):
+        if self.track_running_stats:
+            self.running_mean.set_data(ops.zeros(self.num_features, ms.float32))
+            self.running_var.set_data(ops.ones(self.num_features, ms.float32))
+            self.num_batches_tracked.set_data(ms.Tensor(0, ms.int64))
+
+    def construct(self, input):
+        self._check_input_dim(input)
+        momentum = 0.0 if self.momentum is None else self.momentum
+        if self.training and self.track_running_stats:
+            ops.assign_add(self.num_batches_tracked, ms.Tensor(1, ms.int64))
+            if self.momentum is None:
+                momentum = 1.0 / self.num_batches_tracked.astype(ms.float32)
+        batch_stats = self.training or not self.track_running_stats
+        axes = (0,) + tuple(range(2, input.ndim))
+        shape = (1, input.shape[1]) + (1,) * (input.ndim - 2)
+        if batch_stats:
+            mean = input.mean(axes, keep_dims=True)
+            var = ((input - mean) ** 2).mean(axes, keep_dims=True)
+        else:
+            mean, var = self.running_mean.reshape(shape), self.running_var.reshape(shape)
+        out = (input - mean) / ops.sqrt(var + self.eps)
+        if self.affine:
+            out = out * self.weight.reshape(shape) + self.bias.reshape(shape)
+        if self.training and self.track_running_stats:
+            count = input.size // input.shape[1]
+            unbiased = var.reshape(-1) * (count / max(count - 1, 1))
+            ops.assign(self.running_mean, self.running_mean * (1 - momentum) + mean.reshape(-1) * momentum)
+            ops.assign(self.running_var, self.running_var * (1 - momentum) + unbiased * momentum)
+        return out
+
+
 class _Family(type):
     """A torch private base class model code tests objects against (``isinstance(m, nn.modules.conv._ConvNd)``,
     ``isinstance(m, _BatchNorm)`` in init and freezing loops): true for the classes its torch subclasses convert to
-    (``members``). Not a base class: torch's ``__init__`` of it builds weights a MindSpore class lays out its own way,
-    so deriving from it raises with the reason (convert the subclass from the public layer it specialises)."""
+    (``members``). A class derived from it derives from ``base`` instead, the Cell with the private base's torch
+    behaviour (``_BatchNorm``: :class:`TorchBatchNorm`); a family without one (torch's ``__init__`` of it builds
+    weights a MindSpore class lays out its own way) gives a Cell whose construction raises with the reason: the
+    module that defines the class still imports (its other classes convert), only building the class fails."""
+
+    def __new__(mcs, name, bases, namespace, **kwargs):
+        families = [b for b in bases if isinstance(b, _Family)]
+        if not families:
+            return super().__new__(mcs, name, bases, namespace, **kwargs)
+        family = families[0]
+        if family.base is None:
+            reason = (f"mindport: {family.torch_name} is torch's private base of its layers: model code may test "
+                      f"objects against it, not derive from it; derive {name} from the public layer it specialises")
+
+            def __init__(self, *args, **kw):  # noqa: N807 - the refusal, when the class is built
+                raise TypeError(reason)
+
+            namespace = {**namespace, "__init__": __init__}
+        real = tuple((b.base or nn.Cell) if isinstance(b, _Family) else b for b in bases)
+        return type(real[0])(name, real, namespace, **kwargs)
 
     def __instancecheck__(cls, obj) -> bool:
         return isinstance(obj, cls.members)
@@ -1326,22 +1404,19 @@ class _Family(type):
         return isinstance(sub, type) and issubclass(sub, cls.members)
 
     def __call__(cls, *args, **kwargs):
-        raise RuntimeError(f"mindport: {cls.__doc__.split('``')[1]} is torch's private base of its layers, a type for "
+        raise RuntimeError(f"mindport: {cls.torch_name} is torch's private base of its layers, a type for "
                            "isinstance tests: build the public layer instead")
 
 
-def _family(name: str, torch_name: str, members: tuple) -> type:
-    def __init_subclass__(sub, **kwargs):  # noqa: N807 - Python's hook
-        raise TypeError(f"mindport: {torch_name} is torch's private base of its layers: model code may test objects "
-                        f"against it, not derive from it; derive {sub.__name__} from the public layer it specialises")
-
-    return _Family(name, (), {"members": members, "__init_subclass__": classmethod(__init_subclass__),
+def _family(name: str, torch_name: str, members: tuple, base: type | None = None) -> type:
+    return _Family(name, (), {"members": members + ((base,) if base is not None else ()), "base": base,
+                              "torch_name": torch_name,
                               "__doc__": f"``{torch_name}`` in isinstance/issubclass tests (see _Family)."})
 
 
 ConvNd = _family("ConvNd", "torch.nn.modules.conv._ConvNd", (nn.layer.conv._Conv,))  # noqa: SLF001
 BatchNormNd = _family("BatchNormNd", "torch.nn.modules.batchnorm._BatchNorm",
-                      (nn.layer.normalization._BatchNorm, nn.BatchNorm3d))  # noqa: SLF001
+                      (nn.layer.normalization._BatchNorm, nn.BatchNorm3d), base=TorchBatchNorm)  # noqa: SLF001
 InstanceNormNd = _family("InstanceNormNd", "torch.nn.modules.instancenorm._InstanceNorm",
                          (_InstanceNorm, nn.layer.normalization._InstanceNorm))  # noqa: SLF001
 NormBase = _family("NormBase", "torch.nn.modules.batchnorm._NormBase",

@@ -847,8 +847,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     Written out, (bi/tri)linear and bicubic are one interpolation matrix per spatial axis (torch's source indices,
     its cubic coefficients A=-0.75 and border clamping) and nearest/nearest-exact a gather, so they match torch to
     float32 rounding."""
-    if antialias:
-        raise NotImplementedError("mindport: interpolate(antialias=True) has no MindSpore equivalent")
+    if antialias and mode not in ("bilinear", "bicubic"):
+        raise ValueError(f"mindport: interpolate(antialias=True) is defined for 'bilinear' and 'bicubic' "
+                         f"(as in torch), not mode={mode!r}")
     spatial = input.ndim - 2
     sizes_in = tuple(input.shape[2:])
     scales = None
@@ -862,7 +863,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         if recompute_scale_factor:
             scales = None  # sampled as if the output size had been given
     integral = scales is None or all(s.is_integer() for s in scales)
-    exact = (mode == "bicubic" and not align_corners) or not integral
+    exact = (mode == "bicubic" and not align_corners) or not integral or antialias
     if not exact:
         if mode == "area":
             return ops.adaptive_avg_pool2d(input, sizes_out) if spatial == 2 else \
@@ -882,8 +883,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                          f"got input of rank {input.ndim}")
     out = input
     for axis in range(spatial):
-        matrix = _interp_matrix(sizes_in[axis], sizes_out[axis], None if scales is None else scales[axis],
-                                bool(align_corners), cubic=mode == "bicubic")
+        build = _antialias_matrix if antialias else _interp_matrix
+        matrix = build(sizes_in[axis], sizes_out[axis], None if scales is None else scales[axis],
+                       bool(align_corners), cubic=mode == "bicubic")
         moved = ops.moveaxis(out, 2 + axis, -1)
         moved = ops.matmul(moved, ms.Tensor(matrix.T, out.dtype))
         out = ops.moveaxis(moved, -1, 2 + axis)
@@ -934,3 +936,37 @@ def _interp_matrix(n_in, n_out, scale, align_corners, cubic):
             matrix[i, base] += 1.0 - frac
             matrix[i, upper] += frac
     return matrix
+
+
+def _antialias_filter(x, cubic):
+    """torch's antialiasing kernels: the triangle (bilinear), Keys' cubic with a = -0.5 as PIL's (bicubic; the
+    plain bicubic resize uses a = -0.75)."""
+    x = abs(x)
+    if not cubic:
+        return max(0.0, 1.0 - x)
+    a = -0.5
+    if x < 1.0:
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+    if x < 2.0:
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+    return 0.0
+
+
+def _antialias_matrix(n_in, n_out, scale, align_corners, cubic):
+    """(n_out, n_in): torch's antialiased resize along one axis (``interpolate(..., antialias=True)``, as PIL
+    resizes): downscaling widens the kernel by the scale, so every source sample under an output pixel counts;
+    each row's weights are normalised to sum 1 (torch's _compute_indices_weights_aa, float path)."""
+    step = _source_scale(n_in, n_out, scale, align_corners)
+    support = (2.0 if cubic else 1.0) * (step if step >= 1.0 else 1.0)
+    inverse = 1.0 / step if step >= 1.0 else 1.0
+    matrix = np.zeros((n_out, n_in), dtype=np.float64)
+    for i in range(n_out):
+        center = step * (i + 0.5)
+        low = max(int(center - support + 0.5), 0)  # C's truncation toward zero, as torch's cast
+        high = min(int(center + support + 0.5), n_in)
+        weights = [_antialias_filter((j - center + 0.5) * inverse, cubic) for j in range(low, high)]
+        total = sum(weights)
+        if total != 0.0:
+            matrix[i, low:high] = np.asarray(weights) / total
+    return matrix
+

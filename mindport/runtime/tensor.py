@@ -59,7 +59,8 @@ def cdouble(x):
 
 def type(x, dtype=None, non_blocking=False, **kwargs):  # noqa: A001 - torch's method name
     """``x.type(dtype)``: a cast; ``dtype`` may be a dtype, a torch type name such as ``'torch.FloatTensor'`` or the
-    type itself (``torch.ByteTensor``, which converted code holds as its adapter).
+    type itself (``torch.ByteTensor``, which converted code holds as its adapter; ``torch.Tensor``, held as
+    ``ms.Tensor``, is the default type: float32).
     Without ``dtype`` torch returns the type name: the name of the matching CPU torch type is returned."""
     if dtype is None:
         for name, ms_dtype in _TYPE_NAMES.items():
@@ -71,6 +72,8 @@ def type(x, dtype=None, non_blocking=False, **kwargs):  # noqa: A001 - torch's m
         if name not in _TYPE_NAMES:
             raise TypeError(f"unknown torch type name {dtype!r}")
         dtype = _TYPE_NAMES[name]
+    elif dtype is ms.Tensor:  # x.type(torch.Tensor): torch.Tensor is the default tensor type, float32
+        dtype = ms.float32
     else:
         dtype = _type_dtype(dtype)
     return _cast(x, dtype)

@@ -75,3 +75,24 @@ def torch_and_converted(source, name, tmp_path, monkeypatch):
     (tmp_path / f"{name}_ms.py").write_text(result.code)
     monkeypatch.syspath_prepend(str(tmp_path))
     return t_ns, vars(importlib.import_module(f"{name}_ms"))
+
+
+def build_layer_pair(layer, args, params="k=3, s=2, p=1, op=1"):
+    """``torch.nn.<layer>(4, 3, <args>)`` built by a ``build(<params>)`` function in torch and in its conversion, the
+    torch weights moved onto the MindSpore layer: (torch layer, MindSpore layer, the converted source)."""
+    import torch
+
+    from mindport import convert_source
+
+    source = f"import torch\n\n\ndef build({params}):\n    return torch.nn.{layer}(4, 3, {args})\n"
+    result = convert_source(source, f"<{layer}>")
+    assert not result.diagnostics, [d.format() for d in result.diagnostics]
+    t_ns: dict = {}
+    m_ns: dict = {}
+    exec(compile(source, "<torch>", "exec"), t_ns)  # noqa: S102 - our own snippets
+    exec(compile(result.code, "<ms>", "exec"), m_ns)  # noqa: S102
+    torch.manual_seed(0)
+    t_layer, m_layer = t_ns["build"](), m_ns["build"]()
+    transfer_weights(t_layer.state_dict(), m_layer)
+    return t_layer, m_layer, result.code
+

@@ -20,7 +20,7 @@ import pytest
 import torch
 
 from mindport import convert_source, transfer_weights
-from tests.converter.port_check import load_module
+from tests.converter.port_check import build_layer_pair, load_module
 
 CASES = [
     # (layer, arguments after the channels, input shape): output_padding > padding somewhere
@@ -35,16 +35,7 @@ CASES = [
 
 
 def _build(layer, args, p, op):
-    source = f"import torch\n\n\ndef build(k=3, s=2, p={p}, op={op}):\n    return torch.nn.{layer}(4, 3, {args})\n"
-    result = convert_source(source, "<conv_transpose>")
-    assert not result.diagnostics, [d.format() for d in result.diagnostics]
-    t_ns: dict = {}
-    m_ns: dict = {}
-    exec(compile(source, "<torch>", "exec"), t_ns)  # noqa: S102 - our own snippets
-    exec(compile(result.code, "<ms>", "exec"), m_ns)  # noqa: S102
-    torch.manual_seed(0)
-    t_layer, m_layer = t_ns["build"](), m_ns["build"]()
-    transfer_weights(t_layer.state_dict(), m_layer)
+    t_layer, m_layer, _ = build_layer_pair(layer, args, f"k=3, s=2, p={p}, op={op}")
     return t_layer, m_layer
 
 

@@ -226,3 +226,71 @@ def test_a_feature_test_of_a_torch_namespace(tmp_path):
     assert (adapt.has("torch.nn.functional", "scaled_dot_product_attention"), adapt.has("torch.nn", "NoSuchLayer"),
             adapt.has("torch.nn", "Sequential")) == (True, False, True)
     assert_port_matches(source, result.code, "Net", (3, 4), tmp_path, "nshas", atol=1e-6)
+
+
+ACTIVATION_VALUE = textwrap.dedent('''\
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+
+    def _get_activation_fn(activation):
+        if activation == "relu":
+            return F.relu
+        if activation == "gelu":
+            return F.gelu
+        if activation == "leaky":
+            return F.leaky_relu
+        raise RuntimeError(activation)
+
+
+    class FeedForward(nn.Module):  # torch's TransformerEncoderLayer keeps its activation this way
+        def __init__(self, dim, activation="relu"):
+            super().__init__()
+            self.linear1 = nn.Linear(dim, 2 * dim)
+            self.linear2 = nn.Linear(2 * dim, dim)
+            self.activation = _get_activation_fn(activation)
+
+        def forward(self, x):
+            return self.linear2(self.activation(self.linear1(x)))
+''')
+
+
+@pytest.mark.parametrize("activation", ["relu", "gelu", "leaky"])
+def test_a_function_adapter_compiles_in_graph_mode(tmp_path, monkeypatch, activation):
+    """A torch function held as a value and called in forward (``self.activation = F.relu``): its adapter's mapping
+    (a ``try``, ``eval``) can't be compiled; in a graph the call takes the form mapped once in Python for one
+    positional argument, and matches torch."""
+    monkeypatch.chdir(tmp_path)  # a failed compile writes its .ir files into the working folder
+    code = convert_source(ACTIVATION_VALUE).code
+    assert 'mp_adapt.api("torch.nn.functional.relu")' in code
+    t_mod, m_mod = _load(ACTIVATION_VALUE, tmp_path, "torch_ffn"), _load(code, tmp_path, f"ms_ffn_{activation}")
+    t_net, m_net = t_mod.FeedForward(8, activation), m_mod.FeedForward(8, activation)
+    transfer_weights(t_net.state_dict(), m_net)
+    x = np.random.default_rng(2).standard_normal((3, 8)).astype(np.float32)
+    with torch.no_grad():
+        expected = t_net(torch.tensor(x)).numpy()
+    ms.set_context(mode=ms.GRAPH_MODE)
+    try:
+        got = m_net(ms.Tensor(x)).asnumpy()
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5)
+
+
+def test_a_function_adapter_in_a_graph_says_what_it_cannot_map(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    softmax = adapt.api("torch.nn.functional.softmax")
+    assert softmax.graph_form is None  # dim is required: no form for one argument
+    relu = adapt.api("torch.nn.functional.relu")
+    x = ms.Tensor(np.ones((2, 2), np.float32))
+
+    def relu_keyword(t):
+        return relu(t, inplace=True)
+
+    def softmax_no_dim(t):
+        return softmax(t)
+
+    with pytest.raises(TypeError, match="mindport: in GRAPH_MODE"):
+        ms.jit(relu_keyword)(x)
+    with pytest.raises(TypeError, match="mindport: this torch function"):
+        ms.jit(softmax_no_dim)(x)

@@ -66,3 +66,13 @@ def test_the_port_matches(tmp_path):
     torch.manual_seed(0)
     assert_port_matches_in_mode(source, convert_source(source).code, "Fused", [x], tmp_path, "unknown_reads",
                                 "pynative", atol=1e-5)
+
+
+def test_torch_imported_only_in_a_function_still_counts_as_torch_code():
+    """The file imports mindspore at module level and torch only inside a function: still torch code (the reads
+    convert); a file importing mindspore and no torch anywhere is MindSpore code (our own output: left alone)."""
+    body = SOURCE.replace("import torch\nimport torch.nn as nn\n", "import mindspore\n\n\ndef load():\n"
+                          "    import torch\n    import torch.nn as nn\n    return nn\n")
+    assert "mp_adapt.layer_attribute(bn, 'running_var')" in convert_source(body).code
+    ms_only = "import mindspore\n\n\ndef fuse_bn(conv, bn):\n    return bn.running_var\n"
+    assert "layer_attribute" not in convert_source(ms_only).code

@@ -7,8 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mindport.migrator import convert_source
-from mindport.migrator.weights import transfer_weights
+from tests.converter.port_check import build_layer_pair
 
 CASES = [
     # (layer, constructor arguments after the channels, input shape)
@@ -28,22 +27,12 @@ def test_output_padding_matches_torch(layer, args, shape):
     import mindspore as ms
     import torch
 
-    source = (f"import torch\n\n\ndef build(k=3, s=2, p=1, op=1):\n"
-              f"    return torch.nn.{layer}(4, 3, {args})\n")
-    result = convert_source(source, "<conv_transpose>")
-    assert not result.diagnostics, [d.format() for d in result.diagnostics]
+    t_layer, m_layer, code = build_layer_pair(layer, args)
     if "op" not in args:  # literals: MindSpore's own layer, the output padding folded into its padding
-        assert "output_padding" not in result.code and "mp_nn" not in result.code, result.code
-    t_ns: dict = {}
-    m_ns: dict = {}
-    exec(compile(source, "<torch>", "exec"), t_ns)  # noqa: S102 - our own snippets
-    exec(compile(result.code, "<ms>", "exec"), m_ns)  # noqa: S102
-    torch.manual_seed(0)
-    t_layer, m_layer = t_ns["build"](), m_ns["build"]()
-    transfer_weights(t_layer.state_dict(), m_layer)
+        assert "output_padding" not in code and "mp_nn" not in code, code
     x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
     with torch.no_grad():
         want = t_layer(torch.tensor(x)).numpy()
     got = m_layer(ms.Tensor(x)).asnumpy()
-    assert got.shape == want.shape, result.code
-    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5, err_msg=result.code)
+    assert got.shape == want.shape, code
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5, err_msg=code)

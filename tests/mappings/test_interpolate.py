@@ -51,3 +51,28 @@ def test_a_dino_style_position_embedding_resize_matches_torch():
                "grid = pos.reshape(1, int(math.sqrt(N)), int(math.sqrt(N)), dim).permute(0, 3, 1, 2)\n"
                "y = F.interpolate(grid, scale_factor=(w0 / math.sqrt(N), h0 / math.sqrt(N)), mode='bicubic')\n")
     run_both(program, ["y"], rtol=1e-5, atol=5e-6)
+
+
+ANTIALIASED = [
+    # downscaling (the kernel widens by the scale), upscaling (a = -0.5 cubic, unlike the plain bicubic), a CNO-style
+    # (1, 2n) resize of a 1-D signal, given scale factors, align_corners
+    ((1, 2, 9, 13), "size=(4, 5), mode='bilinear'"),
+    ((1, 2, 9, 13), "size=(4, 5), mode='bicubic'"),
+    ((2, 3, 4, 5), "size=(7, 11), mode='bicubic'"),
+    ((2, 3, 1, 6), "size=(1, 12), mode='bicubic'"),
+    ((1, 2, 10, 10), "scale_factor=0.3, mode='bilinear'"),
+    ((1, 2, 10, 10), "scale_factor=(0.45, 1.5), mode='bicubic'"),
+    ((1, 2, 10, 10), "size=(3, 7), mode='bilinear', align_corners=True"),
+    ((1, 2, 10, 10), "size=(3, 7), mode='bicubic', align_corners=True"),
+]
+
+
+@pytest.mark.parametrize("shape,arguments", ANTIALIASED)
+def test_antialiased_interpolate_matches_torch(shape, arguments):
+    """``antialias=True`` (CNO's up/down-sampling, image pipelines' resizes) was refused (MP102) and the port failed
+    in torch's kernel: written out as torch's antialiased kernels, one normalised matrix per axis."""
+    x = np.random.default_rng(len(arguments)).standard_normal(shape).astype(np.float32)
+    program = ("import numpy as np\nimport torch\nimport torch.nn.functional as F\n"
+               f"x = torch.from_numpy(np.array({x.tolist()!r}, dtype=np.float32))\n"
+               f"y = F.interpolate(x, {arguments}, antialias=True)\n")
+    run_both(program, ["y"], rtol=1e-5, atol=5e-6)

@@ -100,3 +100,18 @@ def test_a_constant_output_that_cannot_be_re_checked_is_inconclusive(tmp_path):
     assert run.stdout.startswith("INCONCLUSIVE") and "verdict: INCONCLUSIVE (exit code 3)" in run.stdout
     assert "MP404 the reference's output is constant and cannot be re-checked on perturbed weights (the " \
            "reference has no parameter mindport can perturb): inconclusive" in run.stdout
+
+
+def test_a_constant_output_of_a_model_without_weights_is_re_checked_on_other_inputs(tmp_path):
+    """pytorch-flows' Shuffle (the discovery sweep, rows 117 on): a permutation and a zero log-determinant, no
+    parameter and only an integer buffer (the permutation). Nothing can be perturbed, so it was "inconclusive" (a diverged model in the sweep); the
+    zero is the model's own constant: compared again on a second input draw, where the permutation changes and the
+    zero does not, it passes."""
+    ms_file = convert_model("auxloss", tmp_path)
+    report = validate(f"{MODELS}/auxloss.py:Permute", f"{ms_file}:Permute", inputs=["2x6:float32"], graph_mode=False)
+    v = report.vacuous
+    assert v["constant_outputs"] == ["output[1]"] and v["perturbed_parameters"] == [] and v["perturbed_inputs"]
+    assert v["resolved"] and "second input draw: they match; output[1] constant on it too" in v["note"]
+    sub = report.perturbed
+    assert sub is not None and sub.ok and not sub.outputs[0].constant
+    assert report.ok and report.outcome == "pass" and "re-checked on a second input draw" in report.reason

@@ -113,8 +113,13 @@ def functions_out_int32_only(args: dict[str, Arg]) -> None:
 @call_transform("functions_normal_shape")
 def functions_normal_shape(args: dict[str, Arg]) -> None:
     """torch.normal(mean, std) with tensors -> ops.normal(shape, mean, stddev): shape of the broadcast pair; the
-    ``normal(mean)`` form (std 1.0, torch's default) has mean's shape and writes stddev=1.0."""
+    ``normal(mean)`` form (std 1.0, torch's default) has mean's shape and writes stddev=1.0; the float form
+    ``normal(mean, std, size)`` takes size as the shape."""
     mean, std = args["mean"], args["stddev"]
+    size = args.pop("size", None)
+    if size is not None and size.given:  # normal(mean: float, std: float, size)
+        args["shape"] = new(size.source)
+        return
     if not std.given:
         args["stddev"] = new("1.0")
         args["shape"] = new(f"mindspore.ops.shape({mean.source})")

@@ -39,7 +39,7 @@ class CustomOptimizerTransform(Rule):
                         _grads = {id(param): grad for param, grad in zip(self.parameters, gradients)}
                         for group in self.param_groups:
                             for p in group["params"]:
-                                mp_inplace.sub_(p, other=group["lr"] * _grads[id(p)])
+                                p = mp_inplace.sub_(p, other=group["lr"] * _grads[id(p)])
             """,
             note='step(self, closure) becomes construct(self, gradients, closure); p.grad reads the gradient that belongs to p.',
         ),

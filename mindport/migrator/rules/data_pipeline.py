@@ -237,8 +237,10 @@ class DataPipelineTransform(Rule):
         args = [dataset.source, f"column_names={names!r}"]
         shuffle = bound["shuffle"].source if bound["shuffle"].given else "False"
         args.append(f"shuffle={'False' if shuffle == 'None' else shuffle}")
-        if bound["num_workers"].given and bound["num_workers"].source not in ("0", "None"):
-            args.append(f"num_parallel_workers=max(1, {bound['num_workers'].source})")
+        # num_workers is not passed on: the same batches in the same order either way (mindport.runtime.data's
+        # DataLoader ignores it too), and MindSpore refuses more workers than the machine has cores (num_workers=4 on
+        # 2 cores: "num_parallel_workers exceeds the boundary") and pickles the dataset into worker processes (a
+        # Dataset class defined in a function cannot be)
         text = f"{ds}.GeneratorDataset({', '.join(args)})"
         batch = bound["batch_size"].source
         if batch != "None":

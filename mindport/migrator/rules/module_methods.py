@@ -43,7 +43,11 @@ class ModuleMethodTransform(Rule):
     A model class's own ``train(self, mode=True)`` (a backbone that keeps its BatchNorms frozen) is what torch's
     ``model.train()``/``model.eval()`` call, on the model and on every sub-module: it becomes the class's
     ``set_train``, what those calls convert to, marked ``@mp_nn.train_override``, and the Cell's ``set_train`` calls
-    such an override in the sub-cells as torch's ``train`` calls each child's (``mindport.runtime.layers``)."""
+    such an override in the sub-cells as torch's ``train`` calls each child's (``mindport.runtime.layers``).
+
+    ``self.children()``/``self.named_children()`` in a model's forward read the Cell's ``_cells`` table (None left
+    out): MindSpore 2.10's graph compiler crashes on ``cells()``/``name_cells()`` inside construct. A class that may
+    hold one sub-module under two names keeps ``cells()`` (torch lists it once, the table twice)."""
 
     EXAMPLES = (
         Example(
@@ -176,6 +180,38 @@ class ModuleMethodTransform(Rule):
             """,
             note="An explicit forward call on a model or a loss is its construct.",
         ),
+        Example(
+            before="""
+                import torch.nn as nn
+
+                class Stem(nn.Module):
+                    def __init__(self):
+                        super().__init__()
+                        self.fc = nn.Linear(4, 4)
+                        self.act = nn.ReLU()
+
+                    def forward(self, x):
+                        for layer in self.children():
+                            x = layer(x)
+                        return x
+            """,
+            after="""
+                from mindspore import nn
+
+                class Stem(nn.Cell):
+                    def __init__(self):
+                        super().__init__()
+                        self.fc = nn.Dense(in_channels=4, out_channels=4)
+                        self.act = nn.ReLU()
+
+                    def construct(self, x):
+                        for layer in [_cell for _cell in self._cells.values() if _cell is not None]:
+                            x = layer(x)
+                        return x
+            """,
+            note="self.children() in forward: the Cell's own table of sub-cells, which GRAPH_MODE compiles "
+                 "(self.cells() there crashes MindSpore 2.10's graph compiler); elsewhere it is cells().",
+        ),
     )
 
     RENAMES = {
@@ -206,19 +242,25 @@ class ModuleMethodTransform(Rule):
         self._module_classes = module_classes
         self._classes: list[tuple[bool, int]] = []  # (a model class, the function depth of its body)
         self._depth = 0
+        self._functions: list[str] = []  # the enclosing functions' names
+        self._aliasing: list[bool] = []  # per enclosing class: may one sub-cell sit under two attribute names?
 
     def visit_ClassDef(self, node) -> None:
         self._classes.append((node.name.value in self._module_classes, self._depth))
+        self._aliasing.append(_may_alias_cells(node))
 
     def leave_ClassDef(self, original_node, updated_node):
         self._classes.pop()
+        self._aliasing.pop()
         return updated_node
 
     def visit_FunctionDef(self, node) -> None:
         self._depth += 1
+        self._functions.append(node.name.value)
 
     def leave_FunctionDef(self, original_node, updated_node):
         self._depth -= 1
+        self._functions.pop()
         if updated_node.name.value == "train" and self._classes and self._classes[-1] == (True, self._depth) \
                 and _mode_parameters(updated_node.params):
             # the model's own train(mode): what model.train()/eval() (set_train) reach, on it and as a sub-cell
@@ -258,6 +300,8 @@ class ModuleMethodTransform(Rule):
             return updated_node.with_changes(func=func.with_changes(attr=cst.Name("trainable_params")))
         if name == "forward" and args and not getattr(self, "_plain_forward", False):
             return updated_node.with_changes(func=func.with_changes(attr=cst.Name("construct")))
+        if name in ("children", "named_children") and not args and self._in_forward(func.value):
+            return _own_cells(name == "named_children")
         if name == "children" and not args:
             return updated_node.with_changes(func=func.with_changes(attr=cst.Name("cells")))
         if name == "named_children" and not args:
@@ -286,6 +330,51 @@ class ModuleMethodTransform(Rule):
         if name in self.RENAMES:
             return updated_node.with_changes(func=func.with_changes(attr=cst.Name(self.RENAMES[name])))
         return updated_node
+
+
+    def _in_forward(self, receiver: cst.BaseExpression) -> bool:
+        """``self.children()`` in a model class's forward (its construct), the class never holding one sub-module
+        under two names."""
+        return isinstance(receiver, cst.Name) and receiver.value == "self" and bool(self._classes) \
+            and self._classes[-1] == (True, self._depth - 1) and self._functions[-1:] == ["forward"] \
+            and not self._aliasing[-1]
+
+
+def _own_cells(named: bool) -> cst.BaseExpression:
+    """torch's ``self.children()`` / ``self.named_children()`` as MindSpore's graph compiler takes them: the Cell's
+    own ``_cells`` table without the None a sub-cell set to None leaves there (``cells()``/``name_cells()`` crash
+    the compile: "The pointer[node] is null", MindSpore 2.10). Like torch's, each sub-module once: the caller checked
+    that no sub-module sits under two names."""
+    if named:
+        return parse_expression("[(_name, _cell) for _name, _cell in self._cells.items() if _cell is not None]")
+    return parse_expression("[_cell for _cell in self._cells.values() if _cell is not None]")
+
+
+def _may_alias_cells(cls: cst.ClassDef) -> bool:
+    """Whether the class may set one object under two attribute names (``self.head = self.fc``, or one name
+    assigned to two attributes): torch's ``children()`` lists such a sub-module once, ``_cells`` twice."""
+    sources: dict[str, set[str]] = {}
+    aliased = False
+
+    class _Find(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            nonlocal aliased
+            value = node.value
+            for target in node.targets:
+                attr = target.target
+                if not (isinstance(attr, cst.Attribute) and isinstance(attr.value, cst.Name)
+                        and attr.value.value == "self"):
+                    continue
+                if isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) \
+                        and value.value.value == "self":
+                    aliased = True
+                elif isinstance(value, cst.Name) and value.value not in ("None", "True", "False"):
+                    sources.setdefault(value.value, set()).add(attr.attr.value)
+            if len(node.targets) > 1:
+                aliased = True
+
+    cls.visit(_Find())
+    return aliased or any(len(names) > 1 for names in sources.values())
 
 
 def _mode_parameters(params: cst.Parameters) -> bool:

@@ -159,8 +159,7 @@ class ObjectSurfaceTransform(Rule):
     def visit_Module(self, node: cst.Module) -> None:
         # not in MindSpore code (our own output converted again): a file importing mindspore and no torch holds
         # no torch layer to read
-        roots = {_root(n.module) for n in _imports(node) if isinstance(n, cst.ImportFrom) and n.module is not None}
-        roots |= {_root(a.name) for n in _imports(node) if isinstance(n, cst.Import) for a in n.names}
+        roots = self.ctx.import_roots  # every import of the file, at any depth (a ``try: import torch`` too)
         self._torch_file = "torch" in roots or "mindspore" not in roots
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -304,26 +303,4 @@ class ObjectSurfaceTransform(Rule):
             return cst.Call(func=self.ctx.target_expr("mindport.runtime.tensor.requires_grad"),
                             args=[cst.Arg(updated_node.value)])
         return self._unknown_layer_read(original_node, updated_node) or updated_node
-
-
-def _root(name: cst.BaseExpression) -> str:
-    """The first part of a dotted module name (``torch.nn`` -> ``torch``)."""
-    while isinstance(name, cst.Attribute):
-        name = name.value
-    return name.value if isinstance(name, cst.Name) else ""
-
-
-def _imports(module: cst.Module):
-    """Every import statement of the file, at any depth (a ``try: import torch`` too)."""
-    found: list = []
-
-    class _Imports(cst.CSTVisitor):
-        def visit_Import(self, node: cst.Import) -> None:
-            found.append(node)
-
-        def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-            found.append(node)
-
-    module.visit(_Imports())
-    return found
 

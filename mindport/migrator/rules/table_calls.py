@@ -20,10 +20,14 @@ from mindport.migrator.native_facts import (
     cell_functions,
     cells_display,
     inplace_switch,
+    own_nodes,
 )
+from mindport.migrator.context import CPU_GUARDED
+from mindport.migrator.imports import runtime_alias
+from mindport.migrator.named_results import result_fields
 from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.scopes import receiver_kind
-from mindport.migrator.syntax import NO_SPACE_EQUAL, code_of
+from mindport.migrator.syntax import NO_SPACE_EQUAL, code_of, target_names
 from mindport.migrator.table import (
     SHARED_METHOD_NAMES,
     CallBindError,
@@ -93,7 +97,12 @@ class TableCallTransform(Rule):
 
     An in-place method on an indexed view, as a statement (``w.data[:, :n].normal_(1, 0.02)``): indexing a MindSpore
     tensor makes a copy, so the converted call updates the copy and the statement assigns it back; one whose result
-    is read (``y = w[0].add_(1)``) is flagged.
+    is read (``y = w[0].add_(1)``) is flagged. One on a local name, as a statement (``z.scatter_add_(0, idx, src)``),
+    rebinds the name to the update's result (``z = mp_inplace.scatter_add_(z, ...)``: the receiver itself in
+    PyNative): in a compiled graph the update of a tensor that is no Parameter is not ordered before later reads of
+    the name, which would read the old values without any error. A field of torch's named-tuple result read on the
+    call (``torch.linalg.lstsq(a, b).solution``) is read by position (``mp_linalg.lstsq(a, b)[0]``): the runtime
+    returns a plain tuple in a graph.
     """
 
     EXAMPLES = (
@@ -355,7 +364,7 @@ class TableCallTransform(Rule):
         in-place functions return the tensor they filled); a tensor's ``.data`` shares the Parameter's memory."""
         view = self._indexed_updates.pop(id(original_node.value), None)
         if view is None:
-            return updated_node
+            return self._rebound_update(updated_node)
         call = updated_node.value  # the view as the rules left it: the receiver, or the runtime function's input
         if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) \
                 and isinstance(call.func.value, cst.Subscript):
@@ -364,6 +373,24 @@ class TableCallTransform(Rule):
             view = call.args[0].value
         return cst.Assign(targets=[cst.AssignTarget(target=view)], value=updated_node.value,
                           semicolon=updated_node.semicolon)
+
+    def _rebound_update(self, statement: cst.Expr):
+        """``z.scatter_add_(0, idx, src)`` as a statement on a local name: ``z = mp_inplace.scatter_add_(z, ...)``.
+        In a compiled graph the runtime's update (``ops.assign`` on a tensor that is no Parameter) is not ordered
+        before later reads of ``z``, which then read the old values (EGNN's ``unsorted_segment_sum`` summed into
+        zeros: wrong numbers and no error, MindSpore 2.10); the update returns the value it wrote there, and the
+        receiver itself in PyNative, so rebinding the name changes nothing in PyNative."""
+        call = statement.value
+        if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.args
+                and isinstance(call.func.value, cst.Name) and call.func.value.value == INPLACE_ALIAS
+                and call.args[0].keyword is None and not call.args[0].star
+                and isinstance(call.args[0].value, cst.Name) and self._functions):
+            return statement
+        name = call.args[0].value.value
+        if name not in _local_names(self._functions[-1]):
+            return statement
+        return cst.Assign(targets=[cst.AssignTarget(target=cst.Name(name))], value=call,
+                          semicolon=statement.semicolon)
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self._inner.add(id(node.value))
@@ -411,11 +438,17 @@ class TableCallTransform(Rule):
         self._class_layers.pop()
         return updated_node
 
+    def _cpu_guarded(self) -> bool:
+        """Does the port keep the guards against MindSpore's CPU kernel defects (``convert --device any|cpu``)?"""
+        return self.ctx.options.device in CPU_GUARDED
+
     def _guard_target(self, target: str, input_node) -> str:
         """An int-to-float guard (``mp_math.sigmoid``) on an input floating point by construction: ``ops.sigmoid``
-        (not for ``OWN_PRECISION``'s: ``mp_math.tanh`` stays)."""
+        (not for ``OWN_PRECISION``'s, which also guard the CPU kernel's precision: ``mp_math.tanh`` stays, except in
+        a port for a GPU or Ascend)."""
         module, _, name = target.rpartition(".")
-        if module != GUARDS or name not in INT_TO_FLOAT or name in OWN_PRECISION or input_node is None:
+        if module != GUARDS or name not in INT_TO_FLOAT or input_node is None \
+                or (name in OWN_PRECISION and self._cpu_guarded()):
             return target
         function = self._functions[-1] if self._functions else None
         facts = self._float_facts.get(id(function))
@@ -432,13 +465,14 @@ class TableCallTransform(Rule):
         dtype = mapped.get("dtype")
         if native is None or input_node is None or (dtype is not None and dtype.given and dtype.source != "None"):
             return target
-        function = self._functions[-1] if self._functions else None
-        facts = self._unmasked_facts.get(id(function))
-        if facts is None:
-            layers = self._class_layers[-1] if self._class_layers else {}
-            facts = self._unmasked_facts[id(function)] = UnmaskedFacts(function, self.scope.resolve_torch, layers)
-        if not facts.unmasked(input_node):
-            return target
+        if self._cpu_guarded():  # the defect is the CPU kernel's: a port for a GPU or Ascend needs no facts
+            function = self._functions[-1] if self._functions else None
+            facts = self._unmasked_facts.get(id(function))
+            if facts is None:
+                layers = self._class_layers[-1] if self._class_layers else {}
+                facts = self._unmasked_facts[id(function)] = UnmaskedFacts(function, self.scope.resolve_torch, layers)
+            if not facts.unmasked(input_node):
+                return target
         name, renames = native
         for old, new in renames.items():
             if old in mapped:
@@ -551,6 +585,8 @@ class TableCallTransform(Rule):
                 target = NATIVE_LIST
             input_node = self._input_node(entry, original_node)
             target = self._unmasked_target(self._guard_target(target, input_node), mapped, input_node)
+            if not self._cpu_guarded():
+                target = CPU_GUARD_LAYERS.get(target, target)
             self._resolve_ms_names(mapped)
         except RunTimeArguments:
             # *args/**kwargs at the call site: the runtime adapter maps them through the same entry at the call
@@ -788,10 +824,52 @@ class TableCallTransform(Rule):
         return True
 
     def leave_Attribute(self, original_node, updated_node):
+        positional = _field_by_position(updated_node)
+        if positional is not None:
+            return positional
         return self._reference(original_node, updated_node)
 
     def leave_Name(self, original_node, updated_node):
         return self._reference(original_node, updated_node)
+
+
+def _field_by_position(node: cst.Attribute) -> cst.Subscript | None:
+    """``mp_linalg.lstsq(a, b).solution`` -> ``mp_linalg.lstsq(a, b)[0]``: the runtime returns torch's named tuple in
+    PyNative and a plain tuple in a compiled graph (mindport/migrator/named_results.py), so the field is read by
+    position, the same in both modes."""
+    call = node.value
+    if not isinstance(call, cst.Call):
+        return None
+    fields = result_fields(code_of(call.func), len(call.args))
+    if fields is None or node.attr.value not in fields:
+        return None
+    index = cst.Index(cst.Integer(str(fields.index(node.attr.value))))
+    return cst.Subscript(value=call, slice=[cst.SubscriptElement(index)])
+
+
+# the local name converted code gives mindport.runtime.inplace (its functions return the receiver they update)
+INPLACE_ALIAS = runtime_alias("mindport.runtime.inplace")
+
+
+def _local_names(function: cst.FunctionDef) -> frozenset[str]:
+    """The names local to ``function``: its parameters and the names its own body binds (assignment, loop and
+    ``with ... as`` targets), less those it declares ``global``/``nonlocal`` (rebinding one of those would not be
+    local)."""
+    params = function.params
+    names = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+    for star in (params.star_arg, params.star_kwarg):
+        if isinstance(star, cst.Param):
+            names.add(star.name.value)
+    declared: set[str] = set()
+    for node in own_nodes(function, cst.CSTNode):
+        if isinstance(node, (cst.AssignTarget, cst.For, cst.AsName)):
+            target = node.target if not isinstance(node, cst.AsName) else node.name
+            names |= set(target_names(target))
+        elif isinstance(node, (cst.AnnAssign, cst.AugAssign)) and isinstance(node.target, cst.Name):
+            names.add(node.target.value)
+        elif isinstance(node, (cst.Global, cst.Nonlocal)):
+            declared |= {item.name.value for item in node.names}
+    return frozenset(names - declared)
 
 
 # the module of the int-to-float guards (mindport.runtime.promotion names them)
@@ -809,6 +887,10 @@ RUNTIME_EINSUM = "mindport.runtime.math.einsum"
 # the runtime softmax (written out for MindSpore's CPU kernel defect on rows of all -inf) -> MindSpore's own, with
 # its renames, where the input can hold no such row (native_facts.UnmaskedFacts)
 NATIVE_UNMASKED = {"mindport.runtime.nn_functional.softmax": ("mindspore.ops.softmax", {"dim": "axis"})}
+
+# runtime layers that only guard a defect of MindSpore's CPU kernel (same constructor arguments) -> MindSpore's own,
+# in a port for a GPU or Ascend (``convert --device``)
+CPU_GUARD_LAYERS = {"mindport.runtime.layers.Tanh": "mindspore.nn.Tanh"}
 
 # torch.nn.ModuleList built from a list of Cells, never added to: MindSpore's own container (native_facts.py)
 NATIVE_LIST = "mindspore.nn.CellList"

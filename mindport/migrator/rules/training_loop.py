@@ -46,7 +46,8 @@ from collections import Counter
 import libcst as cst
 
 from mindport.migrator.rules.base import Example, Rule
-from mindport.migrator.rules.training_region import Plan, Site, Unfit, reads_before_writes, plan_block, reads_writes
+from mindport.migrator.rules.training_region import (Plan, Site, Unfit, reads_before_writes, plan_block,
+                                                      reads_writes, split_parallel)
 from mindport.migrator.rules.training_loop_analysis import (
     _contains,
     _expr_call,
@@ -432,6 +433,83 @@ class TrainingLoopRule(Rule):
             """,
             note="backward(inputs=[...]) adds only into those tensors' .grad; the backward calls of both branches share the region's gradients, which cover every tensor either names.",
         ),
+        Example(
+            before="""
+                import torch
+
+
+                def compare(net_a, net_b, opt_a, opt_b, loss_func, x, y, steps):
+                    for t in range(steps):
+                        pred_a, pred_b = net_a(x), net_b(x)
+                        loss_a, loss_b = loss_func(pred_a, y), loss_func(pred_b, y)
+                        opt_a.zero_grad()
+                        opt_b.zero_grad()
+                        loss_a.backward()
+                        loss_b.backward()
+                        opt_a.step()
+                        opt_b.step()
+            """,
+            after="""
+                from mindport.runtime import training as mp_train
+
+
+                def compare(net_a, net_b, opt_a, opt_b, loss_func, x, y, steps):
+                    for t in range(steps):
+                        def forward_fn_loss_a():
+                            pred_a = net_a(x)
+                            loss_a = loss_func(pred_a, y)
+                            return loss_a
+                        grad_fn_loss_a = mp_train.value_and_grad(forward_fn_loss_a, mp_train.parameters(opt_a, opt_b, net_a, loss_func))
+                        loss_a, grads_loss_a = grad_fn_loss_a()
+                        def forward_fn_loss_b():
+                            pred_b = net_b(x)
+                            loss_b = loss_func(pred_b, y)
+                            return loss_b
+                        grad_fn_loss_b = mp_train.value_and_grad(forward_fn_loss_b, mp_train.parameters(opt_a, opt_b, net_b, loss_func))
+                        loss_b, grads_loss_b = grad_fn_loss_b()
+                        mp_train.zero_grad(opt_a)
+                        mp_train.zero_grad(opt_b)
+                        mp_train.backward(grads_loss_a)
+                        mp_train.backward(grads_loss_b)
+                        opt_a(mp_train.grads_of(opt_a))
+                        opt_b(mp_train.grads_of(opt_b))
+            """,
+            note="Two models side by side, both losses computed in one tuple assignment: split into one statement per target (no value reads a target), each loss gets its own forward_fn.",
+        ),
+        Example(
+            before="""
+                import torch
+
+
+                def sweep(make_model, lrs, loader, criterion):
+                    for lr in lrs:
+                        model = make_model()
+                        optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+                        for x, y in loader:
+                            optimizer.zero_grad()
+                            loss = criterion(model(x), y)
+                            loss.backward()
+                            optimizer.step()
+            """,
+            after="""
+                import mindspore as ms
+                from mindspore.experimental import optim as ms_optim
+
+
+                def sweep(make_model, lrs, loader, criterion):
+                    for lr in lrs:
+                        model = make_model()
+                        optimizer = ms_optim.SGD(model.trainable_params(), lr=lr)
+                        def forward_fn(x, y):
+                            loss = criterion(model(x), y)
+                            return loss
+                        grad_fn = ms.value_and_grad(forward_fn, None, optimizer.parameters)
+                        for x, y in loader:
+                            loss, grads = grad_fn(x, y)
+                            optimizer(grads)
+            """,
+            note="An optimizer built per setting in an outer loop: forward_fn and grad_fn go inside that loop, after it (grad_fn takes the optimizer's parameters when it is built), not before the outermost loop.",
+        ),
     )
 
     def __init__(self, ctx) -> None:
@@ -714,8 +792,10 @@ class TrainingLoopRule(Rule):
         if self._sites and id(original_node) not in self._native_bodies:
             terminal = id(original_node) in self._loop_bodies or id(original_node) in self._def_bodies
             updated_node = updated_node.with_changes(body=self._regions(list(updated_node.body), terminal))
-        if id(original_node) in self._loop_bodies or not self._preludes:
+        if not self._preludes:
             return updated_node
+        if id(original_node) in self._loop_bodies:  # an outer loop: only a prelude reading what its body binds
+            return updated_node.with_changes(body=self._place(list(updated_node.body), bound_here=True))
         return updated_node.with_changes(body=self._place(list(updated_node.body)))
 
     def leave_Module(self, original_node, updated_node):
@@ -735,16 +815,26 @@ class TrainingLoopRule(Rule):
                  if id(call) in self._sites]
         if not calls:
             return body
+        original = body
         try:
             sites = [self._site(index, call) for index, call in calls]
-            plans = plan_block(body, sites, self._forward_names(body), self.leaves, self._read_elsewhere)
+            try:
+                plans = plan_block(body, sites, self._forward_names(body), self.leaves, self._read_elsewhere)
+            except Unfit as exc:  # two losses computed in one tuple assignment: one statement each, then again
+                if "differentiated again" not in str(exc) or (parallel := split_parallel(body)) is None:
+                    raise
+                body = parallel
+                calls = [(index, call) for index, stmt in enumerate(body)
+                         for call in _backward_calls(stmt, self._grad_calls) if id(call) in self._sites]
+                sites = [self._site(index, call) for index, call in calls]
+                plans = plan_block(body, sites, self._forward_names(body), self.leaves, self._read_elsewhere)
         except Unfit as exc:
             if not terminal and "is not computed in this block" in str(exc):
-                return body  # the enclosing block may compute it
+                return original  # the enclosing block may compute it
             for _, call in calls:
                 self.flag(self._sites.pop(id(call)), "MP105", f"training step not recognised: {exc}", _MP105_HINT,
                           "torch.Tensor.backward")
-            return body
+            return original
         for _, call in calls:
             self._sites.pop(id(call))
         self.ctx.converted_sites += len(plans)
@@ -910,10 +1000,18 @@ class TrainingLoopRule(Rule):
                         found.append(dotted_name(call.func.value))
         return [n for n in dict.fromkeys(found) if n.split(".")[0] not in written | leaves]
 
-    def _place(self, body: list) -> list:
+    def _place(self, body: list, bound_here: bool = False) -> list:
+        """The preludes (forward_fn, grad_fn) of the loops a statement of the block contains go right before it. In
+        an outer loop's body (``bound_here``), only a prelude that reads a name the body binds (an optimizer or a
+        model built per setting, ``for lr in lrs: opt = SGD([x], lr=lr)``), else it waits for the enclosing block:
+        grad_fn takes the optimizer's parameters when it is built."""
+        bound = set().union(*(reads_writes(stmt)[1] for stmt in body)) if bound_here else set()
         out = []
         for stmt in body:
             for loop, prelude in list(self._preludes):
+                if bound_here and not bound & set().union(
+                        *(_names([p]).reads for p in prelude if not isinstance(p, cst.FunctionDef))):
+                    continue
                 if _contains(stmt, loop):
                     self._preludes.remove((loop, prelude))
                     if stmt.leading_lines:  # the loop's comments and blank lines stay on top of the new block

@@ -224,6 +224,44 @@ def plan_block(stmts: list, sites: list[Site], forward_names: set[str], leaves: 
     return plans
 
 
+def split_parallel(stmts: list) -> list | None:
+    """``a, b = f(x), g(x)`` as ``a = f(x)`` then ``b = g(x)`` (no value reads a target, so the order of evaluation
+    and of binding is the same), for every such statement of the block; None when there is none. Two models trained
+    side by side often compute both predictions, then both losses, in one statement each: split, each loss has its
+    own forward statements and both backward calls fit."""
+    out: list = []
+    split = False
+    for stmt in stmts:
+        parts = _parallel_parts(stmt)
+        if parts is None:
+            out.append(stmt)
+            continue
+        split = True
+        for n, (target, value) in enumerate(parts):
+            line = cst.SimpleStatementLine(body=[cst.Assign(targets=[cst.AssignTarget(target=target)], value=value)])
+            out.append(line.with_changes(leading_lines=stmt.leading_lines) if n == 0 else line)
+    return out if split else None
+
+
+def _parallel_parts(stmt):
+    if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1 or not isinstance(stmt.body[0], cst.Assign):
+        return None
+    assign = stmt.body[0]
+    if len(assign.targets) != 1 or stmt.trailing_whitespace.comment is not None:
+        return None
+    target, value = assign.targets[0].target, assign.value
+    if not isinstance(target, (cst.Tuple, cst.List)) or not isinstance(value, cst.Tuple) \
+            or len(target.elements) != len(value.elements) or len(value.elements) < 2:
+        return None
+    if any(not isinstance(e, cst.Element) or not isinstance(e.value, cst.Name) for e in target.elements) \
+            or any(not isinstance(e, cst.Element) for e in value.elements):
+        return None
+    names = {e.value.value for e in target.elements}
+    if len(names) != len(target.elements) or names & set(_names([value]).reads):
+        return None
+    return [(t.value, v.value) for t, v in zip(target.elements, value.elements)]
+
+
 def _assigned(stmts) -> list[str]:
     out: list[str] = []
     for s in stmts:

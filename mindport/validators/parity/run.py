@@ -169,6 +169,9 @@ def _check_vacuous(report: ParityReport, ref, ms, inputs, s: Settings, ref_run: 
         # (an output constant by construction, a loss term that is 0 in eval mode, is re-checked all the same)
         chosen = ref.call("perturb", None, s.seed + 1) or ref.call("perturb", None, s.seed + 1, every=True)
     report.vacuous["perturbed_parameters"] = chosen
+    varying = [key for key, a in ref_run["outputs"] if a is not None and key not in outputs]
+    if not chosen and outputs and varying and can_perturb and not _float_state(ref.call("state")):
+        return _recheck_inputs(report, ref, ms, inputs, s, what)
     if not chosen:
         why = "the reference has no parameter mindport can perturb" if can_perturb else \
             "its weights were given as they are"
@@ -191,6 +194,56 @@ def _check_vacuous(report: ParityReport, ref, ms, inputs, s: Settings, ref_run: 
         report.vacuous["note"] += f"; {', '.join(still)} still constant"
     report.diagnostics.append(Diagnostic("MP404", report.vacuous["note"], file="<parity>", severity="warning"))
     return True
+
+
+def _float_state(state: dict) -> list[str]:
+    """The floating point parameters and buffers of a state: what a weight draw could change (an integer buffer, a
+    permutation or an index table, is structure)."""
+    import numpy as np
+
+    return [k for k, v in state.items() if np.issubdtype(np.asarray(v).dtype, np.floating)]
+
+
+def _other_inputs(inputs: list, seed: int) -> list | None:
+    """A second draw of the floating point inputs (another seed, twice the spread, shifted); integer and boolean
+    inputs (tokens, indices, masks) stay. None when no input is floating point."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    other = [(rng.standard_normal(a.shape) * 2.0 + 0.5).astype(a.dtype)
+             if isinstance(a, np.ndarray) and np.issubdtype(a.dtype, np.floating) else a for a in inputs]
+    return other if any(o is not a for o, a in zip(other, inputs)) else None
+
+
+def _recheck_inputs(report: ParityReport, ref, ms, inputs, s: Settings, what: str) -> bool:
+    """A constant output beside others that are not, of a model with no parameter and no floating point buffer
+    (pytorch-flows' ``Shuffle``, whose only buffers are its permutation, returns a zero log-determinant beside the
+    permuted input): no weight made it constant, so no weight
+    can be perturbed; the comparison is re-run on a second input draw. (A model whose every output is constant and
+    that has no weight stays inconclusive: it computes nothing from its input to compare.) An output the new inputs change is compared there; one constant on
+    both draws is a constant of the model's own code, compared as a value (resolved). Returns False: the weights are
+    the ones they were."""
+    from mindport.validators.parity.metrics import is_constant
+
+    other = _other_inputs(inputs, s.seed + 1)
+    if other is None:
+        report.vacuous["note"] = (f"the reference's {what} is constant, the model has no parameter or buffer and no "
+                                  "floating point input to draw again: inconclusive")
+        report.diagnostics.append(Diagnostic("MP404", report.vacuous["note"], file="<parity>", severity="warning"))
+        return False
+    sub = ParityReport(reference=report.reference, candidate=report.candidate)
+    ref2, ms2 = _forward(ref, ms, other, s)
+    _assess(sub, ref2, ms2, s)
+    still = [key for key, a in ref2["outputs"] if a is not None and is_constant(a)]
+    report.perturbed = sub
+    report.vacuous["perturbed_inputs"] = True
+    report.vacuous["resolved"] = True
+    report.vacuous["note"] = (f"the reference's {what} is constant and the model has no parameter or floating "
+                              f"point buffer to perturb; re-checked on a second input draw: {'they match' if sub.ok else 'they differ'}"
+                              + (f"; {', '.join(still)} constant on it too: a constant of the model's code, compared "
+                                 "as a value" if still else ""))
+    report.diagnostics.append(Diagnostic("MP404", report.vacuous["note"], file="<parity>", severity="warning"))
+    return False
 
 
 def _graph(ms, inputs, ms_run: dict, s: Settings) -> GraphResult:

@@ -53,8 +53,9 @@ def _decide(report: ParityReport, diverged: list[str], inconclusive: str) -> Non
     else:
         report.outcome = "pass"
         constant = report.vacuous.get("constant_outputs", []) if report.vacuous else []
+        again = "a second input draw" if report.vacuous.get("perturbed_inputs") else "perturbed weights"
         report.reason = "every output and layer compared agrees" + (
-            f"; constant {', '.join(constant)} re-checked on perturbed weights" if constant else "")
+            f"; constant {', '.join(constant)} re-checked on {again}" if constant else "")
     report.ok = report.outcome == "pass"
 
 

@@ -171,4 +171,6 @@ def _env(extra: dict | None = None) -> dict:
 
 
 if __name__ == "__main__":  # pragma: no cover - the side process
-    serve(sys.argv[1], int(sys.argv[2]), sys.argv[3])
+    _args = sys.argv[1:4]
+    sys.argv = sys.argv[:1]  # a model module that parses its command line at import (argparse) sees none
+    serve(_args[0], int(_args[1]), _args[2])

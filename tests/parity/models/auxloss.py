@@ -22,3 +22,16 @@ class Constant(nn.Module):
 
     def forward(self, x):
         return torch.zeros(3) + 1.0
+
+
+class Permute(nn.Module):
+    """No parameter and no floating point buffer (its permutation is an integer buffer); a permutation of the input
+    and its log-determinant, 0 by construction (pytorch-flows' Shuffle): the constant output is the model's own,
+    beside one that is not constant."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("perm", torch.tensor([2, 0, 1, 5, 4, 3]))
+
+    def forward(self, x):
+        return x[:, self.perm], torch.zeros(x.shape[0], 1)

@@ -326,3 +326,71 @@ class GraphDataDependentIndex(Rule):
                     yield node, (f"`{ast.unparse(node)}` in `{fn.name}`: the index is read from a tensor's value, "
                                  f"which a static graph does not have when it compiles (a MoE loop gave other "
                                  f"numbers, silently); run this Cell in PyNative or combine all experts densely")
+
+
+class GraphAttributeState(Rule):
+    """Flags state stored on ``self`` in a Cell's ``construct`` or a method it calls (``self.mean = x.mean(...)``
+    in RevIN's statistics step, Koopa's ``self.K = torch.linalg.lstsq(x, y).solution``), unless the attribute is a
+    Parameter.
+
+    ## Why is this bad?
+    A static graph does not keep Python state on the Cell: the compiler reads ``self.mean`` as the value the
+    attribute held when the graph was built. Measured on 2.10: an attribute set to a tensor in ``__init__`` and
+    overwritten in ``construct`` compiled and gave other numbers than PyNative (max abs 0.89, no error); set to None
+    there, or never set, the compile fails ('object has no attribute 'mean'', 'sub(None)').
+
+    ## Fix
+    Return the value and pass it on (``x, mean, std = self.norm(x)`` ... ``self.denorm(y, mean, std)``), keep it
+    in a Parameter updated with ``ops.assign`` (a fixed shape), or run the Cell in PyNative mode.
+    """
+
+    code = "MS422"
+    name = "graph-attribute-state"
+    message = "state stored on self in a graph function"
+    severity = "error"
+    VALID = (
+        _CELL + "        mean = x.mean(axis=1, keep_dims=True)\n        return x - mean\n",
+        "import mindspore as ms\nfrom mindspore import nn\n\nclass Net(nn.Cell):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.steps = ms.Parameter(ms.Tensor(0.0), requires_grad=False)\n"
+        "    def construct(self, x):\n        self.steps = self.steps + 1\n        return x\n",
+        "from mindspore import nn\n\nclass Net(nn.Cell):\n    def remember(self, x):\n        self.last = x\n"
+        "    def construct(self, x):\n        return x\n",
+    )
+    INVALID = (
+        _CELL + "        self.mean = x.mean(axis=1, keep_dims=True)\n        return x - self.mean\n",
+        "from mindspore import nn\n\nclass RevIN(nn.Cell):\n    def stats(self, x):\n"
+        "        self.mean = x.mean(axis=1, keep_dims=True)\n    def construct(self, x):\n"
+        "        self.stats(x)\n        return x - self.mean\n",
+    )
+
+    def check(self, ctx):
+        for cls in ctx.cell_classes.values():
+            methods = {m.name: m for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))}
+            if "construct" not in methods:
+                continue
+            parameters = {t.attr for m in methods.values() if m.name == "__init__" for node in ast.walk(m)
+                          if isinstance(node, ast.Assign) and ctx.is_parameter_call(node.value)
+                          for t in node.targets if _self_attribute(t)}
+            reached, todo = set(), ["construct"]
+            while todo:  # construct and the methods it calls on self, transitively
+                name = todo.pop()
+                if name in reached or name not in methods:
+                    continue
+                reached.add(name)
+                todo += [n.func.attr for n in walk_body(methods[name])
+                         if isinstance(n, ast.Call) and _self_attribute(n.func)]
+            for name in sorted(reached):
+                for node in walk_body(methods[name]):
+                    targets = node.targets if isinstance(node, ast.Assign) else \
+                        [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
+                    for target in targets:
+                        if _self_attribute(target) and target.attr not in parameters:
+                            where = "`construct`" if name == "construct" else f"`{name}` (compiled with construct)"
+                            yield target, (f"`self.{target.attr} = ...` in {where}: a static graph keeps no "
+                                           f"state on self, later reads see the value it held when the graph was "
+                                           f"built (other numbers, silently) or fail; return it and pass it on, "
+                                           f"keep it in a Parameter, or run this Cell in PyNative")
+
+
+def _self_attribute(node) -> bool:
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
