@@ -21,6 +21,10 @@
   to them; a call of a module-level function that returns one on every path, ``make_attn(c)``, and ``nn.Module()``
   count as constructions), and a local ``block = nn.ModuleList()`` filled that way in its method: CellList's own methods name the
   members as the runtime ModuleList does. ``add_module``, item assignment or ``+=`` keep the runtime ModuleList.
+* **Legacy empty tensors in torch.cat** (``empty_cat_members``): torch.cat skips a 1-D tensor of no elements
+  (``acc = torch.tensor([])`` then ``acc = torch.cat((acc, x), dim=1)`` in a loop); MindSpore's Concat refuses the
+  rank mismatch. Only a cat one of whose listed members is such a construction, a local name the function binds to
+  one, or a ``self.NAME`` some method binds to one goes through the runtime's cat; every other cat is ``ops.cat``.
 * **Softmax** (``UnmaskedFacts``): the runtime softmax exists for MindSpore's CPU kernel defect on a row of all
   ``-inf``; an input that cannot hold one is ``ops.softmax``.
 """
@@ -1002,3 +1006,64 @@ def _always_returns(body) -> bool:
 
 def _returns(function: cst.FunctionDef) -> list[cst.Return]:
     return own_nodes(function, cst.Return)
+
+
+# torch constructions that give a 1-D tensor of no elements when written ``C([])``, ``C()`` or ``C(0)``
+_EMPTY_FROM_DATA = frozenset({"torch.tensor", "torch.as_tensor", "torch.Tensor", "torch.FloatTensor",
+                              "torch.DoubleTensor", "torch.LongTensor", "torch.IntTensor", "torch.BoolTensor"})
+_EMPTY_BY_SIZE = frozenset({"torch.empty", "torch.zeros", "torch.ones", "torch.Tensor", "torch.FloatTensor",
+                            "torch.DoubleTensor", "torch.LongTensor", "torch.IntTensor"})
+
+
+def empty_construction(expr, resolve: Resolve) -> bool:
+    """``torch.tensor([])``, ``torch.Tensor()``, ``torch.Tensor([])``, ``torch.empty(0)``, ``torch.zeros(0)``: a
+    1-D tensor of no elements, which torch.cat skips."""
+    if not isinstance(expr, cst.Call):
+        return False
+    qual = resolve(expr.func)
+    positional = [a.value for a in expr.args if a.keyword is None and not a.star]
+    if qual in ("torch.Tensor", "torch.FloatTensor", "torch.DoubleTensor", "torch.LongTensor", "torch.IntTensor",
+                "torch.BoolTensor") and not positional:
+        return True
+    if qual in _EMPTY_FROM_DATA and len(positional) == 1 and isinstance(positional[0], (cst.List, cst.Tuple)) \
+            and not positional[0].elements:
+        return True
+    if qual in _EMPTY_BY_SIZE and len(positional) == 1:
+        size = positional[0]
+        if isinstance(size, (cst.Tuple, cst.List)) and len(size.elements) == 1:
+            size = size.elements[0].value
+        return isinstance(size, cst.Integer) and size.evaluated_value == 0
+    return False
+
+
+def empty_attributes(module: cst.Module, resolve: Resolve) -> frozenset[str]:
+    """Names ``N`` some method of the file binds as ``self.N = <empty construction>`` (a buffer that grows by cat)."""
+    found: set[str] = set()
+
+    class _Find(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            if empty_construction(node.value, resolve):
+                found.update(t.target.attr.value for t in node.targets if _self_attr(t.target))
+
+    module.visit(_Find())
+    return frozenset(found)
+
+
+def empty_cat_members(call: cst.Call, function: "cst.FunctionDef | None", attributes: frozenset[str],
+                      resolve: Resolve) -> bool:
+    """May a member of this ``torch.cat((a, b), ...)`` be a legacy empty tensor (see the module's docs)?"""
+    tensors = next((a.value for a in call.args if a.keyword is None or a.keyword.value == "tensors"), None)
+    if not isinstance(tensors, (cst.List, cst.Tuple)):
+        return False
+    local: set[str] = set()
+    if function is not None:
+        for node in own_nodes(function, cst.Assign):
+            if empty_construction(node.value, resolve):
+                local.update(t.target.value for t in node.targets if isinstance(t.target, cst.Name))
+    for element in tensors.elements:
+        value = element.value
+        if empty_construction(value, resolve) or (isinstance(value, cst.Name) and value.value in local) \
+                or (_self_attr(value) and value.attr.value in attributes):
+            return True
+    return False
+

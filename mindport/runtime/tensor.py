@@ -390,3 +390,14 @@ def formattable(x):
     if isinstance(x, ms.Tensor) and x.ndim == 0:
         return x.item()
     return x
+
+
+def cat(tensors, axis=0, dim=None):
+    """torch.cat where a member may be a 1-D tensor of no elements (``acc = torch.tensor([])`` grown by cat in a
+    loop): torch skips such members (its legacy rule), MindSpore's Concat refuses their rank. The others are joined
+    by ``ops.cat``; all of them empty gives the first."""
+    axis = axis if dim is None else dim
+    kept = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)]
+    if not kept:
+        return tensors[0]
+    return kept[0] if len(kept) == 1 else ops.cat(kept, axis)

@@ -19,6 +19,8 @@ from mindport.migrator.native_facts import (
     ValueFlow,
     cell_functions,
     cells_display,
+    empty_attributes,
+    empty_cat_members,
     inplace_switch,
     own_nodes,
 )
@@ -296,6 +298,7 @@ class TableCallTransform(Rule):
 
     def visit_Module(self, node: cst.Module) -> None:
         self._file_facts = FileFacts(node)
+        self._empty_attributes = empty_attributes(node, self.ctx.module_scope.resolve_torch)
         self._flow = ValueFlow(node)
         self._cell_functions = frozenset()
         self._cell_functions = cell_functions(node, self._builds_cell)  # make_attn(c) returns a Cell on every path
@@ -585,6 +588,10 @@ class TableCallTransform(Rule):
                 target = NATIVE_LIST
             input_node = self._input_node(entry, original_node)
             target = self._unmasked_target(self._guard_target(target, input_node), mapped, input_node)
+            if target in LEGACY_EMPTY_CAT and empty_cat_members(
+                    original_node, self._functions[-1] if self._functions else None, self._empty_attributes,
+                    self.scope.resolve_torch):
+                target = LEGACY_EMPTY_CAT[target]
             if not self._cpu_guarded():
                 target = CPU_GUARD_LAYERS.get(target, target)
             self._resolve_ms_names(mapped)
@@ -887,6 +894,10 @@ RUNTIME_EINSUM = "mindport.runtime.math.einsum"
 # the runtime softmax (written out for MindSpore's CPU kernel defect on rows of all -inf) -> MindSpore's own, with
 # its renames, where the input can hold no such row (native_facts.UnmaskedFacts)
 NATIVE_UNMASKED = {"mindport.runtime.nn_functional.softmax": ("mindspore.ops.softmax", {"dim": "axis"})}
+
+# torch.cat skips 1-D tensors of no elements (``acc = torch.tensor([])`` grown by cat); MindSpore's Concat refuses
+# them: the runtime's cat where a member may be one (native_facts.empty_cat_members)
+LEGACY_EMPTY_CAT = {"mindspore.ops.cat": "mindport.runtime.tensor.cat", "mindspore.mint.cat": "mindport.runtime.tensor.cat"}
 
 # runtime layers that only guard a defect of MindSpore's CPU kernel (same constructor arguments) -> MindSpore's own,
 # in a port for a GPU or Ascend (``convert --device``)
