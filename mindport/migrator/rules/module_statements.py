@@ -136,6 +136,10 @@ class ModuleStatementTransform(Rule):
         if len(original_node.body) != 1 or not isinstance(original_node.body[0], cst.Expr):
             return None
         call = original_node.body[0].value
+        if isinstance(call, cst.ListComp) and _dropped_call(call.elt):
+            # [m.flatten_parameters() for m in self._to_flatten] (WaveRNN): a loop of dropped calls as a statement
+            self.ctx.converted_sites += 1
+            return cst.RemoveFromParent()
         if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)) or call.args \
                 or self.scope.resolve_torch(call.func) is not None:
             return None
@@ -161,3 +165,9 @@ class ModuleStatementTransform(Rule):
         if not updated_node.body:  # its only statement was dropped
             return updated_node.with_changes(body=[cst.SimpleStatementLine([cst.Pass()])])
         return updated_node
+
+
+def _dropped_call(expr) -> bool:
+    """``m.flatten_parameters()``: a call, without arguments, of a layer method MindSpore never needs."""
+    return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and not expr.args \
+        and expr.func.attr.value in _DROPPED
