@@ -28,6 +28,17 @@ def one_minus(arg: Arg) -> str:
     return f"1 - ({arg.source})"
 
 
+@value_transform("batch_statistics_only")
+def batch_statistics_only(arg: Arg) -> str:
+    """BatchNorm ``track_running_stats=False`` (batch statistics in training and in eval, no running statistics)
+    -> MindSpore ``use_batch_statistics=True`` (batch statistics in both modes: torch's values to 5e-7; its moving
+    statistics exist but are never read); ``True`` -> ``None`` (batch statistics in training, moving ones in eval)."""
+    value = arg.literal(default=UNKNOWN)
+    if isinstance(value, bool):
+        return "None" if value else "True"
+    return f"None if {arg.source} else True"
+
+
 @value_transform("gelu_approximate")
 def gelu_approximate(arg: Arg) -> str:
     """torch ``approximate='none'|'tanh'`` -> MindSpore ``approximate=False|True`` (MindSpore defaults to tanh)."""

@@ -93,6 +93,7 @@ class _Target:
             for leaf, param in sub._params.items():  # noqa: SLF001 - a Cell's own parameters, by attribute name
                 if param is not None:
                     self.by_path.setdefault(_join(prefix, leaf), param)
+        self.unread = _unread_parameters(self.cells)
         self.buffers = {}
         for prefix, sub in self.cells.items():
             for name in getattr(sub, "_buffers", {}) or {}:
@@ -253,7 +254,8 @@ def plan_transfer(state, cell, name_map: dict[str, str] | None = None) -> tuple[
             continue
         add((key,), kind, obj, transform)
     filled_ids = set(filled)
-    report.missing = [p.name for p in {id(p): p for p in target.by_path.values()}.values() if id(p) not in filled_ids]
+    report.missing = [p.name for p in {id(p): p for p in target.by_path.values()}.values()
+                      if id(p) not in filled_ids and id(p) not in target.unread]
     unexpected = [k for k in report.unexpected if k not in shape_errors]
     missing_shapes = {p.name: tuple(p.shape) for p in target.by_path.values() if p.name in report.missing}
     for key in unexpected:
@@ -267,6 +269,24 @@ def plan_transfer(state, cell, name_map: dict[str, str] | None = None) -> tuple[
                      "initial value)", _WHERE, api=name,
             suggestion=_closest(name, missing_shapes[name], unexpected_shapes, "closest torch keys")))
     return plan, report
+
+
+def _unread_parameters(cells) -> set[int]:
+    """ids of MindSpore parameters that torch's state_dict has no counterpart for by design, and that the layer never
+    reads or keeps constant: a BatchNorm's moving statistics under ``use_batch_statistics=True`` (torch's
+    ``track_running_stats=False`` holds none), its fixed gamma/beta under ``affine=False`` (torch's holds no
+    weight/bias)."""
+    from mindspore.nn.layer.normalization import _BatchNorm
+
+    unread: set[int] = set()
+    for cell in cells.values():
+        if not isinstance(cell, _BatchNorm):
+            continue
+        if cell.use_batch_statistics is True:
+            unread.update(id(p) for p in (cell.moving_mean, cell.moving_variance))
+        if not cell.gamma.requires_grad and not cell.beta.requires_grad:
+            unread.update(id(p) for p in (cell.gamma, cell.beta))
+    return unread
 
 
 def _path_of(target: _Target, sub) -> str:
