@@ -52,6 +52,37 @@ class Extra:
     star: str = ""
 
 
+# torch's deprecated argument orders that put a scalar before the tensors: ``torch.addcmul(x, -1, a, b)``,
+# ``torch.add(x, 2, y)``, ``torch.addmm(beta, x, alpha, m1, m2)`` (and without alpha), ``x.addcmul_(value, a, b)``.
+# torch 2.13 still accepts every one (with a deprecation warning); the functions' orders, a method's is the same less
+# ``input`` (it is the receiver). tests/mappings/test_scalar_first_orders.py calls each in torch and converted.
+SCALAR_FIRST = {
+    "add": (("input", "alpha", "other"),), "sub": (("input", "alpha", "other"),),
+    "addcmul": (("input", "value", "tensor1", "tensor2"),), "addcdiv": (("input", "value", "tensor1", "tensor2"),),
+    **{name: (("beta", "input", "alpha", *ts), ("beta", "input", *ts)) for name, ts in (
+        ("addmm", ("mat1", "mat2")), ("addmv", ("mat", "vec")), ("addr", ("vec1", "vec2")),
+        ("addbmm", ("batch1", "batch2")), ("baddbmm", ("batch1", "batch2")))},
+}
+
+
+def _scalar_first(entry: Entry, items: list, expected: int) -> list:
+    """More positional arguments than the signature takes, in one of torch's scalar-first orders (SCALAR_FIRST):
+    the same arguments given by name, so they bind as torch binds them."""
+    head, _, name = entry.torch.rpartition(".")
+    method = head == "torch.Tensor"
+    orders = SCALAR_FIRST.get(name.removesuffix("_") if method else name, ()) if head in ("torch", "torch.Tensor") \
+        else ()
+    written = [item for item in items if not item[0] and item[1] is None]
+    if not orders or len(written) <= expected or any(item[0] for item in items):
+        return items
+    for order in orders:
+        order = tuple(n for n in order if n != "input") if method else order
+        if len(order) == len(written):
+            named = [("", n, arg, raw) for n, (_, _, arg, raw) in zip(order, written)]
+            return named + [item for item in items if item[1] is not None]
+    return items
+
+
 def bind(entry: Entry, items: Iterable[tuple[str, str | None, Arg, Any]]) -> dict[str, Arg]:
     """Call arguments -> {torch parameter: Arg}, torch's defaults filled in (``given=False``).
 
@@ -61,6 +92,7 @@ def bind(entry: Entry, items: Iterable[tuple[str, str | None, Arg, Any]]) -> dic
     params = list(entry.signature or ())
     bound: dict[str, Arg] = {}
     positional = [p for p in params if p.kind == "positional"]
+    items = _scalar_first(entry, list(items), len(positional))
     var_pos = next((p for p in params if p.kind == "var_positional"), None)
     var_kw = next((p for p in params if p.kind == "var_keyword"), None)
     extra_positional: list = []

@@ -3,7 +3,8 @@
 ``run_pipeline`` parses nothing itself: it builds the file's context (scopes, MindSpore import aliases, which classes
 are nn.Module subclasses), runs the rules (``rules/__init__.py`` gives their order) with a :class:`RuleRunner`, and
 finalizes the imports (``imports.py``). For each node the runner calls the rules' ``leave_`` hooks in order, and the
-first rule that returns a different node wins (later rules do not see that node again). One traversal keeps the
+first rule that returns a different node wins (later rules do not see that node again), except for a class, a
+function or a block, which every rule closes (the later rules' hooks run on it as rewritten). One traversal keeps the
 original nodes (and so their positions) for diagnostics, and costs one walk instead of one per concern.
 
 A flagged site's statement keeps its torch meaning (``keep_torch.py``: the statement as written, torch names fully
@@ -40,6 +41,10 @@ _STATEMENTS = (cst.SimpleStatementLine, *_COMPOUND)
 _IMPORT_TYPES = frozenset({cst.Import, cst.ImportFrom})
 _SCOPE_TYPES = frozenset(_SCOPE_NODES)
 _STATEMENT_TYPES = frozenset(_STATEMENTS)
+# A class, a function or a block is closed by every rule that opened it: rules keep stacks (the enclosing functions,
+# classes, narrowings) that their leave hooks pop, so one rule renaming ``forward`` to ``construct`` must not stop the
+# later rules' hooks for that node; they run on the node as rewritten so far.
+_CHAINED = frozenset({cst.ClassDef, cst.FunctionDef, cst.IndentedBlock})
 
 
 def run_pipeline(module: cst.Module, filename: str, registry: Registry, options: Options,
@@ -136,7 +141,8 @@ class RuleRunner(cst.CSTTransformer):
             new = hook(original_node, result)
             if new is not result:
                 result = _keep_parentheses(result, new)
-                break
+                if kind not in _CHAINED or type(result) is not kind:
+                    break  # the first rule that rewrites an expression or a statement wins
         if kind in _SCOPE_TYPES:
             self._scopes.pop()
         if kind in _STATEMENT_TYPES:

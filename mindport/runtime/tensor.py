@@ -148,6 +148,20 @@ def device(x):
 _TO_KEYWORDS = ("dtype", "device", "non_blocking", "copy", "memory_format", "other", "layout", "pin_memory")
 
 
+def _python_dtype(value):
+    """A Python type torch takes wherever it takes a dtype (``x.to(bool)``, ``dtype=float``) as torch reads it;
+    any other value as it is."""
+    if value is bool:
+        return ms.bool_
+    if value is int:
+        return ms.int64
+    if value is float:
+        return ms.float64
+    if value is complex:
+        return ms.complex128
+    return value
+
+
 def to(x, *args, **kwargs):
     """``x.to(a)`` when the converter cannot tell what ``a`` is, decided on the value: a dtype casts, a tensor casts
     to its dtype (torch: and its device), a device (a string, an index, None) leaves ``x`` where it is (placement is
@@ -159,12 +173,14 @@ def to(x, *args, **kwargs):
     for key in kwargs:
         if key not in _TO_KEYWORDS:
             raise TypeError("to() got an unexpected keyword argument '" + key + "'")
-    dtype = kwargs.get("dtype")
+    dtype = _python_dtype(kwargs.get("dtype"))
     for arg in args + (kwargs.get("other"),):
         if isinstance(arg, ms.Tensor):
             dtype = arg.dtype
         elif isinstance(arg, ms.Type):
             dtype = arg
+        elif arg is bool or arg is int or arg is float or arg is complex:  # x.to(bool): Python's types are dtypes
+            dtype = _python_dtype(arg)
         elif not (arg is None or isinstance(arg, (str, int, bool))):
             raise TypeError("to() received an invalid argument: expected a dtype, a device or a tensor")
     if isinstance(x, ms.nn.Cell):

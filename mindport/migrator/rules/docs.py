@@ -48,7 +48,7 @@ def rule_page(rule: type) -> str:
 def index_page() -> str:
     lines = [HEADER, "# Converter rules", "",
              "The rewrite is these rules, in this order, in one traversal of each file: for one node, the first rule "
-             "that returns a different node wins. Each page shows the rule's examples, which the test suite runs "
+             "that returns a different node wins (a class, a function or a block goes through every rule). Each page shows the rule's examples, which the test suite runs "
              "through the whole converter.", "", "| # | rule | what it does |", "|---|---|---|"]
     for number, rule in enumerate(RULES, 1):
         summary = inspect.cleandoc(rule.__doc__ or "").split("\n\n")[0].replace("\n", " ").replace("|", "\\|")

@@ -641,8 +641,10 @@ class TableCallTransform(Rule):
         ambiguous = numpy_names and self._maybe_numpy(func)  # a.std(axis=0): numpy's call, or torch's?
         keywords = any(a.keyword is not None and (entry.positional or a.keyword.value in _spread_names(entry))
                        for a in updated_node.args)
+        extra = sum(1 for a in updated_node.args if a.keyword is None and not a.star) \
+            > sum(1 for p in entry.signature or () if p.kind == "positional")  # x.addcmul(0.5, a, b): torch's order
         if target == f".{func.attr.value}" and not needs_mapping(entry) and (not numpy_names or ambiguous) \
-                and not keywords:
+                and not keywords and not extra:
             return updated_node  # same method, same arguments (keywords of a `positional` entry are written
             # positionally: in a static graph MindSpore's Tensor methods take other keywords, or other kernels)
         swap = self._torch_swap(original_node)
