@@ -137,6 +137,8 @@ class InitTransform(Rule):
         if isinstance(tensor, cst.Attribute) and tensor.attr.value == "data" and _parameter_reference(tensor.value,
                                                                                                       self.scope):
             tensor = tensor.value  # init of p.data: MindSpore's Parameter.data is a plain Tensor copy, fill p itself
+        if isinstance(tensor, cst.Subscript):
+            return updated_node  # an indexed view (a copy in MindSpore): the table's runtime init, assigned back
         if not _parameter_reference(tensor, self.scope):
             return updated_node  # a fresh tensor (nn.init.orthogonal_(torch.randn(d, d))): the table's runtime init
         if isinstance(tensor, cst.Attribute) and ((compact_source(tensor.value), tensor.attr.value) in self._computed

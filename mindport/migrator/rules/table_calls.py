@@ -554,6 +554,13 @@ class TableCallTransform(Rule):
         if entry.kind == "attribute":
             self.ctx.converted_sites += 1
             return updated_node.with_changes(func=self._func_expr(original_node.func, entry.called or target))
+        first = original_node.args[0] if original_node.args else None
+        if qual.startswith("torch.nn.init.") and qual.endswith("_") and id(original_node) in self._statement_calls \
+                and first is not None and first.keyword is None and not first.star \
+                and isinstance(first.value, cst.Subscript):
+            # nn.init.kaiming_uniform_(self.weight[i]) (one member of an ensemble's stacked weights): indexing makes
+            # a copy in MindSpore, which the runtime init fills and returns: assigned back by leave_Expr
+            self._indexed_updates[id(original_node)] = first.value
         if target == RUNTIME_EINSUM:
             native = self._native_einsum(updated_node)
             if native is not None:
