@@ -457,3 +457,59 @@ def test_a_namespace_handed_to_the_base_class_and_an_optional_float(tmp_path):
     assert "model_init_seed=" in results["BERTModel"]["ctor"]
     assert results["FeedForward"]["status"] == "built", results["FeedForward"]
     assert "ffn_dim_multiplier=1.0" in results["FeedForward"]["ctor"]
+
+
+SPLIT_JOIN = """
+import torch
+import torch.nn as nn
+
+
+class ShuffleBlock(nn.Module):  # ShuffleNet-Series' stride-1 blocks: half the channels pass, half go through
+    def __init__(self, inp, oup, mid_channels):
+        super().__init__()
+        self.branch = nn.Sequential(nn.Conv2d(inp, mid_channels, 1), nn.ReLU(),
+                                    nn.Conv2d(mid_channels, oup, 3, padding=1))
+
+    def forward(self, old_x):
+        x_proj, x = old_x.chunk(2, dim=1)
+        return torch.cat((x_proj, self.branch(x)), 1)
+
+
+class Actor(nn.Module):  # sfujim/BCQ: state and action joined before the first layer
+    def __init__(self, state_dim, action_dim):
+        super().__init__()
+        self.l1 = nn.Linear(state_dim + action_dim, 32)
+        self.l2 = nn.Linear(32, action_dim)
+
+    def forward(self, state, action):
+        return self.l2(torch.relu(self.l1(torch.cat([state, action], -1))))
+
+
+class Degenerate(nn.Module):  # ShuffleNet's real block at oup == inp: a branch of width 0
+    def __init__(self, inp, oup):
+        super().__init__()
+        self.branch = nn.Conv2d(inp, oup - inp, 1)
+
+    def forward(self, x):
+        return torch.cat((x, self.branch(x)), 1)
+"""
+
+
+def test_an_input_is_tried_again_at_the_size_the_forward_error_names(tmp_path):
+    """A block that splits its input's channels before its first convolution (ShuffleNet-Series'
+    ``Shuffle_Xception``: "expected input[2, 8, 32, 32] to have 16 channels, but got 8") and an actor that joins two
+    inputs before its first Linear (BCQ: "mat1 and mat2 shapes cannot be multiplied (2x64 and 32x400)") get the
+    channels or features the error names."""
+    from mindport.discovery.build import build_one
+    from mindport.discovery.scan import discover
+
+    (tmp_path / "blocks.py").write_text(SPLIT_JOIN)
+    found = {c.name: c for c in discover(tmp_path)}
+    results = {n: build_one(c.to_json() | {"rel": c.rel, "name": n}, None, str(tmp_path), 30)
+               for n, c in found.items()}
+    assert results["ShuffleBlock"]["status"] == "built", results["ShuffleBlock"]
+    assert results["ShuffleBlock"]["inputs"] == ["2x32x32x32:float32"]
+    assert results["Actor"]["status"] == "built", results["Actor"]
+    assert results["Actor"]["inputs"] == ["2x16:float32", "2x16:float32"]
+    # a build with a layer of width 0 is no model to prove (its output would not be empty: it was proven)
+    assert results["Degenerate"]["status"] == "not-built" and "width 0" in results["Degenerate"]["reason"]
