@@ -10,6 +10,17 @@ from pathlib import Path
 import mindport
 
 
+def _sweep():
+    """benchmarks/discovery_sweep.py as a module (its failure classes)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "sweep", Path(mindport.__file__).resolve().parents[1] / "benchmarks" / "discovery_sweep.py")
+    sweep = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(sweep)
+    return sweep
+
+
 def _stubbed_run(tmp_path: Path, script: str) -> subprocess.CompletedProcess:
     from mindport.discovery.prove import stub_env
 
@@ -233,12 +244,7 @@ def test_a_stub_result_met_in_the_forward_is_classed_as_a_stub():
     """decision-transformer's MLP and ResNeSt's detectron2 BasicBlock call a stubbed function in their forward (its
     result is an instance of the stub class ``result``): "dropout(): argument 'input' (position 1) must be Tensor,
     not result" was classed as "the forward raised (other)"."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location(
-        "sweep", Path(mindport.__file__).resolve().parents[1] / "benchmarks" / "discovery_sweep.py")
-    sweep = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(sweep)
+    sweep = _sweep()
     entry = {"status": "not-built", "reason": "small values (n_state=16): built; no input ran: 2x16:float32: "
                                               "TypeError: dropout(): argument 'input' (position 1) must be Tensor, "
                                               "not result; 2x8x16:float32: TypeError: dropout(): argument 'input'"}
@@ -513,3 +519,5 @@ def test_an_input_is_tried_again_at_the_size_the_forward_error_names(tmp_path):
     assert results["Actor"]["inputs"] == ["2x16:float32", "2x16:float32"]
     # a build with a layer of width 0 is no model to prove (its output would not be empty: it was proven)
     assert results["Degenerate"]["status"] == "not-built" and "width 0" in results["Degenerate"]["reason"]
+    sweep = _sweep()
+    assert sweep.failure_class(results["Degenerate"]) == "ctor: the small sizes give a layer of width 0"
