@@ -171,8 +171,11 @@ def test_a_name_an_installed_package_lacks_is_not_stubbed(tmp_path):
     """DeepRL writes ``from collections import Sequence`` (removed in Python 3.10): the import system then asks for
     a submodule ``collections.Sequence``, which the finder stubbed as a module; ``class HyperParameters(Sequence)``
     raised "module() takes at most 2 arguments" in every model's import. It fails as the ImportError it is now;
-    a missing package's submodules are still stubbed."""
+    a missing package's submodules, and a missing module of the repository's own packages, are still stubbed."""
+    (tmp_path / "own").mkdir()
+    (tmp_path / "own" / "__init__.py").write_text("from .left_out import *\n")  # a file the conversion left out
     (tmp_path / "misc.py").write_text(textwrap.dedent("""
+        import own
         import missing_pkg_qrs.sub
         from missing_pkg_qrs.sub import Thing
         try:
@@ -183,7 +186,7 @@ def test_a_name_an_installed_package_lacks_is_not_stubbed(tmp_path):
     run = _stubbed_run(tmp_path, "misc.py")
     assert run.returncode == 1
     assert "ImportError: cannot import name 'Sequence' from 'collections'" in run.stderr
-    assert (tmp_path / "stubbed.txt").read_text().split() == ["missing_pkg_qrs"]
+    assert (tmp_path / "stubbed.txt").read_text().split() == ["own", "missing_pkg_qrs"]
 
 
 COUNTS = """
