@@ -60,6 +60,7 @@ _CTOR_CLASSES = [
     (r"No such file or directory|FileNotFoundError", "needs a file (config, weights, data)"),
     (r"no constructor arguments could be chosen", "ctor: required arguments of unknown kind"),
     (r"not a torch.nn.Module", "ctor: the call builds no nn.Module"),
+    (r"a layer of width 0", "ctor: the small sizes give a layer of width 0"),
     (r"parameters \(over", "too large"),
     (r"builder stopped", "builder crash or time limit"),
     (r"took over|Timeout", "time limit"),

@@ -388,6 +388,29 @@ def _rank_hint(problem: str) -> int | None:
     return None
 
 
+def _size_hint(problem: str, spec: str) -> list[str]:
+    """The input ``spec`` with its channels (or features) scaled as the forward's error says, when the model splits or
+    joins its input before the layer that refused it: "expected input[2, 8, 32, 32] to have 16 channels, but got 8"
+    (ShuffleNet's blocks take twice the channels of their branch) -> channels x 2; "mat1 and mat2 shapes cannot be
+    multiplied (2x64 and 32x400)" (BCQ's actor joins state and action) -> features / 2. [] otherwise."""
+    shape, _, rest = spec.partition(":")
+    dims = [int(v) for v in shape.split("x")]
+    m = re.search(r"to have (\d+) channels, but got (\d+) channels", problem)
+    axis = 1
+    if m is None:
+        m = re.search(r"mat1 and mat2 shapes cannot be multiplied \(\d+x(\d+) and (\d+)x\d+\)", problem)
+        m = m and re.match(r"(\d+) (\d+)", f"{m.group(2)} {m.group(1)}")  # wanted, got
+        axis = len(dims) - 1
+    if m is None or len(dims) < 2 or rest.startswith("int"):
+        return []
+    wanted, got = int(m.group(1)), int(m.group(2))
+    size = dims[axis] * wanted
+    if not got or size % got or size // got < 1 or size // got == dims[axis]:
+        return []
+    dims[axis] = size // got
+    return ["x".join(map(str, dims)) + ":" + rest]
+
+
 def _int_attrs(module) -> list[int]:
     """Sizes a custom layer keeps (in_features, dim, ...) or its first matrix parameter's last dimensions."""
     out = [v for k, v in vars(module).items() if isinstance(v, int) and not isinstance(v, bool) and 1 < v <= 4096
@@ -496,6 +519,10 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
             errors.append(f"{origin} ({ctor}): built a {type(model).__name__}, not a torch.nn.Module")
             continue
         n_params = sum(p.numel() for p in model.parameters())
+        empty = next((name for name, p in model.named_parameters() if p.numel() == 0), None)
+        if empty is not None:  # ShuffleNet's branch of oup - inp channels at oup == inp: nothing real to prove
+            errors.append(f"{origin} ({ctor}): a layer of width 0 ({empty} is empty)")
+            continue
         if n_params > max_params:
             errors.append(f"{origin} ({ctor}): {n_params:,} parameters (over {max_params:,})")
             continue
@@ -516,8 +543,10 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
                     raise
                 problem = _short(exc)
             rank = _rank_hint(problem) if problem is not None and hinted < 3 else None
-            if rank is not None:  # the error names the rank the model wanted: the same input at that rank
-                for first in _to_rank(specs[0], rank, None):
+            firsts = _to_rank(specs[0], rank, None) if rank is not None else (
+                _size_hint(problem, specs[0]) if problem is not None and hinted < 3 else [])
+            if firsts:  # the error names the rank (or the size) the model wanted: the same input in that form
+                for first in firsts:
                     retry = [first, *(first if s == specs[0] else s for s in specs[1:])]
                     if retry not in tries and hinted < 3:
                         tries.append(retry)

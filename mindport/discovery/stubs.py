@@ -121,9 +121,10 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         if fullname.split(".")[0] in _NEVER or fullname.startswith("_"):
             return None
         top = sys.modules.get(fullname.split(".")[0])
-        if "." in fullname and top is not None and not isinstance(top, _StubModule):
+        if "." in fullname and top is not None and not isinstance(top, _StubModule) and not self._in_roots(top):
             # a name an installed package lacks: ``from collections import Sequence`` (gone since Python 3.10)
-            # asks for a submodule ``collections.Sequence`` last; a stub module there became a base class
+            # asks for a submodule ``collections.Sequence`` last; a stub module there became a base class (a
+            # package of the repository's own keeps its stubs: a file the conversion left out, nnAudio's gammatone)
             return None
         if not isinstance(top, _StubModule) and not self._from_project():
             return None
@@ -139,6 +140,11 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
                 return os.path.realpath(file).startswith(self.roots) and frame.f_lineno not in _guarded_lines(file)
             frame = frame.f_back
         return False
+
+    def _in_roots(self, module) -> bool:
+        """Is ``module`` (a package) one of the repository's own?"""
+        paths = list(getattr(module, "__path__", None) or []) + [getattr(module, "__file__", None) or ""]
+        return any(p and os.path.realpath(p).startswith(self.roots) for p in paths)
 
     def _label(self, name: str) -> str:
         return name.split(".")[0]

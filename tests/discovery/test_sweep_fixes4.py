@@ -10,6 +10,17 @@ from pathlib import Path
 import mindport
 
 
+def _sweep():
+    """benchmarks/discovery_sweep.py as a module (its failure classes)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "sweep", Path(mindport.__file__).resolve().parents[1] / "benchmarks" / "discovery_sweep.py")
+    sweep = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(sweep)
+    return sweep
+
+
 def _stubbed_run(tmp_path: Path, script: str) -> subprocess.CompletedProcess:
     from mindport.discovery.prove import stub_env
 
@@ -160,8 +171,11 @@ def test_a_name_an_installed_package_lacks_is_not_stubbed(tmp_path):
     """DeepRL writes ``from collections import Sequence`` (removed in Python 3.10): the import system then asks for
     a submodule ``collections.Sequence``, which the finder stubbed as a module; ``class HyperParameters(Sequence)``
     raised "module() takes at most 2 arguments" in every model's import. It fails as the ImportError it is now;
-    a missing package's submodules are still stubbed."""
+    a missing package's submodules, and a missing module of the repository's own packages, are still stubbed."""
+    (tmp_path / "own").mkdir()
+    (tmp_path / "own" / "__init__.py").write_text("from .left_out import *\n")  # a file the conversion left out
     (tmp_path / "misc.py").write_text(textwrap.dedent("""
+        import own
         import missing_pkg_qrs.sub
         from missing_pkg_qrs.sub import Thing
         try:
@@ -172,7 +186,7 @@ def test_a_name_an_installed_package_lacks_is_not_stubbed(tmp_path):
     run = _stubbed_run(tmp_path, "misc.py")
     assert run.returncode == 1
     assert "ImportError: cannot import name 'Sequence' from 'collections'" in run.stderr
-    assert (tmp_path / "stubbed.txt").read_text().split() == ["missing_pkg_qrs"]
+    assert (tmp_path / "stubbed.txt").read_text().split() == ["own", "missing_pkg_qrs"]
 
 
 COUNTS = """
@@ -233,12 +247,7 @@ def test_a_stub_result_met_in_the_forward_is_classed_as_a_stub():
     """decision-transformer's MLP and ResNeSt's detectron2 BasicBlock call a stubbed function in their forward (its
     result is an instance of the stub class ``result``): "dropout(): argument 'input' (position 1) must be Tensor,
     not result" was classed as "the forward raised (other)"."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location(
-        "sweep", Path(mindport.__file__).resolve().parents[1] / "benchmarks" / "discovery_sweep.py")
-    sweep = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(sweep)
+    sweep = _sweep()
     entry = {"status": "not-built", "reason": "small values (n_state=16): built; no input ran: 2x16:float32: "
                                               "TypeError: dropout(): argument 'input' (position 1) must be Tensor, "
                                               "not result; 2x8x16:float32: TypeError: dropout(): argument 'input'"}
@@ -457,3 +466,61 @@ def test_a_namespace_handed_to_the_base_class_and_an_optional_float(tmp_path):
     assert "model_init_seed=" in results["BERTModel"]["ctor"]
     assert results["FeedForward"]["status"] == "built", results["FeedForward"]
     assert "ffn_dim_multiplier=1.0" in results["FeedForward"]["ctor"]
+
+
+SPLIT_JOIN = """
+import torch
+import torch.nn as nn
+
+
+class ShuffleBlock(nn.Module):  # ShuffleNet-Series' stride-1 blocks: half the channels pass, half go through
+    def __init__(self, inp, oup, mid_channels):
+        super().__init__()
+        self.branch = nn.Sequential(nn.Conv2d(inp, mid_channels, 1), nn.ReLU(),
+                                    nn.Conv2d(mid_channels, oup, 3, padding=1))
+
+    def forward(self, old_x):
+        x_proj, x = old_x.chunk(2, dim=1)
+        return torch.cat((x_proj, self.branch(x)), 1)
+
+
+class Actor(nn.Module):  # sfujim/BCQ: state and action joined before the first layer
+    def __init__(self, state_dim, action_dim):
+        super().__init__()
+        self.l1 = nn.Linear(state_dim + action_dim, 32)
+        self.l2 = nn.Linear(32, action_dim)
+
+    def forward(self, state, action):
+        return self.l2(torch.relu(self.l1(torch.cat([state, action], -1))))
+
+
+class Degenerate(nn.Module):  # ShuffleNet's real block at oup == inp: a branch of width 0
+    def __init__(self, inp, oup):
+        super().__init__()
+        self.branch = nn.Conv2d(inp, oup - inp, 1)
+
+    def forward(self, x):
+        return torch.cat((x, self.branch(x)), 1)
+"""
+
+
+def test_an_input_is_tried_again_at_the_size_the_forward_error_names(tmp_path):
+    """A block that splits its input's channels before its first convolution (ShuffleNet-Series'
+    ``Shuffle_Xception``: "expected input[2, 8, 32, 32] to have 16 channels, but got 8") and an actor that joins two
+    inputs before its first Linear (BCQ: "mat1 and mat2 shapes cannot be multiplied (2x64 and 32x400)") get the
+    channels or features the error names."""
+    from mindport.discovery.build import build_one
+    from mindport.discovery.scan import discover
+
+    (tmp_path / "blocks.py").write_text(SPLIT_JOIN)
+    found = {c.name: c for c in discover(tmp_path)}
+    results = {n: build_one(c.to_json() | {"rel": c.rel, "name": n}, None, str(tmp_path), 30)
+               for n, c in found.items()}
+    assert results["ShuffleBlock"]["status"] == "built", results["ShuffleBlock"]
+    assert results["ShuffleBlock"]["inputs"] == ["2x32x32x32:float32"]
+    assert results["Actor"]["status"] == "built", results["Actor"]
+    assert results["Actor"]["inputs"] == ["2x16:float32", "2x16:float32"]
+    # a build with a layer of width 0 is no model to prove (its output would not be empty: it was proven)
+    assert results["Degenerate"]["status"] == "not-built" and "width 0" in results["Degenerate"]["reason"]
+    sweep = _sweep()
+    assert sweep.failure_class(results["Degenerate"]) == "ctor: the small sizes give a layer of width 0"
