@@ -28,7 +28,8 @@ CORPUS = textwrap.dedent('''\
 
 
     def bicubic_resize(x: Tensor):
-        return F.interpolate(x, scale_factor=2.0, mode="bicubic", antialias=True).sum(dim=-1) * SCALE
+        return F.kl_div(F.interpolate(x, scale_factor=2.0, mode="bicubic").log_softmax(-1), x.new_zeros(1, 1, 6, 8),
+                        reduction="sum", log_target=True) * SCALE
 
 
     def device_index(x):
