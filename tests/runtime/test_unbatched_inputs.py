@@ -35,6 +35,8 @@ TABLE = [
     ("Conv1d(4, 3, 3, padding=1)", "rn(4, 10)", FIX, "Conv2D: the x shape size must be equal to 4, but got 3"),
     ("Conv2d(4, 3, 3, padding=1)", "rn(4, 6, 6)", FIX, "Conv2D: the x shape size must be equal to 4, but got 3"),
     ("Conv3d(4, 3, 3, padding=1)", "rn(4, 5, 5, 5)", FIX, "Conv3D: the x shape size must be equal to 5"),
+    ("Conv1d(4, 3, 3, padding=1, padding_mode='circular')", "rn(4, 10)", FIX, "Conv2D: the x shape size must be 4"),
+    ("Conv2d(4, 3, 3, padding=1, padding_mode='reflect')", "rn(4, 6, 6)", FIX, "Conv2D: the x shape size must be 4"),
     ("ConvTranspose1d(4, 3, 3, stride=2)", "rn(4, 6)", FIX, "not enough values to unpack (expected 4, got 3)"),
     ("ConvTranspose2d(4, 3, 3, stride=2)", "rn(4, 5, 5)", FIX, "not enough values to unpack (expected 4, got 3)"),
     ("ConvTranspose3d(4, 3, 3, stride=2)", "rn(4, 3, 3, 3)", FIX, "Conv3DTranspose: x shape size must be 5"),
