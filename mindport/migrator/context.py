@@ -42,6 +42,7 @@ IMPORT_STYLE = {
     "mindport.runtime.signal": ("from mindport.runtime import signal as mp_signal", "mp_signal"),
     "mindport.runtime.training": ("from mindport.runtime import training as mp_train", "mp_train"),
     "mindport.runtime.seed": ("from mindport.runtime import seed as mp_seed", "mp_seed"),
+    "mindport.runtime.checkpoint": ("from mindport.runtime import checkpoint as mp_checkpoint", "mp_checkpoint"),
 }
 
 

@@ -65,13 +65,13 @@ class DistributedTransform(Rule):
                     return model
             """,
             after="""
-                import mindspore as ms
                 from mindport.runtime import distributed as mp_distributed
+                from mindport.runtime import checkpoint as mp_checkpoint
 
 
                 def wrap(net):
                     model = mp_distributed.DistributedDataParallel(module=net)
-                    ms.save_checkpoint(model.state_dict(), "net.pt")
+                    mp_checkpoint.save(model.state_dict(), "net.pt")
                     return model
             """,
             note="DDP becomes the model itself (rank 0's weights broadcast, gradients averaged): .module is the "

@@ -1,0 +1,115 @@
+"""torch.save / torch.load as training scripts use them, on MindSpore.
+
+``mindspore.save_checkpoint`` writes a flat table of named tensors and appends ``.ckpt`` to any other file name
+(``"model.pth"`` becomes ``model.pth.ckpt``), and ``load_checkpoint`` rejects a name without that suffix; it cannot
+write the checkpoint dictionaries scripts save (``{"epoch": 3, "model": model.state_dict(), "optimizer":
+optimizer.state_dict(), "loss": 0.4}``: an UnboundLocalError inside MindSpore 2.10). torch saves any picklable object at
+exactly the path given and loads it back from there. So:
+
+* ``save(obj, f)``: a Cell or a flat ``{name: tensor}`` table (``model.state_dict()``) is MindSpore's own checkpoint
+  (``save_checkpoint``, its ``.ckpt`` name); anything else is pickled at exactly ``f``, its tensors as numpy arrays
+  (Parameters keep their name and ``requires_grad``).
+* ``load(f)`` reads what ``save`` wrote, whichever form: ``f`` itself or MindSpore's ``f + ".ckpt"``; a MindSpore
+  checkpoint gives ``{name: Parameter}`` as ``load_checkpoint`` does, a pickle gives its object with MindSpore tensors
+  back. A file torch wrote (a zip archive) is refused with the way to convert it (``mindport weights``).
+
+The choice rests on the object at run time (save) and on the file's content (load): a runtime helper by the rule
+(docs/architecture.md: runtime only where torch's semantics need a run-time decision).
+"""
+from __future__ import annotations
+
+import io
+import os
+import pickle
+import shutil
+import tempfile
+from collections.abc import Mapping
+
+import mindspore as ms
+import numpy as np
+
+_SUFFIX = ".ckpt"
+
+
+class _Saved:
+    """A tensor inside a pickled object: its values, and the Parameter's name and flag if it was one."""
+
+    def __init__(self, array: np.ndarray, name: str | None, requires_grad: bool | None) -> None:
+        self.array, self.name, self.requires_grad = array, name, requires_grad
+
+
+def _flat_table(obj) -> bool:
+    if isinstance(obj, ms.nn.Cell):
+        return True
+    return isinstance(obj, Mapping) and bool(obj) and all(
+        isinstance(k, str) and isinstance(v, ms.Tensor) for k, v in obj.items())
+
+
+def _pack(obj):
+    if isinstance(obj, ms.Parameter):
+        return _Saved(obj.asnumpy(), obj.name, obj.requires_grad)
+    if isinstance(obj, ms.Tensor):
+        return _Saved(obj.asnumpy(), None, None)
+    if isinstance(obj, Mapping):
+        return type(obj)((k, _pack(v)) for k, v in obj.items()) if type(obj) is not dict else \
+            {k: _pack(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)) and type(obj) in (list, tuple):
+        return type(obj)(_pack(v) for v in obj)
+    return obj
+
+
+def _unpack(obj):
+    if isinstance(obj, _Saved):
+        tensor = ms.Tensor(obj.array)
+        return tensor if obj.name is None else ms.Parameter(tensor, name=obj.name, requires_grad=obj.requires_grad)
+    if isinstance(obj, dict):
+        return type(obj)((k, _unpack(v)) for k, v in obj.items())
+    if isinstance(obj, (list, tuple)) and type(obj) in (list, tuple):
+        return type(obj)(_unpack(v) for v in obj)
+    return obj
+
+
+def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_serialization=True,
+         _disable_byteorder_record=False) -> None:
+    """torch.save: MindSpore's checkpoint for a Cell or a flat name -> tensor table, a pickle at exactly ``f``
+    for anything else (see the module's docs)."""
+    module = pickle if pickle_module is None else pickle_module
+    if not isinstance(f, (str, os.PathLike)):  # a file object (io.BytesIO, an open file): always the pickle
+        module.dump(_pack(obj), f, protocol=max(pickle_protocol, 2))
+        return
+    path = os.fspath(f)
+    if _flat_table(obj):
+        ms.save_checkpoint(obj, path)
+        return
+    with open(path, "wb") as handle:
+        module.dump(_pack(obj), handle, protocol=max(pickle_protocol, 2))
+
+
+def _torch_file(head: bytes) -> bool:
+    return head[:2] == b"PK"  # torch's zip archive (the legacy format starts with a pickle of torch's magic number)
+
+
+def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None, **pickle_load_args):
+    """torch.load: what :func:`save` wrote at ``f`` (or MindSpore's ``f + '.ckpt'``), in MindSpore tensors."""
+    module = pickle if pickle_module is None else pickle_module
+    if not isinstance(f, (str, os.PathLike)):
+        return _unpack(module.load(f, **pickle_load_args))
+    path = os.fspath(f)
+    if not os.path.exists(path) and not path.endswith(_SUFFIX) and os.path.exists(path + _SUFFIX):
+        path += _SUFFIX  # save_checkpoint's name for it
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"mindport: no checkpoint at {os.fspath(f)!r} (nor {os.fspath(f) + _SUFFIX!r})")
+    with open(path, "rb") as handle:
+        head = handle.read(2)
+        if _torch_file(head):
+            raise ValueError(f"mindport: {path!r} was written by torch: convert it once with "
+                             f"`mindport weights {path} -o {os.path.splitext(path)[0]}.ckpt` and load that")
+        if head[:1] == b"\x80":  # a pickle protocol >= 2: an object save() pickled
+            handle.seek(0)
+            return _unpack(module.load(io.BytesIO(handle.read()), **pickle_load_args))
+    if path.endswith(_SUFFIX):
+        return ms.load_checkpoint(path)
+    with tempfile.TemporaryDirectory() as folder:  # MindSpore reads only names ending in .ckpt
+        named = os.path.join(folder, os.path.basename(path) + _SUFFIX)
+        shutil.copyfile(path, named)
+        return ms.load_checkpoint(named)
