@@ -1,5 +1,5 @@
-"""torch.distributions' most used classes, on MindSpore tensors: Normal, Uniform, Bernoulli, Categorical, Laplace,
-Exponential.
+"""torch.distributions on MindSpore tensors: the distributions of its tables (Normal, Categorical, OneHotCategorical,
+the relaxed/Concrete ones, mixtures, ...), the transforms, TransformedDistribution/Independent and kl_divergence.
 
 ``mindspore.nn.probability.distribution`` has other names and arguments (``Normal(mean, sd)``, ``prob``/``var``
 methods, a ``dtype`` per instance) and on 2.10 CPU several of its methods raise NotImplementedError, so converted code
@@ -1629,7 +1629,24 @@ class Binomial(Distribution):
         return value * logits - ops.lgamma(value + 1) - ops.lgamma(n - value + 1) - normalize
 
 
-class Multinomial(Distribution):
+class _OverCategorical(Distribution):
+    """A distribution over a Categorical's classes: its probs, logits, param_shape (properties, so a subclass reads
+    them through super() as in torch)."""
+
+    @property
+    def probs(self):
+        return self._categorical.probs
+
+    @property
+    def logits(self):
+        return self._categorical.logits
+
+    @property
+    def param_shape(self):
+        return self._categorical.param_shape
+
+
+class Multinomial(_OverCategorical):
     """torch.distributions.Multinomial(total_count=1, probs=None, logits=None): counts over the last dimension."""
 
     def __init__(self, total_count=1, probs=None, logits=None, validate_args=None):
@@ -1639,14 +1656,6 @@ class Multinomial(Distribution):
         self.total_count = total_count
         self._categorical = Categorical(probs=probs, logits=logits)
         super().__init__(self._categorical.batch_shape, self._categorical.param_shape[-1:])
-
-    @property
-    def probs(self):
-        return self._categorical.probs
-
-    @property
-    def logits(self):
-        return self._categorical.logits
 
     @property
     def mean(self):
@@ -1671,10 +1680,43 @@ class Multinomial(Distribution):
         return (math.lgamma(self.total_count + 1) - ops.lgamma(value + 1).sum(-1)) + (value * logits).sum(-1)
 
 
-class MultivariateNormal(Distribution):
-    """torch.distributions.MultivariateNormal(loc, covariance_matrix=None, precision_matrix=None, scale_tril=None)."""
+class _Gaussian(Distribution):
+    """A multivariate normal given a lower-triangular factor of its covariance (``_tril()``): mean, mode, precision
+    matrix, log_prob, entropy."""
 
     has_rsample = True
+
+    @property
+    def precision_matrix(self):
+        return ops.inverse(self.covariance_matrix)
+
+    @property
+    def mean(self):
+        return self.loc
+
+    @property
+    def mode(self):
+        return self.loc
+
+    def _half_log_det(self):
+        return ops.log(ops.diagonal(self._tril(), 0, -2, -1)).sum(-1)
+
+    def log_prob(self, value):
+        diff = _tensor(value) - self.loc
+        tril = ops.broadcast_to(self._tril(), tuple(diff.shape[:-1]) + self._event_shape * 2)
+        solved = ops.matmul(ops.inverse(tril), diff.expand_dims(-1))
+        mahalanobis = (solved.squeeze(-1) ** 2).sum(-1)
+        k = self._event_shape[0]
+        return -0.5 * (k * math.log(2 * math.pi) + mahalanobis) - self._half_log_det()
+
+    def entropy(self):
+        k = self._event_shape[0]
+        h = 0.5 * k * (1.0 + math.log(2 * math.pi)) + self._half_log_det()
+        return h if not self._batch_shape else ops.broadcast_to(h, self._batch_shape)
+
+
+class MultivariateNormal(_Gaussian):
+    """torch.distributions.MultivariateNormal(loc, covariance_matrix=None, precision_matrix=None, scale_tril=None)."""
 
     def __init__(self, loc, covariance_matrix=None, precision_matrix=None, scale_tril=None, validate_args=None):
         if (covariance_matrix is not None) + (scale_tril is not None) + (precision_matrix is not None) != 1:
@@ -1700,17 +1742,6 @@ class MultivariateNormal(Distribution):
         tril = self._unbroadcasted_scale_tril
         return ops.broadcast_to(ops.matmul(tril, tril.swapaxes(-1, -2)), self._batch_shape + self._event_shape * 2)
 
-    @property
-    def precision_matrix(self):
-        return ops.inverse(self.covariance_matrix)
-
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
 
     @property
     def variance(self):
@@ -1721,21 +1752,8 @@ class MultivariateNormal(Distribution):
         eps = ops.standard_normal(shape).astype(self.loc.dtype)
         return self.loc + ops.matmul(self._unbroadcasted_scale_tril, eps.expand_dims(-1)).squeeze(-1)
 
-    def _half_log_det(self):
-        return ops.log(ops.diagonal(self._unbroadcasted_scale_tril, 0, -2, -1)).sum(-1)
-
-    def log_prob(self, value):
-        diff = _tensor(value) - self.loc
-        tril = ops.broadcast_to(self._unbroadcasted_scale_tril, tuple(diff.shape[:-1]) + self._event_shape * 2)
-        solved = ops.matmul(ops.inverse(tril), diff.expand_dims(-1))
-        mahalanobis = (solved.squeeze(-1) ** 2).sum(-1)
-        k = self._event_shape[0]
-        return -0.5 * (k * math.log(2 * math.pi) + mahalanobis) - self._half_log_det()
-
-    def entropy(self):
-        k = self._event_shape[0]
-        h = 0.5 * k * (1.0 + math.log(2 * math.pi)) + self._half_log_det()
-        return h if not self._batch_shape else ops.broadcast_to(h, self._batch_shape)
+    def _tril(self):
+        return self._unbroadcasted_scale_tril
 
 
 # ------------------------------------------------------------- one-hot, relaxed, half, mixture and other families
@@ -1745,28 +1763,15 @@ def _one_hot(indices, num_classes, dtype):
     return ops.gather(eye, indices.astype(ms.int32).reshape(-1), 0).reshape(tuple(indices.shape) + (num_classes,))
 
 
-class OneHotCategorical(Distribution):
+class OneHotCategorical(_OverCategorical):
     """torch.distributions.OneHotCategorical(probs=None, logits=None): a Categorical whose values are one-hot vectors
-    along the last dimension (the event). ``probs``/``logits`` are properties, so a subclass reads them through
-    ``super()`` as in torch."""
+    along the last dimension (the event)."""
 
     has_enumerate_support = True
 
     def __init__(self, probs=None, logits=None, validate_args=None):
         self._categorical = Categorical(probs=probs, logits=logits)
         super().__init__(self._categorical.batch_shape, self._categorical.param_shape[-1:])
-
-    @property
-    def probs(self):
-        return self._categorical.probs
-
-    @property
-    def logits(self):
-        return self._categorical.logits
-
-    @property
-    def param_shape(self):
-        return self._categorical.param_shape
 
     @property
     def mean(self):
@@ -1814,7 +1819,7 @@ def _temperature(temperature, like):
     return temperature if temperature.dtype == like.dtype else temperature.astype(like.dtype)
 
 
-class ExpRelaxedCategorical(Distribution):
+class ExpRelaxedCategorical(_OverCategorical):
     """torch.distributions.ExpRelaxedCategorical(temperature, probs=None, logits=None): the log of a
     RelaxedOneHotCategorical draw (ExpConcrete): rsample is log_softmax((logits + Gumbel noise) / temperature)."""
 
@@ -1824,18 +1829,6 @@ class ExpRelaxedCategorical(Distribution):
         self._categorical = Categorical(probs=probs, logits=logits)
         self.temperature = _temperature(temperature, self._categorical.probs)
         super().__init__(self._categorical.batch_shape, self._categorical.param_shape[-1:])
-
-    @property
-    def probs(self):
-        return self._categorical.probs
-
-    @property
-    def logits(self):
-        return self._categorical.logits
-
-    @property
-    def param_shape(self):
-        return self._categorical.param_shape
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
@@ -1851,14 +1844,10 @@ class ExpRelaxedCategorical(Distribution):
         return (score - ops.logsumexp(score, -1, True)).sum(-1) + log_scale
 
 
-class RelaxedOneHotCategorical(TransformedDistribution):
-    """torch.distributions.RelaxedOneHotCategorical(temperature, probs=None, logits=None): the Concrete / Gumbel-softmax
-    distribution on the simplex, exp of an ExpRelaxedCategorical."""
+class _Relaxed(TransformedDistribution):
+    """A relaxed (Concrete) distribution: its base's temperature, logits and probs."""
 
     has_rsample = True
-
-    def __init__(self, temperature, probs=None, logits=None, validate_args=None):
-        super().__init__(ExpRelaxedCategorical(temperature, probs, logits), ExpTransform())
 
     @property
     def temperature(self):
@@ -1871,6 +1860,14 @@ class RelaxedOneHotCategorical(TransformedDistribution):
     @property
     def probs(self):
         return self.base_dist.probs
+
+
+class RelaxedOneHotCategorical(_Relaxed):
+    """torch.distributions.RelaxedOneHotCategorical(temperature, probs=None, logits=None): the Concrete / Gumbel-softmax
+    distribution on the simplex, exp of an ExpRelaxedCategorical."""
+
+    def __init__(self, temperature, probs=None, logits=None, validate_args=None):
+        super().__init__(ExpRelaxedCategorical(temperature, probs, logits), ExpTransform())
 
 
 class LogitRelaxedBernoulli(Distribution):
@@ -1897,26 +1894,12 @@ class LogitRelaxedBernoulli(Distribution):
         return ops.log(self.temperature) + diff - 2 * _softplus(diff)
 
 
-class RelaxedBernoulli(TransformedDistribution):
+class RelaxedBernoulli(_Relaxed):
     """torch.distributions.RelaxedBernoulli(temperature, probs=None, logits=None): the binary Concrete distribution on
     (0, 1), sigmoid of a LogitRelaxedBernoulli."""
 
-    has_rsample = True
-
     def __init__(self, temperature, probs=None, logits=None, validate_args=None):
         super().__init__(LogitRelaxedBernoulli(temperature, probs, logits), SigmoidTransform())
-
-    @property
-    def temperature(self):
-        return self.base_dist.temperature
-
-    @property
-    def logits(self):
-        return self.base_dist.logits
-
-    @property
-    def probs(self):
-        return self.base_dist.probs
 
 
 class _Folded(TransformedDistribution):
@@ -2053,10 +2036,8 @@ class MixtureSameFamily(Distribution):
         return ops.stop_gradient(ops.gather_elements(draws, axis, index).squeeze(axis))
 
 
-class LowRankMultivariateNormal(Distribution):
+class LowRankMultivariateNormal(_Gaussian):
     """torch.distributions.LowRankMultivariateNormal(loc, cov_factor, cov_diag): covariance W @ W.T + diag(D)."""
-
-    has_rsample = True
 
     def __init__(self, loc, cov_factor, cov_diag, validate_args=None):
         loc, cov_factor, cov_diag = _tensor(loc), _tensor(cov_factor), _tensor(cov_diag)
@@ -2081,20 +2062,8 @@ class LowRankMultivariateNormal(Distribution):
         return ops.matmul(w, w.swapaxes(-1, -2)) + ops.diag_embed(self.cov_diag)
 
     @property
-    def precision_matrix(self):
-        return ops.inverse(self.covariance_matrix)
-
-    @property
     def scale_tril(self):
         return ops.cholesky(self.covariance_matrix)
-
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
 
     @property
     def variance(self):
@@ -2107,19 +2076,8 @@ class LowRankMultivariateNormal(Distribution):
         eps_d = ops.standard_normal(shape).astype(self.loc.dtype)
         return self.loc + ops.matmul(self.cov_factor, eps_w.expand_dims(-1)).squeeze(-1) + ops.sqrt(self.cov_diag) * eps_d
 
-    def _half_log_det(self):
-        return ops.log(ops.diagonal(self.scale_tril, 0, -2, -1)).sum(-1)
-
-    def log_prob(self, value):
-        diff = _tensor(value) - self.loc
-        tril = ops.broadcast_to(self.scale_tril, tuple(diff.shape[:-1]) + self._event_shape * 2)
-        solved = ops.matmul(ops.inverse(tril), diff.expand_dims(-1)).squeeze(-1)
-        k = self._event_shape[0]
-        return -0.5 * (k * math.log(2 * math.pi) + (solved ** 2).sum(-1)) - self._half_log_det()
-
-    def entropy(self):
-        k = self._event_shape[0]
-        return 0.5 * k * (1.0 + math.log(2 * math.pi)) + self._half_log_det()
+    def _tril(self):
+        return self.scale_tril
 
 
 class Weibull(TransformedDistribution):
