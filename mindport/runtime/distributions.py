@@ -2270,6 +2270,62 @@ class LogisticNormal(TransformedDistribution):
         return self.base_dist.base_dist.scale
 
 
+class GeneralizedPareto(Distribution):
+    """torch.distributions.GeneralizedPareto(loc, scale, concentration): z = (x - loc) / scale has cdf
+    1 - (1 + concentration z) ** (-1 / concentration) (1 - exp(-z) at concentration 0); mean nan for concentration
+    >= 1, variance nan for concentration >= 1/2, as torch."""
+
+    has_rsample = True
+
+    def __init__(self, loc, scale, concentration, validate_args=None):
+        self.loc, self.scale, self.concentration = _broadcast(loc, scale, concentration)
+        super().__init__(self.loc.shape)
+
+    def _split(self):
+        """(concentration is 0, a concentration safe to divide by)."""
+        zero = self.concentration == 0
+        return zero, ops.where(zero, ops.ones_like(self.concentration), self.concentration)
+
+    @property
+    def mean(self):
+        c = self.concentration
+        return ops.where(c < 1, self.loc + self.scale / (1 - c), ops.full_like(c, float("nan")))
+
+    @property
+    def mode(self):
+        return self.loc
+
+    @property
+    def variance(self):
+        c = self.concentration
+        var = self.scale ** 2 / ((1 - c) ** 2 * (1 - 2 * c))
+        return ops.where(c < 0.5, var, ops.full_like(c, float("nan")))
+
+    def rsample(self, sample_shape=()):
+        u = _uniform_open(self._extended_shape(sample_shape), self.loc.dtype)
+        return self.icdf(u)
+
+    def log_prob(self, value):
+        z = (_tensor(value) - self.loc) / self.scale
+        zero, c = self._split()
+        general = -(1 + 1 / c) * ops.log1p(c * z)
+        return ops.where(zero, -z, general) - ops.log(self.scale)
+
+    def cdf(self, value):
+        z = (_tensor(value) - self.loc) / self.scale
+        zero, c = self._split()
+        return ops.where(zero, -ops.expm1(-z), 1 - ops.pow(1 + c * z, -1 / c))
+
+    def icdf(self, value):
+        value = _tensor(value)
+        zero, c = self._split()
+        z = ops.where(zero, -ops.log1p(-value), ops.expm1(-c * ops.log1p(-value)) / c)
+        return self.loc + self.scale * z
+
+    def entropy(self):
+        return ops.log(self.scale) + self.concentration + 1
+
+
 # ------------------------------------------------------------------------------------------------------ kl
 
 def _kl_normal_normal(p, q):

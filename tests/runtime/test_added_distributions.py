@@ -292,3 +292,16 @@ def test_kl_of_one_hot_and_independent_pairs():
     with pytest.raises(NotImplementedError):
         mp_dist.kl_divergence(mp_dist.Independent(mp_dist.Normal(_ms(p), 1.0), 1),
                               mp_dist.Independent(mp_dist.Normal(_ms(q), 1.0), 2))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32])  # torch 2.13's GeneralizedPareto.log_prob raises on float64
+def test_generalized_pareto(dtype):
+    loc = torch.tensor([[0.0, 1.0, 0.0], [0.0, -1.0, 2.0]], dtype=dtype)
+    scale = torch.tensor([[1.0, 2.0, 1.0], [0.5, 1.0, 3.0]], dtype=dtype)
+    conc = torch.tensor([[0.3, -0.2, 0.0], [0.8, 0.45, 1.5]], dtype=dtype)  # mean nan at 1.5, variance nan >= 0.5
+    t, m = _pair("GeneralizedPareto", loc, scale, conc)
+    value = loc + scale * torch.tensor([[0.5, 1.5, 0.5], [0.2, 3.0, 4.0]], dtype=dtype)
+    _compare(t, m, value, methods=("log_prob", "cdf"))
+    _same(t.icdf(torch.full((2, 3), 0.3, dtype=dtype)), m.icdf(_ms(torch.full((2, 3), 0.3, dtype=dtype))), "icdf")
+    _shapes(t, m)
+    assert (m.rsample((100,)).asnumpy() >= _ms(loc).asnumpy()).all()
