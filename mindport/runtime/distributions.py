@@ -2326,6 +2326,74 @@ class GeneralizedPareto(Distribution):
         return ops.log(self.scale) + self.concentration + 1
 
 
+class ContinuousBernoulli(ExponentialFamily):
+    """torch.distributions.ContinuousBernoulli(probs=None, logits=None, lims=(0.499, 0.501)): density
+    C(p) p ** x (1 - p) ** (1 - x) on [0, 1], C(p) = 2 atanh(1 - 2p) / (1 - 2p); inside lims (near p = 1/2, where
+    that form is 0/0) the normaliser, mean and variance are their Taylor expansions about 1/2."""
+
+    has_rsample = True
+
+    def __init__(self, probs=None, logits=None, lims=(0.499, 0.501), validate_args=None):
+        self.probs, self.logits = _probs_logits_binary(probs, logits)
+        self._lims = lims
+        super().__init__(self.probs.shape)
+
+    @property
+    def param_shape(self):
+        return self.probs.shape
+
+    def _outside(self):
+        """(outside lims, probs with the ones inside lims moved to lims[0]: safe in the closed forms)."""
+        outside = (self.probs <= self._lims[0]) | (self.probs >= self._lims[1])
+        return outside, ops.where(outside, self.probs, ops.full_like(self.probs, self._lims[0]))
+
+    def _log_normalizer(self):
+        outside, p = self._outside()
+        y = 1 - 2 * p
+        closed = ops.log(ops.abs(2 * ops.atanh(y))) - ops.log(ops.abs(y))
+        x2 = (self.probs - 0.5) ** 2
+        return ops.where(outside, closed, math.log(2.0) + (4.0 / 3.0 + 104.0 / 45.0 * x2) * x2)
+
+    @property
+    def mean(self):
+        outside, p = self._outside()
+        closed = p / (2 * p - 1) + 1 / (2 * ops.atanh(1 - 2 * p))
+        x = self.probs - 0.5
+        return ops.where(outside, closed, 0.5 + (1.0 / 3.0 + 16.0 / 45.0 * x ** 2) * x)
+
+    @property
+    def variance(self):
+        outside, p = self._outside()
+        closed = p * (p - 1) / (1 - 2 * p) ** 2 + 1 / (2 * ops.atanh(1 - 2 * p)) ** 2
+        x2 = (self.probs - 0.5) ** 2
+        return ops.where(outside, closed, 1.0 / 12.0 - (1.0 / 15.0 - 128.0 / 945.0 * x2) * x2)
+
+    def log_prob(self, value):
+        logits, value = _broadcast(self.logits, value)
+        return value * logits - _softplus(logits) + self._log_normalizer()  # log p ** x (1 - p) ** (1 - x)
+
+    def cdf(self, value):
+        value = _tensor(value)
+        outside, p = self._outside()
+        closed = (ops.pow(p, value) * ops.pow(1 - p, 1 - value) + p - 1) / (2 * p - 1)
+        cdf = ops.where(outside, closed, ops.broadcast_to(value, closed.shape) if value.shape != closed.shape
+                        else value)
+        return ops.where(value <= 0, ops.zeros_like(cdf), ops.where(value >= 1, ops.ones_like(cdf), cdf))
+
+    def icdf(self, value):
+        value = _tensor(value)
+        outside, p = self._outside()
+        closed = ops.log1p(value * (2 * p - 1) / (1 - p)) / (ops.log(p) - ops.log1p(-p))
+        return ops.where(outside, closed, value)
+
+    def rsample(self, sample_shape=()):
+        return self.icdf(ops.rand(*self._extended_shape(sample_shape), dtype=self.probs.dtype))
+
+    def entropy(self):
+        log_p0, log_p1 = ops.log1p(-self.probs), ops.log(self.probs)
+        return self.mean * (log_p0 - log_p1) - self._log_normalizer() - log_p0
+
+
 # ------------------------------------------------------------------------------------------------------ kl
 
 def _kl_normal_normal(p, q):

@@ -305,3 +305,17 @@ def test_generalized_pareto(dtype):
     _same(t.icdf(torch.full((2, 3), 0.3, dtype=dtype)), m.icdf(_ms(torch.full((2, 3), 0.3, dtype=dtype))), "icdf")
     _shapes(t, m)
     assert (m.rsample((100,)).asnumpy() >= _ms(loc).asnumpy()).all()
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("given", ["probs", "logits"])
+def test_continuous_bernoulli(dtype, given):
+    probs = torch.tensor([[0.1, 0.4999, 0.5, 0.7], [0.95, 0.3, 0.5004, 0.02]], dtype=dtype)  # 3 inside lims
+    kwargs = {"probs": probs} if given == "probs" else {"logits": torch.logit(probs)}
+    t, m = _pair("ContinuousBernoulli", **kwargs)
+    value = torch.tensor([[0.2, 0.5, 0.9, 0.0], [1.0, 0.3, 0.6, 0.05]], dtype=dtype)
+    _compare(t, m, value, props=("mean", "variance", "stddev"), methods=("log_prob", "cdf"))
+    _same(t.icdf(value * 0.9 + 0.05), m.icdf(_ms(value * 0.9 + 0.05)), "icdf", rtol=1e-4)
+    _shapes(t, m)
+    draws = m.rsample((50,)).asnumpy()
+    assert ((draws >= 0) & (draws <= 1)).all()
