@@ -2074,7 +2074,8 @@ class LowRankMultivariateNormal(_Gaussian):
         rank = self.cov_factor.shape[-1]
         eps_w = ops.standard_normal(shape[:-1] + (rank,)).astype(self.loc.dtype)
         eps_d = ops.standard_normal(shape).astype(self.loc.dtype)
-        return self.loc + ops.matmul(self.cov_factor, eps_w.expand_dims(-1)).squeeze(-1) + ops.sqrt(self.cov_diag) * eps_d
+        low_rank = ops.matmul(self.cov_factor, eps_w.expand_dims(-1)).squeeze(-1)
+        return self.loc + low_rank + ops.sqrt(self.cov_diag) * eps_d
 
     def _tril(self):
         return self.scale_tril
@@ -2392,6 +2393,48 @@ class ContinuousBernoulli(ExponentialFamily):
     def entropy(self):
         log_p0, log_p1 = ops.log1p(-self.probs), ops.log(self.probs)
         return self.mean * (log_p0 - log_p1) - self._log_normalizer() - log_p0
+
+
+class FisherSnedecor(Distribution):
+    """torch.distributions.FisherSnedecor(df1, df2): (Chi2(df1) / df1) / (Chi2(df2) / df2); mean, mode and variance
+    nan where they do not exist, as torch."""
+
+    has_rsample = True
+
+    def __init__(self, df1, df2, validate_args=None):
+        _pynative_only("FisherSnedecor")  # samples are NumPy draws
+        self.df1, self.df2 = _broadcast(df1, df2)
+        super().__init__(self.df1.shape)
+
+    @property
+    def mean(self):
+        d2 = self.df2
+        return ops.where(d2 > 2, d2 / (d2 - 2), ops.full_like(d2, float("nan")))
+
+    @property
+    def mode(self):
+        d1, d2 = self.df1, self.df2
+        return ops.where(d1 > 2, (d1 - 2) / d1 * d2 / (d2 + 2), ops.full_like(d1, float("nan")))
+
+    @property
+    def variance(self):
+        d1, d2 = self.df1, self.df2
+        var = 2 * d2 ** 2 * (d1 + d2 - 2) / (d1 * (d2 - 2) ** 2 * (d2 - 4))
+        return ops.where(d2 > 4, var, ops.full_like(var, float("nan")))
+
+    def rsample(self, sample_shape=()):
+        shape = self._extended_shape(sample_shape)
+        x1 = _standard_gamma(0.5 * self.df1, shape) / (0.5 * self.df1)
+        x2 = _standard_gamma(0.5 * self.df2, shape) / (0.5 * self.df2)
+        tiny = _finfo(self.df1.dtype)[0]
+        return ops.clamp(x1 / x2, min=tiny)
+
+    def log_prob(self, value):
+        value = _tensor(value)
+        h1, h2 = 0.5 * self.df1, 0.5 * self.df2
+        lbeta = ops.lgamma(h1) + ops.lgamma(h2) - ops.lgamma(h1 + h2)
+        return (h1 * ops.log(self.df1) + h2 * ops.log(self.df2) + (h1 - 1) * ops.log(value)
+                - (h1 + h2) * ops.log(self.df1 * value + self.df2) - lbeta)
 
 
 # ------------------------------------------------------------------------------------------------------ kl

@@ -1,6 +1,6 @@
 """mindport.runtime.distributions' OneHotCategorical (and its straight-through variant), the relaxed (Concrete)
 distributions, HalfNormal/HalfCauchy, MixtureSameFamily, LowRankMultivariateNormal, Weibull, Pareto, Kumaraswamy,
-InverseGamma, NegativeBinomial and LogisticNormal against torch.distributions on the same parameters: deterministic
+InverseGamma, NegativeBinomial, LogisticNormal, GeneralizedPareto, ContinuousBernoulli and FisherSnedecor against torch.distributions on the same parameters: deterministic
 methods by value (float32 and float64), samples by shape, dtype and support, rsample by its gradient."""
 from __future__ import annotations
 
@@ -251,7 +251,8 @@ def test_inverse_gamma_and_negative_binomial():
     t, m = _pair("InverseGamma", c, r)
     _compare(t, m, torch.rand(2, 3, generator=GEN) * 3 + 0.1, methods=("log_prob", "cdf"))
     _shapes(t, m)
-    for kwargs in ({"probs": torch.tensor([[0.2, 0.5, 0.9], [0.3, 0.6, 0.1]])}, {"logits": torch.randn(2, 3, generator=GEN)}):
+    for kwargs in ({"probs": torch.tensor([[0.2, 0.5, 0.9], [0.3, 0.6, 0.1]])},
+                   {"logits": torch.randn(2, 3, generator=GEN)}):
         t, m = _pair("NegativeBinomial", r, **kwargs)
         counts = torch.tensor([[0.0, 3.0, 1.0], [2.0, 0.0, 7.0]])
         _compare(t, m, counts, entropy=False)
@@ -285,7 +286,8 @@ def test_kl_of_one_hot_and_independent_pairs():
               torch_dist.Independent(torch_dist.OneHotCategorical(logits=q), 1),
               mp_dist.Independent(mp_dist.OneHotCategorical(logits=_ms(p)), 1),
               mp_dist.Independent(mp_dist.OneHotCategorical(logits=_ms(q)), 1)),
-             (torch_dist.Independent(torch_dist.Normal(p, 1.0), 2), torch_dist.Independent(torch_dist.Normal(q, 2.0), 2),
+             (torch_dist.Independent(torch_dist.Normal(p, 1.0), 2),
+              torch_dist.Independent(torch_dist.Normal(q, 2.0), 2),
               mp_dist.Independent(mp_dist.Normal(_ms(p), 1.0), 2), mp_dist.Independent(mp_dist.Normal(_ms(q), 2.0), 2))]
     for tp, tq, mp_, mq in pairs:
         _same(torch_dist.kl_divergence(tp, tq), mp_dist.kl_divergence(mp_, mq), type(tp).__name__)
@@ -319,3 +321,16 @@ def test_continuous_bernoulli(dtype, given):
     _shapes(t, m)
     draws = m.rsample((50,)).asnumpy()
     assert ((draws >= 0) & (draws <= 1)).all()
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_fisher_snedecor(dtype):
+    df1 = torch.tensor([[1.0, 3.0, 5.0], [2.5, 8.0, 0.7]], dtype=dtype)  # mean, mode, variance nan on some
+    df2 = torch.tensor([[1.5, 3.0, 6.0], [4.5, 10.0, 2.5]], dtype=dtype)
+    t, m = _pair("FisherSnedecor", df1, df2)
+    _compare(t, m, torch.rand(2, 3, generator=GEN).to(dtype) * 3 + 0.1, entropy=False)
+    _shapes(t, m)
+    assert (m.sample((50,)).asnumpy() > 0).all()
+    # the law, not just the shape: the mean of many draws is df2 / (df2 - 2)
+    d = mp_dist.FisherSnedecor(ms.Tensor(6.0), ms.Tensor(12.0))
+    assert abs(float(d.sample((40000,)).mean()) - 1.2) < 0.03
