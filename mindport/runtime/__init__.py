@@ -16,8 +16,9 @@
 * :mod:`mindport.runtime.losses` (``mp_losses``): loss Cells that accept torch's int64 class labels.
 * :mod:`mindport.runtime.optim` (``mp_optim``): ``torch.optim.Adam`` with torch's update (MindSpore's experimental Adam
   adds eps before the bias correction and ignores amsgrad).
-* :mod:`mindport.runtime.distributions` (``mp_dist``): ``torch.distributions``' Normal, Uniform, Bernoulli,
-  Categorical, Laplace, Exponential with torch's properties and methods.
+* :mod:`mindport.runtime.distributions` (``mp_dist``): ``torch.distributions``' distributions (Normal,
+  Categorical, OneHotCategorical, ... as docs/mappings.md lists), transforms and kl_divergence with torch's properties
+  and methods.
 * :mod:`mindport.runtime.init` (``mp_init``): ``torch.nn.init`` for the calls the init rule does not rewrite.
 * :mod:`mindport.runtime.einops_backend`: einops for MindSpore tensors: ``rearrange``/``reduce``/``repeat`` that
   compile in a static graph, and an einops backend (importing the module registers it).

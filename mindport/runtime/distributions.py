@@ -1,5 +1,5 @@
-"""torch.distributions' most used classes, on MindSpore tensors: Normal, Uniform, Bernoulli, Categorical, Laplace,
-Exponential.
+"""torch.distributions on MindSpore tensors: the distributions of its tables (Normal, Categorical, OneHotCategorical,
+the relaxed/Concrete ones, mixtures, ...), the transforms, TransformedDistribution/Independent and kl_divergence.
 
 ``mindspore.nn.probability.distribution`` has other names and arguments (``Normal(mean, sd)``, ``prob``/``var``
 methods, a ``dtype`` per instance) and on 2.10 CPU several of its methods raise NotImplementedError, so converted code
@@ -1629,7 +1629,24 @@ class Binomial(Distribution):
         return value * logits - ops.lgamma(value + 1) - ops.lgamma(n - value + 1) - normalize
 
 
-class Multinomial(Distribution):
+class _OverCategorical(Distribution):
+    """A distribution over a Categorical's classes: its probs, logits, param_shape (properties, so a subclass reads
+    them through super() as in torch)."""
+
+    @property
+    def probs(self):
+        return self._categorical.probs
+
+    @property
+    def logits(self):
+        return self._categorical.logits
+
+    @property
+    def param_shape(self):
+        return self._categorical.param_shape
+
+
+class Multinomial(_OverCategorical):
     """torch.distributions.Multinomial(total_count=1, probs=None, logits=None): counts over the last dimension."""
 
     def __init__(self, total_count=1, probs=None, logits=None, validate_args=None):
@@ -1639,14 +1656,6 @@ class Multinomial(Distribution):
         self.total_count = total_count
         self._categorical = Categorical(probs=probs, logits=logits)
         super().__init__(self._categorical.batch_shape, self._categorical.param_shape[-1:])
-
-    @property
-    def probs(self):
-        return self._categorical.probs
-
-    @property
-    def logits(self):
-        return self._categorical.logits
 
     @property
     def mean(self):
@@ -1671,10 +1680,43 @@ class Multinomial(Distribution):
         return (math.lgamma(self.total_count + 1) - ops.lgamma(value + 1).sum(-1)) + (value * logits).sum(-1)
 
 
-class MultivariateNormal(Distribution):
-    """torch.distributions.MultivariateNormal(loc, covariance_matrix=None, precision_matrix=None, scale_tril=None)."""
+class _Gaussian(Distribution):
+    """A multivariate normal given a lower-triangular factor of its covariance (``_tril()``): mean, mode, precision
+    matrix, log_prob, entropy."""
 
     has_rsample = True
+
+    @property
+    def precision_matrix(self):
+        return ops.inverse(self.covariance_matrix)
+
+    @property
+    def mean(self):
+        return self.loc
+
+    @property
+    def mode(self):
+        return self.loc
+
+    def _half_log_det(self):
+        return ops.log(ops.diagonal(self._tril(), 0, -2, -1)).sum(-1)
+
+    def log_prob(self, value):
+        diff = _tensor(value) - self.loc
+        tril = ops.broadcast_to(self._tril(), tuple(diff.shape[:-1]) + self._event_shape * 2)
+        solved = ops.matmul(ops.inverse(tril), diff.expand_dims(-1))
+        mahalanobis = (solved.squeeze(-1) ** 2).sum(-1)
+        k = self._event_shape[0]
+        return -0.5 * (k * math.log(2 * math.pi) + mahalanobis) - self._half_log_det()
+
+    def entropy(self):
+        k = self._event_shape[0]
+        h = 0.5 * k * (1.0 + math.log(2 * math.pi)) + self._half_log_det()
+        return h if not self._batch_shape else ops.broadcast_to(h, self._batch_shape)
+
+
+class MultivariateNormal(_Gaussian):
+    """torch.distributions.MultivariateNormal(loc, covariance_matrix=None, precision_matrix=None, scale_tril=None)."""
 
     def __init__(self, loc, covariance_matrix=None, precision_matrix=None, scale_tril=None, validate_args=None):
         if (covariance_matrix is not None) + (scale_tril is not None) + (precision_matrix is not None) != 1:
@@ -1700,17 +1742,6 @@ class MultivariateNormal(Distribution):
         tril = self._unbroadcasted_scale_tril
         return ops.broadcast_to(ops.matmul(tril, tril.swapaxes(-1, -2)), self._batch_shape + self._event_shape * 2)
 
-    @property
-    def precision_matrix(self):
-        return ops.inverse(self.covariance_matrix)
-
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
 
     @property
     def variance(self):
@@ -1721,21 +1752,689 @@ class MultivariateNormal(Distribution):
         eps = ops.standard_normal(shape).astype(self.loc.dtype)
         return self.loc + ops.matmul(self._unbroadcasted_scale_tril, eps.expand_dims(-1)).squeeze(-1)
 
-    def _half_log_det(self):
-        return ops.log(ops.diagonal(self._unbroadcasted_scale_tril, 0, -2, -1)).sum(-1)
+    def _tril(self):
+        return self._unbroadcasted_scale_tril
+
+
+# ------------------------------------------------------------- one-hot, relaxed, half, mixture and other families
+
+def _one_hot(indices, num_classes, dtype):
+    eye = ops.eye(num_classes, num_classes, dtype)
+    return ops.gather(eye, indices.astype(ms.int32).reshape(-1), 0).reshape(tuple(indices.shape) + (num_classes,))
+
+
+class OneHotCategorical(_OverCategorical):
+    """torch.distributions.OneHotCategorical(probs=None, logits=None): a Categorical whose values are one-hot vectors
+    along the last dimension (the event)."""
+
+    has_enumerate_support = True
+
+    def __init__(self, probs=None, logits=None, validate_args=None):
+        self._categorical = Categorical(probs=probs, logits=logits)
+        super().__init__(self._categorical.batch_shape, self._categorical.param_shape[-1:])
+
+    @property
+    def mean(self):
+        return self.probs
+
+    @property
+    def mode(self):
+        probs = self.probs
+        return _one_hot(probs.argmax(-1), probs.shape[-1], probs.dtype)
+
+    @property
+    def variance(self):
+        return self.probs * (1 - self.probs)
+
+    def sample(self, sample_shape=()):
+        probs = self.probs
+        return _one_hot(self._categorical.sample(sample_shape), probs.shape[-1], probs.dtype)
 
     def log_prob(self, value):
-        diff = _tensor(value) - self.loc
-        tril = ops.broadcast_to(self._unbroadcasted_scale_tril, tuple(diff.shape[:-1]) + self._event_shape * 2)
-        solved = ops.matmul(ops.inverse(tril), diff.expand_dims(-1))
-        mahalanobis = (solved.squeeze(-1) ** 2).sum(-1)
-        k = self._event_shape[0]
-        return -0.5 * (k * math.log(2 * math.pi) + mahalanobis) - self._half_log_det()
+        return self._categorical.log_prob(_tensor(value).argmax(-1))
 
     def entropy(self):
+        return self._categorical.entropy()
+
+    def enumerate_support(self, expand=True):
+        n = self._event_shape[0]
+        values = ops.eye(n, n, self.probs.dtype).reshape((n,) + (1,) * len(self._batch_shape) + (n,))
+        return ops.broadcast_to(values, (n,) + self._batch_shape + (n,)) if expand else values
+
+
+class OneHotCategoricalStraightThrough(OneHotCategorical):
+    """torch.distributions.OneHotCategoricalStraightThrough: rsample is a one-hot draw whose gradient is that of the
+    probabilities (draw + probs - stop_gradient(probs))."""
+
+    has_rsample = True
+
+    def rsample(self, sample_shape=()):
+        draws = self.sample(sample_shape)
+        probs = self.probs
+        return draws + (probs - ops.stop_gradient(probs))
+
+
+def _temperature(temperature, like):
+    temperature = _tensor(temperature)
+    return temperature if temperature.dtype == like.dtype else temperature.astype(like.dtype)
+
+
+class ExpRelaxedCategorical(_OverCategorical):
+    """torch.distributions.ExpRelaxedCategorical(temperature, probs=None, logits=None): the log of a
+    RelaxedOneHotCategorical draw (ExpConcrete): rsample is log_softmax((logits + Gumbel noise) / temperature)."""
+
+    has_rsample = True
+
+    def __init__(self, temperature, probs=None, logits=None, validate_args=None):
+        self._categorical = Categorical(probs=probs, logits=logits)
+        self.temperature = _temperature(temperature, self._categorical.probs)
+        super().__init__(self._categorical.batch_shape, self._categorical.param_shape[-1:])
+
+    def rsample(self, sample_shape=()):
+        shape = self._extended_shape(sample_shape)
+        gumbels = -ops.log(-ops.log(_clamp_probs(ops.rand(*shape, dtype=self.logits.dtype))))
+        scores = (self.logits + gumbels) / self.temperature
+        return scores - ops.logsumexp(scores, -1, True)
+
+    def log_prob(self, value):
         k = self._event_shape[0]
-        h = 0.5 * k * (1.0 + math.log(2 * math.pi)) + self._half_log_det()
-        return h if not self._batch_shape else ops.broadcast_to(h, self._batch_shape)
+        value = _tensor(value)
+        log_scale = math.lgamma(k) + (k - 1) * ops.log(self.temperature)
+        score = self.logits - value * self.temperature
+        return (score - ops.logsumexp(score, -1, True)).sum(-1) + log_scale
+
+
+class _Relaxed(TransformedDistribution):
+    """A relaxed (Concrete) distribution: its base's temperature, logits and probs."""
+
+    has_rsample = True
+
+    @property
+    def temperature(self):
+        return self.base_dist.temperature
+
+    @property
+    def logits(self):
+        return self.base_dist.logits
+
+    @property
+    def probs(self):
+        return self.base_dist.probs
+
+
+class RelaxedOneHotCategorical(_Relaxed):
+    """torch.distributions.RelaxedOneHotCategorical(temperature, probs=None, logits=None): the Concrete / Gumbel-softmax
+    distribution on the simplex, exp of an ExpRelaxedCategorical."""
+
+    def __init__(self, temperature, probs=None, logits=None, validate_args=None):
+        super().__init__(ExpRelaxedCategorical(temperature, probs, logits), ExpTransform())
+
+
+class LogitRelaxedBernoulli(Distribution):
+    """torch.distributions.LogitRelaxedBernoulli(temperature, probs=None, logits=None): the logit of a RelaxedBernoulli
+    draw (a logistic law with location logits / temperature and scale 1 / temperature). It has rsample, yet
+    has_rsample is False, as in torch."""
+
+    def __init__(self, temperature, probs=None, logits=None, validate_args=None):
+        self.probs, self.logits = _probs_logits_binary(probs, logits)
+        self.temperature = _temperature(temperature, self.probs)
+        super().__init__(self.probs.shape)
+
+    @property
+    def param_shape(self):
+        return self.probs.shape
+
+    def rsample(self, sample_shape=()):
+        u = _clamp_probs(ops.rand(*self._extended_shape(sample_shape), dtype=self.probs.dtype))
+        return (ops.log(u) - ops.log1p(-u) + self.logits) / self.temperature
+
+    def log_prob(self, value):
+        logits, value = _broadcast(self.logits, value)
+        diff = logits - value * self.temperature
+        return ops.log(self.temperature) + diff - 2 * _softplus(diff)
+
+
+class RelaxedBernoulli(_Relaxed):
+    """torch.distributions.RelaxedBernoulli(temperature, probs=None, logits=None): the binary Concrete distribution on
+    (0, 1), sigmoid of a LogitRelaxedBernoulli."""
+
+    def __init__(self, temperature, probs=None, logits=None, validate_args=None):
+        super().__init__(LogitRelaxedBernoulli(temperature, probs, logits), SigmoidTransform())
+
+
+class _Folded(TransformedDistribution):
+    """|X| for X symmetric about 0 (HalfNormal, HalfCauchy): density doubled on [0, inf), -inf below."""
+
+    has_rsample = True
+
+    @property
+    def scale(self):
+        return self.base_dist.scale
+
+    def log_prob(self, value):
+        value = _tensor(value)
+        log_prob = self.base_dist.log_prob(value) + math.log(2)
+        return ops.where(value >= 0, log_prob, ops.full_like(log_prob, float("-inf")))
+
+    def cdf(self, value):
+        return 2 * self.base_dist.cdf(_tensor(value)) - 1
+
+    def icdf(self, prob):
+        return self.base_dist.icdf((_tensor(prob) + 1) / 2)
+
+    def entropy(self):
+        return self.base_dist.entropy() - math.log(2)
+
+
+class HalfNormal(_Folded):
+    """torch.distributions.HalfNormal(scale): |Normal(0, scale)|."""
+
+    def __init__(self, scale, validate_args=None):
+        scale = _tensor(scale)
+        super().__init__(Normal(ops.zeros_like(scale), scale), AbsTransform())
+
+    @property
+    def mean(self):
+        return self.scale * math.sqrt(2 / math.pi)
+
+    @property
+    def mode(self):
+        return ops.zeros_like(self.scale)
+
+    @property
+    def variance(self):
+        return self.scale ** 2 * (1 - 2 / math.pi)
+
+
+class HalfCauchy(_Folded):
+    """torch.distributions.HalfCauchy(scale): |Cauchy(0, scale)| (mean and variance inf, as torch)."""
+
+    def __init__(self, scale, validate_args=None):
+        scale = _tensor(scale)
+        super().__init__(Cauchy(ops.zeros_like(scale), scale), AbsTransform())
+
+    @property
+    def mean(self):
+        return ops.full(self._extended_shape(), float("inf"), dtype=self.scale.dtype)
+
+    @property
+    def mode(self):
+        return ops.zeros_like(self.scale)
+
+    @property
+    def variance(self):
+        return ops.full(self._extended_shape(), float("inf"), dtype=self.scale.dtype)
+
+
+class MixtureSameFamily(Distribution):
+    """torch.distributions.MixtureSameFamily(mixture_distribution, component_distribution): a Categorical over the
+    rightmost batch dimension of the components."""
+
+    def __init__(self, mixture_distribution, component_distribution, validate_args=None):
+        if not isinstance(mixture_distribution, Categorical):
+            raise ValueError("The Mixture distribution needs to be an instance of torch.distributions.Categorical")
+        if not isinstance(component_distribution, Distribution):
+            raise ValueError("The Component distribution need to be an instance of torch.distributions.Distribution")
+        self._mixture_distribution, self._component_distribution = mixture_distribution, component_distribution
+        cdbs = tuple(component_distribution.batch_shape)
+        mdbs = tuple(mixture_distribution.batch_shape)
+        if not cdbs or len(cdbs) - 1 < len(mdbs) or any(
+                m != c for m, c in zip(reversed(mdbs), reversed(cdbs[:-1])) if m != 1 and c != 1):
+            raise ValueError(f"`mixture_distribution.batch_shape` ({mdbs}) is not compatible with "
+                             f"`component_distribution.batch_shape`({cdbs})")
+        k = mixture_distribution.param_shape[-1]
+        if cdbs[-1] != k:
+            raise ValueError(f"`mixture_distribution component` ({k}) does not equal "
+                             f"`component_distribution.batch_shape[-1]` ({cdbs[-1]})")
+        self._num_component = k
+        self._event_ndims = len(component_distribution.event_shape)
+        super().__init__(cdbs[:-1], component_distribution.event_shape)
+
+    @property
+    def mixture_distribution(self):
+        return self._mixture_distribution
+
+    @property
+    def component_distribution(self):
+        return self._component_distribution
+
+    def _pad(self, x):
+        return x.expand_dims(-1 - self._event_ndims)
+
+    def _pad_mixture(self, x):
+        return x.reshape(tuple(x.shape) + (1,) * self._event_ndims)
+
+    @property
+    def mean(self):
+        probs = self._pad_mixture(self._mixture_distribution.probs)
+        return (probs * self._component_distribution.mean).sum(-1 - self._event_ndims)
+
+    @property
+    def variance(self):
+        probs = self._pad_mixture(self._mixture_distribution.probs)
+        axis = -1 - self._event_ndims
+        within = (probs * self._component_distribution.variance).sum(axis)
+        between = (probs * (self._component_distribution.mean - self._pad(self.mean)) ** 2).sum(axis)
+        return within + between
+
+    def cdf(self, x):
+        cdf_x = self._component_distribution.cdf(self._pad(_tensor(x)))
+        return (cdf_x * self._mixture_distribution.probs).sum(-1)
+
+    def log_prob(self, x):
+        log_prob_x = self._component_distribution.log_prob(self._pad(_tensor(x)))
+        log_mix = ops.log_softmax(self._mixture_distribution.logits, -1)
+        return ops.logsumexp(log_prob_x + log_mix, -1)
+
+    def sample(self, sample_shape=()):
+        shape = _shape(sample_shape)
+        picks = self._mixture_distribution.sample(shape)  # shape + batch
+        draws = self._component_distribution.sample(shape)  # shape + batch + (k,) + event
+        axis = len(shape) + len(self._batch_shape)
+        index = picks.reshape(tuple(picks.shape) + (1,) * (1 + self._event_ndims))
+        index = ops.broadcast_to(index, tuple(draws.shape[:axis]) + (1,) + tuple(draws.shape[axis + 1:]))
+        return ops.stop_gradient(ops.gather_elements(draws, axis, index).squeeze(axis))
+
+
+class LowRankMultivariateNormal(_Gaussian):
+    """torch.distributions.LowRankMultivariateNormal(loc, cov_factor, cov_diag): covariance W @ W.T + diag(D)."""
+
+    def __init__(self, loc, cov_factor, cov_diag, validate_args=None):
+        loc, cov_factor, cov_diag = _tensor(loc), _tensor(cov_factor), _tensor(cov_diag)
+        if loc.ndim < 1:
+            raise ValueError("loc must be at least one-dimensional.")
+        if cov_factor.ndim < 2:
+            raise ValueError("cov_factor must be at least two-dimensional, with optional leading batch dimensions")
+        n = loc.shape[-1]
+        if cov_factor.shape[-2] != n or cov_diag.shape[-1] != n:
+            raise ValueError(f"cov_factor must be a batch of matrices with shape {n} x m and cov_diag a batch of "
+                             f"vectors with shape {n}")
+        batch = tuple(np.broadcast_shapes(tuple(loc.shape[:-1]), tuple(cov_factor.shape[:-2]),
+                                          tuple(cov_diag.shape[:-1])))
+        self.loc = ops.broadcast_to(loc, batch + (n,))
+        self.cov_factor = ops.broadcast_to(cov_factor, batch + tuple(cov_factor.shape[-2:]))
+        self.cov_diag = ops.broadcast_to(cov_diag, batch + (n,))
+        super().__init__(batch, (n,))
+
+    @property
+    def covariance_matrix(self):
+        w = self.cov_factor
+        return ops.matmul(w, w.swapaxes(-1, -2)) + ops.diag_embed(self.cov_diag)
+
+    @property
+    def scale_tril(self):
+        return ops.cholesky(self.covariance_matrix)
+
+    @property
+    def variance(self):
+        return (self.cov_factor ** 2).sum(-1) + self.cov_diag
+
+    def rsample(self, sample_shape=()):
+        shape = self._extended_shape(sample_shape)
+        rank = self.cov_factor.shape[-1]
+        eps_w = ops.standard_normal(shape[:-1] + (rank,)).astype(self.loc.dtype)
+        eps_d = ops.standard_normal(shape).astype(self.loc.dtype)
+        low_rank = ops.matmul(self.cov_factor, eps_w.expand_dims(-1)).squeeze(-1)
+        return self.loc + low_rank + ops.sqrt(self.cov_diag) * eps_d
+
+    def _tril(self):
+        return self.scale_tril
+
+
+class Weibull(TransformedDistribution):
+    """torch.distributions.Weibull(scale, concentration): scale * E ** (1 / concentration), E ~ Exponential(1)."""
+
+    has_rsample = True
+
+    def __init__(self, scale, concentration, validate_args=None):
+        self.scale, self.concentration = _broadcast(scale, concentration)
+        super().__init__(Exponential(ops.ones_like(self.scale)),
+                         [PowerTransform(1 / self.concentration), AffineTransform(0, self.scale)])
+
+    @property
+    def mean(self):
+        return self.scale * ops.exp(ops.lgamma(1 + 1 / self.concentration))
+
+    @property
+    def mode(self):
+        k = self.concentration
+        return self.scale * ((k - 1) / k) ** (1 / k)
+
+    @property
+    def variance(self):
+        k = self.concentration
+        return self.scale ** 2 * (ops.exp(ops.lgamma(1 + 2 / k)) - ops.exp(2 * ops.lgamma(1 + 1 / k)))
+
+    def entropy(self):
+        k = self.concentration
+        return _EULER * (1 - 1 / k) + ops.log(self.scale / k) + 1
+
+
+class Pareto(TransformedDistribution):
+    """torch.distributions.Pareto(scale, alpha): scale * exp(E), E ~ Exponential(alpha); mean inf for alpha <= 1 and
+    variance inf for alpha <= 2, as torch."""
+
+    has_rsample = True
+
+    def __init__(self, scale, alpha, validate_args=None):
+        self.scale, self.alpha = _broadcast(scale, alpha)
+        super().__init__(Exponential(self.alpha), [ExpTransform(), AffineTransform(0, self.scale)])
+
+    @property
+    def mean(self):
+        a = ops.clamp(self.alpha, min=1)
+        return a * self.scale / (a - 1)
+
+    @property
+    def mode(self):
+        return self.scale
+
+    @property
+    def variance(self):
+        a = ops.clamp(self.alpha, min=2)
+        return self.scale ** 2 * a / ((a - 1) ** 2 * (a - 2))
+
+    def entropy(self):
+        return ops.log(self.scale / self.alpha) + 1 / self.alpha + 1
+
+
+class Kumaraswamy(TransformedDistribution):
+    """torch.distributions.Kumaraswamy(concentration1, concentration0): (1 - U ** (1 / b)) ** (1 / a) on (0, 1)."""
+
+    has_rsample = True
+
+    def __init__(self, concentration1, concentration0, validate_args=None):
+        self.concentration1, self.concentration0 = _broadcast(concentration1, concentration0)
+        a, b = self.concentration1, self.concentration0
+        super().__init__(Uniform(ops.zeros_like(a), ops.ones_like(a)),
+                         [PowerTransform(1 / b), AffineTransform(1.0, -1.0), PowerTransform(1 / a)])
+
+    def _moment(self, n):
+        a, b = self.concentration1, self.concentration0
+        arg = 1 + n / a
+        return b * ops.exp(ops.lgamma(arg) + ops.lgamma(b) - ops.lgamma(arg + b))
+
+    @property
+    def mean(self):
+        return self._moment(1)
+
+    @property
+    def mode(self):
+        a, b = self.concentration1, self.concentration0
+        mode = ((a - 1) / (a * b - 1)) ** (1 / a)
+        return ops.where((a < 1) | (b < 1), ops.full_like(mode, float("nan")), mode)
+
+    @property
+    def variance(self):
+        return self._moment(2) - self._moment(1) ** 2
+
+    def entropy(self):
+        a, b = self.concentration1, self.concentration0
+        harmonic_b = ops.digamma(b + 1) + _EULER
+        return (1 - 1 / b) + (1 - 1 / a) * harmonic_b - ops.log(a) - ops.log(b)
+
+
+class InverseGamma(TransformedDistribution):
+    """torch.distributions.InverseGamma(concentration, rate): 1 / Gamma(concentration, rate)."""
+
+    has_rsample = True
+
+    def __init__(self, concentration, rate, validate_args=None):
+        _pynative_only("InverseGamma")  # samples are NumPy draws
+        super().__init__(Gamma(concentration, rate), PowerTransform(-1.0))
+
+    @property
+    def concentration(self):
+        return self.base_dist.concentration
+
+    @property
+    def rate(self):
+        return self.base_dist.rate
+
+    @property
+    def mean(self):
+        c, r = self.concentration, self.rate
+        return ops.where(c > 1, r / (c - 1), ops.full_like(r, float("inf")))
+
+    @property
+    def mode(self):
+        return self.rate / (self.concentration + 1)
+
+    @property
+    def variance(self):
+        c, r = self.concentration, self.rate
+        return ops.where(c > 2, r ** 2 / ((c - 1) ** 2 * (c - 2)), ops.full_like(r, float("inf")))
+
+    def entropy(self):
+        c = self.concentration
+        return c + ops.log(self.rate) + ops.lgamma(c) - (1 + c) * ops.digamma(c)
+
+
+class NegativeBinomial(Distribution):
+    """torch.distributions.NegativeBinomial(total_count, probs=None, logits=None): successes (probability probs)
+    before total_count failures, as floats."""
+
+    def __init__(self, total_count, probs=None, logits=None, validate_args=None):
+        _pynative_only("NegativeBinomial")  # samples are NumPy draws
+        probs, logits = _probs_logits_binary(probs, logits)
+        self.total_count, self.probs, self.logits = _broadcast(total_count, probs, logits)
+        self.total_count = self.total_count.astype(self.probs.dtype)
+        super().__init__(self.probs.shape)
+
+    @property
+    def mean(self):
+        return self.total_count * ops.exp(self.logits)
+
+    @property
+    def mode(self):
+        return ops.clamp(ops.floor((self.total_count - 1) * ops.exp(self.logits)), min=0.0)
+
+    @property
+    def variance(self):
+        return self.mean / ops.sigmoid(-self.logits)
+
+    def sample(self, sample_shape=()):
+        shape = self._extended_shape(sample_shape)
+        n = np.broadcast_to(self.total_count.asnumpy(), shape).astype(np.float64)
+        failure = np.clip(1.0 - np.broadcast_to(self.probs.asnumpy(), shape).astype(np.float64), 1e-300, 1.0)
+        draws = np.asarray(np.random.negative_binomial(n, failure)).astype(self.probs.asnumpy().dtype)
+        return _numpy_draw("NegativeBinomial", draws, self.probs.dtype)
+
+    def log_prob(self, value):
+        value = _tensor(value)
+        r = self.total_count
+        unnormalized = -r * _softplus(self.logits) - value * _softplus(-self.logits)  # log sigmoid(x) = -softplus(-x)
+        normalization = -ops.lgamma(r + value) + ops.lgamma(1.0 + value) + ops.lgamma(r)
+        normalization = ops.where(r + value == 0.0, ops.zeros_like(normalization), normalization)
+        return unnormalized - normalization
+
+
+class LogisticNormal(TransformedDistribution):
+    """torch.distributions.LogisticNormal(loc, scale): stick-breaking of an Independent Normal (the event is the last
+    dimension, one longer than loc's)."""
+
+    has_rsample = True
+
+    def __init__(self, loc, scale, validate_args=None):
+        _pynative_only("LogisticNormal")  # StickBreakingTransform slices per stick
+        base = Normal(loc, scale)
+        if not base.batch_shape:
+            base = Normal(base.loc.reshape(1), base.scale.reshape(1))
+        super().__init__(Independent(base, 1), StickBreakingTransform())
+
+    @property
+    def loc(self):
+        return self.base_dist.base_dist.loc
+
+    @property
+    def scale(self):
+        return self.base_dist.base_dist.scale
+
+
+class GeneralizedPareto(Distribution):
+    """torch.distributions.GeneralizedPareto(loc, scale, concentration): z = (x - loc) / scale has cdf
+    1 - (1 + concentration z) ** (-1 / concentration) (1 - exp(-z) at concentration 0); mean nan for concentration
+    >= 1, variance nan for concentration >= 1/2, as torch."""
+
+    has_rsample = True
+
+    def __init__(self, loc, scale, concentration, validate_args=None):
+        self.loc, self.scale, self.concentration = _broadcast(loc, scale, concentration)
+        super().__init__(self.loc.shape)
+
+    def _split(self):
+        """(concentration is 0, a concentration safe to divide by)."""
+        zero = self.concentration == 0
+        return zero, ops.where(zero, ops.ones_like(self.concentration), self.concentration)
+
+    @property
+    def mean(self):
+        c = self.concentration
+        return ops.where(c < 1, self.loc + self.scale / (1 - c), ops.full_like(c, float("nan")))
+
+    @property
+    def mode(self):
+        return self.loc
+
+    @property
+    def variance(self):
+        c = self.concentration
+        var = self.scale ** 2 / ((1 - c) ** 2 * (1 - 2 * c))
+        return ops.where(c < 0.5, var, ops.full_like(c, float("nan")))
+
+    def rsample(self, sample_shape=()):
+        u = _uniform_open(self._extended_shape(sample_shape), self.loc.dtype)
+        return self.icdf(u)
+
+    def log_prob(self, value):
+        z = (_tensor(value) - self.loc) / self.scale
+        zero, c = self._split()
+        general = -(1 + 1 / c) * ops.log1p(c * z)
+        return ops.where(zero, -z, general) - ops.log(self.scale)
+
+    def cdf(self, value):
+        z = (_tensor(value) - self.loc) / self.scale
+        zero, c = self._split()
+        return ops.where(zero, -ops.expm1(-z), 1 - ops.pow(1 + c * z, -1 / c))
+
+    def icdf(self, value):
+        value = _tensor(value)
+        zero, c = self._split()
+        z = ops.where(zero, -ops.log1p(-value), ops.expm1(-c * ops.log1p(-value)) / c)
+        return self.loc + self.scale * z
+
+    def entropy(self):
+        return ops.log(self.scale) + self.concentration + 1
+
+
+class ContinuousBernoulli(ExponentialFamily):
+    """torch.distributions.ContinuousBernoulli(probs=None, logits=None, lims=(0.499, 0.501)): density
+    C(p) p ** x (1 - p) ** (1 - x) on [0, 1], C(p) = 2 atanh(1 - 2p) / (1 - 2p); inside lims (near p = 1/2, where
+    that form is 0/0) the normaliser, mean and variance are their Taylor expansions about 1/2."""
+
+    has_rsample = True
+
+    def __init__(self, probs=None, logits=None, lims=(0.499, 0.501), validate_args=None):
+        self.probs, self.logits = _probs_logits_binary(probs, logits)
+        self._lims = lims
+        super().__init__(self.probs.shape)
+
+    @property
+    def param_shape(self):
+        return self.probs.shape
+
+    def _outside(self):
+        """(outside lims, probs with the ones inside lims moved to lims[0]: safe in the closed forms)."""
+        outside = (self.probs <= self._lims[0]) | (self.probs >= self._lims[1])
+        return outside, ops.where(outside, self.probs, ops.full_like(self.probs, self._lims[0]))
+
+    def _log_normalizer(self):
+        outside, p = self._outside()
+        y = 1 - 2 * p
+        closed = ops.log(ops.abs(2 * ops.atanh(y))) - ops.log(ops.abs(y))
+        x2 = (self.probs - 0.5) ** 2
+        return ops.where(outside, closed, math.log(2.0) + (4.0 / 3.0 + 104.0 / 45.0 * x2) * x2)
+
+    @property
+    def mean(self):
+        outside, p = self._outside()
+        closed = p / (2 * p - 1) + 1 / (2 * ops.atanh(1 - 2 * p))
+        x = self.probs - 0.5
+        return ops.where(outside, closed, 0.5 + (1.0 / 3.0 + 16.0 / 45.0 * x ** 2) * x)
+
+    @property
+    def variance(self):
+        outside, p = self._outside()
+        closed = p * (p - 1) / (1 - 2 * p) ** 2 + 1 / (2 * ops.atanh(1 - 2 * p)) ** 2
+        x2 = (self.probs - 0.5) ** 2
+        return ops.where(outside, closed, 1.0 / 12.0 - (1.0 / 15.0 - 128.0 / 945.0 * x2) * x2)
+
+    def log_prob(self, value):
+        logits, value = _broadcast(self.logits, value)
+        return value * logits - _softplus(logits) + self._log_normalizer()  # log p ** x (1 - p) ** (1 - x)
+
+    def cdf(self, value):
+        value = _tensor(value)
+        outside, p = self._outside()
+        closed = (ops.pow(p, value) * ops.pow(1 - p, 1 - value) + p - 1) / (2 * p - 1)
+        cdf = ops.where(outside, closed, ops.broadcast_to(value, closed.shape) if value.shape != closed.shape
+                        else value)
+        return ops.where(value <= 0, ops.zeros_like(cdf), ops.where(value >= 1, ops.ones_like(cdf), cdf))
+
+    def icdf(self, value):
+        value = _tensor(value)
+        outside, p = self._outside()
+        closed = ops.log1p(value * (2 * p - 1) / (1 - p)) / (ops.log(p) - ops.log1p(-p))
+        return ops.where(outside, closed, value)
+
+    def rsample(self, sample_shape=()):
+        return self.icdf(ops.rand(*self._extended_shape(sample_shape), dtype=self.probs.dtype))
+
+    def entropy(self):
+        log_p0, log_p1 = ops.log1p(-self.probs), ops.log(self.probs)
+        return self.mean * (log_p0 - log_p1) - self._log_normalizer() - log_p0
+
+
+class FisherSnedecor(Distribution):
+    """torch.distributions.FisherSnedecor(df1, df2): (Chi2(df1) / df1) / (Chi2(df2) / df2); mean, mode and variance
+    nan where they do not exist, as torch."""
+
+    has_rsample = True
+
+    def __init__(self, df1, df2, validate_args=None):
+        _pynative_only("FisherSnedecor")  # samples are NumPy draws
+        self.df1, self.df2 = _broadcast(df1, df2)
+        super().__init__(self.df1.shape)
+
+    @property
+    def mean(self):
+        d2 = self.df2
+        return ops.where(d2 > 2, d2 / (d2 - 2), ops.full_like(d2, float("nan")))
+
+    @property
+    def mode(self):
+        d1, d2 = self.df1, self.df2
+        return ops.where(d1 > 2, (d1 - 2) / d1 * d2 / (d2 + 2), ops.full_like(d1, float("nan")))
+
+    @property
+    def variance(self):
+        d1, d2 = self.df1, self.df2
+        var = 2 * d2 ** 2 * (d1 + d2 - 2) / (d1 * (d2 - 2) ** 2 * (d2 - 4))
+        return ops.where(d2 > 4, var, ops.full_like(var, float("nan")))
+
+    def rsample(self, sample_shape=()):
+        shape = self._extended_shape(sample_shape)
+        x1 = _standard_gamma(0.5 * self.df1, shape) / (0.5 * self.df1)
+        x2 = _standard_gamma(0.5 * self.df2, shape) / (0.5 * self.df2)
+        tiny = _finfo(self.df1.dtype)[0]
+        return ops.clamp(x1 / x2, min=tiny)
+
+    def log_prob(self, value):
+        value = _tensor(value)
+        h1, h2 = 0.5 * self.df1, 0.5 * self.df2
+        lbeta = ops.lgamma(h1) + ops.lgamma(h2) - ops.lgamma(h1 + h2)
+        return (h1 * ops.log(self.df1) + h2 * ops.log(self.df2) + (h1 - 1) * ops.log(value)
+                - (h1 + h2) * ops.log(self.df1 * value + self.df2) - lbeta)
 
 
 # ------------------------------------------------------------------------------------------------------ kl
@@ -1809,6 +2508,16 @@ def _kl_poisson_poisson(p, q):
     return p.rate * (ops.log(p.rate) - ops.log(q.rate)) - (p.rate - q.rate)
 
 
+def _kl_onehot_onehot(p, q):
+    return _kl_categorical_categorical(p._categorical, q._categorical)
+
+
+def _kl_independent_independent(p, q):
+    if p.reinterpreted_batch_ndims != q.reinterpreted_batch_ndims:
+        raise NotImplementedError("KL between Independents with different reinterpreted_batch_ndims")
+    return _sum_rightmost(kl_divergence(p.base_dist, q.base_dist), p.reinterpreted_batch_ndims)
+
+
 def _kl_mvn_mvn(p, q):
     k = p.event_shape[0]
     q_inv = ops.inverse(q._unbroadcasted_scale_tril)
@@ -1834,7 +2543,8 @@ for _p, _fn in ((Normal, _kl_normal_normal), (Dirichlet, _kl_dirichlet_dirichlet
                 (Gamma, _kl_gamma_gamma), (Bernoulli, _kl_bernoulli_bernoulli),
                 (Categorical, _kl_categorical_categorical), (Exponential, _kl_exponential_exponential),
                 (Laplace, _kl_laplace_laplace), (Uniform, _kl_uniform_uniform), (Poisson, _kl_poisson_poisson),
-                (MultivariateNormal, _kl_mvn_mvn)):
+                (MultivariateNormal, _kl_mvn_mvn), (OneHotCategorical, _kl_onehot_onehot),
+                (Independent, _kl_independent_independent)):
     _KL[(_p, _p)] = _fn
 
 

@@ -344,7 +344,11 @@ def kthvalue(input, k, dim=-1, keepdim=False):
 def mode(input, dim=-1, keepdim=False):
     """torch.mode / Tensor.mode: the most frequent value along ``dim`` (the smallest among ties) and the int64 index
     of its last occurrence (torch's CPU result), as a named tuple. MindSpore has no mode; counts come from an
-    (n, n) equality table along ``dim``."""
+    (n, n) equality table along ``dim``. A receiver that is not a tensor is asked itself: ``dist.mode()`` on a
+    torch.distributions subclass that defines ``mode`` as a method (Dreamer's OneHotDist), whose receiver the
+    converter can't tell from a tensor."""
+    if not isinstance(input, Tensor):
+        return input.mode()
     dim = _axis(dim, input.ndim)
     x = ops.moveaxis(input, dim, -1)
     counts = (x.expand_dims(-1) == x.expand_dims(-2)).astype(ms.int32).sum(-1)
