@@ -46,7 +46,8 @@ def test_the_data_is_what_the_converted_layer_holds(torch_name):
     for name, kind in found.items():
         if name in surface.methods:
             continue
-        want = "same" if name in layer.same else "missing" if name in layer.flagged else "renamed"
+        want = "same" if name in layer.same else "missing" if name in layer.flagged \
+            else "derived" if name in layer.derived else "renamed"
         assert kind == want, f"{torch_name}.{name}: the converted layer gives {kind}, the data says {want}"
 
 
