@@ -357,6 +357,9 @@ def _render_layer(entry: Entry, found: dict[str, str], old, methods: dict, cell:
         lines.append("flagged = { " + ", ".join(f'{n} = "{r}"' for n, r in flagged.items()) + " }")
     if derived:
         lines.append("derived = { " + ", ".join(f'{n} = "{t}"' for n, t in derived.items()) + " }")
+    none_when = dict(old.none_when) if old is not None else {}  # hand-written conditions, kept
+    if none_when:
+        lines.append("none_when = { " + ", ".join(f'{n} = "{c}"' for n, c in none_when.items()) + " }")
     if pynative_only:
         lines.append("pynative_only = { " + ", ".join(f'{n} = "{r}"' for n, r in pynative_only.items()) + " }")
     return "\n".join(lines) + "\n"

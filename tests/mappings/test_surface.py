@@ -67,6 +67,21 @@ def test_a_layer_member_read_in_construct_compiles_and_reads_as_in_torch(entry, 
     proofs.prove_layer_member(entry, name, graph=True)
 
 
+_DERIVED = [(e, n) for e, n in _MEMBERS if n in load_surface().layer(e.torch).derived]
+
+
+@pytest.mark.parametrize("entry,name", _DERIVED, ids=lambda v: v.torch if hasattr(v, "torch") else v)
+def test_every_derived_setting_reads_as_in_torch(entry, name):
+    """A setting MindSpore keeps under another form (Dropout2d.p = 1 - keep_prob): every one, not a sample."""
+    proofs.prove_layer_member(entry, name)
+
+
+@pytest.mark.parametrize("entry,name", [c for c in _DERIVED if (c[0].torch, c[1]) in (
+    ("torch.nn.Dropout2d", "p"), ("torch.nn.Conv2d", "padding"))], ids=lambda v: v.torch if hasattr(v, "torch") else v)
+def test_a_derived_setting_read_in_construct_compiles(entry, name):
+    proofs.prove_layer_member(entry, name, graph=True)
+
+
 @pytest.mark.parametrize("program", sorted(load_surface().programs))
 def test_a_module_parameter_or_tensor_member_program(program):
     proofs.prove_program(program)

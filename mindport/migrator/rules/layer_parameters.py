@@ -30,7 +30,10 @@ class LayerParameterNameTransform(Rule):
 
     What a layer's members become is torch's object surface (``mindport/mappings/data/surface/``): the settings the
     Cell keeps under another name (``groups`` -> ``group``, ``AdaptiveAvgPool2d.output_size`` ->
-    ``adaptive_avgpool2d.output_size``) are read there, and a setting or method the Cell lacks
+    ``adaptive_avgpool2d.output_size``) are read there, one kept under another form is computed from the Cell
+    (``self.drop.p`` of a Dropout2d is ``1 - self.drop.keep_prob``), one torch holds as None in some configurations
+    is None when the Cell's condition says so (``(None if self.bn.use_batch_statistics is True else
+    self.bn.moving_mean)``), and a setting or method the Cell lacks
     (``self.fc.reset_parameters()``, ``self.conv.padding_mode``) is flagged MP104 with the reason. A sub-layer built
     from a class passed in (``self.conv = conv_module(c, c, 3)``) reads such a member through
     ``mp_adapt.layer_attribute(self.conv, "groups")``, which decides by the object's class when the code runs."""
