@@ -376,6 +376,7 @@ def test_members_torch_holds_as_none_read_none(tmp_path):
                 self.bn = nn.BatchNorm2d(3, track_running_stats=False)
                 self.bn_tracked = nn.BatchNorm2d(3)
                 nones = [self.inorm.weight is None, self.bn.running_mean is None, self.bn_tracked.running_var is None]
+                nones += [self.bn.track_running_stats, self.bn_tracked.track_running_stats]
                 for m in [self.inorm, self.inorm_affine, self.bn, self.bn_tracked]:
                     nones += [m.weight is None, m.running_mean is None]
                 self.nones = float(sum(i * v for i, v in enumerate(nones)))
