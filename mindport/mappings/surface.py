@@ -7,6 +7,11 @@ Every member ends one of three ways:
   under another name (the layer entry's ``attributes`` and weight rules, :meth:`Entry.layer_attributes`), or the
   converter rewrites it (a ``[[member]]``'s ``how``); where the receiver's class is known the converter writes the
   MindSpore name, elsewhere ``mindport.runtime.adapt.layer_attribute`` decides by the object's class at run time;
+  a constructor setting MindSpore keeps under another form is ``derived``: an expression over the converted layer
+  (``p = "1 - {layer}.keep_prob"`` of a Dropout2d), written in place of the read where the class is known and
+  evaluated on the object by the run-time accessor elsewhere (:func:`derive`); a weight or buffer torch holds as
+  None in some configurations has a ``none_when`` condition over the converted layer (a BatchNorm's ``running_mean``
+  with track_running_stats=False: ``{layer}.use_batch_statistics is True``), decided when the read runs;
 * ``flagged``: no MindSpore counterpart; the converter flags a use it can place, the run-time accessor raises with
   the reason;
 * ``unsupported``: the member's layer has no supported entry (its entry says why).
@@ -48,6 +53,8 @@ class LayerSurface:
     renamed: dict  # member -> MindSpore attribute path (the entry's layer_attributes), with torch's value
     flagged: dict = field(default_factory=dict)  # member -> why it has no MindSpore counterpart
     pynative_only: dict = field(default_factory=dict)  # converted member -> why a static graph cannot read it
+    derived: dict = field(default_factory=dict)  # member -> expression template over the Cell (``{layer}``)
+    none_when: dict = field(default_factory=dict)  # member -> condition over the Cell under which torch holds None
 
     def outcome(self, member: str) -> tuple[str, str] | None:
         """(ends, how) of one member, None when the data does not account for it. The checked data wins over the
@@ -55,6 +62,8 @@ class LayerSurface:
         value, is not renamed."""
         if member in self.same:
             return "converted", member
+        if member in self.derived:
+            return "converted", self.derived[member]
         if member in self.flagged:
             return "flagged", self.flagged[member]
         if member in self.renamed:
@@ -63,7 +72,8 @@ class LayerSurface:
 
     def paths(self) -> dict[str, str]:
         """torch member -> the converted layer's attribute path, for the members it holds under another name."""
-        return {k: v for k, v in self.renamed.items() if k not in self.same and k not in self.flagged}
+        return {k: v for k, v in self.renamed.items()
+                if k not in self.same and k not in self.flagged and k not in self.derived}
 
 
 @dataclass(frozen=True)
@@ -116,6 +126,14 @@ def load_surface() -> Surface:
         if entry is None or entry.kind != "layer":
             raise MappingError(f"{where}: layer {torch_name!r} has no layer entry")
         flagged = dict(item.get("flagged", {}))
+        derived = dict(item.get("derived", {}))
+        none_when = dict(item.get("none_when", {}))
+        if any("{layer}" not in template for template in none_when.values()):
+            raise MappingError(f"{where}: layer {torch_name!r}: a none_when condition is a template over {{layer}}")
+        for name, template in derived.items():
+            if "{layer}" not in template or name in flagged:
+                raise MappingError(f"{where}: layer {torch_name!r}: derived {name!r} needs a template over {{layer}}"
+                                   " and no flagged reason")
         for name in item.get("methods", ()):
             if name not in methods:
                 raise MappingError(f"{where}: layer {torch_name!r}: method {name!r} has no [methods] decision")
@@ -124,7 +142,7 @@ def load_surface() -> Surface:
         same = tuple(item.get("same", ())) + tuple(n for n in item.get("methods", ())
                                                     if methods[n][0] == "converted" and n not in flagged)
         layers[torch_name] = LayerSurface(torch_name, same, entry.layer_attributes(), flagged,
-                                          dict(item.get("pynative_only", {})))
+                                          dict(item.get("pynative_only", {})), derived, none_when)
     programs = dict(raw.get("programs", {}))
     for member in members:
         if member.ends == "converted" and member.proof not in programs:
@@ -137,3 +155,21 @@ def attribute_paths(entry) -> dict[str, str]:
     data found the Cell keeps under torch's name or lacks): what the converter and the run-time accessor read."""
     layer = load_surface().layer(entry.torch)
     return layer.paths() if layer is not None else entry.layer_attributes()
+
+
+_LAYER = "__mp_layer__"
+
+
+@functools.lru_cache(maxsize=None)
+def _compiled(template: str):
+    return compile(template.replace("{layer}", _LAYER), f"<derived {template}>", "eval")
+
+
+def derive(layer, template: str):
+    """A derived member's value on a converted layer (``1 - {layer}.keep_prob``): the template evaluated with the
+    layer and no builtins beyond the few a template uses."""
+    return eval(_compiled(template), {"__builtins__": _BUILTINS}, {_LAYER: layer})  # noqa: S307 - our own data
+
+
+_BUILTINS = {"tuple": tuple, "int": int, "float": float, "bool": bool, "len": len, "isinstance": isinstance,
+             "str": str, "list": list}

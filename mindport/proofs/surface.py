@@ -4,7 +4,8 @@
   an instance built from the entry's example (constructor settings kept as attributes, parameters, buffers,
   sub-layers, the class's methods down to nn.Module, private ones such as ``_conv_forward`` included);
 * :func:`classify`: each member on the converted layer (the entry's example converted by the real converter): the
-  same name with torch's value, the entry's renamed path with torch's value, or missing;
+  same name with torch's value, the entry's renamed path with torch's value, the data's ``derived`` expression
+  giving torch's value (``1 - {layer}.keep_prob``), or missing;
 * :func:`prove_layer_member`: a torch program that holds the layer and reads the member (``self.layer.<member>``,
   where the converter knows the class), converted and run, the value compared with torch's; and the same read
   through the run-time accessor (``mindport.runtime.adapt.layer_attribute``, for receivers of unknown class);
@@ -142,11 +143,21 @@ def values_equal(torch_value, ms_value) -> bool:
 def classify(entry: Entry) -> dict[str, str]:
     """member -> "same" | "renamed" | "missing" on the converted layer (values compared; a method counts as the
     same when the Cell has a method of that name and it is a container's list method)."""
+    from mindport.mappings.surface import derive
+
     t_layer, m_layer = _ms_layer(entry)
     renamed = entry.layer_attributes()  # what the entry claims; checked here
+    surface = load_surface().layer(entry.torch)
+    derived = surface.derived if surface is not None else {}
     found = {}
     for name in torch_members(entry):
         t_value = getattr(t_layer, name, None)
+        if name in derived:  # a setting kept under another form: the data's expression gives torch's value
+            try:
+                found[name] = "derived" if _agree(t_value, derive(m_layer, derived[name])) else "missing"
+            except AttributeError:
+                found[name] = "missing"
+            continue
         if callable(t_value) and not hasattr(t_value, "detach") and not hasattr(t_value, "forward"):
             same = name in _LIST_METHODS and callable(getattr(m_layer, name, None))
             found[name] = "same" if same else "missing"
@@ -262,7 +273,7 @@ def proven_members() -> list[tuple[Entry, str]]:
         if layer is None or not entry.supported:
             continue
         names = [n for n in layer.same if n not in surface.methods and n not in _LIST_METHODS]
-        names += [n for n in layer.paths() if n in torch_members(entry)]
+        names += [n for n in (*layer.paths(), *layer.derived) if n in torch_members(entry)]
         found.extend((entry, n) for n in sorted(set(names)))
     return found
 
@@ -331,6 +342,7 @@ def _render_layer(entry: Entry, found: dict[str, str], old, methods: dict, cell:
         "same", "renamed")}
     same = sorted(n for n, k in found.items() if k == "same" and n not in methods)
     shared = sorted(n for n, k in found.items() if n in methods)
+    derived = {n: t for n, t in (old.derived.items() if old is not None else ()) if found.get(n) == "derived"}
     flagged = {n: old_flagged.get(n) or _GENERIC.format(cell=cell)
                for n, k in sorted(found.items()) if k == "missing" and n not in methods}
     flagged.update({n: r for n, r in old_flagged.items() if n in methods and methods[n][0] == "converted"
@@ -343,6 +355,11 @@ def _render_layer(entry: Entry, found: dict[str, str], old, methods: dict, cell:
         lines.append("methods = [" + ", ".join(f'"{n}"' for n in shared) + "]")
     if flagged:
         lines.append("flagged = { " + ", ".join(f'{n} = "{r}"' for n, r in flagged.items()) + " }")
+    if derived:
+        lines.append("derived = { " + ", ".join(f'{n} = "{t}"' for n, t in derived.items()) + " }")
+    none_when = dict(old.none_when) if old is not None else {}  # hand-written conditions, kept
+    if none_when:
+        lines.append("none_when = { " + ", ".join(f'{n} = "{c}"' for n, c in none_when.items()) + " }")
     if pynative_only:
         lines.append("pynative_only = { " + ", ".join(f'{n} = "{r}"' for n, r in pynative_only.items()) + " }")
     return "\n".join(lines) + "\n"

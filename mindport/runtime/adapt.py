@@ -97,14 +97,28 @@ def layer_attribute(layer: Any, name: str) -> Any:
     """``m.weight`` read under torch's name where the converter could not tell the layer's class (``if
     isinstance(m, nn.BatchNorm3d) or isinstance(m, nn.BatchNorm2d):`` — MindSpore's BatchNorm3d keeps it at
     ``bn2d.gamma``, BatchNorm2d at ``gamma``): the attribute the entry of the object's class names, else ``name``.
-    A member torch's class has and MindSpore's lacks (object_surface.toml's ``flagged``) raises AttributeError with
-    the reason."""
+    A member MindSpore keeps under another form (object_surface.toml's ``derived``) is computed from the layer
+    (a Dropout2d's ``p`` is ``1 - keep_prob``); one torch holds as None in the layer's configuration (``none_when``)
+    reads None. A member torch's class has and MindSpore's lacks (``flagged``)
+    raises AttributeError with the reason."""
     if not isinstance(layer, _cell_class()):
         return getattr(layer, name)  # a plain object (a config, a numpy array): its own attribute, as written
     path = name
     for cls in type(layer).__mro__:
         entry = _layer_entries().get(cls)
         if entry is not None:
+            layer_surface = _surface().layer(entry.torch)
+            template = layer_surface.derived.get(name) if layer_surface is not None else None
+            if template is not None:  # a setting MindSpore keeps under another form: 1 - keep_prob
+                from mindport.mappings.surface import derive
+
+                return derive(layer, template)
+            when = layer_surface.none_when.get(name) if layer_surface is not None else None
+            if when is not None:  # torch holds None in this configuration (running_mean untracked)
+                from mindport.mappings.surface import derive
+
+                if derive(layer, when):
+                    return None
             path = _surface_paths(entry).get(name, name)
             reason = _surface().flagged_reason(entry.torch, name)
             if reason is not None and path == name and not hasattr(layer, name):

@@ -237,3 +237,13 @@ class ModuleList(nn.CellList):
         for cell in self._cells.values():
             if cell is not None:
                 cell.set_grad(flag)
+
+
+def buffer(value, name: str):
+    """``self.register_buffer(name, value)`` of a value that may be None only on some runs (``mask if cond else
+    None``, a value read from a name): torch registers None (the attribute reads None, the state_dict leaves it out),
+    so None stays None; a tensor becomes the non-trainable Parameter a persistent buffer is (the checkpoint carries
+    it)."""
+    if value is None:
+        return None
+    return Parameter(value, name=name, requires_grad=False)

@@ -40,12 +40,13 @@ class _InstanceNorm(nn.Cell):
         super().__init__()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
-        if affine:
-            self.weight = Parameter(ops.ones(num_features, ms.float32), name="weight")
-            self.bias = Parameter(ops.zeros(num_features, ms.float32), name="bias")
-        if track_running_stats:
-            self.running_mean = Parameter(ops.zeros(num_features, ms.float32), name="running_mean", requires_grad=False)
-            self.running_var = Parameter(ops.ones(num_features, ms.float32), name="running_var", requires_grad=False)
+        # torch holds None where the configuration has no tensor (InstanceNorm2d(affine=False).weight is None)
+        self.weight = Parameter(ops.ones(num_features, ms.float32), name="weight") if affine else None
+        self.bias = Parameter(ops.zeros(num_features, ms.float32), name="bias") if affine else None
+        self.running_mean = Parameter(ops.zeros(num_features, ms.float32), name="running_mean", requires_grad=False) \
+            if track_running_stats else None
+        self.running_var = Parameter(ops.ones(num_features, ms.float32), name="running_var", requires_grad=False) \
+            if track_running_stats else None
 
     def construct(self, input):
         unbatched = input.ndim == self._spatial + 1
@@ -77,10 +78,9 @@ class LayerNorm(nn.Cell):
         super().__init__()
         self.normalized_shape = _tuple(normalized_shape, 1)
         self.eps, self.elementwise_affine, self.has_bias = eps, elementwise_affine, bias and elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(ops.ones(self.normalized_shape, ms.float32), name="weight")
-        if self.has_bias:
-            self.bias = Parameter(ops.zeros(self.normalized_shape, ms.float32), name="bias")
+        self.weight = Parameter(ops.ones(self.normalized_shape, ms.float32), name="weight") \
+            if elementwise_affine else None  # torch's None where there is no tensor
+        self.bias = Parameter(ops.zeros(self.normalized_shape, ms.float32), name="bias") if self.has_bias else None
 
     def construct(self, x):
         return F.layer_norm(x, self.normalized_shape, self.weight if self.elementwise_affine else None,
@@ -94,8 +94,8 @@ class RMSNorm(nn.Cell):
         super().__init__()
         self.normalized_shape = _tuple(normalized_shape, 1)
         self.eps, self.elementwise_affine = eps, elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(ops.ones(self.normalized_shape, ms.float32), name="weight")
+        self.weight = Parameter(ops.ones(self.normalized_shape, ms.float32), name="weight") \
+            if elementwise_affine else None  # torch's None where there is no tensor
 
     def construct(self, x):
         return F.rms_norm(x, self.normalized_shape, self.weight if self.elementwise_affine else None, self.eps)

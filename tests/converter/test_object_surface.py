@@ -295,3 +295,93 @@ def test_a_max_unpool_called_with_torchs_keyword_names(tmp_path):
                 y, indices = self.pool(x)
                 return self.unpool(input=y, indices=indices, output_size=x.size())
         """, "Net", (1, 2, 4, 4), tmp_path, "unpool")
+
+
+@pytest.mark.parametrize("ragged", [False, True])
+def test_a_buffer_that_is_none_on_some_runs_given_as_a_conditional(tmp_path, ragged):
+    """rtdl's PiecewiseLinearEmbeddings: ``register_buffer(name, x if cond else None)``; torch registers None (the
+    attribute reads None, the state_dict leaves it out). Both branches, weights moved from torch's state_dict."""
+    code = _port("""\
+        import torch
+        import torch.nn as nn
+
+
+        class Net(nn.Module):
+            def __init__(self, ragged=False):
+                super().__init__()
+                n_bins = [2, 3, 1] if ragged else [2, 2, 2]
+                self.fc = nn.Linear(3, 3)
+                single = torch.tensor(n_bins) == 1
+                self.register_buffer("single", single if single.any() else None)
+                self.register_buffer("mask", None if len(set(n_bins)) == 1 else torch.tensor(n_bins).float())
+
+            def forward(self, x):
+                y = self.fc(x)
+                if self.single is not None:
+                    y = y + self.single.float()
+                if self.mask is not None:
+                    y = y * self.mask
+                return y
+        """, "Net", (2, 3), tmp_path, f"ragged_{ragged}", args=(ragged,))
+    assert "ms.Parameter(None" not in code and "mp_containers.buffer(" in code
+    net = load_module(code, tmp_path / f"m_ragged_{ragged}.py", f"m_ragged_{ragged}").Net(ragged)
+    names = {p.name for p in net.get_parameters()}
+    assert ("single" in names, "mask" in names) == (ragged, ragged)
+    assert (net.single is None, net.mask is None) == (not ragged, not ragged)
+
+
+def test_settings_mindspore_keeps_under_another_form_read_as_torch_holds_them(tmp_path):
+    """esn/lednet: ``self.dropout.p`` of a Dropout2d (MindSpore keeps keep_prob = 1 - p), with other derived settings,
+    read where the class is known (written in place) and on a layer passed to a function (the run-time accessor)."""
+    code = _port("""\
+        import torch
+        import torch.nn as nn
+
+
+        def settings(layer):
+            return layer.p
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv2d(3, 4, 3, padding=1)
+                self.dropout = nn.Dropout2d(0.25)
+                self.rnn = nn.GRU(4, 5, bias=False)
+                self.scale = settings(self.dropout) + self.conv.padding[0] + self.rnn.input_size + self.rnn.bias
+
+            def forward(self, x):
+                y = self.conv(x)
+                if self.dropout.p != 0:
+                    y = self.dropout(y)
+                return y * (self.scale + self.dropout.p)
+        """, "Net", (2, 3, 5, 5), tmp_path, "derived")
+    assert "1 - self.dropout.keep_prob" in code and "mp_adapt.layer_attribute(layer, 'p')" in code
+
+
+def test_members_torch_holds_as_none_read_none(tmp_path):
+    """modnet: ``InstanceNorm2d(affine=False).weight`` is None in torch; so is a BatchNorm's running_mean with
+    track_running_stats=False; read where the class is known and through the run-time accessor (in a loop over
+    modules, the object's configuration decides)."""
+    code = _port("""\
+        import torch
+        import torch.nn as nn
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.inorm = nn.InstanceNorm2d(3)
+                self.inorm_affine = nn.InstanceNorm2d(3, affine=True)
+                self.bn = nn.BatchNorm2d(3, track_running_stats=False)
+                self.bn_tracked = nn.BatchNorm2d(3)
+                nones = [self.inorm.weight is None, self.bn.running_mean is None, self.bn_tracked.running_var is None]
+                nones += [self.bn.track_running_stats, self.bn_tracked.track_running_stats]
+                for m in [self.inorm, self.inorm_affine, self.bn, self.bn_tracked]:
+                    nones += [m.weight is None, m.running_mean is None]
+                self.nones = float(sum(i * v for i, v in enumerate(nones)))
+
+            def forward(self, x):
+                return self.inorm_affine(self.inorm(x)) + self.nones
+        """, "Net", (2, 3, 4, 4), tmp_path, "nones")
+    assert "layer_attribute" in code or "is True else" in code

@@ -46,7 +46,8 @@ def test_the_data_is_what_the_converted_layer_holds(torch_name):
     for name, kind in found.items():
         if name in surface.methods:
             continue
-        want = "same" if name in layer.same else "missing" if name in layer.flagged else "renamed"
+        want = "same" if name in layer.same else "missing" if name in layer.flagged \
+            else "derived" if name in layer.derived else "renamed"
         assert kind == want, f"{torch_name}.{name}: the converted layer gives {kind}, the data says {want}"
 
 
@@ -63,6 +64,21 @@ def test_a_layer_member_reads_as_in_torch(entry, name):
     [(e, n) for e, n in _MEMBERS if (e.torch, n) not in proofs.pynative_only()], GRAPH_SAMPLE * 4, 26)
     if proofs.graph_readable(*case)][:GRAPH_SAMPLE], ids=lambda v: v.torch if hasattr(v, "torch") else v)
 def test_a_layer_member_read_in_construct_compiles_and_reads_as_in_torch(entry, name):
+    proofs.prove_layer_member(entry, name, graph=True)
+
+
+_DERIVED = [(e, n) for e, n in _MEMBERS if n in load_surface().layer(e.torch).derived]
+
+
+@pytest.mark.parametrize("entry,name", _DERIVED, ids=lambda v: v.torch if hasattr(v, "torch") else v)
+def test_every_derived_setting_reads_as_in_torch(entry, name):
+    """A setting MindSpore keeps under another form (Dropout2d.p = 1 - keep_prob): every one, not a sample."""
+    proofs.prove_layer_member(entry, name)
+
+
+@pytest.mark.parametrize("entry,name", [c for c in _DERIVED if (c[0].torch, c[1]) in (
+    ("torch.nn.Dropout2d", "p"), ("torch.nn.Conv2d", "padding"))], ids=lambda v: v.torch if hasattr(v, "torch") else v)
+def test_a_derived_setting_read_in_construct_compiles(entry, name):
     proofs.prove_layer_member(entry, name, graph=True)
 
 

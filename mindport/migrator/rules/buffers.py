@@ -16,8 +16,10 @@ class BufferTransform(Rule):
     non-trainable Parameter that save_checkpoint/load_checkpoint carry. Non-persistent buffers stay buffers.
     A persistent ``register_buffer("name", None)`` (an optional buffer left empty; torch's state_dict skips it) is
     ``self.name = None`` (``ms.Parameter(None)`` raises); a non-persistent one stays, to be filled by a later
-    ``register_buffer`` (a cache). A value read from a name (``self.register_buffer("attn_mask", attn_mask)``) may
-    be None on some configurations only: ``ms.Parameter(...) if attn_mask is not None else None``.
+    ``register_buffer`` (a cache). A value that may be None on some runs only (read from a name,
+    ``self.register_buffer("attn_mask", attn_mask)``; a conditional, ``mask if mask.any() else None``; a call of the
+    model's own function) is decided when it runs: ``mp_containers.buffer(attn_mask, "attn_mask")``, None stays None
+    (torch's attribute reads None and its state_dict leaves the buffer out), a tensor is the frozen Parameter.
     """
 
     EXAMPLES = (
@@ -69,20 +71,36 @@ class BufferTransform(Rule):
             self.ctx.converted_sites += 1
             target = cst.Attribute(value=receiver(call), attr=cst.Name(name.evaluated_value))
             return line.with_changes(body=[cst.Assign(targets=[cst.AssignTarget(target)], value=cst.Name("None"))])
-        ms = self.ctx.alias_for("mindspore")
         owner = receiver(call)
-        param = cst.Call(func=parse_expression(f"{ms}.Parameter"), args=[
-            cst.Arg(tensor),
-            cst.Arg(keyword=cst.Name("name"), value=name, equal=NO_SPACE_EQUAL),
-            cst.Arg(keyword=cst.Name("requires_grad"), value=cst.Name("False"), equal=NO_SPACE_EQUAL),
-        ])
-        if isinstance(tensor, (cst.Name, cst.Attribute)) and self.scope.kind_of(_root(tensor)) != "tensor":
-            # a value known only at run time may be None (``attn_mask = ... if cfg.mask else None``): stays None
-            param = cst.IfExp(test=cst.Comparison(left=tensor, comparisons=[cst.ComparisonTarget(
-                operator=cst.IsNot(), comparator=cst.Name("None"))]), body=param, orelse=cst.Name("None"))
+        if self._may_be_none(tensor):
+            # a value known only at run time may be None (``attn_mask = ... if cfg.mask else None``): decided when
+            # it runs, None stays None (torch registers None; the state_dict leaves it out)
+            param = cst.Call(func=self.ctx.target_expr("mindport.runtime.containers.buffer"), args=[
+                cst.Arg(tensor, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))), cst.Arg(name)])
+        else:
+            param = cst.Call(func=parse_expression(f"{self.ctx.alias_for('mindspore')}.Parameter"), args=[
+                cst.Arg(tensor),
+                cst.Arg(keyword=cst.Name("name"), value=name, equal=NO_SPACE_EQUAL),
+                cst.Arg(keyword=cst.Name("requires_grad"), value=cst.Name("False"), equal=NO_SPACE_EQUAL),
+            ])
         target = cst.Attribute(value=owner, attr=cst.Name(name.evaluated_value))
         self.ctx.converted_sites += 1
         return line.with_changes(body=[cst.Assign(targets=[cst.AssignTarget(target)], value=param)])
+
+    def _may_be_none(self, value: cst.BaseExpression) -> bool:
+        """Can the value be None when the code runs: a name or attribute not known to hold a tensor, a conditional
+        or boolean expression with such a branch (``x if cond else None``), a call of a function of the model's."""
+        if isinstance(value, cst.Name):
+            return value.value == "None" or self.scope.kind_of(value.value) != "tensor"
+        if isinstance(value, cst.Attribute):
+            return self.scope.kind_of(_root(value)) != "tensor"
+        if isinstance(value, cst.IfExp):
+            return self._may_be_none(value.body) or self._may_be_none(value.orelse)
+        if isinstance(value, cst.BooleanOperation):
+            return self._may_be_none(value.left) or self._may_be_none(value.right)
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Name):
+            return self.scope.resolve_torch(value.func) is None  # make_mask(cfg): the model's own function
+        return False
 
 
 def _root(expr: cst.BaseExpression) -> str:

@@ -30,7 +30,10 @@ class LayerParameterNameTransform(Rule):
 
     What a layer's members become is torch's object surface (``mindport/mappings/data/surface/``): the settings the
     Cell keeps under another name (``groups`` -> ``group``, ``AdaptiveAvgPool2d.output_size`` ->
-    ``adaptive_avgpool2d.output_size``) are read there, and a setting or method the Cell lacks
+    ``adaptive_avgpool2d.output_size``) are read there, one kept under another form is computed from the Cell
+    (``self.drop.p`` of a Dropout2d is ``1 - self.drop.keep_prob``), one torch holds as None in some configurations
+    is None when the Cell's condition says so (``(None if self.bn.use_batch_statistics is True else
+    self.bn.moving_mean)``), and a setting or method the Cell lacks
     (``self.fc.reset_parameters()``, ``self.conv.padding_mode``) is flagged MP104 with the reason. A sub-layer built
     from a class passed in (``self.conv = conv_module(c, c, 3)``) reads such a member through
     ``mp_adapt.layer_attribute(self.conv, "groups")``, which decides by the object's class when the code runs."""
@@ -134,7 +137,8 @@ class LayerParameterNameTransform(Rule):
         if entry is not None and entry.kind == "layer":
             if self.ctx.options.target != "nn":  # mint keeps torch's names but the parameters'
                 return {k: v for k, v in entry.weights.items() if v and v != k}
-            return _Layer(entry, {**attribute_paths(entry), **_flagged_members(entry)})  # even renaming nothing
+            return _Layer(entry, {**_optional(entry, attribute_paths(entry)), **_flagged_members(entry),
+                                  **_derived_members(entry)})
         return None
 
     def _sequential(self, value: cst.BaseExpression) -> dict[int, dict[str, str]] | None:
@@ -271,6 +275,22 @@ class LayerParameterNameTransform(Rule):
             cst.Arg(updated_node.value, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
             cst.Arg(cst.SimpleString(repr(name)))])
 
+    def _derived(self, original_node, updated_node, template: "_Derived"):
+        """``self.drop.p`` of a Dropout2d: the surface data's expression over the converted layer
+        (``1 - self.drop.keep_prob``), parenthesised where it is more than a name; assigned to: MP104."""
+        name = original_node.attr.value
+        if id(original_node) in self._targets:
+            self.flag(original_node, "MP104", f"{template.layer}.{name}: MindSpore keeps it as {template}: set it "
+                      "through the layer's constructor", "", template.layer)
+            return updated_node
+        self.ctx.converted_sites += 1
+        receiver = cst.Module([]).code_for_node(updated_node.value)
+        text = template.replace("{layer}", receiver)
+        expr = cst.parse_expression(text)
+        if not isinstance(expr, (cst.Attribute, cst.Name, cst.Subscript, cst.Call)):
+            expr = cst.parse_expression(f"({text})")
+        return expr
+
     def knows(self, expr: cst.BaseExpression) -> bool:
         """Does this rule know what ``expr`` holds (a local name bound to a layer construction)?"""
         return bool(self._candidates(expr))
@@ -312,9 +332,15 @@ class LayerParameterNameTransform(Rule):
         if candidates and all(c is _RUN_TIME for c in candidates):
             return self._run_time(original_node, updated_node)
         leaf = _leaf(candidates, original_node.attr.value) if candidates else None
+        if isinstance(leaf, _Derived):
+            return self._derived(original_node, updated_node, leaf)
         if isinstance(leaf, _Flagged):
             self.flag(original_node, "MP104", f"{leaf.layer}.{original_node.attr.value}: {leaf}", "", leaf.layer)
             return updated_node
+        if isinstance(leaf, _Optional) and id(original_node) not in self._targets and leaf.when:
+            self.ctx.converted_sites += 1  # None where torch's layer holds None: decided when the read runs
+            receiver = cst.Module([]).code_for_node(updated_node.value)
+            return cst.parse_expression(f"(None if {leaf.when.replace('{layer}', receiver)} else {receiver}.{leaf})")
         if leaf:
             self.ctx.converted_sites += 1
             *path, last = leaf.split(".")  # AdaptiveAvgPool2d's output_size: pool.adaptive_avgpool2d.output_size
@@ -349,7 +375,8 @@ def _run_time_names() -> frozenset[str]:
     layer whose class is known only when the code runs."""
     if not _RUN_TIME_NAMES:
         surface = load_surface()
-        names = {name for layer in surface.layers.values() for name in (*layer.paths(), *layer.flagged)}
+        names = {name for layer in surface.layers.values()
+                 for name in (*layer.paths(), *layer.flagged, *layer.derived)}
         _RUN_TIME_NAMES.append(frozenset(names - set(surface.methods)))
     return _RUN_TIME_NAMES[0]
 
@@ -400,6 +427,37 @@ def _flagged_members(entry) -> dict[str, _Flagged]:
     return found
 
 
+class _Optional(str):
+    """A member torch holds as None in some configurations (object_surface.toml's ``none_when``): its path, and the
+    condition over the converted layer."""
+
+    when: str = ""
+
+
+def _optional(entry, paths: dict) -> dict:
+    layer = load_surface().layer(entry.torch)
+    found = dict(paths)
+    for name, when in (layer.none_when.items() if layer is not None else ()):
+        found[name] = _Optional(paths.get(name, name))
+        found[name].when = when
+    return found
+
+
+class _Derived(str):
+    """A setting MindSpore keeps under another form (object_surface.toml's ``derived``): the expression template."""
+
+    layer: str = ""
+
+
+def _derived_members(entry) -> dict[str, _Derived]:
+    layer = load_surface().layer(entry.torch)
+    found = {}
+    for name, template in (layer.derived.items() if layer is not None else ()):
+        found[name] = _Derived(template)
+        found[name].layer = entry.torch
+    return found
+
+
 _ANY_INDEX = object()  # an index known only at run time (``self.embs[i]``): only a comprehension's items agree
 
 
@@ -443,7 +501,7 @@ def _leaf(candidates: list, attr: str) -> str | None:
         return None
     leaves = {value.get(attr, attr) for value in candidates}
     leaf = leaves.pop() if len(leaves) == 1 else None
-    return leaf if leaf != attr else None
+    return leaf if leaf != attr or isinstance(leaf, _Optional) else None
 
 
 def _self_chain(expr: cst.BaseExpression) -> list[str] | None:

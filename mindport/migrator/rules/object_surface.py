@@ -128,7 +128,8 @@ class ObjectSurfaceTransform(Rule):
         self._methods: list[str] = []  # the enclosing functions' names
         self._called: set[int] = set()  # attributes that are the callee of a call
         # torch layer members some mapped layer holds under another name (running_var, weight of a BatchNorm ...)
-        self._renamed = frozenset(name for layer in load_surface().layers.values() for name in layer.paths())
+        self._renamed = frozenset(name for layer in load_surface().layers.values()
+                                  for name in (*layer.paths(), *layer.derived))
 
     def _tensor_read(self, original_node, updated_node, member):
         """A Tensor attribute a MindSpore Tensor lacks: its value (``x.is_sparse`` -> ``False``), or MP104."""
