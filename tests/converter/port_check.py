@@ -77,15 +77,16 @@ def torch_and_converted(source, name, tmp_path, monkeypatch):
     return t_ns, vars(importlib.import_module(f"{name}_ms"))
 
 
-def build_layer_pair(layer, args, params="k=3, s=2, p=1, op=1"):
-    """``torch.nn.<layer>(4, 3, <args>)`` built by a ``build(<params>)`` function in torch and in its conversion, the
-    torch weights moved onto the MindSpore layer: (torch layer, MindSpore layer, the converted source)."""
+def build_layer_pair(call, params=""):
+    """``torch.nn.<call>`` (``"Conv2d(4, 3, k)"``) built by a ``build(<params>)`` function in torch and in its
+    conversion (no diagnostic), the torch weights moved onto the MindSpore layer: (torch layer, MindSpore layer, the
+    converted source)."""
     import torch
 
     from mindport import convert_source
 
-    source = f"import torch\n\n\ndef build({params}):\n    return torch.nn.{layer}(4, 3, {args})\n"
-    result = convert_source(source, f"<{layer}>")
+    source = f"import torch\n\n\ndef build({params}):\n    return torch.nn.{call}\n"
+    result = convert_source(source, f"<{call}>")
     assert not result.diagnostics, [d.format() for d in result.diagnostics]
     t_ns: dict = {}
     m_ns: dict = {}
@@ -95,4 +96,3 @@ def build_layer_pair(layer, args, params="k=3, s=2, p=1, op=1"):
     t_layer, m_layer = t_ns["build"](), m_ns["build"]()
     transfer_weights(t_layer.state_dict(), m_layer)
     return t_layer, m_layer, result.code
-

@@ -35,7 +35,7 @@ CASES = [
 
 
 def _build(layer, args, p, op):
-    t_layer, m_layer, _ = build_layer_pair(layer, args, f"k=3, s=2, p={p}, op={op}")
+    t_layer, m_layer, _ = build_layer_pair(f"{layer}(4, 3, {args})", f"k=3, s=2, p={p}, op={op}")
     return t_layer, m_layer
 
 

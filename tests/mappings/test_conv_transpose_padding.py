@@ -27,7 +27,7 @@ def test_output_padding_matches_torch(layer, args, shape):
     import mindspore as ms
     import torch
 
-    t_layer, m_layer, code = build_layer_pair(layer, args)
+    t_layer, m_layer, code = build_layer_pair(f"{layer}(4, 3, {args})", "k=3, s=2, p=1, op=1")
     if "op" not in args:  # literals: MindSpore's own layer, the output padding folded into its padding
         assert "output_padding" not in code and "mp_nn" not in code, code
     x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)

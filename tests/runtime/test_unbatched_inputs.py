@@ -25,6 +25,8 @@ import re
 import numpy as np
 import pytest
 
+from tests.converter.port_check import build_layer_pair
+
 FIX = "fixed"
 OK = "works"
 FLAG = "flagged"
@@ -156,24 +158,10 @@ def _inputs(spec):
 
 
 def _pair(ctor):
-    """``torch.nn.<ctor>`` in torch and in its conversion (no diagnostic), torch's weights moved: (torch, MindSpore,
-    the converted constructor)."""
-    import torch
-
-    from mindport import convert_source, transfer_weights
-
-    source = f"import torch\n\n\ndef build():\n    return torch.nn.{ctor}\n"
-    result = convert_source(source, f"<{ctor}>")
-    assert not result.diagnostics, [d.format() for d in result.diagnostics]
-    t_ns: dict = {}
-    m_ns: dict = {}
-    exec(compile(source, "<torch>", "exec"), t_ns)  # noqa: S102 - our own snippet
-    exec(compile(result.code, "<ms>", "exec"), m_ns)  # noqa: S102
-    torch.manual_seed(0)
-    t_layer, m_layer = t_ns["build"]().eval(), m_ns["build"]()
+    """``torch.nn.<ctor>`` in torch and in its conversion, torch's weights moved, both in eval: (torch, MindSpore)."""
+    t_layer, m_layer, _ = build_layer_pair(ctor)
     m_layer.set_train(False)
-    transfer_weights(t_layer.state_dict(), m_layer)
-    return t_layer, m_layer
+    return t_layer.eval(), m_layer
 
 
 def _flat(value):
