@@ -24,11 +24,20 @@ import pickle
 import shutil
 import tempfile
 from collections.abc import Mapping
+from pathlib import Path
 
 import mindspore as ms
 import numpy as np
 
+from mindport.runtime._graph import in_fallback as _in_fallback
+from mindport.runtime._graph import in_graph as _in_graph
+
 _SUFFIX = ".ckpt"
+
+
+def _host_only(what: str) -> None:
+    if _in_graph() or _in_fallback():
+        raise RuntimeError(f"mindport: {what} reads and writes files in Python: call it outside construct/@jit")
 
 
 class _Saved:
@@ -73,6 +82,7 @@ def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_seriali
          _disable_byteorder_record=False) -> None:
     """torch.save: MindSpore's checkpoint for a Cell or a flat name -> tensor table, a pickle at exactly ``f``
     for anything else (see the module's docs)."""
+    _host_only("torch.save")
     module = pickle if pickle_module is None else pickle_module
     if not isinstance(f, (str, os.PathLike)):  # a file object (io.BytesIO, an open file): always the pickle
         module.dump(_pack(obj), f, protocol=max(pickle_protocol, 2))
@@ -81,8 +91,7 @@ def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_seriali
     if _flat_table(obj):
         ms.save_checkpoint(obj, path)
         return
-    with open(path, "wb") as handle:
-        module.dump(_pack(obj), handle, protocol=max(pickle_protocol, 2))
+    Path(path).write_bytes(module.dumps(_pack(obj), protocol=max(pickle_protocol, 2)))
 
 
 def _torch_file(head: bytes) -> bool:
@@ -91,6 +100,7 @@ def _torch_file(head: bytes) -> bool:
 
 def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None, **pickle_load_args):
     """torch.load: what :func:`save` wrote at ``f`` (or MindSpore's ``f + '.ckpt'``), in MindSpore tensors."""
+    _host_only("torch.load")
     module = pickle if pickle_module is None else pickle_module
     if not isinstance(f, (str, os.PathLike)):
         return _unpack(module.load(f, **pickle_load_args))
@@ -98,18 +108,23 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     if not os.path.exists(path) and not path.endswith(_SUFFIX) and os.path.exists(path + _SUFFIX):
         path += _SUFFIX  # save_checkpoint's name for it
     if not os.path.exists(path):
-        raise FileNotFoundError(f"mindport: no checkpoint at {os.fspath(f)!r} (nor {os.fspath(f) + _SUFFIX!r})")
-    with open(path, "rb") as handle:
-        head = handle.read(2)
-        if _torch_file(head):
-            raise ValueError(f"mindport: {path!r} was written by torch: convert it once with "
-                             f"`mindport weights {path} -o {os.path.splitext(path)[0]}.ckpt` and load that")
-        if head[:1] == b"\x80":  # a pickle protocol >= 2: an object save() pickled
-            handle.seek(0)
-            return _unpack(module.load(io.BytesIO(handle.read()), **pickle_load_args))
+        raise OSError(f"mindport: no checkpoint at {os.fspath(f)!r} (nor {os.fspath(f) + _SUFFIX!r})")
+    data = Path(path).read_bytes()
+    if _torch_file(data[:2]):
+        raise ValueError(f"mindport: {path!r} was written by torch: convert it once with "
+                         f"`mindport weights {path} -o {os.path.splitext(path)[0]}.ckpt` and load that")
+    if data[:1] == b"\x80":  # a pickle protocol >= 2: an object save() pickled
+        return _unpack(module.load(io.BytesIO(data), **pickle_load_args))
     if path.endswith(_SUFFIX):
         return ms.load_checkpoint(path)
-    with tempfile.TemporaryDirectory() as folder:  # MindSpore reads only names ending in .ckpt
-        named = os.path.join(folder, os.path.basename(path) + _SUFFIX)
-        shutil.copyfile(path, named)
-        return ms.load_checkpoint(named)
+    return _load_renamed(path)
+
+
+def _load_renamed(path: str):
+    """A MindSpore checkpoint under a name without .ckpt, which load_checkpoint refuses: read from a copy named so."""
+    folder = tempfile.mkdtemp(prefix="mindport-ckpt-")  # (no `with`: MindSpore's graph parser follows this call)
+    named = os.path.join(folder, os.path.basename(path) + _SUFFIX)
+    shutil.copyfile(path, named)
+    table = ms.load_checkpoint(named)
+    shutil.rmtree(folder, ignore_errors=True)
+    return table

@@ -21,7 +21,7 @@ FLAGGED = [pytest.param(e, id=e.torch) for e in load_registry() if e.graph and e
 _EXTRA = {"val": 0.5, "sparsity": 0.5, "lengths": [4, 4, 4, 4], "num_samples": 2, "batch_size": 2, "drop_last": False,
           "rate": 1.0, "concentration0": 1.0, "q": None, "type_q": object, "indices": [0],
           "a": -1.0, "b": 1.0, "mean": 0.0, "std": 1.0, "scale": 1.0,
-          "df2": 3.0}  # required arguments after the tensor, for entries proven by a program
+          "df2": 3.0, "f": "w.ckpt"}  # required arguments after the tensor, for entries proven by a program
 
 
 @pytest.fixture(autouse=True)
