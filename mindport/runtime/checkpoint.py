@@ -60,8 +60,7 @@ def _pack(obj):
     if isinstance(obj, ms.Tensor):
         return _Saved(obj.asnumpy(), None, None)
     if isinstance(obj, Mapping):
-        return type(obj)((k, _pack(v)) for k, v in obj.items()) if type(obj) is not dict else \
-            {k: _pack(v) for k, v in obj.items()}
+        return type(obj)((k, _pack(v)) for k, v in obj.items())
     if isinstance(obj, (list, tuple)) and type(obj) in (list, tuple):
         return type(obj)(_pack(v) for v in obj)
     return obj
@@ -71,7 +70,7 @@ def _unpack(obj):
     if isinstance(obj, _Saved):
         tensor = ms.Tensor(obj.array)
         return tensor if obj.name is None else ms.Parameter(tensor, name=obj.name, requires_grad=obj.requires_grad)
-    if isinstance(obj, dict):
+    if isinstance(obj, Mapping):
         return type(obj)((k, _unpack(v)) for k, v in obj.items())
     if isinstance(obj, (list, tuple)) and type(obj) in (list, tuple):
         return type(obj)(_unpack(v) for v in obj)
