@@ -4,6 +4,7 @@
 * :func:`in_fallback`: True while Python code runs on behalf of a graph through MindSpore's JIT Fallback (a class
   called in ``construct``, such as ``torch.Size(...)`` or ``torch.finfo(...)``, is run as Python, where
   :func:`in_graph` is False).
+* :func:`host_only`: the guard of a helper that works only in the Python program (raises mindport's error there).
 * :func:`named`: torch's named tuples (``.values``/``.indices``) in PyNative; plain tuples in a graph. A named tuple
   built inside a graph is not compiled: MindSpore keeps it as an interpreted Python object, and MindSpore functions
   written in Python then fail on its items (``ops.swapaxes(result.U, -2, -1)``: "unsupported operand type(s) for +:
@@ -48,6 +49,15 @@ def in_fallback():
             return True
         frame = frame.f_back
     return False
+
+
+def host_only(message: str) -> None:
+    """Raise mindport's RuntimeError (``"mindport: " + message``) when the caller runs for a graph: compiled
+    (:func:`in_graph`) or run as Python through the JIT Fallback (:func:`in_fallback`). The one guard of every
+    runtime helper that only works in the Python program (files, NumPy draws, the data pipeline, seeds, Python lists):
+    a graph would otherwise freeze its first value or fail with MindSpore's own words."""
+    if in_graph() or in_fallback():
+        raise RuntimeError("mindport: " + message)
 
 
 def named(cls, *values):

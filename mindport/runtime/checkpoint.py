@@ -29,15 +29,13 @@ from pathlib import Path
 import mindspore as ms
 import numpy as np
 
-from mindport.runtime._graph import in_fallback as _in_fallback
-from mindport.runtime._graph import in_graph as _in_graph
+from mindport.runtime._graph import host_only
 
 _SUFFIX = ".ckpt"
 
 
 def _host_only(what: str) -> None:
-    if _in_graph() or _in_fallback():
-        raise RuntimeError(f"mindport: {what} reads and writes files in Python: call it outside construct/@jit")
+    host_only(f"{what} reads and writes files in Python: call it outside construct/@jit")
 
 
 class _Saved:

@@ -20,8 +20,7 @@ import numpy as np
 from mindspore import Tensor, ops
 
 from mindport.runtime import seed as _seed
-from mindport.runtime._graph import in_fallback as _in_fallback
-from mindport.runtime._graph import in_graph as _in_graph
+from mindport.runtime._graph import host_only as _host_only
 
 
 _CHUNK = 1 << 16  # indices drawn at a time by the samplers with replacement
@@ -37,9 +36,8 @@ class Sampler:
     """torch.utils.data.Sampler: the base class (subclasses define ``__iter__`` and usually ``__len__``)."""
 
     def __init__(self, data_source=None):
-        if _in_graph() or _in_fallback():  # a class called in a graph runs through its JIT Fallback
-            raise RuntimeError(f"mindport: torch.utils.data.{type(self).__name__} is a Python iterable of indices for "
-                               "the data pipeline: build it outside construct/@jit")
+        _host_only(f"torch.utils.data.{type(self).__name__} is a Python iterable of indices for "
+                   "the data pipeline: build it outside construct/@jit")
 
     def __iter__(self):
         raise NotImplementedError
@@ -171,9 +169,8 @@ np_str_obj_array_pattern = re.compile(r"[SaUO]")  # torch's: NumPy string and ob
 
 
 def _pipeline_only(name):
-    if _in_graph() or _in_fallback():  # a class called in a graph runs through its JIT Fallback
-        raise RuntimeError(f"mindport: torch.utils.data.{name} is part of the Python data pipeline: use it outside "
-                           "construct/@jit")
+    _host_only(f"torch.utils.data.{name} is part of the Python data pipeline: use it outside "
+               "construct/@jit")
 
 
 def _is_namedtuple(value):

@@ -16,8 +16,7 @@ import mindspore as ms
 import numpy as np
 from mindspore import Tensor, ops
 
-from mindport.runtime._graph import in_fallback as _in_fallback
-from mindport.runtime._graph import in_graph as _in_graph
+from mindport.runtime._graph import host_only as _host_only
 
 
 def _tensor(value):
@@ -392,9 +391,8 @@ _FINFO = {ms.float16: (6.103515625e-05, 0.0009765625), ms.float32: (1.1754943508
 def _pynative_only(name):
     """A transform whose methods don't compile (list slicing by a shape, per-slice loops): raise mindport's error
     when it is built for a graph (a class called in a graph runs through the JIT Fallback)."""
-    if _in_graph() or _in_fallback():
-        raise RuntimeError(f"mindport: torch.distributions.{name} can't be used inside construct or @jit: build it "
-                           "and call it outside the graph")
+    _host_only(f"torch.distributions.{name} can't be used inside construct or @jit: build it "
+               "and call it outside the graph")
 
 
 def _clipped_sigmoid(x):
@@ -1353,9 +1351,8 @@ class Geometric(Distribution):
 # counts) come from NumPy's global generator (which mindspore.set_seed seeds): values are random draws, torch's law.
 
 def _numpy_draw(name, draw, dtype):
-    if _in_graph() or _in_fallback():
-        raise RuntimeError(f"mindport: {name}.sample draws with NumPy and can't run inside construct or @jit: "
-                           "sample outside the graph")
+    _host_only(f"{name}.sample draws with NumPy and can't run inside construct or @jit: "
+               "sample outside the graph")
     return Tensor(np.asarray(draw), dtype)
 
 

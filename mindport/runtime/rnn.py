@@ -21,14 +21,12 @@ import mindspore as ms
 import numpy as np
 from mindspore import Tensor, ops
 
-from mindport.runtime._graph import in_fallback as _in_fallback
-from mindport.runtime._graph import in_graph as _in_graph
+from mindport.runtime._graph import host_only as _host_only
 
 
 def _pynative_only(name):
-    if _in_graph() or _in_fallback():  # a class called in a graph runs through its JIT Fallback
-        raise RuntimeError(f"mindport: torch.nn.utils.rnn.{name} has value-dependent shapes and can't be compiled in "
-                           "graph mode; call it outside construct/@jit")
+    _host_only(f"torch.nn.utils.rnn.{name} has value-dependent shapes and can't be compiled in "
+               "graph mode; call it outside construct/@jit")
 
 
 def _ints(values) -> list:

@@ -15,8 +15,7 @@ import random
 import mindspore as ms
 import numpy as np
 
-from mindport.runtime._graph import in_fallback as _in_fallback
-from mindport.runtime._graph import in_graph as _in_graph
+from mindport.runtime._graph import host_only as _host_only
 
 _STREAM = None
 
@@ -32,8 +31,7 @@ def manual_seed(seed) -> None:
     Python's ``random`` keep their state (torch's manual_seed touches neither). Returns None (torch returns its Generator: use it as a
     statement)."""
     global _STREAM
-    if _in_graph() or _in_fallback():
-        raise RuntimeError("mindport: torch.manual_seed seeds the Python program: call it outside construct/@jit")
+    _host_only("torch.manual_seed seeds the Python program: call it outside construct/@jit")
     state, python_state = np.random.get_state(), random.getstate()
     ms.set_seed(int(seed))
     np.random.set_state(state)

@@ -15,8 +15,7 @@ import numpy as np
 import mindspore as ms
 from mindspore import ops
 
-from mindport.runtime._graph import in_fallback as _in_fallback
-from mindport.runtime._graph import in_graph as _in_graph
+from mindport.runtime._graph import host_only as _host_only
 from mindport.runtime.math import _empty_extent, _nonempty_extent, _reduced_shape
 
 _TYPE_NAMES = {
@@ -106,9 +105,8 @@ class _Storage(list):
 def storage(x) -> _Storage:
     """``x.storage()``: the tensor's values as a flat list (MindSpore's ``Tensor.storage()`` is an untyped byte store
     with no ``tolist``)."""
-    if _in_graph() or _in_fallback():
-        raise RuntimeError("mindport: x.storage() is a Python list of the tensor's values: call it outside "
-                           "construct/@jit")
+    _host_only("x.storage() is a Python list of the tensor's values: call it outside "
+               "construct/@jit")
     return _Storage(x.asnumpy().reshape(-1).tolist())
 
 
@@ -273,9 +271,8 @@ class Size(tuple, metaclass=_SizeType):
     """torch.Size: a tuple of ints (MindSpore shapes are plain tuples, which compare equal to it) with ``numel()``."""
 
     def __new__(cls, sizes=()):
-        if _in_graph() or _in_fallback():  # a graph runs this class through its JIT Fallback: in_graph() is False
-            raise RuntimeError("mindport: torch.Size is a plain tuple inside construct or @jit (a graph has no tuple "
-                               "subclasses, so numel() is missing): use the tuple, and math.prod(shape) for numel()")
+        _host_only("torch.Size is a plain tuple inside construct or @jit (a graph has no tuple "
+                   "subclasses, so numel() is missing): use the tuple, and math.prod(shape) for numel()")
         return super().__new__(cls, (int(s) for s in sizes))
 
     def numel(self):

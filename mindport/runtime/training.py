@@ -21,13 +21,11 @@ import inspect
 import mindspore as ms
 from mindspore import Parameter, Tensor, ops
 
-from mindport.runtime._graph import in_fallback as _in_fallback
-from mindport.runtime._graph import in_graph as _in_graph
+from mindport.runtime._graph import host_only as _host_only
 
 
 def _python_only(name):
-    if _in_graph() or _in_fallback():  # a class called in a graph runs through its JIT Fallback
-        raise RuntimeError(f"mindport: {name} is part of the Python training loop: use it outside construct/@jit")
+    _host_only(f"{name} is part of the Python training loop: use it outside construct/@jit")
 
 
 def _tensors(sources) -> list:
