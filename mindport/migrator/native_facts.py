@@ -1049,21 +1049,24 @@ def empty_attributes(module: cst.Module, resolve: Resolve) -> frozenset[str]:
     return frozenset(found)
 
 
-def empty_cat_members(call: cst.Call, function: "cst.FunctionDef | None", attributes: frozenset[str],
-                      resolve: Resolve) -> bool:
-    """May a member of this ``torch.cat((a, b), ...)`` be a legacy empty tensor (see the module's docs)?"""
+def empty_locals(function: "cst.FunctionDef | None", resolve: Resolve) -> frozenset[str]:
+    """Local names the function binds to a legacy empty tensor (``acc = torch.tensor([])``, grown by cat)."""
+    if function is None:
+        return frozenset()
+    return frozenset(t.target.value for node in own_nodes(function, cst.Assign)
+                     if empty_construction(node.value, resolve)
+                     for t in node.targets if isinstance(t.target, cst.Name))
+
+
+def empty_cat_members(call: cst.Call, local: frozenset[str], attributes: frozenset[str], resolve: Resolve) -> bool:
+    """May a member of this ``torch.cat((a, b), ...)`` be a legacy empty tensor (see the module's docs)? ``local``:
+    the enclosing function's :func:`empty_locals`; ``attributes``: the file's :func:`empty_attributes`."""
     tensors = next((a.value for a in call.args if a.keyword is None or a.keyword.value == "tensors"), None)
     if not isinstance(tensors, (cst.List, cst.Tuple)):
         return False
-    local: set[str] = set()
-    if function is not None:
-        for node in own_nodes(function, cst.Assign):
-            if empty_construction(node.value, resolve):
-                local.update(t.target.value for t in node.targets if isinstance(t.target, cst.Name))
     for element in tensors.elements:
         value = element.value
         if empty_construction(value, resolve) or (isinstance(value, cst.Name) and value.value in local) \
                 or (_self_attr(value) and value.attr.value in attributes):
             return True
     return False
-

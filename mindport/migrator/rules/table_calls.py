@@ -21,6 +21,7 @@ from mindport.migrator.native_facts import (
     cells_display,
     empty_attributes,
     empty_cat_members,
+    empty_locals,
     inplace_switch,
     own_nodes,
 )
@@ -290,6 +291,7 @@ class TableCallTransform(Rule):
         self._runtime_lists: set[int] = set()  # ModuleLists whose members are added by name: the runtime's
         self._file_facts: FileFacts | None = None
         self._functions: list[cst.FunctionDef] = []  # the enclosing functions (original nodes)
+        self._empty_locals_of: dict[int, frozenset[str]] = {}  # id(function) -> native_facts.empty_locals, once each
         self._class_layers: list[dict] = []  # the enclosing classes' self.NAME -> layer constructions
         self._float_facts: dict[int, FloatFacts] = {}
         self._unmasked_facts: dict[int, UnmaskedFacts] = {}
@@ -434,8 +436,17 @@ class TableCallTransform(Rule):
                 self._value_sites[id(param.default)] = (node, param.name.value)
 
     def leave_FunctionDef(self, original_node, updated_node):
-        self._functions.pop()
+        self._empty_locals_of.pop(id(self._functions.pop()), None)
         return updated_node
+
+    def _empty_locals(self) -> frozenset[str]:
+        """The enclosing function's local names bound to a legacy empty tensor (computed once per function)."""
+        if not self._functions:
+            return frozenset()
+        function = self._functions[-1]
+        if id(function) not in self._empty_locals_of:
+            self._empty_locals_of[id(function)] = empty_locals(function, self.scope.resolve_torch)
+        return self._empty_locals_of[id(function)]
 
     def leave_ClassDef(self, original_node, updated_node):
         self._class_layers.pop()
@@ -596,8 +607,7 @@ class TableCallTransform(Rule):
             input_node = self._input_node(entry, original_node)
             target = self._unmasked_target(self._guard_target(target, input_node), mapped, input_node)
             if target in LEGACY_EMPTY_CAT and empty_cat_members(
-                    original_node, self._functions[-1] if self._functions else None, self._empty_attributes,
-                    self.scope.resolve_torch):
+                    original_node, self._empty_locals(), self._empty_attributes, self.scope.resolve_torch):
                 target = LEGACY_EMPTY_CAT[target]
             if not self._cpu_guarded():
                 target = CPU_GUARD_LAYERS.get(target, target)
