@@ -1070,3 +1070,22 @@ def empty_cat_members(call: cst.Call, local: frozenset[str], attributes: frozens
                 or (_self_attr(value) and value.attr.value in attributes):
             return True
     return False
+
+
+def list_locals(function: "cst.FunctionDef | None") -> frozenset[str]:
+    """Names the function may hold a list in: assigned a list display, comprehension or ``list(...)``, or a
+    parameter whose default is a list display (``rate = []`` grown per dimension; ``def f(kernel_size=[3, 3])``).
+    torch takes a list wherever it takes a size or dimensions; MindSpore only an int or a tuple."""
+    if function is None:
+        return frozenset()
+
+    def is_list(value) -> bool:
+        return isinstance(value, (cst.List, cst.ListComp)) or (
+            isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "list")
+
+    found = {t.target.value for node in own_nodes(function, cst.Assign) if is_list(node.value)
+             for t in node.targets if isinstance(t.target, cst.Name)}
+    params = function.params
+    found.update(p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)
+                 if p.default is not None and is_list(p.default))
+    return frozenset(found)

@@ -38,6 +38,18 @@ SHARED_METHOD_NAMES = frozenset({
 })
 
 
+# Of those, the names only numpy arrays share (not lists, dicts, strings, sets, Modules): in a file that imports no
+# package of arrays (ARRAY_PACKAGES), a receiver of unknown kind calling one is taken for a tensor
+# (``masks[-1].repeat(2, 1)`` on a list of masks a function built). tests/converter/test_method_receivers.py derives
+# the set from numpy and the builtin types.
+ARRAY_METHOD_NAMES = frozenset({
+    "T", "all", "any", "argmax", "argmin", "argsort", "astype", "clip", "conj", "cumprod", "cumsum", "diagonal", "dot",
+    "fill", "flatten", "item", "max", "mean", "min", "nonzero", "prod", "put", "repeat", "reshape", "resize", "round",
+    "size", "squeeze", "std", "sum", "take", "tolist", "trace", "transpose", "var", "view",
+})
+ARRAY_PACKAGES = ("numpy", "pandas", "scipy", "cv2", "sklearn", "h5py", "PIL", "numba", "jax")
+
+
 _MS_NAME = re.compile(r"(?<![\w.])mindspore(?:\.\w+)+")
 
 

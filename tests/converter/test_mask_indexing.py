@@ -41,3 +41,29 @@ def test_masked_reads_and_writes_match_torch(tmp_path, seed, dtype):
     for g, w in zip(got, want, strict=True):
         assert g.shape == tuple(w.shape)
         np.testing.assert_array_equal(g.asnumpy(), w.numpy())
+
+
+BYTE_SOURCE = textwrap.dedent("""\
+    import torch
+
+
+    def run(x, mask):
+        return x[mask.byte()], x[(x > 0).byte()]
+""")
+
+
+def test_a_uint8_mask_index_reads_as_torch_reads_it(tmp_path):
+    """torch's legacy uint8 mask (``logdet[self.mask_d.byte()]``, the block neural autoregressive flow): MindSpore
+    refused the uint8 index; written ``.bool()``, the port reads the same elements."""
+    import mindspore as ms
+    import torch
+
+    code = convert_source(BYTE_SOURCE).code
+    assert "x[mask.bool()]" in code and ".byte()" not in code, code
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((6, 4)).astype(np.float32)
+    mask = (rng.random((6, 4)) > 0.5).astype(np.float32)
+    want = load_module(BYTE_SOURCE, tmp_path / "t_byte.py", "t_byte").run(torch.from_numpy(x), torch.from_numpy(mask))
+    got = load_module(code, tmp_path / "m_byte.py", "m_byte").run(ms.Tensor(x), ms.Tensor(mask))
+    for w, g in zip(want, got):
+        np.testing.assert_array_equal(g.asnumpy(), w.numpy())

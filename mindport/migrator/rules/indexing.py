@@ -19,7 +19,8 @@ class IndexTransform(Rule):
     (n, 2) instead of (n, 5), values silently wrong (the neural spline flow's ``widths[inside_mask, :]``). Subscripts
     of literal indices (``x[0, :]``, ``x[:, :]``) and of evident Python values are left as written. Not covered: a
     2-d mask followed by a partial slice (``x[mask, 1:3]``, shape (n, 1) in MindSpore), which no rewrite of the text
-    can tell from a 1-d index."""
+    can tell from a 1-d index. A uint8 mask written ``x[m.byte()]`` (torch's legacy mask, read as a boolean one)
+    is written ``x[m.bool()]``: MindSpore refuses a uint8 index."""
 
     EXAMPLES = (
         Example(
@@ -30,7 +31,7 @@ class IndexTransform(Rule):
                 def inside(widths, inputs, bound):
                     mask = (inputs >= -bound) & (inputs <= bound)
                     widths[inputs > bound, :] = 0
-                    return widths[mask, :], inputs[0, :], torch.ones(1)
+                    return widths[mask, :], inputs[0, :], torch.ones(1), widths[mask.byte()]
             """,
             after="""
                 from mindspore import ops
@@ -39,14 +40,15 @@ class IndexTransform(Rule):
                 def inside(widths, inputs, bound):
                     mask = (inputs >= -bound) & (inputs <= bound)
                     widths[inputs > bound] = 0
-                    return widths[mask], inputs[0, :], ops.ones(1)
+                    return widths[mask], inputs[0, :], ops.ones(1), widths[mask.bool()]
             """,
             note='The mask index loses its trailing full slice, in a read and in an assignment; a literal index keeps '
-                 'it.',
+                 'it; a uint8 mask is read as the boolean mask it stands for.',
         ),
     )
 
     def leave_Subscript(self, original_node, updated_node):
+        updated_node = _byte_masks_as_bool(updated_node)
         elements = list(updated_node.slice)
         kept = len(elements)
         while kept > 1 and _full_slice(elements[kept - 1]):
@@ -56,6 +58,21 @@ class IndexTransform(Rule):
             return updated_node
         last = elements[kept - 1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
         return updated_node.with_changes(slice=[*elements[:kept - 1], last])
+
+
+def _byte_masks_as_bool(node: cst.Subscript) -> cst.Subscript:
+    """``logdet[self.mask_d.byte()]``: torch reads a uint8 tensor as an index as a boolean mask (its legacy form);
+    MindSpore refuses it ("The tensor index must be int or bool type"). As an index, ``.byte()`` is ``.bool()``."""
+    elements, changed = [], False
+    for element in node.slice:
+        value = element.slice.value if isinstance(element.slice, cst.Index) else None
+        if isinstance(value, cst.Call) and not value.args and isinstance(value.func, cst.Attribute) \
+                and value.func.attr.value == "byte":
+            element = element.with_changes(slice=element.slice.with_changes(
+                value=value.with_changes(func=value.func.with_changes(attr=cst.Name("bool")))))
+            changed = True
+        elements.append(element)
+    return node.with_changes(slice=elements) if changed else node
 
 
 def _full_slice(element: cst.SubscriptElement) -> bool:

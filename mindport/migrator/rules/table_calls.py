@@ -10,6 +10,7 @@ import libcst as cst
 from mindport.mappings import OVERLAY_HINT
 from mindport.mappings.arguments import KEYWORD_VARARGS, NUMPY_NAMES
 from mindport.mappings.transforms import Arg, Unsupported
+from mindport.mappings.transforms.layers import IMPLICIT_VALUES
 from mindport.migrator.einsum_native import plan as einsum_plan
 from mindport.migrator.native_facts import (
     ClassFacts,
@@ -22,6 +23,7 @@ from mindport.migrator.native_facts import (
     empty_attributes,
     empty_cat_members,
     empty_locals,
+    list_locals,
     inplace_switch,
     own_nodes,
 )
@@ -29,9 +31,11 @@ from mindport.migrator.context import CPU_GUARDED
 from mindport.migrator.imports import runtime_alias
 from mindport.migrator.named_results import result_fields
 from mindport.migrator.rules.base import Example, Rule
-from mindport.migrator.scopes import receiver_kind
+from mindport.migrator.scopes import operand_kind, receiver_kind
 from mindport.migrator.syntax import NO_SPACE_EQUAL, code_of, target_names
 from mindport.migrator.table import (
+    ARRAY_METHOD_NAMES,
+    ARRAY_PACKAGES,
     SHARED_METHOD_NAMES,
     CallBindError,
     RunTimeArguments,
@@ -66,6 +70,12 @@ def _swap_of_high_axes(func: cst.Attribute, call: cst.Call) -> bool:
         return False
     axes = [a.value for a in call.args]
     return all(isinstance(v, cst.Integer) for v in axes) and max(int(v.value) for v in axes) >= 2
+
+
+# size and dimensions arguments a local list may be given to (mindport.mappings.transforms.layers.IMPLICIT_VALUES,
+# without padding: the padding transforms take lists)
+LIST_SIZE_NAMES = frozenset(IMPLICIT_VALUES) - {"padding"}
+
 
 class TableCallTransform(Rule):
     """Rewrites calls and attribute references whose torch name has a mapping entry; flags the others.
@@ -292,6 +302,7 @@ class TableCallTransform(Rule):
         self._file_facts: FileFacts | None = None
         self._functions: list[cst.FunctionDef] = []  # the enclosing functions (original nodes)
         self._empty_locals_of: dict[int, frozenset[str]] = {}  # id(function) -> native_facts.empty_locals, once each
+        self._list_locals_of: dict[int, frozenset[str]] = {}  # id(function) -> native_facts.list_locals, once each
         self._class_layers: list[dict] = []  # the enclosing classes' self.NAME -> layer constructions
         self._float_facts: dict[int, FloatFacts] = {}
         self._unmasked_facts: dict[int, UnmaskedFacts] = {}
@@ -436,8 +447,29 @@ class TableCallTransform(Rule):
                 self._value_sites[id(param.default)] = (node, param.name.value)
 
     def leave_FunctionDef(self, original_node, updated_node):
-        self._empty_locals_of.pop(id(self._functions.pop()), None)
+        function = self._functions.pop()
+        self._empty_locals_of.pop(id(function), None)
+        self._list_locals_of.pop(id(function), None)
         return updated_node
+
+    def _sizes_as_tuples(self, bound: dict[str, Arg]) -> dict[str, Arg]:
+        """A size or dimensions argument given by a local name that may hold a list (native_facts.list_locals:
+        ``dilation=rate`` after ``rate = []`` grew per dimension): ``tuple(rate) if isinstance(rate, list) else
+        rate``, which MindSpore takes where it refuses a list ("When expanding an int number to tuple ... but got
+        list"). Padding is left to the entries' padding transforms, which take lists."""
+        if not self._functions:
+            return bound
+        function = self._functions[-1]
+        if id(function) not in self._list_locals_of:
+            self._list_locals_of[id(function)] = list_locals(function)
+        lists = self._list_locals_of[id(function)]
+        for name in LIST_SIZE_NAMES & bound.keys():
+            arg = bound[name]
+            if lists and isinstance(arg.node, cst.Name) and arg.node.value in lists:
+                value = arg.node.value
+                bound[name] = Arg(f"(tuple({value}) if isinstance({value}, list) else {value})", arg.given, None,
+                                  arg.cst_arg)
+        return bound
 
     def _empty_locals(self) -> frozenset[str]:
         """The enclosing function's local names bound to a legacy empty tensor (computed once per function)."""
@@ -595,7 +627,7 @@ class TableCallTransform(Rule):
             return cst.Call(func=self.ctx.target_expr("mindport.runtime.inplace.write_out"),
                             args=[cst.Arg(out.value), cst.Arg(built)])
         try:
-            bound = bind_arguments(entry, list(updated_node.args))
+            bound = self._sizes_as_tuples(bind_arguments(entry, list(updated_node.args)))
             if id(original_node) in self._native_inplace and "inplace" in bound:
                 bound["inplace"] = Arg("False", False)  # no reader of the input afterwards: out of place is the same
             mapped = map_arguments(entry, bound, profile)
@@ -665,7 +697,7 @@ class TableCallTransform(Rule):
             return updated_node  # same method, same arguments (keywords of a `positional` entry are written
             # positionally: in a static graph MindSpore's Tensor methods take other keywords, or other kernels)
         swap = self._torch_swap(original_node)
-        if not swap and not self._plausible(func, strict=func.attr.value in SHARED_METHOD_NAMES):
+        if not swap and not self._plausible(func, strict=self._strict_name(func.attr.value)):
             return updated_node
         indexed_view = (func.attr.value.endswith("_") and func.attr.value not in _FLAG_METHODS
                         and isinstance(func.value, cst.Subscript) and not _keyed(func.value))
@@ -678,7 +710,8 @@ class TableCallTransform(Rule):
                       entry.torch)
             return updated_node
         try:
-            mapped = map_arguments(entry, bind_arguments(entry, list(updated_node.args)), profile)
+            mapped = map_arguments(entry, self._sizes_as_tuples(bind_arguments(entry, list(updated_node.args))),
+                                   profile)
             target = switched_target(mapped, target)
             target = self._unmasked_target(self._guard_target(target, func.value), mapped, func.value)
             self._resolve_ms_names(mapped)
@@ -691,6 +724,10 @@ class TableCallTransform(Rule):
             return updated_node.with_changes(func=adapter_expr(self.ctx, entry.torch),
                                              args=fix_commas([cst.Arg(value=receiver), *updated_node.args]))
         except CallBindError as exc:
+            if not (operand_kind(func.value, self.scope) if isinstance(func.value, cst.Name)
+                    else receiver_kind(func.value, self.scope)) == "tensor":
+                return updated_node  # flow.inverse(u, y), ax.scatter(x, y, s=10): arguments no torch.Tensor method
+                # takes, so the receiver is the program's own object (or a library's), whose call stays as written
             self.flag(original_node, "MP102", f"{entry.torch}: {exc}", "pass arguments explicitly", entry.torch)
             return updated_node
         except Unsupported as exc:
@@ -751,6 +788,13 @@ class TableCallTransform(Rule):
         return call.func.attr.value == "transpose" and len(call.args) == 2 and all(integer(a) for a in call.args) \
             and not self.ctx.imports("numpy") and receiver_kind(call.func.value, self.scope) in ("other", "python",
                                                                                                  "tensor")
+
+    def _strict_name(self, name: str) -> bool:
+        """Must the receiver be an evident tensor for ``x.name(...)`` to be rewritten? For the names other Python
+        values share (SHARED_METHOD_NAMES), except array-only names in a file that imports no array package."""
+        if name not in SHARED_METHOD_NAMES:
+            return False
+        return name not in ARRAY_METHOD_NAMES or any(self.ctx.imports(p) for p in ARRAY_PACKAGES)
 
     def _maybe_numpy(self, func: cst.Attribute) -> bool:
         """Could the receiver be a numpy array? A bare name that is a parameter (or of unknown kind) in a file that

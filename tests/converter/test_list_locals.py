@@ -1,0 +1,58 @@
+"""Sizes held in a local list (batch 6, Qualcomm's BC-ResNet): ``rate = []`` grown per dimension, then
+``nn.Conv2d(..., kernel_size, stride, padding, rate, groups)``. torch takes a list as a size; MindSpore's layers refuse
+one ("When expanding an int number to tuple, input type must be integer or tuple[int], but got list"). A size or
+dimensions argument given by a local name that may hold a list is written ``tuple(x) if isinstance(x, list) else x``;
+the port matches torch with either kind of value."""
+from __future__ import annotations
+
+import textwrap
+
+import numpy as np
+import pytest
+
+from mindport import convert_source
+from port_check import load_module
+
+SOURCE = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+
+
+    class Block(nn.Module):
+        def __init__(self, kernel_size=(3, 3), dilated=True, pool=[2, 1]):
+            super().__init__()
+            if isinstance(kernel_size, (list, tuple)):
+                rate = []
+                padding = []
+                for k in kernel_size:
+                    rate.append(2 if dilated and k > 1 else 1)
+                    padding.append(rate[-1] * (k - 1) // 2)
+            else:
+                rate, padding = 1, (kernel_size - 1) // 2
+            self.conv = nn.Conv2d(3, 4, kernel_size, 1, padding, rate, bias=False)
+            self.pool = nn.MaxPool2d(pool, stride=pool)
+
+        def forward(self, x):
+            dims = [2, 3]
+            return self.pool(self.conv(x)), self.conv(x).mean(dim=dims)
+""")
+
+
+@pytest.mark.parametrize("args", [(), ((3, 1),), (3, False)])
+def test_local_lists_as_sizes_convert_and_match(tmp_path, args):
+    import mindspore as ms
+    import torch
+
+    code = convert_source(SOURCE).code
+    assert "dilation=(tuple(rate) if isinstance(rate, list) else rate)" in code, code
+    name = "_".join(str(a) for a in args).replace(" ", "").replace(",", "").replace("(", "").replace(")", "") or "d"
+    x = np.random.default_rng(0).standard_normal((2, 3, 8, 8)).astype(np.float32)
+    torch_net = load_module(SOURCE, tmp_path / f"t_ll_{name}.py", f"t_ll_{name}").Block(*args)
+    ms_net = load_module(code, tmp_path / f"m_ll_{name}.py", f"m_ll_{name}").Block(*args)
+    ms_net.conv.weight.set_data(ms.Tensor(torch_net.conv.weight.detach().numpy().reshape(ms_net.conv.weight.shape)))
+    with torch.no_grad():
+        want = torch_net(torch.from_numpy(x))
+    got = ms_net(ms.Tensor(x))
+    for w, g in zip(want, got):
+        assert tuple(g.shape) == tuple(w.shape)
+        np.testing.assert_allclose(g.asnumpy(), w.numpy(), rtol=1e-5, atol=1e-5)

@@ -1,0 +1,72 @@
+"""Method calls on receivers whose kind the converter cannot see (batch 6, kamenbliznashki/normalizing_flows' MAF):
+
+* ``masks[-1].repeat(2, 1)`` on a list of masks another function built: ``repeat`` is a name numpy arrays share, so
+  the call was left as written, and MindSpore's ``Tensor.repeat`` has no CPU kernel ("'repeat' is not supported on
+  this device"). In a file that imports no array package the receiver is taken for a tensor (torch's repeat = tile).
+* ``flow.inverse(u, y)``: arguments torch's ``Tensor.inverse`` does not take, so the receiver is the program's own
+  object; the call stays as written without an error diagnostic (it was flagged MP102, and the conversion exited 1).
+"""
+from __future__ import annotations
+
+import textwrap
+
+import numpy as np
+
+from mindport import convert_source
+from mindport.migrator.table import ARRAY_METHOD_NAMES, SHARED_METHOD_NAMES
+from port_check import load_module
+
+SOURCE = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+
+
+    def create_masks(n):
+        degrees = torch.arange(n)
+        return [(degrees.unsqueeze(-1) >= degrees).float()]
+
+
+    class Affine(nn.Module):
+        def inverse(self, u, y):
+            return u * 2 - y, u.sum(1)
+
+
+    class Made(nn.Module):
+        def __init__(self, n=4):
+            super().__init__()
+            masks = create_masks(n)
+            self.register_buffer("mask", masks[-1].repeat(2, 1))
+            self.flow = Affine()
+
+        def forward(self, x):
+            a, b = self.flow.inverse(x, x)
+            return a @ self.mask.t() + b.unsqueeze(-1)
+""")
+
+
+def test_array_only_names_are_derived_from_numpy_and_the_builtin_types():
+    builtin = set()
+    for kind in (list, dict, str, set, frozenset, tuple, bytes, bytearray, int, float, complex):
+        builtin |= set(dir(kind))
+    assert ARRAY_METHOD_NAMES == (SHARED_METHOD_NAMES & set(dir(np.ndarray))) - builtin
+
+
+def test_repeat_on_an_unknown_receiver_converts_and_a_foreign_method_is_left_unflagged(tmp_path):
+    import mindspore as ms
+    import torch
+
+    result = convert_source(SOURCE)
+    assert "masks[-1].tile((2, 1))" in result.code, result.code
+    assert "self.flow.inverse(x, x)" in result.code
+    assert not [d for d in result.diagnostics if d.code == "MP102"], result.diagnostics
+    x = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
+    with torch.no_grad():
+        want = load_module(SOURCE, tmp_path / "t_made.py", "t_made").Made()(torch.from_numpy(x)).numpy()
+    got = load_module(result.code, tmp_path / "m_made.py", "m_made").Made()(ms.Tensor(x)).asnumpy()
+    assert got.shape == want.shape == (3, 8)
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+
+
+def test_in_a_file_that_imports_numpy_the_shared_name_stays_for_an_evident_tensor_only():
+    code = convert_source("import numpy as np\n" + SOURCE).code
+    assert "masks[-1].repeat(2, 1)" in code, code  # numpy's repeat is another operation: not guessed
