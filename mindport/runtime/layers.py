@@ -19,6 +19,7 @@ from mindport.runtime import containers as _containers
 from mindport.runtime import inplace as _inplace
 from mindport.runtime import math as _math
 from mindport.runtime._graph import in_graph as _in_graph
+from mindport.runtime import unbatched as _unbatched
 from mindport.runtime import nn_functional as F
 
 
@@ -1101,6 +1102,9 @@ class Conv1dTranspose(nn.Conv1dTranspose):
         if self.has_bias:
             out = self.bias_add(out, self.bias)
         return ops.squeeze(out, 2)
+
+
+Conv1dTranspose.construct = _unbatched.accept_unbatched(Conv1dTranspose.construct, 3)  # torch's (C, L) input
 
 
 def _per_axis(value, dims):
