@@ -1061,9 +1061,12 @@ def _mode_padded(base, ms_conv, dims, torch_name):
         self._mode_pads = pads
 
     def construct(self, x):
-        return base.construct(self, ops.pad(x, self._mode_pads, mode=self.padding_mode))
+        # base's construct as a method of self, not base.construct(self, ...): GRAPH_MODE compiles a reparametrised
+        # weight (spectral_norm's property) read in a method, and freezes one read from a Cell passed as an argument
+        return self._mp_padded_base(ops.pad(x, self._mode_pads, mode=self.padding_mode))
 
-    return type(f"ModePadded{torch_name}", (base,), {"__init__": __init__, "construct": construct, "__doc__": (
+    return type(f"ModePadded{torch_name}", (base,), {"__init__": __init__, "construct": construct,
+                                                      "_mp_padded_base": base.construct, "__doc__": (
         f"torch.nn.{torch_name} with padding_mode 'reflect', 'replicate' or 'circular' (see _mode_padded).")})
 
 
@@ -1088,8 +1091,13 @@ class Conv1dTranspose(nn.Conv1dTranspose):
         self._geometry = _transpose_geometry(self, (0,) + self.output_padding) if self.output_padding[0] else None
 
     def construct(self, x):
+        if x.ndim == 2:  # torch's unbatched (C, L) input
+            return ops.squeeze(self._batched(ops.expand_dims(x, 0)), 0)
+        return self._batched(x)
+
+    def _batched(self, x):
         if self.output_padding[0]:
-            return _transposed_window(self, x, self._geometry)
+            return _transposed_window(self, self.weight, x, self._geometry)
         x = ops.expand_dims(x, 2)
         n, _, h, w = x.shape
         kernel, stride, dilation, pad = self._ms_kernel_size, self._ms_stride, self._ms_dilation, self._ms_padding
@@ -1126,7 +1134,7 @@ def _output_padded(base, dims):
             self._geometry = _transpose_geometry(self, tuple(max(o - p, 0) for p, o in zip(pads, extra)))
 
         def construct(self, x):
-            return _transposed_window(self, x, self._geometry)
+            return _transposed_window(self, self.weight, x, self._geometry)
 
     OutputPadded.__name__ = OutputPadded.__qualname__ = "OutputPadded" + base.__name__
     OutputPadded.__doc__ = (f"torch.nn.ConvTranspose{dims}d with an output_padding larger than its padding "
@@ -1157,14 +1165,16 @@ def _transpose_geometry(layer, tail=None):
             tuple(tail) if tail is not None else (0,) * dims)
 
 
-def _transposed_window(layer, x, geometry, size=None):
+def _transposed_window(layer, weight, x, geometry, size=None):
     """torch's transposed convolution (ConvTranspose1d/2d/3d) of a MindSpore layer, an output window of the full
     result: the full transposed convolution (no padding taken off), then ``[begin, begin + size)`` per axis, past its
     end zeros, and the bias. ``geometry``: :func:`_transpose_geometry`'s, plus the ``tail`` per axis; ``size``
     (torch's ``output_size``, spatial axes) defaults to the layer's own: the full length less its padding, plus the
     tail (an output_padding larger than the padding). torch's output padding adds those rows at the end, with the
     values the kernel gives there; past the full result, the bias alone. Written for GRAPH_MODE too (one loop per
-    axis, no nested comprehension)."""
+    axis, no nested comprehension). ``weight``: the layer's, read by the caller (a layer's construct reads
+    ``self.weight``: in a method a reparametrised weight, spectral_norm's property, is graph code; read here from a
+    Cell given as an argument, GRAPH_MODE would freeze it at compile time: see :mod:`mindport.runtime.unbatched`)."""
     kernel, stride, dilation, begins, ends, tail = geometry
     one_d = len(x.shape) == 3  # a ConvTranspose1d's input, computed in MindSpore's 2-D form
     if one_d:
@@ -1188,11 +1198,11 @@ def _transposed_window(layer, x, geometry, size=None):
     if len(kernel) == 2:
         conv = ops.Conv2DTranspose(out_channel=layer.in_channels, kernel_size=kernel, mode=1, pad_mode="pad", pad=0,
                                    stride=stride, dilation=dilation, group=layer.group)
-        y = conv(x, layer.weight, (x.shape[0], layer.out_channels) + full)
+        y = conv(x, weight, (x.shape[0], layer.out_channels) + full)
     else:
         conv = ops.Conv3DTranspose(in_channel=layer.in_channels, out_channel=layer.out_channels, kernel_size=kernel,
                                    mode=1, pad_mode="pad", pad=0, stride=stride, dilation=dilation, group=layer.group)
-        y = conv(x, layer.weight)
+        y = conv(x, weight)
     pads = ()
     past = False
     for b, n, f in zip(begins, size, full):
@@ -1240,7 +1250,7 @@ def call_with_output_size(layer, *args, output_size=None, **kwargs):
         if output_size is None:
             return layer(args[0])
         spatial = len(layer.kernel_size) if not isinstance(layer, Conv1dTranspose) else 1
-        return _transposed_window(layer, args[0], _transpose_geometry(layer),
+        return _transposed_window(layer, layer.weight, args[0], _transpose_geometry(layer),
                                   tuple(int(v) for v in tuple(output_size)[-spatial:]))
     if isinstance(layer, (nn.MaxUnpool1d, nn.MaxUnpool2d, nn.MaxUnpool3d)) and "indices" in kwargs:
         args = args + (kwargs.pop("indices"),)
