@@ -1,0 +1,47 @@
+"""Converted code compiled as GRAPH_MODE compiles it, against torch: Python constructs a static graph reads
+otherwise than PyNative (batch 5's first GRAPH_MODE contact)."""
+from __future__ import annotations
+
+import textwrap
+
+import numpy as np
+import pytest
+from port_check import assert_port_matches_in_mode
+
+from mindport import convert_source
+
+
+@pytest.fixture(autouse=True)
+def _own_cwd(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # a failed compile writes rank_0/om/analyze_fail.ir into the working folder
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_a_static_forward_becomes_a_method(tmp_path, mode):
+    """``@staticmethod def forward(x)`` (YOLOX's SiLU): a graph does not resolve a static ``construct`` ('Parse
+    Resolve convert failed' for the whole YOLOX PAFPN), so it becomes a method taking the Cell."""
+    source = textwrap.dedent("""\
+        import torch
+        import torch.nn as nn
+
+
+        class SiLU(nn.Module):
+            @staticmethod
+            def forward(x):
+                return x * torch.sigmoid(x)
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 3)
+                self.act = SiLU()
+
+            def forward(self, x):
+                return self.act(self.fc(x))
+    """)
+    result = convert_source(source)
+    assert result.diagnostics == [], [d.format() for d in result.diagnostics]
+    assert "staticmethod" not in result.code and "def construct(self, x):" in result.code
+    x = np.random.default_rng(0).standard_normal((2, 4)).astype(np.float32)
+    assert_port_matches_in_mode(source, result.code, "Net", [x], tmp_path, "static_forward", mode)
