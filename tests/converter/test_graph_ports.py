@@ -45,3 +45,30 @@ def test_a_static_forward_becomes_a_method(tmp_path, mode):
     assert "staticmethod" not in result.code and "def construct(self, x):" in result.code
     x = np.random.default_rng(0).standard_normal((2, 4)).astype(np.float32)
     assert_port_matches_in_mode(source, result.code, "Net", [x], tmp_path, "static_forward", mode)
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_round_of_a_size_slices_in_a_graph(tmp_path, mode):
+    """``c1 = round(c * 0.5); x[:, :c1]`` (LEDNet's channel split): a graph's round gives a float, which a slice
+    refuses ('MakeSlice operator must be int64'); the converter writes ``int(round(...))``."""
+    source = textwrap.dedent("""\
+        import torch
+        import torch.nn as nn
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(5, 5)
+
+            def forward(self, x):
+                x = self.fc(x)
+                c = int(x.shape[1])
+                c1 = round(c * 0.5)
+                return x[:, :c1] * 2, x[:, c1:], round(c / 3, 1) * x[:, :1]
+    """)
+    result = convert_source(source)
+    assert result.diagnostics == [], [d.format() for d in result.diagnostics]
+    assert "c1 = int(round(c * 0.5))" in result.code and "round(c / 3, 1)" in result.code
+    x = np.random.default_rng(0).standard_normal((2, 5)).astype(np.float32)
+    assert_port_matches_in_mode(source, result.code, "Net", [x], tmp_path, "round_size", mode)
