@@ -72,3 +72,31 @@ def test_round_of_a_size_slices_in_a_graph(tmp_path, mode):
     assert "c1 = int(round(c * 0.5))" in result.code and "round(c / 3, 1)" in result.code
     x = np.random.default_rng(0).standard_normal((2, 5)).astype(np.float32)
     assert_port_matches_in_mode(source, result.code, "Net", [x], tmp_path, "round_size", mode)
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_an_autocast_turned_off_in_forward_is_its_body(tmp_path, mode):
+    """``with torch.cuda.amp.autocast(enabled=False):`` around Nystromformer's attention: full precision, what the
+    body computes anyway; kept as mindport's context manager it did not compile in a graph."""
+    source = textwrap.dedent("""\
+        import torch
+        import torch.nn as nn
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 3)
+
+            def forward(self, x):
+                with torch.cuda.amp.autocast(enabled = False):
+                    y = self.fc(x.float())
+                with torch.autocast("cpu", enabled=False):
+                    y = y * 2
+                return y
+    """)
+    result = convert_source(source)
+    assert result.diagnostics == [], [d.format() for d in result.diagnostics]
+    assert "autocast" not in result.code
+    x = np.random.default_rng(0).standard_normal((2, 4)).astype(np.float32)
+    assert_port_matches_in_mode(source, result.code, "Net", [x], tmp_path, "autocast_off", mode)
