@@ -143,6 +143,12 @@ def device(x):
     return _device_designation()
 
 
+def is_cuda(x):
+    """``x.is_cuda``: whether MindSpore computes on a GPU (placement is global). A constant, also in a static graph,
+    which does not compile ``ms.get_context`` (ENet's ``if input.is_cuda:`` inside ``forward`` failed to compile)."""
+    return _device_designation().startswith("cuda")
+
+
 _TO_KEYWORDS = ("dtype", "device", "non_blocking", "copy", "memory_format", "other", "layout", "pin_memory")
 
 

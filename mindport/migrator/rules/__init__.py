@@ -30,6 +30,7 @@ from mindport.migrator.rules.namespace_lists import NamespaceListTransform
 from mindport.migrator.rules.object_surface import ObjectSurfaceTransform
 from mindport.migrator.rules.parameter_containers import ContainerTransform
 from mindport.migrator.rules.partial_calls import PartialCallTransform
+from mindport.migrator.rules.python_round import RoundIntTransform
 from mindport.migrator.rules.raise_not_implemented import RaiseNotImplementedTransform
 from mindport.migrator.rules.references import ReferenceTransform
 from mindport.migrator.rules.reversed_cells import ReversedCellsTransform
@@ -69,6 +70,7 @@ RULES = (
     DictUpdateTransform,          # kwargs.update(k=v) in a model method -> kwargs['k'] = v (GRAPH_MODE)
     RaiseNotImplementedTransform,  # raise NotImplemented -> raise NotImplementedError
     XorTestTransform,             # assert not (a ^ b) -> assert not (a != b) (GRAPH_MODE's BitXor takes ints only)
+    RoundIntTransform,            # round(c * 0.5) of a size -> int(round(...)) (GRAPH_MODE's round gives a float)
     FormatSpecTransform,          # f"{loss:.4f}", "{:.6f}".format(loss) -> mp_tensor.formattable(loss) (0-d tensors)
 )
 

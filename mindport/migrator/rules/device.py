@@ -38,8 +38,8 @@ _CAST_METHODS = {"half": "float16", "float": "float32", "double": "float64", "lo
 class DeviceTransform(Rule):
     """Device placement is global in MindSpore: per-tensor moves disappear, ``torch.device`` becomes a string,
     ``torch.cuda.is_available()`` asks ``ms.hal``, ``DataParallel(model)`` is the model itself. A tensor's
-    ``x.is_cuda`` is whether MindSpore computes on a GPU (``ms.get_context("device_target") == "GPU"``; PyNative
-    only: a graph can't call get_context); ``x.is_xpu``/``x.is_mps`` are False (MindSpore runs on neither). A
+    ``x.is_cuda`` is whether MindSpore computes on a GPU (``mindport.runtime.tensor.is_cuda(x)``, a constant that
+    also compiles in a graph, which can't call ``ms.get_context``); ``x.is_xpu``/``x.is_mps`` are False (MindSpore runs on neither). A
     tensor's ``x.device`` is ``mindport.runtime.tensor.device(x)``: torch's designation of the device MindSpore computes on
     (``'cpu'``, ``'cuda:0'``, as ``torch.device`` is written; MindSpore's ``Tensor.device`` reads ``'CPU'``), a constant in a static graph, which does not compile ``Tensor.device`` (the line reading it, and all it binds,
     would run interpreted: ``n, device = x.shape[-2], x.device`` made ``n`` unusable for ``arange``)."""
@@ -126,8 +126,8 @@ class DeviceTransform(Rule):
         self.ctx.converted_sites += 1
         if name != "is_cuda":
             return cst.Name("False")
-        ms = self.ctx.alias_for("mindspore")
-        return parse_expression(f'({ms}.get_context("device_target") == "GPU")')
+        # (not ms.get_context(...): a graph does not compile it, and the read is often inside forward)
+        return cst.Call(func=self.ctx.target_expr("mindport.runtime.tensor.is_cuda"), args=[cst.Arg(updated_node.value)])
 
     def leave_Call(self, original_node, updated_node):
         func = updated_node.func

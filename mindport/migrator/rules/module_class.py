@@ -156,7 +156,18 @@ class ModuleClassTransform(Rule):
 
     def leave_FunctionDef(self, original_node, updated_node):
         if self._class_stack and self._class_stack[-1] and updated_node.name.value == "forward":
-            return updated_node.with_changes(name=cst.Name("construct"))
+            updated_node = updated_node.with_changes(name=cst.Name("construct"))
+            static = [d for d in updated_node.decorators if isinstance(d.decorator, cst.Name)
+                      and d.decorator.value == "staticmethod"]
+            if static:  # a graph does not resolve a static construct (YOLOX's SiLU: 'Parse Resolve convert failed')
+                params = updated_node.params
+                taken = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+                me = next(n for n in ("self", "_self", "__self") if n not in taken)
+                first = cst.Param(cst.Name(me))
+                params = (params.with_changes(posonly_params=(first, *params.posonly_params)) if params.posonly_params
+                          else params.with_changes(params=(first, *params.params)))
+                updated_node = updated_node.with_changes(
+                    params=params, decorators=[d for d in updated_node.decorators if d not in static])
         return updated_node
 
     def leave_Attribute(self, original_node, updated_node):

@@ -11,12 +11,14 @@ from mindport.migrator.syntax import decorator_func, method, method_call
 from mindport.migrator.walk import parse_expression
 
 _GRAD_CONTEXTS = ("torch.no_grad", "torch.enable_grad", "torch.inference_mode", "torch.set_grad_enabled")
+_AUTOCASTS = ("torch.autocast", "torch.amp.autocast", "torch.cuda.amp.autocast", "torch.cpu.amp.autocast")
 _GRAD_DECORATORS = ("torch.no_grad", "torch.inference_mode", "torch.enable_grad")
 
 
 class TensorIdiomTransform(Rule):
     """``.cpu().numpy()``/``.detach().numpy()`` -> ``.asnumpy()``; ``x.size(i)`` -> ``x.shape[i]``;
-    ``with torch.no_grad():`` -> its body (MindSpore records no graph in a forward pass), except before a backward in
+    ``with torch.no_grad():`` and an autocast turned off (``enabled=False``) -> its body (MindSpore records no graph in
+    a forward pass; a graph compiles no Python context manager), except a no_grad before a backward in
     its block (``.backward()``, ``torch.autograd.grad``), where it is part of the differentiated code and stays as
     ``mindport.runtime.training.no_grad()`` (a frozen encoder, a target network: no gradient flows into it); ``z.real``/``z.imag``
     (properties in torch, methods in MindSpore) -> ``z.real()``/``z.imag()`` on evident tensors (``z.T.imag`` too);
@@ -301,9 +303,16 @@ class TensorIdiomTransform(Rule):
             self.ctx.handled.add(id(decorator_func(node)))
 
     def _grad_context(self, node: cst.With) -> bool:
+        """``with torch.no_grad():`` and its kin, and an autocast turned off (``with
+        torch.cuda.amp.autocast(enabled=False):`` in Nystromformer's forward): blocks that change nothing in a
+        MindSpore forward, flattened (a graph compiles no Python context manager)."""
         items = node.items
-        return len(items) == 1 and isinstance(items[0].item, cst.Call) and items[0].asname is None and \
-            self.scope.resolve_torch(items[0].item.func) in _GRAD_CONTEXTS
+        if not (len(items) == 1 and isinstance(items[0].item, cst.Call) and items[0].asname is None):
+            return False
+        qual = self.scope.resolve_torch(items[0].item.func)
+        return qual in _GRAD_CONTEXTS or (qual in _AUTOCASTS and any(
+            a.keyword is not None and a.keyword.value == "enabled" and isinstance(a.value, cst.Name)
+            and a.value.value == "False" for a in items[0].item.args))
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
         self._before_backward(node.body)
