@@ -198,6 +198,7 @@ class TrainingLoopRule(Rule):
                     optimizer = mp_optim.Adam(rnn.trainable_params(), lr=0.02)
                     h_state = None
                     for x, y in batches:
+                        rnn.set_train(True)
                         def forward_fn(h_state):
                             prediction, h_state = rnn(x, h_state)
                             loss = loss_func(prediction, y)
@@ -231,6 +232,7 @@ class TrainingLoopRule(Rule):
 
                 def train_step(model, optimizer, x, y):
                     mp_train.zero_grad(optimizer)
+                    model.set_train(True)
                     def forward_fn():
                         loss = mp_F.cross_entropy(model(x), y)
                         return loss
@@ -320,6 +322,7 @@ class TrainingLoopRule(Rule):
                     for step in range(steps):
                         def closure():
                             mp_train.zero_grad(optimizer)
+                            model.set_train(True)
                             def forward_fn():
                                 loss = criterion(model(x), y)
                                 return loss
@@ -399,6 +402,7 @@ class TrainingLoopRule(Rule):
                         loss = mp_F.mse_loss(model(x), y)
                         return loss
                     grad_fn = ms.value_and_grad(forward_fn, None, optimizer.parameters)
+                    model.set_train(True)
                     for x, y in loader:
                         loss, grads = grad_fn(x, y)
                         if clip > 0:
@@ -549,6 +553,7 @@ class TrainingLoopRule(Rule):
                             loss = criterion(model(x), y)
                             return loss
                         grad_fn = ms.value_and_grad(forward_fn, None, optimizer.parameters)
+                        model.set_train(True)
                         for x, y in loader:
                             loss, grads = grad_fn(x, y)
                             optimizer(grads)
@@ -579,6 +584,9 @@ class TrainingLoopRule(Rule):
         self._grad_calls: set[int] = set()  # torch.autograd.grad(...) calls (sites like .backward())
         # torch.autograd.grad(..., create_graph=True) calls (updated id -> original): a differentiated function each
         self._graph_calls: dict[int, cst.Call] = {}
+        self._owners: set[str] = set()  # models whose parameters the file hands out (visit_Module)
+        self._modes_set = False  # the file calls train()/eval()/set_train somewhere
+        self._moded: set[tuple[int, str]] = set()  # (id(scope), model) put in train mode by a region
         self._param_vars: list[set[str]] = []  # per enclosing for: its targets when it iterates over parameters
         self._optimized: set[str] = set()  # names read in an optimizer's params argument
         self._functions: set[str] = set()  # functions the file defines (no model: no set_train)
@@ -650,6 +658,10 @@ class TrainingLoopRule(Rule):
 
     def visit_Module(self, node: cst.Module) -> None:
         self._scope_nodes[id(self.scope)] = node
+        # models whose parameters the file hands out (model.parameters()), and whether it ever switches modes: a torch
+        # Module trains from birth, a Cell does not, so a file that never calls train()/eval() trains them in train mode
+        self._owners = _parameter_owners(node)
+        self._modes_set = _sets_train_mode(node) or ".eval(" in node.code
         # optimizers and scalers of the whole file first: a train_step function may stand before the code making them
         for assign in _all_nodes(node, cst.Assign):
             self._learn(assign)
@@ -1122,11 +1134,16 @@ class TrainingLoopRule(Rule):
             extra = [n for n in _names([a.value for a in site.call.args[1:2]] or
                                        [a.value for a in site.call.args if a.keyword and a.keyword.value == "inputs"]
                                        ).reads if n not in plan.leaves]
+        modes = []  # once per scope and model, where the file never switches modes (see visit_Module)
+        for name in dict.fromkeys(dotted_name(c.func) for c in _all_calls(cst.Module(body=list(stmts)))):
+            if not self._modes_set and name in self._owners and (id(self.scope), name) not in self._moded:
+                self._moded.add((id(self.scope), name))
+                modes.append(parse_statement(f"{name}.set_train(True)\n"))
         sources = ", ".join(dict.fromkeys([*self._weight_sources(stmts, set(positional)), *extra, *as_weights]))
         weights = f", {train}.parameters({sources})" if sources else ""
         leaves = f", leaves={len(positional)}" if positional else ""
         lhs = targets[0] if len(targets) == 1 else f"({', '.join(targets)})"
-        return [forward_fn,
+        return [*modes, forward_fn,
                 parse_statement(f"{grad_fn} = {train}.value_and_grad({fn_name}{weights}{leaves})\n"),
                 parse_statement(f"{lhs}, {grads} = {grad_fn}({', '.join(args)})\n")]
 
@@ -1374,6 +1391,13 @@ class TrainingLoopRule(Rule):
         return [parse_statement(f"if {enabled}:\n    {line}")]
 
     def _model_name(self, region, loss_name: str) -> str | None:
+        """The model the loop trains: a callee of the region (at any depth: ``criterion(model(x), y)``) whose
+        parameters the file hands out (``model.parameters()``, an optimizer's), else a call assigned to a name."""
+        scope_node = self._scope_nodes.get(id(self.scope))
+        owners = _parameter_owners(scope_node) if scope_node is not None else set()
+        for call in _all_calls(cst.Module(body=list(region))):
+            if (name := dotted_name(call.func)) in owners:
+                return name
         for stmt in region:
             for small in getattr(stmt, "body", ()):
                 if isinstance(small, cst.Assign) and isinstance(small.value, cst.Call):
@@ -1521,6 +1545,12 @@ def _autograd_args(call: cst.Call) -> dict:
 def _creates_graph(call: cst.Call) -> bool:
     value = _autograd_args(call).get("create_graph")
     return value is not None and code_of(value).strip() not in ("False", "None")
+
+
+def _parameter_owners(node) -> set[str]:
+    """What ``.parameters()``/``.named_parameters()`` is called on in ``node``: models."""
+    return {name for c in _all_calls(node) if isinstance(c.func, cst.Attribute) and c.func.attr.value in (
+        "parameters", "named_parameters") and (name := dotted_name(c.func.value))}
 
 
 def _assigned_names(stmts) -> list[str]:
