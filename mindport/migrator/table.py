@@ -50,7 +50,7 @@ ARRAY_METHOD_NAMES = frozenset({
 ARRAY_PACKAGES = ("numpy", "pandas", "scipy", "cv2", "sklearn", "h5py", "PIL", "numba", "jax")
 
 
-_MS_NAME = re.compile(r"(?<![\w.])mindspore(?:\.\w+)+")
+_MS_NAME = re.compile(r"(?<![\w.])(?:mindspore|mindport\.runtime)(?:\.\w+)+")
 
 
 def bind_arguments(entry: Entry, args: list) -> dict[str, Arg]:
@@ -144,10 +144,11 @@ def arg_expression(arg: Arg) -> cst.BaseExpression:
 
 
 def resolve_ms_names(ctx, mapped: dict[str, Arg]) -> None:
-    """A transform may write a full MindSpore name (``mindspore.int64``) in an argument it builds: replace it by
-    the converted code's alias (``ms.int64``) and schedule the import."""
+    """A transform may write a full MindSpore or mindport.runtime name (``mindspore.int64``,
+    ``mindport.runtime.optim.distinct_names``) in an argument it builds: replace it by the converted code's alias
+    (``ms.int64``, ``mp_optim.distinct_names``) and schedule the import."""
     for name, arg in mapped.items():
-        if arg.node is None and arg.source != VARARGS and "mindspore." in arg.source:
+        if arg.node is None and arg.source != VARARGS and _MS_NAME.search(arg.source):
             source = _MS_NAME.sub(lambda m: ctx.target_text(m.group(0)), arg.source)
             mapped[name] = Arg(source, arg.given, None, arg.cst_arg)
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 import ast
 import functools
 import importlib
+import re
 from typing import Any
 
 from mindport.mappings import Entry, load_registry
@@ -445,7 +446,17 @@ def _compiled(source: str):
 
 
 def _evaluate(source: str, namespace: dict[str, Any]) -> Any:
+    if "mindport.runtime." in source:  # a transform's runtime helper (mindport.runtime.optim.distinct_names)
+        namespace.setdefault("mindport", _runtime_root(source))
     return eval(_compiled(source), {"__builtins__": __builtins__}, namespace)  # noqa: S307 - the entry's own source
+
+
+@functools.lru_cache(maxsize=256)
+def _runtime_root(source: str):
+    """The ``mindport`` package with the runtime modules ``source`` names imported."""
+    for module in set(re.findall(r"mindport\.runtime\.\w+", source)):
+        importlib.import_module(module)
+    return importlib.import_module("mindport")
 
 
 @functools.lru_cache(maxsize=1)

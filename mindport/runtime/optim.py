@@ -5,14 +5,20 @@ learning rate and adds ``eps`` to the uncorrected ``sqrt(v)``, so its ``eps`` is
 torch's terms (31x torch's at the first step with the default betas), and it ignores ``amsgrad``. Fed the same
 gradients, its parameters leave torch's after one step wherever a gradient is small next to that ``eps`` (1e-7 ..
 1e-5: a batch-normalised network has many); ``mindspore.experimental.optim.AdamW`` follows torch's formulas.
+
+A MindSpore optimizer is a Cell that holds the Parameters it updates, and a Cell refuses two Parameters of one name
+(``name 'weight' already exists``). A Parameter is named by its path in the Cell that built it, so the parameters of
+two models trained by one optimizer (``list(G.parameters()) + list(D.parameters())``, ``itertools.chain``, param
+groups from two models) collide where torch, which never names a tensor, takes them all: ``distinct_names`` names
+them apart first.
 """
 from __future__ import annotations
 
 import mindspore as ms
-from mindspore import ops
+from mindspore import Parameter, ops
 from mindspore.experimental.optim import AdamW as _AdamW
 
-__all__ = ["Adam"]
+__all__ = ["Adam", "distinct_names"]
 
 
 class Adam(_AdamW):
@@ -44,3 +50,35 @@ class Adam(_AdamW):
             self.implementation(lr, 0.0, beta1, beta2, group.get("amsgrad"), group.get("eps"), grads, start_id,
                                 end_id)
         return True
+
+
+def distinct_names(params):
+    """torch's ``params`` for a MindSpore optimizer: Parameters or param groups (dicts with ``params``) from any
+    iterable (a generator, ``itertools.chain``: read once, as torch reads it), each Parameter named apart from every
+    other. The first Parameter of a name keeps it; a later, different Parameter of that name becomes ``k.name`` (the
+    smallest ``k`` from 1 no Parameter here has), as if the models were the members of a CellList. Renamed Parameters
+    keep the new name (MindSpore's own rule: a Parameter's name is unique among those a Cell holds); ``state_dict()``
+    and ``named_parameters()`` name parameters by their place in the model, which does not change."""
+    if isinstance(params, Parameter) or not hasattr(params, "__iter__"):
+        return params  # torch's and MindSpore's own error for a lone tensor or a non-iterable
+    params = list(params)
+    groups = [dict(group) for group in params] if params and isinstance(params[0], dict) else None
+    members = []
+    for group in groups or ():
+        if not isinstance(group.get("params"), Parameter) and hasattr(group.get("params"), "__iter__"):
+            group["params"] = list(group["params"])
+        members += group["params"] if isinstance(group.get("params"), list) else [group.get("params")]
+    if groups is None:
+        members = params
+    distinct = list({id(p): p for p in members if isinstance(p, Parameter)}.values())
+    taken = {p.name for p in distinct}
+    kept: set = set()
+    for param in distinct:
+        if param.name in kept:
+            k = 1
+            while f"{k}.{param.name}" in taken:
+                k += 1
+            param.name = f"{k}.{param.name}"
+            taken.add(param.name)
+        kept.add(param.name)
+    return groups if groups is not None else params

@@ -100,7 +100,13 @@ def value_and_grad(fn, weights=(), leaves=0):
         # the leaves enter as copies: MindSpore refuses in-place writes (w -= lr * w.grad) to a network's input
         inputs = [a.copy() for a in args[:leaves]] + list(args[leaves:])
         with _ReadParameters() as read:
-            loss, grads = ms.value_and_grad(loss_only, positions, weights_here or None)(*inputs)
+            taken = _GRAPH_GRADS[0]
+            try:
+                loss, grads = ms.value_and_grad(loss_only, positions, weights_here or None)(*inputs)
+            except RuntimeError as exc:
+                if _GRAPH_GRADS[0] == taken:  # no gradient of a gradient in this forward: not that
+                    raise
+                raise RuntimeError(_NO_SECOND_DERIVATIVE.format(detail=str(exc).strip().splitlines()[0])) from exc
         out = outputs[-1]
         out = (loss, *out[1:]) if isinstance(out, tuple) else loss
         if leaves and weights_here:
@@ -182,6 +188,12 @@ class no_grad(contextlib.ContextDecorator):  # noqa: N801 - torch's name
 
 
 _CHECKED: set = set()
+_GRAPH_GRADS = [0]  # grad_graph calls so far: a failing differentiation after one went through a gradient
+_NO_SECOND_DERIVATIVE = ("mindport: MindSpore could not differentiate a gradient taken with create_graph=True "
+                         "({detail}): MindSpore 2.10 cannot differentiate the gradient of some operators again "
+                         "(log_softmax's LogSoftmaxGrad has no bprop; cross_entropy/nll_loss fail the same way); "
+                         "write that part from operators that can (log_softmax(z) as z - logsumexp(z, dim, "
+                         "keepdim=True))")
 _UNREACHED = ("mindport: no parameter reaches the loss {name} computes (every gradient is zero): the tensors it "
               "differentiates were computed before the converted region (kept from earlier steps, e.g. log-"
               "probabilities saved in a list), or the models it calls hold no parameters the converter found. Compute "
@@ -229,6 +241,35 @@ def grads_for(grads, inputs, allow_unused=False) -> tuple:
         raise RuntimeError("One of the differentiated Tensors appears to not have been used in the graph. Set "
                            "allow_unused=True if this is the desired behavior.")
     return tuple(found.get(id(t)) for t in inputs)
+
+
+def grad_graph(fn, inputs, grad_outputs=None, allow_unused=False, kept=False):
+    """``torch.autograd.grad(outputs, inputs, grad_outputs, create_graph=True)``: the gradients of ``outputs`` with
+    respect to ``inputs`` as values a later differentiation goes through (a WGAN-GP gradient penalty, a double-backprop
+    regulariser, a Hessian-vector product over an input). MindSpore differentiates functions, not recorded tensors:
+    the converter turns the statements that compute ``outputs`` from ``inputs`` into ``fn(*inputs)``, returning
+    ``outputs`` or ``(outputs, *kept)`` (the values other code reads), and this differentiates it
+    with ``mindspore.vjp``; run inside the function a ``value_and_grad`` differentiates, the gradient of the gradient
+    is taken (PyNative). ``grad_outputs`` may be a function of ``fn``'s results (``torch.ones_like(outputs)``).
+    Returns the gradients, one per input (a tuple), or ``(gradients, outputs, *kept)`` with ``kept=True``. An input
+    the outputs do not depend on gets zeros (torch: an error, or None with ``allow_unused=True``)."""
+    inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
+    _GRAPH_GRADS[0] += 1
+
+    def split(*args):
+        out = fn(*args)
+        return (out[0], tuple(out[1:])) if isinstance(out, tuple) else (out, ())
+
+    outputs, pullback, aux = ms.vjp(split, *inputs, has_aux=True)
+    if callable(grad_outputs):
+        grad_outputs = grad_outputs(outputs, *aux)
+    if grad_outputs is None:
+        if outputs.size != 1:
+            raise RuntimeError("grad can be implicitly created only for scalar outputs")
+        grad_outputs = ops.ones_like(outputs)
+    grads = pullback(grad_outputs.astype(outputs.dtype) if isinstance(grad_outputs, Tensor) else grad_outputs)
+    grads = tuple(grads) if isinstance(grads, (tuple, list)) else (grads,)
+    return (grads, outputs, *aux) if kept else grads
 
 
 def zero_grad(*sources, set_to_none=True) -> None:

@@ -34,7 +34,13 @@ comes back out. torch's ``.grad`` is kept on the tensors (``mindport.runtime.tra
 -> ``mp_train.step(opt, closure)``, ``zero_grad()`` -> ``mp_train.zero_grad(...)``, ``clip_grad_norm_``/
 ``clip_grad_value_`` act on ``.grad``; manual updates (``w -= lr * w.grad`` on a leaf, ``p.data -= ...``) are in
 place; ``GradScaler``'s scale/unscale_/step/update and ``autocast`` run in full precision, as torch runs them without
-CUDA. ``backward(inputs=[...])`` adds only into those tensors' ``.grad``; ``create_graph=True`` gets MP105.
+CUDA. ``backward(inputs=[...])`` adds only into those tensors' ``.grad``.
+
+``torch.autograd.grad(outputs, inputs, create_graph=True)`` (a gradient penalty, a Hessian-vector product, a
+double-backprop regulariser): the statements before it that compute ``outputs`` from ``inputs`` become a function of
+the inputs, defined where the call stands, and the call ``mp_train.grad_graph(fn, inputs, ...)`` (``mindspore.vjp``);
+inside a ``forward_fn`` the later backward differentiates through it (PyNative). Gradients with respect to a model's
+parameters (MAML's inner step), several outputs, and ``.backward(create_graph=True)`` get MP105.
 
 ``opt.param_groups[i]['lr']`` read (not assigned) on an optimizer of the file is ``float(...)``: a Python float in
 torch, a Parameter in ``mindspore.experimental.optim`` (``f"{lr:.2e}"`` raised, ``lr == 0.1`` was a tensor).
@@ -192,6 +198,7 @@ class TrainingLoopRule(Rule):
                     optimizer = mp_optim.Adam(rnn.trainable_params(), lr=0.02)
                     h_state = None
                     for x, y in batches:
+                        rnn.set_train(True)
                         def forward_fn(h_state):
                             prediction, h_state = rnn(x, h_state)
                             loss = loss_func(prediction, y)
@@ -225,6 +232,7 @@ class TrainingLoopRule(Rule):
 
                 def train_step(model, optimizer, x, y):
                     mp_train.zero_grad(optimizer)
+                    model.set_train(True)
                     def forward_fn():
                         loss = mp_F.cross_entropy(model(x), y)
                         return loss
@@ -314,6 +322,7 @@ class TrainingLoopRule(Rule):
                     for step in range(steps):
                         def closure():
                             mp_train.zero_grad(optimizer)
+                            model.set_train(True)
                             def forward_fn():
                                 loss = criterion(model(x), y)
                                 return loss
@@ -393,6 +402,7 @@ class TrainingLoopRule(Rule):
                         loss = mp_F.mse_loss(model(x), y)
                         return loss
                     grad_fn = ms.value_and_grad(forward_fn, None, optimizer.parameters)
+                    model.set_train(True)
                     for x, y in loader:
                         loss, grads = grad_fn(x, y)
                         if clip > 0:
@@ -432,6 +442,45 @@ class TrainingLoopRule(Rule):
                             mp_train.backward(grads, inputs=[w2])
             """,
             note="backward(inputs=[...]) adds only into those tensors' .grad; the backward calls of both branches share the region's gradients, which cover every tensor either names.",
+        ),
+        Example(
+            before="""
+                import torch
+
+
+                def critic_step(critic, optimizer, real, fake, alpha):
+                    optimizer.zero_grad()
+                    interp = (alpha * real + (1 - alpha) * fake).requires_grad_(True)
+                    score = critic(interp)
+                    grads = torch.autograd.grad(score, interp, grad_outputs=torch.ones_like(score), create_graph=True)[0]
+                    penalty = ((grads.norm(2, dim=1) - 1) ** 2).mean()
+                    loss = critic(fake).mean() - critic(real).mean() + 10 * penalty
+                    loss.backward()
+                    optimizer.step()
+            """,
+            after="""
+                from mindspore import ops
+                from mindport.runtime import math as mp_math
+                from mindport.runtime import training as mp_train
+
+
+                def critic_step(critic, optimizer, real, fake, alpha):
+                    mp_train.zero_grad(optimizer)
+                    interp = (alpha * real + (1 - alpha) * fake)
+                    def forward_fn(interp):
+                        def score_fn(interp):
+                            score = critic(interp)
+                            return score
+                        grads = mp_train.grad_graph(score_fn, (interp,), grad_outputs=lambda score: ops.ones_like(score))[0]
+                        penalty = mp_math.mean(((mp_math.norm(grads, p=2, dim=1) - 1) ** 2))
+                        loss = critic(fake).mean() - critic(real).mean() + 10 * penalty
+                        return loss
+                    grad_fn = mp_train.value_and_grad(forward_fn, mp_train.parameters(optimizer, critic), leaves=1)
+                    loss, grads_ = grad_fn(interp)
+                    mp_train.backward(grads_)
+                    optimizer(mp_train.grads_of(optimizer))
+            """,
+            note="A WGAN-GP gradient penalty: torch.autograd.grad(create_graph=True) becomes a function of its inputs (the statements computing the outputs from them), differentiated by grad_graph (mindspore.vjp) inside forward_fn, so the loss's gradient goes through the gradient; grad_outputs that reads the outputs is a function of them.",
         ),
         Example(
             before="""
@@ -504,6 +553,7 @@ class TrainingLoopRule(Rule):
                             loss = criterion(model(x), y)
                             return loss
                         grad_fn = ms.value_and_grad(forward_fn, None, optimizer.parameters)
+                        model.set_train(True)
                         for x, y in loader:
                             loss, grads = grad_fn(x, y)
                             optimizer(grads)
@@ -532,6 +582,11 @@ class TrainingLoopRule(Rule):
         self._placed: set[int] = set()
         self._leaf_calls: set[int] = set()  # x.requires_grad_() calls that make a leaf: become x
         self._grad_calls: set[int] = set()  # torch.autograd.grad(...) calls (sites like .backward())
+        # torch.autograd.grad(..., create_graph=True) calls (updated id -> original): a differentiated function each
+        self._graph_calls: dict[int, cst.Call] = {}
+        self._owners: set[str] = set()  # models whose parameters the file hands out (visit_Module)
+        self._modes_set = False  # the file calls train()/eval()/set_train somewhere
+        self._moded: set[tuple[int, str]] = set()  # (id(scope), model) put in train mode by a region
         self._param_vars: list[set[str]] = []  # per enclosing for: its targets when it iterates over parameters
         self._optimized: set[str] = set()  # names read in an optimizer's params argument
         self._functions: set[str] = set()  # functions the file defines (no model: no set_train)
@@ -603,6 +658,10 @@ class TrainingLoopRule(Rule):
 
     def visit_Module(self, node: cst.Module) -> None:
         self._scope_nodes[id(self.scope)] = node
+        # models whose parameters the file hands out (model.parameters()), and whether it ever switches modes: a torch
+        # Module trains from birth, a Cell does not, so a file that never calls train()/eval() trains them in train mode
+        self._owners = _parameter_owners(node)
+        self._modes_set = _sets_train_mode(node) or ".eval(" in node.code
         # optimizers and scalers of the whole file first: a train_step function may stand before the code making them
         for assign in _all_nodes(node, cst.Assign):
             self._learn(assign)
@@ -711,6 +770,9 @@ class TrainingLoopRule(Rule):
         if (self.scope.resolve_torch(func) or "") == "torch.autograd.grad":
             self.ctx.handled.add(id(original_node))
             _handle_subtree(self.ctx, func)
+            if _creates_graph(original_node):
+                self._graph_calls[id(updated_node)] = original_node
+                return updated_node
             self._sites[id(updated_node)] = original_node
             self._grad_calls.add(id(updated_node))
             return updated_node
@@ -758,6 +820,9 @@ class TrainingLoopRule(Rule):
     def _fits_native(self, loop: cst.For) -> bool:
         """Does the opt(grads) rewrite take this loop? Tried on the original loop, before its statements are
         converted, so that a loop it does not take is left whole to the general backward region."""
+        if any((self.scope.resolve_torch(c.func) or "") == "torch.autograd.grad" and _creates_graph(c)
+               for c in _own_calls(loop)):
+            return False  # its gradients are a function defined in the body: the general region takes the loop
         own = self._loop_targets.pop()
         stepped, never = set(self._stepped), set(self._never_reset)
         try:
@@ -789,6 +854,8 @@ class TrainingLoopRule(Rule):
 
     # --- placing forward_fn / grad_fn before the outermost loop of the nest
     def leave_IndentedBlock(self, original_node, updated_node):
+        if self._graph_calls:
+            updated_node = updated_node.with_changes(body=self._graph_sites(list(updated_node.body)))
         if self._sites and id(original_node) not in self._native_bodies:
             terminal = id(original_node) in self._loop_bodies or id(original_node) in self._def_bodies
             updated_node = updated_node.with_changes(body=self._regions(list(updated_node.body), terminal))
@@ -799,6 +866,12 @@ class TrainingLoopRule(Rule):
         return updated_node.with_changes(body=self._place(list(updated_node.body)))
 
     def leave_Module(self, original_node, updated_node):
+        if self._graph_calls:
+            updated_node = updated_node.with_changes(body=self._graph_sites(list(updated_node.body)))
+            for call in self._graph_calls.values():  # in an expression no block statement holds (a lambda)
+                self.flag(call, "MP105", "torch.autograd.grad(create_graph=True) not followed: it stands where no "
+                          "statement of a block holds it", _MP105_HINT, "torch.autograd.grad")
+            self._graph_calls.clear()
         if self._sites:
             updated_node = updated_node.with_changes(body=self._regions(list(updated_node.body), True))
         if not self._preludes:
@@ -842,18 +915,16 @@ class TrainingLoopRule(Rule):
 
     def _site(self, index: int, call: cst.Call):
         if id(call) in self._grad_calls:  # torch.autograd.grad(outputs, inputs, grad_outputs, ...)
-            names = ("outputs", "inputs", "grad_outputs", "retain_graph", "create_graph")
-            args = {a.keyword.value if a.keyword else (names[i] if i < len(names) else "?"): a.value
-                    for i, a in enumerate(call.args)}
+            args = _autograd_args(call)
             if "outputs" not in args or "inputs" not in args or isinstance(args["outputs"], (cst.List, cst.Tuple)):
                 raise Unfit("torch.autograd.grad of several outputs is not followed")
             expr = args["outputs"]
             if "grad_outputs" in args and code_of(args["grad_outputs"]).strip() != "None":
                 expr = parse_expression(f"(({code_of(expr)}) * ({code_of(args['grad_outputs'])})).sum()")
             call_args = {k: v for k, v in args.items() if k not in ("outputs", "grad_outputs")}
-            for key in ("create_graph", "is_grads_batched"):
-                if key in call_args and code_of(call_args[key]).strip() not in ("False", "None"):
-                    raise Unfit(f"torch.autograd.grad({key}=True) (higher-order gradients) is not followed")
+            if "is_grads_batched" in call_args and code_of(call_args["is_grads_batched"]).strip() not in (
+                    "False", "None"):
+                raise Unfit("torch.autograd.grad(is_grads_batched=True) is not followed")
             loss = expr.value if isinstance(expr, cst.Name) else None
             return Site(index, call, expr, loss)
         expr = call.func.value
@@ -872,6 +943,109 @@ class TrainingLoopRule(Rule):
         if loss is None and isinstance(expr, cst.BinaryOperation) and isinstance(expr.left, cst.Name):
             loss = expr.left.value  # (loss / accum_steps).backward()
         return Site(index, call, expr, loss, args.get("inputs"))
+
+    # --- torch.autograd.grad(..., create_graph=True): a function of its inputs, differentiated where it stands
+    def _graph_sites(self, body: list) -> list:
+        """Each ``torch.autograd.grad(outputs, inputs, create_graph=True)`` of the block: the statements before it that
+        compute ``outputs`` from ``inputs`` become ``fn(*inputs)``, defined where the call stands, and the call
+        ``mindport.runtime.training.grad_graph(fn, inputs, ...)`` (``mindspore.vjp``), whose gradients a later
+        ``backward`` differentiates again, as torch's graph would."""
+        while True:
+            found = next(((i, c) for i, stmt in enumerate(body) for c in _backward_calls(stmt, self._graph_calls)
+                          if id(c) in self._graph_calls), None)
+            if found is None:
+                return body
+            index, call = found
+            original = self._graph_calls.pop(id(call))
+            try:
+                body = self._graph_site(body, index, call)
+                self.ctx.converted_sites += 1
+            except Unfit as exc:
+                self.flag(original, "MP105", f"torch.autograd.grad(create_graph=True) not followed: {exc}",
+                          _MP105_HINT, "torch.autograd.grad")
+
+    def _graph_site(self, body: list, index: int, call: cst.Call) -> list:
+        args = _autograd_args(call)
+        outputs, inputs = args.get("outputs"), args.get("inputs")
+        if outputs is None or inputs is None or "?" in args:
+            raise Unfit("its arguments are not outputs, inputs and keywords")
+        if isinstance(outputs, (cst.List, cst.Tuple)):
+            raise Unfit("several outputs")
+        if "is_grads_batched" in args and code_of(args["is_grads_batched"]).strip() not in ("False", "None"):
+            raise Unfit("is_grads_batched=True")
+        elements = [e.value for e in inputs.elements] if isinstance(inputs, (cst.List, cst.Tuple)) else [inputs]
+        if not all(isinstance(e, cst.Name) for e in elements):
+            raise Unfit(f"the inputs {code_of(inputs)} are not tensors named in the code (gradients with respect to "
+                        "a model's parameters, as MAML or a Hessian-vector product over the weights take, are not "
+                        "followed)")
+        names = [e.value for e in elements]
+        rw = [reads_writes(stmt) for stmt in body]
+        needed = set(_names([outputs]).reads) - set(names)
+        chosen: list[int] = []
+        for i in range(index - 1, -1, -1):
+            reads, writes = rw[i]
+            if writes & needed:
+                if not isinstance(body[i], cst.SimpleStatementLine):
+                    raise Unfit(f"{', '.join(sorted(writes & needed))} is computed in a compound statement")
+                chosen.append(i)
+                needed = (needed - writes) | (reads - set(names))
+        depends = set(names)
+        inner: list[int] = []
+        for i in reversed(chosen):
+            if rw[i][0] & depends:
+                inner.append(i)
+                depends |= rw[i][1]
+        if not set(_names([outputs]).reads) & depends:
+            raise Unfit(f"{code_of(outputs)} does not depend on {code_of(inputs)} in this block")
+        made = set().union(set(), *(rw[i][1] for i in inner))
+        inner_reads = set().union(set(), *(rw[i][0] for i in inner))
+        for i in range(inner[0] if inner else index, index):
+            if i not in inner and (rw[i][0] & made or rw[i][1] & (inner_reads | made)):
+                raise Unfit(f"line {code_of(body[i]).strip()!r} stands among the statements computing "
+                            f"{code_of(outputs)} and reads or changes what they use")
+        grad_outputs = args.get("grad_outputs")
+        if grad_outputs is not None and code_of(grad_outputs).strip() == "None":
+            grad_outputs = None
+        stmts = [body[i] for i in inner]
+        output_name = outputs.value if isinstance(outputs, cst.Name) else None
+        scope_node = self._scope_nodes.get(id(self.scope))
+        total = Counter(_names([scope_node]).reads) if scope_node is not None else Counter()
+        here = Counter(_names([*stmts, outputs, *([grad_outputs] if grad_outputs is not None else [])]).reads)
+        elsewhere = {n for n in made if total[n] > here[n] or scope_node is None}
+        lazy = grad_outputs is not None and bool(set(_names([grad_outputs]).reads) & made)
+        kept = [n for n in dict.fromkeys(_assigned_names(stmts)) if n != output_name and (
+            n in elsewhere or lazy and n in _names([grad_outputs]).reads)]
+        keep_output = output_name is not None and output_name in elsewhere
+        train = self.ctx.alias_for("mindport.runtime.training")
+        fn = self._fresh(f"{output_name or 'outputs'}_fn", None)
+        returned = ", ".join([code_of(outputs), *kept])
+        first = stmts[0] if stmts else body[index]
+        definition = cst.FunctionDef(
+            name=cst.Name(fn), params=cst.Parameters(params=[cst.Param(cst.Name(n)) for n in names]),
+            body=cst.IndentedBlock(body=[*(s.with_changes(leading_lines=[]) for s in stmts),
+                                         parse_statement(f"return {returned}\n")]),
+            leading_lines=first.leading_lines)
+        extra = ""
+        if grad_outputs is not None:
+            params = ", ".join([output_name or "_outputs", *kept])
+            extra += f", grad_outputs=lambda {params}: {code_of(grad_outputs)}" if lazy else \
+                f", grad_outputs={code_of(grad_outputs)}"
+        if "allow_unused" in args:
+            extra += f", allow_unused={code_of(args['allow_unused'])}"
+        with_kept = bool(kept or keep_output)
+        value = parse_expression(f"{train}.grad_graph({fn}, ({', '.join(names)},){extra}"
+                                 f"{', kept=True' if with_kept else ''})")
+        new = [definition]
+        if with_kept:
+            grads = self._fresh(f"grads_{output_name or 'outputs'}", None)
+            targets = ", ".join([grads, output_name if keep_output else "_", *kept])
+            new.append(cst.SimpleStatementLine(body=[cst.Assign(targets=[cst.AssignTarget(parse_expression(targets))],
+                                                                value=value)]))
+            value = cst.Name(grads)
+        site = _replace_sites(body[index], {id(call): value}, {})
+        if not stmts:
+            site = site.with_changes(leading_lines=[])
+        return [s for i, s in enumerate(body[:index]) if i not in inner] + new + [site] + body[index + 1:]
 
     def _forward_names(self, body: list) -> set[str]:
         """Names whose reading makes a statement part of the forward: callables of the file (models, losses,
@@ -960,11 +1134,16 @@ class TrainingLoopRule(Rule):
             extra = [n for n in _names([a.value for a in site.call.args[1:2]] or
                                        [a.value for a in site.call.args if a.keyword and a.keyword.value == "inputs"]
                                        ).reads if n not in plan.leaves]
+        modes = []  # once per scope and model, where the file never switches modes (see visit_Module)
+        for name in dict.fromkeys(dotted_name(c.func) for c in _all_calls(cst.Module(body=list(stmts)))):
+            if not self._modes_set and name in self._owners and (id(self.scope), name) not in self._moded:
+                self._moded.add((id(self.scope), name))
+                modes.append(parse_statement(f"{name}.set_train(True)\n"))
         sources = ", ".join(dict.fromkeys([*self._weight_sources(stmts, set(positional)), *extra, *as_weights]))
         weights = f", {train}.parameters({sources})" if sources else ""
         leaves = f", leaves={len(positional)}" if positional else ""
         lhs = targets[0] if len(targets) == 1 else f"({', '.join(targets)})"
-        return [forward_fn,
+        return [*modes, forward_fn,
                 parse_statement(f"{grad_fn} = {train}.value_and_grad({fn_name}{weights}{leaves})\n"),
                 parse_statement(f"{lhs}, {grads} = {grad_fn}({', '.join(args)})\n")]
 
@@ -1212,6 +1391,13 @@ class TrainingLoopRule(Rule):
         return [parse_statement(f"if {enabled}:\n    {line}")]
 
     def _model_name(self, region, loss_name: str) -> str | None:
+        """The model the loop trains: a callee of the region (at any depth: ``criterion(model(x), y)``) whose
+        parameters the file hands out (``model.parameters()``, an optimizer's), else a call assigned to a name."""
+        scope_node = self._scope_nodes.get(id(self.scope))
+        owners = _parameter_owners(scope_node) if scope_node is not None else set()
+        for call in _all_calls(cst.Module(body=list(region))):
+            if (name := dotted_name(call.func)) in owners:
+                return name
         for stmt in region:
             for small in getattr(stmt, "body", ()):
                 if isinstance(small, cst.Assign) and isinstance(small.value, cst.Call):
@@ -1344,6 +1530,31 @@ class TrainingLoopRule(Rule):
 
 _BUILTINS = frozenset(dir(__import__("builtins")))
 _INPLACE = {cst.SubtractAssign: "sub_", cst.AddAssign: "add_", cst.MultiplyAssign: "mul_", cst.DivideAssign: "div_"}
+
+
+_AUTOGRAD_GRAD_ARGS = ("outputs", "inputs", "grad_outputs", "retain_graph", "create_graph", "only_inputs",
+                       "allow_unused", "is_grads_batched")
+
+
+def _autograd_args(call: cst.Call) -> dict:
+    """``torch.autograd.grad``'s arguments by name (``?`` for one past its positional ones)."""
+    return {a.keyword.value if a.keyword else (_AUTOGRAD_GRAD_ARGS[i] if i < len(_AUTOGRAD_GRAD_ARGS) else "?"): a.value
+            for i, a in enumerate(call.args)}
+
+
+def _creates_graph(call: cst.Call) -> bool:
+    value = _autograd_args(call).get("create_graph")
+    return value is not None and code_of(value).strip() not in ("False", "None")
+
+
+def _parameter_owners(node) -> set[str]:
+    """What ``.parameters()``/``.named_parameters()`` is called on in ``node``: models."""
+    return {name for c in _all_calls(node) if isinstance(c.func, cst.Attribute) and c.func.attr.value in (
+        "parameters", "named_parameters") and (name := dotted_name(c.func.value))}
+
+
+def _assigned_names(stmts) -> list[str]:
+    return [n for stmt in stmts for n in _names([stmt]).writes]
 
 
 def _reads_grad(node) -> bool:

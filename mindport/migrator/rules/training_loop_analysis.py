@@ -59,6 +59,18 @@ class _Names(cst.CSTVisitor):
         else:
             walk(target, self)
 
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        """A lambda reads what its body reads but its own parameters (and its defaults)."""
+        params = node.params
+        own = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+        own |= {p.name.value for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)}
+        for param in (*params.params, *params.kwonly_params):
+            if param.default is not None:
+                walk(param.default, self)
+        body = _names([node.body])
+        self.reads.extend(n for n in body.reads if n not in own)
+        return False
+
     def visit_Name(self, node: cst.Name) -> None:
         self.reads.append(node.value)
 

@@ -56,6 +56,8 @@ class Plan:
 def reads_writes(stmt) -> tuple[set[str], set[str]]:
     """Names a statement reads and writes; a mutating method call (``h.detach_()``, ``xs.append(v)``) and an item or
     attribute assignment (``x[i] = v``, ``model.hidden = h``) write their receiver too."""
+    if isinstance(stmt, cst.FunctionDef):
+        return _definition(stmt)
     names = _names([stmt])
     reads, writes = set(names.reads), set(names.writes)
 
@@ -85,6 +87,17 @@ def reads_writes(stmt) -> tuple[set[str], set[str]]:
     return reads, writes
 
 
+def _definition(stmt: cst.FunctionDef) -> tuple[set[str], set[str]]:
+    """A function defined in the block (the function ``torch.autograd.grad(..., create_graph=True)`` became): it
+    reads the free names of its body, defaults and decorators, and binds its own name."""
+    params = stmt.params
+    own = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+    own |= {p.name.value for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)}
+    body = _names([stmt.body])
+    outer = _names([*stmt.decorators, *(p.default for p in (*params.params, *params.kwonly_params) if p.default)])
+    return set(outer.reads) | (set(body.reads) - own - set(body.writes)), {stmt.name.value}
+
+
 def _target_names(target) -> list[str]:
     if isinstance(target, cst.Name):
         return [target.value]
@@ -106,10 +119,10 @@ def reads_before_writes(stmts) -> list[str]:
         if isinstance(piece, tuple):  # (names a header binds)
             assigned.update(piece)
             continue
-        for n in _names([piece]).reads:
+        for n in (sorted(_definition(piece)[0]) if isinstance(piece, cst.FunctionDef) else _names([piece]).reads):
             if n not in assigned and n not in seen:
                 seen.append(n)
-        if isinstance(piece, cst.SimpleStatementLine):
+        if isinstance(piece, (cst.SimpleStatementLine, cst.FunctionDef)):
             assigned.update(reads_writes(piece)[1])
     return seen
 
@@ -160,7 +173,7 @@ def plan_block(stmts: list, sites: list[Site], forward_names: set[str], leaves: 
             reads, writes = rw[i]
             if writes & needed and not _is_gradient_api(stmts[i]):
                 chosen.append(i)
-                simple = isinstance(stmts[i], cst.SimpleStatementLine)
+                simple = isinstance(stmts[i], (cst.SimpleStatementLine, cst.FunctionDef))
                 needed = ((needed - writes) if simple else needed) | reads
         chosen.reverse()
         if site.loss is not None and not any(site.loss in rw[i][1] for i in chosen):
@@ -265,7 +278,7 @@ def _parallel_parts(stmt):
 def _assigned(stmts) -> list[str]:
     out: list[str] = []
     for s in stmts:
-        out.extend(_names([s]).writes)
+        out.extend([] if isinstance(s, cst.FunctionDef) else _names([s]).writes)
         out.extend(sorted(reads_writes(s)[1] - set(out)))
     return out
 
