@@ -271,7 +271,7 @@ def first_layer_inputs(model, fwd_params: list[dict]) -> list[list[str]]:
         specs = list(dict.fromkeys(ranked + specs))[:max(len(specs), 6)]
     out = []
     for spec in specs:
-        options = [_extra_inputs(p["name"].lower(), spec, p.get("rank", 0)) for p in required[1:]]
+        options = [_argument_inputs(p, spec) for p in required[1:]]
         out.append([spec, *(o[0] for o in options)])
         for i, alternatives in enumerate(options):  # each further form of one argument, the others at their first
             for alt in alternatives[1:]:
@@ -338,6 +338,53 @@ def _to_rank(spec: str, rank: int, channels_first: bool | None) -> list[str]:
     if channels_first is not False and rank >= 3:
         out.insert(0 if channels_first else 1, "x".join(["2", feature, *["16"] * (rank - 2)]) + ":" + rest)
     return out
+
+
+def _argument_inputs(param: dict, spec: str) -> list[str]:
+    """The forms tried for a forward argument after the first (``spec``: the first input's). A Python value first
+    when the annotation or the forward's use says it is one (scan.py's ``_forward_usage``): a function returning its
+    argument for a callable (``sublayer(x)``), the strings it is compared with (``if mode == 'norm'``), False then
+    True for a flag, a number for a size or a compared number (``H, W`` of ``x.view(B, H, W, C)``: the token grid of
+    the first input; ``if t == 0``: 0); None after the arrays for an argument only compared with None. Otherwise the
+    arrays of ``_extra_inputs``."""
+    low = param["name"].lower()
+    ann = (param.get("annotation") or "").replace(" ", "").replace("typing.", "")
+    use, choices = param.get("use", ""), param.get("choices") or []
+    arrays = _extra_inputs(low, spec, param.get("rank", 0))
+    if use == "callable" or ann.startswith(("Callable", "callable")):
+        return ["fn:identity"]
+    strings = [c for c in choices if isinstance(c, str)]
+    if strings:
+        return [f"value:{c!r}" for c in strings[:2]]
+    if ann == "bool" or use == "flag":
+        return ["value:False", "value:True"]
+    if ann in ("int", "float") or use == "number":
+        numbers = [c for c in choices if type(c) in (int, float)]
+        grid = _grid_value(low, spec)
+        value = grid if grid is not None else numbers[0] if numbers else 1.0 if ann == "float" else int(
+            small_value(low, "int") or 16)
+        return [f"value:{value!r}", *(arrays if not ann else [])]
+    if use == "optional" or ann.startswith("Optional") or ann.endswith("|None"):
+        return [*arrays, "value:None"]
+    return arrays
+
+
+def _grid_value(name: str, spec: str) -> int | None:
+    """A height or width argument that goes with the first input (``forward(x, H, W)`` of a token block): its token
+    grid (``2 x 16 x C``: 4 x 4; a token count that is no square: N x 1), or its spatial size (``B x C x H x W``)."""
+    height = re.fullmatch(r"(img_|feat_|x_)?(h|height|hh|nh|h_?size)", name)
+    width = re.fullmatch(r"(img_|feat_|x_)?(w|width|ww|nw|w_?size)", name)
+    if not (height or width):
+        return None
+    dims = [int(v) for v in spec.split(":")[0].split("x")]
+    if len(dims) == 4:
+        return dims[2] if height else dims[3]
+    if len(dims) == 3:
+        side = int(round(dims[1] ** 0.5))
+        if side * side == dims[1]:
+            return side
+        return dims[1] if height else 1
+    return None
 
 
 def _extra_inputs(name: str, spec: str, rank: int = 0) -> list[str]:
@@ -426,6 +473,8 @@ def _int_attrs(module) -> list[int]:
 
 def _elements(spec: str) -> int:
     shape = spec.split(":")[0]
+    if not re.fullmatch(r"\d+(x\d+)*", shape):  # a value:/fn: input, a file
+        return 0
     n = 1
     for v in shape.split("x"):
         n *= int(v)
@@ -445,7 +494,8 @@ def _run_forward(model, specs: list[str], seconds: float):
         _alarm(seconds)
         try:
             with torch.no_grad():
-                out = model(*[torch.from_numpy(np.ascontiguousarray(a)) for a in arrays])
+                out = model(*[torch.from_numpy(np.ascontiguousarray(a)) if isinstance(a, np.ndarray) else a
+                              for a in arrays])
         finally:
             _no_alarm()
         flat, _ = flat_numpy(out)

@@ -260,6 +260,53 @@ def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str]) 
             p.attrs = attrs[name]
 
 
+_SIZE_METHODS = {"view", "reshape", "expand", "repeat", "permute", "new_zeros", "new_ones", "new_empty", "tile",
+                 "unflatten", "narrow", "chunk", "split", "roll", "zeros", "ones", "empty", "randn", "rand", "arange"}
+
+
+def _forward_usage(func, params: list[Param]) -> None:
+    """How the forward uses each required argument after the first, when that use says it is a Python value rather
+    than an array (``Param.use``): "callable" (``sublayer(x)``), "flag" (``if flag:``, ``not flag``), "number" (a size
+    given to ``view``/``reshape``/``range``, or compared in an ``if``: ``if t == 0``; the constants it is compared
+    with go to ``choices``), "optional" (only ever compared with None: ``if mask is not None``, the argument may be
+    None). String choices (``if mode == 'norm'``) are ``_choices``'."""
+    names = {p.name: p for p in params[1:] if p.default is None and p.kind == "positional"}
+    if not names:
+        return
+    uses: dict[str, set] = {n: set() for n in names}
+    tests = [n.test for n in ast.walk(func) if isinstance(n, (ast.If, ast.While, ast.IfExp, ast.Assert))]
+    tests += [v for n in ast.walk(func) if isinstance(n, ast.BoolOp) for v in n.values]
+    tests += [n.operand for n in ast.walk(func) if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not)]
+    for test in tests:
+        if isinstance(test, ast.Name) and test.id in names:
+            uses[test.id].add("flag")
+        elif isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id in names \
+                and len(test.ops) == 1 and isinstance(test.comparators[0], ast.Constant):
+            value = test.comparators[0].value
+            if value is None and isinstance(test.ops[0], (ast.Is, ast.IsNot)):
+                uses[test.left.id].add("optional")
+            elif type(value) in (int, float) and isinstance(test.ops[0], (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt,
+                                                                          ast.GtE)):
+                uses[test.left.id].add("number")
+                if value not in names[test.left.id].choices:
+                    names[test.left.id].choices.append(value)
+    for node in ast.walk(func):
+        if not isinstance(node, ast.Call):
+            continue
+        if isinstance(node.func, ast.Name) and node.func.id in names:
+            uses[node.func.id].add("callable")
+        sized = _last(node.func) in _SIZE_METHODS or _last(node.func) == "range"
+        for a in node.args:
+            if sized and isinstance(a, ast.Name) and a.id in names:
+                uses[a.id].add("number")
+            elif sized and isinstance(a, (ast.Tuple, ast.List)):  # x.view((B, H, W, C))
+                for e in a.elts:
+                    if isinstance(e, ast.Name) and e.id in names:
+                        uses[e.id].add("number")
+    for name, p in names.items():
+        p.use = next((k for k in ("callable", "flag", "number", "optional") if k in uses[name]), "")
+
+
 def _shape_of(node, names) -> str | None:
     """``x.shape`` / ``x.size()`` of an argument in ``names``: its name, else None."""
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "size" \
@@ -536,6 +583,19 @@ def _module_names(tree) -> set[str]:
     return names
 
 
+def _value_spec(node: ast.expr) -> str | None:
+    """A literal Python argument of a model call (``model(x, 4, 4)``, ``net(x, mode='norm')`` is a keyword: not
+    here) -> ``value:4``; None for anything else."""
+    try:
+        value = ast.literal_eval(node)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+    if isinstance(value, (int, float, str, bool, type(None))) or (
+            isinstance(value, (list, tuple)) and len(repr(value)) <= 80):
+        return f"value:{value!r}"
+    return None
+
+
 def _tensor_spec(node: ast.expr) -> str | None:
     """``torch.randn(1, 3, 224, 224)`` / ``torch.randint(0, 100, (2, 16))`` -> an input spec (literal sizes only)."""
     if not isinstance(node, ast.Call):
@@ -657,6 +717,8 @@ def discover(root, files: list[str] | None = None, excluded: list | None = None)
                 fwd_params = _params(fwd.args, True) if fwd else []
                 if fwd:
                     _ranks(fwd, fwd_params, ast.get_docstring(fwd) or ast.get_docstring(node) or "")
+                    _choices(fwd, fwd_params)
+                    _forward_usage(fwd, fwd_params)
                 c = Candidate(rel, node.name, "class", node.lineno, init_params, fwd_params, doc,
                               bases=[_last(b) or ast.unparse(b) for b in node.bases], configs=configs,
                               dotted=dotted)
@@ -869,8 +931,8 @@ def _collect_calls(parsed: dict, found: dict[str, Candidate], by_name: dict[str,
                     _call_target(callee, by_name) if isinstance(callee, ast.Call) else None)
                 if targets and node.args and not node.keywords:
                     specs = [_tensor_spec(a) or (tensors.get(a.id) if isinstance(a, ast.Name) else None)
-                             for a in node.args]
-                    if all(specs):
+                             or _value_spec(a) for a in node.args]
+                    if all(specs) and specs[0].startswith(tuple("0123456789")):
                         for c in targets:
                             if specs not in c.inputs:
                                 c.inputs.append(specs)
