@@ -65,7 +65,7 @@ def small_value(name: str, annotation: str, default_int: int = 16, last_resort: 
         return None
     if (re.search(r"(^|_)(dims|sizes|channels_list|hidden_dims|layers|blocks|num_blocks|depths|strides|units|filters)$",
                   low)
-            and not re.match(r"(n|num|n_num)_", low)) or ann.startswith(("list", "List", "tuple", "Tuple", "Sequence")):
+            and not re.match(r"(n|num|n_num|number_of)_", low)) or ann.startswith(("list", "List", "tuple", "Tuple", "Sequence")):
         return "[2, 2]" if re.search(r"layers|blocks|depths", low) else "[16, 16]"
     optional = re.fullmatch(r"Optional\[(float|bool)\]|(float|bool)\|None|None\|(float|bool)", ann)
     if optional:  # Optional[float] without a default: a float
@@ -101,6 +101,7 @@ def ctor_attempts(cand: dict, user: str | None) -> list[tuple[str, str]]:
             values = [(repr(p["choices"][0]) if p.get("choices") else None) or _config_value(p, cand.get("configs", []))
                       or used_value(p, size, repository_defaults=size == 16 and not last_resort)
                       or small_value(p["name"], p["annotation"], size, last_resort) for p in required]
+            _tie_counts(required, values)
             if all(v is not None for v in values):
                 add("small values", ", ".join(f"{p['name']}={v}" for p, v in zip(required, values)))
                 first = first if first is not None else ", ".join(f"{p['name']}={v}" for p, v in zip(required, values))
@@ -126,6 +127,22 @@ def ctor_attempts(cand: dict, user: str | None) -> list[tuple[str, str]]:
     if shrunk and first is not None:
         add("small sizes", ", ".join(filter(None, [first, shrunk])))
     return out
+
+
+def _tie_counts(required: list[dict], values: list) -> None:
+    """A count the class checks against a list's length (HRNet: ``num_branches != len(num_blocks)``) is that length,
+    in place."""
+    import ast as _ast
+
+    names = [p["name"] for p in required]
+    for i, p in enumerate(required):
+        if p.get("len_of") in names and values[names.index(p["len_of"])] is not None:
+            try:
+                seq = _ast.literal_eval(values[names.index(p["len_of"])])
+            except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+                continue
+            if isinstance(seq, (list, tuple)):
+                values[i] = str(len(seq))
 
 
 _SHRINK = r"dim|channel|chan$|hidden|embed|width|features|filters|units|planes|d_model|n_embd|ff|inner|mlp|head|" \
@@ -173,7 +190,14 @@ def used_value(param: dict, size: int = 16, repository_defaults: bool = True) ->
         return param["attrs"]["class"]
     if use == "sequence":  # two different values: a (start, end) pair must not give an empty range
         value = small_value(param["name"], "list", size)
+        length = param.get("length", 0)
+        if length:  # as long as the class reads it (H, W, C = image_shape; layers[3]): a count per stage, or sizes
+            if value not in (None, "[16, 16]"):
+                return repr([2] * length)
+            return repr([size // 2, *[size] * (length - 1)])
         return f"[{size // 2}, {size}]" if value in (None, "[16, 16]") else value
+    if use == "flag" and small_value(param["name"], param.get("annotation", ""), size) is None:
+        return "False"  # only tested for truth (if learn_top:): a switch
     if use in ("namespace", "mapping"):
         return _mapping(param.get("attrs") or {}, use == "namespace", size, repository_defaults)
     if use == "number" and (small_value(param["name"], param.get("annotation", ""), size) or "").startswith("["):

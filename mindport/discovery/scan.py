@@ -42,6 +42,8 @@ class Param:
     attrs: dict = field(default_factory=dict)  # namespace attributes / mapping keys read -> a literal default or None
     passes: list = field(default_factory=list)  # (class name, position or keyword) it is handed on to
     rank: int = 0  # a forward argument's number of dimensions as the forward reads it (``_ranks``), 0 unknown
+    length: int = 0  # a sequence's length as the class reads it (``a, b, c = p``, ``p[3]``, ``len(p) == 3``)
+    len_of: str = ""  # a count the class checks against a sequence's length (``num_branches != len(blocks)``)
 
 
 @dataclass
@@ -170,18 +172,69 @@ def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str]) 
                     if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
                         alias[f"self.{t.attr}"] = node.value.id
 
-    in_init: set[int] = {id(n) for n in ast.walk(init)} if init is not None else set()
+    # a parameter's name by itself counts in __init__ (not a forward's local), and in a method of the class that
+    # __init__ hands it to (``self._check_branches(num_branches, blocks, num_blocks)``: HRNet reads len(num_blocks)
+    # there), under the method's own parameter name
+    local: dict[int, dict[str, str]] = {}
+    if init is not None:
+        names = {n: n for n in required}
+        for n in ast.walk(init):
+            local[id(n)] = names
+        for n in ast.walk(init):
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name) \
+                    and n.func.value.id == "self" and n.func.attr != "__init__":
+                method = _method(cls, n.func.attr)
+                if method is None:
+                    continue
+                mparams = [a.arg for a in [*method.args.posonlyargs, *method.args.args][1:]]
+                handed = {mparams[i]: a.id for i, a in enumerate(n.args) if i < len(mparams)
+                          and isinstance(a, ast.Name) and a.id in required}
+                handed.update({k.arg: k.value.id for k in n.keywords if k.arg in mparams
+                               and isinstance(k.value, ast.Name) and k.value.id in required})
+                if handed:
+                    for m in ast.walk(method):
+                        local.setdefault(id(m), handed)
 
-    def which(node) -> str | None:  # a parameter's name by itself counts in __init__ only (not a forward's local)
-        if isinstance(node, ast.Name) and node.id in required and id(node) in in_init:
-            return node.id
+    def which(node) -> str | None:
+        if isinstance(node, ast.Name):
+            return local.get(id(node), {}).get(node.id)
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
             return alias.get(f"self.{node.attr}")
         return None
 
     uses: dict[str, set] = {n: set() for n in required}
     attrs: dict[str, dict] = {n: {} for n in required}
+    lengths: dict[str, int] = {}
+
+    def at_least(name: str, n: int) -> None:
+        if 1 <= n <= 8:
+            lengths[name] = max(lengths.get(name, 0), n)
+
     for node in ast.walk(cls):
+        if isinstance(node, (ast.If, ast.IfExp, ast.While)) and which(node.test) is not None:
+            uses[which(node.test)].add("flag")  # if learn_top:
+        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not) and which(node.operand) is not None:
+            uses[which(node.operand)].add("flag")
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], (ast.Tuple, ast.List)) \
+                and which(node.value) is not None and not any(isinstance(e, ast.Starred) for e in node.targets[0].elts):
+            uses[which(node.value)].add("sequence")  # H, W, C = image_shape
+            at_least(which(node.value), len(node.targets[0].elts))
+        elif isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Eq) \
+                and isinstance(node.left, ast.Call) and _last(node.left.func) == "len" and node.left.args \
+                and which(node.left.args[0]) is not None and isinstance(node.comparators[0], ast.Constant) \
+                and type(node.comparators[0].value) is int:
+            at_least(which(node.left.args[0]), node.comparators[0].value)  # assert len(obs_shape) == 3
+        if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Eq, ast.NotEq)):
+            for count, other in ((node.left, node.comparators[0]), (node.comparators[0], node.left)):
+                if which(count) is not None and isinstance(other, ast.Call) and _last(other.func) == "len" \
+                        and other.args and which(other.args[0]) not in (None, which(count)):
+                    uses[which(count)].add("number")  # if num_branches != len(num_blocks)
+                    uses[which(other.args[0])].add("sequence")
+                    required[which(count)].len_of = which(other.args[0])
+        elif isinstance(node, ast.Subscript) and which(node.value) is not None:
+            index = _int_const(node.slice)
+            if index is not None:  # layers[3], img_size[2], bounds[-1]
+                at_least(which(node.value), index + 1 if index >= 0 else -index)
         if (isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load)) or (
                 isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant)
                 and isinstance(node.slice.value, str)):
@@ -252,12 +305,14 @@ def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str]) 
             uses[which(node.left)].add("number")  # if char_rnn_layers <= 1
     for name, p in required.items():
         found = uses[name]
-        for kind in ("callable", "namespace", "mapping", "sequence", "str", "number"):
+        for kind in ("callable", "namespace", "mapping", "sequence", "str", "number", "flag"):
             if kind in found:
                 p.use = kind
                 break
         if p.use in ("namespace", "mapping"):
             p.attrs = attrs[name]
+        if p.use == "sequence" and name in lengths:
+            p.length = lengths[name]
 
 
 _SIZE_METHODS = {"view", "reshape", "expand", "repeat", "permute", "new_zeros", "new_ones", "new_empty", "tile",

@@ -136,3 +136,90 @@ def test_value_input_specs_parse_and_make_python_values():
         except InputError:
             continue
         raise AssertionError(bad)
+
+
+SEQUENCE_ARGUMENTS = '''
+import torch.nn as nn
+
+
+class Branches(nn.Module):  # HRNet's HighResolutionModule: the lists are read in a method __init__ hands them to
+    def __init__(self, num_branches, num_blocks, num_channels):
+        super().__init__()
+        self._check_branches(num_branches, num_blocks, num_channels)
+        self.branches = nn.ModuleList(
+            nn.Sequential(*[nn.Conv2d(num_channels[i], num_channels[i], 3, padding=1) for _ in range(num_blocks[i])])
+            for i in range(num_branches))
+
+    def _check_branches(self, num_branches, blocks, channels):
+        if num_branches != len(blocks) or num_branches != len(channels):
+            raise ValueError("one entry per branch")
+
+    def forward(self, x):
+        return self.branches[0](x)
+
+
+class FourStages(nn.Module):  # hszhao/semseg's ResNet: layers[3]
+    def __init__(self, layers):
+        super().__init__()
+        self.stages = nn.Sequential(*[nn.Conv2d(8, 8, 3, padding=1) for _ in range(layers[0] + layers[3])])
+        self.head = nn.Conv2d(3, 8, 1)
+
+    def forward(self, x):
+        return self.stages(self.head(x))
+
+
+class Glowish(nn.Module):  # Glow: H, W, C = image_shape; a switch tested for truth
+    def __init__(self, image_shape, learn_top):
+        super().__init__()
+        H, W, C = image_shape
+        self.proj = nn.Conv2d(C, C, 1)
+        self.learn_top = learn_top
+        self.prior = nn.Conv2d(C, C, 3, padding=1) if learn_top else None
+
+    def forward(self, x):
+        x = self.proj(x)
+        if self.learn_top:
+            x = self.prior(x)
+        return x
+
+
+class PixelEncoder(nn.Module):  # curl: assert len(obs_shape) == 3
+    def __init__(self, obs_shape, feature_dim):
+        super().__init__()
+        assert len(obs_shape) == 3
+        self.conv = nn.Conv2d(obs_shape[0], 8, 3)
+        self.fc = nn.Linear(8, feature_dim)
+
+    def forward(self, obs):
+        return self.fc(self.conv(obs).mean(dim=(2, 3)))
+
+
+class Stack(nn.Module):  # pytorch-original-transformer: number_of_layers is a count
+    def __init__(self, model_dimension, number_of_layers):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(model_dimension, model_dimension) for _ in range(number_of_layers)])
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+'''
+
+
+def test_constructor_sequences_get_the_length_the_class_reads_and_switches_a_bool(tmp_path):
+    """Lists were guessed two long (``[8, 16]``) and numbers as 16 whatever the class read: HRNet's lists read with
+    ``len`` in a method ("object of type 'int' has no len()"), ``layers[3]`` and ``image_shape[2]`` ("list index out
+    of range"), ``H, W, C = image_shape`` ("cannot unpack non-iterable int"), ``assert len(obs_shape) == 3``, a
+    ``learn_top`` tested for truth got 16, ``number_of_layers`` a list ("'list' object cannot be interpreted as an
+    integer"). A count the class checks against a list's length (``num_branches != len(blocks)``) is that length."""
+    expected = {
+        "Branches": "num_branches=2, num_blocks=[2, 2], num_channels=[8, 16]",
+        "FourStages": "layers=[2, 2, 2, 2]",
+        "Glowish": "image_shape=[8, 16, 16], learn_top=False",
+        "PixelEncoder": "obs_shape=[8, 16, 16], feature_dim=16",
+        "Stack": "model_dimension=16, number_of_layers=2",
+    }
+    results = {name: _build(tmp_path, SEQUENCE_ARGUMENTS, name) for name in expected}
+    for name, ctor in expected.items():
+        assert results[name]["status"] == "built", (name, results[name])
+        assert results[name]["ctor"] == ctor, (name, results[name])
