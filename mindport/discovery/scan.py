@@ -739,7 +739,7 @@ def discover(root, files: list[str] | None = None, excluded: list | None = None)
         if tree is None:
             continue
         parsed[rel] = tree
-        per_file_bases.append(class_bases(data))
+        per_file_bases.append(class_bases(tree))
     module_classes = module_classes_from_bases(per_file_bases)
     other_framework = _OtherFramework(parsed, module_classes)
     found: dict[str, Candidate] = {}
@@ -751,9 +751,10 @@ def discover(root, files: list[str] | None = None, excluded: list | None = None)
                  if "/" in rel and not (root / rel).with_name("__init__.py").is_file()
                  and all(part.isidentifier() for part in rel[:-3].split("/"))
                  and any(isinstance(n, ast.ImportFrom) and n.level for n in ast.walk(tree))}
+    argdefaults_of = {rel: _argparse_defaults(tree) for rel, tree in parsed.items()}
     repo_argdefaults: dict[str, str] = {}  # every literal argparse default of the repository (the first one wins)
-    for tree in parsed.values():
-        for k, v in _argparse_defaults(tree).items():
+    for defaults in argdefaults_of.values():
+        for k, v in defaults.items():
             repo_argdefaults.setdefault(k, v)
     for rel, tree in parsed.items():
         dotted = dotted_of.get(rel, "")
@@ -815,7 +816,7 @@ def discover(root, files: list[str] | None = None, excluded: list | None = None)
                     found[c.key] = c
                     by_name.setdefault(node.name, []).append(c)
                     changed = True
-    _collect_calls(parsed, found, by_name)
+    _collect_calls(parsed, found, by_name, argdefaults_of)
     return sorted(found.values(), key=lambda c: (c.rel, c.line))
 
 
@@ -939,13 +940,14 @@ class _OtherFramework:
         return by_name
 
 
-def _collect_calls(parsed: dict, found: dict[str, Candidate], by_name: dict[str, list[Candidate]]) -> None:
+def _collect_calls(parsed: dict, found: dict[str, Candidate], by_name: dict[str, list[Candidate]],
+                   argdefaults_of: dict | None = None) -> None:
     """The constructor calls and inputs the repository writes for each candidate: literal calls anywhere (scripts,
     tests, configs, ``__main__`` blocks, factories, registries' ``partial``), with ``args.X`` read from argparse
     defaults; and inputs from ``model(torch.randn(...))`` where ``model`` was built from a candidate in that scope."""
     names_of = {rel: _module_names(tree) for rel, tree in parsed.items()}
     for rel, tree in parsed.items():
-        argdefaults = _argparse_defaults(tree)
+        argdefaults = argdefaults_of[rel] if argdefaults_of is not None else _argparse_defaults(tree)
         for scope in [tree, *[n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]]:
             bound: dict[str, list[Candidate]] = {}
             tensors: dict[str, str] = {}
