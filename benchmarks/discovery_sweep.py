@@ -179,6 +179,29 @@ def export(repo: str, into: Path) -> str:
     return commit
 
 
+def conversion_plan(src: Path, rels: list[str], files: list[str], cap: int) -> tuple[set[str], dict[str, int]]:
+    """The files to convert for the chosen models' files ``rels``: each one with every project file it imports and
+    their packages' ``__init__.py``; a model file whose closure is over ``cap`` files (0: no cap) is left out and
+    returned with its count (microsoft/LoRA's models under its copy of transformers import the package's
+    ``__init__``, which imports 364 files: 31+ minutes of conversion for one repository)."""
+    from mindport.discovery.scan import imported_files
+
+    needed: set[str] = set()
+    over_cap: dict[str, int] = {}
+    trees: dict = {}
+    for rel in dict.fromkeys(rels):
+        closure = set(imported_files(src, [rel], files, trees))
+        for f in list(closure):
+            parts = f.split("/")[:-1]
+            closure |= {"/".join(parts[:i] + ["__init__.py"]) for i in range(1, len(parts) + 1)}
+        closure = {f for f in closure if (src / f).is_file()}
+        if cap and len(closure) > cap:
+            over_cap[rel] = len(closure)
+        else:
+            needed |= closure
+    return needed, over_cap
+
+
 def run_repo(repo: str, domain: str, work: Path, args) -> dict:
     from mindport.discovery.prove import ProveSettings, prove_models
     from mindport.migrator.repo import convert_path
@@ -197,24 +220,11 @@ def run_repo(repo: str, domain: str, work: Path, args) -> dict:
     over_cap: dict[str, int] = {}  # model file -> files it needs, over --max-convert-files: not converted
     if not args.convert_all:  # the files the chosen models need, and their packages' __init__.py: converted once
         from mindport.discovery.prove import select
-        from mindport.discovery.scan import discover, imported_files, python_files
+        from mindport.discovery.scan import discover, python_files
 
         files = python_files(src)
         chosen = select(discover(src, files), None, args.max_models, spread=True)
-        needed: set[str] = set()
-        trees: dict = {}
-        for rel in dict.fromkeys(c.rel for c in chosen):
-            closure = set(imported_files(src, [rel], files, trees))
-            for f in list(closure):
-                parts = f.split("/")[:-1]
-                closure |= {"/".join(parts[:i] + ["__init__.py"]) for i in range(1, len(parts) + 1)}
-            # microsoft/LoRA's models under its copy of transformers import the package's __init__, which imports
-            # 364 files: 31+ minutes of conversion for one repository. Such a model is reported, not converted.
-            if args.max_convert_files and len(closure) > args.max_convert_files:
-                over_cap[rel] = len(closure)
-            else:
-                needed |= closure
-        needed = {f for f in needed if (src / f).is_file()}
+        needed, over_cap = conversion_plan(src, [c.rel for c in chosen], files, args.max_convert_files)
         # (an exclude pattern matches from the right: never one that would also drop a needed file)
         exclude = tuple(f for f in files if f not in needed and not any(Path(n).match(f) for n in needed))
     conversion = convert_path(src, out, jobs=args.jobs, force=True, timeout=60, exclude=exclude)

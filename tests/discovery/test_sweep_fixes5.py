@@ -223,3 +223,35 @@ def test_constructor_sequences_get_the_length_the_class_reads_and_switches_a_boo
     for name, ctor in expected.items():
         assert results[name]["status"] == "built", (name, results[name])
         assert results[name]["ctor"] == ctor, (name, results[name])
+
+
+def test_the_sweep_does_not_convert_a_model_whose_imports_are_over_the_cap(tmp_path):
+    """microsoft/LoRA: its models under a vendored copy of transformers import the package's ``__init__``, which
+    imports every model of the library (364 files, 31+ minutes of conversion before any model of the repository was
+    tried). A chosen model file whose import closure is over the cap is left out of the conversion and counted; the
+    others are converted as before."""
+    import importlib.util
+
+    import mindport
+
+    spec = importlib.util.spec_from_file_location(
+        "sweep", Path(mindport.__file__).resolve().parents[1] / "benchmarks" / "discovery_sweep.py")
+    sweep = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(sweep)
+    from mindport.discovery.scan import python_files
+
+    pkg = tmp_path / "vendor"
+    (pkg / "models").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("".join(f"from .m{i} import X{i}\n" for i in range(6)))
+    for i in range(6):
+        (pkg / f"m{i}.py").write_text(f"X{i} = {i}\n")
+    (pkg / "models" / "__init__.py").write_text("")
+    (pkg / "models" / "big.py").write_text("import vendor\nimport torch.nn as nn\n\nclass Big(nn.Module):\n    pass\n")
+    (tmp_path / "small.py").write_text("import torch.nn as nn\n\nclass Small(nn.Module):\n    pass\n")
+    files = python_files(tmp_path)
+    needed, over = sweep.conversion_plan(tmp_path, ["vendor/models/big.py", "small.py"], files, 5)
+    assert needed == {"small.py"} and over == {"vendor/models/big.py": 9}
+    needed, over = sweep.conversion_plan(tmp_path, ["vendor/models/big.py", "small.py"], files, 0)
+    assert len(needed) == 10 and not over
+    assert sweep.failure_class({"status": "not-built", "reason": "not converted: vendor/models/big.py and the project "
+                                "files it imports are 9 files (over --max-convert-files 5)"}).startswith("sweep:")
