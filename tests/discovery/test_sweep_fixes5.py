@@ -255,3 +255,38 @@ def test_the_sweep_does_not_convert_a_model_whose_imports_are_over_the_cap(tmp_p
     assert len(needed) == 10 and not over
     assert sweep.failure_class({"status": "not-built", "reason": "not converted: vendor/models/big.py and the project "
                                 "files it imports are 9 files (over --max-convert-files 5)"}).startswith("sweep:")
+
+
+CUDA_ONLY = '''
+import torch
+import torch.nn as nn
+
+
+class SincLike(nn.Module):  # SincNet's sinc_conv / FEDformer's AutoCorrelation: CUDA in the constructor and forward
+    def __init__(self, dim):
+        super().__init__()
+        self.fc = nn.Linear(dim, dim).cuda()
+        self.register_buffer("band", torch.linspace(0.5, 1.5, dim, device="cuda"))
+
+    def forward(self, x):
+        x = x.cuda()
+        gate = torch.ones(x.shape[-1], device=torch.device("cuda:0"))
+        return torch.tanh(self.fc(x) * self.band + gate.to("cuda"))
+'''
+
+
+def test_cuda_only_code_is_built_and_proven_on_the_cpu(tmp_path):
+    """"Torch not compiled with CUDA enabled" stopped FEDformer, SincNet, shap-e and RWKV-v8 models: the builder and
+    the proof's torch side run ``.cuda()``, ``.to('cuda')`` and ``device='cuda'`` on the CPU (the converted code has
+    no device), and the model is proven at both draws."""
+    from mindport.discovery.prove import prove_models
+    from mindport.migrator.repo import convert_path
+
+    src, out = tmp_path / "src", tmp_path / "out"
+    src.mkdir()
+    (src / "models.py").write_text(CUDA_ONLY)
+    convert_path(src, out, jobs=1, force=True)
+    models, _ = prove_models(src, out, cache=False)
+    (m,) = models
+    assert m["status"] == "proven", m
+    assert [d["draw"] for d in m["draws"]] == ["own init", "random draw"], m
