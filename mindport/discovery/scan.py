@@ -175,25 +175,30 @@ def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str]) 
     # a parameter's name by itself counts in __init__ (not a forward's local), and in a method of the class that
     # __init__ hands it to (``self._check_branches(num_branches, blocks, num_blocks)``: HRNet reads len(num_blocks)
     # there), under the method's own parameter name
+    # (and on from that method: HRNet's _make_branches(..., blocks, ...) hands ``block`` to _make_one_branch)
     local: dict[int, dict[str, str]] = {}
-    if init is not None:
-        names = {n: n for n in required}
-        for n in ast.walk(init):
-            local[id(n)] = names
-        for n in ast.walk(init):
+    todo = [(init, {n: n for n in required})] if init is not None else []
+    done: set[int] = set()
+    while todo:
+        func, names = todo.pop()
+        if id(func) in done:
+            continue
+        done.add(id(func))
+        for n in ast.walk(func):
+            local.setdefault(id(n), names)
+        for n in ast.walk(func):
             if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name) \
                     and n.func.value.id == "self" and n.func.attr != "__init__":
                 method = _method(cls, n.func.attr)
-                if method is None:
+                if method is None or id(method) in done:
                     continue
                 mparams = [a.arg for a in [*method.args.posonlyargs, *method.args.args][1:]]
-                handed = {mparams[i]: a.id for i, a in enumerate(n.args) if i < len(mparams)
-                          and isinstance(a, ast.Name) and a.id in required}
-                handed.update({k.arg: k.value.id for k in n.keywords if k.arg in mparams
-                               and isinstance(k.value, ast.Name) and k.value.id in required})
+                handed = {mparams[i]: names[a.id] for i, a in enumerate(n.args) if i < len(mparams)
+                          and isinstance(a, ast.Name) and a.id in names}
+                handed.update({k.arg: names[k.value.id] for k in n.keywords if k.arg in mparams
+                               and isinstance(k.value, ast.Name) and k.value.id in names})
                 if handed:
-                    for m in ast.walk(method):
-                        local.setdefault(id(m), handed)
+                    todo.append((method, handed))
 
     def which(node) -> str | None:
         if isinstance(node, ast.Name):
@@ -309,8 +314,8 @@ def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str]) 
             if kind in found:
                 p.use = kind
                 break
-        if p.use in ("namespace", "mapping"):
-            p.attrs = attrs[name]
+        if p.use in ("namespace", "mapping") or (p.use == "callable" and "namespace" in found):
+            p.attrs = attrs[name]  # a callable whose attributes are read too may be a block class (_block_classes)
         if p.use == "sequence" and name in lengths:
             p.length = lengths[name]
 
@@ -508,7 +513,8 @@ def _block_classes(parsed: dict, found: dict, module_classes) -> None:
     for c in found.values():
         for p in c.params:
             keys = set(p.attrs)
-            if p.use != "namespace" or not keys or any(isinstance(v, dict) for v in p.attrs.values()):
+            if p.use not in ("namespace", "callable") or not keys or any(isinstance(v, dict)
+                                                                         for v in p.attrs.values()):
                 continue
             match = next((n for n in order.get(c.rel, []) if n != c.name and keys <= class_attrs.get(n, set())), None)
             if match:

@@ -142,17 +142,33 @@ SEQUENCE_ARGUMENTS = '''
 import torch.nn as nn
 
 
-class Branches(nn.Module):  # HRNet's HighResolutionModule: the lists are read in a method __init__ hands them to
-    def __init__(self, num_branches, num_blocks, num_channels):
+class Unit(nn.Module):
+    expansion = 1
+
+    def __init__(self, inplanes, planes):
+        super().__init__()
+        self.conv = nn.Conv2d(inplanes, planes, 3, padding=1)
+
+    def forward(self, x):
+        return self.conv(x)
+
+
+class Branches(nn.Module):  # HRNet's HighResolutionModule: read in the methods __init__ hands its arguments to
+    def __init__(self, num_branches, blocks, num_blocks, num_channels):
         super().__init__()
         self._check_branches(num_branches, num_blocks, num_channels)
-        self.branches = nn.ModuleList(
-            nn.Sequential(*[nn.Conv2d(num_channels[i], num_channels[i], 3, padding=1) for _ in range(num_blocks[i])])
-            for i in range(num_branches))
+        self.branches = self._make_branches(num_branches, blocks, num_blocks, num_channels)
 
     def _check_branches(self, num_branches, blocks, channels):
         if num_branches != len(blocks) or num_branches != len(channels):
             raise ValueError("one entry per branch")
+
+    def _make_branches(self, num_branches, block, num_blocks, num_channels):
+        return nn.ModuleList(self._make_one_branch(i, block, num_blocks, num_channels) for i in range(num_branches))
+
+    def _make_one_branch(self, i, block, num_blocks, num_channels):
+        width = num_channels[i] * block.expansion
+        return nn.Sequential(*[block(width, width) for _ in range(num_blocks[i])])
 
     def forward(self, x):
         return self.branches[0](x)
@@ -213,7 +229,7 @@ def test_constructor_sequences_get_the_length_the_class_reads_and_switches_a_boo
     ``learn_top`` tested for truth got 16, ``number_of_layers`` a list ("'list' object cannot be interpreted as an
     integer"). A count the class checks against a list's length (``num_branches != len(blocks)``) is that length."""
     expected = {
-        "Branches": "num_branches=2, num_blocks=[2, 2], num_channels=[8, 16]",
+        "Branches": "num_branches=2, blocks=Unit, num_blocks=[2, 2], num_channels=[8, 16]",
         "FourStages": "layers=[2, 2, 2, 2]",
         "Glowish": "image_shape=[8, 16, 16], learn_top=False",
         "PixelEncoder": "obs_shape=[8, 16, 16], feature_dim=16",
