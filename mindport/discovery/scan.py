@@ -475,7 +475,7 @@ def _hand_on(found: dict) -> None:
     for _ in range(3):  # a chain of hand-ons
         for c in found.values():
             for p in c.params:
-                if p.use not in ("", "namespace", "mapping") or not p.passes:
+                if p.use not in ("", "namespace", "mapping", "sequence") or not p.passes:
                     continue
                 for callee, where in p.passes:
                     target = by_name.get(callee)
@@ -485,8 +485,10 @@ def _hand_on(found: dict) -> None:
                     q = (params[where] if where < len(params) else None) if isinstance(where, int) else next(
                         (q for q in params if q.name == where), None)
                     if q is not None and q.use and not p.use:
-                        p.use, p.attrs = q.use, copy.deepcopy(q.attrs)
+                        p.use, p.attrs, p.length = q.use, copy.deepcopy(q.attrs), q.length
                         break
+                    if q is not None and q.use == p.use == "sequence":  # Glow hands image_shape to FlowNet,
+                        p.length = max(p.length, q.length)  # which unpacks H, W, C = image_shape
                     if q is not None and q.use == p.use:
                         for key, value in q.attrs.items():
                             p.attrs.setdefault(key, copy.deepcopy(value))

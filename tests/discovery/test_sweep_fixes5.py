@@ -199,6 +199,26 @@ class Glowish(nn.Module):  # Glow: H, W, C = image_shape; a switch tested for tr
         return x
 
 
+class FlowNet(nn.Module):
+    def __init__(self, image_shape, hidden):
+        super().__init__()
+        H, W, C = image_shape
+        self.conv = nn.Conv2d(C, hidden, 3, padding=1)
+
+    def forward(self, x):
+        return self.conv(x)
+
+
+class GlowTop(nn.Module):  # Glow hands image_shape on to FlowNet, which unpacks it
+    def __init__(self, image_shape, hidden_channels):
+        super().__init__()
+        self.flow = FlowNet(image_shape=image_shape, hidden=hidden_channels)
+        self.shape = list(image_shape)
+
+    def forward(self, x):
+        return self.flow(x)
+
+
 class PixelEncoder(nn.Module):  # curl: assert len(obs_shape) == 3
     def __init__(self, obs_shape, feature_dim):
         super().__init__()
@@ -233,6 +253,7 @@ def test_constructor_sequences_get_the_length_the_class_reads_and_switches_a_boo
         "FourStages": "layers=[2, 2, 2, 2]",
         "Glowish": "image_shape=[8, 16, 16], learn_top=False",
         "PixelEncoder": "obs_shape=[8, 16, 16], feature_dim=16",
+        "GlowTop": "image_shape=[8, 16, 16], hidden_channels=16",
         "Stack": "model_dimension=16, number_of_layers=2",
     }
     results = {name: _build(tmp_path, SEQUENCE_ARGUMENTS, name) for name in expected}
