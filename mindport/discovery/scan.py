@@ -238,8 +238,9 @@ def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str]) 
                     required[which(count)].len_of = which(other.args[0])
         elif isinstance(node, ast.Subscript) and which(node.value) is not None:
             index = _int_const(node.slice)
-            if index is not None:  # layers[3], img_size[2], bounds[-1]
-                at_least(which(node.value), index + 1 if index >= 0 else -index)
+            bound = (index + 1 if index >= 0 else -index) if index is not None else 0
+            if bound > 2:  # layers[3], img_size[2] (a lower bound: two items, the default, serve kernel_size[0])
+                at_least(which(node.value), bound)
         if (isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load)) or (
                 isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant)
                 and isinstance(node.slice.value, str)):
