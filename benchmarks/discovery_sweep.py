@@ -51,6 +51,7 @@ _INPUT_CLASSES = [
     (r".", "inputs: the forward raised (other)"),
 ]
 _CTOR_CLASSES = [
+    (r"over --max-convert-files", "sweep: the model's import closure is over the conversion cap"),
     (r"No module named '([\w.]+)'", "missing module {0}"),
     (r"_StubMeta|mindport_stub|expected np.ndarray \(got \w+\)|type '\w+' is not subscriptable",
      "stubbed module used while building"),
@@ -178,6 +179,29 @@ def export(repo: str, into: Path) -> str:
     return commit
 
 
+def conversion_plan(src: Path, rels: list[str], files: list[str], cap: int) -> tuple[set[str], dict[str, int]]:
+    """The files to convert for the chosen models' files ``rels``: each one with every project file it imports and
+    their packages' ``__init__.py``; a model file whose closure is over ``cap`` files (0: no cap) is left out and
+    returned with its count (microsoft/LoRA's models under its copy of transformers import the package's
+    ``__init__``, which imports 364 files: 31+ minutes of conversion for one repository)."""
+    from mindport.discovery.scan import imported_files
+
+    needed: set[str] = set()
+    over_cap: dict[str, int] = {}
+    trees: dict = {}
+    for rel in dict.fromkeys(rels):
+        closure = set(imported_files(src, [rel], files, trees))
+        for f in list(closure):
+            parts = f.split("/")[:-1]
+            closure |= {"/".join(parts[:i] + ["__init__.py"]) for i in range(1, len(parts) + 1)}
+        closure = {f for f in closure if (src / f).is_file()}
+        if cap and len(closure) > cap:
+            over_cap[rel] = len(closure)
+        else:
+            needed |= closure
+    return needed, over_cap
+
+
 def run_repo(repo: str, domain: str, work: Path, args) -> dict:
     from mindport.discovery.prove import ProveSettings, prove_models
     from mindport.migrator.repo import convert_path
@@ -193,16 +217,14 @@ def run_repo(repo: str, domain: str, work: Path, args) -> dict:
         return row | {"error": f"export failed: {exc}", "seconds": round(time.perf_counter() - t0, 1)}
     t = time.perf_counter()
     exclude: tuple[str, ...] = ()
+    over_cap: dict[str, int] = {}  # model file -> files it needs, over --max-convert-files: not converted
     if not args.convert_all:  # the files the chosen models need, and their packages' __init__.py: converted once
         from mindport.discovery.prove import select
-        from mindport.discovery.scan import discover, imported_files, python_files
+        from mindport.discovery.scan import discover, python_files
 
         files = python_files(src)
         chosen = select(discover(src, files), None, args.max_models, spread=True)
-        needed = set(imported_files(src, [c.rel for c in chosen], files))
-        for rel in list(needed):
-            parts = rel.split("/")[:-1]
-            needed |= {"/".join(parts[:i] + ["__init__.py"]) for i in range(1, len(parts) + 1)}
+        needed, over_cap = conversion_plan(src, [c.rel for c in chosen], files, args.max_convert_files)
         # (an exclude pattern matches from the right: never one that would also drop a needed file)
         exclude = tuple(f for f in files if f not in needed and not any(Path(n).match(f) for n in needed))
     conversion = convert_path(src, out, jobs=args.jobs, force=True, timeout=60, exclude=exclude)
@@ -213,6 +235,11 @@ def run_repo(repo: str, domain: str, work: Path, args) -> dict:
                              max_params=args.max_params)
     models, summary = prove_models(src, out, max_models=args.max_models, workers=args.workers, settings=settings,
                                    cache=False, log_dir=folder / "logs", spread=True)
+    for m in models:
+        rel = m["class"].rpartition(":")[0]
+        if rel in over_cap and m["status"] == "not-built":
+            m["reason"] = (f"not converted: {rel} and the project files it imports are {over_cap[rel]} files (over "
+                           f"--max-convert-files {args.max_convert_files})")
     row.update(summary=summary, models=models, seconds=round(time.perf_counter() - t0, 1))
     if not args.keep:
         shutil.rmtree(src, ignore_errors=True)
@@ -241,6 +268,9 @@ def main() -> int:
     parser.add_argument("--stub-missing", action="store_true",
                         help="modules this machine lacks are stand-ins (mindport.discovery.stubs): a model that "
                              "needs one fails when it uses it; the entries name the stubbed modules")
+    parser.add_argument("--max-convert-files", type=int, default=150, metavar="N",
+                        help="a chosen model whose file imports more than N project files (a vendored library's "
+                             "package __init__) is not converted; it is reported as such (0: no cap)")
     parser.add_argument("--convert-all", action="store_true",
                         help="convert every file (default: the chosen models' files and what they import)")
     parser.add_argument("--reclassify", type=Path, default=None, metavar="JSON",

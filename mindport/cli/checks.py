@@ -115,8 +115,9 @@ def weights(src, out, model_ref, ctor, name_map, emit_map, strict, force):
               help="torch checkpoint (.pt/.pth/.bin/.safetensors) loaded into both sides "
                    "(default: the torch model's seeded init, or the ONNX initializers).")
 @click.option("--input", "input_specs", multiple=True, metavar="SPEC",
-              help="SHAPE:DTYPE (seeded normal floats), SHAPE:DTYPE:LO:HI (integers in [LO, HI)) or a "
-                   ".npy/.npz file; repeat for several positional inputs.")
+              help="SHAPE:DTYPE (seeded normal floats), SHAPE:DTYPE:LO:HI (integers in [LO, HI)), a "
+                   ".npy/.npz file, value:LITERAL (a Python value: value:4, value:'norm', value:None) or "
+                   "fn:identity (a function returning its argument); repeat for several positional inputs.")
 @click.option("--root", default=None, type=click.Path(file_okay=False), metavar="DIR",
               help="Folder the dotted --torch reference (pkg.module:Name) is found under (default: here).")
 @click.option("--ms-root", default=None, type=click.Path(file_okay=False), metavar="DIR",

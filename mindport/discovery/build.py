@@ -65,7 +65,7 @@ def small_value(name: str, annotation: str, default_int: int = 16, last_resort: 
         return None
     if (re.search(r"(^|_)(dims|sizes|channels_list|hidden_dims|layers|blocks|num_blocks|depths|strides|units|filters)$",
                   low)
-            and not re.match(r"(n|num|n_num)_", low)) or ann.startswith(("list", "List", "tuple", "Tuple", "Sequence")):
+            and not re.match(r"(n|num|n_num|number_of)_", low)) or ann.startswith(("list", "List", "tuple", "Tuple", "Sequence")):
         return "[2, 2]" if re.search(r"layers|blocks|depths", low) else "[16, 16]"
     optional = re.fullmatch(r"Optional\[(float|bool)\]|(float|bool)\|None|None\|(float|bool)", ann)
     if optional:  # Optional[float] without a default: a float
@@ -101,6 +101,7 @@ def ctor_attempts(cand: dict, user: str | None) -> list[tuple[str, str]]:
             values = [(repr(p["choices"][0]) if p.get("choices") else None) or _config_value(p, cand.get("configs", []))
                       or used_value(p, size, repository_defaults=size == 16 and not last_resort)
                       or small_value(p["name"], p["annotation"], size, last_resort) for p in required]
+            _tie_counts(required, values)
             if all(v is not None for v in values):
                 add("small values", ", ".join(f"{p['name']}={v}" for p, v in zip(required, values)))
                 first = first if first is not None else ", ".join(f"{p['name']}={v}" for p, v in zip(required, values))
@@ -126,6 +127,22 @@ def ctor_attempts(cand: dict, user: str | None) -> list[tuple[str, str]]:
     if shrunk and first is not None:
         add("small sizes", ", ".join(filter(None, [first, shrunk])))
     return out
+
+
+def _tie_counts(required: list[dict], values: list) -> None:
+    """A count the class checks against a list's length (HRNet: ``num_branches != len(num_blocks)``) is that length,
+    in place."""
+    import ast as _ast
+
+    names = [p["name"] for p in required]
+    for i, p in enumerate(required):
+        if p.get("len_of") in names and values[names.index(p["len_of"])] is not None:
+            try:
+                seq = _ast.literal_eval(values[names.index(p["len_of"])])
+            except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+                continue
+            if isinstance(seq, (list, tuple)):
+                values[i] = str(len(seq))
 
 
 _SHRINK = r"dim|channel|chan$|hidden|embed|width|features|filters|units|planes|d_model|n_embd|ff|inner|mlp|head|" \
@@ -173,7 +190,14 @@ def used_value(param: dict, size: int = 16, repository_defaults: bool = True) ->
         return param["attrs"]["class"]
     if use == "sequence":  # two different values: a (start, end) pair must not give an empty range
         value = small_value(param["name"], "list", size)
+        length = param.get("length", 0)
+        if length:  # as long as the class reads it (H, W, C = image_shape; layers[3]): a count per stage, or sizes
+            if value not in (None, "[16, 16]"):
+                return repr([2] * length)
+            return repr([size // 2, *[size] * (length - 1)])
         return f"[{size // 2}, {size}]" if value in (None, "[16, 16]") else value
+    if use == "flag" and small_value(param["name"], param.get("annotation", ""), size) is None:
+        return "False"  # only tested for truth (if learn_top:): a switch
     if use in ("namespace", "mapping"):
         return _mapping(param.get("attrs") or {}, use == "namespace", size, repository_defaults)
     if use == "number" and (small_value(param["name"], param.get("annotation", ""), size) or "").startswith("["):
@@ -271,7 +295,7 @@ def first_layer_inputs(model, fwd_params: list[dict]) -> list[list[str]]:
         specs = list(dict.fromkeys(ranked + specs))[:max(len(specs), 6)]
     out = []
     for spec in specs:
-        options = [_extra_inputs(p["name"].lower(), spec, p.get("rank", 0)) for p in required[1:]]
+        options = [_argument_inputs(p, spec) for p in required[1:]]
         out.append([spec, *(o[0] for o in options)])
         for i, alternatives in enumerate(options):  # each further form of one argument, the others at their first
             for alt in alternatives[1:]:
@@ -338,6 +362,53 @@ def _to_rank(spec: str, rank: int, channels_first: bool | None) -> list[str]:
     if channels_first is not False and rank >= 3:
         out.insert(0 if channels_first else 1, "x".join(["2", feature, *["16"] * (rank - 2)]) + ":" + rest)
     return out
+
+
+def _argument_inputs(param: dict, spec: str) -> list[str]:
+    """The forms tried for a forward argument after the first (``spec``: the first input's). A Python value first
+    when the annotation or the forward's use says it is one (scan.py's ``_forward_usage``): a function returning its
+    argument for a callable (``sublayer(x)``), the strings it is compared with (``if mode == 'norm'``), False then
+    True for a flag, a number for a size or a compared number (``H, W`` of ``x.view(B, H, W, C)``: the token grid of
+    the first input; ``if t == 0``: 0); None after the arrays for an argument only compared with None. Otherwise the
+    arrays of ``_extra_inputs``."""
+    low = param["name"].lower()
+    ann = (param.get("annotation") or "").replace(" ", "").replace("typing.", "")
+    use, choices = param.get("use", ""), param.get("choices") or []
+    arrays = _extra_inputs(low, spec, param.get("rank", 0))
+    if use == "callable" or ann.startswith(("Callable", "callable")):
+        return ["fn:identity"]
+    strings = [c for c in choices if isinstance(c, str)]
+    if strings:
+        return [f"value:{c!r}" for c in strings[:2]]
+    if ann == "bool" or use == "flag":
+        return ["value:False", "value:True"]
+    if ann in ("int", "float") or use == "number":
+        numbers = [c for c in choices if type(c) in (int, float)]
+        grid = _grid_value(low, spec)
+        value = grid if grid is not None else numbers[0] if numbers else 1.0 if ann == "float" else int(
+            small_value(low, "int") or 16)
+        return [f"value:{value!r}", *(arrays if not ann else [])]
+    if use == "optional" or ann.startswith("Optional") or ann.endswith("|None"):
+        return [*arrays, "value:None"]
+    return arrays
+
+
+def _grid_value(name: str, spec: str) -> int | None:
+    """A height or width argument that goes with the first input (``forward(x, H, W)`` of a token block): its token
+    grid (``2 x 16 x C``: 4 x 4; a token count that is no square: N x 1), or its spatial size (``B x C x H x W``)."""
+    height = re.fullmatch(r"(img_|feat_|x_)?(h|height|hh|nh|h_?size)", name)
+    width = re.fullmatch(r"(img_|feat_|x_)?(w|width|ww|nw|w_?size)", name)
+    if not (height or width):
+        return None
+    dims = [int(v) for v in spec.split(":")[0].split("x")]
+    if len(dims) == 4:
+        return dims[2] if height else dims[3]
+    if len(dims) == 3:
+        side = int(round(dims[1] ** 0.5))
+        if side * side == dims[1]:
+            return side
+        return dims[1] if height else 1
+    return None
 
 
 def _extra_inputs(name: str, spec: str, rank: int = 0) -> list[str]:
@@ -426,6 +497,8 @@ def _int_attrs(module) -> list[int]:
 
 def _elements(spec: str) -> int:
     shape = spec.split(":")[0]
+    if not re.fullmatch(r"\d+(x\d+)*", shape):  # a value:/fn: input, a file
+        return 0
     n = 1
     for v in shape.split("x"):
         n *= int(v)
@@ -445,7 +518,8 @@ def _run_forward(model, specs: list[str], seconds: float):
         _alarm(seconds)
         try:
             with torch.no_grad():
-                out = model(*[torch.from_numpy(np.ascontiguousarray(a)) for a in arrays])
+                out = model(*[torch.from_numpy(np.ascontiguousarray(a)) if isinstance(a, np.ndarray) else a
+                              for a in arrays])
         finally:
             _no_alarm()
         flat, _ = flat_numpy(out)
@@ -601,6 +675,9 @@ def main(request_path: str, result_path: str) -> None:
         stubs.install([request["root"]])
     import torch
 
+    from mindport.discovery import cuda_cpu
+
+    cuda_cpu.install()  # CUDA-only code (.cuda(), device='cuda') is built and run on the CPU, as the proof's torch side
     torch.set_num_threads(int(request.get("threads", 1)))
     root = request["root"]
     sys.path.insert(0, root)

@@ -161,6 +161,11 @@ class _Worker:
     def __init__(self, workdir: Path, index: int, stub_roots=()):
         self.workdir = workdir / f"worker-{index}"
         self.env = stub_env(self.workdir / "stubbed.txt", stub_roots) if stub_roots else None
+        # the torch side runs CUDA-only code on the CPU (cuda_cpu.py); the converted code has no device
+        from mindport.discovery.cuda_cpu import ENV as CUDA_ENV
+
+        self.torch_env = (self.env or {"PYTHONPATH": str(Path(__file__).resolve().parent / "stubsite")}) | {
+            CUDA_ENV: "1"}
         self.ref = self.ms = None
         self.timed_out = False
 
@@ -171,7 +176,7 @@ class _Worker:
         if self.ref is None or self.ref.proc.poll() is not None or self.ms.proc.poll() is not None:
             self.close()
             self.ms = RemoteSide("mindspore", self.workdir, "MindSpore", env=self.env)
-            self.ref = RemoteSide("torch", self.workdir, "torch", env=self.env)
+            self.ref = RemoteSide("torch", self.workdir, "torch", env=self.torch_env)
             _checked(both, self.ref, self.ms, "hello")
         return self.ref, self.ms
 

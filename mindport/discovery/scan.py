@@ -42,6 +42,8 @@ class Param:
     attrs: dict = field(default_factory=dict)  # namespace attributes / mapping keys read -> a literal default or None
     passes: list = field(default_factory=list)  # (class name, position or keyword) it is handed on to
     rank: int = 0  # a forward argument's number of dimensions as the forward reads it (``_ranks``), 0 unknown
+    length: int = 0  # a sequence's length as the class reads it (``a, b, c = p``, ``p[3]``, ``len(p) == 3``)
+    len_of: str = ""  # a count the class checks against a sequence's length (``num_branches != len(blocks)``)
 
 
 @dataclass
@@ -170,18 +172,75 @@ def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str]) 
                     if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
                         alias[f"self.{t.attr}"] = node.value.id
 
-    in_init: set[int] = {id(n) for n in ast.walk(init)} if init is not None else set()
+    # a parameter's name by itself counts in __init__ (not a forward's local), and in a method of the class that
+    # __init__ hands it to (``self._check_branches(num_branches, blocks, num_blocks)``: HRNet reads len(num_blocks)
+    # there), under the method's own parameter name
+    # (and on from that method: HRNet's _make_branches(..., blocks, ...) hands ``block`` to _make_one_branch)
+    local: dict[int, dict[str, str]] = {}
+    todo = [(init, {n: n for n in required})] if init is not None else []
+    done: set[int] = set()
+    while todo:
+        func, names = todo.pop()
+        if id(func) in done:
+            continue
+        done.add(id(func))
+        for n in ast.walk(func):
+            local.setdefault(id(n), names)
+        for n in ast.walk(func):
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name) \
+                    and n.func.value.id == "self" and n.func.attr != "__init__":
+                method = _method(cls, n.func.attr)
+                if method is None or id(method) in done:
+                    continue
+                mparams = [a.arg for a in [*method.args.posonlyargs, *method.args.args][1:]]
+                handed = {mparams[i]: names[a.id] for i, a in enumerate(n.args) if i < len(mparams)
+                          and isinstance(a, ast.Name) and a.id in names}
+                handed.update({k.arg: names[k.value.id] for k in n.keywords if k.arg in mparams
+                               and isinstance(k.value, ast.Name) and k.value.id in names})
+                if handed:
+                    todo.append((method, handed))
 
-    def which(node) -> str | None:  # a parameter's name by itself counts in __init__ only (not a forward's local)
-        if isinstance(node, ast.Name) and node.id in required and id(node) in in_init:
-            return node.id
+    def which(node) -> str | None:
+        if isinstance(node, ast.Name):
+            return local.get(id(node), {}).get(node.id)
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
             return alias.get(f"self.{node.attr}")
         return None
 
     uses: dict[str, set] = {n: set() for n in required}
     attrs: dict[str, dict] = {n: {} for n in required}
+    lengths: dict[str, int] = {}
+
+    def at_least(name: str, n: int) -> None:
+        if 1 <= n <= 8:
+            lengths[name] = max(lengths.get(name, 0), n)
+
     for node in ast.walk(cls):
+        if isinstance(node, (ast.If, ast.IfExp, ast.While)) and which(node.test) is not None:
+            uses[which(node.test)].add("flag")  # if learn_top:
+        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not) and which(node.operand) is not None:
+            uses[which(node.operand)].add("flag")
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], (ast.Tuple, ast.List)) \
+                and which(node.value) is not None and not any(isinstance(e, ast.Starred) for e in node.targets[0].elts):
+            uses[which(node.value)].add("sequence")  # H, W, C = image_shape
+            at_least(which(node.value), len(node.targets[0].elts))
+        elif isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Eq) \
+                and isinstance(node.left, ast.Call) and _last(node.left.func) == "len" and node.left.args \
+                and which(node.left.args[0]) is not None and isinstance(node.comparators[0], ast.Constant) \
+                and type(node.comparators[0].value) is int:
+            at_least(which(node.left.args[0]), node.comparators[0].value)  # assert len(obs_shape) == 3
+        if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Eq, ast.NotEq)):
+            for count, other in ((node.left, node.comparators[0]), (node.comparators[0], node.left)):
+                if which(count) is not None and isinstance(other, ast.Call) and _last(other.func) == "len" \
+                        and other.args and which(other.args[0]) not in (None, which(count)):
+                    uses[which(count)].add("number")  # if num_branches != len(num_blocks)
+                    uses[which(other.args[0])].add("sequence")
+                    required[which(count)].len_of = which(other.args[0])
+        elif isinstance(node, ast.Subscript) and which(node.value) is not None:
+            index = _int_const(node.slice)
+            bound = (index + 1 if index >= 0 else -index) if index is not None else 0
+            if bound > 2:  # layers[3], img_size[2] (a lower bound: two items, the default, serve kernel_size[0])
+                at_least(which(node.value), bound)
         if (isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load)) or (
                 isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant)
                 and isinstance(node.slice.value, str)):
@@ -252,12 +311,61 @@ def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str]) 
             uses[which(node.left)].add("number")  # if char_rnn_layers <= 1
     for name, p in required.items():
         found = uses[name]
-        for kind in ("callable", "namespace", "mapping", "sequence", "str", "number"):
+        for kind in ("callable", "namespace", "mapping", "sequence", "str", "number", "flag"):
             if kind in found:
                 p.use = kind
                 break
-        if p.use in ("namespace", "mapping"):
-            p.attrs = attrs[name]
+        if p.use in ("namespace", "mapping") or (p.use == "callable" and "namespace" in found):
+            p.attrs = attrs[name]  # a callable whose attributes are read too may be a block class (_block_classes)
+        if p.use == "sequence" and name in lengths:
+            p.length = lengths[name]
+
+
+_SIZE_METHODS = {"view", "reshape", "expand", "repeat", "permute", "new_zeros", "new_ones", "new_empty", "tile",
+                 "unflatten", "narrow", "chunk", "split", "roll", "zeros", "ones", "empty", "randn", "rand", "arange"}
+
+
+def _forward_usage(func, params: list[Param]) -> None:
+    """How the forward uses each required argument after the first, when that use says it is a Python value rather
+    than an array (``Param.use``): "callable" (``sublayer(x)``), "flag" (``if flag:``, ``not flag``), "number" (a size
+    given to ``view``/``reshape``/``range``, or compared in an ``if``: ``if t == 0``; the constants it is compared
+    with go to ``choices``), "optional" (only ever compared with None: ``if mask is not None``, the argument may be
+    None). String choices (``if mode == 'norm'``) are ``_choices``'."""
+    names = {p.name: p for p in params[1:] if p.default is None and p.kind == "positional"}
+    if not names:
+        return
+    uses: dict[str, set] = {n: set() for n in names}
+    tests = [n.test for n in ast.walk(func) if isinstance(n, (ast.If, ast.While, ast.IfExp, ast.Assert))]
+    tests += [v for n in ast.walk(func) if isinstance(n, ast.BoolOp) for v in n.values]
+    tests += [n.operand for n in ast.walk(func) if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not)]
+    for test in tests:
+        if isinstance(test, ast.Name) and test.id in names:
+            uses[test.id].add("flag")
+        elif isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id in names \
+                and len(test.ops) == 1 and isinstance(test.comparators[0], ast.Constant):
+            value = test.comparators[0].value
+            if value is None and isinstance(test.ops[0], (ast.Is, ast.IsNot)):
+                uses[test.left.id].add("optional")
+            elif type(value) in (int, float) and isinstance(test.ops[0], (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt,
+                                                                          ast.GtE)):
+                uses[test.left.id].add("number")
+                if value not in names[test.left.id].choices:
+                    names[test.left.id].choices.append(value)
+    for node in ast.walk(func):
+        if not isinstance(node, ast.Call):
+            continue
+        if isinstance(node.func, ast.Name) and node.func.id in names:
+            uses[node.func.id].add("callable")
+        sized = _last(node.func) in _SIZE_METHODS or _last(node.func) == "range"
+        for a in node.args:
+            if sized and isinstance(a, ast.Name) and a.id in names:
+                uses[a.id].add("number")
+            elif sized and isinstance(a, (ast.Tuple, ast.List)):  # x.view((B, H, W, C))
+                for e in a.elts:
+                    if isinstance(e, ast.Name) and e.id in names:
+                        uses[e.id].add("number")
+    for name, p in names.items():
+        p.use = next((k for k in ("callable", "flag", "number", "optional") if k in uses[name]), "")
 
 
 def _shape_of(node, names) -> str | None:
@@ -368,7 +476,7 @@ def _hand_on(found: dict) -> None:
     for _ in range(3):  # a chain of hand-ons
         for c in found.values():
             for p in c.params:
-                if p.use not in ("", "namespace", "mapping") or not p.passes:
+                if p.use not in ("", "namespace", "mapping", "sequence") or not p.passes:
                     continue
                 for callee, where in p.passes:
                     target = by_name.get(callee)
@@ -378,8 +486,10 @@ def _hand_on(found: dict) -> None:
                     q = (params[where] if where < len(params) else None) if isinstance(where, int) else next(
                         (q for q in params if q.name == where), None)
                     if q is not None and q.use and not p.use:
-                        p.use, p.attrs = q.use, copy.deepcopy(q.attrs)
+                        p.use, p.attrs, p.length = q.use, copy.deepcopy(q.attrs), q.length
                         break
+                    if q is not None and q.use == p.use == "sequence":  # Glow hands image_shape to FlowNet,
+                        p.length = max(p.length, q.length)  # which unpacks H, W, C = image_shape
                     if q is not None and q.use == p.use:
                         for key, value in q.attrs.items():
                             p.attrs.setdefault(key, copy.deepcopy(value))
@@ -406,7 +516,8 @@ def _block_classes(parsed: dict, found: dict, module_classes) -> None:
     for c in found.values():
         for p in c.params:
             keys = set(p.attrs)
-            if p.use != "namespace" or not keys or any(isinstance(v, dict) for v in p.attrs.values()):
+            if p.use not in ("namespace", "callable") or not keys or any(isinstance(v, dict)
+                                                                         for v in p.attrs.values()):
                 continue
             match = next((n for n in order.get(c.rel, []) if n != c.name and keys <= class_attrs.get(n, set())), None)
             if match:
@@ -536,6 +647,19 @@ def _module_names(tree) -> set[str]:
     return names
 
 
+def _value_spec(node: ast.expr) -> str | None:
+    """A literal Python argument of a model call (``model(x, 4, 4)``, ``net(x, mode='norm')`` is a keyword: not
+    here) -> ``value:4``; None for anything else."""
+    try:
+        value = ast.literal_eval(node)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+    if isinstance(value, (int, float, str, bool, type(None))) or (
+            isinstance(value, (list, tuple)) and len(repr(value)) <= 80):
+        return f"value:{value!r}"
+    return None
+
+
 def _tensor_spec(node: ast.expr) -> str | None:
     """``torch.randn(1, 3, 224, 224)`` / ``torch.randint(0, 100, (2, 16))`` -> an input spec (literal sizes only)."""
     if not isinstance(node, ast.Call):
@@ -624,7 +748,7 @@ def discover(root, files: list[str] | None = None, excluded: list | None = None)
         if tree is None:
             continue
         parsed[rel] = tree
-        per_file_bases.append(class_bases(data))
+        per_file_bases.append(class_bases(tree))
     module_classes = module_classes_from_bases(per_file_bases)
     other_framework = _OtherFramework(parsed, module_classes)
     found: dict[str, Candidate] = {}
@@ -636,9 +760,10 @@ def discover(root, files: list[str] | None = None, excluded: list | None = None)
                  if "/" in rel and not (root / rel).with_name("__init__.py").is_file()
                  and all(part.isidentifier() for part in rel[:-3].split("/"))
                  and any(isinstance(n, ast.ImportFrom) and n.level for n in ast.walk(tree))}
+    argdefaults_of = {rel: _argparse_defaults(tree) for rel, tree in parsed.items()}
     repo_argdefaults: dict[str, str] = {}  # every literal argparse default of the repository (the first one wins)
-    for tree in parsed.values():
-        for k, v in _argparse_defaults(tree).items():
+    for defaults in argdefaults_of.values():
+        for k, v in defaults.items():
             repo_argdefaults.setdefault(k, v)
     for rel, tree in parsed.items():
         dotted = dotted_of.get(rel, "")
@@ -657,6 +782,8 @@ def discover(root, files: list[str] | None = None, excluded: list | None = None)
                 fwd_params = _params(fwd.args, True) if fwd else []
                 if fwd:
                     _ranks(fwd, fwd_params, ast.get_docstring(fwd) or ast.get_docstring(node) or "")
+                    _choices(fwd, fwd_params)
+                    _forward_usage(fwd, fwd_params)
                 c = Candidate(rel, node.name, "class", node.lineno, init_params, fwd_params, doc,
                               bases=[_last(b) or ast.unparse(b) for b in node.bases], configs=configs,
                               dotted=dotted)
@@ -698,7 +825,7 @@ def discover(root, files: list[str] | None = None, excluded: list | None = None)
                     found[c.key] = c
                     by_name.setdefault(node.name, []).append(c)
                     changed = True
-    _collect_calls(parsed, found, by_name)
+    _collect_calls(parsed, found, by_name, argdefaults_of)
     return sorted(found.values(), key=lambda c: (c.rel, c.line))
 
 
@@ -822,13 +949,14 @@ class _OtherFramework:
         return by_name
 
 
-def _collect_calls(parsed: dict, found: dict[str, Candidate], by_name: dict[str, list[Candidate]]) -> None:
+def _collect_calls(parsed: dict, found: dict[str, Candidate], by_name: dict[str, list[Candidate]],
+                   argdefaults_of: dict | None = None) -> None:
     """The constructor calls and inputs the repository writes for each candidate: literal calls anywhere (scripts,
     tests, configs, ``__main__`` blocks, factories, registries' ``partial``), with ``args.X`` read from argparse
     defaults; and inputs from ``model(torch.randn(...))`` where ``model`` was built from a candidate in that scope."""
     names_of = {rel: _module_names(tree) for rel, tree in parsed.items()}
     for rel, tree in parsed.items():
-        argdefaults = _argparse_defaults(tree)
+        argdefaults = argdefaults_of[rel] if argdefaults_of is not None else _argparse_defaults(tree)
         for scope in [tree, *[n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]]:
             bound: dict[str, list[Candidate]] = {}
             tensors: dict[str, str] = {}
@@ -869,8 +997,8 @@ def _collect_calls(parsed: dict, found: dict[str, Candidate], by_name: dict[str,
                     _call_target(callee, by_name) if isinstance(callee, ast.Call) else None)
                 if targets and node.args and not node.keywords:
                     specs = [_tensor_spec(a) or (tensors.get(a.id) if isinstance(a, ast.Name) else None)
-                             for a in node.args]
-                    if all(specs):
+                             or _value_spec(a) for a in node.args]
+                    if all(specs) and specs[0].startswith(tuple("0123456789")):
                         for c in targets:
                             if specs not in c.inputs:
                                 c.inputs.append(specs)

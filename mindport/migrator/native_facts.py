@@ -35,6 +35,7 @@ from typing import Callable
 import libcst as cst
 
 from mindport.migrator.syntax import target_name_nodes
+from mindport.migrator.walk import walk
 
 Resolve = Callable[[cst.BaseExpression], "str | None"]
 
@@ -210,7 +211,7 @@ def own_nodes(function: cst.FunctionDef, kind: type) -> list:
                 found.append(node)
             return not isinstance(node, cst.Lambda) and (not isinstance(node, cst.FunctionDef) or node is function)
 
-    function.visit(_Find())
+    walk(function, _Find())
     return found
 
 
@@ -305,7 +306,7 @@ def _local_list_adds_cells(method: cst.FunctionDef, name: str,
                     and node.target.value.value == name:
                 ok = False
 
-    method.body.visit(_Find())
+    walk(method.body, _Find())
     return ok
 
 
@@ -325,7 +326,7 @@ def _nested_scopes(method: cst.FunctionDef):
             found.append(node)
             return False
 
-    method.body.visit(_Find())
+    walk(method.body, _Find())
     return found
 
 
@@ -474,7 +475,7 @@ def _all_names(node):
         def visit_Name(self, name):
             found.append(name)
 
-    node.visit(_Find())
+    walk(node, _Find())
     return found
 
 
@@ -539,7 +540,7 @@ class FileFacts:
                 if isinstance(bound, cst.Name):
                     imported.add(bound.value)
 
-        module.visit(_Find())
+        walk(module, _Find())
         for node in attributes:
             root = node.value
             while isinstance(root, (cst.Attribute, cst.Call, cst.Subscript)):
@@ -768,7 +769,7 @@ class UnmaskedFacts:
                         and isinstance(func.value, cst.Name):
                     mutated.add(func.value.value)  # x.masked_fill_(...)
 
-        function.visit(_Find())
+        walk(function, _Find())
         self._nonfinite = bool(nonfinite)
 
     def unmasked(self, expr, seen: frozenset[str] = frozenset()) -> bool:
@@ -973,7 +974,7 @@ def _param_uses(function: cst.FunctionDef, param: str):
             if self.stack and self.stack[-1] is original_node:
                 self.stack.pop()
 
-    function.body.visit(_Find())
+    walk(function.body, _Find())
     return None if bad else uses
 
 
@@ -1045,7 +1046,7 @@ def empty_attributes(module: cst.Module, resolve: Resolve) -> frozenset[str]:
             if empty_construction(node.value, resolve):
                 found.update(t.target.attr.value for t in node.targets if _self_attr(t.target))
 
-    module.visit(_Find())
+    walk(module, _Find())
     return frozenset(found)
 
 

@@ -7,11 +7,11 @@ import ast
 from pathlib import Path
 
 
-def class_bases(data: bytes | str) -> dict[str, list[str]]:
+def class_bases(data: bytes | str | ast.Module) -> dict[str, list[str]]:
     """Class name -> the last component of each base, for every class of one file, nested ones too (``ast``: cheap,
-    nothing imported)."""
+    nothing imported; a tree already parsed is not parsed again)."""
     try:
-        tree = ast.parse(data)
+        tree = data if isinstance(data, ast.Module) else ast.parse(data)
         return {node.name: [_last_component(b) for b in node.bases] for node in _statements(tree.body)
                 if type(node) is ast.ClassDef}
     except (SyntaxError, ValueError, RecursionError, MemoryError):  # deeper than Python's parser allows: none

@@ -1,8 +1,13 @@
-"""Put on PYTHONPATH of a side process (with MINDPORT_STUB_MISSING set) to stub the modules this machine lacks
-(``mindport.discovery.stubs``)."""
+"""Put on PYTHONPATH of a side process to stub the modules this machine lacks (with MINDPORT_STUB_MISSING set:
+``mindport.discovery.stubs``) and to run CUDA-only torch code on the CPU (with MINDPORT_CUDA_AS_CPU set:
+``mindport.discovery.cuda_cpu``)."""
 import os
 
 if os.environ.get("MINDPORT_STUB_MISSING"):
     from mindport.discovery import stubs
 
     stubs.install()
+if os.environ.get("MINDPORT_CUDA_AS_CPU"):
+    from mindport.discovery import cuda_cpu
+
+    cuda_cpu.install_on_import()

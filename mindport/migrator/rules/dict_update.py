@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from mindport.migrator.rules.base import Example, Rule, forward_methods
+from mindport.migrator.walk import walk
 
 
 class DictUpdateTransform(Rule):
@@ -121,5 +122,5 @@ def _own_dicts(node: cst.FunctionDef) -> frozenset[str]:
         def visit_FunctionDef(self, inner: cst.FunctionDef) -> bool:
             return inner is node
 
-    node.visit(Visitor())
+    walk(node, Visitor())
     return frozenset(names)

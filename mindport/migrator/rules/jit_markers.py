@@ -6,6 +6,7 @@ import libcst as cst
 
 from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.syntax import decorator_func, target_names
+from mindport.migrator.walk import walk
 
 # TorchScript's markers: torch runs the function itself in eager mode, so MindSpore code is the function itself
 _DECORATORS = frozenset({"torch.jit.script", "torch.jit.ignore", "torch.jit.unused", "torch.jit.export",
@@ -142,7 +143,7 @@ class JitMarkerTransform(Rule):
             def visit_ClassDef(self, node):
                 assigned.add(node.name.value)
 
-        node.visit(_Names())
+        walk(node, _Names())
         self._functions = defined - assigned
 
     def visit_If(self, node: cst.If) -> None:
@@ -184,7 +185,7 @@ class JitMarkerTransform(Rule):
                 if self._is_query(node):
                     found.append(node)
 
-        test.visit(_Find())
+        walk(test, _Find())
         return bool(found)
 
     def leave_IfExp(self, original_node, updated_node):

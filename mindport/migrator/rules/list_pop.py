@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from mindport.migrator.rules.base import Example, Rule, forward_methods
-from mindport.migrator.walk import parse_expression, parse_statement
+from mindport.migrator.walk import parse_expression, parse_statement, walk
 
 _TEMP = "_mp_popped"
 _NESTED = (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp, cst.IfExp, cst.BooleanOperation)
@@ -133,7 +133,7 @@ def _own_lists(node: cst.FunctionDef) -> frozenset[str]:
         def visit_FunctionDef(self, inner: cst.FunctionDef) -> bool:
             return inner is node  # a nested function's lists are its own
 
-    node.visit(Visitor())
+    walk(node, Visitor())
     return frozenset(built - aliased)
 
 
@@ -154,7 +154,7 @@ def _pops(stmt: cst.CSTNode, lists: frozenset[str]) -> list:
                 found.append((node, name, index == 0))
             return True
 
-    stmt.visit(Visitor())
+    walk(stmt, Visitor())
     return [] if any(_has_pop(node, lists) for node in nested) else found
 
 
@@ -174,7 +174,7 @@ def _has_pop(node: cst.CSTNode, lists: frozenset[str]) -> bool:
             if _pop_of(call, lists):
                 hits.append(call)
 
-    node.visit(Visitor())
+    walk(node, Visitor())
     return bool(hits)
 
 
@@ -200,7 +200,7 @@ def _count_name(stmt: cst.CSTNode, name: str) -> int:
             if node.value == name:
                 count.append(node)
 
-    stmt.visit(Visitor())
+    walk(stmt, Visitor())
     return len(count)
 
 

@@ -8,6 +8,7 @@ from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.scopes import dotted_name
 from mindport.migrator.syntax import module_level
 from mindport.names import CELL_NAMES, cell_attribute_name
+from mindport.migrator.walk import walk
 
 _MODULE_BASES = {"torch.nn.Module", "torch.nn.modules.module.Module", "torch.jit.ScriptModule"}  # a ScriptModule
 # subclass is an nn.Module whose methods TorchScript compiles (``@torch.jit.script_method``): a Cell like any other
@@ -193,6 +194,6 @@ def _self_assigned(cls: cst.ClassDef) -> set[str]:
             if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
                 found.add(target.attr.value)
 
-    cls.visit(_Walk())
+    walk(cls, _Walk())
     return found
 

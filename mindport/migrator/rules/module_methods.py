@@ -7,7 +7,7 @@ import libcst as cst
 from mindport.migrator.imports import runtime_alias
 from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.syntax import code_of, method
-from mindport.migrator.walk import parse_expression
+from mindport.migrator.walk import parse_expression, walk
 
 
 _RUNTIME_LAYERS = "mindport.runtime.layers"
@@ -373,7 +373,7 @@ def _may_alias_cells(cls: cst.ClassDef) -> bool:
             if len(node.targets) > 1:
                 aliased = True
 
-    cls.visit(_Find())
+    walk(cls, _Find())
     return aliased or any(len(names) > 1 for names in sources.values())
 
 

@@ -7,6 +7,7 @@ import collections
 import libcst as cst
 
 from mindport.migrator.rules.base import Example, Rule
+from mindport.migrator.walk import walk
 
 _ADDERS = ("add_module", "register_module")
 
@@ -111,7 +112,7 @@ class NamespaceListTransform(Rule):
                 if name is not None and id(attribute) not in counted:
                     other.add(name)  # self.path used whole: indexed, iterated, passed on
 
-        node.visit(Visitor())  # a parent is visited before its children: a use is counted before `self.path` is seen
+        walk(node, Visitor())  # a parent is visited before its children: a use is counted before `self.path` is seen
         for name, call in created.items():
             if name not in other and added[name] and reads[name] <= added[name] | set(_ADDERS):
                 self._calls.add(id(call))

@@ -8,6 +8,7 @@ import libcst as cst
 
 from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.syntax import target_names
+from mindport.migrator.walk import walk
 
 _SIMPLE = (cst.Name, cst.Attribute, cst.Integer, cst.Float, cst.SimpleString)
 
@@ -128,8 +129,8 @@ class PartialCallTransform(Rule):
                     for later in body[i + 1:]:
                         if (partial_binding(later) or (None,))[0] == name:
                             break
-                        later.visit(Calls(name, assign.value))
-                        later.visit(counter)
+                        walk(later, Calls(name, assign.value))
+                        walk(later, counter)
                     region_uses[id(assign)] = counter.count
 
             def visit_AssignTarget(self, target):
@@ -151,7 +152,7 @@ class PartialCallTransform(Rule):
             def visit_Name(self, name):
                 uses[name.value] += 1
 
-        node.visit(Visitor())
+        walk(node, Visitor())
         params = node.params
         for p in (*params.posonly_params, *params.params, *params.kwonly_params, params.star_arg, params.star_kwarg):
             if isinstance(p, cst.Param):

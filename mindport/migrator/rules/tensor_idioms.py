@@ -8,7 +8,7 @@ from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.rules.format_specs import spec_arguments
 from mindport.migrator.scopes import operand_kind, receiver_kind, value_kind
 from mindport.migrator.syntax import decorator_func, method, method_call
-from mindport.migrator.walk import parse_expression
+from mindport.migrator.walk import parse_expression, walk
 
 _GRAD_CONTEXTS = ("torch.no_grad", "torch.enable_grad", "torch.inference_mode", "torch.set_grad_enabled")
 _AUTOCASTS = ("torch.autocast", "torch.amp.autocast", "torch.cuda.amp.autocast", "torch.cpu.amp.autocast")
@@ -324,6 +324,8 @@ class TensorIdiomTransform(Rule):
         """``with torch.no_grad():`` blocks followed in their block by a backward (``.backward()``,
         ``torch.autograd.grad``): inside the code the training rule differentiates, they stay, as
         ``mindport.runtime.training.no_grad`` (what they compute is a constant for the gradient)."""
+        if not any(isinstance(stmt, cst.With) for stmt in body):  # no block to keep: no walk for a backward
+            return
         later = False
         for stmt in reversed(body):
             if isinstance(stmt, cst.With) and later and self._grad_context(stmt) and \
@@ -365,7 +367,7 @@ def _runs_backward(stmt) -> bool:
                     and func.value.attr.value == "autograd")):
                 found.append(node)
 
-    stmt.visit(_Walk())
+    walk(stmt, _Walk())
     return bool(found)
 
 

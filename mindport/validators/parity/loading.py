@@ -11,8 +11,10 @@ References (``Name`` is a class or a factory function, or any name the module ha
 
 ``--ctor`` is the call's argument list as Python source, evaluated in the model module's own namespace (so
 ``--ctor "BasicBlock, [2, 2, 2, 2]"`` builds both the torch and the MindSpore model from the same text). Input specs:
-``2x3x32x32:float32`` (seeded normal floats), ``2x16:int64:0:1000`` (integers in [0, 1000)), or a ``.npy``/``.npz``
-file.
+``2x3x32x32:float32`` (seeded normal floats), ``2x16:int64:0:1000`` (integers in [0, 1000)), a ``.npy``/``.npz``
+file, ``value:LITERAL`` (a Python value the forward takes as it is: ``value:4``, ``value:True``, ``value:'norm'``,
+``value:None``, ``value:[1, 2]``) or ``fn:identity`` (a function that returns its first argument: ``forward(x,
+sublayer)``).
 
 ``build_model(..., isolated=True)`` is for a process that builds one side only (``worker.py``): modules are imported
 under their own names and stay imported. In-process callers (both frameworks in one interpreter) get a fresh import
@@ -43,18 +45,61 @@ class InputSpec:
     low: float | None = None
     high: float | None = None
     path: str | None = None
+    value: object = None  # dtype "value": a Python literal; dtype "fn": a FunctionInput's name
 
     def __str__(self) -> str:
         if self.path:
             return self.path
+        if self.dtype == "value":
+            return f"value:{self.value!r}"
+        if self.dtype == "fn":
+            return f"fn:{self.value}"
         text = "x".join(map(str, self.shape)) + ":" + self.dtype
         if self.low is not None:
             text += f":{self.low:g}:{self.high:g}"
         return text
 
 
+@dataclass(frozen=True)
+class FunctionInput:
+    """A forward argument that is a function (``SublayerConnection.forward(x, sublayer)`` calls ``sublayer(x)``):
+    ``identity`` returns its first argument. Plain data for the side processes (no framework object), callable on
+    both sides alike."""
+
+    name: str = "identity"
+
+    def __call__(self, x, *args, **kwargs):
+        return x
+
+
+def is_array(value) -> bool:
+    """An input that is an array (not a ``value:`` literal or a ``fn:`` function)."""
+    return isinstance(value, np.ndarray)
+
+
+def describe_input(value) -> str:
+    """``(2, 3):float32`` for an array, ``value 4`` / ``fn identity`` for the others."""
+    if is_array(value):
+        return f"{tuple(value.shape)}:{value.dtype}"
+    if isinstance(value, FunctionInput):
+        return f"fn {value.name}"
+    return f"value {value!r}"
+
+
 def parse_input_spec(text: str) -> InputSpec:
     text = text.strip()
+    if text.startswith("value:"):
+        import ast
+
+        try:
+            return InputSpec((), "value", value=ast.literal_eval(text[len("value:"):].strip()))
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            raise InputError(f"--input {text!r}: value:LITERAL takes a Python literal (value:4, value:'norm', "
+                             "value:None, value:[1, 2])") from None
+    if text.startswith("fn:"):
+        if text != "fn:identity":
+            raise InputError(f"--input {text!r}: the function inputs are: fn:identity")
+        return InputSpec((), "fn", value="identity")
     if text.endswith((".npy", ".npz")):
         if not Path(text).is_file():
             raise InputError(f"input file {text} does not exist")
@@ -84,6 +129,14 @@ def make_inputs(specs: list[InputSpec], seed: int = 0) -> list[np.ndarray]:
         if spec.path:
             data = np.load(spec.path, allow_pickle=False)
             arrays.extend(data[k] for k in data.files) if hasattr(data, "files") else arrays.append(data)
+            continue
+        if spec.dtype == "value":  # a fresh copy each time: a forward that changes a list it is given
+            import copy
+
+            arrays.append(copy.deepcopy(spec.value))
+            continue
+        if spec.dtype == "fn":
+            arrays.append(FunctionInput(str(spec.value)))
             continue
         if spec.dtype == "bool":
             arrays.append(rng.random(spec.shape) < 0.5)

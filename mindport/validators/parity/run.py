@@ -7,6 +7,7 @@ import dataclasses
 import time
 
 from mindport.errors import Diagnostic, InputError
+from mindport.validators.parity.loading import describe_input, is_array
 from mindport.validators.parity.results import (
     GraphResult,
     ParityReport,
@@ -24,7 +25,7 @@ from mindport.validators.parity.verdict import _decide, _finish, _forward_diverg
 def _input_summary(inputs, specs=None) -> list[dict]:
     out = []
     for i, a in enumerate(inputs):
-        item = {"shape": list(a.shape), "dtype": str(a.dtype)}
+        item = {"shape": list(a.shape), "dtype": str(a.dtype)} if is_array(a) else {"value": describe_input(a)}
         if specs is not None and i < len(specs):
             item["spec"] = str(specs[i])
         out.append(item)
@@ -81,7 +82,7 @@ def _forward(ref, ms, inputs, s: Settings) -> tuple[dict, dict]:
         raise
     ms_run = _forward_answer(p_ms)
     if ref_run.get("error"):
-        shapes = ", ".join(f"{tuple(a.shape)}:{a.dtype}" for a in inputs)
+        shapes = ", ".join(describe_input(a) for a in inputs)
         raise InputError(f"the reference model raised on the given inputs ({shapes}): {ref_run['error']}")
     return ref_run, ms_run
 

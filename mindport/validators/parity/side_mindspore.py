@@ -28,7 +28,8 @@ from mindport.validators.parity.sides import (
 def _tensors(arrays):
     import mindspore as ms
 
-    return [ms.Tensor(np.ascontiguousarray(a)) for a in arrays]
+    # a ``value:``/``fn:`` input (a Python number, flag, string, None, a function) goes to the forward as it is
+    return [ms.Tensor(np.ascontiguousarray(a)) if isinstance(a, np.ndarray) else a for a in arrays]
 
 
 def _import_object(path: str):

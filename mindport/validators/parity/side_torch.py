@@ -19,7 +19,8 @@ from mindport.validators.parity.sides import (
 def _tensors(arrays):
     import torch
 
-    return [torch.from_numpy(np.ascontiguousarray(a)) for a in arrays]
+    # a ``value:``/``fn:`` input (a Python number, flag, string, None, a function) goes to the forward as it is
+    return [torch.from_numpy(np.ascontiguousarray(a)) if isinstance(a, np.ndarray) else a for a in arrays]
 
 
 def _numpy(tensor) -> np.ndarray:

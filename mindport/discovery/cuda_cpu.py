@@ -1,0 +1,95 @@
+"""CUDA-only model code, built and run on this CPU machine (discovery's torch processes only).
+
+A repository written for a GPU calls ``.cuda()`` in its constructor or forward, or makes tensors with
+``device='cuda'`` ("Torch not compiled with CUDA enabled": FEDformer's AutoCorrelation, SincNet's sinc_conv,
+shap-e's MLPs). The computation is the same on the CPU, and the converted code has no device at all (the converter
+drops ``.cuda()``, ``.to('cuda')`` and ``device=``), so the torch reference is run on the CPU: ``Tensor.cuda`` and
+``Module.cuda`` return their object, and a CUDA device given to ``.to`` or to a tensor factory is the CPU.
+``torch.cuda.is_available()`` stays False: code that asks keeps its CPU branch.
+
+The builder (``build.py``) calls ``install()``; the proof's torch side gets it through ``stubsite/sitecustomize.py``
+when ``MINDPORT_CUDA_AS_CPU`` is set (``install_on_import``: patched when the side imports torch; the MindSpore side
+never imports torch for it).
+"""
+from __future__ import annotations
+
+import functools
+import importlib.abc
+import importlib.machinery
+import sys
+
+ENV = "MINDPORT_CUDA_AS_CPU"
+_FACTORIES = ("zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm", "arange", "linspace",
+              "logspace", "eye", "tensor", "as_tensor", "zeros_like", "ones_like", "empty_like", "full_like",
+              "rand_like", "randn_like", "randint_like", "normal", "tril_indices", "triu_indices")
+
+
+def _cuda(device) -> bool:
+    import torch
+
+    if isinstance(device, torch.device):
+        return device.type == "cuda"
+    return isinstance(device, str) and device.split(":")[0] == "cuda"
+
+
+def _cpu_args(args, kwargs):
+    args = tuple("cpu" if _cuda(a) else a for a in args)
+    if _cuda(kwargs.get("device")):
+        kwargs = dict(kwargs, device="cpu")
+    return args, kwargs
+
+
+def install() -> None:
+    """Patch the imported torch (once)."""
+    import torch
+
+    if getattr(torch, "_mindport_cuda_as_cpu", False):
+        return
+    torch._mindport_cuda_as_cpu = True
+
+    def same(self, *args, **kwargs):
+        return self
+
+    torch.Tensor.cuda = same
+    torch.nn.Module.cuda = same
+
+    def on_cpu(original):
+        @functools.wraps(original)
+        def call(*args, **kwargs):
+            args, kwargs = _cpu_args(args, kwargs)
+            return original(*args, **kwargs)
+
+        return call
+
+    torch.Tensor.to = on_cpu(torch.Tensor.to)
+    torch.nn.Module.to = on_cpu(torch.nn.Module.to)
+    for name in _FACTORIES:
+        if hasattr(torch, name):
+            setattr(torch, name, on_cpu(getattr(torch, name)))
+
+
+class _AfterTorch(importlib.abc.MetaPathFinder):
+    """Finds ``torch`` as the other finders do, and installs the patch once it has run."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "torch":
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is None or spec.loader is None:
+            return None
+        loader = spec.loader
+        original = loader.exec_module
+
+        def exec_module(module):
+            original(module)
+            install()
+
+        loader.exec_module = exec_module
+        return spec
+
+
+def install_on_import() -> None:
+    if "torch" in sys.modules:
+        install()
+    elif not any(isinstance(f, _AfterTorch) for f in sys.meta_path):
+        sys.meta_path.insert(0, _AfterTorch())
