@@ -56,3 +56,46 @@ def test_local_lists_as_sizes_convert_and_match(tmp_path, args):
     for w, g in zip(want, got):
         assert tuple(g.shape) == tuple(w.shape)
         np.testing.assert_allclose(g.asnumpy(), w.numpy(), rtol=1e-5, atol=1e-5)
+
+
+BLOCK_SOURCE = textwrap.dedent("""\
+    import torch.nn as nn
+
+
+    class conv2d_(nn.Module):
+        def __init__(self, input_dims, output_dims, kernel_size, stride=(1, 1), k=1):
+            super().__init__()
+            self.conv = nn.Conv2d(input_dims, output_dims, kernel_size, stride=stride, dilation=k, bias=False)
+
+        def forward(self, x):
+            return self.conv(x)
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = conv2d_(3, 4, kernel_size=[1, 1], stride=[1, 1])
+            self.b = conv2d_(4, 2, [3, 1], [2, 1], k=[1, 1])
+
+        def forward(self, x):
+            return self.b(self.a(x))
+""")
+
+
+def test_sizes_handed_to_the_files_own_block_as_lists_convert_and_match(tmp_path):
+    """GMAN's ``conv2d_(..., kernel_size=[1, 1], stride=[1, 1])``: the list reached nn.Conv2d through a parameter."""
+    import mindspore as ms
+    import torch
+
+    code = convert_source(BLOCK_SOURCE).code
+    assert "kernel_size=(1, 1), stride=(1, 1)" in code and "(3, 1), (2, 1), k=(1, 1)" in code, code
+    x = np.random.default_rng(0).standard_normal((2, 3, 8, 8)).astype(np.float32)
+    torch_net = load_module(BLOCK_SOURCE, tmp_path / "t_blk.py", "t_blk").Net()
+    ms_net = load_module(code, tmp_path / "m_blk.py", "m_blk").Net()
+    for t, m in ((torch_net.a.conv, ms_net.a.conv), (torch_net.b.conv, ms_net.b.conv)):
+        m.weight.set_data(ms.Tensor(t.weight.detach().numpy()))
+    with torch.no_grad():
+        want = torch_net(torch.from_numpy(x)).numpy()
+    got = ms_net(ms.Tensor(x)).asnumpy()
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
