@@ -27,6 +27,11 @@
   one, or a ``self.NAME`` some method binds to one goes through the runtime's cat; every other cat is ``ops.cat``.
 * **Softmax** (``UnmaskedFacts``): the runtime softmax exists for MindSpore's CPU kernel defect on a row of all
   ``-inf``; an input that cannot hold one is ``ops.softmax``.
+* **Bool tensors** (``BoolFacts``, ``mask_argument``): ``~x`` is the runtime bitwise_not (bit inversion for an integer
+  ``x``) unless ``x`` is bool by construction or is the mask of ``masked_fill`` (torch refuses any other): MindSpore's
+  own ``~``.
+* **Unread bindings** (``unread_bindings``): ``n, device = x.shape[1], x.device`` whose ``device`` no converted line
+  reads (``device=`` arguments vanish in MindSpore) loses the binding (``rules/device.py`` asks).
 """
 from __future__ import annotations
 
@@ -35,6 +40,7 @@ from typing import Callable
 import libcst as cst
 
 from mindport.migrator.syntax import target_name_nodes
+from mindport.migrator.walk import transform
 
 Resolve = Callable[[cst.BaseExpression], "str | None"]
 
@@ -704,6 +710,114 @@ class FloatFacts:
         return False
 
 
+# ------------------------------------------------------------------------------------------- bool tensors
+
+# torch functions (and the same-named tensor methods) whose result is bool whatever their input
+_BOOL_FUNCTIONS = frozenset({
+    "isnan", "isinf", "isfinite", "isposinf", "isneginf", "isreal", "signbit", "logical_and", "logical_or",
+    "logical_not", "logical_xor", "eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less",
+    "less_equal", "not_equal", "isin", "isclose"})
+# any/all: bool, except for a uint8 input, whose result is uint8 (torch's own exception): bool when the input is
+_BOOL_IF_BOOL = frozenset({"any", "all"})
+# methods (and torch functions) that move, select or copy values: a bool receiver (first argument) gives a bool result
+_BOOL_MOVES = frozenset({
+    "view", "reshape", "permute", "transpose", "flatten", "unflatten", "unsqueeze", "squeeze", "contiguous", "expand",
+    "expand_as", "repeat", "clone", "detach", "narrow", "flip", "roll", "t", "tril", "triu", "view_as", "reshape_as",
+    "movedim", "swapaxes", "diagonal"})
+_MASK_METHODS = frozenset({"masked_fill", "masked_fill_", "masked_select", "masked_scatter", "masked_scatter_"})
+
+
+def mask_argument(call: cst.Call, resolve: Resolve):
+    """The mask argument of a ``masked_fill``/``masked_select``/``masked_scatter`` call (torch refuses any mask but a
+    bool one: "masked_fill_ only supports boolean masks"), or None. ``x.masked_fill(m, v)`` (first argument or
+    ``mask=``) and ``torch.masked_fill(x, m, v)`` (second)."""
+    qual = resolve(call.func)
+    if qual is not None:
+        if qual.rpartition(".")[0] != "torch" or qual.rpartition(".")[2] not in _MASK_METHODS:
+            return None
+        position = 1
+    elif isinstance(call.func, cst.Attribute) and call.func.attr.value in _MASK_METHODS:
+        position = 0
+    else:
+        return None
+    positional = [a for a in call.args if a.keyword is None]
+    if any(a.star for a in call.args):
+        return None
+    keyword = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "mask"), None)
+    return keyword if keyword is not None else positional[position].value if len(positional) > position else None
+
+
+class BoolFacts:
+    """Is an expression a bool tensor (or a Python bool) by construction? Read from the code of one function: a
+    comparison, ``not``, ``&``/``|``/``^``/``~`` of bools, a function or method whose result is bool (``isnan``,
+    ``logical_and``, ``eq``, ``.bool()``, ``.to(torch.bool)``; ``any``/``all`` of a bool), a constructor given
+    ``dtype=torch.bool``, a move of a bool (``view``, ``unsqueeze``, ``triu``, an index), or a local name every
+    assignment of which is one of these. A parameter, an attribute or anything else is unknown."""
+
+    def __init__(self, function: cst.FunctionDef | None, resolve: Resolve) -> None:
+        self._resolve = resolve
+        self._order = _Order(function) if function is not None else None
+        self._params: set[str] = set()
+        if function is not None:
+            params = function.params
+            self._params = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+            self._params |= {p.name.value for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)}
+            # a lambda's parameters shadow the function's names inside it (``lambda m: ~m``): unknown as well
+            self._params |= {p.name.value for node in own_nodes(function, cst.Lambda) for p in node.params.params}
+
+    def is_bool(self, expr, seen: frozenset[str] = frozenset()) -> bool:
+        if isinstance(expr, cst.Comparison) or isinstance(expr, cst.Name) and expr.value in ("True", "False"):
+            return True
+        if isinstance(expr, cst.UnaryOperation):
+            return isinstance(expr.operator, cst.Not) \
+                or isinstance(expr.operator, cst.BitInvert) and self.is_bool(expr.expression, seen)
+        if isinstance(expr, cst.BinaryOperation):
+            return isinstance(expr.operator, (cst.BitAnd, cst.BitOr, cst.BitXor)) \
+                and self.is_bool(expr.left, seen) and self.is_bool(expr.right, seen)
+        if isinstance(expr, cst.Subscript):
+            return self.is_bool(expr.value, seen)
+        if isinstance(expr, cst.Name):
+            return self._name_bool(expr.value, seen)
+        if isinstance(expr, cst.Call):
+            return self._call_bool(expr, seen)
+        return False
+
+    def _name_bool(self, name: str, seen: frozenset[str]) -> bool:
+        if name in seen:
+            return True  # m = m & other: the other assignments decide (co-inductively)
+        bindings = self._order.bindings(name) if self._order is not None else []
+        if not bindings or name in self._params:
+            return False
+        return all(value is not None and self.is_bool(value, seen | {name}) for value in bindings)
+
+    def _call_bool(self, call: cst.Call, seen: frozenset[str]) -> bool:
+        if any(a.star for a in call.args):
+            return False
+        qual = self._resolve(call.func)
+        first = call.args[0].value if call.args and call.args[0].keyword is None else None
+        if qual is not None:
+            module, _, name = qual.rpartition(".")
+            if module != "torch":
+                return False
+            dtype = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "dtype"), None)
+            if dtype is not None:
+                return name in _DTYPE_RESULTS and self._resolve(dtype) == "torch.bool"
+            if name in _BOOL_FUNCTIONS:
+                return True
+            return name in (_BOOL_IF_BOOL | _BOOL_MOVES) and first is not None and self.is_bool(first, seen)
+        if not isinstance(call.func, cst.Attribute):
+            return False
+        method, receiver = call.func.attr.value, call.func.value
+        if method == "bool" and not call.args:
+            return True
+        if method in ("to", "type"):  # x.to(torch.bool), x.to(dtype=torch.bool), x.type(torch.bool)
+            dtype = next((a.value for a in call.args if a.keyword is None or a.keyword.value == "dtype"), None)
+            return dtype is not None and self._resolve(dtype) == "torch.bool"
+        if method in _BOOL_FUNCTIONS:
+            return True
+        return method in (_BOOL_IF_BOOL | _BOOL_MOVES) and self.is_bool(receiver, seen)
+
+
 # ------------------------------------------------------------------------------------------- rows never all -inf
 
 # the torch functions whose result has no -inf row when their inputs are products of finite tensors
@@ -1067,3 +1181,92 @@ def empty_cat_members(call: cst.Call, function: "cst.FunctionDef | None", attrib
             return True
     return False
 
+
+
+# ------------------------------------------------------------------------------------------- unread bindings
+
+def unread_bindings(function: cst.FunctionDef, droppable: Callable[[cst.BaseExpression], bool]) -> cst.FunctionDef:
+    """The function without its assignments of a value ``droppable`` accepts to a local name it never reads (nor a
+    nested scope, a ``global``/``nonlocal`` or a ``del`` names it): ``d = v`` goes, and in ``n, d = x, v`` the pair
+    (``n = x``), matched position by position around a starred element on either side. A block left empty is
+    ``pass``."""
+    order = _Order(function)
+
+    def drop(target, value) -> bool:
+        return isinstance(target, cst.Name) and not order.reads(target.value) and droppable(value)
+
+    def assignment(small):
+        if not isinstance(small, cst.Assign) or len(small.targets) != 1:
+            return small
+        target, value = small.targets[0].target, small.value
+        if drop(target, value):
+            return None
+        if not isinstance(target, (cst.Tuple, cst.List)) or not isinstance(value, cst.Tuple):
+            return small
+        targets, values = list(target.elements), list(value.elements)
+        gone = {(i, j) for i, j in _aligned(targets, values)
+                if not isinstance(values[j], cst.StarredElement) and drop(targets[i].value, values[j].value)}
+        if not gone:
+            return small
+        targets = [e for i, e in enumerate(targets) if i not in {i for i, _ in gone}]
+        values = [e for j, e in enumerate(values) if j not in {j for _, j in gone}]
+        if not targets:
+            return None
+        if len(targets) == len(values) == 1 and not isinstance(targets[0], cst.StarredElement) \
+                and not isinstance(values[0], cst.StarredElement):
+            return small.with_changes(targets=[small.targets[0].with_changes(target=targets[0].value)],
+                                      value=values[0].value)
+        plain = cst.MaybeSentinel.DEFAULT
+        return small.with_changes(
+            targets=[small.targets[0].with_changes(target=target.with_changes(
+                elements=[e.with_changes(comma=plain) for e in targets]))],
+            value=value.with_changes(elements=[e.with_changes(comma=plain) for e in values]))
+
+    class _Drop(cst.CSTTransformer):
+        def visit_FunctionDef(self, node) -> bool:
+            return node is function
+
+        def visit_ClassDef(self, node) -> bool:
+            return False
+
+        def visit_Lambda(self, node) -> bool:
+            return False
+
+        def _small(self, updated):
+            body = [s for s in (assignment(s) for s in updated.body) if s is not None]
+            if len(body) == len(updated.body) and all(a is b for a, b in zip(body, updated.body)):
+                return updated
+            return updated.with_changes(body=[s.with_changes(semicolon=cst.MaybeSentinel.DEFAULT) for s in body])
+
+        def leave_SimpleStatementLine(self, original_node, updated_node):
+            line = self._small(updated_node)
+            return line if line.body else cst.RemoveFromParent()
+
+        def leave_SimpleStatementSuite(self, original_node, updated_node):
+            suite = self._small(updated_node)
+            return suite if suite.body else suite.with_changes(body=[cst.Pass()])
+
+        def leave_IndentedBlock(self, original_node, updated_node):
+            if updated_node.body:
+                return updated_node
+            return updated_node.with_changes(body=[cst.SimpleStatementLine(body=[cst.Pass()])])
+
+    return transform(function, _Drop())  # (unchanged nodes stay the same objects: ``droppable`` may ask by id)
+
+
+def _aligned(targets: list, values: list):
+    """(target index, value index) of the elements of ``targets = values`` that are assigned one to the other: from
+    the front up to the first starred element on either side, and from the back up to the last."""
+    starred = [isinstance(e, cst.StarredElement) for e in targets], [isinstance(e, cst.StarredElement) for e in values]
+    if not any(starred[0]) and not any(starred[1]) and len(targets) != len(values):
+        return set()
+    pairs = set()
+    for k in range(min(len(targets), len(values))):
+        if starred[0][k] or starred[1][k]:
+            break
+        pairs.add((k, k))
+    for k in range(1, min(len(targets), len(values)) + 1):
+        if starred[0][-k] or starred[1][-k]:
+            break
+        pairs.add((len(targets) - k, len(values) - k))
+    return pairs
