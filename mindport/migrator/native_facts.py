@@ -601,6 +601,7 @@ _SAME_DTYPE_METHODS = frozenset({
     "log_softmax", "relu", "abs", "neg", "clamp", "clip", "masked_fill", "view_as", "reshape_as",
     "tril", "triu", "cumsum", "sum", "amax", "amin", "norm", "pow", "square"})
 _FLOAT_METHODS = frozenset({"float", "double", "half", "bfloat16"})
+_JOINS = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "torch.stack"})  # float when every member is
 _FLOAT_DTYPES = frozenset(f"torch.{name}" for name in ("float", "float32", "float64", "double", "float16", "half",
                                                        "bfloat16"))
 # torch constructors whose result has the dtype their dtype= names
@@ -631,7 +632,7 @@ class FloatFacts:
     (``self.fc(x)`` of an ``nn.Linear``, ``self.fcs[i](x)`` of a ModuleList of them), a Parameter built from a float
     tensor (``self.alpha = nn.Parameter(torch.zeros(n))``), a draw or a float-default constructor without ``dtype``,
     a constructor given a float ``dtype=``, ``arange`` with a float argument, a floating-only function (``exp``, ``sigmoid``), ``.float()``, a dtype-keeping method or index of
-    a float, or a local name every assignment of which is one of these. A parameter, an attribute or anything else
+    a float (``.to(device=...)`` too), ``torch.cat``/``stack`` of floats, or a local name every assignment of which is one of these. A parameter, an attribute or anything else
     is unknown: the int-to-float guard stays."""
 
     def __init__(self, function: cst.FunctionDef | None, resolve: Resolve, layer_calls: dict[str, list[cst.Call]],
@@ -698,6 +699,11 @@ class FloatFacts:
                 return "dtype" not in keywords and not any(a.star for a in call.args)
             if qual == "torch.arange":
                 return "dtype" not in keywords and any(isinstance(a.value, cst.Float) for a in call.args)
+            if qual in _JOINS and call.args and call.args[0].keyword is None \
+                    and isinstance(call.args[0].value, (cst.List, cst.Tuple)) and call.args[0].value.elements:
+                # torch.cat((emb.sin(), emb.cos()), dim=-1): every member float
+                return all(not isinstance(e, cst.StarredElement) and self.is_float(e.value, seen)
+                           for e in call.args[0].value.elements)
             return False
         if isinstance(func, cst.Attribute):
             method = func.attr.value
@@ -706,6 +712,9 @@ class FloatFacts:
             if method in self._float_only and not call.args:
                 return True  # x.exp(), x.sigmoid(): floating point whatever x holds
             if method in _SAME_DTYPE_METHODS and not any(a.keyword and a.keyword.value == "dtype" for a in call.args):
+                return self.is_float(func.value, seen)
+            if method == "to" and call.args and all(a.keyword is not None and a.keyword.value in ("device", "non_blocking")
+                                                    for a in call.args):  # emb.to(device=t.device): a move
                 return self.is_float(func.value, seen)
         return False
 

@@ -798,3 +798,41 @@ def test_a_device_no_converted_line_reads_is_not_bound(mode, tmp_path):
     assert code.count("mp_tensor.device(") == 1 and "kept = mp_tensor.device(x)" in code
     x = np.random.default_rng(0).standard_normal((2, 3, 4)).astype(np.float32)
     assert_port_matches_in_mode(DEVICES, code, "Net", [x], tmp_path, "devices", mode, atol=1e-6)
+
+
+SINUSOIDAL = HEAD + """
+import math
+
+
+def timestep_embedding(timesteps, embedding_dim):
+    half_dim = embedding_dim // 2
+    emb = math.log(10000) / (half_dim - 1)
+    emb = torch.exp(torch.arange(half_dim, dtype=torch.float32) * -emb)
+    emb = emb.to(device=timesteps.device)
+    emb = timesteps.float()[:, None] * emb[None, :]
+    emb = torch.cat([torch.sin(emb), torch.cos(emb)], dim=1)
+    return emb
+
+
+class Net(nn.Module):
+    def forward(self, x):
+        half_dim = 4
+        emb = math.log(10000) / (half_dim - 1)
+        emb = torch.exp(torch.arange(half_dim) * -emb)
+        emb = x[:, None] * emb[None, :]
+        emb = torch.cat((emb.sin(), emb.cos()), dim=-1)
+        idx = torch.arange(6)
+        return emb.exp(), timestep_embedding(x, 8), torch.exp(torch.stack([idx, idx]))
+"""
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_float_facts_of_joins_and_device_moves(mode, tmp_path):
+    # the sinusoidal embedding of the diffusion UNets: a cat of floats, and a float moved to a device, are float
+    code = _convert(SINUSOIDAL)
+    for native in ("ops.cat([ops.sin(emb), ops.cos(emb)], axis=1)", "ops.cat((ops.sin(emb), ops.cos(emb)), axis=-1)",
+                   "ops.exp(emb)"):
+        assert native in code, native
+    assert "mp_math.exp(ops.stack([idx, idx]))" in code  # int members: an int stack, guarded
+    x = np.linspace(0, 3, 6).astype(np.float32)
+    assert_port_matches_in_mode(SINUSOIDAL, code, "Net", [x], tmp_path, "sinusoidal", mode, rtol=1e-5, atol=1e-5)
