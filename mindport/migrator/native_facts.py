@@ -626,7 +626,31 @@ def _PARAMETER_FACTS(facts: "FloatFacts") -> "FloatFacts":  # noqa: N802
     return FloatFacts(None, facts._resolve, facts._layers, facts._float_only)  # noqa: SLF001
 
 
-class FloatFacts:
+class _FunctionFacts:
+    """What the dtype facts read of one function: its names' bindings, and its parameters (and its lambdas', which
+    shadow its names inside them: ``lambda m: ~m``), whose values the function does not show."""
+
+    def __init__(self, function: cst.FunctionDef | None, resolve: Resolve) -> None:
+        self._resolve = resolve
+        self._order = _Order(function) if function is not None else None
+        self._params: set[str] = set()
+        if function is not None:
+            params = function.params
+            self._params = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+            self._params |= {p.name.value for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)}
+            self._params |= {p.name.value for node in own_nodes(function, cst.Lambda) for p in node.params.params}
+
+    def _every_binding(self, name: str, seen: frozenset[str], test) -> bool:
+        """Does ``test`` hold of every value the function binds ``name`` to (a parameter: no)?"""
+        if name in seen:
+            return True  # x = x * 2: the other assignments decide (co-inductively)
+        bindings = self._order.bindings(name) if self._order is not None else []
+        if not bindings or name in self._params:
+            return False
+        return all(value is not None and test(value, seen | {name}) for value in bindings)
+
+
+class FloatFacts(_FunctionFacts):
     """Is an expression a floating-point tensor (or number) by construction? Read from the code of one function:
     a float literal, a true division, arithmetic with a float operand, a layer that only gives floats
     (``self.fc(x)`` of an ``nn.Linear``, ``self.fcs[i](x)`` of a ModuleList of them), a Parameter built from a float
@@ -637,15 +661,9 @@ class FloatFacts:
 
     def __init__(self, function: cst.FunctionDef | None, resolve: Resolve, layer_calls: dict[str, list[cst.Call]],
                  float_only: frozenset[str]) -> None:
-        self._resolve = resolve
+        super().__init__(function, resolve)
         self._layers = layer_calls
         self._float_only = float_only  # names of the floating-only functions (exp, sigmoid, ...)
-        self._order = _Order(function) if function is not None else None
-        self._params: set[str] = set()
-        if function is not None:
-            params = function.params
-            self._params = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
-            self._params |= {p.name.value for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)}
 
     def is_float(self, expr, seen: frozenset[str] = frozenset()) -> bool:
         if isinstance(expr, cst.Float):
@@ -670,12 +688,7 @@ class FloatFacts:
         return False
 
     def _name_float(self, name: str, seen: frozenset[str]) -> bool:
-        if name in seen:
-            return True  # x = x * 2: the other assignments decide (co-inductively)
-        bindings = self._order.bindings(name) if self._order is not None else []
-        if not bindings or name in self._params:
-            return False
-        return all(value is not None and self.is_float(value, seen | {name}) for value in bindings)
+        return self._every_binding(name, seen, self.is_float)
 
     def _call_float(self, call: cst.Call, seen: frozenset[str]) -> bool:
         func = call.func
@@ -756,23 +769,12 @@ def mask_argument(call: cst.Call, resolve: Resolve):
     return keyword if keyword is not None else positional[position].value if len(positional) > position else None
 
 
-class BoolFacts:
+class BoolFacts(_FunctionFacts):
     """Is an expression a bool tensor (or a Python bool) by construction? Read from the code of one function: a
     comparison, ``not``, ``&``/``|``/``^``/``~`` of bools, a function or method whose result is bool (``isnan``,
     ``logical_and``, ``eq``, ``.bool()``, ``.to(torch.bool)``; ``any``/``all`` of a bool), a constructor given
     ``dtype=torch.bool``, a move of a bool (``view``, ``unsqueeze``, ``triu``, an index), or a local name every
     assignment of which is one of these. A parameter, an attribute or anything else is unknown."""
-
-    def __init__(self, function: cst.FunctionDef | None, resolve: Resolve) -> None:
-        self._resolve = resolve
-        self._order = _Order(function) if function is not None else None
-        self._params: set[str] = set()
-        if function is not None:
-            params = function.params
-            self._params = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
-            self._params |= {p.name.value for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)}
-            # a lambda's parameters shadow the function's names inside it (``lambda m: ~m``): unknown as well
-            self._params |= {p.name.value for node in own_nodes(function, cst.Lambda) for p in node.params.params}
 
     def is_bool(self, expr, seen: frozenset[str] = frozenset()) -> bool:
         if isinstance(expr, cst.Comparison) or isinstance(expr, cst.Name) and expr.value in ("True", "False"):
@@ -792,12 +794,7 @@ class BoolFacts:
         return False
 
     def _name_bool(self, name: str, seen: frozenset[str]) -> bool:
-        if name in seen:
-            return True  # m = m & other: the other assignments decide (co-inductively)
-        bindings = self._order.bindings(name) if self._order is not None else []
-        if not bindings or name in self._params:
-            return False
-        return all(value is not None and self.is_bool(value, seen | {name}) for value in bindings)
+        return self._every_binding(name, seen, self.is_bool)
 
     def _call_bool(self, call: cst.Call, seen: frozenset[str]) -> bool:
         if any(a.star for a in call.args):
