@@ -26,7 +26,8 @@
   rank mismatch. Only a cat one of whose listed members is such a construction, a local name the function binds to
   one, or a ``self.NAME`` some method binds to one goes through the runtime's cat; every other cat is ``ops.cat``.
 * **Softmax** (``UnmaskedFacts``): the runtime softmax exists for MindSpore's CPU kernel defect on a row of all
-  ``-inf``; an input that cannot hold one is ``ops.softmax``.
+  ``-inf``; an input that cannot hold one is ``ops.softmax``, and a ``self.attend = nn.Softmax(dim=-1)`` every call
+  of which in the class is on such an input is ``nn.Softmax`` (``ClassFacts.native_softmax``).
 * **Bool tensors** (``BoolFacts``, ``mask_argument``): ``~x`` is the runtime bitwise_not (bit inversion for an integer
   ``x``) unless ``x`` is bool by construction or is the mask of ``masked_fill`` (torch refuses any other): MindSpore's
   own ``~``.
@@ -73,6 +74,7 @@ class ClassFacts:
         self.native_inplace: set[int] = set()
         self.native_lists: set[int] = set()
         self.runtime_lists: set[int] = set()  # lists displayed with Cells but added to by name: the runtime's
+        self.native_softmax: set[int] = set()  # nn.Softmax layers only ever called on an input with no -inf row
         self._resolve = resolve
         self._layers: dict[str, list[cst.Call]] = {}  # self.NAME -> the calls assigned to it
         methods = [s for s in cls.body.body if isinstance(s, cst.FunctionDef)] \
@@ -101,6 +103,9 @@ class ClassFacts:
             inplace = [c for c in calls if is_inplace(c)]
             if inplace and len(inplace) == len(calls) and all(self._uses_safe(m, name) for m in methods):
                 self.native_inplace.update(id(c) for c in inplace)
+            softmaxes = [c for c in calls if resolve(c.func) == "torch.nn.Softmax"]
+            if softmaxes and len(softmaxes) == len(calls) and all(self._called_unmasked(m, name) for m in methods):
+                self.native_softmax.update(id(c) for c in softmaxes)
             sequences = [c for c in calls if resolve(c.func) == "torch.nn.Sequential"]
             if sequences and len(sequences) == len(calls) and all(self._only_called(m, name) for m in methods):
                 for sequence in sequences:
@@ -111,6 +116,20 @@ class ClassFacts:
         """Is every reference to ``self.<name>`` in the method its assignment or a call (not iterated, indexed or
         handed on)?"""
         return all(ref.assigned or ref.call is not None for ref in _Order(method).attribute_refs(name))
+
+    def _called_unmasked(self, method: cst.FunctionDef, name: str) -> bool:
+        """Is every reference to ``self.<name>`` in the method its assignment or a call on one input that can hold
+        no row of all -inf (``UnmaskedFacts``: ``self.attend(q @ k.transpose(-1, -2) * self.scale)``), and none in a
+        nested function or lambda?"""
+        refs = _Order(method).attribute_refs(name)
+        every = [a for a in _all_attributes(method) if _self_attr(a) and a.attr.value == name]
+        if len(every) != len(refs):
+            return False  # a reference in a nested function or lambda: not read here
+        if all(ref.assigned for ref in refs):
+            return True
+        facts = UnmaskedFacts(method, self._resolve, self._layers)
+        return all(ref.assigned or ref.call is not None and len(ref.call.args) == 1 and ref.call.args[0].keyword is None
+                   and not ref.call.args[0].star and facts.unmasked(ref.call.args[0].value) for ref in refs)
 
     @property
     def layers(self) -> dict[str, list[cst.Call]]:
@@ -196,6 +215,18 @@ class ClassFacts:
         if isinstance(parent, cst.Arg) and parent.keyword is None and isinstance(grand, cst.Call):
             return self.fresh(grand) or (_self_attr(grand.func) and grand.func.attr.value == name)
         return False
+
+
+def _all_attributes(node) -> list[cst.Attribute]:
+    """Every attribute reference in the node, nested functions and lambdas included."""
+    found: list[cst.Attribute] = []
+
+    class _Find(cst.CSTVisitor):
+        def visit_Attribute(self, attribute):
+            found.append(attribute)
+
+    node.visit(_Find())
+    return found
 
 
 def _self_attr(expr) -> bool:

@@ -836,3 +836,39 @@ def test_float_facts_of_joins_and_device_moves(mode, tmp_path):
     assert "mp_math.exp(ops.stack([idx, idx]))" in code  # int members: an int stack, guarded
     x = np.linspace(0, 3, 6).astype(np.float32)
     assert_port_matches_in_mode(SINUSOIDAL, code, "Net", [x], tmp_path, "sinusoidal", mode, rtol=1e-5, atol=1e-5)
+
+
+SOFTMAX_LAYERS = HEAD + """
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.attend = nn.Softmax(dim=-1)
+        self.masked = nn.Softmax(dim=-1)
+        self.to_qkv = nn.Linear(4, 12, bias=False)
+
+    def forward(self, x, mask):
+        q, k, v = self.to_qkv(x).chunk(3, dim=-1)
+        dots = torch.matmul(q, k.transpose(-1, -2)) * 0.5
+        return torch.matmul(self.attend(dots), v), self.other(dots, mask)
+
+    def other(self, dots, mask):
+        return self.masked(dots.masked_fill(mask, float("-inf")))
+"""
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_softmax_layer_only_called_on_rows_with_no_minus_inf_is_nn_softmax(mode, tmp_path):
+    # vit-pytorch's Attention: self.attend = nn.Softmax(dim=-1) called on q @ k^T * scale only. The layer called on
+    # a row masked with -inf keeps the runtime one (MindSpore's CPU kernel gives the other rows wrong values then);
+    # a port for Ascend or a GPU needs no facts.
+    code = _convert(SOFTMAX_LAYERS)
+    assert "self.attend = nn.Softmax(axis=-1)" in code and "self.masked = mp_nn.Softmax(dim=-1)" in code
+    ascend = convert_source(textwrap.dedent(SOFTMAX_LAYERS), device="ascend").code
+    assert "self.masked = nn.Softmax(axis=-1)" in ascend and "mindport" not in ascend
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    mask = np.zeros((2, 3, 3), dtype=bool)
+    mask[0, 1, :] = True  # one query fully masked: NaN in torch, and the other rows exact
+    mask[1, :, 0] = True
+    assert_port_matches_in_mode(SOFTMAX_LAYERS, code, "Net", [x, mask], tmp_path, "softmax_layers", mode,
+                                rtol=1e-5, atol=1e-6)
