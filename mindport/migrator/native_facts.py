@@ -41,7 +41,7 @@ from typing import Callable
 import libcst as cst
 
 from mindport.migrator.syntax import target_name_nodes
-from mindport.migrator.walk import transform
+from mindport.migrator.walk import transform, walk
 
 Resolve = Callable[[cst.BaseExpression], "str | None"]
 
@@ -122,7 +122,7 @@ class ClassFacts:
         no row of all -inf (``UnmaskedFacts``: ``self.attend(q @ k.transpose(-1, -2) * self.scale)``), and none in a
         nested function or lambda?"""
         refs = _Order(method).attribute_refs(name)
-        every = [a for a in _all_attributes(method) if _self_attr(a) and a.attr.value == name]
+        every = [a for a in all_nodes(method, cst.Attribute) if _self_attr(a) and a.attr.value == name]
         if len(every) != len(refs):
             return False  # a reference in a nested function or lambda: not read here
         if all(ref.assigned for ref in refs):
@@ -217,18 +217,6 @@ class ClassFacts:
         return False
 
 
-def _all_attributes(node) -> list[cst.Attribute]:
-    """Every attribute reference in the node, nested functions and lambdas included."""
-    found: list[cst.Attribute] = []
-
-    class _Find(cst.CSTVisitor):
-        def visit_Attribute(self, attribute):
-            found.append(attribute)
-
-    node.visit(_Find())
-    return found
-
-
 def _self_attr(expr) -> bool:
     return isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self"
 
@@ -319,7 +307,7 @@ def _local_list_adds_cells(method: cst.FunctionDef, name: str,
     bindings = _Order(method).bindings(name)
     if not bindings or any(not isinstance(value, cst.Call) or not _plain_list_argument(value, builds_cell, empty=True)
                            for value in bindings) \
-            or any(name in {n.value for n in _all_names(inner)} for inner in _nested_scopes(method)):
+            or any(name in {n.value for n in all_nodes(inner, cst.Name)} for inner in _nested_scopes(method)):
         return False  # every binding an nn.ModuleList(...) of Cells (one per loop pass, say), read by no closure
     ok = True
 
@@ -407,7 +395,7 @@ class _Order(cst.CSTVisitor):
     def on_visit(self, node) -> bool:
         if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
             # a nested scope may read a name when it runs, at any time: each name in it is an unsafe read
-            for name in _all_names(node):
+            for name in all_nodes(node, cst.Name):
                 self._reads.setdefault(name.value, []).append((name, None, None, -1))
             return False
         self._pos[id(node)] = len(self._pos)
@@ -504,14 +492,17 @@ class _Order(cst.CSTVisitor):
         return self._stmt_target.get(id(call))
 
 
-def _all_names(node):
-    found: list[cst.Name] = []
+def all_nodes(node, kind: type) -> list:
+    """Every node of ``kind`` in the node, nested functions and lambdas included."""
+    found: list = []
 
     class _Find(cst.CSTVisitor):
-        def visit_Name(self, name):
-            found.append(name)
+        def on_visit(self, child) -> bool:
+            if isinstance(child, kind):
+                found.append(child)
+            return True
 
-    node.visit(_Find())
+    walk(node, _Find())
     return found
 
 
@@ -1107,7 +1098,7 @@ def _param_uses(function: cst.FunctionDef, param: str):
         def on_visit(self, node):
             nonlocal bad
             if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)) and node is not function:
-                if any(n.value == param for n in _all_names(node)):
+                if any(n.value == param for n in all_nodes(node, cst.Name)):
                     bad = True
                 return False
             if isinstance(node, cst.Name) and node.value == param and self.stack:
