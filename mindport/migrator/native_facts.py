@@ -26,7 +26,13 @@
   rank mismatch. Only a cat one of whose listed members is such a construction, a local name the function binds to
   one, or a ``self.NAME`` some method binds to one goes through the runtime's cat; every other cat is ``ops.cat``.
 * **Softmax** (``UnmaskedFacts``): the runtime softmax exists for MindSpore's CPU kernel defect on a row of all
-  ``-inf``; an input that cannot hold one is ``ops.softmax``.
+  ``-inf``; an input that cannot hold one is ``ops.softmax``, and a ``self.attend = nn.Softmax(dim=-1)`` every call
+  of which in the class is on such an input is ``nn.Softmax`` (``ClassFacts.native_softmax``).
+* **Bool tensors** (``BoolFacts``, ``mask_argument``): ``~x`` is the runtime bitwise_not (bit inversion for an integer
+  ``x``) unless ``x`` is bool by construction or is the mask of ``masked_fill`` (torch refuses any other): MindSpore's
+  own ``~``.
+* **Unread bindings** (``unread_bindings``): ``n, device = x.shape[1], x.device`` whose ``device`` no converted line
+  reads (``device=`` arguments vanish in MindSpore) loses the binding (``rules/device.py`` asks).
 """
 from __future__ import annotations
 
@@ -35,7 +41,7 @@ from typing import Callable
 import libcst as cst
 
 from mindport.migrator.syntax import target_name_nodes
-from mindport.migrator.walk import walk
+from mindport.migrator.walk import transform, walk
 
 Resolve = Callable[[cst.BaseExpression], "str | None"]
 
@@ -68,6 +74,7 @@ class ClassFacts:
         self.native_inplace: set[int] = set()
         self.native_lists: set[int] = set()
         self.runtime_lists: set[int] = set()  # lists displayed with Cells but added to by name: the runtime's
+        self.native_softmax: set[int] = set()  # nn.Softmax layers only ever called on an input with no -inf row
         self._resolve = resolve
         self._layers: dict[str, list[cst.Call]] = {}  # self.NAME -> the calls assigned to it
         methods = [s for s in cls.body.body if isinstance(s, cst.FunctionDef)] \
@@ -96,6 +103,9 @@ class ClassFacts:
             inplace = [c for c in calls if is_inplace(c)]
             if inplace and len(inplace) == len(calls) and all(self._uses_safe(m, name) for m in methods):
                 self.native_inplace.update(id(c) for c in inplace)
+            softmaxes = [c for c in calls if resolve(c.func) == "torch.nn.Softmax"]
+            if softmaxes and len(softmaxes) == len(calls) and all(self._called_unmasked(m, name) for m in methods):
+                self.native_softmax.update(id(c) for c in softmaxes)
             sequences = [c for c in calls if resolve(c.func) == "torch.nn.Sequential"]
             if sequences and len(sequences) == len(calls) and all(self._only_called(m, name) for m in methods):
                 for sequence in sequences:
@@ -106,6 +116,20 @@ class ClassFacts:
         """Is every reference to ``self.<name>`` in the method its assignment or a call (not iterated, indexed or
         handed on)?"""
         return all(ref.assigned or ref.call is not None for ref in _Order(method).attribute_refs(name))
+
+    def _called_unmasked(self, method: cst.FunctionDef, name: str) -> bool:
+        """Is every reference to ``self.<name>`` in the method its assignment or a call on one input that can hold
+        no row of all -inf (``UnmaskedFacts``: ``self.attend(q @ k.transpose(-1, -2) * self.scale)``), and none in a
+        nested function or lambda?"""
+        refs = _Order(method).attribute_refs(name)
+        every = [a for a in all_nodes(method, cst.Attribute) if _self_attr(a) and a.attr.value == name]
+        if len(every) != len(refs):
+            return False  # a reference in a nested function or lambda: not read here
+        if all(ref.assigned for ref in refs):
+            return True
+        facts = UnmaskedFacts(method, self._resolve, self._layers)
+        return all(ref.assigned or ref.call is not None and len(ref.call.args) == 1 and ref.call.args[0].keyword is None
+                   and not ref.call.args[0].star and facts.unmasked(ref.call.args[0].value) for ref in refs)
 
     @property
     def layers(self) -> dict[str, list[cst.Call]]:
@@ -283,7 +307,7 @@ def _local_list_adds_cells(method: cst.FunctionDef, name: str,
     bindings = _Order(method).bindings(name)
     if not bindings or any(not isinstance(value, cst.Call) or not _plain_list_argument(value, builds_cell, empty=True)
                            for value in bindings) \
-            or any(name in {n.value for n in _all_names(inner)} for inner in _nested_scopes(method)):
+            or any(name in {n.value for n in all_nodes(inner, cst.Name)} for inner in _nested_scopes(method)):
         return False  # every binding an nn.ModuleList(...) of Cells (one per loop pass, say), read by no closure
     ok = True
 
@@ -371,7 +395,7 @@ class _Order(cst.CSTVisitor):
     def on_visit(self, node) -> bool:
         if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
             # a nested scope may read a name when it runs, at any time: each name in it is an unsafe read
-            for name in _all_names(node):
+            for name in all_nodes(node, cst.Name):
                 self._reads.setdefault(name.value, []).append((name, None, None, -1))
             return False
         self._pos[id(node)] = len(self._pos)
@@ -468,12 +492,15 @@ class _Order(cst.CSTVisitor):
         return self._stmt_target.get(id(call))
 
 
-def _all_names(node):
-    found: list[cst.Name] = []
+def all_nodes(node, kind: type) -> list:
+    """Every node of ``kind`` in the node, nested functions and lambdas included."""
+    found: list = []
 
     class _Find(cst.CSTVisitor):
-        def visit_Name(self, name):
-            found.append(name)
+        def on_visit(self, child) -> bool:
+            if isinstance(child, kind):
+                found.append(child)
+            return True
 
     walk(node, _Find())
     return found
@@ -596,6 +623,7 @@ _SAME_DTYPE_METHODS = frozenset({
     "log_softmax", "relu", "abs", "neg", "clamp", "clip", "masked_fill", "view_as", "reshape_as",
     "tril", "triu", "cumsum", "sum", "amax", "amin", "norm", "pow", "square"})
 _FLOAT_METHODS = frozenset({"float", "double", "half", "bfloat16"})
+_JOINS = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "torch.stack"})  # float when every member is
 _FLOAT_DTYPES = frozenset(f"torch.{name}" for name in ("float", "float32", "float64", "double", "float16", "half",
                                                        "bfloat16"))
 # torch constructors whose result has the dtype their dtype= names
@@ -620,26 +648,44 @@ def _PARAMETER_FACTS(facts: "FloatFacts") -> "FloatFacts":  # noqa: N802
     return FloatFacts(None, facts._resolve, facts._layers, facts._float_only)  # noqa: SLF001
 
 
-class FloatFacts:
-    """Is an expression a floating-point tensor (or number) by construction? Read from the code of one function:
-    a float literal, a true division, arithmetic with a float operand, a layer that only gives floats
-    (``self.fc(x)`` of an ``nn.Linear``, ``self.fcs[i](x)`` of a ModuleList of them), a Parameter built from a float
-    tensor (``self.alpha = nn.Parameter(torch.zeros(n))``), a draw or a float-default constructor without ``dtype``,
-    a constructor given a float ``dtype=``, ``arange`` with a float argument, a floating-only function (``exp``, ``sigmoid``), ``.float()``, a dtype-keeping method or index of
-    a float, or a local name every assignment of which is one of these. A parameter, an attribute or anything else
-    is unknown: the int-to-float guard stays."""
+class _FunctionFacts:
+    """What the dtype facts read of one function: its names' bindings, and its parameters (and its lambdas', which
+    shadow its names inside them: ``lambda m: ~m``), whose values the function does not show."""
 
-    def __init__(self, function: cst.FunctionDef | None, resolve: Resolve, layer_calls: dict[str, list[cst.Call]],
-                 float_only: frozenset[str]) -> None:
+    def __init__(self, function: cst.FunctionDef | None, resolve: Resolve) -> None:
         self._resolve = resolve
-        self._layers = layer_calls
-        self._float_only = float_only  # names of the floating-only functions (exp, sigmoid, ...)
         self._order = _Order(function) if function is not None else None
         self._params: set[str] = set()
         if function is not None:
             params = function.params
             self._params = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
             self._params |= {p.name.value for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)}
+            self._params |= {p.name.value for node in own_nodes(function, cst.Lambda) for p in node.params.params}
+
+    def _every_binding(self, name: str, seen: frozenset[str], test) -> bool:
+        """Does ``test`` hold of every value the function binds ``name`` to (a parameter: no)?"""
+        if name in seen:
+            return True  # x = x * 2: the other assignments decide (co-inductively)
+        bindings = self._order.bindings(name) if self._order is not None else []
+        if not bindings or name in self._params:
+            return False
+        return all(value is not None and test(value, seen | {name}) for value in bindings)
+
+
+class FloatFacts(_FunctionFacts):
+    """Is an expression a floating-point tensor (or number) by construction? Read from the code of one function:
+    a float literal, a true division, arithmetic with a float operand, a layer that only gives floats
+    (``self.fc(x)`` of an ``nn.Linear``, ``self.fcs[i](x)`` of a ModuleList of them), a Parameter built from a float
+    tensor (``self.alpha = nn.Parameter(torch.zeros(n))``), a draw or a float-default constructor without ``dtype``,
+    a constructor given a float ``dtype=``, ``arange`` with a float argument, a floating-only function (``exp``, ``sigmoid``), ``.float()``, a dtype-keeping method or index of
+    a float (``.to(device=...)`` too), ``torch.cat``/``stack`` of floats, or a local name every assignment of which is one of these. A parameter, an attribute or anything else
+    is unknown: the int-to-float guard stays."""
+
+    def __init__(self, function: cst.FunctionDef | None, resolve: Resolve, layer_calls: dict[str, list[cst.Call]],
+                 float_only: frozenset[str]) -> None:
+        super().__init__(function, resolve)
+        self._layers = layer_calls
+        self._float_only = float_only  # names of the floating-only functions (exp, sigmoid, ...)
 
     def is_float(self, expr, seen: frozenset[str] = frozenset()) -> bool:
         if isinstance(expr, cst.Float):
@@ -664,12 +710,7 @@ class FloatFacts:
         return False
 
     def _name_float(self, name: str, seen: frozenset[str]) -> bool:
-        if name in seen:
-            return True  # x = x * 2: the other assignments decide (co-inductively)
-        bindings = self._order.bindings(name) if self._order is not None else []
-        if not bindings or name in self._params:
-            return False
-        return all(value is not None and self.is_float(value, seen | {name}) for value in bindings)
+        return self._every_binding(name, seen, self.is_float)
 
     def _call_float(self, call: cst.Call, seen: frozenset[str]) -> bool:
         func = call.func
@@ -693,6 +734,11 @@ class FloatFacts:
                 return "dtype" not in keywords and not any(a.star for a in call.args)
             if qual == "torch.arange":
                 return "dtype" not in keywords and any(isinstance(a.value, cst.Float) for a in call.args)
+            if qual in _JOINS and call.args and call.args[0].keyword is None \
+                    and isinstance(call.args[0].value, (cst.List, cst.Tuple)) and call.args[0].value.elements:
+                # torch.cat((emb.sin(), emb.cos()), dim=-1): every member float
+                return all(not isinstance(e, cst.StarredElement) and self.is_float(e.value, seen)
+                           for e in call.args[0].value.elements)
             return False
         if isinstance(func, cst.Attribute):
             method = func.attr.value
@@ -702,7 +748,102 @@ class FloatFacts:
                 return True  # x.exp(), x.sigmoid(): floating point whatever x holds
             if method in _SAME_DTYPE_METHODS and not any(a.keyword and a.keyword.value == "dtype" for a in call.args):
                 return self.is_float(func.value, seen)
+            if method == "to" and call.args and all(a.keyword is not None and a.keyword.value in ("device", "non_blocking")
+                                                    for a in call.args):  # emb.to(device=t.device): a move
+                return self.is_float(func.value, seen)
         return False
+
+
+# ------------------------------------------------------------------------------------------- bool tensors
+
+# torch functions (and the same-named tensor methods) whose result is bool whatever their input
+_BOOL_FUNCTIONS = frozenset({
+    "isnan", "isinf", "isfinite", "isposinf", "isneginf", "isreal", "signbit", "logical_and", "logical_or",
+    "logical_not", "logical_xor", "eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less",
+    "less_equal", "not_equal", "isin", "isclose"})
+# any/all: bool, except for a uint8 input, whose result is uint8 (torch's own exception): bool when the input is
+_BOOL_IF_BOOL = frozenset({"any", "all"})
+# methods (and torch functions) that move, select or copy values: a bool receiver (first argument) gives a bool result
+_BOOL_MOVES = frozenset({
+    "view", "reshape", "permute", "transpose", "flatten", "unflatten", "unsqueeze", "squeeze", "contiguous", "expand",
+    "expand_as", "repeat", "clone", "detach", "narrow", "flip", "roll", "t", "tril", "triu", "view_as", "reshape_as",
+    "movedim", "swapaxes", "diagonal"})
+_MASK_METHODS = frozenset({"masked_fill", "masked_fill_", "masked_select", "masked_scatter", "masked_scatter_"})
+
+
+def mask_argument(call: cst.Call, resolve: Resolve):
+    """The mask argument of a ``masked_fill``/``masked_select``/``masked_scatter`` call (torch refuses any mask but a
+    bool one: "masked_fill_ only supports boolean masks"), or None. ``x.masked_fill(m, v)`` (first argument or
+    ``mask=``) and ``torch.masked_fill(x, m, v)`` (second)."""
+    qual = resolve(call.func)
+    if qual is not None:
+        if qual.rpartition(".")[0] != "torch" or qual.rpartition(".")[2] not in _MASK_METHODS:
+            return None
+        position = 1
+    elif isinstance(call.func, cst.Attribute) and call.func.attr.value in _MASK_METHODS:
+        position = 0
+    else:
+        return None
+    positional = [a for a in call.args if a.keyword is None]
+    if any(a.star for a in call.args):
+        return None
+    keyword = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "mask"), None)
+    return keyword if keyword is not None else positional[position].value if len(positional) > position else None
+
+
+class BoolFacts(_FunctionFacts):
+    """Is an expression a bool tensor (or a Python bool) by construction? Read from the code of one function: a
+    comparison, ``not``, ``&``/``|``/``^``/``~`` of bools, a function or method whose result is bool (``isnan``,
+    ``logical_and``, ``eq``, ``.bool()``, ``.to(torch.bool)``; ``any``/``all`` of a bool), a constructor given
+    ``dtype=torch.bool``, a move of a bool (``view``, ``unsqueeze``, ``triu``, an index), or a local name every
+    assignment of which is one of these. A parameter, an attribute or anything else is unknown."""
+
+    def is_bool(self, expr, seen: frozenset[str] = frozenset()) -> bool:
+        if isinstance(expr, cst.Comparison) or isinstance(expr, cst.Name) and expr.value in ("True", "False"):
+            return True
+        if isinstance(expr, cst.UnaryOperation):
+            return isinstance(expr.operator, cst.Not) \
+                or isinstance(expr.operator, cst.BitInvert) and self.is_bool(expr.expression, seen)
+        if isinstance(expr, cst.BinaryOperation):
+            return isinstance(expr.operator, (cst.BitAnd, cst.BitOr, cst.BitXor)) \
+                and self.is_bool(expr.left, seen) and self.is_bool(expr.right, seen)
+        if isinstance(expr, cst.Subscript):
+            return self.is_bool(expr.value, seen)
+        if isinstance(expr, cst.Name):
+            return self._name_bool(expr.value, seen)
+        if isinstance(expr, cst.Call):
+            return self._call_bool(expr, seen)
+        return False
+
+    def _name_bool(self, name: str, seen: frozenset[str]) -> bool:
+        return self._every_binding(name, seen, self.is_bool)
+
+    def _call_bool(self, call: cst.Call, seen: frozenset[str]) -> bool:
+        if any(a.star for a in call.args):
+            return False
+        qual = self._resolve(call.func)
+        first = call.args[0].value if call.args and call.args[0].keyword is None else None
+        if qual is not None:
+            module, _, name = qual.rpartition(".")
+            if module != "torch":
+                return False
+            dtype = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "dtype"), None)
+            if dtype is not None:
+                return name in _DTYPE_RESULTS and self._resolve(dtype) == "torch.bool"
+            if name in _BOOL_FUNCTIONS:
+                return True
+            return name in (_BOOL_IF_BOOL | _BOOL_MOVES) and first is not None and self.is_bool(first, seen)
+        if not isinstance(call.func, cst.Attribute):
+            return False
+        method, receiver = call.func.attr.value, call.func.value
+        if method == "bool" and not call.args:
+            return True
+        if method in ("to", "type"):  # x.to(torch.bool), x.to(dtype=torch.bool), x.type(torch.bool)
+            dtype = next((a.value for a in call.args if a.keyword is None or a.keyword.value == "dtype"), None)
+            return dtype is not None and self._resolve(dtype) == "torch.bool"
+        if method in _BOOL_FUNCTIONS:
+            return True
+        return method in (_BOOL_IF_BOOL | _BOOL_MOVES) and self.is_bool(receiver, seen)
 
 
 # ------------------------------------------------------------------------------------------- rows never all -inf
@@ -957,7 +1098,7 @@ def _param_uses(function: cst.FunctionDef, param: str):
         def on_visit(self, node):
             nonlocal bad
             if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)) and node is not function:
-                if any(n.value == param for n in _all_names(node)):
+                if any(n.value == param for n in all_nodes(node, cst.Name)):
                     bad = True
                 return False
             if isinstance(node, cst.Name) and node.value == param and self.stack:
@@ -1090,3 +1231,91 @@ def list_locals(function: "cst.FunctionDef | None") -> frozenset[str]:
     found.update(p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)
                  if p.default is not None and is_list(p.default))
     return frozenset(found)
+
+# ------------------------------------------------------------------------------------------- unread bindings
+
+def unread_bindings(function: cst.FunctionDef, droppable: Callable[[cst.BaseExpression], bool]) -> cst.FunctionDef:
+    """The function without its assignments of a value ``droppable`` accepts to a local name it never reads (nor a
+    nested scope, a ``global``/``nonlocal`` or a ``del`` names it): ``d = v`` goes, and in ``n, d = x, v`` the pair
+    (``n = x``), matched position by position around a starred element on either side. A block left empty is
+    ``pass``."""
+    order = _Order(function)
+
+    def drop(target, value) -> bool:
+        return isinstance(target, cst.Name) and not order.reads(target.value) and droppable(value)
+
+    def assignment(small):
+        if not isinstance(small, cst.Assign) or len(small.targets) != 1:
+            return small
+        target, value = small.targets[0].target, small.value
+        if drop(target, value):
+            return None
+        if not isinstance(target, (cst.Tuple, cst.List)) or not isinstance(value, cst.Tuple):
+            return small
+        targets, values = list(target.elements), list(value.elements)
+        gone = {(i, j) for i, j in _aligned(targets, values)
+                if not isinstance(values[j], cst.StarredElement) and drop(targets[i].value, values[j].value)}
+        if not gone:
+            return small
+        targets = [e for i, e in enumerate(targets) if i not in {i for i, _ in gone}]
+        values = [e for j, e in enumerate(values) if j not in {j for _, j in gone}]
+        if not targets:
+            return None
+        if len(targets) == len(values) == 1 and not isinstance(targets[0], cst.StarredElement) \
+                and not isinstance(values[0], cst.StarredElement):
+            return small.with_changes(targets=[small.targets[0].with_changes(target=targets[0].value)],
+                                      value=values[0].value)
+        plain = cst.MaybeSentinel.DEFAULT
+        return small.with_changes(
+            targets=[small.targets[0].with_changes(target=target.with_changes(
+                elements=[e.with_changes(comma=plain) for e in targets]))],
+            value=value.with_changes(elements=[e.with_changes(comma=plain) for e in values]))
+
+    class _Drop(cst.CSTTransformer):
+        def visit_FunctionDef(self, node) -> bool:
+            return node is function
+
+        def visit_ClassDef(self, node) -> bool:
+            return False
+
+        def visit_Lambda(self, node) -> bool:
+            return False
+
+        def _small(self, updated):
+            body = [s for s in (assignment(s) for s in updated.body) if s is not None]
+            if len(body) == len(updated.body) and all(a is b for a, b in zip(body, updated.body)):
+                return updated
+            return updated.with_changes(body=[s.with_changes(semicolon=cst.MaybeSentinel.DEFAULT) for s in body])
+
+        def leave_SimpleStatementLine(self, original_node, updated_node):
+            line = self._small(updated_node)
+            return line if line.body else cst.RemoveFromParent()
+
+        def leave_SimpleStatementSuite(self, original_node, updated_node):
+            suite = self._small(updated_node)
+            return suite if suite.body else suite.with_changes(body=[cst.Pass()])
+
+        def leave_IndentedBlock(self, original_node, updated_node):
+            if updated_node.body:
+                return updated_node
+            return updated_node.with_changes(body=[cst.SimpleStatementLine(body=[cst.Pass()])])
+
+    return transform(function, _Drop())  # (unchanged nodes stay the same objects: ``droppable`` may ask by id)
+
+
+def _aligned(targets: list, values: list):
+    """(target index, value index) of the elements of ``targets = values`` that are assigned one to the other: from
+    the front up to the first starred element on either side, and from the back up to the last."""
+    starred = [isinstance(e, cst.StarredElement) for e in targets], [isinstance(e, cst.StarredElement) for e in values]
+    if not any(starred[0]) and not any(starred[1]) and len(targets) != len(values):
+        return set()
+    pairs = set()
+    for k in range(min(len(targets), len(values))):
+        if starred[0][k] or starred[1][k]:
+            break
+        pairs.add((k, k))
+    for k in range(1, min(len(targets), len(values)) + 1):
+        if starred[0][-k] or starred[1][-k]:
+            break
+        pairs.add((len(targets) - k, len(values) - k))
+    return pairs

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from mindport.migrator.native_facts import unread_bindings
 from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.scopes import receiver_kind
 from mindport.migrator.syntax import compact_source, method
@@ -42,7 +43,9 @@ class DeviceTransform(Rule):
     also compiles in a graph, which can't call ``ms.get_context``); ``x.is_xpu``/``x.is_mps`` are False (MindSpore runs on neither). A
     tensor's ``x.device`` is ``mindport.runtime.tensor.device(x)``: torch's designation of the device MindSpore computes on
     (``'cpu'``, ``'cuda:0'``, as ``torch.device`` is written; MindSpore's ``Tensor.device`` reads ``'CPU'``), a constant in a static graph, which does not compile ``Tensor.device`` (the line reading it, and all it binds,
-    would run interpreted: ``n, device = x.shape[-2], x.device`` made ``n`` unusable for ``arange``)."""
+    would run interpreted: ``n, device = x.shape[-2], x.device`` made ``n`` unusable for ``arange``). A local name
+    bound to a tensor's device that no converted line of the function reads (its ``device=`` arguments and
+    ``.to(device)`` moves are gone) is not bound at all: ``n, device = x.shape[1], x.device`` is ``n = x.shape[1]``."""
 
     EXAMPLES = (
         Example(
@@ -103,6 +106,25 @@ class DeviceTransform(Rule):
             note='.to(kind): a dtype, a device or a tensor, known only at run time; the runtime function decides on '
                  'the value (a dtype or a tensor casts, a device leaves the tensor as is).',
         ),
+        Example(
+            before="""
+                import torch
+
+
+                def positions(x):
+                    n, device = x.shape[1], x.device
+                    return torch.arange(n, device=device)
+            """,
+            after="""
+                from mindspore import ops
+
+
+                def positions(x):
+                    n = x.shape[1]
+                    return ops.arange(start=n)
+            """,
+            note='A device only device= arguments read: they vanish, and so does its binding.',
+        ),
     )
 
     def __init__(self, ctx) -> None:
@@ -110,6 +132,14 @@ class DeviceTransform(Rule):
         self._stored: set[int] = set()  # attributes assigned to: not reads
         self._modules: set[tuple[int, str]] = set()  # (id(scope), name) bound to a module: torch.nn.Linear(...), Net()
         self._module_classes: set[str] | None = None
+        self._device_reads: set[int] = set()  # the mindport.runtime.tensor.device(x) calls this rule wrote
+
+    def leave_FunctionDef(self, original_node, updated_node):
+        """``n, device = x.shape[0], x.device`` whose ``device`` the converted function never reads (its
+        ``device=`` arguments and ``.to(device)`` moves are gone): the binding goes."""
+        if not self._device_reads:
+            return updated_node
+        return unread_bindings(updated_node, lambda value: id(value) in self._device_reads and _pure(value.args[0].value))
 
     def leave_Attribute(self, original_node, updated_node):
         name = original_node.attr.value
@@ -119,8 +149,10 @@ class DeviceTransform(Rule):
                 and self.scope.resolve(original_node.value) is None:
             # a graph does not compile Tensor.device: the line (and what it binds) would run interpreted
             self.ctx.converted_sites += 1
-            return cst.Call(func=self.ctx.target_expr("mindport.runtime.tensor.device"),
+            read = cst.Call(func=self.ctx.target_expr("mindport.runtime.tensor.device"),
                             args=[cst.Arg(updated_node.value)])
+            self._device_reads.add(id(read))
+            return read
         if name not in ("is_cuda", "is_xpu", "is_mps") or self.scope.resolve(original_node.value) is not None:
             return updated_node
         self.ctx.converted_sites += 1
@@ -331,6 +363,17 @@ class DeviceTransform(Rule):
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         self._stored.update(_attribute_targets(node.target))
+
+
+def _pure(expr) -> bool:
+    """Reading the expression has no effect: a name, or attributes and literal indexes of one (``self.cos``)."""
+    while isinstance(expr, (cst.Attribute, cst.Subscript)):
+        if isinstance(expr, cst.Subscript) and not all(
+                isinstance(e.slice, cst.Index) and isinstance(e.slice.value, (cst.Integer, cst.Name))
+                for e in expr.slice):
+            return False
+        expr = expr.value
+    return isinstance(expr, cst.Name)
 
 
 def _attribute_targets(target: cst.BaseExpression) -> set[int]:

@@ -96,7 +96,9 @@ class TableCallTransform(Rule):
     local name rebound by the call and never handed on), and ``nn.ModuleList([...])`` of Cells, never added to, is
     ``nn.CellList`` (an empty one too, when every member added later is a Cell). ``softmax`` is MindSpore's own
     ``ops.softmax`` where its input can hold no row of all ``-inf`` (a product, a layer's output, a finite
-    ``masked_fill``: the runtime one is written out for the CPU kernel's defect on such rows). Otherwise the runtime
+    ``masked_fill``: the runtime one is written out for the CPU kernel's defect on such rows), and so is the
+    ``nn.Softmax`` layer every call of which in the class is on such an input (``nn.Softmax(axis=-1)``; in a port for
+    a GPU or Ascend, every one). Otherwise the runtime
     Cell or function keeps torch's behaviour (the result written into the input; None members; a fully masked row).
     ``torch.einsum`` with a literal equation that is one batched matrix product (``'b h i d, b h j d -> b h i j'``) is
     ``ops.matmul`` with the axes swapped as the equation says (``mindport/migrator/einsum_native.py``); any other
@@ -213,6 +215,35 @@ class TableCallTransform(Rule):
         ),
         Example(
             before="""
+                import torch
+                import torch.nn as nn
+
+
+                class Attention(nn.Module):
+                    def __init__(self):
+                        super().__init__()
+                        self.attend = nn.Softmax(dim=-1)
+
+                    def forward(self, q, k):
+                        return self.attend(torch.matmul(q, k.transpose(-1, -2)) * 0.125)
+            """,
+            after="""
+                from mindspore import nn
+                from mindspore import ops
+
+
+                class Attention(nn.Cell):
+                    def __init__(self):
+                        super().__init__()
+                        self.attend = nn.Softmax(axis=-1)
+
+                    def construct(self, q, k):
+                        return self.attend(ops.matmul(q, k.swapaxes(axis0=-1, axis1=-2)) * 0.125)
+            """,
+            note="A softmax layer only ever called on a product (no row of all -inf can reach it) is MindSpore's own.",
+        ),
+        Example(
+            before="""
                 import numpy as np
 
 
@@ -297,6 +328,7 @@ class TableCallTransform(Rule):
         self._class_scopes: set[int] = set()
         # facts from the code (mindport/migrator/native_facts.py): calls proven to need no runtime Cell
         self._native_inplace: set[int] = set()  # in-place activations whose input has no reader afterwards
+        self._native_softmax: set[int] = set()  # nn.Softmax layers never called on a row of all -inf
         self._native_lists: set[int] = set()  # ModuleLists that nn.CellList holds as torch's does
         self._runtime_lists: set[int] = set()  # ModuleLists whose members are added by name: the runtime's
         self._file_facts: FileFacts | None = None
@@ -565,6 +597,7 @@ class TableCallTransform(Rule):
         self._class_scopes.add(id(self.scope))  # the engine has entered the class's scope
         facts = ClassFacts(node, self.scope.resolve_torch, self._inplace_true, self._file_facts, self._builds_cell)
         self._native_inplace |= facts.native_inplace
+        self._native_softmax |= facts.native_softmax
         self._native_lists |= facts.native_lists
         self._runtime_lists |= facts.runtime_lists
         self._class_layers.append(facts.layers)
@@ -641,6 +674,9 @@ class TableCallTransform(Rule):
             if target in LEGACY_EMPTY_CAT and empty_cat_members(
                     original_node, self._empty_locals(), self._empty_attributes, self.scope.resolve_torch):
                 target = LEGACY_EMPTY_CAT[target]
+            if target in NATIVE_SOFTMAX_LAYER and (id(original_node) in self._native_softmax or not self._cpu_guarded()):
+                target, renames = NATIVE_SOFTMAX_LAYER[target]
+                mapped.update((new, mapped.pop(old)) for old, new in renames.items() if old in mapped)
             if not self._cpu_guarded():
                 target = CPU_GUARD_LAYERS.get(target, target)
             self._resolve_ms_names(mapped)
@@ -961,6 +997,10 @@ NATIVE_UNMASKED = {"mindport.runtime.nn_functional.softmax": ("mindspore.ops.sof
 # torch.cat skips 1-D tensors of no elements (``acc = torch.tensor([])`` grown by cat); MindSpore's Concat refuses
 # them: the runtime's cat where a member may be one (native_facts.empty_cat_members)
 LEGACY_EMPTY_CAT = {"mindspore.ops.cat": "mindport.runtime.tensor.cat", "mindspore.mint.cat": "mindport.runtime.tensor.cat"}
+
+# the runtime nn.Softmax (the same defect) -> MindSpore's own, with its renames, where every call of the layer is on an
+# input with no such row (native_facts.ClassFacts), or in a port for a GPU or Ascend
+NATIVE_SOFTMAX_LAYER = {"mindport.runtime.layers.Softmax": ("mindspore.nn.Softmax", {"dim": "axis"})}
 
 # runtime layers that only guard a defect of MindSpore's CPU kernel (same constructor arguments) -> MindSpore's own,
 # in a port for a GPU or Ascend (``convert --device``)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from mindport.migrator.native_facts import BoolFacts, mask_argument
 from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.rules.format_specs import spec_arguments
 from mindport.migrator.scopes import operand_kind, receiver_kind, value_kind
@@ -23,7 +24,10 @@ class TensorIdiomTransform(Rule):
     ``mindport.runtime.training.no_grad()`` (a frozen encoder, a target network: no gradient flows into it); ``z.real``/``z.imag``
     (properties in torch, methods in MindSpore) -> ``z.real()``/``z.imag()`` on evident tensors (``z.T.imag`` too);
     ``~x`` on a tensor (MindSpore's ``~`` is a logical not for every dtype) -> ``torch.bitwise_not``'s target
-    (bit inversion for integers); ``format(t, spec)``/``"{}".format(t)`` of an evident tensor is flagged MP102
+    (bit inversion for integers), except where ``x`` is bool: by construction (a comparison, ``isnan``, ``.bool()``,
+    ``dtype=torch.bool``, ``&`` of bools, a local name only ever bound to one: ``native_facts.BoolFacts``) or as the
+    mask of ``masked_fill``/``masked_select``/``masked_scatter`` (torch refuses any other), where ``~`` stays;
+    ``format(t, spec)``/``"{}".format(t)`` of an evident tensor is flagged MP102
     (torch's text of a tensor is not MindSpore's, and MindSpore refuses a format spec); ``lengths >> 2``
     and ``<<`` on a tensor (a MindSpore Tensor has no shift operators) -> ``ops.bitwise_right_shift(lengths, 2)``,
     through the mapping entry of ``torch.bitwise_right_shift``; a numpy value on the left of a tensor
@@ -132,9 +136,10 @@ class TensorIdiomTransform(Rule):
                 import torch
 
 
-                def flip_bits(n):
+                def flip_bits(n, scores):
                     codes = torch.arange(n, dtype=torch.int32)
-                    return ~codes, ~(codes > 2)
+                    causal = torch.ones((n, n), dtype=torch.bool).triu(1)
+                    return ~codes, ~(codes > 2), scores.masked_fill(~causal, 0.0)
             """,
             after="""
                 import mindspore as ms
@@ -142,12 +147,13 @@ class TensorIdiomTransform(Rule):
                 from mindport.runtime import math as mp_math
 
 
-                def flip_bits(n):
+                def flip_bits(n, scores):
                     codes = ops.arange(start=n, dtype=ms.int32)
-                    return mp_math.bitwise_not(codes), ~(codes > 2)
+                    causal = ops.ones((n, n), dtype=ms.bool_).triu(1)
+                    return mp_math.bitwise_not(codes), ~(codes > 2), scores.masked_fill(mask=~causal, value=0.0)
             """,
             note='~ on a MindSpore Tensor is a logical not for every dtype: on an integer tensor torch flips the bits '
-                 '(a comparison is bool: its ~ stays).',
+                 '(a comparison, and a tensor built as bool, are bool: their ~ stays).',
         ),
     )
 
@@ -157,9 +163,15 @@ class TensorIdiomTransform(Rule):
         self._functions: list[str] = []  # names of the enclosing functions
         self._complex: list[set[str]] = [set()]  # names bound to complex values, per function (module level first)
         self._kept: set[int] = set()  # no_grad blocks inside a backward's forward (see _before_backward)
+        self._function_nodes: list[cst.FunctionDef | None] = [None]  # the enclosing functions (None: module level)
+        self._bool_facts: dict[int, BoolFacts] = {}
+        self._masks: set[int] = set()  # a masked_fill's mask arguments: bool, or torch refuses them
 
     def visit_Call(self, node: cst.Call) -> None:
         self._called.add(id(node.func))
+        mask = mask_argument(node, self.scope.resolve_torch)
+        if mask is not None:
+            self._masks.add(id(mask))
 
     # operators a MindSpore Tensor does not define (no __rshift__/__lshift__): the torch function of the same
     # meaning, through its mapping entry
@@ -167,10 +179,12 @@ class TensorIdiomTransform(Rule):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._functions.append(node.name.value)
+        self._function_nodes.append(node)
         self._complex.append(set())
 
     def leave_FunctionDef(self, original_node, updated_node):
         self._functions.pop()
+        self._function_nodes.pop()
         self._complex.pop()
         return updated_node
 
@@ -230,9 +244,9 @@ class TensorIdiomTransform(Rule):
         # ~ on a MindSpore Tensor is a logical not whatever the dtype (~5 is False; torch: -6): torch.bitwise_not,
         # through its mapping entry (bit inversion for integers, logical not for bool)
         if not isinstance(original_node.operator, cst.BitInvert) \
-                or isinstance(original_node.expression, cst.Comparison) \
-                or receiver_kind(original_node.expression, self.scope) != "tensor":
-            return updated_node  # ~(codes > 2): a bool mask, MindSpore's logical not is torch's
+                or receiver_kind(original_node.expression, self.scope) != "tensor" \
+                or id(original_node) in self._masks or self._is_bool(original_node.expression):
+            return updated_node  # ~(codes > 2), x.masked_fill(~m, 0): a bool mask, MindSpore's logical not is torch's
         if operand_kind(original_node.expression, self.scope) == "param" and self._functions[-1:] != ["forward"]:
             return updated_node  # `~flags` on a parameter of __init__ or a helper: as likely a Python int
         entry = self.ctx.registry.lookup("torch.bitwise_not")
@@ -241,6 +255,14 @@ class TensorIdiomTransform(Rule):
             return updated_node
         self.ctx.converted_sites += 1
         return cst.Call(func=self.ctx.target_expr(target), args=[cst.Arg(updated_node.expression)])
+
+    def _is_bool(self, expr) -> bool:
+        """A bool tensor by construction (``BoolFacts``, read from the enclosing function's code)."""
+        function = self._function_nodes[-1]
+        facts = self._bool_facts.get(id(function))
+        if facts is None:
+            facts = self._bool_facts[id(function)] = BoolFacts(function, self.scope.resolve_torch)
+        return facts.is_bool(expr)
 
     def leave_Attribute(self, original_node, updated_node):
         if original_node.attr.value not in ("real", "imag") or id(original_node) in self._called \

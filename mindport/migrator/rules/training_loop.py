@@ -51,6 +51,7 @@ from collections import Counter
 
 import libcst as cst
 
+from mindport.migrator.native_facts import all_nodes
 from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.rules.training_region import (Plan, Site, Unfit, reads_before_writes, plan_block,
                                                       reads_writes, split_parallel)
@@ -663,7 +664,7 @@ class TrainingLoopRule(Rule):
         self._owners = _parameter_owners(node)
         self._modes_set = _sets_train_mode(node) or ".eval(" in node.code
         # optimizers and scalers of the whole file first: a train_step function may stand before the code making them
-        for assign in _all_nodes(node, cst.Assign):
+        for assign in all_nodes(node, cst.Assign):
             self._learn(assign)
         # and a receiver of both .zero_grad() and .step() (an optimizer passed in as an argument)
         methods: dict[str, set[str]] = {}
@@ -672,11 +673,11 @@ class TrainingLoopRule(Rule):
                 methods.setdefault(receiver, set()).add(call.func.attr.value)
         self.optimizers.update(r for r, m in methods.items() if {"zero_grad", "step"} <= m
                                and "sched" not in r.lower() and r not in self.scalers)
-        self._functions.update(f.name.value for f in _all_nodes(node, cst.FunctionDef))
+        self._functions.update(f.name.value for f in all_nodes(node, cst.FunctionDef))
         self._function_globals = _function_globals(node)
-        made = {n for a in _all_nodes(node, cst.Assign) if _makes_leaf(a.value, self.scope)
+        made = {n for a in all_nodes(node, cst.Assign) if _makes_leaf(a.value, self.scope)
                 for t in a.targets for n in target_names(t.target)}
-        made |= {n for a in _all_nodes(node, cst.Assign) if (n := _leaf_flag(a)) is not None}
+        made |= {n for a in all_nodes(node, cst.Assign) if (n := _leaf_flag(a)) is not None}
         made |= {c.func.value.value for c in _all_calls(node) if _marks_leaf(c) and isinstance(c.func.value, cst.Name)}
         self._global_leaves = made & set().union(set(), *self._function_globals.values())
         # tensors handed to an optimizer (torch.optim.SGD([w], ...)): MindSpore optimizers take Parameters
@@ -1622,20 +1623,7 @@ def _function_globals(module: cst.Module) -> dict[str, set[str]]:
 
 
 def _all_calls(node) -> list:
-    return _all_nodes(node, cst.Call)
-
-
-def _all_nodes(node, kind) -> list:
-    found: list = []
-
-    class _Walk(cst.CSTVisitor):
-        def on_visit(self, n) -> bool:
-            if isinstance(n, kind):
-                found.append(n)
-            return True
-
-    walk(node, _Walk())
-    return found
+    return all_nodes(node, cst.Call)
 
 
 def _backward_calls(stmt, grad_calls=frozenset()) -> list:
