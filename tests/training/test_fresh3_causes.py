@@ -55,3 +55,29 @@ def test_model_called_before_zero_grad_and_the_loss():
     np.testing.assert_allclose(m, t, rtol=1e-4)
     assert t[-1][0] < t[0][0]
 
+
+IMPLICIT_SOFTMAX_DIM = '''
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+x2 = torch.tensor(np.linspace(-2, 2, 12, dtype=np.float32).reshape(3, 4))
+x3 = torch.tensor(np.linspace(-1, 3, 24, dtype=np.float32).reshape(2, 3, 4))
+soft, log_soft = nn.Softmax(), nn.LogSoftmax()
+for x in (x2, x3):
+    print("step", *soft(x).flatten().tolist(), *log_soft(x).flatten().tolist(),
+          *F.softmax(x).flatten().tolist(), *F.log_softmax(x).flatten().tolist())
+'''
+
+
+def test_softmax_with_torchs_implicit_dim():
+    """jihun/xor_mlp: ``nn.Softmax()`` with no dim (torch's deprecated implicit dim: 0 for a 0-, 1- or 3-d input, else
+    1) was MP102 and stayed torch, so the port still imported torch. The runtime picks the axis from the input's rank
+    at run time, as torch does (nn.Softmax, nn.LogSoftmax, F.softmax, F.log_softmax)."""
+    code = _convert(IMPLICIT_SOFTMAX_DIM)
+    assert "import torch" not in code, code
+    t, m = _losses(IMPLICIT_SOFTMAX_DIM, "torch_implicit_dim"), _losses(code, "ms_implicit_dim")
+    assert len(t) == len(m) == 2, (t, m, code)
+    for a, b in zip(t, m):
+        np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
