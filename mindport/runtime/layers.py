@@ -158,9 +158,10 @@ class Upsample(nn.Cell):
 
 class Softmax(nn.Cell):
     """torch.nn.Softmax: through mindport's softmax (mindspore.nn.Softmax's CPU kernel gives other rows wrong values
-    when a row is all -inf; see mindport.runtime.nn_functional.softmax)."""
+    when a row is all -inf; see mindport.runtime.nn_functional.softmax); ``dim=None``: torch's implicit, rank-dependent
+    dim, decided per call."""
 
-    def __init__(self, dim):
+    def __init__(self, dim=None):
         super().__init__()
         self.dim = dim
 
@@ -170,9 +171,9 @@ class Softmax(nn.Cell):
 
 class LogSoftmax(nn.Cell):
     """torch.nn.LogSoftmax: through mindport's log_softmax (mindspore.nn.LogSoftmax is 2-3e-6 off in float32 and has
-    float32's precision in float64)."""
+    float32's precision in float64); ``dim=None``: torch's implicit, rank-dependent dim, decided per call."""
 
-    def __init__(self, dim):
+    def __init__(self, dim=None):
         super().__init__()
         self.dim = dim
 

@@ -240,12 +240,22 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     return out
 
 
-def softmax(input, dim, dtype=None):
+def implicit_dim(input, dim):
+    """torch's deprecated implicit softmax axis (``nn.Softmax()``, ``F.softmax(x)``: ``_get_softmax_dim``), decided by
+    the input's rank at run time: 0 for a 0-, 1- or 3-d input, else 1. An explicit dim is returned as it is."""
+    if dim is not None:
+        return dim
+    return 0 if input.ndim in (0, 1, 3) else 1
+
+
+def softmax(input, dim=None, dtype=None):
     """torch.softmax (torch.nn.functional.softmax, Tensor.softmax, torch.special.softmax, nn.Softmax):
     ``exp(x - max) / sum(exp(x - max))``, written out. MindSpore 2.10's CPU Softmax kernel (ops.softmax, nn.Softmax,
     Tensor.softmax and mint's alike) gives **other rows wrong values, silently**, when a row is all ``-inf`` (a fully
     masked query in padded attention: 0.58 off on a 16x24 input with one such row); written out, that row is NaN as in
-    torch and the others are right. ``dtype`` casts the input first, as torch does."""
+    torch and the others are right. ``dtype`` casts the input first, as torch does; ``dim=None`` is torch's implicit
+    dim (:func:`implicit_dim`)."""
+    dim = implicit_dim(input, dim)
     if dtype is not None:
         input = input.astype(dtype)
     if input.size == 0:
@@ -266,10 +276,12 @@ def _safe_softmax(scores):
     return shifted / ops.where(total == 0, ops.ones_like(total), total)
 
 
-def log_softmax(input, dim, dtype=None):
+def log_softmax(input, dim=None, dtype=None):
     """torch.nn.functional.log_softmax (torch.log_softmax, Tensor.log_softmax, torch.special.log_softmax):
     ``x - max - log(sum(exp(x - max)))``. ``ops.log_softmax`` in 2.10 is 2-3e-6 off in float32 (on -0.0486, 7e-5
-    relative) and gives float64 only float32's precision; ``dtype`` casts the input first, as torch does."""
+    relative) and gives float64 only float32's precision; ``dtype`` casts the input first, as torch does; ``dim=None``
+    is torch's implicit dim (:func:`implicit_dim`)."""
+    dim = implicit_dim(input, dim)
     if dtype is not None:
         input = input.astype(dtype)
     shifted = input - ops.stop_gradient(input.max(dim, keepdims=True))

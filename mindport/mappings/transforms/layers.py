@@ -324,6 +324,13 @@ def layers_explicit_dim(arg: Arg) -> str:
     return arg.source
 
 
+@value_transform("layers_runtime_dim")
+def layers_runtime_dim(arg: Arg) -> str:
+    """Softmax-like ``dim`` of a mindport runtime target: torch's ``dim=None`` (deprecated, rank-dependent) stays
+    None, and the runtime picks the axis from the input's rank at run time, as torch does (``implicit_dim``)."""
+    return arg.source
+
+
 @value_transform("layers_none_false")
 def layers_none_false(arg: Arg) -> str:
     """torch ``align_corners=None`` means False (with a warning); MindSpore wants a bool."""

@@ -53,7 +53,7 @@ import libcst as cst
 
 from mindport.migrator.native_facts import all_nodes
 from mindport.migrator.rules.base import Example, Rule
-from mindport.migrator.rules.training_region import (Plan, Site, Unfit, reads_before_writes, plan_block,
+from mindport.migrator.rules.training_region import (Plan, Site, Unfit, _is_gradient_api, reads_before_writes, plan_block,
                                                       reads_writes, split_parallel)
 from mindport.migrator.rules.training_loop_analysis import (
     _contains,
@@ -560,6 +560,42 @@ class TrainingLoopRule(Rule):
                             optimizer(grads)
             """,
             note="An optimizer built per setting in an outer loop: forward_fn and grad_fn go inside that loop, after it (grad_fn takes the optimizer's parameters when it is built), not before the outermost loop.",
+        ),
+        Example(
+            before="""
+                import torch
+
+
+                def fit(model, x, y, criterion, steps):
+                    optimizer = torch.optim.Adam(model.parameters(), lr=0.1)
+                    for epoch in range(steps):
+                        output = model(x)
+                        optimizer.zero_grad()
+                        loss = criterion(output, y)
+                        loss.backward()
+                        optimizer.step()
+                        prediction = output.argmax(1)
+            """,
+            after="""
+                from mindport.runtime import optim as mp_optim
+                from mindport.runtime import training as mp_train
+
+
+                def fit(model, x, y, criterion, steps):
+                    optimizer = mp_optim.Adam(model.trainable_params(), lr=0.1)
+                    for epoch in range(steps):
+                        mp_train.zero_grad(optimizer)
+                        def forward_fn():
+                            output = model(x)
+                            loss = criterion(output, y)
+                            return loss, output
+                        grad_fn = mp_train.value_and_grad(forward_fn, mp_train.parameters(optimizer, model, criterion))
+                        (loss, output), grads = grad_fn()
+                        mp_train.backward(grads)
+                        optimizer(mp_train.grads_of(optimizer))
+                        prediction = output.argmax(1)
+            """,
+            note="The model called before zero_grad() (or a print) and the loss computed after it: the model call is part of the differentiated function (the general backward region), not a constant handed to it; output comes back out for the code after.",
         ),
     )
 
@@ -1262,6 +1298,7 @@ class TrainingLoopRule(Rule):
             if not writes & needed:
                 raise _Unfit(f"{code_of(stmt).strip()!r} does not feed the loss")
             needed = (needed - writes) | reads
+        self._forward_before(body[:start], needed)
         carried = set(reads_before_writes(body[:start] + region)) & set(_names(region).writes)
         if carried:
             raise _Unfit(f"{', '.join(sorted(carried))} carried from one step to the next")
@@ -1352,6 +1389,22 @@ class TrainingLoopRule(Rule):
             self._never_reset.add(key)
         return loop.with_changes(body=loop.body.with_changes(body=new_body)), prelude
 
+    def _forward_before(self, head: list, needed: set[str]) -> None:
+        """The rewrite differentiates only the assignments right before ``.backward()``; a tensor they read that an
+        earlier statement of the loop computes by calling a model (``output = model(x)``, then ``zero_grad()`` or a
+        print, then ``loss = criterion(output, y)``) would enter forward_fn as a constant: no gradient reaches the
+        model. Such a loop goes to the general backward region, whose forward statements are the whole slice."""
+        forward = self._forward_names(head)
+        needed = needed - forward  # a model the loss calls is read, not computed, by the step
+        for stmt in reversed(head):
+            reads, writes = reads_writes(stmt)
+            if not writes & needed or _is_gradient_api(stmt):
+                continue
+            if any(isinstance(c.func, cst.Name) and c.func.value in forward
+                   or (dotted_name(c.func) or "").startswith("self.") for c in _all_calls(stmt)):
+                raise _Unfit(f"{', '.join(sorted(writes & needed))} is computed by a model call before the "
+                             "assignments right before .backward()")
+            needed = (needed | reads) - forward
     def _fresh(self, name: str, loop) -> str:
         """``forward_fn``/``grad_fn``, unless the user's code binds that name (each loop redefines its own)."""
         taken = set(getattr(self.scope, "names", ())) | set(getattr(self.ctx.module_scope, "names", ()))
