@@ -733,7 +733,7 @@ class TableCallTransform(Rule):
             return updated_node  # same method, same arguments (keywords of a `positional` entry are written
             # positionally: in a static graph MindSpore's Tensor methods take other keywords, or other kernels)
         swap = self._torch_swap(original_node)
-        if not swap and not self._plausible(func, strict=self._strict_name(func.attr.value)):
+        if not swap and not self._plausible(func, strict=self._strict_name(func.attr.value, target)):
             return updated_node
         indexed_view = (func.attr.value.endswith("_") and func.attr.value not in _FLAG_METHODS
                         and isinstance(func.value, cst.Subscript) and not _keyed(func.value))
@@ -825,12 +825,16 @@ class TableCallTransform(Rule):
             and not self.ctx.imports("numpy") and receiver_kind(call.func.value, self.scope) in ("other", "python",
                                                                                                  "tensor")
 
-    def _strict_name(self, name: str) -> bool:
+    def _strict_name(self, name: str, target: str) -> bool:
         """Must the receiver be an evident tensor for ``x.name(...)`` to be rewritten? For the names other Python
-        values share (SHARED_METHOD_NAMES), except array-only names in a file that imports no array package."""
+        values share (SHARED_METHOD_NAMES), except array-only names rewritten to MindSpore's own method (``repeat``
+        -> ``tile``, ``size()`` -> ``shape``) in a file that imports no array package. Names whose entry goes
+        through a runtime helper (reductions guarded for empty extents) stay as written on such receivers: MindSpore's
+        method of the same name serves the common call."""
         if name not in SHARED_METHOD_NAMES:
             return False
-        return name not in ARRAY_METHOD_NAMES or any(self.ctx.imports(p) for p in ARRAY_PACKAGES)
+        return name not in ARRAY_METHOD_NAMES or target.startswith("mindport.runtime") \
+            or any(self.ctx.imports(p) for p in ARRAY_PACKAGES)
 
     def _maybe_numpy(self, func: cst.Attribute) -> bool:
         """Could the receiver be a numpy array? A bare name that is a parameter (or of unknown kind) in a file that

@@ -585,6 +585,7 @@ class TrainingLoopRule(Rule):
                     optimizer = mp_optim.Adam(model.trainable_params(), lr=0.1)
                     for epoch in range(steps):
                         mp_train.zero_grad(optimizer)
+                        model.set_train(True)
                         def forward_fn():
                             output = model(x)
                             loss = criterion(output, y)
