@@ -12,6 +12,12 @@ Every member ends one of three ways:
   evaluated on the object by the run-time accessor elsewhere (:func:`derive`); a weight or buffer torch holds as
   None in some configurations has a ``none_when`` condition over the converted layer (a BatchNorm's ``running_mean``
   with track_running_stats=False: ``{layer}.use_batch_statistics is True``), decided when the read runs;
+  a constructor setting the Cell does not keep at all (a ReLU's ``inplace``, a BatchNorm's ``affine``, a MaxPool2d's
+  ``ceil_mode``) is ``kept``: its torch default is data (``inplace = "False"``); the converter records a value passed
+  to the constructor as a plain attribute of the Cell under torch's name, right after the construction, where the
+  file uses that name (``self.act = nn.ReLU()`` then ``self.act.inplace = True``), and a read is the derived
+  ``getattr({layer}, 'inplace', False)``: the recorded value, else torch's default; a write (``m.inplace = True``)
+  sets the plain attribute as written;
 * ``flagged``: no MindSpore counterpart; the converter flags a use it can place, the run-time accessor raises with
   the reason;
 * ``unsupported``: the member's layer has no supported entry (its entry says why).
@@ -22,6 +28,7 @@ The layer lists are enumerated from the installed torch and checked on the conve
 """
 from __future__ import annotations
 
+import ast
 import functools
 import tomllib
 from dataclasses import dataclass, field
@@ -55,6 +62,7 @@ class LayerSurface:
     pynative_only: dict = field(default_factory=dict)  # converted member -> why a static graph cannot read it
     derived: dict = field(default_factory=dict)  # member -> expression template over the Cell (``{layer}``)
     none_when: dict = field(default_factory=dict)  # member -> condition over the Cell under which torch holds None
+    kept: dict = field(default_factory=dict)  # constructor setting the Cell lacks -> torch's default (a literal)
 
     def outcome(self, member: str) -> tuple[str, str] | None:
         """(ends, how) of one member, None when the data does not account for it. The checked data wins over the
@@ -127,6 +135,16 @@ def load_surface() -> Surface:
             raise MappingError(f"{where}: layer {torch_name!r} has no layer entry")
         flagged = dict(item.get("flagged", {}))
         derived = dict(item.get("derived", {}))
+        kept = dict(item.get("kept", {}))
+        for name, default in kept.items():
+            try:
+                ast.literal_eval(default)
+            except (ValueError, SyntaxError):
+                raise MappingError(f"{where}: layer {torch_name!r}: kept {name!r}: torch's default is a Python "
+                                   f"literal, not {default!r}") from None
+            if name in derived or name in flagged:
+                raise MappingError(f"{where}: layer {torch_name!r}: kept {name!r} is also derived or flagged")
+            derived[name] = kept_template(name, default)
         none_when = dict(item.get("none_when", {}))
         if any("{layer}" not in template for template in none_when.values()):
             raise MappingError(f"{where}: layer {torch_name!r}: a none_when condition is a template over {{layer}}")
@@ -142,12 +160,17 @@ def load_surface() -> Surface:
         same = tuple(item.get("same", ())) + tuple(n for n in item.get("methods", ())
                                                     if methods[n][0] == "converted" and n not in flagged)
         layers[torch_name] = LayerSurface(torch_name, same, entry.layer_attributes(), flagged,
-                                          dict(item.get("pynative_only", {})), derived, none_when)
+                                          dict(item.get("pynative_only", {})), derived, none_when, kept)
     programs = dict(raw.get("programs", {}))
     for member in members:
         if member.ends == "converted" and member.proof not in programs:
             raise MappingError(f"{where}: member {member.torch}: a converted member needs a proof in [programs]")
     return Surface(tuple(members), layers, methods, dict(raw.get("build", {})), programs)
+
+
+def kept_template(name: str, default: str) -> str:
+    """The read of a kept setting: the value recorded on the Cell, else torch's default."""
+    return f"getattr({{layer}}, {name!r}, {default})"
 
 
 def attribute_paths(entry) -> dict[str, str]:
@@ -171,5 +194,5 @@ def derive(layer, template: str):
     return eval(_compiled(template), {"__builtins__": _BUILTINS}, {_LAYER: layer})  # noqa: S307 - our own data
 
 
-_BUILTINS = {"tuple": tuple, "int": int, "float": float, "bool": bool, "len": len, "isinstance": isinstance,
+_BUILTINS = {"getattr": getattr, "tuple": tuple, "int": int, "float": float, "bool": bool, "len": len, "isinstance": isinstance,
              "str": str, "list": list}

@@ -101,6 +101,7 @@ class LayerParameterNameTransform(Rule):
         self._function_calls: dict[int, str] = {}  # container.method -> its runtime function (_CONTAINER_FUNCTIONS)
 
     def visit_Module(self, node: cst.Module) -> None:
+        self._used_names = _attribute_names(node)  # .inplace, .affine ...: the kept settings worth recording
         self._file_classes = {stmt.name.value for stmt in node.body if isinstance(stmt, cst.ClassDef)}
         self._layer_bases = {}  # a class of this file derived from a torch layer -> that layer's renames
         for stmt in node.body:
@@ -246,6 +247,31 @@ class LayerParameterNameTransform(Rule):
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
         self._targets.add(id(node.target))
 
+    def leave_SimpleStatementLine(self, original_node, updated_node):
+        """``self.act = nn.ReLU(inplace=True)`` in a file that reads or writes ``.inplace``: the setting the Cell does
+        not keep (object_surface.toml's ``kept``) is recorded on it under torch's name, ``self.act.inplace = True``,
+        right after the construction (a setting left at torch's default is not written: a read gives the default)."""
+        if self.ctx.options.target != "nn" or len(original_node.body) != 1 \
+                or not isinstance(assign := original_node.body[0], cst.Assign) or len(assign.targets) != 1 \
+                or not isinstance(target := assign.targets[0].target, (cst.Name, cst.Attribute)) \
+                or not isinstance(assign.value, cst.Call):
+            return updated_node
+        qual = self.scope.resolve_torch(assign.value.func)
+        entry = self.ctx.registry.lookup(qual) if qual else None
+        layer = load_surface().layer(entry.torch) if entry is not None and entry.kind == "layer" else None
+        wanted = {n: d for n, d in layer.kept.items() if n in self._used_names} if layer is not None else {}
+        if not wanted or entry.signature is None:
+            return updated_node
+        lines = [updated_node]
+        for name, value in _passed(assign.value, entry.signature, wanted).items():
+            if not _plain(value, self.scope):
+                continue
+            self.ctx.converted_sites += 1
+            lines.append(cst.SimpleStatementLine(body=[cst.Assign(
+                targets=[cst.AssignTarget(cst.Attribute(value=target.deep_clone(), attr=cst.Name(name)))],
+                value=value.deep_clone())], leading_lines=()))
+        return cst.FlattenSentinel(lines) if len(lines) > 1 else updated_node
+
     def leave_Assign(self, original_node, updated_node):
         """``self.conv.weight.data = W`` of a Conv1d: MindSpore keeps the weight 4-D (the weight rule
         ``conv1d_reshape``), so the 3-D value is reshaped to the Parameter's shape (same elements)."""
@@ -279,6 +305,8 @@ class LayerParameterNameTransform(Rule):
         """``self.drop.p`` of a Dropout2d: the surface data's expression over the converted layer
         (``1 - self.drop.keep_prob``), parenthesised where it is more than a name; assigned to: MP104."""
         name = original_node.attr.value
+        if id(original_node) in self._targets and template.kept:
+            return updated_node  # a kept setting written (m.inplace = True): the Cell's plain attribute, as written
         if id(original_node) in self._targets:
             self.flag(original_node, "MP104", f"{template.layer}.{name}: MindSpore keeps it as {template}: set it "
                       "through the layer's constructor", "", template.layer)
@@ -444,9 +472,11 @@ def _optional(entry, paths: dict) -> dict:
 
 
 class _Derived(str):
-    """A setting MindSpore keeps under another form (object_surface.toml's ``derived``): the expression template."""
+    """A setting MindSpore keeps under another form (object_surface.toml's ``derived``): the expression template;
+    ``kept``: a setting the Cell does not keep, recorded on it under torch's name (written as a plain attribute)."""
 
     layer: str = ""
+    kept: bool = False
 
 
 def _derived_members(entry) -> dict[str, _Derived]:
@@ -455,7 +485,55 @@ def _derived_members(entry) -> dict[str, _Derived]:
     for name, template in (layer.derived.items() if layer is not None else ()):
         found[name] = _Derived(template)
         found[name].layer = entry.torch
+        found[name].kept = name in layer.kept
     return found
+
+
+def _attribute_names(node: cst.CSTNode) -> set[str]:
+    """Every attribute name the file reads or writes (``m.inplace``, ``self.bn.affine``)."""
+    names: set[str] = set()
+
+    class _Names(cst.CSTVisitor):
+        def visit_Attribute(self, attribute: cst.Attribute) -> None:
+            names.add(attribute.attr.value)
+
+    node.visit(_Names())
+    return names
+
+
+def _passed(call: cst.Call, signature, wanted: dict[str, str]) -> dict[str, cst.BaseExpression]:
+    """The arguments of a torch layer construction bound to the kept settings in ``wanted`` (by keyword or by
+    position in torch's signature), those given a value other than torch's default literal."""
+    positional = [p.name for p in signature if p.kind == "positional"]
+    found = {}
+    for i, arg in enumerate(call.args):
+        if arg.star:
+            return {}  # nn.ReLU(**cfg): what is passed is known when it runs
+        name = arg.keyword.value if arg.keyword is not None else positional[i] if i < len(positional) else None
+        if name in wanted and cst.Module([]).code_for_node(arg.value) != wanted[name]:
+            found[name] = arg.value
+    return found
+
+
+def _plain(expr: cst.BaseExpression, scope) -> bool:
+    """A value that reads the same when evaluated again after the construction: a literal, a name, an attribute or
+    item of one, and operators over those (no call, no torch API)."""
+    if isinstance(expr, (cst.Integer, cst.Float, cst.SimpleString)):
+        return True
+    if isinstance(expr, cst.Name):
+        return scope.resolve_torch(expr) is None
+    if isinstance(expr, cst.Attribute):
+        return scope.resolve_torch(expr) is None and _plain(expr.value, scope)
+    if isinstance(expr, cst.Subscript):
+        return _plain(expr.value, scope) and all(
+            isinstance(e.slice, cst.Index) and _plain(e.slice.value, scope) for e in expr.slice)
+    if isinstance(expr, cst.UnaryOperation):
+        return _plain(expr.expression, scope)
+    if isinstance(expr, cst.BinaryOperation):
+        return _plain(expr.left, scope) and _plain(expr.right, scope)
+    if isinstance(expr, cst.Tuple):
+        return all(not isinstance(e, cst.StarredElement) and _plain(e.value, scope) for e in expr.elements)
+    return False
 
 
 _ANY_INDEX = object()  # an index known only at run time (``self.embs[i]``): only a comprehension's items agree

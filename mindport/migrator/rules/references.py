@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from mindport.mappings.surface import attribute_paths
+from mindport.mappings.surface import attribute_paths, load_surface
 from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.table import value_expr
 
@@ -149,10 +149,10 @@ class ReferenceTransform(Rule):
             for item in items:
                 qual = self.scope.resolve_torch(item)
                 entry = self.ctx.registry.lookup(qual) if qual else None
-                if entry is None or not (entry.weights or entry.rename):
+                if entry is None or not (entry.weights or entry.rename or _derived(entry)):
                     return
                 entries.append(entry)
-        narrowed = _narrowing([attribute_paths(entry) for entry in entries])
+        narrowed = _narrowing([{**attribute_paths(entry), **_derived(entry)} for entry in entries])
         if narrowed:
             self._narrowed_blocks[id(node.body)] = (subject, narrowed)
 
@@ -223,6 +223,13 @@ class ReferenceTransform(Rule):
                     leaf = leaves.get(node.attr.value)
                     if not leaf:
                         return None
+                    if isinstance(leaf, _Template):  # a setting kept under another form, or not at all
+                        if id(node) in self._targets:
+                            return None  # m.inplace = True: a plain attribute, as written
+                        text = leaf.replace("{layer}", node.value.value)
+                        expr = cst.parse_expression(text)
+                        return expr if isinstance(expr, (cst.Attribute, cst.Name, cst.Call, cst.Subscript)) \
+                            else cst.parse_expression(f"({text})")
                     if leaf is _RUN_TIME:  # the layers narrowed to disagree: the object's class decides
                         if id(node) in self._targets:
                             return None
@@ -320,6 +327,16 @@ class ReferenceTransform(Rule):
 
 
 _RUN_TIME = object()  # a narrowed attribute the layers disagree on: mindport.runtime.adapt.layer_attribute
+
+
+class _Template(str):
+    """A narrowed member MindSpore keeps under another form (object_surface.toml's ``derived`` and ``kept``): the
+    expression over the layer (``getattr({layer}, 'inplace', False)``)."""
+
+
+def _derived(entry) -> dict[str, _Template]:
+    layer = load_surface().layer(entry.torch)
+    return {name: _Template(t) for name, t in layer.derived.items()} if layer is not None else {}
 
 
 def _narrowing(maps: list[dict[str, str]]) -> dict:
