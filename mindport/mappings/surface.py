@@ -76,6 +76,9 @@ class LayerSurface:
             return "flagged", self.flagged[member]
         if member in self.renamed:
             return "converted", self.renamed[member]
+        entry = load_registry().lookup(f"{self.torch}.{member}")
+        if entry is not None and entry.supported:  # a classmethod with its own table entry (Embedding.from_pretrained)
+            return "converted", f"the table entry {entry.torch}"
         return None
 
     def paths(self) -> dict[str, str]:
@@ -91,6 +94,7 @@ class Surface:
     methods: dict  # a method shared by layer classes -> (ends, how): the default for every layer that has it
     builds: dict = field(default_factory=dict)  # torch layer -> the constructor call its example does not give
     programs: dict = field(default_factory=dict)  # proof name -> {"program": torch source, "inputs": {name: spec}}
+    constructors: dict = field(default_factory=dict)  # torch function building a layer -> that layer class
 
     def layer(self, torch_name: str) -> LayerSurface | None:
         return self.layers.get(torch_name)
@@ -165,7 +169,11 @@ def load_surface() -> Surface:
     for member in members:
         if member.ends == "converted" and member.proof not in programs:
             raise MappingError(f"{where}: member {member.torch}: a converted member needs a proof in [programs]")
-    return Surface(tuple(members), layers, methods, dict(raw.get("build", {})), programs)
+    constructors = dict(raw.get("constructors", {}))
+    for function, layer in constructors.items():
+        if layer not in layers or registry.lookup(function) is None:
+            raise MappingError(f"{where}: constructors.{function}: needs an entry, and {layer!r} a [layer] table")
+    return Surface(tuple(members), layers, methods, dict(raw.get("build", {})), programs, constructors)
 
 
 def kept_template(name: str, default: str) -> str:

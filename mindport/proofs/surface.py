@@ -150,8 +150,13 @@ def classify(entry: Entry) -> dict[str, str]:
     surface = load_surface().layer(entry.torch)
     derived = surface.derived if surface is not None else {}
     found = {}
+    registry = load_registry()
     for name in torch_members(entry):
         t_value = getattr(t_layer, name, None)
+        own = registry.lookup(f"{entry.torch}.{name}")
+        if own is not None and own.supported:  # Embedding.from_pretrained: its own entry, proven as entries are
+            found[name] = "entry"
+            continue
         if surface is not None and name in surface.kept:  # recorded where the file uses it: read in a program
             try:
                 prove_layer_member(entry, name)

@@ -446,6 +446,15 @@ def register_parameter(parent, name, param):
     return None
 
 
+def with_settings(cell, **settings):
+    """A layer built inside an expression (``nn.Sequential(..., nn.BatchNorm2d(c, affine=False))``) with the torch
+    settings its MindSpore Cell does not keep recorded as plain attributes under torch's names (object_surface.toml's
+    ``kept``; a layer bound to a name gets ``layer.affine = False`` written after it instead): the Cell, returned."""
+    for name, value in settings.items():
+        setattr(cell, name, value)
+    return cell
+
+
 def embedding_from_pretrained(embeddings, freeze=True, padding_idx=None, max_norm=None, norm_type=2.0,
                               scale_grad_by_freq=False, sparse=False):
     """torch.nn.Embedding.from_pretrained (a classmethod MindSpore's Embedding lacks): an ``nn.Embedding`` whose

@@ -17,7 +17,9 @@ class ReferenceTransform(Rule):
 
     * the class in a type check: ``isinstance(m, nn.Conv2d)`` / ``isinstance(m, (nn.Linear, nn.Conv1d))``; inside
       such a narrowing, and one by class name (``classname = m.__class__.__name__; if classname.find('BatchNorm')
-      != -1:``, ``'Norm' in type(m).__name__``), ``m``'s parameters and renamed settings take MindSpore's names;
+      != -1:``, ``'Norm' in type(m).__name__``), ``m``'s parameters and renamed settings take MindSpore's names,
+      and a setting kept under another form or not at all reads through the surface data's expression
+      (``m.affine`` of a BatchNorm2d: ``getattr(m, 'affine', True)``; ``m.inplace = True`` stays a plain write);
     * a torch namespace read by a name known at run time, ``getattr(torch.nn, activation)``:
       ``mp_adapt.attribute("torch.nn", activation)``, the runtime adapter of that entry; and the feature test of code
       written for several torch versions, ``hasattr(F, "scaled_dot_product_attention")``: ``mp_adapt.has(
@@ -80,6 +82,32 @@ class ReferenceTransform(Rule):
                     return isinstance(m, (nn.Dense, nn.Conv2d))
             """,
             note='Classes in a type check are renamed, each through its table entry.',
+        ),
+        Example(
+            before="""
+                import torch.nn as nn
+
+
+                def prepare(model):
+                    for m in model.modules():
+                        if isinstance(m, (nn.ReLU, nn.LeakyReLU)):
+                            m.inplace = True
+                        if isinstance(m, nn.BatchNorm2d):
+                            print(m.affine)
+            """,
+            after="""
+                from mindspore import nn
+
+
+                def prepare(model):
+                    for m in (_cell for _, _cell in model.cells_and_names()):
+                        if isinstance(m, (nn.ReLU, nn.LeakyReLU)):
+                            m.inplace = True
+                        if isinstance(m, nn.BatchNorm2d):
+                            print(getattr(m, 'affine', True))
+            """,
+            note="Settings MindSpore's Cells do not keep: written as plain attributes, read with torch's default "
+                 "unless the converter recorded the value passed to the layer.",
         ),
         Example(
             before="""
