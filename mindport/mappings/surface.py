@@ -95,6 +95,7 @@ class Surface:
     builds: dict = field(default_factory=dict)  # torch layer -> the constructor call its example does not give
     programs: dict = field(default_factory=dict)  # proof name -> {"program": torch source, "inputs": {name: spec}}
     constructors: dict = field(default_factory=dict)  # torch function building a layer -> that layer class
+    common_names: frozenset = frozenset()  # kept settings named as other objects' attributes often are (k, alpha)
 
     def layer(self, torch_name: str) -> LayerSurface | None:
         return self.layers.get(torch_name)
@@ -173,7 +174,8 @@ def load_surface() -> Surface:
     for function, layer in constructors.items():
         if layer not in layers or registry.lookup(function) is None:
             raise MappingError(f"{where}: constructors.{function}: needs an entry, and {layer!r} a [layer] table")
-    return Surface(tuple(members), layers, methods, dict(raw.get("build", {})), programs, constructors)
+    return Surface(tuple(members), layers, methods, dict(raw.get("build", {})), programs, constructors,
+                   frozenset(raw.get("common_names", ())))
 
 
 def kept_template(name: str, default: str) -> str:

@@ -108,3 +108,10 @@ def test_narrowed_and_unknown_receivers_and_from_pretrained_read_as_in_torch(tmp
     assert t["describe"](t_model[3]) == m["describe"](m_model[3]) == (True, 1)
     table = np.arange(12, dtype=np.float32).reshape(4, 3)
     assert t["lookup"](torch.tensor(table)) == m["lookup"](ms.Tensor(table)) == (4, 3, False)
+
+
+def test_a_common_name_on_an_unknown_receiver_stays_as_written():
+    """A kept setting named as configs' attributes often are (object_surface.toml's common_names: ``k``, ``alpha``)
+    is read through the accessor only on a layer the converter knows; a distinctive one (``ceil_mode``) on any."""
+    code = convert_source("import torch\n\n\ndef f(cfg, pool):\n    return cfg.k, cfg.alpha, pool.ceil_mode\n").code
+    assert "return cfg.k, cfg.alpha, mp_adapt.layer_attribute(pool, 'ceil_mode')" in code

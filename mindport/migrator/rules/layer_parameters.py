@@ -390,12 +390,7 @@ class LayerParameterNameTransform(Rule):
                       "through the layer's constructor", "", template.layer)
             return updated_node
         self.ctx.converted_sites += 1
-        receiver = cst.Module([]).code_for_node(updated_node.value)
-        text = template.replace("{layer}", receiver)
-        expr = cst.parse_expression(text)
-        if not isinstance(expr, (cst.Attribute, cst.Name, cst.Subscript, cst.Call)):
-            expr = cst.parse_expression(f"({text})")
-        return expr
+        return template_expr(template, updated_node.value)
 
     def knows(self, expr: cst.BaseExpression) -> bool:
         """Does this rule know what ``expr`` holds (a local name bound to a layer construction)?"""
@@ -565,6 +560,15 @@ def _derived_members(entry) -> dict[str, _Derived]:
         found[name].layer = entry.torch
         found[name].kept = name in layer.kept
     return found
+
+
+def template_expr(template: str, receiver: cst.BaseExpression) -> cst.BaseExpression:
+    """A surface template over ``{layer}`` (``1 - {layer}.keep_prob``, ``getattr({layer}, 'inplace', False)``) with
+    the receiver's code in place, parenthesised where it is more than a name, an attribute, an item or a call."""
+    text = template.replace("{layer}", cst.Module([]).code_for_node(receiver))
+    expr = cst.parse_expression(text)
+    return expr if isinstance(expr, (cst.Attribute, cst.Name, cst.Subscript, cst.Call)) \
+        else cst.parse_expression(f"({text})")
 
 
 def _attribute_names(node: cst.CSTNode) -> set[str]:

@@ -38,8 +38,9 @@ class ObjectSurfaceTransform(Rule):
       MindSpore layer (a ``Dense`` is ``"Linear"``), so ``classname.find('Linear') != -1`` still holds;
     * ``with torch.device("cuda"):`` / ``with x.device:`` (the default device for the tensors made inside):
       placement is global in MindSpore, the block runs as it is;
-    * a member some mapped layer keeps under another name (``running_var``, a BatchNorm's ``weight``), read on a
-      function's parameter whose class nothing says (``def fuse_bn(conv, bn): bn.running_var``):
+    * a member some mapped layer keeps under another name or form (``running_var``, a BatchNorm's ``weight``, a
+      pool's ``ceil_mode`` the Cell does not keep), read on a function's parameter whose class nothing says
+      (``def fuse_bn(conv, bn): bn.running_var``):
       ``mp_adapt.layer_attribute(bn, 'running_var')``, by the object's class at run time (a plain object's
       attribute reads as written); not in ``forward``, not under an ``isinstance`` narrowing (decided statically);
     * ``self.up(x, output_size=skip.shape)``, a sub-layer called with an output size (a transposed convolution's):
@@ -128,8 +129,9 @@ class ObjectSurfaceTransform(Rule):
         self._methods: list[str] = []  # the enclosing functions' names
         self._called: set[int] = set()  # attributes that are the callee of a call
         # torch layer members some mapped layer holds under another name (running_var, weight of a BatchNorm ...)
-        self._renamed = frozenset(name for layer in load_surface().layers.values()
-                                  for name in (*layer.paths(), *layer.derived))
+        surface = load_surface()  # (a kept setting with a common name, a config's ``k``, stays as written here)
+        self._renamed = frozenset(name for layer in surface.layers.values() for name in (*layer.paths(), *layer.derived)
+                                  if name not in layer.kept or name not in surface.common_names)
 
     def _tensor_read(self, original_node, updated_node, member):
         """A Tensor attribute a MindSpore Tensor lacks: its value (``x.is_sparse`` -> ``False``), or MP104."""

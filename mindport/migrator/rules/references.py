@@ -6,6 +6,7 @@ import libcst as cst
 
 from mindport.mappings.surface import attribute_paths, load_surface
 from mindport.migrator.rules.base import Example, Rule
+from mindport.migrator.rules.layer_parameters import template_expr
 from mindport.migrator.table import value_expr
 
 _TYPE_CHECKS = ("isinstance", "issubclass")
@@ -254,10 +255,7 @@ class ReferenceTransform(Rule):
                     if isinstance(leaf, _Template):  # a setting kept under another form, or not at all
                         if id(node) in self._targets:
                             return None  # m.inplace = True: a plain attribute, as written
-                        text = leaf.replace("{layer}", node.value.value)
-                        expr = cst.parse_expression(text)
-                        return expr if isinstance(expr, (cst.Attribute, cst.Name, cst.Call, cst.Subscript)) \
-                            else cst.parse_expression(f"({text})")
+                        return template_expr(leaf, node.value)
                     if leaf is _RUN_TIME:  # the layers narrowed to disagree: the object's class decides
                         if id(node) in self._targets:
                             return None
