@@ -8,7 +8,8 @@ Every member ends one of three ways:
   converter rewrites it (a ``[[member]]``'s ``how``); where the receiver's class is known the converter writes the
   MindSpore name, elsewhere ``mindport.runtime.adapt.layer_attribute`` decides by the object's class at run time;
   a constructor setting MindSpore keeps under another form is ``derived``: an expression over the converted layer
-  (``p = "1 - {layer}.keep_prob"`` of a Dropout2d), written in place of the read where the class is known and
+  (``p = "1 - {layer}.keep_prob"`` of a Dropout2d; or a constant a torch class always holds, a Conv2d's
+  ``transposed = "False"``), written in place of the read where the class is known and
   evaluated on the object by the run-time accessor elsewhere (:func:`derive`); a weight or buffer torch holds as
   None in some configurations has a ``none_when`` condition over the converted layer (a BatchNorm's ``running_mean``
   with track_running_stats=False: ``{layer}.use_batch_statistics is True``), decided when the read runs;
@@ -142,11 +143,9 @@ def load_surface() -> Surface:
         derived = dict(item.get("derived", {}))
         kept = dict(item.get("kept", {}))
         for name, default in kept.items():
-            try:
-                ast.literal_eval(default)
-            except (ValueError, SyntaxError):
+            if not _literal(default):
                 raise MappingError(f"{where}: layer {torch_name!r}: kept {name!r}: torch's default is a Python "
-                                   f"literal, not {default!r}") from None
+                                   f"literal, not {default!r}")
             if name in derived or name in flagged:
                 raise MappingError(f"{where}: layer {torch_name!r}: kept {name!r} is also derived or flagged")
             derived[name] = kept_template(name, default)
@@ -154,9 +153,9 @@ def load_surface() -> Surface:
         if any("{layer}" not in template for template in none_when.values()):
             raise MappingError(f"{where}: layer {torch_name!r}: a none_when condition is a template over {{layer}}")
         for name, template in derived.items():
-            if "{layer}" not in template or name in flagged:
+            if "{layer}" not in template and not _literal(template) or name in flagged:
                 raise MappingError(f"{where}: layer {torch_name!r}: derived {name!r} needs a template over {{layer}}"
-                                   " and no flagged reason")
+                                   " (or a constant: torch's class always holds it) and no flagged reason")
         for name in item.get("methods", ()):
             if name not in methods:
                 raise MappingError(f"{where}: layer {torch_name!r}: method {name!r} has no [methods] decision")
@@ -176,6 +175,14 @@ def load_surface() -> Surface:
             raise MappingError(f"{where}: constructors.{function}: needs an entry, and {layer!r} a [layer] table")
     return Surface(tuple(members), layers, methods, dict(raw.get("build", {})), programs, constructors,
                    frozenset(raw.get("common_names", ())))
+
+
+def _literal(text: str) -> bool:
+    try:
+        ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return False
+    return True
 
 
 def kept_template(name: str, default: str) -> str:

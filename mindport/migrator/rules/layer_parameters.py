@@ -567,8 +567,8 @@ def template_expr(template: str, receiver: cst.BaseExpression) -> cst.BaseExpres
     the receiver's code in place, parenthesised where it is more than a name, an attribute, an item or a call."""
     text = template.replace("{layer}", cst.Module([]).code_for_node(receiver))
     expr = cst.parse_expression(text)
-    return expr if isinstance(expr, (cst.Attribute, cst.Name, cst.Subscript, cst.Call)) \
-        else cst.parse_expression(f"({text})")
+    return expr if isinstance(expr, (cst.Attribute, cst.Name, cst.Subscript, cst.Call, cst.Integer, cst.Float)) \
+        or isinstance(expr, cst.Tuple) and expr.lpar else cst.parse_expression(f"({text})")
 
 
 def _attribute_names(node: cst.CSTNode) -> set[str]:
