@@ -1258,6 +1258,20 @@ def call_with_output_size(layer, *args, output_size=None, **kwargs):
     return layer(*args, **kwargs)
 
 
+def reset_running_stats(layer) -> None:
+    """``bn.reset_running_stats()`` (a method MindSpore's norms lack): the running mean back to zeros and the
+    running variance to ones, found under the names the object's class keeps them (a BatchNorm's moving_mean and
+    moving_variance); nothing when the layer tracks none (torch holds None then). MindSpore keeps no
+    num_batches_tracked counter to reset."""
+    from mindport.runtime.adapt import layer_attribute
+
+    mean, var = layer_attribute(layer, "running_mean"), layer_attribute(layer, "running_var")
+    if mean is None or var is None:
+        return
+    mean.set_data(ops.zeros_like(mean))
+    var.set_data(ops.ones_like(var))
+
+
 def reset_parameters(layer, base: bool = False) -> None:
     """``layer.reset_parameters()`` / ``nn.Linear.reset_parameters(self)``: the layer's own parameters drawn again
     as torch's ``reset_parameters`` draws them, decided by the object's class (MindSpore Cells draw theirs in

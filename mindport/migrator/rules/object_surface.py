@@ -23,7 +23,8 @@ class ObjectSurfaceTransform(Rule):
       class's ``construct(self, x)``, ``nn.Linear.train(self, mode)`` its ``set_train(self, mode)``, and
       ``nn.Module.__init__(self)`` is ``nn.Cell.__init__(self)``, ``nn.Linear.reset_parameters(self)`` is
       ``mp_nn.reset_parameters(self, base=True)`` (the parameters drawn again as torch draws them; and
-      ``conv.reset_parameters()`` is ``mp_nn.reset_parameters(conv)``); another member the
+      ``conv.reset_parameters()`` is ``mp_nn.reset_parameters(conv)``, ``bn.reset_running_stats()``
+      ``mp_nn.reset_running_stats(bn)``, the running statistics back to zeros and ones); another member the
       MindSpore class lacks is flagged MP104 with the reason;
     * ``x.requires_grad`` read: a MindSpore Tensor has no such attribute (a Parameter has),
       ``mp_tensor.requires_grad(x)`` reads the Parameter's flag, a tensor's own (set by ``requires_grad_``) or
@@ -204,11 +205,11 @@ class ObjectSurfaceTransform(Rule):
             return cst.Call(func=self.ctx.target_expr("mindport.runtime.layers.call_with_output_size"),
                             args=[cst.Arg(updated_node.func, comma=cst.Comma(
                                 whitespace_after=cst.SimpleWhitespace(" "))), *updated_node.args])
-        if isinstance(func, cst.Attribute) and func.attr.value == "reset_parameters" and not original_node.args \
-                and not (isinstance(func.value, cst.Name) and func.value.value == "self") \
+        if isinstance(func, cst.Attribute) and func.attr.value in ("reset_parameters", "reset_running_stats") \
+                and not original_node.args and not (isinstance(func.value, cst.Name) and func.value.value == "self") \
                 and self.scope.resolve(func.value) is None:
-            self.ctx.converted_sites += 1  # conv.reset_parameters(): torch's draw, by the object's class
-            return cst.Call(func=self.ctx.target_expr("mindport.runtime.layers.reset_parameters"),
+            self.ctx.converted_sites += 1  # conv.reset_parameters(), bn.reset_running_stats(): by the object's class
+            return cst.Call(func=self.ctx.target_expr(f"mindport.runtime.layers.{func.attr.value}"),
                             args=[cst.Arg(updated_node.func.value)])
         if isinstance(func, cst.Attribute) and func.attr.value == "_conv_forward" and len(original_node.args) in (
                 2, 3) and not any(a.keyword or a.star for a in original_node.args) \
