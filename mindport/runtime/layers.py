@@ -687,6 +687,12 @@ class TransformerDecoderLayer(nn.Cell):
         return x
 
 
+def generate_square_subsequent_mask(sz, device=None, dtype=None):
+    """torch.nn.Transformer.generate_square_subsequent_mask (a static method): the additive causal mask of size
+    ``sz`` x ``sz``, -inf above the diagonal and 0 elsewhere, float32 unless ``dtype`` is given."""
+    return ops.triu(ops.full((sz, sz), float("-inf"), dtype=dtype or ms.float32), diagonal=1)
+
+
 def _clones(layer, n):
     return nn.CellList([copy.deepcopy(layer) for _ in range(n)])
 
@@ -753,6 +759,8 @@ class TransformerDecoder(nn.Cell):
 
 class Transformer(nn.Cell):
     """torch.nn.Transformer: ``encoder``/``decoder`` stacks with final LayerNorms, torch's parameter names."""
+
+    generate_square_subsequent_mask = staticmethod(generate_square_subsequent_mask)  # model.<it>(sz) as in torch
 
     def __init__(self, d_model=512, nhead=8, num_encoder_layers=6, num_decoder_layers=6, dim_feedforward=2048,
                  dropout=0.1, activation="relu", custom_encoder=None, custom_decoder=None, layer_norm_eps=1e-5,
