@@ -189,8 +189,7 @@ def classify(entry: Entry) -> dict[str, str]:
     return found
 
 
-_LIST_METHODS = {"append", "extend", "insert", "pop",  # a container's methods (its entry's example calls them)
-                 "items", "keys", "values", "update", "clear"}
+_LIST_METHODS = {"append", "extend", "insert", "pop", "items"}  # a container's methods its entry's example calls
 
 
 def _agree(t_value, m_value) -> bool:
