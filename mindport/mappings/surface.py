@@ -8,10 +8,17 @@ Every member ends one of three ways:
   converter rewrites it (a ``[[member]]``'s ``how``); where the receiver's class is known the converter writes the
   MindSpore name, elsewhere ``mindport.runtime.adapt.layer_attribute`` decides by the object's class at run time;
   a constructor setting MindSpore keeps under another form is ``derived``: an expression over the converted layer
-  (``p = "1 - {layer}.keep_prob"`` of a Dropout2d), written in place of the read where the class is known and
+  (``p = "1 - {layer}.keep_prob"`` of a Dropout2d; or a constant a torch class always holds, a Conv2d's
+  ``transposed = "False"``), written in place of the read where the class is known and
   evaluated on the object by the run-time accessor elsewhere (:func:`derive`); a weight or buffer torch holds as
   None in some configurations has a ``none_when`` condition over the converted layer (a BatchNorm's ``running_mean``
   with track_running_stats=False: ``{layer}.use_batch_statistics is True``), decided when the read runs;
+  a constructor setting the Cell does not keep at all (a ReLU's ``inplace``, a BatchNorm's ``affine``, a MaxPool2d's
+  ``ceil_mode``) is ``kept``: its torch default is data (``inplace = "False"``); the converter records a value passed
+  to the constructor as a plain attribute of the Cell under torch's name, right after the construction, where the
+  file uses that name (``self.act = nn.ReLU()`` then ``self.act.inplace = True``), and a read is the derived
+  ``getattr({layer}, 'inplace', False)``: the recorded value, else torch's default; a write (``m.inplace = True``)
+  sets the plain attribute as written;
 * ``flagged``: no MindSpore counterpart; the converter flags a use it can place, the run-time accessor raises with
   the reason;
 * ``unsupported``: the member's layer has no supported entry (its entry says why).
@@ -22,6 +29,7 @@ The layer lists are enumerated from the installed torch and checked on the conve
 """
 from __future__ import annotations
 
+import ast
 import functools
 import tomllib
 from dataclasses import dataclass, field
@@ -55,6 +63,7 @@ class LayerSurface:
     pynative_only: dict = field(default_factory=dict)  # converted member -> why a static graph cannot read it
     derived: dict = field(default_factory=dict)  # member -> expression template over the Cell (``{layer}``)
     none_when: dict = field(default_factory=dict)  # member -> condition over the Cell under which torch holds None
+    kept: dict = field(default_factory=dict)  # constructor setting the Cell lacks -> torch's default (a literal)
 
     def outcome(self, member: str) -> tuple[str, str] | None:
         """(ends, how) of one member, None when the data does not account for it. The checked data wins over the
@@ -68,6 +77,9 @@ class LayerSurface:
             return "flagged", self.flagged[member]
         if member in self.renamed:
             return "converted", self.renamed[member]
+        entry = load_registry().lookup(f"{self.torch}.{member}")
+        if entry is not None and entry.supported:  # a classmethod with its own table entry (Embedding.from_pretrained)
+            return "converted", f"the table entry {entry.torch}"
         return None
 
     def paths(self) -> dict[str, str]:
@@ -83,6 +95,8 @@ class Surface:
     methods: dict  # a method shared by layer classes -> (ends, how): the default for every layer that has it
     builds: dict = field(default_factory=dict)  # torch layer -> the constructor call its example does not give
     programs: dict = field(default_factory=dict)  # proof name -> {"program": torch source, "inputs": {name: spec}}
+    constructors: dict = field(default_factory=dict)  # torch function building a layer -> that layer class
+    common_names: frozenset = frozenset()  # kept settings named as other objects' attributes often are (k, alpha)
 
     def layer(self, torch_name: str) -> LayerSurface | None:
         return self.layers.get(torch_name)
@@ -127,13 +141,21 @@ def load_surface() -> Surface:
             raise MappingError(f"{where}: layer {torch_name!r} has no layer entry")
         flagged = dict(item.get("flagged", {}))
         derived = dict(item.get("derived", {}))
+        kept = dict(item.get("kept", {}))
+        for name, default in kept.items():
+            if not _literal(default):
+                raise MappingError(f"{where}: layer {torch_name!r}: kept {name!r}: torch's default is a Python "
+                                   f"literal, not {default!r}")
+            if name in derived or name in flagged:
+                raise MappingError(f"{where}: layer {torch_name!r}: kept {name!r} is also derived or flagged")
+            derived[name] = kept_template(name, default)
         none_when = dict(item.get("none_when", {}))
         if any("{layer}" not in template for template in none_when.values()):
             raise MappingError(f"{where}: layer {torch_name!r}: a none_when condition is a template over {{layer}}")
         for name, template in derived.items():
-            if "{layer}" not in template or name in flagged:
+            if "{layer}" not in template and not _literal(template) or name in flagged:
                 raise MappingError(f"{where}: layer {torch_name!r}: derived {name!r} needs a template over {{layer}}"
-                                   " and no flagged reason")
+                                   " (or a constant: torch's class always holds it) and no flagged reason")
         for name in item.get("methods", ()):
             if name not in methods:
                 raise MappingError(f"{where}: layer {torch_name!r}: method {name!r} has no [methods] decision")
@@ -142,12 +164,30 @@ def load_surface() -> Surface:
         same = tuple(item.get("same", ())) + tuple(n for n in item.get("methods", ())
                                                     if methods[n][0] == "converted" and n not in flagged)
         layers[torch_name] = LayerSurface(torch_name, same, entry.layer_attributes(), flagged,
-                                          dict(item.get("pynative_only", {})), derived, none_when)
+                                          dict(item.get("pynative_only", {})), derived, none_when, kept)
     programs = dict(raw.get("programs", {}))
     for member in members:
         if member.ends == "converted" and member.proof not in programs:
             raise MappingError(f"{where}: member {member.torch}: a converted member needs a proof in [programs]")
-    return Surface(tuple(members), layers, methods, dict(raw.get("build", {})), programs)
+    constructors = dict(raw.get("constructors", {}))
+    for function, layer in constructors.items():
+        if layer not in layers or registry.lookup(function) is None:
+            raise MappingError(f"{where}: constructors.{function}: needs an entry, and {layer!r} a [layer] table")
+    return Surface(tuple(members), layers, methods, dict(raw.get("build", {})), programs, constructors,
+                   frozenset(raw.get("common_names", ())))
+
+
+def _literal(text: str) -> bool:
+    try:
+        ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return False
+    return True
+
+
+def kept_template(name: str, default: str) -> str:
+    """The read of a kept setting: the value recorded on the Cell, else torch's default."""
+    return f"getattr({{layer}}, {name!r}, {default})"
 
 
 def attribute_paths(entry) -> dict[str, str]:
@@ -171,5 +211,5 @@ def derive(layer, template: str):
     return eval(_compiled(template), {"__builtins__": _BUILTINS}, {_LAYER: layer})  # noqa: S307 - our own data
 
 
-_BUILTINS = {"tuple": tuple, "int": int, "float": float, "bool": bool, "len": len, "isinstance": isinstance,
+_BUILTINS = {"getattr": getattr, "tuple": tuple, "int": int, "float": float, "bool": bool, "len": len, "isinstance": isinstance,
              "str": str, "list": list}

@@ -150,8 +150,20 @@ def classify(entry: Entry) -> dict[str, str]:
     surface = load_surface().layer(entry.torch)
     derived = surface.derived if surface is not None else {}
     found = {}
+    registry = load_registry()
     for name in torch_members(entry):
         t_value = getattr(t_layer, name, None)
+        own = registry.lookup(f"{entry.torch}.{name}")
+        if own is not None and own.supported:  # Embedding.from_pretrained: its own entry, proven as entries are
+            found[name] = "entry"
+            continue
+        if surface is not None and name in surface.kept:  # recorded where the file uses it: read in a program
+            try:
+                prove_layer_member(entry, name)
+                found[name] = "derived"
+            except (ProofError, AttributeError):
+                found[name] = "missing"
+            continue
         if name in derived:  # a setting kept under another form: the data's expression gives torch's value
             try:
                 found[name] = "derived" if _agree(t_value, derive(m_layer, derived[name])) else "missing"
@@ -177,7 +189,7 @@ def classify(entry: Entry) -> dict[str, str]:
     return found
 
 
-_LIST_METHODS = {"append", "extend", "insert", "pop"}
+_LIST_METHODS = {"append", "extend", "insert", "pop", "items"}  # a container's methods its entry's example calls
 
 
 def _agree(t_value, m_value) -> bool:
@@ -188,13 +200,59 @@ def prove_layer_member(entry: Entry, name: str, graph: bool = False) -> None:
     """Read ``name`` of the entry's layer in a torch program (``self.layer.<name>`` in a model method, where the
     converter knows the class) and in its conversion, and through the run-time accessor on the converted layer;
     raise ProofError when a value differs from torch's. ``graph``: the read sits in ``forward`` and the converted
-    Cell runs under GRAPH_MODE (a sub-layer cannot be a graph's output: those are proven in PyNative only)."""
+    Cell runs under GRAPH_MODE (a sub-layer cannot be a graph's output: those are proven in PyNative only). A kept
+    setting (recorded on the Cell by the converter) is read as the example builds the layer and again passed a value
+    other than torch's default (``inplace=True``), where one is plain (a bool, a number)."""
+    build = build_source(entry).split("def build():\n", 1)[1].strip().removeprefix("return ")
+    layer = load_surface().layer(entry.torch)
+    _prove_read(entry, name, build, graph)
+    other = _other_value(layer.kept[name]) if layer is not None and name in layer.kept else None
+    if other is not None:
+        from mindport.migrator import convert_source
+
+        build = _with_argument(build, name, other, entry)
+        if not convert_source(f"import torch\n\n\ndef build():\n    return {build}\n", "<kept>").diagnostics:
+            _prove_read(entry, name, build, graph)  # (a value the layer's conversion flags is never reached)
+
+
+def _other_value(default: str) -> str | None:
+    """A value other than torch's default literal for a kept setting's proof (None: no plain one to try)."""
+    import ast
+
+    value = ast.literal_eval(default)
+    if isinstance(value, bool):
+        return repr(not value)
+    if isinstance(value, int):
+        return repr(value + 1)
+    if isinstance(value, float):
+        return repr(value / 2 if value else 0.5)
+    return None
+
+
+def _with_argument(build: str, name: str, value: str, entry: Entry) -> str:
+    """The constructor call ``build`` with ``name=value`` (replacing the argument where it is given; the positional
+    ones from it on are passed by keyword)."""
+    import libcst as cst
+
+    call = cst.parse_expression(build)
+    positional = [p.name for p in entry.signature or () if p.kind == "positional"]
+    args = []
+    for i, a in enumerate(call.args):
+        key = a.keyword.value if a.keyword is not None else positional[i] if i < len(positional) else None
+        if key == name:
+            continue
+        args.append(a if a.keyword is not None or key is None else a.with_changes(
+            keyword=cst.Name(key), equal=cst.AssignEqual()))
+    arg = cst.Arg(cst.parse_expression(value), keyword=cst.Name(name))
+    return cst.Module([]).code_for_node(call.with_changes(args=[*args, arg]))
+
+
+def _prove_read(entry: Entry, name: str, build: str, graph: bool) -> None:
     import mindspore as ms
 
     from mindport.migrator import convert_source
     from mindport.runtime.adapt import layer_attribute
 
-    build = build_source(entry).split("def build():\n", 1)[1].strip().removeprefix("return ")
     program = (f"import torch\n\n\nclass Probe(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
                f"        self.layer = {build}\n\n    def read(self):\n        return self.layer.{name}\n\n"
                f"    def forward(self, x):\n        return x, self.layer.{name}\n\n\n"
@@ -342,7 +400,9 @@ def _render_layer(entry: Entry, found: dict[str, str], old, methods: dict, cell:
         "same", "renamed")}
     same = sorted(n for n, k in found.items() if k == "same" and n not in methods)
     shared = sorted(n for n, k in found.items() if n in methods)
-    derived = {n: t for n, t in (old.derived.items() if old is not None else ()) if found.get(n) == "derived"}
+    kept = {n: d for n, d in (old.kept.items() if old is not None else ()) if found.get(n) == "derived"}
+    derived = {n: t for n, t in (old.derived.items() if old is not None else ())
+               if found.get(n) == "derived" and n not in kept}
     flagged = {n: old_flagged.get(n) or _GENERIC.format(cell=cell)
                for n, k in sorted(found.items()) if k == "missing" and n not in methods}
     flagged.update({n: r for n, r in old_flagged.items() if n in methods and methods[n][0] == "converted"
@@ -357,6 +417,8 @@ def _render_layer(entry: Entry, found: dict[str, str], old, methods: dict, cell:
         lines.append("flagged = { " + ", ".join(f'{n} = "{r}"' for n, r in flagged.items()) + " }")
     if derived:
         lines.append("derived = { " + ", ".join(f'{n} = "{t}"' for n, t in derived.items()) + " }")
+    if kept:
+        lines.append("kept = { " + ", ".join(f'{n} = "{d}"' for n, d in kept.items()) + " }")
     none_when = dict(old.none_when) if old is not None else {}  # hand-written conditions, kept
     if none_when:
         lines.append("none_when = { " + ", ".join(f'{n} = "{c}"' for n, c in none_when.items()) + " }")

@@ -159,19 +159,22 @@ def _surface_paths(entry: Entry) -> dict[str, str]:
 
 @functools.lru_cache(maxsize=1)
 def _layer_entries() -> dict:
-    """MindSpore class -> the torch layer entry it is the nn target of (first entry wins)."""
+    """MindSpore class -> the torch layer entry it is the nn target of (first entry wins), or the target one of its
+    arguments switches to (``ELU(alpha=0.5)`` builds mindport's ELU)."""
     found: dict = {}
+    switched: dict = {}
     for entry in load_registry():
         target = entry.target("nn")
         if entry.kind != "layer" or not entry.supported or not target or target.startswith("."):
             continue
-        try:
-            cls = _resolve(target)
-        except (ImportError, AttributeError):
-            continue
-        if isinstance(cls, type):
-            found.setdefault(cls, entry)
-    return found
+        for name, into in ((target, found), *((t, switched) for c in entry.switch.values() for t in c.values())):
+            try:
+                cls = _resolve(name)
+            except (ImportError, AttributeError):
+                continue
+            if isinstance(cls, type):
+                into.setdefault(cls, entry)
+    return {**switched, **found}
 
 
 class Adapter:

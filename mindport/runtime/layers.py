@@ -447,6 +447,15 @@ def register_parameter(parent, name, param):
     return None
 
 
+def with_settings(cell, **settings):
+    """A layer built inside an expression (``nn.Sequential(..., nn.BatchNorm2d(c, affine=False))``) with the torch
+    settings its MindSpore Cell does not keep recorded as plain attributes under torch's names (object_surface.toml's
+    ``kept``; a layer bound to a name gets ``layer.affine = False`` written after it instead): the Cell, returned."""
+    for name, value in settings.items():
+        setattr(cell, name, value)
+    return cell
+
+
 def embedding_from_pretrained(embeddings, freeze=True, padding_idx=None, max_norm=None, norm_type=2.0,
                               scale_grad_by_freq=False, sparse=False):
     """torch.nn.Embedding.from_pretrained (a classmethod MindSpore's Embedding lacks): an ``nn.Embedding`` whose
@@ -679,6 +688,12 @@ class TransformerDecoderLayer(nn.Cell):
         return x
 
 
+def generate_square_subsequent_mask(sz, device=None, dtype=None):
+    """torch.nn.Transformer.generate_square_subsequent_mask (a static method): the additive causal mask of size
+    ``sz`` x ``sz``, -inf above the diagonal and 0 elsewhere, float32 unless ``dtype`` is given."""
+    return ops.triu(ops.full((sz, sz), float("-inf"), dtype=dtype or ms.float32), diagonal=1)
+
+
 def _clones(layer, n):
     return nn.CellList([copy.deepcopy(layer) for _ in range(n)])
 
@@ -745,6 +760,8 @@ class TransformerDecoder(nn.Cell):
 
 class Transformer(nn.Cell):
     """torch.nn.Transformer: ``encoder``/``decoder`` stacks with final LayerNorms, torch's parameter names."""
+
+    generate_square_subsequent_mask = staticmethod(generate_square_subsequent_mask)  # model.<it>(sz) as in torch
 
     def __init__(self, d_model=512, nhead=8, num_encoder_layers=6, num_decoder_layers=6, dim_feedforward=2048,
                  dropout=0.1, activation="relu", custom_encoder=None, custom_decoder=None, layer_norm_eps=1e-5,
@@ -1258,6 +1275,20 @@ def call_with_output_size(layer, *args, output_size=None, **kwargs):
     if output_size is not None:
         kwargs["output_size"] = tuple(int(v) for v in output_size)
     return layer(*args, **kwargs)
+
+
+def reset_running_stats(layer) -> None:
+    """``bn.reset_running_stats()`` (a method MindSpore's norms lack): the running mean back to zeros and the
+    running variance to ones, found under the names the object's class keeps them (a BatchNorm's moving_mean and
+    moving_variance); nothing when the layer tracks none (torch holds None then). MindSpore keeps no
+    num_batches_tracked counter to reset."""
+    from mindport.runtime.adapt import layer_attribute
+
+    mean, var = layer_attribute(layer, "running_mean"), layer_attribute(layer, "running_var")
+    if mean is None or var is None:
+        return
+    mean.set_data(ops.zeros_like(mean))
+    var.set_data(ops.ones_like(var))
 
 
 def reset_parameters(layer, base: bool = False) -> None:

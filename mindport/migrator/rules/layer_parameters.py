@@ -31,7 +31,14 @@ class LayerParameterNameTransform(Rule):
     What a layer's members become is torch's object surface (``mindport/mappings/data/surface/``): the settings the
     Cell keeps under another name (``groups`` -> ``group``, ``AdaptiveAvgPool2d.output_size`` ->
     ``adaptive_avgpool2d.output_size``) are read there, one kept under another form is computed from the Cell
-    (``self.drop.p`` of a Dropout2d is ``1 - self.drop.keep_prob``), one torch holds as None in some configurations
+    (``self.drop.p`` of a Dropout2d is ``1 - self.drop.keep_prob``), one the Cell does not keep at all (the data's
+    ``kept``: a pool's ``ceil_mode``, a ReLU's ``inplace``, a BatchNorm's ``affine``) is recorded on the Cell under
+    torch's name right after ``self.pool = nn.MaxPool2d(2, ceil_mode=True)`` when the file uses that name
+    (``self.pool.ceil_mode = True``; a value left at torch's default is not written; a construction inside an
+    expression, ``nn.Sequential(..., nn.BatchNorm2d(c, affine=False))``, is wrapped as
+    ``mp_nn.with_settings(nn.BatchNorm2d(...), affine=False)``, which sets the same attributes) and read as
+    ``getattr(self.pool, 'ceil_mode', False)`` (a write stays a plain attribute), a layer built by a torch function
+    the surface data lists (``nn.Embedding.from_pretrained(t)``) reads as that layer, one torch holds as None in some configurations
     is None when the Cell's condition says so (``(None if self.bn.use_batch_statistics is True else
     self.bn.moving_mean)``), and a setting or method the Cell lacks
     (``self.fc.reset_parameters()``, ``self.conv.padding_mode``) is flagged MP104 with the reason. A sub-layer built
@@ -87,6 +94,38 @@ class LayerParameterNameTransform(Rule):
             """,
             note="A literal index of a Sequential built in place: net[0] is the Embedding.",
         ),
+        Example(
+            before="""
+                import torch.nn as nn
+
+
+                class Block(nn.Module):
+                    def __init__(self, vectors):
+                        super().__init__()
+                        self.emb = nn.Embedding.from_pretrained(vectors, freeze=False)
+                        self.pool = nn.MaxPool2d(2, ceil_mode=True)
+
+                    def forward(self, x):
+                        return self.emb(x) * self.emb.weight.shape[0], self.pool.ceil_mode
+            """,
+            after="""
+                from mindspore import nn
+                from mindport.runtime import layers as mp_nn
+
+
+                class Block(nn.Cell):
+                    def __init__(self, vectors):
+                        super().__init__()
+                        self.emb = mp_nn.embedding_from_pretrained(vectors, freeze=False)
+                        self.pool = nn.MaxPool2d(kernel_size=2, ceil_mode=True, stride=2, pad_mode='pad')
+                        self.pool.ceil_mode = True
+
+                    def construct(self, x):
+                        return self.emb(x) * self.emb.embedding_table.shape[0], getattr(self.pool, 'ceil_mode', False)
+            """,
+            note="A setting MindSpore's Cell does not keep (ceil_mode) is recorded on it where the file reads it; "
+                 "a layer built by Embedding.from_pretrained reads as an Embedding.",
+        ),
     )
 
     def __init__(self, ctx) -> None:
@@ -101,6 +140,7 @@ class LayerParameterNameTransform(Rule):
         self._function_calls: dict[int, str] = {}  # container.method -> its runtime function (_CONTAINER_FUNCTIONS)
 
     def visit_Module(self, node: cst.Module) -> None:
+        self._used_names = _attribute_names(node)  # .inplace, .affine ...: the kept settings worth recording
         self._file_classes = {stmt.name.value for stmt in node.body if isinstance(stmt, cst.ClassDef)}
         self._layer_bases = {}  # a class of this file derived from a torch layer -> that layer's renames
         for stmt in node.body:
@@ -133,6 +173,7 @@ class LayerParameterNameTransform(Rule):
         if not isinstance(value, cst.Call):
             return None
         qual = self.scope.resolve_torch(value.func)
+        qual = load_surface().constructors.get(qual, qual)  # nn.Embedding.from_pretrained(t): an Embedding
         entry = self.ctx.registry.lookup(qual) if qual else None
         if entry is not None and entry.kind == "layer":
             if self.ctx.options.target != "nn":  # mint keeps torch's names but the parameters'
@@ -246,6 +287,69 @@ class LayerParameterNameTransform(Rule):
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
         self._targets.add(id(node.target))
 
+    def _kept_passed(self, call) -> dict[str, cst.BaseExpression]:
+        """The kept settings (object_surface.toml) a torch layer construction passes with a value other than torch's
+        default, for the names the file uses (``.inplace``, ``.affine``), each a plain expression."""
+        if self.ctx.options.target != "nn" or not isinstance(call, cst.Call):
+            return {}
+        qual = self.scope.resolve_torch(call.func)
+        entry = self.ctx.registry.lookup(qual) if qual else None
+        layer = load_surface().layer(entry.torch) if entry is not None and entry.kind == "layer" else None
+        wanted = {n: d for n, d in layer.kept.items() if n in self._used_names} if layer is not None else {}
+        if not wanted or entry.signature is None:
+            return {}
+        return {n: v for n, v in _passed(call, entry.signature, wanted).items() if _plain(v, self.scope)}
+
+    def leave_SimpleStatementLine(self, original_node, updated_node):
+        """``self.act = nn.ReLU(inplace=True)`` in a file that reads or writes ``.inplace``: the setting the Cell does
+        not keep (object_surface.toml's ``kept``) is recorded on it under torch's name, ``self.act.inplace = True``,
+        right after the construction (a setting left at torch's default is not written: a read gives the default)."""
+        if len(original_node.body) != 1 or not isinstance(assign := original_node.body[0], cst.Assign) \
+                or len(assign.targets) != 1 \
+                or not isinstance(target := assign.targets[0].target, (cst.Name, cst.Attribute)):
+            return updated_node
+        lines = [updated_node]
+        for name, value in self._kept_passed(assign.value).items():
+            self.ctx.converted_sites += 1
+            lines.append(cst.SimpleStatementLine(body=[cst.Assign(
+                targets=[cst.AssignTarget(cst.Attribute(value=target.deep_clone(), attr=cst.Name(name)))],
+                value=value.deep_clone())], leading_lines=()))
+        return cst.FlattenSentinel(lines) if len(lines) > 1 else updated_node
+
+    # a construction inside an expression (an argument, an item, a returned value, a comprehension's element):
+    # mp_nn.with_settings(<the Cell>, affine=False) records the same settings
+    def _with_settings(self, original, updated, field: str):
+        settings = self._kept_passed(getattr(original, field))
+        if not settings:
+            return updated
+        self.ctx.converted_sites += 1
+        args = [cst.Arg(getattr(updated, field))] + [
+            cst.Arg(v.deep_clone(), keyword=cst.Name(n), equal=cst.AssignEqual(
+                whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")))
+            for n, v in settings.items()]
+        args = [a.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))) for a in args[:-1]] \
+            + args[-1:]
+        return updated.with_changes(**{field: cst.Call(
+            func=self.ctx.target_expr("mindport.runtime.layers.with_settings"), args=args)})
+
+    def leave_Arg(self, original_node, updated_node):
+        return self._with_settings(original_node, updated_node, "value")
+
+    def leave_Element(self, original_node, updated_node):
+        return self._with_settings(original_node, updated_node, "value")
+
+    def leave_DictElement(self, original_node, updated_node):
+        return self._with_settings(original_node, updated_node, "value")
+
+    def leave_Return(self, original_node, updated_node):
+        return self._with_settings(original_node, updated_node, "value") if original_node.value else updated_node
+
+    def leave_ListComp(self, original_node, updated_node):
+        return self._with_settings(original_node, updated_node, "elt")
+
+    def leave_GeneratorExp(self, original_node, updated_node):
+        return self._with_settings(original_node, updated_node, "elt")
+
     def leave_Assign(self, original_node, updated_node):
         """``self.conv.weight.data = W`` of a Conv1d: MindSpore keeps the weight 4-D (the weight rule
         ``conv1d_reshape``), so the 3-D value is reshaped to the Parameter's shape (same elements)."""
@@ -279,17 +383,14 @@ class LayerParameterNameTransform(Rule):
         """``self.drop.p`` of a Dropout2d: the surface data's expression over the converted layer
         (``1 - self.drop.keep_prob``), parenthesised where it is more than a name; assigned to: MP104."""
         name = original_node.attr.value
+        if id(original_node) in self._targets and template.kept:
+            return updated_node  # a kept setting written (m.inplace = True): the Cell's plain attribute, as written
         if id(original_node) in self._targets:
             self.flag(original_node, "MP104", f"{template.layer}.{name}: MindSpore keeps it as {template}: set it "
                       "through the layer's constructor", "", template.layer)
             return updated_node
         self.ctx.converted_sites += 1
-        receiver = cst.Module([]).code_for_node(updated_node.value)
-        text = template.replace("{layer}", receiver)
-        expr = cst.parse_expression(text)
-        if not isinstance(expr, (cst.Attribute, cst.Name, cst.Subscript, cst.Call)):
-            expr = cst.parse_expression(f"({text})")
-        return expr
+        return template_expr(template, updated_node.value)
 
     def knows(self, expr: cst.BaseExpression) -> bool:
         """Does this rule know what ``expr`` holds (a local name bound to a layer construction)?"""
@@ -444,9 +545,11 @@ def _optional(entry, paths: dict) -> dict:
 
 
 class _Derived(str):
-    """A setting MindSpore keeps under another form (object_surface.toml's ``derived``): the expression template."""
+    """A setting MindSpore keeps under another form (object_surface.toml's ``derived``): the expression template;
+    ``kept``: a setting the Cell does not keep, recorded on it under torch's name (written as a plain attribute)."""
 
     layer: str = ""
+    kept: bool = False
 
 
 def _derived_members(entry) -> dict[str, _Derived]:
@@ -455,7 +558,64 @@ def _derived_members(entry) -> dict[str, _Derived]:
     for name, template in (layer.derived.items() if layer is not None else ()):
         found[name] = _Derived(template)
         found[name].layer = entry.torch
+        found[name].kept = name in layer.kept
     return found
+
+
+def template_expr(template: str, receiver: cst.BaseExpression) -> cst.BaseExpression:
+    """A surface template over ``{layer}`` (``1 - {layer}.keep_prob``, ``getattr({layer}, 'inplace', False)``) with
+    the receiver's code in place, parenthesised where it is more than a name, an attribute, an item or a call."""
+    text = template.replace("{layer}", cst.Module([]).code_for_node(receiver))
+    expr = cst.parse_expression(text)
+    return expr if isinstance(expr, (cst.Attribute, cst.Name, cst.Subscript, cst.Call, cst.Integer, cst.Float)) \
+        or isinstance(expr, cst.Tuple) and expr.lpar else cst.parse_expression(f"({text})")
+
+
+def _attribute_names(node: cst.CSTNode) -> set[str]:
+    """Every attribute name the file reads or writes (``m.inplace``, ``self.bn.affine``)."""
+    names: set[str] = set()
+
+    class _Names(cst.CSTVisitor):
+        def visit_Attribute(self, attribute: cst.Attribute) -> None:
+            names.add(attribute.attr.value)
+
+    node.visit(_Names())
+    return names
+
+
+def _passed(call: cst.Call, signature, wanted: dict[str, str]) -> dict[str, cst.BaseExpression]:
+    """The arguments of a torch layer construction bound to the kept settings in ``wanted`` (by keyword or by
+    position in torch's signature), those given a value other than torch's default literal."""
+    positional = [p.name for p in signature if p.kind == "positional"]
+    found = {}
+    for i, arg in enumerate(call.args):
+        if arg.star:
+            return {}  # nn.ReLU(**cfg): what is passed is known when it runs
+        name = arg.keyword.value if arg.keyword is not None else positional[i] if i < len(positional) else None
+        if name in wanted and cst.Module([]).code_for_node(arg.value) != wanted[name]:
+            found[name] = arg.value
+    return found
+
+
+def _plain(expr: cst.BaseExpression, scope) -> bool:
+    """A value that reads the same when evaluated again after the construction: a literal, a name, an attribute or
+    item of one, and operators over those (no call, no torch API)."""
+    if isinstance(expr, (cst.Integer, cst.Float, cst.SimpleString)):
+        return True
+    if isinstance(expr, cst.Name):
+        return scope.resolve_torch(expr) is None
+    if isinstance(expr, cst.Attribute):
+        return scope.resolve_torch(expr) is None and _plain(expr.value, scope)
+    if isinstance(expr, cst.Subscript):
+        return _plain(expr.value, scope) and all(
+            isinstance(e.slice, cst.Index) and _plain(e.slice.value, scope) for e in expr.slice)
+    if isinstance(expr, cst.UnaryOperation):
+        return _plain(expr.expression, scope)
+    if isinstance(expr, cst.BinaryOperation):
+        return _plain(expr.left, scope) and _plain(expr.right, scope)
+    if isinstance(expr, cst.Tuple):
+        return all(not isinstance(e, cst.StarredElement) and _plain(e.value, scope) for e in expr.elements)
+    return False
 
 
 _ANY_INDEX = object()  # an index known only at run time (``self.embs[i]``): only a comprehension's items agree

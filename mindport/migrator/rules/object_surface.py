@@ -23,7 +23,8 @@ class ObjectSurfaceTransform(Rule):
       class's ``construct(self, x)``, ``nn.Linear.train(self, mode)`` its ``set_train(self, mode)``, and
       ``nn.Module.__init__(self)`` is ``nn.Cell.__init__(self)``, ``nn.Linear.reset_parameters(self)`` is
       ``mp_nn.reset_parameters(self, base=True)`` (the parameters drawn again as torch draws them; and
-      ``conv.reset_parameters()`` is ``mp_nn.reset_parameters(conv)``); another member the
+      ``conv.reset_parameters()`` is ``mp_nn.reset_parameters(conv)``, ``bn.reset_running_stats()``
+      ``mp_nn.reset_running_stats(bn)``, the running statistics back to zeros and ones); another member the
       MindSpore class lacks is flagged MP104 with the reason;
     * ``x.requires_grad`` read: a MindSpore Tensor has no such attribute (a Parameter has),
       ``mp_tensor.requires_grad(x)`` reads the Parameter's flag, a tensor's own (set by ``requires_grad_``) or
@@ -38,8 +39,9 @@ class ObjectSurfaceTransform(Rule):
       MindSpore layer (a ``Dense`` is ``"Linear"``), so ``classname.find('Linear') != -1`` still holds;
     * ``with torch.device("cuda"):`` / ``with x.device:`` (the default device for the tensors made inside):
       placement is global in MindSpore, the block runs as it is;
-    * a member some mapped layer keeps under another name (``running_var``, a BatchNorm's ``weight``), read on a
-      function's parameter whose class nothing says (``def fuse_bn(conv, bn): bn.running_var``):
+    * a member some mapped layer keeps under another name or form (``running_var``, a BatchNorm's ``weight``, a
+      pool's ``ceil_mode`` the Cell does not keep), read on a function's parameter whose class nothing says
+      (``def fuse_bn(conv, bn): bn.running_var``):
       ``mp_adapt.layer_attribute(bn, 'running_var')``, by the object's class at run time (a plain object's
       attribute reads as written); not in ``forward``, not under an ``isinstance`` narrowing (decided statically);
     * ``self.up(x, output_size=skip.shape)``, a sub-layer called with an output size (a transposed convolution's):
@@ -128,8 +130,9 @@ class ObjectSurfaceTransform(Rule):
         self._methods: list[str] = []  # the enclosing functions' names
         self._called: set[int] = set()  # attributes that are the callee of a call
         # torch layer members some mapped layer holds under another name (running_var, weight of a BatchNorm ...)
-        self._renamed = frozenset(name for layer in load_surface().layers.values()
-                                  for name in (*layer.paths(), *layer.derived))
+        surface = load_surface()  # (a kept setting with a common name, a config's ``k``, stays as written here)
+        self._renamed = frozenset(name for layer in surface.layers.values() for name in (*layer.paths(), *layer.derived)
+                                  if name not in layer.kept or name not in surface.common_names)
 
     def _tensor_read(self, original_node, updated_node, member):
         """A Tensor attribute a MindSpore Tensor lacks: its value (``x.is_sparse`` -> ``False``), or MP104."""
@@ -202,11 +205,11 @@ class ObjectSurfaceTransform(Rule):
             return cst.Call(func=self.ctx.target_expr("mindport.runtime.layers.call_with_output_size"),
                             args=[cst.Arg(updated_node.func, comma=cst.Comma(
                                 whitespace_after=cst.SimpleWhitespace(" "))), *updated_node.args])
-        if isinstance(func, cst.Attribute) and func.attr.value == "reset_parameters" and not original_node.args \
-                and not (isinstance(func.value, cst.Name) and func.value.value == "self") \
+        if isinstance(func, cst.Attribute) and func.attr.value in ("reset_parameters", "reset_running_stats") \
+                and not original_node.args and not (isinstance(func.value, cst.Name) and func.value.value == "self") \
                 and self.scope.resolve(func.value) is None:
-            self.ctx.converted_sites += 1  # conv.reset_parameters(): torch's draw, by the object's class
-            return cst.Call(func=self.ctx.target_expr("mindport.runtime.layers.reset_parameters"),
+            self.ctx.converted_sites += 1  # conv.reset_parameters(), bn.reset_running_stats(): by the object's class
+            return cst.Call(func=self.ctx.target_expr(f"mindport.runtime.layers.{func.attr.value}"),
                             args=[cst.Arg(updated_node.func.value)])
         if isinstance(func, cst.Attribute) and func.attr.value == "_conv_forward" and len(original_node.args) in (
                 2, 3) and not any(a.keyword or a.star for a in original_node.args) \

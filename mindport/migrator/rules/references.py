@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from mindport.mappings.surface import attribute_paths
+from mindport.mappings.surface import attribute_paths, load_surface
 from mindport.migrator.rules.base import Example, Rule
+from mindport.migrator.rules.layer_parameters import template_expr
 from mindport.migrator.table import value_expr
 
 _TYPE_CHECKS = ("isinstance", "issubclass")
@@ -17,7 +18,9 @@ class ReferenceTransform(Rule):
 
     * the class in a type check: ``isinstance(m, nn.Conv2d)`` / ``isinstance(m, (nn.Linear, nn.Conv1d))``; inside
       such a narrowing, and one by class name (``classname = m.__class__.__name__; if classname.find('BatchNorm')
-      != -1:``, ``'Norm' in type(m).__name__``), ``m``'s parameters and renamed settings take MindSpore's names;
+      != -1:``, ``'Norm' in type(m).__name__``), ``m``'s parameters and renamed settings take MindSpore's names,
+      and a setting kept under another form or not at all reads through the surface data's expression
+      (``m.affine`` of a BatchNorm2d: ``getattr(m, 'affine', True)``; ``m.inplace = True`` stays a plain write);
     * a torch namespace read by a name known at run time, ``getattr(torch.nn, activation)``:
       ``mp_adapt.attribute("torch.nn", activation)``, the runtime adapter of that entry; and the feature test of code
       written for several torch versions, ``hasattr(F, "scaled_dot_product_attention")``: ``mp_adapt.has(
@@ -80,6 +83,32 @@ class ReferenceTransform(Rule):
                     return isinstance(m, (nn.Dense, nn.Conv2d))
             """,
             note='Classes in a type check are renamed, each through its table entry.',
+        ),
+        Example(
+            before="""
+                import torch.nn as nn
+
+
+                def prepare(model):
+                    for m in model.modules():
+                        if isinstance(m, (nn.ReLU, nn.LeakyReLU)):
+                            m.inplace = True
+                        if isinstance(m, nn.BatchNorm2d):
+                            print(m.affine)
+            """,
+            after="""
+                from mindspore import nn
+
+
+                def prepare(model):
+                    for m in (_cell for _, _cell in model.cells_and_names()):
+                        if isinstance(m, (nn.ReLU, nn.LeakyReLU)):
+                            m.inplace = True
+                        if isinstance(m, nn.BatchNorm2d):
+                            print(getattr(m, 'affine', True))
+            """,
+            note="Settings MindSpore's Cells do not keep: written as plain attributes, read with torch's default "
+                 "unless the converter recorded the value passed to the layer.",
         ),
         Example(
             before="""
@@ -149,10 +178,10 @@ class ReferenceTransform(Rule):
             for item in items:
                 qual = self.scope.resolve_torch(item)
                 entry = self.ctx.registry.lookup(qual) if qual else None
-                if entry is None or not (entry.weights or entry.rename):
+                if entry is None or not (entry.weights or entry.rename or _derived(entry)):
                     return
                 entries.append(entry)
-        narrowed = _narrowing([attribute_paths(entry) for entry in entries])
+        narrowed = _narrowing([{**attribute_paths(entry), **_derived(entry)} for entry in entries])
         if narrowed:
             self._narrowed_blocks[id(node.body)] = (subject, narrowed)
 
@@ -223,6 +252,10 @@ class ReferenceTransform(Rule):
                     leaf = leaves.get(node.attr.value)
                     if not leaf:
                         return None
+                    if isinstance(leaf, _Template):  # a setting kept under another form, or not at all
+                        if id(node) in self._targets:
+                            return None  # m.inplace = True: a plain attribute, as written
+                        return template_expr(leaf, node.value)
                     if leaf is _RUN_TIME:  # the layers narrowed to disagree: the object's class decides
                         if id(node) in self._targets:
                             return None
@@ -320,6 +353,16 @@ class ReferenceTransform(Rule):
 
 
 _RUN_TIME = object()  # a narrowed attribute the layers disagree on: mindport.runtime.adapt.layer_attribute
+
+
+class _Template(str):
+    """A narrowed member MindSpore keeps under another form (object_surface.toml's ``derived`` and ``kept``): the
+    expression over the layer (``getattr({layer}, 'inplace', False)``)."""
+
+
+def _derived(entry) -> dict[str, _Template]:
+    layer = load_surface().layer(entry.torch)
+    return {name: _Template(t) for name, t in layer.derived.items()} if layer is not None else {}
 
 
 def _narrowing(maps: list[dict[str, str]]) -> dict:
