@@ -694,6 +694,58 @@ def complex(real, imag):
     return _COMPLEX(real, imag)
 
 
+def _logaddexp_complex(a, b):
+    """log(exp(a) + exp(b)) of complex tensors as torch adds them: the term of larger real part ``hi`` plus
+    log(1 + exp(lo - hi)), whose imaginary part is not wrapped to (-pi, pi]; two -inf real parts give -inf + 0j."""
+    ra, rb = ops.real(a), ops.real(b)
+    a_hi = ra >= rb
+    hi, lo = ops.where(a_hi, a, b), ops.where(a_hi, b, a)
+    out = hi + ops.log(1 + ops.exp(lo - hi))
+    both_neginf = ops.isneginf(ra) & ops.isneginf(rb)
+    return ops.where(both_neginf, ops.real(hi).astype(a.dtype), out)
+
+
+def logcumsumexp(input, dim):
+    """torch.logcumsumexp / Tensor.logcumsumexp. Real input: ``ops.logcumsumexp``. Complex input (a Heisen-sequence
+    scan in SSM code): MindSpore 2.10's CumulativeLogsumexp takes float16/32/64 only. The values come from a prefix
+    scan of the stable complex log-add-exp (ceil(log2(n)) steps); the imaginary part is then put on the branch torch's
+    sequential scan reaches (torch adds each term to the running sum without wrapping the angle: where the new term
+    has the larger real part the angle restarts near that term's own, elsewhere it moves continuously)."""
+    if not _is_complex(input.dtype):
+        return ops.logcumsumexp(input, axis=dim)
+    if input.ndim == 0 or input.shape[dim] <= 1:
+        return input
+    axis, n, step = _axis(dim, input.ndim), input.shape[dim], 1
+    out = input
+    while step < n:
+        head = ops.narrow(out, axis, 0, step)
+        summed = _logaddexp_complex(ops.narrow(out, axis, step, n - step), ops.narrow(out, axis, 0, n - step))
+        out = ops.concat((head, summed), axis)
+        step *= 2
+    return _torch_branch(input, out, axis, n)
+
+
+def _torch_branch(z, out, axis, n):
+    """``out`` (right modulo 2*pi in its imaginary part) with torch's imaginary parts: at a restart k (the first term,
+    or Re z[k] > Re out[k-1]) the angle is Im z[k] + a turn below pi/2; elsewhere out[k-1]'s angle + one below pi."""
+    two_pi = 2 * _pymath.pi
+    principal = ops.imag(out)
+    prev_real = ops.concat((ops.full_like(ops.narrow(principal, axis, 0, 1), -_pymath.inf),
+                            ops.narrow(ops.real(out), axis, 0, n - 1)), axis)
+    restart = ops.real(z) > prev_real
+    prev_principal = ops.concat((ops.narrow(principal, axis, 0, 1), ops.narrow(principal, axis, 0, n - 1)), axis)
+    turns = ops.where(restart, ops.round((ops.imag(z) - principal) / two_pi),
+                      ops.round((prev_principal - principal) / two_pi))
+    total = ops.cumsum(turns, axis)
+    before = total - turns  # the running sum before each term
+    index_shape = [1] * z.ndim
+    index_shape[axis] = n
+    index = ops.arange(n, dtype=ms.int32).reshape(index_shape).broadcast_to(restart.shape)
+    last = ops.cummax(ops.where(restart, index, ops.zeros_like(index)), axis)[0]
+    turns_at = total - ops.gather_elements(before, axis, last)
+    return _COMPLEX(ops.real(out), principal + two_pi * turns_at)
+
+
 def view_as_complex(input):
     """torch.view_as_complex (last dim of size 2 = (real, imag)): no MindSpore function; the result is a copy."""
     return _COMPLEX(input[..., 0], input[..., 1])
