@@ -274,12 +274,14 @@ class EntryReport:
 
 
 def sweep_entry(entry: Entry, registry: Registry, limit: int | None = None, seed: int = 0,
-                known: dict | None = None, progress=None) -> EntryReport:
+                known: dict | None = None, progress=None, variants=None, labels=None) -> EntryReport:
     """All (or ``limit`` seeded) cases of one entry. ``known``: case index -> outcome tuple already had (from a worker
     process that died on a later case; the case that killed it is known as a ``crash``): not run again.
-    ``progress(i, outcome)`` is called before case ``i`` runs (outcome None) and after."""
+    ``progress(i, outcome)`` is called before case ``i`` runs (outcome None) and after. ``variants``/``labels``:
+    only the cases of these input variants / whose label starts with one of these (e.g. ``("complex64",)``)."""
     report = EntryReport(entry.torch)
-    all_cases = cases(entry, registry)
+    all_cases = [c for c in cases(entry, registry) if (not variants or c.variant in variants)
+                 and (not labels or c.label.startswith(tuple(labels)))]
     if limit is not None and len(all_cases) > limit:
         rng = np.random.default_rng(seed)
         picked = sorted(rng.choice(len(all_cases), size=limit, replace=False))
