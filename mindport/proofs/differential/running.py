@@ -232,7 +232,8 @@ def _run_converted(case, ms_code, t_mod, t_out, t_args, t_layer, arrays, noncont
             m_out, m_args = _run_ms(case, m_mod, arrays, noncontiguous, t_layer)
             m_out = [_to_numpy(leaf) for leaf in _flatten(m_out)]  # MindSpore raises some errors on first read
     except Exception as exc:  # noqa: BLE001
-        text = str(exc).split("\n")[0][:300]
+        # the first line of the message proper (MindSpore's kernel errors open with "----" banners and "- headings")
+        text = next((line for line in str(exc).split("\n") if line.strip() and not line.startswith("-")), "")[:300]
         return Outcome("ms_error", f"{type(exc).__name__}: {text}", ms_code)
     try:
         problem = _compare(case, t_out, m_out, half_ref)
