@@ -1624,7 +1624,10 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
 
 
 def trace(input):
-    """torch.trace: an int32 matrix's trace is int64 in torch (ops.trace keeps int32)."""
+    """torch.trace: an int32 matrix's trace is int64 in torch (ops.trace keeps int32). MindSpore 2.10's Trace has no
+    complex kernel: a complex trace is the traces of the real and imaginary parts."""
+    if _is_complex(input.dtype):
+        return _COMPLEX(ops.trace(ops.real(input)), ops.trace(ops.imag(input)))
     dtype = _accumulate_dtype(input, None)
     return ops.trace(input if dtype is None else input.astype(dtype))
 
