@@ -555,7 +555,7 @@ def index_put_(input, indices, values, accumulate=False):
     shape = index.shape[:-1] + input.shape[len(indices):rank]
     values = ops.broadcast_to(values.astype(input.dtype), shape)
     if accumulate:
-        return _store(input, ops.tensor_scatter_add(_src(input), index, values))
+        return _store(input, mp_math.tensor_scatter_add(_src(input), index, values))
     return _store(input, ops.tensor_scatter_update(_src(input), index, values))
 
 

@@ -795,7 +795,7 @@ def index_add(input, dim, index, source, *, alpha=1):
     src = _rows(source, dim)
     if alpha != 1:
         src = src * alpha
-    return _scatter_rows(input, dim, index, src.astype(input.dtype), ops.tensor_scatter_add)
+    return _scatter_rows(input, dim, index, src.astype(input.dtype), tensor_scatter_add)
 
 
 def index_copy(input, dim, index, source):
@@ -823,6 +823,16 @@ def _identity(reduce, dtype):
     return low if reduce == "amax" else high
 
 
+def tensor_scatter_add(input, indices, updates):
+    """``ops.tensor_scatter_add``, also for complex tensors: MindSpore 2.10's TensorScatterAdd has no complex kernel,
+    so the real and imaginary parts are added apart (exact: the sum is linear in them)."""
+    if _is_complex(input.dtype):
+        updates = updates.astype(input.dtype)
+        return _COMPLEX(ops.tensor_scatter_add(ops.real(input), indices, ops.real(updates)),
+                        ops.tensor_scatter_add(ops.imag(input), indices, ops.imag(updates)))
+    return ops.tensor_scatter_add(input, indices, updates)
+
+
 _SCATTER = {"sum": "tensor_scatter_add", "mean": "tensor_scatter_add", "prod": "tensor_scatter_mul",
             "amax": "tensor_scatter_max", "amin": "tensor_scatter_min"}
 
@@ -831,7 +841,7 @@ def _scatter_reduce_nd(input, coords, updates, reduce, include_self):
     """torch's scatter_reduce/index_reduce on nd coordinates (``coords`` rows address slices of ``input``)."""
     if reduce not in _SCATTER:
         raise ValueError(f"unknown reduce {reduce!r}; expected one of {sorted(_SCATTER)}")
-    op = getattr(ops, _SCATTER[reduce])
+    op = tensor_scatter_add if _SCATTER[reduce] == "tensor_scatter_add" else getattr(ops, _SCATTER[reduce])
     base = input
     if not include_self:
         base = ops.tensor_scatter_update(input, coords, ops.full(updates.shape, _identity(reduce, input.dtype),
@@ -840,9 +850,9 @@ def _scatter_reduce_nd(input, coords, updates, reduce, include_self):
     if reduce == "mean":
         start = ops.ones_like(input) if include_self else ops.tensor_scatter_update(
             ops.ones_like(input), coords, ops.zeros(updates.shape, input.dtype))
-        count = ops.tensor_scatter_add(start, coords, ops.ones(updates.shape, input.dtype))
+        count = tensor_scatter_add(start, coords, ops.ones(updates.shape, input.dtype))
         count = ops.where(count == 0, ops.ones_like(count), count)
-        out = out / count if _is_float(input.dtype) else ops.floor_divide(out, count)
+        out = out / count if _is_float(input.dtype) or _is_complex(input.dtype) else ops.floor_divide(out, count)
     return out
 
 
@@ -955,7 +965,7 @@ def put(input, index, source, accumulate=False):
     """torch.put (index into the flattened input; negative indices count from the end): no MindSpore put."""
     flat = input.reshape(-1)
     idx = ops.remainder(index.reshape(-1, 1).astype(ms.int64), flat.shape[0])
-    op = ops.tensor_scatter_add if accumulate else ops.tensor_scatter_update
+    op = tensor_scatter_add if accumulate else ops.tensor_scatter_update
     return op(flat, idx, source.reshape(-1).astype(input.dtype)).reshape(input.shape)
 
 
