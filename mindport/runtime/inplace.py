@@ -503,13 +503,13 @@ def cumprod_(input, dim, dtype=None):
 
 
 def tril_(input, diagonal=0):
-    """torch.Tensor.tril_."""
-    return _store(input, ops.tril(_src(input), diagonal))
+    """torch.Tensor.tril_ (complex input: MindSpore 2.10's Tril has no complex kernel, each part apart)."""
+    return _store(input, mp_math.by_parts(ops.tril, _src(input), diagonal))
 
 
 def triu_(input, diagonal=0):
-    """torch.Tensor.triu_."""
-    return _store(input, ops.triu(_src(input), diagonal))
+    """torch.Tensor.triu_ (complex input: MindSpore 2.10's Triu has no complex kernel, each part apart)."""
+    return _store(input, mp_math.by_parts(ops.triu, _src(input), diagonal))
 
 
 # --- indexed updates ------------------------------------------------------------------------------------------------
@@ -520,6 +520,10 @@ def masked_fill_(input, mask, value):
         value = value.astype(input.dtype)
     elif isinstance(value, complex):  # MindSpore's masked_fill takes no Python complex
         value = ms.Tensor(value, input.dtype)
+    if mp_math._is_complex(input.dtype):  # MindSpore 2.10's MaskedFill has no complex kernel: each part apart
+        value = ms.Tensor(value, input.dtype) if not isinstance(value, ms.Tensor) else value
+        return _store(input, ops.Complex()(ops.masked_fill(ops.real(_src(input)), mask, ops.real(value)),
+                                           ops.masked_fill(ops.imag(_src(input)), mask, ops.imag(value))))
     return _store(input, ops.masked_fill(_src(input), mask, value))
 
 

@@ -823,6 +823,15 @@ def _identity(reduce, dtype):
     return low if reduce == "amax" else high
 
 
+def by_parts(op, input, *args, **kwargs):
+    """``op(input, ...)`` of a complex ``input`` for an operation that acts on the real and imaginary parts alike
+    (linear, or a selection: trace, tril, scatter-add) and has no complex kernel in MindSpore 2.10: ``op`` on each part.
+    Real input: ``op`` itself."""
+    if not _is_complex(input.dtype):
+        return op(input, *args, **kwargs)
+    return _COMPLEX(op(ops.real(input), *args, **kwargs), op(ops.imag(input), *args, **kwargs))
+
+
 def tensor_scatter_add(input, indices, updates):
     """``ops.tensor_scatter_add``, also for complex tensors: MindSpore 2.10's TensorScatterAdd has no complex kernel,
     so the real and imaginary parts are added apart (exact: the sum is linear in them)."""
@@ -1637,7 +1646,7 @@ def trace(input):
     """torch.trace: an int32 matrix's trace is int64 in torch (ops.trace keeps int32). MindSpore 2.10's Trace has no
     complex kernel: a complex trace is the traces of the real and imaginary parts."""
     if _is_complex(input.dtype):
-        return _COMPLEX(ops.trace(ops.real(input)), ops.trace(ops.imag(input)))
+        return by_parts(ops.trace, input)
     dtype = _accumulate_dtype(input, None)
     return ops.trace(input if dtype is None else input.astype(dtype))
 
