@@ -218,7 +218,7 @@ def logit_(input, eps=None):
 
 def nan_to_num_(input, nan=0.0, posinf=None, neginf=None):
     """torch.Tensor.nan_to_num_ / torch.nan_to_num_ (infinities become the dtype's largest finite values by default)."""
-    return _store(input, ops.nan_to_num(_src(input), nan, posinf, neginf))
+    return _store(input, mp_math.by_parts(ops.nan_to_num, _src(input), nan, posinf, neginf))  # complex: per part
 
 
 def zero_(input):

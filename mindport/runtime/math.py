@@ -297,14 +297,20 @@ def var(input, dim=None, correction=1, keepdim=False):
 
 
 def std_mean(input, dim=None, correction=1, keepdim=False):
-    """torch.std_mean: (std, mean) from ops.std_mean, both NaN over an empty extent (MindSpore's mean is inf)."""
+    """torch.std_mean: (std, mean) from ops.std_mean, both NaN over an empty extent (MindSpore's mean is inf).
+    Complex input (ReduceStd has no complex kernel): the real std and the complex mean."""
+    if _is_complex(input.dtype):
+        return std(input, dim, correction, keepdim), mean(input, dim, keepdim)
     s, m = ops.std_mean(input, dim, correction, keepdim)
     nan = float("nan")
     return _or_empty(s, input, dim, keepdim, nan), _or_empty(m, input, dim, keepdim, nan)
 
 
 def var_mean(input, dim=None, correction=1, keepdim=False):
-    """torch.var_mean: (var, mean) from ops.var_mean, both NaN over an empty extent."""
+    """torch.var_mean: (var, mean) from ops.var_mean, both NaN over an empty extent. Complex input (ReduceStd has no
+    complex kernel): the real variance and the complex mean."""
+    if _is_complex(input.dtype):
+        return var(input, dim, correction, keepdim), mean(input, dim, keepdim)
     v, m = ops.var_mean(input, dim, correction, keepdim)
     nan = float("nan")
     return _or_empty(v, input, dim, keepdim, nan), _or_empty(m, input, dim, keepdim, nan)
