@@ -322,7 +322,7 @@ lcm_ = _binary(ops.lcm, "lcm_", "torch.Tensor.lcm_ / torch.lcm_")
 hypot_ = _binary(ops.hypot, "hypot_", "torch.Tensor.hypot_")
 igamma_ = _binary(ops.igamma, "igamma_", "torch.Tensor.igamma_")
 igammac_ = _binary(ops.igammac, "igammac_", "torch.Tensor.igammac_")
-ldexp_ = _binary(ops.ldexp, "ldexp_", "torch.Tensor.ldexp_ / torch.ldexp_")
+ldexp_ = _binary(mp_math.ldexp, "ldexp_", "torch.Tensor.ldexp_ / torch.ldexp_")
 logical_and_ = _binary(ops.logical_and, "logical_and_", "torch.Tensor.logical_and_")
 logical_or_ = _binary(ops.logical_or, "logical_or_", "torch.Tensor.logical_or_")
 logical_xor_ = _binary(ops.logical_xor, "logical_xor_", "torch.Tensor.logical_xor_")
@@ -431,17 +431,26 @@ def clip_(input, min=None, max=None):
 
 
 def lerp_(input, end, weight):
-    """torch.Tensor.lerp_: input + weight * (end - input)."""
+    """torch.Tensor.lerp_: input + weight * (end - input) (complex input: written out, no complex Lerp)."""
+    if mp_math._is_complex(input.dtype):
+        src = _src(input)
+        return _store(input, src + mp_math.in_complex(weight, input.dtype) * (mp_math.in_complex(end, input.dtype) - src))
     return _store(input, ops.lerp(_src(input), end, weight))
 
 
 def addcdiv_(input, tensor1, tensor2, *, value=1):
-    """torch.Tensor.addcdiv_: input + value * tensor1 / tensor2."""
+    """torch.Tensor.addcdiv_: input + value * tensor1 / tensor2 (complex input: written out, no complex Addcdiv)."""
+    if mp_math._is_complex(input.dtype):
+        c = lambda v: mp_math.in_complex(v, input.dtype)  # noqa: E731
+        return _store(input, _src(input) + c(value) * c(tensor1) / c(tensor2))
     return _store(input, ops.addcdiv(_src(input), tensor1, tensor2, value=value))
 
 
 def addcmul_(input, tensor1, tensor2, *, value=1):
-    """torch.Tensor.addcmul_: input + value * tensor1 * tensor2."""
+    """torch.Tensor.addcmul_: input + value * tensor1 * tensor2 (complex input: written out, no complex Addcmul)."""
+    if mp_math._is_complex(input.dtype):
+        c = lambda v: mp_math.in_complex(v, input.dtype)  # noqa: E731
+        return _store(input, _src(input) + c(value) * c(tensor1) * c(tensor2))
     return _store(input, ops.addcmul(_src(input), tensor1, tensor2, value=value))
 
 
@@ -457,7 +466,10 @@ def addmm_(input, mat1, mat2, *, beta=1, alpha=1):
 
 
 def addmv_(input, mat, vec, *, beta=1, alpha=1):
-    """torch.Tensor.addmv_ / torch.addmv_: beta * input + alpha * mat @ vec."""
+    """torch.Tensor.addmv_ / torch.addmv_: beta * input + alpha * mat @ vec (complex input: written out)."""
+    if mp_math._is_complex(input.dtype):
+        c = lambda v: mp_math.in_complex(v, input.dtype)  # noqa: E731
+        return _store(input, c(beta) * _beta_src(input, beta) + c(alpha) * ops.matmul(c(mat), c(vec)))
     return _store(input, ops.addmv(_beta_src(input, beta), mat, vec, beta=beta, alpha=alpha))
 
 
@@ -472,7 +484,10 @@ def baddbmm_(input, batch1, batch2, *, beta=1, alpha=1):
 
 
 def addr_(input, vec1, vec2, *, beta=1, alpha=1):
-    """torch.Tensor.addr_: beta * input + alpha * outer(vec1, vec2)."""
+    """torch.Tensor.addr_: beta * input + alpha * outer(vec1, vec2) (complex input: written out)."""
+    if mp_math._is_complex(input.dtype):
+        c = lambda v: mp_math.in_complex(v, input.dtype)  # noqa: E731
+        return _store(input, c(beta) * _beta_src(input, beta) + c(alpha) * ops.outer(c(vec1), c(vec2)))
     return _store(input, ops.addr(_beta_src(input, beta), vec1, vec2, beta=beta, alpha=alpha))
 
 

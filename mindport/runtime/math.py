@@ -838,6 +838,12 @@ def by_parts(op, input, *args, **kwargs):
     return _COMPLEX(op(ops.real(input), *args, **kwargs), op(ops.imag(input), *args, **kwargs))
 
 
+def in_complex(value, dtype):
+    """``value`` (a tensor or a Python number) as a tensor of the complex ``dtype``: MindSpore 2.10's Mul/Div have no
+    kernel for a complex tensor with a real one, and its operators take no Python complex number."""
+    return value.astype(dtype) if isinstance(value, Tensor) else Tensor(value, dtype)
+
+
 def tensor_scatter_add(input, indices, updates):
     """``ops.tensor_scatter_add``, also for complex tensors: MindSpore 2.10's TensorScatterAdd has no complex kernel,
     so the real and imaginary parts are added apart (exact: the sum is linear in them)."""
@@ -1689,7 +1695,10 @@ def histc(input, bins=100, min=0, max=0):  # noqa: A002 - torch's argument names
 
 
 def ldexp(input, other):
-    """torch.ldexp: input * 2**other, in the input's float dtype (ops.ldexp returns float32 for float16)."""
+    """torch.ldexp: input * 2**other, in the input's float dtype (ops.ldexp returns float32 for float16). Complex
+    input (no complex Mul with a real tensor): 2**other in complex."""
+    if _is_complex(input.dtype):
+        return input * in_complex(ops.pow(2.0, other.astype(ms.float32)), input.dtype)
     return _like(ops.ldexp(input, other), input)
 
 
@@ -1895,7 +1904,12 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
 
 
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
-    """torch.baddbmm / Tensor.baddbmm: ops.baddbmm, integer tensors as torch computes them (see above)."""
+    """torch.baddbmm / Tensor.baddbmm: ops.baddbmm, integer tensors as torch computes them (see above). Complex input
+    (ops.baddbmm takes no complex beta/alpha): beta * input + alpha * batch1 @ batch2 in complex."""
+    if _is_complex(input.dtype):
+        d = input.dtype
+        product = in_complex(alpha, d) * ops.bmm(in_complex(batch1, d), in_complex(batch2, d))
+        return product if beta == 0 else in_complex(beta, d) * input + product
     return _integral_scalars(ops.baddbmm, input, batch1, batch2, beta, alpha)
 
 
