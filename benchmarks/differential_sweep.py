@@ -28,7 +28,7 @@ LOUD = ("ms_error", "crash")  # MindSpore raises, or its process dies, where tor
 MISMATCHES = SILENT + LOUD
 
 
-def _entry_names(only: list[str]) -> list[str]:
+def _entry_names(only: list[str], variants=(), labels=()) -> list[str]:
     from mindport.mappings import load_registry
     from mindport.proofs.differential import cases
 
@@ -39,12 +39,13 @@ def _entry_names(only: list[str]) -> list[str]:
         seen.add(id(entry))
         if only and not any(o in entry.torch for o in only):
             continue
-        if cases(entry, registry):
+        if any((not variants or c.variant in variants) and (not labels or c.label.startswith(tuple(labels)))
+               for c in cases(entry, registry)):
             names.append(entry.torch)
     return names
 
 
-def _worker(names_file: str, out_file: str, limit: int | None, seed: int) -> None:
+def _worker(names_file: str, out_file: str, limit: int | None, seed: int, variants=(), labels=()) -> None:
     os.environ.setdefault("GLOG_v", "3")
     import torch
 
@@ -64,7 +65,7 @@ def _worker(names_file: str, out_file: str, limit: int | None, seed: int) -> Non
             out.flush()
             known = {int(i): outcome for i, outcome in todo["known"].get(name, {}).items()}
             report = sweep_entry(registry.lookup(name), registry, limit=limit, seed=seed, known=known,
-                                 progress=progress)
+                                 progress=progress, variants=variants, labels=labels)
             out.write(json.dumps({"entry": name, "outcomes": report.outcomes}) + "\n")
             out.flush()
 
@@ -90,7 +91,8 @@ def _read(out_file: Path) -> tuple[dict, str | None, int | None, dict]:
     return done, started, case, cases
 
 
-def sweep(names: list[str], workers: int, limit: int | None, seed: int, timeout: float) -> dict[str, list]:
+def sweep(names: list[str], workers: int, limit: int | None, seed: int, timeout: float,
+          variants=(), labels=()) -> dict[str, list]:
     """Outcomes per entry, run in ``workers`` processes that are restarted past a crash or a timeout."""
     tmp = Path(tempfile.mkdtemp(prefix="mindport-sweep-"))
     chunks = [names[i::workers] for i in range(workers)]
@@ -111,6 +113,7 @@ def sweep(names: list[str], workers: int, limit: int | None, seed: int, timeout:
                 cmd = [sys.executable, __file__, "--worker", str(names_file), str(out_file), "--seed", str(seed)]
                 if limit is not None:
                     cmd += ["--limit", str(limit)]
+                cmd += [a for v in variants for a in ("--variant", v)] + [a for v in labels for a in ("--label", v)]
                 w.update(proc=subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL),
                          out=out_file, last=time.time(), seen=None)
         time.sleep(1.0)
@@ -173,7 +176,7 @@ def summarize(results: dict[str, list]) -> dict:
             kinds[kind] += 1
             if kind in MISMATCHES:
                 by_entry.setdefault(name, collections.Counter())[kind] += 1
-    generated = sum(kinds.values())
+    generated = sum(n for kind, n in kinds.items() if kind not in ("known", "known_silent"))  # tallies, not cases
     return {"entries": len(results), "generated": generated, "rejected_by_torch": kinds["rejected"],
             "run": generated - kinds["rejected"], "kinds": dict(kinds),
             "mismatches": sum(kinds[k] for k in MISMATCHES),
@@ -226,13 +229,17 @@ def main(argv=None) -> int:
     parser.add_argument("--limit", type=int, default=None, help="at most this many cases per entry (seeded sample)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds one case may take")
+    parser.add_argument("--variant", action="append", default=[],
+                        help="only the cases of this input variant (complex64, float16, empty, ...)")
+    parser.add_argument("--label", action="append", default=[],
+                        help="only the cases whose label starts with this (example/ = the example's argument set)")
     parser.add_argument("--json", help="write every outcome here")
     parser.add_argument("--details", type=int, default=160, help="print mismatch details (characters; 0 = none)")
     parser.add_argument("--compare", nargs=2, metavar=("BEFORE", "AFTER"), help="compare two --json files")
     parser.add_argument("--worker", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
-        _worker(*args.worker, args.limit, args.seed)
+        _worker(*args.worker, args.limit, args.seed, args.variant, args.label)
         return 0
     if args.compare:
         for label, path in zip(("before", "after"), args.compare):
@@ -242,11 +249,11 @@ def main(argv=None) -> int:
         return 0
     sys.path.insert(0, str(ROOT))
     start = time.time()
-    names = _entry_names(args.only)
+    names = _entry_names(args.only, args.variant, args.label)
     if args.entries:
         wanted = set(Path(args.entries).read_text().split())
         names = [n for n in names if n in wanted]
-    results = sweep(names, args.workers, args.limit, args.seed, args.timeout)
+    results = sweep(names, args.workers, args.limit, args.seed, args.timeout, args.variant, args.label)
     summary = summarize(results)
     show(summary, results, args.details)
     print(f"\n{summary['run']} cases in {time.time() - start:.0f} s on {args.workers} workers")

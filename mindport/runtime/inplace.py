@@ -218,7 +218,7 @@ def logit_(input, eps=None):
 
 def nan_to_num_(input, nan=0.0, posinf=None, neginf=None):
     """torch.Tensor.nan_to_num_ / torch.nan_to_num_ (infinities become the dtype's largest finite values by default)."""
-    return _store(input, ops.nan_to_num(_src(input), nan, posinf, neginf))
+    return _store(input, mp_math.by_parts(ops.nan_to_num, _src(input), nan, posinf, neginf))  # complex: per part
 
 
 def zero_(input):
@@ -322,7 +322,7 @@ lcm_ = _binary(ops.lcm, "lcm_", "torch.Tensor.lcm_ / torch.lcm_")
 hypot_ = _binary(ops.hypot, "hypot_", "torch.Tensor.hypot_")
 igamma_ = _binary(ops.igamma, "igamma_", "torch.Tensor.igamma_")
 igammac_ = _binary(ops.igammac, "igammac_", "torch.Tensor.igammac_")
-ldexp_ = _binary(ops.ldexp, "ldexp_", "torch.Tensor.ldexp_ / torch.ldexp_")
+ldexp_ = _binary(mp_math.ldexp, "ldexp_", "torch.Tensor.ldexp_ / torch.ldexp_")
 logical_and_ = _binary(ops.logical_and, "logical_and_", "torch.Tensor.logical_and_")
 logical_or_ = _binary(ops.logical_or, "logical_or_", "torch.Tensor.logical_or_")
 logical_xor_ = _binary(ops.logical_xor, "logical_xor_", "torch.Tensor.logical_xor_")
@@ -431,17 +431,26 @@ def clip_(input, min=None, max=None):
 
 
 def lerp_(input, end, weight):
-    """torch.Tensor.lerp_: input + weight * (end - input)."""
+    """torch.Tensor.lerp_: input + weight * (end - input) (complex input: written out, no complex Lerp)."""
+    if mp_math._is_complex(input.dtype):
+        src = _src(input)
+        return _store(input, src + mp_math.in_complex(weight, input.dtype) * (mp_math.in_complex(end, input.dtype) - src))
     return _store(input, ops.lerp(_src(input), end, weight))
 
 
 def addcdiv_(input, tensor1, tensor2, *, value=1):
-    """torch.Tensor.addcdiv_: input + value * tensor1 / tensor2."""
+    """torch.Tensor.addcdiv_: input + value * tensor1 / tensor2 (complex input: written out, no complex Addcdiv)."""
+    if mp_math._is_complex(input.dtype):
+        c = lambda v: mp_math.in_complex(v, input.dtype)  # noqa: E731
+        return _store(input, _src(input) + c(value) * c(tensor1) / c(tensor2))
     return _store(input, ops.addcdiv(_src(input), tensor1, tensor2, value=value))
 
 
 def addcmul_(input, tensor1, tensor2, *, value=1):
-    """torch.Tensor.addcmul_: input + value * tensor1 * tensor2."""
+    """torch.Tensor.addcmul_: input + value * tensor1 * tensor2 (complex input: written out, no complex Addcmul)."""
+    if mp_math._is_complex(input.dtype):
+        c = lambda v: mp_math.in_complex(v, input.dtype)  # noqa: E731
+        return _store(input, _src(input) + c(value) * c(tensor1) * c(tensor2))
     return _store(input, ops.addcmul(_src(input), tensor1, tensor2, value=value))
 
 
@@ -457,7 +466,10 @@ def addmm_(input, mat1, mat2, *, beta=1, alpha=1):
 
 
 def addmv_(input, mat, vec, *, beta=1, alpha=1):
-    """torch.Tensor.addmv_ / torch.addmv_: beta * input + alpha * mat @ vec."""
+    """torch.Tensor.addmv_ / torch.addmv_: beta * input + alpha * mat @ vec (complex input: written out)."""
+    if mp_math._is_complex(input.dtype):
+        c = lambda v: mp_math.in_complex(v, input.dtype)  # noqa: E731
+        return _store(input, c(beta) * _beta_src(input, beta) + c(alpha) * ops.matmul(c(mat), c(vec)))
     return _store(input, ops.addmv(_beta_src(input, beta), mat, vec, beta=beta, alpha=alpha))
 
 
@@ -472,7 +484,10 @@ def baddbmm_(input, batch1, batch2, *, beta=1, alpha=1):
 
 
 def addr_(input, vec1, vec2, *, beta=1, alpha=1):
-    """torch.Tensor.addr_: beta * input + alpha * outer(vec1, vec2)."""
+    """torch.Tensor.addr_: beta * input + alpha * outer(vec1, vec2) (complex input: written out)."""
+    if mp_math._is_complex(input.dtype):
+        c = lambda v: mp_math.in_complex(v, input.dtype)  # noqa: E731
+        return _store(input, c(beta) * _beta_src(input, beta) + c(alpha) * ops.outer(c(vec1), c(vec2)))
     return _store(input, ops.addr(_beta_src(input, beta), vec1, vec2, beta=beta, alpha=alpha))
 
 
@@ -503,13 +518,13 @@ def cumprod_(input, dim, dtype=None):
 
 
 def tril_(input, diagonal=0):
-    """torch.Tensor.tril_."""
-    return _store(input, ops.tril(_src(input), diagonal))
+    """torch.Tensor.tril_ (complex input: MindSpore 2.10's Tril has no complex kernel, each part apart)."""
+    return _store(input, mp_math.by_parts(ops.tril, _src(input), diagonal))
 
 
 def triu_(input, diagonal=0):
-    """torch.Tensor.triu_."""
-    return _store(input, ops.triu(_src(input), diagonal))
+    """torch.Tensor.triu_ (complex input: MindSpore 2.10's Triu has no complex kernel, each part apart)."""
+    return _store(input, mp_math.by_parts(ops.triu, _src(input), diagonal))
 
 
 # --- indexed updates ------------------------------------------------------------------------------------------------
@@ -520,6 +535,10 @@ def masked_fill_(input, mask, value):
         value = value.astype(input.dtype)
     elif isinstance(value, complex):  # MindSpore's masked_fill takes no Python complex
         value = ms.Tensor(value, input.dtype)
+    if mp_math._is_complex(input.dtype):  # MindSpore 2.10's MaskedFill has no complex kernel: each part apart
+        value = ms.Tensor(value, input.dtype) if not isinstance(value, ms.Tensor) else value
+        return _store(input, ops.Complex()(ops.masked_fill(ops.real(_src(input)), mask, ops.real(value)),
+                                           ops.masked_fill(ops.imag(_src(input)), mask, ops.imag(value))))
     return _store(input, ops.masked_fill(_src(input), mask, value))
 
 
@@ -555,7 +574,7 @@ def index_put_(input, indices, values, accumulate=False):
     shape = index.shape[:-1] + input.shape[len(indices):rank]
     values = ops.broadcast_to(values.astype(input.dtype), shape)
     if accumulate:
-        return _store(input, ops.tensor_scatter_add(_src(input), index, values))
+        return _store(input, mp_math.tensor_scatter_add(_src(input), index, values))
     return _store(input, ops.tensor_scatter_update(_src(input), index, values))
 
 

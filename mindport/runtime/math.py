@@ -297,14 +297,20 @@ def var(input, dim=None, correction=1, keepdim=False):
 
 
 def std_mean(input, dim=None, correction=1, keepdim=False):
-    """torch.std_mean: (std, mean) from ops.std_mean, both NaN over an empty extent (MindSpore's mean is inf)."""
+    """torch.std_mean: (std, mean) from ops.std_mean, both NaN over an empty extent (MindSpore's mean is inf).
+    Complex input (ReduceStd has no complex kernel): the real std and the complex mean."""
+    if _is_complex(input.dtype):
+        return std(input, dim, correction, keepdim), mean(input, dim, keepdim)
     s, m = ops.std_mean(input, dim, correction, keepdim)
     nan = float("nan")
     return _or_empty(s, input, dim, keepdim, nan), _or_empty(m, input, dim, keepdim, nan)
 
 
 def var_mean(input, dim=None, correction=1, keepdim=False):
-    """torch.var_mean: (var, mean) from ops.var_mean, both NaN over an empty extent."""
+    """torch.var_mean: (var, mean) from ops.var_mean, both NaN over an empty extent. Complex input (ReduceStd has no
+    complex kernel): the real variance and the complex mean."""
+    if _is_complex(input.dtype):
+        return var(input, dim, correction, keepdim), mean(input, dim, keepdim)
     v, m = ops.var_mean(input, dim, correction, keepdim)
     nan = float("nan")
     return _or_empty(v, input, dim, keepdim, nan), _or_empty(m, input, dim, keepdim, nan)
@@ -694,6 +700,58 @@ def complex(real, imag):
     return _COMPLEX(real, imag)
 
 
+def _logaddexp_complex(a, b):
+    """log(exp(a) + exp(b)) of complex tensors as torch adds them: the term of larger real part ``hi`` plus
+    log(1 + exp(lo - hi)), whose imaginary part is not wrapped to (-pi, pi]; two -inf real parts give -inf + 0j."""
+    ra, rb = ops.real(a), ops.real(b)
+    a_hi = ra >= rb
+    hi, lo = ops.where(a_hi, a, b), ops.where(a_hi, b, a)
+    out = hi + ops.log(1 + ops.exp(lo - hi))
+    both_neginf = ops.isneginf(ra) & ops.isneginf(rb)
+    return ops.where(both_neginf, ops.real(hi).astype(a.dtype), out)
+
+
+def logcumsumexp(input, dim):
+    """torch.logcumsumexp / Tensor.logcumsumexp. Real input: ``ops.logcumsumexp``. Complex input (a Heisen-sequence
+    scan in SSM code): MindSpore 2.10's CumulativeLogsumexp takes float16/32/64 only. The values come from a prefix
+    scan of the stable complex log-add-exp (ceil(log2(n)) steps); the imaginary part is then put on the branch torch's
+    sequential scan reaches (torch adds each term to the running sum without wrapping the angle: where the new term
+    has the larger real part the angle restarts near that term's own, elsewhere it moves continuously)."""
+    if not _is_complex(input.dtype):
+        return ops.logcumsumexp(input, axis=dim)
+    if input.ndim == 0 or input.shape[dim] <= 1:
+        return input
+    axis, n, step = _axis(dim, input.ndim), input.shape[dim], 1
+    out = input
+    while step < n:
+        head = ops.narrow(out, axis, 0, step)
+        summed = _logaddexp_complex(ops.narrow(out, axis, step, n - step), ops.narrow(out, axis, 0, n - step))
+        out = ops.concat((head, summed), axis)
+        step *= 2
+    return _torch_branch(input, out, axis, n)
+
+
+def _torch_branch(z, out, axis, n):
+    """``out`` (right modulo 2*pi in its imaginary part) with torch's imaginary parts: at a restart k (the first term,
+    or Re z[k] > Re out[k-1]) the angle is Im z[k] + a turn below pi/2; elsewhere out[k-1]'s angle + one below pi."""
+    two_pi = 2 * _pymath.pi
+    principal = ops.imag(out)
+    prev_real = ops.concat((ops.full_like(ops.narrow(principal, axis, 0, 1), -_pymath.inf),
+                            ops.narrow(ops.real(out), axis, 0, n - 1)), axis)
+    restart = ops.real(z) > prev_real
+    prev_principal = ops.concat((ops.narrow(principal, axis, 0, 1), ops.narrow(principal, axis, 0, n - 1)), axis)
+    turns = ops.where(restart, ops.round((ops.imag(z) - principal) / two_pi),
+                      ops.round((prev_principal - principal) / two_pi))
+    total = ops.cumsum(turns, axis)
+    before = total - turns  # the running sum before each term
+    index_shape = [1] * z.ndim
+    index_shape[axis] = n
+    index = ops.arange(n, dtype=ms.int32).reshape(index_shape).broadcast_to(restart.shape)
+    last = ops.cummax(ops.where(restart, index, ops.zeros_like(index)), axis)[0]
+    turns_at = total - ops.gather_elements(before, axis, last)
+    return _COMPLEX(ops.real(out), principal + two_pi * turns_at)
+
+
 def view_as_complex(input):
     """torch.view_as_complex (last dim of size 2 = (real, imag)): no MindSpore function; the result is a copy."""
     return _COMPLEX(input[..., 0], input[..., 1])
@@ -743,7 +801,7 @@ def index_add(input, dim, index, source, *, alpha=1):
     src = _rows(source, dim)
     if alpha != 1:
         src = src * alpha
-    return _scatter_rows(input, dim, index, src.astype(input.dtype), ops.tensor_scatter_add)
+    return _scatter_rows(input, dim, index, src.astype(input.dtype), tensor_scatter_add)
 
 
 def index_copy(input, dim, index, source):
@@ -771,6 +829,31 @@ def _identity(reduce, dtype):
     return low if reduce == "amax" else high
 
 
+def by_parts(op, input, *args, **kwargs):
+    """``op(input, ...)`` of a complex ``input`` for an operation that acts on the real and imaginary parts alike
+    (linear, or a selection: trace, tril, scatter-add) and has no complex kernel in MindSpore 2.10: ``op`` on each part.
+    Real input: ``op`` itself."""
+    if not _is_complex(input.dtype):
+        return op(input, *args, **kwargs)
+    return _COMPLEX(op(ops.real(input), *args, **kwargs), op(ops.imag(input), *args, **kwargs))
+
+
+def in_complex(value, dtype):
+    """``value`` (a tensor or a Python number) as a tensor of the complex ``dtype``: MindSpore 2.10's Mul/Div have no
+    kernel for a complex tensor with a real one, and its operators take no Python complex number."""
+    return value.astype(dtype) if isinstance(value, Tensor) else Tensor(value, dtype)
+
+
+def tensor_scatter_add(input, indices, updates):
+    """``ops.tensor_scatter_add``, also for complex tensors: MindSpore 2.10's TensorScatterAdd has no complex kernel,
+    so the real and imaginary parts are added apart (exact: the sum is linear in them)."""
+    if _is_complex(input.dtype):
+        updates = updates.astype(input.dtype)
+        return _COMPLEX(ops.tensor_scatter_add(ops.real(input), indices, ops.real(updates)),
+                        ops.tensor_scatter_add(ops.imag(input), indices, ops.imag(updates)))
+    return ops.tensor_scatter_add(input, indices, updates)
+
+
 _SCATTER = {"sum": "tensor_scatter_add", "mean": "tensor_scatter_add", "prod": "tensor_scatter_mul",
             "amax": "tensor_scatter_max", "amin": "tensor_scatter_min"}
 
@@ -779,7 +862,7 @@ def _scatter_reduce_nd(input, coords, updates, reduce, include_self):
     """torch's scatter_reduce/index_reduce on nd coordinates (``coords`` rows address slices of ``input``)."""
     if reduce not in _SCATTER:
         raise ValueError(f"unknown reduce {reduce!r}; expected one of {sorted(_SCATTER)}")
-    op = getattr(ops, _SCATTER[reduce])
+    op = tensor_scatter_add if _SCATTER[reduce] == "tensor_scatter_add" else getattr(ops, _SCATTER[reduce])
     base = input
     if not include_self:
         base = ops.tensor_scatter_update(input, coords, ops.full(updates.shape, _identity(reduce, input.dtype),
@@ -788,9 +871,9 @@ def _scatter_reduce_nd(input, coords, updates, reduce, include_self):
     if reduce == "mean":
         start = ops.ones_like(input) if include_self else ops.tensor_scatter_update(
             ops.ones_like(input), coords, ops.zeros(updates.shape, input.dtype))
-        count = ops.tensor_scatter_add(start, coords, ops.ones(updates.shape, input.dtype))
+        count = tensor_scatter_add(start, coords, ops.ones(updates.shape, input.dtype))
         count = ops.where(count == 0, ops.ones_like(count), count)
-        out = out / count if _is_float(input.dtype) else ops.floor_divide(out, count)
+        out = out / count if _is_float(input.dtype) or _is_complex(input.dtype) else ops.floor_divide(out, count)
     return out
 
 
@@ -903,7 +986,7 @@ def put(input, index, source, accumulate=False):
     """torch.put (index into the flattened input; negative indices count from the end): no MindSpore put."""
     flat = input.reshape(-1)
     idx = ops.remainder(index.reshape(-1, 1).astype(ms.int64), flat.shape[0])
-    op = ops.tensor_scatter_add if accumulate else ops.tensor_scatter_update
+    op = tensor_scatter_add if accumulate else ops.tensor_scatter_update
     return op(flat, idx, source.reshape(-1).astype(input.dtype)).reshape(input.shape)
 
 
@@ -1572,7 +1655,10 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
 
 
 def trace(input):
-    """torch.trace: an int32 matrix's trace is int64 in torch (ops.trace keeps int32)."""
+    """torch.trace: an int32 matrix's trace is int64 in torch (ops.trace keeps int32). MindSpore 2.10's Trace has no
+    complex kernel: a complex trace is the traces of the real and imaginary parts."""
+    if _is_complex(input.dtype):
+        return by_parts(ops.trace, input)
     dtype = _accumulate_dtype(input, None)
     return ops.trace(input if dtype is None else input.astype(dtype))
 
@@ -1609,7 +1695,10 @@ def histc(input, bins=100, min=0, max=0):  # noqa: A002 - torch's argument names
 
 
 def ldexp(input, other):
-    """torch.ldexp: input * 2**other, in the input's float dtype (ops.ldexp returns float32 for float16)."""
+    """torch.ldexp: input * 2**other, in the input's float dtype (ops.ldexp returns float32 for float16). Complex
+    input (no complex Mul with a real tensor): 2**other in complex."""
+    if _is_complex(input.dtype):
+        return input * in_complex(ops.pow(2.0, other.astype(ms.float32)), input.dtype)
     return _like(ops.ldexp(input, other), input)
 
 
@@ -1815,7 +1904,12 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
 
 
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
-    """torch.baddbmm / Tensor.baddbmm: ops.baddbmm, integer tensors as torch computes them (see above)."""
+    """torch.baddbmm / Tensor.baddbmm: ops.baddbmm, integer tensors as torch computes them (see above). Complex input
+    (ops.baddbmm takes no complex beta/alpha): beta * input + alpha * batch1 @ batch2 in complex."""
+    if _is_complex(input.dtype):
+        d = input.dtype
+        product = in_complex(alpha, d) * ops.bmm(in_complex(batch1, d), in_complex(batch2, d))
+        return product if beta == 0 else in_complex(beta, d) * input + product
     return _integral_scalars(ops.baddbmm, input, batch1, batch2, beta, alpha)
 
 

@@ -232,7 +232,8 @@ def _run_converted(case, ms_code, t_mod, t_out, t_args, t_layer, arrays, noncont
             m_out, m_args = _run_ms(case, m_mod, arrays, noncontiguous, t_layer)
             m_out = [_to_numpy(leaf) for leaf in _flatten(m_out)]  # MindSpore raises some errors on first read
     except Exception as exc:  # noqa: BLE001
-        text = str(exc).split("\n")[0][:300]
+        # the first line of the message proper (MindSpore's kernel errors open with "----" banners and "- headings")
+        text = next((line for line in str(exc).split("\n") if line.strip() and not line.startswith("-")), "")[:300]
         return Outcome("ms_error", f"{type(exc).__name__}: {text}", ms_code)
     try:
         problem = _compare(case, t_out, m_out, half_ref)
@@ -274,12 +275,14 @@ class EntryReport:
 
 
 def sweep_entry(entry: Entry, registry: Registry, limit: int | None = None, seed: int = 0,
-                known: dict | None = None, progress=None) -> EntryReport:
+                known: dict | None = None, progress=None, variants=None, labels=None) -> EntryReport:
     """All (or ``limit`` seeded) cases of one entry. ``known``: case index -> outcome tuple already had (from a worker
     process that died on a later case; the case that killed it is known as a ``crash``): not run again.
-    ``progress(i, outcome)`` is called before case ``i`` runs (outcome None) and after."""
+    ``progress(i, outcome)`` is called before case ``i`` runs (outcome None) and after. ``variants``/``labels``:
+    only the cases of these input variants / whose label starts with one of these (e.g. ``("complex64",)``)."""
     report = EntryReport(entry.torch)
-    all_cases = cases(entry, registry)
+    all_cases = [c for c in cases(entry, registry) if (not variants or c.variant in variants)
+                 and (not labels or c.label.startswith(tuple(labels)))]
     if limit is not None and len(all_cases) > limit:
         rng = np.random.default_rng(seed)
         picked = sorted(rng.choice(len(all_cases), size=limit, replace=False))
