@@ -273,6 +273,17 @@ class TensorIdiomTransform(Rule):
 
     def leave_Call(self, original_node, updated_node):
         self._flag_format(original_node)
+        if isinstance(original_node.func, cst.Name) and original_node.func.value == "abs" \
+                and self.scope.resolve(original_node.func) is None and len(original_node.args) == 1 \
+                and original_node.args[0].keyword is None and not original_node.args[0].star \
+                and self._is_complex(original_node.args[0].value):
+            # abs(xf) of a complex value (TimeMixer's FFT magnitudes): torch's modulus is real; MindSpore's
+            # Tensor.__abs__ keeps complex64 (and topk then refuses it): torch.abs's entry, which gives the real one
+            entry = self.ctx.registry.lookup("torch.abs")
+            target = entry.resolve(self.ctx.options.target)[0] if entry is not None and entry.supported else None
+            if target is not None:
+                self.ctx.converted_sites += 1
+                return updated_node.with_changes(func=self.ctx.target_expr(target))
         func = updated_node.func
         if not isinstance(func, cst.Attribute) or self.scope.resolve(func.value) is not None:
             return updated_node
