@@ -56,3 +56,54 @@ def test_local_lists_as_sizes_convert_and_match(tmp_path, args):
     for w, g in zip(want, got):
         assert tuple(g.shape) == tuple(w.shape)
         np.testing.assert_allclose(g.asnumpy(), w.numpy(), rtol=1e-5, atol=1e-5)
+
+
+CALLED_WITH_LISTS = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+
+
+    class ConvUnit(nn.Module):
+        def __init__(self, cin, cout, kernel_size, stride=(1, 1)):
+            super().__init__()
+            self.conv = nn.Conv2d(cin, cout, kernel_size, stride=stride, padding=0)
+
+        def forward(self, x):
+            return self.conv(x)
+
+
+    class Head(nn.Module):
+        def __init__(self, dims=(3, 4, 5)):
+            super().__init__()
+            window = [3, 1]
+            self.units = nn.ModuleList([ConvUnit(cin, cout, kernel_size=[1, 1], stride=[1, 1])
+                                        for cin, cout in zip(dims[:-1], dims[1:])])
+            self.wide = ConvUnit(dims[-1], 2, window, [2, 1])
+
+        def forward(self, x):
+            for unit in self.units:
+                x = unit(x)
+            return self.wide(x)
+""")
+
+
+def test_sizes_a_call_passes_as_lists_convert_and_match(tmp_path):
+    """GMAN's FC builds its 1x1 convolutions with ``conv2d_(..., kernel_size=[1, 1], stride=[1, 1])``, a class of
+    the file that hands both to ``nn.Conv2d``: the parameter a call passes a list to is a list local of the callee."""
+    import mindspore as ms
+    import torch
+
+    code = convert_source(CALLED_WITH_LISTS).code
+    assert "kernel_size=(tuple(kernel_size) if isinstance(kernel_size, list) else kernel_size)" in code, code
+    assert "stride=(tuple(stride) if isinstance(stride, list) else stride)" in code, code
+    x = np.random.default_rng(1).standard_normal((2, 3, 6, 5)).astype(np.float32)
+    torch_net = load_module(CALLED_WITH_LISTS, tmp_path / "t_cl.py", "t_cl").Head()
+    ms_net = load_module(code, tmp_path / "m_cl.py", "m_cl").Head()
+    for name, p in torch_net.named_parameters():
+        target = dict(ms_net.parameters_and_names())[name]
+        target.set_data(ms.Tensor(p.detach().numpy()))
+    with torch.no_grad():
+        want = torch_net(torch.from_numpy(x)).numpy()
+    got = ms_net(ms.Tensor(x)).asnumpy()
+    assert got.shape == want.shape == (2, 2, 2, 5)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)

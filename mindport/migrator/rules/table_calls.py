@@ -23,6 +23,7 @@ from mindport.migrator.native_facts import (
     empty_attributes,
     empty_cat_members,
     empty_locals,
+    list_arguments,
     list_locals,
     inplace_switch,
     own_nodes,
@@ -313,6 +314,7 @@ class TableCallTransform(Rule):
         self._file_facts = FileFacts(node)
         self._empty_attributes = empty_attributes(node, self.ctx.module_scope.resolve_torch)
         self._flow = ValueFlow(node)
+        self._list_arguments = list_arguments(node, self._flow.functions)  # kernel_size=[1, 1] handed to a class
         self._cell_functions = frozenset()
         self._cell_functions = cell_functions(node, self._builds_cell)  # make_attn(c) returns a Cell on every path
         self._value_sites: dict[int, tuple[cst.FunctionDef, str]] = {}  # a value -> (the function, its parameter)
@@ -454,14 +456,16 @@ class TableCallTransform(Rule):
 
     def _sizes_as_tuples(self, bound: dict[str, Arg]) -> dict[str, Arg]:
         """A size or dimensions argument given by a local name that may hold a list (native_facts.list_locals:
-        ``dilation=rate`` after ``rate = []`` grew per dimension): ``tuple(rate) if isinstance(rate, list) else
+        ``dilation=rate`` after ``rate = []`` grew per dimension, or a parameter some call of the file passes a
+        list to): ``tuple(rate) if isinstance(rate, list) else
         rate``, which MindSpore takes where it refuses a list ("When expanding an int number to tuple ... but got
         list"). Padding is left to the entries' padding transforms, which take lists."""
         if not self._functions:
             return bound
         function = self._functions[-1]
         if id(function) not in self._list_locals_of:
-            self._list_locals_of[id(function)] = list_locals(function)
+            self._list_locals_of[id(function)] = list_locals(function, self._list_arguments.get(id(function),
+                                                                                                frozenset()))
         lists = self._list_locals_of[id(function)]
         for name in LIST_SIZE_NAMES & bound.keys():
             arg = bound[name]
