@@ -334,6 +334,27 @@ def Tensor(*data, device=None):  # noqa: N802 - torch's name
     return FloatTensor(*data, device=device)
 
 
+def sparse_FloatTensor(*data, device=None):  # noqa: N802 - torch's name
+    """``torch.sparse.FloatTensor(*sizes)`` / ``(indices, values[, size])``: the sparse float32 tensor's values,
+    kept dense as :func:`to_sparse` keeps them: zeros of those sizes (KGAT's placeholder adjacency Parameter), or
+    ``values`` written at the columns of ``indices`` (sparse_dim x nnz), duplicates summed as torch's coalesce sums
+    them; without ``size`` each sparse dimension is its largest index + 1. A constructor of the model's set-up
+    (``__init__``): without ``size`` it reads the indices on the host, so inside construct/@jit it raises."""
+    _host_only("torch.sparse.FloatTensor is built where the model is set up (__init__): call it outside "
+               "construct/@jit")
+    if not data or isinstance(data[0], int):
+        return FloatTensor(*data) if data else ops.zeros((0,), ms.float32)
+    indices, values = data[0], data[1]
+    values = values if isinstance(values, ms.Tensor) else ms.Tensor(np.asarray(values))
+    indices = indices if isinstance(indices, ms.Tensor) else ms.Tensor(np.asarray(indices))
+    if len(data) > 2:
+        size = tuple(int(n) for n in data[2])
+    else:
+        size = tuple(int(n) + 1 for n in indices.max(axis=1).asnumpy().tolist()) + tuple(values.shape[1:])
+    dense = ops.zeros(size, ms.float32)
+    return ops.tensor_scatter_add(dense, indices.astype(ms.int64).swapaxes(0, 1), values.astype(ms.float32))
+
+
 DoubleTensor = _typed_constructor("DoubleTensor", ms.float64)
 HalfTensor = _typed_constructor("HalfTensor", ms.float16)
 BFloat16Tensor = _typed_constructor("BFloat16Tensor", ms.bfloat16)
