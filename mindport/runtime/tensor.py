@@ -133,6 +133,19 @@ def _device_designation():
     return kind if kind == "cpu" else f"{kind}:{ms.get_context('device_id')}"
 
 
+@ms.constexpr
+def _device_ordinal():
+    return -1 if ms.get_context("device_target") == "CPU" else int(ms.get_context("device_id"))
+
+
+def get_device(x):
+    """``x.get_device()``: torch's device ordinal, -1 for a CPU tensor and the device index otherwise (FoldingNet's
+    ``if idx.get_device() == -1:`` picks its CPU path by it). Placement is global in MindSpore: the ordinal of the
+    device MindSpore computes on (-1 on CPU, ``device_id`` on a GPU or an Ascend device); a constant, also in a
+    graph."""
+    return _device_ordinal()
+
+
 def device(x):
     """``x.device``: where the tensor lives, as ``str(tensor.device)`` reads in torch (``'cpu'``, ``'cuda:0'``): the
     converter writes ``torch.device(...)`` as that string, so ``x.device == torch.device('cpu')`` and ``str(x.device)``
