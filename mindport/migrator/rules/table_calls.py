@@ -314,6 +314,7 @@ class TableCallTransform(Rule):
         self._file_facts = FileFacts(node)
         self._empty_attributes = empty_attributes(node, self.ctx.module_scope.resolve_torch)
         self._flow = ValueFlow(node)
+        self._module, self._loads_arrays = node, None  # _strict_name: an array package loaded by a call, found once
         self._list_arguments = list_arguments(node, self._flow.functions)  # kernel_size=[1, 1] handed to a class
         self._cell_functions = frozenset()
         self._cell_functions = cell_functions(node, self._builds_cell)  # make_attn(c) returns a Cell on every path
@@ -795,10 +796,15 @@ class TableCallTransform(Rule):
 
     def _strict_name(self, name: str) -> bool:
         """Must the receiver be an evident tensor for ``x.name(...)`` to be rewritten? For the names other Python
-        values share (SHARED_METHOD_NAMES), except array-only names in a file that imports no array package."""
+        values share (SHARED_METHOD_NAMES), except array-only names in a file that loads no array package (by an
+        import statement or by a call: ``__import__("numpy")``)."""
         if name not in SHARED_METHOD_NAMES:
             return False
-        return name not in ARRAY_METHOD_NAMES or any(self.ctx.imports(p) for p in ARRAY_PACKAGES)
+        if name not in ARRAY_METHOD_NAMES or any(self.ctx.imports(p) for p in ARRAY_PACKAGES):
+            return True
+        if self._loads_arrays is None:
+            self._loads_arrays = _imports_dynamically(self._module, ARRAY_PACKAGES)
+        return self._loads_arrays
 
     def _maybe_numpy(self, func: cst.Attribute) -> bool:
         """Could the receiver be a numpy array? A bare name that is a parameter (or of unknown kind) in a file that
@@ -1023,3 +1029,22 @@ def _numpy_names(entry, call: cst.Call) -> bool:
     names = {p.name for p in entry.signature or ()}
     return any(a.keyword is not None and a.keyword.value in NUMPY_NAMES and a.keyword.value not in names
                for a in call.args)
+
+
+def _imports_dynamically(module: cst.Module, packages) -> bool:
+    """Does the file load one of ``packages`` by a call (``__import__('numpy')``, ``importlib.import_module('numpy')``):
+    an array package reached without an import statement (a driver's ``__import__('numpy').eye(7)``)?"""
+    found = False
+
+    class _Find(cst.CSTVisitor):
+        def visit_Call(self, node):
+            nonlocal found
+            func = node.func
+            loader = (isinstance(func, cst.Name) and func.value == "__import__") or (
+                isinstance(func, cst.Attribute) and func.attr.value == "import_module")
+            if loader and node.args and isinstance(node.args[0].value, cst.SimpleString) \
+                    and node.args[0].value.evaluated_value.split(".", 1)[0] in packages:
+                found = True
+
+    module.visit(_Find())
+    return found
