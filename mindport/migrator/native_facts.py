@@ -1214,23 +1214,25 @@ def empty_cat_members(call: cst.Call, local: frozenset[str], attributes: frozens
     return False
 
 
-def list_locals(function: "cst.FunctionDef | None") -> frozenset[str]:
+def _is_list(value) -> bool:
+    return isinstance(value, (cst.List, cst.ListComp)) or (
+        isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "list")
+
+
+def list_locals(function: "cst.FunctionDef | None", given: frozenset[str] = frozenset()) -> frozenset[str]:
     """Names the function may hold a list in: assigned a list display, comprehension or ``list(...)``, or a
-    parameter whose default is a list display (``rate = []`` grown per dimension; ``def f(kernel_size=[3, 3])``).
+    parameter whose default is a list display (``rate = []`` grown per dimension; ``def f(kernel_size=[3, 3])``),
+    or one of ``given`` (the parameters a call of the file passes a list to: :func:`list_arguments`).
     torch takes a list wherever it takes a size or dimensions; MindSpore only an int or a tuple."""
     if function is None:
         return frozenset()
-
-    def is_list(value) -> bool:
-        return isinstance(value, (cst.List, cst.ListComp)) or (
-            isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "list")
-
-    found = {t.target.value for node in own_nodes(function, cst.Assign) if is_list(node.value)
+    found = {t.target.value for node in own_nodes(function, cst.Assign) if _is_list(node.value)
              for t in node.targets if isinstance(t.target, cst.Name)}
     params = function.params
     found.update(p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)
-                 if p.default is not None and is_list(p.default))
+                 if (p.default is not None and _is_list(p.default)) or p.name.value in given)
     return frozenset(found)
+
 
 # ------------------------------------------------------------------------------------------- unread bindings
 
@@ -1319,3 +1321,45 @@ def _aligned(targets: list, values: list):
             break
         pairs.add((len(targets) - k, len(values) - k))
     return pairs
+
+def list_arguments(module: cst.Module, callees: dict[str, cst.FunctionDef]) -> dict[int, frozenset[str]]:
+    """id(function) -> the parameters some call of the file passes a list to: ``conv2d_(..., kernel_size=[1, 1])``
+    of a class of the file (``callees``: ValueFlow.functions, its functions and classes' ``__init__``), or a local
+    list of the calling function (:func:`list_locals`). The callee then hands that parameter to ``nn.Conv2d``
+    (GMAN's FC building its 1x1 convolutions)."""
+    found: dict[int, set[str]] = {}
+    local_lists: dict[int, frozenset[str]] = {}
+
+    class _Find(cst.CSTVisitor):
+        def __init__(self):
+            self.functions: list[cst.FunctionDef] = []
+
+        def visit_FunctionDef(self, node):
+            self.functions.append(node)
+
+        def leave_FunctionDef(self, original_node):
+            self.functions.pop()
+
+        def visit_Call(self, node):
+            target = callees.get(node.func.value) if isinstance(node.func, cst.Name) else None
+            if target is None:
+                return
+            enclosing = self.functions[-1] if self.functions else None
+            starred = any(a.star for a in node.args)
+            for arg in node.args:
+                if arg.star or (starred and arg.keyword is None):
+                    continue
+                value = arg.value
+                if not _is_list(value):
+                    if not (isinstance(value, cst.Name) and enclosing is not None):
+                        continue
+                    if id(enclosing) not in local_lists:
+                        local_lists[id(enclosing)] = list_locals(enclosing)
+                    if value.value not in local_lists[id(enclosing)]:
+                        continue
+                name = arg.keyword.value if arg.keyword is not None else _positional_param(target, node, arg)
+                if name is not None:
+                    found.setdefault(id(target), set()).add(name)
+
+    module.visit(_Find())
+    return {key: frozenset(names) for key, names in found.items()}

@@ -74,13 +74,18 @@ class _Keyed(nn.Cell):
     def items(self):
         return [(k, getattr(self, k)) for k in self._keys]
 
+    def update(self, values) -> None:
+        """``d.update(mapping)`` or ``d.update(pairs)``, each member set as ``d[key] = value`` (NGCF grows its
+        ParameterDict of layer weights by ``weight_dict.update({...})``)."""
+        for key, value in (values.items() if hasattr(values, "items") else values):
+            self[key] = value
+
 
 class ParameterDict(_Keyed):
     def __init__(self, values=None) -> None:
         super().__init__()
         self._keys: list[str] = []
-        for key, value in dict(values or {}).items():
-            self[key] = value
+        self.update(values or {})
 
     def __setitem__(self, key: str, value) -> None:
         self.insert_param_to_cell(key, _as_parameter(value))
@@ -160,10 +165,6 @@ class ModuleDict(_Keyed):
         self._keys: list[str] = []
         if modules is not None:
             self.update(modules)
-
-    def update(self, modules) -> None:
-        for key, cell in (modules.items() if hasattr(modules, "items") else modules):
-            self[key] = cell
 
     def __setitem__(self, key: str, cell) -> None:
         if not isinstance(cell, nn.Cell):

@@ -133,6 +133,19 @@ def _device_designation():
     return kind if kind == "cpu" else f"{kind}:{ms.get_context('device_id')}"
 
 
+@ms.constexpr
+def _device_ordinal():
+    return -1 if ms.get_context("device_target") == "CPU" else int(ms.get_context("device_id"))
+
+
+def get_device(x):
+    """``x.get_device()``: torch's device ordinal, -1 for a CPU tensor and the device index otherwise (FoldingNet's
+    ``if idx.get_device() == -1:`` picks its CPU path by it). Placement is global in MindSpore: the ordinal of the
+    device MindSpore computes on (-1 on CPU, ``device_id`` on a GPU or an Ascend device); a constant, also in a
+    graph."""
+    return _device_ordinal()
+
+
 def device(x):
     """``x.device``: where the tensor lives, as ``str(tensor.device)`` reads in torch (``'cpu'``, ``'cuda:0'``): the
     converter writes ``torch.device(...)`` as that string, so ``x.device == torch.device('cpu')`` and ``str(x.device)``
@@ -338,6 +351,27 @@ def Tensor(*data, device=None):  # noqa: N802 - torch's name
     if len(data) == 1 and isinstance(data[0], ms.Tensor):
         return data[0]
     return FloatTensor(*data, device=device)
+
+
+def sparse_FloatTensor(*data, device=None):  # noqa: N802 - torch's name
+    """``torch.sparse.FloatTensor(*sizes)`` / ``(indices, values[, size])``: the sparse float32 tensor's values,
+    kept dense as :func:`to_sparse` keeps them: zeros of those sizes (KGAT's placeholder adjacency Parameter), or
+    ``values`` written at the columns of ``indices`` (sparse_dim x nnz), duplicates summed as torch's coalesce sums
+    them; without ``size`` each sparse dimension is its largest index + 1. A constructor of the model's set-up
+    (``__init__``): without ``size`` it reads the indices on the host, so inside construct/@jit it raises."""
+    _host_only("torch.sparse.FloatTensor is built where the model is set up (__init__): call it outside "
+               "construct/@jit")
+    if not data or isinstance(data[0], int):
+        return FloatTensor(*data) if data else ops.zeros((0,), ms.float32)
+    indices, values = data[0], data[1]
+    values = values if isinstance(values, ms.Tensor) else ms.Tensor(np.asarray(values))
+    indices = indices if isinstance(indices, ms.Tensor) else ms.Tensor(np.asarray(indices))
+    if len(data) > 2:
+        size = tuple(int(n) for n in data[2])
+    else:
+        size = tuple(int(n) + 1 for n in indices.max(axis=1).asnumpy().tolist()) + tuple(values.shape[1:])
+    dense = ops.zeros(size, ms.float32)
+    return ops.tensor_scatter_add(dense, indices.astype(ms.int64).swapaxes(0, 1), values.astype(ms.float32))
 
 
 DoubleTensor = _typed_constructor("DoubleTensor", ms.float64)

@@ -207,3 +207,36 @@ def test_complex_fill_values(tmp_path):
     for g, w in zip(got, want, strict=True):
         assert g.asnumpy().dtype == w.numpy().dtype
         np.testing.assert_array_equal(g.asnumpy(), w.numpy())
+
+
+DFT_DECOMPOSITION = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+
+
+    class DFTDecomp(nn.Module):
+        def __init__(self, top_k=2):
+            super().__init__()
+            self.top_k = top_k
+
+        def forward(self, x):
+            xf = torch.fft.rfft(x)
+            freq = abs(xf)
+            top_k_freq, top_list = torch.topk(freq, self.top_k)
+            xf[freq <= top_k_freq.min()] = 0
+            x_season = torch.fft.irfft(xf)
+            return x_season, x - x_season, freq
+""")
+
+
+def test_builtin_abs_of_a_complex_value_is_its_real_modulus(tmp_path):
+    """TimeMixer's DFT decomposition: ``freq = abs(torch.fft.rfft(x))`` is real in torch; MindSpore's ``__abs__``
+    keeps complex64 and ``topk`` then refused it. The builtin ``abs`` of an evidently complex value is torch.abs's
+    target, and the port matches torch."""
+    from port_check import assert_port_matches_in_mode
+
+    code = convert_source(DFT_DECOMPOSITION).code
+    assert "abs(xf)" not in code.replace("mp_math.abs(xf)", ""), code
+    x = np.random.default_rng(0).standard_normal((2, 3, 8)).astype(np.float32)
+    assert_port_matches_in_mode(DFT_DECOMPOSITION, code, "DFTDecomp", [x], tmp_path, "dft_abs", "pynative",
+                                rtol=1e-5, atol=1e-5)

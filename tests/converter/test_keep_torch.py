@@ -32,8 +32,8 @@ CORPUS = textwrap.dedent('''\
                         reduction="sum", log_target=True) * SCALE
 
 
-    def device_index(x):
-        return x.get_device() + torch.ones(1, dtype=torch.int64)
+    def strided_view(x):
+        return x.as_strided((2,), (1,)) + torch.ones(1)
 
 
     def shuffled(n, seed):
@@ -77,7 +77,7 @@ CORPUS = textwrap.dedent('''\
 # (function, torch arguments): each holds flagged statements only (plus a plain return)
 FLAGGED_CALLS = {
     "bicubic_resize": lambda: (torch.randn(1, 1, 3, 4, generator=torch.Generator().manual_seed(0)),),
-    "device_index": lambda: (torch.zeros(2),),
+    "strided_view": lambda: (torch.zeros(2),),
     "shuffled": lambda: (7, 3),
     "renormed_lookup": lambda: (torch.randn(1, 2, 5, 5, generator=torch.Generator().manual_seed(1)),),
     "deterministic": lambda: (torch.tensor([1.0, 2.0]),),

@@ -58,44 +58,52 @@ def test_local_lists_as_sizes_convert_and_match(tmp_path, args):
         np.testing.assert_allclose(g.asnumpy(), w.numpy(), rtol=1e-5, atol=1e-5)
 
 
-BLOCK_SOURCE = textwrap.dedent("""\
+CALLED_WITH_LISTS = textwrap.dedent("""\
+    import torch
     import torch.nn as nn
 
 
-    class conv2d_(nn.Module):
-        def __init__(self, input_dims, output_dims, kernel_size, stride=(1, 1), k=1):
+    class ConvUnit(nn.Module):
+        def __init__(self, cin, cout, kernel_size, stride=(1, 1)):
             super().__init__()
-            self.conv = nn.Conv2d(input_dims, output_dims, kernel_size, stride=stride, dilation=k, bias=False)
+            self.conv = nn.Conv2d(cin, cout, kernel_size, stride=stride, padding=0)
 
         def forward(self, x):
             return self.conv(x)
 
 
-    class Net(nn.Module):
-        def __init__(self):
+    class Head(nn.Module):
+        def __init__(self, dims=(3, 4, 5)):
             super().__init__()
-            self.a = conv2d_(3, 4, kernel_size=[1, 1], stride=[1, 1])
-            self.b = conv2d_(4, 2, [3, 1], [2, 1], k=[1, 1])
+            window = [3, 1]
+            self.units = nn.ModuleList([ConvUnit(cin, cout, kernel_size=[1, 1], stride=[1, 1])
+                                        for cin, cout in zip(dims[:-1], dims[1:])])
+            self.wide = ConvUnit(dims[-1], 2, window, [2, 1])
 
         def forward(self, x):
-            return self.b(self.a(x))
+            for unit in self.units:
+                x = unit(x)
+            return self.wide(x)
 """)
 
 
-def test_sizes_handed_to_the_files_own_block_as_lists_convert_and_match(tmp_path):
-    """GMAN's ``conv2d_(..., kernel_size=[1, 1], stride=[1, 1])``: the list reached nn.Conv2d through a parameter."""
+def test_sizes_a_call_passes_as_lists_convert_and_match(tmp_path):
+    """GMAN's FC builds its 1x1 convolutions with ``conv2d_(..., kernel_size=[1, 1], stride=[1, 1])``, a class of
+    the file that hands both to ``nn.Conv2d``: the parameter a call passes a list to is a list local of the callee."""
     import mindspore as ms
     import torch
 
-    code = convert_source(BLOCK_SOURCE).code
-    assert "kernel_size=(1, 1), stride=(1, 1)" in code and "(3, 1), (2, 1), k=(1, 1)" in code, code
-    x = np.random.default_rng(0).standard_normal((2, 3, 8, 8)).astype(np.float32)
-    torch_net = load_module(BLOCK_SOURCE, tmp_path / "t_blk.py", "t_blk").Net()
-    ms_net = load_module(code, tmp_path / "m_blk.py", "m_blk").Net()
-    for t, m in ((torch_net.a.conv, ms_net.a.conv), (torch_net.b.conv, ms_net.b.conv)):
-        m.weight.set_data(ms.Tensor(t.weight.detach().numpy()))
+    code = convert_source(CALLED_WITH_LISTS).code
+    assert "kernel_size=(tuple(kernel_size) if isinstance(kernel_size, list) else kernel_size)" in code, code
+    assert "stride=(tuple(stride) if isinstance(stride, list) else stride)" in code, code
+    x = np.random.default_rng(1).standard_normal((2, 3, 6, 5)).astype(np.float32)
+    torch_net = load_module(CALLED_WITH_LISTS, tmp_path / "t_cl.py", "t_cl").Head()
+    ms_net = load_module(code, tmp_path / "m_cl.py", "m_cl").Head()
+    for name, p in torch_net.named_parameters():
+        target = dict(ms_net.parameters_and_names())[name]
+        target.set_data(ms.Tensor(p.detach().numpy()))
     with torch.no_grad():
         want = torch_net(torch.from_numpy(x)).numpy()
     got = ms_net(ms.Tensor(x)).asnumpy()
-    assert got.shape == want.shape
+    assert got.shape == want.shape == (2, 2, 2, 5)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)

@@ -70,3 +70,33 @@ def test_repeat_on_an_unknown_receiver_converts_and_a_foreign_method_is_left_unf
 def test_in_a_file_that_imports_numpy_the_shared_name_stays_for_an_evident_tensor_only():
     code = convert_source("import numpy as np\n" + SOURCE).code
     assert "masks[-1].repeat(2, 1)" in code, code  # numpy's repeat is another operation: not guessed
+
+
+DRIVER = textwrap.dedent("""\
+    import torch
+
+
+    def build():
+        return torch.tensor((lambda a: a / a.sum(1, keepdims=True))(__import__('numpy').eye(3) + 1.0))
+""")
+
+
+def test_a_file_that_loads_numpy_by_a_call_keeps_numpys_sum():
+    """A driver whose constructor builds a numpy array by ``__import__('numpy')`` (the NGCF entry's normalised
+    adjacency, ``a / a.sum(1, keepdims=True)`` in a lambda): the file loads an array package, so the array-only name
+    ``sum`` on a receiver of unknown kind is numpy's and stays as written (converted, it fed the array to
+    MindSpore's sum: "Failed calling SumExt with input=numpy.ndarray"); the port computes what torch's program does."""
+    import torch
+
+    from port_check import load_module
+
+    code = convert_source(DRIVER).code
+    assert "a / a.sum(1, keepdims=True)" in code, code
+    import pathlib
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        want = load_module(DRIVER, pathlib.Path(tmp) / "t_drv.py", "t_drv").build()
+        got = load_module(code, pathlib.Path(tmp) / "m_drv.py", "m_drv").build()
+    assert isinstance(want, torch.Tensor)
+    np.testing.assert_allclose(got.asnumpy(), want.numpy(), rtol=1e-6)

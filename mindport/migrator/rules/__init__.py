@@ -31,7 +31,6 @@ from mindport.migrator.rules.object_surface import ObjectSurfaceTransform
 from mindport.migrator.rules.parameter_containers import ContainerTransform
 from mindport.migrator.rules.partial_calls import PartialCallTransform
 from mindport.migrator.rules.python_round import RoundIntTransform
-from mindport.migrator.rules.size_lists import SizeListArgumentTransform
 from mindport.migrator.rules.raise_not_implemented import RaiseNotImplementedTransform
 from mindport.migrator.rules.references import ReferenceTransform
 from mindport.migrator.rules.reversed_cells import ReversedCellsTransform
@@ -72,7 +71,6 @@ RULES = (
     RaiseNotImplementedTransform,  # raise NotImplemented -> raise NotImplementedError
     XorTestTransform,             # assert not (a ^ b) -> assert not (a != b) (GRAPH_MODE's BitXor takes ints only)
     RoundIntTransform,            # round(c * 0.5) of a size -> int(round(...)) (GRAPH_MODE's round gives a float)
-    SizeListArgumentTransform,    # Block(c, kernel_size=[1, 1]) of the file's own block -> kernel_size=(1, 1)
     FormatSpecTransform,          # f"{loss:.4f}", "{:.6f}".format(loss) -> mp_tensor.formattable(loss) (0-d tensors)
 )
 

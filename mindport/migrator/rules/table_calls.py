@@ -23,6 +23,7 @@ from mindport.migrator.native_facts import (
     empty_attributes,
     empty_cat_members,
     empty_locals,
+    list_arguments,
     list_locals,
     inplace_switch,
     own_nodes,
@@ -345,6 +346,8 @@ class TableCallTransform(Rule):
         self._file_facts = FileFacts(node)
         self._empty_attributes = empty_attributes(node, self.ctx.module_scope.resolve_torch)
         self._flow = ValueFlow(node)
+        self._module, self._loads_arrays = node, None  # _strict_name: an array package loaded by a call, found once
+        self._list_arguments = list_arguments(node, self._flow.functions)  # kernel_size=[1, 1] handed to a class
         self._cell_functions = frozenset()
         self._cell_functions = cell_functions(node, self._builds_cell)  # make_attn(c) returns a Cell on every path
         self._value_sites: dict[int, tuple[cst.FunctionDef, str]] = {}  # a value -> (the function, its parameter)
@@ -486,14 +489,16 @@ class TableCallTransform(Rule):
 
     def _sizes_as_tuples(self, bound: dict[str, Arg]) -> dict[str, Arg]:
         """A size or dimensions argument given by a local name that may hold a list (native_facts.list_locals:
-        ``dilation=rate`` after ``rate = []`` grew per dimension): ``tuple(rate) if isinstance(rate, list) else
+        ``dilation=rate`` after ``rate = []`` grew per dimension, or a parameter some call of the file passes a
+        list to): ``tuple(rate) if isinstance(rate, list) else
         rate``, which MindSpore takes where it refuses a list ("When expanding an int number to tuple ... but got
         list"). Padding is left to the entries' padding transforms, which take lists."""
         if not self._functions:
             return bound
         function = self._functions[-1]
         if id(function) not in self._list_locals_of:
-            self._list_locals_of[id(function)] = list_locals(function)
+            self._list_locals_of[id(function)] = list_locals(function, self._list_arguments.get(id(function),
+                                                                                                frozenset()))
         lists = self._list_locals_of[id(function)]
         for name in LIST_SIZE_NAMES & bound.keys():
             arg = bound[name]
@@ -828,13 +833,17 @@ class TableCallTransform(Rule):
     def _strict_name(self, name: str, target: str) -> bool:
         """Must the receiver be an evident tensor for ``x.name(...)`` to be rewritten? For the names other Python
         values share (SHARED_METHOD_NAMES), except array-only names rewritten to MindSpore's own method (``repeat``
-        -> ``tile``, ``size()`` -> ``shape``) in a file that imports no array package. Names whose entry goes
-        through a runtime helper (reductions guarded for empty extents) stay as written on such receivers: MindSpore's
-        method of the same name serves the common call."""
+        -> ``tile``, ``size()`` -> ``shape``) in a file that loads no array package (by an import statement or by a
+        call: ``__import__("numpy")``). Names whose entry goes through a runtime helper (reductions guarded for empty
+        extents) stay as written on such receivers: MindSpore's method of the same name serves the common call."""
         if name not in SHARED_METHOD_NAMES:
             return False
-        return name not in ARRAY_METHOD_NAMES or target.startswith("mindport.runtime") \
-            or any(self.ctx.imports(p) for p in ARRAY_PACKAGES)
+        if name not in ARRAY_METHOD_NAMES or target.startswith("mindport.runtime") \
+                or any(self.ctx.imports(p) for p in ARRAY_PACKAGES):
+            return True
+        if self._loads_arrays is None:
+            self._loads_arrays = _imports_dynamically(self._module, ARRAY_PACKAGES)
+        return self._loads_arrays
 
     def _maybe_numpy(self, func: cst.Attribute) -> bool:
         """Could the receiver be a numpy array? A bare name that is a parameter (or of unknown kind) in a file that
@@ -1063,3 +1072,22 @@ def _numpy_names(entry, call: cst.Call) -> bool:
     names = {p.name for p in entry.signature or ()}
     return any(a.keyword is not None and a.keyword.value in NUMPY_NAMES and a.keyword.value not in names
                for a in call.args)
+
+
+def _imports_dynamically(module: cst.Module, packages) -> bool:
+    """Does the file load one of ``packages`` by a call (``__import__('numpy')``, ``importlib.import_module('numpy')``):
+    an array package reached without an import statement (a driver's ``__import__('numpy').eye(7)``)?"""
+    found = False
+
+    class _Find(cst.CSTVisitor):
+        def visit_Call(self, node):
+            nonlocal found
+            func = node.func
+            loader = (isinstance(func, cst.Name) and func.value == "__import__") or (
+                isinstance(func, cst.Attribute) and func.attr.value == "import_module")
+            if loader and node.args and isinstance(node.args[0].value, cst.SimpleString) \
+                    and node.args[0].value.evaluated_value.split(".", 1)[0] in packages:
+                found = True
+
+    module.visit(_Find())
+    return found

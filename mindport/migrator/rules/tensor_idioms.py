@@ -37,7 +37,8 @@ class TensorIdiomTransform(Rule):
     torch does (plain Python arithmetic when no tensor is involved; ``3 * 2j`` is left as it is); the same for the
     arithmetic of a value evidently complex (a name a function bound to a complex number, ``view_as_complex``, an FFT,
     a complex ``dtype=``, or arithmetic, methods and torch functions of one: S4D's ``dtA = A * dt.unsqueeze(-1)``),
-    which falls back to the plain operator when no complex tensor turns up."""
+    which falls back to the plain operator when no complex tensor turns up; the builtin ``abs`` of such a value
+    (``abs(torch.fft.rfft(x))``: real in torch, complex64 in MindSpore) -> torch.abs's target, the real modulus."""
 
     EXAMPLES = (
         Example(
@@ -273,17 +274,11 @@ class TensorIdiomTransform(Rule):
 
     def leave_Call(self, original_node, updated_node):
         self._flag_format(original_node)
-        if isinstance(original_node.func, cst.Name) and original_node.func.value == "abs" \
-                and self.scope.resolve(original_node.func) is None and len(original_node.args) == 1 \
-                and original_node.args[0].keyword is None and not original_node.args[0].star \
-                and self._is_complex(original_node.args[0].value):
-            # abs(xf) of a complex value (TimeMixer's FFT magnitudes): torch's modulus is real; MindSpore's
-            # Tensor.__abs__ keeps complex64 (and topk then refuses it): torch.abs's entry, which gives the real one
+        if self._complex_builtin_abs(original_node):
             entry = self.ctx.registry.lookup("torch.abs")
-            target = entry.resolve(self.ctx.options.target)[0] if entry is not None and entry.supported else None
-            if target is not None:
-                self.ctx.converted_sites += 1
-                return updated_node.with_changes(func=self.ctx.target_expr(target))
+            self.ctx.converted_sites += 1
+            return cst.Call(func=self.ctx.target_expr(entry.resolve(self.ctx.options.target)[0]),
+                            args=[cst.Arg(updated_node.args[0].value)])
         func = updated_node.func
         if not isinstance(func, cst.Attribute) or self.scope.resolve(func.value) is not None:
             return updated_node
@@ -308,6 +303,14 @@ class TensorIdiomTransform(Rule):
                 return shape
             return cst.Subscript(value=shape, slice=[cst.SubscriptElement(cst.Index(updated_node.args[0].value))])
         return updated_node
+
+    def _complex_builtin_abs(self, node: cst.Call) -> bool:
+        """``abs(xf)`` of an evidently complex value (TimeMixer's ``freq = abs(torch.fft.rfft(x))``): torch's
+        ``__abs__`` is the real modulus, MindSpore's keeps the complex dtype (TopK then refuses it): torch.abs's
+        target."""
+        return isinstance(node.func, cst.Name) and node.func.value == "abs" and self.scope.resolve(node.func) is None \
+            and len(node.args) == 1 and node.args[0].keyword is None and not node.args[0].star \
+            and self._is_complex(node.args[0].value)
 
     def _flag_format(self, node: cst.Call) -> None:
         """``format(t)`` and ``"{}".format(t)`` of an evident tensor, without a spec: torch writes

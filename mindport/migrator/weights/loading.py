@@ -145,6 +145,8 @@ def _as_numpy(value):
         t = value.detach()
         if t.device.type != "cpu":
             t = t.cpu()
+        if t.layout != torch.strided:  # a sparse COO/CSR tensor (KGAT's adjacency Parameter): its dense values, as
+            t = t.to_dense()  # a port keeps sparse tensors dense (torch.Tensor.to_sparse's mapping entry)
         if not t.is_contiguous():
             t = t.contiguous()
         if t.dtype == torch.bfloat16:
