@@ -262,7 +262,8 @@ def test_an_entry_whose_torch_curve_does_not_learn_only_has_to_stay_finite():
     nan = {"stdout": "loss: 27576.1\nloss: 35940.5\nloss: nan\n", "rc": 0}
     assert not run.judge(dict(entry, loss=r"loss: (\S+)"), torch_out, nan)["learns"]
     flat = [e for e in json.loads((BENCH / "corpus.json").read_text()) if e.get("flat")]
-    assert [e["id"] for e in flat] == ["wkd/dataset_minibatch"] and all(len(e["flat"]) > 40 for e in flat)
+    assert "wkd/dataset_minibatch" in [e["id"] for e in flat] and all(len(e["flat"]) > 40 for e in flat)
+    assert len(flat) <= 5  # each one a script whose torch curve itself does not fall (random labels, GAN losses)
 
 
 def test_corpus_meets_the_issues_bar():
