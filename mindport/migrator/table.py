@@ -40,7 +40,7 @@ SHARED_METHOD_NAMES = frozenset({
 
 # Of those, the names only numpy arrays share (not lists, dicts, strings, sets, Modules): in a file that imports no
 # package of arrays (ARRAY_PACKAGES), a receiver of unknown kind calling one is taken for a tensor
-# (``masks[-1].repeat(2, 1)`` on a list of masks a function built). tests/converter/test_method_receivers.py derives
+# (``masks[-1].repeat(2, 1)`` on a list of masks a function built). tests/converter/test_unknown_receivers.py derives
 # the set from numpy and the builtin types.
 ARRAY_METHOD_NAMES = frozenset({
     "T", "all", "any", "argmax", "argmin", "argsort", "astype", "clip", "conj", "cumprod", "cumsum", "diagonal", "dot",

@@ -23,7 +23,7 @@ TRAPS = [
     ("convnet", "leaky", r"alpha=0\.01", "alpha=0.2", "leaky_relu_slope", "negative_slope=0.01"),
     ("convnet", "drop", r"p=0\.1", "keep_prob=0.1", "dropout_rate", "keep_prob"),
     ("upnet", "up", r"align_corners=True", "align_corners=False", "align_corners", "align_corners differs"),
-    ("upnet", "softmax", r"dim=1", "dim=-1", "softmax_axis", "dim=1"),
+    ("upnet", "softmax", r"axis=1", "axis=-1", "softmax_axis", "dim=1"),  # MindSpore's own nn.Softmax(axis=...)
 ]
 
 

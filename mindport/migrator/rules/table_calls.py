@@ -32,7 +32,7 @@ from mindport.migrator.context import CPU_GUARDED
 from mindport.migrator.imports import runtime_alias
 from mindport.migrator.named_results import result_fields
 from mindport.migrator.rules.base import Example, Rule
-from mindport.migrator.scopes import operand_kind, receiver_kind
+from mindport.migrator.scopes import receiver_kind
 from mindport.migrator.syntax import NO_SPACE_EQUAL, code_of, target_names
 from mindport.migrator.table import (
     ARRAY_METHOD_NAMES,
@@ -765,8 +765,7 @@ class TableCallTransform(Rule):
             return updated_node.with_changes(func=adapter_expr(self.ctx, entry.torch),
                                              args=fix_commas([cst.Arg(value=receiver), *updated_node.args]))
         except CallBindError as exc:
-            if not (operand_kind(func.value, self.scope) if isinstance(func.value, cst.Name)
-                    else receiver_kind(func.value, self.scope)) == "tensor":
+            if receiver_kind(func.value, self.scope) != "tensor":  # a parameter counts as a tensor here
                 return updated_node  # flow.inverse(u, y), ax.scatter(x, y, s=10): arguments no torch.Tensor method
                 # takes, so the receiver is the program's own object (or a library's), whose call stays as written
             self.flag(original_node, "MP102", f"{entry.torch}: {exc}", "pass arguments explicitly", entry.torch)
