@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
+from typing import Callable
 
 import libcst as cst
 
@@ -334,8 +335,7 @@ class TableCallTransform(Rule):
         self._runtime_lists: set[int] = set()  # ModuleLists whose members are added by name: the runtime's
         self._file_facts: FileFacts | None = None
         self._functions: list[cst.FunctionDef] = []  # the enclosing functions (original nodes)
-        self._empty_locals_of: dict[int, frozenset[str]] = {}  # id(function) -> native_facts.empty_locals, once each
-        self._list_locals_of: dict[int, frozenset[str]] = {}  # id(function) -> native_facts.list_locals, once each
+        self._function_facts: dict[int, dict[str, frozenset[str]]] = {}  # id(function) -> facts, each computed once
         self._class_layers: list[dict] = []  # the enclosing classes' self.NAME -> layer constructions
         self._float_facts: dict[int, FloatFacts] = {}
         self._unmasked_facts: dict[int, UnmaskedFacts] = {}
@@ -482,24 +482,27 @@ class TableCallTransform(Rule):
                 self._value_sites[id(param.default)] = (node, param.name.value)
 
     def leave_FunctionDef(self, original_node, updated_node):
-        function = self._functions.pop()
-        self._empty_locals_of.pop(id(function), None)
-        self._list_locals_of.pop(id(function), None)
+        self._function_facts.pop(id(self._functions.pop()), None)
         return updated_node
+
+    def _function_fact(self, fact: str, compute: Callable[[cst.FunctionDef], frozenset[str]]) -> frozenset[str]:
+        """A fact of the enclosing function (native_facts.empty_locals, list_locals: names), computed once per
+        function; none at module level."""
+        if not self._functions:
+            return frozenset()
+        function = self._functions[-1]
+        facts = self._function_facts.setdefault(id(function), {})
+        if fact not in facts:
+            facts[fact] = compute(function)
+        return facts[fact]
 
     def _sizes_as_tuples(self, bound: dict[str, Arg]) -> dict[str, Arg]:
         """A size or dimensions argument given by a local name that may hold a list (native_facts.list_locals:
         ``dilation=rate`` after ``rate = []`` grew per dimension, or a parameter some call of the file passes a
-        list to): ``tuple(rate) if isinstance(rate, list) else
-        rate``, which MindSpore takes where it refuses a list ("When expanding an int number to tuple ... but got
-        list"). Padding is left to the entries' padding transforms, which take lists."""
-        if not self._functions:
-            return bound
-        function = self._functions[-1]
-        if id(function) not in self._list_locals_of:
-            self._list_locals_of[id(function)] = list_locals(function, self._list_arguments.get(id(function),
-                                                                                                frozenset()))
-        lists = self._list_locals_of[id(function)]
+        list to): ``tuple(rate) if isinstance(rate, list) else rate``, which MindSpore takes where it refuses a
+        list ("When expanding an int number to tuple ... but got list"). Padding is left to the entries' padding
+        transforms, which take lists."""
+        lists = self._function_fact("lists", lambda f: list_locals(f, self._list_arguments.get(id(f), frozenset())))
         for name in LIST_SIZE_NAMES & bound.keys():
             arg = bound[name]
             if lists and isinstance(arg.node, cst.Name) and arg.node.value in lists:
@@ -509,13 +512,8 @@ class TableCallTransform(Rule):
         return bound
 
     def _empty_locals(self) -> frozenset[str]:
-        """The enclosing function's local names bound to a legacy empty tensor (computed once per function)."""
-        if not self._functions:
-            return frozenset()
-        function = self._functions[-1]
-        if id(function) not in self._empty_locals_of:
-            self._empty_locals_of[id(function)] = empty_locals(function, self.scope.resolve_torch)
-        return self._empty_locals_of[id(function)]
+        """The enclosing function's local names bound to a legacy empty tensor."""
+        return self._function_fact("empty", lambda f: empty_locals(f, self.scope.resolve_torch))
 
     def leave_ClassDef(self, original_node, updated_node):
         self._class_layers.pop()
