@@ -10,8 +10,8 @@ and replaces the Parameter's data (``set_data``; ``assign_value`` for a plain Te
 and ignored: torch's random stream cannot be reproduced in MindSpore anyway.
 
 Not in a static graph: the initialisers compute their data on the host (numpy, ``mindspore.common.initializer``) and
-replace a Parameter's data, which graph code cannot do; inside ``construct``/``@jit`` they raise a RuntimeError
-saying so (their mapping entries carry ``graph``, and lint MS414 flags the call). Initialise in ``__init__``.
+replace a Parameter's data, which graph code cannot do; inside ``construct``/``@jit`` (compiled, or run as Python
+through MindSpore's JIT Fallback) they raise a RuntimeError saying so (their mapping entries carry ``graph``, and lint MS414 flags the call). Initialise in ``__init__``.
 """
 from __future__ import annotations
 
@@ -19,14 +19,13 @@ import math
 
 from mindspore.common import initializer as _init
 
-from mindport.runtime._graph import in_graph
+from mindport.runtime._graph import host_only
 
 
-def _host_only():
-    """First statement of every initialiser: before any initializer object is built (graph mode rejects those)."""
-    if in_graph():
-        raise RuntimeError("mindport: torch.nn.init functions fill a Parameter on the host and can't run in a static "
-                           "graph (construct under GRAPH_MODE, @jit): initialise in __init__")
+# the guard's words (``_graph.host_only``: raised while compiled in a graph or run for one through the JIT Fallback,
+# where a fill would run once at compile time and the graph keep reading the value it found: measured on 2.10)
+_HOST = ("torch.nn.init functions fill a Parameter on the host and can't run in a static graph (construct under "
+         "GRAPH_MODE, @jit): initialise in __init__")
 
 
 def _fill(tensor, init, shift=0.0):
@@ -87,61 +86,61 @@ def calculate_gain(nonlinearity, param=None):
 
 def uniform_(tensor, a=0.0, b=1.0, generator=None):
     """torch.nn.init.uniform_: U(a, b) as Uniform((b - a) / 2) shifted by (a + b) / 2 (Uniform is symmetric)."""
-    _host_only()
+    host_only(_HOST)  # before any initializer object is built (graph mode rejects those)
     return _fill(tensor, _init.Uniform(scale=(b - a) / 2), shift=(a + b) / 2)
 
 
 def normal_(tensor, mean=0.0, std=1.0, generator=None):
     """torch.nn.init.normal_ (MindSpore's Normal defaults to sigma=0.01, so both are always passed)."""
-    _host_only()
+    host_only(_HOST)  # before any initializer object is built (graph mode rejects those)
     return _fill(tensor, _init.Normal(sigma=std, mean=mean))
 
 
 def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     """torch.nn.init.trunc_normal_: a and b are absolute bounds in both frameworks."""
-    _host_only()
+    host_only(_HOST)  # before any initializer object is built (graph mode rejects those)
     return _fill(tensor, _init.TruncatedNormal(sigma=std, mean=mean, a=a, b=b))
 
 
 def constant_(tensor, val):
     """torch.nn.init.constant_."""
-    _host_only()
+    host_only(_HOST)  # before any initializer object is built (graph mode rejects those)
     return _fill(tensor, _init.Constant(val))
 
 
 def ones_(tensor):
     """torch.nn.init.ones_."""
-    _host_only()
+    host_only(_HOST)  # before any initializer object is built (graph mode rejects those)
     return _fill(tensor, _init.One())
 
 
 def zeros_(tensor):
     """torch.nn.init.zeros_."""
-    _host_only()
+    host_only(_HOST)  # before any initializer object is built (graph mode rejects those)
     return _fill(tensor, _init.Zero())
 
 
 def eye_(tensor):
     """torch.nn.init.eye_ (2-D only, as in torch)."""
-    _host_only()
+    host_only(_HOST)  # before any initializer object is built (graph mode rejects those)
     return _fill(tensor, _init.Identity())
 
 
 def dirac_(tensor, groups=1):
     """torch.nn.init.dirac_ (3-, 4- or 5-D; the same centre index size // 2 as torch)."""
-    _host_only()
+    host_only(_HOST)  # before any initializer object is built (graph mode rejects those)
     return _fill(tensor, _init.Dirac(groups=groups))
 
 
 def xavier_uniform_(tensor, gain=1.0, generator=None):
     """torch.nn.init.xavier_uniform_: U(-b, b), b = gain * sqrt(6 / (fan_in + fan_out))."""
-    _host_only()
+    host_only(_HOST)  # before any initializer object is built (graph mode rejects those)
     return _fill(tensor, _init.XavierUniform(gain=gain))
 
 
 def xavier_normal_(tensor, gain=1.0, generator=None):
     """torch.nn.init.xavier_normal_: N(0, gain * sqrt(2 / (fan_in + fan_out)))."""
-    _host_only()
+    host_only(_HOST)  # before any initializer object is built (graph mode rejects those)
     return _fill(tensor, _init.XavierNormal(gain=gain))
 
 
@@ -151,23 +150,23 @@ def _kaiming_std(tensor, a, mode, nonlinearity):
 
 def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
     """torch.nn.init.kaiming_uniform_: U(-b, b), b = sqrt(3) * gain / sqrt(fan), with torch's gain table."""
-    _host_only()
+    host_only(_HOST)  # before any initializer object is built (graph mode rejects those)
     return _fill(tensor, _init.Uniform(scale=math.sqrt(3.0) * _kaiming_std(tensor, a, mode, nonlinearity)))
 
 
 def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
     """torch.nn.init.kaiming_normal_: N(0, gain / sqrt(fan)), with torch's gain table."""
-    _host_only()
+    host_only(_HOST)  # before any initializer object is built (graph mode rejects those)
     return _fill(tensor, _init.Normal(sigma=_kaiming_std(tensor, a, mode, nonlinearity), mean=0.0))
 
 
 def orthogonal_(tensor, gain=1, generator=None):
     """torch.nn.init.orthogonal_ (QR of a normal matrix, signs fixed by diag(R), scaled by gain; as torch)."""
-    _host_only()
+    host_only(_HOST)  # before any initializer object is built (graph mode rejects those)
     return _fill(tensor, _init.Orthogonal(gain=gain))
 
 
 def sparse_(tensor, sparsity, std=0.01, generator=None):
     """torch.nn.init.sparse_: N(0, std) with ceil(sparsity * rows) zeros in every column (2-D only)."""
-    _host_only()
+    host_only(_HOST)  # before any initializer object is built (graph mode rejects those)
     return _fill(tensor, _init.Sparse(sparsity=sparsity, sigma=std))
