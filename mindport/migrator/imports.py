@@ -7,6 +7,7 @@ import re
 import libcst as cst
 
 from mindport.migrator.context import IMPORT_STYLE
+from mindport.migrator.native_facts import unbatched_handling
 from mindport.migrator.scopes import dotted_name
 from mindport.migrator.walk import parse_expression, parse_statement, transform
 from mindport.names import Scope, is_torch, package_nature, torch_package
@@ -250,16 +251,20 @@ def drop_unused_imports(code: str, added: list[tuple[str, str]]) -> str:
 # ------------------------------------------------------------------------------------------- run-time imports
 
 EINOPS_BACKEND = "mindport.runtime.einops_backend"
+UNBATCHED = "mindport.runtime.unbatched"
 _EINOPS_LAYERS = {"einops.layers.torch": "mindport.runtime.einops_layers"}
 
 
-def finalize_runtime(module: cst.Module, rules) -> cst.Module:
+def finalize_runtime(module: cst.Module, rules, converted: bool = True) -> cst.Module:
     """Imports of :mod:`mindport.runtime` that converted code needs, after ``finalize_imports``:
 
     * ``from einops.layers.torch import Rearrange`` -> ``from mindport.runtime.einops_layers import Rearrange``;
     * a file that imports einops also imports ``mindport.runtime.einops_backend`` (registers the MindSpore backend,
       so ``rearrange``/``reduce``/``repeat`` take MindSpore tensors unchanged);
-    * the runtime modules the rules used (``mp_containers.ParameterList``).
+    * the runtime modules the rules used (``mp_containers.ParameterList``);
+    * ``import mindport.runtime.unbatched`` in a ``converted`` file that imports no other runtime module (each of
+      them loads it) and builds a MindSpore layer that takes only a batch without showing its input batched
+      (``native_facts.unbatched_handling``): torch's layer takes an unbatched input too.
 
     Only top-level statements are looked at: this is cheap, and idempotent (present imports are not repeated).
     """
@@ -304,6 +309,8 @@ def finalize_runtime(module: cst.Module, rules) -> cst.Module:
             uses_einops = True
     if uses_einops:
         needed.add(EINOPS_BACKEND)
+    if converted and not any(_runtime_module(m) for m in needed | present) and unbatched_handling(module):
+        needed.add(UNBATCHED)
     add = [m for m in sorted(needed) if m not in present]
     if not add and not changed:
         return module
@@ -311,10 +318,16 @@ def finalize_runtime(module: cst.Module, rules) -> cst.Module:
     for m in add:
         if m == EINOPS_BACKEND:
             lines.append(parse_statement(f"import {m}  # noqa: F401  (einops backend for MindSpore tensors)"))
+        elif m == UNBATCHED:
+            lines.append(parse_statement(f"import {m}  # noqa: F401  (torch's unbatched inputs for MindSpore's layers)"))
         else:
             lines.append(parse_statement(runtime_import(m)))
     body[last_import + 1:last_import + 1] = lines
     return module.with_changes(body=body)
+
+
+def _runtime_module(name: str) -> bool:
+    return name == "mindport.runtime" or name.startswith("mindport.runtime.")
 
 
 def runtime_alias(module: str) -> str:

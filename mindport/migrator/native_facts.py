@@ -1363,3 +1363,314 @@ def list_arguments(module: cst.Module, callees: dict[str, cst.FunctionDef]) -> d
 
     module.visit(_Find())
     return {key: frozenset(names) for key, names in found.items()}
+
+
+# ------------------------------------------------------------------------------------------------ unbatched inputs
+
+def _mindspore_layers(module: cst.Module) -> Callable[[cst.BaseExpression], "str | None"]:
+    """The MindSpore ``nn`` class a converted callee names (``nn.Conv2d`` -> ``Conv2d``), by the file's top-level
+    imports of ``mindspore``/``mindspore.nn``; None for anything else."""
+    from mindport.migrator.scopes import dotted_name
+
+    bound: dict[str, str] = {}
+    for stmt in module.body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for imp in stmt.body:
+            if isinstance(imp, cst.Import):
+                for alias in imp.names:
+                    full = dotted_name(alias.name) or ""
+                    if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                        bound[alias.asname.name.value] = full
+                    elif full.split(".")[0] == "mindspore":
+                        bound["mindspore"] = "mindspore"
+            elif (isinstance(imp, cst.ImportFrom) and imp.module is not None and not imp.relative
+                  and not isinstance(imp.names, cst.ImportStar)):
+                base = dotted_name(imp.module) or ""
+                for alias in imp.names:
+                    name = alias.asname.name.value if alias.asname is not None else alias.name.value
+                    bound[name] = f"{base}.{dotted_name(alias.name)}"
+
+    def layer(func: cst.BaseExpression) -> str | None:
+        name = dotted_name(func)
+        if name is None:
+            return None
+        head, _, rest = name.partition(".")
+        full = f"{bound[head]}.{rest}" if head in bound and rest else bound.get(head, "")
+        return full[len("mindspore.nn."):] if full.startswith("mindspore.nn.") and full.count(".") == 2 else None
+
+    return layer
+
+
+def _parents(node: cst.CSTNode) -> dict[int, cst.CSTNode]:
+    parents: dict[int, cst.CSTNode] = {}
+
+    class _Link(cst.CSTVisitor):
+        def __init__(self) -> None:
+            self.stack: list[cst.CSTNode] = []
+
+        def on_visit(self, child) -> bool:
+            if self.stack:
+                parents[id(child)] = self.stack[-1]
+            self.stack.append(child)
+            return True
+
+        def on_leave(self, original_node) -> None:
+            self.stack.pop()
+
+    walk(node, _Link())
+    return parents
+
+
+def _self_attribute(expr) -> str | None:
+    if (isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self"):
+        return expr.attr.value
+    return None
+
+
+def _shape_unpacked(function: cst.FunctionDef, name: str, rank: int) -> bool:
+    """``a, b, c, d = name.shape`` (or ``name.size()``/``ops.shape(name)``) with ``rank`` targets in the function:
+    torch raises there on any other rank."""
+    from mindport.migrator.scopes import dotted_name
+
+    for assign in all_nodes(function, cst.Assign):
+        if len(assign.targets) != 1 or not isinstance(assign.targets[0].target, (cst.Tuple, cst.List)):
+            continue
+        elements = assign.targets[0].target.elements
+        if len(elements) != rank or any(isinstance(e, cst.StarredElement) for e in elements):
+            continue
+        value = assign.value
+        if isinstance(value, cst.Call) and not value.args:
+            value = value.func  # x.size()
+        elif isinstance(value, cst.Call) and len(value.args) == 1 and (dotted_name(value.func) or "").endswith(
+                ".shape"):
+            value = cst.Attribute(value=value.args[0].value, attr=cst.Name("shape"))  # ops.shape(x)
+        if (isinstance(value, cst.Attribute) and value.attr.value in ("shape", "size")
+                and isinstance(value.value, cst.Name) and value.value.value == name):
+            return True
+    return False
+
+
+def unbatched_handling(module: cst.Module) -> bool:
+    """True when the converted file builds a MindSpore layer that takes only a batch where torch's takes an unbatched
+    input too (``mindport.mappings.unbatched``: convolutions, LPPool2d, AdaptiveAvg/MaxPool1d, recurrent layers and
+    cells) and does not show every input of it batched: the file then loads ``mindport.runtime.unbatched`` (the
+    converter's ``finalize_runtime``), so the port keeps torch's meaning on an unbatched input.
+
+    A layer is shown batched when it is built as ``self.NAME = nn.Layer(...)`` (or as a member of such a
+    ``SequentialCell``) in a class every use of which (``self.NAME`` anywhere in the class, reads of its own
+    attributes aside) is a call whose input is a batch of the layer's rank in every program torch runs
+    (:class:`_BatchFlow`): the input comes out of a layer torch refuses anything but such a batch for (BatchNorm2d/3d),
+    through rank-keeping steps (activations, norms, dropout, pools, convolutions of that rank, arithmetic), or is a name
+    the function unpacks from its shape with that many targets (``b, c, h, w = x.shape``); or the layer's output goes,
+    through rank-keeping steps, into such a layer (``out = self.conv1(x)`` then ``out = self.bn1(out)``). A cell also
+    needs its ``hx`` given (MindSpore's require it; torch's default to zeros). Anything else (a layer in a list, built in
+    a function, used on another object, handed on, read in a branch) loads the handling: one rank comparison per
+    call."""
+    from mindport.mappings.unbatched import BATCH_RANK, CELLS
+
+    layer = _mindspore_layers(module)
+    builds = [call for call in all_nodes(module, cst.Call) if layer(call.func) in BATCH_RANK]
+    if not builds:
+        return False
+    parents = _parents(module)
+    shown: set[int] = set()
+    for cls in all_nodes(module, cst.ClassDef):
+        kinds: dict[str, str] = {}  # self.NAME -> the MindSpore class built there (every build the same)
+        for assign in all_nodes(cls, cst.Assign):
+            if len(assign.targets) != 1:
+                continue
+            attr = _self_attribute(assign.targets[0].target)
+            kind = layer(assign.value.func) if isinstance(assign.value, cst.Call) else None
+            if attr is not None:
+                kinds[attr] = kind if kinds.get(attr, kind) == kind and kind is not None else ""
+        flow = _BatchFlow(cls, {a: k for a, k in kinds.items() if k}, layer, parents)
+        for assign in all_nodes(cls, cst.Assign):
+            attr = _self_attribute(assign.targets[0].target) if len(assign.targets) == 1 else None
+            kind = kinds.get(attr or "")
+            if kind in BATCH_RANK:
+                if flow.uses_batched(attr, BATCH_RANK[kind], cell=kind in CELLS):
+                    shown.add(id(assign.value))
+            elif kind == "SequentialCell":
+                shown |= flow.sequence_shown(attr, assign.value)
+    return any(id(call) not in shown for call in builds)
+
+
+# MindSpore layers and ops functions whose output has their input's rank (what a batch stays through)
+_KEEP_RANK_LAYERS = frozenset({
+    "ReLU", "ReLU6", "LeakyReLU", "GELU", "SiLU", "Sigmoid", "Tanh", "ELU", "PReLU", "HSwish", "HSigmoid", "Mish",
+    "Softplus", "Softmax", "LogSoftmax", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "BatchNorm1d",
+    "BatchNorm2d", "BatchNorm3d", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LayerNorm",
+    "Identity", "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d"})
+_KEEP_RANK_OPS = frozenset({"relu", "relu6", "gelu", "silu", "sigmoid", "tanh", "leaky_relu", "elu", "mish",
+                            "softplus", "softmax", "log_softmax", "dropout", "abs", "exp", "hardswish"})
+
+
+class _BatchFlow:
+    """Whether a value in a class's methods is a batch of a given rank in every program torch runs (see
+    :func:`unbatched_handling`). Straight-line reasoning only: a name's every binding must show it (``forward``), and
+    a result is followed into the next simple statement of its block that reads it (``onward``)."""
+
+    def __init__(self, cls: cst.ClassDef, kinds: dict[str, str], layer, parents: dict[int, cst.CSTNode]) -> None:
+        self.cls, self.kinds, self.layer, self.parents = cls, kinds, layer, parents
+        self.functions = all_nodes(cls, cst.FunctionDef)
+
+    def _enclosing(self, node) -> cst.FunctionDef | None:
+        while node is not None and not isinstance(node, cst.FunctionDef):
+            node = self.parents.get(id(node))
+        return node
+
+    def _keeps(self, call: cst.Call, rank: int) -> bool:
+        """The call's first argument goes through it with its rank (a layer of the class, an ops function)."""
+        from mindport.mappings.unbatched import BATCH_RANK
+
+        kind = self.kinds.get(_self_attribute(call.func) or "")
+        if kind is not None:
+            return kind in _KEEP_RANK_LAYERS or (kind in BATCH_RANK and BATCH_RANK[kind] == rank
+                                                 and kind.startswith("Conv"))
+        func = call.func
+        return (isinstance(func, cst.Attribute) and func.attr.value in _KEEP_RANK_OPS
+                and isinstance(func.value, cst.Name) and func.value.value == "ops")
+
+    def _batch_only(self, call: cst.Call, rank: int) -> bool:
+        from mindport.mappings.unbatched import BATCH_ONLY
+
+        return BATCH_ONLY.get(self.kinds.get(_self_attribute(call.func) or "", "")) == rank
+
+    def forward(self, expr, rank: int, function, seen: frozenset[str] = frozenset()) -> bool:
+        if isinstance(expr, cst.Call) and expr.args and not expr.args[0].star:
+            if self._batch_only(expr, rank):
+                return True
+            return self._keeps(expr, rank) and self.forward(expr.args[0].value, rank, function, seen)
+        if isinstance(expr, cst.BinaryOperation):
+            return self.forward(expr.left, rank, function, seen) or self.forward(expr.right, rank, function, seen)
+        if not isinstance(expr, cst.Name) or function is None:
+            return False
+        if expr.value in seen:
+            return True  # a cycle (out = self.act(out)): the other bindings decide
+        if _shape_unpacked(function, expr.value, rank):
+            return True
+        bindings = [node for node in all_nodes(function, cst.Name) if node.value == expr.value
+                    and self._binding(node) is not False]
+        values = [self._binding(node) for node in bindings]
+        return bool(values) and all(v is not None and self.forward(v, rank, function, seen | {expr.value})
+                                    for v in values)
+
+    def _binding(self, name: cst.Name):
+        """The value a Name node binds (``n = value``), None for another binding (a parameter, a loop target, an
+        unpacking), False when the node is a read."""
+        parent = self.parents.get(id(name))
+        if isinstance(parent, cst.Arg) and parent.keyword is name:
+            return None  # f(n=...): not the variable; counted as a binding of unknown value (the cautious side)
+        if isinstance(parent, cst.AssignTarget):
+            assign = self.parents.get(id(parent))
+            return assign.value if isinstance(assign, cst.Assign) and len(assign.targets) == 1 else None
+        if isinstance(parent, cst.AugAssign) and parent.target is name:
+            return False  # n += e keeps n's rank (a batch broadcast with a smaller operand)
+        if isinstance(parent, (cst.Param, cst.For, cst.CompFor, cst.AsName, cst.Element, cst.NamedExpr)):
+            return None if not isinstance(parent, cst.Element) or self._in_target(parent) else False
+        return False
+
+    def _in_target(self, node) -> bool:
+        while node is not None and not isinstance(node, cst.BaseSmallStatement):
+            parent = self.parents.get(id(node))
+            if isinstance(parent, (cst.AssignTarget, cst.For, cst.CompFor)):
+                return True
+            node = parent
+        return False
+
+    def onward(self, expr, rank: int, depth: int = 0) -> bool:
+        """The value ``expr`` computes reaches a batch-only layer of ``rank`` through rank-keeping steps."""
+        if depth > 20:
+            return False
+        parent = self.parents.get(id(expr))
+        if isinstance(parent, cst.Arg):
+            call = self.parents.get(id(parent))
+            if not (isinstance(call, cst.Call) and call.args and call.args[0] is parent):
+                return False
+            if self._batch_only(call, rank):
+                return self._unconditional(call)
+            return self._keeps(call, rank) and self.onward(call, rank, depth + 1)
+        if isinstance(parent, cst.BinaryOperation):
+            return self.onward(parent, rank, depth + 1)
+        if isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target,
+                                                                                       cst.Name):
+            return self._next_reader(parent, parent.targets[0].target.value, rank, depth)
+        return False
+
+    def _unconditional(self, node) -> bool:
+        """The node is evaluated whenever its statement runs (no conditional expression, lambda or comprehension
+        holds it)."""
+        while node is not None and not isinstance(node, cst.BaseSmallStatement):
+            node = self.parents.get(id(node))
+            if isinstance(node, (cst.IfExp, cst.BooleanOperation, cst.Lambda, cst.ListComp, cst.SetComp,
+                                 cst.DictComp, cst.GeneratorExp)):
+                return False
+        return True
+
+    def _next_reader(self, assign: cst.Assign, name: str, rank: int, depth: int) -> bool:
+        line = self.parents.get(id(assign))
+        block = self.parents.get(id(line))
+        if not isinstance(line, cst.SimpleStatementLine) or not hasattr(block, "body"):
+            return False
+        body = list(block.body)
+        for stmt in body[body.index(line) + 1:]:
+            reads = [n for n in all_nodes(stmt, cst.Name) if n.value == name and self._binding(n) is False
+                     and not (isinstance(self.parents.get(id(n)), cst.AugAssign))]
+            if not isinstance(stmt, cst.SimpleStatementLine):
+                return False  # a branch or a loop: not every run reads it there
+            small = stmt.body[0] if len(stmt.body) == 1 else None
+            if isinstance(small, cst.AugAssign) and isinstance(small.target, cst.Name) and small.target.value == name:
+                continue  # out += identity: the same rank, read on
+            if reads:
+                return any(self.onward(n, rank, depth + 1) for n in reads)
+            if any(n.value == name for n in all_nodes(stmt, cst.Name)) or all_nodes(stmt, (cst.Return, cst.Raise)):
+                return False  # rebound unread, or the function ends first
+        return False
+
+    def uses_batched(self, attr: str, rank: int, cell: bool = False) -> bool:
+        """Every use of ``self.<attr>`` in the class is a call on a batch of ``rank`` (a cell's with its hx)."""
+        uses = 0
+        for function in self.functions:
+            for node in all_nodes(function, cst.Attribute):
+                if _self_attribute(node) != attr or self._enclosing(node) is not function:
+                    continue
+                parent = self.parents.get(id(node))
+                if isinstance(parent, cst.AssignTarget) or (isinstance(parent, cst.Attribute) and parent.value is node):
+                    continue  # a build, or a read of the layer's own attribute (self.conv.weight)
+                if not (isinstance(parent, cst.Call) and parent.func is node and parent.args
+                        and not parent.args[0].star and (not cell or len(parent.args) >= 2)):
+                    return False
+                uses += 1
+                if not (self.forward(parent.args[0].value, rank, function) or (not cell and self.onward(parent, rank))):
+                    return False
+        return uses > 0
+
+    def sequence_shown(self, attr: str, call: cst.Call) -> set[int]:
+        """The builds of a ``self.<attr> = nn.SequentialCell(...)`` shown batched: a member whose members before it
+        keep the rank of a batch the sequence is always called on, or after which, through rank-keeping members, a
+        batch-only member of its rank comes."""
+        from mindport.mappings.unbatched import BATCH_ONLY, BATCH_RANK, CELLS
+
+        members = _sequence_members(call)
+        kinds = [self.layer(m.func) if isinstance(m, cst.Call) else None for m in members]
+        shown = set()
+        for index, (member, kind) in enumerate(zip(members, kinds)):
+            if kind not in BATCH_RANK or kind in CELLS or not kind.startswith(("Conv", "LPPool", "Adaptive")):
+                continue
+            rank = BATCH_RANK[kind]
+
+            def keeps(k):
+                return k in _KEEP_RANK_LAYERS or (k in BATCH_RANK and BATCH_RANK[k] == rank and k.startswith("Conv"))
+
+            after = next((k for k in kinds[index + 1:] if not keeps(k) or BATCH_ONLY.get(k) == rank), None)
+            before = all(keeps(k) for k in kinds[:index])
+            if BATCH_ONLY.get(after) == rank or (before and self.uses_batched(attr, rank)):
+                shown.add(id(member))
+        return shown
+
+
+def _sequence_members(call: cst.Call) -> list:
+    if len(call.args) == 1 and isinstance(call.args[0].value, (cst.List, cst.Tuple)):
+        return [e.value for e in call.args[0].value.elements]
+    return [a.value for a in call.args]

@@ -10,6 +10,7 @@ from mindspore import Parameter, Tensor, nn
 
 from mindport.runtime import numpy_ints  # noqa: F401 - numpy integers as indices and sizes, as torch takes them
 from mindport.runtime import numpy_stream  # noqa: F401 - MindSpore's layers leave numpy's stream alone
+from mindport.runtime import unbatched  # noqa: F401 - MindSpore's layers take torch's unbatched inputs
 
 
 def _as_parameter(value) -> Parameter:

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import os
 
+from mindport.runtime import unbatched  # noqa: F401 - MindSpore's layers take torch's unbatched inputs
+
 _MISSING = object()
 _STARTED_BY_ENVIRON = []  # [True] when environ() initialised communication before init_process_group ran
 # torchrun's environment variables -> how to answer them under msrun (which sets RANK_ID/RANK_SIZE instead)

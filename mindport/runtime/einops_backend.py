@@ -25,6 +25,7 @@ from einops._backends import AbstractBackend
 from einops.einops import _prepare_recipes_for_all_dims, _prepare_transformation_recipe, _reconstruct_from_shape
 from mindspore import nn, ops
 from mindspore.ops.primitive import constexpr
+from mindport.runtime import unbatched  # noqa: F401 - MindSpore's layers take torch's unbatched inputs
 
 _REDUCTIONS = ("sum", "mean", "max", "min", "prod", "any", "all")
 

@@ -3,6 +3,8 @@ compiles them right. Converted code imports this module as ``mp_graph_safe``; th
 call says why (docs/converter/)."""
 from __future__ import annotations
 
+from mindport.runtime import unbatched  # noqa: F401 - MindSpore's layers take torch's unbatched inputs
+
 
 def merged_dict(*parts):
     """``{**a, **b, 'k': v}``: a new dict with each part's items in order, a later key replacing an earlier one.

@@ -17,6 +17,7 @@ from __future__ import annotations
 import mindspore as ms
 from mindspore import Parameter, ops
 from mindspore.experimental.optim import AdamW as _AdamW
+from mindport.runtime import unbatched  # noqa: F401 - MindSpore's layers take torch's unbatched inputs
 
 __all__ = ["Adam", "distinct_names"]
 

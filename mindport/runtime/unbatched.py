@@ -18,11 +18,16 @@ parameters it is computed from (tests/runtime/test_unbatched_inputs.py,
 ``test_reparametrised_weight_stays_graph_code``).
 
 Layers that take an unbatched input already (MindSpore's pools and paddings, mindport.runtime's) are not touched;
-the enumeration and its proof are in tests/runtime/test_unbatched_inputs.py.
+the classes changed are ``mindport.mappings.unbatched``'s table, the enumeration and its proof are in
+tests/runtime/test_unbatched_inputs.py. Every ``mindport.runtime`` module converted code imports loads this one; a
+converted file that imports none of them and builds one of these layers without showing its input batched gets
+``import mindport.runtime.unbatched`` from the converter (``native_facts.unbatched_handling``).
 """
 from __future__ import annotations
 
 from mindspore import nn, ops
+
+from mindport.mappings.unbatched import BATCH_RANK, CELLS, RECURRENT
 
 BATCHED = "_mp_batched_construct"  # the class's own construct, kept as a method (called as self.<BATCHED>(...))
 
@@ -80,15 +85,15 @@ def _cell(pair):
     return construct
 
 
-_BATCH_RANK = {nn.Conv1d: 3, nn.Conv2d: 4, nn.Conv3d: 5, nn.Conv1dTranspose: 3, nn.Conv2dTranspose: 4,
-               nn.Conv3dTranspose: 5, nn.LPPool2d: 4, nn.AdaptiveAvgPool1d: 3, nn.AdaptiveMaxPool1d: 3}
-
-
 def _targets():
-    """(class, its new construct) for every class this module changes."""
-    targets = [(cls, _layer(rank)) for cls, rank in _BATCH_RANK.items()]
-    targets.append((nn.RNN.__mro__[1], _recurrent))  # MindSpore's _RNNBase: LSTM, GRU and RNN share its construct
-    targets += [(cls, _cell(cls is nn.LSTMCell)) for cls in (nn.RNNCell, nn.GRUCell, nn.LSTMCell)]
+    """(class, its new construct) for every class this module changes (``mindport.mappings.unbatched``'s table)."""
+    layers = [name for name in BATCH_RANK if name not in RECURRENT + CELLS]
+    targets = [(getattr(nn, name), _layer(BATCH_RANK[name])) for name in layers]
+    # MindSpore's _RNNBase: LSTM, GRU and RNN share its construct
+    bases = {getattr(nn, name).__mro__[1] for name in RECURRENT}
+    assert len(bases) == 1, bases
+    targets.append((bases.pop(), _recurrent))
+    targets += [(getattr(nn, name), _cell(name == "LSTMCell")) for name in CELLS]
     return targets
 
 

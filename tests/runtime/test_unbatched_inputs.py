@@ -27,9 +27,9 @@ import pytest
 
 from tests.converter.port_check import build_layer_pair
 
-# Loaded here, not left to whichever test first imports a mindport.runtime module: a converted file whose layers are
-# all MindSpore's own (``nn.LSTM`` alone) imports no mindport.runtime module, and then nothing loads this one (open:
-# the converter should import it where such a file builds one of these layers, as it imports einops_backend)
+# Loaded here, not left to whichever test first imports a mindport.runtime module (a converted file whose layers are
+# all MindSpore's own gets ``import mindport.runtime.unbatched`` from the converter: tests/converter/
+# test_unbatched_imports.py)
 import mindport.runtime.unbatched  # noqa: F401,E402
 
 FIX = "fixed"

@@ -1,0 +1,19 @@
+"""MindSpore layers that take only a batch where torch's take an unbatched input too: the one table read by
+:mod:`mindport.runtime.unbatched` (which makes those classes take both, at run time) and by the converter (which
+loads that module in a converted file that builds one of them without showing its input batched:
+``native_facts.unbatched_handling``).
+
+``BATCH_RANK``: the rank of a batch for each class (an unbatched input has one axis fewer). ``CELLS``: the recurrent
+cells, whose ``hx`` MindSpore requires where torch defaults it to zeros (a call without it needs the handling
+whatever the rank). ``BATCH_ONLY``: MindSpore classes whose torch layer refuses anything but a batch of that rank
+(torch's BatchNorm2d/3d): a layer's input or output passed through one of them is a batch in every program torch
+runs.
+"""
+from __future__ import annotations
+
+BATCH_RANK = {"Conv1d": 3, "Conv2d": 4, "Conv3d": 5, "Conv1dTranspose": 3, "Conv2dTranspose": 4,
+              "Conv3dTranspose": 5, "LPPool2d": 4, "AdaptiveAvgPool1d": 3, "AdaptiveMaxPool1d": 3,
+              "RNN": 3, "LSTM": 3, "GRU": 3, "RNNCell": 2, "GRUCell": 2, "LSTMCell": 2}
+RECURRENT = ("RNN", "LSTM", "GRU")  # MindSpore's _RNNBase: they share one construct
+CELLS = ("RNNCell", "GRUCell", "LSTMCell")
+BATCH_ONLY = {"BatchNorm2d": 4, "BatchNorm3d": 5}
