@@ -826,9 +826,11 @@ def _inplace_cell(base, torch_name):
     input, as torch's ``inplace=True`` does (the input keeps its identity; see mindport.runtime.inplace)."""
 
     def construct(self, x):
-        return _inplace._store(x, base.construct(self, _inplace._src(x)))
+        # base's construct as a method of self, never base.construct(self, ...) (see _mode_padded)
+        return _inplace._store(x, self._mp_inplace_base(_inplace._src(x)))
 
-    cls = type(f"Inplace{base.__name__}", (base,), {"construct": construct, "__doc__": (
+    cls = type(f"Inplace{base.__name__}", (base,), {"construct": construct, "_mp_inplace_base": base.construct,
+                                                     "__doc__": (
         f"{torch_name}(..., inplace=True): mindspore.nn.{base.__name__} whose result is written into its input.")})
     cls.__module__ = __name__
     return cls

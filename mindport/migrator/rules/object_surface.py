@@ -7,10 +7,47 @@ import libcst as cst
 from mindport.mappings.surface import load_surface
 from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.rules.references import class_name_of
-from mindport.migrator.scopes import operand_kind, receiver_kind
+from mindport.migrator.scopes import dotted_name, operand_kind, receiver_kind
 from mindport.migrator.table import adapter_expr
 
 _PRIVATE_DICTS = {"_modules": "_cells", "_parameters": "_params"}  # nn.Module's -> nn.Cell's (same items)
+
+
+class _BaseConstructCalls(cst.CSTTransformer):
+    """In one method, ``Base.construct(self, ...)`` (a base class's construct called as a function given the Cell) ->
+    ``self._mp_Base_construct(...)``; ``kept`` collects the attributes to bind in the class body."""
+
+    def __init__(self, kept: dict[str, cst.BaseExpression]) -> None:
+        super().__init__()
+        self.kept = kept
+        self.receiver = ""
+
+    def method(self, function: cst.FunctionDef) -> cst.FunctionDef:
+        params = function.params.params
+        if not params:
+            return function
+        self.receiver = params[0].name.value
+        return function.visit(self)
+
+    def visit_ClassDef(self, node) -> bool:
+        return False  # a nested class has its own
+
+    def leave_Call(self, original_node, updated_node):
+        func = updated_node.func
+        args = updated_node.args
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "construct" and args
+                and isinstance(args[0].value, cst.Name) and args[0].value.value == self.receiver
+                and args[0].keyword is None and not args[0].star):
+            return updated_node
+        owner = dotted_name(func.value)
+        if owner is None or owner in (self.receiver, "super"):
+            return updated_node
+        attr = "_mp_" + owner.replace(".", "_") + "_construct"
+        self.kept[attr] = func
+        rest = list(args[1:])
+        return updated_node.with_changes(
+            func=cst.Attribute(value=cst.Name(self.receiver), attr=cst.Name(attr)),
+            args=rest)
 
 
 class ObjectSurfaceTransform(Rule):
@@ -20,7 +57,11 @@ class ObjectSurfaceTransform(Rule):
     * an explicit base-class call in a torch layer subclass, ``nn.Conv2d.__init__(self, c, c, 3)``: the runtime
       adapter class of the layer's entry (the class's base after conversion) maps torch's arguments,
       ``mp_adapt.api("torch.nn.Conv2d").__init__(self, c, c, 3)``; ``nn.Conv2d.forward(self, x)`` is the MindSpore
-      class's ``construct(self, x)``, ``nn.Linear.train(self, mode)`` its ``set_train(self, mode)``, and
+      class's construct, kept in the class as ``_mp_nn_Conv2d_construct = nn.Conv2d.construct`` and called through
+      ``self`` (``self._mp_nn_Conv2d_construct(x)``; so is a model's own ``Base.forward(self, x)``): GRAPH_MODE
+      compiles a method called through ``self`` as graph code, but reads the attributes of a Cell handed to a function
+      (``nn.Dense.construct(self, x)``) with Python's getattr while compiling, which froze a reparametrised weight
+      (weight_norm's, spectral_norm's) into the graph as a constant, ``nn.Linear.train(self, mode)`` its ``set_train(self, mode)``, and
       ``nn.Module.__init__(self)`` is ``nn.Cell.__init__(self)``, ``nn.Linear.reset_parameters(self)`` is
       ``mp_nn.reset_parameters(self, base=True)`` (the parameters drawn again as torch draws them; and
       ``conv.reset_parameters()`` is ``mp_nn.reset_parameters(conv)``, ``bn.reset_running_stats()``
@@ -72,18 +113,21 @@ class ObjectSurfaceTransform(Rule):
 
 
                 class SameConv(mp_adapt.api("torch.nn.Conv2d")):
+                    _mp_nn_Conv2d_construct = nn.Conv2d.construct
+
                     def __init__(self, c):
                         mp_adapt.api("torch.nn.Conv2d").__init__(self, c, c, 3, padding=1)
 
                     def construct(self, x):
-                        return nn.Conv2d.construct(self, x) * 2
+                        return self._mp_nn_Conv2d_construct(x) * 2
 
 
                 def children(model):
                     return list(model._cells)
             """,
             note="The base class's own __init__ maps torch's arguments, its forward is the MindSpore class's "
-                 "construct; a Module's dict of children is the Cell's.",
+                 "construct, called through self (GRAPH_MODE compiles it as a method); a Module's dict of children "
+                 "is the Cell's.",
         ),
         Example(
             before="""
@@ -168,6 +212,24 @@ class ObjectSurfaceTransform(Rule):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._methods.append(node.name.value)
+
+    # --- Base.construct(self, x) -> self._mp_Base_construct(x), Base's construct kept as a class attribute
+    def leave_ClassDef(self, original_node, updated_node):
+        if not self._torch_file or not isinstance(updated_node.body, cst.IndentedBlock):
+            return updated_node
+        kept: dict[str, cst.BaseExpression] = {}  # the attribute -> the base's construct
+        body = [_BaseConstructCalls(kept).method(stmt) if isinstance(stmt, cst.FunctionDef) else stmt
+                for stmt in updated_node.body.body]
+        if not kept:
+            return updated_node
+        self.ctx.converted_sites += len(kept)
+        lines = [cst.SimpleStatementLine(body=[cst.Assign(targets=[cst.AssignTarget(cst.Name(attr))], value=value)])
+                 for attr, value in kept.items()]
+        at = 1 if body and isinstance(body[0], cst.SimpleStatementLine) and isinstance(body[0].body[0], cst.Expr) \
+            and isinstance(body[0].body[0].value, (cst.SimpleString, cst.ConcatenatedString)) else 0  # the docstring
+        if at < len(body) and isinstance(body[at], cst.FunctionDef) and not body[at].leading_lines:
+            body[at] = body[at].with_changes(leading_lines=[cst.EmptyLine(indent=False)])
+        return updated_node.with_changes(body=updated_node.body.with_changes(body=[*body[:at], *lines, *body[at:]]))
 
     def leave_FunctionDef(self, original_node, updated_node):
         self._methods.pop()
