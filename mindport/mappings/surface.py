@@ -97,6 +97,7 @@ class Surface:
     programs: dict = field(default_factory=dict)  # proof name -> {"program": torch source, "inputs": {name: spec}}
     constructors: dict = field(default_factory=dict)  # torch function building a layer -> that layer class
     common_names: frozenset = frozenset()  # kept settings named as other objects' attributes often are (k, alpha)
+    method_proofs: dict = field(default_factory=dict)  # a converted [methods] member -> the program proving it
 
     def layer(self, torch_name: str) -> LayerSurface | None:
         return self.layers.get(torch_name)
@@ -134,6 +135,7 @@ def load_surface() -> Surface:
         if item.get("ends") not in ENDS or not item.get("how"):
             raise MappingError(f"{where}: methods.{name}: needs ends ({'/'.join(ENDS)}) and how")
         methods[name] = (item["ends"], item["how"])
+    method_proofs = {name: item["proof"] for name, item in raw.get("methods", {}).items() if item.get("proof")}
     layers = {}
     for torch_name, item in raw.get("layer", {}).items():
         entry = registry.lookup(torch_name)
@@ -169,12 +171,16 @@ def load_surface() -> Surface:
     for member in members:
         if member.ends == "converted" and member.proof not in programs:
             raise MappingError(f"{where}: member {member.torch}: a converted member needs a proof in [programs]")
+    for name, proof in method_proofs.items():
+        if proof not in programs or methods[name][0] != "converted":
+            raise MappingError(f"{where}: methods.{name}: its proof {proof!r} needs a [programs] entry and a "
+                               "converted method")
     constructors = dict(raw.get("constructors", {}))
     for function, layer in constructors.items():
         if layer not in layers or registry.lookup(function) is None:
             raise MappingError(f"{where}: constructors.{function}: needs an entry, and {layer!r} a [layer] table")
     return Surface(tuple(members), layers, methods, dict(raw.get("build", {})), programs, constructors,
-                   frozenset(raw.get("common_names", ())))
+                   frozenset(raw.get("common_names", ())), method_proofs)
 
 
 def _literal(text: str) -> bool:

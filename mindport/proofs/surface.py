@@ -189,7 +189,8 @@ def classify(entry: Entry) -> dict[str, str]:
     return found
 
 
-_LIST_METHODS = {"append", "extend", "insert", "pop", "items"}  # a container's methods its entry's example calls
+# a container's methods its entry's example calls (ModuleDict's keys/values/update/clear: [methods], proven by a program)
+_LIST_METHODS = {"append", "extend", "insert", "pop", "items", "keys", "values", "update", "clear"}
 
 
 def _agree(t_value, m_value) -> bool:
@@ -279,7 +280,8 @@ def _prove_read(entry: Entry, name: str, build: str, graph: bool) -> None:
 
 def prove_program(name: str) -> None:
     """Run one of the surface data's programs (``[programs.<name>]``) in torch and, converted by the real converter,
-    on MindSpore; raise ProofError when an output differs (values, shapes, dtypes' names, plain data)."""
+    on MindSpore; raise ProofError when an output differs (values, shapes, dtypes' names, plain data). A program
+    with ``graph = true`` runs again with the MindSpore model's construct compiled (GRAPH_MODE)."""
     import torch
 
     from mindport.migrator import convert_source
@@ -290,21 +292,28 @@ def prove_program(name: str) -> None:
     result = convert_source(source, f"<surface program {name}>")
     if result.diagnostics:
         raise ProofError(f"{name}: the conversion is flagged: {[d.format() for d in result.diagnostics]}\n{result.code}")
-    rng = np.random.default_rng(0)
-    arrays = [make_input(s, rng) for s in spec.get("inputs", {}).values()]
-    t_mod, m_mod = _load(source, "surface_torch"), _load(result.code, "surface_ms")
     import mindspore as ms
 
-    t_args = [torch.tensor(a) for a in arrays]
-    m_args = [ms.Tensor(a) for a in arrays]
-    if hasattr(t_mod, "build"):
-        torch.manual_seed(0)
-        t_model, m_model = _build_pair(t_mod, m_mod, False)
-        t_args.insert(0, t_model)
-        m_args.insert(0, m_model)
-    t_out, m_out = t_mod.run(*t_args), m_mod.run(*m_args)
-    if not values_equal(_plain_data(t_out), _plain_data(m_out)):
-        raise ProofError(f"{name}: torch {t_out!r}\n!= MindSpore {m_out!r}\n{result.code}")
+    graph = bool(spec.get("graph", False))  # the program's model runs again with construct compiled (GRAPH_MODE)
+    for mode in (ms.PYNATIVE_MODE, ms.GRAPH_MODE) if graph else (ms.PYNATIVE_MODE,):
+        rng = np.random.default_rng(0)
+        arrays = [make_input(s, rng) for s in spec.get("inputs", {}).values()]
+        t_mod, m_mod = _load(source, "surface_torch"), _load(result.code, "surface_ms", importable=graph)
+        t_args = [torch.tensor(a) for a in arrays]
+        m_args = [ms.Tensor(a) for a in arrays]
+        if hasattr(t_mod, "build"):
+            torch.manual_seed(0)
+            t_model, m_model = _build_pair(t_mod, m_mod, False)
+            t_args.insert(0, t_model)
+            m_args.insert(0, m_model)
+        ms.set_context(mode=mode)
+        try:
+            t_out, m_out = t_mod.run(*t_args), m_mod.run(*m_args)
+        finally:
+            ms.set_context(mode=ms.PYNATIVE_MODE)
+        if not values_equal(_plain_data(t_out), _plain_data(m_out)):
+            raise ProofError(f"{name} ({'GRAPH_MODE' if mode == ms.GRAPH_MODE else 'PyNative'}): torch {t_out!r}\n"
+                             f"!= MindSpore {m_out!r}\n{result.code}")
 
 
 def _plain_data(value):

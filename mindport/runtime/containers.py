@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from mindspore import Parameter, Tensor, nn
 
+from mindport.runtime._graph import host_only
 from mindport.runtime import numpy_ints  # noqa: F401 - numpy integers as indices and sizes, as torch takes them
 from mindport.runtime import numpy_stream  # noqa: F401 - MindSpore's layers leave numpy's stream alone
 from mindport.runtime import unbatched  # noqa: F401 - MindSpore's layers take torch's unbatched inputs
@@ -48,6 +49,10 @@ class ParameterList(nn.Cell):
         return (getattr(self, str(i)) for i in range(self._count))
 
 
+_CHANGED_IN_GRAPH = ("{method}() changes the container's members, which a static graph (construct under GRAPH_MODE, "
+                     "@jit) compiles once: call it in __init__")
+
+
 class _Keyed(nn.Cell):
     """What ParameterDict and ModuleDict share: members are attributes of the Cell under their keys, in ``_keys``'
     order (a static graph reads ``d[key]``, ``key in d``, ``len(d)``, ``d.items()``)."""
@@ -77,7 +82,9 @@ class _Keyed(nn.Cell):
 
     def update(self, values) -> None:
         """``d.update(mapping)`` or ``d.update(pairs)``, each member set as ``d[key] = value`` (NGCF grows its
-        ParameterDict of layer weights by ``weight_dict.update({...})``)."""
+        ParameterDict of layer weights by ``weight_dict.update({...})``). In ``__init__``: inside construct/@jit it
+        raises (a static graph compiles the members once: one added there would be added once, at compile time)."""
+        host_only(_CHANGED_IN_GRAPH.format(method="update"))
         for key, value in (values.items() if hasattr(values, "items") else values):
             self[key] = value
 
@@ -186,8 +193,11 @@ class ModuleDict(_Keyed):
         return cell
 
     def clear(self) -> None:
+        """Every member removed, with its parameters. In ``__init__``: inside construct/@jit it raises (MindSpore's
+        graph compiler refuses the ``del``: "Unsupported statement 'Delete'")."""
+        host_only(_CHANGED_IN_GRAPH.format(method="clear"))
         for key in list(self._keys):
-            del self[key]
+            self.__delitem__(key)  # not a del statement: a static graph refuses those before the guard runs
 
 
 

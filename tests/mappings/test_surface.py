@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import random
 
+import numpy as np
 import pytest
 
 from mindport.mappings.surface import load_surface
@@ -88,9 +89,41 @@ def test_a_module_parameter_or_tensor_member_program(program):
     proofs.prove_program(program)
 
 
+@pytest.mark.parametrize("method", ["update", "clear"])
+def test_a_module_dict_changed_inside_a_graph_raises_mindports_error(method):
+    """ModuleDict.update/clear are proven where model code calls them (__init__, the module_dict program); inside
+    construct under GRAPH_MODE the members are compiled once: update ran once at compile time (silently) and clear
+    failed with MindSpore's "Unsupported statement 'Delete'" on main; both raise mindport's error now."""
+    import mindspore as ms
+    from mindspore import Tensor, nn
+
+    from mindport.runtime.containers import ModuleDict
+
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.d = ModuleDict({"fc": nn.Dense(2, 2)})
+
+        def construct(self, x):
+            if method == "update":
+                self.d.update({"act": nn.ReLU()})
+            else:
+                self.d.clear()
+            return x * len(self.d)
+
+    net = Net()
+    ms.set_context(mode=ms.GRAPH_MODE)
+    try:
+        with pytest.raises(RuntimeError, match=f"mindport: {method}\\(\\) changes the container's members"):
+            net(Tensor(np.ones((1, 2), np.float32)))
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+    assert list(net.d.keys()) == ["fc"]
+
+
 def test_every_converted_member_names_its_program_and_every_program_proves_a_member():
     surface = load_surface()
-    used = {m.proof for m in surface.members if m.ends == "converted"}
+    used = {m.proof for m in surface.members if m.ends == "converted"} | set(surface.method_proofs.values())
     assert used == set(surface.programs)
     assert all(m.how for m in surface.members)
 
