@@ -51,8 +51,9 @@ Nothing here is imported by ``import mindport.runtime`` itself: each module load
 :mod:`mindport.runtime.numpy_ints` (loaded with ``_graph`` and ``containers``, which the runtime modules import) lets a
 MindSpore tensor take numpy integers as indices and slice bounds, and ``initializer`` and some ``ops`` functions take
 them as sizes, as torch's do; :mod:`mindport.runtime.numpy_stream` (loaded with them) builds MindSpore's layers
-without moving numpy's global random stream, as torch's are; :mod:`mindport.runtime.unbatched` (loaded with
-them) lets MindSpore's convolutions, LPPool2d, AdaptiveAvg/MaxPool1d, recurrent layers and cells take torch's
-unbatched inputs (and the cells a missing ``hx`` as zeros); :mod:`mindport.runtime.layers` makes ``Cell.set_train``
+without moving numpy's global random stream, as torch's are; :mod:`mindport.runtime.unbatched` (loaded by
+every runtime module converted code imports, and imported by the converter into a file of MindSpore's own layers
+that does not show their inputs batched) lets MindSpore's convolutions, LPPool2d, AdaptiveAvg/MaxPool1d, recurrent
+layers and cells take torch's unbatched inputs (and the cells a missing ``hx`` as zeros); :mod:`mindport.runtime.layers` makes ``Cell.set_train``
 reach a model's own ``train`` override in its sub-cells (``train_override``).
 """
