@@ -137,7 +137,8 @@ def _flat_inputs(value):
     return [value]
 
 
-# --- where the converter sees the input batched, the port stays native (no mindport import)
+# --- where the converter sees the input batched, the port stays native (no mindport import; a residual block whose
+# results flow through names, activations and a sum into BatchNorm2d: tests/converter/test_native_ports.py's NATIVE_RELU)
 
 NATIVE = {
     "through a BatchNorm2d": """
@@ -174,26 +175,6 @@ NATIVE = {
                 n, ch, h, w = z.size()
                 batch, features = v.shape
                 return self.conv(z), y, self.cell(v, state), b * t * c * n * ch * h * w * batch * features
-        """,
-    "a residual block: results flow through names, activations and a sum into BatchNorm2d": """
-        class Block(nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.conv1 = nn.Conv2d(3, 3, 3, padding=1)
-                self.bn1 = nn.BatchNorm2d(3)
-                self.relu = nn.ReLU(inplace=True)
-                self.conv2 = nn.Conv2d(3, 3, 3, padding=1)
-                self.body = nn.Sequential(nn.Conv2d(3, 3, 1), nn.ReLU(inplace=True), nn.ReLU6(inplace=True))
-
-            def forward(self, x):
-                identity = x
-                out = self.conv1(x)
-                out = self.bn1(out)
-                out = self.relu(out)
-                out = self.conv2(out)
-                out += identity
-                out = self.relu(out)
-                return self.body(self.relu(self.bn1(out)))
         """,
     "followed by a BatchNorm2d through a ReLU in a Sequential": """
         class Net(nn.Module):

@@ -336,7 +336,11 @@ def test_reparametrised_weight_stays_graph_code(norm, ctor, extra, shape, tmp_pa
     t_layer, m_layer = t_ns["build"](), m_ns["build"]()
     transfer_weights(t_layer.state_dict(), m_layer)  # weight_orig/_u/_v (weight_g/_v) land by name
     x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
-    want, got = _train_two_steps_torch(t_layer, x, norm), _train_two_steps_graph(m_layer, x, norm)
+    assert_steps_match(_train_two_steps_torch(t_layer, x, norm), _train_two_steps_graph(m_layer, x, norm), norm)
+
+
+def assert_steps_match(want, got, norm):
+    """The two training steps agree: outputs, spectral_norm's u, every gradient (by parameter name)."""
     for (w_out, w_grads, w_u), (g_out, g_grads, g_u) in zip(want, got):
         np.testing.assert_allclose(g_out, w_out, rtol=1e-4, atol=1e-4)
         if norm == "spectral_norm":
