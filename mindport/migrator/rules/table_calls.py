@@ -19,6 +19,7 @@ from mindport.migrator.native_facts import (
     FloatFacts,
     UnmaskedFacts,
     ValueFlow,
+    all_nodes,
     cell_functions,
     cells_display,
     empty_attributes,
@@ -30,6 +31,7 @@ from mindport.migrator.native_facts import (
     own_nodes,
 )
 from mindport.migrator.context import CPU_GUARDED
+from mindport.migrator.factories import factory_def, factory_name, factory_parameters, insert_definitions
 from mindport.migrator.imports import runtime_alias
 from mindport.migrator.named_results import result_fields
 from mindport.migrator.rules.base import Example, Rule
@@ -85,7 +87,12 @@ class TableCallTransform(Rule):
     A call whose arguments are only known at run time (``*args``/``**kwargs`` at the call site) and a torch API
     passed as a value (``norm_layer=nn.LayerNorm``, ``partial(torch.cat, dim=1)``) become the runtime adapter of the
     same entry (``mp_adapt.api("torch.nn.LayerNorm")``, ``mindport/runtime/adapt.py``), which maps the arguments when
-    the call happens. A flagged call's statement keeps its torch meaning (the engine's ``keep_torch.py``).
+    the call happens. A torch class called so whose entry converts a call passing every parameter by name statically
+    (no value needs a run-time choice of class, none is unsupported) is built instead by a factory written into the
+    file, torch's parameters and defaults building MindSpore's class (``linear(*args, **kwargs)`` calls
+    ``make_linear(in_features, out_features, bias=True, ...)``, which returns ``nn.Dense(...)``:
+    ``mindport/migrator/factories.py``). A flagged call's statement keeps its torch meaning (the engine's
+    ``keep_torch.py``).
 
     torch builds every module in training mode; MindSpore's Cells start in eval mode. A layer whose output depends on
     the mode (its entry says ``starts_training``: batch statistics, dropout) built outside a class gets
@@ -271,11 +278,18 @@ class TableCallTransform(Rule):
                 from mindport.runtime import adapt as mp_adapt
 
 
+                def make_linear(in_features, out_features, bias=True, device=None, dtype=None):
+                    \"\"\"torch.nn.Linear's parameters, building MindSpore's nn.Dense.\"\"\"
+                    return nn.Dense(in_channels=in_features, out_channels=out_features, has_bias=bias)
+
+
                 def make_block(dim, norm_layer=mp_adapt.api("torch.nn.LayerNorm"), **kwargs):
-                    return nn.SequentialCell(mp_adapt.api("torch.nn.Linear")(dim, dim, **kwargs), partial(norm_layer, eps=1e-6)(dim))
+                    return nn.SequentialCell(make_linear(dim, dim, **kwargs), partial(norm_layer, eps=1e-6)(dim))
             """,
-            note='Arguments known only at run time (**kwargs) and a layer passed as a value go to the runtime adapter '
-                 'of the same entry, which binds torch\'s signature when the call happens.',
+            note='Arguments known only at run time (**kwargs): a factory written into the file, torch\'s parameters '
+                 'building MindSpore\'s class, where the entry converts every value statically; a layer passed as a '
+                 'value (or one whose class depends on a value, LayerNorm\'s elementwise_affine) goes to the runtime '
+                 'adapter of the same entry, which binds torch\'s signature when the call happens.',
         ),
         Example(
             before="""
@@ -351,6 +365,7 @@ class TableCallTransform(Rule):
         self._cell_functions = frozenset()
         self._cell_functions = cell_functions(node, self._builds_cell)  # make_attn(c) returns a Cell on every path
         self._value_sites: dict[int, tuple[cst.FunctionDef, str]] = {}  # a value -> (the function, its parameter)
+        self._factories: dict[str, tuple[str, cst.FunctionDef] | None] = {}  # torch class -> its native factory
 
     def _builds_cell(self, expr) -> bool:
         """Is ``expr`` the construction of a layer: a torch layer class whose call converts (one flagged keeps its
@@ -684,9 +699,12 @@ class TableCallTransform(Rule):
                 target = CPU_GUARD_LAYERS.get(target, target)
             self._resolve_ms_names(mapped)
         except RunTimeArguments:
-            # *args/**kwargs at the call site: the runtime adapter maps them through the same entry at the call
+            # *args/**kwargs at the call site: a native factory with torch's parameters where the entry converts
+            # statically for every value (mindport/migrator/factories.py), else the runtime adapter, which maps them
+            # through the same entry at the call
             self.ctx.converted_sites += 1
-            return updated_node.with_changes(func=adapter_expr(self.ctx, qual))
+            factory = self._native_factory(original_node, entry)
+            return updated_node.with_changes(func=factory or adapter_expr(self.ctx, qual))
         except CallBindError as exc:
             self.flag(original_node, "MP102", f"{qual}: {exc}", "pass arguments explicitly", qual)
             return updated_node
@@ -906,25 +924,64 @@ class TableCallTransform(Rule):
             return None
         args = [cst.Arg(cst.Name(n)) for n in signature[:count]]
         args += [cst.Arg(keyword=cst.Name(k), value=cst.Name(k), equal=NO_SPACE_EQUAL) for k in keywords]
-        synthetic = cst.Call(func=original_node, args=fix_commas(args))
+        built = self._static_call(entry, cst.Call(func=original_node, args=fix_commas(args)))
+        if built is None or "mp_adapt" in code_of(built.func):
+            return None
+        if not built.args and not names:
+            return built.func  # nn.ReLU() with nothing to map: the class itself
+        return cst.Lambda(params=cst.Parameters(params=[cst.Param(cst.Name(n)) for n in names]), body=built)
+
+    def _static_call(self, entry, synthetic: cst.Call) -> cst.Call | None:
+        """``synthetic`` (a call of the entry's torch name, its arguments names) converted as any call is, or None
+        when it does not convert statically: an argument needs the run-time adapter, is unsupported or flagged."""
         target, profile = entry.resolve(self.ctx.options.target)
         if target is None or not entry.supported:
             return None
         try:  # the call must convert statically, or it would be flagged (and its statement kept as torch)
             map_arguments(entry, bind_arguments(entry, list(synthetic.args)), profile)
-        except (CallBindError, Unsupported):
+        except (CallBindError, Unsupported, RunTimeArguments):
             return None
         diagnostics, sites = len(self.ctx.diagnostics), self.ctx.converted_sites
         built = self.leave_Call(synthetic, synthetic)
-        if len(self.ctx.diagnostics) != diagnostics or built is synthetic or not isinstance(built, cst.Call) \
-                or "mp_adapt" in code_of(built.func):
-            del self.ctx.diagnostics[diagnostics:]
-            self.ctx.converted_sites = sites
-            return None
+        failed = len(self.ctx.diagnostics) != diagnostics or built is synthetic or not isinstance(built, cst.Call)
+        del self.ctx.diagnostics[diagnostics:]
         self.ctx.converted_sites = sites
-        if not built.args and not names:
-            return built.func  # nn.ReLU() with nothing to map: the class itself
-        return cst.Lambda(params=cst.Parameters(params=[cst.Param(cst.Name(n)) for n in names]), body=built)
+        return None if failed else built
+
+    def _native_factory(self, original_node: cst.Call, entry) -> cst.Name | None:
+        """``nn.Conv3d(*args, **kwargs)``: the name of a factory the file gets (``mindport/migrator/factories.py``),
+        torch's parameters building MindSpore's class with each bound statically, where the entry's conversion of a
+        call passing every parameter by name names no runtime helper; None (the runtime adapter) otherwise. Only
+        classes (a layer, an optimizer): a function keeps the adapter; a layer that starts in training mode only
+        inside a class (the enclosing module's mode governs it there); the nn profile only (mint keeps torch's
+        arguments, the adapter passes them on)."""
+        leaf = entry.torch.rsplit(".", 1)[-1]
+        if entry.kind not in ("layer", "function") or not leaf[:1].isupper() or entry.torch.startswith("torch.Tensor.") \
+                or self.ctx.options.target != "nn" or (entry.starts_training and not self._in_class()):
+            return None
+        if entry.torch not in self._factories:
+            self._factories[entry.torch] = self._factory_for(original_node, entry)
+        made = self._factories[entry.torch]
+        return cst.Name(made[0]) if made is not None else None
+
+    def _factory_for(self, original_node: cst.Call, entry):
+        parameters = factory_parameters(entry)
+        if parameters is None:
+            return None
+        args = [cst.Arg(keyword=cst.Name(p.name), value=cst.Name(p.name), equal=NO_SPACE_EQUAL) for p in entry.signature]
+        needed = set(self.ctx.imports_needed)
+        built = self._static_call(entry, cst.Call(func=original_node.func, args=fix_commas(args)))
+        runtime = {self.ctx.aliases.get(m, runtime_alias(m)) for m in self.ctx.imports_needed if m.startswith("mindport")}
+        if built is None or any(n.value in runtime for n in all_nodes(built, cst.Name)):
+            self.ctx.imports_needed = needed
+            return None
+        taken = {n.value for n in all_nodes(self._module, cst.Name)} | {m[0] for m in self._factories.values() if m}
+        name = factory_name(entry, taken)
+        return name, factory_def(name, entry, parameters, built, code_of(built.func))
+
+    def leave_Module(self, original_node, updated_node):
+        made = {m[0]: m[1] for m in self._factories.values() if m is not None}
+        return insert_definitions(updated_node, made) if made else updated_node
 
     def _package_site(self, node, qual: str) -> bool:
         """A symbol of a torch-based third-party package with no entry: MP106, naming the package."""
