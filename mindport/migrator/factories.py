@@ -49,6 +49,36 @@ def factory_def(name: str, entry: Entry, parameters: str, body: cst.BaseExpressi
     return parse_statement(f'def {name}({parameters}):\n    """{doc}"""\n    return {code_of(body)}\n')
 
 
+def base_init(entry: Entry, parameters: str, built: cst.Call) -> cst.FunctionDef:
+    """The ``__init__`` of a class whose base is MindSpore's class (``class GroupNorm32(nn.GroupNorm)``): torch's
+    parameters, handed to the base bound statically, so the class is built with torch's arguments as before."""
+    call = built.with_changes(func=cst.parse_expression("super().__init__"))
+    return parse_statement(f'def __init__(self, {parameters}):\n    """{entry.torch}\'s parameters."""\n'
+                           f'    {code_of(call)}\n')
+
+
+def with_init(cls: cst.ClassDef, init: cst.FunctionDef) -> cst.ClassDef:
+    """``cls`` with ``init`` first in its body, after its docstring; a body of only ``pass`` (or ``...``) replaced."""
+    body = list(cls.body.body) if isinstance(cls.body, cst.IndentedBlock) else []
+    start = 1 if body and _docstring(body[0]) else 0
+    rest = [s for s in body[start:] if not _placeholder(s)]
+    if rest:
+        rest[0] = rest[0].with_changes(leading_lines=[cst.EmptyLine(indent=False), *_comments(rest[0])])
+    block = cst.IndentedBlock(body=[*body[:start], init, *rest])
+    return cls.with_changes(body=block)
+
+
+def _docstring(stmt) -> bool:
+    return isinstance(stmt, cst.SimpleStatementLine) and isinstance(stmt.body[0], cst.Expr) \
+        and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+
+
+def _placeholder(stmt) -> bool:
+    return isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and (
+        isinstance(stmt.body[0], cst.Pass)
+        or isinstance(stmt.body[0], cst.Expr) and isinstance(stmt.body[0].value, cst.Ellipsis))
+
+
 def insert_definitions(module: cst.Module, definitions: dict[str, cst.FunctionDef]) -> cst.Module:
     """Each definition placed just before the first top-level statement that names it (after the imports, and before
     any use, module-level ones included)."""

@@ -122,3 +122,61 @@ def test_a_padding_mode_given_by_a_name_is_decided_when_the_layer_is_built(tmp_p
     with torch.no_grad():
         want = torch_conv(torch.from_numpy(x)).numpy()
     np.testing.assert_allclose(ms_conv(ms.Tensor(x)).asnumpy(), want, rtol=1e-5, atol=1e-5)
+
+
+BASES = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class GroupNorm32(nn.GroupNorm):
+    def forward(self, x):
+        return super().forward(x.float()).type(x.dtype)
+
+
+class Linear(nn.Linear):
+    \"\"\"Weights cast to the input's dtype.\"\"\"
+    def forward(self, x):
+        return F.linear(x, self.weight.to(x.dtype), None if self.bias is None else self.bias.to(x.dtype))
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = GroupNorm32(2, 4, eps=1e-3)
+        self.fc = Linear(4, 3, bias=False)
+        self.out = Linear(3, 2)
+
+    def forward(self, x):
+        return self.out(self.fc(self.norm(x).mean(-1)))
+"""
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_a_torch_layer_base_of_a_class_without_init_is_mindspores_class_with_torchs_parameters(mode, tmp_path):
+    code = convert_source(textwrap.dedent(BASES)).code
+    assert "mp_adapt" not in code  # was class GroupNorm32(mp_adapt.api("torch.nn.GroupNorm"))
+    assert "class GroupNorm32(nn.GroupNorm):\n    def __init__(self, num_groups, num_channels, eps=1e-05" in code
+    assert "super().__init__(in_channels=in_features, out_channels=out_features, has_bias=bias)" in code
+    assert code.index('"""Weights cast') < code.index("def __init__(self, in_features")  # after the docstring
+    x = np.random.default_rng(0).standard_normal((2, 4, 5)).astype(np.float32)
+    assert_port_matches_in_mode(textwrap.dedent(BASES), code, "Net", [x], tmp_path, "bases", mode,
+                                rtol=1e-5, atol=1e-5)
+
+
+def test_a_base_whose_class_has_an_init_or_needs_a_run_time_choice_keeps_the_adapter():
+    code = convert_source(textwrap.dedent("""
+        import torch.nn as nn
+
+
+        class Own(nn.Linear):
+            def __init__(self, n):
+                super().__init__(n, n)
+
+
+        class Norm(nn.LayerNorm):
+            pass
+    """)).code
+    assert 'class Own(mp_adapt.api("torch.nn.Linear")):' in code
+    assert 'class Norm(mp_adapt.api("torch.nn.LayerNorm")):' in code

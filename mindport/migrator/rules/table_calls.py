@@ -31,7 +31,14 @@ from mindport.migrator.native_facts import (
     own_nodes,
 )
 from mindport.migrator.context import CPU_GUARDED
-from mindport.migrator.factories import factory_def, factory_name, factory_parameters, insert_definitions
+from mindport.migrator.factories import (
+    base_init,
+    factory_def,
+    factory_name,
+    factory_parameters,
+    insert_definitions,
+    with_init,
+)
 from mindport.migrator.imports import runtime_alias
 from mindport.migrator.named_results import result_fields
 from mindport.migrator.rules.base import Example, Rule
@@ -91,8 +98,10 @@ class TableCallTransform(Rule):
     (no value needs a run-time choice of class, none is unsupported) is built instead by a factory written into the
     file, torch's parameters and defaults building MindSpore's class (``linear(*args, **kwargs)`` calls
     ``make_linear(in_features, out_features, bias=True, ...)``, which returns ``nn.Dense(...)``:
-    ``mindport/migrator/factories.py``). A flagged call's statement keeps its torch meaning (the engine's
-    ``keep_torch.py``).
+    ``mindport/migrator/factories.py``). Such a class as the base of a class with no ``__init__`` of its own
+    (``class GroupNorm32(nn.GroupNorm)``) is MindSpore's class, and the class gets an ``__init__`` with torch's
+    parameters that hands them to it bound statically, so it is still built with torch's arguments anywhere. A flagged
+    call's statement keeps its torch meaning (the engine's ``keep_torch.py``).
 
     torch builds every module in training mode; MindSpore's Cells start in eval mode. A layer whose output depends on
     the mode (its entry says ``starts_training``: batch statistics, dropout) built outside a class gets
@@ -366,6 +375,8 @@ class TableCallTransform(Rule):
         self._cell_functions = cell_functions(node, self._builds_cell)  # make_attn(c) returns a Cell on every path
         self._value_sites: dict[int, tuple[cst.FunctionDef, str]] = {}  # a value -> (the function, its parameter)
         self._factories: dict[str, tuple[str, cst.FunctionDef] | None] = {}  # torch class -> its native factory
+        self._class_bases: dict[int, cst.ClassDef] = {}  # a base of a class with no __init__ -> the class
+        self._base_inits: dict[int, cst.FunctionDef] = {}  # id(class) -> the __init__ its native base needs
 
     def _builds_cell(self, expr) -> bool:
         """Is ``expr`` the construction of a layer: a torch layer class whose call converts (one flagged keeps its
@@ -532,7 +543,8 @@ class TableCallTransform(Rule):
 
     def leave_ClassDef(self, original_node, updated_node):
         self._class_layers.pop()
-        return updated_node
+        init = self._base_inits.pop(id(original_node), None)
+        return with_init(updated_node, init) if init is not None else updated_node
 
     def _cpu_guarded(self) -> bool:
         """Does the port keep the guards against MindSpore's CPU kernel defects (``convert --device any|cpu``)?"""
@@ -612,6 +624,9 @@ class TableCallTransform(Rule):
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._inner.add(id(node.name))
+        body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+        if not any(isinstance(s, cst.FunctionDef) and s.name.value == "__init__" for s in body):
+            self._class_bases.update((id(b.value), node) for b in node.bases if b.keyword is None)
         self._class_scopes.add(id(self.scope))  # the engine has entered the class's scope
         facts = ClassFacts(node, self.scope.resolve_torch, self._inplace_true, self._file_facts, self._builds_cell)
         self._native_inplace |= facts.native_inplace
@@ -892,6 +907,11 @@ class TableCallTransform(Rule):
         # passed as a value (norm_layer=nn.LayerNorm, partial(torch.cat, dim=1)): the MindSpore name, or the runtime
         # adapter of the entry when later calls need their arguments mapped
         value = value_expr(self.ctx, qual)
+        if value is not None and id(original_node) in self._class_bases:
+            base = self._native_base(original_node, qual)
+            if base is not None:
+                self.ctx.converted_sites += 1
+                return base
         factory = self._layer_factory(original_node, qual) if value is not None else None
         if factory is not None:
             self.ctx.converted_sites += 1
@@ -964,20 +984,45 @@ class TableCallTransform(Rule):
         made = self._factories[entry.torch]
         return cst.Name(made[0]) if made is not None else None
 
-    def _factory_for(self, original_node: cst.Call, entry):
+    def _native_construction(self, func: cst.BaseExpression, entry) -> tuple[cst.Call, str] | None:
+        """(MindSpore's construction of the entry's class from torch's parameters each passed by its name, those
+        parameters as source) where that converts statically to a MindSpore class naming no runtime helper."""
         parameters = factory_parameters(entry)
         if parameters is None:
             return None
         args = [cst.Arg(keyword=cst.Name(p.name), value=cst.Name(p.name), equal=NO_SPACE_EQUAL) for p in entry.signature]
         needed = set(self.ctx.imports_needed)
-        built = self._static_call(entry, cst.Call(func=original_node.func, args=fix_commas(args)))
+        built = self._static_call(entry, cst.Call(func=func, args=fix_commas(args)))
         runtime = {self.ctx.aliases.get(m, runtime_alias(m)) for m in self.ctx.imports_needed if m.startswith("mindport")}
         if built is None or any(n.value in runtime for n in all_nodes(built, cst.Name)):
             self.ctx.imports_needed = needed
             return None
+        return built, parameters
+
+    def _factory_for(self, original_node: cst.Call, entry):
+        made = self._native_construction(original_node.func, entry)
+        if made is None:
+            return None
+        built, parameters = made
         taken = {n.value for n in all_nodes(self._module, cst.Name)} | {m[0] for m in self._factories.values() if m}
         name = factory_name(entry, taken)
         return name, factory_def(name, entry, parameters, built, code_of(built.func))
+
+    def _native_base(self, original_node, qual: str) -> cst.BaseExpression | None:
+        """``class GroupNorm32(nn.GroupNorm)`` with no ``__init__`` of its own: MindSpore's class as the base and an
+        ``__init__`` taking torch's parameters that hands them to it bound statically (factories.base_init), so any
+        construction, in any file, keeps torch's arguments; None (the runtime adapter's class) where the entry's
+        conversion is not static, its target is a runtime class, or the layer starts in training mode."""
+        entry = self.ctx.registry.lookup(qual)
+        target = entry.resolve(self.ctx.options.target)[0] if entry is not None else None
+        if entry is None or entry.kind != "layer" or entry.starts_training or self.ctx.options.target != "nn" \
+                or target is None or not target.startswith("mindspore."):
+            return None
+        made = self._native_construction(original_node, entry)
+        if made is None or code_of(made[0].func) != self.ctx.target_text(target):
+            return None
+        self._base_inits[id(self._class_bases[id(original_node)])] = base_init(entry, made[1], made[0])
+        return made[0].func
 
     def leave_Module(self, original_node, updated_node):
         made = {m[0]: m[1] for m in self._factories.values() if m is not None}
