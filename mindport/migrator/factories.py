@@ -87,7 +87,7 @@ def insert_definitions(module: cst.Module, definitions: dict[str, cst.FunctionDe
         index = next((i for i, stmt in enumerate(body) if _names(stmt, name)), len(body))
         spaced = definition.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
         body.insert(index, spaced)
-        if index + 1 < len(body) and isinstance(body[index + 1], (cst.FunctionDef, cst.ClassDef)):
+        if index + 1 < len(body) and hasattr(body[index + 1], "leading_lines"):
             body[index + 1] = body[index + 1].with_changes(
                 leading_lines=[cst.EmptyLine(), cst.EmptyLine(), *_comments(body[index + 1])])
     return module.with_changes(body=body)

@@ -180,3 +180,32 @@ def test_a_base_whose_class_has_an_init_or_needs_a_run_time_choice_keeps_the_ada
     """)).code
     assert 'class Own(mp_adapt.api("torch.nn.Linear")):' in code
     assert 'class Norm(mp_adapt.api("torch.nn.LayerNorm")):' in code
+
+
+PARTIAL = """
+from functools import partial
+
+import torch
+import torch.nn as nn
+
+LinearNoBias = partial(nn.Linear, bias=False)
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = LinearNoBias(4, 3)
+        self.out = partial(nn.Linear, 3)(2)
+
+    def forward(self, x):
+        return self.out(self.fc(x))
+"""
+
+
+def test_a_torch_class_given_to_partial_is_its_native_factory(tmp_path):
+    code = convert_source(textwrap.dedent(PARTIAL)).code
+    assert "LinearNoBias = partial(make_linear, bias=False)" in code and "partial(make_linear, 3)(2)" in code
+    assert "mindport" not in code.replace("MindSpore's", "")  # was partial(mp_adapt.api("torch.nn.Linear"), ...)
+    x = np.random.default_rng(0).standard_normal((2, 4)).astype(np.float32)
+    assert_port_matches_in_mode(textwrap.dedent(PARTIAL), code, "Net", [x], tmp_path, "partial", "pynative",
+                                rtol=1e-5, atol=1e-5)

@@ -98,7 +98,8 @@ class TableCallTransform(Rule):
     (no value needs a run-time choice of class, none is unsupported) is built instead by a factory written into the
     file, torch's parameters and defaults building MindSpore's class (``linear(*args, **kwargs)`` calls
     ``make_linear(in_features, out_features, bias=True, ...)``, which returns ``nn.Dense(...)``:
-    ``mindport/migrator/factories.py``). Such a class as the base of a class with no ``__init__`` of its own
+    ``mindport/migrator/factories.py``); so is one given to ``functools.partial`` (``partial(nn.Linear, bias=False)``
+    is ``partial(make_linear, bias=False)``: a partial is only ever called). Such a class as the base of a class with no ``__init__`` of its own
     (``class GroupNorm32(nn.GroupNorm)``) is MindSpore's class, and the class gets an ``__init__`` with torch's
     parameters that hands them to it bound statically, so it is still built with torch's arguments anywhere. A flagged
     call's statement keeps its torch meaning (the engine's ``keep_torch.py``).
@@ -376,6 +377,7 @@ class TableCallTransform(Rule):
         self._value_sites: dict[int, tuple[cst.FunctionDef, str]] = {}  # a value -> (the function, its parameter)
         self._factories: dict[str, tuple[str, cst.FunctionDef] | None] = {}  # torch class -> its native factory
         self._class_bases: dict[int, cst.ClassDef] = {}  # a base of a class with no __init__ -> the class
+        self._partial_firsts: set[int] = set()  # the function of a functools.partial(...) call
         self._base_inits: dict[int, cst.FunctionDef] = {}  # id(class) -> the __init__ its native base needs
 
     def _builds_cell(self, expr) -> bool:
@@ -419,6 +421,9 @@ class TableCallTransform(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         self._call_funcs.add(id(node.func))
+        if node.args and not node.args[0].star and node.args[0].keyword is None \
+                and self.scope.resolve(node.func) == "functools.partial":
+            self._partial_firsts.add(id(node.args[0].value))  # only ever called, as a partial's function
         callee = self._flow.callee(node.func)
         if callee is not None:  # Block(dim, act_layer=nn.GELU): the value goes to Block.__init__'s act_layer
             names = [p.name.value for p in (*callee.params.posonly_params, *callee.params.params)]
@@ -718,7 +723,7 @@ class TableCallTransform(Rule):
             # statically for every value (mindport/migrator/factories.py), else the runtime adapter, which maps them
             # through the same entry at the call
             self.ctx.converted_sites += 1
-            factory = self._native_factory(original_node, entry)
+            factory = self._native_factory(original_node.func, entry)
             return updated_node.with_changes(func=factory or adapter_expr(self.ctx, qual))
         except CallBindError as exc:
             self.flag(original_node, "MP102", f"{qual}: {exc}", "pass arguments explicitly", qual)
@@ -912,6 +917,12 @@ class TableCallTransform(Rule):
             if base is not None:
                 self.ctx.converted_sites += 1
                 return base
+        if value is not None and id(original_node) in self._partial_firsts:  # partial(nn.Linear, bias=False)
+            entry = self.ctx.registry.lookup(qual)
+            factory = self._native_factory(original_node, entry) if entry is not None else None
+            if factory is not None:
+                self.ctx.converted_sites += 1
+                return factory
         factory = self._layer_factory(original_node, qual) if value is not None else None
         if factory is not None:
             self.ctx.converted_sites += 1
@@ -968,8 +979,8 @@ class TableCallTransform(Rule):
         self.ctx.converted_sites = sites
         return None if failed else built
 
-    def _native_factory(self, original_node: cst.Call, entry) -> cst.Name | None:
-        """``nn.Conv3d(*args, **kwargs)``: the name of a factory the file gets (``mindport/migrator/factories.py``),
+    def _native_factory(self, func: cst.BaseExpression, entry) -> cst.Name | None:
+        """``nn.Linear(*args, **kwargs)``, ``partial(nn.Linear, bias=False)``: the name of a factory the file gets (``mindport/migrator/factories.py``),
         torch's parameters building MindSpore's class with each bound statically, where the entry's conversion of a
         call passing every parameter by name names no runtime helper; None (the runtime adapter) otherwise. Only
         classes (a layer, an optimizer): a function keeps the adapter; a layer that starts in training mode only
@@ -980,7 +991,7 @@ class TableCallTransform(Rule):
                 or self.ctx.options.target != "nn" or (entry.starts_training and not self._in_class()):
             return None
         if entry.torch not in self._factories:
-            self._factories[entry.torch] = self._factory_for(original_node, entry)
+            self._factories[entry.torch] = self._factory_for(func, entry)
         made = self._factories[entry.torch]
         return cst.Name(made[0]) if made is not None else None
 
@@ -999,8 +1010,8 @@ class TableCallTransform(Rule):
             return None
         return built, parameters
 
-    def _factory_for(self, original_node: cst.Call, entry):
-        made = self._native_construction(original_node.func, entry)
+    def _factory_for(self, func: cst.BaseExpression, entry):
+        made = self._native_construction(func, entry)
         if made is None:
             return None
         built, parameters = made
