@@ -40,7 +40,7 @@ from typing import Callable
 
 import libcst as cst
 
-from mindport.migrator.syntax import target_name_nodes
+from mindport.migrator.syntax import target_name_nodes, target_names
 from mindport.migrator.walk import transform, walk
 
 Resolve = Callable[[cst.BaseExpression], "str | None"]
@@ -1363,3 +1363,72 @@ def list_arguments(module: cst.Module, callees: dict[str, cst.FunctionDef]) -> d
 
     module.visit(_Find())
     return {key: frozenset(names) for key, names in found.items()}
+
+
+def type_test_tuples(function: cst.FunctionDef) -> list[cst.Tuple]:
+    """Tuples bound once to a local name the function only ever reads as the classes of a type test
+    (``bn_types = (nn.BatchNorm1d, nn.BatchNorm2d)`` ... ``isinstance(m, bn_types)``, ``type(m) in bn_types``): their
+    members are compared with classes, never called or built, so each may be MindSpore's class itself (what a runtime
+    adapter of it tests and equals)."""
+    bindings: dict[str, list] = {}
+    for node in own_nodes(function, cst.CSTNode):
+        if isinstance(node, cst.Assign):
+            for t in node.targets:
+                for name in target_names(t.target):
+                    bindings.setdefault(name, []).append(node if len(node.targets) == 1 else None)
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr)):
+            for name in target_names(node.target):
+                bindings.setdefault(name, []).append(None)
+        elif isinstance(node, cst.AsName):
+            for name in target_names(node.name):
+                bindings.setdefault(name, []).append(None)
+        elif isinstance(node, (cst.Global, cst.Nonlocal)):
+            for item in node.names:
+                bindings.setdefault(item.name.value, []).append(None)
+    candidates = {name: nodes[0] for name, nodes in bindings.items()
+                  if len(nodes) == 1 and nodes[0] is not None and isinstance(nodes[0].value, cst.Tuple)
+                  and isinstance(nodes[0].targets[0].target, cst.Name)}
+    params = function.params
+    for p in (*params.posonly_params, *params.params, *params.kwonly_params):
+        candidates.pop(p.name.value, None)
+    if not candidates:
+        return []
+    eligible = dict.fromkeys(candidates, True)
+
+    class _Find(cst.CSTVisitor):
+        def __init__(self):
+            self.stack: list = []
+
+        def on_visit(self, node):
+            if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)) and node is not function:
+                for n in all_nodes(node, cst.Name):
+                    if n.value in eligible:
+                        eligible[n.value] = False
+                return False
+            if isinstance(node, cst.Name) and node.value in eligible and self.stack:
+                parent = self.stack[-1]
+                if isinstance(parent, cst.AssignTarget) and candidates[node.value].targets[0] is parent:
+                    pass  # the binding itself
+                elif not _type_test_read(self.stack, node):
+                    eligible[node.value] = False
+            self.stack.append(node)
+            return True
+
+        def on_leave(self, original_node):
+            if self.stack and self.stack[-1] is original_node:
+                self.stack.pop()
+
+    walk(function.body, _Find())
+    return [candidates[name].value for name, ok in eligible.items() if ok]
+
+
+def _type_test_read(stack: list, node: cst.Name) -> bool:
+    """``isinstance(m, node)`` / ``issubclass(c, node)`` (the builtins, two arguments) or ``x in node``."""
+    parent = stack[-1]
+    if isinstance(parent, cst.ComparisonTarget):
+        return parent.comparator is node and isinstance(parent.operator, (cst.In, cst.NotIn))
+    if isinstance(parent, cst.Arg) and len(stack) > 1 and isinstance(stack[-2], cst.Call):
+        call = stack[-2]
+        return (isinstance(call.func, cst.Name) and call.func.value in ("isinstance", "issubclass")
+                and len(call.args) == 2 and call.args[1] is parent and parent.keyword is None and not parent.star)
+    return False

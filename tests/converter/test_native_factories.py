@@ -209,3 +209,47 @@ def test_a_torch_class_given_to_partial_is_its_native_factory(tmp_path):
     x = np.random.default_rng(0).standard_normal((2, 4)).astype(np.float32)
     assert_port_matches_in_mode(textwrap.dedent(PARTIAL), code, "Net", [x], tmp_path, "partial", "pynative",
                                 rtol=1e-5, atol=1e-5)
+
+
+TYPE_TESTS = """
+import torch.nn as nn
+
+
+def kind(m):
+    whitelist = (nn.Linear, )
+    blacklist = (nn.LayerNorm, nn.Embedding)
+    if isinstance(m, (nn.Conv2d, nn.BatchNorm2d)):
+        return 1
+    if isinstance(m, whitelist):
+        return 2
+    return 3 if type(m) in blacklist else 4
+"""
+
+
+def test_tuples_of_classes_only_read_by_type_tests_hold_mindspores_classes(tmp_path):
+    import mindspore as ms
+    import torch
+
+    code = convert_source(textwrap.dedent(TYPE_TESTS)).code
+    assert "whitelist = (nn.Dense, )" in code and "blacklist = (nn.LayerNorm, nn.Embedding)" in code
+    assert "mindport" not in code  # was (mp_adapt.api("torch.nn.Linear"), ): the adapters test these classes
+    converted = load_module(code, tmp_path / "m_type_tests.py", "m_type_tests").kind
+    original = load_module(textwrap.dedent(TYPE_TESTS), tmp_path / "t_type_tests.py", "t_type_tests").kind
+    pairs = [(torch.nn.Linear(2, 2), ms.nn.Dense(2, 2)), (torch.nn.LayerNorm(2), ms.nn.LayerNorm((2,))),
+             (torch.nn.Embedding(3, 2), ms.nn.Embedding(3, 2)), (torch.nn.Conv2d(1, 1, 1), ms.nn.Conv2d(1, 1, 1)),
+             (torch.nn.ReLU(), ms.nn.ReLU())]
+    assert [converted(b) for _, b in pairs] == [original(a) for a, _ in pairs] == [2, 3, 3, 1, 4]
+
+
+def test_a_tuple_of_classes_also_used_otherwise_keeps_the_adapters():
+    code = convert_source(textwrap.dedent("""
+        import torch.nn as nn
+
+
+        def build(m, c):
+            norms = (nn.LayerNorm, nn.GroupNorm)
+            if isinstance(m, norms):
+                return m
+            return norms[0](c)
+    """)).code
+    assert 'norms = (mp_adapt.api("torch.nn.LayerNorm"), mp_adapt.api("torch.nn.GroupNorm"))' in code
