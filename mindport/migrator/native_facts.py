@@ -10,7 +10,8 @@
   (``out = self.act(out)``); and, inside ``self.body = nn.Sequential(...)`` whose every use is a call, an activation
   that follows a layer with a fresh output (only that layer's output, internal to the sequence, is overwritten; a
   sequence iterated or indexed, ``for m in self.features: x = m(x); feats.append(x)``, shows those outputs). A
-  parameter of the method, a name the method hands on (``feats.append(x)``, ``y = x``), a use in a loop that does not
+  parameter of the method (unless a top-level statement before the call rebinds it, ``x = self.bn(x)``: then it is a
+  local name like any other), a name the method hands on (``feats.append(x)``, ``y = x``), a use in a loop that does not
   rebind the name, the class being subclassed in the file, the attribute read on another object (``model.relu``) or
   any other use of it keeps the runtime Cell.
 * **ModuleList**: ``nn.ModuleList([a, b])`` (a non-empty list display with no ``None`` member), and
@@ -170,7 +171,8 @@ class ClassFacts:
             arg = call.args[0].value
             if self.fresh(arg):
                 continue
-            if not isinstance(arg, cst.Name) or arg.value in params or not self._local_safe(order, arg, call, name):
+            if not isinstance(arg, cst.Name) or (arg.value in params and not _rebound_first(method, arg.value, call)) \
+                    or not self._local_safe(order, arg, call, name):
                 return False
         return True
 
@@ -215,6 +217,20 @@ class ClassFacts:
         if isinstance(parent, cst.Arg) and parent.keyword is None and isinstance(grand, cst.Call):
             return self.fresh(grand) or (_self_attr(grand.func) and grand.func.attr.value == name)
         return False
+
+
+def _rebound_first(method: cst.FunctionDef, var: str, call: cst.Call) -> bool:
+    """A parameter one of the method's own top-level statements before the call's rebinds (``x = self.bn(x)`` ...
+    ``x = self.relu(x)``): at the call the name holds a value of the method's, not the caller's tensor (every binding
+    is then checked like a local's)."""
+    for stmt in method.body.body if isinstance(method.body, cst.IndentedBlock) else ():
+        if any(c is call for c in all_nodes(stmt, cst.Call)):
+            return False
+        if isinstance(stmt, cst.SimpleStatementLine) and any(
+                isinstance(s, cst.Assign) and len(s.targets) == 1 and isinstance(s.targets[0].target, cst.Name)
+                and s.targets[0].target.value == var for s in stmt.body):
+            return True
+    return False
 
 
 def _self_attr(expr) -> bool:

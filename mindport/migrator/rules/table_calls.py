@@ -112,7 +112,8 @@ class TableCallTransform(Rule):
     Facts read from the class (``mindport/migrator/native_facts.py``) choose MindSpore's own layer where a runtime
     one exists only for a case the code rules out: ``nn.ReLU(inplace=True)`` (and the other in-place activations) is
     ``nn.ReLU()`` when no use of the layer leaves a reader of its input (a fresh input such as ``self.bn(x)``, or a
-    local name rebound by the call and never handed on), and ``nn.ModuleList([...])`` of Cells, never added to, is
+    local name rebound by the call and never handed on, a forward parameter included once the method has rebound it),
+    and ``nn.ModuleList([...])`` of Cells, never added to, is
     ``nn.CellList`` (an empty one too, when every member added later is a Cell). ``softmax`` is MindSpore's own
     ``ops.softmax`` where its input can hold no row of all ``-inf`` (a product, a layer's output, a finite
     ``masked_fill``: the runtime one is written out for the CPU kernel's defect on such rows), and so is the
