@@ -1105,25 +1105,37 @@ def _param_uses(function: cst.FunctionDef, param: str):
     """(parent, name node, the call an argument belongs to) of each read of ``param`` in the function's body; None
     when a nested scope reads it or it is rebound."""
     uses: list = []
-    bad = False
+    bad = [False]
+
+    def read(stack: list, node: cst.Name) -> None:
+        parent = stack[-1]
+        call = stack[-2] if len(stack) > 1 and isinstance(parent, cst.Arg) else None
+        if isinstance(parent, (cst.AssignTarget, cst.AugAssign, cst.For, cst.AsName, cst.NamedExpr)):
+            bad[0] = True
+        elif not (isinstance(parent, cst.Arg) and parent.keyword is node):
+            uses.append((parent, node, call))
+
+    _name_reads(function, {param}, lambda name: bad.__setitem__(0, True), read)
+    return None if bad[0] else uses
+
+
+def _name_reads(function: cst.FunctionDef, names, nested: Callable[[str], None],
+                read: Callable[[list, cst.Name], None]) -> None:
+    """Walk the function's own body: ``read(ancestors, node)`` for each occurrence of one of ``names`` (binding ones
+    too), ``nested(name)`` for each one a nested function, lambda or class mentions."""
 
     class _Find(cst.CSTVisitor):
         def __init__(self):
             self.stack: list = []
 
         def on_visit(self, node):
-            nonlocal bad
             if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)) and node is not function:
-                if any(n.value == param for n in all_nodes(node, cst.Name)):
-                    bad = True
+                for n in all_nodes(node, cst.Name):
+                    if n.value in names:
+                        nested(n.value)
                 return False
-            if isinstance(node, cst.Name) and node.value == param and self.stack:
-                parent = self.stack[-1]
-                call = self.stack[-2] if len(self.stack) > 1 and isinstance(parent, cst.Arg) else None
-                if isinstance(parent, (cst.AssignTarget, cst.AugAssign, cst.For, cst.AsName, cst.NamedExpr)):
-                    bad = True
-                elif not (isinstance(parent, cst.Arg) and parent.keyword is node):
-                    uses.append((parent, node, call))
+            if isinstance(node, cst.Name) and node.value in names and self.stack:
+                read(self.stack, node)
             self.stack.append(node)
             return True
 
@@ -1132,7 +1144,6 @@ def _param_uses(function: cst.FunctionDef, param: str):
                 self.stack.pop()
 
     walk(function.body, _Find())
-    return None if bad else uses
 
 
 def cell_functions(module: cst.Module, builds_cell: Callable[[cst.BaseExpression], bool]) -> frozenset[str]:
@@ -1411,30 +1422,13 @@ def type_test_tuples(function: cst.FunctionDef) -> list[cst.Tuple]:
         return []
     eligible = dict.fromkeys(candidates, True)
 
-    class _Find(cst.CSTVisitor):
-        def __init__(self):
-            self.stack: list = []
+    def read(stack: list, node: cst.Name) -> None:
+        parent = stack[-1]
+        if not (isinstance(parent, cst.AssignTarget) and candidates[node.value].targets[0] is parent) \
+                and not _type_test_read(stack, node):  # the binding itself, or a type test
+            eligible[node.value] = False
 
-        def on_visit(self, node):
-            if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)) and node is not function:
-                for n in all_nodes(node, cst.Name):
-                    if n.value in eligible:
-                        eligible[n.value] = False
-                return False
-            if isinstance(node, cst.Name) and node.value in eligible and self.stack:
-                parent = self.stack[-1]
-                if isinstance(parent, cst.AssignTarget) and candidates[node.value].targets[0] is parent:
-                    pass  # the binding itself
-                elif not _type_test_read(self.stack, node):
-                    eligible[node.value] = False
-            self.stack.append(node)
-            return True
-
-        def on_leave(self, original_node):
-            if self.stack and self.stack[-1] is original_node:
-                self.stack.pop()
-
-    walk(function.body, _Find())
+    _name_reads(function, set(eligible), lambda name: eligible.__setitem__(name, False), read)
     return [candidates[name].value for name, ok in eligible.items() if ok]
 
 
