@@ -10,7 +10,8 @@
   (``out = self.act(out)``); and, inside ``self.body = nn.Sequential(...)`` whose every use is a call, an activation
   that follows a layer with a fresh output (only that layer's output, internal to the sequence, is overwritten; a
   sequence iterated or indexed, ``for m in self.features: x = m(x); feats.append(x)``, shows those outputs). A
-  parameter of the method, a name the method hands on (``feats.append(x)``, ``y = x``), a use in a loop that does not
+  parameter of the method (unless a top-level statement before the call rebinds it, ``x = self.bn(x)``: then it is a
+  local name like any other), a name the method hands on (``feats.append(x)``, ``y = x``), a use in a loop that does not
   rebind the name, the class being subclassed in the file, the attribute read on another object (``model.relu``) or
   any other use of it keeps the runtime Cell.
 * **ModuleList**: ``nn.ModuleList([a, b])`` (a non-empty list display with no ``None`` member), and
@@ -40,7 +41,7 @@ from typing import Callable
 
 import libcst as cst
 
-from mindport.migrator.syntax import target_name_nodes
+from mindport.migrator.syntax import target_name_nodes, target_names
 from mindport.migrator.walk import transform, walk
 
 Resolve = Callable[[cst.BaseExpression], "str | None"]
@@ -170,7 +171,8 @@ class ClassFacts:
             arg = call.args[0].value
             if self.fresh(arg):
                 continue
-            if not isinstance(arg, cst.Name) or arg.value in params or not self._local_safe(order, arg, call, name):
+            if not isinstance(arg, cst.Name) or (arg.value in params and not _rebound_first(method, arg.value, call)) \
+                    or not self._local_safe(order, arg, call, name):
                 return False
         return True
 
@@ -215,6 +217,20 @@ class ClassFacts:
         if isinstance(parent, cst.Arg) and parent.keyword is None and isinstance(grand, cst.Call):
             return self.fresh(grand) or (_self_attr(grand.func) and grand.func.attr.value == name)
         return False
+
+
+def _rebound_first(method: cst.FunctionDef, var: str, call: cst.Call) -> bool:
+    """A parameter one of the method's own top-level statements before the call's rebinds (``x = self.bn(x)`` ...
+    ``x = self.relu(x)``): at the call the name holds a value of the method's, not the caller's tensor (every binding
+    is then checked like a local's)."""
+    for stmt in method.body.body if isinstance(method.body, cst.IndentedBlock) else ():
+        if any(c is call for c in all_nodes(stmt, cst.Call)):
+            return False
+        if isinstance(stmt, cst.SimpleStatementLine) and any(
+                isinstance(s, cst.Assign) and len(s.targets) == 1 and isinstance(s.targets[0].target, cst.Name)
+                and s.targets[0].target.value == var for s in stmt.body):
+            return True
+    return False
 
 
 def _self_attr(expr) -> bool:
@@ -1089,25 +1105,37 @@ def _param_uses(function: cst.FunctionDef, param: str):
     """(parent, name node, the call an argument belongs to) of each read of ``param`` in the function's body; None
     when a nested scope reads it or it is rebound."""
     uses: list = []
-    bad = False
+    bad = [False]
+
+    def read(stack: list, node: cst.Name) -> None:
+        parent = stack[-1]
+        call = stack[-2] if len(stack) > 1 and isinstance(parent, cst.Arg) else None
+        if isinstance(parent, (cst.AssignTarget, cst.AugAssign, cst.For, cst.AsName, cst.NamedExpr)):
+            bad[0] = True
+        elif not (isinstance(parent, cst.Arg) and parent.keyword is node):
+            uses.append((parent, node, call))
+
+    _name_reads(function, {param}, lambda name: bad.__setitem__(0, True), read)
+    return None if bad[0] else uses
+
+
+def _name_reads(function: cst.FunctionDef, names, nested: Callable[[str], None],
+                read: Callable[[list, cst.Name], None]) -> None:
+    """Walk the function's own body: ``read(ancestors, node)`` for each occurrence of one of ``names`` (binding ones
+    too), ``nested(name)`` for each one a nested function, lambda or class mentions."""
 
     class _Find(cst.CSTVisitor):
         def __init__(self):
             self.stack: list = []
 
         def on_visit(self, node):
-            nonlocal bad
             if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)) and node is not function:
-                if any(n.value == param for n in all_nodes(node, cst.Name)):
-                    bad = True
+                for n in all_nodes(node, cst.Name):
+                    if n.value in names:
+                        nested(n.value)
                 return False
-            if isinstance(node, cst.Name) and node.value == param and self.stack:
-                parent = self.stack[-1]
-                call = self.stack[-2] if len(self.stack) > 1 and isinstance(parent, cst.Arg) else None
-                if isinstance(parent, (cst.AssignTarget, cst.AugAssign, cst.For, cst.AsName, cst.NamedExpr)):
-                    bad = True
-                elif not (isinstance(parent, cst.Arg) and parent.keyword is node):
-                    uses.append((parent, node, call))
+            if isinstance(node, cst.Name) and node.value in names and self.stack:
+                read(self.stack, node)
             self.stack.append(node)
             return True
 
@@ -1116,7 +1144,6 @@ def _param_uses(function: cst.FunctionDef, param: str):
                 self.stack.pop()
 
     walk(function.body, _Find())
-    return None if bad else uses
 
 
 def cell_functions(module: cst.Module, builds_cell: Callable[[cst.BaseExpression], bool]) -> frozenset[str]:
@@ -1674,3 +1701,55 @@ def _sequence_members(call: cst.Call) -> list:
     if len(call.args) == 1 and isinstance(call.args[0].value, (cst.List, cst.Tuple)):
         return [e.value for e in call.args[0].value.elements]
     return [a.value for a in call.args]
+
+
+def type_test_tuples(function: cst.FunctionDef) -> list[cst.Tuple]:
+    """Tuples bound once to a local name the function only ever reads as the classes of a type test
+    (``bn_types = (nn.BatchNorm1d, nn.BatchNorm2d)`` ... ``isinstance(m, bn_types)``, ``type(m) in bn_types``): their
+    members are compared with classes, never called or built, so each may be MindSpore's class itself (what a runtime
+    adapter of it tests and equals)."""
+    bindings: dict[str, list] = {}
+    for node in own_nodes(function, cst.CSTNode):
+        if isinstance(node, cst.Assign):
+            for t in node.targets:
+                for name in target_names(t.target):
+                    bindings.setdefault(name, []).append(node if len(node.targets) == 1 else None)
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr)):
+            for name in target_names(node.target):
+                bindings.setdefault(name, []).append(None)
+        elif isinstance(node, cst.AsName):
+            for name in target_names(node.name):
+                bindings.setdefault(name, []).append(None)
+        elif isinstance(node, (cst.Global, cst.Nonlocal)):
+            for item in node.names:
+                bindings.setdefault(item.name.value, []).append(None)
+    candidates = {name: nodes[0] for name, nodes in bindings.items()
+                  if len(nodes) == 1 and nodes[0] is not None and isinstance(nodes[0].value, cst.Tuple)
+                  and isinstance(nodes[0].targets[0].target, cst.Name)}
+    params = function.params
+    for p in (*params.posonly_params, *params.params, *params.kwonly_params):
+        candidates.pop(p.name.value, None)
+    if not candidates:
+        return []
+    eligible = dict.fromkeys(candidates, True)
+
+    def read(stack: list, node: cst.Name) -> None:
+        parent = stack[-1]
+        if not (isinstance(parent, cst.AssignTarget) and candidates[node.value].targets[0] is parent) \
+                and not _type_test_read(stack, node):  # the binding itself, or a type test
+            eligible[node.value] = False
+
+    _name_reads(function, set(eligible), lambda name: eligible.__setitem__(name, False), read)
+    return [candidates[name].value for name, ok in eligible.items() if ok]
+
+
+def _type_test_read(stack: list, node: cst.Name) -> bool:
+    """``isinstance(m, node)`` / ``issubclass(c, node)`` (the builtins, two arguments) or ``x in node``."""
+    parent = stack[-1]
+    if isinstance(parent, cst.ComparisonTarget):
+        return parent.comparator is node and isinstance(parent.operator, (cst.In, cst.NotIn))
+    if isinstance(parent, cst.Arg) and len(stack) > 1 and isinstance(stack[-2], cst.Call):
+        call = stack[-2]
+        return (isinstance(call.func, cst.Name) and call.func.value in ("isinstance", "issubclass")
+                and len(call.args) == 2 and call.args[1] is parent and parent.keyword is None and not parent.star)
+    return False

@@ -121,6 +121,16 @@ def lp_norm_finite(args: dict[str, Arg]) -> None:
                           "by hand")
 
 
+def _known_mode(mode: Arg | None) -> None:
+    """A ``padding_mode`` given by a name (``nn.Conv3d(c, c, 3, padding_mode=mode)``) may hold 'reflect', which
+    MindSpore's convolutions cannot do: the call is decided when it happens (the runtime adapter builds it for 'zeros'
+    and raises for the others), never converted as if it were 'zeros'."""
+    if mode is not None and mode.literal(default=UNKNOWN) is UNKNOWN:
+        from mindport.mappings.arguments import RunTimeArguments  # (arguments imports the transforms)
+
+        raise RunTimeArguments(f"padding_mode={mode.source}: MindSpore convolutions only zero-pad")
+
+
 @call_transform("conv_padding")
 def conv_padding(args: dict[str, Arg]) -> None:
     """torch ``padding`` (int, tuple, 'same', 'valid') -> MindSpore ``pad_mode`` + ``padding``.
@@ -129,6 +139,7 @@ def conv_padding(args: dict[str, Arg]) -> None:
     the 4-tuple ``(ph, ph, pw, pw)`` MindSpore's Conv2d expects; 3-D ``(pd, ph, pw)`` a 6-tuple.
     """
     mode = args.pop("padding_mode", None)
+    _known_mode(mode)
     if mode is not None and mode.literal(default=None) not in ("zeros", None):
         raise Unsupported(f"padding_mode={mode.source}: MindSpore convolutions only zero-pad; pad with ops.pad first")
     padding = args.get("padding")
@@ -190,6 +201,7 @@ def _conv_transpose_padding(args: dict[str, Arg], dims: int, runtime: str) -> No
         conv_padding(args)
         return
     mode = args.pop("padding_mode", None)
+    _known_mode(mode)
     if mode is not None and mode.literal(default=None) not in ("zeros", None):
         raise Unsupported(f"padding_mode={mode.source}: MindSpore convolutions only zero-pad")
     padding = args.get("padding")

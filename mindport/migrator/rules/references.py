@@ -7,6 +7,7 @@ import libcst as cst
 from mindport.mappings.surface import attribute_paths, load_surface
 from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.rules.layer_parameters import template_expr
+from mindport.migrator.native_facts import type_test_tuples
 from mindport.migrator.table import value_expr
 
 _TYPE_CHECKS = ("isinstance", "issubclass")
@@ -16,7 +17,9 @@ _NAMESPACE_READS = {("getattr", 2), ("getattr", 3), ("hasattr", 2)}  # (builtin,
 class ReferenceTransform(Rule):
     """References to torch APIs that need no argument mapping, rewritten to the MindSpore name:
 
-    * the class in a type check: ``isinstance(m, nn.Conv2d)`` / ``isinstance(m, (nn.Linear, nn.Conv1d))``; inside
+    * the class in a type check: ``isinstance(m, nn.Conv2d)`` / ``isinstance(m, (nn.Linear, nn.Conv1d))``, also
+      through a tuple bound once to a local name the function only reads in type checks (``bn_types = (nn.BatchNorm1d,
+      nn.BatchNorm2d)`` ... ``isinstance(m, bn_types)``, ``type(m) in bn_types``: ``native_facts.type_test_tuples``); inside
       such a narrowing, and one by class name (``classname = m.__class__.__name__; if classname.find('BatchNorm')
       != -1:``, ``'Norm' in type(m).__name__``), ``m``'s parameters and renamed settings take MindSpore's names,
       and a setting kept under another form or not at all reads through the surface data's expression
@@ -190,6 +193,9 @@ class ReferenceTransform(Rule):
     # ..., whose MindSpore classes have the same names), so ``m.weight`` is ``m.gamma`` there too.
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._class_names = {}
+        # bn_types = (nn.BatchNorm1d, nn.BatchNorm2d) only ever read by isinstance(m, bn_types): MindSpore's classes
+        for classes in type_test_tuples(node):
+            self._refs.update(id(e.value) for e in classes.elements if isinstance(e, cst.Element))
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):

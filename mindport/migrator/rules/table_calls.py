@@ -19,6 +19,7 @@ from mindport.migrator.native_facts import (
     FloatFacts,
     UnmaskedFacts,
     ValueFlow,
+    all_nodes,
     cell_functions,
     cells_display,
     empty_attributes,
@@ -30,6 +31,14 @@ from mindport.migrator.native_facts import (
     own_nodes,
 )
 from mindport.migrator.context import CPU_GUARDED
+from mindport.migrator.factories import (
+    base_init,
+    factory_def,
+    factory_name,
+    factory_parameters,
+    insert_definitions,
+    with_init,
+)
 from mindport.migrator.imports import runtime_alias
 from mindport.migrator.named_results import result_fields
 from mindport.migrator.rules.base import Example, Rule
@@ -85,7 +94,15 @@ class TableCallTransform(Rule):
     A call whose arguments are only known at run time (``*args``/``**kwargs`` at the call site) and a torch API
     passed as a value (``norm_layer=nn.LayerNorm``, ``partial(torch.cat, dim=1)``) become the runtime adapter of the
     same entry (``mp_adapt.api("torch.nn.LayerNorm")``, ``mindport/runtime/adapt.py``), which maps the arguments when
-    the call happens. A flagged call's statement keeps its torch meaning (the engine's ``keep_torch.py``).
+    the call happens. A torch class called so whose entry converts a call passing every parameter by name statically
+    (no value needs a run-time choice of class, none is unsupported) is built instead by a factory written into the
+    file, torch's parameters and defaults building MindSpore's class (``linear(*args, **kwargs)`` calls
+    ``make_linear(in_features, out_features, bias=True, ...)``, which returns ``nn.Dense(...)``:
+    ``mindport/migrator/factories.py``); so is one given to ``functools.partial`` (``partial(nn.Linear, bias=False)``
+    is ``partial(make_linear, bias=False)``: a partial is only ever called). Such a class as the base of a class with no ``__init__`` of its own
+    (``class GroupNorm32(nn.GroupNorm)``) is MindSpore's class, and the class gets an ``__init__`` with torch's
+    parameters that hands them to it bound statically, so it is still built with torch's arguments anywhere. A flagged
+    call's statement keeps its torch meaning (the engine's ``keep_torch.py``).
 
     torch builds every module in training mode; MindSpore's Cells start in eval mode. A layer whose output depends on
     the mode (its entry says ``starts_training``: batch statistics, dropout) built outside a class gets
@@ -95,7 +112,8 @@ class TableCallTransform(Rule):
     Facts read from the class (``mindport/migrator/native_facts.py``) choose MindSpore's own layer where a runtime
     one exists only for a case the code rules out: ``nn.ReLU(inplace=True)`` (and the other in-place activations) is
     ``nn.ReLU()`` when no use of the layer leaves a reader of its input (a fresh input such as ``self.bn(x)``, or a
-    local name rebound by the call and never handed on), and ``nn.ModuleList([...])`` of Cells, never added to, is
+    local name rebound by the call and never handed on, a forward parameter included once the method has rebound it),
+    and ``nn.ModuleList([...])`` of Cells, never added to, is
     ``nn.CellList`` (an empty one too, when every member added later is a Cell). ``softmax`` is MindSpore's own
     ``ops.softmax`` where its input can hold no row of all ``-inf`` (a product, a layer's output, a finite
     ``masked_fill``: the runtime one is written out for the CPU kernel's defect on such rows), and so is the
@@ -271,11 +289,18 @@ class TableCallTransform(Rule):
                 from mindport.runtime import adapt as mp_adapt
 
 
+                def make_linear(in_features, out_features, bias=True, device=None, dtype=None):
+                    \"\"\"torch.nn.Linear's parameters, building MindSpore's nn.Dense.\"\"\"
+                    return nn.Dense(in_channels=in_features, out_channels=out_features, has_bias=bias)
+
+
                 def make_block(dim, norm_layer=mp_adapt.api("torch.nn.LayerNorm"), **kwargs):
-                    return nn.SequentialCell(mp_adapt.api("torch.nn.Linear")(dim, dim, **kwargs), partial(norm_layer, eps=1e-6)(dim))
+                    return nn.SequentialCell(make_linear(dim, dim, **kwargs), partial(norm_layer, eps=1e-6)(dim))
             """,
-            note='Arguments known only at run time (**kwargs) and a layer passed as a value go to the runtime adapter '
-                 'of the same entry, which binds torch\'s signature when the call happens.',
+            note='Arguments known only at run time (**kwargs): a factory written into the file, torch\'s parameters '
+                 'building MindSpore\'s class, where the entry converts every value statically; a layer passed as a '
+                 'value (or one whose class depends on a value, LayerNorm\'s elementwise_affine) goes to the runtime '
+                 'adapter of the same entry, which binds torch\'s signature when the call happens.',
         ),
         Example(
             before="""
@@ -351,6 +376,10 @@ class TableCallTransform(Rule):
         self._cell_functions = frozenset()
         self._cell_functions = cell_functions(node, self._builds_cell)  # make_attn(c) returns a Cell on every path
         self._value_sites: dict[int, tuple[cst.FunctionDef, str]] = {}  # a value -> (the function, its parameter)
+        self._factories: dict[str, tuple[str, cst.FunctionDef] | None] = {}  # torch class -> its native factory
+        self._class_bases: dict[int, cst.ClassDef] = {}  # a base of a class with no __init__ -> the class
+        self._partial_firsts: set[int] = set()  # the function of a functools.partial(...) call
+        self._base_inits: dict[int, cst.FunctionDef] = {}  # id(class) -> the __init__ its native base needs
 
     def _builds_cell(self, expr) -> bool:
         """Is ``expr`` the construction of a layer: a torch layer class whose call converts (one flagged keeps its
@@ -393,6 +422,9 @@ class TableCallTransform(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         self._call_funcs.add(id(node.func))
+        if node.args and not node.args[0].star and node.args[0].keyword is None \
+                and self.scope.resolve(node.func) == "functools.partial":
+            self._partial_firsts.add(id(node.args[0].value))  # only ever called, as a partial's function
         callee = self._flow.callee(node.func)
         if callee is not None:  # Block(dim, act_layer=nn.GELU): the value goes to Block.__init__'s act_layer
             names = [p.name.value for p in (*callee.params.posonly_params, *callee.params.params)]
@@ -517,7 +549,8 @@ class TableCallTransform(Rule):
 
     def leave_ClassDef(self, original_node, updated_node):
         self._class_layers.pop()
-        return updated_node
+        init = self._base_inits.pop(id(original_node), None)
+        return with_init(updated_node, init) if init is not None else updated_node
 
     def _cpu_guarded(self) -> bool:
         """Does the port keep the guards against MindSpore's CPU kernel defects (``convert --device any|cpu``)?"""
@@ -597,6 +630,9 @@ class TableCallTransform(Rule):
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._inner.add(id(node.name))
+        body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+        if not any(isinstance(s, cst.FunctionDef) and s.name.value == "__init__" for s in body):
+            self._class_bases.update((id(b.value), node) for b in node.bases if b.keyword is None)
         self._class_scopes.add(id(self.scope))  # the engine has entered the class's scope
         facts = ClassFacts(node, self.scope.resolve_torch, self._inplace_true, self._file_facts, self._builds_cell)
         self._native_inplace |= facts.native_inplace
@@ -684,9 +720,12 @@ class TableCallTransform(Rule):
                 target = CPU_GUARD_LAYERS.get(target, target)
             self._resolve_ms_names(mapped)
         except RunTimeArguments:
-            # *args/**kwargs at the call site: the runtime adapter maps them through the same entry at the call
+            # *args/**kwargs at the call site: a native factory with torch's parameters where the entry converts
+            # statically for every value (mindport/migrator/factories.py), else the runtime adapter, which maps them
+            # through the same entry at the call
             self.ctx.converted_sites += 1
-            return updated_node.with_changes(func=adapter_expr(self.ctx, qual))
+            factory = self._native_factory(original_node.func, entry)
+            return updated_node.with_changes(func=factory or adapter_expr(self.ctx, qual))
         except CallBindError as exc:
             self.flag(original_node, "MP102", f"{qual}: {exc}", "pass arguments explicitly", qual)
             return updated_node
@@ -874,6 +913,17 @@ class TableCallTransform(Rule):
         # passed as a value (norm_layer=nn.LayerNorm, partial(torch.cat, dim=1)): the MindSpore name, or the runtime
         # adapter of the entry when later calls need their arguments mapped
         value = value_expr(self.ctx, qual)
+        if value is not None and id(original_node) in self._class_bases:
+            base = self._native_base(original_node, qual)
+            if base is not None:
+                self.ctx.converted_sites += 1
+                return base
+        if value is not None and id(original_node) in self._partial_firsts:  # partial(nn.Linear, bias=False)
+            entry = self.ctx.registry.lookup(qual)
+            factory = self._native_factory(original_node, entry) if entry is not None else None
+            if factory is not None:
+                self.ctx.converted_sites += 1
+                return factory
         factory = self._layer_factory(original_node, qual) if value is not None else None
         if factory is not None:
             self.ctx.converted_sites += 1
@@ -906,25 +956,89 @@ class TableCallTransform(Rule):
             return None
         args = [cst.Arg(cst.Name(n)) for n in signature[:count]]
         args += [cst.Arg(keyword=cst.Name(k), value=cst.Name(k), equal=NO_SPACE_EQUAL) for k in keywords]
-        synthetic = cst.Call(func=original_node, args=fix_commas(args))
+        built = self._static_call(entry, cst.Call(func=original_node, args=fix_commas(args)))
+        if built is None or "mp_adapt" in code_of(built.func):
+            return None
+        if not built.args and not names:
+            return built.func  # nn.ReLU() with nothing to map: the class itself
+        return cst.Lambda(params=cst.Parameters(params=[cst.Param(cst.Name(n)) for n in names]), body=built)
+
+    def _static_call(self, entry, synthetic: cst.Call) -> cst.Call | None:
+        """``synthetic`` (a call of the entry's torch name, its arguments names) converted as any call is, or None
+        when it does not convert statically: an argument needs the run-time adapter, is unsupported or flagged."""
         target, profile = entry.resolve(self.ctx.options.target)
         if target is None or not entry.supported:
             return None
         try:  # the call must convert statically, or it would be flagged (and its statement kept as torch)
             map_arguments(entry, bind_arguments(entry, list(synthetic.args)), profile)
-        except (CallBindError, Unsupported):
+        except (CallBindError, Unsupported, RunTimeArguments):
             return None
         diagnostics, sites = len(self.ctx.diagnostics), self.ctx.converted_sites
         built = self.leave_Call(synthetic, synthetic)
-        if len(self.ctx.diagnostics) != diagnostics or built is synthetic or not isinstance(built, cst.Call) \
-                or "mp_adapt" in code_of(built.func):
-            del self.ctx.diagnostics[diagnostics:]
-            self.ctx.converted_sites = sites
-            return None
+        failed = len(self.ctx.diagnostics) != diagnostics or built is synthetic or not isinstance(built, cst.Call)
+        del self.ctx.diagnostics[diagnostics:]
         self.ctx.converted_sites = sites
-        if not built.args and not names:
-            return built.func  # nn.ReLU() with nothing to map: the class itself
-        return cst.Lambda(params=cst.Parameters(params=[cst.Param(cst.Name(n)) for n in names]), body=built)
+        return None if failed else built
+
+    def _native_factory(self, func: cst.BaseExpression, entry) -> cst.Name | None:
+        """``nn.Linear(*args, **kwargs)``, ``partial(nn.Linear, bias=False)``: the name of a factory the file gets (``mindport/migrator/factories.py``),
+        torch's parameters building MindSpore's class with each bound statically, where the entry's conversion of a
+        call passing every parameter by name names no runtime helper; None (the runtime adapter) otherwise. Only
+        classes (a layer, an optimizer): a function keeps the adapter; a layer that starts in training mode only
+        inside a class (the enclosing module's mode governs it there); the nn profile only (mint keeps torch's
+        arguments, the adapter passes them on)."""
+        leaf = entry.torch.rsplit(".", 1)[-1]
+        if entry.kind not in ("layer", "function") or not leaf[:1].isupper() or entry.torch.startswith("torch.Tensor.") \
+                or self.ctx.options.target != "nn" or (entry.starts_training and not self._in_class()):
+            return None
+        if entry.torch not in self._factories:
+            self._factories[entry.torch] = self._factory_for(func, entry)
+        made = self._factories[entry.torch]
+        return cst.Name(made[0]) if made is not None else None
+
+    def _native_construction(self, func: cst.BaseExpression, entry) -> tuple[cst.Call, str] | None:
+        """(MindSpore's construction of the entry's class from torch's parameters each passed by its name, those
+        parameters as source) where that converts statically to a MindSpore class naming no runtime helper."""
+        parameters = factory_parameters(entry)
+        if parameters is None:
+            return None
+        args = [cst.Arg(keyword=cst.Name(p.name), value=cst.Name(p.name), equal=NO_SPACE_EQUAL) for p in entry.signature]
+        needed = set(self.ctx.imports_needed)
+        built = self._static_call(entry, cst.Call(func=func, args=fix_commas(args)))
+        runtime = {self.ctx.aliases.get(m, runtime_alias(m)) for m in self.ctx.imports_needed if m.startswith("mindport")}
+        if built is None or any(n.value in runtime for n in all_nodes(built, cst.Name)):
+            self.ctx.imports_needed = needed
+            return None
+        return built, parameters
+
+    def _factory_for(self, func: cst.BaseExpression, entry):
+        made = self._native_construction(func, entry)
+        if made is None:
+            return None
+        built, parameters = made
+        taken = {n.value for n in all_nodes(self._module, cst.Name)} | {m[0] for m in self._factories.values() if m}
+        name = factory_name(entry, taken)
+        return name, factory_def(name, entry, parameters, built, code_of(built.func))
+
+    def _native_base(self, original_node, qual: str) -> cst.BaseExpression | None:
+        """``class GroupNorm32(nn.GroupNorm)`` with no ``__init__`` of its own: MindSpore's class as the base and an
+        ``__init__`` taking torch's parameters that hands them to it bound statically (factories.base_init), so any
+        construction, in any file, keeps torch's arguments; None (the runtime adapter's class) where the entry's
+        conversion is not static, its target is a runtime class, or the layer starts in training mode."""
+        entry = self.ctx.registry.lookup(qual)
+        target = entry.resolve(self.ctx.options.target)[0] if entry is not None else None
+        if entry is None or entry.kind != "layer" or entry.starts_training or self.ctx.options.target != "nn" \
+                or target is None or not target.startswith("mindspore."):
+            return None
+        made = self._native_construction(original_node, entry)
+        if made is None or code_of(made[0].func) != self.ctx.target_text(target):
+            return None
+        self._base_inits[id(self._class_bases[id(original_node)])] = base_init(entry, made[1], made[0])
+        return made[0].func
+
+    def leave_Module(self, original_node, updated_node):
+        made = {m[0]: m[1] for m in self._factories.values() if m is not None}
+        return insert_definitions(updated_node, made) if made else updated_node
 
     def _package_site(self, node, qual: str) -> bool:
         """A symbol of a torch-based third-party package with no entry: MP106, naming the package."""
