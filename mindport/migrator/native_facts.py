@@ -1234,6 +1234,18 @@ def list_locals(function: "cst.FunctionDef | None", given: frozenset[str] = froz
     return frozenset(found)
 
 
+def operand_holds(expr, test: Callable[[cst.BaseExpression], bool]) -> bool | None:
+    """Arithmetic passes a kind of value on: ``test`` of an operand of ``a * b``, ``-a``, ``a[i]`` (either operand
+    of a binary operation); None when ``expr`` is none of these."""
+    if isinstance(expr, cst.BinaryOperation):
+        return test(expr.left) or test(expr.right)
+    if isinstance(expr, cst.UnaryOperation):
+        return test(expr.expression)
+    if isinstance(expr, cst.Subscript):
+        return test(expr.value)
+    return None
+
+
 def numpy_valued(expr, resolve: Resolve, local: frozenset[str] = frozenset()) -> bool:
     """Is ``expr`` evidently a numpy value: a call of a numpy function (``np.product(self.reshape)``), a method,
     index or arithmetic of one, or a name of ``local`` (:func:`numpy_locals`)? torch's layers take a numpy integer
@@ -1243,12 +1255,9 @@ def numpy_valued(expr, resolve: Resolve, local: frozenset[str] = frozenset()) ->
         if qual is not None and qual.split(".", 1)[0] == "numpy":
             return True
         return isinstance(expr.func, cst.Attribute) and numpy_valued(expr.func.value, resolve, local)
-    if isinstance(expr, cst.BinaryOperation):
-        return numpy_valued(expr.left, resolve, local) or numpy_valued(expr.right, resolve, local)
-    if isinstance(expr, cst.UnaryOperation):
-        return numpy_valued(expr.expression, resolve, local)
-    if isinstance(expr, cst.Subscript):
-        return numpy_valued(expr.value, resolve, local)
+    passed = operand_holds(expr, lambda e: numpy_valued(e, resolve, local))
+    if passed is not None:
+        return passed
     return isinstance(expr, cst.Name) and expr.value in local
 
 
