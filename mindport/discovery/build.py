@@ -303,6 +303,54 @@ def first_layer_inputs(model, fwd_params: list[dict]) -> list[list[str]]:
     return out
 
 
+_CHANNEL_LISTS = r"ch|channel|planes|dim|feat|enc|filters|width|hidden"
+
+
+def sequence_inputs(model, fwd_params: list[dict], tries: list[list[str]]) -> list[list[str]]:
+    """Input spec lists that give a list of tensors to each forward argument the forward reads as a sequence (scan.py's
+    ``_sequence_usage``), the other arguments as in the first of ``tries``: one feature map per entry of a channel
+    list the model keeps (HRNet's ``num_inchannels = [8, 16]``, a decoder's ``num_ch_enc``), each half the size of
+    the one before (a feature pyramid: ``[2x8x32x32, 2x16x16x16]``); else copies of the argument's tensor form (as
+    many as the forward unpacks, else 2 and 3), also with the last axis divided among them (concatenated into the
+    first layer)."""
+    import numpy as np
+
+    required = [p for p in fwd_params if p["default"] is None and p["kind"] == "positional"]
+    seqs = [i for i, p in enumerate(required) if p.get("use") == "sequence"]
+    templates = [t for t in tries if len(t) == len(required)][:2]
+    if not seqs or not templates:
+        return []
+    channel_lists = []
+    for name, value in vars(model).items():
+        if isinstance(value, np.ndarray) and value.ndim == 1 and value.dtype.kind in "iu":
+            value = value.tolist()
+        if re.search(_CHANNEL_LISTS, name.lower()) and isinstance(value, (list, tuple)) and 2 <= len(value) <= 6 \
+                and all(isinstance(v, int) and not isinstance(v, bool) and 0 < v <= 4096 for v in value):
+            if list(value) not in channel_lists:
+                channel_lists.append(list(value))
+    out = []
+    for template in templates:
+        for i in seqs:
+            spec = template[i]
+            shape, _, rest = spec.partition(":")
+            dims = shape.split("x") if re.fullmatch(r"\d+(x\d+)*", shape) else []
+            forms = []
+            if len(dims) >= 3 and not rest.startswith("int"):  # feature maps B x C x S..., halved per level
+                for channels in channel_lists[:2]:
+                    side = max(int(d) for d in dims[2:])
+                    side = max(side, 2 ** len(channels))
+                    forms.append([f"{dims[0]}x{c}" + f"x{max(side >> k, 1)}" * (len(dims) - 2) + ":" + rest
+                                  for k, c in enumerate(channels)])
+            length = required[i].get("length") or 0
+            for n in ([length] if length else [2, 3]):
+                forms.append([spec] * n)
+                if dims and int(dims[-1]) % n == 0 and int(dims[-1]) > n:  # joined on the last axis into the layer
+                    forms.append(["x".join([*dims[:-1], str(int(dims[-1]) // n)]) + ":" + rest] * n)
+            for form in forms:
+                out.append([*template[:i], "[" + ", ".join(form) + "]", *template[i + 1:]])
+    return out[:10]
+
+
 def _layer_specs(first) -> list[str]:
     """The input forms a layer takes (its batch of 2, a few lengths or sizes)."""
     import torch.nn as nn
@@ -509,7 +557,7 @@ def _run_forward(model, specs: list[str], seconds: float):
     import numpy as np
     import torch
 
-    from mindport.validators.parity.loading import make_inputs, parse_input_spec
+    from mindport.validators.parity.loading import make_inputs, map_arrays, parse_input_spec
     from mindport.validators.parity.sides import flat_numpy
 
     arrays = make_inputs([parse_input_spec(s) for s in specs], seed=1)
@@ -518,8 +566,7 @@ def _run_forward(model, specs: list[str], seconds: float):
         _alarm(seconds)
         try:
             with torch.no_grad():
-                out = model(*[torch.from_numpy(np.ascontiguousarray(a)) if isinstance(a, np.ndarray) else a
-                              for a in arrays])
+                out = model(*[map_arrays(a, lambda v: torch.from_numpy(np.ascontiguousarray(v))) for a in arrays])
         finally:
             _no_alarm()
         flat, _ = flat_numpy(out)
@@ -603,6 +650,11 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
         model.eval()
         fwd = cand["forward"] or []
         tries = [s for s in cand["inputs"][:4]] + [s for s in first_layer_inputs(model, fwd)]
+        sequences = [s for s in sequence_inputs(model, fwd, tries) if s not in tries]
+        # after the tensor forms; first for an argument the forward unpacks (``x, y = inputs``: a tensor of two rows
+        # would unpack too)
+        unpacked = any(p.get("use") == "sequence" and p.get("length") for p in fwd)
+        tries = sequences + tries if unpacked else tries + sequences
         seen = []
         input_errors = []
         hinted = 0
@@ -616,9 +668,10 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
                 if isinstance(exc, KeyboardInterrupt):
                     raise
                 problem = _short(exc)
-            rank = _rank_hint(problem) if problem is not None and hinted < 3 else None
+            hint = problem is not None and hinted < 3 and _elements(specs[0]) > 0  # not for a list or value input
+            rank = _rank_hint(problem) if hint else None
             firsts = _to_rank(specs[0], rank, None) if rank is not None else (
-                _size_hint(problem, specs[0]) if problem is not None and hinted < 3 else [])
+                _size_hint(problem, specs[0]) if hint else [])
             if firsts:  # the error names the rank (or the size) the model wanted: the same input in that form
                 for first in firsts:
                     retry = [first, *(first if s == specs[0] else s for s in specs[1:])]

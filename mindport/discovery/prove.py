@@ -384,7 +384,7 @@ def _verdict(entry: dict, draws: list) -> dict:
         else:
             bad = [o for o in report.outputs if not o.allclose]
             what = (f"{bad[0].key}: max rel {bad[0].max_rel or 0:.3g}" if bad else
-                    "; ".join(report.structure.get("problems", [])[:2]) or "outputs differ")
+                    "; ".join(report.structure.get("problems", [])[:2]) or f"{report.outcome}: {report.reason}")
             entry["error"] = f"outputs differ ({draw}): {what}"
     return entry
 

@@ -368,6 +368,42 @@ def _forward_usage(func, params: list[Param]) -> None:
         p.use = next((k for k in ("callable", "flag", "number", "optional") if k in uses[name]), "")
 
 
+_SEQUENCE_ANNOTATION = r"(typing\.)?(List|list|Tuple|tuple|Sequence|Iterable)\b"
+
+
+def _sequence_usage(func, params: list[Param]) -> None:
+    """A required forward argument the forward reads as a sequence of tensors (``Param.use`` "sequence"): iterated
+    (``for f in feats``), measured (``len(x)``), indexed by a loop variable (``x[i]``: HRNet's branches), unpacked
+    (``a, b = inputs``: its ``length``), or given whole to ``torch.cat``/``stack`` (``torch.cat(xs, 1)``), or so
+    annotated (``List[Tensor]``). The builder tries a list input for it after the tensor forms."""
+    names = {p.name: p for p in params if p.default is None and p.kind == "positional" and not p.use}
+    if not names:
+        return
+    loop_vars = {n.id for f in ast.walk(func) if isinstance(f, (ast.For, ast.comprehension))
+                 for n in ast.walk(f.target) if isinstance(n, ast.Name)}
+    found: set[str] = {n for n, p in names.items() if re.match(_SEQUENCE_ANNOTATION, p.annotation or "")}
+    for node in ast.walk(func):
+        if isinstance(node, (ast.For, ast.comprehension)) and isinstance(node.iter, ast.Name):
+            found.add(node.iter.id)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("len", "enumerate",
+                                                                                               "zip", "reversed"):
+            found.update(a.id for a in node.args if isinstance(a, ast.Name))
+        elif isinstance(node, ast.Call) and _last(node.func) in ("cat", "stack", "concat", "hstack", "vstack") \
+                and node.args and isinstance(node.args[0], ast.Name):
+            found.add(node.args[0].id)
+        elif isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and isinstance(node.slice, ast.Name) \
+                and node.slice.id in loop_vars:
+            found.add(node.value.id)
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], (ast.Tuple,
+                                                                                                        ast.List)) \
+                and isinstance(node.value, ast.Name) and node.value.id in names \
+                and not any(isinstance(e, ast.Starred) for e in node.targets[0].elts):
+            found.add(node.value.id)
+            names[node.value.id].length = names[node.value.id].length or len(node.targets[0].elts)
+    for name in found & names.keys():
+        names[name].use = "sequence"
+
+
 def _shape_of(node, names) -> str | None:
     """``x.shape`` / ``x.size()`` of an argument in ``names``: its name, else None."""
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "size" \
@@ -784,6 +820,7 @@ def discover(root, files: list[str] | None = None, excluded: list | None = None)
                     _ranks(fwd, fwd_params, ast.get_docstring(fwd) or ast.get_docstring(node) or "")
                     _choices(fwd, fwd_params)
                     _forward_usage(fwd, fwd_params)
+                    _sequence_usage(fwd, fwd_params)
                 c = Candidate(rel, node.name, "class", node.lineno, init_params, fwd_params, doc,
                               bases=[_last(b) or ast.unparse(b) for b in node.bases], configs=configs,
                               dotted=dotted)

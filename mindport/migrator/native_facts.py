@@ -1261,6 +1261,44 @@ def list_locals(function: "cst.FunctionDef | None", given: frozenset[str] = froz
     return frozenset(found)
 
 
+def operand_holds(expr, test: Callable[[cst.BaseExpression], bool]) -> bool | None:
+    """Arithmetic passes a kind of value on: ``test`` of an operand of ``a * b``, ``-a``, ``a[i]`` (either operand
+    of a binary operation); None when ``expr`` is none of these."""
+    if isinstance(expr, cst.BinaryOperation):
+        return test(expr.left) or test(expr.right)
+    if isinstance(expr, cst.UnaryOperation):
+        return test(expr.expression)
+    if isinstance(expr, cst.Subscript):
+        return test(expr.value)
+    return None
+
+
+def numpy_valued(expr, resolve: Resolve, local: frozenset[str] = frozenset()) -> bool:
+    """Is ``expr`` evidently a numpy value: a call of a numpy function (``np.product(self.reshape)``), a method,
+    index or arithmetic of one, or a name of ``local`` (:func:`numpy_locals`)? torch's layers take a numpy integer
+    for a size; MindSpore's refuse it ("the 'in_channels' must be int, but got 'int64'")."""
+    if isinstance(expr, cst.Call):
+        qual = resolve(expr.func)
+        if qual is not None and qual.split(".", 1)[0] == "numpy":
+            return True
+        return isinstance(expr.func, cst.Attribute) and numpy_valued(expr.func.value, resolve, local)
+    passed = operand_holds(expr, lambda e: numpy_valued(e, resolve, local))
+    if passed is not None:
+        return passed
+    return isinstance(expr, cst.Name) and expr.value in local
+
+
+def numpy_locals(function: "cst.FunctionDef | None", resolve: Resolve) -> frozenset[str]:
+    """Local names the function binds to a numpy value (:func:`numpy_valued`: ``n = np.prod(shape)``), in order."""
+    if function is None:
+        return frozenset()
+    found: set[str] = set()
+    for node in own_nodes(function, cst.Assign):
+        if numpy_valued(node.value, resolve, frozenset(found)):
+            found.update(t.target.value for t in node.targets if isinstance(t.target, cst.Name))
+    return frozenset(found)
+
+
 # ------------------------------------------------------------------------------------------- unread bindings
 
 def unread_bindings(function: cst.FunctionDef, droppable: Callable[[cst.BaseExpression], bool]) -> cst.FunctionDef:

@@ -28,6 +28,8 @@ from mindport.migrator.native_facts import (
     list_arguments,
     list_locals,
     inplace_switch,
+    numpy_locals,
+    numpy_valued,
     own_nodes,
 )
 from mindport.migrator.context import CPU_GUARDED
@@ -86,6 +88,14 @@ def _swap_of_high_axes(func: cst.Attribute, call: cst.Call) -> bool:
 # size and dimensions arguments a local list may be given to (mindport.mappings.transforms.layers.IMPLICIT_VALUES,
 # without padding: the padding transforms take lists)
 LIST_SIZE_NAMES = frozenset(IMPLICIT_VALUES) - {"padding"}
+# the parameters of torch's layers that take an int only (their annotations in torch.nn, less those of other kinds in
+# some layer): a numpy integer given to one is an int to torch, refused by MindSpore's layer
+INT_SIZE_NAMES = frozenset({
+    "d_model", "dim_feedforward", "downscale_factor", "embed_dim", "embedding_dim", "groups", "hidden_size",
+    "in1_features", "in2_features", "in_channels", "in_features", "input_size", "kdim", "n_classes", "nhead",
+    "num_channels", "num_chunks", "num_classes", "num_decoder_layers", "num_embeddings", "num_encoder_layers",
+    "num_features", "num_groups", "num_heads", "num_layers", "num_parameters", "out_channels", "out_features",
+    "proj_size", "upscale_factor", "vdim"})
 
 
 class TableCallTransform(Rule):
@@ -137,7 +147,8 @@ class TableCallTransform(Rule):
     PyNative): in a compiled graph the update of a tensor that is no Parameter is not ordered before later reads of
     the name, which would read the old values without any error. A field of torch's named-tuple result read on the
     call (``torch.linalg.lstsq(a, b).solution``) is read by position (``mp_linalg.lstsq(a, b)[0]``): the runtime
-    returns a plain tuple in a graph.
+    returns a plain tuple in a graph. A layer's int-only size given a numpy value (``nn.Linear(np.product(shape),
+    h)``, or a local bound to one) is ``int(...)``: torch reads a numpy integer as an int, MindSpore's layers refuse it.
     """
 
     EXAMPLES = (
@@ -543,6 +554,17 @@ class TableCallTransform(Rule):
                                   arg.cst_arg)
         return bound
 
+    def _numpy_sizes_as_ints(self, bound: dict[str, Arg]) -> dict[str, Arg]:
+        """A layer's int-only size given a numpy value (``nn.Linear(np.product(self.reshape), 256)``, or a local bound
+        to one, native_facts.numpy_valued): ``int(...)``, the int torch reads it as; MindSpore's layers refuse a numpy
+        integer."""
+        for name in INT_SIZE_NAMES & bound.keys():
+            arg = bound[name]
+            if arg.given and arg.node is not None and numpy_valued(
+                    arg.node, self.scope.resolve, self._function_fact("numpy", lambda f: numpy_locals(f, self.scope.resolve))):
+                bound[name] = Arg(f"int({arg.source})", arg.given, None, arg.cst_arg)
+        return bound
+
     def _empty_locals(self) -> frozenset[str]:
         """The enclosing function's local names bound to a legacy empty tensor."""
         return self._function_fact("empty", lambda f: empty_locals(f, self.scope.resolve_torch))
@@ -700,6 +722,8 @@ class TableCallTransform(Rule):
                             args=[cst.Arg(out.value), cst.Arg(built)])
         try:
             bound = self._sizes_as_tuples(bind_arguments(entry, list(updated_node.args)))
+            if entry.kind == "layer":
+                bound = self._numpy_sizes_as_ints(bound)
             if id(original_node) in self._native_inplace and "inplace" in bound:
                 bound["inplace"] = Arg("False", False)  # no reader of the input afterwards: out of place is the same
             mapped = map_arguments(entry, bound, profile)

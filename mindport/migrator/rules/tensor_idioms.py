@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from mindport.migrator.native_facts import BoolFacts, mask_argument
+from mindport.migrator.native_facts import BoolFacts, mask_argument, operand_holds
 from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.rules.format_specs import spec_arguments
 from mindport.migrator.scopes import operand_kind, receiver_kind, value_kind
@@ -439,12 +439,9 @@ def _complex_value(expr: cst.BaseExpression, names: set[str], scope) -> bool:
         return True
     if isinstance(expr, cst.Name):
         return expr.value in names
-    if isinstance(expr, cst.BinaryOperation):
-        return _complex_value(expr.left, names, scope) or _complex_value(expr.right, names, scope)
-    if isinstance(expr, cst.UnaryOperation):
-        return _complex_value(expr.expression, names, scope)
-    if isinstance(expr, cst.Subscript):
-        return _complex_value(expr.value, names, scope)
+    passed = operand_holds(expr, lambda e: _complex_value(e, names, scope))
+    if passed is not None:
+        return passed
     if not isinstance(expr, cst.Call):
         return False
     qual = scope.resolve(expr.func)

@@ -13,8 +13,9 @@ References (``Name`` is a class or a factory function, or any name the module ha
 ``--ctor "BasicBlock, [2, 2, 2, 2]"`` builds both the torch and the MindSpore model from the same text). Input specs:
 ``2x3x32x32:float32`` (seeded normal floats), ``2x16:int64:0:1000`` (integers in [0, 1000)), a ``.npy``/``.npz``
 file, ``value:LITERAL`` (a Python value the forward takes as it is: ``value:4``, ``value:True``, ``value:'norm'``,
-``value:None``, ``value:[1, 2]``) or ``fn:identity`` (a function that returns its first argument: ``forward(x,
-sublayer)``).
+``value:None``, ``value:[1, 2]``), ``fn:identity`` (a function that returns its first argument: ``forward(x,
+sublayer)``), or a list or tuple of such specs, ``[2x8x32x32:float32, 2x16x16x16:float32]`` / ``(A, B)`` (a forward
+that takes its feature maps in one argument: HRNet's branches, a decoder's encoder features).
 
 ``build_model(..., isolated=True)`` is for a process that builds one side only (``worker.py``): modules are imported
 under their own names and stay imported. In-process callers (both frameworks in one interpreter) get a fresh import
@@ -45,7 +46,7 @@ class InputSpec:
     low: float | None = None
     high: float | None = None
     path: str | None = None
-    value: object = None  # dtype "value": a Python literal; dtype "fn": a FunctionInput's name
+    value: object = None  # dtype "value": a Python literal; "fn": a FunctionInput's name; "list"/"tuple": the specs
 
     def __str__(self) -> str:
         if self.path:
@@ -54,6 +55,9 @@ class InputSpec:
             return f"value:{self.value!r}"
         if self.dtype == "fn":
             return f"fn:{self.value}"
+        if self.dtype in _SEQUENCES:
+            inner = ", ".join(map(str, self.value)) + ("," if self.dtype == "tuple" and len(self.value) == 1 else "")
+            return f"[{inner}]" if self.dtype == "list" else f"({inner})"
         text = "x".join(map(str, self.shape)) + ":" + self.dtype
         if self.low is not None:
             text += f":{self.low:g}:{self.high:g}"
@@ -72,6 +76,19 @@ class FunctionInput:
         return x
 
 
+_SEQUENCES = {"list": list, "tuple": tuple}
+
+
+def map_arrays(value, convert):
+    """``value`` with every array in it (also inside a list or tuple input) passed through ``convert``; the other
+    inputs (``value:``, ``fn:``) as they are."""
+    if isinstance(value, np.ndarray):
+        return convert(value)
+    if type(value) in (list, tuple):
+        return type(value)(map_arrays(v, convert) for v in value)
+    return value
+
+
 def is_array(value) -> bool:
     """An input that is an array (not a ``value:`` literal or a ``fn:`` function)."""
     return isinstance(value, np.ndarray)
@@ -83,11 +100,19 @@ def describe_input(value) -> str:
         return f"{tuple(value.shape)}:{value.dtype}"
     if isinstance(value, FunctionInput):
         return f"fn {value.name}"
+    if type(value) in (list, tuple) and value and all(is_array(v) for v in value):
+        inner = ", ".join(describe_input(v) for v in value)
+        return f"[{inner}]" if type(value) is list else f"({inner})"
     return f"value {value!r}"
 
 
 def parse_input_spec(text: str) -> InputSpec:
     text = text.strip()
+    if text[:1] + text[-1:] in ("[]", "()"):
+        items = [t for t in text[1:-1].split(",") if t.strip()]
+        if not items:
+            raise InputError(f"--input {text!r}: a list input takes one spec or more ([2x3x32x32:float32, ...])")
+        return InputSpec((), "list" if text[0] == "[" else "tuple", value=tuple(parse_input_spec(t) for t in items))
     if text.startswith("value:"):
         import ast
 
@@ -123,9 +148,15 @@ def parse_input_spec(text: str) -> InputSpec:
 
 def make_inputs(specs: list[InputSpec], seed: int = 0) -> list[np.ndarray]:
     """Deterministic numpy arrays for the specs (the same arrays feed torch and MindSpore)."""
-    rng = np.random.default_rng(seed)
-    arrays: list[np.ndarray] = []
+    return _draw(specs, np.random.default_rng(seed))
+
+
+def _draw(specs: list[InputSpec], rng) -> list:
+    arrays: list = []
     for spec in specs:
+        if spec.dtype in _SEQUENCES:  # a list input: its arrays drawn in turn, from the same generator
+            arrays.append(_SEQUENCES[spec.dtype](_draw(list(spec.value), rng)))
+            continue
         if spec.path:
             data = np.load(spec.path, allow_pickle=False)
             arrays.extend(data[k] for k in data.files) if hasattr(data, "files") else arrays.append(data)

@@ -14,6 +14,7 @@ import traceback
 import numpy as np
 
 from mindport.errors import InputError, MigrationError
+from mindport.validators.parity.loading import map_arrays
 from mindport.validators.parity.sides import (
     LOSSES,
     OPTIMIZERS,
@@ -28,8 +29,9 @@ from mindport.validators.parity.sides import (
 def _tensors(arrays):
     import mindspore as ms
 
-    # a ``value:``/``fn:`` input (a Python number, flag, string, None, a function) goes to the forward as it is
-    return [ms.Tensor(np.ascontiguousarray(a)) if isinstance(a, np.ndarray) else a for a in arrays]
+    # a ``value:``/``fn:`` input (a Python number, flag, string, None, a function) goes to the forward as it is;
+    # a list input (HRNet's branches) has its arrays converted
+    return [map_arrays(a, lambda v: ms.Tensor(np.ascontiguousarray(v))) for a in arrays]
 
 
 def _import_object(path: str):

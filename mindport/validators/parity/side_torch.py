@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from mindport.errors import InputError
+from mindport.validators.parity.loading import map_arrays
 from mindport.validators.parity.sides import (
     LOSSES,
     OPTIMIZERS,
@@ -19,8 +20,9 @@ from mindport.validators.parity.sides import (
 def _tensors(arrays):
     import torch
 
-    # a ``value:``/``fn:`` input (a Python number, flag, string, None, a function) goes to the forward as it is
-    return [torch.from_numpy(np.ascontiguousarray(a)) if isinstance(a, np.ndarray) else a for a in arrays]
+    # a ``value:``/``fn:`` input (a Python number, flag, string, None, a function) goes to the forward as it is;
+    # a list input (HRNet's branches) has its arrays converted
+    return [map_arrays(a, lambda v: torch.from_numpy(np.ascontiguousarray(v))) for a in arrays]
 
 
 def _numpy(tensor) -> np.ndarray:
