@@ -140,9 +140,14 @@ def _cell_class() -> type:
 def class_name(obj: Any) -> str:
     """``type(m).__name__`` / ``m.__class__.__name__``: torch's class name for an object whose class is the
     MindSpore class of a torch layer's entry (a ``Dense`` reads ``"Linear"``, as ``classname.find('Linear')`` in an
-    init function expects), else the class's own name (a class of the model's: its name)."""
-    entry = _layer_entries().get(type(obj))
-    return entry.torch.rsplit(".", 1)[1] if entry is not None else type(obj).__name__
+    init function expects), else the class's own name (a class of the model's: its name). A layer given
+    weight_norm/spectral_norm reads its own class's name (the runtime's subclass keeps it in ``_mp_reparametrized_of``;
+    torch's class does not change)."""
+    cls = type(obj)
+    while "_mp_reparametrized_of" in vars(cls):
+        cls = cls._mp_reparametrized_of
+    entry = _layer_entries().get(cls)
+    return entry.torch.rsplit(".", 1)[1] if entry is not None else cls.__name__
 
 
 def _surface():

@@ -304,6 +304,8 @@ class EmbeddingBag(nn.Cell):
 
 
 class OptionalAffineLayerNorm(nn.LayerNorm):
+    _mp_nn_LayerNorm_construct = nn.LayerNorm.construct
+
     """``torch.nn.LayerNorm`` with ``elementwise_affine=False`` or ``bias=False`` (MindSpore's LayerNorm always has
     gamma and beta Parameters): the missing scale is ones and the missing shift zeros, held as constants, so the Cell
     has the Parameters torch's module has (none, or ``gamma`` for torch's ``weight``) and a checkpoint carries the
@@ -324,7 +326,7 @@ class OptionalAffineLayerNorm(nn.LayerNorm):
 
     def construct(self, input_x):
         if self._axes == 1:
-            return super().construct(input_x)
+            return self._mp_nn_LayerNorm_construct(input_x)
         axis = input_x.ndim - self._axes  # MindSpore's CPU kernel refuses a negative begin axis other than -1
         norm = ops.LayerNorm(begin_norm_axis=axis, begin_params_axis=axis, epsilon=self._epsilon)
         return norm(input_x, self.gamma.astype(input_x.dtype), self.beta.astype(input_x.dtype))[0]
@@ -893,11 +895,16 @@ _REPARAMETRIZED: dict = {}
 def _reparametrized_class(cls, marker: str, hook: tuple, compute):
     """``cls`` with the attribute ``hook[1]`` a property computed by ``compute(self)`` each time the Cell reads it
     (torch's legacy forward pre-hooks, weight_norm and spectral_norm, recompute the weight before each forward).
-    ``marker`` (a class attribute) holds ``hook``: (the original class, name, ...), read back by the remove_ helper."""
+    ``marker`` (a class attribute) holds ``hook``: (the original class, name, ...), read back by the remove_ helper.
+    The subclass is named ``<cls>_mp_weight_norm`` (by the marker), not ``cls``'s own name: GRAPH_MODE compiles
+    ``super(A, self)`` as the first class named ``A`` in ``type(self).__mro__``, which a same-named subclass would be,
+    so the base's construct called itself for ever ("Exceed function call depth limit"). ``mp_adapt.class_name``
+    reads the original class's name through ``_mp_reparametrized_of``."""
     key = (cls, marker, hook)
     if key not in _REPARAMETRIZED:
-        _REPARAMETRIZED[key] = type(cls.__name__, (cls,), {hook[1]: property(compute), "__module__": cls.__module__,
-                                                           marker: (cls, *hook[1:])})
+        _REPARAMETRIZED[key] = type(cls.__name__ + marker, (cls,), {
+            hook[1]: property(compute), "__module__": cls.__module__, "__qualname__": cls.__qualname__ + marker,
+            marker: (cls, *hook[1:]), "_mp_reparametrized_of": cls})
     return _REPARAMETRIZED[key]
 
 

@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 from mindport import convert_source, transfer_weights
+from mindport.migrator.rules.object_surface import ObjectSurfaceTransform
 from tests.runtime.test_unbatched_inputs import _train_two_steps_graph, _train_two_steps_torch, assert_steps_match
 
 ROWS = {
@@ -70,6 +71,32 @@ ROWS = {
         def build():
             torch.manual_seed(0)
             return weight_norm(Child())
+        """),
+    # super(): MindSpore compiles a zero-argument super() as super(type(self), self) and super(A, self) as the first
+    # class named A in type(self).__mro__; both called the base's construct for ever ("Exceed function call depth
+    # limit 1000") in a subclass that does not override it and in a layer given weight_norm/spectral_norm (whose
+    # runtime subclass had the layer's own name). The converter writes super(A, self); the subclass has its own name.
+    "super().forward, weight_norm": ("weight_norm", "", (2, 4), """
+        class Scaled(nn.Linear):
+            def forward(self, x):
+                return super().forward(x) * 2
+
+
+        def build():
+            return weight_norm(Scaled(4, 3))
+        """),
+    # the rule's own example (Scaled, and Fixed without forward), trained
+    "super().forward in a base, a subclass without forward": ("", "", (2, 4), textwrap.dedent(next(
+        example.before for example in ObjectSurfaceTransform.EXAMPLES if "class Fixed(Scaled)" in example.before))
+        + "\n\ndef build():\n    return Fixed()\n"),
+    "super(Cls, self).forward, spectral_norm": ("spectral_norm", "", (2, 4, 6, 6), """
+        class Shifted(nn.Conv2d):
+            def forward(self, x):
+                return super(Shifted, self).forward(x) + 1
+
+
+        def build():
+            return spectral_norm(Shifted(4, 3, 3, padding=1))
         """),
 }
 

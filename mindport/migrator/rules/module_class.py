@@ -93,9 +93,10 @@ class ModuleClassTransform(Rule):
 
                 class Wrapper(Net):
                     def construct(self, x):
-                        return super().construct(x) + 1
+                        return super(Wrapper, self).construct(x) + 1
             """,
-            note='A subclass of a Module subclass is a Cell too; super().forward(...) follows the rename.',
+            note="A subclass of a Module subclass is a Cell too; super().forward(...) follows the rename (written "
+                 "super(Wrapper, self), which GRAPH_MODE compiles as Python means it: ObjectSurfaceTransform).",
         ),
         Example(
             before="""

@@ -13,20 +13,30 @@ from mindport.migrator.table import adapter_expr
 _PRIVATE_DICTS = {"_modules": "_cells", "_parameters": "_params"}  # nn.Module's -> nn.Cell's (same items)
 
 
+_COMPILED = ("construct", "forward")  # the method GRAPH_MODE compiles (torch's name before the rename)
+
+
 class _BaseConstructCalls(cst.CSTTransformer):
     """In one method, ``Base.construct(self, ...)`` (a base class's construct called as a function given the Cell) ->
     ``self._mp_Base_construct(...)``; ``kept`` collects the attributes to bind in the class body."""
 
-    def __init__(self, kept: dict[str, cst.BaseExpression]) -> None:
+    def __init__(self, kept: dict[str, cst.BaseExpression], cls: str = "") -> None:
         super().__init__()
         self.kept = kept
+        self.cls = cls
         self.receiver = ""
+        self.method_name = ""
+        self.explicit_super = 0
 
     def method(self, function: cst.FunctionDef) -> cst.FunctionDef:
         params = function.params.params
         if not params:
             return function
         self.receiver = params[0].name.value
+        self.method_name = function.name.value
+        if any(isinstance(d.decorator, cst.Name) and d.decorator.value in ("staticmethod", "classmethod")
+               for d in function.decorators):
+            self.receiver = ""
         return function.visit(self)
 
     def visit_ClassDef(self, node) -> bool:
@@ -50,6 +60,23 @@ class _BaseConstructCalls(cst.CSTTransformer):
             args=rest)
 
 
+    def leave_Attribute(self, original_node, updated_node):
+        """``super().construct`` (or any ``super().m`` in construct, the code GRAPH_MODE compiles) ->
+        ``super(A, self).construct``: MindSpore compiles a zero-argument ``super()`` as ``super(type(self), self)``, so
+        in a subclass that does not override construct (or a layer given weight_norm) the base's
+        ``super().construct(x)`` called itself for ever; ``super(A, self)`` is the first class named ``A`` in the
+        MRO, as Python means. Elsewhere (``__init__``, ``set_train``: Python runs them) ``super()`` stays."""
+        call = updated_node.value
+        if not (self.cls and self.receiver and isinstance(call, cst.Call) and isinstance(call.func, cst.Name)
+                and call.func.value == "super" and not call.args
+                and (updated_node.attr.value in _COMPILED or self.method_name in _COMPILED)):
+            return updated_node
+        self.explicit_super += 1
+        return updated_node.with_changes(value=call.with_changes(args=[
+            cst.Arg(cst.Name(self.cls), comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+            cst.Arg(cst.Name(self.receiver))]))
+
+
 class ObjectSurfaceTransform(Rule):
     """What model code does with Module, layer, Parameter and Tensor objects, beyond the functions it calls (torch's
     object surface, ``mindport/mappings/data/surface/object_surface.toml``):
@@ -61,7 +88,10 @@ class ObjectSurfaceTransform(Rule):
       ``self`` (``self._mp_nn_Conv2d_construct(x)``; so is a model's own ``Base.forward(self, x)``): GRAPH_MODE
       compiles a method called through ``self`` as graph code, but reads the attributes of a Cell handed to a function
       (``nn.Dense.construct(self, x)``) with Python's getattr while compiling, which froze a reparametrised weight
-      (weight_norm's, spectral_norm's) into the graph as a constant, ``nn.Linear.train(self, mode)`` its ``set_train(self, mode)``, and
+      (weight_norm's, spectral_norm's) into the graph as a constant; ``super().forward(x)`` (any zero-argument
+      ``super()`` in construct) is ``super(A, self).construct(x)``, ``A`` the class it is written in:
+      GRAPH_MODE compiles ``super()`` as ``super(type(self), self)``, so in a subclass that does not override the
+      method (or a layer given weight_norm) the base's construct called itself for ever; ``nn.Linear.train(self, mode)`` its ``set_train(self, mode)``, and
       ``nn.Module.__init__(self)`` is ``nn.Cell.__init__(self)``, ``nn.Linear.reset_parameters(self)`` is
       ``mp_nn.reset_parameters(self, base=True)`` (the parameters drawn again as torch draws them; and
       ``conv.reset_parameters()`` is ``mp_nn.reset_parameters(conv)``, ``bn.reset_running_stats()``
@@ -128,6 +158,37 @@ class ObjectSurfaceTransform(Rule):
             note="The base class's own __init__ maps torch's arguments, its forward is the MindSpore class's "
                  "construct, called through self (GRAPH_MODE compiles it as a method); a Module's dict of children "
                  "is the Cell's.",
+        ),
+        Example(
+            before="""
+                import torch.nn as nn
+
+
+                class Scaled(nn.Linear):
+                    def forward(self, x):
+                        return super().forward(x) * 2
+
+
+                class Fixed(Scaled):
+                    def __init__(self):
+                        super().__init__(4, 3)
+            """,
+            after="""
+                from mindport.runtime import adapt as mp_adapt
+
+
+                class Scaled(mp_adapt.api("torch.nn.Linear")):
+                    def construct(self, x):
+                        return super(Scaled, self).construct(x) * 2
+
+
+                class Fixed(Scaled):
+                    def __init__(self):
+                        super().__init__(4, 3)
+            """,
+            note="GRAPH_MODE compiles a zero-argument super() as super(type(self), self): in Fixed, which does not "
+                 "override construct, Scaled's super().construct(x) would call itself for ever. super(Scaled, self) "
+                 "means what Python means; __init__ (Python runs it, not the graph) keeps super().",
         ),
         Example(
             before="""
@@ -218,10 +279,12 @@ class ObjectSurfaceTransform(Rule):
         if not self._torch_file or not isinstance(updated_node.body, cst.IndentedBlock):
             return updated_node
         kept: dict[str, cst.BaseExpression] = {}  # the attribute -> the base's construct
-        body = [_BaseConstructCalls(kept).method(stmt) if isinstance(stmt, cst.FunctionDef) else stmt
-                for stmt in updated_node.body.body]
+        calls = _BaseConstructCalls(kept, updated_node.name.value)
+        body = [calls.method(stmt) if isinstance(stmt, cst.FunctionDef) else stmt for stmt in updated_node.body.body]
+        self.ctx.converted_sites += calls.explicit_super
         if not kept:
-            return updated_node
+            return updated_node.with_changes(body=updated_node.body.with_changes(body=body)) \
+                if calls.explicit_super else updated_node
         self.ctx.converted_sites += len(kept)
         lines = [cst.SimpleStatementLine(body=[cst.Assign(targets=[cst.AssignTarget(cst.Name(attr))], value=value)])
                  for attr, value in kept.items()]
