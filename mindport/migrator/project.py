@@ -96,6 +96,11 @@ def star_bindings(src: Path, python: list[str]) -> dict[str, tuple[tuple[str, st
             name = ".".join([*package, *([node.module] if node.module else [])])
         else:
             name = node.module or ""
+        return project_file(name)
+
+    def project_file(name: str) -> str | None:
+        """The file of a project module named as the importing code names it: exactly, or by its unique tail (a
+        tree converted from above its import root: ``models`` is ``src/models.py``)."""
         if name in modules:
             return modules[name]
         matches = [r for m, r in modules.items() if m.endswith("." + name)]
@@ -164,8 +169,9 @@ def star_bindings(src: Path, python: list[str]) -> dict[str, tuple[tuple[str, st
                         name = node.args[0].id
                     elif isinstance(node, ast.Attribute) and node.attr == "__dict__" and isinstance(node.value, ast.Name):
                         name = node.value.id
-                    if name in loaded and loaded[name] in modules:
-                        found.append(modules[loaded[name]])
+                    other = project_file(loaded[name]) if name in loaded else None
+                    if other is not None:
+                        found.append(other)
         return found
 
     modules_of = {rel: module for module, rel in modules.items()}

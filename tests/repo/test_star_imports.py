@@ -181,6 +181,58 @@ def test_a_star_import_written_at_run_time_brings_torch_names(tmp_path):
     np.testing.assert_allclose(m_net(ms.Tensor(x)).asnumpy(), expected, rtol=1e-5, atol=1e-5)
 
 
+ROOTED_DRIVER_TREE = {
+    "src/layers.py": """\
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+    """,
+    "src/models.py": """\
+        from layers import *
+
+
+        class Gcn(nn.Module):
+            def __init__(self, dim=4, activation=F.relu):
+                super().__init__()
+                self.fc = nn.Linear(dim, dim)
+                self.activation = activation
+
+            def forward(self, x):
+                return self.activation(self.fc(x))
+    """,
+    "src/driver.py": """\
+        import importlib
+
+        _m = importlib.import_module("models")
+        globals().update({k: v for k, v in vars(_m).items() if not k.startswith("__")})
+
+
+        def build():
+            return Gcn(dim=4, activation=F.elu)
+    """,
+}
+
+
+def test_a_run_time_star_import_named_from_below_the_converted_root(tmp_path):
+    """The tree is converted from above its import root (``src/models.py`` is loaded as ``models``, as an evaluation
+    driver beside it does): the run-time star import still brings ``models``' names, so ``F.elu`` in the driver is
+    torch's and converts (it was left as ``F.elu``, a NameError in the port: batch 7's dropedge/* entries)."""
+    src, out = tmp_path / "src", tmp_path / "out"
+    _write(src, ROOTED_DRIVER_TREE)
+    assert dict(star_bindings(src, sorted(ROOTED_DRIVER_TREE))["src/driver.py"])["F"] == "torch.nn.functional"
+    convert_path(src, out, jobs=1)
+    assert "F.elu" not in (out / "src" / "driver.py").read_text()
+    torch.manual_seed(0)
+    t_net = _import(src / "src", "driver", ("driver", "models", "layers")).build().eval()
+    m_net = _import(out / "src", "driver", ("driver", "models", "layers")).build()
+    m_net.set_train(False)
+    transfer_weights(t_net.state_dict(), m_net)
+    x = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
+    with torch.no_grad():
+        expected = t_net(torch.tensor(x)).numpy()
+    np.testing.assert_allclose(m_net(ms.Tensor(x)).asnumpy(), expected, rtol=1e-5, atol=1e-5)
+
+
 def test_a_star_imported_stdlib_module_is_not_a_tensor(tmp_path):
     """``math`` brought by ``from .layers import *`` (gen-efficientnet's builder): ``math.sqrt(2.0 / fan_out)`` is the
     stdlib's, not a tensor method, so the init around it converts (it was flagged MP102 and the whole line kept
