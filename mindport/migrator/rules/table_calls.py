@@ -496,14 +496,16 @@ class TableCallTransform(Rule):
             facts[fact] = compute(function)
         return facts[fact]
 
-    def _sizes_as_tuples(self, bound: dict[str, Arg]) -> dict[str, Arg]:
+    def _sizes_as_tuples(self, entry, bound: dict[str, Arg]) -> dict[str, Arg]:
         """A size or dimensions argument given by a local name that may hold a list (native_facts.list_locals:
         ``dilation=rate`` after ``rate = []`` grew per dimension, or a parameter some call of the file passes a
         list to): ``tuple(rate) if isinstance(rate, list) else rate``, which MindSpore takes where it refuses a
         list ("When expanding an int number to tuple ... but got list"). Padding is left to the entries' padding
-        transforms, which take lists."""
+        transforms (a convolution's, which take lists); an entry without one passes it as it is (``nn.ConstantPad2d(pad,
+        0)`` after ``pad = [k // 2] * 4``), so there it is a size like the others."""
         lists = self._function_fact("lists", lambda f: list_locals(f, self._list_arguments.get(id(f), frozenset())))
-        for name in LIST_SIZE_NAMES & bound.keys():
+        names = LIST_SIZE_NAMES if entry.transforms or "padding" in entry.values else LIST_SIZE_NAMES | {"padding"}
+        for name in names & bound.keys():
             arg = bound[name]
             if lists and isinstance(arg.node, cst.Name) and arg.node.value in lists:
                 value = arg.node.value
@@ -663,7 +665,7 @@ class TableCallTransform(Rule):
             return cst.Call(func=self.ctx.target_expr("mindport.runtime.inplace.write_out"),
                             args=[cst.Arg(out.value), cst.Arg(built)])
         try:
-            bound = self._sizes_as_tuples(bind_arguments(entry, list(updated_node.args)))
+            bound = self._sizes_as_tuples(entry, bind_arguments(entry, list(updated_node.args)))
             if id(original_node) in self._native_inplace and "inplace" in bound:
                 bound["inplace"] = Arg("False", False)  # no reader of the input afterwards: out of place is the same
             mapped = map_arguments(entry, bound, profile)
@@ -749,7 +751,7 @@ class TableCallTransform(Rule):
                       entry.torch)
             return updated_node
         try:
-            mapped = map_arguments(entry, self._sizes_as_tuples(bind_arguments(entry, list(updated_node.args))),
+            mapped = map_arguments(entry, self._sizes_as_tuples(entry, bind_arguments(entry, list(updated_node.args))),
                                    profile)
             target = switched_target(mapped, target)
             target = self._unmasked_target(self._guard_target(target, func.value), mapped, func.value)
