@@ -143,3 +143,38 @@ def test_local_lists_as_padding_and_repeated_lists_convert_and_match(tmp_path):
     got = load_module(code, tmp_path / "m_pads.py", "m_pads").Pads()(ms.Tensor(x)).asnumpy()
     assert got.shape == want.shape
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+
+
+REPEAT_SOURCE = textwrap.dedent("""\
+    import torch
+
+
+    def gather(points, idx):
+        B = points.shape[0]
+        view_shape = list(idx.shape)
+        view_shape[1:] = [1] * (len(view_shape) - 1)
+        repeat_shape = list(idx.shape)
+        repeat_shape[0] = 1
+        batch_indices = torch.arange(B, dtype=torch.long).view(view_shape).repeat(repeat_shape)
+        reps = [1, 2] + [1]
+        return points[batch_indices, idx, :], points.repeat(reps), points.repeat([2] * 3), points.tile(repeat_shape)
+""")
+
+
+def test_local_lists_as_repeats_convert_and_match(tmp_path):
+    """CurveNet's index_points: ``.repeat(repeat_shape)`` after ``repeat_shape = list(idx.shape)``, and a repeat
+    count built as ``[2] * 3``. MindSpore's ``tile`` refuses a list ("Failed calling tile with tile(List<int, int>)")."""
+    import mindspore as ms
+    import torch
+
+    code = convert_source(REPEAT_SOURCE).code
+    assert ".tile((tuple(repeat_shape) if isinstance(repeat_shape, list) else repeat_shape))" in code, code
+    rng = np.random.default_rng(2)
+    points = rng.standard_normal((2, 5, 3)).astype(np.float32)
+    idx = rng.integers(0, 5, (2, 4)).astype(np.int64)
+    want = load_module(REPEAT_SOURCE, tmp_path / "t_rep.py", "t_rep").gather(torch.from_numpy(points),
+                                                                          torch.from_numpy(idx))
+    got = load_module(code, tmp_path / "m_rep.py", "m_rep").gather(ms.Tensor(points), ms.Tensor(idx))
+    for w, g in zip(want, got):
+        assert tuple(g.shape) == tuple(w.shape)
+        np.testing.assert_allclose(g.asnumpy(), w.numpy(), rtol=1e-6, atol=1e-6)

@@ -79,6 +79,11 @@ def _swap_of_high_axes(func: cst.Attribute, call: cst.Call) -> bool:
 LIST_SIZE_NAMES = frozenset(IMPLICIT_VALUES) - {"padding"}
 
 
+def _tuple_if_list(name: str) -> str:
+    """A name that may hold a list, as MindSpore takes a size: a tuple then, else the value as it is."""
+    return f"(tuple({name}) if isinstance({name}, list) else {name})"
+
+
 class TableCallTransform(Rule):
     """Rewrites calls and attribute references whose torch name has a mapping entry; flags the others.
 
@@ -505,11 +510,18 @@ class TableCallTransform(Rule):
         0)`` after ``pad = [k // 2] * 4``), so there it is a size like the others."""
         lists = self._function_fact("lists", lambda f: list_locals(f, self._list_arguments.get(id(f), frozenset())))
         names = LIST_SIZE_NAMES if entry.transforms or "padding" in entry.values else LIST_SIZE_NAMES | {"padding"}
+        if not lists:
+            return bound
         for name in names & bound.keys():
             arg = bound[name]
-            if lists and isinstance(arg.node, cst.Name) and arg.node.value in lists:
-                value = arg.node.value
-                bound[name] = Arg(f"(tuple({value}) if isinstance({value}, list) else {value})", arg.given, None,
+            if isinstance(arg.node, cst.Name) and arg.node.value in lists:
+                bound[name] = Arg(_tuple_if_list(arg.node.value), arg.given, None, arg.cst_arg)
+        for name, arg in bound.items():  # x.repeat(shape), x.view(shape): the one part of an int list given spread out
+            parts = arg.node if name.endswith("_rest") and arg.source == "<varargs>" else None
+            if parts and len(parts) == 1 and not parts[0].star and isinstance(parts[0].value, cst.Name) \
+                    and parts[0].value.value in lists:
+                bound[name] = Arg(arg.source, arg.given,
+                                  [parts[0].with_changes(value=cst.parse_expression(_tuple_if_list(parts[0].value.value)))],
                                   arg.cst_arg)
         return bound
 
