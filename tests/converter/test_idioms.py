@@ -216,10 +216,14 @@ def test_device_code_becomes_set_device_on_new_versions():
     assert convert_source(code).code == code  # idempotent: no second set_device
 
 
-def test_hard_coded_accelerator_imports_where_torch_does():
+def test_hard_coded_accelerator_imports_where_torch_does(tmp_path):
     """DropEdge's models.py: ``device = torch.device("cuda:0")`` at module level of a library file, used only on
     paths a CPU run never takes. torch imports it on a CPU machine; the port must too (it set the GPU, which
-    raised "Unsupported device target GPU"), and then computes on the CPU."""
+    raised "Unsupported device target GPU"), and then computes on the CPU. Run in a fresh process: MindSpore
+    takes a device only before its first kernel."""
+    import subprocess
+    import sys
+
     source = textwrap.dedent('''\
         import torch
 
@@ -231,15 +235,19 @@ def test_hard_coded_accelerator_imports_where_torch_does():
         def double(x):
             return x * 2
     ''')
-    code = convert_source(source, ms_version=(2, 10)).code
-    namespace: dict = {}
-    exec(compile(code, "<models.py>", "exec"), namespace)  # noqa: S102 - our own converted source
-    import mindspore as ms
-    import numpy as np
+    (tmp_path / "models.py").write_text(convert_source(source, ms_version=(2, 10)).code)
+    check = textwrap.dedent("""\
+        import mindspore as ms
+        import numpy as np
 
-    assert ms.get_context("device_target") == "CPU"
-    out = namespace["double"](ms.Tensor(np.array([1.5, -2.0], np.float32)))
-    assert out.asnumpy().tolist() == [3.0, -4.0]
+        import models
+
+        assert ms.get_context("device_target") == "CPU"
+        print(models.double(ms.Tensor(np.array([1.5, -2.0], np.float32))).asnumpy().tolist())
+    """)
+    run = subprocess.run([sys.executable, "-c", check], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.strip().splitlines()[-1] == "[3.0, -4.0]"
 
 
 def test_device_code_uses_set_context_on_old_versions():
