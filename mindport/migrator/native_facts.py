@@ -1242,12 +1242,16 @@ def empty_cat_members(call: cst.Call, local: frozenset[str], attributes: frozens
 
 
 def _is_list(value) -> bool:
+    """A list display, comprehension, ``list(...)``, or a list display repeated or joined (``[k // 2] * 4``,
+    ``2 * [1]``, ``[1, 2] + rest``)."""
+    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, (cst.Multiply, cst.Add)):
+        return isinstance(value.left, cst.List) or isinstance(value.right, cst.List)
     return isinstance(value, (cst.List, cst.ListComp)) or (
         isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "list")
 
 
 def list_locals(function: "cst.FunctionDef | None", given: frozenset[str] = frozenset()) -> frozenset[str]:
-    """Names the function may hold a list in: assigned a list display, comprehension or ``list(...)``, or a
+    """Names the function may hold a list in: assigned a list display, comprehension, ``list(...)``, ``[x] * n`` or ``[x] + y``, or a
     parameter whose default is a list display (``rate = []`` grown per dimension; ``def f(kernel_size=[3, 3])``),
     or one of ``given`` (the parameters a call of the file passes a list to: :func:`list_arguments`).
     torch takes a list wherever it takes a size or dimensions; MindSpore only an int or a tuple."""

@@ -207,12 +207,47 @@ def test_device_code_becomes_set_device_on_new_versions():
     code = result.code
     assert result.diagnostics == []
     assert 'device = "cuda" if ms.hal.is_available("GPU") else "cpu"' in code
-    assert 'ms.set_device(("GPU" if str(device).startswith("cuda") else "CPU"))' in code
-    assert 'ms.set_device("GPU", 1)' in code and 'ms.set_device("CPU")' in code
+    assert 'ms.set_device(("GPU" if str(device).startswith("cuda") and ms.hal.is_available("GPU") else "CPU"))' in code
+    assert 'ms.set_device(("GPU" if ms.hal.is_available("GPU") else "CPU"), 1)' in code
+    assert 'ms.set_device("CPU")' in code
     assert "model = build()\n" in code and "x = batch\n" in code and "y = x\n" in code
     assert "model = model\n" in code
     assert "torch" not in code.replace("mindspore", "")
     assert convert_source(code).code == code  # idempotent: no second set_device
+
+
+def test_hard_coded_accelerator_imports_where_torch_does(tmp_path):
+    """DropEdge's models.py: ``device = torch.device("cuda:0")`` at module level of a library file, used only on
+    paths a CPU run never takes. torch imports it on a CPU machine; the port must too (it set the GPU, which
+    raised "Unsupported device target GPU"), and then computes on the CPU. Run in a fresh process: MindSpore
+    takes a device only before its first kernel."""
+    import subprocess
+    import sys
+
+    source = textwrap.dedent('''\
+        import torch
+
+        device = torch.device("cuda:0")
+        spec = "cuda"
+        chosen = torch.device(spec)
+
+
+        def double(x):
+            return x * 2
+    ''')
+    (tmp_path / "models.py").write_text(convert_source(source, ms_version=(2, 10)).code)
+    check = textwrap.dedent("""\
+        import mindspore as ms
+        import numpy as np
+
+        import models
+
+        assert ms.get_context("device_target") == "CPU"
+        print(models.double(ms.Tensor(np.array([1.5, -2.0], np.float32))).asnumpy().tolist())
+    """)
+    run = subprocess.run([sys.executable, "-c", check], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.strip().splitlines()[-1] == "[3.0, -4.0]"
 
 
 def test_device_code_uses_set_context_on_old_versions():

@@ -107,3 +107,74 @@ def test_sizes_a_call_passes_as_lists_convert_and_match(tmp_path):
     got = ms_net(ms.Tensor(x)).asnumpy()
     assert got.shape == want.shape == (2, 2, 2, 5)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+PAD_SOURCE = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+
+
+    class Pads(nn.Module):
+        def __init__(self, k=3):
+            super().__init__()
+            pad = [k // 2] * 4
+            self.pad = nn.ConstantPad2d(pad, 0.5)
+            edges = [1, 0, 2, 1]
+            self.zero = nn.ZeroPad2d(padding=edges)
+            stride = 2 * [2]
+            self.pool = nn.MaxPool2d(2, stride=stride)
+
+        def forward(self, x):
+            return self.pool(self.zero(self.pad(x)))
+""")
+
+
+def test_local_lists_as_padding_and_repeated_lists_convert_and_match(tmp_path):
+    """PackNet's padding held in a list: a pad layer's padding has no transform that takes a list (a
+    convolution's does), and ``[k // 2] * 4`` is a list as a display is."""
+    import mindspore as ms
+    import torch
+
+    code = convert_source(PAD_SOURCE).code
+    assert "padding=(tuple(pad) if isinstance(pad, list) else pad)" in code, code
+    x = np.random.default_rng(1).standard_normal((2, 3, 7, 6)).astype(np.float32)
+    with torch.no_grad():
+        want = load_module(PAD_SOURCE, tmp_path / "t_pads.py", "t_pads").Pads()(torch.from_numpy(x)).numpy()
+    got = load_module(code, tmp_path / "m_pads.py", "m_pads").Pads()(ms.Tensor(x)).asnumpy()
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+
+
+REPEAT_SOURCE = textwrap.dedent("""\
+    import torch
+
+
+    def gather(points, idx):
+        B = points.shape[0]
+        view_shape = list(idx.shape)
+        view_shape[1:] = [1] * (len(view_shape) - 1)
+        repeat_shape = list(idx.shape)
+        repeat_shape[0] = 1
+        batch_indices = torch.arange(B, dtype=torch.long).view(view_shape).repeat(repeat_shape)
+        reps = [1, 2] + [1]
+        return points[batch_indices, idx, :], points.repeat(reps), points.repeat([2] * 3), points.tile(repeat_shape)
+""")
+
+
+def test_local_lists_as_repeats_convert_and_match(tmp_path):
+    """CurveNet's index_points: ``.repeat(repeat_shape)`` after ``repeat_shape = list(idx.shape)``, and a repeat
+    count built as ``[2] * 3``. MindSpore's ``tile`` refuses a list ("Failed calling tile with tile(List<int, int>)")."""
+    import mindspore as ms
+    import torch
+
+    code = convert_source(REPEAT_SOURCE).code
+    assert ".tile((tuple(repeat_shape) if isinstance(repeat_shape, list) else repeat_shape))" in code, code
+    rng = np.random.default_rng(2)
+    points = rng.standard_normal((2, 5, 3)).astype(np.float32)
+    idx = rng.integers(0, 5, (2, 4)).astype(np.int64)
+    want = load_module(REPEAT_SOURCE, tmp_path / "t_rep.py", "t_rep").gather(torch.from_numpy(points),
+                                                                          torch.from_numpy(idx))
+    got = load_module(code, tmp_path / "m_rep.py", "m_rep").gather(ms.Tensor(points), ms.Tensor(idx))
+    for w, g in zip(want, got):
+        assert tuple(g.shape) == tuple(w.shape)
+        np.testing.assert_allclose(g.asnumpy(), w.numpy(), rtol=1e-6, atol=1e-6)

@@ -25,6 +25,12 @@ CASES = [
     ("nn.MaxPool2d(kernel_size=[2, 2], stride=[2, 2])", (2, 3, 8, 8)),
     ("nn.AvgPool2d([3, 3], stride=[2, 2], padding=[1, 1])", (2, 3, 8, 8)),
     ("nn.AdaptiveAvgPool2d([2, 3])", (2, 3, 8, 9)),
+    # lists built by an expression (PackNet's nn.ConstantPad2d(padding=[k // 2] * 4, value=0)): tuples
+    ("nn.ConstantPad2d(padding=[3 // 2] * 4, value=0.5)", (1, 2, 5, 5)),
+    ("nn.ZeroPad2d([p for p in (1, 2, 0, 1)])", (1, 2, 5, 5)),
+    ("nn.ReflectionPad2d(4 * [1])", (1, 2, 5, 5)),
+    ("nn.Conv2d(3, 4, kernel_size=[3] * 2, stride=2 * [1], dilation=[1 for _ in range(2)])", (1, 3, 8, 8)),
+    ("nn.MaxPool2d(kernel_size=list((2, 2)), stride=[2] * 2)", (1, 3, 8, 8)),
 ]
 
 SOURCE = textwrap.dedent("""\

@@ -11,7 +11,7 @@ from mindport.mappings.transforms.base import (
     value_code,
     value_transform,
 )
-from mindport.mappings.transforms.layers import _list_display
+from mindport.mappings.transforms.layers import _list_display, _list_expression_as_tuple
 
 
 # ---------------------------------------------------------------------------------------------- value transforms
@@ -143,10 +143,12 @@ def _int_list(parts: list[str]) -> str:
     """One int-list argument from its parts: a single plain part as written (an int, a tuple, a torch.Size), a list
     display as a tuple display (``x.repeat([B, S, 1])``, point-e: MindSpore's ``tile`` refuses a list, "Failed calling
     tile with tile(List<int, int, int>)"), else a tuple display, which unpacks starred parts as Python does
-    (``(n, 1, *x.shape[2:])``)."""
+    (``(n, 1, *x.shape[2:])``); a list built by an expression (``x.repeat([1] * n)``) as a tuple the same way."""
     if len(parts) == 1 and not parts[0].startswith("*"):
         elements = _list_display(parts[0])
-        return parts[0] if elements is None else _int_list(elements) if elements else "()"
+        if elements is None:
+            return _list_expression_as_tuple(parts[0])
+        return _int_list(elements) if elements else "()"
     return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
 
 

@@ -86,7 +86,7 @@ def _as_tuple(arg: Arg, value, single: bool = False) -> str:
         return repr(_tuples(value))
     elements = _list_display(arg.source) if value is UNKNOWN else None
     if not elements:
-        return arg.source
+        return _list_expression_as_tuple(arg.source) if value is UNKNOWN else arg.source
     if single and len(elements) == 1:
         return elements[0]
     return f"({', '.join(elements)}{',' * (len(elements) == 1)})"
@@ -103,6 +103,30 @@ def _list_display(source: str) -> list[str] | None:
     if not isinstance(node, ast.List) or any(isinstance(e, ast.Starred) for e in node.elts):
         return None
     return [ast.get_source_segment(source, e) for e in node.elts]
+
+
+def _list_expression_as_tuple(source: str) -> str:
+    """A list built by an expression the source shows (``[k // 2 for _ in range(4)]``, ``[k // 2] * 4``,
+    ``list(sizes)``) as the same elements in a tuple, which MindSpore takes where it refuses a list (PackNet's
+    ``nn.ConstantPad2d(padding=[k // 2] * 4, value=0)``); anything else as written."""
+    try:
+        node = ast.parse(source.strip(), mode="eval").body
+    except SyntaxError:
+        return source
+    text = source.strip()
+    if isinstance(node, ast.ListComp):  # [e for x in y] -> tuple(e for x in y)
+        return f"tuple({text[1:-1]})"
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "list" \
+            and len(node.args) <= 1 and not node.keywords:
+        return f"tuple({ast.get_source_segment(text, node.args[0]) if node.args else ''})"
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult) and "\n" not in text:
+        for side in (node.left, node.right):
+            segment = ast.get_source_segment(text, side)
+            elements = _list_display(segment) if isinstance(side, ast.List) else None
+            if elements:  # [k // 2] * 4 -> (k // 2,) * 4
+                start = side.col_offset
+                return f"{text[:start]}({', '.join(elements)}{',' * (len(elements) == 1)}){text[side.end_col_offset:]}"
+    return source
 
 
 def _tuples(value):

@@ -38,7 +38,9 @@ _CAST_METHODS = {"half": "float16", "float": "float32", "double": "float64", "lo
 
 class DeviceTransform(Rule):
     """Device placement is global in MindSpore: per-tensor moves disappear, ``torch.device`` becomes a string,
-    ``torch.cuda.is_available()`` asks ``ms.hal``, ``DataParallel(model)`` is the model itself. A tensor's
+    ``torch.cuda.is_available()`` asks ``ms.hal``, ``DataParallel(model)`` is the model itself. A GPU or Ascend device
+    (``torch.device("cuda:0")``, or a run-time ``"cuda"``) is set only where ``ms.hal.is_available`` finds one, else
+    the CPU: torch makes a device object on any machine, and ``ms.set_device("GPU")`` raises where there is none. A tensor's
     ``x.is_cuda`` is whether MindSpore computes on a GPU (``mindport.runtime.tensor.is_cuda(x)``, a constant that
     also compiles in a graph, which can't call ``ms.get_context``); ``x.is_xpu``/``x.is_mps`` are False (MindSpore runs on neither). A
     tensor's ``x.device`` is ``mindport.runtime.tensor.device(x)``: torch's designation of the device MindSpore computes on
@@ -63,7 +65,7 @@ class DeviceTransform(Rule):
                 import mindspore as ms
 
                 device = "cuda" if ms.hal.is_available("GPU") else "cpu"
-                ms.set_device(("GPU" if str(device).startswith("cuda") else "CPU"))
+                ms.set_device(("GPU" if str(device).startswith("cuda") and ms.hal.is_available("GPU") else "CPU"))
 
 
                 def prepare(model, batch):
@@ -71,6 +73,31 @@ class DeviceTransform(Rule):
                     return model, batch.astype(ms.float16)
             """,
             note='Placement is global in MindSpore: the device becomes a set_device call, per-tensor moves vanish, casts stay.',
+        ),
+        Example(
+            before="""
+                import torch
+
+                device = torch.device("cuda:0")
+
+
+                def ones(n):
+                    return torch.ones(n, device=device)
+            """,
+            after="""
+                import mindspore as ms
+                from mindspore import ops
+
+                device = "cuda:0"
+                ms.set_device(("GPU" if ms.hal.is_available("GPU") else "CPU"), 0)
+
+
+                def ones(n):
+                    return ops.ones(n)
+            """,
+            note='A hard-coded accelerator (a library file\'s module-level device): torch makes it on any machine, so '
+                 'the port takes the GPU only where there is one and computes on the CPU elsewhere, never failing at '
+                 'import where torch did not.',
         ),
         Example(
             before="""
@@ -299,7 +326,10 @@ class DeviceTransform(Rule):
 
     def _device_assignment(self, line: cst.SimpleStatementLine) -> cst.SimpleStatementLine | None:
         """``device = torch.device(spec)`` -> the same line (``device = spec``) plus the global device setting:
-        ``ms.set_device("GPU", 1)`` (MindSpore >= 2.5) or ``ms.set_context(device_target=..., device_id=...)``."""
+        ``ms.set_device(target, 1)`` (MindSpore >= 2.5) or ``ms.set_context(device_target=..., device_id=...)``.
+        Making a ``torch.device("cuda:0")`` never fails in torch (a library file's module-level device, used only
+        on paths a CPU run never reaches), and ``ms.set_device("GPU")`` raises on a machine without one: from 2.5 on
+        an accelerator target is taken only when ``ms.hal.is_available`` says it is there, else the CPU."""
         if len(line.body) != 1 or not isinstance(line.body[0], cst.Assign):
             return None
         assign = line.body[0]
@@ -312,17 +342,22 @@ class DeviceTransform(Rule):
         spec = positional[0] if positional else keywords.get("type")
         index = positional[1] if len(positional) > 1 else keywords.get("index")
         device_id = cst.Module(body=[]).code_for_node(index) if index is not None else None
+        ms = self.ctx.alias_for("mindspore")
+        guarded = self.ctx.options.ms_version >= (2, 5)  # ms.hal.is_available: MindSpore >= 2.5 only
         if isinstance(spec, cst.SimpleString):
             kind, _, number = spec.evaluated_value.partition(":")
-            target = '"GPU"' if kind == "cuda" else '"Ascend"' if kind == "npu" else '"CPU"'
+            accelerator = "GPU" if kind == "cuda" else "Ascend" if kind == "npu" else None
+            target = f'"{accelerator or "CPU"}"'
+            if accelerator and guarded:  # torch.device("cuda:0") is made on a machine without one: no failure
+                target = f'("{accelerator}" if {ms}.hal.is_available("{accelerator}") else "CPU")'
             device_id = device_id or (number if number.isdigit() else None)
         elif spec is None:
             target = '"CPU"'
-        else:  # a run-time choice (e.g. "cuda" if torch.cuda.is_available() else "cpu")
+        else:  # a run-time choice (e.g. "cuda" if torch.cuda.is_available() else "cpu", or args.device)
             name = assign.targets[0].target.value
-            target = f'("GPU" if str({name}).startswith("cuda") else "CPU")'
-        ms = self.ctx.alias_for("mindspore")
-        if self.ctx.options.ms_version >= (2, 5):
+            available = f' and {ms}.hal.is_available("GPU")' if guarded else ""
+            target = f'("GPU" if str({name}).startswith("cuda"){available} else "CPU")'
+        if guarded:
             text = f"{ms}.set_device({target}{', ' + device_id if device_id else ''})"
         else:
             text = f"{ms}.set_context(device_target={target}{', device_id=' + device_id if device_id else ''})"

@@ -98,6 +98,11 @@ INT_SIZE_NAMES = frozenset({
     "proj_size", "upscale_factor", "vdim"})
 
 
+def _tuple_if_list(name: str) -> str:
+    """A name that may hold a list, as MindSpore takes a size: a tuple then, else the value as it is."""
+    return f"(tuple({name}) if isinstance({name}, list) else {name})"
+
+
 class TableCallTransform(Rule):
     """Rewrites calls and attribute references whose torch name has a mapping entry; flags the others.
 
@@ -539,18 +544,27 @@ class TableCallTransform(Rule):
             facts[fact] = compute(function)
         return facts[fact]
 
-    def _sizes_as_tuples(self, bound: dict[str, Arg]) -> dict[str, Arg]:
+    def _sizes_as_tuples(self, entry, bound: dict[str, Arg]) -> dict[str, Arg]:
         """A size or dimensions argument given by a local name that may hold a list (native_facts.list_locals:
         ``dilation=rate`` after ``rate = []`` grew per dimension, or a parameter some call of the file passes a
         list to): ``tuple(rate) if isinstance(rate, list) else rate``, which MindSpore takes where it refuses a
         list ("When expanding an int number to tuple ... but got list"). Padding is left to the entries' padding
-        transforms, which take lists."""
+        transforms (a convolution's, which take lists); an entry without one passes it as it is (``nn.ConstantPad2d(pad,
+        0)`` after ``pad = [k // 2] * 4``), so there it is a size like the others."""
         lists = self._function_fact("lists", lambda f: list_locals(f, self._list_arguments.get(id(f), frozenset())))
-        for name in LIST_SIZE_NAMES & bound.keys():
+        names = LIST_SIZE_NAMES if entry.transforms or "padding" in entry.values else LIST_SIZE_NAMES | {"padding"}
+        if not lists:
+            return bound
+        for name in names & bound.keys():
             arg = bound[name]
-            if lists and isinstance(arg.node, cst.Name) and arg.node.value in lists:
-                value = arg.node.value
-                bound[name] = Arg(f"(tuple({value}) if isinstance({value}, list) else {value})", arg.given, None,
+            if isinstance(arg.node, cst.Name) and arg.node.value in lists:
+                bound[name] = Arg(_tuple_if_list(arg.node.value), arg.given, None, arg.cst_arg)
+        for name, arg in bound.items():  # x.repeat(shape), x.view(shape): the one part of an int list given spread out
+            parts = arg.node if name.endswith("_rest") and arg.source == "<varargs>" else None
+            if parts and len(parts) == 1 and not parts[0].star and isinstance(parts[0].value, cst.Name) \
+                    and parts[0].value.value in lists:
+                bound[name] = Arg(arg.source, arg.given,
+                                  [parts[0].with_changes(value=cst.parse_expression(_tuple_if_list(parts[0].value.value)))],
                                   arg.cst_arg)
         return bound
 
@@ -721,7 +735,7 @@ class TableCallTransform(Rule):
             return cst.Call(func=self.ctx.target_expr("mindport.runtime.inplace.write_out"),
                             args=[cst.Arg(out.value), cst.Arg(built)])
         try:
-            bound = self._sizes_as_tuples(bind_arguments(entry, list(updated_node.args)))
+            bound = self._sizes_as_tuples(entry, bind_arguments(entry, list(updated_node.args)))
             if entry.kind == "layer":
                 bound = self._numpy_sizes_as_ints(bound)
             if id(original_node) in self._native_inplace and "inplace" in bound:
@@ -812,7 +826,7 @@ class TableCallTransform(Rule):
                       entry.torch)
             return updated_node
         try:
-            mapped = map_arguments(entry, self._sizes_as_tuples(bind_arguments(entry, list(updated_node.args))),
+            mapped = map_arguments(entry, self._sizes_as_tuples(entry, bind_arguments(entry, list(updated_node.args))),
                                    profile)
             target = switched_target(mapped, target)
             target = self._unmasked_target(self._guard_target(target, func.value), mapped, func.value)
