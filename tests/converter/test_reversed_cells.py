@@ -108,3 +108,36 @@ def test_own_list_reversed_in_a_comprehension_gives_torchs_numbers(tmp_path, mod
     assert "zip([1.0, 2.0, 3.0], feats[::-1])" in code
     x = np.random.default_rng(2).standard_normal((2, 4)).astype(np.float32)
     assert_port_matches_in_mode(WEIGHTED, code, "Net", [x], tmp_path, "weighted", mode, atol=1e-5)
+
+
+GIVEN = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+
+
+    class Fuse(nn.Module):
+        def forward(self, feats):
+            return sum([f.sum(dim=1) * (i + 1) for i, f in enumerate(reversed(feats))]) \\
+                + sum([f.mean(dim=1) * 2 for f in reversed(feats)])
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.proj = nn.Linear(4, 4)
+            self.fuse = Fuse()
+
+        def forward(self, x):
+            h = self.proj(x)
+            return self.fuse([h, torch.tanh(h), h * h])
+""")
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_given_list_reversed_in_a_comprehension_gives_torchs_numbers(tmp_path, mode):
+    """A list handed to a layer (an FPN's levels) walked backwards in a comprehension: other numbers in a graph with
+    no error, or no compile with ``enumerate``; ``list(feats)[::-1]`` gives torch's."""
+    code = convert_source(GIVEN).code
+    assert "enumerate(list(feats)[::-1])" in code and "for f in list(feats)[::-1]" in code
+    x = np.random.default_rng(0).standard_normal((5, 4)).astype(np.float32)
+    assert_port_matches_in_mode(GIVEN, code, "Net", [x], tmp_path, "given", mode, atol=1e-5)

@@ -17,10 +17,13 @@ class ReversedCellsTransform(Rule):
     copy of the list compiles and gives the same stages in the same order, in both modes. A list the function
     builds itself, walked backwards beside the stages (``zip(self.upsample, reversed(skips))``: WaveGrad), does not
     compile either ("Cast-op0 does not support this kernel data type", or a convolution given the wrong skip's
-    channels): ``skips[::-1]``. Only loops (``for`` and comprehensions, directly or as an argument of ``zip`` or
-    ``enumerate``) over an attribute of ``self`` or a local name bound to nothing but lists are rewritten: there the
-    result is iterated once, as a list is. ``reversed(range(n))`` and ``reversed`` kept as an iterator
-    (``next(...)``) are left as written.
+    channels): ``skips[::-1]``. A comprehension over ``reversed(feats)`` (a list the method was given, or any
+    value) compiles to other numbers, silently (``sum([w * f for w, f in zip(ws, reversed(feats))])``), and
+    ``enumerate(reversed(feats))`` does not compile: there ``list(feats)[::-1]``, the same items in the same order
+    for any value ``reversed`` takes. Only loops (``for`` and comprehensions, directly or as an argument of ``zip``
+    or ``enumerate``) are rewritten: there the result is iterated once, as a list is. ``reversed(range(n))``, a
+    plain ``for`` over ``reversed`` of a value of unknown kind (a graph runs it right), and ``reversed`` kept as an
+    iterator (``next(...)``) are left as written.
     """
 
     EXAMPLES = (
@@ -70,14 +73,14 @@ class ReversedCellsTransform(Rule):
                         self.down = nn.ModuleList([nn.Linear(8, 8), nn.Linear(8, 8)])
                         self.up = nn.ModuleList([nn.Linear(8, 8), nn.Linear(8, 8)])
 
-                    def forward(self, x):
+                    def forward(self, x, feats):
                         skips = []
                         for down in self.down:
                             x = down(x)
                             skips.append(x)
                         for up, skip in zip(self.up, reversed(skips)):
                             x = up(x) + skip
-                        return x
+                        return x + sum([f.mean() for f in reversed(feats)])
             """,
             after="""
                 from mindspore import nn
@@ -89,16 +92,17 @@ class ReversedCellsTransform(Rule):
                         self.down = nn.CellList([nn.Dense(in_channels=8, out_channels=8), nn.Dense(in_channels=8, out_channels=8)])
                         self.up = nn.CellList([nn.Dense(in_channels=8, out_channels=8), nn.Dense(in_channels=8, out_channels=8)])
 
-                    def construct(self, x):
+                    def construct(self, x, feats):
                         skips = []
                         for down in self.down:
                             x = down(x)
                             skips.append(x)
                         for up, skip in zip(self.up, skips[::-1]):
                             x = up(x) + skip
-                        return x
+                        return x + sum([f.mean() for f in list(feats)[::-1]])
             """,
-            note="A list the method builds, walked backwards beside the stages: its reversed copy.",
+            note="A list the method builds, walked backwards beside the stages: its reversed copy; a given list in a "
+                 "comprehension: a reversed list of its items.",
         ),
     )
 
@@ -123,21 +127,24 @@ class ReversedCellsTransform(Rule):
     def _rewrite(self, node):
         call = node.iter
         if _is_builtin_call(call, ("zip", "enumerate")) and not self.scope.lookup(call.func.value)[0]:
-            args = [a.with_changes(value=self._reversed_copy(a.value)) if a.keyword is None and not a.star else a
-                    for a in call.args]
+            args = [a.with_changes(value=self._reversed_copy(a.value, True)) if a.keyword is None and not a.star
+                    else a for a in call.args]
             return node.with_changes(iter=call.with_changes(args=args))
-        return node.with_changes(iter=self._reversed_copy(call))
+        return node.with_changes(iter=self._reversed_copy(call, isinstance(node, cst.CompFor)))
 
-    def _reversed_copy(self, call: cst.BaseExpression) -> cst.BaseExpression:
+    def _reversed_copy(self, call: cst.BaseExpression, any_value: bool) -> cst.BaseExpression:
         """``reversed(self.up)`` -> ``list(self.up)[::-1]``, ``reversed(skips)`` on a list the function builds ->
-        ``skips[::-1]``; anything else as it is."""
+        ``skips[::-1]``; with ``any_value``, ``reversed(feats)`` of any other value but a range ->
+        ``list(feats)[::-1]``; anything else as it is."""
         if not (_is_builtin_call(call, ("reversed",)) and len(call.args) == 1 and call.args[0].keyword is None
                 and not call.args[0].star and not self.scope.lookup("reversed")[0]):
             return call
         value = call.args[0].value
-        if _on_self(value):
+        if isinstance(value, cst.Name) and value.value in self._own_lists():
+            pass
+        elif _on_self(value) or (any_value and not _is_builtin_call(value, ("range",))):
             value = cst.Call(func=cst.Name("list"), args=[cst.Arg(value)])
-        elif not (isinstance(value, cst.Name) and value.value in self._own_lists()):
+        else:
             return call
         self.ctx.converted_sites += 1
         return cst.Subscript(value=value, slice=[cst.SubscriptElement(
