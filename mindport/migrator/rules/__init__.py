@@ -9,6 +9,7 @@ from __future__ import annotations
 from mindport.migrator.rules.autograd_function import AutogradFunctionTransform
 from mindport.migrator.rules.branch_bindings import BranchBindingTransform
 from mindport.migrator.rules.buffers import BufferTransform
+from mindport.migrator.rules.comment_indent import CommentIndentTransform
 from mindport.migrator.rules.custom_optimizer import CustomOptimizerTransform
 from mindport.migrator.rules.data_pipeline import DataPipelineTransform
 from mindport.migrator.rules.device import DeviceTransform
@@ -73,6 +74,7 @@ RULES = (
     RaiseNotImplementedTransform,  # raise NotImplemented -> raise NotImplementedError
     XorTestTransform,             # assert not (a ^ b) -> assert not (a != b) (GRAPH_MODE's BitXor takes ints only)
     RoundIntTransform,            # round(c * 0.5) of a size -> int(round(...)) (GRAPH_MODE's round gives a float)
+    CommentIndentTransform,       # a comment left of a function's body -> indented to it (GRAPH_MODE parses methods)
     FormatSpecTransform,          # f"{loss:.4f}", "{:.6f}".format(loss) -> mp_tensor.formattable(loss) (0-d tensors)
 )
 
