@@ -1303,6 +1303,24 @@ def numpy_locals(function: "cst.FunctionDef | None", resolve: Resolve) -> frozen
     return frozenset(found)
 
 
+def list_only_locals(function: "cst.FunctionDef | None") -> frozenset[str]:
+    """Names of :func:`list_locals` the function binds to nothing but lists (not a parameter; no other assignment,
+    loop target, ``with ... as`` or walrus): ``skips = []`` grown by ``append`` and read back. Such a name holds a
+    list wherever it is read."""
+    names = list_locals(function)
+    if not names:
+        return names
+    params = function.params
+    other = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+    other |= {n.value for node in own_nodes(function, cst.Assign) for t in node.targets
+             if not (_is_list(node.value) and isinstance(t.target, cst.Name)) for n in target_name_nodes(t.target)}
+    for kind, target in ((cst.AnnAssign, "target"), (cst.For, "target"), (cst.NamedExpr, "target"),
+                         (cst.AsName, "name")):
+        for node in own_nodes(function, kind):
+            other.update(n.value for n in target_name_nodes(getattr(node, target)))
+    return frozenset(names - other)
+
+
 # ------------------------------------------------------------------------------------------- unread bindings
 
 def unread_bindings(function: cst.FunctionDef, droppable: Callable[[cst.BaseExpression], bool]) -> cst.FunctionDef:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from mindport.migrator.native_facts import list_only_locals
 from mindport.migrator.rules.base import Example, Rule
 
 
@@ -13,9 +14,16 @@ class ReversedCellsTransform(Rule):
     U-Nets and decoders walk their up-sampling stages backwards (``for up in reversed(self.up):``). MindSpore's
     static graph (GRAPH_MODE, ``@jit``) does not compile ``reversed`` over a CellList ("Unsupported element
     type[unknown]"), or runs the stages in the wrong order (a GroupNorm then sees the wrong channel count); a reversed
-    copy of the list compiles and gives the same stages in the same order, in both modes. Only loops (``for`` and
-    comprehensions) over an attribute of ``self`` are rewritten: there the result is iterated once, as a list is.
-    ``reversed(range(n))`` and ``reversed`` kept as an iterator (``next(...)``) are left as written.
+    copy of the list compiles and gives the same stages in the same order, in both modes. A list the function
+    builds itself, walked backwards beside the stages (``zip(self.upsample, reversed(skips))``: WaveGrad), does not
+    compile either ("Cast-op0 does not support this kernel data type", or a convolution given the wrong skip's
+    channels): ``skips[::-1]``. A comprehension over ``reversed(feats)`` (a list the method was given, or any
+    value) compiles to other numbers, silently (``sum([w * f for w, f in zip(ws, reversed(feats))])``), and
+    ``enumerate(reversed(feats))`` does not compile: there ``list(feats)[::-1]``, the same items in the same order
+    for any value ``reversed`` takes. Only loops (``for`` and comprehensions, directly or as an argument of ``zip``
+    or ``enumerate``) are rewritten: there the result is iterated once, as a list is. ``reversed(range(n))``, a
+    plain ``for`` over ``reversed`` of a value of unknown kind (a graph runs it right), and ``reversed`` kept as an
+    iterator (``next(...)``) are left as written.
     """
 
     EXAMPLES = (
@@ -54,7 +62,61 @@ class ReversedCellsTransform(Rule):
             """,
             note="The stages of a CellList, backwards: a reversed list, which a static graph compiles.",
         ),
+        Example(
+            before="""
+                import torch.nn as nn
+
+
+                class UNet(nn.Module):
+                    def __init__(self):
+                        super().__init__()
+                        self.down = nn.ModuleList([nn.Linear(8, 8), nn.Linear(8, 8)])
+                        self.up = nn.ModuleList([nn.Linear(8, 8), nn.Linear(8, 8)])
+
+                    def forward(self, x, feats):
+                        skips = []
+                        for down in self.down:
+                            x = down(x)
+                            skips.append(x)
+                        for up, skip in zip(self.up, reversed(skips)):
+                            x = up(x) + skip
+                        return x + sum([f.mean() for f in reversed(feats)])
+            """,
+            after="""
+                from mindspore import nn
+
+
+                class UNet(nn.Cell):
+                    def __init__(self):
+                        super().__init__()
+                        self.down = nn.CellList([nn.Dense(in_channels=8, out_channels=8), nn.Dense(in_channels=8, out_channels=8)])
+                        self.up = nn.CellList([nn.Dense(in_channels=8, out_channels=8), nn.Dense(in_channels=8, out_channels=8)])
+
+                    def construct(self, x, feats):
+                        skips = []
+                        for down in self.down:
+                            x = down(x)
+                            skips.append(x)
+                        for up, skip in zip(self.up, skips[::-1]):
+                            x = up(x) + skip
+                        return x + sum([f.mean() for f in list(feats)[::-1]])
+            """,
+            note="A list the method builds, walked backwards beside the stages: its reversed copy; a given list in a "
+                 "comprehension: a reversed list of its items.",
+        ),
     )
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._functions: list[cst.FunctionDef] = []
+        self._lists: dict[int, frozenset[str]] = {}  # id(function) -> native_facts.list_only_locals, once
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._functions.append(node)
+
+    def leave_FunctionDef(self, original_node, updated_node):
+        self._lists.pop(id(self._functions.pop()), None)
+        return updated_node
 
     def leave_For(self, original_node, updated_node):
         return self._rewrite(updated_node)
@@ -64,14 +126,41 @@ class ReversedCellsTransform(Rule):
 
     def _rewrite(self, node):
         call = node.iter
-        if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value == "reversed"
-                and len(call.args) == 1 and call.args[0].keyword is None and not call.args[0].star
-                and _on_self(call.args[0].value) and not self.scope.lookup("reversed")[0]):
-            return node
+        if _is_builtin_call(call, ("zip", "enumerate")) and not self.scope.lookup(call.func.value)[0]:
+            args = [a.with_changes(value=self._reversed_copy(a.value, True)) if a.keyword is None and not a.star
+                    else a for a in call.args]
+            return node.with_changes(iter=call.with_changes(args=args))
+        return node.with_changes(iter=self._reversed_copy(call, isinstance(node, cst.CompFor)))
+
+    def _reversed_copy(self, call: cst.BaseExpression, any_value: bool) -> cst.BaseExpression:
+        """``reversed(self.up)`` -> ``list(self.up)[::-1]``, ``reversed(skips)`` on a list the function builds ->
+        ``skips[::-1]``; with ``any_value``, ``reversed(feats)`` of any other value but a range ->
+        ``list(feats)[::-1]``; anything else as it is."""
+        if not (_is_builtin_call(call, ("reversed",)) and len(call.args) == 1 and call.args[0].keyword is None
+                and not call.args[0].star and not self.scope.lookup("reversed")[0]):
+            return call
+        value = call.args[0].value
+        if isinstance(value, cst.Name) and value.value in self._own_lists():
+            pass
+        elif _on_self(value) or (any_value and not _is_builtin_call(value, ("range",))):
+            value = cst.Call(func=cst.Name("list"), args=[cst.Arg(value)])
+        else:
+            return call
         self.ctx.converted_sites += 1
-        copy = cst.Call(func=cst.Name("list"), args=[cst.Arg(call.args[0].value)])
-        return node.with_changes(iter=cst.Subscript(value=copy, slice=[cst.SubscriptElement(
-            cst.Slice(lower=None, upper=None, step=cst.UnaryOperation(cst.Minus(), cst.Integer("1"))))]))
+        return cst.Subscript(value=value, slice=[cst.SubscriptElement(
+            cst.Slice(lower=None, upper=None, step=cst.UnaryOperation(cst.Minus(), cst.Integer("1"))))])
+
+    def _own_lists(self) -> frozenset[str]:
+        if not self._functions:
+            return frozenset()
+        function = self._functions[-1]
+        if id(function) not in self._lists:
+            self._lists[id(function)] = list_only_locals(function)
+        return self._lists[id(function)]
+
+
+def _is_builtin_call(node: cst.BaseExpression, names: tuple[str, ...]) -> bool:
+    return isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in names
 
 
 def _on_self(expr: cst.BaseExpression) -> bool:

@@ -1,0 +1,145 @@
+"""The converter rule LambdaValueTransform: its docstring is its documentation, its EXAMPLES are tests, and
+docs/converter/lambda_values.md shows both."""
+from __future__ import annotations
+
+import libcst as cst
+
+from mindport.migrator.rules.base import Example, Rule, forward_methods
+from mindport.migrator.walk import walk
+
+_NAME = "_mp_lambda"
+_OWN_SCOPE = (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp, cst.FunctionDef, cst.ClassDef)
+
+
+class LambdaValueTransform(Rule):
+    """A lambda handed to a call or chosen by a conditional expression while a model is built
+    (``GraphConv(h, d, activation=lambda x: x)``, ``nn.ReLU() if relu else lambda x: x``) is bound to a name on the
+    line before: ``_mp_lambda = lambda x: x``, then ``activation=_mp_lambda``.
+
+    MindSpore's static graph (GRAPH_MODE, ``@jit``) compiles a lambda a layer stored by reading its source line, and
+    takes it only when the line is an assignment of the lambda ("Parse Lambda Function Fail. Node type must be
+    Lambda, but got Call": VGAE's GAE did not compile). Creating a lambda does nothing else, so creating it one line
+    earlier is the same program. Statements of functions outside a model's forward code (``__init__``, builders) are
+    rewritten; a lambda inside another lambda or a comprehension (it may read the loop's variable), and a compound
+    statement's header (``if``, ``for``, ``with``), are left as written.
+    """
+
+    EXAMPLES = (
+        Example(
+            before="""
+                import torch.nn as nn
+
+
+                class GraphConv(nn.Module):
+                    def __init__(self, d, activation):
+                        super().__init__()
+                        self.proj = nn.Linear(d, d)
+                        self.activation = activation
+
+                    def forward(self, x):
+                        return self.activation(self.proj(x))
+
+
+                class GAE(nn.Module):
+                    def __init__(self, d, relu=False):
+                        super().__init__()
+                        self.base = GraphConv(d, activation=nn.ReLU())
+                        self.mean = GraphConv(d, activation=lambda x: x)
+                        self.out = nn.ReLU() if relu else lambda x: x
+
+                    def forward(self, x):
+                        return self.out(self.mean(self.base(x)))
+            """,
+            after="""
+                from mindspore import nn
+
+
+                class GraphConv(nn.Cell):
+                    def __init__(self, d, activation):
+                        super().__init__()
+                        self.proj = nn.Dense(in_channels=d, out_channels=d)
+                        self.activation = activation
+
+                    def construct(self, x):
+                        return self.activation(self.proj(x))
+
+
+                class GAE(nn.Cell):
+                    def __init__(self, d, relu=False):
+                        super().__init__()
+                        self.base = GraphConv(d, activation=nn.ReLU())
+                        _mp_lambda = lambda x: x
+                        self.mean = GraphConv(d, activation=_mp_lambda)
+                        _mp_lambda = lambda x: x
+                        self.out = nn.ReLU() if relu else _mp_lambda
+
+                    def construct(self, x):
+                        return self.out(self.mean(self.base(x)))
+            """,
+            note="Each lambda on a line of its own, the only form a static graph compiles from a stored layer.",
+        ),
+    )
+
+    def __init__(self, ctx, module_classes: set[str]) -> None:
+        super().__init__(ctx)
+        self._module_classes = module_classes
+        self._graph_methods: set[int] = set()  # ids of model-class methods but __init__ (a graph parses them)
+        self._functions: list[bool] = []  # per enclosing function: its lambdas are hoisted
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._graph_methods |= forward_methods(node, self._module_classes)
+        self._functions.append(False)  # a class body's own statements
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._functions.append(id(node) not in self._graph_methods)
+
+    def leave_FunctionDef(self, original_node, updated_node):
+        self._functions.pop()
+        return updated_node
+
+    def leave_ClassDef(self, original_node, updated_node):
+        self._functions.pop()
+        return updated_node
+
+    def leave_SimpleStatementLine(self, original_node, updated_node):
+        if not self._functions or not self._functions[-1]:
+            return updated_node
+        found: list[cst.Lambda] = []
+        for stmt in updated_node.body:
+            _lambda_values(stmt, found)
+        if not found or self.scope.lookup(_NAME)[0]:
+            return updated_node
+        lines, names = [], {}
+        for i, node in enumerate(found):
+            name = _NAME if i == 0 else f"{_NAME}_{i + 1}"
+            names[id(node)] = name
+            lines.append(cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(name))], node)]))
+        line = updated_node.visit(_Replace(names))
+        self.ctx.converted_sites += len(found)
+        lines[0] = lines[0].with_changes(leading_lines=updated_node.leading_lines)
+        return cst.FlattenSentinel([*lines, line.with_changes(leading_lines=[])])
+
+
+def _lambda_values(stmt: cst.CSTNode, found: list) -> None:
+    """The lambdas of the statement passed as a call's argument or given by a conditional expression's branch, not
+    inside another lambda, a comprehension or a nested scope."""
+
+    class Visitor(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if isinstance(node, cst.Arg) and isinstance(node.value, cst.Lambda):
+                found.append(node.value)
+            elif isinstance(node, cst.IfExp):
+                found.extend(v for v in (node.body, node.orelse) if isinstance(v, cst.Lambda))
+            return not isinstance(node, _OWN_SCOPE)
+
+    walk(stmt, Visitor())
+
+
+class _Replace(cst.CSTTransformer):
+    def __init__(self, names: dict[int, str]) -> None:
+        super().__init__()
+        self._names = names
+
+    def leave_Lambda(self, original_node, updated_node):
+        name = self._names.get(id(original_node))
+        return cst.Name(name) if name else updated_node
