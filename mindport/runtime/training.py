@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import weakref
 
 import mindspore as ms
 from mindspore import Parameter, Tensor, ops
@@ -91,7 +92,8 @@ def value_and_grad(fn, weights=(), leaves=0):
         outputs = []
 
         def loss_only(*inputs):  # the rest of fn's outputs go around the differentiation (has_aux refuses
-            out = fn(*inputs)    # outputs with no tensor among them)
+            with _Replay(fn, inputs) as replay:  # outputs with no tensor among them)
+                out = fn(*replay.inputs)
             outputs.append(out)
             return out[0] if isinstance(out, tuple) else out
 
@@ -165,6 +167,109 @@ class _ReadParameters:
         ms.nn.Cell.__getattr__ = self._original
         self.ids = frozenset(self.ids)
         return False
+
+
+_TAPE: dict = {}  # id(value) -> (weak reference to it, fn, inputs): values recorded outside a differentiated function
+
+
+def record(value, fn, *inputs):
+    """``value``, computed outside the function a later ``backward`` differentiates, remembered with how to compute it
+    again: ``fn(*inputs)``. torch's graph spans every forward call since the last backward, so a loss built from values
+    collected over an episode (log-probabilities appended to a list while acting, stacked, handed to an update
+    helper) reaches the parameters through them; MindSpore differentiates a function, and a value computed before it
+    is a constant there. The converter writes ``holder.append(record(v, fn, *inputs))`` where such a value is
+    collected (``fn``: the statements that computed it, from the model call on, over the values they read: the
+    state, the sampled action), and ``record`` again where a collection is stacked or combined; ``value_and_grad``
+    then computes every recorded value its function reads (through its arguments, its closure, the globals it names
+    and their list attributes) again inside the differentiation (``_Replay``), from the parameters as they are at
+    the backward, which are the ones torch's graph saw (torch refuses a backward through parameters changed in
+    place since). Not reproduced: random draws inside ``fn`` (a Dropout in training mode draws a new mask) and
+    running statistics (a BatchNorm in training mode updates them a second time)."""
+    if not isinstance(value, Tensor) or _PAUSED:
+        return value
+    key = id(value)
+    try:
+        ref = weakref.ref(value, lambda _ref, key=key: _TAPE.pop(key, None))
+    except TypeError:  # no weak references to this kind of value: not recorded
+        return value
+    _TAPE[key] = (ref, fn, inputs)
+    return value
+
+
+class _Replay:
+    """While a differentiated function runs: each recorded value it reads (an argument, a closure variable, a global
+    it names, or an element of a list held by one of those or by their attributes) replaced by the same value
+    computed again by its recorded function (inside the differentiation, so the gradient reaches the parameters);
+    lists are changed in place and put back afterwards."""
+
+    def __init__(self, fn, inputs):
+        self.fn, self.inputs, self._undo, self._memo = fn, inputs, [], {}
+
+    def __enter__(self):
+        if not _TAPE:
+            return self
+        self.inputs = tuple(self._swap_value(a) for a in self.inputs)
+        for cell in getattr(self.fn, "__closure__", None) or ():
+            try:
+                content = cell.cell_contents
+            except ValueError:  # an empty cell
+                continue
+            new = self._swap_value(content)
+            if new is not content:
+                self._undo.append((cell, "cell_contents", content))
+                cell.cell_contents = new
+        code, scope = getattr(self.fn, "__code__", None), getattr(self.fn, "__globals__", {})
+        for name in code.co_names if code is not None else ():
+            if name in scope:
+                content = scope[name]
+                new = self._swap_value(content)
+                if new is not content:
+                    self._undo.append((scope, name, content))
+                    scope[name] = new
+        return self
+
+    def __exit__(self, *exc):
+        for holder, key, value in reversed(self._undo):
+            if key == "cell_contents":
+                holder.cell_contents = value
+            else:
+                holder[key] = value
+        self._undo.clear()
+        return False
+
+    def _recorded(self, value) -> bool:
+        entry = _TAPE.get(id(value)) if isinstance(value, Tensor) else None
+        return entry is not None and entry[0]() is value
+
+    def _swap_value(self, value, depth=0):
+        """A recorded tensor -> computed again; a list holding some -> them swapped in place; an object (a Cell, a
+        plain object) -> its list attributes and recorded tensors looked at the same way (one level)."""
+        if isinstance(value, Tensor):
+            return self._again(value) if self._recorded(value) else value
+        if isinstance(value, list):
+            for i, item in enumerate(value):
+                if self._recorded(item):
+                    self._undo.append((value, i, item))
+                    value[i] = self._again(item)
+            return value
+        if depth == 0 and not isinstance(value, (type, type(inspect))) and hasattr(value, "__dict__"):
+            for item in list(vars(value).values()):
+                if isinstance(item, list):
+                    self._swap_value(item, depth + 1)
+        return value
+
+    def _again(self, value):
+        if id(value) not in self._memo:
+            _, fn, inputs = _TAPE[id(value)]
+            self._memo[id(value)] = fn(*(self._argument(a) for a in inputs))
+        return self._memo[id(value)]
+
+    def _argument(self, value):
+        if isinstance(value, Tensor):
+            return self._again(value) if self._recorded(value) else value
+        if isinstance(value, (list, tuple)):
+            return type(value)(self._argument(a) for a in value)
+        return value
 
 
 _PAUSED: list = []  # non-empty inside no_grad(): what the forward reads there is not differentiated
