@@ -85,28 +85,6 @@ class RecordedValueTransform(Rule):
                  "recorded with the statements that computed it from the model call on; the update's "
                  "value_and_grad computes them again inside the differentiation (the action, sampled, is an input)",
         ),
-        Example(
-            before="""
-                import torch
-
-
-                def evaluate(model, xs):
-                    outs = []
-                    for x in xs:
-                        outs.append(model(x))
-                    return outs
-            """,
-            after="""
-
-
-                def evaluate(model, xs):
-                    outs = []
-                    for x in xs:
-                        outs.append(model(x))
-                    return outs
-            """,
-            note="a file with no backward: nothing is differentiated later, nothing recorded",
-        ),
     )
 
     def __init__(self, ctx) -> None:
