@@ -122,6 +122,7 @@ def value_and_grad(fn, weights=(), leaves=0):
         pairs = _Gradients(zip(args[:leaves], leaf_grads))
         pairs += zip(weights_here, weight_grads)
         pairs.read = read.ids
+        _record_step(fn, args, out, pairs)
         code = getattr(fn, "__code__", None)
         if code not in _CHECKED:  # once per forward function: a loss no parameter reaches would train nothing
             _CHECKED.add(code)
@@ -137,6 +138,8 @@ class _Gradients(list):
     from a Cell (``self.weight``; see ``_ReadParameters``)."""
 
     read: frozenset = frozenset()
+    consumed: bool = False
+    step = None  # the _Step recording its function's outputs, if any
 
 
 class _ReadParameters:
@@ -184,7 +187,9 @@ def record(value, fn, *inputs):
     and their list attributes) again inside the differentiation (``_Replay``), from the parameters as they are at
     the backward, which are the ones torch's graph saw (torch refuses a backward through parameters changed in
     place since). Not reproduced: random draws inside ``fn`` (a Dropout in training mode draws a new mask) and
-    running statistics (a BatchNorm in training mode updates them a second time)."""
+    running statistics (a BatchNorm in training mode updates them a second time). The outputs of a differentiated
+    function that takes arguments (state carried across steps, a running sum of losses) are recorded the same way
+    until a ``backward`` consumes its gradients (``_record_step``)."""
     if not isinstance(value, Tensor) or _PAUSED:
         return value
     key = id(value)
@@ -194,6 +199,69 @@ def record(value, fn, *inputs):
         return value
     _TAPE[key] = (ref, fn, inputs)
     return value
+
+
+class _Step:
+    """One differentiation's function and what it read (its arguments, its closure's and its globals' values): its
+    outputs are recorded (``_record_step``) until a ``backward`` consumes its gradients."""
+
+    def __init__(self, fn, args, pairs):
+        self.fn, self.args, self.pairs = fn, args, pairs
+        self.cells = [(c, c.cell_contents) for c in getattr(fn, "__closure__", None) or () if _filled(c)]
+        code, scope = getattr(fn, "__code__", None), getattr(fn, "__globals__", {})
+        self.names = [(n, scope[n]) for n in (code.co_names if code is not None else ()) if n in scope
+                      and not inspect.ismodule(scope[n]) and not inspect.isroutine(scope[n])
+                      and not inspect.isclass(scope[n])]
+
+    def release(self) -> None:
+        """A backward consumed this step's gradients: what it held for computing it again goes."""
+        self.args, self.cells, self.names = (), [], []
+
+    def run(self, arguments):
+        """The function again on these arguments, with the closure and globals it read then."""
+        scope = self.fn.__globals__
+        now = [(c, c.cell_contents) for c, _ in self.cells], [(n, scope.get(n)) for n, _ in self.names]
+        try:
+            for c, v in self.cells:
+                c.cell_contents = v
+            for n, v in self.names:
+                scope[n] = v
+            out = self.fn(*arguments)
+        finally:
+            for c, v in now[0]:
+                c.cell_contents = v
+            for n, v in now[1]:
+                scope[n] = v
+        return out if isinstance(out, tuple) else (out,)
+
+
+def _filled(cell) -> bool:
+    try:
+        cell.cell_contents
+    except ValueError:
+        return False
+    return True
+
+
+def _record_step(fn, args, out, pairs) -> None:
+    """Each tensor a differentiated function returned (the loss, what comes back out) recorded with it: a later
+    differentiation reading one before any ``backward`` consumed these gradients (a loss summed over steps,
+    ``loss = loss + criterion(...)``, with one backward every k steps) computes it again inside itself, so its
+    gradient reaches this step's parameters too, as torch's graph does until a backward frees it."""
+    if not args:  # a function of nothing carried across steps: its outputs are not handed back in
+        return
+    step = None
+    for k, value in enumerate(out if isinstance(out, tuple) else (out,)):
+        if not isinstance(value, Tensor):
+            continue
+        step = step or _Step(fn, args, pairs)
+        key = id(value)
+        try:
+            ref = weakref.ref(value, lambda _ref, key=key: _TAPE.pop(key, None))
+        except TypeError:
+            return
+        _TAPE[key] = (ref, step, k)
+    pairs.step = step
 
 
 class _Replay:
@@ -239,7 +307,9 @@ class _Replay:
 
     def _recorded(self, value) -> bool:
         entry = _TAPE.get(id(value)) if isinstance(value, Tensor) else None
-        return entry is not None and entry[0]() is value
+        if entry is None or entry[0]() is not value:
+            return False
+        return not (isinstance(entry[1], _Step) and getattr(entry[1].pairs, "consumed", False))
 
     def _swap_value(self, value, depth=0):
         """A recorded tensor -> computed again; a list holding some -> them swapped in place; an object (a Cell, a
@@ -261,7 +331,12 @@ class _Replay:
     def _again(self, value):
         if id(value) not in self._memo:
             _, fn, inputs = _TAPE[id(value)]
-            self._memo[id(value)] = fn(*(self._argument(a) for a in inputs))
+            if isinstance(fn, _Step):  # a differentiated function's output: the function again, once
+                if id(fn) not in self._memo:
+                    self._memo[id(fn)] = fn.run([self._argument(a) for a in fn.args])
+                self._memo[id(value)] = self._memo[id(fn)][inputs]
+            else:
+                self._memo[id(value)] = fn(*(self._argument(a) for a in inputs))
         return self._memo[id(value)]
 
     def _argument(self, value):
@@ -305,6 +380,14 @@ _UNREACHED = ("mindport: no parameter reaches the loss {name} computes (every gr
               "the loss from the model's outputs inside the step, as torch's graph would, or pass the parameters")
 
 
+def _consume(grads) -> None:
+    """torch frees the graph at a backward: the outputs of that differentiation are not computed again."""
+    if isinstance(grads, _Gradients):
+        grads.consumed = True
+        if grads.step is not None:
+            grads.step.release()
+
+
 def backward(grads, inputs=None) -> None:
     """``loss.backward()``: each gradient added into its tensor's ``.grad`` (set when it is None);
     ``backward(inputs=[...])``: only into those tensors' (one the loss does not reach keeps its ``.grad``, as in
@@ -316,6 +399,7 @@ def backward(grads, inputs=None) -> None:
     called is reached even when its gradient is exactly zero (a dead ReLU's layer, which torch's momentum and weight
     decay still move; a bias whose L1 gradient is the mean of signs, zero)."""
     read = getattr(grads, "read", frozenset())
+    _consume(grads)
     if inputs is not None:
         inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
         reached = {id(t) for t, _ in grads}
@@ -341,6 +425,7 @@ def grads_for(grads, inputs, allow_unused=False) -> tuple:
     """``torch.autograd.grad(outputs, inputs)``: the gradient of each input, from ``value_and_grad``'s pairs (``.grad``
     is left alone, as torch leaves it)."""
     inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+    _consume(grads)
     found = {id(t): g for t, g in grads}
     if not allow_unused and any(id(t) not in found for t in inputs):
         raise RuntimeError("One of the differentiated Tensors appears to not have been used in the graph. Set "

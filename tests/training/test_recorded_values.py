@@ -42,3 +42,18 @@ def test_log_probs_collected_in_an_episode_stacked_and_handed_to_an_update_helpe
     t_losses, m_losses = t_mod.train(t_model), m_mod.train(m_model)
     assert_losses_match(t_losses, m_losses, n=10)
     _weights_match(t_model, m_model)
+
+
+def test_loss_summed_over_steps_with_one_backward_every_four():
+    # each step's forward_fn takes the running sum as its argument; the sum a later step reads is computed again
+    # inside its differentiation (no backward consumed it yet), so the gradient is the whole sum's, as in torch
+    from tests.training._harness import regression_data
+
+    source, converted = convert("step_summed_over_steps.py")
+    t_mod, m_mod = load_module(source, "torch_summed"), load_module(converted, "ms_summed")
+    t_model, m_model = twin_models(t_mod, m_mod, "Net")
+    X, Y = regression_data()
+    t_losses, m_losses = t_mod.fit(t_model, X, Y), m_mod.fit(m_model, X, Y)
+    assert t_losses[-1] < t_losses[0]
+    assert_losses_match(t_losses, m_losses, n=len(t_losses))
+    _weights_match(t_model, m_model)
