@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import weakref
 
 import mindspore as ms
 from mindspore import Parameter, Tensor, ops
@@ -91,7 +92,8 @@ def value_and_grad(fn, weights=(), leaves=0):
         outputs = []
 
         def loss_only(*inputs):  # the rest of fn's outputs go around the differentiation (has_aux refuses
-            out = fn(*inputs)    # outputs with no tensor among them)
+            with _Replay(fn, inputs) as replay:  # outputs with no tensor among them)
+                out = fn(*replay.inputs)
             outputs.append(out)
             return out[0] if isinstance(out, tuple) else out
 
@@ -120,6 +122,7 @@ def value_and_grad(fn, weights=(), leaves=0):
         pairs = _Gradients(zip(args[:leaves], leaf_grads))
         pairs += zip(weights_here, weight_grads)
         pairs.read = read.ids
+        _record_step(fn, args, out, pairs)
         code = getattr(fn, "__code__", None)
         if code not in _CHECKED:  # once per forward function: a loss no parameter reaches would train nothing
             _CHECKED.add(code)
@@ -135,6 +138,8 @@ class _Gradients(list):
     from a Cell (``self.weight``; see ``_ReadParameters``)."""
 
     read: frozenset = frozenset()
+    consumed: bool = False
+    step = None  # the _Step recording its function's outputs, if any
 
 
 class _ReadParameters:
@@ -165,6 +170,181 @@ class _ReadParameters:
         ms.nn.Cell.__getattr__ = self._original
         self.ids = frozenset(self.ids)
         return False
+
+
+_TAPE: dict = {}  # id(value) -> (weak reference to it, fn, inputs): values recorded outside a differentiated function
+
+
+def record(value, fn, *inputs):
+    """``value``, computed outside the function a later ``backward`` differentiates, remembered with how to compute it
+    again: ``fn(*inputs)``. torch's graph spans every forward call since the last backward, so a loss built from values
+    collected over an episode (log-probabilities appended to a list while acting, stacked, handed to an update
+    helper) reaches the parameters through them; MindSpore differentiates a function, and a value computed before it
+    is a constant there. The converter writes ``holder.append(record(v, fn, *inputs))`` where such a value is
+    collected (``fn``: the statements that computed it, from the model call on, over the values they read: the
+    state, the sampled action), and ``record`` again where a collection is stacked or combined; ``value_and_grad``
+    then computes every recorded value its function reads (through its arguments, its closure, the globals it names
+    and their list attributes) again inside the differentiation (``_Replay``), from the parameters as they are at
+    the backward, which are the ones torch's graph saw (torch refuses a backward through parameters changed in
+    place since). Not reproduced: random draws inside ``fn`` (a Dropout in training mode draws a new mask) and
+    running statistics (a BatchNorm in training mode updates them a second time). The outputs of a differentiated
+    function that takes arguments (state carried across steps, a running sum of losses) are recorded the same way
+    until a ``backward`` consumes its gradients (``_record_step``)."""
+    if not isinstance(value, Tensor) or _PAUSED:
+        return value
+    key = id(value)
+    try:
+        ref = weakref.ref(value, lambda _ref, key=key: _TAPE.pop(key, None))
+    except TypeError:  # no weak references to this kind of value: not recorded
+        return value
+    _TAPE[key] = (ref, fn, inputs)
+    return value
+
+
+class _Step:
+    """One differentiation's function and what it read (its arguments, its closure's and its globals' values): its
+    outputs are recorded (``_record_step``) until a ``backward`` consumes its gradients."""
+
+    def __init__(self, fn, args, pairs):
+        self.fn, self.args, self.pairs = fn, args, pairs
+        self.cells = [(c, c.cell_contents) for c in getattr(fn, "__closure__", None) or () if _filled(c)]
+        code, scope = getattr(fn, "__code__", None), getattr(fn, "__globals__", {})
+        self.names = [(n, scope[n]) for n in (code.co_names if code is not None else ()) if n in scope
+                      and not inspect.ismodule(scope[n]) and not inspect.isroutine(scope[n])
+                      and not inspect.isclass(scope[n])]
+
+    def release(self) -> None:
+        """A backward consumed this step's gradients: what it held for computing it again goes."""
+        self.args, self.cells, self.names = (), [], []
+
+    def run(self, arguments):
+        """The function again on these arguments, with the closure and globals it read then."""
+        scope = self.fn.__globals__
+        now = [(c, c.cell_contents) for c, _ in self.cells], [(n, scope.get(n)) for n, _ in self.names]
+        try:
+            for c, v in self.cells:
+                c.cell_contents = v
+            for n, v in self.names:
+                scope[n] = v
+            out = self.fn(*arguments)
+        finally:
+            for c, v in now[0]:
+                c.cell_contents = v
+            for n, v in now[1]:
+                scope[n] = v
+        return out if isinstance(out, tuple) else (out,)
+
+
+def _filled(cell) -> bool:
+    try:
+        cell.cell_contents
+    except ValueError:
+        return False
+    return True
+
+
+def _record_step(fn, args, out, pairs) -> None:
+    """Each tensor a differentiated function returned (the loss, what comes back out) recorded with it: a later
+    differentiation reading one before any ``backward`` consumed these gradients (a loss summed over steps,
+    ``loss = loss + criterion(...)``, with one backward every k steps) computes it again inside itself, so its
+    gradient reaches this step's parameters too, as torch's graph does until a backward frees it."""
+    if not args:  # a function of nothing carried across steps: its outputs are not handed back in
+        return
+    step = None
+    for k, value in enumerate(out if isinstance(out, tuple) else (out,)):
+        if not isinstance(value, Tensor):
+            continue
+        step = step or _Step(fn, args, pairs)
+        key = id(value)
+        try:
+            ref = weakref.ref(value, lambda _ref, key=key: _TAPE.pop(key, None))
+        except TypeError:
+            return
+        _TAPE[key] = (ref, step, k)
+    pairs.step = step
+
+
+class _Replay:
+    """While a differentiated function runs: each recorded value it reads (an argument, a closure variable, a global
+    it names, or an element of a list held by one of those or by their attributes) replaced by the same value
+    computed again by its recorded function (inside the differentiation, so the gradient reaches the parameters);
+    lists are changed in place and put back afterwards."""
+
+    def __init__(self, fn, inputs):
+        self.fn, self.inputs, self._undo, self._memo = fn, inputs, [], {}
+
+    def __enter__(self):
+        if not _TAPE:
+            return self
+        self.inputs = tuple(self._swap_value(a) for a in self.inputs)
+        for cell in getattr(self.fn, "__closure__", None) or ():
+            try:
+                content = cell.cell_contents
+            except ValueError:  # an empty cell
+                continue
+            new = self._swap_value(content)
+            if new is not content:
+                self._undo.append((cell, "cell_contents", content))
+                cell.cell_contents = new
+        code, scope = getattr(self.fn, "__code__", None), getattr(self.fn, "__globals__", {})
+        for name in code.co_names if code is not None else ():
+            if name in scope:
+                content = scope[name]
+                new = self._swap_value(content)
+                if new is not content:
+                    self._undo.append((scope, name, content))
+                    scope[name] = new
+        return self
+
+    def __exit__(self, *exc):
+        for holder, key, value in reversed(self._undo):
+            if key == "cell_contents":
+                holder.cell_contents = value
+            else:
+                holder[key] = value
+        self._undo.clear()
+        return False
+
+    def _recorded(self, value) -> bool:
+        entry = _TAPE.get(id(value)) if isinstance(value, Tensor) else None
+        if entry is None or entry[0]() is not value:
+            return False
+        return not (isinstance(entry[1], _Step) and getattr(entry[1].pairs, "consumed", False))
+
+    def _swap_value(self, value, depth=0):
+        """A recorded tensor -> computed again; a list holding some -> them swapped in place; an object (a Cell, a
+        plain object) -> its list attributes and recorded tensors looked at the same way (one level)."""
+        if isinstance(value, Tensor):
+            return self._again(value) if self._recorded(value) else value
+        if isinstance(value, list):
+            for i, item in enumerate(value):
+                if self._recorded(item):
+                    self._undo.append((value, i, item))
+                    value[i] = self._again(item)
+            return value
+        if depth == 0 and not isinstance(value, (type, type(inspect))) and hasattr(value, "__dict__"):
+            for item in list(vars(value).values()):
+                if isinstance(item, list):
+                    self._swap_value(item, depth + 1)
+        return value
+
+    def _again(self, value):
+        if id(value) not in self._memo:
+            _, fn, inputs = _TAPE[id(value)]
+            if isinstance(fn, _Step):  # a differentiated function's output: the function again, once
+                if id(fn) not in self._memo:
+                    self._memo[id(fn)] = fn.run([self._argument(a) for a in fn.args])
+                self._memo[id(value)] = self._memo[id(fn)][inputs]
+            else:
+                self._memo[id(value)] = fn(*(self._argument(a) for a in inputs))
+        return self._memo[id(value)]
+
+    def _argument(self, value):
+        if isinstance(value, Tensor):
+            return self._again(value) if self._recorded(value) else value
+        if isinstance(value, (list, tuple)):
+            return type(value)(self._argument(a) for a in value)
+        return value
 
 
 _PAUSED: list = []  # non-empty inside no_grad(): what the forward reads there is not differentiated
@@ -200,6 +380,14 @@ _UNREACHED = ("mindport: no parameter reaches the loss {name} computes (every gr
               "the loss from the model's outputs inside the step, as torch's graph would, or pass the parameters")
 
 
+def _consume(grads) -> None:
+    """torch frees the graph at a backward: the outputs of that differentiation are not computed again."""
+    if isinstance(grads, _Gradients):
+        grads.consumed = True
+        if grads.step is not None:
+            grads.step.release()
+
+
 def backward(grads, inputs=None) -> None:
     """``loss.backward()``: each gradient added into its tensor's ``.grad`` (set when it is None);
     ``backward(inputs=[...])``: only into those tensors' (one the loss does not reach keeps its ``.grad``, as in
@@ -211,6 +399,7 @@ def backward(grads, inputs=None) -> None:
     called is reached even when its gradient is exactly zero (a dead ReLU's layer, which torch's momentum and weight
     decay still move; a bias whose L1 gradient is the mean of signs, zero)."""
     read = getattr(grads, "read", frozenset())
+    _consume(grads)
     if inputs is not None:
         inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
         reached = {id(t) for t, _ in grads}
@@ -236,6 +425,7 @@ def grads_for(grads, inputs, allow_unused=False) -> tuple:
     """``torch.autograd.grad(outputs, inputs)``: the gradient of each input, from ``value_and_grad``'s pairs (``.grad``
     is left alone, as torch leaves it)."""
     inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+    _consume(grads)
     found = {id(t): g for t, g in grads}
     if not allow_unused and any(id(t) not in found for t in inputs):
         raise RuntimeError("One of the differentiated Tensors appears to not have been used in the graph. Set "

@@ -1,5 +1,6 @@
-"""A policy-gradient episode as tutorials write it: log-probabilities saved in a list while acting, the loss built
-from them after the episode. torch's graph spans the whole episode; the converted step cannot reach it."""
+"""A policy-gradient episode as tutorials write it: log-probabilities saved in a list while acting (in a helper), the
+loss built from them after the episode (in another helper). torch's graph spans the whole episode. The action is drawn
+with numpy from the policy's probabilities (``rng``), so both frameworks take the same actions."""
 import numpy as np
 import torch
 from torch import nn
@@ -17,10 +18,10 @@ class Policy(nn.Module):
         return torch.softmax(self.fc(x), dim=-1)
 
 
-def select_action(policy, state):
+def select_action(policy, state, rng):
     probs = policy(torch.from_numpy(state).unsqueeze(0))
     m = Categorical(probs)
-    action = m.sample()
+    action = torch.tensor([int(rng.random() < probs[0, 1].item())])
     policy.saved_log_probs.append(m.log_prob(action))
     return action.item()
 
@@ -42,11 +43,14 @@ def finish_episode(policy, optimizer, gamma=0.99):
     return loss.item()
 
 
-def train(policy, episodes=2, steps=5):
-    optimizer = torch.optim.SGD(policy.parameters(), lr=0.01)
+def train(policy, episodes=8, steps=6):
+    optimizer = torch.optim.SGD(policy.parameters(), lr=0.05)
     rng = np.random.default_rng(0)
+    losses = []
     for episode in range(episodes):
         for t in range(steps):
-            select_action(policy, rng.standard_normal(4).astype(np.float32))
-            policy.rewards.append(1.0)
-        finish_episode(policy, optimizer)
+            state = rng.standard_normal(4).astype(np.float32)
+            action = select_action(policy, state, rng)
+            policy.rewards.append(float(action == (state[0] > 0)))
+        losses.append(finish_episode(policy, optimizer))
+    return losses

@@ -67,6 +67,27 @@ def test_tensors_formatted_with_a_spec_print_as_torch_prints_them():
     assert _printed(code, "ms_format") == _printed(FORMAT_SCRIPT, "torch_format")
 
 
+SUMMED_FORMAT = '''
+import torch
+from torch import nn
+
+crit = nn.MSELoss()
+x = torch.tensor([[0.5, -1.0], [1.5, 0.25]])
+loss = 0
+for i in range(2):
+    loss += crit(x[i], torch.zeros(2))
+print('cost =', '{:.6f}'.format(loss))
+'''
+
+
+def test_a_loss_summed_from_zero_formatted_with_a_spec():
+    """wangyh/seq2seq: ``loss = 0`` then ``loss += loss_fn(...)`` in a loop, printed with ``'{:.6f}'.format(loss)``:
+    the name was taken for a Python number (its first binding), the spec was left on a 0-d Tensor (TypeError)."""
+    code = _convert(SUMMED_FORMAT)
+    assert "formattable(loss)" in code, code
+    assert _printed(code, "ms_summed_format") == _printed(SUMMED_FORMAT, "torch_summed_format")
+
+
 LEGACY_REDUCTION = '''
 import torch
 import torch.nn.functional as F

@@ -34,6 +34,7 @@ from mindport.migrator.rules.parameter_containers import ContainerTransform
 from mindport.migrator.rules.partial_calls import PartialCallTransform
 from mindport.migrator.rules.python_round import RoundIntTransform
 from mindport.migrator.rules.raise_not_implemented import RaiseNotImplementedTransform
+from mindport.migrator.rules.recorded_values import RecordedValueTransform
 from mindport.migrator.rules.references import ReferenceTransform
 from mindport.migrator.rules.reversed_cells import ReversedCellsTransform
 from mindport.migrator.rules.table_calls import TableCallTransform
@@ -61,6 +62,7 @@ RULES = (
     ModuleMethodTransform,        # eval()/train(), parameters(), state_dict() ...
     DataPipelineTransform,        # TensorDataset/DataLoader/Dataset bases -> GeneratorDataset + batch
     TrainingLoopRule,             # zero_grad/backward/step loops -> forward_fn + value_and_grad + opt(grads)
+    RecordedValueTransform,       # values collected over an episode for a later backward: recorded, computed again
     EinopsPatternTransform,       # einops.rearrange/reduce/repeat, literal pattern -> reshape/transpose/...
     TableCallTransform,           # every other torch API through the mapping tables; flags the rest
     BranchBindingTransform,       # names bound on one branch of an if in a model method: bound first (GRAPH_MODE)

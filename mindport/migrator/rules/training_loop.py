@@ -198,8 +198,8 @@ class TrainingLoopRule(Rule):
                 def train(rnn, batches, loss_func):
                     optimizer = mp_optim.Adam(rnn.trainable_params(), lr=0.02)
                     h_state = None
+                    rnn.set_train(True)
                     for x, y in batches:
-                        rnn.set_train(True)
                         def forward_fn(h_state):
                             prediction, h_state = rnn(x, h_state)
                             loss = loss_func(prediction, y)
@@ -583,9 +583,9 @@ class TrainingLoopRule(Rule):
 
                 def fit(model, x, y, criterion, steps):
                     optimizer = mp_optim.Adam(model.trainable_params(), lr=0.1)
+                    model.set_train(True)
                     for epoch in range(steps):
                         mp_train.zero_grad(optimizer)
-                        model.set_train(True)
                         def forward_fn():
                             output = model(x)
                             loss = criterion(output, y)
@@ -597,6 +597,45 @@ class TrainingLoopRule(Rule):
                         prediction = output.argmax(1)
             """,
             note="The model called before zero_grad() (or a print) and the loss computed after it: the model call is part of the differentiated function (the general backward region), not a constant handed to it; output comes back out for the code after.",
+        ),
+        Example(
+            before="""
+                import torch
+
+
+                def fit(model, x, y, criterion, epochs):
+                    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+                    for epoch in range(epochs):
+                        for i in range(len(x)):
+                            output = model(x[i])
+                            optimizer.zero_grad()
+                            loss = criterion(output, y[i])
+                            loss.backward()
+                            optimizer.step()
+                        model.eval()
+            """,
+            after="""
+                from mindspore.experimental import optim as ms_optim
+                from mindport.runtime import training as mp_train
+
+
+                def fit(model, x, y, criterion, epochs):
+                    optimizer = ms_optim.SGD(model.trainable_params(), lr=0.1)
+                    model.set_train(True)
+                    for epoch in range(epochs):
+                        for i in range(len(x)):
+                            mp_train.zero_grad(optimizer)
+                            def forward_fn():
+                                output = model(x[i])
+                                loss = criterion(output, y[i])
+                                return loss
+                            grad_fn = mp_train.value_and_grad(forward_fn, mp_train.parameters(optimizer, model, criterion))
+                            loss, grads = grad_fn()
+                            mp_train.backward(grads)
+                            optimizer(mp_train.grads_of(optimizer))
+                        model.set_train(False)
+            """,
+            note="A file that never calls train(): torch's Module trains from birth, a Cell does not, so set_train(True) goes once before the outermost loop of the scope (also when the file calls eval() later: torch trains until then, and stays in inference mode after it, as the port does).",
         ),
     )
 
@@ -623,7 +662,7 @@ class TrainingLoopRule(Rule):
         # torch.autograd.grad(..., create_graph=True) calls (updated id -> original): a differentiated function each
         self._graph_calls: dict[int, cst.Call] = {}
         self._owners: set[str] = set()  # models whose parameters the file hands out (visit_Module)
-        self._modes_set = False  # the file calls train()/eval()/set_train somewhere
+        self._modes_set = False  # the file calls train()/set_train somewhere (sets the training mode itself)
         self._moded: set[tuple[int, str]] = set()  # (id(scope), model) put in train mode by a region
         self._param_vars: list[set[str]] = []  # per enclosing for: its targets when it iterates over parameters
         self._optimized: set[str] = set()  # names read in an optimizer's params argument
@@ -634,6 +673,8 @@ class TrainingLoopRule(Rule):
         self._function_globals: dict[str, set[str]] = {}
         self._global_leaves: set[str] = set()
         self._leaf_flags: set[int] = set()  # x.requires_grad = True statements (Assign nodes)
+        self._loops: list[int] = [0]  # per scope (module, then each function): loops open around the node
+        self._mode_preludes: set[int] = set()  # ids of the preludes holding model.set_train(True)
 
     # --- opt.param_groups[i]['lr'] read: a Python float in torch, a Parameter in experimental.optim
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
@@ -699,7 +740,7 @@ class TrainingLoopRule(Rule):
         # models whose parameters the file hands out (model.parameters()), and whether it ever switches modes: a torch
         # Module trains from birth, a Cell does not, so a file that never calls train()/eval() trains them in train mode
         self._owners = _parameter_owners(node)
-        self._modes_set = _sets_train_mode(node) or ".eval(" in node.code
+        self._modes_set = _sets_train_mode(node)  # eval() alone: torch trains in train mode until it is called
         # optimizers and scalers of the whole file first: a train_step function may stand before the code making them
         for assign in all_nodes(node, cst.Assign):
             self._learn(assign)
@@ -743,6 +784,11 @@ class TrainingLoopRule(Rule):
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._scope_nodes[id(self.scope)] = node  # the runner has entered the function's scope
         self._def_bodies.add(id(node.body))
+        self._loops.append(0)
+
+    def leave_FunctionDef(self, original_node, updated_node):
+        self._loops.pop()
+        return updated_node
 
     def visit_Expr(self, node: cst.Expr) -> None:
         # x.requires_grad_() / x.requires_grad = True on a name: x is a leaf tensor
@@ -757,6 +803,7 @@ class TrainingLoopRule(Rule):
             self._param_vars.append(set())
         self._loop_targets.append(target_names(node.target))
         self._loop_bodies.add(id(node.body))
+        self._loops[-1] += 1
         calls = _own_calls(node)
         if not any(method_call(c, "backward") is not None for c in calls):
             return
@@ -792,6 +839,11 @@ class TrainingLoopRule(Rule):
 
     def visit_While(self, node: cst.While) -> None:
         self._loop_bodies.add(id(node.body))
+        self._loops[-1] += 1
+
+    def leave_While(self, original_node, updated_node):
+        self._loops[-1] -= 1
+        return updated_node
 
     def leave_Call(self, original_node, updated_node):
         # loss.backward() outside a loop the opt(grads) rewrite takes: the general backward region's, placed when its
@@ -876,6 +928,7 @@ class TrainingLoopRule(Rule):
 
     def leave_For(self, original_node: cst.For, updated_node: cst.For):
         self._param_vars.pop()
+        self._loops[-1] -= 1
         targets = [n for level in self._loop_targets for n in level]
         self._loop_targets.pop()
         if id(original_node) not in self._native:
@@ -1181,6 +1234,10 @@ class TrainingLoopRule(Rule):
         weights = f", {train}.parameters({sources})" if sources else ""
         leaves = f", leaves={len(positional)}" if positional else ""
         lhs = targets[0] if len(targets) == 1 else f"({', '.join(targets)})"
+        if modes and self._loops[-1]:  # in a loop: once before the outermost loop of the scope (see _place)
+            self._preludes.append((forward_fn, modes))
+            self._mode_preludes.add(id(modes))
+            modes = []
         return [*modes, forward_fn,
                 parse_statement(f"{grad_fn} = {train}.value_and_grad({fn_name}{weights}{leaves})\n"),
                 parse_statement(f"{lhs}, {grads} = {grad_fn}({', '.join(args)})\n")]
@@ -1226,17 +1283,30 @@ class TrainingLoopRule(Rule):
         out = []
         for stmt in body:
             for loop, prelude in list(self._preludes):
-                if bound_here and not bound & set().union(
-                        *(_names([p]).reads for p in prelude if not isinstance(p, cst.FunctionDef))):
+                reads = set().union(*(_names([p]).reads for p in prelude if not isinstance(p, cst.FunctionDef)))
+                if bound_here and not bound & reads:
                     continue
+                moding = id(prelude) in self._mode_preludes
+                if moding and self._loops[-1] and not bound & reads:
+                    continue  # model.set_train(True): before the outermost loop of the scope, unless it binds the model
                 if _contains(stmt, loop):
                     self._preludes.remove((loop, prelude))
+                    if moding and self._evaluated_before(out, prelude):
+                        continue  # torch's model is in inference mode there: MindSpore's Cell is too
                     if stmt.leading_lines:  # the loop's comments and blank lines stay on top of the new block
                         prelude = [prelude[0].with_changes(leading_lines=stmt.leading_lines), *prelude[1:]]
                         stmt = stmt.with_changes(leading_lines=[])
                     out.extend(prelude)
             out.append(stmt)
         return out
+
+    def _evaluated_before(self, stmts, modes) -> bool:
+        """Does a statement before the loop switch the model to inference mode (``model.eval()``)? Then torch trains
+        it in that mode (the file never calls ``train()``), as a Cell trains by default."""
+        models = {code_of(m).strip().rsplit(".set_train", 1)[0] for m in modes}
+        return any(isinstance(c.func, cst.Attribute) and dotted_name(c.func.value) in models and (
+            c.func.attr.value == "eval" or c.func.attr.value == "set_train" and c.args
+            and code_of(c.args[0].value).strip() == "False") for stmt in stmts for c in _all_calls(stmt))
 
     def _read_outside(self, region_names: _Names) -> set[str]:
         """Names the enclosing function (or module) reads outside the forward region, e.g. ``out`` printed after the

@@ -110,8 +110,19 @@ def _handle_subtree(ctx, node: cst.CSTNode) -> None:
 
 
 def _sets_train_mode(node: cst.CSTNode) -> bool:
+    """Does the code call ``x.train(...)`` or ``x.set_train(...)`` (not: mention it in a docstring or comment)?"""
     text = code_of(node) if not isinstance(node, cst.Module) else node.code
-    return ".train(" in text or "set_train(" in text
+    if ".train(" not in text and "set_train(" not in text:
+        return False
+    found = []
+
+    class _Calls(cst.CSTVisitor):
+        def visit_Call(self, call) -> None:
+            if isinstance(call.func, cst.Attribute) and call.func.attr.value in ("train", "set_train"):
+                found.append(call)
+
+    walk(node, _Calls())
+    return bool(found)
 
 
 def _contains(tree: cst.CSTNode, target: cst.CSTNode) -> bool:

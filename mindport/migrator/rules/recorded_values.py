@@ -1,0 +1,319 @@
+"""Values collected across several forward calls and differentiated later (``RecordedValueTransform``)."""
+from __future__ import annotations
+
+import libcst as cst
+
+from mindport.migrator.rules.base import Example, Rule
+from mindport.migrator.rules.module_class import module_classes
+from mindport.migrator.rules.training_loop_analysis import _names
+from mindport.migrator.scopes import dotted_name
+from mindport.migrator.syntax import code_of, target_names
+from mindport.migrator.walk import parse_expression, parse_statement
+
+# methods whose result carries no gradient in torch: what they produce is an input of a recorded computation
+_CUT_METHODS = frozenset({"sample", "item", "argmax", "argmin", "detach", "numpy", "tolist", "multinomial"})
+_COMBINE = frozenset({"torch.stack", "torch.cat", "torch.concat", "torch.concatenate", "torch.vstack",
+                      "torch.hstack", "torch.sum", "torch.mean"})
+_BUILTINS = frozenset(dir(__import__("builtins")))
+
+
+class RecordedValueTransform(Rule):
+    """A value computed by a model call outside the function a later backward differentiates, and collected
+    (appended to a list: log-probabilities saved while acting over an episode), is recorded with the code that
+    computed it: ``H.append(mindport.runtime.training.record(v, fn, *inputs))``, ``fn`` being the statements from the
+    model call to ``v`` over the values they read (the state, the action sampled: ``.sample()``, ``.item()``,
+    ``.argmax()`` and ``.detach()`` end a chain: their results are inputs). A collection combined outside the
+    backward region (``torch.stack(log_probs)`` handed to an update helper) is recorded the same way. torch's graph
+    spans every forward since the last backward; MindSpore differentiates a function, so the runtime's
+    ``value_and_grad`` computes each recorded value it reads again inside the differentiation (from the parameters
+    as they are at the backward: those torch's graph saw). Applies in a file that calls ``.backward()``, in code with
+    no backward of its own (a function with one builds its region around the collection already) and outside model
+    classes and ``no_grad`` blocks. Random draws inside ``fn`` (Dropout in training mode) are drawn again."""
+
+    EXAMPLES = (
+        Example(
+            before="""
+                import torch
+                from torch.distributions import Categorical
+
+
+                def select_action(policy, state, saved):
+                    probs = policy(torch.from_numpy(state))
+                    m = Categorical(probs)
+                    action = m.sample()
+                    saved.append(m.log_prob(action))
+                    return action.item()
+
+
+                def finish(optimizer, saved, returns):
+                    loss = -(torch.stack(saved) * returns).sum()
+                    optimizer.zero_grad()
+                    loss.backward()
+                    optimizer.step()
+            """,
+            after="""
+                import mindspore as ms
+                from mindspore import ops
+                from mindport.runtime import math as mp_math
+                from mindport.runtime import distributions as mp_dist
+                from mindport.runtime import training as mp_train
+
+
+                def select_action(policy, state, saved):
+                    probs = policy(ms.Tensor.from_numpy(state))
+                    m = mp_dist.Categorical(probs=probs)
+                    action = m.sample()
+                    def recompute_saved(policy, state, action):
+                        probs = policy(ms.Tensor.from_numpy(state))
+                        m = mp_dist.Categorical(probs=probs)
+                        return m.log_prob(action)
+                    saved.append(mp_train.record(m.log_prob(action), recompute_saved, policy, state, action))
+                    return action.item()
+
+
+                def finish(optimizer, saved, returns):
+                    def forward_fn():
+                        loss = -mp_math.sum((ops.stack(saved) * returns))
+                        return loss
+                    grad_fn = mp_train.value_and_grad(forward_fn, mp_train.parameters(optimizer))
+                    loss, grads = grad_fn()
+                    mp_train.zero_grad(optimizer)
+                    mp_train.backward(grads)
+                    optimizer(mp_train.grads_of(optimizer))
+            """,
+            note="log-probabilities saved while acting, the loss built in another function: each saved value is "
+                 "recorded with the statements that computed it from the model call on; the update's "
+                 "value_and_grad computes them again inside the differentiation (the action, sampled, is an input)",
+        ),
+    )
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._active = False
+        self._frames: list[dict] = []  # per module/function: locals, whether it differentiates, holders
+        self._no_grad = 0
+        self._models: set[str] = set()
+        self._classes: list[str] = []
+
+    # --- where we are
+    def visit_Module(self, node: cst.Module) -> None:
+        self._active = ".backward(" in node.code or "autograd.grad(" in node.code
+        self._models = module_classes(self.ctx.class_summary, self.ctx.options.module_classes)
+        top = [s for s in node.body if not isinstance(s, (cst.FunctionDef, cst.ClassDef))]
+        self._frames.append(self._frame(cst.Module(body=top), ()))
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._classes.append(node.name.value)
+
+    def leave_ClassDef(self, original_node, updated_node):
+        self._classes.pop()
+        return updated_node
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        params = [p.name.value for p in (*node.params.posonly_params, *node.params.params,
+                                         *node.params.kwonly_params)]
+        frame = self._frame(node.body, params)
+        frame["model"] = bool(self._classes) and self._classes[-1] in self._models
+        self._frames.append(frame)
+
+    def leave_FunctionDef(self, original_node, updated_node):
+        self._frames.pop()
+        return updated_node
+
+    def visit_With(self, node: cst.With) -> None:
+        if self._is_no_grad(node):
+            self._no_grad += 1
+
+    def leave_With(self, original_node, updated_node):
+        if self._is_no_grad(original_node):
+            self._no_grad -= 1
+        return updated_node
+
+    def _is_no_grad(self, node: cst.With) -> bool:
+        return any(isinstance(i.item, cst.Call) and (self.scope.resolve_torch(i.item.func) or "") in (
+            "torch.no_grad", "torch.inference_mode") for i in node.items)
+
+    def _frame(self, body, params) -> dict:
+        code = code_of(body) if not isinstance(body, cst.Module) else body.code
+        names = _names([body])
+        return {"locals": set(params) | set(names.writes), "differentiates": ".backward(" in code
+                or "autograd.grad(" in code, "holders": set(), "model": False}
+
+    # --- the rewrite
+    def leave_IndentedBlock(self, original_node, updated_node):
+        frame = self._frames[-1] if self._frames else None
+        if not self._active or frame is None or frame["differentiates"] or frame["model"] or self._no_grad \
+                or len(original_node.body) != len(updated_node.body):
+            return updated_node
+        original, body = list(original_node.body), list(updated_node.body)
+        new: dict[int, list] = {}
+        for i, stmt in enumerate(original):
+            if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+                continue
+            small = stmt.body[0]
+            if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) \
+                    and isinstance(small.value.func, cst.Attribute) and small.value.func.attr.value == "append" \
+                    and len(small.value.args) == 1 and (holder := dotted_name(small.value.func.value)):
+                new.update(self._appended(original, body, i, frame, holder))
+            elif isinstance(small, cst.Assign) and len(small.targets) == 1 \
+                    and isinstance(small.targets[0].target, cst.Name) and i not in new:
+                new.update(self._combined(body, i, frame, small))
+        if not new:
+            return updated_node
+        return updated_node.with_changes(body=[s for i, stmt in enumerate(body) for s in new.get(i, [stmt])])
+
+    def _appended(self, original, updated, index, frame, holder) -> dict:
+        """``holder.append(E)`` with E computed from a model call: E recorded with its slice, where E is computed
+        (the append's argument, or the assignment of the name appended, whose inputs may change after it)."""
+        value = original[index].body[0].value.args[0].value
+        point = index
+        if isinstance(value, cst.Name):
+            for j in range(index - 1, -1, -1):
+                small = original[j].body[0] if isinstance(original[j], cst.SimpleStatementLine) else None
+                if value.value in _names([original[j]]).writes:
+                    if not (isinstance(small, cst.Assign) and len(original[j].body) == 1 and len(small.targets) == 1
+                            and isinstance(small.targets[0].target, cst.Name)):
+                        return {}
+                    point, value = j, small.value
+                    break
+        hot = self._hot(original[:point], frame)
+        needed = set(_names([value]).reads)
+        if not self._live_reads(value) & hot and not self._forward_calls(value):
+            return {}
+        chosen: list[int] = []
+        for j in range(point - 1, -1, -1):
+            stmt = original[j]
+            writes = set(_names([stmt]).writes)
+            if not writes & needed or not writes & hot:
+                continue
+            if not isinstance(stmt, cst.SimpleStatementLine) or not all(
+                    isinstance(s, cst.Assign) for s in stmt.body):
+                return {}  # a compound statement computes part of it: left alone
+            chosen.append(j)
+            needed = (needed - writes) | set(_names([stmt]).reads)
+        chosen.reverse()
+        inputs = [n for n in dict.fromkeys(_names([original[j] for j in chosen] + [value]).reads)
+                  if n in needed and n in frame["locals"]]
+        for k in chosen:  # an input rebound after a statement of the slice read it: the value it read is gone
+            read = set(_names([original[k]]).reads) & set(inputs)
+            if any(set(_names([original[j]]).writes) & read for j in range(k + 1, point)):
+                return {}
+        frame["holders"].add(holder)
+        train = self.ctx.alias_for("mindport.runtime.training")
+        fn = self._fresh(f"recompute_{holder.rsplit('.', 1)[-1]}", frame)
+        line = updated[point]
+        small = line.body[0]
+        updated_value = small.value.args[0].value if point == index else small.value
+        definition = cst.FunctionDef(
+            name=cst.Name(fn), params=cst.Parameters(params=[cst.Param(cst.Name(n)) for n in inputs]),
+            body=cst.IndentedBlock(body=[*(updated[j].with_changes(leading_lines=[]) for j in chosen),
+                                         parse_statement(f"return {code_of(updated_value)}\n")]),
+            leading_lines=line.leading_lines)
+        args = "".join(f", {n}" for n in inputs)
+        call = parse_expression(f"{train}.record({code_of(updated_value)}, {fn}{args})")
+        if point == index:
+            small = small.with_changes(value=small.value.with_changes(args=[small.value.args[0].with_changes(
+                value=call)]))
+        else:
+            small = small.with_changes(value=call)
+        self.ctx.converted_sites += 1
+        return {point: [definition, line.with_changes(body=[small], leading_lines=[])]}
+
+    def _combined(self, updated, index, frame, assign: cst.Assign):
+        """``Y = torch.stack(H)`` (and other combinations) of a recorded collection: Y recorded over H."""
+        reads = set(_names([assign.value]).reads)
+        if not reads & frame["holders"] or self._forward_calls(assign.value):
+            return {}
+        calls = [c for c in _calls(assign.value)]
+        if not any((self.scope.resolve_torch(c.func) or "") in _COMBINE for c in calls):
+            return {}
+        target = assign.targets[0].target.value
+        inputs = [n for n in dict.fromkeys(_names([assign.value]).reads) if n in frame["locals"]]
+        value = updated[index].body[0].value
+        train = self.ctx.alias_for("mindport.runtime.training")
+        params = ", ".join(inputs)
+        line = updated[index]
+        new_value = parse_expression(f"{train}.record({code_of(value)}, lambda {params}: {code_of(value)}, {params})")
+        frame["holders"].add(target)
+        self.ctx.converted_sites += 1
+        return {index: [line.with_changes(body=[line.body[0].with_changes(value=new_value)])]}
+
+    # --- facts
+    def _forward_calls(self, node) -> bool:
+        for call in _calls(node):
+            name = dotted_name(call.func) or ""
+            if isinstance(call.func, cst.Name) and name not in _BUILTINS \
+                    and self.scope.resolve_dotted(name) is None and self.scope.resolve_torch(call.func) is None:
+                return True
+            if name.startswith("self.") and name.count(".") >= 1 or name.endswith(".forward"):
+                return True
+        return False
+
+    def _hot(self, stmts, frame) -> set[str]:
+        """Names holding a value computed from a model call in these statements (not through a method whose result
+        carries no gradient)."""
+        hot: set[str] = set()
+        for stmt in stmts:
+            if not isinstance(stmt, cst.SimpleStatementLine):
+                continue
+            for small in stmt.body:
+                if not isinstance(small, cst.Assign):
+                    continue
+                value = small.value
+                if self._forward_calls(value) or self._live_reads(value) & hot:
+                    hot.update(n for t in small.targets for n in target_names(t.target))
+        return hot
+
+    def _live_reads(self, node) -> set[str]:
+        """Names an expression reads through a path that carries a gradient: not under ``.detach()``, ``.item()``,
+        ``.sample()``, ``.argmax()`` ..., ``int()``/``float()``/``bool()``/``len()`` or a numpy function."""
+        rule = self
+        found: set[str] = set()
+
+        class _Live(cst.CSTVisitor):
+            def visit_Call(self, call) -> bool:
+                func = call.func
+                if isinstance(func, cst.Attribute) and func.attr.value in _CUT_METHODS:
+                    return False
+                if isinstance(func, cst.Name) and func.value in ("int", "float", "bool", "len", "str"):
+                    return False
+                qual = rule.scope.resolve_dotted(dotted_name(func) or "") or ""
+                return not str(qual).startswith(("numpy", "np.", "random"))
+
+            def visit_Attribute(self, node) -> bool:
+                node.value.visit(self)
+                return False
+
+            def visit_Arg(self, node) -> bool:
+                node.value.visit(self)
+                return False
+
+            def visit_Name(self, node) -> None:
+                found.add(node.value)
+
+            def visit_Lambda(self, node) -> bool:
+                return False
+
+        node.visit(_Live())
+        return found
+
+    def _fresh(self, name: str, frame) -> str:
+        taken = set(getattr(self.scope, "names", ())) | set(getattr(self.ctx.module_scope, "names", ())) \
+            | frame["locals"]
+        while name in taken:
+            name += "_"
+        return name
+
+
+def _calls(node) -> list[cst.Call]:
+    found: list[cst.Call] = []
+
+    class _Walk(cst.CSTVisitor):
+        def visit_Call(self, n) -> None:
+            found.append(n)
+
+        def visit_Lambda(self, n) -> bool:
+            return False
+
+    node.visit(_Walk())
+    return found
