@@ -174,10 +174,14 @@ class ObjectSurfaceTransform(Rule):
                         super().__init__(4, 3)
             """,
             after="""
-                from mindport.runtime import adapt as mp_adapt
+                from mindspore import nn
 
 
-                class Scaled(mp_adapt.api("torch.nn.Linear")):
+                class Scaled(nn.Dense):
+                    def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
+                        \"\"\"torch.nn.Linear's parameters.\"\"\"
+                        super().__init__(in_channels=in_features, out_channels=out_features, has_bias=bias)
+
                     def construct(self, x):
                         return super(Scaled, self).construct(x) * 2
 
