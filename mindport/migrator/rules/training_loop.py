@@ -1076,7 +1076,8 @@ class TrainingLoopRule(Rule):
         for i in range(index - 1, -1, -1):
             reads, writes = rw[i]
             if writes & needed:
-                if not isinstance(body[i], cst.SimpleStatementLine):
+                # a definition is taken with the statements (an earlier site's fn: u_x after u_t of the same u, u_xx)
+                if not isinstance(body[i], (cst.SimpleStatementLine, cst.FunctionDef)):
                     raise Unfit(f"{', '.join(sorted(writes & needed))} is computed in a compound statement")
                 chosen.append(i)
                 needed = (needed - writes) | (reads - set(names))
@@ -1090,10 +1091,15 @@ class TrainingLoopRule(Rule):
             raise Unfit(f"{code_of(outputs)} does not depend on {code_of(inputs)} in this block")
         made = set().union(set(), *(rw[i][1] for i in inner))
         inner_reads = set().union(set(), *(rw[i][0] for i in inner))
+        later: list[int] = []  # lines among them reading only their results (dudt = grads_u[0]): after the call
         for i in range(inner[0] if inner else index, index):
-            if i not in inner and (rw[i][0] & made or rw[i][1] & (inner_reads | made)):
+            if i in inner or not (rw[i][0] & made or rw[i][1] & (inner_reads | made)):
+                continue
+            between = [j for j in range(i + 1, index) if j not in inner]
+            if rw[i][1] & (inner_reads | made) or any(rw[j][0] & rw[i][1] or rw[j][1] & rw[i][0] for j in between):
                 raise Unfit(f"line {code_of(body[i]).strip()!r} stands among the statements computing "
                             f"{code_of(outputs)} and reads or changes what they use")
+            later.append(i)
         grad_outputs = args.get("grad_outputs")
         if grad_outputs is not None and code_of(grad_outputs).strip() == "None":
             grad_outputs = None
@@ -1102,13 +1108,16 @@ class TrainingLoopRule(Rule):
         scope_node = self._scope_nodes.get(id(self.scope))
         total = Counter(_names([scope_node]).reads) if scope_node is not None else Counter()
         here = Counter(_names([*stmts, outputs, *([grad_outputs] if grad_outputs is not None else [])]).reads)
-        elsewhere = {n for n in made if total[n] > here[n] or scope_node is None}
+        # read elsewhere: in the function as written, or (a name an earlier site made) by the block's other lines
+        others = Counter(_names([s for i, s in enumerate(body) if i not in inner and i != index]).reads)
+        elsewhere = {n for n in made if total[n] > here[n] or others[n] or scope_node is None}
         lazy = grad_outputs is not None and bool(set(_names([grad_outputs]).reads) & made)
         kept = [n for n in dict.fromkeys(_assigned_names(stmts)) if n != output_name and (
             n in elsewhere or lazy and n in _names([grad_outputs]).reads)]
         keep_output = output_name is not None and output_name in elsewhere
         train = self.ctx.alias_for("mindport.runtime.training")
-        fn = self._fresh(f"{output_name or 'outputs'}_fn", None)
+        in_block = set(_names(body).reads) | set(_names(body).writes) | set(_assigned_names(body))
+        fn = self._fresh_in(f"{output_name or 'outputs'}_fn", in_block)
         returned = ", ".join([code_of(outputs), *kept])
         first = stmts[0] if stmts else body[index]
         definition = cst.FunctionDef(
@@ -1128,7 +1137,7 @@ class TrainingLoopRule(Rule):
                                  f"{', kept=True' if with_kept else ''})")
         new = [definition]
         if with_kept:
-            grads = self._fresh(f"grads_{output_name or 'outputs'}", None)
+            grads = self._fresh_in(f"grads_{output_name or 'outputs'}", in_block)
             targets = ", ".join([grads, output_name if keep_output else "_", *kept])
             new.append(cst.SimpleStatementLine(body=[cst.Assign(targets=[cst.AssignTarget(parse_expression(targets))],
                                                                 value=value)]))
@@ -1136,7 +1145,9 @@ class TrainingLoopRule(Rule):
         site = _replace_sites(body[index], {id(call): value}, {})
         if not stmts:
             site = site.with_changes(leading_lines=[])
-        return [s for i, s in enumerate(body[:index]) if i not in inner] + new + [site] + body[index + 1:]
+        new += [body[i] for i in later]
+        return [s for i, s in enumerate(body[:index]) if i not in inner and i not in later] + new + [site] + \
+            body[index + 1:]
 
     def _forward_names(self, body: list) -> set[str]:
         """Names whose reading makes a statement part of the forward: callables of the file (models, losses,
@@ -1383,6 +1394,7 @@ class TrainingLoopRule(Rule):
                     and c.args:
                 optimizers.add(dotted_name(c.args[0].value) or "")
         rest = body[back + 1:]
+        self._grads_read_elsewhere(body, start, rest, optimizers)
         never_reset = False
         accumulate = any(isinstance(s, cst.If) and self._has_step(s, optimizers) for s in rest)
         if not accumulate and not resets:
@@ -1460,6 +1472,22 @@ class TrainingLoopRule(Rule):
             self._never_reset.add(key)
         return loop.with_changes(body=loop.body.with_changes(body=new_body)), prelude
 
+    def _grads_read_elsewhere(self, body: list, start: int, rest: list, optimizers: set[str]) -> None:
+        """The rewrite keeps the gradients in ``grads``/``accum_grads`` and drops ``zero_grad()`` where it stands at
+        the loop's top level or resets the sum in the ``if`` that steps. torch's ``.grad`` is also reset or read
+        elsewhere: ``if i % k == 0: opt.zero_grad()`` before the forward, or a step after the loop for the remainder
+        of an accumulation (``if n % k != 0: opt.step()``), which applies the sum the loop left in ``.grad``. Such a
+        loop goes to the general backward region, which keeps ``.grad`` on the tensors."""
+        placed = [s for s in body[:start] + rest
+                  if isinstance(s, cst.SimpleStatementLine) or (isinstance(s, cst.If) and self._has_step(s, optimizers))]
+        placed_calls = {id(c) for s in placed for c in _own_calls(s)}
+        if any(method_call(c, "zero_grad") is not None and id(c) not in placed_calls
+               for s in body for c in _own_calls(s)):
+            raise _Unfit("zero_grad() inside a block other than the stepping if: torch resets .grad there")
+        scope_node = self._scope_nodes.get(id(self.scope))
+        if scope_node is not None and _bare_steps(scope_node, optimizers):
+            raise _Unfit("the optimizer steps outside a loop that calls backward: it applies what .grad holds then")
+
     def _forward_before(self, head: list, needed: set[str]) -> None:
         """The rewrite differentiates only the assignments right before ``.backward()``; a tensor they read that an
         earlier statement of the loop computes by calling a model (``output = model(x)``, then ``zero_grad()`` or a
@@ -1481,6 +1509,13 @@ class TrainingLoopRule(Rule):
         taken = set(getattr(self.scope, "names", ())) | set(getattr(self.ctx.module_scope, "names", ()))
         while name in taken:
             name += "_"
+        return name
+
+    def _fresh_in(self, name: str, taken: set[str]) -> str:
+        """``_fresh``, and not a name of the block either (one an earlier rewrite of the block made)."""
+        name = self._fresh(name, None)
+        while name in taken:
+            name = self._fresh(name + "_", None)
         return name
 
     def _autocast_items(self, stmt: cst.With):
@@ -1748,6 +1783,41 @@ def _function_globals(module: cst.Module) -> dict[str, set[str]]:
 
 def _all_calls(node) -> list:
     return all_nodes(node, cst.Call)
+
+
+def _bare_steps(scope_node, optimizers: set[str]) -> list:
+    """``<opt>.step()`` calls of the scope whose innermost enclosing loop calls no ``.backward()`` itself (or that
+    stand in no loop): they apply the gradients some loop left in ``.grad``."""
+    found: list = []
+
+    class _Walk(cst.CSTVisitor):
+        def __init__(self) -> None:
+            self.loops: list = []
+
+        def visit_FunctionDef(self, n) -> bool:
+            return n is scope_node
+
+        def visit_For(self, n) -> None:
+            self.loops.append(n)
+
+        def leave_For(self, n) -> None:
+            self.loops.pop()
+
+        def visit_While(self, n) -> None:
+            self.loops.append(n)
+
+        def leave_While(self, n) -> None:
+            self.loops.pop()
+
+        def visit_Call(self, n) -> None:
+            c = method_call(n, "step")
+            if c is None or c.args or _receiver_name(c) not in optimizers:
+                return
+            if not self.loops or not any(method_call(b, "backward") is not None for b in _own_calls(self.loops[-1])):
+                found.append(n)
+
+    scope_node.visit(_Walk())
+    return found
 
 
 def _backward_calls(stmt, grad_calls=frozenset()) -> list:
