@@ -522,6 +522,11 @@ def value_kind(value: cst.BaseExpression, scope: Scope) -> str:
         return "other"
     if isinstance(value, cst.UnaryOperation):
         return operand_kind(value.expression, scope)
+    if isinstance(value, cst.Name) and not scope.is_alias_name(value.value):
+        qual = scope.resolve(value)
+        if qual is not None and not is_torch(qual) and qual.split(".", 1)[0] != "einops" \
+                and qual.split(".", 1)[0] not in getattr(scope, "local", frozenset()):
+            return "foreign"  # painter = plt: another library's import (matplotlib's pyplot), not a tensor
     return receiver_kind(value, scope)
 
 

@@ -100,3 +100,30 @@ def test_a_file_that_loads_numpy_by_a_call_keeps_numpys_sum():
         got = load_module(code, pathlib.Path(tmp) / "m_drv.py", "m_drv").build()
     assert isinstance(want, torch.Tensor)
     np.testing.assert_allclose(got.asnumpy(), want.numpy(), rtol=1e-6)
+
+
+PYPLOT = textwrap.dedent("""\
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import torch
+
+
+    def show(samples):
+        xs, ys = samples[:, 0], samples[:, 1]
+        painter = plt
+        painter.figure(1)
+        painter.scatter(xs, ys)
+        return painter.gca().collections[0].get_offsets()
+""")
+
+
+def test_a_name_bound_to_another_librarys_module_is_not_a_tensor(tmp_path):
+    """``painter = plt; painter.scatter(xs, ys)`` (trainfresh4's swissroll VAE): the name holds matplotlib's pyplot, so
+    ``scatter`` is pyplot's, not torch's Tensor.scatter (it became ``mp_math.scatter(painter, dim=xs, index=ys)``,
+    a TypeError at run time)."""
+    out = convert_source(PYPLOT)
+    assert "painter.scatter(xs, ys)" in out.code, out.code
+    samples = np.arange(8, dtype=np.float32).reshape(4, 2)
+    offsets = load_module(out.code, tmp_path / "pyplot_port.py", "pyplot_port").show(samples)
+    np.testing.assert_array_equal(np.asarray(offsets), samples)
