@@ -6,7 +6,7 @@ import libcst as cst
 
 from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.syntax import NO_SPACE_EQUAL, compact_source, method
-from mindport.migrator.walk import parse_expression
+from mindport.migrator.walk import parse_expression, parse_statement
 
 # torch.nn.init.<fn> -> (MindSpore initializer class, [(torch arg, MindSpore arg, default source)], fixed kwargs)
 _INITS: dict[str, tuple[str, list[tuple[str, str, str | None]]]] = {
@@ -53,11 +53,18 @@ class InitTransform(Rule):
     nn.utils.weight_norm(self.conv)``) has a computed ``weight`` (a Tensor, no ``set_data``): its init goes to the
     table's ``mindport.runtime.init`` function, which fills a plain Tensor in place, as torch's init fills the
     derived tensor that the next forward computes again.
+
+    A loop over the pieces of a parameter that initialises each piece (``for w in weight.chunk(4, 0):
+    nn.init.orthogonal_(w)``, an LSTM's gates) writes through torch's views; MindSpore's ``chunk``/``split``/
+    ``unbind`` give copies, so the pieces are kept in a list, each initialised in place by the runtime init, and
+    joined back into the parameter after the loop (``set_data`` of their ``ops.cat``, ``ops.stack`` for ``unbind``).
     """
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self._computed: set[tuple[str, str | None]] = set()  # (layer expression, its reparametrized member)
+        self._view_loops: dict[int, tuple[cst.BaseExpression, str, cst.BaseExpression]] = {}  # For -> (base, join, dim)
+        self._view_names: list[str] = []  # loop targets that are pieces of a parameter (views in torch, copies here)
 
     EXAMPLES = (
         Example(
@@ -105,6 +112,28 @@ class InitTransform(Rule):
             """,
             note="A symmetric uniform_ is MindSpore's Uniform(scale); an asymmetric one goes to the runtime layer's uniform_ (its table entry).",
         ),
+        Example(
+            before="""
+                import torch.nn as nn
+
+
+                def init_gates(lstm):
+                    for w in lstm.weight_hh_l0.chunk(4, 0):
+                        nn.init.orthogonal_(w)
+            """,
+            after="""
+                import mindspore as ms
+                from mindport.runtime import init as mp_init
+
+
+                def init_gates(lstm):
+                    _mp_views = list(lstm.weight_hh_l0.chunk(4, 0))
+                    for w in _mp_views:
+                        mp_init.orthogonal_(tensor=w)
+                    lstm.weight_hh_l0.set_data(ms.ops.cat(_mp_views, axis=0))
+            """,
+            note="Each gate's block initialised on its own, as torch's views are, then written back into the parameter.",
+        ),
     )
 
     def visit_Assign(self, node: cst.Assign) -> None:
@@ -121,6 +150,51 @@ class InitTransform(Rule):
         leaf = name.evaluated_value if isinstance(name, cst.SimpleString) else "weight" if name is None else None
         target = compact_source(node.targets[0].target)
         self._computed.add((target, leaf))
+
+    def visit_For(self, node: cst.For) -> None:
+        pieces = self._pieces(node.iter)
+        if pieces is None or not isinstance(node.target, cst.Name):
+            return
+        name = node.target.value
+        inits = [c for c in _calls(node.body) if (self.scope.resolve_torch(c.func) or "").startswith("torch.nn.init.")
+                 and c.args and isinstance(c.args[0].value, cst.Name) and c.args[0].value.value == name]
+        if inits:
+            self._view_loops[id(node)] = pieces
+            self._view_names.append(name)
+
+    def leave_For(self, original_node, updated_node):
+        pieces = self._view_loops.pop(id(original_node), None)
+        if pieces is None:
+            return updated_node
+        self._view_names.pop()
+        base, join, dim = pieces
+        code = cst.Module(body=[]).code_for_node
+        ms = self.ctx.alias_for("mindspore")
+        views = parse_statement(f"_mp_views = list({code(updated_node.iter)})")
+        back = parse_statement(f"{code(base)}.set_data({ms}.ops.{join}(_mp_views, axis={code(dim)}))")
+        self.ctx.converted_sites += 1
+        return cst.FlattenSentinel([views, updated_node.with_changes(iter=cst.Name("_mp_views")), back])
+
+    def _pieces(self, it: cst.BaseExpression):
+        """``P.chunk(n, d)``/``P.split(s, d)``/``P.unbind(d)`` (or torch.chunk/split/unbind(P, ...)) of a parameter
+        ``P``: (P, how the pieces join back, the dimension); None for anything else."""
+        if not isinstance(it, cst.Call) or any(a.star for a in it.args):
+            return None
+        qual = self.scope.resolve_torch(it.func)
+        if qual in ("torch.chunk", "torch.split", "torch.unbind") and it.args:
+            kind, base, rest = qual.rsplit(".", 1)[1], it.args[0].value, list(it.args[1:])
+        elif isinstance(it.func, cst.Attribute) and it.func.attr.value in ("chunk", "split", "unbind") and qual is None:
+            kind, base, rest = it.func.attr.value, it.func.value, list(it.args)
+        else:
+            return None
+        if not _parameter_reference(base, self.scope) or isinstance(base, cst.Call):
+            return None
+        position = 0 if kind == "unbind" else 1
+        keyword = next((a.value for a in rest if a.keyword is not None and a.keyword.value == "dim"), None)
+        positional = [a.value for a in rest if a.keyword is None]
+        dim = keyword if keyword is not None else positional[position] if len(positional) > position \
+            else cst.Integer("0")
+        return base, "stack" if kind == "unbind" else "cat", dim
 
     def leave_Call(self, original_node, updated_node):
         qual = self.scope.resolve_torch(original_node.func)
@@ -139,6 +213,8 @@ class InitTransform(Rule):
             tensor = tensor.value  # init of p.data: MindSpore's Parameter.data is a plain Tensor copy, fill p itself
         if isinstance(tensor, cst.Subscript):
             return updated_node  # an indexed view (a copy in MindSpore): the table's runtime init, assigned back
+        if isinstance(tensor, cst.Name) and tensor.value in self._view_names:
+            return updated_node  # a piece of a parameter (a copy in MindSpore): the runtime init fills it in place
         if not _parameter_reference(tensor, self.scope):
             return updated_node  # a fresh tensor (nn.init.orthogonal_(torch.randn(d, d))): the table's runtime init
         if isinstance(tensor, cst.Attribute) and ((compact_source(tensor.value), tensor.attr.value) in self._computed
@@ -187,6 +263,17 @@ class InitTransform(Rule):
             cst.Arg(init), cst.Arg(cst.Attribute(value=tensor, attr=cst.Name("shape"))),
             cst.Arg(cst.Attribute(value=tensor, attr=cst.Name("dtype")))])
         return method(tensor, "set_data", [cst.Arg(data)])
+
+
+def _calls(body) -> list[cst.Call]:
+    found: list[cst.Call] = []
+
+    class _Find(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            found.append(node)
+
+    body.visit(_Find())
+    return found
 
 
 def _parameter_reference(expr: cst.BaseExpression, scope) -> bool:
