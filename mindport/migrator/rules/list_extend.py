@@ -12,9 +12,11 @@ class ListExtendTransform(OwnListRule):
     """In a model's methods, ``xs.extend(ys)`` as a statement, on a list the method builds (``xs = []``), becomes
     ``xs = xs + list(ys)`` (``xs = xs + [a, b]`` for a list display).
 
-    MindSpore 2.10's static graph (GRAPH_MODE, ``@jit``) compiles ``list.extend`` and then unpacks a later tuple
-    wrong, silently: after ``ss.extend([s, t])`` in a sub-Cell, ``z, r = ops.split(g, 8, axis=-1)`` in its caller gives
-    ``r = z[1]`` (a (N, C) tensor where PyNative gives the second (B, N, C) chunk). MegaCRN's AGCN (Chebyshev
+    MindSpore 2.10's static graph (GRAPH_MODE, ``@jit``) compiles ``list.extend`` and then reads the outputs of a
+    multi-output op on a tensor computed from that list wrong, silently: after ``ss.extend([s, t])`` and ``g =
+    ops.cat([... for t in ss])``, ``z, r = ops.split(g, 8, axis=-1)`` (or ``chunk``, ``unstack``, ``topk``, unpacked
+    or indexed, in the same Cell or its caller) gives ``r = z[1]``, a row of the first output where PyNative gives the
+    second chunk; ``+`` and ``+=`` do not. MegaCRN's AGCN (Chebyshev
     supports gathered with ``support_set.extend(support_ks)``) fed its GRU gate so: max rel 1.18 against torch in
     GRAPH_MODE, 1.6e-6 in PyNative. ``xs = xs + list(ys)`` compiles to the same list and the caller's numbers are
     torch's in both modes. Only lists the method itself builds and never hands over whole (``self.cache = xs`` would
