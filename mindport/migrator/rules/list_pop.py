@@ -11,7 +11,28 @@ _TEMP = "_mp_popped"
 _NESTED = (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp, cst.IfExp, cst.BooleanOperation)
 
 
-class ListPopTransform(Rule):
+class OwnListRule(Rule):
+    """A rule on the lists a model's methods build themselves (``self._lists[-1]``: those of the enclosing method, None
+    outside one); the rules that re-bind such a list instead of changing it in place build on it."""
+
+    def __init__(self, ctx, module_classes: set[str]) -> None:
+        super().__init__(ctx)
+        self._module_classes = module_classes
+        self._methods: set[int] = set()  # ids of model-class methods (not __init__)
+        self._lists: list[frozenset[str] | None] = []  # per enclosing function: the lists it builds (None: not a method)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._methods |= forward_methods(node, self._module_classes)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._lists.append(_own_lists(node) if id(node) in self._methods else None)
+
+    def leave_FunctionDef(self, original_node, updated_node):
+        self._lists.pop()
+        return updated_node
+
+
+class ListPopTransform(OwnListRule):
     """In a model's methods, ``xs.pop()`` on a list the method builds (``xs = []``) becomes a read of the end and a
     shorter list: ``y = xs.pop()`` is ``y = xs[-1]`` then ``xs = xs[:-1]`` (``pop(0)``: ``xs[0]``, ``xs[1:]``).
 
@@ -74,22 +95,6 @@ class ListPopTransform(Rule):
             note="The skip connection is read, then the list shortened; a pop under a condition is left as written.",
         ),
     )
-
-    def __init__(self, ctx, module_classes: set[str]) -> None:
-        super().__init__(ctx)
-        self._module_classes = module_classes
-        self._methods: set[int] = set()  # ids of model-class methods (not __init__)
-        self._lists: list[frozenset[str] | None] = []  # per enclosing function: the lists it builds (None: not a method)
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self._methods |= forward_methods(node, self._module_classes)
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._lists.append(_own_lists(node) if id(node) in self._methods else None)
-
-    def leave_FunctionDef(self, original_node, updated_node):
-        self._lists.pop()
-        return updated_node
 
     def leave_SimpleStatementLine(self, original_node, updated_node):
         lists = self._lists[-1] if self._lists else None

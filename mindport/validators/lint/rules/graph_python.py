@@ -1,5 +1,5 @@
 """MS4xx, what converted models hit in GRAPH_MODE (2 of 2): Python constructs that run in PyNative but that a
-compiled graph rejects (a name possibly unbound after a loop or branch, `map` over a closure, `list.pop`); verified
+compiled graph rejects (a name possibly unbound after a loop or branch, `map` over a closure, `list.pop`, `list.extend`); verified
 in MindSpore 2.10 GRAPH_MODE. The calls are in graph_calls.py."""
 from __future__ import annotations
 
@@ -270,6 +270,47 @@ class GraphListPop(Rule):
                 yield node, (f"`{node.func.value.id}.pop()` in `{fn.name}`: in-place list ops in graph loops run "
                              f"interpreted and can fail at run time; use `{node.func.value.id}[-1]` then "
                              f"`{node.func.value.id} = {node.func.value.id}[:-1]`")
+
+
+
+class GraphListExtend(Rule):
+    """Flags `list.extend(...)` in `construct` or a @jit function.
+
+    ## Why is this bad?
+    Measured on MindSpore 2.10 GRAPH_MODE: after `ss.extend([s, t])`, a multi-output op on a tensor computed from
+    `ss` (`z, r = ops.split(g, 8, axis=-1)` with `g = ops.cat([... for t in ss], axis=-1)`; also `chunk`,
+    `unstack`, `topk`, unpacked or indexed) gives `r = z[1]`, a row of the first output, where PyNative gives the
+    second chunk. No error: MegaCRN's port was max rel 1.18 off torch in GRAPH_MODE and 1.6e-6 in PyNative. The
+    converter re-binds lists a model method builds itself (`ListExtendTransform`); this flags what it leaves
+    (a list handed in or stored elsewhere, code written for MindSpore).
+
+    ## Fix
+    Concatenate and re-bind: `ss = ss + list(items)` (or `ss += items`), which compiles to the same list.
+    """
+
+    code = "MS423"
+    name = "graph-list-extend"
+    message = "list.extend() in a graph function"
+    VALID = (
+        _CELL + "        ss = []\n        for s in (x, x * 2):\n            ss = ss + [s, s * 3]\n"
+        "        return ss[0] + ss[-1]\n",
+        "from mindspore import nn\n\ndef host(items, more):\n    items.extend(more)\n    return items\n",
+    )
+    INVALID = (
+        _CELL + "        ss = []\n        for s in (x, x * 2):\n            ss.extend([s, s * 3])\n"
+        "        return ss[0] + ss[-1]\n",
+        _JIT + "    ss = [x]\n    ss.extend([x * 2])\n    return ss[0] + ss[1]\n",
+    )
+
+    def check(self, ctx):
+        for fn, node in graph_nodes_of(ctx):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "extend"
+                    and isinstance(node.func.value, ast.Name) and len(node.args) == 1 and not node.keywords
+                    and ctx.resolve(node.func.value) is None):
+                name = node.func.value.id
+                yield node, (f"`{name}.extend(...)` in `{fn.name}`: a static graph can then read the outputs of a "
+                             f"split/chunk/unstack/topk of a tensor built from `{name}` wrong (other numbers, "
+                             f"silently); use `{name} = {name} + list(...)`")
 
 
 def _reads_item(node: ast.AST, names: set[str]) -> bool:
