@@ -395,6 +395,9 @@ class ScopeBuilder(cst.CSTVisitor):
         (``for t in xs``, ``[t.repeat(2) for t in feats]``) has the parameter's kind, as ``xs[0]`` has."""
         if isinstance(iterable, cst.Name) and self.current.kind_of(iterable.value) == "param":
             return "param"
+        if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) \
+                and iterable.func.attr.value == "parameters":
+            return "tensor"  # for p in model.parameters(): a Parameter (its .data is a tensor's)
         if not isinstance(iterable, (cst.Tuple, cst.List)) or not iterable.elements \
                 or any(isinstance(e, cst.StarredElement) for e in iterable.elements):
             return None

@@ -87,7 +87,13 @@ class ObjectSurfaceTransform(Rule):
       attribute reads as written); not in ``forward``, not under an ``isinstance`` narrowing (decided statically);
     * ``self.up(x, output_size=skip.shape)``, a sub-layer called with an output size (a transposed convolution's):
       ``mp_nn.call_with_output_size(self.up, x, output_size=...)`` computes torch's ``output_padding`` for the layer
-      (by its class at run time; any other callable is called as written).
+      (by its class at run time; any other callable is called as written);
+    * ``p.data`` of a Parameter taken as a value outside ``forward`` (``w = self.fc.weight.data`` then
+      ``w.mul_(0.5)``, ``bias_init(module.bias.data)``, ``return self.fc.weight.data``,
+      ``[p.data for p in model.parameters()]``): the Parameter itself, so in-place updates reach it as torch's
+      shared storage does (MindSpore's ``Parameter.data`` is a Tensor whose ``assign_value`` and ``mul_`` leave the
+      Parameter as it was, and which has no ``set_data``); in ``forward``, and on a receiver not evidently a
+      tensor (``self.dataset.data``), ``.data`` stays.
     """
 
     EXAMPLES = (
@@ -165,6 +171,35 @@ class ObjectSurfaceTransform(Rule):
             note="Layers passed to a function: their members are read by their class when the code runs "
                  "(a BatchNorm2d's running_var is moving_variance, its weight gamma; a Conv2d's weight is weight).",
         ),
+        Example(
+            before="""
+                import torch.nn as nn
+
+
+                class Net(nn.Module):
+                    def __init__(self):
+                        super().__init__()
+                        self.fc = nn.Linear(4, 3)
+                        w = self.fc.weight.data
+                        w.mul_(0.5)
+                        self.saved = [p.data for p in self.parameters()]
+            """,
+            after="""
+                from mindspore import nn
+                from mindport.runtime import inplace as mp_inplace
+
+
+                class Net(nn.Cell):
+                    def __init__(self):
+                        super().__init__()
+                        self.fc = nn.Dense(in_channels=4, out_channels=3)
+                        w = self.fc.weight
+                        w = mp_inplace.mul_(w, other=0.5)
+                        self.saved = [p for p in self.trainable_params()]
+            """,
+            note="A Parameter's data taken as a value is the Parameter: the in-place update scales the weight, as in "
+                 "torch (MindSpore's Parameter.data would take the update on a copy, silently).",
+        ),
     )
 
     def __init__(self, ctx) -> None:
@@ -173,6 +208,8 @@ class ObjectSurfaceTransform(Rule):
         self._tensor_reads = load_surface().tensor_reads()
         self._methods: list[str] = []  # the enclosing functions' names
         self._called: set[int] = set()  # attributes that are the callee of a call
+        self._handed: set[int] = set()  # values bound to a name, returned, listed or passed to a program's function
+        self._reached: set[int] = set()  # values read further (x.data.shape, x.data[0], x.data.fill_())
         # torch layer members some mapped layer holds under another name (running_var, weight of a BatchNorm ...)
         surface = load_surface()  # (a kept setting with a common name, a config's ``k``, stays as written here)
         self._renamed = frozenset(name for layer in surface.layers.values() for name in (*layer.paths(), *layer.derived)
@@ -203,6 +240,44 @@ class ObjectSurfaceTransform(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         self._called.add(id(node.func))  # x.dim(): a method called, not a layer's setting read
+        if isinstance(node.func, cst.Name) and self.scope.resolve_torch(node.func) is None:
+            self._handed.update(id(a.value) for a in node.args)  # init(m.weight.data): the program's own function
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if all(isinstance(t.target, cst.Name) for t in node.targets):
+            self._handed.add(id(node.value))  # w = self.fc.weight.data
+
+    def visit_Return(self, node: cst.Return) -> None:
+        if node.value is not None:
+            self._handed.add(id(node.value))
+
+    def visit_Element(self, node: cst.Element) -> None:
+        self._handed.add(id(node.value))  # [self.a.data, self.b.data]
+
+    def visit_ListComp(self, node: cst.ListComp) -> None:
+        self._handed.add(id(node.elt))  # [p.data for p in model.parameters()]
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self._reached.add(id(node.value))
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        self._reached.add(id(node.value))
+
+    def _parameter_data(self, original_node) -> bool:
+        """``p.data`` of a Parameter taken as a value outside ``forward`` (``w = self.fc.weight.data``,
+        ``bias_init(module.bias.data)``, ``return self.W.data``, ``[p.data for p in model.parameters()]``): in torch
+        the value shares the Parameter's storage, so an in-place update of it (``w.mul_(0.5)``, an init function's
+        fill) updates the Parameter. MindSpore's ``Parameter.data`` is a Tensor that shares storage for ``d[0] = 5``
+        and ``d.copy_(t)`` but not for ``assign_value`` (mindport.runtime.inplace's write) nor its own ``mul_``, and
+        has no ``set_data``: the update was lost, silently. The Parameter itself is the value (outside differentiated
+        code torch's detaching has nothing to cut). Only on a receiver evidently a tensor (``m.weight``, a
+        registered ``self.W``, an element of ``.parameters()``): ``self.dataset.data`` is read as written."""
+        return (original_node.attr.value == "data" and id(original_node) in self._handed
+                and id(original_node) not in self._reached and "forward" not in self._methods
+                and getattr(self, "_torch_file", True)
+                and (receiver_kind(original_node.value, self.scope) == "tensor"
+                     and not (isinstance(original_node.value, cst.Name)
+                              and operand_kind(original_node.value, self.scope) == "param")))
 
     def visit_Module(self, node: cst.Module) -> None:
         # not in MindSpore code (our own output converted again): a file importing mindspore and no torch holds
@@ -351,6 +426,9 @@ class ObjectSurfaceTransform(Rule):
         name = original_node.attr.value
         if id(original_node) in self._targets or self.scope.resolve_torch(original_node):
             return updated_node
+        if self._parameter_data(original_node):
+            self.ctx.converted_sites += 1
+            return updated_node.value
         subject = class_name_of(original_node)
         if subject is not None and subject not in ("self", "cls"):
             self.ctx.converted_sites += 1
