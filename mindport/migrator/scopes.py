@@ -389,6 +389,10 @@ class ScopeBuilder(cst.CSTVisitor):
         kind = self._element_kind(iterable)
         if isinstance(target, cst.Name) and kind is not None:
             self._note_kind(target.value, kind)
+        if isinstance(target, cst.Tuple) and len(target.elements) == 2 and isinstance(target.elements[1].value, cst.Name) \
+                and isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) \
+                and iterable.func.attr.value == "named_parameters":
+            self._note_kind(target.elements[1].value.value, "tensor")  # for name, p in m.named_parameters()
 
     def _element_kind(self, iterable) -> str | None:
         """The kind every element of a literal tuple or list has, if they agree; an element of a function's parameter

@@ -94,6 +94,17 @@ def has(module: str, name: str) -> bool:
 _MISSING = object()
 
 
+def tensor_data(value: Any) -> Any:
+    """``t.data`` taken as a value outside ``forward`` where the converter could not tell what ``t`` is
+    (``def scale_(t): w = t.data; w.mul_(2)``): a MindSpore tensor or Parameter itself, since MindSpore's ``.data``
+    is a Tensor whose in-place updates (``assign_value``, ``mul_``) leave the original as it was where torch's shares
+    its storage (measured on MindSpore 2.10); any other object's ``.data`` (a dataset's, a PackedSequence's) as
+    written."""
+    import mindspore as ms
+
+    return value if isinstance(value, ms.Tensor) else value.data
+
+
 def layer_attribute(layer: Any, name: str) -> Any:
     """``m.weight`` read under torch's name where the converter could not tell the layer's class (``if
     isinstance(m, nn.BatchNorm3d) or isinstance(m, nn.BatchNorm2d):`` — MindSpore's BatchNorm3d keeps it at

@@ -92,8 +92,11 @@ class ObjectSurfaceTransform(Rule):
       ``w.mul_(0.5)``, ``bias_init(module.bias.data)``, ``return self.fc.weight.data``,
       ``[p.data for p in model.parameters()]``): the Parameter itself, so in-place updates reach it as torch's
       shared storage does (MindSpore's ``Parameter.data`` is a Tensor whose ``assign_value`` and ``mul_`` leave the
-      Parameter as it was, and which has no ``set_data``); in ``forward``, and on a receiver not evidently a
-      tensor (``self.dataset.data``), ``.data`` stays.
+      Parameter as it was, and which has no ``set_data``); a function's parameter nothing types
+      (``def scale_(t): w = t.data``) through ``mp_adapt.tensor_data(t)`` (a tensor itself, anything else's
+      ``.data``, by the object at run time); in ``forward`` (MindSpore's ``.data`` stops gradients there as torch's
+      does, measured in both modes), and on an attribute not evidently a tensor (``self.dataset.data``), ``.data``
+      stays.
     """
 
     EXAMPLES = (
@@ -176,17 +179,29 @@ class ObjectSurfaceTransform(Rule):
                 import torch.nn as nn
 
 
+                def halve(t):
+                    w = t.data
+                    w.mul_(0.5)
+
+
                 class Net(nn.Module):
                     def __init__(self):
                         super().__init__()
                         self.fc = nn.Linear(4, 3)
                         w = self.fc.weight.data
                         w.mul_(0.5)
+                        halve(self.fc.bias)
                         self.saved = [p.data for p in self.parameters()]
             """,
             after="""
                 from mindspore import nn
                 from mindport.runtime import inplace as mp_inplace
+                from mindport.runtime import adapt as mp_adapt
+
+
+                def halve(t):
+                    w = mp_adapt.tensor_data(t)
+                    w = mp_inplace.mul_(w, other=0.5)
 
 
                 class Net(nn.Cell):
@@ -195,10 +210,11 @@ class ObjectSurfaceTransform(Rule):
                         self.fc = nn.Dense(in_channels=4, out_channels=3)
                         w = self.fc.weight
                         w = mp_inplace.mul_(w, other=0.5)
+                        halve(self.fc.bias)
                         self.saved = [p for p in self.trainable_params()]
             """,
-            note="A Parameter's data taken as a value is the Parameter: the in-place update scales the weight, as in "
-                 "torch (MindSpore's Parameter.data would take the update on a copy, silently).",
+            note="A Parameter's data taken as a value is the Parameter: the in-place updates scale the weight and "
+                 "the bias, as in torch (MindSpore's Parameter.data would take them on a copy, silently).",
         ),
     )
 
@@ -274,10 +290,12 @@ class ObjectSurfaceTransform(Rule):
         registered ``self.W``, an element of ``.parameters()``): ``self.dataset.data`` is read as written."""
         return (original_node.attr.value == "data" and id(original_node) in self._handed
                 and id(original_node) not in self._reached and "forward" not in self._methods
-                and getattr(self, "_torch_file", True)
-                and (receiver_kind(original_node.value, self.scope) == "tensor"
-                     and not (isinstance(original_node.value, cst.Name)
-                              and operand_kind(original_node.value, self.scope) == "param")))
+                and getattr(self, "_torch_file", True) and receiver_kind(original_node.value, self.scope) == "tensor")
+
+    def _unknown_data(self, original_node) -> bool:
+        """``t.data`` taken as a value where ``t`` is a function's parameter nothing types (``def scale_(t): w =
+        t.data``): ``mp_adapt.tensor_data(t)`` decides by the object at run time (a tensor itself, else ``t.data``)."""
+        return isinstance(original_node.value, cst.Name) and operand_kind(original_node.value, self.scope) == "param"
 
     def visit_Module(self, node: cst.Module) -> None:
         # not in MindSpore code (our own output converted again): a file importing mindspore and no torch holds
@@ -428,6 +446,9 @@ class ObjectSurfaceTransform(Rule):
             return updated_node
         if self._parameter_data(original_node):
             self.ctx.converted_sites += 1
+            if self._unknown_data(original_node):
+                return cst.Call(func=self.ctx.target_expr("mindport.runtime.adapt.tensor_data"),
+                                args=[cst.Arg(updated_node.value)])
             return updated_node.value
         subject = class_name_of(original_node)
         if subject is not None and subject not in ("self", "cls"):
