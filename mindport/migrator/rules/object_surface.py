@@ -3,6 +3,7 @@ docs/converter/object_surface.md shows both."""
 from __future__ import annotations
 
 import libcst as cst
+import libcst.matchers  # noqa: F401  (cst.matchers)
 
 from mindport.mappings.surface import load_surface
 from mindport.migrator.rules.base import Example, Rule
@@ -50,6 +51,26 @@ class _BaseConstructCalls(cst.CSTTransformer):
             args=rest)
 
 
+def _forward_reach(node: cst.ClassDef) -> set[int]:
+    """Ids of a class's ``forward`` and the methods it calls through ``self``, transitively: the code a graph
+    compiles and autodiff differentiates, where torch's ``.data`` detaches (as MindSpore's does, measured)."""
+    if not isinstance(node.body, cst.IndentedBlock):
+        return set()
+    methods = {s.name.value: s for s in node.body.body if isinstance(s, cst.FunctionDef)}
+    reached, todo = set(), ["forward"] if "forward" in methods else []
+    while todo:
+        name = todo.pop()
+        if name in reached:
+            continue
+        reached.add(name)
+        for call in cst.matchers.findall(methods[name], cst.matchers.Call(func=cst.matchers.Attribute(
+                value=cst.matchers.Name("self")))):
+            callee = call.func.attr.value  # type: ignore[attr-defined]
+            if callee in methods and callee != "__init__":
+                todo.append(callee)
+    return {id(methods[name]) for name in reached}
+
+
 class ObjectSurfaceTransform(Rule):
     """What model code does with Module, layer, Parameter and Tensor objects, beyond the functions it calls (torch's
     object surface, ``mindport/mappings/data/surface/object_surface.toml``):
@@ -88,14 +109,15 @@ class ObjectSurfaceTransform(Rule):
     * ``self.up(x, output_size=skip.shape)``, a sub-layer called with an output size (a transposed convolution's):
       ``mp_nn.call_with_output_size(self.up, x, output_size=...)`` computes torch's ``output_padding`` for the layer
       (by its class at run time; any other callable is called as written);
-    * ``p.data`` of a Parameter taken as a value outside ``forward`` (``w = self.fc.weight.data`` then
+    * ``p.data`` of a Parameter taken as a value outside ``forward`` and the methods it calls through ``self``
+      (``w = self.fc.weight.data`` then
       ``w.mul_(0.5)``, ``bias_init(module.bias.data)``, ``return self.fc.weight.data``,
       ``[p.data for p in model.parameters()]``): the Parameter itself, so in-place updates reach it as torch's
       shared storage does (MindSpore's ``Parameter.data`` is a Tensor whose ``assign_value`` and ``mul_`` leave the
       Parameter as it was, and which has no ``set_data``); a function's parameter nothing types
       (``def scale_(t): w = t.data``) through ``mp_adapt.tensor_data(t)`` (a tensor itself, anything else's
-      ``.data``, by the object at run time); in ``forward`` (MindSpore's ``.data`` stops gradients there as torch's
-      does, measured in both modes), and on an attribute not evidently a tensor (``self.dataset.data``), ``.data``
+      ``.data``, by the object at run time); in ``forward`` and its helpers (MindSpore's ``.data`` stops gradients
+      there as torch's does, measured in both modes), and on an attribute not evidently a tensor (``self.dataset.data``), ``.data``
       stays.
     """
 
@@ -223,6 +245,8 @@ class ObjectSurfaceTransform(Rule):
         self._targets: set[int] = set()  # attributes assigned to (x.requires_grad = True): left as written
         self._tensor_reads = load_surface().tensor_reads()
         self._methods: list[str] = []  # the enclosing functions' names
+        self._functions: list[int] = []  # the enclosing functions' ids
+        self._compiled: set[int] = set()  # ids of forward and the methods it calls through self (a graph's code)
         self._called: set[int] = set()  # attributes that are the callee of a call
         self._handed: set[int] = set()  # values bound to a name, returned, listed or passed to a program's function
         self._reached: set[int] = set()  # values read further (x.data.shape, x.data[0], x.data.fill_())
@@ -280,8 +304,9 @@ class ObjectSurfaceTransform(Rule):
         self._reached.add(id(node.value))
 
     def _parameter_data(self, original_node) -> bool:
-        """``p.data`` of a Parameter taken as a value outside ``forward`` (``w = self.fc.weight.data``,
-        ``bias_init(module.bias.data)``, ``return self.W.data``, ``[p.data for p in model.parameters()]``): in torch
+        """``p.data`` of a Parameter taken as a value outside ``forward`` and the methods it calls
+        (``w = self.fc.weight.data``, ``bias_init(module.bias.data)``, ``return self.W.data``,
+        ``[p.data for p in model.parameters()]``): in torch
         the value shares the Parameter's storage, so an in-place update of it (``w.mul_(0.5)``, an init function's
         fill) updates the Parameter. MindSpore's ``Parameter.data`` is a Tensor that shares storage for ``d[0] = 5``
         and ``d.copy_(t)`` but not for ``assign_value`` (mindport.runtime.inplace's write) nor its own ``mul_``, and
@@ -290,6 +315,7 @@ class ObjectSurfaceTransform(Rule):
         registered ``self.W``, an element of ``.parameters()``): ``self.dataset.data`` is read as written."""
         return (original_node.attr.value == "data" and id(original_node) in self._handed
                 and id(original_node) not in self._reached and "forward" not in self._methods
+                and not self._compiled.intersection(self._functions)
                 and getattr(self, "_torch_file", True) and receiver_kind(original_node.value, self.scope) == "tensor")
 
     def _unknown_data(self, original_node) -> bool:
@@ -305,6 +331,10 @@ class ObjectSurfaceTransform(Rule):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._methods.append(node.name.value)
+        self._functions.append(id(node))
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._compiled |= _forward_reach(node)
 
     # --- Base.construct(self, x) -> self._mp_Base_construct(x), Base's construct kept as a class attribute
     def leave_ClassDef(self, original_node, updated_node):
@@ -326,6 +356,7 @@ class ObjectSurfaceTransform(Rule):
 
     def leave_FunctionDef(self, original_node, updated_node):
         self._methods.pop()
+        self._functions.pop()
         return updated_node
 
     def _unknown_layer_read(self, original_node, updated_node):
