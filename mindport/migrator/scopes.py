@@ -275,6 +275,13 @@ class ScopeBuilder(cst.CSTVisitor):
     def leave_ExceptHandler(self, node: cst.ExceptHandler) -> None:
         self._fallbacks.pop()
 
+    def leave_AugAssign(self, node: cst.AugAssign) -> None:
+        # loss = 0, then loss += criterion(out, y): from here on the name holds what was added, not a Python number
+        if isinstance(node.target, cst.Name) and self.current.line_kinds.get(node.target.value) == "python":
+            kind = value_kind(node.value, self.current)
+            if kind != "python":
+                self.current.line_kinds[node.target.value] = kind
+
     def leave_Assign(self, node: cst.Assign) -> None:
         # the name's kind from here on (its value was read with the kinds before this line)
         kind = self._pending_kinds.pop(id(node))
@@ -389,19 +396,12 @@ class ScopeBuilder(cst.CSTVisitor):
         kind = self._element_kind(iterable)
         if isinstance(target, cst.Name) and kind is not None:
             self._note_kind(target.value, kind)
-        if isinstance(target, cst.Tuple) and len(target.elements) == 2 and isinstance(target.elements[1].value, cst.Name) \
-                and isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) \
-                and iterable.func.attr.value == "named_parameters":
-            self._note_kind(target.elements[1].value.value, "tensor")  # for name, p in m.named_parameters()
 
     def _element_kind(self, iterable) -> str | None:
         """The kind every element of a literal tuple or list has, if they agree; an element of a function's parameter
         (``for t in xs``, ``[t.repeat(2) for t in feats]``) has the parameter's kind, as ``xs[0]`` has."""
         if isinstance(iterable, cst.Name) and self.current.kind_of(iterable.value) == "param":
             return "param"
-        if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) \
-                and iterable.func.attr.value == "parameters":
-            return "tensor"  # for p in model.parameters(): a Parameter (its .data is a tensor's)
         if not isinstance(iterable, (cst.Tuple, cst.List)) or not iterable.elements \
                 or any(isinstance(e, cst.StarredElement) for e in iterable.elements):
             return None

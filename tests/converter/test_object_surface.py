@@ -440,3 +440,42 @@ def test_parameter_data_as_a_value_updates_the_parameter_and_still_detaches_in_f
         torch_param = dict(torch_net.named_parameters())[param.name]
         want = torch_param.grad.numpy() if torch_param.grad is not None else np.zeros(param.shape, np.float32)
         np.testing.assert_allclose(grad.asnumpy(), want, rtol=1e-5, atol=1e-6, err_msg=param.name)
+
+
+def test_data_of_other_objects_taken_as_a_value_reads_as_written(tmp_path):
+    """``.data`` of a sparse matrix, a packed sequence or any object that is not a tensor (vgae's, DGI's,
+    graph-generation's): read as written, also through a function's untyped parameter (by the object at run time)."""
+    import scipy.sparse as sp
+
+    source = textwrap.dedent("""\
+        import torch
+        from torch.nn.utils.rnn import pack_padded_sequence
+
+
+        def values(sparse_mx):
+            sparse_mx = sparse_mx.tocoo()
+            vals = sparse_mx.data
+            return vals
+
+
+        def raw(obj):
+            d = obj.data
+            return d
+
+
+        def packed(y, lengths):
+            flat = pack_padded_sequence(y, lengths, batch_first=True).data
+            return flat
+        """)
+    code = _convert(source)
+    torch_mod = load_module(source, tmp_path / "t_other_data.py", "t_other_data")
+    ms_mod = load_module(code, tmp_path / "m_other_data.py", "m_other_data")
+    matrix = sp.csr_matrix(np.array([[0, 2.0], [3.0, 0]]))
+    np.testing.assert_array_equal(ms_mod.values(matrix), torch_mod.values(matrix))
+    np.testing.assert_array_equal(ms_mod.raw(matrix), torch_mod.raw(matrix))
+    import mindspore as ms
+    import torch
+
+    y = np.arange(12, dtype=np.float32).reshape(2, 3, 2)
+    want = torch_mod.packed(torch.from_numpy(y), [3, 2]).numpy()
+    np.testing.assert_allclose(ms_mod.packed(ms.Tensor(y), [3, 2]).asnumpy(), want)

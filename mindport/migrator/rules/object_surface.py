@@ -117,8 +117,9 @@ class ObjectSurfaceTransform(Rule):
       Parameter as it was, and which has no ``set_data``); a function's parameter nothing types
       (``def scale_(t): w = t.data``) through ``mp_adapt.tensor_data(t)`` (a tensor itself, anything else's
       ``.data``, by the object at run time); in ``forward`` and its helpers (MindSpore's ``.data`` stops gradients
-      there as torch's does, measured in both modes), and on an attribute not evidently a tensor (``self.dataset.data``), ``.data``
-      stays.
+      there as torch's does, measured in both modes), on an attribute not evidently a tensor
+      (``self.dataset.data``), a call's result (``pack_padded_sequence(y, n).data``) and a local name
+      (``values = sparse_mx.data``), ``.data`` stays.
     """
 
     EXAMPLES = (
@@ -247,6 +248,7 @@ class ObjectSurfaceTransform(Rule):
         self._methods: list[str] = []  # the enclosing functions' names
         self._functions: list[int] = []  # the enclosing functions' ids
         self._compiled: set[int] = set()  # ids of forward and the methods it calls through self (a graph's code)
+        self._parameter_names: list[set[str]] = [set()]  # per enclosing function: names iterating .parameters()
         self._called: set[int] = set()  # attributes that are the callee of a call
         self._handed: set[int] = set()  # values bound to a name, returned, listed or passed to a program's function
         self._reached: set[int] = set()  # values read further (x.data.shape, x.data[0], x.data.fill_())
@@ -296,6 +298,10 @@ class ObjectSurfaceTransform(Rule):
 
     def visit_ListComp(self, node: cst.ListComp) -> None:
         self._handed.add(id(node.elt))  # [p.data for p in model.parameters()]
+        comp = node.for_in  # read before the element, which libcst visits first
+        while comp is not None:
+            self._note_parameter_loop(comp.target, comp.iter)
+            comp = comp.inner_for_in
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self._reached.add(id(node.value))
@@ -303,25 +309,42 @@ class ObjectSurfaceTransform(Rule):
     def visit_Subscript(self, node: cst.Subscript) -> None:
         self._reached.add(id(node.value))
 
-    def _parameter_data(self, original_node) -> bool:
+    def visit_For(self, node: cst.For) -> None:
+        self._note_parameter_loop(node.target, node.iter)
+
+    def _note_parameter_loop(self, target, iterable) -> None:
+        """``for p in model.parameters()``, ``for name, p in model.named_parameters()``: ``p`` is a Parameter."""
+        if not (isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute)
+                and iterable.func.attr.value in ("parameters", "named_parameters")):
+            return
+        if isinstance(target, cst.Tuple) and len(target.elements) == 2:
+            target = target.elements[1].value
+        if isinstance(target, cst.Name):
+            self._parameter_names[-1].add(target.value)
+
+    def _parameter_data(self, original_node) -> str | None:
         """``p.data`` of a Parameter taken as a value outside ``forward`` and the methods it calls
         (``w = self.fc.weight.data``, ``bias_init(module.bias.data)``, ``return self.W.data``,
-        ``[p.data for p in model.parameters()]``): in torch
-        the value shares the Parameter's storage, so an in-place update of it (``w.mul_(0.5)``, an init function's
-        fill) updates the Parameter. MindSpore's ``Parameter.data`` is a Tensor that shares storage for ``d[0] = 5``
-        and ``d.copy_(t)`` but not for ``assign_value`` (mindport.runtime.inplace's write) nor its own ``mul_``, and
-        has no ``set_data``: the update was lost, silently. The Parameter itself is the value (outside differentiated
-        code torch's detaching has nothing to cut). Only on a receiver evidently a tensor (``m.weight``, a
-        registered ``self.W``, an element of ``.parameters()``): ``self.dataset.data`` is read as written."""
-        return (original_node.attr.value == "data" and id(original_node) in self._handed
-                and id(original_node) not in self._reached and "forward" not in self._methods
-                and not self._compiled.intersection(self._functions)
-                and getattr(self, "_torch_file", True) and receiver_kind(original_node.value, self.scope) == "tensor")
-
-    def _unknown_data(self, original_node) -> bool:
-        """``t.data`` taken as a value where ``t`` is a function's parameter nothing types (``def scale_(t): w =
-        t.data``): ``mp_adapt.tensor_data(t)`` decides by the object at run time (a tensor itself, else ``t.data``)."""
-        return isinstance(original_node.value, cst.Name) and operand_kind(original_node.value, self.scope) == "param"
+        ``[p.data for p in model.parameters()]``): in torch the value shares the Parameter's storage, so an in-place
+        update of it (``w.mul_(0.5)``, an init function's fill) updates the Parameter. MindSpore's ``Parameter.data``
+        is a Tensor that shares storage for ``d[0] = 5`` and ``d.copy_(t)`` but not for ``assign_value``
+        (mindport.runtime.inplace's write) nor its own ``mul_``, and has no ``set_data``: the update was lost,
+        silently. "parameter": the Parameter itself is the value (an attribute evidently a tensor, ``m.weight``, a
+        registered ``self.W``, or an element of ``.parameters()``); "run time": a function's parameter nothing
+        types, decided by the object (``mp_adapt.tensor_data``); None: as written (a call's result, a
+        PackedSequence's or a sparse matrix's ``.data``, ``self.dataset.data``)."""
+        if original_node.attr.value != "data" or id(original_node) not in self._handed \
+                or id(original_node) in self._reached or "forward" in self._methods \
+                or self._compiled.intersection(self._functions) or not getattr(self, "_torch_file", True):
+            return None
+        receiver = original_node.value
+        if isinstance(receiver, cst.Attribute):
+            return "parameter" if receiver_kind(receiver, self.scope) == "tensor" else None
+        if not isinstance(receiver, cst.Name) or receiver.value in ("self", "cls"):
+            return None
+        if any(receiver.value in names for names in self._parameter_names):
+            return "parameter"
+        return "run time" if operand_kind(receiver, self.scope) == "param" else None
 
     def visit_Module(self, node: cst.Module) -> None:
         # not in MindSpore code (our own output converted again): a file importing mindspore and no torch holds
@@ -332,6 +355,7 @@ class ObjectSurfaceTransform(Rule):
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._methods.append(node.name.value)
         self._functions.append(id(node))
+        self._parameter_names.append(set())
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._compiled |= _forward_reach(node)
@@ -357,6 +381,7 @@ class ObjectSurfaceTransform(Rule):
     def leave_FunctionDef(self, original_node, updated_node):
         self._methods.pop()
         self._functions.pop()
+        self._parameter_names.pop()
         return updated_node
 
     def _unknown_layer_read(self, original_node, updated_node):
@@ -475,9 +500,10 @@ class ObjectSurfaceTransform(Rule):
         name = original_node.attr.value
         if id(original_node) in self._targets or self.scope.resolve_torch(original_node):
             return updated_node
-        if self._parameter_data(original_node):
+        data = self._parameter_data(original_node)
+        if data is not None:
             self.ctx.converted_sites += 1
-            if self._unknown_data(original_node):
+            if data == "run time":
                 return cst.Call(func=self.ctx.target_expr("mindport.runtime.adapt.tensor_data"),
                                 args=[cst.Arg(updated_node.value)])
             return updated_node.value
