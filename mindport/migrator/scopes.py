@@ -275,13 +275,6 @@ class ScopeBuilder(cst.CSTVisitor):
     def leave_ExceptHandler(self, node: cst.ExceptHandler) -> None:
         self._fallbacks.pop()
 
-    def leave_AugAssign(self, node: cst.AugAssign) -> None:
-        # loss = 0, then loss += criterion(out, y): from here on the name holds what was added, not a Python number
-        if isinstance(node.target, cst.Name) and self.current.line_kinds.get(node.target.value) == "python":
-            kind = value_kind(node.value, self.current)
-            if kind != "python":
-                self.current.line_kinds[node.target.value] = kind
-
     def leave_Assign(self, node: cst.Assign) -> None:
         # the name's kind from here on (its value was read with the kinds before this line)
         kind = self._pending_kinds.pop(id(node))
