@@ -115,7 +115,7 @@ class ObjectSurfaceTransform(Rule):
       ``[p.data for p in model.parameters()]``): the Parameter itself, so in-place updates reach it as torch's
       shared storage does (MindSpore's ``Parameter.data`` is a Tensor whose ``assign_value`` and ``mul_`` leave the
       Parameter as it was, and which has no ``set_data``); a function's parameter nothing types
-      (``def scale_(t): w = t.data``) through ``mp_adapt.tensor_data(t)`` (a tensor itself, anything else's
+      (``def scale_(t): w = t.data``) through ``mp_adapt.tensor_data(t)`` (a Parameter itself, anything else's
       ``.data``, by the object at run time); in ``forward`` and its helpers (MindSpore's ``.data`` stops gradients
       there as torch's does, measured in both modes), on an attribute not evidently a tensor
       (``self.dataset.data``), a call's result (``pack_padded_sequence(y, n).data``) and a local name
@@ -331,8 +331,8 @@ class ObjectSurfaceTransform(Rule):
         (mindport.runtime.inplace's write) nor its own ``mul_``, and has no ``set_data``: the update was lost,
         silently. "parameter": the Parameter itself is the value (an attribute evidently a tensor, ``m.weight``, a
         registered ``self.W``, or an element of ``.parameters()``); "run time": a function's parameter nothing
-        types, decided by the object (``mp_adapt.tensor_data``); None: as written (a call's result, a
-        PackedSequence's or a sparse matrix's ``.data``, ``self.dataset.data``)."""
+        types, decided by the object (``mp_adapt.tensor_data``: a Parameter itself, else ``.data``); None: as
+        written (a call's result, a PackedSequence's or a sparse matrix's ``.data``, ``self.dataset.data``)."""
         if original_node.attr.value != "data" or id(original_node) not in self._handed \
                 or id(original_node) in self._reached or "forward" in self._methods \
                 or self._compiled.intersection(self._functions) or not getattr(self, "_torch_file", True):
