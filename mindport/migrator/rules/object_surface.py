@@ -14,26 +14,6 @@ from mindport.migrator.table import adapter_expr
 _PRIVATE_DICTS = {"_modules": "_cells", "_parameters": "_params"}  # nn.Module's -> nn.Cell's (same items)
 
 
-def _forward_reach(node: cst.ClassDef) -> set[int]:
-    """Ids of a class's ``forward`` and the methods it calls through ``self``, transitively: the code a graph
-    compiles and autodiff differentiates, where torch's ``.data`` detaches (as MindSpore's does, measured)."""
-    if not isinstance(node.body, cst.IndentedBlock):
-        return set()
-    methods = {s.name.value: s for s in node.body.body if isinstance(s, cst.FunctionDef)}
-    reached, todo = set(), ["forward"] if "forward" in methods else []
-    while todo:
-        name = todo.pop()
-        if name in reached:
-            continue
-        reached.add(name)
-        for call in cst.matchers.findall(methods[name], cst.matchers.Call(func=cst.matchers.Attribute(
-                value=cst.matchers.Name("self")))):
-            callee = call.func.attr.value  # type: ignore[attr-defined]
-            if callee in methods and callee != "__init__":
-                todo.append(callee)
-    return {id(methods[name]) for name in reached}
-
-
 class _BaseConstructCalls(cst.CSTTransformer):
     """In one method, ``Base.construct(self, ...)`` (a base class's construct called as a function given the Cell) ->
     ``self._mp_Base_construct(...)``; ``kept`` collects the attributes to bind in the class body."""
@@ -526,3 +506,22 @@ class ObjectSurfaceTransform(Rule):
                             args=[cst.Arg(updated_node.value)])
         return self._unknown_layer_read(original_node, updated_node) or updated_node
 
+
+def _forward_reach(node: cst.ClassDef) -> set[int]:
+    """Ids of a class's ``forward`` and the methods it calls through ``self``, transitively: the code a graph
+    compiles and autodiff differentiates, where torch's ``.data`` detaches (as MindSpore's does, measured)."""
+    if not isinstance(node.body, cst.IndentedBlock):
+        return set()
+    methods = {s.name.value: s for s in node.body.body if isinstance(s, cst.FunctionDef)}
+    reached, todo = set(), ["forward"] if "forward" in methods else []
+    while todo:
+        name = todo.pop()
+        if name in reached:
+            continue
+        reached.add(name)
+        for call in cst.matchers.findall(methods[name], cst.matchers.Call(func=cst.matchers.Attribute(
+                value=cst.matchers.Name("self")))):
+            callee = call.func.attr.value  # type: ignore[attr-defined]
+            if callee in methods and callee != "__init__":
+                todo.append(callee)
+    return {id(methods[name]) for name in reached}
