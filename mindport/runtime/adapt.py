@@ -94,6 +94,17 @@ def has(module: str, name: str) -> bool:
 _MISSING = object()
 
 
+def tensor_data(value: Any) -> Any:
+    """``t.data`` taken as a value outside ``forward`` where the converter could not tell what ``t`` is
+    (``def scale_(t): w = t.data; w.mul_(2)``): a MindSpore Parameter itself, since MindSpore's ``Parameter.data``
+    is a Tensor whose in-place updates (``assign_value``, ``mul_``) leave the Parameter as it was where torch's shares
+    its storage (measured on MindSpore 2.10); anything else's ``.data`` as written (a plain tensor's, detached as
+    torch's is; a sparse matrix's, a PackedSequence's)."""
+    import mindspore as ms
+
+    return value if isinstance(value, ms.Parameter) else value.data
+
+
 def layer_attribute(layer: Any, name: str) -> Any:
     """``m.weight`` read under torch's name where the converter could not tell the layer's class (``if
     isinstance(m, nn.BatchNorm3d) or isinstance(m, nn.BatchNorm2d):`` — MindSpore's BatchNorm3d keeps it at

@@ -385,3 +385,97 @@ def test_members_torch_holds_as_none_read_none(tmp_path):
                 return self.inorm_affine(self.inorm(x)) + self.nones
         """, "Net", (2, 3, 4, 4), tmp_path, "nones")
     assert "layer_attribute" in code or "is True else" in code
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_parameter_data_as_a_value_updates_the_parameter_and_still_detaches_in_forward(tmp_path, mode):
+    """``w = self.fc.weight.data; w.mul_(0.5)`` in a method forward does not call: the weight is halved, as in
+    torch (MindSpore's Parameter.data took the update on a copy, silently). In a helper forward calls,
+    ``.data`` stays: the forward output matches and the weight gets no gradient through it, as in torch."""
+    import mindspore as ms
+    import torch
+
+    source = textwrap.dedent("""\
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 3)
+                self.scale = nn.Linear(4, 3)
+                self.reset_parameters()
+
+            def reset_parameters(self):
+                w = self.fc.weight.data
+                w.mul_(0.0)
+                w.add_(0.25)
+
+            def _frozen(self, x):
+                w = self.scale.weight.data
+                return F.linear(x, w)
+
+            def forward(self, x):
+                return self.fc(x) + self._frozen(x)
+        """)
+    code = _convert(source)
+    assert "w = self.scale.weight.data" in code  # the compiled helper keeps torch's detaching .data
+    ms_net = load_module(code, tmp_path / f"m_data_{mode}.py", f"m_data_{mode}").Net()
+    np.testing.assert_allclose(ms_net.fc.weight.asnumpy(), np.full((3, 4), 0.25, np.float32))
+    torch_net = load_module(source, tmp_path / f"t_data_{mode}.py", f"t_data_{mode}").Net()
+    ms_net.scale.weight.set_data(ms.Tensor(torch_net.scale.weight.detach().numpy()))
+    ms_net.scale.bias.set_data(ms.Tensor(torch_net.scale.bias.detach().numpy()))
+    ms_net.fc.bias.set_data(ms.Tensor(torch_net.fc.bias.detach().numpy()))
+    x = np.random.default_rng(0).standard_normal((2, 4)).astype(np.float32)
+    torch_net(torch.from_numpy(x)).sum().backward()
+    ms.set_context(mode=ms.GRAPH_MODE if mode == "graph" else ms.PYNATIVE_MODE)
+    try:
+        out = ms_net(ms.Tensor(x))
+        grads = ms.grad(ms_net, grad_position=None, weights=ms_net.trainable_params())(ms.Tensor(x))  # sens: ones
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+    np.testing.assert_allclose(out.asnumpy(), torch_net(torch.from_numpy(x)).detach().numpy(), rtol=1e-5, atol=1e-6)
+    for param, grad in zip(ms_net.trainable_params(), grads):
+        torch_param = dict(torch_net.named_parameters())[param.name]
+        want = torch_param.grad.numpy() if torch_param.grad is not None else np.zeros(param.shape, np.float32)
+        np.testing.assert_allclose(grad.asnumpy(), want, rtol=1e-5, atol=1e-6, err_msg=param.name)
+
+
+def test_data_of_other_objects_taken_as_a_value_reads_as_written(tmp_path):
+    """``.data`` of a sparse matrix, a packed sequence or any object that is not a tensor (vgae's, DGI's,
+    graph-generation's): read as written, also through a function's untyped parameter (by the object at run time)."""
+    import scipy.sparse as sp
+
+    source = textwrap.dedent("""\
+        import torch
+        from torch.nn.utils.rnn import pack_padded_sequence
+
+
+        def values(sparse_mx):
+            sparse_mx = sparse_mx.tocoo()
+            vals = sparse_mx.data
+            return vals
+
+
+        def raw(obj):
+            d = obj.data
+            return d
+
+
+        def packed(y, lengths):
+            flat = pack_padded_sequence(y, lengths, batch_first=True).data
+            return flat
+        """)
+    code = _convert(source)
+    torch_mod = load_module(source, tmp_path / "t_other_data.py", "t_other_data")
+    ms_mod = load_module(code, tmp_path / "m_other_data.py", "m_other_data")
+    matrix = sp.csr_matrix(np.array([[0, 2.0], [3.0, 0]]))
+    np.testing.assert_array_equal(ms_mod.values(matrix), torch_mod.values(matrix))
+    np.testing.assert_array_equal(ms_mod.raw(matrix), torch_mod.raw(matrix))
+    import mindspore as ms
+    import torch
+
+    y = np.arange(12, dtype=np.float32).reshape(2, 3, 2)
+    want = torch_mod.packed(torch.from_numpy(y), [3, 2]).numpy()
+    np.testing.assert_allclose(ms_mod.packed(ms.Tensor(y), [3, 2]).asnumpy(), want)

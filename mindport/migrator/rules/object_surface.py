@@ -3,6 +3,7 @@ docs/converter/object_surface.md shows both."""
 from __future__ import annotations
 
 import libcst as cst
+import libcst.matchers  # noqa: F401  (cst.matchers)
 
 from mindport.mappings.surface import load_surface
 from mindport.migrator.rules.base import Example, Rule
@@ -117,7 +118,18 @@ class ObjectSurfaceTransform(Rule):
       attribute reads as written); not in ``forward``, not under an ``isinstance`` narrowing (decided statically);
     * ``self.up(x, output_size=skip.shape)``, a sub-layer called with an output size (a transposed convolution's):
       ``mp_nn.call_with_output_size(self.up, x, output_size=...)`` computes torch's ``output_padding`` for the layer
-      (by its class at run time; any other callable is called as written).
+      (by its class at run time; any other callable is called as written);
+    * ``p.data`` of a Parameter taken as a value outside ``forward`` and the methods it calls through ``self``
+      (``w = self.fc.weight.data`` then
+      ``w.mul_(0.5)``, ``bias_init(module.bias.data)``, ``return self.fc.weight.data``,
+      ``[p.data for p in model.parameters()]``): the Parameter itself, so in-place updates reach it as torch's
+      shared storage does (MindSpore's ``Parameter.data`` is a Tensor whose ``assign_value`` and ``mul_`` leave the
+      Parameter as it was, and which has no ``set_data``); a function's parameter nothing types
+      (``def scale_(t): w = t.data``) through ``mp_adapt.tensor_data(t)`` (a Parameter itself, anything else's
+      ``.data``, by the object at run time); in ``forward`` and its helpers (MindSpore's ``.data`` stops gradients
+      there as torch's does, measured in both modes), on an attribute not evidently a tensor
+      (``self.dataset.data``), a call's result (``pack_padded_sequence(y, n).data``) and a local name
+      (``values = sparse_mx.data``), ``.data`` stays.
     """
 
     EXAMPLES = (
@@ -230,6 +242,48 @@ class ObjectSurfaceTransform(Rule):
             note="Layers passed to a function: their members are read by their class when the code runs "
                  "(a BatchNorm2d's running_var is moving_variance, its weight gamma; a Conv2d's weight is weight).",
         ),
+        Example(
+            before="""
+                import torch.nn as nn
+
+
+                def halve(t):
+                    w = t.data
+                    w.mul_(0.5)
+
+
+                class Net(nn.Module):
+                    def __init__(self):
+                        super().__init__()
+                        self.fc = nn.Linear(4, 3)
+                        w = self.fc.weight.data
+                        w.mul_(0.5)
+                        halve(self.fc.bias)
+                        self.saved = [p.data for p in self.parameters()]
+            """,
+            after="""
+                from mindspore import nn
+                from mindport.runtime import inplace as mp_inplace
+                from mindport.runtime import adapt as mp_adapt
+
+
+                def halve(t):
+                    w = mp_adapt.tensor_data(t)
+                    w = mp_inplace.mul_(w, other=0.5)
+
+
+                class Net(nn.Cell):
+                    def __init__(self):
+                        super().__init__()
+                        self.fc = nn.Dense(in_channels=4, out_channels=3)
+                        w = self.fc.weight
+                        w = mp_inplace.mul_(w, other=0.5)
+                        halve(self.fc.bias)
+                        self.saved = [p for p in self.trainable_params()]
+            """,
+            note="A Parameter's data taken as a value is the Parameter: the in-place updates scale the weight and "
+                 "the bias, as in torch (MindSpore's Parameter.data would take them on a copy, silently).",
+        ),
     )
 
     def __init__(self, ctx) -> None:
@@ -237,7 +291,12 @@ class ObjectSurfaceTransform(Rule):
         self._targets: set[int] = set()  # attributes assigned to (x.requires_grad = True): left as written
         self._tensor_reads = load_surface().tensor_reads()
         self._methods: list[str] = []  # the enclosing functions' names
+        self._functions: list[int] = []  # the enclosing functions' ids
+        self._compiled: set[int] = set()  # ids of forward and the methods it calls through self (a graph's code)
+        self._parameter_names: list[set[str]] = [set()]  # per enclosing function: names iterating .parameters()
         self._called: set[int] = set()  # attributes that are the callee of a call
+        self._handed: set[int] = set()  # values bound to a name, returned, listed or passed to a program's function
+        self._reached: set[int] = set()  # values read further (x.data.shape, x.data[0], x.data.fill_())
         # torch layer members some mapped layer holds under another name (running_var, weight of a BatchNorm ...)
         surface = load_surface()  # (a kept setting with a common name, a config's ``k``, stays as written here)
         self._renamed = frozenset(name for layer in surface.layers.values() for name in (*layer.paths(), *layer.derived)
@@ -268,6 +327,69 @@ class ObjectSurfaceTransform(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         self._called.add(id(node.func))  # x.dim(): a method called, not a layer's setting read
+        if isinstance(node.func, cst.Name) and self.scope.resolve_torch(node.func) is None:
+            self._handed.update(id(a.value) for a in node.args)  # init(m.weight.data): the program's own function
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if all(isinstance(t.target, cst.Name) for t in node.targets):
+            self._handed.add(id(node.value))  # w = self.fc.weight.data
+
+    def visit_Return(self, node: cst.Return) -> None:
+        if node.value is not None:
+            self._handed.add(id(node.value))
+
+    def visit_Element(self, node: cst.Element) -> None:
+        self._handed.add(id(node.value))  # [self.a.data, self.b.data]
+
+    def visit_ListComp(self, node: cst.ListComp) -> None:
+        self._handed.add(id(node.elt))  # [p.data for p in model.parameters()]
+        comp = node.for_in  # read before the element, which libcst visits first
+        while comp is not None:
+            self._note_parameter_loop(comp.target, comp.iter)
+            comp = comp.inner_for_in
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self._reached.add(id(node.value))
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        self._reached.add(id(node.value))
+
+    def visit_For(self, node: cst.For) -> None:
+        self._note_parameter_loop(node.target, node.iter)
+
+    def _note_parameter_loop(self, target, iterable) -> None:
+        """``for p in model.parameters()``, ``for name, p in model.named_parameters()``: ``p`` is a Parameter."""
+        if not (isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute)
+                and iterable.func.attr.value in ("parameters", "named_parameters")):
+            return
+        if isinstance(target, cst.Tuple) and len(target.elements) == 2:
+            target = target.elements[1].value
+        if isinstance(target, cst.Name):
+            self._parameter_names[-1].add(target.value)
+
+    def _parameter_data(self, original_node) -> str | None:
+        """``p.data`` of a Parameter taken as a value outside ``forward`` and the methods it calls
+        (``w = self.fc.weight.data``, ``bias_init(module.bias.data)``, ``return self.W.data``,
+        ``[p.data for p in model.parameters()]``): in torch the value shares the Parameter's storage, so an in-place
+        update of it (``w.mul_(0.5)``, an init function's fill) updates the Parameter. MindSpore's ``Parameter.data``
+        is a Tensor that shares storage for ``d[0] = 5`` and ``d.copy_(t)`` but not for ``assign_value``
+        (mindport.runtime.inplace's write) nor its own ``mul_``, and has no ``set_data``: the update was lost,
+        silently. "parameter": the Parameter itself is the value (an attribute evidently a tensor, ``m.weight``, a
+        registered ``self.W``, or an element of ``.parameters()``); "run time": a function's parameter nothing
+        types, decided by the object (``mp_adapt.tensor_data``: a Parameter itself, else ``.data``); None: as
+        written (a call's result, a PackedSequence's or a sparse matrix's ``.data``, ``self.dataset.data``)."""
+        if original_node.attr.value != "data" or id(original_node) not in self._handed \
+                or id(original_node) in self._reached or "forward" in self._methods \
+                or self._compiled.intersection(self._functions) or not getattr(self, "_torch_file", True):
+            return None
+        receiver = original_node.value
+        if isinstance(receiver, cst.Attribute):
+            return "parameter" if receiver_kind(receiver, self.scope) == "tensor" else None
+        if not isinstance(receiver, cst.Name) or receiver.value in ("self", "cls"):
+            return None
+        if any(receiver.value in names for names in self._parameter_names):
+            return "parameter"
+        return "run time" if operand_kind(receiver, self.scope) == "param" else None
 
     def visit_Module(self, node: cst.Module) -> None:
         # not in MindSpore code (our own output converted again): a file importing mindspore and no torch holds
@@ -277,6 +399,11 @@ class ObjectSurfaceTransform(Rule):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._methods.append(node.name.value)
+        self._functions.append(id(node))
+        self._parameter_names.append(set())
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._compiled |= _forward_reach(node)
 
     # --- Base.construct(self, x) -> self._mp_Base_construct(x), Base's construct kept as a class attribute
     def leave_ClassDef(self, original_node, updated_node):
@@ -300,6 +427,8 @@ class ObjectSurfaceTransform(Rule):
 
     def leave_FunctionDef(self, original_node, updated_node):
         self._methods.pop()
+        self._functions.pop()
+        self._parameter_names.pop()
         return updated_node
 
     def _unknown_layer_read(self, original_node, updated_node):
@@ -418,6 +547,13 @@ class ObjectSurfaceTransform(Rule):
         name = original_node.attr.value
         if id(original_node) in self._targets or self.scope.resolve_torch(original_node):
             return updated_node
+        data = self._parameter_data(original_node)
+        if data is not None:
+            self.ctx.converted_sites += 1
+            if data == "run time":
+                return cst.Call(func=self.ctx.target_expr("mindport.runtime.adapt.tensor_data"),
+                                args=[cst.Arg(updated_node.value)])
+            return updated_node.value
         subject = class_name_of(original_node)
         if subject is not None and subject not in ("self", "cls"):
             self.ctx.converted_sites += 1
@@ -437,3 +573,22 @@ class ObjectSurfaceTransform(Rule):
                             args=[cst.Arg(updated_node.value)])
         return self._unknown_layer_read(original_node, updated_node) or updated_node
 
+
+def _forward_reach(node: cst.ClassDef) -> set[int]:
+    """Ids of a class's ``forward`` and the methods it calls through ``self``, transitively: the code a graph
+    compiles and autodiff differentiates, where torch's ``.data`` detaches (as MindSpore's does, measured)."""
+    if not isinstance(node.body, cst.IndentedBlock):
+        return set()
+    methods = {s.name.value: s for s in node.body.body if isinstance(s, cst.FunctionDef)}
+    reached, todo = set(), ["forward"] if "forward" in methods else []
+    while todo:
+        name = todo.pop()
+        if name in reached:
+            continue
+        reached.add(name)
+        for call in cst.matchers.findall(methods[name], cst.matchers.Call(func=cst.matchers.Attribute(
+                value=cst.matchers.Name("self")))):
+            callee = call.func.attr.value  # type: ignore[attr-defined]
+            if callee in methods and callee != "__init__":
+                todo.append(callee)
+    return {id(methods[name]) for name in reached}
