@@ -319,7 +319,7 @@ def finalize_runtime(module: cst.Module, rules, converted: bool = True) -> cst.M
         if m == EINOPS_BACKEND:
             lines.append(parse_statement(f"import {m}  # noqa: F401  (einops backend for MindSpore tensors)"))
         elif m == UNBATCHED:
-            lines.append(parse_statement(f"import {m}  # noqa: F401  (torch's unbatched inputs for MindSpore's layers)"))
+            lines.append(parse_statement(f"import {m}  # noqa: F401  (layers taking inputs without a batch axis)"))
         else:
             lines.append(parse_statement(runtime_import(m)))
     body[last_import + 1:last_import + 1] = lines
