@@ -19,6 +19,10 @@ class ModuleMethodTransform(Rule):
     statistics) as non-trainable Parameters, so ``get_parameters()`` would list them where torch does not; a
     parameter frozen earlier (``requires_grad_(False)``) is not listed either (read such flags by name).
 
+    A name bound to an object of the project's own class that is not a module (``trainer = Trainer(model)``, the
+    class defined in the file or imported from a project module) keeps its calls as written: ``trainer.train()`` is
+    the Trainer's method, not nn.Module's.
+
     Hook registrations: the Cell has torch's public ones under the same names (forward, backward, state-dict hooks);
     torch's other spellings become the Cell's (``register_full_backward_hook`` -> ``register_backward_hook``,
     ``_register_state_dict_hook`` -> ``register_state_dict_post_hook``), and the private
@@ -244,6 +248,9 @@ class ModuleMethodTransform(Rule):
         self._depth = 0
         self._functions: list[str] = []  # the enclosing functions' names
         self._aliasing: list[bool] = []  # per enclosing class: may one sub-cell sit under two attribute names?
+        self._objects: list[set[str]] = [set()]  # per function: names holding an object of the project's own
+        # non-module classes (trainer = Trainer(model)): their train()/eval()/parameters() are the class's own
+        self._file_classes: set[str] = set()
 
     def visit_ClassDef(self, node) -> None:
         self._classes.append((node.name.value in self._module_classes, self._depth))
@@ -257,10 +264,32 @@ class ModuleMethodTransform(Rule):
     def visit_FunctionDef(self, node) -> None:
         self._depth += 1
         self._functions.append(node.name.value)
+        self._objects.append(set())
+
+    def visit_Assign(self, node) -> None:
+        names = [t.target.value for t in node.targets if isinstance(t.target, cst.Name)]
+        if self._own_object(node.value):
+            self._objects[-1].update(names)
+        else:
+            self._objects[-1].difference_update(names)
+
+    def _own_object(self, value) -> bool:
+        """``Trainer(model)``: a call of a class of the project (this file's, or a project module's import) that is
+        not a module class."""
+        if not isinstance(value, cst.Call) or not isinstance(value.func, (cst.Name, cst.Attribute)):
+            return False
+        name = value.func.attr.value if isinstance(value.func, cst.Attribute) else value.func.value
+        if not name[:1].isupper() or name in self._module_classes:
+            return False
+        if isinstance(value.func, cst.Name) and name in self._file_classes and self.scope.resolve(value.func) is None:
+            return True
+        qual = self.scope.resolve(value.func)
+        return qual is not None and qual.split(".", 1)[0] in getattr(self.scope, "local", frozenset())
 
     def leave_FunctionDef(self, original_node, updated_node):
         self._depth -= 1
         self._functions.pop()
+        self._objects.pop()
         if updated_node.name.value == "train" and self._classes and self._classes[-1] == (True, self._depth) \
                 and _mode_parameters(updated_node.params):
             # the model's own train(mode): what model.train()/eval() (set_train) reach, on it and as a sub-cell
@@ -271,6 +300,7 @@ class ModuleMethodTransform(Rule):
         return updated_node
 
     def visit_Module(self, node) -> None:
+        self._file_classes = {c.name.value for c in node.body if isinstance(c, cst.ClassDef)}
         # a class of the file with a forward method that is no nn.Module: x.forward(...) may be one of its objects
         self._plain_forward = any(
             any(isinstance(b, cst.FunctionDef) and b.name.value == "forward" for b in c.body.body)
@@ -290,6 +320,8 @@ class ModuleMethodTransform(Rule):
             return updated_node  # module-level functions (np.eval, torch.load ...) are not methods
         name = func.attr.value
         args = updated_node.args
+        if isinstance(func.value, cst.Name) and func.value.value in self._objects[-1]:
+            return updated_node  # trainer.train(): the project's own class's method, not nn.Module's
         if name == "eval" and not args:
             return updated_node.with_changes(func=func.with_changes(attr=cst.Name("set_train")),
                                               args=[cst.Arg(cst.Name("False"))])

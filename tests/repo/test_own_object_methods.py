@@ -1,0 +1,69 @@
+"""``trainer = Trainer(model); trainer.train()`` (trainfresh4's char_gpt, aadilcan/char-transformer-from-scratch):
+``train`` is the project's own Trainer class's method, not nn.Module's; it became ``trainer.set_train(True)``
+(AttributeError: 'Trainer' object has no attribute 'set_train'). A name bound to an object of the project's own
+non-module class keeps its methods as written; the model's own ``train()``/``eval()`` still become ``set_train``."""
+from __future__ import annotations
+
+import importlib
+import sys
+import textwrap
+
+
+from mindport import convert_path
+
+TREE = {
+    "trainer.py": """\
+        import torch
+
+
+        class Trainer:
+            def __init__(self, model):
+                self.model = model
+                self.steps = 0
+
+            def train(self):
+                self.model.train()
+                self.steps += 1
+                return self.model.training
+
+            def parameters(self):
+                return list(self.model.parameters())
+    """,
+    "run.py": """\
+        import torch.nn as nn
+        from trainer import Trainer
+
+
+        def main():
+            model = nn.Sequential(nn.Linear(2, 2), nn.Dropout(0.5))
+            trainer = Trainer(model)
+            mode = trainer.train()
+            count = len(trainer.parameters())
+            model.eval()
+            return trainer.steps, mode, count, model
+    """,
+}
+
+
+def _load(root, name):
+    sys.path.insert(0, str(root))
+    try:
+        for key in ("run", "trainer"):
+            sys.modules.pop(key, None)
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(str(root))
+
+
+def test_a_project_objects_train_method_is_its_own(tmp_path):
+    src, out = tmp_path / "src", tmp_path / "out"
+    src.mkdir()
+    for rel, text in TREE.items():
+        (src / rel).write_text(textwrap.dedent(text))
+    convert_path(src, out, jobs=1)
+    code = (out / "run.py").read_text()
+    assert "trainer.train()" in code and "model.set_train(False)" in code, code
+    steps, mode, count, torch_model = _load(src, "run").main()
+    assert (steps, mode, count) == (1, True, 2) and not torch_model.training
+    steps, mode, count, cell = _load(out, "run").main()
+    assert (steps, mode, count) == (1, True, 2) and not cell.training
