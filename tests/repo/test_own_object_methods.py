@@ -1,7 +1,9 @@
 """``trainer = Trainer(model); trainer.train()`` (trainfresh4's char_gpt, aadilcan/char-transformer-from-scratch):
-``train`` is the project's own Trainer class's method, not nn.Module's; it became ``trainer.set_train(True)``
-(AttributeError: 'Trainer' object has no attribute 'set_train'). A name bound to an object of the project's own
-non-module class keeps its methods as written; the model's own ``train()``/``eval()`` still become ``set_train``."""
+``train`` is the Trainer class's own method, not nn.Module's; it became ``trainer.set_train(True)`` (AttributeError:
+'Trainer' object has no attribute 'set_train'). A name bound to an object of a non-module class the file defines keeps
+its methods as written; the model's own ``train()``/``eval()`` still become ``set_train``, also for a model class
+imported from another file of the project (``model = Net()``: the file defining no class is converted once before the
+project's module classes are known). Left: a Trainer imported from another file (char_gpt's own layout)."""
 from __future__ import annotations
 
 import importlib
@@ -12,8 +14,16 @@ import textwrap
 from mindport import convert_path
 
 TREE = {
-    "trainer.py": """\
-        import torch
+    "nets.py": """\
+        import torch.nn as nn
+
+
+        class Net(nn.Sequential):
+            def __init__(self):
+                super().__init__(nn.Linear(2, 2), nn.Dropout(0.5))
+    """,
+    "run.py": """\
+        from nets import Net
 
 
         class Trainer:
@@ -28,14 +38,10 @@ TREE = {
 
             def parameters(self):
                 return list(self.model.parameters())
-    """,
-    "run.py": """\
-        import torch.nn as nn
-        from trainer import Trainer
 
 
         def main():
-            model = nn.Sequential(nn.Linear(2, 2), nn.Dropout(0.5))
+            model = Net()
             trainer = Trainer(model)
             mode = trainer.train()
             count = len(trainer.parameters())
@@ -48,7 +54,7 @@ TREE = {
 def _load(root, name):
     sys.path.insert(0, str(root))
     try:
-        for key in ("run", "trainer"):
+        for key in ("run", "nets"):
             sys.modules.pop(key, None)
         return importlib.import_module(name)
     finally:
@@ -62,7 +68,7 @@ def test_a_project_objects_train_method_is_its_own(tmp_path):
         (src / rel).write_text(textwrap.dedent(text))
     convert_path(src, out, jobs=1)
     code = (out / "run.py").read_text()
-    assert "trainer.train()" in code and "model.set_train(False)" in code, code
+    assert "trainer.train()" in code and "model.set_train(False)" in code and "self.model.set_train(True)" in code, code
     steps, mode, count, torch_model = _load(src, "run").main()
     assert (steps, mode, count) == (1, True, 2) and not torch_model.training
     steps, mode, count, cell = _load(out, "run").main()

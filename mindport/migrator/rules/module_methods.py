@@ -19,9 +19,8 @@ class ModuleMethodTransform(Rule):
     statistics) as non-trainable Parameters, so ``get_parameters()`` would list them where torch does not; a
     parameter frozen earlier (``requires_grad_(False)``) is not listed either (read such flags by name).
 
-    A name bound to an object of the project's own class that is not a module (``trainer = Trainer(model)``, the
-    class defined in the file or imported from a project module) keeps its calls as written: ``trainer.train()`` is
-    the Trainer's method, not nn.Module's.
+    A name bound to an object of a class the file defines that is not a module (``trainer = Trainer(model)``) keeps
+    its calls as written: ``trainer.train()`` is the Trainer's method, not nn.Module's.
 
     Hook registrations: the Cell has torch's public ones under the same names (forward, backward, state-dict hooks);
     torch's other spellings become the Cell's (``register_full_backward_hook`` -> ``register_backward_hook``,
@@ -274,17 +273,14 @@ class ModuleMethodTransform(Rule):
             self._objects[-1].difference_update(names)
 
     def _own_object(self, value) -> bool:
-        """``Trainer(model)``: a call of a class of the project (this file's, or a project module's import) that is
-        not a module class."""
-        if not isinstance(value, cst.Call) or not isinstance(value.func, (cst.Name, cst.Attribute)):
+        """``Trainer(model)``: a call of a class this file defines that is not a module class. (A class imported
+        from another project file is not decided here: a file that defines no class is converted once before the
+        project's module classes are known, see repo.convert_path, so an imported model class would look the same.)"""
+        if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Name):
             return False
-        name = value.func.attr.value if isinstance(value.func, cst.Attribute) else value.func.value
-        if not name[:1].isupper() or name in self._module_classes:
-            return False
-        if isinstance(value.func, cst.Name) and name in self._file_classes and self.scope.resolve(value.func) is None:
-            return True
-        qual = self.scope.resolve(value.func)
-        return qual is not None and qual.split(".", 1)[0] in getattr(self.scope, "local", frozenset())
+        name = value.func.value
+        return name in self._file_classes and name not in self._module_classes \
+            and self.scope.resolve(value.func) is None
 
     def leave_FunctionDef(self, original_node, updated_node):
         self._depth -= 1
