@@ -14,7 +14,7 @@ import textwrap
 from mindport import convert_path
 
 TREE = {
-    "nets.py": """\
+    "own_nets.py": """\
         import torch.nn as nn
 
 
@@ -22,8 +22,8 @@ TREE = {
             def __init__(self):
                 super().__init__(nn.Linear(2, 2), nn.Dropout(0.5))
     """,
-    "run.py": """\
-        from nets import Net
+    "own_run.py": """\
+        from own_nets import Net
 
 
         class Trainer:
@@ -54,11 +54,13 @@ TREE = {
 def _load(root, name):
     sys.path.insert(0, str(root))
     try:
-        for key in ("run", "nets"):
+        for key in ("own_run", "own_nets"):
             sys.modules.pop(key, None)
         return importlib.import_module(name)
     finally:
         sys.path.remove(str(root))
+        for key in ("own_run", "own_nets"):  # names other tests' modules may take (benchmarks' run.py)
+            sys.modules.pop(key, None)
 
 
 def test_a_project_objects_train_method_is_its_own(tmp_path):
@@ -67,9 +69,9 @@ def test_a_project_objects_train_method_is_its_own(tmp_path):
     for rel, text in TREE.items():
         (src / rel).write_text(textwrap.dedent(text))
     convert_path(src, out, jobs=1)
-    code = (out / "run.py").read_text()
+    code = (out / "own_run.py").read_text()
     assert "trainer.train()" in code and "model.set_train(False)" in code and "self.model.set_train(True)" in code, code
-    steps, mode, count, torch_model = _load(src, "run").main()
+    steps, mode, count, torch_model = _load(src, "own_run").main()
     assert (steps, mode, count) == (1, True, 2) and not torch_model.training
-    steps, mode, count, cell = _load(out, "run").main()
+    steps, mode, count, cell = _load(out, "own_run").main()
     assert (steps, mode, count) == (1, True, 2) and not cell.training
