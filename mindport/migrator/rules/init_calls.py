@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from mindport.migrator.native_facts import own_nodes
 from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.syntax import NO_SPACE_EQUAL, compact_source, method
 from mindport.migrator.walk import parse_expression, parse_statement
@@ -156,9 +157,9 @@ class InitTransform(Rule):
         if pieces is None or not isinstance(node.target, cst.Name):
             return
         name = node.target.value
-        inits = [c for c in _calls(node.body) if (self.scope.resolve_torch(c.func) or "").startswith("torch.nn.init.")
-                 and c.args and isinstance(c.args[0].value, cst.Name) and c.args[0].value.value == name]
-        if inits:
+        if any((self.scope.resolve_torch(c.func) or "").startswith("torch.nn.init.") and c.args
+               and isinstance(c.args[0].value, cst.Name) and c.args[0].value.value == name
+               for c in own_nodes(node.body, cst.Call)):
             self._view_loops[id(node)] = pieces
             self._view_names.append(name)
 
@@ -263,17 +264,6 @@ class InitTransform(Rule):
             cst.Arg(init), cst.Arg(cst.Attribute(value=tensor, attr=cst.Name("shape"))),
             cst.Arg(cst.Attribute(value=tensor, attr=cst.Name("dtype")))])
         return method(tensor, "set_data", [cst.Arg(data)])
-
-
-def _calls(body) -> list[cst.Call]:
-    found: list[cst.Call] = []
-
-    class _Find(cst.CSTVisitor):
-        def visit_Call(self, node: cst.Call) -> None:
-            found.append(node)
-
-    body.visit(_Find())
-    return found
 
 
 def _parameter_reference(expr: cst.BaseExpression, scope) -> bool:
