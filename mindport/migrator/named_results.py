@@ -35,7 +35,10 @@ def named_fields() -> dict[str, tuple[str, ...]]:
     """``"mp_linalg.lstsq"`` (the name converted code calls) -> the fields of the named tuple it returns."""
     found: dict[str, tuple[str, ...]] = {}
     for path in sorted(_RUNTIME.glob("*.py")):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        if "namedtuple(" not in text:  # parsing every runtime module costs a second on a process's first file
+            continue
+        tree = ast.parse(text)
         classes: dict[str, tuple[str, ...]] = {}
         for node in tree.body:
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \

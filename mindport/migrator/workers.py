@@ -3,6 +3,7 @@ memory, the per-file time limit) costs that file only, as one MP299 line, the fi
 from __future__ import annotations
 
 import contextlib
+import functools
 import multiprocessing
 import multiprocessing.connection as mp_connection
 import os
@@ -112,6 +113,12 @@ def _failed(rel: str, message: str, suggestion: str = _REPORT) -> _Converted:
     return _Converted(rel, "failed", [Diagnostic("MP299", message, rel, 1, 1, suggestion)], 0, 0, None, {})
 
 
+# A worker's acknowledgement that it began converting a job (sent before its result), and how long a worker may
+# take to get there (process start-up, a busy machine) before the per-file time limit starts counting anyway.
+_STARTED = "started"
+_STARTUP_ALLOWANCE = 30.0
+
+
 class _Worker:
     def __init__(self, context) -> None:
         self.conn, child = context.Pipe()
@@ -119,7 +126,8 @@ class _Worker:
         self.process.start()
         child.close()
         self.job = None  # (index, job) being converted
-        self.started = 0.0
+        self.started = 0.0  # when the job was sent; reset when the worker says it began converting
+        self.converting = False  # the worker has acknowledged the job: the per-file time limit runs from then
 
     def stop(self) -> None:
         with contextlib.suppress(Exception):
@@ -157,6 +165,7 @@ class _Workers:
         from mindport.mappings import load_registry
 
         load_registry()  # loaded once here, inherited by forked workers
+        _warm_up()
         pending = list(reversed(list(enumerate(jobs_list))))
         busy: list[_Worker] = []
         try:
@@ -164,7 +173,7 @@ class _Workers:
                 while pending and len(busy) < self.jobs:
                     worker = self._idle.pop() if self._idle else self._start()
                     worker.job = pending.pop()
-                    worker.started = time.monotonic()
+                    worker.started, worker.converting = time.monotonic(), False
                     try:
                         worker.conn.send(worker.job)
                     except (OSError, ValueError):  # the worker died while idle: start another for this job
@@ -174,7 +183,7 @@ class _Workers:
                     busy.append(worker)
                 wait_for = None
                 if self.timeout is not None:
-                    wait_for = max(0.0, min(w.started + self.timeout for w in busy) - time.monotonic())
+                    wait_for = max(0.0, min(self._deadline(w) for w in busy) - time.monotonic())
                 ready = set(mp_connection.wait([w.conn for w in busy] + [w.process.sentinel for w in busy], wait_for))
                 for worker in list(busy):
                     result = None
@@ -183,6 +192,9 @@ class _Workers:
                             index, result = worker.conn.recv()
                         except (EOFError, OSError):
                             result = None
+                        if isinstance(result, str) and result == _STARTED:  # the file's own time starts now, not when the worker was forked
+                            worker.started, worker.converting = time.monotonic(), True
+                            continue
                     if result is not None:
                         busy.remove(worker)
                         worker.job = None
@@ -192,7 +204,7 @@ class _Workers:
                         busy.remove(worker)
                         worker.stop()
                         yield _failed(worker.job[1][0], *_died(worker.process.exitcode))
-                    elif self.timeout is not None and time.monotonic() - worker.started >= self.timeout:
+                    elif self.timeout is not None and time.monotonic() >= self._deadline(worker):
                         busy.remove(worker)
                         worker.stop()
                         yield _failed(worker.job[1][0], f"conversion took longer than the per-file time limit of "
@@ -201,6 +213,12 @@ class _Workers:
         finally:
             for worker in busy:  # an interrupted run (Ctrl-C) or a consumer that stopped early
                 worker.stop()
+
+    def _deadline(self, worker: _Worker) -> float:
+        """When ``worker`` is past the per-file time limit. The limit counts the file's conversion only: until the
+        worker acknowledges the job (a new worker is still starting, on a busy machine seconds after the fork) it
+        also gets ``_STARTUP_ALLOWANCE``."""
+        return worker.started + self.timeout + (0.0 if worker.converting else _STARTUP_ALLOWANCE)
 
     def close(self) -> None:
         """Stop every worker: idle ones are told to exit, any still converting (Ctrl-C) are killed."""
@@ -212,6 +230,34 @@ class _Workers:
                 worker.process.join(2)
             worker.stop()
         self._idle, self._started = [], []
+
+
+@functools.lru_cache(maxsize=1)  # once per process
+def _warm_up() -> None:
+    """Convert a small model once in the parent, so that the converter's lazily built tables (the object surface,
+    the runtime's named results, the scope rules' syntax fields, compiled patterns) are built before workers are
+    forked and inherited by each of them: a worker's first file then costs what any file costs, and the per-file time
+    limit measures the file, not the worker's start-up."""
+    from mindport.migrator import convert_source
+
+    with contextlib.suppress(Exception):  # a warm-up, never a reason to fail the run
+        convert_source(_WARM_UP_SOURCE, "<warm-up>")
+
+
+_WARM_UP_SOURCE = '''import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, x):
+        y, _ = torch.max(x, dim=1)
+        return F.relu(self.fc(x)).sum(1) + y
+'''
 
 
 def _died(exitcode: int | None) -> tuple[str, str]:
@@ -261,6 +307,10 @@ def _serve(conn, recursion_limit: int) -> None:
         if message is None:
             return
         index, job = message
+        try:
+            conn.send((index, _STARTED))
+        except (OSError, ValueError):
+            return
         result = _convert_one(job)
         try:
             conn.send((index, result))
