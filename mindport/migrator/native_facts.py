@@ -1741,10 +1741,11 @@ class _BatchFlow:
             call = self.parents.get(id(parent))
             if not (isinstance(call, cst.Call) and call.args and call.args[0] is parent):
                 return False
-            if self._batch_only(call, rank) or (self._own_kind(call) is not None
-                                                and self.own.needs_batch(self.cls, _self_attribute(call.func), rank)):
+            needs = (self.own.needs_batch(self.cls, _self_attribute(call.func), rank)
+                     if self._own_kind(call) is not None else "")
+            if self._batch_only(call, rank) or needs == "needs":
                 return self._unconditional(call)
-            return self._keeps(call, rank) and self.onward(call, rank, depth + 1)
+            return (needs == "identity" or self._keeps(call, rank)) and self.onward(call, rank, depth + 1)
         if isinstance(parent, cst.BinaryOperation):
             return self.onward(parent, rank, depth + 1)
         if isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target,
@@ -1869,6 +1870,8 @@ class _OwnCells:
                 if attr is None:
                     continue
                 kind = self.kind_of(assign.value)
+                if kind is None and self._built(cls, assign.value) is not None:
+                    kind = "SequentialCell"  # built by a method of the class
                 kinds[attr] = kind if kinds.get(attr, kind) == kind and kind is not None else ""
                 builds.setdefault(attr, []).append(assign.value)
             self._kinds[id(cls)] = ({a: k for a, k in kinds.items() if k}, builds)
@@ -1910,14 +1913,137 @@ class _OwnCells:
             sequences.append(_sequence_members(build))
         return sequences or None
 
-    def _step(self, member, rank: int) -> str:
-        """``batch``: the member's output is a batch of ``rank`` whatever its input; ``keeps``: it is one when its
-        input is; ``needs``: it refuses anything but one (and keeps it); '' otherwise."""
+    def _sequences(self, cls: cst.ClassDef, attr: str) -> list[tuple[list[str], bool, bool]] | None:
+        """Every build of ``self.<attr>`` as (member kinds, in order, surely not empty): a ``SequentialCell`` of
+        listed members, or one a method of the class builds from a list it appends to (:meth:`_built`)."""
+        listed = self._members(cls, attr)
+        if listed is not None:
+            return [([self.kind_of(m) or "" for m in members], True, bool(members)) for members in listed]
+        builds = self._kinds[id(cls)][1].get(attr, [])
+        built = [self._built(cls, b) for b in builds]
+        return built if built and all(b is not None for b in built) else None
+
+    def _built(self, cls: cst.ClassDef, build) -> tuple[list[str], bool, bool] | None:
+        """``self.X = self._make_layer(block, ...)`` whose method starts ``layers = []``, appends builds to it and
+        returns ``nn.SequentialCell(*layers)``: the kinds it may append (a class the method takes as a parameter:
+        every class the file passes there), in no known order; surely not empty when an append runs once in every
+        call (a loop over ``[a] + ...`` or a non-empty list literal, the append straight in its body)."""
+        from mindport.migrator.scopes import dotted_name
+
+        if not (isinstance(build, cst.Call) and isinstance(build.func, cst.Attribute)
+                and isinstance(build.func.value, cst.Name) and build.func.value.value == "self"):
+            return None
+        method = next((f for f in cls.body.body if isinstance(f, cst.FunctionDef)
+                       and f.name.value == build.func.attr.value), None)
+        returns = own_nodes(method, cst.Return) if method is not None else []
+        if len(returns) != 1 or not isinstance(returns[0].value, cst.Call) or self.kind_of(
+                returns[0].value) != "SequentialCell":
+            return None
+        args = returns[0].value.args
+        if len(args) != 1 or args[0].star != "*" or not isinstance(args[0].value, cst.Name):
+            return None
+        name = args[0].value.value
+        kinds, nonempty, start = [], False, False
+        for node in own_nodes(method, cst.Name):
+            if node.value != name or node is args[0].value:
+                continue
+            parent = self.parents.get(id(node))
+            if isinstance(parent, cst.AssignTarget) and not start:
+                assign = self.parents.get(id(parent))
+                start = (isinstance(assign, cst.Assign) and isinstance(assign.value, cst.List)
+                         and not assign.value.elements and self.parents.get(id(self.parents.get(id(assign))))
+                         is method.body)
+                if start:
+                    continue
+            call = self.parents.get(id(parent)) if isinstance(parent, cst.Attribute) else None
+            if not (isinstance(call, cst.Call) and call.func is parent and parent.attr.value == "append"
+                    and len(call.args) == 1 and not call.args[0].star):
+                return None
+            value = call.args[0].value
+            kind = self.kind_of(value)
+            if kind is not None:
+                kinds.append(kind)
+            elif isinstance(value, cst.Call) and isinstance(value.func, cst.Name):
+                classes = self._class_values(cls, method, value.func.value)
+                if classes is None:
+                    return None
+                kinds += ["@" + c for c in classes]
+            else:
+                return None
+            nonempty = nonempty or self._runs_once(method, call)
+        return (list(dict.fromkeys(kinds)), False, nonempty) if start and dotted_name(returns[0].value.func) else None
+
+    def _runs_once(self, method: cst.FunctionDef, call: cst.Call) -> bool:
+        """The call's statement stands straight in the body of a loop of the method's body that runs at least once:
+        over a non-empty list literal, or a name bound once to ``[a, ...] + ...``."""
+        line = self.parents.get(id(self.parents.get(id(call))))
+        block = self.parents.get(id(line))
+        loop = self.parents.get(id(block))
+        if not (isinstance(line, cst.SimpleStatementLine) and isinstance(loop, cst.For)
+                and self.parents.get(id(loop)) is method.body):
+            return False
+        items = loop.iter
+        if isinstance(items, cst.Name):
+            binds = [n for n in own_nodes(method, cst.Name) if n.value == items.value
+                     and isinstance(self.parents.get(id(n)), cst.AssignTarget)]
+            if len(binds) != 1:
+                return False
+            items = self.parents.get(id(self.parents.get(id(binds[0])))).value
+            while isinstance(items, cst.BinaryOperation) and isinstance(items.operator, cst.Add):
+                items = items.left
+        return isinstance(items, (cst.List, cst.Tuple)) and any(
+            not isinstance(e, cst.StarredElement) for e in items.elements)
+
+    def _class_values(self, cls: cst.ClassDef, method: cst.FunctionDef, param: str) -> list[str] | None:
+        """The file's own classes a method's parameter holds: what every call ``self.<method>(...)`` of the class
+        passes there, a class by name or ``__init__``'s parameter (every construction of the class in the file
+        passing a class by name there); None when one is anything else or there is no call."""
+        index = _param_index(method, param)
+        if index is None:
+            return None
+        found = []
+        calls = [c for c in all_nodes(cls, cst.Call) if isinstance(c.func, cst.Attribute)
+                 and _self_attribute(c.func) == method.name.value]
+        for call in calls:
+            value = _argument(call, index - 1, param)
+            if isinstance(value, cst.Name) and value.value in self.classes:
+                found.append(value.value)
+                continue
+            init = self.parents.get(id(call))
+            while init is not None and not isinstance(init, cst.FunctionDef):
+                init = self.parents.get(id(init))
+            if not (isinstance(value, cst.Name) and init is not None and init.name.value == "__init__"):
+                return None
+            given = self._constructed_with(cls, init, value.value)
+            if given is None:
+                return None
+            found += given
+        return found or None
+
+    def _constructed_with(self, cls: cst.ClassDef, init: cst.FunctionDef, param: str) -> list[str] | None:
+        index = _param_index(init, param)
+        if index is None or any(_bases_name(c, cls.name.value) for c in self.every):
+            return None
+        found = []
+        for node in all_nodes(self.module, cst.Name):
+            if node.value != cls.name.value:
+                continue
+            parent = self.parents.get(id(node))
+            if isinstance(parent, cst.ClassDef) and parent.name is node or _in_super(self.parents, parent):
+                continue
+            if not (isinstance(parent, cst.Call) and parent.func is node):
+                return None
+            value = _argument(parent, index - 1, param)
+            if not (isinstance(value, cst.Name) and value.value in self.classes):
+                return None
+            found.append(value.value)
+        return found or None
+
+    def _step(self, kind: str, rank: int) -> str:
+        """``batch``: a member of this kind gives a batch of ``rank`` whatever its input; ``keeps``: it does when its
+        input is one; ``needs``: it refuses anything but one (and keeps it); '' otherwise."""
         from mindport.mappings.unbatched import BATCH_ONLY, BATCH_RANK
 
-        kind = self.kind_of(member)
-        if kind is None:
-            return ""
         if BATCH_ONLY.get(kind) == rank:
             return "needs"
         if kind.startswith("@"):
@@ -1933,15 +2059,19 @@ class _OwnCells:
         kind = self.kinds(cls).get(attr, "")
         if kind.startswith("@"):
             return self.output_of(kind[1:], rank)
-        sequences = self._members(cls, attr)
+        sequences = self._sequences(cls, attr)
         if not sequences:
             return False, False
         made, keeps = True, True
-        for members in sequences:
-            steps = [self._step(m, rank) for m in members]
-            last = next((s for s in reversed(steps) if s != "keeps"), "keeps")
-            made &= last in ("batch", "needs")
-            keeps &= last in ("batch", "needs", "keeps")
+        for kinds, ordered, nonempty in sequences:
+            steps = [self._step(k, rank) for k in kinds]
+            if ordered:
+                last = next((s for s in reversed(steps) if s != "keeps"), "keeps")
+                made &= last in ("batch", "needs")
+                keeps &= last in ("batch", "needs", "keeps")
+            else:
+                made &= nonempty and all(s in ("batch", "needs") for s in steps)
+                keeps &= all(s in ("batch", "needs", "keeps") for s in steps)
         return made, keeps
 
     def output_of(self, name: str, rank: int) -> tuple[bool, bool]:
@@ -1959,22 +2089,34 @@ class _OwnCells:
         returns = [r for r in all_nodes(construct, cst.Return) if flow._enclosing(r) is construct]
         return bool(returns) and all(r.value is not None and flow.forward(r.value, rank, construct) for r in returns)
 
-    def needs_batch(self, cls: cst.ClassDef, attr: str, rank: int) -> bool:
-        """``self.<attr>(x)`` in ``cls`` refuses ``x`` unless it is a batch of ``rank``, in every program torch
-        runs: a cell of the file whose ``construct`` takes its input, first thing, into such a layer through
-        rank-keeping steps, or a ``SequentialCell`` whose members up to such a layer keep the rank."""
+    def needs_batch(self, cls: cst.ClassDef, attr: str, rank: int) -> str:
+        """``needs``: ``self.<attr>(x)`` in ``cls`` refuses ``x`` unless it is a batch of ``rank``, in every program
+        torch runs: a cell of the file whose ``construct`` takes its input, first thing, into such a layer through
+        rank-keeping steps, or a ``SequentialCell`` whose members up to such a layer keep the rank; ``identity``:
+        that or, empty, the identity (a sequence built in a loop that may not run); '' otherwise."""
         kind = self.kinds(cls).get(attr, "")
         if kind.startswith("@"):
-            return self._needs(kind[1:], rank)
-        sequences = self._members(cls, attr)
-        return bool(sequences) and all(self._sequence_needs(members, rank) for members in sequences)
+            return "needs" if self._needs(kind[1:], rank) else ""
+        sequences = self._sequences(cls, attr)
+        if not sequences:
+            return ""
+        answer = "needs"
+        for kinds, ordered, nonempty in sequences:
+            if ordered and self._sequence_needs(kinds, rank):
+                continue
+            if ordered or not kinds or not all(self._needs_kind(k, rank) for k in kinds):
+                return ""
+            answer = answer if nonempty else "identity"
+        return answer
 
-    def _sequence_needs(self, members: list, rank: int) -> bool:
+    def _needs_kind(self, kind: str, rank: int) -> bool:
+        return self._step(kind, rank) == "needs" or (kind.startswith("@") and self._needs(kind[1:], rank))
+
+    def _sequence_needs(self, kinds: list[str], rank: int) -> bool:
         from mindport.mappings.unbatched import BATCH_RANK
 
-        for member in members:
-            kind = self.kind_of(member) or ""
-            if self._step(member, rank) == "needs" or (kind.startswith("@") and self._needs(kind[1:], rank)):
+        for kind in kinds:
+            if self._needs_kind(kind, rank):
                 return True
             if not (kind in _KEEP_RANK_LAYERS or (kind in BATCH_RANK and BATCH_RANK[kind] == rank
                                                   and kind.startswith("Conv"))):
@@ -2003,18 +2145,15 @@ class _OwnCells:
     def _input_batched(self, cls: cst.ClassDef, rank: int) -> bool:
         name = cls.name.value
         methods = [f.name.value for f in cls.body.body if isinstance(f, cst.FunctionDef)]
-        if any(m not in ("__init__", "construct") for m in methods):
+        if any(m not in ("__init__", "construct") for m in methods) or any(_bases_name(c, name) for c in self.every):
             return False
         uses = 0
         for node in all_nodes(self.module, cst.Name):
             if node.value != name:
                 continue
             parent = self.parents.get(id(node))
-            if isinstance(parent, cst.ClassDef) and parent.name is node:
+            if isinstance(parent, cst.ClassDef) and parent.name is node or _in_super(self.parents, parent):
                 continue
-            call = self.parents.get(id(parent)) if isinstance(parent, cst.Arg) else None
-            if isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value == "super":
-                continue  # super(Cls, self)
             if not (isinstance(parent, cst.Call) and parent.func is node):
                 return False  # a base, a value handed on, a type test: not followed
             holder = self.parents.get(id(parent))
@@ -2038,7 +2177,7 @@ class _OwnCells:
                 if (self.kinds(owner).get(attr) != "SequentialCell" or parent not in members
                         or self._members(owner, attr) is None):
                     return False
-                before = [self._step(m, rank) for m in members[:members.index(parent)]]
+                before = [self._step(self.kind_of(m) or "", rank) for m in members[:members.index(parent)]]
                 last = next((s for s in reversed(before) if s != "keeps"), "keeps")
                 if last in ("batch", "needs"):
                     uses += 1
@@ -2056,6 +2195,33 @@ class _OwnCells:
         return node
 
 
+
+
+def _in_super(parents: dict[int, cst.CSTNode], parent) -> bool:
+    """``parent`` (a name's parent) is the argument of ``super(Cls, self)``."""
+    call = parents.get(id(parent)) if isinstance(parent, cst.Arg) else None
+    return isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value == "super"
+
+
+def _bases_name(cls: cst.ClassDef, name: str) -> bool:
+    return any(isinstance(b.value, cst.Name) and b.value.value == name for b in cls.bases)
+
+
+def _param_index(function: cst.FunctionDef, name: str) -> int | None:
+    """The position of a plain parameter (``self`` is 0), None for another kind or a default."""
+    params = function.params.params
+    return next((i for i, p in enumerate(params) if p.name.value == name and p.default is None), None)
+
+
+def _argument(call: cst.Call, index: int, name: str):
+    """The value a call passes for the parameter at ``index`` (after self) named ``name``, None when not plainly."""
+    if any(a.star for a in call.args):
+        return None
+    keyword = [a.value for a in call.args if a.keyword is not None and a.keyword.value == name]
+    if keyword:
+        return keyword[0]
+    positional = [a.value for a in call.args if a.keyword is None]
+    return positional[index] if index < len(positional) else None
 
 def _concatenated(call: cst.Call) -> list:
     """The listed tensors ``ops.cat``/``ops.concat`` joins (torch joins tensors of one rank only), else []."""

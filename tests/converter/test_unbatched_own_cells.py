@@ -81,7 +81,92 @@ FIRE = """
             return c
     """
 
+PREACT = """
+    class PreActBlock(nn.Module):
+        expansion = 1
+
+        def __init__(self, c, planes):
+            super(PreActBlock, self).__init__()
+            self.bn1 = nn.BatchNorm2d(c)
+            self.conv1 = nn.Conv2d(c, planes, 3, padding=1, bias=False)
+
+        def forward(self, x):
+            out = F.relu(self.bn1(x))
+            return self.conv1(out) + x
+
+
+    class PreActResNet(nn.Module):
+        def __init__(self, block, num_blocks):
+            super(PreActResNet, self).__init__()
+            self.in_planes = 3
+            self.conv1 = nn.Conv2d(3, 3, 3, padding=1, bias=False)
+            self.layer1 = self._make_layer(block, 3, num_blocks)
+
+        def _make_layer(self, block, planes, num_blocks):
+            strides = [1] + [1] * (num_blocks - 1)
+            layers = []
+            for stride in strides:
+                layers.append(block(self.in_planes, planes))
+                self.in_planes = planes * block.expansion
+            return nn.Sequential(*layers)
+
+        def forward(self, x):
+            out = self.conv1(x)
+            out = self.layer1(out)
+            return out
+
+
+    def Net():
+        return PreActResNet(PreActBlock, 2)
+    """
+
+DENSE = """
+    class Bottleneck(nn.Module):
+        def __init__(self, c):
+            super(Bottleneck, self).__init__()
+            self.bn = nn.BatchNorm2d(c)
+
+        def forward(self, x):
+            return torch.cat([F.relu(self.bn(x)), x], 1)
+
+
+    class Transition(nn.Module):
+        def __init__(self, c):
+            super(Transition, self).__init__()
+            self.bn = nn.BatchNorm2d(c)
+
+        def forward(self, x):
+            return F.avg_pool2d(F.relu(self.bn(x)), 2)
+
+
+    class DenseNet(nn.Module):
+        def __init__(self, block, nblock):
+            super(DenseNet, self).__init__()
+            self.conv1 = nn.Conv2d(3, 4, 3, padding=1)
+            self.dense1 = self._make_dense_layers(block, 4, nblock)
+            self.trans1 = Transition(4 * 2 ** nblock)
+
+        def _make_dense_layers(self, block, c, nblock):
+            layers = []
+            for i in range(nblock):
+                layers.append(block(c))
+                c *= 2
+            return nn.Sequential(*layers)
+
+        def forward(self, x):
+            out = self.conv1(x)
+            out = self.trans1(self.dense1(out))
+            return out
+
+
+    def densenet_small():
+        return DenseNet(Bottleneck, 2)
+    """
+
 NATIVE = {
+    "a conv into a loop-built Sequential of blocks the file passes, each starting with a BatchNorm2d (preact)":
+        PREACT,
+    "a conv into a Sequential that may be empty, then a cell starting with a BatchNorm2d (densenet)": DENSE,
     "a cell called by a block on a BatchNorm2d's output (regnet's SE)": SE_BLOCK,
     "a conv after a cell whose construct returns a batch (squeezenet's Fire)": FIRE,
     "a conv whose output goes into a cell that starts with a BatchNorm2d": """
@@ -119,6 +204,15 @@ NATIVE = {
 }
 
 HANDLED = {
+    "the block class a parameter the file never passes": PREACT.replace("        return PreActResNet(PreActBlock, 2)",
+                                                                        "        return None"),
+    "the block class one the file passes from elsewhere": PREACT.replace("return PreActResNet(PreActBlock, 2)",
+                                                                         "return PreActResNet(nn.Identity, 2)"),
+    "a loop that may not run and nothing after it needing a batch": PREACT.replace(
+        "strides = [1] + [1] * (num_blocks - 1)", "strides = [1] * num_blocks"),
+    "the blocks' list also extended": PREACT.replace("            return nn.Sequential(*layers)",
+                                                      "            layers += [nn.Identity()]\n"
+                                                      "            return nn.Sequential(*layers)"),
     "the SE cell called on the model's own input too": SE_BLOCK + """
 
     class Net(nn.Module):
@@ -260,7 +354,9 @@ def _run(tmp_path, source: str, cls: str) -> dict:
 
 
 @pytest.mark.parametrize("source, cls", [pytest.param(SE_BLOCK, "Block", id="SE in a block"),
-                                         pytest.param(FIRE, "Net", id="Fire then a conv")])
+                                         pytest.param(FIRE, "Net", id="Fire then a conv"),
+                                         pytest.param(PREACT, "Net", id="preact"),
+                                         pytest.param(DENSE, "densenet_small", id="densenet")])
 def test_a_native_port_matches_torch_and_refuses_what_torch_refuses(tmp_path, source, cls):
     """Real torch and MindSpore in a fresh process (nothing else loads the handling): the batch matches; the
     unbatched input torch refuses (its BatchNorm2d) the port refuses too."""
