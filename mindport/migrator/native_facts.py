@@ -1093,6 +1093,36 @@ class ValueFlow:
         return next(iter(shapes)) if len(shapes) == 1 else None
 
 
+    def only_called(self, function: cst.FunctionDef, param: str, depth: int = 0) -> bool:
+        """Every use of the parameter (and of the parameters of the file's classes and functions it is handed to) is a
+        call, with any arguments, or a test against None (``if norm_layer is not None``): a function taking torch's
+        parameters (a native factory) does the job of the class there, where no call shape is known."""
+        key = (id(function), param, "called")
+        if key in self._memo:
+            return bool(self._memo[key])
+        self._memo[key] = False  # a cycle: not shown
+        params = function.params
+        uses = _param_uses(function, param) if depth < 6 and param in {
+            p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)} else None
+        called = bool(uses) and all(self._called_use(parent, node, call, depth) for parent, node, call in uses)
+        self._memo[key] = called
+        return called
+
+    def _called_use(self, parent, node, call, depth: int) -> bool:
+        if isinstance(parent, cst.Call) and parent.func is node:
+            return True
+        if isinstance(parent, cst.Comparison) and len(parent.comparisons) == 1:
+            other = parent.comparisons[0].comparator if parent.left is node else parent.left
+            return isinstance(parent.comparisons[0].operator, (cst.Is, cst.IsNot)) and isinstance(
+                other, cst.Name) and other.value == "None"
+        if isinstance(parent, cst.Arg) and not parent.star and isinstance(call, cst.Call):
+            target = self.callee(call.func)
+            name = None if target is None else (
+                parent.keyword.value if parent.keyword is not None else _positional_param(target, call, parent))
+            return name is not None and self.only_called(target, name, depth + 1)
+        return False
+
+
 def _positional_param(target: cst.FunctionDef, call: cst.Call, arg: cst.Arg) -> str | None:
     names = [p.name.value for p in (*target.params.posonly_params, *target.params.params)]
     if names and names[0] in ("self", "cls"):
