@@ -1046,13 +1046,16 @@ class TableCallTransform(Rule):
         made = self._factories[entry.torch]
         return cst.Name(made[0]) if made is not None else None
 
-    def _native_construction(self, func: cst.BaseExpression, entry) -> tuple[cst.Call, str] | None:
+    def _native_construction(self, func: cst.BaseExpression, entry,
+                             without: str = "") -> tuple[cst.Call, str] | None:
         """(MindSpore's construction of the entry's class from torch's parameters each passed by its name, those
-        parameters as source) where that converts statically to a MindSpore class naming no runtime helper."""
+        parameters as source) where that converts statically to a MindSpore class naming no runtime helper;
+        ``without``: a parameter left out (its default taken)."""
         parameters = factory_parameters(entry)
         if parameters is None:
             return None
-        args = [cst.Arg(keyword=cst.Name(p.name), value=cst.Name(p.name), equal=NO_SPACE_EQUAL) for p in entry.signature]
+        args = [cst.Arg(keyword=cst.Name(p.name), value=cst.Name(p.name), equal=NO_SPACE_EQUAL)
+                for p in entry.signature if p.name != without]
         needed = set(self.ctx.imports_needed)
         built = self._static_call(entry, cst.Call(func=func, args=fix_commas(args)))
         runtime = {self.ctx.aliases.get(m, runtime_alias(m)) for m in self.ctx.imports_needed if m.startswith("mindport")}
@@ -1081,17 +1084,15 @@ class TableCallTransform(Rule):
         if len(entry.switch) != 1:
             return None
         (param, choices), = entry.switch.items()
-        spec, parameters = entry.param(param), factory_parameters(entry)
-        if "*" in choices or spec is None or spec.default is None or parameters is None:
+        spec = entry.param(param)
+        if "*" in choices or spec is None or spec.default is None:
+            return None
+        needed = set(self.ctx.imports_needed)
+        made = self._native_construction(func, entry, without=param)
+        if made is None:
             return None
         arg = lambda n, v: cst.Arg(keyword=cst.Name(n), value=v, equal=NO_SPACE_EQUAL)  # noqa: E731
         base = [arg(p.name, cst.Name(p.name)) for p in entry.signature if p.name != param]
-        needed = set(self.ctx.imports_needed)
-        built = self._static_call(entry, cst.Call(func=func, args=fix_commas(base)))
-        runtime = {self.ctx.aliases.get(m, runtime_alias(m)) for m in self.ctx.imports_needed if m.startswith("mindport")}
-        if built is None or any(n.value in runtime for n in all_nodes(built, cst.Name)):
-            self.ctx.imports_needed = needed
-            return None
         by_target: dict[str, list] = {}
         for source, target in choices.items():
             value = ast.literal_eval(source)
@@ -1099,22 +1100,22 @@ class TableCallTransform(Rule):
                 by_target[target].append(value)
         branches = []
         for values in by_target.values():
-            made = self._static_call(entry, cst.Call(func=func, args=fix_commas(
+            other = self._static_call(entry, cst.Call(func=func, args=fix_commas(
                 [*base, arg(param, cst.parse_expression(repr(values[0])))])))
-            if made is None:
+            if other is None:
                 self.ctx.imports_needed = needed
                 return None
-            made = made.with_changes(args=[a.with_changes(value=cst.Name(param)) if a.keyword is not None
-                                           and a.keyword.value == param else a for a in made.args])
+            other = other.with_changes(args=[a.with_changes(value=cst.Name(param)) if a.keyword is not None
+                                             and a.keyword.value == param else a for a in other.args])
             condition = (param if values == [True] else f"not {param}" if values == [False]
                          else f"{param} in {tuple(values)!r}" if len(values) > 1 else f"{param} == {values[0]!r}")
-            branches.append((condition, made))
+            branches.append((condition, other))
         default = ast.literal_eval(spec.default)
         allowed = [default] + [v for values in by_target.values() for v in values]
         if isinstance(default, str) and all(isinstance(v, str) for v in allowed):
             message = f"{param} must be one of {allowed!r}, but got {param}={{{param}!r}}"  # torch's words
             branches.append((f"{param} != {default!r}", f"raise ValueError(f{message!r})"))
-        return (built, parameters), tuple(branches)
+        return made, tuple(branches)
 
     def _native_base(self, original_node, qual: str) -> cst.BaseExpression | None:
         """``class GroupNorm32(nn.GroupNorm)`` with no ``__init__`` of its own: MindSpore's class as the base and an
