@@ -43,10 +43,19 @@ def factory_parameters(entry: Entry) -> str | None:
     return ", ".join(out)
 
 
-def factory_def(name: str, entry: Entry, parameters: str, body: cst.BaseExpression, built: str) -> cst.FunctionDef:
-    """The definition: torch's parameters, a docstring naming both classes, ``return <MindSpore construction>``."""
-    doc = f"{entry.torch}'s parameters, building MindSpore's {built}."
-    return parse_statement(f'def {name}({parameters}):\n    """{doc}"""\n    return {code_of(body)}\n')
+def factory_def(name: str, entry: Entry, parameters: str, body: cst.BaseExpression, built: str,
+                branches=()) -> cst.FunctionDef:
+    """The definition: torch's parameters, a docstring naming both classes, ``return <MindSpore construction>``;
+    ``branches``, (condition, construction or a ``raise`` statement as source) each, come first: a parameter whose
+    value picks another class (``padding_mode``), decided when the factory is called."""
+    doc = f"{entry.torch}'s parameters, building MindSpore's {built}"
+    others = [f"{c}: {code_of(b.func)}" for c, b in branches if not isinstance(b, str)]
+    doc += f" ({'; '.join(others)})." if others else "."
+    lines = [f"def {name}({parameters}):", f'    """{doc}"""']
+    for condition, branch in branches:
+        lines += [f"    if {condition}:", f"        {branch if isinstance(branch, str) else 'return ' + code_of(branch)}"]
+    lines.append(f"    return {code_of(body)}")
+    return parse_statement("\n".join(lines) + "\n")
 
 
 def base_init(entry: Entry, parameters: str, built: cst.Call) -> cst.FunctionDef:

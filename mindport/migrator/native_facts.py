@@ -1093,6 +1093,36 @@ class ValueFlow:
         return next(iter(shapes)) if len(shapes) == 1 else None
 
 
+    def only_called(self, function: cst.FunctionDef, param: str, depth: int = 0) -> bool:
+        """Every use of the parameter (and of the parameters of the file's classes and functions it is handed to) is a
+        call, with any arguments, or a test against None (``if norm_layer is not None``): a function taking torch's
+        parameters (a native factory) does the job of the class there, where no call shape is known."""
+        key = (id(function), param, "called")
+        if key in self._memo:
+            return bool(self._memo[key])
+        self._memo[key] = False  # a cycle: not shown
+        params = function.params
+        uses = _param_uses(function, param) if depth < 6 and param in {
+            p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)} else None
+        called = bool(uses) and all(self._called_use(parent, node, call, depth) for parent, node, call in uses)
+        self._memo[key] = called
+        return called
+
+    def _called_use(self, parent, node, call, depth: int) -> bool:
+        if isinstance(parent, cst.Call) and parent.func is node:
+            return True
+        if isinstance(parent, cst.Comparison) and len(parent.comparisons) == 1:
+            other = parent.comparisons[0].comparator if parent.left is node else parent.left
+            return isinstance(parent.comparisons[0].operator, (cst.Is, cst.IsNot)) and isinstance(
+                other, cst.Name) and other.value == "None"
+        if isinstance(parent, cst.Arg) and not parent.star and isinstance(call, cst.Call):
+            target = self.callee(call.func)
+            name = None if target is None else (
+                parent.keyword.value if parent.keyword is not None else _positional_param(target, call, parent))
+            return name is not None and self.only_called(target, name, depth + 1)
+        return False
+
+
 def _positional_param(target: cst.FunctionDef, call: cst.Call, arg: cst.Arg) -> str | None:
     names = [p.name.value for p in (*target.params.posonly_params, *target.params.params)]
     if names and names[0] in ("self", "cls"):
@@ -1561,17 +1591,10 @@ def unbatched_handling(module: cst.Module) -> bool:
     if not builds:
         return False
     parents = _parents(module)
+    own = _OwnCells(module, layer, parents)
     shown: set[int] = set()
-    for cls in all_nodes(module, cst.ClassDef):
-        kinds: dict[str, str] = {}  # self.NAME -> the MindSpore class built there (every build the same)
-        for assign in all_nodes(cls, cst.Assign):
-            if len(assign.targets) != 1:
-                continue
-            attr = _self_attribute(assign.targets[0].target)
-            kind = layer(assign.value.func) if isinstance(assign.value, cst.Call) else None
-            if attr is not None:
-                kinds[attr] = kind if kinds.get(attr, kind) == kind and kind is not None else ""
-        flow = _BatchFlow(cls, {a: k for a, k in kinds.items() if k}, layer, parents)
+    for cls in own.every:
+        flow, kinds = own.flow(cls), own.kinds(cls)
         for assign in all_nodes(cls, cst.Assign):
             attr = _self_attribute(assign.targets[0].target) if len(assign.targets) == 1 else None
             kind = kinds.get(attr or "")
@@ -1590,7 +1613,8 @@ _KEEP_RANK_LAYERS = frozenset({
     "BatchNorm2d", "BatchNorm3d", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LayerNorm",
     "Identity", "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d"})
 _KEEP_RANK_OPS = frozenset({"relu", "relu6", "gelu", "silu", "sigmoid", "tanh", "leaky_relu", "elu", "mish",
-                            "softplus", "softmax", "log_softmax", "dropout", "abs", "exp", "hardswish"})
+                            "softplus", "softmax", "log_softmax", "dropout", "abs", "exp", "hardswish",
+                            "adaptive_avg_pool2d", "adaptive_max_pool2d", "avg_pool2d", "max_pool2d"})
 
 
 class _BatchFlow:
@@ -1598,9 +1622,11 @@ class _BatchFlow:
     :func:`unbatched_handling`). Straight-line reasoning only: a name's every binding must show it (``forward``), and
     a result is followed into the next simple statement of its block that reads it (``onward``)."""
 
-    def __init__(self, cls: cst.ClassDef, kinds: dict[str, str], layer, parents: dict[int, cst.CSTNode]) -> None:
+    def __init__(self, cls: cst.ClassDef, kinds: dict[str, str], layer, parents: dict[int, cst.CSTNode],
+                 own: "_OwnCells | None" = None, assume: bool = False) -> None:
         self.cls, self.kinds, self.layer, self.parents = cls, kinds, layer, parents
         self.functions = all_nodes(cls, cst.FunctionDef)
+        self.own, self.assume = own, assume  # assume: construct's input is taken as a batch (see _OwnCells.returns)
 
     def _enclosing(self, node) -> cst.FunctionDef | None:
         while node is not None and not isinstance(node, cst.FunctionDef):
@@ -1626,8 +1652,13 @@ class _BatchFlow:
 
     def forward(self, expr, rank: int, function, seen: frozenset[str] = frozenset()) -> bool:
         if isinstance(expr, cst.Call) and expr.args and not expr.args[0].star:
-            if self._batch_only(expr, rank):
+            if self._batch_only(expr, rank) or self._ranked(expr, rank):
                 return True
+            if any(self.forward(e.value, rank, function, seen) for e in _concatenated(expr)):
+                return True  # ops.cat of a batch: torch joins tensors of one rank only
+            if self._own_kind(expr) is not None:  # the file's own cell, or a SequentialCell
+                made, keeps = self.own.output(self.cls, _self_attribute(expr.func), rank)
+                return made or (keeps and self.forward(expr.args[0].value, rank, function, seen))
             return self._keeps(expr, rank) and self.forward(expr.args[0].value, rank, function, seen)
         if isinstance(expr, cst.BinaryOperation):
             return self.forward(expr.left, rank, function, seen) or self.forward(expr.right, rank, function, seen)
@@ -1637,11 +1668,76 @@ class _BatchFlow:
             return True  # a cycle (out = self.act(out)): the other bindings decide
         if _shape_unpacked(function, expr.value, rank):
             return True
+        reaching = self._reaching(expr)
+        if reaching is not None:  # reads in it are of earlier bindings: not a cycle
+            return self.forward(reaching, rank, function, seen)
         bindings = [node for node in all_nodes(function, cst.Name) if node.value == expr.value
                     and self._binding(node) is not False]
-        values = [self._binding(node) for node in bindings]
-        return bool(values) and all(v is not None and self.forward(v, rank, function, seen | {expr.value})
+        values = [self._input(node, rank, function) or self._binding(node) for node in bindings]
+        return bool(values) and all(v is True or (v is not None and self.forward(v, rank, function,
+                                                                                 seen | {expr.value}))
                                     for v in values)
+
+    def _input(self, name: cst.Name, rank: int, function) -> bool:
+        """The name is the parameter ``construct`` takes its input by, and that input is a batch of ``rank``
+        (assumed, or shown at every call of the cell in the file: :meth:`_OwnCells.input_batched`)."""
+        params = function.params.params
+        if (self.own is None or function.name.value != "construct" or len(params) < 2
+                or params[1].name is not name or self.parents.get(id(name)) is not params[1]):
+            return False
+        return self.assume or self.own.input_batched(self.cls, rank)
+
+    def _reaching(self, name: cst.Name):
+        """The value of the one binding of ``name`` that reaches this read in straight-line code (``n = value``
+        earlier in the read's block, or in a block holding it through ``if``/``else`` only), None when not
+        known so."""
+        node = name
+        while node is not None and not isinstance(node, cst.SimpleStatementLine):
+            node = self.parents.get(id(node))
+            if isinstance(node, (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
+                return None  # its own scope
+        while node is not None:
+            block = self.parents.get(id(node))
+            if not hasattr(block, "body") or not isinstance(block.body, (list, tuple)):
+                return None
+            body = list(block.body)
+            for stmt in reversed(body[:body.index(node)]):
+                if not any(n.value == name.value for n in all_nodes(stmt, cst.Name)):
+                    continue
+                small = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 else None
+                if (isinstance(small, cst.Assign) and len(small.targets) == 1
+                        and isinstance(small.targets[0].target, cst.Name) and small.targets[0].target.value == name.value):
+                    return small.value
+                if any(n.value == name.value and self._binding(n) is not False for n in all_nodes(stmt, cst.Name)):
+                    return None  # bound another way (or in a branch, a loop)
+            holder = self.parents.get(id(block))  # an IndentedBlock's statement
+            if isinstance(holder, cst.Else):
+                holder = self.parents.get(id(holder))
+            while isinstance(holder, cst.If) and isinstance(self.parents.get(id(holder)), cst.If):
+                holder = self.parents.get(id(holder))  # elif
+            if not isinstance(holder, cst.If):
+                return None  # a loop (another pass may bind it), a function's start, a with/try
+            node = holder
+        return None
+
+    def _ranked(self, call: cst.Call, rank: int) -> bool:
+        """``x.view(a, b, c, d)``/``x.reshape(...)``/``ops.reshape(x, (a, b, c, d))``: a tensor of ``rank`` axes."""
+        func = call.func
+        if not isinstance(func, cst.Attribute) or func.attr.value not in ("view", "reshape"):
+            return False
+        args = call.args
+        if isinstance(func.value, cst.Name) and func.value.value == "ops":
+            args = call.args[1:]
+        if len(args) == 1 and isinstance(args[0].value, (cst.Tuple, cst.List)) and not args[0].keyword:
+            shape = args[0].value.elements
+            return len(shape) == rank and not any(isinstance(e, cst.StarredElement) for e in shape)
+        return len(args) == rank and not any(a.star or a.keyword for a in args)
+
+    def _own_kind(self, call: cst.Call) -> str | None:
+        """``self.NAME(...)`` of the file's own cell (``@Class``) or of a ``SequentialCell``."""
+        kind = self.kinds.get(_self_attribute(call.func) or "")
+        return kind if self.own is not None and kind is not None and (
+            kind.startswith("@") or kind == "SequentialCell") else None
 
     def _binding(self, name: cst.Name):
         """The value a Name node binds (``n = value``), None for another binding (a parameter, a loop target, an
@@ -1675,9 +1771,11 @@ class _BatchFlow:
             call = self.parents.get(id(parent))
             if not (isinstance(call, cst.Call) and call.args and call.args[0] is parent):
                 return False
-            if self._batch_only(call, rank):
+            needs = (self.own.needs_batch(self.cls, _self_attribute(call.func), rank)
+                     if self._own_kind(call) is not None else "")
+            if self._batch_only(call, rank) or needs == "needs":
                 return self._unconditional(call)
-            return self._keeps(call, rank) and self.onward(call, rank, depth + 1)
+            return (needs == "identity" or self._keeps(call, rank)) and self.onward(call, rank, depth + 1)
         if isinstance(parent, cst.BinaryOperation):
             return self.onward(parent, rank, depth + 1)
         if isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target,
@@ -1701,7 +1799,12 @@ class _BatchFlow:
         if not isinstance(line, cst.SimpleStatementLine) or not hasattr(block, "body"):
             return False
         body = list(block.body)
-        for stmt in body[body.index(line) + 1:]:
+        return self.reads_onward(body[body.index(line) + 1:], name, rank, depth)
+
+    def reads_onward(self, statements, name: str, rank: int, depth: int = 0) -> bool:
+        """The first of ``statements`` to read ``name`` takes it, through rank-keeping steps, into a layer that
+        refuses anything but a batch of ``rank`` (every statement before it straight-line)."""
+        for stmt in statements:
             reads = [n for n in all_nodes(stmt, cst.Name) if n.value == name and self._binding(n) is False
                      and not (isinstance(self.parents.get(id(n)), cst.AugAssign))]
             if not isinstance(stmt, cst.SimpleStatementLine):
@@ -1715,8 +1818,9 @@ class _BatchFlow:
                 return False  # rebound unread, or the function ends first
         return False
 
-    def uses_batched(self, attr: str, rank: int, cell: bool = False) -> bool:
-        """Every use of ``self.<attr>`` in the class is a call on a batch of ``rank`` (a cell's with its hx)."""
+    def uses_batched(self, attr: str, rank: int, cell: bool = False, onward: bool = True) -> bool:
+        """Every use of ``self.<attr>`` in the class is a call on a batch of ``rank`` (a cell's with its hx);
+        ``onward=False``: shown by the input itself, not by where the output goes."""
         uses = 0
         for function in self.functions:
             for node in all_nodes(function, cst.Attribute):
@@ -1729,7 +1833,8 @@ class _BatchFlow:
                         and not parent.args[0].star and (not cell or len(parent.args) >= 2)):
                     return False
                 uses += 1
-                if not (self.forward(parent.args[0].value, rank, function) or (not cell and self.onward(parent, rank))):
+                if not (self.forward(parent.args[0].value, rank, function)
+                        or (onward and not cell and self.onward(parent, rank))):
                     return False
         return uses > 0
 
@@ -1756,6 +1861,405 @@ class _BatchFlow:
                 shown.add(id(member))
         return shown
 
+
+class _OwnCells:
+    """The file's own cell classes, for batch facts across them (:func:`unbatched_handling`): what a cell's
+    ``construct`` returns (a batch whatever its input; a batch when its input is one), whether its input is a batch at
+    every call the file makes of it (``self.block = Block(...)`` in another class of the file, every use of which is
+    a call on a batch, or a member of a ``SequentialCell`` called on one), whether it refuses anything but a batch.
+    The file is taken as the program: a class of it called with an unbatched input from another file is not seen
+    (MindSpore's layer then raises on the rank; the port is not silently wrong)."""
+
+    def __init__(self, module: cst.Module, layer, parents: dict[int, cst.CSTNode]) -> None:
+        self.module, self.layer, self.parents = module, layer, parents
+        self.every = all_nodes(module, cst.ClassDef)
+        names: dict[str, int] = {}
+        for cls in self.every:
+            names[cls.name.value] = names.get(cls.name.value, 0) + 1
+        self.classes = {c.name.value: c for c in self.every if names[c.name.value] == 1}
+        self._kinds: dict[int, tuple[dict[str, str], dict[str, list]]] = {}
+        self._flows: dict[tuple[int, bool], _BatchFlow] = {}
+        self._memo: dict[tuple, bool] = {}
+        self._busy: set[tuple] = set()
+
+    def kind_of(self, value) -> str | None:
+        """The MindSpore class a build names, ``@Class`` for the file's own class, None for anything else."""
+        if not isinstance(value, cst.Call):
+            return None
+        if isinstance(value.func, cst.Name) and value.func.value in self.classes:
+            return "@" + value.func.value
+        return self.layer(value.func)
+
+    def kinds(self, cls: cst.ClassDef) -> dict[str, str]:
+        """``self.NAME`` -> what every build of it in the class is (left out when they differ or one is unknown)."""
+        if id(cls) not in self._kinds:
+            kinds: dict[str, str] = {}
+            builds: dict[str, list] = {}
+            for assign in all_nodes(cls, cst.Assign):
+                attr = _self_attribute(assign.targets[0].target) if len(assign.targets) == 1 else None
+                if attr is None:
+                    continue
+                kind = self.kind_of(assign.value)
+                if kind is None and self._built(cls, assign.value) is not None:
+                    kind = "SequentialCell"  # built by a method of the class
+                kinds[attr] = kind if kinds.get(attr, kind) == kind and kind is not None else ""
+                builds.setdefault(attr, []).append(assign.value)
+            self._kinds[id(cls)] = ({a: k for a, k in kinds.items() if k}, builds)
+        return self._kinds[id(cls)][0]
+
+    def flow(self, cls: cst.ClassDef, assume: bool = False) -> _BatchFlow:
+        if (id(cls), assume) not in self._flows:
+            self._flows[(id(cls), assume)] = _BatchFlow(cls, self.kinds(cls), self.layer, self.parents, self, assume)
+        return self._flows[(id(cls), assume)]
+
+    def _fact(self, key: tuple, compute) -> bool:
+        if key in self._memo:
+            return self._memo[key]
+        if key in self._busy:
+            return False  # a cycle: not shown
+        self._busy.add(key)
+        try:
+            value = bool(compute())
+        finally:
+            self._busy.discard(key)
+        self._memo[key] = value
+        return value
+
+    @staticmethod
+    def _construct(cls: cst.ClassDef) -> cst.FunctionDef | None:
+        return next((f for f in cls.body.body if isinstance(f, cst.FunctionDef) and f.name.value == "construct"),
+                    None)
+
+    def _members(self, cls: cst.ClassDef, attr: str) -> list[list] | None:
+        """The members of every build of ``self.<attr>`` (a ``SequentialCell`` of listed members), else None."""
+        self.kinds(cls)
+        sequences = []
+        for build in self._kinds[id(cls)][1].get(attr, []):
+            if (not isinstance(build, cst.Call) or self.kind_of(build) != "SequentialCell"
+                    or any(a.star or a.keyword for a in build.args)
+                    or (len(build.args) == 1 and isinstance(build.args[0].value, (cst.List, cst.Tuple))
+                        and any(isinstance(e, cst.StarredElement) for e in build.args[0].value.elements))):
+                return None
+            sequences.append(_sequence_members(build))
+        return sequences or None
+
+    def _sequences(self, cls: cst.ClassDef, attr: str) -> list[tuple[list[str], bool, bool]] | None:
+        """Every build of ``self.<attr>`` as (member kinds, in order, surely not empty): a ``SequentialCell`` of
+        listed members, or one a method of the class builds from a list it appends to (:meth:`_built`)."""
+        listed = self._members(cls, attr)
+        if listed is not None:
+            return [([self.kind_of(m) or "" for m in members], True, bool(members)) for members in listed]
+        builds = self._kinds[id(cls)][1].get(attr, [])
+        built = [self._built(cls, b) for b in builds]
+        return built if built and all(b is not None for b in built) else None
+
+    def _built(self, cls: cst.ClassDef, build) -> tuple[list[str], bool, bool] | None:
+        """``self.X = self._make_layer(block, ...)`` whose method starts ``layers = []``, appends builds to it and
+        returns ``nn.SequentialCell(*layers)``: the kinds it may append (a class the method takes as a parameter:
+        every class the file passes there), in no known order; surely not empty when an append runs once in every
+        call (a loop over ``[a] + ...`` or a non-empty list literal, the append straight in its body)."""
+        from mindport.migrator.scopes import dotted_name
+
+        if not (isinstance(build, cst.Call) and isinstance(build.func, cst.Attribute)
+                and isinstance(build.func.value, cst.Name) and build.func.value.value == "self"):
+            return None
+        method = next((f for f in cls.body.body if isinstance(f, cst.FunctionDef)
+                       and f.name.value == build.func.attr.value), None)
+        returns = own_nodes(method, cst.Return) if method is not None else []
+        if len(returns) != 1 or not isinstance(returns[0].value, cst.Call) or self.kind_of(
+                returns[0].value) != "SequentialCell":
+            return None
+        args = returns[0].value.args
+        if len(args) != 1 or args[0].star != "*" or not isinstance(args[0].value, cst.Name):
+            return None
+        name = args[0].value.value
+        kinds, nonempty, start = [], False, False
+        for node in own_nodes(method, cst.Name):
+            if node.value != name or node is args[0].value:
+                continue
+            parent = self.parents.get(id(node))
+            if isinstance(parent, cst.AssignTarget) and not start:
+                assign = self.parents.get(id(parent))
+                start = (isinstance(assign, cst.Assign) and isinstance(assign.value, cst.List)
+                         and not assign.value.elements and self.parents.get(id(self.parents.get(id(assign))))
+                         is method.body)
+                if start:
+                    continue
+            call = self.parents.get(id(parent)) if isinstance(parent, cst.Attribute) else None
+            if not (isinstance(call, cst.Call) and call.func is parent and parent.attr.value == "append"
+                    and len(call.args) == 1 and not call.args[0].star):
+                return None
+            value = call.args[0].value
+            kind = self.kind_of(value)
+            if kind is not None:
+                kinds.append(kind)
+            elif isinstance(value, cst.Call) and isinstance(value.func, cst.Name):
+                classes = self._class_values(cls, method, value.func.value)
+                if classes is None:
+                    return None
+                kinds += ["@" + c for c in classes]
+            else:
+                return None
+            nonempty = nonempty or self._runs_once(method, call)
+        return (list(dict.fromkeys(kinds)), False, nonempty) if start and dotted_name(returns[0].value.func) else None
+
+    def _runs_once(self, method: cst.FunctionDef, call: cst.Call) -> bool:
+        """The call's statement stands straight in the body of a loop of the method's body that runs at least once:
+        over a non-empty list literal, or a name bound once to ``[a, ...] + ...``."""
+        line = self.parents.get(id(self.parents.get(id(call))))
+        block = self.parents.get(id(line))
+        loop = self.parents.get(id(block))
+        if not (isinstance(line, cst.SimpleStatementLine) and isinstance(loop, cst.For)
+                and self.parents.get(id(loop)) is method.body):
+            return False
+        items = loop.iter
+        if isinstance(items, cst.Name):
+            binds = [n for n in own_nodes(method, cst.Name) if n.value == items.value
+                     and isinstance(self.parents.get(id(n)), cst.AssignTarget)]
+            if len(binds) != 1:
+                return False
+            items = self.parents.get(id(self.parents.get(id(binds[0])))).value
+            while isinstance(items, cst.BinaryOperation) and isinstance(items.operator, cst.Add):
+                items = items.left
+        return isinstance(items, (cst.List, cst.Tuple)) and any(
+            not isinstance(e, cst.StarredElement) for e in items.elements)
+
+    def _class_values(self, cls: cst.ClassDef, method: cst.FunctionDef, param: str) -> list[str] | None:
+        """The file's own classes a method's parameter holds: what every call ``self.<method>(...)`` of the class
+        passes there, a class by name or ``__init__``'s parameter (every construction of the class in the file
+        passing a class by name there); None when one is anything else or there is no call."""
+        index = _param_index(method, param)
+        if index is None:
+            return None
+        found = []
+        calls = [c for c in all_nodes(cls, cst.Call) if isinstance(c.func, cst.Attribute)
+                 and _self_attribute(c.func) == method.name.value]
+        for call in calls:
+            value = _argument(call, index - 1, param)
+            if isinstance(value, cst.Name) and value.value in self.classes:
+                found.append(value.value)
+                continue
+            init = self.parents.get(id(call))
+            while init is not None and not isinstance(init, cst.FunctionDef):
+                init = self.parents.get(id(init))
+            if not (isinstance(value, cst.Name) and init is not None and init.name.value == "__init__"):
+                return None
+            given = self._constructed_with(cls, init, value.value)
+            if given is None:
+                return None
+            found += given
+        return found or None
+
+    def _constructed_with(self, cls: cst.ClassDef, init: cst.FunctionDef, param: str) -> list[str] | None:
+        index = _param_index(init, param)
+        if index is None or any(_bases_name(c, cls.name.value) for c in self.every):
+            return None
+        found = []
+        for node in all_nodes(self.module, cst.Name):
+            if node.value != cls.name.value:
+                continue
+            parent = self.parents.get(id(node))
+            if isinstance(parent, cst.ClassDef) and parent.name is node or _in_super(self.parents, parent):
+                continue
+            if not (isinstance(parent, cst.Call) and parent.func is node):
+                return None
+            value = _argument(parent, index - 1, param)
+            if not (isinstance(value, cst.Name) and value.value in self.classes):
+                return None
+            found.append(value.value)
+        return found or None
+
+    def _step(self, kind: str, rank: int) -> str:
+        """``batch``: a member of this kind gives a batch of ``rank`` whatever its input; ``keeps``: it does when its
+        input is one; ``needs``: it refuses anything but one (and keeps it); '' otherwise."""
+        from mindport.mappings.unbatched import BATCH_ONLY, BATCH_RANK
+
+        if BATCH_ONLY.get(kind) == rank:
+            return "needs"
+        if kind.startswith("@"):
+            made, keeps = self.output_of(kind[1:], rank)
+            return "batch" if made else "keeps" if keeps else ""
+        if kind in _KEEP_RANK_LAYERS or (kind in BATCH_RANK and BATCH_RANK[kind] == rank and kind.startswith("Conv")):
+            return "keeps"
+        return ""
+
+    def output(self, cls: cst.ClassDef, attr: str, rank: int) -> tuple[bool, bool]:
+        """(made, keeps) of a call ``self.<attr>(x)`` in ``cls`` (the file's own cell or a ``SequentialCell``): made,
+        its output is a batch of ``rank`` whatever ``x``; keeps, it is one when ``x`` is."""
+        kind = self.kinds(cls).get(attr, "")
+        if kind.startswith("@"):
+            return self.output_of(kind[1:], rank)
+        sequences = self._sequences(cls, attr)
+        if not sequences:
+            return False, False
+        made, keeps = True, True
+        for kinds, ordered, nonempty in sequences:
+            steps = [self._step(k, rank) for k in kinds]
+            if ordered:
+                last = next((s for s in reversed(steps) if s != "keeps"), "keeps")
+                made &= last in ("batch", "needs")
+                keeps &= last in ("batch", "needs", "keeps")
+            else:
+                made &= nonempty and all(s in ("batch", "needs") for s in steps)
+                keeps &= all(s in ("batch", "needs", "keeps") for s in steps)
+        return made, keeps
+
+    def output_of(self, name: str, rank: int) -> tuple[bool, bool]:
+        cls = self.classes.get(name)
+        if cls is None:
+            return False, False
+        made = self._fact(("made", name, rank), lambda: self._returns(cls, rank, False))
+        return made, made or self._fact(("keeps", name, rank), lambda: self._returns(cls, rank, True))
+
+    def _returns(self, cls: cst.ClassDef, rank: int, assume: bool) -> bool:
+        construct = self._construct(cls)
+        if construct is None or (assume and len(construct.params.params) < 2):
+            return False
+        flow = self.flow(cls, assume)
+        returns = [r for r in all_nodes(construct, cst.Return) if flow._enclosing(r) is construct]
+        return bool(returns) and all(r.value is not None and flow.forward(r.value, rank, construct) for r in returns)
+
+    def needs_batch(self, cls: cst.ClassDef, attr: str, rank: int) -> str:
+        """``needs``: ``self.<attr>(x)`` in ``cls`` refuses ``x`` unless it is a batch of ``rank``, in every program
+        torch runs: a cell of the file whose ``construct`` takes its input, first thing, into such a layer through
+        rank-keeping steps, or a ``SequentialCell`` whose members up to such a layer keep the rank; ``identity``:
+        that or, empty, the identity (a sequence built in a loop that may not run); '' otherwise."""
+        kind = self.kinds(cls).get(attr, "")
+        if kind.startswith("@"):
+            return "needs" if self._needs(kind[1:], rank) else ""
+        sequences = self._sequences(cls, attr)
+        if not sequences:
+            return ""
+        answer = "needs"
+        for kinds, ordered, nonempty in sequences:
+            if ordered and self._sequence_needs(kinds, rank):
+                continue
+            if ordered or not kinds or not all(self._needs_kind(k, rank) for k in kinds):
+                return ""
+            answer = answer if nonempty else "identity"
+        return answer
+
+    def _needs_kind(self, kind: str, rank: int) -> bool:
+        return self._step(kind, rank) == "needs" or (kind.startswith("@") and self._needs(kind[1:], rank))
+
+    def _sequence_needs(self, kinds: list[str], rank: int) -> bool:
+        from mindport.mappings.unbatched import BATCH_RANK
+
+        for kind in kinds:
+            if self._needs_kind(kind, rank):
+                return True
+            if not (kind in _KEEP_RANK_LAYERS or (kind in BATCH_RANK and BATCH_RANK[kind] == rank
+                                                  and kind.startswith("Conv"))):
+                return False  # an own cell's output may have another rank than its input: not followed through
+        return False
+
+    def _needs(self, name: str, rank: int) -> bool:
+        cls = self.classes.get(name)
+        construct = self._construct(cls) if cls is not None else None
+        if construct is None or len(construct.params.params) < 2:
+            return False
+        param = construct.params.params[1].name.value
+        return self._fact(("needs", name, rank),
+                          lambda: self.flow(cls).reads_onward(list(construct.body.body), param, rank))
+
+    def input_batched(self, cls: cst.ClassDef, rank: int) -> bool:
+        """Every call the file makes of the cell ``cls`` is on a batch of ``rank``: it is built only as
+        ``self.NAME = Cls(...)`` in another class whose every use of ``self.NAME`` is a call on such a batch, or as a
+        member of a ``SequentialCell`` built so, called on one, after members that keep it; the class has no method
+        besides ``__init__`` and ``construct`` and no subclass in the file."""
+        name = cls.name.value
+        if self.classes.get(name) is not cls:
+            return False
+        return self._fact(("input", name, rank), lambda: self._input_batched(cls, rank))
+
+    def _input_batched(self, cls: cst.ClassDef, rank: int) -> bool:
+        name = cls.name.value
+        methods = [f.name.value for f in cls.body.body if isinstance(f, cst.FunctionDef)]
+        if any(m not in ("__init__", "construct") for m in methods) or any(_bases_name(c, name) for c in self.every):
+            return False
+        uses = 0
+        for node in all_nodes(self.module, cst.Name):
+            if node.value != name:
+                continue
+            parent = self.parents.get(id(node))
+            if isinstance(parent, cst.ClassDef) and parent.name is node or _in_super(self.parents, parent):
+                continue
+            if not (isinstance(parent, cst.Call) and parent.func is node):
+                return False  # a base, a value handed on, a type test: not followed
+            holder = self.parents.get(id(parent))
+            if isinstance(holder, cst.Element):
+                holder = self.parents.get(id(holder))  # SequentialCell([...])
+            if isinstance(holder, cst.Arg):
+                holder = self.parents.get(id(holder))
+            sequence = holder if isinstance(holder, cst.Call) and self.kind_of(holder) == "SequentialCell" else None
+            assign = self.parents.get(id(sequence)) if sequence is not None else holder
+            if not isinstance(assign, cst.Assign) or len(assign.targets) != 1:
+                return False
+            attr = _self_attribute(assign.targets[0].target)
+            owner = self._class_of(assign)
+            if attr is None or owner is None or owner is cls:
+                return False
+            if sequence is None:
+                if self.kinds(owner).get(attr) != "@" + name:
+                    return False
+            else:
+                members = _sequence_members(sequence)
+                if (self.kinds(owner).get(attr) != "SequentialCell" or parent not in members
+                        or self._members(owner, attr) is None):
+                    return False
+                before = [self._step(self.kind_of(m) or "", rank) for m in members[:members.index(parent)]]
+                last = next((s for s in reversed(before) if s != "keeps"), "keeps")
+                if last in ("batch", "needs"):
+                    uses += 1
+                    continue
+                if last != "keeps":
+                    return False
+            if not self.flow(owner).uses_batched(attr, rank, onward=False):
+                return False
+            uses += 1
+        return uses > 0
+
+    def _class_of(self, node) -> cst.ClassDef | None:
+        while node is not None and not isinstance(node, cst.ClassDef):
+            node = self.parents.get(id(node))
+        return node
+
+
+
+
+def _in_super(parents: dict[int, cst.CSTNode], parent) -> bool:
+    """``parent`` (a name's parent) is the argument of ``super(Cls, self)``."""
+    call = parents.get(id(parent)) if isinstance(parent, cst.Arg) else None
+    return isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value == "super"
+
+
+def _bases_name(cls: cst.ClassDef, name: str) -> bool:
+    return any(isinstance(b.value, cst.Name) and b.value.value == name for b in cls.bases)
+
+
+def _param_index(function: cst.FunctionDef, name: str) -> int | None:
+    """The position of a plain parameter (``self`` is 0), None for another kind or a default."""
+    params = function.params.params
+    return next((i for i, p in enumerate(params) if p.name.value == name and p.default is None), None)
+
+
+def _argument(call: cst.Call, index: int, name: str):
+    """The value a call passes for the parameter at ``index`` (after self) named ``name``, None when not plainly."""
+    if any(a.star for a in call.args):
+        return None
+    keyword = [a.value for a in call.args if a.keyword is not None and a.keyword.value == name]
+    if keyword:
+        return keyword[0]
+    positional = [a.value for a in call.args if a.keyword is None]
+    return positional[index] if index < len(positional) else None
+
+def _concatenated(call: cst.Call) -> list:
+    """The listed tensors ``ops.cat``/``ops.concat`` joins (torch joins tensors of one rank only), else []."""
+    func = call.func
+    if (isinstance(func, cst.Attribute) and func.attr.value in ("cat", "concat") and isinstance(func.value, cst.Name)
+            and func.value.value == "ops" and isinstance(call.args[0].value, (cst.List, cst.Tuple))):
+        return [e for e in call.args[0].value.elements if not isinstance(e, cst.StarredElement)]
+    return []
 
 def _sequence_members(call: cst.Call) -> list:
     if len(call.args) == 1 and isinstance(call.args[0].value, (cst.List, cst.Tuple)):

@@ -34,7 +34,8 @@ SOURCE = textwrap.dedent("""\
 @pytest.mark.parametrize("mode", ["pynative", "graph"])
 def test_padding_modes_match_torch(mode, tmp_path):
     code = convert_source(SOURCE).code
-    assert "torch" not in code.replace("mp_adapt.api(\"torch.nn.Conv2d\")", "")
+    assert "torch" not in code.replace("torch.nn.Conv2d's parameters", "")  # the factory's docstring
+    assert "self.run_time = make_conv2d(5, 2, 3, padding=1, padding_mode=mode)" in code  # the mode decides the class
     assert "ModePaddedConv1d" in code and "ModePaddedConv2d" in code
     x = np.random.default_rng(0).standard_normal((2, 7, 3)).astype(np.float32)
     assert_port_matches_in_mode(SOURCE, code, "Net", [x], tmp_path, "padding_modes", mode)

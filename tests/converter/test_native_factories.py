@@ -253,3 +253,100 @@ def test_a_tuple_of_classes_also_used_otherwise_keeps_the_adapters():
             return norms[0](c)
     """)).code
     assert 'norms = (mp_adapt.api("torch.nn.LayerNorm"), mp_adapt.api("torch.nn.GroupNorm"))' in code
+
+
+CONV_MODES = """
+import torch
+import torch.nn as nn
+
+
+def conv(c, mode, **kwargs):
+    return nn.Conv2d(c, c, 3, padding=1, padding_mode=mode, **kwargs)
+"""
+
+
+@pytest.mark.parametrize("mode", ["zeros", "reflect", "replicate", "circular"])
+def test_a_conv2d_whose_padding_mode_is_known_at_run_time_is_built_by_a_factory_deciding_the_class(mode, tmp_path):
+    """issue 30: ``nn.Conv2d(..., padding_mode=mode, **kwargs)`` was ``mp_adapt.api("torch.nn.Conv2d")(...)``; now a
+    factory with torch's parameters builds MindSpore's nn.Conv2d for 'zeros' and the runtime's ModePaddedConv2d for
+    the other modes (the entry's switch), each matching torch; a mode torch refuses raises as torch does."""
+    import mindspore as ms
+    import torch
+
+    code = convert_source(textwrap.dedent(CONV_MODES)).code
+    assert "mp_adapt" not in code and "return make_conv2d(c, c, 3, padding=1, padding_mode=mode, **kwargs)" in code
+    assert "    if padding_mode in ('reflect', 'replicate', 'circular'):\n        return mp_nn.ModePaddedConv2d(" in code
+    module = load_module(code, tmp_path / f"m_conv_{mode}.py", f"m_conv_{mode}")
+    torch_module = load_module(textwrap.dedent(CONV_MODES), tmp_path / f"t_conv_{mode}.py", f"t_conv_{mode}")
+    torch_conv, ms_conv = torch_module.conv(2, mode, bias=False), module.conv(2, mode, bias=False)
+    assert type(ms_conv).__name__ == ("Conv2d" if mode == "zeros" else "ModePaddedConv2d")
+    ms_conv.weight.set_data(ms.Tensor(torch_conv.weight.detach().numpy()))
+    x = np.random.default_rng(0).standard_normal((1, 2, 5, 6)).astype(np.float32)
+    with torch.no_grad():
+        want = torch_conv(torch.from_numpy(x)).numpy()
+    np.testing.assert_allclose(ms_conv(ms.Tensor(x)).asnumpy(), want, rtol=1e-5, atol=1e-5)
+    with pytest.raises(ValueError, match="padding_mode must be one of"):
+        torch_module.conv(2, "mirror")
+    with pytest.raises(ValueError, match="padding_mode must be one of"):
+        module.conv(2, "mirror")
+
+
+LAYER_VALUES = """
+import torch
+import torch.nn as nn
+
+
+def conv_bn(c, o, conv_layer=nn.Conv2d, norm_layer=nn.BatchNorm2d, **kwargs):
+    return nn.Sequential(conv_layer(c, o, 3, padding=1, **kwargs), norm_layer(o))
+
+
+class Block(nn.Module):
+    def __init__(self, c, act_layer=nn.ReLU, conv_layer=nn.Conv2d, norm_layer=nn.BatchNorm2d, **kwargs):
+        super().__init__()
+        self.body = conv_bn(c, c, conv_layer=conv_layer, norm_layer=norm_layer, **kwargs)
+        self.act = act_layer(inplace=True) if act_layer is not None else nn.Identity()
+
+    def forward(self, x):
+        return self.act(self.body(x))
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = Block(3, bias=False)
+        self.b = Block(3, act_layer=nn.SiLU, padding_mode="reflect")
+
+    def forward(self, x):
+        return self.b(self.a(x))
+"""
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_layer_classes_passed_as_values_only_ever_called_are_native_factories(mode, tmp_path):
+    """issue 30 (timm's ``conv_layer=nn.Conv2d``, ``norm_layer=nn.BatchNorm2d``, ``act_layer=nn.ReLU``): a layer class
+    passed as a value whose every use is a call (with ``**kwargs``: no one call shape) or a test against None was the
+    runtime adapter bound by a torch name in a string; now the file's native factory, which takes torch's parameters."""
+    result = convert_source(textwrap.dedent(LAYER_VALUES))
+    assert not result.diagnostics, result.diagnostics
+    code = result.code
+    assert "mp_adapt" not in code, code
+    assert "conv_layer=make_conv2d" in code and "act_layer=make_relu" in code and "act_layer=make_silu" in code
+    x = np.random.default_rng(0).standard_normal((2, 3, 6, 6)).astype(np.float32)
+    assert_port_matches_in_mode(textwrap.dedent(LAYER_VALUES), code, "Net", [x], tmp_path, f"values_{mode}", mode,
+                                rtol=1e-4, atol=1e-5)
+
+
+def test_a_layer_class_value_also_used_otherwise_keeps_the_adapter():
+    code = convert_source(textwrap.dedent("""
+        import torch.nn as nn
+
+
+        class Block(nn.Module):
+            def __init__(self, c, norm_layer=nn.BatchNorm2d, act_layer=nn.ReLU, **kwargs):
+                super().__init__()
+                self.norm = norm_layer(c, **kwargs)
+                self.act = act_layer(**kwargs)
+                self.fused = isinstance(self.norm, norm_layer) and act_layer == nn.ReLU
+    """)).code
+    assert 'norm_layer=mp_adapt.api("torch.nn.BatchNorm2d")' in code
+    assert 'act_layer=mp_adapt.api("torch.nn.ReLU")' in code

@@ -47,13 +47,14 @@ def test_inplace_false_or_omitted_keeps_the_plain_target():
 
 
 def test_switch_on_a_variable_is_decided_when_the_call_happens():
-    """nn.ReLU(inplace=flag): the runtime adapter makes the entry's choice with the value the call gets."""
+    """nn.ReLU(inplace=flag): the file's native factory makes the entry's choice with the value the call gets."""
     import mindspore as ms
     import torch
 
     source = HEAD + "def build(flag):\n    return nn.ReLU(inplace=flag)\n"
     result = convert_source(source, "<test>")
-    assert result.diagnostics == [] and 'mp_adapt.api("torch.nn.ReLU")(inplace=flag)' in result.code
+    assert result.diagnostics == [] and "return make_relu(inplace=flag)" in result.code
+    assert "    if inplace:\n        return mp_nn.InplaceReLU()\n    return nn.ReLU()" in result.code
     torch_ns: dict = {}
     exec(compile(source, "t", "exec"), torch_ns)
     ms_ns: dict = {}

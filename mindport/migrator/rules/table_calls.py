@@ -2,6 +2,8 @@
 docs/converter/table_calls.md shows both."""
 from __future__ import annotations
 
+import ast
+
 import functools
 from pathlib import Path
 from typing import Callable
@@ -114,7 +116,13 @@ class TableCallTransform(Rule):
     file, torch's parameters and defaults building MindSpore's class (``linear(*args, **kwargs)`` calls
     ``make_linear(in_features, out_features, bias=True, ...)``, which returns ``nn.Dense(...)``:
     ``mindport/migrator/factories.py``); so is one given to ``functools.partial`` (``partial(nn.Linear, bias=False)``
-    is ``partial(make_linear, bias=False)``: a partial is only ever called). Such a class as the base of a class with no ``__init__`` of its own
+    is ``partial(make_linear, bias=False)``: a partial is only ever called), and one passed as a value whose every use
+    is a call or a test against None (``conv_layer=nn.Conv2d`` called with ``**kwargs``: ``ValueFlow.only_called``).
+    An entry whose one ``switch`` parameter picks the class by its value gets a factory that decides when it is
+    called: ``make_conv2d(..., padding_mode='zeros', ...)`` returns the runtime's ModePaddedConv2d for 'reflect',
+    'replicate', 'circular', raises torch's ValueError for another mode, and builds MindSpore's ``nn.Conv2d`` for
+    'zeros'; ``make_relu(inplace=False)`` returns InplaceReLU when ``inplace``. Such a class as the base of a class
+    with no ``__init__`` of its own
     (``class GroupNorm32(nn.GroupNorm)``) is MindSpore's class, and the class gets an ``__init__`` with torch's
     parameters that hands them to it bound statically, so it is still built with torch's arguments anywhere. A flagged
     call's statement keeps its torch meaning (the engine's ``keep_torch.py``).
@@ -963,6 +971,10 @@ class TableCallTransform(Rule):
                 self.ctx.converted_sites += 1
                 return factory
         factory = self._layer_factory(original_node, qual) if value is not None else None
+        if factory is None and value is not None:  # only ever called, in shapes not all known: a native factory
+            entry, site = self.ctx.registry.lookup(qual), self._value_sites.get(id(original_node))
+            if entry is not None and entry.kind == "layer" and site is not None and self._flow.only_called(*site):
+                factory = self._native_factory(original_node, entry)
         if factory is not None:
             self.ctx.converted_sites += 1
             return factory
@@ -1034,13 +1046,16 @@ class TableCallTransform(Rule):
         made = self._factories[entry.torch]
         return cst.Name(made[0]) if made is not None else None
 
-    def _native_construction(self, func: cst.BaseExpression, entry) -> tuple[cst.Call, str] | None:
+    def _native_construction(self, func: cst.BaseExpression, entry,
+                             without: str = "") -> tuple[cst.Call, str] | None:
         """(MindSpore's construction of the entry's class from torch's parameters each passed by its name, those
-        parameters as source) where that converts statically to a MindSpore class naming no runtime helper."""
+        parameters as source) where that converts statically to a MindSpore class naming no runtime helper;
+        ``without``: a parameter left out (its default taken)."""
         parameters = factory_parameters(entry)
         if parameters is None:
             return None
-        args = [cst.Arg(keyword=cst.Name(p.name), value=cst.Name(p.name), equal=NO_SPACE_EQUAL) for p in entry.signature]
+        args = [cst.Arg(keyword=cst.Name(p.name), value=cst.Name(p.name), equal=NO_SPACE_EQUAL)
+                for p in entry.signature if p.name != without]
         needed = set(self.ctx.imports_needed)
         built = self._static_call(entry, cst.Call(func=func, args=fix_commas(args)))
         runtime = {self.ctx.aliases.get(m, runtime_alias(m)) for m in self.ctx.imports_needed if m.startswith("mindport")}
@@ -1050,13 +1065,57 @@ class TableCallTransform(Rule):
         return built, parameters
 
     def _factory_for(self, func: cst.BaseExpression, entry):
-        made = self._native_construction(func, entry)
+        made, branches = self._native_construction(func, entry), ()
+        if made is None:
+            made, branches = self._switched_construction(func, entry) or (None, ())
         if made is None:
             return None
         built, parameters = made
         taken = {n.value for n in all_nodes(self._module, cst.Name)} | {m[0] for m in self._factories.values() if m}
         name = factory_name(entry, taken)
-        return name, factory_def(name, entry, parameters, built, code_of(built.func))
+        return name, factory_def(name, entry, parameters, built, code_of(built.func), branches)
+
+    def _switched_construction(self, func: cst.BaseExpression, entry):
+        """An entry whose one ``switch`` parameter picks another class by its value (``padding_mode='reflect'`` ->
+        the runtime's ModePaddedConv2d, ``inplace=True`` -> InplaceReLU): ((MindSpore's construction for the
+        parameter's default, which must name no runtime helper, torch's parameters as source), the branches
+        ``(condition source, construction)`` for the other values, then a guard raising torch's error for a value
+        torch refuses (a string switch)); None when a construction is not static."""
+        if len(entry.switch) != 1:
+            return None
+        (param, choices), = entry.switch.items()
+        spec = entry.param(param)
+        if "*" in choices or spec is None or spec.default is None:
+            return None
+        needed = set(self.ctx.imports_needed)
+        made = self._native_construction(func, entry, without=param)
+        if made is None:
+            return None
+        arg = lambda n, v: cst.Arg(keyword=cst.Name(n), value=v, equal=NO_SPACE_EQUAL)  # noqa: E731
+        base = [arg(p.name, cst.Name(p.name)) for p in entry.signature if p.name != param]
+        by_target: dict[str, list] = {}
+        for source, target in choices.items():
+            value = ast.literal_eval(source)
+            if value not in by_target.setdefault(target, []):
+                by_target[target].append(value)
+        branches = []
+        for values in by_target.values():
+            other = self._static_call(entry, cst.Call(func=func, args=fix_commas(
+                [*base, arg(param, cst.parse_expression(repr(values[0])))])))
+            if other is None:
+                self.ctx.imports_needed = needed
+                return None
+            other = other.with_changes(args=[a.with_changes(value=cst.Name(param)) if a.keyword is not None
+                                             and a.keyword.value == param else a for a in other.args])
+            condition = (param if values == [True] else f"not {param}" if values == [False]
+                         else f"{param} in {tuple(values)!r}" if len(values) > 1 else f"{param} == {values[0]!r}")
+            branches.append((condition, other))
+        default = ast.literal_eval(spec.default)
+        allowed = [default] + [v for values in by_target.values() for v in values]
+        if isinstance(default, str) and all(isinstance(v, str) for v in allowed):
+            message = f"{param} must be one of {allowed!r}, but got {param}={{{param}!r}}"  # torch's words
+            branches.append((f"{param} != {default!r}", f"raise ValueError(f{message!r})"))
+        return made, tuple(branches)
 
     def _native_base(self, original_node, qual: str) -> cst.BaseExpression | None:
         """``class GroupNorm32(nn.GroupNorm)`` with no ``__init__`` of its own: MindSpore's class as the base and an
