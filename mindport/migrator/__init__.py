@@ -49,7 +49,7 @@ def convert_source(code: str, filename: str = "<string>", *, target: str = "nn",
     gc.disable()  # syntax trees are acyclic: the cycle collector's passes over them are pure cost (about 15 %)
     try:
         try:
-            module = cst.parse_module(code)
+            module = _parse(code)
         except cst.ParserSyntaxError as exc:
             diag = Diagnostic("MP201", f"syntax error: {exc.message}", filename, exc.raw_line,
                               exc.raw_column + 1, "fix the syntax error; the file was copied unchanged")
@@ -72,6 +72,46 @@ def convert_source(code: str, filename: str = "<string>", *, target: str = "nn",
     return ConversionResult(code=new_code, diagnostics=sorted(ctx.diagnostics, key=lambda d: (d.line, d.column)),
                             converted_sites=ctx.converted_sites, changed=new_code != code,
                             class_summary=ctx.class_summary)
+
+
+def _parse(code: str) -> cst.Module:
+    """LibCST's module of ``code``. Python-2-era files mixing tabs and spaces in one indentation (``8 spaces + tab``
+    under an ``if`` of 8 spaces: DBPN's dbpn.py) are valid Python 3, which counts a tab to the next multiple of 8,
+    but LibCST's tokenizer refuses them ("no matching outer block for dedent"): such a file is parsed, and converted,
+    with the leading tabs of its code lines expanded the way Python reads them (lines inside a string are kept)."""
+    try:
+        return cst.parse_module(code)
+    except cst.ParserSyntaxError as exc:
+        refused = exc
+    expanded = _expand_indentation_tabs(code)
+    if expanded == code or _syntax_error(code) is not None:  # not the tab case, or not Python either
+        raise refused
+    try:
+        return cst.parse_module(expanded)
+    except cst.ParserSyntaxError:
+        raise refused from None
+
+
+def _expand_indentation_tabs(code: str) -> str:
+    """``code`` with each code line's leading tabs expanded to Python's columns (tab size 8); the lines of a
+    multi-line string, whose whitespace is data, are left as they are."""
+    import io
+    import tokenize
+
+    inside: set[int] = set()
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(code).readline):
+            if tok.start[0] != tok.end[0] and tok.type in (tokenize.STRING, getattr(tokenize, "FSTRING_MIDDLE", -1)):
+                inside.update(range(tok.start[0] + 1, tok.end[0] + 1))
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return code
+    lines = code.splitlines(keepends=True)
+    for row, line in enumerate(lines, start=1):
+        body = line.lstrip(" \t")
+        lead = line[:len(line) - len(body)]
+        if "\t" in lead and row not in inside:
+            lines[row - 1] = lead.expandtabs(8) + body
+    return "".join(lines)
 
 
 class _Requote(cst.CSTTransformer):

@@ -4,7 +4,9 @@ passes the inputs, then out and dout), forward and gradients match torch; ``F.ap
 class converts (never a MindSpore call of a torch Function)."""
 from __future__ import annotations
 
+import tempfile
 import textwrap
+from pathlib import Path
 
 import numpy as np
 
@@ -131,4 +133,62 @@ def test_a_function_defined_under_a_module_level_if_converts(tmp_path):
     mx = ms.Tensor(x)
     np.testing.assert_allclose(ms_net(mx).asnumpy(), want.detach().numpy(), rtol=1e-5, atol=1e-5)
     grad = ms.grad(lambda v: ms_net(v).sum())(mx)  # the custom backward (doubled)
+    np.testing.assert_allclose(grad.asnumpy(), tx.grad.numpy(), rtol=1e-5, atol=1e-5)
+
+
+INSTANCE_APPLY = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+
+
+    class Straight(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, w):
+            ctx.save_for_backward(w)
+            return torch.round(x * 4) / 4 * w
+
+        @staticmethod
+        def backward(ctx, grad):
+            (w,) = ctx.saved_tensors
+            return grad * w * 3, grad.sum() * 0 + 1
+
+
+    def straight(x, w):
+        return Straight().apply(x, w)
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+            self.w = nn.Parameter(torch.tensor(0.5))
+            self.fn = Straight.apply
+
+        def forward(self, x):
+            return straight(self.fc(x), self.w) + self.fn(x, self.w)
+""")
+
+
+def test_apply_reached_through_an_instance_or_bound_is_the_cell():
+    """torch's Function.apply is a classmethod: ``F().apply(x, w)`` (VQ-VAE's ``NearestEmbedFunc().apply``) and
+    ``self.fn = F.apply`` are the same function; each becomes the Cell ``F()`` (it was ``F().apply(...)``, Cell.apply,
+    a TypeError). Values and the custom gradient match torch's."""
+    import mindspore as ms
+    import torch
+
+    from mindport import transfer_weights
+
+    result = convert_source(INSTANCE_APPLY)
+    assert result.diagnostics == [], [d.format() for d in result.diagnostics]
+    assert "Straight()(x, w)" in result.code and ".apply" not in result.code, result.code
+    torch_net = load_module(INSTANCE_APPLY, Path(tempfile.mkdtemp()) / "t_inst.py", "t_inst").Net()
+    ms_net = load_module(result.code, Path(tempfile.mkdtemp()) / "m_inst.py", "m_inst").Net()
+    transfer_weights(torch_net.state_dict(), ms_net)
+    x = np.random.default_rng(1).standard_normal((2, 4)).astype(np.float32)
+    tx = torch.from_numpy(x).requires_grad_(True)
+    want = torch_net(tx)
+    want.sum().backward()
+    mx = ms.Tensor(x)
+    np.testing.assert_allclose(ms_net(mx).asnumpy(), want.detach().numpy(), rtol=1e-5, atol=1e-5)
+    grad = ms.grad(lambda v: ms_net(v).sum())(mx)
     np.testing.assert_allclose(grad.asnumpy(), tx.grad.numpy(), rtol=1e-5, atol=1e-5)

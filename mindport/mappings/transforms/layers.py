@@ -434,9 +434,13 @@ def layers_int_value(arg: Arg) -> str:
 
 @value_transform("layers_float_value")
 def layers_float_value(arg: Arg) -> str:
-    """An argument MindSpore requires as float where torch accepts an int (pdist p)."""
+    """An argument MindSpore requires as float where torch accepts an int (pdist p; ``nn.Dropout2d(p)`` with p=0
+    from the caller; ``BatchNorm2d(c, eps=1)``): a literal becomes a float literal, anything else ``float(...)``
+    unless it already is one."""
     value = arg.literal(default=UNKNOWN)
     if value is UNKNOWN:
+        if arg.source.startswith("float(") and arg.source.endswith(")"):
+            return arg.source
         return f"float({arg.source})"
     return repr(float(value))
 

@@ -20,7 +20,8 @@ class AutogradFunctionTransform(Rule):
 
     ``ctx`` becomes ``self``: ``ctx.save_for_backward(a, b)`` -> ``self.saved_tensors = (a, b)``, ``ctx.k = v`` stays
     an attribute. ``bprop`` must return one gradient per input as a tuple, so a single gradient is wrapped and a
-    ``None`` gradient becomes ``ops.zeros_like(<input>)``. Call sites ``F.apply(x)`` -> ``F()(x)``.
+    ``None`` gradient becomes ``ops.zeros_like(<input>)``. Call sites ``F.apply(x)`` -> ``F()(x)``, also when apply
+    (a classmethod) is reached through an instance: ``F().apply(x)`` -> ``F()(x)``.
 
     ``forward(ctx, fn, n, *args)`` (gradient checkpointing) gives ``bprop(self, fn, n, *args)``: MindSpore passes
     the inputs, then ``out`` and ``dout``, so the first line takes those two off the end of ``args``; a
@@ -156,10 +157,16 @@ class AutogradFunctionTransform(Rule):
 
     def leave_Attribute(self, original_node, updated_node):
         value = updated_node.value
-        if updated_node.attr.value == "apply" and isinstance(value, cst.Name) and value.value in self.functions \
-                and self.ctx.module_scope.lookup(value.value) == (True, None):
+        if updated_node.attr.value != "apply":
+            return updated_node
+        # torch's apply is a classmethod: F.apply, and F().apply on a throw-away instance (VQ-VAE's
+        # NearestEmbedFunc().apply(x, emb)), are the same function; both are the Cell F() here
+        instance = isinstance(value, cst.Call) and not value.args
+        name = value.func if instance else value
+        if isinstance(name, cst.Name) and name.value in self.functions \
+                and self.ctx.module_scope.lookup(name.value) == (True, None):
             self.ctx.converted_sites += 1
-            return cst.Call(func=value)
+            return value if instance else cst.Call(func=value)
         return updated_node
 
 
