@@ -768,6 +768,39 @@ def _has_forward(key: str, own: dict, bases: dict, keys_of: dict, seen=None) -> 
     return False
 
 
+def _shadowed_folders(root: Path, parsed: dict) -> dict[str, str]:
+    """Files of a folder that is no package, which the repository imports from its root (``from layers.attention
+    import Attention``) and whose folder holds a module named like one of the root's that the project imports
+    (``layers/utils.py`` beside the root's ``utils/``): with the file's folder first on ``sys.path`` (a sibling-style
+    import), ``from utils.masking import ...`` would find the sibling ("'utils' is not a package"). They are imported by
+    their dotted name from the root, as the repository's scripts do: rel -> dotted name."""
+    imported: set[str] = set()
+    for tree in parsed.values():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                imported.add(node.module)
+            elif isinstance(node, ast.Import):
+                imported.update(a.name for a in node.names)
+    tops = {name.split(".")[0] for name in imported}
+    root_names = {rel.split("/")[0].removesuffix(".py") for rel in parsed} & tops
+    siblings: dict[str, set[str]] = {}
+    for rel in parsed:
+        folder, _, leaf = rel.rpartition("/")
+        siblings.setdefault(folder, set()).add(leaf.removesuffix(".py"))
+        if "/" in folder:  # a sub-folder is a sibling module (a namespace package) of its parent's files
+            parent, _, sub = folder.rpartition("/")
+            siblings.setdefault(parent, set()).add(sub)
+    out = {}
+    for rel in parsed:
+        folder = rel.rpartition("/")[0]
+        dotted = rel[:-3].replace("/", ".")
+        if folder and dotted in imported and siblings.get(folder, set()) & root_names \
+                and not (root / rel).with_name("__init__.py").is_file() \
+                and all(part.isidentifier() for part in rel[:-3].split("/")):
+            out[rel] = dotted
+    return out
+
+
 def discover(root, files: list[str] | None = None, excluded: list | None = None) -> list[Candidate]:
     """Every model class and factory of the repository at ``root``, with the calls its own code writes.
 
@@ -796,6 +829,7 @@ def discover(root, files: list[str] | None = None, excluded: list | None = None)
                  if "/" in rel and not (root / rel).with_name("__init__.py").is_file()
                  and all(part.isidentifier() for part in rel[:-3].split("/"))
                  and any(isinstance(n, ast.ImportFrom) and n.level for n in ast.walk(tree))}
+    dotted_of.update(_shadowed_folders(root, parsed))
     argdefaults_of = {rel: _argparse_defaults(tree) for rel, tree in parsed.items()}
     repo_argdefaults: dict[str, str] = {}  # every literal argparse default of the repository (the first one wins)
     for defaults in argdefaults_of.values():
