@@ -91,20 +91,21 @@ def ctor_attempts(cand: dict, user: str | None) -> list[tuple[str, str]]:
     for text in cand["ctors"][:6]:
         add("repository", text)
     required = [p for p in cand["params"] if p["default"] is None and p["kind"] in ("positional", "keyword")]
-    first = None
+    first = first_values = None
     if not required:
         add("defaults", "")
         first = ""
     else:
         # 32 last: GroupNorm(32, ch) in the model needs channels divisible by 32 (DDPM, DiT)
         for size, last_resort in ((16, False), (8, False), (16, True), (32, False)):
-            values = [(repr(p["choices"][0]) if p.get("choices") else None) or _config_value(p, cand.get("configs", []))
+            values = [(repr(p["choices"][0]) if p.get("choices") else None) or _config_value(p, cand, size)
                       or used_value(p, size, repository_defaults=size == 16 and not last_resort)
                       or small_value(p["name"], p["annotation"], size, last_resort) for p in required]
             _tie_counts(required, values)
             if all(v is not None for v in values):
                 add("small values", ", ".join(f"{p['name']}={v}" for p, v in zip(required, values)))
-                first = first if first is not None else ", ".join(f"{p['name']}={v}" for p, v in zip(required, values))
+                if first is None:
+                    first, first_values = ", ".join(f"{p['name']}={v}" for p, v in zip(required, values)), values
     # a bottleneck block (``expansion = 4``) without a downsample adds its input to planes * 4 channels: planes is
     # the input's channels // 4 (HRNet's, torchvision's Bottleneck(inplanes, planes))
     names = [p["name"] for p in required]
@@ -126,6 +127,11 @@ def ctor_attempts(cand: dict, user: str | None) -> list[tuple[str, str]]:
     shrunk = _shrunk(cand["params"])  # tried after the rest: it changes defaults (a model too large at them)
     if shrunk and first is not None:
         add("small sizes", ", ".join(filter(None, [first, shrunk])))
+    # a configuration object at small sizes (BERT's Config(dim=768, n_layers=12) is over the parameter cap)
+    if first_values is not None:
+        small = [_config_value(p, cand, 16, shrink=True) or v for p, v in zip(required, first_values)]
+        if small != first_values:
+            add("small config", ", ".join(f"{p['name']}={v}" for p, v in zip(required, small)))
     return out
 
 
@@ -224,16 +230,32 @@ def _mapping(attrs: dict, namespace: bool, size: int, repository_defaults: bool)
     return "{" + ", ".join(f"{k!r}: {v}" for k, v in items) + "}"
 
 
-def _config_value(param: dict, configs: list[str]) -> str | None:
-    """A configuration object built with its own defaults: the class the annotation names when it is one of the
-    module's configuration classes, or the module's only one for a parameter named like a configuration."""
+def _config_value(param: dict, cand: dict, size: int = 16, shrink: bool = False) -> str | None:
+    """A configuration object: the class the annotation names when it is one of the module's configuration classes,
+    or the module's only one for a parameter named like a configuration, built with its own defaults except for
+    sizes it leaves unset (a required field, or ``vocab_size: int = None``: small values by name); ``shrink``: its
+    size-like fields smaller too (``_shrunk``: ``n_layer=12`` -> 1, ``n_embd=768`` -> 16)."""
+    configs = cand.get("configs", [])
     ann = param["annotation"].strip("'\"")
-    if ann in configs:
-        return f"{ann}()"
-    if re.fullmatch(r"(config|cfg|conf|args|params|hparams|model_args|opt|opts)", param["name"].lower()) \
-            and len(configs) == 1:
-        return f"{configs[0]}()"
-    return None
+    name = ann if ann in configs else configs[0] if len(configs) == 1 and re.fullmatch(
+        r"(config|cfg|conf|args|params|hparams|model_args|opt|opts)", param["name"].lower()) else None
+    if name is None:
+        return None
+    fields = cand.get("config_fields", {}).get(name, [])
+    args = []
+    for f in fields:
+        hint = f["annotation"].replace(" ", "")
+        if f["default"] is None or (f["default"] == "None" and hint in ("int", "float")):
+            value = small_value(f["name"], hint, size, last_resort=True)
+            if value is None:
+                if f["default"] is None:
+                    return None  # a required field of unknown kind
+                continue
+            args.append(f"{f['name']}={value}")
+    if shrink:
+        unset = {a.split("=")[0] for a in args}
+        args += [a for a in _shrunk(fields).split(", ") if a and a.split("=")[0] not in unset]
+    return f"{name}({', '.join(args)})"
 
 
 # ------------------------------------------------------------------------------------------------------ in torch

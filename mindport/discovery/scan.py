@@ -59,6 +59,7 @@ class Candidate:
     inputs: list[list[str]] = field(default_factory=list)  # input specs of calls the repository writes
     bases: list[str] = field(default_factory=list)
     configs: list[str] = field(default_factory=list)  # the module's configuration classes (GPTConfig, ModelArgs)
+    config_fields: dict = field(default_factory=dict)  # configuration class -> its fields (``_config_fields``)
     dotted: str = ""  # "models.convnext": imported by this name from the root (a relative import, no __init__.py)
     expansion: int = 0  # a block's class-level ``expansion = 4``: its output has planes * expansion channels
 
@@ -73,6 +74,7 @@ class Candidate:
         return {"class": self.key, "kind": self.kind, "line": self.line, "bases": self.bases,
                 "params": [vars(p) for p in self.params], "forward": [vars(p) for p in self.forward],
                 "doc": self.doc[:600], "ctors": self.ctors, "inputs": self.inputs, "configs": self.configs,
+                "config_fields": self.config_fields,
                 "dotted": self.dotted, "expansion": self.expansion}
 
 
@@ -768,6 +770,19 @@ def _has_forward(key: str, own: dict, bases: dict, keys_of: dict, seen=None) -> 
     return False
 
 
+def _config_fields(cls: ast.ClassDef) -> list[dict]:
+    """A configuration class's fields as keyword parameters: its annotated class attributes (a dataclass, a
+    NamedTuple: ``vocab_size: int = None``, ``n_layer: int = 12``), else its ``__init__``'s parameters."""
+    fields = [Param(n.target.id, ast.unparse(n.annotation), ast.unparse(n.value) if n.value is not None else None,
+                    kind="keyword")
+              for n in cls.body if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)
+              and "ClassVar" not in ast.unparse(n.annotation)]
+    init = _method(cls, "__init__")
+    if not fields and init is not None:
+        fields = [p for p in _params(init.args, True) if p.kind in ("positional", "keyword")]
+    return [vars(p) for p in fields]
+
+
 def _shadowed_folders(root: Path, parsed: dict) -> dict[str, str]:
     """Files of a folder that is no package, which the repository imports from its root (``from layers.attention
     import Attention``) and whose folder holds a module named like one of the root's that the project imports
@@ -839,6 +854,7 @@ def discover(root, files: list[str] | None = None, excluded: list | None = None)
         dotted = dotted_of.get(rel, "")
         configs = [n.name for n in tree.body if isinstance(n, ast.ClassDef) and n.name not in module_classes
                    and re.search(r"(Config|Args|Params|Cfg|Hparams|Options|Settings)$", n.name)]
+        config_fields = {n.name: _config_fields(n) for n in tree.body if isinstance(n, ast.ClassDef) and n.name in configs}
         for node in tree.body:
             if isinstance(node, ast.ClassDef) and node.name in module_classes and node.name not in _NOT_MODELS \
                     and not other_framework(rel, node.name):
@@ -857,6 +873,7 @@ def discover(root, files: list[str] | None = None, excluded: list | None = None)
                     _sequence_usage(fwd, fwd_params)
                 c = Candidate(rel, node.name, "class", node.lineno, init_params, fwd_params, doc,
                               bases=[_last(b) or ast.unparse(b) for b in node.bases], configs=configs,
+                              config_fields=config_fields,
                               dotted=dotted)
                 c.expansion = next((n.value.value for n in node.body if isinstance(n, ast.Assign)
                                     and any(isinstance(t, ast.Name) and t.id == "expansion" for t in n.targets)

@@ -50,3 +50,55 @@ def test_a_folder_module_named_like_a_root_package_does_not_shadow_it(tmp_path):
     models, _ = prove_models(src, out, pattern="layers/attention.py:*", cache=False)
     assert [m["status"] for m in models] == ["proven"], models
     assert models[0]["ctor"] == "8", models[0]  # the repository's own call
+
+
+CONFIG_OBJECT = '''
+from typing import NamedTuple
+
+import torch
+import torch.nn as nn
+
+
+class Config(NamedTuple):  # pytorchic-bert's: the vocabulary is left to the caller, the sizes are BERT-base's
+    vocab_size: int = None
+    dim: int = 1024
+    n_layers: int = 12
+    max_len: int = 512
+
+
+class Encoder(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.embed = nn.Embedding(cfg.vocab_size, cfg.dim)
+        self.pos = nn.Embedding(cfg.max_len, cfg.dim)
+        self.blocks = nn.ModuleList([nn.Linear(cfg.dim, cfg.dim) for _ in range(cfg.n_layers)])
+        self.norm = nn.LayerNorm(cfg.dim)
+
+    def forward(self, x):
+        h = self.embed(x) + self.pos(torch.arange(x.shape[1]))
+        for block in self.blocks:
+            h = torch.tanh(block(h))
+        return self.norm(h)
+'''
+
+
+def test_a_configuration_object_gets_its_unset_sizes_and_small_sizes(tmp_path):
+    """``Encoder(cfg)`` with the module's ``Config``: ``Config()`` left ``vocab_size=None`` ("empty(): argument
+    'size' ... NoneType": pytorchic-bert's Embeddings, Transformer) and at its own sizes the model is over the
+    parameter cap. The unset size gets a small value by its name, then the configuration's sizes are shrunk."""
+    from mindport.discovery.build import build_one
+    from mindport.discovery.prove import ProveSettings, prove_models
+    from mindport.discovery.scan import discover
+    from mindport.migrator.repo import convert_path
+
+    src, out = tmp_path / "src", tmp_path / "out"
+    _tree(src, {"models.py": CONFIG_OBJECT})
+    cand = next(c for c in discover(src) if c.name == "Encoder")
+    result = build_one(cand.to_json() | {"rel": cand.rel, "name": cand.name}, None, str(src), 30, 10_000_000)
+    assert result["status"] == "built", result
+    assert result["ctor"] == "cfg=Config(vocab_size=100, dim=16, n_layers=1)", result
+    assert result["inputs"] == ["2x16:int64:0:100"], result
+    convert_path(src, out, jobs=1, force=True)
+    models, _ = prove_models(src, out, pattern="models.py:Encoder", cache=False,
+                             settings=ProveSettings(max_params=10_000_000))
+    assert models[0]["status"] == "proven", models[0]
