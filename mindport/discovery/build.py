@@ -373,6 +373,28 @@ def sequence_inputs(model, fwd_params: list[dict], tries: list[list[str]]) -> li
     return out[:10]
 
 
+def mapping_inputs(fwd_params: list[dict], tries: list[list[str]]) -> list[list[str]]:
+    """Input spec lists that give a dict to each forward argument the forward reads by key (scan.py's
+    ``_mapping_usage``: ``batch["image"]``), the other arguments as in the first of ``tries``: one key (each in turn,
+    first read first) gets the argument's tensor form (the first layer's), the others the form their name asks for
+    (``_extra_inputs``: a mask, lengths, a time step), else the same form."""
+    required = [p for p in fwd_params if p["default"] is None and p["kind"] == "positional"]
+    maps = [i for i, p in enumerate(required) if p.get("use") == "mapping" and p.get("attrs")]
+    templates = [t for t in tries if len(t) == len(required)][:3]
+    out = []
+    for template in templates:
+        for i in maps:
+            keys = list(required[i]["attrs"])
+            spec = template[i]
+            if not re.fullmatch(r"\d+(x\d+)*:.*", spec):
+                continue
+            for lead in keys[:3]:
+                form = {k: spec if k == lead else _extra_inputs(k.lower(), spec, 0)[0] for k in keys}
+                out.append([*template[:i], "{" + ", ".join(f"{k}: {v}" for k, v in form.items()) + "}",
+                            *template[i + 1:]])
+    return [list(t) for t in dict.fromkeys(map(tuple, out))][:9]
+
+
 def _layer_specs(first) -> list[str]:
     """The input forms a layer takes (its batch of 2, a few lengths or sizes)."""
     import torch.nn as nn
@@ -677,6 +699,8 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
         # would unpack too)
         unpacked = any(p.get("use") == "sequence" and p.get("length") for p in fwd)
         tries = sequences + tries if unpacked else tries + sequences
+        # first: an argument read by key takes no tensor
+        tries = [s for s in mapping_inputs(fwd, tries) if s not in tries] + tries
         seen = []
         input_errors = []
         hinted = 0

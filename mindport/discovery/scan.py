@@ -373,6 +373,25 @@ def _forward_usage(func, params: list[Param]) -> None:
 _SEQUENCE_ANNOTATION = r"(typing\.)?(List|list|Tuple|tuple|Sequence|Iterable)\b"
 
 
+def _mapping_usage(func, params: list[Param]) -> None:
+    """A required forward argument the forward reads by string keys (``batch["image"]``, ``inputs.get("mask")``):
+    ``Param.use`` "mapping", its keys in ``attrs`` in the order first read. The builder tries a dict input for it."""
+    names = {p.name: p for p in params if p.default is None and p.kind == "positional" and not p.use}
+    keys: dict[str, dict] = {}
+    for node in sorted(ast.walk(func), key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0))):
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in names \
+                and isinstance(node.ctx, ast.Load) and isinstance(node.slice, ast.Constant) \
+                and isinstance(node.slice.value, str):
+            keys.setdefault(node.value.id, {}).setdefault(node.slice.value, None)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" \
+                and isinstance(node.func.value, ast.Name) and node.func.value.id in names and node.args \
+                and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+            keys.setdefault(node.func.value.id, {}).setdefault(node.args[0].value, None)
+    for name, found in keys.items():
+        if all(re.fullmatch(r"[\w.\-]+", k) for k in found):
+            names[name].use, names[name].attrs = "mapping", found
+
+
 def _sequence_usage(func, params: list[Param]) -> None:
     """A required forward argument the forward reads as a sequence of tensors (``Param.use`` "sequence"): iterated
     (``for f in feats``), measured (``len(x)``), indexed by a loop variable (``x[i]``: HRNet's branches), unpacked
@@ -739,6 +758,22 @@ def _tensor_spec(node: ast.expr) -> str | None:
     return text
 
 
+def _dict_spec(node: ast.expr, tensors: dict[str, str]) -> str | None:
+    """``{"image": torch.randn(2, 3, 32, 32), "mask": mask}`` (string keys, tensors made in the call or bound
+    before it) -> ``{image: 2x3x32x32:float32, mask: ...}``; None for anything else."""
+    if not isinstance(node, ast.Dict) or not node.keys:
+        return None
+    items = []
+    for key, value in zip(node.keys, node.values):
+        if not (isinstance(key, ast.Constant) and isinstance(key.value, str) and re.fullmatch(r"[\w.\-]+", key.value)):
+            return None
+        spec = _tensor_spec(value) or (tensors.get(value.id) if isinstance(value, ast.Name) else None)
+        if spec is None or not spec[:1].isdigit():
+            return None
+        items.append(f"{key.value}: {spec}")
+    return "{" + ", ".join(items) + "}"
+
+
 def model_ref(root, rel: str, name: str, dotted: str = "") -> str:
     """The reference ``build_model`` takes for a discovered model under ``root``."""
     return f"{dotted}:{name}" if dotted else f"{Path(root) / rel}:{name}"
@@ -871,6 +906,7 @@ def discover(root, files: list[str] | None = None, excluded: list | None = None)
                     _choices(fwd, fwd_params)
                     _forward_usage(fwd, fwd_params)
                     _sequence_usage(fwd, fwd_params)
+                    _mapping_usage(fwd, fwd_params)
                 c = Candidate(rel, node.name, "class", node.lineno, init_params, fwd_params, doc,
                               bases=[_last(b) or ast.unparse(b) for b in node.bases], configs=configs,
                               config_fields=config_fields,
@@ -1052,7 +1088,7 @@ def _collect_calls(parsed: dict, found: dict[str, Candidate], by_name: dict[str,
             for node in _scope_nodes(body):
                 if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
                     target, value = node.targets[0].id, node.value
-                    spec = _tensor_spec(value)
+                    spec = _tensor_spec(value) or _dict_spec(value, tensors)
                     if spec:
                         tensors[target] = spec
                     elif isinstance(value, ast.Call):
@@ -1084,9 +1120,10 @@ def _collect_calls(parsed: dict, found: dict[str, Candidate], by_name: dict[str,
                 targets = bound.get(callee.id) if isinstance(callee, ast.Name) else (
                     _call_target(callee, by_name) if isinstance(callee, ast.Call) else None)
                 if targets and node.args and not node.keywords:
-                    specs = [_tensor_spec(a) or (tensors.get(a.id) if isinstance(a, ast.Name) else None)
+                    specs = [_tensor_spec(a) or _dict_spec(a, tensors)
+                             or (tensors.get(a.id) if isinstance(a, ast.Name) else None)
                              or _value_spec(a) for a in node.args]
-                    if all(specs) and specs[0].startswith(tuple("0123456789")):
+                    if all(specs) and specs[0].startswith(tuple("0123456789{")):
                         for c in targets:
                             if specs not in c.inputs:
                                 c.inputs.append(specs)

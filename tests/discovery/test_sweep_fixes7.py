@@ -102,3 +102,72 @@ def test_a_configuration_object_gets_its_unset_sizes_and_small_sizes(tmp_path):
     models, _ = prove_models(src, out, pattern="models.py:Encoder", cache=False,
                              settings=ProveSettings(max_params=10_000_000))
     assert models[0]["status"] == "proven", models[0]
+
+
+DICT_INPUTS = '''
+import torch
+import torch.nn as nn
+
+
+class Tagger(nn.Module):  # reads its batch by key; no call in the repository
+    def __init__(self, vocab=50, dim=8):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, dim)
+        self.out = nn.Linear(dim, 3)
+
+    def forward(self, inputs):
+        h = torch.tanh(self.embed(inputs["tokens"]))
+        mask = inputs.get("mask")
+        return self.out(h) * mask.unsqueeze(-1)
+
+
+class ImageHead(nn.Module):  # the repository calls it with a dict literal
+    def __init__(self, in_ch=3, dim=8):
+        super().__init__()
+        self.conv = nn.Conv2d(in_ch, dim, 3, padding=1)
+        self.head = nn.Linear(dim, 4)
+
+    def forward(self, batch):
+        h = torch.relu(self.conv(batch["image"])).mean(dim=(2, 3))
+        return self.head(h) + batch["bias"]
+
+
+if __name__ == "__main__":
+    model = ImageHead()
+    print(model({"image": torch.randn(2, 3, 16, 16), "bias": torch.zeros(2, 4)}).shape)
+'''
+
+
+def test_forwards_that_read_their_input_by_key_get_dicts(tmp_path):
+    """A forward that reads its argument by string keys (``inputs["tokens"]``, ``inputs.get("mask")``) was tried
+    with tensors only ("too many indices" / "only integers ... are valid indices") and never built. The keys it
+    reads now make a dict input: the first layer's form for one key, the others by name (a mask of ones), or the
+    dict the repository's own call writes; both sides get the same dict, PyNative and GRAPH_MODE, and a wrong port
+    diverges."""
+    from mindport.discovery.prove import prove_models
+    from mindport.discovery.scan import discover
+    from mindport.migrator.repo import convert_path
+    from mindport.validators.parity.loading import make_inputs, parse_input_spec
+
+    spec = parse_input_spec("{image: 2x3x8x8:float32, bias: 2x4:float32}")
+    assert str(spec) == "{image: 2x3x8x8:float32, bias: 2x4:float32}"
+    (value,) = make_inputs([spec], seed=0)
+    assert list(value) == ["image", "bias"] and value["image"].shape == (2, 3, 8, 8)
+
+    src, out = tmp_path / "src", tmp_path / "out"
+    _tree(src, {"models.py": DICT_INPUTS})
+    found = {c.name: c for c in discover(src)}
+    assert found["ImageHead"].inputs == [["{image: 2x3x16x16:float32, bias: 2x4:float32}"]], found["ImageHead"]
+    convert_path(src, out, jobs=1, force=True)
+    models, _ = prove_models(src, out, pattern="models.py:*", cache=False)
+    status = {m["class"].split(":")[1]: m for m in models}
+    assert status["Tagger"]["inputs"] == ["{tokens: 2x16:int64:0:50, mask: 2x16:float32:1:1}"], status["Tagger"]
+    assert status["ImageHead"]["inputs"] == ["{image: 2x3x16x16:float32, bias: 2x4:float32}"], status["ImageHead"]
+    for name, m in status.items():
+        assert m["status"] == "proven", (name, m)
+        assert [d["draw"] for d in m["draws"]] == ["own init", "random draw"] and m["draws"][0]["graph"] == "ok", m
+    ported = (out / "models.py").read_text()
+    assert '+ batch["bias"]' in ported, ported
+    (out / "models.py").write_text(ported.replace('+ batch["bias"]', '+ batch["bias"] * 1.01 + 0.01', 1))
+    models, _ = prove_models(src, out, pattern="models.py:ImageHead", cache=False)
+    assert models[0]["status"] == "diverged", models[0]
