@@ -214,12 +214,19 @@ def used_value(param: dict, size: int = 16, repository_defaults: bool = True) ->
 
 
 def _mapping(attrs: dict, namespace: bool, size: int, repository_defaults: bool) -> str:
+    from mindport.discovery.scan import SEQUENCE_KEY
+
     items = []
     for key, default in attrs.items():
         if key == "[]":  # scan.py's mark of a mapping inside
             continue
         if isinstance(default, dict):
             value = _mapping(default, "[]" not in default, size, repository_defaults)
+        elif default == SEQUENCE_KEY:  # options['fc_lay'][i]: a list, each item of the key's kind
+            item = small_value(key, "", size, last_resort=True)
+            item = "'relu'" if re.search(r"(^|_)act", key.lower()) else "False" if re.search(
+                r"(^|_)(use|is|has|with)_", key.lower()) else item if item and not item.startswith("[") else str(size)
+            value = f"[{item}, {item}]"
         elif default is not None and repository_defaults:
             value = default
         else:

@@ -311,6 +311,7 @@ def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str]) 
                 node.ops[0], (ast.Lt, ast.LtE, ast.Gt, ast.GtE)) and which(node.left) is not None \
                 and isinstance(node.comparators[0], ast.Constant) and type(node.comparators[0].value) in (int, float):
             uses[which(node.left)].add("number")  # if char_rnn_layers <= 1
+    _sequence_keys(cls, which, attrs)
     for name, p in required.items():
         found = uses[name]
         for kind in ("callable", "namespace", "mapping", "sequence", "str", "number", "flag"):
@@ -321,6 +322,44 @@ def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str]) 
             p.attrs = attrs[name]  # a callable whose attributes are read too may be a block class (_block_classes)
         if p.use == "sequence" and name in lengths:
             p.length = lengths[name]
+
+
+SEQUENCE_KEY = "<sequence>"  # a mapping key's (or namespace attribute's) value that the class reads as a sequence
+
+
+def _sequence_keys(cls: ast.ClassDef, which, attrs: dict[str, dict]) -> None:
+    """Keys of a mapping (attributes of a namespace) the class reads as sequences, marked ``SEQUENCE_KEY`` in
+    ``attrs`` when no literal default is known: ``options['fc_lay']`` kept as ``self.fc_lay``, then
+    ``len(self.fc_lay)``, ``self.fc_lay[i]``, ``for n in self.fc_lay`` (SincNet's MLP options, HRNet-style
+    configurations). ``which(node)`` names the constructor parameter a node is (``_usage``)."""
+    def key_of(node):
+        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) \
+                and isinstance(node.slice.value, str) and which(node.value) is not None:
+            return which(node.value), node.slice.value
+        if isinstance(node, ast.Attribute) and which(node.value) is not None:
+            return which(node.value), node.attr
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+            return kept.get(node.attr)
+        return None
+
+    kept: dict[str, tuple[str, str]] = {}  # self.fc_lay = options['fc_lay'] -> "fc_lay": ("options", "fc_lay")
+    for node in ast.walk(cls):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Attribute) \
+                and isinstance(node.targets[0].value, ast.Name) and node.targets[0].value.id == "self":
+            found = key_of(node.value)
+            if found is not None and not isinstance(node.value, ast.Name):
+                kept[node.targets[0].attr] = found
+    for node in ast.walk(cls):
+        target = None
+        if isinstance(node, ast.Subscript) and not (isinstance(node.slice, ast.Constant)
+                                                    and isinstance(node.slice.value, str)):
+            target = key_of(node.value)
+        elif isinstance(node, ast.Call) and _last(node.func) in _SEQUENCE_CALLS and node.args:
+            target = key_of(node.args[0])
+        elif isinstance(node, (ast.For, ast.comprehension)):
+            target = key_of(node.iter)
+        if target is not None and target[0] in attrs and attrs[target[0]].get(target[1], "") is None:
+            attrs[target[0]][target[1]] = SEQUENCE_KEY
 
 
 _SIZE_METHODS = {"view", "reshape", "expand", "repeat", "permute", "new_zeros", "new_ones", "new_empty", "tile",

@@ -2,6 +2,7 @@
 of the root's), configuration objects whose fields default to None or hold lists, and forwards that take a dict."""
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 
@@ -171,3 +172,62 @@ def test_forwards_that_read_their_input_by_key_get_dicts(tmp_path):
     (out / "models.py").write_text(ported.replace('+ batch["bias"]', '+ batch["bias"] * 1.01 + 0.01', 1))
     models, _ = prove_models(src, out, pattern="models.py:ImageHead", cache=False)
     assert models[0]["status"] == "diverged", models[0]
+
+
+OPTIONS_WITH_LISTS = '''
+import torch
+import torch.nn as nn
+
+
+def act_fun(kind):
+    if kind == "relu":
+        return nn.ReLU()
+    if kind == "tanh":
+        return nn.Tanh()
+    raise ValueError(kind)
+
+
+class MLP(nn.Module):  # SincNet's: one options dict, its per-layer entries are lists
+    def __init__(self, options):
+        super().__init__()
+        self.input_dim = int(options["input_dim"])
+        self.fc_lay = options["fc_lay"]
+        self.fc_drop = options["fc_drop"]
+        self.fc_use_batchnorm = options["fc_use_batchnorm"]
+        self.fc_act = options["fc_act"]
+        self.wx, self.bn, self.act, self.drop = nn.ModuleList(), nn.ModuleList(), nn.ModuleList(), nn.ModuleList()
+        current = self.input_dim
+        for i in range(len(self.fc_lay)):
+            self.drop.append(nn.Dropout(p=self.fc_drop[i]))
+            self.act.append(act_fun(self.fc_act[i]))
+            self.bn.append(nn.BatchNorm1d(self.fc_lay[i]))
+            self.wx.append(nn.Linear(current, self.fc_lay[i], bias=not self.fc_use_batchnorm[i]))
+            current = self.fc_lay[i]
+
+    def forward(self, x):
+        for i in range(len(self.fc_lay)):
+            h = self.wx[i](x)
+            x = self.drop[i](self.act[i](self.bn[i](h) if self.fc_use_batchnorm[i] else h))
+        return x
+'''
+
+
+def test_configuration_dict_entries_read_as_lists_get_lists(tmp_path):
+    """``options['fc_lay']`` kept as ``self.fc_lay`` and read as ``len(self.fc_lay)`` / ``self.fc_lay[i]`` was given a
+    number ("object of type 'int' has no len()": SincNet's MLP, config dicts holding lists). Such an entry is now a
+    list whose items are of the kind the entry's name says (sizes, a dropout, a switch, an activation's name)."""
+    from mindport.discovery.build import build_one
+    from mindport.discovery.scan import SEQUENCE_KEY, discover
+
+    _tree(tmp_path, {"models.py": OPTIONS_WITH_LISTS})
+    cand = next(c for c in discover(tmp_path) if c.name == "MLP")
+    options = cand.params[0]
+    assert options.use == "mapping", options
+    assert options.attrs == {"input_dim": None, "fc_lay": SEQUENCE_KEY, "fc_drop": SEQUENCE_KEY,
+                             "fc_use_batchnorm": SEQUENCE_KEY, "fc_act": SEQUENCE_KEY}, options.attrs
+    result = build_one(cand.to_json() | {"rel": cand.rel, "name": cand.name}, None, str(tmp_path), 30)
+    assert result["status"] == "built", result
+    assert result["ctor"].startswith("options="), result
+    assert ast.literal_eval(result["ctor"][len("options="):]) == {
+        "input_dim": 16, "fc_lay": [16, 16], "fc_drop": [0.0, 0.0], "fc_use_batchnorm": [False, False],
+        "fc_act": ["relu", "relu"]}, result
