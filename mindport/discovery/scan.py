@@ -847,8 +847,14 @@ def _has_forward(key: str, own: dict, bases: dict, keys_of: dict, seen=None) -> 
 def _config_fields(cls: ast.ClassDef) -> list[dict]:
     """A configuration class's fields as keyword parameters: its annotated class attributes (a dataclass, a
     NamedTuple: ``vocab_size: int = None``, ``n_layer: int = 12``), else its ``__init__``'s parameters."""
-    fields = [Param(n.target.id, ast.unparse(n.annotation), ast.unparse(n.value) if n.value is not None else None,
-                    kind="keyword")
+    def default(value):  # a dataclass's field(default_factory=lambda: [3, 3, 9, 3]) is its literal
+        if isinstance(value, ast.Call) and _last(value.func) == "field":
+            for k in value.keywords:
+                if k.arg == "default" or (k.arg == "default_factory" and isinstance(k.value, ast.Lambda)):
+                    return ast.unparse(k.value.body if isinstance(k.value, ast.Lambda) else k.value)
+        return ast.unparse(value) if value is not None else None
+
+    fields = [Param(n.target.id, ast.unparse(n.annotation), default(n.value), kind="keyword")
               for n in cls.body if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)
               and "ClassVar" not in ast.unparse(n.annotation)]
     init = _method(cls, "__init__")

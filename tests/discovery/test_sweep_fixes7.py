@@ -231,3 +231,42 @@ def test_configuration_dict_entries_read_as_lists_get_lists(tmp_path):
     assert ast.literal_eval(result["ctor"][len("options="):]) == {
         "input_dim": 16, "fc_lay": [16, 16], "fc_drop": [0.0, 0.0], "fc_use_batchnorm": [False, False],
         "fc_act": ["relu", "relu"]}, result
+
+
+def test_a_dataclass_configuration_holding_lists_is_shrunk(tmp_path):
+    """A dataclass configuration whose stage lists are ``field(default_factory=lambda: [...])`` (a list default a
+    dataclass cannot hold directly): the small configuration shrinks them too (``depths`` to 1 block per stage,
+    ``dims`` to 16), and the model builds under the parameter cap."""
+    from mindport.discovery.build import build_one
+    from mindport.discovery.scan import discover
+
+    _tree(tmp_path, {"models.py": '''
+from dataclasses import dataclass, field
+
+import torch.nn as nn
+
+
+@dataclass
+class NetConfig:
+    depths: list = field(default_factory=lambda: [3, 3, 27, 3])
+    dims: list = field(default_factory=lambda: [256, 512, 1024, 2048])
+    in_chans: int = 3
+
+
+class Net(nn.Module):
+    def __init__(self, config: NetConfig):
+        super().__init__()
+        layers, prev = [], config.in_chans
+        for depth, dim in zip(config.depths, config.dims):
+            for _ in range(depth):
+                layers += [nn.Conv2d(prev, dim, 3, padding=1), nn.ReLU()]
+                prev = dim
+        self.body = nn.Sequential(*layers)
+
+    def forward(self, x):
+        return self.body(x)
+'''})
+    cand = next(c for c in discover(tmp_path) if c.name == "Net")
+    result = build_one(cand.to_json() | {"rel": cand.rel, "name": cand.name}, None, str(tmp_path), 30, 10_000_000)
+    assert result["status"] == "built", result
+    assert result["ctor"] == "config=NetConfig(depths=[1, 1, 1, 1], dims=[16, 16, 16, 16])", result
