@@ -270,3 +270,38 @@ class Net(nn.Module):
     result = build_one(cand.to_json() | {"rel": cand.rel, "name": cand.name}, None, str(tmp_path), 30, 10_000_000)
     assert result["status"] == "built", result
     assert result["ctor"] == "config=NetConfig(depths=[1, 1, 1, 1], dims=[16, 16, 16, 16])", result
+
+
+def test_a_package_name_held_by_another_folder_of_the_repository_is_imported_afresh(tmp_path):
+    """Two baselines in one repository, each with its own ``models`` package (RevIN's baselines/Informer2020/models
+    and baselines/SCINet/models): the builder process imported the first, then the second failed ("No module named
+    'models.SCINet'"). The package held by the other folder is forgotten and this one imported; both build."""
+    import json
+    import subprocess
+    import sys
+
+    from mindport.discovery.scan import discover
+
+    layer = """import torch.nn as nn
+
+
+class {0}(nn.Module):
+    def __init__(self, dim=8):
+        super().__init__()
+        self.fc = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        return self.fc(x)
+"""
+    _tree(tmp_path, {"baselines/Informer/models/__init__.py": "", "baselines/SCINet/models/__init__.py": "",
+                     "baselines/Informer/models/informer.py": layer.format("Informer"),
+                     "baselines/SCINet/models/scinet.py": layer.format("SCINet")})
+    cands = sorted(discover(tmp_path), key=lambda c: c.rel)
+    assert [c.name for c in cands] == ["Informer", "SCINet"]
+    request, result = tmp_path / "request.json", tmp_path / "result.jsonl"
+    request.write_text(json.dumps({"root": str(tmp_path), "seconds": 30,
+                                   "candidates": [c.to_json() | {"rel": c.rel, "name": c.name} for c in cands]}))
+    subprocess.run([sys.executable, "-m", "mindport.discovery.build", str(request), str(result)], check=True,
+                   timeout=300)
+    built = {json.loads(line)["class"]: json.loads(line) for line in result.read_text().splitlines()}
+    assert [m["status"] for m in built.values()] == ["built", "built"], built

@@ -273,12 +273,30 @@ def _same_file(module, path: Path | None) -> bool:
     return path is not None and isinstance(file, str) and os.path.realpath(file) == os.path.realpath(path)
 
 
+def _other_tree(module, expected: Path) -> bool:
+    """A module of the project's own files that is not the package (or module) at ``expected`` (a folder, or the
+    module file without its suffix): a same-named package of another folder."""
+    locations = list(getattr(module, "__path__", None) or [])
+    file = getattr(module, "__file__", None)
+    if not locations and isinstance(file, str):
+        locations = [os.path.splitext(file)[0]]
+    real = os.path.realpath(expected)
+    return bool(locations) and all(_project_file(os.path.join(loc, "__init__.py")) for loc in locations) \
+        and all(os.path.realpath(loc) != real for loc in locations)
+
+
 def import_ref(ref: ModelRef, isolated: bool = False):
     """Import the reference's module (see the module docstring for ``isolated``)."""
     if not ref.module:
         return import_file(ref.file, keep=isolated)
     top = ref.module.split(".")[0]
     if isolated:
+        held = sys.modules.get(top)
+        if held is not None and ref.module not in sys.modules and _other_tree(held, ref.search_path / top):
+            # the package's name is held by another tree's package of the project, built before in this process
+            # (baselines/Informer2020/models, then baselines/SCINet/models: "No module named 'models.SCINet'"):
+            # forgotten, this tree's imported afresh
+            _forget_package(top)
         if ref.module in sys.modules and not _same_file(sys.modules[ref.module], ref.file):
             taken = getattr(sys.modules[ref.module], "__file__", None)
             if not _project_file(taken):
