@@ -889,11 +889,34 @@ def _shadowed_folders(root: Path, parsed: dict) -> dict[str, str]:
     for rel in parsed:
         folder = rel.rpartition("/")[0]
         dotted = rel[:-3].replace("/", ".")
-        if folder and dotted in imported and siblings.get(folder, set()) & root_names \
-                and not (root / rel).with_name("__init__.py").is_file() \
-                and all(part.isidentifier() for part in rel[:-3].split("/")):
+        if not folder or dotted not in imported or not all(part.isidentifier() for part in rel[:-3].split("/")):
+            continue
+        if not (root / rel).with_name("__init__.py").is_file():
+            if siblings.get(folder, set()) & root_names:
+                out[rel] = dotted
+            continue
+        # a package named like an installed or standard module (BigVGAN's alias_free_activation/torch/, imported
+        # as alias_free_activation.torch.filter): as its own top package, "torch.filter" is looked up in torch
+        parts = folder.split("/")
+        top = len(parts)
+        while top > 0 and (root / "/".join(parts[:top]) / "__init__.py").is_file():
+            top -= 1
+        if top and _external_module(parts[top]):
             out[rel] = dotted
     return out
+
+
+def _external_module(name: str) -> bool:
+    """A module of the standard library or an installed package (``torch``, ``utils`` is none here)."""
+    import importlib.util
+    import sys
+
+    if name in sys.stdlib_module_names or name in sys.builtin_module_names:
+        return True
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
 
 
 def discover(root, files: list[str] | None = None, excluded: list | None = None) -> list[Candidate]:

@@ -305,3 +305,36 @@ class {0}(nn.Module):
                    timeout=300)
     built = {json.loads(line)["class"]: json.loads(line) for line in result.read_text().splitlines()}
     assert [m["status"] for m in built.values()] == ["built", "built"], built
+
+
+def test_a_package_named_like_an_installed_module_is_imported_under_its_folder(tmp_path):
+    """BigVGAN's ``alias_free_activation/torch/`` is a package named ``torch`` inside a folder that is no package:
+    as its own top package, ``torch.filter`` was looked up in the installed torch ("No module named 'torch.filter'").
+    The repository imports it as ``alias_free_activation.torch.filter``; so does the builder, and both sides prove."""
+    from mindport.discovery.prove import prove_models
+    from mindport.discovery.scan import discover
+    from mindport.migrator.repo import convert_path
+
+    src, out = tmp_path / "src", tmp_path / "out"
+    _tree(src, {
+        "ext/torch/__init__.py": "from .filt import *\n",
+        "ext/torch/filt.py": '''import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Blur(nn.Module):
+    def __init__(self, channels=4):
+        super().__init__()
+        self.register_buffer("kernel", torch.ones(channels, 1, 3) / 3)
+        self.proj = nn.Conv1d(channels, channels, 1)
+
+    def forward(self, x):
+        return self.proj(F.conv1d(x, self.kernel, padding=1, groups=x.shape[1]))
+''',
+        "train.py": "from ext.torch.filt import Blur\n\nmodel = Blur(4)\n"})
+    cand = next(c for c in discover(src) if c.name == "Blur")
+    assert cand.dotted == "ext.torch.filt", cand
+    convert_path(src, out, jobs=1, force=True)
+    models, _ = prove_models(src, out, pattern="ext/torch/filt.py:Blur", cache=False)
+    assert models[0]["status"] == "proven", models[0]
