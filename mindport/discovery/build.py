@@ -214,7 +214,7 @@ def used_value(param: dict, size: int = 16, repository_defaults: bool = True) ->
 
 
 def _mapping(attrs: dict, namespace: bool, size: int, repository_defaults: bool) -> str:
-    from mindport.discovery.scan import SEQUENCE_KEY
+    from mindport.discovery.scan import FLAG_KEY, SEQUENCE_KEY
 
     items = []
     for key, default in attrs.items():
@@ -222,6 +222,8 @@ def _mapping(attrs: dict, namespace: bool, size: int, repository_defaults: bool)
             continue
         if isinstance(default, dict):
             value = _mapping(default, "[]" not in default, size, repository_defaults)
+        elif default == FLAG_KEY:  # only tested for truth: a switch, off
+            value = "False"
         elif default == SEQUENCE_KEY:  # options['fc_lay'][i]: a list, each item of the key's kind
             item = small_value(key, "", size, last_resort=True)
             item = "'relu'" if re.search(r"(^|_)act", key.lower()) else "False" if re.search(

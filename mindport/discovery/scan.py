@@ -325,41 +325,69 @@ def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str]) 
 
 
 SEQUENCE_KEY = "<sequence>"  # a mapping key's (or namespace attribute's) value that the class reads as a sequence
+FLAG_KEY = "<flag>"  # ... that the class only tests for truth (``if args.cuda:``)
 
 
 def _sequence_keys(cls: ast.ClassDef, which, attrs: dict[str, dict]) -> None:
-    """Keys of a mapping (attributes of a namespace) the class reads as sequences, marked ``SEQUENCE_KEY`` in
-    ``attrs`` when no literal default is known: ``options['fc_lay']`` kept as ``self.fc_lay``, then
-    ``len(self.fc_lay)``, ``self.fc_lay[i]``, ``for n in self.fc_lay`` (SincNet's MLP options, HRNet-style
-    configurations). ``which(node)`` names the constructor parameter a node is (``_usage``)."""
+    """Keys of a mapping (attributes of a namespace, at any depth) whose kind the class shows, marked in ``attrs``
+    when no literal default is known: ``SEQUENCE_KEY`` for one read as a sequence (``options['fc_lay']`` kept as
+    ``self.fc_lay``, then ``len(self.fc_lay)``, ``self.fc_lay[i]``, ``for n in self.fc_lay``: SincNet's MLP options),
+    ``FLAG_KEY`` for one tested for truth (``if args.cuda:``, ``not config.model.conditional``: a guessed 16 is
+    true). ``which(node)`` names the constructor parameter a node is (``_usage``)."""
     def key_of(node):
-        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) \
-                and isinstance(node.slice.value, str) and which(node.value) is not None:
-            return which(node.value), node.slice.value
-        if isinstance(node, ast.Attribute) and which(node.value) is not None:
-            return which(node.value), node.attr
-        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
-            return kept.get(node.attr)
+        path = []
+        while True:
+            if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) \
+                    and isinstance(node.slice.value, str):
+                path.insert(0, node.slice.value)
+                node = node.value
+            elif isinstance(node, ast.Attribute) and which(node) is None and not (
+                    isinstance(node.value, ast.Name) and node.value.id == "self"):
+                path.insert(0, node.attr)
+                node = node.value
+            else:
+                break
+        if which(node) is not None:
+            return (which(node), path) if path else None
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self" \
+                and node.attr in kept:
+            name, inner = kept[node.attr]
+            return name, inner + path
         return None
 
-    kept: dict[str, tuple[str, str]] = {}  # self.fc_lay = options['fc_lay'] -> "fc_lay": ("options", "fc_lay")
+    def mark(target, kind: str) -> None:
+        if target is None or target[0] not in attrs:
+            return
+        level = attrs[target[0]]
+        for key in target[1][:-1]:
+            level = level.get(key)
+            if not isinstance(level, dict):
+                return
+        if target[1][-1] in level and level[target[1][-1]] is None:
+            level[target[1][-1]] = kind
+
+    kept: dict[str, tuple[str, list]] = {}  # self.fc_lay = options['fc_lay'] -> "fc_lay": ("options", ["fc_lay"])
     for node in ast.walk(cls):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Attribute) \
                 and isinstance(node.targets[0].value, ast.Name) and node.targets[0].value.id == "self":
             found = key_of(node.value)
-            if found is not None and not isinstance(node.value, ast.Name):
+            if found is not None:
                 kept[node.targets[0].attr] = found
     for node in ast.walk(cls):
-        target = None
         if isinstance(node, ast.Subscript) and not (isinstance(node.slice, ast.Constant)
                                                     and isinstance(node.slice.value, str)):
-            target = key_of(node.value)
+            mark(key_of(node.value), SEQUENCE_KEY)
         elif isinstance(node, ast.Call) and _last(node.func) in _SEQUENCE_CALLS and node.args:
-            target = key_of(node.args[0])
+            mark(key_of(node.args[0]), SEQUENCE_KEY)
         elif isinstance(node, (ast.For, ast.comprehension)):
-            target = key_of(node.iter)
-        if target is not None and target[0] in attrs and attrs[target[0]].get(target[1], "") is None:
-            attrs[target[0]][target[1]] = SEQUENCE_KEY
+            mark(key_of(node.iter), SEQUENCE_KEY)
+        elif isinstance(node, (ast.If, ast.IfExp, ast.While)):
+            mark(key_of(node.test), FLAG_KEY)
+        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            mark(key_of(node.operand), FLAG_KEY)
+        elif isinstance(node, ast.BoolOp):
+            for value in node.values:
+                mark(key_of(value), FLAG_KEY)
 
 
 _SIZE_METHODS = {"view", "reshape", "expand", "repeat", "permute", "new_zeros", "new_ones", "new_empty", "tile",

@@ -195,6 +195,8 @@ class MLP(nn.Module):  # SincNet's: one options dict, its per-layer entries are 
         self.fc_drop = options["fc_drop"]
         self.fc_use_batchnorm = options["fc_use_batchnorm"]
         self.fc_act = options["fc_act"]
+        if options["fc_use_laynorm_inp"]:  # tested for truth only: a switch (a guessed 16 is true)
+            raise ValueError("not with a switch on")
         self.wx, self.bn, self.act, self.drop = nn.ModuleList(), nn.ModuleList(), nn.ModuleList(), nn.ModuleList()
         current = self.input_dim
         for i in range(len(self.fc_lay)):
@@ -215,22 +217,24 @@ class MLP(nn.Module):  # SincNet's: one options dict, its per-layer entries are 
 def test_configuration_dict_entries_read_as_lists_get_lists(tmp_path):
     """``options['fc_lay']`` kept as ``self.fc_lay`` and read as ``len(self.fc_lay)`` / ``self.fc_lay[i]`` was given a
     number ("object of type 'int' has no len()": SincNet's MLP, config dicts holding lists). Such an entry is now a
-    list whose items are of the kind the entry's name says (sizes, a dropout, a switch, an activation's name)."""
+    list whose items are of the kind the entry's name says (sizes, a dropout, a switch, an activation's name); an
+    entry only tested for truth is False."""
     from mindport.discovery.build import build_one
-    from mindport.discovery.scan import SEQUENCE_KEY, discover
+    from mindport.discovery.scan import FLAG_KEY, SEQUENCE_KEY, discover
 
     _tree(tmp_path, {"models.py": OPTIONS_WITH_LISTS})
     cand = next(c for c in discover(tmp_path) if c.name == "MLP")
     options = cand.params[0]
     assert options.use == "mapping", options
     assert options.attrs == {"input_dim": None, "fc_lay": SEQUENCE_KEY, "fc_drop": SEQUENCE_KEY,
-                             "fc_use_batchnorm": SEQUENCE_KEY, "fc_act": SEQUENCE_KEY}, options.attrs
+                             "fc_use_batchnorm": SEQUENCE_KEY, "fc_act": SEQUENCE_KEY,
+                             "fc_use_laynorm_inp": FLAG_KEY}, options.attrs
     result = build_one(cand.to_json() | {"rel": cand.rel, "name": cand.name}, None, str(tmp_path), 30)
     assert result["status"] == "built", result
     assert result["ctor"].startswith("options="), result
     assert ast.literal_eval(result["ctor"][len("options="):]) == {
         "input_dim": 16, "fc_lay": [16, 16], "fc_drop": [0.0, 0.0], "fc_use_batchnorm": [False, False],
-        "fc_act": ["relu", "relu"]}, result
+        "fc_act": ["relu", "relu"], "fc_use_laynorm_inp": False}, result
 
 
 def test_a_dataclass_configuration_holding_lists_is_shrunk(tmp_path):
