@@ -224,6 +224,8 @@ def _mapping(attrs: dict, namespace: bool, size: int, repository_defaults: bool)
             value = _mapping(default, "[]" not in default, size, repository_defaults)
         elif default == FLAG_KEY:  # only tested for truth: a switch, off
             value = "False"
+        elif key == "shape" and default is None:  # envs.single_observation_space.shape: a shape is a tuple
+            value = f"({size},)"
         elif default == SEQUENCE_KEY:  # options['fc_lay'][i]: a list, each item of the key's kind
             item = small_value(key, "", size, last_resort=True)
             item = "'relu'" if re.search(r"(^|_)act", key.lower()) else "False" if re.search(

@@ -342,3 +342,30 @@ class Blur(nn.Module):
     convert_path(src, out, jobs=1, force=True)
     models, _ = prove_models(src, out, pattern="ext/torch/filt.py:Blur", cache=False)
     assert models[0]["status"] == "proven", models[0]
+
+
+def test_a_namespace_shape_attribute_is_a_tuple(tmp_path):
+    """cleanrl's ``QNetwork(envs)`` reads ``envs.single_observation_space.shape`` (a gym space's shape): a guessed 16
+    made ``np.array(16).prod()`` a 0-d product and ``obs_shape[0]`` fail; a namespace attribute named ``shape`` is
+    now a one-axis shape."""
+    from mindport.discovery.build import build_one
+    from mindport.discovery.scan import discover
+
+    _tree(tmp_path, {"dqn.py": '''
+import numpy as np
+import torch.nn as nn
+
+
+class QNetwork(nn.Module):
+    def __init__(self, envs):
+        super().__init__()
+        obs = envs.single_observation_space.shape
+        self.network = nn.Sequential(nn.Linear(obs[0], 32), nn.ReLU(), nn.Linear(32, envs.single_action_space.n))
+
+    def forward(self, x):
+        return self.network(x)
+'''})
+    cand = next(c for c in discover(tmp_path) if c.name == "QNetwork")
+    result = build_one(cand.to_json() | {"rel": cand.rel, "name": cand.name}, None, str(tmp_path), 30)
+    assert result["status"] == "built", result
+    assert "shape=(16,)" in result["ctor"] and result["inputs"] == ["2x16:float32"], result
