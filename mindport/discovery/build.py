@@ -326,9 +326,16 @@ def first_layer_inputs(model, fwd_params: list[dict]) -> list[list[str]]:
     if rank:  # the rank the forward reads its input with: forms of that rank first (the others after)
         ranked = [r for sp in specs for r in _to_rank(sp, rank, channels_first)]
         specs = list(dict.fromkeys(ranked + specs))[:max(len(specs), 6)]
+    # integer tokens for a later argument: first below the smallest embedding table's size too (BERT's segment ids
+    # beside its tokens: Embedding(2, dim)); such ids index every table of the model
+    tables = [m.num_embeddings for m in model.modules() if isinstance(m, nn.Embedding)]
     out = []
     for spec in specs:
         options = [_argument_inputs(p, spec) for p in required[1:]]
+        tokens = re.fullmatch(r"([\dx]+):int64:0:(\d+)", spec)
+        if tokens and tables and min(tables) < int(tokens.group(2)):
+            fewer = f"{tokens.group(1)}:int64:0:{min(tables)}"
+            options = [[fewer, *o] if o and o[0] == spec else o for o in options]
         out.append([spec, *(o[0] for o in options)])
         for i, alternatives in enumerate(options):  # each further form of one argument, the others at their first
             for alt in alternatives[1:]:

@@ -369,3 +369,30 @@ class QNetwork(nn.Module):
     result = build_one(cand.to_json() | {"rel": cand.rel, "name": cand.name}, None, str(tmp_path), 30)
     assert result["status"] == "built", result
     assert "shape=(16,)" in result["ctor"] and result["inputs"] == ["2x16:float32"], result
+
+
+def test_later_token_arguments_stay_below_the_smallest_embedding_table(tmp_path):
+    """pytorchic-bert's ``Embeddings.forward(x, seg)``: the segment ids were drawn like the tokens, below the
+    vocabulary (100), and its ``Embedding(n_segments=2, dim)`` raised "index out of range in self". A later integer
+    argument is now first drawn below the smallest embedding table, which every table of the model can index."""
+    from mindport.discovery.build import build_one
+    from mindport.discovery.scan import discover
+
+    _tree(tmp_path, {"bert.py": '''
+import torch
+import torch.nn as nn
+
+
+class Embeddings(nn.Module):
+    def __init__(self, vocab_size=100, dim=16, n_segments=2):
+        super().__init__()
+        self.tok_embed = nn.Embedding(vocab_size, dim)
+        self.seg_embed = nn.Embedding(n_segments, dim)
+
+    def forward(self, x, seg):
+        return self.tok_embed(x) + self.seg_embed(seg)
+'''})
+    cand = next(c for c in discover(tmp_path) if c.name == "Embeddings")
+    result = build_one(cand.to_json() | {"rel": cand.rel, "name": cand.name}, None, str(tmp_path), 30)
+    assert result["status"] == "built", result
+    assert result["inputs"] == ["2x16:int64:0:100", "2x16:int64:0:2"], result
