@@ -91,20 +91,21 @@ def ctor_attempts(cand: dict, user: str | None) -> list[tuple[str, str]]:
     for text in cand["ctors"][:6]:
         add("repository", text)
     required = [p for p in cand["params"] if p["default"] is None and p["kind"] in ("positional", "keyword")]
-    first = None
+    first = first_values = None
     if not required:
         add("defaults", "")
         first = ""
     else:
         # 32 last: GroupNorm(32, ch) in the model needs channels divisible by 32 (DDPM, DiT)
         for size, last_resort in ((16, False), (8, False), (16, True), (32, False)):
-            values = [(repr(p["choices"][0]) if p.get("choices") else None) or _config_value(p, cand.get("configs", []))
+            values = [(repr(p["choices"][0]) if p.get("choices") else None) or _config_value(p, cand, size)
                       or used_value(p, size, repository_defaults=size == 16 and not last_resort)
                       or small_value(p["name"], p["annotation"], size, last_resort) for p in required]
             _tie_counts(required, values)
             if all(v is not None for v in values):
                 add("small values", ", ".join(f"{p['name']}={v}" for p, v in zip(required, values)))
-                first = first if first is not None else ", ".join(f"{p['name']}={v}" for p, v in zip(required, values))
+                if first is None:
+                    first, first_values = ", ".join(f"{p['name']}={v}" for p, v in zip(required, values)), values
     # a bottleneck block (``expansion = 4``) without a downsample adds its input to planes * 4 channels: planes is
     # the input's channels // 4 (HRNet's, torchvision's Bottleneck(inplanes, planes))
     names = [p["name"] for p in required]
@@ -126,6 +127,11 @@ def ctor_attempts(cand: dict, user: str | None) -> list[tuple[str, str]]:
     shrunk = _shrunk(cand["params"])  # tried after the rest: it changes defaults (a model too large at them)
     if shrunk and first is not None:
         add("small sizes", ", ".join(filter(None, [first, shrunk])))
+    # a configuration object at small sizes (BERT's Config(dim=768, n_layers=12) is over the parameter cap)
+    if first_values is not None:
+        small = [_config_value(p, cand, 16, shrink=True) or v for p, v in zip(required, first_values)]
+        if small != first_values:
+            add("small config", ", ".join(f"{p['name']}={v}" for p, v in zip(required, small)))
     return out
 
 
@@ -208,12 +214,23 @@ def used_value(param: dict, size: int = 16, repository_defaults: bool = True) ->
 
 
 def _mapping(attrs: dict, namespace: bool, size: int, repository_defaults: bool) -> str:
+    from mindport.discovery.scan import FLAG_KEY, SEQUENCE_KEY
+
     items = []
     for key, default in attrs.items():
         if key == "[]":  # scan.py's mark of a mapping inside
             continue
         if isinstance(default, dict):
             value = _mapping(default, "[]" not in default, size, repository_defaults)
+        elif default == FLAG_KEY:  # only tested for truth: a switch, off
+            value = "False"
+        elif key == "shape" and default is None:  # envs.single_observation_space.shape: a shape is a tuple
+            value = f"({size},)"
+        elif default == SEQUENCE_KEY:  # options['fc_lay'][i]: a list, each item of the key's kind
+            item = small_value(key, "", size, last_resort=True)
+            item = "'relu'" if re.search(r"(^|_)act", key.lower()) else "False" if re.search(
+                r"(^|_)(use|is|has|with)_", key.lower()) else item if item and not item.startswith("[") else str(size)
+            value = f"[{item}, {item}]"
         elif default is not None and repository_defaults:
             value = default
         else:
@@ -224,16 +241,32 @@ def _mapping(attrs: dict, namespace: bool, size: int, repository_defaults: bool)
     return "{" + ", ".join(f"{k!r}: {v}" for k, v in items) + "}"
 
 
-def _config_value(param: dict, configs: list[str]) -> str | None:
-    """A configuration object built with its own defaults: the class the annotation names when it is one of the
-    module's configuration classes, or the module's only one for a parameter named like a configuration."""
+def _config_value(param: dict, cand: dict, size: int = 16, shrink: bool = False) -> str | None:
+    """A configuration object: the class the annotation names when it is one of the module's configuration classes,
+    or the module's only one for a parameter named like a configuration, built with its own defaults except for
+    sizes it leaves unset (a required field, or ``vocab_size: int = None``: small values by name); ``shrink``: its
+    size-like fields smaller too (``_shrunk``: ``n_layer=12`` -> 1, ``n_embd=768`` -> 16)."""
+    configs = cand.get("configs", [])
     ann = param["annotation"].strip("'\"")
-    if ann in configs:
-        return f"{ann}()"
-    if re.fullmatch(r"(config|cfg|conf|args|params|hparams|model_args|opt|opts)", param["name"].lower()) \
-            and len(configs) == 1:
-        return f"{configs[0]}()"
-    return None
+    name = ann if ann in configs else configs[0] if len(configs) == 1 and re.fullmatch(
+        r"(config|cfg|conf|args|params|hparams|model_args|opt|opts)", param["name"].lower()) else None
+    if name is None:
+        return None
+    fields = cand.get("config_fields", {}).get(name, [])
+    args = []
+    for f in fields:
+        hint = f["annotation"].replace(" ", "")
+        if f["default"] is None or (f["default"] == "None" and hint in ("int", "float")):
+            value = small_value(f["name"], hint, size, last_resort=True)
+            if value is None:
+                if f["default"] is None:
+                    return None  # a required field of unknown kind
+                continue
+            args.append(f"{f['name']}={value}")
+    if shrink:
+        unset = {a.split("=")[0] for a in args}
+        args += [a for a in _shrunk(fields).split(", ") if a and a.split("=")[0] not in unset]
+    return f"{name}({', '.join(args)})"
 
 
 # ------------------------------------------------------------------------------------------------------ in torch
@@ -293,9 +326,16 @@ def first_layer_inputs(model, fwd_params: list[dict]) -> list[list[str]]:
     if rank:  # the rank the forward reads its input with: forms of that rank first (the others after)
         ranked = [r for sp in specs for r in _to_rank(sp, rank, channels_first)]
         specs = list(dict.fromkeys(ranked + specs))[:max(len(specs), 6)]
+    # integer tokens for a later argument: first below the smallest embedding table's size too (BERT's segment ids
+    # beside its tokens: Embedding(2, dim)); such ids index every table of the model
+    tables = [m.num_embeddings for m in model.modules() if isinstance(m, nn.Embedding)]
     out = []
     for spec in specs:
         options = [_argument_inputs(p, spec) for p in required[1:]]
+        tokens = re.fullmatch(r"([\dx]+):int64:0:(\d+)", spec)
+        if tokens and tables and min(tables) < int(tokens.group(2)):
+            fewer = f"{tokens.group(1)}:int64:0:{min(tables)}"
+            options = [[fewer, *o] if o and o[0] == spec else o for o in options]
         out.append([spec, *(o[0] for o in options)])
         for i, alternatives in enumerate(options):  # each further form of one argument, the others at their first
             for alt in alternatives[1:]:
@@ -349,6 +389,28 @@ def sequence_inputs(model, fwd_params: list[dict], tries: list[list[str]]) -> li
             for form in forms:
                 out.append([*template[:i], "[" + ", ".join(form) + "]", *template[i + 1:]])
     return out[:10]
+
+
+def mapping_inputs(fwd_params: list[dict], tries: list[list[str]]) -> list[list[str]]:
+    """Input spec lists that give a dict to each forward argument the forward reads by key (scan.py's
+    ``_mapping_usage``: ``batch["image"]``), the other arguments as in the first of ``tries``: one key (each in turn,
+    first read first) gets the argument's tensor form (the first layer's), the others the form their name asks for
+    (``_extra_inputs``: a mask, lengths, a time step), else the same form."""
+    required = [p for p in fwd_params if p["default"] is None and p["kind"] == "positional"]
+    maps = [i for i, p in enumerate(required) if p.get("use") == "mapping" and p.get("attrs")]
+    templates = [t for t in tries if len(t) == len(required)][:3]
+    out = []
+    for template in templates:
+        for i in maps:
+            keys = list(required[i]["attrs"])
+            spec = template[i]
+            if not re.fullmatch(r"\d+(x\d+)*:.*", spec):
+                continue
+            for lead in keys[:3]:
+                form = {k: spec if k == lead else _extra_inputs(k.lower(), spec, 0)[0] for k in keys}
+                out.append([*template[:i], "{" + ", ".join(f"{k}: {v}" for k, v in form.items()) + "}",
+                            *template[i + 1:]])
+    return [list(t) for t in dict.fromkeys(map(tuple, out))][:9]
 
 
 def _layer_specs(first) -> list[str]:
@@ -655,6 +717,8 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
         # would unpack too)
         unpacked = any(p.get("use") == "sequence" and p.get("length") for p in fwd)
         tries = sequences + tries if unpacked else tries + sequences
+        # first: an argument read by key takes no tensor
+        tries = [s for s in mapping_inputs(fwd, tries) if s not in tries] + tries
         seen = []
         input_errors = []
         hinted = 0

@@ -59,6 +59,7 @@ class Candidate:
     inputs: list[list[str]] = field(default_factory=list)  # input specs of calls the repository writes
     bases: list[str] = field(default_factory=list)
     configs: list[str] = field(default_factory=list)  # the module's configuration classes (GPTConfig, ModelArgs)
+    config_fields: dict = field(default_factory=dict)  # configuration class -> its fields (``_config_fields``)
     dotted: str = ""  # "models.convnext": imported by this name from the root (a relative import, no __init__.py)
     expansion: int = 0  # a block's class-level ``expansion = 4``: its output has planes * expansion channels
 
@@ -73,6 +74,7 @@ class Candidate:
         return {"class": self.key, "kind": self.kind, "line": self.line, "bases": self.bases,
                 "params": [vars(p) for p in self.params], "forward": [vars(p) for p in self.forward],
                 "doc": self.doc[:600], "ctors": self.ctors, "inputs": self.inputs, "configs": self.configs,
+                "config_fields": self.config_fields,
                 "dotted": self.dotted, "expansion": self.expansion}
 
 
@@ -309,6 +311,7 @@ def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str]) 
                 node.ops[0], (ast.Lt, ast.LtE, ast.Gt, ast.GtE)) and which(node.left) is not None \
                 and isinstance(node.comparators[0], ast.Constant) and type(node.comparators[0].value) in (int, float):
             uses[which(node.left)].add("number")  # if char_rnn_layers <= 1
+    _sequence_keys(cls, which, attrs)
     for name, p in required.items():
         found = uses[name]
         for kind in ("callable", "namespace", "mapping", "sequence", "str", "number", "flag"):
@@ -319,6 +322,72 @@ def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str]) 
             p.attrs = attrs[name]  # a callable whose attributes are read too may be a block class (_block_classes)
         if p.use == "sequence" and name in lengths:
             p.length = lengths[name]
+
+
+SEQUENCE_KEY = "<sequence>"  # a mapping key's (or namespace attribute's) value that the class reads as a sequence
+FLAG_KEY = "<flag>"  # ... that the class only tests for truth (``if args.cuda:``)
+
+
+def _sequence_keys(cls: ast.ClassDef, which, attrs: dict[str, dict]) -> None:
+    """Keys of a mapping (attributes of a namespace, at any depth) whose kind the class shows, marked in ``attrs``
+    when no literal default is known: ``SEQUENCE_KEY`` for one read as a sequence (``options['fc_lay']`` kept as
+    ``self.fc_lay``, then ``len(self.fc_lay)``, ``self.fc_lay[i]``, ``for n in self.fc_lay``: SincNet's MLP options),
+    ``FLAG_KEY`` for one tested for truth (``if args.cuda:``, ``not config.model.conditional``: a guessed 16 is
+    true). ``which(node)`` names the constructor parameter a node is (``_usage``)."""
+    def key_of(node):
+        path = []
+        while True:
+            if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) \
+                    and isinstance(node.slice.value, str):
+                path.insert(0, node.slice.value)
+                node = node.value
+            elif isinstance(node, ast.Attribute) and which(node) is None and not (
+                    isinstance(node.value, ast.Name) and node.value.id == "self"):
+                path.insert(0, node.attr)
+                node = node.value
+            else:
+                break
+        if which(node) is not None:
+            return (which(node), path) if path else None
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self" \
+                and node.attr in kept:
+            name, inner = kept[node.attr]
+            return name, inner + path
+        return None
+
+    def mark(target, kind: str) -> None:
+        if target is None or target[0] not in attrs:
+            return
+        level = attrs[target[0]]
+        for key in target[1][:-1]:
+            level = level.get(key)
+            if not isinstance(level, dict):
+                return
+        if target[1][-1] in level and level[target[1][-1]] is None:
+            level[target[1][-1]] = kind
+
+    kept: dict[str, tuple[str, list]] = {}  # self.fc_lay = options['fc_lay'] -> "fc_lay": ("options", ["fc_lay"])
+    for node in ast.walk(cls):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Attribute) \
+                and isinstance(node.targets[0].value, ast.Name) and node.targets[0].value.id == "self":
+            found = key_of(node.value)
+            if found is not None:
+                kept[node.targets[0].attr] = found
+    for node in ast.walk(cls):
+        if isinstance(node, ast.Subscript) and not (isinstance(node.slice, ast.Constant)
+                                                    and isinstance(node.slice.value, str)):
+            mark(key_of(node.value), SEQUENCE_KEY)
+        elif isinstance(node, ast.Call) and _last(node.func) in _SEQUENCE_CALLS and node.args:
+            mark(key_of(node.args[0]), SEQUENCE_KEY)
+        elif isinstance(node, (ast.For, ast.comprehension)):
+            mark(key_of(node.iter), SEQUENCE_KEY)
+        elif isinstance(node, (ast.If, ast.IfExp, ast.While)):
+            mark(key_of(node.test), FLAG_KEY)
+        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            mark(key_of(node.operand), FLAG_KEY)
+        elif isinstance(node, ast.BoolOp):
+            for value in node.values:
+                mark(key_of(value), FLAG_KEY)
 
 
 _SIZE_METHODS = {"view", "reshape", "expand", "repeat", "permute", "new_zeros", "new_ones", "new_empty", "tile",
@@ -369,6 +438,25 @@ def _forward_usage(func, params: list[Param]) -> None:
 
 
 _SEQUENCE_ANNOTATION = r"(typing\.)?(List|list|Tuple|tuple|Sequence|Iterable)\b"
+
+
+def _mapping_usage(func, params: list[Param]) -> None:
+    """A required forward argument the forward reads by string keys (``batch["image"]``, ``inputs.get("mask")``):
+    ``Param.use`` "mapping", its keys in ``attrs`` in the order first read. The builder tries a dict input for it."""
+    names = {p.name: p for p in params if p.default is None and p.kind == "positional" and not p.use}
+    keys: dict[str, dict] = {}
+    for node in sorted(ast.walk(func), key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0))):
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in names \
+                and isinstance(node.ctx, ast.Load) and isinstance(node.slice, ast.Constant) \
+                and isinstance(node.slice.value, str):
+            keys.setdefault(node.value.id, {}).setdefault(node.slice.value, None)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" \
+                and isinstance(node.func.value, ast.Name) and node.func.value.id in names and node.args \
+                and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+            keys.setdefault(node.func.value.id, {}).setdefault(node.args[0].value, None)
+    for name, found in keys.items():
+        if all(re.fullmatch(r"[\w.\-]+", k) for k in found):
+            names[name].use, names[name].attrs = "mapping", found
 
 
 def _sequence_usage(func, params: list[Param]) -> None:
@@ -737,6 +825,22 @@ def _tensor_spec(node: ast.expr) -> str | None:
     return text
 
 
+def _dict_spec(node: ast.expr, tensors: dict[str, str]) -> str | None:
+    """``{"image": torch.randn(2, 3, 32, 32), "mask": mask}`` (string keys, tensors made in the call or bound
+    before it) -> ``{image: 2x3x32x32:float32, mask: ...}``; None for anything else."""
+    if not isinstance(node, ast.Dict) or not node.keys:
+        return None
+    items = []
+    for key, value in zip(node.keys, node.values):
+        if not (isinstance(key, ast.Constant) and isinstance(key.value, str) and re.fullmatch(r"[\w.\-]+", key.value)):
+            return None
+        spec = _tensor_spec(value) or (tensors.get(value.id) if isinstance(value, ast.Name) else None)
+        if spec is None or not spec[:1].isdigit():
+            return None
+        items.append(f"{key.value}: {spec}")
+    return "{" + ", ".join(items) + "}"
+
+
 def model_ref(root, rel: str, name: str, dotted: str = "") -> str:
     """The reference ``build_model`` takes for a discovered model under ``root``."""
     return f"{dotted}:{name}" if dotted else f"{Path(root) / rel}:{name}"
@@ -768,6 +872,81 @@ def _has_forward(key: str, own: dict, bases: dict, keys_of: dict, seen=None) -> 
     return False
 
 
+def _config_fields(cls: ast.ClassDef) -> list[dict]:
+    """A configuration class's fields as keyword parameters: its annotated class attributes (a dataclass, a
+    NamedTuple: ``vocab_size: int = None``, ``n_layer: int = 12``), else its ``__init__``'s parameters."""
+    def default(value):  # a dataclass's field(default_factory=lambda: [3, 3, 9, 3]) is its literal
+        if isinstance(value, ast.Call) and _last(value.func) == "field":
+            for k in value.keywords:
+                if k.arg == "default" or (k.arg == "default_factory" and isinstance(k.value, ast.Lambda)):
+                    return ast.unparse(k.value.body if isinstance(k.value, ast.Lambda) else k.value)
+        return ast.unparse(value) if value is not None else None
+
+    fields = [Param(n.target.id, ast.unparse(n.annotation), default(n.value), kind="keyword")
+              for n in cls.body if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)
+              and "ClassVar" not in ast.unparse(n.annotation)]
+    init = _method(cls, "__init__")
+    if not fields and init is not None:
+        fields = [p for p in _params(init.args, True) if p.kind in ("positional", "keyword")]
+    return [vars(p) for p in fields]
+
+
+def _shadowed_folders(root: Path, parsed: dict) -> dict[str, str]:
+    """Files of a folder that is no package, which the repository imports from its root (``from layers.attention
+    import Attention``) and whose folder holds a module named like one of the root's that the project imports
+    (``layers/utils.py`` beside the root's ``utils/``): with the file's folder first on ``sys.path`` (a sibling-style
+    import), ``from utils.masking import ...`` would find the sibling ("'utils' is not a package"). They are imported by
+    their dotted name from the root, as the repository's scripts do: rel -> dotted name."""
+    imported: set[str] = set()
+    for tree in parsed.values():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                imported.add(node.module)
+            elif isinstance(node, ast.Import):
+                imported.update(a.name for a in node.names)
+    tops = {name.split(".")[0] for name in imported}
+    root_names = {rel.split("/")[0].removesuffix(".py") for rel in parsed} & tops
+    siblings: dict[str, set[str]] = {}
+    for rel in parsed:
+        folder, _, leaf = rel.rpartition("/")
+        siblings.setdefault(folder, set()).add(leaf.removesuffix(".py"))
+        if "/" in folder:  # a sub-folder is a sibling module (a namespace package) of its parent's files
+            parent, _, sub = folder.rpartition("/")
+            siblings.setdefault(parent, set()).add(sub)
+    out = {}
+    for rel in parsed:
+        folder = rel.rpartition("/")[0]
+        dotted = rel[:-3].replace("/", ".")
+        if not folder or dotted not in imported or not all(part.isidentifier() for part in rel[:-3].split("/")):
+            continue
+        if not (root / rel).with_name("__init__.py").is_file():
+            if siblings.get(folder, set()) & root_names:
+                out[rel] = dotted
+            continue
+        # a package named like an installed or standard module (BigVGAN's alias_free_activation/torch/, imported
+        # as alias_free_activation.torch.filter): as its own top package, "torch.filter" is looked up in torch
+        parts = folder.split("/")
+        top = len(parts)
+        while top > 0 and (root / "/".join(parts[:top]) / "__init__.py").is_file():
+            top -= 1
+        if top and _external_module(parts[top]):
+            out[rel] = dotted
+    return out
+
+
+def _external_module(name: str) -> bool:
+    """A module of the standard library or an installed package (``torch``, ``utils`` is none here)."""
+    import importlib.util
+    import sys
+
+    if name in sys.stdlib_module_names or name in sys.builtin_module_names:
+        return True
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
 def discover(root, files: list[str] | None = None, excluded: list | None = None) -> list[Candidate]:
     """Every model class and factory of the repository at ``root``, with the calls its own code writes.
 
@@ -796,6 +975,7 @@ def discover(root, files: list[str] | None = None, excluded: list | None = None)
                  if "/" in rel and not (root / rel).with_name("__init__.py").is_file()
                  and all(part.isidentifier() for part in rel[:-3].split("/"))
                  and any(isinstance(n, ast.ImportFrom) and n.level for n in ast.walk(tree))}
+    dotted_of.update(_shadowed_folders(root, parsed))
     argdefaults_of = {rel: _argparse_defaults(tree) for rel, tree in parsed.items()}
     repo_argdefaults: dict[str, str] = {}  # every literal argparse default of the repository (the first one wins)
     for defaults in argdefaults_of.values():
@@ -805,6 +985,7 @@ def discover(root, files: list[str] | None = None, excluded: list | None = None)
         dotted = dotted_of.get(rel, "")
         configs = [n.name for n in tree.body if isinstance(n, ast.ClassDef) and n.name not in module_classes
                    and re.search(r"(Config|Args|Params|Cfg|Hparams|Options|Settings)$", n.name)]
+        config_fields = {n.name: _config_fields(n) for n in tree.body if isinstance(n, ast.ClassDef) and n.name in configs}
         for node in tree.body:
             if isinstance(node, ast.ClassDef) and node.name in module_classes and node.name not in _NOT_MODELS \
                     and not other_framework(rel, node.name):
@@ -821,8 +1002,10 @@ def discover(root, files: list[str] | None = None, excluded: list | None = None)
                     _choices(fwd, fwd_params)
                     _forward_usage(fwd, fwd_params)
                     _sequence_usage(fwd, fwd_params)
+                    _mapping_usage(fwd, fwd_params)
                 c = Candidate(rel, node.name, "class", node.lineno, init_params, fwd_params, doc,
                               bases=[_last(b) or ast.unparse(b) for b in node.bases], configs=configs,
+                              config_fields=config_fields,
                               dotted=dotted)
                 c.expansion = next((n.value.value for n in node.body if isinstance(n, ast.Assign)
                                     and any(isinstance(t, ast.Name) and t.id == "expansion" for t in n.targets)
@@ -1001,7 +1184,7 @@ def _collect_calls(parsed: dict, found: dict[str, Candidate], by_name: dict[str,
             for node in _scope_nodes(body):
                 if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
                     target, value = node.targets[0].id, node.value
-                    spec = _tensor_spec(value)
+                    spec = _tensor_spec(value) or _dict_spec(value, tensors)
                     if spec:
                         tensors[target] = spec
                     elif isinstance(value, ast.Call):
@@ -1033,9 +1216,10 @@ def _collect_calls(parsed: dict, found: dict[str, Candidate], by_name: dict[str,
                 targets = bound.get(callee.id) if isinstance(callee, ast.Name) else (
                     _call_target(callee, by_name) if isinstance(callee, ast.Call) else None)
                 if targets and node.args and not node.keywords:
-                    specs = [_tensor_spec(a) or (tensors.get(a.id) if isinstance(a, ast.Name) else None)
+                    specs = [_tensor_spec(a) or _dict_spec(a, tensors)
+                             or (tensors.get(a.id) if isinstance(a, ast.Name) else None)
                              or _value_spec(a) for a in node.args]
-                    if all(specs) and specs[0].startswith(tuple("0123456789")):
+                    if all(specs) and specs[0].startswith(tuple("0123456789{")):
                         for c in targets:
                             if specs not in c.inputs:
                                 c.inputs.append(specs)

@@ -15,7 +15,8 @@ References (``Name`` is a class or a factory function, or any name the module ha
 file, ``value:LITERAL`` (a Python value the forward takes as it is: ``value:4``, ``value:True``, ``value:'norm'``,
 ``value:None``, ``value:[1, 2]``), ``fn:identity`` (a function that returns its first argument: ``forward(x,
 sublayer)``), or a list or tuple of such specs, ``[2x8x32x32:float32, 2x16x16x16:float32]`` / ``(A, B)`` (a forward
-that takes its feature maps in one argument: HRNet's branches, a decoder's encoder features).
+that takes its feature maps in one argument: HRNet's branches, a decoder's encoder features), or a dict of specs,
+``{image: 2x3x32x32:float32, label: 2:int64:0:10}`` (a forward that reads its input by key: ``batch["image"]``).
 
 ``build_model(..., isolated=True)`` is for a process that builds one side only (``worker.py``): modules are imported
 under their own names and stay imported. In-process callers (both frameworks in one interpreter) get a fresh import
@@ -55,6 +56,8 @@ class InputSpec:
             return f"value:{self.value!r}"
         if self.dtype == "fn":
             return f"fn:{self.value}"
+        if self.dtype == "dict":
+            return "{" + ", ".join(f"{k}: {v}" for k, v in self.value) + "}"
         if self.dtype in _SEQUENCES:
             inner = ", ".join(map(str, self.value)) + ("," if self.dtype == "tuple" and len(self.value) == 1 else "")
             return f"[{inner}]" if self.dtype == "list" else f"({inner})"
@@ -86,6 +89,8 @@ def map_arrays(value, convert):
         return convert(value)
     if type(value) in (list, tuple):
         return type(value)(map_arrays(v, convert) for v in value)
+    if type(value) is dict:
+        return {k: map_arrays(v, convert) for k, v in value.items()}
     return value
 
 
@@ -103,11 +108,19 @@ def describe_input(value) -> str:
     if type(value) in (list, tuple) and value and all(is_array(v) for v in value):
         inner = ", ".join(describe_input(v) for v in value)
         return f"[{inner}]" if type(value) is list else f"({inner})"
+    if type(value) is dict and value and all(is_array(v) for v in value.values()):
+        return "{" + ", ".join(f"{k}: {describe_input(v)}" for k, v in value.items()) + "}"
     return f"value {value!r}"
 
 
 def parse_input_spec(text: str) -> InputSpec:
     text = text.strip()
+    if text[:1] + text[-1:] == "{}":  # a dict of arrays: {image: 2x3x32x32:float32, label: 2:int64:0:10}
+        items = [t.strip().partition(":") for t in text[1:-1].split(",") if t.strip()]
+        if not items or any(not k.strip() or not v.strip() for k, _, v in items):
+            raise InputError(f"--input {text!r}: a dict input takes KEY: SPEC items ({{image: 2x3x32x32:float32, "
+                             "...}})")
+        return InputSpec((), "dict", value=tuple((k.strip().strip("'\""), parse_input_spec(v)) for k, _, v in items))
     if text[:1] + text[-1:] in ("[]", "()"):
         items = [t for t in text[1:-1].split(",") if t.strip()]
         if not items:
@@ -156,6 +169,9 @@ def _draw(specs: list[InputSpec], rng) -> list:
     for spec in specs:
         if spec.dtype in _SEQUENCES:  # a list input: its arrays drawn in turn, from the same generator
             arrays.append(_SEQUENCES[spec.dtype](_draw(list(spec.value), rng)))
+            continue
+        if spec.dtype == "dict":  # a forward that reads its input by key (batch["image"]): drawn in key order
+            arrays.append(dict(zip([k for k, _ in spec.value], _draw([v for _, v in spec.value], rng))))
             continue
         if spec.path:
             data = np.load(spec.path, allow_pickle=False)
@@ -257,12 +273,30 @@ def _same_file(module, path: Path | None) -> bool:
     return path is not None and isinstance(file, str) and os.path.realpath(file) == os.path.realpath(path)
 
 
+def _other_tree(module, expected: Path) -> bool:
+    """A module of the project's own files that is not the package (or module) at ``expected`` (a folder, or the
+    module file without its suffix): a same-named package of another folder."""
+    locations = list(getattr(module, "__path__", None) or [])
+    file = getattr(module, "__file__", None)
+    if not locations and isinstance(file, str):
+        locations = [os.path.splitext(file)[0]]
+    real = os.path.realpath(expected)
+    return bool(locations) and all(_project_file(os.path.join(loc, "__init__.py")) for loc in locations) \
+        and all(os.path.realpath(loc) != real for loc in locations)
+
+
 def import_ref(ref: ModelRef, isolated: bool = False):
     """Import the reference's module (see the module docstring for ``isolated``)."""
     if not ref.module:
         return import_file(ref.file, keep=isolated)
     top = ref.module.split(".")[0]
     if isolated:
+        held = sys.modules.get(top)
+        if held is not None and ref.module not in sys.modules and _other_tree(held, ref.search_path / top):
+            # the package's name is held by another tree's package of the project, built before in this process
+            # (baselines/Informer2020/models, then baselines/SCINet/models: "No module named 'models.SCINet'"):
+            # forgotten, this tree's imported afresh
+            _forget_package(top)
         if ref.module in sys.modules and not _same_file(sys.modules[ref.module], ref.file):
             taken = getattr(sys.modules[ref.module], "__file__", None)
             if not _project_file(taken):
