@@ -53,3 +53,33 @@ def test_training_only_trap_leaves_outputs_equal(tmp_path):
     assert not report.ok
     assert report.config_findings[0]["training_only"] is True
     assert report.config_findings[0]["path"] == "bn1"
+
+
+POOL_1D = '''import torch
+import torch.nn as nn
+
+
+class Trend(nn.Module):
+    """FEDformer's moving average: torch keeps AvgPool1d's kernel_size as the 1-tuple (25,)."""
+
+    def __init__(self, kernel_size=25):
+        super().__init__()
+        self.avg = nn.AvgPool1d(kernel_size=kernel_size, stride=1, padding=0)
+        self.max = nn.MaxPool1d(3, stride=1, padding=1)
+
+    def forward(self, x):
+        return self.avg(x) + self.max(x)[..., : x.shape[-1] - 24]
+'''
+
+
+def test_a_1d_pool_window_is_not_a_finding(tmp_path):
+    """A 1-D pool's window: (25,) in torch and 25 in MindSpore are one window, not a "pooling window differs" trap
+    (the discovery sweep reported FEDformer's correct port as diverged)."""
+    from mindport.migrator import convert_source
+
+    (tmp_path / "trend_torch.py").write_text(POOL_1D)
+    (tmp_path / "trend_ms.py").write_text(convert_source(POOL_1D).code)
+    report = validate(f"{tmp_path / 'trend_torch.py'}:Trend", f"{tmp_path / 'trend_ms.py'}:Trend",
+                      inputs=["2x4x40:float32"], graph_mode=False)
+    assert report.config_findings == [], report.config_findings
+    assert report.ok and all(o.allclose for o in report.outputs)

@@ -96,10 +96,14 @@ def _stride(t: dict, m: dict, pool: bool) -> str | None:
 
 def _pool_other(t: dict, m: dict) -> str | None:
     problems = []
-    if "kernel_size" in m and _ntuple(t.get("kernel_size"), 2) != _ntuple(m["kernel_size"], 2):
+    # the window's rank: torch keeps a 1-D pool's kernel_size as a 1-tuple, (25,), where MindSpore keeps the int 25
+    ks = t.get("kernel_size")
+    n = len(ks) if isinstance(ks, (tuple, list)) else (
+        len(m["kernel_size"]) if isinstance(m.get("kernel_size"), (tuple, list)) else 2)
+    if "kernel_size" in m and _ntuple(ks, n) != _ntuple(m["kernel_size"], n):
         problems.append(f"kernel_size torch={t.get('kernel_size')!r} MindSpore={m['kernel_size']!r}")
     tp, mp = t.get("padding", 0), m.get("padding", 0)
-    if "padding" in m and _ntuple(tp, 2) != _ntuple(mp, 2) and not (isinstance(mp, tuple) and len(mp) == 4):
+    if "padding" in m and _ntuple(tp, n) != _ntuple(mp, n) and not (isinstance(mp, tuple) and len(mp) == 2 * n):
         problems.append(f"padding torch={tp!r} MindSpore pad_mode={m.get('pad_mode')!r} padding={mp!r}")
     if "ceil_mode" in m and bool(t.get("ceil_mode", False)) != bool(m["ceil_mode"]):
         problems.append(f"ceil_mode torch={t.get('ceil_mode')!r} MindSpore={m['ceil_mode']!r}")
