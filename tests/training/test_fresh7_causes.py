@@ -141,3 +141,124 @@ def test_backward_of_a_loss_from_a_model_imported_from_the_projects_package(tmp_
     assert len(t) == len(m) == 6
     np.testing.assert_allclose(m, t, rtol=1e-4, atol=1e-6)
     assert t[-1][0] < t[0][0]
+
+
+# zhihanyang2022/pytorch-wgan's critic shape: LayerNorm MLPs, the penalty's gradient taken through LayerNorm
+LAYER_NORM_GP = '''
+import torch
+import torch.nn as nn
+
+critic = nn.Sequential(nn.Linear(4, 16), nn.LayerNorm(16), nn.LeakyReLU(0.2), nn.Linear(16, 16), nn.LayerNorm(16),
+                       nn.Tanh(), nn.Linear(16, 1))
+with torch.no_grad():
+    for p in critic.parameters():
+        p.copy_(torch.linspace(-0.4, 0.5, p.numel()).reshape(p.shape))
+optimizer = torch.optim.Adam(critic.parameters(), lr=0.01, betas=(0.0, 0.9))
+real = torch.linspace(-1.0, 1.0, 32).reshape(8, 4)
+fake = torch.linspace(0.8, -0.6, 32).reshape(8, 4) ** 2
+alpha = torch.linspace(0.1, 0.9, 8).reshape(8, 1)
+for step in range(8):
+    optimizer.zero_grad()
+    interp = (alpha * real + (1 - alpha) * fake).requires_grad_(True)
+    d_interp = critic(interp)
+    grads = torch.autograd.grad(outputs=d_interp, inputs=interp, grad_outputs=torch.ones_like(d_interp),
+                                create_graph=True, retain_graph=True)[0]
+    penalty = ((grads.norm(2, dim=1) - 1) ** 2).mean()
+    loss = critic(fake).mean() - critic(real).mean() + 10 * penalty
+    loss.backward()
+    optimizer.step()
+    print("step", loss.item(), penalty.item())
+'''
+
+
+def test_gradient_penalty_through_layer_norm_tracks_torch():
+    """zhihanyang/wgan_gp_1d: MindSpore 2.10 cannot differentiate LayerNormGrad ("For LayerNormGrad, the index 7 is
+    out of range"), so a gradient penalty through a LayerNorm critic stopped with mindport's error. While grad_graph
+    takes a gradient with create_graph=True, LayerNorm runs as mean / variance / sqrt / division (operators MindSpore
+    differentiates twice); each loss and penalty is torch's within 1e-5 over 8 Adam steps, and the penalty falls."""
+    code = _convert(LAYER_NORM_GP)
+    assert "grad_graph(" in code and "nn.LayerNorm(" in code and "import torch" not in code, code
+    t, m = _losses(LAYER_NORM_GP, "torch_ln_gp7"), _losses(code, "ms_ln_gp7")
+    assert len(t) == len(m) == 8, (t, m)
+    np.testing.assert_allclose(m, t, rtol=1e-5, atol=1e-6)
+    assert t[-1][1] < t[0][1]  # the penalty falls: its second derivative reaches the weights
+
+
+def test_layer_norm_outside_a_gradient_of_a_gradient_stays_mindspores_kernel():
+    """The composition is used only inside grad_graph: afterwards ops.LayerNorm is MindSpore's primitive again."""
+    from mindspore.ops.auto_generate.gen_ops_prim import LayerNorm
+
+    from mindport.runtime import training as mp_train
+
+    before = LayerNorm.__dict__["__call__"]
+    with mp_train._TwiceDifferentiable():
+        with mp_train._TwiceDifferentiable():
+            assert LayerNorm.__dict__["__call__"] is mp_train._layer_norm_twice_differentiable
+        assert LayerNorm.__dict__["__call__"] is mp_train._layer_norm_twice_differentiable
+    assert LayerNorm.__dict__["__call__"] is before
+
+
+EPISODE_WITH_DROPOUT = '''
+import numpy as np
+import torch
+from torch import nn
+from torch.distributions import Categorical
+
+
+class Policy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 8)
+        self.drop = nn.Dropout(0.5)
+        self.out = nn.Linear(8, 2)
+
+    def forward(self, x):
+        return torch.softmax(self.out(self.drop(torch.relu(self.fc(x)))), dim=-1)
+
+
+def select_action(policy, state, saved):
+    probs = policy(torch.from_numpy(state).unsqueeze(0))
+    m = Categorical(probs)
+    action = m.sample()
+    saved.append(m.log_prob(action))
+    return action.item()
+
+
+def finish(optimizer, saved):
+    loss = -torch.cat(saved).sum()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+def main(acting_mode):
+    policy = Policy()
+    optimizer = torch.optim.SGD(policy.parameters(), lr=0.05)
+    losses = []
+    for episode in range(2):
+        saved = []
+        policy.train(acting_mode == "train")
+        for t in range(3):
+            select_action(policy, np.full(4, 0.1 * t, dtype=np.float32), saved)
+        losses.append(finish(optimizer, saved))
+    return losses
+'''
+
+
+def test_recorded_values_through_a_dropout_in_training_mode_are_refused():
+    """train6's recorded values are computed again inside the differentiation: a Dropout in training mode there
+    drew a new mask (a gradient torch's graph never had), silently. Now a clear refusal naming the layer; the same
+    episode with the policy in eval mode while acting runs (nothing is drawn again)."""
+    import pytest
+
+    from _harness import load_module
+
+    code = _convert(EPISODE_WITH_DROPOUT)
+    assert "mp_train.record(" in code, code
+    module = load_module(code, "ms_dropout_episode7")
+    with pytest.raises(RuntimeError, match=r"mindport: a value collected before the backward .* drop \(Dropout\) "
+                                           r"draws a new random mask"):
+        module.main("train")
+    losses = module.main("eval")
+    assert len(losses) == 2 and all(np.isfinite(losses))
