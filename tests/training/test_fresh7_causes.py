@@ -262,3 +262,70 @@ def test_recorded_values_through_a_dropout_in_training_mode_are_refused():
         module.main("train")
     losses = module.main("eval")
     assert len(losses) == 2 and all(np.isfinite(losses))
+
+
+FLOW_WITH_AN_INVERSE_NAMED_BACKWARD = '''
+import torch
+import torch.nn as nn
+
+
+class Coupling(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.s = nn.Linear(1, 1)
+        self.t = nn.Linear(1, 1)
+
+    def forward(self, x):
+        x0, x1 = x[:, :1], x[:, 1:]
+        s = torch.tanh(self.s(x0))
+        return torch.cat([x0, x1 * torch.exp(s) + self.t(x0)], dim=1), s.sum(dim=1)
+
+    def backward(self, z):
+        z0, z1 = z[:, :1], z[:, 1:]
+        s = torch.tanh(self.s(z0))
+        return torch.cat([z0, (z1 - self.t(z0)) * torch.exp(-s)], dim=1), -s.sum(dim=1)
+
+
+class Flow(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.flow = Coupling()
+
+    def forward(self, x):
+        return self.flow(x)
+
+    def backward(self, z):
+        x, log_det = self.flow.backward(z)
+        return x, log_det
+
+
+model = Flow()
+with torch.no_grad():
+    for i, p in enumerate(model.parameters()):
+        p.copy_(torch.linspace(-0.3, 0.4, p.numel()).reshape(p.shape) * (i + 1))
+optimizer = torch.optim.Adam(model.parameters(), lr=0.05)
+x = torch.linspace(-0.5, 1.5, 16).reshape(8, 2)
+for step in range(5):
+    z, log_det = model(x)
+    loss = (0.5 * (z ** 2).sum(dim=1) - log_det).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    print("step", loss.item())
+x_back, _ = model.backward(model(x)[0])
+print("step", float((x_back - x).abs().max().item() < 1e-5), x_back.sum().item())
+'''
+
+
+def test_a_models_own_backward_method_is_not_tensor_backward():
+    """seanie12/realnvp_moons: a normalising flow's inverse pass is a method named ``backward(self, z)``;
+    ``self.flow.backward(z)`` was taken for ``Tensor.backward(gradient=z)`` and became a differentiated
+    ``(self.flow * z).sum()`` (MP105 on the method itself). A file whose classes define their own ``backward`` keeps
+    such calls with arguments on receivers not known as tensors; the loss.backward() of the same file is converted."""
+    code = _convert(FLOW_WITH_AN_INVERSE_NAMED_BACKWARD)
+    assert "self.flow.backward(z)" in code and "loss.backward()" not in code, code
+    t, m = _losses(FLOW_WITH_AN_INVERSE_NAMED_BACKWARD, "torch_flow7"), _losses(code, "ms_flow7")
+    assert len(t) == len(m) == 6
+    np.testing.assert_allclose(m[:5], t[:5], rtol=1e-5, atol=1e-6)  # the losses
+    np.testing.assert_allclose(m[5], t[5], rtol=1e-5, atol=1e-6)  # the inverse pass: x back from z
+    assert t[4][0] < t[0][0] and m[5][0] == 1.0
