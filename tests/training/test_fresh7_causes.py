@@ -329,3 +329,44 @@ def test_a_models_own_backward_method_is_not_tensor_backward():
     np.testing.assert_allclose(m[:5], t[:5], rtol=1e-5, atol=1e-6)  # the losses
     np.testing.assert_allclose(m[5], t[5], rtol=1e-5, atol=1e-6)  # the inverse pass: x back from z
     assert t[4][0] < t[0][0] and m[5][0] == 1.0
+
+
+GRADIENT_NORMS_READ_IN_THE_LOOP = '''
+import numpy as np
+import torch
+import torch.nn as nn
+
+model = nn.Linear(3, 2)
+with torch.no_grad():
+    model.weight.copy_(torch.tensor(np.linspace(-0.5, 0.5, 6, dtype=np.float32).reshape(2, 3)))
+    model.bias.fill_(0.1)
+opt = torch.optim.SGD(model.parameters(), lr=0.5)
+data = [(torch.tensor(np.linspace(-1, 1, 12, dtype=np.float32).reshape(4, 3)) * (i + 1), torch.tensor([0, 1, 0, 1]))
+        for i in range(4)]
+crit = nn.CrossEntropyLoss()
+for x, y in data:
+    opt.zero_grad()
+    out = model(x)
+    loss = crit(out, y)
+    loss.backward()
+    grad_norm = 0.0
+    for p in model.parameters():
+        if p.grad is not None:
+            grad_norm += p.grad.data.norm(2).item() ** 2
+    grad_norm = grad_norm ** 0.5
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 0.1)
+    opt.step()
+    print("step", loss.item(), grad_norm)
+'''
+
+
+def test_gradient_norms_read_from_grad_in_the_loop():
+    """anikhet/training_monitor: per-batch gradient norms summed from ``p.grad`` before clipping. The loop went to the
+    opt(grads) rewrite, which fills no ``.grad`` ('Parameter' object has no attribute 'grad'), and ``grad_norm +=
+    ....item() ** 2`` on ``grad_norm = 0.0`` became an in-place tensor add on a float. A loop reading ``.grad`` goes to
+    the general region; a Python number stays a number. Losses and norms are torch's."""
+    code = _convert(GRADIENT_NORMS_READ_IN_THE_LOOP)
+    assert "grad_norm += " in code, code
+    t, m = _losses(GRADIENT_NORMS_READ_IN_THE_LOOP, "torch_norms7"), _losses(code, "ms_norms7")
+    assert len(t) == len(m) == 4
+    np.testing.assert_allclose(m, t, rtol=1e-5, atol=1e-6)

@@ -65,7 +65,7 @@ from mindport.migrator.rules.training_loop_analysis import (
     _receiver_name,
     _sets_train_mode,
 )
-from mindport.migrator.scopes import dotted_name, receiver_kind
+from mindport.migrator.scopes import dotted_name, operand_kind, receiver_kind
 from mindport.migrator.syntax import code_of, method_call, target_names
 from mindport.migrator.table import CallBindError, bind_arguments
 from mindport.migrator.walk import parse_expression, parse_statement, walk
@@ -691,6 +691,8 @@ class TrainingLoopRule(Rule):
             target.value in names for names in self._param_vars))
         if op is None or not (data or tensor_name or _reads_grad(original_node.value)):
             return updated_node
+        if not (data or tensor_name) and isinstance(target, cst.Name) and operand_kind(target, self.scope) == "python":
+            return updated_node  # grad_norm += p.grad.norm().item() ** 2 on grad_norm = 0.0: a Python number
         new_target = updated_node.target
         if data and isinstance(new_target, cst.Attribute) and new_target.attr.value == "data":
             new_target = new_target.value
@@ -917,6 +919,8 @@ class TrainingLoopRule(Rule):
         if any((self.scope.resolve_torch(c.func) or "") == "torch.autograd.grad" and _creates_graph(c)
                for c in _own_calls(loop)):
             return False  # its gradients are a function defined in the body: the general region takes the loop
+        if _reads_grad(loop.body):
+            return False  # p.grad read in the step (gradient norms before clipping): the general region fills .grad
         own = self._loop_targets.pop()
         stepped, never = set(self._stepped), set(self._never_reset)
         try:
