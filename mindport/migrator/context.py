@@ -64,6 +64,8 @@ class Options:
     ms_version: tuple[int, int] = (2, 10)
     module_classes: frozenset[str] = frozenset()  # project-local nn.Module subclasses (across files)
     local_packages: frozenset[str] = frozenset()  # the project's top-level packages and modules (convert_path)
+    object_classes: frozenset[str] = frozenset()  # the project's classes that are not nn.Module subclasses (across
+    # files: convert_path): ``trainer = Trainer(model)`` of an imported one keeps the Trainer's own methods
     star_bindings: tuple = ()  # ((name, torch name), ...) brought by `from <project module> import *` (convert_path)
 
 

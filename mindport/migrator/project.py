@@ -200,6 +200,25 @@ def star_bindings(src: Path, python: list[str]) -> dict[str, tuple[tuple[str, st
     return out
 
 
+def object_classes_from_bases(per_file: list[dict[str, list[str]]]) -> frozenset[str]:
+    """Class names, across the project, that are plain objects: no base but ``object`` or another such class of the
+    project (``class Trainer:``), whatever file defines them. A class with any other base may be a module (torch's
+    ``nn.Sequential``, a library's base) and is not one of these."""
+    bases: dict[str, set[str]] = {}
+    for file_bases in per_file:
+        for name, names in file_bases.items():
+            bases.setdefault(name, set()).update(names)
+    found: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for name, bs in bases.items():
+            if name not in found and bs <= found | {"object"}:
+                found.add(name)
+                changed = True
+    return frozenset(found)
+
+
 def module_classes_from_bases(per_file: list[dict[str, list[str]]]) -> frozenset[str]:
     """Class names, across the project, that are nn.Module subclasses directly or through project-local bases."""
     bases: dict[str, set[str]] = {}

@@ -22,13 +22,15 @@ import hashlib
 import itertools
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
 from mindport import __version__
 from mindport.errors import Diagnostic, InputError
 from mindport.migrator.formats import imported_packages
-from mindport.migrator.project import local_packages, module_classes_from_bases, star_bindings
+from mindport.migrator.project import local_packages, module_classes_from_bases, object_classes_from_bases, \
+    star_bindings
 from mindport.migrator.report import ConversionReport, FileReport
 from mindport.migrator.rules.module_class import module_classes
 from mindport.migrator.tree import (
@@ -228,9 +230,11 @@ def _convert_entries(src: Path, dst_path: Path, entries: list[TreeEntry], proble
             first[result.rel] = result
             bases[result.rel] = result.class_bases or {}
             tick(result.rel)
-        options = {"target": target, "ms_version": ms_version,
-                   "module_classes": module_classes_from_bases(list(bases.values())), "local_packages": local,
-                   "device": device}
+        project_modules = module_classes_from_bases(list(bases.values()))
+        objects = object_classes_from_bases(list(bases.values()))
+        options = {"target": target, "ms_version": ms_version, "module_classes": project_modules,
+                   "local_packages": local, "device": device, "object_classes": objects}
+        calls_object = _calls_any(objects)
         fingerprint = _tables_fingerprint(mappings) + json.dumps(
             {k: sorted(v) if isinstance(v, frozenset) else v for k, v in options.items()}, sort_keys=True)
         cache = old_cache if old_cache and cache_json.get("fingerprint") == fingerprint else {}
@@ -259,8 +263,8 @@ def _convert_entries(src: Path, dst_path: Path, entries: list[TreeEntry], proble
             converted = first.get(rel)
             if converted is not None:
                 names = set(converted.class_bases or ())
-                if converted.summary is None or converted.class_names == \
-                        module_classes(converted.summary, options["module_classes"]) & names:
+                if (converted.summary is None or converted.class_names == module_classes(
+                        converted.summary, options["module_classes"]) & names) and not calls_object(entry.path, names):
                     done.append(converted)  # the project's module classes change nothing in this file
                 else:
                     jobs_list.append((rel, str(entry.path), entry.kind, for_file(rel, options), settings))
@@ -327,6 +331,21 @@ def _convert_entries(src: Path, dst_path: Path, entries: list[TreeEntry], proble
 # what mindport writes into OUT beside the mirrored tree (migrate's steps); removed with another source's conversion
 _RUN_ARTIFACTS = ("mindport-report.json", "mindport-report.html", "mindport-logs", "mindport_scripts",
                   "mindport_export")
+
+
+def _calls_any(classes: frozenset[str]):
+    """Whether a file calls one of these classes that it does not define (``Trainer(model)``, imported): the first,
+    speculative conversion knew none of the project's classes, so such a file is converted again with them."""
+    if not classes:
+        return lambda path, defined: False
+    pattern = re.compile(rb"\b(" + b"|".join(re.escape(c.encode()) for c in sorted(classes)) + rb")\s*\(")
+
+    def calls(path: Path, defined) -> bool:
+        try:
+            return any(m.group(1).decode() not in defined for m in pattern.finditer(path.read_bytes()))
+        except OSError:
+            return False
+    return calls
 
 
 def _previous_run(dst_path: Path) -> dict:

@@ -486,6 +486,8 @@ def value_kind(value: cst.BaseExpression, scope: Scope) -> str:
     if isinstance(value, cst.Call):
         qual = scope.resolve(value.func)
         if qual is not None:
+            if qual.split(".", 1)[0] in getattr(scope, "local", frozenset()):
+                return "other"  # SimpleVAE(...) imported from the project's own package: its model, not a library's
             # einops gives back what it was given: in torch code, tensors
             return "tensor" if is_torch(qual) or qual.split(".", 1)[0] == "einops" else "foreign"
         if isinstance(value.func, cst.Attribute):

@@ -158,7 +158,18 @@ def buffers(cell, recurse=True):
         yield param
 
 
-class ModuleDict(_Keyed):
+class _NamesLaterMembers(nn.Cell):
+    """A container whose owner names it before it has members (``self.layers = ModuleDict()`` or ``ModuleList()``,
+    filled afterwards): the prefix the owner gives it is remembered, so a member added later is named
+    ``layers.fc1.weight`` like torch's, not ``weight``/``0.weight`` (names that clash with every other member's or
+    another container's: an optimizer refuses the parameter list, "name 'weight' already exists")."""
+
+    def update_parameters_name(self, prefix="", recurse=True):
+        self._member_prefix = prefix
+        super().update_parameters_name(prefix, recurse)
+
+
+class ModuleDict(_Keyed, _NamesLaterMembers):
     """``torch.nn.ModuleDict``: Cells by key, any Cell (a CellList, a SequentialCell or another ModuleDict too).
 
     ``mindspore.nn.CellDict`` refuses a CellList/SequentialCell/CellDict value ("the type of cell can not be CellDict,
@@ -178,6 +189,8 @@ class ModuleDict(_Keyed):
         if not isinstance(cell, nn.Cell):
             raise TypeError(f"ModuleDict holds Cells, got {type(cell).__name__} under {key!r}")
         self.insert_child_to_cell(key, cell)
+        if self._auto_prefix:  # as Cell.__setattr__ names a child, under the dict's own prefix
+            cell.update_parameters_name(getattr(self, "_member_prefix", "") + key + ".")
         if key not in self._keys:
             self._keys.append(key)
 
@@ -201,7 +214,7 @@ class ModuleDict(_Keyed):
 
 
 
-class ModuleList(nn.CellList):
+class ModuleList(nn.CellList, _NamesLaterMembers):
     """``torch.nn.ModuleList``: a CellList that also holds ``None`` (torch keeps a None member: x-transformers builds
     ``ModuleList([pre_norm, post_norm, None])`` and unpacks it in forward; ``mindspore.nn.CellList`` refuses it).
     Built from any iterable (a tuple, a generator). A None member is kept in place, yields None, has no parameters;
@@ -215,7 +228,10 @@ class ModuleList(nn.CellList):
     def _prefix(self) -> str:
         from mindspore.nn.layer.container import _get_prefix_and_index  # the prefix CellList names members with
 
-        return _get_prefix_and_index({k: c for k, c in self._cells.items() if c is not None})[0]
+        members = {k: c for k, c in self._cells.items() if c is not None}
+        if not any(True for c in members.values() for _ in c.get_parameters()):
+            return getattr(self, "_member_prefix", "")
+        return _get_prefix_and_index(members)[0]
 
     def append(self, cell):
         if cell is not None:

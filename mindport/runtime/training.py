@@ -186,8 +186,8 @@ def record(value, fn, *inputs):
     then computes every recorded value its function reads (through its arguments, its closure, the globals it names
     and their list attributes) again inside the differentiation (``_Replay``), from the parameters as they are at
     the backward, which are the ones torch's graph saw (torch refuses a backward through parameters changed in
-    place since). Not reproduced: random draws inside ``fn`` (a Dropout in training mode draws a new mask) and
-    running statistics (a BatchNorm in training mode updates them a second time). The outputs of a differentiated
+    place since). Refused (``_refuse_redraws``: a RuntimeError saying why): a model ``fn`` reads with a Dropout or a
+    BatchNorm in training mode (a new random mask, running statistics updated a second time). The outputs of a differentiated
     function that takes arguments (state carried across steps, a running sum of losses) are recorded the same way
     until a ``backward`` consumes its gradients (``_record_step``)."""
     if not isinstance(value, Tensor) or _PAUSED:
@@ -336,6 +336,7 @@ class _Replay:
                     self._memo[id(fn)] = fn.run([self._argument(a) for a in fn.args])
                 self._memo[id(value)] = self._memo[id(fn)][inputs]
             else:
+                _refuse_redraws(fn, inputs)
                 self._memo[id(value)] = fn(*(self._argument(a) for a in inputs))
         return self._memo[id(value)]
 
@@ -345,6 +346,34 @@ class _Replay:
         if isinstance(value, (list, tuple)):
             return type(value)(self._argument(a) for a in value)
         return value
+
+
+def _refuse_redraws(fn, inputs) -> None:
+    """A recorded value is computed again from the models it reads (its inputs, the globals its function names): a
+    layer there that draws at random (Dropout in training mode: a new mask, not the one torch's graph holds) or
+    updates state (BatchNorm in training mode: its running statistics a second time) would make the recomputed
+    value, or the model, differ from torch's. Refused, with the reason, rather than differentiated silently wrong.
+    (A random draw inside a model's construct, ``ops.dropout(x, p)`` written out, is not seen here.)"""
+    code, scope = getattr(fn, "__code__", None), getattr(fn, "__globals__", {})
+    values = list(inputs) + [scope[n] for n in (code.co_names if code is not None else ()) if n in scope]
+    for value in values:
+        if not isinstance(value, ms.nn.Cell):
+            continue
+        for path, cell in value.cells_and_names():
+            kind = type(cell).__name__
+            if not cell.training:
+                continue
+            if "Dropout" in kind and (getattr(cell, "p", None) or 1 - getattr(cell, "keep_prob", 1.0)):
+                what = "draws a new random mask (Dropout in training mode)"
+            elif "BatchNorm" in kind and getattr(cell, "use_batch_statistics", None) is not False:
+                what = "updates its running statistics a second time (BatchNorm in training mode)"
+            else:
+                continue
+            name = getattr(fn, "__name__", "?")
+            raise RuntimeError(
+                f"mindport: a value collected before the backward (recorded by {name}) must be computed again inside "
+                f"the differentiated step, and {path or kind} ({kind}) {what}: the gradient would not be torch's. "
+                "Compute the loss inside the step, or call eval() on the model while collecting the values")
 
 
 _PAUSED: list = []  # non-empty inside no_grad(): what the forward reads there is not differentiated
@@ -450,16 +479,53 @@ def grad_graph(fn, inputs, grad_outputs=None, allow_unused=False, kept=False):
         out = fn(*args)
         return (out[0], tuple(out[1:])) if isinstance(out, tuple) else (out, ())
 
-    outputs, pullback, aux = ms.vjp(split, *inputs, has_aux=True)
-    if callable(grad_outputs):
-        grad_outputs = grad_outputs(outputs, *aux)
-    if grad_outputs is None:
-        if outputs.size != 1:
-            raise RuntimeError("grad can be implicitly created only for scalar outputs")
-        grad_outputs = ops.ones_like(outputs)
-    grads = pullback(grad_outputs.astype(outputs.dtype) if isinstance(grad_outputs, Tensor) else grad_outputs)
+    with _TwiceDifferentiable():
+        outputs, pullback, aux = ms.vjp(split, *inputs, has_aux=True)
+        if callable(grad_outputs):
+            grad_outputs = grad_outputs(outputs, *aux)
+        if grad_outputs is None:
+            if outputs.size != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            grad_outputs = ops.ones_like(outputs)
+        grads = pullback(grad_outputs.astype(outputs.dtype) if isinstance(grad_outputs, Tensor) else grad_outputs)
     grads = tuple(grads) if isinstance(grads, (tuple, list)) else (grads,)
     return (grads, outputs, *aux) if kept else grads
+
+
+def _layer_norm_twice_differentiable(prim, input_x, gamma, beta):
+    """``ops.LayerNorm``'s outputs (y, mean, 1/std) from the mean, the biased variance, a square root and a division
+    over the axes from ``begin_norm_axis`` on: operators whose gradient MindSpore 2.10 can differentiate again
+    (LayerNormGrad it cannot: "For LayerNormGrad, the index 7 is out of range")."""
+    axes = tuple(range(prim.begin_norm_axis % input_x.ndim, input_x.ndim))
+    mean = input_x.mean(axes, keep_dims=True)
+    centred = input_x - mean
+    std = ops.sqrt((centred * centred).mean(axes, keep_dims=True) + prim.epsilon)
+    return centred / std * gamma + beta, mean, 1 / std
+
+
+class _TwiceDifferentiable:
+    """While ``grad_graph`` takes a gradient that a later differentiation goes through (create_graph=True): the
+    operators MindSpore 2.10 cannot differentiate twice run as compositions of ones it can. Only there: elsewhere
+    LayerNorm stays MindSpore's kernel (a WGAN-GP critic's ordinary forward too). ``ops.LayerNorm`` is the
+    primitive of ``mindspore.nn.LayerNorm`` and of the runtime's LayerNorm layers."""
+
+    _depth = [0]
+
+    def __enter__(self):
+        from mindspore.ops.auto_generate.gen_ops_prim import LayerNorm as _LayerNormPrimitive
+
+        self._primitive = _LayerNormPrimitive
+        if not self._depth[0]:
+            self._original = _LayerNormPrimitive.__dict__["__call__"]
+            _LayerNormPrimitive.__call__ = _layer_norm_twice_differentiable
+        self._depth[0] += 1
+        return self
+
+    def __exit__(self, *exc):
+        self._depth[0] -= 1
+        if not self._depth[0]:
+            self._primitive.__call__ = self._original
+        return False
 
 
 def zero_grad(*sources, set_to_none=True) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from mindport.migrator.imports import runtime_alias
+from mindport.names import is_torch
 from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.syntax import code_of, method
 from mindport.migrator.walk import parse_expression, walk
@@ -19,8 +20,9 @@ class ModuleMethodTransform(Rule):
     statistics) as non-trainable Parameters, so ``get_parameters()`` would list them where torch does not; a
     parameter frozen earlier (``requires_grad_(False)``) is not listed either (read such flags by name).
 
-    A name bound to an object of a class the file defines that is not a module (``trainer = Trainer(model)``) keeps
-    its calls as written: ``trainer.train()`` is the Trainer's method, not nn.Module's.
+    A name bound to an object of a class the file defines that is not a module (``trainer = Trainer(model)``), or of
+    a plain class of the project imported from another file (no base but ``object``: ``Options.object_classes``),
+    keeps its calls as written: ``trainer.train()`` is the Trainer's method, not nn.Module's.
 
     Hook registrations: the Cell has torch's public ones under the same names (forward, backward, state-dict hooks);
     torch's other spellings become the Cell's (``register_full_backward_hook`` -> ``register_backward_hook``,
@@ -273,14 +275,19 @@ class ModuleMethodTransform(Rule):
             self._objects[-1].difference_update(names)
 
     def _own_object(self, value) -> bool:
-        """``Trainer(model)``: a call of a class this file defines that is not a module class. (A class imported
-        from another project file is not decided here: a file that defines no class is converted once before the
-        project's module classes are known, see repo.convert_path, so an imported model class would look the same.)"""
-        if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Name):
+        """``Trainer(model)``: a call of a class this file defines that is not a module class, or of one imported
+        from another file of the project that is none (``Options.object_classes``: convert_path knows them from every
+        file's class bases; a file converted before those are known, a file that defines no class, is converted again
+        with them where it calls one)."""
+        if not isinstance(value, cst.Call) or not isinstance(value.func, (cst.Name, cst.Attribute)):
             return False
-        name = value.func.value
-        return name in self._file_classes and name not in self._module_classes \
-            and self.scope.resolve(value.func) is None
+        qual = self.scope.resolve(value.func)
+        if isinstance(value.func, cst.Name) and qual is None:
+            name = value.func.value
+            return name in self._file_classes and name not in self._module_classes
+        name = (qual or "").rsplit(".", 1)[-1]
+        return bool(qual) and not is_torch(qual) and name in self.ctx.options.object_classes \
+            and name not in self._module_classes
 
     def leave_FunctionDef(self, original_node, updated_node):
         self._depth -= 1

@@ -28,7 +28,8 @@ class RecordedValueTransform(Rule):
     ``value_and_grad`` computes each recorded value it reads again inside the differentiation (from the parameters
     as they are at the backward: those torch's graph saw). Applies in a file that calls ``.backward()``, in code with
     no backward of its own (a function with one builds its region around the collection already) and outside model
-    classes and ``no_grad`` blocks. Random draws inside ``fn`` (Dropout in training mode) are drawn again."""
+    classes and ``no_grad`` blocks. A model ``fn`` reads with a Dropout or a BatchNorm in training mode is refused
+    at run time (a new mask, statistics updated twice: not torch's gradient)."""
 
     EXAMPLES = (
         Example(

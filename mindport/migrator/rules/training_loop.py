@@ -65,7 +65,7 @@ from mindport.migrator.rules.training_loop_analysis import (
     _receiver_name,
     _sets_train_mode,
 )
-from mindport.migrator.scopes import dotted_name, receiver_kind
+from mindport.migrator.scopes import dotted_name, operand_kind, receiver_kind
 from mindport.migrator.syntax import code_of, method_call, target_names
 from mindport.migrator.table import CallBindError, bind_arguments
 from mindport.migrator.walk import parse_expression, parse_statement, walk
@@ -667,6 +667,7 @@ class TrainingLoopRule(Rule):
         self._param_vars: list[set[str]] = []  # per enclosing for: its targets when it iterates over parameters
         self._optimized: set[str] = set()  # names read in an optimizer's params argument
         self._functions: set[str] = set()  # functions the file defines (no model: no set_train)
+        self._own_backward = False  # a class of the file defines a backward method of its own (a flow's inverse)
         # module-level functions -> the module names they read (through the file's other functions too), and the
         # leaves some of them read that way (``def forward(x): return w * x``): those become Parameters, differentiated
         # as weights (a function reading a global does not see a copy handed to forward_fn by position)
@@ -690,6 +691,8 @@ class TrainingLoopRule(Rule):
             target.value in names for names in self._param_vars))
         if op is None or not (data or tensor_name or _reads_grad(original_node.value)):
             return updated_node
+        if not (data or tensor_name) and isinstance(target, cst.Name) and operand_kind(target, self.scope) == "python":
+            return updated_node  # grad_norm += p.grad.norm().item() ** 2 on grad_norm = 0.0: a Python number
         new_target = updated_node.target
         if data and isinstance(new_target, cst.Attribute) and new_target.attr.value == "data":
             new_target = new_target.value
@@ -753,6 +756,7 @@ class TrainingLoopRule(Rule):
                                and "sched" not in r.lower() and r not in self.scalers)
         self._functions.update(f.name.value for f in all_nodes(node, cst.FunctionDef))
         self._function_globals = _function_globals(node)
+        self._own_backward = _defines_backward_method(node)
         made = {n for a in all_nodes(node, cst.Assign) if _makes_leaf(a.value, self.scope)
                 for t in a.targets for n in target_names(t.target)}
         made |= {n for a in all_nodes(node, cst.Assign) if (n := _leaf_flag(a)) is not None}
@@ -872,6 +876,8 @@ class TrainingLoopRule(Rule):
                 or func.attr.value != "backward" or self.scope.resolve(func.value) is not None \
                 or receiver_kind(func.value, self.scope) in ("foreign", "object"):
             return updated_node
+        if self._own_backward and original_node.args and receiver_kind(func.value, self.scope) != "tensor":
+            return updated_node  # flow.backward(z): the inverse pass a class of the file defines, not Tensor.backward
         self.ctx.handled.add(id(original_node))
         self._sites[id(updated_node)] = original_node
         return updated_node
@@ -913,6 +919,8 @@ class TrainingLoopRule(Rule):
         if any((self.scope.resolve_torch(c.func) or "") == "torch.autograd.grad" and _creates_graph(c)
                for c in _own_calls(loop)):
             return False  # its gradients are a function defined in the body: the general region takes the loop
+        if _reads_grad(loop.body):
+            return False  # p.grad read in the step (gradient norms before clipping): the general region fills .grad
         own = self._loop_targets.pop()
         stepped, never = set(self._stepped), set(self._never_reset)
         try:
@@ -1779,6 +1787,19 @@ def _function_globals(module: cst.Module) -> dict[str, set[str]]:
                 reads |= more
                 changed = True
     return free
+
+
+def _defines_backward_method(node: cst.Module) -> bool:
+    """Whether a class of the file defines a method ``backward`` of its own (a normalising flow's inverse pass,
+    ``def backward(self, z)``), not an ``autograd.Function``'s (a staticmethod, or a class based on Function)."""
+    for cls in all_nodes(node, cst.ClassDef):
+        if any((dotted_name(b.value) or "").rsplit(".", 1)[-1] == "Function" for b in cls.bases):
+            continue
+        for stmt in cls.body.body:
+            if isinstance(stmt, cst.FunctionDef) and stmt.name.value == "backward" and not any(
+                    isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in stmt.decorators):
+                return True
+    return False
 
 
 def _all_calls(node) -> list:
