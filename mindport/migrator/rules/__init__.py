@@ -10,6 +10,7 @@ from mindport.migrator.rules.autograd_function import AutogradFunctionTransform
 from mindport.migrator.rules.branch_bindings import BranchBindingTransform
 from mindport.migrator.rules.buffers import BufferTransform
 from mindport.migrator.rules.comment_indent import CommentIndentTransform
+from mindport.migrator.rules.comprehension_fors import ComprehensionForsTransform
 from mindport.migrator.rules.custom_optimizer import CustomOptimizerTransform
 from mindport.migrator.rules.data_pipeline import DataPipelineTransform
 from mindport.migrator.rules.device import DeviceTransform
@@ -72,6 +73,7 @@ RULES = (
     ReversedCellsTransform,       # for up in reversed(self.up) -> list(self.up)[::-1] (GRAPH_MODE)
     ListPopTransform,             # skips.pop() in a model method -> skips[-1]; skips = skips[:-1] (GRAPH_MODE)
     ListExtendTransform,          # xs.extend(ys) in a model method -> xs = xs + list(ys) (GRAPH_MODE unpacks wrong)
+    ComprehensionForsTransform,   # [f(a, b) for a in xs for b in ys] -> sum([[...] for a in xs], []) (GRAPH_MODE)
     LambdaValueTransform,         # G(act=lambda x: x) while building -> _mp_lambda = lambda x: x first (GRAPH_MODE)
     PartialCallTransform,         # k = partial(f, a=1); k(x) -> f(x, a=1) (GRAPH_MODE merges such calls)
     DictUpdateTransform,          # kwargs.update(k=v) in a model method -> kwargs['k'] = v (GRAPH_MODE)
@@ -84,6 +86,7 @@ RULES = (
 
 
 _TAKE_MODULE_CLASSES = (ModuleClassTransform, BranchBindingTransform, ListPopTransform, ListExtendTransform,
+                        ComprehensionForsTransform,
                         DictUpdateTransform, ModuleMethodTransform, LambdaValueTransform)  # they act in model classes
 
 
