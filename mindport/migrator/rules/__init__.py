@@ -33,6 +33,7 @@ from mindport.migrator.rules.module_statements import ModuleStatementTransform
 from mindport.migrator.rules.namespace_lists import NamespaceListTransform
 from mindport.migrator.rules.object_surface import ObjectSurfaceTransform
 from mindport.migrator.rules.parameter_containers import ContainerTransform
+from mindport.migrator.rules.partial_attributes import PartialAttributeTransform
 from mindport.migrator.rules.partial_calls import PartialCallTransform
 from mindport.migrator.rules.python_round import RoundIntTransform
 from mindport.migrator.rules.raise_not_implemented import RaiseNotImplementedTransform
@@ -78,6 +79,7 @@ RULES = (
     TryReraiseTransform,          # try: body / except E as e: print(...); raise e -> body (GRAPH_MODE has no try)
     LambdaValueTransform,         # G(act=lambda x: x) while building -> _mp_lambda = lambda x: x first (GRAPH_MODE)
     PartialCallTransform,         # k = partial(f, a=1); k(x) -> f(x, a=1) (GRAPH_MODE merges such calls)
+    PartialAttributeTransform,    # self.k = partial(f, a=a) only called -> lambda *args: f(*args, a=a) (GRAPH_MODE)
     DictUpdateTransform,          # kwargs.update(k=v) in a model method -> kwargs['k'] = v (GRAPH_MODE)
     RaiseNotImplementedTransform,  # raise NotImplemented -> raise NotImplementedError
     XorTestTransform,             # assert not (a ^ b) -> assert not (a != b) (GRAPH_MODE's BitXor takes ints only)
@@ -88,7 +90,7 @@ RULES = (
 
 
 _TAKE_MODULE_CLASSES = (ModuleClassTransform, BranchBindingTransform, ListPopTransform, ListExtendTransform,
-                        ComprehensionForsTransform, TryReraiseTransform,
+                        ComprehensionForsTransform, TryReraiseTransform, PartialAttributeTransform,
                         DictUpdateTransform, ModuleMethodTransform, LambdaValueTransform)  # they act in model classes
 
 
