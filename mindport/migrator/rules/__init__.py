@@ -25,6 +25,7 @@ from mindport.migrator.rules.jit_markers import JitMarkerTransform
 from mindport.migrator.rules.layer_parameters import LayerParameterNameTransform
 from mindport.migrator.rules.lambda_values import LambdaValueTransform
 from mindport.migrator.rules.list_extend import ListExtendTransform
+from mindport.migrator.rules.local_del import LocalDelTransform
 from mindport.migrator.rules.list_pop import ListPopTransform
 from mindport.migrator.rules.map_lambda import MapLambdaTransform
 from mindport.migrator.rules.module_class import ModuleClassTransform
@@ -77,6 +78,7 @@ RULES = (
     ListExtendTransform,          # xs.extend(ys) in a model method -> xs = xs + list(ys) (GRAPH_MODE unpacks wrong)
     ComprehensionForsTransform,   # [f(a, b) for a in xs for b in ys] -> sum([[...] for a in xs], []) (GRAPH_MODE)
     TryReraiseTransform,          # try: body / except E as e: print(...); raise e -> body (GRAPH_MODE has no try)
+    LocalDelTransform,            # del query, key in a model method -> dropped (GRAPH_MODE has no del)
     LambdaValueTransform,         # G(act=lambda x: x) while building -> _mp_lambda = lambda x: x first (GRAPH_MODE)
     PartialCallTransform,         # k = partial(f, a=1); k(x) -> f(x, a=1) (GRAPH_MODE merges such calls)
     PartialAttributeTransform,    # self.k = partial(f, a=a) only called -> lambda *args: f(*args, a=a) (GRAPH_MODE)
@@ -90,7 +92,7 @@ RULES = (
 
 
 _TAKE_MODULE_CLASSES = (ModuleClassTransform, BranchBindingTransform, ListPopTransform, ListExtendTransform,
-                        ComprehensionForsTransform, TryReraiseTransform, PartialAttributeTransform,
+                        ComprehensionForsTransform, TryReraiseTransform, PartialAttributeTransform, LocalDelTransform,
                         DictUpdateTransform, ModuleMethodTransform, LambdaValueTransform)  # they act in model classes
 
 
