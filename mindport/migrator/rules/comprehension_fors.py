@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from mindport.migrator.rules.base import Example, Rule, forward_methods
+from mindport.migrator.rules.base import Example, GraphMethodRule
 
 
-class ComprehensionForsTransform(Rule):
+class ComprehensionForsTransform(GraphMethodRule):
     """In a model's methods, a list comprehension or generator expression with several ``for`` clauses is written as
     nested one-``for`` comprehensions joined by ``sum(..., [])``: ``[f(a, b) for a in xs for b in ys]`` is
     ``sum([[f(a, b) for b in ys] for a in xs], [])``.
@@ -52,22 +52,6 @@ class ComprehensionForsTransform(Rule):
         ),
     )
 
-    def __init__(self, ctx, module_classes: set[str]) -> None:
-        super().__init__(ctx)
-        self._module_classes = module_classes
-        self._methods: set[int] = set()
-        self._compiled: list[bool] = []  # per enclosing function: whether a graph compiles it
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self._methods |= forward_methods(node, self._module_classes)
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._compiled.append(id(node) in self._methods or bool(self._compiled and self._compiled[-1]))
-
-    def leave_FunctionDef(self, original_node, updated_node):
-        self._compiled.pop()
-        return updated_node
-
     def leave_ListComp(self, original_node, updated_node):
         return self._nested(updated_node)
 
@@ -75,7 +59,7 @@ class ComprehensionForsTransform(Rule):
         return self._nested(updated_node)
 
     def _nested(self, comp):
-        if not (self._compiled and self._compiled[-1]) or comp.for_in.inner_for_in is None \
+        if not self.compiled or comp.for_in.inner_for_in is None \
                 or _is_async(comp.for_in) or self.scope.lookup("sum")[0]:
             return comp
         self.ctx.converted_sites += 1

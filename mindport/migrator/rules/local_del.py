@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from mindport.migrator.rules.base import Example, Rule, forward_methods
+from mindport.migrator.rules.base import Example, GraphMethodRule
 
 
-class LocalDelTransform(Rule):
+class LocalDelTransform(GraphMethodRule):
     """In a model's methods, ``del`` of local names (``del query, key, value``) is dropped (``pass`` where it was a
     block's only statement).
 
@@ -55,28 +55,15 @@ class LocalDelTransform(Rule):
     )
 
     def __init__(self, ctx, module_classes: set[str]) -> None:
-        super().__init__(ctx)
-        self._module_classes = module_classes
-        self._methods: set[int] = set()
-        self._compiled: list[bool] = []  # per enclosing function: whether a graph compiles it
+        super().__init__(ctx, module_classes)
         self._sole: set[int] = set()  # ids of statement lines that are their block's only statement
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self._methods |= forward_methods(node, self._module_classes)
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._compiled.append(id(node) in self._methods or bool(self._compiled and self._compiled[-1]))
-
-    def leave_FunctionDef(self, original_node, updated_node):
-        self._compiled.pop()
-        return updated_node
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
         if len(node.body) == 1:
             self._sole.add(id(node.body[0]))
 
     def leave_SimpleStatementLine(self, original_node, updated_node):
-        if not (self._compiled and self._compiled[-1]) or len(original_node.body) != 1 \
+        if not self.compiled or len(original_node.body) != 1 \
                 or not isinstance(original_node.body[0], cst.Del) or not _names_only(original_node.body[0].target):
             return updated_node
         self.ctx.converted_sites += 1

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import libcst as cst
 
-from mindport.migrator.rules.base import Example, Rule, forward_methods
+from mindport.migrator.rules.base import Example, GraphMethodRule
 
 _REPORTERS = ("print", "logging", "logger", "log", "warnings")  # what a handler may call before it re-raises
 
 
-class TryReraiseTransform(Rule):
+class TryReraiseTransform(GraphMethodRule):
     """In a model's methods, a ``try`` whose every ``except`` only reports (``print``, ``logging``, ``logger``,
     ``warnings`` calls) and re-raises the exception it caught (``raise`` or ``raise e``) is its body (then its
     ``else``).
@@ -59,24 +59,8 @@ class TryReraiseTransform(Rule):
         ),
     )
 
-    def __init__(self, ctx, module_classes: set[str]) -> None:
-        super().__init__(ctx)
-        self._module_classes = module_classes
-        self._methods: set[int] = set()
-        self._compiled: list[bool] = []  # per enclosing function: whether a graph compiles it
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self._methods |= forward_methods(node, self._module_classes)
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._compiled.append(id(node) in self._methods or bool(self._compiled and self._compiled[-1]))
-
-    def leave_FunctionDef(self, original_node, updated_node):
-        self._compiled.pop()
-        return updated_node
-
     def leave_Try(self, original_node, updated_node):
-        if not (self._compiled and self._compiled[-1]) or updated_node.finalbody is not None \
+        if not self.compiled or updated_node.finalbody is not None \
                 or not updated_node.handlers or not all(_reraises(h) for h in updated_node.handlers):
             return updated_node
         body = list(updated_node.body.body) + (list(updated_node.orelse.body.body) if updated_node.orelse else [])
