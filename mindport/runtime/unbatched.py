@@ -33,8 +33,11 @@ BATCHED = "_mp_batched_construct"  # the class's own construct, kept as a method
 
 
 def _unbatch(out, axis):
+    """The batch axis removed from a layer's output, or from each output of a tuple (a pool's values and indices).
+    Not recursive: a graph refuses a function that calls itself ("Side effect is undetectable") wherever its
+    branch is compiled (PackNet's Conv3d, whose input rank a graph does not fold)."""
     if isinstance(out, tuple):
-        return tuple(_unbatch(o, axis) for o in out)
+        return tuple(ops.squeeze(o, axis) for o in out)
     return ops.squeeze(out, axis)
 
 

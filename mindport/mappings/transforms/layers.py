@@ -185,7 +185,7 @@ def conv_padding(args: dict[str, Arg]) -> None:
         # A variable: decide at run time, keeping the converted code exact for ints and tuples.
         src = padding.source
         args["pad_mode"] = new(f"('valid' if {src} in (0, 'valid') else 'same' if {src} == 'same' else 'pad')")
-        args["padding"] = new(f"(0 if isinstance({src}, str) else tuple(v for v in {src} for _ in (0, 1)) "
+        args["padding"] = new(f"(0 if isinstance({src}, str) else tuple(sum([[v, v] for v in {src}], [])) "
                               f"if isinstance({src}, (tuple, list)) else {src})")
     else:
         raise Unsupported(f"padding={padding.source} is not an int, a tuple of ints, 'same' or 'valid'")

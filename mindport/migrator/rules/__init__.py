@@ -10,6 +10,7 @@ from mindport.migrator.rules.autograd_function import AutogradFunctionTransform
 from mindport.migrator.rules.branch_bindings import BranchBindingTransform
 from mindport.migrator.rules.buffers import BufferTransform
 from mindport.migrator.rules.comment_indent import CommentIndentTransform
+from mindport.migrator.rules.comprehension_fors import ComprehensionForsTransform
 from mindport.migrator.rules.custom_optimizer import CustomOptimizerTransform
 from mindport.migrator.rules.data_pipeline import DataPipelineTransform
 from mindport.migrator.rules.device import DeviceTransform
@@ -24,6 +25,7 @@ from mindport.migrator.rules.jit_markers import JitMarkerTransform
 from mindport.migrator.rules.layer_parameters import LayerParameterNameTransform
 from mindport.migrator.rules.lambda_values import LambdaValueTransform
 from mindport.migrator.rules.list_extend import ListExtendTransform
+from mindport.migrator.rules.local_del import LocalDelTransform
 from mindport.migrator.rules.list_pop import ListPopTransform
 from mindport.migrator.rules.map_lambda import MapLambdaTransform
 from mindport.migrator.rules.module_class import ModuleClassTransform
@@ -32,6 +34,7 @@ from mindport.migrator.rules.module_statements import ModuleStatementTransform
 from mindport.migrator.rules.namespace_lists import NamespaceListTransform
 from mindport.migrator.rules.object_surface import ObjectSurfaceTransform
 from mindport.migrator.rules.parameter_containers import ContainerTransform
+from mindport.migrator.rules.partial_attributes import PartialAttributeTransform
 from mindport.migrator.rules.partial_calls import PartialCallTransform
 from mindport.migrator.rules.python_round import RoundIntTransform
 from mindport.migrator.rules.raise_not_implemented import RaiseNotImplementedTransform
@@ -42,6 +45,7 @@ from mindport.migrator.rules.table_calls import TableCallTransform
 from mindport.migrator.rules.tensor_idioms import TensorIdiomTransform
 from mindport.migrator.rules.training_loop import TrainingLoopRule
 from mindport.migrator.rules.truth_tests import XorTestTransform
+from mindport.migrator.rules.try_reraise import TryReraiseTransform
 
 RULES = (
     ModuleClassTransform,         # nn.Module -> nn.Cell, forward -> construct
@@ -72,8 +76,12 @@ RULES = (
     ReversedCellsTransform,       # for up in reversed(self.up) -> list(self.up)[::-1] (GRAPH_MODE)
     ListPopTransform,             # skips.pop() in a model method -> skips[-1]; skips = skips[:-1] (GRAPH_MODE)
     ListExtendTransform,          # xs.extend(ys) in a model method -> xs = xs + list(ys) (GRAPH_MODE unpacks wrong)
+    ComprehensionForsTransform,   # [f(a, b) for a in xs for b in ys] -> sum([[...] for a in xs], []) (GRAPH_MODE)
+    TryReraiseTransform,          # try: body / except E as e: print(...); raise e -> body (GRAPH_MODE has no try)
+    LocalDelTransform,            # del query, key in a model method -> dropped (GRAPH_MODE has no del)
     LambdaValueTransform,         # G(act=lambda x: x) while building -> _mp_lambda = lambda x: x first (GRAPH_MODE)
     PartialCallTransform,         # k = partial(f, a=1); k(x) -> f(x, a=1) (GRAPH_MODE merges such calls)
+    PartialAttributeTransform,    # self.k = partial(f, a=a) only called -> lambda *args: f(*args, a=a) (GRAPH_MODE)
     DictUpdateTransform,          # kwargs.update(k=v) in a model method -> kwargs['k'] = v (GRAPH_MODE)
     RaiseNotImplementedTransform,  # raise NotImplemented -> raise NotImplementedError
     XorTestTransform,             # assert not (a ^ b) -> assert not (a != b) (GRAPH_MODE's BitXor takes ints only)
@@ -84,6 +92,7 @@ RULES = (
 
 
 _TAKE_MODULE_CLASSES = (ModuleClassTransform, BranchBindingTransform, ListPopTransform, ListExtendTransform,
+                        ComprehensionForsTransform, TryReraiseTransform, PartialAttributeTransform, LocalDelTransform,
                         DictUpdateTransform, ModuleMethodTransform, LambdaValueTransform)  # they act in model classes
 
 

@@ -66,3 +66,28 @@ def forward_methods(node: cst.ClassDef, module_classes: set[str]) -> set[int]:
     if node.name.value not in module_classes or not isinstance(node.body, cst.IndentedBlock):
         return set()
     return {id(s) for s in node.body.body if isinstance(s, cst.FunctionDef) and s.name.value != "__init__"}
+
+
+class GraphMethodRule(Rule):
+    """A rule acting only in the code a static graph compiles: a model class's methods but ``__init__``, and the
+    functions nested in them (``self.compiled``)."""
+
+    def __init__(self, ctx: FileContext, module_classes: set[str]) -> None:
+        super().__init__(ctx)
+        self._module_classes = module_classes
+        self._methods: set[int] = set()
+        self._compiled: list[bool] = []  # per enclosing function: whether a graph compiles it
+
+    @property
+    def compiled(self) -> bool:
+        return bool(self._compiled and self._compiled[-1])
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._methods |= forward_methods(node, self._module_classes)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._compiled.append(id(node) in self._methods or self.compiled)
+
+    def leave_FunctionDef(self, original_node, updated_node):
+        self._compiled.pop()
+        return updated_node

@@ -26,7 +26,8 @@ class BranchBindingTransform(Rule):
     cannot be used outside of the loop body``. Binding the name first changes nothing when the method runs (the branch
     that reads it still sees the value its branch bound) and lets the graph compile. The binding goes before the
     outermost statement of the method that holds the ``if``, so a value kept from one loop iteration to the next
-    stays kept. Only methods of model classes (the code a graph compiles) are touched; names bound before, parameters
+    stays kept. A name a loop body reads before it binds it (kept from the iteration before, read under ``if step !=
+    0``: batch 7 CurveNet, "The name 'cur_feature' is not defined") is bound first too. Only methods of model classes (the code a graph compiles) are touched; names bound before, parameters
     and ``global``/``nonlocal`` names are left alone.
     """
 
@@ -184,7 +185,8 @@ class BranchBindingTransform(Rule):
                 maybe = {n for n in maybe if n not in bound and n not in names}
                 if maybe:
                     inside = _reads([node])  # read only where it is bound (a loop's temporaries): nothing to do
-                    names.extend(n for n in sorted(maybe) if reads[n] > inside[n])
+                    carried = _carried(node.body.body) if isinstance(node, (cst.For, cst.While)) else set()
+                    names.extend(n for n in sorted(maybe) if reads[n] > inside[n] or n in carried)
             for name in names:
                 out.append(parse_statement(f"{name} = None"))
                 bound.add(name)
@@ -282,6 +284,61 @@ def _bound_all(stmts) -> frozenset[str]:
         elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
             names.add(stmt.name.value)
     return frozenset(names)
+
+
+def _carried(body) -> set[str]:
+    """Names a loop body reads before it binds them (on the path to the read): kept from the iteration before
+    (CurveNet's walk: ``if step != 0: ... cur_feature ...`` above ``cur_feature = ...``)."""
+    stored: set[str] = set()
+    carried: set[str] = set()
+
+    def visit(node):
+        nonlocal stored
+        if isinstance(node, _SCOPES):
+            return
+        if isinstance(node, (cst.Assign, cst.AnnAssign)):
+            if node.value is not None:
+                visit(node.value)
+            for target in [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]:
+                _visit_target(target)
+            return
+        if isinstance(node, cst.AugAssign):
+            visit(node.value)
+            visit(node.target)
+            return
+        if isinstance(node, cst.For):
+            visit(node.iter)
+            _visit_target(node.target)
+            for stmt in node.body.body:
+                visit(stmt)
+            return
+        if isinstance(node, cst.If):
+            visit(node.test)
+            before = set(stored)
+            for stmt in node.body.body:
+                visit(stmt)
+            then, stored = stored, set(before)
+            if node.orelse is not None:
+                visit(node.orelse)
+            stored = before | (then & stored)
+            return
+        if isinstance(node, cst.Name) and node.value not in stored:
+            carried.add(node.value)
+        for child in node.children:
+            visit(child)
+
+    def _visit_target(target):
+        if isinstance(target, cst.Name):
+            stored.add(target.value)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                _visit_target(element.value)
+        else:
+            visit(target)  # an attribute or item: its receiver is read
+
+    for stmt in body:
+        visit(stmt)
+    return carried
 
 
 def _declared(body) -> set[str]:

@@ -1,0 +1,168 @@
+"""The converter rule PartialAttributeTransform: its docstring is its documentation, its EXAMPLES are tests, and
+docs/converter/partial_attributes.md shows both."""
+from __future__ import annotations
+
+import collections
+
+import libcst as cst
+
+from mindport.migrator.rules.base import Example, Rule
+from mindport.migrator.syntax import target_names
+from mindport.migrator.walk import walk
+
+_PLAIN = (cst.Name, cst.Integer, cst.Float, cst.SimpleString)
+
+
+class PartialAttributeTransform(Rule):
+    """In a model's ``__init__``, ``self.pack = partial(packing, r=r)`` whose attribute the class only ever calls with
+    positional arguments becomes ``self.pack = lambda *args: packing(*args, r=r)``.
+
+    MindSpore's static graph (GRAPH_MODE, ``@jit``) does not compile a ``functools.partial`` object held on a Cell:
+    ``self.pack(x)`` in ``construct`` runs as Python through the JIT Fallback, and what it returns has no type the
+    graph knows, so the next layer fails ("Failed to infer for primitive:DtypeToEnum" in a ConstantPad2d; the
+    unbatched check of a Conv3d compiled both branches: batch 7 PackNet's PackLayerConv3d). A stored lambda compiles.
+    The lambda means the same: the partial's positional arguments first, its keywords after the call's arguments.
+    Only when the partial's arguments are constants or names ``__init__`` binds once (outside a loop: the lambda reads
+    them when called), the function is not torch's, and every use of the attribute in the class is a call without
+    keywords; otherwise it is left as written.
+    """
+
+    EXAMPLES = (
+        Example(
+            before="""
+                from functools import partial
+
+                import torch.nn as nn
+
+
+                def packing(x, r=2):
+                    return x * r
+
+
+                class Pack(nn.Module):
+                    def __init__(self, r=2):
+                        super().__init__()
+                        self.pack = partial(packing, r=r)
+                        self.scale = partial(packing, r=3)
+
+                    def forward(self, x):
+                        return self.pack(x) + self.scale(x, r=4)
+            """,
+            after="""
+                from functools import partial
+
+                from mindspore import nn
+
+
+                def packing(x, r=2):
+                    return x * r
+
+
+                class Pack(nn.Cell):
+                    def __init__(self, r=2):
+                        super().__init__()
+                        self.pack = lambda *args: packing(*args, r=r)
+                        self.scale = partial(packing, r=3)
+
+                    def construct(self, x):
+                        return self.pack(x) + self.scale(x, r=4)
+            """,
+            note="A partial called with keywords somewhere (self.scale) is left as written.",
+        ),
+    )
+
+    def __init__(self, ctx, module_classes: set[str]) -> None:
+        super().__init__(ctx)
+        self._module_classes = module_classes
+        self._plan: set[int] = set()  # ids of the partial(...) calls to write as lambdas
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        if node.name.value in self._module_classes and isinstance(node.body, cst.IndentedBlock):
+            self._plan |= self._partials(node)
+
+    def _partials(self, node: cst.ClassDef) -> set[int]:
+        init = next((s for s in node.body.body if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"), None)
+        if init is None:
+            return set()
+        bound: collections.Counter = collections.Counter()
+        found: dict[str, list[cst.Call]] = collections.defaultdict(list)  # attribute -> the partial calls given it
+        is_partial = self._is_partial
+
+        class Init(cst.CSTVisitor):
+            loops = 0
+
+            def visit_For(self, loop):
+                self.loops += 1
+                for name in target_names(loop.target):
+                    bound[name] += 2
+
+            def leave_For(self, loop):
+                self.loops -= 1
+
+            def visit_While(self, loop):
+                self.loops += 1
+
+            def leave_While(self, loop):
+                self.loops -= 1
+
+            def visit_Assign(self, assign):
+                value = assign.value
+                for target in assign.targets:
+                    t = target.target
+                    if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self" \
+                            and isinstance(value, cst.Call) and is_partial(value):
+                        found[t.attr.value].append(value if self.loops == 0 and len(assign.targets) == 1 else None)
+
+            def visit_AssignTarget(self, target):
+                for name in target_names(target.target):
+                    bound[name] += 1
+
+            def visit_AugAssign(self, assign):
+                for name in target_names(assign.target):
+                    bound[name] += 2
+
+        walk(init, Init())
+        params = init.params
+        for p in (*params.posonly_params, *params.params, *params.kwonly_params, params.star_arg, params.star_kwarg):
+            if isinstance(p, cst.Param):
+                bound[p.name.value] += 1
+        uses: collections.Counter = collections.Counter()
+        calls: collections.Counter = collections.Counter()
+
+        class Uses(cst.CSTVisitor):
+            def visit_Attribute(self, attr):
+                if isinstance(attr.value, cst.Name) and attr.value.value == "self":
+                    uses[attr.attr.value] += 1
+
+            def visit_Call(self, call):
+                f = call.func
+                if isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value == "self" \
+                        and all(a.keyword is None and not a.star for a in call.args):
+                    calls[f.attr.value] += 1
+
+        walk(node, Uses())
+        plan = set()
+        for attr, partials in found.items():
+            if None in partials or uses[attr] != len(partials) + calls[attr] or not calls[attr]:
+                continue  # bound in a loop or with others, read other than by a positional call, or never called
+            for call in partials:
+                if all(isinstance(a.value, _PLAIN) and not a.star for a in call.args[1:]) \
+                        and isinstance(call.args[0].value, (cst.Name, cst.Attribute)) and not call.args[0].star \
+                        and not self.scope.resolve_torch(call.args[0].value) \
+                        and all(bound[a.value.value] <= 1 for a in call.args[1:] if isinstance(a.value, cst.Name)):
+                    plan.add(id(call))
+        return plan
+
+    def _is_partial(self, call: cst.Call) -> bool:
+        return bool(call.args) and self.scope.resolve(call.func) == "functools.partial"
+
+    def leave_Call(self, original_node, updated_node):
+        if id(original_node) not in self._plan:
+            return updated_node
+        args = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in updated_node.args[1:]]
+        positional = [a for a in args if a.keyword is None]
+        keywords = [a for a in args if a.keyword is not None]
+        body = cst.Call(func=updated_node.args[0].value,
+                        args=[*positional, cst.Arg(cst.Name("args"), star="*"), *keywords])
+        self.ctx.converted_sites += 1
+        return cst.Lambda(params=cst.Parameters(star_arg=cst.Param(cst.Name("args"))), body=body)

@@ -1,0 +1,91 @@
+"""The converter rule TryReraiseTransform: its docstring is its documentation, its EXAMPLES are tests, and
+docs/converter/try_reraise.md shows both."""
+from __future__ import annotations
+
+import libcst as cst
+
+from mindport.migrator.rules.base import Example, GraphMethodRule
+
+_REPORTERS = ("print", "logging", "logger", "log", "warnings")  # what a handler may call before it re-raises
+
+
+class TryReraiseTransform(GraphMethodRule):
+    """In a model's methods, a ``try`` whose every ``except`` only reports (``print``, ``logging``, ``logger``,
+    ``warnings`` calls) and re-raises the exception it caught (``raise`` or ``raise e``) is its body (then its
+    ``else``).
+
+    MindSpore's static graph (GRAPH_MODE, ``@jit``) has no ``try`` statement ("Unsupported statement 'Try'"); such a
+    ``try`` changes nothing when the body succeeds and raises the same exception when it fails, so the body alone
+    means the same, less the report printed before the error (Wav2Lip's decoder printed the two shapes a failed
+    ``torch.cat`` was given). A handler that does anything else (returns, recovers, raises another exception) and a
+    ``try`` with ``finally`` are left as written (lint MS401 names them).
+    """
+
+    EXAMPLES = (
+        Example(
+            before="""
+                import torch
+                import torch.nn as nn
+
+
+                class Decoder(nn.Module):
+                    def forward(self, x, skip):
+                        try:
+                            x = torch.cat((x, skip), dim=1)
+                        except Exception as e:
+                            print(x.shape, skip.shape)
+                            raise e
+                        try:
+                            y = skip + 1
+                        except RuntimeError:
+                            y = None
+                        return x, y
+            """,
+            after="""
+                from mindspore import nn
+                from mindspore import ops
+
+
+                class Decoder(nn.Cell):
+                    def construct(self, x, skip):
+                        x = ops.cat((x, skip), axis=1)
+                        try:
+                            y = skip + 1
+                        except RuntimeError:
+                            y = None
+                        return x, y
+            """,
+            note="The reporting handler goes; a handler that recovers is left (lint MS401 names it).",
+        ),
+    )
+
+    def leave_Try(self, original_node, updated_node):
+        if not self.compiled or updated_node.finalbody is not None \
+                or not updated_node.handlers or not all(_reraises(h) for h in updated_node.handlers):
+            return updated_node
+        body = list(updated_node.body.body) + (list(updated_node.orelse.body.body) if updated_node.orelse else [])
+        body[0] = body[0].with_changes(leading_lines=[*updated_node.leading_lines, *body[0].leading_lines])
+        self.ctx.converted_sites += 1
+        return cst.FlattenSentinel(body)
+
+
+def _reraises(handler: cst.ExceptHandler) -> bool:
+    """Whether the handler only reports and then re-raises what it caught."""
+    caught = handler.name.name.value if handler.name is not None and isinstance(handler.name.name, cst.Name) else None
+    lines = list(handler.body.body) if isinstance(handler.body, cst.IndentedBlock) else []
+    smalls = [s for line in lines if isinstance(line, cst.SimpleStatementLine) for s in line.body]
+    if len(smalls) != sum(len(line.body) if isinstance(line, cst.SimpleStatementLine) else 1 for line in lines) \
+            or not smalls:
+        return False  # a compound statement in the handler
+    *reports, last = smalls
+    if not (isinstance(last, cst.Raise) and last.cause is None and (
+            last.exc is None or (caught is not None and isinstance(last.exc, cst.Name) and last.exc.value == caught))):
+        return False
+    return all(isinstance(s, cst.Pass) or (isinstance(s, cst.Expr) and isinstance(s.value, cst.Call)
+                                           and _root(s.value.func) in _REPORTERS) for s in reports)
+
+
+def _root(expr: cst.BaseExpression) -> str | None:
+    while isinstance(expr, cst.Attribute):
+        expr = expr.value
+    return expr.value if isinstance(expr, cst.Name) else None
