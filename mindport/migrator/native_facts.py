@@ -1319,17 +1319,27 @@ def numpy_valued(expr, resolve: Resolve, local: frozenset[str] = frozenset()) ->
     passed = operand_holds(expr, lambda e: numpy_valued(e, resolve, local))
     if passed is not None:
         return passed
-    return isinstance(expr, cst.Name) and expr.value in local
+    return isinstance(expr, cst.Name) and expr.value in local or _self_attribute(expr) in local
 
 
-def numpy_locals(function: "cst.FunctionDef | None", resolve: Resolve) -> frozenset[str]:
-    """Local names the function binds to a numpy value (:func:`numpy_valued`: ``n = np.prod(shape)``), in order."""
+def _self_attribute(expr) -> str | None:
+    """``self.input_dim`` -> "self.input_dim" (a name :func:`numpy_locals` keeps for an attribute it binds)."""
+    return f"self.{expr.attr.value}" if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) \
+        and expr.value.value == "self" else None
+
+
+def numpy_locals(function: "cst.FunctionDef | None", resolve: Resolve,
+                 given: frozenset[str] = frozenset()) -> frozenset[str]:
+    """Local names the function binds to a numpy value (:func:`numpy_valued`: ``n = np.prod(shape)``), in order,
+    from its parameters ``given`` one by some call of the file (:func:`numpy_arguments`); an attribute of ``self``
+    it binds to one as ``"self.<name>"`` (``self.input_dim = input_dim``, then ``nn.Linear(self.input_dim, h)``)."""
     if function is None:
         return frozenset()
-    found: set[str] = set()
+    found: set[str] = set(given)
     for node in own_nodes(function, cst.Assign):
         if numpy_valued(node.value, resolve, frozenset(found)):
             found.update(t.target.value for t in node.targets if isinstance(t.target, cst.Name))
+            found.update(name for t in node.targets if (name := _self_attribute(t.target)))  # self.input_dim = n
     return frozenset(found)
 
 
@@ -1444,8 +1454,41 @@ def list_arguments(module: cst.Module, callees: dict[str, cst.FunctionDef]) -> d
     of a class of the file (``callees``: ValueFlow.functions, its functions and classes' ``__init__``), or a local
     list of the calling function (:func:`list_locals`). The callee then hands that parameter to ``nn.Conv2d``
     (GMAN's FC building its 1x1 convolutions)."""
-    found: dict[int, set[str]] = {}
     local_lists: dict[int, frozenset[str]] = {}
+
+    def holds(value, enclosing) -> bool:
+        if _is_list(value):
+            return True
+        if not (isinstance(value, cst.Name) and enclosing is not None):
+            return False
+        if id(enclosing) not in local_lists:
+            local_lists[id(enclosing)] = list_locals(enclosing)
+        return value.value in local_lists[id(enclosing)]
+
+    return passed_arguments(module, callees, holds)
+
+
+def numpy_arguments(module: cst.Module, callees: dict[str, cst.FunctionDef],
+                    resolve: Resolve) -> dict[int, frozenset[str]]:
+    """id(function) -> the parameters some call of the file passes a numpy value to (:func:`numpy_valued`, the
+    calling function's :func:`numpy_locals` included): C-SWM's ``EncoderMLP(input_dim=np.prod(width_height), ...)``,
+    whose ``__init__`` hands ``input_dim`` to ``nn.Linear``."""
+    local: dict[int, frozenset[str]] = {}
+
+    def holds(value, enclosing) -> bool:
+        if enclosing is not None and id(enclosing) not in local:
+            local[id(enclosing)] = numpy_locals(enclosing, resolve)
+        return numpy_valued(value, resolve, local.get(id(enclosing), frozenset()) if enclosing is not None
+                            else frozenset())
+
+    return passed_arguments(module, callees, holds)
+
+
+def passed_arguments(module: cst.Module, callees: dict[str, cst.FunctionDef],
+                     holds: Callable[[cst.BaseExpression, "cst.FunctionDef | None"], bool]) -> dict[int, frozenset[str]]:
+    """id(function) -> its parameters to which some call of the file (of a function or class of ``callees``, by
+    name) passes a value ``holds(value, the calling function)`` accepts, by keyword or position."""
+    found: dict[int, set[str]] = {}
 
     class _Find(cst.CSTVisitor):
         def __init__(self):
@@ -1464,16 +1507,8 @@ def list_arguments(module: cst.Module, callees: dict[str, cst.FunctionDef]) -> d
             enclosing = self.functions[-1] if self.functions else None
             starred = any(a.star for a in node.args)
             for arg in node.args:
-                if arg.star or (starred and arg.keyword is None):
+                if arg.star or (starred and arg.keyword is None) or not holds(arg.value, enclosing):
                     continue
-                value = arg.value
-                if not _is_list(value):
-                    if not (isinstance(value, cst.Name) and enclosing is not None):
-                        continue
-                    if id(enclosing) not in local_lists:
-                        local_lists[id(enclosing)] = list_locals(enclosing)
-                    if value.value not in local_lists[id(enclosing)]:
-                        continue
                 name = arg.keyword.value if arg.keyword is not None else _positional_param(target, node, arg)
                 if name is not None:
                     found.setdefault(id(target), set()).add(name)

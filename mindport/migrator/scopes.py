@@ -297,7 +297,8 @@ class ScopeBuilder(cst.CSTVisitor):
         kind = value_kind(node.value, self.current)
         self._pending_kinds[id(node)] = kind
         for target in node.targets:
-            if isinstance(target.target, cst.Attribute) and self._is_self(target.target.value):
+            if isinstance(target.target, cst.Attribute) and self._is_self(target.target.value) \
+                    and not _says_nothing(node.value, target.target.attr.value):
                 self._note_attribute(target.target.attr.value, _attribute_kind(node.value, kind, self.current))
             self._note_patched(target.target, node.value)
             line_kind = self.current.line_kinds.get(getattr(target.target, "value", None))
@@ -462,6 +463,20 @@ _LITERALS = (cst.List, cst.Dict, cst.Set, cst.Tuple, cst.SimpleString, cst.Forma
 SIZE_METHODS = frozenset({"size", "dim", "ndimension", "numel", "nelement", "item", "tolist", "element_size",
                           "stride", "is_contiguous", "is_floating_point", "is_complex"})
 SIZE_ATTRIBUTES = frozenset({"shape", "ndim"})
+
+
+def _says_nothing(value: cst.BaseExpression, attr: str) -> bool:
+    """A binding of ``self.<attr>`` that says nothing of what it holds otherwise: ``None`` (a cache filled later,
+    C-SWM's ``self.edge_list = None`` then ``= torch.nonzero(adj)``) or a method of its own value
+    (``self.edge_list = self.edge_list.repeat(n, 1)``): the attribute's kind is its other bindings'."""
+    if isinstance(value, cst.Name) and value.value == "None":
+        return True
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+        value = value.func.value
+        if isinstance(value, cst.Attribute) and value.attr.value == attr and isinstance(value.value, cst.Name) \
+                and value.value.value == "self":
+            return True
+    return False
 
 
 def _attribute_kind(value: cst.BaseExpression, kind: str, scope: Scope) -> str:

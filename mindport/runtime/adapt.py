@@ -408,10 +408,12 @@ def _adapter_class(adapter: "Adapter") -> type:
         """A class derived from the adapter class (``class Conv2dSame(nn.Conv2d)``) calls ``super().__init__`` with
         torch's arguments: they are mapped through the same entry before the MindSpore class's ``__init__``."""
         function, _, positional, keywords = adapter.mapped(args, kwargs)
-        if function is not target:
+        if function is not target and not (isinstance(function, type) and issubclass(function, target)):
             raise Unsupported(f"{adapter.torch_name}: a subclass can't become {function.__name__} (the entry's switch "
                               f"chose it for these arguments); pass the arguments it takes by default")
-        target.__init__(self, *positional, **keywords)
+        function.__init__(self, *positional, **keywords)
+        if function is not target:  # CLeakyReLU(0.1, inplace=True): the subclass over InplaceLeakyReLU
+            self.__class__ = _switched_class(type(self), function)
         for name, value in _torch_settings(adapter, args, kwargs).items():
             # torch keeps it, the MindSpore layer does not (device/dtype: torch's factory arguments, not kept)
             if not name.startswith("_") and name not in ("device", "dtype") and not hasattr(self, name):
@@ -420,6 +422,24 @@ def _adapter_class(adapter: "Adapter") -> type:
     namespace = {"_mp_adapter": adapter, "__module__": __name__, "__doc__": adapter.__doc__,
                  "__qualname__": adapter.__name__, "__init__": __init__}
     return _metaclass(type(target))(adapter.__name__, (target,), namespace)
+
+
+_SWITCHED: dict = {}
+
+
+def _switched_class(cls: type, function: type) -> type:
+    """A class of the model's derived from a torch layer (``class CLeakyReLU(nn.LeakyReLU)``) built with arguments
+    for which the entry's switch chooses another Cell (``inplace=True``: ``InplaceLeakyReLU``; ``padding_mode=
+    'reflect'``: ``ModePaddedConv2d``): ``cls`` over that Cell, so the subclass's own methods come first and its
+    ``super().construct(x)`` is the switched Cell's, as torch's layer behaves for those arguments. Named
+    ``<cls>_mp_<Cell>``, not ``cls``'s name (GRAPH_MODE finds ``super(A, self)``'s ``A`` by name in the MRO, see
+    layers._reparametrized_class); ``mp_adapt.class_name`` reads ``cls``'s name through ``_mp_reparametrized_of``."""
+    key = (cls, function)
+    if key not in _SWITCHED:
+        marker = f"_mp_{function.__name__}"
+        _SWITCHED[key] = type(cls)(cls.__name__ + marker, (cls, function), {
+            "__module__": cls.__module__, "__qualname__": cls.__qualname__ + marker, "_mp_reparametrized_of": cls})
+    return _SWITCHED[key]
 
 
 # ------------------------------------------------------------------------------------------------ the values

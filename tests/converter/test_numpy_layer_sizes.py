@@ -9,7 +9,7 @@ import textwrap
 import numpy as np
 
 from mindport import convert_source
-from port_check import load_module
+from port_check import assert_port_matches_in_mode, load_module
 
 SOURCE = textwrap.dedent("""\
     import numpy as np
@@ -55,3 +55,51 @@ def test_numpy_integer_sizes_convert_and_match(tmp_path):
     got = ms_net(ms.Tensor(x)).asnumpy()
     assert got.shape == want.shape == (2, 8)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+HANDED = textwrap.dedent("""\
+    import numpy as np
+    import torch
+    import torch.nn as nn
+
+
+    class EncoderMLP(nn.Module):
+        def __init__(self, input_dim, hidden_dim, output_dim):
+            super().__init__()
+            self.input_dim = input_dim
+            self.fc1 = nn.Linear(self.input_dim, hidden_dim)
+            self.fc2 = nn.Linear(hidden_dim, output_dim)
+
+        def forward(self, x):
+            return self.fc2(torch.relu(self.fc1(x.reshape(x.size(0), -1))))
+
+
+    def head(width, out):
+        return nn.Linear(width, out)
+
+
+    class Model(nn.Module):
+        def __init__(self, shape=(1, 4, 4)):
+            super().__init__()
+            width_height = np.array(shape[1:]) // 2
+            self.encoder = EncoderMLP(input_dim=np.prod(width_height), hidden_dim=8, output_dim=6)
+            self.head = head(np.int64(6), 3)
+            self.pool = nn.AvgPool2d(2)
+
+        def forward(self, x):
+            return self.head(self.encoder(self.pool(x)))
+""")
+
+
+def test_numpy_sizes_handed_to_a_class_of_the_file_match(tmp_path):
+    """C-SWM's ``EncoderMLP(input_dim=np.prod(width_height), ...)``, whose ``__init__`` keeps ``self.input_dim =
+    input_dim`` and builds ``nn.Linear(self.input_dim, hidden_dim)``: the parameter holds a numpy integer (some call
+    of the file passes one), so the size is ``int(...)``; on main MindSpore refused it (batch 8b cswm/cswm_small)."""
+    code = convert_source(HANDED).code
+    assert "in_channels=int(self.input_dim)" in code and "in_channels=int(width)" in code, code
+    assert "in_channels=hidden_dim" in code, code  # given plain ints only: as written
+    x = np.random.default_rng(0).standard_normal((2, 1, 4, 4)).astype(np.float32)
+    import torch
+
+    torch.manual_seed(0)
+    assert_port_matches_in_mode(HANDED, code, "Model", [x], tmp_path, "np_handed", "pynative", atol=1e-5)

@@ -76,3 +76,60 @@ def test_torch_imported_only_in_a_function_still_counts_as_torch_code():
     assert "mp_adapt.layer_attribute(bn, 'running_var')" in convert_source(body).code
     ms_only = "import mindspore\n\n\ndef fuse_bn(conv, bn):\n    return bn.running_var\n"
     assert "layer_attribute" not in convert_source(ms_only).code
+
+
+CHAIN = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+
+
+    class Decoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embedding = nn.Embedding(10, 6)
+            self.norm = nn.LayerNorm(6)
+
+        def forward(self, x):
+            return self.norm(self.embedding(x))
+
+
+    class Body(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.decoder = Decoder()
+            self.blocks = nn.ModuleList([nn.BatchNorm1d(6)])
+
+        def forward(self, x):
+            return self.decoder(x)
+
+
+    class LMHead(nn.Module):
+        def __init__(self, body):
+            super().__init__()
+            vocab, width = body.decoder.embedding.weight.size()
+            self.body = body
+            self.linear = nn.Linear(width, vocab, bias=False)
+            self.linear.weight = body.decoder.embedding.weight
+            self.shift = nn.Parameter(body.blocks[0].weight.detach() * 0 + body.decoder.norm.bias.detach())
+
+        def forward(self, x):
+            return self.linear(self.body(x) + self.shift)
+
+
+    class Model(LMHead):
+        def __init__(self):
+            super().__init__(Body())
+""")
+
+
+def test_a_layer_reached_through_a_passed_in_model_reads_by_its_class(tmp_path):
+    """gpt-pytorch's ``GPTLMHead(gpt)``: ``gpt.decoder.embedding.weight`` on a model passed to the constructor is the
+    Embedding's ``embedding_table`` (tied to the head's Linear); on main it raised AttributeError ('weight')."""
+    code = convert_source(CHAIN).code
+    assert "mp_adapt.layer_attribute(body.decoder.embedding, 'weight')" in code
+    assert "mp_adapt.layer_attribute(body.blocks[0], 'weight')" in code
+    x = np.array([[1, 2, 3, 9], [0, 4, 4, 7]], dtype=np.int64)
+    import torch
+
+    torch.manual_seed(0)
+    assert_port_matches_in_mode(CHAIN, code, "Model", [x], tmp_path, "chain_reads", "pynative", atol=1e-5)

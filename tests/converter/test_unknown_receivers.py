@@ -14,7 +14,7 @@ import numpy as np
 
 from mindport import convert_source
 from mindport.migrator.table import ARRAY_METHOD_NAMES, SHARED_METHOD_NAMES
-from port_check import load_module
+from port_check import assert_port_matches_in_mode, load_module
 
 SOURCE = textwrap.dedent("""\
     import torch
@@ -127,3 +127,48 @@ def test_a_name_bound_to_another_librarys_module_is_not_a_tensor(tmp_path):
     samples = np.arange(8, dtype=np.float32).reshape(4, 2)
     offsets = load_module(out.code, tmp_path / "pyplot_port.py", "pyplot_port").show(samples)
     np.testing.assert_array_equal(np.asarray(offsets), samples)
+
+
+CACHE = textwrap.dedent("""\
+    import numpy as np
+    import torch
+    import torch.nn as nn
+
+
+    class Edges(nn.Module):
+        def __init__(self, n=3):
+            super().__init__()
+            self.n = n
+            self.edge_list = None
+            self.batch_size = 0
+            self.scale = nn.Linear(1, 1)
+
+        def edges(self, batch_size):
+            if self.edge_list is None or self.batch_size != batch_size:
+                self.batch_size = batch_size
+                adj = torch.ones(self.n, self.n) - torch.eye(self.n)
+                self.edge_list = torch.nonzero(adj)
+                self.edge_list = self.edge_list.repeat(batch_size, 1)
+                offset = torch.arange(0, batch_size * self.n, self.n).unsqueeze(-1)
+                self.edge_list += offset.expand(batch_size, self.n * (self.n - 1)).reshape(-1).unsqueeze(-1)
+                self.edge_list = self.edge_list.transpose(0, 1)
+            return self.edge_list
+
+        def forward(self, x):
+            e = self.edges(x.shape[0])
+            return self.scale(e.float().sum(0, keepdim=True).unsqueeze(-1)) + x.sum() * np.float32(0)
+""")
+
+
+def test_a_cache_attribute_bound_to_none_first_is_a_tensor(tmp_path):
+    """C-SWM's TransitionGNN: ``self.edge_list = None`` in ``__init__``, later ``torch.nonzero(adj)`` and
+    ``self.edge_list.repeat(batch_size, 1)`` in a file that imports numpy: the None and the attribute's own methods
+    say nothing of its kind, so it is a tensor and ``repeat`` is torch's (tile); on main it stayed MindSpore's
+    ``repeat`` ("not supported on this device")."""
+    code = convert_source(CACHE).code
+    assert "self.edge_list.tile((batch_size, 1))" in code, code
+    x = np.random.default_rng(0).standard_normal((2, 3)).astype(np.float32)
+    import torch
+
+    torch.manual_seed(0)
+    assert_port_matches_in_mode(CACHE, code, "Edges", [x], tmp_path, "edge_cache", "pynative", atol=1e-5)

@@ -113,7 +113,8 @@ class ObjectSurfaceTransform(Rule):
       placement is global in MindSpore, the block runs as it is;
     * a member some mapped layer keeps under another name or form (``running_var``, a BatchNorm's ``weight``, a
       pool's ``ceil_mode`` the Cell does not keep), read on a function's parameter whose class nothing says
-      (``def fuse_bn(conv, bn): bn.running_var``):
+      (``def fuse_bn(conv, bn): bn.running_var``) or on a layer reached through its attributes and items (a model
+      passed in: ``gpt.decoder.embedding.weight``):
       ``mp_adapt.layer_attribute(bn, 'running_var')``, by the object's class at run time (a plain object's
       attribute reads as written); not in ``forward``, not under an ``isinstance`` narrowing (decided statically);
     * ``self.up(x, output_size=skip.shape)``, a sub-layer called with an output size (a transposed convolution's):
@@ -436,9 +437,11 @@ class ObjectSurfaceTransform(Rule):
         nothing says its class (RepMLP's ``fuse_bn(conv, bn)``): a setting or weight some mapped layer holds under
         another name (object_surface.toml's renames: ``running_var`` -> ``moving_variance``) is read through
         ``mp_adapt.layer_attribute``, by the object's class at run time; a plain object's attribute is read as
-        written by it. Not in ``forward`` (a static graph compiles it) nor on a receiver known to be a tensor, a
-        Python value or a module."""
-        node = original_node.value
+        written by it. The same for a layer reached through such a name's attributes and items
+        (``def __init__(self, gpt): gpt.decoder.embedding.weight``, a model passed in: the Embedding's
+        ``embedding_table``). Not in ``forward`` (a static graph compiles it) nor on a receiver known to be a tensor,
+        a Python value or a module."""
+        node = _chain_root(original_node.value, self.scope)
         if not getattr(self, "_torch_file", True) or not isinstance(node, cst.Name) or node.value in ("self", "cls") \
                 or id(original_node) in self._targets or id(original_node) in self._called \
                 or self.ctx.options.target != "nn" or original_node.attr.value not in self._renamed \
@@ -572,6 +575,17 @@ class ObjectSurfaceTransform(Rule):
             return cst.Call(func=self.ctx.target_expr("mindport.runtime.tensor.requires_grad"),
                             args=[cst.Arg(updated_node.value)])
         return self._unknown_layer_read(original_node, updated_node) or updated_node
+
+
+def _chain_root(expr: cst.BaseExpression, scope) -> cst.BaseExpression | None:
+    """The name ``gpt`` of ``gpt.decoder.embedding`` / ``model.layers[0]`` (attributes and items of a name, none of
+    them evidently a tensor, a size or a Python value); the expression itself when it is a name; else None."""
+    if isinstance(expr, cst.Name):
+        return expr
+    node = expr
+    while isinstance(node, (cst.Attribute, cst.Subscript)):
+        node = node.value
+    return node if isinstance(node, cst.Name) and receiver_kind(expr, scope) == "other" else None
 
 
 def _forward_reach(node: cst.ClassDef) -> set[int]:

@@ -30,6 +30,7 @@ from mindport.migrator.native_facts import (
     list_arguments,
     list_locals,
     inplace_switch,
+    numpy_arguments,
     numpy_locals,
     numpy_valued,
     own_nodes,
@@ -397,6 +398,7 @@ class TableCallTransform(Rule):
         self._flow = ValueFlow(node)
         self._module, self._loads_arrays = node, None  # _strict_name: an array package loaded by a call, found once
         self._list_arguments = list_arguments(node, self._flow.functions)  # kernel_size=[1, 1] handed to a class
+        self._numpy_arguments = numpy_arguments(node, self._flow.functions, self.ctx.module_scope.resolve)
         self._cell_functions = frozenset()
         self._cell_functions = cell_functions(node, self._builds_cell)  # make_attn(c) returns a Cell on every path
         self._value_sites: dict[int, tuple[cst.FunctionDef, str]] = {}  # a value -> (the function, its parameter)
@@ -578,12 +580,14 @@ class TableCallTransform(Rule):
 
     def _numpy_sizes_as_ints(self, bound: dict[str, Arg]) -> dict[str, Arg]:
         """A layer's int-only size given a numpy value (``nn.Linear(np.product(self.reshape), 256)``, or a local bound
-        to one, native_facts.numpy_valued): ``int(...)``, the int torch reads it as; MindSpore's layers refuse a numpy
-        integer."""
+        to one, or a parameter some call of the file passes one to, native_facts.numpy_arguments: C-SWM's
+        ``EncoderMLP(input_dim=np.prod(wh))`` then ``nn.Linear(input_dim, h)``, native_facts.numpy_valued):
+        ``int(...)``, the int torch reads it as; MindSpore's layers refuse a numpy integer."""
         for name in INT_SIZE_NAMES & bound.keys():
             arg = bound[name]
             if arg.given and arg.node is not None and numpy_valued(
-                    arg.node, self.scope.resolve, self._function_fact("numpy", lambda f: numpy_locals(f, self.scope.resolve))):
+                    arg.node, self.scope.resolve, self._function_fact("numpy", lambda f: numpy_locals(
+                        f, self.scope.resolve, self._numpy_arguments.get(id(f), frozenset())))):
                 bound[name] = Arg(f"int({arg.source})", arg.given, None, arg.cst_arg)
         return bound
 
