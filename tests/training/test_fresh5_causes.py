@@ -64,3 +64,42 @@ def test_attribute_set_on_a_global_model_inside_the_step():
     assert len(t) == len(m) == 4, (t, m, code)
     np.testing.assert_allclose(m, t, rtol=1e-4, atol=1e-6)
     assert t[-1][0] < t[0][0]
+
+
+ONE_CYCLE_WITH_ADAM = '''
+import numpy as np
+import torch
+import torch.nn as nn
+from torch.optim.lr_scheduler import OneCycleLR
+
+x = torch.tensor(np.linspace(-1, 1, 32, dtype=np.float32).reshape(8, 4))
+y = torch.tensor(np.sin(np.arange(8, dtype=np.float32)).reshape(8, 1))
+model = nn.Sequential(nn.Linear(4, 6), nn.ReLU(), nn.Linear(6, 1))
+with torch.no_grad():
+    for i, p in enumerate(model.parameters()):
+        p.copy_(torch.tensor(np.cos(np.arange(p.numel(), dtype=np.float32) + i).reshape(p.shape) * 0.4))
+optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
+scheduler = OneCycleLR(optimizer, max_lr=0.05, epochs=4, steps_per_epoch=2, anneal_strategy='linear')
+loss_fn = nn.MSELoss()
+for epoch in range(4):
+    for i in range(2):
+        xb, yb = x[i * 4:(i + 1) * 4], y[i * 4:(i + 1) * 4]
+        optimizer.zero_grad()
+        loss = loss_fn(model(xb), yb)
+        loss.backward()
+        optimizer.step()
+        scheduler.step()
+    print("step", loss.item(), scheduler.get_last_lr()[0], optimizer.param_groups[0]["betas"][0])
+'''
+
+
+def test_one_cycle_schedule_cycles_the_rate_and_adams_beta1():
+    """dvgodoy/sbs_onecycle_resume: ``OneCycleLR`` was MP101 (MindSpore 2.10 has none) and stayed torch's class, which
+    refused the converted optimizer ('SGD is not an Optimizer'). The runtime scheduler steps torch's rate and moves
+    the momentum (here Adam's beta1) the other way, in the param groups, as torch does."""
+    code = _convert(ONE_CYCLE_WITH_ADAM)
+    assert "import torch" not in code and "OneCycleLR" in code, code
+    t, m = _losses(ONE_CYCLE_WITH_ADAM, "torch_one_cycle"), _losses(code, "ms_one_cycle")
+    assert len(t) == len(m) == 4, (t, m, code)
+    np.testing.assert_allclose(m, t, rtol=1e-4, atol=1e-6)
+    assert t[-1][0] < t[0][0]
