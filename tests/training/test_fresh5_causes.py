@@ -103,3 +103,61 @@ def test_one_cycle_schedule_cycles_the_rate_and_adams_beta1():
     assert len(t) == len(m) == 4, (t, m, code)
     np.testing.assert_allclose(m, t, rtol=1e-4, atol=1e-6)
     assert t[-1][0] < t[0][0]
+
+
+DEVICE_HELPER_BEFORE_THE_OTHER_IMPORTS = '''
+import torch
+
+def get_best_device() -> torch.device:
+    if torch.cuda.is_available():
+        return torch.device("cuda")
+    elif torch.backends.mps.is_available():
+        return torch.device("mps")
+    else:
+        return torch.device("cpu")
+
+import numpy as np
+import torch.nn as nn
+
+device = get_best_device()
+x = torch.tensor(np.linspace(-1, 1, 24, dtype=np.float32).reshape(8, 3)).to(device)
+y = torch.tensor(np.cos(np.arange(8, dtype=np.float32)).reshape(8, 1)).to(device)
+model = nn.Linear(3, 1).to(device)
+with torch.no_grad():
+    model.weight.copy_(torch.tensor([[0.3, -0.2, 0.1]]))
+    model.bias.fill_(0.05)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(4):
+    optimizer.zero_grad()
+    loss = nn.functional.mse_loss(model(x), y)
+    loss.backward()
+    optimizer.step()
+    print("step", loss.item())
+'''
+
+
+def test_device_helper_annotated_before_the_other_imports():
+    """artintellica/dataset_device: ``import torch`` first, then a device helper annotated ``-> torch.device`` that asks
+    ``torch.backends.mps.is_available()``, then ``import torch.nn as nn``. The mps check had no entry (MP103), so the
+    first ``import torch`` stayed and the MindSpore imports went where the first *removed* torch import was, after
+    the helper: its annotation ``mp_framework.device`` raised NameError at definition. MindSpore has no MPS backend
+    (the check is False), and the MindSpore imports go right after the first torch import in any case."""
+    code = _convert(DEVICE_HELPER_BEFORE_THE_OTHER_IMPORTS)
+    assert "import torch" not in code, code
+    t, m = _losses(DEVICE_HELPER_BEFORE_THE_OTHER_IMPORTS, "torch_device_helper"), _losses(code, "ms_device_helper")
+    assert len(t) == len(m) == 4, (t, m, code)
+    np.testing.assert_allclose(m, t, rtol=1e-4, atol=1e-6)
+    assert t[-1][0] < t[0][0]
+
+
+def test_first_torch_import_kept_gets_the_mindspore_imports_after_it():
+    """The placement alone: a torch name the converter keeps (here ``torch.xpu``, no entry) keeps the first
+    ``import torch``; the MindSpore imports follow it, before the function whose annotation needs them."""
+    source = DEVICE_HELPER_BEFORE_THE_OTHER_IMPORTS.replace("torch.backends.mps.is_available()", "torch.xpu.is_available()")
+    from mindport import convert_source
+
+    code = convert_source(source, "script.py").code
+    lines = code.splitlines()
+    first_def = next(i for i, l in enumerate(lines) if l.startswith("def get_best_device"))
+    framework = next(i for i, l in enumerate(lines) if "import framework as mp_framework" in l)
+    assert framework < first_def, code
