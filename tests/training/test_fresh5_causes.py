@@ -161,3 +161,62 @@ def test_first_torch_import_kept_gets_the_mindspore_imports_after_it():
     first_def = next(i for i, l in enumerate(lines) if l.startswith("def get_best_device"))
     framework = next(i for i, l in enumerate(lines) if "import framework as mp_framework" in l)
     assert framework < first_def, code
+
+
+DUMMY_OPTIMIZER_FOR_EVALUATION = '''
+import numpy as np
+import torch
+import torch.nn as nn
+
+
+class DummyOptimizer(torch.optim.Optimizer):
+    def __init__(self):
+        self.param_groups = [{"lr": 0}]
+        None
+
+    def step(self):
+        None
+
+    def zero_grad(self, set_to_none=False):
+        None
+
+
+def run_epoch(batches, model, optimizer, mode="train"):
+    total = 0.0
+    for xb, yb in batches:
+        loss = nn.functional.mse_loss(model(xb), yb)
+        if mode == "train":
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad(set_to_none=True)
+        total += loss.item()
+    return total / len(batches)
+
+
+x = torch.tensor(np.linspace(-1, 1, 24, dtype=np.float32).reshape(8, 3))
+y = torch.tensor(np.cos(np.arange(8, dtype=np.float32)).reshape(8, 1))
+batches = [(x[i:i + 4], y[i:i + 4]) for i in range(0, 8, 4)]
+model = nn.Linear(3, 1)
+with torch.no_grad():
+    model.weight.copy_(torch.tensor([[0.3, -0.2, 0.1]]))
+    model.bias.fill_(0.05)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(4):
+    model.train()
+    train_loss = run_epoch(batches, model, optimizer, mode="train")
+    model.eval()
+    print("step", train_loss, run_epoch(batches, model, DummyOptimizer(), mode="eval"))
+'''
+
+
+def test_dummy_optimizer_that_skips_the_base_init():
+    """harvardnlp/copy_task: the evaluation pass runs the training function with ``DummyOptimizer()``, a
+    ``torch.optim.Optimizer`` subclass whose ``__init__`` never calls the base one (it only sets ``param_groups``).
+    Converted, it is a MindSpore optimizer Cell without Cell's attributes, and collecting the parameters a backward
+    reaches asked it for ``trainable_params()``: AttributeError '_params'. Such an object holds no parameters."""
+    code = _convert(DUMMY_OPTIMIZER_FOR_EVALUATION)
+    assert "import torch" not in code, code
+    t, m = _losses(DUMMY_OPTIMIZER_FOR_EVALUATION, "torch_dummy_opt"), _losses(code, "ms_dummy_opt")
+    assert len(t) == len(m) == 4, (t, m, code)
+    np.testing.assert_allclose(m, t, rtol=1e-4, atol=1e-6)
+    assert t[-1][0] < t[0][0]
