@@ -238,7 +238,13 @@ def _nonempty_extent(name, input, dim):
 
 
 def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001 - torch's name
-    """torch.sum / Tensor.sum: ops.sum, 0 over an empty extent (MindSpore returns uninitialised memory)."""
+    """torch.sum / Tensor.sum: ops.sum, 0 over an empty extent (MindSpore returns uninitialised memory). ``x.sum(1)``
+    on a receiver the converter could not type (a function's parameter) may be a NumPy array or a SciPy sparse
+    matrix at run time: that object's own ``sum`` answers, as it did in the torch script."""
+    if not isinstance(input, ms.Tensor) and not isinstance(input, (int, float, bool)) and hasattr(input, "sum"):
+        if keepdim or dtype is not None:
+            return input.sum(axis=dim, keepdims=keepdim, dtype=dtype)
+        return input.sum(dim)
     return _or_empty(ops.sum(input, dim, keepdim, dtype=dtype), input, dim, keepdim, 0)
 
 

@@ -220,3 +220,37 @@ def test_dummy_optimizer_that_skips_the_base_init():
     assert len(t) == len(m) == 4, (t, m, code)
     np.testing.assert_allclose(m, t, rtol=1e-4, atol=1e-6)
     assert t[-1][0] < t[0][0]
+
+
+ROW_SUMS_OF_AN_UNTYPED_MATRIX = '''
+import numpy as np
+import scipy.sparse as sp
+import torch
+
+
+def normalize(mx):
+    rowsum = np.array(mx.sum(1))
+    r_inv = np.power(rowsum, -1.0).flatten()
+    return sp.diags(r_inv).dot(mx)
+
+
+def dense_rows(a):
+    return a.sum(1)
+
+
+features = sp.lil_matrix(np.arange(1, 13, dtype=np.float32).reshape(3, 4))
+features = normalize(features)
+x = torch.tensor(np.array(features.todense()), dtype=torch.float32)
+print("step", float(x.sum()), float(dense_rows(np.ones((2, 3))).sum()), float(torch.sum(x, 1).mean()))
+'''
+
+
+def test_row_sums_of_a_matrix_the_converter_cannot_type():
+    """chennnM/gcnii_cora: ``rowsum = np.array(mx.sum(1))`` in ``normalize(mx)``, called with a SciPy sparse matrix.
+    ``mx`` is a parameter the converter cannot type, so ``mx.sum(1)`` became ``mp_math.sum(mx, dim=1)``, which handed
+    the SciPy matrix to ``ops.sum`` (TypeError: SumExt). The runtime ``sum`` lets a NumPy array or SciPy matrix answer
+    with its own ``sum``; a MindSpore tensor is summed as before."""
+    code = _convert(ROW_SUMS_OF_AN_UNTYPED_MATRIX)
+    t, m = _losses(ROW_SUMS_OF_AN_UNTYPED_MATRIX, "torch_row_sums"), _losses(code, "ms_row_sums")
+    assert len(t) == len(m) == 1, (t, m, code)
+    np.testing.assert_allclose(m, t, rtol=1e-5)
