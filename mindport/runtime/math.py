@@ -1278,6 +1278,33 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
 # Random sampling
 
 
+def _generator_stream(generator, count):
+    """NumPy draws owned by a ``mindspore.Generator`` (torch's ``torch.Generator``): a counter-based Philox stream
+    keyed by the generator's seed and starting at its offset, which advances by ``count`` as MindSpore's own random
+    ops advance it. ``manual_seed`` restarts the stream; two generators seeded alike draw the same numbers. (MindSpore
+    2.10's ``mint`` ops that take a generator do not run on the CPU.)"""
+    import numpy as np
+
+    seed, offset = generator._step(Tensor(int(count), ms.int64))  # noqa: SLF001 - the generator's own advance
+    bits = np.random.Philox(key=int(seed.asnumpy()) & (2 ** 64 - 1))
+    bits.advance(int(offset.asnumpy()))
+    return np.random.Generator(bits)
+
+
+def randint(low=0, high=None, size=None, *, generator=None, dtype=None):
+    """torch.randint with ``generator=``: integers in [low, high) of ``size`` drawn from that generator's stream
+    (int64 unless ``dtype``); without a generator, ops.randint."""
+    size = tuple(size) if isinstance(size, (tuple, list)) else (size,)
+    if generator is None:
+        out = ops.randint(low, high, size, dtype=_INT64)
+    else:
+        count = 1
+        for n in size:
+            count *= int(n)
+        out = Tensor(_generator_stream(generator, count).integers(low, high, size=size), _INT64)
+    return out if dtype is None else out.astype(dtype)
+
+
 def randint_like(input, low=0, high=None, dtype=None):
     """torch.randint_like: integers in [low, high) with the input's shape and (by default) dtype, floats included;
     ops.randint_like only produces integer dtypes. ``randint_like(x, high)`` is torch's one-bound form."""

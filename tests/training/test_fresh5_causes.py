@@ -254,3 +254,29 @@ def test_row_sums_of_a_matrix_the_converter_cannot_type():
     t, m = _losses(ROW_SUMS_OF_AN_UNTYPED_MATRIX, "torch_row_sums"), _losses(code, "ms_row_sums")
     assert len(t) == len(m) == 1, (t, m, code)
     np.testing.assert_allclose(m, t, rtol=1e-5)
+
+
+RANDINT_FROM_A_SEEDED_GENERATOR = '''
+import torch
+
+g = torch.Generator()
+g.manual_seed(42)
+a = torch.randint(0, 10, (50,), generator=g)
+b = torch.randint(0, 10, (50,), generator=g)
+c = torch.randint(0, 10, (50,), generator=torch.Generator().manual_seed(42))
+d = torch.randint(0, 10, (50,), generator=torch.Generator().manual_seed(7))
+print("step", int((a == c).all()), int((a == b).all()), int((a == d).all()), int(a.min() >= 0), int(a.max() <= 9),
+      int(len(set(a.tolist())) > 3), int(a.dtype == torch.int64))
+'''
+
+
+def test_randint_from_a_seeded_generator():
+    """hunglongtran/copy_task_trainer: the dataset draws each sequence with ``torch.randint(0, V, (n,),
+    generator=generator)`` from a ``torch.Generator`` seeded per split (train, val and test differ; each is the same
+    run after run). ``generator=`` was MP102 and the call stayed torch's, which refused the converted
+    ``mindspore.Generator``. The runtime randint draws from that generator's own stream: the same seed gives the same
+    numbers, successive calls and other seeds differ, torch's range and int64."""
+    code = _convert(RANDINT_FROM_A_SEEDED_GENERATOR)
+    assert "import torch" not in code, code
+    t, m = _losses(RANDINT_FROM_A_SEEDED_GENERATOR, "torch_gen_randint"), _losses(code, "ms_gen_randint")
+    assert t == m == [[1, 0, 0, 1, 1, 1, 1]], (t, m, code)
