@@ -63,11 +63,9 @@ def reads_writes(stmt) -> tuple[set[str], set[str]]:
 
     class _Mutations(cst.CSTVisitor):
         def visit_Call(self, node) -> None:
-            func = node.func
-            if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and (
-                    func.attr.value.endswith("_") and not func.attr.value.startswith("_")
-                    or func.attr.value in _MUTATORS) and func.attr.value not in _GRAD_METHODS:
-                writes.add(func.value.value)
+            receiver = _mutated_receiver(node)
+            if receiver is not None:
+                writes.add(receiver)
 
         def visit_AssignTarget(self, node) -> None:
             target = node.target
@@ -85,6 +83,16 @@ def reads_writes(stmt) -> tuple[set[str], set[str]]:
 
     walk(stmt, _Mutations())
     return reads, writes
+
+
+def _mutated_receiver(call: cst.Call) -> str | None:
+    """The name a mutating method call changes in place (``h.detach_()``, ``xs.append(v)``), gradient APIs aside."""
+    func = call.func
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and (
+            func.attr.value.endswith("_") and not func.attr.value.startswith("_")
+            or func.attr.value in _MUTATORS) and func.attr.value not in _GRAD_METHODS:
+        return func.value.value
+    return None
 
 
 def _definition(stmt: cst.FunctionDef) -> tuple[set[str], set[str]]:
@@ -321,11 +329,9 @@ def _attribute_stores_only(stmts) -> set[str]:
                         other.add(target.value)
 
             def visit_Call(self, node) -> None:
-                func = node.func
-                if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and (
-                        func.attr.value.endswith("_") and not func.attr.value.startswith("_")
-                        or func.attr.value in _MUTATORS) and func.attr.value not in _GRAD_METHODS:
-                    other.add(func.value.value)
+                receiver = _mutated_receiver(node)
+                if receiver is not None:
+                    other.add(receiver)
 
         walk(stmt, _Other())
     return attributes - other
