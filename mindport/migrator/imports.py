@@ -132,6 +132,11 @@ class ImportCleanup(cst.CSTTransformer):
         if keep:
             keep[-1] = keep[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
             out.append(updated_node.with_changes(body=[stmt.with_changes(names=keep)]))
+            if self._depth == 0 and not self.placed and self.new_imports:
+                # the first torch import stays (a name still needs torch): the MindSpore imports go right after
+                # it, before any code a later torch import would follow (a signature annotated ``torch.device``)
+                self.placed = True
+                out += self.new_imports
         elif self._depth == 0 and not self.placed and self.new_imports:
             self.placed = True
             out += [self.new_imports[0].with_changes(leading_lines=updated_node.leading_lines), *self.new_imports[1:]]

@@ -238,7 +238,13 @@ def _nonempty_extent(name, input, dim):
 
 
 def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001 - torch's name
-    """torch.sum / Tensor.sum: ops.sum, 0 over an empty extent (MindSpore returns uninitialised memory)."""
+    """torch.sum / Tensor.sum: ops.sum, 0 over an empty extent (MindSpore returns uninitialised memory). ``x.sum(1)``
+    on a receiver the converter could not type (a function's parameter) may be a NumPy array or a SciPy sparse
+    matrix at run time: that object's own ``sum`` answers, as it did in the torch script."""
+    if not isinstance(input, ms.Tensor) and not isinstance(input, (int, float, bool)) and hasattr(input, "sum"):
+        if keepdim or dtype is not None:
+            return input.sum(axis=dim, keepdims=keepdim, dtype=dtype)
+        return input.sum(dim)
     return _or_empty(ops.sum(input, dim, keepdim, dtype=dtype), input, dim, keepdim, 0)
 
 
@@ -1270,6 +1276,33 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
 
 # ---------------------------------------------------------------------------------------------------------------
 # Random sampling
+
+
+def _generator_stream(generator, count):
+    """NumPy draws owned by a ``mindspore.Generator`` (torch's ``torch.Generator``): a counter-based Philox stream
+    keyed by the generator's seed and starting at its offset, which advances by ``count`` as MindSpore's own random
+    ops advance it. ``manual_seed`` restarts the stream; two generators seeded alike draw the same numbers. (MindSpore
+    2.10's ``mint`` ops that take a generator do not run on the CPU.)"""
+    import numpy as np
+
+    seed, offset = generator._step(Tensor(int(count), ms.int64))  # noqa: SLF001 - the generator's own advance
+    bits = np.random.Philox(key=int(seed.asnumpy()) & (2 ** 64 - 1))
+    bits.advance(int(offset.asnumpy()))
+    return np.random.Generator(bits)
+
+
+def randint(low=0, high=None, size=None, *, generator=None, dtype=None):
+    """torch.randint with ``generator=``: integers in [low, high) of ``size`` drawn from that generator's stream
+    (int64 unless ``dtype``); without a generator, ops.randint."""
+    size = tuple(size) if isinstance(size, (tuple, list)) else (size,)
+    if generator is None:
+        out = ops.randint(low, high, size, dtype=_INT64)
+    else:
+        count = 1
+        for n in size:
+            count *= int(n)
+        out = Tensor(_generator_stream(generator, count).integers(low, high, size=size), _INT64)
+    return out if dtype is None else out.astype(dtype)
 
 
 def randint_like(input, low=0, high=None, dtype=None):

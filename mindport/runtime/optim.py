@@ -14,12 +14,15 @@ them apart first.
 """
 from __future__ import annotations
 
+import math
+
 import mindspore as ms
 from mindspore import Parameter, ops
 from mindspore.experimental.optim import AdamW as _AdamW
+from mindspore.experimental.optim.lr_scheduler import LRScheduler as _LRScheduler
 from mindport.runtime import unbatched  # noqa: F401 - MindSpore's layers take torch's unbatched inputs
 
-__all__ = ["Adam", "distinct_names"]
+__all__ = ["Adam", "OneCycleLR", "distinct_names"]
 
 
 class Adam(_AdamW):
@@ -83,3 +86,99 @@ def distinct_names(params):
             taken.add(param.name)
         kept.add(param.name)
     return groups if groups is not None else params
+
+
+class OneCycleLR(_LRScheduler):
+    """``torch.optim.lr_scheduler.OneCycleLR`` (MindSpore 2.10 has none): the 1cycle policy, stepped once per batch.
+    The learning rate rises from ``max_lr / div_factor`` to ``max_lr`` over ``pct_start`` of ``total_steps`` (or
+    ``epochs * steps_per_epoch``), then anneals (cosine or linear) to ``initial_lr / final_div_factor``; with
+    ``three_phase`` it comes back to the initial rate before the final annealing. With ``cycle_momentum`` (torch's
+    default) the momentum moves the other way, between ``max_momentum`` and ``base_momentum``: SGD's ``momentum``, or
+    the first of Adam's ``betas``, written into each param group as torch writes it (an SGD built without momentum
+    trains with momentum under this scheduler, in torch too)."""
+
+    def __init__(self, optimizer, max_lr, total_steps=None, epochs=None, steps_per_epoch=None, pct_start=0.3,
+                 anneal_strategy="cos", cycle_momentum=True, base_momentum=0.85, max_momentum=0.95,
+                 div_factor=25.0, final_div_factor=1e4, three_phase=False, last_epoch=-1):
+        if total_steps is None:
+            if epochs is None or steps_per_epoch is None:
+                raise ValueError("You must define either total_steps OR (epochs AND steps_per_epoch)")
+            total_steps = epochs * steps_per_epoch
+        if total_steps <= 0 or not isinstance(total_steps, int):
+            raise ValueError(f"Expected positive integer total_steps, but got {total_steps}")
+        if pct_start < 0 or pct_start > 1 or not isinstance(pct_start, float):
+            raise ValueError(f"Expected float between 0 and 1 pct_start, but got {pct_start}")
+        if anneal_strategy not in ("cos", "linear"):
+            raise ValueError(f"anneal_strategy must be one of 'cos' or 'linear', instead got {anneal_strategy}")
+        self.total_steps = total_steps
+        self._anneal = self._cos if anneal_strategy == "cos" else self._linear
+        if three_phase:
+            self._phases = [
+                (float(pct_start * total_steps) - 1, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
+                (float(2 * pct_start * total_steps) - 2, "max_lr", "initial_lr", "base_momentum", "max_momentum"),
+                (total_steps - 1, "initial_lr", "min_lr", "max_momentum", "max_momentum")]
+        else:
+            self._phases = [
+                (float(pct_start * total_steps) - 1, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
+                (total_steps - 1, "max_lr", "min_lr", "base_momentum", "max_momentum")]
+        groups = optimizer.param_groups
+        max_lrs = _per_group("max_lr", groups, max_lr)
+        if last_epoch == -1:
+            for lr, group in zip(max_lrs, groups):
+                group["initial_lr"] = lr / div_factor
+                group["max_lr"] = lr
+                group["min_lr"] = group["initial_lr"] / final_div_factor
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            if "momentum" not in groups[0] and "betas" not in groups[0]:
+                raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` option enabled")
+            self.use_beta1 = "betas" in groups[0]
+            for m_max, m_base, group in zip(_per_group("max_momentum", groups, max_momentum),
+                                            _per_group("base_momentum", groups, base_momentum), groups):
+                if last_epoch == -1:
+                    self._set_momentum(group, m_max)
+                group["max_momentum"] = m_max
+                group["base_momentum"] = m_base
+        super().__init__(optimizer, last_epoch)
+
+    @staticmethod
+    def _cos(start, end, pct):
+        return end + (start - end) / 2.0 * (math.cos(math.pi * pct) + 1)
+
+    @staticmethod
+    def _linear(start, end, pct):
+        return (end - start) * pct + start
+
+    def _set_momentum(self, group, value):
+        if self.use_beta1:
+            group["betas"] = (value, *tuple(group["betas"])[1:])
+        else:
+            group["momentum"] = value
+
+    def get_lr(self):
+        step = int(round(float(self.last_epoch.value())))
+        if step > self.total_steps:
+            raise ValueError(f"Tried to step {step} times. The specified number of total steps is {self.total_steps}")
+        lrs = []
+        for group in self.optimizer.param_groups:
+            start = 0
+            for i, (end, lr_from, lr_to, m_from, m_to) in enumerate(self._phases):
+                if step <= end or i == len(self._phases) - 1:
+                    pct = (step - start) / (end - start)
+                    lr = self._anneal(group[lr_from], group[lr_to], pct)
+                    if self.cycle_momentum:
+                        momentum = self._anneal(group[m_from], group[m_to], pct)
+                    break
+                start = end
+            lrs.append(ms.Tensor(lr, ms.float32))
+            if self.cycle_momentum:
+                self._set_momentum(group, momentum)
+        return lrs
+
+
+def _per_group(name, groups, value):
+    if isinstance(value, (list, tuple)):
+        if len(value) != len(groups):
+            raise ValueError(f"expected {len(groups)} values for {name}, got {len(value)}")
+        return list(value)
+    return [value] * len(groups)

@@ -40,7 +40,8 @@ def _tensors(sources) -> list:
         elif hasattr(src, "param_groups") and isinstance(getattr(src, "parameters", None), (list, tuple)):
             add(src.parameters)  # a mindspore.experimental.optim optimizer (a Cell), LBFGS
         elif isinstance(src, ms.nn.Cell):
-            add(src.trainable_params())
+            if "_params" in vars(src):  # a Cell subclass whose __init__ skips Cell's (torch's DummyOptimizer) has none
+                add(src.trainable_params())
         elif isinstance(src, dict):
             add(src.get("params", ()))
         elif isinstance(src, (list, tuple)) or inspect.isgenerator(src) or type(src).__name__ == "dict_values":

@@ -284,7 +284,9 @@ def test_an_entry_whose_torch_curve_does_not_learn_only_has_to_stay_finite():
     assert not run.judge(dict(entry, loss=r"loss: (\S+)"), torch_out, nan)["learns"]
     flat = [e for e in json.loads((BENCH / "corpus.json").read_text()) if e.get("flat")]
     assert "wkd/dataset_minibatch" in [e["id"] for e in flat] and all(len(e["flat"]) > 40 for e in flat)
-    assert len(flat) <= 5  # each one a script whose torch curve itself does not fall (random labels, GAN losses)
+    # each one a script whose torch curve itself does not fall (random labels, GAN losses, an RL return or TD loss
+    # over a short budget: kenjyoung/ac_lambda, kenjyoung/dqn)
+    assert len(flat) <= 7
 
 
 def test_corpus_meets_the_issues_bar():

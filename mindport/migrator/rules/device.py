@@ -200,6 +200,9 @@ class DeviceTransform(Rule):
             if self.ctx.options.ms_version >= (2, 3):
                 return parse_expression(f'{ms}.hal.is_available("GPU")')
             return parse_expression(f'({ms}.get_context("device_target") == "GPU")')
+        if qual in ("torch.backends.mps.is_available", "torch.backends.mps.is_built"):
+            self.ctx.converted_sites += 1
+            return cst.Name("False")  # MindSpore has no Apple MPS backend
         if qual in ("torch.cuda.device_count",):
             ms = self.ctx.alias_for("mindspore")
             self.ctx.converted_sites += 1

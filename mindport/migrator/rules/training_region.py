@@ -63,11 +63,9 @@ def reads_writes(stmt) -> tuple[set[str], set[str]]:
 
     class _Mutations(cst.CSTVisitor):
         def visit_Call(self, node) -> None:
-            func = node.func
-            if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and (
-                    func.attr.value.endswith("_") and not func.attr.value.startswith("_")
-                    or func.attr.value in _MUTATORS) and func.attr.value not in _GRAD_METHODS:
-                writes.add(func.value.value)
+            receiver = _mutated_receiver(node)
+            if receiver is not None:
+                writes.add(receiver)
 
         def visit_AssignTarget(self, node) -> None:
             target = node.target
@@ -85,6 +83,16 @@ def reads_writes(stmt) -> tuple[set[str], set[str]]:
 
     walk(stmt, _Mutations())
     return reads, writes
+
+
+def _mutated_receiver(call: cst.Call) -> str | None:
+    """The name a mutating method call changes in place (``h.detach_()``, ``xs.append(v)``), gradient APIs aside."""
+    func = call.func
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and (
+            func.attr.value.endswith("_") and not func.attr.value.startswith("_")
+            or func.attr.value in _MUTATORS) and func.attr.value not in _GRAD_METHODS:
+        return func.value.value
+    return None
 
 
 def _definition(stmt: cst.FunctionDef) -> tuple[set[str], set[str]]:
@@ -227,10 +235,12 @@ def plan_block(stmts: list, sites: list[Site], forward_names: set[str], leaves: 
         forward_stmts = [stmts[i] for i in forward]
         free = reads_before_writes(forward_stmts)
         written = set().union(*(rw[i][1] for i in forward))
+        same_object = _attribute_stores_only(forward_stmts)
         plan.leaves = [n for n in free if n in leaves and n not in written]
-        plan.params = [n for n in free if n in written and n not in plan.leaves]
+        plan.params = [n for n in free if n in written and n not in plan.leaves and n not in same_object]
         plan.outputs = [n for n in dict.fromkeys(_assigned(forward_stmts))
-                        if n != site.loss and (n in plan.params or read_elsewhere(n, forward_stmts))]
+                        if n != site.loss and n not in same_object
+                        and (n in plan.params or read_elsewhere(n, forward_stmts))]
         for i in forward:
             ran_at.setdefault(i, at)
         plans.append(plan)
@@ -281,6 +291,50 @@ def _assigned(stmts) -> list[str]:
         out.extend([] if isinstance(s, cst.FunctionDef) else _names([s]).writes)
         out.extend(sorted(reads_writes(s)[1] - set(out)))
     return out
+
+
+def _attribute_stores_only(stmts) -> set[str]:
+    """Names the statements write only by setting an attribute on them (``model.hidden = model.init_hidden()``,
+    ``self.h = h``): the object is mutated, not rebound, so ``forward_fn`` neither takes it as carried state nor hands
+    it back (rebinding it would make a global ``model`` a local of the enclosing function)."""
+    attributes: set[str] = set()
+
+    class _Stores(cst.CSTVisitor):
+        def visit_AssignTarget(self, node) -> None:
+            target = node.target
+            if isinstance(target, cst.Attribute):
+                while isinstance(target, (cst.Subscript, cst.Attribute)):
+                    target = target.value
+                if isinstance(target, cst.Name):
+                    attributes.add(target.value)
+
+    for stmt in stmts:
+        walk(stmt, _Stores())
+    if not attributes:
+        return set()
+    other: set[str] = set()
+    for stmt in stmts:
+        if isinstance(stmt, cst.FunctionDef):
+            other.add(stmt.name.value)
+            continue
+        other |= set(_names([stmt]).writes)
+
+        class _Other(cst.CSTVisitor):
+            def visit_AssignTarget(self, node) -> None:
+                target = node.target
+                if isinstance(target, cst.Subscript):
+                    while isinstance(target, (cst.Subscript, cst.Attribute)):
+                        target = target.value
+                    if isinstance(target, cst.Name):
+                        other.add(target.value)
+
+            def visit_Call(self, node) -> None:
+                receiver = _mutated_receiver(node)
+                if receiver is not None:
+                    other.add(receiver)
+
+        walk(stmt, _Other())
+    return attributes - other
 
 
 def _is_step_call(stmt) -> bool:
