@@ -65,6 +65,7 @@ class Options:
     module_classes: frozenset[str] = frozenset()  # project-local nn.Module subclasses (across files)
     local_packages: frozenset[str] = frozenset()  # the project's top-level packages and modules (convert_path)
     star_bindings: tuple = ()  # ((name, torch name), ...) brought by `from <project module> import *` (convert_path)
+    list_names: frozenset[str] = frozenset()  # names the project binds to a list in any file (project.list_names)
 
 
 CPU_GUARDED = ("any", "cpu")  # Options.device values whose ports keep the CPU kernel guards

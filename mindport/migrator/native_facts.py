@@ -1250,18 +1250,24 @@ def _is_list(value) -> bool:
         isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "list")
 
 
-def list_locals(function: "cst.FunctionDef | None", given: frozenset[str] = frozenset()) -> frozenset[str]:
+def list_locals(function: "cst.FunctionDef | None", given: frozenset[str] = frozenset(),
+                project: frozenset[str] = frozenset()) -> frozenset[str]:
     """Names the function may hold a list in: assigned a list display, comprehension, ``list(...)``, ``[x] * n`` or ``[x] + y``, or a
     parameter whose default is a list display (``rate = []`` grown per dimension; ``def f(kernel_size=[3, 3])``),
-    or one of ``given`` (the parameters a call of the file passes a list to: :func:`list_arguments`).
-    torch takes a list wherever it takes a size or dimensions; MindSpore only an int or a tuple."""
+    or one of ``given`` (the parameters a call of the file passes a list to: :func:`list_arguments`). ``project``:
+    the names the project binds to a list in any of its files (mindport.migrator.project.list_names, the one
+    cross-file fact of this kind): a parameter so named, and a local assigned an attribute so named (``s =
+    self._block_args.stride``). torch takes a list wherever it takes a size or dimensions; MindSpore only an int or a
+    tuple."""
     if function is None:
         return frozenset()
-    found = {t.target.value for node in own_nodes(function, cst.Assign) if _is_list(node.value)
+    found = {t.target.value for node in own_nodes(function, cst.Assign)
+             if _is_list(node.value) or (isinstance(node.value, cst.Attribute) and node.value.attr.value in project)
              for t in node.targets if isinstance(t.target, cst.Name)}
     params = function.params
     found.update(p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)
-                 if (p.default is not None and _is_list(p.default)) or p.name.value in given)
+                 if (p.default is not None and _is_list(p.default)) or p.name.value in given
+                 or p.name.value in project)
     return frozenset(found)
 
 
@@ -1409,7 +1415,8 @@ def _aligned(targets: list, values: list):
         pairs.add((len(targets) - k, len(values) - k))
     return pairs
 
-def list_arguments(module: cst.Module, callees: dict[str, cst.FunctionDef]) -> dict[int, frozenset[str]]:
+def list_arguments(module: cst.Module, callees: dict[str, cst.FunctionDef],
+                   project: frozenset[str] = frozenset()) -> dict[int, frozenset[str]]:
     """id(function) -> the parameters some call of the file passes a list to: ``conv2d_(..., kernel_size=[1, 1])``
     of a class of the file (``callees``: ValueFlow.functions, its functions and classes' ``__init__``), or a local
     list of the calling function (:func:`list_locals`). The callee then hands that parameter to ``nn.Conv2d``
@@ -1441,7 +1448,7 @@ def list_arguments(module: cst.Module, callees: dict[str, cst.FunctionDef]) -> d
                     if not (isinstance(value, cst.Name) and enclosing is not None):
                         continue
                     if id(enclosing) not in local_lists:
-                        local_lists[id(enclosing)] = list_locals(enclosing)
+                        local_lists[id(enclosing)] = list_locals(enclosing, project=project)
                     if value.value not in local_lists[id(enclosing)]:
                         continue
                 name = arg.keyword.value if arg.keyword is not None else _positional_param(target, node, arg)

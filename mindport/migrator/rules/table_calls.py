@@ -88,6 +88,8 @@ def _swap_of_high_axes(func: cst.Attribute, call: cst.Call) -> bool:
 # size and dimensions arguments a local list may be given to (mindport.mappings.transforms.layers.IMPLICIT_VALUES,
 # without padding: the padding transforms take lists)
 LIST_SIZE_NAMES = frozenset(IMPLICIT_VALUES) - {"padding"}
+# the sizes torch expands from one element to every dimension (``_pair([2])``: stride (2,), broadcast by the op)
+SINGLE_SIZE_NAMES = frozenset({"kernel_size", "stride", "dilation", "output_padding"})
 # the parameters of torch's layers that take an int only (their annotations in torch.nn, less those of other kinds in
 # some layer): a numpy integer given to one is an int to torch, refused by MindSpore's layer
 INT_SIZE_NAMES = frozenset({
@@ -98,8 +100,12 @@ INT_SIZE_NAMES = frozenset({
     "proj_size", "upscale_factor", "vdim"})
 
 
-def _tuple_if_list(name: str) -> str:
-    """A name that may hold a list, as MindSpore takes a size: a tuple then, else the value as it is."""
+def _tuple_if_list(name: str, single: bool = False) -> str:
+    """A name that may hold a list, as MindSpore takes a size: a tuple then, else the value as it is. ``single``: a
+    layer's size (kernel_size, stride, dilation ...), where torch expands a one-element list to every dimension
+    (EfficientNet's ``stride=[2]`` in a Conv2d) and MindSpore refuses a one-element tuple: that list's element."""
+    if single:
+        return f"(({name}[0] if len({name}) == 1 else tuple({name})) if isinstance({name}, list) else {name})"
     return f"(tuple({name}) if isinstance({name}, list) else {name})"
 
 
@@ -388,7 +394,8 @@ class TableCallTransform(Rule):
         self._empty_attributes = empty_attributes(node, self.ctx.module_scope.resolve_torch)
         self._flow = ValueFlow(node)
         self._module, self._loads_arrays = node, None  # _strict_name: an array package loaded by a call, found once
-        self._list_arguments = list_arguments(node, self._flow.functions)  # kernel_size=[1, 1] handed to a class
+        # kernel_size=[1, 1] handed to a class
+        self._list_arguments = list_arguments(node, self._flow.functions, self.ctx.options.list_names)
         self._cell_functions = frozenset()
         self._cell_functions = cell_functions(node, self._builds_cell)  # make_attn(c) returns a Cell on every path
         self._value_sites: dict[int, tuple[cst.FunctionDef, str]] = {}  # a value -> (the function, its parameter)
@@ -551,14 +558,16 @@ class TableCallTransform(Rule):
         list ("When expanding an int number to tuple ... but got list"). Padding is left to the entries' padding
         transforms (a convolution's, which take lists); an entry without one passes it as it is (``nn.ConstantPad2d(pad,
         0)`` after ``pad = [k // 2] * 4``), so there it is a size like the others."""
-        lists = self._function_fact("lists", lambda f: list_locals(f, self._list_arguments.get(id(f), frozenset())))
+        lists = self._function_fact("lists", lambda f: list_locals(f, self._list_arguments.get(id(f), frozenset()),
+                                                                   self.ctx.options.list_names))
         names = LIST_SIZE_NAMES if entry.transforms or "padding" in entry.values else LIST_SIZE_NAMES | {"padding"}
         if not lists:
             return bound
         for name in names & bound.keys():
             arg = bound[name]
             if isinstance(arg.node, cst.Name) and arg.node.value in lists:
-                bound[name] = Arg(_tuple_if_list(arg.node.value), arg.given, None, arg.cst_arg)
+                bound[name] = Arg(_tuple_if_list(arg.node.value, single=name in SINGLE_SIZE_NAMES),
+                                  arg.given, None, arg.cst_arg)
         for name, arg in bound.items():  # x.repeat(shape), x.view(shape): the one part of an int list given spread out
             parts = arg.node if name.endswith("_rest") and arg.source == "<varargs>" else None
             if parts and len(parts) == 1 and not parts[0].star and isinstance(parts[0].value, cst.Name) \
