@@ -19,18 +19,20 @@ from mindport.migrator.native_facts import (
     FloatFacts,
     UnmaskedFacts,
     ValueFlow,
+    ViewChain,
     all_nodes,
     cell_functions,
     cells_display,
     empty_attributes,
     empty_cat_members,
     empty_locals,
+    inplace_switch,
     list_arguments,
     list_locals,
-    inplace_switch,
     numpy_locals,
     numpy_valued,
     own_nodes,
+    view_chain,
 )
 from mindport.migrator.context import CPU_GUARDED
 from mindport.migrator.factories import (
@@ -388,6 +390,7 @@ class TableCallTransform(Rule):
         self._unmasked_facts: dict[int, UnmaskedFacts] = {}
         self._statement_calls: set[int] = set()  # calls that are a whole expression statement (original nodes)
         self._indexed_updates: dict[int, cst.Subscript] = {}  # such a call's in-place update of an indexed view
+        self._view_updates: dict[int, ViewChain] = {}  # an in-place call through torch views (narrow, diagonal ...)
 
     def visit_Module(self, node: cst.Module) -> None:
         self._file_facts = FileFacts(node)
@@ -468,6 +471,9 @@ class TableCallTransform(Rule):
         """``w.data[:, :n].normal_(1, 0.02)`` as a statement: indexing a MindSpore tensor makes a copy, so the
         converted in-place call updates the copy and the statement assigns it back, ``w[:, :n] = <the call>`` (the
         in-place functions return the tensor they filled); a tensor's ``.data`` shares the Parameter's memory."""
+        chain = self._view_updates.pop(id(original_node.value), None)
+        if chain is not None:
+            return self._view_update(chain, updated_node)
         view = self._indexed_updates.pop(id(original_node.value), None)
         if view is None:
             return self._rebound_update(updated_node)
@@ -479,6 +485,49 @@ class TableCallTransform(Rule):
             view = call.args[0].value
         return cst.Assign(targets=[cst.AssignTarget(target=view)], value=updated_node.value,
                           semicolon=updated_node.semicolon)
+
+    def _view_update(self, chain: "ViewChain", statement: cst.Expr):
+        """``x.narrow(1, 0, 2).copy_(y)``, ``w.data.diagonal().fill_(1)``, ``x[:, 1:].t().mul_(2)`` as a statement:
+        torch's views share the base's storage, MindSpore's are copies, so the converted update fills a copy; the
+        statement writes it back, ``mp_inplace.view_update(x, (("narrow", (1, 0, 2), {}),), <the update>)``
+        (mindport.runtime.inplace.view_update: the positions of the view's elements in the base, found by the same
+        views). The base is the converted update's innermost receiver, as many views down as torch's chain has."""
+        call = statement.value
+        view = None
+        if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and not self._module_call(call.func):
+            view = call.func.value
+        elif isinstance(call, cst.Call) and call.args and call.args[0].keyword is None and not call.args[0].star:
+            view = call.args[0].value
+        base = view
+        for _ in range(len(chain.names)):
+            base = self._view_receiver(base) if base is not None else None
+        if base is None:
+            return statement
+        return statement.with_changes(value=cst.Call(
+            func=self.ctx.target_expr("mindport.runtime.inplace.view_update"),
+            args=[cst.Arg(base), cst.Arg(cst.parse_expression(chain.steps)), cst.Arg(call)]))
+
+    def _module_call(self, func: cst.Attribute) -> bool:
+        """``ops.diagonal(...)``, ``mp_math.narrow(...)``: a function of a module the converted file imports, not a
+        method of a receiver."""
+        head = func.value
+        while isinstance(head, cst.Attribute):
+            head = head.value
+        return isinstance(head, cst.Name) and (head.value in self.ctx.aliases.values()
+                                               or head.value in ("ms", "mindspore", "ops", "nn"))
+
+    def _view_receiver(self, node: cst.BaseExpression) -> "cst.BaseExpression | None":
+        """The tensor a converted view is taken of: ``x[i]``, ``x.T``, ``x.diagonal()``, ``mp_math.narrow(x, ...)``."""
+        if isinstance(node, cst.Subscript):
+            return node.value
+        if isinstance(node, cst.Attribute):
+            return node.value
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            if not self._module_call(node.func):
+                return node.func.value
+            return node.args[0].value if node.args and node.args[0].keyword is None and not node.args[0].star \
+                else None
+        return None
 
     def _rebound_update(self, statement: cst.Expr):
         """``z.scatter_add_(0, idx, src)`` as a statement on a local name: ``z = mp_inplace.scatter_add_(z, ...)``.
@@ -824,7 +873,20 @@ class TableCallTransform(Rule):
         swap = self._torch_swap(original_node)
         if not swap and not self._plausible(func, strict=self._strict_name(func.attr.value, target)):
             return updated_node
-        indexed_view = (func.attr.value.endswith("_") and func.attr.value not in _FLAG_METHODS
+        in_place = func.attr.value.endswith("_") and func.attr.value not in _FLAG_METHODS
+        chain = view_chain(original_node.func.value, self.scope) if in_place else None
+        if chain is not None and chain.steps is None:
+            self.flag(original_node, "MP102", f"{entry.torch} on a torch view whose arguments are computed by calls: "
+                      "MindSpore's views are copies, so the update would be lost",
+                      "name the arguments first, or assign the result back", entry.torch)
+            return updated_node
+        if chain is not None and id(original_node) in self._statement_calls:
+            self._view_updates[id(original_node)] = chain  # written back into the base by leave_Expr
+        elif chain is not None:
+            self.flag(original_node, "MP102", f"{entry.torch} on a torch view ({', '.join(chain.names)}): MindSpore's views are "
+                      "copies, so the update would be lost", "write the update as a statement of its own", entry.torch)
+            return updated_node
+        indexed_view = (in_place and chain is None
                         and isinstance(func.value, cst.Subscript) and not _keyed(func.value))
         if indexed_view and id(original_node) in self._statement_calls \
                 and isinstance(original_node.func.value.value, (cst.Name, cst.Attribute)):
