@@ -8,10 +8,6 @@ calls, and what is read from those); a size given by a parameter or a local read
 either. A tree of our own, converted with ``convert_path`` and run in both frameworks."""
 from __future__ import annotations
 
-import importlib
-import sys
-import textwrap
-
 import mindspore as ms
 import numpy as np
 import pytest
@@ -20,6 +16,7 @@ import torch
 from mindport import convert_path
 from mindport.migrator.project import list_names
 from mindport.migrator.weights import transfer_weights
+from test_star_imports import _import, _write
 
 TREE = {
     "net/__init__.py": "",
@@ -85,23 +82,6 @@ TREE = {
 }
 
 
-def _write(root, tree):
-    for rel, text in tree.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text), encoding="utf-8")
-
-
-def _import(root, name):
-    sys.path.insert(0, str(root))
-    try:
-        for key in [k for k in sys.modules if k.split(".")[0] == "net"]:
-            del sys.modules[key]
-        return importlib.import_module(name)
-    finally:
-        sys.path.remove(str(root))
-
-
 def test_the_names_a_project_binds_to_lists_are_read_across_its_files(tmp_path):
     _write(tmp_path, TREE)
     found = list_names(tmp_path, sorted(TREE))
@@ -118,8 +98,8 @@ def test_a_list_size_from_another_file_converts_and_matches(tmp_path, specs):
     assert "stride=((stride[0] if len(stride) == 1 else tuple(stride)) if isinstance(stride, list) else stride)" \
         in layers, layers
     torch.manual_seed(0)
-    t_net = _import(src, "net.model").Net(specs).eval()
-    m_net = _import(out, "net.model").Net(specs)
+    t_net = _import(src, "net.model", ("net",)).Net(specs).eval()
+    m_net = _import(out, "net.model", ("net",)).Net(specs)
     m_net.set_train(False)
     transfer_weights(t_net.state_dict(), m_net)
     x = np.random.default_rng(0).standard_normal((2, 3, 9, 9)).astype(np.float32)

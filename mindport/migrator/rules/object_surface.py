@@ -346,7 +346,8 @@ class ObjectSurfaceTransform(Rule):
         """``h.data.clamp_(0, 1)``, ``d = h.data; d.mul_(2)`` in forward (and the methods it calls): torch updates
         ``h`` without recording the update for autograd; MindSpore's ``.data`` is another Tensor there, which the
         update fills, and ``h`` is left as it was, silently. Flagged (outside forward ``.data`` is the tensor itself,
-        see :meth:`_parameter_data`)."""
+        see :meth:`_parameter_data`); a fresh tensor's (``torch.zeros_like(p).data.fill_(v)``, read only through the
+        call's result) is not."""
         func = node.func
         if not (isinstance(func, cst.Attribute) and func.attr.value.endswith("_")
                 and not func.attr.value.startswith("_") and func.attr.value not in ("requires_grad_", "share_memory_")
@@ -354,7 +355,8 @@ class ObjectSurfaceTransform(Rule):
                 and getattr(self, "_torch_file", True)):
             return
         receiver = func.value
-        through = (isinstance(receiver, cst.Attribute) and receiver.attr.value == "data") or (
+        through = (isinstance(receiver, cst.Attribute) and receiver.attr.value == "data"
+                   and isinstance(receiver.value, (cst.Name, cst.Attribute))) or (
             isinstance(receiver, cst.Name) and self._data_aliases and receiver.value in self._data_aliases[-1])
         if through:
             self.flag(node, "MP102", f"torch.Tensor.{func.attr.value} through .data in forward: torch updates the "
