@@ -1,7 +1,7 @@
 """In-place updates through torch views and through ``.data`` (issue 26, the object surface): torch's views share
 their base's storage, so ``x.narrow(1, 0, 2).copy_(y)``, ``w.data.diagonal().fill_(4)``, ``x.select(1, 2).mul_(5)``,
-``x.unsqueeze(0).add_(1)`` update ``x``/``w``; MindSpore's narrow, select, diagonal ... are copies, and the converted
-update filled the copy, silently (10 of these 23 forms on main: values wrong, no diagnostic). The converter writes
+``x.unsqueeze(0).add_(1)``, ``nn.init.ones_(w.narrow(1, 0, 2))`` update ``x``/``w``; MindSpore's narrow, select, diagonal ... are copies, and the converted
+update filled the copy, silently (11 of these 24 forms on main: values wrong, no diagnostic). The converter writes
 such a statement back into its base (``mp_inplace.view_update``, mindport/mappings/views.py); ``p.data[...] = v``
 outside forward is ``p[...] = v`` (MindSpore's ``Tensor.data`` item assignment of the whole reaches no Parameter);
 ``d = x.data`` of a local tensor is decided by the object (``mp_adapt.tensor_data``: a MindSpore Tensor itself, as
@@ -162,6 +162,13 @@ SOURCE = textwrap.dedent("""\
         m = base()
         for p in m.parameters():
             p.data.mul_(2.0)
+        return m.weight
+
+
+    def f_init_through_views():
+        m = base()
+        nn.init.ones_(m.weight.narrow(1, 0, 2))
+        nn.init.constant_(m.weight.data.diagonal(), 5.0)
         return m.weight
 
 

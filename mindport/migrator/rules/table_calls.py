@@ -496,8 +496,8 @@ class TableCallTransform(Rule):
         view = None
         if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and not self._module_call(call.func):
             view = call.func.value
-        elif isinstance(call, cst.Call) and call.args and call.args[0].keyword is None and not call.args[0].star:
-            view = call.args[0].value
+        elif isinstance(call, cst.Call) and call.args and not call.args[0].star:
+            view = call.args[0].value  # mp_inplace.copy_(<view>, src=y), mp_init.ones_(tensor=<view>)
         base = view
         for _ in range(len(chain.names)):
             base = self._view_receiver(base) if base is not None else None
@@ -764,7 +764,16 @@ class TableCallTransform(Rule):
             self.ctx.converted_sites += 1
             return updated_node.with_changes(func=self._func_expr(original_node.func, entry.called or target))
         first = original_node.args[0] if original_node.args else None
-        if qual.startswith("torch.nn.init.") and qual.endswith("_") and id(original_node) in self._statement_calls \
+        chain = view_chain(first.value, self.scope) if qual.startswith("torch.nn.init.") and qual.endswith("_") \
+            and first is not None and first.keyword is None and not first.star else None
+        if chain is not None and chain.steps is not None and id(original_node) in self._statement_calls:
+            # nn.init.ones_(w.narrow(1, 0, 2)), nn.init.constant_(w.diagonal(), 5): filled in a copy, written back
+            self._view_updates[id(original_node)] = chain
+        elif chain is not None:
+            self.flag(original_node, "MP102", f"{qual} on a torch view ({', '.join(chain.names)}): MindSpore's views "
+                      "are copies, so the initialisation would be lost", "initialise a tensor and assign it", qual)
+            return updated_node
+        elif qual.startswith("torch.nn.init.") and qual.endswith("_") and id(original_node) in self._statement_calls \
                 and first is not None and first.keyword is None and not first.star \
                 and isinstance(first.value, cst.Subscript):
             # nn.init.kaiming_uniform_(self.weight[i]) (one member of an ensemble's stacked weights): indexing makes
