@@ -5,7 +5,9 @@
 integer or tuple[int], but got list"). ``mindport.migrator.project.list_names`` reads, across the project's files,
 the names it binds to a list (a namedtuple's field, a config attribute, a dict key, a keyword of the project's own
 calls, and what is read from those); a size given by a parameter or a local read from such a name is written to take
-either. A tree of our own, converted with ``convert_path`` and run in both frameworks."""
+either, and the setting torch's layer keeps for it (``(2,)`` for ``[2]``, which EfficientNet expands and compares to
+``[2, 2]``) is recorded on the converted layer. A tree of our own, converted with ``convert_path`` and run in both
+frameworks."""
 from __future__ import annotations
 
 import mindspore as ms
@@ -39,6 +41,9 @@ TREE = {
             def __init__(self, cin, cout, kernel_size, stride=1, bias=True):
                 super().__init__()
                 self.conv = nn.Conv2d(cin, cout, kernel_size, stride=stride, padding=kernel_size // 2, bias=bias)
+                self.stride = self.conv.stride  # torch: (2,) for stride=[2], which EfficientNet expands itself
+                if len(self.stride) == 1:
+                    self.stride = [self.stride[0]] * 2
 
             def forward(self, x):
                 return self.conv(x)
@@ -106,5 +111,7 @@ def test_a_list_size_from_another_file_converts_and_matches(tmp_path, specs):
     with torch.no_grad():
         expected = t_net(torch.tensor(x)).numpy()
     got = m_net(ms.Tensor(x)).asnumpy()
+    # the size torch's layer keeps for a one-element list ((2,)) is the converted layer's too: [2, 2] after expansion
+    assert [m_net.blocks[i].stride for i in range(len(specs))] == [block.stride for block in t_net.blocks]
     assert got.shape == expected.shape
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
