@@ -38,7 +38,10 @@ class LayerParameterNameTransform(Rule):
     (``self.pool.ceil_mode = True``; a value left at torch's default is not written; a construction inside an
     expression, ``nn.Sequential(..., nn.BatchNorm2d(c, affine=False))``, is wrapped as
     ``mp_nn.with_settings(nn.BatchNorm2d(...), affine=False)``, which sets the same attributes) and read as
-    ``getattr(self.pool, 'ceil_mode', False)`` (a write stays a plain attribute), a layer built by a torch function
+    ``getattr(self.pool, 'ceil_mode', False)`` (a write stays a plain attribute), a convolution's size given by a
+    name that may hold a list (EfficientNet's ``stride=[2]``, which torch keeps as ``(2,)`` and MindSpore expands) is
+    recorded the same way as torch keeps it (``self.conv.stride = tuple(stride) if isinstance(stride, list) else
+    self.conv.stride``) where the file reads that setting, a layer built by a torch function
     the surface data lists (``nn.Embedding.from_pretrained(t)``) reads as that layer, one torch holds as None in some configurations
     is None when the Cell's condition says so (``(None if self.bn.use_batch_statistics is True else
     self.bn.moving_mean)``), and a setting or method the Cell lacks
