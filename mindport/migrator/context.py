@@ -67,6 +67,7 @@ class Options:
     object_classes: frozenset[str] = frozenset()  # the project's classes that are not nn.Module subclasses (across
     # files: convert_path): ``trainer = Trainer(model)`` of an imported one keeps the Trainer's own methods
     star_bindings: tuple = ()  # ((name, torch name), ...) brought by `from <project module> import *` (convert_path)
+    list_names: frozenset[str] = frozenset()  # names the project binds to a list in any file (project.list_names)
 
 
 CPU_GUARDED = ("any", "cpu")  # Options.device values whose ports keep the CPU kernel guards

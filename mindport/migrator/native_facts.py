@@ -37,11 +37,12 @@
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Callable
 
 import libcst as cst
 
-from mindport.migrator.syntax import target_name_nodes, target_names
+from mindport.migrator.syntax import code_of, target_name_nodes, target_names
 from mindport.migrator.walk import transform, walk
 
 Resolve = Callable[[cst.BaseExpression], "str | None"]
@@ -1280,18 +1281,24 @@ def _is_list(value) -> bool:
         isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "list")
 
 
-def list_locals(function: "cst.FunctionDef | None", given: frozenset[str] = frozenset()) -> frozenset[str]:
+def list_locals(function: "cst.FunctionDef | None", given: frozenset[str] = frozenset(),
+                project: frozenset[str] = frozenset()) -> frozenset[str]:
     """Names the function may hold a list in: assigned a list display, comprehension, ``list(...)``, ``[x] * n`` or ``[x] + y``, or a
     parameter whose default is a list display (``rate = []`` grown per dimension; ``def f(kernel_size=[3, 3])``),
-    or one of ``given`` (the parameters a call of the file passes a list to: :func:`list_arguments`).
-    torch takes a list wherever it takes a size or dimensions; MindSpore only an int or a tuple."""
+    or one of ``given`` (the parameters a call of the file passes a list to: :func:`list_arguments`). ``project``:
+    the names the project binds to a list in any of its files (mindport.migrator.project.list_names, the one
+    cross-file fact of this kind): a parameter so named, and a local assigned an attribute so named (``s =
+    self._block_args.stride``). torch takes a list wherever it takes a size or dimensions; MindSpore only an int or a
+    tuple."""
     if function is None:
         return frozenset()
-    found = {t.target.value for node in own_nodes(function, cst.Assign) if _is_list(node.value)
+    found = {t.target.value for node in own_nodes(function, cst.Assign)
+             if _is_list(node.value) or (isinstance(node.value, cst.Attribute) and node.value.attr.value in project)
              for t in node.targets if isinstance(t.target, cst.Name)}
     params = function.params
     found.update(p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)
-                 if (p.default is not None and _is_list(p.default)) or p.name.value in given)
+                 if (p.default is not None and _is_list(p.default)) or p.name.value in given
+                 or p.name.value in project)
     return frozenset(found)
 
 
@@ -1449,7 +1456,8 @@ def _aligned(targets: list, values: list):
         pairs.add((len(targets) - k, len(values) - k))
     return pairs
 
-def list_arguments(module: cst.Module, callees: dict[str, cst.FunctionDef]) -> dict[int, frozenset[str]]:
+def list_arguments(module: cst.Module, callees: dict[str, cst.FunctionDef],
+                   project: frozenset[str] = frozenset()) -> dict[int, frozenset[str]]:
     """id(function) -> the parameters some call of the file passes a list to: ``conv2d_(..., kernel_size=[1, 1])``
     of a class of the file (``callees``: ValueFlow.functions, its functions and classes' ``__init__``), or a local
     list of the calling function (:func:`list_locals`). The callee then hands that parameter to ``nn.Conv2d``
@@ -1462,7 +1470,7 @@ def list_arguments(module: cst.Module, callees: dict[str, cst.FunctionDef]) -> d
         if not (isinstance(value, cst.Name) and enclosing is not None):
             return False
         if id(enclosing) not in local_lists:
-            local_lists[id(enclosing)] = list_locals(enclosing)
+            local_lists[id(enclosing)] = list_locals(enclosing, project=project)
         return value.value in local_lists[id(enclosing)]
 
     return passed_arguments(module, callees, holds)
@@ -2352,3 +2360,85 @@ def _type_test_read(stack: list, node: cst.Name) -> bool:
         return (isinstance(call.func, cst.Name) and call.func.value in ("isinstance", "issubclass")
                 and len(call.args) == 2 and call.args[1] is parent and parent.keyword is None and not parent.star)
     return False
+
+
+# ------------------------------------------------------------------------------------------------ torch views
+
+@dataclass(frozen=True)
+class ViewChain:
+    """The torch views an in-place call is made through (``x.narrow(1, 0, 2).copy_(y)``): ``names``, innermost first
+    (``("narrow",)``; ``[]`` for an index), and ``steps``, the source of the steps
+    :func:`mindport.runtime.inplace.view_update` takes (``(("narrow", (1, 0, 2), {}),)``), or None when an argument
+    is computed by a call (evaluated again there, it could differ)."""
+    names: tuple
+    steps: "str | None"
+
+
+def view_chain(expr: cst.BaseExpression, scope) -> "ViewChain | None":
+    """``expr`` as a chain of torch views of a base (mindport/mappings/views.py: ``x.narrow(...)``, ``w.data.diagonal()``,
+    ``x[:, 1:].t()``, ``x.T``), when it holds at least one view that is neither an index nor ``.data`` (those are
+    written back by an assignment, ``x[i] = ...``, and ``.data`` shares a Parameter's storage); None otherwise."""
+    from mindport.mappings.views import VIEW_ATTRIBUTES, VIEW_METHODS
+
+    names, steps, plain = [], [], True
+    node = expr
+    while True:
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
+                and node.func.attr.value in VIEW_METHODS and scope.resolve(node.func) is None:
+            name = node.func.attr.value
+            args = [a for a in node.args]
+            plain = plain and all(not a.star and _plain_argument(a.value, scope) for a in args)
+            positional = [code_of(a.value) for a in args if a.keyword is None]
+            keywords = ", ".join(f"{a.keyword.value!r}: {code_of(a.value)}" for a in args if a.keyword is not None)
+            steps.append(f"({name!r}, ({', '.join(positional)}{',' * (len(positional) == 1)}), {{{keywords}}})")
+            node = node.func.value
+        elif isinstance(node, cst.Attribute) and node.attr.value in VIEW_ATTRIBUTES:
+            name = node.attr.value
+            steps.append(f"({name!r}, (), {{}})")
+            node = node.value
+        elif isinstance(node, cst.Subscript) and not _string_key(node):
+            name = "[]"
+            index = _index_value(node, scope)
+            plain = plain and index is not None
+            steps.append(f"('getitem', ({index},), {{}})")
+            node = node.value
+        else:
+            break
+        names.append(name)
+    if not any(n not in ("[]", "data") for n in names):
+        return None
+    return ViewChain(tuple(reversed(names)), f"({', '.join(reversed(steps))},)" if plain else None)
+
+
+def _string_key(subscript: cst.Subscript) -> bool:
+    elements = subscript.slice
+    return len(elements) == 1 and isinstance(elements[0].slice, cst.Index) \
+        and isinstance(elements[0].slice.value, (cst.SimpleString, cst.ConcatenatedString))
+
+
+def _plain_argument(node: cst.BaseExpression, scope) -> bool:
+    """An argument that reads the same when evaluated again: no call, no torch name."""
+    for inner in [node, *all_nodes(node, cst.CSTNode)]:
+        if isinstance(inner, cst.Call) and not (isinstance(inner.func, cst.Name) and inner.func.value in ("len", "int")):
+            return False
+        if isinstance(inner, (cst.Name, cst.Attribute)) and scope.resolve_torch(inner) is not None:
+            return False
+    return True
+
+
+def _index_value(subscript: cst.Subscript, scope) -> "str | None":
+    """The index of ``x[...]`` as a value (``x[:, 1:]`` -> ``(slice(None, None, None), slice(1, None, None))``), or
+    None when a part is computed by a call."""
+    parts = []
+    for element in subscript.slice:
+        part = element.slice
+        if isinstance(part, cst.Index):
+            if part.star is not None or not _plain_argument(part.value, scope):
+                return None
+            parts.append(code_of(part.value))
+        else:
+            bounds = [part.lower, part.upper, part.step]
+            if any(b is not None and not _plain_argument(b, scope) for b in bounds):
+                return None
+            parts.append(f"slice({', '.join(code_of(b) if b is not None else 'None' for b in bounds)})")
+    return parts[0] if len(parts) == 1 else f"({', '.join(parts)},)"

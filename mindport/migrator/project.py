@@ -1,6 +1,6 @@
 """Facts about the whole project, read with ``ast`` before its files are converted (nothing is imported): every
-class's bases and the nn.Module subclasses they make across files, the project's own top-level packages, and the
-torch names each file receives through a star import of a project module."""
+class's bases and the nn.Module subclasses they make across files, the project's own top-level packages, the
+torch names each file receives through a star import of a project module, and the names it binds to a list."""
 from __future__ import annotations
 
 import ast
@@ -234,3 +234,125 @@ def module_classes_from_bases(per_file: list[dict[str, list[str]]]) -> frozenset
                 found.add(name)
                 changed = True
     return frozenset(found)
+
+
+def list_names(src: Path, python: list[str]) -> frozenset[str]:
+    """Names the project binds to a list anywhere, across its files (EfficientNet's ``BlockArgs(...,
+    stride=[int(options['s'][0])])`` in ``utils.py``, read as ``s = self._block_args.stride`` in ``model.py`` and handed
+    on as ``Conv2d(stride=s)`` to a class of a third file, through a factory no reading can follow): a keyword of a
+    call that is not torch's (a namedtuple's field, a config's, a project class's parameter), an attribute assigned
+    (``cfg.stride = [2, 2]``), a dict key (``{'stride': [2]}``), given a list display, comprehension, ``list(...)``,
+    ``[x] * n``, or a value read from one of these names (``.stride`` of anything, a local bound to it, a parameter so
+    named): to a fixed point. A parameter or an attribute read of such a name may hold a list in every file
+    (native_facts.list_locals), which torch takes for a size and MindSpore refuses. Read with ``ast``, nothing
+    imported."""
+    trees = []
+    for rel in python:
+        try:
+            text = (src / rel).read_bytes()
+        except OSError:
+            continue
+        if b"[" not in text:
+            continue
+        try:
+            trees.append(ast.parse(text))
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+    found: set[str] = set()
+    sites = [site for tree in trees for site in _list_sites(tree)]
+    changed = True
+    while changed:
+        changed = False
+        for name, value, local in sites:
+            if name not in found and _holds_list(value, found, local(found)):
+                found.add(name)
+                changed = True
+    return frozenset(found)
+
+
+def _is_list_expr(node: ast.expr) -> bool:
+    """A list display, comprehension, ``list(...)`` or a list display repeated or joined."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Add)):
+        return isinstance(node.left, ast.List) or isinstance(node.right, ast.List)
+    return isinstance(node, (ast.List, ast.ListComp)) or (
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "list")
+
+
+def _holds_list(node: ast.expr, names: set[str], local: set[str]) -> bool:
+    """A list expression, ``.name`` of a list name, or a local name that holds one."""
+    if _is_list_expr(node):
+        return True
+    if isinstance(node, ast.Attribute):
+        return node.attr in names
+    return isinstance(node, ast.Name) and node.id in local
+
+
+def _list_sites(tree: ast.Module):
+    """(name, value, locals of the enclosing function that may hold a list, given the names found so far) for every
+    keyword of a call that is not torch's, attribute assignment and string dict key of the file."""
+    torch_names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            torch_names.update((a.asname or a.name).split(".")[0] for a in node.names if a.name.split(".")[0] == "torch")
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "torch" and not node.level:
+            torch_names.update(a.asname or a.name for a in node.names)
+
+    def root(func: ast.expr) -> str | None:
+        while isinstance(func, ast.Attribute):
+            func = func.value
+        return func.id if isinstance(func, ast.Name) else None
+
+    def scan(body_owner, function):
+        assigned: list[tuple[str, ast.expr]] = []
+        params = set()
+        if function is not None:
+            args = function.args
+            params = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
+        nodes = list(_own_nodes(body_owner))
+        for node in nodes:
+            if isinstance(node, ast.Assign):
+                for tgt in node.targets:
+                    if isinstance(tgt, ast.Name):
+                        assigned.append((tgt.id, node.value))
+
+        def local(found: set[str]) -> set[str]:
+            held = {p for p in params if p in found}
+            changed = True
+            while changed:
+                changed = False
+                for name, value in assigned:
+                    if name not in held and _holds_list(value, found, held):
+                        held.add(name)
+                        changed = True
+            return held
+
+        for node in nodes:
+            if isinstance(node, ast.Call) and root(node.func) not in torch_names:
+                for kw in node.keywords:
+                    if kw.arg is not None:
+                        yield kw.arg, kw.value, local
+            elif isinstance(node, ast.Assign):
+                for tgt in node.targets:
+                    if isinstance(tgt, ast.Attribute):
+                        yield tgt.attr, node.value, local
+            elif isinstance(node, ast.Dict):
+                for key, value in zip(node.keys, node.values):
+                    if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                        yield key.value, value, local
+        for node in nodes:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                yield from scan(node, node)
+
+    yield from scan(tree, None)
+
+
+def _own_nodes(owner):
+    """The nodes of a module's or a function's body, not those of the functions it defines (their own scope); the
+    function nodes themselves are included."""
+    stack = list(owner.body) if not isinstance(owner, list) else list(owner)
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            continue
+        stack.extend(ast.iter_child_nodes(node))

@@ -12,7 +12,7 @@ options and mapping tables are unchanged, and whose output is still there, is no
 
 This module runs a conversion (``convert_path``); its parts live beside it: ``tree.py`` (the walk, safe reads and
 atomic writes), ``formats.py`` (one file by its kind: source encodings, notebooks, requirement files),
-``project.py`` (the project's facts: class bases, local packages, star imports), ``workers.py`` (the supervised
+``project.py`` (the project's facts: class bases, local packages, star imports, names bound to lists), ``workers.py`` (the supervised
 worker processes) and ``report.py`` (what a conversion reports).
 """
 from __future__ import annotations
@@ -29,8 +29,8 @@ from pathlib import Path
 from mindport import __version__
 from mindport.errors import Diagnostic, InputError
 from mindport.migrator.formats import imported_packages
-from mindport.migrator.project import local_packages, module_classes_from_bases, object_classes_from_bases, \
-    star_bindings
+from mindport.migrator.project import list_names, local_packages, module_classes_from_bases, \
+    object_classes_from_bases, star_bindings
 from mindport.migrator.report import ConversionReport, FileReport
 from mindport.migrator.rules.module_class import module_classes
 from mindport.migrator.tree import (
@@ -214,13 +214,15 @@ def _convert_entries(src: Path, dst_path: Path, entries: list[TreeEntry], proble
         stars_key = hashlib.sha256("".join(f"{r}:{digests[r]};" for r in python_files).encode()).hexdigest()
         cached_stars = cache_json.get("stars") if isinstance(cache_json, dict) else None
         if single:
-            stars = {}
-        elif isinstance(cached_stars, dict) and cached_stars.get("key") == stars_key:
+            stars, lists = {}, frozenset()
+        elif isinstance(cached_stars, dict) and cached_stars.get("key") == stars_key and "lists" in cached_stars:
             stars = {rel: tuple(tuple(b) for b in bindings) for rel, bindings in cached_stars["files"].items()}
+            lists = frozenset(cached_stars["lists"])
         else:
             stars = star_bindings(src, python_files)
+            lists = list_names(src, python_files)  # names bound to a list in some file (EfficientNet's stride)
         speculative = {"target": target, "ms_version": ms_version, "module_classes": frozenset(),
-                       "local_packages": local, "device": device}
+                       "local_packages": local, "device": device, "list_names": lists}
 
         def for_file(rel: str, opts: dict) -> dict:  # a file's options: the torch names its star imports bring
             return {**opts, "star_bindings": stars[rel]} if rel in stars else opts
@@ -233,7 +235,7 @@ def _convert_entries(src: Path, dst_path: Path, entries: list[TreeEntry], proble
         project_modules = module_classes_from_bases(list(bases.values()))
         objects = object_classes_from_bases(list(bases.values()))
         options = {"target": target, "ms_version": ms_version, "module_classes": project_modules,
-                   "local_packages": local, "device": device, "object_classes": objects}
+                   "local_packages": local, "device": device, "object_classes": objects, "list_names": lists}
         calls_object = _calls_any(objects)
         fingerprint = _tables_fingerprint(mappings) + json.dumps(
             {k: sorted(v) if isinstance(v, frozenset) else v for k, v in options.items()}, sort_keys=True)
@@ -242,7 +244,8 @@ def _convert_entries(src: Path, dst_path: Path, entries: list[TreeEntry], proble
         done: list[_Converted] = []
         new_cache = {"fingerprint": fingerprint, **_source_mark(src, dst_path), "files": {},
                      "stars": {"key": stars_key if not single else "", "files": {r: [list(b) for b in v]
-                                                                                 for r, v in stars.items()}}}
+                                                                                 for r, v in stars.items()},
+                               "lists": sorted(lists)}}
         by_rel = {entry.rel: entry for entry in todo}
         packaging: list[TreeEntry] = []
         imports: set[str] = set()  # what the converted Python files import (the packaging lists it)

@@ -480,7 +480,12 @@ def _says_nothing(value: cst.BaseExpression, attr: str) -> bool:
 
 
 def _attribute_kind(value: cst.BaseExpression, kind: str, scope: Scope) -> str:
-    """What ``self.X = value`` stores: a torch class (nn.Conv2d(...), an optimizer) is an object, not a tensor."""
+    """What ``self.X = value`` stores: a torch class (nn.Conv2d(...), an optimizer) is an object, not a tensor; a
+    function parameter (``self.anchor_scale = anchor_scale``) "param": a receiver of tensor methods as the parameter
+    is, but in arithmetic as likely a number (EfficientDet's anchors: ``yv - self.anchor_scale * stride / 2.0``, with
+    ``yv`` numpy's, is numpy's operator)."""
+    if isinstance(value, cst.Name) and operand_kind(value, scope) == "param":
+        return "param"
     if kind == "tensor" and isinstance(value, cst.Call):
         qual = scope.resolve(value.func)
         leaf = qual.rsplit(".", 1)[-1] if qual else ""
@@ -565,7 +570,17 @@ def operand_kind(expr: cst.BaseExpression, scope: Scope) -> str:
         return getattr(scope, "use_kinds", {}).get(id(expr)) or scope.kind_of(expr.value)
     if isinstance(expr, cst.BinaryOperation):
         return value_kind(expr, scope)
+    if _self_attribute_kind(expr, scope) == "param":
+        return "other"  # self.scale = scale: a number or a tensor, nothing says which
     return receiver_kind(expr, scope)
+
+
+def _self_attribute_kind(expr: cst.BaseExpression, scope: Scope) -> str | None:
+    """What ``self.X`` stores (``_attribute_kind``), for an attribute of an object-kind name; None otherwise."""
+    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and isinstance(scope, CstScope) \
+            and scope.kind_of(expr.value.value) == "object":
+        return scope.attribute_kind(expr.attr.value)
+    return None
 
 
 def receiver_kind(expr: cst.BaseExpression, scope: Scope) -> str:
@@ -586,11 +601,9 @@ def receiver_kind(expr: cst.BaseExpression, scope: Scope) -> str:
         return "python"  # x.shape, x.shape[0], x.ndim: tuples and ints, in torch and in MindSpore
     if isinstance(expr, cst.Attribute) and expr.attr.value in ("weight", "bias"):
         return "tensor"  # a layer's parameter: m.weight.normal_(), self.fc.bias.zero_()
-    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and isinstance(scope, CstScope) \
-            and scope.kind_of(expr.value.value) == "object":
-        kind = scope.attribute_kind(expr.attr.value)  # self.running_mean, registered as a buffer in __init__
-        if kind in ("tensor", "python", "foreign"):
-            return kind
+    kind = _self_attribute_kind(expr, scope)  # self.running_mean, registered as a buffer in __init__
+    if kind in ("tensor", "python", "foreign", "param"):
+        return "tensor" if kind == "param" else kind  # a parameter kept on self: a tensor's methods, as its own
     if isinstance(expr, cst.Attribute) and expr.attr.value in ("data", "grad", "T", "mT", "H", "mH") \
             and receiver_kind(expr.value, scope) == "tensor":
         return "tensor"  # m.weight.data.zero_(), x.T.imag; a numpy-holding self.data stays unknown

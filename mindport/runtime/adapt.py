@@ -98,11 +98,13 @@ def tensor_data(value: Any) -> Any:
     """``t.data`` taken as a value outside ``forward`` where the converter could not tell what ``t`` is
     (``def scale_(t): w = t.data; w.mul_(2)``): a MindSpore Parameter itself, since MindSpore's ``Parameter.data``
     is a Tensor whose in-place updates (``assign_value``, ``mul_``) leave the Parameter as it was where torch's shares
-    its storage (measured on MindSpore 2.10); anything else's ``.data`` as written (a plain tensor's, detached as
-    torch's is; a sparse matrix's, a PackedSequence's)."""
+    its storage (measured on MindSpore 2.10); a plain Tensor itself too (``d = x.data; d.mul_(4)``: MindSpore's
+    ``Tensor.data`` is another Tensor, which the update fills, leaving ``x`` as it was; outside ``forward`` nothing is
+    differentiated, so torch's detaching changes nothing there); anything else's ``.data`` as written (a sparse
+    matrix's, a PackedSequence's)."""
     import mindspore as ms
 
-    return value if isinstance(value, ms.Parameter) else value.data
+    return value if isinstance(value, ms.Tensor) else value.data
 
 
 def layer_attribute(layer: Any, name: str) -> Any:

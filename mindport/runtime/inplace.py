@@ -28,8 +28,12 @@ How the update is written (measured on MindSpore 2.10, CPU):
   (``ops.assign`` needs equal shapes) and raise there; so do ``apply_``/``map_`` (a Python function per element
   needs the values on the host).
 
-Not covered by any of this: torch views. ``x[0].zero_()`` updates ``x`` in torch; in MindSpore ``x[0]`` is a copy,
-so the update is lost (MindSpore's own in-place methods behave the same way). Write ``x[0] = 0`` instead.
+torch views: ``x[0].zero_()``, ``x.narrow(1, 0, 2).copy_(y)``, ``w.diagonal().fill_(1)`` update ``x``/``w`` in torch
+(a view shares its base's storage); in MindSpore ``x[0]``, ``narrow`` and ``diagonal`` are copies, so the update is
+lost (MindSpore's own in-place methods behave the same way). The converter writes an indexed view back
+(``x[0] = mp_inplace.zero_(x[0])``) and any other chain of views through :func:`view_update`, which finds where each
+element of the view lives in the base by taking the same views of the base's element positions, and writes the
+updated view there.
 """
 from __future__ import annotations
 
@@ -39,6 +43,7 @@ import mindspore as ms
 import numpy as np
 from mindspore import ops
 
+from mindport.mappings.views import VIEW_ATTRIBUTES, VIEW_METHODS
 from mindport.runtime import math as mp_math
 from mindport.runtime import nn_functional as mp_F
 from mindport.runtime import special as mp_special
@@ -786,3 +791,99 @@ dropout3d_inplace = _written_back(ops.dropout3d, "dropout3d_inplace", "torch.nn.
 alpha_dropout_inplace = _written_back(mp_F.alpha_dropout, "alpha_dropout_inplace", "torch.nn.functional.alpha_dropout")
 feature_alpha_dropout_inplace = _written_back(mp_F.feature_alpha_dropout, "feature_alpha_dropout_inplace",
                                               "torch.nn.functional.feature_alpha_dropout")
+
+
+# --- in-place updates through torch views -------------------------------------------------------------------------
+
+def _getitem(x, index):
+    return x[index]
+
+
+def _flatten(x, start_dim=0, end_dim=-1):
+    rank = max(x.ndim, 1)
+    start, end = start_dim % rank, end_dim % rank
+    return x.reshape(x.shape[:start] + (-1,) + x.shape[end + 1:]) if x.ndim else x.reshape(1)
+
+
+def _shape(sizes):
+    return tuple(sizes[0]) if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else tuple(sizes)
+
+
+def _unfold(x, dimension, size, step):
+    count = (x.shape[dimension] - size) // step + 1
+    windows = [np.take(x, range(i * step, i * step + size), axis=dimension) for i in range(count)]
+    return np.moveaxis(np.stack(windows, axis=dimension), dimension + 1, -1)
+
+
+def _squeeze(x, dim=None):
+    if dim is None:
+        return np.squeeze(x)
+    dims = dim if isinstance(dim, (tuple, list)) else (dim,)
+    dims = tuple(d % x.ndim for d in dims if x.shape[d % x.ndim] == 1)
+    return np.squeeze(x, dims) if dims else x
+
+
+# torch's view-returning operations (each the same positions as torch's view takes; documented as views in torch's
+# tensor_view docs, and `v._base is x` measured for each in tests/runtime/test_view_positions.py), on numpy arrays of
+# element positions
+_VIEWS = {
+    "getitem": _getitem,
+    "narrow": lambda x, dim, start, length: np.take(x, range(start % x.shape[dim] if start < 0 else start,
+                                                              (start % x.shape[dim] if start < 0 else start) + length),
+                                                    axis=dim),
+    "select": lambda x, dim, index: np.take(x, index, axis=dim),
+    "diagonal": lambda x, offset=0, dim1=0, dim2=1: np.diagonal(x, offset, dim1, dim2),
+    "t": lambda x: x.T if x.ndim == 2 else x,
+    "T": lambda x: np.transpose(x),
+    "mT": lambda x: np.swapaxes(x, -2, -1),
+    "transpose": lambda x, dim0, dim1: np.swapaxes(x, dim0, dim1),
+    "swapaxes": lambda x, axis0, axis1: np.swapaxes(x, axis0, axis1),
+    "swapdims": lambda x, dim0, dim1: np.swapaxes(x, dim0, dim1),
+    "permute": lambda x, *dims: np.transpose(x, _shape(dims)),
+    "movedim": lambda x, source, destination: np.moveaxis(x, source, destination),
+    "moveaxis": lambda x, source, destination: np.moveaxis(x, source, destination),
+    "view": lambda x, *shape: x.reshape(_shape(shape)),
+    "reshape": lambda x, *shape: x.reshape(_shape(shape)),
+    "view_as": lambda x, other: x.reshape(tuple(other.shape)),
+    "reshape_as": lambda x, other: x.reshape(tuple(other.shape)),
+    "flatten": _flatten,
+    "unflatten": lambda x, dim, sizes: x.reshape(x.shape[:dim % x.ndim] + tuple(sizes) + x.shape[dim % x.ndim + 1:]),
+    "unsqueeze": lambda x, dim: np.expand_dims(x, dim if dim >= 0 else dim + x.ndim + 1),
+    "squeeze": _squeeze,
+    "expand": lambda x, *sizes: np.broadcast_to(x, tuple(n if n != -1 else m for n, m in zip(
+        _shape(sizes), (1,) * (len(_shape(sizes)) - x.ndim) + x.shape))),
+    "expand_as": lambda x, other: np.broadcast_to(x, tuple(other.shape)),
+    "unfold": _unfold,
+    "data": lambda x: x,
+    "detach": lambda x: x,
+}
+assert set(_VIEWS) == VIEW_METHODS | VIEW_ATTRIBUTES | {"getitem"}  # mindport/mappings/views.py: one table
+
+
+def view_update(base, steps, value):
+    """An in-place update written through a chain of torch views of ``base`` (``x.narrow(1, 0, 2).copy_(y)``:
+    ``view_update(x, (("narrow", (1, 0, 2), {}),), <the update of the view's copy>)``): ``value`` (the view's values
+    after the update) is written where each element of the view lives in ``base``, which keeps its identity (a
+    Parameter stays that Parameter) and is returned. Each step is (torch's view operation, its positional arguments,
+    its keyword arguments); the positions are found by taking the same views of the base's element positions. A view
+    holding an element of the base more than once (``expand``, overlapping ``unfold``) raises, as torch mostly does.
+    PyNative only (a compiled graph keeps no order between such updates: write the update out of place there)."""
+    if _in_graph():
+        raise RuntimeError("mindport: an in-place update through a torch view (x.narrow(...).copy_(y), "
+                           "x.diagonal().fill_(v)) can't be compiled in graph mode; compute the new tensor out of "
+                           "place")
+    positions = np.arange(int(np.prod(base.shape)), dtype=np.int64).reshape(tuple(base.shape))
+    for name, args, kwargs in steps:
+        positions = np.asarray(_VIEWS[name](positions, *args, **kwargs))
+    flat_positions = positions.reshape(-1)
+    if np.unique(flat_positions).size != flat_positions.size:
+        # torch refuses most updates of such views (expand) and applies the others once per occurrence (unfold with
+        # overlapping windows): no single value per element to write
+        raise RuntimeError("mindport: an in-place update through a view in which more than one element refers to "
+                           "the same element of the base (expand, overlapping unfold); clone() the view first")
+    value = ms.Tensor(value) if not isinstance(value, ms.Tensor) else value
+    value = ops.broadcast_to(value.astype(base.dtype), tuple(positions.shape)) if positions.shape else \
+        value.astype(base.dtype).reshape(())
+    flat = base.reshape(-1).copy()
+    flat[ms.Tensor(flat_positions)] = value.reshape(-1)
+    return _store(base, flat.reshape(tuple(base.shape)))

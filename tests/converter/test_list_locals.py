@@ -1,7 +1,8 @@
 """Sizes held in a local list (batch 6, Qualcomm's BC-ResNet): ``rate = []`` grown per dimension, then
 ``nn.Conv2d(..., kernel_size, stride, padding, rate, groups)``. torch takes a list as a size; MindSpore's layers refuse
 one ("When expanding an int number to tuple, input type must be integer or tuple[int], but got list"). A size or
-dimensions argument given by a local name that may hold a list is written ``tuple(x) if isinstance(x, list) else x``;
+dimensions argument given by a local name that may hold a list is written ``tuple(x) if isinstance(x, list) else x``
+(a convolution's or pool's kernel_size, stride, dilation: a one-element list as its element, which torch expands);
 the port matches torch with either kind of value."""
 from __future__ import annotations
 
@@ -44,7 +45,7 @@ def test_local_lists_as_sizes_convert_and_match(tmp_path, args):
     import torch
 
     code = convert_source(SOURCE).code
-    assert "dilation=(tuple(rate) if isinstance(rate, list) else rate)" in code, code
+    assert "dilation=((rate[0] if len(rate) == 1 else tuple(rate)) if isinstance(rate, list) else rate)" in code, code
     name = "_".join(str(a) for a in args).replace(" ", "").replace(",", "").replace("(", "").replace(")", "") or "d"
     x = np.random.default_rng(0).standard_normal((2, 3, 8, 8)).astype(np.float32)
     torch_net = load_module(SOURCE, tmp_path / f"t_ll_{name}.py", f"t_ll_{name}").Block(*args)
@@ -94,8 +95,8 @@ def test_sizes_a_call_passes_as_lists_convert_and_match(tmp_path):
     import torch
 
     code = convert_source(CALLED_WITH_LISTS).code
-    assert "kernel_size=(tuple(kernel_size) if isinstance(kernel_size, list) else kernel_size)" in code, code
-    assert "stride=(tuple(stride) if isinstance(stride, list) else stride)" in code, code
+    assert "kernel_size=((kernel_size[0] if len(kernel_size) == 1 else tuple(kernel_size)) if isinstance(kernel_size, list) else kernel_size)" in code, code
+    assert "stride=((stride[0] if len(stride) == 1 else tuple(stride)) if isinstance(stride, list) else stride)" in code, code
     x = np.random.default_rng(1).standard_normal((2, 3, 6, 5)).astype(np.float32)
     torch_net = load_module(CALLED_WITH_LISTS, tmp_path / "t_cl.py", "t_cl").Head()
     ms_net = load_module(code, tmp_path / "m_cl.py", "m_cl").Head()

@@ -54,3 +54,47 @@ def test_converted_code_converts_to_itself():
     read ``x = ops.relu(x); x + self.fc(x)`` as numpy on the left (idempotence found it)."""
     first = convert_source(SOURCE).code
     assert convert_source(first).code == first
+
+
+ANCHORS = textwrap.dedent("""\
+    import itertools
+
+    import numpy as np
+    import torch
+    import torch.nn as nn
+
+
+    class Anchors(nn.Module):
+        def __init__(self, anchor_scale=4.0):
+            super().__init__()
+            self.anchor_scale = anchor_scale
+            self.strides = [8, 16]
+            self.ratios = [(1.0, 1.0), (1.4, 0.7)]
+
+        def forward(self, image):
+            boxes = []
+            for stride in self.strides:
+                for scale, ratio in itertools.product([1.0, 2.0], self.ratios):
+                    size = self.anchor_scale * stride * scale * ratio[1] / 2.0
+                    x = np.arange(stride / 2, image.shape[-1], stride)
+                    xv, yv = np.meshgrid(x, x)
+                    boxes.append((yv.reshape(-1) - size).astype(np.float32))
+            return torch.from_numpy(np.concatenate(boxes)) + image.sum() * 0
+    """)
+
+
+def test_a_number_kept_on_self_is_no_tensor_beside_numpy(tmp_path):
+    """EfficientDet's anchors (batch 7, effdet/d0): ``self.anchor_scale = anchor_scale`` (a constructor's parameter)
+    times loop numbers is a Python number; ``yv - size`` with ``yv`` numpy's is numpy's operator (it became
+    ``ops.sub(yv, size)``: "Failed calling Sub with input=numpy.ndarray")."""
+    import mindspore as ms
+    import torch
+
+    from port_check import load_module
+
+    code = convert_source(ANCHORS).code
+    assert "ops.sub(" not in code, code
+    image = np.zeros((1, 3, 32, 32), np.float32)
+    want = load_module(ANCHORS, tmp_path / "t_anchors.py", "t_anchors").Anchors()(torch.from_numpy(image)).numpy()
+    got = load_module(code, tmp_path / "m_anchors.py", "m_anchors").Anchors()(ms.Tensor(image)).asnumpy()
+    np.testing.assert_allclose(got, want)

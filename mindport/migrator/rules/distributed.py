@@ -5,8 +5,10 @@ DDP wrapper (``DistributedTransform``). The calls themselves (``init_process_gro
 * ``os.environ["LOCAL_RANK"]``, ``os.environ.get("RANK", d)``, ``os.getenv("WORLD_SIZE")`` (also ``LOCAL_WORLD_SIZE``)
   -> ``mp_distributed.environ(...)``: torchrun sets these variables, msrun does not (it sets ``RANK_ID``/
   ``RANK_SIZE``), so the value comes from ``mindspore.communication`` under msrun.
-* ``model.module`` of a name assigned ``DistributedDataParallel(...)`` in the file -> ``model``: the conversion of DDP
-  is the model itself (made data-parallel), which has no ``.module``.
+* ``model.module`` of a name or ``self`` attribute assigned ``DistributedDataParallel(...)`` or
+  ``nn.DataParallel(...)`` in the file -> ``model``: the conversion of DDP is the model itself (made data-parallel),
+  and of DataParallel the model itself (the device rule: one device per process), which has no ``.module``
+  (``model.module.state_dict()`` raised AttributeError).
 """
 from __future__ import annotations
 
@@ -15,8 +17,18 @@ import libcst as cst
 from mindport.migrator.rules.base import Example, Rule
 
 _LAUNCHER_VARIABLES = {"RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE"}
-_DDP = {"torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel"}
+_DDP = {"torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel",
+        "torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.data_parallel.DataParallel"}
 _ENVIRON = "mindport.runtime.distributed.environ"
+
+
+def _wrapper_name(node: cst.BaseExpression) -> str | None:
+    """``model`` or ``self.model``: where a wrapped model is held (None for anything else)."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
+        return f"self.{node.attr.value}"
+    return None
 
 
 def _variable(node: cst.BaseExpression) -> str | None:
@@ -77,6 +89,34 @@ class DistributedTransform(Rule):
             note="DDP becomes the model itself (rank 0's weights broadcast, gradients averaged): .module is the "
                  "model.",
         ),
+        Example(
+            before="""
+                import torch.nn as nn
+
+
+                class Trainer:
+                    def __init__(self, net):
+                        self.model = nn.DataParallel(net)
+                        self.act = nn.ReLU()
+
+                    def weights(self):
+                        return self.model.module.state_dict()
+            """,
+            after="""
+                from mindspore import nn
+
+
+                class Trainer:
+                    def __init__(self, net):
+                        self.model = net
+                        self.act = nn.ReLU()
+
+                    def weights(self):
+                        return self.model.state_dict()
+            """,
+            note="DataParallel is the model itself (one device per process): .module is the model (also on a self "
+                 "attribute).",
+        ),
         Example(before="""
             import os
 
@@ -104,11 +144,10 @@ class DistributedTransform(Rule):
     def visit_Assign(self, node: cst.Assign) -> None:
         self._stores.update(id(t.target) for t in node.targets)
         if isinstance(node.value, cst.Call) and self.scope.resolve_torch(node.value.func) in _DDP:
-            self._ddp_names.update(t.target.value for t in node.targets if isinstance(t.target, cst.Name))
+            self._ddp_names.update(_wrapper_name(t.target) for t in node.targets if _wrapper_name(t.target))
 
     def leave_Attribute(self, original_node, updated_node):
-        if original_node.attr.value == "module" and isinstance(original_node.value, cst.Name) \
-                and original_node.value.value in self._ddp_names:
+        if original_node.attr.value == "module" and _wrapper_name(original_node.value) in self._ddp_names:
             self.ctx.converted_sites += 1
             return updated_node.value
         return updated_node

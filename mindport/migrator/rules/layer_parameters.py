@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from mindport.mappings.surface import attribute_paths, load_surface
+from mindport.migrator.native_facts import list_locals
 from mindport.migrator.rules.base import Example, Rule
 
 
@@ -37,7 +38,10 @@ class LayerParameterNameTransform(Rule):
     (``self.pool.ceil_mode = True``; a value left at torch's default is not written; a construction inside an
     expression, ``nn.Sequential(..., nn.BatchNorm2d(c, affine=False))``, is wrapped as
     ``mp_nn.with_settings(nn.BatchNorm2d(...), affine=False)``, which sets the same attributes) and read as
-    ``getattr(self.pool, 'ceil_mode', False)`` (a write stays a plain attribute), a layer built by a torch function
+    ``getattr(self.pool, 'ceil_mode', False)`` (a write stays a plain attribute), a convolution's size given by a
+    name that may hold a list (EfficientNet's ``stride=[2]``, which torch keeps as ``(2,)`` and MindSpore expands) is
+    recorded the same way as torch keeps it (``self.conv.stride = tuple(stride) if isinstance(stride, list) else
+    self.conv.stride``) where the file reads that setting, a layer built by a torch function
     the surface data lists (``nn.Embedding.from_pretrained(t)``) reads as that layer, one torch holds as None in some configurations
     is None when the Cell's condition says so (``(None if self.bn.use_batch_statistics is True else
     self.bn.moving_mean)``), and a setting or method the Cell lacks
@@ -138,6 +142,7 @@ class LayerParameterNameTransform(Rule):
         self._targets: set[int] = set()  # attributes assigned to: never read through the accessor
         self._called: set[int] = set()  # the func of every call (original nodes)
         self._function_calls: dict[int, str] = {}  # container.method -> its runtime function (_CONTAINER_FUNCTIONS)
+        self._function_nodes: list[cst.FunctionDef] = []  # the enclosing functions (original nodes)
 
     def visit_Module(self, node: cst.Module) -> None:
         self._used_names = _attribute_names(node)  # .inplace, .affine ...: the kept settings worth recording
@@ -161,9 +166,11 @@ class LayerParameterNameTransform(Rule):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._functions.append(self._local_bindings(_assignments(node.body)))
+        self._function_nodes.append(node)
 
     def leave_FunctionDef(self, original_node, updated_node):
         self._functions.pop()
+        self._function_nodes.pop()
         return updated_node
 
     # what a value is: a torch layer ({torch leaf: MindSpore leaf}), a Sequential or ModuleDict built in place
@@ -314,7 +321,32 @@ class LayerParameterNameTransform(Rule):
             lines.append(cst.SimpleStatementLine(body=[cst.Assign(
                 targets=[cst.AssignTarget(cst.Attribute(value=target.deep_clone(), attr=cst.Name(name)))],
                 value=value.deep_clone())], leading_lines=()))
+        for name, value in self._list_sizes_passed(assign.value).items():
+            self.ctx.converted_sites += 1
+            held = cst.Module([]).code_for_node(target)
+            lines.append(cst.SimpleStatementLine(body=[cst.Assign(
+                targets=[cst.AssignTarget(cst.Attribute(value=target.deep_clone(), attr=cst.Name(name)))],
+                value=cst.parse_expression(f"tuple({value}) if isinstance({value}, list) else {held}.{name}"))],
+                leading_lines=()))
         return cst.FlattenSentinel(lines) if len(lines) > 1 else updated_node
+
+    def _list_sizes_passed(self, call) -> dict[str, str]:
+        """``self.conv = nn.Conv2d(c, c, k, stride=stride)`` where ``stride`` may hold a list (native_facts.list_locals,
+        the project's list names: EfficientNet's ``stride=[2]``) in a file that reads ``.stride``: torch's layer
+        keeps ``tuple(stride)`` (``(2,)``, which EfficientDet's same-padding wrapper expands to ``[2, 2]`` and its
+        feature extraction compares), the converted Cell the size it was built with (``(2, 2)``); recorded on the Cell
+        under the same name right after the construction, as torch holds it. Only for the layers whose MindSpore
+        construct never reads those settings (convolutions, not their transposes)."""
+        if self.ctx.options.target != "nn" or not isinstance(call, cst.Call) or not self._function_nodes:
+            return {}
+        qual = self.scope.resolve_torch(call.func)
+        wanted = {n: "" for n in _LIST_SIZE_ATTRIBUTES.get(qual, ()) if n in self._used_names}
+        entry = self.ctx.registry.lookup(qual) if wanted else None
+        if entry is None or entry.signature is None:
+            return {}
+        lists = list_locals(self._function_nodes[-1], project=self.ctx.options.list_names)
+        return {n: v.value for n, v in _passed(call, entry.signature, wanted).items()
+                if isinstance(v, cst.Name) and v.value in lists}
 
     # a construction inside an expression (an argument, an item, a returned value, a comprehension's element):
     # mp_nn.with_settings(<the Cell>, affine=False) records the same settings
@@ -581,6 +613,11 @@ def _attribute_names(node: cst.CSTNode) -> set[str]:
 
     node.visit(_Names())
     return names
+
+
+# the torch layers whose size settings a one-element list leaves as a 1-tuple (``_pair([2])`` is ``(2,)``) where the
+# MindSpore Cell keeps the expanded size, and whose MindSpore construct never reads them (they may be set afterwards)
+_LIST_SIZE_ATTRIBUTES = dict.fromkeys(("torch.nn.Conv2d", "torch.nn.Conv3d"), ("kernel_size", "stride", "dilation"))
 
 
 def _passed(call: cst.Call, signature, wanted: dict[str, str]) -> dict[str, cst.BaseExpression]:

@@ -297,6 +297,9 @@ class ObjectSurfaceTransform(Rule):
         self._parameter_names: list[set[str]] = [set()]  # per enclosing function: names iterating .parameters()
         self._called: set[int] = set()  # attributes that are the callee of a call
         self._handed: set[int] = set()  # values bound to a name, returned, listed or passed to a program's function
+        self._written_through: set[int] = set()  # p.data of an item assignment, p.data[...] = v
+        self._kept_data: set[int] = set()  # values stored on an attribute, self.keep = p.data
+        self._data_aliases: list[set[str]] = []  # per enclosing function: local names bound to X.data
         self._reached: set[int] = set()  # values read further (x.data.shape, x.data[0], x.data.fill_())
         # torch layer members some mapped layer holds under another name (running_var, weight of a BatchNorm ...)
         surface = load_surface()  # (a kept setting with a common name, a config's ``k``, stays as written here)
@@ -319,21 +322,60 @@ class ObjectSurfaceTransform(Rule):
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
         self._targets.add(id(node.target))
+        self._note_written_through(node.target)
+
+    def _note_written_through(self, target) -> None:
+        """``p.data[...] = v``, ``w.data[:, :k] = t``: an item assignment through ``.data``."""
+        if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Attribute) \
+                and target.value.attr.value == "data":
+            self._written_through.add(id(target.value))
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         self._targets.add(id(node.target))
+        self._note_written_through(node.target)
 
     def visit_Del(self, node: cst.Del) -> None:
         self._targets.add(id(node.target))
 
     def visit_Call(self, node: cst.Call) -> None:
         self._called.add(id(node.func))  # x.dim(): a method called, not a layer's setting read
+        self._flag_update_through_data(node)
         if isinstance(node.func, cst.Name) and self.scope.resolve_torch(node.func) is None:
             self._handed.update(id(a.value) for a in node.args)  # init(m.weight.data): the program's own function
 
+    def _flag_update_through_data(self, node: cst.Call) -> None:
+        """``h.data.clamp_(0, 1)``, ``d = h.data; d.mul_(2)`` in forward (and the methods it calls): torch updates
+        ``h`` without recording the update for autograd; MindSpore's ``.data`` is another Tensor there, which the
+        update fills, and ``h`` is left as it was, silently. Flagged (outside forward ``.data`` is the tensor itself,
+        see :meth:`_parameter_data`); a fresh tensor's (``torch.zeros_like(p).data.fill_(v)``, read only through the
+        call's result) is not."""
+        func = node.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value.endswith("_")
+                and not func.attr.value.startswith("_") and func.attr.value not in ("requires_grad_", "share_memory_")
+                and ("forward" in self._methods or self._compiled.intersection(self._functions))
+                and getattr(self, "_torch_file", True)):
+            return
+        receiver = func.value
+        through = (isinstance(receiver, cst.Attribute) and receiver.attr.value == "data"
+                   and isinstance(receiver.value, (cst.Name, cst.Attribute))) or (
+            isinstance(receiver, cst.Name) and self._data_aliases and receiver.value in self._data_aliases[-1])
+        if through:
+            self.flag(node, "MP102", f"torch.Tensor.{func.attr.value} through .data in forward: torch updates the "
+                      "tensor without recording it for autograd, MindSpore's .data is another Tensor there and the "
+                      "update would be lost", "write the new value out of place (h = ops.stop_gradient(...)) or move "
+                      "the update out of forward", f"torch.Tensor.{func.attr.value}")
+
     def visit_Assign(self, node: cst.Assign) -> None:
+        if self._data_aliases:
+            for t in node.targets:  # d = h.data: d is h's storage in torch
+                if isinstance(t.target, cst.Name):
+                    value = node.value
+                    (self._data_aliases[-1].add if isinstance(value, cst.Attribute) and value.attr.value == "data"
+                     else self._data_aliases[-1].discard)(t.target.value)
         if all(isinstance(t.target, cst.Name) for t in node.targets):
             self._handed.add(id(node.value))  # w = self.fc.weight.data
+        elif any(isinstance(t.target, cst.Attribute) for t in node.targets):
+            self._kept_data.add(id(node.value))  # self.keep = self.fc.weight.data
 
     def visit_Return(self, node: cst.Return) -> None:
         if node.value is not None:
@@ -390,7 +432,21 @@ class ObjectSurfaceTransform(Rule):
             return None
         if any(receiver.value in names for names in self._parameter_names):
             return "parameter"
-        return "run time" if operand_kind(receiver, self.scope) == "param" else None
+        # d = x.data of a local taken for a tensor: MindSpore's Tensor.data is another Tensor that a runtime update
+        # (assign_value) does not reach (d.mul_(4) left x unchanged); decided by the object, as for a parameter
+        # (a sparse matrix's .data, bound by a method call the kinds take for a tensor's, stays its own)
+        return "run time" if operand_kind(receiver, self.scope) in ("param", "tensor") else None
+
+    def _kept_parameter_data(self, original_node) -> bool:
+        """``self.keep = self.fc.weight.data`` outside forward, of a Parameter (as :meth:`_parameter_data` knows
+        one): an attribute holding a copy where torch's shares the Parameter's storage."""
+        if "forward" in self._methods or self._compiled.intersection(self._functions) \
+                or not getattr(self, "_torch_file", True):
+            return False
+        receiver = original_node.value
+        if isinstance(receiver, cst.Attribute):
+            return receiver_kind(receiver, self.scope) == "tensor"
+        return isinstance(receiver, cst.Name) and any(receiver.value in names for names in self._parameter_names)
 
     def visit_Module(self, node: cst.Module) -> None:
         # not in MindSpore code (our own output converted again): a file importing mindspore and no torch holds
@@ -402,6 +458,7 @@ class ObjectSurfaceTransform(Rule):
         self._methods.append(node.name.value)
         self._functions.append(id(node))
         self._parameter_names.append(set())
+        self._data_aliases.append(set())
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._compiled |= _forward_reach(node)
@@ -430,6 +487,7 @@ class ObjectSurfaceTransform(Rule):
         self._methods.pop()
         self._functions.pop()
         self._parameter_names.pop()
+        self._data_aliases.pop()
         return updated_node
 
     def _unknown_layer_read(self, original_node, updated_node):
@@ -549,6 +607,19 @@ class ObjectSurfaceTransform(Rule):
     def leave_Attribute(self, original_node, updated_node):
         name = original_node.attr.value
         if id(original_node) in self._targets or self.scope.resolve_torch(original_node):
+            return updated_node
+        if id(original_node) in self._written_through and "forward" not in self._methods \
+                and not self._compiled.intersection(self._functions) and getattr(self, "_torch_file", True):
+            # p.data[...] = v: MindSpore's Tensor.data is another Tensor, whose item assignment of the whole
+            # (Ellipsis) reaches no Parameter (p.data[0] = v does); the item assignment on p itself writes p, as
+            # torch's through .data does (outside forward: no gradient is recorded there)
+            self.ctx.converted_sites += 1
+            return updated_node.value
+        if id(original_node) in self._kept_data and name == "data" and self._kept_parameter_data(original_node):
+            self.flag(original_node, "MP104", "torch.nn.Parameter.data stored on an attribute: torch's attribute "
+                      "shares the Parameter's storage (an update of either is seen by the other), MindSpore's "
+                      "Parameter.data is a copy", "read the Parameter itself where the attribute is read",
+                      "torch.nn.Parameter.data")
             return updated_node
         data = self._parameter_data(original_node)
         if data is not None:

@@ -21,19 +21,21 @@ from mindport.migrator.native_facts import (
     FloatFacts,
     UnmaskedFacts,
     ValueFlow,
+    ViewChain,
     all_nodes,
     cell_functions,
     cells_display,
     empty_attributes,
     empty_cat_members,
     empty_locals,
+    inplace_switch,
     list_arguments,
     list_locals,
-    inplace_switch,
     numpy_arguments,
     numpy_locals,
     numpy_valued,
     own_nodes,
+    view_chain,
 )
 from mindport.migrator.context import CPU_GUARDED
 from mindport.migrator.factories import (
@@ -91,6 +93,8 @@ def _swap_of_high_axes(func: cst.Attribute, call: cst.Call) -> bool:
 # size and dimensions arguments a local list may be given to (mindport.mappings.transforms.layers.IMPLICIT_VALUES,
 # without padding: the padding transforms take lists)
 LIST_SIZE_NAMES = frozenset(IMPLICIT_VALUES) - {"padding"}
+# the sizes torch expands from one element to every dimension (``_pair([2])``: stride (2,), broadcast by the op)
+SINGLE_SIZE_NAMES = frozenset({"kernel_size", "stride", "dilation", "output_padding"})
 # the parameters of torch's layers that take an int only (their annotations in torch.nn, less those of other kinds in
 # some layer): a numpy integer given to one is an int to torch, refused by MindSpore's layer
 INT_SIZE_NAMES = frozenset({
@@ -101,8 +105,12 @@ INT_SIZE_NAMES = frozenset({
     "proj_size", "upscale_factor", "vdim"})
 
 
-def _tuple_if_list(name: str) -> str:
-    """A name that may hold a list, as MindSpore takes a size: a tuple then, else the value as it is."""
+def _tuple_if_list(name: str, single: bool = False) -> str:
+    """A name that may hold a list, as MindSpore takes a size: a tuple then, else the value as it is. ``single``: a
+    layer's size (kernel_size, stride, dilation ...), where torch expands a one-element list to every dimension
+    (EfficientNet's ``stride=[2]`` in a Conv2d) and MindSpore refuses a one-element tuple: that list's element."""
+    if single:
+        return f"(({name}[0] if len({name}) == 1 else tuple({name})) if isinstance({name}, list) else {name})"
     return f"(tuple({name}) if isinstance({name}, list) else {name})"
 
 
@@ -391,13 +399,15 @@ class TableCallTransform(Rule):
         self._unmasked_facts: dict[int, UnmaskedFacts] = {}
         self._statement_calls: set[int] = set()  # calls that are a whole expression statement (original nodes)
         self._indexed_updates: dict[int, cst.Subscript] = {}  # such a call's in-place update of an indexed view
+        self._view_updates: dict[int, ViewChain] = {}  # an in-place call through torch views (narrow, diagonal ...)
 
     def visit_Module(self, node: cst.Module) -> None:
         self._file_facts = FileFacts(node)
         self._empty_attributes = empty_attributes(node, self.ctx.module_scope.resolve_torch)
         self._flow = ValueFlow(node)
         self._module, self._loads_arrays = node, None  # _strict_name: an array package loaded by a call, found once
-        self._list_arguments = list_arguments(node, self._flow.functions)  # kernel_size=[1, 1] handed to a class
+        # kernel_size=[1, 1] handed to a class
+        self._list_arguments = list_arguments(node, self._flow.functions, self.ctx.options.list_names)
         self._numpy_arguments = numpy_arguments(node, self._flow.functions, self.ctx.module_scope.resolve)
         self._cell_functions = frozenset()
         self._cell_functions = cell_functions(node, self._builds_cell)  # make_attn(c) returns a Cell on every path
@@ -471,6 +481,9 @@ class TableCallTransform(Rule):
         """``w.data[:, :n].normal_(1, 0.02)`` as a statement: indexing a MindSpore tensor makes a copy, so the
         converted in-place call updates the copy and the statement assigns it back, ``w[:, :n] = <the call>`` (the
         in-place functions return the tensor they filled); a tensor's ``.data`` shares the Parameter's memory."""
+        chain = self._view_updates.pop(id(original_node.value), None)
+        if chain is not None:
+            return self._view_update(chain, updated_node)
         view = self._indexed_updates.pop(id(original_node.value), None)
         if view is None:
             return self._rebound_update(updated_node)
@@ -482,6 +495,49 @@ class TableCallTransform(Rule):
             view = call.args[0].value
         return cst.Assign(targets=[cst.AssignTarget(target=view)], value=updated_node.value,
                           semicolon=updated_node.semicolon)
+
+    def _view_update(self, chain: "ViewChain", statement: cst.Expr):
+        """``x.narrow(1, 0, 2).copy_(y)``, ``w.data.diagonal().fill_(1)``, ``x[:, 1:].t().mul_(2)`` as a statement:
+        torch's views share the base's storage, MindSpore's are copies, so the converted update fills a copy; the
+        statement writes it back, ``mp_inplace.view_update(x, (("narrow", (1, 0, 2), {}),), <the update>)``
+        (mindport.runtime.inplace.view_update: the positions of the view's elements in the base, found by the same
+        views). The base is the converted update's innermost receiver, as many views down as torch's chain has."""
+        call = statement.value
+        view = None
+        if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and not self._module_call(call.func):
+            view = call.func.value
+        elif isinstance(call, cst.Call) and call.args and not call.args[0].star:
+            view = call.args[0].value  # mp_inplace.copy_(<view>, src=y), mp_init.ones_(tensor=<view>)
+        base = view
+        for _ in range(len(chain.names)):
+            base = self._view_receiver(base) if base is not None else None
+        if base is None:
+            return statement
+        return statement.with_changes(value=cst.Call(
+            func=self.ctx.target_expr("mindport.runtime.inplace.view_update"),
+            args=[cst.Arg(base), cst.Arg(cst.parse_expression(chain.steps)), cst.Arg(call)]))
+
+    def _module_call(self, func: cst.Attribute) -> bool:
+        """``ops.diagonal(...)``, ``mp_math.narrow(...)``: a function of a module the converted file imports, not a
+        method of a receiver."""
+        head = func.value
+        while isinstance(head, cst.Attribute):
+            head = head.value
+        return isinstance(head, cst.Name) and (head.value in self.ctx.aliases.values()
+                                               or head.value in ("ms", "mindspore", "ops", "nn"))
+
+    def _view_receiver(self, node: cst.BaseExpression) -> "cst.BaseExpression | None":
+        """The tensor a converted view is taken of: ``x[i]``, ``x.T``, ``x.diagonal()``, ``mp_math.narrow(x, ...)``."""
+        if isinstance(node, cst.Subscript):
+            return node.value
+        if isinstance(node, cst.Attribute):
+            return node.value
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            if not self._module_call(node.func):
+                return node.func.value
+            return node.args[0].value if node.args and node.args[0].keyword is None and not node.args[0].star \
+                else None
+        return None
 
     def _rebound_update(self, statement: cst.Expr):
         """``z.scatter_add_(0, idx, src)`` as a statement on a local name: ``z = mp_inplace.scatter_add_(z, ...)``.
@@ -561,14 +617,16 @@ class TableCallTransform(Rule):
         list ("When expanding an int number to tuple ... but got list"). Padding is left to the entries' padding
         transforms (a convolution's, which take lists); an entry without one passes it as it is (``nn.ConstantPad2d(pad,
         0)`` after ``pad = [k // 2] * 4``), so there it is a size like the others."""
-        lists = self._function_fact("lists", lambda f: list_locals(f, self._list_arguments.get(id(f), frozenset())))
+        lists = self._function_fact("lists", lambda f: list_locals(f, self._list_arguments.get(id(f), frozenset()),
+                                                                   self.ctx.options.list_names))
         names = LIST_SIZE_NAMES if entry.transforms or "padding" in entry.values else LIST_SIZE_NAMES | {"padding"}
         if not lists:
             return bound
         for name in names & bound.keys():
             arg = bound[name]
             if isinstance(arg.node, cst.Name) and arg.node.value in lists:
-                bound[name] = Arg(_tuple_if_list(arg.node.value), arg.given, None, arg.cst_arg)
+                bound[name] = Arg(_tuple_if_list(arg.node.value, single=name in SINGLE_SIZE_NAMES),
+                                  arg.given, None, arg.cst_arg)
         for name, arg in bound.items():  # x.repeat(shape), x.view(shape): the one part of an int list given spread out
             parts = arg.node if name.endswith("_rest") and arg.source == "<varargs>" else None
             if parts and len(parts) == 1 and not parts[0].star and isinstance(parts[0].value, cst.Name) \
@@ -718,7 +776,16 @@ class TableCallTransform(Rule):
             self.ctx.converted_sites += 1
             return updated_node.with_changes(func=self._func_expr(original_node.func, entry.called or target))
         first = original_node.args[0] if original_node.args else None
-        if qual.startswith("torch.nn.init.") and qual.endswith("_") and id(original_node) in self._statement_calls \
+        chain = view_chain(first.value, self.scope) if qual.startswith("torch.nn.init.") and qual.endswith("_") \
+            and first is not None and first.keyword is None and not first.star else None
+        if chain is not None and chain.steps is not None and id(original_node) in self._statement_calls:
+            # nn.init.ones_(w.narrow(1, 0, 2)), nn.init.constant_(w.diagonal(), 5): filled in a copy, written back
+            self._view_updates[id(original_node)] = chain
+        elif chain is not None:
+            self.flag(original_node, "MP102", f"{qual} on a torch view ({', '.join(chain.names)}): MindSpore's views "
+                      "are copies, so the initialisation would be lost", "initialise a tensor and assign it", qual)
+            return updated_node
+        elif qual.startswith("torch.nn.init.") and qual.endswith("_") and id(original_node) in self._statement_calls \
                 and first is not None and first.keyword is None and not first.star \
                 and isinstance(first.value, cst.Subscript):
             # nn.init.kaiming_uniform_(self.weight[i]) (one member of an ensemble's stacked weights): indexing makes
@@ -827,7 +894,20 @@ class TableCallTransform(Rule):
         swap = self._torch_swap(original_node)
         if not swap and not self._plausible(func, strict=self._strict_name(func.attr.value, target)):
             return updated_node
-        indexed_view = (func.attr.value.endswith("_") and func.attr.value not in _FLAG_METHODS
+        in_place = func.attr.value.endswith("_") and func.attr.value not in _FLAG_METHODS
+        chain = view_chain(original_node.func.value, self.scope) if in_place else None
+        if chain is not None and chain.steps is None:
+            self.flag(original_node, "MP102", f"{entry.torch} on a torch view whose arguments are computed by calls: "
+                      "MindSpore's views are copies, so the update would be lost",
+                      "name the arguments first, or assign the result back", entry.torch)
+            return updated_node
+        if chain is not None and id(original_node) in self._statement_calls:
+            self._view_updates[id(original_node)] = chain  # written back into the base by leave_Expr
+        elif chain is not None:
+            self.flag(original_node, "MP102", f"{entry.torch} on a torch view ({', '.join(chain.names)}): MindSpore's views are "
+                      "copies, so the update would be lost", "write the update as a statement of its own", entry.torch)
+            return updated_node
+        indexed_view = (in_place and chain is None
                         and isinstance(func.value, cst.Subscript) and not _keyed(func.value))
         if indexed_view and id(original_node) in self._statement_calls \
                 and isinstance(original_node.func.value.value, (cst.Name, cst.Attribute)):
