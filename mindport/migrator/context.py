@@ -66,6 +66,8 @@ class Options:
     local_packages: frozenset[str] = frozenset()  # the project's top-level packages and modules (convert_path)
     object_classes: frozenset[str] = frozenset()  # the project's classes that are not nn.Module subclasses (across
     # files: convert_path): ``trainer = Trainer(model)`` of an imported one keeps the Trainer's own methods
+    function_classes: frozenset[str] = frozenset()  # the project's autograd Functions (across files: convert_path):
+    # ``invmat.InvMatrix.apply`` of an imported one is a call of the Cell it becomes
     star_bindings: tuple = ()  # ((name, torch name), ...) brought by `from <project module> import *` (convert_path)
     list_names: frozenset[str] = frozenset()  # names the project binds to a list in any file (project.list_names)
 

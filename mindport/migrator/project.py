@@ -219,13 +219,25 @@ def object_classes_from_bases(per_file: list[dict[str, list[str]]]) -> frozenset
     return frozenset(found)
 
 
+def function_classes_from_bases(per_file: list[dict[str, list[str]]]) -> frozenset[str]:
+    """Class names, across the project, of custom autograd Functions: a base named ``Function`` (``torch.autograd.
+    Function``) directly or through project-local bases. Their ``F.apply`` call sites in other files become calls
+    of the Cell the class is converted to (PointNetLK's ``invmat.InvMatrix.apply``)."""
+    return _subclasses(per_file, "Function")
+
+
 def module_classes_from_bases(per_file: list[dict[str, list[str]]]) -> frozenset[str]:
     """Class names, across the project, that are nn.Module subclasses directly or through project-local bases."""
+    return _subclasses(per_file, "Module")
+
+
+def _subclasses(per_file: list[dict[str, list[str]]], base: str) -> frozenset[str]:
+    """Class names, across the project, with a base named ``base`` directly or through project-local bases."""
     bases: dict[str, set[str]] = {}
     for file_bases in per_file:
         for name, names in file_bases.items():
             bases.setdefault(name, set()).update(names)
-    found = {name for name, bs in bases.items() if "Module" in bs}
+    found = {name for name, bs in bases.items() if base in bs}
     changed = True
     while changed:
         changed = False

@@ -29,8 +29,8 @@ from pathlib import Path
 from mindport import __version__
 from mindport.errors import Diagnostic, InputError
 from mindport.migrator.formats import imported_packages
-from mindport.migrator.project import list_names, local_packages, module_classes_from_bases, \
-    object_classes_from_bases, star_bindings
+from mindport.migrator.project import function_classes_from_bases, list_names, local_packages, \
+    module_classes_from_bases, object_classes_from_bases, star_bindings
 from mindport.migrator.report import ConversionReport, FileReport
 from mindport.migrator.rules.module_class import module_classes
 from mindport.migrator.tree import (
@@ -234,9 +234,11 @@ def _convert_entries(src: Path, dst_path: Path, entries: list[TreeEntry], proble
             tick(result.rel)
         project_modules = module_classes_from_bases(list(bases.values()))
         objects = object_classes_from_bases(list(bases.values()))
+        functions = function_classes_from_bases(list(bases.values()))
         options = {"target": target, "ms_version": ms_version, "module_classes": project_modules,
-                   "local_packages": local, "device": device, "object_classes": objects, "list_names": lists}
-        calls_object = _calls_any(objects)
+                   "local_packages": local, "device": device, "object_classes": objects, "list_names": lists,
+                   "function_classes": functions}
+        calls_object = _calls_any(objects, functions)
         fingerprint = _tables_fingerprint(mappings) + json.dumps(
             {k: sorted(v) if isinstance(v, frozenset) else v for k, v in options.items()}, sort_keys=True)
         cache = old_cache if old_cache and cache_json.get("fingerprint") == fingerprint else {}
@@ -336,16 +338,23 @@ _RUN_ARTIFACTS = ("mindport-report.json", "mindport-report.html", "mindport-logs
                   "mindport_export")
 
 
-def _calls_any(classes: frozenset[str]):
-    """Whether a file calls one of these classes that it does not define (``Trainer(model)``, imported): the first,
-    speculative conversion knew none of the project's classes, so such a file is converted again with them."""
-    if not classes:
+def _calls_any(classes: frozenset[str], functions: frozenset[str] = frozenset()):
+    """Whether a file calls one of these classes that it does not define (``Trainer(model)``, imported), or the
+    ``apply`` of one of the project's autograd ``functions`` (``invmat.InvMatrix.apply``): the first, speculative
+    conversion knew none of the project's classes, so such a file is converted again with them."""
+    if not classes and not functions:
         return lambda path, defined: False
-    pattern = re.compile(rb"\b(" + b"|".join(re.escape(c.encode()) for c in sorted(classes)) + rb")\s*\(")
+    alternatives = [rb"\b(" + b"|".join(re.escape(c.encode()) for c in sorted(classes)) + rb")\s*\("] if classes \
+        else []
+    if functions:
+        names = b"|".join(re.escape(c.encode()) for c in sorted(functions))
+        alternatives.append(rb"\b(" + names + rb")\s*\.\s*apply\b")
+    pattern = re.compile(b"|".join(alternatives))
 
     def calls(path: Path, defined) -> bool:
         try:
-            return any(m.group(1).decode() not in defined for m in pattern.finditer(path.read_bytes()))
+            return any(next(g for g in m.groups() if g).decode() not in defined
+                       for m in pattern.finditer(path.read_bytes()))
         except OSError:
             return False
     return calls

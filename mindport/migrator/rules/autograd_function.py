@@ -21,7 +21,9 @@ class AutogradFunctionTransform(Rule):
     ``ctx`` becomes ``self``: ``ctx.save_for_backward(a, b)`` -> ``self.saved_tensors = (a, b)``, ``ctx.k = v`` stays
     an attribute. ``bprop`` must return one gradient per input as a tuple, so a single gradient is wrapped and a
     ``None`` gradient becomes ``ops.zeros_like(<input>)``. Call sites ``F.apply(x)`` -> ``F()(x)``, also when apply
-    (a classmethod) is reached through an instance: ``F().apply(x)`` -> ``F()(x)``.
+    (a classmethod) is reached through an instance: ``F().apply(x)`` -> ``F()(x)``, and for a Function another file of
+    the project defines (``invmat.InvMatrix.apply`` -> ``invmat.InvMatrix()``: ``Options.function_classes``, which
+    ``convert_path`` reads from every file).
 
     ``forward(ctx, fn, n, *args)`` (gradient checkpointing) gives ``bprop(self, fn, n, *args)``: MindSpore passes
     the inputs, then ``out`` and ``dout``, so the first line takes those two off the end of ``args``; a
@@ -74,10 +76,13 @@ class AutogradFunctionTransform(Rule):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self.functions: set[str] = set()
+        self._file_classes: set[str] = set()  # every class the file defines at module level
         self._bases: set[int] = set()
 
     def visit_Module(self, node: cst.Module) -> None:
         for stmt in module_level(node.body):  # also under a top-level if/try (ReXNet's SiLU)
+            if isinstance(stmt, cst.ClassDef):
+                self._file_classes.add(stmt.name.value)
             if isinstance(stmt, cst.ClassDef) and self._function_base(stmt) is not None and _convertible(stmt):
                 self.functions.add(stmt.name.value)  # F.apply(...) -> F()(...) only where F becomes a Cell
 
@@ -163,11 +168,23 @@ class AutogradFunctionTransform(Rule):
         # NearestEmbedFunc().apply(x, emb)), are the same function; both are the Cell F() here
         instance = isinstance(value, cst.Call) and not value.args
         name = value.func if instance else value
-        if isinstance(name, cst.Name) and name.value in self.functions \
-                and self.ctx.module_scope.lookup(name.value) == (True, None):
+        if (isinstance(name, cst.Name) and name.value in self.functions
+                and self.ctx.module_scope.lookup(name.value) == (True, None)) or self._imported_function(name):
             self.ctx.converted_sites += 1
             return value if instance else cst.Call(func=value)
         return updated_node
+
+    def _imported_function(self, name: cst.BaseExpression) -> bool:
+        """``InvMatrix`` or ``invmat.InvMatrix`` naming an autograd Function another file of the project defines
+        (``Options.function_classes``, from convert_path): converted there to a Cell, so its apply is a call."""
+        dotted = dotted_name(name)
+        if dotted is None or dotted.rsplit(".", 1)[-1] not in self.ctx.options.function_classes:
+            return False
+        # bound at module level (an import of the project: ``from .invmat import InvMatrix``, ``from . import
+        # invmat``; a relative import has no qualified name), and not torch's
+        head = dotted.split(".", 1)[0]
+        found, _ = self.ctx.module_scope.lookup(head)
+        return found and head not in self._file_classes and self.ctx.module_scope.resolve_torch(name) is None
 
 
 def _fresh(name: str, taken: set) -> str:
