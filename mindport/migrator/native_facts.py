@@ -1492,6 +1492,27 @@ def numpy_arguments(module: cst.Module, callees: dict[str, cst.FunctionDef],
     return passed_arguments(module, callees, holds)
 
 
+def non_bool_arguments(module: cst.Module, callees: dict[str, cst.FunctionDef]) -> dict[int, frozenset[str]]:
+    """id(function) -> the parameters some call of the file passes a literal that is not a bool to (a string, a
+    number), or a parameter of the calling function whose default is one: DBPN's ``DeconvBlock(..., padding,
+    activation, norm=None)``, whose sixth argument, 'prelu', lands in ``bias``; torch only tests ``if bias:``, and
+    MindSpore's ``has_bias`` must be a bool."""
+    def literal(value) -> bool:
+        return isinstance(value, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.Integer,
+                                  cst.Float))
+
+    def holds(value, enclosing) -> bool:
+        if literal(value):
+            return True
+        if not (isinstance(value, cst.Name) and enclosing is not None):
+            return False
+        params = enclosing.params
+        return any(p.name.value == value.value and p.default is not None and literal(p.default)
+                   for p in (*params.posonly_params, *params.params, *params.kwonly_params))
+
+    return passed_arguments(module, callees, holds)
+
+
 def passed_arguments(module: cst.Module, callees: dict[str, cst.FunctionDef],
                      holds: Callable[[cst.BaseExpression, "cst.FunctionDef | None"], bool]) -> dict[int, frozenset[str]]:
     """id(function) -> its parameters to which some call of the file (of a function or class of ``callees``, by

@@ -31,6 +31,7 @@ from mindport.migrator.native_facts import (
     inplace_switch,
     list_arguments,
     list_locals,
+    non_bool_arguments,
     numpy_arguments,
     numpy_locals,
     numpy_valued,
@@ -103,6 +104,9 @@ INT_SIZE_NAMES = frozenset({
     "num_channels", "num_chunks", "num_classes", "num_decoder_layers", "num_embeddings", "num_encoder_layers",
     "num_features", "num_groups", "num_heads", "num_layers", "num_parameters", "out_channels", "out_features",
     "proj_size", "upscale_factor", "vdim"})
+
+# the flags of torch's layers that MindSpore takes as a bool only (``has_bias``): torch tests them for truth
+BOOL_FLAG_NAMES = frozenset({"bias"})
 
 
 def _tuple_if_list(name: str, single: bool = False) -> str:
@@ -409,6 +413,7 @@ class TableCallTransform(Rule):
         # kernel_size=[1, 1] handed to a class
         self._list_arguments = list_arguments(node, self._flow.functions, self.ctx.options.list_names)
         self._numpy_arguments = numpy_arguments(node, self._flow.functions, self.ctx.module_scope.resolve)
+        self._non_bool_arguments = non_bool_arguments(node, self._flow.functions)
         self._cell_functions = frozenset()
         self._cell_functions = cell_functions(node, self._builds_cell)  # make_attn(c) returns a Cell on every path
         self._value_sites: dict[int, tuple[cst.FunctionDef, str]] = {}  # a value -> (the function, its parameter)
@@ -649,6 +654,18 @@ class TableCallTransform(Rule):
                 bound[name] = Arg(f"int({arg.source})", arg.given, None, arg.cst_arg)
         return bound
 
+    def _flags_as_bools(self, bound: dict[str, Arg]) -> dict[str, Arg]:
+        """A layer's bool-only flag (``bias``) given a parameter of the enclosing function to which some call of the
+        file passes a string or a number (native_facts.non_bool_arguments: DBPN's 'prelu' landing in ``bias``):
+        ``bool(...)``, what torch's ``if bias:`` reads; MindSpore's ``has_bias`` refuses anything but a bool."""
+        function = self._functions[-1] if self._functions else None
+        passed = self._non_bool_arguments.get(id(function), frozenset()) if function is not None else frozenset()
+        for name in BOOL_FLAG_NAMES & bound.keys():
+            arg = bound[name]
+            if arg.given and isinstance(arg.node, cst.Name) and arg.node.value in passed:
+                bound[name] = Arg(f"bool({arg.source})", arg.given, None, arg.cst_arg)
+        return bound
+
     def _empty_locals(self) -> frozenset[str]:
         """The enclosing function's local names bound to a legacy empty tensor."""
         return self._function_fact("empty", lambda f: empty_locals(f, self.scope.resolve_torch))
@@ -816,7 +833,7 @@ class TableCallTransform(Rule):
         try:
             bound = self._sizes_as_tuples(entry, bind_arguments(entry, list(updated_node.args)))
             if entry.kind == "layer":
-                bound = self._numpy_sizes_as_ints(bound)
+                bound = self._flags_as_bools(self._numpy_sizes_as_ints(bound))
             if id(original_node) in self._native_inplace and "inplace" in bound:
                 bound["inplace"] = Arg("False", False)  # no reader of the input afterwards: out of place is the same
             mapped = map_arguments(entry, bound, profile)

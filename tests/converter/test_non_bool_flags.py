@@ -1,0 +1,57 @@
+"""A layer's ``bias`` given something that is not a bool (batch 8's DBPN: ``DeconvBlock(num_filter, num_filter,
+kernel_size, stride, padding, activation, norm=None)`` puts 'prelu', the sixth positional argument, in ``bias``):
+torch only tests ``if bias:``, MindSpore's ``has_bias`` must be a bool ("For 'Conv2dTranspose', the 'has_bias' must
+be a bool, but got str"). Where some call of the file passes a string or a number (or a parameter whose default is
+one) to the parameter handed on as ``bias``, it is written ``has_bias=bool(bias)``; elsewhere ``has_bias=bias``."""
+from __future__ import annotations
+
+import textwrap
+
+import numpy as np
+
+from mindport import convert_source
+from port_check import assert_port_matches_in_mode
+
+SOURCE = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+
+
+    class DeconvBlock(nn.Module):
+        def __init__(self, input_size, output_size, kernel_size=4, stride=2, padding=1, bias=True, activation='prelu'):
+            super().__init__()
+            self.deconv = nn.ConvTranspose2d(input_size, output_size, kernel_size, stride, padding, bias=bias)
+            self.act = nn.PReLU()
+
+        def forward(self, x):
+            return self.act(self.deconv(x))
+
+
+    class Plain(nn.Module):
+        def __init__(self, bias=True):
+            super().__init__()
+            self.fc = nn.Linear(4, 4, bias=bias)
+
+        def forward(self, x):
+            return self.fc(x)
+
+
+    class UpBlock(nn.Module):
+        def __init__(self, num_filter=3, kernel_size=4, stride=2, padding=1, bias=True, activation='prelu'):
+            super().__init__()
+            self.up = DeconvBlock(num_filter, num_filter, kernel_size, stride, padding, activation)
+            self.off = DeconvBlock(num_filter, num_filter, kernel_size, stride, padding, False)
+            self.plain = Plain(bias=False)
+
+        def forward(self, x):
+            return self.up(x) + self.off(x)
+""")
+
+
+def test_a_string_landing_in_bias_is_its_truth(tmp_path):
+    code = convert_source(SOURCE).code
+    assert "has_bias=bool(bias)" in code, code  # DeconvBlock: a call passes 'prelu' there
+    assert "out_channels=4, has_bias=bias" in code, code  # Plain: only bools reach it
+    x = np.random.default_rng(0).standard_normal((2, 3, 5, 5)).astype(np.float32)
+    for mode in ("pynative", "graph"):
+        assert_port_matches_in_mode(SOURCE, code, "UpBlock", [x], tmp_path, f"nonbool_{mode}", mode)
