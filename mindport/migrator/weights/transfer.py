@@ -2,6 +2,9 @@
 parameters (``transfer_weights``)."""
 from __future__ import annotations
 
+import inspect
+import re
+
 import numpy as np
 
 from mindport.errors import MigrationError
@@ -21,6 +24,8 @@ def transfer_weights(state_dict_or_path, cell, *, strict: bool = True, name_map:
 
     state = load_state_dict(state_dict_or_path)
     plan, report = plan_transfer(state, cell, name_map)
+    if report.unexpected and _create_lazy_buffers(state, cell, report.unexpected):
+        plan, report = plan_transfer(state, cell, name_map)
     if strict and not report.ok:
         raise MigrationError("weights do not line up with the MindSpore model", report.errors)
     for item in plan.items:
@@ -35,3 +40,51 @@ def transfer_weights(state_dict_or_path, cell, *, strict: bool = True, name_map:
                 _release(state[key])
     report.weight_map = plan
     return report
+
+
+def _create_lazy_buffers(state, cell, keys: list[str]) -> bool:
+    """Buffers a model registers only on its first forward (pytorch-generative's ``__call__`` override sets
+    ``self._c/_h/_w`` from the first image's shape, and its own ``load_state_dict`` override creates them before
+    loading, so a fresh torch model takes the checkpoint): a torch key ``<cell path>.<name>`` whose Cell exists, lacks
+    ``name`` (absent or None), and whose own class code (not MindSpore's) assigns ``self.<name>`` is created here as
+    the non-trainable Parameter a buffer is, as that code would, then filled like any other. Any other unmatched key
+    stays an error (a renamed layer, a MindSpore layer's other parameter names). True when one was created."""
+    import mindspore as ms
+
+    created = False
+    for key in keys:
+        path, _, name = key.rpartition(".")
+        sub = cell
+        for part in path.split(".") if path else ():
+            sub = _item(sub, part) if part.isdigit() and hasattr(sub, "__getitem__") else getattr(sub, part, None)
+            if sub is None:
+                break
+        if not isinstance(sub, ms.nn.Cell) or getattr(sub, name, None) is not None or not _own_code_sets(sub, name):
+            continue
+        value = np.array(state[key])
+        setattr(sub, name, ms.Parameter(ms.Tensor(value), name=key, requires_grad=False))
+        created = True
+    return created
+
+
+def _item(container, part: str):
+    try:
+        return container[int(part)]
+    except (IndexError, KeyError, TypeError, ValueError):
+        return None
+
+
+def _own_code_sets(sub, name: str) -> bool:
+    """Does a class of ``sub``'s, written by the project (not MindSpore's or mindport's), assign ``self.<name>``?"""
+    pattern = re.compile(rf"\bself\.{re.escape(name)}\s*=(?!=)")
+    for klass in type(sub).__mro__:
+        module = getattr(klass, "__module__", "") or ""
+        if module.split(".")[0] in ("mindspore", "mindport", "builtins", "abc"):
+            continue
+        try:
+            source = inspect.getsource(klass)
+        except (OSError, TypeError):
+            continue
+        if pattern.search(source):
+            return True
+    return False
