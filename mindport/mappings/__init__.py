@@ -125,11 +125,17 @@ class Entry:
         """torch attribute -> MindSpore attribute path of a layer: its parameters (the weight rule: a BatchNorm3d's
         ``weight`` is ``bn2d.gamma``), and the constructor arguments it renames without changing their value
         (``groups`` -> ``group``; ``momentum`` becomes 1 - torch's, so it is not an attribute of the same meaning)."""
-        attributes = {k: v for k, v in self.rename.items() if v and v != k and k not in self.values}
+        attributes = {k: v for k, v in self.rename.items()
+                      if v and v != k and self.values.get(k, SAME_VALUE_TRANSFORM) == SAME_VALUE_TRANSFORM}
         attributes = {k: v for k, v in attributes.items() if k not in self.weights}
         attributes.update({k: v for k, v in self.weights.items() if v and v != k})
         attributes.update(self.attributes)  # what the entry says the Cell keeps under another name
         return attributes
+
+
+# the value transform that keeps the value (an int given where MindSpore wants a float: 1 -> 1.0): a renamed argument
+# with it is still an attribute of the same meaning (LayerNorm's eps, kept as epsilon)
+SAME_VALUE_TRANSFORM = "layers_float_value"
 
 
 def parse_signature(text: str, where: str) -> tuple[Param, ...]:

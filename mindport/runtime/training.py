@@ -102,6 +102,8 @@ def value_and_grad(fn, weights=(), leaves=0):
             raise RuntimeError(_UNREACHED.format(name=getattr(fn, "__name__", "forward_fn")))
         # the leaves enter as copies: MindSpore refuses in-place writes (w -= lr * w.grad) to a network's input
         inputs = [a.copy() for a in args[:leaves]] + list(args[leaves:])
+        with _Replay(fn, inputs, check_only=True):  # a refusal raised inside the differentiation would leave
+            pass  # MindSpore's PyNative executor mid-gradient: the next gradient in the process fails (LayerNormGrad)
         with _ReadParameters() as read:
             taken = _GRAPH_GRADS[0]
             try:
@@ -271,8 +273,9 @@ class _Replay:
     computed again by its recorded function (inside the differentiation, so the gradient reaches the parameters);
     lists are changed in place and put back afterwards."""
 
-    def __init__(self, fn, inputs):
+    def __init__(self, fn, inputs, check_only=False):
         self.fn, self.inputs, self._undo, self._memo = fn, inputs, [], {}
+        self._check_only = check_only  # only refuse what cannot be computed again (_refuse_redraws): change nothing
 
     def __enter__(self):
         if not _TAPE:
@@ -330,6 +333,11 @@ class _Replay:
         return value
 
     def _again(self, value):
+        if self._check_only:
+            _, fn, inputs = _TAPE[id(value)]
+            if not isinstance(fn, _Step):
+                _refuse_redraws(fn, inputs)
+            return value
         if id(value) not in self._memo:
             _, fn, inputs = _TAPE[id(value)]
             if isinstance(fn, _Step):  # a differentiated function's output: the function again, once

@@ -56,7 +56,7 @@ def test_classes_called_with_star_arguments_are_built_by_native_factories(mode, 
     assert "mindport" not in code and "mp_adapt" not in code  # was mp_adapt.api("torch.nn.Linear")(*args, **kwargs)
     assert "def make_linear(in_features, out_features, bias=True, device=None, dtype=None):" in code
     assert "return make_linear(*args, **kwargs)" in code and "return make_avgpool2d(*args, **kwargs)" in code
-    assert "nn.GroupNorm(num_groups=num_groups, num_channels=num_channels, eps=eps, affine=affine)" in code
+    assert "nn.GroupNorm(num_groups=num_groups, num_channels=num_channels, eps=float(eps), affine=affine)" in code
     assert code.index("def make_linear(") < code.index("def linear(")  # defined before the helper that calls it
     x = np.random.default_rng(0).standard_normal((2, 4, 6, 6)).astype(np.float32)
     assert_port_matches_in_mode(textwrap.dedent(HELPERS), code, "Net", [x], tmp_path, "factories", mode,

@@ -442,6 +442,8 @@ def layers_float_value(arg: Arg) -> str:
         if arg.source.startswith("float(") and arg.source.endswith(")"):
             return arg.source
         return f"float({arg.source})"
+    if isinstance(value, float):
+        return arg.source  # a float literal as written (1e-6 stays 1e-6)
     return repr(float(value))
 
 
