@@ -204,10 +204,7 @@ def object_classes_from_bases(per_file: list[dict[str, list[str]]]) -> frozenset
     """Class names, across the project, that are plain objects: no base but ``object`` or another such class of the
     project (``class Trainer:``), whatever file defines them. A class with any other base may be a module (torch's
     ``nn.Sequential``, a library's base) and is not one of these."""
-    bases: dict[str, set[str]] = {}
-    for file_bases in per_file:
-        for name, names in file_bases.items():
-            bases.setdefault(name, set()).update(names)
+    bases = _merged_bases(per_file)
     found: set[str] = set()
     changed = True
     while changed:
@@ -231,12 +228,19 @@ def module_classes_from_bases(per_file: list[dict[str, list[str]]]) -> frozenset
     return _subclasses(per_file, "Module")
 
 
-def _subclasses(per_file: list[dict[str, list[str]]], base: str) -> frozenset[str]:
-    """Class names, across the project, with a base named ``base`` directly or through project-local bases."""
+def _merged_bases(per_file: list[dict[str, list[str]]]) -> dict[str, set[str]]:
+    """Class name -> the last components of its bases, over every file of the project (a name defined in two files
+    gets the bases of both)."""
     bases: dict[str, set[str]] = {}
     for file_bases in per_file:
         for name, names in file_bases.items():
             bases.setdefault(name, set()).update(names)
+    return bases
+
+
+def _subclasses(per_file: list[dict[str, list[str]]], base: str) -> frozenset[str]:
+    """Class names, across the project, with a base named ``base`` directly or through project-local bases."""
+    bases = _merged_bases(per_file)
     found = {name for name, bs in bases.items() if base in bs}
     changed = True
     while changed:
