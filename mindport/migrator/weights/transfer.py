@@ -9,7 +9,7 @@ import numpy as np
 
 from mindport.errors import MigrationError
 from mindport.migrator.weights.loading import _release, load_state_dict
-from mindport.migrator.weights.plan import _gather, plan_transfer
+from mindport.migrator.weights.plan import _cell_paths, _gather, plan_transfer
 from mindport.migrator.weights.report import TransferReport
 
 
@@ -52,26 +52,16 @@ def _create_lazy_buffers(state, cell, keys: list[str]) -> bool:
     import mindspore as ms
 
     created = False
+    cells = _cell_paths(cell)  # the plan's own path -> sub-cell map (torch's names: ``blocks.0``)
     for key in keys:
         path, _, name = key.rpartition(".")
-        sub = cell
-        for part in path.split(".") if path else ():
-            sub = _item(sub, part) if part.isdigit() and hasattr(sub, "__getitem__") else getattr(sub, part, None)
-            if sub is None:
-                break
+        sub = cells.get(path)
         if not isinstance(sub, ms.nn.Cell) or getattr(sub, name, None) is not None or not _own_code_sets(sub, name):
             continue
         value = np.array(state[key])
         setattr(sub, name, ms.Parameter(ms.Tensor(value), name=key, requires_grad=False))
         created = True
     return created
-
-
-def _item(container, part: str):
-    try:
-        return container[int(part)]
-    except (IndexError, KeyError, TypeError, ValueError):
-        return None
 
 
 def _own_code_sets(sub, name: str) -> bool:
