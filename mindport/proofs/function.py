@@ -5,7 +5,8 @@ Used by the generated test suite (``tests/mappings/test_proofs.py``) and by ``mi
 
 Input specs in an example's ``inputs``/``self`` (parsed, never evaluated):
   ``randn(2, 3)`` normal floats · ``rand(2, 3)`` uniform [0, 1) · ``randpos(2, 3)`` uniform [0.5, 2) ·
-  ``randint(LO, HI, (2, 3))`` int64 in [LO, HI) · ``randbool(2, 3)`` · ``randsign(2, 3)`` -1.0/+1.0 · append ``:float64``/``:float16``/``:int32``
+  ``randint(LO, HI, (2, 3))`` int64 in [LO, HI) · ``randbool(2, 3)`` · ``randsign(2, 3)`` -1.0/+1.0 ·
+  ``randtail(2, 3)`` |x| uniform in [0.9, 0.9999) with either sign (the tails of inverse functions) · append ``:float64``/``:float16``/``:int32``
   to change the dtype · ``scalar(1.5)`` a Python number.
 """
 from __future__ import annotations
@@ -28,7 +29,7 @@ STYLES = ("positional", "keyword", "shuffled", "omitted", "variables", "adapter"
 # converter hands the call to the runtime adapter (mindport/runtime/adapt.py), which maps them when the call happens
 PROGRAM_STYLE = "program"  # the example is a whole torch program (``example.program``)
 _SNIPPETS = itertools.count()
-_SPEC = re.compile(r"^(randn|rand|randpos|randint|randbool|randsign|scalar)\((.*)\)(?::(\w+))?$")
+_SPEC = re.compile(r"^(randn|rand|randpos|randint|randbool|randsign|randtail|scalar)\((.*)\)(?::(\w+))?$")
 
 
 class ProofError(AssertionError):
@@ -51,6 +52,9 @@ def make_input(spec: str, rng: np.random.Generator):
         return rng.random(shape) < 0.5
     if kind == "randsign":  # labels of margin/hinge losses: -1 or +1
         return np.where(rng.random(shape) < 0.5, -1.0, 1.0).astype(dtype or "float32")
+    if kind == "randtail":  # near +-1, where an inverse CDF/erfinv loses accuracy first
+        sign = np.where(rng.random(shape) < 0.5, -1.0, 1.0)
+        return (sign * rng.uniform(0.9, 0.9999, size=shape)).astype(dtype or "float32")
     if kind == "randn":
         values = rng.standard_normal(shape)
     elif kind == "rand":

@@ -16,6 +16,7 @@ import mindspore as ms
 import numpy as np
 from mindspore import Tensor, ops
 
+from mindport.runtime import special as _special
 from mindport.runtime._graph import host_only as _host_only
 
 
@@ -112,7 +113,8 @@ class Normal(Distribution):
         return 0.5 * (1 + ops.erf((_tensor(value) - self.loc) / (self.scale * math.sqrt(2))))
 
     def icdf(self, value):
-        return self.loc + self.scale * ops.erfinv(2 * _tensor(value) - 1) * math.sqrt(2)
+        # torch's formula; MindSpore's own erfinv is wrong near +-1 (the tails): the runtime's guarded erfinv
+        return self.loc + self.scale * _special.erfinv(2 * _tensor(value) - 1) * math.sqrt(2)
 
     def entropy(self):
         return 0.5 + 0.5 * math.log(2 * math.pi) + ops.log(self.scale)
