@@ -679,14 +679,17 @@ class TableCallTransform(Rule):
         """Does the port keep the guards against MindSpore's CPU kernel defects (``convert --device any|cpu``)?"""
         return self.ctx.options.device in CPU_GUARDED
 
-    def _guard_target(self, target: str, input_node) -> str:
-        """An int-to-float guard (``mp_math.sigmoid``) on an input floating point by construction: ``ops.sigmoid``
-        (not for ``OWN_PRECISION``'s, which also guard the CPU kernel's precision: ``mp_math.tanh`` stays, except in
-        a port for a GPU or Ascend)."""
+    def _guard_target(self, target: str, input_node, call: cst.Call, api: str) -> str:
+        """An int-to-float guard (``mp_math.sigmoid``) on an input floating point by construction, or at a call site
+        where a recorded torch run saw only floating inputs (``convert --facts``, ``mindport.observed``; the site's
+        observed API must be ``api``, the torch name's last part): ``ops.sigmoid`` (not for ``OWN_PRECISION``'s,
+        which also guard the CPU kernel's precision: ``mp_math.tanh`` stays, except in a port for a GPU or Ascend)."""
         module, _, name = target.rpartition(".")
         if module != GUARDS or name not in INT_TO_FLOAT or input_node is None \
                 or (name in OWN_PRECISION and self._cpu_guarded()):
             return target
+        if self._observed_float(call, api):
+            return f"mindspore.ops.{name}"
         function = self._functions[-1] if self._functions else None
         facts = self._float_facts.get(id(function))
         if facts is None:
@@ -694,6 +697,16 @@ class TableCallTransform(Rule):
             facts = self._float_facts[id(function)] = FloatFacts(function, self.scope.resolve_torch, layers,
                                                                  frozenset(INT_TO_FLOAT))
         return f"mindspore.ops.{name}" if facts.is_float(input_node) else target
+
+    def _observed_float(self, call: cst.Call, api: str) -> bool:
+        """Did the recorded run (``Options.float_sites``) see only floating inputs at this call of ``api``?"""
+        sites = self.ctx.options.float_sites
+        if not sites:
+            return False
+        where = self.ctx.positions.get(call)
+        if where is None:
+            return False
+        return (where.start.line, where.start.column, where.end.line, where.end.column, api) in sites
 
     def _unmasked_target(self, target: str, mapped: dict, input_node) -> str:
         """The runtime softmax on an input that can hold no row of all -inf (``UnmaskedFacts``): ``ops.softmax``,
@@ -843,7 +856,8 @@ class TableCallTransform(Rule):
                                                            and id(original_node) not in self._runtime_lists):
                 target = NATIVE_LIST
             input_node = self._input_node(entry, original_node)
-            target = self._unmasked_target(self._guard_target(target, input_node), mapped, input_node)
+            target = self._unmasked_target(self._guard_target(target, input_node, original_node, _api_name(entry)),
+                                           mapped, input_node)
             if target in LEGACY_EMPTY_CAT and empty_cat_members(
                     original_node, self._empty_locals(), self._empty_attributes, self.scope.resolve_torch):
                 target = LEGACY_EMPTY_CAT[target]
@@ -938,7 +952,8 @@ class TableCallTransform(Rule):
             mapped = map_arguments(entry, self._sizes_as_tuples(entry, bind_arguments(entry, list(updated_node.args))),
                                    profile)
             target = switched_target(mapped, target)
-            target = self._unmasked_target(self._guard_target(target, func.value), mapped, func.value)
+            target = self._unmasked_target(self._guard_target(target, func.value, original_node, _api_name(entry)),
+                                           mapped, func.value)
             self._resolve_ms_names(mapped)
         except RunTimeArguments:
             self.ctx.converted_sites += 1
@@ -1302,6 +1317,11 @@ def _local_names(function: cst.FunctionDef) -> frozenset[str]:
 
 # the module of the int-to-float guards (mindport.runtime.promotion names them)
 GUARDS = "mindport.runtime.math"
+
+
+def _api_name(entry) -> str:
+    """The name a recorded run gives an entry's call (``torch.Tensor.sigmoid`` -> ``sigmoid``: mindport.observed)."""
+    return entry.torch.rpartition(".")[2]
 
 # torch.Tensor.type's runtime function (a cast, a type name, or the type name read): astype for a dtype argument
 RUNTIME_TYPE = "mindport.runtime.tensor.type"
