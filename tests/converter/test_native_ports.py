@@ -925,3 +925,39 @@ def test_softmax_layer_only_called_on_rows_with_no_minus_inf_is_nn_softmax(mode,
     mask[1, :, 0] = True
     assert_port_matches_in_mode(SOFTMAX_LAYERS, code, "Net", [x, mask], tmp_path, "softmax_layers", mode,
                                 rtol=1e-5, atol=1e-6)
+
+
+RANDN_LIKE = HEAD + """
+class Noise(nn.Module):
+    def forward(self, logvar):
+        std = torch.exp(0.5 * logvar)
+        return torch.randn_like(std) * std
+
+
+def other(t):
+    return torch.randn_like(t)
+"""
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_randn_like_of_a_float_by_construction_is_ops_randn_like_with_its_dtype(mode, tmp_path):
+    # examples/vae: std = torch.exp(0.5 * logvar); eps = torch.randn_like(std). torch keeps the input's dtype;
+    # ops.randn_like gives float32 for a float16 input unless told the dtype
+    import mindspore as ms
+    import torch
+
+    code = _convert(RANDN_LIKE)
+    assert "ops.randn_like(std, dtype=std.dtype)" in code, code
+    assert "return mp_math.randn_like(t)" in code  # a parameter: the runtime's (complex, dtype)
+    net = load_module(code, tmp_path / f"m_randn_like_{mode}.py", f"m_randn_like_{mode}").Noise()
+    ms.set_context(mode=ms.GRAPH_MODE if mode == "graph" else ms.PYNATIVE_MODE)
+    try:
+        for dtype in (np.float16, np.float32, np.float64):
+            x = np.zeros((3, 4), dtype)
+            got = net(ms.Tensor(x))
+            want = torch.exp(0.5 * torch.from_numpy(x))
+            assert got.shape == tuple(want.shape)
+            assert str(got.dtype).lower() == str(want.dtype).replace("torch.", "")
+            assert float(got.asnumpy().std()) > 0.1  # draws, not zeros
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)

@@ -690,13 +690,31 @@ class TableCallTransform(Rule):
             return target
         if self._observed_float(call, api):
             return f"mindspore.ops.{name}"
+        return f"mindspore.ops.{name}" if self._floats().is_float(input_node) else target
+
+    def _floats(self) -> FloatFacts:
+        """The enclosing function's float facts (which tensors are floating point by construction)."""
         function = self._functions[-1] if self._functions else None
         facts = self._float_facts.get(id(function))
         if facts is None:
             layers = self._class_layers[-1] if self._class_layers else {}
             facts = self._float_facts[id(function)] = FloatFacts(function, self.scope.resolve_torch, layers,
                                                                  frozenset(INT_TO_FLOAT))
-        return f"mindspore.ops.{name}" if facts.is_float(input_node) else target
+        return facts
+
+    def _native_like(self, target: str, mapped: dict, input_node) -> str:
+        """``torch.randn_like(std)`` on a name floating point by construction (``std = torch.exp(0.5 * logvar)``, a
+        real float: an integer input is refused by torch, a complex one is not float): ``ops.randn_like(std,
+        dtype=std.dtype)``; the explicit dtype keeps the input's (ops.randn_like gives float32 for a float16 input).
+        The runtime's elsewhere, and where a dtype is given."""
+        native = NATIVE_LIKE.get(target)
+        dtype = mapped.get("dtype")
+        if native is None or not isinstance(input_node, cst.Name) \
+                or (dtype is not None and dtype.given and dtype.source != "None") \
+                or not self._floats().is_float(input_node):
+            return target
+        mapped["dtype"] = Arg(f"{input_node.value}.dtype")
+        return native
 
     def _observed_float(self, call: cst.Call, api: str) -> bool:
         """Did the recorded run (``Options.float_sites``) see only floating inputs at this call of ``api``?"""
@@ -858,6 +876,7 @@ class TableCallTransform(Rule):
             input_node = self._input_node(entry, original_node)
             target = self._unmasked_target(self._guard_target(target, input_node, original_node, _api_name(entry)),
                                            mapped, input_node)
+            target = self._native_like(target, mapped, input_node)
             if target in LEGACY_EMPTY_CAT and empty_cat_members(
                     original_node, self._empty_locals(), self._empty_attributes, self.scope.resolve_torch):
                 target = LEGACY_EMPTY_CAT[target]
@@ -1335,6 +1354,10 @@ RUNTIME_EINSUM = "mindport.runtime.math.einsum"
 # the runtime softmax (written out for MindSpore's CPU kernel defect on rows of all -inf) -> MindSpore's own, with
 # its renames, where the input can hold no such row (native_facts.UnmaskedFacts)
 NATIVE_UNMASKED = {"mindport.runtime.nn_functional.softmax": ("mindspore.ops.softmax", {"dim": "axis"})}
+
+# the runtime's ``*_like`` random functions -> MindSpore's own, given the input's dtype, on a name floating point by
+# construction (TableCallTransform._native_like)
+NATIVE_LIKE = {"mindport.runtime.math.randn_like": "mindspore.ops.randn_like"}
 
 # torch.cat skips 1-D tensors of no elements (``acc = torch.tensor([])`` grown by cat); MindSpore's Concat refuses
 # them: the runtime's cat where a member may be one (native_facts.empty_cat_members)
