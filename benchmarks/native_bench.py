@@ -14,9 +14,14 @@ the result, checks that each pair has the same number of parameters, and times e
 
 It also prints the ``mindport.runtime`` sites left in the converted file (which helpers the port goes through).
 
+``--ports simple_vit,wideresnet`` adds real ports: the trials entry's files are extracted from its fetched snapshot
+(the wild harness's ``materialise``), converted with ``convert_path``, built with the entry's constructor, and timed
+against the hand-written twin in ``native_models/ms_twins.py`` (``--models ''`` times the ports only).
+
 Usage (from the project root):
     PYTHONPATH=$PWD /work/main/.venv/bin/python benchmarks/native_bench.py [--repeats 15] [--warmup 3]
-        [--models resnet18,vit,gpt,unet] [--modes pynative,graph] [--json OUT]
+        [--models resnet18,vit,gpt,unet] [--ports simple_vit,wideresnet] [--modes pynative,graph] [--json OUT]
+        [--manifest benchmarks/trials/modern.json] [--mirrors /work/.mirror]
 """
 from __future__ import annotations
 
@@ -40,6 +45,44 @@ PAIRS = {
     "gpt": ("GPT", {}, lambda np: [np.random.default_rng(0).integers(0, 256, (4, 64)).astype(np.int64)]),
     "unet": ("UNet", {}, lambda np: [np.random.default_rng(0).standard_normal((2, 3, 64, 64), np.float32)]),
 }
+
+
+# port name -> (trials entry id, the twin's constructor in ms_twins.py, input maker); the port is built by the entry's
+# own constructor
+PORTS = {
+    "simple_vit": ("vit/simple_vit", "SimpleViT(image_size=32, patch_size=8, num_classes=10, dim=64, depth=2, heads=4, "
+                   "mlp_dim=128, dim_head=16)",
+                   lambda np: [np.random.default_rng(0).standard_normal((4, 3, 32, 32), np.float32)]),
+    "wideresnet": ("cifar100/wideresnet", "wideresnet(depth=16, widen_factor=2)",
+                   lambda np: [np.random.default_rng(0).standard_normal((4, 3, 32, 32), np.float32)]),
+}
+HARNESS = Path("/work/shared/wild/run.py")
+
+
+def convert_port(entry: dict, mirrors: str, work: Path):
+    """The trials entry's files extracted, converted, and its model built from the conversion; returns (the built
+    Cell, the converted files' runtime sites)."""
+    import re
+
+    from mindport.migrator import convert_path
+
+    spec = importlib.util.spec_from_file_location("_wild_run", HARNESS)
+    harness = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(harness)
+    gitdir = harness.gitdir(mirrors, entry["repo"])
+    if gitdir is None:
+        raise SystemExit(f"no snapshot of {entry['repo']} under {mirrors}: fetch it first")
+    src, conv = work / "src", work / "conv"
+    harness.materialise(entry, gitdir, str(src))
+    convert_path(src, conv, jobs=1, force=True, use_cache=False)
+    sites = []
+    for rel in entry["files"]:
+        code = (conv / rel).read_text(encoding="utf-8")
+        sites += re.findall(r"\bmp_\w+\.\w+|\bRearrange\b|\bReduce\b", "\n".join(
+            line for line in code.splitlines() if not line.startswith(("from ", "import "))))
+    sys.path.insert(0, str(conv / entry.get("import_root", ".")))
+    module = importlib.import_module(entry["module"])
+    return eval(entry["ctor"], vars(module)), sites  # noqa: S307 - the manifest's constructor expression
 
 
 def _import(path: Path, name: str):
@@ -102,6 +145,9 @@ def main(argv=None) -> int:
     ap.add_argument("--repeats", type=int, default=15)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--json", default="")
+    ap.add_argument("--ports", default="", help=f"trials ports against their twins: {','.join(PORTS)}")
+    ap.add_argument("--manifest", default=str(HERE / "trials" / "modern.json"))
+    ap.add_argument("--mirrors", default="/work/.mirror")
     a = ap.parse_args(argv)
 
     import mindspore as ms
@@ -109,12 +155,25 @@ def main(argv=None) -> int:
     from mindspore import nn
 
     work = Path(tempfile.mkdtemp(prefix="mp-native-bench-"))
-    converted_path, sites = convert_models(work)
-    print(f"converted torch_models.py: {len(sites)} mindport.runtime sites"
-          + (f" ({', '.join(sorted(set(sites)))})" if sites else ""))
+    models = [m for m in a.models.split(",") if m]
+    sites = []
+    if models:
+        converted_path, sites = convert_models(work)
+        print(f"converted torch_models.py: {len(sites)} mindport.runtime sites"
+              + (f" ({', '.join(sorted(set(sites)))})" if sites else ""))
     ms.set_seed(0)
-    converted = _import(converted_path, "converted_models")
-    native = _import(MODELS / "ms_models.py", "ms_models")
+    converted = _import(converted_path, "converted_models") if models else None
+    native = _import(MODELS / "ms_models.py", "ms_models") if models else None
+    twins = _import(MODELS / "ms_twins.py", "ms_twins")
+    entries = {e["id"]: e for e in json.loads(Path(a.manifest).read_text())}
+    ports = {}
+    for port in (p for p in a.ports.split(",") if p):
+        entry_id, twin_ctor, make_inputs = PORTS[port]
+        ours, port_sites = convert_port(entries[entry_id], a.mirrors, work / port)
+        print(f"converted {entry_id}: {len(port_sites)} mindport.runtime sites"
+              + (f" ({', '.join(sorted(set(port_sites)))})" if port_sites else ""))
+        ports[port] = (ours, eval(twin_ctor, vars(twins)), make_inputs)  # noqa: S307 - our own constructor text
+        sites += port_sites
 
     class MeanSquare(nn.Cell):
         def __init__(self, net):
@@ -127,12 +186,15 @@ def main(argv=None) -> int:
 
     rows = []
     modes = {"pynative": ms.PYNATIVE_MODE, "graph": ms.GRAPH_MODE}
-    print(f"{'model':9} {'mode':8} {'pass':9} {'converted ms':>12} {'native ms':>10} {'ratio':>6} {'median ratio':>12}")
+    print(f"{'model':10} {'mode':8} {'pass':9} {'converted ms':>12} {'native ms':>10} {'ratio':>6} {'median ratio':>12}")
     for mode_name in a.modes.split(","):
         ms.set_context(mode=modes[mode_name])
-        for name in a.models.split(","):
-            cls, kwargs, make_inputs = PAIRS[name]
-            ours, theirs = getattr(converted, cls)(**kwargs), getattr(native, cls)(**kwargs)
+        for name in models + list(ports):
+            if name in ports:
+                ours, theirs, make_inputs = ports[name]
+            else:
+                cls, kwargs, make_inputs = PAIRS[name]
+                ours, theirs = getattr(converted, cls)(**kwargs), getattr(native, cls)(**kwargs)
             n_ours, n_theirs = _param_count(ours), _param_count(theirs)
             if n_ours != n_theirs:
                 raise SystemExit(f"{name}: the converted model has {n_ours} parameters, the native one {n_theirs}")
@@ -151,7 +213,7 @@ def main(argv=None) -> int:
                        "converted_ms": round(ta * 1e3, 3), "native_ms": round(tb * 1e3, 3), "ratio": round(ta / tb, 3),
                        "median_ratio": round(ma / mb, 3)}
                 rows.append(row)
-                print(f"{name:9} {mode_name:8} {pass_name:9} {row['converted_ms']:12.2f} {row['native_ms']:10.2f} "
+                print(f"{name:10} {mode_name:8} {pass_name:9} {row['converted_ms']:12.2f} {row['native_ms']:10.2f} "
                       f"{row['ratio']:6.3f} {row['median_ratio']:12.3f}", flush=True)
     worst = max(rows, key=lambda r: r["ratio"])
     print(f"worst ratio: {worst['ratio']:.3f} ({worst['model']} {worst['mode']} {worst['pass']}); "

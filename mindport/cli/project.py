@@ -47,8 +47,11 @@ from mindport.cli.app import (
               help="json prints the full report (every site) on stdout, for CI.")
 @click.option("--force", is_flag=True, help="Write into an existing OUT that mindport did not create; replace one "
                                            "that holds another source's conversion.")
+@click.option("--facts", "facts_file", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="A recorded torch run (`mindport observe`): sites it saw only floating inputs at get MindSpore's "
+                   "own op instead of the int-to-float guard.")
 def convert(src, out, in_place, no_backup, show_diff, target, device, ms_version, jobs, exclude, mapping_files,
-            timeout, max_file_size, fmt, force):
+            timeout, max_file_size, fmt, force, facts_file):
     """Rewrite PyTorch source (a file, a repository, notebooks) into MindSpore source.
 
     \b
@@ -85,12 +88,20 @@ def convert(src, out, in_place, no_backup, show_diff, target, device, ms_version
     if not (out or in_place or show_diff):
         _fail_input("give -o OUT, --in-place or --diff")
     overlays = _overlay_files(src, mapping_files)
+    facts = None
+    if facts_file:
+        from mindport.observed import load
+
+        try:
+            facts = load(facts_file)
+        except ValueError as exc:
+            _fail_input(exc)
     try:
         with _Progress(enabled=not show_diff) as progress:  # --diff | less: the pager owns the terminal
             report = convert_path(src, out, target=target, ms_version=version, jobs=jobs, exclude=exclude,
                                   in_place=in_place, backup=not no_backup, diff=show_diff, force=force,
                                   timeout=timeout or None, max_file_size=_size(max_file_size), mappings=overlays,
-                                  progress=progress.files, device=device)
+                                  progress=progress.files, device=device, facts=facts)
     except InputError as exc:
         _fail_input(exc)
     if show_diff:
@@ -107,6 +118,55 @@ def convert(src, out, in_place, no_backup, show_diff, target, device, ms_version
         if out and not show_diff:
             console.print(f"written to {out}")
     sys.exit(EXIT_OK if report.ok else EXIT_FINDINGS)
+
+
+@main.command(context_settings={"max_content_width": 100})
+@click.argument("src", type=click.Path(exists=True, file_okay=False))
+@click.option("--model", required=True, metavar="FILE.py:Name", help="The network to run (class or factory), relative "
+                                                                       "to SRC.")
+@click.option("--ctor", default="", metavar="ARGS", help='Its constructor arguments as Python source: "num_classes=10".')
+@click.option("--input", "inputs", multiple=True, required=True, metavar="SPEC",
+              help="Forward input, as validate takes it: 2x3x32x32:float32, 2x16:int64:0:1000, a .npy file; "
+                   "repeatable.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the inputs and of the init.")
+@click.option("-o", "--out", "out", required=True, type=click.Path(dir_okay=False), help="The facts file to write.")
+def observe(src, model, ctor, inputs, seed, out):
+    """Run the torch original once (built, eval(), one forward) and record what each call site of SRC's files
+    received: the facts `convert --facts` converts with.
+
+    \b
+    Example:
+      mindport observe my_repo --model models/net.py:Net --input 2x3x32x32:float32 -o facts.json
+      mindport convert my_repo -o converted --facts facts.json
+    Per call site the file holds the torch API called there and the dtypes of its first tensor argument
+    (mindport/observed.py). A site the run did not reach keeps its run-time helper in the conversion.
+    This command runs your project's code. Exit: 0 recorded, 2 the model could not be built or run.
+    """
+    import torch
+
+    from mindport.errors import InputError
+    from mindport.observed import record
+    from mindport.validators.parity.compare import _resolve_inputs
+    from mindport.validators.parity.loading import build_model
+    from mindport.validators.parity.side_torch import _tensors
+
+    try:
+        _, arrays = _resolve_inputs(inputs, seed)
+        torch.manual_seed(seed)
+        with record(src) as facts:
+            net = build_model(model, ctor, root=src)
+            if isinstance(net, torch.nn.Module):
+                net.eval()
+            with torch.no_grad():
+                net(*_tensors(arrays))
+    except InputError as exc:
+        _fail_input(exc)
+    except Exception as exc:  # noqa: BLE001 - the user's forward failed: say where, as validate does
+        _fail_input(f"running {model} failed: {type(exc).__name__}: {exc}")
+    facts.save(out)
+    sites = sum(len(v) for v in facts.files.values())
+    _console().print(f"recorded {sites} call sites in {len(facts.files)} files: {out}")
+    sys.exit(EXIT_OK)
 
 
 @main.command(context_settings={"max_content_width": 100})

@@ -34,7 +34,7 @@ def convert_source(code: str, filename: str = "<string>", *, target: str = "nn",
                    ms_version: tuple[int, int] | None = None, module_classes=frozenset(),
                    local_packages=frozenset(), star_bindings=(), device: str = "any",
                    object_classes=frozenset(), list_names=frozenset(),
-                   function_classes=frozenset()) -> ConversionResult:
+                   function_classes=frozenset(), float_sites=()) -> ConversionResult:
     """Convert PyTorch source text to MindSpore source text.
 
     ``local_packages``: the top-level packages of the project the file belongs to (a torch-based package among them,
@@ -46,12 +46,15 @@ def convert_source(code: str, filename: str = "<string>", *, target: str = "nn",
     ``function_classes``: the project's custom autograd Functions, from every file (``convert_path``).
     ``list_names``: the names the project binds to a list in any of its files (``convert_path`` reads them:
     ``mindport.migrator.project.list_names``); a size given by a parameter or attribute of such a name may be a list.
+    ``float_sites``: the file's call sites a recorded torch run saw only floating inputs at (``mindport.observed``:
+    ``Facts.float_sites``); an int-to-float guard there is MindSpore's own op.
     """
     options = Options(target=target, ms_version=ms_version or installed_ms_version(),
                       module_classes=frozenset(module_classes), local_packages=frozenset(local_packages),
                       star_bindings=tuple(tuple(b) for b in star_bindings), device=device,
                       object_classes=frozenset(object_classes), list_names=frozenset(list_names),
-                      function_classes=frozenset(function_classes))
+                      function_classes=frozenset(function_classes),
+                      float_sites=frozenset(tuple(site) for site in float_sites))
     registry = load_registry()
     collecting = gc.isenabled()
     gc.disable()  # syntax trees are acyclic: the cycle collector's passes over them are pure cost (about 15 %)

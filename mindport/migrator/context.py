@@ -70,6 +70,9 @@ class Options:
     # ``invmat.InvMatrix.apply`` of an imported one is a call of the Cell it becomes
     star_bindings: tuple = ()  # ((name, torch name), ...) brought by `from <project module> import *` (convert_path)
     list_names: frozenset[str] = frozenset()  # names the project binds to a list in any file (project.list_names)
+    # observed facts (mindport.observed, ``convert --facts``): this file's call sites whose every input in the recorded
+    # torch run was floating point, as ((line, col, end_line, end_col, api name), ...)
+    float_sites: frozenset = frozenset()
 
 
 CPU_GUARDED = ("any", "cpu")  # Options.device values whose ports keep the CPU kernel guards

@@ -182,6 +182,9 @@ class ClassFacts:
         rebinds = order.statement_target(call) == var
         if order.in_loop(call) and not rebinds:
             return False
+        reaching = order.reaching_binding(var, call)
+        if reaching is not None and self.fresh(reaching[1]):
+            return self._straight_safe(order, arg, call, name, reaching[0], rebinds)
         for binding in order.bindings(var):
             if binding is None:  # bound by for/with/except/import/augmented-as/...: not a plain value
                 return False
@@ -205,6 +208,28 @@ class ClassFacts:
                 return False  # the input read after the call: torch's reader sees the result
             if order.position(read) < call_pos and not self._reading_only(parent, grand, read, name):
                 return False  # handed on (y = x, feats.append(x), a view x.view(...)) before the call
+        return True
+
+    def _straight_safe(self, order: "_Order", arg: cst.Name, call: cst.Call, name: str, bound: int,
+                       rebinds: bool) -> bool:
+        """Straight-line code (``x = self.bn(x); x = self.relu(x)`` with ``x = self.layer(x)`` before and after):
+        the call's input is the new tensor of the one binding that reaches it (statement ``bound``), so only the
+        reads between that binding and the call, and after the call, can see it; reads before it see other
+        tensors."""
+        var = arg.value
+        call_pos, call_stmt = order.position(call), order.statement_of(call)
+        start = order.statement_position(bound)
+        for read, parent, grand, stmt in order.reads(var):
+            if read is arg:
+                continue
+            if parent is None or stmt == call_stmt:
+                return False  # read in a closure, or in the call's own statement
+            if order.statement_position(stmt) <= start:
+                continue  # the binding's own value (x = self.bn(x) reads the tensor before) or earlier
+            if order.position(read) > call_pos and not rebinds:
+                return False
+            if order.position(read) < call_pos and not self._reading_only(parent, grand, read, name):
+                return False
         return True
 
     def _reading_only(self, parent, grand, read: cst.Name, name: str) -> bool:
@@ -401,10 +426,14 @@ class _Order(cst.CSTVisitor):
         self._statement: list[int] = []
         self._stmt_of: dict[int, int] = {}
         self._bindings: dict[str, list] = {}
+        # name -> (statement id, value) per binding; value None for one that is not ``name = value`` at the
+        # method's top level (in a block, a loop, a with, a tuple target ...)
+        self._binding_stmts: dict[str, list] = {}
         self._stmt_target: dict[int, str | None] = {}
         self._attr_refs: dict[str, list[_Ref]] = {}
         self._current_stmt_target: list[str | None] = []
         self._store: set[int] = set()
+        self._top: set[int] = set()  # the method's top-level simple statements
         self._method = method
         method.body.visit(self)
 
@@ -421,6 +450,8 @@ class _Order(cst.CSTVisitor):
         if isinstance(node, (cst.For, cst.While)):
             self._loops += 1
         if isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            if not self._statement and isinstance(node, cst.SimpleStatementLine):
+                self._top.add(id(node))
             self._statement.append(id(node))
         if self._statement:
             self._stmt_of[id(node)] = self._statement[-1]
@@ -453,10 +484,12 @@ class _Order(cst.CSTVisitor):
                     self._store.add(id(name))
                     plain = isinstance(t.target, cst.Name) and len(node.targets) == 1
                     self._bindings.setdefault(name.value, []).append(node.value if plain else None)
+                    self._bind(name.value, node.value if plain and len(self._statement) == 1 else None)
         elif isinstance(node, cst.AnnAssign):
             if isinstance(node.target, cst.Name):
                 self._store.add(id(node.target))
                 self._bindings.setdefault(node.target.value, []).append(node.value)
+                self._bind(node.target.value, node.value if len(self._statement) == 1 else None)
         elif isinstance(node, cst.AugAssign):
             # x += y: torch adds into x (a read of x, which keeps x's object: no new binding)
             if isinstance(node.target, cst.Name):
@@ -467,11 +500,13 @@ class _Order(cst.CSTVisitor):
             for name in target_name_nodes(node.target):
                 self._store.add(id(name))
                 self._bindings.setdefault(name.value, []).append(None)
+                self._bind(name.value, None)
         elif isinstance(node, (cst.AsName, cst.NamedExpr)):
             target = node.name if isinstance(node, cst.AsName) else node.target
             for name in target_name_nodes(target):
                 self._store.add(id(name))
                 self._bindings.setdefault(name.value, []).append(None)
+                self._bind(name.value, None)
         elif isinstance(node, cst.Name) and id(node) not in self._store:
             if not (isinstance(parent, cst.Attribute) and parent.attr is node) \
                     and not (isinstance(parent, cst.Arg) and parent.keyword is node):
@@ -485,7 +520,24 @@ class _Order(cst.CSTVisitor):
         if isinstance(node, cst.Call) and self._current_stmt_target:
             self._stmt_target[id(node)] = self._current_stmt_target[-1]
 
+    def _bind(self, name: str, value) -> None:
+        self._binding_stmts.setdefault(name, []).append((self._statement[-1] if self._statement else -1, value))
+
     # queries
+    def reaching_binding(self, name: str, call: cst.Call):
+        """In straight-line code, the statement id and value of the binding of ``name`` the call reads: the last
+        ``name = value`` before the call's statement when the call's statement and every binding of ``name`` are
+        plain statements of the method's top level; None otherwise (or when no binding comes before)."""
+        stmt = self.statement_of(call)
+        bindings = self._binding_stmts.get(name, [])
+        if stmt not in self._top or any(value is None for _, value in bindings):
+            return None
+        before = [(s, v) for s, v in bindings if self._pos.get(s, -1) < self._pos.get(stmt, -1)]
+        return before[-1] if before else None
+
+    def statement_position(self, stmt: int) -> int:
+        return self._pos.get(stmt, -1)
+
     def statement_of(self, node) -> int:
         return self._stmt_of.get(id(node), -2)
 

@@ -84,14 +84,16 @@ def _git_dirty(path: Path) -> bool | None:
 def convert_path(src, dst=None, *, target: str = "nn", ms_version: tuple[int, int] | None = None, jobs: int | None = None,
                  exclude: tuple[str, ...] = (), in_place: bool = False, backup: bool = True, diff: bool = False,
                  force: bool = False, use_cache: bool = True, progress=None, timeout: float | None = DEFAULT_TIMEOUT,
-                 max_file_size: int | None = DEFAULT_MAX_FILE_SIZE, mappings=(), device: str = "any") -> ConversionReport:
+                 max_file_size: int | None = DEFAULT_MAX_FILE_SIZE, mappings=(), device: str = "any",
+                 facts=None) -> ConversionReport:
     """Convert a file or a directory tree into ``dst`` (or in place, or only a diff). Raises InputError for
     unusable arguments.
 
     Every file is converted on its own, in a worker process: a failure, a crash or a file over ``timeout``
     seconds costs that file only (one MP299 line, the file copied unchanged). Files over ``max_file_size``
     bytes are copied unchanged with MP204. ``mappings``: the user's overlay tables (their paths), on top of the
-    bundled ones. ``progress(rel, done, total)`` is called once per file of the tree."""
+    bundled ones. ``progress(rel, done, total)`` is called once per file of the tree. ``facts``: a recorded torch run
+    (``mindport.observed.Facts``, its files relative to ``src``) whose observations the conversion uses."""
     from mindport.mappings import MappingError, overlays
 
     src = Path(src)
@@ -140,14 +142,14 @@ def convert_path(src, dst=None, *, target: str = "nn", ms_version: tuple[int, in
                                     ms_version=ms_version, jobs=jobs, in_place=in_place, backup=backup, diff=diff,
                                     use_cache=use_cache, progress=progress, timeout=timeout,
                                     max_file_size=max_file_size, mappings=tuple(str(p) for p in mappings),
-                                    device=device)
+                                    device=device, facts=facts)
     except MappingError as exc:
         raise InputError(str(exc)) from None
 
 
 def _convert_entries(src: Path, dst_path: Path, entries: list[TreeEntry], problems: list[FileReport], *, single: bool,
                      target, ms_version, jobs, in_place, backup, diff, use_cache, progress, timeout, max_file_size,
-                     mappings, device="any") -> ConversionReport:
+                     mappings, device="any", facts=None) -> ConversionReport:
     writes = not diff
     cache_path = (dst_path.parent if single else dst_path) / CACHE_NAME
     if writes and not in_place and not single and not cache_path.exists():
@@ -224,7 +226,10 @@ def _convert_entries(src: Path, dst_path: Path, entries: list[TreeEntry], proble
         speculative = {"target": target, "ms_version": ms_version, "module_classes": frozenset(),
                        "local_packages": local, "device": device, "list_names": lists}
 
-        def for_file(rel: str, opts: dict) -> dict:  # a file's options: the torch names its star imports bring
+        def for_file(rel: str, opts: dict) -> dict:  # a file's options: the torch names its star imports bring,
+            # and the sites a recorded run saw only floating inputs at
+            observed = facts.float_sites(rel) if facts is not None else ()
+            opts = {**opts, "float_sites": observed} if observed else opts
             return {**opts, "star_bindings": stars[rel]} if rel in stars else opts
 
         for result in workers.map([(rel, path, "python", for_file(rel, speculative), settings)
@@ -240,7 +245,8 @@ def _convert_entries(src: Path, dst_path: Path, entries: list[TreeEntry], proble
                    "function_classes": functions}
         calls_object = _calls_any(objects, functions)
         fingerprint = _tables_fingerprint(mappings) + json.dumps(
-            {k: sorted(v) if isinstance(v, frozenset) else v for k, v in options.items()}, sort_keys=True)
+            {k: sorted(v) if isinstance(v, frozenset) else v for k, v in options.items()}, sort_keys=True) + (
+            json.dumps(facts.to_json(), sort_keys=True) if facts is not None else "")
         cache = old_cache if old_cache and cache_json.get("fingerprint") == fingerprint else {}
         jobs_list = []
         done: list[_Converted] = []

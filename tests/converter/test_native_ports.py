@@ -116,6 +116,58 @@ def test_inplace_activation_whose_input_is_read_afterwards_keeps_the_runtime_cel
     assert_port_matches(source, code, "Net", (2, 3, 5, 5), tmp_path, f"relu_{case}", 1e-5)
 
 
+STRAIGHT_LINE = HEAD + """
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, padding=1)
+        self.stage = self._make_stage(4)
+        self.bn = nn.BatchNorm2d(4)
+        self.relu = nn.ReLU(inplace=True)
+        self.fc = nn.Linear(4 * 5 * 5, 2)
+
+    def _make_stage(self, c):
+        return nn.Sequential(nn.Conv2d(c, c, 1), nn.Identity())
+
+    def forward(self, x):
+        x = self.conv(x)
+        x = self.stage(x)
+        x = self.bn(x)
+        x = self.relu(x)
+        x = x.view(x.size(0), -1)
+        return self.fc(x)
+"""
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_inplace_activation_in_straight_line_code_reads_only_the_binding_that_reaches_it(mode, tmp_path):
+    # cifar100's WideResNet: x is rebound by layers of any kind before (self.stage may hand its input on), but the
+    # tensor ReLU gets is BatchNorm's new output, read by nothing else before or after: out of place is the same
+    code = _convert(STRAIGHT_LINE)
+    assert "self.relu = nn.ReLU()" in code and "Inplace" not in code, code
+    x = np.random.default_rng(0).standard_normal((2, 3, 5, 5)).astype(np.float32)
+    assert_port_matches_in_mode(textwrap.dedent(STRAIGHT_LINE), code, "Net", [x], tmp_path, f"straight_{mode}", mode,
+                                atol=1e-5)
+
+
+@pytest.mark.parametrize("forward", [
+    # the binding that reaches the call is a layer that may return its input (nn.Identity hands x on)
+    "x = self.conv(x)\nx = self.stage(x)\nx = self.relu(x)\nreturn self.fc(x.view(x.size(0), -1))",
+    # a binding in a block: not straight-line code (self.stage's tensor may reach the call)
+    "x = self.bn(self.conv(x))\nif x.shape[0] > 1:\n    x = self.stage(x)\nx = self.relu(x)\n"
+    "return self.fc(x.view(x.size(0), -1))",
+    # the fresh tensor handed on between its binding and the call
+    "x = self.bn(self.conv(x))\nkeep = x\nx = self.relu(x)\nreturn self.fc((x + keep).view(x.size(0), -1))",
+])
+def test_inplace_activation_in_straight_line_code_keeps_the_runtime_cell_otherwise(forward, tmp_path):
+    head, _, _ = STRAIGHT_LINE.partition("    def forward(self, x):")
+    source = head + "    def forward(self, x):\n" + textwrap.indent(forward, "        ") + "\n"
+    code = _convert(source)
+    assert "mp_nn.InplaceReLU()" in code, code
+    assert_port_matches(textwrap.dedent(source), code, "Net", (2, 3, 5, 5), tmp_path,
+                        f"straight_no_{abs(hash(forward))}", 1e-5)
+
+
 def test_inplace_activation_on_a_tensor_with_a_view_keeps_the_runtime_cell():
     # torch's view shares the storage; the runtime Cell writes the result into its input (the view is a copy in
     # MindSpore, a limitation of the runtime layer, not of this choice): the converter must not make it out of place
@@ -873,3 +925,39 @@ def test_softmax_layer_only_called_on_rows_with_no_minus_inf_is_nn_softmax(mode,
     mask[1, :, 0] = True
     assert_port_matches_in_mode(SOFTMAX_LAYERS, code, "Net", [x, mask], tmp_path, "softmax_layers", mode,
                                 rtol=1e-5, atol=1e-6)
+
+
+RANDN_LIKE = HEAD + """
+class Noise(nn.Module):
+    def forward(self, logvar):
+        std = torch.exp(0.5 * logvar)
+        return torch.randn_like(std) * std
+
+
+def other(t):
+    return torch.randn_like(t)
+"""
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_randn_like_of_a_float_by_construction_is_ops_randn_like_with_its_dtype(mode, tmp_path):
+    # examples/vae: std = torch.exp(0.5 * logvar); eps = torch.randn_like(std). torch keeps the input's dtype;
+    # ops.randn_like gives float32 for a float16 input unless told the dtype
+    import mindspore as ms
+    import torch
+
+    code = _convert(RANDN_LIKE)
+    assert "ops.randn_like(std, dtype=std.dtype)" in code, code
+    assert "return mp_math.randn_like(t)" in code  # a parameter: the runtime's (complex, dtype)
+    net = load_module(code, tmp_path / f"m_randn_like_{mode}.py", f"m_randn_like_{mode}").Noise()
+    ms.set_context(mode=ms.GRAPH_MODE if mode == "graph" else ms.PYNATIVE_MODE)
+    try:
+        for dtype in (np.float16, np.float32, np.float64):
+            x = np.zeros((3, 4), dtype)
+            got = net(ms.Tensor(x))
+            want = torch.exp(0.5 * torch.from_numpy(x))
+            assert got.shape == tuple(want.shape)
+            assert str(got.dtype).lower() == str(want.dtype).replace("torch.", "")
+            assert float(got.asnumpy().std()) > 0.1  # draws, not zeros
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)

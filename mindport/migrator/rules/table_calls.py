@@ -679,21 +679,52 @@ class TableCallTransform(Rule):
         """Does the port keep the guards against MindSpore's CPU kernel defects (``convert --device any|cpu``)?"""
         return self.ctx.options.device in CPU_GUARDED
 
-    def _guard_target(self, target: str, input_node) -> str:
-        """An int-to-float guard (``mp_math.sigmoid``) on an input floating point by construction: ``ops.sigmoid``
-        (not for ``OWN_PRECISION``'s, which also guard the CPU kernel's precision: ``mp_math.tanh`` stays, except in
-        a port for a GPU or Ascend)."""
+    def _guard_target(self, target: str, input_node, call: cst.Call, api: str) -> str:
+        """An int-to-float guard (``mp_math.sigmoid``) on an input floating point by construction, or at a call site
+        where a recorded torch run saw only floating inputs (``convert --facts``, ``mindport.observed``; the site's
+        observed API must be ``api``, the torch name's last part): ``ops.sigmoid`` (not for ``OWN_PRECISION``'s,
+        which also guard the CPU kernel's precision: ``mp_math.tanh`` stays, except in a port for a GPU or Ascend)."""
         module, _, name = target.rpartition(".")
         if module != GUARDS or name not in INT_TO_FLOAT or input_node is None \
                 or (name in OWN_PRECISION and self._cpu_guarded()):
             return target
+        if self._observed_float(call, api):
+            return f"mindspore.ops.{name}"
+        return f"mindspore.ops.{name}" if self._floats().is_float(input_node) else target
+
+    def _floats(self) -> FloatFacts:
+        """The enclosing function's float facts (which tensors are floating point by construction)."""
         function = self._functions[-1] if self._functions else None
         facts = self._float_facts.get(id(function))
         if facts is None:
             layers = self._class_layers[-1] if self._class_layers else {}
             facts = self._float_facts[id(function)] = FloatFacts(function, self.scope.resolve_torch, layers,
                                                                  frozenset(INT_TO_FLOAT))
-        return f"mindspore.ops.{name}" if facts.is_float(input_node) else target
+        return facts
+
+    def _native_like(self, target: str, mapped: dict, input_node) -> str:
+        """``torch.randn_like(std)`` on a name floating point by construction (``std = torch.exp(0.5 * logvar)``, a
+        real float: an integer input is refused by torch, a complex one is not float): ``ops.randn_like(std,
+        dtype=std.dtype)``; the explicit dtype keeps the input's (ops.randn_like gives float32 for a float16 input).
+        The runtime's elsewhere, and where a dtype is given."""
+        native = NATIVE_LIKE.get(target)
+        dtype = mapped.get("dtype")
+        if native is None or not isinstance(input_node, cst.Name) \
+                or (dtype is not None and dtype.given and dtype.source != "None") \
+                or not self._floats().is_float(input_node):
+            return target
+        mapped["dtype"] = Arg(f"{input_node.value}.dtype")
+        return native
+
+    def _observed_float(self, call: cst.Call, api: str) -> bool:
+        """Did the recorded run (``Options.float_sites``) see only floating inputs at this call of ``api``?"""
+        sites = self.ctx.options.float_sites
+        if not sites:
+            return False
+        where = self.ctx.positions.get(call)
+        if where is None:
+            return False
+        return (where.start.line, where.start.column, where.end.line, where.end.column, api) in sites
 
     def _unmasked_target(self, target: str, mapped: dict, input_node) -> str:
         """The runtime softmax on an input that can hold no row of all -inf (``UnmaskedFacts``): ``ops.softmax``,
@@ -843,7 +874,9 @@ class TableCallTransform(Rule):
                                                            and id(original_node) not in self._runtime_lists):
                 target = NATIVE_LIST
             input_node = self._input_node(entry, original_node)
-            target = self._unmasked_target(self._guard_target(target, input_node), mapped, input_node)
+            target = self._unmasked_target(self._guard_target(target, input_node, original_node, _api_name(entry)),
+                                           mapped, input_node)
+            target = self._native_like(target, mapped, input_node)
             if target in LEGACY_EMPTY_CAT and empty_cat_members(
                     original_node, self._empty_locals(), self._empty_attributes, self.scope.resolve_torch):
                 target = LEGACY_EMPTY_CAT[target]
@@ -938,7 +971,8 @@ class TableCallTransform(Rule):
             mapped = map_arguments(entry, self._sizes_as_tuples(entry, bind_arguments(entry, list(updated_node.args))),
                                    profile)
             target = switched_target(mapped, target)
-            target = self._unmasked_target(self._guard_target(target, func.value), mapped, func.value)
+            target = self._unmasked_target(self._guard_target(target, func.value, original_node, _api_name(entry)),
+                                           mapped, func.value)
             self._resolve_ms_names(mapped)
         except RunTimeArguments:
             self.ctx.converted_sites += 1
@@ -1303,6 +1337,11 @@ def _local_names(function: cst.FunctionDef) -> frozenset[str]:
 # the module of the int-to-float guards (mindport.runtime.promotion names them)
 GUARDS = "mindport.runtime.math"
 
+
+def _api_name(entry) -> str:
+    """The name a recorded run gives an entry's call (``torch.Tensor.sigmoid`` -> ``sigmoid``: mindport.observed)."""
+    return entry.torch.rpartition(".")[2]
+
 # torch.Tensor.type's runtime function (a cast, a type name, or the type name read): astype for a dtype argument
 RUNTIME_TYPE = "mindport.runtime.tensor.type"
 TORCH_DTYPE_NAMES = frozenset({"float", "float32", "float64", "double", "float16", "half", "bfloat16", "int", "int8",
@@ -1315,6 +1354,10 @@ RUNTIME_EINSUM = "mindport.runtime.math.einsum"
 # the runtime softmax (written out for MindSpore's CPU kernel defect on rows of all -inf) -> MindSpore's own, with
 # its renames, where the input can hold no such row (native_facts.UnmaskedFacts)
 NATIVE_UNMASKED = {"mindport.runtime.nn_functional.softmax": ("mindspore.ops.softmax", {"dim": "axis"})}
+
+# the runtime's ``*_like`` random functions -> MindSpore's own, given the input's dtype, on a name floating point by
+# construction (TableCallTransform._native_like)
+NATIVE_LIKE = {"mindport.runtime.math.randn_like": "mindspore.ops.randn_like"}
 
 # torch.cat skips 1-D tensors of no elements (``acc = torch.tensor([])`` grown by cat); MindSpore's Concat refuses
 # them: the runtime's cat where a member may be one (native_facts.empty_cat_members)
