@@ -1,7 +1,8 @@
 """Hand-written MindSpore twin of seanie12/realnvp_moons' training step (our own code, for speed.py): the same
 RealNVP (5 coupling layers, hidden 24, LeakyReLU 0.01, strided halves), the same standard-normal prior log-density,
 loss = -sum(log p(x)), Adam(lr=1e-3), batches of 128 two-moons points; ``mindspore.value_and_grad`` built once, the
-loss printed every 100 steps as the script prints it. Usage: python realnvp_moons.py STEPS"""
+loss printed every 100 steps as the script prints it. Usage: python realnvp_moons.py STEPS [blocking]
+(``blocking``: ``mindspore.runtime.launch_blocking()`` first, as the converted loop's runtime does on the CPU)."""
 import math
 import sys
 
@@ -61,4 +62,6 @@ def main(steps):
 
 
 if __name__ == "__main__":
+    if sys.argv[2:] == ["blocking"]:
+        ms.runtime.launch_blocking()
     main(int(sys.argv[1]))
