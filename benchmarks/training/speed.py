@@ -43,8 +43,8 @@ BUDGETS = {
         "patches": [["main.py", "    for i in range(300):", "    for i in range(20):", "budget: 20 generator steps"]],
         "why": "20 generator steps, 5 critic steps each with the gradient penalty (w printed at step 20)"},
     "mazzamani/lstm_collate": {
-        "argv": ["--mode", "-epochs", "1", "-train_sample_no", "128", "-val_sample_no", "32", "-test_sample_no", "32"],
-        "why": "one epoch: 128 training sequences, 32 validation, 32 test"},
+        "argv": ["--mode", "-epochs", "1", "-train_sample_no", "256", "-val_sample_no", "128", "-test_sample_no", "128"],
+        "why": "one epoch: 256 training sequences, 128 validation, 128 test (drop_last batches)"},
     "junxiaosong/alphazero_gomoku": {
         "patches": [["train.py", "        self.game_batch_num = 24", "        self.game_batch_num = 1",
                      "budget: 1 self-play game (20 playouts a move) and one policy update"]],
