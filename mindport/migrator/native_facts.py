@@ -2449,15 +2449,16 @@ class ViewChain:
 
 def view_chain(expr: cst.BaseExpression, scope) -> "ViewChain | None":
     """``expr`` as a chain of torch views of a base (mindport/mappings/views.py: ``x.narrow(...)``, ``w.data.diagonal()``,
-    ``x[:, 1:].t()``, ``x.T``), when it holds at least one view that is neither an index nor ``.data`` (those are
+    ``x[:, 1:].t()``, ``x.T``, one piece of a split ``b.chunk(4)[1]``), when it holds at least one view that is neither an index nor ``.data`` (those are
     written back by an assignment, ``x[i] = ...``, and ``.data`` shares a Parameter's storage); None otherwise."""
-    from mindport.mappings.views import VIEW_ATTRIBUTES, VIEW_METHODS
+    from mindport.mappings.views import PIECE_METHODS, VIEW_ATTRIBUTES, VIEW_METHODS
 
     names, steps, plain = [], [], True
     node = expr
     while True:
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
-                and node.func.attr.value in VIEW_METHODS and scope.resolve(node.func) is None:
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and scope.resolve(node.func) is None \
+                and (node.func.attr.value in VIEW_METHODS
+                     or (node.func.attr.value in PIECE_METHODS and names and names[-1] == "[]")):  # b.chunk(4)[1]
             name = node.func.attr.value
             args = [a for a in node.args]
             plain = plain and all(not a.star and _plain_argument(a.value, scope) for a in args)

@@ -43,7 +43,7 @@ import mindspore as ms
 import numpy as np
 from mindspore import ops
 
-from mindport.mappings.views import VIEW_ATTRIBUTES, VIEW_METHODS
+from mindport.mappings.views import PIECE_METHODS, VIEW_ATTRIBUTES, VIEW_METHODS
 from mindport.runtime import math as mp_math
 from mindport.runtime import nn_functional as mp_F
 from mindport.runtime import special as mp_special
@@ -795,6 +795,16 @@ feature_alpha_dropout_inplace = _written_back(mp_F.feature_alpha_dropout, "featu
 
 # --- in-place updates through torch views -------------------------------------------------------------------------
 
+def _pieces(x, sizes, dim):
+    """torch's split of ``x`` along ``dim`` into pieces of ``sizes`` (an int: pieces of that size, the last one
+    shorter; a list: those sizes), as a list of position arrays."""
+    length = x.shape[dim]
+    if isinstance(sizes, int):
+        sizes = [min(sizes, length - start) for start in range(0, length, max(sizes, 1))] or [0]
+    bounds = np.cumsum([0, *sizes])
+    return [np.take(x, range(int(a), int(b)), axis=dim) for a, b in zip(bounds[:-1], bounds[1:])]
+
+
 def _getitem(x, index):
     return x[index]
 
@@ -856,8 +866,12 @@ _VIEWS = {
     "unfold": _unfold,
     "data": lambda x: x,
     "detach": lambda x: x,
+    # tuples of views (PIECE_METHODS): a list of the pieces' positions, one of which the next step takes
+    "chunk": lambda x, chunks, dim=0: _pieces(x, -(-x.shape[dim] // chunks), dim),
+    "split": lambda x, split_size_or_sections, dim=0: _pieces(x, split_size_or_sections, dim),
+    "unbind": lambda x, dim=0: [np.take(x, i, axis=dim) for i in range(x.shape[dim])],
 }
-assert set(_VIEWS) == VIEW_METHODS | VIEW_ATTRIBUTES | {"getitem"}  # mindport/mappings/views.py: one table
+assert set(_VIEWS) == VIEW_METHODS | VIEW_ATTRIBUTES | PIECE_METHODS | {"getitem"}  # mindport/mappings/views.py: one table
 
 
 def view_update(base, steps, value):
@@ -874,7 +888,8 @@ def view_update(base, steps, value):
                            "place")
     positions = np.arange(int(np.prod(base.shape)), dtype=np.int64).reshape(tuple(base.shape))
     for name, args, kwargs in steps:
-        positions = np.asarray(_VIEWS[name](positions, *args, **kwargs))
+        positions = _VIEWS[name](positions, *args, **kwargs)
+        positions = positions if isinstance(positions, list) else np.asarray(positions)  # pieces: a list
     flat_positions = positions.reshape(-1)
     if np.unique(flat_positions).size != flat_positions.size:
         # torch refuses most updates of such views (expand) and applies the others once per occurrence (unfold with

@@ -8,7 +8,8 @@ must be int, tensor or none``; ``IndexError: Unsupported Python object type rece
 Importing this module installs one guard at that point: ``Tensor.__getitem__``/``__setitem__`` turn numpy integers in
 the index (alone, in a tuple, as slice bounds) into ints, and numpy arrays of integers or bools (``X[perm[:10]]``,
 a batch drawn with ``np.random.permutation``; MindSpore: ``IndexError: Only support integers, slices ...``) into
-tensors, before MindSpore reads the index; every other index passes unchanged. It is imported by ``mindport.runtime._graph``, which the runtime modules converted code imports load.
+tensors, and a ``range`` (``x[..., range(k)]``, which torch reads as the list of its ints; MindSpore: ``Unsupported
+Python object type received: <class 'range'>``) into that list, before MindSpore reads the index; every other index passes unchanged. It is imported by ``mindport.runtime._graph``, which the runtime modules converted code imports load.
 A static graph reads the index as a constant and is unchanged.
 
 MindSpore's other refusals of numpy integers are argument checks (measured on 2.10: every layer constructor's sizes,
@@ -47,6 +48,8 @@ def _plain(index):
         return int(index)
     if kind is np.ndarray and index.dtype.kind in "iub":  # x[perm[:10]]: a numpy index array, as a tensor's
         return int(index) if index.ndim == 0 and index.dtype.kind != "b" else Tensor(index)
+    if kind is range:  # x[..., range(k)] (STID): torch reads a range as the list of its ints
+        return list(index)
     return index
 
 

@@ -73,3 +73,20 @@ def test_a_size_computed_with_numpy_slices_a_converted_model():
     got = m_model(ms.Tensor(x)).asnumpy()
     assert got.shape == expected.shape == (2, 3, 8)
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+
+
+RANGES = [(Ellipsis, range(1)), (Ellipsis, range(3)), range(1, 3), (slice(None), range(0, 6, 2)),
+          (range(2), slice(None), 1)]
+
+
+@pytest.mark.parametrize("index", RANGES, ids=repr)
+def test_a_range_indexes_as_in_torch(index):
+    """STID: ``input_data[..., range(self.input_dim)]``; torch reads a range as the list of its ints."""
+    expected = torch.tensor(X)[index].numpy()
+    got = ms.Tensor(X)[index].asnumpy()
+    assert got.shape == expected.shape
+    np.testing.assert_array_equal(got, expected)
+    t, p = torch.tensor(X), ms.Parameter(ms.Tensor(X), name="p")
+    t[index] = -1.0
+    p[index] = -1.0
+    np.testing.assert_array_equal(p.asnumpy(), t.numpy())

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from mindport.mappings.views import VIEW_ATTRIBUTES, VIEW_METHODS
+from mindport.mappings.views import PIECE_METHODS, VIEW_ATTRIBUTES, VIEW_METHODS
 
 # each view of the table on a (2, 3, 4) base: its arguments
 CASES = {
@@ -22,9 +22,9 @@ CASES = {
 }
 # torch's documented views (docs/source/tensor_view.rst) the table leaves out, and why
 LEFT_OUT = {
-    "split": "a list of views: the init rule writes the pieces back (InitTransform's chunk views)",
-    "chunk": "as split", "unbind": "as split", "tensor_split": "as split", "hsplit": "as split",
-    "vsplit": "as split", "dsplit": "as split", "split_with_sizes": "as split",
+    "tensor_split": "a tuple of views, not indexed by model code we met (split/chunk/unbind are PIECE_METHODS)",
+    "hsplit": "as tensor_split",
+    "vsplit": "as tensor_split", "dsplit": "as tensor_split", "split_with_sizes": "as tensor_split",
     "as_strided": "positions by strides: no MindSpore counterpart",
     "real": "complex views: no element-for-element real position", "imag": "as real", "view_as_real": "as real",
     "H": "conjugate view of complex tensors", "mH": "as H", "adjoint": "as H",
@@ -78,7 +78,8 @@ def _steps(name):
 def test_the_table_accounts_for_every_view_torch_documents():
     table = VIEW_METHODS | VIEW_ATTRIBUTES
     assert set(CASES) == table
-    assert TORCH_DOCUMENTED_VIEWS <= table | set(LEFT_OUT), TORCH_DOCUMENTED_VIEWS - table - set(LEFT_OUT)
+    assert TORCH_DOCUMENTED_VIEWS <= table | PIECE_METHODS | set(LEFT_OUT), \
+        TORCH_DOCUMENTED_VIEWS - table - PIECE_METHODS - set(LEFT_OUT)
     for name in TORCH_DOCUMENTED_VIEWS | table:
         assert hasattr(torch.Tensor, name) or hasattr(torch, name), name  # a member of the installed torch
 
@@ -117,3 +118,26 @@ def test_an_update_through_views_of_a_parameter_keeps_the_parameter():
     out = inplace.view_update(weight, (("data", (), {}), ("diagonal", (), {})), ms.Tensor(np.ones(3, np.float32)))
     assert out is weight
     np.testing.assert_array_equal(weight.asnumpy(), np.eye(3, dtype=np.float32))
+
+
+@pytest.mark.parametrize("name, args, index", [("chunk", (4,), 1), ("chunk", (2, 2), 1), ("split", (2, 1), 1),
+                                               ("split", ([1, 2], 1), 1), ("unbind", (2,), 3), ("chunk", (3,), 1)])
+def test_one_piece_of_a_split_is_a_view_and_its_positions_are_torchs(name, args, index):
+    """``b.chunk(4)[1].fill_(1)``: one indexed piece of torch's tuple of views, written back by view_update."""
+    import mindspore as ms
+
+    from mindport.runtime import inplace
+
+    assert name in PIECE_METHODS
+    x = torch.arange(24, dtype=torch.float32).reshape(2, 3, 4) if name != "chunk" or len(args) > 1 \
+        else torch.arange(10, dtype=torch.float32)
+    piece = getattr(x, name)(*args)[index]
+    assert piece.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()
+    want = x.clone()
+    with torch.no_grad():
+        getattr(want, name)(*args)[index].mul_(-1)
+    base = ms.Tensor(x.numpy())
+    steps = ((name, args, {}), ("getitem", (index,), {}))
+    out = inplace.view_update(base, steps, ms.Tensor(np.ascontiguousarray(piece.numpy() * -1)))
+    assert out is base
+    np.testing.assert_array_equal(base.asnumpy(), want.numpy())

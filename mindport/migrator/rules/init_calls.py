@@ -55,6 +55,10 @@ class InitTransform(Rule):
     table's ``mindport.runtime.init`` function, which fills a plain Tensor in place, as torch's init fills the
     derived tensor that the next forward computes again.
 
+    An init of a function's own argument (``def _init_rsqrt_uniform_(tensor, d): return nn.init.uniform_(tensor,
+    -d**-0.5, d**-0.5)``, called with a layer's Parameter and with a fresh tensor) goes to the table's runtime init,
+    which fills a Parameter by ``set_data`` and a plain Tensor in place: which one it is, only the call knows.
+
     A loop over the pieces of a parameter that initialises each piece (``for w in weight.chunk(4, 0):
     nn.init.orthogonal_(w)``, an LSTM's gates) writes through torch's views; MindSpore's ``chunk``/``split``/
     ``unbind`` give copies, so the pieces are kept in a list, each initialised in place by the runtime init, and
@@ -66,6 +70,16 @@ class InitTransform(Rule):
         self._computed: set[tuple[str, str | None]] = set()  # (layer expression, its reparametrized member)
         self._view_loops: dict[int, tuple[cst.BaseExpression, str, cst.BaseExpression]] = {}  # For -> (base, join, dim)
         self._view_names: list[str] = []  # loop targets that are pieces of a parameter (views in torch, copies here)
+        self._arguments: list[set[str]] = [set()]  # the enclosing functions' parameters (self and cls left out)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        params = node.params
+        names = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+        self._arguments.append(names - {"self", "cls"})
+
+    def leave_FunctionDef(self, original_node, updated_node):
+        self._arguments.pop()
+        return updated_node
 
     EXAMPLES = (
         Example(
@@ -216,6 +230,9 @@ class InitTransform(Rule):
             return updated_node  # an indexed view (a copy in MindSpore): the table's runtime init, assigned back
         if isinstance(tensor, cst.Name) and tensor.value in self._view_names:
             return updated_node  # a piece of a parameter (a copy in MindSpore): the runtime init fills it in place
+        if isinstance(tensor, cst.Name) and tensor.value in self._arguments[-1]:
+            return updated_node  # a helper's argument (TabM's _init_rsqrt_uniform_(tensor, d), given a Parameter and
+            # a fresh ops.zeros): a Parameter or a plain Tensor, known at run time; the runtime init fills either
         if not _parameter_reference(tensor, self.scope):
             return updated_node  # a fresh tensor (nn.init.orthogonal_(torch.randn(d, d))): the table's runtime init
         if isinstance(tensor, cst.Attribute) and ((compact_source(tensor.value), tensor.attr.value) in self._computed

@@ -19,7 +19,8 @@ _GRAD_DECORATORS = ("torch.no_grad", "torch.inference_mode", "torch.enable_grad"
 class TensorIdiomTransform(Rule):
     """``.cpu().numpy()``/``.detach().numpy()`` -> ``.asnumpy()``; ``x.size(i)`` -> ``x.shape[i]``;
     ``with torch.no_grad():`` and an autocast turned off (``enabled=False``) -> its body (MindSpore records no graph in
-    a forward pass; a graph compiles no Python context manager), except a no_grad before a backward in
+    a forward pass; a graph compiles no Python context manager), and the decorator applied by hand,
+    ``torch.no_grad()(build)``, -> ``build``, except a no_grad before a backward in
     its block (``.backward()``, ``torch.autograd.grad``), where it is part of the differentiated code and stays as
     ``mindport.runtime.training.no_grad()`` (a frozen encoder, a target network: no gradient flows into it); ``z.real``/``z.imag``
     (properties in torch, methods in MindSpore) -> ``z.real()``/``z.imag()`` on evident tensors (``z.T.imag`` too);
@@ -170,6 +171,9 @@ class TensorIdiomTransform(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         self._called.add(id(node.func))
+        if self._grad_wrapper(node):
+            self.ctx.handled.add(id(node.func))
+            self.ctx.handled.add(id(node.func.func))
         mask = mask_argument(node, self.scope.resolve_torch)
         if mask is not None:
             self._masks.add(id(mask))
@@ -272,7 +276,21 @@ class TensorIdiomTransform(Rule):
         self.ctx.converted_sites += 1
         return cst.Call(func=updated_node)
 
+    def _grad_wrapper(self, node: cst.Call) -> bool:
+        """``torch.no_grad()(fn)``: the decorator applied by hand (a builder run without recording, a ctor under
+        no_grad); MindSpore records nothing outside a gradient function, so it is ``fn`` itself."""
+        inner = node.func
+        return isinstance(inner, cst.Call) and not inner.args and len(node.args) == 1 \
+            and node.args[0].keyword is None and not node.args[0].star \
+            and self.scope.resolve_torch(inner.func) in _GRAD_DECORATORS
+
     def leave_Call(self, original_node, updated_node):
+        if self._grad_wrapper(original_node):
+            self.ctx.converted_sites += 1
+            value = updated_node.args[0].value
+            if not value.lpar and not isinstance(value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
+                value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])  # (lambda: m)()
+            return value
         self._flag_format(original_node)
         if self._complex_builtin_abs(original_node):
             entry = self.ctx.registry.lookup("torch.abs")
