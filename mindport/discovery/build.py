@@ -376,6 +376,12 @@ def _model_forms(model, name: str, spec: str) -> list[str]:
     if rest.startswith("int") and len(dims) == 2 and widths and _FLOAT_BESIDE_TOKENS.search(low) \
             and "mask" not in low:
         return [f"{dims[0]}x{dims[1]}x{widths[0]}:float32"]
+    # an embedding or condition vector whose width the model keeps under the argument's name (NVlabs/edm's
+    # ``UNetBlock.forward(x, emb)`` with ``self.emb_channels``): batch x that width
+    sizes = [v for k, v in vars(model).items() if type(v) is int and 0 < v <= 4096 and k.lower().startswith(low)
+             and re.fullmatch(r"_?(channels|ch|dim|dims|size|features|feats|width|len)", k.lower()[len(low):])]
+    if sizes and len(low) > 1:
+        return [f"{dims[0]}x{sizes[0]}:float32"]
     return []
 
 
@@ -622,6 +628,8 @@ def _extra_inputs(name: str, spec: str, rank: int = 0) -> list[str]:
     batch = dims[0]
     if name in ("t", "time", "times", "timestep", "timesteps", "noise_level", "sigma", "sigmas", "step"):
         return [f"{batch}:int64:0:10"]
+    if name in ("noise_labels", "noise_label", "noise_cond", "c_noise"):  # a diffusion model's noise level: floats
+        return [f"{batch}:float32:0.1:1", f"{batch}:int64:0:10"]
     if name in ("adj", "adjacency", "a", "adj_matrix", "graph"):  # a dense graph over the first axis
         return [f"{batch}x{batch}:float32"]
     if "mask" in name:

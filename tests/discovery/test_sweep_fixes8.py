@@ -130,3 +130,71 @@ def test_an_encoder_output_beside_tokens_is_floats_of_the_embedding_width(tmp_pa
     result = _build(tmp_path, "Decoder")
     assert result["status"] == "built", result
     assert result["inputs"] == ["2x16:int64:0:60", "2x16:float32:1:1", "2x16x16:float32", "2x16:float32:1:1"], result
+
+
+DIFFUSION = '''
+import numpy as np
+import torch
+
+
+class Linear(torch.nn.Module):  # NVlabs/edm's own layers: no torch layer of a known kind
+    def __init__(self, in_features, out_features):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.randn(out_features, in_features) / np.sqrt(in_features))
+
+    def forward(self, x):
+        return x @ self.weight.t()
+
+
+class Conv2d(torch.nn.Module):
+    def __init__(self, in_channels, out_channels, kernel):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.randn(out_channels, in_channels, kernel, kernel) / kernel)
+
+    def forward(self, x):
+        return torch.nn.functional.conv2d(x, self.weight, padding=self.weight.shape[-1] // 2)
+
+
+class UNetBlock(torch.nn.Module):
+    def __init__(self, in_channels, out_channels, emb_channels=12):
+        super().__init__()
+        self.emb_channels = emb_channels
+        self.conv0 = Conv2d(in_channels, out_channels, 3)
+        self.affine = Linear(emb_channels, out_channels)
+
+    def forward(self, x, emb):
+        return torch.nn.functional.silu(self.conv0(x) + self.affine(emb).unsqueeze(2).unsqueeze(3))
+
+
+class NoiseEmbedding(torch.nn.Module):  # edm's PositionalEmbedding in its UNets: x.ger(freqs.to(x.dtype))
+    def __init__(self, num_channels=8):
+        super().__init__()
+        self.num_channels = num_channels
+        self.map = Linear(num_channels, num_channels)
+
+    def forward(self, x, noise_labels):
+        freqs = torch.arange(self.num_channels // 2, dtype=torch.float32) / self.num_channels
+        emb = noise_labels.ger(freqs.to(noise_labels.dtype))
+        emb = torch.cat([emb.cos(), emb.sin()], dim=1)
+        return x * self.map(emb).unsqueeze(2).unsqueeze(3).mean()
+'''
+
+
+def test_an_embedding_argument_takes_the_width_the_model_keeps_under_its_name(tmp_path):
+    """NVlabs/edm's ``UNetBlock.forward(x, emb)`` (own Linear/Conv2d classes): ``emb`` was drawn like ``x`` and every
+    form failed ("mat1 and mat2 shapes cannot be multiplied (1024x32 and 16x32)"). The model keeps
+    ``self.emb_channels``: ``emb`` is now batch x that width."""
+    (tmp_path / "networks.py").write_text(DIFFUSION)
+    result = _build(tmp_path, "UNetBlock")
+    assert result["status"] == "built", result
+    assert result["inputs"] == ["2x16x32x32:float32", "2x12:float32"], result
+
+
+def test_a_noise_label_argument_is_a_float_per_sample(tmp_path):
+    """edm's UNets: ``forward(x, noise_labels, class_labels)`` feeds ``noise_labels.ger(freqs)``: drawn like ``x``
+    it failed ("outer: Expected 1-D argument self, but got 2-D"); integer steps fail the cos. Now floats, one per
+    sample."""
+    (tmp_path / "networks.py").write_text(DIFFUSION)
+    result = _build(tmp_path, "NoiseEmbedding")
+    assert result["status"] == "built", result
+    assert result["inputs"] == ["2x16:float32", "2:float32:0.1:1"], result
