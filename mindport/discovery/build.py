@@ -336,8 +336,7 @@ def first_layer_inputs(model, fwd_params: list[dict]) -> list[list[str]]:
     tables = [m.num_embeddings for m in model.modules() if isinstance(m, nn.Embedding)]
     out = []
     for spec in specs:
-        options = [_model_forms(model, p["name"], spec) + [o for o in _argument_inputs(p, spec)]
-                   for p in required[1:]]
+        options = [_model_forms(model, p, spec) + _argument_inputs(p, spec) for p in required[1:]]
         tokens = re.fullmatch(r"([\dx]+):int64:0:(\d+)", spec)
         if tokens and tables and min(tables) < int(tokens.group(2)):
             fewer = f"{tokens.group(1)}:int64:0:{min(tables)}"
@@ -357,19 +356,21 @@ _STATE_INITS = ("init_hidden", "initHidden", "init_hidden_state", "init_state", 
 _FLOAT_BESIDE_TOKENS = re.compile(r"enc|memory|context|output|feat|emb|src_hidden|keys?$|values?$|latent|cond")
 
 
-def _model_forms(model, name: str, spec: str) -> list[str]:
+def _model_forms(model, param: dict, spec: str) -> list[str]:
     """Forms for a forward argument after the first that only the built model can tell (before the forms by name):
     a recurrent state (``forward(input, hidden)``) as the model's own ``init_hidden`` makes it for the first input's
     batch, else as its first recurrent layer takes it (LSTM: ``(h, c)``; ``num_layers x batch x hidden``); an
     encoder's output beside integer tokens (``forward(trg_seq, trg_mask, enc_output, src_mask)``) as floats of the
-    embedding's width."""
+    embedding's width; a vector whose width the model keeps under the argument's name (``emb``: ``emb_channels``).
+    None for an argument the forward uses as a Python value."""
     import torch.nn as nn
 
     shape, _, rest = spec.partition(":")
-    if not re.fullmatch(r"\d+(x\d+)*", shape):
+    if not re.fullmatch(r"\d+(x\d+)*", shape) or param.get("use") in ("callable", "flag", "number") \
+            or param.get("choices"):  # a Python value (``_argument_inputs``)
         return []
     dims = [int(v) for v in shape.split("x")]
-    low = name.lower()
+    low = param["name"].lower()
     if _STATE_NAMES.fullmatch(low):
         return _state_forms(model, dims)
     widths = [m.embedding_dim for m in model.modules() if isinstance(m, nn.Embedding)]
