@@ -697,7 +697,8 @@ def _int_attrs(module) -> list[int]:
     """Sizes a custom layer keeps (in_features, dim, ...) or its first matrix parameter's last dimensions."""
     out = [v for k, v in vars(module).items() if isinstance(v, int) and not isinstance(v, bool) and 1 < v <= 4096
            and any(w in k for w in ("in", "dim", "feat", "size", "channel", "hidden"))]
-    for p in module.parameters(recurse=False):
+    # (its own _parameters: a model may override parameters() without torch's recurse argument: torchdiffeq's EventFn)
+    for p in (p for p in module._parameters.values() if p is not None):
         if p.dim() == 2:
             out += [int(p.shape[0]), int(p.shape[1])]
             break

@@ -198,3 +198,28 @@ def test_a_noise_label_argument_is_a_float_per_sample(tmp_path):
     result = _build(tmp_path, "NoiseEmbedding")
     assert result["status"] == "built", result
     assert result["inputs"] == ["2x16:float32", "2:float32:0.1:1"], result
+
+
+def test_a_model_overriding_parameters_without_recurse_is_built(tmp_path):
+    """torchdiffeq's EventFn overrides ``parameters(self)`` (no ``recurse``): the builder itself failed on it
+    ("EventFn.parameters() got an unexpected keyword argument 'recurse'") while reading a layer's sizes; it reads the
+    module's own parameters now."""
+    (tmp_path / "events.py").write_text('''
+import torch
+import torch.nn as nn
+
+
+class EventFn(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.radius = nn.Parameter(torch.rand(6, 6))
+
+    def parameters(self):
+        return [self.radius]
+
+    def forward(self, pos):
+        return pos @ self.radius - 1.0
+''')
+    result = _build(tmp_path, "EventFn")
+    assert result["status"] == "built", result
+    assert result["inputs"] == ["2x6:float32"], result
