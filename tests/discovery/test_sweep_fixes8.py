@@ -223,3 +223,36 @@ class EventFn(nn.Module):
     result = _build(tmp_path, "EventFn")
     assert result["status"] == "built", result
     assert result["inputs"] == ["2x6:float32"], result
+
+
+def test_torchscript_helpers_calling_tensor_factories_compile_under_the_cuda_patch(tmp_path):
+    """schnetpack's ``@torch.jit.script def scatter_add(...): torch.zeros(...)``: under the builder's CUDA-as-CPU patch
+    (``cuda_cpu``) every model importing it failed to build ("module, class, method, function, traceback, frame, or
+    code object was expected, got builtin_function_or_method"): TorchScript met our Python wrapper of
+    ``torch.zeros``. The wrappers are registered as the aten ops they stand for. (In a process of its own: the patch
+    stays for the life of the process.)"""
+    import os
+    import subprocess
+    import sys
+
+    script = tmp_path / "scatter.py"
+    script.write_text('''
+import torch
+from mindport.discovery import cuda_cpu
+
+cuda_cpu.install()
+
+
+@torch.jit.script
+def scatter_add(x: torch.Tensor, idx: torch.Tensor, dim_size: int) -> torch.Tensor:
+    out = torch.zeros(dim_size, x.shape[1], dtype=x.dtype)
+    return out.index_add(0, idx, x) + torch.arange(dim_size, dtype=x.dtype)[:, None]
+
+
+print(scatter_add(torch.ones(4, 2), torch.tensor([0, 1, 1, 2]), 3).tolist())
+print(torch.zeros(2, device="cuda").device)
+''')
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2]), OMP_NUM_THREADS="1")
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split("\n")[:2] == ["[[1.0, 1.0], [3.0, 3.0], [3.0, 3.0]]", "cpu"], proc.stdout
