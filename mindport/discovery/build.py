@@ -306,6 +306,11 @@ def first_layer_inputs(model, fwd_params: list[dict]) -> list[list[str]]:
              nn.Embedding, nn.EmbeddingBag, nn.RNNBase, nn.LayerNorm, nn.modules.batchnorm._BatchNorm, nn.GroupNorm)
     layers = [m for m in model.modules() if isinstance(m, known)]
     first = layers[0] if layers else None
+    # a recurrent layer registered before the embedding that feeds it (a seq2seq decoder's rnn, then its embedding):
+    # the tokens come first
+    if isinstance(first, nn.RNNBase):
+        feeding = [m for m in layers if isinstance(m, nn.Embedding) and m.embedding_dim == first.input_size]
+        first = feeding[0] if feeding else first
     specs = _layer_specs(first)
     # the first layer registered is not always the first applied (Graph-WaveNet registers its dilated convolutions
     # before its start_conv): the layer of the same kind that takes the fewest channels is tried next
@@ -331,7 +336,7 @@ def first_layer_inputs(model, fwd_params: list[dict]) -> list[list[str]]:
     tables = [m.num_embeddings for m in model.modules() if isinstance(m, nn.Embedding)]
     out = []
     for spec in specs:
-        options = [_argument_inputs(p, spec) for p in required[1:]]
+        options = [_model_forms(model, p, spec) + _argument_inputs(p, spec) for p in required[1:]]
         tokens = re.fullmatch(r"([\dx]+):int64:0:(\d+)", spec)
         if tokens and tables and min(tables) < int(tokens.group(2)):
             fewer = f"{tokens.group(1)}:int64:0:{min(tables)}"
@@ -341,6 +346,100 @@ def first_layer_inputs(model, fwd_params: list[dict]) -> list[list[str]]:
             for alt in alternatives[1:]:
                 out.append([spec, *(o[0] for o in options[:i]), alt, *(o[0] for o in options[i + 1:])])
     return out
+
+
+_STATE_NAMES = re.compile(r"(hidden|hiddens|hidden_states?|hx|hc|h|h0|h_0|h_c|hid|states?|prev_(state|hidden)|"
+                          r"last_hidden|rnn_state|recurrent_state|init_state)")
+_STATE_INITS = ("init_hidden", "initHidden", "init_hidden_state", "init_state", "initial_state", "init_states",
+                "begin_state", "zero_state", "get_initial_state")
+# a float argument beside integer tokens: an encoder's output, a memory, features
+_FLOAT_BESIDE_TOKENS = re.compile(r"enc|memory|context|output|feat|emb|src_hidden|keys?$|values?$|latent|cond")
+
+
+def _model_forms(model, param: dict, spec: str) -> list[str]:
+    """Forms for a forward argument after the first that only the built model can tell (before the forms by name):
+    a recurrent state (``forward(input, hidden)``) as the model's own ``init_hidden`` makes it for the first input's
+    batch, else as its first recurrent layer takes it (LSTM: ``(h, c)``; ``num_layers x batch x hidden``); an
+    encoder's output beside integer tokens (``forward(trg_seq, trg_mask, enc_output, src_mask)``) as floats of the
+    embedding's width; a vector whose width the model keeps under the argument's name (``emb``: ``emb_channels``).
+    None for an argument the forward uses as a Python value."""
+    import torch.nn as nn
+
+    shape, _, rest = spec.partition(":")
+    if not re.fullmatch(r"\d+(x\d+)*", shape) or param.get("use") in ("callable", "flag", "number") \
+            or param.get("choices"):  # a Python value (``_argument_inputs``)
+        return []
+    dims = [int(v) for v in shape.split("x")]
+    low = param["name"].lower()
+    if _STATE_NAMES.fullmatch(low):
+        return _state_forms(model, dims)
+    widths = [m.embedding_dim for m in model.modules() if isinstance(m, nn.Embedding)]
+    if rest.startswith("int") and len(dims) == 2 and widths and _FLOAT_BESIDE_TOKENS.search(low) \
+            and "mask" not in low:
+        return [f"{dims[0]}x{dims[1]}x{widths[0]}:float32"]
+    # an embedding or condition vector whose width the model keeps under the argument's name (NVlabs/edm's
+    # ``UNetBlock.forward(x, emb)`` with ``self.emb_channels``): batch x that width
+    sizes = [v for k, v in vars(model).items() if type(v) is int and 0 < v <= 4096 and k.lower().startswith(low)
+             and re.fullmatch(r"_?(channels|ch|dim|dims|size|features|feats|width|len)", k.lower()[len(low):])]
+    if sizes and len(low) > 1:
+        return [f"{dims[0]}x{sizes[0]}:float32"]
+    return []
+
+
+def _state_forms(model, dims: list[int]) -> list[str]:
+    """A recurrent state's forms for an input of shape ``dims`` (``_model_forms``); the batch is the input's first
+    or second axis (a sequence-first recurrent layer)."""
+    import inspect
+
+    import torch
+    import torch.nn as nn
+
+    batches = list(dict.fromkeys(dims[:2]))
+    out: list[str] = []
+    init = next((getattr(model, n) for n in _STATE_INITS if callable(getattr(model, n, None))), None)
+    if init is not None:
+        try:
+            required = [p for p in inspect.signature(init).parameters.values()
+                        if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        except (TypeError, ValueError):
+            required = [None, None]
+        calls = [()] if not required else [(b,) for b in batches] if len(required) == 1 else []
+        for args in calls:
+            try:
+                with torch.no_grad():
+                    form = _spec_of(init(*args))
+            except Exception:  # noqa: BLE001 - the layer's own form next
+                continue
+            if form and form not in out:
+                out.append(form)
+    rnn = next((m for m in model.modules() if isinstance(m, nn.RNNBase)), None)
+    if rnn is not None:
+        layers = rnn.num_layers * (2 if rnn.bidirectional else 1)
+        order = batches if rnn.batch_first else batches[::-1]
+        for batch in order if len(dims) >= 2 else [None]:
+            lead = f"{layers}x{batch}" if batch is not None else f"{layers}"
+            h = f"{lead}x{getattr(rnn, 'proj_size', 0) or rnn.hidden_size}:float32"
+            form = f"({h}, {lead}x{rnn.hidden_size}:float32)" if isinstance(rnn, nn.LSTM) else h
+            if form not in out:
+                out.append(form)
+    return out
+
+
+def _spec_of(value) -> str | None:
+    """The input spec of a value a model's own method made (a float tensor, or a tuple or list of them), else None."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        if not value.is_floating_point() or value.dim() == 0:
+            return None
+        return "x".join(map(str, value.shape)) + ":float32"
+    if type(value) in (tuple, list) and value:
+        items = [_spec_of(v) for v in value]
+        if any(i is None for i in items):
+            return None
+        inner = ", ".join(items) + ("," if type(value) is tuple and len(items) == 1 else "")
+        return f"[{inner}]" if type(value) is list else f"({inner})"
+    return None
 
 
 _CHANNEL_LISTS = r"ch|channel|planes|dim|feat|enc|filters|width|hidden"
@@ -530,6 +629,8 @@ def _extra_inputs(name: str, spec: str, rank: int = 0) -> list[str]:
     batch = dims[0]
     if name in ("t", "time", "times", "timestep", "timesteps", "noise_level", "sigma", "sigmas", "step"):
         return [f"{batch}:int64:0:10"]
+    if name in ("noise_labels", "noise_label", "noise_cond", "c_noise"):  # a diffusion model's noise level: floats
+        return [f"{batch}:float32:0.1:1", f"{batch}:int64:0:10"]
     if name in ("adj", "adjacency", "a", "adj_matrix", "graph"):  # a dense graph over the first axis
         return [f"{batch}x{batch}:float32"]
     if "mask" in name:
@@ -596,7 +697,8 @@ def _int_attrs(module) -> list[int]:
     """Sizes a custom layer keeps (in_features, dim, ...) or its first matrix parameter's last dimensions."""
     out = [v for k, v in vars(module).items() if isinstance(v, int) and not isinstance(v, bool) and 1 < v <= 4096
            and any(w in k for w in ("in", "dim", "feat", "size", "channel", "hidden"))]
-    for p in module.parameters(recurse=False):
+    # (its own _parameters: a model may override parameters() without torch's recurse argument: torchdiffeq's EventFn)
+    for p in (p for p in module._parameters.values() if p is not None):
         if p.dim() == 2:
             out += [int(p.shape[0]), int(p.shape[1])]
             break

@@ -63,9 +63,17 @@ def install() -> None:
 
     torch.Tensor.to = on_cpu(torch.Tensor.to)
     torch.nn.Module.to = on_cpu(torch.nn.Module.to)
+    from torch.jit import _builtins
+
+    table = _builtins._get_builtin_table()
     for name in _FACTORIES:
         if hasattr(torch, name):
-            setattr(torch, name, on_cpu(getattr(torch, name)))
+            original = getattr(torch, name)
+            setattr(torch, name, on_cpu(original))
+            # TorchScript keeps compiling the factory as the aten op it is (schnetpack's @torch.jit.script helpers
+            # calling torch.zeros failed to build: the wrapper is no builtin, and its source is a builtin's)
+            if id(original) in table:
+                _builtins._register_builtin(getattr(torch, name), table[id(original)])
 
 
 class _AfterTorch(importlib.abc.MetaPathFinder):

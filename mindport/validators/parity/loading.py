@@ -113,16 +113,31 @@ def describe_input(value) -> str:
     return f"value {value!r}"
 
 
+def _split_items(text: str) -> list[str]:
+    """``text`` split at its commas outside brackets: the items of a list, tuple or dict input, which may nest (an
+    LSTM's state per layer: ``[(1x2x8:float32, 1x2x8:float32), (1x2x8:float32, 1x2x8:float32)]``)."""
+    items, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            items.append(text[start:i])
+            start = i + 1
+    return [*items, text[start:]]
+
+
 def parse_input_spec(text: str) -> InputSpec:
     text = text.strip()
     if text[:1] + text[-1:] == "{}":  # a dict of arrays: {image: 2x3x32x32:float32, label: 2:int64:0:10}
-        items = [t.strip().partition(":") for t in text[1:-1].split(",") if t.strip()]
+        items = [t.strip().partition(":") for t in _split_items(text[1:-1]) if t.strip()]
         if not items or any(not k.strip() or not v.strip() for k, _, v in items):
             raise InputError(f"--input {text!r}: a dict input takes KEY: SPEC items ({{image: 2x3x32x32:float32, "
                              "...}})")
         return InputSpec((), "dict", value=tuple((k.strip().strip("'\""), parse_input_spec(v)) for k, _, v in items))
     if text[:1] + text[-1:] in ("[]", "()"):
-        items = [t for t in text[1:-1].split(",") if t.strip()]
+        items = [t for t in _split_items(text[1:-1]) if t.strip()]
         if not items:
             raise InputError(f"--input {text!r}: a list input takes one spec or more ([2x3x32x32:float32, ...])")
         return InputSpec((), "list" if text[0] == "[" else "tuple", value=tuple(parse_input_spec(t) for t in items))
