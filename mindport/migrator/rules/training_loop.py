@@ -42,6 +42,11 @@ the inputs, defined where the call stands, and the call ``mp_train.grad_graph(fn
 inside a ``forward_fn`` the later backward differentiates through it (PyNative). Gradients with respect to a model's
 parameters (MAML's inner step), several outputs, and ``.backward(create_graph=True)`` get MP105.
 
+``opt.state_dict()`` / ``opt.load_state_dict(sd)`` on an optimizer (of the file, or a receiver named like one:
+``self.optimizer``, ``scheduler.optimizer``) -> ``mp_optim.state_dict(opt)`` / ``mp_optim.load_state_dict(opt, sd)``:
+torch's ``{'state', 'param_groups'}`` (a MindSpore optimizer's own is its Cell's parameter table); any other receiver
+answers its own method at run time.
+
 ``opt.param_groups[i]['lr']`` read (not assigned) on an optimizer of the file is ``float(...)``: a Python float in
 torch, a Parameter in ``mindspore.experimental.optim`` (``f"{lr:.2e}"`` raised, ``lr == 0.1`` was a tensor).
 """
@@ -907,6 +912,10 @@ class TrainingLoopRule(Rule):
             if not updated.args:
                 return parse_expression(f"{receiver}({train()}.grads_of({receiver}))")
             return parse_expression(f"{train()}.step({receiver}, {args})")
+        if ((method == "state_dict" and not updated.args) or (method == "load_state_dict" and len(updated.args) == 1)) \
+                and self._is_optimizer(receiver):  # torch's {'state', 'param_groups'} (decided on the receiver's type)
+            return parse_expression(f"{self.ctx.alias_for('mindport.runtime.optim')}.{method}"
+                                    f"({', '.join([receiver, *([args] if args else [])])})")
         return None
 
     def _is_optimizer(self, receiver: str) -> bool:
