@@ -102,3 +102,68 @@ def test_in_place_write_on_a_parameter_after_the_optimizer_stepped():
     assert len(t) == len(m) == 5, (t, m, code)
     np.testing.assert_allclose(m, t, rtol=1e-5, atol=1e-7)
     assert len({row[0] for row in m}) == 5
+
+
+EVAL_PASS_THROUGH_THE_TRAINING_FUNCTION = '''
+import numpy as np
+import torch
+import torch.nn as nn
+
+
+class DummyOptimizer(torch.optim.Optimizer):
+    def __init__(self):
+        self.param_groups = [{"lr": 0}]
+
+    def step(self):
+        None
+
+    def zero_grad(self, set_to_none=False):
+        None
+
+
+def run_epoch(batches, model, criterion, optimizer, mode="train"):
+    total = 0.0
+    for xb, yb in batches:
+        out = model.forward(xb)
+        loss = criterion(out, yb)
+        if mode == "train":
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+        total += loss.item()
+    return total / len(batches)
+
+
+x = torch.tensor(np.linspace(-1, 1, 24, dtype=np.float32).reshape(8, 3))
+y = torch.tensor(np.sin(np.arange(8, dtype=np.float32)).reshape(8, 1))
+batches = [(x[i:i + 4], y[i:i + 4]) for i in range(0, 8, 4)]
+model = nn.Linear(3, 1)
+with torch.no_grad():
+    model.weight.copy_(torch.tensor([[0.3, -0.2, 0.1]]))
+    model.bias.fill_(0.05)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.2)
+print("step", 0.0, run_epoch(batches, model, nn.MSELoss(), DummyOptimizer(), mode="eval"))
+for epoch in range(3):
+    model.train()
+    train_loss = run_epoch(batches, model, nn.MSELoss(), optimizer, mode="train")
+    model.eval()
+    with torch.no_grad():
+        eval_loss = run_epoch(batches, model, nn.MSELoss(), DummyOptimizer(), mode="eval")
+    print("step", train_loss, eval_loss)
+'''
+
+
+def test_eval_pass_of_the_training_function_is_not_differentiated():
+    """harvardnlp/copy_task: ``run_epoch(..., mode="eval")`` with a DummyOptimizer runs the same function as
+    training, whose ``loss.backward()`` stands under ``if mode == "train"``. The general backward region
+    differentiated the forward whether or not that branch ran, and the model, called as ``model.forward(...)``, was
+    not taken for part of the forward: its output was computed before the region, so no parameter reached the loss
+    (RuntimeError "no parameter reaches the loss"). The model's forward method is a forward call now, and the
+    differentiation waits on the branch's test: the eval pass runs the forward only."""
+    code = _convert(EVAL_PASS_THROUGH_THE_TRAINING_FUNCTION)
+    assert 'if mode == "train":' in code and "= forward_fn(" in code, code
+    t = _losses(EVAL_PASS_THROUGH_THE_TRAINING_FUNCTION, "torch_eval_pass")
+    m = _losses(code, "ms_eval_pass")
+    assert len(t) == len(m) == 4, (t, m, code)
+    np.testing.assert_allclose(m, t, rtol=1e-5, atol=1e-7)
+    assert t[-1][1] < t[0][1]

@@ -1177,6 +1177,9 @@ class TrainingLoopRule(Rule):
                 if isinstance(call.func, cst.Name) and name and not self._library_call(call.func) \
                         and name not in _BUILTINS:
                     found.add(name)
+                elif isinstance(call.func, cst.Attribute) and call.func.attr.value in ("forward", "construct") \
+                        and isinstance(call.func.value, cst.Name) and not self._library_call(call.func.value):
+                    found.add(call.func.value.value)  # model.forward(src, tgt): the model called by its method
         return found
 
     def _read_elsewhere(self, name: str, forward_stmts) -> bool:
@@ -1203,7 +1206,8 @@ class TrainingLoopRule(Rule):
             for plan in plans:
                 if plan.reuse is None and plan.at == index:
                     inputs = [p.site.inputs for p in plans if (p is plan or p.reuse is plan) and p.site.inputs]
-                    out.extend(self._call(body, plan, names[id(plan)], train, inputs))
+                    guard = _branch_guard(body, plan) if len(plans) == 1 else None
+                    out.extend(self._call(body, plan, names[id(plan)], train, inputs, guard))
                     out.extend(body[i] for i in plan.moved)
             if index in dropped or index in moved:
                 continue
@@ -1226,7 +1230,7 @@ class TrainingLoopRule(Rule):
         inputs = ", ".join(code_of(a) for a in keep)
         return parse_expression(f"{self.ctx.alias_for('mindport.runtime.training')}.grads_for({grads}, {inputs})")
 
-    def _call(self, body, plan: Plan, names, train: str, inputs=()) -> list:
+    def _call(self, body, plan: Plan, names, train: str, inputs=(), guard=None) -> list:
         fn_name, grad_fn, grads = names
         stmts = [body[i] for i in plan.forward]
         site = plan.site
@@ -1266,9 +1270,13 @@ class TrainingLoopRule(Rule):
             self._preludes.append((forward_fn, modes))
             self._mode_preludes.add(id(modes))
             modes = []
+        differentiate = f"{lhs}, {grads} = {grad_fn}({', '.join(args)})\n"
+        if guard is not None:  # backward() only under `if <guard>:` (an eval pass of the same code): forward only
+            differentiate = (f"if {code_of(guard)}:\n    {differentiate}"
+                             f"else:\n    {lhs} = {fn_name}({', '.join(args)})\n")
         return [*modes, forward_fn,
                 parse_statement(f"{grad_fn} = {train}.value_and_grad({fn_name}{weights}{leaves})\n"),
-                parse_statement(f"{lhs}, {grads} = {grad_fn}({', '.join(args)})\n")]
+                parse_statement(differentiate)]
 
     def _leaves_through(self, stmts) -> list[str]:
         """The Parameters made of leaves the file's functions called in the forward read as module globals."""
@@ -1896,3 +1904,27 @@ def _replace_sites(stmt, calls: dict, statements: dict):
             return updated_node
 
     return stmt.visit(_Swap())
+
+
+def _branch_guard(body: list, plan: Plan):
+    """The test of the ``if`` whose body holds the plan's ``backward()`` (``if mode == "train": loss.backward()``)
+    when the differentiation may wait on it: a test without calls (evaluated once more, with the same value) that
+    no statement from the first forward one up to the ``if`` assigns. In an evaluation pass the forward then runs
+    without being differentiated, as torch builds a graph it never uses; None otherwise."""
+    stmt = body[plan.site.index]
+    if plan.reuse is not None or not isinstance(stmt, cst.If) \
+            or not any(c is plan.site.call for c in _all_calls(cst.Module(body=list(_block_body(stmt.body))))):
+        return None
+    if all_nodes(stmt.test, (cst.Call, cst.NamedExpr, cst.Await, cst.Yield, cst.Lambda)):
+        return None
+    reads = set(_names([stmt.test]).reads)
+    if not reads:
+        return None
+    start = min([*plan.forward, plan.at])
+    if any(reads & reads_writes(body[i])[1] for i in range(start, plan.site.index)):
+        return None
+    return stmt.test
+
+
+def _block_body(block) -> list:
+    return list(block.body) if isinstance(block, cst.IndentedBlock) else [block]
