@@ -167,3 +167,36 @@ def test_eval_pass_of_the_training_function_is_not_differentiated():
     assert len(t) == len(m) == 4, (t, m, code)
     np.testing.assert_allclose(m, t, rtol=1e-5, atol=1e-7)
     assert t[-1][1] < t[0][1]
+
+
+DEVICE_CHOSEN_AFTER_THE_DATA = '''
+import numpy as np
+import torch
+import torch.nn as nn
+
+x = torch.tensor(np.linspace(-1, 1, 24, dtype=np.float32).reshape(8, 3))
+x = (x - x.mean(0)) / x.std(0)
+y = torch.tensor(np.sin(np.arange(8, dtype=np.float32)).reshape(8, 1))
+device = torch.device('cpu')
+model = nn.Linear(3, 1).to(device)
+with torch.no_grad():
+    model.weight.copy_(torch.tensor([[0.3, -0.2, 0.1]]))
+    model.bias.fill_(0.05)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for i in range(3):
+    optimizer.zero_grad()
+    loss = ((model(x.to(device)) - y.to(device)) ** 2).mean()
+    loss.backward()
+    optimizer.step()
+    print("step", loss.item())
+'''
+
+
+def test_device_chosen_after_kernels_ran():
+    """chennnM/gcnii_cora: ``device = torch.device('cpu')`` stands after the data loading, which ran kernels;
+    ``ms.set_device("CPU")`` there raised (MindSpore picks its device once, before its first kernel). The device
+    MindSpore already computes on is kept (mp_framework.select_device); another is still set."""
+    code = _convert(DEVICE_CHOSEN_AFTER_THE_DATA)
+    t, m = _losses(DEVICE_CHOSEN_AFTER_THE_DATA, "torch_device_late"), _losses(code, "ms_device_late")
+    assert len(t) == len(m) == 3, (t, m, code)
+    np.testing.assert_allclose(m, t, rtol=1e-5, atol=1e-7)
