@@ -21,10 +21,11 @@ import mindspore as ms
 from mindspore import Parameter, ParameterTuple, Tensor, ops
 from mindspore.experimental.optim import AdamW as _AdamW
 from mindspore.experimental.optim import Optimizer as _Optimizer
+from mindspore.experimental.optim import SGD as _SGD
 from mindspore.experimental.optim.lr_scheduler import LRScheduler as _LRScheduler
 from mindport.runtime import unbatched  # noqa: F401 - MindSpore's layers take torch's unbatched inputs
 
-__all__ = ["Adam", "OneCycleLR", "distinct_names", "load_state_dict", "state_dict"]
+__all__ = ["Adam", "OneCycleLR", "SGD", "distinct_names", "load_state_dict", "state_dict"]
 
 
 class Adam(_AdamW):
@@ -55,6 +56,40 @@ class Adam(_AdamW):
                 grads = tuple(grad + decay * param for grad, param in zip(grads, self.parameters[start_id:end_id]))
             self.implementation(lr, 0.0, beta1, beta2, group.get("amsgrad"), group.get("eps"), grads, start_id,
                                 end_id)
+        return True
+
+
+class SGD(_SGD):
+    """``torch.optim.SGD``: MindSpore's own update (the ``ops.SGD`` primitive) for float16/float32 parameters;
+    an optimizer holding a float64 one (a float64 leaf tensor trained directly: artintellica's lbfgs_closure, whose
+    SGD phase raised "the element of 'parameters' must be one of Tensor[Float16], Tensor[Float32]") takes torch's
+    update in each parameter's own precision: weight decay, momentum buffer (the gradient itself at the first
+    step), dampening, nesterov, maximize."""
+
+    def construct(self, gradients):
+        if all(p.dtype in (ms.float16, ms.float32) for p in self.parameters):
+            return super().construct(gradients)
+        for group_id, group in enumerate(self.param_groups):
+            lr = group.get("lr") if isinstance(group.get("lr"), float) else _plain(self.lrs[group_id])
+            momentum, dampening = group.get("momentum"), group.get("dampening")
+            decay, nesterov = group.get("weight_decay"), group.get("nesterov")
+            for i in range(self.group_start_id[group_id], self.group_start_id[group_id + 1]):
+                param = self.parameters[i]
+                # hyper-parameters as tensors of the parameter's precision: a Python float times a float64 tensor
+                # is computed from the float's float32 value in MindSpore (0.1 * 2.2 -> 0.22000000327)
+                grad, value = gradients[i].astype(param.dtype), (lambda v, dtype=param.dtype: Tensor(v, dtype))
+                if group.get("maximize"):
+                    grad = -grad
+                if decay != 0.0:
+                    grad = grad + value(decay) * param
+                if momentum != 0.0:
+                    first = bool(self.stat[i].reshape(-1)[0] > 0) if self.stat[i].size else True
+                    buf = grad if first else value(momentum) * self.accum[i] + value(1.0 - dampening) * grad
+                    ops.assign(self.accum[i], buf)
+                    ops.assign(self.stat[i], ops.zeros_like(self.stat[i]))
+                    grad = grad + value(momentum) * buf if nesterov else buf
+                # the rate as written (0.1, not the float32 Parameter's 0.10000000149)
+                ops.assign(param, param - value(lr) * grad)
         return True
 
 
@@ -258,10 +293,10 @@ def _optimizer_state(optimizer, params):
 
 def _plain(value):
     """A group's hyper-parameter as torch holds it: a Python number for a 0-d Parameter/Tensor (``lr``)."""
-    if isinstance(value, Tensor) and value.ndim == 0:
+    if isinstance(value, Tensor) and value.size == 1:  # (a group's lr Parameter may be 0-d or (1,))
         if value.dtype == ms.float32:  # the shortest decimal of the float32 (0.1, as written, not 0.10000000149)
-            return float(str(np.float32(value.asnumpy())))
-        return value.item()
+            return float(str(np.float32(value.asnumpy().reshape(-1)[0])))
+        return value.asnumpy().reshape(-1)[0].item()
     if isinstance(value, list):
         return list(value)
     return value

@@ -200,3 +200,35 @@ def test_device_chosen_after_kernels_ran():
     t, m = _losses(DEVICE_CHOSEN_AFTER_THE_DATA, "torch_device_late"), _losses(code, "ms_device_late")
     assert len(t) == len(m) == 3, (t, m, code)
     np.testing.assert_allclose(m, t, rtol=1e-5, atol=1e-7)
+
+
+FLOAT64_LEAF_WITH_SGD = '''
+import numpy as np
+import torch
+
+x = torch.linspace(-1, 1, 16, dtype=torch.float64)
+y = 0.7 * x ** 2 - 0.3 * x + 0.2
+w = torch.zeros(3, dtype=torch.float64, requires_grad=True)
+optimizer = torch.optim.SGD([w], lr=0.2, momentum=0.9, nesterov=True, weight_decay=0.01)
+for i in range(6):
+    optimizer.zero_grad()
+    pred = w[0] * x ** 2 + w[1] * x + w[2]
+    loss = ((pred - y) ** 2).mean()
+    loss.backward()
+    optimizer.step()
+    print("step", loss.item())
+'''
+
+
+def test_float64_leaf_trained_with_sgd():
+    """artintellica/lbfgs_closure: a float64 leaf tensor trained directly with SGD. MindSpore's ops.SGD refuses
+    float64 parameters ("must be one of Tensor[Float16], Tensor[Float32]"). mindport.runtime.optim.SGD runs torch's
+    update in the parameter's precision there (hyper-parameters as float64 tensors: a Python float times a float64
+    tensor is computed from the float's float32 value). The losses track torch's to 1e-7, not 1e-12: the script's own
+    forward multiplies float64 tensors by Python floats (0.7 * x ** 2), which MindSpore computes from their float32
+    values (the first loss, before any update, is 1.9e-8 apart: a gap of its own, not the optimizer's)."""
+    code = _convert(FLOAT64_LEAF_WITH_SGD)
+    t, m = _losses(FLOAT64_LEAF_WITH_SGD, "torch_f64_sgd"), _losses(code, "ms_f64_sgd")
+    assert len(t) == len(m) == 6, (t, m, code)
+    np.testing.assert_allclose(m, t, rtol=1e-7)
+    assert t[-1][0] < t[0][0]
