@@ -236,6 +236,7 @@ def flags(conv: Path) -> list[str]:
 def run_entry(entry: dict, args) -> dict:
     work = Path(args.work) / entry["id"].replace("/", "__")
     shutil.rmtree(work, ignore_errors=True)
+    started = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime())
     src, conv, state = work / "torch", work / "ms", work / "state"
     for d in (src, state):
         d.mkdir(parents=True)
@@ -246,6 +247,7 @@ def run_entry(entry: dict, args) -> dict:
     write_data(entry, conv)
     mode = "track" if entry.get("deterministic") else "plain"
     res = {"id": entry["id"], "repo": entry["repo"], "kind": entry.get("kind", ""), "convert_rc": rc,
+           "started": started,
            "flags": flags(conv) if conv.exists() else []}
     t = run_side(args.python, "torch", mode, src, state, entry, args.timeout)
     res["torch"] = {"rc": t["rc"], "seconds": t["seconds"], "error": error_line(t["stderr"]) if t["rc"] else ""}
@@ -281,6 +283,8 @@ def main(argv=None) -> int:
     ap.add_argument("--only", default="")
     ap.add_argument("--repo", default="")
     ap.add_argument("--timeout", type=int, default=300)
+    ap.add_argument("--resume", action="store_true",
+                    help="keep the entries --work/results.json already holds and run the rest, in order")
     args = ap.parse_args(argv)
     entries = json.loads(Path(args.manifest).read_text())
     if args.only:
@@ -290,6 +294,11 @@ def main(argv=None) -> int:
         entries = [e for e in entries if e["repo"] == args.repo]
     Path(args.work).mkdir(parents=True, exist_ok=True)
     results = []
+    done_file = Path(args.work) / "results.json"
+    if args.resume and done_file.exists():
+        results = json.loads(done_file.read_text())
+        done = {r["id"] for r in results}
+        entries = [e for e in entries if e["id"] not in done]
     for e in entries:
         r = run_entry(e, args)
         results.append(r)

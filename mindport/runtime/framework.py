@@ -147,3 +147,20 @@ class DisabledLossScaler(ms.amp.StaticLossScaler):
 
     def __init__(self, scale_value=65536.0, scale_factor=2, scale_window=2000):
         super().__init__(1.0)
+
+
+# ------------------------------------------------------------------------------------------------------- device
+
+def select_device(target: str, device_id=None) -> None:
+    """``device = torch.device(...)``: torch makes a device object and changes nothing global; MindSpore computes
+    on one device per process, chosen before its first kernel (``ms.set_device`` raises once one ran: gcnii's
+    ``device = torch.device('cpu')`` after its data loading). The device MindSpore already computes on is kept as it
+    is (nothing to choose); another is set, with MindSpore's own error where kernels already ran on the current one
+    (torch would compute what follows elsewhere: that cannot be followed)."""
+    if ms.get_context("device_target") == target and (
+            device_id is None or target == "CPU" or ms.get_context("device_id") == int(device_id)):
+        return
+    if device_id is None:
+        ms.set_device(target)
+    else:
+        ms.set_device(target, int(device_id))

@@ -63,6 +63,11 @@ def _store(input, value):
     if _in_graph():
         ops.assign(input, value)
         return value  # what follows reads the value, never the update's order (see the module docstring)
+    if isinstance(input, ms.Parameter):
+        # in place: assign_value gives a Parameter new storage, and an optimizer that has already stepped keeps
+        # updating the old one (weight clipping after opt.step() froze the model: the loss repeated itself)
+        ops.assign(input, value)
+        return input
     input.assign_value(value)
     return input
 

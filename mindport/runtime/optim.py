@@ -16,13 +16,16 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import mindspore as ms
-from mindspore import Parameter, ops
+from mindspore import Parameter, ParameterTuple, Tensor, ops
 from mindspore.experimental.optim import AdamW as _AdamW
+from mindspore.experimental.optim import Optimizer as _Optimizer
+from mindspore.experimental.optim import SGD as _SGD
 from mindspore.experimental.optim.lr_scheduler import LRScheduler as _LRScheduler
 from mindport.runtime import unbatched  # noqa: F401 - MindSpore's layers take torch's unbatched inputs
 
-__all__ = ["Adam", "OneCycleLR", "distinct_names"]
+__all__ = ["Adam", "OneCycleLR", "SGD", "distinct_names", "load_state_dict", "state_dict"]
 
 
 class Adam(_AdamW):
@@ -53,6 +56,40 @@ class Adam(_AdamW):
                 grads = tuple(grad + decay * param for grad, param in zip(grads, self.parameters[start_id:end_id]))
             self.implementation(lr, 0.0, beta1, beta2, group.get("amsgrad"), group.get("eps"), grads, start_id,
                                 end_id)
+        return True
+
+
+class SGD(_SGD):
+    """``torch.optim.SGD``: MindSpore's own update (the ``ops.SGD`` primitive) for float16/float32 parameters;
+    an optimizer holding a float64 one (a float64 leaf tensor trained directly: artintellica's lbfgs_closure, whose
+    SGD phase raised "the element of 'parameters' must be one of Tensor[Float16], Tensor[Float32]") takes torch's
+    update in each parameter's own precision: weight decay, momentum buffer (the gradient itself at the first
+    step), dampening, nesterov, maximize."""
+
+    def construct(self, gradients):
+        if all(p.dtype in (ms.float16, ms.float32) for p in self.parameters):
+            return super().construct(gradients)
+        for group_id, group in enumerate(self.param_groups):
+            lr = group.get("lr") if isinstance(group.get("lr"), float) else _plain(self.lrs[group_id])
+            momentum, dampening = group.get("momentum"), group.get("dampening")
+            decay, nesterov = group.get("weight_decay"), group.get("nesterov")
+            for i in range(self.group_start_id[group_id], self.group_start_id[group_id + 1]):
+                param = self.parameters[i]
+                # hyper-parameters as tensors of the parameter's precision: a Python float times a float64 tensor
+                # is computed from the float's float32 value in MindSpore (0.1 * 2.2 -> 0.22000000327)
+                grad, value = gradients[i].astype(param.dtype), (lambda v, dtype=param.dtype: Tensor(v, dtype))
+                if group.get("maximize"):
+                    grad = -grad
+                if decay != 0.0:
+                    grad = grad + value(decay) * param
+                if momentum != 0.0:
+                    first = bool(self.stat[i].reshape(-1)[0] > 0) if self.stat[i].size else True
+                    buf = grad if first else value(momentum) * self.accum[i] + value(1.0 - dampening) * grad
+                    ops.assign(self.accum[i], buf)
+                    ops.assign(self.stat[i], ops.zeros_like(self.stat[i]))
+                    grad = grad + value(momentum) * buf if nesterov else buf
+                # the rate as written (0.1, not the float32 Parameter's 0.10000000149)
+                ops.assign(param, param - value(lr) * grad)
         return True
 
 
@@ -182,3 +219,84 @@ def _per_group(name, groups, value):
             raise ValueError(f"expected {len(groups)} values for {name}, got {len(value)}")
         return list(value)
     return [value] * len(groups)
+
+
+def state_dict(optimizer) -> dict:
+    """``optimizer.state_dict()`` in torch's shape, ``{'state': {i: {...}}, 'param_groups': [{..., 'params': [i]}]}``,
+    for a ``mindspore.experimental.optim`` optimizer, whose own ``state_dict()`` is its Cell's parameter table (the
+    trained Parameters and the moments by name): scripts read ``state_dict()['param_groups'][0]['lr']`` and save it
+    with the model to resume. Hyper-parameters are Python values (the group's ``lr`` Parameter as a float);
+    parameters are numbered over the groups in order, as torch numbers them; ``state[i]`` holds copies of the
+    optimizer's per-parameter moments under MindSpore's names (SGD's ``accum``, Adam's ``exp_avg``/``exp_avg_sq``,
+    RMSprop's ``mean_square`` ...) and its step counters (``state_step``), which ``load_state_dict`` writes back.
+    Any other receiver (a model, a scheduler) answers its own ``state_dict()``."""
+    if not isinstance(optimizer, _Optimizer):
+        return optimizer.state_dict()
+    params = list(optimizer.parameters)
+    index = {id(p): i for i, p in enumerate(params)}
+    groups = []
+    for group in optimizer.param_groups:
+        saved = {key: _plain(value) for key, value in group.items() if key != "params"}
+        saved["params"] = [index[id(p)] for p in group["params"]]
+        groups.append(saved)
+    moments, counters = _optimizer_state(optimizer, params)
+    state = {}
+    for i in range(len(params)):
+        entry = {name: Tensor(tup[i].asnumpy()) for name, tup in moments.items()}
+        entry.update({name: Tensor(p.asnumpy()) for name, p in counters.items()})
+        state[i] = entry
+    return {"state": state, "param_groups": groups}
+
+
+def load_state_dict(optimizer, state_dict) -> None:
+    """``optimizer.load_state_dict(sd)`` of what :func:`state_dict` gave (a copy, a checkpoint's): torch's checks on
+    the groups, then each group's hyper-parameters (the ``lr`` Parameter assigned in place: the optimizer keeps
+    reading it) and the moments and step counters, in place (``ops.assign``: a Parameter given new storage by
+    ``set_data``/``assign_value`` is no longer the one the optimizer's compiled update writes). Any other receiver loads with its own method."""
+    if not isinstance(optimizer, _Optimizer):
+        return optimizer.load_state_dict(state_dict)
+    groups, saved_groups = optimizer.param_groups, state_dict["param_groups"]
+    if len(groups) != len(saved_groups):
+        raise ValueError("loaded state dict has a different number of parameter groups")
+    if any(len(g["params"]) != len(s["params"]) for g, s in zip(groups, saved_groups)):
+        raise ValueError("loaded state dict contains a parameter group that doesn't match the size of optimizer's group")
+    for group, saved in zip(groups, saved_groups):
+        for key, value in saved.items():
+            if key == "params":
+                continue
+            current = group.get(key)
+            if isinstance(current, Parameter):  # in place: set_data would detach it from the compiled update
+                ops.assign(current, Tensor(value, current.dtype))
+            else:
+                group[key] = value
+    params = list(optimizer.parameters)
+    moments, counters = _optimizer_state(optimizer, params)
+    for i, entry in state_dict["state"].items():
+        for name, value in entry.items():
+            target = moments[name][int(i)] if name in moments else counters.get(name)
+            if target is not None:
+                ops.assign(target, Tensor(value.asnumpy() if isinstance(value, Tensor) else value, target.dtype))
+    return None
+
+
+def _optimizer_state(optimizer, params):
+    """The optimizer's per-parameter moments (its ParameterTuples as long as its parameters, other than them) and its
+    other Parameters that are not trained ones nor a group's ``lr`` (step counters)."""
+    moments = {name: value for name, value in vars(optimizer).items()
+               if isinstance(value, ParameterTuple) and name != "parameters" and len(value) == len(params)}
+    taken = {id(p) for p in params} | {id(p) for tup in moments.values() for p in tup} | \
+        {id(g.get("lr")) for g in optimizer.param_groups}
+    counters = {name: p for name, p in optimizer.parameters_and_names() if id(p) not in taken
+                and isinstance(p, Parameter)}
+    return moments, counters
+
+
+def _plain(value):
+    """A group's hyper-parameter as torch holds it: a Python number for a 0-d Parameter/Tensor (``lr``)."""
+    if isinstance(value, Tensor) and value.size == 1:  # (a group's lr Parameter may be 0-d or (1,))
+        if value.dtype == ms.float32:  # the shortest decimal of the float32 (0.1, as written, not 0.10000000149)
+            return float(str(np.float32(value.asnumpy().reshape(-1)[0])))
+        return value.asnumpy().reshape(-1)[0].item()
+    if isinstance(value, list):
+        return list(value)
+    return value

@@ -207,9 +207,9 @@ def test_device_code_becomes_set_device_on_new_versions():
     code = result.code
     assert result.diagnostics == []
     assert 'device = "cuda" if ms.hal.is_available("GPU") else "cpu"' in code
-    assert 'ms.set_device(("GPU" if str(device).startswith("cuda") and ms.hal.is_available("GPU") else "CPU"))' in code
-    assert 'ms.set_device(("GPU" if ms.hal.is_available("GPU") else "CPU"), 1)' in code
-    assert 'ms.set_device("CPU")' in code
+    assert 'mp_framework.select_device(("GPU" if str(device).startswith("cuda") and ms.hal.is_available("GPU") else "CPU"))' in code
+    assert 'mp_framework.select_device(("GPU" if ms.hal.is_available("GPU") else "CPU"), 1)' in code
+    assert 'mp_framework.select_device("CPU")' in code
     assert "model = build()\n" in code and "x = batch\n" in code and "y = x\n" in code
     assert "model = model\n" in code
     assert "torch" not in code.replace("mindspore", "")

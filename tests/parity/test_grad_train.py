@@ -76,6 +76,6 @@ def test_a_training_only_bug_shows_in_the_loss_curve(tmp_path):
     assert all(o.allclose for o in report.outputs)
     t = report.train
     assert not t.ok and not report.ok and t.first_divergent_step == 0
-    assert t.optimizer["torch"] == "torch.optim.SGD" and t.optimizer["mindspore"] == "mindspore.experimental.optim.SGD"
+    assert t.optimizer["torch"] == "torch.optim.SGD" and t.optimizer["mindspore"] == "mindport.runtime.optim.SGD"
     assert t.loss == {"torch": "torch.nn.CrossEntropyLoss", "mindspore": "mindport.runtime.losses.CrossEntropyLoss"}
     assert any(d.code == "MP406" and "step 0" in d.message for d in report.diagnostics)

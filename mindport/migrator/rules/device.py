@@ -63,16 +63,18 @@ class DeviceTransform(Rule):
             """,
             after="""
                 import mindspore as ms
+                from mindport.runtime import framework as mp_framework
 
                 device = "cuda" if ms.hal.is_available("GPU") else "cpu"
-                ms.set_device(("GPU" if str(device).startswith("cuda") and ms.hal.is_available("GPU") else "CPU"))
+                mp_framework.select_device(("GPU" if str(device).startswith("cuda") and ms.hal.is_available("GPU") else "CPU"))
 
 
                 def prepare(model, batch):
                     model = model
                     return model, batch.astype(ms.float16)
             """,
-            note='Placement is global in MindSpore: the device becomes a set_device call, per-tensor moves vanish, casts stay.',
+            note='Placement is global in MindSpore: the device becomes a select_device call (ms.set_device unless '
+                 'MindSpore already computes there: it refuses once a kernel ran), per-tensor moves vanish, casts stay.',
         ),
         Example(
             before="""
@@ -87,9 +89,10 @@ class DeviceTransform(Rule):
             after="""
                 import mindspore as ms
                 from mindspore import ops
+                from mindport.runtime import framework as mp_framework
 
                 device = "cuda:0"
-                ms.set_device(("GPU" if ms.hal.is_available("GPU") else "CPU"), 0)
+                mp_framework.select_device(("GPU" if ms.hal.is_available("GPU") else "CPU"), 0)
 
 
                 def ones(n):
@@ -329,7 +332,8 @@ class DeviceTransform(Rule):
 
     def _device_assignment(self, line: cst.SimpleStatementLine) -> cst.SimpleStatementLine | None:
         """``device = torch.device(spec)`` -> the same line (``device = spec``) plus the global device setting:
-        ``ms.set_device(target, 1)`` (MindSpore >= 2.5) or ``ms.set_context(device_target=..., device_id=...)``.
+        ``mp_framework.select_device(target, 1)`` (MindSpore >= 2.5: ``ms.set_device`` unless MindSpore already
+        computes there, since it refuses once a kernel ran) or ``ms.set_context(device_target=..., device_id=...)``.
         Making a ``torch.device("cuda:0")`` never fails in torch (a library file's module-level device, used only
         on paths a CPU run never reaches), and ``ms.set_device("GPU")`` raises on a machine without one: from 2.5 on
         an accelerator target is taken only when ``ms.hal.is_available`` says it is there, else the CPU."""
@@ -360,8 +364,9 @@ class DeviceTransform(Rule):
             name = assign.targets[0].target.value
             available = f' and {ms}.hal.is_available("GPU")' if guarded else ""
             target = f'("GPU" if str({name}).startswith("cuda"){available} else "CPU")'
-        if guarded:
-            text = f"{ms}.set_device({target}{', ' + device_id if device_id else ''})"
+        if guarded:  # kept where MindSpore already computes on it: a kernel may have run (see select_device)
+            text = (f"{self.ctx.alias_for('mindport.runtime.framework')}.select_device("
+                    f"{target}{', ' + device_id if device_id else ''})")
         else:
             text = f"{ms}.set_context(device_target={target}{', device_id=' + device_id if device_id else ''})"
         return parse_statement(text)  # type: ignore[return-value]

@@ -42,6 +42,11 @@ the inputs, defined where the call stands, and the call ``mp_train.grad_graph(fn
 inside a ``forward_fn`` the later backward differentiates through it (PyNative). Gradients with respect to a model's
 parameters (MAML's inner step), several outputs, and ``.backward(create_graph=True)`` get MP105.
 
+``opt.state_dict()`` / ``opt.load_state_dict(sd)`` on an optimizer (of the file, or a receiver named like one:
+``self.optimizer``, ``scheduler.optimizer``) -> ``mp_optim.state_dict(opt)`` / ``mp_optim.load_state_dict(opt, sd)``:
+torch's ``{'state', 'param_groups'}`` (a MindSpore optimizer's own is its Cell's parameter table); any other receiver
+answers its own method at run time.
+
 ``opt.param_groups[i]['lr']`` read (not assigned) on an optimizer of the file is ``float(...)``: a Python float in
 torch, a Parameter in ``mindspore.experimental.optim`` (``f"{lr:.2e}"`` raised, ``lr == 0.1`` was a tensor).
 """
@@ -107,12 +112,12 @@ class TrainingLoopRule(Rule):
             """,
             after="""
                 import mindspore as ms
-                from mindspore.experimental import optim as ms_optim
                 from mindport.runtime import losses as mp_losses
+                from mindport.runtime import optim as mp_optim
 
 
                 def train(model, loader, epochs):
-                    optimizer = ms_optim.SGD(model.trainable_params(), lr=0.1)
+                    optimizer = mp_optim.SGD(model.trainable_params(), lr=0.1)
                     criterion = mp_losses.CrossEntropyLoss()
                     def forward_fn(x, y):
                         out = model(x)
@@ -543,13 +548,13 @@ class TrainingLoopRule(Rule):
             """,
             after="""
                 import mindspore as ms
-                from mindspore.experimental import optim as ms_optim
+                from mindport.runtime import optim as mp_optim
 
 
                 def sweep(make_model, lrs, loader, criterion):
                     for lr in lrs:
                         model = make_model()
-                        optimizer = ms_optim.SGD(model.trainable_params(), lr=lr)
+                        optimizer = mp_optim.SGD(model.trainable_params(), lr=lr)
                         def forward_fn(x, y):
                             loss = criterion(model(x), y)
                             return loss
@@ -615,12 +620,12 @@ class TrainingLoopRule(Rule):
                         model.eval()
             """,
             after="""
-                from mindspore.experimental import optim as ms_optim
+                from mindport.runtime import optim as mp_optim
                 from mindport.runtime import training as mp_train
 
 
                 def fit(model, x, y, criterion, epochs):
-                    optimizer = ms_optim.SGD(model.trainable_params(), lr=0.1)
+                    optimizer = mp_optim.SGD(model.trainable_params(), lr=0.1)
                     model.set_train(True)
                     for epoch in range(epochs):
                         for i in range(len(x)):
@@ -907,6 +912,10 @@ class TrainingLoopRule(Rule):
             if not updated.args:
                 return parse_expression(f"{receiver}({train()}.grads_of({receiver}))")
             return parse_expression(f"{train()}.step({receiver}, {args})")
+        if ((method == "state_dict" and not updated.args) or (method == "load_state_dict" and len(updated.args) == 1)) \
+                and self._is_optimizer(receiver):  # torch's {'state', 'param_groups'} (decided on the receiver's type)
+            return parse_expression(f"{self.ctx.alias_for('mindport.runtime.optim')}.{method}"
+                                    f"({', '.join([receiver, *([args] if args else [])])})")
         return None
 
     def _is_optimizer(self, receiver: str) -> bool:
@@ -1168,6 +1177,9 @@ class TrainingLoopRule(Rule):
                 if isinstance(call.func, cst.Name) and name and not self._library_call(call.func) \
                         and name not in _BUILTINS:
                     found.add(name)
+                elif isinstance(call.func, cst.Attribute) and call.func.attr.value in ("forward", "construct") \
+                        and isinstance(call.func.value, cst.Name) and not self._library_call(call.func.value):
+                    found.add(call.func.value.value)  # model.forward(src, tgt): the model called by its method
         return found
 
     def _read_elsewhere(self, name: str, forward_stmts) -> bool:
@@ -1194,7 +1206,8 @@ class TrainingLoopRule(Rule):
             for plan in plans:
                 if plan.reuse is None and plan.at == index:
                     inputs = [p.site.inputs for p in plans if (p is plan or p.reuse is plan) and p.site.inputs]
-                    out.extend(self._call(body, plan, names[id(plan)], train, inputs))
+                    guard = _branch_guard(body, plan) if len(plans) == 1 else None
+                    out.extend(self._call(body, plan, names[id(plan)], train, inputs, guard))
                     out.extend(body[i] for i in plan.moved)
             if index in dropped or index in moved:
                 continue
@@ -1217,7 +1230,7 @@ class TrainingLoopRule(Rule):
         inputs = ", ".join(code_of(a) for a in keep)
         return parse_expression(f"{self.ctx.alias_for('mindport.runtime.training')}.grads_for({grads}, {inputs})")
 
-    def _call(self, body, plan: Plan, names, train: str, inputs=()) -> list:
+    def _call(self, body, plan: Plan, names, train: str, inputs=(), guard=None) -> list:
         fn_name, grad_fn, grads = names
         stmts = [body[i] for i in plan.forward]
         site = plan.site
@@ -1257,9 +1270,13 @@ class TrainingLoopRule(Rule):
             self._preludes.append((forward_fn, modes))
             self._mode_preludes.add(id(modes))
             modes = []
+        differentiate = f"{lhs}, {grads} = {grad_fn}({', '.join(args)})\n"
+        if guard is not None:  # backward() only under `if <guard>:` (an eval pass of the same code): forward only
+            differentiate = (f"if {code_of(guard)}:\n    {differentiate}"
+                             f"else:\n    {lhs} = {fn_name}({', '.join(args)})\n")
         return [*modes, forward_fn,
                 parse_statement(f"{grad_fn} = {train}.value_and_grad({fn_name}{weights}{leaves})\n"),
-                parse_statement(f"{lhs}, {grads} = {grad_fn}({', '.join(args)})\n")]
+                parse_statement(differentiate)]
 
     def _leaves_through(self, stmts) -> list[str]:
         """The Parameters made of leaves the file's functions called in the forward read as module globals."""
@@ -1887,3 +1904,27 @@ def _replace_sites(stmt, calls: dict, statements: dict):
             return updated_node
 
     return stmt.visit(_Swap())
+
+
+def _branch_guard(body: list, plan: Plan):
+    """The test of the ``if`` whose body holds the plan's ``backward()`` (``if mode == "train": loss.backward()``)
+    when the differentiation may wait on it: a test without calls (evaluated once more, with the same value) that
+    no statement from the first forward one up to the ``if`` assigns. In an evaluation pass the forward then runs
+    without being differentiated, as torch builds a graph it never uses; None otherwise."""
+    stmt = body[plan.site.index]
+    if plan.reuse is not None or not isinstance(stmt, cst.If) \
+            or not any(c is plan.site.call for c in _all_calls(cst.Module(body=list(_block_body(stmt.body))))):
+        return None
+    if all_nodes(stmt.test, (cst.Call, cst.NamedExpr, cst.Await, cst.Yield, cst.Lambda)):
+        return None
+    reads = set(_names([stmt.test]).reads)
+    if not reads:
+        return None
+    start = min([*plan.forward, plan.at])
+    if any(reads & reads_writes(body[i])[1] for i in range(start, plan.site.index)):
+        return None
+    return stmt.test
+
+
+def _block_body(block) -> list:
+    return list(block.body) if isinstance(block, cst.IndentedBlock) else [block]
