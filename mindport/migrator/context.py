@@ -70,6 +70,7 @@ class Options:
     # ``invmat.InvMatrix.apply`` of an imported one is a call of the Cell it becomes
     star_bindings: tuple = ()  # ((name, torch name), ...) brought by `from <project module> import *` (convert_path)
     list_names: frozenset[str] = frozenset()  # names the project binds to a list in any file (project.list_names)
+    return_kinds: tuple = ()  # ((name, kind), ...): what the project's functions return (project.return_kinds)
 
 
 CPU_GUARDED = ("any", "cpu")  # Options.device values whose ports keep the CPU kernel guards
