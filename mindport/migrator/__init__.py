@@ -35,7 +35,8 @@ def convert_source(code: str, filename: str = "<string>", *, target: str = "nn",
                    ms_version: tuple[int, int] | None = None, module_classes=frozenset(),
                    local_packages=frozenset(), star_bindings=(), device: str = "any",
                    object_classes=frozenset(), list_names=frozenset(),
-                   function_classes=frozenset(), return_kinds=None) -> ConversionResult:
+                   function_classes=frozenset(), return_kinds=None,
+                   imported_names=frozenset()) -> ConversionResult:
     """Convert PyTorch source text to MindSpore source text.
 
     ``local_packages``: the top-level packages of the project the file belongs to (a torch-based package among them,
@@ -49,7 +50,9 @@ def convert_source(code: str, filename: str = "<string>", *, target: str = "nn",
     ``mindport.migrator.project.list_names``); a size given by a parameter or attribute of such a name may be a list.
     ``return_kinds``: ((name, kind), ...) what the project's functions and methods return, across its files
     (``mindport.migrator.project.return_kinds``): the receiver of an ambiguous method (``repeat``, ``sum``); None
-    (a file alone): its own functions'.
+    (a file alone): its own functions'. ``imported_names``: the names other files of the project import from its
+    modules (``mindport.migrator.project.imported_names``): a torch name the file imports and they may import from
+    it stays bound.
     """
     if return_kinds is None:
         return_kinds = _own_return_kinds(code)
@@ -58,7 +61,8 @@ def convert_source(code: str, filename: str = "<string>", *, target: str = "nn",
                       star_bindings=tuple(tuple(b) for b in star_bindings), device=device,
                       object_classes=frozenset(object_classes), list_names=frozenset(list_names),
                       function_classes=frozenset(function_classes),
-                      return_kinds=tuple(tuple(k) for k in return_kinds))
+                      return_kinds=tuple(tuple(k) for k in return_kinds),
+                      imported_names=frozenset(imported_names))
     registry = load_registry()
     collecting = gc.isenabled()
     gc.disable()  # syntax trees are acyclic: the cycle collector's passes over them are pure cost (about 15 %)

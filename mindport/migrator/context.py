@@ -71,6 +71,7 @@ class Options:
     star_bindings: tuple = ()  # ((name, torch name), ...) brought by `from <project module> import *` (convert_path)
     list_names: frozenset[str] = frozenset()  # names the project binds to a list in any file (project.list_names)
     return_kinds: tuple = ()  # ((name, kind), ...): what the project's functions return (project.return_kinds)
+    imported_names: frozenset[str] = frozenset()  # names imported from the project's modules (project.py)
 
 
 CPU_GUARDED = ("any", "cpu")  # Options.device values whose ports keep the CPU kernel guards

