@@ -395,9 +395,8 @@ _TENSOR_METHODS = frozenset({"permute", "contiguous", "unsqueeze", "masked_fill"
 
 def return_kinds(src: Path, python: list[str]) -> tuple[tuple[str, str], ...]:
     """What each function and method of the project returns, by name, across its files: "tensor" (torch's result, a
-    tensor's method, arithmetic on one), "foreign" (numpy's), "python" (a number or string) or "object" (a layer
-    built by torch's class): ((name, kind), ...), for the names whose every definition, in every file, returns one
-    kind on every ``return``. C-SWM's ``utils.to_one_hot(action, dim).repeat(1, n)`` in ``modules.py``, whose
+    tensor's method, arithmetic on one), "foreign" (numpy's) or "python" (a number or string): ((name, kind), ...),
+    for the names whose every definition, in every file, returns one kind on every ``return``. C-SWM's ``utils.to_one_hot(action, dim).repeat(1, n)`` in ``modules.py``, whose
     ``to_one_hot`` in ``utils.py`` returns ``zeros.scatter_(...)`` of ``torch.zeros``: the receiver of the ambiguous
     ``repeat`` is a tensor (``tile``), although ``modules.py`` imports numpy. A name defined twice with different
     kinds, or any of whose returns says nothing, is left out (unknown, as before). Read with ``ast``: nothing
@@ -511,7 +510,7 @@ def _expr_kind(node, imports, known, local, params, in_module) -> str | None:
         if leaf in _TORCH_NOT_TENSOR or any(p in _TORCH_NOT_TENSOR_PACKAGES for p in parts[1:]):
             return None
         if leaf[:1].isupper() and leaf != "Parameter" and not leaf.endswith("Tensor"):
-            return "object" if "nn" in parts[1:] or func.id == "nn" else None  # nn.Linear(...): a layer
+            return None  # nn.Linear(...): a layer (scopes' "object" kind is the self of a method, not any Cell)
         return "tensor"
     if isinstance(node.func, ast.Name):
         if node.func.id in _NUMBER_CALLS:
