@@ -423,13 +423,14 @@ def return_kinds_of(trees: list[ast.Module]) -> tuple[tuple[str, str], ...]:
                 for item in node.body:
                     if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
                         functions.append((item.name, item, imports, node.name in modules))
+    prepared = [(name, _returns_of(function), imports, in_module) for name, function, imports, in_module in functions]
     known: dict[str, str] = {}
     changed = True
     while changed:
         changed = False
         kinds: dict[str, set] = {}
-        for name, function, imports, in_module in functions:
-            kinds.setdefault(name, set()).add(_function_return(function, imports, known, in_module))
+        for name, body, imports, in_module in prepared:
+            kinds.setdefault(name, set()).add(_function_return(body, imports, known, in_module))
         for name, found in kinds.items():
             kind = found.pop() if len(found) == 1 else None
             if kind is not None and known.get(name) != kind:
@@ -455,21 +456,32 @@ def _import_roots(tree: ast.Module) -> dict[str, str]:
     return roots
 
 
-def _function_return(function, imports: dict[str, str], known: dict[str, str], in_module: bool) -> str | None:
-    """The one kind every ``return`` of a function gives, or None (no value returned, kinds disagree, unknown)."""
+def _returns_of(function) -> tuple[set[str], list] | None:
+    """A function's parameters and its assignments and returns in source order (walked once: the fixed point reads
+    them again); None for a generator."""
+    nodes = list(_own_nodes(function))
+    if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in nodes):
+        return None
     params = {a.arg for a in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs)}
+    return params, sorted((n for n in nodes if isinstance(n, (ast.Assign, ast.Return))),
+                          key=lambda n: (n.lineno, n.col_offset))
+
+
+def _function_return(body, imports: dict[str, str], known: dict[str, str], in_module: bool) -> str | None:
+    """The one kind every ``return`` of a function gives, or None (a generator, no value returned, kinds disagree,
+    unknown)."""
+    if body is None:
+        return None
+    params, statements = body
     local: dict[str, str | None] = {}
     returns = []
-    for node in sorted((n for n in _own_nodes(function) if isinstance(n, (ast.Assign, ast.Return))),
-                       key=lambda n: (n.lineno, n.col_offset)):
+    for node in statements:
         if isinstance(node, ast.Return):
             returns.append(node.value)
         elif len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             name = node.targets[0].id
             kind = _expr_kind(node.value, imports, known, local, params, in_module)
             local[name] = kind if name not in local or local[name] == kind else None
-    if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _own_nodes(function)):
-        return None
     kinds = {_expr_kind(value, imports, known, local, params, in_module) if value is not None else None
              for value in returns}
     return kinds.pop() if len(kinds) == 1 else None
