@@ -15,6 +15,7 @@ from mindport.errors import Diagnostic
 from mindport.mappings import load_registry
 from mindport.migrator.context import Options
 from mindport.migrator.engine import run_pipeline
+from mindport.migrator.project import return_kinds_of
 
 
 @dataclass
@@ -34,7 +35,8 @@ def convert_source(code: str, filename: str = "<string>", *, target: str = "nn",
                    ms_version: tuple[int, int] | None = None, module_classes=frozenset(),
                    local_packages=frozenset(), star_bindings=(), device: str = "any",
                    object_classes=frozenset(), list_names=frozenset(),
-                   function_classes=frozenset(), float_sites=()) -> ConversionResult:
+                   function_classes=frozenset(), float_sites=(), return_kinds=None,
+                   imported_names=frozenset()) -> ConversionResult:
     """Convert PyTorch source text to MindSpore source text.
 
     ``local_packages``: the top-level packages of the project the file belongs to (a torch-based package among them,
@@ -48,13 +50,22 @@ def convert_source(code: str, filename: str = "<string>", *, target: str = "nn",
     ``mindport.migrator.project.list_names``); a size given by a parameter or attribute of such a name may be a list.
     ``float_sites``: the file's call sites a recorded torch run saw only floating inputs at (``mindport.observed``:
     ``Facts.float_sites``); an int-to-float guard there is MindSpore's own op.
+    ``return_kinds``: ((name, kind), ...) what the project's functions and methods return, across its files
+    (``mindport.migrator.project.return_kinds``): the receiver of an ambiguous method (``repeat``, ``sum``); None
+    (a file alone): its own functions'. ``imported_names``: the names other files of the project import from its
+    modules (``mindport.migrator.project.imported_names``): a torch name the file imports and they may import from
+    it stays bound.
     """
+    if return_kinds is None:
+        return_kinds = _own_return_kinds(code)
     options = Options(target=target, ms_version=ms_version or installed_ms_version(),
                       module_classes=frozenset(module_classes), local_packages=frozenset(local_packages),
                       star_bindings=tuple(tuple(b) for b in star_bindings), device=device,
                       object_classes=frozenset(object_classes), list_names=frozenset(list_names),
                       function_classes=frozenset(function_classes),
-                      float_sites=frozenset(tuple(site) for site in float_sites))
+                      float_sites=frozenset(tuple(site) for site in float_sites),
+                      return_kinds=tuple(tuple(k) for k in return_kinds),
+                      imported_names=frozenset(imported_names))
     registry = load_registry()
     collecting = gc.isenabled()
     gc.disable()  # syntax trees are acyclic: the cycle collector's passes over them are pure cost (about 15 %)
@@ -188,3 +199,11 @@ def __getattr__(name: str):
 
         return getattr(repo, name)
     raise AttributeError(name)
+
+
+def _own_return_kinds(code: str) -> tuple:
+    """What the functions of one file return (``project.return_kinds_of``): a file converted alone is its project."""
+    try:
+        return return_kinds_of([ast.parse(code)])
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return ()

@@ -51,7 +51,7 @@ def run_pipeline(module: cst.Module, filename: str, registry: Registry, options:
                  without: tuple[type[Rule], ...] = ()) -> tuple[str, FileContext]:
     """Every rule over the parsed file, in order; returns the converted source text and the file's context.
     ``without``: rules left out (the examples' tests check that each example needs its rule)."""
-    scopes = build_scopes(module, options.local_packages, options.star_bindings)
+    scopes = build_scopes(module, options.local_packages, options.star_bindings, options.return_kinds)
     positions = LazyPositions(module)  # resolved on the first diagnostic only
     aliases, present = choose_aliases(scopes.module_scope, scopes.scopes.values())
     ctx = FileContext(filename=filename, registry=registry, options=options, scopes=scopes.scopes,

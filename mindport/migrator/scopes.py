@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from mindport.migrator.project import project_return
 from mindport.migrator.walk import walk
 from mindport.names import Scope, bind_from, bind_module, is_torch, torch_package
 
@@ -37,11 +38,14 @@ class CstScope(Scope):
     ``local``: top-level packages of the project being converted; a torch-based package among them (converting timm
     itself) is the project's code, not a third-party dependency."""
 
-    __slots__ = ("local", "attributes", "use_kinds", "line_kinds", "use_quals", "patched")
+    __slots__ = ("local", "returns", "attributes", "use_kinds", "line_kinds", "use_quals", "patched")
 
-    def __init__(self, parent: "Scope | None" = None, local: frozenset[str] = frozenset()) -> None:
+    def __init__(self, parent: "Scope | None" = None, local: frozenset[str] = frozenset(),
+                 returns: dict[str, str] | None = None) -> None:
         super().__init__(parent)
         self.local = parent.local if isinstance(parent, CstScope) else local
+        # what the project's functions and methods return, by name, across its files (project.return_kinds)
+        self.returns: dict[str, str] = parent.returns if isinstance(parent, CstScope) else (returns or {})
         # what a name holds where it is read, in source order (id of the Name node -> kind; one dict for the file):
         # `x = a + b; x = x.chunk(4, dim=-1); x = [n(t) for t in x]` reads a tensor on the second line although the
         # name ends up a list. Names bound in ways not tracked in order (unpacking, loops) read `kinds`.
@@ -109,8 +113,8 @@ def bind_import(scope: Scope, node: cst.Import | cst.ImportFrom) -> None:
 class ScopeBuilder(cst.CSTVisitor):
     """One pass that records, for the module and every function/class, the names it binds."""
 
-    def __init__(self, local_packages: frozenset[str] = frozenset(), star_bindings=()) -> None:
-        self.module_scope = CstScope(local=local_packages)
+    def __init__(self, local_packages: frozenset[str] = frozenset(), star_bindings=(), return_kinds=()) -> None:
+        self.module_scope = CstScope(local=local_packages, returns=dict(return_kinds))
         # torch names a `from <project module> import *` brings: bound before the file's own statements, which may
         # rebind them
         self.module_scope.names.update(dict(star_bindings))
@@ -505,9 +509,12 @@ def value_kind(value: cst.BaseExpression, scope: Scope) -> str:
         return "python"
     if isinstance(value, cst.Call):
         qual = scope.resolve(value.func)
+        returns = getattr(scope, "returns", {})
         if qual is not None:
             if qual.split(".", 1)[0] in getattr(scope, "local", frozenset()):
-                return "other"  # SimpleVAE(...) imported from the project's own package: its model, not a library's
+                # utils.to_one_hot(...) of the project's own: what it returns (project.return_kinds); SimpleVAE(...):
+                # its model, not a library's
+                return returns.get(qual.rsplit(".", 1)[-1], "other")
             # einops gives back what it was given: in torch code, tensors
             return "tensor" if is_torch(qual) or qual.split(".", 1)[0] == "einops" else "foreign"
         if isinstance(value.func, cst.Attribute):
@@ -523,6 +530,8 @@ def value_kind(value: cst.BaseExpression, scope: Scope) -> str:
                     value.func.attr.value == "view" and len(value.args) >= 2)):
                 return "tensor"  # l(x).view(b, -1, h, d).transpose(1, 2): only a tensor has these (numpy's view
                 # takes one dtype)
+            if kind == "other" and returns:  # from . import utils; utils.to_one_hot(...), helper.encode(x)
+                return project_return(value.func.attr.value, returns) or kind
             return kind
         if isinstance(value.func, cst.Call) and isinstance(value.func.func, cst.Name) \
                 and value.func.func.value[:1].isupper() and scope.resolve(value.func.func) is None:
@@ -532,6 +541,8 @@ def value_kind(value: cst.BaseExpression, scope: Scope) -> str:
         if isinstance(value.func, cst.Name) and value.func.value in ("list", "dict", "set", "str", "tuple", "len",
                                                                      "range", "int", "float", "sorted"):
             return "python"
+        if isinstance(value.func, cst.Name) and value.func.value in returns:
+            return returns[value.func.value]  # a function of this file's, or one imported relatively (project's)
         return "other"
     if isinstance(value, cst.BinaryOperation):
         kinds = {operand_kind(value.left, scope), operand_kind(value.right, scope)}
@@ -614,10 +625,12 @@ def _is_static(node: cst.FunctionDef) -> bool:
     return any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in node.decorators)
 
 
-def build_scopes(module: cst.Module, local_packages: frozenset[str] = frozenset(), star_bindings=()) -> ScopeBuilder:
+def build_scopes(module: cst.Module, local_packages: frozenset[str] = frozenset(), star_bindings=(),
+                 return_kinds=()) -> ScopeBuilder:
     """The scopes of a module: ``.module_scope``, and ``.scopes`` (id of each function, class and lambda node -> its
     scope). ``local_packages``: the project's top-level packages (see :class:`CstScope`); ``star_bindings``: the torch
-    names star imports of project modules bring ((name, torch name), ...)."""
-    builder = ScopeBuilder(local_packages, star_bindings)
+    names star imports of project modules bring ((name, torch name), ...); ``return_kinds``: what the project's
+    functions return ((name, kind), ...: project.return_kinds)."""
+    builder = ScopeBuilder(local_packages, star_bindings, return_kinds)
     walk(module, builder)
     return builder

@@ -27,14 +27,16 @@ from mindport.mappings.transforms import Arg, value_code
 from mindport.migrator.syntax import NO_SPACE_EQUAL, code_of
 from mindport.migrator.walk import parse_expression
 
-# Method names that numpy arrays, lists, dicts or strings also have: rewritten only on evident tensors.
+# Method names that numpy arrays, lists, dicts or strings also have: rewritten only on evident tensors. Every method
+# torch.Tensor shares with numpy's array or a built-in value is here (tests/converter/test_unknown_receivers.py reads
+# them from torch); the rest are torch's names Modules or Python's values also have (float, apply, to, get).
 SHARED_METHOD_NAMES = frozenset({
     "sum", "mean", "max", "min", "std", "var", "prod", "all", "any", "argmax", "argmin", "transpose", "reshape",
     "flatten", "repeat", "clip", "astype", "copy", "fill", "item", "tolist", "round", "sort", "argsort", "cumsum",
     "cumprod", "squeeze", "view", "add", "index", "count", "pop", "append", "insert", "remove", "update", "get",
     "keys", "values", "items", "split", "join", "replace", "format", "strip", "type", "size", "dot", "nonzero",
     "trace", "diagonal", "conj", "real", "imag", "abs", "take", "put", "expand", "resize", "norm", "to", "float",
-    "int", "long", "half", "double", "bool", "numpy", "new", "apply", "t", "T", "max", "chunk",
+    "int", "long", "half", "double", "bool", "numpy", "new", "apply", "t", "T", "max", "chunk", "ravel", "swapaxes",
 })
 
 
@@ -45,7 +47,7 @@ SHARED_METHOD_NAMES = frozenset({
 ARRAY_METHOD_NAMES = frozenset({
     "T", "all", "any", "argmax", "argmin", "argsort", "astype", "clip", "conj", "cumprod", "cumsum", "diagonal", "dot",
     "fill", "flatten", "item", "max", "mean", "min", "nonzero", "prod", "put", "repeat", "reshape", "resize", "round",
-    "size", "squeeze", "std", "sum", "take", "tolist", "trace", "transpose", "var", "view",
+    "size", "squeeze", "std", "sum", "take", "tolist", "trace", "transpose", "var", "view", "ravel", "swapaxes",
 })
 ARRAY_PACKAGES = ("numpy", "pandas", "scipy", "cv2", "sklearn", "h5py", "PIL", "numba", "jax")
 
