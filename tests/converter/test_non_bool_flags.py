@@ -55,3 +55,29 @@ def test_a_string_landing_in_bias_is_its_truth(tmp_path):
     x = np.random.default_rng(0).standard_normal((2, 3, 5, 5)).astype(np.float32)
     for mode in ("pynative", "graph"):
         assert_port_matches_in_mode(SOURCE, code, "UpBlock", [x], tmp_path, f"nonbool_{mode}", mode)
+
+
+OWN_DEFAULT = textwrap.dedent("""\
+    import torch.nn as nn
+
+
+    class ConvCell(nn.Module):
+        def __init__(self, c=3, hidden=4, bias=1):
+            super().__init__()
+            self.bias = bias
+            self.conv = nn.Conv2d(c, hidden, 3, padding=1, bias=self.bias)
+            self.fc = nn.Linear(hidden, 2, bias=bias)
+
+        def forward(self, x):
+            return self.fc(self.conv(x).mean((2, 3)))
+""")
+
+
+def test_a_number_a_parameter_defaults_to_stored_on_self_then_given_as_bias(tmp_path):
+    """PhyDNet's ``def __init__(..., bias=1)``: ``self.bias = bias``, then ``nn.Conv2d(..., bias=self.bias)``
+    ("For 'Conv2d', the 'has_bias' must be a bool, but got int")."""
+    code = convert_source(OWN_DEFAULT).code
+    assert "has_bias=bool(self.bias)" in code and "has_bias=bool(bias)" in code, code
+    x = np.random.default_rng(0).standard_normal((2, 3, 5, 5)).astype(np.float32)
+    for mode in ("pynative", "graph"):
+        assert_port_matches_in_mode(OWN_DEFAULT, code, "ConvCell", [x], tmp_path, f"own_default_{mode}", mode)

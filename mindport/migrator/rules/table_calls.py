@@ -656,13 +656,16 @@ class TableCallTransform(Rule):
 
     def _flags_as_bools(self, bound: dict[str, Arg]) -> dict[str, Arg]:
         """A layer's bool-only flag (``bias``) given a parameter of the enclosing function to which some call of the
-        file passes a string or a number (native_facts.non_bool_arguments: DBPN's 'prelu' landing in ``bias``):
-        ``bool(...)``, what torch's ``if bias:`` reads; MindSpore's ``has_bias`` refuses anything but a bool."""
+        file passes a string or a number, or which defaults to one, or the attribute the function stores it on
+        (native_facts.non_bool_arguments: DBPN's 'prelu' landing in ``bias``, PhyDNet's ``bias=1`` read back as
+        ``self.bias``): ``bool(...)``, what torch's ``if bias:`` reads; MindSpore's ``has_bias`` refuses anything
+        but a bool."""
         function = self._functions[-1] if self._functions else None
         passed = self._non_bool_arguments.get(id(function), frozenset()) if function is not None else frozenset()
         for name in BOOL_FLAG_NAMES & bound.keys():
             arg = bound[name]
-            if arg.given and isinstance(arg.node, cst.Name) and arg.node.value in passed:
+            if arg.given and (isinstance(arg.node, cst.Name) and arg.node.value in passed
+                              or _self_attribute(arg.node) in passed):
                 bound[name] = Arg(f"bool({arg.source})", arg.given, None, arg.cst_arg)
         return bound
 
@@ -1400,3 +1403,10 @@ def _imports_dynamically(module: cst.Module, packages) -> bool:
 
     module.visit(_Find())
     return found
+
+
+def _self_attribute(node) -> str | None:
+    """``self.bias`` -> "self.bias"; None for anything else."""
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
+        return f"self.{node.attr.value}"
+    return None
