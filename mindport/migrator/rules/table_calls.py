@@ -105,8 +105,9 @@ INT_SIZE_NAMES = frozenset({
     "num_features", "num_groups", "num_heads", "num_layers", "num_parameters", "out_channels", "out_features",
     "proj_size", "upscale_factor", "vdim"})
 
-# the flags of torch's layers that MindSpore takes as a bool only (``has_bias``): torch tests them for truth
-BOOL_FLAG_NAMES = frozenset({"bias"})
+# the flags of torch's layers that MindSpore takes as a bool only (``has_bias``, ``affine``): torch tests them for
+# truth; measured on every layer entry's example given 1 (test_non_bool_flags.py::test_every_bool_only_layer_flag_is_listed)
+BOOL_FLAG_NAMES = frozenset({"affine", "bias", "swap"})
 
 
 def _tuple_if_list(name: str, single: bool = False) -> str:
@@ -664,8 +665,10 @@ class TableCallTransform(Rule):
         passed = self._non_bool_arguments.get(id(function), frozenset()) if function is not None else frozenset()
         for name in BOOL_FLAG_NAMES & bound.keys():
             arg = bound[name]
-            if arg.given and (isinstance(arg.node, cst.Name) and arg.node.value in passed
-                              or _self_attribute(arg.node) in passed):
+            if arg.given and isinstance(arg.node, cst.Integer):  # ceil_mode=1: what torch's truth test reads
+                bound[name] = Arg(str(bool(int(arg.node.value, 0))), arg.given, None, arg.cst_arg)
+            elif arg.given and (isinstance(arg.node, cst.Name) and arg.node.value in passed
+                                or _self_attribute(arg.node) in passed):
                 bound[name] = Arg(f"bool({arg.source})", arg.given, None, arg.cst_arg)
         return bound
 
