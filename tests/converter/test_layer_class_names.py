@@ -70,3 +70,36 @@ def test_members_of_a_layer_built_from_a_class_held_by_a_name(tmp_path, cls, sha
     want = load_module(SOURCE, tmp_path / f"t_make_{cls}.py", f"t_make_{cls}").make(2, 4)  # a function's local
     np.testing.assert_array_equal(ms_module.make(2, 4).gamma.asnumpy(), want.weight.detach().numpy())
     assert_port_matches(SOURCE, result.code, cls, shape, tmp_path, f"names_{cls}", 1e-5)
+
+
+PARTIAL = textwrap.dedent("""\
+    from functools import partial
+
+    import torch
+    from torch import nn
+
+
+    class Block(nn.Module):
+        def __init__(self, dim=4):
+            super().__init__()
+            norm_layer = partial(nn.LayerNorm, eps=1e-6)
+            self.norm = norm_layer(dim)
+            nn.init.constant_(self.norm.weight, 2.0)
+            self.extra = nn.Sequential(norm_layer(dim))
+            nn.init.constant_(self.extra[0].bias, 0.5)
+
+        def forward(self, x):
+            return self.extra(self.norm(x))
+    """)
+
+
+def test_members_of_a_layer_built_from_a_partial_of_a_layer_class(tmp_path):
+    """``norm_layer = partial(nn.LayerNorm, eps=1e-6)`` (the ConvNeXt/ViT style): the LayerNorm's weight and bias
+    are MindSpore's gamma and beta."""
+    result = convert_source(PARTIAL, "model.py")
+    assert not result.diagnostics, [d.format() for d in result.diagnostics]
+    ms_net = load_module(result.code, tmp_path / "m_partial.py", "m_partial").Block()
+    torch_net = load_module(PARTIAL, tmp_path / "t_partial.py", "t_partial").Block()
+    np.testing.assert_array_equal(ms_net.norm.gamma.asnumpy(), torch_net.norm.weight.detach().numpy())
+    np.testing.assert_array_equal(ms_net.extra[0].beta.asnumpy(), torch_net.extra[0].bias.detach().numpy())
+    assert_port_matches(PARTIAL, result.code, "Block", (2, 3, 4), tmp_path, "partial_norm", 1e-5)

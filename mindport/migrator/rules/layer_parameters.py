@@ -259,11 +259,15 @@ class LayerParameterNameTransform(Rule):
         return container if container is not None else self._renames(value)
 
     def _layer_class_names(self, block, given: set[str]) -> frozenset[str]:
-        """The block's names bound to a torch layer class (``conv_nd = nn.Conv3d``), with the method's parameters
-        ``given`` (``conv_module``, a class passed in)."""
+        """The block's names bound to a torch layer class (``conv_nd = nn.Conv3d``) or to a partial of one
+        (``norm_layer = partial(nn.LayerNorm, eps=1e-6)``), with the method's parameters ``given``
+        (``conv_module``, a class passed in)."""
         names = set(given)
         for assign in _assignments(block):
-            qual = self.scope.resolve_torch(assign.value)
+            value = assign.value
+            if isinstance(value, cst.Call) and value.args and self.scope.resolve(value.func) == "functools.partial":
+                value = value.args[0].value
+            qual = self.scope.resolve_torch(value)
             entry = self.ctx.registry.lookup(qual) if qual else None
             if entry is not None and entry.kind == "layer":
                 names.update(t.target.value for t in assign.targets if isinstance(t.target, cst.Name))
