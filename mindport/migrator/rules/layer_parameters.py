@@ -166,8 +166,7 @@ class LayerParameterNameTransform(Rule):
         return updated_node
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._class_names = self._layer_class_names(node.body, {p.name.value for p in (
-            *node.params.params, *node.params.kwonly_params)})
+        self._class_names = self._layer_class_names(node.body, set())  # a parameter called here may be a model
         self._functions.append(self._local_bindings(_assignments(node.body)))
         self._class_names = frozenset()
         self._function_nodes.append(node)
