@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 import libcst as cst
+import libcst.matchers as matchers
 
 from mindport.migrator.syntax import code_of, target_name_nodes, target_names
 from mindport.migrator.walk import transform, walk
@@ -1548,7 +1549,9 @@ def non_bool_arguments(module: cst.Module, callees: dict[str, cst.FunctionDef]) 
     """id(function) -> the parameters some call of the file passes a literal that is not a bool to (a string, a
     number), or a parameter of the calling function whose default is one: DBPN's ``DeconvBlock(..., padding,
     activation, norm=None)``, whose sixth argument, 'prelu', lands in ``bias``; torch only tests ``if bias:``, and
-    MindSpore's ``has_bias`` must be a bool."""
+    MindSpore's ``has_bias`` must be a bool. Also the function's own parameters defaulting to such a literal
+    (PhyDNet's ``def __init__(self, ..., bias=1)``), and ``self.X`` where the function stores one of them there
+    (``self.bias = bias``, then ``nn.Conv2d(..., bias=self.bias)``)."""
     def literal(value) -> bool:
         return isinstance(value, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.Integer,
                                   cst.Float))
@@ -1562,7 +1565,18 @@ def non_bool_arguments(module: cst.Module, callees: dict[str, cst.FunctionDef]) 
         return any(p.name.value == value.value and p.default is not None and literal(p.default)
                    for p in (*params.posonly_params, *params.params, *params.kwonly_params))
 
-    return passed_arguments(module, callees, holds)
+    found = {key: set(names) for key, names in passed_arguments(module, callees, holds).items()}
+    for function in matchers.findall(module, matchers.FunctionDef()):
+        params = function.params
+        names = found.setdefault(id(function), set())
+        names.update(p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)
+                     if p.default is not None and literal(p.default))
+        for assign in matchers.findall(function.body, matchers.Assign(
+                targets=[matchers.AssignTarget(matchers.Attribute(value=matchers.Name("self")))],
+                value=matchers.Name())):
+            if assign.value.value in names:
+                names.add(f"self.{assign.targets[0].target.attr.value}")
+    return {key: frozenset(names) for key, names in found.items() if names}
 
 
 def passed_arguments(module: cst.Module, callees: dict[str, cst.FunctionDef],

@@ -183,7 +183,14 @@ class GaussianNLLLoss(nn.GaussianNLLLoss):
 
 
 class TripletMarginWithDistanceLoss(nn.TripletMarginWithDistanceLoss):
+    """Without a distance_function, torch's pairwise_distance: the norm over the last dim of x - y + 1e-6
+    (MindSpore's own default takes it over axis 1: on inputs of more than 2 dims another, silent, number)."""
     _mp_nn_TripletMarginWithDistanceLoss_construct = nn.TripletMarginWithDistanceLoss.construct
+
+    def __init__(self, distance_function=None, swap=False, reduction="mean", margin=1.0):
+        if distance_function is None:
+            from mindport.runtime.nn_functional import pairwise_distance as distance_function
+        super().__init__(distance_function=distance_function, swap=swap, reduction=reduction, margin=margin)
 
     def construct(self, x, positive, negative):
         return _empty_batch(self._mp_nn_TripletMarginWithDistanceLoss_construct(x, positive, negative), x, self.reduction)

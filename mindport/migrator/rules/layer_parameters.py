@@ -143,6 +143,7 @@ class LayerParameterNameTransform(Rule):
         self._called: set[int] = set()  # the func of every call (original nodes)
         self._function_calls: dict[int, str] = {}  # container.method -> its runtime function (_CONTAINER_FUNCTIONS)
         self._function_nodes: list[cst.FunctionDef] = []  # the enclosing functions (original nodes)
+        self._class_names: frozenset[str] = frozenset()  # the block's names calling which builds a layer of any class
 
     def visit_Module(self, node: cst.Module) -> None:
         self._used_names = _attribute_names(node)  # .inplace, .affine ...: the kept settings worth recording
@@ -165,7 +166,9 @@ class LayerParameterNameTransform(Rule):
         return updated_node
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._class_names = self._layer_class_names(node.body, set())  # a parameter called here may be a model
         self._functions.append(self._local_bindings(_assignments(node.body)))
+        self._class_names = frozenset()
         self._function_nodes.append(node)
 
     def leave_FunctionDef(self, original_node, updated_node):
@@ -176,9 +179,13 @@ class LayerParameterNameTransform(Rule):
     # what a value is: a torch layer ({torch leaf: MindSpore leaf}), a Sequential or ModuleDict built in place
     # ({index or key: renames}), or an instance of a class of this file (("class", name))
     def _renames(self, value: cst.BaseExpression) -> dict[str, str] | None:
-        """{torch leaf: MindSpore leaf} of a torch layer constructor call whose weight rule renames a parameter."""
+        """{torch leaf: MindSpore leaf} of a torch layer constructor call whose weight rule renames a parameter;
+        ``_RUN_TIME`` for a call of a name the method binds to a layer class (``bn = nn.BatchNorm2d`` in one branch,
+        ``nn.BatchNorm1d`` in another, then ``bn(c)``) or takes as a parameter: its class is known when it runs."""
         if not isinstance(value, cst.Call):
             return None
+        if isinstance(value.func, cst.Name) and value.func.value in self._class_names:
+            return _RUN_TIME
         qual = self.scope.resolve_torch(value.func)
         qual = load_surface().constructors.get(qual, qual)  # nn.Embedding.from_pretrained(t): an Embedding
         entry = self.ctx.registry.lookup(qual) if qual else None
@@ -250,6 +257,21 @@ class LayerParameterNameTransform(Rule):
         container = self._sequential(value) or self._module_dict(value) or self._module_list(value)
         return container if container is not None else self._renames(value)
 
+    def _layer_class_names(self, block, given: set[str]) -> frozenset[str]:
+        """The block's names bound to a torch layer class (``conv_nd = nn.Conv3d``) or to a partial of one
+        (``norm_layer = partial(nn.LayerNorm, eps=1e-6)``), with the method's parameters ``given``
+        (``conv_module``, a class passed in)."""
+        names = set(given)
+        for assign in _assignments(block):
+            value = assign.value
+            if isinstance(value, cst.Call) and value.args and self.scope.resolve(value.func) == "functools.partial":
+                value = value.args[0].value
+            qual = self.scope.resolve_torch(value)
+            entry = self.ctx.registry.lookup(qual) if qual else None
+            if entry is not None and entry.kind == "layer":
+                names.update(t.target.value for t in assign.targets if isinstance(t.target, cst.Name))
+        return frozenset(names)
+
     def _local_bindings(self, assigns) -> dict:
         """``X = <value>`` for plain names -> {X: value}. A name bound otherwise anywhere in the block is dropped."""
         found: dict[str, object] = {}
@@ -273,8 +295,9 @@ class LayerParameterNameTransform(Rule):
         parameters = {id(stmt.body): {p.name.value for p in (*stmt.params.params, *stmt.params.kwonly_params)}
                       for stmt in methods}
         for block in [node.body, *blocks]:
-            local = self._local_bindings(_assignments(block)) if block is not node.body else {}
             given = parameters.get(id(block), set())
+            self._class_names = self._layer_class_names(block, given) if block is not node.body else frozenset()
+            local = self._local_bindings(_assignments(block)) if block is not node.body else {}
             for assign in _assignments(block):
                 for target in assign.targets:
                     target = target.target
@@ -284,11 +307,9 @@ class LayerParameterNameTransform(Rule):
                     value = self._value(assign.value)
                     if value is None and isinstance(assign.value, cst.Name):
                         value = local.get(assign.value.value)
-                    if value is None and isinstance(assign.value, cst.Call) and isinstance(assign.value.func, cst.Name) \
-                            and assign.value.func.value in given:
-                        value = _RUN_TIME  # conv_module(c, c, 3): a layer class passed in, known when it runs
                     if value is not None and value not in found.setdefault(target.attr.value, []):
                         found[target.attr.value].append(value)
+        self._class_names = frozenset()
         return {k: v for k, v in found.items() if v}
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:

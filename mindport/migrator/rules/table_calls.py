@@ -105,8 +105,9 @@ INT_SIZE_NAMES = frozenset({
     "num_features", "num_groups", "num_heads", "num_layers", "num_parameters", "out_channels", "out_features",
     "proj_size", "upscale_factor", "vdim"})
 
-# the flags of torch's layers that MindSpore takes as a bool only (``has_bias``): torch tests them for truth
-BOOL_FLAG_NAMES = frozenset({"bias"})
+# the flags of torch's layers that MindSpore takes as a bool only (``has_bias``, ``affine``): torch tests them for
+# truth; measured on every layer entry's example given 1 (test_non_bool_flags.py::test_every_bool_only_layer_flag_is_listed)
+BOOL_FLAG_NAMES = frozenset({"affine", "bias", "swap"})
 
 
 def _tuple_if_list(name: str, single: bool = False) -> str:
@@ -656,13 +657,18 @@ class TableCallTransform(Rule):
 
     def _flags_as_bools(self, bound: dict[str, Arg]) -> dict[str, Arg]:
         """A layer's bool-only flag (``bias``) given a parameter of the enclosing function to which some call of the
-        file passes a string or a number (native_facts.non_bool_arguments: DBPN's 'prelu' landing in ``bias``):
-        ``bool(...)``, what torch's ``if bias:`` reads; MindSpore's ``has_bias`` refuses anything but a bool."""
+        file passes a string or a number, or which defaults to one, or the attribute the function stores it on
+        (native_facts.non_bool_arguments: DBPN's 'prelu' landing in ``bias``, PhyDNet's ``bias=1`` read back as
+        ``self.bias``): ``bool(...)``, what torch's ``if bias:`` reads; MindSpore's ``has_bias`` refuses anything
+        but a bool."""
         function = self._functions[-1] if self._functions else None
         passed = self._non_bool_arguments.get(id(function), frozenset()) if function is not None else frozenset()
         for name in BOOL_FLAG_NAMES & bound.keys():
             arg = bound[name]
-            if arg.given and isinstance(arg.node, cst.Name) and arg.node.value in passed:
+            if arg.given and isinstance(arg.node, cst.Integer):  # ceil_mode=1: what torch's truth test reads
+                bound[name] = Arg(str(bool(int(arg.node.value, 0))), arg.given, None, arg.cst_arg)
+            elif arg.given and (isinstance(arg.node, cst.Name) and arg.node.value in passed
+                                or _self_attribute(arg.node) in passed):
                 bound[name] = Arg(f"bool({arg.source})", arg.given, None, arg.cst_arg)
         return bound
 
@@ -1443,3 +1449,10 @@ def _imports_dynamically(module: cst.Module, packages) -> bool:
 
     module.visit(_Find())
     return found
+
+
+def _self_attribute(node) -> str | None:
+    """``self.bias`` -> "self.bias"; None for anything else."""
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
+        return f"self.{node.attr.value}"
+    return None
