@@ -13,6 +13,7 @@ import copy
 import mindspore as ms
 from mindspore import Parameter, nn, ops
 from mindspore.common.initializer import Normal, initializer
+from mindspore.nn.cell import _IncompatibleKeys  # what Cell.load_state_dict returns (torch's named pair)
 from mindspore.nn.layer.conv import _deconv_output_length  # MindSpore's own output-size rule (Conv1dTranspose)
 
 from mindport.runtime import containers as _containers
@@ -424,6 +425,37 @@ if not getattr(nn.Cell.set_train, "_mindport_recursive", False):
 else:
     _cell_set_train = nn.Cell.set_train._mindport_cell_set_train
 _set_train._mindport_cell_set_train = _cell_set_train
+
+
+def load_state_dict(module, state_dict, *args, **kwargs):
+    """torch's ``module.load_state_dict(sd, strict=True)`` on a Cell, each Parameter written in place (``ops.assign``).
+    MindSpore 2.10's ``Cell.load_state_dict`` (and ``load_param_into_net``) give a Parameter new storage
+    (``assign_value``): once an optimizer has stepped, its updates no longer reach the Cell and training silently
+    stops (measured: the loss repeats to every digit after a checkpoint is loaded mid-training, with
+    ``mindspore.experimental.optim`` and ``mindspore.nn`` optimizers alike). Torch's key checks are the Cell's own: a
+    missing or unexpected key under ``strict`` goes to the Cell's ``load_state_dict``, which raises as torch does; so
+    does a tree with load-state-dict hooks (they may rename keys); buffers and mismatched shapes too (the Cell's
+    error). Returns torch's ``(missing_keys, unexpected_keys)``. Any other receiver (an optimizer, a scheduler, a
+    project object) answers its own ``load_state_dict``."""
+    if not isinstance(module, nn.Cell):
+        return module.load_state_dict(state_dict, *args, **kwargs)
+    strict = kwargs.get("strict", args[0] if args else True)
+    own = module.state_dict()
+    hooked = any(getattr(cell, "_lazy_load_state_dict_pre_hooks", None)
+                 or getattr(cell, "_lazy_load_state_dict_post_hooks", None)
+                 for _, cell in module.cells_and_names())
+    if hooked or (strict and set(own) != set(state_dict)) or set(kwargs) - {"strict"}:
+        return module.load_state_dict(state_dict, *args, **kwargs)
+    in_place = {key: value for key, value in state_dict.items()
+                if isinstance(own.get(key), Parameter) and isinstance(value, ms.Tensor)
+                and tuple(value.shape) == tuple(own[key].shape)}
+    rest = {key: value for key, value in state_dict.items() if key not in in_place}
+    result = module.load_state_dict(rest, strict=False) if rest else None
+    for key, value in in_place.items():
+        ops.assign(own[key], value.astype(own[key].dtype))
+    missing = [key for key in own if key not in state_dict]
+    unexpected = [key for key in state_dict if key not in own]
+    return type(result)(missing, unexpected) if result is not None else _IncompatibleKeys(missing, unexpected)
 
 
 def register_load_state_dict_pre_hook(cell, hook, with_module=False):

@@ -7,6 +7,8 @@ import libcst as cst
 from mindport.migrator.imports import runtime_alias
 from mindport.names import is_torch
 from mindport.migrator.rules.base import Example, Rule
+from mindport.migrator.rules.training_loop import named_like_optimizer
+from mindport.migrator.scopes import dotted_name
 from mindport.migrator.syntax import code_of, method
 from mindport.migrator.walk import parse_expression, walk
 
@@ -30,11 +32,14 @@ class ModuleMethodTransform(Rule):
     ``_register_load_state_dict_pre_hook(hook, with_module=False)`` goes through
     ``mindport.runtime.layers.register_load_state_dict_pre_hook``, which calls the hook as torch's private form does.
 
-    ``state_dict()`` and ``load_state_dict(sd, strict)`` stay the Cell's own (MindSpore 2.10 has torch's): keys
-    relative to the receiver (``parameters_dict()`` names every Parameter by its global name, so a child layer's keys
-    would carry the parent's path: ``implicit_filter.0.weight`` where torch has ``weight``), persistent buffers
-    included, the state-dict hooks run, a missing or unexpected key raises unless ``strict=False``
-    (``mindspore.load_param_into_net`` matches global names and only warns).
+    ``state_dict()`` stays the Cell's own (MindSpore 2.10 has torch's): keys relative to the receiver
+    (``parameters_dict()`` names every Parameter by its global name, so a child layer's keys would carry the parent's
+    path: ``implicit_filter.0.weight`` where torch has ``weight``), persistent buffers included, the state-dict hooks
+    run. ``load_state_dict(sd, strict)`` goes through ``mindport.runtime.layers.load_state_dict``: the Cell's own
+    (and ``mindspore.load_param_into_net``) give each Parameter new storage, so after an optimizer has stepped its
+    updates no longer reach the model and training silently stops; the runtime writes the Parameters in place and
+    keeps the Cell's key checks (a missing or unexpected key raises unless ``strict=False``). A receiver named like an
+    optimizer is the training-loop rule's.
 
     ``named_buffers()``/``buffers()`` become ``mindport.runtime.containers``' functions: ``register_buffer`` made each
     buffer a non-trainable Parameter, which the Cell's own ``named_buffers()`` does not list. So do
@@ -358,6 +363,11 @@ class ModuleMethodTransform(Rule):
             self.runtime_modules.add(_RUNTIME_LAYERS)
             return cst.Call(func=parse_expression(f"{runtime_alias(_RUNTIME_LAYERS)}.{self.HOOKS[name]}"),
                             args=[cst.Arg(func.value), *args])
+        if name == "load_state_dict" and args and not _optimizer_receiver(func.value):
+            # the Cell's own would give each Parameter new storage: an optimizer that stepped no longer reaches it
+            self.runtime_modules.add(_RUNTIME_LAYERS)
+            return cst.Call(func=parse_expression(f"{runtime_alias(_RUNTIME_LAYERS)}.load_state_dict"),
+                            args=[cst.Arg(func.value), *args])
         if name in self.BUFFERS or (name in self.WITH_ARGUMENTS and args):
             self.runtime_modules.add("mindport.runtime.containers")
             alias = runtime_alias("mindport.runtime.containers")
@@ -373,6 +383,12 @@ class ModuleMethodTransform(Rule):
         return isinstance(receiver, cst.Name) and receiver.value == "self" and bool(self._classes) \
             and self._classes[-1] == (True, self._depth - 1) and self._functions[-1:] == ["forward"] \
             and not self._aliasing[-1]
+
+
+def _optimizer_receiver(receiver: cst.BaseExpression) -> bool:
+    """An optimizer's ``load_state_dict`` is the training-loop rule's (``mindport.runtime.optim``)."""
+    name = dotted_name(receiver)
+    return name is not None and named_like_optimizer(name)
 
 
 def _own_cells(named: bool) -> cst.BaseExpression:

@@ -919,8 +919,7 @@ class TrainingLoopRule(Rule):
         return None
 
     def _is_optimizer(self, receiver: str) -> bool:
-        last = receiver.rsplit(".", 1)[-1].lower()
-        return receiver in self.optimizers or ("opt" in last and "sched" not in last)
+        return receiver in self.optimizers or named_like_optimizer(receiver)
 
     def _fits_native(self, loop: cst.For) -> bool:
         """Does the opt(grads) rewrite take this loop? Tried on the original loop, before its statements are
@@ -1928,3 +1927,10 @@ def _branch_guard(body: list, plan: Plan):
 
 def _block_body(block) -> list:
     return list(block.body) if isinstance(block, cst.IndentedBlock) else [block]
+
+
+def named_like_optimizer(receiver: str) -> bool:
+    """``self.optimizer``, ``opt_g``, ``scheduler.optimizer``: a receiver whose last name says optimizer (not a
+    scheduler's), for the methods torch's optimizers and modules share (``state_dict``, ``load_state_dict``)."""
+    last = receiver.rsplit(".", 1)[-1].lower()
+    return "opt" in last and "sched" not in last
