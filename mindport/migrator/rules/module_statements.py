@@ -12,6 +12,10 @@ from mindport.migrator.walk import parse_statement
 _CASTS = {"double": "float64", "float": "float32", "half": "float16", "bfloat16": "bfloat16"}
 _PARAMETER_LOOPS = {"parameters", "named_parameters"}
 _DROPPED = {"flatten_parameters"}  # a layer method whose effect MindSpore never needs: the statement goes
+# torch's norm layers' input check, called by a subclass's own forward; MindSpore's Cell checks its input in
+# construct, and its _check_input_dim is another function (a static check of a shape and a class name)
+_NORM_CHECK = "_check_input_dim"
+_NORM_BASES = ("BatchNorm", "InstanceNorm", "_NormBase")
 
 
 class ModuleStatementTransform(Rule):
@@ -20,7 +24,10 @@ class ModuleStatementTransform(Rule):
     ``model.double()`` (also ``float``/``half``/``bfloat16``), a statement that casts a Module in place (on a
     tensor it does nothing): ``mp_tensor.to(model, ms.float64)``, which casts a Cell's floating-point Parameters
     (``Tensor.astype`` is not a Cell method); ``self.lstm.flatten_parameters()``: MindSpore's RNN weights need no
-    flattening, the statement goes.
+    flattening, the statement goes. In a subclass of a torch norm layer (BatchNorm, InstanceNorm, their bases) that
+    does not define its own, ``self._check_input_dim(x)`` / ``super()._check_input_dim(x)`` goes too: torch's check of
+    the input's rank, which the MindSpore layer makes in its construct (MindSpore's ``_check_input_dim`` takes a shape
+    and a class name: called as torch's, it raised).
 
     Receivers that are evidently tensors are left to the tensor rules. (``zero_grad()`` is the training rule's:
     it disappears with the loop it belongs to, see ``training.py``.)
@@ -78,11 +85,42 @@ class ModuleStatementTransform(Rule):
             """,
             note='A Module cast in place casts the Cell\'s Parameters; flatten_parameters() has nothing to do.',
         ),
+        Example(
+            before="""
+                import torch.nn as nn
+
+
+                class ScaledBatchNorm(nn.BatchNorm2d):
+                    def forward(self, x):
+                        self._check_input_dim(x)
+                        return super().forward(x) * 2
+            """,
+            after="""
+                from mindport.runtime import adapt as mp_adapt
+
+
+                class ScaledBatchNorm(mp_adapt.api("torch.nn.BatchNorm2d")):
+                    def construct(self, x):
+                        return super(ScaledBatchNorm, self).construct(x) * 2
+            """,
+            note="torch's rank check inside a norm subclass's forward: the MindSpore layer checks in construct.",
+        ),
     )
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self._parameters: set[str] = set()  # loop names over parameters: ``for p in model.parameters():``
+        self._norm_classes: list[bool] = []  # per enclosing class: a torch norm layer's subclass without its own check
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        norm = any(any(part in (self.scope.resolve_torch(base.value) or "").rsplit(".", 1)[-1] for part in _NORM_BASES)
+                   for base in node.bases)
+        own = any(isinstance(item, cst.FunctionDef) and item.name.value == _NORM_CHECK for item in node.body.body)
+        self._norm_classes.append(norm and not own)
+
+    def leave_ClassDef(self, original_node, updated_node):
+        self._norm_classes.pop()
+        return updated_node
 
     def visit_For(self, node: cst.For) -> None:
         """``p`` of ``for p in model.parameters()`` (``for name, p in model.named_parameters()``) is a Parameter:
@@ -136,6 +174,9 @@ class ModuleStatementTransform(Rule):
         if len(original_node.body) != 1 or not isinstance(original_node.body[0], cst.Expr):
             return None
         call = original_node.body[0].value
+        if self._norm_check(call):
+            self.ctx.converted_sites += 1
+            return cst.RemoveFromParent()
         if isinstance(call, cst.ListComp) and _dropped_call(call.elt):
             # [m.flatten_parameters() for m in self._to_flatten] (WaveRNN): a loop of dropped calls as a statement
             self.ctx.converted_sites += 1
@@ -160,6 +201,15 @@ class ModuleStatementTransform(Rule):
             cst.Arg(owner, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
             cst.Arg(cst.Attribute(value=cst.Name(ms), attr=cst.Name(_CASTS[name])))])
         return updated_node.with_changes(body=[cst.Expr(cast)])
+
+    def _norm_check(self, call) -> bool:
+        """``self._check_input_dim(x)`` / ``super()._check_input_dim(x)`` in a norm layer's subclass (see above)."""
+        if not (self._norm_classes and self._norm_classes[-1] and isinstance(call, cst.Call)
+                and isinstance(call.func, cst.Attribute) and call.func.attr.value == _NORM_CHECK and len(call.args) == 1):
+            return False
+        owner = call.func.value
+        return (isinstance(owner, cst.Name) and owner.value == "self") or (
+            isinstance(owner, cst.Call) and isinstance(owner.func, cst.Name) and owner.func.value == "super")
 
     def leave_IndentedBlock(self, original_node, updated_node):
         if not updated_node.body:  # its only statement was dropped
