@@ -136,7 +136,7 @@ def observe(src, model, ctor, inputs, seed, out):
 
     \b
     Example:
-      mindport observe my_repo --model models/net.py:Net --input 2x3x32x32:float32 -o facts.json
+      mindport observe my_repo --model model.py:Net --ctor "num_classes=10" --input 2x3x32x32:float32 -o facts.json
       mindport convert my_repo -o converted --facts facts.json
     Per call site the file holds the torch API called there and the dtypes of its first tensor argument
     (mindport/observed.py). A site the run did not reach keeps its run-time helper in the conversion.

@@ -1270,6 +1270,10 @@ class TrainingLoopRule(Rule):
             self._mode_preludes.add(id(modes))
             modes = []
         differentiate = f"{lhs}, {grads} = {grad_fn}({', '.join(args)})\n"
+        if guard is not None and set(targets) & set(args):
+            # a value carried from step to step (a loss summed over steps, one backward every k): each step's
+            # forward must stay differentiated, or the sum a later backward reads is a constant (its gradient lost)
+            guard = None
         if guard is not None:  # backward() only under `if <guard>:` (an eval pass of the same code): forward only
             differentiate = (f"if {code_of(guard)}:\n    {differentiate}"
                              f"else:\n    {lhs} = {fn_name}({', '.join(args)})\n")
