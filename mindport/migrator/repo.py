@@ -30,7 +30,7 @@ from mindport import __version__
 from mindport.errors import Diagnostic, InputError
 from mindport.migrator.formats import imported_packages
 from mindport.migrator.project import function_classes_from_bases, list_names, local_packages, \
-    imported_names, module_classes_from_bases, object_classes_from_bases, return_kinds, star_bindings
+    imported_names, module_classes_from_bases, object_classes_from_bases, parse_files, return_kinds, star_bindings
 from mindport.migrator.report import ConversionReport, FileReport
 from mindport.migrator.rules.module_class import module_classes
 from mindport.migrator.tree import (
@@ -224,9 +224,10 @@ def _convert_entries(src: Path, dst_path: Path, entries: list[TreeEntry], proble
             imported = frozenset(cached_stars["imported"])
         else:
             stars = star_bindings(src, python_files)
-            lists = list_names(src, python_files)  # names bound to a list in some file (EfficientNet's stride)
-            returns = return_kinds(src, python_files)  # what each function returns (C-SWM's utils.to_one_hot)
-            imported = imported_names(src, python_files, local)  # names imported from the project's modules
+            files = parse_files(src, python_files)  # read and parsed once for the three facts below
+            lists = list_names(files)  # names bound to a list in some file (EfficientNet's stride)
+            returns = return_kinds([tree for _, tree in files])  # what each function returns (C-SWM's to_one_hot)
+            imported = imported_names(files, local)  # names imported from the project's modules
         speculative = {"target": target, "ms_version": ms_version, "module_classes": frozenset(),
                        "local_packages": local, "device": device, "list_names": lists, "return_kinds": returns,
                        "imported_names": imported}

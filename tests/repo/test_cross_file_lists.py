@@ -16,7 +16,7 @@ import pytest
 import torch
 
 from mindport import convert_path
-from mindport.migrator.project import list_names
+from mindport.migrator.project import list_names, parse_files
 from mindport.migrator.weights import transfer_weights
 from test_star_imports import _import, _write
 
@@ -89,7 +89,7 @@ TREE = {
 
 def test_the_names_a_project_binds_to_lists_are_read_across_its_files(tmp_path):
     _write(tmp_path, TREE)
-    found = list_names(tmp_path, sorted(TREE))
+    found = list_names(parse_files(tmp_path, sorted(TREE)))
     assert {"stride", "window"} <= found  # a namedtuple's keyword; a dict key handed on as a keyword
     assert not {"kernel_size", "channels", "cin", "bias"} & found  # ints: no list reaches them
 

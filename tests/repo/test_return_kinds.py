@@ -16,7 +16,7 @@ import numpy as np
 import torch
 
 from mindport import convert_path
-from mindport.migrator.project import return_kinds_of
+from mindport.migrator.project import return_kinds
 
 TREE = {
     "rkpkg/__init__.py": "",
@@ -90,11 +90,11 @@ np.savez(sys.argv[3], out=out.asnumpy(), e=e.asnumpy())
 
 def test_the_return_kinds_of_a_projects_functions():
     trees = [ast.parse(textwrap.dedent(TREE[f])) for f in ("rkpkg/utils.py", "rkpkg/helpers.py")]
-    kinds = dict(return_kinds_of(trees))
+    kinds = dict(return_kinds(trees))
     assert kinds == {"to_one_hot": "tensor", "np_weights": "foreign", "encode": "tensor", "codes": "tensor"}, kinds
     # a name two definitions give different kinds is unknown; so is one whose return says nothing
     other = ast.parse("import numpy as np\ndef to_one_hot(n):\n    return np.eye(n)\ndef ident(x):\n    return x\n")
-    kinds = dict(return_kinds_of([*trees, other]))
+    kinds = dict(return_kinds([*trees, other]))
     assert "to_one_hot" not in kinds and "ident" not in kinds and kinds["codes"] == "tensor", kinds
 
 
