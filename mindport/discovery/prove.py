@@ -246,7 +246,7 @@ def prove_one(worker: _Worker, entry: dict, src_root: Path, out_root: Path, s: P
             if draw == "own init":
                 ref.call("randomize_norms", s.seed)
             else:
-                ref.call("randomize_all", RANDOM_DRAW_SEED + s.seed)
+                ref.call("randomize_all", RANDOM_DRAW_SEED + s.seed, arrays)
             plan = _apply_transfer(report, ms, state=ref.call("state"), source=f"torch model ({draw})")
             if not report.weights.get("ok", False):
                 w = report.weights

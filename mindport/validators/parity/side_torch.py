@@ -17,6 +17,44 @@ from mindport.validators.parity.sides import (
 )
 
 
+def positive_arguments() -> dict:
+    """torch functions and Tensor methods -> ((position, keyword), ...) of the arguments torch needs >= 0 there:
+    the running variance of the batch and instance norms, the input of sqrt, rsqrt, log, log2, log10 and of a
+    fractional power. Functions (``F.batch_norm`` and the ``torch.batch_norm`` it calls) are seen by their objects."""
+    import torch
+    import torch.nn.functional as F  # noqa: N812
+
+    table = {F.batch_norm: ((2, "running_var"),), torch.batch_norm: ((4, "running_var"),),
+             F.instance_norm: ((2, "running_var"),), torch.instance_norm: ((4, "running_var"),)}
+    for name in ("sqrt", "rsqrt", "log", "log2", "log10"):
+        table[getattr(torch, name)] = ((0, "input"),)
+        table[getattr(torch.Tensor, name)] = ((0, "self"),)
+    for power in _POWERS_OF(torch):
+        table[power] = ((0, "input"),)
+    return table
+
+
+def _POWERS_OF(torch) -> tuple:  # noqa: N802
+    return (torch.pow, torch.Tensor.pow, torch.Tensor.__pow__, torch.Tensor.float_power)
+
+
+class _LazyPowers:
+    """``torch.pow`` and the Tensor power methods, read when torch is imported (this module imports it lazily)."""
+
+    def __contains__(self, func) -> bool:
+        import torch
+
+        return func in _POWERS_OF(torch)
+
+
+_POWERS = _LazyPowers()
+
+
+def _fractional(exponent) -> bool:
+    """A power whose base must be >= 0 for a real result: a number that is not an integer."""
+    return isinstance(exponent, float) and not float(exponent).is_integer()
+
+
 def _tensors(arrays):
     import torch
 
@@ -85,12 +123,18 @@ class TorchSide:
                     mean.copy_(torch.randn(mean.shape, generator=gen) * 0.1)
                     var.copy_(torch.rand(var.shape, generator=gen) * 0.5 + 0.02)
 
-    def randomize_all(self, seed: int) -> list[str]:
+    def randomize_all(self, seed: int, inputs=None) -> list[str]:
         """A second weight draw under which no layer is near the identity or near-linear: every floating parameter
         random (matrices and kernels N(0, 1/fan_in), so pre-activations are of order one where tanh-GELU and
         exact GELU differ; vectors and scalars, biases, norm scales, layer scales and gates included, of magnitude
         0.5-1.5 with a random sign, so a zero-initialised scale no longer hides its block), and BatchNorm running
-        statistics random. Returns the names drawn (other buffers keep their values: masks, positional tables)."""
+        statistics random. Returns the names drawn (other buffers keep their values: masks, positional tables).
+
+        A parameter the model uses as a variance or feeds to a function defined for positive values only (a
+        Parameter given to ``F.batch_norm`` as ``running_var``, ``sqrt``/``log`` of a scale: ``_positive_uses``)
+        keeps its magnitude and loses its sign: a negative variance is NaN in torch and a finite number in MindSpore,
+        a divergence of the draw, not of the port. How each parameter is used is read from a forward on ``inputs``
+        (the proof's arrays) under a torch function mode, so it is decided from the use, not from a name."""
         import torch
 
         gen = torch.Generator().manual_seed(seed)
@@ -116,7 +160,48 @@ class TorchSide:
                     var.copy_(torch.rand(var.shape, generator=gen) * 1.5 + 0.5)
                     drawn += [f"{path}.running_mean" if path else "running_mean",
                               f"{path}.running_var" if path else "running_var"]
+        if inputs is not None:
+            positive = self._positive_uses(inputs)
+            with torch.no_grad():
+                for name, p in self.model.named_parameters():
+                    if name in positive and name in drawn:
+                        p.abs_()
         return drawn
+
+    def _positive_uses(self, inputs) -> set[str]:
+        """The parameters a forward on ``inputs`` passes (or a view of which it passes) where torch needs a value
+        >= 0 (POSITIVE_ARGUMENTS: a variance, the input of sqrt/log/a fractional power)."""
+        import torch
+        from torch.overrides import TorchFunctionMode
+
+        owners = {}
+        for name, p in self.model.named_parameters():
+            if p.dtype.is_floating_point and p.numel():
+                owners.setdefault(p.untyped_storage().data_ptr(), name)
+        found: set[str] = set()
+        table = positive_arguments()
+
+        class _Uses(TorchFunctionMode):
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                kwargs = kwargs or {}
+                for index, keyword in table.get(func, ()):
+                    value = kwargs.get(keyword) if keyword in kwargs else args[index] if index < len(args) else None
+                    if func in _POWERS and not _fractional(args[1] if len(args) > 1 else kwargs.get("exponent")):
+                        continue
+                    if isinstance(value, torch.Tensor) and value.numel():
+                        owner = owners.get(value.untyped_storage().data_ptr())
+                        if owner is not None:
+                            found.add(owner)
+                return func(*args, **kwargs)
+
+        model = self.model
+        model.eval()
+        try:
+            with torch.no_grad(), _Uses():
+                model(*_tensors(inputs))
+        except Exception:  # noqa: BLE001 - the proof's own forward reports a model that raises
+            pass
+        return found
 
     def state(self) -> dict:
         return {k: _numpy(v) for k, v in self.model.state_dict().items()}
