@@ -49,6 +49,15 @@ class Facts:
         if dtype not in site["dtypes"]:
             site["dtypes"].append(dtype)
 
+    def uniform_sites(self, rel: str) -> tuple:
+        """The sites of ``rel`` of a join of a sequence of tensors (``cat``, ``stack``, ...: the recorder notes each
+        joined tensor's dtype) whose tensors had one dtype in every call: ((line, col, end_line, end_col), ...)."""
+        out = []
+        for span, site in self.files.get(rel, {}).items():
+            if site["api"] != "?" and site.get("joined") and len(site["dtypes"]) == 1 and site["dtypes"][0]:
+                out.append(_span(span))
+        return tuple(sorted(out))
+
     def to_json(self) -> dict:
         return {"mindport_facts": FACTS_VERSION, "files": self.files}
 
@@ -137,8 +146,16 @@ class record:  # noqa: N801 - used as a context manager, like open
                                 f"{end_line}:{_char_col(name, end_line, end_col)}")
                         first = next((a for a in (*args, *(kwargs or {}).values()) if isinstance(a, torch.Tensor)),
                                      None)
-                        dtype = str(first.dtype).replace("torch.", "") if first is not None else None
-                        facts.add(rel, span, getattr(func, "__name__", str(func)), dtype)
+                        api = getattr(func, "__name__", str(func))
+                        joined = args[0] if first is None and args and isinstance(args[0], (list, tuple)) else ()
+                        if joined and all(isinstance(t, torch.Tensor) for t in joined):
+                            # a join of a sequence of tensors (torch.cat, stack): each one's dtype (uniform_sites)
+                            for t in joined:
+                                facts.add(rel, span, api, str(t.dtype).replace("torch.", ""))
+                            facts.files[rel][span]["joined"] = True
+                        else:
+                            dtype = str(first.dtype).replace("torch.", "") if first is not None else None
+                            facts.add(rel, span, api, dtype)
                 return func(*args, **(kwargs or {}))
 
         self._mode = _Recorder()

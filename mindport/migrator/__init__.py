@@ -35,7 +35,7 @@ def convert_source(code: str, filename: str = "<string>", *, target: str = "nn",
                    ms_version: tuple[int, int] | None = None, module_classes=frozenset(),
                    local_packages=frozenset(), star_bindings=(), device: str = "any",
                    object_classes=frozenset(), list_names=frozenset(),
-                   function_classes=frozenset(), float_sites=(), return_kinds=None,
+                   function_classes=frozenset(), float_sites=(), uniform_sites=(), return_kinds=None,
                    imported_names=frozenset()) -> ConversionResult:
     """Convert PyTorch source text to MindSpore source text.
 
@@ -49,7 +49,8 @@ def convert_source(code: str, filename: str = "<string>", *, target: str = "nn",
     ``list_names``: the names the project binds to a list in any of its files (``convert_path`` reads them:
     ``mindport.migrator.project.list_names``); a size given by a parameter or attribute of such a name may be a list.
     ``float_sites``: the file's call sites a recorded torch run saw only floating inputs at (``mindport.observed``:
-    ``Facts.float_sites``); an int-to-float guard there is MindSpore's own op.
+    ``Facts.float_sites``); an int-to-float guard there is MindSpore's own op. ``uniform_sites``: its joins
+    (torch.cat, stack, ...) whose tensors had one dtype in every call of the run (``Facts.uniform_sites``).
     ``return_kinds``: ((name, kind), ...) what the project's functions and methods return, across its files
     (``mindport.migrator.project.return_kinds``): the receiver of an ambiguous method (``repeat``, ``sum``); None
     (a file alone): its own functions'. ``imported_names``: the names other files of the project import from its
@@ -64,6 +65,7 @@ def convert_source(code: str, filename: str = "<string>", *, target: str = "nn",
                       object_classes=frozenset(object_classes), list_names=frozenset(list_names),
                       function_classes=frozenset(function_classes),
                       float_sites=frozenset(tuple(site) for site in float_sites),
+                      uniform_sites=frozenset(tuple(site) for site in uniform_sites),
                       return_kinds=tuple(tuple(k) for k in return_kinds),
                       imported_names=frozenset(imported_names))
     registry = load_registry()

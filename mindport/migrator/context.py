@@ -73,6 +73,9 @@ class Options:
     # observed facts (mindport.observed, ``convert --facts``): this file's call sites whose every input in the recorded
     # torch run was floating point, as ((line, col, end_line, end_col, api name), ...)
     float_sites: frozenset = frozenset()
+    # this file's joins (torch.cat, stack, ...) whose tensors had one dtype in every call of the recorded run, as
+    # ((line, col, end_line, end_col), ...): MindSpore's own join there (TableCallTransform._promoted_join)
+    uniform_sites: frozenset = frozenset()
     return_kinds: tuple = ()  # ((name, kind), ...): what the project's functions return (project.return_kinds)
     imported_names: frozenset[str] = frozenset()  # names imported from the project's modules (project.py)
 

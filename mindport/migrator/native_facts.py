@@ -692,6 +692,12 @@ _SAME_DTYPE_METHODS = frozenset({
     "expand_as", "repeat", "clone", "detach", "narrow", "chunk", "split", "flip", "roll", "t", "mean", "softmax",
     "log_softmax", "relu", "abs", "neg", "clamp", "clip", "masked_fill", "view_as", "reshape_as",
     "tril", "triu", "cumsum", "sum", "amax", "amin", "norm", "pow", "square"})
+# torch / torch.nn.functional functions whose result has their first argument's dtype
+_SAME_DTYPE_FUNCTIONS = _SAME_DTYPE_METHODS | frozenset({
+    "relu", "relu6", "leaky_relu", "elu", "selu", "celu", "gelu", "silu", "mish", "hardtanh", "hardswish",
+    "dropout", "dropout2d", "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
+    "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool2d", "pad", "interpolate", "layer_norm",
+    "group_norm", "batch_norm", "normalize"})
 _FLOAT_METHODS = frozenset({"float", "double", "half", "bfloat16"})
 _JOINS = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "torch.stack"})  # float when every member is
 _FLOAT_DTYPES = frozenset(f"torch.{name}" for name in ("float", "float32", "float64", "double", "float16", "half",
@@ -782,11 +788,46 @@ class FloatFacts(_FunctionFacts):
     def _name_float(self, name: str, seen: frozenset[str]) -> bool:
         return self._every_binding(name, seen, self.is_float)
 
+    def _float_sequential(self, call: cst.Call) -> bool:
+        """``nn.Sequential(nn.Conv2d(...), nn.BatchNorm2d(o), nn.ReLU())``: torch.nn layers only, the first with a
+        floating-point output (a torch.nn layer given a float gives a float)."""
+        if self._resolve(call.func) != "torch.nn.Sequential" or not call.args \
+                or any(a.keyword is not None or a.star for a in call.args):
+            return False
+        members = [a.value for a in call.args]
+        return all(isinstance(m, cst.Call) and (self._resolve(m.func) or "").startswith("torch.nn.") for m in members) \
+            and self._resolve(members[0].func) in _FLOAT_LAYERS
+
+    def reaching_float(self, expr, call: cst.Call) -> bool:
+        """A name whose binding the call reads, in straight-line code, is floating point by construction
+        (``x = self.squeeze(x)`` then ``torch.cat([self.expand(x), x], 1)``)."""
+        if not isinstance(expr, cst.Name) or self._order is None:
+            return False
+        reaching = self._order.reaching_binding(expr.value, call)
+        return reaching is not None and reaching[1] is not None and self.is_float(reaching[1])
+
+    def layer_input(self, expr) -> bool:
+        """A parameter of the function, never rebound in it, that it gives to a layer of floating weights
+        (``self.bn(x)`` of an ``nn.BatchNorm2d``; not an Embedding): torch refuses any input there but one of the
+        layer's dtype, so the parameter has the dtype of the model's floating weights (DenseNet's
+        ``torch.cat([F.relu(self.bn(x)), x], 1)``: both members float32)."""
+        if not isinstance(expr, cst.Name) or expr.value not in self._params or self._order is None \
+                or self._order.bindings(expr.value):
+            return False
+        for read, parent, call, _ in self._order.reads(expr.value):
+            if isinstance(parent, cst.Arg) and isinstance(call, cst.Call) and _self_attr(call.func) \
+                    and call.args and call.args[0] is parent and parent.keyword is None and not parent.star:
+                calls = self._layers.get(call.func.attr.value, [])
+                if calls and all(self._resolve(c.func) in _FLOAT_LAYERS - {"torch.nn.Embedding"} for c in calls):
+                    return True
+        return False
+
     def _call_float(self, call: cst.Call, seen: frozenset[str]) -> bool:
         func = call.func
         if _self_attr(func):
             calls = self._layers.get(func.attr.value, [])
-            return bool(calls) and all(self._resolve(c.func) in _FLOAT_LAYERS for c in calls)
+            return bool(calls) and all(self._resolve(c.func) in _FLOAT_LAYERS or self._float_sequential(c)
+                                       for c in calls)
         if isinstance(func, cst.Subscript) and _self_attr(func.value):  # self.fcs[i](x) of a list of float layers
             calls = self._layers.get(func.value.attr.value, [])
             return bool(calls) and all(self._resolve(c.func) == "torch.nn.ModuleList" and _members_float(c, self)
@@ -802,6 +843,10 @@ class FloatFacts(_FunctionFacts):
                 return True
             if qual in _FLOAT_FUNCTIONS:
                 return "dtype" not in keywords and not any(a.star for a in call.args)
+            if qual.rpartition(".")[0] in ("torch", "torch.nn.functional") \
+                    and qual.rpartition(".")[2] in _SAME_DTYPE_FUNCTIONS and "dtype" not in keywords \
+                    and call.args and call.args[0].keyword is None and not call.args[0].star:
+                return self.is_float(call.args[0].value, seen)  # F.relu(self.bn(x)): the input's dtype
             if qual == "torch.arange":
                 return "dtype" not in keywords and any(isinstance(a.value, cst.Float) for a in call.args)
             if qual in _JOINS and call.args and call.args[0].keyword is None \

@@ -236,6 +236,8 @@ def _convert_entries(src: Path, dst_path: Path, entries: list[TreeEntry], proble
             # and the sites a recorded run saw only floating inputs at
             observed = facts.float_sites(rel) if facts is not None else ()
             opts = {**opts, "float_sites": observed} if observed else opts
+            uniform = facts.uniform_sites(rel) if facts is not None else ()
+            opts = {**opts, "uniform_sites": uniform} if uniform else opts
             return {**opts, "star_bindings": stars[rel]} if rel in stars else opts
 
         for result in workers.map([(rel, path, "python", for_file(rel, speculative), settings)

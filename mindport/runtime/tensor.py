@@ -15,7 +15,10 @@ import numpy as np
 import mindspore as ms
 from mindspore import ops
 
+from mindspore.ops.primitive import constexpr as _constexpr
+
 from mindport.runtime._graph import host_only as _host_only
+from mindport.runtime.promotion import result_type as _result_type
 from mindport.runtime.math import _empty_extent, _nonempty_extent, _reduced_shape
 
 _TYPE_NAMES = {
@@ -445,11 +448,31 @@ def formattable(x):
     return x
 
 
+@_constexpr(check=False)
+def _joined_dtype(dtypes):
+    """torch's common type of the dtypes (mindport.runtime.promotion.result_type), a MindSpore dtype; a constant in a
+    graph."""
+    return getattr(ms, _result_type(str(d).lower() for d in dtypes).replace("bool", "bool_"))
+
+
+def promoted(tensors):
+    """The tensors a torch join (``torch.cat``, ``stack``, ``column_stack``, ... : mindport.runtime.promotion.JOINS)
+    is given, each in their common type as torch promotes them (``column_stack([float32, int64])`` is float32):
+    MindSpore's Concat and Stack refuse mixed dtypes. The converter writes ``ops.column_stack(mp_tensor.promoted(
+    (x, c)))`` where a member's dtype may differ from the others', and MindSpore's own call where its facts say they
+    all have one. Tensors already of that type are passed as they are; PyNative and GRAPH_MODE."""
+    tensors = tuple(tensors)
+    target = _joined_dtype(tuple(t.dtype for t in tensors))
+    return tuple(t if t.dtype == target else t.astype(target) for t in tensors)
+
+
 def cat(tensors, axis=0, dim=None):
     """torch.cat where a member may be a 1-D tensor of no elements (``acc = torch.tensor([])`` grown by cat in a
     loop): torch skips such members (its legacy rule), MindSpore's Concat refuses their rank. The others are joined
-    by ``ops.cat``; all of them empty gives the first."""
+    by ``ops.cat`` in the common type of all of them (torch's promotion, :func:`promoted`); all of them empty gives
+    the first."""
     axis = axis if dim is None else dim
+    tensors = promoted(tensors)
     kept = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)]
     if not kept:
         return tensors[0]

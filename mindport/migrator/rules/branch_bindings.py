@@ -113,6 +113,7 @@ class BranchBindingTransform(Rule):
             after="""
                 from mindspore import nn
                 from mindspore import ops
+                from mindport.runtime import tensor as mp_tensor
 
 
                 class Dense(nn.Cell):
@@ -125,7 +126,7 @@ class BranchBindingTransform(Rule):
                         out = None
                         for block in self.blocks:
                             out = block(inputs)
-                            inputs = ops.cat([inputs, out], axis=1)
+                            inputs = ops.cat(mp_tensor.promoted([inputs, out]), axis=1)
                         return out + x
             """,
             note="A name the loop's body binds and the method reads after the loop.",

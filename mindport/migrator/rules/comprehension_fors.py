@@ -34,12 +34,13 @@ class ComprehensionForsTransform(GraphMethodRule):
             after="""
                 from mindspore import nn
                 from mindspore import ops
+                from mindport.runtime import tensor as mp_tensor
 
 
                 class Pairs(nn.Cell):
                     def construct(self, xs, ys):
                         prods = sum([[a * b for b in ys if b is not None] for a in xs], [])
-                        return ops.cat(tuple(sum([[a + b for b in ys] for a in xs if a is not None], [])), axis=0), prods
+                        return ops.cat(mp_tensor.promoted(tuple(sum([[a + b for b in ys] for a in xs if a is not None], []))), axis=0), prods
             """,
             note="Each `if` stays with its `for`; the items come in the same order.",
         ),

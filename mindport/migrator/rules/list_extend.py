@@ -42,6 +42,7 @@ class ListExtendTransform(OwnListRule):
             after="""
                 from mindspore import nn
                 from mindspore import ops
+                from mindport.runtime import tensor as mp_tensor
 
 
                 class Cheb(nn.Cell):
@@ -51,7 +52,7 @@ class ListExtendTransform(OwnListRule):
                             support_ks = [ops.eye(support.shape[0]), support]
                             support_set = support_set + list(support_ks)
                             support_set = support_set + [support * 2]
-                        return ops.cat([s @ x for s in support_set], axis=-1)
+                        return ops.cat(mp_tensor.promoted([s @ x for s in support_set]), axis=-1)
             """,
             note="The list is re-bound to the concatenation, which a static graph keeps.",
         ),

@@ -72,6 +72,7 @@ class ListPopTransform(OwnListRule):
             after="""
                 from mindspore import nn
                 from mindspore import ops
+                from mindport.runtime import tensor as mp_tensor
 
 
                 class UNet(nn.Cell):
@@ -88,7 +89,7 @@ class ListPopTransform(OwnListRule):
                         for block in self.up:
                             _mp_popped = skips[-1]
                             skips = skips[:-1]
-                            x = block(ops.cat([x, _mp_popped], axis=1))
+                            x = block(ops.cat(mp_tensor.promoted([x, _mp_popped]), axis=1))
                         first = skips.pop(0) if skips else None
                         return x
             """,

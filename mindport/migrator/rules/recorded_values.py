@@ -55,6 +55,7 @@ class RecordedValueTransform(Rule):
             after="""
                 import mindspore as ms
                 from mindspore import ops
+                from mindport.runtime import tensor as mp_tensor
                 from mindport.runtime import math as mp_math
                 from mindport.runtime import distributions as mp_dist
                 from mindport.runtime import training as mp_train
@@ -74,7 +75,7 @@ class RecordedValueTransform(Rule):
 
                 def finish(optimizer, saved, returns):
                     def forward_fn():
-                        loss = -mp_math.sum((ops.stack(saved) * returns))
+                        loss = -mp_math.sum((ops.stack(mp_tensor.promoted(saved)) * returns))
                         return loss
                     grad_fn = mp_train.value_and_grad(forward_fn, mp_train.parameters(optimizer))
                     loss, grads = grad_fn()

@@ -72,7 +72,7 @@ from mindport.migrator.table import (
     value_expr,
 )
 from mindport.names import package_nature, torch_package
-from mindport.runtime.promotion import INT_TO_FLOAT, OWN_PRECISION
+from mindport.runtime.promotion import INT_TO_FLOAT, JOINS, OWN_PRECISION, VARARG_JOINS
 
 # In-place methods that change a flag of the tensor, not its values: on a copy made by indexing they still return
 # what torch returns (x[:n].requires_grad_(False) is the slice, without gradient), so no update is lost.
@@ -176,9 +176,51 @@ class TableCallTransform(Rule):
     call (``torch.linalg.lstsq(a, b).solution``) is read by position (``mp_linalg.lstsq(a, b)[0]``): the runtime
     returns a plain tuple in a graph. A layer's int-only size given a numpy value (``nn.Linear(np.product(shape),
     h)``, or a local bound to one) is ``int(...)``: torch reads a numpy integer as an int, MindSpore's layers refuse it.
+
+    torch's joins of a sequence of tensors (``cat``, ``stack``, ``column_stack``, ``hstack``, ``vstack``, ``dstack``,
+    ``row_stack``, ``block_diag``: ``mindport.runtime.promotion.JOINS``, enumerated from torch) give the members'
+    common type (``column_stack([float32, int64])`` is float32); MindSpore's Concat and Stack refuse mixed dtypes.
+    Where a member's dtype may differ from the others' the tensors go through ``mp_tensor.promoted`` (torch's
+    promotion rules as data); MindSpore's own join is kept as it is where the facts say they share one dtype: one
+    member, the same expression, members floating point by construction, a parameter the function gives to a layer
+    of floating weights, a name whose reaching binding is one of those, or a recorded run (``convert --facts``) that
+    saw one dtype at the call.
     """
 
     EXAMPLES = (
+        Example(
+            before="""
+                import torch
+                import torch.nn as nn
+
+
+                class Head(nn.Module):
+                    def __init__(self):
+                        super().__init__()
+                        self.fc = nn.Linear(4, 4)
+
+                    def forward(self, x_num, x_cat):
+                        h = torch.cat([self.fc(x_num), x_num], dim=1)
+                        return torch.column_stack([h, x_cat])
+            """,
+            after="""
+                from mindspore import nn
+                from mindspore import ops
+                from mindport.runtime import tensor as mp_tensor
+
+
+                class Head(nn.Cell):
+                    def __init__(self):
+                        super().__init__()
+                        self.fc = nn.Dense(in_channels=4, out_channels=4)
+
+                    def construct(self, x_num, x_cat):
+                        h = ops.cat([self.fc(x_num), x_num], axis=1)
+                        return ops.column_stack(mp_tensor.promoted([h, x_cat]))
+            """,
+            note="A join whose members may differ in dtype (x_cat: an int64 column) promotes them as torch does; one "
+                 "whose members share the layer's dtype by the facts is MindSpore's own (yandex-research/tabm).",
+        ),
         Example(
             before="""
                 import torch
@@ -722,6 +764,71 @@ class TableCallTransform(Rule):
         mapped["dtype"] = Arg(f"{input_node.value}.dtype")
         return native
 
+    def _promoted_join(self, entry, call: cst.Call, built: cst.Call) -> cst.Call:
+        """A torch join (``torch.cat``, ``stack``, ``column_stack``, ...: mindport.runtime.promotion.JOINS) gives its
+        tensors' common type (``column_stack([float32, int64])`` is float32); MindSpore's Concat and Stack refuse
+        mixed dtypes. Where a member's dtype may differ from the others' the tensors go through
+        ``mp_tensor.promoted`` (``ops.column_stack(mp_tensor.promoted((x, c)))``); MindSpore's own call is kept as it
+        is where the tensors have one dtype by the facts (:meth:`_one_dtype`)."""
+        if entry.torch in VARARG_JOINS:
+            if not built.args or any(a.keyword is not None or a.star == "**" for a in built.args) \
+                    or self._one_dtype(call, [a.value for a in call.args], star=any(a.star for a in call.args)):
+                return built
+            if len(built.args) == 1 and built.args[0].star == "*":
+                inner = built.args[0].value
+            else:
+                if any(a.star for a in built.args):
+                    return built
+                inner = cst.Tuple([cst.Element(a.value) for a in built.args])
+            wrapped = cst.Call(func=self.ctx.target_expr("mindport.runtime.tensor.promoted"), args=[cst.Arg(inner)])
+            return built.with_changes(args=[cst.Arg(wrapped, star="*")])
+        if entry.torch not in JOINS or not built.args or built.args[0].keyword is not None or built.args[0].star:
+            return built
+        seq = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "tensors"), None)
+        if seq is None and call.args and call.args[0].keyword is None and not call.args[0].star:
+            seq = call.args[0].value
+        if seq is None:
+            return built
+        if isinstance(seq, (cst.List, cst.Tuple)):
+            if self._one_dtype(call, [e.value for e in seq.elements],
+                               star=any(isinstance(e, cst.StarredElement) for e in seq.elements)):
+                return built
+        elif isinstance(seq, (cst.ListComp, cst.GeneratorExp)):
+            if self._observed_uniform(call) or self._floats().is_float(seq.elt):
+                return built
+        elif self._observed_uniform(call):
+            return built
+        first = built.args[0]
+        wrapped = cst.Call(func=self.ctx.target_expr("mindport.runtime.tensor.promoted"),
+                           args=[cst.Arg(first.value)])
+        return built.with_changes(args=[first.with_changes(value=wrapped), *built.args[1:]])
+
+    def _one_dtype(self, call: cst.Call, members: list, star: bool) -> bool:
+        """Do a join's tensors have one dtype by the facts? One member; the same expression each time; every member
+        floating point by construction (native_facts.FloatFacts: float32 unless the code says otherwise, and a float
+        width mixed against it is refused by MindSpore loudly, never a silent value) or a parameter the function
+        gives to a layer of floating weights (FloatFacts.layer_input: torch takes only the layer's dtype there,
+        DenseNet's ``torch.cat([F.relu(self.bn(x)), x], 1)``) or a name whose reaching binding is floating (FloatFacts.
+        reaching_float); or, at a call site of a
+        recorded torch run (``convert --facts``), one dtype in every call observed."""
+        if self._observed_uniform(call):
+            return True
+        if star:
+            return False
+        if len(members) <= 1:
+            return True
+        module = cst.Module([])
+        if len({module.code_for_node(m) for m in members}) == 1:
+            return True
+        floats = self._floats()
+        return all(floats.is_float(m) or floats.layer_input(m) or floats.reaching_float(m, call) for m in members)
+
+    def _observed_uniform(self, call: cst.Call) -> bool:
+        """Did the recorded run (``Options.uniform_sites``) see one dtype among the tensors joined at this call?"""
+        sites = self.ctx.options.uniform_sites
+        where = self.ctx.positions.get(call) if sites else None
+        return where is not None and (where.start.line, where.start.column, where.end.line, where.end.column) in sites
+
     def _observed_float(self, call: cst.Call, api: str) -> bool:
         """Did the recorded run (``Options.float_sites``) see only floating inputs at this call of ``api``?"""
         sites = self.ctx.options.float_sites
@@ -913,6 +1020,7 @@ class TableCallTransform(Rule):
             return updated_node.with_changes(func=func, args=build_call_args(entry, mapped, profile))
         built = updated_node.with_changes(func=self._func_expr(original_node.func, target),
                                           args=build_call_args(entry, mapped, profile))
+        built = self._promoted_join(entry, original_node, built)
         if entry.starts_training and not self._in_class():
             # torch builds every module in training mode, MindSpore's Cells start in eval: a layer built outside a
             # class (where no enclosing module's mode governs it) is put in training mode, as torch's is

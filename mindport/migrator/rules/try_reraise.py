@@ -44,11 +44,12 @@ class TryReraiseTransform(GraphMethodRule):
             after="""
                 from mindspore import nn
                 from mindspore import ops
+                from mindport.runtime import tensor as mp_tensor
 
 
                 class Decoder(nn.Cell):
                     def construct(self, x, skip):
-                        x = ops.cat((x, skip), axis=1)
+                        x = ops.cat(mp_tensor.promoted((x, skip)), axis=1)
                         try:
                             y = skip + 1
                         except RuntimeError:
