@@ -178,6 +178,7 @@ def mappings_coverage(fmt):
         console.print("object surface: not counted (torch is not installed: its members are enumerated from it)")
     else:
         console.print(f"object surface: {surface['members']} members, {surface['proven']} proven, "
+                      f"{surface['converted']} converted-unproven, "
                       f"{surface['flagged']} flagged, {surface['unsupported']} unsupported, "
                       f"{surface['unaccounted']} unaccounted")
 
