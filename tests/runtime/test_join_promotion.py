@@ -115,6 +115,20 @@ def test_native_where_the_facts_say_one_dtype():
     assert "ops.column_stack(mp_tensor.promoted([x, c]))" in code
 
 
+def test_native_for_one_dtype_sequences_and_members_of_one_name():
+    """Pieces of one tensor, torch.meshgrid's grids (torch refuses mixed dtypes there), members derived from one name
+    by dtype-keeping calls: MindSpore's own join; a member of another name: the helper."""
+    code = convert_source(
+        "import torch\n\n\ndef f(x, e, c, pos):\n"
+        "    a = torch.cat([x, x.conj()], dim=-1)\n"
+        "    b = torch.cat([e, torch.zeros_like(e[:, :1])], dim=-1)\n"
+        "    g = torch.stack(torch.meshgrid(pos, pos, indexing='ij'))\n"
+        "    h = torch.cat(torch.chunk(x, 2, dim=1), dim=0)\n"
+        "    k = torch.cat([x, c])\n"
+        "    return a, b, g, h, k\n").code
+    assert code.count("mp_tensor.promoted") == 1 and "ops.cat(mp_tensor.promoted([x, c]))" in code, code
+
+
 def test_observed_one_dtype_keeps_native(tmp_path):
     """A recorded torch run (mindport.observed) that saw one dtype at a join: MindSpore's own call there; mixed
     dtypes seen at another: the helper stays."""

@@ -793,6 +793,8 @@ class TableCallTransform(Rule):
             if self._one_dtype(call, [e.value for e in seq.elements],
                                star=any(isinstance(e, cst.StarredElement) for e in seq.elements)):
                 return built
+        elif isinstance(seq, cst.Call) and self._one_dtype_sequence(seq):
+            return built
         elif isinstance(seq, (cst.ListComp, cst.GeneratorExp)):
             if self._observed_uniform(call) or self._floats().is_float(seq.elt):
                 return built
@@ -809,7 +811,8 @@ class TableCallTransform(Rule):
         width mixed against it is refused by MindSpore loudly, never a silent value) or a parameter the function
         gives to a layer of floating weights (FloatFacts.layer_input: torch takes only the layer's dtype there,
         DenseNet's ``torch.cat([F.relu(self.bn(x)), x], 1)``) or a name whose reaching binding is floating (FloatFacts.
-        reaching_float); or, at a call site of a
+        reaching_float); members all derived from one name by dtype-keeping views, copies and ``*_like`` (``[x,
+        x.conj()]``); or, at a call site of a
         recorded torch run (``convert --facts``), one dtype in every call observed."""
         if self._observed_uniform(call):
             return True
@@ -820,8 +823,44 @@ class TableCallTransform(Rule):
         module = cst.Module([])
         if len({module.code_for_node(m) for m in members}) == 1:
             return True
+        if self._same_root(members):
+            return True
         floats = self._floats()
         return all(floats.is_float(m) or floats.layer_input(m) or floats.reaching_float(m, call) for m in members)
+
+    def _one_dtype_sequence(self, seq: cst.Call) -> bool:
+        """A sequence torch builds of one dtype: the pieces of one tensor (``x.chunk(2)``, ``torch.split(x, n)``,
+        ``unbind``, ``tensor_split``), or ``torch.meshgrid``'s grids (torch refuses mixed dtypes there)."""
+        qual = self.scope.resolve_torch(seq.func)
+        if qual in ("torch.meshgrid", "torch.split", "torch.chunk", "torch.unbind", "torch.tensor_split"):
+            return True
+        return qual is None and isinstance(seq.func, cst.Attribute) \
+            and seq.func.attr.value in ("chunk", "split", "unbind", "tensor_split") \
+            and receiver_kind(seq.func.value, self.scope) == "tensor"
+
+    def _same_root(self, members: list) -> bool:
+        """Every member is one name, or a dtype-keeping view, copy or ``*_like`` of it (``[x, x.conj()]``,
+        ``[e, torch.zeros_like(e[:, :1])]``)."""
+        def root(expr):
+            while True:
+                if isinstance(expr, cst.Name):
+                    return expr.value
+                if isinstance(expr, cst.Subscript):
+                    expr = expr.value
+                elif isinstance(expr, cst.Call) and not any(a.keyword is not None and a.keyword.value == "dtype"
+                                                            for a in expr.args):
+                    qual = self.scope.resolve_torch(expr.func)
+                    if qual in _LIKE_KEEPING and expr.args and expr.args[0].keyword is None:
+                        expr = expr.args[0].value
+                    elif qual is None and isinstance(expr.func, cst.Attribute) \
+                            and expr.func.attr.value in _KEEPING_METHODS:
+                        expr = expr.func.value
+                    else:
+                        return None
+                else:
+                    return None
+        roots = {root(m) for m in members}
+        return len(roots) == 1 and None not in roots
 
     def _observed_uniform(self, call: cst.Call) -> bool:
         """Did the recorded run (``Options.uniform_sites``) see one dtype among the tensors joined at this call?"""
@@ -1447,6 +1486,13 @@ def _local_names(function: cst.FunctionDef) -> frozenset[str]:
             declared |= {item.name.value for item in node.names}
     return frozenset(names - declared)
 
+
+# what keeps its input's dtype, for a join's members derived from one name (TableCallTransform._same_root)
+_LIKE_KEEPING = frozenset({"torch.zeros_like", "torch.ones_like", "torch.empty_like", "torch.full_like",
+                           "torch.randn_like", "torch.rand_like", "torch.flip", "torch.roll", "torch.conj"})
+_KEEPING_METHODS = frozenset({"conj", "clone", "detach", "flip", "roll", "view", "reshape", "permute", "transpose",
+                              "contiguous", "unsqueeze", "squeeze", "expand", "expand_as", "repeat", "narrow",
+                              "flatten", "neg", "abs", "t", "view_as", "reshape_as", "tril", "triu"})
 
 # the module of the int-to-float guards (mindport.runtime.promotion names them)
 GUARDS = "mindport.runtime.math"
