@@ -21,6 +21,7 @@ from collections import namedtuple
 import mindspore as ms
 import numpy as np
 from mindspore import Tensor, ops
+from mindspore.ops.primitive import constexpr
 
 from mindport.runtime._graph import host_only as _host_only
 from mindport.runtime._graph import in_graph as _in_graph
@@ -256,10 +257,22 @@ def _graph_pad(sequence, batch_first, padding_value, total_length):
     return padded, lengths.astype(ms.int64)
 
 
+@constexpr(check=False)
+def _static_steps(shape):
+    """A recurrent layer's input in a graph needs a static time axis (MindSpore unrolls its loop over the steps; with
+    an axis from a value, ``pad_packed_sequence``'s ``max(lengths)``, it fails in its Stack with no word of why)."""
+    if shape is None or shape[0] is None or shape[0] < 0:
+        raise RuntimeError("mindport: a recurrent layer in a graph needs a static time axis; this one comes from a "
+                           "value (pad_packed_sequence cuts to max(lengths)): pass total_length= to "
+                           "pad_packed_sequence, or run the layer in PyNative")
+    return shape[0]
+
+
 def _packed_construct(self, x, hx=None, seq_length=None):
     """MindSpore's recurrent construct, which also takes the graph form of a PackedSequence (a tuple) as ``x``."""
     if isinstance(x, tuple):
         padded, lengths = x
+        _static_steps(padded.shape)
         if self.batch_first:
             padded = ops.swapaxes(padded, 0, 1)
         out, state = _RNN_CONSTRUCT(self, padded, hx, lengths.astype(ms.int32))

@@ -86,3 +86,34 @@ def test_sorted_by_hand_matches(tmp_path, mode):
     tokens = np.array([[3, 1, 0, 0, 0], [2, 2, 2, 2, 0], [5, 0, 0, 0, 0], [1, 2, 3, 0, 0]], np.int64)
     assert_port_matches_in_mode(SORTED_BY_HAND, code, "Encoder", [x, tokens], tmp_path, "packed_sorted", mode,
                                 atol=1e-5)
+
+
+# ABSA's SqueezeEmbedding: pack then pad at once (the batch cut to its longest sequence), then a recurrent layer on
+# the cut batch: its time axis is max(lengths), a value, which MindSpore's unrolled recurrent loop can't take
+SQUEEZED = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+    from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+
+    class Squeezed(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.rnn = nn.GRU(4, 3, batch_first=True)
+
+        def forward(self, x, lengths):
+            cut = pad_packed_sequence(pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False),
+                                      batch_first=True)[0]
+            out, h = self.rnn(pack_padded_sequence(cut, lengths, batch_first=True, enforce_sorted=False))
+            return pad_packed_sequence(out, batch_first=True)[0], h
+""")
+
+
+def test_a_recurrent_layer_on_a_cut_batch_says_why_in_a_graph(tmp_path):
+    code = convert_source(SQUEEZED).code
+    x = np.random.default_rng(2).standard_normal((2, 5, 4)).astype(np.float32)
+    lengths = np.array([3, 4], np.int64)
+    assert_port_matches_in_mode(SQUEEZED, code, "Squeezed", [x, lengths], tmp_path, "packed_cut", "pynative",
+                                atol=1e-5)
+    with pytest.raises(RuntimeError, match="mindport: a recurrent layer in a graph needs a static time axis"):
+        assert_port_matches_in_mode(SQUEEZED, code, "Squeezed", [x, lengths], tmp_path, "packed_cut", "graph")
