@@ -234,8 +234,9 @@ def _install_packed_input() -> None:
 def _graph_pack(input, lengths, batch_first):
     if batch_first:
         input = ops.swapaxes(input, 0, 1)
-    if not isinstance(lengths, Tensor):
-        lengths = ops.stack([ops.scalar_to_tensor(n, ms.int64) for n in lengths])
+    if not isinstance(lengths, Tensor):  # a list of ints, or of a tensor's items (VQA: list(q_len.data))
+        lengths = ops.stack([n.astype(ms.int64).reshape(()) if isinstance(n, Tensor) else
+                             ops.scalar_to_tensor(n, ms.int64) for n in lengths])
     return input, lengths
 
 

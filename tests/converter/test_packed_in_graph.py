@@ -39,7 +39,8 @@ STACKED = textwrap.dedent("""\
 """)
 
 # ABSA's DynamicLSTM shape: sort by length by hand, pack the sorted batch (enforce_sorted), a given initial state,
-# unsort the output and the final state; a plain RNN; lengths counted from the token ids
+# unsort the output and the final state; a plain RNN; lengths counted from the token ids, packed as a list of the
+# tensor's items (VQA: list(q_len.data))
 SORTED_BY_HAND = textwrap.dedent("""\
     import torch
     import torch.nn as nn
@@ -57,7 +58,7 @@ SORTED_BY_HAND = textwrap.dedent("""\
             unsort_idx = torch.sort(sort_idx)[1].long()
             x_len = x_len[sort_idx]
             x = x[sort_idx]
-            packed = torch.nn.utils.rnn.pack_padded_sequence(x, x_len, batch_first=True)
+            packed = torch.nn.utils.rnn.pack_padded_sequence(x, list(x_len.data), batch_first=True)
             out, ht = self.rnn(packed, self.h0.expand(1, x.size(0), 6).contiguous())
             ht = torch.transpose(ht, 0, 1)[unsort_idx]
             out = torch.nn.utils.rnn.pad_packed_sequence(out, batch_first=True)[0]
