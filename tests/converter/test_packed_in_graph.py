@@ -118,3 +118,28 @@ def test_a_recurrent_layer_on_a_cut_batch_says_why_in_a_graph(tmp_path):
                                 atol=1e-5)
     with pytest.raises(RuntimeError, match="mindport: a recurrent layer in a graph needs a static time axis"):
         assert_port_matches_in_mode(SQUEEZED, code, "Squeezed", [x, lengths], tmp_path, "packed_cut", "graph")
+
+
+PLAIN = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+
+
+    class Plain(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lstm = nn.LSTM(4, 3, num_layers=2, batch_first=True, bidirectional=True)
+
+        def forward(self, x):
+            out, (h, c) = self.lstm(x)
+            return out, h, c
+""")
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_a_plain_call_is_unchanged_once_the_module_loads(tmp_path, mode):
+    import mindport.runtime.rnn  # noqa: F401 - replaces MindSpore's recurrent construct (for every port after it)
+
+    code = convert_source(PLAIN).code
+    x = np.random.default_rng(3).standard_normal((2, 5, 4)).astype(np.float32)
+    assert_port_matches_in_mode(PLAIN, code, "Plain", [x], tmp_path, "packed_plain", mode, atol=1e-5)
