@@ -10,8 +10,9 @@ back the padded batch and the int64 lengths in the original order. The packed da
 integers, as in torch, where lengths live on the CPU.
 
 MindSpore's recurrent Cells take a padded batch and ``seq_length``; loading this module lets ``nn.LSTM``/``GRU``/``RNN``
-(and classes built on them) take a PackedSequence as torch's do (:func:`_install_packed_input`). Shapes here depend on values (lengths), so none of these compile in a
-static graph (their mapping entries say so).
+(and classes built on them) take a PackedSequence as torch's do (:func:`_install_packed_input`). Shapes here depend on
+values (lengths): inside a graph only ``pack_padded_sequence``/``pad_packed_sequence`` work, on a graph form of the
+packed batch that MindSpore's recurrent Cells also take (:func:`_graph_pack`); the rest raises there.
 """
 from __future__ import annotations
 
@@ -20,8 +21,10 @@ from collections import namedtuple
 import mindspore as ms
 import numpy as np
 from mindspore import Tensor, ops
+from mindspore.ops.primitive import constexpr
 
 from mindport.runtime._graph import host_only as _host_only
+from mindport.runtime._graph import in_graph as _in_graph
 
 
 def _pynative_only(name):
@@ -106,7 +109,9 @@ class PackedSequence(_Packed):
 
 
 def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True):
-    """torch.nn.utils.rnn.pack_padded_sequence."""
+    """torch.nn.utils.rnn.pack_padded_sequence (in a graph: the graph form, :func:`_graph_pack`)."""
+    if _in_graph():
+        return _graph_pack(input, lengths, batch_first)
     _pynative_only("pack_padded_sequence")
     lengths = np.asarray(_ints(lengths), np.int64)
     if enforce_sorted:
@@ -132,7 +137,10 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
 
 
 def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_length=None):
-    """torch.nn.utils.rnn.pad_packed_sequence: (padded, lengths), both in the batch's original order."""
+    """torch.nn.utils.rnn.pad_packed_sequence: (padded, lengths), both in the batch's original order (in a graph:
+    from the graph form, :func:`_graph_pad`)."""
+    if _in_graph():
+        return _graph_pad(sequence, batch_first, padding_value, total_length)
     _pynative_only("pad_packed_sequence")
     data, batch_sizes = sequence.data, _ints(sequence.batch_sizes)
     steps = len(batch_sizes)
@@ -214,6 +222,81 @@ def _install_packed_input() -> None:
         cls._mp_packed_input = True
 
 
+# The graph form of a PackedSequence. A graph holds no PackedSequence (a named tuple built there is an interpreted
+# Python object, and its data has sum(lengths) rows, a value): there a packed batch is the plain tuple
+# (padded, lengths), the padded batch time-major in the caller's order, the lengths as given. The order and the
+# packed layout do not change a result torch gives back: its recurrent layers return the final state in the
+# caller's order and pad_packed_sequence unsorts. MindSpore's recurrent Cells take it (_packed_construct): the
+# padded batch with seq_length, the final state at each sequence's last valid step; the output is the same form
+# again, and pad_packed_sequence zeroes (padding_value) the steps past each length and cuts the time axis to
+# max(lengths) (total_length pads further). Reading packed.data or batch_sizes in a graph fails to compile (a tuple
+# has no such attribute): that stays refused.
+def _graph_pack(input, lengths, batch_first):
+    if batch_first:
+        input = ops.swapaxes(input, 0, 1)
+    if not isinstance(lengths, Tensor):  # a list of ints, or of a tensor's items (VQA: list(q_len.data))
+        lengths = ops.stack([n.astype(ms.int64).reshape(()) if isinstance(n, Tensor) else
+                             ops.scalar_to_tensor(n, ms.int64) for n in lengths])
+    return input, lengths
+
+
+def _graph_pad(sequence, batch_first, padding_value, total_length):
+    padded, lengths = sequence
+    steps = padded.shape[0]
+    valid = ops.arange(steps).reshape(steps, 1) < lengths.reshape(1, -1).astype(ms.int64)
+    valid = valid.reshape(valid.shape + (1,) * (padded.ndim - 2))
+    padded = ops.where(valid, padded, ops.full((), padding_value, dtype=padded.dtype))
+    if total_length is None:
+        padded = padded[:lengths.max()]
+    elif total_length > steps:
+        pad = ops.full((total_length - steps,) + padded.shape[1:], padding_value, dtype=padded.dtype)
+        padded = ops.cat((padded, pad), 0)
+    else:
+        padded = padded[:total_length]
+    if batch_first:
+        padded = ops.swapaxes(padded, 0, 1)
+    return padded, lengths.astype(ms.int64)
+
+
+@constexpr(check=False)
+def _static_steps(shape):
+    """A recurrent layer's input in a graph needs a static time axis (MindSpore unrolls its loop over the steps; with
+    an axis from a value, ``pad_packed_sequence``'s ``max(lengths)``, it fails in its Stack with no word of why)."""
+    if shape is None or shape[0] is None or shape[0] < 0:
+        raise RuntimeError("mindport: a recurrent layer in a graph needs a static time axis; this one comes from a "
+                           "value (pad_packed_sequence cuts to max(lengths)): pass total_length= to "
+                           "pad_packed_sequence, or run the layer in PyNative")
+    return shape[0]
+
+
+def _packed_construct(self, x, hx=None, seq_length=None):
+    """MindSpore's recurrent construct, which also takes the graph form of a PackedSequence (a tuple) as ``x``."""
+    if isinstance(x, tuple):
+        padded, lengths = x
+        _static_steps(padded.shape)
+        if self.batch_first:
+            padded = ops.swapaxes(padded, 0, 1)
+        out, state = _RNN_CONSTRUCT(self, padded, hx, lengths.astype(ms.int32))
+        if self.batch_first:
+            out = ops.swapaxes(out, 0, 1)
+        return (out, lengths), state
+    return _RNN_CONSTRUCT(self, x, hx, seq_length)
+
+
+def _install_packed_construct() -> None:
+    from mindspore.nn.layer.rnns import _RNNBase
+
+    global _RNN_CONSTRUCT
+    if getattr(_RNNBase, "_mp_packed_construct", False):
+        return
+    _RNN_CONSTRUCT = _RNNBase.construct
+    _RNNBase.construct = _packed_construct
+    _RNNBase._mp_packed_construct = True
+
+
+_RNN_CONSTRUCT = None
+
+
 def _CELL_CALL(cell, *args, **kwargs):  # noqa: N802
     from mindspore import nn
 
@@ -221,3 +304,4 @@ def _CELL_CALL(cell, *args, **kwargs):  # noqa: N802
 
 
 _install_packed_input()
+_install_packed_construct()

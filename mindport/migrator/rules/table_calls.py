@@ -135,7 +135,11 @@ class TableCallTransform(Rule):
     An entry whose one ``switch`` parameter picks the class by its value gets a factory that decides when it is
     called: ``make_conv2d(..., padding_mode='zeros', ...)`` returns the runtime's ModePaddedConv2d for 'reflect',
     'replicate', 'circular', raises torch's ValueError for another mode, and builds MindSpore's ``nn.Conv2d`` for
-    'zeros'; ``make_relu(inplace=False)`` returns InplaceReLU when ``inplace``. Such a class as the base of a class
+    'zeros'; ``make_relu(inplace=False)`` returns InplaceReLU when ``inplace``. A torch function whose one bool
+    ``switch`` (``inplace``) is given a value known only at run time, its other arguments static
+    (``F.leaky_relu(x, self.negative_slope, self.inplace)``), is both conversions chosen by that value
+    (``(mp_inplace.leaky_relu_inplace(x, alpha=...) if self.inplace else ops.leaky_relu(x, alpha=...))``), not the
+    adapter: a graph compiles the branch its constant flag picks, where the adapter takes one argument only. Such a class as the base of a class
     with no ``__init__`` of its own
     (``class GroupNorm32(nn.GroupNorm)``) is MindSpore's class, and the class gets an ``__init__`` with torch's
     parameters that hands them to it bound statically, so it is still built with torch's arguments anywhere. A flagged
@@ -381,6 +385,25 @@ class TableCallTransform(Rule):
                  'building MindSpore\'s class, where the entry converts every value statically; a layer passed as a '
                  'value (or one whose class depends on a value, LayerNorm\'s elementwise_affine) goes to the runtime '
                  'adapter of the same entry, which binds torch\'s signature when the call happens.',
+        ),
+        Example(
+            before="""
+                import torch.nn.functional as F
+
+
+                def act(x, slope, inplace):
+                    return F.leaky_relu(x, slope, inplace)
+            """,
+            after="""
+                from mindspore import ops
+                from mindport.runtime import inplace as mp_inplace
+
+
+                def act(x, slope, inplace):
+                    return (mp_inplace.leaky_relu_inplace(x, alpha=slope) if inplace else ops.leaky_relu(x, alpha=slope))
+            """,
+            note='A bool switch known only at run time (inplace) chooses between the two conversions; the runtime '
+                 'adapter, which would map the call in Python, does not compile in a graph with more than one argument.',
         ),
         Example(
             before="""
@@ -1039,6 +1062,9 @@ class TableCallTransform(Rule):
                 target = CPU_GUARD_LAYERS.get(target, target)
             self._resolve_ms_names(mapped)
         except RunTimeArguments:
+            chosen = self._switched_by_flag(original_node, updated_node, entry, qual)
+            if chosen is not None:
+                return chosen
             # *args/**kwargs at the call site: a native factory with torch's parameters where the entry converts
             # statically for every value (mindport/migrator/factories.py), else the runtime adapter, which maps them
             # through the same entry at the call
@@ -1317,6 +1343,44 @@ class TableCallTransform(Rule):
         del self.ctx.diagnostics[diagnostics:]
         self.ctx.converted_sites = sites
         return None if failed else built
+
+    def _switched_by_flag(self, original_node: cst.Call, updated_node: cst.Call, entry, qual: str) -> cst.IfExp | None:
+        """A torch function whose bool ``switch`` parameter is given a value known only at run time
+        (``F.leaky_relu(x, self.negative_slope, self.inplace)``, ``F.relu(x, inplace=inplace)``): both conversions,
+        chosen by that value, ``(mp_inplace.leaky_relu_inplace(x, alpha=...) if self.inplace else ops.leaky_relu(x,
+        alpha=...))``. In a graph the flag is a constant and one branch is compiled; the runtime adapter, which maps
+        the call when it happens, does not compile there with more than one argument (batch 8 DCUnet's CLeakyReLU).
+        None when the flag is not the only value deciding the call, or a branch would not convert natively."""
+        if entry.kind != "function" or len(entry.switch) != 1:
+            return None
+        (name, choices), = entry.switch.items()
+        if not set(choices) <= {"True", "False"}:
+            return None
+        try:
+            bound = bind_arguments(entry, list(updated_node.args))
+        except (CallBindError, RunTimeArguments):
+            return None
+        flag = bound.get(name)
+        if flag is None or not flag.given or flag.is_literal() or flag.node is None:
+            return None
+        profile = entry.resolve(self.ctx.options.target)[1]
+        for value in ("True", "False"):  # each branch converts with no flag and no run-time decision
+            try:
+                map_arguments(entry, {**bound, name: Arg(value, True)}, profile)
+            except (CallBindError, RunTimeArguments, Unsupported):
+                return None
+        sites, branches = self.ctx.converted_sites, []
+        for value in ("True", "False"):
+            args = [a.with_changes(value=cst.Name(value)) if a.value is flag.node else a for a in updated_node.args]
+            variant = updated_node.with_changes(args=args)
+            built = self.leave_Call(original_node, variant)
+            if built is variant or "mp_adapt" in code_of(built):
+                self.ctx.converted_sites = sites
+                return None
+            branches.append(built)
+        self.ctx.converted_sites = sites + 1
+        return cst.IfExp(test=flag.node, body=branches[0], orelse=branches[1],
+                         lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
 
     def _native_factory(self, func: cst.BaseExpression, entry) -> cst.Name | None:
         """``nn.Linear(*args, **kwargs)``, ``partial(nn.Linear, bias=False)``: the name of a factory the file gets (``mindport/migrator/factories.py``),
