@@ -891,6 +891,8 @@ class TableCallTransform(Rule):
                 mapped.update((new, mapped.pop(old)) for old, new in renames.items() if old in mapped)
             if not self._cpu_guarded():
                 target = CPU_GUARD_LAYERS.get(target, target)
+            if self.ctx.options.float64_free:  # no float64 parameter can arrive: MindSpore's own optimizer
+                target = NATIVE_OPTIMIZERS.get(target, target)
             self._resolve_ms_names(mapped)
         except RunTimeArguments:
             # *args/**kwargs at the call site: a native factory with torch's parameters where the entry converts
@@ -1376,6 +1378,10 @@ NATIVE_SOFTMAX_LAYER = {"mindport.runtime.layers.Softmax": ("mindspore.nn.Softma
 # runtime layers that only guard a defect of MindSpore's CPU kernel (same constructor arguments) -> MindSpore's own,
 # in a port for a GPU or Ascend (``convert --device``)
 CPU_GUARD_LAYERS = {"mindport.runtime.layers.Tanh": "mindspore.nn.Tanh"}
+
+# runtime optimizers that exist for float64 parameters only (MindSpore's ops.SGD refuses them; same constructor
+# arguments) -> MindSpore's own, in a project where no float64 tensor can come to be (project.float64_free)
+NATIVE_OPTIMIZERS = {"mindport.runtime.optim.SGD": "mindspore.experimental.optim.SGD"}
 
 # torch.nn.ModuleList built from a list of Cells, never added to: MindSpore's own container (native_facts.py)
 NATIVE_LIST = "mindspore.nn.CellList"
