@@ -581,15 +581,25 @@ def _literal_data(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and isinstance(node.value, (int, float, bool))
 
 
+def _data_tensor(node: ast.AST) -> bool:
+    """``tensor(data)`` of anything but Python numbers, with no dtype: float64 when the data is numpy's."""
+    return isinstance(node, ast.Call) and bool(node.args) and not _literal_data(node.args[0]) \
+        and not any(k.arg == "dtype" for k in node.keywords) and (
+            isinstance(node.func, ast.Name) and node.func.id == "tensor"
+            or isinstance(node.func, ast.Attribute) and node.func.attr == "tensor")
+
+
 def float64_free(trees: list[ast.Module]) -> bool:
     """Can no float64 tensor come to be anywhere in the project (so a parameter an optimizer receives is float32 or
     float16)? Read with ``ast`` over every file: False when any names a float64 dtype (``torch.float64``,
     ``.double()``, ``np.float64``, ``"float64"``, ``torch.DoubleTensor``), changes the default dtype
     (``set_default_dtype``, ``set_default_tensor_type``), takes numpy's data as it is (``from_numpy``, ``as_tensor``,
-    numpy's floats being float64), or, in a file importing numpy or pandas, calls ``tensor(...)`` without a dtype on
-    anything but Python numbers (``torch.tensor(np.ones(3))`` is float64). ``mindport.runtime.optim.SGD`` exists for a float64 parameter (whose
-    ``ops.SGD`` MindSpore refuses); a project where none can arrive gets MindSpore's own optimizer. ``trees``: the
-    project's parsed files (:func:`parse_files`), or one file's alone (``convert_source``)."""
+    numpy's floats being float64), or calls ``tensor(...)`` without a dtype on anything but Python numbers in a file
+    importing numpy or pandas (``torch.tensor(np.ones(3))`` is float64), as a leaf (``requires_grad=``) or inside
+    ``nn.Parameter(...)`` (data from any library: scikit-learn's arrays are float64 too).
+    ``mindport.runtime.optim.SGD`` exists for a float64 parameter (whose ``ops.SGD`` MindSpore refuses); a project
+    where none can arrive gets MindSpore's own optimizer. ``trees``: the project's parsed files (:func:`parse_files`),
+    or one file's alone (``convert_source``)."""
     for tree in trees:
         numpy = "numpy" in _import_roots(tree).values() or any(  # numpy's or pandas' data may reach tensor()
             isinstance(n, ast.Import) and any(a.name.split(".")[0] == "pandas" for a in n.names)
@@ -601,9 +611,10 @@ def float64_free(trees: list[ast.Module]) -> bool:
                     or isinstance(node, ast.Constant) and isinstance(node.value, str) \
                     and node.value in _FLOAT64_STRINGS:
                 return False
-            if numpy and isinstance(node, ast.Call) and node.args and not _literal_data(node.args[0]) \
-                    and not any(k.arg == "dtype" for k in node.keywords) and (
-                    isinstance(node.func, ast.Name) and node.func.id == "tensor"
-                    or isinstance(node.func, ast.Attribute) and node.func.attr == "tensor"):
+            if _data_tensor(node) and (numpy or any(k.arg == "requires_grad" for k in node.keywords)):
                 return False
+            if isinstance(node, ast.Call) and node.args and _data_tensor(node.args[0]) and (
+                    isinstance(node.func, ast.Name) and node.func.id == "Parameter"
+                    or isinstance(node.func, ast.Attribute) and node.func.attr == "Parameter"):
+                return False  # nn.Parameter(torch.tensor(data)): whatever library made the data
     return True

@@ -58,6 +58,8 @@ FLOAT64_SOURCES = [
     "import numpy as np\nw = nn.Parameter(torch.from_numpy(np.ones(3)))",
     "import numpy as np\nw = nn.Parameter(torch.tensor(np.ones(3)))",
     "w = torch.zeros(3).type('torch.DoubleTensor')",
+    "from sklearn.datasets import make_moons\nX, _ = make_moons()\nw = torch.tensor(X, requires_grad=True)",
+    "w = nn.Parameter(torch.tensor(X))",
 ]
 
 
