@@ -15,7 +15,7 @@ from mindport.errors import Diagnostic
 from mindport.mappings import load_registry
 from mindport.migrator.context import Options
 from mindport.migrator.engine import run_pipeline
-from mindport.migrator.project import return_kinds
+from mindport.migrator.project import float64_free, return_kinds
 
 
 @dataclass
@@ -36,7 +36,7 @@ def convert_source(code: str, filename: str = "<string>", *, target: str = "nn",
                    local_packages=frozenset(), star_bindings=(), device: str = "any",
                    object_classes=frozenset(), list_names=frozenset(),
                    function_classes=frozenset(), float_sites=(), uniform_sites=(), return_kinds=None,
-                   imported_names=frozenset()) -> ConversionResult:
+                   imported_names=frozenset(), float64_free=None) -> ConversionResult:
     """Convert PyTorch source text to MindSpore source text.
 
     ``local_packages``: the top-level packages of the project the file belongs to (a torch-based package among them,
@@ -55,10 +55,13 @@ def convert_source(code: str, filename: str = "<string>", *, target: str = "nn",
     (``mindport.migrator.project.return_kinds``): the receiver of an ambiguous method (``repeat``, ``sum``); None
     (a file alone): its own functions'. ``imported_names``: the names other files of the project import from its
     modules (``mindport.migrator.project.imported_names``): a torch name the file imports and they may import from
-    it stays bound.
+    it stays bound. ``float64_free``: can no float64 tensor come to be in the project
+    (``mindport.migrator.project.float64_free``)? None (a file alone): the file's own answer.
     """
     if return_kinds is None:
         return_kinds = _own_return_kinds(code)
+    if float64_free is None:
+        float64_free = _own_float64_free(code)
     options = Options(target=target, ms_version=ms_version or installed_ms_version(),
                       module_classes=frozenset(module_classes), local_packages=frozenset(local_packages),
                       star_bindings=tuple(tuple(b) for b in star_bindings), device=device,
@@ -67,7 +70,7 @@ def convert_source(code: str, filename: str = "<string>", *, target: str = "nn",
                       float_sites=frozenset(tuple(site) for site in float_sites),
                       uniform_sites=frozenset(tuple(site) for site in uniform_sites),
                       return_kinds=tuple(tuple(k) for k in return_kinds),
-                      imported_names=frozenset(imported_names))
+                      imported_names=frozenset(imported_names), float64_free=bool(float64_free))
     registry = load_registry()
     collecting = gc.isenabled()
     gc.disable()  # syntax trees are acyclic: the cycle collector's passes over them are pure cost (about 15 %)
@@ -201,6 +204,15 @@ def __getattr__(name: str):
 
         return getattr(repo, name)
     raise AttributeError(name)
+
+
+def _own_float64_free(code: str) -> bool:
+    """Can no float64 tensor come to be in one file (``project.float64_free``): a file converted alone is its
+    project."""
+    try:
+        return float64_free([ast.parse(code)])
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
 
 
 def _own_return_kinds(code: str) -> tuple:

@@ -57,6 +57,27 @@ def _convert_python(data: bytes, name: str, options: dict):
         result.converted_sites, result.changed, result
 
 
+def _cells_float64_free(cells) -> bool:
+    """Can no float64 tensor come to be in any code cell of a notebook (``project.float64_free``, over the cells
+    together; a cell that does not parse answers no)?"""
+    import ast
+
+    from mindport.migrator.project import float64_free
+
+    trees = []
+    for cell in cells:
+        if cell.get("cell_type") != "code":
+            continue
+        source = cell.get("source", "")
+        text = "".join(source) if isinstance(source, list) else source
+        body = "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in text.split("\n"))
+        try:
+            trees.append(ast.parse(body))
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return False
+    return float64_free(trees)
+
+
 def convert_notebook_bytes(data: bytes, name: str, options: dict, max_code_size: int | None = None
                            ) -> tuple[bytes, list[Diagnostic], int, int, bool]:
     """Convert the code cells of a notebook; the JSON stays valid and keeps its other content. ``max_code_size``
@@ -74,6 +95,8 @@ def convert_notebook_bytes(data: bytes, name: str, options: dict, max_code_size:
     diagnostics: list[Diagnostic] = []
     lines = sites = 0
     changed = False
+    # cells run in one namespace: float64 made in one cell reaches an optimizer built in another (project.float64_free)
+    options = {**options, "float64_free": options.get("float64_free") is not False and _cells_float64_free(cells)}
     for index, cell in enumerate(cells):
         if cell.get("cell_type") != "code":
             continue

@@ -970,6 +970,11 @@ _PRODUCTS = frozenset({"torch.matmul", "torch.bmm", "torch.mm", "torch.einsum", 
 _MOVES = frozenset({"view", "reshape", "permute", "transpose", "flatten", "unflatten", "unsqueeze", "squeeze",
                     "contiguous", "expand", "expand_as", "clone", "detach", "float", "double", "half", "type_as",
                     "view_as", "reshape_as", "t", "mT", "chunk", "split", "to"})
+# layers and functions that hand their input on, or a copy of it with some values zeroed and the rest scaled (dropout):
+# a row of all -inf comes out only where one went in (timm's and DINO's ``attn = self.attn_drop(attn)``)
+_PASSING = frozenset(f"torch.nn.{name}" for name in ("Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout",
+                                                     "FeatureAlphaDropout", "Identity")) | frozenset(
+    f"torch.nn.functional.{name}" for name in ("dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout"))
 _NONFINITE = frozenset({"inf", "nan", "NINF", "Inf"})
 _BOUNDED = frozenset({"softmax", "sigmoid", "tanh"})  # results in a bounded range: never -inf
 
@@ -979,7 +984,8 @@ class UnmaskedFacts:
     kernel gives the other rows wrong values then (``mindport.runtime.nn_functional.softmax`` writes it out); an
     input that cannot is MindSpore's own ``ops.softmax``. Read from the code of one function: the input is a layer's
     output (``self.fc(x)``), a product (``q @ k.transpose(-2, -1) * self.scale``, ``torch.einsum``, ``torch.matmul``,
-    ``w * (int(c) ** -0.5)``) of anything, a softmax's or sigmoid's result, a value moved or cast (``.view``, ``.transpose``, ``.float()``, an index), a sum of such values, or
+    ``w * (int(c) ** -0.5)``) of anything, a softmax's or sigmoid's result, a value moved or cast (``.view``, ``.transpose``, ``.float()``, an index), a dropout of such a value
+    (``self.attn_drop(attn)``, ``F.dropout``: zeroes and scales, makes no -inf), a sum of such values, or
     ``masked_fill`` of one with a finite fill (``-1e9``, ``-torch.finfo(x.dtype).max``), or a local name every
     assignment of which is one of these and never updated in place. A function that writes ``inf`` anywhere
     (``float("-inf")``, ``math.inf``), a parameter of the function (the caller may have masked it), an attribute
@@ -1080,12 +1086,16 @@ class UnmaskedFacts:
 
     def _call(self, call: cst.Call, seen) -> bool:
         func = call.func
+        args = [a for a in call.args if a.keyword is None and not a.star]
         if _self_attr(func):
             calls = self._layers.get(func.attr.value, [])
+            if calls and all(self._resolve(c.func) in _PASSING for c in calls):  # self.attn_drop(attn): its input's
+                return len(call.args) == 1 and len(args) == 1 and self._value(args[0].value, seen)
             return bool(calls) and all(self._resolve(c.func) in _FLOAT_LAYERS | _FRESH_LAYERS for c in calls)
         qual = self._resolve(func)
-        args = [a for a in call.args if a.keyword is None and not a.star]
         if qual is not None:
+            if qual in _PASSING and args:  # F.dropout(attn, p, training): its input's rows
+                return self._value(args[0].value, seen)
             if qual.rpartition(".")[2] in _BOUNDED and qual.rpartition(".")[0] in ("torch", "torch.nn.functional"):
                 return True  # a softmax's or sigmoid's result: no -inf at all
             if qual in _PRODUCTS:

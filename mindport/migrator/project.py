@@ -559,3 +559,62 @@ def imported_names(files: list[tuple[bytes, ast.Module]], local: frozenset[str])
             if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").split(".")[0] in local):
                 names.update(a.name for a in node.names if a.name != "*")
     return frozenset(names)
+
+
+# names and attributes through which a float64 tensor can come to be: a float64 dtype spelled out (torch.float64,
+# torch.double, .double(), np.float64, torch.DoubleTensor), a default dtype changed, or numpy's data taken as it is
+# (numpy's floats are float64: torch.from_numpy(np.ones(3)), torch.as_tensor(a))
+_FLOAT64_NAMES = frozenset({"float64", "double", "DoubleTensor", "complex128", "cdouble", "set_default_dtype",
+                            "set_default_tensor_type", "from_numpy", "as_tensor", "from_dlpack"})
+_FLOAT64_STRINGS = frozenset({"float64", "double", "torch.float64", "torch.double", "torch.DoubleTensor", "f8",
+                              "<f8", "complex128"})
+
+
+def _literal_data(node: ast.expr) -> bool:
+    """Python numbers, or list/tuple displays of them (torch.tensor gives them the default dtype, float32)."""
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return all(_literal_data(e) for e in node.elts)
+    if isinstance(node, ast.UnaryOp):
+        return _literal_data(node.operand)
+    if isinstance(node, ast.BinOp):
+        return _literal_data(node.left) and _literal_data(node.right)
+    return isinstance(node, ast.Constant) and isinstance(node.value, (int, float, bool))
+
+
+def _data_tensor(node: ast.AST) -> bool:
+    """``tensor(data)`` of anything but Python numbers, with no dtype: float64 when the data is numpy's."""
+    return isinstance(node, ast.Call) and bool(node.args) and not _literal_data(node.args[0]) \
+        and not any(k.arg == "dtype" for k in node.keywords) and (
+            isinstance(node.func, ast.Name) and node.func.id == "tensor"
+            or isinstance(node.func, ast.Attribute) and node.func.attr == "tensor")
+
+
+def float64_free(trees: list[ast.Module]) -> bool:
+    """Can no float64 tensor come to be anywhere in the project (so a parameter an optimizer receives is float32 or
+    float16)? Read with ``ast`` over every file: False when any names a float64 dtype (``torch.float64``,
+    ``.double()``, ``np.float64``, ``"float64"``, ``torch.DoubleTensor``), changes the default dtype
+    (``set_default_dtype``, ``set_default_tensor_type``), takes numpy's data as it is (``from_numpy``, ``as_tensor``,
+    numpy's floats being float64), or calls ``tensor(...)`` without a dtype on anything but Python numbers in a file
+    importing numpy or pandas (``torch.tensor(np.ones(3))`` is float64), as a leaf (``requires_grad=``) or inside
+    ``nn.Parameter(...)`` (data from any library: scikit-learn's arrays are float64 too).
+    ``mindport.runtime.optim.SGD`` exists for a float64 parameter (whose ``ops.SGD`` MindSpore refuses); a project
+    where none can arrive gets MindSpore's own optimizer. ``trees``: the project's parsed files (:func:`parse_files`),
+    or one file's alone (``convert_source``)."""
+    for tree in trees:
+        numpy = "numpy" in _import_roots(tree).values() or any(  # numpy's or pandas' data may reach tensor()
+            isinstance(n, ast.Import) and any(a.name.split(".")[0] == "pandas" for a in n.names)
+            or isinstance(n, ast.ImportFrom) and (n.module or "").split(".")[0] == "pandas" for n in ast.walk(tree))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and node.id in _FLOAT64_NAMES \
+                    or isinstance(node, ast.Attribute) and node.attr in _FLOAT64_NAMES \
+                    or isinstance(node, ast.alias) and (node.asname or node.name).split(".")[-1] in _FLOAT64_NAMES \
+                    or isinstance(node, ast.Constant) and isinstance(node.value, str) \
+                    and node.value in _FLOAT64_STRINGS:
+                return False
+            if _data_tensor(node) and (numpy or any(k.arg == "requires_grad" for k in node.keywords)):
+                return False
+            if isinstance(node, ast.Call) and node.args and _data_tensor(node.args[0]) and (
+                    isinstance(node.func, ast.Name) and node.func.id == "Parameter"
+                    or isinstance(node.func, ast.Attribute) and node.func.attr == "Parameter"):
+                return False  # nn.Parameter(torch.tensor(data)): whatever library made the data
+    return True

@@ -19,6 +19,7 @@ import math
 
 from mindspore.common import initializer as _init
 
+from mindport.mappings.gains import torch_gain
 from mindport.runtime._graph import host_only
 
 
@@ -63,25 +64,9 @@ def calculate_correct_fan(tensor, mode):
 
 
 def calculate_gain(nonlinearity, param=None):
-    """torch.nn.init.calculate_gain: torch's gain table (MindSpore's is private and has no 'selu')."""
-    if nonlinearity in ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
-                        "conv_transpose3d", "sigmoid"):
-        return 1
-    if nonlinearity == "tanh":
-        return 5.0 / 3
-    if nonlinearity == "relu":
-        return math.sqrt(2.0)
-    if nonlinearity == "leaky_relu":
-        if param is None:
-            slope = 0.01
-        elif not isinstance(param, bool) and isinstance(param, (int, float)):
-            slope = param
-        else:
-            raise ValueError(f"negative_slope {param} not a valid number")
-        return math.sqrt(2.0 / (1 + slope ** 2))
-    if nonlinearity == "selu":
-        return 3.0 / 4
-    raise ValueError(f"Unsupported nonlinearity {nonlinearity}")
+    """torch.nn.init.calculate_gain: torch's gain table (MindSpore's is private and has no 'selu'); the converter
+    writes the number itself where the arguments are literals (``mindport.mappings.gains``)."""
+    return torch_gain(nonlinearity, param)
 
 
 def uniform_(tensor, a=0.0, b=1.0, generator=None):

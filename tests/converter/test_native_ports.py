@@ -565,6 +565,64 @@ def test_softmax_of_an_input_with_no_row_of_all_minus_inf_is_ops_softmax(mode, t
     assert_port_matches_in_mode(SOFTMAX, code, "Net", [x, mask], tmp_path, "softmax", mode, rtol=1e-5, atol=1e-6)
 
 
+DROPPED_SOFTMAX = HEAD + """
+import torch.nn.functional as F
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.qkv = nn.Linear(8, 24)
+        self.scale = 8 ** -0.5
+        self.attn_drop = nn.Dropout(0.1)
+        self.proj_drop = nn.Dropout(0.0)
+
+    def forward(self, x):
+        B, N, C = x.shape
+        q, k, v = self.qkv(x).reshape(B, N, 3, C).permute(2, 0, 1, 3)
+        attn = (q @ k.transpose(-2, -1)) * self.scale
+        attn = attn.softmax(dim=-1)
+        attn = self.attn_drop(attn)
+        out = self.proj_drop(attn @ v)
+        return attn, F.softmax(out, dim=-1), F.dropout(out, 0.2, self.training).softmax(-1)
+"""
+
+DROPPED_MASKED_SOFTMAX = HEAD + """
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.drop = nn.Dropout(0.1)
+
+    def forward(self, x, bias):
+        return self.drop(x + bias).softmax(dim=-1)
+"""
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_softmax_of_a_dropout_of_a_product_is_ops_softmax(mode, tmp_path):
+    """DINO's and timm's attention (``attn = self.attn_drop(attn)`` rebinding the softmax's own input): a dropout
+    hands its input's rows on (zeroed and scaled, no -inf made), so the product's softmax is MindSpore's own."""
+    code = _convert(DROPPED_SOFTMAX)
+    assert code.count("ops.softmax(") == 3 and "mp_F" not in code, code
+    x = np.random.default_rng(0).standard_normal((2, 5, 8)).astype(np.float32)
+    assert_port_matches_in_mode(DROPPED_SOFTMAX, code, "Net", [x], tmp_path, "dropped_softmax", mode, rtol=1e-5,
+                                atol=1e-6)
+
+
+def test_softmax_of_a_dropout_of_a_parameter_keeps_the_runtime_softmax(tmp_path):
+    """A dropout of a value the caller may have masked (a parameter added) keeps the runtime softmax, which gives
+    torch's numbers on a row of all -inf."""
+    code = _convert(DROPPED_MASKED_SOFTMAX)
+    assert "mp_F.softmax(" in code, code
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 4, 5)).astype(np.float32)
+    bias = np.zeros((2, 4, 5), dtype=np.float32)
+    bias[0, 1, :] = -np.inf
+    # torch: nan on the masked row, the right values on the others (MindSpore's CPU kernel spoils them)
+    assert_port_matches_in_mode(DROPPED_MASKED_SOFTMAX, code, "Net", [x, bias], tmp_path, "dropped_masked",
+                                "pynative", rtol=1e-5, atol=1e-6)
+
+
 def test_softmax_of_a_row_masked_with_minus_inf_keeps_the_runtime_softmax(tmp_path):
     import mindspore as ms
     import torch

@@ -1025,6 +1025,11 @@ class TableCallTransform(Rule):
             # torch's arguments, whatever else `act` may hold on another path
             self.ctx.converted_sites += 1
             return updated_node
+        if target == RUNTIME_GAIN:
+            gain = _literal_gain(original_node)
+            if gain is not None:  # nn.init.calculate_gain('relu'): torch's number, written as it is
+                self.ctx.converted_sites += 1
+                return gain
         out = next((a for a in updated_node.args if a.keyword is not None and a.keyword.value == "out"), None)
         if out is not None and entry.unsupported.get("out") == OUT_REASON:
             # torch.add(a, b, out=c): the call without out=, its result written into c (which it returns)
@@ -1060,6 +1065,8 @@ class TableCallTransform(Rule):
                 mapped.update((new, mapped.pop(old)) for old, new in renames.items() if old in mapped)
             if not self._cpu_guarded():
                 target = CPU_GUARD_LAYERS.get(target, target)
+            if self.ctx.options.float64_free:  # no float64 parameter can arrive: MindSpore's own optimizer
+                target = NATIVE_OPTIMIZERS.get(target, target)
             self._resolve_ms_names(mapped)
         except RunTimeArguments:
             chosen = self._switched_by_flag(original_node, updated_node, entry, qual)
@@ -1583,6 +1590,9 @@ NATIVE_UNMASKED = {"mindport.runtime.nn_functional.softmax": ("mindspore.ops.sof
 # construction (TableCallTransform._native_like)
 NATIVE_LIKE = {"mindport.runtime.math.randn_like": "mindspore.ops.randn_like"}
 
+# torch.nn.init.calculate_gain's runtime function: the number itself where the arguments are literals (_literal_gain)
+RUNTIME_GAIN = "mindport.runtime.init.calculate_gain"
+
 # torch.cat skips 1-D tensors of no elements (``acc = torch.tensor([])`` grown by cat); MindSpore's Concat refuses
 # them: the runtime's cat where a member may be one (native_facts.empty_cat_members)
 LEGACY_EMPTY_CAT = {"mindspore.ops.cat": "mindport.runtime.tensor.cat", "mindspore.mint.cat": "mindport.runtime.tensor.cat"}
@@ -1595,11 +1605,45 @@ NATIVE_SOFTMAX_LAYER = {"mindport.runtime.layers.Softmax": ("mindspore.nn.Softma
 # in a port for a GPU or Ascend (``convert --device``)
 CPU_GUARD_LAYERS = {"mindport.runtime.layers.Tanh": "mindspore.nn.Tanh"}
 
+# runtime optimizers that exist for float64 parameters only (MindSpore's ops.SGD refuses them; same constructor
+# arguments) -> MindSpore's own, in a project where no float64 tensor can come to be (project.float64_free)
+NATIVE_OPTIMIZERS = {"mindport.runtime.optim.SGD": "mindspore.experimental.optim.SGD"}
+
 # torch.nn.ModuleList built from a list of Cells, never added to: MindSpore's own container (native_facts.py)
 NATIVE_LIST = "mindspore.nn.CellList"
 
 # the reason of the entries whose out= the converter writes (mindport.runtime.inplace.write_out)
 OUT_REASON = "MindSpore has no out= argument: assign the result"
+
+
+def _literal_gain(call: cst.Call) -> cst.BaseExpression | None:
+    """``nn.init.calculate_gain('leaky_relu', 0.2)`` with a string literal for ``nonlinearity`` and no ``param``, None
+    or a number literal: torch's gain (``mindport.mappings.gains``) as a number literal (``1`` for the linear ones,
+    the float's exact repr otherwise). None where an argument is not such a literal, or torch would raise."""
+    from mindport.mappings.gains import torch_gain
+
+    names = ("nonlinearity", "param")
+    values: dict[str, object] = {}
+    for i, arg in enumerate(call.args):
+        name = arg.keyword.value if arg.keyword is not None else (names[i] if i < 2 and not arg.star else None)
+        if name not in names or name in values or arg.star:
+            return None
+        try:
+            value = ast.literal_eval(code_of(arg.value))
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            return None
+        if name == "nonlinearity" and not isinstance(value, str) \
+                or name == "param" and value is not None and (isinstance(value, bool)
+                                                              or not isinstance(value, (int, float))):
+            return None
+        values[name] = value
+    if "nonlinearity" not in values:
+        return None
+    try:
+        gain = torch_gain(values["nonlinearity"], values.get("param"))
+    except ValueError:
+        return None
+    return cst.Integer(str(gain)) if isinstance(gain, int) else cst.Float(repr(float(gain)))
 
 
 def _positional_only(entry, call: cst.Call) -> bool:

@@ -112,12 +112,12 @@ class TrainingLoopRule(Rule):
             """,
             after="""
                 import mindspore as ms
+                from mindspore.experimental import optim as ms_optim
                 from mindport.runtime import losses as mp_losses
-                from mindport.runtime import optim as mp_optim
 
 
                 def train(model, loader, epochs):
-                    optimizer = mp_optim.SGD(model.trainable_params(), lr=0.1)
+                    optimizer = ms_optim.SGD(model.trainable_params(), lr=0.1)
                     criterion = mp_losses.CrossEntropyLoss()
                     def forward_fn(x, y):
                         out = model(x)
@@ -548,13 +548,13 @@ class TrainingLoopRule(Rule):
             """,
             after="""
                 import mindspore as ms
-                from mindport.runtime import optim as mp_optim
+                from mindspore.experimental import optim as ms_optim
 
 
                 def sweep(make_model, lrs, loader, criterion):
                     for lr in lrs:
                         model = make_model()
-                        optimizer = mp_optim.SGD(model.trainable_params(), lr=lr)
+                        optimizer = ms_optim.SGD(model.trainable_params(), lr=lr)
                         def forward_fn(x, y):
                             loss = criterion(model(x), y)
                             return loss
@@ -620,12 +620,12 @@ class TrainingLoopRule(Rule):
                         model.eval()
             """,
             after="""
-                from mindport.runtime import optim as mp_optim
+                from mindspore.experimental import optim as ms_optim
                 from mindport.runtime import training as mp_train
 
 
                 def fit(model, x, y, criterion, epochs):
-                    optimizer = mp_optim.SGD(model.trainable_params(), lr=0.1)
+                    optimizer = ms_optim.SGD(model.trainable_params(), lr=0.1)
                     model.set_train(True)
                     for epoch in range(epochs):
                         for i in range(len(x)):
