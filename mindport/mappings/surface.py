@@ -214,8 +214,9 @@ def _compiled(template: str):
 def derive(layer, template: str):
     """A derived member's value on a converted layer (``1 - {layer}.keep_prob``): the template evaluated with the
     layer and no builtins beyond the few a template uses."""
-    return eval(_compiled(template), {"__builtins__": _BUILTINS}, {_LAYER: layer})  # noqa: S307 - our own data
+    # the layer a global, so a comprehension in a template sees it (RNN's _all_weights)
+    return eval(_compiled(template), {"__builtins__": _BUILTINS, _LAYER: layer})  # noqa: S307 - our own data
 
 
 _BUILTINS = {"getattr": getattr, "tuple": tuple, "int": int, "float": float, "bool": bool, "len": len, "isinstance": isinstance,
-             "str": str, "list": list}
+             "str": str, "list": list, "range": range}

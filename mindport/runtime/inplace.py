@@ -907,3 +907,33 @@ def view_update(base, steps, value):
     flat = base.reshape(-1).copy()
     flat[ms.Tensor(flat_positions)] = value.reshape(-1)
     return _store(base, flat.reshape(tuple(base.shape)))
+
+
+class _ValuesOnly(ms.nn.Cell):
+    """``new``'s values, with the gradient of ``old`` passed through as if unchanged (torch's update through
+    ``.data``: the values change, autograd never records it)."""
+
+    def construct(self, old, new):
+        return new
+
+    def bprop(self, old, new, out, dout):
+        return dout, ops.zeros_like(new)
+
+
+_VALUES_ONLY = None
+
+
+def data_update(input, value):
+    """``h.data.clamp_(0, 1)`` / ``logits.data.masked_fill_(mask, -inf)`` in forward, converted as
+    ``h = mp_inplace.data_update(h, ops.stop_gradient(h).clamp_(...))``: torch writes the new values into ``h``
+    without recording the update for autograd, so what follows reads the new values and the gradient reaches what
+    computed ``h`` as if the update had not happened (a clamped element still passes its gradient on). ``value`` is
+    the updated tensor (computed from a copy that carries no gradient); the result is written into ``input``
+    (PyNative: ``input`` keeps its identity) and returned. PyNative and graph mode."""
+    global _VALUES_ONLY
+    if _VALUES_ONLY is None:
+        _VALUES_ONLY = _ValuesOnly()
+    value = ms.Tensor(value) if not isinstance(value, ms.Tensor) else value
+    if value.dtype != input.dtype:
+        value = value.astype(input.dtype)
+    return _store(input, _VALUES_ONLY(_src(input), value))

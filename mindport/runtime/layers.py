@@ -924,6 +924,23 @@ def _conv1d_axis(module) -> bool:
 _REPARAMETRIZED: dict = {}
 
 
+def _parameter_name(module, name: str) -> str:
+    """The Cell's own name for torch's parameter ``name``: ``name`` where the Cell has it, else the one the entry of
+    the Cell's class maps it to (an Embedding's ``weight`` is ``embedding_table``, a LayerNorm's ``gamma``)."""
+    if name in module._params:  # noqa: SLF001
+        return name
+    from mindport.runtime import adapt
+
+    for cls in type(module).__mro__:
+        entry = adapt._layer_entries().get(cls)  # noqa: SLF001
+        if entry is not None:
+            path = adapt._surface_paths(entry).get(name, name)  # noqa: SLF001
+            if path in module._params:  # noqa: SLF001
+                return path
+            break
+    raise AttributeError(f"'{type(module).__name__}' object has no parameter '{name}'")
+
+
 def _reparametrized_class(cls, marker: str, hook: tuple, compute):
     """``cls`` with the attribute ``hook[1]`` a property computed by ``compute(self)`` each time the Cell reads it
     (torch's legacy forward pre-hooks, weight_norm and spectral_norm, recompute the weight before each forward).
@@ -935,7 +952,8 @@ def _reparametrized_class(cls, marker: str, hook: tuple, compute):
     key = (cls, marker, hook)
     if key not in _REPARAMETRIZED:
         _REPARAMETRIZED[key] = type(cls.__name__ + marker, (cls,), {
-            hook[1]: property(compute), "__module__": cls.__module__, "__qualname__": cls.__qualname__ + marker,
+            hook[1]: property(compute), hook[-1]: property(compute),  # torch's name and the Cell's own
+            "__module__": cls.__module__, "__qualname__": cls.__qualname__ + marker,
             marker: (cls, *hook[1:]), "_mp_reparametrized_of": cls})
     return _REPARAMETRIZED[key]
 
@@ -955,8 +973,9 @@ def weight_norm(module, name="weight", dim=0):
     g and v keep torch's 3-D layout (MindSpore's Conv1d weight has an extra size-1 axis). Returns the Cell."""
     if getattr(type(module), "_mp_weight_norm", None) is not None:
         raise RuntimeError(f"Cannot register two weight_norm hooks on the same parameter {name}")
-    weight, v, squeezed = _torch_layout(module, name)
-    del module._params[name]  # noqa: SLF001
+    own = _parameter_name(module, name)  # an Embedding's weight is its embedding_table
+    weight, v, squeezed = _torch_layout(module, own)
+    del module._params[own]  # noqa: SLF001
     module.insert_param_to_cell(name + "_g", Parameter(_norm_except_dim(v, dim), name=name + "_g",
                                                        requires_grad=weight.requires_grad))
     module.insert_param_to_cell(name + "_v", Parameter(v.copy(), name=name + "_v", requires_grad=weight.requires_grad))
@@ -966,8 +985,8 @@ def weight_norm(module, name="weight", dim=0):
         w = v * (getattr(self, name + "_g") / _norm_except_dim(v, dim))
         return w.expand_dims(2) if squeezed else w
 
-    module.__class__ = _reparametrized_class(type(module), "_mp_weight_norm", (type(module), name, dim, squeezed),
-                                             compute)
+    module.__class__ = _reparametrized_class(type(module), "_mp_weight_norm",
+                                             (type(module), name, dim, squeezed, own), compute)
     return module
 
 
@@ -980,7 +999,7 @@ def remove_weight_norm(module, name="weight"):
     module.__class__ = hook[0]
     del module._params[name + "_g"]  # noqa: SLF001
     del module._params[name + "_v"]  # noqa: SLF001
-    module.insert_param_to_cell(name, Parameter(weight, name=name))
+    module.insert_param_to_cell(hook[-1], Parameter(weight, name=hook[-1]))
     return module
 
 
@@ -1012,11 +1031,12 @@ def spectral_norm(module, name="weight", n_power_iterations=1, eps=1e-12, dim=No
         raise RuntimeError(f"Cannot register two spectral_norm hooks on the same parameter {name}")
     if dim is None:
         dim = 1 if isinstance(module, (nn.Conv1dTranspose, nn.Conv2dTranspose, nn.Conv3dTranspose)) else 0
-    weight, w, squeezed = _torch_layout(module, name)
+    own = _parameter_name(module, name)  # an Embedding's weight is its embedding_table
+    weight, w, squeezed = _torch_layout(module, own)
     h, width = _spectral_matrix(w, dim).shape
     u = _normalize(ops.randn(h, dtype=w.dtype), eps)
     v = _normalize(ops.randn(width, dtype=w.dtype), eps)
-    del module._params[name]  # noqa: SLF001
+    del module._params[own]  # noqa: SLF001
     module.insert_param_to_cell(name + "_orig", Parameter(w.copy(), name=name + "_orig",
                                                           requires_grad=weight.requires_grad))
     module.insert_param_to_cell(name + "_u", Parameter(u, name=name + "_u", requires_grad=False))
@@ -1039,7 +1059,7 @@ def spectral_norm(module, name="weight", n_power_iterations=1, eps=1e-12, dim=No
         out = w / sigma
         return out.expand_dims(2) if squeezed else out
 
-    hook = (type(module), name, dim, squeezed, n_power_iterations, eps)
+    hook = (type(module), name, dim, squeezed, n_power_iterations, eps, own)
     module.__class__ = _reparametrized_class(type(module), "_mp_spectral_norm", hook, compute)
     return module
 
@@ -1057,7 +1077,7 @@ def remove_spectral_norm(module, name="weight"):
     module.__class__ = hook[0]
     for suffix in ("_orig", "_u", "_v"):
         del module._params[name + suffix]  # noqa: SLF001
-    module.insert_param_to_cell(name, Parameter(weight, name=name))
+    module.insert_param_to_cell(hook[-1], Parameter(weight, name=hook[-1]))
     return module
 
 

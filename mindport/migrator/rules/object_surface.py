@@ -78,6 +78,13 @@ class _BaseConstructCalls(cst.CSTTransformer):
             cst.Arg(cst.Name(self.receiver))]))
 
 
+def _same_tensor(expr: cst.BaseExpression, name: cst.Name) -> bool:
+    """``h`` or ``h.data``."""
+    if isinstance(expr, cst.Attribute) and expr.attr.value == "data":
+        expr = expr.value
+    return isinstance(expr, cst.Name) and expr.value == name.value
+
+
 class ObjectSurfaceTransform(Rule):
     """What model code does with Module, layer, Parameter and Tensor objects, beyond the functions it calls (torch's
     object surface, ``mindport/mappings/data/surface/object_surface.toml``):
@@ -130,7 +137,14 @@ class ObjectSurfaceTransform(Rule):
       ``.data``, by the object at run time); in ``forward`` and its helpers (MindSpore's ``.data`` stops gradients
       there as torch's does, measured in both modes), on an attribute not evidently a tensor
       (``self.dataset.data``), a call's result (``pack_padded_sequence(y, n).data``) and a local name
-      (``values = sparse_mx.data``), ``.data`` stays.
+      (``values = sparse_mx.data``), ``.data`` stays;
+    * ``h.data.masked_fill_(mask, -inf)`` / ``h.data.clamp_(0, 1)`` as a statement in ``forward`` (and the methods it
+      calls), ``h`` a local name: torch writes the new values into ``h`` without recording the update for autograd
+      (what follows reads the new values; the gradient reaches what computed ``h`` as if the update had not
+      happened). MindSpore's ``.data`` there is another Tensor, so the update would be lost:
+      ``h = mp_inplace.data_update(h, mp_inplace.masked_fill_(ops.stop_gradient(h), ...))`` writes the values and
+      passes the gradient through (PyNative and GRAPH_MODE). Through an alias (``d = h.data; d.mul_(2)``) or an
+      attribute (``self.h.data.clamp_()``) it is flagged MP102.
     """
 
     EXAMPLES = (
@@ -285,6 +299,30 @@ class ObjectSurfaceTransform(Rule):
             note="A Parameter's data taken as a value is the Parameter: the in-place updates scale the weight and "
                  "the bias, as in torch (MindSpore's Parameter.data would take them on a copy, silently).",
         ),
+        Example(
+            before="""
+                import torch.nn as nn
+
+
+                class Attention(nn.Module):
+                    def forward(self, logits, mask):
+                        logits.data.masked_fill_(mask, -float("inf"))
+                        return logits.softmax(-1)
+            """,
+            after="""
+                from mindspore import nn
+                from mindspore import ops
+                from mindport.runtime import inplace as mp_inplace
+                from mindport.runtime import nn_functional as mp_F
+
+
+                class Attention(nn.Cell):
+                    def construct(self, logits, mask):
+                        logits = mp_inplace.data_update(logits, mp_inplace.masked_fill_(ops.stop_gradient(logits), mask=mask, value=-float("inf")))
+                        return mp_F.softmax(logits, dim=-1)
+            """,
+            note="An update through .data in forward: the new values, the gradient passed through as torch's is.",
+        ),
     )
 
     def __init__(self, ctx) -> None:
@@ -298,6 +336,8 @@ class ObjectSurfaceTransform(Rule):
         self._called: set[int] = set()  # attributes that are the callee of a call
         self._handed: set[int] = set()  # values bound to a name, returned, listed or passed to a program's function
         self._written_through: set[int] = set()  # p.data of an item assignment, p.data[...] = v
+        self._statement_calls: set[int] = set()  # calls that are a whole statement (x.data.clamp_(0, 1))
+        self._data_updates: set[int] = set()  # h.data.<in-place>_(...) statements in forward, written out of place
         self._kept_data: set[int] = set()  # values stored on an attribute, self.keep = p.data
         self._data_aliases: list[set[str]] = []  # per enclosing function: local names bound to X.data
         self._reached: set[int] = set()  # values read further (x.data.shape, x.data[0], x.data.fill_())
@@ -319,6 +359,33 @@ class ObjectSurfaceTransform(Rule):
         if "." in member.value:
             return self.ctx.target_expr(member.value)
         return cst.Name(member.value)
+
+    def visit_Expr(self, node: cst.Expr) -> None:
+        if isinstance(node.value, cst.Call):
+            self._statement_calls.add(id(node.value))
+
+    def leave_Expr(self, original_node, updated_node):
+        """``h.data.clamp_(0, 1)`` in forward, ``h`` a local name: ``h = mp_inplace.data_update(h,
+        mp_inplace.clamp_(ops.stop_gradient(h), ...))``, the update computed on a value that carries no gradient and
+        written into ``h`` with the gradient passed through as if unchanged, as torch's update through ``.data``
+        does."""
+        if id(original_node.value) not in self._data_updates:
+            return updated_node
+        call = updated_node.value
+        name = original_node.value.func.value.value  # h of h.data.method_
+        detached = cst.Call(func=self.ctx.target_expr("mindspore.ops.stop_gradient"), args=[cst.Arg(name)])
+        func = call.func
+        if call.args and isinstance(call.args[0].value, (cst.Name, cst.Attribute)) \
+                and _same_tensor(call.args[0].value, name):  # converted already: mp_inplace.clamp_(h, ...)
+            update = call.with_changes(args=[call.args[0].with_changes(value=detached), *call.args[1:]])
+        elif isinstance(func, cst.Attribute) and _same_tensor(func.value, name):  # a method left as written
+            update = call.with_changes(func=func.with_changes(value=detached))
+        else:
+            return updated_node
+        self.ctx.converted_sites += 1
+        return cst.Assign(targets=[cst.AssignTarget(target=name)], value=cst.Call(
+            func=self.ctx.target_expr("mindport.runtime.inplace.data_update"),
+            args=[cst.Arg(name), cst.Arg(update)]))
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
         self._targets.add(id(node.target))
@@ -359,6 +426,10 @@ class ObjectSurfaceTransform(Rule):
         through = (isinstance(receiver, cst.Attribute) and receiver.attr.value == "data"
                    and isinstance(receiver.value, (cst.Name, cst.Attribute))) or (
             isinstance(receiver, cst.Name) and self._data_aliases and receiver.value in self._data_aliases[-1])
+        if through and isinstance(receiver, cst.Attribute) and isinstance(receiver.value, cst.Name) \
+                and receiver.value.value != "self" and id(node) in self._statement_calls:
+            self._data_updates.add(id(node))  # h.data.clamp_(0, 1) as a statement: h = data_update(h, ...)
+            return
         if through:
             self.flag(node, "MP102", f"torch.Tensor.{func.attr.value} through .data in forward: torch updates the "
                       "tensor without recording it for autograd, MindSpore's .data is another Tensor there and the "

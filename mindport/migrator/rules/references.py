@@ -34,7 +34,9 @@ class ReferenceTransform(Rule):
       arguments and is mapped when it happens, whatever else ``act`` may hold on another path (the alias name itself
       is not a site). An alias bound once and only ever called in the file (``act = F.leaky_relu`` ... ``act(x,
       0.2)``) names the MindSpore function and each call is mapped where it is written: no adapter, so the code
-      also compiles in GRAPH_MODE.
+      also compiles in GRAPH_MODE;
+    * a file's own function or class put on a torch class, ``torch.nn.Module.add = add_module``, and its reads: the
+      MindSpore class of the entry (``nn.Cell.add = add_module``), so the patch reaches the converted objects.
     """
 
     EXAMPLES = (
@@ -347,7 +349,26 @@ class ReferenceTransform(Rule):
         return cst.Call(func=self.ctx.target_expr(f"mindport.runtime.adapt.{helper}"),
                         args=[cst.Arg(cst.SimpleString(repr(module)), comma=comma), *rest])
 
+    def _patched_owner(self, original_node, updated_node):
+        """``torch.nn.Module.add = add_module`` (a file's own function put on a torch class, then ``net.add(m)``;
+        DmitryUlyanov/deep-image-prior) and its reads: the class is the MindSpore class its entry names
+        (``nn.Cell.add = add_module``), so the patch reaches the converted objects and the line reads no torch."""
+        qual = self.scope.resolve(original_node)
+        patched = self.scope.patched
+        if qual is None or qual not in patched:
+            return None
+        owner = self.scope.resolve_torch(original_node.value)
+        entry = self.ctx.registry.lookup(owner) if owner else None
+        target = entry.target(self.ctx.options.target) if entry is not None else None
+        if not target or not target.startswith("mindspore.") or entry.kind not in ("layer", "attribute"):
+            return None
+        self.ctx.converted_sites += 1
+        return updated_node.with_changes(value=self.ctx.target_expr(target))
+
     def leave_Attribute(self, original_node, updated_node):
+        patched = self._patched_owner(original_node, updated_node)
+        if patched is not None:
+            return patched
         narrowed = self._narrowed(updated_node)
         if narrowed is not None:
             self.ctx.converted_sites += 1
