@@ -39,6 +39,9 @@ _MODULE_ARGS = r"^(fn|func|module|net|layer|sublayer|submodule|model|backbone|en
 # imports; the MindSpore side gets passthrough_ms's: prove.ms_ctor)
 _IDENTITY = "__import__('mindport.discovery.passthrough_torch', fromlist=['Passthrough']).Passthrough()"
 _MS_IDENTITY = "__import__('mindport.discovery.passthrough_ms', fromlist=['Passthrough']).Passthrough()"
+# a tensor argument (pretrained embeddings): the same deterministic values on both sides (passthrough_*.table)
+_TABLE = "__import__('mindport.discovery.passthrough_torch', fromlist=['table']).table"
+_MS_TABLE = "__import__('mindport.discovery.passthrough_ms', fromlist=['table']).table"
 
 
 def small_value(name: str, annotation: str, default_int: int = 16, last_resort: bool = False) -> str | None:
@@ -46,6 +49,8 @@ def small_value(name: str, annotation: str, default_int: int = 16, last_resort: 
     unannotated parameter that no rule names gets the default size (an int is what most unnamed sizes are)."""
     low = name.lower()
     ann = annotation.replace(" ", "")
+    if re.fullmatch(r"(batch_?size|batch|bsz|bs|n_batch|num_batch)", low) and ann in ("", "int"):
+        return "2"  # the batch the inputs are drawn with (a model that builds its state as zeros(1, batch_size, h))
     if re.search(_MODULE_ARGS, low) or ann in ("nn.Module", "Module", "torch.nn.Module"):
         return _IDENTITY
     if low == "device":
@@ -102,6 +107,7 @@ def ctor_attempts(cand: dict, user: str | None) -> list[tuple[str, str]]:
                       or used_value(p, size, repository_defaults=size == 16 and not last_resort)
                       or small_value(p["name"], p["annotation"], size, last_resort) for p in required]
             _tie_counts(required, values)
+            _table_shapes(required, values, cand["params"], size)
             if all(v is not None for v in values):
                 add("small values", ", ".join(f"{p['name']}={v}" for p, v in zip(required, values)))
                 if first is None:
@@ -133,6 +139,28 @@ def ctor_attempts(cand: dict, user: str | None) -> list[tuple[str, str]]:
         if small != first_values:
             add("small config", ", ".join(f"{p['name']}={v}" for p, v in zip(required, small)))
     return out
+
+
+def _table_shapes(required: list[dict], values: list, params: list[dict], size: int) -> None:
+    """A tensor argument (scan.py's ``use == "tensor"``: pretrained embeddings handed to ``nn.Parameter``) gets
+    ``table(rows, columns)``: the shape of the layer whose weight it replaces, from the values chosen for the sizes
+    that layer is built with (``nn.Embedding(vocab_size, embedding_length)``: vocab_size x embedding_length), else
+    size x size; in place."""
+    import ast as _ast
+
+    chosen = {p["name"]: v for p, v in zip(required, values)}
+    chosen.update({p["name"]: p["default"] for p in params if p["default"] is not None and p["name"] not in chosen})
+    for i, p in enumerate(required):
+        if p.get("use") != "tensor":
+            continue
+        dims = []
+        for d in (p.get("attrs") or {}).get("shape") or [size, size]:
+            try:
+                value = _ast.literal_eval(chosen[d]) if isinstance(d, str) else d
+            except (KeyError, ValueError, SyntaxError, TypeError):
+                value = None
+            dims.append(value if type(value) is int and 0 < value <= 4096 else size)
+        values[i] = f"{_TABLE}({dims[0]}, {dims[1]})"
 
 
 def _tie_counts(required: list[dict], values: list) -> None:
