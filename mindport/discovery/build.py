@@ -124,6 +124,15 @@ def ctor_attempts(cand: dict, user: str | None) -> list[tuple[str, str]]:
             values[ins[0]], values[outs[0]] = str(size), str(max(1, size // cand["expansion"]))
             if all(v is not None for v in values.values()):
                 add("small values", ", ".join(f"{k}={v}" for k, v in values.items()))
+    # a configuration class of the module that does not build alone (it reads the dataset's files: Config(dataset,
+    # embedding) opens dataset + '/data/class.txt'): the attributes the class reads, as a namespace
+    configured = [i for i, p in enumerate(required) if _config_value(p, cand) is not None
+                  and p.get("use") in ("namespace", "mapping") and p.get("attrs")]
+    if configured and first_values is not None:
+        values = list(first_values)
+        for i in configured:
+            values[i] = used_value(required[i])
+        add("attributes read", ", ".join(f"{p['name']}={v}" for p, v in zip(required, values)))
     # a None default the class reads attributes or keys of (``configs=None`` then ``configs.wavelet``): its use
     nones = [p for p in cand["params"] if p["default"] == "None" and p.get("use") in ("namespace", "mapping")
              and p.get("attrs")]
@@ -242,7 +251,7 @@ def used_value(param: dict, size: int = 16, repository_defaults: bool = True) ->
 
 
 def _mapping(attrs: dict, namespace: bool, size: int, repository_defaults: bool) -> str:
-    from mindport.discovery.scan import FLAG_KEY, SEQUENCE_KEY
+    from mindport.discovery.scan import FLAG_KEY, NONE_KEY, SEQUENCE_KEY
 
     items = []
     for key, default in attrs.items():
@@ -252,6 +261,8 @@ def _mapping(attrs: dict, namespace: bool, size: int, repository_defaults: bool)
             value = _mapping(default, "[]" not in default, size, repository_defaults)
         elif default == FLAG_KEY:  # only tested for truth: a switch, off
             value = "False"
+        elif default == NONE_KEY:  # tested against None: the class's own path for its absence
+            value = "None"
         elif key == "shape" and default is None:  # envs.single_observation_space.shape: a shape is a tuple
             value = f"({size},)"
         elif default == SEQUENCE_KEY:  # options['fc_lay'][i]: a list, each item of the key's kind

@@ -340,7 +340,8 @@ def _tensor_uses(cls: ast.ClassDef, which, uses: dict[str, set], attrs: dict[str
     numbers: the layer's table shape; Linear's is out x in)."""
     layers: dict[str, list] = {}  # self.emb -> [size argument nodes] of nn.Embedding(vocab_size, dim)
     for node in ast.walk(cls):
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and _last(node.value.func) in _TABLE_LAYERS                 and len(node.value.args) >= 2:
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and _last(node.value.func) in _TABLE_LAYERS \
+                and len(node.value.args) >= 2:
             for t in node.targets:
                 if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
                     args = node.value.args[:2]
@@ -388,6 +389,7 @@ def _tensor_uses(cls: ast.ClassDef, which, uses: dict[str, set], attrs: dict[str
 
 SEQUENCE_KEY = "<sequence>"  # a mapping key's (or namespace attribute's) value that the class reads as a sequence
 FLAG_KEY = "<flag>"  # ... that the class only tests for truth (``if args.cuda:``)
+NONE_KEY = "<none>"  # ... that the class tests against None (``if config.embedding_pretrained is not None:``)
 
 
 def _sequence_keys(cls: ast.ClassDef, which, attrs: dict[str, dict]) -> None:
@@ -395,7 +397,8 @@ def _sequence_keys(cls: ast.ClassDef, which, attrs: dict[str, dict]) -> None:
     when no literal default is known: ``SEQUENCE_KEY`` for one read as a sequence (``options['fc_lay']`` kept as
     ``self.fc_lay``, then ``len(self.fc_lay)``, ``self.fc_lay[i]``, ``for n in self.fc_lay``: SincNet's MLP options),
     ``FLAG_KEY`` for one tested for truth (``if args.cuda:``, ``not config.model.conditional``: a guessed 16 is
-    true). ``which(node)`` names the constructor parameter a node is (``_usage``)."""
+    true), ``NONE_KEY`` for one an ``if`` tests against None (``if config.embedding_pretrained is not None:``: None
+    takes the class's own path for its absence). ``which(node)`` names the constructor parameter a node is (``_usage``)."""
     def key_of(node):
         path = []
         while True:
@@ -443,6 +446,10 @@ def _sequence_keys(cls: ast.ClassDef, which, attrs: dict[str, dict]) -> None:
             mark(key_of(node.args[0]), SEQUENCE_KEY)
         elif isinstance(node, (ast.For, ast.comprehension)):
             mark(key_of(node.iter), SEQUENCE_KEY)
+        elif isinstance(node, (ast.If, ast.IfExp, ast.While)) and isinstance(node.test, ast.Compare) \
+                and len(node.test.ops) == 1 and isinstance(node.test.ops[0], (ast.Is, ast.IsNot)) \
+                and isinstance(node.test.comparators[0], ast.Constant) and node.test.comparators[0].value is None:
+            mark(key_of(node.test.left), NONE_KEY)  # if config.embedding_pretrained is not None: (its own None path)
         elif isinstance(node, (ast.If, ast.IfExp, ast.While)):
             mark(key_of(node.test), FLAG_KEY)
         elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):

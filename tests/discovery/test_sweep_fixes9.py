@@ -71,3 +71,55 @@ def test_a_tensor_constructor_argument_gets_a_table_of_the_layer_shape_it_replac
     frozen = by_name["models.py:FrozenTable"]
     assert frozen["status"] == "proven", frozen
     assert "table(16, 16)" in frozen["ctor"], frozen["ctor"]
+
+
+CONFIGURED = '''
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Config:  # builds only beside its dataset: it reads the label file and the vectors
+    def __init__(self, data_dir, vectors):
+        self.labels = [line.strip() for line in open(data_dir + "/labels.txt")]
+        self.pretrained = torch.load(data_dir + "/" + vectors) if vectors != "none" else None
+        self.vocab = 0
+        self.width = self.pretrained.size(1) if self.pretrained is not None else 300
+        self.kernels = (2, 3)
+        self.maps = 64
+        self.n_labels = len(self.labels)
+
+
+class TextConv(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        if config.pretrained is not None:
+            self.emb = nn.Embedding.from_pretrained(config.pretrained)
+        else:
+            self.emb = nn.Embedding(config.vocab, config.width)
+        self.convs = nn.ModuleList([nn.Conv2d(1, config.maps, (k, config.width)) for k in config.kernels])
+        self.fc = nn.Linear(config.maps * len(config.kernels), config.n_labels)
+
+    def forward(self, tokens):
+        x = self.emb(tokens).unsqueeze(1)
+        pooled = [F.relu(conv(x)).squeeze(3).amax(2) for conv in self.convs]
+        return self.fc(torch.cat(pooled, 1))
+'''
+
+
+def test_a_configuration_class_that_needs_its_dataset_gives_way_to_the_attributes_read(tmp_path):
+    """649453932/Chinese-Text-Classification-Pytorch's models take ``Config(dataset, embedding)``, which opens the
+    dataset's files: every attempt was that class ("unsupported operand type(s) for +: 'int' and 'str'"). After
+    them the builder now tries a namespace of the attributes the model reads; one an ``if`` tests against None
+    (``if config.pretrained is not None``) is None there (the model's own path without vectors), the kernel list a
+    list; proven against torch."""
+    from mindport.discovery.prove import prove_models
+    from mindport.migrator.repo import convert_path
+
+    src, out = tmp_path / "src", tmp_path / "out"
+    src.mkdir()
+    (src / "models.py").write_text(CONFIGURED)
+    convert_path(src, out, jobs=1, force=True)
+    models, _ = prove_models(src, out, pattern="models.py:TextConv", cache=False)
+    assert [m["status"] for m in models] == ["proven"], models
+    assert "pretrained=None" in models[0]["ctor"] and "SimpleNamespace" in models[0]["ctor"], models[0]["ctor"]
