@@ -358,6 +358,7 @@ def first_layer_inputs(model, fwd_params: list[dict]) -> list[list[str]]:
         fewest = min((m for m in layers if type(m) is type(first)), key=size)
         if size(fewest) != size(first):
             specs += [sp for sp in _layer_specs(fewest) if sp not in specs]
+    specs = [sp for sp in _grid_specs(model, specs) if sp not in specs] + specs
     required = [p for p in fwd_params if p["default"] is None and p["kind"] == "positional"]
     channels_first = isinstance(first, (nn.Conv1d, nn.Conv2d, nn.Conv3d, nn.ConvTranspose1d, nn.ConvTranspose2d,
                                         nn.ConvTranspose3d, nn.modules.batchnorm._BatchNorm, nn.GroupNorm))
@@ -385,6 +386,34 @@ def first_layer_inputs(model, fwd_params: list[dict]) -> list[list[str]]:
             for alt in alternatives[1:]:
                 out.append([spec, *(o[0] for o in options[:i]), alt, *(o[0] for o in options[i + 1:])])
     return out
+
+
+# a token grid the model keeps (Swin's PatchMerging(input_resolution, dim), its blocks, its WindowAttention's
+# window_size): its input is batch x (H * W) tokens x width
+_GRID_ATTRS = re.compile(r"(input_|patches_|patch_|token_|feat_|feature_)?resolution|grid_size|patch_grid|window_size")
+_WIDTH_ATTRS = re.compile(r"dim|embed_dim|d_model|hidden_dim|hidden_size|in_dim|in_features|num_features|channels")
+
+
+def _grid_specs(model, specs: list[str]) -> list[str]:
+    """Forms ``2 x (H * W [* D]) x C`` for a model that keeps a token grid of two or three sizes (``_GRID_ATTRS``:
+    ``self.input_resolution = (8, 16)``; it checks ``L == H * W`` or adds a bias table of that many positions), C the
+    width the model keeps (``self.dim``), then the features of the first layer's own forms; [] otherwise."""
+    grids = []
+    for name, value in vars(model).items():
+        if _GRID_ATTRS.fullmatch(name.lower()) and type(value) in (list, tuple) and len(value) in (2, 3) \
+                and all(type(v) is int and 0 < v <= 256 for v in value):
+            n = 1
+            for v in value:
+                n *= v
+            if n not in grids and n <= 4096:
+                grids.append(n)
+    if not grids:
+        return []
+    widths = [v for k, v in vars(model).items()
+              if _WIDTH_ATTRS.fullmatch(k.lower()) and type(v) is int and 0 < v <= 4096]
+    widths += [int(sp.split(":")[0].split("x")[-1]) for sp in specs
+               if ":float" in sp and re.fullmatch(r"\d+(x\d+)*", sp.split(":")[0])]
+    return [f"2x{n}x{w}:float32" for n in grids for w in dict.fromkeys(widths)][:4]
 
 
 _STATE_NAMES = re.compile(r"(hidden|hiddens|hidden_states?|hx|hc|h|h0|h_0|h_c|hid|states?|prev_(state|hidden)|"

@@ -123,3 +123,61 @@ def test_a_configuration_class_that_needs_its_dataset_gives_way_to_the_attribute
     models, _ = prove_models(src, out, pattern="models.py:TextConv", cache=False)
     assert [m["status"] for m in models] == ["proven"], models
     assert "pretrained=None" in models[0]["ctor"] and "SimpleNamespace" in models[0]["ctor"], models[0]["ctor"]
+
+
+GRID = '''
+import torch
+import torch.nn as nn
+
+
+class TokenMerge(nn.Module):  # halves a token grid it keeps by size: B x (H * W) x C in
+    def __init__(self, input_resolution, dim):
+        super().__init__()
+        self.input_resolution = input_resolution
+        self.dim = dim
+        self.norm = nn.LayerNorm(4 * dim)
+        self.proj = nn.Linear(4 * dim, 2 * dim)
+
+    def forward(self, x):
+        h, w = self.input_resolution
+        b, n, c = x.shape
+        assert n == h * w, "wrong number of tokens"
+        x = x.view(b, h // 2, 2, w // 2, 2, c).permute(0, 1, 3, 2, 4, 5).reshape(b, -1, 4 * c)
+        return self.proj(self.norm(x))
+
+
+class WindowBias(nn.Module):  # one learnt bias per position of its window: B x (Wh * Ww) x C in
+    def __init__(self, dim, window_size, heads):
+        super().__init__()
+        self.window_size = window_size
+        self.heads = heads
+        self.bias = nn.Parameter(torch.randn(heads, window_size[0] * window_size[1], window_size[0] * window_size[1]))
+        self.qkv = nn.Linear(dim, 3 * dim)
+        self.out = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        b, n, c = x.shape
+        q, k, v = self.qkv(x).reshape(b, n, 3, self.heads, c // self.heads).permute(2, 0, 3, 1, 4)
+        attn = (q @ k.transpose(-2, -1) + self.bias).softmax(-1)
+        return self.out((attn @ v).transpose(1, 2).reshape(b, n, c))
+'''
+
+
+def test_a_model_keeping_a_token_grid_takes_that_many_tokens(tmp_path):
+    """microsoft/Swin-Transformer's PatchMerging / BasicLayer (``input_resolution``) and WindowAttention
+    (``window_size``) take ``B x (H * W) x C``: every form had 16 or 8 tokens ("input feature has wrong size", a
+    bias of the window's size). A model keeping a grid of two or three sizes now gets ``2 x (H * W) x C`` first, C
+    the width it keeps (``self.dim``) or its first layer's; proven against torch."""
+    from mindport.discovery.prove import prove_models
+    from mindport.migrator.repo import convert_path
+
+    src, out = tmp_path / "src", tmp_path / "out"
+    src.mkdir()
+    (src / "grid.py").write_text(GRID)
+    convert_path(src, out, jobs=1, force=True)
+    models, _ = prove_models(src, out, pattern="grid.py:*", cache=False)
+    by_name = {m["class"]: m for m in models}
+    assert by_name["grid.py:TokenMerge"]["status"] == "proven", by_name
+    assert by_name["grid.py:TokenMerge"]["inputs"] == ["2x128x16:float32"], by_name
+    assert by_name["grid.py:WindowBias"]["status"] == "proven", by_name
+    assert by_name["grid.py:WindowBias"]["inputs"] == ["2x128x16:float32"], by_name
