@@ -659,6 +659,11 @@ def _argument_inputs(param: dict, spec: str) -> list[str]:
         return [f"value:{c!r}" for c in strings[:2]]
     if ann == "bool" or use == "flag":
         return ["value:False", "value:True"]
+    grid = _grid_value(low, spec)
+    if grid is not None and not ann and use != "sequence":
+        # forward(x, H, W) handing H and W on to its layers (PVT's Mlp -> DWConv: x.view(B, C, H, W)), no use of its
+        # own that says a number: named like the first input's height or width, its grid first, arrays after
+        return [f"value:{grid!r}", *arrays]
     if ann in ("int", "float") or use == "number":
         numbers = [c for c in choices if type(c) in (int, float)]
         grid = _grid_value(low, spec)

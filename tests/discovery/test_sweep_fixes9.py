@@ -181,3 +181,47 @@ def test_a_model_keeping_a_token_grid_takes_that_many_tokens(tmp_path):
     assert by_name["grid.py:TokenMerge"]["inputs"] == ["2x128x16:float32"], by_name
     assert by_name["grid.py:WindowBias"]["status"] == "proven", by_name
     assert by_name["grid.py:WindowBias"]["inputs"] == ["2x128x16:float32"], by_name
+
+
+HANDED = '''
+import torch.nn as nn
+
+
+class DepthConv(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.conv = nn.Conv2d(dim, dim, 3, 1, 1, groups=dim)
+
+    def forward(self, x, H, W):
+        B, N, C = x.shape
+        x = x.transpose(1, 2).reshape(B, C, H, W)
+        return self.conv(x).flatten(2).transpose(1, 2)
+
+
+class TokenMlp(nn.Module):  # hands H and W on, never uses them itself
+    def __init__(self, in_features, hidden_features=32):
+        super().__init__()
+        self.fc1 = nn.Linear(in_features, hidden_features)
+        self.dw = DepthConv(hidden_features)
+        self.act = nn.GELU()
+        self.fc2 = nn.Linear(hidden_features, in_features)
+
+    def forward(self, x, H, W):
+        return self.fc2(self.act(self.dw(self.fc1(x), H, W)))
+'''
+
+
+def test_height_and_width_handed_on_are_the_token_grid(tmp_path):
+    """whai362/PVT's ``Mlp.forward(x, H, W)`` only hands H and W to its DWConv (``x.view(B, C, H, W)``): with no
+    use of their own they were drawn as tensors ("view(): argument 'size' ... got Tensor"). Arguments named like the
+    first input's height and width are now its token grid first (8 tokens, no square: 8 x 1); proven against torch."""
+    from mindport.discovery.prove import prove_models
+    from mindport.migrator.repo import convert_path
+
+    src, out = tmp_path / "src", tmp_path / "out"
+    src.mkdir()
+    (src / "mlp.py").write_text(HANDED)
+    convert_path(src, out, jobs=1, force=True)
+    models, _ = prove_models(src, out, pattern="mlp.py:TokenMlp", cache=False)
+    assert [m["status"] for m in models] == ["proven"], models
+    assert models[0]["inputs"] == ["2x8x16:float32", "value:8", "value:1"], models[0]
