@@ -139,6 +139,12 @@ def ctor_attempts(cand: dict, user: str | None) -> list[tuple[str, str]]:
     if nones and first is not None:
         add("None defaults used", ", ".join(filter(None, [first, ", ".join(
             f"{p['name']}={used_value(p)}" for p in nones)])))
+    # keys the constructor reads from its **kwargs by subscript (pretrained=kwargs['pretrained']): each by name, the
+    # small value of its name, else None
+    keys = [k for p in cand["params"] if p["kind"] == "var_keyword" for k in (p.get("attrs") or {})]
+    if keys and first is not None:
+        add("keys read", ", ".join(filter(None, [first, ", ".join(
+            f"{k}={small_value(k, '', 16) or 'None'}" for k in keys)])))
     shrunk = _shrunk(cand["params"])  # tried after the rest: it changes defaults (a model too large at them)
     if shrunk and first is not None:
         add("small sizes", ", ".join(filter(None, [first, shrunk])))

@@ -128,6 +128,19 @@ def _params(args: ast.arguments, skip_first: bool) -> list[Param]:
     return out
 
 
+def _kwargs_keys(func, params: list[Param]) -> None:
+    """The keys a function reads from its ``**kwargs`` by subscript (``pretrained=kwargs['pretrained']``: a KeyError
+    without it), in the var-keyword parameter's ``attrs`` (key -> None); the builder passes them by name."""
+    var = next((p for p in params if p.kind == "var_keyword"), None)
+    if var is None:
+        return
+    for node in ast.walk(func):
+        if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) and isinstance(node.value, ast.Name) \
+                and node.value.id == var.name and isinstance(node.slice, ast.Constant) \
+                and isinstance(node.slice.value, str) and node.slice.value.isidentifier():
+            var.attrs.setdefault(node.slice.value, None)
+
+
 def _choices(func, params: list[Param]) -> None:
     """String constants a required parameter is compared with in the function (``if rnn_type == 'LSTM'``,
     ``assert mode in ('a', 'b')``, ``getattr(nn, rnn_type)``-free): its possible values, in source order."""
@@ -1063,6 +1076,7 @@ def discover(root, files: list[str] | None = None, excluded: list | None = None)
                 if init:
                     _choices(init, init_params)
                     _usage(node, init_params, repo_argdefaults)
+                    _kwargs_keys(init, init_params)
                 doc = "\n".join(filter(None, [ast.get_docstring(node) or "",
                                               ast.get_docstring(fwd) if fwd else ""]))
                 fwd_params = _params(fwd.args, True) if fwd else []
@@ -1102,6 +1116,7 @@ def discover(root, files: list[str] | None = None, excluded: list | None = None)
                 params = _params(node.args, False)
                 if any(p.default is None for p in params):
                     continue
+                _kwargs_keys(node, params)
                 returns = [r.value for r in ast.walk(node) if isinstance(r, ast.Return) and r.value is not None]
                 built = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
                 made = [r.func for r in returns if isinstance(r, ast.Call) and _last(r.func) in by_name]

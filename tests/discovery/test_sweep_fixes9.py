@@ -225,3 +225,47 @@ def test_height_and_width_handed_on_are_the_token_grid(tmp_path):
     models, _ = prove_models(src, out, pattern="mlp.py:TokenMlp", cache=False)
     assert [m["status"] for m in models] == ["proven"], models
     assert models[0]["inputs"] == ["2x8x16:float32", "value:8", "value:1"], models[0]
+
+
+KWARGS = '''
+import torch.nn as nn
+
+
+class Backbone(nn.Module):
+    def __init__(self, width=8, pretrained=None):
+        super().__init__()
+        if isinstance(pretrained, str):
+            raise ValueError("weights are loaded from a file")
+        self.conv = nn.Conv2d(3, width, 3, padding=1)
+        self.head = nn.Linear(width, 4)
+
+    def forward(self, x):
+        return self.head(self.conv(x).mean((2, 3)))
+
+
+class WideBackbone(Backbone):  # an mmdet-style registered variant: its settings by key
+    def __init__(self, **kwargs):
+        super().__init__(width=12, pretrained=kwargs['pretrained'])
+
+
+def narrow_backbone(**kwargs):
+    return Backbone(width=4, pretrained=kwargs['pretrained'])
+'''
+
+
+def test_keys_read_from_kwargs_are_passed_by_name(tmp_path):
+    """whai362/PVT's registered backbones ``pvt_large(**kwargs)`` pass ``pretrained=kwargs['pretrained']`` on:
+    built with no argument they raised KeyError. A key a constructor (or factory) reads from its ``**kwargs`` by
+    subscript is now passed by name (its small value, else None); proven against torch."""
+    from mindport.discovery.prove import prove_models
+    from mindport.migrator.repo import convert_path
+
+    src, out = tmp_path / "src", tmp_path / "out"
+    src.mkdir()
+    (src / "nets.py").write_text(KWARGS)
+    convert_path(src, out, jobs=1, force=True)
+    models, _ = prove_models(src, out, pattern="nets.py:*", cache=False)
+    by_name = {m["class"]: m for m in models}
+    for name in ("nets.py:WideBackbone", "nets.py:narrow_backbone"):
+        assert by_name[name]["status"] == "proven", by_name[name]
+        assert by_name[name]["ctor"] == "pretrained=None", by_name[name]
