@@ -240,6 +240,9 @@ def used_value(param: dict, size: int = 16, repository_defaults: bool = True) ->
     if use == "sequence":  # two different values: a (start, end) pair must not give an empty range
         value = small_value(param["name"], "list", size)
         length = param.get("length", 0)
+        if value is not None and not value.startswith("["):  # a float-kind name read as a sequence (a diffusion's
+            # betas: len(betas), 1 - betas): floats in (0, 1), as many as the class reads, else two
+            return repr([round(0.1 * (i + 1), 1) for i in range(length or 2)])
         if length:  # as long as the class reads it (H, W, C = image_shape; layers[3]): a count per stage, or sizes
             if value not in (None, "[16, 16]"):
                 return repr([2] * length)

@@ -339,14 +339,14 @@ def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str]) 
 
 
 # calls whose first argument is a tensor (a constructor argument handed to them is a tensor: pretrained embeddings)
-_TENSOR_CALLS = {"Parameter", "from_pretrained", "copy_", "from_numpy", "as_tensor", "FloatTensor", "tensor"}
+_TENSOR_CALLS = {"Parameter", "from_pretrained", "copy_", "from_numpy"}  # not torch.tensor(x): x may be a list
 _TENSOR_METHODS = {"detach", "clone", "numpy", "cpu", "cuda", "float", "t", "dim", "numel", "requires_grad_"}
 _TABLE_LAYERS = {"Embedding", "EmbeddingBag", "Linear"}
 
 
 def _tensor_uses(cls: ast.ClassDef, which, uses: dict[str, set], attrs: dict[str, dict]) -> None:
     """A constructor parameter the class hands to ``nn.Parameter`` / ``Embedding.from_pretrained`` / ``copy_`` /
-    ``torch.from_numpy`` ..., or whose tensor methods it calls (``weights.detach()``), is a tensor (``use``
+    ``torch.from_numpy``, or whose tensor methods it calls (``weights.detach()``), is a tensor (``use``
     "tensor"): pretrained embeddings (``self.emb = nn.Embedding(vocab_size, dim)`` then
     ``self.emb.weight = nn.Parameter(weights)``). When it replaces the weight of a layer the class builds from its
     own sizes (an Embedding or Linear), ``attrs["shape"]`` holds that layer's two size arguments (parameter names or

@@ -269,3 +269,38 @@ def test_keys_read_from_kwargs_are_passed_by_name(tmp_path):
     for name in ("nets.py:WideBackbone", "nets.py:narrow_backbone"):
         assert by_name[name]["status"] == "proven", by_name[name]
         assert by_name[name]["ctor"] == "pretrained=None", by_name[name]
+
+
+SCHEDULE = '''
+import torch
+import torch.nn as nn
+
+
+class Diffusion(nn.Module):  # a noise schedule given as a list of betas
+    def __init__(self, model, betas):
+        super().__init__()
+        self.model = model
+        self.num_timesteps = len(betas)
+        alphas_bar = torch.cumprod(1.0 - torch.tensor(betas, dtype=torch.float32), 0)
+        self.register_buffer("signal", alphas_bar.sqrt())
+        self.proj = nn.Linear(16, 16)
+
+    def forward(self, x):
+        return self.proj(self.model(x)) * self.signal[-1] + x * self.signal[0]
+'''
+
+
+def test_a_float_named_sequence_gets_floats(tmp_path):
+    """abarankab/DDPM's ``GaussianDiffusion(model, img_size, img_channels, num_classes, betas)`` reads
+    ``len(betas)``: the sequence use gave way to the float rule of the name ("object of type 'float' has no len()").
+    A float-kind name read as a sequence is now a list of floats in (0, 1); proven against torch."""
+    from mindport.discovery.prove import prove_models
+    from mindport.migrator.repo import convert_path
+
+    src, out = tmp_path / "src", tmp_path / "out"
+    src.mkdir()
+    (src / "diffusion.py").write_text(SCHEDULE)
+    convert_path(src, out, jobs=1, force=True)
+    models, _ = prove_models(src, out, pattern="diffusion.py:Diffusion", cache=False)
+    assert [m["status"] for m in models] == ["proven"], models
+    assert "betas=[0.1, 0.2]" in models[0]["ctor"], models[0]["ctor"]
