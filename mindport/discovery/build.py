@@ -124,15 +124,6 @@ def ctor_attempts(cand: dict, user: str | None) -> list[tuple[str, str]]:
             values[ins[0]], values[outs[0]] = str(size), str(max(1, size // cand["expansion"]))
             if all(v is not None for v in values.values()):
                 add("small values", ", ".join(f"{k}={v}" for k, v in values.items()))
-    # a configuration class of the module that does not build alone (it reads the dataset's files: Config(dataset,
-    # embedding) opens dataset + '/data/class.txt'): the attributes the class reads, as a namespace
-    configured = [i for i, p in enumerate(required) if _config_value(p, cand) is not None
-                  and p.get("use") in ("namespace", "mapping") and p.get("attrs")]
-    if configured and first_values is not None:
-        values = list(first_values)
-        for i in configured:
-            values[i] = used_value(required[i])
-        add("attributes read", ", ".join(f"{p['name']}={v}" for p, v in zip(required, values)))
     # a None default the class reads attributes or keys of (``configs=None`` then ``configs.wavelet``): its use
     nones = [p for p in cand["params"] if p["default"] == "None" and p.get("use") in ("namespace", "mapping")
              and p.get("attrs")]
@@ -153,6 +144,15 @@ def ctor_attempts(cand: dict, user: str | None) -> list[tuple[str, str]]:
         small = [_config_value(p, cand, 16, shrink=True) or v for p, v in zip(required, first_values)]
         if small != first_values:
             add("small config", ", ".join(f"{p['name']}={v}" for p, v in zip(required, small)))
+    # last: a configuration class of the module that does not build alone (it reads the dataset's files: Config(dataset,
+    # embedding) opens dataset + '/data/class.txt'): the attributes the class reads, as a namespace
+    configured = [i for i, p in enumerate(required) if _config_value(p, cand) is not None
+                  and p.get("use") in ("namespace", "mapping") and p.get("attrs")]
+    if configured and first_values is not None:
+        values = list(first_values)
+        for i in configured:
+            values[i] = used_value(required[i])
+        add("attributes read", ", ".join(f"{p['name']}={v}" for p, v in zip(required, values)))
     return out
 
 

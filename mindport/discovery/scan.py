@@ -353,8 +353,8 @@ def _tensor_uses(cls: ast.ClassDef, which, uses: dict[str, set], attrs: dict[str
     numbers: the layer's table shape; Linear's is out x in)."""
     layers: dict[str, list] = {}  # self.emb -> [size argument nodes] of nn.Embedding(vocab_size, dim)
     for node in ast.walk(cls):
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and _last(node.value.func) in _TABLE_LAYERS \
-                and len(node.value.args) >= 2:
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) \
+                and _last(node.value.func) in _TABLE_LAYERS and len(node.value.args) >= 2:
             for t in node.targets:
                 if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
                     args = node.value.args[:2]
@@ -410,8 +410,9 @@ def _sequence_keys(cls: ast.ClassDef, which, attrs: dict[str, dict]) -> None:
     when no literal default is known: ``SEQUENCE_KEY`` for one read as a sequence (``options['fc_lay']`` kept as
     ``self.fc_lay``, then ``len(self.fc_lay)``, ``self.fc_lay[i]``, ``for n in self.fc_lay``: SincNet's MLP options),
     ``FLAG_KEY`` for one tested for truth (``if args.cuda:``, ``not config.model.conditional``: a guessed 16 is
-    true), ``NONE_KEY`` for one an ``if`` tests against None (``if config.embedding_pretrained is not None:``: None
-    takes the class's own path for its absence). ``which(node)`` names the constructor parameter a node is (``_usage``)."""
+    true), ``NONE_KEY`` for one an ``if`` tests against None (``if config.embedding_pretrained is not None:``:
+    None takes the class's own path for its absence). ``which(node)``
+    names the constructor parameter a node is (``_usage``)."""
     def key_of(node):
         path = []
         while True:
