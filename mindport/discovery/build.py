@@ -39,6 +39,9 @@ _MODULE_ARGS = r"^(fn|func|module|net|layer|sublayer|submodule|model|backbone|en
 # imports; the MindSpore side gets passthrough_ms's: prove.ms_ctor)
 _IDENTITY = "__import__('mindport.discovery.passthrough_torch', fromlist=['Passthrough']).Passthrough()"
 _MS_IDENTITY = "__import__('mindport.discovery.passthrough_ms', fromlist=['Passthrough']).Passthrough()"
+# a tensor argument (pretrained embeddings): the same deterministic values on both sides (passthrough_*.table)
+_TABLE = "__import__('mindport.discovery.passthrough_torch', fromlist=['table']).table"
+_MS_TABLE = "__import__('mindport.discovery.passthrough_ms', fromlist=['table']).table"
 
 
 def small_value(name: str, annotation: str, default_int: int = 16, last_resort: bool = False) -> str | None:
@@ -46,6 +49,8 @@ def small_value(name: str, annotation: str, default_int: int = 16, last_resort: 
     unannotated parameter that no rule names gets the default size (an int is what most unnamed sizes are)."""
     low = name.lower()
     ann = annotation.replace(" ", "")
+    if re.fullmatch(r"(batch_?size|batch|bsz|bs|n_batch|num_batch)", low) and ann in ("", "int"):
+        return "2"  # the batch the inputs are drawn with (a model that builds its state as zeros(1, batch_size, h))
     if re.search(_MODULE_ARGS, low) or ann in ("nn.Module", "Module", "torch.nn.Module"):
         return _IDENTITY
     if low == "device":
@@ -102,6 +107,7 @@ def ctor_attempts(cand: dict, user: str | None) -> list[tuple[str, str]]:
                       or used_value(p, size, repository_defaults=size == 16 and not last_resort)
                       or small_value(p["name"], p["annotation"], size, last_resort) for p in required]
             _tie_counts(required, values)
+            _table_shapes(required, values, cand["params"], size)
             if all(v is not None for v in values):
                 add("small values", ", ".join(f"{p['name']}={v}" for p, v in zip(required, values)))
                 if first is None:
@@ -124,6 +130,12 @@ def ctor_attempts(cand: dict, user: str | None) -> list[tuple[str, str]]:
     if nones and first is not None:
         add("None defaults used", ", ".join(filter(None, [first, ", ".join(
             f"{p['name']}={used_value(p)}" for p in nones)])))
+    # keys the constructor reads from its **kwargs by subscript (pretrained=kwargs['pretrained']): each by name, the
+    # small value of its name, else None
+    keys = [k for p in cand["params"] if p["kind"] == "var_keyword" for k in (p.get("attrs") or {})]
+    if keys and first is not None:
+        add("keys read", ", ".join(filter(None, [first, ", ".join(
+            f"{k}={small_value(k, '', 16) or 'None'}" for k in keys)])))
     shrunk = _shrunk(cand["params"])  # tried after the rest: it changes defaults (a model too large at them)
     if shrunk and first is not None:
         add("small sizes", ", ".join(filter(None, [first, shrunk])))
@@ -132,7 +144,38 @@ def ctor_attempts(cand: dict, user: str | None) -> list[tuple[str, str]]:
         small = [_config_value(p, cand, 16, shrink=True) or v for p, v in zip(required, first_values)]
         if small != first_values:
             add("small config", ", ".join(f"{p['name']}={v}" for p, v in zip(required, small)))
+    # last: a configuration class of the module that does not build alone (it reads the dataset's files: Config(dataset,
+    # embedding) opens dataset + '/data/class.txt'): the attributes the class reads, as a namespace
+    configured = [i for i, p in enumerate(required) if _config_value(p, cand) is not None
+                  and p.get("use") in ("namespace", "mapping") and p.get("attrs")]
+    if configured and first_values is not None:
+        values = list(first_values)
+        for i in configured:
+            values[i] = used_value(required[i])
+        add("attributes read", ", ".join(f"{p['name']}={v}" for p, v in zip(required, values)))
     return out
+
+
+def _table_shapes(required: list[dict], values: list, params: list[dict], size: int) -> None:
+    """A tensor argument (scan.py's ``use == "tensor"``: pretrained embeddings handed to ``nn.Parameter``) gets
+    ``table(rows, columns)``: the shape of the layer whose weight it replaces, from the values chosen for the sizes
+    that layer is built with (``nn.Embedding(vocab_size, embedding_length)``: vocab_size x embedding_length), else
+    size x size; in place."""
+    import ast as _ast
+
+    chosen = {p["name"]: v for p, v in zip(required, values)}
+    chosen.update({p["name"]: p["default"] for p in params if p["default"] is not None and p["name"] not in chosen})
+    for i, p in enumerate(required):
+        if p.get("use") != "tensor":
+            continue
+        dims = []
+        for d in (p.get("attrs") or {}).get("shape") or [size, size]:
+            try:
+                value = _ast.literal_eval(chosen[d]) if isinstance(d, str) else d
+            except (KeyError, ValueError, SyntaxError, TypeError):
+                value = None
+            dims.append(value if type(value) is int and 0 < value <= 4096 else size)
+        values[i] = f"{_TABLE}({dims[0]}, {dims[1]})"
 
 
 def _tie_counts(required: list[dict], values: list) -> None:
@@ -197,6 +240,9 @@ def used_value(param: dict, size: int = 16, repository_defaults: bool = True) ->
     if use == "sequence":  # two different values: a (start, end) pair must not give an empty range
         value = small_value(param["name"], "list", size)
         length = param.get("length", 0)
+        if value is not None and not value.startswith("["):  # a float-kind name read as a sequence (a diffusion's
+            # betas: len(betas), 1 - betas): floats in (0, 1), as many as the class reads, else two
+            return repr([round(0.1 * (i + 1), 1) for i in range(length or 2)])
         if length:  # as long as the class reads it (H, W, C = image_shape; layers[3]): a count per stage, or sizes
             if value not in (None, "[16, 16]"):
                 return repr([2] * length)
@@ -214,7 +260,7 @@ def used_value(param: dict, size: int = 16, repository_defaults: bool = True) ->
 
 
 def _mapping(attrs: dict, namespace: bool, size: int, repository_defaults: bool) -> str:
-    from mindport.discovery.scan import FLAG_KEY, SEQUENCE_KEY
+    from mindport.discovery.scan import FLAG_KEY, NONE_KEY, SEQUENCE_KEY
 
     items = []
     for key, default in attrs.items():
@@ -224,6 +270,8 @@ def _mapping(attrs: dict, namespace: bool, size: int, repository_defaults: bool)
             value = _mapping(default, "[]" not in default, size, repository_defaults)
         elif default == FLAG_KEY:  # only tested for truth: a switch, off
             value = "False"
+        elif default == NONE_KEY:  # tested against None: the class's own path for its absence
+            value = "None"
         elif key == "shape" and default is None:  # envs.single_observation_space.shape: a shape is a tuple
             value = f"({size},)"
         elif default == SEQUENCE_KEY:  # options['fc_lay'][i]: a list, each item of the key's kind
@@ -319,6 +367,7 @@ def first_layer_inputs(model, fwd_params: list[dict]) -> list[list[str]]:
         fewest = min((m for m in layers if type(m) is type(first)), key=size)
         if size(fewest) != size(first):
             specs += [sp for sp in _layer_specs(fewest) if sp not in specs]
+    specs = [sp for sp in _grid_specs(model, specs) if sp not in specs] + specs
     required = [p for p in fwd_params if p["default"] is None and p["kind"] == "positional"]
     channels_first = isinstance(first, (nn.Conv1d, nn.Conv2d, nn.Conv3d, nn.ConvTranspose1d, nn.ConvTranspose2d,
                                         nn.ConvTranspose3d, nn.modules.batchnorm._BatchNorm, nn.GroupNorm))
@@ -346,6 +395,34 @@ def first_layer_inputs(model, fwd_params: list[dict]) -> list[list[str]]:
             for alt in alternatives[1:]:
                 out.append([spec, *(o[0] for o in options[:i]), alt, *(o[0] for o in options[i + 1:])])
     return out
+
+
+# a token grid the model keeps (Swin's PatchMerging(input_resolution, dim), its blocks, its WindowAttention's
+# window_size): its input is batch x (H * W) tokens x width
+_GRID_ATTRS = re.compile(r"(input_|patches_|patch_|token_|feat_|feature_)?resolution|grid_size|patch_grid|window_size")
+_WIDTH_ATTRS = re.compile(r"dim|embed_dim|d_model|hidden_dim|hidden_size|in_dim|in_features|num_features|channels")
+
+
+def _grid_specs(model, specs: list[str]) -> list[str]:
+    """Forms ``2 x (H * W [* D]) x C`` for a model that keeps a token grid of two or three sizes (``_GRID_ATTRS``:
+    ``self.input_resolution = (8, 16)``; it checks ``L == H * W`` or adds a bias table of that many positions), C the
+    width the model keeps (``self.dim``), then the features of the first layer's own forms; [] otherwise."""
+    grids = []
+    for name, value in vars(model).items():
+        if _GRID_ATTRS.fullmatch(name.lower()) and type(value) in (list, tuple) and len(value) in (2, 3) \
+                and all(type(v) is int and 0 < v <= 256 for v in value):
+            n = 1
+            for v in value:
+                n *= v
+            if n not in grids and n <= 4096:
+                grids.append(n)
+    if not grids:
+        return []
+    widths = [v for k, v in vars(model).items()
+              if _WIDTH_ATTRS.fullmatch(k.lower()) and type(v) is int and 0 < v <= 4096]
+    widths += [int(sp.split(":")[0].split("x")[-1]) for sp in specs
+               if ":float" in sp and re.fullmatch(r"\d+(x\d+)*", sp.split(":")[0])]
+    return [f"2x{n}x{w}:float32" for n in grids for w in dict.fromkeys(widths)][:4]
 
 
 _STATE_NAMES = re.compile(r"(hidden|hiddens|hidden_states?|hx|hc|h|h0|h_0|h_c|hid|states?|prev_(state|hidden)|"
@@ -591,6 +668,11 @@ def _argument_inputs(param: dict, spec: str) -> list[str]:
         return [f"value:{c!r}" for c in strings[:2]]
     if ann == "bool" or use == "flag":
         return ["value:False", "value:True"]
+    grid = _grid_value(low, spec)
+    if grid is not None and not ann and use != "sequence":
+        # forward(x, H, W) handing H and W on to its layers (PVT's Mlp -> DWConv: x.view(B, C, H, W)), no use of its
+        # own that says a number: named like the first input's height or width, its grid first, arrays after
+        return [f"value:{grid!r}", *arrays]
     if ann in ("int", "float") or use == "number":
         numbers = [c for c in choices if type(c) in (int, float)]
         grid = _grid_value(low, spec)

@@ -10,3 +10,12 @@ import torch.nn as nn
 class Passthrough(nn.Module):
     def forward(self, x, *args, **kwargs):
         return x
+
+
+def table(rows: int, columns: int):
+    """A constructor's tensor argument (pretrained embeddings, ``nn.Parameter(weights)``): rows x columns float32
+    values spread over [-1, 1], the same as ``passthrough_ms.table``'s."""
+    import numpy as np
+    import torch
+
+    return torch.from_numpy(np.linspace(-1.0, 1.0, rows * columns, dtype=np.float32).reshape(rows, columns))

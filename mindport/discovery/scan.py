@@ -128,6 +128,19 @@ def _params(args: ast.arguments, skip_first: bool) -> list[Param]:
     return out
 
 
+def _kwargs_keys(func, params: list[Param]) -> None:
+    """The keys a function reads from its ``**kwargs`` by subscript (``pretrained=kwargs['pretrained']``: a KeyError
+    without it), in the var-keyword parameter's ``attrs`` (key -> None); the builder passes them by name."""
+    var = next((p for p in params if p.kind == "var_keyword"), None)
+    if var is None:
+        return
+    for node in ast.walk(func):
+        if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) and isinstance(node.value, ast.Name) \
+                and node.value.id == var.name and isinstance(node.slice, ast.Constant) \
+                and isinstance(node.slice.value, str) and node.slice.value.isidentifier():
+            var.attrs.setdefault(node.slice.value, None)
+
+
 def _choices(func, params: list[Param]) -> None:
     """String constants a required parameter is compared with in the function (``if rnn_type == 'LSTM'``,
     ``assert mode in ('a', 'b')``, ``getattr(nn, rnn_type)``-free): its possible values, in source order."""
@@ -312,20 +325,84 @@ def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str]) 
                 and isinstance(node.comparators[0], ast.Constant) and type(node.comparators[0].value) in (int, float):
             uses[which(node.left)].add("number")  # if char_rnn_layers <= 1
     _sequence_keys(cls, which, attrs)
+    _tensor_uses(cls, which, uses, attrs)
     for name, p in required.items():
         found = uses[name]
-        for kind in ("callable", "namespace", "mapping", "sequence", "str", "number", "flag"):
+        for kind in ("tensor", "callable", "namespace", "mapping", "sequence", "str", "number", "flag"):
             if kind in found:
                 p.use = kind
                 break
-        if p.use in ("namespace", "mapping") or (p.use == "callable" and "namespace" in found):
+        if p.use in ("namespace", "mapping", "tensor") or (p.use == "callable" and "namespace" in found):
             p.attrs = attrs[name]  # a callable whose attributes are read too may be a block class (_block_classes)
         if p.use == "sequence" and name in lengths:
             p.length = lengths[name]
 
 
+# calls whose first argument is a tensor (a constructor argument handed to them is a tensor: pretrained embeddings)
+_TENSOR_CALLS = {"Parameter", "from_pretrained", "copy_", "from_numpy"}  # not torch.tensor(x): x may be a list
+_TENSOR_METHODS = {"detach", "clone", "numpy", "cpu", "cuda", "float", "t", "dim", "numel", "requires_grad_"}
+_TABLE_LAYERS = {"Embedding", "EmbeddingBag", "Linear"}
+
+
+def _tensor_uses(cls: ast.ClassDef, which, uses: dict[str, set], attrs: dict[str, dict]) -> None:
+    """A constructor parameter the class hands to ``nn.Parameter`` / ``Embedding.from_pretrained`` / ``copy_`` /
+    ``torch.from_numpy``, or whose tensor methods it calls (``weights.detach()``), is a tensor (``use``
+    "tensor"): pretrained embeddings (``self.emb = nn.Embedding(vocab_size, dim)`` then
+    ``self.emb.weight = nn.Parameter(weights)``). When it replaces the weight of a layer the class builds from its
+    own sizes (an Embedding or Linear), ``attrs["shape"]`` holds that layer's two size arguments (parameter names or
+    numbers: the layer's table shape; Linear's is out x in)."""
+    layers: dict[str, list] = {}  # self.emb -> [size argument nodes] of nn.Embedding(vocab_size, dim)
+    for node in ast.walk(cls):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) \
+                and _last(node.value.func) in _TABLE_LAYERS and len(node.value.args) >= 2:
+            for t in node.targets:
+                if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
+                    args = node.value.args[:2]
+                    layers[t.attr] = args[::-1] if _last(node.value.func) == "Linear" else args
+
+    def size(node):
+        if isinstance(node, ast.Name):
+            return node.id
+        value = _int_const(node)
+        return value
+
+    for node in ast.walk(cls):
+        name = None
+        if isinstance(node, ast.Call) and _last(node.func) in _TENSOR_CALLS and node.args:
+            arg = node.args[0]
+            if isinstance(arg, ast.Call) and isinstance(arg.func, ast.Attribute) and arg.func.attr in _TENSOR_METHODS:
+                arg = arg.func.value  # nn.Parameter(weights.clone())
+            name = which(arg)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _TENSOR_METHODS \
+                and not node.args and which(node.func.value) is not None:
+            name = which(node.func.value)
+        if name is None:
+            continue
+        uses[name].add("tensor")
+        # the layer whose weight it replaces: self.emb.weight = nn.Parameter(weights) / self.emb.weight.data.copy_(w)
+        # / nn.Embedding.from_pretrained(weights) (any shape: none recorded)
+        for parent in ast.walk(cls):
+            targets = []
+            if isinstance(parent, ast.Assign) and any(n is node for n in ast.walk(parent.value)):
+                targets = parent.targets
+            elif isinstance(parent, ast.Call) and parent is node and isinstance(node.func, ast.Attribute) \
+                    and node.func.attr == "copy_":
+                targets = [node.func.value]
+            for t in targets:
+                chain = []
+                while isinstance(t, ast.Attribute):
+                    chain.insert(0, t.attr)
+                    t = t.value
+                if isinstance(t, ast.Name) and t.id == "self" and len(chain) >= 2 and chain[1] == "weight" \
+                        and chain[0] in layers:
+                    shape = [size(a) for a in layers[chain[0]]]
+                    if all(v is not None for v in shape):
+                        attrs[name]["shape"] = shape
+
+
 SEQUENCE_KEY = "<sequence>"  # a mapping key's (or namespace attribute's) value that the class reads as a sequence
 FLAG_KEY = "<flag>"  # ... that the class only tests for truth (``if args.cuda:``)
+NONE_KEY = "<none>"  # ... that the class tests against None (``if config.embedding_pretrained is not None:``)
 
 
 def _sequence_keys(cls: ast.ClassDef, which, attrs: dict[str, dict]) -> None:
@@ -333,7 +410,9 @@ def _sequence_keys(cls: ast.ClassDef, which, attrs: dict[str, dict]) -> None:
     when no literal default is known: ``SEQUENCE_KEY`` for one read as a sequence (``options['fc_lay']`` kept as
     ``self.fc_lay``, then ``len(self.fc_lay)``, ``self.fc_lay[i]``, ``for n in self.fc_lay``: SincNet's MLP options),
     ``FLAG_KEY`` for one tested for truth (``if args.cuda:``, ``not config.model.conditional``: a guessed 16 is
-    true). ``which(node)`` names the constructor parameter a node is (``_usage``)."""
+    true), ``NONE_KEY`` for one an ``if`` tests against None (``if config.embedding_pretrained is not None:``:
+    None takes the class's own path for its absence). ``which(node)``
+    names the constructor parameter a node is (``_usage``)."""
     def key_of(node):
         path = []
         while True:
@@ -381,6 +460,10 @@ def _sequence_keys(cls: ast.ClassDef, which, attrs: dict[str, dict]) -> None:
             mark(key_of(node.args[0]), SEQUENCE_KEY)
         elif isinstance(node, (ast.For, ast.comprehension)):
             mark(key_of(node.iter), SEQUENCE_KEY)
+        elif isinstance(node, (ast.If, ast.IfExp, ast.While)) and isinstance(node.test, ast.Compare) \
+                and len(node.test.ops) == 1 and isinstance(node.test.ops[0], (ast.Is, ast.IsNot)) \
+                and isinstance(node.test.comparators[0], ast.Constant) and node.test.comparators[0].value is None:
+            mark(key_of(node.test.left), NONE_KEY)  # if config.embedding_pretrained is not None: (its own None path)
         elif isinstance(node, (ast.If, ast.IfExp, ast.While)):
             mark(key_of(node.test), FLAG_KEY)
         elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
@@ -994,6 +1077,7 @@ def discover(root, files: list[str] | None = None, excluded: list | None = None)
                 if init:
                     _choices(init, init_params)
                     _usage(node, init_params, repo_argdefaults)
+                    _kwargs_keys(init, init_params)
                 doc = "\n".join(filter(None, [ast.get_docstring(node) or "",
                                               ast.get_docstring(fwd) if fwd else ""]))
                 fwd_params = _params(fwd.args, True) if fwd else []
@@ -1033,6 +1117,7 @@ def discover(root, files: list[str] | None = None, excluded: list | None = None)
                 params = _params(node.args, False)
                 if any(p.default is None for p in params):
                     continue
+                _kwargs_keys(node, params)
                 returns = [r.value for r in ast.walk(node) if isinstance(r, ast.Return) and r.value is not None]
                 built = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
                 made = [r.func for r in returns if isinstance(r, ast.Call) and _last(r.func) in by_name]

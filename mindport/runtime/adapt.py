@@ -413,9 +413,11 @@ def _adapter_class(adapter: "Adapter") -> type:
         if function is not target and not (isinstance(function, type) and issubclass(function, target)):
             raise Unsupported(f"{adapter.torch_name}: a subclass can't become {function.__name__} (the entry's switch "
                               f"chose it for these arguments); pass the arguments it takes by default")
+        if function is not target:  # CLeakyReLU(0.1, inplace=True): the subclass over InplaceLeakyReLU, before the
+            # switched Cell's __init__ runs (its zero-argument super() needs an instance of it: class
+            # Fp32LayerNorm(nn.LayerNorm) built with bias=False over OptionalAffineLayerNorm)
+            object.__setattr__(self, "__class__", _switched_class(type(self), function))
         function.__init__(self, *positional, **keywords)
-        if function is not target:  # CLeakyReLU(0.1, inplace=True): the subclass over InplaceLeakyReLU
-            self.__class__ = _switched_class(type(self), function)
         for name, value in _torch_settings(adapter, args, kwargs).items():
             # torch keeps it, the MindSpore layer does not (device/dtype: torch's factory arguments, not kept)
             if not name.startswith("_") and name not in ("device", "dtype") and not hasattr(self, name):

@@ -94,3 +94,41 @@ def test_a_switched_subclass_compiles_in_graph_mode(tmp_path):
     x = np.random.default_rng(1).standard_normal((2, 2, 5, 5)).astype(np.float32)
     assert_port_matches_in_mode(CONV, convert_source(CONV).code, "Model", [x], tmp_path, "switched_conv", "graph",
                                 atol=1e-5)
+
+
+NORM = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+
+    class WideNorm(nn.LayerNorm):  # its forward computes in float32 (cloneofsimo/minRF's Fp32LayerNorm)
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+
+        def forward(self, x):
+            w = self.weight.float() if self.weight is not None else None
+            b = self.bias.float() if self.bias is not None else None
+            return F.layer_norm(x.float(), self.normalized_shape, w, b, self.eps).type_as(x)
+
+
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.norm = WideNorm(6, bias=False)
+            self.plain = WideNorm(6, elementwise_affine=False)
+            self.proj = nn.Linear(6, 4)
+
+        def forward(self, x):
+            return self.proj(self.norm(x) + self.plain(x * 2.0))
+""")
+
+
+def test_a_switched_cell_whose_init_calls_super_builds(tmp_path):
+    """``class WideNorm(nn.LayerNorm)`` built with ``bias=False`` switches to OptionalAffineLayerNorm, whose
+    ``__init__`` calls ``super().__init__``: the instance was put over the switched Cell only after that call, which
+    raised "super(type, obj): obj must be an instance or subtype of type" (the discovery sweep's rows 55+:
+    cloneofsimo/minRF's SingleAttention did not build in MindSpore). Now it is put over it first; matches torch."""
+    x = np.random.default_rng(2).standard_normal((2, 3, 6)).astype(np.float32)
+    assert_port_matches_in_mode(NORM, convert_source(NORM).code, "Model", [x], tmp_path, "switched_norm", "pynative",
+                                atol=1e-5)
