@@ -188,7 +188,13 @@ class ScopeBuilder(cst.CSTVisitor):
     def _note_attribute(self, attr, kind: str) -> None:
         attributes = self._classes[-1].attributes
         if isinstance(attr, str) and attributes is not None:
-            attributes[attr] = kind if attributes.get(attr, kind) == kind else "other"
+            before = attributes.get(attr, kind)
+            if before == kind:
+                attributes[attr] = kind
+            elif {before, kind} <= {"tensor", "object", "tensor_or_layer"}:
+                attributes[attr] = "tensor_or_layer"  # a Parameter on one branch, a layer on another
+            else:
+                attributes[attr] = "other"
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self._not_uses.add(id(node.attr))
@@ -498,6 +504,12 @@ def _attribute_kind(value: cst.BaseExpression, kind: str, scope: Scope) -> str:
     return kind
 
 
+# the methods torch.Tensor and torch.nn.Module share (set(dir(torch.Tensor)) & set(dir(torch.nn.Module)), dunders
+# left out; tests/converter/test_tensor_or_layer.py recomputes it from the installed torch): on an attribute holding a
+# Parameter on one branch and a layer on another (segan's skip_k), any other Tensor method is the Parameter's
+MODULE_AND_TENSOR_METHODS = frozenset({"_version", "bfloat16", "cpu", "cuda", "double", "float", "half", "ipu", "mtia",
+                                       "requires_grad_", "to", "type", "xpu"})
+
 # methods whose result is a tensor, which numpy arrays, lists and dicts do not have
 _TENSOR_ONLY_METHODS = frozenset({"permute", "contiguous", "unsqueeze", "masked_fill", "transpose_", "unflatten"})
 
@@ -581,12 +593,12 @@ def operand_kind(expr: cst.BaseExpression, scope: Scope) -> str:
         return getattr(scope, "use_kinds", {}).get(id(expr)) or scope.kind_of(expr.value)
     if isinstance(expr, cst.BinaryOperation):
         return value_kind(expr, scope)
-    if _self_attribute_kind(expr, scope) == "param":
+    if self_attribute_kind(expr, scope) == "param":
         return "other"  # self.scale = scale: a number or a tensor, nothing says which
     return receiver_kind(expr, scope)
 
 
-def _self_attribute_kind(expr: cst.BaseExpression, scope: Scope) -> str | None:
+def self_attribute_kind(expr: cst.BaseExpression, scope: Scope) -> str | None:
     """What ``self.X`` stores (``_attribute_kind``), for an attribute of an object-kind name; None otherwise."""
     if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and isinstance(scope, CstScope) \
             and scope.kind_of(expr.value.value) == "object":
@@ -612,7 +624,7 @@ def receiver_kind(expr: cst.BaseExpression, scope: Scope) -> str:
         return "python"  # x.shape, x.shape[0], x.ndim: tuples and ints, in torch and in MindSpore
     if isinstance(expr, cst.Attribute) and expr.attr.value in ("weight", "bias"):
         return "tensor"  # a layer's parameter: m.weight.normal_(), self.fc.bias.zero_()
-    kind = _self_attribute_kind(expr, scope)  # self.running_mean, registered as a buffer in __init__
+    kind = self_attribute_kind(expr, scope)  # self.running_mean, registered as a buffer in __init__
     if kind in ("tensor", "python", "foreign", "param"):
         return "tensor" if kind == "param" else kind  # a parameter kept on self: a tensor's methods, as its own
     if isinstance(expr, cst.Attribute) and expr.attr.value in ("data", "grad", "T", "mT", "H", "mH") \

@@ -50,7 +50,7 @@ from mindport.migrator.factories import (
 from mindport.migrator.imports import runtime_alias
 from mindport.migrator.named_results import result_fields
 from mindport.migrator.rules.base import Example, Rule
-from mindport.migrator.scopes import receiver_kind
+from mindport.migrator.scopes import MODULE_AND_TENSOR_METHODS, self_attribute_kind, receiver_kind
 from mindport.migrator.syntax import NO_SPACE_EQUAL, code_of, target_names
 from mindport.migrator.table import (
     ARRAY_METHOD_NAMES,
@@ -1263,6 +1263,9 @@ class TableCallTransform(Rule):
         kind = receiver_kind(func.value, self.scope)
         if kind in ("python", "foreign", "object"):
             return False  # "object": self.softmax(x) calls a sub-layer, not Tensor.softmax
+        if kind == "other" and self_attribute_kind(func.value, self.scope) == "tensor_or_layer":
+            # self.skip_k: a Parameter on one branch, a Conv1d on another; .repeat(...) can only be the Parameter's
+            return func.attr.value not in MODULE_AND_TENSOR_METHODS
         return kind == "tensor" or not strict
 
     def _func_expr(self, func: cst.BaseExpression, target: str) -> cst.BaseExpression:
