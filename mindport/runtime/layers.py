@@ -1003,6 +1003,42 @@ def remove_weight_norm(module, name="weight"):
     return module
 
 
+class _Parametrization(nn.Cell):
+    """torch's ParametrizationList of one parameter: the tensors the parametrization is computed from, under torch's
+    names (``original0``, ``original1``), so a checkpoint's ``parametrizations.weight.original0`` lands by name."""
+
+    def __init__(self, originals):
+        super().__init__()
+        for i, value in enumerate(originals):
+            setattr(self, f"original{i}", Parameter(value, name=f"original{i}"))
+
+
+def parametrized_weight_norm(module, name="weight", dim=0):
+    """torch.nn.utils.parametrizations.weight_norm (torch's current form of weight_norm): the parameter ``name`` is
+    computed as ``original1 * original0 / ||original1||`` (the norm over every axis but ``dim``; ``dim=None``: the
+    whole tensor) each time the Cell reads it, from ``module.parametrizations.<name>.original0`` (the magnitude) and
+    ``original1`` (the direction), torch's state-dict names. Returns the Cell."""
+    if getattr(type(module), "_mp_parametrized_weight_norm", None) is not None:
+        raise RuntimeError(f"Cannot register two weight_norm hooks on the same parameter {name}")
+    own = _parameter_name(module, name)
+    weight, v, squeezed = _torch_layout(module, own)
+    del module._params[own]  # noqa: SLF001
+    if "parametrizations" not in module._cells:  # noqa: SLF001
+        module.parametrizations = nn.Cell()
+    norm_dim = None if dim in (None, -1) else dim  # torch: -1 (its dim=None) is the norm of the whole tensor
+    setattr(module.parametrizations, name, _Parametrization((_norm_except_dim(v, norm_dim), v.copy())))
+
+    def compute(self):
+        originals = getattr(self.parametrizations, name)
+        v = originals.original1
+        w = v * (originals.original0 / _norm_except_dim(v, norm_dim))
+        return w.expand_dims(2) if squeezed else w
+
+    module.__class__ = _reparametrized_class(type(module), "_mp_parametrized_weight_norm",
+                                             (type(module), name, dim, squeezed, own), compute)
+    return module
+
+
 def _normalize(x, eps):
     """torch.nn.functional.normalize of a vector: x / max(||x||, eps)."""
     return x / ops.maximum(ops.sqrt((x * x).sum()), ops.scalar_to_tensor(eps, x.dtype))
