@@ -75,3 +75,83 @@ def test_a_trainer_methods_bookkeeping_on_self_stays_outside_the_differentiated_
     assert len(t) == len(m) == 6, (t, m, code)
     np.testing.assert_allclose(m, t, rtol=1e-5, atol=1e-7)
     assert t[-1][0] < t[0][0]
+
+
+def _integer_conv_cases():
+    import torch
+
+    shapes = {1: ((2, 2, 7), (3, 2, 3)), 2: ((2, 2, 6, 7), (3, 2, 4, 4)), 3: ((1, 2, 4, 5, 5), (3, 2, 2, 3, 3))}
+    for dtype in (torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8):
+        for dims, (x_shape, w_shape) in shapes.items():
+            for spelling in (f"torch.nn.functional.conv{dims}d", f"torch.conv{dims}d"):
+                yield dtype, dims, x_shape, w_shape, spelling
+
+
+def test_integer_tensors_convolve_as_in_torch():
+    """cfh/connect4_a2c: the win check convolves int8 boards with an int8 kernel (torch's CPU convolution takes every
+    integer dtype and returns it); MindSpore 2.10's CPU Conv kernels take float32 only (TypeError: Unsupported data
+    type). Every functional conv spelling (F.conv1d/2d/3d, torch.conv1d/2d/3d) on every integer dtype torch
+    convolves, with padding and a bias, against torch's own result and dtype."""
+    import mindspore as ms
+    import torch
+
+    rng = np.random.default_rng(0)
+    checked = 0
+    for dtype, dims, x_shape, w_shape, spelling in _integer_conv_cases():
+        lo = 0 if dtype == torch.uint8 else -2
+        x = rng.integers(lo, 3, x_shape)
+        w = rng.integers(lo, 2, w_shape)
+        b = rng.integers(0, 3, (w_shape[0],))
+        source = f"import torch\n\ndef f(x, w, b):\n    return {spelling}(x, w, b, padding=1)\n"
+        tx, tw, tb = (torch.tensor(a).to(dtype) for a in (x, w, b))
+        expected = eval(f"{spelling}(tx, tw, tb, padding=1)")  # noqa: S307 - the test's own spelling
+        code = _convert(source)
+        assert f"conv{dims}d" in code and "torch" not in code.replace("mindport", ""), code
+        namespace: dict = {}
+        exec(compile(code, "port.py", "exec"), namespace)  # noqa: S102 - the converted snippet
+        to_ms = {torch.int8: ms.int8, torch.int16: ms.int16, torch.int32: ms.int32, torch.int64: ms.int64,
+                 torch.uint8: ms.uint8}[dtype]
+        got = namespace["f"](*(ms.Tensor(a).astype(to_ms) for a in (x, w, b)))
+        assert str(got.dtype).lower() == str(expected.dtype).split(".")[-1], (spelling, dtype, got.dtype)
+        np.testing.assert_array_equal(got.asnumpy(), expected.numpy(), err_msg=f"{spelling} {dtype}")
+        checked += 1
+    assert checked == 30
+
+
+LBFGS_STRONG_WOLFE = '''
+import torch
+
+
+def rosenbrock(x):
+    return (1 - x[0]) ** 2 + 100 * (x[1] - x[0] ** 2) ** 2
+
+
+x = torch.tensor([-1.5, 2.0], dtype=torch.float64, requires_grad=True)
+opt = torch.optim.LBFGS([x], lr=1, max_iter=20, line_search_fn="strong_wolfe")
+
+
+def closure():
+    opt.zero_grad()
+    loss = rosenbrock(x)
+    loss.backward()
+    print("step", loss.item())
+    return loss
+
+
+for _ in range(2):
+    opt.step(closure)
+print("step", *x.detach().numpy().tolist())
+'''
+
+
+def test_lbfgs_with_a_strong_wolfe_line_search_follows_torch():
+    """artintellica/lbfgs_closure: LBFGS([x], line_search_fn='strong_wolfe') raised ValueError (not implemented).
+    The line search now runs as torch's: every trial point is one closure call, so the printed losses are the same
+    sequence, to float64 rounding (the scalars of the two-loop recursion and of the step are kept in the tensors'
+    dtype: MindSpore rounds a Python float to float32 before multiplying a float64 tensor, 1e-8 off at step one)."""
+    code = _convert(LBFGS_STRONG_WOLFE)
+    assert "line_search_fn='strong_wolfe'" in code or 'line_search_fn="strong_wolfe"' in code, code
+    t, m = _losses(LBFGS_STRONG_WOLFE, "torch_lbfgs_wolfe"), _losses(code, "ms_lbfgs_wolfe")
+    assert len(t) == len(m) > 20, (len(t), len(m))
+    np.testing.assert_allclose(np.concatenate(m), np.concatenate(t), rtol=1e-9, atol=1e-12)
+    assert t[-2][0] < 1e-6 < 10 < t[0][0]  # torch's own run falls from 12.5 towards the minimum (1, 1)
