@@ -155,3 +155,53 @@ def test_lbfgs_with_a_strong_wolfe_line_search_follows_torch():
     assert len(t) == len(m) > 20, (len(t), len(m))
     np.testing.assert_allclose(np.concatenate(m), np.concatenate(t), rtol=1e-9, atol=1e-12)
     assert t[-2][0] < 1e-6 < 10 < t[0][0]  # torch's own run falls from 12.5 towards the minimum (1, 1)
+
+
+TWO_LISTS_AND_THEIR_PARAMETERS = '''
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.convs = nn.ModuleList()
+        for _ in range(2):
+            self.convs.append(nn.Linear(4, 4))
+        self.fcs = nn.ModuleList()
+        self.fcs.append(nn.Linear(3, 4))
+        self.fcs.append(nn.Linear(4, 2))
+        self.params1 = list(self.convs.parameters())
+        self.params2 = list(self.fcs.parameters())
+
+    def forward(self, x):
+        x = torch.relu(self.fcs[0](x))
+        for conv in self.convs:
+            x = torch.relu(conv(x))
+        return self.fcs[-1](x)
+
+
+net = Net()
+print("names", *[name for name, _ in net.named_parameters()])
+'''
+
+
+def test_empty_module_lists_appended_to_keep_their_owners_prefix():
+    """chennnM/gcnii_cora: ``self.convs = nn.ModuleList()`` and ``self.fcs = nn.ModuleList()`` filled by append, then
+    ``self.params1 = list(self.convs.parameters())``: MindSpore's CellList names a member appended to an empty list
+    ``0.weight`` (no owner prefix), both lists' members clash, and the Cell refuses the second list of Parameters
+    ("its name '0.weight' already exists"; a checkpoint's keys clash too). Such a list is the runtime ModuleList,
+    which names them as torch does."""
+    import io
+    from contextlib import redirect_stdout
+
+    from _harness import load_module
+
+    code = _convert(TWO_LISTS_AND_THEIR_PARAMETERS)
+    names = {}
+    for side, source in (("torch", TWO_LISTS_AND_THEIR_PARAMETERS), ("ms", code)):
+        out = io.StringIO()
+        with redirect_stdout(out):
+            load_module(source, f"{side}_two_lists")
+        names[side] = out.getvalue().split()[1:]
+    assert names["ms"] == names["torch"], (names, code)
