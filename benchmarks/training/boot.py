@@ -158,6 +158,12 @@ def _install_mindspore(mode, state):
     ops.rand_like = lambda x, dtype=None, seed=None, **k: as_t(_stream.random_sample(_shape_of(x)).astype(np.float32), dtype or x.dtype)
     ops.randperm = lambda n, seed=0, offset=0, dtype=ms.int64: ms.Tensor(_stream.permutation(int(n)), dtype=dtype)
     ops.normal = lambda shape, mean, stddev, seed=None: as_t(_normal(_value(mean), _value(stddev), _size((shape,), {})))
+    # torch's RandomSampler (a shuffled DataLoader), SubsetRandomSampler and random_split draw torch.randperm (the
+    # shared stream above); mindport's draw from mindport.runtime.seed.stream(): the shared stream here too, so a
+    # shuffled loader gives both sides the same batches (dvgodoy/sbs_gru_hooks' epochs were other batch orders)
+    import types
+    from mindport.runtime import data as mp_data
+    mp_data._seed = types.SimpleNamespace(stream=lambda: _stream)
     count = [0]
 
     def load(params):

@@ -17,11 +17,13 @@
 * **ModuleList**: ``nn.ModuleList([a, b])`` (a non-empty list display with no ``None`` member), and
   ``self.blocks = nn.ModuleList([... for ...])`` (a comprehension, which may be empty) never appended, extended,
   inserted into or added to by name anywhere in the file, is MindSpore's own ``nn.CellList`` (the runtime ModuleList
-  exists for None members, tuples and generators). So is an empty ``nn.ModuleList()`` (or one of those) every
-  ``append``/``insert``/``extend`` of which, anywhere in the file, adds layer constructions (or local names bound only
-  to them; a call of a module-level function that returns one on every path, ``make_attn(c)``, and ``nn.Module()``
-  count as constructions), and a local ``block = nn.ModuleList()`` filled that way in its method: CellList's own methods name the
-  members as the runtime ModuleList does. ``add_module``, item assignment or ``+=`` keep the runtime ModuleList.
+  exists for None members, tuples and generators). So is one of those every ``append``/``insert``/``extend`` of
+  which, anywhere in the file, adds layer constructions (or local names bound only to them; a call of a module-level
+  function that returns one on every path, ``make_attn(c)``, and ``nn.Module()`` count as constructions), and a local
+  ``block = nn.ModuleList()`` filled that way in its method (named when it joins its owner): CellList's own methods
+  name the members by the prefix its members already carry. An empty ``self.blocks = nn.ModuleList()`` added to
+  later has none (CellList names the members ``0.weight``, clashing with every other such list): the runtime
+  ModuleList. ``add_module``, item assignment or ``+=`` keep the runtime ModuleList.
 * **Legacy empty tensors in torch.cat** (``empty_cat_members``): torch.cat skips a 1-D tensor of no elements
   (``acc = torch.tensor([])`` then ``acc = torch.cat((acc, x), dim=1)`` in a loop); MindSpore's Concat refuses the
   rank mismatch. Only a cat one of whose listed members is such a construction, a local name the function binds to
@@ -91,6 +93,8 @@ class ClassFacts:
                             and _plain_list_argument(stmt.value, builds_cell, empty=True):
                         if target.attr.value in file.named:
                             self.runtime_lists.add(id(stmt.value))
+                        elif _empty_list(stmt.value) and file.adds.get(target.attr.value):
+                            pass  # members named without the owner's prefix by CellList: the runtime ModuleList
                         elif all(_adds_cell(add, fn, builds_cell) for add, fn in file.adds.get(target.attr.value, ())):
                             self.native_lists.add(id(stmt.value))
                 elif isinstance(target, cst.Name) and isinstance(stmt.value, cst.Call) \
@@ -289,6 +293,15 @@ def cells_display(call: cst.Call, builds_cell: Callable[[cst.BaseExpression], bo
     that is a name or any other expression may be None (``ModuleList([norm, None])``, ``[pre_norm, post_norm]`` with
     ``post_norm = None``), which CellList refuses: the runtime ModuleList."""
     return _plain_list_argument(call, builds_cell) and isinstance(call.args[0].value, cst.List)
+
+
+def _empty_list(call: cst.Call) -> bool:
+    """``nn.ModuleList()`` / ``nn.ModuleList([])``. MindSpore's CellList names a member appended to it by the prefix
+    of the members it already holds: appended to an empty one that its owner holds as ``self.blocks``, the members are
+    named ``0.weight``, not ``blocks.0.weight`` (two such lists clash: a list of their Parameters stored on the Cell,
+    a checkpoint's keys). The runtime ModuleList remembers the prefix its owner gives it."""
+    return not call.args or (len(call.args) == 1 and isinstance(call.args[0].value, cst.List)
+                             and not call.args[0].value.elements and call.args[0].keyword is None)
 
 
 def _plain_list_argument(call: cst.Call, builds_cell: Callable[[cst.BaseExpression], bool],

@@ -829,6 +829,36 @@ def fractional_max_pool3d_with_indices(input, kernel_size, output_size=None, out
     return ops.fractional_max_pool3d(input, kernel_size, output_size, output_ratio, True, _random_samples)
 
 
+_CONV_INTS = (ms.int8, ms.int16, ms.int32, ms.int64, ms.uint8)
+
+
+def _conv(op, input, weight, bias, stride, pad_mode, padding, dilation, groups):
+    """torch convolves integer tensors on the CPU (the result in the input's dtype: a board game's win check by a
+    convolution of int8 boards with an int8 kernel); MindSpore 2.10's CPU Conv kernels take float32 only. Integer
+    inputs are convolved in float32 and cast back: exact while every sum stays within 2**24 (float64 inputs, which
+    the CPU kernels lack too, are left to raise: float32 would not give torch's float64 values)."""
+    if input.dtype in _CONV_INTS:
+        out = op(input.astype(ms.float32), weight.astype(ms.float32),
+                 None if bias is None else bias.astype(ms.float32), stride, pad_mode, padding, dilation, groups)
+        return out.astype(input.dtype)
+    return op(input, weight, bias, stride, pad_mode, padding, dilation, groups)
+
+
+def conv1d(input, weight, bias=None, stride=1, pad_mode="valid", padding=0, dilation=1, groups=1):
+    """torch.nn.functional.conv1d / torch.conv1d: ops.conv1d (its pad_mode/padding), integer inputs too (see _conv)."""
+    return _conv(ops.conv1d, input, weight, bias, stride, pad_mode, padding, dilation, groups)
+
+
+def conv2d(input, weight, bias=None, stride=1, pad_mode="valid", padding=0, dilation=1, groups=1):
+    """torch.nn.functional.conv2d / torch.conv2d: ops.conv2d (its pad_mode/padding), integer inputs too (see _conv)."""
+    return _conv(ops.conv2d, input, weight, bias, stride, pad_mode, padding, dilation, groups)
+
+
+def conv3d(input, weight, bias=None, stride=1, pad_mode="valid", padding=0, dilation=1, groups=1):
+    """torch.nn.functional.conv3d / torch.conv3d: ops.conv3d (its pad_mode/padding), integer inputs too (see _conv)."""
+    return _conv(ops.conv3d, input, weight, bias, stride, pad_mode, padding, dilation, groups)
+
+
 def bilinear(input1, input2, weight, bias=None):
     """torch.nn.functional.bilinear / torch.bilinear: ops.bidense, in the inputs' dtype: MindSpore 2.10's bidense
     returns int64 for int32 inputs without a bias (torch keeps int32; both wrap an int32 overflow the same way)."""

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import math
 import weakref
 
 import mindspore as ms
@@ -673,15 +674,16 @@ class LBFGS:
     """torch.optim.LBFGS (no line search): limited-memory BFGS driven by a closure that recomputes the loss and runs
     a backward; ``step(closure)`` reads the gradients from ``.grad`` and writes the parameters in place. The same
     arithmetic as torch's (the two-loop recursion over at most ``history_size`` curvature pairs, the first step
-    scaled by ``min(1, 1 / |g|_1) * lr``, the same stopping tests), in MindSpore tensors.
-    ``line_search_fn='strong_wolfe'`` is not implemented (ValueError)."""
+    scaled by ``min(1, 1 / |g|_1) * lr``, the same stopping tests), in MindSpore tensors. With
+    ``line_search_fn='strong_wolfe'`` each step length comes from a line search satisfying the strong Wolfe conditions
+    (sufficient decrease c1=1e-4, curvature c2=0.9, at most 25 evaluations: a bracketing phase extrapolating by cubic
+    interpolation, then a zoom phase), as torch's: every trial point is one closure call, in the same order."""
 
     def __init__(self, params, lr=1, max_iter=20, max_eval=None, tolerance_grad=1e-07, tolerance_change=1e-09,
                  history_size=100, line_search_fn=None):
         _python_only("torch.optim.LBFGS")
-        if line_search_fn is not None:
-            raise ValueError("mindport: LBFGS(line_search_fn='strong_wolfe') is not implemented; use "
-                             "line_search_fn=None")
+        if line_search_fn not in (None, "strong_wolfe"):
+            raise ValueError("only 'strong_wolfe' is supported")  # torch's own message
         self.parameters = [p for p in _tensors(params) if isinstance(p, Parameter)]
         self.defaults = dict(lr=lr, max_iter=max_iter, max_eval=max_eval if max_eval is not None else
                              max_iter * 5 // 4, tolerance_grad=tolerance_grad, tolerance_change=tolerance_change,
@@ -697,6 +699,7 @@ class LBFGS:
 
     def _add(self, t, direction) -> None:
         offset = 0
+        t = _scalar(t, direction)
         for p in self.parameters:
             n = p.size
             p.assign_value(p + (direction[offset:offset + n] * t).reshape(p.shape).astype(p.dtype))
@@ -725,7 +728,7 @@ class LBFGS:
                 d, dirs, steps, ro, h_diag = -grad, [], [], [], 1
             else:
                 y = grad - prev_grad
-                s = d * t
+                s = d * _scalar(t, d)
                 ys = float((y * s).sum())
                 if ys > 1e-10:
                     if len(dirs) == history:
@@ -736,29 +739,131 @@ class LBFGS:
                 alphas = [0.0] * len(dirs)
                 for i in range(len(dirs) - 1, -1, -1):
                     alphas[i] = float((steps[i] * q).sum()) * ro[i]
-                    q = q - dirs[i] * alphas[i]
-                r = q * h_diag
+                    q = q - dirs[i] * _scalar(alphas[i], q)
+                r = q * _scalar(h_diag, q)
                 for i in range(len(dirs)):
                     beta = float((dirs[i] * r).sum()) * ro[i]
-                    r = r + steps[i] * (alphas[i] - beta)
+                    r = r + steps[i] * _scalar(alphas[i] - beta, r)
                 d = r
             prev_grad = grad.copy()
             prev_loss = loss
             t = min(1.0, 1.0 / float(ops.abs(grad).sum())) * lr if state["n_iter"] == 1 else lr
-            if float((grad * d).sum()) > -tol_change:
+            gtd = float((grad * d).sum())
+            if gtd > -tol_change:
                 break
-            self._add(t, d)
             found = 0
-            if n_iter != max_iter:
-                loss = float(closure())
-                grad = self._flat_grad()
-                found = 1
+            if group["line_search_fn"] is not None:
+                start = [ms.Tensor(p.asnumpy().copy()) for p in self.parameters]
+                loss, grad, t, found = self._strong_wolfe(closure, start, t, d, loss, grad, gtd, tol_change)
+                self._add(t, d)
+            else:
+                self._add(t, d)
+                if n_iter != max_iter:
+                    loss = float(closure())
+                    grad = self._flat_grad()
+                    found = 1
             evals += found
             state["func_evals"] += found
             if n_iter == max_iter or evals >= max_eval or float(ops.abs(grad).max()) <= tol_grad:
                 break
-            if float(ops.abs(d * t).max()) <= tol_change or abs(loss - prev_loss) < tol_change:
+            if float(ops.abs(d * _scalar(t, d)).max()) <= tol_change or abs(loss - prev_loss) < tol_change:
                 break
         state.update(d=d, t=t, old_dirs=dirs, old_stps=steps, ro=ro, H_diag=h_diag, prev_flat_grad=prev_grad,
                      prev_loss=prev_loss)
         return orig_loss
+
+    def _evaluate_at(self, closure, start, t, d):
+        """The loss and flat gradient at ``start + t * d``; the parameters go back to ``start`` after."""
+        self._add(t, d)
+        loss = float(closure())
+        grad = self._flat_grad()
+        for p, saved in zip(self.parameters, start):
+            p.assign_value(saved)
+        return loss, grad
+
+    def _strong_wolfe(self, closure, start, t, d, f, g, gtd, tol_change, c1=1e-4, c2=0.9, max_ls=25):
+        """A step length along ``d`` meeting the strong Wolfe conditions (Nocedal & Wright, algorithms 3.5 and 3.6,
+        in torch's form): returns the loss, the flat gradient and the step there, and the closure calls made."""
+        d_norm = float(ops.abs(d).max())
+        f_new, g_new = self._evaluate_at(closure, start, t, d)
+        evals = 1
+        gtd_new = float((g_new * d).sum())
+        t_prev, f_prev, g_prev, gtd_prev = 0.0, f, g, gtd
+        done = False
+        ls_iter = 0
+        while ls_iter < max_ls:
+            armijo_fails = f_new > f + c1 * t * gtd or (ls_iter > 1 and f_new >= f_prev)
+            if not armijo_fails and abs(gtd_new) <= -c2 * gtd:
+                bracket, bracket_f, bracket_g = [t], [f_new], [g_new]
+                done = True
+                break
+            if armijo_fails or gtd_new >= 0:
+                bracket, bracket_f = [t_prev, t], [f_prev, f_new]
+                bracket_g, bracket_gtd = [g_prev, g_new], [gtd_prev, gtd_new]
+                break
+            low, high = t + 0.01 * (t - t_prev), t * 10  # extrapolate within these bounds
+            t_prev, t = t, _cubic_minimum(t_prev, f_prev, gtd_prev, t, f_new, gtd_new, (low, high))
+            f_prev, g_prev, gtd_prev = f_new, g_new, gtd_new
+            f_new, g_new = self._evaluate_at(closure, start, t, d)
+            evals += 1
+            gtd_new = float((g_new * d).sum())
+            ls_iter += 1
+        if ls_iter == max_ls:
+            bracket, bracket_f, bracket_g = [0.0, t], [f, f_new], [g, g_new]
+            bracket_gtd = [gtd, gtd_new]
+        insufficient = False
+        low_pos, high_pos = (0, 1) if bracket_f[0] <= bracket_f[-1] else (1, 0)
+        while not done and ls_iter < max_ls:  # zoom into the bracket
+            if abs(bracket[1] - bracket[0]) * d_norm < tol_change:
+                break
+            t = _cubic_minimum(bracket[0], bracket_f[0], bracket_gtd[0], bracket[1], bracket_f[1], bracket_gtd[1])
+            top, bottom = max(bracket), min(bracket)
+            eps = 0.1 * (top - bottom)
+            if min(top - t, t - bottom) < eps:  # too close to an end: move away unless the last step was fine
+                if insufficient or t >= top or t <= bottom:
+                    t = top - eps if abs(t - top) < abs(t - bottom) else bottom + eps
+                    insufficient = False
+                else:
+                    insufficient = True
+            else:
+                insufficient = False
+            f_new, g_new = self._evaluate_at(closure, start, t, d)
+            evals += 1
+            gtd_new = float((g_new * d).sum())
+            ls_iter += 1
+            if f_new > f + c1 * t * gtd or f_new >= bracket_f[low_pos]:
+                bracket[high_pos], bracket_f[high_pos], bracket_g[high_pos] = t, f_new, g_new
+                bracket_gtd[high_pos] = gtd_new
+                low_pos, high_pos = (0, 1) if bracket_f[0] <= bracket_f[1] else (1, 0)
+            else:
+                if abs(gtd_new) <= -c2 * gtd:
+                    done = True
+                elif gtd_new * (bracket[high_pos] - bracket[low_pos]) >= 0:
+                    bracket[high_pos], bracket_f[high_pos] = bracket[low_pos], bracket_f[low_pos]
+                    bracket_g[high_pos], bracket_gtd[high_pos] = bracket_g[low_pos], bracket_gtd[low_pos]
+                bracket[low_pos], bracket_f[low_pos], bracket_g[low_pos] = t, f_new, g_new
+                bracket_gtd[low_pos] = gtd_new
+        return bracket_f[low_pos], bracket_g[low_pos], bracket[low_pos], evals
+
+
+def _scalar(value, like):
+    """A Python number as a 0-d tensor of ``like``'s dtype: MindSpore multiplies a float64 tensor by a Python float
+    rounded to float32 first (torch keeps the float64 value), which moves an L-BFGS run on float64 tensors by 1e-8
+    relative at its first step."""
+    return ms.Tensor(value, like.dtype)
+
+
+def _cubic_minimum(x1, f1, g1, x2, f2, g2, bounds=None):
+    """The minimiser of the cubic through (x1, f1) and (x2, f2) with slopes g1, g2, kept within ``bounds`` (default:
+    between x1 and x2); the middle of the bounds when the cubic has no minimum."""
+    low, high = bounds if bounds is not None else (min(x1, x2), max(x1, x2))
+    d1 = g1 + g2 - 3 * (f1 - f2) / (x1 - x2)
+    d2_square = d1 * d1 - g1 * g2
+    if d2_square < 0:
+        return (low + high) / 2.0
+    d2 = math.sqrt(d2_square)
+    if x1 <= x2:
+        at = x2 - (x2 - x1) * ((g2 + d2 - d1) / (g2 - g1 + 2 * d2))
+    else:
+        at = x1 - (x1 - x2) * ((g1 + d2 - d1) / (g1 - g2 + 2 * d2))
+    return min(max(at, low), high)

@@ -681,6 +681,15 @@ class TrainingLoopRule(Rule):
         self._leaf_flags: set[int] = set()  # x.requires_grad = True statements (Assign nodes)
         self._loops: list[int] = [0]  # per scope (module, then each function): loops open around the node
         self._mode_preludes: set[int] = set()  # ids of the preludes holding model.set_train(True)
+        self._class_methods: list[set[str]] = []  # per enclosing class: the names of its methods (and properties)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+        self._class_methods.append({s.name.value for s in body if isinstance(s, cst.FunctionDef)})
+
+    def leave_ClassDef(self, original_node, updated_node):
+        self._class_methods.pop()
+        return updated_node
 
     # --- opt.param_groups[i]['lr'] read: a Python float in torch, a Parameter in experimental.optim
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
@@ -999,7 +1008,8 @@ class TrainingLoopRule(Rule):
         try:
             sites = [self._site(index, call) for index, call in calls]
             try:
-                plans = plan_block(body, sites, self._forward_names(body), self.leaves, self._read_elsewhere)
+                plans = plan_block(body, sites, self._forward_names(body), self.leaves, self._read_elsewhere,
+                                   self._class_methods[-1] if self._class_methods else None)
             except Unfit as exc:  # two losses computed in one tuple assignment: one statement each, then again
                 if "differentiated again" not in str(exc) or (parallel := split_parallel(body)) is None:
                     raise
@@ -1007,7 +1017,8 @@ class TrainingLoopRule(Rule):
                 calls = [(index, call) for index, stmt in enumerate(body)
                          for call in _backward_calls(stmt, self._grad_calls) if id(call) in self._sites]
                 sites = [self._site(index, call) for index, call in calls]
-                plans = plan_block(body, sites, self._forward_names(body), self.leaves, self._read_elsewhere)
+                plans = plan_block(body, sites, self._forward_names(body), self.leaves, self._read_elsewhere,
+                                   self._class_methods[-1] if self._class_methods else None)
         except Unfit as exc:
             if not terminal and "is not computed in this block" in str(exc):
                 return original  # the enclosing block may compute it

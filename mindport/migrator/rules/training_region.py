@@ -167,22 +167,36 @@ def _body(block) -> list:
 
 
 def plan_block(stmts: list, sites: list[Site], forward_names: set[str], leaves: set[str],
-               read_elsewhere) -> list[Plan]:
+               read_elsewhere, self_methods: set[str] | None = None) -> list[Plan]:
     """One plan per site, in order. ``forward_names``: names whose reading makes a statement a forward one (models,
     their methods' receivers, ``self``); ``leaves``: requires_grad tensors; ``read_elsewhere(name, indices)`` tells
-    whether code other than those statements reads the name."""
+    whether code other than those statements reads the name. ``self_methods``: in a method, the names of its class's
+    methods (then ``self``'s attributes are told apart, see ``_self_attributes``); None elsewhere."""
     rw = [reads_writes(s) for s in stmts]
+    attrs = [_self_attributes(s, self_methods) if self_methods is not None and "self" in rw[i][1] | rw[i][0]
+             else None for i, s in enumerate(stmts)]
     plans: list[Plan] = []
     ran_at: dict[int, int] = {}  # forward statement -> index where a call runs it
     for site in sites:
         needed = set(_names([site.differentiated]).reads)
+        # the attributes of self the chosen statements read (None: all of them, or not in a method)
+        needed_self = (_self_attributes(site.differentiated, self_methods)[0]
+                       if self_methods is not None else None)
         chosen: list[int] = []
         for i in range(site.index - 1, -1, -1):
             reads, writes = rw[i]
-            if writes & needed and not _is_gradient_api(stmts[i]):
+            hit = writes & needed
+            stores = attrs[i][1] if attrs[i] is not None else None  # None: self rebound or mutated as a whole
+            if "self" in hit and stores is not None and needed_self is not None and not stores & needed_self:
+                hit = hit - {"self"}  # bookkeeping on self (self.best = v) that the loss does not read
+            if hit and not _is_gradient_api(stmts[i]):
                 chosen.append(i)
                 simple = isinstance(stmts[i], (cst.SimpleStatementLine, cst.FunctionDef))
-                needed = ((needed - writes) if simple else needed) | reads
+                killed = writes - {"self"} if stores is not None else writes  # an attribute store rebinds nothing
+                needed = ((needed - killed) if simple else needed) | reads
+                if needed_self is not None:
+                    read_attrs = attrs[i][0] if attrs[i] is not None else set()
+                    needed_self = None if read_attrs is None else needed_self | read_attrs
         chosen.reverse()
         if site.loss is not None and not any(site.loss in rw[i][1] for i in chosen):
             raise Unfit(f"{site.loss} is not computed in this block")
@@ -245,6 +259,63 @@ def plan_block(stmts: list, sites: list[Site], forward_names: set[str], leaves: 
             ran_at.setdefault(i, at)
         plans.append(plan)
     return plans
+
+
+def _self_attributes(node, methods: set[str]) -> tuple[set[str] | None, set[str] | None]:
+    """In a method: the attributes of ``self`` a statement reads and those it stores. Reads are None (all of them)
+    when ``self`` is read whole (``f(self)``) or one of the class's methods is called or read (``self._set_lr(step)``:
+    it may read any attribute); stores are None when ``self`` is rebound or changed by a mutating call. A call of a
+    stored object (``self.model(x)``, an attribute the class does not define as a method) reads that attribute. So a
+    method's bookkeeping (``self.best_val = v``, ``self.step += 1``) does not enter the differentiated slice of a loss
+    computed from ``self.model``."""
+    reads: set[str] | None = set()
+    stores: set[str] | None = set()
+
+    class _Walk(cst.CSTVisitor):
+        def visit_Attribute(self, n) -> bool:
+            nonlocal reads
+            if isinstance(n.value, cst.Name) and n.value.value == "self":
+                if n.attr.value in methods:
+                    reads = None
+                elif reads is not None:
+                    reads.add(n.attr.value)
+                return False
+            return True
+
+        def visit_Name(self, n) -> None:
+            nonlocal reads
+            if n.value == "self":
+                reads = None
+
+        def visit_AssignTarget(self, n) -> None:
+            _store(n.target)
+
+        def visit_AugAssign(self, n) -> None:
+            _store(n.target)
+
+        def visit_Call(self, n) -> None:
+            nonlocal stores
+            if _mutated_receiver(n) == "self":
+                stores = None
+
+    def _store(target) -> None:
+        nonlocal stores
+        if isinstance(target, cst.Name) and target.value == "self":
+            stores = None
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                _store(element.value)
+        else:
+            while isinstance(target, (cst.Subscript, cst.Attribute)):
+                if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) \
+                        and target.value.value == "self":
+                    if stores is not None:
+                        stores.add(target.attr.value)
+                    return
+                target = target.value
+
+    walk(node, _Walk())
+    return reads, stores
 
 
 def split_parallel(stmts: list) -> list | None:
