@@ -25,10 +25,13 @@ from __future__ import annotations
 
 import functools
 
+import mindspore
 import numpy as np
 from mindspore import Tensor
 
 _INSTALLED = hasattr(Tensor.__getitem__, "_mindport_numpy_ints")
+_INT_DTYPES = (mindspore.int8, mindspore.int16, mindspore.int32, mindspore.int64,
+               mindspore.uint8, mindspore.uint16, mindspore.uint32, mindspore.uint64)
 
 
 def _plain(index):
@@ -53,6 +56,20 @@ def _plain(index):
     return index
 
 
+def _without_leading_ones(value):
+    """A tensor value of a setitem without its leading size-1 axes, as torch assigns it (torch's setitem views the
+    value without them, then broadcasts it to the indexed part: DA-RNN's ``X_encoded[:, t, :] = h_n``, ``h_n`` an
+    LSTM's (1, B, H) final state, the part (B, H)); MindSpore's BroadcastTo refuses a value of higher rank than the
+    part ("input's rank should be less equal ..."). Every other value passes unchanged (the same object)."""
+    if type(value) is not Tensor and not isinstance(value, Tensor):
+        return value
+    shape = value.shape
+    lead = 0
+    while lead < len(shape) and shape[lead] == 1:
+        lead += 1
+    return value.reshape(shape[lead:]) if lead else value
+
+
 if not _INSTALLED:
     _getitem, _setitem = Tensor.__getitem__, Tensor.__setitem__
 
@@ -60,7 +77,7 @@ if not _INSTALLED:
         return _getitem(self, _plain(index))
 
     def __setitem__(self, index, value):  # noqa: N807 - Tensor's own
-        return _setitem(self, _plain(index), value)
+        return _setitem(self, _plain(index), _without_leading_ones(value))
 
     __getitem__._mindport_numpy_ints = True
     Tensor.__getitem__, Tensor.__setitem__ = __getitem__, __setitem__
@@ -68,13 +85,21 @@ if not _INSTALLED:
 
 # ------------------------------------------------------------------ numpy integers as sizes, shapes and paddings
 
-def _ints(value):
-    """A numpy integer as an int, and a tuple or list of values with its numpy integers as ints (the same object
-    when it holds none)."""
+def _index_int(value) -> bool:
+    """Is ``value`` an integer torch reads as an int through ``__index__`` though it is no int: a numpy integer, or a
+    0-d integer tensor (TensoRF's ``torch.randn((1, n, gridSize[i], 1))``, ``gridSize`` a LongTensor)?"""
     if isinstance(value, np.integer):
+        return True
+    return isinstance(value, Tensor) and value.ndim == 0 and value.dtype in _INT_DTYPES
+
+
+def _ints(value):
+    """A numpy integer or a 0-d integer tensor as an int, and a tuple or list of values with those as ints (the same
+    object when it holds none)."""
+    if _index_int(value):
         return int(value)
-    if type(value) in (tuple, list) and any(isinstance(v, np.integer) for v in value):
-        return type(value)(int(v) if isinstance(v, np.integer) else v for v in value)
+    if type(value) in (tuple, list) and any(_index_int(v) for v in value):
+        return type(value)(int(v) if _index_int(v) else v for v in value)
     return value
 
 
@@ -91,7 +116,14 @@ def _taking_ints(function):
 # measured refusing a numpy integer (TypeError/ValueError from their argument checks) on MindSpore 2.10; the layers'
 # own constructors (nn.Dense, nn.Conv2d, nn.LSTM, pools, norms ...) all do too, but a wrapper around a Cell's
 # __init__ breaks building that Cell inside a compiled graph (MindSpore parses __init__ there): not wrapped
-_OPS = ("pad", "split", "chunk", "softmax", "interpolate", "flatten", "arange", "randn", "rand", "randint")
+# A 0-d integer tensor (torch reads it as an int through __index__ too) is refused by the same functions and by
+# ops.full/normal/standard_normal/narrow/adaptive pools/tril_indices/triu_indices (measured on 2.10, PyNative:
+# "For primitive[StandardNormal], the input argument[shape] must be a type of {Int32, Int64}, but got Tensor[Int64]");
+# ops.zeros/ones/arange/eye/randperm/one_hot, Tensor.view/reshape/tile/broadcast_to/new_zeros take it as it is.
+_OPS = ("pad", "split", "chunk", "softmax", "interpolate", "flatten", "arange", "randn", "rand", "randint",
+        "full", "normal", "standard_normal", "narrow", "tril_indices", "triu_indices",
+        "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
+        "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d")
 
 
 def _install_sizes() -> None:
