@@ -50,7 +50,8 @@ whose mapping entries say ``graph = "..."``, which raise a ``mindport:`` error i
 Nothing here is imported by ``import mindport.runtime`` itself: each module loads MindSpore only when used.
 :mod:`mindport.runtime.numpy_ints` (loaded with ``_graph`` and ``containers``, which the runtime modules import) lets a
 MindSpore tensor take numpy integers as indices and slice bounds, and ``initializer`` and some ``ops`` functions take
-them as sizes, as torch's do; :mod:`mindport.runtime.numpy_stream` (loaded with them) builds MindSpore's layers
+them and 0-d integer tensors as sizes, as torch's do, and a tensor's setitem drop the value's leading size-1 axes, as
+torch's does; :mod:`mindport.runtime.numpy_stream` (loaded with them) builds MindSpore's layers
 without moving numpy's global random stream, as torch's are; :mod:`mindport.runtime.unbatched` (loaded by
 every runtime module converted code imports, and imported by the converter into a file of MindSpore's own layers
 that does not show their inputs batched) lets MindSpore's convolutions, LPPool2d, AdaptiveAvg/MaxPool1d, recurrent

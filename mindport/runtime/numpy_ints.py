@@ -20,6 +20,20 @@ runtime) bound it (``nn.LayerNorm((np.int64(4),))`` builds), and those ``ops`` f
 integers (alone, or in a tuple or list) as ints. Code that bound ``initializer`` by name before the runtime was
 loaded keeps MindSpore's. The layer constructors' own checks are not wrapped: a wrapped ``__init__`` breaks building
 the layer inside a compiled graph (MindSpore parses ``__init__`` there).
+
+A 0-d integer tensor has ``__index__`` too: TensoRF builds its planes with ``torch.randn((1, n, gridSize[i], 1))``,
+``gridSize`` a LongTensor. The same wrappers take it as an int, and the ``ops`` functions measured refusing it in
+PyNative join them (``full``, ``normal``, ``standard_normal``, ``narrow``, ``tril_indices``/``triu_indices``, the
+adaptive pools; ``ops.zeros``/``ones``/``arange``/``eye``/``randperm``/``one_hot`` and ``Tensor.view``/``reshape``/
+``tile``/``broadcast_to``/``new_zeros`` take it as it is). No converted line changes, so native code stays native.
+In a compiled graph a size held in a tensor is not a constant (``int(t[0])`` there is an unknown value too), so this
+is PyNative's.
+
+torch's setitem views the value without its leading size-1 axes before broadcasting it to the indexed part (DA-RNN's
+``X_encoded[:, t, :] = h_n``, ``h_n`` an LSTM's (1, B, H) state); MindSpore's BroadcastTo refuses a value of higher
+rank than the part. The ``__setitem__`` guard drops a tensor value's leading size-1 axes (a reshape, only where there
+are some), which is torch's assignment in every case. A compiled graph uses MindSpore's own setitem (open: DA-RNN's
+encoder in GRAPH_MODE).
 """
 from __future__ import annotations
 
@@ -61,7 +75,7 @@ def _without_leading_ones(value):
     value without them, then broadcasts it to the indexed part: DA-RNN's ``X_encoded[:, t, :] = h_n``, ``h_n`` an
     LSTM's (1, B, H) final state, the part (B, H)); MindSpore's BroadcastTo refuses a value of higher rank than the
     part ("input's rank should be less equal ..."). Every other value passes unchanged (the same object)."""
-    if type(value) is not Tensor and not isinstance(value, Tensor):
+    if not isinstance(value, Tensor):
         return value
     shape = value.shape
     lead = 0
