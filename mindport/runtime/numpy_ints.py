@@ -99,29 +99,39 @@ if not _INSTALLED:
 
 # ------------------------------------------------------------------ numpy integers as sizes, shapes and paddings
 
-def _index_int(value) -> bool:
-    """Is ``value`` an integer torch reads as an int through ``__index__`` though it is no int: a numpy integer, or a
-    0-d integer tensor (TensoRF's ``torch.randn((1, n, gridSize[i], 1))``, ``gridSize`` a LongTensor)?"""
+def _index_int(value, tensors: bool) -> bool:
+    """Is ``value`` an integer torch reads as an int through ``__index__`` though it is no int: a numpy integer, or
+    (``tensors``: in a size parameter) a 0-d integer tensor (TensoRF's ``torch.randn((1, n, gridSize[i], 1))``,
+    ``gridSize`` a LongTensor)?"""
     if isinstance(value, np.integer):
         return True
-    return isinstance(value, Tensor) and value.ndim == 0 and value.dtype in _INT_DTYPES
+    return tensors and isinstance(value, Tensor) and value.ndim == 0 and value.dtype in _INT_DTYPES
 
 
-def _ints(value):
-    """A numpy integer or a 0-d integer tensor as an int, and a tuple or list of values with those as ints (the same
-    object when it holds none)."""
-    if _index_int(value):
+def _ints(value, tensors: bool = False):
+    """A numpy integer (``tensors``: or a 0-d integer tensor) as an int, and a tuple or list of values with those as
+    ints (the same object when it holds none)."""
+    if _index_int(value, tensors):
         return int(value)
-    if type(value) in (tuple, list) and any(_index_int(v) for v in value):
-        return type(value)(int(v) if _index_int(v) else v for v in value)
+    if type(value) in (tuple, list) and any(_index_int(v, tensors) for v in value):
+        return type(value)(int(v) if _index_int(v, tensors) else v for v in value)
     return value
 
 
-def _taking_ints(function):
-    """``function`` with its arguments' numpy integers as ints (torch takes anything with ``__index__`` as a size)."""
+def _taking_ints(function, sizes: tuple = ()):
+    """``function`` with its arguments' numpy integers as ints (torch takes anything with ``__index__`` as a size),
+    and the 0-d integer tensors in its size parameters ``sizes`` (names; ``"*"``: every positional argument) too.
+    A tensor elsewhere (``ops.full``'s fill value, ``ops.flatten``'s input) stays a tensor."""
+    import inspect
+
+    names = list(inspect.signature(function).parameters)
+    every = "*" in sizes
+    positions = tuple(i for i, n in enumerate(names) if n in sizes)
+
     @functools.wraps(function)
     def wrapper(*args, **kwargs):
-        return function(*(_ints(a) for a in args), **{k: _ints(v) for k, v in kwargs.items()})
+        return function(*(_ints(a, every or i in positions) for i, a in enumerate(args)),
+                        **{k: _ints(v, k in sizes) for k, v in kwargs.items()})
 
     wrapper._mindport_numpy_ints = True
     return wrapper
@@ -134,10 +144,13 @@ def _taking_ints(function):
 # ops.full/normal/standard_normal/narrow/adaptive pools/tril_indices/triu_indices (measured on 2.10, PyNative:
 # "For primitive[StandardNormal], the input argument[shape] must be a type of {Int32, Int64}, but got Tensor[Int64]");
 # ops.zeros/ones/arange/eye/randperm/one_hot, Tensor.view/reshape/tile/broadcast_to/new_zeros take it as it is.
-_OPS = ("pad", "split", "chunk", "softmax", "interpolate", "flatten", "arange", "randn", "rand", "randint",
-        "full", "normal", "standard_normal", "narrow", "tril_indices", "triu_indices",
-        "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
-        "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d")
+_OPS = {  # name: its size parameters, where a 0-d integer tensor is an int too
+    "pad": ("padding",), "split": ("split_size_or_sections", "axis"), "chunk": ("chunks", "axis"),
+    "softmax": ("axis",), "interpolate": ("size",), "flatten": ("start_dim", "end_dim"), "arange": (),
+    "randn": ("*",), "rand": ("*",), "randint": ("size",), "full": ("size",), "normal": ("shape",),
+    "standard_normal": ("shape",), "narrow": ("axis", "start", "length"), "tril_indices": ("row", "col", "offset"),
+    "triu_indices": ("row", "col", "offset"),
+    **{f"adaptive_{kind}_pool{d}d": ("output_size",) for kind in ("avg", "max") for d in (1, 2, 3)}}
 
 
 def _install_sizes() -> None:
@@ -147,14 +160,14 @@ def _install_sizes() -> None:
     from mindspore.common import initializer as init_module
 
     original = init_module.initializer
-    wrapped = _taking_ints(original)
+    wrapped = _taking_ints(original, ("shape",))
     for module in list(sys.modules.values()):  # every module that bound it by name (MindSpore's layers import it)
         if module is not None and getattr(module, "initializer", None) is original:
             module.initializer = wrapped
-    for name in _OPS:
+    for name, sizes in _OPS.items():
         function = getattr(ops, name, None)
         if function is not None and not getattr(function, "_mindport_numpy_ints", False):
-            setattr(ops, name, _taking_ints(function))
+            setattr(ops, name, _taking_ints(function, sizes))
 
 
 _install_sizes()  # idempotent: what is wrapped already is left alone

@@ -120,3 +120,14 @@ def test_setitem_leading_ones_only_are_dropped():
         m = ms.ops.zeros((2, 2, 3))
         m[index] = ms.Tensor(v.numpy())
         np.testing.assert_array_equal(m.asnumpy(), t.numpy())
+
+
+def test_a_zero_d_tensor_outside_a_size_stays_a_tensor():
+    import mindport.runtime.containers  # noqa: F401
+
+    t = torch.flatten(torch.tensor(3))
+    m = ms.ops.flatten(ms.Tensor(3, ms.int64), start_dim=0)
+    assert tuple(m.shape) == tuple(t.shape) == (1,)
+    np.testing.assert_array_equal(m.asnumpy(), t.numpy())
+    np.testing.assert_array_equal(ms.ops.full((2,), ms.Tensor(1.5, ms.float32), dtype=ms.float32).asnumpy(),
+                                  torch.full((2,), 1.5).numpy())
