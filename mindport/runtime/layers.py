@@ -333,6 +333,22 @@ class OptionalAffineLayerNorm(nn.LayerNorm):
         return norm(input_x, self.gamma.astype(input_x.dtype), self.beta.astype(input_x.dtype))[0]
 
 
+class FirstParameter:
+    """torch's ``next(self.parameters())`` in a model's methods, as a class attribute the converter adds
+    (``_mp_first_parameter = mp_nn.FirstParameter()``) and reads as ``self._mp_first_parameter``.
+
+    GRAPH_MODE cannot compile the generator (``next(self.get_parameters())``, ``self.trainable_params()[0]`` and
+    ``list(self.get_parameters())[0]`` all fail in MindSpore 2.10), but it resolves an attribute of ``self`` by
+    Python's own attribute lookup when it compiles, and a Parameter found that way is the Cell's live Parameter
+    (its value, dtype and gradient, not a copy). This descriptor gives that lookup the first parameter:
+    ``next(cell.get_parameters())``, the same one PyNative's converted ``next(self.get_parameters())`` takes."""
+
+    def __get__(self, cell, owner=None):
+        if cell is None:
+            return self
+        return next(cell.get_parameters())
+
+
 def add_module(parent, name, child):
     """torch's ``parent.add_module(name, child)`` (and ``register_module``): ``insert_child_to_cell``, and on a
     ``SequentialCell`` also its run list: SequentialCell.construct runs ``cell_list``, which insert_child_to_cell

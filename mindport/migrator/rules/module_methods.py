@@ -55,6 +55,12 @@ class ModuleMethodTransform(Rule):
     ``set_train``, what those calls convert to, marked ``@mp_nn.train_override``, and the Cell's ``set_train`` calls
     such an override in the sub-cells as torch's ``train`` calls each child's (``mindport.runtime.layers``).
 
+    ``next(self.parameters())`` in a model's method (for the device or dtype of its first weight) reads
+    ``self._mp_first_parameter``, a class attribute the rule adds (``mindport.runtime.layers.FirstParameter``): the
+    first of ``get_parameters()``, as ``next(self.get_parameters())`` takes it, but compiled by GRAPH_MODE, which
+    resolves an attribute of ``self`` by Python's lookup and compiles no generator (``next(self.get_parameters())``,
+    ``self.trainable_params()[0]`` and ``list(self.get_parameters())[0]`` all fail to compile in MindSpore 2.10).
+
     ``self.children()``/``self.named_children()`` in a model's forward read the Cell's ``_cells`` table (None left
     out): MindSpore 2.10's graph compiler crashes on ``cells()``/``name_cells()`` inside construct. A class that may
     hold one sub-module under two names keeps ``cells()`` (torch lists it once, the table twice)."""
@@ -89,6 +95,39 @@ class ModuleMethodTransform(Rule):
             """,
             note="next(m.parameters()) takes the first parameter of a generator: Cell.get_parameters() is one "
                  "(trainable_params(), what parameters() becomes elsewhere, is a list, which next() refuses).",
+        ),
+        Example(
+            before="""
+                import torch
+                import torch.nn as nn
+
+                class Encoder(nn.Module):
+                    def __init__(self):
+                        super().__init__()
+                        self.rnn = nn.GRU(4, 8)
+
+                    def forward(self, x):
+                        h = torch.zeros(1, x.size(1), 8, dtype=next(self.parameters()).dtype)
+                        return self.rnn(x, h)[0]
+            """,
+            after="""
+                from mindspore import nn
+                from mindspore import ops
+                from mindport.runtime import layers as mp_nn
+
+                class Encoder(nn.Cell):
+                    _mp_first_parameter = mp_nn.FirstParameter()
+
+                    def __init__(self):
+                        super().__init__()
+                        self.rnn = nn.GRU(input_size=4, hidden_size=8)
+
+                    def construct(self, x):
+                        h = ops.zeros((1, x.shape[1], 8), dtype=self._mp_first_parameter.dtype)
+                        return self.rnn(x, h)[0]
+            """,
+            note="next(self.parameters()) in a model's method: a class attribute that GRAPH_MODE resolves to the "
+                 "Cell's first Parameter (the generator does not compile there).",
         ),
         Example(
             before="""
@@ -257,14 +296,18 @@ class ModuleMethodTransform(Rule):
         self._objects: list[set[str]] = [set()]  # per function: names holding an object of the project's own
         # non-module classes (trainer = Trainer(model)): their train()/eval()/parameters() are the class's own
         self._file_classes: set[str] = set()
+        self._first_parameter: list[bool] = []  # per enclosing class: reads self._mp_first_parameter
 
     def visit_ClassDef(self, node) -> None:
         self._classes.append((node.name.value in self._module_classes, self._depth))
         self._aliasing.append(_may_alias_cells(node))
+        self._first_parameter.append(False)
 
     def leave_ClassDef(self, original_node, updated_node):
         self._classes.pop()
         self._aliasing.pop()
+        if self._first_parameter.pop():
+            return _with_first_parameter(updated_node)
         return updated_node
 
     def visit_FunctionDef(self, node) -> None:
@@ -318,6 +361,13 @@ class ModuleMethodTransform(Rule):
 
     def leave_Call(self, original_node, updated_node):
         func = updated_node.func
+        if _is_next_of_parameters(original_node) and self.scope.resolve(original_node.func) is None \
+                and len(original_node.args) == 1 and self._in_model_method(original_node.args[0].value.func.value):
+            # next(self.parameters()) in a model's method: GRAPH_MODE compiles no generator, but resolves an
+            # attribute of self by Python's lookup (mindport.runtime.layers.FirstParameter, a class attribute)
+            self._first_parameter[-1] = True
+            self.runtime_modules.add(_RUNTIME_LAYERS)
+            return parse_expression("self._mp_first_parameter")
         if _is_next_of_parameters(original_node) and self.scope.resolve(original_node.func) is None:
             # next(m.parameters()): torch's is a generator (trainable_params() is a list, next() refuses it)
             inner = updated_node.args[0].value
@@ -377,6 +427,11 @@ class ModuleMethodTransform(Rule):
         return updated_node
 
 
+    def _in_model_method(self, receiver: cst.BaseExpression) -> bool:
+        """``self`` in a method of a model class (its own body, not a function nested in it)."""
+        return isinstance(receiver, cst.Name) and receiver.value == "self" and bool(self._classes) \
+            and self._classes[-1] == (True, self._depth - 1)
+
     def _in_forward(self, receiver: cst.BaseExpression) -> bool:
         """``self.children()`` in a model class's forward (its construct), the class never holding one sub-module
         under two names."""
@@ -389,6 +444,20 @@ def _optimizer_receiver(receiver: cst.BaseExpression) -> bool:
     """An optimizer's ``load_state_dict`` is the training-loop rule's (``mindport.runtime.optim``)."""
     name = dotted_name(receiver)
     return name is not None and named_like_optimizer(name)
+
+
+def _with_first_parameter(cls: cst.ClassDef) -> cst.ClassDef:
+    """Adds ``_mp_first_parameter = mp_nn.FirstParameter()`` to a model class's body (after its docstring), what
+    ``self._mp_first_parameter`` (torch's ``next(self.parameters())``) reads."""
+    line = cst.parse_statement(f"_mp_first_parameter = {runtime_alias(_RUNTIME_LAYERS)}.FirstParameter()\n")
+    body = list(cls.body.body)
+    at = 1 if body and isinstance(body[0], cst.SimpleStatementLine) and len(body[0].body) == 1 \
+        and isinstance(body[0].body[0], cst.Expr) and isinstance(body[0].body[0].value,
+                                                                  (cst.SimpleString, cst.ConcatenatedString)) else 0
+    rest = body[at:]
+    if rest and isinstance(rest[0], (cst.FunctionDef, cst.ClassDef)) and not rest[0].leading_lines:
+        rest[0] = rest[0].with_changes(leading_lines=[cst.EmptyLine(indent=False)])  # a blank line before the first method
+    return cls.with_changes(body=cls.body.with_changes(body=[*body[:at], line, *rest]))
 
 
 def _own_cells(named: bool) -> cst.BaseExpression:
