@@ -349,6 +349,23 @@ class FirstParameter:
         return next(cell.get_parameters())
 
 
+class Modules:
+    """torch's ``module.modules()`` in a model's methods after ``__init__`` (its forward and what forward calls), read
+    as ``module._mp_modules``: every Cell under ``module`` and itself, in torch's order (``cells_and_names()``), as a
+    list. GRAPH_MODE compiles no generator (the generator expression over ``cells_and_names()`` that ``modules()``
+    becomes elsewhere fails: "Unsupported expression 'Yield'"), but resolves an attribute of a Cell by Python's own
+    lookup when it compiles, and iterates a list of Cells. Installed on ``nn.Cell`` when this module loads (the
+    receiver may be a MindSpore container, ``self._net.modules()``); a name of mindport's own, no Cell's."""
+
+    def __get__(self, cell, owner=None):
+        if cell is None:
+            return self
+        return [sub for _, sub in cell.cells_and_names()]
+
+
+nn.Cell._mp_modules = Modules()  # noqa: SLF001  (a new name on Cell: nothing of MindSpore's is replaced)
+
+
 def add_module(parent, name, child):
     """torch's ``parent.add_module(name, child)`` (and ``register_module``): ``insert_child_to_cell``, and on a
     ``SequentialCell`` also its run list: SequentialCell.construct runs ``cell_list``, which insert_child_to_cell

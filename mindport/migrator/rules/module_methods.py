@@ -61,6 +61,12 @@ class ModuleMethodTransform(Rule):
     resolves an attribute of ``self`` by Python's lookup and compiles no generator (``next(self.get_parameters())``,
     ``self.trainable_params()[0]`` and ``list(self.get_parameters())[0]`` all fail to compile in MindSpore 2.10).
 
+    ``m.modules()`` in a model's method other than ``__init__`` (forward, and what forward calls) reads
+    ``m._mp_modules``: a list of the Cells under ``m`` and ``m`` itself, in torch's order, that GRAPH_MODE compiles
+    (``mindport.runtime.layers.Modules``, which that module installs on ``nn.Cell`` when it loads: the import stays
+    for it). Elsewhere it is a generator over ``cells_and_names()``, which a graph refuses ("Unsupported expression
+    'Yield'").
+
     ``self.children()``/``self.named_children()`` in a model's forward read the Cell's ``_cells`` table (None left
     out): MindSpore 2.10's graph compiler crashes on ``cells()``/``name_cells()`` inside construct. A class that may
     hold one sub-module under two names keeps ``cells()`` (torch lists it once, the table twice)."""
@@ -261,6 +267,35 @@ class ModuleMethodTransform(Rule):
             note="self.children() in forward: the Cell's own table of sub-cells, which GRAPH_MODE compiles "
                  "(self.cells() there crashes MindSpore 2.10's graph compiler); elsewhere it is cells().",
         ),
+        Example(
+            before="""
+                import torch.nn as nn
+
+                class Net(nn.Module):
+                    def __init__(self):
+                        super().__init__()
+                        self.body = nn.Sequential(nn.Linear(4, 4), nn.Sequential(nn.Linear(4, 4), nn.ReLU()))
+
+                    def forward(self, x):
+                        linears = [m for m in self.body.modules() if isinstance(m, nn.Linear)]
+                        return linears[-1](x)
+            """,
+            after="""
+                from mindspore import nn
+                from mindport.runtime import layers as mp_nn
+
+                class Net(nn.Cell):
+                    def __init__(self):
+                        super().__init__()
+                        self.body = nn.SequentialCell(nn.Dense(in_channels=4, out_channels=4), nn.SequentialCell(nn.Dense(in_channels=4, out_channels=4), nn.ReLU()))
+
+                    def construct(self, x):
+                        linears = [m for m in self.body._mp_modules if isinstance(m, nn.Dense)]
+                        return linears[-1](x)
+            """,
+            note="m.modules() in forward: a list of the cells that GRAPH_MODE compiles (mindport.runtime.layers "
+                 "installs _mp_modules on nn.Cell); in __init__ it stays a generator over cells_and_names().",
+        ),
     )
 
     RENAMES = {
@@ -397,6 +432,11 @@ class ModuleMethodTransform(Rule):
         if name == "named_children" and not args:
             inner = updated_node.with_changes(func=func.with_changes(attr=cst.Name("name_cells")))
             return method(inner, "items")
+        if name == "modules" and not args and self._in_model_method(cst.Name("self")) \
+                and self._functions[-1] != "__init__":
+            # in forward and what it calls: a list GRAPH_MODE compiles (mindport.runtime.layers.Modules on nn.Cell)
+            self.runtime_modules.add(_RUNTIME_LAYERS)
+            return cst.Attribute(value=func.value, attr=cst.Name("_mp_modules"))
         if name == "modules" and not args:
             # Cell has no modules(): iterate cells_and_names() and keep the cells.
             pairs = updated_node.with_changes(func=func.with_changes(attr=cst.Name("cells_and_names")))
