@@ -61,11 +61,11 @@ class ModuleMethodTransform(Rule):
     resolves an attribute of ``self`` by Python's lookup and compiles no generator (``next(self.get_parameters())``,
     ``self.trainable_params()[0]`` and ``list(self.get_parameters())[0]`` all fail to compile in MindSpore 2.10).
 
-    ``m.modules()`` in a model's method other than ``__init__`` (forward, and what forward calls) reads
+    ``m.modules()`` in a model's forward and the methods it calls through ``self`` reads
     ``m._mp_modules``: a list of the Cells under ``m`` and ``m`` itself, in torch's order, that GRAPH_MODE compiles
     (``mindport.runtime.layers.Modules``, which that module installs on ``nn.Cell`` when it loads: the import stays
-    for it). Elsewhere it is a generator over ``cells_and_names()``, which a graph refuses ("Unsupported expression
-    'Yield'").
+    for it); a graph refuses the generator over ``cells_and_names()`` ("Unsupported expression 'Yield'"), which
+    every other method keeps (an ``_initialize_weights`` loop stays MindSpore's own iteration).
 
     ``self.children()``/``self.named_children()`` in a model's forward read the Cell's ``_cells`` table (None left
     out): MindSpore 2.10's graph compiler crashes on ``cells()``/``name_cells()`` inside construct. A class that may
@@ -328,6 +328,7 @@ class ModuleMethodTransform(Rule):
         self._depth = 0
         self._functions: list[str] = []  # the enclosing functions' names
         self._aliasing: list[bool] = []  # per enclosing class: may one sub-cell sit under two attribute names?
+        self._compiled: list[frozenset[str]] = []  # per enclosing class: forward and the methods it calls on self
         self._objects: list[set[str]] = [set()]  # per function: names holding an object of the project's own
         # non-module classes (trainer = Trainer(model)): their train()/eval()/parameters() are the class's own
         self._file_classes: set[str] = set()
@@ -336,11 +337,13 @@ class ModuleMethodTransform(Rule):
     def visit_ClassDef(self, node) -> None:
         self._classes.append((node.name.value in self._module_classes, self._depth))
         self._aliasing.append(_may_alias_cells(node))
+        self._compiled.append(_forward_methods(node))
         self._first_parameter.append(False)
 
     def leave_ClassDef(self, original_node, updated_node):
         self._classes.pop()
         self._aliasing.pop()
+        self._compiled.pop()
         if self._first_parameter.pop():
             return _with_first_parameter(updated_node)
         return updated_node
@@ -433,7 +436,7 @@ class ModuleMethodTransform(Rule):
             inner = updated_node.with_changes(func=func.with_changes(attr=cst.Name("name_cells")))
             return method(inner, "items")
         if name == "modules" and not args and self._in_model_method(cst.Name("self")) \
-                and self._functions[-1] != "__init__":
+                and self._functions[-1:] and self._functions[-1] in self._compiled[-1]:
             # in forward and what it calls: a list GRAPH_MODE compiles (mindport.runtime.layers.Modules on nn.Cell)
             self.runtime_modules.add(_RUNTIME_LAYERS)
             return cst.Attribute(value=func.value, attr=cst.Name("_mp_modules"))
@@ -478,6 +481,31 @@ class ModuleMethodTransform(Rule):
         return isinstance(receiver, cst.Name) and receiver.value == "self" and bool(self._classes) \
             and self._classes[-1] == (True, self._depth - 1) and self._functions[-1:] == ["forward"] \
             and not self._aliasing[-1]
+
+
+def _forward_methods(cls: cst.ClassDef) -> frozenset[str]:
+    """``forward`` and the methods of the class it calls through ``self``, transitively (what a graph compiles)."""
+    methods = {b.name.value: b for b in cls.body.body if isinstance(b, cst.FunctionDef)}
+    calls: dict[str, set[str]] = {}
+    for name, method in methods.items():
+        found: set[str] = set()
+
+        class _Calls(cst.CSTVisitor):
+            def visit_Call(self, node: cst.Call) -> None:
+                func = node.func
+                if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) \
+                        and func.value.value == "self" and func.attr.value in methods:
+                    found.add(func.attr.value)
+
+        method.visit(_Calls())
+        calls[name] = found
+    reached, todo = set(), ["forward"] if "forward" in methods else []
+    while todo:
+        name = todo.pop()
+        if name not in reached:
+            reached.add(name)
+            todo.extend(calls.get(name, ()))
+    return frozenset(reached)
 
 
 def _optimizer_receiver(receiver: cst.BaseExpression) -> bool:
