@@ -333,6 +333,39 @@ class OptionalAffineLayerNorm(nn.LayerNorm):
         return norm(input_x, self.gamma.astype(input_x.dtype), self.beta.astype(input_x.dtype))[0]
 
 
+class FirstParameter:
+    """torch's ``next(self.parameters())`` in a model's methods, as a class attribute the converter adds
+    (``_mp_first_parameter = mp_nn.FirstParameter()``) and reads as ``self._mp_first_parameter``.
+
+    GRAPH_MODE cannot compile the generator (``next(self.get_parameters())``, ``self.trainable_params()[0]`` and
+    ``list(self.get_parameters())[0]`` all fail in MindSpore 2.10), but it resolves an attribute of ``self`` by
+    Python's own attribute lookup when it compiles, and a Parameter found that way is the Cell's live Parameter
+    (its value, dtype and gradient, not a copy). This descriptor gives that lookup the first parameter:
+    ``next(cell.get_parameters())``, the same one PyNative's converted ``next(self.get_parameters())`` takes."""
+
+    def __get__(self, cell, owner=None):
+        if cell is None:
+            return self
+        return next(cell.get_parameters())
+
+
+class Modules:
+    """torch's ``module.modules()`` in a model's methods after ``__init__`` (its forward and what forward calls), read
+    as ``module._mp_modules``: every Cell under ``module`` and itself, in torch's order (``cells_and_names()``), as a
+    list. GRAPH_MODE compiles no generator (the generator expression over ``cells_and_names()`` that ``modules()``
+    becomes elsewhere fails: "Unsupported expression 'Yield'"), but resolves an attribute of a Cell by Python's own
+    lookup when it compiles, and iterates a list of Cells. Installed on ``nn.Cell`` when this module loads (the
+    receiver may be a MindSpore container, ``self._net.modules()``); a name of mindport's own, no Cell's."""
+
+    def __get__(self, cell, owner=None):
+        if cell is None:
+            return self
+        return [sub for _, sub in cell.cells_and_names()]
+
+
+nn.Cell._mp_modules = Modules()  # noqa: SLF001  (a new name on Cell: nothing of MindSpore's is replaced)
+
+
 def add_module(parent, name, child):
     """torch's ``parent.add_module(name, child)`` (and ``register_module``): ``insert_child_to_cell``, and on a
     ``SequentialCell`` also its run list: SequentialCell.construct runs ``cell_list``, which insert_child_to_cell

@@ -55,6 +55,18 @@ class ModuleMethodTransform(Rule):
     ``set_train``, what those calls convert to, marked ``@mp_nn.train_override``, and the Cell's ``set_train`` calls
     such an override in the sub-cells as torch's ``train`` calls each child's (``mindport.runtime.layers``).
 
+    ``next(self.parameters())`` in a model's method (for the device or dtype of its first weight) reads
+    ``self._mp_first_parameter``, a class attribute the rule adds (``mindport.runtime.layers.FirstParameter``): the
+    first of ``get_parameters()``, as ``next(self.get_parameters())`` takes it, but compiled by GRAPH_MODE, which
+    resolves an attribute of ``self`` by Python's lookup and compiles no generator (``next(self.get_parameters())``,
+    ``self.trainable_params()[0]`` and ``list(self.get_parameters())[0]`` all fail to compile in MindSpore 2.10).
+
+    ``m.modules()`` in a model's forward and the methods it calls through ``self`` reads
+    ``m._mp_modules``: a list of the Cells under ``m`` and ``m`` itself, in torch's order, that GRAPH_MODE compiles
+    (``mindport.runtime.layers.Modules``, which that module installs on ``nn.Cell`` when it loads: the import stays
+    for it); a graph refuses the generator over ``cells_and_names()`` ("Unsupported expression 'Yield'"), which
+    every other method keeps (an ``_initialize_weights`` loop stays MindSpore's own iteration).
+
     ``self.children()``/``self.named_children()`` in a model's forward read the Cell's ``_cells`` table (None left
     out): MindSpore 2.10's graph compiler crashes on ``cells()``/``name_cells()`` inside construct. A class that may
     hold one sub-module under two names keeps ``cells()`` (torch lists it once, the table twice)."""
@@ -89,6 +101,39 @@ class ModuleMethodTransform(Rule):
             """,
             note="next(m.parameters()) takes the first parameter of a generator: Cell.get_parameters() is one "
                  "(trainable_params(), what parameters() becomes elsewhere, is a list, which next() refuses).",
+        ),
+        Example(
+            before="""
+                import torch
+                import torch.nn as nn
+
+                class Encoder(nn.Module):
+                    def __init__(self):
+                        super().__init__()
+                        self.rnn = nn.GRU(4, 8)
+
+                    def forward(self, x):
+                        h = torch.zeros(1, x.size(1), 8, dtype=next(self.parameters()).dtype)
+                        return self.rnn(x, h)[0]
+            """,
+            after="""
+                from mindspore import nn
+                from mindspore import ops
+                from mindport.runtime import layers as mp_nn
+
+                class Encoder(nn.Cell):
+                    _mp_first_parameter = mp_nn.FirstParameter()
+
+                    def __init__(self):
+                        super().__init__()
+                        self.rnn = nn.GRU(input_size=4, hidden_size=8)
+
+                    def construct(self, x):
+                        h = ops.zeros((1, x.shape[1], 8), dtype=self._mp_first_parameter.dtype)
+                        return self.rnn(x, h)[0]
+            """,
+            note="next(self.parameters()) in a model's method: a class attribute that GRAPH_MODE resolves to the "
+                 "Cell's first Parameter (the generator does not compile there).",
         ),
         Example(
             before="""
@@ -222,6 +267,35 @@ class ModuleMethodTransform(Rule):
             note="self.children() in forward: the Cell's own table of sub-cells, which GRAPH_MODE compiles "
                  "(self.cells() there crashes MindSpore 2.10's graph compiler); elsewhere it is cells().",
         ),
+        Example(
+            before="""
+                import torch.nn as nn
+
+                class Net(nn.Module):
+                    def __init__(self):
+                        super().__init__()
+                        self.body = nn.Sequential(nn.Linear(4, 4), nn.Sequential(nn.Linear(4, 4), nn.ReLU()))
+
+                    def forward(self, x):
+                        linears = [m for m in self.body.modules() if isinstance(m, nn.Linear)]
+                        return linears[-1](x)
+            """,
+            after="""
+                from mindspore import nn
+                from mindport.runtime import layers as mp_nn
+
+                class Net(nn.Cell):
+                    def __init__(self):
+                        super().__init__()
+                        self.body = nn.SequentialCell(nn.Dense(in_channels=4, out_channels=4), nn.SequentialCell(nn.Dense(in_channels=4, out_channels=4), nn.ReLU()))
+
+                    def construct(self, x):
+                        linears = [m for m in self.body._mp_modules if isinstance(m, nn.Dense)]
+                        return linears[-1](x)
+            """,
+            note="m.modules() in forward: a list of the cells that GRAPH_MODE compiles (mindport.runtime.layers "
+                 "installs _mp_modules on nn.Cell); in __init__ it stays a generator over cells_and_names().",
+        ),
     )
 
     RENAMES = {
@@ -254,17 +328,24 @@ class ModuleMethodTransform(Rule):
         self._depth = 0
         self._functions: list[str] = []  # the enclosing functions' names
         self._aliasing: list[bool] = []  # per enclosing class: may one sub-cell sit under two attribute names?
+        self._compiled: list[frozenset[str]] = []  # per enclosing class: forward and the methods it calls on self
         self._objects: list[set[str]] = [set()]  # per function: names holding an object of the project's own
         # non-module classes (trainer = Trainer(model)): their train()/eval()/parameters() are the class's own
         self._file_classes: set[str] = set()
+        self._first_parameter: list[bool] = []  # per enclosing class: reads self._mp_first_parameter
 
     def visit_ClassDef(self, node) -> None:
         self._classes.append((node.name.value in self._module_classes, self._depth))
         self._aliasing.append(_may_alias_cells(node))
+        self._compiled.append(_forward_methods(node))
+        self._first_parameter.append(False)
 
     def leave_ClassDef(self, original_node, updated_node):
         self._classes.pop()
         self._aliasing.pop()
+        self._compiled.pop()
+        if self._first_parameter.pop():
+            return _with_first_parameter(updated_node)
         return updated_node
 
     def visit_FunctionDef(self, node) -> None:
@@ -318,6 +399,13 @@ class ModuleMethodTransform(Rule):
 
     def leave_Call(self, original_node, updated_node):
         func = updated_node.func
+        if _is_next_of_parameters(original_node) and self.scope.resolve(original_node.func) is None \
+                and len(original_node.args) == 1 and self._in_model_method(original_node.args[0].value.func.value):
+            # next(self.parameters()) in a model's method: GRAPH_MODE compiles no generator, but resolves an
+            # attribute of self by Python's lookup (mindport.runtime.layers.FirstParameter, a class attribute)
+            self._first_parameter[-1] = True
+            self.runtime_modules.add(_RUNTIME_LAYERS)
+            return parse_expression("self._mp_first_parameter")
         if _is_next_of_parameters(original_node) and self.scope.resolve(original_node.func) is None:
             # next(m.parameters()): torch's is a generator (trainable_params() is a list, next() refuses it)
             inner = updated_node.args[0].value
@@ -347,6 +435,11 @@ class ModuleMethodTransform(Rule):
         if name == "named_children" and not args:
             inner = updated_node.with_changes(func=func.with_changes(attr=cst.Name("name_cells")))
             return method(inner, "items")
+        if name == "modules" and not args and self._in_model_method(cst.Name("self")) \
+                and self._functions[-1:] and self._functions[-1] in self._compiled[-1]:
+            # in forward and what it calls: a list GRAPH_MODE compiles (mindport.runtime.layers.Modules on nn.Cell)
+            self.runtime_modules.add(_RUNTIME_LAYERS)
+            return cst.Attribute(value=func.value, attr=cst.Name("_mp_modules"))
         if name == "modules" and not args:
             # Cell has no modules(): iterate cells_and_names() and keep the cells.
             pairs = updated_node.with_changes(func=func.with_changes(attr=cst.Name("cells_and_names")))
@@ -377,6 +470,11 @@ class ModuleMethodTransform(Rule):
         return updated_node
 
 
+    def _in_model_method(self, receiver: cst.BaseExpression) -> bool:
+        """``self`` in a method of a model class (its own body, not a function nested in it)."""
+        return isinstance(receiver, cst.Name) and receiver.value == "self" and bool(self._classes) \
+            and self._classes[-1] == (True, self._depth - 1)
+
     def _in_forward(self, receiver: cst.BaseExpression) -> bool:
         """``self.children()`` in a model class's forward (its construct), the class never holding one sub-module
         under two names."""
@@ -385,10 +483,49 @@ class ModuleMethodTransform(Rule):
             and not self._aliasing[-1]
 
 
+def _forward_methods(cls: cst.ClassDef) -> frozenset[str]:
+    """``forward`` and the methods of the class it calls through ``self``, transitively (what a graph compiles)."""
+    methods = {b.name.value: b for b in cls.body.body if isinstance(b, cst.FunctionDef)}
+    calls: dict[str, set[str]] = {}
+    for name, method in methods.items():
+        found: set[str] = set()
+
+        class _Calls(cst.CSTVisitor):
+            def visit_Call(self, node: cst.Call) -> None:
+                func = node.func
+                if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) \
+                        and func.value.value == "self" and func.attr.value in methods:
+                    found.add(func.attr.value)
+
+        method.visit(_Calls())
+        calls[name] = found
+    reached, todo = set(), ["forward"] if "forward" in methods else []
+    while todo:
+        name = todo.pop()
+        if name not in reached:
+            reached.add(name)
+            todo.extend(calls.get(name, ()))
+    return frozenset(reached)
+
+
 def _optimizer_receiver(receiver: cst.BaseExpression) -> bool:
     """An optimizer's ``load_state_dict`` is the training-loop rule's (``mindport.runtime.optim``)."""
     name = dotted_name(receiver)
     return name is not None and named_like_optimizer(name)
+
+
+def _with_first_parameter(cls: cst.ClassDef) -> cst.ClassDef:
+    """Adds ``_mp_first_parameter = mp_nn.FirstParameter()`` to a model class's body (after its docstring), what
+    ``self._mp_first_parameter`` (torch's ``next(self.parameters())``) reads."""
+    line = cst.parse_statement(f"_mp_first_parameter = {runtime_alias(_RUNTIME_LAYERS)}.FirstParameter()\n")
+    body = list(cls.body.body)
+    at = 1 if body and isinstance(body[0], cst.SimpleStatementLine) and len(body[0].body) == 1 \
+        and isinstance(body[0].body[0], cst.Expr) and isinstance(body[0].body[0].value,
+                                                                  (cst.SimpleString, cst.ConcatenatedString)) else 0
+    rest = body[at:]
+    if rest and isinstance(rest[0], (cst.FunctionDef, cst.ClassDef)) and not rest[0].leading_lines:
+        rest[0] = rest[0].with_changes(leading_lines=[cst.EmptyLine(indent=False)])  # a blank line before the first method
+    return cls.with_changes(body=cls.body.with_changes(body=[*body[:at], line, *rest]))
 
 
 def _own_cells(named: bool) -> cst.BaseExpression:
