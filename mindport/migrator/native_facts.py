@@ -904,24 +904,14 @@ class _FunctionFacts:
             return [v for v in bindings if v is not None] + unpacked
         return bindings
 
-    def piece_of(self, name: str):
-        """The tensor whose pieces the name's only binding unpacks (``x1, x2 = x.chunk(2, -1)``: ``x``), or None."""
+    def piece_of(self, name: str) -> "cst.Call | None":
+        """The chunk/split/unbind call whose pieces the name's only binding unpacks (``x1, x2 = x.chunk(2, -1)``),
+        or None: names cut by one call have one dtype."""
         values = self._binding_values(name)
         if name in self._params or len(values) != 1 or self._unpacked.get(name) != values \
                 or not isinstance(values[0], cst.Call):
             return None
-        call = values[0]
-        if isinstance(call.func, cst.Attribute) and self._resolve(call.func) is None:
-            receiver = call.func.value
-        elif call.args and call.args[0].keyword is None and not call.args[0].star:
-            receiver = call.args[0].value
-        else:
-            return None
-        # a name bound at most once (the join reads the tensor the pieces were cut from), not the name itself
-        if not isinstance(receiver, cst.Name) or receiver.value == name \
-                or len(self._order.bindings(receiver.value)) > (0 if receiver.value in self._params else 1):
-            return None
-        return receiver
+        return values[0]
 
     def _every_binding(self, name: str, seen: frozenset[str], test) -> bool:
         """Does ``test`` hold of every value the function binds ``name`` to (a parameter: no)?"""

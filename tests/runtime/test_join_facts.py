@@ -255,6 +255,7 @@ def test_lists_that_may_gain_an_integer_keep_the_helper():
 # float x's dtype (torch refuses an integer x).
 UNPACK = HEAD + textwrap.dedent("""
     def rotate_half(x):
+        x = x * 1
         x1, x2 = x.chunk(2, dim=-1)
         return torch.cat((-x2, x1), dim=-1)
 

@@ -848,7 +848,7 @@ class TableCallTransform(Rule):
         gives to a layer of floating weights (FloatFacts.layer_input: torch takes only the layer's dtype there,
         DenseNet's ``torch.cat([F.relu(self.bn(x)), x], 1)``) or a name whose reaching binding is floating (FloatFacts.
         reaching_float); members all derived from one name by dtype-keeping views, copies and ``*_like`` (``[x,
-        x.conj()]``), pieces unpacked from one tensor's chunk/split/unbind (``(-x2, x1)``); or, at a call site of a
+        x.conj()]``), pieces unpacked from one chunk/split/unbind call (``(-x2, x1)``); or, at a call site of a
         recorded torch run (``convert --facts``), one dtype in every call observed."""
         if self._observed_uniform(call):
             return True
@@ -880,14 +880,10 @@ class TableCallTransform(Rule):
         floats = self._floats()
 
         def root(expr):
-            cut: set[str] = set()
             while True:
                 if isinstance(expr, cst.Name):
-                    piece = floats.piece_of(expr.value) if expr.value not in cut else None
-                    if piece is None:  # x1, x2 = x.chunk(2, -1): a piece of x
-                        return expr.value
-                    cut.add(expr.value)
-                    expr = piece
+                    piece = floats.piece_of(expr.value)  # x1, x2 = x.chunk(2, -1): pieces of one call
+                    return expr.value if piece is None else id(piece)
                 elif isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus, cst.Plus)):
                     expr = expr.expression  # -x2: x2's dtype
                 elif isinstance(expr, cst.Subscript):
