@@ -81,6 +81,8 @@ class ClassFacts:
         self.runtime_lists: set[int] = set()  # lists displayed with Cells but added to by name: the runtime's
         self.native_softmax: set[int] = set()  # nn.Softmax layers only ever called on an input with no -inf row
         self._resolve = resolve
+        self._cls = cls
+        self._changed = file.appended | file.named | file.foreign
         self._layers: dict[str, list[cst.Call]] = {}  # self.NAME -> the calls assigned to it
         methods = [s for s in cls.body.body if isinstance(s, cst.FunctionDef)] \
             if isinstance(cls.body, cst.IndentedBlock) else []
@@ -137,6 +139,12 @@ class ClassFacts:
         facts = UnmaskedFacts(method, self._resolve, self._layers)
         return all(ref.assigned or ref.call is not None and len(ref.call.args) == 1 and ref.call.args[0].keyword is None
                    and not ref.call.args[0].star and facts.unmasked(ref.call.args[0].value) for ref in refs)
+
+    @property
+    def float_layers(self) -> dict[str, list[cst.Call]]:
+        """self.NAME -> every value assigned to it, for the dtype facts: both calls of ``A() if c else B()``; no
+        entry for a name that is also assigned something other than a call (``self.fc = None``)."""
+        return class_float_layers(self._cls, self._changed)
 
     @property
     def layers(self) -> dict[str, list[cst.Call]]:
@@ -262,6 +270,44 @@ def _rebound_first(method: cst.FunctionDef, var: str, call: cst.Call) -> bool:
                 and s.targets[0].target.value == var for s in stmt.body):
             return True
     return False
+
+
+def class_float_layers(cls: cst.ClassDef, changed: frozenset[str] = frozenset()) -> dict[str, list[cst.Call]]:
+    """self.NAME -> every value any method of the class assigns to it, for the dtype facts: a call, or both calls
+    of ``A(...) if c else B(...)``; no entry for a name that is also assigned anything else (``self.fc = None``) or
+    that the file may change otherwise (``changed``: FileFacts' appended, named and foreign attributes, a
+    ModuleList given other members)."""
+    methods = [s for s in cls.body.body if isinstance(s, cst.FunctionDef)] \
+        if isinstance(cls.body, cst.IndentedBlock) else []
+    values: dict[str, list[cst.Call]] = {}
+    other: set[str] = set()
+    for method in methods:
+        for stmt in _assignments(method):
+            for target in stmt.targets:
+                if not _self_attr(target.target):
+                    for node in all_nodes(target.target, cst.Attribute):
+                        if _self_attr(node):
+                            other.add(node.attr.value)  # self.a, self.b = ...: not a plain value
+                    continue
+                calls = _branch_calls(stmt.value) if len(stmt.targets) == 1 else None
+                if calls is None:
+                    other.add(target.target.attr.value)
+                else:
+                    values.setdefault(target.target.attr.value, []).extend(calls)
+        for node in own_nodes(method, cst.AugAssign) + own_nodes(method, cst.AnnAssign):
+            if _self_attr(node.target):
+                other.add(node.target.attr.value)
+    return {name: calls for name, calls in values.items() if name not in other and name not in changed}
+
+
+def _branch_calls(value) -> "list[cst.Call] | None":
+    """The calls of ``A(...) if c else B(...)`` (nested too); None when a branch is anything else."""
+    if isinstance(value, cst.Call):
+        return [value]
+    if isinstance(value, cst.IfExp):
+        body, orelse = _branch_calls(value.body), _branch_calls(value.orelse)
+        return None if body is None or orelse is None else body + orelse
+    return None
 
 
 def _self_attr(expr) -> bool:
@@ -711,6 +757,13 @@ _SAME_DTYPE_FUNCTIONS = _SAME_DTYPE_METHODS | frozenset({
     "dropout", "dropout2d", "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
     "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool2d", "pad", "interpolate", "layer_norm",
     "group_norm", "batch_norm", "normalize"})
+# einops functions whose result has their first argument's dtype
+_KEEPING_FUNCTIONS = frozenset({"einops.rearrange", "einops.repeat"})
+# torch.nn layers that, given a float, do not give a single float tensor (integer inputs, tuples, containers)
+_NOT_KEEPING_LAYERS = frozenset(f"torch.nn.{name}" for name in (
+    "Embedding", "EmbeddingBag", "MultiheadAttention", "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell",
+    "ModuleList", "ModuleDict", "ParameterList", "ParameterDict", "Module", "Parameter", "Sequential"))
+_KEEPING_LAYERS_OUTSIDE = frozenset({"einops.layers.torch.Rearrange", "einops.layers.torch.Reduce"})
 _FLOAT_METHODS = frozenset({"float", "double", "half", "bfloat16"})
 _JOINS = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "torch.stack"})  # float when every member is
 _FLOAT_DTYPES = frozenset(f"torch.{name}" for name in ("float", "float32", "float64", "double", "float16", "half",
@@ -722,19 +775,84 @@ _DTYPE_RESULTS = frozenset({"arange", "zeros", "ones", "empty", "full", "tensor"
 
 
 def _members_float(call: cst.Call, facts: "FloatFacts") -> bool:
-    """``nn.ModuleList([...])`` whose every member is built by a layer class with a floating-point output."""
+    """``nn.ModuleList([...])`` whose every member is built by a layer class with a floating-point output (a torch
+    layer of floating weights, or a class of the file whose forward returns floats: :class:`OwnOutputs`)."""
+    return _members_kind(call, facts) == "float"
+
+
+def _members_kind(call: cst.Call, facts: "FloatFacts") -> "str | None":
+    """The kind (:meth:`FloatFacts.layer_kind`) every member of ``nn.ModuleList([...])`` / ``nn.Sequential``'s
+    list has: "float" when each is, "keep" when each gives a float at least for a float."""
     if not call.args or call.args[0].keyword is not None or call.args[0].star:
-        return False
+        return None
     value = call.args[0].value
     members = [value.elt] if isinstance(value, cst.ListComp) else \
         [e.value for e in value.elements] if isinstance(value, cst.List) else []
-    return bool(members) and all(isinstance(m, cst.Call) and facts._resolve(m.func) in _FLOAT_LAYERS  # noqa: SLF001
-                                 for m in members)
+    if not members or not all(isinstance(m, cst.Call) for m in members):
+        return None
+    kinds = {facts.layer_kind(m) for m in members}
+    return "float" if kinds == {"float"} else "keep" if kinds <= {"float", "keep"} else None
 
 
 def _PARAMETER_FACTS(facts: "FloatFacts") -> "FloatFacts":  # noqa: N802
     """Facts for the argument of an ``nn.Parameter(...)`` assigned in another method: no local names known there."""
-    return FloatFacts(None, facts._resolve, facts._layers, facts._float_only)  # noqa: SLF001
+    return FloatFacts(None, facts._resolve, facts._layers, facts._float_only, facts._own)  # noqa: SLF001
+
+
+class OwnOutputs:
+    """What the forward of each class the file defines (once, at its top level) gives: "float" when every return is
+    floating point by construction whatever the inputs (``PatchEmbed``: ``return self.proj(x).flatten(2)`` of an
+    ``nn.Conv2d``), "keep" when every return is floating point given a floating first input (a block of norms,
+    activations and residual sums), None otherwise (a class read recursively, while its own answer is asked, is
+    None: the facts only ever claim less)."""
+
+    def __init__(self, module: cst.Module, resolve: Resolve, float_only: frozenset[str],
+                 resolve_any: "Resolve | None" = None, changed: frozenset[str] = frozenset()) -> None:
+        self._resolve = resolve
+        self.changed = changed  # attributes the file may change otherwise (class_float_layers)
+        self.resolve_any = resolve_any or resolve  # any import's qualified name (einops.repeat)
+        self._float_only = float_only
+        counts: dict[str, int] = {}
+        for node in all_nodes(module, cst.ClassDef):
+            counts[node.name.value] = counts.get(node.name.value, 0) + 1
+        for node in all_nodes(module, cst.ImportAlias):  # a name also imported may be another class
+            bound = node.asname.name if node.asname is not None else node.name
+            if isinstance(bound, cst.Name):
+                counts[bound.value] = counts.get(bound.value, 0) + 2
+        for node in all_nodes(module, cst.AssignTarget):
+            for name in target_name_nodes(node.target):
+                counts[name.value] = counts.get(name.value, 0) + 2
+        self._classes = {s.name.value: s for s in module.body
+                         if isinstance(s, cst.ClassDef) and counts[s.name.value] == 1}
+        self._memo: dict[str, str | None] = {}
+
+    def kind(self, name: str) -> "str | None":
+        if name in self._memo:
+            return self._memo[name]
+        self._memo[name] = None  # while it is asked
+        self._memo[name] = self._kind(self._classes.get(name))
+        return self._memo[name]
+
+    def _kind(self, cls: "cst.ClassDef | None") -> "str | None":
+        if cls is None or not isinstance(cls.body, cst.IndentedBlock):
+            return None
+        forwards = [s for s in cls.body.body if isinstance(s, cst.FunctionDef) and s.name.value == "forward"]
+        if len(forwards) != 1 or forwards[0].decorators or own_nodes(forwards[0], cst.Yield):
+            return None
+        forward = forwards[0]
+        returns = own_nodes(forward, cst.Return)
+        if not returns or any(r.value is None for r in returns) or not _always_returns(forward.body.body):
+            return None
+        layers = class_float_layers(cls, self.changed)
+        facts = FloatFacts(forward, self._resolve, layers, self._float_only, self)
+        if all(facts.is_float(r.value) for r in returns):
+            return "float"
+        params = forward.params.params
+        if len(params) < 2 or params[0].name.value != "self":
+            return None
+        facts = FloatFacts(forward, self._resolve, layers, self._float_only, self,
+                           assumed=frozenset({params[1].name.value}))
+        return "keep" if all(facts.is_float(r.value) for r in returns) else None
 
 
 class _FunctionFacts:
@@ -750,12 +868,56 @@ class _FunctionFacts:
             self._params = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
             self._params |= {p.name.value for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)}
             self._params |= {p.name.value for node in own_nodes(function, cst.Lambda) for p in node.params.params}
+        self._unpacked: dict[str, list] = {}
+        for node in own_nodes(function, cst.Assign) if function is not None else ():
+            self._unpack(node)
+
+    def _unpack(self, node: cst.Assign) -> None:
+        """``a, b = u, v`` (a: u, b: v) and ``x1, x2 = x.chunk(2, -1)`` (each: a piece of the call's sequence, which
+        has one dtype: the facts of the call are its pieces' facts)."""
+        target = node.targets[0].target if len(node.targets) == 1 else None
+        if not isinstance(target, (cst.Tuple, cst.List)) \
+                or any(isinstance(e, cst.StarredElement) or not isinstance(e.value, cst.Name) for e in target.elements):
+            return
+        names = [e.value.value for e in target.elements]
+        value = node.value
+        if isinstance(value, (cst.Tuple, cst.List)):
+            if len(value.elements) != len(names) or any(isinstance(e, cst.StarredElement) for e in value.elements):
+                return
+            values = [e.value for e in value.elements]
+        elif isinstance(value, cst.Call) and (
+                self._resolve(value.func) in ("torch.chunk", "torch.split", "torch.unbind", "torch.tensor_split")
+                or self._resolve(value.func) is None and isinstance(value.func, cst.Attribute)
+                and value.func.attr.value in ("chunk", "split", "unbind", "tensor_split")):
+            values = [value] * len(names)
+        else:
+            return
+        for name, one in zip(names, values):
+            self._unpacked.setdefault(name, []).append(one)
+
+    def _binding_values(self, name: str) -> list:
+        """The values the function binds ``name`` to (None for one not shown), tuple unpackings shown
+        (:meth:`_unpack`) when they are all of the name's bindings not otherwise shown."""
+        bindings = self._order.bindings(name) if self._order is not None else []
+        unpacked = self._unpacked.get(name, [])
+        if unpacked and sum(v is None for v in bindings) == len(unpacked):
+            return [v for v in bindings if v is not None] + unpacked
+        return bindings
+
+    def piece_of(self, name: str) -> "cst.Call | None":
+        """The chunk/split/unbind call whose pieces the name's only binding unpacks (``x1, x2 = x.chunk(2, -1)``),
+        or None: names cut by one call have one dtype."""
+        values = self._binding_values(name)
+        if name in self._params or len(values) != 1 or self._unpacked.get(name) != values \
+                or not isinstance(values[0], cst.Call):
+            return None
+        return values[0]
 
     def _every_binding(self, name: str, seen: frozenset[str], test) -> bool:
         """Does ``test`` hold of every value the function binds ``name`` to (a parameter: no)?"""
         if name in seen:
             return True  # x = x * 2: the other assignments decide (co-inductively)
-        bindings = self._order.bindings(name) if self._order is not None else []
+        bindings = self._binding_values(name)
         if not bindings or name in self._params:
             return False
         return all(value is not None and test(value, seen | {name}) for value in bindings)
@@ -768,13 +930,27 @@ class FloatFacts(_FunctionFacts):
     tensor (``self.alpha = nn.Parameter(torch.zeros(n))``), a draw or a float-default constructor without ``dtype``,
     a constructor given a float ``dtype=``, ``arange`` with a float argument, a floating-only function (``exp``, ``sigmoid``), ``.float()``, a dtype-keeping method or index of
     a float (``.to(device=...)`` too), ``torch.cat``/``stack`` of floats, or a local name every assignment of which is one of these. A parameter, an attribute or anything else
-    is unknown: the int-to-float guard stays."""
+    is unknown: the int-to-float guard stays.
+
+    Also (issue 30's joins): einops' ``repeat``/``rearrange`` of a float; a layer that keeps floats (torch.nn's but
+    :data:`_NOT_KEEPING_LAYERS`, einops' Rearrange) given a float; an ``nn.Sequential`` whose last floating-output
+    member is followed only by keeping ones; a class of the file whose forward returns floats or keeps them
+    (:class:`OwnOutputs`), called as an attribute, through a ModuleList or as the variable of a loop over one; a
+    parameter given to a layer of floating weights before any rebinding (:meth:`_param_layer_input`; not an
+    Embedding's input) whose other bindings are floats; a local list only ever given floats, its elements and
+    ``pop()``; names of a tuple unpacking (:meth:`_unpack`). Attributes also assigned something other than a call,
+    or changed elsewhere in the file, are unknown (:func:`class_float_layers`)."""
 
     def __init__(self, function: cst.FunctionDef | None, resolve: Resolve, layer_calls: dict[str, list[cst.Call]],
-                 float_only: frozenset[str]) -> None:
+                 float_only: frozenset[str], own: "OwnOutputs | None" = None,
+                 assumed: frozenset[str] = frozenset()) -> None:
         super().__init__(function, resolve)
+        self._resolve_any = own.resolve_any if own is not None else resolve  # einops' names too
         self._layers = layer_calls
         self._float_only = float_only  # names of the floating-only functions (exp, sigmoid, ...)
+        self._own = own  # what the file's own classes give (self.patch_embed = PatchEmbed(...))
+        self._assumed = assumed  # parameters taken as floating (OwnOutputs asks whether a forward keeps floats)
+        self._function = function
 
     def is_float(self, expr, seen: frozenset[str] = frozenset()) -> bool:
         if isinstance(expr, cst.Float):
@@ -789,6 +965,10 @@ class FloatFacts(_FunctionFacts):
             return self.is_float(expr.value, seen)
         if isinstance(expr, cst.Name):
             return self._name_float(expr.value, seen)
+        if isinstance(expr, cst.List):  # a list of floats (features = [x]; torch.cat(features, 1))
+            return all(not isinstance(e, cst.StarredElement) and self.is_float(e.value, seen) for e in expr.elements)
+        if isinstance(expr, cst.ListComp):  # [self.fc(t) for t in ts]
+            return self.is_float(expr.elt, seen)
         if isinstance(expr, cst.Call):
             return self._call_float(expr, seen)
         if _self_attr(expr):  # self.alpha = nn.Parameter(torch.zeros(n)): a float Parameter
@@ -799,17 +979,155 @@ class FloatFacts(_FunctionFacts):
         return False
 
     def _name_float(self, name: str, seen: frozenset[str]) -> bool:
-        return self._every_binding(name, seen, self.is_float)
+        if name in self._params and name not in seen and self._order is not None \
+                and (name in self._assumed or self._param_layer_input(name)):
+            # a parameter torch only takes floating (given to a layer of floating weights before any rebinding):
+            # floating when every other binding of the name is too
+            return all(value is not None and self.is_float(value, seen | {name})
+                       for value in self._binding_values(name))
+        if not self._every_binding(name, seen, self.is_float):
+            return False
+        if name in seen or not any(isinstance(v, (cst.List, cst.ListComp)) for v in self._order.bindings(name)):
+            return True
+        return self._float_list_uses(name, seen | {name})
+
+    def _float_list_uses(self, name: str, seen: frozenset[str]) -> bool:
+        """A local list of floats (``features = [x]``) stays one: every read of it adds floats
+        (``features.append(self.conv(x))``, ``insert``, ``extend``, ``+=``), reads it (``features[-1]``,
+        ``features.pop()``, a loop over it, ``len``) or joins it; handed anywhere else (a call, another name, a
+        return) it may gain anything."""
+        for read, parent, grand, _ in self._order.reads(name):
+            if isinstance(parent, cst.Attribute) and parent.value is read:
+                method = parent.attr.value
+                if method in ("append", "insert", "extend"):
+                    if not (isinstance(grand, cst.Call) and grand.func is parent and grand.args
+                            and all(a.keyword is None and not a.star for a in grand.args)):
+                        return False
+                    added = grand.args[1 if method == "insert" else 0].value if len(grand.args) > (
+                        method == "insert") else None
+                    if added is None or not self.is_float(added, seen):
+                        return False
+                elif method not in ("pop", "index", "count", "copy", "reverse") \
+                        or not (isinstance(grand, cst.Call) and grand.func is parent):
+                    return False
+            elif isinstance(parent, cst.AugAssign) and parent.target is read:
+                if not isinstance(parent.operator, cst.AddAssign) or not self.is_float(parent.value, seen):
+                    return False
+            elif isinstance(parent, cst.Subscript) and parent.value is read:
+                if isinstance(grand, (cst.AssignTarget, cst.AugAssign, cst.Del)):
+                    return False  # features[i] = v
+            elif isinstance(parent, cst.For) and parent.iter is read:
+                continue
+            elif isinstance(parent, cst.Arg) and isinstance(grand, cst.Call) and parent.keyword is None \
+                    and not parent.star and grand.args and grand.args[0] is parent:
+                qual = self._resolve(grand.func)
+                if qual not in _JOINS | {"torch.hstack", "torch.vstack", "torch.dstack", "torch.column_stack",
+                                         "torch.row_stack"} \
+                        and not (isinstance(grand.func, cst.Name) and grand.func.value in ("len", "tuple", "reversed")):
+                    return False
+            else:
+                return False
+        return True
+
+    def _param_layer_input(self, name: str) -> bool:
+        """Does the function give the parameter's own value (read before any rebinding of it, outside a loop that
+        rebinds it) as the input of a layer of floating weights (not an Embedding: its input is an integer)? torch
+        refuses any input there but one of the layer's floating dtype."""
+        bindings = [s for s, _ in self._order._binding_stmts.get(name, [])]  # noqa: SLF001
+        first = min((self._order.statement_position(s) for s in bindings), default=None)
+        for read, parent, call, stmt in self._order.reads(name):
+            if not (isinstance(parent, cst.Arg) and isinstance(call, cst.Call) and call.args
+                    and call.args[0] is parent and parent.keyword is None and not parent.star):
+                continue
+            if bindings and (self._order.in_loop(read) or self._order.statement_position(stmt) > first):
+                continue  # x = self.conv(x) reads the parameter; a read after a rebinding may not
+            layers = self._layers.get(call.func.attr.value, []) if _self_attr(call.func) else []
+            if layers and all(self._weighted_input(c) for c in layers):
+                return True
+        return False
+
+    def _weighted_input(self, layer: cst.Call) -> bool:
+        """A layer whose input torch takes only in the dtype of its floating weights: a torch layer of floating
+        weights but an Embedding, or an ``nn.Sequential`` whose first member is one."""
+        qual = self._resolve(layer.func)
+        if qual in _FLOAT_LAYERS - {"torch.nn.Embedding"}:
+            return True
+        return qual == "torch.nn.Sequential" and bool(layer.args) and layer.args[0].keyword is None \
+            and not layer.args[0].star and isinstance(layer.args[0].value, cst.Call) \
+            and self._resolve(layer.args[0].value.func) in _FLOAT_LAYERS - {"torch.nn.Embedding"}
+
+    def layer_kind(self, layer: cst.Call) -> "str | None":
+        """What a layer built by this call gives: "float" whatever its input (a torch layer of floating weights, a
+        Sequential ending in one and then layers that keep floats, a class of the file whose forward returns floats),
+        "keep" a float for a float (other torch.nn layers but those of :data:`_NOT_KEEPING_LAYERS`, einops'
+        Rearrange/Reduce, a class of the file whose forward keeps floats), None when unknown."""
+        qual = self._resolve(layer.func)
+        if qual in _FLOAT_LAYERS:
+            return "float"
+        if qual == "torch.nn.Sequential":
+            return self._sequential_kind(layer)
+        if qual in ("torch.nn.ModuleList", "torch.nn.ModuleDict"):
+            return None
+        if qual is not None:
+            module, _, name = qual.rpartition(".")
+            keeping = module == "torch.nn" and name[:1].isupper() and qual not in _NOT_KEEPING_LAYERS
+            if keeping and not any(a.keyword is not None and a.keyword.value == "return_indices" for a in layer.args):
+                return "keep"
+            return None
+        if self._resolve_any(layer.func) in _KEEPING_LAYERS_OUTSIDE:
+            return "keep"
+        if isinstance(layer.func, cst.Name) and self._own is not None:
+            return self._own.kind(layer.func.value)
+        return None
+
+    def _sequential_kind(self, call: cst.Call) -> "str | None":
+        """``nn.Sequential(Rearrange(...), nn.LayerNorm(d), nn.Linear(d, e))``: "float" when a member gives floats
+        whatever its input and every member after it keeps floats; "keep" when every member keeps floats."""
+        if not call.args or any(a.keyword is not None or a.star for a in call.args):
+            return None
+        kind = "keep"
+        for arg in call.args:
+            if not isinstance(arg.value, cst.Call):
+                return None
+            member = self.layer_kind(arg.value)
+            if member is None:
+                return None
+            if member == "float":
+                kind = "float"
+        return kind  # every member after the last "float" one keeps floats
 
     def _float_sequential(self, call: cst.Call) -> bool:
-        """``nn.Sequential(nn.Conv2d(...), nn.BatchNorm2d(o), nn.ReLU())``: torch.nn layers only, the first with a
-        floating-point output (a torch.nn layer given a float gives a float)."""
-        if self._resolve(call.func) != "torch.nn.Sequential" or not call.args \
-                or any(a.keyword is not None or a.star for a in call.args):
-            return False
-        members = [a.value for a in call.args]
-        return all(isinstance(m, cst.Call) and (self._resolve(m.func) or "").startswith("torch.nn.") for m in members) \
-            and self._resolve(members[0].func) in _FLOAT_LAYERS
+        """``nn.Sequential(nn.Conv2d(...), nn.BatchNorm2d(o), nn.ReLU())``: :meth:`_sequential_kind` "float"."""
+        return self._resolve(call.func) == "torch.nn.Sequential" and self._sequential_kind(call) == "float"
+
+    def _applied(self, kind: "str | None", call: cst.Call, seen: frozenset[str]) -> bool:
+        """A layer of ``kind`` called: floating when it gives floats, or keeps them and its input is floating."""
+        if kind == "float":
+            return True
+        return kind == "keep" and bool(call.args) and call.args[0].keyword is None and not call.args[0].star \
+            and self.is_float(call.args[0].value, seen)
+
+    def _loop_layer(self, name: str) -> "str | None":
+        """``for blk in self.blocks: x = blk(x)``: the kind every member of the ModuleList/Sequential attribute the
+        function's only binding of ``name`` iterates has."""
+        if self._function is None or name in self._params:
+            return None
+        bindings = self._order.bindings(name)
+        loops = [f for f in own_nodes(self._function, cst.For)
+                 if isinstance(f.target, cst.Name) and f.target.value == name]
+        if len(loops) != 1 or len(bindings) != 1 or not _self_attr(loops[0].iter):
+            return None
+        calls = self._layers.get(loops[0].iter.attr.value, [])
+        kinds = set()
+        for c in calls:
+            qual = self._resolve(c.func)
+            if qual == "torch.nn.ModuleList":
+                kinds.add(_members_kind(c, self))
+            elif qual == "torch.nn.Sequential" and c.args and all(a.keyword is None and not a.star for a in c.args):
+                kinds |= {self.layer_kind(a.value) if isinstance(a.value, cst.Call) else None for a in c.args}
+            else:
+                kinds.add(None)
+        return None if not kinds or None in kinds else "float" if kinds == {"float"} else "keep"
 
     def reaching_float(self, expr, call: cst.Call) -> bool:
         """A name whose binding the call reads, in straight-line code, is floating point by construction
@@ -837,15 +1155,21 @@ class FloatFacts(_FunctionFacts):
 
     def _call_float(self, call: cst.Call, seen: frozenset[str]) -> bool:
         func = call.func
-        if _self_attr(func):
+        if _self_attr(func):  # self.fc(x): a layer of floating output, or one that keeps floats given a float
             calls = self._layers.get(func.attr.value, [])
-            return bool(calls) and all(self._resolve(c.func) in _FLOAT_LAYERS or self._float_sequential(c)
-                                       for c in calls)
+            return bool(calls) and all(self._applied(self.layer_kind(c), call, seen) for c in calls)
         if isinstance(func, cst.Subscript) and _self_attr(func.value):  # self.fcs[i](x) of a list of float layers
             calls = self._layers.get(func.value.attr.value, [])
-            return bool(calls) and all(self._resolve(c.func) == "torch.nn.ModuleList" and _members_float(c, self)
-                                       for c in calls)
+            return bool(calls) and all(self._resolve(c.func) == "torch.nn.ModuleList"
+                                       and self._applied(_members_kind(c, self), call, seen) for c in calls)
+        if isinstance(func, cst.Name) and self._resolve(func) is None and self._order is not None:
+            kind = self._loop_layer(func.value)  # for blk in self.blocks: x = blk(x)
+            if kind is not None:
+                return self._applied(kind, call, seen)
         qual = self._resolve(func)
+        if qual is None and self._resolve_any(func) in _KEEPING_FUNCTIONS and call.args \
+                and call.args[0].keyword is None and not call.args[0].star:
+            return self.is_float(call.args[0].value, seen)  # einops' repeat(self.cls_token, '() n d -> b n d', b=b)
         if qual is not None and any(a.keyword is not None and a.keyword.value == "dtype"
                                     and self._resolve(a.value) in _FLOAT_DTYPES for a in call.args):
             return qual.startswith("torch.") and qual.rpartition(".")[2] in _DTYPE_RESULTS  # arange(..., dtype=torch.float32)
@@ -872,6 +1196,8 @@ class FloatFacts(_FunctionFacts):
             method = func.attr.value
             if method in _FLOAT_METHODS and not call.args:
                 return True
+            if method == "pop" and isinstance(func.value, cst.Name):  # skips.pop() of a list of floats
+                return self.is_float(func.value, seen)
             if method in self._float_only and not call.args:
                 return True  # x.exp(), x.sigmoid(): floating point whatever x holds
             if method in _SAME_DTYPE_METHODS and not any(a.keyword and a.keyword.value == "dtype" for a in call.args):

@@ -19,6 +19,7 @@ from mindport.migrator.native_facts import (
     ClassFacts,
     FileFacts,
     FloatFacts,
+    OwnOutputs,
     UnmaskedFacts,
     ValueFlow,
     ViewChain,
@@ -188,7 +189,14 @@ class TableCallTransform(Rule):
     promotion rules as data); MindSpore's own join is kept as it is where the facts say they share one dtype: one
     member, the same expression, members floating point by construction, a parameter the function gives to a layer
     of floating weights, a name whose reaching binding is one of those, or a recorded run (``convert --facts``) that
-    saw one dtype at the call.
+    saw one dtype at the call. Floating by construction includes a Parameter made of a float tensor and anything
+    derived from it by dtype-keeping calls (``expand``, einops' ``repeat``, indexing, arithmetic with floats), the
+    output of a layer of floating weights, of an ``nn.Sequential`` ending in one (then layers that keep floats), of a
+    class of the file whose forward returns floats (``PatchEmbed``) or keeps a float input floating (a loop
+    ``for blk in self.blocks: x = blk(x)``), a parameter given to such a layer before any rebinding, a local list
+    only ever given floats (``skips.append(self.conv(x))``; ``skips.pop()``, ``torch.cat(features, 1)``), and names
+    unpacked from a tuple (``a, b = x[:, :1], x[:, 1:]``); pieces of one tensor (``x1, x2 = x.chunk(2, -1)``) share
+    its dtype. An Embedding's input is not floating (its output is).
     """
 
     EXAMPLES = (
@@ -465,6 +473,8 @@ class TableCallTransform(Rule):
         self._functions: list[cst.FunctionDef] = []  # the enclosing functions (original nodes)
         self._function_facts: dict[int, dict[str, frozenset[str]]] = {}  # id(function) -> facts, each computed once
         self._class_layers: list[dict] = []  # the enclosing classes' self.NAME -> layer constructions
+        self._class_float_layers: list[dict] = []  # the same for the dtype facts (native_facts.class_float_layers)
+        self._own_outputs: OwnOutputs | None = None
         self._float_facts: dict[int, FloatFacts] = {}
         self._unmasked_facts: dict[int, UnmaskedFacts] = {}
         self._statement_calls: set[int] = set()  # calls that are a whole expression statement (original nodes)
@@ -473,6 +483,8 @@ class TableCallTransform(Rule):
 
     def visit_Module(self, node: cst.Module) -> None:
         self._file_facts = FileFacts(node)
+        self._own_outputs = OwnOutputs(node, self.scope.resolve_torch, frozenset(INT_TO_FLOAT), self.scope.resolve,
+                                        self._file_facts.appended | self._file_facts.named | self._file_facts.foreign)
         self._empty_attributes = empty_attributes(node, self.ctx.module_scope.resolve_torch)
         self._flow = ValueFlow(node)
         self._module, self._loads_arrays = node, None  # _strict_name: an array package loaded by a call, found once
@@ -743,6 +755,7 @@ class TableCallTransform(Rule):
 
     def leave_ClassDef(self, original_node, updated_node):
         self._class_layers.pop()
+        self._class_float_layers.pop()
         init = self._base_inits.pop(id(original_node), None)
         return with_init(updated_node, init) if init is not None else updated_node
 
@@ -768,9 +781,9 @@ class TableCallTransform(Rule):
         function = self._functions[-1] if self._functions else None
         facts = self._float_facts.get(id(function))
         if facts is None:
-            layers = self._class_layers[-1] if self._class_layers else {}
+            layers = self._class_float_layers[-1] if self._class_float_layers else {}
             facts = self._float_facts[id(function)] = FloatFacts(function, self.scope.resolve_torch, layers,
-                                                                 frozenset(INT_TO_FLOAT))
+                                                                 frozenset(INT_TO_FLOAT), self._own_outputs)
         return facts
 
     def _native_like(self, target: str, mapped: dict, input_node) -> str:
@@ -821,8 +834,8 @@ class TableCallTransform(Rule):
         elif isinstance(seq, (cst.ListComp, cst.GeneratorExp)):
             if self._observed_uniform(call) or self._floats().is_float(seq.elt):
                 return built
-        elif self._observed_uniform(call):
-            return built
+        elif self._observed_uniform(call) or isinstance(seq, cst.Name) and self._floats().is_float(seq):
+            return built  # a local list of floats (features.append(self.conv(x)); torch.cat(features, 1))
         first = built.args[0]
         wrapped = cst.Call(func=self.ctx.target_expr("mindport.runtime.tensor.promoted"),
                            args=[cst.Arg(first.value)])
@@ -835,7 +848,7 @@ class TableCallTransform(Rule):
         gives to a layer of floating weights (FloatFacts.layer_input: torch takes only the layer's dtype there,
         DenseNet's ``torch.cat([F.relu(self.bn(x)), x], 1)``) or a name whose reaching binding is floating (FloatFacts.
         reaching_float); members all derived from one name by dtype-keeping views, copies and ``*_like`` (``[x,
-        x.conj()]``); or, at a call site of a
+        x.conj()]``), pieces unpacked from one chunk/split/unbind call (``(-x2, x1)``); or, at a call site of a
         recorded torch run (``convert --facts``), one dtype in every call observed."""
         if self._observed_uniform(call):
             return True
@@ -864,11 +877,16 @@ class TableCallTransform(Rule):
     def _same_root(self, members: list) -> bool:
         """Every member is one name, or a dtype-keeping view, copy or ``*_like`` of it (``[x, x.conj()]``,
         ``[e, torch.zeros_like(e[:, :1])]``)."""
+        floats = self._floats()
+
         def root(expr):
             while True:
                 if isinstance(expr, cst.Name):
-                    return expr.value
-                if isinstance(expr, cst.Subscript):
+                    piece = floats.piece_of(expr.value)  # x1, x2 = x.chunk(2, -1): pieces of one call
+                    return expr.value if piece is None else id(piece)
+                elif isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus, cst.Plus)):
+                    expr = expr.expression  # -x2: x2's dtype
+                elif isinstance(expr, cst.Subscript):
                     expr = expr.value
                 elif isinstance(expr, cst.Call) and not any(a.keyword is not None and a.keyword.value == "dtype"
                                                             for a in expr.args):
@@ -969,6 +987,7 @@ class TableCallTransform(Rule):
         self._native_lists |= facts.native_lists
         self._runtime_lists |= facts.runtime_lists
         self._class_layers.append(facts.layers)
+        self._class_float_layers.append(facts.float_layers)
 
     def _in_class(self) -> bool:
         scope = self.scope
@@ -1566,7 +1585,8 @@ _LIKE_KEEPING = frozenset({"torch.zeros_like", "torch.ones_like", "torch.empty_l
                            "torch.randn_like", "torch.rand_like", "torch.flip", "torch.roll", "torch.conj"})
 _KEEPING_METHODS = frozenset({"conj", "clone", "detach", "flip", "roll", "view", "reshape", "permute", "transpose",
                               "contiguous", "unsqueeze", "squeeze", "expand", "expand_as", "repeat", "narrow",
-                              "flatten", "neg", "abs", "t", "view_as", "reshape_as", "tril", "triu"})
+                              "flatten", "neg", "abs", "t", "view_as", "reshape_as", "tril", "triu",
+                              "mean", "amax", "amin"})  # mean: a float's dtype (torch refuses an integer)
 
 # the module of the int-to-float guards (mindport.runtime.promotion names them)
 GUARDS = "mindport.runtime.math"
