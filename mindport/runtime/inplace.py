@@ -68,6 +68,12 @@ def _store(input, value):
         # updating the old one (weight clipping after opt.step() froze the model: the loss repeated itself)
         ops.assign(input, value)
         return input
+    hooks = getattr(input, "hooks", None)
+    if callable(hooks) and hooks():
+        # a tensor with backward hooks (w.register_hook(fn) on a requires_grad leaf updated by hand, w -= lr * w.grad):
+        # assign_value drops them (MindSpore 2.10), torch's in-place update keeps them; ops.assign keeps them
+        ops.assign(input, value)
+        return input
     input.assign_value(value)
     return input
 
