@@ -54,6 +54,15 @@ _FLOATS = (ms.float16, ms.float32, ms.float64, ms.bfloat16)
 
 # --- writing the result back --------------------------------------------------------------------------------------
 
+def _recording() -> bool:
+    """Whether PyNative is recording a differentiation now (inside ``value_and_grad``'s forward)."""
+    try:
+        from mindspore.graph.api import _pynative_executor
+    except ImportError:  # another MindSpore layout: take it as recording (assign_value, the general path)
+        return True
+    return bool(_pynative_executor.requires_grad())
+
+
 def _store(input, value):
     """Write ``value`` (cast to the receiver's dtype) into ``input`` and return ``input``."""
     if value.dtype != input.dtype:
@@ -69,9 +78,10 @@ def _store(input, value):
         ops.assign(input, value)
         return input
     hooks = getattr(input, "hooks", None)
-    if callable(hooks) and hooks():
-        # a tensor with backward hooks (w.register_hook(fn) on a requires_grad leaf updated by hand, w -= lr * w.grad):
-        # assign_value drops them (MindSpore 2.10), torch's in-place update keeps them; ops.assign keeps them
+    if callable(hooks) and hooks() and not _recording():
+        # a tensor with backward hooks updated outside a differentiation (w.register_hook(fn) on a requires_grad
+        # leaf updated by hand under no_grad, w -= lr * w.grad): assign_value drops the hooks (MindSpore 2.10),
+        # torch's in-place update keeps them; ops.assign keeps them (no autograd history to move there)
         ops.assign(input, value)
         return input
     input.assign_value(value)
