@@ -103,7 +103,7 @@ def value_and_grad(fn, weights=(), leaves=0):
 
         def loss_only(*inputs):  # the rest of fn's outputs go around the differentiation (has_aux refuses
             with _Replay(fn, inputs) as replay:  # outputs with no tensor among them)
-                out = fn(*replay.inputs)
+                out = fn(*_writable(replay.inputs, inputs, leaves))
             outputs.append(out)
             return out[0] if isinstance(out, tuple) else out
 
@@ -145,6 +145,16 @@ def value_and_grad(fn, weights=(), leaves=0):
         return out, pairs
 
     return run
+
+
+def _writable(given, inputs, leaves):
+    """The forward's arguments with each tensor passed after the leaves (not differentiated: one the region writes
+    into and returns, ``nxt[idx] = ...`` on a tensor made before the step, which the converted call rebinds) as a copy
+    made inside the differentiation: MindSpore refuses an in-place write into a network's input ("Can not modify
+    tensor id of input tensor from network by assign value"), torch writes it. Values are the same; an argument the
+    replay computed again is already no input and is passed as it is."""
+    return [a.copy() if i >= leaves and a is b and isinstance(a, Tensor) and not isinstance(a, Parameter) else a
+            for i, (a, b) in enumerate(zip(given, inputs))]
 
 
 def _hooked(tensor, grad):
