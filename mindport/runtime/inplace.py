@@ -54,6 +54,19 @@ _FLOATS = (ms.float16, ms.float32, ms.float64, ms.bfloat16)
 
 # --- writing the result back --------------------------------------------------------------------------------------
 
+def _hooked_outside_a_differentiation(input) -> bool:
+    """PyNative only: whether ``input`` has backward hooks (``register_hook``) while no differentiation is being
+    recorded (not inside ``value_and_grad``'s forward)."""
+    hooks = getattr(input, "hooks", None)
+    if not callable(hooks) or not hooks():
+        return False
+    try:
+        from mindspore.graph.api import _pynative_executor
+    except ImportError:  # another MindSpore layout: take it as recording (assign_value, the general path)
+        return False
+    return not _pynative_executor.requires_grad()
+
+
 def _store(input, value):
     """Write ``value`` (cast to the receiver's dtype) into ``input`` and return ``input``."""
     if value.dtype != input.dtype:
@@ -66,6 +79,12 @@ def _store(input, value):
     if isinstance(input, ms.Parameter):
         # in place: assign_value gives a Parameter new storage, and an optimizer that has already stepped keeps
         # updating the old one (weight clipping after opt.step() froze the model: the loss repeated itself)
+        ops.assign(input, value)
+        return input
+    if _hooked_outside_a_differentiation(input):
+        # a tensor with backward hooks updated outside a differentiation (w.register_hook(fn) on a requires_grad
+        # leaf updated by hand under no_grad, w -= lr * w.grad): assign_value drops the hooks (MindSpore 2.10),
+        # torch's in-place update keeps them; ops.assign keeps them (no autograd history to move there)
         ops.assign(input, value)
         return input
     input.assign_value(value)

@@ -103,7 +103,7 @@ def value_and_grad(fn, weights=(), leaves=0):
 
         def loss_only(*inputs):  # the rest of fn's outputs go around the differentiation (has_aux refuses
             with _Replay(fn, inputs) as replay:  # outputs with no tensor among them)
-                out = fn(*replay.inputs)
+                out = fn(*_writable(replay.inputs, inputs, leaves))
             outputs.append(out)
             return out[0] if isinstance(out, tuple) else out
 
@@ -131,25 +131,53 @@ def value_and_grad(fn, weights=(), leaves=0):
             leaf_grads, weight_grads = (), grads
         if leaves == 1:
             leaf_grads = (leaf_grads,)
-        pairs = _Gradients(zip(args[:leaves], leaf_grads))
+        pairs = _Gradients((a, _hooked(a, g)) for a, g in zip(args[:leaves], leaf_grads))
         pairs += zip(weights_here, weight_grads)
         pairs.read = read.ids
+        pairs.leaves = frozenset(own)
         _record_step(fn, args, out, pairs)
         code = getattr(fn, "__code__", None)
         if code not in _CHECKED:  # once per forward function: a loss no parameter reaches would train nothing
             _CHECKED.add(code)
-            if pairs and not any(bool(ops.abs(g).max() > 0) for _, g in pairs if g.size):
+            raw = (*leaf_grads, *weight_grads)  # before the leaves' hooks: a hook zeroing a gradient is the script's
+            if raw and not any(bool(ops.abs(g).max() > 0) for g in raw if g.size):
                 raise RuntimeError(_UNREACHED.format(name=getattr(fn, "__name__", "forward_fn")))
         return out, pairs
 
     return run
 
 
+def _writable(given, inputs, leaves):
+    """The forward's arguments with each tensor passed after the leaves (not differentiated: one the region writes
+    into and returns, ``nxt[idx] = ...`` on a tensor made before the step, which the converted call rebinds) as a copy
+    made inside the differentiation: MindSpore refuses an in-place write into a network's input ("Can not modify
+    tensor id of input tensor from network by assign value"), torch writes it. Values are the same; an argument the
+    replay computed again is already no input and is passed as it is."""
+    return [a.copy() if i >= leaves and a is b and isinstance(a, Tensor) and not isinstance(a, Parameter) else a
+            for i, (a, b) in enumerate(zip(given, inputs))]
+
+
+def _hooked(tensor, grad):
+    """A leaf's gradient through the hooks registered on it (``w.register_hook(fn)``), in order, as torch runs a
+    leaf's hooks on its whole gradient before it reaches ``.grad`` (and in ``torch.autograd.grad``): a hook's result
+    replaces the gradient, None keeps it (a hook that only records). The region differentiates a copy of each leaf
+    (see ``value_and_grad``), which does not carry the original's hooks, so MindSpore would not run them; a Parameter
+    differentiated as a weight keeps MindSpore's own hook call (the same semantics, checked)."""
+    hooks = getattr(tensor, "hooks", None)
+    for hook in (hooks() if callable(hooks) else ()):
+        result = hook(grad)
+        if result is not None:
+            grad = result
+    return grad
+
+
 class _Gradients(list):
     """``[(tensor, gradient), ...]`` from one differentiation, with ``read``: the ids of the Parameters its forward read
-    from a Cell (``self.weight``; see ``_ReadParameters``)."""
+    from a Cell (``self.weight``; see ``_ReadParameters``), and ``leaves``: the ids of the tensors it differentiated by
+    position (``requires_grad`` tensors passed to the forward, reached by construction)."""
 
     read: frozenset = frozenset()
+    leaves: frozenset = frozenset()
     consumed: bool = False
     step = None  # the _Step recording its function's outputs, if any
 
@@ -444,7 +472,9 @@ def backward(grads, inputs=None) -> None:
     ``grads_of``). MindSpore hands such a parameter an all-zero gradient; a Parameter is taken as not reached when its
     gradient is all zero and the forward did not read it from its Cell (``_ReadParameters``): a layer the forward
     called is reached even when its gradient is exactly zero (a dead ReLU's layer, which torch's momentum and weight
-    decay still move; a bias whose L1 gradient is the mean of signs, zero)."""
+    decay still move; a bias whose L1 gradient is the mean of signs, zero). A Parameter passed to the forward by
+    position (``leaves``) with an exactly zero gradient is taken as not reached too (torch gives zeros if the loss
+    used it: open; a leaf a dynamic forward skipped must stay None, test_fresh_causes' DYNAMIC_DEPTH)."""
     read = getattr(grads, "read", frozenset())
     _consume(grads)
     if inputs is not None:
