@@ -150,9 +150,10 @@ class Net(nn.Module):
     def forward(self, x):
         return self.new(self.old(x))
 """, "Net", (((2, 4), "float"),),
-        # the old API converts (mindport.runtime.layers.weight_norm: weight_g/weight_v by name); the flagged
-        # parametrizations line keeps its torch meaning (torch names in full): patched into a MindSpore layer
-        patch=(("torch.nn.utils.parametrizations.weight_norm(torch.nn.Linear(6, 3), dim=None)",
+        # both APIs convert (mindport.runtime.layers.weight_norm: weight_g/weight_v by name; parametrized_weight_norm:
+        # parametrizations.weight.original0/1 by name); the second is patched into a plain MindSpore layer here, so
+        # the transfer's fold of g and v into weight (a hand-written MindSpore model's case) stays tested
+        patch=(("mp_nn.parametrized_weight_norm(nn.Dense(in_channels=6, out_channels=3), dim=None)",
                 "nn.Dense(in_channels=6, out_channels=3)"),),
         hand_written="parametrizations.weight_norm wrapper removed (folded into weight by the transfer)"),
 ]}
