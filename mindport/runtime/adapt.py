@@ -118,29 +118,37 @@ def layer_attribute(layer: Any, name: str) -> Any:
     if not isinstance(layer, _cell_class()):
         return getattr(layer, name)  # a plain object (a config, a numpy array): its own attribute, as written
     path = name
-    for cls in type(layer).__mro__:
-        entry = _layer_entries().get(cls)
-        if entry is not None:
-            layer_surface = _surface().layer(entry.torch)
-            template = layer_surface.derived.get(name) if layer_surface is not None else None
-            if template is not None:  # a setting MindSpore keeps under another form: 1 - keep_prob
-                from mindport.mappings.surface import derive
+    entry = layer_entry(layer)
+    if entry is not None:
+        layer_surface = _surface().layer(entry.torch)
+        template = layer_surface.derived.get(name) if layer_surface is not None else None
+        if template is not None:  # a setting MindSpore keeps under another form: 1 - keep_prob
+            from mindport.mappings.surface import derive
 
-                return derive(layer, template)
-            when = layer_surface.none_when.get(name) if layer_surface is not None else None
-            if when is not None:  # torch holds None in this configuration (running_mean untracked)
-                from mindport.mappings.surface import derive
+            return derive(layer, template)
+        when = layer_surface.none_when.get(name) if layer_surface is not None else None
+        if when is not None:  # torch holds None in this configuration (running_mean untracked)
+            from mindport.mappings.surface import derive
 
-                if derive(layer, when):
-                    return None
-            path = _surface_paths(entry).get(name, name)
-            reason = _surface().flagged_reason(entry.torch, name)
-            if reason is not None and path == name and not hasattr(layer, name):
-                raise AttributeError(f"mindport: {entry.torch}.{name}: {reason}")
-            break
+            if derive(layer, when):
+                return None
+        path = _surface_paths(entry).get(name, name)
+        reason = _surface().flagged_reason(entry.torch, name)
+        if reason is not None and path == name and not hasattr(layer, name):
+            raise AttributeError(f"mindport: {entry.torch}.{name}: {reason}")
     for part in path.split("."):
         layer = getattr(layer, part)
     return layer
+
+
+def layer_entry(layer: Any):
+    """The torch layer entry of a MindSpore Cell: the first class along its MRO that is an entry's nn target
+    (a reparametrized or user subclass reads as its base), or None."""
+    for cls in type(layer).__mro__:
+        entry = _layer_entries().get(cls)
+        if entry is not None:
+            return entry
+    return None
 
 
 @functools.lru_cache(maxsize=1)

@@ -964,13 +964,10 @@ def _parameter_name(module, name: str) -> str:
         return name
     from mindport.runtime import adapt
 
-    for cls in type(module).__mro__:
-        entry = adapt._layer_entries().get(cls)  # noqa: SLF001
-        if entry is not None:
-            path = adapt._surface_paths(entry).get(name, name)  # noqa: SLF001
-            if path in module._params:  # noqa: SLF001
-                return path
-            break
+    entry = adapt.layer_entry(module)
+    path = adapt._surface_paths(entry).get(name, name) if entry is not None else name  # noqa: SLF001
+    if path in module._params:  # noqa: SLF001
+        return path
     raise AttributeError(f"'{type(module).__name__}' object has no parameter '{name}'")
 
 
