@@ -1020,3 +1020,32 @@ def test_randn_like_of_a_float_by_construction_is_ops_randn_like_with_its_dtype(
             assert float(got.asnumpy().std()) > 0.1  # draws, not zeros
     finally:
         ms.set_context(mode=ms.PYNATIVE_MODE)
+
+
+IMPLICIT_DIM_SOFTMAX = textwrap.dedent('''
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Linear(6, 5)
+
+    def forward(self, x):
+        return F.softmax(self.head(x))
+''')
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+@pytest.mark.parametrize("shape", [(3, 6), (2, 3, 6)])
+def test_softmax_with_torch_implicit_dim_keeps_the_runtime_softmax(mode, shape, tmp_path):
+    """``F.softmax(x)`` with no dim (0.3-era code): torch picks dim 0 for a rank of 0, 1 or 3 and dim 1 otherwise, at
+    run time; an unmasked input does not make it ``ops.softmax(axis=None)`` (which MindSpore refuses), the runtime
+    softmax picks the dim as torch does (a 3-D input is normalised over dim 0)."""
+    code = _convert(IMPLICIT_DIM_SOFTMAX)
+    assert "mp_F.softmax(self.head(x), dim=None)" in code, code
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    assert_port_matches_in_mode(IMPLICIT_DIM_SOFTMAX, code, "Net", [x], tmp_path, f"implicit_{len(shape)}", mode,
+                                rtol=1e-5, atol=1e-6)

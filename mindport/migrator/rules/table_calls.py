@@ -921,10 +921,13 @@ class TableCallTransform(Rule):
 
     def _unmasked_target(self, target: str, mapped: dict, input_node) -> str:
         """The runtime softmax on an input that can hold no row of all -inf (``UnmaskedFacts``): ``ops.softmax``,
-        its arguments renamed (``dim`` -> ``axis``); with a ``dtype`` given, the runtime's."""
+        its arguments renamed (``dim`` -> ``axis``); with a ``dtype`` given, or no ``dim`` (torch's implicit dim, picked
+        from the input's rank), the runtime's."""
         native = NATIVE_UNMASKED.get(target)
-        dtype = mapped.get("dtype")
+        dtype, dim = mapped.get("dtype"), mapped.get("dim")
         if native is None or input_node is None or (dtype is not None and dtype.given and dtype.source != "None"):
+            return target
+        if dim is None or not dim.given or dim.source == "None":  # torch's implicit dim comes from the rank at run time
             return target
         if self._cpu_guarded():  # the defect is the CPU kernel's: a port for a GPU or Ascend needs no facts
             function = self._functions[-1] if self._functions else None
