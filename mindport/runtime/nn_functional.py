@@ -883,8 +883,9 @@ _INTERP_DIMS = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None, recompute_scale_factor=None,
                 antialias=False):
     """torch.nn.functional.interpolate (F.upsample, nn.Upsample): MindSpore's ops.interpolate where it gives torch's
-    values, and torch's sampling written out where it does not: ``bicubic`` with ``align_corners=False`` (MindSpore
-    2.10 is 0.115 off on a 3x4 -> 5x7 resize: DINO/ViT position-embedding resizes) and a non-integral
+    values, and torch's sampling written out where it does not: ``bicubic`` (MindSpore 2.10 is 0.115 off with
+    ``align_corners=False`` on a 3x4 -> 5x7 resize: DINO/ViT position-embedding resizes; 1e-3 to 2.2e-3 off with
+    ``align_corners=True`` wherever the source step is not a multiple of 1/2: 6 -> 5, 6 -> 12) and a non-integral
     ``scale_factor`` without ``recompute_scale_factor`` (MindSpore refuses it; torch samples at 1/scale_factor).
     Written out, (bi/tri)linear and bicubic are one interpolation matrix per spatial axis (torch's source indices,
     its cubic coefficients A=-0.75 and border clamping) and nearest/nearest-exact a gather, so they match torch to
@@ -905,7 +906,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         if recompute_scale_factor:
             scales = None  # sampled as if the output size had been given
     integral = scales is None or all(s.is_integer() for s in scales)
-    exact = (mode == "bicubic" and not align_corners) or not integral or antialias
+    exact = mode == "bicubic" or not integral or antialias
     if not exact:
         if mode == "area":
             return ops.adaptive_avg_pool2d(input, sizes_out) if spatial == 2 else \
