@@ -153,3 +153,31 @@ def test_transposed_convolution_called_with_its_output_size(tmp_path, layer, arg
     got = m_net(ms.Tensor(x)).asnumpy()
     assert got.shape == want.shape and got.shape[2:] == size
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+STRIDE_PAST_KERNEL = [
+    # (layer call, input shape): no padding, a stride larger than the dilated kernel on some axis
+    ("ConvTranspose2d(4, 3, 2, stride=3)", (2, 4, 5, 6)),
+    ("ConvTranspose2d(4, 3, (2, 4), stride=(3, 2))", (1, 4, 5, 6)),
+    ("ConvTranspose2d(4, 3, 2, stride=4, dilation=2)", (1, 4, 3, 4)),
+    ("ConvTranspose1d(4, 3, 1, stride=2)", (2, 4, 7)),
+    ("ConvTranspose3d(4, 3, 1, stride=2)", (1, 4, 3, 4, 5)),
+    ("ConvTranspose2d(4, 3, 2, stride=s, padding=p)", (1, 4, 5, 6)),
+    ("ConvTranspose2d(4, 3, 3, stride=2)", (1, 4, 5, 6)),  # k >= stride: MindSpore's 'valid' is torch's length
+]
+
+
+@pytest.mark.parametrize("call,shape", STRIDE_PAST_KERNEL)
+def test_unpadded_transposed_convolution_has_torch_length(call, shape):
+    """MindSpore's pad_mode='valid' makes a transposed convolution ``in * stride + max(k - stride, 0)`` long, torch
+    ``(in - 1) * stride + k``: the same only where the dilated kernel k reaches the stride. Shorter kernels (a 2x2
+    kernel at stride 3, a 1x1 at stride 2) convert with ``pad_mode='pad', padding=0``."""
+    t_layer, m_layer, code = build_layer_pair(call, "s=3, p=0")
+    if "3, stride=2)" in call:
+        assert "pad_mode='valid'" in code, code
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    with torch.no_grad():
+        want = t_layer(torch.from_numpy(x)).numpy()
+    got = m_layer(ms.Tensor(x)).asnumpy()
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)

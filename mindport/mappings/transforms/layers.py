@@ -223,6 +223,7 @@ def _conv_transpose_padding(args: dict[str, Arg], dims: int, runtime: str) -> No
     value = output_padding.literal(default=UNKNOWN) if output_padding is not None else 0
     if value == 0 or (isinstance(value, (tuple, list)) and not any(value)):
         conv_padding(args)
+        _unpadded_transpose(args, dims)
         return
     mode = args.pop("padding_mode", None)
     _known_mode(mode)
@@ -246,6 +247,36 @@ def _conv_transpose_padding(args: dict[str, Arg], dims: int, runtime: str) -> No
         args.pop("pad_mode", None)
         args[TARGET] = new(runtime)
     args["output_padding"] = output_padding
+
+
+def _unpadded_transpose(args: dict[str, Arg], dims: int) -> None:
+    """A transposed convolution with no padding: MindSpore's ``pad_mode='valid'`` gives ``in * stride + max(k - stride,
+    0)`` per axis (k the dilated kernel), torch's ``(in - 1) * stride + k``: one and the same only where ``k >= stride``
+    (``ConvTranspose2d(c, c, 2, stride=3)`` is 15 long in MindSpore's 'valid', 14 in torch, from 5). So 'valid' stays
+    where the literals show ``k >= stride`` on every axis, and is ``pad_mode='pad', padding=0`` (torch's length, measured
+    for 1-3 spatial dims) elsewhere, a setting given by a name included."""
+    mode = args.get("pad_mode")
+    if mode is None or mode.source == "'same'":
+        return
+
+    def axes(name, default):
+        arg = args.get(name)
+        value = arg.literal(default=UNKNOWN) if arg is not None else default
+        if isinstance(value, int) and not isinstance(value, bool):
+            return (value,) * dims
+        if isinstance(value, (tuple, list)) and len(value) == dims and all(isinstance(v, int) for v in value):
+            return tuple(value)
+        return None
+
+    kernel, stride, dilation = axes("kernel_size", None), axes("stride", 1), axes("dilation", 1)
+    if mode.source == "'valid'" and None not in (kernel, stride, dilation) and all(
+            d * (k - 1) + 1 >= st for k, st, d in zip(kernel, stride, dilation)):
+        return
+    if mode.source == "'valid'":
+        args["pad_mode"] = new("'pad'")
+        args["padding"] = new("0")
+    else:  # a padding given by a name: an int or a tuple for a transposed convolution, never 'valid'/'same'
+        args["pad_mode"] = new("'pad'")
 
 
 @call_transform("conv_transpose1d_padding")
