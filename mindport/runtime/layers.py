@@ -643,6 +643,30 @@ class UpsamplingNearest2d(nn.Cell):
         return F.upsample_nearest(x, self.size, self.scale_factor)
 
 
+class AdaptiveAvgPool1d(nn.Cell):
+    """torch.nn.AdaptiveAvgPool1d where ``output_size`` may not divide the length (MindSpore's refuses it): see
+    nn_functional.adaptive_avg_pool1d."""
+
+    def __init__(self, output_size):
+        super().__init__()
+        self.output_size = output_size
+
+    def construct(self, x):
+        return F.adaptive_avg_pool1d(x, self.output_size)
+
+
+class AdaptiveMaxPool1d(nn.Cell):
+    """torch.nn.AdaptiveMaxPool1d where ``output_size`` may not divide the length, or with ``return_indices``: see
+    nn_functional.adaptive_max_pool1d."""
+
+    def __init__(self, output_size, return_indices=False):
+        super().__init__()
+        self.output_size, self.return_indices = output_size, return_indices
+
+    def construct(self, x):
+        return F.adaptive_max_pool1d(x, self.output_size, self.return_indices)
+
+
 class LPPool3d(nn.Cell):
     """torch.nn.LPPool3d: no MindSpore LPPool3d in 2.10 (see nn_functional.lp_pool3d)."""
 

@@ -625,6 +625,25 @@ def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     return (out, idx) if return_indices else out
 
 
+def adaptive_avg_pool1d(input, output_size):
+    """torch.nn.functional.adaptive_avg_pool1d (nn.AdaptiveAvgPool1d) on a length ``output_size`` does not divide:
+    MindSpore 2.10's ops.adaptive_avg_pool1d and nn.AdaptiveAvgPool1d refuse it (ValueError: "must be divisible by
+    output size"), torch pools bins ``[floor(i * L / n), ceil((i + 1) * L / n))``: ops.adaptive_avg_pool2d's bins over
+    a (N, C, 1, L) view. The converter writes MindSpore's own where the size is 1 (every length divides)."""
+    unbatched = input.ndim == 2
+    x = input.unsqueeze(0) if unbatched else input
+    size, = _tuple(output_size, 1)
+    out = ops.adaptive_avg_pool2d(x.unsqueeze(2), (1, size)).squeeze(2)
+    return out[0] if unbatched else out
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    """torch.nn.functional.adaptive_max_pool1d (nn.AdaptiveMaxPool1d) on a length ``output_size`` does not divide
+    (MindSpore 2.10 refuses it), or with ``return_indices`` (MindSpore's has none): :func:`adaptive_max_pool1d_with_indices`."""
+    out, idx = adaptive_max_pool1d_with_indices(input, output_size)
+    return (out, idx) if return_indices else out
+
+
 def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):
     """torch.nn.functional.adaptive_max_pool1d_with_indices / torch.adaptive_max_pool1d: always (values, int64
     indices); mindspore.ops.adaptive_max_pool1d has no indices in 2.10, so ops.adaptive_max_pool2d runs on a

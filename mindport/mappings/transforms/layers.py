@@ -298,6 +298,46 @@ def conv_transpose3d_padding(args: dict[str, Arg]) -> None:
     _conv_transpose_padding(args, 3, "mindport.runtime.layers.OutputPaddedConv3dTranspose")
 
 
+def _adaptive_pool1d(args: dict[str, Arg], runtime: str) -> None:
+    """AdaptiveAvgPool1d / AdaptiveMaxPool1d and their functions: MindSpore 2.10's refuse a length the output size
+    does not divide (ValueError; torch pools uneven bins), and its max pool returns no indices. An output size of 1
+    (global pooling: every length divides) with no indices asked for stays MindSpore's own; any other size, one given
+    by a name, or ``return_indices`` is ``runtime``, which pools torch's bins (``nn.AdaptiveAvgPool1d(5)`` ->
+    ``mp_nn.AdaptiveAvgPool1d(output_size=5)``)."""
+    size = args.get("output_size")
+    value = size.literal(default=UNKNOWN) if size is not None else UNKNOWN
+    indices = args.get("return_indices")
+    wants_indices = indices is not None and indices.given and indices.literal(default=True) is not False
+    if value in (1, (1,), [1]) and not wants_indices:
+        args.pop("return_indices", None)
+        return
+    args[TARGET] = new(runtime)
+
+
+@call_transform("adaptive_avg_pool1d_layer")
+def adaptive_avg_pool1d_layer(args: dict[str, Arg]) -> None:
+    """nn.AdaptiveAvgPool1d: see :func:`_adaptive_pool1d`."""
+    _adaptive_pool1d(args, "mindport.runtime.layers.AdaptiveAvgPool1d")
+
+
+@call_transform("adaptive_max_pool1d_layer")
+def adaptive_max_pool1d_layer(args: dict[str, Arg]) -> None:
+    """nn.AdaptiveMaxPool1d: see :func:`_adaptive_pool1d`."""
+    _adaptive_pool1d(args, "mindport.runtime.layers.AdaptiveMaxPool1d")
+
+
+@call_transform("adaptive_avg_pool1d_function")
+def adaptive_avg_pool1d_function(args: dict[str, Arg]) -> None:
+    """F.adaptive_avg_pool1d / torch.adaptive_avg_pool1d: see :func:`_adaptive_pool1d`."""
+    _adaptive_pool1d(args, "mindport.runtime.nn_functional.adaptive_avg_pool1d")
+
+
+@call_transform("adaptive_max_pool1d_function")
+def adaptive_max_pool1d_function(args: dict[str, Arg]) -> None:
+    """F.adaptive_max_pool1d: see :func:`_adaptive_pool1d`."""
+    _adaptive_pool1d(args, "mindport.runtime.nn_functional.adaptive_max_pool1d")
+
+
 def fill_stride_from_kernel(args: dict[str, Arg]) -> None:
     """torch pooling's ``stride=None`` means kernel_size (MindSpore's default is 1); a variable stride may be None
     at run time, so it gets the same fallback there."""
