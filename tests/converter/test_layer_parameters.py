@@ -303,3 +303,45 @@ def _assert_lm_matches(source, code, tmp_path, name):
         want = torch_net(torch.from_numpy(x)).numpy()
     np.testing.assert_allclose(ms_net(ms.Tensor(x, ms.int32)).asnumpy(), want, rtol=1e-5, atol=1e-5)
     return ms_net
+
+
+ALIASED = textwrap.dedent('''
+    import torch
+    import torch.nn as nn
+
+
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embedding = nn.Embedding(11, 8)
+            self.norms = nn.ModuleList([nn.LayerNorm(8) for _ in range(2)])
+            self.bias = nn.Parameter(torch.zeros(11))
+            nn.init.normal_(self.norms[1].weight, 1.0, 0.5)
+            nn.init.normal_(self.norms[1].bias, 0.0, 0.5)
+
+        def forward(self, x):
+            lookup_table = self.embedding
+            h = lookup_table(x)
+            norm = self.norms[1]
+            h = norm(h) * norm.weight + norm.bias
+            return torch.einsum('ibd,nd->ibn', h, lookup_table.weight) + self.bias
+''')
+
+
+def test_a_local_name_bound_to_a_layer_attribute_reads_mindspore_names(tmp_path):
+    """XLNet's ``lookup_table = self.embedding`` then ``lookup_table.weight`` (tied output projection): the local
+    holds what ``self.embedding`` holds, so ``.weight`` is ``embedding_table``; an item of a ModuleList too
+    (``norm = self.norms[1]``: gamma/beta). It raised "The 'Embedding' object has no attribute 'weight'"."""
+    import mindspore as ms
+    import torch
+
+    code = convert_source(ALIASED, "aliased.py").code
+    assert "lookup_table.embedding_table" in code and "norm.gamma + norm.beta" in code, code
+    torch.manual_seed(0)
+    t_net = load_module(ALIASED, tmp_path / "t_aliased.py", "t_aliased").M().eval()
+    m_net = load_module(code, tmp_path / "m_aliased.py", "m_aliased").M()
+    transfer_weights(t_net.state_dict(), m_net)
+    x = np.random.default_rng(0).integers(0, 11, (3, 2)).astype(np.int64)
+    with torch.no_grad():
+        want = t_net(torch.from_numpy(x)).numpy()
+    np.testing.assert_allclose(m_net(ms.Tensor(x)).asnumpy(), want, rtol=1e-5, atol=1e-5)

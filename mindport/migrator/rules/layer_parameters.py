@@ -26,8 +26,9 @@ class LayerParameterNameTransform(Rule):
     instance of a class of the file derived from a torch layer (``class Scaled(nn.Embedding)``: ``self.emb.weight``).
     An attribute bound on several branches (``self.visual = ModifiedResNet(...)`` or ``VisionTransformer(...)``) is
     read through the bindings that can hold what follows (only one has ``attnpool``); when those disagree (an
-    Embedding's ``weight`` and a Linear's) the read is left alone. A local name bound to anything else in the same
-    function is left alone.
+    Embedding's ``weight`` and a Linear's) the read is left alone. A local name bound once to such an attribute or
+    item (``lookup_table = self.embedding`` then ``lookup_table.weight``) reads as that expression does. A local
+    name bound to anything else in the same function is left alone.
 
     What a layer's members become is torch's object surface (``mindport/mappings/data/surface/``): the settings the
     Cell keeps under another name (``groups`` -> ``group``, ``AdaptiveAvgPool2d.output_size`` ->
@@ -281,6 +282,8 @@ class LayerParameterNameTransform(Rule):
                     continue
                 name = target.target.value
                 value = self._value(assign.value) if len(assign.targets) == 1 else None
+                if value is None and len(assign.targets) == 1 and _self_chain_or_index(assign.value):
+                    value = _Alias(assign.value)  # lookup_table = self.embedding: read as self.embedding is
                 found[name] = value if found.get(name, value) == value else None
         return {k: v for k, v in found.items() if v is not None}
 
@@ -454,6 +457,8 @@ class LayerParameterNameTransform(Rule):
         attribute or literal index of those (a class of this file's own ``self.Y``, a container's item)."""
         if isinstance(expr, cst.Name):
             bound = self._functions[-1].get(expr.value) if self._functions and expr.value != "self" else None
+            if isinstance(bound, _Alias):
+                return self._candidates(bound.node)
             return [bound] if bound is not None else None
         if isinstance(expr, cst.Attribute):
             if isinstance(expr.value, cst.Name) and expr.value.value == "self":
@@ -695,6 +700,31 @@ class _EveryIndex:
         return isinstance(other, _EveryIndex) and other.renames == self.renames
 
     __hash__ = None
+
+
+class _Alias:
+    """A local name bound once to an attribute or item chain of ``self`` (``lookup_table = self.embedding``,
+    ``layer = self.blocks[0]``): it holds what that expression holds where it is read."""
+
+    def __init__(self, node: cst.BaseExpression) -> None:
+        self.node = node
+        self.code = cst.Module([]).code_for_node(node)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, _Alias) and other.code == self.code
+
+    def __hash__(self) -> int:
+        return hash(self.code)
+
+
+def _self_chain_or_index(expr: cst.BaseExpression) -> bool:
+    """``self.X``, ``self.X.Y``, ``self.X[0]``, ``self.X["k"]``: an expression rooted at ``self`` through attributes
+    and one-element subscripts only."""
+    while isinstance(expr, (cst.Attribute, cst.Subscript)):
+        if isinstance(expr, cst.Subscript) and len(expr.slice) != 1:
+            return False
+        expr = expr.value
+    return isinstance(expr, cst.Name) and expr.value == "self"
 
 
 def _step(candidates: list | None, name, class_layers: dict) -> list | None:
