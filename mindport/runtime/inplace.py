@@ -647,6 +647,31 @@ def index_reduce_(input, dim, index, source, reduce, *, include_self=True):
 
 # --- shape-changing (PyNative only) --------------------------------------------------------------------------------
 
+def _resized(x, shape):
+    """torch's resize: the first ``prod(shape)`` elements of ``x`` in row-major order, laid out as ``shape``; the
+    elements past ``x``'s own are zeros (torch leaves them uninitialised)."""
+    shape = tuple(int(s) for s in shape)
+    count = int(np.prod(shape)) if shape else 1
+    flat = x.reshape(-1)
+    if flat.shape[0] >= count:
+        return flat[:count].reshape(shape)
+    return ops.cat((flat, ops.zeros(count - flat.shape[0], x.dtype))).reshape(shape)
+
+
+def resize_(input, *sizes, memory_format=None):
+    """torch.Tensor.resize_ (legacy code: ``x.new().resize_(n, d).zero_()``): the receiver takes the sizes
+    (:func:`_resized`; PyNative only, see the module docstring)."""
+    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+        sizes = tuple(sizes[0])
+    return _store_reshaped(input, _resized(_src(input), sizes))
+
+
+def resize_as_(input, the_template, memory_format=None):
+    """torch.Tensor.resize_as_ (legacy code: ``x.data.new().resize_as_(x.data).fill_(0)``): the receiver takes
+    ``the_template``'s shape (:func:`_resized`; PyNative only)."""
+    return _store_reshaped(input, _resized(_src(input), the_template.shape))
+
+
 def unsqueeze_(input, dim):
     """torch.Tensor.unsqueeze_ (PyNative only, see the module docstring)."""
     return _store_reshaped(input, ops.expand_dims(_src(input), dim))
