@@ -241,3 +241,67 @@ def test_a_write_after_the_layer_ran_takes_effect_in_the_next_call(tmp_path, mod
             m_mod.schedule(m_model, epoch)
     finally:
         ms.set_context(mode=ms.PYNATIVE_MODE)
+
+
+DILATE = """\
+    import torch.nn as nn
+
+
+    class Backbone(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.stem = nn.Conv2d(3, 4, 3, stride=2, padding=1)
+            self.block = nn.Sequential(nn.Conv2d(4, 4, 3, stride=2, padding=1), nn.ReLU(), nn.Dropout(0.2))
+
+        def forward(self, x):
+            return self.block(self.stem(x))
+
+
+    def dilate(model, rate):
+        # DeepLab / DenseNet style: the last stage keeps its resolution, its convolutions dilated instead
+        for m in model.block.modules():
+            if isinstance(m, nn.Conv2d):
+                m.stride = (1, 1)
+                m.dilation = (rate, rate)
+                m.padding = (rate, rate)
+            elif isinstance(m, nn.Dropout):
+                m.p = 0.0
+
+
+    def build():
+        model = Backbone()
+        dilate(model, 2)
+        return model
+"""
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_a_convolutions_stride_dilation_and_padding_written_in_a_loop(tmp_path, mode):
+    import sys
+    from pathlib import Path
+
+    import mindspore as ms
+    import torch
+
+    from mindport import transfer_weights
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "converter"))
+    source = textwrap.dedent(DILATE)
+    result = convert_source(source, "dilate.py")
+    assert not result.diagnostics, [d.format() for d in result.diagnostics]
+    assert "set_layer_attribute(m, 'dilation', (rate, rate))" in result.code
+    t_model = _load(source, tmp_path, f"t_dil_{mode}").build().eval()
+    m_model = _load(result.code, tmp_path, f"m_dil_{mode}").build()
+    m_model.set_train(False)
+    transfer_weights(t_model.state_dict(), m_model)
+    x = np.random.default_rng(2).standard_normal((1, 3, 16, 16)).astype(np.float32)
+    with torch.no_grad():
+        want = t_model(torch.tensor(x)).numpy()
+    assert want.shape == (1, 4, 8, 8)  # the block kept its resolution
+    ms.set_context(mode=ms.GRAPH_MODE if mode == "graph" else ms.PYNATIVE_MODE)
+    try:
+        got = m_model(ms.Tensor(x)).asnumpy()
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
