@@ -84,7 +84,10 @@ class LayerWriteTransform(Rule):
         return updated_node
 
     def leave_Comparison(self, original_node, updated_node):
-        """``type(m) is nn.BatchNorm2d`` -> ``type(m) == mp_adapt.api("torch.nn.BatchNorm2d")``."""
+        """``type(m) is nn.BatchNorm2d`` -> ``type(m) == mp_adapt.api("torch.nn.BatchNorm2d")`` (outside ``forward``:
+        a static graph is not given a class comparison it has not been before)."""
+        if "forward" in self._functions or "construct" in self._functions:
+            return updated_node
         targets = []
         for item in updated_node.comparisons:
             if isinstance(item.operator, (cst.Is, cst.IsNot)) and (_is_adapter(item.comparator)
