@@ -181,6 +181,11 @@ def mappings_coverage(fmt):
                       f"{surface['converted']} converted-unproven, "
                       f"{surface['flagged']} flagged, {surface['unsupported']} unsupported, "
                       f"{surface['unaccounted']} unaccounted")
+    from mindport.mappings.surface import load_writes
+
+    ends = [end for table in load_writes().values() for end, _ in table.values()]
+    console.print(f"layer settings written after construction: {len(ends)} settings, {ends.count('same')} same, "
+                  f"{ends.count('converted')} converted, {ends.count('flagged')} flagged (layer_writes.toml)")
 
 
 def _surface_counts() -> dict | None:

@@ -36,7 +36,8 @@ from dataclasses import dataclass, field
 
 from mindport.mappings import DATA_DIR, MappingError, load_registry
 
-SURFACE_FILE = DATA_DIR / "surface" / "object_surface.toml"  # beside the tables, not a table of [[api]] entries
+SURFACE_FILE = DATA_DIR / "surface" / "object_surface.toml"
+WRITES_FILE = DATA_DIR / "surface" / "layer_writes.toml"  # writing a setting after construction, measured  # beside the tables, not a table of [[api]] entries
 ENDS = ("converted", "flagged", "unsupported")
 
 
@@ -220,3 +221,36 @@ def derive(layer, template: str):
 
 _BUILTINS = {"getattr": getattr, "tuple": tuple, "int": int, "float": float, "bool": bool, "len": len, "isinstance": isinstance,
              "str": str, "list": list, "range": range}
+
+
+WRITE_ENDS = ("same", "converted", "flagged")
+
+
+@functools.lru_cache(maxsize=1)
+def load_writes() -> dict[str, dict[str, tuple[str, str]]]:
+    """``data/surface/layer_writes.toml``: torch layer class -> {constructor setting torch keeps as an attribute ->
+    (ends, how)}: what writing the setting after construction (``m.eps = 1e-3``) becomes on the converted layer,
+    measured against torch by ``python -m mindport.proofs.writes --write``:
+
+    * ``same``: the write as written gives torch's forward (and training-step) behaviour;
+    * ``converted``: ``rebuilt``: :func:`mindport.runtime.adapt.set_layer_attribute` builds the layer again with the
+      new value through the entry's argument mapping and moves its primitives onto the Cell (MindSpore bakes the
+      setting into a primitive in ``__init__``); the converter writes that call;
+    * ``flagged``: no conversion gives torch's behaviour; why (the converter flags the write, the accessor raises).
+    """
+    raw = tomllib.loads(WRITES_FILE.read_text(encoding="utf-8")) if WRITES_FILE.exists() else {}
+    found: dict[str, dict[str, tuple[str, str]]] = {}
+    for torch_name, item in raw.get("layer", {}).items():
+        table: dict[str, tuple[str, str]] = {}
+        for name in item.get("same", ()):
+            table[name] = ("same", "as written")
+        for name in item.get("unchanged", ()):
+            table[name] = ("same", "as written (torch's result did not change either on the measured inputs)")
+        for name, how in item.get("converted", {}).items():
+            table[name] = ("converted", how)
+        for name, why in item.get("flagged", {}).items():
+            table[name] = ("flagged", why)
+        if sum(len(item.get(k, ())) for k in (*WRITE_ENDS, "unchanged")) != len(table):
+            raise MappingError(f"{WRITES_FILE.name}: layer {torch_name!r}: a setting is listed under two ends")
+        found[torch_name] = table
+    return found

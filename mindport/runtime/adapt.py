@@ -45,7 +45,7 @@ from mindport.mappings.transforms import Arg
 from mindport.mappings.transforms import Unsupported as _MappingUnsupported
 from mindport.runtime._graph import in_graph
 
-__all__ = ["Adapter", "Unsupported", "api", "attribute", "class_name", "has", "layer_attribute"]
+__all__ = ["Adapter", "Unsupported", "api", "attribute", "class_name", "has", "layer_attribute", "set_layer_attribute"]
 
 _LITERAL_TYPES = (bool, int, float, complex, str, bytes, type(None))
 
@@ -139,6 +139,116 @@ def layer_attribute(layer: Any, name: str) -> Any:
     for part in path.split("."):
         layer = getattr(layer, part)
     return layer
+
+
+def set_layer_attribute(layer: Any, name: str, value: Any) -> None:
+    """``m.eps = 1e-3`` written under torch's name on a layer (``for m in model.modules(): if type(m) is
+    nn.BatchNorm2d: m.eps = 1e-3``). torch reads most settings when ``forward`` runs; MindSpore bakes many of them into
+    primitives in ``__init__`` (a BatchNorm2d's ``bn_infer`` keeps ``epsilon``), so the plain write changes nothing.
+    By the object's class at run time (``data/surface/layer_writes.toml``, measured against torch by
+    ``python -m mindport.proofs.writes --write``):
+
+    * ``same``: the write as written takes torch's effect (or has none in either framework: ``num_features``);
+    * ``converted`` (``rebuilt``): the layer is built again from its torch settings (read through
+      :func:`layer_attribute`) with the new value, through the entry's own argument mapping (``momentum`` ->
+      ``1 - momentum``), and its primitives and plain settings move onto the existing Cell (its Parameters stay);
+    * ``flagged``: raises AttributeError with the reason (the write would be silently lost).
+
+    Every compiled static graph is forgotten after the write, so a Cell already run under GRAPH_MODE compiles again
+    with the new setting.
+
+    A plain object (a config), or a Cell that is no mapped layer, takes the write as written."""
+    if not isinstance(layer, _cell_class()) or (entry := layer_entry(layer)) is None:
+        setattr(layer, name, value)
+        return
+    from mindport.mappings.surface import load_writes
+
+    outcome = load_writes().get(entry.torch, {}).get(name)
+    if outcome is not None and outcome[0] == "flagged":
+        raise AttributeError(f"mindport: writing {entry.torch}.{name} after construction: {outcome[1]}")
+    if outcome is None or outcome[0] == "same":
+        setattr(layer, name, value)
+    else:
+        rebuild_layer(layer, entry, name, value)
+    _forget_compiled_graphs()
+
+
+def _forget_compiled_graphs() -> None:
+    """A static graph compiled before the write keeps the old primitives and settings (measured: a BatchNorm2d's
+    eps rebuilt after a GRAPH_MODE call changed nothing until the graph was compiled again): every Cell's record of
+    its compiled phases is cleared, so the next call compiles again (a write after construction is rare: an init
+    function, a schedule once an epoch)."""
+    try:
+        from mindspore.graph.api import cells_compile_cache
+    except ImportError:  # older layouts
+        from mindspore.common.api import cells_compile_cache
+    for phases in list(cells_compile_cache.values()):
+        phases.clear()
+
+
+def rebuild_layer(layer: Any, entry: Entry, name: str, value: Any, names: Any = None) -> None:
+    """Build ``entry``'s layer again with torch's settings of ``layer`` and ``name=value`` (the entry's argument
+    mapping, as the converter maps the constructor call), then move the new Cell's primitives and plain settings onto
+    ``layer``, keeping its Parameters, sub-Cells and training mode. Raises :class:`Unsupported` where MindSpore has
+    no equivalent of the value (a BatchNorm's ``momentum=None``, torch's cumulative average), AttributeError where a
+    setting of the layer cannot be read back in torch's form. ``names``: torch's settings of the class (default:
+    the data's)."""
+    from mindport.mappings.surface import load_writes
+
+    settings = {}
+    for setting in names if names is not None else load_writes().get(entry.torch, {}):
+        if setting != name:
+            settings[setting] = layer_attribute(layer, setting)
+    settings[name] = value
+    adapter = api(entry.torch)
+    adapter = vars(adapter).get("_mp_adapter", adapter)  # a class target's adapter class holds the Adapter
+    function, _, positional, keywords = adapter.mapped((), settings)
+    built = function(*positional, **keywords)
+    if type(built) is not type(layer) and not isinstance(layer, type(built)):
+        # a setting whose write changes nothing in either framework (inplace=True written after construction on a
+        # LeakyReLU) can make the entry choose another Cell (InplaceLeakyReLU): the layer as built, without them
+        table = load_writes().get(entry.torch, {})
+        optional = {p.name for p in entry.signature or () if p.default is not None}
+        settings = {k: v for k, v in settings.items()
+                    if k == name or k not in optional or table.get(k, ("",))[0] != "same"}
+        function, _, positional, keywords = adapter.mapped((), settings)
+        built = function(*positional, **keywords)
+    if type(built) is not type(layer) and not isinstance(layer, type(built)):
+        raise Unsupported(f"mindport: writing {entry.torch}.{name}={value!r} needs a {type(built).__name__}, "
+                          f"the layer is a {type(layer).__name__}: build the layer with {name}={value!r}")
+    _move_settings(built, layer)
+    if name not in vars(built):  # a kept setting (inplace): recorded under torch's name, as the converter does
+        setattr(layer, name, value)
+
+
+def _move_settings(built: Any, layer: Any) -> None:
+    """The primitives and plain settings of ``built`` onto ``layer``, and those of each sub-Cell onto the sub-Cell
+    of the same name and class (MindSpore's BatchNorm3d keeps its BatchNorm2d as ``bn2d``)."""
+    base = _cell_base_keys()
+    prim = _primitive_class()
+    for key, new in vars(built).items():
+        if key.startswith("_") or key in base:
+            continue
+        if isinstance(new, prim) or _plain_setting(new):
+            setattr(layer, key, new)
+    for key, child in built._cells.items():
+        own = layer._cells.get(key)
+        if own is not None and child is not None and type(own) is type(child):
+            _move_settings(child, own)
+
+
+@functools.lru_cache(maxsize=1)
+def _cell_base_keys() -> frozenset:
+    from mindspore.nn import Cell
+
+    return frozenset(vars(Cell()))
+
+
+@functools.lru_cache(maxsize=1)
+def _primitive_class() -> type:
+    from mindspore.ops import Primitive
+
+    return Primitive
 
 
 def layer_entry(layer: Any):

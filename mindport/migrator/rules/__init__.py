@@ -23,6 +23,7 @@ from mindport.migrator.rules.indexing import IndexTransform
 from mindport.migrator.rules.init_calls import InitTransform
 from mindport.migrator.rules.jit_markers import JitMarkerTransform
 from mindport.migrator.rules.layer_parameters import LayerParameterNameTransform
+from mindport.migrator.rules.layer_writes import LayerWriteTransform
 from mindport.migrator.rules.lambda_values import LambdaValueTransform
 from mindport.migrator.rules.list_extend import ListExtendTransform
 from mindport.migrator.rules.local_del import LocalDelTransform
@@ -53,6 +54,7 @@ RULES = (
     CustomOptimizerTransform,     # Optimizer subclasses: step(self) reading p.grad -> construct(self, grads)
     AutogradFunctionTransform,    # autograd.Function -> Cell with construct/bprop; F.apply -> F()
     LayerParameterNameTransform,  # self.emb.weight -> self.emb.embedding_table (tied weights)
+    LayerWriteTransform,          # m.eps = 1e-3 after construction -> mp_adapt.set_layer_attribute (baked settings)
     JitMarkerTransform,           # @torch.jit.* markers dropped, torch.jit.is_scripting() -> False, tests folded
     ReferenceTransform,           # isinstance(m, nn.Conv2d), act = F.relu: class/function names only
     ObjectSurfaceTransform,       # Base.__init__(self, ...), x.requires_grad, m._modules, with x.device:

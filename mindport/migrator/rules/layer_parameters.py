@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from mindport.mappings.surface import attribute_paths, load_surface
+from mindport.mappings.surface import attribute_paths, load_surface, load_writes
 from mindport.migrator.native_facts import list_locals
 from mindport.migrator.rules.base import Example, Rule
 
@@ -441,6 +441,8 @@ class LayerParameterNameTransform(Rule):
         name = original_node.attr.value
         if id(original_node) in self._targets and template.kept:
             return updated_node  # a kept setting written (m.inplace = True): the Cell's plain attribute, as written
+        if id(original_node) in self._targets and name in load_writes().get(template.layer, {}):
+            return updated_node  # a write measured against torch (layer_writes.toml): LayerWriteTransform decides
         if id(original_node) in self._targets:
             self.flag(original_node, "MP104", f"{template.layer}.{name}: MindSpore keeps it as {template}: set it "
                       "through the layer's constructor", "", template.layer)

@@ -1,0 +1,181 @@
+"""The converter rule LayerWriteTransform: its docstring is its documentation, its EXAMPLES are tests, and
+docs/converter/layer_writes.md shows both."""
+from __future__ import annotations
+
+import libcst as cst
+
+from mindport.mappings.surface import load_surface, load_writes
+from mindport.migrator.rules.base import Example, Rule
+
+
+class LayerWriteTransform(Rule):
+    """A layer's setting written after construction: ``m.eps = 1e-3``, ``m.momentum = 0.03`` (YOLOv5's
+    ``initialize_weights`` over ``model.modules()``), ``self.drop.p = 0.1`` (a drop-rate schedule),
+    ``m.negative_slope = 0.2``.
+
+    torch reads most settings when ``forward`` runs (``F.batch_norm(x, ..., self.momentum, self.eps)``); MindSpore
+    bakes many of them into primitives in ``__init__`` (a BatchNorm2d's ``bn_infer`` keeps ``epsilon``), so the
+    write as written changes nothing there: a silent difference (6.6e-4 on a BatchNorm2d's output for
+    ``eps = 1e-3``), and a momentum written as torch's value is also 1 - MindSpore's. What each write of each mapped
+    layer class becomes is measured against torch (``mindport/mappings/data/surface/layer_writes.toml``, by
+    ``python -m mindport.proofs.writes --write``):
+
+    * ``same``: the write as written gives torch's behaviour (a ReLU's ``inplace``, a Linear's ``in_features``,
+      which neither framework reads again): left as written;
+    * ``converted``: ``mp_adapt.set_layer_attribute(m, 'eps', 1e-3)``: the layer built again with its torch settings
+      and the new value through the entry's argument mapping (``momentum`` -> ``1 - momentum``), its primitives
+      moved onto the Cell (its Parameters stay); by the object's class at run time, so one call serves a loop over
+      ``modules()`` whatever its ``isinstance`` / ``type(m) is`` tests say; a value MindSpore has no form for (a
+      BatchNorm's ``momentum = None``, torch's cumulative average) raises there with the reason;
+    * ``flagged`` (MP104) where the receiver's class is known and no conversion gives torch's behaviour (a
+      BatchNorm's ``track_running_stats``): pass it to the constructor.
+
+    The class test such a loop writes, ``type(m) is nn.BatchNorm2d``, compares with the runtime adapter where the
+    class stays a value (``mp_adapt.api("torch.nn.BatchNorm2d")``, a subclass of MindSpore's class that compares
+    equal to it): ``is`` there becomes ``==`` (``is not``: ``!=``), which is what ``is`` meant for torch's class
+    (measured: ``type(m) is mp_adapt.api("torch.nn.BatchNorm2d")`` was False for every BatchNorm2d, so YOLOv5's
+    branch never ran).
+
+    A receiver whose class is not known (a loop variable, a parameter) goes through the accessor when the setting's
+    name is one some mapped layer's write needs converted (``eps``, ``momentum``, ``p``, ``stride``...); a plain
+    object there (a config) takes the write as written. ``self.X = v`` in a class's own methods, and writes inside
+    ``forward``, are left as written (a static graph compiles ``forward``)."""
+
+    EXAMPLES = (
+        Example(
+            before="""
+                import torch.nn as nn
+
+
+                def initialize_weights(model):
+                    for m in model.modules():
+                        if type(m) is nn.BatchNorm2d:
+                            m.eps = 1e-3
+                            m.momentum = 0.03
+                        elif type(m) in [nn.LeakyReLU, nn.ReLU]:
+                            m.inplace = True
+            """,
+            after="""
+                from mindport.runtime import adapt as mp_adapt
+
+
+                def initialize_weights(model):
+                    for m in (_cell for _, _cell in model.cells_and_names()):
+                        if type(m) == mp_adapt.api("torch.nn.BatchNorm2d"):
+                            mp_adapt.set_layer_attribute(m, 'eps', 1e-3)
+                            mp_adapt.set_layer_attribute(m, 'momentum', 0.03)
+                        elif type(m) in [mp_adapt.api("torch.nn.LeakyReLU"), mp_adapt.api("torch.nn.ReLU")]:
+                            m.inplace = True
+            """,
+            note="YOLOv5's initialize_weights: eps and momentum are baked into MindSpore's BatchNorm primitives; "
+                 "inplace is a plain attribute in both frameworks.",
+        ),
+    )
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._functions: list[str] = []
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._functions.append(node.name.value)
+
+    def leave_FunctionDef(self, original_node, updated_node):
+        self._functions.pop()
+        return updated_node
+
+    def leave_Comparison(self, original_node, updated_node):
+        """``type(m) is nn.BatchNorm2d`` -> ``type(m) == mp_adapt.api("torch.nn.BatchNorm2d")`` (outside ``forward``:
+        a static graph is not given a class comparison it has not been before)."""
+        if "forward" in self._functions or "construct" in self._functions:
+            return updated_node
+        targets = []
+        for item in updated_node.comparisons:
+            if isinstance(item.operator, (cst.Is, cst.IsNot)) and (_is_adapter(item.comparator)
+                                                                    or _is_adapter(updated_node.left)):
+                op = cst.Equal if isinstance(item.operator, cst.Is) else cst.NotEqual
+                item = item.with_changes(operator=op(whitespace_before=item.operator.whitespace_before,
+                                                     whitespace_after=item.operator.whitespace_after))
+            targets.append(item)
+        if all(a is b for a, b in zip(targets, updated_node.comparisons)):
+            return updated_node
+        self.ctx.converted_sites += 1
+        return updated_node.with_changes(comparisons=targets)
+
+    def leave_Assign(self, original_node, updated_node):
+        if len(original_node.targets) != 1 or self.ctx.options.target != "nn" \
+                or "forward" in self._functions or "construct" in self._functions:
+            return updated_node
+        target = original_node.targets[0].target
+        if not isinstance(target, cst.Attribute):
+            return updated_node
+        name = target.attr.value
+        receiver = target.value
+        if isinstance(receiver, cst.Name) and receiver.value in ("self", "cls"):
+            return updated_node
+        entries = self._known(receiver)
+        if entries is not None:  # the class is known: decided now
+            outcomes = [load_writes().get(e.torch, {}).get(name) for e in entries]
+            flagged = [(e, o) for e, o in zip(entries, outcomes) if o is not None and o[0] == "flagged"]
+            if flagged:
+                entry, (_, why) = flagged[0]
+                self.flag(original_node, "MP104", f"writing {entry.torch}.{name} after construction: {why}", "",
+                          entry.torch)
+                return updated_node
+            if not any(o is not None and o[0] == "converted" for o in outcomes):
+                return updated_node
+        elif name not in _converted_names() or not self._unknown_ok(receiver):
+            return updated_node
+        self.ctx.converted_sites += 1
+        call = cst.Call(func=self.ctx.target_expr("mindport.runtime.adapt.set_layer_attribute"), args=[
+            cst.Arg(updated_node.targets[0].target.value, comma=_comma()),
+            cst.Arg(cst.SimpleString(repr(name)), comma=_comma()),
+            cst.Arg(updated_node.value)])
+        return cst.Expr(call)
+
+    def _known(self, receiver: cst.BaseExpression):
+        """The layer entries the receiver may be (the layer-parameter rule's bindings: ``self.bn``, a local name
+        bound to a construction), None when not known."""
+        from mindport.migrator.rules.layer_parameters import _RUN_TIME, _Layer
+
+        for rule in self.runner.rules:  # type: ignore[union-attr]
+            candidates = getattr(rule, "_candidates", None)
+            if candidates is None or not hasattr(rule, "knows"):
+                continue
+            found = candidates(receiver)
+            if found and any(c == _RUN_TIME for c in found if isinstance(c, str)):
+                return None  # a layer whose class is passed in: known when the code runs
+            if found and all(isinstance(c, _Layer) for c in found):
+                return [c.entry for c in found]
+            if found:
+                return []  # a class of the file's own, a container: not a mapped layer's setting
+        return None
+
+    def _unknown_ok(self, receiver: cst.BaseExpression) -> bool:
+        """A receiver of unknown class worth the accessor: a name or a chain of attributes and items ending at one,
+        not ``self`` alone."""
+        node = receiver
+        while isinstance(node, (cst.Attribute, cst.Subscript)):
+            node = node.value
+        return isinstance(node, cst.Name)
+
+
+def _is_adapter(node: cst.BaseExpression) -> bool:
+    """``mp_adapt.api("torch.nn.X")``: the runtime adapter of a torch class."""
+    return isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "api" \
+        and isinstance(node.func.value, cst.Name) and node.func.value.value.endswith("adapt")
+
+
+def _comma() -> cst.Comma:
+    return cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+
+
+_NAMES: list[frozenset] = []
+
+
+def _converted_names() -> frozenset:
+    """The settings some mapped layer's write needs converted or flagged (``eps``, ``momentum``, ``p``), less the
+    names common on other objects (``alpha``, ``k``: object_surface.toml's common_names)."""
+    if not _NAMES:
+        names = {n for table in load_writes().values() for n, (end, _) in table.items() if end != "same"}
+        _NAMES.append(frozenset(names - load_surface().common_names))
+    return _NAMES[0]
