@@ -305,3 +305,17 @@ def test_a_convolutions_stride_dilation_and_padding_written_in_a_loop(tmp_path, 
         ms.set_context(mode=ms.PYNATIVE_MODE)
     assert got.shape == want.shape
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+def test_a_configuration_write_is_left_as_written():
+    """``args = parser.parse_args()`` then ``args.momentum = 0.9``, ``cfg.eps = 1e-3``: a name the function binds by
+    assignment, or a configuration's usual name, holds no layer: the write stays as written (no accessor); a loop
+    variable over modules() and an apply function's parameter keep the accessor."""
+    from mindport import convert_source
+
+    source = ("import argparse\nimport torch.nn as nn\n\n\ndef main(opt):\n    args = argparse.Namespace()\n"
+              "    args.momentum = 0.9\n    cfg = get_cfg()\n    cfg.eps = 1e-3\n    opt.p = 0.2\n"
+              "    for m in Net().modules():\n        m.eps = 1e-3\n\n\ndef init(m):\n    m.momentum = 0.01\n")
+    code = convert_source(source, "config_writes.py").code
+    assert "args.momentum = 0.9" in code and "cfg.eps = 1e-3" in code and "opt.p = 0.2" in code, code
+    assert "set_layer_attribute(m, 'eps', 1e-3)" in code and "set_layer_attribute(m, 'momentum', 0.01)" in code

@@ -38,7 +38,9 @@ class LayerWriteTransform(Rule):
 
     A receiver whose class is not known (a loop variable, a parameter) goes through the accessor when the setting's
     name is one some mapped layer's write needs converted (``eps``, ``momentum``, ``p``, ``stride``...); a plain
-    object there (a config) takes the write as written. ``self.X = v`` in a class's own methods, and writes inside
+    object there (a config) takes the write as written. A name the function binds by assignment
+    (``args = parser.parse_args()`` then ``args.momentum = 0.9``) or a configuration's usual name (``args``, ``cfg``,
+    ``opt``) is left as written: a configuration's setting, not a layer's. ``self.X = v`` in a class's own methods, and writes inside
     ``forward``, are left as written (a static graph compiles ``forward``)."""
 
     EXAMPLES = (
@@ -75,12 +77,18 @@ class LayerWriteTransform(Rule):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self._functions: list[str] = []
+        self._assigned: list[frozenset] = []  # per enclosing function (and the module): names an Assign binds
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self._assigned.append(_assigned_names(node))
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._functions.append(node.name.value)
+        self._assigned.append(_assigned_names(node.body))
 
     def leave_FunctionDef(self, original_node, updated_node):
         self._functions.pop()
+        self._assigned.pop()
         return updated_node
 
     def leave_Comparison(self, original_node, updated_node):
@@ -151,12 +159,47 @@ class LayerWriteTransform(Rule):
         return None
 
     def _unknown_ok(self, receiver: cst.BaseExpression) -> bool:
-        """A receiver of unknown class worth the accessor: a name or a chain of attributes and items ending at one,
-        not ``self`` alone."""
+        """A receiver of unknown class worth the accessor: a name or a chain of attributes and items ending at one
+        that may hold a layer: a loop variable (``for m in model.modules()``), a parameter (an ``apply`` function's
+        ``m``); not a name the function (or the module) binds by assignment (``args = parser.parse_args()``,
+        ``cfg = get_cfg()``: a write there is a configuration's) nor a configuration's usual name (``args``,
+        ``opt``, ``cfg``, ``config``, ``hparams``)."""
         node = receiver
         while isinstance(node, (cst.Attribute, cst.Subscript)):
             node = node.value
-        return isinstance(node, cst.Name)
+        if not isinstance(node, cst.Name) or node.value in _CONFIG_NAMES:
+            return False
+        return not any(node.value in names for names in self._assigned[-1:])
+
+
+_CONFIG_NAMES = frozenset({"args", "opt", "opts", "cfg", "config", "conf", "hparams", "hp", "options", "flags",
+                           "FLAGS", "settings", "params", "kwargs"})
+
+
+def _assigned_names(block) -> frozenset:
+    """The plain names an ``Assign`` / ``AnnAssign`` in the block binds (nested blocks included, nested functions
+    and classes not)."""
+    names: set[str] = set()
+
+    class Collect(cst.CSTVisitor):
+        def visit_FunctionDef(self, node) -> bool:
+            return False
+
+        def visit_ClassDef(self, node) -> bool:
+            return False
+
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            if isinstance(node.target, cst.Name):
+                names.add(node.target.value)
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            if isinstance(node.target, cst.Name) and node.value is not None:
+                names.add(node.target.value)
+
+    body = block.body if isinstance(block, cst.Module) else getattr(block, "body", ())
+    for stmt in body if isinstance(body, (list, tuple)) else ():
+        stmt.visit(Collect())
+    return frozenset(names)
 
 
 def _is_adapter(node: cst.BaseExpression) -> bool:
