@@ -354,9 +354,14 @@ def first_layer_inputs(model, fwd_params: list[dict]) -> list[list[str]]:
              nn.Embedding, nn.EmbeddingBag, nn.RNNBase, nn.LayerNorm, nn.modules.batchnorm._BatchNorm, nn.GroupNorm)
     layers = [m for m in model.modules() if isinstance(m, known)]
     first = layers[0] if layers else None
+    required = [p for p in fwd_params if p["default"] is None and p["kind"] == "positional"]
+    handed = _handed_layer(model, required[0]) if required else None
+    # the layer the forward hands its first argument to (``self.conv(x)``) before the one registered first
+    if handed is not None:
+        first = handed
     # a recurrent layer registered before the embedding that feeds it (a seq2seq decoder's rnn, then its embedding):
     # the tokens come first
-    if isinstance(first, nn.RNNBase):
+    elif isinstance(first, nn.RNNBase):
         feeding = [m for m in layers if isinstance(m, nn.Embedding) and m.embedding_dim == first.input_size]
         first = feeding[0] if feeding else first
     specs = _layer_specs(first)
@@ -368,7 +373,6 @@ def first_layer_inputs(model, fwd_params: list[dict]) -> list[list[str]]:
         if size(fewest) != size(first):
             specs += [sp for sp in _layer_specs(fewest) if sp not in specs]
     specs = [sp for sp in _grid_specs(model, specs) if sp not in specs] + specs
-    required = [p for p in fwd_params if p["default"] is None and p["kind"] == "positional"]
     channels_first = isinstance(first, (nn.Conv1d, nn.Conv2d, nn.Conv3d, nn.ConvTranspose1d, nn.ConvTranspose2d,
                                         nn.ConvTranspose3d, nn.modules.batchnorm._BatchNorm, nn.GroupNorm))
     if not specs:  # no layer of a known kind first (parameters used directly, functional code): common forms
@@ -448,6 +452,9 @@ def _model_forms(model, param: dict, spec: str) -> list[str]:
         return []
     dims = [int(v) for v in shape.split("x")]
     low = param["name"].lower()
+    handed = _handed_layer(model, param)
+    if handed is not None:  # the layer the forward hands it to (``self.embed(y)``) says its form
+        return _handed_forms(handed, dims, rest.startswith("int"))
     if _STATE_NAMES.fullmatch(low):
         return _state_forms(model, dims)
     widths = [m.embedding_dim for m in model.modules() if isinstance(m, nn.Embedding)]
@@ -460,6 +467,57 @@ def _model_forms(model, param: dict, spec: str) -> list[str]:
              and re.fullmatch(r"_?(channels|ch|dim|dims|size|features|feats|width|len)", k.lower()[len(low):])]
     if sizes and len(low) > 1:
         return [f"{dims[0]}x{sizes[0]}:float32"]
+    return []
+
+
+_KNOWN_LAYERS = ("Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "Linear",
+                 "Embedding", "EmbeddingBag", "RNNBase", "LayerNorm", "_BatchNorm", "GroupNorm")
+
+
+def _handed_layer(model, param: dict):
+    """The layer of a known kind a forward argument is first handed to (scan.py's ``Param.layer``: ``self.X(arg)``):
+    ``model.X`` itself, or the first such layer of a ``Sequential`` it is; None otherwise (a block of the project's
+    own: its first registered layer need not be the one it applies first)."""
+    import torch.nn as nn
+
+    known = tuple(getattr(nn, n, None) or getattr(nn.modules.batchnorm, n) for n in _KNOWN_LAYERS)
+    sub = getattr(model, param.get("layer") or "", None) if param.get("layer") else None
+    while type(sub) is nn.Sequential and len(sub):
+        sub = sub[0]
+    return sub if isinstance(sub, known) else None
+
+
+def _handed_forms(layer, dims: list[int], tokens: bool) -> list[str]:
+    """Forms for a forward argument after the first that the forward hands to ``layer`` (``_handed_layer``), for a
+    first input of shape ``dims`` (``tokens``: integer): the first input's batch (and its sizes after the channels,
+    for a layer of the same rank); an embedding's ids as one per sample (a class label) beside a float input, as the
+    first input's shape beside integer tokens."""
+    import torch.nn as nn
+
+    batch = dims[0]
+    if isinstance(layer, (nn.Conv1d, nn.Conv2d, nn.Conv3d, nn.ConvTranspose1d, nn.ConvTranspose2d,
+                          nn.ConvTranspose3d)):
+        rank = 3 if isinstance(layer, (nn.Conv1d, nn.ConvTranspose1d)) else 4 if isinstance(
+            layer, (nn.Conv2d, nn.ConvTranspose2d)) else 5
+        sizes = dims[2:] if len(dims) == rank else [32 if rank < 5 else 8] * (rank - 2)
+        return ["x".join(map(str, [batch, layer.in_channels, *sizes])) + ":float32"]
+    if isinstance(layer, nn.Linear):
+        lead = dims[:-1] if len(dims) >= 2 and not tokens else [batch]
+        return list(dict.fromkeys(["x".join(map(str, [*lead, layer.in_features])) + ":float32",
+                                   f"{batch}x{layer.in_features}:float32"]))
+    if isinstance(layer, (nn.Embedding, nn.EmbeddingBag)):
+        n = layer.num_embeddings
+        same = "x".join(map(str, dims)) + f":int64:0:{n}"
+        label = f"{batch}:int64:0:{n}"
+        return [same, label] if tokens else [label, f"{batch}x16:int64:0:{n}"]
+    if isinstance(layer, nn.RNNBase):
+        f = layer.input_size
+        return [f"{batch}x8x{f}:float32"] if layer.batch_first else [f"8x{batch}x{f}:float32"]
+    if isinstance(layer, (nn.modules.batchnorm._BatchNorm, nn.GroupNorm)):
+        c = layer.num_features if isinstance(layer, nn.modules.batchnorm._BatchNorm) else layer.num_channels
+        return ["x".join(map(str, [batch, c, *dims[2:]])) + ":float32"]
+    if isinstance(layer, nn.LayerNorm):
+        return ["x".join(map(str, [*dims[:-1], *layer.normalized_shape])) + ":float32"]
     return []
 
 
