@@ -817,6 +817,9 @@ def _size_hint(problem: str, spec: str) -> list[str]:
     multiplied (2x64 and 32x400)" (BCQ's actor joins state and action) -> features / 2. [] otherwise."""
     shape, _, rest = spec.partition(":")
     dims = [int(v) for v in shape.split("x")]
+    longer = _length_hint(problem, dims, rest)
+    if longer:
+        return longer
     m = re.search(r"to have (\d+) channels, but got (\d+) channels", problem)
     axis = 1
     if m is None:
@@ -831,6 +834,38 @@ def _size_hint(problem: str, spec: str) -> list[str]:
         return []
     dims[axis] = size // got
     return ["x".join(map(str, dims)) + ":" + rest]
+
+
+def _length_hint(problem: str, dims: list[int], rest: str) -> list[str]:
+    """The input with its trailing axes long enough for the window the forward's error names (a float input only):
+    a padding wider than the signal ("padding (2048, 2048) at dimension 2 of input [2, 1, 16]": nnAudio's CQT pads
+    its waveform by half its longest kernel) or a kernel longer than the input ("Calculated padded input size per
+    channel: (38). Kernel size: (251)"): each such axis the smallest power of two at least twice the window, within
+    the input size cap. [] otherwise."""
+    if rest.startswith("int"):
+        return []
+    m = re.search(r"[Pp]adding size should be less than the corresponding input dimension, but got: padding "
+                  r"\((\d+), (\d+)\)", problem)
+    if m:
+        windows = [max(int(m.group(1)), int(m.group(2))) + 1]
+    else:
+        m = re.search(r"input size per channel: \(([\d x]+)\)\. Kernel size: \(([\d x]+)\)", problem)
+        windows = [int(v) for v in m.group(2).split(" x ")] if m else []
+    if not windows or len(windows) >= len(dims):
+        return []
+    out = list(dims)
+    for k, window in enumerate(windows[::-1]):
+        axis = len(dims) - 1 - k
+        length = 1
+        while length < 2 * window:
+            length *= 2
+        out[axis] = max(out[axis], length)
+    elements = 1
+    for v in out:
+        elements *= v
+    if out == dims or elements > MAX_ELEMENTS:
+        return []
+    return ["x".join(map(str, out)) + ":" + rest]
 
 
 def _int_attrs(module) -> list[int]:

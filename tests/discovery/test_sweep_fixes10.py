@@ -65,3 +65,55 @@ def test_each_argument_takes_the_form_of_the_layer_it_is_handed_to(tmp_path):
     regressor = by_name["blocks.py:LabelledRegressor"]
     assert regressor["status"] == "proven", regressor
     assert regressor["inputs"][0].endswith(":float32") and ":int64:" in regressor["inputs"][1], regressor["inputs"]
+
+
+SIGNALS = '''
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class FramePower(nn.Module):  # a spectrogram-like front end: the waveform is padded by half a window each side
+    def __init__(self, n_fft=512, hop_length=128, n_out=8):
+        super().__init__()
+        self.n_fft = n_fft
+        self.frames = nn.Conv1d(1, n_out, n_fft, stride=hop_length, bias=False)
+
+    def forward(self, waveform):
+        batch, length = waveform.shape
+        x = F.pad(waveform[:, None, :], (self.n_fft // 2, self.n_fft // 2), mode="reflect")
+        return self.frames(x).pow(2).mean(-1)
+
+
+class LongKernel(nn.Module):  # a band-pass front end with a kernel longer than the lengths tried first
+    def __init__(self, kernel_size=401, n_out=4):
+        super().__init__()
+        self.conv = nn.Conv1d(1, n_out, kernel_size, stride=50)
+
+    def forward(self, x):
+        x = x.view(x.shape[0], 1, -1)
+        return torch.tanh(self.conv(x))
+'''
+
+
+def test_a_signal_shorter_than_the_window_is_retried_long_enough(tmp_path):
+    """KinWaiCheuk/nnAudio's CQT pads its waveform by half its longest kernel ("Padding size should be less than the
+    corresponding input dimension, but got: padding (2048, 2048) at dimension 2 of input [2, 1, 16]") and a
+    band-pass front end's kernel can be longer than every length tried ("Kernel size can't be greater than actual
+    input size"): the builder retries the input with its trailing axes the smallest power of two at least twice the
+    window the error names; proven against torch."""
+    from mindport.discovery.prove import prove_models
+    from mindport.migrator.repo import convert_path
+
+    src, out = tmp_path / "src", tmp_path / "out"
+    src.mkdir()
+    (src / "front.py").write_text(SIGNALS)
+    convert_path(src, out, jobs=1, force=True)
+    models, _ = prove_models(src, out, pattern="front.py:*", cache=False)
+    by_name = {m["class"]: m for m in models}
+    power = by_name["front.py:FramePower"]
+    assert power["status"] == "proven", power
+    assert power["inputs"] == ["2x1024:float32"], power["inputs"]
+    long_kernel = by_name["front.py:LongKernel"]
+    assert long_kernel["status"] == "proven", long_kernel
+    assert long_kernel["inputs"][0].split(":")[0].split("x")[-1] in ("1024",), long_kernel["inputs"]
