@@ -796,6 +796,8 @@ _RANK_HINTS = [  # an error that names the number of dimensions the input should
     (r"[Ee]xpected (\d)D input|[Ee]xpected (\d)D tensor", 0),
     (r"too many indices for tensor of dimension (\d)", 1),  # x[:, :, 0] on a 2-D input: at least one more
     (r"Dimension out of range \(expected to be in range of \[-\d+, \d+\], but got (\d)\)", 1),
+    # x.permute(0, 2, 3, 1) of an input of another rank: "input.dim() = 2 is not equal to len(dims) = 4"
+    (r"input\.dim\(\) = \d+ is not equal to len\(dims\) = (\d)", 0),
 ]
 
 

@@ -117,3 +117,34 @@ def test_a_signal_shorter_than_the_window_is_retried_long_enough(tmp_path):
     long_kernel = by_name["front.py:LongKernel"]
     assert long_kernel["status"] == "proven", long_kernel
     assert long_kernel["inputs"][0].split(":")[0].split("x")[-1] in ("1024",), long_kernel["inputs"]
+
+
+PERMUTED = '''
+import torch.nn as nn
+
+
+class PixelProjection(nn.Module):  # a per-pixel projection of a channels-first map
+    def __init__(self, channels, out_channels=8):
+        super().__init__()
+        self.proj = nn.Linear(channels, out_channels)
+
+    def forward(self, x):
+        return self.proj(x.permute(0, 2, 3, 1)).permute(0, 3, 1, 2)
+'''
+
+
+def test_a_permute_of_another_rank_names_the_rank(tmp_path):
+    """ritheshkumar95/pytorch-vqvae's VQEmbedding reads its input with ``z_e_x.permute(0, 2, 3, 1)``; its first
+    layer's forms have two or three axes and torch says "input.dim() = 2 is not equal to len(dims) = 4": that rank is
+    tried next (as a rank hint), channels first and last; proven against torch."""
+    from mindport.discovery.prove import prove_models
+    from mindport.migrator.repo import convert_path
+
+    src, out = tmp_path / "src", tmp_path / "out"
+    src.mkdir()
+    (src / "pixels.py").write_text(PERMUTED)
+    convert_path(src, out, jobs=1, force=True)
+    models, _ = prove_models(src, out, pattern="pixels.py:*", cache=False)
+    proj = models[0]
+    assert proj["status"] == "proven", proj
+    assert len(proj["inputs"][0].split(":")[0].split("x")) == 4, proj["inputs"]
