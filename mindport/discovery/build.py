@@ -354,9 +354,14 @@ def first_layer_inputs(model, fwd_params: list[dict]) -> list[list[str]]:
              nn.Embedding, nn.EmbeddingBag, nn.RNNBase, nn.LayerNorm, nn.modules.batchnorm._BatchNorm, nn.GroupNorm)
     layers = [m for m in model.modules() if isinstance(m, known)]
     first = layers[0] if layers else None
+    required = [p for p in fwd_params if p["default"] is None and p["kind"] == "positional"]
+    handed = _handed_layer(model, required[0]) if required else None
+    # the layer the forward hands its first argument to (``self.conv(x)``) before the one registered first
+    if handed is not None:
+        first = handed
     # a recurrent layer registered before the embedding that feeds it (a seq2seq decoder's rnn, then its embedding):
     # the tokens come first
-    if isinstance(first, nn.RNNBase):
+    elif isinstance(first, nn.RNNBase):
         feeding = [m for m in layers if isinstance(m, nn.Embedding) and m.embedding_dim == first.input_size]
         first = feeding[0] if feeding else first
     specs = _layer_specs(first)
@@ -368,7 +373,6 @@ def first_layer_inputs(model, fwd_params: list[dict]) -> list[list[str]]:
         if size(fewest) != size(first):
             specs += [sp for sp in _layer_specs(fewest) if sp not in specs]
     specs = [sp for sp in _grid_specs(model, specs) if sp not in specs] + specs
-    required = [p for p in fwd_params if p["default"] is None and p["kind"] == "positional"]
     channels_first = isinstance(first, (nn.Conv1d, nn.Conv2d, nn.Conv3d, nn.ConvTranspose1d, nn.ConvTranspose2d,
                                         nn.ConvTranspose3d, nn.modules.batchnorm._BatchNorm, nn.GroupNorm))
     if not specs:  # no layer of a known kind first (parameters used directly, functional code): common forms
@@ -448,6 +452,9 @@ def _model_forms(model, param: dict, spec: str) -> list[str]:
         return []
     dims = [int(v) for v in shape.split("x")]
     low = param["name"].lower()
+    handed = _handed_layer(model, param)
+    if handed is not None:  # the layer the forward hands it to (``self.embed(y)``) says its form
+        return _handed_forms(handed, dims, rest.startswith("int"))
     if _STATE_NAMES.fullmatch(low):
         return _state_forms(model, dims)
     widths = [m.embedding_dim for m in model.modules() if isinstance(m, nn.Embedding)]
@@ -460,6 +467,57 @@ def _model_forms(model, param: dict, spec: str) -> list[str]:
              and re.fullmatch(r"_?(channels|ch|dim|dims|size|features|feats|width|len)", k.lower()[len(low):])]
     if sizes and len(low) > 1:
         return [f"{dims[0]}x{sizes[0]}:float32"]
+    return []
+
+
+_KNOWN_LAYERS = ("Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "Linear",
+                 "Embedding", "EmbeddingBag", "RNNBase", "LayerNorm", "_BatchNorm", "GroupNorm")
+
+
+def _handed_layer(model, param: dict):
+    """The layer of a known kind a forward argument is first handed to (scan.py's ``Param.layer``: ``self.X(arg)``):
+    ``model.X`` itself, or the first such layer of a ``Sequential`` it is; None otherwise (a block of the project's
+    own: its first registered layer need not be the one it applies first)."""
+    import torch.nn as nn
+
+    known = tuple(getattr(nn, n, None) or getattr(nn.modules.batchnorm, n) for n in _KNOWN_LAYERS)
+    sub = getattr(model, param.get("layer") or "", None) if param.get("layer") else None
+    while type(sub) is nn.Sequential and len(sub):
+        sub = sub[0]
+    return sub if isinstance(sub, known) else None
+
+
+def _handed_forms(layer, dims: list[int], tokens: bool) -> list[str]:
+    """Forms for a forward argument after the first that the forward hands to ``layer`` (``_handed_layer``), for a
+    first input of shape ``dims`` (``tokens``: integer): the first input's batch (and its sizes after the channels,
+    for a layer of the same rank); an embedding's ids as one per sample (a class label) beside a float input, as the
+    first input's shape beside integer tokens."""
+    import torch.nn as nn
+
+    batch = dims[0]
+    if isinstance(layer, (nn.Conv1d, nn.Conv2d, nn.Conv3d, nn.ConvTranspose1d, nn.ConvTranspose2d,
+                          nn.ConvTranspose3d)):
+        rank = 3 if isinstance(layer, (nn.Conv1d, nn.ConvTranspose1d)) else 4 if isinstance(
+            layer, (nn.Conv2d, nn.ConvTranspose2d)) else 5
+        sizes = dims[2:] if len(dims) == rank else [32 if rank < 5 else 8] * (rank - 2)
+        return ["x".join(map(str, [batch, layer.in_channels, *sizes])) + ":float32"]
+    if isinstance(layer, nn.Linear):
+        lead = dims[:-1] if len(dims) >= 2 and not tokens else [batch]
+        return list(dict.fromkeys(["x".join(map(str, [*lead, layer.in_features])) + ":float32",
+                                   f"{batch}x{layer.in_features}:float32"]))
+    if isinstance(layer, (nn.Embedding, nn.EmbeddingBag)):
+        n = layer.num_embeddings
+        same = "x".join(map(str, dims)) + f":int64:0:{n}"
+        label = f"{batch}:int64:0:{n}"
+        return [same, label] if tokens else [label, f"{batch}x16:int64:0:{n}"]
+    if isinstance(layer, nn.RNNBase):
+        f = layer.input_size
+        return [f"{batch}x8x{f}:float32"] if layer.batch_first else [f"8x{batch}x{f}:float32"]
+    if isinstance(layer, (nn.modules.batchnorm._BatchNorm, nn.GroupNorm)):
+        c = layer.num_features if isinstance(layer, nn.modules.batchnorm._BatchNorm) else layer.num_channels
+        return ["x".join(map(str, [batch, c, *dims[2:]])) + ":float32"]
+    if isinstance(layer, nn.LayerNorm):
+        return ["x".join(map(str, [*dims[:-1], *layer.normalized_shape])) + ":float32"]
     return []
 
 
@@ -738,6 +796,8 @@ _RANK_HINTS = [  # an error that names the number of dimensions the input should
     (r"[Ee]xpected (\d)D input|[Ee]xpected (\d)D tensor", 0),
     (r"too many indices for tensor of dimension (\d)", 1),  # x[:, :, 0] on a 2-D input: at least one more
     (r"Dimension out of range \(expected to be in range of \[-\d+, \d+\], but got (\d)\)", 1),
+    # x.permute(0, 2, 3, 1) of an input of another rank: "input.dim() = 2 is not equal to len(dims) = 4"
+    (r"input\.dim\(\) = \d+ is not equal to len\(dims\) = (\d)", 0),
 ]
 
 
@@ -759,6 +819,9 @@ def _size_hint(problem: str, spec: str) -> list[str]:
     multiplied (2x64 and 32x400)" (BCQ's actor joins state and action) -> features / 2. [] otherwise."""
     shape, _, rest = spec.partition(":")
     dims = [int(v) for v in shape.split("x")]
+    longer = _length_hint(problem, dims, rest)
+    if longer:
+        return longer
     m = re.search(r"to have (\d+) channels, but got (\d+) channels", problem)
     axis = 1
     if m is None:
@@ -773,6 +836,38 @@ def _size_hint(problem: str, spec: str) -> list[str]:
         return []
     dims[axis] = size // got
     return ["x".join(map(str, dims)) + ":" + rest]
+
+
+def _length_hint(problem: str, dims: list[int], rest: str) -> list[str]:
+    """The input with its trailing axes long enough for the window the forward's error names (a float input only):
+    a padding wider than the signal ("padding (2048, 2048) at dimension 2 of input [2, 1, 16]": nnAudio's CQT pads
+    its waveform by half its longest kernel) or a kernel longer than the input ("Calculated padded input size per
+    channel: (38). Kernel size: (251)"): each such axis the smallest power of two at least twice the window, within
+    the input size cap. [] otherwise."""
+    if rest.startswith("int"):
+        return []
+    m = re.search(r"[Pp]adding size should be less than the corresponding input dimension, but got: padding "
+                  r"\((\d+), (\d+)\)", problem)
+    if m:
+        windows = [max(int(m.group(1)), int(m.group(2))) + 1]
+    else:
+        m = re.search(r"input size per channel: \(([\d x]+)\)\. Kernel size: \(([\d x]+)\)", problem)
+        windows = [int(v) for v in m.group(2).split(" x ")] if m else []
+    if not windows or len(windows) >= len(dims):
+        return []
+    out = list(dims)
+    for k, window in enumerate(windows[::-1]):
+        axis = len(dims) - 1 - k
+        length = 1
+        while length < 2 * window:
+            length *= 2
+        out[axis] = max(out[axis], length)
+    elements = 1
+    for v in out:
+        elements *= v
+    if out == dims or elements > MAX_ELEMENTS:
+        return []
+    return ["x".join(map(str, out)) + ":" + rest]
 
 
 def _int_attrs(module) -> list[int]:

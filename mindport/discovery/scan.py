@@ -44,6 +44,7 @@ class Param:
     rank: int = 0  # a forward argument's number of dimensions as the forward reads it (``_ranks``), 0 unknown
     length: int = 0  # a sequence's length as the class reads it (``a, b, c = p``, ``p[3]``, ``len(p) == 3``)
     len_of: str = ""  # a count the class checks against a sequence's length (``num_branches != len(blocks)``)
+    layer: str = ""  # a forward argument's first consumer: the attribute ``X`` of the first ``self.X(arg)`` call
 
 
 @dataclass
@@ -518,6 +519,23 @@ def _forward_usage(func, params: list[Param]) -> None:
                         uses[e.id].add("number")
     for name, p in names.items():
         p.use = next((k for k in ("callable", "flag", "number", "optional") if k in uses[name]), "")
+
+
+def _handed_layers(func, params: list[Param]) -> None:
+    """The layer each forward argument is first handed to (``Param.layer``): the attribute of the first call
+    ``self.X(arg, ...)`` in source order that takes the argument itself as its first positional argument. The builder
+    forms the argument for that layer when the model has it, not for the layer registered first (pytorch-vqvae's
+    ``GatedMaskedConv2d.forward(x_v, x_h, h)`` registers the class embedding that takes ``h`` before the
+    convolutions that take ``x_v`` and ``x_h``)."""
+    names = {p.name: p for p in params if p.kind in ("positional", "keyword")}
+    calls = sorted((n for n in ast.walk(func) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                    and isinstance(n.func.value, ast.Name) and n.func.value.id == "self" and n.args
+                    and isinstance(n.args[0], ast.Name) and n.args[0].id in names),
+                   key=lambda n: (n.lineno, n.col_offset))
+    for call in calls:
+        p = names[call.args[0].id]
+        if not p.layer:
+            p.layer = call.func.attr
 
 
 _SEQUENCE_ANNOTATION = r"(typing\.)?(List|list|Tuple|tuple|Sequence|Iterable)\b"
@@ -1087,6 +1105,7 @@ def discover(root, files: list[str] | None = None, excluded: list | None = None)
                     _forward_usage(fwd, fwd_params)
                     _sequence_usage(fwd, fwd_params)
                     _mapping_usage(fwd, fwd_params)
+                    _handed_layers(fwd, fwd_params)
                 c = Candidate(rel, node.name, "class", node.lineno, init_params, fwd_params, doc,
                               bases=[_last(b) or ast.unparse(b) for b in node.bases], configs=configs,
                               config_fields=config_fields,
