@@ -1071,7 +1071,9 @@ def main(request_path: str, result_path: str) -> None:
         stubs.install([request["root"]])
     import torch
 
-    from mindport.discovery import cuda_cpu
+    from mindport.discovery import cuda_cpu, legacy_torch
+
+    legacy_torch.install()  # torch._six for code written for torch 1.x (removed in torch 2.0)
 
     cuda_cpu.install()  # CUDA-only code (.cuda(), device='cuda') is built and run on the CPU, as the proof's torch side
     torch.set_num_threads(int(request.get("threads", 1)))

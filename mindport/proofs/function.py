@@ -278,6 +278,9 @@ def prepare(entry: Entry, style: str, profile: str = "nn", seed: int = 0, import
 
     from mindport.migrator import convert_source
 
+    from mindport.discovery import legacy_torch
+
+    legacy_torch.install()  # torch._six's entries: the torch side has the module torch 1.x had (removed in 2.0)
     example = entry.example
     torch_code = torch_snippet(entry, style)
     result = convert_source(torch_code, f"<proof {entry.torch}>", target=profile)

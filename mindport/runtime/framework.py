@@ -72,6 +72,31 @@ pi, e, inf, nan = math.pi, math.e, math.inf, math.nan
 # branch written for that release.
 torch_version = "2.13.0"
 
+# torch._six (torch < 2.0: Python 2/3 compatibility names, removed in torch 2.0; code written for torch 1.x still
+# imports them): what each name was on Python 3, where it is today's Python itself. inf and nan are the ones above.
+string_classes = (str, bytes)
+int_classes = int
+container_abcs = collections.abc
+FileNotFoundError = FileNotFoundError  # noqa: A001,PLW0127 - builtins' own class (torch._six re-exported it)
+imap = map
+
+
+def raise_from(value, from_value):
+    """``torch._six.raise_from``: ``raise value from from_value``."""
+    raise value from from_value
+
+
+def with_metaclass(meta, *bases):
+    """``torch._six.with_metaclass(Meta, Base)``: a base class that makes the class deriving from it an instance of
+    ``meta`` with bases ``bases`` (``class A(with_metaclass(Meta, Base))`` is ``class A(Base, metaclass=Meta)``)."""
+
+    class _Bridge(meta):
+        def __new__(mcs, name, _bridge_bases, namespace):
+            return meta(name, bases, namespace)
+
+    return type.__new__(_Bridge, "temporary_class", (), {})
+
+
 # torch.Size and the memory formats are mindport.runtime.tensor's (Size, contiguous_format, channels_last ...).
 
 

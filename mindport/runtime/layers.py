@@ -912,6 +912,71 @@ class Tanh(nn.Cell):
         return _math.tanh(x)
 
 
+# MindSpore 2.10's recurrent layers on the CPU compute each step with Python cell functions that call its float32
+# tanh kernel (mindspore.nn.layer.rnn_cells: _rnn_tanh_cell, _gru_cell; off by up to 1e-4 for 3 < |x| < 8): a
+# recurrence feeds that error back step after step (nn.RNN, hidden 16, weights of std 1: 4.5e-4 from float64 where
+# torch's float32 is 2.0e-6; nn.GRU 9.0e-5 vs 7.2e-7). RNN and GRU below are MindSpore's own Cells whose steps use
+# the same matrix products and mindport.runtime.math.tanh (torch's precision): 8.1e-7 and 1.9e-6. nn.LSTM without
+# seq_length is MindSpore's fused LSTM kernel, equal to torch's there: not guarded. A port for a GPU or Ascend gets
+# MindSpore's own layers (``convert --device``: table_calls.CPU_GUARD_LAYERS).
+
+def _rnn_tanh_step(inputs, hidden, w_ih, w_hh, b_ih, b_hh):
+    igates = ops.MatMul(False, True)(inputs, w_ih)
+    hgates = ops.MatMul(False, True)(hidden, w_hh)
+    if b_ih is not None:
+        igates = igates + b_ih
+        hgates = hgates + b_hh
+    return _math.tanh(igates + hgates)
+
+
+def _gru_step(inputs, hidden, w_ih, w_hh, b_ih, b_hh):
+    gi = ops.MatMul(False, True)(inputs, w_ih)
+    gh = ops.MatMul(False, True)(hidden, w_hh)
+    if b_ih is not None:
+        gi = gi + b_ih
+        gh = gh + b_hh
+    i_r, i_i, i_n = ops.Split(1, 3)(gi)
+    h_r, h_i, h_n = ops.Split(1, 3)(gh)
+    resetgate = ops.sigmoid(i_r + h_r)
+    inputgate = ops.sigmoid(i_i + h_i)
+    newgate = _math.tanh(i_n + resetgate * h_n)
+    return newgate + inputgate * (hidden - newgate)
+
+
+def _precise_steps(mode, step):
+    """MindSpore's step-by-step recurrence (_DynamicRNNBase: what nn.RNN and, on the CPU, nn.GRU run) with one of
+    the step functions above."""
+    from mindspore.nn.layer.rnns import _DynamicRNNBase
+
+    steps = _DynamicRNNBase(mode)
+    steps.cell = step
+    return steps
+
+
+class RNN(nn.RNN):
+    """torch.nn.RNN: MindSpore's nn.RNN (same arguments, parameters and results) whose tanh steps have torch's
+    precision (see above); nonlinearity='relu' is MindSpore's own."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        from mindspore.nn.layer.rnns import _DynamicRNNTanh
+
+        if isinstance(self.rnn, _DynamicRNNTanh):
+            self.rnn = _precise_steps("RNN_TANH", _rnn_tanh_step)
+
+
+class GRU(nn.GRU):
+    """torch.nn.GRU: MindSpore's nn.GRU (same arguments, parameters and results) whose steps have torch's tanh
+    precision on the CPU (see above); on Ascend MindSpore's own kernel."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        from mindspore.nn.layer.rnns import _DynamicGRUCPUGPU
+
+        if isinstance(self.rnn, _DynamicGRUCPUGPU) and not self.rnn.is_gpu:
+            self.rnn = _precise_steps("GRU", _gru_step)
+
+
 def _inplace_cell(base, torch_name):
     """``base`` (the Cell torch's layer maps to, same constructor arguments) whose output is also written into its
     input, as torch's ``inplace=True`` does (the input keeps its identity; see mindport.runtime.inplace)."""

@@ -229,7 +229,7 @@ HANDLED = {
         class Net(nn.Module):
             def __init__(self):
                 super().__init__()
-                self.rnn = nn.GRU(4, 5)
+                self.rnn = nn.LSTM(4, 5)  # LSTM: MindSpore's own layer (a GRU is a runtime layer, whose import loads the handling)
                 self.bn = nn.BatchNorm1d(5)
 
             def forward(self, x):

@@ -7,7 +7,9 @@ if os.environ.get("MINDPORT_STUB_MISSING"):
     from mindport.discovery import stubs
 
     stubs.install()
-if os.environ.get("MINDPORT_CUDA_AS_CPU"):
-    from mindport.discovery import cuda_cpu
+if os.environ.get("MINDPORT_CUDA_AS_CPU"):  # the torch side (the MindSpore side never has it)
+    from mindport.discovery import cuda_cpu, legacy_torch
+
+    legacy_torch.install()  # torch._six for code written for torch 1.x
 
     cuda_cpu.install_on_import()

@@ -126,7 +126,7 @@ class ModuleMethodTransform(Rule):
 
                     def __init__(self):
                         super().__init__()
-                        self.rnn = nn.GRU(input_size=4, hidden_size=8)
+                        self.rnn = mp_nn.GRU(input_size=4, hidden_size=8)
 
                     def construct(self, x):
                         h = ops.zeros((1, x.shape[1], 8), dtype=self._mp_first_parameter.dtype)

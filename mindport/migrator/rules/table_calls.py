@@ -1324,6 +1324,8 @@ class TableCallTransform(Rule):
         if factory is not None:
             self.ctx.converted_sites += 1
             return factory
+        if value is None and isinstance(original_node, cst.Attribute):
+            value = self._attribute_of_value(original_node)
         if value is None:
             if self.ctx.registry.lookup(qual) is not None or not self._package_site(original_node, qual):
                 self.flag(original_node, "MP104", f"{qual} is referenced but has no MindSpore mapping",
@@ -1331,6 +1333,28 @@ class TableCallTransform(Rule):
             return updated_node
         self.ctx.converted_sites += 1
         return value
+
+    def _attribute_of_value(self, node: cst.Attribute) -> cst.BaseExpression | None:
+        """An attribute read from a mapped torch value (an ``attribute`` entry, which is the same value as its
+        target): the target's attribute. ``container_abcs.Sequence`` with ``from torch._six import container_abcs``
+        (the module collections.abc) -> ``mp_framework.container_abcs.Sequence``. None when no prefix is such an
+        entry."""
+        attrs: list[str] = []
+        inner: cst.BaseExpression = node
+        while isinstance(inner, cst.Attribute):
+            attrs.append(inner.attr.value)
+            inner = inner.value
+            qual = self.scope.resolve_torch(inner)
+            entry = self.ctx.registry.lookup(qual) if qual else None
+            if entry is None:
+                continue
+            value = value_expr(self.ctx, qual) if entry.kind == "attribute" else None
+            if value is None:
+                return None
+            for attr in reversed(attrs):
+                value = cst.Attribute(value=value, attr=cst.Name(attr))
+            return value
+        return None
 
     def _layer_factory(self, original_node, qual: str) -> cst.BaseExpression | None:
         """A torch layer class passed as a value whose every call is known (``ValueFlow``: ``act_layer=nn.GELU``
@@ -1629,7 +1653,8 @@ NATIVE_SOFTMAX_LAYER = {"mindport.runtime.layers.Softmax": ("mindspore.nn.Softma
 
 # runtime layers that only guard a defect of MindSpore's CPU kernel (same constructor arguments) -> MindSpore's own,
 # in a port for a GPU or Ascend (``convert --device``)
-CPU_GUARD_LAYERS = {"mindport.runtime.layers.Tanh": "mindspore.nn.Tanh"}
+CPU_GUARD_LAYERS = {"mindport.runtime.layers.Tanh": "mindspore.nn.Tanh", "mindport.runtime.layers.RNN": "mindspore.nn.RNN",
+                    "mindport.runtime.layers.GRU": "mindspore.nn.GRU"}
 
 # runtime optimizers that exist for float64 parameters only (MindSpore's ops.SGD refuses them; same constructor
 # arguments) -> MindSpore's own, in a project where no float64 tensor can come to be (project.float64_free)
