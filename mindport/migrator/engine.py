@@ -114,6 +114,15 @@ class RuleRunner(cst.CSTTransformer):
         else:
             self._keep_import_of(node)
 
+    def remark(self, node, code, message, suggestion="", api="") -> None:
+        """A site converted as well as it can be, whose result still differs from torch's in a way no rule can
+        remove (``"{}".format(t)``: MindSpore's text of a tensor): a warning and the statement's comment, without
+        putting the statement back to torch. Its operands are MindSpore values at run time, so a torch statement
+        could not give torch's result either: it would stop the port (``torch.isfinite(y0)`` of a MindSpore tensor)."""
+        self.ctx.diagnose(node, code, message, suggestion, api, severity="warning")
+        if self._pending:
+            self._pending[-1].remarks.append(f"{code} {message}")
+
     def _keep_import_of(self, node) -> None:
         """A flagged node left as written (not inside a statement that goes back to torch): its import stays."""
         head = dotted_name(node.func if isinstance(node, cst.Call) else node)
@@ -150,8 +159,12 @@ class RuleRunner(cst.CSTTransformer):
             sites = self.ctx.converted_sites - pending.start
             own = sites - pending.nested  # converted in this statement, not in the statements inside it
             if pending.notes:
+                pending.notes.extend(pending.remarks)
                 result, own_kept = self._keep_torch(original_node, result, pending, own)
                 sites -= own - own_kept
+            elif pending.remarks:
+                result = _trailing_comment(result, pending.remarks) if isinstance(result, cst.SimpleStatementLine) \
+                    else _leading_comment(result, pending.remarks)
             if self._pending:
                 self._pending[-1].nested += sites
         return result
@@ -189,10 +202,11 @@ class _Pending:
     """What one statement collects while its nodes are visited: diagnostics' notes, the flagged nodes, and the
     converted-site count when it started (``nested``: sites counted in the statements inside it)."""
 
-    __slots__ = ("notes", "flagged", "start", "nested")
+    __slots__ = ("notes", "remarks", "flagged", "start", "nested")
 
     def __init__(self, start: int) -> None:
         self.notes: list[str] = []
+        self.remarks: list[str] = []  # warnings that leave the statement converted (``RuleRunner.remark``)
         self.flagged: list = []
         self.start = start
         self.nested = 0

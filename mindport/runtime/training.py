@@ -111,6 +111,7 @@ def value_and_grad(fn, weights=(), leaves=0):
             raise RuntimeError(_UNREACHED.format(name=getattr(fn, "__name__", "forward_fn")))
         # the leaves enter as copies: MindSpore refuses in-place writes (w -= lr * w.grad) to a network's input
         inputs = [a.copy() for a in args[:leaves]] + list(args[leaves:])
+        used = _mark_used(inputs[:leaves], args[:leaves])
         with _Replay(fn, inputs, check_only=True):  # a refusal raised inside the differentiation would leave
             pass  # MindSpore's PyNative executor mid-gradient: the next gradient in the process fails (LayerNormGrad)
         with _ReadParameters() as read:
@@ -135,6 +136,7 @@ def value_and_grad(fn, weights=(), leaves=0):
         pairs += zip(weights_here, weight_grads)
         pairs.read = read.ids
         pairs.leaves = frozenset(own)
+        pairs.used = frozenset(used)
         _record_step(fn, args, out, pairs)
         code = getattr(fn, "__code__", None)
         if code not in _CHECKED:  # once per forward function: a loss no parameter reaches would train nothing
@@ -155,6 +157,18 @@ def _writable(given, inputs, leaves):
     replay computed again is already no input and is passed as it is."""
     return [a.copy() if i >= leaves and a is b and isinstance(a, Tensor) and not isinstance(a, Parameter) else a
             for i, (a, b) in enumerate(zip(given, inputs))]
+
+
+def _mark_used(copies, leaves) -> set:
+    """The ids of the leaves the forward used, filled during the differentiation: a hook on each leaf's copy that
+    records its call and keeps the gradient. MindSpore calls an input's hook only when a gradient flows to it from
+    the loss, even an all-zero one (a dead ReLU's input, a weight that lr moved to 0); a leaf the forward did not use
+    (a dynamic forward's skipped layer) gets no call. ``backward`` gives a used leaf its zero gradient, as torch does,
+    and leaves an unused one's ``.grad`` None."""
+    used: set[int] = set()
+    for copy, leaf in zip(copies, leaves):
+        copy.register_hook(lambda grad, key=id(leaf): used.add(key))
+    return used
 
 
 def _hooked(tensor, grad):
@@ -178,6 +192,7 @@ class _Gradients(list):
 
     read: frozenset = frozenset()
     leaves: frozenset = frozenset()
+    used: frozenset = frozenset()  # the leaves the forward used (``_mark_used``): reached, even with a zero gradient
     consumed: bool = False
     step = None  # the _Step recording its function's outputs, if any
 
@@ -473,9 +488,10 @@ def backward(grads, inputs=None) -> None:
     gradient is all zero and the forward did not read it from its Cell (``_ReadParameters``): a layer the forward
     called is reached even when its gradient is exactly zero (a dead ReLU's layer, which torch's momentum and weight
     decay still move; a bias whose L1 gradient is the mean of signs, zero). A Parameter passed to the forward by
-    position (``leaves``) with an exactly zero gradient is taken as not reached too (torch gives zeros if the loss
-    used it: open; a leaf a dynamic forward skipped must stay None, test_fresh_causes' DYNAMIC_DEPTH)."""
-    read = getattr(grads, "read", frozenset())
+    position (``leaves``) is reached when the forward used it (``_mark_used``: its zero gradient is kept, as torch
+    gives zeros) and not reached when it did not (a leaf a dynamic forward skipped, test_fresh_causes'
+    DYNAMIC_DEPTH)."""
+    read = getattr(grads, "read", frozenset()) | getattr(grads, "used", frozenset())
     _consume(grads)
     if inputs is not None:
         inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)

@@ -28,9 +28,10 @@ class TensorIdiomTransform(Rule):
     (bit inversion for integers), except where ``x`` is bool: by construction (a comparison, ``isnan``, ``.bool()``,
     ``dtype=torch.bool``, ``&`` of bools, a local name only ever bound to one: ``native_facts.BoolFacts``) or as the
     mask of ``masked_fill``/``masked_select``/``masked_scatter`` (torch refuses any other), where ``~`` stays;
-    ``format(t, spec)``/``"{}".format(t)`` of an evident tensor is flagged MP102
-    (torch's text of a tensor is not MindSpore's, and MindSpore refuses a format spec); ``lengths >> 2``
-    and ``<<`` on a tensor (a MindSpore Tensor has no shift operators) -> ``ops.bitwise_right_shift(lengths, 2)``,
+    ``format(t)``/``"{}".format(t)`` of an evident tensor is converted and flagged MP102 as a warning (torch's text
+    of a tensor is not MindSpore's; the statement stays converted, its tensors being MindSpore's at run time:
+    ``assert torch.isfinite(y0).all(), "bad {}".format(y0)`` -> ``assert mp_math.all(ops.isfinite(y0)), ...``);
+    ``lengths >> 2`` and ``<<`` on a tensor (a MindSpore Tensor has no shift operators) -> ``ops.bitwise_right_shift(lengths, 2)``,
     through the mapping entry of ``torch.bitwise_right_shift``; a numpy value on the left of a tensor
     (``np.log(10000) / d * torch.arange(n)``: numpy's operator would give an ndarray) -> ``ops.mul(a, t)``; a Python
     complex number with another operand (``A * -1j``: MindSpore's operators take no Python complex, and a real tensor
@@ -343,7 +344,7 @@ class TensorIdiomTransform(Rule):
         else:
             return
         if any(_evident_tensor(value, self.scope) for value in values):
-            self.flag(node, "MP102", "a tensor formatted without a spec: torch writes 'tensor([1., 2., 3.])' "
+            self.remark(node, "MP102", "a tensor formatted without a spec: torch writes 'tensor([1., 2., 3.])' "
                       "(a 0-d one 'tensor(3.2500)'), MindSpore '[1. 2. 3.]'", "format t.item() for a number; for the text of a tensor, accept "
                       "MindSpore's or write it out", "torch.Tensor.__format__")
 
