@@ -71,7 +71,23 @@ def run_pipeline(module: cst.Module, filename: str, registry: Registry, options:
     # No rule changed anything: the caller keeps its source text as it was (LibCST 1.9 does not give back every
     # file byte for byte: a whitespace-only blank line after another one at the end of the file is dropped).
     ctx.tree_changed = module is not original
+    if ctx.tree_changed:
+        module = module.visit(ParenthesizeGenerators())
     return drop_unused_imports(module.code, added), ctx
+
+
+class ParenthesizeGenerators(cst.CSTTransformer):
+    """``self.layers.extend(Block() for _ in range(n))`` whose conversion puts the receiver first
+    (``mp_nn.extend(self.layers, Block() for _ in range(n))``): a bare generator expression may only be a call's
+    sole argument, so one among other arguments gets its own parentheses (whichever rule added the others)."""
+
+    def leave_Call(self, original_node, updated_node):
+        if len(updated_node.args) < 2 or not any(isinstance(a.value, cst.GeneratorExp) and not a.value.lpar
+                                                 for a in updated_node.args):
+            return updated_node
+        return updated_node.with_changes(args=[
+            a.with_changes(value=a.value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()]))
+            if isinstance(a.value, cst.GeneratorExp) and not a.value.lpar else a for a in updated_node.args])
 
 
 class RuleRunner(cst.CSTTransformer):
