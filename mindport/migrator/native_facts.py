@@ -2993,7 +2993,7 @@ class IntFacts(_FunctionFacts):
         super().__init__(function, resolve)
         self._function = function
         self._cls = cls
-        self._layers = layer_calls or {}
+        self._layers = _module_attributes(cls) if cls is not None else {}
         self._pairs: dict[str, list] = {}  # name -> the (values, indices) calls whose indices it unpacks
         for node in own_nodes(function, cst.Assign) if function is not None else ():
             target = node.targets[0].target if len(node.targets) == 1 else None
@@ -3191,6 +3191,37 @@ class IntFacts(_FunctionFacts):
                 members[e.key.evaluated_value] = e.value
         member = members.get(key)
         return isinstance(member, cst.Call) and self._embeddings([member])
+
+
+def _module_attributes(cls: cst.ClassDef) -> dict[str, list[cst.Call]]:
+    """self.NAME -> the calls the class's methods assign to it, for the layers whose kind the integer facts read: an
+    attribute also assigned anything but a call (``self.fc = None``), aug-assigned, or whose member is replaced
+    (``self.transformer.wte = ...``) has no entry. A weight tied into it (``self.tok_embeddings.weight =
+    self.output.weight``, ``self.transformer.wte.weight = self.lm_head.weight``) leaves the layer what it is."""
+    methods = [s for s in cls.body.body if isinstance(s, cst.FunctionDef)] \
+        if isinstance(cls.body, cst.IndentedBlock) else []
+    values: dict[str, list[cst.Call]] = {}
+    other: set[str] = set()
+    for method in methods:
+        for stmt in _assignments(method):
+            for target in stmt.targets:
+                t = target.target
+                if _self_attr(t):
+                    if isinstance(stmt.value, cst.Call) and len(stmt.targets) == 1:
+                        values.setdefault(t.attr.value, []).append(stmt.value)
+                    else:
+                        other.add(t.attr.value)
+                elif isinstance(t, cst.Attribute) and _self_attr(t.value):
+                    if t.attr.value not in ("weight", "bias"):  # self.emb.weight = self.head.weight: tied
+                        other.add(t.value.attr.value)  # self.transformer.wte = ...: a member replaced
+                else:
+                    for node in all_nodes(t, cst.Attribute):
+                        if _self_attr(node) and not isinstance(t, cst.Attribute):
+                            other.add(node.attr.value)  # self.a, self.b = ...
+        for node in own_nodes(method, cst.AugAssign) + own_nodes(method, cst.AnnAssign):
+            if _self_attr(node.target):
+                other.add(node.target.attr.value)
+    return {name: calls for name, calls in values.items() if name not in other}
 
 
 def _binds(stmt: cst.CSTNode, name: str) -> bool:

@@ -167,3 +167,19 @@ def test_parameter_not_given_to_an_embedding_is_unknown():
     """)
     code = convert_source(source).code
     assert code.count("mp_tensor.promoted") == 2, code
+
+
+def test_tied_embedding_weights_keep_the_token_ids_fact():
+    """nanoGPT/llama2.c tie the embedding's weight to the head's: the layer is still an Embedding (integers only); a
+    member replaced (``self.transformer.wte = ...``) is not."""
+    tied = GPT.replace("        self.head = nn.Linear(d, v)\n",
+                       "        self.head = nn.Linear(d, v)\n        self.transformer.wte.weight = self.head.weight\n", 1)
+    tied = tied.replace("        self.output = nn.Linear(d, v)\n",
+                        "        self.output = nn.Linear(d, v)\n        self.tok_embeddings.weight = self.output.weight\n")
+    assert tied.count(".weight = self.") == 2
+    code = convert_source(tied).code
+    assert code.count("ops.cat((idx, idx_next), axis=1)") == 2 and "promoted" not in code, code
+    replaced = GPT.replace("        self.head = nn.Linear(d, v)\n",
+                           "        self.head = nn.Linear(d, v)\n        self.transformer.wte = nn.Linear(d, d)\n", 1)
+    body = convert_source(replaced).code.split("class GPT(")[1].split("\nclass ")[0]
+    assert "promoted((idx, idx_next))" in body, body
