@@ -158,7 +158,10 @@ class TableCallTransform(Rule):
     ``nn.ReLU()`` when no use of the layer leaves a reader of its input (a fresh input such as ``self.bn(x)``, or a
     local name rebound by the call and never handed on, a forward parameter included once the method has rebound it),
     and ``nn.ModuleList([...])`` of Cells, never added to, is
-    ``nn.CellList`` (an empty one too, when every member added later is a Cell). ``softmax`` is MindSpore's own
+    ``nn.CellList`` (an empty one too, when every member added later is a Cell; ``self.layers = nn.ModuleList([])``
+    filled by ``self.layers.append(...)`` in ``__init__`` is built in a local, ``layers = nn.CellList([])``, and
+    assigned after the last add, since CellList names members appended to a list its owner already holds without
+    the owner's prefix: native_facts.hoisted_list). ``softmax`` is MindSpore's own
     ``ops.softmax`` where its input can hold no row of all ``-inf`` (a product, a layer's output, a finite
     ``masked_fill``: the runtime one is written out for the CPU kernel's defect on such rows), and so is the
     ``nn.Softmax`` layer every call of which in the class is on such an input (``nn.Softmax(axis=-1)``; in a port for
