@@ -660,6 +660,7 @@ class FileFacts:
 
         adds: dict[str, list] = {}
         functions: list[cst.FunctionDef] = []
+        in_imports: set[int] = set()
 
         class _Find(cst.CSTVisitor):
             def visit_FunctionDef(self, node):
@@ -688,6 +689,12 @@ class FileFacts:
             def visit_Attribute(self, node):
                 attributes.append(node)
 
+            def visit_Import(self, node):
+                in_imports.update(id(a) for a in all_nodes(node, cst.Attribute))
+
+            def visit_ImportFrom(self, node):  # from einops.layers.torch import ...: a module path, not a read
+                in_imports.update(id(a) for a in all_nodes(node, cst.Attribute))
+
             def visit_ClassDef(self, node):
                 classes.add(node.name.value)
                 for base in node.bases:
@@ -705,6 +712,8 @@ class FileFacts:
 
         walk(module, _Find())
         for node in attributes:
+            if id(node) in in_imports:
+                continue
             root = node.value
             while isinstance(root, (cst.Attribute, cst.Call, cst.Subscript)):
                 root = root.value if not isinstance(root, cst.Call) else root.func

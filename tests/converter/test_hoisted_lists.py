@@ -128,3 +128,29 @@ def test_appended_from_another_method_keeps_the_runtime_module_list():
                 return self.layers[0](x)
     """)
     assert "mp_containers.ModuleList" in convert_source(source).code
+
+
+def test_an_import_path_through_layers_is_not_a_foreign_read():
+    """vit-pytorch imports ``from einops.layers.torch import Rearrange``: the module path's ``.layers`` is not a read
+    of some object's ``layers`` attribute (FileFacts.foreign), so ``self.layers`` is still hoisted."""
+    source = textwrap.dedent("""
+        import torch.nn as nn
+        from einops.layers.torch import Rearrange
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.flat = Rearrange("b c -> c b")
+                self.layers = nn.ModuleList([])
+                for _ in range(2):
+                    self.layers.append(nn.Linear(4, 4))
+
+            def forward(self, x):
+                for layer in self.layers:
+                    x = layer(x)
+                return self.flat(x)
+    """)
+    code = convert_source(source).code
+    assert "        layers = nn.CellList([])" in code and "self.layers = layers" in code, code
+    assert "mp_containers" not in code and "mindport" not in code, code
