@@ -3267,7 +3267,12 @@ def hoisted_list(cls: cst.ClassDef, init: cst.FunctionDef, attr: str, file: File
     if len(assigns) != 1:
         return None
     first = assigns[0]
-    adds = file.adds.get(attr, [])
+    own = [] if not isinstance(cls.body, cst.IndentedBlock) else \
+        [f for s in cls.body.body if isinstance(s, cst.FunctionDef) for f in [s, *all_nodes(s, cst.FunctionDef)]]
+    # another class's self.<attr>.append(...) adds to that class's own list (an add through any other object makes
+    # the attribute foreign: refused above)
+    adds = [(call, fn) for call, fn in file.adds.get(attr, [])
+            if any(fn is f for f in own) or not _self_attr(call.func.value)]
     if not adds or any(fn is not init or not _adds_cell(call, init, builds_cell) for call, fn in adds):
         return None
     add_receivers = {id(call.func.value) for call, _ in adds}

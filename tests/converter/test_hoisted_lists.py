@@ -154,3 +154,45 @@ def test_an_import_path_through_layers_is_not_a_foreign_read():
     code = convert_source(source).code
     assert "        layers = nn.CellList([])" in code and "self.layers = layers" in code, code
     assert "mp_containers" not in code and "mindport" not in code, code
+
+
+def test_classes_of_one_file_with_the_same_list_name_are_each_hoisted(tmp_path):
+    """cross_vit: three classes each fill their own ``self.layers``; one class's adds are not another's."""
+    source = textwrap.dedent("""
+        import torch.nn as nn
+
+
+        class A(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layers = nn.ModuleList([])
+                for _ in range(2):
+                    self.layers.append(nn.Linear(4, 4))
+
+            def forward(self, x):
+                for layer in self.layers:
+                    x = layer(x)
+                return x
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layers = nn.ModuleList([])
+                for _ in range(2):
+                    self.layers.append(nn.ModuleList([A(), nn.Linear(4, 4)]))
+
+            def forward(self, x):
+                for a, b in self.layers:
+                    x = b(a(x))
+                return x
+    """)
+    code = convert_source(source).code
+    assert code.count("        layers = nn.CellList([])") == 2 and code.count("self.layers = layers") == 2, code
+    assert "mp_containers" not in code, code
+    x = np.random.default_rng(0).standard_normal((2, 4)).astype(np.float32)
+    assert_port_matches_in_mode(source, code, "Net", [x], tmp_path, "two_classes", "pynative", atol=1e-5)
+    import torch
+    torch_net = load_module(source, tmp_path / "t_two.py", "t_two").Net()
+    names = [p.name for p in load_module(code, tmp_path / "m_two.py", "m_two").Net().get_parameters()]
+    assert sorted(names) == sorted(torch_net.state_dict()), names
