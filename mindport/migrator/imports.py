@@ -279,6 +279,7 @@ def finalize_runtime(module: cst.Module, rules, converted: bool = True) -> cst.M
     needed = set()
     for rule in rules:
         needed |= getattr(rule, "runtime_modules", set())
+    module, dropped = _drop_written_out_einops(module, rules)
     body = list(module.body)
     present: set[str] = set()
     uses_einops = False
@@ -332,6 +333,67 @@ def finalize_runtime(module: cst.Module, rules, converted: bool = True) -> cst.M
             lines.append(parse_statement(runtime_import(m)))
     body[last_import + 1:last_import + 1] = lines
     return module.with_changes(body=body)
+
+
+def _drop_written_out_einops(module: cst.Module, rules) -> tuple[cst.Module, bool]:
+    """Top-level einops imports (``from einops import rearrange``, ``from einops.layers.torch import Rearrange``,
+    ``import einops``) lose the names the converter wrote every use of out as MindSpore code (the rules'
+    ``compiled_names``: EinopsPatternTransform) and that nothing else in the file names; a statement left with no name
+    goes. A name other files of the project import from this one stays (they may take it from here)."""
+    compiled: set[str] = set()
+    imported: frozenset = frozenset()
+    for rule in rules:
+        compiled |= getattr(rule, "compiled_names", set())
+        ctx = getattr(rule, "ctx", None)
+        if ctx is not None:
+            imported = ctx.options.imported_names
+    compiled -= imported
+    if not compiled:
+        return module, False
+
+    def einops_import(stmt) -> bool:
+        if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1):
+            return False
+        imp = stmt.body[0]
+        if isinstance(imp, cst.ImportFrom):
+            mod = dotted_name(imp.module) if imp.module is not None and not imp.relative else ""
+            return (mod == "einops" or mod.startswith("einops.")) and not isinstance(imp.names, cst.ImportStar)
+        return isinstance(imp, cst.Import)
+
+    used: set[str] = set()
+
+    class _Names(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            used.add(node.value)
+
+    for stmt in module.body:
+        if not einops_import(stmt):
+            stmt.visit(_Names())
+    body, dropped = [], False
+    for stmt in module.body:
+        if not einops_import(stmt):
+            body.append(stmt)
+            continue
+        imp = stmt.body[0]
+        kept = []
+        for alias in imp.names:
+            full = dotted_name(alias.name) or ""
+            if isinstance(imp, cst.Import) and not (full == "einops" or full.startswith("einops.")):
+                kept.append(alias)
+                continue
+            local = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) \
+                else full.split(".")[0]
+            if local in compiled and local not in used:
+                dropped = True
+            else:
+                kept.append(alias)
+        if not kept:
+            continue
+        if len(kept) != len(imp.names):
+            kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+            stmt = stmt.with_changes(body=[imp.with_changes(names=kept)])
+        body.append(stmt)
+    return (module.with_changes(body=body), True) if dropped else (module, False)
 
 
 def _runtime_module(name: str) -> bool:

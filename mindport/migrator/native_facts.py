@@ -79,6 +79,7 @@ class ClassFacts:
         self.native_inplace: set[int] = set()
         self.native_lists: set[int] = set()
         self.runtime_lists: set[int] = set()  # lists displayed with Cells but added to by name: the runtime's
+        self.hoisted: dict[str, str] = {}  # self.<attr> = nn.ModuleList([]) filled in __init__ -> its local's name
         self.native_softmax: set[int] = set()  # nn.Softmax layers only ever called on an input with no -inf row
         self._resolve = resolve
         self._cls = cls
@@ -96,7 +97,13 @@ class ClassFacts:
                         if target.attr.value in file.named:
                             self.runtime_lists.add(id(stmt.value))
                         elif _empty_list(stmt.value) and file.adds.get(target.attr.value):
-                            pass  # members named without the owner's prefix by CellList: the runtime ModuleList
+                            # members appended to a CellList its owner holds are named without the owner's prefix:
+                            # built in a local and assigned after the last add (hoisted_list), else the runtime's
+                            local = hoisted_list(cls, method, target.attr.value, file, builds_cell) \
+                                if method.name.value == "__init__" else None
+                            if local is not None:
+                                self.native_lists.add(id(stmt.value))
+                                self.hoisted[target.attr.value] = local
                         elif all(_adds_cell(add, fn, builds_cell) for add, fn in file.adds.get(target.attr.value, ())):
                             self.native_lists.add(id(stmt.value))
                 elif isinstance(target, cst.Name) and isinstance(stmt.value, cst.Call) \
@@ -653,6 +660,7 @@ class FileFacts:
 
         adds: dict[str, list] = {}
         functions: list[cst.FunctionDef] = []
+        in_imports: set[int] = set()
 
         class _Find(cst.CSTVisitor):
             def visit_FunctionDef(self, node):
@@ -681,6 +689,12 @@ class FileFacts:
             def visit_Attribute(self, node):
                 attributes.append(node)
 
+            def visit_Import(self, node):
+                in_imports.update(id(a) for a in all_nodes(node, cst.Attribute))
+
+            def visit_ImportFrom(self, node):  # from einops.layers.torch import ...: a module path, not a read
+                in_imports.update(id(a) for a in all_nodes(node, cst.Attribute))
+
             def visit_ClassDef(self, node):
                 classes.add(node.name.value)
                 for base in node.bases:
@@ -698,6 +712,8 @@ class FileFacts:
 
         walk(module, _Find())
         for node in attributes:
+            if id(node) in in_imports:
+                continue
             root = node.value
             while isinstance(root, (cst.Attribute, cst.Call, cst.Subscript)):
                 root = root.value if not isinstance(root, cst.Call) else root.func
@@ -2924,3 +2940,385 @@ def _index_value(subscript: cst.Subscript, scope) -> "str | None":
                 return None
             parts.append(f"slice({', '.join(code_of(b) if b is not None else 'None' for b in bounds)})")
     return parts[0] if len(parts) == 1 else f"({', '.join(parts)},)"
+
+
+# ------------------------------------------------------------------------------------------- int64 tensors
+
+# torch functions (and the same-named methods) whose result is int64 whatever they are given (no dtype/out argument)
+_INT64_FUNCTIONS = frozenset({"multinomial", "argmax", "argmin", "argsort", "randperm", "nonzero"})
+# methods of no argument whose result is int64
+_INT64_METHODS = frozenset({"long"})
+# torch calls returning (values, indices): the indices are int64
+_INDEX_PAIRS = frozenset({"topk", "sort", "kthvalue", "cummax", "cummin"})
+_INT64_DTYPES = frozenset({"torch.long", "torch.int64"})
+# methods whose result has the receiver's dtype, for an integer receiver (views, copies, moves)
+_INT_KEEPING_METHODS = frozenset({
+    "view", "reshape", "permute", "transpose", "flatten", "unflatten", "unsqueeze", "squeeze", "contiguous", "expand",
+    "expand_as", "repeat", "clone", "detach", "narrow", "flip", "roll", "t", "view_as", "reshape_as", "tril", "triu",
+    "cpu", "cuda"})
+
+
+def _int_literal_size(expr) -> bool:
+    """A Python int by construction: an integer literal, ``len(...)``, ``x.shape[i]``/``x.size(i)``, and ``+ - * //``
+    of those (``torch.arange(n)`` of a float ``n`` is a float tensor: only these are taken)."""
+    if isinstance(expr, cst.Integer):
+        return True
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+        return _int_literal_size(expr.expression)
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Subtract, cst.Multiply,
+                                                                            cst.FloorDivide)):
+        return _int_literal_size(expr.left) and _int_literal_size(expr.right)
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "len":
+        return True
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "size" \
+            and len(expr.args) == 1:
+        return True
+    return isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Attribute) \
+        and expr.value.attr.value == "shape" and len(expr.slice) == 1 \
+        and isinstance(expr.slice[0].slice, cst.Index) and isinstance(expr.slice[0].slice.value, cst.Integer)
+
+
+class IntFacts(_FunctionFacts):
+    """Is an expression an integer tensor by construction (issue 30's joins: a generation loop's
+    ``torch.cat((idx, idx_next), dim=1)``)? Read from the code of one function:
+
+    * int64 whatever the input: ``torch.multinomial``/``argmax``/``argmin``/``argsort``/``randperm``/``nonzero``
+      (functions or methods), ``.long()``, ``.to(torch.long)``, a constructor given ``dtype=torch.long``,
+      ``torch.randint`` and ``torch.arange`` of Python ints (literals, ``len``, ``x.shape[i]``) without ``dtype``,
+      the indices of ``topk``/``sort``/``kthvalue``/``cummax``/``cummin`` (``_, i = torch.topk(p, 1)``,
+      ``.indices``, ``[1]``);
+    * a view, copy or index of an integer tensor, a join of integer tensors, a name every binding of which is one
+      (co-inductively: ``idx = torch.cat((idx, idx_next), 1)``);
+    * the token ids of a model (``token_ids``): a parameter of a method that, before any rebinding in its loop,
+      gives it (or a slice of it: ``idx_cond = idx[:, -n:]``) as the first input of ``self(...)``, where the class's
+      ``forward`` gives its first parameter to an ``nn.Embedding`` (torch's embedding refuses anything but integer
+      indices, so any run that reaches the join had integers there).
+
+    "Integer" does not say which width: an int32 member mixed with an int64 one is refused by MindSpore's join in
+    PyNative (an error, never a silent value; GRAPH_MODE promotes as torch does)."""
+
+    def __init__(self, function: cst.FunctionDef | None, resolve: Resolve, cls: "cst.ClassDef | None" = None,
+                 layer_calls: "dict[str, list[cst.Call]] | None" = None) -> None:
+        super().__init__(function, resolve)
+        self._function = function
+        self._cls = cls
+        self._layers = _module_attributes(cls) if cls is not None else {}
+        self._pairs: dict[str, list] = {}  # name -> the (values, indices) calls whose indices it unpacks
+        for node in own_nodes(function, cst.Assign) if function is not None else ():
+            target = node.targets[0].target if len(node.targets) == 1 else None
+            if isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == 2 \
+                    and isinstance(target.elements[1].value, cst.Name) and self._index_pair(node.value):
+                self._pairs.setdefault(target.elements[1].value.value, []).append(node.value)
+
+    def _index_pair(self, value) -> bool:
+        if not isinstance(value, cst.Call):
+            return False
+        qual = self._resolve(value.func)
+        if qual is not None:
+            return qual.startswith("torch.") and qual.rpartition(".")[2] in _INDEX_PAIRS
+        return isinstance(value.func, cst.Attribute) and value.func.attr.value in _INDEX_PAIRS
+
+    def is_int(self, expr, seen: frozenset[str] = frozenset()) -> bool:
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Subtract, cst.Multiply,
+                                                                                cst.FloorDivide, cst.Modulo)):
+            # ids * 2, ids + offset: integer with integer (a Python int keeps the tensor's dtype)
+            left, right = expr.left, expr.right
+            return (self.is_int(left, seen) or _int_literal_size(left)) \
+                and (self.is_int(right, seen) or _int_literal_size(right)) \
+                and (self.is_int(left, seen) or self.is_int(right, seen))
+        if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+            return self.is_int(expr.expression, seen)
+        if isinstance(expr, cst.Subscript):
+            if isinstance(expr.value, cst.Call) and self._index_pair(expr.value) and len(expr.slice) == 1 \
+                    and isinstance(expr.slice[0].slice, cst.Index) \
+                    and isinstance(expr.slice[0].slice.value, cst.Integer) and expr.slice[0].slice.value.value == "1":
+                return True  # torch.topk(p, 1)[1]
+            return self.is_int(expr.value, seen)
+        if isinstance(expr, cst.Attribute) and expr.attr.value == "indices" and self._index_pair(expr.value):
+            return True
+        if isinstance(expr, cst.Name):
+            return self._name_int(expr.value, seen)
+        if isinstance(expr, cst.Call):
+            return self._call_int(expr, seen)
+        return False
+
+    def _name_int(self, name: str, seen: frozenset[str]) -> bool:
+        if name in seen:
+            return True
+        if self._order is None:
+            return False
+        pairs = self._pairs.get(name, [])
+        bindings = self._order.bindings(name)
+        shown = [v for v in bindings if v is not None]
+        if len(bindings) - len(shown) != len(pairs):
+            return False  # a binding neither shown nor the indices of a pair (a loop target, a with, ...)
+        if name in self._params and not self.token_ids(name):
+            return False
+        return all(self.is_int(v, seen | {name}) for v in shown)
+
+    def _call_int(self, call: cst.Call, seen: frozenset[str]) -> bool:
+        func = call.func
+        keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+        if any(a.star for a in call.args):
+            return False
+        dtype = keywords.get("dtype")
+        qual = self._resolve(func)
+        if qual is not None:
+            if not qual.startswith("torch."):
+                return False
+            leaf = qual.rpartition(".")[2]
+            if qual.count(".") != 1:
+                return False
+            if dtype is not None:
+                return leaf in _DTYPE_RESULTS and self._resolve(dtype) in _INT64_DTYPES \
+                    and not leaf.endswith("_like")
+            if "out" in keywords:
+                return False
+            if leaf in _INT64_FUNCTIONS:
+                return True
+            if leaf in ("arange", "randint"):
+                sizes = [a.value for a in call.args if a.keyword is None]
+                if leaf == "randint":
+                    sizes = sizes[:-1]  # the last positional is the size tuple
+                return bool(sizes) and all(_int_literal_size(s) for s in sizes)
+            if leaf in ("cat", "concat", "concatenate", "stack") and call.args and call.args[0].keyword is None \
+                    and isinstance(call.args[0].value, (cst.List, cst.Tuple)) and call.args[0].value.elements:
+                return all(not isinstance(e, cst.StarredElement) and self.is_int(e.value, seen)
+                           for e in call.args[0].value.elements)
+            return False
+        if not isinstance(func, cst.Attribute):
+            return False
+        method = func.attr.value
+        if method in _INT64_METHODS and not call.args:
+            return True
+        if method in _INT64_FUNCTIONS and dtype is None and "out" not in keywords:
+            return True
+        if method == "to" and len(call.args) == 1 and call.args[0].keyword is None:
+            return self._resolve(call.args[0].value) in _INT64_DTYPES
+        if method == "to" and call.args and all(a.keyword is not None and a.keyword.value in ("device", "non_blocking")
+                                                for a in call.args):
+            return self.is_int(func.value, seen)
+        if method in _INT_KEEPING_METHODS and dtype is None:
+            return self.is_int(func.value, seen)
+        return False
+
+    def token_ids(self, name: str) -> bool:
+        """Does the function give the parameter ``name`` (or a name bound only to it and its slices) as the first
+        input of ``self(...)``, in a statement that runs before any rebinding of it (top level of the function, or
+        of the loop that rebinds it, before the rebinding), and is the class's ``forward``'s first parameter an
+        ``nn.Embedding``'s input?"""
+        function = self._function
+        if function is None or self._cls is None or name not in self._params or not self._forward_embeds():
+            return False
+        derived = {name} | {other for other in self._order._bindings if other != name and self._slices_of(other, name)}  # noqa: SLF001
+        rebinding = [s for s in own_nodes(function, cst.SimpleStatementLine) if _binds(s, name)]
+        bodies = [function.body.body]
+        loops = [f for f in own_nodes(function, (cst.For, cst.While))
+                 if any(_contains(f, s) for s in rebinding)]
+        if len(loops) == 1 and isinstance(loops[0].body, cst.IndentedBlock):
+            bodies = [loops[0].body.body]
+            before = [s for s in function.body.body if _contains(s, loops[0])]
+            if not before:
+                return False
+        elif loops or rebinding and any(not any(s is t for t in function.body.body) for s in rebinding):
+            return False
+        for body in bodies:
+            for stmt in body:
+                if any(_contains(stmt, s) for s in rebinding):
+                    break
+                if isinstance(stmt, cst.SimpleStatementLine) and any(self._self_call_of(c, derived)
+                                                                     for c in all_nodes(stmt, cst.Call)):
+                    return True
+        return False
+
+    def _slices_of(self, other: str, name: str) -> bool:
+        """Is every binding of ``other`` ``name``, a slice of it, or a conditional between those?"""
+        values = self._order.bindings(other)
+
+        def derived(v) -> bool:
+            if isinstance(v, cst.Name):
+                return v.value == name
+            if isinstance(v, cst.Subscript):
+                return derived(v.value)
+            if isinstance(v, cst.IfExp):
+                return derived(v.body) and derived(v.orelse)
+            return False
+        return bool(values) and other not in self._params and all(v is not None and derived(v) for v in values)
+
+    @staticmethod
+    def _self_call_of(call: cst.Call, names: set[str]) -> bool:
+        """``self(idx_cond)``, ``self(idx[:, -n:])``: the first input one of ``names`` or a slice of one."""
+        if not (isinstance(call.func, cst.Name) and call.func.value == "self" and call.args
+                and call.args[0].keyword is None and not call.args[0].star):
+            return False
+        value = call.args[0].value
+        while isinstance(value, cst.Subscript):
+            value = value.value
+        return isinstance(value, cst.Name) and value.value in names
+
+    def _forward_embeds(self) -> bool:
+        """The class's ``forward`` gives its first parameter, before rebinding it, to an ``nn.Embedding`` (an attribute
+        assigned only Embeddings, or a member of an ``nn.ModuleDict(dict(wte=nn.Embedding(...)))``)."""
+        body = self._cls.body.body if isinstance(self._cls.body, cst.IndentedBlock) else ()
+        forwards = [s for s in body if isinstance(s, cst.FunctionDef) and s.name.value == "forward"]
+        if len(forwards) != 1 or len(forwards[0].params.params) < 2 or forwards[0].params.posonly_params:
+            return False
+        forward = forwards[0]
+        param = forward.params.params[1].name.value
+        if any(_binds(s, param) for s in own_nodes(forward, cst.SimpleStatementLine)):
+            return False
+        for call in own_nodes(forward, cst.Call):
+            if not (call.args and call.args[0].keyword is None and not call.args[0].star
+                    and isinstance(call.args[0].value, cst.Name) and call.args[0].value.value == param):
+                continue
+            if _self_attr(call.func) and self._embeddings(self._layers.get(call.func.attr.value, [])):
+                return True
+            if isinstance(call.func, cst.Attribute) and _self_attr(call.func.value):
+                holders = self._layers.get(call.func.value.attr.value, [])
+                if holders and all(self._dict_member(h, call.func.attr.value) for h in holders):
+                    return True
+        return False
+
+    def _embeddings(self, calls) -> bool:
+        return bool(calls) and all(self._resolve(c.func) == "torch.nn.Embedding" for c in calls)
+
+    def _dict_member(self, holder: cst.Call, key: str) -> bool:
+        """``nn.ModuleDict(dict(wte=nn.Embedding(...), ...))`` / ``nn.ModuleDict({"wte": nn.Embedding(...)})``: is
+        the member ``key`` an Embedding?"""
+        if self._resolve(holder.func) != "torch.nn.ModuleDict" or len(holder.args) != 1 or holder.args[0].keyword:
+            return False
+        value = holder.args[0].value
+        members = {}
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "dict":
+            if any(a.keyword is None for a in value.args):
+                return False
+            members = {a.keyword.value: a.value for a in value.args}
+        elif isinstance(value, cst.Dict):
+            for e in value.elements:
+                if not isinstance(e, cst.DictElement) or not isinstance(e.key, cst.SimpleString):
+                    return False
+                members[e.key.evaluated_value] = e.value
+        member = members.get(key)
+        return isinstance(member, cst.Call) and self._embeddings([member])
+
+
+def _module_attributes(cls: cst.ClassDef) -> dict[str, list[cst.Call]]:
+    """self.NAME -> the calls the class's methods assign to it, for the layers whose kind the integer facts read: an
+    attribute also assigned anything but a call (``self.fc = None``), aug-assigned, or whose member is replaced
+    (``self.transformer.wte = ...``) has no entry. A weight tied into it (``self.tok_embeddings.weight =
+    self.output.weight``, ``self.transformer.wte.weight = self.lm_head.weight``) leaves the layer what it is."""
+    methods = [s for s in cls.body.body if isinstance(s, cst.FunctionDef)] \
+        if isinstance(cls.body, cst.IndentedBlock) else []
+    values: dict[str, list[cst.Call]] = {}
+    other: set[str] = set()
+    for method in methods:
+        for stmt in _assignments(method):
+            for target in stmt.targets:
+                t = target.target
+                if _self_attr(t):
+                    if isinstance(stmt.value, cst.Call) and len(stmt.targets) == 1:
+                        values.setdefault(t.attr.value, []).append(stmt.value)
+                    else:
+                        other.add(t.attr.value)
+                elif isinstance(t, cst.Attribute) and _self_attr(t.value):
+                    if t.attr.value not in ("weight", "bias"):  # self.emb.weight = self.head.weight: tied
+                        other.add(t.value.attr.value)  # self.transformer.wte = ...: a member replaced
+                else:
+                    for node in all_nodes(t, cst.Attribute):
+                        if _self_attr(node) and not isinstance(t, cst.Attribute):
+                            other.add(node.attr.value)  # self.a, self.b = ...
+        for node in own_nodes(method, cst.AugAssign) + own_nodes(method, cst.AnnAssign):
+            if _self_attr(node.target):
+                other.add(node.target.attr.value)
+    return {name: calls for name, calls in values.items() if name not in other}
+
+
+def _binds(stmt: cst.CSTNode, name: str) -> bool:
+    """Does the statement assign ``name`` (a target of ``=``, ``+=``, ``:=`` or a tuple)?"""
+    for node in all_nodes(stmt, cst.AssignTarget) + all_nodes(stmt, cst.AugAssign) + all_nodes(stmt, cst.AnnAssign):
+        target = node.target
+        if any(n.value == name for n in all_nodes(target, cst.Name)) and not isinstance(target, cst.Attribute):
+            return True
+    return any(isinstance(n.target, cst.Name) and n.target.value == name for n in all_nodes(stmt, cst.NamedExpr))
+
+
+def _contains(outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
+    return outer is inner or any(n is inner for n in all_nodes(outer, type(inner)))
+
+
+# ------------------------------------------------------------------------------------------- lists built in __init__
+
+def hoisted_list(cls: cst.ClassDef, init: cst.FunctionDef, attr: str, file: FileFacts,
+                 builds_cell: Callable[[cst.BaseExpression], bool]) -> "str | None":
+    """``self.layers = nn.ModuleList([])`` then ``self.layers.append(Block())`` in a loop of ``__init__``: MindSpore's
+    CellList names a member appended to a list its owner already holds without the owner's prefix (``0.weight``, not
+    ``layers.0.weight``), but a list filled first and then assigned is named as torch names it. Can the list be built
+    in a local and assigned after the last add? The local's name (the attribute's, or with ``_`` added while that
+    is taken in ``__init__``), or None: the one top-level ``self.<attr> = nn.ModuleList([])`` of ``__init__``; every
+    other use of ``self.<attr>`` in the class's ``__init__`` an ``append``/``extend``/``insert`` of Cells; no add
+    anywhere else in the file, no add by name, no use in a nested function or lambda of ``__init__``, and no method
+    of the class called from ``__init__`` after the assignment (it could read the attribute)."""
+    if attr in file.named or attr in file.foreign or cls.name.value in file.subclassed:
+        return None
+    body = init.body.body if isinstance(init.body, cst.IndentedBlock) else ()
+    assigns = [i for i, s in enumerate(body) if isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1
+               and isinstance(s.body[0], cst.Assign) and len(s.body[0].targets) == 1
+               and _self_attr(s.body[0].targets[0].target) and s.body[0].targets[0].target.attr.value == attr]
+    if len(assigns) != 1:
+        return None
+    first = assigns[0]
+    own = [] if not isinstance(cls.body, cst.IndentedBlock) else \
+        [f for s in cls.body.body if isinstance(s, cst.FunctionDef) for f in [s, *all_nodes(s, cst.FunctionDef)]]
+    # another class's self.<attr>.append(...) adds to that class's own list (an add through any other object makes
+    # the attribute foreign: refused above)
+    adds = [(call, fn) for call, fn in file.adds.get(attr, [])
+            if any(fn is f for f in own) or not _self_attr(call.func.value)]
+    if not adds or any(fn is not init or not _adds_cell(call, init, builds_cell) for call, fn in adds):
+        return None
+    add_receivers = {id(call.func.value) for call, _ in adds}
+    methods = {s.name.value for s in cls.body.body if isinstance(s, cst.FunctionDef)} \
+        if isinstance(cls.body, cst.IndentedBlock) else set()
+    for inner in _nested_scopes(init):
+        if any(_self_attr(a) and a.attr.value == attr for a in all_nodes(inner, cst.Attribute)):
+            return None
+    for i, stmt in enumerate(body):
+        refs = [a for a in all_nodes(stmt, cst.Attribute) if _self_attr(a) and a.attr.value == attr]
+        if i < first and refs:
+            return None
+        if i > first:
+            if any(id(a) not in add_receivers for a in refs):
+                return None
+            if any(isinstance(c.func, cst.Attribute) and _self_attr(c.func) and c.func.attr.value in methods
+                   for c in all_nodes(stmt, cst.Call)):
+                return None
+    attrs = {id(a.attr) for a in all_nodes(init, cst.Attribute)}
+    names = {n.value for n in all_nodes(init, cst.Name) if id(n) not in attrs}
+    local = attr
+    while local in names:
+        local += "_"
+    return local
+
+
+def hoist_list(init: cst.FunctionDef, attr: str, local: str) -> cst.FunctionDef:
+    """Rewrite (the converted) ``__init__``: ``self.<attr>`` -> ``<local>`` from its assignment on, and
+    ``self.<attr> = <local>`` after the last top-level statement that uses it (see :func:`hoisted_list`)."""
+    body = list(init.body.body)
+
+    class _Rename(cst.CSTTransformer):
+        def leave_Attribute(self, original_node, updated_node):
+            if _self_attr(updated_node) and updated_node.attr.value == attr:
+                return cst.Name(local)
+            return updated_node
+
+    last = None
+    for i, stmt in enumerate(body):
+        if any(_self_attr(a) and a.attr.value == attr for a in all_nodes(stmt, cst.Attribute)):
+            body[i] = stmt.visit(_Rename())
+            last = i
+    if last is None:
+        return init
+    assign = cst.SimpleStatementLine(body=[cst.Assign(
+        targets=[cst.AssignTarget(target=cst.Attribute(value=cst.Name("self"), attr=cst.Name(attr)))],
+        value=cst.Name(local))])
+    body.insert(last + 1, assign)
+    return init.with_changes(body=init.body.with_changes(body=body))

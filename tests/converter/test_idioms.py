@@ -137,10 +137,10 @@ def test_einops_calls_and_layers_run_on_mindspore(tmp_path):
 
     result = convert_source(EINOPS_SRC)
     assert result.diagnostics == []
-    assert "from mindport.runtime.einops_layers import Rearrange, Reduce" in result.code
-    assert "import mindport.runtime.einops_backend" in result.code
-    assert "from einops import rearrange, reduce, repeat" in result.code
-    # literal patterns are written out as MindSpore operations (EinopsPatternTransform); no einops call is left
+    # literal patterns are written out as MindSpore operations (EinopsPatternTransform), the layers as Cells of the
+    # file; no einops call, layer or import is left, nor the einops backend
+    assert "class Rearrange1(nn.Cell)" in result.code and "class Reduce1(nn.Cell)" in result.code
+    assert "einops import" not in result.code and "mindport" not in result.code
     assert "rearrange(" not in result.code and "repeat(" not in result.code and "reduce(" not in result.code
     ms_mod = _load(result.code, tmp_path, "einops_ms")
     torch_ns: dict = {}
@@ -153,7 +153,7 @@ def test_einops_calls_and_layers_run_on_mindspore(tmp_path):
         expected = tnet(torch.from_numpy(x)).numpy()
     got = mnet(ms.Tensor(x)).asnumpy()
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
-    ms.set_context(mode=ms.GRAPH_MODE)  # the written-out operations and the runtime layers compile
+    ms.set_context(mode=ms.GRAPH_MODE)  # the written-out operations and layers compile
     try:
         compiled = mnet(ms.Tensor(x)).asnumpy()
     finally:

@@ -299,7 +299,8 @@ def test_module_list_of_cells_never_added_to_is_cell_list(mode, tmp_path):
     code = _convert(LISTS)
     assert "self.blocks = nn.CellList([" in code and "self.heads = nn.CellList([" in code
     assert "self.grown = nn.CellList([" in code  # a display: appended members take its prefix
-    assert "self.empty = mp_containers.ModuleList()" in code  # empty, then appended: CellList would drop its prefix
+    # empty, then appended in __init__: CellList would drop its owner's prefix, so it is filled in a local first
+    assert "        empty = nn.CellList()" in code and "        self.empty = empty\n" in code
     assert "self.maybe = mp_containers.ModuleList(" in code  # holding None: the runtime ModuleList
     x = np.random.default_rng(0).standard_normal((2, 4)).astype(np.float32)
     assert_port_matches_in_mode(LISTS, code, "Net", [x], tmp_path, "lists", mode, rtol=1e-5, atol=1e-5)
@@ -309,6 +310,7 @@ def test_cell_list_names_parameters_as_torch_does(tmp_path):
     code = _convert(LISTS)
     report = assert_port_matches(LISTS, code, "Net", (2, 4), tmp_path, "list_names", 1e-5)
     assert report.ok and "blocks.1.weight" in report.mapping and "heads.0.bias" in report.mapping
+    assert "empty.1.weight" in report.mapping
 
 
 # ------------------------------------------------------------------------------------------------ randn / rand
@@ -437,8 +439,9 @@ class Net(nn.Module):
 @pytest.mark.parametrize("mode", ["pynative", "graph"])
 def test_module_list_displays_of_cells_are_cell_lists_where_they_are_built(mode, tmp_path):
     code = _convert(NESTED_LISTS)
-    assert "self.layers.append(nn.CellList([" in code and "self.pair = nn.CellList([" in code
-    assert "self.layers = mp_containers.ModuleList([])" in code  # empty, then appended: the owner's prefix kept
+    assert "    layers.append(nn.CellList([" in code and "self.pair = nn.CellList([" in code
+    # empty, then appended in __init__: filled in a local, then assigned (CellList names members by its owner then)
+    assert "        layers = nn.CellList([])" in code and "        self.layers = layers\n" in code
     assert "self.named = mp_containers.ModuleList([" in code  # members added by name: the runtime's
     _lists_match(NESTED_LISTS, code, mode, tmp_path, "nested", ("layers.1.0.weight", "pair.1.bias"))
 
@@ -506,8 +509,10 @@ class Net(nn.Module):
 def test_module_list_filled_only_with_cells_is_cell_list(mode, tmp_path):
     # the lucidrains pattern: layers = ModuleList([]) then layers.append(ModuleList([...])) in a loop
     code = _convert(FILLED_LISTS)
-    assert "self.layers = mp_containers.ModuleList([])" in code and "block = nn.CellList()" in code
-    assert "self.heads = mp_containers.ModuleList()" in code  # empty self lists: CellList would drop the prefix
+    assert "        layers = nn.CellList([])" in code and "block = nn.CellList()" in code
+    assert "        self.layers = layers\n" in code
+    # empty self lists filled in __init__: built in a local first (an owned CellList would drop the prefix)
+    assert "        heads = nn.CellList()" in code and "        self.heads = heads\n" in code
     for kept in ("maybe", "grown"):  # None appended; += (CellList has no +=): the runtime ModuleList
         assert f"self.{kept} = mp_containers.ModuleList(" in code
     assert "self.indexed = mp_containers.ModuleList([" in code  # a member replaced by index
@@ -792,8 +797,10 @@ class Net(nn.Module):
 def test_lists_filled_by_functions_that_always_return_a_cell_are_cell_lists(mode, tmp_path):
     # taming/latent-diffusion: attn.append(make_attn(...)), down = nn.Module(); self.down.append(down)
     code = _convert(CELL_FACTORIES)
-    assert "attn = nn.CellList()" in code and "self.down = mp_containers.ModuleList()" in code \
-        and "self.up = mp_containers.ModuleList()" in code  # empty self lists appended to: the owner's prefix kept
+    # empty self lists appended to in __init__: filled in a local (down_: the name down is taken), then assigned
+    assert "attn = nn.CellList()" in code and "        down_ = nn.CellList()" in code \
+        and "        self.down = down_\n" in code and "        up = nn.CellList()" in code \
+        and "        self.up = up\n" in code
     assert "block = mp_containers.ModuleList()" in code  # maybe() can return None: both bindings of block keep it
     _lists_match(CELL_FACTORIES, code, mode, tmp_path, "cell_factories", ("down.1.block.0.fc.weight",))
 

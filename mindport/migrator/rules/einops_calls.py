@@ -7,11 +7,38 @@ import libcst as cst
 from libcst import parse_expression
 
 from mindport.migrator.einops_patterns import FUNCTIONS, compile_einops
+from mindport.migrator.factories import insert_definitions
 from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.syntax import code_of
+from mindport.migrator.walk import parse_statement
 
 _ROLES = {"rearrange": ("tensor", "pattern"), "repeat": ("tensor", "pattern"),
           "reduce": ("tensor", "pattern", "reduction")}
+# einops.layers.torch's layers -> (the function they apply, their constructor's positional parameters)
+LAYERS = {"einops.layers.torch.Rearrange": ("rearrange", ("pattern",)),
+          "einops.layers.torch.Reduce": ("reduce", ("pattern", "reduction"))}
+# names a MindSpore Cell already has (MindSpore 2.10, ``dir(nn.Cell())`` without the private ones; checked by
+# tests/converter/test_einops_layers.py): an axis length of a generated layer is stored as ``self.<axis>``, so an axis
+# named like one of them keeps the run-time layer
+CELL_NAMES = frozenset({
+    "IGNORE_LIST", "T_destination", "add_flags", "add_flags_recursive", "apply", "arguments_key", "bprop_debug",
+    "buffers", "cast_inputs", "cell_init_args", "cell_type", "cells", "cells_and_names", "check_names",
+    "check_names_and_refresh_name", "cls_name", "compile", "compile_and_run", "compile_cache", "compile_phase",
+    "compiled", "construct", "create_time", "enable_backward_hook", "exist_names", "exist_objs", "extend_repr",
+    "generate_scope", "get_buffer", "get_extra_state", "get_flags", "get_func_graph_proto", "get_inputs",
+    "get_mixed_precision_type", "get_parameters", "get_scope", "get_sub_cell", "global_cells", "grad_ops_label",
+    "has_bprop", "init_parameters_data", "insert_child_to_cell", "insert_param_to_cell", "is_top_cell",
+    "jit_config_dict", "load_state_dict", "mixed_precision_type", "name_cells", "named_buffers", "offload",
+    "parallel_parameter_merge_net_dict", "parallel_parameter_name_list", "param_prefix", "parameter_layout_dict",
+    "parameters_and_names", "parameters_broadcast_dict", "parameters_dict", "phase", "phase_cache",
+    "pipeline_segment", "pipeline_stage", "recompute", "register_backward_hook", "register_backward_pre_hook",
+    "register_buffer", "register_forward_hook", "register_forward_pre_hook", "register_load_state_dict_post_hook",
+    "register_load_state_dict_pre_hook", "register_parameter_forward_hook", "register_saved_tensors_hooks",
+    "register_state_dict_post_hook", "register_state_dict_pre_hook", "remove_redundant_parameters",
+    "requires_grad", "run_construct", "set_boost", "set_broadcast_flag", "set_comm_fusion", "set_data_parallel",
+    "set_extra_state", "set_grad", "set_inputs", "set_jit_config", "set_mixed_precision_type", "set_train", "shard",
+    "state_dict", "to", "to_empty", "to_float", "total_instance_count", "trainable_params", "training",
+    "untrainable_params", "update_cell_prefix", "update_cell_type", "update_parameters_name"})
 
 
 class EinopsPatternTransform(Rule):
@@ -23,6 +50,12 @@ class EinopsPatternTransform(Rule):
     GRAPH_MODE like any other MindSpore code. A call the compiler declines (a pattern that is not a literal,
     ``**kwargs``, a callable reduction, a pattern einops itself rejects) is left as it is: einops runs it on
     MindSpore tensors through ``mindport.runtime.einops_backend``, with einops' own checks and errors.
+
+    The layers ``einops.layers.torch.Rearrange``/``Reduce`` built with a literal pattern (and reduction) become a
+    Cell the file gets, one per pattern: its constructor takes the axis lengths the construction passes, its
+    ``construct`` is the compiled pattern (``Rearrange1(p1=patch, p2=patch)``). An einops name whose every use was
+    written out is no longer imported, and a file that imports nothing of einops any more does not import
+    ``mindport.runtime.einops_backend`` (imports.finalize_runtime).
     """
 
     EXAMPLES = (
@@ -39,9 +72,7 @@ class EinopsPatternTransform(Rule):
                     return reduce(x, "b c h w -> b c", "mean")
             """,
             after="""
-                from einops import rearrange, reduce
                 from mindspore import ops
-                import mindport.runtime.einops_backend  # noqa: F401  (einops backend for MindSpore tensors)
 
 
                 def heads(x, h):
@@ -51,12 +82,60 @@ class EinopsPatternTransform(Rule):
                 def pool(x):
                     return ops.mean(x, (2, 3))
             """,
-            note="Literal patterns are written out as operations; the lengths einops would infer come from x.shape.",
+            note="Literal patterns are written out as operations; the lengths einops would infer come from x.shape. "
+                 "Every use of rearrange and reduce is written out: neither einops nor its backend is imported.",
+        ),
+        Example(
+            before="""
+                from einops.layers.torch import Rearrange
+                import torch.nn as nn
+
+
+                def patches(p, dim):
+                    return nn.Sequential(Rearrange("b c (h p1) (w p2) -> b (h w) (p1 p2 c)", p1=p, p2=p), nn.Linear(dim, dim))
+            """,
+            after="""
+                from mindspore import nn
+                from mindspore import ops
+
+
+                class Rearrange1(nn.Cell):
+                    \"\"\"einops' Rearrange('b c (h p1) (w p2) -> b (h w) (p1 p2 c)'), written out with MindSpore's ops.\"\"\"
+
+                    def __init__(self, p1, p2):
+                        super().__init__()
+                        self.p1 = p1
+                        self.p2 = p2
+
+                    def construct(self, x):
+                        return ops.reshape(ops.transpose(ops.reshape(x, (x.shape[0], x.shape[1], x.shape[2] // self.p1, self.p1, x.shape[3] // self.p2, self.p2)), (0, 2, 4, 3, 5, 1)), (x.shape[0], (x.shape[2] // self.p1) * (x.shape[3] // self.p2), self.p1 * self.p2 * x.shape[1]))
+
+
+                def patches(p, dim):
+                    return nn.SequentialCell(Rearrange1(p1=p, p2=p), nn.Dense(in_channels=dim, out_channels=dim))
+            """,
+            note="A layer of a literal pattern is a Cell of the file; the einops import goes with its last use.",
         ),
     )
 
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.compiled_names: set[str] = set()  # local einops names a written-out call used (read by finalize_runtime)
+        self._layer_classes: dict[tuple, tuple[str, cst.ClassDef]] = {}  # (function, pattern, ...) -> class
+        self._taken: set[str] = set()
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self._taken = _names(node)  # the file's names: a generated class takes none of them
+
+    def leave_Module(self, original_node, updated_node):
+        made = {name: cls for name, cls in self._layer_classes.values()}
+        return insert_definitions(updated_node, made) if made else updated_node
+
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
-        module, _, function = (self.scope.resolve(original_node.func) or "").rpartition(".")
+        qual = self.scope.resolve(original_node.func) or ""
+        if qual in LAYERS:
+            return self._layer(original_node, updated_node, *LAYERS[qual])
+        module, _, function = qual.rpartition(".")
         if module != "einops" or function not in FUNCTIONS:
             return updated_node
         roles = _bind(function, updated_node.args)
@@ -75,7 +154,70 @@ class EinopsPatternTransform(Rule):
             return updated_node
         self.ctx.alias_for("mindspore.ops")  # the import, scheduled only for a call that is written out
         self.ctx.converted_sites += 1
+        self._used(original_node.func)
         return parse_expression(compiled)
+
+    def _used(self, func) -> None:
+        """Remember the local name a written-out call reached einops by (``rearrange``, ``einops``)."""
+        while isinstance(func, cst.Attribute):
+            func = func.value
+        if isinstance(func, cst.Name):
+            self.compiled_names.add(func.value)
+
+    def _layer(self, original_node: cst.Call, updated_node: cst.Call, function: str, positional) -> cst.BaseExpression:
+        """``Rearrange("b c (h p1) (w p2) -> b (h w) (p1 p2 c)", p1=p, p2=p)`` -> ``Rearrange1(p1=p, p2=p)``, a Cell
+        the file gets (one per pattern, reduction and set of axis names) whose ``construct`` is the compiled pattern."""
+        args = updated_node.args
+        given = [a for a in args if a.keyword is None]
+        if any(a.star for a in args) or len(given) > len(positional):
+            return updated_node
+        roles = dict(zip(positional, (a.value for a in given)))
+        axes = []
+        for arg in args:
+            if arg.keyword is None:
+                continue
+            name = arg.keyword.value
+            if name in roles or name in positional:
+                if name in roles:
+                    return updated_node
+                roles[name] = arg.value
+                continue
+            if name in CELL_NAMES or name.startswith("_") or name in ("self", "x"):
+                return updated_node
+            axes.append(arg)
+        pattern = _literal(roles.get("pattern"))
+        reduction = _literal(roles.get("reduction")) if "reduction" in positional else None
+        if not isinstance(pattern, str) or (function == "reduce" and not isinstance(reduction, str)):
+            return updated_node
+        names = tuple(a.keyword.value for a in axes)
+        key = (function, pattern, reduction, tuple(sorted(names)))
+        if key not in self._layer_classes:
+            ops = self.ctx.ops_name()
+            compiled = compile_einops(function, pattern, {n: f"self.{n}" for n in names}, "x", ops, reduction)
+            if compiled is None:
+                return updated_node
+            leaf = "Rearrange" if function == "rearrange" else "Reduce"
+            taken = self._taken | {c for c, _ in self._layer_classes.values()}
+            number = 1
+            while f"{leaf}{number}" in taken:
+                number += 1
+            name = f"{leaf}{number}"
+            shown = ", ".join([repr(pattern)] + ([repr(reduction)] if reduction is not None else []))
+            lines = [f"class {name}({self.ctx.alias_for('mindspore.nn')}.Cell):",
+                     f'    """einops\' {leaf}({shown}), written out with MindSpore\'s ops."""', ""]
+            if names:
+                lines += [f"    def __init__(self, {', '.join(sorted(names))}):", "        super().__init__()"]
+                lines += [f"        self.{n} = {n}" for n in sorted(names)]
+                lines.append("")
+            lines += ["    def construct(self, x):", f"        return {compiled}"]
+            self._layer_classes[key] = (name, parse_statement("\n".join(lines) + "\n"))
+        self.ctx.alias_for("mindspore.ops")
+        self.ctx.converted_sites += 1
+        self._used(original_node.func)
+        cls = self._layer_classes[key][0]
+        kept = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in axes]
+        return cst.Call(func=cst.Name(cls), args=kept)
+
 
 
 def _bind(function: str, args) -> dict | None:
@@ -104,3 +246,14 @@ def _literal(node):
             return None
         return value if isinstance(value, str) else None
     return None
+
+
+def _names(node) -> set:
+    found = set()
+
+    class _Find(cst.CSTVisitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            found.add(n.value)
+
+    node.visit(_Find())
+    return found

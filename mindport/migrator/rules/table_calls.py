@@ -19,6 +19,7 @@ from mindport.migrator.native_facts import (
     ClassFacts,
     FileFacts,
     FloatFacts,
+    IntFacts,
     OwnOutputs,
     UnmaskedFacts,
     ValueFlow,
@@ -29,6 +30,7 @@ from mindport.migrator.native_facts import (
     empty_attributes,
     empty_cat_members,
     empty_locals,
+    hoist_list,
     inplace_switch,
     list_arguments,
     list_locals,
@@ -156,7 +158,10 @@ class TableCallTransform(Rule):
     ``nn.ReLU()`` when no use of the layer leaves a reader of its input (a fresh input such as ``self.bn(x)``, or a
     local name rebound by the call and never handed on, a forward parameter included once the method has rebound it),
     and ``nn.ModuleList([...])`` of Cells, never added to, is
-    ``nn.CellList`` (an empty one too, when every member added later is a Cell). ``softmax`` is MindSpore's own
+    ``nn.CellList`` (an empty one too, when every member added later is a Cell; ``self.layers = nn.ModuleList([])``
+    filled by ``self.layers.append(...)`` in ``__init__`` is built in a local, ``layers = nn.CellList([])``, and
+    assigned after the last add, since CellList names members appended to a list its owner already holds without
+    the owner's prefix: native_facts.hoisted_list). ``softmax`` is MindSpore's own
     ``ops.softmax`` where its input can hold no row of all ``-inf`` (a product, a layer's output, a finite
     ``masked_fill``: the runtime one is written out for the CPU kernel's defect on such rows), and so is the
     ``nn.Softmax`` layer every call of which in the class is on such an input (``nn.Softmax(axis=-1)``; in a port for
@@ -196,7 +201,12 @@ class TableCallTransform(Rule):
     ``for blk in self.blocks: x = blk(x)``), a parameter given to such a layer before any rebinding, a local list
     only ever given floats (``skips.append(self.conv(x))``; ``skips.pop()``, ``torch.cat(features, 1)``), and names
     unpacked from a tuple (``a, b = x[:, :1], x[:, 1:]``); pieces of one tensor (``x1, x2 = x.chunk(2, -1)``) share
-    its dtype. An Embedding's input is not floating (its output is).
+    its dtype. An Embedding's input is not floating (its output is). Members all integers by construction
+    (native_facts.IntFacts) also keep MindSpore's join: ``multinomial``/``argmax``/``argmin``/``argsort``/
+    ``randperm``/``nonzero``, the indices of ``topk``/``sort``, ``.long()``, ``arange``/``randint`` of Python ints,
+    integer arithmetic and views of those, and a model's token ids, a method's parameter it gives (or a slice of) to
+    ``self(...)`` before rebinding it, when the class's forward gives its first input to an ``nn.Embedding``
+    (torch's embedding takes integers only): a generation loop's ``torch.cat((idx, idx_next), dim=1)``.
     """
 
     EXAMPLES = (
@@ -473,6 +483,9 @@ class TableCallTransform(Rule):
         self._functions: list[cst.FunctionDef] = []  # the enclosing functions (original nodes)
         self._function_facts: dict[int, dict[str, frozenset[str]]] = {}  # id(function) -> facts, each computed once
         self._class_layers: list[dict] = []  # the enclosing classes' self.NAME -> layer constructions
+        self._class_hoisted: list[dict[str, str]] = []  # ModuleLists built in a local of __init__ (hoisted_list)
+        self._class_nodes: list[cst.ClassDef] = []  # the enclosing classes (native_facts.IntFacts reads forward)
+        self._int_facts: dict[int, IntFacts] = {}
         self._class_float_layers: list[dict] = []  # the same for the dtype facts (native_facts.class_float_layers)
         self._own_outputs: OwnOutputs | None = None
         self._float_facts: dict[int, FloatFacts] = {}
@@ -756,7 +769,17 @@ class TableCallTransform(Rule):
     def leave_ClassDef(self, original_node, updated_node):
         self._class_layers.pop()
         self._class_float_layers.pop()
+        self._class_nodes.pop()
+        hoisted = self._class_hoisted.pop()
         init = self._base_inits.pop(id(original_node), None)
+        if hoisted and isinstance(updated_node.body, cst.IndentedBlock):
+            body = list(updated_node.body.body)
+            for i, stmt in enumerate(body):
+                if isinstance(stmt, cst.FunctionDef) and stmt.name.value == "__init__":
+                    for attr, local in hoisted.items():
+                        stmt = hoist_list(stmt, attr, local)
+                    body[i] = stmt
+            updated_node = updated_node.with_changes(body=updated_node.body.with_changes(body=body))
         return with_init(updated_node, init) if init is not None else updated_node
 
     def _cpu_guarded(self) -> bool:
@@ -847,7 +870,9 @@ class TableCallTransform(Rule):
         width mixed against it is refused by MindSpore loudly, never a silent value) or a parameter the function
         gives to a layer of floating weights (FloatFacts.layer_input: torch takes only the layer's dtype there,
         DenseNet's ``torch.cat([F.relu(self.bn(x)), x], 1)``) or a name whose reaching binding is floating (FloatFacts.
-        reaching_float); members all derived from one name by dtype-keeping views, copies and ``*_like`` (``[x,
+        reaching_float); all integers by construction (native_facts.IntFacts: a generation loop's ``(idx, idx_next)``;
+        an int32 member against an int64 one is refused by MindSpore loudly); members all derived from one name by
+        dtype-keeping views, copies and ``*_like`` (``[x,
         x.conj()]``), pieces unpacked from one chunk/split/unbind call (``(-x2, x1)``); or, at a call site of a
         recorded torch run (``convert --facts``), one dtype in every call observed."""
         if self._observed_uniform(call):
@@ -862,7 +887,20 @@ class TableCallTransform(Rule):
         if self._same_root(members):
             return True
         floats = self._floats()
-        return all(floats.is_float(m) or floats.layer_input(m) or floats.reaching_float(m, call) for m in members)
+        if all(floats.is_float(m) or floats.layer_input(m) or floats.reaching_float(m, call) for m in members):
+            return True
+        ints = self._ints()
+        return all(ints.is_int(m) for m in members)  # integers by construction (native_facts.IntFacts)
+
+    def _ints(self) -> IntFacts:
+        """The enclosing function's integer facts (which tensors are integers by construction)."""
+        function = self._functions[-1] if self._functions else None
+        facts = self._int_facts.get(id(function))
+        if facts is None:
+            cls = self._class_nodes[-1] if self._class_nodes else None
+            layers = self._class_float_layers[-1] if self._class_float_layers else {}
+            facts = self._int_facts[id(function)] = IntFacts(function, self.scope.resolve_torch, cls, layers)
+        return facts
 
     def _one_dtype_sequence(self, seq: cst.Call) -> bool:
         """A sequence torch builds of one dtype: the pieces of one tensor (``x.chunk(2)``, ``torch.split(x, n)``,
@@ -991,6 +1029,8 @@ class TableCallTransform(Rule):
         self._runtime_lists |= facts.runtime_lists
         self._class_layers.append(facts.layers)
         self._class_float_layers.append(facts.float_layers)
+        self._class_nodes.append(node)
+        self._class_hoisted.append(facts.hoisted)
 
     def _in_class(self) -> bool:
         scope = self.scope
