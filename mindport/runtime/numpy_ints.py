@@ -37,7 +37,9 @@ compiles MindSpore's ``setitem`` from ``mindspore.ops.composite.multitype_ops._c
 there in RemoveExpandedDims: "Input array must have the same size across all dimensions", measured on 2.10). The same
 import replaces, once, the functions of that module that assign a tensor value by a tuple, slice, int, tensor, list or
 ``...`` index with one that drops the value's statically known leading size-1 axes first (a reshape the graph
-compiles, only where there are some), then calls MindSpore's. PyNative does not use them.
+compiles, only where there are some), then calls MindSpore's. PyNative does not use them. A bool-mask setitem whose
+value holds the masked rows, their count known only at run time (TensoRF's ``rgb[app_mask] = valid_rgbs``: "For
+'BroadcastTo' ... x_shape: {-1, 3, 1}" in MindSpore's), is a MaskedScatter there, torch's order of filling.
 """
 from __future__ import annotations
 
@@ -181,7 +183,10 @@ _install_sizes()  # idempotent: what is wrapped already is left alone
 
 from mindspore.ops import functional as _F  # noqa: E402
 from mindspore.ops.composite.multitype_ops import _compile_utils as _cu  # noqa: E402
+from mindspore.ops import operations as _P  # noqa: E402
 from mindspore.ops.primitive import constexpr as _constexpr  # noqa: E402
+
+_masked_scatter = _P.MaskedScatter()
 
 
 @_constexpr(check=False)
@@ -222,7 +227,25 @@ def _setitem_by_number(data, index, value):
     return _by_number(data, index, _graph_value(value))
 
 
+@_constexpr(check=False)
+def _scatters_rows(data_shape, index_rank, value_rank, value_shape, by_mask):
+    """Is this a bool-mask setitem whose value holds the masked rows, a count known only at run time (TensoRF's
+    ``rgb[app_mask] = valid_rgbs``, ``valid_rgbs = f(x[app_mask])``)? MindSpore's graph setitem broadcasts such a
+    value to the data's shape and fails ("For 'BroadcastTo' ... x_shape: {-1, 3, 1}"). A shape with a run-time axis
+    reaches a constexpr as None (or holding -1)."""
+    if not by_mask or data_shape is None or -1 in tuple(data_shape):
+        return False
+    static = value_shape is not None and -1 not in tuple(value_shape) and None not in tuple(value_shape)
+    return not static and value_rank == 1 + len(data_shape) - index_rank
+
+
 def _setitem_by_tensor(data, index, value):
+    if isinstance(value, Tensor) and _scatters_rows(_F.shape(data), _F.rank(index), _F.rank(value), _F.shape(value),
+                                                    _F.dtype(index) == mindspore.bool_):
+        # torch fills the masked positions with the value's elements in order: a MaskedScatter over the mask
+        # broadcast to the data's shape, which compiles with a run-time row count
+        mask = _F.reshape(index, _F.shape(index) + (1,) * (_F.rank(data) - _F.rank(index)))
+        return _masked_scatter(data, _F.broadcast_to(mask, _F.shape(data)), _F.cast(value, _F.dtype(data)))
     return _by_tensor(data, index, _graph_value(value))
 
 

@@ -187,3 +187,31 @@ def test_a_zero_d_tensor_outside_a_size_stays_a_tensor():
     np.testing.assert_array_equal(m.asnumpy(), t.numpy())
     np.testing.assert_array_equal(ms.ops.full((2,), ms.Tensor(1.5, ms.float32), dtype=ms.float32).asnumpy(),
                                   torch.full((2,), 1.5).numpy())
+
+
+@pytest.mark.parametrize("mask_rank", [1, 2, 3])
+def test_bool_mask_setitem_of_the_masked_rows_matches_torch_in_a_graph(mask_rank):
+    """TensoRF's ``rgb[app_mask] = valid_rgbs``, ``valid_rgbs`` computed from ``x[app_mask]``: a row count known only at
+    run time. MindSpore's graph setitem failed ("For 'BroadcastTo' ... x_shape: {-1, 3, 1}"); it is a MaskedScatter."""
+    from mindspore import nn
+
+    import mindport.runtime.containers  # noqa: F401
+
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((4, 5, 3)).astype(np.float32)
+    mask = rng.random((4, 5, 3)[:mask_rank]) > 0.5
+    t = torch.full((4, 5, 3), -1.0)
+    t[torch.from_numpy(mask)] = torch.from_numpy(x)[torch.from_numpy(mask)] * 2 + 1
+
+    class Scatter(nn.Cell):
+        def construct(self, x, mask):
+            out = ms.ops.full((4, 5, 3), -1.0, dtype=ms.float32)
+            out[mask] = x[mask] * 2 + 1
+            return out
+
+    ms.set_context(mode=ms.GRAPH_MODE)
+    try:
+        got = Scatter()(ms.Tensor(x), ms.Tensor(mask))
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+    np.testing.assert_allclose(got.asnumpy(), t.numpy(), rtol=1e-6, atol=1e-6)
