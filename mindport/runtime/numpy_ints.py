@@ -32,8 +32,14 @@ is PyNative's.
 torch's setitem views the value without its leading size-1 axes before broadcasting it to the indexed part (DA-RNN's
 ``X_encoded[:, t, :] = h_n``, ``h_n`` an LSTM's (1, B, H) state); MindSpore's BroadcastTo refuses a value of higher
 rank than the part. The ``__setitem__`` guard drops a tensor value's leading size-1 axes (a reshape, only where there
-are some), which is torch's assignment in every case. A compiled graph uses MindSpore's own setitem (open: DA-RNN's
-encoder in GRAPH_MODE).
+are some), which is torch's assignment in every case. A compiled graph does not call ``Tensor.__setitem__``: it
+compiles MindSpore's ``setitem`` from ``mindspore.ops.composite.multitype_ops._compile_utils`` (``X[:, t] = h_n`` failed
+there in RemoveExpandedDims: "Input array must have the same size across all dimensions", measured on 2.10). The same
+import replaces, once, the functions of that module that assign a tensor value by a tuple, slice, int, tensor, list or
+``...`` index with one that drops the value's statically known leading size-1 axes first (a reshape the graph
+compiles, only where there are some), then calls MindSpore's. PyNative does not use them. A bool-mask setitem whose
+value holds the masked rows, their count known only at run time (TensoRF's ``rgb[app_mask] = valid_rgbs``: "For
+'BroadcastTo' ... x_shape: {-1, 3, 1}" in MindSpore's), is a MaskedScatter there, torch's order of filling.
 """
 from __future__ import annotations
 
@@ -171,3 +177,87 @@ def _install_sizes() -> None:
 
 
 _install_sizes()  # idempotent: what is wrapped already is left alone
+
+
+# ------------------------------------------------------------------ a graph's setitem: the value's leading size-1 axes
+
+from mindspore.ops import functional as _F  # noqa: E402
+from mindspore.ops.composite.multitype_ops import _compile_utils as _cu  # noqa: E402
+from mindspore.ops import operations as _P  # noqa: E402
+from mindspore.ops.primitive import constexpr as _constexpr  # noqa: E402
+
+_masked_scatter = _P.MaskedScatter()
+
+
+@_constexpr(check=False)
+def _shape_without_leading_ones(shape):
+    """``shape`` without its leading 1s, or None when it starts with none (a constant while the graph compiles; a
+    dynamic axis, -1, is no 1)."""
+    lead = 0
+    while lead < len(shape) and shape[lead] == 1:
+        lead += 1
+    return tuple(shape[lead:]) if lead else None
+
+
+def _graph_value(value):
+    """A setitem value in a graph without its leading size-1 axes (torch's assignment), the same value otherwise."""
+    if isinstance(value, Tensor):
+        shape = _shape_without_leading_ones(_F.shape(value))
+        if shape is not None:
+            return _F.reshape(value, shape)
+    return value
+
+
+_SETITEMS = ("tensor_setitem_by_tuple_with_tensor", "tensor_setitem_by_slice", "tensor_setitem_by_number_with_tensor",
+             "tensor_setitem_by_tensor_with_tensor", "tensor_setitem_by_list", "tensor_setitem_by_ellipsis_with_tensor")
+# MindSpore's own, kept on the module at the first install (a second import of this module finds the replacements)
+_ORIGINALS = getattr(_cu, "_mindport_setitems", None) or tuple(getattr(_cu, name) for name in _SETITEMS)
+_by_tuple, _by_slice, _by_number, _by_tensor, _by_list, _by_ellipsis = _ORIGINALS
+
+
+def _setitem_by_tuple(data, index, value):
+    return _by_tuple(data, index, _graph_value(value))
+
+
+def _setitem_by_slice(data, index, value):
+    return _by_slice(data, index, _graph_value(value))
+
+
+def _setitem_by_number(data, index, value):
+    return _by_number(data, index, _graph_value(value))
+
+
+@_constexpr(check=False)
+def _scatters_rows(data_shape, index_rank, value_rank, value_shape, by_mask):
+    """Is this a bool-mask setitem whose value holds the masked rows, a count known only at run time (TensoRF's
+    ``rgb[app_mask] = valid_rgbs``, ``valid_rgbs = f(x[app_mask])``)? MindSpore's graph setitem broadcasts such a
+    value to the data's shape and fails ("For 'BroadcastTo' ... x_shape: {-1, 3, 1}"). A shape with a run-time axis
+    reaches a constexpr as None (or holding -1)."""
+    if not by_mask or data_shape is None or -1 in tuple(data_shape):
+        return False
+    static = value_shape is not None and -1 not in tuple(value_shape) and None not in tuple(value_shape)
+    return not static and value_rank == 1 + len(data_shape) - index_rank
+
+
+def _setitem_by_tensor(data, index, value):
+    if isinstance(value, Tensor) and _scatters_rows(_F.shape(data), _F.rank(index), _F.rank(value), _F.shape(value),
+                                                    _F.dtype(index) == mindspore.bool_):
+        # torch fills the masked positions with the value's elements in order: a MaskedScatter over the mask
+        # broadcast to the data's shape, which compiles with a run-time row count
+        mask = _F.reshape(index, _F.shape(index) + (1,) * (_F.rank(data) - _F.rank(index)))
+        return _masked_scatter(data, _F.broadcast_to(mask, _F.shape(data)), _F.cast(value, _F.dtype(data)))
+    return _by_tensor(data, index, _graph_value(value))
+
+
+def _setitem_by_list(data, index, value):
+    return _by_list(data, index, _graph_value(value))
+
+
+def _setitem_by_ellipsis(data, value):
+    return _by_ellipsis(data, _graph_value(value))
+
+
+_cu._mindport_setitems = _ORIGINALS
+for _name, _function in zip(_SETITEMS, (_setitem_by_tuple, _setitem_by_slice, _setitem_by_number, _setitem_by_tensor,
+                                        _setitem_by_list, _setitem_by_ellipsis)):
+    setattr(_cu, _name, _function)

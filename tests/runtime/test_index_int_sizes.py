@@ -110,6 +110,62 @@ def test_setitem_value_with_leading_ones_matches_torch(tmp_path, monkeypatch):
     np.testing.assert_allclose(got.asnumpy(), want.numpy(), rtol=1e-5, atol=1e-6)
 
 
+def test_setitem_value_with_leading_ones_matches_torch_in_a_graph(tmp_path, monkeypatch):
+    """DA-RNN's encoder in GRAPH_MODE: the graph compiles MindSpore's own setitem, which failed in RemoveExpandedDims
+    ("Input array must have the same size across all dimensions") before numpy_ints replaced it."""
+    t_ns, m_ns = torch_and_converted(SOURCE, "leading_ones_setitem_graph", tmp_path, monkeypatch)
+    torch.manual_seed(0)
+    t_model = t_ns["Encoder"]().eval()
+    m_model = m_ns["Encoder"]()
+    m_model.set_train(False)
+    transfer_weights(t_model.state_dict(), m_model)
+    x = np.random.default_rng(0).standard_normal((2, 4, 3)).astype(np.float32)
+    with torch.no_grad():
+        want = t_model(torch.from_numpy(x))
+    ms.set_context(mode=ms.GRAPH_MODE)
+    try:
+        got = m_model(ms.Tensor(x))
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+    np.testing.assert_allclose(got.asnumpy(), want.numpy(), rtol=1e-5, atol=1e-6)
+
+
+# value shape, index: the index kinds whose graph setitem takes a tensor value (tuple, int, slice, ..., int tensor,
+# list), with leading size-1 axes to drop, and values that have none (left as they are)
+GRAPH_SETITEMS = [((1, 1, 3), (0,)), ((1, 2, 3), (slice(None), 1)), ((1, 3), (1, 0)), ((3,), (0, 1)),
+                  ((1, 1, 2, 3), 1), ((1, 2, 3), slice(0, 1)), ((1, 1, 2, 2, 3), Ellipsis), ((1, 3), (0, 1)),
+                  ((1, 1, 2, 3), "tensor"), ((1, 2, 2, 3), "list"), ((2, 3), 0), ((1, 1, 3), (0, slice(0, 1)))]
+
+
+@pytest.mark.parametrize("value_shape, index", GRAPH_SETITEMS, ids=[str(i) for i in range(len(GRAPH_SETITEMS))])
+def test_setitem_leading_ones_are_dropped_in_a_graph(value_shape, index):
+    from mindspore import nn
+
+    import mindport.runtime.containers  # noqa: F401
+
+    t_index = {"tensor": torch.tensor([1]), "list": [0, 1]}.get(index, index) if isinstance(index, str) else index
+    t = torch.zeros(2, 2, 3)
+    v = torch.arange(1.0, 1.0 + float(np.prod(value_shape))).reshape(value_shape)
+    t[t_index] = v
+
+    class Assign(nn.Cell):
+        def construct(self, data, value):
+            if index == "tensor":
+                data[ms.Tensor([1])] = value
+            elif index == "list":
+                data[[0, 1]] = value
+            else:
+                data[index] = value
+            return data
+
+    ms.set_context(mode=ms.GRAPH_MODE)
+    try:
+        got = Assign()(ms.ops.zeros((2, 2, 3)), ms.Tensor(v.numpy()))
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+    np.testing.assert_array_equal(got.asnumpy(), t.numpy())
+
+
 def test_setitem_leading_ones_only_are_dropped():
     import mindport.runtime.containers  # noqa: F401
 
@@ -131,3 +187,31 @@ def test_a_zero_d_tensor_outside_a_size_stays_a_tensor():
     np.testing.assert_array_equal(m.asnumpy(), t.numpy())
     np.testing.assert_array_equal(ms.ops.full((2,), ms.Tensor(1.5, ms.float32), dtype=ms.float32).asnumpy(),
                                   torch.full((2,), 1.5).numpy())
+
+
+@pytest.mark.parametrize("mask_rank", [1, 2, 3])
+def test_bool_mask_setitem_of_the_masked_rows_matches_torch_in_a_graph(mask_rank):
+    """TensoRF's ``rgb[app_mask] = valid_rgbs``, ``valid_rgbs`` computed from ``x[app_mask]``: a row count known only at
+    run time. MindSpore's graph setitem failed ("For 'BroadcastTo' ... x_shape: {-1, 3, 1}"); it is a MaskedScatter."""
+    from mindspore import nn
+
+    import mindport.runtime.containers  # noqa: F401
+
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((4, 5, 3)).astype(np.float32)
+    mask = rng.random((4, 5, 3)[:mask_rank]) > 0.5
+    t = torch.full((4, 5, 3), -1.0)
+    t[torch.from_numpy(mask)] = torch.from_numpy(x)[torch.from_numpy(mask)] * 2 + 1
+
+    class Scatter(nn.Cell):
+        def construct(self, x, mask):
+            out = ms.ops.full((4, 5, 3), -1.0, dtype=ms.float32)
+            out[mask] = x[mask] * 2 + 1
+            return out
+
+    ms.set_context(mode=ms.GRAPH_MODE)
+    try:
+        got = Scatter()(ms.Tensor(x), ms.Tensor(mask))
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+    np.testing.assert_allclose(got.asnumpy(), t.numpy(), rtol=1e-6, atol=1e-6)
