@@ -79,7 +79,7 @@ def _store(input, value):
     if isinstance(input, ms.Parameter):
         # in place: assign_value gives a Parameter new storage, and an optimizer that has already stepped keeps
         # updating the old one (weight clipping after opt.step() froze the model: the loss repeated itself)
-        ops.assign(input, value)
+        _assign_parameter(input, value)
         return input
     if _hooked_outside_a_differentiation(input):
         # a tensor with backward hooks updated outside a differentiation (w.register_hook(fn) on a requires_grad
@@ -89,6 +89,19 @@ def _store(input, value):
         return input
     input.assign_value(value)
     return input
+
+
+def _assign_parameter(param, value):
+    """``ops.assign`` into a Parameter; one whose data was set to a view (RCAN's MeanShift:
+    ``self.weight.data = torch.eye(3).view(3, 3, 1, 1)`` then ``self.weight.data.div_(std)``) is refused by MindSpore
+    2.10's in-place check ("Not support view input for inplace op Assign"): it takes the value as new storage
+    (assign_value), after which its in-place updates work again."""
+    try:
+        ops.assign(param, value)
+    except RuntimeError as exc:
+        if "view input for inplace op" not in str(exc):
+            raise
+        param.assign_value(value)
 
 
 def _store_reshaped(input, value):
