@@ -1056,3 +1056,31 @@ def test_softmax_with_torch_implicit_dim_keeps_the_runtime_softmax(mode, shape, 
     x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
     assert_port_matches_in_mode(IMPLICIT_DIM_SOFTMAX, code, "Net", [x], tmp_path, f"implicit_{len(shape)}", mode,
                                 rtol=1e-5, atol=1e-6)
+
+
+IMPLICIT_DIM_SOFTMAX_LAYER = textwrap.dedent('''
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Linear(6, 5)
+        self.softmax = nn.Softmax()
+
+    def forward(self, x):
+        return self.softmax(self.head(x))
+''')
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+@pytest.mark.parametrize("shape", [(3, 6), (2, 3, 6)])
+def test_softmax_layer_with_torch_implicit_dim_keeps_the_runtime_layer(mode, shape, tmp_path):
+    """``self.softmax = nn.Softmax()`` (AnubhavGupta3377's text classifiers): the layer of an unmasked input does
+    not become ``nn.Softmax(axis=None)`` (MindSpore refuses it when called); the runtime layer picks torch's dim."""
+    code = _convert(IMPLICIT_DIM_SOFTMAX_LAYER)
+    assert "mp_nn.Softmax(dim=None)" in code, code
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    assert_port_matches_in_mode(IMPLICIT_DIM_SOFTMAX_LAYER, code, "Net", [x], tmp_path, f"implicit_layer_{len(shape)}",
+                                mode, rtol=1e-5, atol=1e-6)

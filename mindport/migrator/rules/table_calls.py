@@ -962,10 +962,10 @@ class TableCallTransform(Rule):
         its arguments renamed (``dim`` -> ``axis``); with a ``dtype`` given, or no ``dim`` (torch's implicit dim, picked
         from the input's rank), the runtime's."""
         native = NATIVE_UNMASKED.get(target)
-        dtype, dim = mapped.get("dtype"), mapped.get("dim")
+        dtype = mapped.get("dtype")
         if native is None or input_node is None or (dtype is not None and dtype.given and dtype.source != "None"):
             return target
-        if dim is None or not dim.given or dim.source == "None":  # torch's implicit dim comes from the rank at run time
+        if not _explicit_dim(mapped):  # torch's implicit dim comes from the input's rank at run time
             return target
         if self._cpu_guarded():  # the defect is the CPU kernel's: a port for a GPU or Ascend needs no facts
             function = self._functions[-1] if self._functions else None
@@ -1122,7 +1122,8 @@ class TableCallTransform(Rule):
             if target in LEGACY_EMPTY_CAT and empty_cat_members(
                     original_node, self._empty_locals(), self._empty_attributes, self.scope.resolve_torch):
                 target = LEGACY_EMPTY_CAT[target]
-            if target in NATIVE_SOFTMAX_LAYER and (id(original_node) in self._native_softmax or not self._cpu_guarded()):
+            if target in NATIVE_SOFTMAX_LAYER and _explicit_dim(mapped) \
+                    and (id(original_node) in self._native_softmax or not self._cpu_guarded()):
                 target, renames = NATIVE_SOFTMAX_LAYER[target]
                 mapped.update((new, mapped.pop(old)) for old, new in renames.items() if old in mapped)
             if not self._cpu_guarded():
@@ -1689,6 +1690,13 @@ LEGACY_EMPTY_CAT = {"mindspore.ops.cat": "mindport.runtime.tensor.cat", "mindspo
 
 # the runtime nn.Softmax (the same defect) -> MindSpore's own, with its renames, where every call of the layer is on an
 # input with no such row (native_facts.ClassFacts), or in a port for a GPU or Ascend
+def _explicit_dim(mapped: dict) -> bool:
+    """A softmax given its dim (not torch's implicit, deprecated ``dim=None``, which torch picks from the input's rank
+    when it runs and MindSpore's Softmax refuses): only then may it be MindSpore's own."""
+    dim = mapped.get("dim")
+    return dim is not None and dim.given and dim.source != "None"
+
+
 NATIVE_SOFTMAX_LAYER = {"mindport.runtime.layers.Softmax": ("mindspore.nn.Softmax", {"dim": "axis"})}
 
 # runtime layers that only guard a defect of MindSpore's CPU kernel (same constructor arguments) -> MindSpore's own,
