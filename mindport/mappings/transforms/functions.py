@@ -1,6 +1,8 @@
 """Named transforms for the functions mapping entries (see mindport.mappings.transforms for the three registries)."""
 from __future__ import annotations
 
+import ast
+
 from mindport.mappings.transforms.base import (
     TARGET,
     UNKNOWN,
@@ -205,11 +207,55 @@ def int_list_varargs(args: dict[str, Arg]) -> None:
 
 @call_transform("int_dims_tuple")
 def int_dims_tuple(args: dict[str, Arg]) -> None:
-    """``dims`` given as one int literal (``x.flip(0)``) becomes a 1-tuple: MindSpore's flip refuses an int."""
-    dims = args.get("dims")
-    value = dims.literal(default=UNKNOWN) if dims is not None else UNKNOWN
+    """``dims`` given as one int (``x.flip(0)``, ``x.flip(d)``) becomes a 1-tuple: MindSpore's flip refuses an int
+    (:func:`_one_int_as_tuple`)."""
+    _one_int_as_tuple(args, "dims")
+
+
+@call_transform("shape_int_tuple")
+def shape_int_tuple(args: dict[str, Arg]) -> None:
+    """``x.broadcast_to(n)`` with one int (simple-diffusion's ``timesteps.broadcast_to(sample.shape[0])``): torch
+    takes it as a 1-element size, MindSpore's broadcast_to refuses an int (:func:`_one_int_as_tuple`)."""
+    _one_int_as_tuple(args, "shape")
+
+
+def _one_int_as_tuple(args: dict[str, Arg], name: str) -> None:
+    """An int list argument given as one value MindSpore's target refuses when it is an int: an int literal or an
+    expression that is an int by its form (``x.shape[0]``, ``x.size(1)``, ``len(...)``) becomes a 1-tuple
+    (``(x.shape[0],)``); a plain name or attribute that may hold an int or a sequence is decided when it runs
+    (``(n,) if isinstance(n, int) else n``); a tuple, a list display or a shape (``x.shape``, ``x.size()``) stays."""
+    arg = args.get(name)
+    if arg is None or not arg.given:
+        return
+    value = arg.literal(default=UNKNOWN)
     if isinstance(value, int) and not isinstance(value, bool):
-        args["dims"] = new(f"({dims.source},)")
+        args[name] = new(f"({arg.source},)")
+        return
+    if value is not UNKNOWN:
+        return
+    try:
+        node = ast.parse(arg.source, mode="eval").body
+    except SyntaxError:
+        return
+    if _int_by_form(node):
+        args[name] = new(f"({arg.source},)")
+    elif isinstance(node, (ast.Name, ast.Attribute)) and not (isinstance(node, ast.Attribute) and node.attr == "shape"):
+        args[name] = new(f"(({arg.source},) if isinstance({arg.source}, int) else {arg.source})")
+
+
+def _int_by_form(node: ast.expr) -> bool:
+    """``x.shape[0]``, ``x.size(1)``, ``x.dim()``, ``x.numel()``, ``len(...)``, ``int(...)``: an int whatever x is."""
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and node.value.attr == "shape":
+        return not isinstance(node.slice, ast.Slice)
+    if isinstance(node, ast.Call):
+        func = node.func
+        if isinstance(func, ast.Name) and func.id in ("len", "int"):
+            return True
+        if isinstance(func, ast.Attribute) and func.attr == "size" and len(node.args) == 1:
+            return True
+        if isinstance(func, ast.Attribute) and func.attr in ("dim", "numel", "ndimension", "nelement") and not node.args:
+            return True
+    return False
 
 
 @call_transform("unbiased_correction")
