@@ -22,6 +22,24 @@ _RUNTIME = Path(__file__).resolve().parent.parent / "runtime"
 _PLAIN_PAIRS = {f"{runtime_alias('mindport.runtime.tensor')}.{name}": ("values", "indices") for name in ("max", "min")}
 
 
+@functools.lru_cache(maxsize=1)
+def torch_named_results() -> dict[str, tuple[str, ...]]:
+    """torch.return_types as data (mappings/data/surface/named_results.toml): ``"cummax"`` -> ("values",
+    "indices"), ``"linalg_qr"`` -> ("Q", "R")."""
+    import tomllib
+
+    path = Path(__file__).resolve().parent.parent / "mappings" / "data" / "surface" / "named_results.toml"
+    return {name: tuple(fields) for name, fields in tomllib.loads(path.read_text(encoding="utf-8"))["fields"].items()}
+
+
+def torch_result_fields(torch_name: str) -> tuple[str, ...] | None:
+    """The fields of the named tuple the torch function or Tensor method ``torch_name`` returns (``torch.cummax``,
+    ``torch.Tensor.cummax``, ``torch.linalg.qr``), None for one that returns none."""
+    parts = torch_name.split(".")
+    key = "linalg_" + parts[-1] if len(parts) > 1 and parts[-2] == "linalg" else parts[-1]
+    return torch_named_results().get(key)
+
+
 def result_fields(function: str, arguments: int) -> tuple[str, ...] | None:
     """The fields of torch's named tuple that the runtime function ``function`` (as converted code names it),
     called with ``arguments`` arguments, stands for; None when it returns no such tuple."""

@@ -50,3 +50,49 @@ def test_named_result_fields_match_torch_in_both_modes(tmp_path, mode):
     x, y = (rng.standard_normal((2, 6, 4)).astype(np.float32) for _ in range(2))
     assert_port_matches_in_mode(SOURCE, convert_source(SOURCE).code, "Koopman", [x, y], tmp_path, "koopman", mode,
                                 rtol=1e-4, atol=1e-4)
+
+
+def test_named_results_data_is_torch_return_types():
+    """mappings/data/surface/named_results.toml lists every named tuple torch.return_types has, with its fields."""
+    import re
+
+    import torch
+
+    from mindport.migrator.named_results import torch_named_results
+
+    expected = {}
+    for name in dir(torch.return_types):
+        cls = getattr(torch.return_types, name)
+        if name.startswith("_") or name.endswith("_out") or not isinstance(cls, type) or not hasattr(cls, "n_fields"):
+            continue
+        expected[name] = tuple(re.findall(r"(\w+)=\d+", repr(cls(tuple(range(cls.n_fields))))))
+    assert torch_named_results() == expected
+
+
+NATIVE_FIELDS = [
+    "v.cummax(0).values", "v.cummax(0).indices", "torch.cummin(v, 0).values", "v.nanmedian(0).values",
+    "v.median(0).indices", "torch.linalg.qr(m).Q", "torch.geqrf(m).tau", "torch.linalg.slogdet(m).logabsdet",
+    "torch.aminmax(v).max", "v.kthvalue(2, 0).values",
+]
+
+
+@pytest.mark.parametrize("read", NATIVE_FIELDS)
+def test_a_field_of_a_named_result_converted_to_mindspore_own_is_read_by_position(read):
+    """``v.cummax(0).values``: MindSpore's own cummax (and qr, geqrf, nanmedian...) returns a plain tuple in torch's
+    order, so ``.values`` raised ('tuple' object has no attribute 'values'); read by position, values as torch's."""
+    import mindspore as ms
+    import torch
+
+    source = f"import torch\n\n\ndef f(v, m):\n    return {read}\n"
+    result = convert_source(source, "fields.py")
+    assert not result.diagnostics, [d.format() for d in result.diagnostics]
+    t_ns: dict = {}
+    m_ns: dict = {}
+    exec(compile(source, "<torch>", "exec"), t_ns)  # noqa: S102 - the test's own program
+    exec(compile(result.code, "<ms>", "exec"), m_ns)  # noqa: S102
+    v = np.array([3.0, 1.0, 2.0, 5.0, 4.0], dtype=np.float32)
+    m = np.array([[2.0, 1.0, 0.0], [1.0, 3.0, 1.0], [0.0, 1.0, 4.0]], dtype=np.float32)
+    want = t_ns["f"](torch.from_numpy(v), torch.from_numpy(m)).numpy()
+    got = m_ns["f"](ms.Tensor(v), ms.Tensor(m)).asnumpy()
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)

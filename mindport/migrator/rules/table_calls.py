@@ -51,7 +51,7 @@ from mindport.migrator.factories import (
     with_init,
 )
 from mindport.migrator.imports import runtime_alias
-from mindport.migrator.named_results import result_fields
+from mindport.migrator.named_results import result_fields, torch_result_fields
 from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.scopes import MODULE_AND_TENSOR_METHODS, self_attribute_kind, receiver_kind
 from mindport.migrator.syntax import NO_SPACE_EQUAL, code_of, target_names
@@ -1600,10 +1600,27 @@ class TableCallTransform(Rule):
         return True
 
     def leave_Attribute(self, original_node, updated_node):
-        positional = _field_by_position(updated_node)
+        positional = _field_by_position(updated_node) or self._torch_field_by_position(original_node, updated_node)
         if positional is not None:
             return positional
         return self._reference(original_node, updated_node)
+
+    def _torch_field_by_position(self, original_node, updated_node) -> cst.Subscript | None:
+        """``v.cummax(0).values``, ``torch.linalg.qr(m).Q``, ``x.nanmedian(0).indices``: a field of torch's named
+        tuple (torch.return_types, mappings/data/surface/named_results.toml) read on a call this rule converted to
+        MindSpore's own, which returns a plain tuple in torch's order (its proof compares them by position): read
+        by position (``v.cummax(axis=0)[0]``)."""
+        call, converted = original_node.value, updated_node.value
+        if not (isinstance(call, cst.Call) and isinstance(converted, cst.Call)) or call.deep_equals(converted):
+            return None
+        qual = self.scope.resolve_torch(call.func)
+        if qual is None and isinstance(call.func, cst.Attribute):
+            qual = f"torch.Tensor.{call.func.attr.value}"
+        fields = torch_result_fields(qual) if qual else None
+        if fields is None or original_node.attr.value not in fields:
+            return None
+        index = cst.Index(cst.Integer(str(fields.index(original_node.attr.value))))
+        return cst.Subscript(value=converted, slice=[cst.SubscriptElement(index)])
 
     def leave_Name(self, original_node, updated_node):
         return self._reference(original_node, updated_node)
