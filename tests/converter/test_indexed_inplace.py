@@ -71,3 +71,40 @@ def test_a_value_read_from_the_update_is_still_flagged():
     source = "import torch\n\n\ndef f(w: torch.Tensor):\n    return w[0].add_(1)\n"
     result = convert_source(source, "f.py")
     assert [d.code for d in result.diagnostics] == ["MP102"]
+
+
+CHAINED = '''
+import torch
+
+
+def f(x, lengths):
+    mask = x.new().resize_as_(x).fill_(0)
+    for i in range(x.size(0)):
+        mask[i][lengths[i] - 1].fill_(1)
+        mask[i][0].add_(2)
+        mask[i][1:3].mul_(3)
+    return mask
+'''
+
+
+def test_in_place_update_of_a_chained_index_is_written_back():
+    """Cadene vqa.pytorch's ``mask[i][lengths[i] - 1].fill_(1)``: a view of a view in torch; the in-place update is
+    written back into ``mask[i, lengths[i] - 1]`` (it was flagged MP102 and crashed on MindSpore's kernel-less
+    InplaceFillScalar). Compared with torch."""
+    import mindspore as ms
+    import numpy as np
+    import torch
+
+    from mindport import convert_source
+
+    result = convert_source(CHAINED, "chained.py")
+    assert not result.diagnostics, [d.format() for d in result.diagnostics]
+    assert "mask[i, lengths[i] - 1] = " in result.code, result.code
+    t_ns: dict = {}
+    m_ns: dict = {}
+    exec(compile(CHAINED, "<torch>", "exec"), t_ns)  # noqa: S102 - the test's own program
+    exec(compile(result.code, "<ms>", "exec"), m_ns)  # noqa: S102
+    x = np.ones((3, 5), dtype=np.float32)
+    lengths = np.array([2, 5, 3], dtype=np.int64)
+    want = t_ns["f"](torch.from_numpy(x), torch.from_numpy(lengths)).numpy()
+    np.testing.assert_array_equal(m_ns["f"](ms.Tensor(x), ms.Tensor(lengths)).asnumpy(), want)

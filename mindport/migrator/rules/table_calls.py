@@ -178,8 +178,9 @@ class TableCallTransform(Rule):
     ``lambda normalized_shape: nn.LayerNorm(...)``); the runtime adapter stays where a use is not a call.
 
     An in-place method on an indexed view, as a statement (``w.data[:, :n].normal_(1, 0.02)``): indexing a MindSpore
-    tensor makes a copy, so the converted call updates the copy and the statement assigns it back; one whose result
-    is read (``y = w[0].add_(1)``) is flagged. One on a local name, as a statement (``z.scatter_add_(0, idx, src)``),
+    tensor makes a copy, so the converted call updates the copy and the statement assigns it back (a chain of
+    one-position indexes, ``mask[i][j].fill_(1)``, into ``mask[i, j]``); one whose result is read
+    (``y = w[0].add_(1)``) is flagged. One on a local name, as a statement (``z.scatter_add_(0, idx, src)``),
     rebinds the name to the update's result (``z = mp_inplace.scatter_add_(z, ...)``: the receiver itself in
     PyNative): in a compiled graph the update of a tensor that is no Parameter is not ordered before later reads of
     the name, which would read the old values without any error. A field of torch's named-tuple result read on the
@@ -589,6 +590,7 @@ class TableCallTransform(Rule):
             view = call.func.value
         elif isinstance(call, cst.Call) and call.args and isinstance(call.args[0].value, cst.Subscript):
             view = call.args[0].value
+        view = _merged_subscript(view) or view  # mask[i][j] is written as mask[i, j]
         return cst.Assign(targets=[cst.AssignTarget(target=view)], value=updated_node.value,
                           semicolon=updated_node.semicolon)
 
@@ -1209,7 +1211,8 @@ class TableCallTransform(Rule):
         indexed_view = (in_place and chain is None
                         and isinstance(func.value, cst.Subscript) and not _keyed(func.value))
         if indexed_view and id(original_node) in self._statement_calls \
-                and isinstance(original_node.func.value.value, (cst.Name, cst.Attribute)):
+                and (isinstance(original_node.func.value.value, (cst.Name, cst.Attribute))
+                     or _merged_subscript(original_node.func.value) is not None):
             self._indexed_updates[id(original_node)] = func.value  # assigned back by leave_Expr
         elif indexed_view:
             self.flag(original_node, "MP102", f"{entry.torch} on an indexed view: indexing a MindSpore tensor makes a "
@@ -1624,6 +1627,30 @@ class TableCallTransform(Rule):
 
     def leave_Name(self, original_node, updated_node):
         return self._reference(original_node, updated_node)
+
+
+def _merged_subscript(view: cst.Subscript) -> cst.Subscript | None:
+    """``mask[i][lengths[i] - 1]`` -> ``mask[i, lengths[i] - 1]``: chained indexing of a name or attribute whose inner
+    subscripts each pick one position (an int, a name, arithmetic: no slice, None, Ellipsis or star) is the same
+    element as the one subscript in torch (a view of a view), so an in-place update of it is written back there
+    (assigning into ``mask[i][j]`` would fill a copy in MindSpore). None when the chain is not of that form."""
+    if not isinstance(view, cst.Subscript) or not isinstance(view.value, cst.Subscript):
+        return None
+    elements, node = list(view.slice), view.value
+    while isinstance(node, cst.Subscript):
+        if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index) or node.slice[0].slice.star \
+                or (isinstance(node.slice[0].slice.value, cst.Name)
+                    and node.slice[0].slice.value.value in ("None", "Ellipsis")) \
+                or isinstance(node.slice[0].slice.value, (cst.Ellipsis, cst.Tuple, cst.List)):
+            return None
+        elements = [node.slice[0]] + elements
+        node = node.value
+    if not isinstance(node, (cst.Name, cst.Attribute)):
+        return None
+    comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+    merged = [e.with_changes(comma=comma) for e in elements[:-1]] + [elements[-1].with_changes(
+        comma=cst.MaybeSentinel.DEFAULT)]
+    return cst.Subscript(value=node, slice=merged)
 
 
 def _field_by_position(node: cst.Attribute) -> cst.Subscript | None:
