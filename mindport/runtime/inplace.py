@@ -671,12 +671,11 @@ def _resized(x, shape):
     return ops.cat((flat, ops.zeros(count - flat.shape[0], x.dtype))).reshape(shape)
 
 
-def resize_(input, *sizes, memory_format=None):
-    """torch.Tensor.resize_ (legacy code: ``x.new().resize_(n, d).zero_()``): the receiver takes the sizes
-    (:func:`_resized`; PyNative only, see the module docstring)."""
-    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
-        sizes = tuple(sizes[0])
-    return _store_reshaped(input, _resized(_src(input), sizes))
+def resize_(input, size, memory_format=None):
+    """torch.Tensor.resize_ (legacy code: ``x.new().resize_(n, d).zero_()``, the sizes gathered into ``size`` by the
+    converter): the receiver takes the sizes (:func:`_resized`; PyNative only, see the module docstring)."""
+    size = (size,) if isinstance(size, int) else tuple(size)
+    return _store_reshaped(input, _resized(_src(input), size))
 
 
 def resize_as_(input, the_template, memory_format=None):

@@ -117,7 +117,10 @@ def test_a_native_port_takes_unbatched_inputs_like_torch(tmp_path):
         rows.append((index, _structure(inputs)))
         leaves = [leaf for leaf in _flat_inputs(inputs)]
         arrays.update({f"r{index}_{i:02d}": leaf for i, leaf in enumerate(leaves)})
-    assert len(rows) >= 15, rows  # convs, LPPool2d, adaptive 1-D pools, RNN/LSTM/GRU, cells
+    # convs, LPPool2d, a global adaptive 1-D pool, LSTM, cells; an adaptive 1-D pool of another size and RNN/GRU on
+    # CPU are mindport.runtime layers now (non-divisible lengths; the recurrences' tanh precision), which take
+    # unbatched inputs themselves (tests/mappings/test_adaptive_pool1d.py, test_recurrent_precision.py)
+    assert len(rows) >= 14, rows
     t_path, m_path, npz = tmp_path / "torch_model.py", tmp_path / "ms_model.py", tmp_path / "inputs.npz"
     t_path.write_text("\n".join(torch_source))
     m_path.write_text(_converted(t_path.read_text()))
