@@ -14,6 +14,7 @@ import mindspore as ms
 import numpy as np
 
 from mindport.runtime._graph import in_fallback as _in_fallback
+from mindport.runtime._graph import host_only as _host_only
 from mindport.runtime._graph import in_graph as _in_graph
 
 # ------------------------------------------------------------------------------------------------- compilation
@@ -82,7 +83,10 @@ imap = map
 
 
 def raise_from(value, from_value):
-    """``torch._six.raise_from``: ``raise value from from_value``."""
+    """``torch._six.raise_from``: ``raise value from from_value`` (Python's exception chaining: a graph compiles
+    none, so mindport's error says so there)."""
+    _host_only("torch._six.raise_from raises a Python exception and can't be compiled in graph mode; call it "
+               "outside construct/@jit")
     raise value from from_value
 
 
