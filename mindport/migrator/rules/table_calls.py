@@ -1619,11 +1619,7 @@ class TableCallTransform(Rule):
         qual = self.scope.resolve_torch(call.func)
         if qual is None and isinstance(call.func, cst.Attribute):
             qual = f"torch.Tensor.{call.func.attr.value}"
-        fields = torch_result_fields(qual) if qual else None
-        if fields is None or original_node.attr.value not in fields:
-            return None
-        index = cst.Index(cst.Integer(str(fields.index(original_node.attr.value))))
-        return cst.Subscript(value=converted, slice=[cst.SubscriptElement(index)])
+        return _read_by_position(converted, torch_result_fields(qual) if qual else None, original_node.attr.value)
 
     def leave_Name(self, original_node, updated_node):
         return self._reference(original_node, updated_node)
@@ -1660,11 +1656,14 @@ def _field_by_position(node: cst.Attribute) -> cst.Subscript | None:
     call = node.value
     if not isinstance(call, cst.Call):
         return None
-    fields = result_fields(code_of(call.func), len(call.args))
-    if fields is None or node.attr.value not in fields:
+    return _read_by_position(call, result_fields(code_of(call.func), len(call.args)), node.attr.value)
+
+
+def _read_by_position(call: cst.Call, fields: tuple[str, ...] | None, field: str) -> cst.Subscript | None:
+    """``call[i]``, i the position of ``field`` among the named tuple's ``fields``; None when it is not one."""
+    if fields is None or field not in fields:
         return None
-    index = cst.Index(cst.Integer(str(fields.index(node.attr.value))))
-    return cst.Subscript(value=call, slice=[cst.SubscriptElement(index)])
+    return cst.Subscript(value=call, slice=[cst.SubscriptElement(cst.Index(cst.Integer(str(fields.index(field)))))])
 
 
 # the local name converted code gives mindport.runtime.inplace (its functions return the receiver they update)
