@@ -9,7 +9,7 @@ from port_check import assert_port_matches
 
 
 def test_an_int_bias_switch_is_a_bool(tmp_path):
-    """``nn.Linear(a, b, 1)`` / ``bias=0``: torch takes any truthy value, Dense/Conv2d check has_bias as a bool."""
+    """``nn.Linear(a, b, 1)`` / ``bias=0`` / ``bias=None``: torch takes any truthy value, Dense/Conv2d check has_bias as a bool."""
     source = textwrap.dedent("""\
         import torch
         import torch.nn as nn
@@ -21,10 +21,11 @@ def test_an_int_bias_switch_is_a_bool(tmp_path):
                 self.conv = nn.Conv2d(3, d, 3, 1, 1, 1, 1, 0)
                 self.fc = nn.Linear(d, d * 2, 1)
                 self.out = nn.Linear(d * 2, 3, bias=0)
+                self.none = nn.Linear(3, 3, bias=None)
 
             def forward(self, x):
                 x = self.conv(x).mean(dim=(2, 3))
-                return self.out(torch.relu(self.fc(x)))
+                return self.none(self.out(torch.relu(self.fc(x))))
     """)
     result = convert_source(source)
     assert result.diagnostics == [], [d.format() for d in result.diagnostics]

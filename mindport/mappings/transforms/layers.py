@@ -521,9 +521,10 @@ def layers_float_value(arg: Arg) -> str:
 @value_transform("layers_bool_value")
 def layers_bool_value(arg: Arg) -> str:
     """A switch MindSpore checks as a bool where torch takes any truthy value (``nn.Linear(a, b, 1)``: Dense's
-    has_bias refuses the int 1)."""
+    has_bias refuses the int 1; ``bias=None`` is torch's "no bias", Dense refuses None): a literal of any other
+    kind is written as the bool torch's ``if bias:`` reads."""
     value = arg.literal(default=UNKNOWN)
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
+    if value is not UNKNOWN and not isinstance(value, bool):
         return repr(bool(value))
     return arg.source
 
