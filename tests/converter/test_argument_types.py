@@ -86,3 +86,32 @@ def test_a_zero_dim_ones_or_zeros(tmp_path):
     assert "ops.ones([])" not in result.code and "mp_math.scalar_tensor(s=1)" in result.code
     report = assert_port_matches(source, result.code, "Net", (2, 4), tmp_path, "zerodim", atol=1e-4)
     assert not report.missing and not report.unexpected, report
+
+
+def test_an_expression_argument_keeps_its_meaning_inside_a_written_out_decision(tmp_path):
+    """A transform that decides at run time writes the argument into a larger expression; a conditional argument
+    (GwcNet's ``padding=dilation if dilation > 1 else pad``) must stay one operand there: bare, it did not parse inside
+    ``for v in ...`` (the file failed to convert) or was read as part of a neighbouring ``in``/``is not``."""
+    source = textwrap.dedent("""\
+        import torch
+        import torch.nn as nn
+
+
+        class Net(nn.Module):
+            def __init__(self, dilation=1, pad=1, stride=None, track=False):
+                super().__init__()
+                self.conv = nn.Conv2d(3, 4, 3, 1, padding=dilation if dilation > 1 else pad, dilation=dilation)
+                self.conv3 = nn.Conv3d(1, 2, 3, 1, padding=dilation if dilation > 1 else pad, dilation=dilation)
+                self.pool = nn.MaxPool2d(2, stride=stride if stride else None)
+                self.norm = nn.BatchNorm1d(4, track_running_stats=track if track else False)
+
+            def forward(self, x):
+                y = self.pool(self.conv(x))
+                z = self.conv3(x[:, :1].unsqueeze(1)).mean(dim=(1, 2))
+                return torch.cat([self.norm(y.mean(dim=(2, 3))), z.flatten(1)], dim=1)
+    """)
+    result = convert_source(source)
+    assert result.diagnostics == [], [d.format() for d in result.diagnostics]
+    assert "for v in (dilation if dilation > 1 else pad)" in result.code
+    report = assert_port_matches(source, result.code, "Net", (2, 3, 7, 7), tmp_path, "exprargs", atol=1e-5)
+    assert not report.missing and not report.unexpected, report

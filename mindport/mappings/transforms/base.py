@@ -59,6 +59,22 @@ class Arg:
     def is_literal(self) -> bool:
         return self.literal(default=UNKNOWN) is not UNKNOWN
 
+    @property
+    def operand(self) -> str:
+        """The source as an operand inside a larger expression a transform writes: an atom or a primary (a name,
+        attribute, call, subscript, literal, display) as written, anything else in parentheses. Interpolating
+        ``a if c else b`` bare into ``{src} in (0, 'valid')`` or ``for v in {src}`` changes its meaning or does
+        not parse."""
+        try:
+            node = ast.parse(self.source.strip(), mode="eval").body
+        except SyntaxError:
+            return f"({self.source})"
+        return self.source if isinstance(node, _OPERANDS) else f"({self.source})"
+
+
+_OPERANDS = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant, ast.List, ast.Dict, ast.Set,
+             ast.ListComp, ast.DictComp, ast.SetComp, ast.GeneratorExp, ast.JoinedStr)
+
 
 def new(source: str) -> Arg:
     """An argument the transform adds (emitted even when equal to a default)."""

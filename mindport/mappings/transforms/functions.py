@@ -69,7 +69,7 @@ def functions_full_dtype(args: dict[str, Arg]) -> None:
     elif isinstance(value, float):
         args["dtype"] = new("mindspore.float32")
     else:
-        src = fill.source
+        src = fill.operand
         args["dtype"] = new(f"(mindspore.bool_ if isinstance({src}, bool) else mindspore.int64 if isinstance({src}, int) "
                             f"else mindspore.float32 if isinstance({src}, float) else None)")
 

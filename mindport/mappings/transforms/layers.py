@@ -36,7 +36,7 @@ def batch_statistics_only(arg: Arg) -> str:
     value = arg.literal(default=UNKNOWN)
     if isinstance(value, bool):
         return "None" if value else "True"
-    return f"None if {arg.source} else True"
+    return f"None if {arg.operand} else True"
 
 
 @value_transform("gelu_approximate")
@@ -183,7 +183,7 @@ def conv_padding(args: dict[str, Arg]) -> None:
         args["padding"] = new(repr(doubled if len(value) > 1 else value[0]))
     elif value is UNKNOWN:
         # A variable: decide at run time, keeping the converted code exact for ints and tuples.
-        src = padding.source
+        src = padding.operand
         args["pad_mode"] = new(f"('valid' if {src} in (0, 'valid') else 'same' if {src} == 'same' else 'pad')")
         args["padding"] = new(f"(0 if isinstance({src}, str) else tuple(sum([[v, v] for v in {src}], [])) "
                               f"if isinstance({src}, (tuple, list)) else {src})")
@@ -345,7 +345,7 @@ def fill_stride_from_kernel(args: dict[str, Arg]) -> None:
     if stride is None or stride.source == "None":
         args["stride"] = new(args["kernel_size"].source)
     elif not stride.is_literal():
-        args["stride"] = new(f"({stride.source} if {stride.source} is not None else {args['kernel_size'].source})")
+        args["stride"] = new(f"({stride.operand} if {stride.operand} is not None else {args['kernel_size'].operand})")
 
 
 @call_transform("pool_stride")
@@ -456,7 +456,7 @@ def layers_divisor_override(arg: Arg) -> str:
     if value is None:
         return "0"
     if value is UNKNOWN:
-        return f"({arg.source} or 0)"
+        return f"({arg.operand} or 0)"
     return arg.source
 
 
@@ -485,7 +485,7 @@ def layers_fconv_padding(args: dict[str, Arg]) -> None:
         args["pad_mode"] = new("'pad'")
         args["padding"] = new(repr(tuple(value) if isinstance(value, list) else value))
     elif value is UNKNOWN:
-        src = padding.source
+        src = padding.operand
         args["pad_mode"] = new(f"({src} if isinstance({src}, str) else 'pad')")
         args["padding"] = new(f"(0 if isinstance({src}, str) else {src})")
     else:
@@ -540,7 +540,7 @@ def layers_pad_value(args: dict[str, Arg]) -> None:
     if how == "constant":
         return
     if how is UNKNOWN:
-        args["value"] = new(f"({value.source} if {mode.source} == 'constant' else None)")
+        args["value"] = new(f"({value.operand} if {mode.operand} == 'constant' else None)")
     elif value.literal(default=UNKNOWN) in (0, None):
         del args["value"]
 
@@ -560,7 +560,7 @@ def layers_lrn(args: dict[str, Arg]) -> None:
     k = args.pop("k")
     value = size.literal(default=UNKNOWN)
     if value is UNKNOWN:  # an even size gives depth_radius=None: MindSpore raises instead of a silent change
-        src = size.source
+        src = size.operand
         args["depth_radius"] = new(f"(({src} - 1) // 2 if {src} % 2 else None)")
         args["bias"] = new(k.source)
         args["alpha"] = new(f"({alpha.source}) / ({src})")
