@@ -163,7 +163,15 @@ class RuleRunner(cst.CSTTransformer):
         if kind in _IMPORT_TYPES:
             return updated_node
         for hook in self._leave.get(kind.__name__, ()):
-            new = hook(original_node, result)
+            try:
+                new = hook(original_node, result)
+            except RecursionError:
+                raise  # the file is too deep for the converter: MP299, the file copied unchanged
+            except Exception as exc:  # noqa: BLE001 - one rule's fault at one site costs that statement only
+                self.flag(original_node, "MP298", f"internal error in {getattr(hook, '__qualname__', 'a rule')} at this site "
+                          f"({type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}): "
+                          "the statement keeps its torch form", "report it with the statement")
+                break
             if new is not result:
                 result = _keep_parentheses(result, new)
                 if kind not in _CHAINED or type(result) is not kind:

@@ -57,3 +57,25 @@ def test_a_replacement_inside_an_f_string_takes_the_other_quote():
     import torch
 
     assert namespace["m"] == str(torch.cuda.device_count())  # 0 here, where MindSpore's device_count raised
+
+
+def test_a_rule_that_fails_at_one_site_costs_that_statement_only(monkeypatch):
+    """A rule's internal error at one call (GwcNet's conditional padding once crashed a transform) flags that
+    statement (MP298), which keeps its torch form; the rest of the file is converted, not copied unchanged."""
+    from mindport.migrator.rules.table_calls import TableCallTransform
+
+    source = ("import torch\n\n\ndef f(x):\n    y = torch.tanh(x)\n    z = torch.sigmoid(x)\n    return y + z\n")
+    original = TableCallTransform.leave_Call
+
+    def failing(self, original_node, updated_node):  # an injected rule bug at the tanh call only
+        if cst.Module(body=[]).code_for_node(original_node.func) == "torch.tanh":
+            raise KeyError("injected")
+        return original(self, original_node, updated_node)
+
+    monkeypatch.setattr(TableCallTransform, "leave_Call", failing)
+    result = convert_source(source)
+    assert [d.code for d in result.diagnostics] == ["MP298"], [d.format() for d in result.diagnostics]
+    assert "KeyError" in result.diagnostics[0].message
+    assert "y = torch.tanh(x)" in result.code and "torch.sigmoid" not in result.code and "sigmoid(x)" in result.code
+    assert "import torch" in result.code
+    compile(result.code, "<converted>", "exec")
