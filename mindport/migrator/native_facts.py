@@ -479,6 +479,21 @@ class _Ref:
         self.call, self.assigned = call, assigned
 
 
+def _unpacked_element(node: cst.Assign, target, name: cst.Name):
+    """``a, b = u, v`` (one target, a tuple or list of plain names, a display of as many plain elements): the element
+    bound to ``name`` (its reaching value, :meth:`_Order.reaching_binding`); None for any other target."""
+    if len(node.targets) != 1 or not isinstance(target, (cst.Tuple, cst.List)) \
+            or not isinstance(node.value, (cst.Tuple, cst.List)) \
+            or len(target.elements) != len(node.value.elements) \
+            or any(isinstance(e, cst.StarredElement) or not isinstance(e.value, cst.Name) for e in target.elements) \
+            or any(isinstance(e, cst.StarredElement) for e in node.value.elements):
+        return None
+    for element, value in zip(target.elements, node.value.elements):
+        if element.value is name:
+            return value.value
+    return None
+
+
 class _Order(cst.CSTVisitor):
     """One method in source order: each node's position, names' reads (with their parent) and bindings, references
     to ``self.<attr>``, and which nodes sit in a loop."""
@@ -551,7 +566,8 @@ class _Order(cst.CSTVisitor):
                     self._store.add(id(name))
                     plain = isinstance(t.target, cst.Name) and len(node.targets) == 1
                     self._bindings.setdefault(name.value, []).append(node.value if plain else None)
-                    self._bind(name.value, node.value if plain and len(self._statement) == 1 else None)
+                    value = node.value if plain else _unpacked_element(node, t.target, name)
+                    self._bind(name.value, value if len(self._statement) == 1 else None)
         elif isinstance(node, cst.AnnAssign):
             if isinstance(node.target, cst.Name):
                 self._store.add(id(node.target))
@@ -840,6 +856,10 @@ class OwnOutputs:
                 counts[name.value] = counts.get(name.value, 0) + 2
         self._classes = {s.name.value: s for s in module.body
                          if isinstance(s, cst.ClassDef) and counts[s.name.value] == 1}
+        for node in all_nodes(module, cst.FunctionDef):
+            counts[node.name.value] = counts.get(node.name.value, 0) + 1
+        self.factories = {s.name.value: call for s in module.body if isinstance(s, cst.FunctionDef)
+                          and counts[s.name.value] == 1 and (call := _factory_call(s)) is not None}
         self._memo: dict[str, str | None] = {}
 
     def kind(self, name: str) -> "str | None":
@@ -869,6 +889,22 @@ class OwnOutputs:
         facts = FloatFacts(forward, self._resolve, layers, self._float_only, self,
                            assumed=frozenset({params[1].name.value}))
         return "keep" if all(facts.is_float(r.value) for r in returns) else None
+
+
+def _factory_call(function: cst.FunctionDef) -> "cst.Call | None":
+    """A module-level layer factory: a function, not decorated, whose body is one ``return <call>`` of a
+    class call (``def conv_1x1_bn(inp, oup): return nn.Sequential(nn.Conv2d(inp, oup, 1), nn.BatchNorm2d(oup))``):
+    that call, whose layer every call of the function builds (FloatFacts.layer_kind reads it as the layer);
+    None otherwise."""
+    if function.decorators or not isinstance(function.body, cst.IndentedBlock):
+        return None
+    body = [s for s in function.body.body
+            if not (isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1 and isinstance(s.body[0], cst.Expr)
+                    and isinstance(s.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))]  # docstring
+    if len(body) != 1 or not isinstance(body[0], cst.SimpleStatementLine) or len(body[0].body) != 1 \
+            or not isinstance(body[0].body[0], cst.Return) or not isinstance(body[0].body[0].value, cst.Call):
+        return None
+    return body[0].body[0].value
 
 
 class _FunctionFacts:
@@ -1062,9 +1098,18 @@ class FloatFacts(_FunctionFacts):
                 return True
         return False
 
+    def _factory(self, layer: cst.Call) -> cst.Call:
+        """The layer call a module-level factory of the file returns (``conv_nxn_bn(c, c, 3)`` -> its
+        ``nn.Sequential(nn.Conv2d(...), ...)``: OwnOutputs.factories), or the call itself."""
+        if self._own is not None and isinstance(layer.func, cst.Name) and self._resolve(layer.func) is None:
+            return self._own.factories.get(layer.func.value, layer)
+        return layer
+
     def _weighted_input(self, layer: cst.Call) -> bool:
         """A layer whose input torch takes only in the dtype of its floating weights: a torch layer of floating
-        weights but an Embedding, or an ``nn.Sequential`` whose first member is one."""
+        weights but an Embedding, or an ``nn.Sequential`` whose first member is one (built directly, or by a
+        module-level factory of the file: :meth:`_factory`)."""
+        layer = self._factory(layer)
         qual = self._resolve(layer.func)
         if qual in _FLOAT_LAYERS - {"torch.nn.Embedding"}:
             return True
@@ -1076,7 +1121,9 @@ class FloatFacts(_FunctionFacts):
         """What a layer built by this call gives: "float" whatever its input (a torch layer of floating weights, a
         Sequential ending in one and then layers that keep floats, a class of the file whose forward returns floats),
         "keep" a float for a float (other torch.nn layers but those of :data:`_NOT_KEEPING_LAYERS`, einops'
-        Rearrange/Reduce, a class of the file whose forward keeps floats), None when unknown."""
+        Rearrange/Reduce, a class of the file whose forward keeps floats), None when unknown. A module-level
+        factory's call is read as the layer call it returns (:meth:`_factory`)."""
+        layer = self._factory(layer)
         qual = self._resolve(layer.func)
         if qual in _FLOAT_LAYERS:
             return "float"
@@ -1222,6 +1269,22 @@ class FloatFacts(_FunctionFacts):
                                                     for a in call.args):  # emb.to(device=t.device): a move
                 return self.is_float(func.value, seen)
         return False
+
+
+class FlowFloats(FloatFacts):
+    """:class:`FloatFacts` read through reaching bindings: a name read in a top-level statement of straight-line code
+    is the value its reaching binding gives (:meth:`_Order.reaching_binding`, tuple displays unpacked element by
+    element), recursively (each step goes to an earlier statement, so it ends); elsewhere the name is read as
+    FloatFacts reads it (every binding). PiT's ``cls_token, tokens = x[:, :1], x[:, 1:]``, each then rebound through
+    a layer (``tokens = self.downsample(tokens)``), are floating at ``torch.cat((cls_token, tokens), 1)`` whatever
+    ``x`` held; MobileViT's ``y = x.clone()`` of a parameter given to a convolution is."""
+
+    def is_float(self, expr, seen: frozenset[str] = frozenset()) -> bool:
+        if isinstance(expr, cst.Name) and self._order is not None:
+            reaching = self._order.reaching_binding(expr.value, expr)
+            if reaching is not None and reaching[1] is not None:
+                return super().is_float(reaching[1], seen)
+        return super().is_float(expr, seen)
 
 
 # ------------------------------------------------------------------------------------------- bool tensors
@@ -3322,3 +3385,178 @@ def hoist_list(init: cst.FunctionDef, attr: str, local: str) -> cst.FunctionDef:
         value=cst.Name(local))])
     body.insert(last + 1, assign)
     return init.with_changes(body=init.body.with_changes(body=body))
+
+
+# ------------------------------------------------------------------ reductions whose empty-extent value nothing reads
+
+# binary operators that broadcast their operands elementwise (the result's shape is the broadcast of theirs)
+_BROADCASTING = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.Power)
+# elementwise functions and methods a reduction's value may pass through on its way to the absorbing operation
+_ELEMENTWISE_FUNCTIONS = frozenset({"torch.rsqrt", "torch.sqrt", "torch.exp", "torch.log", "torch.reciprocal",
+                                    "torch.abs", "torch.square", "torch.neg"})
+_ELEMENTWISE_METHODS = frozenset({"rsqrt", "sqrt", "exp", "log", "reciprocal", "abs", "square", "neg"})
+# methods (no argument) whose result has the receiver's shape
+_SHAPE_KEEPING = frozenset({"abs", "square", "neg", "float", "double", "half", "detach", "clone", "contiguous"})
+
+
+def _number_literal(expr) -> bool:
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus, cst.Plus)):
+        expr = expr.expression
+    return isinstance(expr, (cst.Integer, cst.Float))
+
+
+def _shaped_like(expr, resolve: Resolve) -> "str | None":
+    """The name whose shape ``expr`` has by construction: ``x``, ``x.pow(2)``, ``x ** 2``, ``x * x``,
+    ``x.square()``, ``torch.abs(x)``, ``x.float()`` (an elementwise function of ``x`` alone); None otherwise."""
+    if isinstance(expr, cst.Name):
+        return expr.value
+    if isinstance(expr, cst.BinaryOperation):
+        if isinstance(expr.operator, cst.Power) and _number_literal(expr.right):
+            return _shaped_like(expr.left, resolve)
+        if isinstance(expr.operator, cst.Multiply) and isinstance(expr.left, cst.Name) \
+                and isinstance(expr.right, cst.Name) and expr.left.value == expr.right.value:
+            return expr.left.value
+        return None
+    if not isinstance(expr, cst.Call) or any(a.star or a.keyword is not None for a in expr.args):
+        return None
+    qual = resolve(expr.func)
+    if qual in ("torch.abs", "torch.square", "torch.neg") and len(expr.args) == 1:
+        return _shaped_like(expr.args[0].value, resolve)
+    if qual is None and isinstance(expr.func, cst.Attribute):
+        method = expr.func.attr.value
+        if method in _SHAPE_KEEPING and not expr.args \
+                or method == "pow" and len(expr.args) == 1 and _number_literal(expr.args[0].value):
+            return _shaped_like(expr.func.value, resolve)
+    return None
+
+
+def _absorbed_from(node, root: str, parents: dict[int, cst.CSTNode], resolve: Resolve, stop) -> "bool | str":
+    """Follow ``node``'s value up through elementwise operations (``+ eps``, ``rsqrt``, ``.sqrt()``) to a
+    broadcasting binary operation whose other operand is the name ``root``: True. The name of a plain assignment
+    ``m = <node's chain>`` that is the statement ``stop`` itself: that name. False for anything else."""
+    while True:
+        parent = parents.get(id(node))
+        if parent is None or node is stop:
+            return False
+        if isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, _BROADCASTING):
+            other = parent.right if parent.left is node else parent.left
+            if isinstance(other, cst.Name) and other.value == root:
+                return True
+            node = parent
+        elif isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, (cst.Minus, cst.Plus)):
+            node = parent
+        elif isinstance(parent, cst.Arg):
+            call = parents.get(id(parent))
+            if not isinstance(call, cst.Call) or len(call.args) != 1 or parent.keyword is not None or parent.star \
+                    or resolve(call.func) not in _ELEMENTWISE_FUNCTIONS:
+                return False
+            node = call
+        elif isinstance(parent, cst.Attribute) and parent.value is node:
+            call = parents.get(id(parent))
+            if not isinstance(call, cst.Call) or call.func is not parent or resolve(parent) is not None:
+                return False
+            if not (parent.attr.value in _ELEMENTWISE_METHODS and not call.args
+                    or parent.attr.value == "pow" and len(call.args) == 1 and call.args[0].keyword is None
+                    and not call.args[0].star and _number_literal(call.args[0].value)):
+                return False
+            node = call
+        elif isinstance(parent, cst.Assign) and parent.value is node and len(parent.targets) == 1 \
+                and isinstance(parent.targets[0].target, cst.Name) and parents.get(id(parent)) is stop \
+                and len(stop.body) == 1:
+            return parent.targets[0].target.value
+        else:
+            return False
+
+
+def _top_statement(node, function: cst.FunctionDef, parents: dict[int, cst.CSTNode]):
+    """The statement of ``function``'s own body (top level) that holds ``node``; None when there is none."""
+    body = function.body
+    while node is not None:
+        parent = parents.get(id(node))
+        if parent is body:
+            return node
+        if isinstance(parent, (cst.FunctionDef, cst.Lambda, cst.ClassDef)) and parent is not function:
+            return None
+        node = parent
+    return None
+
+
+_PARENTS_CACHE: dict[int, tuple[cst.FunctionDef, dict[int, cst.CSTNode]]] = {}
+
+
+def _function_parents(function: cst.FunctionDef) -> dict[int, cst.CSTNode]:
+    cached = _PARENTS_CACHE.get(id(function))
+    if cached is None or cached[0] is not function:
+        if len(_PARENTS_CACHE) > 64:
+            _PARENTS_CACHE.clear()
+        cached = _PARENTS_CACHE[id(function)] = (function, _parents(function))
+    return cached[1]
+
+
+def absorbed_reduction(call: cst.Call, reduced, function: "cst.FunctionDef | None", resolve: Resolve) -> bool:
+    """A ``keepdim=True`` reduction (``x.mean(dim, keepdim=True)``) whose value over an empty extent nothing can read:
+    the reduced tensor has the shape of a name ``x`` (``x``, ``x.pow(2)``, ``x * x``: :func:`_shaped_like`), and the
+    value reaches a broadcasting binary operation with ``x`` itself through elementwise steps only, inline
+    (``x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps)``, RMSNorm) or through a local bound once at the
+    function's top level whose every read is such an operation in a later top-level statement, ``x`` not rebound in
+    between (``mean = x.mean(1, keepdim=True)`` then ``(x - mean) / ...``, a channel LayerNorm). Where a reduced
+    extent of ``x`` is 0, ``x`` has no element and neither has the broadcast (the reduction's axis is 1 there, x's
+    0), so the reduction's value is never read: torch's NaN and MindSpore's uninitialised memory give the same empty
+    result, and MindSpore's own reduction serves (mindport.runtime.math.mean only replaces that value)."""
+    root = _shaped_like(reduced, resolve)
+    if root is None or function is None or not isinstance(function.body, cst.IndentedBlock):
+        return False
+    parents = _function_parents(function)
+    stmt = _top_statement(call, function, parents)
+    if stmt is None or all_nodes(stmt, cst.NamedExpr):
+        return False
+    found = _absorbed_from(call, root, parents, resolve, stmt)
+    if found is True:
+        return True
+    if not isinstance(found, str) or found == root:
+        return False
+    local = found
+    body = list(function.body.body)
+    first = next(i for i, s in enumerate(body) if s is stmt)
+    params = function.params
+    names = [p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)]
+    names += [s.name.value for s in (params.star_arg, params.star_kwarg) if isinstance(s, cst.Param)]
+    if local in names:
+        return False
+    return _reads_absorbed(function, body, first, local, root, parents, resolve)
+
+
+def _reads_absorbed(function: cst.FunctionDef, body: list, first: int, local: str, root: str,
+                    parents: dict[int, cst.CSTNode], resolve: Resolve) -> bool:
+    """Is the local bound by ``body[first]`` (``m = <reduction>``) bound nowhere else in the function (nor declared
+    global/nonlocal), and is every read of it in a later top-level statement with no ``:=``, ``root`` rebound by no
+    statement in between, its value absorbed by a broadcasting operation with ``root`` (:func:`_absorbed_from`)?"""
+    if any(local in [n.value for n in node.names] for node in all_nodes(function, (cst.Global, cst.Nonlocal))):
+        return False
+    bindings = [s for s in body if _binds(s, local)]
+    if len(bindings) != 1 or bindings[0] is not body[first]:
+        return False
+    if any(isinstance(n, cst.For) and any(x.value == local for x in all_nodes(n.target, cst.Name))
+           for n in all_nodes(function, cst.For)) \
+            or any(any(x.value == local for x in all_nodes(n, cst.Name)) for n in all_nodes(function, cst.AsName)) \
+            or any(any(x.value == local for x in all_nodes(n.target, cst.Name))
+                   for n in all_nodes(function, cst.CompFor)) \
+            or any(n.name.value == local for n in all_nodes(function, (cst.FunctionDef, cst.ClassDef))):
+        return False
+    reads = 0
+    for i, stmt in enumerate(body):
+        for name in all_nodes(stmt, cst.Name):
+            if name.value != local:
+                continue
+            parent = parents.get(id(name))
+            if isinstance(parent, cst.Attribute) and parent.attr is name \
+                    or isinstance(parent, cst.Arg) and parent.keyword is name:
+                continue  # obj.m, f(m=...): not the local
+            if i == first and isinstance(parent, cst.AssignTarget):
+                continue
+            if i <= first or not isinstance(stmt, cst.SimpleStatementLine) or all_nodes(stmt, cst.NamedExpr) \
+                    or any(_binds(s, root) or all_nodes(s, cst.Del) for s in body[first + 1:i]) \
+                    or _absorbed_from(name, root, parents, resolve, stmt) is not True:
+                return False
+            reads += 1
+    return reads > 0

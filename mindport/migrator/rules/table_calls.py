@@ -19,10 +19,12 @@ from mindport.migrator.native_facts import (
     ClassFacts,
     FileFacts,
     FloatFacts,
+    FlowFloats,
     IntFacts,
     OwnOutputs,
     UnmaskedFacts,
     ValueFlow,
+    absorbed_reduction,
     ViewChain,
     all_nodes,
     cell_functions,
@@ -490,6 +492,7 @@ class TableCallTransform(Rule):
         self._class_float_layers: list[dict] = []  # the same for the dtype facts (native_facts.class_float_layers)
         self._own_outputs: OwnOutputs | None = None
         self._float_facts: dict[int, FloatFacts] = {}
+        self._flow_facts: dict[int, FlowFloats] = {}
         self._unmasked_facts: dict[int, UnmaskedFacts] = {}
         self._statement_calls: set[int] = set()  # calls that are a whole expression statement (original nodes)
         self._indexed_updates: dict[int, cst.Subscript] = {}  # such a call's in-place update of an indexed view
@@ -891,8 +894,21 @@ class TableCallTransform(Rule):
         floats = self._floats()
         if all(floats.is_float(m) or floats.layer_input(m) or floats.reaching_float(m, call) for m in members):
             return True
+        flows = self._flow_floats()
+        if all(flows.is_float(m) or floats.layer_input(m) for m in members):
+            return True  # through reaching bindings (native_facts.FlowFloats)
         ints = self._ints()
         return all(ints.is_int(m) for m in members)  # integers by construction (native_facts.IntFacts)
+
+    def _flow_floats(self) -> FlowFloats:
+        """The enclosing function's float facts read through reaching bindings (native_facts.FlowFloats)."""
+        function = self._functions[-1] if self._functions else None
+        facts = self._flow_facts.get(id(function))
+        if facts is None:
+            layers = self._class_float_layers[-1] if self._class_float_layers else {}
+            facts = self._flow_facts[id(function)] = FlowFloats(function, self.scope.resolve_torch, layers,
+                                                                frozenset(INT_TO_FLOAT), self._own_outputs)
+        return facts
 
     def _ints(self) -> IntFacts:
         """The enclosing function's integer facts (which tensors are integers by construction)."""
@@ -977,6 +993,28 @@ class TableCallTransform(Rule):
                 facts = self._unmasked_facts[id(function)] = UnmaskedFacts(function, self.scope.resolve_torch, layers)
             if not facts.unmasked(input_node):
                 return target
+        name, renames = native
+        for old, new in renames.items():
+            if old in mapped:
+                mapped[new] = mapped.pop(old)
+        mapped.pop("dtype", None)
+        return name
+
+    def _absorbed_target(self, target: str, mapped: dict, call: cst.Call, input_node) -> str:
+        """The runtime mean (written out for torch's NaN over an empty extent, where MindSpore's kernel returns
+        uninitialised memory) with ``keepdim=True`` and no ``dtype``, whose value over an empty extent nothing reads
+        (native_facts.absorbed_reduction: ``(x - x.mean(1, keepdim=True)) / ...``, RMSNorm's ``x * torch.rsqrt(
+        x.pow(2).mean(-1, keepdim=True) + eps)``): MindSpore's own, its arguments renamed (``dim`` -> ``axis``)."""
+        native = NATIVE_ABSORBED.get(target)
+        if native is None or input_node is None:
+            return target
+        keep, dtype = mapped.get("keepdim"), mapped.get("dtype")
+        if keep is None or not keep.given or keep.source != "True" \
+                or (dtype is not None and dtype.given and dtype.source != "None"):
+            return target
+        function = self._functions[-1] if self._functions else None
+        if not absorbed_reduction(call, input_node, function, self.scope.resolve_torch):
+            return target
         name, renames = native
         for old, new in renames.items():
             if old in mapped:
@@ -1121,6 +1159,7 @@ class TableCallTransform(Rule):
             target = self._unmasked_target(self._guard_target(target, input_node, original_node, _api_name(entry)),
                                            mapped, input_node)
             target = self._native_like(target, mapped, input_node)
+            target = self._absorbed_target(target, mapped, original_node, input_node)
             if target in LEGACY_EMPTY_CAT and empty_cat_members(
                     original_node, self._empty_locals(), self._empty_attributes, self.scope.resolve_torch):
                 target = LEGACY_EMPTY_CAT[target]
@@ -1225,6 +1264,7 @@ class TableCallTransform(Rule):
             target = switched_target(mapped, target)
             target = self._unmasked_target(self._guard_target(target, func.value, original_node, _api_name(entry)),
                                            mapped, func.value)
+            target = self._absorbed_target(target, mapped, original_node, func.value)
             self._resolve_ms_names(mapped)
         except RunTimeArguments:
             self.ctx.converted_sites += 1
@@ -1719,6 +1759,10 @@ RUNTIME_EINSUM = "mindport.runtime.math.einsum"
 # the runtime softmax (written out for MindSpore's CPU kernel defect on rows of all -inf) -> MindSpore's own, with
 # its renames, where the input can hold no such row (native_facts.UnmaskedFacts)
 NATIVE_UNMASKED = {"mindport.runtime.nn_functional.softmax": ("mindspore.ops.softmax", {"dim": "axis"})}
+
+# the runtime's reductions that only replace the value over an empty extent -> MindSpore's own, with its renames, where
+# that value is never read (native_facts.absorbed_reduction)
+NATIVE_ABSORBED = {"mindport.runtime.math.mean": ("mindspore.ops.mean", {"dim": "axis", "keepdim": "keep_dims"})}
 
 # the runtime's ``*_like`` random functions -> MindSpore's own, given the input's dtype, on a name floating point by
 # construction (TableCallTransform._native_like)

@@ -1,0 +1,226 @@
+"""Issue 30 (native ports), the math side:
+
+- a ``keepdim=True`` mean whose value over an empty extent nothing reads (native_facts.absorbed_reduction): the
+  channel LayerNorm's ``mean = x.mean(1, keepdim=True)`` then ``(x - mean) / ...`` and RMSNorm's
+  ``x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps)`` are MindSpore's own ``ops.mean``: where the reduced
+  extent is 0, ``x`` has no element and neither has the broadcast, so torch's NaN is never read;
+- joins whose members are floating through their reaching bindings (native_facts.FlowFloats: PiT's
+  ``cls_token, tokens = x[:, :1], x[:, 1:]`` each rebound through a layer) or a parameter given to a layer a
+  module-level factory of the file builds (MobileViT's ``y = x.clone()`` then ``self.conv1(x)`` with
+  ``self.conv1 = conv_nxn_bn(...)``) stay ``ops.cat`` (no ``mp_tensor.promoted``).
+
+Every positive is run against torch (PyNative and GRAPH_MODE), empty extents included; the negatives keep the
+runtime helper and still match torch."""
+from __future__ import annotations
+
+import textwrap
+
+import numpy as np
+import pytest
+
+from mindport.migrator import convert_source
+from tests.converter.port_check import assert_port_matches_in_mode
+
+HEAD = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
+
+NORMS = HEAD + textwrap.dedent("""
+    class ChanNorm(nn.Module):
+        def __init__(self, dim=4, eps=1e-5):
+            super().__init__()
+            self.eps = eps
+            self.g = nn.Parameter(torch.ones(1, dim, 1, 1) * 1.5)
+            self.b = nn.Parameter(torch.zeros(1, dim, 1, 1) + 0.25)
+
+        def forward(self, x):
+            var = torch.var(x, dim=1, unbiased=False, keepdim=True)
+            mean = torch.mean(x, dim=1, keepdim=True)
+            return (x - mean) / (var + self.eps).sqrt() * self.g + self.b
+
+
+    class ChanNorm1(ChanNorm):
+        def __init__(self):
+            super().__init__(1)
+
+
+    class RMSNorm(nn.Module):
+        def __init__(self, dim=5, eps=1e-6):
+            super().__init__()
+            self.eps = eps
+            self.weight = nn.Parameter(torch.ones(dim) * 0.5)
+
+        def _norm(self, x):
+            return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)
+
+        def forward(self, x):
+            return self._norm(x.float()).type_as(x) * self.weight
+
+
+    class RMSNorm0(RMSNorm):
+        def __init__(self):
+            super().__init__(0)
+
+
+    class Centered(nn.Module):
+        def forward(self, x):
+            m = x.mean(dim=(1, 2), keepdim=True)
+            y = x * 2.0
+            return torch.exp(-(x - m) ** 2) + y
+""")
+
+NEGATIVES = HEAD + textwrap.dedent("""
+    class Neg(nn.Module):
+        def forward(self, x, y):
+            a = x.mean(1, keepdim=True)          # read alone
+            m = y.mean(1, keepdim=True)          # absorbed by x, not by y
+            c = x - m
+            n = x.mean(-1)                       # no keepdim
+            k = x.mean(1, keepdim=True)
+            x = x[:, :1]                         # x rebound before the read
+            d = x - k
+            e = x.mean(1, keepdim=True)
+            f = x - e
+            return a, c, n, d, f, e              # e also returned
+""")
+
+
+def _lines(code):
+    return {line.strip().split(" = ")[0]: line for line in code.splitlines() if " = " in line}
+
+
+def test_absorbed_means_are_native():
+    code = convert_source(NORMS).code
+    assert "mean = ops.mean(x, axis=1, keep_dims=True)" in code, code
+    assert "ops.mean(x.pow(2), axis=-1, keep_dims=True)" in code, code
+    assert "m = ops.mean(x, axis=(1, 2), keep_dims=True)" in code, code
+    assert "mp_math.mean" not in code, code
+
+
+def test_unabsorbed_means_keep_the_runtime():
+    lines = _lines(convert_source(NEGATIVES).code)
+    for name in ("a", "m", "n", "k", "e"):
+        assert "mp_math.mean(" in lines[name], lines[name]
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+@pytest.mark.parametrize("cls, shape", [("ChanNorm", (2, 4, 3, 3)), ("ChanNorm1", (2, 0, 3, 3)),
+                                        ("RMSNorm", (2, 3, 5)), ("RMSNorm0", (2, 3, 0)),
+                                        ("Centered", (2, 3, 4)), ("Centered", (2, 0, 4)), ("Centered", (0, 3, 4))])
+def test_absorbed_means_match_torch(cls, shape, mode, tmp_path):
+    code = convert_source(NORMS).code
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    assert_port_matches_in_mode(NORMS, code, cls, [x], tmp_path, f"norms_{cls}_{'_'.join(map(str, shape))}",
+                                mode, rtol=1e-4, atol=1e-5)
+
+
+def test_unabsorbed_means_match_torch(tmp_path):
+    code = convert_source(NEGATIVES).code
+    rng = np.random.default_rng(1)
+    x, y = (rng.standard_normal((2, 3, 4)).astype(np.float32) for _ in range(2))
+    assert_port_matches_in_mode(NEGATIVES, code, "Neg", [x, y], tmp_path, "neg", "pynative", atol=1e-5)
+    x0 = np.zeros((2, 0, 4), np.float32)  # empty extent: the runtime gives torch's NaN where it is read
+    assert_port_matches_in_mode(NEGATIVES, code, "Neg", [x0, x0], tmp_path, "neg0", "pynative", atol=1e-5)
+
+
+JOINS = HEAD + textwrap.dedent("""
+    def conv_bn(inp, oup):
+        return nn.Sequential(
+            nn.Conv2d(inp, oup, 3, 1, 1, bias=False),
+            nn.BatchNorm2d(oup),
+            nn.SiLU()
+        )
+
+
+    class Pool(nn.Module):
+        def __init__(self, dim=4):
+            super().__init__()
+            self.down = nn.Linear(dim, dim)
+            self.cls_ff = nn.Linear(dim, dim)
+
+        def forward(self, x):
+            cls_token, tokens = x[:, :1], x[:, 1:]
+            cls_token = self.cls_ff(cls_token)
+            tokens = self.down(tokens)
+            tokens = tokens * 2
+            return torch.cat((cls_token, tokens), dim=1)
+
+
+    class Fuse(nn.Module):
+        def __init__(self, c=3):
+            super().__init__()
+            self.conv1 = conv_bn(c, c)
+            self.conv2 = conv_bn(2 * c, c)
+
+        def forward(self, x):
+            y = x.clone()
+            x = self.conv1(x)
+            x = torch.cat((x, y), 1)
+            return self.conv2(x)
+""")
+
+JOIN_NEGATIVES = HEAD + textwrap.dedent("""
+    def not_a_factory(inp, oup):
+        layer = nn.Sequential(nn.Conv2d(inp, oup, 1))
+        return layer
+
+
+    class Half(nn.Module):
+        def __init__(self, dim=4):
+            super().__init__()
+            self.fc = nn.Linear(dim, dim)
+
+        def forward(self, x):
+            a, b = x[:, :1], x[:, 1:]
+            b = self.fc(b)
+            return torch.cat((a, b), dim=1)       # a: x's dtype, whatever it is
+
+
+    class Branch(nn.Module):
+        def __init__(self, dim=4):
+            super().__init__()
+            self.fc = nn.Linear(dim, dim)
+
+        def forward(self, x, flag: bool = True):
+            a = self.fc(x)
+            if flag:
+                a = x.sum(-1, keepdim=True).expand(-1, -1, x.shape[-1]).long()
+            return torch.cat((a, self.fc(x)), dim=1)   # a: no straight-line binding
+
+
+    class Fused(nn.Module):
+        def __init__(self, c=3):
+            super().__init__()
+            self.conv1 = not_a_factory(c, c)
+
+        def forward(self, x):
+            y = x.clone()
+            x = self.conv1(x)
+            return torch.cat((x, y), 1)
+""")
+
+
+def test_flow_joins_are_native():
+    lines = _lines(convert_source(JOINS).code)
+    code = convert_source(JOINS).code
+    assert "return ops.cat((cls_token, tokens), axis=1)" in code, code
+    assert "x = ops.cat((x, y), 1)" in code or "x = ops.cat((x, y), axis=1)" in code, lines
+    assert "promoted" not in code, code
+
+
+def test_joins_not_proven_keep_promoted():
+    code = convert_source(JOIN_NEGATIVES).code
+    assert code.count("mp_tensor.promoted(") == 3, code
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+@pytest.mark.parametrize("cls, shape", [("Pool", (2, 5, 4)), ("Fuse", (2, 3, 6, 6))])
+def test_flow_joins_match_torch(cls, shape, mode, tmp_path):
+    code = convert_source(JOINS).code
+    x = np.random.default_rng(2).standard_normal(shape).astype(np.float32)
+    assert_port_matches_in_mode(JOINS, code, cls, [x], tmp_path, f"joins_{cls}", mode, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("cls, shape", [("Half", (2, 5, 4)), ("Branch", (2, 5, 4)), ("Fused", (2, 3, 6, 6))])
+def test_unproven_joins_match_torch(cls, shape, tmp_path):
+    code = convert_source(JOIN_NEGATIVES).code
+    x = np.random.default_rng(3).standard_normal(shape).astype(np.float32)
+    assert_port_matches_in_mode(JOIN_NEGATIVES, code, cls, [x], tmp_path, f"neg_{cls}", "pynative", atol=1e-5)
