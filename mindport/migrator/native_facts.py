@@ -1271,18 +1271,24 @@ class FloatFacts(_FunctionFacts):
         return False
 
 
+# values a later statement may change in place without rebinding the name (``feats.append(idx)``): never read
+# through their reaching binding (FloatFacts checks every use of a list)
+_MUTABLE_DISPLAYS = (cst.List, cst.ListComp, cst.Dict, cst.DictComp, cst.Set, cst.SetComp)
+
+
 class FlowFloats(FloatFacts):
     """:class:`FloatFacts` read through reaching bindings: a name read in a top-level statement of straight-line code
     is the value its reaching binding gives (:meth:`_Order.reaching_binding`, tuple displays unpacked element by
     element), recursively (each step goes to an earlier statement, so it ends); elsewhere the name is read as
     FloatFacts reads it (every binding). PiT's ``cls_token, tokens = x[:, :1], x[:, 1:]``, each then rebound through
     a layer (``tokens = self.downsample(tokens)``), are floating at ``torch.cat((cls_token, tokens), 1)`` whatever
-    ``x`` held; MobileViT's ``y = x.clone()`` of a parameter given to a convolution is."""
+    ``x`` held; MobileViT's ``y = x.clone()`` of a parameter given to a convolution is. A list, dict or set display
+    is not followed (a later statement may add to it: ``feats.append(idx)``): FloatFacts reads it, with every use."""
 
     def is_float(self, expr, seen: frozenset[str] = frozenset()) -> bool:
         if isinstance(expr, cst.Name) and self._order is not None:
             reaching = self._order.reaching_binding(expr.value, expr)
-            if reaching is not None and reaching[1] is not None:
+            if reaching is not None and reaching[1] is not None and not isinstance(reaching[1], _MUTABLE_DISPLAYS):
                 return super().is_float(reaching[1], seen)
         return super().is_float(expr, seen)
 
