@@ -797,6 +797,7 @@ _NOT_KEEPING_LAYERS = frozenset(f"torch.nn.{name}" for name in (
     "ModuleList", "ModuleDict", "ParameterList", "ParameterDict", "Module", "Parameter", "Sequential"))
 _KEEPING_LAYERS_OUTSIDE = frozenset({"einops.layers.torch.Rearrange", "einops.layers.torch.Reduce"})
 _FLOAT_METHODS = frozenset({"float", "double", "half", "bfloat16"})
+_STATISTICS = frozenset({"mean", "var", "std"})  # never an integer result (FloatFacts.non_integer)
 _JOINS = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "torch.stack"})  # float when every member is
 _FLOAT_DTYPES = frozenset(f"torch.{name}" for name in ("float", "float32", "float64", "double", "float16", "half",
                                                        "bfloat16"))
@@ -1214,6 +1215,29 @@ class FloatFacts(_FunctionFacts):
                 calls = self._layers.get(call.func.attr.value, [])
                 if calls and all(self._resolve(c.func) in _FLOAT_LAYERS - {"torch.nn.Embedding"} for c in calls):
                     return True
+        return False
+
+    def non_integer(self, expr, seen: frozenset[str] = frozenset()) -> bool:
+        """Is an expression never an integer or bool tensor (floating or complex)? What the int-to-float guards need
+        (their runtime only casts integer and bool inputs). Floating by :meth:`is_float`; a mean, variance or
+        standard deviation (``torch.mean/var/std`` and the methods: torch refuses integer inputs there, and numpy's
+        give floats); arithmetic with such an operand (torch's promotion never lowers the category), a true
+        division; a local name every binding of which is one."""
+        if self.is_float(expr):
+            return True
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Subtract, cst.Multiply,
+                                                                                cst.Divide, cst.Power)):
+            return isinstance(expr.operator, cst.Divide) or self.non_integer(expr.left, seen) \
+                or self.non_integer(expr.right, seen)
+        if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus, cst.Plus)):
+            return self.non_integer(expr.expression, seen)
+        if isinstance(expr, cst.Name) and self._order is not None:
+            return self._every_binding(expr.value, seen, self.non_integer)
+        if isinstance(expr, cst.Call):
+            qual = self._resolve(expr.func)
+            if qual in ("torch.mean", "torch.var", "torch.std"):
+                return True
+            return qual is None and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _STATISTICS
         return False
 
     def _call_float(self, call: cst.Call, seen: frozenset[str]) -> bool:
@@ -3566,3 +3590,30 @@ def _reads_absorbed(function: cst.FunctionDef, body: list, first: int, local: st
                 return False
             reads += 1
     return reads > 0
+
+
+# ---------------------------------------------------------------------------------- results read in part only
+
+def values_only(call: cst.Call, function: "cst.FunctionDef | None") -> bool:
+    """Is only the first field of the call's (values, indices) result read? ``v, _ = torch.topk(logits, k)`` with the
+    second name read nowhere in the function (nor declared global/nonlocal), or ``torch.topk(x, k)[0]``. The runtime's
+    topk exists to give torch's int64 indices (MindSpore's are int32); where they are never read, MindSpore's own
+    call gives the same values."""
+    if function is None:
+        return False
+    parent = _function_parents(function).get(id(call))
+    if isinstance(parent, cst.Subscript) and parent.value is call and len(parent.slice) == 1 \
+            and isinstance(parent.slice[0].slice, cst.Index) and isinstance(parent.slice[0].slice.value, cst.Integer) \
+            and parent.slice[0].slice.value.evaluated_value == 0:
+        return True
+    if not isinstance(parent, cst.Assign) or parent.value is not call or len(parent.targets) != 1:
+        return False
+    target = parent.targets[0].target
+    if not isinstance(target, (cst.Tuple, cst.List)) or len(target.elements) != 2 \
+            or any(isinstance(e, cst.StarredElement) or not isinstance(e.value, cst.Name) for e in target.elements):
+        return False
+    unread = target.elements[1].value.value
+    if unread == target.elements[0].value.value \
+            or any(unread in [n.value for n in node.names] for node in all_nodes(function, (cst.Global, cst.Nonlocal))):
+        return False
+    return not _Order(function).reads(unread)

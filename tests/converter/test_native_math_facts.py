@@ -224,3 +224,68 @@ def test_unproven_joins_match_torch(cls, shape, tmp_path):
     code = convert_source(JOIN_NEGATIVES).code
     x = np.random.default_rng(3).standard_normal(shape).astype(np.float32)
     assert_port_matches_in_mode(JOIN_NEGATIVES, code, cls, [x], tmp_path, f"neg_{cls}", "pynative", atol=1e-5)
+
+
+TOPK_AND_GUARDS = HEAD + textwrap.dedent("""
+    class TopK(nn.Module):
+        def forward(self, logits):
+            v, _ = torch.topk(logits, 2)
+            w = logits.topk(3, dim=0)[0]
+            u, unused = logits.topk(2, largest=False)
+            _, idx = torch.topk(logits, 1, dim=-1)      # indices read: torch's int64
+            a, kept = torch.topk(logits, 2)             # both read
+            return v, w, u, idx, a, kept
+
+
+    class Stats(nn.Module):
+        def forward(self, x):
+            var = torch.var(x, dim=1, unbiased=False, keepdim=True)
+            a = (var + 1e-5).sqrt()
+            b = torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6)
+            c = torch.sqrt(x.std(dim=-1) * 2)
+            return a, b, c
+
+
+    class IntStats(nn.Module):
+        def forward(self, n):
+            s = n.sum(-1)
+            return torch.sqrt(s + 1), torch.sqrt(n * 2), torch.exp(-n)
+""")
+
+
+def test_values_only_topk_and_non_integer_guards_are_native():
+    lines = _lines(convert_source(TOPK_AND_GUARDS).code)
+    assert lines["v, _"].strip() == "v, _ = ops.topk(logits, 2)", lines["v, _"]
+    assert "ops.topk(logits, k=3, dim=0)[0]" in lines["w"], lines["w"]
+    assert "ops.topk(logits, k=2, largest=False)" in lines["u, unused"], lines["u, unused"]
+    for name in ("_, idx", "a, kept"):
+        assert "mp_math.topk(" in lines[name], lines[name]
+    assert "ops.sqrt(" in lines["a"] and "ops.rsqrt(" in lines["b"] and "ops.sqrt(" in lines["c"], lines
+    code = convert_source(TOPK_AND_GUARDS).code
+    assert code.count("mp_math.sqrt(") == 2 and "mp_math.exp(" in code, code
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_values_only_topk_and_guards_match_torch(mode, tmp_path):
+    code = convert_source(TOPK_AND_GUARDS).code
+    x = np.random.default_rng(4).standard_normal((4, 6)).astype(np.float32)
+    assert_port_matches_in_mode(TOPK_AND_GUARDS, code, "TopK", [x], tmp_path, "topk", mode)
+    assert_port_matches_in_mode(TOPK_AND_GUARDS, code, "Stats", [x], tmp_path, "stats", mode, rtol=1e-4, atol=1e-5)
+
+
+def test_integer_guards_still_match_torch(tmp_path):
+    code = convert_source(TOPK_AND_GUARDS).code
+    n = np.arange(12, dtype=np.int64).reshape(3, 4)
+    assert_port_matches_in_mode(TOPK_AND_GUARDS, code, "IntStats", [n], tmp_path, "ints", "pynative", rtol=1e-5,
+                                atol=1e-5)
+
+
+def test_topk_indices_stay_int64_like_torch(tmp_path):
+    import mindspore as ms
+
+    from tests.converter.port_check import load_module
+
+    module = load_module(convert_source(TOPK_AND_GUARDS).code, tmp_path / "m_topk_dtype.py", "m_topk_dtype")
+    x = np.random.default_rng(5).standard_normal((4, 6)).astype(np.float32)
+    out = module.TopK()(ms.Tensor(x))
+    assert out[3].dtype == ms.int64 and out[5].dtype == ms.int64

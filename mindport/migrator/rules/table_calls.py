@@ -25,6 +25,7 @@ from mindport.migrator.native_facts import (
     UnmaskedFacts,
     ValueFlow,
     absorbed_reduction,
+    values_only,
     ViewChain,
     all_nodes,
     cell_functions,
@@ -802,7 +803,8 @@ class TableCallTransform(Rule):
             return target
         if self._observed_float(call, api):
             return f"mindspore.ops.{name}"
-        return f"mindspore.ops.{name}" if self._floats().is_float(input_node) else target
+        floats = self._floats()
+        return f"mindspore.ops.{name}" if floats.is_float(input_node) or floats.non_integer(input_node) else target
 
     def _floats(self) -> FloatFacts:
         """The enclosing function's float facts (which tensors are floating point by construction)."""
@@ -1022,6 +1024,15 @@ class TableCallTransform(Rule):
         mapped.pop("dtype", None)
         return name
 
+    def _values_target(self, target: str, call: cst.Call) -> str:
+        """The runtime topk (written out for torch's int64 indices) where only the values are read
+        (native_facts.values_only: ``v, _ = torch.topk(logits, k)``, ``x.topk(k)[0]``): MindSpore's own, which
+        takes the same arguments."""
+        native = NATIVE_VALUES_ONLY.get(target)
+        if native is None or not values_only(call, self._functions[-1] if self._functions else None):
+            return target
+        return native
+
     def _native_einsum(self, call: cst.Call) -> cst.BaseExpression | None:
         """``torch.einsum('b h i d, b h j d -> b h i j', q, k)`` (a literal equation that is one batched matrix
         product, ``einsum_native.plan``): ``ops.matmul(q, k.swapaxes(-1, -2))``; ``'i, j -> i j'``: ``ops.outer``."""
@@ -1160,6 +1171,7 @@ class TableCallTransform(Rule):
                                            mapped, input_node)
             target = self._native_like(target, mapped, input_node)
             target = self._absorbed_target(target, mapped, original_node, input_node)
+            target = self._values_target(target, original_node)
             if target in LEGACY_EMPTY_CAT and empty_cat_members(
                     original_node, self._empty_locals(), self._empty_attributes, self.scope.resolve_torch):
                 target = LEGACY_EMPTY_CAT[target]
@@ -1265,6 +1277,7 @@ class TableCallTransform(Rule):
             target = self._unmasked_target(self._guard_target(target, func.value, original_node, _api_name(entry)),
                                            mapped, func.value)
             target = self._absorbed_target(target, mapped, original_node, func.value)
+            target = self._values_target(target, original_node)
             self._resolve_ms_names(mapped)
         except RunTimeArguments:
             self.ctx.converted_sites += 1
@@ -1763,6 +1776,10 @@ NATIVE_UNMASKED = {"mindport.runtime.nn_functional.softmax": ("mindspore.ops.sof
 # the runtime's reductions that only replace the value over an empty extent -> MindSpore's own, with its renames, where
 # that value is never read (native_facts.absorbed_reduction)
 NATIVE_ABSORBED = {"mindport.runtime.math.mean": ("mindspore.ops.mean", {"dim": "axis", "keepdim": "keep_dims"})}
+
+# the runtime's (values, indices) functions that exist for torch's int64 indices -> MindSpore's own (same parameters),
+# where the indices are never read (native_facts.values_only)
+NATIVE_VALUES_ONLY = {"mindport.runtime.math.topk": "mindspore.ops.topk"}
 
 # the runtime's ``*_like`` random functions -> MindSpore's own, given the input's dtype, on a name floating point by
 # construction (TableCallTransform._native_like)
