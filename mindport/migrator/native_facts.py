@@ -1431,7 +1431,7 @@ class UnmaskedFacts:
     """Can the input of a softmax hold a row of all ``-inf`` (a fully masked query)? MindSpore 2.10's CPU softmax
     kernel gives the other rows wrong values then (``mindport.runtime.nn_functional.softmax`` writes it out); an
     input that cannot is MindSpore's own ``ops.softmax``. Read from the code of one function: the input is a layer's
-    output (``self.fc(x)``), a product (``q @ k.transpose(-2, -1) * self.scale``, ``torch.einsum``, ``torch.matmul``,
+    output (``self.fc(x)``), einops' ``rearrange``/``repeat`` of such a value, a product (``q @ k.transpose(-2, -1) * self.scale``, ``torch.einsum``, ``torch.matmul``,
     ``w * (int(c) ** -0.5)``) of anything, a softmax's or sigmoid's result, a value moved or cast (``.view``, ``.transpose``, ``.float()``, an index), a dropout of such a value
     (``self.attn_drop(attn)``, ``F.dropout``: zeroes and scales, makes no -inf), a sum of such values, or
     ``masked_fill`` of one with a finite fill (``-1e9``, ``-torch.finfo(x.dtype).max``), or a local name every
@@ -1439,8 +1439,10 @@ class UnmaskedFacts:
     (``float("-inf")``, ``math.inf``), a parameter of the function (the caller may have masked it), an attribute
     (a buffer may hold ``-inf``), ``where`` or anything else keeps the runtime softmax."""
 
-    def __init__(self, function: cst.FunctionDef | None, resolve: Resolve, layer_calls: dict[str, list[cst.Call]]):
+    def __init__(self, function: cst.FunctionDef | None, resolve: Resolve, layer_calls: dict[str, list[cst.Call]],
+                 resolve_any: "Resolve | None" = None):
         self._resolve = resolve
+        self._resolve_any = resolve_any or resolve  # any import's qualified name (einops.rearrange)
         self._layers = layer_calls
         self._order = _Order(function) if function is not None else None
         self._params: set[str] = set()
@@ -1551,9 +1553,9 @@ class UnmaskedFacts:
                 return all(self._factor(a.value, seen) for a in operands)
             if qual == "torch.masked_fill" and len(args) == 3:
                 return self._value(args[0].value, seen) and self._finite_fill(args[2].value)
-            if qual in ("einops.rearrange",) and args:
-                return self._value(args[0].value, seen)
             return False
+        if self._resolve_any(func) in _KEEPING_FUNCTIONS and args and call.args[0] is args[0]:
+            return self._value(args[0].value, seen)  # einops.rearrange(w_, 'b i j -> b j i'): values moved
         if isinstance(func, cst.Attribute):
             method = func.attr.value
             if method in _MOVES:

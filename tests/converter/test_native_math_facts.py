@@ -289,3 +289,41 @@ def test_topk_indices_stay_int64_like_torch(tmp_path):
     x = np.random.default_rng(5).standard_normal((4, 6)).astype(np.float32)
     out = module.TopK()(ms.Tensor(x))
     assert out[3].dtype == ms.int64 and out[5].dtype == ms.int64
+
+
+SOFTMAX = HEAD + "from einops import rearrange\n" + textwrap.dedent("""
+    class Attn(nn.Module):
+        def __init__(self, c=4):
+            super().__init__()
+            self.q = nn.Conv2d(c, c, 1)
+            self.k = nn.Conv2d(c, c, 1)
+
+        def forward(self, x):
+            q = rearrange(self.q(x), 'b c h w -> b (h w) c')
+            k = rearrange(self.k(x), 'b c h w -> b c (h w)')
+            w_ = torch.einsum('bij,bjk->bik', q, k) * (int(x.shape[1]) ** (-0.5))
+            w_ = torch.nn.functional.softmax(w_, dim=2)
+            w_ = rearrange(w_, 'b i j -> b j i')
+            return F.softmax(w_, dim=-1)
+
+
+    class Masked(nn.Module):
+        def forward(self, x, keep):
+            s = rearrange(x.masked_fill(~keep, float('-inf')), 'b i j -> b j i')
+            return F.softmax(s, dim=-1)
+""")
+
+
+def test_softmax_of_rearranged_values_is_native_and_matches_torch(tmp_path):
+    pytest.importorskip("einops")
+    code = convert_source(SOFTMAX).code
+    attn = code.split("class Attn")[1].split("class Masked")[0]
+    assert attn.count("ops.softmax(") == 2 and "mp_F.softmax" not in attn, attn
+    assert "mp_F.softmax(" in code.split("class Masked")[1], code
+    x = np.random.default_rng(6).standard_normal((2, 4, 3, 3)).astype(np.float32)
+    for mode in ("pynative", "graph"):
+        assert_port_matches_in_mode(SOFTMAX, code, "Attn", [x], tmp_path, f"attn_{mode}", mode, rtol=1e-4, atol=1e-6)
+    s = np.random.default_rng(7).standard_normal((2, 3, 3)).astype(np.float32)
+    keep = np.ones((2, 3, 3), bool)
+    keep[0, :, 1] = False  # a column masked: after the rearrange, a row of all -inf
+    assert_port_matches_in_mode(SOFTMAX, code, "Masked", [s, keep], tmp_path, "masked", "pynative")

@@ -992,7 +992,8 @@ class TableCallTransform(Rule):
             facts = self._unmasked_facts.get(id(function))
             if facts is None:
                 layers = self._class_layers[-1] if self._class_layers else {}
-                facts = self._unmasked_facts[id(function)] = UnmaskedFacts(function, self.scope.resolve_torch, layers)
+                facts = self._unmasked_facts[id(function)] = UnmaskedFacts(function, self.scope.resolve_torch, layers,
+                                                                           self.scope.resolve)
             if not facts.unmasked(input_node):
                 return target
         name, renames = native
