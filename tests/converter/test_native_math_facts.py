@@ -327,3 +327,21 @@ def test_softmax_of_rearranged_values_is_native_and_matches_torch(tmp_path):
     keep = np.ones((2, 3, 3), bool)
     keep[0, :, 1] = False  # a column masked: after the rearrange, a row of all -inf
     assert_port_matches_in_mode(SOFTMAX, code, "Masked", [s, keep], tmp_path, "masked", "pynative")
+
+
+EINSUM_F = HEAD + textwrap.dedent("""
+    class Heads(nn.Module):
+        def forward(self, q, k, v):
+            sim = torch.einsum(f'b h i d, b h j d -> b h i j', q, k) * 0.5
+            attn = sim.softmax(dim=-1)
+            return torch.einsum(f"b h i j, b h j d -> b h i d", attn, v)
+""")
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_einsum_of_an_f_string_without_fields_is_native(mode, tmp_path):
+    code = convert_source(EINSUM_F).code
+    assert "mp_math.einsum" not in code and code.count("ops.matmul(") == 2, code
+    rng = np.random.default_rng(8)
+    q, k, v = (rng.standard_normal((2, 3, 4, 5)).astype(np.float32) for _ in range(3))
+    assert_port_matches_in_mode(EINSUM_F, code, "Heads", [q, k, v], tmp_path, f"einsum_f_{mode}", mode, atol=1e-5)

@@ -1038,10 +1038,9 @@ class TableCallTransform(Rule):
         """``torch.einsum('b h i d, b h j d -> b h i j', q, k)`` (a literal equation that is one batched matrix
         product, ``einsum_native.plan``): ``ops.matmul(q, k.swapaxes(-1, -2))``; ``'i, j -> i j'``: ``ops.outer``."""
         args = call.args
-        if len(args) != 3 or any(a.star or a.keyword is not None for a in args) \
-                or not isinstance(args[0].value, cst.SimpleString):
+        if len(args) != 3 or any(a.star or a.keyword is not None for a in args):
             return None
-        equation = args[0].value.evaluated_value
+        equation = _literal_text(args[0].value)
         found = einsum_plan(equation) if isinstance(equation, str) else None
         if found is None:
             return None
@@ -1818,6 +1817,26 @@ NATIVE_LIST = "mindspore.nn.CellList"
 
 # the reason of the entries whose out= the converter writes (mindport.runtime.inplace.write_out)
 OUT_REASON = "MindSpore has no out= argument: assign the result"
+
+
+def _literal_text(node) -> "str | None":
+    """The text of a string literal: a plain string, or an f-string with no replacement field
+    (``f"b h i j, b h j d -> b h i d"``); None for anything else."""
+    if isinstance(node, cst.SimpleString):
+        value = node.evaluated_value
+        return value if isinstance(value, str) else None
+    if isinstance(node, cst.FormattedString) and all(isinstance(p, cst.FormattedStringText) for p in node.parts):
+        text = "".join(p.value for p in node.parts)
+        prefix = node.start[:-1].lower().replace("f", "")
+        quote = node.start[len(node.start) - 1:]
+        if "{" in text or "}" in text or "b" in prefix or node.end not in ('"', "'"):
+            return None
+        try:
+            value = ast.literal_eval(f"{prefix}{quote}{text}{node.end}")
+        except (ValueError, SyntaxError):
+            return None
+        return value if isinstance(value, str) else None
+    return None
 
 
 def _literal_gain(call: cst.Call) -> cst.BaseExpression | None:
