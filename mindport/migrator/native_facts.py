@@ -300,11 +300,31 @@ def class_float_layers(cls: cst.ClassDef, changed: frozenset[str] = frozenset())
                 if calls is None:
                     other.add(target.target.attr.value)
                 else:
-                    values.setdefault(target.target.attr.value, []).extend(calls)
+                    values.setdefault(target.target.attr.value, []).extend(_spread_list(c, method) for c in calls)
         for node in own_nodes(method, cst.AugAssign) + own_nodes(method, cst.AnnAssign):
             if _self_attr(node.target):
                 other.add(node.target.attr.value)
     return {name: calls for name, calls in values.items() if name not in other and name not in changed}
+
+
+def _spread_list(call: cst.Call, method: cst.FunctionDef) -> cst.Call:
+    """``nn.Sequential(*layers)`` after ``layers = [Conv3(i, o), nn.MaxPool2d(2)]`` (the method's only binding of
+    ``layers``, a display of no starred element, at its top level, read nowhere else): the call with the display's
+    elements as its arguments, for the dtype facts to read the members; the call itself otherwise."""
+    if len(call.args) != 1 or call.args[0].star != "*" or call.args[0].keyword is not None \
+            or not isinstance(call.args[0].value, cst.Name) or not isinstance(method.body, cst.IndentedBlock):
+        return call
+    name = call.args[0].value.value
+    displays = [s.body[0].value for s in method.body.body
+                if isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1 and isinstance(s.body[0], cst.Assign)
+                and len(s.body[0].targets) == 1 and isinstance(s.body[0].targets[0].target, cst.Name)
+                and s.body[0].targets[0].target.value == name]
+    if len(displays) != 1 or not isinstance(displays[0], (cst.List, cst.Tuple)) \
+            or any(isinstance(e, cst.StarredElement) for e in displays[0].elements) \
+            or sum(_binds(s, name) for s in method.body.body) != 1 \
+            or sum(1 for n in all_nodes(method, cst.Name) if n.value == name) != 2:
+        return call  # bound once, read only in the spread (an append or another reader may change the list)
+    return call.with_changes(args=[cst.Arg(e.value) for e in displays[0].elements])
 
 
 def _branch_calls(value) -> "list[cst.Call] | None":
@@ -881,13 +901,13 @@ class OwnOutputs:
         if not returns or any(r.value is None for r in returns) or not _always_returns(forward.body.body):
             return None
         layers = class_float_layers(cls, self.changed)
-        facts = FloatFacts(forward, self._resolve, layers, self._float_only, self)
+        facts = FlowFloats(forward, self._resolve, layers, self._float_only, self)  # through reaching bindings
         if all(facts.is_float(r.value) for r in returns):
             return "float"
         params = forward.params.params
         if len(params) < 2 or params[0].name.value != "self":
             return None
-        facts = FloatFacts(forward, self._resolve, layers, self._float_only, self,
+        facts = FlowFloats(forward, self._resolve, layers, self._float_only, self,
                            assumed=frozenset({params[1].name.value}))
         return "keep" if all(facts.is_float(r.value) for r in returns) else None
 
@@ -3619,3 +3639,75 @@ def values_only(call: cst.Call, function: "cst.FunctionDef | None") -> bool:
             or any(unread in [n.value for n in node.names] for node in all_nodes(function, (cst.Global, cst.Nonlocal))):
         return False
     return not _Order(function).reads(unread)
+
+
+# ------------------------------------------------------------------------------ forward parameters by their callers
+
+def caller_floats(module: cst.Module, cls: "cst.ClassDef | None", function: "cst.FunctionDef | None",
+                  resolve: Resolve, own: "OwnOutputs | None", file: "FileFacts | None",
+                  float_only: frozenset[str]) -> frozenset[str]:
+    """The positional parameters of a class's ``forward`` that every call of its layers in the file gives a floating
+    value (naive U-Net's ``UnetUp.forward(self, x, skip)``, called only as ``self.up1(thro, down3)`` ... with
+    convolution outputs): the class is defined once at the module's top level and subclassed nowhere in the file;
+    each other mention of its name is a call ``C(...)`` assigned to ``self.<attr>`` (one target) in a method of a
+    class of the file that is not subclassed in the file; that attribute is assigned nothing else in its class
+    (class_float_layers), is read on no other object (FileFacts.foreign) and is only ever called, with positional
+    arguments and no star, each one at a proven parameter's position floating by the caller's facts
+    (:class:`FlowFloats`). A call from another file could pass anything: MindSpore's join then refuses the mixed
+    dtypes loudly, never a silent value."""
+    if cls is None or function is None or own is None or file is None or function.name.value != "forward" \
+            or cls.name.value in file.subclassed or own._classes.get(cls.name.value) is not cls:  # noqa: SLF001
+        return frozenset()
+    params = [p.name.value for p in function.params.params]
+    if len(params) < 2 or params[0] != "self" or function.params.posonly_params:
+        return frozenset()
+    name = cls.name.value
+    mentions = [n for n in all_nodes(module, cst.Name) if n.value == name and n is not cls.name]
+    parents = _parents(module)
+    users: dict[int, tuple[cst.ClassDef, str]] = {}
+    for mention in mentions:
+        call = parents.get(id(mention))
+        if isinstance(call, cst.Arg) and _contains(cls, mention) and isinstance(parents.get(id(call)), cst.Call) \
+                and isinstance(parents[id(call)].func, cst.Name) and parents[id(call)].func.value == "super":
+            continue  # super(UnetUp, self).__init__() in the class itself
+        assign = parents.get(id(call))
+        if not isinstance(call, cst.Call) or call.func is not mention or not isinstance(assign, cst.Assign) \
+                or assign.value is not call or len(assign.targets) != 1 or not _self_attr(assign.targets[0].target):
+            return frozenset()
+        owner = assign
+        while owner is not None and not isinstance(owner, cst.ClassDef):
+            owner = parents.get(id(owner))
+        if owner is None or owner.name.value in file.subclassed:
+            return frozenset()
+        users[id(assign)] = (owner, assign.targets[0].target.attr.value)
+    if not users:
+        return frozenset()
+    proven = set(params[1:])
+    for owner, attr in {(id(o), a): (o, a) for o, a in users.values()}.values():
+        if attr in file.foreign or attr in file.appended or attr in file.named:
+            return frozenset()
+        layers = class_float_layers(owner, frozenset())
+        if not layers.get(attr) or any(not (isinstance(c.func, cst.Name) and c.func.value == name)
+                                       for c in layers[attr]):
+            return frozenset()
+        methods = [s for s in owner.body.body if isinstance(s, cst.FunctionDef)] \
+            if isinstance(owner.body, cst.IndentedBlock) else []
+        for method in methods:
+            facts = None
+            refs = [a for a in all_nodes(method, cst.Attribute) if _self_attr(a) and a.attr.value == attr]
+            if len(refs) != len([a for a in own_nodes(method, cst.Attribute) if _self_attr(a) and a.attr.value == attr]):
+                return frozenset()  # a call in a nested function or lambda: its names are not the method's
+            for ref in refs:
+                if not (_self_attr(ref) and ref.attr.value == attr):
+                    continue
+                parent = parents.get(id(ref))
+                if isinstance(parent, cst.AssignTarget):
+                    continue
+                if not isinstance(parent, cst.Call) or parent.func is not ref \
+                        or any(a.star or a.keyword is not None for a in parent.args):
+                    return frozenset()
+                facts = facts or FlowFloats(method, resolve, class_float_layers(owner, file.foreign), float_only, own)
+                for i, param in enumerate(params[1:]):
+                    if param in proven and (i >= len(parent.args) or not facts.is_float(parent.args[i].value)):
+                        proven.discard(param)
+    return frozenset(proven)

@@ -345,3 +345,98 @@ def test_einsum_of_an_f_string_without_fields_is_native(mode, tmp_path):
     rng = np.random.default_rng(8)
     q, k, v = (rng.standard_normal((2, 3, 4, 5)).astype(np.float32) for _ in range(3))
     assert_port_matches_in_mode(EINSUM_F, code, "Heads", [q, k, v], tmp_path, f"einsum_f_{mode}", mode, atol=1e-5)
+
+
+CALLERS = HEAD + textwrap.dedent("""
+    class Block(nn.Module):
+        def __init__(self, c):
+            super(Block, self).__init__()
+            layers = [nn.Conv2d(c, c, 3, 1, 1), nn.GroupNorm(1, c), nn.ReLU()]
+            self.model = nn.Sequential(*layers)
+
+        def forward(self, x):
+            return self.model(x)
+
+
+    class Up(nn.Module):
+        def __init__(self, c):
+            super(Up, self).__init__()
+            self.model = nn.Sequential(nn.Conv2d(2 * c, c, 1), nn.ReLU())
+
+        def forward(self, x, skip):
+            x = torch.cat((x, skip), 1)
+            x = self.model(x)
+            return x
+
+
+    class Net(nn.Module):
+        def __init__(self, c=3):
+            super().__init__()
+            self.inc = Block(c)
+            self.down = Block(c)
+            self.up = Up(c)
+            self.out = nn.Conv2d(2 * c, c, 1)
+
+        def forward(self, x):
+            x = self.inc(x)
+            d = self.down(x)
+            u = self.up(d, x)
+            return self.out(torch.cat((u, x), 1))
+""")
+
+CALLER_NEGATIVES = HEAD + textwrap.dedent("""
+    class Up(nn.Module):
+        def __init__(self, c=3):
+            super().__init__()
+            self.conv = nn.Conv2d(2 * c, c, 1)
+
+        def forward(self, x, skip):
+            return self.conv(torch.cat((x, skip), 1).float())
+
+
+    class Up2(Up):
+        pass
+
+
+    class Net(nn.Module):
+        def __init__(self, c=3):
+            super().__init__()
+            self.inc = nn.Conv2d(c, c, 1)
+            self.up = Up(c)
+
+        def forward(self, x, ids):
+            return self.up(self.inc(x), ids)      # ids: any dtype
+
+
+    class Other(nn.Module):
+        def forward(self, a, b):
+            return torch.cat((a, b), 1)
+
+
+    class User(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inc = nn.Conv2d(3, 3, 1)
+            self.o = Other()
+
+        def forward(self, x):
+            y = self.inc(x)
+            return self.o(y, b=y)                  # a keyword: not read
+""")
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_joins_of_parameters_every_caller_gives_floats(mode, tmp_path):
+    code = convert_source(CALLERS).code
+    assert "promoted" not in code, code
+    x = np.random.default_rng(9).standard_normal((2, 3, 5, 5)).astype(np.float32)
+    assert_port_matches_in_mode(CALLERS, code, "Net", [x], tmp_path, f"callers_{mode}", mode, rtol=1e-4, atol=1e-5)
+
+
+def test_joins_of_parameters_some_caller_may_not_give_floats(tmp_path):
+    code = convert_source(CALLER_NEGATIVES).code
+    assert code.count("mp_tensor.promoted(") == 2, code
+    x = np.random.default_rng(10).standard_normal((2, 3, 4, 4)).astype(np.float32)
+    ids = np.arange(96, dtype=np.int64).reshape(2, 3, 4, 4)
+    assert_port_matches_in_mode(CALLER_NEGATIVES, code, "Net", [x, ids], tmp_path, "callers_neg", "pynative",
+                                rtol=1e-4, atol=1e-4)

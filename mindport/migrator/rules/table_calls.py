@@ -25,6 +25,7 @@ from mindport.migrator.native_facts import (
     UnmaskedFacts,
     ValueFlow,
     absorbed_reduction,
+    caller_floats,
     values_only,
     ViewChain,
     all_nodes,
@@ -494,6 +495,7 @@ class TableCallTransform(Rule):
         self._own_outputs: OwnOutputs | None = None
         self._float_facts: dict[int, FloatFacts] = {}
         self._flow_facts: dict[int, FlowFloats] = {}
+        self._called_facts: dict[int, "FlowFloats | None"] = {}
         self._unmasked_facts: dict[int, UnmaskedFacts] = {}
         self._statement_calls: set[int] = set()  # calls that are a whole expression statement (original nodes)
         self._indexed_updates: dict[int, cst.Subscript] = {}  # such a call's in-place update of an indexed view
@@ -501,6 +503,7 @@ class TableCallTransform(Rule):
 
     def visit_Module(self, node: cst.Module) -> None:
         self._file_facts = FileFacts(node)
+        self._module = node
         self._own_outputs = OwnOutputs(node, self.scope.resolve_torch, frozenset(INT_TO_FLOAT), self.scope.resolve,
                                         self._file_facts.appended | self._file_facts.named | self._file_facts.foreign)
         self._empty_attributes = empty_attributes(node, self.ctx.module_scope.resolve_torch)
@@ -899,6 +902,9 @@ class TableCallTransform(Rule):
         flows = self._flow_floats()
         if all(flows.is_float(m) or floats.layer_input(m) for m in members):
             return True  # through reaching bindings (native_facts.FlowFloats)
+        called = self._called_floats()
+        if called is not None and all(called.is_float(m) or floats.layer_input(m) for m in members):
+            return True  # forward parameters every caller in the file gives floats (native_facts.caller_floats)
         ints = self._ints()
         return all(ints.is_int(m) for m in members)  # integers by construction (native_facts.IntFacts)
 
@@ -911,6 +917,21 @@ class TableCallTransform(Rule):
             facts = self._flow_facts[id(function)] = FlowFloats(function, self.scope.resolve_torch, layers,
                                                                 frozenset(INT_TO_FLOAT), self._own_outputs)
         return facts
+
+    def _called_floats(self) -> "FlowFloats | None":
+        """The enclosing forward's float facts with the parameters every caller in the file gives floats taken as
+        floating (native_facts.caller_floats); None when there is none."""
+        function = self._functions[-1] if self._functions else None
+        if id(function) not in self._called_facts:
+            cls = self._class_nodes[-1] if self._class_nodes else None
+            module = getattr(self, "_module", None)
+            proven = caller_floats(module, cls, function, self.scope.resolve_torch, self._own_outputs,
+                                   self._file_facts, frozenset(INT_TO_FLOAT)) if module is not None else frozenset()
+            layers = self._class_float_layers[-1] if self._class_float_layers else {}
+            self._called_facts[id(function)] = FlowFloats(function, self.scope.resolve_torch, layers,
+                                                          frozenset(INT_TO_FLOAT), self._own_outputs,
+                                                          assumed=proven) if proven else None
+        return self._called_facts[id(function)]
 
     def _ints(self) -> IntFacts:
         """The enclosing function's integer facts (which tensors are integers by construction)."""
