@@ -883,6 +883,33 @@ class OwnOutputs:
                           and counts[s.name.value] == 1 and (call := _factory_call(s)) is not None}
         self._memo: dict[str, str | None] = {}
 
+    def pieces(self, name: str) -> bool:
+        """Does the class's forward return pieces of one tensor: one ``return`` of a tuple display whose every element
+        is an index of the same parameter, never rebound (ShuffleNetV2's ``SplitBlock``: ``return x[:, :c], x[:, c:]``)?
+        Its pieces then have one dtype."""
+        cls = self._classes.get(name)
+        if cls is None or not isinstance(cls.body, cst.IndentedBlock):
+            return False
+        forwards = [s for s in cls.body.body if isinstance(s, cst.FunctionDef) and s.name.value == "forward"]
+        if len(forwards) != 1 or forwards[0].decorators:
+            return False
+        returns = own_nodes(forwards[0], cst.Return)
+        params = {p.name.value for p in forwards[0].params.params[1:]}
+        if len(returns) != 1 or not isinstance(returns[0].value, cst.Tuple) or len(returns[0].value.elements) < 2:
+            return False
+        roots = set()
+        for element in returns[0].value.elements:
+            value = element.value if not isinstance(element, cst.StarredElement) else None
+            if not isinstance(value, cst.Subscript) or not isinstance(value.value, cst.Name):
+                return False
+            roots.add(value.value.value)
+        if len(roots) != 1 or not roots <= params:
+            return False
+        root = roots.pop()
+        return not any(_binds(s, root) for s in all_nodes(forwards[0].body, cst.SimpleStatementLine)) \
+            and not any(root in [n.value for n in all_nodes(getattr(f, "target", f), cst.Name)]
+                        for f in all_nodes(forwards[0], (cst.For, cst.CompFor, cst.AsName)))
+
     def kind(self, name: str) -> "str | None":
         if name in self._memo:
             return self._memo[name]
@@ -1220,6 +1247,42 @@ class FloatFacts(_FunctionFacts):
             return False
         reaching = self._order.reaching_binding(expr.value, call)
         return reaching is not None and reaching[1] is not None and self.is_float(reaching[1])
+
+    def piece_float(self, expr) -> bool:
+        """A name bound once, at the function's top level, by unpacking the pieces of one tensor an own class's layer
+        returns (``x1, x2 = self.split(x)``, OwnOutputs.pieces), one of which (bound there only too) the function
+        gives to a layer of floating weights (``self.conv1(x2)``): torch takes only the weights' dtype there, and the
+        pieces have one dtype, so every piece is floating (ShuffleNetV2's ``torch.cat([x1, out], 1)``)."""
+        if not isinstance(expr, cst.Name) or self._function is None or self._own is None or self._order is None \
+                or expr.value in self._params:
+            return False
+        body = self._function.body.body if isinstance(self._function.body, cst.IndentedBlock) else ()
+        found = [s.body[0] for s in body if isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1
+                 and isinstance(s.body[0], cst.Assign) and len(s.body[0].targets) == 1
+                 and isinstance(s.body[0].targets[0].target, cst.Tuple)
+                 and expr.value in [e.value.value for e in s.body[0].targets[0].target.elements
+                                    if isinstance(e.value, cst.Name)]]
+        if len(found) != 1:
+            return False
+        assign = found[0]
+        target, call = assign.targets[0].target, assign.value
+        if any(isinstance(e, cst.StarredElement) or not isinstance(e.value, cst.Name) for e in target.elements) \
+                or not isinstance(call, cst.Call) or not _self_attr(call.func):
+            return False
+        layers = self._layers.get(call.func.attr.value, [])
+        if not layers or not all(isinstance(c.func, cst.Name) and self._own.pieces(c.func.value) for c in layers):
+            return False
+        names = [e.value.value for e in target.elements]
+        if any(len(self._order.bindings(n)) != 1 or n in self._params for n in names):
+            return False
+        for sibling in names:
+            for read, parent, user, _ in self._order.reads(sibling):
+                if isinstance(parent, cst.Arg) and isinstance(user, cst.Call) and _self_attr(user.func) \
+                        and user.args and user.args[0] is parent and parent.keyword is None and not parent.star:
+                    calls = self._layers.get(user.func.attr.value, [])
+                    if calls and all(self._weighted_input(c) for c in calls):
+                        return True
+        return False
 
     def layer_input(self, expr) -> bool:
         """A parameter of the function, never rebound in it, that it gives to a layer of floating weights

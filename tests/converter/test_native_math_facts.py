@@ -440,3 +440,70 @@ def test_joins_of_parameters_some_caller_may_not_give_floats(tmp_path):
     ids = np.arange(96, dtype=np.int64).reshape(2, 3, 4, 4)
     assert_port_matches_in_mode(CALLER_NEGATIVES, code, "Net", [x, ids], tmp_path, "callers_neg", "pynative",
                                 rtol=1e-4, atol=1e-4)
+
+
+PIECES = HEAD + textwrap.dedent("""
+    class Split(nn.Module):
+        def forward(self, x):
+            c = x.size(1) // 2
+            return x[:, :c, :, :], x[:, c:, :, :]
+
+
+    class TwoRoots(nn.Module):
+        def forward(self, x, y):
+            return x[:, :1], y[:, 1:]
+
+
+    class Block(nn.Module):
+        def __init__(self, c=4):
+            super().__init__()
+            self.split = Split()
+            self.conv1 = nn.Conv2d(c // 2, c // 2, 1, bias=False)
+            self.bn1 = nn.BatchNorm2d(c // 2)
+
+        def forward(self, x):
+            x1, x2 = self.split(x)
+            out = F.relu(self.bn1(self.conv1(x2)))
+            return torch.cat([x1, out], 1)
+
+
+    class NoLayer(nn.Module):
+        def __init__(self, c=4):
+            super().__init__()
+            self.split = Split()
+            self.conv1 = nn.Conv2d(c // 2, c // 2, 1)
+
+        def forward(self, x):
+            x1, x2 = self.split(x)
+            return torch.cat([x1, self.conv1(x1 * 1.0)], 1)   # x1 goes through a product first: unknown
+
+
+    class Roots(nn.Module):
+        def __init__(self, c=4):
+            super().__init__()
+            self.split = TwoRoots()
+            self.conv1 = nn.Conv2d(c - 1, c - 1, 1)
+
+        def forward(self, x):
+            a, b = self.split(x, x.long())
+            return torch.cat([a, self.conv1(b.float())], 1)
+""")
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_pieces_of_one_tensor_given_to_a_layer_are_floating(mode, tmp_path):
+    code = convert_source(PIECES).code
+    block = code.split("class Block")[1].split("class NoLayer")[0]
+    assert "ops.cat([x1, out], axis=1)" in block and "promoted" not in block, block
+    x = np.random.default_rng(11).standard_normal((2, 4, 3, 3)).astype(np.float32)
+    assert_port_matches_in_mode(PIECES, code, "Block", [x], tmp_path, f"pieces_{mode}", mode, rtol=1e-4, atol=1e-5)
+
+
+def test_pieces_not_proven_keep_promoted(tmp_path):
+    code = convert_source(PIECES).code
+    assert "mp_tensor.promoted" in code.split("class NoLayer")[1].split("class Roots")[0], code
+    assert "mp_tensor.promoted" in code.split("class Roots")[1], code
+    x = np.random.default_rng(12).standard_normal((2, 4, 3, 3)).astype(np.float32)
+    assert_port_matches_in_mode(PIECES, code, "Roots", [x], tmp_path, "roots", "pynative", rtol=1e-4, atol=1e-5)
+    assert_port_matches_in_mode(PIECES, code, "NoLayer", [x], tmp_path, "nolayer", "pynative", rtol=1e-4,
+                                atol=1e-5)

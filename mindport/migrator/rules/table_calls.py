@@ -900,7 +900,7 @@ class TableCallTransform(Rule):
         if all(floats.is_float(m) or floats.layer_input(m) or floats.reaching_float(m, call) for m in members):
             return True
         flows = self._flow_floats()
-        if all(flows.is_float(m) or floats.layer_input(m) for m in members):
+        if all(flows.is_float(m) or floats.layer_input(m) or floats.piece_float(m) for m in members):
             return True  # through reaching bindings (native_facts.FlowFloats)
         called = self._called_floats()
         if called is not None and all(called.is_float(m) or floats.layer_input(m) for m in members):
