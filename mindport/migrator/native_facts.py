@@ -300,11 +300,31 @@ def class_float_layers(cls: cst.ClassDef, changed: frozenset[str] = frozenset())
                 if calls is None:
                     other.add(target.target.attr.value)
                 else:
-                    values.setdefault(target.target.attr.value, []).extend(calls)
+                    values.setdefault(target.target.attr.value, []).extend(_spread_list(c, method) for c in calls)
         for node in own_nodes(method, cst.AugAssign) + own_nodes(method, cst.AnnAssign):
             if _self_attr(node.target):
                 other.add(node.target.attr.value)
     return {name: calls for name, calls in values.items() if name not in other and name not in changed}
+
+
+def _spread_list(call: cst.Call, method: cst.FunctionDef) -> cst.Call:
+    """``nn.Sequential(*layers)`` after ``layers = [Conv3(i, o), nn.MaxPool2d(2)]`` (the method's only binding of
+    ``layers``, a display of no starred element, at its top level, read nowhere else): the call with the display's
+    elements as its arguments, for the dtype facts to read the members; the call itself otherwise."""
+    if len(call.args) != 1 or call.args[0].star != "*" or call.args[0].keyword is not None \
+            or not isinstance(call.args[0].value, cst.Name) or not isinstance(method.body, cst.IndentedBlock):
+        return call
+    name = call.args[0].value.value
+    displays = [s.body[0].value for s in method.body.body
+                if isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1 and isinstance(s.body[0], cst.Assign)
+                and len(s.body[0].targets) == 1 and isinstance(s.body[0].targets[0].target, cst.Name)
+                and s.body[0].targets[0].target.value == name]
+    if len(displays) != 1 or not isinstance(displays[0], (cst.List, cst.Tuple)) \
+            or any(isinstance(e, cst.StarredElement) for e in displays[0].elements) \
+            or sum(_binds(s, name) for s in method.body.body) != 1 \
+            or sum(1 for n in all_nodes(method, cst.Name) if n.value == name) != 2:
+        return call  # bound once, read only in the spread (an append or another reader may change the list)
+    return call.with_changes(args=[cst.Arg(e.value) for e in displays[0].elements])
 
 
 def _branch_calls(value) -> "list[cst.Call] | None":
@@ -479,6 +499,21 @@ class _Ref:
         self.call, self.assigned = call, assigned
 
 
+def _unpacked_element(node: cst.Assign, target, name: cst.Name):
+    """``a, b = u, v`` (one target, a tuple or list of plain names, a display of as many plain elements): the element
+    bound to ``name`` (its reaching value, :meth:`_Order.reaching_binding`); None for any other target."""
+    if len(node.targets) != 1 or not isinstance(target, (cst.Tuple, cst.List)) \
+            or not isinstance(node.value, (cst.Tuple, cst.List)) \
+            or len(target.elements) != len(node.value.elements) \
+            or any(isinstance(e, cst.StarredElement) or not isinstance(e.value, cst.Name) for e in target.elements) \
+            or any(isinstance(e, cst.StarredElement) for e in node.value.elements):
+        return None
+    for element, value in zip(target.elements, node.value.elements):
+        if element.value is name:
+            return value.value
+    return None
+
+
 class _Order(cst.CSTVisitor):
     """One method in source order: each node's position, names' reads (with their parent) and bindings, references
     to ``self.<attr>``, and which nodes sit in a loop."""
@@ -551,7 +586,8 @@ class _Order(cst.CSTVisitor):
                     self._store.add(id(name))
                     plain = isinstance(t.target, cst.Name) and len(node.targets) == 1
                     self._bindings.setdefault(name.value, []).append(node.value if plain else None)
-                    self._bind(name.value, node.value if plain and len(self._statement) == 1 else None)
+                    value = node.value if plain else _unpacked_element(node, t.target, name)
+                    self._bind(name.value, value if len(self._statement) == 1 else None)
         elif isinstance(node, cst.AnnAssign):
             if isinstance(node.target, cst.Name):
                 self._store.add(id(node.target))
@@ -781,6 +817,7 @@ _NOT_KEEPING_LAYERS = frozenset(f"torch.nn.{name}" for name in (
     "ModuleList", "ModuleDict", "ParameterList", "ParameterDict", "Module", "Parameter", "Sequential"))
 _KEEPING_LAYERS_OUTSIDE = frozenset({"einops.layers.torch.Rearrange", "einops.layers.torch.Reduce"})
 _FLOAT_METHODS = frozenset({"float", "double", "half", "bfloat16"})
+_STATISTICS = frozenset({"mean", "var", "std"})  # never an integer result (FloatFacts.non_integer)
 _JOINS = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "torch.stack"})  # float when every member is
 _FLOAT_DTYPES = frozenset(f"torch.{name}" for name in ("float", "float32", "float64", "double", "float16", "half",
                                                        "bfloat16"))
@@ -840,7 +877,38 @@ class OwnOutputs:
                 counts[name.value] = counts.get(name.value, 0) + 2
         self._classes = {s.name.value: s for s in module.body
                          if isinstance(s, cst.ClassDef) and counts[s.name.value] == 1}
+        for node in all_nodes(module, cst.FunctionDef):
+            counts[node.name.value] = counts.get(node.name.value, 0) + 1
+        self.factories = {s.name.value: call for s in module.body if isinstance(s, cst.FunctionDef)
+                          and counts[s.name.value] == 1 and (call := _factory_call(s)) is not None}
         self._memo: dict[str, str | None] = {}
+
+    def pieces(self, name: str) -> bool:
+        """Does the class's forward return pieces of one tensor: one ``return`` of a tuple display whose every element
+        is an index of the same parameter, never rebound (ShuffleNetV2's ``SplitBlock``: ``return x[:, :c], x[:, c:]``)?
+        Its pieces then have one dtype."""
+        cls = self._classes.get(name)
+        if cls is None or not isinstance(cls.body, cst.IndentedBlock):
+            return False
+        forwards = [s for s in cls.body.body if isinstance(s, cst.FunctionDef) and s.name.value == "forward"]
+        if len(forwards) != 1 or forwards[0].decorators:
+            return False
+        returns = own_nodes(forwards[0], cst.Return)
+        params = {p.name.value for p in forwards[0].params.params[1:]}
+        if len(returns) != 1 or not isinstance(returns[0].value, cst.Tuple) or len(returns[0].value.elements) < 2:
+            return False
+        roots = set()
+        for element in returns[0].value.elements:
+            value = element.value if not isinstance(element, cst.StarredElement) else None
+            if not isinstance(value, cst.Subscript) or not isinstance(value.value, cst.Name):
+                return False
+            roots.add(value.value.value)
+        if len(roots) != 1 or not roots <= params:
+            return False
+        root = roots.pop()
+        return not any(_binds(s, root) for s in all_nodes(forwards[0].body, cst.SimpleStatementLine)) \
+            and not any(root in [n.value for n in all_nodes(getattr(f, "target", f), cst.Name)]
+                        for f in all_nodes(forwards[0], (cst.For, cst.CompFor, cst.AsName)))
 
     def kind(self, name: str) -> "str | None":
         if name in self._memo:
@@ -860,15 +928,31 @@ class OwnOutputs:
         if not returns or any(r.value is None for r in returns) or not _always_returns(forward.body.body):
             return None
         layers = class_float_layers(cls, self.changed)
-        facts = FloatFacts(forward, self._resolve, layers, self._float_only, self)
+        facts = FlowFloats(forward, self._resolve, layers, self._float_only, self)  # through reaching bindings
         if all(facts.is_float(r.value) for r in returns):
             return "float"
         params = forward.params.params
         if len(params) < 2 or params[0].name.value != "self":
             return None
-        facts = FloatFacts(forward, self._resolve, layers, self._float_only, self,
+        facts = FlowFloats(forward, self._resolve, layers, self._float_only, self,
                            assumed=frozenset({params[1].name.value}))
         return "keep" if all(facts.is_float(r.value) for r in returns) else None
+
+
+def _factory_call(function: cst.FunctionDef) -> "cst.Call | None":
+    """A module-level layer factory: a function, not decorated, whose body is one ``return <call>`` of a
+    class call (``def conv_1x1_bn(inp, oup): return nn.Sequential(nn.Conv2d(inp, oup, 1), nn.BatchNorm2d(oup))``):
+    that call, whose layer every call of the function builds (FloatFacts.layer_kind reads it as the layer);
+    None otherwise."""
+    if function.decorators or not isinstance(function.body, cst.IndentedBlock):
+        return None
+    body = [s for s in function.body.body
+            if not (isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1 and isinstance(s.body[0], cst.Expr)
+                    and isinstance(s.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))]  # docstring
+    if len(body) != 1 or not isinstance(body[0], cst.SimpleStatementLine) or len(body[0].body) != 1 \
+            or not isinstance(body[0].body[0], cst.Return) or not isinstance(body[0].body[0].value, cst.Call):
+        return None
+    return body[0].body[0].value
 
 
 class _FunctionFacts:
@@ -1062,9 +1146,18 @@ class FloatFacts(_FunctionFacts):
                 return True
         return False
 
+    def _factory(self, layer: cst.Call) -> cst.Call:
+        """The layer call a module-level factory of the file returns (``conv_nxn_bn(c, c, 3)`` -> its
+        ``nn.Sequential(nn.Conv2d(...), ...)``: OwnOutputs.factories), or the call itself."""
+        if self._own is not None and isinstance(layer.func, cst.Name) and self._resolve(layer.func) is None:
+            return self._own.factories.get(layer.func.value, layer)
+        return layer
+
     def _weighted_input(self, layer: cst.Call) -> bool:
         """A layer whose input torch takes only in the dtype of its floating weights: a torch layer of floating
-        weights but an Embedding, or an ``nn.Sequential`` whose first member is one."""
+        weights but an Embedding, or an ``nn.Sequential`` whose first member is one (built directly, or by a
+        module-level factory of the file: :meth:`_factory`)."""
+        layer = self._factory(layer)
         qual = self._resolve(layer.func)
         if qual in _FLOAT_LAYERS - {"torch.nn.Embedding"}:
             return True
@@ -1076,7 +1169,9 @@ class FloatFacts(_FunctionFacts):
         """What a layer built by this call gives: "float" whatever its input (a torch layer of floating weights, a
         Sequential ending in one and then layers that keep floats, a class of the file whose forward returns floats),
         "keep" a float for a float (other torch.nn layers but those of :data:`_NOT_KEEPING_LAYERS`, einops'
-        Rearrange/Reduce, a class of the file whose forward keeps floats), None when unknown."""
+        Rearrange/Reduce, a class of the file whose forward keeps floats), None when unknown. A module-level
+        factory's call is read as the layer call it returns (:meth:`_factory`)."""
+        layer = self._factory(layer)
         qual = self._resolve(layer.func)
         if qual in _FLOAT_LAYERS:
             return "float"
@@ -1153,6 +1248,42 @@ class FloatFacts(_FunctionFacts):
         reaching = self._order.reaching_binding(expr.value, call)
         return reaching is not None and reaching[1] is not None and self.is_float(reaching[1])
 
+    def piece_float(self, expr) -> bool:
+        """A name bound once, at the function's top level, by unpacking the pieces of one tensor an own class's layer
+        returns (``x1, x2 = self.split(x)``, OwnOutputs.pieces), one of which (bound there only too) the function
+        gives to a layer of floating weights (``self.conv1(x2)``): torch takes only the weights' dtype there, and the
+        pieces have one dtype, so every piece is floating (ShuffleNetV2's ``torch.cat([x1, out], 1)``)."""
+        if not isinstance(expr, cst.Name) or self._function is None or self._own is None or self._order is None \
+                or expr.value in self._params:
+            return False
+        body = self._function.body.body if isinstance(self._function.body, cst.IndentedBlock) else ()
+        found = [s.body[0] for s in body if isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1
+                 and isinstance(s.body[0], cst.Assign) and len(s.body[0].targets) == 1
+                 and isinstance(s.body[0].targets[0].target, cst.Tuple)
+                 and expr.value in [e.value.value for e in s.body[0].targets[0].target.elements
+                                    if isinstance(e.value, cst.Name)]]
+        if len(found) != 1:
+            return False
+        assign = found[0]
+        target, call = assign.targets[0].target, assign.value
+        if any(isinstance(e, cst.StarredElement) or not isinstance(e.value, cst.Name) for e in target.elements) \
+                or not isinstance(call, cst.Call) or not _self_attr(call.func):
+            return False
+        layers = self._layers.get(call.func.attr.value, [])
+        if not layers or not all(isinstance(c.func, cst.Name) and self._own.pieces(c.func.value) for c in layers):
+            return False
+        names = [e.value.value for e in target.elements]
+        if any(len(self._order.bindings(n)) != 1 or n in self._params for n in names):
+            return False
+        for sibling in names:
+            for read, parent, user, _ in self._order.reads(sibling):
+                if isinstance(parent, cst.Arg) and isinstance(user, cst.Call) and _self_attr(user.func) \
+                        and user.args and user.args[0] is parent and parent.keyword is None and not parent.star:
+                    calls = self._layers.get(user.func.attr.value, [])
+                    if calls and all(self._weighted_input(c) for c in calls):
+                        return True
+        return False
+
     def layer_input(self, expr) -> bool:
         """A parameter of the function, never rebound in it, that it gives to a layer of floating weights
         (``self.bn(x)`` of an ``nn.BatchNorm2d``; not an Embedding): torch refuses any input there but one of the
@@ -1167,6 +1298,29 @@ class FloatFacts(_FunctionFacts):
                 calls = self._layers.get(call.func.attr.value, [])
                 if calls and all(self._resolve(c.func) in _FLOAT_LAYERS - {"torch.nn.Embedding"} for c in calls):
                     return True
+        return False
+
+    def non_integer(self, expr, seen: frozenset[str] = frozenset()) -> bool:
+        """Is an expression never an integer or bool tensor (floating or complex)? What the int-to-float guards need
+        (their runtime only casts integer and bool inputs). Floating by :meth:`is_float`; a mean, variance or
+        standard deviation (``torch.mean/var/std`` and the methods: torch refuses integer inputs there, and numpy's
+        give floats); arithmetic with such an operand (torch's promotion never lowers the category), a true
+        division; a local name every binding of which is one."""
+        if self.is_float(expr):
+            return True
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Subtract, cst.Multiply,
+                                                                                cst.Divide, cst.Power)):
+            return isinstance(expr.operator, cst.Divide) or self.non_integer(expr.left, seen) \
+                or self.non_integer(expr.right, seen)
+        if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus, cst.Plus)):
+            return self.non_integer(expr.expression, seen)
+        if isinstance(expr, cst.Name) and self._order is not None:
+            return self._every_binding(expr.value, seen, self.non_integer)
+        if isinstance(expr, cst.Call):
+            qual = self._resolve(expr.func)
+            if qual in ("torch.mean", "torch.var", "torch.std"):
+                return True
+            return qual is None and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _STATISTICS
         return False
 
     def _call_float(self, call: cst.Call, seen: frozenset[str]) -> bool:
@@ -1222,6 +1376,28 @@ class FloatFacts(_FunctionFacts):
                                                     for a in call.args):  # emb.to(device=t.device): a move
                 return self.is_float(func.value, seen)
         return False
+
+
+# values a later statement may change in place without rebinding the name (``feats.append(idx)``): never read
+# through their reaching binding (FloatFacts checks every use of a list)
+_MUTABLE_DISPLAYS = (cst.List, cst.ListComp, cst.Dict, cst.DictComp, cst.Set, cst.SetComp)
+
+
+class FlowFloats(FloatFacts):
+    """:class:`FloatFacts` read through reaching bindings: a name read in a top-level statement of straight-line code
+    is the value its reaching binding gives (:meth:`_Order.reaching_binding`, tuple displays unpacked element by
+    element), recursively (each step goes to an earlier statement, so it ends); elsewhere the name is read as
+    FloatFacts reads it (every binding). PiT's ``cls_token, tokens = x[:, :1], x[:, 1:]``, each then rebound through
+    a layer (``tokens = self.downsample(tokens)``), are floating at ``torch.cat((cls_token, tokens), 1)`` whatever
+    ``x`` held; MobileViT's ``y = x.clone()`` of a parameter given to a convolution is. A list, dict or set display
+    is not followed (a later statement may add to it: ``feats.append(idx)``): FloatFacts reads it, with every use."""
+
+    def is_float(self, expr, seen: frozenset[str] = frozenset()) -> bool:
+        if isinstance(expr, cst.Name) and self._order is not None:
+            reaching = self._order.reaching_binding(expr.value, expr)
+            if reaching is not None and reaching[1] is not None and not isinstance(reaching[1], _MUTABLE_DISPLAYS):
+                return super().is_float(reaching[1], seen)
+        return super().is_float(expr, seen)
 
 
 # ------------------------------------------------------------------------------------------- bool tensors
@@ -1338,7 +1514,7 @@ class UnmaskedFacts:
     """Can the input of a softmax hold a row of all ``-inf`` (a fully masked query)? MindSpore 2.10's CPU softmax
     kernel gives the other rows wrong values then (``mindport.runtime.nn_functional.softmax`` writes it out); an
     input that cannot is MindSpore's own ``ops.softmax``. Read from the code of one function: the input is a layer's
-    output (``self.fc(x)``), a product (``q @ k.transpose(-2, -1) * self.scale``, ``torch.einsum``, ``torch.matmul``,
+    output (``self.fc(x)``), einops' ``rearrange``/``repeat`` of such a value, a product (``q @ k.transpose(-2, -1) * self.scale``, ``torch.einsum``, ``torch.matmul``,
     ``w * (int(c) ** -0.5)``) of anything, a softmax's or sigmoid's result, a value moved or cast (``.view``, ``.transpose``, ``.float()``, an index), a dropout of such a value
     (``self.attn_drop(attn)``, ``F.dropout``: zeroes and scales, makes no -inf), a sum of such values, or
     ``masked_fill`` of one with a finite fill (``-1e9``, ``-torch.finfo(x.dtype).max``), or a local name every
@@ -1346,8 +1522,10 @@ class UnmaskedFacts:
     (``float("-inf")``, ``math.inf``), a parameter of the function (the caller may have masked it), an attribute
     (a buffer may hold ``-inf``), ``where`` or anything else keeps the runtime softmax."""
 
-    def __init__(self, function: cst.FunctionDef | None, resolve: Resolve, layer_calls: dict[str, list[cst.Call]]):
+    def __init__(self, function: cst.FunctionDef | None, resolve: Resolve, layer_calls: dict[str, list[cst.Call]],
+                 resolve_any: "Resolve | None" = None):
         self._resolve = resolve
+        self._resolve_any = resolve_any or resolve  # any import's qualified name (einops.rearrange)
         self._layers = layer_calls
         self._order = _Order(function) if function is not None else None
         self._params: set[str] = set()
@@ -1458,9 +1636,9 @@ class UnmaskedFacts:
                 return all(self._factor(a.value, seen) for a in operands)
             if qual == "torch.masked_fill" and len(args) == 3:
                 return self._value(args[0].value, seen) and self._finite_fill(args[2].value)
-            if qual in ("einops.rearrange",) and args:
-                return self._value(args[0].value, seen)
             return False
+        if self._resolve_any(func) in _KEEPING_FUNCTIONS and args and call.args[0] is args[0]:
+            return self._value(args[0].value, seen)  # einops.rearrange(w_, 'b i j -> b j i'): values moved
         if isinstance(func, cst.Attribute):
             method = func.attr.value
             if method in _MOVES:
@@ -3322,3 +3500,277 @@ def hoist_list(init: cst.FunctionDef, attr: str, local: str) -> cst.FunctionDef:
         value=cst.Name(local))])
     body.insert(last + 1, assign)
     return init.with_changes(body=init.body.with_changes(body=body))
+
+
+# ------------------------------------------------------------------ reductions whose empty-extent value nothing reads
+
+# binary operators that broadcast their operands elementwise (the result's shape is the broadcast of theirs)
+_BROADCASTING = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.Power)
+# elementwise functions and methods a reduction's value may pass through on its way to the absorbing operation
+_ELEMENTWISE_FUNCTIONS = frozenset({"torch.rsqrt", "torch.sqrt", "torch.exp", "torch.log", "torch.reciprocal",
+                                    "torch.abs", "torch.square", "torch.neg"})
+_ELEMENTWISE_METHODS = frozenset({"rsqrt", "sqrt", "exp", "log", "reciprocal", "abs", "square", "neg"})
+# methods (no argument) whose result has the receiver's shape
+_SHAPE_KEEPING = frozenset({"abs", "square", "neg", "float", "double", "half", "detach", "clone", "contiguous"})
+
+
+def _number_literal(expr) -> bool:
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus, cst.Plus)):
+        expr = expr.expression
+    return isinstance(expr, (cst.Integer, cst.Float))
+
+
+def _shaped_like(expr, resolve: Resolve) -> "str | None":
+    """The name whose shape ``expr`` has by construction: ``x``, ``x.pow(2)``, ``x ** 2``, ``x * x``,
+    ``x.square()``, ``torch.abs(x)``, ``x.float()`` (an elementwise function of ``x`` alone); None otherwise."""
+    if isinstance(expr, cst.Name):
+        return expr.value
+    if isinstance(expr, cst.BinaryOperation):
+        if isinstance(expr.operator, cst.Power) and _number_literal(expr.right):
+            return _shaped_like(expr.left, resolve)
+        if isinstance(expr.operator, cst.Multiply) and isinstance(expr.left, cst.Name) \
+                and isinstance(expr.right, cst.Name) and expr.left.value == expr.right.value:
+            return expr.left.value
+        return None
+    if not isinstance(expr, cst.Call) or any(a.star or a.keyword is not None for a in expr.args):
+        return None
+    qual = resolve(expr.func)
+    if qual in ("torch.abs", "torch.square", "torch.neg") and len(expr.args) == 1:
+        return _shaped_like(expr.args[0].value, resolve)
+    if qual is None and isinstance(expr.func, cst.Attribute):
+        method = expr.func.attr.value
+        if method in _SHAPE_KEEPING and not expr.args \
+                or method == "pow" and len(expr.args) == 1 and _number_literal(expr.args[0].value):
+            return _shaped_like(expr.func.value, resolve)
+    return None
+
+
+def _absorbed_from(node, root: str, parents: dict[int, cst.CSTNode], resolve: Resolve, stop) -> "bool | str":
+    """Follow ``node``'s value up through elementwise operations (``+ eps``, ``rsqrt``, ``.sqrt()``) to a
+    broadcasting binary operation whose other operand is the name ``root``: True. The name of a plain assignment
+    ``m = <node's chain>`` that is the statement ``stop`` itself: that name. False for anything else."""
+    while True:
+        parent = parents.get(id(node))
+        if parent is None or node is stop:
+            return False
+        if isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, _BROADCASTING):
+            other = parent.right if parent.left is node else parent.left
+            if isinstance(other, cst.Name) and other.value == root:
+                return True
+            node = parent
+        elif isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, (cst.Minus, cst.Plus)):
+            node = parent
+        elif isinstance(parent, cst.Arg):
+            call = parents.get(id(parent))
+            if not isinstance(call, cst.Call) or len(call.args) != 1 or parent.keyword is not None or parent.star \
+                    or resolve(call.func) not in _ELEMENTWISE_FUNCTIONS:
+                return False
+            node = call
+        elif isinstance(parent, cst.Attribute) and parent.value is node:
+            call = parents.get(id(parent))
+            if not isinstance(call, cst.Call) or call.func is not parent or resolve(parent) is not None:
+                return False
+            if not (parent.attr.value in _ELEMENTWISE_METHODS and not call.args
+                    or parent.attr.value == "pow" and len(call.args) == 1 and call.args[0].keyword is None
+                    and not call.args[0].star and _number_literal(call.args[0].value)):
+                return False
+            node = call
+        elif isinstance(parent, cst.Assign) and parent.value is node and len(parent.targets) == 1 \
+                and isinstance(parent.targets[0].target, cst.Name) and parents.get(id(parent)) is stop \
+                and len(stop.body) == 1:
+            return parent.targets[0].target.value
+        else:
+            return False
+
+
+def _top_statement(node, function: cst.FunctionDef, parents: dict[int, cst.CSTNode]):
+    """The statement of ``function``'s own body (top level) that holds ``node``; None when there is none."""
+    body = function.body
+    while node is not None:
+        parent = parents.get(id(node))
+        if parent is body:
+            return node
+        if isinstance(parent, (cst.FunctionDef, cst.Lambda, cst.ClassDef)) and parent is not function:
+            return None
+        node = parent
+    return None
+
+
+_PARENTS_CACHE: dict[int, tuple[cst.FunctionDef, dict[int, cst.CSTNode]]] = {}
+
+
+def _function_parents(function: cst.FunctionDef) -> dict[int, cst.CSTNode]:
+    cached = _PARENTS_CACHE.get(id(function))
+    if cached is None or cached[0] is not function:
+        if len(_PARENTS_CACHE) > 64:
+            _PARENTS_CACHE.clear()
+        cached = _PARENTS_CACHE[id(function)] = (function, _parents(function))
+    return cached[1]
+
+
+def absorbed_reduction(call: cst.Call, reduced, function: "cst.FunctionDef | None", resolve: Resolve) -> bool:
+    """A ``keepdim=True`` reduction (``x.mean(dim, keepdim=True)``) whose value over an empty extent nothing can read:
+    the reduced tensor has the shape of a name ``x`` (``x``, ``x.pow(2)``, ``x * x``: :func:`_shaped_like`), and the
+    value reaches a broadcasting binary operation with ``x`` itself through elementwise steps only, inline
+    (``x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps)``, RMSNorm) or through a local bound once at the
+    function's top level whose every read is such an operation in a later top-level statement, ``x`` not rebound in
+    between (``mean = x.mean(1, keepdim=True)`` then ``(x - mean) / ...``, a channel LayerNorm). Where a reduced
+    extent of ``x`` is 0, ``x`` has no element and neither has the broadcast (the reduction's axis is 1 there, x's
+    0), so the reduction's value is never read: torch's NaN and MindSpore's uninitialised memory give the same empty
+    result, and MindSpore's own reduction serves (mindport.runtime.math.mean only replaces that value)."""
+    root = _shaped_like(reduced, resolve)
+    if root is None or function is None or not isinstance(function.body, cst.IndentedBlock):
+        return False
+    parents = _function_parents(function)
+    stmt = _top_statement(call, function, parents)
+    if stmt is None or all_nodes(stmt, cst.NamedExpr):
+        return False
+    found = _absorbed_from(call, root, parents, resolve, stmt)
+    if found is True:
+        return True
+    if not isinstance(found, str) or found == root:
+        return False
+    local = found
+    body = list(function.body.body)
+    first = next(i for i, s in enumerate(body) if s is stmt)
+    params = function.params
+    names = [p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)]
+    names += [s.name.value for s in (params.star_arg, params.star_kwarg) if isinstance(s, cst.Param)]
+    if local in names:
+        return False
+    return _reads_absorbed(function, body, first, local, root, parents, resolve)
+
+
+def _reads_absorbed(function: cst.FunctionDef, body: list, first: int, local: str, root: str,
+                    parents: dict[int, cst.CSTNode], resolve: Resolve) -> bool:
+    """Is the local bound by ``body[first]`` (``m = <reduction>``) bound nowhere else in the function (nor declared
+    global/nonlocal), and is every read of it in a later top-level statement with no ``:=``, ``root`` rebound by no
+    statement in between, its value absorbed by a broadcasting operation with ``root`` (:func:`_absorbed_from`)?"""
+    if any(local in [n.value for n in node.names] for node in all_nodes(function, (cst.Global, cst.Nonlocal))):
+        return False
+    bindings = [s for s in body if _binds(s, local)]
+    if len(bindings) != 1 or bindings[0] is not body[first]:
+        return False
+    if any(isinstance(n, cst.For) and any(x.value == local for x in all_nodes(n.target, cst.Name))
+           for n in all_nodes(function, cst.For)) \
+            or any(any(x.value == local for x in all_nodes(n, cst.Name)) for n in all_nodes(function, cst.AsName)) \
+            or any(any(x.value == local for x in all_nodes(n.target, cst.Name))
+                   for n in all_nodes(function, cst.CompFor)) \
+            or any(n.name.value == local for n in all_nodes(function, (cst.FunctionDef, cst.ClassDef))):
+        return False
+    reads = 0
+    for i, stmt in enumerate(body):
+        for name in all_nodes(stmt, cst.Name):
+            if name.value != local:
+                continue
+            parent = parents.get(id(name))
+            if isinstance(parent, cst.Attribute) and parent.attr is name \
+                    or isinstance(parent, cst.Arg) and parent.keyword is name:
+                continue  # obj.m, f(m=...): not the local
+            if i == first and isinstance(parent, cst.AssignTarget):
+                continue
+            if i <= first or not isinstance(stmt, cst.SimpleStatementLine) or all_nodes(stmt, cst.NamedExpr) \
+                    or any(_binds(s, root) or all_nodes(s, cst.Del) for s in body[first + 1:i]) \
+                    or _absorbed_from(name, root, parents, resolve, stmt) is not True:
+                return False
+            reads += 1
+    return reads > 0
+
+
+# ---------------------------------------------------------------------------------- results read in part only
+
+def values_only(call: cst.Call, function: "cst.FunctionDef | None") -> bool:
+    """Is only the first field of the call's (values, indices) result read? ``v, _ = torch.topk(logits, k)`` with the
+    second name read nowhere in the function (nor declared global/nonlocal), or ``torch.topk(x, k)[0]``. The runtime's
+    topk exists to give torch's int64 indices (MindSpore's are int32); where they are never read, MindSpore's own
+    call gives the same values."""
+    if function is None:
+        return False
+    parent = _function_parents(function).get(id(call))
+    if isinstance(parent, cst.Subscript) and parent.value is call and len(parent.slice) == 1 \
+            and isinstance(parent.slice[0].slice, cst.Index) and isinstance(parent.slice[0].slice.value, cst.Integer) \
+            and parent.slice[0].slice.value.evaluated_value == 0:
+        return True
+    if not isinstance(parent, cst.Assign) or parent.value is not call or len(parent.targets) != 1:
+        return False
+    target = parent.targets[0].target
+    if not isinstance(target, (cst.Tuple, cst.List)) or len(target.elements) != 2 \
+            or any(isinstance(e, cst.StarredElement) or not isinstance(e.value, cst.Name) for e in target.elements):
+        return False
+    unread = target.elements[1].value.value
+    if unread == target.elements[0].value.value \
+            or any(unread in [n.value for n in node.names] for node in all_nodes(function, (cst.Global, cst.Nonlocal))):
+        return False
+    return not _Order(function).reads(unread)
+
+
+# ------------------------------------------------------------------------------ forward parameters by their callers
+
+def caller_floats(module: cst.Module, cls: "cst.ClassDef | None", function: "cst.FunctionDef | None",
+                  resolve: Resolve, own: "OwnOutputs | None", file: "FileFacts | None",
+                  float_only: frozenset[str]) -> frozenset[str]:
+    """The positional parameters of a class's ``forward`` that every call of its layers in the file gives a floating
+    value (naive U-Net's ``UnetUp.forward(self, x, skip)``, called only as ``self.up1(thro, down3)`` ... with
+    convolution outputs): the class is defined once at the module's top level and subclassed nowhere in the file;
+    each other mention of its name is a call ``C(...)`` assigned to ``self.<attr>`` (one target) in a method of a
+    class of the file that is not subclassed in the file; that attribute is assigned nothing else in its class
+    (class_float_layers), is read on no other object (FileFacts.foreign) and is only ever called, with positional
+    arguments and no star, each one at a proven parameter's position floating by the caller's facts
+    (:class:`FlowFloats`). A call from another file could pass anything: MindSpore's join then refuses the mixed
+    dtypes loudly, never a silent value."""
+    if cls is None or function is None or own is None or file is None or function.name.value != "forward" \
+            or cls.name.value in file.subclassed or own._classes.get(cls.name.value) is not cls:  # noqa: SLF001
+        return frozenset()
+    params = [p.name.value for p in function.params.params]
+    if len(params) < 2 or params[0] != "self" or function.params.posonly_params:
+        return frozenset()
+    name = cls.name.value
+    mentions = [n for n in all_nodes(module, cst.Name) if n.value == name and n is not cls.name]
+    parents = _parents(module)
+    users: dict[int, tuple[cst.ClassDef, str]] = {}
+    for mention in mentions:
+        call = parents.get(id(mention))
+        if isinstance(call, cst.Arg) and _contains(cls, mention) and isinstance(parents.get(id(call)), cst.Call) \
+                and isinstance(parents[id(call)].func, cst.Name) and parents[id(call)].func.value == "super":
+            continue  # super(UnetUp, self).__init__() in the class itself
+        assign = parents.get(id(call))
+        if not isinstance(call, cst.Call) or call.func is not mention or not isinstance(assign, cst.Assign) \
+                or assign.value is not call or len(assign.targets) != 1 or not _self_attr(assign.targets[0].target):
+            return frozenset()
+        owner = assign
+        while owner is not None and not isinstance(owner, cst.ClassDef):
+            owner = parents.get(id(owner))
+        if owner is None or owner.name.value in file.subclassed:
+            return frozenset()
+        users[id(assign)] = (owner, assign.targets[0].target.attr.value)
+    if not users:
+        return frozenset()
+    proven = set(params[1:])
+    for owner, attr in {(id(o), a): (o, a) for o, a in users.values()}.values():
+        if attr in file.foreign or attr in file.appended or attr in file.named:
+            return frozenset()
+        layers = class_float_layers(owner, frozenset())
+        if not layers.get(attr) or any(not (isinstance(c.func, cst.Name) and c.func.value == name)
+                                       for c in layers[attr]):
+            return frozenset()
+        methods = [s for s in owner.body.body if isinstance(s, cst.FunctionDef)] \
+            if isinstance(owner.body, cst.IndentedBlock) else []
+        for method in methods:
+            facts = None
+            refs = [a for a in all_nodes(method, cst.Attribute) if _self_attr(a) and a.attr.value == attr]
+            if len(refs) != len([a for a in own_nodes(method, cst.Attribute) if _self_attr(a) and a.attr.value == attr]):
+                return frozenset()  # a call in a nested function or lambda: its names are not the method's
+            for ref in refs:
+                if not (_self_attr(ref) and ref.attr.value == attr):
+                    continue
+                parent = parents.get(id(ref))
+                if isinstance(parent, cst.AssignTarget):
+                    continue
+                if not isinstance(parent, cst.Call) or parent.func is not ref \
+                        or any(a.star or a.keyword is not None for a in parent.args):
+                    return frozenset()
+                facts = facts or FlowFloats(method, resolve, class_float_layers(owner, file.foreign), float_only, own)
+                for i, param in enumerate(params[1:]):
+                    if param in proven and (i >= len(parent.args) or not facts.is_float(parent.args[i].value)):
+                        proven.discard(param)
+    return frozenset(proven)

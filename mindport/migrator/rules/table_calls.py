@@ -19,10 +19,14 @@ from mindport.migrator.native_facts import (
     ClassFacts,
     FileFacts,
     FloatFacts,
+    FlowFloats,
     IntFacts,
     OwnOutputs,
     UnmaskedFacts,
     ValueFlow,
+    absorbed_reduction,
+    caller_floats,
+    values_only,
     ViewChain,
     all_nodes,
     cell_functions,
@@ -490,6 +494,8 @@ class TableCallTransform(Rule):
         self._class_float_layers: list[dict] = []  # the same for the dtype facts (native_facts.class_float_layers)
         self._own_outputs: OwnOutputs | None = None
         self._float_facts: dict[int, FloatFacts] = {}
+        self._flow_facts: dict[int, FlowFloats] = {}
+        self._called_facts: dict[int, "FlowFloats | None"] = {}
         self._unmasked_facts: dict[int, UnmaskedFacts] = {}
         self._statement_calls: set[int] = set()  # calls that are a whole expression statement (original nodes)
         self._indexed_updates: dict[int, cst.Subscript] = {}  # such a call's in-place update of an indexed view
@@ -497,6 +503,7 @@ class TableCallTransform(Rule):
 
     def visit_Module(self, node: cst.Module) -> None:
         self._file_facts = FileFacts(node)
+        self._module = node
         self._own_outputs = OwnOutputs(node, self.scope.resolve_torch, frozenset(INT_TO_FLOAT), self.scope.resolve,
                                         self._file_facts.appended | self._file_facts.named | self._file_facts.foreign)
         self._empty_attributes = empty_attributes(node, self.ctx.module_scope.resolve_torch)
@@ -799,7 +806,8 @@ class TableCallTransform(Rule):
             return target
         if self._observed_float(call, api):
             return f"mindspore.ops.{name}"
-        return f"mindspore.ops.{name}" if self._floats().is_float(input_node) else target
+        floats = self._floats()
+        return f"mindspore.ops.{name}" if floats.is_float(input_node) or floats.non_integer(input_node) else target
 
     def _floats(self) -> FloatFacts:
         """The enclosing function's float facts (which tensors are floating point by construction)."""
@@ -891,8 +899,39 @@ class TableCallTransform(Rule):
         floats = self._floats()
         if all(floats.is_float(m) or floats.layer_input(m) or floats.reaching_float(m, call) for m in members):
             return True
+        flows = self._flow_floats()
+        if all(flows.is_float(m) or floats.layer_input(m) or floats.piece_float(m) for m in members):
+            return True  # through reaching bindings (native_facts.FlowFloats)
+        called = self._called_floats()
+        if called is not None and all(called.is_float(m) or floats.layer_input(m) for m in members):
+            return True  # forward parameters every caller in the file gives floats (native_facts.caller_floats)
         ints = self._ints()
         return all(ints.is_int(m) for m in members)  # integers by construction (native_facts.IntFacts)
+
+    def _flow_floats(self) -> FlowFloats:
+        """The enclosing function's float facts read through reaching bindings (native_facts.FlowFloats)."""
+        function = self._functions[-1] if self._functions else None
+        facts = self._flow_facts.get(id(function))
+        if facts is None:
+            layers = self._class_float_layers[-1] if self._class_float_layers else {}
+            facts = self._flow_facts[id(function)] = FlowFloats(function, self.scope.resolve_torch, layers,
+                                                                frozenset(INT_TO_FLOAT), self._own_outputs)
+        return facts
+
+    def _called_floats(self) -> "FlowFloats | None":
+        """The enclosing forward's float facts with the parameters every caller in the file gives floats taken as
+        floating (native_facts.caller_floats); None when there is none."""
+        function = self._functions[-1] if self._functions else None
+        if id(function) not in self._called_facts:
+            cls = self._class_nodes[-1] if self._class_nodes else None
+            module = getattr(self, "_module", None)
+            proven = caller_floats(module, cls, function, self.scope.resolve_torch, self._own_outputs,
+                                   self._file_facts, frozenset(INT_TO_FLOAT)) if module is not None else frozenset()
+            layers = self._class_float_layers[-1] if self._class_float_layers else {}
+            self._called_facts[id(function)] = FlowFloats(function, self.scope.resolve_torch, layers,
+                                                          frozenset(INT_TO_FLOAT), self._own_outputs,
+                                                          assumed=proven) if proven else None
+        return self._called_facts[id(function)]
 
     def _ints(self) -> IntFacts:
         """The enclosing function's integer facts (which tensors are integers by construction)."""
@@ -974,7 +1013,8 @@ class TableCallTransform(Rule):
             facts = self._unmasked_facts.get(id(function))
             if facts is None:
                 layers = self._class_layers[-1] if self._class_layers else {}
-                facts = self._unmasked_facts[id(function)] = UnmaskedFacts(function, self.scope.resolve_torch, layers)
+                facts = self._unmasked_facts[id(function)] = UnmaskedFacts(function, self.scope.resolve_torch, layers,
+                                                                           self.scope.resolve)
             if not facts.unmasked(input_node):
                 return target
         name, renames = native
@@ -984,14 +1024,44 @@ class TableCallTransform(Rule):
         mapped.pop("dtype", None)
         return name
 
+    def _absorbed_target(self, target: str, mapped: dict, call: cst.Call, input_node) -> str:
+        """The runtime mean (written out for torch's NaN over an empty extent, where MindSpore's kernel returns
+        uninitialised memory) with ``keepdim=True`` and no ``dtype``, whose value over an empty extent nothing reads
+        (native_facts.absorbed_reduction: ``(x - x.mean(1, keepdim=True)) / ...``, RMSNorm's ``x * torch.rsqrt(
+        x.pow(2).mean(-1, keepdim=True) + eps)``): MindSpore's own, its arguments renamed (``dim`` -> ``axis``)."""
+        native = NATIVE_ABSORBED.get(target)
+        if native is None or input_node is None:
+            return target
+        keep, dtype = mapped.get("keepdim"), mapped.get("dtype")
+        if keep is None or not keep.given or keep.source != "True" \
+                or (dtype is not None and dtype.given and dtype.source != "None"):
+            return target
+        function = self._functions[-1] if self._functions else None
+        if not absorbed_reduction(call, input_node, function, self.scope.resolve_torch):
+            return target
+        name, renames = native
+        for old, new in renames.items():
+            if old in mapped:
+                mapped[new] = mapped.pop(old)
+        mapped.pop("dtype", None)
+        return name
+
+    def _values_target(self, target: str, call: cst.Call) -> str:
+        """The runtime topk (written out for torch's int64 indices) where only the values are read
+        (native_facts.values_only: ``v, _ = torch.topk(logits, k)``, ``x.topk(k)[0]``): MindSpore's own, which
+        takes the same arguments."""
+        native = NATIVE_VALUES_ONLY.get(target)
+        if native is None or not values_only(call, self._functions[-1] if self._functions else None):
+            return target
+        return native
+
     def _native_einsum(self, call: cst.Call) -> cst.BaseExpression | None:
         """``torch.einsum('b h i d, b h j d -> b h i j', q, k)`` (a literal equation that is one batched matrix
         product, ``einsum_native.plan``): ``ops.matmul(q, k.swapaxes(-1, -2))``; ``'i, j -> i j'``: ``ops.outer``."""
         args = call.args
-        if len(args) != 3 or any(a.star or a.keyword is not None for a in args) \
-                or not isinstance(args[0].value, cst.SimpleString):
+        if len(args) != 3 or any(a.star or a.keyword is not None for a in args):
             return None
-        equation = args[0].value.evaluated_value
+        equation = _literal_text(args[0].value)
         found = einsum_plan(equation) if isinstance(equation, str) else None
         if found is None:
             return None
@@ -1121,6 +1191,8 @@ class TableCallTransform(Rule):
             target = self._unmasked_target(self._guard_target(target, input_node, original_node, _api_name(entry)),
                                            mapped, input_node)
             target = self._native_like(target, mapped, input_node)
+            target = self._absorbed_target(target, mapped, original_node, input_node)
+            target = self._values_target(target, original_node)
             if target in LEGACY_EMPTY_CAT and empty_cat_members(
                     original_node, self._empty_locals(), self._empty_attributes, self.scope.resolve_torch):
                 target = LEGACY_EMPTY_CAT[target]
@@ -1225,6 +1297,8 @@ class TableCallTransform(Rule):
             target = switched_target(mapped, target)
             target = self._unmasked_target(self._guard_target(target, func.value, original_node, _api_name(entry)),
                                            mapped, func.value)
+            target = self._absorbed_target(target, mapped, original_node, func.value)
+            target = self._values_target(target, original_node)
             self._resolve_ms_names(mapped)
         except RunTimeArguments:
             self.ctx.converted_sites += 1
@@ -1720,6 +1794,14 @@ RUNTIME_EINSUM = "mindport.runtime.math.einsum"
 # its renames, where the input can hold no such row (native_facts.UnmaskedFacts)
 NATIVE_UNMASKED = {"mindport.runtime.nn_functional.softmax": ("mindspore.ops.softmax", {"dim": "axis"})}
 
+# the runtime's reductions that only replace the value over an empty extent -> MindSpore's own, with its renames, where
+# that value is never read (native_facts.absorbed_reduction)
+NATIVE_ABSORBED = {"mindport.runtime.math.mean": ("mindspore.ops.mean", {"dim": "axis", "keepdim": "keep_dims"})}
+
+# the runtime's (values, indices) functions that exist for torch's int64 indices -> MindSpore's own (same parameters),
+# where the indices are never read (native_facts.values_only)
+NATIVE_VALUES_ONLY = {"mindport.runtime.math.topk": "mindspore.ops.topk"}
+
 # the runtime's ``*_like`` random functions -> MindSpore's own, given the input's dtype, on a name floating point by
 # construction (TableCallTransform._native_like)
 NATIVE_LIKE = {"mindport.runtime.math.randn_like": "mindspore.ops.randn_like"}
@@ -1756,6 +1838,26 @@ NATIVE_LIST = "mindspore.nn.CellList"
 
 # the reason of the entries whose out= the converter writes (mindport.runtime.inplace.write_out)
 OUT_REASON = "MindSpore has no out= argument: assign the result"
+
+
+def _literal_text(node) -> "str | None":
+    """The text of a string literal: a plain string, or an f-string with no replacement field
+    (``f"b h i j, b h j d -> b h i d"``); None for anything else."""
+    if isinstance(node, cst.SimpleString):
+        value = node.evaluated_value
+        return value if isinstance(value, str) else None
+    if isinstance(node, cst.FormattedString) and all(isinstance(p, cst.FormattedStringText) for p in node.parts):
+        text = "".join(p.value for p in node.parts)
+        prefix = node.start[:-1].lower().replace("f", "")
+        quote = node.start[len(node.start) - 1:]
+        if "{" in text or "}" in text or "b" in prefix or node.end not in ('"', "'"):
+            return None
+        try:
+            value = ast.literal_eval(f"{prefix}{quote}{text}{node.end}")
+        except (ValueError, SyntaxError):
+            return None
+        return value if isinstance(value, str) else None
+    return None
 
 
 def _literal_gain(call: cst.Call) -> cst.BaseExpression | None:
