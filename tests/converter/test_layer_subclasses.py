@@ -124,3 +124,35 @@ def test_a_layer_subclass_reads_its_settings_under_mindspores_names(tmp_path):
     result = convert_source(source)
     assert "self.group)" in result.code, result.code
     _assert_port_matches(source, result.code, "Net", (1, 4, 7, 7), tmp_path, "cs", atol=1e-5)
+
+
+def test_a_conv1d_subclass_convolves_with_its_own_weight(tmp_path):
+    """class Conv1d(nn.Conv1d) whose forward perturbs or pads and calls F.conv1d(x, self.weight, ...) (the
+    EfficientConformer layers): MindSpore's Conv1d keeps its weight as (out, in/groups, 1, k); the functional conv
+    takes it as torch's (out, in/groups, k)."""
+    source = textwrap.dedent("""\
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+
+        class CausalConv1d(nn.Conv1d):
+            def __init__(self, cin, cout, k, groups=1):
+                super().__init__(cin, cout, k, padding=0, groups=groups)
+                self.pre = nn.ConstantPad1d((k - 1, 0), 0.0)
+
+            def forward(self, x):
+                weight = self.weight * 0.5
+                return F.conv1d(self.pre(x), weight, bias=self.bias, stride=self.stride, groups=self.groups)
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.a = CausalConv1d(4, 6, 3)
+                self.b = CausalConv1d(6, 6, 5, groups=3)
+
+            def forward(self, x):
+                return self.b(self.a(x).relu())
+    """)
+    result = convert_source(source)
+    _assert_port_matches(source, result.code, "Net", (2, 4, 11), tmp_path, "c1d", atol=1e-5)
