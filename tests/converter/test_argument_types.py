@@ -115,3 +115,31 @@ def test_an_expression_argument_keeps_its_meaning_inside_a_written_out_decision(
     assert "for v in (dilation if dilation > 1 else pad)" in result.code
     report = assert_port_matches(source, result.code, "Net", (2, 3, 7, 7), tmp_path, "exprargs", atol=1e-5)
     assert not report.missing and not report.unexpected, report
+
+
+def test_a_padding_that_can_only_be_a_number_is_written_as_one(tmp_path):
+    """``padding=(kernel_size - 1) // 2`` is a number whatever kernel_size is: pad_mode='pad' with the expression,
+    not the run-time decision between a string, a tuple and an int that a bare name needs."""
+    source = textwrap.dedent("""\
+        import torch
+        import torch.nn as nn
+
+
+        class Net(nn.Module):
+            def __init__(self, kernel_size=3, k1=1):
+                super().__init__()
+                self.conv = nn.Conv2d(3, 4, kernel_size, padding=(kernel_size - 1) // 2)
+                self.point = nn.Conv1d(4, 4, k1, padding=(k1 - 1) // 2)
+                self.wide = nn.Conv2d(4, 2, 5, padding=2 * (5 - 1) // 2, dilation=2)
+
+            def forward(self, x):
+                y = self.conv(x)
+                b, c, h, w = y.shape
+                z = self.point(y.reshape(b, c, h * w)).reshape(b, c, h, w)
+                return self.wide(z)
+    """)
+    result = convert_source(source)
+    assert result.diagnostics == [], [d.format() for d in result.diagnostics]
+    assert "isinstance" not in result.code and result.code.count("pad_mode='pad'") == 3, result.code
+    report = assert_port_matches(source, result.code, "Net", (2, 3, 9, 9), tmp_path, "numpad", atol=1e-5)
+    assert not report.missing and not report.unexpected, report

@@ -155,6 +155,19 @@ def _known_mode(mode: Arg | None) -> None:
         raise RunTimeArguments(f"padding_mode={mode.source}: MindSpore convolutions only zero-pad")
 
 
+def _number_by_form(source: str) -> bool:
+    """An expression that can only be a number: ``(k - 1) // 2``, ``k // 2``, ``d * (k - 1) // 2`` (floor division,
+    subtraction or remainder at the top; a tuple or a string refuses those), or a size read (``x.size(1)``)."""
+    from mindport.mappings.transforms.functions import _int_by_form
+
+    try:
+        node = ast.parse(source.strip(), mode="eval").body
+    except SyntaxError:
+        return False
+    return (isinstance(node, ast.BinOp) and isinstance(node.op, (ast.FloorDiv, ast.Sub, ast.Mod))) or \
+        _int_by_form(node)
+
+
 @call_transform("conv_padding")
 def conv_padding(args: dict[str, Arg]) -> None:
     """torch ``padding`` (int, tuple, 'same', 'valid') -> MindSpore ``pad_mode`` + ``padding``.
@@ -181,6 +194,8 @@ def conv_padding(args: dict[str, Arg]) -> None:
         doubled = tuple(v for v in value for _ in (0, 1))
         args["pad_mode"] = new("'pad'")
         args["padding"] = new(repr(doubled if len(value) > 1 else value[0]))
+    elif value is UNKNOWN and _number_by_form(padding.source):
+        args["pad_mode"] = new("'pad'")  # (k - 1) // 2: a number whatever k is (MindSpore takes 'pad' with 0 too)
     elif value is UNKNOWN:
         # A variable: decide at run time, keeping the converted code exact for ints and tuples.
         src = padding.operand
