@@ -1071,9 +1071,10 @@ def main(request_path: str, result_path: str) -> None:
         stubs.install([request["root"]])
     import torch
 
-    from mindport.discovery import cuda_cpu, legacy_torch
+    from mindport.discovery import cuda_cpu, legacy_names, legacy_torch
 
     legacy_torch.install()  # torch._six for code written for torch 1.x (removed in torch 2.0)
+    legacy_names.install()  # collections.Sequence, np.float, scipy.signal.hann ... (removed from Python/NumPy/SciPy)
 
     cuda_cpu.install()  # CUDA-only code (.cuda(), device='cuda') is built and run on the CPU, as the proof's torch side
     torch.set_num_threads(int(request.get("threads", 1)))

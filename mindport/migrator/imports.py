@@ -218,7 +218,21 @@ def find_reexports(module: cst.Module, ctx, seen: set[str]) -> dict[int, str]:
             value = value_expr(ctx, f"{name}.{alias.name.value}")
             if value is not None:
                 out[id(alias)] = f"{bound} = {module.code_for_node(value)}"
+            elif bound in ctx.options.imported_names and bound not in seen:
+                # re-exported, with no MindSpore value: the import stays as written (flagged), or the project file
+                # importing the name from this module fails (pytorch-widedeep's wdtypes re-exports torchvision's
+                # WeightsEnum to models/image/vision.py, which read it in annotations)
+                api = f"{name}.{alias.name.value}"
+                ctx.torch_names_kept.add(bound)
+                ctx.diagnose(stmt, "MP106" if not is_torch_core(name) else "MP101",
+                             f"{api}: re-exported to other files of the project and has no MindSpore mapping; the "
+                             "import stays (it needs its package at run time)",
+                             "map it (mindport/mappings/data) or import it from its package where it is used", api)
     return out
+
+
+def is_torch_core(name: str) -> bool:
+    return name == "torch" or name.startswith("torch.")
 
 
 def finalize_imports(module: cst.Module, needed: set[str], aliases: dict[str, str], present: set[str],

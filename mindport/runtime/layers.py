@@ -977,6 +977,50 @@ class GRU(nn.GRU):
             self.rnn = _precise_steps("GRU", _gru_step)
 
 
+
+# MindSpore 2.10's RNNCell/GRUCell/LSTMCell compute their step with the same Python cell functions and float32 tanh
+# kernel on every device (mindspore.nn.layer.rnn_cells); a loop over a sequence feeds the error back (7 steps,
+# hidden 16, weights of std 1, from float64: RNNCell 7.1e-4, GRUCell 1.1e-4, LSTMCell 4.8e-5 where torch's float32
+# gives 4.7e-7, 3.4e-7, 2.4e-7; /tmp/legacy12/cells.py). These are MindSpore's own cells (same arguments, parameters
+# and results) whose step is mindport.runtime.math's cell function (torch's tanh precision). Their construct stays
+# the one mindport.runtime.unbatched gives MindSpore's cells (hx None is zeros, an unbatched step), which calls the
+# step below. A port for a GPU or Ascend gets MindSpore's own cells (table_calls.CPU_GUARD_LAYERS).
+
+def _cell_construct(pair):
+    from mindport.runtime.unbatched import _cell
+
+    return _cell(pair)
+
+
+class RNNCell(nn.RNNCell):
+    """torch.nn.RNNCell: MindSpore's nn.RNNCell whose tanh step has torch's precision (see above)."""
+
+    construct = _cell_construct(pair=False)
+
+    def _mp_batched_construct(self, x, hx):
+        if self.nonlinearity == "tanh":
+            return _math.rnn_tanh_cell(x, hx, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
+        return _math.rnn_relu_cell(x, hx, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
+
+
+class GRUCell(nn.GRUCell):
+    """torch.nn.GRUCell: MindSpore's nn.GRUCell whose step has torch's tanh precision (see above)."""
+
+    construct = _cell_construct(pair=False)
+
+    def _mp_batched_construct(self, x, hx):
+        return _math.gru_cell(x, hx, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
+
+
+class LSTMCell(nn.LSTMCell):
+    """torch.nn.LSTMCell: MindSpore's nn.LSTMCell whose step has torch's tanh precision (see above)."""
+
+    construct = _cell_construct(pair=True)
+
+    def _mp_batched_construct(self, x, hx):
+        return _math.lstm_cell(x, hx, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
+
+
 def _inplace_cell(base, torch_name):
     """``base`` (the Cell torch's layer maps to, same constructor arguments) whose output is also written into its
     input, as torch's ``inplace=True`` does (the input keeps its identity; see mindport.runtime.inplace)."""

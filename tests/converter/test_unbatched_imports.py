@@ -209,25 +209,6 @@ HANDLED = {
             def forward(self, x):
                 return self.conv(x)
         """,
-    "a cell without hx, shape unpacked": """
-        class Net(nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.cell = nn.GRUCell(4, 5)
-
-            def forward(self, x):
-                b, c = x.shape
-                return self.cell(x)
-        """,
-    "a cell given hx, its input's rank not shown": """
-        class Net(nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.cell = nn.RNNCell(4, 5)
-
-            def forward(self, x, h):
-                return self.cell(x, h)
-        """,
     "a BatchNorm1d (takes (N, C) too)": """
         class Net(nn.Module):
             def __init__(self):
@@ -311,6 +292,40 @@ def test_an_input_shown_batched_stays_native(source):
 def test_an_input_not_shown_batched_loads_the_handling(source):
     code = _converted("import torch\nfrom torch import nn\n" + textwrap.dedent(source))
     assert LINE in code, code
+
+
+# MindSpore's own cells (a port for a GPU or Ascend): the handling gives them torch's hx default and unbatched step.
+# A CPU port builds mindport.runtime.layers' cells (torch's tanh precision), whose import loads the handling.
+CELLS = {
+    "a cell without hx, shape unpacked": """
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.cell = nn.GRUCell(4, 5)
+
+            def forward(self, x):
+                b, c = x.shape
+                return self.cell(x)
+        """,
+    "a cell given hx, its input's rank not shown": """
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.cell = nn.RNNCell(4, 5)
+
+            def forward(self, x, h):
+                return self.cell(x, h)
+        """,
+}
+
+
+@pytest.mark.parametrize("source", [pytest.param(s, id=k) for k, s in CELLS.items()])
+def test_a_cell_loads_the_handling(source):
+    source = "import torch\nfrom torch import nn\n" + textwrap.dedent(source)
+    gpu = convert_source(source, "model.py", device="gpu")
+    assert not gpu.diagnostics and LINE in gpu.code and "mp_nn" not in gpu.code, gpu.code
+    code = _converted(source)
+    assert "from mindport.runtime import layers as mp_nn" in code and "mp_nn." in code, code
 
 
 def test_a_file_with_a_runtime_import_gets_no_second_line():

@@ -24,6 +24,7 @@ from mindport.migrator.rules.init_calls import InitTransform
 from mindport.migrator.rules.jit_markers import JitMarkerTransform
 from mindport.migrator.rules.layer_parameters import LayerParameterNameTransform
 from mindport.migrator.rules.layer_writes import LayerWriteTransform
+from mindport.migrator.rules.legacy_names import LegacyNameTransform
 from mindport.migrator.rules.lambda_values import LambdaValueTransform
 from mindport.migrator.rules.list_extend import ListExtendTransform
 from mindport.migrator.rules.local_del import LocalDelTransform
@@ -51,6 +52,7 @@ from mindport.migrator.rules.try_reraise import TryReraiseTransform
 
 RULES = (
     ModuleClassTransform,         # nn.Module -> nn.Cell, forward -> construct
+    LegacyNameTransform,          # collections.Sequence, np.float, scipy.signal.hann -> the current names (same objects)
     CustomOptimizerTransform,     # Optimizer subclasses: step(self) reading p.grad -> construct(self, grads)
     AutogradFunctionTransform,    # autograd.Function -> Cell with construct/bprop; F.apply -> F()
     LayerParameterNameTransform,  # self.emb.weight -> self.emb.embedding_table (tied weights)

@@ -1827,7 +1827,8 @@ NATIVE_SOFTMAX_LAYER = {"mindport.runtime.layers.Softmax": ("mindspore.nn.Softma
 # runtime layers that only guard a defect of MindSpore's CPU kernel (same constructor arguments) -> MindSpore's own,
 # in a port for a GPU or Ascend (``convert --device``)
 CPU_GUARD_LAYERS = {"mindport.runtime.layers.Tanh": "mindspore.nn.Tanh", "mindport.runtime.layers.RNN": "mindspore.nn.RNN",
-                    "mindport.runtime.layers.GRU": "mindspore.nn.GRU"}
+                    "mindport.runtime.layers.GRU": "mindspore.nn.GRU",
+                    **{f"mindport.runtime.layers.{cell}": f"mindspore.nn.{cell}" for cell in ("RNNCell", "GRUCell", "LSTMCell")}}
 
 # runtime optimizers that exist for float64 parameters only (MindSpore's ops.SGD refuses them; same constructor
 # arguments) -> MindSpore's own, in a project where no float64 tensor can come to be (project.float64_free)
