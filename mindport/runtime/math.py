@@ -1861,9 +1861,13 @@ _FLOATING = (ms.float16, ms.float32, ms.float64, ms.bfloat16, ms.complex64, ms.c
 
 def floating(input):
     """``input`` as torch computes a floating-only function of it: an integer or bool tensor in float32 (the
-    default dtype), a float or complex tensor as it is."""
-    if isinstance(input, Tensor) and input.dtype not in _FLOATING:
-        return input.astype(ms.float32)
+    default dtype), a float or complex tensor as it is. A Python number (``torch.exp(self.init_std)`` in a
+    TorchScript method, where torch's math functions take numbers; eager torch refuses them) as a float32 0-d
+    tensor."""
+    if isinstance(input, Tensor):
+        return input.astype(ms.float32) if input.dtype not in _FLOATING else input
+    if isinstance(input, (int, float)):
+        return Tensor(float(input), ms.float32)
     return input
 
 

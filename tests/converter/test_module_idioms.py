@@ -300,3 +300,36 @@ def test_a_script_module_subclass_is_a_cell(tmp_path):
     assert "class Block(nn.Cell):" in code and "def construct(self, x):" in code, code
     x = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
     assert_port_matches_in_mode(SCRIPT_MODULE, code, "Net", [x], tmp_path, "script", "pynative", atol=1e-5)
+
+
+SCRIPTED_SCALAR_MATH = """\
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch import jit
+
+
+class Actor(jit.ScriptModule):
+    def __init__(self, init_std=5, min_std=1e-4):
+        super().__init__()
+        self.fc = nn.Linear(4, 6)
+        self._init_std = init_std
+        self._min_std = min_std
+
+    @jit.script_method
+    def forward(self, x):
+        raw_init_std = torch.log(torch.exp(self._init_std) - 1)
+        mean, std = torch.chunk(self.fc(x), 2, dim=1)
+        return torch.tanh(mean) + F.softplus(std + raw_init_std) + self._min_std
+"""
+
+
+def test_torch_math_of_a_python_number_in_a_scripted_method(tmp_path):
+    """TorchScript's math functions take Python numbers (``torch.exp(self._init_std)`` with an int attribute, the
+    Dreamer actor), which eager torch refuses: the port computes them as float32 0-d tensors and matches."""
+    from port_check import assert_port_matches_in_mode
+
+    code = convert_source(SCRIPTED_SCALAR_MATH).code
+    x = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
+    assert_port_matches_in_mode(SCRIPTED_SCALAR_MATH, code, "Actor", [x], tmp_path, "scalarmath", "pynative",
+                                atol=1e-5)
