@@ -82,6 +82,12 @@ def write_data(entry: dict, tree: Path) -> None:
             for _ in range(spec.get("lines", 400)):
                 lines.append(" ".join(rng.choice(WORDS) for _ in range(rng.randint(4, 12))))
             path.write_text("\n".join(lines) + "\n")
+        elif spec["kind"] == "pairs_jsonl":
+            # JSON lines of token-list pairs: `src` random words, `tgt` the same words reversed (learnable)
+            with path.open("w") as f:
+                for _ in range(spec.get("lines", 200)):
+                    src = [rng.choice(WORDS) for _ in range(rng.randint(3, 7))]
+                    f.write(json.dumps({spec["src"]: src, spec["tgt"]: src[::-1]}) + "\n")
         elif spec["kind"] == "mnist_idx":
             write_mnist(path, spec.get("train", 1000), spec.get("test", 200), spec.get("gz", True), spec.get("raw", False))
         else:

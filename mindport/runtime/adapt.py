@@ -94,6 +94,24 @@ def has(module: str, name: str) -> bool:
 _MISSING = object()
 
 
+class namespace:  # noqa: N801 - named as the converted call reads: mp_adapt.namespace("torch.nn.functional")
+    """A torch namespace bound to a name (``F = nn.functional``, ``F = torch.nn.functional``): the converter maps
+    each ``F.relu(x)`` where it is written, so only reads it cannot see (``getattr(F, name)``, ``F`` passed on) reach
+    this object, whose attributes are the runtime adapters of the namespace's entries (:func:`attribute`). Without it
+    the alias stayed ``torch.nn.functional`` and the port imported torch."""
+
+    def __init__(self, module: str) -> None:
+        self.__name__ = module
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return attribute(self.__name__, name)
+
+    def __repr__(self) -> str:
+        return f"<mindport namespace {self.__name__}>"
+
+
 def tensor_data(value: Any) -> Any:
     """``t.data`` taken as a value outside ``forward`` where the converter could not tell what ``t`` is
     (``def scale_(t): w = t.data; w.mul_(2)``): a MindSpore Parameter itself, since MindSpore's ``Parameter.data``

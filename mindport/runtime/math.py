@@ -1741,20 +1741,55 @@ def _complex_draw(draw, size, dtype, scale):
     return ops.Complex()(draw(*size, dtype=part) * scale, draw(*size, dtype=part) * scale)
 
 
-def randn(*size, dtype=None, seed=None):
+def _sizes(size):
+    """torch's ``*size``: ``f(2, 3)`` or ``f((2, 3))``."""
+    return tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else tuple(size)
+
+
+def _generated(generator, size, dtype, draw):
+    """``draw(numpy_generator, shape)`` from a ``mindspore.Generator``'s own stream (torch's ``generator=``), as a
+    float32 tensor unless ``dtype``; a complex dtype takes real and imaginary parts from the stream in turn."""
+    count = 1
+    for n in size:
+        count *= int(n)
+    stream = _generator_stream(generator, count * (2 if dtype is not None and _is_complex(dtype) else 1))
+    if dtype is not None and _is_complex(dtype):
+        part = ms.float64 if dtype == ms.complex128 else ms.float32
+        re, im = Tensor(draw(stream, size), part), Tensor(draw(stream, size), part)
+        return ops.Complex()(re, im)
+    out = Tensor(draw(stream, size), ms.float32)
+    return out if dtype is None else out.astype(dtype)
+
+
+def randn(*size, generator=None, dtype=None, seed=None):
     """torch.randn: ops.randn, and for a complex dtype real and imaginary parts drawn N(0, 1/2) each, as torch does
-    (ops.randn takes float dtypes only)."""
+    (ops.randn takes float dtypes only). With ``generator=`` (a torch.Generator, converted to mindspore.Generator)
+    the draws come from that generator's own stream: seeded alike, two generators draw the same numbers."""
+    if generator is not None:
+        scale = 0.5 ** 0.5 if dtype is not None and _is_complex(dtype) else 1.0
+        return _generated(generator, _sizes(size), dtype, lambda g, shape: g.standard_normal(shape) * scale)
     if dtype is not None and _is_complex(dtype):
         return _complex_draw(ops.randn, size, dtype, 0.5 ** 0.5)
     return ops.randn(*size, dtype=dtype, seed=seed)
 
 
-def rand(*size, dtype=None, seed=None):
+def rand(*size, generator=None, dtype=None, seed=None):
     """torch.rand: ops.rand, and for a complex dtype real and imaginary parts each uniform on [0, 1), as torch
-    does (ops.rand takes float dtypes only)."""
+    does (ops.rand takes float dtypes only). With ``generator=``: that generator's own stream (see randn)."""
+    if generator is not None:
+        return _generated(generator, _sizes(size), dtype, lambda g, shape: g.random(shape))
     if dtype is not None and _is_complex(dtype):
         return _complex_draw(ops.rand, size, dtype, 1.0)
     return ops.rand(*size, dtype=dtype, seed=seed)
+
+
+def randperm(n, *, generator=None, dtype=None):
+    """torch.randperm with ``generator=``: a permutation of range(n) drawn from that generator's own stream (int64
+    unless ``dtype``); without a generator, ops.randperm."""
+    if generator is None:
+        return ops.randperm(n, dtype=dtype or _INT64)
+    out = Tensor(_generator_stream(generator, int(n)).permutation(int(n)), _INT64)
+    return out if dtype is None else out.astype(dtype)
 
 
 def randn_like(input, *, generator=None, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):

@@ -37,7 +37,7 @@ CORPUS = textwrap.dedent('''\
 
 
     def shuffled(n, seed):
-        return torch.randperm(n, generator=torch.Generator().manual_seed(seed)).to(torch.float32).sum(dim=0)
+        return torch.poisson(torch.full((n,), 3.0), generator=torch.Generator().manual_seed(seed)).sum(dim=0)
 
 
     def max_into(a, b, out):

@@ -346,6 +346,20 @@ def split_overload_names(args: dict[str, Arg]) -> None:
         raise Unsupported("no indices_or_sections (nor sections/indices): torch rejects this call")
 
 
+@call_transform("where_condition_only")
+def where_condition_only(args: dict[str, Arg]) -> None:
+    """torch.where's other overload, ``torch.where(condition)`` (``data[torch.where(labels == 0)[0], 0]``): the
+    indices where condition holds, one tensor per axis, as ``torch.nonzero(condition, as_tuple=True)``. Only one of
+    input/other given: torch rejects the call."""
+    given = [name for name in ("input", "other") if args.get(name) is not None and args[name].source != "None"]
+    if len(given) == 1:
+        raise Unsupported(f"torch.where with {given[0]} but not the other value: torch rejects this call")
+    if not given:
+        args.pop("input", None)
+        args.pop("other", None)
+        args.update({"as_tuple": new("True"), TARGET: new("mindport.runtime.math.nonzero")})
+
+
 @call_transform("randint_high_only")
 def randint_high_only(args: dict[str, Arg]) -> None:
     """torch.randint's other overload, ``randint(high, size)`` (Informer's ProbAttention: ``torch.randint(L_K,

@@ -20,7 +20,8 @@ class AutogradFunctionTransform(Rule):
 
     ``ctx`` becomes ``self``: ``ctx.save_for_backward(a, b)`` -> ``self.saved_tensors = (a, b)``, ``ctx.k = v`` stays
     an attribute. ``bprop`` must return one gradient per input as a tuple, so a single gradient is wrapped and a
-    ``None`` gradient becomes ``ops.zeros_like(<input>)``. Call sites ``F.apply(x)`` -> ``F()(x)``, also when apply
+    ``None`` gradient becomes ``ops.zeros_like(<input>)`` for a Tensor input and stays ``None`` (no gradient) for a
+    non-tensor one (an index tuple, a float): ``ops.zeros_like(i) if isinstance(i, Tensor) else None``. Call sites ``F.apply(x)`` -> ``F()(x)``, also when apply
     (a classmethod) is reached through an instance: ``F().apply(x)`` -> ``F()(x)``, and for a Function another file of
     the project defines (``invmat.InvMatrix.apply`` -> ``invmat.InvMatrix()``: ``Options.function_classes``, which
     ``convert_path`` reads from every file).
@@ -70,6 +71,44 @@ class AutogradFunctionTransform(Rule):
                     return Clamp()(x)
             """,
             note='forward/backward become construct/bprop, ctx becomes self, and F.apply(x) a call of an instance.',
+        ),
+        Example(
+            before="""
+                import torch
+
+
+                class Take(torch.autograd.Function):
+                    @staticmethod
+                    def forward(ctx, x, index):
+                        ctx.shape = x.shape
+                        ctx.index = index
+                        return x[index]
+
+                    @staticmethod
+                    def backward(ctx, grad):
+                        full = torch.zeros(ctx.shape)
+                        full[ctx.index] = grad
+                        return full, None
+            """,
+            after="""
+                import mindspore as ms
+                from mindspore import nn
+                from mindspore import ops
+
+
+                class Take(nn.Cell):
+                    def construct(self, x, index):
+                        self.shape = x.shape
+                        self.index = index
+                        return x[index]
+
+                    def bprop(self, x, index, out, grad):
+                        full = ops.zeros(self.shape)
+                        full[self.index] = grad
+                        return (full, ops.zeros_like(index) if isinstance(index, ms.Tensor) else None)
+            """,
+            note="a None gradient: zeros for a Tensor input, no gradient (None) for anything else (here a tuple index, "
+                 "as torchdiffeq's _UncheckedAssign has).",
         ),
     )
 
@@ -141,7 +180,7 @@ class AutogradFunctionTransform(Rule):
         dout = grads[0] if len(grads) == 1 and not star_grads else _fresh("dout", taken | {out})
         ops = self.ctx.alias_for("mindspore.ops")
         body = fn.body.visit(_CtxToSelf(ctx_name, None if star else len(inputs)))
-        body = body.visit(_BpropReturns(inputs, ops, exact=star is None))
+        body = body.visit(_BpropReturns(inputs, ops, exact=star is None, tensor=self.ctx.target_text("mindspore.Tensor")))
         head = []
         if star:  # MindSpore passes bprop the inputs, then out and dout: *args holds them at its end
             head.append(parse_statement(f"{star}, {out}, {dout} = {star}[:-2], {star}[-2], {star}[-1]"))
@@ -252,12 +291,17 @@ class _CtxToSelf(cst.CSTTransformer):
 
 
 class _BpropReturns(cst.CSTTransformer):
-    """``return g`` -> ``return (g,)``; ``None`` gradients -> ``ops.zeros_like(<input>)``."""
+    """``return g`` -> ``return (g,)``; a ``None`` gradient -> zeros for a Tensor input, and stays ``None`` (no
+    gradient) for anything else: ``ops.zeros_like(x) if isinstance(x, Tensor) else None``. torch's backward returns
+    ``None`` for non-tensor inputs too (an index tuple, a float, a function), which ``zeros_like`` cannot take;
+    MindSpore's bprop accepts ``None`` there, while for a Tensor input under jit ``None`` would reach the caller as a
+    ``None`` gradient where torch's leaf gets none (and the optimizer a zero)."""
 
-    def __init__(self, inputs: list[str], ops: str, exact: bool = True) -> None:
+    def __init__(self, inputs: list[str], ops: str, exact: bool = True, tensor: str = "mindspore.Tensor") -> None:
         super().__init__()
         self.inputs = inputs
         self.ops = ops
+        self.tensor = tensor
         self.exact = exact  # False with forward(ctx, ..., *args): a return that is not a tuple display stays
 
     def visit_FunctionDef(self, node) -> bool:
@@ -276,7 +320,8 @@ class _BpropReturns(cst.CSTTransformer):
         fixed = []
         for i, item in enumerate(items):
             if isinstance(item, cst.Name) and item.value == "None" and i < len(self.inputs):
-                item = parse_expression(f"{self.ops}.zeros_like({self.inputs[i]})")
+                name = self.inputs[i]
+                item = parse_expression(f"{self.ops}.zeros_like({name}) if isinstance({name}, {self.tensor}) else None")
             fixed.append(cst.Element(item))
         return updated_node.with_changes(value=cst.Tuple(fixed) if len(fixed) > 1 else
                                          cst.Tuple([cst.Element(fixed[0].value, comma=cst.Comma())]))

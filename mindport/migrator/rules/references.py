@@ -35,6 +35,9 @@ class ReferenceTransform(Rule):
       is not a site). An alias bound once and only ever called in the file (``act = F.leaky_relu`` ... ``act(x,
       0.2)``) names the MindSpore function and each call is mapped where it is written: no adapter, so the code
       also compiles in GRAPH_MODE;
+    * a torch namespace bound to a name, ``F = nn.functional``: the calls through ``F`` are mapped where they are
+      written, and the name holds ``mp_adapt.namespace('torch.nn.functional')``, whose attributes are the entries'
+      runtime adapters (for the reads no rule sees: ``getattr(F, name)``, ``F`` passed on), so no torch import stays;
     * a file's own function or class put on a torch class, ``torch.nn.Module.add = add_module``, and its reads: the
       MindSpore class of the entry (``nn.Cell.add = add_module``), so the patch reaches the converted objects.
     """
@@ -152,6 +155,29 @@ class ReferenceTransform(Rule):
             """,
             note='A feature test of a torch namespace asks whether mindport maps that API (no torch needed at run '
                  'time); a namespace read by name gives the runtime adapter of the entry.',
+        ),
+        Example(
+            before="""
+                import torch.nn as nn
+
+                F = nn.functional
+
+
+                def head(x):
+                    return F.relu(x)
+            """,
+            after="""
+                from mindspore import ops
+                from mindport.runtime import adapt as mp_adapt
+
+                F = mp_adapt.namespace('torch.nn.functional')
+
+
+                def head(x):
+                    return ops.relu(x)
+            """,
+            note='A namespace bound to a name: its calls are mapped where written, the name holds an adapter of the '
+                 'namespace (it stayed torch.nn.functional, and the port imported torch).',
         ),
     )
 
@@ -312,6 +338,12 @@ class ReferenceTransform(Rule):
             return updated_node
         qual = self.scope.resolve_torch(original_node)
         entry = self.ctx.registry.lookup(qual) if qual else None
+        if entry is None and id(original_node) in self._alias_values and self._is_namespace(qual):
+            # ``F = nn.functional``: the calls through F are mapped where written; the name holds an adapter
+            self.ctx.handled.add(id(original_node))
+            self.ctx.converted_sites += 1
+            return cst.Call(func=self.ctx.target_expr("mindport.runtime.adapt.namespace"),
+                            args=[cst.Arg(cst.SimpleString(repr(qual)))])
         target = entry.resolve(self.ctx.options.target)[0] if entry is not None else None
         if target is None or not entry.supported or (target.startswith(".") and id(original_node) not in
                                                      self._alias_values):
@@ -322,6 +354,14 @@ class ReferenceTransform(Rule):
                 id(original_node) not in self._fixed_values or target.startswith(".")):
             return value_expr(self.ctx, qual)
         return self.ctx.target_expr(target)
+
+    def _is_namespace(self, qual: str | None) -> bool:
+        """A torch module holding mapping entries (torch.nn, torch.nn.functional, torch.linalg ...)."""
+        if qual is None:
+            return False
+        if self._namespaces is None:
+            self._namespaces = {e.torch.rsplit(".", 1)[0] for e in self.ctx.registry}
+        return qual in self._namespaces
 
     def _module_getattr(self, node: cst.Call) -> str | None:
         """``getattr(torch.nn, name[, default])``, ``hasattr(torch.nn, name)``: the torch namespace (one holding mapping
