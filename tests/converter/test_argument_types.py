@@ -143,3 +143,30 @@ def test_a_padding_that_can_only_be_a_number_is_written_as_one(tmp_path):
     assert "isinstance" not in result.code and result.code.count("pad_mode='pad'") == 3, result.code
     report = assert_port_matches(source, result.code, "Net", (2, 3, 9, 9), tmp_path, "numpad", atol=1e-5)
     assert not report.missing and not report.unexpected, report
+
+
+def test_layer_sizes_computed_with_numpy_are_ints(tmp_path):
+    """``nn.Conv1d(c, c, np.prod(ks))`` (ParallelWaveGAN's MelGAN discriminator), ``nn.Linear(np.prod(shape), n)``:
+    torch takes numpy integers as sizes, MindSpore's layer checks refuse them; the port reads them as ints."""
+    source = textwrap.dedent("""\
+        import numpy as np
+        import torch
+        import torch.nn as nn
+
+
+        class Net(nn.Module):
+            def __init__(self, ks=(3, 1), shape=(4, 5), scales=(1, 2)):
+                super().__init__()
+                self.conv = nn.Conv1d(4, int(np.cumprod(scales)[-1]) * 3, np.prod(ks), padding=1)
+                self.fc = nn.Linear(np.prod(shape), np.max(shape))
+                self.emb = nn.Embedding(np.sum(shape), 5)
+
+            def forward(self, x):
+                y = self.conv(x)
+                return self.fc(y.flatten(1)[:, :20]) + self.emb.weight[:1, :].sum()
+    """)
+    result = convert_source(source)
+    assert result.diagnostics == [], [d.format() for d in result.diagnostics]
+    assert "int(np.prod(ks))" in result.code and "int(np.prod(shape))" in result.code, result.code
+    report = assert_port_matches(source, result.code, "Net", (2, 4, 5), tmp_path, "npints", atol=1e-5)
+    assert not report.missing and not report.unexpected, report

@@ -55,9 +55,46 @@ def gelu_approximate(arg: Arg) -> str:
 # integer or tuple[int], but got list": nn.Conv2d, nn.MaxPool2d, ops.conv2d, nn.AdaptiveAvgPool2d, ops.mean's axis
 # ... alike). Every entry's arguments of these names go through their transform
 # (mindport.mappings.arguments.map_arguments), before the entry's own transforms.
+# A layer's integer sizes computed with numpy (``nn.Conv1d(c, c, np.prod(ks))``, ``nn.Linear(np.prod(shape), n)``):
+# torch takes a numpy integer wherever it takes an int, MindSpore's layer checks refuse it ("must be int, but got
+# int64"); the same names' sizes above take the same reading first.
 IMPLICIT_VALUES = {**dict.fromkeys(("kernel_size", "stride", "padding", "dilation", "output_padding", "output_size"),
                                    "layers_size_tuple"),
-                   **dict.fromkeys(("dim", "dims"), "layers_dims_tuple")}
+                   **dict.fromkeys(("dim", "dims"), "layers_dims_tuple"),
+                   **dict.fromkeys(("in_channels", "out_channels", "in_features", "out_features", "num_features",
+                                    "num_embeddings", "embedding_dim", "input_size", "hidden_size", "num_layers",
+                                    "embed_dim", "num_heads", "num_groups", "num_channels", "d_model", "nhead",
+                                    "dim_feedforward", "upscale_factor", "downscale_factor"), "layers_numpy_int")}
+
+# numpy functions that give one number of an array (or a numpy scalar type's constructor): their result as a size.
+_NUMPY_SCALARS = frozenset({"prod", "product", "sum", "max", "min", "amax", "amin", "int64", "int32", "int16", "int8",
+                            "uint8", "int_", "intp", "floor", "ceil", "round", "rint", "argmax", "argmin", "size",
+                            "count_nonzero", "lcm", "gcd"})
+
+
+def _numpy_number(source: str) -> bool:
+    """``np.prod(ks)``, ``numpy.sum(x)``, ``np.cumprod(s)[-1]``: an expression that is a numpy number by its form
+    (a call of one of numpy's reductions or scalar types, or one element of a numpy call's result)."""
+    try:
+        node = ast.parse(source.strip(), mode="eval").body
+    except SyntaxError:
+        return False
+    if isinstance(node, ast.Subscript) and not isinstance(node.slice, (ast.Slice, ast.Tuple)):
+        inner = node.value
+        return isinstance(inner, ast.Call) and _numpy_attribute(inner.func) is not None
+    return isinstance(node, ast.Call) and _numpy_attribute(node.func) in _NUMPY_SCALARS
+
+
+def _numpy_attribute(func) -> str | None:
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in ("np", "numpy"):
+        return func.attr
+    return None
+
+
+@value_transform("layers_numpy_int")
+def layers_numpy_int(arg: Arg) -> str:
+    """A size that is a numpy number by its form as the int torch reads from it (``int(np.prod(ks))``)."""
+    return f"int({arg.source})" if _numpy_number(arg.source) else arg.source
 
 
 @value_transform("layers_size_tuple")
@@ -69,6 +106,8 @@ def layers_size_tuple(arg: Arg) -> str:
     value = arg.literal(default=UNKNOWN)
     if isinstance(value, (list, tuple)) and len(value) == 1 and isinstance(value[0], int):
         return repr(value[0])  # torch expands a one-element size to every dimension (stride=[1] in a Conv2d)
+    if value is UNKNOWN and _numpy_number(arg.source):
+        return f"int({arg.source})"  # kernel_size=np.prod(ks): a numpy integer (see IMPLICIT_VALUES)
     return _as_tuple(arg, value, single=True)
 
 
