@@ -591,38 +591,47 @@ def _first_line(exc: BaseException) -> str:
 
 
 def run_entry(entry: Entry, items: list[Form]) -> list[Result]:
-    """Convert all forms of one entry together, run each in torch and (PyNative) on MindSpore, compare."""
+    """Convert all forms of one entry together, run each in torch and (PyNative) on MindSpore, compare. One class per
+    distinct call: the receivers of the same call share it (converted once)."""
     from mindport.migrator import convert_source
 
     results: list[Result] = [None] * len(items)  # type: ignore[list-item]
-    code = program(entry, items)
-    t_mod = _load(code, "forms_torch")
+    first: dict[tuple, Form] = {}
+    for form in items:
+        first.setdefault((form.args, form.prelude), form)
+    calls = {key: c for c, key in enumerate(first)}  # (args, prelude) -> call index
+    reps = list(first.values())
+    t_mod = _load(program(entry, reps), "forms_torch")
     want = {}
     for i, form in enumerate(items):
         try:
-            want[i] = _call_torch(t_mod, i, _inputs(entry, form))
+            want[i] = _call_torch(t_mod, calls[(form.args, form.prelude)], _inputs(entry, form))
         except Exception as exc:  # noqa: BLE001 - torch rejects the form: not a case
             results[i] = Result(form, "rejected", _first_line(exc))
-    live = [i for i in range(len(items)) if results[i] is None]
-    if not live:
+    live_calls = sorted({calls[(items[i].args, items[i].prelude)] for i in range(len(items)) if results[i] is None})
+    if not live_calls:
         return results
-    code = program(entry, [items[i] for i in live])
+    slot = {c: j for j, c in enumerate(live_calls)}  # call index -> class index in the converted program
+    code = program(entry, [reps[c] for c in live_calls])
     converted = convert_source(code, "forms.py")
     starts = [n for n, line in enumerate(code.splitlines(), 1) if line.startswith("class Form")] + [10 ** 9]
     flagged: dict[int, list[str]] = {}
     for d in converted.diagnostics:
-        for j in range(len(live)):
+        for j in range(len(live_calls)):
             if starts[j] <= d.line < starts[j + 1]:
                 flagged.setdefault(j, []).append(f"{d.code} {d.message[:160]}")
-    ms_lines = _form_lines(converted.code, len(live))
+    ms_lines = _form_lines(converted.code, len(live_calls))
     try:
         m_mod = _load(converted.code, "forms_ms")
     except Exception as exc:  # noqa: BLE001
-        for j, i in enumerate(live):
-            results[i] = Result(items[i], "loud", f"converted module does not load: {_first_line(exc)}")
+        for i in range(len(items)):
+            if results[i] is None:
+                results[i] = Result(items[i], "loud", f"converted module does not load: {_first_line(exc)}")
         return results
-    for j, i in enumerate(live):
-        form = items[i]
+    for i, form in enumerate(items):
+        if results[i] is not None:
+            continue
+        j = slot[calls[(form.args, form.prelude)]]
         if j in flagged:
             results[i] = Result(form, "flagged", "; ".join(flagged[j]), ms_lines.get(j, ""))
             continue
