@@ -434,10 +434,10 @@ def forms(registry: Registry, names=None) -> list[Form]:
             continue
         if not callable(getattr(torch.Tensor, entry.torch.rsplit(".", 1)[1], None)):
             continue
-        if any(n in ("x", "s", "n") for n in example.inputs):
-            continue
         fam = family(entry)
+        renames = _renames(entry)
         for label, args, prelude in _variants(entry):
+            args = _rename(args, renames)
             common = dict(entry=entry.torch, family=fam, args=args, prelude=prelude, rtol=example.rtol,
                           atol=example.atol, compare=example.compare)
             result.append(Form(label=label, **common))
@@ -474,9 +474,33 @@ def _inputs(entry: Entry, form: Form, seed: int = 0) -> dict:
     return arrays
 
 
+_TAKEN = ("x", "s", "n", "torch", "nn")  # the receiver and the names the forms' preludes bind
+
+
+def _renames(entry: Entry) -> dict:
+    """An example input named like the receiver or a prelude name (``x``, ``s``, ``n``) gets another name."""
+    return {k: f"{k}_input" for k in entry.example.inputs if k in _TAKEN}
+
+
+def _rename(args: str, renames: dict) -> str:
+    if not renames or not args:
+        return args
+
+    class Rename(ast.NodeTransformer):
+        def visit_Name(self, node):
+            return ast.copy_location(ast.Name(renames.get(node.id, node.id), node.ctx), node)
+
+    call = Rename().visit(ast.parse(f"f({args})", mode="eval"))
+    return ast.unparse(call)[2:-1]
+
+
 def _extra_inputs(entry: Entry, form: Form) -> dict:
-    """The example's other inputs (``other``, ``index``, ...) the generated forms pass; none for the written ones."""
-    return dict(entry.example.inputs) if form.label != "written" else {}
+    """The example's other inputs (``other``, ``index``, ...) the generated forms pass, renamed where they would take
+    the receiver's name (:func:`_renames`); none for the written ones."""
+    if form.label == "written":
+        return {}
+    renames = _renames(entry)
+    return {renames.get(k, k): spec for k, spec in entry.example.inputs.items()}
 
 
 def program(entry: Entry, items: list[Form]) -> str:

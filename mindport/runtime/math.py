@@ -2052,3 +2052,13 @@ def repeat_interleave(input, repeats, dim=None, *, output_size=None):
     out = x.repeat_interleave(repeats, dim) if output_size is None else \
         x.repeat_interleave(repeats, dim, output_size=output_size)
     return out.astype(ms.bool_) if input.dtype == ms.bool_ else out
+
+
+def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
+    """torch.diagonal_scatter / Tensor.diagonal_scatter: the result has the input's dtype, as torch writes ``src``
+    into it. MindSpore 2.10's diagonal_scatter returns ``src``'s dtype (an int64 input with a float32 src came back
+    float32, silently) and refuses bool (its diag_embed): ``src`` is cast to the input's dtype, bool computed in
+    uint8."""
+    x = input.astype(ms.uint8) if input.dtype == ms.bool_ else input
+    out = ops.diagonal_scatter(x, src.astype(input.dtype).astype(x.dtype), offset, dim1, dim2)
+    return out.astype(ms.bool_) if input.dtype == ms.bool_ else out

@@ -46,10 +46,12 @@ KNOWN_LOUD: dict[tuple[str, str], str] = {
     **{(m, "int64"): _INT_KERNEL for m in (
         "ceil", "ceil_", "floor", "floor_", "erfinv", "isinf", "isneginf", "isposinf", "mvlgamma", "nan_to_num",
         "nan_to_num_", "polygamma")},
-    **{(m, r): _MIXED for m in ("addcdiv", "addcmul", "ger", "igamma", "igammac", "logaddexp", "logaddexp2")
+    **{(m, r): _MIXED for m in ("addcdiv", "addcmul", "ger", "igamma", "igammac", "logaddexp", "logaddexp2",
+                                "select_scatter", "slice_scatter")
        for r in ("int64", "bool")},
     **{(m, "empty"): _EMPTY for m in (
-        "argmax", "argmin", "conj", "conj_physical", "conj_physical_", "diff", "digamma", "digamma_",
+        "argmax", "argmin", "conj", "conj_physical", "conj_physical_", "diff", "digamma", "digamma_", "index_add",
+        "index_add_",
         "fill_diagonal_", "index_fill_", "log_softmax", "lu", "pinverse", "prelu", "take_along_dim", "tril", "tril_")},
     ("repeat", "randn(0, 3, 4)"): _EMPTY + " (Tile: 'fast stride can not be equal to 0')",
     **{(m, "zero_d"): _RANK for m in ("adjoint", "argwhere", "msort", "nanquantile", "nonzero_static")},
