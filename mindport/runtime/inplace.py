@@ -577,6 +577,10 @@ def masked_fill_(input, mask, value):
         value = value.astype(input.dtype)
     elif isinstance(value, complex):  # MindSpore's masked_fill takes no Python complex
         value = ms.Tensor(value, input.dtype)
+    elif isinstance(value, float) and not mp_math._is_float(input.dtype) and not mp_math._is_complex(input.dtype):
+        # torch casts the number to the receiver's dtype (ids.masked_fill_(m, -1.0) stays int64); MindSpore's
+        # MaskedFill has no kernel for an int or bool tensor with a float value
+        value = ms.Tensor(value, ms.float32).astype(input.dtype)
     if mp_math._is_complex(input.dtype):  # MindSpore 2.10's MaskedFill has no complex kernel: each part apart
         value = ms.Tensor(value, input.dtype) if not isinstance(value, ms.Tensor) else value
         return _store(input, ops.Complex()(ops.masked_fill(ops.real(_src(input)), mask, ops.real(value)),

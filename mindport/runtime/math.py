@@ -67,6 +67,17 @@ def _long(t):
     return t.astype(_INT64)
 
 
+def _ordered(input):
+    """A bool tensor as uint8 (False < True, as torch orders them): MindSpore 2.10's CPU kernels that order values
+    (ReduceMax/Min, ArgMaxWithValue, Sort, Cummax/Cummin, RepeatInterleave) refuse bool. Other dtypes as they are;
+    the callers give a bool result back as bool."""
+    return input.astype(ms.uint8) if input.dtype == ms.bool_ else input
+
+
+def _as(values, dtype):
+    return values if values.dtype == dtype else values.astype(dtype)
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Sorting, counting, comparing: int64 indices where MindSpore returns int32 (float32 counts for bincount)
 
@@ -76,13 +87,17 @@ def sort(input, dim=-1, descending=False, stable=False):
 
     ops.sort is stable on CPU, so ``stable=True`` holds; with ``stable=False`` torch leaves ties' order unspecified.
     """
-    values, indices = ops.sort(input, axis=dim, descending=descending)
-    return named(_SortResult, values, _long(indices))
+    if input.ndim == 0:  # one element, at index 0: MindSpore's Sort refuses rank 0
+        return named(_SortResult, input, ops.zeros((), _INT64))
+    values, indices = ops.sort(_ordered(input), axis=dim, descending=descending)
+    return named(_SortResult, _as(values, input.dtype), _long(indices))
 
 
 def argsort(input, dim=-1, descending=False, stable=False):
     """torch.argsort / Tensor.argsort: int64 indices (ops.argsort returns int32); stable like :func:`sort`."""
-    return _long(ops.argsort(input, axis=dim, descending=descending))
+    if input.ndim == 0:
+        return ops.zeros((), _INT64)
+    return _long(ops.argsort(_ordered(input), axis=dim, descending=descending))
 
 
 def topk(input, k, dim=None, largest=True, sorted=True):
@@ -94,8 +109,10 @@ def topk(input, k, dim=None, largest=True, sorted=True):
 
 def cummin(input, dim):
     """torch.cummin / Tensor.cummin: (values, indices) named tuple, int64 indices; ops.cummin returns int32 indices."""
-    values, indices = ops.cummin(input, dim)
-    return named(_CumminResult, values, _long(indices))
+    if input.ndim == 0:  # one element, at index 0: MindSpore's Cummin refuses rank 0
+        return named(_CumminResult, input, ops.zeros((), _INT64))
+    values, indices = ops.cummin(_ordered(input), dim)
+    return named(_CumminResult, _as(values, input.dtype), _long(indices))
 
 
 def argmin(input, dim=None, keepdim=False):
@@ -271,13 +288,13 @@ def amax(input, dim=(), keepdim=False):
     """torch.amax / Tensor.amax: ops.amax; an empty extent raises IndexError as in torch (MindSpore returns
     uninitialised memory)."""
     _nonempty_extent("amax", input, dim)
-    return ops.amax(input, _reduced_axes(input.ndim, dim), keepdim)
+    return _as(ops.amax(_ordered(input), _reduced_axes(input.ndim, dim), keepdim), input.dtype)
 
 
 def amin(input, dim=(), keepdim=False):
     """torch.amin / Tensor.amin: as :func:`amax`, the smallest values."""
     _nonempty_extent("amin", input, dim)
-    return ops.amin(input, _reduced_axes(input.ndim, dim), keepdim)
+    return _as(ops.amin(_ordered(input), _reduced_axes(input.ndim, dim), keepdim), input.dtype)
 
 
 def _var(input, dim, correction, keepdim):
@@ -329,7 +346,8 @@ def aminmax(input, *, dim=None, keepdim=False):
     """torch.aminmax / Tensor.aminmax: (min, max) named tuple; ``ops.aminmax`` reduces axis 0 by default where torch
     (dim=None) reduces all elements."""
     axis = tuple(builtins.range(input.ndim)) if dim is None else dim
-    return named(_AMinMax, ops.amin(input, axis, keepdim), ops.amax(input, axis, keepdim))
+    x = _ordered(input)
+    return named(_AMinMax, _as(ops.amin(x, axis, keepdim), input.dtype), _as(ops.amax(x, axis, keepdim), input.dtype))
 
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
@@ -2039,3 +2057,47 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     if input.dtype == ms.bool_:
         return ops.diag_embed(input.astype(ms.int8), offset, dim1, dim2).astype(ms.bool_)
     return ops.diag_embed(input, offset, dim1, dim2)
+
+
+def nextafter(input, other):
+    """torch.nextafter / Tensor.nextafter: the operands broadcast to one shape and take their common type first, as
+    torch does. MindSpore 2.10's NextAfter does neither: a 0-d input against a (2, 3) other silently returns wrong
+    values (the first element only), and mixed dtypes (an int64 input, a float other) raise."""
+    dtype = result_type(input, other)
+    input, other = _tensor(input, dtype).astype(dtype), _tensor(other, dtype).astype(dtype)
+    shape = _broadcast_shapes((input.shape, other.shape))
+    return ops.nextafter(ops.broadcast_to(input, shape), ops.broadcast_to(other, shape))
+
+
+def addr(input, vec1, vec2, *, beta=1, alpha=1):
+    """torch.addr / Tensor.addr: beta * input + alpha * outer(vec1, vec2) in the common type of the three, as torch
+    gives it (an int64 input with float vectors is a float result). MindSpore 2.10's Addr silently computes another
+    result for mixed dtypes and refuses a bool input; the operands are cast to the common type first."""
+    dtype = _result_type((result_type(input, vec1), 1), _operand(vec2))
+    return ops.addr(input.astype(dtype), vec1.astype(dtype), vec2.astype(dtype), beta=beta, alpha=alpha)
+
+
+def logsumexp(input, dim, keepdim=False):
+    """Tensor.logsumexp: an integer or bool receiver computed in float32, as torch promotes it (MindSpore 2.10's Exp
+    and ReduceMax kernels refuse them: TypeError); a floating one is MindSpore's own method."""
+    return floating(input).logsumexp(dim, keepdim)
+
+
+def repeat_interleave(input, repeats, dim=None, *, output_size=None):
+    """Tensor.repeat_interleave: a bool receiver (an attention mask repeated per head) repeated as uint8 and given
+    back as bool (MindSpore 2.10's RepeatInterleave refuses bool: TypeError); other dtypes are MindSpore's own
+    method."""
+    x = input.astype(ms.uint8) if input.dtype == ms.bool_ else input
+    out = x.repeat_interleave(repeats, dim) if output_size is None else \
+        x.repeat_interleave(repeats, dim, output_size=output_size)
+    return out.astype(ms.bool_) if input.dtype == ms.bool_ else out
+
+
+def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
+    """torch.diagonal_scatter / Tensor.diagonal_scatter: the result has the input's dtype, as torch writes ``src``
+    into it. MindSpore 2.10's diagonal_scatter returns ``src``'s dtype (an int64 input with a float32 src came back
+    float32, silently) and refuses bool (its diag_embed): ``src`` is cast to the input's dtype, bool computed in
+    uint8."""
+    x = input.astype(ms.uint8) if input.dtype == ms.bool_ else input
+    out = ops.diagonal_scatter(x, src.astype(input.dtype).astype(x.dtype), offset, dim1, dim2)
+    return out.astype(ms.bool_) if input.dtype == ms.bool_ else out

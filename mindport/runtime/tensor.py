@@ -396,6 +396,8 @@ def max(input, dim=None, keepdim=False):  # noqa: A001 - torch's name
     if isinstance(dim, ms.Tensor):
         return ops.maximum(input, dim)
     _nonempty_extent("max", input, dim)  # MindSpore returns uninitialised memory, torch raises
+    if input.dtype == ms.bool_:  # MindSpore's ReduceMax/ArgMaxWithValue refuse bool: in uint8, values back as bool
+        return _bool_result(max(input.astype(ms.uint8), dim, keepdim), dim)
     if dim is None:
         return input.max()
     if _empty_extent(input.shape, None):  # no element, reduced extent not empty: ops.max raises, torch gives no rows
@@ -408,11 +410,20 @@ def min(input, dim=None, keepdim=False):  # noqa: A001 - torch's name
     if isinstance(dim, ms.Tensor):
         return ops.minimum(input, dim)
     _nonempty_extent("min", input, dim)
+    if input.dtype == ms.bool_:
+        return _bool_result(min(input.astype(ms.uint8), dim, keepdim), dim)
     if dim is None:
         return input.min()
     if _empty_extent(input.shape, None):
         return _no_rows(input, dim, keepdim)
     return ops.min(input, dim, keepdim)
+
+
+def _bool_result(result, dim):
+    """A max/min computed on a bool tensor as uint8: its values as bool again (the indices as they are)."""
+    if dim is None:
+        return result.astype(ms.bool_)
+    return result[0].astype(ms.bool_), result[1]
 
 
 def _no_rows(input, dim, keepdim):
