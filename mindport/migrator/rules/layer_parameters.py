@@ -492,6 +492,10 @@ class LayerParameterNameTransform(Rule):
             return updated_node
         if candidates and all(c is _RUN_TIME for c in candidates):
             return self._run_time(original_node, updated_node)
+        reason = self._flagged_tensor_shape(original_node)
+        if reason:
+            self.flag(original_node, "MP104", f"{reason.layer}.{original_node.attr.value}: {reason}", "", reason.layer)
+            return updated_node
         leaf = _leaf(candidates, original_node.attr.value) if candidates else None
         if isinstance(leaf, _Derived):
             return self._derived(original_node, updated_node, leaf)
@@ -510,6 +514,29 @@ class LayerParameterNameTransform(Rule):
                 owner = cst.Attribute(value=owner, attr=cst.Name(part))
             return updated_node.with_changes(value=owner, attr=cst.Name(last))
         return updated_node
+
+
+    def _flagged_tensor_shape(self, node: cst.Attribute) -> _Flagged | None:
+        """``self.conv.weight.shape`` (``.ndim``, ``.size()``, ``.dim()``) of a layer whose surface flags that weight
+        or buffer (a Conv1d's is 4-D in MindSpore): the weight itself converts (init calls, checkpoints), its shape
+        read gives another answer, so the read is flagged with the surface's reason."""
+        if node.attr.value not in _SHAPE_READS or not isinstance(node.value, cst.Attribute):
+            return None
+        member = node.value.attr.value
+        if member not in _TENSOR_MEMBERS:
+            return None
+        candidates = self._candidates(node.value.value) or []
+        for candidate in candidates:
+            layer = load_surface().layer(candidate.entry.torch) if isinstance(candidate, _Layer) else None
+            reason = layer.flagged.get(member) if layer is not None else None
+            if reason:
+                found = _Flagged(reason)
+                found.layer = f"{candidate.entry.torch}.{member}"
+                return found
+        return None
+
+
+_SHAPE_READS = {"shape", "ndim", "size", "dim"}
 
 
 class _Layer(dict):
