@@ -142,6 +142,7 @@ class LayerParameterNameTransform(Rule):
         self._layer_bases: dict[str, dict] = {}
         self._targets: set[int] = set()  # attributes assigned to: never read through the accessor
         self._called: set[int] = set()  # the func of every call (original nodes)
+        self._outer_dims: set[int] = set()  # ``w.shape``/``w.size`` read at dimension 0, 1 or -1 (original nodes)
         self._function_calls: dict[int, str] = {}  # container.method -> its runtime function (_CONTAINER_FUNCTIONS)
         self._function_nodes: list[cst.FunctionDef] = []  # the enclosing functions (original nodes)
         self._class_names: frozenset[str] = frozenset()  # the block's names calling which builds a layer of any class
@@ -474,6 +475,14 @@ class LayerParameterNameTransform(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         self._called.add(id(node.func))
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "size" and len(node.args) == 1 \
+                and _int_literal(node.args[0].value) in _OUTER_DIMS:
+            self._outer_dims.add(id(node.func))
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        if isinstance(node.value, cst.Attribute) and node.value.attr.value == "shape" and len(node.slice) == 1 \
+                and isinstance(node.slice[0].slice, cst.Index) and _int_literal(node.slice[0].slice.value) in _OUTER_DIMS:
+            self._outer_dims.add(id(node.value))
 
     def leave_Call(self, original_node, updated_node):
         function = self._function_calls.pop(id(original_node.func), None)
@@ -520,7 +529,8 @@ class LayerParameterNameTransform(Rule):
         """``self.conv.weight.shape`` (``.ndim``, ``.size()``, ``.dim()``) of a layer whose surface flags that weight
         or buffer (a Conv1d's is 4-D in MindSpore): the weight itself converts (init calls, checkpoints), its shape
         read gives another answer, so the read is flagged with the surface's reason."""
-        if node.attr.value not in _SHAPE_READS or not isinstance(node.value, cst.Attribute):
+        if node.attr.value not in _SHAPE_READS or not isinstance(node.value, cst.Attribute) \
+                or id(node) in self._outer_dims:  # out, in/groups and the kernel length read the same
             return None
         member = node.value.attr.value
         if member not in _TENSOR_MEMBERS:
@@ -537,6 +547,7 @@ class LayerParameterNameTransform(Rule):
 
 
 _SHAPE_READS = {"shape", "ndim", "size", "dim"}
+_OUTER_DIMS = (0, 1, -1)  # the dimensions a 4-D MindSpore Conv1d weight (out, in, 1, k) shares with torch's (out, in, k)
 
 
 class _Layer(dict):
