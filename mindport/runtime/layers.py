@@ -667,6 +667,21 @@ class AdaptiveMaxPool1d(nn.Cell):
         return F.adaptive_max_pool1d(x, self.output_size, self.return_indices)
 
 
+class AdaptiveMaxPool3d(nn.Cell):
+    """torch.nn.AdaptiveMaxPool3d whose ``output_size`` holds None (torch keeps that input dimension): MindSpore's
+    takes the size as a Tensor and refuses None; the size is completed from the input's shape when it runs. Torch's
+    ``output_size`` attribute keeps the None."""
+
+    def __init__(self, output_size, return_indices=False):
+        super().__init__()
+        self.output_size, self.return_indices = output_size, return_indices
+
+    def construct(self, x):
+        sizes = self.output_size if isinstance(self.output_size, (tuple, list)) else (self.output_size,) * 3
+        size = tuple(x.shape[i - 3] if s is None else s for i, s in enumerate(sizes))
+        return ops.adaptive_max_pool3d(x, size)
+
+
 class LPPool3d(nn.Cell):
     """torch.nn.LPPool3d: no MindSpore LPPool3d in 2.10 (see nn_functional.lp_pool3d)."""
 

@@ -322,6 +322,18 @@ def _adaptive_pool1d(args: dict[str, Arg], runtime: str) -> None:
     args[TARGET] = new(runtime)
 
 
+@call_transform("adaptive_max_pool3d_layer")
+def adaptive_max_pool3d_layer(args: dict[str, Arg]) -> None:
+    """nn.AdaptiveMaxPool3d with a literal None in ``output_size`` (keep that input dimension): MindSpore's refuses
+    None (TypeError when it runs), so the layer is mindport.runtime.layers.AdaptiveMaxPool3d, which completes the size
+    from the input's shape (``nn.AdaptiveMaxPool3d((None, 2, None))`` ->
+    ``mp_nn.AdaptiveMaxPool3d(output_size=(None, 2, None))``)."""
+    size = args.get("output_size")
+    value = size.literal(default=UNKNOWN) if size is not None else UNKNOWN
+    if isinstance(value, (tuple, list)) and None in value:
+        args[TARGET] = new("mindport.runtime.layers.AdaptiveMaxPool3d")
+
+
 @call_transform("adaptive_avg_pool1d_layer")
 def adaptive_avg_pool1d_layer(args: dict[str, Arg]) -> None:
     """nn.AdaptiveAvgPool1d: see :func:`_adaptive_pool1d`."""
