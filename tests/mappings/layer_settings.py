@@ -129,6 +129,9 @@ def _conv_cases():
         add(fam, f"{name}(4, 6, 1)", [F(1, 4, *small)], CONV_ATTRS)
         add(fam, f"{name}(4, 6, 3, padding=1)", [F(4, *sp)], CONV_ATTRS)  # unbatched
         add(fam, f"{name}(4, 6, 3, padding=1, bias=False)", [F(2, 4, *sp)], CONV_ATTRS + ("bias",))
+        # the weight dimensions a 4-D MindSpore Conv1d weight shares with torch's: read unflagged, torch's values
+        add(fam, f"{name}(4, 6, 5, groups=2)", [F(2, 4, *sp)],
+            ("weight.shape[0]", "weight.shape[1]", "weight.shape[-1]", "weight.size(0)", "weight.size(1)"))
 
 
 def _conv_transpose_cases():
@@ -250,6 +253,7 @@ def _pool_cases():
             none = "(None, 2)" if dim == 2 else "(None, 2, None)"
             add(fam, f"AdaptiveAvgPool{dim}d({none})", [F(2, 3, *sp)], ("output_size",))
             add(fam, f"AdaptiveMaxPool{dim}d({none})", [F(2, 3, *sp)], ("output_size",))
+            add(fam, f"AdaptiveMaxPool{dim}d({none})", [F(3, *sp)])  # unbatched
         add(fam, f"LPPool{dim}d(2, 3, stride=2)", [F(2, 3, *sp)], ("norm_type", "kernel_size", "stride"))
         add(fam, f"LPPool{dim}d(1.5, 2)", [POS(2, 3, *sp)], ("norm_type",))
         add(fam, f"LPPool{dim}d(2, 2, ceil_mode=True)", [F(2, 3, *sp)])
