@@ -667,6 +667,21 @@ class AdaptiveMaxPool1d(nn.Cell):
         return F.adaptive_max_pool1d(x, self.output_size, self.return_indices)
 
 
+class AdaptiveMaxPool3d(nn.Cell):
+    """torch.nn.AdaptiveMaxPool3d whose ``output_size`` holds None (torch keeps that input dimension): MindSpore's
+    takes the size as a Tensor and refuses None; the size is completed from the input's shape when it runs. Torch's
+    ``output_size`` attribute keeps the None."""
+
+    def __init__(self, output_size, return_indices=False):
+        super().__init__()
+        self.output_size, self.return_indices = output_size, return_indices
+
+    def construct(self, x):
+        sizes = self.output_size if isinstance(self.output_size, (tuple, list)) else (self.output_size,) * 3
+        size = tuple(x.shape[i - 3] if s is None else s for i, s in enumerate(sizes))
+        return ops.adaptive_max_pool3d(x, size)
+
+
 class LPPool3d(nn.Cell):
     """torch.nn.LPPool3d: no MindSpore LPPool3d in 2.10 (see nn_functional.lp_pool3d)."""
 
@@ -1298,12 +1313,15 @@ class Conv1d(nn.Conv1d):
     """torch.nn.Conv1d: MindSpore's Conv1d, whose kernel_size, stride, dilation and padding read back as torch's
     1-tuples. MindSpore runs a Conv1d as a 2-D convolution and keeps them as (1, k) (padding (0, 0, p, p)), so code
     that computes a causal or "same" padding from ``conv.kernel_size[0]``/``conv.stride[0]`` (EnCodec's SConv1d)
-    read 1. The convolution itself is MindSpore's, built before the attributes change."""
+    read 1; ``padding='same'`` reads back as 'same'. The convolution itself is MindSpore's, built before the
+    attributes change."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         for name in _CONV1D_SETTINGS:
             setattr(self, name, _torch_1d(getattr(self, name)))
+        if self.pad_mode == "same":  # torch keeps padding='same' as the string (MindSpore: padding 0)
+            self.padding = "same"
 
 
 def _torch_pad(padding, dims):
@@ -1337,10 +1355,17 @@ def _mode_padded(base, ms_conv, dims, torch_name):
         self.padding = tuple(pads[::-2][i] for i in range(dims))  # torch's per-axis padding, in axis order
         self.padding_mode = padding_mode
         self._mode_pads = pads
+        # ops.pad's reflect mode stops at 4-D inputs: a Conv3d's reflection pads with MirrorPad, as ReflectionPad3d
+        self._mp_mirror = padding_mode == "reflect" and dims == 3
+        self._mp_pairs = [[pads[2 * i], pads[2 * i + 1]] for i in reversed(range(dims))]
+        self._mp_mirror_pad = ops.MirrorPad(mode="REFLECT")
 
     def construct(self, x):
         # base's construct as a method of self, not base.construct(self, ...): GRAPH_MODE compiles a reparametrised
         # weight (spectral_norm's property) read in a method, and freezes one read from a Cell passed as an argument
+        if self._mp_mirror:
+            full = [[0, 0]] * (x.ndim - len(self._mp_pairs)) + self._mp_pairs
+            return self._mp_padded_base(self._mp_mirror_pad(x, ms.Tensor(full, ms.int64)))
         return self._mp_padded_base(ops.pad(x, self._mode_pads, mode=self.padding_mode))
 
     return type(f"ModePadded{torch_name}", (base,), {"__init__": __init__, "construct": construct,
@@ -1350,6 +1375,7 @@ def _mode_padded(base, ms_conv, dims, torch_name):
 
 ModePaddedConv1d = _mode_padded(Conv1d, nn.Conv1d, 1, "Conv1d")
 ModePaddedConv2d = _mode_padded(nn.Conv2d, nn.Conv2d, 2, "Conv2d")
+ModePaddedConv3d = _mode_padded(nn.Conv3d, nn.Conv3d, 3, "Conv3d")
 
 
 class Conv1dTranspose(nn.Conv1dTranspose):

@@ -20,6 +20,28 @@ def _int32(labels):
     return labels.astype(ms.int32) if labels.dtype in _INT_LABELS else labels
 
 
+_CLASS_WEIGHTS = ("weight", "pos_weight")
+
+
+def _weights_as_buffers(loss):
+    """torch's weighted losses register ``weight`` (and BCEWithLogitsLoss ``pos_weight``) as buffers: a model holding
+    ``nn.CrossEntropyLoss(weight=w)`` has ``criterion.weight`` in its state_dict. The MindSpore losses keep a plain
+    Tensor, which no checkpoint key reaches (the weight transfer refused the whole model). Each given one becomes a
+    non-trainable Parameter under torch's name, as a converted ``register_buffer`` does; None stays None."""
+    for name in _CLASS_WEIGHTS:
+        value = getattr(loss, name, None)
+        if isinstance(value, ms.Tensor) and not isinstance(value, ms.Parameter):
+            setattr(loss, name, ms.Parameter(value, name=name, requires_grad=False))
+
+
+class _WeightedLoss:
+    """Mixin: the class weights of :func:`_weights_as_buffers`, after the MindSpore loss's own ``__init__``."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        _weights_as_buffers(self)
+
+
 class BCELoss(nn.Cell):
     """torch.nn.BCELoss: mindspore.nn.BCELoss applies a ``weight`` whose shape differs from the input's wrongly
     (torch broadcasts weight (3,) over input (2, 3); MindSpore 2.10 gives another number, silently): torch's formula
@@ -28,6 +50,7 @@ class BCELoss(nn.Cell):
     def __init__(self, weight=None, reduction="mean"):
         super().__init__()
         self.weight, self.reduction = weight, reduction
+        _weights_as_buffers(self)
 
     def construct(self, logits, labels):
         return binary_cross_entropy(logits, labels, self.weight, self.reduction)
@@ -73,14 +96,14 @@ def _flags(loss):
 # super(): GRAPH_MODE compiles ``super()`` as ``super(type(self), self)`` (a model's subclass that does not override
 # construct called this construct for ever) and ``super(X, self)`` as the first class named X in the MRO (the
 # adapter class ``mp_adapt.api("torch.nn.X")`` is one). tests/runtime/test_super_in_graph.py
-class CrossEntropyLoss(nn.CrossEntropyLoss):
+class CrossEntropyLoss(_WeightedLoss, nn.CrossEntropyLoss):
     _mp_nn_CrossEntropyLoss_construct = nn.CrossEntropyLoss.construct
 
     def construct(self, logits, labels):
         return _empty_batch(self._mp_nn_CrossEntropyLoss_construct(logits, _int32(labels)), logits, self.reduction)
 
 
-class NLLLoss(nn.NLLLoss):
+class NLLLoss(_WeightedLoss, nn.NLLLoss):
     _mp_nn_NLLLoss_construct = nn.NLLLoss.construct
 
     def construct(self, logits, labels):
@@ -129,14 +152,14 @@ class KLDivLoss(nn.KLDivLoss):
         return _empty_batch(self._mp_nn_KLDivLoss_construct(logits, labels), logits, self.reduction)
 
 
-class BCEWithLogitsLoss(nn.BCEWithLogitsLoss):
+class BCEWithLogitsLoss(_WeightedLoss, nn.BCEWithLogitsLoss):
     _mp_nn_BCEWithLogitsLoss_construct = nn.BCEWithLogitsLoss.construct
 
     def construct(self, input, target):
         return _empty_batch(self._mp_nn_BCEWithLogitsLoss_construct(input, target), input, self.reduction)
 
 
-class MultiLabelSoftMarginLoss(nn.MultiLabelSoftMarginLoss):
+class MultiLabelSoftMarginLoss(_WeightedLoss, nn.MultiLabelSoftMarginLoss):
     _mp_nn_MultiLabelSoftMarginLoss_construct = nn.MultiLabelSoftMarginLoss.construct
 
     def construct(self, x, target):
@@ -149,6 +172,7 @@ class MultiMarginLoss(nn.MultiMarginLoss):
     def __init__(self, p=1, margin=1.0, reduction="mean", weight=None):
         super().__init__(p, margin, reduction, weight)
         self.reduction = reduction
+        _weights_as_buffers(self)
 
     def construct(self, x, target, weight=None):
         return _empty_batch(self._mp_nn_MultiMarginLoss_construct(x, target, weight), x, self.reduction)

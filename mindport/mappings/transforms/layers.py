@@ -348,7 +348,15 @@ def conv_transpose2d_padding(args: dict[str, Arg]) -> None:
 
 @call_transform("conv_transpose3d_padding")
 def conv_transpose3d_padding(args: dict[str, Arg]) -> None:
-    """ConvTranspose3d: padding and output_padding (see :func:`_conv_transpose_padding`)."""
+    """ConvTranspose3d: padding and output_padding (see :func:`_conv_transpose_padding`). MindSpore's
+    Conv3dTranspose dilates height and width only (a depth dilation other than 1 raises ValueError when the layer is
+    built): a literal one is flagged here, where the line is."""
+    dilation = args.get("dilation")
+    value = dilation.literal(default=UNKNOWN) if dilation is not None else UNKNOWN
+    depth = value[0] if isinstance(value, (tuple, list)) and value else value
+    if isinstance(depth, int) and depth != 1:
+        raise Unsupported(f"dilation={dilation.source}: MindSpore's Conv3dTranspose dilates height and width only "
+                          "(depth dilation 1)")
     _conv_transpose_padding(args, 3, "mindport.runtime.layers.OutputPaddedConv3dTranspose")
 
 
@@ -366,6 +374,18 @@ def _adaptive_pool1d(args: dict[str, Arg], runtime: str) -> None:
         args.pop("return_indices", None)
         return
     args[TARGET] = new(runtime)
+
+
+@call_transform("adaptive_max_pool3d_layer")
+def adaptive_max_pool3d_layer(args: dict[str, Arg]) -> None:
+    """nn.AdaptiveMaxPool3d with a literal None in ``output_size`` (keep that input dimension): MindSpore's refuses
+    None (TypeError when it runs), so the layer is mindport.runtime.layers.AdaptiveMaxPool3d, which completes the size
+    from the input's shape (``nn.AdaptiveMaxPool3d((None, 2, None))`` ->
+    ``mp_nn.AdaptiveMaxPool3d(output_size=(None, 2, None))``)."""
+    size = args.get("output_size")
+    value = size.literal(default=UNKNOWN) if size is not None else UNKNOWN
+    if isinstance(value, (tuple, list)) and None in value:
+        args[TARGET] = new("mindport.runtime.layers.AdaptiveMaxPool3d")
 
 
 @call_transform("adaptive_avg_pool1d_layer")
@@ -649,3 +669,11 @@ def embedding_torch_init(args: dict[str, Arg]) -> None:
     torch's init so a converted model trained from scratch starts like the original."""
     if "embedding_table" not in args:
         args["embedding_table"] = new("mindspore.common.initializer.Normal(sigma=1.0)")
+    # torch counts a negative padding_idx from the end (padding_idx=-1 is the last row); MindSpore's Embedding
+    # refuses it: a literal one becomes its row, num_embeddings + padding_idx (a non-literal one is passed as written)
+    pad, size = args.get("padding_idx"), args.get("vocab_size")
+    index = pad.literal(default=UNKNOWN) if pad is not None else UNKNOWN
+    if isinstance(index, int) and not isinstance(index, bool) and index < 0 and size is not None:
+        rows = size.literal(default=UNKNOWN)
+        total = size.source if size.source.replace(".", "").replace("_", "").isalnum() else f"({size.source})"
+        args["padding_idx"] = new(str(rows + index) if isinstance(rows, int) else f"{total} - {-index}")

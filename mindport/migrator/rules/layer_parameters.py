@@ -142,6 +142,7 @@ class LayerParameterNameTransform(Rule):
         self._layer_bases: dict[str, dict] = {}
         self._targets: set[int] = set()  # attributes assigned to: never read through the accessor
         self._called: set[int] = set()  # the func of every call (original nodes)
+        self._outer_dims: set[int] = set()  # ``w.shape``/``w.size`` read at dimension 0, 1 or -1 (original nodes)
         self._function_calls: dict[int, str] = {}  # container.method -> its runtime function (_CONTAINER_FUNCTIONS)
         self._function_nodes: list[cst.FunctionDef] = []  # the enclosing functions (original nodes)
         self._class_names: frozenset[str] = frozenset()  # the block's names calling which builds a layer of any class
@@ -474,6 +475,14 @@ class LayerParameterNameTransform(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         self._called.add(id(node.func))
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "size" and len(node.args) == 1 \
+                and _int_literal(node.args[0].value) in _OUTER_DIMS:
+            self._outer_dims.add(id(node.func))
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        if isinstance(node.value, cst.Attribute) and node.value.attr.value == "shape" and len(node.slice) == 1 \
+                and isinstance(node.slice[0].slice, cst.Index) and _int_literal(node.slice[0].slice.value) in _OUTER_DIMS:
+            self._outer_dims.add(id(node.value))
 
     def leave_Call(self, original_node, updated_node):
         function = self._function_calls.pop(id(original_node.func), None)
@@ -492,6 +501,10 @@ class LayerParameterNameTransform(Rule):
             return updated_node
         if candidates and all(c is _RUN_TIME for c in candidates):
             return self._run_time(original_node, updated_node)
+        reason = self._flagged_tensor_shape(original_node)
+        if reason:
+            self.flag(original_node, "MP104", f"{reason.layer}.{original_node.attr.value}: {reason}", "", reason.layer)
+            return updated_node
         leaf = _leaf(candidates, original_node.attr.value) if candidates else None
         if isinstance(leaf, _Derived):
             return self._derived(original_node, updated_node, leaf)
@@ -510,6 +523,31 @@ class LayerParameterNameTransform(Rule):
                 owner = cst.Attribute(value=owner, attr=cst.Name(part))
             return updated_node.with_changes(value=owner, attr=cst.Name(last))
         return updated_node
+
+
+    def _flagged_tensor_shape(self, node: cst.Attribute) -> _Flagged | None:
+        """``self.conv.weight.shape`` (``.ndim``, ``.size()``, ``.dim()``) of a layer whose surface flags that weight
+        or buffer (a Conv1d's is 4-D in MindSpore): the weight itself converts (init calls, checkpoints), its shape
+        read gives another answer, so the read is flagged with the surface's reason."""
+        if node.attr.value not in _SHAPE_READS or not isinstance(node.value, cst.Attribute) \
+                or id(node) in self._outer_dims:  # out, in/groups and the kernel length read the same
+            return None
+        member = node.value.attr.value
+        if member not in _TENSOR_MEMBERS:
+            return None
+        candidates = self._candidates(node.value.value) or []
+        for candidate in candidates:
+            layer = load_surface().layer(candidate.entry.torch) if isinstance(candidate, _Layer) else None
+            reason = layer.flagged.get(member) if layer is not None else None
+            if reason:
+                found = _Flagged(reason)
+                found.layer = f"{candidate.entry.torch}.{member}"
+                return found
+        return None
+
+
+_SHAPE_READS = {"shape", "ndim", "size", "dim"}
+_OUTER_DIMS = (0, 1, -1)  # the dimensions a 4-D MindSpore Conv1d weight (out, in, 1, k) shares with torch's (out, in, k)
 
 
 class _Layer(dict):

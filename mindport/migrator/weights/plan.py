@@ -275,14 +275,16 @@ def _unread_parameters(cells) -> set[int]:
     """ids of MindSpore parameters that torch's state_dict has no counterpart for by design, and that the layer never
     reads or keeps constant: a BatchNorm's moving statistics under ``use_batch_statistics=True`` (torch's
     ``track_running_stats=False`` holds none), its fixed gamma/beta under ``affine=False`` (torch's holds no
-    weight/bias)."""
+    weight/bias), and a GroupNorm's likewise (MindSpore's GroupNorm(affine=False) keeps a constant gamma of ones and
+    beta of zeros)."""
+    from mindspore import nn
     from mindspore.nn.layer.normalization import _BatchNorm
 
     unread: set[int] = set()
     for cell in cells.values():
-        if not isinstance(cell, _BatchNorm):
+        if not isinstance(cell, (_BatchNorm, nn.GroupNorm)):
             continue
-        if cell.use_batch_statistics is True:
+        if isinstance(cell, _BatchNorm) and cell.use_batch_statistics is True:
             unread.update(id(p) for p in (cell.moving_mean, cell.moving_variance))
         if not cell.gamma.requires_grad and not cell.beta.requires_grad:
             unread.update(id(p) for p in (cell.gamma, cell.beta))
