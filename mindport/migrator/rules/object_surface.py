@@ -123,7 +123,10 @@ class ObjectSurfaceTransform(Rule):
       (``def fuse_bn(conv, bn): bn.running_var``) or on a layer reached through its attributes and items (a model
       passed in: ``gpt.decoder.embedding.weight``):
       ``mp_adapt.layer_attribute(bn, 'running_var')``, by the object's class at run time (a plain object's
-      attribute reads as written); not in ``forward``, not under an ``isinstance`` narrowing (decided statically);
+      attribute reads as written); not in ``forward``, not under an ``isinstance`` narrowing (decided statically),
+      not on a parameter annotated with a class whose attributes are its own (``def __init__(self, args: ModelArgs)``
+      of a ``@dataclass``, ``attn_layers: AttentionLayers`` of a module class of the file deriving only from
+      ``nn.Module``: ``args.dim`` reads as written);
     * ``self.up(x, output_size=skip.shape)``, a sub-layer called with an output size (a transposed convolution's):
       ``mp_nn.call_with_output_size(self.up, x, output_size=...)`` computes torch's ``output_padding`` for the layer
       (by its class at run time; any other callable is called as written);
@@ -333,6 +336,8 @@ class ObjectSurfaceTransform(Rule):
         self._functions: list[int] = []  # the enclosing functions' ids
         self._compiled: set[int] = set()  # ids of forward and the methods it calls through self (a graph's code)
         self._parameter_names: list[set[str]] = [set()]  # per enclosing function: names iterating .parameters()
+        self._own_typed: list[set[str]] = [set()]  # per enclosing function: parameters annotated with an own class
+        self._own_classes: frozenset[str] | None = None
         self._called: set[int] = set()  # attributes that are the callee of a call
         self._handed: set[int] = set()  # values bound to a name, returned, listed or passed to a program's function
         self._written_through: set[int] = set()  # p.data of an item assignment, p.data[...] = v
@@ -520,6 +525,8 @@ class ObjectSurfaceTransform(Rule):
         return isinstance(receiver, cst.Name) and any(receiver.value in names for names in self._parameter_names)
 
     def visit_Module(self, node: cst.Module) -> None:
+        self._module_node = node
+        self._own_classes = None
         # not in MindSpore code (our own output converted again): a file importing mindspore and no torch holds
         # no torch layer to read
         roots = self.ctx.import_roots  # every import of the file, at any depth (a ``try: import torch`` too)
@@ -529,6 +536,7 @@ class ObjectSurfaceTransform(Rule):
         self._methods.append(node.name.value)
         self._functions.append(id(node))
         self._parameter_names.append(set())
+        self._own_typed.append(self._own_typed_parameters(node))
         self._data_aliases.append(set())
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
@@ -558,8 +566,27 @@ class ObjectSurfaceTransform(Rule):
         self._methods.pop()
         self._functions.pop()
         self._parameter_names.pop()
+        self._own_typed.pop()
         self._data_aliases.pop()
         return updated_node
+
+    def _own_typed_parameters(self, node: cst.FunctionDef) -> set[str]:
+        """The parameters annotated with a class whose attributes are its own: a class of this file whose bases,
+        followed through the file's classes, are only ``object``/``nn.Module`` (a ``@dataclass`` config, a model
+        block: ``def __init__(self, args: ModelArgs)``, ``attn_layers: AttentionLayers``), or a plain class of the
+        project (``object_classes``). No mapped torch layer is such an object, so ``args.dim`` reads as written."""
+        if self._own_classes is None:
+            self._own_classes = _own_classes(self._module_node, self.scope) | self.ctx.options.object_classes \
+                if getattr(self, "_module_node", None) is not None else frozenset(self.ctx.options.object_classes)
+        params = node.params
+        found = set()
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            annotation = param.annotation.annotation if param.annotation is not None else None
+            name = annotation.value if isinstance(annotation, cst.Name) else annotation.evaluated_value \
+                if isinstance(annotation, cst.SimpleString) else None
+            if name in self._own_classes:
+                found.add(param.name.value)
+        return found
 
     def _unknown_layer_read(self, original_node, updated_node):
         """``bn.running_var`` where ``bn`` is a function's parameter (or a name bound in ways not followed) and
@@ -577,6 +604,8 @@ class ObjectSurfaceTransform(Rule):
                 or "forward" in self._methods or not self._methods or self.scope.resolve(node) is not None \
                 or operand_kind(node, self.scope) not in ("param", "other"):
             return None
+        if original_node.value is node and node.value in self._own_typed[-1]:
+            return None  # def f(args: ModelArgs): args.dim is the config's own attribute
         for rule in self.runner.rules:  # type: ignore[union-attr]
             if getattr(rule, "narrows", None) and rule.narrows(node.value) \
                     or getattr(rule, "knows", None) and rule.knows(node):
@@ -748,3 +777,31 @@ def _forward_reach(node: cst.ClassDef) -> set[int]:
             if callee in methods and callee != "__init__":
                 todo.append(callee)
     return {id(methods[name]) for name in reached}
+
+
+def _own_classes(module: cst.Module, scope) -> frozenset[str]:
+    """Top-level classes of the file whose bases, followed through the file's classes, are only ``object`` or
+    torch's ``nn.Module`` (none a mapped layer): their instances' attributes are their own."""
+    classes = {s.name.value: s for s in module.body if isinstance(s, cst.ClassDef)}
+    found: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for name, cls in classes.items():
+            if name in found:
+                continue
+            ok = True
+            for base in cls.bases:
+                if base.keyword is not None:
+                    continue  # metaclass=...
+                value = base.value
+                if isinstance(value, cst.Name) and (value.value == "object" or value.value in found):
+                    continue
+                if scope.resolve(value) in ("torch.nn.Module", "torch.nn.modules.module.Module"):
+                    continue
+                ok = False
+                break
+            if ok:
+                found.add(name)
+                changed = True
+    return frozenset(found)
