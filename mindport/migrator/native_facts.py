@@ -88,7 +88,7 @@ class ClassFacts:
         methods = [s for s in cls.body.body if isinstance(s, cst.FunctionDef)] \
             if isinstance(cls.body, cst.IndentedBlock) else []
         for method in methods:
-            for stmt in _assignments(method):
+            for stmt in _assignments(method, annotated=True):
                 target = stmt.targets[0].target if len(stmt.targets) == 1 else None
                 if _self_attr(target) and isinstance(stmt.value, cst.Call):
                     self._layers.setdefault(target.attr.value, []).append(stmt.value)
@@ -321,8 +321,14 @@ def _self_attr(expr) -> bool:
     return isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self"
 
 
-def _assignments(method: cst.FunctionDef):
-    return own_nodes(method, cst.Assign)
+def _assignments(method: cst.FunctionDef, annotated: bool = False):
+    """The method's own ``x = v`` statements; with ``annotated``, ``x: T = v`` too, as ``x = v`` (whisper's
+    ``self.blocks: Iterable[Block] = nn.ModuleList(...)``)."""
+    found = own_nodes(method, cst.Assign)
+    if annotated:
+        found += [cst.Assign(targets=[cst.AssignTarget(a.target)], value=a.value)
+                  for a in own_nodes(method, cst.AnnAssign) if a.value is not None]
+    return found
 
 
 def own_nodes(function: cst.FunctionDef, kind: type) -> list:

@@ -122,6 +122,12 @@ def _tuple_if_list(name: str, single: bool = False) -> str:
     return f"(tuple({name}) if isinstance({name}, list) else {name})"
 
 
+# torch functions that return the module they are given (its weight reparametrised): a construction wrapped in one
+# is still a layer construction
+WRAPS_MODULE = frozenset(("torch.nn.utils.weight_norm", "torch.nn.utils.spectral_norm",
+                          "torch.nn.utils.parametrizations.weight_norm", "torch.nn.utils.parametrizations.spectral_norm"))
+
+
 class TableCallTransform(Rule):
     """Rewrites calls and attribute references whose torch name has a mapping entry; flags the others.
 
@@ -157,7 +163,9 @@ class TableCallTransform(Rule):
     one exists only for a case the code rules out: ``nn.ReLU(inplace=True)`` (and the other in-place activations) is
     ``nn.ReLU()`` when no use of the layer leaves a reader of its input (a fresh input such as ``self.bn(x)``, or a
     local name rebound by the call and never handed on, a forward parameter included once the method has rebound it),
-    and ``nn.ModuleList([...])`` of Cells, never added to, is
+    and ``nn.ModuleList([...])`` of Cells (a member may be ``A(...) if c else B(...)`` of two constructions or
+    ``weight_norm(A(...))``, which returns its module; ``self.blocks: T = nn.ModuleList(...)`` counts as an
+    assignment), never added to, is
     ``nn.CellList`` (an empty one too, when every member added later is a Cell; ``self.layers = nn.ModuleList([])``
     filled by ``self.layers.append(...)`` in ``__init__`` is built in a local, ``layers = nn.CellList([])``, and
     assigned after the last add, since CellList names members appended to a list its owner already holds without
@@ -578,12 +586,19 @@ class TableCallTransform(Rule):
 
     def _builds_cell(self, expr) -> bool:
         """Is ``expr`` the construction of a layer: a torch layer class whose call converts (one flagged keeps its
-        torch meaning, a torch module, which MindSpore's CellList refuses), or a class of the file or the project?"""
+        torch meaning, a torch module, which MindSpore's CellList refuses), or a class of the file or the project?
+        Also ``A(...) if c else B(...)`` of two constructions, and ``weight_norm(A(...))`` (torch's weight and
+        spectral norms return the module they are given: WRAPS_MODULE)."""
+        if isinstance(expr, cst.IfExp):
+            return self._builds_cell(expr.body) and self._builds_cell(expr.orelse)
         if not isinstance(expr, cst.Call):
             return False
         qual = self.scope.resolve_torch(expr.func)
         if qual == "torch.nn.Module":
             return True  # down = nn.Module(); down.block = ...: an empty Cell to hang layers on
+        if qual in WRAPS_MODULE:
+            return bool(expr.args) and expr.args[0].keyword in (None,) and not expr.args[0].star \
+                and self._builds_cell(expr.args[0].value)
         if qual is not None:
             entry = self.ctx.registry.lookup(qual)
             if entry is None or entry.kind != "layer":
