@@ -110,3 +110,118 @@ def test_layer_typed_or_untyped_parameters_keep_the_runtime_read(mode, tmp_path)
     assert "mp_adapt.layer_attribute(other, 'weight')" in code, code
     x = np.random.default_rng(1).standard_normal((2, 4)).astype(np.float32)
     assert_port_matches_in_mode(NEGATIVE, code, "Net", [x], tmp_path, "owncls_neg", mode, atol=1e-5)
+
+
+# nanoGPT's blocks: ``config`` is untyped, but ``config.n_embd`` (a member no torch layer has) is read before
+# ``config.bias`` on every path, so torch would have raised there for a layer: ``config.bias`` reads as written
+DUCK = textwrap.dedent("""
+    from dataclasses import dataclass
+
+    import torch
+    import torch.nn as nn
+
+
+    @dataclass
+    class GPTConfig:
+        n_embd: int = 8
+        bias: bool = False
+        dropout: float = 0.0
+
+
+    class MLP(nn.Module):
+        def __init__(self, config):
+            super().__init__()
+            self.c_fc = nn.Linear(config.n_embd, 4 * config.n_embd, bias=config.bias)
+            self.c_proj = nn.Linear(4 * config.n_embd, config.n_embd, bias=config.bias)
+
+        def forward(self, x):
+            return self.c_proj(torch.relu(self.c_fc(x)))
+
+
+    class Block(nn.Module):
+        def __init__(self, config):
+            super().__init__()
+            width = config.n_embd
+            self.ln = nn.LayerNorm(width)
+            self.fc = nn.Linear(width, width, bias=config.bias)
+            self.mlp = MLP(config)
+
+        def forward(self, x):
+            return x + self.mlp(self.fc(self.ln(x)))
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.block = Block(GPTConfig())
+
+        def forward(self, x):
+            return self.block(x)
+""")
+
+
+def test_a_member_no_layer_has_read_first_shows_a_plain_object():
+    code = convert_source(DUCK).code
+    assert "mp_adapt" not in code, code
+    assert "has_bias=config.bias" in code, code
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_duck_typed_config_matches_torch(mode, tmp_path):
+    code = convert_source(DUCK).code
+    x = np.random.default_rng(2).standard_normal((3, 8)).astype(np.float32)
+    assert_port_matches_in_mode(DUCK, code, "Net", [x], tmp_path, "duck", mode, atol=1e-5)
+
+
+@pytest.mark.parametrize("body", [
+    # the evidence only in a branch
+    """
+    def read(config, flag):
+        if flag:
+            n = config.n_embd
+        return config.bias
+    """,
+    # after the read
+    """
+    def read(config):
+        b = config.bias
+        n = config.n_embd
+        return b
+    """,
+    # only in an assert (python -O drops it)
+    """
+    def read(config):
+        assert config.n_embd > 0
+        return config.bias
+    """,
+    # a member some torch layer has (nn.LayerNorm's normalized_shape)
+    """
+    def read(config):
+        shape = config.normalized_shape
+        return config.bias
+    """,
+    # on the right of `or`
+    """
+    def read(config):
+        ok = True or config.n_embd
+        return config.bias
+    """,
+    # the name rebound
+    """
+    def read(config):
+        n = config.n_embd
+        config = config.inner
+        return config.bias
+    """,
+])
+def test_no_evidence_keeps_the_runtime_read(body):
+    source = "import torch\nimport torch.nn as nn\n" + textwrap.dedent(body)
+    code = convert_source(source).code
+    assert "mp_adapt.layer_attribute(config, 'bias')" in code, code
+
+
+def test_module_members_are_torchs():
+    import torch
+
+    from mindport.migrator.rules.object_surface import MODULE_MEMBERS
+    assert set(MODULE_MEMBERS) == {n for n in dir(torch.nn.Module()) if not n.startswith("_")}
