@@ -354,6 +354,17 @@ def cells_display(call: cst.Call, builds_cell: Callable[[cst.BaseExpression], bo
     return _plain_list_argument(call, builds_cell) and isinstance(call.args[0].value, cst.List)
 
 
+def member_list(call: cst.Call, key: str | None, file: "FileFacts",
+                builds_cell: Callable[[cst.BaseExpression], bool]) -> bool:
+    """``nn.ModuleDict(dict(h=nn.ModuleList([Block(c) for _ in range(n)])))`` (nanoGPT, minGPT, nanochat): a list of
+    layer constructions (a comprehension too) that is the member ``key`` of a dict given to ModuleDict, never added
+    to anywhere in the file (no ``X.<key>.append/extend/insert``, ``add_module``, item assignment or ``+=``, and no
+    ``X[...].append(...)`` on an item read by key): CellList holds it as torch does (its members are named when it
+    is built, before its owner holds it)."""
+    return key is not None and key not in file.appended and key not in file.named and not file.item_adds \
+        and _plain_list_argument(call, builds_cell)
+
+
 def _empty_list(call: cst.Call) -> bool:
     """``nn.ModuleList()`` / ``nn.ModuleList([])``. MindSpore's CellList names a member appended to it by the prefix
     of the members it already holds: appended to an empty one that its owner holds as ``self.blocks``, the members are
@@ -665,6 +676,7 @@ class FileFacts:
         attributes: list[cst.Attribute] = []
 
         adds: dict[str, list] = {}
+        item_adds: list[cst.Call] = []
         functions: list[cst.FunctionDef] = []
         in_imports: set[int] = set()
 
@@ -677,6 +689,9 @@ class FileFacts:
 
             def visit_Call(self, node):
                 func = node.func
+                if isinstance(func, cst.Attribute) and func.attr.value in _LIST_ADDERS \
+                        and isinstance(func.value, cst.Subscript):
+                    item_adds.append(node)  # self.blocks["h"].append(...)
                 if isinstance(func, cst.Attribute) and func.attr.value in _LIST_ADDERS \
                         and isinstance(func.value, cst.Attribute):
                     appended.add(func.value.attr.value)
@@ -729,6 +744,7 @@ class FileFacts:
                 continue  # nn.ReLU, F.relu: a module's name, not a layer attribute
             foreign.add(node.attr.value)
         self.appended = frozenset(appended)
+        self.item_adds = tuple(item_adds)  # X[...].append/extend/insert/add_module(...): added to by key
         self.adds = adds  # attribute name -> [(X.<name>.append/extend/insert(...) call, its enclosing function)]
         self.named = frozenset(named)  # add_module/register_module, item assignment, +=: the runtime ModuleList
         self.classes = frozenset(classes)  # the classes the file defines

@@ -83,3 +83,68 @@ def test_a_member_that_may_be_none_keeps_the_runtime_list():
     source = SOURCE.replace("nn.Linear(dim, dim) if not last else nn.Identity()", "nn.Linear(dim, dim) if not last else None")
     code = convert_source(source).code
     assert "layers.append(mp_containers.ModuleList(" in code, code
+
+
+# nanoGPT / minGPT / nanochat: the blocks are a member of a ModuleDict
+DICT_SOURCE = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+
+    class Block(nn.Module):
+        def __init__(self, d):
+            super().__init__()
+            self.fc = nn.Linear(d, d)
+
+        def forward(self, x):
+            return torch.relu(self.fc(x))
+
+
+    class Net(nn.Module):
+        def __init__(self, dim=4, depth=3):
+            super().__init__()
+            self.transformer = nn.ModuleDict(dict(
+                wte=nn.Embedding(10, dim),
+                h=nn.ModuleList([Block(dim) for _ in range(depth)]),
+                ln_f=nn.LayerNorm(dim),
+            ))
+            self.heads = nn.ModuleDict({"out": nn.ModuleList([nn.Linear(dim, 2) for _ in range(2)])})
+
+        def forward(self, idx):
+            x = self.transformer.wte(idx)
+            for block in self.transformer.h:
+                x = block(x)
+            x = self.transformer.ln_f(x)
+            return tuple(head(x) for head in self.heads.out)
+""")
+
+
+def test_a_dict_member_list_is_a_cell_list_with_torchs_parameter_names(tmp_path):
+    code = convert_source(DICT_SOURCE).code
+    assert "h=nn.CellList([Block(dim) for _ in range(depth)])" in code, code
+    assert '"out": nn.CellList([nn.Dense(' in code, code
+    net = load_module(code, tmp_path / "m_dl.py", "m_dl").Net()
+    names = [p.name for p in net.get_parameters()]
+    torch_net = load_module(DICT_SOURCE, tmp_path / "t_dl.py", "t_dl").Net()
+    assert len(names) == len(torch_net.state_dict())
+    rename = {"embedding_table": "weight", "gamma": "weight", "beta": "bias"}
+    assert sorted(n.rsplit(".", 1)[0] + "." + rename.get(n.rsplit(".", 1)[1], n.rsplit(".", 1)[1]) for n in names) \
+        == sorted(torch_net.state_dict()), (names, list(torch_net.state_dict()))
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_a_dict_member_list_matches_torch(mode, tmp_path):
+    code = convert_source(DICT_SOURCE).code
+    idx = np.array([[1, 2, 3], [4, 5, 6]], dtype=np.int64)
+    assert_port_matches_in_mode(DICT_SOURCE, code, "Net", [idx], tmp_path, "dictlist", mode, atol=1e-5)
+
+
+@pytest.mark.parametrize("extra", [
+    "self.transformer.h.append(Block(dim))",
+    'self.transformer["h"].append(Block(dim))',
+    "self.transformer.h[0] = Block(dim)",
+])
+def test_a_dict_member_list_added_to_keeps_the_runtime_list(extra):
+    source = DICT_SOURCE.replace("        self.heads = ", f"        {extra}\n        self.heads = ")
+    code = convert_source(source).code
+    assert "h=mp_containers.ModuleList([Block(dim) for _ in range(depth)])" in code, code

@@ -27,6 +27,7 @@ from mindport.migrator.native_facts import (
     all_nodes,
     cell_functions,
     cells_display,
+    member_list,
     empty_attributes,
     empty_cat_members,
     empty_locals,
@@ -165,7 +166,8 @@ class TableCallTransform(Rule):
     local name rebound by the call and never handed on, a forward parameter included once the method has rebound it),
     and ``nn.ModuleList([...])`` of Cells (a member may be ``A(...) if c else B(...)`` of two constructions or
     ``weight_norm(A(...))``, which returns its module; ``self.blocks: T = nn.ModuleList(...)`` counts as an
-    assignment), never added to, is
+    assignment; a comprehension that is a member of ``nn.ModuleDict(dict(h=...))`` / ``({"h": ...})``, nanoGPT's
+    blocks, counts when nothing adds to ``.h``), never added to, is
     ``nn.CellList`` (an empty one too, when every member added later is a Cell; ``self.layers = nn.ModuleList([])``
     filled by ``self.layers.append(...)`` in ``__init__`` is built in a local, ``layers = nn.CellList([])``, and
     assigned after the last add, since CellList names members appended to a list its owner already holds without
@@ -582,6 +584,7 @@ class TableCallTransform(Rule):
         self._class_bases: dict[int, cst.ClassDef] = {}  # a base of a class with no __init__ -> the class
         self._partial_firsts: set[int] = set()  # the function of a functools.partial(...) call
         self._partial_calls: set[int] = set()  # the functools.partial(...) calls themselves
+        self._dict_members: dict[int, str] = {}  # a member of nn.ModuleDict(dict(h=...)) / ({"h": ...}) -> key
         self._base_inits: dict[int, cst.FunctionDef] = {}  # id(class) -> the __init__ its native base needs
 
     def _builds_cell(self, expr) -> bool:
@@ -636,6 +639,19 @@ class TableCallTransform(Rule):
                 and self.scope.resolve(node.func) == "functools.partial":
             self._partial_firsts.add(id(node.args[0].value))  # only ever called, as a partial's function
             self._partial_calls.add(id(node))
+        if node.args and node.args[0].keyword is None and not node.args[0].star \
+                and self.scope.resolve_torch(node.func) == "torch.nn.ModuleDict":
+            members = node.args[0].value  # nn.ModuleDict(dict(h=...)) / nn.ModuleDict({"h": ...})
+            if isinstance(members, cst.Call) and isinstance(members.func, cst.Name) and members.func.value == "dict" \
+                    and self.scope.resolve(members.func) is None:
+                for arg in members.args:
+                    if arg.keyword is not None and isinstance(arg.value, cst.Call):
+                        self._dict_members[id(arg.value)] = arg.keyword.value
+            elif isinstance(members, cst.Dict):
+                for element in members.elements:
+                    if isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString) \
+                            and isinstance(element.value, cst.Call):
+                        self._dict_members[id(element.value)] = element.key.evaluated_value
         callee = self._flow.callee(node.func)
         if callee is not None:  # Block(dim, act_layer=nn.GELU): the value goes to Block.__init__'s act_layer
             names = [p.name.value for p in (*callee.params.posonly_params, *callee.params.params)]
@@ -1198,7 +1214,10 @@ class TableCallTransform(Rule):
             target = switched_target(mapped, target)
             if id(original_node) in self._native_lists or (qual == "torch.nn.ModuleList"
                                                            and cells_display(original_node, self._builds_cell)
-                                                           and id(original_node) not in self._runtime_lists):
+                                                           and id(original_node) not in self._runtime_lists) \
+                    or (qual == "torch.nn.ModuleList" and member_list(
+                        original_node, self._dict_members.get(id(original_node)), self._file_facts,
+                        self._builds_cell)):
                 target = NATIVE_LIST
             input_node = self._input_node(entry, original_node)
             target = self._unmasked_target(self._guard_target(target, input_node, original_node, _api_name(entry)),
