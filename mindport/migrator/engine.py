@@ -71,8 +71,8 @@ def run_pipeline(module: cst.Module, filename: str, registry: Registry, options:
     # No rule changed anything: the caller keeps its source text as it was (LibCST 1.9 does not give back every
     # file byte for byte: a whitespace-only blank line after another one at the end of the file is dropped).
     ctx.tree_changed = module is not original
-    if ctx.tree_changed:
-        module = module.visit(ParenthesizeGenerators())
+    if ctx.tree_changed:  # walk.transform: rebuilds only the calls it changes (0.018 s CPU on x_transformers.py's
+        module = transform(module, ParenthesizeGenerators())  # converted tree, module.visit 0.198 s)
     return drop_unused_imports(module.code, added), ctx
 
 
