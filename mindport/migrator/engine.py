@@ -44,7 +44,9 @@ _STATEMENT_TYPES = frozenset(_STATEMENTS)
 # A class, a function or a block is closed by every rule that opened it: rules keep stacks (the enclosing functions,
 # classes, narrowings) that their leave hooks pop, so one rule renaming ``forward`` to ``construct`` must not stop the
 # later rules' hooks for that node; they run on the node as rewritten so far.
-_CHAINED = frozenset({cst.ClassDef, cst.FunctionDef, cst.IndentedBlock})
+# Module: every rule's leave_Module runs (einops layer classes and native factories both insert definitions: the
+# first one's rewrite stopped the second, and x_transformers.py lost its ``def make_linear``)
+_CHAINED = frozenset({cst.ClassDef, cst.FunctionDef, cst.IndentedBlock, cst.Module})
 
 
 def run_pipeline(module: cst.Module, filename: str, registry: Registry, options: Options,
