@@ -44,7 +44,9 @@ _STATEMENT_TYPES = frozenset(_STATEMENTS)
 # A class, a function or a block is closed by every rule that opened it: rules keep stacks (the enclosing functions,
 # classes, narrowings) that their leave hooks pop, so one rule renaming ``forward`` to ``construct`` must not stop the
 # later rules' hooks for that node; they run on the node as rewritten so far.
-_CHAINED = frozenset({cst.ClassDef, cst.FunctionDef, cst.IndentedBlock})
+# Module: every rule's leave_Module runs (einops layer classes and native factories both insert definitions: the
+# first one's rewrite stopped the second, and x_transformers.py lost its ``def make_linear``)
+_CHAINED = frozenset({cst.ClassDef, cst.FunctionDef, cst.IndentedBlock, cst.Module})
 
 
 def run_pipeline(module: cst.Module, filename: str, registry: Registry, options: Options,
@@ -71,8 +73,8 @@ def run_pipeline(module: cst.Module, filename: str, registry: Registry, options:
     # No rule changed anything: the caller keeps its source text as it was (LibCST 1.9 does not give back every
     # file byte for byte: a whitespace-only blank line after another one at the end of the file is dropped).
     ctx.tree_changed = module is not original
-    if ctx.tree_changed:
-        module = module.visit(ParenthesizeGenerators())
+    if ctx.tree_changed:  # walk.transform: rebuilds only the calls it changes (0.018 s CPU on x_transformers.py's
+        module = transform(module, ParenthesizeGenerators())  # converted tree, module.visit 0.198 s)
     return drop_unused_imports(module.code, added), ctx
 
 

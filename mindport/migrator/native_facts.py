@@ -88,7 +88,7 @@ class ClassFacts:
         methods = [s for s in cls.body.body if isinstance(s, cst.FunctionDef)] \
             if isinstance(cls.body, cst.IndentedBlock) else []
         for method in methods:
-            for stmt in _assignments(method):
+            for stmt in _assignments(method, annotated=True):
                 target = stmt.targets[0].target if len(stmt.targets) == 1 else None
                 if _self_attr(target) and isinstance(stmt.value, cst.Call):
                     self._layers.setdefault(target.attr.value, []).append(stmt.value)
@@ -341,8 +341,14 @@ def _self_attr(expr) -> bool:
     return isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self"
 
 
-def _assignments(method: cst.FunctionDef):
-    return own_nodes(method, cst.Assign)
+def _assignments(method: cst.FunctionDef, annotated: bool = False):
+    """The method's own ``x = v`` statements; with ``annotated``, ``x: T = v`` too, as ``x = v`` (whisper's
+    ``self.blocks: Iterable[Block] = nn.ModuleList(...)``)."""
+    found = own_nodes(method, cst.Assign)
+    if annotated:
+        found += [cst.Assign(targets=[cst.AssignTarget(a.target)], value=a.value)
+                  for a in own_nodes(method, cst.AnnAssign) if a.value is not None]
+    return found
 
 
 def own_nodes(function: cst.FunctionDef, kind: type) -> list:
@@ -366,6 +372,17 @@ def cells_display(call: cst.Call, builds_cell: Callable[[cst.BaseExpression], bo
     that is a name or any other expression may be None (``ModuleList([norm, None])``, ``[pre_norm, post_norm]`` with
     ``post_norm = None``), which CellList refuses: the runtime ModuleList."""
     return _plain_list_argument(call, builds_cell) and isinstance(call.args[0].value, cst.List)
+
+
+def member_list(call: cst.Call, key: str | None, file: "FileFacts",
+                builds_cell: Callable[[cst.BaseExpression], bool]) -> bool:
+    """``nn.ModuleDict(dict(h=nn.ModuleList([Block(c) for _ in range(n)])))`` (nanoGPT, minGPT, nanochat): a list of
+    layer constructions (a comprehension too) that is the member ``key`` of a dict given to ModuleDict, never added
+    to anywhere in the file (no ``X.<key>.append/extend/insert``, ``add_module``, item assignment or ``+=``, and no
+    ``X[...].append(...)`` on an item read by key): CellList holds it as torch does (its members are named when it
+    is built, before its owner holds it)."""
+    return key is not None and key not in file.appended and key not in file.named and not file.item_adds \
+        and _plain_list_argument(call, builds_cell)
 
 
 def _empty_list(call: cst.Call) -> bool:
@@ -695,6 +712,7 @@ class FileFacts:
         attributes: list[cst.Attribute] = []
 
         adds: dict[str, list] = {}
+        item_adds: list[cst.Call] = []
         functions: list[cst.FunctionDef] = []
         in_imports: set[int] = set()
 
@@ -707,6 +725,9 @@ class FileFacts:
 
             def visit_Call(self, node):
                 func = node.func
+                if isinstance(func, cst.Attribute) and func.attr.value in _LIST_ADDERS \
+                        and isinstance(func.value, cst.Subscript):
+                    item_adds.append(node)  # self.blocks["h"].append(...)
                 if isinstance(func, cst.Attribute) and func.attr.value in _LIST_ADDERS \
                         and isinstance(func.value, cst.Attribute):
                     appended.add(func.value.attr.value)
@@ -759,6 +780,7 @@ class FileFacts:
                 continue  # nn.ReLU, F.relu: a module's name, not a layer attribute
             foreign.add(node.attr.value)
         self.appended = frozenset(appended)
+        self.item_adds = tuple(item_adds)  # X[...].append/extend/insert/add_module(...): added to by key
         self.adds = adds  # attribute name -> [(X.<name>.append/extend/insert(...) call, its enclosing function)]
         self.named = frozenset(named)  # add_module/register_module, item assignment, +=: the runtime ModuleList
         self.classes = frozenset(classes)  # the classes the file defines
@@ -1689,6 +1711,8 @@ class ValueFlow:
                 if len(init) == 1:
                     self.functions[stmt.name.value] = init[0]
         self._memo: dict[tuple[int, str], object] = {}
+        self._module = module
+        self._positions: dict[int, tuple] | None = None  # a value -> where it is bound (value_shape)
 
     def callee(self, func) -> cst.FunctionDef | None:
         return self.functions.get(func.value) if isinstance(func, cst.Name) else None
@@ -1735,6 +1759,95 @@ class ValueFlow:
         return next(iter(shapes)) if len(shapes) == 1 else None
 
 
+    def value_shape(self, node: cst.CSTNode, depth: int = 0):
+        """The one call shape of a value bound somewhere other than a parameter (``call_shape`` does those), or None:
+        ``self.act = F.relu`` (or a branch of ``F.silu if c else F.relu``) in a method of a class that is not
+        subclassed in the file, every read of ``.act`` in the file being a call ``self.act(...)`` in that class;
+        ``act = F.relu`` in a function (bound once), every read a call or handed to a parameter of the file's classes
+        and functions (``call_shape``); ``return F.relu`` in a module-level function read only by calls each bound
+        that way (``self.activation = _get_activation_fn(name)``)."""
+        if self._positions is None:
+            self._positions = _value_positions(self._module)
+        position = self._positions.get(id(node))
+        if position is None or depth > 6:
+            return None
+        key = (id(node), "value")
+        if key in self._memo:
+            return self._memo[key]
+        self._memo[key] = None  # a cycle: unknown
+        kind, owner, name = position
+        if kind == "attr":
+            shape = _attribute_shape(self._module, owner, name)
+        elif kind == "local":
+            shape = self._local_shape(owner, name, depth)
+        else:
+            shape = self._return_shape(name, depth)
+        self._memo[key] = shape
+        return shape
+
+    def _local_shape(self, function: cst.FunctionDef, name: str, depth: int):
+        shapes: set = set()
+        bindings, bad = [0], [False]
+
+        def read(stack: list, node: cst.Name) -> None:
+            parent = stack[-1]
+            if isinstance(parent, cst.AssignTarget):
+                bindings[0] += 1
+            elif isinstance(parent, (cst.AugAssign, cst.For, cst.AsName, cst.NamedExpr, cst.AnnAssign,
+                                     cst.Tuple, cst.List, cst.StarredElement)):
+                bad[0] = True
+            elif isinstance(parent, cst.Arg) and parent.keyword is node:
+                pass
+            else:
+                shape = _call_use_shape(parent, node)
+                if shape is None and isinstance(parent, cst.Arg) and not parent.star and len(stack) > 1 \
+                        and isinstance(stack[-2], cst.Call):
+                    call = stack[-2]
+                    target = self.callee(call.func)
+                    param = None if target is None else (
+                        parent.keyword.value if parent.keyword is not None else _positional_param(target, call, parent))
+                    shape = None if param is None else self.call_shape(target, param, depth + 1)
+                if shape is None:
+                    bad[0] = True
+                else:
+                    shapes.add(shape)
+
+        _name_reads(function, {name}, lambda _: bad.__setitem__(0, True), read)
+        if bad[0] or bindings[0] != 1 or len(shapes) != 1:
+            return None
+        return next(iter(shapes))
+
+    def _return_shape(self, name: str, depth: int):
+        function = self.functions.get(name)
+        if function is None or self._positions is None:
+            return None
+        shapes: set = set()
+        ok = [True]
+
+        class _Find(cst.CSTVisitor):
+            def __init__(self):
+                self.stack: list = []
+
+            def on_visit(self, node):
+                if isinstance(node, cst.Name) and node.value == name and node is not function.name:
+                    parent = self.stack[-1] if self.stack else None
+                    if not (isinstance(parent, cst.Call) and parent.func is node):
+                        ok[0] = False
+                    else:
+                        shapes.add(flow.value_shape(parent, depth + 1))
+                self.stack.append(node)
+                return True
+
+            def on_leave(self, original_node):
+                if self.stack and self.stack[-1] is original_node:
+                    self.stack.pop()
+
+        flow = self
+        walk(self._module, _Find())
+        if not ok[0] or len(shapes) != 1 or None in shapes:
+            return None
+        return next(iter(shapes))
+
     def only_called(self, function: cst.FunctionDef, param: str, depth: int = 0) -> bool:
         """Every use of the parameter (and of the parameters of the file's classes and functions it is handed to) is a
         call, with any arguments, or a test against None (``if norm_layer is not None``): a function taking torch's
@@ -1763,6 +1876,132 @@ class ValueFlow:
                 parent.keyword.value if parent.keyword is not None else _positional_param(target, call, parent))
             return name is not None and self.only_called(target, name, depth + 1)
         return False
+
+
+def _call_use_shape(parent, node):
+    """(positional count, keyword names) of ``node(...)`` when ``parent`` is that call (no ``*``/``**``), else None."""
+    if not (isinstance(parent, cst.Call) and parent.func is node) or any(a.star for a in parent.args):
+        return None
+    positional = sum(1 for a in parent.args if a.keyword is None)
+    if any(a.keyword is None for a in parent.args[positional:]):
+        return None
+    return positional, tuple(a.keyword.value for a in parent.args if a.keyword is not None)
+
+
+def _value_leaves(value: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The values an expression can be: the branches of a conditional expression, else itself."""
+    if isinstance(value, cst.IfExp):
+        return _value_leaves(value.body) + _value_leaves(value.orelse)
+    return [value]
+
+
+def _value_positions(module: cst.Module) -> dict[int, tuple]:
+    """id(value) -> ("attr", class, name) for ``self.name = value`` in a method of a top-level class, ("local",
+    function, name) for ``name = value`` in a function or method, ("return", None, function name) for ``return value``
+    in a top-level function (a branch of a conditional expression counts as the value; nested scopes are not
+    walked)."""
+    positions: dict[int, tuple] = {}
+
+    def scan(function: cst.FunctionDef, cls: cst.ClassDef | None, top: bool) -> None:
+        class _Scan(cst.CSTVisitor):
+            def visit_FunctionDef(self, node):
+                return node is function
+
+            def visit_Lambda(self, node):
+                return False
+
+            def visit_ClassDef(self, node):
+                return False
+
+            def visit_Assign(self, node: cst.Assign) -> None:
+                if len(node.targets) != 1:
+                    return
+                target = node.targets[0].target
+                if isinstance(target, cst.Name):
+                    where = ("local", function, target.value)
+                elif cls is not None and isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) \
+                        and target.value.value == "self":
+                    where = ("attr", cls, target.attr.value)
+                else:
+                    return
+                for leaf in _value_leaves(node.value):
+                    positions[id(leaf)] = where
+
+            def visit_Return(self, node: cst.Return) -> None:
+                if top and node.value is not None:
+                    for leaf in _value_leaves(node.value):
+                        positions[id(leaf)] = ("return", None, function.name.value)
+
+        walk(function, _Scan())
+
+    for stmt in module.body:
+        if isinstance(stmt, cst.FunctionDef):
+            scan(stmt, None, True)
+        elif isinstance(stmt, cst.ClassDef) and isinstance(stmt.body, cst.IndentedBlock):
+            for member in stmt.body.body:
+                if isinstance(member, cst.FunctionDef):
+                    scan(member, stmt, False)
+    return positions
+
+
+def _attribute_shape(module: cst.Module, cls: cst.ClassDef, name: str):
+    """The one shape of every read of ``.name`` in the file that can reach ``cls``'s value, each a call
+    ``self.name(...)`` inside ``cls`` or a class of the file it derives from (writes ``self.name = ...`` there are
+    allowed; ``self.name`` in an unrelated top-level class is that class's own attribute); None otherwise, or when
+    ``cls`` is subclassed in the file."""
+    shapes: set = set()
+    ok = [True]
+    classes = {s.name.value: s for s in module.body if isinstance(s, cst.ClassDef)}
+    related, todo = set(), [cls]
+    while todo:
+        current = todo.pop()
+        if id(current) in related:
+            continue
+        related.add(id(current))
+        todo += [classes[b.value.value] for b in current.bases
+                 if isinstance(b.value, cst.Name) and b.value.value in classes]
+
+    class _Find(cst.CSTVisitor):
+        def __init__(self):
+            self.stack: list = []
+            self.inside = 0  # in cls or an ancestor
+            self.other = 0  # in another top-level class
+
+        def on_visit(self, node):
+            if isinstance(node, cst.ClassDef):
+                if id(node) in related:
+                    self.inside += 1
+                else:
+                    self.other += 1
+                if any(isinstance(b.value, cst.Name) and b.value.value == cls.name.value for b in node.bases):
+                    ok[0] = False
+            if isinstance(node, cst.Attribute) and node.attr.value == name:
+                parent = self.stack[-1] if self.stack else None
+                on_self = isinstance(node.value, cst.Name) and node.value.value == "self"
+                if on_self and self.other and not self.inside:
+                    pass  # another class's own attribute
+                elif on_self and self.inside and isinstance(parent, cst.AssignTarget):
+                    pass
+                else:
+                    shape = _call_use_shape(parent, node) if on_self and self.inside else None
+                    if shape is None:
+                        ok[0] = False
+                    else:
+                        shapes.add(shape)
+            self.stack.append(node)
+            return True
+
+        def on_leave(self, original_node):
+            if self.stack and self.stack[-1] is original_node:
+                self.stack.pop()
+            if isinstance(original_node, cst.ClassDef):
+                if id(original_node) in related:
+                    self.inside -= 1
+                else:
+                    self.other -= 1
+
+    walk(module, _Find())
+    return next(iter(shapes)) if ok[0] and len(shapes) == 1 else None
 
 
 def _positional_param(target: cst.FunctionDef, call: cst.Call, arg: cst.Arg) -> str | None:

@@ -47,7 +47,10 @@ class DeviceTransform(Rule):
     (``'cpu'``, ``'cuda:0'``, as ``torch.device`` is written; MindSpore's ``Tensor.device`` reads ``'CPU'``), a constant in a static graph, which does not compile ``Tensor.device`` (the line reading it, and all it binds,
     would run interpreted: ``n, device = x.shape[-2], x.device`` made ``n`` unusable for ``arange``). A local name
     bound to a tensor's device that no converted line of the function reads (its ``device=`` arguments and
-    ``.to(device)`` moves are gone) is not bound at all: ``n, device = x.shape[1], x.device`` is ``n = x.shape[1]``."""
+    ``.to(device)`` moves are gone) is not bound at all: ``n, device = x.shape[1], x.device`` is ``n = x.shape[1]``.
+    Two tensors' devices compared (``self.pe.device != x.device``, ``assert idx.device == self.cos.device``) are
+    the same device, placement being global: the comparison is ``False`` / ``True`` (the runtime reads gave that
+    constant; receivers that are names or attributes of one, read without effect)."""
 
     EXAMPLES = (
         Example(
@@ -170,6 +173,19 @@ class DeviceTransform(Rule):
         if not self._device_reads:
             return updated_node
         return unread_bindings(updated_node, lambda value: id(value) in self._device_reads and _pure(value.args[0].value))
+
+    def leave_Comparison(self, original_node, updated_node):
+        """``a.device == b.device`` / ``!=`` of two tensors this rule read: one global placement, so True / False."""
+        if len(updated_node.comparisons) != 1:
+            return updated_node
+        target = updated_node.comparisons[0]
+        sides = (updated_node.left, target.comparator)
+        if not isinstance(target.operator, (cst.Equal, cst.NotEqual)) \
+                or not all(id(side) in self._device_reads and _pure(side.args[0].value) for side in sides):
+            return updated_node
+        self.ctx.converted_sites += 1
+        return cst.Name("True" if isinstance(target.operator, cst.Equal) else "False",
+                        lpar=updated_node.lpar, rpar=updated_node.rpar)
 
     def leave_Attribute(self, original_node, updated_node):
         name = original_node.attr.value

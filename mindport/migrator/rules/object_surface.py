@@ -123,7 +123,12 @@ class ObjectSurfaceTransform(Rule):
       (``def fuse_bn(conv, bn): bn.running_var``) or on a layer reached through its attributes and items (a model
       passed in: ``gpt.decoder.embedding.weight``):
       ``mp_adapt.layer_attribute(bn, 'running_var')``, by the object's class at run time (a plain object's
-      attribute reads as written); not in ``forward``, not under an ``isinstance`` narrowing (decided statically);
+      attribute reads as written); not in ``forward``, not under an ``isinstance`` narrowing (decided statically),
+      not on a parameter annotated with a class whose attributes are its own (``def __init__(self, args: ModelArgs)``
+      of a ``@dataclass``, ``attn_layers: AttentionLayers`` of a module class of the file deriving only from
+      ``nn.Module``: ``args.dim`` reads as written), nor on a parameter read before on every path for a member no
+      mapped torch layer has (nanoGPT's ``nn.Linear(config.n_embd, 3 * config.n_embd, bias=config.bias)``: torch
+      would have raised at ``config.n_embd`` for a layer; the members are the surface's enumeration and nn.Module's);
     * ``self.up(x, output_size=skip.shape)``, a sub-layer called with an output size (a transposed convolution's):
       ``mp_nn.call_with_output_size(self.up, x, output_size=...)`` computes torch's ``output_padding`` for the layer
       (by its class at run time; any other callable is called as written);
@@ -333,6 +338,10 @@ class ObjectSurfaceTransform(Rule):
         self._functions: list[int] = []  # the enclosing functions' ids
         self._compiled: set[int] = set()  # ids of forward and the methods it calls through self (a graph's code)
         self._parameter_names: list[set[str]] = [set()]  # per enclosing function: names iterating .parameters()
+        self._own_typed: list[set[str]] = [set()]  # per enclosing function: parameters annotated with an own class
+        self._function_nodes: list[cst.FunctionDef] = []
+        self._own_classes: frozenset[str] | None = None
+        self._evidence_names: frozenset[str] | None = None
         self._called: set[int] = set()  # attributes that are the callee of a call
         self._handed: set[int] = set()  # values bound to a name, returned, listed or passed to a program's function
         self._written_through: set[int] = set()  # p.data of an item assignment, p.data[...] = v
@@ -345,6 +354,11 @@ class ObjectSurfaceTransform(Rule):
         surface = load_surface()  # (a kept setting with a common name, a config's ``k``, stays as written here)
         self._renamed = frozenset(name for layer in surface.layers.values() for name in (*layer.paths(), *layer.derived)
                                   if name not in layer.kept or name not in surface.common_names)
+        # every public member a mapped torch layer has (the surface's enumeration, and nn.Module's own)
+        self._layer_members = frozenset(MODULE_MEMBERS).union(*(
+            (*layer.same, *layer.renamed, *layer.flagged, *layer.derived, *layer.kept)
+            for layer in surface.layers.values()), surface.methods)
+        self._evidence_cache: dict[int, dict[int, int]] = {}
 
     def _tensor_read(self, original_node, updated_node, member):
         """A Tensor attribute a MindSpore Tensor lacks: its value (``x.is_sparse`` -> ``False``), or MP104."""
@@ -520,6 +534,9 @@ class ObjectSurfaceTransform(Rule):
         return isinstance(receiver, cst.Name) and any(receiver.value in names for names in self._parameter_names)
 
     def visit_Module(self, node: cst.Module) -> None:
+        self._module_node = node
+        self._own_classes = None
+        self._evidence_names = None
         # not in MindSpore code (our own output converted again): a file importing mindspore and no torch holds
         # no torch layer to read
         roots = self.ctx.import_roots  # every import of the file, at any depth (a ``try: import torch`` too)
@@ -529,6 +546,8 @@ class ObjectSurfaceTransform(Rule):
         self._methods.append(node.name.value)
         self._functions.append(id(node))
         self._parameter_names.append(set())
+        self._own_typed.append(self._own_typed_parameters(node))
+        self._function_nodes.append(node)
         self._data_aliases.append(set())
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
@@ -558,8 +577,81 @@ class ObjectSurfaceTransform(Rule):
         self._methods.pop()
         self._functions.pop()
         self._parameter_names.pop()
+        self._own_typed.pop()
+        self._function_nodes.pop()
         self._data_aliases.pop()
         return updated_node
+
+    def _own_typed_parameters(self, node: cst.FunctionDef) -> set[str]:
+        """The parameters annotated with a class whose attributes are its own: a class of this file whose bases,
+        followed through the file's classes, are only ``object``/``nn.Module`` (a ``@dataclass`` config, a model
+        block: ``def __init__(self, args: ModelArgs)``, ``attn_layers: AttentionLayers``), or a plain class of the
+        project (``object_classes``). No mapped torch layer is such an object, so ``args.dim`` reads as written."""
+        if self._own_classes is None:
+            self._own_classes = _own_classes(self._module_node, self.scope) | self.ctx.options.object_classes \
+                if getattr(self, "_module_node", None) is not None else frozenset(self.ctx.options.object_classes)
+        params = node.params
+        found = set()
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            annotation = param.annotation.annotation if param.annotation is not None else None
+            name = annotation.value if isinstance(annotation, cst.Name) else annotation.evaluated_value \
+                if isinstance(annotation, cst.SimpleString) else None
+            if name in self._own_classes:
+                found.add(param.name.value)
+        return found
+
+    def _read_no_layer_has(self, site: cst.Attribute, name: str) -> bool:
+        """Is ``name`` (a parameter of the enclosing function, never rebound in it) read, before ``site`` on every
+        path, for a member no mapped torch layer has (``config.n_embd``: not in the surface's enumeration of the layers'
+        members nor nn.Module's, and assigned on ``self`` by no class of the file deriving from a torch layer)? torch
+        raised AttributeError there for a layer, so whenever ``site`` runs ``name`` is no layer: ``config.bias``
+        reads as written (nanoGPT's ``nn.Linear(config.n_embd, 3 * config.n_embd, bias=config.bias)``). Before on
+        every path: an earlier top-level statement of the function (not an ``assert``, which ``-O`` drops), or an
+        earlier argument of a call (or the left operand of an operation) the site is in; a part evaluated only
+        conditionally (a branch, ``and``/``or``'s right side, a lambda, a comprehension) does not count."""
+        function = self._function_nodes[-1] if self._function_nodes else None
+        if function is None or not isinstance(function.body, cst.IndentedBlock):
+            return False
+        params = function.params
+        if name not in {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}:
+            return False
+        if any(isinstance(t, cst.Name) and t.value == name for stmt in own_nodes_of(function, (cst.AssignTarget,
+               cst.AugAssign, cst.AnnAssign, cst.For, cst.AsName, cst.NamedExpr)) for t in _bound_names(stmt)):
+            return False
+        if self._evidence_names is None:
+            self._evidence_names = self._layer_members | _layer_subclass_attributes(self._module_node, self.scope)
+        for index, stmt in enumerate(function.body.body):
+            path = _path_to(stmt, site)
+            if path is None:
+                continue
+            earlier = [s for s in function.body.body[:index]
+                       if isinstance(s, cst.SimpleStatementLine) and not any(isinstance(x, cst.Assert) for x in s.body)]
+            before = _evaluated_before(path)
+            return any(self._evidence(part, name) for part in (*earlier, *before))
+        return False
+
+    def _evidence(self, node: cst.CSTNode, name: str) -> bool:
+        found = [False]
+        members = self._evidence_names
+
+        class _Find(cst.CSTVisitor):
+            def on_visit(self, n):
+                if isinstance(n, (cst.Lambda, cst.FunctionDef, cst.ClassDef, cst.ListComp, cst.SetComp, cst.DictComp,
+                                  cst.GeneratorExp)):
+                    return False
+                if isinstance(n, cst.IfExp):
+                    n.test.visit(self)
+                    return False
+                if isinstance(n, cst.BooleanOperation):
+                    n.left.visit(self)
+                    return False
+                if isinstance(n, cst.Attribute) and isinstance(n.value, cst.Name) and n.value.value == name \
+                        and not n.attr.value.startswith("_") and n.attr.value not in members:
+                    found[0] = True
+                return True
+
+        node.visit(_Find())
+        return found[0]
 
     def _unknown_layer_read(self, original_node, updated_node):
         """``bn.running_var`` where ``bn`` is a function's parameter (or a name bound in ways not followed) and
@@ -577,6 +669,9 @@ class ObjectSurfaceTransform(Rule):
                 or "forward" in self._methods or not self._methods or self.scope.resolve(node) is not None \
                 or operand_kind(node, self.scope) not in ("param", "other"):
             return None
+        if original_node.value is node and (node.value in self._own_typed[-1]
+                                            or self._read_no_layer_has(original_node, node.value)):
+            return None  # def f(args: ModelArgs): args.dim is the config's own attribute
         for rule in self.runner.rules:  # type: ignore[union-attr]
             if getattr(rule, "narrows", None) and rule.narrows(node.value) \
                     or getattr(rule, "knows", None) and rule.knows(node):
@@ -748,3 +843,142 @@ def _forward_reach(node: cst.ClassDef) -> set[int]:
             if callee in methods and callee != "__init__":
                 todo.append(callee)
     return {id(methods[name]) for name in reached}
+
+
+def _own_classes(module: cst.Module, scope) -> frozenset[str]:
+    """Top-level classes of the file whose bases, followed through the file's classes, are only ``object`` or
+    torch's ``nn.Module`` (none a mapped layer): their instances' attributes are their own."""
+    classes = {s.name.value: s for s in module.body if isinstance(s, cst.ClassDef)}
+    found: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for name, cls in classes.items():
+            if name in found:
+                continue
+            ok = True
+            for base in cls.bases:
+                if base.keyword is not None:
+                    continue  # metaclass=...
+                value = base.value
+                if isinstance(value, cst.Name) and (value.value == "object" or value.value in found):
+                    continue
+                if scope.resolve(value) in ("torch.nn.Module", "torch.nn.modules.module.Module"):
+                    continue
+                ok = False
+                break
+            if ok:
+                found.add(name)
+                changed = True
+    return frozenset(found)
+
+
+# nn.Module's public members (dir(torch.nn.Module()); tests/converter/test_own_class_attributes.py checks them
+# against the installed torch)
+MODULE_MEMBERS = (
+    "T_destination", "add_module", "apply", "bfloat16", "buffers", "call_super_init", "children", "compile", "cpu",
+    "cuda", "double", "dump_patches", "eval", "extra_repr", "float", "forward", "get_buffer", "get_extra_state",
+    "get_parameter", "get_submodule", "half", "ipu", "load_state_dict", "modules", "mtia", "named_buffers",
+    "named_children", "named_modules", "named_parameters", "parameters", "register_backward_hook", "register_buffer",
+    "register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
+    "register_full_backward_pre_hook", "register_load_state_dict_post_hook", "register_load_state_dict_pre_hook",
+    "register_module", "register_parameter", "register_state_dict_post_hook", "register_state_dict_pre_hook",
+    "requires_grad_", "set_extra_state", "set_submodule", "share_memory", "state_dict", "to", "to_empty", "train",
+    "training", "type", "xpu", "zero_grad")
+
+
+def own_nodes_of(function: cst.FunctionDef, kinds: tuple) -> list:
+    """The nodes of ``kinds`` anywhere in the function (nested scopes too: a closure rebinding counts)."""
+    found: list = []
+
+    class _Find(cst.CSTVisitor):
+        def on_visit(self, node):
+            if isinstance(node, kinds):
+                found.append(node)
+            return True
+
+    function.body.visit(_Find())
+    return found
+
+
+def _bound_names(node) -> list:
+    """The Name nodes a binding construct binds (through tuples and lists)."""
+    target = node.target if isinstance(node, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For,
+                                              cst.NamedExpr)) else node.name if isinstance(node, cst.AsName) else None
+    out, todo = [], [target]
+    while todo:
+        t = todo.pop()
+        if isinstance(t, cst.Name):
+            out.append(t)
+        elif isinstance(t, (cst.Tuple, cst.List)):
+            todo += [e.value for e in t.elements]
+        elif isinstance(t, cst.StarredElement):
+            todo.append(t.value)
+    return out
+
+
+def _path_to(root: cst.CSTNode, target: cst.CSTNode) -> list | None:
+    """The nodes from ``root`` down to ``target`` (both included), or None when ``target`` is not under ``root``."""
+    stack: list = []
+    found: list = []
+
+    class _Find(cst.CSTVisitor):
+        def on_visit(self, node):
+            if found:
+                return False
+            stack.append(node)
+            if node is target:
+                found.extend(stack)
+                return False
+            return True
+
+        def on_leave(self, node):
+            if stack and stack[-1] is node:
+                stack.pop()
+
+    root.visit(_Find())
+    return found or None
+
+
+def _evaluated_before(path: list) -> list:
+    """Parts of the statement evaluated before the path's last node on every path through it: the earlier arguments
+    of each call, and the left operand of each operation (or comparison), the path goes through; a branch the path
+    is in stops the search (what precedes it ran only conditionally... or not at all)."""
+    before: list = []
+    for parent, child in zip(path, path[1:]):
+        if isinstance(parent, (cst.IfExp, cst.BooleanOperation, cst.Lambda, cst.ListComp, cst.SetComp,
+                               cst.DictComp, cst.GeneratorExp)):
+            break
+        if isinstance(parent, cst.Call) and isinstance(child, cst.Arg):
+            before.append(parent.func)
+            at = next(i for i, a in enumerate(parent.args) if a is child)
+            before += [a.value for a in parent.args[:at]]
+        elif isinstance(parent, cst.BinaryOperation) and child is parent.right:
+            before.append(parent.left)
+        elif isinstance(parent, cst.Comparison) and child is not parent.left:
+            before.append(parent.left)
+    return before
+
+
+def _layer_subclass_attributes(module: cst.Module, scope) -> frozenset[str]:
+    """Attributes assigned on ``self`` in the file's classes that derive from something other than ``object`` /
+    ``nn.Module`` (through the file's classes): a subclass of a torch layer may hold them."""
+    own = _own_classes(module, scope)
+    names: set[str] = set()
+    for stmt in module.body:
+        if isinstance(stmt, cst.ClassDef) and stmt.name.value not in own:
+            for target in own_nodes_of_class(stmt):
+                names.add(target)
+    return frozenset(names)
+
+
+def own_nodes_of_class(cls: cst.ClassDef) -> set[str]:
+    found: set[str] = set()
+
+    class _Find(cst.CSTVisitor):
+        def visit_Attribute(self, node):
+            if isinstance(node.value, cst.Name) and node.value.value == "self":
+                found.add(node.attr.value)
+
+    cls.visit(_Find())
+    return found

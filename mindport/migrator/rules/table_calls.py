@@ -31,6 +31,7 @@ from mindport.migrator.native_facts import (
     all_nodes,
     cell_functions,
     cells_display,
+    member_list,
     empty_attributes,
     empty_cat_members,
     empty_locals,
@@ -126,6 +127,12 @@ def _tuple_if_list(name: str, single: bool = False) -> str:
     return f"(tuple({name}) if isinstance({name}, list) else {name})"
 
 
+# torch functions that return the module they are given (its weight reparametrised): a construction wrapped in one
+# is still a layer construction
+WRAPS_MODULE = frozenset(("torch.nn.utils.weight_norm", "torch.nn.utils.spectral_norm",
+                          "torch.nn.utils.parametrizations.weight_norm", "torch.nn.utils.parametrizations.spectral_norm"))
+
+
 class TableCallTransform(Rule):
     """Rewrites calls and attribute references whose torch name has a mapping entry; flags the others.
 
@@ -161,7 +168,10 @@ class TableCallTransform(Rule):
     one exists only for a case the code rules out: ``nn.ReLU(inplace=True)`` (and the other in-place activations) is
     ``nn.ReLU()`` when no use of the layer leaves a reader of its input (a fresh input such as ``self.bn(x)``, or a
     local name rebound by the call and never handed on, a forward parameter included once the method has rebound it),
-    and ``nn.ModuleList([...])`` of Cells, never added to, is
+    and ``nn.ModuleList([...])`` of Cells (a member may be ``A(...) if c else B(...)`` of two constructions or
+    ``weight_norm(A(...))``, which returns its module; ``self.blocks: T = nn.ModuleList(...)`` counts as an
+    assignment; a comprehension that is a member of ``nn.ModuleDict(dict(h=...))`` / ``({"h": ...})``, nanoGPT's
+    blocks, counts when nothing adds to ``.h``), never added to, is
     ``nn.CellList`` (an empty one too, when every member added later is a Cell; ``self.layers = nn.ModuleList([])``
     filled by ``self.layers.append(...)`` in ``__init__`` is built in a local, ``layers = nn.CellList([])``, and
     assigned after the last add, since CellList names members appended to a list its owner already holds without
@@ -179,7 +189,16 @@ class TableCallTransform(Rule):
     that the file's code only calls, or hands on to another such parameter: ``act_layer=nn.GELU`` ... ``act_layer()``)
     is MindSpore's class itself (``nn.ReLU``) or, where the call needs its arguments mapped, a lambda with torch's
     parameters that builds MindSpore's layer with them bound statically (``lambda: nn.GELU(approximate=False)``,
-    ``lambda normalized_shape: nn.LayerNorm(...)``); the runtime adapter stays where a use is not a call.
+    ``lambda normalized_shape: nn.LayerNorm(...)``); the runtime adapter stays where a use is not a call. So is a
+    torch function kept as a value (``F.relu`` is ``ops.relu``, a lambda where the call needs its arguments mapped),
+    and a layer class or function held other than by a parameter whose every call is known
+    (``ValueFlow.value_shape``): ``self.act = F.silu if swiglu else F.relu`` in a class not subclassed in the file,
+    every read of ``.act`` in the file a call ``self.act(x)`` in it (or in a class it derives from); ``act = F.gelu``
+    bound once in a function and only called; ``return F.relu`` in a module-level function each call of which is bound
+    that way (DETR's ``self.activation = _get_activation_fn(name)``). ``partial(nn.LayerNorm, eps=1e-6)`` (a torch
+    layer class or function, literal keywords) used as such a value is a lambda building MindSpore's layer with the
+    partial's keywords and the calls' arguments bound statically (parenthesised where it is a branch of ``a if c else
+    b``).
 
     An in-place method on an indexed view, as a statement (``w.data[:, :n].normal_(1, 0.02)``): indexing a MindSpore
     tensor makes a copy, so the converted call updates the copy and the statement assigns it back (a chain of
@@ -215,6 +234,58 @@ class TableCallTransform(Rule):
     """
 
     EXAMPLES = (
+        Example(
+            before="""
+                from functools import partial
+
+                import torch.nn as nn
+                import torch.nn.functional as F
+
+                def _get_activation_fn(name):
+                    if name == "relu":
+                        return F.relu
+                    return F.silu
+
+                class Block(nn.Module):
+                    def __init__(self, dim, norm_layer=nn.LayerNorm, activation="relu"):
+                        super().__init__()
+                        self.norm = norm_layer(dim)
+                        self.activation = _get_activation_fn(activation)
+
+                    def forward(self, x):
+                        return self.activation(self.norm(x))
+
+                def block(dim):
+                    return Block(dim, norm_layer=partial(nn.LayerNorm, eps=1e-6))
+            """,
+            after="""
+                from functools import partial
+
+                from mindspore import nn
+                from mindspore import ops
+
+                def _get_activation_fn(name):
+                    if name == "relu":
+                        return ops.relu
+                    return ops.silu
+
+                class Block(nn.Cell):
+                    def __init__(self, dim, norm_layer=lambda normalized_shape: nn.LayerNorm(normalized_shape=(tuple(normalized_shape) if isinstance(normalized_shape, (tuple, list)) else (normalized_shape,)), epsilon=1e-05), activation="relu"):
+                        super().__init__()
+                        self.norm = norm_layer(dim)
+                        self.activation = _get_activation_fn(activation)
+
+                    def construct(self, x):
+                        return self.activation(self.norm(x))
+
+                def block(dim):
+                    _mp_lambda = (lambda normalized_shape: nn.LayerNorm(normalized_shape=(tuple(normalized_shape) if isinstance(normalized_shape, (tuple, list)) else (normalized_shape,)), epsilon=1e-6))
+                    return Block(dim, norm_layer=_mp_lambda)
+            """,
+            note="torch functions and layer classes kept as values whose every call is known (a parameter only "
+                 "called, an attribute only called, a function returning them whose result is bound so) are "
+                 "MindSpore's own, a partial of literal keywords a lambda binding them: no runtime adapter.",
+        ),
         Example(
             before="""
                 import torch
@@ -519,16 +590,25 @@ class TableCallTransform(Rule):
         self._factories: dict[str, tuple[str, cst.FunctionDef] | None] = {}  # torch class -> its native factory
         self._class_bases: dict[int, cst.ClassDef] = {}  # a base of a class with no __init__ -> the class
         self._partial_firsts: set[int] = set()  # the function of a functools.partial(...) call
+        self._partial_calls: set[int] = set()  # the functools.partial(...) calls themselves
+        self._dict_members: dict[int, str] = {}  # a member of nn.ModuleDict(dict(h=...)) / ({"h": ...}) -> key
         self._base_inits: dict[int, cst.FunctionDef] = {}  # id(class) -> the __init__ its native base needs
 
     def _builds_cell(self, expr) -> bool:
         """Is ``expr`` the construction of a layer: a torch layer class whose call converts (one flagged keeps its
-        torch meaning, a torch module, which MindSpore's CellList refuses), or a class of the file or the project?"""
+        torch meaning, a torch module, which MindSpore's CellList refuses), or a class of the file or the project?
+        Also ``A(...) if c else B(...)`` of two constructions, and ``weight_norm(A(...))`` (torch's weight and
+        spectral norms return the module they are given: WRAPS_MODULE)."""
+        if isinstance(expr, cst.IfExp):
+            return self._builds_cell(expr.body) and self._builds_cell(expr.orelse)
         if not isinstance(expr, cst.Call):
             return False
         qual = self.scope.resolve_torch(expr.func)
         if qual == "torch.nn.Module":
             return True  # down = nn.Module(); down.block = ...: an empty Cell to hang layers on
+        if qual in WRAPS_MODULE:
+            return bool(expr.args) and expr.args[0].keyword in (None,) and not expr.args[0].star \
+                and self._builds_cell(expr.args[0].value)
         if qual is not None:
             entry = self.ctx.registry.lookup(qual)
             if entry is None or entry.kind != "layer":
@@ -565,6 +645,20 @@ class TableCallTransform(Rule):
         if node.args and not node.args[0].star and node.args[0].keyword is None \
                 and self.scope.resolve(node.func) == "functools.partial":
             self._partial_firsts.add(id(node.args[0].value))  # only ever called, as a partial's function
+            self._partial_calls.add(id(node))
+        if node.args and node.args[0].keyword is None and not node.args[0].star \
+                and self.scope.resolve_torch(node.func) == "torch.nn.ModuleDict":
+            members = node.args[0].value  # nn.ModuleDict(dict(h=...)) / nn.ModuleDict({"h": ...})
+            if isinstance(members, cst.Call) and isinstance(members.func, cst.Name) and members.func.value == "dict" \
+                    and self.scope.resolve(members.func) is None:
+                for arg in members.args:
+                    if arg.keyword is not None and isinstance(arg.value, cst.Call):
+                        self._dict_members[id(arg.value)] = arg.keyword.value
+            elif isinstance(members, cst.Dict):
+                for element in members.elements:
+                    if isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString) \
+                            and isinstance(element.value, cst.Call):
+                        self._dict_members[id(element.value)] = element.key.evaluated_value
         callee = self._flow.callee(node.func)
         if callee is not None:  # Block(dim, act_layer=nn.GELU): the value goes to Block.__init__'s act_layer
             names = [p.name.value for p in (*callee.params.posonly_params, *callee.params.params)]
@@ -1115,6 +1209,11 @@ class TableCallTransform(Rule):
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         if id(original_node) in self.ctx.handled:
             return updated_node
+        if id(original_node) in self._partial_calls:
+            bound = self._partial_lambda(original_node)
+            if bound is not None:
+                self.ctx.converted_sites += 1
+                return bound
         qual = self.scope.resolve_torch(original_node.func)
         if qual is None:
             return self._method_call(original_node, updated_node)
@@ -1185,7 +1284,10 @@ class TableCallTransform(Rule):
             target = switched_target(mapped, target)
             if id(original_node) in self._native_lists or (qual == "torch.nn.ModuleList"
                                                            and cells_display(original_node, self._builds_cell)
-                                                           and id(original_node) not in self._runtime_lists):
+                                                           and id(original_node) not in self._runtime_lists) \
+                    or (qual == "torch.nn.ModuleList" and member_list(
+                        original_node, self._dict_members.get(id(original_node)), self._file_facts,
+                        self._builds_cell)):
                 target = NATIVE_LIST
             input_node = self._input_node(entry, original_node)
             target = self._unmasked_target(self._guard_target(target, input_node, original_node, _api_name(entry)),
@@ -1481,10 +1583,10 @@ class TableCallTransform(Rule):
         builds MindSpore's layer with them bound statically (``lambda: nn.GELU(approximate=False)``). None (the
         runtime adapter) when a call is not known or cannot be converted statically."""
         entry = self.ctx.registry.lookup(qual)
-        site = self._value_sites.get(id(original_node))
-        if entry is None or entry.kind != "layer" or site is None or not entry.signature:
+        if entry is None or entry.kind not in ("layer", "function") or not entry.signature:
             return None
-        shape = self._flow.call_shape(*site)
+        site = self._value_sites.get(id(original_node))
+        shape = self._flow.call_shape(*site) if site is not None else self._flow.value_shape(original_node)
         if shape is None:
             return None
         count, keywords = shape
@@ -1494,12 +1596,61 @@ class TableCallTransform(Rule):
             return None
         args = [cst.Arg(cst.Name(n)) for n in signature[:count]]
         args += [cst.Arg(keyword=cst.Name(k), value=cst.Name(k), equal=NO_SPACE_EQUAL) for k in keywords]
+        needed = set(self.ctx.imports_needed)
         built = self._static_call(entry, cst.Call(func=original_node, args=fix_commas(args)))
-        if built is None or "mp_adapt" in code_of(built.func):
+        runtime = {self.ctx.aliases.get(m, runtime_alias(m)) for m in self.ctx.imports_needed if m.startswith("mindport")}
+        if built is None or "mp_adapt" in code_of(built.func) or (
+                entry.kind == "function" and any(n.value in runtime for n in all_nodes(built, cst.Name))):
+            self.ctx.imports_needed = needed
             return None
         if not built.args and not names:
             return built.func  # nn.ReLU() with nothing to map: the class itself
-        return cst.Lambda(params=cst.Parameters(params=[cst.Param(cst.Name(n)) for n in names]), body=built)
+        if entry.kind == "function" and not keywords and len(built.args) == count and all(
+                a.keyword is None and not a.star and isinstance(a.value, cst.Name) and a.value.value == n
+                for a, n in zip(built.args, names)):
+            return built.func  # F.relu only ever called as f(x): MindSpore's function itself
+        made = cst.Lambda(params=cst.Parameters(params=[cst.Param(cst.Name(n)) for n in names]), body=built)
+        # a branch of ``a if c else b`` (value_shape's positions): parenthesised, or its body would take the rest
+        return made if site is not None else made.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+
+    def _partial_lambda(self, original_node: cst.Call) -> cst.Lambda | None:
+        """``partial(nn.LayerNorm, eps=1e-6)`` (a torch layer class or function and literal keywords) used as a value
+        whose every call is known (``ValueFlow``: ``norm_layer=partial(...)`` only ever called as
+        ``norm_layer(dim)``): a lambda taking the calls' arguments that builds MindSpore's layer (calls MindSpore's
+        function) with the partial's keywords and those arguments bound statically, ``lambda normalized_shape:
+        nn.LayerNorm(..., epsilon=1e-6)``. None (the partial, whose function goes through the runtime adapter or a
+        factory) when a call is not known, a keyword is not a literal (a lambda would read it at each call), a call
+        gives a keyword the partial binds, or the call does not convert statically."""
+        first = original_node.args[0].value
+        qual = self.scope.resolve_torch(first)
+        entry = self.ctx.registry.lookup(qual) if qual is not None else None
+        if entry is None or entry.kind not in ("layer", "function") or not entry.signature:
+            return None
+        given = original_node.args[1:]
+        if any(a.star or a.keyword is None or not _literal(a.value) for a in given):
+            return None
+        site = self._value_sites.get(id(original_node))
+        shape = self._flow.call_shape(*site) if site is not None else self._flow.value_shape(original_node)
+        if shape is None:
+            return None
+        count, keywords = shape
+        signature = [p.name for p in entry.signature]
+        names = signature[:count] + list(keywords)
+        bound = [a.keyword.value for a in given]
+        if count > len(signature) or len(set(names + bound)) != len(names + bound) \
+                or any(n.startswith("*") for n in names):
+            return None
+        args = [cst.Arg(cst.Name(n)) for n in signature[:count]]
+        args += [cst.Arg(keyword=cst.Name(k), value=cst.Name(k), equal=NO_SPACE_EQUAL) for k in keywords]
+        args += [cst.Arg(keyword=a.keyword, value=a.value, equal=NO_SPACE_EQUAL) for a in given]
+        needed = set(self.ctx.imports_needed)
+        built = self._static_call(entry, cst.Call(func=first, args=fix_commas(args)))
+        runtime = {self.ctx.aliases.get(m, runtime_alias(m)) for m in self.ctx.imports_needed if m.startswith("mindport")}
+        if built is None or any(n.value in runtime for n in all_nodes(built, cst.Name)):
+            self.ctx.imports_needed = needed
+            return None
+        return cst.Lambda(params=cst.Parameters(params=[cst.Param(cst.Name(n)) for n in names]), body=built,
+                          lpar=[cst.LeftParen()], rpar=[cst.RightParen()])  # a branch of ``a if c else b`` too
 
     def _static_call(self, entry, synthetic: cst.Call) -> cst.Call | None:
         """``synthetic`` (a call of the entry's torch name, its arguments names) converted as any call is, or None
@@ -1963,3 +2114,16 @@ def _self_attribute(node) -> str | None:
     if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
         return f"self.{node.attr.value}"
     return None
+
+
+def _literal(node: cst.BaseExpression) -> bool:
+    """A constant written out: a number, a string, True/False/None, a negated number, a tuple of those."""
+    if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString)):
+        return True
+    if isinstance(node, cst.Name):
+        return node.value in ("True", "False", "None")
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
+        return isinstance(node.expression, (cst.Integer, cst.Float))
+    if isinstance(node, cst.Tuple):
+        return all(not isinstance(e, cst.StarredElement) and _literal(e.value) for e in node.elements)
+    return False
