@@ -7,7 +7,8 @@ torch draws all 10). ``GeneratorDataset(sampler=...)`` also takes any iterable o
 classes keep torch's constructor arguments, ``__iter__``/``__len__`` and counts, and are what a converted
 ``DataLoader(sampler=...)`` hands to GeneratorDataset. The random ones draw from mindport.runtime.seed.stream() (a generator
 ``torch.manual_seed`` seeds; NumPy's global one before it): the indices are not torch's numbers (torch's generator differs), only their law, count
-and range are. ``generator`` is accepted and ignored.
+and range are. With ``generator=`` (a torch.Generator, converted to mindspore.Generator) they draw from that
+generator's own stream instead (:func:`_stream`): seeded alike, two generators give the same indices.
 """
 from __future__ import annotations
 
@@ -21,6 +22,17 @@ from mindspore import Tensor, ops
 
 from mindport.runtime import seed as _seed
 from mindport.runtime._graph import host_only as _host_only
+
+
+def _stream(generator, count):
+    """The NumPy generator a sampler draws ``count`` numbers from: the ``mindspore.Generator``'s own stream (torch's
+    ``generator=``, converted; advanced by ``count``, as mindport.runtime.math's draws advance it), else
+    mindport.runtime.seed.stream()."""
+    if generator is None:
+        return _seed.stream()
+    from mindport.runtime.math import _generator_stream
+
+    return _generator_stream(generator, int(count))
 
 
 _CHUNK = 1 << 16  # indices drawn at a time by the samplers with replacement
@@ -64,6 +76,7 @@ class RandomSampler(Sampler):
     def __init__(self, data_source, replacement=False, num_samples=None, generator=None):
         super().__init__()
         self.data_source, self.replacement, self._num_samples = data_source, replacement, num_samples
+        self.generator = generator
         if not isinstance(replacement, bool):
             raise TypeError(f"replacement should be a boolean value, but got replacement={replacement}")
         if not isinstance(self.num_samples, int) or self.num_samples <= 0:
@@ -77,11 +90,13 @@ class RandomSampler(Sampler):
         n, count = len(self.data_source), self.num_samples
         if self.replacement:  # drawn a chunk at a time: num_samples may be 1e10 (torch draws 32 at a time)
             for start in range(0, count, _CHUNK):
-                yield from (int(i) for i in _seed.stream().randint(0, n, size=min(_CHUNK, count - start)))
+                stream = _stream(self.generator, _CHUNK)  # a RandomState, or a Generator (integers)
+                draw = stream.integers if isinstance(stream, np.random.Generator) else stream.randint
+                yield from (int(i) for i in draw(0, n, size=min(_CHUNK, count - start)))
             return
         for _ in range(count // n):
-            yield from (int(i) for i in _seed.stream().permutation(n))
-        yield from (int(i) for i in _seed.stream().permutation(n)[:count % n])
+            yield from (int(i) for i in _stream(self.generator, n).permutation(n))
+        yield from (int(i) for i in _stream(self.generator, n).permutation(n)[:count % n])
 
     def __len__(self):
         return self.num_samples
@@ -92,10 +107,10 @@ class SubsetRandomSampler(Sampler):
 
     def __init__(self, indices, generator=None):
         super().__init__()
-        self.indices = indices
+        self.indices, self.generator = indices, generator
 
     def __iter__(self):
-        return iter([self.indices[int(i)] for i in _seed.stream().permutation(len(self.indices))])
+        return iter([self.indices[int(i)] for i in _stream(self.generator, len(self.indices)).permutation(len(self.indices))])
 
     def __len__(self):
         return len(self.indices)
@@ -114,19 +129,19 @@ class WeightedRandomSampler(Sampler):
         self.weights = _weights(weights)
         if self.weights.ndim != 1:
             raise ValueError("weights should be a 1d sequence")
-        self.num_samples, self.replacement = num_samples, replacement
+        self.num_samples, self.replacement, self.generator = num_samples, replacement, generator
 
     def __iter__(self):
         p = self.weights / self.weights.sum()
         if self.replacement:  # a chunk at a time (num_samples may be far larger than memory)
             for start in range(0, self.num_samples, _CHUNK):
                 size = min(_CHUNK, self.num_samples - start)
-                yield from (int(i) for i in _seed.stream().choice(p.shape[0], size=size, replace=True, p=p))
+                yield from (int(i) for i in _stream(self.generator, _CHUNK).choice(p.shape[0], size=size, replace=True, p=p))
             return
         else:  # torch.multinomial's way: the largest p / Exp(1) keys; zero weights come last, then they too are drawn
             if self.num_samples > p.shape[0]:
                 raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
-            keys = p / _seed.stream().exponential(size=p.shape[0])
+            keys = p / _stream(self.generator, 2 * p.shape[0]).exponential(size=p.shape[0])
             drawn = np.argsort(-keys, kind="stable")[:self.num_samples]
         yield from (int(i) for i in drawn)
 
@@ -323,7 +338,8 @@ class Subset:
 
 
 def random_split(dataset, lengths, generator=None):
-    """torch.utils.data.random_split: Subsets of a random permutation (NumPy's generator, not torch's numbers);
+    """torch.utils.data.random_split: Subsets of a random permutation (NumPy's generator, or ``generator``'s own
+    stream, not torch's numbers);
     fractions summing to 1 are turned into lengths as torch does (floor, then the remainder one by one)."""
     _pipeline_only("random_split")
     lengths = list(lengths)
@@ -334,7 +350,7 @@ def random_split(dataset, lengths, generator=None):
         lengths = counts
     if sum(lengths) != len(dataset):
         raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
-    order = [int(i) for i in _seed.stream().permutation(sum(lengths))]
+    order = [int(i) for i in _stream(generator, sum(lengths)).permutation(sum(lengths))]
     out, offset = [], 0
     for length in lengths:
         out.append(Subset(dataset, order[offset:offset + length]))
@@ -351,7 +367,7 @@ class DataLoader:
     tensors), or ``default_convert`` item by item when ``batch_size`` is None. Samplers are drawn lazily. Work is done
     in this process: ``num_workers``, ``pin_memory``, ``timeout``, ``prefetch_factor`` and ``persistent_workers`` change
     nothing but speed in torch, and are accepted; ``worker_init_fn`` is called once with worker id 0 when
-    ``num_workers`` > 0 (torch calls it in each worker); ``generator`` is ignored (NumPy's generator draws)."""
+    ``num_workers`` > 0 (torch calls it in each worker); ``generator`` is the shuffling RandomSampler's."""
 
     def __init__(self, dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None, num_workers=0,
                  collate_fn=None, pin_memory=False, drop_last=False, timeout=0, worker_init_fn=None,
@@ -373,7 +389,7 @@ class DataLoader:
             raise ValueError("sampler option is mutually exclusive with shuffle")
         if self._map_style:
             if sampler is None:
-                sampler = RandomSampler(dataset) if shuffle else SequentialSampler(dataset)
+                sampler = RandomSampler(dataset, generator=generator) if shuffle else SequentialSampler(dataset)
             if batch_size is not None and batch_sampler is None:
                 batch_sampler = BatchSampler(sampler, batch_size, drop_last)
         elif shuffle or sampler is not None or batch_sampler is not None:

@@ -6,8 +6,9 @@ A direct ``nn.init.kaiming_normal_(m.weight, ...)`` becomes ``m.weight.set_data(
 ``dirac_``, ``sparse_``, ``kaiming_*`` with ``'selu'`` (MindSpore's gain table has no selu) and ``calculate_gain``
 (MindSpore has no public one). MindSpore 2.10 has no CPU kernel for the in-place Tensor init methods
 (``InplaceUniform``, ``InplaceFillScalar``), so each function builds the data with ``mindspore.common.initializer``
-and replaces the Parameter's data (``set_data``; ``assign_value`` for a plain Tensor). ``generator`` is accepted
-and ignored: torch's random stream cannot be reproduced in MindSpore anyway.
+and replaces the Parameter's data (``set_data``; ``assign_value`` for a plain Tensor). With ``generator=``
+(a torch.Generator, converted to mindspore.Generator) the fill draws from that generator's own stream (``_fill``):
+not torch's numbers, but two generators seeded alike fill alike.
 
 Not in a static graph: the initialisers compute their data on the host (numpy, ``mindspore.common.initializer``) and
 replace a Parameter's data, which graph code cannot do; inside ``construct``/``@jit`` (compiled, or run as Python
@@ -29,8 +30,19 @@ _HOST = ("torch.nn.init functions fill a Parameter on the host and can't run in 
          "GRAPH_MODE, @jit): initialise in __init__")
 
 
-def _fill(tensor, init, shift=0.0):
-    data = _init.initializer(init, tensor.shape, tensor.dtype).init_data()
+def _fill(tensor, init, shift=0.0, generator=None):
+    """The initializer's data into ``tensor``. With ``generator=`` (torch's, converted to mindspore.Generator) the
+    initializer draws from that generator's own stream: MindSpore's initializers seed their draws from the weights'
+    stream (mindport.runtime.numpy_stream), seeded here from the generator for this one fill and given back after (two
+    generators seeded alike fill alike; the weights' and NumPy's streams do not move)."""
+    if generator is None:
+        data = _init.initializer(init, tensor.shape, tensor.dtype).init_data()
+    else:
+        from mindport.runtime.math import _generator_stream
+        from mindport.runtime.numpy_stream import seeded_by
+
+        with seeded_by(int(_generator_stream(generator, 1).integers(0, 2 ** 32))):
+            data = _init.initializer(init, tensor.shape, tensor.dtype).init_data()
     if shift:
         data = data + shift
     if hasattr(tensor, "set_data"):
@@ -72,19 +84,19 @@ def calculate_gain(nonlinearity, param=None):
 def uniform_(tensor, a=0.0, b=1.0, generator=None):
     """torch.nn.init.uniform_: U(a, b) as Uniform((b - a) / 2) shifted by (a + b) / 2 (Uniform is symmetric)."""
     host_only(_HOST)  # before any initializer object is built (graph mode rejects those)
-    return _fill(tensor, _init.Uniform(scale=(b - a) / 2), shift=(a + b) / 2)
+    return _fill(tensor, _init.Uniform(scale=(b - a) / 2), shift=(a + b) / 2, generator=generator)
 
 
 def normal_(tensor, mean=0.0, std=1.0, generator=None):
     """torch.nn.init.normal_ (MindSpore's Normal defaults to sigma=0.01, so both are always passed)."""
     host_only(_HOST)  # before any initializer object is built (graph mode rejects those)
-    return _fill(tensor, _init.Normal(sigma=std, mean=mean))
+    return _fill(tensor, _init.Normal(sigma=std, mean=mean), generator=generator)
 
 
 def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     """torch.nn.init.trunc_normal_: a and b are absolute bounds in both frameworks."""
     host_only(_HOST)  # before any initializer object is built (graph mode rejects those)
-    return _fill(tensor, _init.TruncatedNormal(sigma=std, mean=mean, a=a, b=b))
+    return _fill(tensor, _init.TruncatedNormal(sigma=std, mean=mean, a=a, b=b), generator=generator)
 
 
 def constant_(tensor, val):
@@ -120,13 +132,13 @@ def dirac_(tensor, groups=1):
 def xavier_uniform_(tensor, gain=1.0, generator=None):
     """torch.nn.init.xavier_uniform_: U(-b, b), b = gain * sqrt(6 / (fan_in + fan_out))."""
     host_only(_HOST)  # before any initializer object is built (graph mode rejects those)
-    return _fill(tensor, _init.XavierUniform(gain=gain))
+    return _fill(tensor, _init.XavierUniform(gain=gain), generator=generator)
 
 
 def xavier_normal_(tensor, gain=1.0, generator=None):
     """torch.nn.init.xavier_normal_: N(0, gain * sqrt(2 / (fan_in + fan_out)))."""
     host_only(_HOST)  # before any initializer object is built (graph mode rejects those)
-    return _fill(tensor, _init.XavierNormal(gain=gain))
+    return _fill(tensor, _init.XavierNormal(gain=gain), generator=generator)
 
 
 def _kaiming_std(tensor, a, mode, nonlinearity):
@@ -136,22 +148,23 @@ def _kaiming_std(tensor, a, mode, nonlinearity):
 def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
     """torch.nn.init.kaiming_uniform_: U(-b, b), b = sqrt(3) * gain / sqrt(fan), with torch's gain table."""
     host_only(_HOST)  # before any initializer object is built (graph mode rejects those)
-    return _fill(tensor, _init.Uniform(scale=math.sqrt(3.0) * _kaiming_std(tensor, a, mode, nonlinearity)))
+    scale = math.sqrt(3.0) * _kaiming_std(tensor, a, mode, nonlinearity)
+    return _fill(tensor, _init.Uniform(scale=scale), generator=generator)
 
 
 def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
     """torch.nn.init.kaiming_normal_: N(0, gain / sqrt(fan)), with torch's gain table."""
     host_only(_HOST)  # before any initializer object is built (graph mode rejects those)
-    return _fill(tensor, _init.Normal(sigma=_kaiming_std(tensor, a, mode, nonlinearity), mean=0.0))
+    return _fill(tensor, _init.Normal(sigma=_kaiming_std(tensor, a, mode, nonlinearity), mean=0.0), generator=generator)
 
 
 def orthogonal_(tensor, gain=1, generator=None):
     """torch.nn.init.orthogonal_ (QR of a normal matrix, signs fixed by diag(R), scaled by gain; as torch)."""
     host_only(_HOST)  # before any initializer object is built (graph mode rejects those)
-    return _fill(tensor, _init.Orthogonal(gain=gain))
+    return _fill(tensor, _init.Orthogonal(gain=gain), generator=generator)
 
 
 def sparse_(tensor, sparsity, std=0.01, generator=None):
     """torch.nn.init.sparse_: N(0, std) with ceil(sparsity * rows) zeros in every column (2-D only)."""
     host_only(_HOST)  # before any initializer object is built (graph mode rejects those)
-    return _fill(tensor, _init.Sparse(sparsity=sparsity, sigma=std))
+    return _fill(tensor, _init.Sparse(sparsity=sparsity, sigma=std), generator=generator)

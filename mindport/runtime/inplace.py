@@ -328,9 +328,10 @@ def threshold_(input, threshold, value):
     return _store(input, ops.threshold(_src(input), threshold, value))
 
 
-def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
-    """torch.rrelu_ / torch.nn.functional.rrelu_: torch.nn.functional.rrelu written into the receiver."""
-    return _store(input, mp_F.rrelu(_src(input), lower, upper, training))
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
+    """torch.rrelu_ / torch.nn.functional.rrelu_: torch.nn.functional.rrelu written into the receiver (torch.rrelu_'s
+    ``generator=``: the slopes from that generator's own stream)."""
+    return _store(input, mp_F.rrelu(_src(input), lower, upper, training, generator=generator))
 
 
 def dropout_(input, p=0.5, train=True):
@@ -731,42 +732,43 @@ def swapdims_(input, dim0, dim1):
 
 # --- random fills ---------------------------------------------------------------------------------------------------
 
-def _rand_like(input):
-    """Uniform [0, 1) samples with the receiver's shape, in its dtype when floating (float32 otherwise)."""
+def _rand_like(input, generator=None):
+    """Uniform [0, 1) samples with the receiver's shape, in its dtype when floating (float32 otherwise); with
+    ``generator=`` (torch's, converted to mindspore.Generator) from that generator's own stream."""
     dtype = input.dtype if input.dtype in _FLOATS else ms.float32
-    return ops.rand(*input.shape, dtype=dtype)
+    return mp_math.uniform_draws(input.shape, generator, dtype)
 
 
 def uniform_(input, from_=0, to=1, *, generator=None):
     """torch.Tensor.uniform_: fill with U[from, to) (no CPU kernel for InplaceUniform)."""
-    return _store(input, _rand_like(input) * (to - from_) + from_)
+    return _store(input, _rand_like(input, generator) * (to - from_) + from_)
 
 
 def normal_(input, mean=0, std=1, *, generator=None):
     """torch.Tensor.normal_: fill with N(mean, std**2) (no CPU kernel for InplaceNormal)."""
     dtype = input.dtype if input.dtype in _FLOATS else ms.float32
-    return _store(input, ops.randn(*input.shape, dtype=dtype) * std + mean)
+    return _store(input, mp_math.normal_draws(input.shape, generator, dtype) * std + mean)
 
 
 def cauchy_(input, median=0, sigma=1, *, generator=None):
     """torch.Tensor.cauchy_: fill with Cauchy(median, sigma) samples, median + sigma * tan(pi * (u - 1/2))."""
-    return _store(input, ops.tan((_rand_like(input) - 0.5) * math.pi) * sigma + median)
+    return _store(input, ops.tan((_rand_like(input, generator) - 0.5) * math.pi) * sigma + median)
 
 
 def log_normal_(input, mean=1, std=2, *, generator=None):
     """torch.Tensor.log_normal_: fill with exp(N(mean, std**2)) samples."""
     dtype = input.dtype if input.dtype in _FLOATS else ms.float32
-    return _store(input, ops.exp(ops.randn(*input.shape, dtype=dtype) * std + mean))
+    return _store(input, ops.exp(mp_math.normal_draws(input.shape, generator, dtype) * std + mean))
 
 
 def exponential_(input, lambd=1, *, generator=None):
     """torch.Tensor.exponential_: fill with Exponential(lambd) samples, -log(1 - u) / lambd."""
-    return _store(input, -ops.log1p(-_rand_like(input)) / lambd)
+    return _store(input, -ops.log1p(-_rand_like(input, generator)) / lambd)
 
 
 def geometric_(input, p, *, generator=None):
     """torch.Tensor.geometric_: fill with the number of Bernoulli(p) trials up to the first success (1, 2, ...)."""
-    u = 1 - _rand_like(input).astype(ms.float32)  # (0, 1]
+    u = 1 - _rand_like(input, generator).astype(ms.float32)  # (0, 1]
     return _store(input, ops.floor(ops.log(u) / math.log1p(-p)) + 1)
 
 
@@ -783,13 +785,13 @@ def random_(input, from_=0, to=None, *, generator=None):
             from_, to = 0, from_
         else:
             to = _RANDOM_HIGH.get(input.dtype, 2 ** 24 + 1)
-    u = ops.rand(*input.shape, dtype=ms.float64)
+    u = mp_math.uniform_draws(input.shape, generator, ms.float64)
     return _store(input, ops.floor(u * (to - from_)) + from_)
 
 
 def bernoulli_(input, p=0.5, *, generator=None):
     """torch.Tensor.bernoulli_: fill with 1 with probability p (a number or a tensor), else 0."""
-    return _store(input, _rand_like(input) < p)
+    return _store(input, _rand_like(input, generator) < p)
 
 
 # --- Python callables per element (PyNative only) -----------------------------------------------------------------

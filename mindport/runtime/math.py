@@ -141,10 +141,21 @@ def count_nonzero(input, dim=None):
     return _or_empty(ops.count_nonzero(input, axis=() if dim is None else dim, dtype=_INT64), input, dim, False, 0)
 
 
-def multinomial(input, num_samples, replacement=False):
+def multinomial(input, num_samples, replacement=False, *, generator=None):
     """torch.multinomial / Tensor.multinomial: int64 samples (ops.multinomial returns int32 and defaults to
-    replacement=True where torch defaults to False)."""
-    return _long(ops.multinomial(input, num_samples, replacement))
+    replacement=True where torch defaults to False). With ``generator=`` (a torch.Generator, converted to
+    mindspore.Generator): each row's categories drawn with probability weight / sum from that generator's own stream
+    (without replacement: distinct categories, as torch)."""
+    if generator is None:
+        return _long(ops.multinomial(input, num_samples, replacement))
+    import numpy as np
+
+    weights = input.asnumpy().astype(np.float64)
+    rows = weights.reshape(-1, weights.shape[-1])
+    stream = _generator_stream(generator, rows.shape[0] * int(num_samples))
+    out = np.stack([stream.choice(rows.shape[1], int(num_samples), replace=bool(replacement), p=row / row.sum())
+                    for row in rows])
+    return Tensor(out.reshape(weights.shape[:-1] + (int(num_samples),)), _INT64)
 
 
 def bincount(input, weights=None, minlength=0):
@@ -1323,25 +1334,73 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None):
     return out if dtype is None else out.astype(dtype)
 
 
-def randint_like(input, low=0, high=None, dtype=None):
+def randint_like(input, low=0, high=None, *, generator=None, dtype=None):
     """torch.randint_like: integers in [low, high) with the input's shape and (by default) dtype, floats included;
-    ops.randint_like only produces integer dtypes. ``randint_like(x, high)`` is torch's one-bound form."""
+    ops.randint_like only produces integer dtypes. ``randint_like(x, high)`` is torch's one-bound form. With
+    ``generator=``: that generator's own stream (see randint)."""
     if high is None:
         low, high = 0, low
-    return ops.randint(low, high, tuple(input.shape), dtype=_INT64).astype(dtype or input.dtype)
+    return randint(low, high, tuple(input.shape), generator=generator).astype(dtype or input.dtype)
 
 
-def poisson(input):
+def _count(shape):
+    count = 1
+    for n in shape:
+        count *= int(n)
+    return count
+
+
+def uniform_draws(shape, generator=None, dtype=ms.float32):
+    """Uniform [0, 1) draws of ``shape``: from a ``mindspore.Generator``'s own stream (torch's ``generator=``,
+    converted), else ops.rand (MindSpore's global seed). The one source of the generator-aware fills and samplers."""
+    shape = tuple(int(n) for n in shape)
+    if generator is None:
+        return ops.rand(*shape, dtype=dtype)
+    return Tensor(_generator_stream(generator, _count(shape)).random(shape), ms.float64).astype(dtype)
+
+
+def normal_draws(shape, generator=None, dtype=ms.float32):
+    """Standard normal draws of ``shape``: from a ``mindspore.Generator``'s own stream, else ops.randn."""
+    shape = tuple(int(n) for n in shape)
+    if generator is None:
+        return ops.randn(*shape, dtype=dtype)
+    return Tensor(_generator_stream(generator, _count(shape)).standard_normal(shape), ms.float64).astype(dtype)
+
+
+def poisson(input, generator=None):
     """torch.poisson: one Poisson sample per element, rate = input, same shape and dtype. ops.random_poisson takes
     a sample shape that it prepends to the rate's shape, and rejects an empty one; one sample is drawn and the
-    leading axis dropped."""
+    leading axis dropped. With ``generator=``: drawn from that generator's own stream."""
+    if generator is not None:
+        rate = input.asnumpy().astype("float64")
+        return Tensor(_generator_stream(generator, rate.size).poisson(rate), ms.float64).astype(input.dtype)
     return ops.random_poisson(ms.Tensor([1], ms.int64), input, dtype=input.dtype)[0]
 
 
-def bernoulli(input, p=None):
+def bernoulli(input, p=None, *, generator=None):
     """Tensor.bernoulli: 0/1 draws with probabilities = input (or the number ``p``: x.bernoulli(0.5)), same dtype and
-    shape as input; ops.bernoulli has no CPU kernel in 2.10 ('The kernel BernoulliExt unregistered')."""
-    return (ops.rand_like(input, dtype=ms.float32) < (input if p is None else p)).astype(input.dtype)
+    shape as input; ops.bernoulli has no CPU kernel in 2.10 ('The kernel BernoulliExt unregistered'). With
+    ``generator=``: the uniform draws come from that generator's own stream."""
+    return (uniform_draws(input.shape, generator) < (input if p is None else p)).astype(input.dtype)
+
+
+def rand_like(input, *, generator=None, dtype=None):
+    """torch.rand_like with ``generator=``: uniform [0, 1) draws of the input's shape and dtype from that generator's
+    own stream (a complex dtype: real and imaginary parts in turn); without one, ops.rand_like."""
+    if generator is None:
+        return ops.rand_like(input, dtype=dtype)
+    return _generated(generator, tuple(input.shape), dtype or input.dtype, lambda g, shape: g.random(shape))
+
+
+def normal(shape, mean=0.0, stddev=1.0, seed=None, *, generator=None):
+    """torch.normal with ``generator=`` (ops.normal's arguments: the shape the converter computed, mean, stddev):
+    mean + stddev * N(0, 1) draws from that generator's own stream, float32 unless mean or std is a tensor of
+    another float dtype; without a generator, ops.normal."""
+    if generator is None:
+        return ops.normal(shape, mean, stddev, seed)
+    dtypes = [t.dtype for t in (mean, stddev) if isinstance(t, Tensor) and t.dtype in _FLOATS_ALL]
+    dtype = dtypes[0] if dtypes else ms.float32
+    return (normal_draws(shape, generator, ms.float32) * stddev + mean).astype(dtype)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -1812,8 +1871,12 @@ def randperm(n, *, generator=None, dtype=None):
 
 def randn_like(input, *, generator=None, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
     """torch.randn_like: standard normal draws of the input's shape and dtype (ops.randn_like gives float32 for a
-    float16 input; a complex input draws real and imaginary parts with variance 1/2 each, as torch)."""
+    float16 input; a complex input draws real and imaginary parts with variance 1/2 each, as torch). With
+    ``generator=``: that generator's own stream."""
     dtype = dtype or input.dtype
+    if generator is not None:  # that generator's own stream (see randn)
+        scale = 0.5 ** 0.5 if _is_complex(dtype) else 1.0
+        return _generated(generator, tuple(input.shape), dtype, lambda g, shape: g.standard_normal(shape) * scale)
     if _is_complex(dtype):
         part = ms.float64 if dtype == ms.complex128 else ms.float32
         re, im = ops.randn(input.shape, dtype=part), ops.randn(input.shape, dtype=part)

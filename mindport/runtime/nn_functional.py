@@ -544,11 +544,12 @@ def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
     return _alpha_dropout(input, p, training, feature=True)
 
 
-def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False, generator=None):
     """torch.nn.functional.rrelu / torch.rrelu: leaky ReLU with a slope drawn from U(lower, upper) per element in
-    training and the fixed slope (lower + upper) / 2 otherwise; mindspore.ops.rrelu always samples."""
+    training and the fixed slope (lower + upper) / 2 otherwise; mindspore.ops.rrelu always samples. torch.rrelu's
+    ``generator=`` (a torch.Generator, converted to mindspore.Generator): the slopes come from its own stream."""
     if training:
-        slope = ops.rand(input.shape, dtype=input.dtype) * (upper - lower) + lower
+        slope = _math.uniform_draws(input.shape, generator, input.dtype) * (upper - lower) + lower
         return ops.where(input >= 0, input, input * slope)
     return ops.leaky_relu(input, (lower + upper) / 2)
 

@@ -17,6 +17,7 @@ recurrent layers' constructors run with numpy seeded from it, numpy's state put 
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 
@@ -75,3 +76,18 @@ if not getattr(_rnns._RNNBase.__init__, "_mindport_stream_kept", False):  # noqa
     for _module in (mindspore, mindspore.common, _seed):
         if getattr(_module, "set_seed", None) is _set_seed:
             _module.set_seed = _seeding(_set_seed)
+
+
+@contextlib.contextmanager
+def seeded_by(seed: int):
+    """Initial weights (MindSpore's initializers, and any ``np.random`` draw) from a stream seeded by ``seed`` for the
+    block: torch's ``generator=`` of an init function (``mindport.runtime.init``); the weights' stream and numpy's
+    global one are given back afterwards, unmoved."""
+    saved, state = list(_stream), np.random.get_state()
+    _stream[:] = [np.random.RandomState(int(seed) % 2**32)]
+    np.random.seed(int(seed) % 2**32)
+    try:
+        yield
+    finally:
+        _stream[:] = saved
+        np.random.set_state(state)

@@ -247,6 +247,8 @@ class InitTransform(Rule):
                     return updated_node
                 given[names[i]] = arg.value
             elif arg.keyword.value == "generator":
+                if compact_source(arg.value) != "None":
+                    return updated_node  # the table's runtime init draws from that generator's stream
                 continue
             else:
                 given[arg.keyword.value] = arg.value

@@ -917,11 +917,14 @@ class TableCallTransform(Rule):
         """``torch.randn_like(std)`` on a name floating point by construction (``std = torch.exp(0.5 * logvar)``, a
         real float: an integer input is refused by torch, a complex one is not float): ``ops.randn_like(std,
         dtype=std.dtype)``; the explicit dtype keeps the input's (ops.randn_like gives float32 for a float16 input).
-        The runtime's elsewhere, and where a dtype is given."""
+        The runtime's elsewhere, where a dtype is given, and with ``generator=`` (drawn from that generator's stream:
+        mindport.runtime.math.uniform_draws)."""
         native = NATIVE_LIKE.get(target)
         dtype = mapped.get("dtype")
+        generator = mapped.get("generator")
         if native is None or not isinstance(input_node, cst.Name) \
                 or (dtype is not None and dtype.given and dtype.source != "None") \
+                or (generator is not None and generator.given and generator.source != "None") \
                 or not self._floats().is_float(input_node):
             return target
         mapped["dtype"] = Arg(f"{input_node.value}.dtype")
