@@ -261,7 +261,7 @@ def drop_unused_imports(code: str, added: list[tuple[str, str]]) -> str:
 EINOPS_BACKEND = "mindport.runtime.einops_backend"
 UNBATCHED = "mindport.runtime.unbatched"
 GRAPH_ORDER = "mindport.runtime.graph_order"
-_ORDER_BUILTINS = frozenset({"sorted", "reversed", "min", "max", "zip"})
+_ORDER_BUILTINS = frozenset({"sorted", "reversed"})  # any call; min/max with one argument (a dict's keys)
 _EINOPS_LAYERS = {"einops.layers.torch": "mindport.runtime.einops_layers"}
 
 
@@ -276,8 +276,9 @@ def finalize_runtime(module: cst.Module, rules, converted: bool = True) -> cst.M
       them loads it) and builds a MindSpore layer that takes only a batch without showing its input batched
       (``native_facts.unbatched_handling``): torch's layer takes an unbatched input too;
     * ``import mindport.runtime.graph_order`` in a ``converted`` file that imports no other runtime module (each of
-      them loads it, through ``_graph``) and calls ``sorted``/``reversed``/``min``/``max``/``zip`` in a ``construct``:
-      a graph reads a dict there as its values (and a SequentialCell in ``zip`` as nothing) unless it is loaded.
+      them loads it, through ``_graph``) and calls ``sorted``/``reversed`` (or ``min``/``max`` of one argument) in a
+      ``construct``: a graph reads a dict there as its values, silently, unless it is loaded (``min(h, w)`` of sizes
+      ``reversed(range(n))`` and ``zip``, whose failure on a SequentialCell is loud, do not pull mindport into a port).
 
     Only top-level statements are looked at: this is cheap, and idempotent (present imports are not repeated).
     """
@@ -422,7 +423,10 @@ def _order_builtins_in_construct(module: cst.Module) -> bool:
             self.depth -= node.name.value == "construct"
 
         def visit_Call(self, node) -> None:
-            if self.depth and isinstance(node.func, cst.Name) and node.func.value in _ORDER_BUILTINS:
+            name = node.func.value if self.depth and isinstance(node.func, cst.Name) else None
+            one = node.args[0].value if len(node.args) == 1 and not node.args[0].star else None
+            over_range = isinstance(one, cst.Call) and isinstance(one.func, cst.Name) and one.func.value == "range"
+            if (name in _ORDER_BUILTINS and not over_range) or (name in ("min", "max") and one is not None):
                 self.found = True
 
     finder = _Find()

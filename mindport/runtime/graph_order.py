@@ -24,7 +24,9 @@ Importing this module (``mindport.runtime._graph`` does) gives the graph, once, 
 * ``min``/``max`` with a dict as their one argument: over its keys; every other call is MindSpore's own.
 * ``zip``: a SequentialCell among its arguments is its layers (torch iterates an ``nn.Sequential``'s children).
 
-PyNative does not use these (it runs Python's builtins), so PyNative results do not change.
+PyNative does not use these (it runs Python's builtins), so PyNative results do not change. A converted file that
+imports nothing else of mindport imports this module when a ``construct`` calls ``sorted``/``reversed`` or
+``min``/``max`` of one argument (``mindport.migrator.imports.finalize_runtime``).
 """
 from __future__ import annotations
 
