@@ -28,6 +28,7 @@ from mindport.migrator.imports import (
 from mindport.migrator.keep_torch import qualify, revert_header
 from mindport.migrator.rules import make_rules
 from mindport.migrator.rules.base import Rule
+from mindport.migrator.rules.references import literal_namespace_reads
 from mindport.migrator.rules.module_class import class_summary, module_classes
 from mindport.migrator.scopes import build_scopes, dotted_name
 from mindport.migrator.walk import transform
@@ -53,6 +54,8 @@ def run_pipeline(module: cst.Module, filename: str, registry: Registry, options:
                  without: tuple[type[Rule], ...] = ()) -> tuple[str, FileContext]:
     """Every rule over the parsed file, in order; returns the converted source text and the file's context.
     ``without``: rules left out (the examples' tests check that each example needs its rule)."""
+    first = module
+    module = literal_namespace_reads(module)  # getattr(F, 'tanh') is F.tanh (rules/references.py)
     scopes = build_scopes(module, options.local_packages, options.star_bindings, options.return_kinds)
     positions = LazyPositions(module)  # resolved on the first diagnostic only
     aliases, present = choose_aliases(scopes.module_scope, scopes.scopes.values())
@@ -63,7 +66,7 @@ def run_pipeline(module: cst.Module, filename: str, registry: Registry, options:
     ctx.class_summary = class_summary(module, scopes.module_scope)
     classes = module_classes(ctx.class_summary, options.module_classes)
     rules = make_rules(ctx, classes, without)
-    original = module
+    original = first  # the literal reads alone count as a change
     module = transform(module, RuleRunner(ctx, rules))
     reexports = find_reexports(module, ctx, scopes.seen)
     module, added = finalize_imports(module, ctx.imports_needed, aliases, present, ctx.torch_names_kept,

@@ -274,6 +274,8 @@ def drop_unused_imports(code: str, added: list[tuple[str, str]]) -> str:
 
 EINOPS_BACKEND = "mindport.runtime.einops_backend"
 UNBATCHED = "mindport.runtime.unbatched"
+GRAPH_ORDER = "mindport.runtime.graph_order"
+_ORDER_BUILTINS = frozenset({"sorted", "reversed"})  # any call; min/max with one argument (a dict's keys)
 _EINOPS_LAYERS = {"einops.layers.torch": "mindport.runtime.einops_layers"}
 
 
@@ -286,7 +288,11 @@ def finalize_runtime(module: cst.Module, rules, converted: bool = True) -> cst.M
     * the runtime modules the rules used (``mp_containers.ParameterList``);
     * ``import mindport.runtime.unbatched`` in a ``converted`` file that imports no other runtime module (each of
       them loads it) and builds a MindSpore layer that takes only a batch without showing its input batched
-      (``native_facts.unbatched_handling``): torch's layer takes an unbatched input too.
+      (``native_facts.unbatched_handling``): torch's layer takes an unbatched input too;
+    * ``import mindport.runtime.graph_order`` in a ``converted`` file that imports no other runtime module (each of
+      them loads it, through ``_graph``) and calls ``sorted``/``reversed`` (or ``min``/``max`` of one argument) in a
+      ``construct``: a graph reads a dict there as its values, silently, unless it is loaded (``min(h, w)`` of sizes
+      ``reversed(range(n))`` and ``zip``, whose failure on a SequentialCell is loud, do not pull mindport into a port).
 
     Only top-level statements are looked at: this is cheap, and idempotent (present imports are not repeated).
     """
@@ -334,6 +340,9 @@ def finalize_runtime(module: cst.Module, rules, converted: bool = True) -> cst.M
         needed.add(EINOPS_BACKEND)
     if converted and not any(_runtime_module(m) for m in needed | present) and unbatched_handling(module):
         needed.add(UNBATCHED)
+    if converted and not any(_runtime_module(m) and m != UNBATCHED for m in needed | present) \
+            and _order_builtins_in_construct(module):
+        needed.add(GRAPH_ORDER)
     add = [m for m in sorted(needed) if m not in present]
     if not add and not changed:
         return module
@@ -343,6 +352,8 @@ def finalize_runtime(module: cst.Module, rules, converted: bool = True) -> cst.M
             lines.append(parse_statement(f"import {m}  # noqa: F401  (einops backend for MindSpore tensors)"))
         elif m == UNBATCHED:
             lines.append(parse_statement(f"import {m}  # noqa: F401  (layers taking inputs without a batch axis)"))
+        elif m == GRAPH_ORDER:
+            lines.append(parse_statement(f"import {m}  # noqa: F401  (dict keys in sorted/min/max/zip in a graph)"))
         else:
             lines.append(parse_statement(runtime_import(m)))
     body[last_import + 1:last_import + 1] = lines
@@ -408,6 +419,33 @@ def _drop_written_out_einops(module: cst.Module, rules) -> tuple[cst.Module, boo
             stmt = stmt.with_changes(body=[imp.with_changes(names=kept)])
         body.append(stmt)
     return (module.with_changes(body=body), True) if dropped else (module, False)
+
+
+def _order_builtins_in_construct(module: cst.Module) -> bool:
+    """Whether a ``construct`` of the file calls one of :data:`_ORDER_BUILTINS` (see :func:`finalize_runtime`)."""
+
+    class _Find(cst.CSTVisitor):
+        def __init__(self) -> None:
+            super().__init__()
+            self.depth = 0
+            self.found = False
+
+        def visit_FunctionDef(self, node) -> None:
+            self.depth += node.name.value == "construct"
+
+        def leave_FunctionDef(self, node) -> None:
+            self.depth -= node.name.value == "construct"
+
+        def visit_Call(self, node) -> None:
+            name = node.func.value if self.depth and isinstance(node.func, cst.Name) else None
+            one = node.args[0].value if len(node.args) == 1 and not node.args[0].star else None
+            over_range = isinstance(one, cst.Call) and isinstance(one.func, cst.Name) and one.func.value == "range"
+            if (name in _ORDER_BUILTINS and not over_range) or (name in ("min", "max") and one is not None):
+                self.found = True
+
+    finder = _Find()
+    module.visit(finder)
+    return finder.found
 
 
 def _runtime_module(name: str) -> bool:

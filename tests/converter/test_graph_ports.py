@@ -100,3 +100,36 @@ def test_an_autocast_turned_off_in_forward_is_its_body(tmp_path, mode):
     assert "autocast" not in result.code
     x = np.random.default_rng(0).standard_normal((2, 4)).astype(np.float32)
     assert_port_matches_in_mode(source, result.code, "Net", [x], tmp_path, "autocast_off", mode)
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_a_try_around_a_dropped_call_and_a_literal_getattr_compile(tmp_path, mode):
+    """CPC's ``try: self.gru.flatten_parameters() except RuntimeError: pass`` (the call is dropped: the body left was
+    ``pass``) and vqa.pytorch's ``getattr(F, 'tanh')(x)`` (converted to a run-time lookup whose ``try`` a graph
+    refuses): batch 11's three "Unsupported statement 'Try'" in GRAPH_MODE."""
+    source = textwrap.dedent("""\
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 3)
+                self.gru = nn.GRU(3, 5, batch_first=True)
+
+            def forward(self, x):
+                try:
+                    self.gru.flatten_parameters()
+                except RuntimeError:
+                    pass
+                x = getattr(F, 'tanh')(self.fc(x))
+                y, h = self.gru(x)
+                return getattr(F, 'relu')(y) + getattr(torch, 'sigmoid')(y), getattr(nn.functional, 'softmax')(y, 2)
+    """)
+    result = convert_source(source)
+    assert result.diagnostics == [], [d.format() for d in result.diagnostics]
+    assert "try" not in result.code and "getattr" not in result.code and "mp_adapt" not in result.code
+    x = np.random.default_rng(0).standard_normal((2, 6, 4)).astype(np.float32)
+    assert_port_matches_in_mode(source, result.code, "Net", [x], tmp_path, "try_getattr", mode)

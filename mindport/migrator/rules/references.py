@@ -2,6 +2,8 @@
 docs/converter/references.md shows both."""
 from __future__ import annotations
 
+import keyword
+
 import libcst as cst
 
 from mindport.mappings.surface import attribute_paths, load_surface
@@ -27,7 +29,10 @@ class ReferenceTransform(Rule):
     * a torch namespace read by a name known at run time, ``getattr(torch.nn, activation)``:
       ``mp_adapt.attribute("torch.nn", activation)``, the runtime adapter of that entry; and the feature test of code
       written for several torch versions, ``hasattr(F, "scaled_dot_product_attention")``: ``mp_adapt.has(
-      "torch.nn.functional", "scaled_dot_product_attention")``, true when mindport maps that API;
+      "torch.nn.functional", "scaled_dot_product_attention")``, true when mindport maps that API; a name written as
+      a string literal, ``getattr(F, 'tanh')(x)`` (vqa.pytorch's seq2vec), is the attribute itself: the converter
+      reads it as ``F.tanh(x)`` before any rule runs (:func:`literal_namespace_reads`), so the call is mapped where it
+      is written, with no lookup at run time (whose ``try`` a static graph refuses: "Unsupported statement 'Try'");
     * the value of a local alias, ``act = F.silu``: the MindSpore name when calls need no argument mapping; when
       they do (``act = F.relu``: ``inplace`` is dropped), the runtime adapter of the entry
       (``mp_adapt.api("torch.nn.functional.relu")``), so every call ``act(x, inplace=True)`` keeps torch's
@@ -145,16 +150,32 @@ class ReferenceTransform(Rule):
                 import torch.nn.functional as F
 
                 FLASH = hasattr(F, "scaled_dot_product_attention")
-                act_layer = getattr(nn, "GELU")
+
+
+                def make(name):
+                    return getattr(nn, name)()
+
+
+                def block(x):
+                    return getattr(F, "gelu")(x, approximate="tanh")
             """,
             after="""
+                from mindspore import ops
                 from mindport.runtime import adapt as mp_adapt
 
                 FLASH = mp_adapt.has('torch.nn.functional', "scaled_dot_product_attention")
-                act_layer = mp_adapt.attribute('torch.nn', "GELU")
+
+
+                def make(name):
+                    return mp_adapt.attribute('torch.nn', name)()
+
+
+                def block(x):
+                    return ops.gelu(x, approximate="tanh")
             """,
             note='A feature test of a torch namespace asks whether mindport maps that API (no torch needed at run '
-                 'time); a namespace read by name gives the runtime adapter of the entry.',
+                 'time); a namespace read by a name known at run time gives the runtime adapter of the entry; a name '
+                 'written as a literal is the attribute itself, and its call is mapped where it is written.',
         ),
         Example(
             before="""
@@ -496,3 +517,77 @@ def _class_name_comparison(test: cst.BaseExpression):
             return left.func.value, _string(left.args[0].value), "contains"
     return None
 
+
+def literal_namespace_reads(module: cst.Module) -> cst.Module:
+    """``getattr(F, 'tanh')`` with a torch module imported at the file's top level (``import torch.nn.functional as
+    F``, ``from torch import nn``) and a plain string literal naming an attribute: ``F.tanh``, which is what Python
+    reads there, so every rule sees the torch API as written. Two arguments only (with a default, the name may be
+    missing); a ``__name`` is left (inside a class, ``F.__name`` would be mangled); a file that defines its own
+    ``getattr`` is left as written."""
+    finder = _GetattrUses()
+    module.visit(finder)
+    if not finder.calls or finder.defined:
+        return module
+    roots = _torch_import_names(module)
+    return module.visit(_LiteralGetattr(roots)) if roots else module
+
+
+class _GetattrUses(cst.CSTVisitor):
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls = self.defined = False
+
+    def visit_Call(self, node):
+        self.calls = self.calls or (isinstance(node.func, cst.Name) and node.func.value == "getattr")
+
+    def visit_FunctionDef(self, node):
+        self.defined = self.defined or node.name.value == "getattr"
+
+    def visit_AssignTarget(self, node):
+        self.defined = self.defined or (isinstance(node.target, cst.Name) and node.target.value == "getattr")
+
+
+def _torch_import_names(module: cst.Module) -> frozenset[str]:
+    """The names the file's top-level imports bind to torch modules (``torch``, ``F``, ``nn``)."""
+    names = set()
+    for line in module.body:
+        if not isinstance(line, cst.SimpleStatementLine):
+            continue
+        for stmt in line.body:
+            if isinstance(stmt, cst.Import):
+                for alias in stmt.names:
+                    dotted = _dotted(alias.name)
+                    if dotted and dotted.split(".")[0] == "torch":
+                        names.add(alias.asname.name.value if alias.asname else dotted.split(".")[0])
+            elif isinstance(stmt, cst.ImportFrom) and not stmt.relative and stmt.module is not None \
+                    and (_dotted(stmt.module) or "").split(".")[0] == "torch" and not isinstance(stmt.names, cst.ImportStar):
+                for alias in stmt.names:
+                    names.add(alias.asname.name.value if alias.asname else alias.name.value)
+    return frozenset(names)
+
+
+def _dotted(node) -> str | None:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        head = _dotted(node.value)
+        return f"{head}.{node.attr.value}" if head else None
+    return None
+
+
+class _LiteralGetattr(cst.CSTTransformer):
+    def __init__(self, roots: frozenset[str]) -> None:
+        super().__init__()
+        self.roots = roots
+
+    def leave_Call(self, original_node, updated_node):
+        func, args = updated_node.func, updated_node.args
+        if not (isinstance(func, cst.Name) and func.value == "getattr") or len(args) != 2 \
+                or any(a.keyword or a.star for a in args) or not isinstance(args[1].value, cst.SimpleString):
+            return updated_node
+        name = args[1].value.evaluated_value
+        owner = _dotted(args[0].value)
+        if not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(name) or name.startswith("__") \
+                or owner is None or owner.split(".")[0] not in self.roots:
+            return updated_node
+        return cst.Attribute(value=args[0].value, attr=cst.Name(name), lpar=updated_node.lpar, rpar=updated_node.rpar)

@@ -19,6 +19,10 @@ class TryReraiseTransform(GraphMethodRule):
     means the same, less the report printed before the error (Wav2Lip's decoder printed the two shapes a failed
     ``torch.cat`` was given). A handler that does anything else (returns, recovers, raises another exception) and a
     ``try`` with ``finally`` are left as written (lint MS401 names them).
+
+    A ``try`` whose body holds nothing once converted (CPC's ``try: self.baseNet.flatten_parameters() except
+    RuntimeError: pass``: MindSpore's RNNs have no flat weights to compact, so the call goes) cannot raise, so no
+    handler runs: it is its ``else`` (or ``pass``), whatever the handlers do.
     """
 
     EXAMPLES = (
@@ -58,9 +62,48 @@ class TryReraiseTransform(GraphMethodRule):
             """,
             note="The reporting handler goes; a handler that recovers is left (lint MS401 names it).",
         ),
+        Example(
+            before="""
+                import torch.nn as nn
+
+
+                class Context(nn.Module):
+                    def __init__(self):
+                        super().__init__()
+                        self.rnn = nn.LSTM(8, 8, batch_first=True)
+
+                    def forward(self, x):
+                        try:
+                            self.rnn.flatten_parameters()
+                        except RuntimeError:
+                            pass
+                        return self.rnn(x)[0]
+            """,
+            after="""
+                from mindspore import nn
+                import mindport.runtime.unbatched  # noqa: F401  (layers taking inputs without a batch axis)
+
+
+                class Context(nn.Cell):
+                    def __init__(self):
+                        super().__init__()
+                        self.rnn = nn.LSTM(input_size=8, hidden_size=8, batch_first=True)
+
+                    def construct(self, x):
+                        pass
+                        return self.rnn(x)[0]
+            """,
+            note="The dropped flatten_parameters() leaves nothing that can raise: the try is gone (CPC's autoregressor).",
+        ),
     )
 
     def leave_Try(self, original_node, updated_node):
+        if self.compiled and updated_node.finalbody is None and _only_pass(updated_node.body):
+            # nothing left in the body can raise (``self.rnn.flatten_parameters()`` was dropped): no handler runs
+            body = list(updated_node.orelse.body.body) if updated_node.orelse else [cst.SimpleStatementLine([cst.Pass()])]
+            body[0] = body[0].with_changes(leading_lines=[*updated_node.leading_lines, *body[0].leading_lines])
+            self.ctx.converted_sites += 1
+            return cst.FlattenSentinel(body)
         if not self.compiled or updated_node.finalbody is not None \
                 or not updated_node.handlers or not all(_reraises(h) for h in updated_node.handlers):
             return updated_node
@@ -68,6 +111,13 @@ class TryReraiseTransform(GraphMethodRule):
         body[0] = body[0].with_changes(leading_lines=[*updated_node.leading_lines, *body[0].leading_lines])
         self.ctx.converted_sites += 1
         return cst.FlattenSentinel(body)
+
+
+def _only_pass(block) -> bool:
+    """Whether a block holds nothing but ``pass`` statements."""
+    lines = list(block.body) if isinstance(block, cst.IndentedBlock) else [block]
+    return all(isinstance(line, cst.SimpleStatementLine) and all(isinstance(s, cst.Pass) for s in line.body)
+               for line in lines)
 
 
 def _reraises(handler: cst.ExceptHandler) -> bool:

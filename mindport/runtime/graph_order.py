@@ -1,0 +1,136 @@
+"""The order of a dict's keys (and of what ``sorted`` returns) in a static graph.
+
+Measured on MindSpore 2.10, GRAPH_MODE, with ``d = {'b': x * 2, 'a': x + 1, 'c': x - 5}`` built in ``construct``:
+
+* MindSpore compiles ``min``/``max`` with its own functions, which take a dict as its values: ``min(d), max(d)``
+  gave two tensors where Python gives ``'a', 'c'``. Silent.
+* ``sorted`` and ``reversed`` are run as Python by the JIT Fallback, which is handed a dict as the tuple of its values:
+  ``sorted(d)`` gave the sorted values (when each is one element), ``reversed(d)`` the values in reverse,
+  ``sorted(d.keys())`` "'tuple' object has no attribute 'keys'", ``[outs[k] for k in sorted(outs)]`` ran on values.
+* What the Fallback's ``sorted`` returns for tensors is a run-time list a graph then iterates wrongly:
+  ``[v for v in sorted(d.values())]`` gave one float (``[4.]``) for three tensors. Silent.
+
+Importing this module (``mindport.runtime._graph`` does) gives the graph, once, its own forms of these builtins:
+
+* ``sorted(iterable, key=None, reverse=False)``: a dict is its keys, as in Python; the order is computed while the
+  graph compiles (keys are constants), then the items are taken by position, natively: ``sorted(d)``,
+  ``sorted(d.keys())``, ``sorted(d.items())`` and ``sorted(['b', 'a'])`` compile and
+  give Python's order (pairs compare by their first item; a tensor is compared only when first items are equal,
+  and then refused); ``key=`` is applied in the graph (``key=lambda k: int(k[1:])``, ``key=len`` over names).
+  A sort whose keys are known only at run time (tensors) is refused with mindport's TypeError rather than given to
+  the Fallback, whose result a graph misreads.
+* ``reversed(seq)``: a dict's keys, a list or a tuple, reversed natively (MindSpore interpreted ``reversed``);
+  other arguments (a tensor, a range) keep MindSpore's path.
+* ``min``/``max`` with a dict as their one argument: over its keys; every other call is MindSpore's own.
+* ``zip``: a SequentialCell among its arguments is its layers (torch iterates an ``nn.Sequential``'s children).
+
+PyNative does not use these (it runs Python's builtins), so PyNative results do not change. A converted file that
+imports nothing else of mindport imports this module when a ``construct`` calls ``sorted``/``reversed`` or
+``min``/``max`` of one argument (``mindport.migrator.imports.finalize_runtime``).
+"""
+from __future__ import annotations
+
+import builtins as _builtins
+
+from mindspore import Tensor
+from mindspore.nn import SequentialCell as _SequentialCell
+from mindspore.graph._parse import parser as _parser
+from mindspore.graph._parse import resources as _resources
+from mindspore.graph._parse import standard_method as _standard
+from mindspore.ops.primitive import constexpr
+
+# The graph looks builtins up by identity in MindSpore's map; a list is never looked up, so the Fallback's own
+# ``reversed`` stays reachable through it for the arguments this module leaves to MindSpore.
+_HOST = [_builtins.reversed]
+
+
+@constexpr(check=False)
+def _order(keys, reverse):
+    """The positions of ``keys`` in sorted order (stable, as ``sorted``), computed while the graph compiles; a key
+    known only at run time (a tensor) arrives as None."""
+    if any(key is None for key in keys):
+        raise TypeError("mindport: sorted() in a static graph needs keys known while it compiles (a dict's keys, "
+                        "strings, numbers); these are known only at run time (tensors). Sort by a constant, or run "
+                        "this in PyNative")
+    try:
+        return tuple(_builtins.sorted(range(len(keys)), key=lambda i: keys[i], reverse=reverse))
+    except TypeError:
+        raise TypeError("mindport: sorted() in a static graph reached items known only at run time (tensors in "
+                        "pairs with equal first items); sort by a constant, or run this in PyNative") from None
+
+
+def _sort_key(item):
+    """``item`` as the graph knows it while compiling: a tensor is None (inside a tuple too)."""
+    if isinstance(item, Tensor):
+        return None
+    if isinstance(item, tuple):
+        out = ()
+        for part in item:
+            out = out + (_sort_key(part),)
+        return out
+    return item
+
+
+def graph_sorted(iterable, key=None, reverse=False):
+    """``sorted`` in a graph (see the module's docstring)."""
+    if isinstance(iterable, Tensor):
+        return _order((None,), reverse)  # refused: a tensor's elements are known at run time
+    items = tuple(iterable)  # a dict: its keys, in insertion order (MindSpore's tuple(d))
+    keys = ()
+    for item in items:
+        keys = keys + (_sort_key(item if key is None else key(item)),)
+    out = []
+    for position in _order(keys, reverse):
+        out.append(items[position])
+    return out
+
+
+def graph_reversed(seq):
+    """``reversed`` in a graph: a dict's keys, a list or a tuple, reversed natively; anything else as MindSpore did."""
+    if isinstance(seq, (dict, list, tuple)):
+        return tuple(seq)[::-1]
+    return _HOST[0](seq)
+
+
+def graph_max(*data):
+    """``max`` in a graph: one dict is its keys."""
+    if len(data) == 1 and isinstance(data[0], dict):
+        return _standard.ms_max(tuple(data[0]))
+    return _standard.ms_max(*data)
+
+
+def graph_min(*data):
+    """``min`` in a graph: one dict is its keys."""
+    if len(data) == 1 and isinstance(data[0], dict):
+        return _standard.ms_min(tuple(data[0]))
+    return _standard.ms_min(*data)
+
+
+def graph_zip(*data):
+    """``zip`` in a graph: a SequentialCell is its layers, as iterating an ``nn.Sequential`` is in torch (FaceBoxes'
+    ``zip(sources, self.loc, self.conf)``: MindSpore's zip failed on the Cell, "Invalid funcgraph node ... PolyNode",
+    or built nothing); everything else is MindSpore's own."""
+    items = ()
+    for one in data:
+        if isinstance(one, _SequentialCell):
+            one = tuple(one)
+        items = items + (one,)
+    return _standard.ms_zip(*items)
+
+
+def _install() -> None:
+    table = _resources.convert_object_map
+    if table.get(_builtins.sorted) is graph_sorted or getattr(_resources, "_mindport_graph_order", False):
+        return
+    _resources._mindport_graph_order = True
+    table[_builtins.sorted] = graph_sorted
+    table[_builtins.reversed] = graph_reversed
+    table[_builtins.max] = graph_max
+    table[_builtins.min] = graph_min
+    table[_builtins.zip] = graph_zip
+    # MindSpore lists ``reversed`` among the builtin types a graph must interpret; it is compiled now
+    _parser._unsupported_python_builtin_type = tuple(
+        kind for kind in _parser._unsupported_python_builtin_type if kind is not _builtins.reversed)
+
+
+_install()
