@@ -173,9 +173,9 @@ class RuleRunner(cst.CSTTransformer):
             except RecursionError:
                 raise  # the file is too deep for the converter: MP299, the file copied unchanged
             except Exception as exc:  # noqa: BLE001 - one rule's fault at one site costs that statement only
-                self.flag(original_node, "MP298", f"internal error in {getattr(hook, '__qualname__', 'a rule')} at this site "
-                          f"({type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}): "
-                          "the statement keeps its torch form", "report it with the statement")
+                if kind in _CHAINED:
+                    raise  # a class/function/block closes every rule's stacks: MP299 for the file, as before
+                self._internal_error(original_node, hook, exc)
                 break
             if new is not result:
                 result = _keep_parentheses(result, new)
@@ -197,6 +197,13 @@ class RuleRunner(cst.CSTTransformer):
             if self._pending:
                 self._pending[-1].nested += sites
         return result
+
+    def _internal_error(self, node, hook, exc: Exception) -> None:
+        """MP298: a rule failed at this node; its statement goes back to its torch form, flagged."""
+        where = getattr(hook, "__qualname__", "a rule")
+        text = str(exc).splitlines()[0][:200] if str(exc) else ""
+        self.flag(node, "MP298", f"internal error in {where} at this site ({type(exc).__name__}: {text}): the "
+                  "statement keeps its torch form", "report it with the statement")
 
     def _keep_torch(self, original_node, result, pending: "_Pending", own: int):
         """A statement with flagged sites: back to its torch meaning (``keep_torch.py``), with its comment.
