@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from mindport.mappings import Entry, Registry
+from mindport.proofs.differential.generation import render_arguments
 from mindport.proofs.function import _SPEC, _bind_example, make_input
 
 DIM_NAMES = frozenset({"dim", "dims", "dim0", "dim1", "dim2", "start_dim", "end_dim", "source", "destination",
@@ -129,18 +130,9 @@ def _int(value) -> bool:
 
 
 def _render(params, bound: dict, extra: list, keyword: bool = False) -> str:
-    bound = dict(bound)
-    parts: list[str] = []
-    if not keyword:
-        for p in params:
-            if p.kind != "positional" or p.name not in bound:
-                break
-            parts.append(bound.pop(p.name))
-        parts.extend(extra)
-    elif extra:
-        return ""
-    parts.extend(f"{n}={s}" for n, s in bound.items())
-    return ", ".join(parts)
+    """The call's argument source: positional while the parameters are given in order, or all by keyword
+    (the differential sweep's renderer)."""
+    return render_arguments(params, bound, extra, "keyword" if keyword else "positional")
 
 
 def _seq(items, kind: str) -> str:

@@ -1354,16 +1354,16 @@ def uniform_draws(shape, generator=None, dtype=ms.float32):
     """Uniform [0, 1) draws of ``shape``: from a ``mindspore.Generator``'s own stream (torch's ``generator=``,
     converted), else ops.rand (MindSpore's global seed). The one source of the generator-aware fills and samplers."""
     shape = tuple(int(n) for n in shape)
-    if generator is None:
-        return ops.rand(*shape, dtype=dtype)
+    if generator is None:  # ops.rand() of no size gives shape (1,): a 0-d shape is read back
+        return ops.rand(*shape, dtype=dtype) if shape else ops.rand(1, dtype=dtype).reshape(())
     return Tensor(_generator_stream(generator, _count(shape)).random(shape), ms.float64).astype(dtype)
 
 
 def normal_draws(shape, generator=None, dtype=ms.float32):
     """Standard normal draws of ``shape``: from a ``mindspore.Generator``'s own stream, else ops.randn."""
     shape = tuple(int(n) for n in shape)
-    if generator is None:
-        return ops.randn(*shape, dtype=dtype)
+    if generator is None:  # as uniform_draws: a 0-d shape is read back
+        return ops.randn(*shape, dtype=dtype) if shape else ops.randn(1, dtype=dtype).reshape(())
     return Tensor(_generator_stream(generator, _count(shape)).standard_normal(shape), ms.float64).astype(dtype)
 
 

@@ -62,7 +62,7 @@ class Outcome:
         return self.kind in MISMATCH_KINDS
 
 
-def _render(params, bound: dict[str, str], extra: list[str], style: str) -> str:
+def render_arguments(params, bound: dict[str, str], extra: list[str], style: str) -> str:
     """Argument source: ``positional`` fills positional parameters in order while they are all given."""
     bound = dict(bound)
     parts: list[str] = []
@@ -159,7 +159,7 @@ def _forms(entry: Entry, registry: Registry | None) -> list[tuple[str, str, tupl
         inplace_entry = registry.lookup(f"torch.Tensor.{leaf}_")
     for label, bound, extra in _argument_sets(entry):
         for style in ("positional", "keyword"):
-            args = _render(params, bound, extra, style)
+            args = render_arguments(params, bound, extra, style)
             if style == "keyword" and extra:
                 continue
             tag = f"{label}/{style}"
@@ -179,13 +179,13 @@ def _forms(entry: Entry, registry: Registry | None) -> list[tuple[str, str, tupl
             if receiver not in inputs:
                 continue
             rest = {n: s for n, s in bound.items() if n != first}
-            rest_args = _render(params[1:], rest, extra, "positional")
+            rest_args = render_arguments(params[1:], rest, extra, "positional")
             if method_entry is not None and method_entry.supported:
                 add(f"{label}/method", _snippet_function(entry, inputs, f"    return {receiver}.{leaf}({rest_args})\n"),
                     tuple(inputs))
             names = tuple(inputs)
         else:
-            receiver, rest_args, names = "self_", _render(params, bound, extra, "positional"), ("self_", *inputs)
+            receiver, rest_args, names = "self_", render_arguments(params, bound, extra, "positional"), ("self_", *inputs)
         if inplace_entry is not None and inplace_entry.supported:
             add(f"{label}/inplace", _snippet_function(
                 entry, list(names), f"    result = {receiver}.{leaf}_({rest_args})\n    return result, {receiver}\n"),
@@ -195,7 +195,7 @@ def _forms(entry: Entry, registry: Registry | None) -> list[tuple[str, str, tupl
         bound, extra = _bind_example(entry)
         first = next((s for s in bound.values() if s in inputs), None)
         if first is not None and not extra:
-            args = _render(params, bound, extra, "positional")
+            args = render_arguments(params, bound, extra, "positional")
             add("example/out", _snippet_function(
                 entry, inputs, f"    o = torch.empty(0, dtype={first}.dtype)\n"
                                f"    result = {entry.torch}({args}, out=o)\n    return result, o\n"), tuple(inputs))
