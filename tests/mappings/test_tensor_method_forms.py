@@ -69,9 +69,44 @@ def _report(results) -> str:
     return "\n".join(f"{r.kind.upper()} {r.form.key}: {r.detail} || {r.ms_line[:240]}" for r in results)
 
 
+_FAMILY_RUN = """
+import pickle, sys
+from mindport.mappings import load_registry
+from mindport.proofs import forms as F
+from tests.mappings.test_tensor_method_forms import _FORMS
+registry = load_registry()
+results = F.run(registry, [f for f in _FORMS if f.family == sys.argv[1]])
+with open(sys.argv[2], "wb") as out:
+    pickle.dump(results, out)
+"""
+
+
+def _run_family(family: str, tmp_path) -> list:
+    """The family's forms in a process of their own. MindSpore 2.10's CPU runtime once died of a SIGFPE in this
+    battery (in the suite, reading a receiver's ndim inside rot90's form; not reproduced alone, so an earlier
+    operation's deferred fault): a native crash must not take the test process down with it. It is run once more and
+    reported; a second crash fails the test."""
+    import pickle
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    out = tmp_path / f"{family}.pickle"
+    for attempt in (1, 2):
+        proc = subprocess.run([sys.executable, "-c", _FAMILY_RUN, family, str(out)], cwd=root, capture_output=True,
+                              text=True, env={**__import__("os").environ, "PYTHONPATH": str(root)})
+        if proc.returncode == 0:
+            return pickle.loads(out.read_bytes())
+        crashed = proc.returncode < 0
+        assert crashed and attempt == 1, f"forms of {family} ended with {proc.returncode}:\n{proc.stderr[-3000:]}"
+        print(f"MindSpore's process died of signal {-proc.returncode} in the {family} forms; run again")
+    raise AssertionError("unreachable")
+
+
 @pytest.mark.parametrize("family", FAMILIES)
-def test_tensor_method_forms(family):
-    results = F.run(_REGISTRY, [f for f in _FORMS if f.family == family])
+def test_tensor_method_forms(family, tmp_path):
+    results = _run_family(family, tmp_path)
     cases = [r for r in results if r.kind != "rejected"]
     assert len(cases) > 50
     silent = [r for r in cases if r.kind == "silent"]
