@@ -19,6 +19,7 @@ import typing
 from collections import namedtuple
 
 import mindspore as ms
+import numpy as np
 from mindspore import Tensor, ops
 from mindspore.common import dtype as mstype
 
@@ -148,8 +149,6 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
     (without replacement: distinct categories, as torch)."""
     if generator is None:
         return _long(ops.multinomial(input, num_samples, replacement))
-    import numpy as np
-
     weights = input.asnumpy().astype(np.float64)
     rows = weights.reshape(-1, weights.shape[-1])
     stream = _generator_stream(generator, rows.shape[0] * int(num_samples))
@@ -1312,8 +1311,6 @@ def _generator_stream(generator, count):
     keyed by the generator's seed and starting at its offset, which advances by ``count`` as MindSpore's own random
     ops advance it. ``manual_seed`` restarts the stream; two generators seeded alike draw the same numbers. (MindSpore
     2.10's ``mint`` ops that take a generator do not run on the CPU.)"""
-    import numpy as np
-
     seed, offset = generator._step(Tensor(int(count), ms.int64))  # noqa: SLF001 - the generator's own advance
     bits = np.random.Philox(key=int(seed.asnumpy()) & (2 ** 64 - 1))
     bits.advance(int(offset.asnumpy()))

@@ -262,7 +262,9 @@ def test_a_function_adapter_compiles_in_graph_mode(tmp_path, monkeypatch, activa
     positional argument, and matches torch."""
     monkeypatch.chdir(tmp_path)  # a failed compile writes its .ir files into the working folder
     code = convert_source(ACTIVATION_VALUE).code
-    assert 'mp_adapt.api("torch.nn.functional.relu")' in code
+    # the functions a helper returns are known: MindSpore's own, bound statically (native12b's function values); the
+    # adapter's own graph form is checked below (test_a_function_adapter_in_a_graph_says_what_it_cannot_map)
+    assert "ops.relu" in code and "mp_adapt.api" not in code, code
     t_mod, m_mod = _load(ACTIVATION_VALUE, tmp_path, "torch_ffn"), _load(code, tmp_path, f"ms_ffn_{activation}")
     t_net, m_net = t_mod.FeedForward(8, activation), m_mod.FeedForward(8, activation)
     transfer_weights(t_net.state_dict(), m_net)
