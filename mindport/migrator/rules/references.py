@@ -11,6 +11,7 @@ from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.rules.layer_parameters import template_expr
 from mindport.migrator.native_facts import type_test_tuples
 from mindport.migrator.table import value_expr
+from mindport.migrator.walk import transform, walk
 
 _TYPE_CHECKS = ("isinstance", "issubclass")
 _NAMESPACE_READS = {("getattr", 2), ("getattr", 3), ("hasattr", 2)}  # (builtin, number of arguments)
@@ -525,11 +526,11 @@ def literal_namespace_reads(module: cst.Module) -> cst.Module:
     missing); a ``__name`` is left (inside a class, ``F.__name`` would be mangled); a file that defines its own
     ``getattr`` is left as written."""
     finder = _GetattrUses()
-    module.visit(finder)
+    walk(module, finder)  # every file passes here: the read-only walk, not LibCST's rebuilding visit
     if not finder.calls or finder.defined:
         return module
     roots = _torch_import_names(module)
-    return module.visit(_LiteralGetattr(roots)) if roots else module
+    return transform(module, _LiteralGetattr(roots)) if roots else module
 
 
 class _GetattrUses(cst.CSTVisitor):
