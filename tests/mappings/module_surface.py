@@ -112,14 +112,18 @@ INIT_RECEIVERS = [
     ("weight.data[:128]", "self.fc = nn.Linear(48, 256)", "self.fc.weight.data[:128]", "self.fc.weight[:128]"),
     ("weight[128:]", "self.fc = nn.Linear(48, 256)", "self.fc.weight[128:]", "self.fc.weight[128:]"),
     ("conv2d.weight", "self.conv = nn.Conv2d(16, 32, 3)", "self.conv.weight", "self.conv.weight"),
-    ("conv1d.weight.data", "self.conv = nn.Conv1d(16, 32, 5)", "self.conv.weight.data", "self.conv.weight"),
+    # a Conv1d weight is 4-D in MindSpore ((out, in, 1, k)): its values are compared in torch's element order
+    ("conv1d.weight.data", "self.conv = nn.Conv1d(16, 32, 5)", "self.conv.weight.data",
+     "self.conv.weight.reshape(32, -1)"),
     ("embedding.weight", "self.emb = nn.Embedding(300, 32)", "self.emb.weight", "self.emb.weight"),
 ]
 
 
 def _init_forms():
     net = "self.fc1 = nn.Linear(48, 256)\nself.fc2 = nn.Linear(256, 64)\nself.norm = nn.LayerNorm(64)"
+    # what forward returns: every tensor the form initialises (the rest keeps torch's default random draw)
     ret = "self.fc1.weight, self.fc2.weight, self.fc1.bias, self.norm.weight, self.norm.bias"
+    ret_bias = "self.fc1.bias, self.fc2.bias, self.norm.weight, self.norm.bias"
     for fn, (variants, mode) in INIT_CALLS.items():
         for vi, args in enumerate(variants):
             def call(w, args=args, fn=fn):
@@ -168,7 +172,7 @@ def _init_forms():
 
                         def forward(self, x):
                             return @RET@
-                    """, NET=net, CALL=call(recv), ZERO=zero_bias, RET=ret), mode, ())
+                    """, NET=net, CALL=call(recv), ZERO=zero_bias, RET=ret_bias if recv == "m.bias" else ret), mode, ())
                 add("init_modules", f"{fn}#{vi}({ctx}) over self.modules()", fill("""
                     class {C}(nn.Module):
                         def __init__(self):
@@ -177,13 +181,15 @@ def _init_forms():
                             for m in self.modules():
                                 if isinstance(m, nn.Linear):
                                     @CALL@
+                                    @ZERO@
                                 elif isinstance(m, (nn.LayerNorm, nn.BatchNorm1d)):
                                     m.weight.data.fill_(1.0)
                                     m.bias.data.zero_()
 
                         def forward(self, x):
                             return @RET@
-                    """, NET=net, CALL=call(recv), RET=ret), mode, ())
+                    """, NET=net, CALL=call(recv), ZERO=zero_bias.replace("nn.init.zeros_(m.bias)", "m.bias.data.zero_()"),
+                    RET=ret_bias if recv == "m.bias" else ret), mode, ())
             add("init_apply", f"{fn}#{vi}(weight) in a function given to apply", fill("""
                 class {C}(nn.Module):
                     def __init__(self):
@@ -295,7 +301,7 @@ def _parameter_forms():
     p("no_grad: weight.mul_", "self.fc = nn.Linear(8, 4)\nnn.init.ones_(self.fc.weight)\nwith torch.no_grad():\n"
       "    self.fc.weight.mul_(0.1)", "self.fc.weight")
     p("weight = nn.Parameter(...)", "self.fc = nn.Linear(8, 4)\nself.fc.weight = nn.Parameter(torch.ones(4, 8))",
-      "self.fc.weight, self.fc(x)")
+      "self.fc.weight, self.fc(x)", "values")
     p("tied weight", "self.emb = nn.Embedding(10, 8)\nnn.init.constant_(self.emb.weight, 0.2)\n"
       "self.head = nn.Linear(8, 10, bias=False)\nself.head.weight = self.emb.weight", "self.head(x)")
     p("detach() in forward", "self.w = nn.Parameter(torch.full((8,), 2.0))", "self.w.detach() * x")
