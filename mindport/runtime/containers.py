@@ -103,18 +103,85 @@ class ParameterDict(_Keyed):
 
 
 def named_parameters(cell, prefix="", recurse=True, remove_duplicate=True):
-    """``module.named_parameters(prefix, recurse, remove_duplicate)`` with arguments (``Cell.parameters_and_names``
-    takes ``name_prefix``/``expand`` and always drops a Parameter met twice): the Cell's trainable Parameters by
-    path; the non-trainable ones are :func:`named_buffers`' (``register_buffer`` made them), as ``parameters()``
-    is ``trainable_params()``."""
-    cells = named_modules(cell, prefix=prefix, remove_duplicate=remove_duplicate) if recurse else [(prefix, cell)]
+    """``module.named_parameters(prefix, recurse, remove_duplicate)`` (``Cell.parameters_and_names`` names a
+    MindSpore layer's Parameters by MindSpore's attributes and lists the buffers): the Cell's trainable Parameters in
+    torch's order (each module's own, then its children's, depth first), each named by its path under torch's member
+    name (a LayerNorm's ``gamma`` is ``weight``, an Embedding's ``embedding_table`` is ``weight``: the layer entry's
+    surface paths), so ``'bias' in name`` and ``no_decay`` lists select what they select in torch. The non-trainable
+    ones are :func:`named_buffers`' (``register_buffer`` made them), as ``parameters()`` is ``trainable_params()``."""
     seen = set()
-    for path, owner in cells:  # torch's order: each module's own, depth first (Cell._params: its own Parameters)
-        for name, param in getattr(owner, "_params", {}).items():
-            if param is None or not param.requires_grad or (remove_duplicate and id(param) in seen):
+    for name, param in _torch_named_parameters(cell, prefix, recurse, set() if remove_duplicate else None):
+        if param is None or not param.requires_grad or (remove_duplicate and id(param) in seen):
+            continue
+        seen.add(id(param))
+        yield name, param
+
+
+def parameters(cell, recurse=True):
+    """``module.parameters(recurse)`` given arguments: the values of :func:`named_parameters`."""
+    for _, param in named_parameters(cell, recurse=recurse):
+        yield param
+
+
+def _torch_member_names(cell) -> dict[str, str]:
+    """MindSpore attribute path -> torch member name, for a MindSpore layer of a torch layer entry (``gamma`` ->
+    ``weight``); empty for any other Cell."""
+    from mindport.runtime.adapt import _surface_paths, layer_entry
+
+    entry = layer_entry(cell)
+    if entry is None:
+        return {}
+    return {ms_path: torch_name for torch_name, ms_path in _surface_paths(entry).items()}
+
+
+def _join(prefix, name):
+    return prefix + ("." if prefix else "") + name
+
+
+def _torch_named_parameters(cell, prefix, recurse, memo):
+    names = _torch_member_names(cell)
+    for name, param in getattr(cell, "_params", {}).items():
+        yield _join(prefix, names.get(name, name)), param
+    if not recurse:
+        return
+    for child_name, child in getattr(cell, "_cells", {}).items():
+        if child is None:
+            continue
+        inner = {path[len(child_name) + 1:]: torch_name for path, torch_name in names.items()
+                 if path.startswith(child_name + ".")}
+        if inner:  # a MindSpore layer's inner cell holding torch's own members (BatchNorm3d's bn2d.gamma)
+            for name, param in getattr(child, "_params", {}).items():
+                yield _join(prefix, inner.get(name, name)), param
+            continue
+        if memo is not None:
+            if id(child) in memo:
                 continue
-            seen.add(id(param))
-            yield path + ("." if path else "") + name, param
+            memo.add(id(child))
+        yield from _torch_named_parameters(child, _join(prefix, child_name), recurse, memo)
+
+
+def get_submodule(cell, target: str):
+    """``module.get_submodule('block.fc')``: the Cell at that dotted path ('' is the Cell itself); AttributeError
+    naming the missing part, as torch's."""
+    if not target:
+        return cell
+    for part in target.split("."):
+        child = getattr(cell, "_cells", {}).get(part)
+        if child is None:
+            raise AttributeError(f"{type(cell).__name__} has no attribute `{part}`")
+        cell = child
+    return cell
+
+
+def get_parameter(cell, target: str):
+    """``module.get_parameter('block.fc.weight')``: the Parameter at that dotted path, its last part torch's member
+    name (a LayerNorm's ``weight`` is its ``gamma``)."""
+    module_path, _, name = target.rpartition(".")
+    owner = get_submodule(cell, module_path)
+    for path, param in _torch_named_parameters(owner, "", False, None):
+        if path == name:
+            return param
+    raise AttributeError(f"{type(owner).__name__} has no parameter `{name}`")
 
 
 def named_modules(cell, memo=None, prefix="", remove_duplicate=True):

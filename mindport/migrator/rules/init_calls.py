@@ -63,6 +63,10 @@ class InitTransform(Rule):
     nn.init.orthogonal_(w)``, an LSTM's gates) writes through torch's views; MindSpore's ``chunk``/``split``/
     ``unbind`` give copies, so the pieces are kept in a list, each initialised in place by the runtime init, and
     joined back into the parameter after the loop (``set_data`` of their ``ops.cat``, ``ops.stack`` for ``unbind``).
+
+    An init of ``p.data`` (``nn.init.sparse_(self.w.data, 0.5)``, ``uniform_(layer.weight.data, a=0.2, b=0.7)``)
+    fills ``p`` itself, natively or through the table's runtime init alike: MindSpore's ``Parameter.data`` is a plain
+    Tensor copy, and a fill of the copy would leave the Parameter as it was.
     """
 
     def __init__(self, ctx) -> None:
@@ -71,6 +75,25 @@ class InitTransform(Rule):
         self._view_loops: dict[int, tuple[cst.BaseExpression, str, cst.BaseExpression]] = {}  # For -> (base, join, dim)
         self._view_names: list[str] = []  # loop targets that are pieces of a parameter (views in torch, copies here)
         self._arguments: list[set[str]] = [set()]  # the enclosing functions' parameters (self and cls left out)
+        self._data_receivers: set[int] = set()  # p.data given to an nn.init function: filled as p (leave_Attribute)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        """``nn.init.<fn>_(p.data, ...)``: its ``p.data`` becomes ``p`` (leave_Attribute), for the native rewrite and
+        for the table's runtime init alike (this rule's rewrite of the call would stop the table's)."""
+        qual = self.scope.resolve_torch(node.func)
+        if not (qual or "").startswith("torch.nn.init.") or not node.args or node.args[0].star \
+                or (node.args[0].keyword is not None and node.args[0].keyword.value != "tensor"):
+            return
+        first = node.args[0].value
+        if isinstance(first, cst.Attribute) and first.attr.value == "data" \
+                and _parameter_reference(first.value, self.scope):
+            self._data_receivers.add(id(first))
+
+    def leave_Attribute(self, original_node, updated_node):
+        if id(original_node) in self._data_receivers:
+            self._data_receivers.discard(id(original_node))
+            return updated_node.value
+        return updated_node
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         params = node.params
@@ -148,6 +171,33 @@ class InitTransform(Rule):
                     lstm.weight_hh_l0.set_data(ms.ops.cat(_mp_views, axis=0))
             """,
             note="Each gate's block initialised on its own, as torch's views are, then written back into the parameter.",
+        ),
+        Example(
+            before="""
+                import torch
+                import torch.nn as nn
+
+
+                class Gate(nn.Module):
+                    def __init__(self):
+                        super().__init__()
+                        self.w = nn.Parameter(torch.empty(16, 8))
+                        nn.init.uniform_(self.w.data, a=0.2, b=0.7)
+            """,
+            after="""
+                import mindspore as ms
+                from mindspore import nn
+                from mindspore import ops
+                from mindport.runtime import init as mp_init
+
+
+                class Gate(nn.Cell):
+                    def __init__(self):
+                        super().__init__()
+                        self.w = ms.Parameter(ops.zeros((16, 8)))
+                        mp_init.uniform_(tensor=self.w, a=0.2, b=0.7)
+            """,
+            note="p.data is a copy in MindSpore: the runtime init fills the Parameter itself.",
         ),
     )
 

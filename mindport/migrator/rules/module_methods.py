@@ -42,9 +42,13 @@ class ModuleMethodTransform(Rule):
     optimizer is the training-loop rule's.
 
     ``named_buffers()``/``buffers()`` become ``mindport.runtime.containers``' functions: ``register_buffer`` made each
-    buffer a non-trainable Parameter, which the Cell's own ``named_buffers()`` does not list. So do
-    ``named_parameters(...)`` and ``named_modules(...)`` given arguments (``prefix``, ``recurse``, ``memo``,
-    ``remove_duplicate``: the Cell's ``parameters_and_names``/``cells_and_names`` name them otherwise).
+    buffer a non-trainable Parameter, which the Cell's own ``named_buffers()`` does not list. So does
+    ``named_parameters()``: the Cell's ``parameters_and_names()`` names a MindSpore layer's Parameters by MindSpore's
+    attributes (a LayerNorm's ``gamma``/``beta``, an Embedding's ``embedding_table``) and lists the buffers, so
+    ``'bias' in name`` or a ``no_decay`` list would pick other tensors than torch's; the runtime's gives torch's names
+    and the trainable Parameters (as ``parameters()``). ``get_submodule``/``get_parameter`` (the Cell has neither),
+    ``parameters(recurse=...)`` and ``named_modules(...)`` given arguments (``prefix``, ``recurse``, ``memo``,
+    ``remove_duplicate``: the Cell's ``cells_and_names`` names them otherwise) are the runtime's too.
 
     ``model.forward(x)`` and ``loss.forward(fx, y)`` called outside a model class (tutorial training code) become
     ``construct``: a Cell's forward is its ``construct`` (``SequentialCell`` and MindSpore's losses have no
@@ -81,14 +85,16 @@ class ModuleMethodTransform(Rule):
                     return model.state_dict()
             """,
             after="""
+                from mindport.runtime import containers as mp_containers
                 def report(model):
                     model.set_train(False)
-                    for name, p in model.parameters_and_names():
+                    for name, p in mp_containers.named_parameters(model):
                         print(name, p.shape)
                     return model.state_dict()
             """,
             note="Module methods become the Cell methods of the same meaning (state_dict is the Cell's own: keys "
-                 "relative to the receiver, as torch's).",
+                 "relative to the receiver, as torch's); named_parameters() gives torch's names (weight for a "
+                 "LayerNorm's gamma).",
         ),
         Example(
             before="""
@@ -317,8 +323,11 @@ class ModuleMethodTransform(Rule):
     HOOKS = {"_register_load_state_dict_pre_hook": "register_load_state_dict_pre_hook"}
 
     BUFFERS = {"named_buffers", "buffers"}  # register_buffer became a non-trainable Parameter: the runtime lists them
+    # torch's names for a MindSpore layer's Parameters (a LayerNorm's gamma is weight), buffers left out; the Cell has
+    # no get_submodule/get_parameter
+    TORCH_NAMES = {"named_parameters", "get_submodule", "get_parameter"}
     # with arguments (prefix, recurse, remove_duplicate), which Cell.parameters_and_names names otherwise
-    WITH_ARGUMENTS = {"named_parameters", "named_modules"}
+    WITH_ARGUMENTS = {"named_modules", "parameters"}
 
     def __init__(self, ctx, module_classes: set[str] = frozenset()) -> None:
         super().__init__(ctx)
@@ -461,7 +470,7 @@ class ModuleMethodTransform(Rule):
             self.runtime_modules.add(_RUNTIME_LAYERS)
             return cst.Call(func=parse_expression(f"{runtime_alias(_RUNTIME_LAYERS)}.load_state_dict"),
                             args=[cst.Arg(func.value), *args])
-        if name in self.BUFFERS or (name in self.WITH_ARGUMENTS and args):
+        if name in self.BUFFERS or name in self.TORCH_NAMES or (name in self.WITH_ARGUMENTS and args):
             self.runtime_modules.add("mindport.runtime.containers")
             alias = runtime_alias("mindport.runtime.containers")
             return cst.Call(func=parse_expression(f"{alias}.{name}"), args=[cst.Arg(func.value), *args])

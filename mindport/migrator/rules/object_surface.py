@@ -7,7 +7,7 @@ import libcst.matchers  # noqa: F401  (cst.matchers)
 
 from mindport.mappings.surface import load_surface
 from mindport.migrator.rules.base import Example, Rule
-from mindport.migrator.rules.references import class_name_of
+from mindport.migrator.rules.references import class_name_subject
 from mindport.migrator.scopes import dotted_name, operand_kind, receiver_kind
 from mindport.migrator.table import adapter_expr
 
@@ -794,11 +794,12 @@ class ObjectSurfaceTransform(Rule):
                 return cst.Call(func=self.ctx.target_expr("mindport.runtime.adapt.tensor_data"),
                                 args=[cst.Arg(updated_node.value)])
             return updated_node.value
-        subject = class_name_of(original_node)
-        if subject is not None and subject not in ("self", "cls"):
+        subject = class_name_subject(original_node)
+        if subject is not None and not (isinstance(subject, cst.Name) and subject.value in ("self", "cls")):
+            # the receiver as converted (self.seq[1:], self.head): the class_name_subject of updated_node
             self.ctx.converted_sites += 1
             return cst.Call(func=self.ctx.target_expr("mindport.runtime.adapt.class_name"),
-                            args=[cst.Arg(cst.Name(subject))])
+                            args=[cst.Arg(class_name_subject(updated_node) or subject)])
         member = self._tensor_reads.get(name)
         if member is not None and not (isinstance(original_node.value, cst.Name)
                                        and original_node.value.value == "self"):

@@ -477,6 +477,19 @@ def _isinstance_test(test: cst.BaseExpression):
     return test.args[0].value.value, [e.value for e in second.elements] if isinstance(second, cst.Tuple) else [second]
 
 
+def class_name_subject(expr: cst.BaseExpression) -> cst.BaseExpression | None:
+    """``x.__class__.__name__`` / ``type(x).__name__`` -> ``x``, any expression (``self.head``, ``self.seq[1:]``)."""
+    if not (isinstance(expr, cst.Attribute) and expr.attr.value == "__name__"):
+        return None
+    owner = expr.value
+    if isinstance(owner, cst.Attribute) and owner.attr.value == "__class__":
+        return owner.value
+    if isinstance(owner, cst.Call) and isinstance(owner.func, cst.Name) and owner.func.value == "type" \
+            and len(owner.args) == 1 and owner.args[0].keyword is None and not owner.args[0].star:
+        return owner.args[0].value
+    return None
+
+
 def class_name_of(expr: cst.BaseExpression) -> str | None:
     """``m.__class__.__name__`` / ``type(m).__name__`` -> ``m``."""
     if not (isinstance(expr, cst.Attribute) and expr.attr.value == "__name__"):
