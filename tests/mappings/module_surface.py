@@ -233,6 +233,149 @@ def _init_forms():
                 """, NET=net, CALL=call("p")), mode, ())
 
 
+# the layers model code initialises by hand, each receiver under torch's member name (a BatchNorm's weight is
+# MindSpore's gamma, an Embedding's its embedding_table, an LSTM's per-layer tensors the runtime layer's): in
+# __init__, in isinstance loops over self.modules() (tuples of classes, bias=None layers), by name over an RNN's
+# named_parameters (the forget-gate bias), and the VGG/ResNet init that reads the layer's settings
+LAYER_INITS = [
+    ("BatchNorm2d constant_ 1/0", "self.bn = nn.BatchNorm2d(8)\nnn.init.constant_(self.bn.weight, 0.5)\n"
+     "nn.init.constant_(self.bn.bias, 0.25)", "self.bn.weight, self.bn.bias", "det"),
+    ("BatchNorm2d .data.fill_/zero_", "self.bn = nn.BatchNorm2d(8)\nself.bn.weight.data.fill_(0.5)\n"
+     "self.bn.bias.data.zero_()", "self.bn.weight, self.bn.bias", "det"),
+    ("BatchNorm1d running stats", "self.bn = nn.BatchNorm1d(8)\nself.bn.running_mean.fill_(0.5)\n"
+     "self.bn.running_var.fill_(2.0)", "self.bn.running_mean, self.bn.running_var", "det"),
+    ("GroupNorm ones_/zeros_", "self.gn = nn.GroupNorm(2, 8)\nnn.init.ones_(self.gn.weight)\n"
+     "nn.init.zeros_(self.gn.bias)", "self.gn.weight, self.gn.bias", "det"),
+    ("LayerNorm constant_", "self.ln = nn.LayerNorm(8)\nnn.init.constant_(self.ln.weight, 2.0)\n"
+     "nn.init.constant_(self.ln.bias, -1.0)", "self.ln.weight, self.ln.bias", "det"),
+    ("Embedding normal_ + padding row", "self.emb = nn.Embedding(300, 32, padding_idx=0)\n"
+     "nn.init.normal_(self.emb.weight, mean=0.0, std=0.5)\nself.emb.weight.data[0].zero_()",
+     "self.emb.weight", "random"),
+    ("Embedding .data.uniform_(-r, r)", "self.emb = nn.Embedding(300, 32)\ninitrange = 0.1\n"
+     "self.emb.weight.data.uniform_(-initrange, initrange)", "self.emb.weight", "random"),
+    ("Embedding padding row zero_ (det)", "self.emb = nn.Embedding(10, 4, padding_idx=2)\n"
+     "nn.init.constant_(self.emb.weight, 0.5)\nwith torch.no_grad():\n    self.emb.weight[2].fill_(0)",
+     "self.emb.weight", "det"),
+    ("Conv1d kaiming_normal_", "self.conv = nn.Conv1d(16, 32, 5)\n"
+     "nn.init.kaiming_normal_(self.conv.weight, mode='fan_out', nonlinearity='relu')",
+     "self.conv.weight.reshape(32, -1)", "random"),
+    ("ConvTranspose2d xavier_uniform_", "self.up = nn.ConvTranspose2d(16, 8, 4, stride=2)\n"
+     "nn.init.xavier_uniform_(self.up.weight)", "self.up.weight", "random"),
+    ("ConvTranspose2d constant_", "self.up = nn.ConvTranspose2d(4, 2, 2, stride=2)\n"
+     "nn.init.constant_(self.up.weight, 0.25)\nnn.init.zeros_(self.up.bias)", "self.up.weight, self.up.bias", "det"),
+    ("Conv2d weight.data.normal_(0, sqrt(2/n)) from kernel_size", "self.conv = nn.Conv2d(16, 32, 3)\n"
+     "n = self.conv.kernel_size[0] * self.conv.kernel_size[1] * self.conv.out_channels\n"
+     "self.conv.weight.data.normal_(0, math.sqrt(2.0 / n))", "self.conv.weight", "random"),
+    ("Linear normal_(std=1/sqrt(in_features))", "self.fc = nn.Linear(48, 256)\n"
+     "nn.init.normal_(self.fc.weight, std=1.0 / math.sqrt(self.fc.in_features))", "self.fc.weight", "random"),
+    ("Linear uniform_(-1/sqrt(weight.size(1)))", "self.fc = nn.Linear(48, 256)\n"
+     "stdv = 1.0 / math.sqrt(self.fc.weight.size(1))\nself.fc.weight.data.uniform_(-stdv, stdv)",
+     "self.fc.weight", "random"),
+    ("PReLU constant_", "self.act = nn.PReLU(8)\nnn.init.constant_(self.act.weight, 0.1)", "self.act.weight", "det"),
+    ("MultiheadAttention in_proj xavier + zero bias", "self.attn = nn.MultiheadAttention(32, 4)\n"
+     "nn.init.xavier_uniform_(self.attn.in_proj_weight)\nnn.init.constant_(self.attn.in_proj_bias, 0.0)\n"
+     "nn.init.constant_(self.attn.out_proj.bias, 0.0)",
+     "self.attn.in_proj_weight, self.attn.in_proj_bias, self.attn.out_proj.bias", "random"),
+    ("LSTM named_parameters by name + forget-gate bias", "self.rnn = nn.LSTM(8, 16, num_layers=2)\n"
+     "for name, param in self.rnn.named_parameters():\n    if 'weight_ih' in name:\n"
+     "        nn.init.constant_(param, 0.1)\n    elif 'weight_hh' in name:\n        nn.init.constant_(param, -0.1)\n"
+     "    elif 'bias' in name:\n        param.data.fill_(0)\n        param.data[16:32].fill_(1.0)",
+     "self.rnn(x.reshape(1, 2, 8))[0]", "det"),
+    ("LSTM weight_hh_l0 orthogonal_", "self.rnn = nn.LSTM(8, 16)\nnn.init.orthogonal_(self.rnn.weight_hh_l0)",
+     "self.rnn.weight_hh_l0", "random"),
+    ("GRU bias_ih_l0.data.zero_ + weight constant_", "self.rnn = nn.GRU(8, 16, batch_first=True)\n"
+     "nn.init.constant_(self.rnn.weight_ih_l0, 0.05)\nnn.init.constant_(self.rnn.weight_hh_l0, 0.02)\n"
+     "self.rnn.bias_ih_l0.data.zero_()\nself.rnn.bias_hh_l0.data.fill_(0.1)", "self.rnn(x.reshape(2, 1, 8))[0]",
+     "det"),
+]
+
+LAYER_LOOPS = [
+    ("ResNet _initialize_weights", """
+        for m in self.modules():
+            if isinstance(m, nn.Conv2d):
+                nn.init.constant_(m.weight, 0.05)
+                if m.bias is not None:
+                    nn.init.constant_(m.bias, 0)
+            elif isinstance(m, (nn.BatchNorm2d, nn.GroupNorm)):
+                nn.init.constant_(m.weight, 1)
+                nn.init.constant_(m.bias, 0)
+            elif isinstance(m, nn.Linear):
+                nn.init.constant_(m.weight, 0.01)
+                nn.init.constant_(m.bias, 0)
+        """),
+    ("VGG .data loop", """
+        for m in self.modules():
+            if isinstance(m, nn.Conv2d):
+                m.weight.data.fill_(0.05)
+                if m.bias is not None:
+                    m.bias.data.zero_()
+            elif isinstance(m, nn.BatchNorm2d):
+                m.weight.data.fill_(1)
+                m.bias.data.zero_()
+            elif isinstance(m, nn.Linear):
+                m.weight.data.fill_(0.01)
+                m.bias.data.zero_()
+        """),
+    ("zero-init last BN gamma", """
+        for m in self.modules():
+            if isinstance(m, nn.BatchNorm2d):
+                nn.init.constant_(m.weight, 1)
+                nn.init.constant_(m.bias, 0)
+        nn.init.zeros_(self.bn2.weight)
+        nn.init.constant_(self.conv1.weight, 0.05)
+        nn.init.constant_(self.conv2.weight, -0.02)
+        nn.init.constant_(self.head.weight, 0.01)
+        nn.init.zeros_(self.head.bias)
+        """),
+    ("classname.find loop (apply)", """
+        self.apply(self._weights_init)
+        """),
+]
+
+
+def _layer_init_forms():
+    fam = "init_layers"
+    for id_, init, ret, mode in LAYER_INITS:
+        add(fam, id_, fill("""
+            class {C}(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    @INIT@
+
+                def forward(self, x):
+                    return @RET@
+            """, INIT=init, RET=ret), mode, (2, 8))
+    net = ("self.conv1 = nn.Conv2d(3, 8, 3, padding=1, bias=False)\nself.bn1 = nn.BatchNorm2d(8)\n"
+           "self.conv2 = nn.Conv2d(8, 8, 3, padding=1)\nself.bn2 = nn.GroupNorm(2, 8) if False else nn.BatchNorm2d(8)\n"
+           "self.gn = nn.GroupNorm(2, 8)\nself.head = nn.Linear(8, 4)")
+    for id_, loop in LAYER_LOOPS:
+        add(fam, id_, fill("""
+            class {C}(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    @NET@
+                    @LOOP@
+
+                def _weights_init(self, m):
+                    classname = m.__class__.__name__
+                    if classname.find('Conv') != -1:
+                        m.weight.data.fill_(0.05)
+                        if m.bias is not None:
+                            m.bias.data.zero_()
+                    elif classname.find('Linear') != -1:
+                        m.weight.data.fill_(0.01)
+                        m.bias.data.fill_(0.5)
+                    elif classname.find('BatchNorm') != -1:
+                        m.weight.data.fill_(1.0)
+                        m.bias.data.fill_(0)
+
+                def forward(self, x):
+                    y = self.bn1(self.conv1(x))
+                    y = self.gn(self.bn2(self.conv2(torch.relu(y))))
+                    return self.head(y.mean((2, 3))), self.bn2.weight, self.gn.weight
+            """, NET=net, LOOP=loop), "det", (2, 3, 6, 6))
+
+
 # ------------------------------------------------------------------------------------------------- Parameter forms
 
 def _parameter_forms():
@@ -632,6 +775,7 @@ def _container_forms():
 
 
 _init_forms()
+_layer_init_forms()
 _parameter_forms()
 _module_forms()
 _container_forms()

@@ -24,7 +24,8 @@ class LayerParameterNameTransform(Rule):
     (``self.token_emb.emb.weight`` where ``self.token_emb = TokenEmbedding(...)`` holds ``self.emb = nn.Embedding``,
     also through a local name: ``token_emb = TokenEmbedding(...)`` then ``self.token_emb = token_emb``), and an
     instance of a class of the file derived from a torch layer (``class Scaled(nn.Embedding)``: ``self.emb.weight``).
-    An attribute bound on several branches (``self.visual = ModifiedResNet(...)`` or ``VisionTransformer(...)``) is
+    An attribute bound on several branches (``self.visual = ModifiedResNet(...)`` or ``VisionTransformer(...)``, or
+    by a conditional expression: ``self.norm = nn.GroupNorm(2, c) if gn else nn.BatchNorm2d(c)``) is
     read through the bindings that can hold what follows (only one has ``attnpool``); when those disagree (an
     Embedding's ``weight`` and a Linear's) the read is left alone. A local name bound once to such an attribute or
     item (``lookup_table = self.embedding`` then ``lookup_table.weight``) reads as that expression does. A local
@@ -130,6 +131,33 @@ class LayerParameterNameTransform(Rule):
             """,
             note="A setting MindSpore's Cell does not keep (ceil_mode) is recorded on it where the file reads it; "
                  "a layer built by Embedding.from_pretrained reads as an Embedding.",
+        ),
+        Example(
+            before="""
+                import torch.nn as nn
+
+
+                class Stem(nn.Module):
+                    def __init__(self, groups):
+                        super().__init__()
+                        self.norm = nn.GroupNorm(groups, 8) if groups else nn.BatchNorm2d(8)
+
+                    def forward(self, x):
+                        return self.norm(x) * self.norm.weight.reshape(1, -1, 1, 1)
+            """,
+            after="""
+                from mindspore import nn
+
+
+                class Stem(nn.Cell):
+                    def __init__(self, groups):
+                        super().__init__()
+                        self.norm = nn.GroupNorm(num_groups=groups, num_channels=8) if groups else nn.BatchNorm2d(num_features=8, eps=1e-05, momentum=0.9)
+
+                    def construct(self, x):
+                        return self.norm(x) * self.norm.gamma.reshape(1, -1, 1, 1)
+            """,
+            note="A conditional expression binds either layer: both keep torch's weight as gamma.",
         ),
     )
 
@@ -308,11 +336,12 @@ class LayerParameterNameTransform(Rule):
                     if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
                             and target.value.value == "self") or len(assign.targets) != 1:
                         continue
-                    value = self._value(assign.value)
-                    if value is None and isinstance(assign.value, cst.Name):
-                        value = local.get(assign.value.value)
-                    if value is not None and value not in found.setdefault(target.attr.value, []):
-                        found[target.attr.value].append(value)
+                    for branch in _branches(assign.value):  # a ? b : c binds either: both are candidates
+                        value = self._value(branch)
+                        if value is None and isinstance(branch, cst.Name):
+                            value = local.get(branch.value)
+                        if value is not None and value not in found.setdefault(target.attr.value, []):
+                            found[target.attr.value].append(value)
         self._class_names = frozenset()
         return {k: v for k, v in found.items() if v}
 
@@ -755,6 +784,14 @@ class _Alias:
 
     def __hash__(self) -> int:
         return hash(self.code)
+
+
+def _branches(value: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The values a conditional expression may give (``nn.GroupNorm(2, c) if gn else nn.BatchNorm2d(c)``: both),
+    else the value itself."""
+    if isinstance(value, cst.IfExp):
+        return [*_branches(value.body), *_branches(value.orelse)]
+    return [value]
 
 
 def _self_chain_or_index(expr: cst.BaseExpression) -> bool:
