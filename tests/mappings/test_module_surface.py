@@ -39,7 +39,7 @@ NOT_EXERCISED = {
     "register_load_state_dict_post_hook": "hooks", "register_load_state_dict_pre_hook": "hooks",
     "register_state_dict_post_hook": "hooks", "register_state_dict_pre_hook": "hooks",
     # devices and casts: placement is global in MindSpore (DeviceTransform; test_layer_settings runs .double())
-    "cpu": "device", "cuda": "device", "ipu": "device", "xpu": "device", "mtia": "device", "to": "device",
+    "cpu": "device", "cuda": "device", "ipu": "device", "xpu": "device", "mtia": "device",
     "to_empty": "device", "share_memory": "device", "bfloat16": "cast (object_surface.toml: Module.double)",
     "double": "cast (object_surface.toml)", "half": "cast (object_surface.toml)", "type": "cast",
     "compile": "torch.compile: the table", "call_super_init": "a class flag", "dump_patches": "a class flag",
