@@ -627,6 +627,19 @@ def _module_forms():
             self.float()
             return self.head(self.block(x))
         """)
+    m("child replaced by nn.Identity()", two + "\nself.block.norm = nn.Identity()", "self.head(self.block(x))")
+    m("deepcopy clones in a ModuleList", "layer = nn.Linear(8, 8)\nself.layers = nn.ModuleList("
+      "[copy.deepcopy(layer) for _ in range(3)])", "self.layers[2](self.layers[0](x)), len(self.layers)")
+    m("Sequential(*list(children())[:-1])", two + "\nself.body = nn.Sequential(*list(self.block.children())[:-1])",
+      "self.body(x)")
+    m("for p in parameters(): p.requires_grad_(False)", two + "\nfor p in self.block.parameters():\n"
+      "    p.requires_grad_(False)", "sum(p.numel() for p in self.parameters() if p.requires_grad)")
+    m("getattr over a list of names", "self.names = ['q', 'k', 'v']\nfor n in self.names:\n"
+      "    setattr(self, n, nn.Linear(8, 4))", "[getattr(self, n)(x) for n in self.names]")
+    m("named_modules isinstance weight shapes", two,
+      "[(n, tuple(m.weight.shape)) for n, m in self.named_modules() if isinstance(m, nn.Linear)]")
+    m("weights of LayerNorm over modules()", two,
+      "[m.weight for m in self.modules() if isinstance(m, nn.LayerNorm)]")
     m("next(self.parameters()).dtype", two, "next(self.parameters()).dtype == torch.float32")
     m("device from next(parameters())", two, "x.to(next(self.parameters()).device)")
 
@@ -781,7 +794,7 @@ _module_forms()
 _container_forms()
 
 FAMILIES = tuple(dict.fromkeys(f.family for f in FORMS))
-HEADER = "import math\nfrom collections import OrderedDict\n\nimport numpy as np\nimport torch\nimport torch.nn as nn\n"
+HEADER = "import copy\nimport math\nfrom collections import OrderedDict\n\nimport numpy as np\nimport torch\nimport torch.nn as nn\n"
 
 
 def family_source(forms: list[Form]) -> tuple[str, list[tuple[int, int]]]:

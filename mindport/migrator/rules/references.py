@@ -24,7 +24,8 @@ class ReferenceTransform(Rule):
       through a tuple bound once to a local name the function only reads in type checks (``bn_types = (nn.BatchNorm1d,
       nn.BatchNorm2d)`` ... ``isinstance(m, bn_types)``, ``type(m) in bn_types``: ``native_facts.type_test_tuples``); inside
       such a narrowing, and one by class name (``classname = m.__class__.__name__; if classname.find('BatchNorm')
-      != -1:``, ``'Norm' in type(m).__name__``), ``m``'s parameters and renamed settings take MindSpore's names,
+      != -1:``, ``'Norm' in type(m).__name__``), also a comprehension's filter (``[m.weight for m in
+      self.modules() if isinstance(m, nn.LayerNorm)]``), ``m``'s parameters and renamed settings take MindSpore's names,
       and a setting kept under another form or not at all reads through the surface data's expression
       (``m.affine`` of a BatchNorm2d: ``getattr(m, 'affine', True)``; ``m.inplace = True`` stays a plain write);
     * a torch namespace read by a name known at run time, ``getattr(torch.nn, activation)``:
@@ -97,6 +98,23 @@ class ReferenceTransform(Rule):
                     return isinstance(m, (nn.Dense, nn.Conv2d))
             """,
             note='Classes in a type check are renamed, each through its table entry.',
+        ),
+        Example(
+            before="""
+                import torch.nn as nn
+
+
+                def norm_scales(model):
+                    return [m.weight for m in model.modules() if isinstance(m, nn.LayerNorm)]
+            """,
+            after="""
+                from mindspore import nn
+
+
+                def norm_scales(model):
+                    return [m.gamma for m in (_cell for _, _cell in model.cells_and_names()) if isinstance(m, nn.LayerNorm)]
+            """,
+            note='A comprehension filtered by an isinstance test narrows its element as an if statement does.',
         ),
         Example(
             before="""
@@ -218,25 +236,50 @@ class ReferenceTransform(Rule):
     # ``m.gamma`` there (the entry's weight rule), as init loops over ``self.modules()`` expect; so do the constructor
     # settings the layer keeps under a renamed attribute (``m.groups`` of a Conv2d is ``m.group``).
     def visit_If(self, node: cst.If) -> None:
-        test = node.test
+        found = self._narrowed_by(node.test)
+        if found is not None:
+            self._narrowed_blocks[id(node.body)] = found
+
+    def _narrowed_by(self, test: cst.BaseExpression):
+        """(object name, torch attribute -> MindSpore path) for an isinstance or class-name test, else None."""
         by_name = self._class_name_test(test)
         if by_name is not None:
             subject, entries = by_name
         else:
             checked = _isinstance_test(test)
             if checked is None:
-                return
+                return None
             subject, items = checked
             entries = []
             for item in items:
                 qual = self.scope.resolve_torch(item)
                 entry = self.ctx.registry.lookup(qual) if qual else None
                 if entry is None or not (entry.weights or entry.rename or _derived(entry)):
-                    return
+                    return None
                 entries.append(entry)
         narrowed = _narrowing([{**attribute_paths(entry), **_derived(entry)} for entry in entries])
-        if narrowed:
-            self._narrowed_blocks[id(node.body)] = (subject, narrowed)
+        return (subject, narrowed) if narrowed else None
+
+    # A comprehension filtered by such a test narrows its element (``[m.weight for m in self.modules() if
+    # isinstance(m, nn.LayerNorm)]``: ``m.gamma``), as an if statement narrows its block.
+    def _visit_comprehension(self, node) -> None:
+        comp = node.for_in
+        if comp.inner_for_in is not None or not isinstance(comp.target, cst.Name):
+            return
+        for condition in comp.ifs:
+            found = self._narrowed_by(condition.test)
+            if found is not None and found[0] == comp.target.value:
+                self._narrowed_blocks[id(node)] = found
+                self._narrowing.append(found)
+                return
+
+    def _leave_comprehension(self, original_node, updated_node):
+        if self._narrowed_blocks.pop(id(original_node), None) is not None:
+            self._narrowing.pop()
+        return updated_node
+
+    visit_ListComp = visit_SetComp = visit_GeneratorExp = _visit_comprehension
+    leave_ListComp = leave_SetComp = leave_GeneratorExp = _leave_comprehension
 
     # ``classname = m.__class__.__name__`` then ``if classname.find('BatchNorm') != -1:`` (init functions given to
     # ``model.apply``): the block is narrowed to the torch layers whose class name passes the test (BatchNorm1d/2d/3d
