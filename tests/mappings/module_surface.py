@@ -30,7 +30,6 @@ non-passing form.
 from __future__ import annotations
 
 import math
-import re
 import sys
 import textwrap
 from dataclasses import dataclass, field
