@@ -363,8 +363,10 @@ def finalize_runtime(module: cst.Module, rules, converted: bool = True) -> cst.M
 def _drop_written_out_einops(module: cst.Module, rules) -> tuple[cst.Module, bool]:
     """Top-level einops imports (``from einops import rearrange``, ``from einops.layers.torch import Rearrange``,
     ``import einops``) lose the names the converter wrote every use of out as MindSpore code (the rules'
-    ``compiled_names``: EinopsPatternTransform) and that nothing else in the file names; a statement left with no name
-    goes. A name other files of the project import from this one stays (they may take it from here)."""
+    ``compiled_names``: EinopsPatternTransform) and that nothing else in the file names, and the names ``from einops
+    import ...`` binds that nothing in the file reads (vit-pytorch's ``from einops import rearrange, repeat`` with
+    ``repeat`` unused: the converted file then needs no einops backend); a statement left with no name goes. A name
+    other files of the project import from this one, or that ``__all__`` lists, stays (they may take it from here)."""
     compiled: set[str] = set()
     imported: frozenset = frozenset()
     for rule in rules:
@@ -373,8 +375,6 @@ def _drop_written_out_einops(module: cst.Module, rules) -> tuple[cst.Module, boo
         if ctx is not None:
             imported = ctx.options.imported_names
     compiled -= imported
-    if not compiled:
-        return module, False
 
     def einops_import(stmt) -> bool:
         if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1):
@@ -385,6 +385,8 @@ def _drop_written_out_einops(module: cst.Module, rules) -> tuple[cst.Module, boo
             return (mod == "einops" or mod.startswith("einops.")) and not isinstance(imp.names, cst.ImportStar)
         return isinstance(imp, cst.Import)
 
+    if not any(einops_import(stmt) for stmt in module.body):
+        return module, False
     used: set[str] = set()
 
     class _Names(cst.CSTVisitor):
@@ -394,6 +396,7 @@ def _drop_written_out_einops(module: cst.Module, rules) -> tuple[cst.Module, boo
     for stmt in module.body:
         if not einops_import(stmt):
             stmt.visit(_Names())
+    exported = _exported_names(module)
     body, dropped = [], False
     for stmt in module.body:
         if not einops_import(stmt):
@@ -408,8 +411,10 @@ def _drop_written_out_einops(module: cst.Module, rules) -> tuple[cst.Module, boo
                 continue
             local = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) \
                 else full.split(".")[0]
-            if local in compiled and local not in used:
-                dropped = True
+            if local not in used and (local in compiled or isinstance(imp, cst.ImportFrom) and local not in imported
+                                      and local not in exported):
+                dropped = True  # every use written out, or none at all (``from einops import rearrange, repeat``
+                # with ``repeat`` read nowhere): the import has no reader left
             else:
                 kept.append(alias)
         if not kept:
@@ -419,6 +424,31 @@ def _drop_written_out_einops(module: cst.Module, rules) -> tuple[cst.Module, boo
             stmt = stmt.with_changes(body=[imp.with_changes(names=kept)])
         body.append(stmt)
     return (module.with_changes(body=body), True) if dropped else (module, False)
+
+
+def _exported_names(module: cst.Module) -> set[str]:
+    """The strings of a top-level ``__all__`` assignment (names the module exports by name), any form."""
+    names: set[str] = set()
+    for stmt in module.body:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else \
+                    [small.target] if isinstance(small, (cst.AugAssign, cst.AnnAssign)) else []
+                if any(isinstance(t, cst.Name) and t.value == "__all__" for t in targets):
+                    for node in _strings(small):
+                        names.add(node)
+    return names
+
+
+def _strings(node) -> list[str]:
+    found: list[str] = []
+
+    class _Strings(cst.CSTVisitor):
+        def visit_SimpleString(self, s: cst.SimpleString) -> None:
+            found.append(s.value.strip("'\""))
+
+    node.visit(_Strings())
+    return found
 
 
 def _order_builtins_in_construct(module: cst.Module) -> bool:
