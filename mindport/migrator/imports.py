@@ -336,7 +336,7 @@ def finalize_runtime(module: cst.Module, rules, converted: bool = True) -> cst.M
         present.update(names)
         if any(n == "einops" or n.startswith("einops.") for n in names):
             uses_einops = True
-    if uses_einops:
+    if uses_einops and _reads_einops(module, rules):
         needed.add(EINOPS_BACKEND)
     if converted and not any(_runtime_module(m) for m in needed | present) and unbatched_handling(module):
         needed.add(UNBATCHED)
@@ -360,13 +360,53 @@ def finalize_runtime(module: cst.Module, rules, converted: bool = True) -> cst.M
     return module.with_changes(body=body)
 
 
+def _reads_einops(module: cst.Module, rules) -> bool:
+    """Does anything take a name the file's top-level einops imports bind: a read in the file (the imports aside), a
+    name ``__all__`` lists, or one other files of the project import from it (``Options.imported_names``)? vit-
+    pytorch's ``from einops import rearrange, repeat`` with every ``rearrange`` written out and ``repeat`` read
+    nowhere keeps its import (the user's to drop) but calls no einops function on a MindSpore tensor: no backend."""
+    imported: frozenset = frozenset()
+    for rule in rules:
+        ctx = getattr(rule, "ctx", None)
+        if ctx is not None:
+            imported = ctx.options.imported_names
+    bound: set[str] = set()
+    rest = []
+    for stmt in module.body:
+        imp = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 else None
+        if isinstance(imp, cst.ImportFrom) and imp.module is not None and not imp.relative \
+                and (dotted_name(imp.module) or "").split(".")[0] == "einops":
+            if isinstance(imp.names, cst.ImportStar):
+                return True
+            bound.update(a.asname.name.value if a.asname is not None and isinstance(a.asname.name, cst.Name)
+                         else a.name.value for a in imp.names if isinstance(a.name, cst.Name))
+        elif isinstance(imp, cst.Import) and any((dotted_name(a.name) or "").split(".")[0] == "einops"
+                                                 for a in imp.names):
+            return True  # import einops: read through attributes, kept as it was
+        else:
+            rest.append(stmt)
+    if not bound or bound & imported:
+        return bool(bound)
+
+    used: set[str] = set()
+
+    class _Names(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            used.add(node.value)
+
+        def visit_SimpleString(self, node: cst.SimpleString) -> None:  # __all__ = ["repeat"]
+            used.add(node.value.strip("'\""))
+
+    for stmt in rest:
+        stmt.visit(_Names())
+    return bool(bound & used)
+
+
 def _drop_written_out_einops(module: cst.Module, rules) -> tuple[cst.Module, bool]:
     """Top-level einops imports (``from einops import rearrange``, ``from einops.layers.torch import Rearrange``,
     ``import einops``) lose the names the converter wrote every use of out as MindSpore code (the rules'
-    ``compiled_names``: EinopsPatternTransform) and that nothing else in the file names, and the names ``from einops
-    import ...`` binds that nothing in the file reads (vit-pytorch's ``from einops import rearrange, repeat`` with
-    ``repeat`` unused: the converted file then needs no einops backend); a statement left with no name goes. A name
-    other files of the project import from this one, or that ``__all__`` lists, stays (they may take it from here)."""
+    ``compiled_names``: EinopsPatternTransform) and that nothing else in the file names; a statement left with no name
+    goes. A name other files of the project import from this one stays (they may take it from here)."""
     compiled: set[str] = set()
     imported: frozenset = frozenset()
     for rule in rules:
@@ -375,6 +415,8 @@ def _drop_written_out_einops(module: cst.Module, rules) -> tuple[cst.Module, boo
         if ctx is not None:
             imported = ctx.options.imported_names
     compiled -= imported
+    if not compiled:
+        return module, False
 
     def einops_import(stmt) -> bool:
         if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1):
@@ -385,8 +427,6 @@ def _drop_written_out_einops(module: cst.Module, rules) -> tuple[cst.Module, boo
             return (mod == "einops" or mod.startswith("einops.")) and not isinstance(imp.names, cst.ImportStar)
         return isinstance(imp, cst.Import)
 
-    if not any(einops_import(stmt) for stmt in module.body):
-        return module, False
     used: set[str] = set()
 
     class _Names(cst.CSTVisitor):
@@ -396,7 +436,6 @@ def _drop_written_out_einops(module: cst.Module, rules) -> tuple[cst.Module, boo
     for stmt in module.body:
         if not einops_import(stmt):
             stmt.visit(_Names())
-    exported = _exported_names(module)
     body, dropped = [], False
     for stmt in module.body:
         if not einops_import(stmt):
@@ -411,10 +450,8 @@ def _drop_written_out_einops(module: cst.Module, rules) -> tuple[cst.Module, boo
                 continue
             local = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) \
                 else full.split(".")[0]
-            if local not in used and (local in compiled or isinstance(imp, cst.ImportFrom) and local not in imported
-                                      and local not in exported):
-                dropped = True  # every use written out, or none at all (``from einops import rearrange, repeat``
-                # with ``repeat`` read nowhere): the import has no reader left
+            if local in compiled and local not in used:
+                dropped = True
             else:
                 kept.append(alias)
         if not kept:
@@ -424,31 +461,6 @@ def _drop_written_out_einops(module: cst.Module, rules) -> tuple[cst.Module, boo
             stmt = stmt.with_changes(body=[imp.with_changes(names=kept)])
         body.append(stmt)
     return (module.with_changes(body=body), True) if dropped else (module, False)
-
-
-def _exported_names(module: cst.Module) -> set[str]:
-    """The strings of a top-level ``__all__`` assignment (names the module exports by name), any form."""
-    names: set[str] = set()
-    for stmt in module.body:
-        if isinstance(stmt, cst.SimpleStatementLine):
-            for small in stmt.body:
-                targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else \
-                    [small.target] if isinstance(small, (cst.AugAssign, cst.AnnAssign)) else []
-                if any(isinstance(t, cst.Name) and t.value == "__all__" for t in targets):
-                    for node in _strings(small):
-                        names.add(node)
-    return names
-
-
-def _strings(node) -> list[str]:
-    found: list[str] = []
-
-    class _Strings(cst.CSTVisitor):
-        def visit_SimpleString(self, s: cst.SimpleString) -> None:
-            found.append(s.value.strip("'\""))
-
-    node.visit(_Strings())
-    return found
 
 
 def _order_builtins_in_construct(module: cst.Module) -> bool:

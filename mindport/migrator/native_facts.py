@@ -4118,3 +4118,79 @@ def _real_file(module: cst.Module) -> bool:
                 and any(a.star or a.keyword is None and not _real_dtype_source(a.value) for a in call.args):
             return False
     return True
+
+
+# ---------------------------------------------------------------------- module-level function parameters by callers
+
+_MODULE_PARENTS: dict[int, tuple[cst.Module, dict[int, cst.CSTNode]]] = {}
+
+
+def function_caller_floats(module: "cst.Module | None", function: "cst.FunctionDef | None", resolve: Resolve,
+                           own: "OwnOutputs | None", file: "FileFacts | None",
+                           float_only: frozenset[str]) -> frozenset[str]:
+    """The positional parameters of a module-level function that every call of it in the file gives a floating value
+    (ldm's ``def nonlinearity(x): return x * torch.sigmoid(x)``, EfficientNet's ``swish``, called as
+    ``swish(self.bn1(self.conv1(x)))``): the function is a statement of the module's body, its name is bound nowhere
+    else in the file (no other def, class, assignment, import, parameter, ``for``/``with``/``except`` target) and
+    ``__all__`` does not list it; every other mention of the name is the callee of a call with positional arguments
+    only, in a method of a class of the file or in another module-level function (not in a lambda or comprehension,
+    whose names are not the function's), each argument at a proven parameter's position floating by that function's
+    facts (:class:`FlowFloats`, with the class's layers). A call from another file could pass anything: the
+    floating-only op then refuses an integer loudly (``ops.sigmoid`` on int64: TypeError), never a silent value."""
+    if module is None or function is None or file is None or not any(s is function for s in module.body):
+        return frozenset()
+    params = function.params
+    if params.posonly_params or params.kwonly_params or isinstance(params.star_arg, cst.Param) \
+            or params.star_kwarg is not None:
+        return frozenset()
+    names = [p.name.value for p in params.params]
+    if not names:
+        return frozenset()
+    name = function.name.value
+    cached = _MODULE_PARENTS.get(id(module))
+    if cached is None or cached[0] is not module:
+        _MODULE_PARENTS.clear()
+        cached = _MODULE_PARENTS[id(module)] = (module, _parents(module))
+    parents = cached[1]
+    proven = set(names)
+    calls = 0
+    for mention in all_nodes(module, cst.Name):
+        if mention.value != name or mention is function.name:
+            continue
+        parent = parents.get(id(mention))
+        if isinstance(parent, cst.Attribute) and parent.attr is mention \
+                or isinstance(parent, cst.Arg) and parent.keyword is mention:
+            continue  # obj.swish, f(swish=...): not the function
+        if not isinstance(parent, cst.Call) or parent.func is not mention \
+                or any(a.star or a.keyword is not None for a in parent.args):
+            return frozenset()  # bound again, exported, passed as a value
+        caller, node, cls = None, parent, None
+        while node is not None:
+            node = parents.get(id(node))
+            if isinstance(node, (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
+                return frozenset()
+            if isinstance(node, cst.FunctionDef):
+                caller = node
+                break
+        if caller is None or caller is function:
+            return frozenset()  # module-level code, or a recursive call
+        holder = parents.get(id(parents.get(id(caller))))
+        if isinstance(holder, cst.ClassDef) and any(s is caller for s in holder.body.body):
+            cls = holder
+        elif not any(s is caller for s in module.body):
+            return frozenset()  # a nested function: its free names are another scope's
+        layers = class_float_layers(cls, file.foreign) if cls is not None else {}
+        facts = FlowFloats(caller, resolve, layers, float_only, own)
+        calls += 1
+        for i, param in enumerate(names):
+            if param in proven and (i >= len(parent.args) or not facts.is_float(parent.args[i].value)):
+                proven.discard(param)
+    if not calls:
+        return frozenset()
+    for stmt in module.body:  # __all__ = ["swish"]: other files may call it with anything
+        if isinstance(stmt, cst.SimpleStatementLine) and any(
+                isinstance(s, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == "__all__"
+                                                  for t in s.targets) for s in stmt.body) \
+                and any(name in n.value for n in all_nodes(stmt, cst.SimpleString)):
+            return frozenset()
+    return frozenset(proven)

@@ -6,8 +6,8 @@
   real input (the float facts, or a file that makes no complex value: native_facts.real_file) is MindSpore's own
   ``ops.var(x, axis=1, ddof=0, keepdims=True)``; the runtime var stays for a complex-making file, a run-time ``dim``,
   an unabsorbed value;
-- ``from einops import rearrange, repeat`` with ``repeat`` read nowhere loses ``repeat`` (imports.
-  _drop_written_out_einops), so a file whose einops calls were all written out needs no einops backend.
+- a file whose einops calls were all written out and whose other einops names nothing reads (``from einops import
+  rearrange, repeat`` with ``repeat`` read nowhere) does not load the einops backend (imports._reads_einops).
 
 Expected values come from torch; the positives run in PyNative and GRAPH_MODE, empty extents included."""
 from __future__ import annotations
@@ -170,20 +170,93 @@ EINOPS = "import torch\nfrom torch import nn\nfrom einops import rearrange, repe
 """)
 
 
-def test_unused_einops_names_are_dropped():
+def test_unread_einops_names_need_no_backend():
     code = convert_source(EINOPS).code
-    assert "einops" not in code and "mindport" not in code, code
+    # the import stays (the user's to drop: test_einops_layers), but no einops function takes a MindSpore tensor
+    assert "from einops import repeat" in code and "mindport" not in code, code
 
 
 @pytest.mark.parametrize("mode", ["pynative", "graph"])
-def test_einops_dropped_port_matches_torch(mode, tmp_path):
+def test_einops_written_out_port_matches_torch(mode, tmp_path):
     code = convert_source(EINOPS).code
     x = np.random.default_rng(4).standard_normal((2, 3, 8)).astype(np.float32)
     assert_port_matches_in_mode(EINOPS, code, "Heads", [x], tmp_path, "einops_drop", mode, atol=1e-5)
 
 
-@pytest.mark.parametrize("extra", ["__all__ = ['repeat']\n",
-                                   "TILE = repeat\n"])
-def test_exported_or_read_einops_names_stay(extra):
+@pytest.mark.parametrize("extra", ["__all__ = ['repeat']\n", "TILE = repeat\n",
+                                   "def tile(t, pattern):\n    return repeat(t, pattern, b=2)\n"])
+def test_read_or_exported_einops_names_keep_the_backend(extra):
     code = convert_source(EINOPS + "\n\n" + extra).code
-    assert "repeat" in code.split("class Heads")[0], code
+    assert "import mindport.runtime.einops_backend" in code, code
+
+
+# ------------------------------------------------- module-level functions whose every caller in the file gives floats
+
+SWISH = HEAD + textwrap.dedent("""
+    def swish(x):
+        return x * torch.sigmoid(x)
+
+
+    def nonlinearity(x, scale=2.0):
+        return x * x.sigmoid() * scale
+
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(3, 4, 1)
+            self.bn = nn.BatchNorm2d(4)
+            self.lin = nn.Linear(4, 4)
+
+        def forward(self, x):
+            h = self.bn(self.conv(x))
+            h = swish(h) + nonlinearity(h)
+            h = h.mean((2, 3))
+            return swish(self.lin(h))
+""")
+
+SWISH_NEGATIVES = {
+    "int_caller": SWISH + "\n\ndef count(n):\n    return swish(torch.arange(n))\n",
+    "value": SWISH + "\n\nclass Holder(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+                     "        self.act = swish\n",
+    "exported": SWISH + "\n\n__all__ = ['swish', 'nonlinearity', 'Block']\n",
+    "keyword": SWISH + "\n\ndef kw(t):\n    return swish(x=t.float())\n",
+    "lambda": SWISH + "\n\ndef apply(ts):\n    return list(map(lambda t: swish(t), ts))\n",
+}
+
+
+def test_function_callers_make_guards_native():
+    code = convert_source(SWISH).code
+    assert "return x * ops.sigmoid(x)" in code, code
+    assert "return x * ops.sigmoid(x) * scale" in code, code
+    assert "mp_math.sigmoid" not in code, code
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_function_callers_match_torch(mode, tmp_path):
+    code = convert_source(SWISH).code
+    x = np.random.default_rng(5).standard_normal((2, 3, 4, 4)).astype(np.float32)
+    assert_port_matches_in_mode(SWISH, code, "Block", [x], tmp_path, "swish", mode, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("kind", sorted(SWISH_NEGATIVES))
+def test_unproven_function_callers_keep_the_guard(kind):
+    code = convert_source(SWISH_NEGATIVES[kind]).code
+    assert "return x * mp_math.sigmoid(x)" in code, code
+
+
+def test_int_caller_keeps_torch_meaning():
+    """The guard kept for an integer caller gives torch's float sigmoid of an int64 tensor."""
+    import mindspore as ms
+    import torch
+
+    source = SWISH_NEGATIVES["int_caller"]
+    code = convert_source(source).code
+    namespace_t, namespace_m = {}, {}
+    exec(compile(source, "<torch>", "exec"), namespace_t)  # noqa: S102 - test snippet
+    exec(compile(code, "<ms>", "exec"), namespace_m)  # noqa: S102 - test snippet
+    want = namespace_t["count"](5).numpy()
+    got = namespace_m["count"](5)
+    assert isinstance(got, ms.Tensor)
+    np.testing.assert_allclose(got.asnumpy(), want, rtol=1e-6)
+    assert want.dtype == np.float32 and torch.arange(5).dtype == torch.int64

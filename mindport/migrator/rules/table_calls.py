@@ -27,6 +27,7 @@ from mindport.migrator.native_facts import (
     ValueFlow,
     absorbed_reduction,
     caller_floats,
+    function_caller_floats,
     real_file,
     values_only,
     ViewChain,
@@ -903,7 +904,10 @@ class TableCallTransform(Rule):
         if self._observed_float(call, api):
             return f"mindspore.ops.{name}"
         floats = self._floats()
-        return f"mindspore.ops.{name}" if floats.is_float(input_node) or floats.non_integer(input_node) else target
+        if floats.is_float(input_node) or floats.non_integer(input_node):
+            return f"mindspore.ops.{name}"
+        called = self._called_floats()  # parameters every caller in the file gives floats
+        return f"mindspore.ops.{name}" if called is not None and called.is_float(input_node) else target
 
     def _floats(self) -> FloatFacts:
         """The enclosing function's float facts (which tensors are floating point by construction)."""
@@ -1026,6 +1030,9 @@ class TableCallTransform(Rule):
             module = getattr(self, "_module", None)
             proven = caller_floats(module, cls, function, self.scope.resolve_torch, self._own_outputs,
                                    self._file_facts, frozenset(INT_TO_FLOAT)) if module is not None else frozenset()
+            if not proven and cls is None:  # a module-level function (native_facts.function_caller_floats)
+                proven = function_caller_floats(module, function, self.scope.resolve_torch, self._own_outputs,
+                                                self._file_facts, frozenset(INT_TO_FLOAT))
             layers = self._class_float_layers[-1] if self._class_float_layers else {}
             self._called_facts[id(function)] = FlowFloats(function, self.scope.resolve_torch, layers,
                                                           frozenset(INT_TO_FLOAT), self._own_outputs,
