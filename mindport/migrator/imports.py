@@ -484,6 +484,11 @@ def _order_builtins_in_construct(module: cst.Module) -> bool:
             over_range = isinstance(one, cst.Call) and isinstance(one.func, cst.Name) and one.func.value == "range"
             if (name in _ORDER_BUILTINS and not over_range) or (name in ("min", "max") and one is not None):
                 self.found = True
+            if name == "zip" and any(isinstance(a.value, cst.Call) and isinstance(a.value.func, cst.Name)
+                                     and a.value.func.value in _ORDER_BUILTINS for a in node.args):
+                # zip(reversed(range(n)), self.layers) over a CellList fails to compile in a graph unless
+                # graph_order is loaded (RuntimeError: Unsupported element type[unknown]; vit-pytorch NesT)
+                self.found = True
 
     finder = _Find()
     module.visit(finder)
