@@ -1134,7 +1134,9 @@ class TableCallTransform(Rule):
         """The runtime mean (written out for torch's NaN over an empty extent, where MindSpore's kernel returns
         uninitialised memory) with ``keepdim=True`` and no ``dtype``, whose value over an empty extent nothing reads
         (native_facts.absorbed_reduction: ``(x - x.mean(1, keepdim=True)) / ...``, RMSNorm's ``x * torch.rsqrt(
-        x.pow(2).mean(-1, keepdim=True) + eps)``): MindSpore's own, its arguments renamed (``dim`` -> ``axis``)."""
+        x.pow(2).mean(-1, keepdim=True) + eps)``): MindSpore's own, its arguments renamed (``dim`` -> ``axis``). The
+        runtime var likewise (``(x - mean) / (var + eps).sqrt()``, a channel LayerNorm), where also its input is real
+        and its ``dim`` an integer (:meth:`_real_reduction`)."""
         native = NATIVE_ABSORBED.get(target)
         if native is None or input_node is None:
             return target
