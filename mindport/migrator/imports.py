@@ -336,7 +336,7 @@ def finalize_runtime(module: cst.Module, rules, converted: bool = True) -> cst.M
         present.update(names)
         if any(n == "einops" or n.startswith("einops.") for n in names):
             uses_einops = True
-    if uses_einops:
+    if uses_einops and _reads_einops(module, rules):
         needed.add(EINOPS_BACKEND)
     if converted and not any(_runtime_module(m) for m in needed | present) and unbatched_handling(module):
         needed.add(UNBATCHED)
@@ -358,6 +358,48 @@ def finalize_runtime(module: cst.Module, rules, converted: bool = True) -> cst.M
             lines.append(parse_statement(runtime_import(m)))
     body[last_import + 1:last_import + 1] = lines
     return module.with_changes(body=body)
+
+
+def _reads_einops(module: cst.Module, rules) -> bool:
+    """Does anything take a name the file's top-level einops imports bind: a read in the file (the imports aside), a
+    name ``__all__`` lists, or one other files of the project import from it (``Options.imported_names``)? vit-
+    pytorch's ``from einops import rearrange, repeat`` with every ``rearrange`` written out and ``repeat`` read
+    nowhere keeps its import (the user's to drop) but calls no einops function on a MindSpore tensor: no backend."""
+    imported: frozenset = frozenset()
+    for rule in rules:
+        ctx = getattr(rule, "ctx", None)
+        if ctx is not None:
+            imported = ctx.options.imported_names
+    bound: set[str] = set()
+    rest = []
+    for stmt in module.body:
+        imp = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 else None
+        if isinstance(imp, cst.ImportFrom) and imp.module is not None and not imp.relative \
+                and (dotted_name(imp.module) or "").split(".")[0] == "einops":
+            if isinstance(imp.names, cst.ImportStar):
+                return True
+            bound.update(a.asname.name.value if a.asname is not None and isinstance(a.asname.name, cst.Name)
+                         else a.name.value for a in imp.names if isinstance(a.name, cst.Name))
+        elif isinstance(imp, cst.Import) and any((dotted_name(a.name) or "").split(".")[0] == "einops"
+                                                 for a in imp.names):
+            return True  # import einops: read through attributes, kept as it was
+        else:
+            rest.append(stmt)
+    if not bound or bound & imported:
+        return bool(bound)
+
+    used: set[str] = set()
+
+    class _Names(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            used.add(node.value)
+
+        def visit_SimpleString(self, node: cst.SimpleString) -> None:  # __all__ = ["repeat"]
+            used.add(node.value.strip("'\""))
+
+    for stmt in rest:
+        stmt.visit(_Names())
+    return bool(bound & used)
 
 
 def _drop_written_out_einops(module: cst.Module, rules) -> tuple[cst.Module, bool]:
@@ -441,6 +483,11 @@ def _order_builtins_in_construct(module: cst.Module) -> bool:
             one = node.args[0].value if len(node.args) == 1 and not node.args[0].star else None
             over_range = isinstance(one, cst.Call) and isinstance(one.func, cst.Name) and one.func.value == "range"
             if (name in _ORDER_BUILTINS and not over_range) or (name in ("min", "max") and one is not None):
+                self.found = True
+            if name == "zip" and any(isinstance(a.value, cst.Call) and isinstance(a.value.func, cst.Name)
+                                     and a.value.func.value in _ORDER_BUILTINS for a in node.args):
+                # zip(reversed(range(n)), self.layers) over a CellList fails to compile in a graph unless
+                # graph_order is loaded (RuntimeError: Unsupported element type[unknown]; vit-pytorch NesT)
                 self.found = True
 
     finder = _Find()

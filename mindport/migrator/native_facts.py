@@ -3784,9 +3784,20 @@ def _shaped_like(expr, resolve: Resolve) -> "str | None":
     return None
 
 
+def _broadcasts_root(expr, root: str) -> bool:
+    """Is ``expr`` the name ``root`` or a broadcasting binary operation with it as an operand, at any depth
+    (``x``, ``(x - mean)``, ``(x - mean) * g``)? Broadcasting keeps a 0 extent (0 with 1 is 0, 0 with n > 1 raises),
+    so where ``root`` has no element along an axis, neither has ``expr``, nor anything broadcast with it."""
+    if isinstance(expr, cst.Name):
+        return expr.value == root
+    return isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, _BROADCASTING) \
+        and (_broadcasts_root(expr.left, root) or _broadcasts_root(expr.right, root))
+
+
 def _absorbed_from(node, root: str, parents: dict[int, cst.CSTNode], resolve: Resolve, stop) -> "bool | str":
     """Follow ``node``'s value up through elementwise operations (``+ eps``, ``rsqrt``, ``.sqrt()``) to a
-    broadcasting binary operation whose other operand is the name ``root``: True. The name of a plain assignment
+    broadcasting binary operation whose other operand is the name ``root`` or a broadcast with it (``(x - mean) /
+    (var + eps).sqrt()``, :func:`_broadcasts_root`): True. The name of a plain assignment
     ``m = <node's chain>`` that is the statement ``stop`` itself: that name. False for anything else."""
     while True:
         parent = parents.get(id(node))
@@ -3794,7 +3805,7 @@ def _absorbed_from(node, root: str, parents: dict[int, cst.CSTNode], resolve: Re
             return False
         if isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, _BROADCASTING):
             other = parent.right if parent.left is node else parent.left
-            if isinstance(other, cst.Name) and other.value == root:
+            if _broadcasts_root(other, root):
                 return True
             node = parent
         elif isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, (cst.Minus, cst.Plus)):
@@ -4012,4 +4023,174 @@ def caller_floats(module: cst.Module, cls: "cst.ClassDef | None", function: "cst
                 for i, param in enumerate(params[1:]):
                     if param in proven and (i >= len(parent.args) or not facts.is_float(parent.args[i].value)):
                         proven.discard(param)
+    return frozenset(proven)
+
+
+# ------------------------------------------------------------------------------------ files that make no complex value
+
+# modules a file may import and still make no complex value of its own (einops only moves elements; math and the
+# others below give Python numbers that are never complex without a `complex`/`1j` the scan sees)
+_REAL_IMPORTS = frozenset({"torch", "einops", "math", "functools", "typing", "collections", "itertools", "dataclasses",
+                           "__future__", "warnings", "inspect", "abc", "enum"})
+# identifiers through which a complex value or dtype can be made, named or fetched by name (a substring of the
+# identifier: ``torch.view_as_complex``, ``torch.cfloat``, ``torch.fft.rfft``, ``Tensor.stft``, ``torch.polar``)
+_COMPLEX_WORDS = ("complex", "cfloat", "cdouble", "chalf", "fft", "stft", "polar", "from_numpy", "frombuffer")
+# identifiers that are such a source in full (``torch.linalg.eig``/``eigvals``, ``torch.load``, code run from text,
+# the default dtype set to a complex one)
+_COMPLEX_NAMES = frozenset({"eig", "eigvals", "load", "eval", "exec", "__import__", "import_module",
+                            "set_default_dtype"})
+_REAL_FILES: dict[int, tuple[cst.Module, bool]] = {}
+
+
+def _real_dtype_source(expr) -> bool:
+    """Is ``expr`` a dtype (or device) argument that cannot be complex by the file's own doing: a torch real dtype
+    attribute (``torch.float32``), another tensor's ``.dtype``/``.device``, ``None``, a string (``'cpu'``), or a name
+    holding a device (``device``, ``x.device``)?"""
+    if isinstance(expr, cst.SimpleString) or isinstance(expr, cst.Name) and (expr.value == "None"
+                                                                             or "device" in expr.value.lower()):
+        return True
+    if isinstance(expr, cst.Attribute):
+        if expr.attr.value in ("dtype", "device") or "device" in expr.attr.value.lower():
+            return True
+        return isinstance(expr.value, cst.Name) and expr.value.value == "torch" and expr.attr.value in (
+            "float32", "float", "float64", "double", "float16", "half", "bfloat16", "int8", "uint8", "int16", "short",
+            "int32", "int", "int64", "long", "bool")
+    return False
+
+
+def real_file(module: "cst.Module | None") -> bool:
+    """Does the file make no complex value of its own? It imports only torch, einops and a few standard modules that
+    give no complex number (``_REAL_IMPORTS``, no relative import), holds no imaginary literal (``1j``), no identifier
+    that names or fetches a complex value or dtype (``_COMPLEX_WORDS``: ``view_as_complex``, ``cfloat``, ``fft``,
+    ``stft``, ``polar``..., in an identifier or a string; ``_COMPLEX_NAMES``: ``eig``, ``load``, ``eval``...), no
+    ``getattr`` with a run-time name, and every ``dtype=`` argument and every positional argument of ``.to``/``.type``
+    is a real torch dtype,
+    another tensor's ``.dtype``/``.device``, ``None``, a string or a device (:func:`_real_dtype_source`). Then every
+    tensor the file computes is real unless a caller in another file hands it a complex one, and the operations
+    taking this fact (``ops.var``) refuse complex input loudly (MindSpore's ReduceStd has no complex kernel: a
+    TypeError in PyNative and GRAPH_MODE), never a silent value: the caveat of the float facts' callers."""
+    if module is None:
+        return False
+    cached = _REAL_FILES.get(id(module))
+    if cached is not None and cached[0] is module:
+        return cached[1]
+    if len(_REAL_FILES) > 64:
+        _REAL_FILES.clear()
+    result = _real_file(module)
+    _REAL_FILES[id(module)] = (module, result)
+    return result
+
+
+def _real_file(module: cst.Module) -> bool:
+    for node in all_nodes(module, (cst.Import, cst.ImportFrom)):
+        if isinstance(node, cst.ImportFrom):
+            if node.relative or node.module is None:
+                return False
+            names = [code_of(node.module)]
+        else:
+            names = [code_of(alias.name) for alias in node.names]
+        if any(name.split(".")[0] not in _REAL_IMPORTS for name in names):
+            return False
+    if all_nodes(module, cst.Imaginary):
+        return False
+    for node in all_nodes(module, cst.Name):
+        word = node.value.lower()
+        if word in _COMPLEX_NAMES or any(w in word for w in _COMPLEX_WORDS):
+            return False
+    for node in all_nodes(module, cst.SimpleString):  # getattr(torch, "cfloat"), .to("complex64")
+        if any(w in node.value.lower() for w in _COMPLEX_WORDS):
+            return False
+    for arg in all_nodes(module, cst.Arg):
+        if arg.keyword is not None and arg.keyword.value == "dtype" and not _real_dtype_source(arg.value):
+            return False
+    for assign in all_nodes(module, (cst.Assign, cst.AnnAssign)):
+        targets = [t.target for t in assign.targets] if isinstance(assign, cst.Assign) else [assign.target]
+        named = [n for t in targets for n in (all_nodes(t, cst.Name) if not isinstance(t, cst.Name) else [t])]
+        if any("dtype" in n.value.lower() for n in named) \
+                and (assign.value is None or not _real_dtype_source(assign.value)):
+            return False  # self.dtype = dtype: read later as dtype=self.dtype
+    for call in all_nodes(module, cst.Call):
+        func = call.func
+        if isinstance(func, cst.Name) and func.value == "getattr" \
+                and (len(call.args) < 2 or not isinstance(call.args[1].value, cst.SimpleString)):
+            return False  # a member fetched by a run-time name
+        if isinstance(func, cst.Attribute) and func.attr.value in ("to", "type") \
+                and any(a.star or a.keyword is None and not _real_dtype_source(a.value) for a in call.args):
+            return False
+    return True
+
+
+# ---------------------------------------------------------------------- module-level function parameters by callers
+
+_MODULE_PARENTS: dict[int, tuple[cst.Module, dict[int, cst.CSTNode]]] = {}
+
+
+def function_caller_floats(module: "cst.Module | None", function: "cst.FunctionDef | None", resolve: Resolve,
+                           own: "OwnOutputs | None", file: "FileFacts | None",
+                           float_only: frozenset[str]) -> frozenset[str]:
+    """The positional parameters of a module-level function that every call of it in the file gives a floating value
+    (ldm's ``def nonlinearity(x): return x * torch.sigmoid(x)``, EfficientNet's ``swish``, called as
+    ``swish(self.bn1(self.conv1(x)))``): the function is a statement of the module's body, its name is bound nowhere
+    else in the file (no other def, class, assignment, import, parameter, ``for``/``with``/``except`` target) and
+    ``__all__`` does not list it; every other mention of the name is the callee of a call with positional arguments
+    only, in a method of a class of the file or in another module-level function (not in a lambda or comprehension,
+    whose names are not the function's), each argument at a proven parameter's position floating by that function's
+    facts (:class:`FlowFloats`, with the class's layers). A call from another file could pass anything: the
+    floating-only op then refuses an integer loudly (``ops.sigmoid`` on int64: TypeError), never a silent value."""
+    if module is None or function is None or file is None or not any(s is function for s in module.body):
+        return frozenset()
+    params = function.params
+    if params.posonly_params or params.kwonly_params or isinstance(params.star_arg, cst.Param) \
+            or params.star_kwarg is not None:
+        return frozenset()
+    names = [p.name.value for p in params.params]
+    if not names:
+        return frozenset()
+    name = function.name.value
+    cached = _MODULE_PARENTS.get(id(module))
+    if cached is None or cached[0] is not module:
+        _MODULE_PARENTS.clear()
+        cached = _MODULE_PARENTS[id(module)] = (module, _parents(module))
+    parents = cached[1]
+    proven = set(names)
+    calls = 0
+    for mention in all_nodes(module, cst.Name):
+        if mention.value != name or mention is function.name:
+            continue
+        parent = parents.get(id(mention))
+        if isinstance(parent, cst.Attribute) and parent.attr is mention \
+                or isinstance(parent, cst.Arg) and parent.keyword is mention:
+            continue  # obj.swish, f(swish=...): not the function
+        if not isinstance(parent, cst.Call) or parent.func is not mention \
+                or any(a.star or a.keyword is not None for a in parent.args):
+            return frozenset()  # bound again, exported, passed as a value
+        caller, node, cls = None, parent, None
+        while node is not None:
+            node = parents.get(id(node))
+            if isinstance(node, (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
+                return frozenset()
+            if isinstance(node, cst.FunctionDef):
+                caller = node
+                break
+        if caller is None or caller is function:
+            return frozenset()  # module-level code, or a recursive call
+        holder = parents.get(id(parents.get(id(caller))))
+        if isinstance(holder, cst.ClassDef) and any(s is caller for s in holder.body.body):
+            cls = holder
+        elif not any(s is caller for s in module.body):
+            return frozenset()  # a nested function: its free names are another scope's
+        layers = class_float_layers(cls, file.foreign) if cls is not None else {}
+        facts = FlowFloats(caller, resolve, layers, float_only, own)
+        calls += 1
+        for i, param in enumerate(names):
+            if param in proven and (i >= len(parent.args) or not facts.is_float(parent.args[i].value)):
+                proven.discard(param)
+    if not calls:
+        return frozenset()
+    for stmt in module.body:  # __all__ = ["swish"]: other files may call it with anything
+        if isinstance(stmt, cst.SimpleStatementLine) and any(
+                isinstance(s, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == "__all__"
+                                                  for t in s.targets) for s in stmt.body) \
+                and any(name in n.value for n in all_nodes(stmt, cst.SimpleString)):
+            return frozenset()
     return frozenset(proven)

@@ -172,3 +172,70 @@ def test_a_port_with_no_other_runtime_import_loads_the_graph_order(tmp_path, mon
     with torch.no_grad():
         want = t_model(torch.from_numpy(x))
     np.testing.assert_allclose(_run(m_model, [ms.Tensor(x)], mode).asnumpy(), want.numpy(), rtol=1e-5, atol=1e-6)
+
+
+LEVELS = textwrap.dedent("""
+    import torch
+    from torch import nn
+
+
+    class Levels(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layers = nn.ModuleList([nn.Linear(4, 4), nn.Linear(4, 4), nn.Linear(4, 4)])
+
+        def forward(self, x):
+            for level, layer in zip(reversed(range(len(self.layers))), self.layers):
+                x = layer(x) * (level + 1)
+            return x
+""")
+
+_LEVELS_RUN = textwrap.dedent("""
+    import sys
+    import numpy as np
+    import mindspore as ms
+    sys.path.insert(0, sys.argv[1])
+    ms.set_context(mode=ms.GRAPH_MODE)
+    import levels_port
+    data = np.load(sys.argv[2])
+    net = levels_port.Levels()
+    for i, layer in enumerate(net.layers):
+        layer.weight.set_data(ms.Tensor(data[f"w{i}"]))
+        layer.bias.set_data(ms.Tensor(data[f"b{i}"]))
+    np.save(sys.argv[3], net(ms.Tensor(data["x"])).asnumpy())
+""")
+
+
+def test_zip_of_reversed_range_with_a_cell_list_loads_the_graph_order(tmp_path):
+    """``zip(reversed(range(n)), self.layers)`` over a CellList (vit-pytorch NesT) fails to compile in a graph
+    (RuntimeError: Unsupported element type[unknown]) unless graph_order is loaded: a file that imports nothing else
+    of mindport loads it. Run in a fresh interpreter (this process may have loaded the runtime already), in
+    GRAPH_MODE, against torch."""
+    import subprocess
+    import sys
+
+    from mindport import convert_source
+
+    code = convert_source(LEVELS, "levels.py").code
+    assert "import mindport.runtime.graph_order" in code, code
+    (tmp_path / "levels_port.py").write_text(code)
+    torch.manual_seed(0)
+    t_ns: dict = {}
+    exec(compile(LEVELS, "levels.py", "exec"), t_ns)  # noqa: S102 - test snippet
+    model = t_ns["Levels"]().eval()
+    x = np.random.default_rng(7).standard_normal((2, 4)).astype(np.float32)
+    arrays = {"x": x}
+    for i, layer in enumerate(model.layers):
+        arrays[f"w{i}"] = layer.weight.detach().numpy()
+        arrays[f"b{i}"] = layer.bias.detach().numpy()
+    np.savez(tmp_path / "data.npz", **arrays)
+    (tmp_path / "run.py").write_text(_LEVELS_RUN)
+    import os
+
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    done = subprocess.run([sys.executable, str(tmp_path / "run.py"), str(tmp_path), str(tmp_path / "data.npz"),
+                           str(tmp_path / "out.npy")], capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    with torch.no_grad():
+        want = model(torch.from_numpy(x)).numpy()
+    np.testing.assert_allclose(np.load(tmp_path / "out.npy"), want, rtol=1e-5, atol=1e-6)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 
 import functools
+import re
 from pathlib import Path
 from typing import Callable
 
@@ -26,6 +27,8 @@ from mindport.migrator.native_facts import (
     ValueFlow,
     absorbed_reduction,
     caller_floats,
+    function_caller_floats,
+    real_file,
     values_only,
     ViewChain,
     all_nodes,
@@ -901,7 +904,10 @@ class TableCallTransform(Rule):
         if self._observed_float(call, api):
             return f"mindspore.ops.{name}"
         floats = self._floats()
-        return f"mindspore.ops.{name}" if floats.is_float(input_node) or floats.non_integer(input_node) else target
+        if floats.is_float(input_node) or floats.non_integer(input_node):
+            return f"mindspore.ops.{name}"
+        called = self._called_floats()  # parameters every caller in the file gives floats
+        return f"mindspore.ops.{name}" if called is not None and called.is_float(input_node) else target
 
     def _floats(self) -> FloatFacts:
         """The enclosing function's float facts (which tensors are floating point by construction)."""
@@ -1024,6 +1030,9 @@ class TableCallTransform(Rule):
             module = getattr(self, "_module", None)
             proven = caller_floats(module, cls, function, self.scope.resolve_torch, self._own_outputs,
                                    self._file_facts, frozenset(INT_TO_FLOAT)) if module is not None else frozenset()
+            if not proven and cls is None:  # a module-level function (native_facts.function_caller_floats)
+                proven = function_caller_floats(module, function, self.scope.resolve_torch, self._own_outputs,
+                                                self._file_facts, frozenset(INT_TO_FLOAT))
             layers = self._class_float_layers[-1] if self._class_float_layers else {}
             self._called_facts[id(function)] = FlowFloats(function, self.scope.resolve_torch, layers,
                                                           frozenset(INT_TO_FLOAT), self._own_outputs,
@@ -1125,13 +1134,17 @@ class TableCallTransform(Rule):
         """The runtime mean (written out for torch's NaN over an empty extent, where MindSpore's kernel returns
         uninitialised memory) with ``keepdim=True`` and no ``dtype``, whose value over an empty extent nothing reads
         (native_facts.absorbed_reduction: ``(x - x.mean(1, keepdim=True)) / ...``, RMSNorm's ``x * torch.rsqrt(
-        x.pow(2).mean(-1, keepdim=True) + eps)``): MindSpore's own, its arguments renamed (``dim`` -> ``axis``)."""
+        x.pow(2).mean(-1, keepdim=True) + eps)``): MindSpore's own, its arguments renamed (``dim`` -> ``axis``). The
+        runtime var likewise (``(x - mean) / (var + eps).sqrt()``, a channel LayerNorm), where also its input is real
+        and its ``dim`` an integer (:meth:`_real_reduction`)."""
         native = NATIVE_ABSORBED.get(target)
         if native is None or input_node is None:
             return target
         keep, dtype = mapped.get("keepdim"), mapped.get("dtype")
         if keep is None or not keep.given or keep.source != "True" \
                 or (dtype is not None and dtype.given and dtype.source != "None"):
+            return target
+        if target in NATIVE_ABSORBED_REAL and not self._real_reduction(mapped, input_node):
             return target
         function = self._functions[-1] if self._functions else None
         if not absorbed_reduction(call, input_node, function, self.scope.resolve_torch):
@@ -1142,6 +1155,20 @@ class TableCallTransform(Rule):
                 mapped[new] = mapped.pop(old)
         mapped.pop("dtype", None)
         return name
+
+    def _real_reduction(self, mapped: dict, input_node) -> bool:
+        """The runtime var also serves a complex input (torch's variance is real; ``ops.var`` refuses complex) and a
+        0-d one (ops.var gives 0 where torch gives NaN). MindSpore's own serves where ``dim`` is an integer literal (a
+        0-d input raises in torch and MindSpore alike) and the input is real: floating point by the float facts
+        (native_facts.FloatFacts, FlowFloats) or in a file that makes no complex value (native_facts.real_file: a
+        complex tensor from another file makes ops.var raise, never a silent value)."""
+        dim = mapped.get("dim")
+        if dim is None or not dim.given or not re.fullmatch(r"-?\s*\d+", dim.source.strip()):
+            return False
+        if "correction" not in mapped:
+            return False
+        return self._floats().is_float(input_node) or self._flow_floats().is_float(input_node) \
+            or real_file(getattr(self, "_module", None))
 
     def _values_target(self, target: str, call: cst.Call) -> str:
         """The runtime topk (written out for torch's int64 indices) where only the values are read
@@ -1950,7 +1977,12 @@ NATIVE_UNMASKED = {"mindport.runtime.nn_functional.softmax": ("mindspore.ops.sof
 
 # the runtime's reductions that only replace the value over an empty extent -> MindSpore's own, with its renames, where
 # that value is never read (native_facts.absorbed_reduction)
-NATIVE_ABSORBED = {"mindport.runtime.math.mean": ("mindspore.ops.mean", {"dim": "axis", "keepdim": "keep_dims"})}
+NATIVE_ABSORBED = {"mindport.runtime.math.mean": ("mindspore.ops.mean", {"dim": "axis", "keepdim": "keep_dims"}),
+                   "mindport.runtime.math.var": ("mindspore.ops.var", {"dim": "axis", "correction": "ddof",
+                                                                       "keepdim": "keepdims"})}
+# of those, the ones whose runtime also serves complex and 0-d inputs: MindSpore's own only on a real input and an
+# integer dim (TableCallTransform._real_reduction)
+NATIVE_ABSORBED_REAL = frozenset({"mindport.runtime.math.var"})
 
 # the runtime's (values, indices) functions that exist for torch's int64 indices -> MindSpore's own (same parameters),
 # where the indices are never read (native_facts.values_only)
