@@ -1060,11 +1060,11 @@ class HShrink(nn.HShrink):
 
     def __init__(self, lambd=0.5):
         super().__init__(lambd)
-        self._mp_lambd = float(lambd)
+        self.lambd = float(lambd)  # torch's name: read, and moved by a rebuild after a write (m.lambd = 0.3)
 
     def construct(self, x):
         if x.dtype == ms.float64:
-            lambd = ms.Tensor(self._mp_lambd, ms.float64)  # a Python float operand would be float32's 0.3
+            lambd = ms.Tensor(self.lambd, ms.float64)  # a Python float operand would be float32's 0.3
             return ops.where((x >= -lambd) & (x <= lambd), ops.zeros_like(x), x)
         return self._mp_float_base(x)
 
@@ -1077,11 +1077,11 @@ class SoftShrink(nn.SoftShrink):
 
     def __init__(self, lambd=0.5):
         super().__init__(lambd)
-        self._mp_lambd = float(lambd)
+        self.lambd = float(lambd)  # torch's name: read, and moved by a rebuild after a write (m.lambd = 0.3)
 
     def construct(self, x):
         if x.dtype == ms.float64:
-            lambd = ms.Tensor(self._mp_lambd, ms.float64)  # a Python float operand would be float32's 0.7
+            lambd = ms.Tensor(self.lambd, ms.float64)  # a Python float operand would be float32's 0.7
             return ops.where(x > lambd, x - lambd, ops.where(x < -lambd, x + lambd, x * 0))
         return self._mp_float_base(x)
 

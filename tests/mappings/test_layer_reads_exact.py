@@ -147,3 +147,32 @@ def test_float64_activations(tmp_path, mode, dtype):
     for g, w in zip(got, want):
         assert g.dtype == w.dtype
         np.testing.assert_allclose(g, w, rtol=1e-7 if dtype == "float64" else 1e-6, atol=0)
+
+
+def test_float64_shrink_after_a_lambd_write():
+    """``m.lambd = 0.2`` after construction rebuilds the layer (layer_writes.toml): the float64 formula takes the new
+    value too."""
+    import torch
+
+    source = textwrap.dedent("""\
+        import torch.nn as nn
+
+
+        def build():
+            h = nn.Hardshrink(0.5)
+            s = nn.Softshrink(0.5)
+            h.lambd = 0.2
+            s.lambd = 0.2
+            return h, s
+    """)
+    result = convert_source(source, "writes.py")
+    assert not result.diagnostics
+    ns_t: dict = {}
+    ns_m: dict = {}
+    exec(compile(source, "w_torch.py", "exec"), ns_t)  # noqa: S102
+    exec(compile(result.code, "w_ms.py", "exec"), ns_m)  # noqa: S102
+    import mindspore as ms
+
+    x = np.linspace(-1, 1, 21)
+    for t_layer, m_layer in zip(ns_t["build"](), ns_m["build"]()):
+        np.testing.assert_allclose(m_layer(ms.Tensor(x)).asnumpy(), t_layer(torch.from_numpy(x)).numpy(), rtol=1e-12)
