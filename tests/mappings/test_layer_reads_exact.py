@@ -132,8 +132,10 @@ def test_float64_activations(tmp_path, mode, dtype):
     import mindspore as ms
     import torch
 
-    result = convert_source(ACTIVATIONS, "acts.py")
+    # a project that makes float64 tensors (this test feeds them): the runtime Cells; float32 takes their other branch
+    result = convert_source(ACTIVATIONS, "acts.py", float64_free=False)
     assert not result.diagnostics
+    assert "mp_nn.ReLU6()" in result.code and "mp_nn.HShrink(" in result.code and "mp_nn.SoftShrink(" in result.code
     ns_t: dict = {}
     exec(compile(ACTIVATIONS, "acts_torch.py", "exec"), ns_t)  # noqa: S102
     m_net = load_module(result.code, tmp_path / f"acts_{mode}_{dtype}.py", f"acts_{mode}_{dtype}").Acts()
@@ -147,6 +149,16 @@ def test_float64_activations(tmp_path, mode, dtype):
     for g, w in zip(got, want):
         assert g.dtype == w.dtype
         np.testing.assert_allclose(g, w, rtol=1e-7 if dtype == "float64" else 1e-6, atol=0)
+
+
+def test_float64_free_project_keeps_mindspore_layers():
+    """Where no float64 tensor can come to be (mindport.migrator.project.float64_free: the file names no float64
+    dtype, no .double(), no numpy data), MindSpore's own Cells; a file that does gets the runtime's."""
+    code = convert_source(ACTIVATIONS, "acts.py").code
+    assert "mindport" not in code and "nn.ReLU6()" in code and "nn.HShrink(" in code and "nn.SoftShrink(" in code
+    doubled = convert_source(ACTIVATIONS.replace("return self.r(x)", "x = x.double()\n        return self.r(x)"),
+                             "acts.py").code
+    assert "mp_nn.ReLU6()" in doubled
 
 
 def test_float64_shrink_after_a_lambd_write():
@@ -165,7 +177,7 @@ def test_float64_shrink_after_a_lambd_write():
             s.lambd = 0.2
             return h, s
     """)
-    result = convert_source(source, "writes.py")
+    result = convert_source(source, "writes.py", float64_free=False)
     assert not result.diagnostics
     ns_t: dict = {}
     ns_m: dict = {}
