@@ -1324,8 +1324,10 @@ class TableCallTransform(Rule):
                 mapped.update((new, mapped.pop(old)) for old, new in renames.items() if old in mapped)
             if not self._cpu_guarded():
                 target = CPU_GUARD_LAYERS.get(target, target)
-            if self.ctx.options.float64_free:  # no float64 tensor can arrive: MindSpore's own optimizer and layer
-                target = NATIVE_OPTIMIZERS.get(target, FLOAT64_LAYERS.get(target, target))
+            if self.ctx.options.float64_free:  # no float64 parameter can arrive: MindSpore's own optimizer
+                target = NATIVE_OPTIMIZERS.get(target, target)
+            else:  # a float64 tensor may arrive: the layers whose MindSpore kernel refuses it compute it themselves
+                target = FLOAT64_LAYERS.get(target, target)
             self._resolve_ms_names(mapped)
         except RunTimeArguments:
             chosen = self._switched_by_flag(original_node, updated_node, entry, qual)
@@ -2004,10 +2006,10 @@ CPU_GUARD_LAYERS = {"mindport.runtime.layers.Tanh": "mindspore.nn.Tanh", "mindpo
 # runtime optimizers that exist for float64 parameters only (MindSpore's ops.SGD refuses them; same constructor
 # arguments) -> MindSpore's own, in a project where no float64 tensor can come to be (project.float64_free)
 NATIVE_OPTIMIZERS = {"mindport.runtime.optim.SGD": "mindspore.experimental.optim.SGD"}
-# runtime layers that exist for float64 inputs only (MindSpore 2.10's ReLU6/HShrink/SoftShrink kernels refuse them;
-# the runtime Cell computes float64 by torch's formula) -> MindSpore's own, in a project where no float64 tensor can
-# come to be
-FLOAT64_LAYERS = {f"mindport.runtime.layers.{cell}": f"mindspore.nn.{cell}" for cell in ("ReLU6", "HShrink", "SoftShrink")}
+# MindSpore layers whose 2.10 kernel refuses a float64 input (ReLU6, HShrink, SoftShrink: TypeError) -> the runtime's
+# subclass computing float64 by torch's formula, in a project where a float64 tensor can come to be (the entries name
+# MindSpore's own Cell, which a float64-free project keeps; the subclass is still an instance of it)
+FLOAT64_LAYERS = {f"mindspore.nn.{cell}": f"mindport.runtime.layers.{cell}" for cell in ("ReLU6", "HShrink", "SoftShrink")}
 
 # torch.nn.ModuleList built from a list of Cells, never added to: MindSpore's own container (native_facts.py)
 NATIVE_LIST = "mindspore.nn.CellList"
