@@ -64,7 +64,8 @@ class LayerSurface:
     pynative_only: dict = field(default_factory=dict)  # converted member -> why a static graph cannot read it
     derived: dict = field(default_factory=dict)  # member -> expression template over the Cell (``{layer}``)
     none_when: dict = field(default_factory=dict)  # member -> condition over the Cell under which torch holds None
-    kept: dict = field(default_factory=dict)  # constructor setting the Cell lacks -> torch's default (a literal)
+    kept: dict = field(default_factory=dict)  # constructor setting the Cell lacks -> torch's default (a literal;
+    # None: a ``recorded`` setting, required by torch, which the Cell keeps only normalised)
 
     def outcome(self, member: str) -> tuple[str, str] | None:
         """(ends, how) of one member, None when the data does not account for it. The checked data wins over the
@@ -145,8 +146,12 @@ def load_surface() -> Surface:
         flagged = dict(item.get("flagged", {}))
         derived = dict(item.get("derived", {}))
         kept = dict(item.get("kept", {}))
+        for name in item.get("recorded", ()):  # a required setting: no torch default to fall back on
+            if name in kept:
+                raise MappingError(f"{where}: layer {torch_name!r}: {name!r} is both kept and recorded")
+            kept[name] = None
         for name, default in kept.items():
-            if not _literal(default):
+            if default is not None and not _literal(default):
                 raise MappingError(f"{where}: layer {torch_name!r}: kept {name!r}: torch's default is a Python "
                                    f"literal, not {default!r}")
             if name in derived or name in flagged:
@@ -192,9 +197,12 @@ def _literal(text: str) -> bool:
     return True
 
 
-def kept_template(name: str, default: str) -> str:
-    """The read of a kept setting: the value recorded on the Cell, else torch's default."""
-    return f"getattr({{layer}}, {name!r}, {default})"
+def kept_template(name: str, default: str | None) -> str:
+    """The read of a kept setting: the value recorded on the Cell, else torch's default. A ``recorded`` setting
+    (``default`` None: torch requires it, the Cell keeps it only in a normalised form, as an AdaptiveAvgPool2d's
+    ``output_size`` 1 is MindSpore's (1, 1)) is the recorded value alone: a layer built where the file does not read
+    the name has none, and the read raises AttributeError (loud) rather than give MindSpore's form."""
+    return f"getattr({{layer}}, {name!r})" if default is None else f"getattr({{layer}}, {name!r}, {default})"
 
 
 def attribute_paths(entry) -> dict[str, str]:

@@ -220,6 +220,8 @@ def _other_value(default: str) -> str | None:
     """A value other than torch's default literal for a kept setting's proof (None: no plain one to try)."""
     import ast
 
+    if default is None:  # a recorded setting: torch has no default; the entry's example passes one
+        return None
     value = ast.literal_eval(default)
     if isinstance(value, bool):
         return repr(not value)
@@ -461,8 +463,12 @@ def _render_layer(entry: Entry, found: dict[str, str], old, methods: dict, cell:
         lines.append("flagged = { " + ", ".join(f'{n} = "{r}"' for n, r in flagged.items()) + " }")
     if derived:
         lines.append("derived = { " + ", ".join(f'{n} = "{t}"' for n, t in derived.items()) + " }")
+    recorded = [n for n, d in kept.items() if d is None]
+    kept = {n: d for n, d in kept.items() if d is not None}
     if kept:
         lines.append("kept = { " + ", ".join(f'{n} = "{d}"' for n, d in kept.items()) + " }")
+    if recorded:
+        lines.append("recorded = [" + ", ".join(f'"{n}"' for n in recorded) + "]")
     none_when = dict(old.none_when) if old is not None else {}  # hand-written conditions, kept
     if none_when:
         lines.append("none_when = { " + ", ".join(f'{n} = "{c}"' for n, c in none_when.items()) + " }")

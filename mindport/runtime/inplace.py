@@ -195,8 +195,8 @@ atan_ = _unary(ops.atan, "atan_", "torch.Tensor.atan_ / torch.atan_")
 arctan_ = _unary(ops.atan, "arctan_", "torch.Tensor.arctan_ / torch.arctan_")
 atanh_ = _unary(ops.atanh, "atanh_", "torch.Tensor.atanh_ / torch.atanh_")
 arctanh_ = _unary(ops.atanh, "arctanh_", "torch.Tensor.arctanh_ / torch.arctanh_")
-ceil_ = _unary(ops.ceil, "ceil_", "torch.Tensor.ceil_ / torch.ceil_")
-floor_ = _unary(ops.floor, "floor_", "torch.Tensor.floor_ / torch.floor_")
+ceil_ = _unary(mp_math.ceil, "ceil_", "torch.Tensor.ceil_ / torch.ceil_ (an integer receiver: unchanged)")
+floor_ = _unary(mp_math.floor, "floor_", "torch.Tensor.floor_ / torch.floor_ (an integer receiver: unchanged)")
 trunc_ = _unary(ops.trunc, "trunc_", "torch.Tensor.trunc_ / torch.trunc_")
 fix_ = _unary(ops.trunc, "fix_", "torch.Tensor.fix_ / torch.fix_")
 frac_ = _unary(ops.frac, "frac_", "torch.Tensor.frac_ / torch.frac_")
@@ -260,7 +260,7 @@ def logit_(input, eps=None):
 
 def nan_to_num_(input, nan=0.0, posinf=None, neginf=None):
     """torch.Tensor.nan_to_num_ / torch.nan_to_num_ (infinities become the dtype's largest finite values by default)."""
-    return _store(input, mp_math.by_parts(ops.nan_to_num, _src(input), nan, posinf, neginf))  # complex: per part
+    return _store(input, mp_math.nan_to_num(_src(input), nan, posinf, neginf))  # complex: per part; int/bool: as it is
 
 
 def zero_(input):

@@ -1036,6 +1036,58 @@ class LSTMCell(nn.LSTMCell):
         return _math.lstm_cell(x, hx, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
 
 
+# float64 through an activation whose MindSpore 2.10 kernel takes float16/32 only (ReLU6, HShrink, SoftShrink:
+# TypeError on a float64 input, where torch computes in float64): MindSpore's own Cell, whose construct computes a
+# float64 input by torch's formula with MindSpore's float64-capable ops (exact: a clamp or a select), every other
+# dtype by MindSpore's kernel. The class keeps MindSpore's name and base (isinstance(m, nn.ReLU6) holds).
+
+
+class ReLU6(nn.ReLU6):
+    """torch.nn.ReLU6: mindspore.nn.ReLU6; a float64 input is ``clamp(x, 0, 6)`` (MindSpore's ReLU6 kernel refuses
+    float64)."""
+
+    def construct(self, x):
+        if x.dtype == ms.float64:
+            return ops.clamp(x, 0.0, 6.0)
+        return self._mp_float_base(x)  # base's construct as a method of self (see _mode_padded)
+
+    _mp_float_base = nn.ReLU6.construct
+
+
+class HShrink(nn.HShrink):
+    """torch.nn.Hardshrink: mindspore.nn.HShrink; a float64 input is torch's ``0 if -lambd <= x <= lambd else x``
+    (MindSpore's HShrink kernel refuses float64)."""
+
+    def __init__(self, lambd=0.5):
+        super().__init__(lambd)
+        self.lambd = float(lambd)  # torch's name: read, and moved by a rebuild after a write (m.lambd = 0.3)
+
+    def construct(self, x):
+        if x.dtype == ms.float64:
+            lambd = ms.Tensor(self.lambd, ms.float64)  # a Python float operand would be float32's 0.3
+            return ops.where((x >= -lambd) & (x <= lambd), ops.zeros_like(x), x)
+        return self._mp_float_base(x)
+
+    _mp_float_base = nn.HShrink.construct
+
+
+class SoftShrink(nn.SoftShrink):
+    """torch.nn.Softshrink: mindspore.nn.SoftShrink; a float64 input is torch's ``x - lambd`` above lambd, ``x +
+    lambd`` below -lambd, else 0 (MindSpore's SoftShrink kernel refuses float64)."""
+
+    def __init__(self, lambd=0.5):
+        super().__init__(lambd)
+        self.lambd = float(lambd)  # torch's name: read, and moved by a rebuild after a write (m.lambd = 0.3)
+
+    def construct(self, x):
+        if x.dtype == ms.float64:
+            lambd = ms.Tensor(self.lambd, ms.float64)  # a Python float operand would be float32's 0.7
+            return ops.where(x > lambd, x - lambd, ops.where(x < -lambd, x + lambd, x * 0))
+        return self._mp_float_base(x)
+
+    _mp_float_base = nn.SoftShrink.construct
+
+
 def _inplace_cell(base, torch_name):
     """``base`` (the Cell torch's layer maps to, same constructor arguments) whose output is also written into its
     input, as torch's ``inplace=True`` does (the input keeps its identity; see mindport.runtime.inplace)."""
@@ -1052,7 +1104,7 @@ def _inplace_cell(base, torch_name):
 
 
 InplaceReLU = _inplace_cell(nn.ReLU, "torch.nn.ReLU")
-InplaceReLU6 = _inplace_cell(nn.ReLU6, "torch.nn.ReLU6")
+InplaceReLU6 = _inplace_cell(ReLU6, "torch.nn.ReLU6")
 InplaceLeakyReLU = _inplace_cell(nn.LeakyReLU, "torch.nn.LeakyReLU")
 InplaceELU = _inplace_cell(ELU, "torch.nn.ELU")
 InplaceCELU = _inplace_cell(nn.CELU, "torch.nn.CELU")
@@ -1313,15 +1365,21 @@ class Conv1d(nn.Conv1d):
     """torch.nn.Conv1d: MindSpore's Conv1d, whose kernel_size, stride, dilation and padding read back as torch's
     1-tuples. MindSpore runs a Conv1d as a 2-D convolution and keeps them as (1, k) (padding (0, 0, p, p)), so code
     that computes a causal or "same" padding from ``conv.kernel_size[0]``/``conv.stride[0]`` (EnCodec's SConv1d)
-    read 1; ``padding='same'`` reads back as 'same'. The convolution itself is MindSpore's, built before the
-    attributes change."""
+    read 1; ``padding='same'`` reads back as 'same', and torch's ``padding='valid'`` (converted to ``pad_mode='valid'``
+    with the explicit zero pair ``padding=(0, 0)``, which MindSpore's Conv1d refuses as a tuple) as 'valid'. The
+    convolution itself is MindSpore's, built before the attributes change."""
 
     def __init__(self, *args, **kwargs):
+        valid = kwargs.get("pad_mode") == "valid" and isinstance(kwargs.get("padding"), tuple)
+        if valid:
+            kwargs["padding"] = 0
         super().__init__(*args, **kwargs)
         for name in _CONV1D_SETTINGS:
             setattr(self, name, _torch_1d(getattr(self, name)))
         if self.pad_mode == "same":  # torch keeps padding='same' as the string (MindSpore: padding 0)
             self.padding = "same"
+        if valid:
+            self.padding = "valid"
 
 
 def _torch_pad(padding, dims):
@@ -1353,6 +1411,8 @@ def _mode_padded(base, ms_conv, dims, torch_name):
         bound.arguments["pad_mode"] = "valid"
         base.__init__(self, *bound.args, **bound.kwargs)
         self.padding = tuple(pads[::-2][i] for i in range(dims))  # torch's per-axis padding, in axis order
+        if pad_mode == "valid" and isinstance(padding, tuple):  # torch's padding='valid' (the converter's zeros)
+            self.padding = "valid"
         self.padding_mode = padding_mode
         self._mode_pads = pads
         # ops.pad's reflect mode stops at 4-D inputs: a Conv3d's reflection pads with MirrorPad, as ReflectionPad3d

@@ -1685,10 +1685,15 @@ def _operand(value):
     return value
 
 
-@ms.constexpr
 def _result_type(operand1, operand2):
+    return _result_types((operand1, operand2))
+
+
+@ms.constexpr
+def _result_types(operands):
+    """torch's result_type of any number of operands, each a (dtype, rank) constant or a Python number."""
     slots = {"dim": None, "zero": None, "wrapped": None}
-    for value in (operand1, operand2):
+    for value in operands:
         if isinstance(value, tuple):
             dtype, slot = value[0], "dim" if value[1] else "zero"
         elif isinstance(value, bool):
@@ -2161,3 +2166,129 @@ def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
     x = input.astype(ms.uint8) if input.dtype == ms.bool_ else input
     out = ops.diagonal_scatter(x, src.astype(input.dtype).astype(x.dtype), offset, dim1, dim2)
     return out.astype(ms.bool_) if input.dtype == ms.bool_ else out
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# mixed-dtype operands: the one promotion rule (torch's result_type over every tensor operand) for the element-wise
+# calls whose MindSpore kernel takes one dtype for all its tensors (``the input type must be same``) or floating
+# tensors only, where torch promotes an integer or bool operand (``ids.addcmul(a, b)`` with float a, b is float32).
+# mindport.runtime.promotion.PROMOTED names them (the converter keeps MindSpore's own call where every tensor
+# operand is floating point by construction); SCATTERED names the scatters that write ``src`` into the receiver's
+# dtype.
+
+
+def promoted_operands(*operands):
+    """The operands of an element-wise call in torch's common type (:func:`result_type` over all of them: dimensioned
+    tensors decide within a category, 0-d tensors and Python numbers only from a higher one); a tensor already of
+    that type, and a Python number, is passed as it is. The type is a constant (dtypes and ranks): GRAPH_MODE
+    computes it at compile time."""
+    dtype = _result_types(tuple(_operand(v) for v in operands))
+    return tuple(v.astype(dtype) if isinstance(v, Tensor) and v.dtype != dtype else v for v in operands)
+
+
+def addcmul(input, tensor1, tensor2, value=1):
+    """torch.addcmul / Tensor.addcmul: ``input + value * tensor1 * tensor2`` in the operands' common type
+    (:func:`promoted_operands`; MindSpore 2.10's Addcmul refuses mixed dtypes and a bool input)."""
+    return ops.addcmul(*promoted_operands(input, tensor1, tensor2), value=value)
+
+
+def addcdiv(input, tensor1, tensor2, value=1):
+    """torch.addcdiv / Tensor.addcdiv: ``input + value * tensor1 / tensor2`` in the operands' common type
+    (:func:`promoted_operands`; MindSpore 2.10's Addcdiv refuses mixed dtypes and a bool input)."""
+    return ops.addcdiv(*promoted_operands(input, tensor1, tensor2), value=value)
+
+
+def ger(input, vec2):
+    """torch.ger / Tensor.ger: the outer product in the operands' common type (:func:`promoted_operands`; MindSpore
+    2.10's Ger refuses mixed dtypes)."""
+    return ops.ger(*promoted_operands(input, vec2))
+
+
+def igamma(input, other):
+    """torch.igamma / Tensor.igamma in the operands' common type (:func:`promoted_operands`)."""
+    return ops.igamma(*promoted_operands(input, other))
+
+
+def igammac(input, other):
+    """torch.igammac / Tensor.igammac in the operands' common type (:func:`promoted_operands`)."""
+    return ops.igammac(*promoted_operands(input, other))
+
+
+def logaddexp(input, other):
+    """torch.logaddexp / Tensor.logaddexp in the operands' common type (:func:`promoted_operands`; MindSpore 2.10
+    refuses an integer or bool operand)."""
+    return ops.logaddexp(*promoted_operands(input, other))
+
+
+def logaddexp2(input, other):
+    """torch.logaddexp2 / Tensor.logaddexp2 in the operands' common type (:func:`promoted_operands`)."""
+    return ops.logaddexp2(*promoted_operands(input, other))
+
+
+def _scatter_into(fn, input, src, *args):
+    """``fn(input, src, ...)`` with the result in ``input``'s dtype, as torch writes ``src`` into the receiver
+    (a float src into an int64 receiver truncates, into a bool one is ``!= 0``); MindSpore 2.10's scatter kernels
+    take one dtype and no bool: bool computed in uint8."""
+    x = input.astype(ms.uint8) if input.dtype == ms.bool_ else input
+    out = fn(x, src.astype(input.dtype).astype(x.dtype), *args)
+    return out.astype(ms.bool_) if input.dtype == ms.bool_ else out
+
+
+def select_scatter(input, src, axis, index):
+    """torch.select_scatter / Tensor.select_scatter: ``src`` written into ``input``'s dtype (:func:`_scatter_into`)."""
+    return _scatter_into(ops.select_scatter, input, src, axis, index)
+
+
+def slice_scatter(input, src, axis=0, start=None, end=None, step=1):
+    """torch.slice_scatter / Tensor.slice_scatter: ``src`` written into ``input``'s dtype (:func:`_scatter_into`)."""
+    return _scatter_into(ops.slice_scatter, input, src, axis, start, end, step)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# integer and bool receivers of the functions whose MindSpore 2.10 CPU kernel takes floating tensors only, where torch
+# computes on them without promoting (mindport.runtime.promotion.INT_RECEIVERS; the converter keeps MindSpore's own
+# ops.<name> where the receiver is floating point by construction)
+
+_EXACT = (ms.bool_, ms.uint8, ms.int8, ms.int16, ms.int32, ms.int64)
+
+
+def _exact(input) -> bool:
+    """An integer or bool tensor: no NaN, no infinity, no fraction (a constant in a graph: the dtype)."""
+    return input.dtype in _EXACT
+
+
+def isinf(input):
+    """torch.isinf / Tensor.isinf: False everywhere for an integer or bool tensor (MindSpore's IsInf refuses them)."""
+    return ops.zeros_like(input, dtype=ms.bool_) if _exact(input) else ops.isinf(input)
+
+
+def isposinf(input):
+    """torch.isposinf / Tensor.isposinf: False everywhere for an integer or bool tensor (MindSpore's IsInf refuses
+    them)."""
+    return ops.zeros_like(input, dtype=ms.bool_) if _exact(input) else ops.isposinf(input)
+
+
+def isneginf(input):
+    """torch.isneginf / Tensor.isneginf: False everywhere for an integer or bool tensor (MindSpore's IsInf refuses
+    them)."""
+    return ops.zeros_like(input, dtype=ms.bool_) if _exact(input) else ops.isneginf(input)
+
+
+def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
+    """torch.nan_to_num / Tensor.nan_to_num: an integer or bool tensor has nothing to replace, a copy of it as torch
+    gives (MindSpore's NanToNum refuses them); a complex one part by part."""
+    if _exact(input):
+        return ops.deepcopy(input)
+    return by_parts(ops.nan_to_num, input, nan, posinf, neginf)
+
+
+def ceil(input):
+    """torch.ceil / Tensor.ceil: an integer tensor is its own ceiling, a copy of it as torch gives (MindSpore's Ceil
+    refuses integers; torch refuses bool as MindSpore does)."""
+    return ops.deepcopy(input) if _exact(input) and input.dtype != ms.bool_ else ops.ceil(input)
+
+
+def floor(input):
+    """torch.floor / Tensor.floor: an integer tensor is its own floor, a copy of it as torch gives (MindSpore's Floor
+    refuses integers; torch refuses bool as MindSpore does)."""
+    return ops.deepcopy(input) if _exact(input) and input.dtype != ms.bool_ else ops.floor(input)

@@ -13,6 +13,21 @@ INT_TO_FLOAT = ("acos", "arccos", "acosh", "arccosh", "asin", "arcsin", "asinh",
 # never takes ops.X for them
 OWN_PRECISION = ("tanh",)
 
+# element-wise functions of several tensors whose MindSpore 2.10 kernel takes one dtype for all of them (or floating
+# ones only), where torch gives their common type (``ids.addcmul(a, b)`` with an int64 receiver and float a, b is
+# float32), and the scatters that write ``src`` into the receiver's dtype: mindport.runtime.math.<name> computes them
+# through the one promotion rule (``promoted_operands``, torch's result_type); the converter keeps MindSpore's own
+# ``ops.<name>`` where the receiver and every tensor operand are floating point by construction (one float dtype: a
+# float width mixed against another is refused by MindSpore loudly, never a silent value).
+PROMOTED = ("addcmul", "addcdiv", "ger", "igamma", "igammac", "logaddexp", "logaddexp2", "select_scatter",
+            "slice_scatter")
+
+# functions whose MindSpore 2.10 CPU kernel refuses an integer or bool tensor that torch computes on in its own dtype
+# (``ids.isinf()`` is all False, ``lengths.floor()`` the same integers, ``nan_to_num`` of ints a copy):
+# mindport.runtime.math.<name>; the converter keeps MindSpore's own ``ops.<name>`` where the receiver is floating
+# point by construction
+INT_RECEIVERS = ("isinf", "isposinf", "isneginf", "nan_to_num", "ceil", "floor")
+
 # torch functions that join a sequence of tensors into one and give it the dtypes' common type (torch's type
 # promotion: ``torch.column_stack([float32, int64])`` is float32); MindSpore 2.10's Concat and Stack refuse mixed
 # dtypes in PyNative (Stack in GRAPH_MODE too). Enumerated from torch itself: the aten schemas whose first argument is

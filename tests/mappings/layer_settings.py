@@ -590,7 +590,10 @@ def run_case(case: Case) -> Outcome:
     from mindport import convert_source, transfer_weights
 
     source = case.source()
-    result = convert_source(source, "net.py")
+    # a float64 case's project makes float64 tensors (the caller here, outside the model's file): converted as a
+    # project that is not float64-free (mindport.migrator.project.float64_free), as the repository's would be
+    float64 = any(spec[0] == "float64" for spec in case.inputs)
+    result = convert_source(source, "net.py", float64_free=not float64)
     flagged = [d for d in result.diagnostics if d.severity in ("error", "warning")]
     if flagged:
         why = "; ".join(f"{d.code}: {d.message}"[:160] for d in flagged)

@@ -208,11 +208,16 @@ def _number_by_form(source: str) -> bool:
 
 
 @call_transform("conv_padding")
-def conv_padding(args: dict[str, Arg]) -> None:
+def conv_padding(args: dict[str, Arg], dims: int | None = None) -> None:
     """torch ``padding`` (int, tuple, 'same', 'valid') -> MindSpore ``pad_mode`` + ``padding``.
 
     MindSpore defaults to ``pad_mode='same'``; torch's ``padding=0`` is ``'valid'``. A 2-D tuple ``(ph, pw)`` becomes
     the 4-tuple ``(ph, ph, pw, pw)`` MindSpore's Conv2d expects; 3-D ``(pd, ph, pw)`` a 6-tuple.
+
+    ``dims`` (a layer's spatial dimensions): torch keeps ``padding='valid'`` as the string and ``padding=0`` as
+    zeros, which MindSpore's ``pad_mode='valid'`` alone cannot tell apart on read. The string becomes
+    ``pad_mode='valid'`` with MindSpore's explicit all-zero padding tuple (``(0, 0, 0, 0)`` for a Conv2d; the same
+    convolution), which the surface data's derived ``padding`` reads back as ``'valid'`` (object_surface.toml).
     """
     mode = args.pop("padding_mode", None)
     _known_mode(mode)
@@ -223,6 +228,9 @@ def conv_padding(args: dict[str, Arg]) -> None:
     if value == "same":
         args.pop("padding")
         args["pad_mode"] = new("'same'")
+    elif value == "valid" and dims is not None:
+        args["pad_mode"] = new("'valid'")
+        args["padding"] = new(repr(_valid_zeros(dims)))
     elif value == "valid" or value == 0 or value == (0, 0) or value == (0, 0, 0) or value == [0, 0]:
         args.pop("padding", None)
         args["pad_mode"] = new("'valid'")
@@ -239,7 +247,8 @@ def conv_padding(args: dict[str, Arg]) -> None:
         # A variable: decide at run time, keeping the converted code exact for ints and tuples.
         src = padding.operand
         args["pad_mode"] = new(f"('valid' if {src} in (0, 'valid') else 'same' if {src} == 'same' else 'pad')")
-        args["padding"] = new(f"(0 if isinstance({src}, str) else tuple(sum([[v, v] for v in {src}], [])) "
+        valid = f"{_valid_zeros(dims)!r} if {src} == 'valid' else " if dims is not None else ""
+        args["padding"] = new(f"({valid}0 if isinstance({src}, str) else tuple(sum([[v, v] for v in {src}], [])) "
                               f"if isinstance({src}, (tuple, list)) else {src})")
     else:
         raise Unsupported(f"padding={padding.source} is not an int, a tuple of ints, 'same' or 'valid'")
@@ -248,21 +257,44 @@ def conv_padding(args: dict[str, Arg]) -> None:
 _PADDING_MODES = ("reflect", "replicate", "circular")
 
 
-@call_transform("conv_padding_modes")
-def conv_padding_modes(args: dict[str, Arg]) -> None:
-    """:func:`conv_padding` for a convolution whose entry ``switch``-es torch's other padding modes to
+def _valid_zeros(dims: int) -> tuple:
+    """MindSpore's explicit no-padding of a ``dims``-D convolution: (begin, end) per spatial axis, all zero (a Conv1d
+    is mindport.runtime.layers.Conv1d, which takes the pair and keeps torch's 'valid')."""
+    return (0,) * (2 * dims)
+
+
+def conv_padding_modes(args: dict[str, Arg], dims: int) -> None:
+    """:func:`conv_padding` for a ``dims``-D convolution whose entry ``switch``-es torch's other padding modes to
     ``mindport.runtime.layers.ModePadded*``: a literal 'reflect', 'replicate' or 'circular' stays (that Cell pads the
     input in the mode and convolves unpadded, as torch does); padding='same' with one of them is flagged."""
     mode = args.get("padding_mode")
     if mode is None or mode.literal(default=None) not in _PADDING_MODES:
-        conv_padding(args)
+        conv_padding(args, dims)
         return
     padding = args.get("padding")
     if padding is not None and padding.literal(default=UNKNOWN) == "same":
         raise Unsupported(f"padding='same' with padding_mode={mode.source}: give the padding as numbers")
     args.pop("padding_mode")
-    conv_padding(args)
+    conv_padding(args, dims)
     args["padding_mode"] = mode
+
+
+@call_transform("conv1d_padding_modes")
+def conv1d_padding_modes(args: dict[str, Arg]) -> None:
+    """:func:`conv_padding_modes` of a Conv1d."""
+    conv_padding_modes(args, 1)
+
+
+@call_transform("conv2d_padding_modes")
+def conv2d_padding_modes(args: dict[str, Arg]) -> None:
+    """:func:`conv_padding_modes` of a Conv2d."""
+    conv_padding_modes(args, 2)
+
+
+@call_transform("conv3d_padding_modes")
+def conv3d_padding_modes(args: dict[str, Arg]) -> None:
+    """:func:`conv_padding_modes` of a Conv3d."""
+    conv_padding_modes(args, 3)
 
 
 def _conv_transpose_padding(args: dict[str, Arg], dims: int, runtime: str) -> None:

@@ -83,7 +83,7 @@ from mindport.migrator.table import (
     value_expr,
 )
 from mindport.names import package_nature, torch_package
-from mindport.runtime.promotion import INT_TO_FLOAT, JOINS, OWN_PRECISION, VARARG_JOINS
+from mindport.runtime.promotion import INT_RECEIVERS, INT_TO_FLOAT, JOINS, OWN_PRECISION, PROMOTED, VARARG_JOINS
 
 # In-place methods that change a flag of the tensor, not its values: on a copy made by indexing they still return
 # what torch returns (x[:n].requires_grad_(False) is the slice, without gradient), so no update is lost.
@@ -898,7 +898,9 @@ class TableCallTransform(Rule):
         observed API must be ``api``, the torch name's last part): ``ops.sigmoid`` (not for ``OWN_PRECISION``'s,
         which also guard the CPU kernel's precision: ``mp_math.tanh`` stays, except in a port for a GPU or Ascend)."""
         module, _, name = target.rpartition(".")
-        if module != GUARDS or name not in INT_TO_FLOAT or input_node is None \
+        if module == GUARDS and name in PROMOTED and input_node is not None:
+            return self._promoted_target(target, name, input_node, call)
+        if module != GUARDS or (name not in INT_TO_FLOAT and name not in INT_RECEIVERS) or input_node is None \
                 or (name in OWN_PRECISION and self._cpu_guarded()):
             return target
         if self._observed_float(call, api):
@@ -908,6 +910,21 @@ class TableCallTransform(Rule):
             return f"mindspore.ops.{name}"
         called = self._called_floats()  # parameters every caller in the file gives floats
         return f"mindspore.ops.{name}" if called is not None and called.is_float(input_node) else target
+
+    def _promoted_target(self, target: str, name: str, input_node, call: cst.Call) -> str:
+        """A mixed-dtype element-wise call (mindport.runtime.promotion.PROMOTED: ``mp_math.addcmul``, which casts
+        its tensors to torch's common type) whose receiver and every other tensor argument are floating point by
+        construction (native_facts.FloatFacts; a Python number is no tensor): MindSpore's own ``ops.<name>``, the
+        runtime's elsewhere."""
+        floats = self._floats()
+        operands = [input_node, *(a.value for a in call.args if a.value is not input_node)]
+        for node in operands:
+            if isinstance(node, (cst.Integer, cst.Float)) or (
+                    isinstance(node, cst.UnaryOperation) and isinstance(node.expression, (cst.Integer, cst.Float))):
+                continue
+            if not (floats.is_float(node) or floats.layer_input(node)):
+                return target
+        return f"mindspore.ops.{name}"
 
     def _floats(self) -> FloatFacts:
         """The enclosing function's float facts (which tensors are floating point by construction)."""
@@ -1336,6 +1353,8 @@ class TableCallTransform(Rule):
                 target = CPU_GUARD_LAYERS.get(target, target)
             if self.ctx.options.float64_free:  # no float64 parameter can arrive: MindSpore's own optimizer
                 target = NATIVE_OPTIMIZERS.get(target, target)
+            else:  # a float64 tensor may arrive: the layers whose MindSpore kernel refuses it compute it themselves
+                target = FLOAT64_LAYERS.get(target, target)
             self._resolve_ms_names(mapped)
         except RunTimeArguments:
             chosen = self._switched_by_flag(original_node, updated_node, entry, qual)
@@ -2019,6 +2038,10 @@ CPU_GUARD_LAYERS = {"mindport.runtime.layers.Tanh": "mindspore.nn.Tanh", "mindpo
 # runtime optimizers that exist for float64 parameters only (MindSpore's ops.SGD refuses them; same constructor
 # arguments) -> MindSpore's own, in a project where no float64 tensor can come to be (project.float64_free)
 NATIVE_OPTIMIZERS = {"mindport.runtime.optim.SGD": "mindspore.experimental.optim.SGD"}
+# MindSpore layers whose 2.10 kernel refuses a float64 input (ReLU6, HShrink, SoftShrink: TypeError) -> the runtime's
+# subclass computing float64 by torch's formula, in a project where a float64 tensor can come to be (the entries name
+# MindSpore's own Cell, which a float64-free project keeps; the subclass is still an instance of it)
+FLOAT64_LAYERS = {f"mindspore.nn.{cell}": f"mindport.runtime.layers.{cell}" for cell in ("ReLU6", "HShrink", "SoftShrink")}
 
 # torch.nn.ModuleList built from a list of Cells, never added to: MindSpore's own container (native_facts.py)
 NATIVE_LIST = "mindspore.nn.CellList"
