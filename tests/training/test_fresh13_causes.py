@@ -138,3 +138,55 @@ def test_requires_grad_on_a_deepcopy_of_a_model_freezes_its_parameters():
     assert len(t) == len(m) == 3, (t, m, code)
     np.testing.assert_allclose(m, t, rtol=1e-5, atol=1e-6)
     assert [row[2:] for row in t] == [[0.0, 0.0, 1.0]] * 3
+
+
+EMA_OF_A_FROZEN_COPY = '''
+from copy import deepcopy
+import torch
+import torch.nn as nn
+
+
+class EMAModel(nn.Module):
+    def __init__(self, model, beta=0.5):
+        super().__init__()
+        self.ema_model = deepcopy(model)
+        self.ema_model.requires_grad_(False)
+        self.beta = beta
+
+    def update(self, model):
+        for ema_param, raw_param in zip(self.ema_model.parameters(), model.parameters()):
+            ema_param.copy_(self.beta * ema_param + (1 - self.beta) * raw_param)
+
+
+x = torch.tensor([[0.5, -1.0], [1.5, 0.25], [-0.3, 0.8], [0.9, -0.6]])
+y = torch.tensor([[1.0], [-0.5], [0.25], [0.75]])
+model = nn.Sequential(nn.Linear(2, 3), nn.BatchNorm1d(3), nn.Linear(3, 1))
+with torch.no_grad():
+    model[0].weight.copy_(torch.tensor([[0.3, -0.2], [0.1, 0.4], [-0.5, 0.25]]))
+    model[0].bias.fill_(0.1)
+    model[2].weight.copy_(torch.tensor([[0.2, -0.3, 0.15]]))
+    model[2].bias.fill_(-0.05)
+ema = EMAModel(model)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(4):
+    optimizer.zero_grad()
+    loss = ((model(x) - y) ** 2).mean()
+    loss.backward()
+    optimizer.step()
+    ema.update(model)
+    print("step", loss.item(), len(list(ema.ema_model.parameters())), *ema.ema_model[0].weight.flatten().tolist(),
+          *ema.ema_model[2].weight.flatten().tolist())
+'''
+
+
+def test_parameters_of_a_frozen_ema_copy_are_listed_and_updated():
+    """simple_ema/mnist_ema: the EMA copy is frozen (``requires_grad_(False)``) and updated through
+    ``zip(self.ema_model.parameters(), model.parameters())``; ``parameters()`` was ``trainable_params()``, which lists
+    no frozen parameter, so the zip was empty and the EMA weights never moved (silently: the run's own losses are the
+    raw model's). A module the file freezes lists its frozen parameters, as torch does, and no buffer (BatchNorm's
+    running statistics stay out of the zip)."""
+    code = _convert(EMA_OF_A_FROZEN_COPY)
+    t, m = _losses(EMA_OF_A_FROZEN_COPY, "torch_ema_frozen"), _losses(code, "ms_ema_frozen")
+    assert len(t) == len(m) == 4, (t, m, code)
+    assert t[0][1] == 6.0
+    np.testing.assert_allclose(m, t, rtol=1e-5, atol=1e-6)
