@@ -190,3 +190,69 @@ def test_parameters_of_a_frozen_ema_copy_are_listed_and_updated():
     assert len(t) == len(m) == 4, (t, m, code)
     assert t[0][1] == 6.0
     np.testing.assert_allclose(m, t, rtol=1e-5, atol=1e-6)
+
+
+EPISODES_THEN_A_VALUE_REGRESSION = '''
+import numpy as np
+import torch
+import torch.nn as nn
+
+policy = nn.Linear(3, 2)
+value = nn.Linear(3, 1)
+with torch.no_grad():
+    policy.weight.copy_(torch.tensor([[0.2, -0.1, 0.3], [-0.25, 0.15, 0.05]]))
+    policy.bias.copy_(torch.tensor([0.1, -0.05]))
+    value.weight.copy_(torch.tensor([[0.05, 0.1, -0.2]]))
+    value.bias.fill_(0.3)
+policy_optimizer = torch.optim.SGD(policy.parameters(), lr=0.05)
+value_optimizer = torch.optim.SGD(value.parameters(), lr=0.05)
+steps_taken = [0]
+for update in range(3):
+    policy_optimizer.zero_grad()
+    total_policy_loss = 0
+    all_states = []
+    all_returns = []
+    for episode in range(2):
+        states, log_probs, rewards = [], [], []
+        obs = np.array([0.1 * episode + 0.05 * update, -0.2, 0.3], dtype=np.float32)
+        for t in range(3):
+            steps_taken[0] += 1
+            state = torch.tensor(obs, dtype=torch.float32)
+            states.append(state)
+            probs = torch.softmax(policy(state), dim=0)
+            action = int(torch.argmax(probs).item())
+            log_probs.append(torch.log(probs[action]))
+            obs = (obs * 0.9 + (0.1 if action == 1 else -0.1)).astype(np.float32)
+            rewards.append(1.0 + 0.5 * action)
+        returns = [sum(rewards[i:]) for i in range(len(rewards))]
+        with torch.no_grad():
+            advantages = torch.tensor(returns, dtype=torch.float32) - value(torch.stack(states)).squeeze(-1)
+        for i in range(len(log_probs)):
+            total_policy_loss += log_probs[i] * advantages[i]
+        all_states.extend(states)
+        all_returns.extend(returns)
+    policy_loss = -total_policy_loss / 2
+    policy_loss.backward()
+    policy_optimizer.step()
+    value_optimizer.zero_grad()
+    predictions = value(torch.stack(all_states)).squeeze(-1)
+    value_loss = nn.MSELoss()(predictions, torch.tensor(all_returns, dtype=torch.float32))
+    value_loss.backward()
+    value_optimizer.step()
+    print("step", policy_loss.item(), value_loss.item(), len(all_states), steps_taken[0],
+          *value.weight.flatten().tolist())
+'''
+
+
+def test_a_second_backward_reads_the_episodes_the_first_one_ran():
+    """rlrn/vpg_baseline: the episode loop (environment steps, states and log-probabilities appended to lists) feeds
+    the policy loss, then a value regression on the states it collected. The value loss's differentiated function
+    ran the whole episode loop again (the general region reruns an earlier forward's statements, right for a GAN's
+    ``fake = G(z)``): other episodes, the states appended twice. A statement that appends to a list runs once; the
+    second function reads what the first handed back."""
+    code = _convert(EPISODES_THEN_A_VALUE_REGRESSION)
+    t, m = (_losses(EPISODES_THEN_A_VALUE_REGRESSION, "torch_value_after_episodes"),
+            _losses(code, "ms_value_after_episodes"))
+    assert len(t) == len(m) == 3, (t, m, code)
+    assert [row[2:4] for row in t] == [[6.0, 6.0], [6.0, 12.0], [6.0, 18.0]]
+    np.testing.assert_allclose(m, t, rtol=1e-5, atol=1e-6)
