@@ -522,6 +522,8 @@ def value_kind(value: cst.BaseExpression, scope: Scope) -> str:
     if isinstance(value, cst.Call):
         qual = scope.resolve(value.func)
         returns = getattr(scope, "returns", {})
+        if qual in ("copy.deepcopy", "copy.copy") and value.args:
+            return value_kind(value.args[0].value, scope)  # deepcopy(model): a copy holds what it copies
         if qual is not None:
             if qual.split(".", 1)[0] in getattr(scope, "local", frozenset()):
                 # utils.to_one_hot(...) of the project's own: what it returns (project.return_kinds); SimpleVAE(...):

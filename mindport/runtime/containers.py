@@ -184,6 +184,15 @@ def get_parameter(cell, target: str):
     raise AttributeError(f"{type(owner).__name__} has no parameter `{name}`")
 
 
+def parameters(cell, recurse=True):
+    """``module.parameters()`` of a module the script froze (``ema_model.requires_grad_(False)``, converted to
+    ``mindport.runtime.inplace.requires_grad_``): torch still lists its frozen parameters (an EMA copy's weights, which
+    ``zip(ema.parameters(), model.parameters())`` updates), ``trainable_params()`` lists none of them. Its Parameters
+    that are trainable or were frozen that way, in order; buffers (non-trainable Parameters from the start: running
+    statistics, ``register_buffer``) stay out, as in torch."""
+    return [p for p in cell.get_parameters(expand=recurse) if p.requires_grad or getattr(p, "_mp_frozen", False)]
+
+
 def named_modules(cell, memo=None, prefix="", remove_duplicate=True):
     """``module.named_modules(memo, prefix, remove_duplicate)`` with arguments (``Cell.cells_and_names`` takes
     ``cells``/``name_prefix``): the Cell and its descendants, depth first, named by path, each once unless

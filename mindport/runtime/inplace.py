@@ -293,8 +293,13 @@ def requires_grad_(input, requires_grad=True):
         return input
     if isinstance(input, ms.nn.Cell):
         for param in input.get_parameters():
+            if not (param.requires_grad or getattr(param, "_mp_frozen", False)):
+                continue  # a buffer (running statistics, register_buffer): torch's sets the parameters' flags only
             param.requires_grad = bool(requires_grad)
+            param._mp_frozen = not requires_grad  # still one of its parameters() (mindport.runtime.containers)
         return input
+    if isinstance(input, ms.Parameter):
+        input._mp_frozen = not requires_grad
     input.requires_grad_(requires_grad)
     if not isinstance(input, ms.Parameter):
         input.requires_grad = bool(requires_grad)

@@ -101,23 +101,33 @@ def value_and_grad(fn, weights=(), leaves=0):
                 t.grad = None
         outputs = []
 
-        def loss_only(*inputs):  # the rest of fn's outputs go around the differentiation (has_aux refuses
-            with _Replay(fn, inputs) as replay:  # outputs with no tensor among them)
-                out = fn(*_writable(replay.inputs, inputs, leaves))
-            outputs.append(out)
-            return out[0] if isinstance(out, tuple) else out
-
         if positions is None and not weights_here:  # torch: "element 0 of tensors does not require grad"
             raise RuntimeError(_UNREACHED.format(name=getattr(fn, "__name__", "forward_fn")))
         # the leaves enter as copies: MindSpore refuses in-place writes (w -= lr * w.grad) to a network's input
         inputs = [a.copy() for a in args[:leaves]] + list(args[leaves:])
+        # only tensors enter as MindSpore's inputs; a Python value (a list the forward appends to across an episode
+        # loop, REINFORCE's `returns`; a running sum that starts as 0) goes around them: PyNative finds the
+        # gradient's top cell by its inputs, and a list changed in place during the forward is no longer found
+        # ("Can not find top cell for backward", davenpi/rlrn)
+        tensor_at = [i for i, a in enumerate(inputs) if isinstance(a, Tensor)]
+
+        def loss_only(*given):  # the rest of fn's outputs go around the differentiation (has_aux refuses
+            full = list(inputs)  # outputs with no tensor among them)
+            for i, a in zip(tensor_at, given):
+                full[i] = a
+            with _Replay(fn, full) as replay:
+                out = fn(*_writable(replay.inputs, full, leaves))
+            outputs.append(out)
+            return out[0] if isinstance(out, tuple) else out
+
         used = _mark_used(inputs[:leaves], args[:leaves])
         with _Replay(fn, inputs, check_only=True):  # a refusal raised inside the differentiation would leave
             pass  # MindSpore's PyNative executor mid-gradient: the next gradient in the process fails (LayerNormGrad)
         with _ReadParameters() as read:
             taken = _GRAPH_GRADS[0]
             try:
-                loss, grads = ms.value_and_grad(loss_only, positions, weights_here or None)(*inputs)
+                loss, grads = ms.value_and_grad(loss_only, positions, weights_here or None)(
+                    *(inputs[i] for i in tensor_at))
             except RuntimeError as exc:
                 if _GRAPH_GRADS[0] == taken:  # no gradient of a gradient in this forward: not that
                     raise

@@ -19,8 +19,11 @@ _RUNTIME_LAYERS = "mindport.runtime.layers"
 class ModuleMethodTransform(Rule):
     """nn.Module methods -> Cell methods: train/eval mode, parameter and child iteration, state dicts.
     ``model.parameters()`` is ``trainable_params()``: MindSpore keeps buffers (``register_buffer``, BatchNorm's running
-    statistics) as non-trainable Parameters, so ``get_parameters()`` would list them where torch does not; a
-    parameter frozen earlier (``requires_grad_(False)``) is not listed either (read such flags by name).
+    statistics) as non-trainable Parameters, so ``get_parameters()`` would list them where torch does not. A module the
+    file freezes as a whole (``ema_model.requires_grad_(False)``, an EMA copy's) still lists its frozen parameters in
+    torch (``zip(ema.parameters(), model.parameters())`` updates them): its ``parameters()`` (matched by the
+    receiver's last name: ``self.ema_model`` frozen, ``ema.ema_model.parameters()``) is
+    ``mindport.runtime.containers.parameters``, its trainable Parameters and those ``requires_grad_`` froze, no buffer.
 
     A name bound to an object of a class the file defines that is not a module (``trainer = Trainer(model)``), or of
     a plain class of the project imported from another file (no base but ``object``: ``Options.object_classes``),
@@ -399,6 +402,11 @@ class ModuleMethodTransform(Rule):
 
     def visit_Module(self, node) -> None:
         self._file_classes = {c.name.value for c in node.body if isinstance(c, cst.ClassDef)}
+        # receivers the file freezes as a whole (x.requires_grad_(False), or the runtime call it became)
+        # (by the last name: self.ema_model in the class, ema.ema_model outside it)
+        self._frozen = {(dotted_name(_frozen_receiver(c)) or "").rsplit(".", 1)[-1] for c in walk_calls(node)
+                        if _frozen_receiver(c) is not None}
+        self._frozen.discard("")
         # a class of the file with a forward method that is no nn.Module: x.forward(...) may be one of its objects
         self._plain_forward = any(
             any(isinstance(b, cst.FunctionDef) and b.name.value == "forward" for b in c.body.body)
@@ -433,6 +441,11 @@ class ModuleMethodTransform(Rule):
         if name == "train" and len(args) <= 1 and all(a.keyword is None or a.keyword.value == "mode" for a in args):
             value = args[0].value if args else cst.Name("True")
             return updated_node.with_changes(func=func.with_changes(attr=cst.Name("set_train")), args=[cst.Arg(value)])
+        if name == "parameters" and not args and (dotted_name(func.value) or "").rsplit(".", 1)[-1] in getattr(
+                self, "_frozen", ()):
+            self.runtime_modules.add("mindport.runtime.containers")  # a frozen module's parameters() lists them
+            return parse_expression(f"{runtime_alias('mindport.runtime.containers')}.parameters("
+                                    f"{code_of(func.value)})")
         if name == "parameters" and not args:
             return updated_node.with_changes(func=func.with_changes(attr=cst.Name("trainable_params")))
         if name == "forward" and args and not getattr(self, "_plain_forward", False):
@@ -589,3 +602,31 @@ def _is_next_of_parameters(node: cst.Call) -> bool:
     inner = node.args[0].value
     return (isinstance(inner, cst.Call) and not inner.args and isinstance(inner.func, cst.Attribute)
             and inner.func.attr.value == "parameters")
+
+
+def walk_calls(node):
+    """Every call in ``node``."""
+    found = []
+
+    class _Calls(cst.CSTVisitor):
+        def visit_Call(self, call) -> None:
+            found.append(call)
+
+    node.visit(_Calls())
+    return found
+
+
+def _frozen_receiver(call: cst.Call):
+    """``x.requires_grad_(False)`` -> x; ``mp_inplace.requires_grad_(x, requires_grad=False)`` -> x; else None."""
+    func = call.func
+    if not isinstance(func, cst.Attribute) or func.attr.value != "requires_grad_":
+        return None
+    args = list(call.args)
+    if dotted_name(func.value) in ("mp_inplace", "mindport.runtime.inplace") and args:
+        receiver, args = args[0].value, args[1:]
+    else:
+        receiver = func.value
+    flag = args[0].value if args else None
+    if not (isinstance(flag, cst.Name) and flag.value == "False"):
+        return None
+    return receiver

@@ -15,7 +15,9 @@ It rewrites a ``for`` loop whose own body holds ``<loss>.backward()`` and ``<opt
 
 The definitions go before the outermost loop of the nest. Shapes handled: plain; scheduler ``.step()`` (kept: the
 ``experimental.optim`` schedulers have it); clipping by norm/value; AMP (``autocast`` blocks flattened, the network
-converted once with ``amp.auto_mixed_precision`` when autocast is enabled, ``GradScaler.scale/unscale_/step/update``
+converted once with ``amp.auto_mixed_precision`` when autocast is enabled (CUDA's autocast,
+``torch.cuda.amp.autocast()`` or ``torch.autocast("cuda")``, only where MindSpore computes on a GPU: torch's casts CUDA
+ops only, so a run without CUDA is float32), ``GradScaler.scale/unscale_/step/update``
 -> ``DynamicLossScaler.scale/unscale/all_finite/adjust``); gradient accumulation (``step()`` inside an ``if``: grads
 are summed into ``accum_grads`` and ``zero_grad()`` resets it). A loop with no ``zero_grad()`` at all sums them the same
 way and never resets (torch adds every ``backward()`` into ``.grad``); a later such loop on the same optimizer keeps
@@ -1576,18 +1578,29 @@ class TrainingLoopRule(Rule):
         call = calls[0]
         kwargs = {a.keyword.value: code_of(a.value) for a in call.args if a.keyword is not None}
         positional = [code_of(a.value) for a in call.args if a.keyword is None]
-        device = kwargs.get("device_type", positional[0] if positional else '"cuda"')
-        dtype = kwargs.get("dtype", positional[1] if len(positional) > 1 else None)
+        qual = self.scope.resolve_torch(call.func) or ""
+        if qual in ("torch.cuda.amp.autocast", "torch.cpu.amp.autocast"):  # (enabled, dtype, cache_enabled)
+            device = '"cuda"' if qual.startswith("torch.cuda") else '"cpu"'
+            enabled = kwargs.get("enabled", positional[0] if positional else "True")
+            dtype = kwargs.get("dtype", positional[1] if len(positional) > 1 else None)
+        else:  # torch.autocast / torch.amp.autocast: (device_type, dtype, enabled, cache_enabled)
+            device = kwargs.get("device_type", positional[0] if positional else '"cuda"')
+            dtype = kwargs.get("dtype", positional[1] if len(positional) > 1 else None)
+            enabled = kwargs.get("enabled", positional[2] if len(positional) > 2 else "True")
         if dtype is None:
             dtype = f"{ms}.bfloat16" if "cpu" in device else f"{ms}.float16"
         dtype = dtype.replace("torch.", f"{ms}.")
-        enabled = kwargs.get("enabled", positional[2] if len(positional) > 2 else "True")
         if enabled == "False":
             return []
         line = f"{model} = {ms}.amp.auto_mixed_precision({model}, amp_level=\"auto\", dtype={dtype})\n"
-        if enabled == "True":
+        # CUDA's autocast (torch.cuda.amp.autocast(), torch.autocast("cuda")) casts CUDA ops only: on a run without
+        # CUDA torch computes in float32, so the network is converted only where MindSpore computes on a GPU
+        cuda = device.strip("\"'") == "cuda"
+        conditions = ([] if enabled == "True" else [enabled]) + (
+            [f'{ms}.get_context("device_target") == "GPU"'] if cuda else [])
+        if not conditions:
             return [parse_statement(line)]
-        return [parse_statement(f"if {enabled}:\n    {line}")]
+        return [parse_statement(f"if {' and '.join(conditions)}:\n    {line}")]
 
     def _model_name(self, region, loss_name: str) -> str | None:
         """The model the loop trains: a callee of the region (at any depth: ``criterion(model(x), y)``) whose

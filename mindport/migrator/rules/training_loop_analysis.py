@@ -71,6 +71,33 @@ class _Names(cst.CSTVisitor):
         self.reads.extend(n for n in body.reads if n not in own)
         return False
 
+    def _comprehension(self, node, parts) -> bool:
+        """A comprehension reads what it reads but its own loop variables (``[sum(r[i:]) for i in ...]`` does not
+        read the ``i`` of a later ``for i in ...``)."""
+        own: set[str] = set()
+        reads: list[str] = []
+        clause = node.for_in
+        while clause is not None:
+            own |= set(_names([clause.target]).reads)
+            reads += _names([clause.iter]).reads
+            reads += [n for cond in clause.ifs for n in _names([cond.test]).reads]
+            clause = clause.inner_for_in
+        reads += _names(parts).reads
+        self.reads.extend(n for n in reads if n not in own)
+        return False
+
+    def visit_ListComp(self, node: cst.ListComp) -> bool:
+        return self._comprehension(node, [node.elt])
+
+    def visit_SetComp(self, node: cst.SetComp) -> bool:
+        return self._comprehension(node, [node.elt])
+
+    def visit_GeneratorExp(self, node: cst.GeneratorExp) -> bool:
+        return self._comprehension(node, [node.elt])
+
+    def visit_DictComp(self, node: cst.DictComp) -> bool:
+        return self._comprehension(node, [node.key, node.value])
+
     def visit_Name(self, node: cst.Name) -> None:
         self.reads.append(node.value)
 

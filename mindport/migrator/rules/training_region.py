@@ -11,7 +11,9 @@ metric, ``h = h.detach()``) move right after it, in order. ``forward_fn`` takes 
 (differentiated by position), then the names it reads before assigning them (state carried across steps, such as an
 RNN's hidden state, which it hands back); it returns the differentiated value, then every name it assigns that other
 code reads. A forward statement already run by an earlier site's ``forward_fn`` (the generator's ``fake`` in a GAN
-step) runs again in this one, on the same inputs.
+step) runs again in this one, on the same inputs, unless it appends to a list (an episode loop collecting states and
+log-probabilities, then a value regression on the states): torch ran it once, so the later forward reads what the
+earlier call handed back.
 """
 from __future__ import annotations
 
@@ -93,6 +95,20 @@ def _mutated_receiver(call: cst.Call) -> str | None:
             or func.attr.value in _MUTATORS) and func.attr.value not in _GRAD_METHODS:
         return func.value.value
     return None
+
+
+def _appends(stmt) -> bool:
+    """Whether a statement adds to a list or dict in place (``states.append(s)``, ``all_states.extend(states)``)."""
+    found = []
+
+    class _Calls(cst.CSTVisitor):
+        def visit_Call(self, node) -> None:
+            func = node.func
+            if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.attr.value in _MUTATORS:
+                found.append(node)
+
+    walk(stmt, _Calls())
+    return bool(found)
 
 
 def _definition(stmt: cst.FunctionDef) -> tuple[set[str], set[str]]:
@@ -213,6 +229,12 @@ def plan_block(stmts: list, sites: list[Site], forward_names: set[str], leaves: 
             forward = chosen
         if not forward:
             raise Unfit(f"nothing before .backward() computes {code_of(site.differentiated)}")
+        # a statement an earlier site's forward_fn ran that appends to a list (an episode loop collecting states)
+        # does not run again: torch ran it once, a second run would act twice (environment steps, random draws)
+        # and fill the lists twice; this forward reads what the earlier call handed back
+        kept = [i for i in forward if not (i in ran_at and _appends(stmts[i]))]
+        if kept:
+            forward = kept
         earlier = next((p for p in plans if p.forward == forward and p.site.loss == site.loss
                         and code_of(p.site.differentiated) == code_of(site.differentiated)), None)
         if earlier is not None:
