@@ -102,23 +102,34 @@ class ParameterDict(_Keyed):
 
 
 
+def is_parameter(param) -> bool:
+    """Whether a Cell's Parameter is one of torch's parameters rather than a buffer: the converter makes each persistent
+    ``register_buffer`` (and MindSpore keeps BatchNorm's statistics as) a non-trainable Parameter, so a trainable one
+    is a parameter, and so is one that ``requires_grad_(False)`` froze (:func:`mindport.runtime.inplace.requires_grad_`
+    marks it ``_mp_frozen``: an EMA copy's weights, still listed by torch's ``parameters()``). A Parameter frozen by
+    ``p.requires_grad = False`` carries no mark and counts as a buffer here."""
+    return param.requires_grad or getattr(param, "_mp_frozen", False)
+
+
 def named_parameters(cell, prefix="", recurse=True, remove_duplicate=True):
     """``module.named_parameters(prefix, recurse, remove_duplicate)`` (``Cell.parameters_and_names`` names a
     MindSpore layer's Parameters by MindSpore's attributes and lists the buffers): the Cell's trainable Parameters in
     torch's order (each module's own, then its children's, depth first), each named by its path under torch's member
     name (a LayerNorm's ``gamma`` is ``weight``, an Embedding's ``embedding_table`` is ``weight``: the layer entry's
-    surface paths), so ``'bias' in name`` and ``no_decay`` lists select what they select in torch. The non-trainable
-    ones are :func:`named_buffers`' (``register_buffer`` made them), as ``parameters()`` is ``trainable_params()``."""
+    surface paths), so ``'bias' in name`` and ``no_decay`` lists select what they select in torch. Those :func:`is_parameter` says are
+    parameters; the other non-trainable ones are :func:`named_buffers`'."""
     seen = set()
     for name, param in _torch_named_parameters(cell, prefix, recurse, set() if remove_duplicate else None):
-        if param is None or not param.requires_grad or (remove_duplicate and id(param) in seen):
+        if param is None or not is_parameter(param) or (remove_duplicate and id(param) in seen):
             continue
         seen.add(id(param))
         yield name, param
 
 
 def parameters(cell, recurse=True):
-    """``module.parameters(recurse)`` given arguments: the values of :func:`named_parameters`."""
+    """``module.parameters(recurse)`` given arguments, or of a module the script froze (``ema_model.requires_grad_(False)``:
+    ``trainable_params()`` would list none of an EMA copy's weights, which ``zip(ema.parameters(), model.parameters())``
+    updates in torch): the values of :func:`named_parameters`."""
     for _, param in named_parameters(cell, recurse=recurse):
         yield param
 
@@ -184,15 +195,6 @@ def get_parameter(cell, target: str):
     raise AttributeError(f"{type(owner).__name__} has no parameter `{name}`")
 
 
-def parameters(cell, recurse=True):
-    """``module.parameters()`` of a module the script froze (``ema_model.requires_grad_(False)``, converted to
-    ``mindport.runtime.inplace.requires_grad_``): torch still lists its frozen parameters (an EMA copy's weights, which
-    ``zip(ema.parameters(), model.parameters())`` updates), ``trainable_params()`` lists none of them. Its Parameters
-    that are trainable or were frozen that way, in order; buffers (non-trainable Parameters from the start: running
-    statistics, ``register_buffer``) stay out, as in torch."""
-    return [p for p in cell.get_parameters(expand=recurse) if p.requires_grad or getattr(p, "_mp_frozen", False)]
-
-
 def named_modules(cell, memo=None, prefix="", remove_duplicate=True):
     """``module.named_modules(memo, prefix, remove_duplicate)`` with arguments (``Cell.cells_and_names`` takes
     ``cells``/``name_prefix``): the Cell and its descendants, depth first, named by path, each once unless
@@ -217,7 +219,7 @@ def named_buffers(cell, prefix="", recurse=True, remove_duplicate=True):
     then its non-persistent buffers (``next(self.buffers()).device`` on a Cell that holds only those)."""
     seen = set()
     for name, param in cell.parameters_and_names(name_prefix=prefix, expand=recurse):
-        if param.requires_grad or (remove_duplicate and id(param) in seen):
+        if is_parameter(param) or (remove_duplicate and id(param) in seen):
             continue
         seen.add(id(param))
         yield name, param

@@ -48,6 +48,7 @@ from mindport.runtime import math as mp_math
 from mindport.runtime import nn_functional as mp_F
 from mindport.runtime import special as mp_special
 from mindport.runtime._graph import in_graph as _in_graph
+from mindport.runtime.containers import is_parameter
 
 _FLOATS = (ms.float16, ms.float32, ms.float64, ms.bfloat16)
 
@@ -293,7 +294,7 @@ def requires_grad_(input, requires_grad=True):
         return input
     if isinstance(input, ms.nn.Cell):
         for param in input.get_parameters():
-            if not (param.requires_grad or getattr(param, "_mp_frozen", False)):
+            if not is_parameter(param):
                 continue  # a buffer (running statistics, register_buffer): torch's sets the parameters' flags only
             param.requires_grad = bool(requires_grad)
             param._mp_frozen = not requires_grad  # still one of its parameters() (mindport.runtime.containers)
