@@ -29,6 +29,8 @@ from mindport.migrator.rules.lambda_values import LambdaValueTransform
 from mindport.migrator.rules.list_extend import ListExtendTransform
 from mindport.migrator.rules.local_del import LocalDelTransform
 from mindport.migrator.rules.list_pop import ListPopTransform
+from mindport.migrator.rules.list_sort import ListSortTransform
+from mindport.migrator.rules.set_keys import SetKeysTransform
 from mindport.migrator.rules.map_lambda import MapLambdaTransform
 from mindport.migrator.rules.module_class import ModuleClassTransform
 from mindport.migrator.rules.module_methods import ModuleMethodTransform
@@ -81,6 +83,8 @@ RULES = (
     ReversedCellsTransform,       # for up in reversed(self.up) -> list(self.up)[::-1] (GRAPH_MODE)
     ListPopTransform,             # skips.pop() in a model method -> skips[-1]; skips = skips[:-1] (GRAPH_MODE)
     ListExtendTransform,          # xs.extend(ys) in a model method -> xs = xs + list(ys) (GRAPH_MODE unpacks wrong)
+    ListSortTransform,            # xs.sort() / xs.remove(v) in a model method -> xs = sorted(xs) / slices (GRAPH_MODE no-op)
+    SetKeysTransform,             # set(d) in a model method -> set(tuple(d)) (GRAPH_MODE's set read a dict's values)
     ComprehensionForsTransform,   # [f(a, b) for a in xs for b in ys] -> sum([[...] for a in xs], []) (GRAPH_MODE)
     TryReraiseTransform,          # try: body / except E as e: print(...); raise e -> body (GRAPH_MODE has no try)
     LocalDelTransform,            # del query, key in a model method -> dropped (GRAPH_MODE has no del)
@@ -98,8 +102,9 @@ RULES = (
 
 
 _TAKE_MODULE_CLASSES = (ModuleClassTransform, BranchBindingTransform, ListPopTransform, ListExtendTransform,
-                        ComprehensionForsTransform, TryReraiseTransform, PartialAttributeTransform, LocalDelTransform,
-                        DictUpdateTransform, ModuleMethodTransform, LambdaValueTransform)  # they act in model classes
+                        ListSortTransform, SetKeysTransform, ComprehensionForsTransform, TryReraiseTransform,
+                        PartialAttributeTransform, LocalDelTransform, DictUpdateTransform, ModuleMethodTransform,
+                        LambdaValueTransform)  # they act in model classes
 
 
 def make_rules(ctx, module_classes: set[str], without: tuple[type, ...] = ()) -> list:
