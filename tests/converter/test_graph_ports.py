@@ -133,3 +133,51 @@ def test_a_try_around_a_dropped_call_and_a_literal_getattr_compile(tmp_path, mod
     assert "try" not in result.code and "getattr" not in result.code and "mp_adapt" not in result.code
     x = np.random.default_rng(0).standard_normal((2, 6, 4)).astype(np.float32)
     assert_port_matches_in_mode(source, result.code, "Net", [x], tmp_path, "try_getattr", mode)
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_lambdas_in_a_list_or_a_dict_display_compile(tmp_path, mode):
+    """Glow's ``FlowPermutation = {"reverse": lambda obj, z, logdet, rev: ..., ...}`` in a class body and
+    SphereFace's ``self.mlambda = [lambda x: x**0, lambda x: x**1, ...]`` (the Chebyshev table of cos(m*theta)):
+    a graph compiles a stored lambda from its source line, which was a dict item ('illegal target for annotation')
+    or a list item ('Node type must be Lambda, but got Tuple'). Each lambda is bound to a name on a line of its own."""
+    source = textwrap.dedent("""\
+        import torch
+        import torch.nn as nn
+
+
+        class Net(nn.Module):
+            Permutation = {
+                "shuffle": lambda obj, z, logdet: (obj.shuffle(z), logdet),
+                "scale": lambda obj, z, logdet: (z * 2, logdet + 1.0),
+            }
+
+            def __init__(self, m=3, permutation="shuffle"):
+                super().__init__()
+                self.fc = nn.Linear(4, 4)
+                self.m = m
+                self.permutation = permutation
+                self.mlambda = [
+                    lambda x: x**0,
+                    lambda x: x**1,
+                    lambda x: 2*x**2-1,
+                    lambda x: 4*x**3-3*x,
+                ]
+
+            def shuffle(self, z):
+                return torch.flip(z, [1])
+
+            def forward(self, x):
+                z, logdet = Net.Permutation[self.permutation](self, self.fc(x), 0.5)
+                return self.mlambda[self.m](torch.tanh(z)) * logdet
+
+
+        class Scaled(Net):
+            def __init__(self):
+                super().__init__(2, "scale")
+    """)
+    result = convert_source(source)
+    assert "_mp_lambda = lambda obj, z, logdet: (obj.shuffle(z), logdet)" in result.code
+    x = np.random.default_rng(5).standard_normal((2, 4)).astype(np.float32)
+    for cls in ("Net", "Scaled"):
+        assert_port_matches_in_mode(source, result.code, cls, [x], tmp_path, f"lambda_items_{cls}", mode)
