@@ -181,3 +181,30 @@ def test_lambdas_in_a_list_or_a_dict_display_compile(tmp_path, mode):
     x = np.random.default_rng(5).standard_normal((2, 4)).astype(np.float32)
     for cls in ("Net", "Scaled"):
         assert_port_matches_in_mode(source, result.code, cls, [x], tmp_path, f"lambda_items_{cls}", mode)
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_a_max_unpool_called_with_torchs_keyword_names_compiles(tmp_path, mode):
+    """ptsemseg's SegNet decoder: ``self.unpool(input=x, indices=i, output_size=s)``. The call goes through
+    ``mp_nn.call_with_output_size``, whose ``kwargs.pop("input")`` a graph did not compile as a removal ("Got an
+    unexpected keyword argument 'input'"); the keywords are now left out by building a new dict."""
+    source = textwrap.dedent("""\
+        import torch.nn as nn
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv2d(2, 2, 3, padding=1)
+                self.pool = nn.MaxPool2d(2, 2, return_indices=True)
+                self.unpool = nn.MaxUnpool2d(2, 2)
+
+            def forward(self, x):
+                y = self.conv(x)
+                shape = y.size()
+                y, indices = self.pool(y)
+                return self.unpool(input=y * 2, indices=indices, output_size=shape)
+    """)
+    result = convert_source(source)
+    x = np.random.default_rng(6).standard_normal((1, 2, 6, 6)).astype(np.float32)
+    assert_port_matches_in_mode(source, result.code, "Net", [x], tmp_path, "unpool_keywords", mode)
