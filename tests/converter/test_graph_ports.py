@@ -208,3 +208,32 @@ def test_a_max_unpool_called_with_torchs_keyword_names_compiles(tmp_path, mode):
     result = convert_source(source)
     x = np.random.default_rng(6).standard_normal((1, 2, 6, 6)).astype(np.float32)
     assert_port_matches_in_mode(source, result.code, "Net", [x], tmp_path, "unpool_keywords", mode)
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_a_torch_size_built_in_forward_for_an_interpolation_compiles(tmp_path, mode):
+    """ptsemseg's FRRN: ``upsample_size = torch.Size([_s * 2 for _s in y.size()[-2:]])`` then
+    ``F.upsample(z, size=upsample_size)``. ``mp_tensor.Size`` (a tuple subclass) refuses in a graph; a method that
+    reads no ``numel()`` gets ``tuple(...)``."""
+    source = textwrap.dedent("""\
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv2d(2, 3, 3, padding=1)
+
+            def forward(self, x, y):
+                upsample_size = torch.Size([_s * 2 for _s in y.size()[-2:]])
+                z = F.interpolate(self.conv(x), size=upsample_size, mode="nearest")
+                return z + torch.Size([1, 2])[1]
+    """)
+    result = convert_source(source)
+    assert "mp_tensor.Size" not in result.code
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((1, 2, 3, 3)).astype(np.float32)
+    y = rng.standard_normal((1, 2, 4, 5)).astype(np.float32)
+    assert_port_matches_in_mode(source, result.code, "Net", [x, y], tmp_path, "size_tuple", mode)

@@ -31,6 +31,7 @@ from mindport.migrator.rules.local_del import LocalDelTransform
 from mindport.migrator.rules.list_pop import ListPopTransform
 from mindport.migrator.rules.list_sort import ListSortTransform
 from mindport.migrator.rules.set_keys import SetKeysTransform
+from mindport.migrator.rules.size_tuples import SizeTupleTransform
 from mindport.migrator.rules.map_lambda import MapLambdaTransform
 from mindport.migrator.rules.module_class import ModuleClassTransform
 from mindport.migrator.rules.module_methods import ModuleMethodTransform
@@ -76,6 +77,7 @@ RULES = (
     TrainingLoopRule,             # zero_grad/backward/step loops -> forward_fn + value_and_grad + opt(grads)
     RecordedValueTransform,       # values collected over an episode for a later backward: recorded, computed again
     EinopsPatternTransform,       # einops.rearrange/reduce/repeat, literal pattern -> reshape/transpose/...
+    SizeTupleTransform,           # torch.Size(s) in a model method reading no numel()/isinstance -> tuple(s) (GRAPH_MODE)
     TableCallTransform,           # every other torch API through the mapping tables; flags the rest
     BranchBindingTransform,       # names bound on one branch of an if in a model method: bound first (GRAPH_MODE)
     MapLambdaTransform,           # map(lambda t: ..., xs) consumed at once -> [... for t in xs] (GRAPH_MODE)
@@ -102,9 +104,9 @@ RULES = (
 
 
 _TAKE_MODULE_CLASSES = (ModuleClassTransform, BranchBindingTransform, ListPopTransform, ListExtendTransform,
-                        ListSortTransform, SetKeysTransform, ComprehensionForsTransform, TryReraiseTransform,
-                        PartialAttributeTransform, LocalDelTransform, DictUpdateTransform, ModuleMethodTransform,
-                        LambdaValueTransform)  # they act in model classes
+                        ListSortTransform, SetKeysTransform, SizeTupleTransform, ComprehensionForsTransform,
+                        TryReraiseTransform, PartialAttributeTransform, LocalDelTransform, DictUpdateTransform,
+                        ModuleMethodTransform, LambdaValueTransform)  # they act in model classes
 
 
 def make_rules(ctx, module_classes: set[str], without: tuple[type, ...] = ()) -> list:
