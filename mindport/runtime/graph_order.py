@@ -25,6 +25,7 @@ Importing this module (``mindport.runtime._graph`` does) gives the graph, once, 
 * ``zip``: a SequentialCell among its arguments is its layers (torch iterates an ``nn.Sequential``'s children), a
   dict its keys (MindSpore's zip paired its values: ``zip(outs, weights)``).
 * ``enumerate``: a dict is its keys (MindSpore's numbered its values: ``for i, k in enumerate(outs)``).
+* ``functools.reduce``: a loop the graph compiles (the Fallback's result had a guessed dtype, Float64).
 
 Not here, because a graph does not reach Python for them: ``set(d)`` (the Fallback gets the values; the converter
 writes ``set(tuple(d))``, rules/list_sort.py), ``ks.sort()``/``ks.remove(v)`` (MindSpore's C++ list methods; the
@@ -37,6 +38,7 @@ imports nothing else of mindport imports this module when a ``construct`` calls 
 from __future__ import annotations
 
 import builtins as _builtins
+import functools as _functools
 
 from mindspore import Tensor
 from mindspore.nn import SequentialCell as _SequentialCell
@@ -131,6 +133,23 @@ def graph_enumerate(x, start=0):
     return _standard.enumerate_(x, start)
 
 
+def graph_reduce(function, iterable, *initial):
+    """``functools.reduce`` in a graph: a loop the graph compiles. MindSpore ran it through the JIT Fallback, whose
+    result has a dtype guessed while compiling (Float64) that differs from the run's (Float32): SKNet's
+    ``U = reduce(lambda x, y: x + y, output)`` then an in-place ReLU cast to the guess and failed ("Data type
+    conversion is not supported ... Float32 ... Float64")."""
+    items = tuple(iterable)
+    if initial:
+        value = initial[0]
+        rest = items
+    else:
+        value = items[0]
+        rest = items[1:]
+    for item in rest:
+        value = function(value, item)
+    return value
+
+
 def _install() -> None:
     table = _resources.convert_object_map
     if table.get(_builtins.sorted) is graph_sorted or getattr(_resources, "_mindport_graph_order", False):
@@ -142,6 +161,7 @@ def _install() -> None:
     table[_builtins.min] = graph_min
     table[_builtins.zip] = graph_zip
     table[_builtins.enumerate] = graph_enumerate
+    table[_functools.reduce] = graph_reduce
     # MindSpore lists ``reversed`` among the builtin types a graph must interpret; it is compiled now
     _parser._unsupported_python_builtin_type = tuple(
         kind for kind in _parser._unsupported_python_builtin_type if kind is not _builtins.reversed)

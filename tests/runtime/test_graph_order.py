@@ -224,3 +224,56 @@ def test_list_sort_remove_and_a_dict_in_enumerate_zip_set_match_torch(tmp_path, 
     assert len(got) == len(want)
     for g, w in zip(got, want):
         np.testing.assert_allclose(g.asnumpy(), w.numpy(), rtol=1e-5, atol=1e-6)
+
+
+REDUCED = textwrap.dedent("""
+    import functools
+    from functools import reduce
+
+    import torch
+    import torch.nn as nn
+
+
+    class SelectiveKernel(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.convs = nn.ModuleList([nn.Conv2d(2, 2, 3, padding=1), nn.Conv2d(2, 2, 1)])
+
+        def forward(self, x):
+            outs = [conv(x) for conv in self.convs]
+            u = reduce(lambda a, b: a + b, outs)
+            v = functools.reduce(lambda a, b: a * 0.5 + b, outs, x)
+            return u + v
+
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.sk = SelectiveKernel()
+            self.conv = nn.Conv2d(2, 2, 1)
+            self.relu = nn.ReLU(inplace=True)
+
+        def forward(self, x):
+            out = self.conv(self.sk(x))
+            out = out + x
+            y = self.relu(out)
+            return y + out  # out is relu'd in place too
+""")
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_functools_reduce_then_an_in_place_relu_match_torch(tmp_path, monkeypatch, mode):
+    """SKNet's ``U = reduce(lambda x, y: x + y, output)``: MindSpore ran ``reduce`` through the JIT Fallback, whose
+    result had a dtype guessed while compiling (Float64); the in-place ReLU after it cast to that guess and the graph
+    failed ("Data type conversion is not supported ... Float32 ... Float64"). graph_order's ``reduce`` is a loop."""
+    t_ns, m_ns = torch_and_converted(REDUCED, f"graph_reduce_{mode}", tmp_path, monkeypatch)
+    torch.manual_seed(0)
+    t_model = t_ns["Block"]().eval()
+    m_model = m_ns["Block"]()
+    m_model.set_train(False)
+    transfer_weights(t_model.state_dict(), m_model)
+    x = np.random.default_rng(8).standard_normal((1, 2, 5, 5)).astype(np.float32)
+    with torch.no_grad():
+        want = t_model(torch.from_numpy(x))
+    got = _run(m_model, [ms.Tensor(x)], mode)
+    np.testing.assert_allclose(got.asnumpy(), want.numpy(), rtol=1e-5, atol=1e-6)
