@@ -227,6 +227,7 @@ def test_a_torch_size_built_in_forward_for_an_interpolation_compiles(tmp_path, m
                 self.conv = nn.Conv2d(2, 3, 3, padding=1)
 
             def forward(self, x, y):
+                key = "_".join([str(n) for n in ["up", 2]])  # str() elsewhere in the method
                 upsample_size = torch.Size([_s * 2 for _s in y.size()[-2:]])
                 z = F.interpolate(self.conv(x), size=upsample_size, mode="nearest")
                 return z + torch.Size([1, 2])[1]

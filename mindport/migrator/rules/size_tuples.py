@@ -11,8 +11,9 @@ _TUPLE_ONLY = frozenset({"numel", "isinstance", "type", "repr", "str", "print", 
 
 
 class SizeTupleTransform(GraphMethodRule):
-    """In a model's methods, ``torch.Size(sizes)`` is ``tuple(sizes)`` when the method reads nothing a tuple lacks:
-    no ``numel``, ``isinstance``, ``type``, ``repr``, ``str``, ``print`` or ``format`` anywhere in it.
+    """In a model's methods, ``torch.Size(sizes)`` is ``tuple(sizes)`` when nothing asks more of it than of a tuple:
+    bound to a name that is never given to ``isinstance``/``type``/``repr``/``str``/``print``/``format`` and whose
+    attributes are never read (``numel()``), or passed straight to another call or indexed.
 
     Elsewhere ``torch.Size`` is ``mindport.runtime.tensor.Size``, a tuple subclass with ``numel()``. A static graph
     (GRAPH_MODE, ``@jit``) has no tuple subclasses, so inside one the class refuses loudly (ptsemseg's FRRN built
@@ -61,34 +62,58 @@ class SizeTupleTransform(GraphMethodRule):
 
     def __init__(self, ctx, module_classes: set[str]) -> None:
         super().__init__(ctx, module_classes)
-        self._plain: list[bool] = []  # per enclosing function: it reads nothing a tuple lacks
+        self._plain: set[int] = set()  # ids of the torch.Size calls that may be tuples
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         super().visit_FunctionDef(node)
-        self._plain.append(self.compiled and not _reads_beyond_tuple(node))
-
-    def leave_FunctionDef(self, original_node, updated_node):
-        self._plain.pop()
-        return super().leave_FunctionDef(original_node, updated_node)
+        if self.compiled:
+            self._plain |= _plain_sizes(node, lambda call: self.scope.resolve_torch(call.func) == "torch.Size")
 
     def leave_Call(self, original_node, updated_node):
-        if not self._plain or not self._plain[-1] or len(updated_node.args) != 1 \
+        if id(original_node) not in self._plain or len(updated_node.args) != 1 \
                 or updated_node.args[0].keyword is not None or updated_node.args[0].star:
-            return updated_node
-        if self.scope.resolve_torch(original_node.func) != "torch.Size":
             return updated_node
         self.ctx.converted_sites += 1
         return updated_node.with_changes(func=cst.Name("tuple"))
 
 
-def _reads_beyond_tuple(node: cst.FunctionDef) -> bool:
-    """Whether the function names ``numel``, ``isinstance``, ``type``, ``repr``, ``str``, ``print`` or ``format``."""
-    hits = []
+def _plain_sizes(node: cst.FunctionDef, is_size) -> set[int]:
+    """Ids of the ``torch.Size(...)`` calls of the function whose value nothing asks more of than of a tuple: bound
+    to a name (``n = torch.Size(...)``) that is never given to ``isinstance``/``type``/``repr``/``str``/``print``/
+    ``format`` and never has an attribute read (``n.numel()``), or passed straight to a call (not one of those) or
+    indexed."""
+    beyond: set[str] = set()  # names read as more than a tuple
+    bound: dict[str, list] = {}  # name -> the Size calls bound to it
+    direct: list = []
 
     class Visitor(cst.CSTVisitor):
-        def visit_Name(self, name: cst.Name) -> None:
-            if name.value in _TUPLE_ONLY:
-                hits.append(name)
+        def visit_Call(self, call: cst.Call) -> None:
+            blocked = isinstance(call.func, cst.Name) and call.func.value in _TUPLE_ONLY
+            for arg in call.args:
+                if blocked and isinstance(arg.value, cst.Name):
+                    beyond.add(arg.value.value)
+                if not blocked and isinstance(arg.value, cst.Call) and is_size(arg.value):
+                    direct.append(arg.value)
+
+        def visit_Attribute(self, attr: cst.Attribute) -> None:
+            if isinstance(attr.value, cst.Name):
+                beyond.add(attr.value.value)
+
+        def visit_Subscript(self, sub: cst.Subscript) -> None:
+            if isinstance(sub.value, cst.Call) and is_size(sub.value):
+                direct.append(sub.value)
+
+        def visit_Assign(self, assign: cst.Assign) -> None:
+            if len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name) \
+                    and isinstance(assign.value, cst.Call) and is_size(assign.value):
+                bound.setdefault(assign.targets[0].target.value, []).append(assign.value)
+
+        def visit_FunctionDef(self, inner: cst.FunctionDef) -> bool:
+            return inner is node
 
     walk(node, Visitor())
-    return bool(hits)
+    plain = {id(call) for call in direct}
+    for name, calls in bound.items():
+        if name not in beyond:
+            plain |= {id(call) for call in calls}
+    return plain
