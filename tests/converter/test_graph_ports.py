@@ -238,3 +238,35 @@ def test_a_torch_size_built_in_forward_for_an_interpolation_compiles(tmp_path, m
     x = rng.standard_normal((1, 2, 3, 3)).astype(np.float32)
     y = rng.standard_normal((1, 2, 4, 5)).astype(np.float32)
     assert_port_matches_in_mode(source, result.code, "Net", [x, y], tmp_path, "size_tuple", mode)
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_locals_read_by_name_in_forward_compiles(tmp_path, mode):
+    """UCTransNet's channel transformer: ``tmp_var = locals()[var_name]`` over ``emb1`` ... ``emb4``. A graph's
+    ``locals()`` is an empty dict ("The key emb1 does not exist in the dict:{}"); the converter writes the dict of
+    the names bound by then."""
+    source = textwrap.dedent("""\
+        import torch
+        import torch.nn as nn
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 4)
+
+            def forward(self, emb1, emb2, emb3):
+                embcat = []
+                org1 = emb1
+                for i in range(3):
+                    var_name = "emb" + str(i + 1)
+                    tmp_var = locals()[var_name]
+                    if tmp_var is not None:
+                        embcat.append(self.fc(tmp_var))
+                return torch.cat(embcat, dim=1) + org1.sum()
+    """)
+    result = convert_source(source)
+    assert "locals()" not in result.code
+    rng = np.random.default_rng(9)
+    xs = [rng.standard_normal((2, 4)).astype(np.float32) for _ in range(3)]
+    assert_port_matches_in_mode(source, result.code, "Net", xs, tmp_path, "locals_dict", mode)

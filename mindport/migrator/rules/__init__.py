@@ -31,6 +31,7 @@ from mindport.migrator.rules.local_del import LocalDelTransform
 from mindport.migrator.rules.list_pop import ListPopTransform
 from mindport.migrator.rules.list_sort import ListSortTransform
 from mindport.migrator.rules.set_keys import SetKeysTransform
+from mindport.migrator.rules.locals_dict import LocalsDictTransform
 from mindport.migrator.rules.size_tuples import SizeTupleTransform
 from mindport.migrator.rules.map_lambda import MapLambdaTransform
 from mindport.migrator.rules.module_class import ModuleClassTransform
@@ -87,6 +88,7 @@ RULES = (
     ListExtendTransform,          # xs.extend(ys) in a model method -> xs = xs + list(ys) (GRAPH_MODE unpacks wrong)
     ListSortTransform,            # xs.sort() / xs.remove(v) in a model method -> xs = sorted(xs) / slices (GRAPH_MODE no-op)
     SetKeysTransform,             # set(d) in a model method -> set(tuple(d)) (GRAPH_MODE's set read a dict's values)
+    LocalsDictTransform,          # locals() in a model method -> {"name": name, ...} bound by then (GRAPH_MODE: {})
     ComprehensionForsTransform,   # [f(a, b) for a in xs for b in ys] -> sum([[...] for a in xs], []) (GRAPH_MODE)
     TryReraiseTransform,          # try: body / except E as e: print(...); raise e -> body (GRAPH_MODE has no try)
     LocalDelTransform,            # del query, key in a model method -> dropped (GRAPH_MODE has no del)
@@ -104,9 +106,9 @@ RULES = (
 
 
 _TAKE_MODULE_CLASSES = (ModuleClassTransform, BranchBindingTransform, ListPopTransform, ListExtendTransform,
-                        ListSortTransform, SetKeysTransform, SizeTupleTransform, ComprehensionForsTransform,
-                        TryReraiseTransform, PartialAttributeTransform, LocalDelTransform, DictUpdateTransform,
-                        ModuleMethodTransform, LambdaValueTransform)  # they act in model classes
+                        ListSortTransform, SetKeysTransform, LocalsDictTransform, SizeTupleTransform,
+                        ComprehensionForsTransform, TryReraiseTransform, PartialAttributeTransform, LocalDelTransform,
+                        DictUpdateTransform, ModuleMethodTransform, LambdaValueTransform)  # they act in model classes
 
 
 def make_rules(ctx, module_classes: set[str], without: tuple[type, ...] = ()) -> list:
