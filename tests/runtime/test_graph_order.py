@@ -277,3 +277,28 @@ def test_functools_reduce_then_an_in_place_relu_match_torch(tmp_path, monkeypatc
         want = t_model(torch.from_numpy(x))
     got = _run(m_model, [ms.Tensor(x)], mode)
     np.testing.assert_allclose(got.asnumpy(), want.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_a_port_with_no_other_runtime_import_loads_the_graph_order_for_reduce():
+    """A mindport-free port whose ``construct`` calls ``functools.reduce`` imports graph_order (the loop)."""
+    from mindport import convert_source
+
+    for call in ("reduce(lambda a, b: a + b, outs)", "functools.reduce(lambda a, b: a + b, outs)"):
+        source = textwrap.dedent(f"""
+            import functools
+            from functools import reduce
+
+            import torch.nn as nn
+
+
+            class Sum(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.a = nn.Linear(4, 3)
+                    self.b = nn.Linear(4, 3)
+
+                def forward(self, x):
+                    outs = [self.a(x), self.b(x)]
+                    return {call}
+        """)
+        assert "import mindport.runtime.graph_order" in convert_source(source, "plain.py").code
