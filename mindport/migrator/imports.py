@@ -290,8 +290,8 @@ def finalize_runtime(module: cst.Module, rules, converted: bool = True) -> cst.M
       them loads it) and builds a MindSpore layer that takes only a batch without showing its input batched
       (``native_facts.unbatched_handling``): torch's layer takes an unbatched input too;
     * ``import mindport.runtime.graph_order`` in a ``converted`` file that imports no other runtime module (each of
-      them loads it, through ``_graph``) and calls ``sorted``/``reversed`` (or ``min``/``max`` of one argument) in a
-      ``construct``: a graph reads a dict there as its values, silently, unless it is loaded (``min(h, w)`` of sizes
+      them loads it, through ``_graph``) and calls ``sorted``/``reversed`` (or ``min``/``max`` of one argument, or
+      ``functools.reduce``) in a ``construct``: a graph reads a dict there as its values, silently, unless it is loaded (``min(h, w)`` of sizes
       ``reversed(range(n))`` and ``zip``, whose failure on a SequentialCell is loud, do not pull mindport into a port).
 
     Only top-level statements are looked at: this is cheap, and idempotent (present imports are not repeated).
@@ -489,6 +489,9 @@ def _order_builtins_in_construct(module: cst.Module) -> bool:
                 # zip(reversed(range(n)), self.layers) over a CellList fails to compile in a graph unless
                 # graph_order is loaded (RuntimeError: Unsupported element type[unknown]; vit-pytorch NesT)
                 self.found = True
+            if self.depth and (name == "reduce" or (isinstance(node.func, cst.Attribute)
+                                                    and dotted_name(node.func) == "functools.reduce")):
+                self.found = True  # functools.reduce: a loop in a graph (the Fallback's result had a guessed dtype)
 
     finder = _Find()
     module.visit(finder)

@@ -22,7 +22,14 @@ Importing this module (``mindport.runtime._graph`` does) gives the graph, once, 
 * ``reversed(seq)``: a dict's keys, a list or a tuple, reversed natively (MindSpore interpreted ``reversed``);
   other arguments (a tensor, a range) keep MindSpore's path.
 * ``min``/``max`` with a dict as their one argument: over its keys; every other call is MindSpore's own.
-* ``zip``: a SequentialCell among its arguments is its layers (torch iterates an ``nn.Sequential``'s children).
+* ``zip``: a SequentialCell among its arguments is its layers (torch iterates an ``nn.Sequential``'s children), a
+  dict its keys (MindSpore's zip paired its values: ``zip(outs, weights)``).
+* ``enumerate``: a dict is its keys (MindSpore's numbered its values: ``for i, k in enumerate(outs)``).
+* ``functools.reduce``: a loop the graph compiles (the Fallback's result had a guessed dtype, Float64).
+
+Not here, because a graph does not reach Python for them: ``set(d)`` (the Fallback gets the values; the converter
+writes ``set(tuple(d))``, rules/list_sort.py), ``ks.sort()``/``ks.remove(v)`` (MindSpore's C++ list methods; the
+converter re-binds the list), ``dict(d)`` (still the Fallback's: silent, see docs/static-graph.md).
 
 PyNative does not use these (it runs Python's builtins), so PyNative results do not change. A converted file that
 imports nothing else of mindport imports this module when a ``construct`` calls ``sorted``/``reversed`` or
@@ -31,6 +38,7 @@ imports nothing else of mindport imports this module when a ``construct`` calls 
 from __future__ import annotations
 
 import builtins as _builtins
+import functools as _functools
 
 from mindspore import Tensor
 from mindspore.nn import SequentialCell as _SequentialCell
@@ -109,13 +117,37 @@ def graph_min(*data):
 def graph_zip(*data):
     """``zip`` in a graph: a SequentialCell is its layers, as iterating an ``nn.Sequential`` is in torch (FaceBoxes'
     ``zip(sources, self.loc, self.conf)``: MindSpore's zip failed on the Cell, "Invalid funcgraph node ... PolyNode",
-    or built nothing); everything else is MindSpore's own."""
+    or built nothing), and a dict is its keys (MindSpore's zip read its values); everything else is MindSpore's own."""
     items = ()
     for one in data:
-        if isinstance(one, _SequentialCell):
+        if isinstance(one, (_SequentialCell, dict)):
             one = tuple(one)
         items = items + (one,)
     return _standard.ms_zip(*items)
+
+
+def graph_enumerate(x, start=0):
+    """``enumerate`` in a graph: a dict is its keys (MindSpore's ``enumerate_`` paired the numbers with its values)."""
+    if isinstance(x, dict):
+        return _standard.enumerate_(tuple(x), start)
+    return _standard.enumerate_(x, start)
+
+
+def graph_reduce(function, iterable, *initial):
+    """``functools.reduce`` in a graph: a loop the graph compiles. MindSpore ran it through the JIT Fallback, whose
+    result has a dtype guessed while compiling (Float64) that differs from the run's (Float32): SKNet's
+    ``U = reduce(lambda x, y: x + y, output)`` then an in-place ReLU cast to the guess and failed ("Data type
+    conversion is not supported ... Float32 ... Float64")."""
+    items = tuple(iterable)
+    if initial:
+        value = initial[0]
+        rest = items
+    else:
+        value = items[0]
+        rest = items[1:]
+    for item in rest:
+        value = function(value, item)
+    return value
 
 
 def _install() -> None:
@@ -128,6 +160,8 @@ def _install() -> None:
     table[_builtins.max] = graph_max
     table[_builtins.min] = graph_min
     table[_builtins.zip] = graph_zip
+    table[_builtins.enumerate] = graph_enumerate
+    table[_functools.reduce] = graph_reduce
     # MindSpore lists ``reversed`` among the builtin types a graph must interpret; it is compiled now
     _parser._unsupported_python_builtin_type = tuple(
         kind for kind in _parser._unsupported_python_builtin_type if kind is not _builtins.reversed)

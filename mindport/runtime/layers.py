@@ -1608,7 +1608,8 @@ def call_with_output_size(layer, *args, output_size=None, **kwargs):
     ``construct(x, ...)`` takes it (``self.unpool(input=x, indices=i, output_size=s)`` on a MaxUnpool2d); any other
     callable is called as written."""
     if "input" in kwargs and isinstance(layer, nn.Cell):
-        args = (kwargs.pop("input"),) + args
+        args = (kwargs["input"],) + args
+        kwargs = _without(kwargs, "input")
     if isinstance(layer, (Conv1dTranspose, nn.Conv2dTranspose, nn.Conv3dTranspose)) and len(args) == 1 \
             and not kwargs:
         if output_size is None:
@@ -1617,10 +1618,18 @@ def call_with_output_size(layer, *args, output_size=None, **kwargs):
         return _transposed_window(layer, layer.weight, args[0], _transpose_geometry(layer),
                                   tuple(int(v) for v in tuple(output_size)[-spatial:]))
     if isinstance(layer, (nn.MaxUnpool1d, nn.MaxUnpool2d, nn.MaxUnpool3d)) and "indices" in kwargs:
-        args = args + (kwargs.pop("indices"),)
+        args = args + (kwargs["indices"],)
+        kwargs = _without(kwargs, "indices")
     if output_size is not None:
         kwargs["output_size"] = tuple(int(v) for v in output_size)
     return layer(*args, **kwargs)
+
+
+def _without(kwargs, name):
+    """``kwargs`` less ``name``, as a new dict: a static graph does not compile ``dict.pop`` ("Cannot iterate over a
+    scalar tensor"), and did not drop the key (segnet's ``self.unpool(input=x, indices=i, output_size=s)`` in
+    GRAPH_MODE: "Got an unexpected keyword argument 'input'")."""
+    return {key: value for key, value in kwargs.items() if key != name}
 
 
 def reset_running_stats(layer) -> None:

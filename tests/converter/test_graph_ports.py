@@ -133,3 +133,140 @@ def test_a_try_around_a_dropped_call_and_a_literal_getattr_compile(tmp_path, mod
     assert "try" not in result.code and "getattr" not in result.code and "mp_adapt" not in result.code
     x = np.random.default_rng(0).standard_normal((2, 6, 4)).astype(np.float32)
     assert_port_matches_in_mode(source, result.code, "Net", [x], tmp_path, "try_getattr", mode)
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_lambdas_in_a_list_or_a_dict_display_compile(tmp_path, mode):
+    """Glow's ``FlowPermutation = {"reverse": lambda obj, z, logdet, rev: ..., ...}`` in a class body and
+    SphereFace's ``self.mlambda = [lambda x: x**0, lambda x: x**1, ...]`` (the Chebyshev table of cos(m*theta)):
+    a graph compiles a stored lambda from its source line, which was a dict item ('illegal target for annotation')
+    or a list item ('Node type must be Lambda, but got Tuple'). Each lambda is bound to a name on a line of its own."""
+    source = textwrap.dedent("""\
+        import torch
+        import torch.nn as nn
+
+
+        class Net(nn.Module):
+            Permutation = {
+                "shuffle": lambda obj, z, logdet: (obj.shuffle(z), logdet),
+                "scale": lambda obj, z, logdet: (z * 2, logdet + 1.0),
+            }
+
+            def __init__(self, m=3, permutation="shuffle"):
+                super().__init__()
+                self.fc = nn.Linear(4, 4)
+                self.m = m
+                self.permutation = permutation
+                self.mlambda = [
+                    lambda x: x**0,
+                    lambda x: x**1,
+                    lambda x: 2*x**2-1,
+                    lambda x: 4*x**3-3*x,
+                ]
+
+            def shuffle(self, z):
+                return torch.flip(z, [1])
+
+            def forward(self, x):
+                z, logdet = Net.Permutation[self.permutation](self, self.fc(x), 0.5)
+                return self.mlambda[self.m](torch.tanh(z)) * logdet
+
+
+        class Scaled(Net):
+            def __init__(self):
+                super().__init__(2, "scale")
+    """)
+    result = convert_source(source)
+    assert "_mp_lambda = lambda obj, z, logdet: (obj.shuffle(z), logdet)" in result.code
+    x = np.random.default_rng(5).standard_normal((2, 4)).astype(np.float32)
+    for cls in ("Net", "Scaled"):
+        assert_port_matches_in_mode(source, result.code, cls, [x], tmp_path, f"lambda_items_{cls}", mode)
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_a_max_unpool_called_with_torchs_keyword_names_compiles(tmp_path, mode):
+    """ptsemseg's SegNet decoder: ``self.unpool(input=x, indices=i, output_size=s)``. The call goes through
+    ``mp_nn.call_with_output_size``, whose ``kwargs.pop("input")`` a graph did not compile as a removal ("Got an
+    unexpected keyword argument 'input'"); the keywords are now left out by building a new dict."""
+    source = textwrap.dedent("""\
+        import torch.nn as nn
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv2d(2, 2, 3, padding=1)
+                self.pool = nn.MaxPool2d(2, 2, return_indices=True)
+                self.unpool = nn.MaxUnpool2d(2, 2)
+
+            def forward(self, x):
+                y = self.conv(x)
+                shape = y.size()
+                y, indices = self.pool(y)
+                return self.unpool(input=y * 2, indices=indices, output_size=shape)
+    """)
+    result = convert_source(source)
+    x = np.random.default_rng(6).standard_normal((1, 2, 6, 6)).astype(np.float32)
+    assert_port_matches_in_mode(source, result.code, "Net", [x], tmp_path, "unpool_keywords", mode)
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_a_torch_size_built_in_forward_for_an_interpolation_compiles(tmp_path, mode):
+    """ptsemseg's FRRN: ``upsample_size = torch.Size([_s * 2 for _s in y.size()[-2:]])`` then
+    ``F.upsample(z, size=upsample_size)``. ``mp_tensor.Size`` (a tuple subclass) refuses in a graph; a method that
+    reads no ``numel()`` gets ``tuple(...)``."""
+    source = textwrap.dedent("""\
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv2d(2, 3, 3, padding=1)
+
+            def forward(self, x, y):
+                key = "_".join([str(n) for n in ["up", 2]])  # str() elsewhere in the method
+                upsample_size = torch.Size([_s * 2 for _s in y.size()[-2:]])
+                z = F.interpolate(self.conv(x), size=upsample_size, mode="nearest")
+                return z + torch.Size([1, 2])[1]
+    """)
+    result = convert_source(source)
+    assert "mp_tensor.Size" not in result.code
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((1, 2, 3, 3)).astype(np.float32)
+    y = rng.standard_normal((1, 2, 4, 5)).astype(np.float32)
+    assert_port_matches_in_mode(source, result.code, "Net", [x, y], tmp_path, "size_tuple", mode)
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_locals_read_by_name_in_forward_compiles(tmp_path, mode):
+    """UCTransNet's channel transformer: ``tmp_var = locals()[var_name]`` over ``emb1`` ... ``emb4``. A graph's
+    ``locals()`` is an empty dict ("The key emb1 does not exist in the dict:{}"); the converter writes the dict of
+    the names bound by then."""
+    source = textwrap.dedent("""\
+        import torch
+        import torch.nn as nn
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 4)
+
+            def forward(self, emb1, emb2, emb3):
+                embcat = []
+                org1 = emb1
+                for i in range(3):
+                    var_name = "emb" + str(i + 1)
+                    tmp_var = locals()[var_name]
+                    if tmp_var is not None:
+                        embcat.append(self.fc(tmp_var))
+                return torch.cat(embcat, dim=1) + org1.sum()
+    """)
+    result = convert_source(source)
+    assert "locals()" not in result.code
+    rng = np.random.default_rng(9)
+    xs = [rng.standard_normal((2, 4)).astype(np.float32) for _ in range(3)]
+    assert_port_matches_in_mode(source, result.code, "Net", xs, tmp_path, "locals_dict", mode)

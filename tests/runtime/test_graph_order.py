@@ -239,3 +239,133 @@ def test_zip_of_reversed_range_with_a_cell_list_loads_the_graph_order(tmp_path):
     with torch.no_grad():
         want = model(torch.from_numpy(x)).numpy()
     np.testing.assert_allclose(np.load(tmp_path / "out.npy"), want, rtol=1e-5, atol=1e-6)
+
+
+LIST_METHODS = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+
+    class Heads(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.heads = nn.ModuleDict({"cls": nn.Linear(4, 3), "box": nn.Linear(4, 3), "aux": nn.Linear(4, 3)})
+
+        def forward(self, x):
+            outs = {}
+            for name, head in self.heads.items():
+                outs[name] = head(x)
+            names = list(outs)
+            names.sort()
+            ordered = torch.cat([outs[k] for k in names], 1)
+            longest = list(outs)
+            longest.sort(key=lambda k: (k[1], k), reverse=True)
+            rest = list(outs)
+            rest.remove("box")
+            scales = [3, 1, 2]
+            scales.sort()
+            weighted = [outs[k] * (i + 1) for i, k in enumerate(outs)]
+            paired = [outs[k] * w for k, w in zip(outs, [0.5, 2.0, -1.0])]
+            has_cls = 1.0 if "cls" in set(outs) else 0.0
+            return (ordered, torch.cat([outs[k] for k in longest], 1), torch.cat([outs[k] for k in rest], 1),
+                    ordered * scales[0] - scales[-1], torch.cat(weighted, 1), torch.cat(paired, 1), x * has_cls)
+""")
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_list_sort_remove_and_a_dict_in_enumerate_zip_set_match_torch(tmp_path, monkeypatch, mode):
+    """``names = list(outs); names.sort()`` and ``names.remove(k)`` left the list as it was in a graph (MindSpore
+    compiles neither method; the Fallback works on a copy), silently; ``enumerate(outs)``/``zip(outs, ...)`` paired
+    the dict's values and ``set(outs)`` held them. The converter re-binds the list (ListSortTransform) and the graph's
+    enumerate/zip/set read a dict's keys (graph_order)."""
+    t_ns, m_ns = torch_and_converted(LIST_METHODS, f"graph_list_methods_{mode}", tmp_path, monkeypatch)
+    torch.manual_seed(0)
+    t_model = t_ns["Heads"]().eval()
+    m_model = m_ns["Heads"]()
+    m_model.set_train(False)
+    transfer_weights(t_model.state_dict(), m_model)
+    x = np.random.default_rng(4).standard_normal((2, 4)).astype(np.float32)
+    with torch.no_grad():
+        want = t_model(torch.from_numpy(x))
+    got = _run(m_model, [ms.Tensor(x)], mode)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g.asnumpy(), w.numpy(), rtol=1e-5, atol=1e-6)
+
+
+REDUCED = textwrap.dedent("""
+    import functools
+    from functools import reduce
+
+    import torch
+    import torch.nn as nn
+
+
+    class SelectiveKernel(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.convs = nn.ModuleList([nn.Conv2d(2, 2, 3, padding=1), nn.Conv2d(2, 2, 1)])
+
+        def forward(self, x):
+            outs = [conv(x) for conv in self.convs]
+            u = reduce(lambda a, b: a + b, outs)
+            v = functools.reduce(lambda a, b: a * 0.5 + b, outs, x)
+            return u + v
+
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.sk = SelectiveKernel()
+            self.conv = nn.Conv2d(2, 2, 1)
+            self.relu = nn.ReLU(inplace=True)
+
+        def forward(self, x):
+            out = self.conv(self.sk(x))
+            out = out + x
+            y = self.relu(out)
+            return y + out  # out is relu'd in place too
+""")
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_functools_reduce_then_an_in_place_relu_match_torch(tmp_path, monkeypatch, mode):
+    """SKNet's ``U = reduce(lambda x, y: x + y, output)``: MindSpore ran ``reduce`` through the JIT Fallback, whose
+    result had a dtype guessed while compiling (Float64); the in-place ReLU after it cast to that guess and the graph
+    failed ("Data type conversion is not supported ... Float32 ... Float64"). graph_order's ``reduce`` is a loop."""
+    t_ns, m_ns = torch_and_converted(REDUCED, f"graph_reduce_{mode}", tmp_path, monkeypatch)
+    torch.manual_seed(0)
+    t_model = t_ns["Block"]().eval()
+    m_model = m_ns["Block"]()
+    m_model.set_train(False)
+    transfer_weights(t_model.state_dict(), m_model)
+    x = np.random.default_rng(8).standard_normal((1, 2, 5, 5)).astype(np.float32)
+    with torch.no_grad():
+        want = t_model(torch.from_numpy(x))
+    got = _run(m_model, [ms.Tensor(x)], mode)
+    np.testing.assert_allclose(got.asnumpy(), want.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_a_port_with_no_other_runtime_import_loads_the_graph_order_for_reduce():
+    """A mindport-free port whose ``construct`` calls ``functools.reduce`` imports graph_order (the loop)."""
+    from mindport import convert_source
+
+    for call in ("reduce(lambda a, b: a + b, outs)", "functools.reduce(lambda a, b: a + b, outs)"):
+        source = textwrap.dedent(f"""
+            import functools
+            from functools import reduce
+
+            import torch.nn as nn
+
+
+            class Sum(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.a = nn.Linear(4, 3)
+                    self.b = nn.Linear(4, 3)
+
+                def forward(self, x):
+                    outs = [self.a(x), self.b(x)]
+                    return {call}
+        """)
+        assert "import mindport.runtime.graph_order" in convert_source(source, "plain.py").code

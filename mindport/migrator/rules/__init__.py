@@ -29,6 +29,10 @@ from mindport.migrator.rules.lambda_values import LambdaValueTransform
 from mindport.migrator.rules.list_extend import ListExtendTransform
 from mindport.migrator.rules.local_del import LocalDelTransform
 from mindport.migrator.rules.list_pop import ListPopTransform
+from mindport.migrator.rules.list_sort import ListSortTransform
+from mindport.migrator.rules.set_keys import SetKeysTransform
+from mindport.migrator.rules.locals_dict import LocalsDictTransform
+from mindport.migrator.rules.size_tuples import SizeTupleTransform
 from mindport.migrator.rules.map_lambda import MapLambdaTransform
 from mindport.migrator.rules.module_class import ModuleClassTransform
 from mindport.migrator.rules.module_methods import ModuleMethodTransform
@@ -74,6 +78,7 @@ RULES = (
     TrainingLoopRule,             # zero_grad/backward/step loops -> forward_fn + value_and_grad + opt(grads)
     RecordedValueTransform,       # values collected over an episode for a later backward: recorded, computed again
     EinopsPatternTransform,       # einops.rearrange/reduce/repeat, literal pattern -> reshape/transpose/...
+    SizeTupleTransform,           # torch.Size(s) in a model method reading no numel()/isinstance -> tuple(s) (GRAPH_MODE)
     TableCallTransform,           # every other torch API through the mapping tables; flags the rest
     BranchBindingTransform,       # names bound on one branch of an if in a model method: bound first (GRAPH_MODE)
     MapLambdaTransform,           # map(lambda t: ..., xs) consumed at once -> [... for t in xs] (GRAPH_MODE)
@@ -81,6 +86,9 @@ RULES = (
     ReversedCellsTransform,       # for up in reversed(self.up) -> list(self.up)[::-1] (GRAPH_MODE)
     ListPopTransform,             # skips.pop() in a model method -> skips[-1]; skips = skips[:-1] (GRAPH_MODE)
     ListExtendTransform,          # xs.extend(ys) in a model method -> xs = xs + list(ys) (GRAPH_MODE unpacks wrong)
+    ListSortTransform,            # xs.sort() / xs.remove(v) in a model method -> xs = sorted(xs) / slices (GRAPH_MODE no-op)
+    SetKeysTransform,             # set(d) in a model method -> set(tuple(d)) (GRAPH_MODE's set read a dict's values)
+    LocalsDictTransform,          # locals() in a model method -> {"name": name, ...} bound by then (GRAPH_MODE: {})
     ComprehensionForsTransform,   # [f(a, b) for a in xs for b in ys] -> sum([[...] for a in xs], []) (GRAPH_MODE)
     TryReraiseTransform,          # try: body / except E as e: print(...); raise e -> body (GRAPH_MODE has no try)
     LocalDelTransform,            # del query, key in a model method -> dropped (GRAPH_MODE has no del)
@@ -98,6 +106,7 @@ RULES = (
 
 
 _TAKE_MODULE_CLASSES = (ModuleClassTransform, BranchBindingTransform, ListPopTransform, ListExtendTransform,
+                        ListSortTransform, SetKeysTransform, LocalsDictTransform, SizeTupleTransform,
                         ComprehensionForsTransform, TryReraiseTransform, PartialAttributeTransform, LocalDelTransform,
                         DictUpdateTransform, ModuleMethodTransform, LambdaValueTransform)  # they act in model classes
 

@@ -13,12 +13,15 @@ _OWN_SCOPE = (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.Generator
 
 class LambdaValueTransform(Rule):
     """A lambda handed to a call or chosen by a conditional expression while a model is built
-    (``GraphConv(h, d, activation=lambda x: x)``, ``nn.ReLU() if relu else lambda x: x``) is bound to a name on the
+    (``GraphConv(h, d, activation=lambda x: x)``, ``nn.ReLU() if relu else lambda x: x``), or written as an item of
+    a list, tuple or dict display there or in a class body (SphereFace's ``self.mlambda = [lambda x: x**0, ...]``,
+    Glow's ``FlowPermutation = {"reverse": lambda obj, z, logdet, rev: ..., ...}``), is bound to a name on the
     line before: ``_mp_lambda = lambda x: x``, then ``activation=_mp_lambda``.
 
     MindSpore's static graph (GRAPH_MODE, ``@jit``) compiles a lambda a layer stored by reading its source line, and
     takes it only when the line is an assignment of the lambda ("Parse Lambda Function Fail. Node type must be
-    Lambda, but got Call": VGAE's GAE did not compile). Creating a lambda does nothing else, so creating it one line
+    Lambda, but got Call": VGAE's GAE did not compile; "... but got Tuple" for a list item, "illegal target for
+    annotation" for a dict item). Creating a lambda does nothing else, so creating it one line
     earlier is the same program. Statements of functions outside a model's forward code (``__init__``, builders) are
     rewritten; a lambda inside another lambda or a comprehension (it may read the loop's variable), and a compound
     statement's header (``if``, ``for``, ``with``), are left as written.
@@ -78,6 +81,52 @@ class LambdaValueTransform(Rule):
             """,
             note="Each lambda on a line of its own, the only form a static graph compiles from a stored layer.",
         ),
+        Example(
+            before="""
+                import torch.nn as nn
+
+
+                class AngleLinear(nn.Module):
+                    Signs = {"plus": lambda x: x, "minus": lambda x: -x}
+
+                    def __init__(self, m=2):
+                        super().__init__()
+                        self.m = m
+                        self.mlambda = [
+                            lambda x: x**0,
+                            lambda x: x**1,
+                            lambda x: 2*x**2-1,
+                        ]
+
+                    def forward(self, cos_theta):
+                        return AngleLinear.Signs["minus"](self.mlambda[self.m](cos_theta))
+            """,
+            after="""
+                from mindspore import nn
+
+
+                class AngleLinear(nn.Cell):
+                    _mp_lambda = lambda x: x
+                    _mp_lambda_2 = lambda x: -x
+                    Signs = {"plus": _mp_lambda, "minus": _mp_lambda_2}
+
+                    def __init__(self, m=2):
+                        super().__init__()
+                        self.m = m
+                        _mp_lambda = lambda x: x**0
+                        _mp_lambda_2 = lambda x: x**1
+                        _mp_lambda_3 = lambda x: 2*x**2-1
+                        self.mlambda = [
+                            _mp_lambda,
+                            _mp_lambda_2,
+                            _mp_lambda_3,
+                        ]
+
+                    def construct(self, cos_theta):
+                        return AngleLinear.Signs["minus"](self.mlambda[self.m](cos_theta))
+            """,
+            note="Lambdas in a list or a dict: each bound first, in a method or in the class body.",
+        ),
     )
 
     def __init__(self, ctx, module_classes: set[str]) -> None:
@@ -88,7 +137,7 @@ class LambdaValueTransform(Rule):
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._graph_methods |= forward_methods(node, self._module_classes)
-        self._functions.append(False)  # a class body's own statements
+        self._functions.append("class")  # a class body's own statements: lambdas in a list/dict display only
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._functions.append(id(node) not in self._graph_methods)
@@ -106,7 +155,7 @@ class LambdaValueTransform(Rule):
             return updated_node
         found: list[cst.Lambda] = []
         for stmt in updated_node.body:
-            _lambda_values(stmt, found)
+            _lambda_values(stmt, found, calls=self._functions[-1] is True)
         if not found or self.scope.lookup(_NAME)[0]:
             return updated_node
         lines, names = [], {}
@@ -120,13 +169,18 @@ class LambdaValueTransform(Rule):
         return cst.FlattenSentinel([*lines, line.with_changes(leading_lines=[])])
 
 
-def _lambda_values(stmt: cst.CSTNode, found: list) -> None:
-    """The lambdas of the statement passed as a call's argument or given by a conditional expression's branch, not
-    inside another lambda, a comprehension or a nested scope."""
+def _lambda_values(stmt: cst.CSTNode, found: list, calls: bool = True) -> None:
+    """The lambdas of the statement passed as a call's argument or given by a conditional expression's branch
+    (``calls``), or written as an item of a list, tuple, set or dict display, not inside another lambda, a
+    comprehension or a nested scope."""
 
     class Visitor(cst.CSTVisitor):
         def on_visit(self, node: cst.CSTNode) -> bool:
-            if isinstance(node, cst.Arg) and isinstance(node.value, cst.Lambda):
+            if isinstance(node, (cst.Element, cst.DictElement)) and isinstance(node.value, cst.Lambda):
+                found.append(node.value)
+            elif not calls:
+                pass
+            elif isinstance(node, cst.Arg) and isinstance(node.value, cst.Lambda):
                 found.append(node.value)
             elif isinstance(node, cst.IfExp):
                 found.extend(v for v in (node.body, node.orelse) if isinstance(v, cst.Lambda))
