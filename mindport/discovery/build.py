@@ -130,6 +130,14 @@ def ctor_attempts(cand: dict, user: str | None) -> list[tuple[str, str]]:
     if nones and first is not None:
         add("None defaults used", ", ".join(filter(None, [first, ", ".join(
             f"{p['name']}={used_value(p)}" for p in nones)])))
+    # a None default the constructor computes with (voxceleb_trainer's Bottle2neck(inplanes, planes, kernel_size=None,
+    # dilation=None): ``math.floor(kernel_size / 2) * dilation``, "unsupported operand type(s) for /: 'NoneType' and
+    # 'int'"): each such parameter that its name says is a number gets that number (kernel 3, dilation 1, sizes 16)
+    numbers = [(p["name"], small_value(p["name"], p["annotation"], 16)) for p in cand["params"]
+               if p["default"] == "None" and p["kind"] in ("positional", "keyword") and p.get("use") in ("", "number")]
+    numbers = [(k, v) for k, v in numbers if v is not None and re.fullmatch(r"-?\d+(\.\d+)?", v)]
+    if numbers and first is not None:
+        add("None defaults as numbers", ", ".join(filter(None, [first, ", ".join(f"{k}={v}" for k, v in numbers)])))
     # keys the constructor reads from its **kwargs by subscript (pretrained=kwargs['pretrained']): each by name, the
     # small value of its name, else None
     keys = [k for p in cand["params"] if p["kind"] == "var_keyword" for k in (p.get("attrs") or {})]

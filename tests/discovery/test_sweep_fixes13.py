@@ -77,3 +77,108 @@ def test_inherited_constructors_and_buffers_are_built_and_proven(tmp_path):
     for name in ("AbsError", "MaskedDense", "GatedResidual", "Residual"):
         assert by_name[name]["status"] == "proven", by_name[name]
     assert "table(16, 16)" in by_name["MaskedDense"]["ctor"], by_name["MaskedDense"]["ctor"]
+
+
+def _sweep():
+    import importlib.util
+
+    import mindport
+
+    spec = importlib.util.spec_from_file_location(
+        "sweep", Path(mindport.__file__).resolve().parents[1] / "benchmarks" / "discovery_sweep.py")
+    sweep = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(sweep)
+    return sweep
+
+
+LONG_FILE = '''
+import torch
+import torch.nn as nn
+
+
+class Scale(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.fc = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        return torch.tanh(self.fc(x))
+''' + "".join(f'''
+
+def helper_{i}(x, y):
+    z = torch.cat([x, y], dim=-1).permute(0, 2, 1).contiguous()
+    return torch.nn.functional.softplus(z.view(z.size(0), -1)).sum(dim=1, keepdim=True) * {i}
+''' for i in range(400))
+
+
+def test_a_model_whose_file_was_copied_unconverted_is_reported_as_such(tmp_path):
+    """Under a load average of 20, imagen-pytorch's 96 kB and 62 kB files took over the sweep's 60 s per-file
+    conversion limit and were copied unchanged (MP299); their models' MindSpore side then built the torch classes
+    ("built a CrossAttention, not a mindspore.nn.Cell") and were counted as "MindSpore: Cell does not build". The
+    sweep now says the file was not converted (its own class), and its limit is --convert-seconds (240 s)."""
+    from mindport.discovery.prove import prove_models
+    from mindport.migrator.repo import convert_path
+
+    sweep = _sweep()
+    src, out = tmp_path / "src", tmp_path / "out"
+    src.mkdir()
+    (src / "long.py").write_text(LONG_FILE)
+    conversion = convert_path(src, out, jobs=1, force=True, timeout=0.5)  # a real MP299: over the time limit
+    assert [f.status for f in conversion.files] == ["failed"], [(f.path, f.status) for f in conversion.files]
+    models, _ = prove_models(src, out, pattern="long.py:Scale", cache=False)
+    (model,) = models
+    assert model["status"] == "ms-failed" and "not a mindspore.nn.Cell" in model["error"], model
+    failed = sweep.mark_unconverted(models, conversion)
+    assert list(failed) == ["long.py"] and "time limit" in failed["long.py"]
+    assert model["error"].startswith("not converted: long.py was copied unchanged"), model["error"]
+    assert sweep.failure_class(model).startswith("sweep: the model's file was not converted")
+    # the same file within the limit: converted, and the model proven
+    convert_path(src, out, jobs=1, force=True, timeout=600)
+    models, _ = prove_models(src, out, pattern="long.py:Scale", cache=False)
+    assert models[0]["status"] == "proven", models[0]
+
+
+NONE_NUMBERS = '''
+import math
+
+import torch
+import torch.nn as nn
+
+
+class MultiScaleBlock(nn.Module):
+    def __init__(self, inplanes, planes, kernel_size=None, dilation=None, scale=4):
+        super().__init__()
+        width = int(math.floor(planes / scale))
+        self.conv1 = nn.Conv1d(inplanes, width * scale, kernel_size=1)
+        pad = math.floor(kernel_size / 2) * dilation
+        self.convs = nn.ModuleList([nn.Conv1d(width, width, kernel_size, dilation=dilation, padding=pad)
+                                    for _ in range(scale - 1)])
+        self.width = width
+
+    def forward(self, x):
+        parts = torch.split(self.conv1(x), self.width, 1)
+        out, sp = [], None
+        for i, conv in enumerate(self.convs):
+            sp = parts[i] if i == 0 else sp + parts[i]
+            sp = torch.relu(conv(sp))
+            out.append(sp)
+        return torch.cat(out + [parts[-1]], 1)
+'''
+
+
+def test_a_none_default_the_constructor_computes_with_gets_the_number_its_name_says(tmp_path):
+    """clovaai/voxceleb_trainer's ``Bottle2neck(inplanes, planes, kernel_size=None, dilation=None)`` computes
+    ``math.floor(kernel_size / 2) * dilation``: every attempt failed ("unsupported operand type(s) for /: 'NoneType'
+    and 'int'"). A last attempt gives each None default the class uses only as a value the number its name says
+    (kernel 3, dilation 1); built, converted and proven against torch."""
+    from mindport.discovery.prove import prove_models
+    from mindport.migrator.repo import convert_path
+
+    src, out = tmp_path / "src", tmp_path / "out"
+    src.mkdir()
+    (src / "blocks.py").write_text(NONE_NUMBERS)
+    convert_path(src, out, jobs=1, force=True)
+    models, _ = prove_models(src, out, pattern="blocks.py:*", cache=False)
+    (block,) = models
+    assert block["status"] == "proven", block
+    assert "kernel_size=3" in block["ctor"] and "dilation=1" in block["ctor"], block["ctor"]
