@@ -182,3 +182,38 @@ def test_a_none_default_the_constructor_computes_with_gets_the_number_its_name_s
     (block,) = models
     assert block["status"] == "proven", block
     assert "kernel_size=3" in block["ctor"] and "dilation=1" in block["ctor"], block["ctor"]
+
+
+HUB_MIXIN = '''
+import torch
+import torch.nn as nn
+from hub_mixin_not_installed_anywhere import ModelHubMixin
+
+
+class Vocoder(nn.Module, ModelHubMixin, library_name="vocoder", tags=["audio"]):
+    def __init__(self, channels):
+        super().__init__()
+        self.conv = nn.Conv1d(channels, channels, 3, padding=1)
+
+    def forward(self, x):
+        return torch.tanh(self.conv(x))
+'''
+
+
+def test_a_stubbed_base_takes_class_keywords(tmp_path):
+    """NVIDIA/BigVGAN's ``class BigVGAN(torch.nn.Module, PyTorchModelHubMixin, library_name="bigvgan", ...)``: with
+    huggingface_hub missing, the stub base refused the class keywords ("BigVGAN.__init_subclass__() takes no keyword
+    arguments"), so bigvgan.py did not import and none of its models was built (AMPBlock1/2 never use the mixin).
+    The stub base takes and ignores them; the model is built, converted (the MindSpore class derives from the same
+    stub) and proven against torch."""
+    from mindport.discovery.prove import ProveSettings, prove_models
+    from mindport.migrator.repo import convert_path
+
+    src, out = tmp_path / "src", tmp_path / "out"
+    src.mkdir()
+    (src / "vocoder.py").write_text(HUB_MIXIN)
+    convert_path(src, out, jobs=1, force=True)
+    models, _ = prove_models(src, out, pattern="vocoder.py:*", cache=False, settings=ProveSettings(stub_missing=True))
+    (model,) = models
+    assert model["status"] == "proven", model
+    assert model.get("stubbed") == ["hub_mixin_not_installed_anywhere"], model
