@@ -268,11 +268,11 @@ def used_value(param: dict, size: int = 16, repository_defaults: bool = True) ->
 
 
 def _mapping(attrs: dict, namespace: bool, size: int, repository_defaults: bool) -> str:
-    from mindport.discovery.scan import FLAG_KEY, NONE_KEY, SEQUENCE_KEY
+    from mindport.discovery.scan import FLAG_KEY, GET_KEY, NONE_KEY, SEQUENCE_KEY
 
     items = []
     for key, default in attrs.items():
-        if key == "[]":  # scan.py's mark of a mapping inside
+        if key in ("[]", GET_KEY):  # scan.py's marks of a mapping inside, of a read with .get
             continue
         if isinstance(default, dict):
             value = _mapping(default, "[]" not in default, size, repository_defaults)
@@ -293,6 +293,12 @@ def _mapping(attrs: dict, namespace: bool, size: int, repository_defaults: bool)
             value = small_value(key, "", size, last_resort=True) or "None"
         items.append((key, value))
     if namespace and all(k.isidentifier() for k, _ in items):
+        if GET_KEY in attrs:  # read as h.x and with h.get("y"): a namespace with .get and [] too (an AttrDict,
+            # BigVGAN's and HiFi-GAN's config object; SimpleNamespace has no .get; a missing attribute stays an
+            # AttributeError, as getattr(h, "dtype", None) in library code expects)
+            return ("type('AttrDict', (__import__('types').SimpleNamespace,), {'get': lambda self, k, d=None: "
+                    "getattr(self, k, d), '__getitem__': lambda self, k: getattr(self, k)})("
+                    + ", ".join(f"{k}={v}" for k, v in items) + ")")
         return "__import__('types').SimpleNamespace(" + ", ".join(f"{k}={v}" for k, v in items) + ")"
     return "{" + ", ".join(f"{k!r}: {v}" for k, v in items) + "}"
 

@@ -292,6 +292,7 @@ def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str]) 
                 name = which(node.func.value)
                 if name is not None:
                     attrs[name].setdefault(node.args[0].value, None)
+                    attrs[name][GET_KEY] = None  # read with .get too: a namespace of it is also a dict
             if _last(node.func) in _SEQUENCE_CALLS and node.args and which(node.args[0]) is not None:
                 uses[which(node.args[0])].add("sequence")
             if _last(node.func) == "range":
@@ -407,6 +408,8 @@ def _tensor_uses(cls: ast.ClassDef, which, uses: dict[str, set], attrs: dict[str
 
 SEQUENCE_KEY = "<sequence>"  # a mapping key's (or namespace attribute's) value that the class reads as a sequence
 FLAG_KEY = "<flag>"  # ... that the class only tests for truth (``if args.cuda:``)
+GET_KEY = "<get>"  # a key of ``attrs``: the class reads the parameter with ``.get`` (BigVGAN's ``h.get("x")`` beside
+# ``h.snake_logscale``: an AttrDict), never a key the class reads
 NONE_KEY = "<none>"  # ... that the class tests against None (``if config.embedding_pretrained is not None:``)
 
 
