@@ -260,7 +260,7 @@ def prove_one(worker: _Worker, entry: dict, src_root: Path, out_root: Path, s: P
             # there; STGCN's TimeBlock sums three 64-channel convolutions at its own init and a ReLU output near zero
             # keeps their 2e-6 rounding), the relative one stays
             atol = s.atol * max(1.0, _scale(_checked(ref.call, "forward", arrays, True)))
-            settings = Settings(s.rtol, atol, s.seed, True, s.graph_mode and draw == "own init")
+            settings = Settings(s.rtol, atol, s.seed, True, s.graph_mode and draw == "own init", atol_per_unit=s.atol)
             _run(report, ref, ms, arrays, settings, plan, None)
             report.settings["atol"] = atol
             draws.append((draw, report))
@@ -312,22 +312,9 @@ def ms_ctor(ctor: str) -> str:
 
 def _scale(run: dict) -> float:
     """The largest finite magnitude of a forward run's floating outputs and recorded layer outputs."""
-    import numpy as np
+    from mindport.validators.parity.metrics import largest_value
 
-    best = 0.0
-    stack = [run.get("outputs") or [], [r.get("leaves") for r in run.get("records") or []]]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, np.ndarray):
-            if item.dtype.kind in "fc" and item.size:
-                finite = np.abs(item[np.isfinite(item)])
-                if finite.size:
-                    best = max(best, float(finite.max()))
-        elif isinstance(item, (list, tuple)):
-            stack.extend(item)
-        elif isinstance(item, dict):
-            stack.extend(item.values())
-    return best
+    return largest_value(run)
 
 
 def _answer(pending) -> None:
