@@ -295,3 +295,64 @@ def test_a_config_read_by_attribute_and_with_get_is_an_attribute_dict(tmp_path):
     (model,) = models
     assert model["status"] == "proven", model
     assert "AttrDict" in model["ctor"], model["ctor"]
+
+
+ROOT_PACKAGE = {
+    "seqnet/__init__.py": "",
+    "seqnet/blocks.py": '''
+import torch.nn as nn
+
+
+class Chomp(nn.Module):
+    def __init__(self, size):
+        super().__init__()
+        self.size = size
+
+    def forward(self, x):
+        return x[:, :, :-self.size].contiguous()
+
+
+class CausalStack(nn.Module):
+    def __init__(self, channels, kernel_size=3):
+        super().__init__()
+        pad = kernel_size - 1
+        self.net = nn.Sequential(nn.Conv1d(channels, channels, kernel_size, padding=pad), Chomp(pad), nn.Tanh())
+
+    def forward(self, x):
+        return self.net(x) + x
+''',
+    # a task folder without __init__.py that imports the project's package from the repository root
+    "seqnet/adding/model.py": '''
+import torch.nn as nn
+from seqnet.blocks import CausalStack
+
+
+class AddingModel(nn.Module):
+    def __init__(self, channels, outputs):
+        super().__init__()
+        self.stack = CausalStack(channels)
+        self.head = nn.Linear(channels, outputs)
+
+    def forward(self, x):
+        return self.head(self.stack(x)[:, :, -1])
+''',
+}
+
+
+def test_the_proof_sides_import_from_the_repository_root_as_the_builder_does(tmp_path):
+    """locuslab/TCN's ``TCN/adding_problem/model.py`` (no ``__init__.py`` there) does ``from TCN.tcn import
+    TemporalConvNet``: the builder (the repository root on sys.path) built it, the proof's torch side (no root on
+    its path) got the stub finder's stand-in for ``TCN`` ("'result' object is not subscriptable") and the next model
+    of the package "the module name TCN.tcn is already taken". Each side now has its tree's root on its path."""
+    from mindport.discovery.prove import ProveSettings, prove_models
+    from mindport.migrator.repo import convert_path
+
+    src, out = tmp_path / "src", tmp_path / "out"
+    for rel, text in ROOT_PACKAGE.items():
+        (src / rel).parent.mkdir(parents=True, exist_ok=True)
+        (src / rel).write_text(text)
+    convert_path(src, out, jobs=1, force=True)
+    models, _ = prove_models(src, out, pattern="seqnet/adding/model.py:*", cache=False,
+                             settings=ProveSettings(stub_missing=True))
+    (model,) = models
+    assert model["status"] == "proven", model
