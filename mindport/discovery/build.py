@@ -130,6 +130,14 @@ def ctor_attempts(cand: dict, user: str | None) -> list[tuple[str, str]]:
     if nones and first is not None:
         add("None defaults used", ", ".join(filter(None, [first, ", ".join(
             f"{p['name']}={used_value(p)}" for p in nones)])))
+    # a None default the constructor computes with (voxceleb_trainer's Bottle2neck(inplanes, planes, kernel_size=None,
+    # dilation=None): ``math.floor(kernel_size / 2) * dilation``, "unsupported operand type(s) for /: 'NoneType' and
+    # 'int'"): each such parameter that its name says is a number gets that number (kernel 3, dilation 1, sizes 16)
+    numbers = [(p["name"], small_value(p["name"], p["annotation"], 16)) for p in cand["params"]
+               if p["default"] == "None" and p["kind"] in ("positional", "keyword") and p.get("use") in ("", "number")]
+    numbers = [(k, v) for k, v in numbers if v is not None and re.fullmatch(r"-?\d+(\.\d+)?", v)]
+    if numbers and first is not None:
+        add("None defaults as numbers", ", ".join(filter(None, [first, ", ".join(f"{k}={v}" for k, v in numbers)])))
     # keys the constructor reads from its **kwargs by subscript (pretrained=kwargs['pretrained']): each by name, the
     # small value of its name, else None
     keys = [k for p in cand["params"] if p["kind"] == "var_keyword" for k in (p.get("attrs") or {})]
@@ -260,11 +268,11 @@ def used_value(param: dict, size: int = 16, repository_defaults: bool = True) ->
 
 
 def _mapping(attrs: dict, namespace: bool, size: int, repository_defaults: bool) -> str:
-    from mindport.discovery.scan import FLAG_KEY, NONE_KEY, SEQUENCE_KEY
+    from mindport.discovery.scan import FLAG_KEY, GET_KEY, NONE_KEY, SEQUENCE_KEY
 
     items = []
     for key, default in attrs.items():
-        if key == "[]":  # scan.py's mark of a mapping inside
+        if key in ("[]", GET_KEY):  # scan.py's marks of a mapping inside, of a read with .get
             continue
         if isinstance(default, dict):
             value = _mapping(default, "[]" not in default, size, repository_defaults)
@@ -285,6 +293,12 @@ def _mapping(attrs: dict, namespace: bool, size: int, repository_defaults: bool)
             value = small_value(key, "", size, last_resort=True) or "None"
         items.append((key, value))
     if namespace and all(k.isidentifier() for k, _ in items):
+        if GET_KEY in attrs:  # read as h.x and with h.get("y"): a namespace with .get and [] too (an AttrDict,
+            # BigVGAN's and HiFi-GAN's config object; SimpleNamespace has no .get; a missing attribute stays an
+            # AttributeError, as getattr(h, "dtype", None) in library code expects)
+            return ("type('AttrDict', (__import__('types').SimpleNamespace,), {'get': lambda self, k, d=None: "
+                    "getattr(self, k, d), '__getitem__': lambda self, k: getattr(self, k)})("
+                    + ", ".join(f"{k}={v}" for k, v in items) + ")")
         return "__import__('types').SimpleNamespace(" + ", ".join(f"{k}={v}" for k, v in items) + ")"
     return "{" + ", ".join(f"{k!r}: {v}" for k, v in items) + "}"
 

@@ -158,7 +158,7 @@ def stub_env(log: Path, roots) -> dict:
 class _Worker:
     """One torch and one MindSpore side process, reused model after model."""
 
-    def __init__(self, workdir: Path, index: int, stub_roots=()):
+    def __init__(self, workdir: Path, index: int, stub_roots=(), src_root=None, out_root=None):
         self.workdir = workdir / f"worker-{index}"
         self.env = stub_env(self.workdir / "stubbed.txt", stub_roots) if stub_roots else None
         # the torch side runs CUDA-only code on the CPU (cuda_cpu.py); the converted code has no device
@@ -166,6 +166,16 @@ class _Worker:
 
         self.torch_env = (self.env or {"PYTHONPATH": str(Path(__file__).resolve().parent / "stubsite")}) | {
             CUDA_ENV: "1"}
+        # each side imports from its tree's root as the builder does (build.main: sys.path.insert(0, root)):
+        # locuslab/TCN's TCN/adding_problem/model.py (a folder without __init__.py) imports ``from TCN.tcn import
+        # TemporalConvNet``; built in the builder, the proof's torch side could not import TCN, the stub finder
+        # gave it a stand-in ("'result' object is not subscriptable") and later models "TCN.tcn is already taken"
+        if src_root is not None:
+            self.torch_env = self.torch_env | {
+                "PYTHONPATH": self.torch_env["PYTHONPATH"] + os.pathsep + str(src_root)}
+        if out_root is not None:
+            base = self.env or {}
+            self.env = base | {"PYTHONPATH": os.pathsep.join(filter(None, [base.get("PYTHONPATH"), str(out_root)]))}
         self.ref = self.ms = None
         self.timed_out = False
 
@@ -175,8 +185,10 @@ class _Worker:
 
         if self.ref is None or self.ref.proc.poll() is not None or self.ms.proc.poll() is not None:
             self.close()
-            self.ms = RemoteSide("mindspore", self.workdir, "MindSpore", env=self.env)
-            self.ref = RemoteSide("torch", self.workdir, "torch", env=self.torch_env)
+            # (copies: the worker's _env pops PYTHONPATH from the dict it is given; a side restarted after a time
+            # limit lost its stubs and its root)
+            self.ms = RemoteSide("mindspore", self.workdir, "MindSpore", env=dict(self.env) if self.env else None)
+            self.ref = RemoteSide("torch", self.workdir, "torch", env=dict(self.torch_env))
             _checked(both, self.ref, self.ms, "hello")
         return self.ref, self.ms
 
@@ -260,7 +272,7 @@ def prove_one(worker: _Worker, entry: dict, src_root: Path, out_root: Path, s: P
             # there; STGCN's TimeBlock sums three 64-channel convolutions at its own init and a ReLU output near zero
             # keeps their 2e-6 rounding), the relative one stays
             atol = s.atol * max(1.0, _scale(_checked(ref.call, "forward", arrays, True)))
-            settings = Settings(s.rtol, atol, s.seed, True, s.graph_mode and draw == "own init")
+            settings = Settings(s.rtol, atol, s.seed, True, s.graph_mode and draw == "own init", atol_per_unit=s.atol)
             _run(report, ref, ms, arrays, settings, plan, None)
             report.settings["atol"] = atol
             draws.append((draw, report))
@@ -312,22 +324,9 @@ def ms_ctor(ctor: str) -> str:
 
 def _scale(run: dict) -> float:
     """The largest finite magnitude of a forward run's floating outputs and recorded layer outputs."""
-    import numpy as np
+    from mindport.validators.parity.metrics import largest_value
 
-    best = 0.0
-    stack = [run.get("outputs") or [], [r.get("leaves") for r in run.get("records") or []]]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, np.ndarray):
-            if item.dtype.kind in "fc" and item.size:
-                finite = np.abs(item[np.isfinite(item)])
-                if finite.size:
-                    best = max(best, float(finite.max()))
-        elif isinstance(item, (list, tuple)):
-            stack.extend(item)
-        elif isinstance(item, dict):
-            stack.extend(item.values())
-    return best
+    return largest_value(run)
 
 
 def _answer(pending) -> None:
@@ -442,7 +441,7 @@ def prove_models(src_root, out_root, *, pattern: str | None = None, max_models: 
     work = Path(log_dir) if log_dir is not None else Path(tempfile.mkdtemp(prefix="mindport-models-"))
     # the side processes import their frameworks while the builder runs (they are independent)
     roots = (src_root, out_root) if s.stub_missing else ()
-    pool = [_Worker(work, i, roots) for i in range(max(1, min(workers, len(todo))))] if todo else []
+    pool = [_Worker(work, i, roots, src_root, out_root) for i in range(max(1, min(workers, len(todo))))] if todo else []
     starting = [threading.Thread(target=_start, args=(w,), daemon=True) for w in pool]
     for t in starting:
         t.start()

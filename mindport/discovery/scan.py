@@ -63,6 +63,7 @@ class Candidate:
     config_fields: dict = field(default_factory=dict)  # configuration class -> its fields (``_config_fields``)
     dotted: str = ""  # "models.convnext": imported by this name from the root (a relative import, no __init__.py)
     expansion: int = 0  # a block's class-level ``expansion = 4``: its output has planes * expansion channels
+    own: tuple = (True, True)  # (defines __init__, defines forward) itself: else a project base's (``_inherit``)
 
     @property
     def key(self) -> str:
@@ -291,6 +292,7 @@ def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str]) 
                 name = which(node.func.value)
                 if name is not None:
                     attrs[name].setdefault(node.args[0].value, None)
+                    attrs[name][GET_KEY] = None  # read with .get too: a namespace of it is also a dict
             if _last(node.func) in _SEQUENCE_CALLS and node.args and which(node.args[0]) is not None:
                 uses[which(node.args[0])].add("sequence")
             if _last(node.func) == "range":
@@ -347,7 +349,7 @@ _TABLE_LAYERS = {"Embedding", "EmbeddingBag", "Linear"}
 
 def _tensor_uses(cls: ast.ClassDef, which, uses: dict[str, set], attrs: dict[str, dict]) -> None:
     """A constructor parameter the class hands to ``nn.Parameter`` / ``Embedding.from_pretrained`` / ``copy_`` /
-    ``torch.from_numpy``, or whose tensor methods it calls (``weights.detach()``), is a tensor (``use``
+    ``torch.from_numpy`` / ``register_buffer``, or whose tensor methods it calls (``weights.detach()``), is a tensor (``use``
     "tensor"): pretrained embeddings (``self.emb = nn.Embedding(vocab_size, dim)`` then
     ``self.emb.weight = nn.Parameter(weights)``). When it replaces the weight of a layer the class builds from its
     own sizes (an Embedding or Linear), ``attrs["shape"]`` holds that layer's two size arguments (parameter names or
@@ -369,8 +371,11 @@ def _tensor_uses(cls: ast.ClassDef, which, uses: dict[str, set], attrs: dict[str
 
     for node in ast.walk(cls):
         name = None
-        if isinstance(node, ast.Call) and _last(node.func) in _TENSOR_CALLS and node.args:
-            arg = node.args[0]
+        if isinstance(node, ast.Call) and (_last(node.func) in _TENSOR_CALLS and node.args
+                                           or _last(node.func) == "register_buffer" and len(node.args) >= 2):
+            # self.register_buffer("mask", mask): its second argument (pytorch-flows' MaskedLinear, diffuser's
+            # WeightedLoss: "cannot assign 'int' object to buffer")
+            arg = node.args[1] if _last(node.func) == "register_buffer" else node.args[0]
             if isinstance(arg, ast.Call) and isinstance(arg.func, ast.Attribute) and arg.func.attr in _TENSOR_METHODS:
                 arg = arg.func.value  # nn.Parameter(weights.clone())
             name = which(arg)
@@ -403,6 +408,8 @@ def _tensor_uses(cls: ast.ClassDef, which, uses: dict[str, set], attrs: dict[str
 
 SEQUENCE_KEY = "<sequence>"  # a mapping key's (or namespace attribute's) value that the class reads as a sequence
 FLAG_KEY = "<flag>"  # ... that the class only tests for truth (``if args.cuda:``)
+GET_KEY = "<get>"  # a key of ``attrs``: the class reads the parameter with ``.get`` (BigVGAN's ``h.get("x")`` beside
+# ``h.snake_logscale``: an AttrDict), never a key the class reads
 NONE_KEY = "<none>"  # ... that the class tests against None (``if config.embedding_pretrained is not None:``)
 
 
@@ -686,6 +693,38 @@ def _int_const(node) -> int | None:
             and type(node.operand.value) is int:
         return -node.operand.value
     return None
+
+
+def _inherit(found: dict, by_name: dict) -> None:
+    """A class that does not define ``__init__`` (or ``forward``) itself takes the parameters of the nearest project
+    base that does, as Python does (diffuser's ``class WeightedL1(WeightedLoss)`` defines only ``_loss``: it is
+    built as ``WeightedL1(weights, action_dim)``, not ``WeightedL1()``); a base of the same file first, then the
+    first class of that name; followed breadth-first through the bases, each once."""
+    def nearest(c: Candidate, which: int):
+        todo, seen = list(c.bases), {c.key}
+        while todo:
+            name = todo.pop(0)
+            options = sorted(by_name.get(name, []), key=lambda b: b.rel != c.rel)
+            base = next((b for b in options if b.kind == "class" and b.key not in seen), None)
+            if base is None:
+                continue
+            seen.add(base.key)
+            if base.own[which]:
+                return base
+            todo += base.bases
+        return None
+
+    for c in list(found.values()):
+        if c.kind != "class":
+            continue
+        if not c.own[0] and not c.params:
+            base = nearest(c, 0)
+            if base is not None:
+                c.params = copy.deepcopy(base.params)
+        if not c.own[1] and not c.forward:
+            base = nearest(c, 1)
+            if base is not None:
+                c.forward = copy.deepcopy(base.forward)
 
 
 def _hand_on(found: dict) -> None:
@@ -1110,6 +1149,7 @@ def discover(root, files: list[str] | None = None, excluded: list | None = None)
                               bases=[_last(b) or ast.unparse(b) for b in node.bases], configs=configs,
                               config_fields=config_fields,
                               dotted=dotted)
+                c.own = (init is not None, fwd is not None)
                 c.expansion = next((n.value.value for n in node.body if isinstance(n, ast.Assign)
                                     and any(isinstance(t, ast.Name) and t.id == "expansion" for t in n.targets)
                                     and isinstance(n.value, ast.Constant) and type(n.value.value) is int
@@ -1117,6 +1157,7 @@ def discover(root, files: list[str] | None = None, excluded: list | None = None)
                 found[c.key] = c
                 by_name.setdefault(node.name, []).append(c)
                 own_forward[c.key] = None if fwd is None else not _abstract(fwd)
+    _inherit(found, by_name)
     _hand_on(found)
     _block_classes(parsed, found, module_classes)
     keys_of = {name: [c.key for c in cands] for name, cands in by_name.items()}

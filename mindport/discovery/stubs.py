@@ -50,6 +50,12 @@ class _StubMeta(type):
 
 
 class _Stub(metaclass=_StubMeta):
+    def __init_subclass__(cls, **kwargs):
+        # class keywords meant for the stubbed base: ``class BigVGAN(nn.Module, PyTorchModelHubMixin,
+        # library_name="bigvgan", ...)`` (huggingface_hub's mixin); object's refuses them ("BigVGAN.__init_subclass__()
+        # takes no keyword arguments") and the whole file failed to import
+        super().__init_subclass__()
+
     def __init__(self, *args, **kwargs):
         pass
 

@@ -375,3 +375,40 @@ def sign_similarity(ref: np.ndarray, got: np.ndarray, tol: float = 0.0) -> float
     if tol > 0:
         same |= (np.abs(ref) <= tol) & (np.abs(got) <= tol)
     return float(np.mean(same))
+
+
+def _float_arrays(run: dict, records: bool = True):
+    stack = [run.get("outputs") or []] + ([[r.get("leaves") for r in run.get("records") or []]] if records else [])
+    while stack:
+        item = stack.pop()
+        if isinstance(item, np.ndarray):
+            if item.dtype.kind in "fc" and item.size:
+                yield item
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+
+
+def has_non_finite(run: dict) -> bool:
+    """Has a forward run (a side's ``forward`` answer) an output with a NaN or an infinity?"""
+    return any(not np.isfinite(a).all() for a in _float_arrays(run, records=False))
+
+
+def largest_value(run: dict) -> float:
+    """The largest finite magnitude of a forward run's floating outputs and recorded layer outputs (a side's
+    ``forward`` answer)."""
+    best = 0.0
+    stack = [run.get("outputs") or [], [r.get("leaves") for r in run.get("records") or []]]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, np.ndarray):
+            if item.dtype.kind in "fc" and item.size:
+                finite = np.abs(item[np.isfinite(item)])
+                if finite.size:
+                    best = max(best, float(finite.max()))
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+    return best

@@ -22,3 +22,7 @@ class Settings:
     grad: bool = False
     train: TrainSpec | None = None
     grad_rtol: float = 1e-4  # gradients sum over the batch and every position: float32 rounding grows with them
+    # the absolute tolerance per unit of the largest value the forward computes (mindport.discovery.prove sets it: its
+    # atol follows that scale); a re-check on perturbed weights scales its atol by its own run's largest value.
+    # None: atol is absolute everywhere
+    atol_per_unit: float | None = None

@@ -238,15 +238,17 @@ class TorchSide:
         return {"outputs": outputs, "kinds": kinds,
                 "records": None if records is None else finish_records(records, torch_config, "forward")}
 
-    def perturb(self, paths: list[str] | None, seed: int, every: bool = False) -> list[str]:
+    def perturb(self, paths: list[str] | None, seed: int, every: bool = False, names: list[str] | None = None,
+                positive: bool = False) -> list[str]:
         """Give the constant parameters (``every``: all parameters) of the layers at ``paths`` (``None``: of the
-        whole model) seeded values like a default init; returns their names."""
+        whole model), or the parameters ``names``, seeded values like a default init (``positive``: their absolute
+        values); returns their names."""
         import torch
 
         modules = dict(self.model.named_modules())
         params = dict(self.model.named_parameters())
-        chosen: list[str] = []
-        for path in paths if paths is not None else [""]:
+        chosen: list[str] = [n for n in names or [] if n in params]
+        for path in (paths if paths is not None else [""]) if names is None else []:
             module = modules.get(path)
             if module is None:
                 continue
@@ -257,7 +259,8 @@ class TorchSide:
         with torch.no_grad():
             for name in chosen:
                 p = params[name]
-                p.copy_(torch.from_numpy(perturbation(tuple(p.shape), rng)).to(p.dtype))
+                value = perturbation(tuple(p.shape), rng)
+                p.copy_(torch.from_numpy(abs(value) if positive else value).to(p.dtype))
         return chosen
 
     @timed

@@ -220,7 +220,7 @@ class OnnxSide:
         outputs, kinds = flat_numpy(outs[0] if len(outs) == 1 else tuple(outs))
         return {"outputs": outputs, "kinds": kinds, "records": None}
 
-    def perturb(self, paths, seed: int, every: bool = False) -> list[str]:
+    def perturb(self, paths, seed: int, every: bool = False, names=None, positive: bool = False) -> list[str]:
         return []  # an ONNX graph's initializers are not perturbed: a constant output stays inconclusive
 
     def _needs_torch(self, *args, **kwargs):
