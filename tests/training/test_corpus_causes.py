@@ -285,8 +285,9 @@ def test_an_entry_whose_torch_curve_does_not_learn_only_has_to_stay_finite():
     flat = [e for e in json.loads((BENCH / "corpus.json").read_text()) if e.get("flat")]
     assert "wkd/dataset_minibatch" in [e["id"] for e in flat] and all(len(e["flat"]) > 40 for e in flat)
     # each one a script whose torch curve itself does not fall (random labels, GAN losses, an RL return or TD loss
-    # over a short budget: kenjyoung/ac_lambda, kenjyoung/dqn; trainfresh12's sebin/dropout_rates and martin/gan_mnist)
-    assert len(flat) <= 9
+    # over a short budget: kenjyoung/ac_lambda, kenjyoung/dqn; trainfresh12's sebin/dropout_rates and martin/gan_mnist;
+    # trainfresh13's three rlrn policy-gradient scripts, whose returns rise, and devskill/seq2seq_reverse at chance)
+    assert len(flat) <= 13
 
 
 def test_corpus_meets_the_issues_bar():
