@@ -99,7 +99,7 @@ class Surface:
     programs: dict = field(default_factory=dict)  # proof name -> {"program": torch source, "inputs": {name: spec}}
     constructors: dict = field(default_factory=dict)  # torch function building a layer -> that layer class
     common_names: frozenset = frozenset()  # kept settings named as other objects' attributes often are (k, alpha)
-    method_proofs: dict = field(default_factory=dict)  # a converted [methods] member -> the program proving it
+    method_proofs: dict = field(default_factory=dict)  # a converted [methods] member -> the programs proving it
 
     def layer(self, torch_name: str) -> LayerSurface | None:
         return self.layers.get(torch_name)
@@ -137,7 +137,8 @@ def load_surface() -> Surface:
         if item.get("ends") not in ENDS or not item.get("how"):
             raise MappingError(f"{where}: methods.{name}: needs ends ({'/'.join(ENDS)}) and how")
         methods[name] = (item["ends"], item["how"])
-    method_proofs = {name: item["proof"] for name, item in raw.get("methods", {}).items() if item.get("proof")}
+    method_proofs = {name: (item["proof"],) if isinstance(item["proof"], str) else tuple(item["proof"])
+                     for name, item in raw.get("methods", {}).items() if item.get("proof")}
     layers = {}
     for torch_name, item in raw.get("layer", {}).items():
         entry = registry.lookup(torch_name)
@@ -177,10 +178,11 @@ def load_surface() -> Surface:
     for member in members:
         if member.ends == "converted" and member.proof not in programs:
             raise MappingError(f"{where}: member {member.torch}: a converted member needs a proof in [programs]")
-    for name, proof in method_proofs.items():
-        if proof not in programs or methods[name][0] != "converted":
-            raise MappingError(f"{where}: methods.{name}: its proof {proof!r} needs a [programs] entry and a "
-                               "converted method")
+    for name, proofs in method_proofs.items():
+        for proof in proofs:
+            if proof not in programs or methods[name][0] != "converted":
+                raise MappingError(f"{where}: methods.{name}: its proof {proof!r} needs a [programs] entry and a "
+                                   "converted method")
     constructors = dict(raw.get("constructors", {}))
     for function, layer in constructors.items():
         if layer not in layers or registry.lookup(function) is None:

@@ -389,8 +389,8 @@ def _program_layers(text: str) -> set[str]:
 def proven_by_program(entry: Entry, name: str, attributes: frozenset | None = None) -> bool:
     """Is a converted member of a layer proven by a generated differential program, not only by its data? An
     attribute read by :func:`prove_layer_member` (``attributes``: :func:`proven_members`); ``forward`` by the
-    layer entry's own generated proof (its example calls the layer); a method by its [methods] proof program where
-    that program uses this layer class (``nn.Conv2d``); a member with its own supported entry
+    layer entry's own generated proof (its example calls the layer); a method by one of its [methods] proof programs
+    where that program uses this layer class (``nn.Conv2d``); a member with its own supported entry
     (``Embedding.from_pretrained``) or a container method the entry's example program calls (``.append(``), by that
     entry's proof."""
     if attributes is None:
@@ -401,8 +401,7 @@ def proven_by_program(entry: Entry, name: str, attributes: frozenset | None = No
     if name == "forward":
         return entry.example is not None
     surface = load_surface()
-    proof = surface.method_proofs.get(name)
-    if proof is not None and cls in _program_layers(surface.programs[proof]["program"]):
+    if any(cls in _program_layers(surface.programs[proof]["program"]) for proof in surface.method_proofs.get(name, ())):
         return True
     own = load_registry().lookup(f"{entry.torch}.{name}")
     if own is not None and own.supported and own.example is not None:

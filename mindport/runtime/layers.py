@@ -564,13 +564,20 @@ class Unfold(nn.Cell):
 # ------------------------------------------------------------------------------------------ padding, up-sampling
 
 class _CircularPad(nn.Cell):
+    """torch's _CircularPadNd: ops.pad(mode='circular'), the input's rank checked first as torch's forward does
+    (``_check_input_dim``: a CircularPad1d takes 2-D or 3-D inputs; a subclass's forward may call it too)."""
     _dims = 1
 
     def __init__(self, padding):
         super().__init__()
         self.padding = _tuple(padding, 2 * self._dims)
 
+    def _check_input_dim(self, input) -> None:
+        if input.ndim != self._dims + 1 and input.ndim != self._dims + 2:
+            raise ValueError(f"expected {self._dims + 1}D or {self._dims + 2}D input (got {input.ndim}D input)")
+
     def construct(self, x):
+        self._check_input_dim(x)
         return ops.pad(x, self.padding, mode="circular")
 
 
@@ -1650,8 +1657,10 @@ def reset_parameters(layer, base: bool = False) -> None:
     """``layer.reset_parameters()`` / ``nn.Linear.reset_parameters(self)``: the layer's own parameters drawn again
     as torch's ``reset_parameters`` draws them, decided by the object's class (MindSpore Cells draw theirs in
     ``__init__`` and have no such method): Dense and the convolutions kaiming-uniform with a=sqrt(5) and a bias
-    uniform in +-1/sqrt(fan_in); Embedding N(0, 1) with the padding row zero; the norms ones and zeros (BatchNorm's
-    running statistics too). A class with a reset_parameters of its own runs it; any other Cell raises TypeError
+    uniform in +-1/sqrt(fan_in); Bilinear (BiDense) uniform in +-1/sqrt(in1_features); RNN/LSTM/GRU uniform in
+    +-1/sqrt(hidden_size) (MindSpore's cells have this draw as their own reset_parameters); Embedding and
+    EmbeddingBag N(0, 1) with the padding row zero; the norms (BatchNorm, SyncBatchNorm, InstanceNorm, LayerNorm,
+    GroupNorm, RMSNorm) ones and zeros, their running statistics too. A class with a reset_parameters of its own runs it; any other Cell raises TypeError
     naming it."""
     import math
 
@@ -1672,9 +1681,9 @@ def reset_parameters(layer, base: bool = False) -> None:
         fill(layer.weight, HeUniform(negative_slope=math.sqrt(5)))
         if getattr(layer, "bias", None) is not None:
             shape = layer.weight.shape
+            # torch's fan_in is the weight's size(1) times its kernel, a transposed convolution's (in, out/groups,
+            # k...) weight too (out/groups * k, as its kaiming draw of the weight)
             fan_in = shape[1] * math.prod(shape[2:]) if len(shape) > 2 else shape[1]
-            if isinstance(layer, (nn.Conv1dTranspose, nn.Conv2dTranspose, nn.Conv3dTranspose)):
-                fan_in = shape[0] * math.prod(shape[2:])  # torch's fan_in of a (in, out/groups, k...) weight
             fill(layer.bias, Uniform(scale=1 / math.sqrt(fan_in)) if fan_in else Zero())
     elif isinstance(layer, nn.Embedding):
         fill(layer.embedding_table, Normal(sigma=1.0))
@@ -1682,10 +1691,25 @@ def reset_parameters(layer, base: bool = False) -> None:
             table = layer.embedding_table.asnumpy()
             table[layer.padding_idx] = 0
             layer.embedding_table.set_data(ms.Tensor(table))
-    elif isinstance(layer, (nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d, nn.LayerNorm, nn.GroupNorm)):
+    elif isinstance(layer, nn.BiDense):  # torch's Bilinear: weight and bias uniform in +-1/sqrt(in1_features)
+        bound = 1 / math.sqrt(layer.weight.shape[1])
+        for param in layer.get_parameters():
+            fill(param, Uniform(scale=bound))
+    elif isinstance(layer, (nn.RNN, nn.LSTM, nn.GRU)):  # torch's RNNBase: every weight uniform in +-1/sqrt(hidden)
+        bound = 1 / math.sqrt(layer.hidden_size) if layer.hidden_size > 0 else 0
+        for param in layer.get_parameters():
+            fill(param, Uniform(scale=bound) if bound else Zero())
+    elif isinstance(layer, EmbeddingBag):  # N(0, 1), the padding row zero
+        table = initializer(Normal(sigma=1.0), layer.weight.shape, layer.weight.dtype).init_data().asnumpy()
+        if layer.padding_idx is not None:
+            table[layer.padding_idx] = 0
+        layer.weight.set_data(ms.Tensor(table))
+    elif isinstance(layer, (nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d, nn.SyncBatchNorm, nn.LayerNorm,
+                            nn.GroupNorm, LayerNorm, RMSNorm, _InstanceNorm, TorchBatchNorm)):
+        # the weight and the running variance ones, the bias, the running mean and num_batches_tracked zeros
         for name, param in layer.parameters_and_names():
             leaf = name.rsplit(".", 1)[-1]
-            fill(param, One() if leaf in ("gamma", "moving_variance") else Zero())
+            fill(param, One() if leaf in ("gamma", "moving_variance", "weight", "running_var") else Zero())
     else:
         raise TypeError(f"mindport: reset_parameters() of a {type(layer).__name__}: torch's way of drawing its "
                         f"weights has no MindSpore counterpart here; re-initialise each Parameter with set_data")
