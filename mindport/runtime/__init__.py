@@ -25,7 +25,10 @@
 * :mod:`mindport.runtime.einops_layers`: ``Rearrange``/``Reduce`` as Cells (for ``einops.layers.torch``).
 * :mod:`mindport.runtime.containers`: ``ParameterList``/``ParameterDict`` Cells that name their parameters like torch
   (``scales.0``), so torch weights line up by name; ``ModuleDict``, which holds any Cell (``CellDict`` refuses a
-  CellList) and is read like a Cell in a static graph; ``ModuleList``, a CellList that holds None members too.
+  CellList) and is read like a Cell in a static graph; ``ModuleList``, a CellList that holds None members too;
+  torch's ``parameters()``/``named_parameters()``/``buffers()`` of a Cell.
+* :mod:`mindport.runtime.frozen` (loaded with any runtime module): a Parameter frozen after it was made
+  (``p.requires_grad = False``) is marked, so it is told from a buffer (a non-trainable Parameter from birth).
 * :mod:`mindport.runtime.rnn` (``mp_rnn``): ``torch.nn.utils.rnn``: pad_sequence, unpad_sequence, PackedSequence and
   its packing/unpacking functions (PyNative only: their shapes depend on the lengths).
 * :mod:`mindport.runtime.data` (``mp_data``): ``torch.utils.data``'s samplers as Python iterables of indices

@@ -105,9 +105,9 @@ class ParameterDict(_Keyed):
 def is_parameter(param) -> bool:
     """Whether a Cell's Parameter is one of torch's parameters rather than a buffer: the converter makes each persistent
     ``register_buffer`` (and MindSpore keeps BatchNorm's statistics as) a non-trainable Parameter, so a trainable one
-    is a parameter, and so is one that ``requires_grad_(False)`` froze (:func:`mindport.runtime.inplace.requires_grad_`
-    marks it ``_mp_frozen``: an EMA copy's weights, still listed by torch's ``parameters()``). A Parameter frozen by
-    ``p.requires_grad = False`` carries no mark and counts as a buffer here."""
+    is a parameter, and so is a frozen one, marked ``_mp_frozen``: by ``p.requires_grad = False``
+    (:mod:`mindport.runtime.frozen`), by :func:`mindport.runtime.inplace.requires_grad_` (an EMA copy's weights), or
+    made frozen (``nn.Parameter(t, requires_grad=False)``); all of them torch's ``parameters()`` lists."""
     return param.requires_grad or getattr(param, "_mp_frozen", False)
 
 

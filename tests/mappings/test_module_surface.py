@@ -22,10 +22,6 @@ from tests.mappings.module_surface import FAMILIES, FORMS, INIT_CALLS, run_forms
 
 # (regular expression over "family::form id", the outcome, why): the forms that do not pass, on purpose or open
 KNOWN = [
-    (r"parameter::for p in parameters\(\): requires_grad = False$", "silent",
-     "parameters() is trainable_params(): MindSpore keeps buffers as non-trainable Parameters and nothing at run "
-     "time tells a Parameter frozen after construction from a buffer, so a frozen Parameter is not listed (open)"),
-    (r"module::requires_grad_\(False\) on a block$", "silent", "the same: frozen Parameters are not listed (open)"),
     (r"module::state_dict keys$", "silent",
      "Cell.state_dict() keys name a MindSpore layer's members as MindSpore does (a LayerNorm's gamma/beta); torch "
      "checkpoints go through mindport.transfer_weights (open)"),

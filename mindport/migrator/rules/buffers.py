@@ -20,6 +20,11 @@ class BufferTransform(Rule):
     ``self.register_buffer("attn_mask", attn_mask)``; a conditional, ``mask if mask.any() else None``; a call of the
     model's own function) is decided when it runs: ``mp_containers.buffer(attn_mask, "attn_mask")``, None stays None
     (torch's attribute reads None and its state_dict leaves the buffer out), a tensor is the frozen Parameter.
+
+    A parameter frozen from the start, ``nn.Parameter(t, requires_grad=False)``, is one of torch's ``parameters()``,
+    not a buffer: ``mp_inplace.requires_grad_(ms.Parameter(t), requires_grad=False)`` marks it frozen
+    (:mod:`mindport.runtime.frozen`), so ``mp_containers.parameters``/``named_parameters`` list it and ``buffers()``
+    does not (a bare ``ms.Parameter(t, requires_grad=False)`` is what a buffer became).
     """
 
     EXAMPLES = (
@@ -49,6 +54,31 @@ class BufferTransform(Rule):
             """,
             note='A persistent buffer reaches the checkpoint as a frozen Parameter; a non-persistent one stays a buffer.',
         ),
+        Example(
+            before="""
+                import torch
+                import torch.nn as nn
+
+
+                class Scaled(nn.Module):
+                    def __init__(self, dim):
+                        super().__init__()
+                        self.scale = nn.Parameter(torch.ones(dim), requires_grad=False)
+            """,
+            after="""
+                import mindspore as ms
+                from mindspore import nn
+                from mindspore import ops
+                from mindport.runtime import inplace as mp_inplace
+
+
+                class Scaled(nn.Cell):
+                    def __init__(self, dim):
+                        super().__init__()
+                        self.scale = mp_inplace.requires_grad_(ms.Parameter(ops.ones(dim)), requires_grad=False)
+            """,
+            note="A parameter frozen from the start is marked frozen: torch's parameters() lists it, buffers() does not.",
+        ),
     )
 
     def leave_SimpleStatementLine(self, original_node, updated_node):
@@ -57,6 +87,29 @@ class BufferTransform(Rule):
             if call is not None:
                 return self._rewrite(updated_node, call)
         return updated_node
+
+    def leave_Call(self, original_node, updated_node):
+        """``nn.Parameter(t, requires_grad=flag)``, flag not True: made trainable, then frozen by requires_grad_."""
+        if self.scope.resolve_torch(original_node.func) not in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
+            return updated_node
+        args = list(updated_node.args)
+        flag = next((i for i, a in enumerate(args) if a.keyword is not None and a.keyword.value == "requires_grad"),
+                    1 if len(args) > 1 and args[1].keyword is None else None)
+        if flag is None or any(a.star for a in args) or (
+                isinstance(args[flag].value, cst.Name) and args[flag].value.value == "True"):
+            return updated_node
+        value = args[flag].value
+        rest = [a for i, a in enumerate(args) if i != flag]
+        rest = [a.with_changes(keyword=cst.Name("default_input")) if a.keyword is not None and a.keyword.value == "data"
+                else a for a in rest]
+        if rest:
+            rest[-1] = rest[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        self.ctx.converted_sites += 1
+        self.ctx.handled.add(id(original_node))
+        param = cst.Call(func=parse_expression(f"{self.ctx.alias_for('mindspore')}.Parameter"), args=rest)
+        return cst.Call(func=self.ctx.target_expr("mindport.runtime.inplace.requires_grad_"), args=[
+            cst.Arg(param, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+            cst.Arg(keyword=cst.Name("requires_grad"), value=value, equal=NO_SPACE_EQUAL)])
 
     def _rewrite(self, line, call: cst.Call):
         args = {a.keyword.value if a.keyword else i: a.value for i, a in enumerate(call.args)}

@@ -19,11 +19,14 @@ _RUNTIME_LAYERS = "mindport.runtime.layers"
 class ModuleMethodTransform(Rule):
     """nn.Module methods -> Cell methods: train/eval mode, parameter and child iteration, state dicts.
     ``model.parameters()`` is ``trainable_params()``: MindSpore keeps buffers (``register_buffer``, BatchNorm's running
-    statistics) as non-trainable Parameters, so ``get_parameters()`` would list them where torch does not. A module the
-    file freezes as a whole (``ema_model.requires_grad_(False)``, an EMA copy's) still lists its frozen parameters in
-    torch (``zip(ema.parameters(), model.parameters())`` updates them): its ``parameters()`` (matched by the
-    receiver's last name: ``self.ema_model`` frozen, ``ema.ema_model.parameters()``) is
-    ``mindport.runtime.containers.parameters``, its trainable Parameters and those ``requires_grad_`` froze, no buffer.
+    statistics) as non-trainable Parameters, so ``get_parameters()`` would list them where torch does not. In a file
+    that freezes any parameter (``p.requires_grad = False``, ``x.requires_grad_(False)``, a frozen-from-start
+    ``nn.Parameter(t, requires_grad=False)``) torch's ``parameters()`` still lists the frozen ones (``for p in
+    model.layer4.parameters(): p.requires_grad = True`` unfreezes a block; ``zip(ema.parameters(),
+    model.parameters())`` updates an EMA copy): each ``parameters()`` there is ``mindport.runtime.containers.parameters``,
+    the trainable Parameters and those frozen (``mindport.runtime.frozen`` marks a freeze), no buffer. One handed to an
+    optimizer (``SGD(model.parameters())``, ``filter(lambda p: p.requires_grad, model.parameters())``, a param group)
+    stays ``trainable_params()``: torch's step skips a frozen parameter (no grad), MindSpore's would decay it.
 
     A name bound to an object of a class the file defines that is not a module (``trainer = Trainer(model)``), or of
     a plain class of the project imported from another file (no base but ``object``: ``Options.object_classes``),
@@ -407,6 +410,15 @@ class ModuleMethodTransform(Rule):
         self._frozen = {(dotted_name(_frozen_receiver(c)) or "").rsplit(".", 1)[-1] for c in walk_calls(node)
                         if _frozen_receiver(c) is not None}
         self._frozen.discard("")
+        # a file that freezes any parameter (p.requires_grad = False, x.requires_grad_(False), a frozen-from-start
+        # nn.Parameter) lists frozen ones where torch does: every parameters() there goes through the runtime
+        self._freezes = bool(self._frozen) or _freezes_any(node)
+        # parameters() handed to an optimizer (torch.optim.SGD(model.parameters()), param groups, filter(...)) stays
+        # trainable_params(): torch's step skips a frozen parameter (its grad is None), MindSpore's would decay it
+        self._optimized = {id(c) for call in walk_calls(node)
+                           if (self.ctx.module_scope.resolve_torch(call.func) or "").startswith("torch.optim.")
+                           and ".lr_scheduler." not in (self.ctx.module_scope.resolve_torch(call.func) or "")
+                           for c in walk_calls(call) if c is not call}
         # a class of the file with a forward method that is no nn.Module: x.forward(...) may be one of its objects
         self._plain_forward = any(
             any(isinstance(b, cst.FunctionDef) and b.name.value == "forward" for b in c.body.body)
@@ -426,6 +438,9 @@ class ModuleMethodTransform(Rule):
         if _is_next_of_parameters(original_node) and self.scope.resolve(original_node.func) is None:
             # next(m.parameters()): torch's is a generator (trainable_params() is a list, next() refuses it)
             inner = updated_node.args[0].value
+            if dotted_name(inner.func.value) == runtime_alias("mindport.runtime.containers") and inner.args:
+                # mp_containers.parameters(m), in a file that freezes parameters: m.get_parameters() as elsewhere
+                inner = parse_expression(f"{code_of(inner.args[0].value)}.parameters()")
             inner = inner.with_changes(func=inner.func.with_changes(attr=cst.Name("get_parameters")))
             return updated_node.with_changes(args=[updated_node.args[0].with_changes(value=inner),
                                                    *updated_node.args[1:]])
@@ -441,8 +456,8 @@ class ModuleMethodTransform(Rule):
         if name == "train" and len(args) <= 1 and all(a.keyword is None or a.keyword.value == "mode" for a in args):
             value = args[0].value if args else cst.Name("True")
             return updated_node.with_changes(func=func.with_changes(attr=cst.Name("set_train")), args=[cst.Arg(value)])
-        if name == "parameters" and not args and (dotted_name(func.value) or "").rsplit(".", 1)[-1] in getattr(
-                self, "_frozen", ()):
+        if name == "parameters" and not args and getattr(self, "_freezes", False) \
+                and id(original_node) not in self._optimized:
             self.runtime_modules.add("mindport.runtime.containers")  # a frozen module's parameters() lists them
             return parse_expression(f"{runtime_alias('mindport.runtime.containers')}.parameters("
                                     f"{code_of(func.value)})")
@@ -614,6 +629,35 @@ def walk_calls(node):
 
     node.visit(_Calls())
     return found
+
+
+def _freezes_any(node) -> bool:
+    """Does the file set a ``requires_grad`` to anything but True (``p.requires_grad = False``, ``= flag``), or make
+    an ``nn.Parameter``/``mp_inplace.requires_grad_`` with such a flag (a parameter frozen from the start)."""
+    class _Walk(cst.CSTVisitor):
+        found = False
+
+        def visit_Assign(self, n) -> None:
+            if any(isinstance(t.target, cst.Attribute) and t.target.attr.value == "requires_grad"
+                   for t in n.targets) and not (isinstance(n.value, cst.Name) and n.value.value == "True"):
+                _Walk.found = True
+
+        def visit_Call(self, n) -> None:
+            # nn.Parameter(t, requires_grad=False) / nn.Parameter(t, False), a parameter frozen from the start, and
+            # what it became, mp_inplace.requires_grad_(ms.Parameter(t), requires_grad=False) (a buffer's
+            # ms.Parameter(t, name=..., requires_grad=False) is none)
+            if (dotted_name(n.func) or "").rsplit(".", 1)[-1] == "Parameter" and not any(
+                    a.keyword is not None and a.keyword.value == "name" for a in n.args) and any(
+                    (a.keyword is not None and a.keyword.value == "requires_grad" or a.keyword is None and i == 1)
+                    and not (isinstance(a.value, cst.Name) and a.value.value == "True") for i, a in enumerate(n.args)):
+                _Walk.found = True
+            if isinstance(n.func, cst.Attribute) and n.func.attr.value == "requires_grad_" and any(
+                    a.keyword is not None and a.keyword.value == "requires_grad"
+                    and not (isinstance(a.value, cst.Name) and a.value.value == "True") for a in n.args):
+                _Walk.found = True
+
+    node.visit(_Walk())
+    return _Walk.found
 
 
 def _frozen_receiver(call: cst.Call):

@@ -740,7 +740,8 @@ class TrainingLoopRule(Rule):
         if _makes_leaf(node.value, self.scope):
             self.leaves.update(n for t in node.targets for n in target_names(t.target))
             self._leaf_calls.update(id(c) for c in _all_calls(node.value) if _marks_leaf(c))
-        if (name := _leaf_flag(node)) is not None:
+        if (name := _leaf_flag(node)) is not None and not any(name in names for names in self._param_vars):
+            # (p.requires_grad = True in a loop over parameters unfreezes a model's parameter: it stays)
             self.leaves.add(name)
             self._leaf_flags.add(id(node))
         self._learn(node)
