@@ -420,7 +420,7 @@ class Adapter:
             return None
         if target.startswith(".") or receiver is not None:
             return None
-        return _graph_function(self.torch_name, target, params, ordered)
+        return _graph_function(f"{self.torch_name}_{self.profile}", target, params, ordered)  # one per profile
 
     def _map_sources(self, items) -> tuple[str, str | None, list[tuple[str | None, str]]]:
         """The entry's steps on argument sources: (target name, the receiver's source for a ``.method`` target of a
@@ -676,7 +676,7 @@ def _mindspore():
 _GRAPH_FUNCTIONS: dict[str, str] = {}  # file name -> source of the functions graph_function wrote
 
 
-def _graph_function(torch_name: str, target: str, params, ordered):
+def _graph_function(key: str, target: str, params, ordered):
     """The function :attr:`Adapter.graph_function` describes, compiled from generated source registered with
     ``linecache`` under a file name of its own, so MindSpore's graph parser (``inspect.getsource``) reads it."""
     import linecache
@@ -688,7 +688,7 @@ def _graph_function(torch_name: str, target: str, params, ordered):
         signature.append(p.name if p.default is None else f"{p.name}={p.default}")
     arguments = ", ".join(source if keyword is None else f"{keyword}={source}" for keyword, source in ordered)
     modules = sorted({m for m in re.findall(r"(?:mindport\.runtime|mindspore)(?:\.\w+)*", f"{target} {arguments}")})
-    name = re.sub(r"\W", "_", torch_name)
+    name = re.sub(r"\W", "_", key)
     lines = ["import mindspore", "import mindport.runtime"]
     lines += [f"import {_module_of(m)}" for m in modules if _module_of(m) not in ("mindspore", "mindport.runtime")]
     lines += ["", "", f"def {name}({', '.join(signature)}):", f"    return {target}({arguments})", ""]
@@ -698,9 +698,20 @@ def _graph_function(torch_name: str, target: str, params, ordered):
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     module = types.ModuleType(f"mindport.runtime._adapt_graph_{name}")  # MindSpore imports a function's __module__
     module.__file__ = filename
+    module.__loader__ = _SourceLoader(source)  # linecache reads it again after a clearcache()
     sys.modules[module.__name__] = module
     exec(compile(source, filename, "exec"), module.__dict__)  # noqa: S102 - the entry's own mapping, written out
     return getattr(module, name)
+
+
+class _SourceLoader:
+    """The loader of a generated module: ``get_source`` only (what linecache and inspect ask)."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+
+    def get_source(self, name: str) -> str:
+        return self.source
 
 
 def _module_of(dotted: str) -> str:
