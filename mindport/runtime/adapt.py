@@ -28,6 +28,8 @@ import ast
 import functools
 import importlib
 import re
+import sys
+import types
 from typing import Any
 
 from mindport.mappings import Entry, load_registry
@@ -362,8 +364,11 @@ class Adapter:
 
     def _graph_call(self, args, kwargs):
         """The call compiled in a graph (``self.activation = F.relu if ... else F.gelu`` then ``self.activation(x)``
-        in ``construct``): one positional argument and no keyword, mapped once in Python (:attr:`graph_form`)."""
+        in ``construct``): one positional argument and no keyword, mapped once in Python (:attr:`graph_form`); any
+        other call, through :attr:`graph_function` (torch's signature, the entry's mapping written out)."""
         if kwargs or len(args) != 1:
+            if self.graph_function is not None:
+                return self.graph_function(*args, **kwargs)
             raise TypeError("mindport: in GRAPH_MODE an adapter of a torch function takes one positional argument "
                             "and no keyword (its mapping runs in Python); call the MindSpore function instead")
         if self.graph_form is None:
@@ -393,6 +398,29 @@ class Adapter:
             except (ValueError, SyntaxError):
                 return None
         return (self.target if target == self.target_name else _resolve(target)), keywords
+
+    @functools.cached_property
+    def graph_function(self):
+        """A function with torch's signature whose body is the entry's mapping applied to its parameter names, the
+        MindSpore call the converter writes for ``F.conv2d(input, weight, bias=bias, ..., padding=padding)``:
+        ``mindport.runtime.nn_functional.conv2d(input, weight, bias=bias, ..., padding=(0 if isinstance(padding,
+        str) else padding), pad_mode=(...))``. A graph compiles it (a value-dependent choice stays a conditional
+        expression in the graph), so a torch function held as a value (PiDiNet's ``self.pdc = F.conv2d``, called as
+        ``self.pdc(x, w, b, stride, padding, dilation, groups)``) compiles with any arguments. None for an entry
+        with ``*args``/``**kwargs``, a ``.method`` target, or steps that refuse an argument known only by name."""
+        if self.entry.kind != "function" or not self.entry.signature:
+            return None
+        params = list(self.entry.signature)
+        if any(p.kind not in ("positional", "keyword_only") for p in params):
+            return None
+        items = [("", p.name, Arg(p.name, True), Extra(p.name, keyword=p.name)) for p in params]
+        try:
+            target, receiver, ordered = self._map_sources(items)
+        except (TypeError, ValueError, KeyError):
+            return None
+        if target.startswith(".") or receiver is not None:
+            return None
+        return _graph_function(f"{self.torch_name}_{self.profile}", target, params, ordered)  # one per profile
 
     def _map_sources(self, items) -> tuple[str, str | None, list[tuple[str | None, str]]]:
         """The entry's steps on argument sources: (target name, the receiver's source for a ``.method`` target of a
@@ -643,6 +671,60 @@ def _mindspore():
     import mindspore
 
     return mindspore
+
+
+_GRAPH_FUNCTIONS: dict[str, str] = {}  # file name -> source of the functions graph_function wrote
+
+
+def _graph_function(key: str, target: str, params, ordered):
+    """The function :attr:`Adapter.graph_function` describes, compiled from generated source registered with
+    ``linecache`` under a file name of its own, so MindSpore's graph parser (``inspect.getsource``) reads it."""
+    import linecache
+
+    signature = []
+    for p in params:
+        if p.kind == "keyword_only" and "*" not in signature:
+            signature.append("*")
+        signature.append(p.name if p.default is None else f"{p.name}={p.default}")
+    arguments = ", ".join(source if keyword is None else f"{keyword}={source}" for keyword, source in ordered)
+    modules = sorted({m for m in re.findall(r"(?:mindport\.runtime|mindspore)(?:\.\w+)*", f"{target} {arguments}")})
+    name = re.sub(r"\W", "_", key)
+    lines = ["import mindspore", "import mindport.runtime"]
+    lines += [f"import {_module_of(m)}" for m in modules if _module_of(m) not in ("mindspore", "mindport.runtime")]
+    lines += ["", "", f"def {name}({', '.join(signature)}):", f"    return {target}({arguments})", ""]
+    source = "\n".join(lines)
+    filename = f"{__file__[:-3]}_graph/{name}.py"  # not on disk: linecache holds it
+    _GRAPH_FUNCTIONS[filename] = source
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    module = types.ModuleType(f"mindport.runtime._adapt_graph_{name}")  # MindSpore imports a function's __module__
+    module.__file__ = filename
+    module.__loader__ = _SourceLoader(source)  # linecache reads it again after a clearcache()
+    sys.modules[module.__name__] = module
+    exec(compile(source, filename, "exec"), module.__dict__)  # noqa: S102 - the entry's own mapping, written out
+    return getattr(module, name)
+
+
+class _SourceLoader:
+    """The loader of a generated module: ``get_source`` only (what linecache and inspect ask)."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+
+    def get_source(self, name: str) -> str:
+        return self.source
+
+
+def _module_of(dotted: str) -> str:
+    """The longest importable module of a dotted name (``mindport.runtime.nn_functional.conv2d`` ->
+    ``mindport.runtime.nn_functional``)."""
+    parts = dotted.split(".")
+    for i in range(len(parts), 0, -1):
+        try:
+            importlib.import_module(".".join(parts[:i]))
+        except ImportError:
+            continue
+        return ".".join(parts[:i])
+    return parts[0]
 
 
 @functools.lru_cache(maxsize=None)

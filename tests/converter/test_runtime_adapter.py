@@ -296,3 +296,66 @@ def test_a_function_adapter_in_a_graph_says_what_it_cannot_map(tmp_path, monkeyp
         ms.jit(relu_keyword)(x)
     with pytest.raises(TypeError, match="mindport: this torch function"):
         ms.jit(softmin_no_dim)(x)
+
+
+FUNCTION_VALUES = textwrap.dedent('''\
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+
+    def create_conv_func(op_type):
+        if op_type == "cv":
+            return F.conv2d
+        if op_type == "cd":
+            def func(x, weights, bias=None, stride=1, padding=0, dilation=1, groups=1):
+                return F.conv2d(x, weights, bias, stride, padding, dilation, groups) - x.mean()
+            return func
+        raise ValueError(op_type)
+
+
+    def create_resize(kind):
+        return F.interpolate if kind == "interp" else F.avg_pool2d
+
+
+    class PixelDiff(nn.Module):  # PiDiNet keeps its convolution this way: self.pdc(input, self.weight, ...)
+        def __init__(self, op_type="cv"):
+            super().__init__()
+            self.pdc = create_conv_func(op_type)
+            self.resize = create_resize("interp")
+            self.weight = nn.Parameter(torch.randn(4, 3, 3, 3))
+            self.bias = nn.Parameter(torch.randn(4))
+            self.stride, self.padding, self.dilation, self.groups = 1, 1, 1, 1
+
+        def forward(self, x):
+            a = self.pdc(x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+            b = self.pdc(x, self.weight, padding="same", dilation=2)
+            c = self.resize(a + b, size=(5, 7), mode="bilinear", align_corners=False)
+            return c, self.resize(b, scale_factor=2)
+''')
+
+
+@pytest.mark.parametrize("op_type", ["cv", "cd"])
+def test_a_function_adapter_with_torch_arguments_compiles_in_graph_mode(tmp_path, monkeypatch, op_type):
+    """A torch function held as a value and called with several arguments and keywords in forward (PiDiNet's
+    ``self.pdc = F.conv2d`` ... ``self.pdc(input, self.weight, self.bias, self.stride, self.padding, ...)``, batch
+    13): in a graph the adapter calls its entry's mapping written out as a function with torch's signature
+    (``Adapter.graph_function``), which compiles, and matches torch in PyNative and GRAPH_MODE."""
+    monkeypatch.chdir(tmp_path)
+    code = convert_source(FUNCTION_VALUES).code
+    assert 'mp_adapt.api("torch.nn.functional.conv2d")' in code, code
+    torch.manual_seed(0)
+    t_mod, m_mod = _load(FUNCTION_VALUES, tmp_path, "torch_pdc"), _load(code, tmp_path, f"ms_pdc_{op_type}")
+    t_net, m_net = t_mod.PixelDiff(op_type), m_mod.PixelDiff(op_type)
+    transfer_weights(t_net.state_dict(), m_net)
+    x = np.random.default_rng(3).standard_normal((2, 3, 6, 6)).astype(np.float32)
+    with torch.no_grad():
+        expected = [t.numpy() for t in t_net(torch.tensor(x))]
+    for mode in (ms.PYNATIVE_MODE, ms.GRAPH_MODE):
+        ms.set_context(mode=mode)
+        try:
+            got = [t.asnumpy() for t in m_net(ms.Tensor(x))]
+        finally:
+            ms.set_context(mode=ms.PYNATIVE_MODE)
+        for g, e in zip(got, expected):
+            np.testing.assert_allclose(g, e, rtol=1e-4, atol=1e-5)

@@ -28,6 +28,7 @@ from mindport.migrator.rules.legacy_names import LegacyNameTransform
 from mindport.migrator.rules.lambda_values import LambdaValueTransform
 from mindport.migrator.rules.list_extend import ListExtendTransform
 from mindport.migrator.rules.local_del import LocalDelTransform
+from mindport.migrator.rules.loop_else import LoopElseTransform
 from mindport.migrator.rules.list_pop import ListPopTransform
 from mindport.migrator.rules.list_sort import ListSortTransform
 from mindport.migrator.rules.set_keys import SetKeysTransform
@@ -91,6 +92,7 @@ RULES = (
     LocalsDictTransform,          # locals() in a model method -> {"name": name, ...} bound by then (GRAPH_MODE: {})
     ComprehensionForsTransform,   # [f(a, b) for a in xs for b in ys] -> sum([[...] for a in xs], []) (GRAPH_MODE)
     TryReraiseTransform,          # try: body / except E as e: print(...); raise e -> body (GRAPH_MODE has no try)
+    LoopElseTransform,            # for/while ... else in a model method -> a no-break flag and if (GRAPH_MODE refuses)
     LocalDelTransform,            # del query, key in a model method -> dropped (GRAPH_MODE has no del)
     LambdaValueTransform,         # G(act=lambda x: x) while building -> _mp_lambda = lambda x: x first (GRAPH_MODE)
     PartialCallTransform,         # k = partial(f, a=1); k(x) -> f(x, a=1) (GRAPH_MODE merges such calls)
@@ -108,6 +110,7 @@ RULES = (
 _TAKE_MODULE_CLASSES = (ModuleClassTransform, BranchBindingTransform, ListPopTransform, ListExtendTransform,
                         ListSortTransform, SetKeysTransform, LocalsDictTransform, SizeTupleTransform,
                         ComprehensionForsTransform, TryReraiseTransform, PartialAttributeTransform, LocalDelTransform,
+                        LoopElseTransform,
                         DictUpdateTransform, ModuleMethodTransform, LambdaValueTransform)  # they act in model classes
 
 
