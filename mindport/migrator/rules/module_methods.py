@@ -405,20 +405,14 @@ class ModuleMethodTransform(Rule):
 
     def visit_Module(self, node) -> None:
         self._file_classes = {c.name.value for c in node.body if isinstance(c, cst.ClassDef)}
-        # receivers the file freezes as a whole (x.requires_grad_(False), or the runtime call it became)
-        # (by the last name: self.ema_model in the class, ema.ema_model outside it)
-        self._frozen = {(dotted_name(_frozen_receiver(c)) or "").rsplit(".", 1)[-1] for c in walk_calls(node)
-                        if _frozen_receiver(c) is not None}
-        self._frozen.discard("")
+        calls = walk_calls(node)
         # a file that freezes any parameter (p.requires_grad = False, x.requires_grad_(False), a frozen-from-start
         # nn.Parameter) lists frozen ones where torch does: every parameters() there goes through the runtime
-        self._freezes = bool(self._frozen) or _freezes_any(node)
+        self._freezes = _freezes_any(node, calls)
         # parameters() handed to an optimizer (torch.optim.SGD(model.parameters()), param groups, filter(...)) stays
         # trainable_params(): torch's step skips a frozen parameter (its grad is None), MindSpore's would decay it
-        self._optimized = {id(c) for call in walk_calls(node)
-                           if (self.ctx.module_scope.resolve_torch(call.func) or "").startswith("torch.optim.")
-                           and ".lr_scheduler." not in (self.ctx.module_scope.resolve_torch(call.func) or "")
-                           for c in walk_calls(call) if c is not call}
+        optimizers = [call for call in calls if _is_optimizer(self.ctx.module_scope.resolve_torch(call.func) or "")]
+        self._optimized = {id(c) for call in optimizers for c in walk_calls(call) if c is not call}
         # a class of the file with a forward method that is no nn.Module: x.forward(...) may be one of its objects
         self._plain_forward = any(
             any(isinstance(b, cst.FunctionDef) and b.name.value == "forward" for b in c.body.body)
@@ -619,45 +613,60 @@ def _is_next_of_parameters(node: cst.Call) -> bool:
             and inner.func.attr.value == "parameters")
 
 
-def walk_calls(node):
-    """Every call in ``node``."""
+def walk_calls(node) -> list[cst.Call]:
+    """Every call in ``node``, in source order (a read-only walk: nothing is rebuilt)."""
     found = []
 
     class _Calls(cst.CSTVisitor):
         def visit_Call(self, call) -> None:
             found.append(call)
 
-    node.visit(_Calls())
+    walk(node, _Calls())
     return found
 
 
-def _freezes_any(node) -> bool:
-    """Does the file set a ``requires_grad`` to anything but True (``p.requires_grad = False``, ``= flag``), or make
-    an ``nn.Parameter``/``mp_inplace.requires_grad_`` with such a flag (a parameter frozen from the start)."""
-    class _Walk(cst.CSTVisitor):
+def _is_optimizer(torch_name: str) -> bool:
+    """A torch.optim optimizer's constructor (a scheduler takes no parameters)."""
+    return torch_name.startswith("torch.optim.") and ".lr_scheduler." not in torch_name
+
+
+def _not_true(value: cst.BaseExpression) -> bool:
+    return not (isinstance(value, cst.Name) and value.value == "True")
+
+
+def _freezes_any(node, calls: list[cst.Call]) -> bool:
+    """Does the file (``node``, whose calls are ``calls``) freeze a parameter: set a ``requires_grad`` to anything but
+    True (``p.requires_grad = False``, ``= flag``), call ``x.requires_grad_(False)`` (or the runtime call it became,
+    ``mp_inplace.requires_grad_(x, requires_grad=False)``), or make an ``nn.Parameter`` with such a flag (a parameter
+    frozen from the start)."""
+    for call in calls:
+        receiver = _frozen_receiver(call)
+        if receiver is not None and dotted_name(receiver):
+            return True
+        # nn.Parameter(t, requires_grad=False) / nn.Parameter(t, False), a parameter frozen from the start, and what
+        # it became, mp_inplace.requires_grad_(ms.Parameter(t), requires_grad=False) (a buffer's
+        # ms.Parameter(t, name=..., requires_grad=False) is none)
+        if (dotted_name(call.func) or "").rsplit(".", 1)[-1] == "Parameter" and not any(
+                a.keyword is not None and a.keyword.value == "name" for a in call.args) and any(
+                (a.keyword is not None and a.keyword.value == "requires_grad" or a.keyword is None and i == 1)
+                and _not_true(a.value) for i, a in enumerate(call.args)):
+            return True
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value == "requires_grad_" and any(
+                a.keyword is not None and a.keyword.value == "requires_grad" and _not_true(a.value)
+                for a in call.args):
+            return True
+
+    class _Assigns(cst.CSTVisitor):
         found = False
 
         def visit_Assign(self, n) -> None:
             if any(isinstance(t.target, cst.Attribute) and t.target.attr.value == "requires_grad"
-                   for t in n.targets) and not (isinstance(n.value, cst.Name) and n.value.value == "True"):
-                _Walk.found = True
+                   for t in n.targets) and _not_true(n.value):
+                self.found = True
 
-        def visit_Call(self, n) -> None:
-            # nn.Parameter(t, requires_grad=False) / nn.Parameter(t, False), a parameter frozen from the start, and
-            # what it became, mp_inplace.requires_grad_(ms.Parameter(t), requires_grad=False) (a buffer's
-            # ms.Parameter(t, name=..., requires_grad=False) is none)
-            if (dotted_name(n.func) or "").rsplit(".", 1)[-1] == "Parameter" and not any(
-                    a.keyword is not None and a.keyword.value == "name" for a in n.args) and any(
-                    (a.keyword is not None and a.keyword.value == "requires_grad" or a.keyword is None and i == 1)
-                    and not (isinstance(a.value, cst.Name) and a.value.value == "True") for i, a in enumerate(n.args)):
-                _Walk.found = True
-            if isinstance(n.func, cst.Attribute) and n.func.attr.value == "requires_grad_" and any(
-                    a.keyword is not None and a.keyword.value == "requires_grad"
-                    and not (isinstance(a.value, cst.Name) and a.value.value == "True") for a in n.args):
-                _Walk.found = True
-
-    node.visit(_Walk())
-    return _Walk.found
+    assigns = _Assigns()
+    walk(node, assigns)
+    return assigns.found
 
 
 def _frozen_receiver(call: cst.Call):
