@@ -9,7 +9,7 @@ import libcst as cst
 from mindport.migrator.context import IMPORT_STYLE
 from mindport.migrator.native_facts import unbatched_handling
 from mindport.migrator.scopes import dotted_name
-from mindport.migrator.walk import parse_expression, parse_statement, transform
+from mindport.migrator.walk import parse_expression, parse_statement, transform, walk
 from mindport.names import Scope, is_torch, package_nature, torch_package
 
 
@@ -360,6 +360,23 @@ def finalize_runtime(module: cst.Module, rules, converted: bool = True) -> cst.M
     return module.with_changes(body=body)
 
 
+def _names_in(statements, strings: bool = False) -> set[str]:
+    """Every name the statements hold (read-only walk), and with ``strings`` every string literal's text too."""
+    found: set[str] = set()
+
+    class _Names(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            found.add(node.value)
+
+        def visit_SimpleString(self, node: cst.SimpleString) -> None:
+            if strings:
+                found.add(node.value.strip("'\""))
+
+    for stmt in statements:
+        walk(stmt, _Names())
+    return found
+
+
 def _reads_einops(module: cst.Module, rules) -> bool:
     """Does anything take a name the file's top-level einops imports bind: a read in the file (the imports aside), a
     name ``__all__`` lists, or one other files of the project import from it (``Options.imported_names``)? vit-
@@ -388,18 +405,7 @@ def _reads_einops(module: cst.Module, rules) -> bool:
     if not bound or bound & imported:
         return bool(bound)
 
-    used: set[str] = set()
-
-    class _Names(cst.CSTVisitor):
-        def visit_Name(self, node: cst.Name) -> None:
-            used.add(node.value)
-
-        def visit_SimpleString(self, node: cst.SimpleString) -> None:  # __all__ = ["repeat"]
-            used.add(node.value.strip("'\""))
-
-    for stmt in rest:
-        stmt.visit(_Names())
-    return bool(bound & used)
+    return bool(bound & _names_in(rest, strings=True))  # strings: __all__ = ["repeat"]
 
 
 def _drop_written_out_einops(module: cst.Module, rules) -> tuple[cst.Module, bool]:
@@ -427,15 +433,7 @@ def _drop_written_out_einops(module: cst.Module, rules) -> tuple[cst.Module, boo
             return (mod == "einops" or mod.startswith("einops.")) and not isinstance(imp.names, cst.ImportStar)
         return isinstance(imp, cst.Import)
 
-    used: set[str] = set()
-
-    class _Names(cst.CSTVisitor):
-        def visit_Name(self, node: cst.Name) -> None:
-            used.add(node.value)
-
-    for stmt in module.body:
-        if not einops_import(stmt):
-            stmt.visit(_Names())
+    used = _names_in([stmt for stmt in module.body if not einops_import(stmt)])
     body, dropped = [], False
     for stmt in module.body:
         if not einops_import(stmt):
