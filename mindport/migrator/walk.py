@@ -99,6 +99,17 @@ def transform(node: cst.CSTNode, transformer: cst.CSTTransformer):
     return transformer.on_leave(node, updated)
 
 
+
+def replace_nodes(node: cst.CSTNode, replacements: dict[int, cst.CSTNode]):
+    """``node`` with each node whose ``id`` is a key of ``replacements`` (that very object) replaced by its value,
+    through :func:`transform`: only the nodes on the way to a replaced one are rebuilt."""
+
+    class _Replace(cst.CSTTransformer):
+        def on_leave(self, original_node, updated_node):
+            return replacements.get(id(original_node), updated_node)
+
+    return transform(node, _Replace())
+
 def _single(parent: cst.CSTNode, name: str, new):
     """A replaced single child: removal means ``None`` or ``MaybeSentinel.DEFAULT`` where the field allows it."""
     if isinstance(new, cst.RemovalSentinel):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from mindport.migrator.rules.base import Example, Rule, forward_methods
-from mindport.migrator.walk import walk
+from mindport.migrator.walk import replace_nodes, walk
 
 _NAME = "_mp_lambda"
 _OWN_SCOPE = (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp, cst.FunctionDef, cst.ClassDef)
@@ -161,9 +161,9 @@ class LambdaValueTransform(Rule):
         lines, names = [], {}
         for i, node in enumerate(found):
             name = _NAME if i == 0 else f"{_NAME}_{i + 1}"
-            names[id(node)] = name
+            names[id(node)] = cst.Name(name)
             lines.append(cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(name))], node)]))
-        line = updated_node.visit(_Replace(names))
+        line = replace_nodes(updated_node, names)
         self.ctx.converted_sites += len(found)
         lines[0] = lines[0].with_changes(leading_lines=updated_node.leading_lines)
         return cst.FlattenSentinel([*lines, line.with_changes(leading_lines=[])])
@@ -188,12 +188,3 @@ def _lambda_values(stmt: cst.CSTNode, found: list, calls: bool = True) -> None:
 
     walk(stmt, Visitor())
 
-
-class _Replace(cst.CSTTransformer):
-    def __init__(self, names: dict[int, str]) -> None:
-        super().__init__()
-        self._names = names
-
-    def leave_Lambda(self, original_node, updated_node):
-        name = self._names.get(id(original_node))
-        return cst.Name(name) if name else updated_node

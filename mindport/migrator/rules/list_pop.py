@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from mindport.migrator.rules.base import Example, Rule, forward_methods
-from mindport.migrator.walk import parse_expression, parse_statement, walk
+from mindport.migrator.walk import parse_expression, parse_statement, replace_nodes, walk
 
 _TEMP = "_mp_popped"
 _NESTED = (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp, cst.IfExp, cst.BooleanOperation)
@@ -115,7 +115,7 @@ class ListPopTransform(OwnListRule):
         elif isinstance(stmt, cst.Assign) and stmt.value is call:
             lines = [updated_node.with_changes(body=[stmt.with_changes(value=read)]), shorter]
         else:
-            line = updated_node.with_changes(body=[stmt.visit(_Replace(call, cst.Name(_TEMP)))])
+            line = updated_node.with_changes(body=[replace_nodes(stmt, {id(call): cst.Name(_TEMP)})])
             lines = [cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(_TEMP))], read)]), shorter, line]
         lines = [ln.with_changes(leading_lines=updated_node.leading_lines if i == 0 else []) for i, ln in
                  enumerate(lines)]
@@ -209,11 +209,3 @@ def _count_name(stmt: cst.CSTNode, name: str) -> int:
     walk(stmt, Visitor())
     return len(count)
 
-
-class _Replace(cst.CSTTransformer):
-    def __init__(self, old: cst.CSTNode, new: cst.CSTNode) -> None:
-        super().__init__()
-        self.old, self.new = old, new
-
-    def on_leave(self, original_node, updated_node):
-        return self.new if original_node is self.old else updated_node

@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from mindport.migrator.rules.base import Example, GraphMethodRule
-from mindport.migrator.walk import walk
+from mindport.migrator.walk import replace_nodes, walk
 
 _TEMP = "_mp_items"
 _BUILT = (cst.Tuple, cst.List, cst.Set, cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.SimpleString)
@@ -91,9 +91,9 @@ class SetKeysTransform(GraphMethodRule):
             name = _TEMP if number == 0 else f"{_TEMP}{number + 1}"
             lines.append(cst.SimpleStatementLine([cst.Assign(
                 [cst.AssignTarget(cst.Name(name))], cst.Call(cst.Name("tuple"), [cst.Arg(call.args[0].value)]))]))
-            replace[call] = call.with_changes(args=[call.args[0].with_changes(value=cst.Name(name))])
+            replace[id(call)] = call.with_changes(args=[call.args[0].with_changes(value=cst.Name(name))])
         lines[0] = lines[0].with_changes(leading_lines=statement.leading_lines)
-        statement = statement.with_changes(leading_lines=[]).visit(_Replace(replace))
+        statement = replace_nodes(statement.with_changes(leading_lines=[]), replace)
         self.ctx.converted_sites += len(calls)
         return cst.FlattenSentinel([*lines, statement])
 
@@ -123,11 +123,3 @@ def _set_calls(node: cst.CSTNode, scope) -> list[cst.Call]:
     walk(node, Visitor())
     return found
 
-
-class _Replace(cst.CSTTransformer):
-    def __init__(self, mapping: dict) -> None:
-        super().__init__()
-        self.mapping = mapping
-
-    def on_leave(self, original_node, updated_node):
-        return self.mapping.get(original_node, updated_node)
