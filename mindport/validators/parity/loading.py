@@ -24,6 +24,7 @@ each time, so that the torch project and its converted copy never share a module
 """
 from __future__ import annotations
 
+import importlib.machinery
 import importlib.util
 import os
 import re
@@ -228,6 +229,7 @@ class ModelRef:
     search_path: Path  # goes first on sys.path
     file: Path | None = None
     package_dir: Path | None = None  # the file's package folder (last on sys.path: sibling-style imports)
+    root_package: str = ""  # the search path is itself a package of this name (``_root_package``)
 
     @property
     def where(self) -> str:
@@ -265,7 +267,7 @@ def resolve_model_ref(text: str, root=None) -> ModelRef:
     base = base.resolve()
     for candidate in (base.joinpath(*parts).with_suffix(".py"), base.joinpath(*parts, "__init__.py")):
         if candidate.is_file():
-            return ModelRef(text, name, target, base, candidate)
+            return _rooted(ModelRef(text, name, target, base, candidate))
     raise InputError(f"model reference {text!r}: no module {target} under {base} (pass --root, the folder that "
                      f"holds {parts[0]}/)")
 
@@ -280,7 +282,85 @@ def _file_ref(text: str, path: Path, name: str) -> ModelRef:
         if path.name == "__init__.py":
             raise InputError(f"model reference {text!r}: {path.parent.name} is not an importable package name")
         return ModelRef(text, name, "", path.parent, path)
-    return ModelRef(text, name, ".".join(parts), folder, path, path.parent)
+    return _rooted(ModelRef(text, name, ".".join(parts), folder, path, path.parent))
+
+
+def _rooted(ref: ModelRef) -> ModelRef:
+    """``ref`` with its search path as a package of its own when the files of its top package reach one level above
+    it with a relative import (zijundeng/pytorch-semantic-segmentation's ``models/fcn8s.py``: ``from ..utils import
+    get_upsampling_weight``, ``models/__init__.py`` importing every model; the repository root has no ``__init__.py``
+    and is meant to be cloned into a project as a package). Imported as ``models.fcn8s``: "attempted relative import
+    beyond top-level package". Then the module is ``<root>.models.fcn8s``, ``<root>`` a package over the search path
+    (``_root_package``), and ``..utils`` is the root's ``utils``. The same reference otherwise."""
+    top = ref.module.split(".")[0]
+    if not _reaches_above(str(ref.search_path), top):
+        return ref
+    alias = _root_alias(ref.search_path)
+    return ModelRef(ref.text, ref.name, f"{alias}.{ref.module}", ref.search_path, ref.file, ref.package_dir, alias)
+
+
+_ABOVE: dict[tuple[str, str], bool] = {}
+_RELATIVE = re.compile(r"^[ \t]*from[ \t]+(\.{2,})", re.M)
+
+
+def _reaches_above(root: str, top: str) -> bool:
+    """Does a file of the package (or namespace folder) ``root/top`` import relatively from one level above ``root``
+    (``from ..x`` in ``top/a.py``, ``from ...x`` in ``top/sub/b.py``)? A relative import of level L in a module whose
+    package has n parts needs L <= n; L == n + 1 reaches the root as a package. Read as text (cheap), once per
+    folder."""
+    key = (root, top)
+    if key not in _ABOVE:
+        found = False
+        folder = Path(root) / top
+        if folder.is_dir():
+            for count, path in enumerate(folder.rglob("*.py")):
+                if count > 2000:
+                    break
+                try:
+                    text = path.read_text(encoding="utf-8", errors="replace")
+                except OSError:
+                    continue
+                depth = len(path.relative_to(root).parts) - 1  # the parts of the module's package
+                if any(len(m.group(1)) == depth + 1 for m in _RELATIVE.finditer(text)):
+                    found = True
+                    break
+        _ABOVE[key] = found
+    return _ABOVE[key]
+
+
+def _root_alias(root: Path) -> str:
+    """The package name a root meant as a package is imported under: its folder's name as an identifier, made
+    unique against every module this process has or could import (a root named ``torch`` must not replace it)."""
+    import keyword
+
+    name = re.sub(r"\W", "_", Path(root).name) or "root"
+    if name[0].isdigit() or keyword.iskeyword(name):
+        name = "_" + name
+    while True:
+        held = sys.modules.get(name)
+        if held is not None:
+            if list(getattr(held, "__path__", None) or []) == [str(root)]:
+                return name
+        else:
+            try:
+                free = importlib.util.find_spec(name) is None
+            except (ImportError, ValueError):
+                free = False
+            if free:
+                return name
+        name = "_" + name
+
+
+def _root_package(ref: ModelRef) -> None:
+    """Make ``ref.root_package`` the package whose one folder is the search path (the root's own files and folders
+    are its modules), unless it is that already (a package of another root by that name is forgotten first)."""
+    held = sys.modules.get(ref.root_package)
+    if held is not None and list(getattr(held, "__path__", None) or []) == [str(ref.search_path)]:
+        return
+    _forget_package(ref.root_package)
+    spec = importlib.machinery.ModuleSpec(ref.root_package, None, is_package=True)
+    spec.submodule_search_locations = [str(ref.search_path)]
+    sys.modules[ref.root_package] = importlib.util.module_from_spec(spec)
 
 
 def _same_file(module, path: Path | None) -> bool:
@@ -305,6 +385,17 @@ def import_ref(ref: ModelRef, isolated: bool = False):
     if not ref.module:
         return import_file(ref.file, keep=isolated)
     top = ref.module.split(".")[0]
+    if ref.root_package:  # the search path is a package itself (``_rooted``)
+        if ref.module in sys.modules and not _same_file(sys.modules[ref.module], ref.file):
+            _forget_package(top)
+        _root_package(ref)
+        if isolated:
+            _add_path(str(ref.search_path), first=True)
+            return _import_module(ref)
+        try:
+            return _import_module(ref)
+        finally:
+            _forget_package(top)
     if isolated:
         held = sys.modules.get(top)
         if held is not None and ref.module not in sys.modules and _other_tree(held, ref.search_path / top):

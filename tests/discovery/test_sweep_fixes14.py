@@ -1,0 +1,60 @@
+"""Fixes from the discovery sweep's fourteenth pass (issue 29, manifest rows 145-187): a repository root meant as a
+package."""
+from __future__ import annotations
+
+ROOT_AS_PACKAGE = {
+    "models/__init__.py": "from .segnet import *\n",
+    "models/segnet.py": '''
+import torch
+import torch.nn as nn
+
+from ..helpers import bilinear_kernel
+
+
+class TinySeg(nn.Module):
+    def __init__(self, num_classes=3):
+        super().__init__()
+        self.conv = nn.Conv2d(3, num_classes, 3, padding=1)
+        self.up = nn.ConvTranspose2d(num_classes, num_classes, 4, stride=2, padding=1, bias=False)
+        self.up.weight.data.copy_(bilinear_kernel(num_classes, num_classes, 4))
+
+    def forward(self, x):
+        return self.up(torch.relu(self.conv(x)))
+''',
+    "helpers/__init__.py": "from .kernels import *\n",
+    "helpers/kernels.py": '''
+import numpy as np
+import torch
+
+
+def bilinear_kernel(in_channels, out_channels, size):
+    factor = (size + 1) // 2
+    center = factor - 1 if size % 2 == 1 else factor - 0.5
+    og = np.ogrid[:size, :size]
+    filt = (1 - abs(og[0] - center) / factor) * (1 - abs(og[1] - center) / factor)
+    weight = np.zeros((in_channels, out_channels, size, size), dtype=np.float64)
+    weight[range(in_channels), range(out_channels), :, :] = filt
+    return torch.from_numpy(weight).float()
+''',
+    "train.py": "from models import TinySeg\n\nnet = None\n",
+}
+
+
+def test_a_repository_root_meant_as_a_package_is_imported_as_one(tmp_path):
+    """zijundeng/pytorch-semantic-segmentation's ``models/fcn8s.py`` (``models/__init__.py`` imports every model)
+    does ``from ..utils import get_upsampling_weight``; the repository root has no ``__init__.py`` and is meant to be
+    a package (cloned into a project that imports it by its folder name). Imported as ``models.fcn8s`` from the root:
+    "attempted relative import beyond top-level package", 5 of 5 not built. The root is now a package of its own
+    (under its folder's name) for the builder and both proof sides: built, converted and proven against torch."""
+    from mindport.discovery.prove import ProveSettings, prove_models
+    from mindport.migrator.repo import convert_path
+
+    src, out = tmp_path / "src", tmp_path / "out"
+    for rel, text in ROOT_AS_PACKAGE.items():
+        (src / rel).parent.mkdir(parents=True, exist_ok=True)
+        (src / rel).write_text(text)
+    convert_path(src, out, jobs=1, force=True)
+    models, _ = prove_models(src, out, pattern="models/segnet.py:*", cache=False,
+                             settings=ProveSettings(stub_missing=True))
+    (model,) = models
+    assert model["status"] == "proven", model
