@@ -268,11 +268,11 @@ def used_value(param: dict, size: int = 16, repository_defaults: bool = True) ->
 
 
 def _mapping(attrs: dict, namespace: bool, size: int, repository_defaults: bool) -> str:
-    from mindport.discovery.scan import FLAG_KEY, GET_KEY, NONE_KEY, SEQUENCE_KEY
+    from mindport.discovery.scan import FLAG_KEY, GET_KEY, IN_KEY, NONE_KEY, SEQUENCE_KEY
 
     items = []
     for key, default in attrs.items():
-        if key in ("[]", GET_KEY):  # scan.py's marks of a mapping inside, of a read with .get
+        if key in ("[]", GET_KEY, IN_KEY):  # scan.py's marks of a mapping inside, of a read with .get, of an ``in`` test
             continue
         if isinstance(default, dict):
             value = _mapping(default, "[]" not in default, size, repository_defaults)
@@ -299,6 +299,9 @@ def _mapping(attrs: dict, namespace: bool, size: int, repository_defaults: bool)
             return ("type('AttrDict', (__import__('types').SimpleNamespace,), {'get': lambda self, k, d=None: "
                     "getattr(self, k, d), '__getitem__': lambda self, k: getattr(self, k)})("
                     + ", ".join(f"{k}={v}" for k, v in items) + ")")
+        if IN_KEY in attrs:  # tested with ``'dropout' not in args`` (RAFT): the argparse Namespace such an ``args`` is,
+            # whose ``in`` asks for the attribute (SimpleNamespace: "argument of type ... is not iterable")
+            return "__import__('argparse').Namespace(" + ", ".join(f"{k}={v}" for k, v in items) + ")"
         return "__import__('types').SimpleNamespace(" + ", ".join(f"{k}={v}" for k, v in items) + ")"
     return "{" + ", ".join(f"{k!r}: {v}" for k, v in items) + "}"
 

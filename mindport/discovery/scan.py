@@ -253,6 +253,10 @@ def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str]) 
                     uses[which(count)].add("number")  # if num_branches != len(num_blocks)
                     uses[which(other.args[0])].add("sequence")
                     required[which(count)].len_of = which(other.args[0])
+        elif isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.In, ast.NotIn)) \
+                and isinstance(node.left, ast.Constant) and isinstance(node.left.value, str) \
+                and which(node.comparators[0]) is not None:
+            attrs[which(node.comparators[0])][IN_KEY] = None  # if 'dropout' not in self.args: argparse's Namespace
         elif isinstance(node, ast.Subscript) and which(node.value) is not None:
             index = _int_const(node.slice)
             bound = (index + 1 if index >= 0 else -index) if index is not None else 0
@@ -410,6 +414,8 @@ SEQUENCE_KEY = "<sequence>"  # a mapping key's (or namespace attribute's) value 
 FLAG_KEY = "<flag>"  # ... that the class only tests for truth (``if args.cuda:``)
 GET_KEY = "<get>"  # a key of ``attrs``: the class reads the parameter with ``.get`` (BigVGAN's ``h.get("x")`` beside
 # ``h.snake_logscale``: an AttrDict), never a key the class reads
+IN_KEY = "<in>"  # a key of ``attrs``: the class tests a name's presence with ``in`` (princeton-vl/RAFT's ``if 'dropout'
+# not in self.args``: argparse's Namespace has ``__contains__``, SimpleNamespace does not), never a key the class reads
 NONE_KEY = "<none>"  # ... that the class tests against None (``if config.embedding_pretrained is not None:``)
 
 

@@ -58,3 +58,42 @@ def test_a_repository_root_meant_as_a_package_is_imported_as_one(tmp_path):
                              settings=ProveSettings(stub_missing=True))
     (model,) = models
     assert model["status"] == "proven", model
+
+
+ARGS_TESTED_WITH_IN = '''
+import torch
+import torch.nn as nn
+
+
+class FlowHead(nn.Module):
+    def __init__(self, args):
+        super().__init__()
+        self.args = args
+        if 'dropout' not in self.args:
+            self.args.dropout = 0
+        self.hidden = args.hidden_dim
+        self.conv = nn.Conv2d(3, self.hidden, 3, padding=1)
+        self.drop = nn.Dropout(self.args.dropout)
+        self.out = nn.Conv2d(self.hidden, 2, 1)
+
+    def forward(self, x):
+        return self.out(self.drop(torch.relu(self.conv(x))))
+'''
+
+
+def test_a_namespace_tested_with_in_is_an_argparse_namespace(tmp_path):
+    """princeton-vl/RAFT's ``RAFT(args)`` asks ``if 'dropout' not in self.args`` (an argparse Namespace has
+    ``__contains__``); the builder handed a SimpleNamespace: "argument of type 'types.SimpleNamespace' is not
+    iterable" in every attempt. scan marks the ``in`` test, the builder gives an argparse Namespace: built, converted
+    and proven against torch."""
+    from mindport.discovery.prove import prove_models
+    from mindport.migrator.repo import convert_path
+
+    src, out = tmp_path / "src", tmp_path / "out"
+    src.mkdir()
+    (src / "flow.py").write_text(ARGS_TESTED_WITH_IN)
+    convert_path(src, out, jobs=1, force=True)
+    models, _ = prove_models(src, out, pattern="flow.py:*", cache=False)
+    (model,) = models
+    assert model["status"] == "proven", model
+    assert "argparse" in model["ctor"], model["ctor"]
