@@ -2682,8 +2682,11 @@ class _BatchFlow:
         return BATCH_ONLY.get(self.kinds.get(_self_attribute(call.func) or "", "")) == rank
 
     def forward(self, expr, rank: int, function, seen: frozenset[str] = frozenset()) -> bool:
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Lambda):
+            body = expr.func.body  # (lambda t, h: ops.transpose(ops.reshape(t, ...), (0, 3, 1, 2)))(x, h)
+            return isinstance(body, cst.Call) and (_permutes(body, rank) or self._ranked(body, rank))
         if isinstance(expr, cst.Call) and expr.args and not expr.args[0].star:
-            if self._batch_only(expr, rank) or self._ranked(expr, rank):
+            if self._batch_only(expr, rank) or self._ranked(expr, rank) or _permutes(expr, rank):
                 return True
             if any(self.forward(e.value, rank, function, seen) for e in _concatenated(expr)):
                 return True  # ops.cat of a batch: torch joins tensors of one rank only
@@ -2850,7 +2853,7 @@ class _BatchFlow:
                 return False
             needs = (self.own.needs_batch(self.cls, _self_attribute(call.func), rank)
                      if self._own_kind(call) is not None else "")
-            if self._batch_only(call, rank) or needs == "needs":
+            if self._batch_only(call, rank) or needs == "needs" or _permutes(call, rank):
                 return self._unconditional(call)
             return (needs == "identity" or self._keeps(call, rank)) and self.onward(call, rank, depth + 1)
         if isinstance(parent, cst.BinaryOperation):
@@ -2932,6 +2935,18 @@ class _BatchFlow:
             if _between_batch_only(kinds, index, rank) or (before and self.uses_batched(attr, rank)):
                 shown.add(id(member))
         return shown
+
+
+def _permutes(call: cst.Call, rank: int) -> bool:
+    """``ops.transpose(x, (0, 2, 3, 1))`` with a literal permutation of ``rank`` integers: it raises on any other rank,
+    as the torch code it comes from does (``x.permute(0, 2, 3, 1)``, an einops pattern of that many axes)."""
+    func = call.func
+    if not (isinstance(func, cst.Attribute) and func.attr.value == "transpose" and isinstance(func.value, cst.Name)
+            and func.value.value == "ops" and len(call.args) == 2 and not any(a.star or a.keyword for a in call.args)):
+        return False
+    perm = call.args[1].value
+    return (isinstance(perm, (cst.Tuple, cst.List)) and len(perm.elements) == rank
+            and all(isinstance(e, cst.Element) and isinstance(e.value, cst.Integer) for e in perm.elements))
 
 
 def _keeps_rank(kind, rank: int) -> bool:
