@@ -57,7 +57,7 @@ POOL = """
 
 NATIVE = {
     "Unfold then an einops layer taking three axes (PiT)": PATCHES,
-    "Unfold by position, then a Reduce taking three axes": PATCHES.replace(
+    "Unfold with torch's four arguments by position": PATCHES.replace(
         "nn.Unfold(kernel_size=p, stride=p // 2), Rearrange('b c n -> b n c'),\n                                       nn.Linear(dim, dim)",
         "nn.Unfold(p, 1, 0, p // 2), Rearrange('b c n -> b n c'), nn.Linear(dim, dim)"),
     "a conv between two einops patterns of four axes (PiT's Pool)": POOL,
