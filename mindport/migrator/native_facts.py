@@ -2560,7 +2560,81 @@ def unbatched_handling(module: cst.Module) -> bool:
                     shown.add(id(assign.value))
             elif kind == "SequentialCell":
                 shown |= flow.sequence_shown(attr, assign.value)
+    shown |= _returned_sequences_shown(module, layer, parents)
     return any(id(call) not in shown for call in builds)
+
+
+def _called_whole(module: cst.Module, parents: dict[int, cst.CSTNode], attr: str) -> bool:
+    """Every ``.<attr>`` of the file (any receiver) is a call of it, a build (``self.<attr> = ...``) or a read of one
+    of its attributes: the cell stored there is only ever called whole (never indexed, iterated or handed on)."""
+    for node in all_nodes(module, cst.Attribute):
+        if node.attr.value != attr:
+            continue
+        parent = parents.get(id(node))
+        if isinstance(parent, cst.AssignTarget) or (isinstance(parent, cst.Call) and parent.func is node) or (
+                isinstance(parent, cst.Attribute) and parent.value is node):
+            continue
+        return False
+    return True
+
+
+def _returned_sequences_shown(module: cst.Module, layer, parents: dict[int, cst.CSTNode]) -> set[int]:
+    """Builds shown batched in a ``SequentialCell`` a module-level function returns (mobile_vit's ``conv_1x1_bn``:
+    Conv2d, BatchNorm2d, SiLU): the sequence is only ever called whole — every mention of the function in the file is
+    a call whose value is stored as ``self.NAME`` (or is a member of a ``SequentialCell`` stored so), every
+    ``.NAME`` of the file is a call of it (:func:`_called_whole`) — and the member meets a batch only in every program
+    torch runs (:func:`_between_batch_only`: a BatchNorm2d after it or before it, through rank-keeping members)."""
+    from mindport.mappings.unbatched import BATCH_RANK, CELLS
+
+    shown: set[int] = set()
+    for function in module.body:
+        if not isinstance(function, cst.FunctionDef) or function.decorators:
+            continue
+        returns = own_nodes(function, cst.Return)
+        sequences = [r.value for r in returns if isinstance(r.value, cst.Call)
+                     and layer(r.value.func) == "SequentialCell"
+                     and not any(a.star or a.keyword for a in r.value.args)]
+        if not sequences or not _only_stored_whole(module, parents, layer, function.name.value):
+            continue
+        for sequence in sequences:
+            members = _sequence_members(sequence)
+            kinds = [_member_kind(layer, m) for m in members]
+            for index, (member, kind) in enumerate(zip(members, kinds)):
+                if (kind in BATCH_RANK and kind not in CELLS and kind.startswith(("Conv", "LPPool", "Adaptive"))
+                        and _between_batch_only(kinds, index, BATCH_RANK[kind])):
+                    shown.add(id(member))
+    return shown
+
+
+def _only_stored_whole(module: cst.Module, parents: dict[int, cst.CSTNode], layer, name: str) -> bool:
+    """Every mention of the module-level function ``name`` (its ``def`` aside) is a call whose value is assigned to
+    ``self.NAME`` alone, or is a member of a ``SequentialCell`` so assigned, the attribute only ever called whole."""
+    if any(isinstance(s, cst.SimpleStatementLine) and any(
+            isinstance(t, cst.Assign) and any(isinstance(a.target, cst.Name) and a.target.value == "__all__"
+                                              for a in t.targets) for t in s.body) for s in module.body):
+        return False  # handed to other files by name
+    uses = 0
+    for node in all_nodes(module, cst.Name):
+        if node.value != name:
+            continue
+        parent = parents.get(id(node))
+        if isinstance(parent, cst.FunctionDef) and parent.name is node:
+            continue
+        if not (isinstance(parent, cst.Call) and parent.func is node):
+            return False
+        holder = parents.get(id(parent))
+        if isinstance(holder, cst.Arg) and holder.value is parent and not holder.star and not holder.keyword:
+            sequence = parents.get(id(holder))
+            if not (isinstance(sequence, cst.Call) and layer(sequence.func) == "SequentialCell"):
+                return False
+            holder = parents.get(id(sequence))
+        if not (isinstance(holder, cst.Assign) and len(holder.targets) == 1):
+            return False
+        attr = _self_attribute(holder.targets[0].target)
+        if attr is None or not _called_whole(module, parents, attr):
+            return False
+        uses += 1
+    return uses > 0
 
 
 # MindSpore layers and ops functions whose output has their input's rank (what a batch stays through)
@@ -2608,8 +2682,11 @@ class _BatchFlow:
         return BATCH_ONLY.get(self.kinds.get(_self_attribute(call.func) or "", "")) == rank
 
     def forward(self, expr, rank: int, function, seen: frozenset[str] = frozenset()) -> bool:
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Lambda):
+            body = expr.func.body  # (lambda t, h: ops.transpose(ops.reshape(t, ...), (0, 3, 1, 2)))(x, h)
+            return isinstance(body, cst.Call) and (_permutes(body, rank) or self._ranked(body, rank))
         if isinstance(expr, cst.Call) and expr.args and not expr.args[0].star:
-            if self._batch_only(expr, rank) or self._ranked(expr, rank):
+            if self._batch_only(expr, rank) or self._ranked(expr, rank) or _permutes(expr, rank):
                 return True
             if any(self.forward(e.value, rank, function, seen) for e in _concatenated(expr)):
                 return True  # ops.cat of a batch: torch joins tensors of one rank only
@@ -2624,6 +2701,8 @@ class _BatchFlow:
         if expr.value in seen:
             return True  # a cycle (out = self.act(out)): the other bindings decide
         if _shape_unpacked(function, expr.value, rank):
+            return True
+        if self._required_before(expr, rank):
             return True
         reaching = self._reaching(expr)
         if reaching is not None:  # reads in it are of earlier bindings: not a cycle
@@ -2676,6 +2755,50 @@ class _BatchFlow:
                 return None  # a loop (another pass may bind it), a function's start, a with/try
             node = holder
         return None
+
+    def _required_before(self, name: cst.Name, rank: int) -> bool:
+        """An earlier statement of the read's straight-line code (its block, or a block holding it through
+        ``if``/``else`` only) hands the same value, unconditionally, as the input of a layer that refuses anything but
+        a batch of ``rank`` (torch's BatchNorm2d, a cell or sequence of the file that starts with one), with no
+        binding of the name between: torch raised there on any other rank, so the read is of such a batch
+        (``residual = self.residual(x)`` then ``shortcut = self.shortcut(x)``)."""
+        node = name
+        while node is not None and not isinstance(node, cst.SimpleStatementLine):
+            node = self.parents.get(id(node))
+            if isinstance(node, (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
+                return False  # its own scope
+        while node is not None:
+            block = self.parents.get(id(node))
+            if not hasattr(block, "body") or not isinstance(block.body, (list, tuple)):
+                return False
+            body = list(block.body)
+            for stmt in reversed(body[:body.index(node)]):
+                reads = [n for n in all_nodes(stmt, cst.Name) if n.value == name.value]
+                if not reads:
+                    continue
+                if any(self._binding(n) is not False or isinstance(self.parents.get(id(n)), cst.AugAssign)
+                       for n in reads) or not isinstance(stmt, cst.SimpleStatementLine):
+                    return False  # rebound, or read in a branch/loop: not followed
+                for read in reads:
+                    arg = self.parents.get(id(read))
+                    call = self.parents.get(id(arg)) if isinstance(arg, cst.Arg) else None
+                    if not (isinstance(call, cst.Call) and call.args and call.args[0] is arg and not arg.star
+                            and not arg.keyword):
+                        continue
+                    needs = (self.own.needs_batch(self.cls, _self_attribute(call.func), rank)
+                             if self._own_kind(call) is not None else "")
+                    if (self._batch_only(call, rank) or needs == "needs") and self._unconditional(call):
+                        return True
+            holder = self.parents.get(id(block))  # an IndentedBlock's statement
+            if isinstance(holder, cst.Else):
+                holder = self.parents.get(id(holder))
+            while isinstance(holder, cst.If) and isinstance(self.parents.get(id(holder)), cst.If):
+                holder = self.parents.get(id(holder))  # elif
+            if not isinstance(holder, cst.If) or any(
+                    n.value == name.value for n in all_nodes(holder.test, cst.Name)):
+                return False  # a loop (another pass may rebind it), a function's start, a with/try; a test reading it
+            node = holder
+        return False
 
     def _ranked(self, call: cst.Call, rank: int) -> bool:
         """``x.view(a, b, c, d)``/``x.reshape(...)``/``ops.reshape(x, (a, b, c, d))``: a tensor of ``rank`` axes."""
@@ -2730,7 +2853,7 @@ class _BatchFlow:
                 return False
             needs = (self.own.needs_batch(self.cls, _self_attribute(call.func), rank)
                      if self._own_kind(call) is not None else "")
-            if self._batch_only(call, rank) or needs == "needs":
+            if self._batch_only(call, rank) or needs == "needs" or _permutes(call, rank):
                 return self._unconditional(call)
             return (needs == "identity" or self._keeps(call, rank)) and self.onward(call, rank, depth + 1)
         if isinstance(parent, cst.BinaryOperation):
@@ -2802,21 +2925,64 @@ class _BatchFlow:
         from mindport.mappings.unbatched import BATCH_ONLY, BATCH_RANK, CELLS
 
         members = _sequence_members(call)
-        kinds = [self.layer(m.func) if isinstance(m, cst.Call) else None for m in members]
+        kinds = [_member_kind(self.layer, m) for m in members]
         shown = set()
         for index, (member, kind) in enumerate(zip(members, kinds)):
             if kind not in BATCH_RANK or kind in CELLS or not kind.startswith(("Conv", "LPPool", "Adaptive")):
                 continue
             rank = BATCH_RANK[kind]
-
-            def keeps(k):
-                return k in _KEEP_RANK_LAYERS or (k in BATCH_RANK and BATCH_RANK[k] == rank and k.startswith("Conv"))
-
-            after = next((k for k in kinds[index + 1:] if not keeps(k) or BATCH_ONLY.get(k) == rank), None)
-            before = all(keeps(k) for k in kinds[:index])
-            if BATCH_ONLY.get(after) == rank or (before and self.uses_batched(attr, rank)):
+            before = all(_keeps_rank(k, rank) for k in kinds[:index])
+            if _between_batch_only(kinds, index, rank) or (before and self.uses_batched(attr, rank)):
                 shown.add(id(member))
         return shown
+
+
+def _permutes(call: cst.Call, rank: int) -> bool:
+    """``ops.transpose(x, (0, 2, 3, 1))`` with a literal permutation of ``rank`` integers: it raises on any other rank,
+    as the torch code it comes from does (``x.permute(0, 2, 3, 1)``, an einops pattern of that many axes)."""
+    func = call.func
+    if not (isinstance(func, cst.Attribute) and func.attr.value == "transpose" and isinstance(func.value, cst.Name)
+            and func.value.value == "ops" and len(call.args) == 2 and not any(a.star or a.keyword for a in call.args)):
+        return False
+    perm = call.args[1].value
+    return (isinstance(perm, (cst.Tuple, cst.List)) and len(perm.elements) == rank
+            and all(isinstance(e, cst.Element) and isinstance(e.value, cst.Integer) for e in perm.elements))
+
+
+def _keeps_rank(kind, rank: int) -> bool:
+    """A member of this kind gives an output of its input's rank (a convolution of ``rank`` too)."""
+    from mindport.mappings.unbatched import BATCH_RANK
+
+    return kind in _KEEP_RANK_LAYERS or (kind in BATCH_RANK and BATCH_RANK[kind] == rank and kind.startswith("Conv"))
+
+
+def _member_kind(layer, member) -> "str | None":
+    """The MindSpore class a ``SequentialCell`` member builds (``nn.BatchNorm2d(...).set_train()`` is the
+    BatchNorm2d: ``Cell.set_train`` returns the cell), None for anything else."""
+    if not isinstance(member, cst.Call):
+        return None
+    func = member.func
+    if (isinstance(func, cst.Attribute) and func.attr.value == "set_train" and isinstance(func.value, cst.Call)
+            and all(not a.star for a in member.args)):
+        return layer(func.value.func)
+    return layer(func)
+
+
+def _between_batch_only(kinds: list, index: int, rank: int) -> bool:
+    """In a sequence called whole, the member at ``index`` meets only a batch of ``rank`` in every program torch runs:
+    its output goes, through rank-keeping members, into a member that refuses anything but such a batch (torch's
+    BatchNorm2d/3d), or its input comes, through rank-keeping members, out of one (which gave a batch, or raised)."""
+    from mindport.mappings.unbatched import BATCH_ONLY
+
+    after = next((k for k in kinds[index + 1:] if not _keeps_rank(k, rank) or BATCH_ONLY.get(k) == rank), None)
+    if BATCH_ONLY.get(after) == rank:
+        return True
+    for k in reversed(kinds[:index]):
+        if BATCH_ONLY.get(k) == rank:
+            return True
+        if not _keeps_rank(k, rank):
+            return False
+    return False
 
 
 class _OwnCells:

@@ -163,7 +163,43 @@ DENSE = """
         return DenseNet(Bottleneck, 2)
     """
 
+WIDE = """
+    class Block(nn.Module):
+        def __init__(self, c=3, o=4, stride=1):
+            super().__init__()
+            self.residual = nn.Sequential(
+                nn.BatchNorm2d(c), nn.ReLU(inplace=True), nn.Conv2d(c, o, 3, stride=stride, padding=1),
+                nn.BatchNorm2d(o), nn.ReLU(inplace=True), nn.Dropout(), nn.Conv2d(o, o, 3, padding=1))
+            self.shortcut = nn.Sequential()
+            if c != o or stride != 1:
+                self.shortcut = nn.Sequential(nn.Conv2d(c, o, 1, stride=stride))
+
+        def forward(self, x):
+            residual = self.residual(x)
+            shortcut = self.shortcut(x)
+            return residual + shortcut
+    """
+
+HELPER_SEQUENCE = """
+    def conv_bn(inp, oup, k=3):
+        return nn.Sequential(nn.Conv2d(inp, oup, k, 1, k // 2, bias=False), nn.BatchNorm2d(oup), nn.SiLU())
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.stem = conv_bn(3, 4)
+            self.head = nn.Sequential(conv_bn(4, 5, 1), nn.AdaptiveAvgPool2d(1), nn.Flatten())
+
+        def forward(self, x):
+            return self.head(self.stem(x))
+    """
+
 NATIVE = {
+    "a conv after a BatchNorm2d through rank-keeping members, and a shortcut on the input a BatchNorm2d took first "
+    "(wideresnet's WideBasic)": WIDE,
+    "a module-level function's Sequential of conv, BatchNorm2d, SiLU, called only whole (mobile_vit)":
+        HELPER_SEQUENCE,
     "a conv into a loop-built Sequential of blocks the file passes, each starting with a BatchNorm2d (preact)":
         PREACT,
     "a conv into a Sequential that may be empty, then a cell starting with a BatchNorm2d (densenet)": DENSE,
@@ -204,6 +240,36 @@ NATIVE = {
 }
 
 HANDLED = {
+    "the shortcut called before the BatchNorm2d sees the input": WIDE.replace(
+        "            residual = self.residual(x)\n            shortcut = self.shortcut(x)\n",
+        "            shortcut = self.shortcut(x)\n            residual = self.residual(x)\n"),
+    "the BatchNorm2d's read in a branch": WIDE.replace(
+        "            residual = self.residual(x)\n            shortcut = self.shortcut(x)\n            return residual + shortcut",
+        "            residual = 0\n            if self.training:\n                residual = self.residual(x)\n"
+        "            shortcut = self.shortcut(x)\n            return residual + shortcut"),
+    "the BatchNorm2d's read in a conditional expression": WIDE.replace(
+        "residual = self.residual(x)\n", "residual = self.residual(x) if self.training else 0\n"),
+    "the input rebound between": WIDE.replace(
+        "            shortcut = self.shortcut(x)\n", "            x = x[0]\n            shortcut = self.shortcut(x)\n"),
+    "a conv after a LayerNorm (which takes a (C, H, W) input too)": """
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.seq = nn.Sequential(nn.LayerNorm(8), nn.ReLU(), nn.Conv2d(3, 3, 1))
+
+            def forward(self, x):
+                return self.seq(x)
+        """,
+    "the helper's Sequential indexed": HELPER_SEQUENCE.replace("return self.head(self.stem(x))",
+                                                               "return self.stem[0](x)"),
+    "the helper's Sequential stored in a list": HELPER_SEQUENCE.replace(
+        "self.stem = conv_bn(3, 4)", "self.stem = nn.ModuleList([conv_bn(3, 4)])").replace(
+        "self.head(self.stem(x))", "self.head(self.stem[0](x))"),
+    "the helper handed on as a value": HELPER_SEQUENCE + """
+
+    MAKERS = [conv_bn]
+    """,
+    "the helper's Sequential without a BatchNorm2d": HELPER_SEQUENCE.replace("nn.BatchNorm2d(oup), ", ""),
     "the block class a parameter the file never passes": PREACT.replace("        return PreActResNet(PreActBlock, 2)",
                                                                         "        return None"),
     "the block class one the file passes from elsewhere": PREACT.replace("return PreActResNet(PreActBlock, 2)",
@@ -356,7 +422,9 @@ def _run(tmp_path, source: str, cls: str) -> dict:
 @pytest.mark.parametrize("source, cls", [pytest.param(SE_BLOCK, "Block", id="SE in a block"),
                                          pytest.param(FIRE, "Net", id="Fire then a conv"),
                                          pytest.param(PREACT, "Net", id="preact"),
-                                         pytest.param(DENSE, "densenet_small", id="densenet")])
+                                         pytest.param(DENSE, "densenet_small", id="densenet"),
+                                         pytest.param(WIDE, "Block", id="wideresnet block"),
+                                         pytest.param(HELPER_SEQUENCE, "Net", id="mobile_vit helper sequence")])
 def test_a_native_port_matches_torch_and_refuses_what_torch_refuses(tmp_path, source, cls):
     """Real torch and MindSpore in a fresh process (nothing else loads the handling): the batch matches; the
     unbatched input torch refuses (its BatchNorm2d) the port refuses too."""
@@ -370,5 +438,13 @@ def test_a_handled_port_takes_the_unbatched_input_torch_takes(tmp_path):
     source = HANDLED["the SE cell called on the model's own input too"]
     source = source.replace("return self.block(self.first(x))", "return self.first(x)")
     result = _run(tmp_path, source, "Net")
+    assert result["loaded"] is True
+    assert result["batched"] < 1e-5 and result["unbatched"] < 1e-5, result
+
+
+def test_an_indexed_helper_sequence_takes_the_unbatched_input_torch_takes(tmp_path):
+    """The helper's Sequential indexed (its conv called alone): torch's conv takes a (C, H, W) image; so does the
+    port, which loads the handling."""
+    result = _run(tmp_path, HANDLED["the helper's Sequential indexed"], "Net")
     assert result["loaded"] is True
     assert result["batched"] < 1e-5 and result["unbatched"] < 1e-5, result

@@ -18,6 +18,7 @@ from mindport.migrator.rules.dict_unpack import DictUnpackTransform
 from mindport.migrator.rules.dict_update import DictUpdateTransform
 from mindport.migrator.rules.distributed import DistributedTransform
 from mindport.migrator.rules.einops_calls import EinopsPatternTransform
+from mindport.migrator.rules.unfold_layers import UnfoldLayerTransform
 from mindport.migrator.rules.format_specs import FormatSpecTransform
 from mindport.migrator.rules.indexing import IndexTransform
 from mindport.migrator.rules.init_calls import InitTransform
@@ -78,6 +79,7 @@ RULES = (
     DataPipelineTransform,        # TensorDataset/DataLoader/Dataset bases -> GeneratorDataset + batch
     TrainingLoopRule,             # zero_grad/backward/step loops -> forward_fn + value_and_grad + opt(grads)
     RecordedValueTransform,       # values collected over an episode for a later backward: recorded, computed again
+    UnfoldLayerTransform,         # nn.Unfold before an einops layer taking 3 axes -> a Cell calling ops.unfold
     EinopsPatternTransform,       # einops.rearrange/reduce/repeat, literal pattern -> reshape/transpose/...
     SizeTupleTransform,           # torch.Size(s) in a model method reading no numel()/isinstance -> tuple(s) (GRAPH_MODE)
     TableCallTransform,           # every other torch API through the mapping tables; flags the rest

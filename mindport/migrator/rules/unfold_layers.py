@@ -1,0 +1,182 @@
+"""torch.nn.Unfold whose input is a batch in every program torch runs -> a Cell of the file calling ops.unfold."""
+from __future__ import annotations
+
+import libcst as cst
+
+from mindport.migrator.factories import insert_definitions
+from mindport.migrator.rules.base import Example, Rule
+from mindport.migrator.walk import parse_statement, walk
+
+_PARAMS = ("kernel_size", "dilation", "padding", "stride")  # torch.nn.Unfold's constructor, in order
+_EINOPS_LAYERS = ("einops.layers.torch.Rearrange", "einops.layers.torch.Reduce")
+
+
+class UnfoldLayerTransform(Rule):
+    """``nn.Unfold(...)`` followed, in the same ``nn.Sequential(...)``, by an einops ``Rearrange``/``Reduce`` whose
+    literal pattern takes exactly three axes (``'b c n -> b n c'``) becomes ``Unfold1(...)``, a Cell the file gets
+    whose ``construct`` is ``ops.unfold(x, kernel_size, dilation, padding, stride)``, MindSpore's own op (torch's
+    ``(N, C*kh*kw, L)`` layout).
+
+    Why: ``mindspore.nn.Unfold`` is TF's extract_image_patches (another layout, no CPU kernel), so the table maps
+    ``nn.Unfold`` to ``mindport.runtime.layers.Unfold``, whose only run-time decision is torch's unbatched
+    ``(C, H, W)`` input (``ops.unfold`` takes a batch). Here the input is a batch in every program torch runs: the
+    Sequential is stored as ``self.NAME`` and only ever called whole (every ``.NAME`` of the file is a call of it, a
+    build or a read of its attributes; no ``__all__``), so the Unfold's output goes straight into the einops layer,
+    which raises on anything but three axes: an unbatched input gives two. Anything else (the Unfold alone, another
+    next member, a pattern with ``...`` or another number of axes, keyword arguments other than torch's, the
+    Sequential indexed or handed on) keeps the table's runtime layer.
+    """
+
+    EXAMPLES = (
+        Example(
+            before="""
+                import torch.nn as nn
+                from einops.layers.torch import Rearrange
+
+
+                class Patches(nn.Module):
+                    def __init__(self, p, dim):
+                        super().__init__()
+                        self.embed = nn.Sequential(nn.Unfold(kernel_size=p, stride=p // 2), Rearrange("b c n -> b n c"),
+                                                   nn.Linear(dim, dim))
+
+                    def forward(self, x):
+                        return self.embed(x)
+            """,
+            after="""
+                from mindspore import nn
+                from mindspore import ops
+
+
+                class Unfold1(nn.Cell):
+                    \"\"\"torch.nn.Unfold on a batch (N, C, H, W), written out with MindSpore's ops.\"\"\"
+
+                    def __init__(self, kernel_size, dilation=1, padding=0, stride=1):
+                        super().__init__()
+                        self.kernel_size, self.dilation, self.padding, self.stride = kernel_size, dilation, padding, stride
+
+                    def construct(self, x):
+                        return ops.unfold(x, self.kernel_size, self.dilation, self.padding, self.stride)
+
+
+                class Rearrange1(nn.Cell):
+                    \"\"\"einops' Rearrange('b c n -> b n c'), written out with MindSpore's ops.\"\"\"
+
+                    def construct(self, x):
+                        return ops.transpose(x, (0, 2, 1))
+
+
+                class Patches(nn.Cell):
+                    def __init__(self, p, dim):
+                        super().__init__()
+                        self.embed = nn.SequentialCell(Unfold1(kernel_size=p, stride=p // 2), Rearrange1(),
+                                                   nn.Dense(in_channels=dim, out_channels=dim))
+
+                    def construct(self, x):
+                        return self.embed(x)
+            """,
+            note="the einops layer refuses the two axes an unbatched input would give: the Unfold always meets a batch",
+        ),
+    )
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._batched: set[int] = set()  # the nn.Unfold calls shown to meet a batch
+        self._class: tuple[str, cst.ClassDef] | None = None
+        self._taken: set[str] = set()
+
+    def visit_Module(self, node: cst.Module) -> None:
+        from mindport.migrator.native_facts import _called_whole, _parents, _self_attribute, all_nodes
+
+        taken = self._taken
+
+        class _Names(cst.CSTVisitor):
+            def visit_Name(self, n: cst.Name) -> None:
+                taken.add(n.value)
+
+        walk(node, _Names())
+
+        if any(isinstance(s, cst.SimpleStatementLine) and any(
+                isinstance(t, cst.Assign) and any(isinstance(a.target, cst.Name) and a.target.value == "__all__"
+                                                  for a in t.targets) for t in s.body) for s in node.body):
+            return
+        parents = None
+        for call in all_nodes(node, cst.Call):
+            if self.scope.resolve(call.func) != "torch.nn.Sequential" or any(a.star or a.keyword for a in call.args):
+                continue
+            members = [a.value for a in call.args]
+            for member, following in zip(members, members[1:]):
+                if not (isinstance(member, cst.Call) and self.scope.resolve(member.func) == "torch.nn.Unfold"
+                        and _torch_arguments(member) and _three_axes(self.scope, following)):
+                    continue
+                parents = parents if parents is not None else _parents(node)
+                assign = parents.get(id(call))
+                attr = (_self_attribute(assign.targets[0].target)
+                        if isinstance(assign, cst.Assign) and len(assign.targets) == 1 else None)
+                if attr is not None and _called_whole(node, parents, attr):
+                    self._batched.add(id(member))
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        if id(original_node) not in self._batched:
+            return updated_node
+        if self._class is None:
+            number = 1
+            while f"Unfold{number}" in self._taken:
+                number += 1
+            name = f"Unfold{number}"
+            nn, ops = self.ctx.alias_for("mindspore.nn"), self.ctx.ops_name()
+            lines = [f"class {name}({nn}.Cell):",
+                     '    """torch.nn.Unfold on a batch (N, C, H, W), written out with MindSpore\'s ops."""', "",
+                     "    def __init__(self, kernel_size, dilation=1, padding=0, stride=1):",
+                     "        super().__init__()",
+                     "        self.kernel_size, self.dilation, self.padding, self.stride = kernel_size, dilation, "
+                     "padding, stride", "",
+                     "    def construct(self, x):",
+                     f"        return {ops}.unfold(x, self.kernel_size, self.dilation, self.padding, self.stride)"]
+            self._class = (name, parse_statement("\n".join(lines) + "\n"))
+        self.ctx.alias_for("mindspore.ops")
+        self.ctx.converted_sites += 1
+        return updated_node.with_changes(func=cst.Name(self._class[0]))
+
+    def leave_Module(self, original_node, updated_node):
+        return insert_definitions(updated_node, dict([self._class])) if self._class else updated_node
+
+
+def _torch_arguments(call: cst.Call) -> bool:
+    """At most torch's four parameters, by position or by their names, none starred."""
+    positional = [a for a in call.args if a.keyword is None]
+    names = [a.keyword.value for a in call.args if a.keyword is not None]
+    return (not any(a.star for a in call.args) and len(positional) <= len(_PARAMS)
+            and all(n in _PARAMS[len(positional):] for n in names) and len(set(names)) == len(names)
+            and (bool(positional) or "kernel_size" in names))
+
+
+def _three_axes(scope, member) -> bool:
+    """An einops Rearrange/Reduce layer whose literal pattern's left side is exactly three axes (no ``...``)."""
+    if not (isinstance(member, cst.Call) and scope.resolve(member.func) in _EINOPS_LAYERS and member.args
+            and member.args[0].keyword is None and not member.args[0].star
+            and isinstance(member.args[0].value, cst.SimpleString)):
+        return False
+    pattern = member.args[0].value.evaluated_value
+    if not isinstance(pattern, str) or pattern.count("->") != 1:
+        return False
+    left = pattern.split("->")[0]
+    if "..." in left or "…" in left:
+        return False
+    depth, count, token = 0, 0, False
+    for ch in left:
+        if ch == "(":
+            if depth == 0:
+                count += 1
+            depth += 1
+            token = False
+        elif ch == ")":
+            depth -= 1
+            if depth < 0:
+                return False
+        elif ch.isspace():
+            token = False
+        elif depth == 0 and not token:
+            count += 1
+            token = True
+    return depth == 0 and count == 3
