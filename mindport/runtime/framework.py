@@ -178,6 +178,18 @@ class DisabledLossScaler(ms.amp.StaticLossScaler):
         super().__init__(1.0)
 
 
+def cuda_loss_scaler(scale_value=65536.0, scale_factor=2, scale_window=2000):
+    """``torch.cuda.amp.GradScaler(...)`` / ``torch.amp.GradScaler("cuda", ...)``: torch scales the loss only where
+    CUDA computes; without it the scaler disables itself with a warning (``scale(loss)`` is ``loss``, ``get_scale()``
+    1.0, ``step`` the optimizer's step even after an overflow). So a MindSpore GPU run gets
+    ``mindspore.amp.DynamicLossScaler`` with torch's values, any other device :class:`DisabledLossScaler` (a static
+    scale of 1): what torch does on the same device. ``GradScaler("cpu")`` scales on the CPU and is converted to
+    DynamicLossScaler directly."""
+    if ms.get_context("device_target") == "GPU":
+        return ms.amp.DynamicLossScaler(scale_value=scale_value, scale_factor=scale_factor, scale_window=scale_window)
+    return DisabledLossScaler(scale_value, scale_factor, scale_window)
+
+
 # ------------------------------------------------------------------------------------------------------- device
 
 def select_device(target: str, device_id=None) -> None:

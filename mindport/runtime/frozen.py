@@ -7,10 +7,18 @@ True to False after it was made (``p.requires_grad = False``, the fine-tuning lo
 non-trainable and stays so), and keeps the mark on a deep copy (``copy.deepcopy(model)``, an EMA copy's).
 ``mindport.runtime.inplace.requires_grad_`` marks what it freezes too, and the converter makes a frozen-from-start
 ``nn.Parameter(t, requires_grad=False)`` through it. :func:`mindport.runtime.containers.is_parameter` reads the mark.
+
+An optimizer step skips the parameters it holds that are frozen when it runs, as torch's does (a frozen parameter has
+no gradient, and torch's optimizers pass over it: no update, no weight decay, its momentum/moments untouched), while
+MindSpore's optimizers apply weight decay and momentum to a zero gradient: a step of ``mindspore.experimental.optim``
+or ``mindspore.nn`` optimizers keeps each frozen parameter and its state slots (``accum.<name>``, ``exp_avg.<name>``
+...) as they were. So parameters unfrozen after the optimizer was built (the converter hands it every parameter in a
+file that unfreezes) train from then on, and parameters frozen after it was built stop moving. Adam-family bias
+corrections still count MindSpore's one step counter, where torch counts each parameter's own steps.
 """
 from __future__ import annotations
 
-from mindspore import Parameter
+from mindspore import Parameter, ops
 
 _requires_grad = Parameter.requires_grad
 
@@ -34,6 +42,34 @@ def _deepcopy(self, memo):
     return new
 
 
+def _skipping_frozen(call):
+    def __call__(self, *args, **kwargs):
+        held = getattr(self, "parameters", None)
+        frozen = [p for p in held if isinstance(p, Parameter) and not p.requires_grad] if isinstance(held, tuple) else []
+        if not frozen:
+            return call(self, *args, **kwargs)
+        names = {p.name for p in frozen}
+        own = {id(p) for p in held}
+        slots = [p for name, p in self.parameters_and_names()
+                 if id(p) not in own and "." in name and name.split(".", 1)[1] in names]
+        saved = [(p, p.value().copy()) for p in [*frozen, *slots]]
+        out = call(self, *args, **kwargs)
+        for p, value in saved:
+            ops.assign(p, value)  # in place: set_data/assign_value detach the Parameter from the optimizer
+        return out
+    __call__._mp_skips_frozen = True
+    return __call__
+
+
+def _skip_frozen_in_steps() -> None:
+    from mindspore.experimental.optim import Optimizer as ExperimentalOptimizer
+    from mindspore.nn import Optimizer as NnOptimizer
+
+    for cls in (ExperimentalOptimizer, NnOptimizer):
+        if not getattr(cls.__call__, "_mp_skips_frozen", False):
+            cls.__call__ = _skipping_frozen(cls.__call__)
+
+
 if not getattr(Parameter, "_mp_marks_freezes", False):
     _original_init = Parameter.__init__
     _original_deepcopy = Parameter.__deepcopy__
@@ -42,3 +78,4 @@ if not getattr(Parameter, "_mp_marks_freezes", False):
     Parameter.requires_grad = property(_requires_grad.fget, _set_requires_grad, _requires_grad.fdel,
                                        _requires_grad.__doc__)
     Parameter._mp_marks_freezes = True
+    _skip_frozen_in_steps()

@@ -116,6 +116,31 @@ model.layer4.weight.requires_grad_(False)
 ''' + FILTERED,
     # nothing frozen by the script: only the frozen-from-start Parameter (scale)
     "frozen_from_start_only": ALL,
+    # progressive unfreezing: the body frozen, the optimizer built over every parameter, two steps, then the body
+    # unfrozen (torch's optimizer holds it and trains it from then on; session train14)
+    "unfreeze_after_optimizer_built": '''
+for p in model.body.parameters():
+    p.requires_grad = False
+''' + ALL + '''
+for step in range(2):
+    optimizer.zero_grad()
+    loss = nn.MSELoss()(model(x), y)
+    loss.backward()
+    optimizer.step()
+    print("step", loss.item())
+for p in model.body.parameters():
+    p.requires_grad = True
+''',
+    # a freeze after the optimizer was built: torch's step skips the frozen parameter (no decay, no momentum)
+    "freeze_after_optimizer_built": ALL + '''
+for step in range(2):
+    optimizer.zero_grad()
+    loss = nn.MSELoss()(model(x), y)
+    loss.backward()
+    optimizer.step()
+    print("step", loss.item())
+model.layer4.weight.requires_grad = False
+''',
     # an EMA copy: deep-copied, frozen, updated from the model's parameters() (scale, frozen from the start, included)
     "ema_copy": '''
 ema = copy.deepcopy(model)

@@ -413,6 +413,10 @@ class ModuleMethodTransform(Rule):
         # trainable_params(): torch's step skips a frozen parameter (its grad is None), MindSpore's would decay it
         optimizers = [call for call in calls if _is_optimizer(self.ctx.module_scope.resolve_torch(call.func) or "")]
         self._optimized = {id(c) for call in optimizers for c in walk_calls(call) if c is not call}
+        if self._freezes and _unfreezes_any(node, calls):
+            # ... unless the file also unfreezes: torch's optimizer holds every parameter it was given and trains one
+            # unfrozen after it was built; the runtime's steps skip those frozen when they run (runtime/frozen.py)
+            self._optimized = set()
         # a class of the file with a forward method that is no nn.Module: x.forward(...) may be one of its objects
         self._plain_forward = any(
             any(isinstance(b, cst.FunctionDef) and b.name.value == "forward" for b in c.body.body)
@@ -662,6 +666,30 @@ def _freezes_any(node, calls: list[cst.Call]) -> bool:
         def visit_Assign(self, n) -> None:
             if any(isinstance(t.target, cst.Attribute) and t.target.attr.value == "requires_grad"
                    for t in n.targets) and _not_true(n.value):
+                self.found = True
+
+    assigns = _Assigns()
+    walk(node, assigns)
+    return assigns.found
+
+
+def _unfreezes_any(node, calls: list[cst.Call]) -> bool:
+    """Does the file set a ``requires_grad`` to True (``p.requires_grad = True``) or call ``x.requires_grad_()`` /
+    ``x.requires_grad_(True)`` (progressive unfreezing, a fine-tuning stage that trains the backbone too)."""
+    for call in calls:
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value == "requires_grad_":
+            flags = [a.value for a in call.args if a.keyword is not None and a.keyword.value == "requires_grad"
+                     or a.keyword is None and dotted_name(call.func.value) not in ("mp_inplace",
+                                                                                   "mindport.runtime.inplace")]
+            if not flags or not _not_true(flags[0]):
+                return True
+
+    class _Assigns(cst.CSTVisitor):
+        found = False
+
+        def visit_Assign(self, n) -> None:
+            if any(isinstance(t.target, cst.Attribute) and t.target.attr.value == "requires_grad"
+                   for t in n.targets) and not _not_true(n.value):
                 self.found = True
 
     assigns = _Assigns()

@@ -917,6 +917,8 @@ class TrainingLoopRule(Rule):
         train = lambda: self.ctx.alias_for("mindport.runtime.training")  # noqa: E731
         if method == "zero_grad":
             return parse_expression(f"{train()}.zero_grad({', '.join([receiver, *(code_of(a) for a in updated.args)])})")
+        if method == "get_scale" and receiver in self.scalers and not updated.args:
+            return parse_expression(f"float({receiver}.scale_value)")  # torch's Python float (1.0 when disabled)
         if method == "step" and receiver in self.scalers and len(updated.args) >= 1:
             opt = code_of(updated.args[0].value)
             return parse_expression(f"{opt}({train()}.grads_of({opt}))")
