@@ -20,7 +20,8 @@ class GraphContainerTransform(GraphMethodRule):
     """In a model's methods, ``dict(x)`` of one argument is ``mp_graph_safe.dict_copy(x)``; a list or dict the
     method builds and binds to a second name (``m = l``) and then changes in place through either name, and an
     in-place ``sort``/``remove`` of a list held on ``self`` (``self.order.sort()``), are flagged MP107 (a warning:
-    GRAPH_MODE gives another result than PyNative there).
+    GRAPH_MODE gives another result than PyNative there); so are ``ks = self.order`` and ``inner = rows[0]`` (of a
+    list the method builds) when the new name is then changed in place.
 
     A static graph (GRAPH_MODE, ``@jit``) holds lists and dicts as values. Measured on MindSpore 2.10 (graph19's
     probe, plain Python vs PyNative vs GRAPH_MODE): ``dict(d)`` of a dict holding tensors built a wrong dict
@@ -123,7 +124,9 @@ def _aliased(node: cst.FunctionDef) -> tuple[dict[int, tuple[str, str]], set[int
     either name is then changed in place; and its ``self.x.sort()``/``self.x.remove(v)`` statements."""
     built: set[str] = set()  # names bound to a list/dict display, comprehension, list(...)/dict(...)
     aliases: list[tuple[cst.Assign, str, str]] = []
+    elements: list[tuple[cst.Assign, str, str]] = []  # a name bound to an item of a built list/dict
     changed: set[str] = set()
+    called: set[str] = set()  # changed by a list/dict method (not by an item write, which a tensor also has)
     sorts: set[int] = set()
 
     class Visitor(cst.CSTVisitor):
@@ -140,6 +143,11 @@ def _aliased(node: cst.FunctionDef) -> tuple[dict[int, tuple[str, str]], set[int
                     built.add(target.value)
                 elif isinstance(value, cst.Name):
                     aliases.append((assign, target.value, value.value))
+                elif isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) \
+                        and value.value.value == "self":  # ks = self.order: the list held on self
+                    aliases.append((assign, target.value, "self." + value.attr.value))
+                elif isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name):
+                    elements.append((assign, target.value, value.value.value))  # inner = rows[0]
 
         def visit_AugAssign(self, aug: cst.AugAssign) -> None:
             if isinstance(aug.target, cst.Name) and isinstance(aug.operator, (cst.AddAssign, cst.BitOrAssign)):
@@ -156,6 +164,7 @@ def _aliased(node: cst.FunctionDef) -> tuple[dict[int, tuple[str, str]], set[int
             if isinstance(func, cst.Attribute) and func.attr.value in _MUTATORS \
                     and isinstance(func.value, cst.Name):
                 changed.add(func.value.value)
+                called.add(func.value.value)
 
         def visit_Expr(self, stmt: cst.Expr) -> None:
             call = stmt.value
@@ -167,13 +176,19 @@ def _aliased(node: cst.FunctionDef) -> tuple[dict[int, tuple[str, str]], set[int
     walk(node, Visitor())
     # a chain m = l; n = m: every name of it shares the list
     flagged: dict[int, tuple[str, str]] = {}
-    shared = set(built)
+    shared = set(built) | {source for _, _, source in aliases if source.startswith("self.")}
     for _ in range(len(aliases)):
         grown = {alias for _, alias, source in aliases if source in shared} - shared
         if not grown:
             break
         shared |= grown
     for assign, alias, source in aliases:
-        if source in shared and (alias in changed or source in changed):
+        if source.startswith("self."):  # an attribute may hold a tensor: only a list/dict method counts
+            if alias in called:
+                flagged[id(assign)] = (alias, source)
+        elif source in shared and (alias in changed or source in changed):
+            flagged[id(assign)] = (alias, source)
+    for assign, alias, source in elements:  # the item may itself be a list or dict: changed through the new name
+        if source in shared and alias in changed:
             flagged[id(assign)] = (alias, source)
     return flagged, sorts
