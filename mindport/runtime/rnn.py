@@ -247,7 +247,10 @@ def _install_packed_input() -> None:
 # rebuilds the padded batch from it), so when that axis is longer than the longest sequence it ends in zeros where
 # torch's stops (its sum, its first item and the rows it describes are torch's). The recurrent Cells take the graph
 # form (_packed_construct: the padded batch rebuilt, run with seq_length, the output packed again), and
-# pad_packed_sequence rebuilds the padded batch in the caller's order.
+# pad_packed_sequence rebuilds the padded batch in the caller's order. A tuple made by pack_padded_sequence (and a
+# recurrent layer's output of it) carries a fifth item, the static batch size: with enforce_sorted there are no
+# sorted_indices to read it from, and batch_sizes[0] is a value (a dynamic batch axis failed later ops: ABSA's IAN
+# split its attention heads along it). So unpacking it into torch's four names fails in a graph, loudly.
 def _graph_lengths(lengths):
     if not isinstance(lengths, Tensor):  # a list of ints, or of a tensor's items (VQA: list(q_len.data))
         lengths = ops.stack([n.astype(ms.int64).reshape(()) if isinstance(n, Tensor) else
@@ -292,10 +295,13 @@ def _graph_pack(input, lengths, batch_first, enforce_sorted):
     rows = _graph_valid(batch_sizes, batch)
     data = ops.gather_nd(input.reshape((steps * batch,) + input.shape[2:]), rows)
     unsorted_indices = None if sorted_indices is None else _graph_inverse(sorted_indices)
-    return data, batch_sizes, sorted_indices, unsorted_indices
+    return data, batch_sizes, sorted_indices, unsorted_indices, batch
 
 
 def _graph_batch(sequence):
+    """The batch size: static when the pack made the tuple (its fifth item) or sorted it; else batch_sizes[0]."""
+    if len(sequence) > 4:
+        return sequence[4]
     if sequence[2] is not None:
         return sequence[2].shape[0]
     return sequence[1][0]
@@ -327,7 +333,7 @@ def _graph_repack(padded, like):
     steps, batch = padded.shape[0], padded.shape[1]
     rows = _graph_valid(like[1], batch)
     data = ops.gather_nd(padded.reshape((steps * batch,) + padded.shape[2:]), rows)
-    return data, like[1], like[2], like[3]
+    return (data, like[1], like[2], like[3]) + tuple(like[4:])
 
 
 def _graph_pad(sequence, batch_first, padding_value, total_length):
