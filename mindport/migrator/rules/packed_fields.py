@@ -23,7 +23,7 @@ class PackedFieldTransform(GraphMethodRule):
 
     torch's PackedSequence is a named tuple of those four fields, so position and name read the same item. A static
     graph (GRAPH_MODE, ``@jit``) compiles no named tuple built in it: mindport.runtime.rnn gives it the packed batch
-    as the plain tuple of the four fields, where ``.data`` failed to compile ("'Tuple' object has no attribute
+    as a plain tuple that starts with the four fields, where ``.data`` failed to compile ("'Tuple' object has no attribute
     'data'", sgrvinod's HAN: the packed sentences' ``.data`` fed to a Linear and re-packed with the same
     ``batch_sizes``). ``packed_sequence`` is the PackedSequence in PyNative and that tuple in a graph. A packed
     sequence is a name the method binds only to ``pack_padded_sequence``/``pack_sequence``/``PackedSequence``, or to
