@@ -11,8 +11,9 @@ integers, as in torch, where lengths live on the CPU.
 
 MindSpore's recurrent Cells take a padded batch and ``seq_length``; loading this module lets ``nn.LSTM``/``GRU``/``RNN``
 (and classes built on them) take a PackedSequence as torch's do (:func:`_install_packed_input`). Shapes here depend on
-values (lengths): inside a graph only ``pack_padded_sequence``/``pad_packed_sequence`` work, on a graph form of the
-packed batch that MindSpore's recurrent Cells also take (:func:`_graph_pack`); the rest raises there.
+values (lengths): inside a graph ``pack_padded_sequence``, ``pad_packed_sequence``, the recurrent layers and
+:func:`packed_sequence` work on a graph form of the packed batch, the tuple of torch's four fields
+(:func:`_graph_pack`); the rest raises there.
 """
 from __future__ import annotations
 
@@ -108,10 +109,21 @@ class PackedSequence(_Packed):
         return False
 
 
+def packed_sequence(data, batch_sizes=None, sorted_indices=None, unsorted_indices=None):
+    """``torch.nn.utils.rnn.PackedSequence(...)`` called in a model's methods (the converter writes this there): the
+    :class:`PackedSequence` in PyNative; in a graph its graph form, the plain tuple of torch's four fields
+    (:func:`_graph_pack`), ``unsorted_indices`` computed from ``sorted_indices`` when not given, as torch does."""
+    if _in_graph():
+        if unsorted_indices is None and sorted_indices is not None:
+            unsorted_indices = _graph_inverse(sorted_indices)
+        return data, batch_sizes, sorted_indices, unsorted_indices
+    return PackedSequence(data, batch_sizes, sorted_indices, unsorted_indices)
+
+
 def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True):
     """torch.nn.utils.rnn.pack_padded_sequence (in a graph: the graph form, :func:`_graph_pack`)."""
     if _in_graph():
-        return _graph_pack(input, lengths, batch_first)
+        return _graph_pack(input, lengths, batch_first, enforce_sorted)
     _pynative_only("pack_padded_sequence")
     lengths = np.asarray(_ints(lengths), np.int64)
     if enforce_sorted:
@@ -222,30 +234,111 @@ def _install_packed_input() -> None:
         cls._mp_packed_input = True
 
 
-# The graph form of a PackedSequence. A graph holds no PackedSequence (a named tuple built there is an interpreted
-# Python object, and its data has sum(lengths) rows, a value): there a packed batch is the plain tuple
-# (padded, lengths), the padded batch time-major in the caller's order, the lengths as given. The order and the
-# packed layout do not change a result torch gives back: its recurrent layers return the final state in the
-# caller's order and pad_packed_sequence unsorts. MindSpore's recurrent Cells take it (_packed_construct): the
-# padded batch with seq_length, the final state at each sequence's last valid step; the output is the same form
-# again, and pad_packed_sequence zeroes (padding_value) the steps past each length and cuts the time axis to
-# max(lengths) (total_length pads further). Reading packed.data or batch_sizes in a graph fails to compile (a tuple
-# has no such attribute): that stays refused.
-def _graph_pack(input, lengths, batch_first):
-    if batch_first:
-        input = ops.swapaxes(input, 0, 1)
+# The graph form of a PackedSequence. A graph compiles no named tuple built in it (MindSpore interprets it as a Python
+# object and its fields lose their types: a recurrent layer on one failed in its astype), so there a packed batch is
+# the plain tuple of torch's four fields in torch's order (a PackedSequence is that named tuple): ``packed[0]`` is
+# ``data``, ``[1]`` ``batch_sizes``, ``[2]`` ``sorted_indices``, ``[3]`` ``unsorted_indices``; the converter reads
+# the fields by position in a model's methods (PackedFieldTransform) and writes ``PackedSequence(...)`` there as
+# :func:`packed_sequence`. ``data`` holds torch's rows, the valid steps one after another, time-major, each step's
+# rows in the sorted batch order: sum(lengths) rows, a shape from values, which a graph holds as a dynamic shape
+# (measured on 2.10: Dense, elementwise ops, reductions and a sub-Cell take it). ``sorted_indices``/
+# ``unsorted_indices`` are torch's (None with enforce_sorted). One difference: ``batch_sizes`` has one count per step
+# of the padded input's time axis (a graph needs that length static: a recurrent layer or ``pad_packed_sequence``
+# rebuilds the padded batch from it), so when that axis is longer than the longest sequence it ends in zeros where
+# torch's stops (its sum, its first item and the rows it describes are torch's). The recurrent Cells take the graph
+# form (_packed_construct: the padded batch rebuilt, run with seq_length, the output packed again), and
+# pad_packed_sequence rebuilds the padded batch in the caller's order. A tuple made by pack_padded_sequence (and a
+# recurrent layer's output of it) carries a fifth item, the static batch size: with enforce_sorted there are no
+# sorted_indices to read it from, and batch_sizes[0] is a value (a dynamic batch axis failed later ops: ABSA's IAN
+# split its attention heads along it). So unpacking it into torch's four names fails in a graph, loudly.
+def _graph_lengths(lengths):
     if not isinstance(lengths, Tensor):  # a list of ints, or of a tensor's items (VQA: list(q_len.data))
         lengths = ops.stack([n.astype(ms.int64).reshape(()) if isinstance(n, Tensor) else
                              ops.scalar_to_tensor(n, ms.int64) for n in lengths])
-    return input, lengths
+    return lengths.astype(ms.int64).reshape(-1)
+
+
+def _graph_inverse(order):
+    return ops.sort(order.astype(ms.float32))[1].astype(ms.int64)
+
+
+def _graph_valid(batch_sizes, batch):
+    """The (steps, batch) mask of the valid rows of a sorted padded batch, and their flat positions (data's order)."""
+    steps = batch_sizes.shape[0]
+    valid = ops.arange(batch).reshape(1, -1).astype(ms.int64) < batch_sizes.reshape(steps, 1)
+    return ops.nonzero(valid.reshape(-1)).reshape(-1, 1)
+
+
+def _graph_pack(input, lengths, batch_first, enforce_sorted):
+    if batch_first:
+        input = ops.swapaxes(input, 0, 1)
+    lengths = _graph_lengths(lengths)
+    steps, batch = input.shape[0], input.shape[1]
+    if lengths.min() <= 0:
+        raise RuntimeError("Length of all samples has to be greater than 0, but found an element in 'lengths' that "
+                           "is <= 0")
+    sorted_indices = None
+    if enforce_sorted:
+        if batch > 1 and (lengths[:-1] < lengths[1:]).any():
+            raise RuntimeError("`lengths` array must be sorted in decreasing order when `enforce_sorted` is True. "
+                               "You can pass `enforce_sorted=False` to pack_padded_sequence and/or pack_sequence "
+                               "to sidestep this requirement if you do not need ONNX exportability.")
+    else:  # torch's order: by length, longest first, ties in the batch's order
+        key = lengths.astype(ms.float32) * batch - ops.arange(batch).astype(ms.float32)
+        sorted_indices = ops.sort(key, descending=True)[1].astype(ms.int64)
+        input = ops.gather(input, sorted_indices, 1)
+        lengths = ops.gather(lengths, sorted_indices, 0)
+    if lengths.max() > steps:
+        raise RuntimeError("mindport: pack_padded_sequence: a length is longer than the padded input")
+    batch_sizes = (ops.arange(steps).reshape(-1, 1).astype(ms.int64) < lengths.reshape(1, -1)).astype(
+        ms.int64).sum(1)
+    rows = _graph_valid(batch_sizes, batch)
+    data = ops.gather_nd(input.reshape((steps * batch,) + input.shape[2:]), rows)
+    unsorted_indices = None if sorted_indices is None else _graph_inverse(sorted_indices)
+    return data, batch_sizes, sorted_indices, unsorted_indices, batch
+
+
+def _graph_batch(sequence):
+    """The batch size: static when the pack made the tuple (its fifth item) or sorted it; else batch_sizes[0]."""
+    if len(sequence) > 4:
+        return sequence[4]
+    if sequence[2] is not None:
+        return sequence[2].shape[0]
+    return sequence[1][0]
+
+
+def _graph_padded(sequence, padding_value=0.0):
+    """The padded time-major batch (padding_value past each length) and the lengths, in the caller's order."""
+    data, batch_sizes = sequence[0], sequence[1]
+    steps, batch = batch_sizes.shape[0], _graph_batch(sequence)
+    # each padded position takes its row of data, or the fill row after data's last (with enforce_sorted the batch
+    # size is batch_sizes[0], a value: no shape is built from it)
+    valid = (ops.arange(batch).reshape(1, -1).astype(ms.int64) < batch_sizes.reshape(steps, 1)).reshape(-1)
+    count = valid.astype(ms.int32).cumsum(0)
+    fill = ops.full((1,) + data.shape[1:], padding_value, dtype=data.dtype)
+    position = ops.where(valid, count - 1, count[-1])
+    padded = ops.gather(ops.cat((data, fill), 0), position, 0).reshape((steps, -1) + data.shape[1:])
+    lengths = (batch_sizes.reshape(1, -1) > ops.arange(batch).reshape(-1, 1).astype(ms.int64)).astype(
+        ms.int64).sum(1)
+    if sequence[3] is not None:
+        padded = ops.gather(padded, sequence[3], 1)
+        lengths = ops.gather(lengths, sequence[3], 0)
+    return padded, lengths
+
+
+def _graph_repack(padded, like):
+    """A recurrent Cell's padded time-major output (caller's order) packed as ``like`` is."""
+    if like[2] is not None:
+        padded = ops.gather(padded, like[2], 1)
+    steps, batch = padded.shape[0], padded.shape[1]
+    rows = _graph_valid(like[1], batch)
+    data = ops.gather_nd(padded.reshape((steps * batch,) + padded.shape[2:]), rows)
+    return (data, like[1], like[2], like[3]) + tuple(like[4:])
 
 
 def _graph_pad(sequence, batch_first, padding_value, total_length):
-    padded, lengths = sequence
+    padded, lengths = _graph_padded(sequence, padding_value)
     steps = padded.shape[0]
-    valid = ops.arange(steps).reshape(steps, 1) < lengths.reshape(1, -1).astype(ms.int64)
-    valid = valid.reshape(valid.shape + (1,) * (padded.ndim - 2))
-    padded = ops.where(valid, padded, ops.full((), padding_value, dtype=padded.dtype))
     if total_length is None:
         padded = padded[:lengths.max()]
     elif total_length > steps:
@@ -255,7 +348,7 @@ def _graph_pad(sequence, batch_first, padding_value, total_length):
         padded = padded[:total_length]
     if batch_first:
         padded = ops.swapaxes(padded, 0, 1)
-    return padded, lengths.astype(ms.int64)
+    return padded, lengths
 
 
 @constexpr(check=False)
@@ -272,14 +365,14 @@ def _static_steps(shape):
 def _packed_construct(self, x, hx=None, seq_length=None):
     """MindSpore's recurrent construct, which also takes the graph form of a PackedSequence (a tuple) as ``x``."""
     if isinstance(x, tuple):
-        padded, lengths = x
+        padded, lengths = _graph_padded(x)
         _static_steps(padded.shape)
         if self.batch_first:
             padded = ops.swapaxes(padded, 0, 1)
         out, state = _RNN_CONSTRUCT(self, padded, hx, lengths.astype(ms.int32))
         if self.batch_first:
             out = ops.swapaxes(out, 0, 1)
-        return (out, lengths), state
+        return _graph_repack(out, x), state
     return _RNN_CONSTRUCT(self, x, hx, seq_length)
 
 

@@ -35,6 +35,8 @@ from mindport.migrator.rules.list_sort import ListSortTransform
 from mindport.migrator.rules.set_keys import SetKeysTransform
 from mindport.migrator.rules.locals_dict import LocalsDictTransform
 from mindport.migrator.rules.size_tuples import SizeTupleTransform
+from mindport.migrator.rules.packed_fields import PackedFieldTransform
+from mindport.migrator.rules.graph_containers import GraphContainerTransform
 from mindport.migrator.rules.map_lambda import MapLambdaTransform
 from mindport.migrator.rules.module_class import ModuleClassTransform
 from mindport.migrator.rules.module_methods import ModuleMethodTransform
@@ -82,10 +84,12 @@ RULES = (
     UnfoldLayerTransform,         # nn.Unfold before an einops layer taking 3 axes -> a Cell calling ops.unfold
     EinopsPatternTransform,       # einops.rearrange/reduce/repeat, literal pattern -> reshape/transpose/...
     SizeTupleTransform,           # torch.Size(s) in a model method reading no numel()/isinstance -> tuple(s) (GRAPH_MODE)
+    PackedFieldTransform,         # packed.data in a model method -> packed[0]; PackedSequence(...) -> packed_sequence
     TableCallTransform,           # every other torch API through the mapping tables; flags the rest
     BranchBindingTransform,       # names bound on one branch of an if in a model method: bound first (GRAPH_MODE)
     MapLambdaTransform,           # map(lambda t: ..., xs) consumed at once -> [... for t in xs] (GRAPH_MODE)
     DictUnpackTransform,          # {**a, **b} in a function -> merged_dict(a, b) (GRAPH_MODE reads ** wrong)
+    GraphContainerTransform,      # dict(d) in a model method -> dict_copy(d); m = l then m.append: MP107 (GRAPH_MODE)
     ReversedCellsTransform,       # for up in reversed(self.up) -> list(self.up)[::-1] (GRAPH_MODE)
     ListPopTransform,             # skips.pop() in a model method -> skips[-1]; skips = skips[:-1] (GRAPH_MODE)
     ListExtendTransform,          # xs.extend(ys) in a model method -> xs = xs + list(ys) (GRAPH_MODE unpacks wrong)
@@ -111,6 +115,7 @@ RULES = (
 
 _TAKE_MODULE_CLASSES = (ModuleClassTransform, BranchBindingTransform, ListPopTransform, ListExtendTransform,
                         ListSortTransform, SetKeysTransform, LocalsDictTransform, SizeTupleTransform,
+                        PackedFieldTransform, GraphContainerTransform,
                         ComprehensionForsTransform, TryReraiseTransform, PartialAttributeTransform, LocalDelTransform,
                         LoopElseTransform,
                         DictUpdateTransform, ModuleMethodTransform, LambdaValueTransform)  # they act in model classes

@@ -1,0 +1,194 @@
+"""The converter rule GraphContainerTransform: its docstring is its documentation, its EXAMPLES are tests, and
+docs/converter/graph_containers.md shows both."""
+from __future__ import annotations
+
+import libcst as cst
+
+from mindport.migrator.imports import runtime_alias
+from mindport.migrator.rules.base import Example, GraphMethodRule
+from mindport.migrator.walk import parse_expression, walk
+
+_RUNTIME = "mindport.runtime.graph_safe"
+# what changes a list or a dict in place
+_MUTATORS = frozenset({"append", "extend", "insert", "pop", "clear", "reverse", "sort", "remove", "update",
+                       "setdefault", "popitem"})
+_CONTAINERS = (cst.List, cst.Dict, cst.ListComp, cst.DictComp)
+MP107 = "MP107"
+
+
+class GraphContainerTransform(GraphMethodRule):
+    """In a model's methods, ``dict(x)`` of one argument is ``mp_graph_safe.dict_copy(x)``; a list or dict the
+    method builds and binds to a second name (``m = l``) and then changes in place through either name, and an
+    in-place ``sort``/``remove`` of a list held on ``self`` (``self.order.sort()``), are flagged MP107 (a warning:
+    GRAPH_MODE gives another result than PyNative there); so are ``ks = self.order`` and ``inner = rows[0]`` (of a
+    list the method builds) when the new name is then changed in place.
+
+    A static graph (GRAPH_MODE, ``@jit``) holds lists and dicts as values. Measured on MindSpore 2.10 (graph19's
+    probe, plain Python vs PyNative vs GRAPH_MODE): ``dict(d)`` of a dict holding tensors built a wrong dict
+    (``[e[k] for k in dict(d)]`` gave one tensor, not three), silently; ``dict_copy`` copies a dict by ``update``,
+    which compiles right (a non-dict argument goes to ``dict`` as before). ``m = l; m.append(v)`` left ``l``
+    unchanged (the same for ``extend``, ``insert``, ``pop``, ``clear``, ``reverse``, ``m[0] = v``, ``m += [v]``, and
+    for a dict's ``e[k] = v``/``e.update(...)`` through a second name), and ``self.order.sort()`` left the list
+    unsorted: no rewrite keeps both names right in every flow, so these are flagged where they are (PyNative, which
+    runs the Python, is unaffected). Copies are not aliases: ``list(l)``, ``l[:]`` and ``{**d}`` then changed give
+    Python's result in a graph; ``l.copy()`` and ``copy.copy(l)`` then changed fail to compile there (loud).
+    """
+
+    EXAMPLES = (
+        Example(
+            before="""
+                import torch
+                import torch.nn as nn
+
+
+                class Heads(nn.Module):
+                    def __init__(self):
+                        super().__init__()
+                        self.fc = nn.Linear(4, 2)
+
+                    def forward(self, x):
+                        outs = {"a": self.fc(x), "b": self.fc(x) * 2}
+                        kept = dict(outs)
+                        feats = [x]
+                        more = feats
+                        more.append(x * 2)
+                        return kept["a"] + kept["b"], torch.cat(feats, 1)
+            """,
+            after="""
+                from mindspore import nn
+                from mindspore import ops
+                from mindport.runtime import tensor as mp_tensor
+                from mindport.runtime import graph_safe as mp_graph_safe
+
+
+                class Heads(nn.Cell):
+                    def __init__(self):
+                        super().__init__()
+                        self.fc = nn.Dense(in_channels=4, out_channels=2)
+
+                    def construct(self, x):
+                        outs = {"a": self.fc(x), "b": self.fc(x) * 2}
+                        kept = mp_graph_safe.dict_copy(outs)
+                        feats = [x]
+                        more = feats  # mindport: MP107 GRAPH_MODE holds lists and dicts as values: a change made through 'more' is not seen through 'feats' (nor back) in a graph, where PyNative follows Python
+                        more.append(x * 2)
+                        return kept["a"] + kept["b"], ops.cat(mp_tensor.promoted(feats), axis=1)
+            """,
+            note="The dict is copied by update; the alias is flagged (a warning), not rewritten.",
+        ),
+    )
+
+    def __init__(self, ctx, module_classes: set[str]) -> None:
+        super().__init__(ctx, module_classes)
+        self.runtime_modules: set[str] = set()  # read by finalize_runtime
+        self._aliases: dict[int, tuple[str, str]] = {}  # id of a flagged m = l -> (m, l)
+        self._self_sorts: set[int] = set()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        outer = self.compiled
+        super().visit_FunctionDef(node)
+        if self.compiled and not outer:
+            aliases, sorts = _aliased(node)
+            self._aliases.update(aliases)
+            self._self_sorts |= sorts
+
+    def leave_Assign(self, original_node, updated_node):
+        names = self._aliases.get(id(original_node))
+        if names is not None:
+            self.remark(original_node, MP107,
+                        f"GRAPH_MODE holds lists and dicts as values: a change made through '{names[0]}' is not seen "
+                        f"through '{names[1]}' (nor back) in a graph, where PyNative follows Python",
+                        "keep one name (bind the changed list back: l = m), or copy it (m = list(l))")
+        return updated_node
+
+    def leave_Expr(self, original_node, updated_node):
+        if id(original_node) in self._self_sorts:
+            self.remark(original_node, MP107,
+                        "GRAPH_MODE runs sort/remove of a list on a copy: the list held on self is left as it was in "
+                        "a graph, where PyNative changes it",
+                        "sort a local copy: xs = sorted(self.xs)")
+        return updated_node
+
+    def leave_Call(self, original_node, updated_node):
+        if not self.compiled or not isinstance(original_node.func, cst.Name) or original_node.func.value != "dict" \
+                or len(original_node.args) != 1 or original_node.args[0].keyword is not None \
+                or original_node.args[0].star:
+            return updated_node
+        self.runtime_modules.add(_RUNTIME)
+        self.ctx.converted_sites += 1
+        return updated_node.with_changes(func=parse_expression(f"{runtime_alias(_RUNTIME)}.dict_copy"))
+
+
+def _aliased(node: cst.FunctionDef) -> tuple[dict[int, tuple[str, str]], set[int]]:
+    """The ``m = l`` statements of a compiled function that bind a second name to a list/dict it builds, where
+    either name is then changed in place; and its ``self.x.sort()``/``self.x.remove(v)`` statements."""
+    built: set[str] = set()  # names bound to a list/dict display, comprehension, list(...)/dict(...)
+    aliases: list[tuple[cst.Assign, str, str]] = []
+    elements: list[tuple[cst.Assign, str, str]] = []  # a name bound to an item of a built list/dict
+    changed: set[str] = set()
+    called: set[str] = set()  # changed by a list/dict method (not by an item write, which a tensor also has)
+    sorts: set[int] = set()
+
+    class Visitor(cst.CSTVisitor):
+        def visit_Assign(self, assign: cst.Assign) -> None:
+            for target in assign.targets:
+                target = target.target
+                if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
+                    changed.add(target.value.value)
+                if not isinstance(target, cst.Name):
+                    continue
+                value = assign.value
+                if isinstance(value, _CONTAINERS) or isinstance(value, cst.Call) \
+                        and isinstance(value.func, cst.Name) and value.func.value in ("list", "dict"):
+                    built.add(target.value)
+                elif isinstance(value, cst.Name):
+                    aliases.append((assign, target.value, value.value))
+                elif isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) \
+                        and value.value.value == "self":  # ks = self.order: the list held on self
+                    aliases.append((assign, target.value, "self." + value.attr.value))
+                elif isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name):
+                    elements.append((assign, target.value, value.value.value))  # inner = rows[0]
+
+        def visit_AugAssign(self, aug: cst.AugAssign) -> None:
+            if isinstance(aug.target, cst.Name) and isinstance(aug.operator, (cst.AddAssign, cst.BitOrAssign)):
+                changed.add(aug.target.value)
+            elif isinstance(aug.target, cst.Subscript) and isinstance(aug.target.value, cst.Name):
+                changed.add(aug.target.value.value)
+
+        def visit_Del(self, stmt: cst.Del) -> None:
+            if isinstance(stmt.target, cst.Subscript) and isinstance(stmt.target.value, cst.Name):
+                changed.add(stmt.target.value.value)
+
+        def visit_Call(self, call: cst.Call) -> None:
+            func = call.func
+            if isinstance(func, cst.Attribute) and func.attr.value in _MUTATORS \
+                    and isinstance(func.value, cst.Name):
+                changed.add(func.value.value)
+                called.add(func.value.value)
+
+        def visit_Expr(self, stmt: cst.Expr) -> None:
+            call = stmt.value
+            if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) \
+                    and call.func.attr.value in ("sort", "remove") and isinstance(call.func.value, cst.Attribute) \
+                    and isinstance(call.func.value.value, cst.Name) and call.func.value.value.value == "self":
+                sorts.add(id(stmt))
+
+    walk(node, Visitor())
+    # a chain m = l; n = m: every name of it shares the list
+    flagged: dict[int, tuple[str, str]] = {}
+    shared = set(built) | {source for _, _, source in aliases if source.startswith("self.")}
+    for _ in range(len(aliases)):
+        grown = {alias for _, alias, source in aliases if source in shared} - shared
+        if not grown:
+            break
+        shared |= grown
+    for assign, alias, source in aliases:
+        if source.startswith("self."):  # an attribute may hold a tensor: only a list/dict method counts
+            if alias in called:
+                flagged[id(assign)] = (alias, source)
+        elif source in shared and (alias in changed or source in changed):
+            flagged[id(assign)] = (alias, source)
+    for assign, alias, source in elements:  # the item may itself be a list or dict: changed through the new name
+        if source in shared and alias in changed:
+            flagged[id(assign)] = (alias, source)
+    return flagged, sorts
