@@ -51,6 +51,17 @@ SHAPES = textwrap.dedent("""\
             z = self._outer(x)
             x = self._maybe(x)
             return y + self.coarse + self.feature + z + self.deep * self.gate + x
+
+
+    class SameMethod(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+
+        def forward(self, x):
+            self.n = x.shape[1]
+            g = torch.ones(2, 1).repeat(1, self.n)
+            return torch.cat([self.fc(x), g], dim=1)
 """)
 
 CACHE = textwrap.dedent("""\
@@ -109,17 +120,24 @@ def _x(shape=(2, 4), seed=0):
 def test_helpers_return_and_take_the_cached_values():
     code = convert_source(SHAPES).code
     assert "def encode(self, x, _mp_scale=None):" in code
-    assert "self.feature = self.encode(x, _mp_scale=self.scale)" in code
+    assert "_mp_feature = self.encode(x, _mp_scale=_mp_scale)\n        self.feature = _mp_feature" in code
     assert "def decode(self, _mp_feature=None):" in code
-    assert "return self.coarse * 2, self.coarse" in code
-    assert "\n        self._inner(x)\n" not in code and "self.deep = self._inner(x)" in code
+    assert "return _mp_coarse * 2, _mp_coarse" in code
+    assert "\n        self._inner(x)\n" not in code and "_mp_deep = self._inner(x)" in code
     assert "def _maybe(self, x, _mp_gate=None):" in code  # a write under if: the old value comes in
+    assert "_mp_n = x.shape[1]\n        self.n = _mp_n" in code  # one method: read back as a local
 
 
 @pytest.mark.parametrize("mode", ["pynative", "graph"])
 def test_written_in_one_method_read_in_another_matches(tmp_path, mode):
     code = convert_source(SHAPES).code
     assert_port_matches_in_mode(SHAPES, code, "Shapes", [_x()], tmp_path, "self_cache", mode, atol=1e-5)
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_a_size_written_and_read_in_one_method_stays_a_constant(tmp_path, mode):
+    code = convert_source(SHAPES).code
+    assert_port_matches_in_mode(SHAPES, code, "SameMethod", [_x()], tmp_path, "self_cache_s", mode, atol=1e-5)
 
 
 @pytest.mark.parametrize("mode", ["pynative", "graph"])
@@ -200,18 +218,44 @@ NEGATIVES = textwrap.dedent("""\
             return x + self.total
 
 
+    class Behind(nn.Module):
+        def bump(self):
+            self.k = self.k * 2
+
+        def forward(self, x):
+            self.k = 2.0
+            self.bump()
+            return x * self.k
+
+
+    class Kept(nn.Module):
+        def forward(self, x):
+            self.attn = x.softmax(-1)
+            return x * 2
+
+
     def use(model, x):
         model.gen(x)
+        model.bump()
         return model.query()
 """)
 
 
-def test_left_alone_a_same_method_cache_a_helper_called_from_outside_and_buffers():
+def test_left_alone_a_helper_called_from_outside_buffers_and_writes_behind_a_local(tmp_path):
+    import mindspore as ms
+    import torch
+
     result = convert_source(NEGATIVES)
     code = result.code
-    assert "self.last = x * 2\n        return self.last + 1" in code  # one method: compiles as it is
+    assert "_mp_last = x * 2\n        self.last = _mp_last\n        return _mp_last + 1" in code
+    assert "return x * self.k" in code  # bump (not threaded) writes self.k: no local copy
+    assert "self.attn = ops.softmax(x, -1)" in code or "_mp_attn" not in code  # never read: as it was
     assert "def gen(self, x):" in code and "def query(self):" in code  # called outside the class: not threaded
     assert "def _add(self, x):" in code  # a buffer: a graph writes it back
     said = {d.message for d in result.diagnostics if d.code == "MP107"}
     assert any("query reads self.feat, which another method writes" in m for m in said)
     assert not any("total" in m or "last" in m for m in said)
+    t_net = load_module(NEGATIVES, tmp_path / "t_behind.py", "t_behind").Behind()
+    m_net = load_module(code, tmp_path / "m_behind.py", "m_behind").Behind()
+    x = _x()
+    np.testing.assert_allclose(m_net(ms.Tensor(x)).asnumpy(), t_net(torch.from_numpy(x)).numpy(), rtol=1e-6)

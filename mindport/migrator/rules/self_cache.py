@@ -22,16 +22,20 @@ class SelfCacheTransform(Rule):
     MindSpore's static graph (GRAPH_MODE, ``@jit``) compiles a ``self.x = v`` write and a read of it in the same
     method, but a write is not seen by another method: the reader gets what ``__init__`` set (``None``: "unsupported
     operand type(s)") or "ClassMember ... has no attribute" (learning3d's PCN, LIIF, C-SWM, the neural Hawkes LSTMs).
-    Each method still writes ``self.x`` as before, so PyNative and code reading the attribute afterwards are
-    unchanged: in PyNative the argument holds the very value ``self.x`` holds, and a helper called without it (from
-    another file, in PyNative) keeps reading ``self.x``.
+    Within a method, a value written to ``self.x`` is also bound to a local ``_mp_x``, and the reads that follow a
+    write on every path read the local: a graph reads a write back as a variable (a size written to ``self.n`` and
+    read back is no longer a constant, and ``repeat(1, self.n)`` or a join after it fails to compile), while the
+    local keeps what was written. Each method still writes ``self.x`` as before, so PyNative and code reading the
+    attribute afterwards are unchanged: in PyNative the argument holds the very value ``self.x`` holds, and a helper
+    called without it (from another file, in PyNative) reads ``self.x``. No local is kept for an attribute the
+    method also writes with ``+=``, in a nested function, or through a method that is not threaded.
 
     A helper is threaded only when every reference to it in the file is a call ``self.helper(...)`` inside its class,
     written as a statement of its own, as the value of a one-target assignment, or as a ``return`` value (the call
     site is rewritten). The values passed in are those the helper (or a helper it calls) reads before it writes them;
     the values returned are those it writes, (a write under an ``if`` also passes the old value in). A helper that
     returned a value returns a tuple ``(value, self.a, ...)`` and the caller unpacks it. A public helper (no leading
-    underscore) whose return changes gets a warning (MP107): a caller in another file would get the tuple.
+    underscore) whose return changes is said (MP107, info, and a comment): a caller in another file would get it.
 
     What cannot be threaded keeps its torch meaning and gets MP107 (a warning, and the statement's comment), because
     GRAPH_MODE would read a different value without an error:
@@ -76,14 +80,12 @@ class SelfCacheTransform(Rule):
                         self.fc = nn.Dense(4, 4)
 
                     def encode(self, x, _mp_scale=None):
-                        if _mp_scale is not None:
-                            self.scale = _mp_scale
+                        self.scale = _mp_scale if _mp_scale is not None else self.scale
                         self.feature = self.fc(x).sum(1) * self.scale
                         return self.feature  # mindport: MP107 encode now also returns self.feature (a static graph does not carry a self.x write from one method to another): a caller in another file gets it as its value
 
                     def decode(self, _mp_feature=None):
-                        if _mp_feature is not None:
-                            self.feature = _mp_feature
+                        self.feature = _mp_feature if _mp_feature is not None else self.feature
                         return self.fc(self.feature.unsqueeze(1).broadcast_to((-1, 4)))
 
                     def construct(self, x):
@@ -132,12 +134,12 @@ class SelfCacheTransform(Rule):
                 import torch.nn as nn
 
 
-                class Plain(nn.Module):
+                class Kept(nn.Module):
                     def forward(self, x):
-                        self.last = x * 2
-                        return self.last + 1
+                        self.attn = x * 2
+                        return x + 1
             """,
-            note="A write and a read in the same method compile as they are.",
+            note="A value kept on self that no method reads is left as it is.",
         ),
     )
 
@@ -146,6 +148,8 @@ class SelfCacheTransform(Rule):
         self._module_classes = module_classes
         self._plans: dict[int, _MethodPlan] = {}  # id of an original method -> what to rewrite in it
         self._remarks: dict[int, str] = {}  # id of an original node -> MP107 message
+        self._local_reads: dict[int, str] = {}  # id of a self.a read -> a (read as the local _mp_a)
+        self._call_args: dict[int, tuple] = {}  # id of a threaded helper's call -> (ins passed as locals, its plan)
 
     def visit_Module(self, node: cst.Module) -> None:
         classes: list[cst.ClassDef] = []
@@ -162,10 +166,29 @@ class SelfCacheTransform(Rule):
         walk(node, Visitor())
         for cls in classes:
             if cls.name.value in self._module_classes and isinstance(cls.body, cst.IndentedBlock):
-                _Class(cls, outside, self._plans, self._remarks).plan()
+                _Class(cls, outside, self._plans, self._remarks, self._local_reads, self._call_args).plan()
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self._say(node)
+
+    def leave_Attribute(self, original_node, updated_node):
+        attr = self._local_reads.get(id(original_node))
+        if attr is None:
+            return updated_node
+        self.ctx.converted_sites += 1
+        return cst.Name(f"_mp_{attr}")
+
+    def leave_Call(self, original_node, updated_node):
+        local, callee = self._call_args.get(id(original_node), (None, None))
+        if callee is None or not callee.ins:
+            return updated_node
+        args = list(updated_node.args)
+        for attr in callee.ins:
+            value = cst.Name(f"_mp_{attr}") if attr in local else cst.parse_expression(f"self.{attr}")
+            args.append(cst.Arg(value, keyword=cst.Name(f"_mp_{attr}"),
+                                equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))))
+        return updated_node.with_changes(args=args)
+
 
     def visit_Call(self, node: cst.Call) -> None:
         self._say(node)
@@ -175,7 +198,11 @@ class SelfCacheTransform(Rule):
 
     def _say(self, node) -> None:
         message = self._remarks.pop(id(node), None)
-        if message is not None:
+        if message is None:
+            return
+        if isinstance(node, cst.FunctionDef):
+            self.note(node, "MP107", message)  # converted in full: a new return value, said
+        else:
             self.remark(node, "MP107", message)
 
     def leave_FunctionDef(self, original_node, updated_node):
@@ -196,6 +223,7 @@ class _MethodPlan:
     outs: list[str] = field(default_factory=list)  # attributes returned
     had_value: bool = False  # the method returned a value of its own: it now returns (value, *outs)
     public_note: str = ""  # MP107 text for the new return of a public method
+    locals: set[str] = field(default_factory=set)  # attributes mirrored by a local _mp_<name> in the method
     calls: dict[str, "_MethodPlan"] = field(default_factory=dict)  # threaded helpers it calls, by name
 
 
@@ -264,7 +292,9 @@ class _Class:
     """The analysis of one model class: which attributes cross from one method to another, which helpers carry
     them, and what is said where they cannot."""
 
-    def __init__(self, cls, outside, plans, remarks) -> None:
+    def __init__(self, cls, outside, plans, remarks, local_reads, call_args) -> None:
+        self.local_reads = local_reads
+        self.call_args = call_args
         self.cls = cls
         self.outside = outside
         self.plans = plans
@@ -351,17 +381,33 @@ class _Class:
         while True:
             summaries = self._summaries(threaded)
             plans = {name: self._plan_of(name, summaries[name]) for name in threaded}
-            broken = {name for name in threaded if plans[name].outs and not plans[name].had_value
-                      and self._value_uses(name)}
+            flows = {}
+            others = self._writes_behind(threaded)
+            for name in runtime:
+                given = plans[name].ins if name in plans else []
+                flows[name] = _Flow(self.tracked, plans)
+                flows[name].method(methods[name], given, others)
+            broken = {name for name in threaded if (plans[name].outs and not plans[name].had_value
+                                                    and self._value_uses(name))
+                      or flows[name].unsafe & {*plans[name].ins, *plans[name].outs}}
             if not broken:
                 break
             threaded -= broken
         for name in runtime:
             fn = methods[name]
+            flow = flows[name]
             plan = plans.get(name, _MethodPlan())
             plan.calls = {callee: plans[callee] for callee in self._calls_of(fn) if callee in plans
                           and (plans[callee].ins or plans[callee].outs)}
-            if plan.ins or plan.outs or plan.calls:
+            local = set(flow.sure_reads.values()) | {a for _, ins in flow.call_sure.values() for a in ins}
+            local |= {*plan.ins, *plan.outs} | {a for callee in plan.calls.values() for a in callee.outs}
+            plan.locals = local - flow.unsafe
+            for node_id, attr in flow.sure_reads.items():
+                if attr in plan.locals:
+                    self.local_reads[node_id] = attr
+            for call_id, (callee, ins) in flow.call_sure.items():
+                self.call_args[call_id] = (ins & plan.locals, plans[callee])
+            if plan.ins or plan.outs or plan.calls or plan.locals:
                 self.plans[id(fn)] = plan
         for name in building:  # __init__ calling a threaded helper: same call-site rewrite
             if name in methods:
@@ -369,7 +415,31 @@ class _Class:
                          and (plans[c].ins or plans[c].outs)}
                 if calls:
                     self.plans[id(methods[name])] = _MethodPlan(calls=calls)
+                    for call_id, callee in self._call_ids(methods[name], calls):
+                        self.call_args[call_id] = (set(), calls[callee])
         self._say(threaded, summaries)
+
+    def _writes_behind(self, threaded: set[str]) -> dict[str, set[str]]:
+        """What each method that is not threaded writes on self, with the methods it calls (a caller's local copy
+        would not see it)."""
+        writes = {name: set(self._direct(fn)[1]) for name, fn in self.methods.items()}
+        calls = {name: self._calls_of(fn) for name, fn in self.methods.items()}
+        for _ in range(len(writes)):
+            for name in writes:
+                for callee in calls[name]:
+                    writes[name] |= writes.get(callee, set())
+        return {name: w for name, w in writes.items() if name not in threaded}
+
+    def _call_ids(self, fn, calls) -> list[tuple[int, str]]:
+        ids: list[tuple[int, str]] = []
+
+        class Visitor(cst.CSTVisitor):
+            def visit_Call(self, node: cst.Call) -> None:
+                if _self_call(node) in calls:
+                    ids.append((id(node), _self_call(node)))
+
+        walk(fn, Visitor())
+        return ids
 
     def _callable_inside_only(self, name: str) -> bool:
         """Every reference to the method is ``self.name(...)`` in this class, as a statement, a one-target
@@ -536,10 +606,59 @@ class _Flow:
         self.crossing = crossing
         self.plans = plans
         self.summary = _Summary()
+        self.sure_reads: dict[int, str] = {}  # id of a self.a read where a is written for certain before -> a
+        self.call_sure: dict[int, tuple] = {}  # id of a threaded call -> (helper, its ins written for certain before)
+        self.unsafe: set[str] = set()  # attributes a local cannot mirror here (augmented or nested writes)
 
-    def method(self, fn: cst.FunctionDef) -> _Summary:
+    def method(self, fn: cst.FunctionDef, given=(), others=None) -> _Summary:
         body = fn.body.body if isinstance(fn.body, cst.IndentedBlock) else [fn.body]
-        self.summary.sure = self.block(body, set())
+        self.summary.sure = self.block(body, set(given))
+        unsafe = self.unsafe
+        crossing = self.crossing
+        others = others or {}
+
+        class Visitor(cst.CSTVisitor):
+            def __init__(self) -> None:
+                self.depth = 0
+
+            def visit_FunctionDef(self, node) -> None:
+                self.depth += 1
+
+            def leave_FunctionDef(self, node) -> None:
+                self.depth -= 1
+
+            def visit_AugAssign(self, node: cst.AugAssign) -> None:
+                hits: list = []
+                _targets(node.target, hits)
+                unsafe.update(h.attr.value for h in hits)
+
+            def visit_Del(self, node) -> None:
+                unsafe.update(crossing)
+
+            def visit_Assign(self, node: cst.Assign) -> None:
+                for target in node.targets:
+                    hits: list = []
+                    _targets(target.target, hits)
+                    if self.depth > 1 or len(node.targets) > 1 or (hits and not isinstance(
+                            target.target, (cst.Attribute, cst.Tuple, cst.List))):
+                        unsafe.update(h.attr.value for h in hits)
+
+            def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+                hits: list = []
+                _targets(node.target, hits)
+                unsafe.update(h.attr.value for h in hits)
+
+            def visit_NamedExpr(self, node) -> None:
+                unsafe.update(crossing)
+
+            def visit_Call(self, node: cst.Call) -> None:
+                name = _self_call(node)
+                if name in others:  # a method not threaded writes these behind the local's back
+                    unsafe.update(others[name])
+                elif isinstance(node.func, cst.Name) and node.func.value in ("setattr", "delattr", "exec"):
+                    unsafe.update(crossing)
+
+        walk(fn, Visitor())
         return self.summary
 
     def block(self, statements, sure: set[str]) -> set[str]:
@@ -622,16 +741,21 @@ class _Flow:
 
     def reads(self, node, sure: set[str], skip: frozenset | set = frozenset()) -> None:
         crossing, plans, needs = self.crossing, self.plans, self.summary.needs
+        sure_reads, call_sure = self.sure_reads, self.call_sure
 
         class Visitor(cst.CSTVisitor):
             def visit_Attribute(self, inner: cst.Attribute) -> None:
                 attr = inner.attr.value
-                if _is_self(inner.value) and id(inner) not in skip and attr in crossing and attr not in sure:
-                    needs.setdefault(attr, inner)
+                if _is_self(inner.value) and id(inner) not in skip and attr in crossing:
+                    if attr not in sure:
+                        needs.setdefault(attr, inner)
+                    else:
+                        sure_reads[id(inner)] = attr
 
             def visit_Call(self, call: cst.Call) -> None:
                 name = _self_call(call)
                 if name in plans:
+                    call_sure[id(call)] = (name, {a for a in plans[name].ins if a in sure})
                     for attr in plans[name].ins:
                         if attr not in sure:
                             needs.setdefault(attr, call)
@@ -655,16 +779,28 @@ class _Flow:
             self.summary.writes.setdefault(attr, call)
 
 
-def _out_value(attrs: list[str], value=None) -> cst.BaseExpression:
-    items = ([value] if value is not None else []) + [cst.parse_expression(f"self.{a}") for a in attrs]
+def _value_of(attr: str, local: set[str]) -> cst.BaseExpression:
+    return cst.Name(f"_mp_{attr}") if attr in local else cst.parse_expression(f"self.{attr}")
+
+
+def _out_value(attrs: list[str], local: set[str], value=None) -> cst.BaseExpression:
+    items = ([value] if value is not None else []) + [_value_of(a, local) for a in attrs]
     if len(items) == 1:
         return items[0]
     return cst.Tuple([cst.Element(item) for item in items], lpar=[], rpar=[])
 
 
+def _line(small) -> cst.SimpleStatementLine:
+    return cst.SimpleStatementLine([small])
+
+
+def _mirror(attr: str) -> cst.SimpleStatementLine:
+    return parse_statement(f"self.{attr} = _mp_{attr}\n")
+
+
 class _Rewriter(cst.CSTTransformer):
-    """Inside one method (not its nested functions): the calls of threaded helpers, and, when the method is
-    threaded itself, its returns."""
+    """Inside one method (not its nested functions): writes of a mirrored attribute also bind its local, the calls
+    of threaded helpers bind what they return, and, when the method is threaded itself, its returns give its outs."""
 
     def __init__(self, plan: _MethodPlan) -> None:
         super().__init__()
@@ -689,8 +825,8 @@ class _Rewriter(cst.CSTTransformer):
             return updated_node
         if plan.had_value:
             value = updated_node.value if updated_node.value is not None else cst.Name("None")
-            return updated_node.with_changes(value=_out_value(plan.outs, value))
-        return updated_node.with_changes(value=_out_value(plan.outs))
+            return updated_node.with_changes(value=_out_value(plan.outs, plan.locals, value))
+        return updated_node.with_changes(value=_out_value(plan.outs, plan.locals))
 
     def leave_SimpleStatementLine(self, original_node, updated_node):
         if len(updated_node.body) != 1:
@@ -699,27 +835,51 @@ class _Rewriter(cst.CSTTransformer):
         value = small.value if isinstance(small, (cst.Expr, cst.Assign, cst.Return)) else None
         name = _self_call(value)
         callee = self.plan.calls.get(name) if name else None
-        if callee is None:
-            return updated_node
+        if callee is not None and callee.outs:
+            return self._bind(updated_node, small, value, callee)
+        if isinstance(small, cst.Assign) and len(small.targets) == 1:
+            return self._write(updated_node, small)
+        return updated_node
+
+    def _write(self, line, small):
+        """``self.a = v`` (a mirrored) -> ``_mp_a = v`` and ``self.a = _mp_a``; tuple targets too."""
+        local = self.plan.locals
+        mirrored: list[str] = []
+
+        def swap(expr):
+            if isinstance(expr, cst.Attribute) and _is_self(expr.value) and expr.attr.value in local:
+                mirrored.append(expr.attr.value)
+                return cst.Name(f"_mp_{expr.attr.value}")
+            if isinstance(expr, (cst.Tuple, cst.List)):
+                return expr.with_changes(elements=[e.with_changes(value=swap(e.value)) for e in expr.elements])
+            if isinstance(expr, cst.StarredElement):
+                return expr.with_changes(value=swap(expr.value))
+            return expr
+
+        target = swap(small.targets[0].target)
+        if not mirrored:
+            return line
         self.sites += 1
-        call = value.with_changes(args=[*_comma(value.args, bool(callee.ins)), *[
-            cst.Arg(cst.parse_expression(f"self.{a}"), keyword=cst.Name(f"_mp_{a}"),
-                    equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")),
-                    comma=cst.MaybeSentinel.DEFAULT if i < len(callee.ins) - 1 else cst.MaybeSentinel.DEFAULT)
-            for i, a in enumerate(callee.ins)]])
-        if not callee.outs:
-            return updated_node.with_changes(body=[small.with_changes(value=call)])
+        first = line.with_changes(body=[small.with_changes(targets=[small.targets[0].with_changes(target=target)])])
+        return cst.FlattenSentinel([first, *[_mirror(a) for a in mirrored]])
+
+    def _bind(self, line, small, call, callee):
+        """A threaded helper's call binds what it returns (to the local and the attribute)."""
+        local = self.plan.locals
+        self.sites += 1
+        after = [_mirror(a) for a in callee.outs if a in local]
         if not callee.had_value:  # a statement of its own: bind what it returns
-            targets = _out_value(callee.outs)
-            return updated_node.with_changes(body=[cst.Assign([cst.AssignTarget(targets)], call)])
-        lines = [cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name("_mp_out"))], call)])]
-        lines += [parse_statement(f"self.{a} = _mp_out[{i + 1}]\n") for i, a in enumerate(callee.outs)]
-        first = updated_node.with_changes(body=lines[0].body)
-        lines[0] = first
+            first = line.with_changes(body=[cst.Assign([cst.AssignTarget(_out_value(callee.outs, local))], call)])
+            return cst.FlattenSentinel([first, *after])
+        lines = [line.with_changes(body=[cst.Assign([cst.AssignTarget(cst.Name("_mp_out"))], call)])]
         if isinstance(small, cst.Assign):
-            lines.insert(1, cst.SimpleStatementLine([small.with_changes(value=cst.parse_expression("_mp_out[0]"))]))
-        elif isinstance(small, cst.Return):
-            lines.append(cst.SimpleStatementLine([small.with_changes(value=cst.parse_expression("_mp_out[0]"))]))
+            lines.append(_line(small.with_changes(value=cst.parse_expression("_mp_out[0]"))))
+        for i, attr in enumerate(callee.outs):
+            target = "_mp_" + attr if attr in local else "self." + attr
+            lines.append(parse_statement(f"{target} = _mp_out[{i + 1}]\n"))
+        lines += after
+        if isinstance(small, cst.Return):
+            lines.append(_line(small.with_changes(value=cst.parse_expression("_mp_out[0]"))))
         return cst.FlattenSentinel(lines)
 
 
@@ -748,10 +908,11 @@ def _thread_signature(fn: cst.FunctionDef, plan: _MethodPlan) -> cst.FunctionDef
     if body and isinstance(body[0], cst.SimpleStatementLine) and isinstance(body[0].body[0], cst.Expr) \
             and isinstance(body[0].body[0].value, (cst.SimpleString, cst.ConcatenatedString)):
         head = 1  # after the docstring
-    prologue = [parse_statement(f"if _mp_{a} is not None:\n    self.{a} = _mp_{a}\n") for a in plan.ins]
+    prologue = [parse_statement(f"if _mp_{a} is None:\n    _mp_{a} = self.{a}\n") if a in plan.locals else
+                parse_statement(f"self.{a} = _mp_{a} if _mp_{a} is not None else self.{a}\n") for a in plan.ins]
     body[head:head] = prologue
     if plan.outs and not (body and isinstance(body[-1], cst.SimpleStatementLine)
                           and isinstance(body[-1].body[-1], (cst.Return, cst.Raise))):
-        value = _out_value(plan.outs, cst.Name("None") if plan.had_value else None)
+        value = _out_value(plan.outs, plan.locals, cst.Name("None") if plan.had_value else None)
         body.append(cst.SimpleStatementLine([cst.Return(value)]))
     return fn.with_changes(params=params, body=fn.body.with_changes(body=body))
