@@ -60,10 +60,10 @@ class SelfCacheTransform(Rule):
                         self.fc = nn.Linear(4, 4)
 
                     def encode(self, x):
-                        self.feature = self.fc(x).sum(1) * self.scale
+                        self.feature = self.fc(x) * self.scale
 
                     def decode(self):
-                        return self.fc(self.feature.unsqueeze(1).expand(-1, 4))
+                        return self.fc(self.feature.relu())
 
                     def forward(self, x):
                         self.scale = x.shape[1]
@@ -72,29 +72,36 @@ class SelfCacheTransform(Rule):
             """,
             after="""
                 from mindspore import nn
+                from mindspore import ops
 
 
                 class PCN(nn.Cell):
                     def __init__(self):
                         super().__init__()
-                        self.fc = nn.Dense(4, 4)
+                        self.fc = nn.Dense(in_channels=4, out_channels=4)
 
+                    # mindport: MP107 encode now also returns self.feature (a static graph does not carry a self.x write from one method to another): a caller in another file gets it as its value
                     def encode(self, x, _mp_scale=None):
-                        self.scale = _mp_scale if _mp_scale is not None else self.scale
-                        self.feature = self.fc(x).sum(1) * self.scale
-                        return self.feature  # mindport: MP107 encode now also returns self.feature (a static graph does not carry a self.x write from one method to another): a caller in another file gets it as its value
+                        if _mp_scale is None:
+                            _mp_scale = self.scale
+                        _mp_feature = self.fc(x) * _mp_scale
+                        self.feature = _mp_feature
+                        return _mp_feature
 
                     def decode(self, _mp_feature=None):
-                        self.feature = _mp_feature if _mp_feature is not None else self.feature
-                        return self.fc(self.feature.unsqueeze(1).broadcast_to((-1, 4)))
+                        if _mp_feature is None:
+                            _mp_feature = self.feature
+                        return self.fc(ops.relu(_mp_feature))
 
                     def construct(self, x):
-                        self.scale = x.shape[1]
-                        self.feature = self.encode(x, _mp_scale=self.scale)
-                        return self.decode(_mp_feature=self.feature)
+                        _mp_scale = x.shape[1]
+                        self.scale = _mp_scale
+                        _mp_feature = self.encode(x, _mp_scale=_mp_scale)
+                        self.feature = _mp_feature
+                        return self.decode(_mp_feature=_mp_feature)
             """,
             note="A value written in one method and read in another is returned by the writer and passed to the "
-                 "reader; each method still writes self.x.",
+                 "reader, through a local _mp_<name>; each method still writes self.x.",
         ),
         Example(
             before="""
@@ -123,7 +130,8 @@ class SelfCacheTransform(Rule):
                         self.edges = None
 
                     def construct(self, x):
-                        if self.edges is None:  # mindport: MP107 construct reads self.edges before writing it: PyNative takes the value the previous call left, a static graph (GRAPH_MODE) the value __init__ set
+                        # mindport: MP107 construct reads self.edges before writing it: PyNative takes the value the previous call left, a static graph (GRAPH_MODE) the value __init__ set
+                        if self.edges is None:
                             self.edges = ops.ones(x.shape[0])
                         return x * self.edges[0]
             """,
@@ -131,11 +139,11 @@ class SelfCacheTransform(Rule):
         ),
         Example(
             before="""
-                import torch.nn as nn
+                from mindspore import nn
 
 
-                class Kept(nn.Module):
-                    def forward(self, x):
+                class Kept(nn.Cell):
+                    def construct(self, x):
                         self.attn = x * 2
                         return x + 1
             """,
@@ -353,6 +361,9 @@ class _Class:
 
     def plan(self) -> None:
         methods = self.methods
+        if any(p.name.value.startswith("_mp_") for fn in methods.values()
+               for p in (*fn.params.params, *fn.params.kwonly_params)):
+            return  # converted already (a helper taking _mp_<name>): converting again changes nothing
         building = {"__init__"}
         todo = ["__init__"] if "__init__" in methods else []
         while todo:
