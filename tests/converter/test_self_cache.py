@@ -53,15 +53,33 @@ SHAPES = textwrap.dedent("""\
             return y + self.coarse + self.feature + z + self.deep * self.gate + x
 
 
+    class Step(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(8, 8)
+
+        def forward(self, a, h, c):
+            z = self.fc(torch.cat([a, h], -1))
+            return z[:, :4] + c, z[:, 4:]
+
+        def decay(self, c, z):
+            return c * 0.5, torch.tanh(z)
+
+
     class SameMethod(nn.Module):
         def __init__(self):
             super().__init__()
-            self.fc = nn.Linear(4, 4)
+            self.cell = Step()
 
         def forward(self, x):
-            self.n = x.shape[1]
-            g = torch.ones(2, 1).repeat(1, self.n)
-            return torch.cat([self.fc(x), g], dim=1)
+            self.h = torch.zeros(x.shape[0], 4)
+            self.c = torch.zeros(x.shape[0], 4)
+            hs = []
+            for i in range(3):
+                c, z = self.cell(x, self.h, self.c)
+                self.c, self.h = self.cell.decay(c, z)
+                hs.append(self.h)
+            return torch.stack(hs)
 """)
 
 CACHE = textwrap.dedent("""\
@@ -125,7 +143,7 @@ def test_helpers_return_and_take_the_cached_values():
     assert "return _mp_coarse * 2, _mp_coarse" in code
     assert "\n        self._inner(x)\n" not in code and "_mp_deep = self._inner(x)" in code
     assert "def _maybe(self, x, _mp_gate=None):" in code  # a write under if: the old value comes in
-    assert "_mp_n = x.shape[1]\n        self.n = _mp_n" in code  # one method: read back as a local
+    assert "_mp_c, _mp_h = self.cell.decay(c, z)\n            self.c = _mp_c\n            self.h = _mp_h" in code
 
 
 @pytest.mark.parametrize("mode", ["pynative", "graph"])
@@ -135,7 +153,7 @@ def test_written_in_one_method_read_in_another_matches(tmp_path, mode):
 
 
 @pytest.mark.parametrize("mode", ["pynative", "graph"])
-def test_a_size_written_and_read_in_one_method_stays_a_constant(tmp_path, mode):
+def test_state_written_and_read_in_one_method_loop_is_read_as_a_local(tmp_path, mode):
     code = convert_source(SHAPES).code
     assert_port_matches_in_mode(SHAPES, code, "SameMethod", [_x()], tmp_path, "self_cache_s", mode, atol=1e-5)
 
