@@ -277,3 +277,27 @@ def test_left_alone_a_helper_called_from_outside_buffers_and_writes_behind_a_loc
     m_net = load_module(code, tmp_path / "m_behind.py", "m_behind").Behind()
     x = _x()
     np.testing.assert_allclose(m_net(ms.Tensor(x)).asnumpy(), t_net(torch.from_numpy(x)).numpy(), rtol=1e-6)
+
+
+def test_a_helper_another_class_overrides_is_not_threaded():
+    source = textwrap.dedent("""\
+        import torch.nn as nn
+
+
+        class A(nn.Module):
+            def encode(self, x):
+                self.f = x * 2
+
+            def forward(self, x):
+                self.encode(x)
+                return self.f + 1
+
+
+        class B(A):
+            def encode(self, x):
+                self.f = x * 3
+    """)
+    result = convert_source(source)
+    assert "def encode(self, x):\n        self.f = x * 2" in result.code and "self.encode(x)\n" in result.code
+    assert any(d.code == "MP107" and "construct reads self.f, which another method writes" in d.message
+               for d in result.diagnostics)

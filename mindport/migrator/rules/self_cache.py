@@ -30,7 +30,8 @@ class SelfCacheTransform(Rule):
     called without it (from another file, in PyNative) reads ``self.x``. No local is kept for an attribute the
     method also writes with ``+=``, in a nested function, or through a method that is not threaded.
 
-    A helper is threaded only when every reference to it in the file is a call ``self.helper(...)`` inside its class,
+    A helper is threaded only when no other class of the file defines a method of its name (an override would not
+    take the new arguments) and every reference to it in the file is a call ``self.helper(...)`` inside its class,
     written as a statement of its own, as the value of a one-target assignment, or as a ``return`` value (the call
     site is rewritten). The values passed in are those the helper (or a helper it calls) reads before it writes them;
     the values returned are those it writes, (a write under an ``if`` also passes the old value in). A helper that
@@ -172,9 +173,16 @@ class SelfCacheTransform(Rule):
                     outside.setdefault(inner.attr.value, []).append(inner)
 
         walk(node, Visitor())
+        defined: dict[str, int] = {}  # method name -> how many classes of the file define it
+        for cls in classes:
+            if isinstance(cls.body, cst.IndentedBlock):
+                for name in {s.name.value for s in cls.body.body if isinstance(s, cst.FunctionDef)}:
+                    defined[name] = defined.get(name, 0) + 1
         for cls in classes:
             if cls.name.value in self._module_classes and isinstance(cls.body, cst.IndentedBlock):
-                _Class(cls, outside, self._plans, self._remarks, self._local_reads, self._call_args).plan()
+                overridden = {name for name, n in defined.items() if n > 1}
+                _Class(cls, outside, self._plans, self._remarks, self._local_reads, self._call_args,
+                       overridden).plan()
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self._say(node)
@@ -300,7 +308,8 @@ class _Class:
     """The analysis of one model class: which attributes cross from one method to another, which helpers carry
     them, and what is said where they cannot."""
 
-    def __init__(self, cls, outside, plans, remarks, local_reads, call_args) -> None:
+    def __init__(self, cls, outside, plans, remarks, local_reads, call_args, overridden=frozenset()) -> None:
+        self.overridden = overridden  # names other classes of the file define too (an override would not match)
         self.local_reads = local_reads
         self.call_args = call_args
         self.cls = cls
@@ -388,7 +397,8 @@ class _Class:
         self.tracked = set().union(*(w for _, w in direct.values())) - stored
         self.direct = direct
         self.runtime = runtime
-        threaded = {name for name in runtime if name not in _ENTRIES and self._callable_inside_only(name)}
+        threaded = {name for name in runtime if name not in _ENTRIES and name not in self.overridden
+                    and self._callable_inside_only(name)}
         while True:
             summaries = self._summaries(threaded)
             plans = {name: self._plan_of(name, summaries[name]) for name in threaded}
@@ -586,8 +596,8 @@ class _Class:
             for attr, node in summary.needs.items():
                 if attr in ins:
                     continue
-                elsewhere = any(attr in self.direct[other][1] for other in self.runtime if other != name)
-                if name in _ENTRIES or not elsewhere:
+                elsewhere = any(attr in self.direct[other][1] for other in entries if other != name)
+                if not elsewhere:
                     text = (f"{shown} reads self.{attr} before writing it: PyNative takes the value the previous call "
                             f"left, a static graph (GRAPH_MODE) the value __init__ set")
                 else:
@@ -601,7 +611,8 @@ class _Class:
                     continue  # said at the read
                 others = [o for o in sorted(entries) if o != name and attr in summaries[o].needs]
                 if others or attr in self.outside:
-                    who = ", ".join(others) if others else "code outside the class"
+                    who = ", ".join("construct" if o == "forward" else o for o in others) if others \
+                        else "code outside the class"
                     self.remarks.setdefault(id(node), f"self.{attr} is read by {who}: a static graph (GRAPH_MODE) "
                                                       f"does not keep this write")
         for name, plan in plans.items():
