@@ -383,6 +383,18 @@ class _Class:
         runtime = {name for name, fn in methods.items()
                    if name not in building and not fn.decorators and not (name.startswith("__") and
                                                                            name.endswith("__"))}
+        compiled = {name for name in _ENTRIES if name in runtime}
+        todo = list(compiled)
+        while todo:
+            for name in self._calls_of(methods[todo.pop()]):
+                if name in runtime and name not in compiled:
+                    compiled.add(name)
+                    todo.append(name)
+        if not compiled:
+            return
+        # methods forward does not reach run in Python: their reads are the graph's outside readers
+        self.py_reads = set().union(set(), *(self._direct(methods[n])[0] for n in runtime - compiled))
+        runtime = compiled
         direct = {name: self._direct(methods[name]) for name in runtime}
         crossing = set()
         for name, (_, writes) in direct.items():
@@ -610,9 +622,9 @@ class _Class:
                 if attr in summary.needs and name in _ENTRIES:
                     continue  # said at the read
                 others = [o for o in sorted(entries) if o != name and attr in summaries[o].needs]
-                if others or attr in self.outside:
+                if others or attr in self.outside or attr in self.py_reads:
                     who = ", ".join("construct" if o == "forward" else o for o in others) if others \
-                        else "code outside the class"
+                        else "code outside the class" if attr in self.outside else "a method construct does not call"
                     self.remarks.setdefault(id(node), f"self.{attr} is read by {who}: a static graph (GRAPH_MODE) "
                                                       f"does not keep this write")
         for name, plan in plans.items():
