@@ -1,0 +1,952 @@
+"""The converter rule SelfCacheTransform: its docstring is its documentation, its EXAMPLES are tests, and
+docs/converter/self_cache.md shows both."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from mindport.migrator.rules.base import Example, Rule
+from mindport.migrator.walk import parse_statement, transform, walk
+
+_NESTED = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+_ENTRIES = ("forward", "construct")
+
+
+class SelfCacheTransform(Rule):
+    """A value a model method caches on ``self`` for another method to read (``self.feat = self.encoder(x)`` in
+    ``gen_feat``, read by ``query_rgb``) is passed along explicitly: the helper method that writes it returns it and
+    its caller binds it (``self.feat = self.gen_feat(x)``), and a helper method that reads a value another method
+    wrote gets it as a keyword argument (``self.query_rgb(coord, _mp_feat=self.feat)``).
+
+    MindSpore's static graph (GRAPH_MODE, ``@jit``) compiles a ``self.x = v`` write and a read of it in the same
+    method, but a write is not seen by another method: the reader gets what ``__init__`` set (``None``: "unsupported
+    operand type(s)") or "ClassMember ... has no attribute" (learning3d's PCN, LIIF, C-SWM, the neural Hawkes LSTMs).
+    Within a method, a value written to ``self.x`` is also bound to a local ``_mp_x``, and the reads that follow a
+    write on every path read the local: a graph reads a write back as a variable (a size written to ``self.n`` and
+    read back is no longer a constant, and ``repeat(1, self.n)`` or a join after it fails to compile), while the
+    local keeps what was written. Each method still writes ``self.x`` as before, so PyNative and code reading the
+    attribute afterwards are unchanged: in PyNative the argument holds the very value ``self.x`` holds, and a helper
+    called without it (from another file, in PyNative) reads ``self.x``. No local is kept for an attribute the
+    method also writes with ``+=``, in a nested function, or through a method that is not threaded.
+
+    A helper is threaded only when no other class of the file defines a method of its name (an override would not
+    take the new arguments) and every reference to it in the file is a call ``self.helper(...)`` inside its class,
+    written as a statement of its own, as the value of a one-target assignment, or as a ``return`` value (the call
+    site is rewritten). The values passed in are those the helper (or a helper it calls) reads before it writes them;
+    the values returned are those it writes, (a write under an ``if`` also passes the old value in). A helper that
+    returned a value returns a tuple ``(value, self.a, ...)`` and the caller unpacks it. A public helper (no leading
+    underscore) whose return changes is said (MP107, info, and a comment): a caller in another file would get it.
+
+    What cannot be threaded keeps its torch meaning and gets MP107 (a warning, and the statement's comment), because
+    GRAPH_MODE would read a different value without an error:
+
+    * a value ``forward`` reads before writing it, which PyNative takes from the previous call (state kept across
+      calls, a cache such as ``if self.edge_list is None``): a graph reads what ``__init__`` set;
+    * a value ``forward`` (or a helper it calls) writes for another public method or for code outside the class
+      (``model.output`` read after the call): a graph does not write it back;
+    * a value read by a method the rule does not thread (called outside its class, or called inside an expression).
+    """
+
+    EXAMPLES = (
+        Example(
+            before="""
+                import torch
+                import torch.nn as nn
+
+
+                class PCN(nn.Module):
+                    def __init__(self):
+                        super().__init__()
+                        self.fc = nn.Linear(4, 4)
+
+                    def encode(self, x):
+                        self.feature = self.fc(x) * self.scale
+
+                    def decode(self):
+                        return self.fc(self.feature.relu())
+
+                    def forward(self, x):
+                        self.scale = x.shape[1]
+                        self.encode(x)
+                        return self.decode()
+            """,
+            after="""
+                from mindspore import nn
+                from mindspore import ops
+
+
+                class PCN(nn.Cell):
+                    def __init__(self):
+                        super().__init__()
+                        self.fc = nn.Dense(in_channels=4, out_channels=4)
+
+                    # mindport: MP107 encode now also returns self.feature (a static graph does not carry a self.x write from one method to another): a caller in another file gets it as its value
+                    def encode(self, x, _mp_scale=None):
+                        if _mp_scale is None:
+                            _mp_scale = self.scale
+                        _mp_feature = self.fc(x) * _mp_scale
+                        self.feature = _mp_feature
+                        return _mp_feature
+
+                    def decode(self, _mp_feature=None):
+                        if _mp_feature is None:
+                            _mp_feature = self.feature
+                        return self.fc(ops.relu(_mp_feature))
+
+                    def construct(self, x):
+                        _mp_scale = x.shape[1]
+                        self.scale = _mp_scale
+                        _mp_feature = self.encode(x, _mp_scale=_mp_scale)
+                        self.feature = _mp_feature
+                        return self.decode(_mp_feature=_mp_feature)
+            """,
+            note="A value written in one method and read in another is returned by the writer and passed to the "
+                 "reader, through a local _mp_<name>; each method still writes self.x.",
+        ),
+        Example(
+            before="""
+                import torch
+                import torch.nn as nn
+
+
+                class Cached(nn.Module):
+                    def __init__(self):
+                        super().__init__()
+                        self.edges = None
+
+                    def forward(self, x):
+                        if self.edges is None:
+                            self.edges = torch.ones(x.shape[0])
+                        return x * self.edges[0]
+            """,
+            after="""
+                from mindspore import nn
+                from mindspore import ops
+
+
+                class Cached(nn.Cell):
+                    def __init__(self):
+                        super().__init__()
+                        self.edges = None
+
+                    def construct(self, x):
+                        # mindport: MP107 construct reads self.edges before writing it: PyNative takes the value the previous call left, a static graph (GRAPH_MODE) the value __init__ set
+                        if self.edges is None:
+                            self.edges = ops.ones(x.shape[0])
+                        return x * self.edges[0]
+            """,
+            note="State kept from one call to the next keeps its PyNative meaning and is said.",
+        ),
+        Example(
+            before="""
+                from mindspore import nn
+
+
+                class Kept(nn.Cell):
+                    def construct(self, x):
+                        self.attn = x * 2
+                        return x + 1
+            """,
+            note="A value kept on self that no method reads is left as it is.",
+        ),
+    )
+
+    def __init__(self, ctx, module_classes: set[str]) -> None:
+        super().__init__(ctx)
+        self._module_classes = module_classes
+        self._plans: dict[int, _MethodPlan] = {}  # id of an original method -> what to rewrite in it
+        self._remarks: dict[int, str] = {}  # id of an original node -> MP107 message
+        self._local_reads: dict[int, str] = {}  # id of a self.a read -> a (read as the local _mp_a)
+        self._call_args: dict[int, tuple] = {}  # id of a threaded helper's call -> (ins passed as locals, its plan)
+
+    def visit_Module(self, node: cst.Module) -> None:
+        classes: list[cst.ClassDef] = []
+        outside: dict[str, list] = {}  # attribute name -> Attribute nodes whose receiver is not self
+
+        class Visitor(cst.CSTVisitor):
+            def visit_ClassDef(self, inner: cst.ClassDef) -> None:
+                classes.append(inner)
+
+            def visit_Attribute(self, inner: cst.Attribute) -> None:
+                if not _is_self(inner.value):
+                    outside.setdefault(inner.attr.value, []).append(inner)
+
+        walk(node, Visitor())
+        defined: dict[str, int] = {}  # method name -> how many classes of the file define it
+        for cls in classes:
+            if isinstance(cls.body, cst.IndentedBlock):
+                for name in {s.name.value for s in cls.body.body if isinstance(s, cst.FunctionDef)}:
+                    defined[name] = defined.get(name, 0) + 1
+        for cls in classes:
+            if cls.name.value in self._module_classes and isinstance(cls.body, cst.IndentedBlock):
+                overridden = {name for name, n in defined.items() if n > 1}
+                _Class(cls, outside, self._plans, self._remarks, self._local_reads, self._call_args,
+                       overridden).plan()
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self._say(node)
+
+    def leave_Attribute(self, original_node, updated_node):
+        attr = self._local_reads.get(id(original_node))
+        if attr is None:
+            return updated_node
+        self.ctx.converted_sites += 1
+        return cst.Name(f"_mp_{attr}")
+
+    def leave_Call(self, original_node, updated_node):
+        local, callee = self._call_args.get(id(original_node), (None, None))
+        if callee is None or not callee.ins:
+            return updated_node
+        args = list(updated_node.args)
+        for attr in callee.ins:
+            value = cst.Name(f"_mp_{attr}") if attr in local else cst.parse_expression(f"self.{attr}")
+            args.append(cst.Arg(value, keyword=cst.Name(f"_mp_{attr}"),
+                                equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))))
+        return updated_node.with_changes(args=args)
+
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self._say(node)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._say(node)
+
+    def _say(self, node) -> None:
+        message = self._remarks.pop(id(node), None)
+        if message is None:
+            return
+        if isinstance(node, cst.FunctionDef):
+            self.note(node, "MP107", message)  # converted in full: a new return value, said
+        else:
+            self.remark(node, "MP107", message)
+
+    def leave_FunctionDef(self, original_node, updated_node):
+        plan = self._plans.get(id(original_node))
+        if plan is None:
+            return updated_node
+        rewriter = _Rewriter(plan)
+        new = transform(updated_node, rewriter)
+        if plan.ins or plan.outs:
+            new = _thread_signature(new, plan)
+        self.ctx.converted_sites += rewriter.sites + bool(plan.ins or plan.outs)
+        return new
+
+
+@dataclass
+class _MethodPlan:
+    ins: list[str] = field(default_factory=list)  # attributes passed in (keyword _mp_<name>)
+    outs: list[str] = field(default_factory=list)  # attributes returned
+    had_value: bool = False  # the method returned a value of its own: it now returns (value, *outs)
+    public_note: str = ""  # MP107 text for the new return of a public method
+    locals: set[str] = field(default_factory=set)  # attributes mirrored by a local _mp_<name> in the method
+    calls: dict[str, "_MethodPlan"] = field(default_factory=dict)  # threaded helpers it calls, by name
+
+
+@dataclass
+class _Summary:
+    needs: dict[str, object] = field(default_factory=dict)  # read before a sure write -> first node
+    writes: dict[str, object] = field(default_factory=dict)  # written (anywhere) -> first node
+    sure: set[str] = field(default_factory=set)  # written on every path through the method
+
+
+def _is_self(node) -> bool:
+    return isinstance(node, cst.Name) and node.value == "self"
+
+
+def _self_call(node) -> str | None:
+    """``self.name(...)`` -> name."""
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and _is_self(node.func.value):
+        return node.func.attr.value
+    return None
+
+
+def _returns_value(fn: cst.FunctionDef) -> bool:
+    found = []
+
+    class Visitor(cst.CSTVisitor):
+        def visit_Return(self, node: cst.Return) -> None:
+            if node.value is not None:
+                found.append(node)
+
+        def visit_Yield(self, node) -> None:
+            found.append(node)
+
+        def on_visit(self, node) -> bool:
+            return super().on_visit(node) and (node is fn or not isinstance(node, _NESTED))
+
+    walk(fn, Visitor())
+    return bool(found)
+
+
+def _yields(fn: cst.FunctionDef) -> bool:
+    found = []
+
+    class Visitor(cst.CSTVisitor):
+        def visit_Yield(self, node) -> None:
+            found.append(node)
+
+        def on_visit(self, node) -> bool:
+            return super().on_visit(node) and (node is fn or not isinstance(node, _NESTED))
+
+    walk(fn, Visitor())
+    return bool(found)
+
+
+def _targets(expr, out: list) -> None:
+    """``self.a`` nodes a target expression binds (``self.a, self.b = ...`` too)."""
+    if isinstance(expr, cst.Attribute) and _is_self(expr.value):
+        out.append(expr)
+    elif isinstance(expr, (cst.Tuple, cst.List)):
+        for element in expr.elements:
+            _targets(element.value, out)
+    elif isinstance(expr, cst.StarredElement):
+        _targets(expr.value, out)
+
+
+class _Class:
+    """The analysis of one model class: which attributes cross from one method to another, which helpers carry
+    them, and what is said where they cannot."""
+
+    def __init__(self, cls, outside, plans, remarks, local_reads, call_args, overridden=frozenset()) -> None:
+        self.overridden = overridden  # names other classes of the file define too (an override would not match)
+        self.local_reads = local_reads
+        self.call_args = call_args
+        self.cls = cls
+        self.outside = outside
+        self.plans = plans
+        self.remarks = remarks
+        self.methods = {s.name.value: s for s in cls.body.body if isinstance(s, cst.FunctionDef)}
+
+    # -- facts ------------------------------------------------------------------------------------------------
+    def _calls_of(self, fn) -> set[str]:
+        names: set[str] = set()
+        methods = self.methods
+
+        class Visitor(cst.CSTVisitor):
+            def visit_Call(self, node: cst.Call) -> None:
+                name = _self_call(node)
+                if name in methods:
+                    names.add(name)
+
+        walk(fn, Visitor())
+        return names
+
+    def _direct(self, fn) -> tuple[set[str], set[str]]:
+        """Attributes a method reads and writes on self (methods excepted)."""
+        reads: set[str] = set()
+        writes: set[str] = set()
+        written_nodes: set[int] = set()
+        methods = self.methods
+
+        class Visitor(cst.CSTVisitor):
+            def visit_Assign(self, node: cst.Assign) -> None:
+                for target in node.targets:
+                    hits: list = []
+                    _targets(target.target, hits)
+                    for hit in hits:
+                        written_nodes.add(id(hit))
+                        writes.add(hit.attr.value)
+
+            def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+                hits: list = []
+                _targets(node.target, hits)
+                for hit in hits:
+                    written_nodes.add(id(hit))
+                    writes.add(hit.attr.value)
+
+            def visit_AugAssign(self, node: cst.AugAssign) -> None:
+                hits: list = []
+                _targets(node.target, hits)
+                for hit in hits:
+                    writes.add(hit.attr.value)  # and read: the node stays out of written_nodes
+
+            def visit_Attribute(self, node: cst.Attribute) -> None:
+                if _is_self(node.value) and id(node) not in written_nodes and node.attr.value not in methods:
+                    reads.add(node.attr.value)
+
+        walk(fn, Visitor())
+        return reads, writes - set(methods)
+
+    def plan(self) -> None:
+        methods = self.methods
+        if any(p.name.value.startswith("_mp_") for fn in methods.values()
+               for p in (*fn.params.params, *fn.params.kwonly_params)):
+            return  # converted already (a helper taking _mp_<name>): converting again changes nothing
+        building = {"__init__"}
+        todo = ["__init__"] if "__init__" in methods else []
+        while todo:
+            for name in self._calls_of(methods[todo.pop()]):
+                if name not in building:
+                    building.add(name)
+                    todo.append(name)
+        runtime = {name for name, fn in methods.items()
+                   if name not in building and not fn.decorators and not (name.startswith("__") and
+                                                                           name.endswith("__"))}
+        compiled = {name for name in _ENTRIES if name in runtime}
+        todo = list(compiled)
+        while todo:
+            for name in self._calls_of(methods[todo.pop()]):
+                if name in runtime and name not in compiled:
+                    compiled.add(name)
+                    todo.append(name)
+        if not compiled:
+            return
+        # methods forward does not reach run in Python: their reads are the graph's outside readers
+        self.py_reads = set().union(set(), *(self._direct(methods[n])[0] for n in runtime - compiled))
+        runtime = compiled
+        direct = {name: self._direct(methods[name]) for name in runtime}
+        crossing = set()
+        for name, (_, writes) in direct.items():
+            for other, (reads2, writes2) in direct.items():
+                if other != name:
+                    crossing |= writes & (reads2 | writes2)
+        if not crossing and not any(self._reads_first(name, direct) for name in runtime):
+            return
+        stored = self._stored()
+        crossing -= stored
+        self.crossing = crossing
+        self.tracked = set().union(*(w for _, w in direct.values())) - stored
+        self.direct = direct
+        self.runtime = runtime
+        threaded = {name for name in runtime if name not in _ENTRIES and name not in self.overridden
+                    and self._callable_inside_only(name)}
+        while True:
+            summaries = self._summaries(threaded)
+            plans = {name: self._plan_of(name, summaries[name]) for name in threaded}
+            flows = {}
+            others = self._writes_behind(threaded)
+            for name in runtime:
+                given = plans[name].ins if name in plans else []
+                flows[name] = _Flow(self.tracked, plans)
+                flows[name].method(methods[name], given, others)
+            broken = {name for name in threaded if (plans[name].outs and not plans[name].had_value
+                                                    and self._value_uses(name))
+                      or flows[name].unsafe & {*plans[name].ins, *plans[name].outs}}
+            if not broken:
+                break
+            threaded -= broken
+        for name in runtime:
+            fn = methods[name]
+            flow = flows[name]
+            plan = plans.get(name, _MethodPlan())
+            plan.calls = {callee: plans[callee] for callee in self._calls_of(fn) if callee in plans
+                          and (plans[callee].ins or plans[callee].outs)}
+            local = set(flow.sure_reads.values()) | {a for _, ins in flow.call_sure.values() for a in ins}
+            local |= {*plan.ins, *plan.outs} | {a for callee in plan.calls.values() for a in callee.outs}
+            plan.locals = local - flow.unsafe
+            for node_id, attr in flow.sure_reads.items():
+                if attr in plan.locals:
+                    self.local_reads[node_id] = attr
+            for call_id, (callee, ins) in flow.call_sure.items():
+                self.call_args[call_id] = (ins & plan.locals, plans[callee])
+            if plan.ins or plan.outs or plan.calls or plan.locals:
+                self.plans[id(fn)] = plan
+        for name in building:  # __init__ calling a threaded helper: same call-site rewrite
+            if name in methods:
+                calls = {c: plans[c] for c in self._calls_of(methods[name]) if c in plans
+                         and (plans[c].ins or plans[c].outs)}
+                if calls:
+                    self.plans[id(methods[name])] = _MethodPlan(calls=calls)
+                    for call_id, callee in self._call_ids(methods[name], calls):
+                        self.call_args[call_id] = (set(), calls[callee])
+        self._say(threaded, summaries)
+
+    def _writes_behind(self, threaded: set[str]) -> dict[str, set[str]]:
+        """What each method that is not threaded writes on self, with the methods it calls (a caller's local copy
+        would not see it)."""
+        writes = {name: set(self._direct(fn)[1]) for name, fn in self.methods.items()}
+        calls = {name: self._calls_of(fn) for name, fn in self.methods.items()}
+        for _ in range(len(writes)):
+            for name in writes:
+                for callee in calls[name]:
+                    writes[name] |= writes.get(callee, set())
+        return {name: w for name, w in writes.items() if name not in threaded}
+
+    def _call_ids(self, fn, calls) -> list[tuple[int, str]]:
+        ids: list[tuple[int, str]] = []
+
+        class Visitor(cst.CSTVisitor):
+            def visit_Call(self, node: cst.Call) -> None:
+                if _self_call(node) in calls:
+                    ids.append((id(node), _self_call(node)))
+
+        walk(fn, Visitor())
+        return ids
+
+    def _callable_inside_only(self, name: str) -> bool:
+        """Every reference to the method is ``self.name(...)`` in this class, as a statement, a one-target
+        assignment's value or a return value, outside nested functions."""
+        fn = self.methods[name]
+        if _yields(fn):
+            return False
+        if name in self.outside:
+            return False
+        good: set[int] = set()
+        seen: list = []
+        cls = self.cls
+
+        class Visitor(cst.CSTVisitor):
+            def __init__(self) -> None:
+                self.depth = 0
+
+            def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+                self.depth += 1
+
+            def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+                self.depth -= 1
+
+            def visit_Lambda(self, node) -> None:
+                self.depth += 2
+
+            def leave_Lambda(self, node) -> None:
+                self.depth -= 2
+
+            def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+                if self.depth != 1 or len(node.body) != 1:
+                    return
+                small = node.body[0]
+                value = None
+                if isinstance(small, cst.Expr):
+                    value = small.value
+                elif isinstance(small, cst.Assign) and len(small.targets) == 1:
+                    value = small.value
+                elif isinstance(small, cst.Return):
+                    value = small.value
+                if _self_call(value) == name:
+                    good.add(id(value.func))
+
+            def visit_Attribute(self, node: cst.Attribute) -> None:
+                if node.attr.value == name:
+                    seen.append(node)
+
+        walk(cls, Visitor())
+        return bool(seen) and all(id(node) in good for node in seen)
+
+    def _value_uses(self, name: str) -> bool:
+        """Some call of the method uses its value (an assignment or a return)."""
+        uses = []
+
+        class Visitor(cst.CSTVisitor):
+            def visit_Assign(self, node: cst.Assign) -> None:
+                if _self_call(node.value) == name:
+                    uses.append(node)
+
+            def visit_Return(self, node: cst.Return) -> None:
+                if _self_call(node.value) == name:
+                    uses.append(node)
+
+        walk(self.cls, Visitor())
+        return bool(uses)
+
+    def _plan_of(self, name: str, summary: _Summary) -> _MethodPlan:
+        outs = [a for a in summary.writes if a in self.crossing]
+        ins = [a for a in summary.needs if a in self.crossing]
+        ins += [a for a in outs if a not in summary.sure and a not in ins]  # the old value, for a write under if
+        fn = self.methods[name]
+        plan = _MethodPlan(ins=ins, outs=outs, had_value=_returns_value(fn))
+        if outs and not name.startswith("_"):
+            plan.public_note = (f"{name} now also returns {', '.join('self.' + a for a in outs)} (a static graph "
+                                f"does not carry a self.x write from one method to another): a caller in another "
+                                f"file gets it as its value")
+        return plan
+
+    def _summaries(self, threaded: set[str]) -> dict[str, _Summary]:
+        summaries = {name: _Summary() for name in self.runtime}
+        for _ in range(len(self.runtime) + 2):
+            changed = False
+            plans = {name: self._plan_of(name, summaries[name]) for name in threaded}
+            for name in self.runtime:
+                new = _Flow(self.tracked, plans).method(self.methods[name])
+                old = summaries[name]
+                if set(new.needs) != set(old.needs) or set(new.writes) != set(old.writes) or new.sure != old.sure:
+                    changed = True
+                summaries[name] = new
+            if not changed:
+                break
+        return summaries
+
+    # -- what cannot be threaded ------------------------------------------------------------------------------
+    def _stored(self) -> set[str]:
+        """Attributes that are parameters or buffers (``register_buffer("n", ...)``, ``self.n = nn.Parameter(...)``):
+        a graph writes those back (an Assign of the Parameter)."""
+        names: set[str] = set()
+
+        class Visitor(cst.CSTVisitor):
+            def visit_Call(self, node: cst.Call) -> None:
+                func = node.func
+                leaf = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", "")
+                if leaf in ("register_buffer", "register_parameter") and node.args \
+                        and isinstance(node.args[0].value, cst.SimpleString):
+                    names.add(node.args[0].value.evaluated_value)
+
+            def visit_Assign(self, node: cst.Assign) -> None:
+                value = node.value
+                func = value.func if isinstance(value, cst.Call) else None
+                leaf = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", "")
+                if leaf == "Parameter":
+                    for target in node.targets:
+                        hits: list = []
+                        _targets(target.target, hits)
+                        names.update(hit.attr.value for hit in hits)
+
+        walk(self.cls, Visitor())
+        return names
+
+    def _reads_first(self, name: str, direct) -> bool:
+        """A method reads an attribute it also writes (a cache kept from one call to the next, perhaps)."""
+        reads, writes = direct[name]
+        return bool(reads & writes)
+
+    def _say(self, threaded: set[str], summaries: dict[str, _Summary]) -> None:
+        plans = {name: self._plan_of(name, summaries[name]) for name in threaded}
+        entries = self.runtime - threaded
+        for name in sorted(self.runtime):
+            summary = summaries[name]
+            shown = "construct" if name == "forward" else name
+            ins = plans[name].ins if name in plans else []
+            for attr, node in summary.needs.items():
+                if attr in ins:
+                    continue
+                elsewhere = any(attr in self.direct[other][1] for other in entries if other != name)
+                if not elsewhere:
+                    text = (f"{shown} reads self.{attr} before writing it: PyNative takes the value the previous call "
+                            f"left, a static graph (GRAPH_MODE) the value __init__ set")
+                else:
+                    text = (f"{shown} reads self.{attr}, which another method writes: a static graph (GRAPH_MODE) "
+                            f"does not carry a self.x write from one method to another")
+                self.remarks.setdefault(id(node), text)
+            if name not in entries:
+                continue
+            for attr, node in summary.writes.items():
+                if attr in summary.needs and name in _ENTRIES:
+                    continue  # said at the read
+                others = [o for o in sorted(entries) if o != name and attr in summaries[o].needs]
+                if others or attr in self.outside or attr in self.py_reads:
+                    who = ", ".join("construct" if o == "forward" else o for o in others) if others \
+                        else "code outside the class" if attr in self.outside else "a method construct does not call"
+                    self.remarks.setdefault(id(node), f"self.{attr} is read by {who}: a static graph (GRAPH_MODE) "
+                                                      f"does not keep this write")
+        for name, plan in plans.items():
+            if plan.public_note:
+                self.remarks.setdefault(id(self.methods[name]), plan.public_note)
+
+
+class _Flow:
+    """Walks one method's statements in order: the crossing attributes it reads before writing them for certain,
+    those it writes, and those written on every path; a threaded helper's call reads its ins and writes its outs."""
+
+    def __init__(self, crossing: set[str], plans: dict[str, _MethodPlan]) -> None:
+        self.crossing = crossing
+        self.plans = plans
+        self.summary = _Summary()
+        self.sure_reads: dict[int, str] = {}  # id of a self.a read where a is written for certain before -> a
+        self.call_sure: dict[int, tuple] = {}  # id of a threaded call -> (helper, its ins written for certain before)
+        self.unsafe: set[str] = set()  # attributes a local cannot mirror here (augmented or nested writes)
+
+    def method(self, fn: cst.FunctionDef, given=(), others=None) -> _Summary:
+        body = fn.body.body if isinstance(fn.body, cst.IndentedBlock) else [fn.body]
+        self.summary.sure = self.block(body, set(given))
+        unsafe = self.unsafe
+        crossing = self.crossing
+        others = others or {}
+
+        class Visitor(cst.CSTVisitor):
+            def __init__(self) -> None:
+                self.depth = 0
+
+            def visit_FunctionDef(self, node) -> None:
+                self.depth += 1
+
+            def leave_FunctionDef(self, node) -> None:
+                self.depth -= 1
+
+            def visit_AugAssign(self, node: cst.AugAssign) -> None:
+                hits: list = []
+                _targets(node.target, hits)
+                unsafe.update(h.attr.value for h in hits)
+
+            def visit_Del(self, node) -> None:
+                unsafe.update(crossing)
+
+            def visit_Assign(self, node: cst.Assign) -> None:
+                for target in node.targets:
+                    hits: list = []
+                    _targets(target.target, hits)
+                    if self.depth > 1 or len(node.targets) > 1 or (hits and not isinstance(
+                            target.target, (cst.Attribute, cst.Tuple, cst.List))):
+                        unsafe.update(h.attr.value for h in hits)
+
+            def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+                hits: list = []
+                _targets(node.target, hits)
+                unsafe.update(h.attr.value for h in hits)
+
+            def visit_NamedExpr(self, node) -> None:
+                unsafe.update(crossing)
+
+            def visit_Call(self, node: cst.Call) -> None:
+                name = _self_call(node)
+                if name in others:  # a method not threaded writes these behind the local's back
+                    unsafe.update(others[name])
+                elif isinstance(node.func, cst.Name) and node.func.value in ("setattr", "delattr", "exec"):
+                    unsafe.update(crossing)
+
+        walk(fn, Visitor())
+        return self.summary
+
+    def block(self, statements, sure: set[str]) -> set[str]:
+        sure = set(sure)
+        for stmt in statements:
+            sure = self.statement(stmt, sure)
+        return sure
+
+    def statement(self, stmt, sure: set[str]) -> set[str]:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                sure = self.small(small, sure)
+            return sure
+        if isinstance(stmt, cst.If):
+            self.reads(stmt.test, sure)
+            body = self.block(stmt.body.body, sure)
+            if stmt.orelse is None:
+                return sure
+            other = self.statement(stmt.orelse, sure) if isinstance(stmt.orelse, cst.If) \
+                else self.block(stmt.orelse.body.body, sure)
+            return sure | (body & other)
+        if isinstance(stmt, cst.For):
+            self.reads(stmt.iter, sure)
+            self.block(stmt.body.body, sure)
+            if stmt.orelse:
+                self.block(stmt.orelse.body.body, sure)
+            return sure
+        if isinstance(stmt, cst.While):
+            self.reads(stmt.test, sure)
+            self.block(stmt.body.body, sure)
+            return sure
+        if isinstance(stmt, cst.With):
+            for item in stmt.items:
+                self.reads(item.item, sure)
+            return self.block(stmt.body.body, sure)
+        if isinstance(stmt, cst.FunctionDef):
+            self.reads(stmt, sure)
+            return sure
+        # try, match, class ...: reads as reads, writes as maybe
+        self.reads(stmt, sure)
+        self.writes(stmt)
+        return sure
+
+    def small(self, small, sure: set[str]) -> set[str]:
+        targets: list = []
+        if isinstance(small, cst.Assign):
+            for target in small.targets:
+                _targets(target.target, targets)
+        elif isinstance(small, cst.AnnAssign) and small.value is not None:
+            _targets(small.target, targets)
+        skip = {id(t) for t in targets}
+        self.reads(small, sure, skip)
+        written = [t.attr.value for t in targets]
+        if isinstance(small, cst.AugAssign):
+            hits: list = []
+            _targets(small.target, hits)
+            written += [h.attr.value for h in hits]
+            targets += hits
+        called = self.call_outs(small)
+        written += [attr for attr, _ in called]
+        for node, attr in zip(targets, [t.attr.value for t in targets]):
+            if attr in self.crossing:
+                self.summary.writes.setdefault(attr, node)
+        for attr, call in called:
+            self.summary.writes.setdefault(attr, call)
+        return sure | {a for a in written if a in self.crossing}
+
+    def call_outs(self, node) -> list[tuple[str, cst.Call]]:
+        outs: list[tuple[str, cst.Call]] = []
+        plans = self.plans
+
+        class Visitor(cst.CSTVisitor):
+            def visit_Call(self, call: cst.Call) -> None:
+                name = _self_call(call)
+                if name in plans:
+                    outs.extend((attr, call) for attr in plans[name].outs)
+
+        walk(node, Visitor())
+        return outs
+
+    def reads(self, node, sure: set[str], skip: frozenset | set = frozenset()) -> None:
+        crossing, plans, needs = self.crossing, self.plans, self.summary.needs
+        sure_reads, call_sure = self.sure_reads, self.call_sure
+
+        class Visitor(cst.CSTVisitor):
+            def visit_Attribute(self, inner: cst.Attribute) -> None:
+                attr = inner.attr.value
+                if _is_self(inner.value) and id(inner) not in skip and attr in crossing:
+                    if attr not in sure:
+                        needs.setdefault(attr, inner)
+                    else:
+                        sure_reads[id(inner)] = attr
+
+            def visit_Call(self, call: cst.Call) -> None:
+                name = _self_call(call)
+                if name in plans:
+                    call_sure[id(call)] = (name, {a for a in plans[name].ins if a in sure})
+                    for attr in plans[name].ins:
+                        if attr not in sure:
+                            needs.setdefault(attr, call)
+
+        walk(node, Visitor())
+
+    def writes(self, node) -> None:
+        crossing, writes = self.crossing, self.summary.writes
+
+        class Visitor(cst.CSTVisitor):
+            def visit_Assign(self, inner: cst.Assign) -> None:
+                for target in inner.targets:
+                    hits: list = []
+                    _targets(target.target, hits)
+                    for hit in hits:
+                        if hit.attr.value in crossing:
+                            writes.setdefault(hit.attr.value, hit)
+
+        walk(node, Visitor())
+        for attr, call in self.call_outs(node):
+            self.summary.writes.setdefault(attr, call)
+
+
+def _value_of(attr: str, local: set[str]) -> cst.BaseExpression:
+    return cst.Name(f"_mp_{attr}") if attr in local else cst.parse_expression(f"self.{attr}")
+
+
+def _out_value(attrs: list[str], local: set[str], value=None) -> cst.BaseExpression:
+    items = ([value] if value is not None else []) + [_value_of(a, local) for a in attrs]
+    if len(items) == 1:
+        return items[0]
+    return cst.Tuple([cst.Element(item) for item in items], lpar=[], rpar=[])
+
+
+def _line(small) -> cst.SimpleStatementLine:
+    return cst.SimpleStatementLine([small])
+
+
+def _mirror(attr: str) -> cst.SimpleStatementLine:
+    return parse_statement(f"self.{attr} = _mp_{attr}\n")
+
+
+class _Rewriter(cst.CSTTransformer):
+    """Inside one method (not its nested functions): writes of a mirrored attribute also bind its local, the calls
+    of threaded helpers bind what they return, and, when the method is threaded itself, its returns give its outs."""
+
+    def __init__(self, plan: _MethodPlan) -> None:
+        super().__init__()
+        self.plan = plan
+        self.depth = 0
+        self.sites = 0
+
+    def visit_FunctionDef(self, node) -> bool:
+        self.depth += 1
+        return self.depth == 1
+
+    def leave_FunctionDef(self, original_node, updated_node):
+        self.depth -= 1
+        return updated_node
+
+    def visit_Lambda(self, node) -> bool:
+        return False
+
+    def leave_Return(self, original_node, updated_node):
+        plan = self.plan
+        if not plan.outs:
+            return updated_node
+        if plan.had_value:
+            value = updated_node.value if updated_node.value is not None else cst.Name("None")
+            return updated_node.with_changes(value=_out_value(plan.outs, plan.locals, value))
+        return updated_node.with_changes(value=_out_value(plan.outs, plan.locals))
+
+    def leave_SimpleStatementLine(self, original_node, updated_node):
+        if len(updated_node.body) != 1:
+            return updated_node
+        small = updated_node.body[0]
+        value = small.value if isinstance(small, (cst.Expr, cst.Assign, cst.Return)) else None
+        name = _self_call(value)
+        callee = self.plan.calls.get(name) if name else None
+        if callee is not None and callee.outs:
+            return self._bind(updated_node, small, value, callee)
+        if isinstance(small, cst.Assign) and len(small.targets) == 1:
+            return self._write(updated_node, small)
+        return updated_node
+
+    def _write(self, line, small):
+        """``self.a = v`` (a mirrored) -> ``_mp_a = v`` and ``self.a = _mp_a``; tuple targets too."""
+        local = self.plan.locals
+        mirrored: list[str] = []
+
+        def swap(expr):
+            if isinstance(expr, cst.Attribute) and _is_self(expr.value) and expr.attr.value in local:
+                mirrored.append(expr.attr.value)
+                return cst.Name(f"_mp_{expr.attr.value}")
+            if isinstance(expr, (cst.Tuple, cst.List)):
+                return expr.with_changes(elements=[e.with_changes(value=swap(e.value)) for e in expr.elements])
+            if isinstance(expr, cst.StarredElement):
+                return expr.with_changes(value=swap(expr.value))
+            return expr
+
+        target = swap(small.targets[0].target)
+        if not mirrored:
+            return line
+        self.sites += 1
+        first = line.with_changes(body=[small.with_changes(targets=[small.targets[0].with_changes(target=target)])])
+        return cst.FlattenSentinel([first, *[_mirror(a) for a in mirrored]])
+
+    def _bind(self, line, small, call, callee):
+        """A threaded helper's call binds what it returns (to the local and the attribute)."""
+        local = self.plan.locals
+        self.sites += 1
+        after = [_mirror(a) for a in callee.outs if a in local]
+        if not callee.had_value:  # a statement of its own: bind what it returns
+            first = line.with_changes(body=[cst.Assign([cst.AssignTarget(_out_value(callee.outs, local))], call)])
+            return cst.FlattenSentinel([first, *after])
+        lines = [line.with_changes(body=[cst.Assign([cst.AssignTarget(cst.Name("_mp_out"))], call)])]
+        if isinstance(small, cst.Assign):
+            lines.append(_line(small.with_changes(value=cst.parse_expression("_mp_out[0]"))))
+        for i, attr in enumerate(callee.outs):
+            target = "_mp_" + attr if attr in local else "self." + attr
+            lines.append(parse_statement(f"{target} = _mp_out[{i + 1}]\n"))
+        lines += after
+        if isinstance(small, cst.Return):
+            lines.append(_line(small.with_changes(value=cst.parse_expression("_mp_out[0]"))))
+        return cst.FlattenSentinel(lines)
+
+
+def _comma(args, more: bool):
+    args = list(args)
+    if more and args:
+        args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    return args
+
+
+def _thread_signature(fn: cst.FunctionDef, plan: _MethodPlan) -> cst.FunctionDef:
+    """New keyword parameters ``_mp_<name>=None`` for the ins, and a prologue taking them; a final return of the
+    outs when the body can end without one."""
+    params = fn.params
+    new = [cst.Param(cst.Name(f"_mp_{a}"), default=cst.Name("None"),
+                     equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))) for a in plan.ins]
+    if new:
+        if params.star_arg is not cst.MaybeSentinel.DEFAULT or params.kwonly_params or params.star_kwarg:
+            params = params.with_changes(kwonly_params=[*params.kwonly_params, *new],
+                                         star_arg=params.star_arg if params.star_arg is not cst.MaybeSentinel.DEFAULT
+                                         else cst.ParamStar())
+        else:
+            params = params.with_changes(params=[*params.params, *new])
+    body = list(fn.body.body)
+    head = 0
+    if body and isinstance(body[0], cst.SimpleStatementLine) and isinstance(body[0].body[0], cst.Expr) \
+            and isinstance(body[0].body[0].value, (cst.SimpleString, cst.ConcatenatedString)):
+        head = 1  # after the docstring
+    prologue = [parse_statement(f"if _mp_{a} is None:\n    _mp_{a} = self.{a}\n") if a in plan.locals else
+                parse_statement(f"self.{a} = _mp_{a} if _mp_{a} is not None else self.{a}\n") for a in plan.ins]
+    body[head:head] = prologue
+    if plan.outs and not (body and isinstance(body[-1], cst.SimpleStatementLine)
+                          and isinstance(body[-1].body[-1], (cst.Return, cst.Raise))):
+        value = _out_value(plan.outs, plan.locals, cst.Name("None") if plan.had_value else None)
+        body.append(cst.SimpleStatementLine([cst.Return(value)]))
+    return fn.with_changes(params=params, body=fn.body.with_changes(body=body))
