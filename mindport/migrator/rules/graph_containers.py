@@ -146,8 +146,9 @@ def _aliased(node: cst.FunctionDef) -> tuple[dict[int, tuple[str, str]], set[int
                 elif isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) \
                         and value.value.value == "self":  # ks = self.order: the list held on self
                     aliases.append((assign, target.value, "self." + value.attr.value))
-                elif isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name):
-                    elements.append((assign, target.value, value.value.value))  # inner = rows[0]
+                elif isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name) \
+                        and not any(isinstance(e.slice, cst.Slice) for e in value.slice):
+                    elements.append((assign, target.value, value.value.value))  # inner = rows[0]; rows[:] is a copy
 
         def visit_AugAssign(self, aug: cst.AugAssign) -> None:
             if isinstance(aug.target, cst.Name) and isinstance(aug.operator, (cst.AddAssign, cst.BitOrAssign)):
