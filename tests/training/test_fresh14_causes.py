@@ -154,3 +154,55 @@ def test_a_losss_own_train_and_eval_without_mode_run_as_in_torch():
     assert len(t) == len(m) == 4, (t, m, code)
     np.testing.assert_allclose(m, t, rtol=1e-5, atol=1e-6)
     assert all(a != b for a, b in t)  # the smoothed training loss and the plain evaluation loss differ
+
+
+MODEL_METHODS_BEFORE_THE_LOSS = '''
+import torch
+import torch.nn as nn
+
+
+class Pairs(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.in_embed = nn.Embedding(6, 3)
+        self.out_embed = nn.Embedding(6, 3)
+        with torch.no_grad():
+            self.in_embed.weight.copy_(torch.linspace(-0.5, 0.5, 18).reshape(6, 3))
+            self.out_embed.weight.copy_(torch.linspace(0.4, -0.3, 18).reshape(6, 3))
+
+    def forward_input(self, words):
+        return self.in_embed(words)
+
+    def forward_target(self, words):
+        return self.out_embed(words)
+
+
+def pair_loss(inp, out):
+    return -torch.log(torch.sigmoid((inp * out).sum(1))).mean()
+
+
+model = Pairs()
+optimizer = torch.optim.Adam(model.parameters(), lr=0.1)
+centers, contexts = torch.tensor([0, 1, 2, 3]), torch.tensor([1, 2, 3, 4])
+for step in range(5):
+    inp = model.forward_input(centers)
+    out = model.forward_target(contexts)
+    loss = pair_loss(inp, out)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    print("step", loss.item())
+'''
+
+
+def test_a_models_own_methods_feeding_the_loss_are_differentiated():
+    """skipgram/negsampling (lukysummer's SkipGram_NegativeSampling.py): the embeddings come from the model's own
+    methods (``model.forward_input(inputs)``, ``model.forward_target(targets)``) before ``loss = criterion(...)``. The
+    model was never called as ``model(...)``, so those statements did not count as forward ones and stayed outside
+    forward_fn: the loss was differentiated against constants, every gradient zero, the embeddings never moved
+    (silent: the port ran). A model whose parameters the file hands out now makes its readers forward statements."""
+    code = _convert(MODEL_METHODS_BEFORE_THE_LOSS)
+    t, m = _losses(MODEL_METHODS_BEFORE_THE_LOSS, "torch_model_methods"), _losses(code, "ms_model_methods")
+    assert len(t) == len(m) == 5, (t, m, code)
+    np.testing.assert_allclose(m, t, rtol=1e-5, atol=1e-6)
+    assert t[-1] < t[0]

@@ -1186,7 +1186,7 @@ class TrainingLoopRule(Rule):
 
     def _forward_names(self, body: list) -> set[str]:
         """Names whose reading makes a statement part of the forward: callables of the file (models, losses,
-        helpers) called as name(...) in the scope, and self."""
+        helpers) called as name(...) in the scope, models whose parameters the file hands out, and self."""
         scope_node = self._scope_nodes.get(id(self.scope))
         found = {"self"}
         for node in [scope_node] if scope_node is not None else body:
@@ -1198,6 +1198,9 @@ class TrainingLoopRule(Rule):
                 elif isinstance(call.func, cst.Attribute) and call.func.attr.value in ("forward", "construct") \
                         and isinstance(call.func.value, cst.Name) and not self._library_call(call.func.value):
                     found.add(call.func.value.value)  # model.forward(src, tgt): the model called by its method
+        # a model whose parameters the file hands out (an optimizer's model.parameters()): reading it is forward too,
+        # so model.forward_input(words) / model.encode(x) feeding the loss is differentiated, not a constant
+        found |= {name for name in getattr(self, "_owners", ()) if "." not in name}
         return found
 
     def _read_elsewhere(self, name: str, forward_stmts) -> bool:
