@@ -428,8 +428,49 @@ def train_override(method):
     mode) runs whenever an enclosing module is put in a mode. MindSpore's ``Cell.set_train`` sets the flag on every
     sub-cell without calling their ``set_train``; once this module is loaded it then calls the marked overrides of
     its sub-cells, the outermost on each path (each calls ``super().set_train(mode)``, which reaches its own)."""
-    method._mindport_train_override = True
+    import functools
+    import inspect
+
+    try:
+        takes_mode = len(inspect.signature(method).parameters) > 1
+    except (TypeError, ValueError):
+        takes_mode = True
+    if takes_mode:
+        method._mindport_train_override = True
+        return method
+
+    @functools.wraps(method)
+    def set_train(self, mode=True):
+        # torch's train(self) override takes no mode: model.train() calls it so; model.eval() calls the class's own
+        # eval override (eval_override) where it has one
+        if not mode and (done := _eval_of(self)) is not None:
+            return done
+        return method(self)
+
+    set_train._mindport_train_override = True
+    return set_train
+
+
+def eval_override(method):
+    """Marks a model class's own ``eval(self)``: torch's ``model.eval()`` calls it, and ``model.eval()`` converts to
+    ``set_train(False)``, so ``set_train(False)`` on that model calls it (once: its own ``super().eval()``, i.e.
+    ``super().set_train(False)``, sets the flag as torch's Module.eval does)."""
+    method._mindport_eval_override = True
     return method
+
+
+def _eval_of(cell):
+    """The class's own eval override called for ``cell.set_train(False)`` (not re-entered from inside it)."""
+    override = next((v for klass in type(cell).__mro__ if (v := vars(klass).get("eval")) is not None
+                     and getattr(v, "_mindport_eval_override", False)), None)
+    if override is None or cell.__dict__.get("_mp_in_eval", False):
+        return None
+    object.__setattr__(cell, "_mp_in_eval", True)
+    try:
+        result = override(cell)
+    finally:
+        object.__setattr__(cell, "_mp_in_eval", False)
+    return cell if result is None else result
 
 
 def _overrides_in(cell):
@@ -444,7 +485,10 @@ def _overrides_in(cell):
 
 
 def _set_train(self, mode=True):
-    """``Cell.set_train`` with torch's recursion into the sub-cells' own ``train`` (:func:`train_override`)."""
+    """``Cell.set_train`` with torch's recursion into the sub-cells' own ``train`` (:func:`train_override`), and the
+    class's own ``eval`` for ``set_train(False)`` (:func:`eval_override`)."""
+    if not mode and (done := _eval_of(self)) is not None:
+        return done
     _cell_set_train(self, mode)
     for child in _overrides_in(self):
         child.set_train(mode)

@@ -63,7 +63,9 @@ class ModuleMethodTransform(Rule):
     A model class's own ``train(self, mode=True)`` (a backbone that keeps its BatchNorms frozen) is what torch's
     ``model.train()``/``model.eval()`` call, on the model and on every sub-module: it becomes the class's
     ``set_train``, what those calls convert to, marked ``@mp_nn.train_override``, and the Cell's ``set_train`` calls
-    such an override in the sub-cells as torch's ``train`` calls each child's (``mindport.runtime.layers``).
+    such an override in the sub-cells as torch's ``train`` calls each child's (``mindport.runtime.layers``). An
+    override without ``mode`` (``def train(self)``) is called so; the class's own ``eval(self)`` is marked
+    ``@mp_nn.eval_override``, which ``set_train(False)`` (what ``model.eval()`` converts to) calls on that model.
 
     ``next(self.parameters())`` in a model's method (for the device or dtype of its first weight) reads
     ``self._mp_first_parameter``, a class attribute the rule adds (``mindport.runtime.layers.FirstParameter``): the
@@ -401,6 +403,13 @@ class ModuleMethodTransform(Rule):
             marker = cst.Decorator(parse_expression(f"{runtime_alias(_RUNTIME_LAYERS)}.train_override"))
             return updated_node.with_changes(name=cst.Name("set_train"),
                                              decorators=[*updated_node.decorators, marker])
+        if updated_node.name.value == "eval" and self._classes and self._classes[-1] == (True, self._depth) \
+                and [p.name.value for p in updated_node.params.params] == ["self"] \
+                and _mode_parameters(updated_node.params):
+            # the model's own eval(): what model.eval() (set_train(False)) reaches on it
+            self.runtime_modules.add(_RUNTIME_LAYERS)
+            marker = cst.Decorator(parse_expression(f"{runtime_alias(_RUNTIME_LAYERS)}.eval_override"))
+            return updated_node.with_changes(decorators=[*updated_node.decorators, marker])
         return updated_node
 
     def visit_Module(self, node) -> None:

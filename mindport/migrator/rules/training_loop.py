@@ -682,6 +682,7 @@ class TrainingLoopRule(Rule):
         self._global_leaves: set[str] = set()
         self._leaf_flags: set[int] = set()  # x.requires_grad = True statements (Assign nodes)
         self._loops: list[int] = [0]  # per scope (module, then each function): loops open around the node
+        self._outer_loops: dict[int, cst.CSTNode] = {}  # per scope: the outermost loop being visited
         self._mode_preludes: set[int] = set()  # ids of the preludes holding model.set_train(True)
         self._class_methods: list[set[str]] = []  # per enclosing class: the names of its methods (and properties)
 
@@ -824,6 +825,8 @@ class TrainingLoopRule(Rule):
             self._param_vars.append(set())
         self._loop_targets.append(target_names(node.target))
         self._loop_bodies.add(id(node.body))
+        if not self._loops[-1]:
+            self._outer_loops[id(self.scope)] = node
         self._loops[-1] += 1
         calls = _own_calls(node)
         if not any(method_call(c, "backward") is not None for c in calls):
@@ -860,6 +863,8 @@ class TrainingLoopRule(Rule):
 
     def visit_While(self, node: cst.While) -> None:
         self._loop_bodies.add(id(node.body))
+        if not self._loops[-1]:
+            self._outer_loops[id(self.scope)] = node
         self._loops[-1] += 1
 
     def leave_While(self, original_node, updated_node):
@@ -1183,7 +1188,7 @@ class TrainingLoopRule(Rule):
 
     def _forward_names(self, body: list) -> set[str]:
         """Names whose reading makes a statement part of the forward: callables of the file (models, losses,
-        helpers) called as name(...) in the scope, and self."""
+        helpers) called as name(...) in the scope, models whose parameters the file hands out, and self."""
         scope_node = self._scope_nodes.get(id(self.scope))
         found = {"self"}
         for node in [scope_node] if scope_node is not None else body:
@@ -1195,6 +1200,9 @@ class TrainingLoopRule(Rule):
                 elif isinstance(call.func, cst.Attribute) and call.func.attr.value in ("forward", "construct") \
                         and isinstance(call.func.value, cst.Name) and not self._library_call(call.func.value):
                     found.add(call.func.value.value)  # model.forward(src, tgt): the model called by its method
+        # a model whose parameters the file hands out (an optimizer's model.parameters()): reading it is forward too,
+        # so model.forward_input(words) / model.encode(x) feeding the loss is differentiated, not a constant
+        found |= {name for name in getattr(self, "_owners", ()) if "." not in name}
         return found
 
     def _read_elsewhere(self, name: str, forward_stmts) -> bool:
@@ -1316,7 +1324,7 @@ class TrainingLoopRule(Rule):
             if isinstance(call.func, cst.Attribute) and call.func.attr.value in ("step", "zero_grad"):
                 receiver = dotted_name(call.func.value)
                 if receiver and "sched" not in receiver.lower() and receiver not in self.scalers \
-                        and self.scope.resolve_dotted(receiver) is None:
+                        and self.scope.resolve_dotted(receiver) is None and not self._bound_later(receiver):
                     found.append(receiver)
         for stmt in stmts:
             for call in _all_calls(stmt):
@@ -1328,6 +1336,23 @@ class TrainingLoopRule(Rule):
                     if isinstance(call.func, cst.Attribute):
                         found.append(dotted_name(call.func.value))
         return [n for n in dict.fromkeys(found) if n.split(".")[0] not in written | leaves]
+
+    def _bound_later(self, name: str) -> bool:
+        """Is ``name`` (an optimizer the scope steps) bound in this scope only by statements after the loop being
+        rewritten? A script that runs several loops in turn, each with its own optimizer made right before it
+        (``opt_sgd = SGD([x])``, loop, ``opt_adam = Adam([x])``, loop), has no such optimizer yet at an earlier loop:
+        naming it there would raise NameError (and its parameters are not this loop's)."""
+        scope_node, loop = self._scope_nodes.get(id(self.scope)), self._outer_loops.get(id(self.scope))
+        if scope_node is None or loop is None or not isinstance(getattr(scope_node, "body", None), (list, tuple,
+                                                                                                   cst.IndentedBlock)):
+            return False
+        body = scope_node.body.body if isinstance(scope_node.body, cst.IndentedBlock) else scope_node.body
+        at = next((i for i, stmt in enumerate(body) if _contains(stmt, loop)), None)
+        if at is None:
+            return False
+        bound = [i for i, stmt in enumerate(body) for a in all_nodes(stmt, cst.Assign)
+                 if any(name in target_names(t.target) for t in a.targets)]
+        return bool(bound) and min(bound) > at
 
     def _place(self, body: list, bound_here: bool = False) -> list:
         """The preludes (forward_fn, grad_fn) of the loops a statement of the block contains go right before it. In

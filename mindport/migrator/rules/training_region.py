@@ -136,19 +136,37 @@ def _is_gradient_api(stmt) -> bool:
 
 
 def reads_before_writes(stmts) -> list[str]:
-    """Names the statements read before any of them assigns them, in order (into compound statements' bodies)."""
+    """Names the statements read before any of them assigns them, in order (into compound statements' bodies). The
+    two branches of an ``if`` are apart: a name one branch assigns and the other reads (``if mix: target = t_a``
+    ``else: loss = f(out, target)``) is read before it is written on the else path, so it comes from outside."""
     seen: list[str] = []
-    assigned: set[str] = set()
-    for piece in _pieces(stmts):
-        if isinstance(piece, tuple):  # (names a header binds)
-            assigned.update(piece)
-            continue
-        for n in (sorted(_definition(piece)[0]) if isinstance(piece, cst.FunctionDef) else _names([piece]).reads):
-            if n not in assigned and n not in seen:
-                seen.append(n)
-        if isinstance(piece, (cst.SimpleStatementLine, cst.FunctionDef)):
-            assigned.update(reads_writes(piece)[1])
+    _reads_before_writes(stmts, set(), seen)
     return seen
+
+
+def _reads_before_writes(stmts, assigned: set[str], seen: list[str]) -> None:
+    for stmt in stmts:
+        if isinstance(stmt, cst.If):
+            for n in _names([stmt.test]).reads:
+                if n not in assigned and n not in seen:
+                    seen.append(n)
+            then = set(assigned)
+            _reads_before_writes(_body(stmt.body), then, seen)
+            other = set(assigned)
+            if stmt.orelse is not None:
+                _reads_before_writes([stmt.orelse] if isinstance(stmt.orelse, cst.If) else _body(stmt.orelse.body),
+                                     other, seen)
+            assigned |= then | other  # (after the if, as before: a name either branch assigns counts as assigned)
+            continue
+        for piece in _pieces([stmt]):
+            if isinstance(piece, tuple):  # (names a header binds)
+                assigned.update(piece)
+                continue
+            for n in (sorted(_definition(piece)[0]) if isinstance(piece, cst.FunctionDef) else _names([piece]).reads):
+                if n not in assigned and n not in seen:
+                    seen.append(n)
+            if isinstance(piece, (cst.SimpleStatementLine, cst.FunctionDef)):
+                assigned.update(reads_writes(piece)[1])
 
 
 def _pieces(stmts):
