@@ -144,13 +144,6 @@ class RuleRunner(cst.CSTTransformer):
         if self._pending:
             self._pending[-1].remarks.append(f"{code} {message}")
 
-    def note(self, node, code, message) -> None:
-        """A site converted in full whose new form a reader should know of (a helper that now also returns a value):
-        an info diagnostic (not a site left) and the statement's comment."""
-        self.ctx.diagnose(node, code, message, severity="info")
-        if self._pending:
-            self._pending[-1].remarks.append(f"{code} {message}")
-
     def _keep_import_of(self, node) -> None:
         """A flagged node left as written (not inside a statement that goes back to torch): its import stays."""
         head = dotted_name(node.func if isinstance(node, cst.Call) else node)

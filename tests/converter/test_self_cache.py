@@ -137,10 +137,12 @@ def _x(shape=(2, 4), seed=0):
 
 def test_helpers_return_and_take_the_cached_values():
     code = convert_source(SHAPES).code
-    assert "def encode(self, x, _mp_scale=None):" in code
-    assert "_mp_feature = self.encode(x, _mp_scale=_mp_scale)\n        self.feature = _mp_feature" in code
-    assert "def decode(self, _mp_feature=None):" in code
+    assert "def _mp_encode(self, x, _mp_scale=None):" in code  # public: threaded as a twin
+    assert "_mp_feature = self._mp_encode(x, _mp_scale=_mp_scale)\n        self.feature = _mp_feature" in code
+    assert "def _mp_decode(self, _mp_feature=None):" in code
     assert "return _mp_coarse * 2, _mp_coarse" in code
+    assert "def encode(self, x):\n        self._mp_encode(x)\n" in code  # torch's name, signature and return
+    assert "def decode(self):\n        return self._mp_decode()[0]\n" in code
     assert "\n        self._inner(x)\n" not in code and "_mp_deep = self._inner(x)" in code
     assert "def _maybe(self, x, _mp_gate=None):" in code  # a write under if: the old value comes in
     assert "_mp_c, _mp_h = self.cell.decay(c, z)\n            self.c = _mp_c\n            self.h = _mp_h" in code
@@ -301,3 +303,31 @@ def test_a_helper_another_class_overrides_is_not_threaded():
     assert "def encode(self, x):\n        self.f = x * 2" in result.code and "self.encode(x)\n" in result.code
     assert any(d.code == "MP107" and "construct reads self.f, which another method writes" in d.message
                for d in result.diagnostics)
+
+
+def test_public_helpers_keep_their_return_for_callers_outside_the_class(tmp_path):
+    """A training script calling ``model.encode(x)`` / ``model.decode()`` gets what torch's methods give (None, and
+    one tensor), not the threaded tuple; the attributes they write are torch's too."""
+    import mindspore as ms
+    import torch
+
+    code = convert_source(SHAPES).code
+    torch.manual_seed(0)
+    torch_net = load_module(SHAPES, tmp_path / "t_public.py", "t_public").Shapes().eval()
+    ms_net = load_module(code, tmp_path / "m_public.py", "m_public").Shapes()
+    ms_net.set_train(False)
+    transfer_weights(torch_net.state_dict(), ms_net)
+    x = _x()
+    with torch.no_grad():
+        torch_net(torch.from_numpy(x))
+        torch_net.scale = 2
+        want_encode = torch_net.encode(torch.from_numpy(x))
+        want_decode = torch_net.decode().numpy()
+        want_feature = torch_net.feature.numpy()
+    ms_net(ms.Tensor(x))
+    ms_net.scale = 2
+    assert want_encode is None and ms_net.encode(ms.Tensor(x)) is None
+    got = ms_net.decode()
+    assert not isinstance(got, tuple)
+    np.testing.assert_allclose(got.asnumpy(), want_decode, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(ms_net.feature.asnumpy(), want_feature, rtol=1e-5, atol=1e-6)

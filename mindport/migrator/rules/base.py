@@ -59,9 +59,6 @@ class Rule:
     def remark(self, node: cst.CSTNode, code: str, message: str, suggestion: str = "", api: str = "") -> None:
         self.runner.remark(node, code, message, suggestion, api)  # type: ignore[union-attr]
 
-    def note(self, node: cst.CSTNode, code: str, message: str) -> None:
-        self.runner.note(node, code, message)  # type: ignore[union-attr]
-
     def hooks(self, prefix: str) -> dict[str, object]:
         return {name[len(prefix):]: getattr(self, name) for name in dir(type(self)) if name.startswith(prefix)}
 

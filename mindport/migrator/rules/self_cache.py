@@ -36,7 +36,9 @@ class SelfCacheTransform(Rule):
     site is rewritten). The values passed in are those the helper (or a helper it calls) reads before it writes them;
     the values returned are those it writes, (a write under an ``if`` also passes the old value in). A helper that
     returned a value returns a tuple ``(value, self.a, ...)`` and the caller unpacks it. A public helper (no leading
-    underscore) whose return changes is said (MP107, info, and a comment): a caller in another file would get it.
+    underscore) whose return changes is threaded as ``_mp_<name>``, which the class's own calls call, and keeps its
+    name, signature and return for every other caller (``model.encode(x)`` in a training script): it calls
+    ``_mp_<name>`` and gives what the method gave.
 
     What cannot be threaded keeps its torch meaning and gets MP107 (a warning, and the statement's comment), because
     GRAPH_MODE would read a different value without an error:
@@ -81,13 +83,15 @@ class SelfCacheTransform(Rule):
                         super().__init__()
                         self.fc = nn.Dense(in_channels=4, out_channels=4)
 
-                    # mindport: MP107 encode now also returns self.feature (a static graph does not carry a self.x write from one method to another): a caller in another file gets it as its value
-                    def encode(self, x, _mp_scale=None):
+                    def _mp_encode(self, x, _mp_scale=None):
                         if _mp_scale is None:
                             _mp_scale = self.scale
                         _mp_feature = self.fc(x) * _mp_scale
                         self.feature = _mp_feature
                         return _mp_feature
+
+                    def encode(self, x):
+                        self._mp_encode(x)
 
                     def decode(self, _mp_feature=None):
                         if _mp_feature is None:
@@ -97,7 +101,7 @@ class SelfCacheTransform(Rule):
                     def construct(self, x):
                         _mp_scale = x.shape[1]
                         self.scale = _mp_scale
-                        _mp_feature = self.encode(x, _mp_scale=_mp_scale)
+                        _mp_feature = self._mp_encode(x, _mp_scale=_mp_scale)
                         self.feature = _mp_feature
                         return self.decode(_mp_feature=_mp_feature)
             """,
@@ -196,7 +200,12 @@ class SelfCacheTransform(Rule):
 
     def leave_Call(self, original_node, updated_node):
         local, callee = self._call_args.get(id(original_node), (None, None))
-        if callee is None or not callee.ins:
+        if callee is None:
+            return updated_node
+        if callee.wrapped:  # self.encode(x) -> self._mp_encode(x): the threaded twin
+            func = updated_node.func
+            updated_node = updated_node.with_changes(func=func.with_changes(attr=cst.Name("_mp_" + func.attr.value)))
+        if not callee.ins:
             return updated_node
         args = list(updated_node.args)
         for attr in callee.ins:
@@ -214,11 +223,7 @@ class SelfCacheTransform(Rule):
 
     def _say(self, node) -> None:
         message = self._remarks.pop(id(node), None)
-        if message is None:
-            return
-        if isinstance(node, cst.FunctionDef):
-            self.note(node, "MP107", message)  # converted in full: a new return value, said
-        else:
+        if message is not None:
             self.remark(node, "MP107", message)
 
     def leave_FunctionDef(self, original_node, updated_node):
@@ -230,6 +235,9 @@ class SelfCacheTransform(Rule):
         if plan.ins or plan.outs:
             new = _thread_signature(new, plan)
         self.ctx.converted_sites += rewriter.sites + bool(plan.ins or plan.outs)
+        if plan.wrapped:
+            return cst.FlattenSentinel([new.with_changes(name=cst.Name("_mp_" + new.name.value)),
+                                        _public_twin(updated_node, plan)])
         return new
 
 
@@ -238,7 +246,7 @@ class _MethodPlan:
     ins: list[str] = field(default_factory=list)  # attributes passed in (keyword _mp_<name>)
     outs: list[str] = field(default_factory=list)  # attributes returned
     had_value: bool = False  # the method returned a value of its own: it now returns (value, *outs)
-    public_note: str = ""  # MP107 text for the new return of a public method
+    wrapped: bool = False  # a public method whose return changes: threaded as _mp_<name>, itself kept (_public_twin)
     locals: set[str] = field(default_factory=set)  # attributes mirrored by a local _mp_<name> in the method
     calls: dict[str, "_MethodPlan"] = field(default_factory=dict)  # threaded helpers it calls, by name
 
@@ -545,10 +553,7 @@ class _Class:
         ins += [a for a in outs if a not in summary.sure and a not in ins]  # the old value, for a write under if
         fn = self.methods[name]
         plan = _MethodPlan(ins=ins, outs=outs, had_value=_returns_value(fn))
-        if outs and not name.startswith("_"):
-            plan.public_note = (f"{name} now also returns {', '.join('self.' + a for a in outs)} (a static graph "
-                                f"does not carry a self.x write from one method to another): a caller in another "
-                                f"file gets it as its value")
+        plan.wrapped = bool(outs) and not name.startswith("_")  # keeps its name and return: see _public_twin
         return plan
 
     def _summaries(self, threaded: set[str]) -> dict[str, _Summary]:
@@ -627,9 +632,6 @@ class _Class:
                         else "code outside the class" if attr in self.outside else "a method construct does not call"
                     self.remarks.setdefault(id(node), f"self.{attr} is read by {who}: a static graph (GRAPH_MODE) "
                                                       f"does not keep this write")
-        for name, plan in plans.items():
-            if plan.public_note:
-                self.remarks.setdefault(id(self.methods[name]), plan.public_note)
 
 
 class _Flow:
@@ -868,6 +870,8 @@ class _Rewriter(cst.CSTTransformer):
         small = updated_node.body[0]
         value = small.value if isinstance(small, (cst.Expr, cst.Assign, cst.Return)) else None
         name = _self_call(value)
+        if name and name.startswith("_mp_") and name[4:] in self.plan.calls and self.plan.calls[name[4:]].wrapped:
+            name = name[4:]  # the call of a wrapped method's twin (leave_Call renamed it)
         callee = self.plan.calls.get(name) if name else None
         if callee is not None and callee.outs:
             return self._bind(updated_node, small, value, callee)
@@ -950,3 +954,23 @@ def _thread_signature(fn: cst.FunctionDef, plan: _MethodPlan) -> cst.FunctionDef
         value = _out_value(plan.outs, plan.locals, cst.Name("None") if plan.had_value else None)
         body.append(cst.SimpleStatementLine([cst.Return(value)]))
     return fn.with_changes(params=params, body=fn.body.with_changes(body=body))
+
+
+def _public_twin(fn: cst.FunctionDef, plan: _MethodPlan) -> cst.FunctionDef:
+    """A public method whose return the threading changes keeps its name, signature and return for callers outside
+    the class (``model.encode(x)``): it calls the threaded ``_mp_<name>`` (which writes ``self.x`` as before) and
+    gives what the method gave."""
+    params = fn.params
+    args = [cst.Arg(cst.Name(p.name.value)) for p in (*params.posonly_params, *params.params)[1:]]
+    if isinstance(params.star_arg, cst.Param):
+        args.append(cst.Arg(cst.Name(params.star_arg.name.value), star="*"))
+    args += [cst.Arg(cst.Name(p.name.value), keyword=cst.Name(p.name.value)) for p in params.kwonly_params]
+    if params.star_kwarg is not None:
+        args.append(cst.Arg(cst.Name(params.star_kwarg.name.value), star="**"))
+    call = cst.Call(cst.parse_expression(f"self._mp_{fn.name.value}"), args=args)
+    if plan.had_value:
+        value = cst.Subscript(call, [cst.SubscriptElement(cst.Index(cst.Integer("0")))])
+        line = cst.SimpleStatementLine([cst.Return(value)])
+    else:
+        line = cst.SimpleStatementLine([cst.Expr(call)])
+    return fn.with_changes(body=cst.IndentedBlock([line]), leading_lines=[cst.EmptyLine(indent=False)])
