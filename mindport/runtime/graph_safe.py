@@ -4,6 +4,7 @@ call says why (docs/converter/)."""
 from __future__ import annotations
 
 from mindport.runtime import unbatched  # noqa: F401 - MindSpore's layers take torch's unbatched inputs
+from mindport.runtime._graph import in_graph as _in_graph
 
 
 def merged_dict(*parts):
@@ -29,3 +30,34 @@ def dict_copy(source):
         out.update(source)
         return out
     return dict(source)
+
+
+def is_exactly(value, classes):
+    """``type(value) is C`` (``classes`` a class) or ``type(value) in (A, B)`` (a tuple of classes).
+
+    MindSpore's static graph does not fold ``type(x) is tuple`` to a constant, so an ``if`` or a conditional
+    expression on it compiles both branches, and the one the input never takes fails (a layer that is None called,
+    a tensor added to None: measured on 2.10). ``isinstance`` it folds: in a graph the test is ``isinstance`` (a
+    graph has no subclass of a tuple, list or dict to tell apart: named tuples are plain tuples there, a ``constexpr``
+    is handed ``(1, 2)`` for a Cell's ``P(1, 2)``), with bool told from int as ``type`` does; in PyNative it is
+    ``type`` itself."""
+    if _in_graph():
+        if isinstance(value, bool):
+            return classes is bool or (isinstance(classes, tuple) and bool in classes)
+        return isinstance(value, classes)
+    if isinstance(classes, tuple):
+        return type(value) in classes
+    return type(value) is classes
+
+
+def zip_strict(*iterables):
+    """``zip(*iterables, strict=True)``: MindSpore's static graph has a ``zip`` without ``strict`` ("Got an unexpected
+    keyword argument 'strict'", MindSpore 2.10). In a graph the arguments are sequences of known length (tuples,
+    lists, a CellList), checked as Python checks them; in PyNative it is Python's own ``zip``."""
+    if not _in_graph():
+        return zip(*iterables, strict=True)
+    count = len(iterables[0])
+    for i in range(1, len(iterables)):
+        if len(iterables[i]) != count:
+            raise ValueError("zip() arguments have different lengths")
+    return zip(*iterables)

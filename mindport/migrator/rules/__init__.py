@@ -19,6 +19,7 @@ from mindport.migrator.rules.dict_update import DictUpdateTransform
 from mindport.migrator.rules.distributed import DistributedTransform
 from mindport.migrator.rules.einops_calls import EinopsPatternTransform
 from mindport.migrator.rules.unfold_layers import UnfoldLayerTransform
+from mindport.migrator.rules.exact_types import ExactTypeTestTransform
 from mindport.migrator.rules.format_specs import FormatSpecTransform
 from mindport.migrator.rules.indexing import IndexTransform
 from mindport.migrator.rules.init_calls import InitTransform
@@ -58,6 +59,7 @@ from mindport.migrator.rules.tensor_idioms import TensorIdiomTransform
 from mindport.migrator.rules.training_loop import TrainingLoopRule
 from mindport.migrator.rules.truth_tests import XorTestTransform
 from mindport.migrator.rules.try_reraise import TryReraiseTransform
+from mindport.migrator.rules.zip_strict import ZipStrictTransform
 
 RULES = (
     ModuleClassTransform,         # nn.Module -> nn.Cell, forward -> construct
@@ -109,6 +111,8 @@ RULES = (
     ReprUnsetTransform,           # __repr__ reading self.x its class never sets -> falls back (GRAPH_MODE calls it)
     RaiseNotImplementedTransform,  # raise NotImplemented -> raise NotImplementedError
     XorTestTransform,             # assert not (a ^ b) -> assert not (a != b) (GRAPH_MODE's BitXor takes ints only)
+    ExactTypeTestTransform,       # type(x) is tuple in a model method -> isinstance(x, tuple) and ... (GRAPH_MODE folds)
+    ZipStrictTransform,           # zip(a, b, strict=False) in a model method -> zip(a, b) (GRAPH_MODE's zip: no strict)
     RoundIntTransform,            # round(c * 0.5) of a size -> int(round(...)) (GRAPH_MODE's round gives a float)
     CommentIndentTransform,       # a comment left of a function's body -> indented to it (GRAPH_MODE parses methods)
     FormatSpecTransform,          # f"{loss:.4f}", "{:.6f}".format(loss) -> mp_tensor.formattable(loss) (0-d tensors)
@@ -119,7 +123,7 @@ _TAKE_MODULE_CLASSES = (ModuleClassTransform, BranchBindingTransform, ListPopTra
                         ListSortTransform, SetKeysTransform, LocalsDictTransform, SizeTupleTransform,
                         PackedFieldTransform, GraphContainerTransform,
                         ComprehensionForsTransform, TryReraiseTransform, PartialAttributeTransform, LocalDelTransform,
-                        LoopElseTransform, SelfCacheTransform,
+                        LoopElseTransform, SelfCacheTransform, ExactTypeTestTransform, ZipStrictTransform,
                         DictUpdateTransform, ModuleMethodTransform, LambdaValueTransform)  # they act in model classes
 
 

@@ -370,7 +370,9 @@ def _same_file(module, path: Path | None) -> bool:
 
 def _other_tree(module, expected: Path) -> bool:
     """A module of the project's own files that is not the package (or module) at ``expected`` (a folder, or the
-    module file without its suffix): a same-named package of another folder."""
+    module file without its suffix): a same-named package of another folder; or a stand-in (:func:`_stand_in`)."""
+    if _stand_in(module):
+        return True
     locations = list(getattr(module, "__path__", None) or [])
     file = getattr(module, "__file__", None)
     if not locations and isinstance(file, str):
@@ -405,7 +407,7 @@ def import_ref(ref: ModelRef, isolated: bool = False):
             _forget_package(top)
         if ref.module in sys.modules and not _same_file(sys.modules[ref.module], ref.file):
             taken = getattr(sys.modules[ref.module], "__file__", None)
-            if not _project_file(taken):
+            if not _project_file(taken) and not _stand_in(sys.modules[ref.module]):
                 raise InputError(f"{ref.where}: the module name {ref.module} is already taken in this process by "
                                  f"{taken or 'a built-in module'}")
             # another file of the project with the same dotted name (old_version/models/model.py after
@@ -425,6 +427,15 @@ def import_ref(ref: ModelRef, isolated: bool = False):
     finally:
         sys.path.remove(str(ref.search_path))
         _forget_package(top)
+
+
+def _stand_in(module) -> bool:
+    """A stand-in of ``--stub-missing`` (``mindport.discovery.stubs``) for a module nothing could import: a package
+    the repository vendors in a sub-folder (PCT_Pytorch's ``pointnet2_ops_lib/pointnet2_ops``, installed by its
+    setup.py) is a stand-in after a root file imported it, until one of its own files is built; then the files are
+    the module ("the module name pointnet2_ops.pointnet2_modules is already taken in this process")."""
+    kind = type(module)
+    return kind.__name__ == "_StubModule" and kind.__module__ == "mindport.discovery.stubs"
 
 
 def _project_file(file) -> bool:
