@@ -304,3 +304,34 @@ def test_a_set_display_tested_for_membership_compiles(tmp_path, mode):
     x = rng.standard_normal((2, 3, 4)).astype(np.float32)
     c = rng.standard_normal((2, 4)).astype(np.float32)
     assert_port_matches_in_mode(source, result.code, "Net", [x, c], tmp_path, "set_membership", mode)
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_an_einops_einsum_with_named_axes_compiles(tmp_path, mode):
+    """mamba-minimal's selective scan: ``einsum(delta, A, 'b l d_in, d_in n -> b l d_in n')`` (einops' einsum, axis
+    names of several letters, the pattern last). Calling einops in a graph fails ("'_Classes' object is not
+    iterable"); a literal pattern is renamed to letters and written as torch.einsum's runtime function."""
+    source = textwrap.dedent("""\
+        import torch
+        import torch.nn as nn
+        from einops import einsum
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.A = nn.Parameter(torch.randn(6, 3))
+
+            def forward(self, delta, B, u):
+                dA = torch.exp(einsum(delta, self.A, 'b l d_in, d_in n -> b l d_in n'))
+                dBu = einsum(delta, B, u, 'b l d_in, b l n, b l d_in -> b l d_in n')
+                y = einsum(dA + dBu, B, 'b l d_in n, b l n -> b l d_in')
+                return einsum(y, y, '... d, ... d -> ...') + y.sum(-1)
+    """)
+    result = convert_source(source)
+    assert "einops" not in result.code and "'abc,cd->abcd'" in result.code
+    rng = np.random.default_rng(4)
+    delta = rng.standard_normal((2, 5, 6)).astype(np.float32)
+    B = rng.standard_normal((2, 5, 3)).astype(np.float32)
+    u = rng.standard_normal((2, 5, 6)).astype(np.float32)
+    assert_port_matches_in_mode(source, result.code, "Net", [delta, B, u], tmp_path, "einops_einsum", mode)
