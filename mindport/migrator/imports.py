@@ -361,12 +361,17 @@ def finalize_runtime(module: cst.Module, rules, converted: bool = True) -> cst.M
 
 
 def _names_in(statements, strings: bool = False) -> set[str]:
-    """Every name the statements hold (read-only walk), and with ``strings`` every string literal's text too."""
+    """Every name the statements hold (read-only walk; an attribute's own name, ``einsum`` of ``mp_math.einsum``, is
+    not one), and with ``strings`` every string literal's text too."""
     found: set[str] = set()
 
     class _Names(cst.CSTVisitor):
         def visit_Name(self, node: cst.Name) -> None:
             found.add(node.value)
+
+        def visit_Attribute(self, node: cst.Attribute) -> bool:
+            walk(node.value, self)
+            return False
 
         def visit_SimpleString(self, node: cst.SimpleString) -> None:
             if strings:

@@ -270,3 +270,68 @@ def test_locals_read_by_name_in_forward_compiles(tmp_path, mode):
     rng = np.random.default_rng(9)
     xs = [rng.standard_normal((2, 4)).astype(np.float32) for _ in range(3)]
     assert_port_matches_in_mode(source, result.code, "Net", xs, tmp_path, "locals_dict", mode)
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_a_set_display_tested_for_membership_compiles(tmp_path, mode):
+    """x-transformers' ``AttentionLayers.forward``: ``assert condition.ndim in {2, 3}``. MindSpore 2.10's graph
+    compiler rejects any set display ("Unsupported expression 'Set'"); a set of literals tested for membership is
+    written as a tuple display, the same answer in Python."""
+    source = textwrap.dedent("""\
+        import torch
+        import torch.nn as nn
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 4)
+
+            def forward(self, x, c):
+                assert c.ndim in {2, 3}
+                if c.ndim not in {3}:
+                    c = c.unsqueeze(1)
+                y = self.fc(x)
+                if y.shape[-1] in {-1, 4, "four", None}:
+                    y = y * 2
+                if y.shape[0] in {5, 6}:
+                    y = y + 100
+                return y + c
+    """)
+    result = convert_source(source)
+    assert "{2, 3}" not in result.code and "in (2, 3)" in result.code and "not in (3,)" in result.code
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    c = rng.standard_normal((2, 4)).astype(np.float32)
+    assert_port_matches_in_mode(source, result.code, "Net", [x, c], tmp_path, "set_membership", mode)
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_an_einops_einsum_with_named_axes_compiles(tmp_path, mode):
+    """mamba-minimal's selective scan: ``einsum(delta, A, 'b l d_in, d_in n -> b l d_in n')`` (einops' einsum, axis
+    names of several letters, the pattern last). Calling einops in a graph fails ("'_Classes' object is not
+    iterable"); a literal pattern is renamed to letters and written as torch.einsum's runtime function."""
+    source = textwrap.dedent("""\
+        import torch
+        import torch.nn as nn
+        from einops import einsum
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.A = nn.Parameter(torch.randn(6, 3))
+
+            def forward(self, delta, B, u):
+                dA = torch.exp(einsum(delta, self.A, 'b l d_in, d_in n -> b l d_in n'))
+                dBu = einsum(delta, B, u, 'b l d_in, b l n, b l d_in -> b l d_in n')
+                y = einsum(dA + dBu, B, 'b l d_in n, b l n -> b l d_in')
+                return einsum(y, y, '... d, ... d -> ...') + y.sum(-1)
+    """)
+    result = convert_source(source)
+    assert "einops" not in result.code and "'abc,cd->abcd'" in result.code
+    rng = np.random.default_rng(4)
+    delta = rng.standard_normal((2, 5, 6)).astype(np.float32)
+    B = rng.standard_normal((2, 5, 3)).astype(np.float32)
+    u = rng.standard_normal((2, 5, 6)).astype(np.float32)
+    assert_port_matches_in_mode(source, result.code, "Net", [delta, B, u], tmp_path, "einops_einsum", mode)

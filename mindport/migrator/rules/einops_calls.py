@@ -51,6 +51,11 @@ class EinopsPatternTransform(Rule):
     ``**kwargs``, a callable reduction, a pattern einops itself rejects) is left as it is: einops runs it on
     MindSpore tensors through ``mindport.runtime.einops_backend``, with einops' own checks and errors.
 
+    ``einops.einsum(a, b, "b l d_in, d_in n -> b l d_in n")`` (named axes, the pattern last) with a literal pattern
+    becomes torch.einsum's runtime function with the names renamed to letters,
+    ``mp_math.einsum("abc,cd->abcd", a, b)``: einops' own ``einsum`` does not compile in a graph ("'_Classes' object is
+    not iterable", mamba-minimal's selective scan).
+
     The layers ``einops.layers.torch.Rearrange``/``Reduce`` built with a literal pattern (and reduction) become a
     Cell the file gets, one per pattern: its constructor takes the axis lengths the construction passes, its
     ``construct`` is the compiled pattern (``Rearrange1(p1=patch, p2=patch)``). An einops name whose every use was
@@ -116,6 +121,23 @@ class EinopsPatternTransform(Rule):
             """,
             note="A layer of a literal pattern is a Cell of the file; the einops import goes with its last use.",
         ),
+        Example(
+            before="""
+                from einops import einsum
+
+
+                def scan(delta, A):
+                    return einsum(delta, A, "b l d_in, d_in n -> b l d_in n")
+            """,
+            after="""
+                from mindport.runtime import math as mp_math
+
+
+                def scan(delta, A):
+                    return mp_math.einsum('abc,cd->abcd', delta, A)
+            """,
+            note="einops' named axes become one letter each, for torch.einsum's runtime function.",
+        ),
     )
 
     def __init__(self, ctx) -> None:
@@ -136,6 +158,8 @@ class EinopsPatternTransform(Rule):
         if qual in LAYERS:
             return self._layer(original_node, updated_node, *LAYERS[qual])
         module, _, function = qual.rpartition(".")
+        if qual == "einops.einsum":
+            return self._einsum(original_node, updated_node)
         if module != "einops" or function not in FUNCTIONS:
             return updated_node
         roles = _bind(function, updated_node.args)
@@ -156,6 +180,21 @@ class EinopsPatternTransform(Rule):
         self.ctx.converted_sites += 1
         self._used(original_node.func)
         return parse_expression(compiled)
+
+    def _einsum(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        """``einsum(a, b, "b l d_in, d_in n -> b l d_in n")`` -> ``mp_math.einsum("abc,cd->abcd", a, b)``: einops'
+        named axes renamed to letters (torch.einsum's runtime function, which a graph compiles)."""
+        args = updated_node.args
+        if len(args) < 2 or any(a.star or a.keyword is not None for a in args):
+            return updated_node
+        equation = einsum_equation(_literal(args[-1].value))
+        if equation is None:
+            return updated_node
+        operands = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in args[:-1]]
+        self.ctx.converted_sites += 1
+        self._used(original_node.func)
+        return cst.Call(func=parse_expression(self.ctx.target_text("mindport.runtime.math.einsum")),
+                        args=[cst.Arg(cst.SimpleString(repr(equation)))] + operands)
 
     def _used(self, func) -> None:
         """Remember the local name a written-out call reached einops by (``rearrange``, ``einops``)."""
@@ -235,6 +274,40 @@ def _bind(function: str, args) -> dict | None:
                 return None
             bound[arg.keyword.value] = arg.value
     return bound
+
+
+def einsum_equation(pattern) -> str | None:
+    """einops' einsum pattern (``"b l d_in, d_in n -> b l d_in n"``: axis names separated by spaces, operands by
+    commas, ``...`` allowed, an output required) as torch's equation with one letter per name (``"abc,cd->abcd"``);
+    None for anything else (it then stays on einops' run-time path)."""
+    if not isinstance(pattern, str) or pattern.count("->") != 1:
+        return None
+    left, right = pattern.split("->")
+    letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+    names: dict[str, str] = {}
+
+    def term(text):
+        out = []
+        for token in text.split():
+            if token == "...":
+                out.append("...")
+                continue
+            if not token.isidentifier():
+                return None
+            if token not in names:
+                if len(names) == len(letters):
+                    return None
+                names[token] = letters[len(names)]
+            out.append(names[token])
+        return "".join(out)
+
+    inputs = [term(part) for part in left.split(",")]
+    output = term(right)
+    if output is None or any(t is None or t == "" for t in inputs):
+        return None
+    if any(name not in {names.get(t) for t in left.replace(",", " ").split()} for name in output if name != "."):
+        return None  # an output axis no input has: einops refuses it
+    return ",".join(inputs) + "->" + output
 
 
 def _literal(node):

@@ -22,6 +22,10 @@ class SetKeysTransform(GraphMethodRule):
     (``set(tuple(outs))`` on one line does not: the Fallback takes the whole expression, and again the values). A
     literal, a comprehension or a ``tuple(...)`` argument is left as written, and so is a ``set`` in a lambda, a
     comprehension or an ``elif`` test.
+
+    A set display of literals tested for membership, ``x.ndim in {2, 3}`` (x-transformers' ``AttentionLayers``), is
+    written as a tuple display, ``x.ndim in (2, 3)``: the same answer for literal items (numbers, strings, None,
+    booleans), and MindSpore 2.10's graph compiler rejects every set display ("Unsupported expression 'Set'").
     """
 
     EXAMPLES = (
@@ -60,7 +64,54 @@ class SetKeysTransform(GraphMethodRule):
             """,
             note="The dict's keys reach the set; a list display is left.",
         ),
+        Example(
+            before="""
+                import torch.nn as nn
+
+
+                class Net(nn.Module):
+                    def forward(self, x):
+                        assert x.ndim in {2, 3}
+                        if x.shape[-1] not in {4, 8}:
+                            x = x * 2
+                        return x
+            """,
+            after="""
+                from mindspore import nn
+
+
+                class Net(nn.Cell):
+                    def construct(self, x):
+                        assert x.ndim in (2, 3)
+                        if x.shape[-1] not in (4, 8):
+                            x = x * 2
+                        return x
+            """,
+            note="A set display of literals tested for membership is a tuple display.",
+        ),
     )
+
+    def leave_Comparison(self, original_node, updated_node):
+        """``v in {1, 2}`` / ``v not in {"a", "b"}`` (every item a literal) -> a tuple display, in a compiled method."""
+        if not self.compiled:
+            return updated_node
+        targets = []
+        changed = False
+        for target in updated_node.comparisons:
+            display = target.comparator
+            if isinstance(target.operator, (cst.In, cst.NotIn)) and isinstance(display, cst.Set) \
+                    and all(not isinstance(item, cst.StarredElement) and _is_literal(item.value)
+                            for item in display.elements):
+                items = list(display.elements)
+                if len(items) == 1:  # a one-item tuple needs its comma
+                    items = [items[0].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace("")))]
+                target = target.with_changes(comparator=cst.Tuple(
+                    elements=items, lpar=[cst.LeftParen(whitespace_after=display.lbrace.whitespace_after)],
+                    rpar=[cst.RightParen(whitespace_before=display.rbrace.whitespace_before)]))
+                changed = True
+                self.ctx.converted_sites += 1
+            targets.append(target)
+        return updated_node.with_changes(comparisons=targets) if changed else updated_node
 
     def leave_SimpleStatementLine(self, original_node, updated_node):
         return self._hoist(updated_node, updated_node)
@@ -96,6 +147,17 @@ class SetKeysTransform(GraphMethodRule):
         statement = replace_nodes(statement.with_changes(leading_lines=[]), replace)
         self.ctx.converted_sites += len(calls)
         return cst.FlattenSentinel([*lines, statement])
+
+
+def _is_literal(node: cst.BaseExpression) -> bool:
+    """A number, a string, None/True/False, or a negated number."""
+    if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString)):
+        return True
+    if isinstance(node, cst.Name):
+        return node.value in ("None", "True", "False")
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
+        return isinstance(node.expression, (cst.Integer, cst.Float))
+    return False
 
 
 _NESTED = (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp, cst.FunctionDef, cst.ClassDef,
