@@ -48,3 +48,40 @@ def test_lambdas_given_to_layers_match(tmp_path, mode):
     assert "nn.Sigmoid() if squash else _mp_lambda" in code
     x = np.random.default_rng(0).standard_normal((5, 4)).astype(np.float32)
     assert_port_matches_in_mode(SOURCE, code, "Net", [x], tmp_path, "lam", mode, atol=1e-5)
+
+
+SHORTCUT = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+
+    class LambdaLayer(nn.Module):
+        def __init__(self, fn):
+            super().__init__()
+            self.fn = fn
+
+        def forward(self, x):
+            return self.fn(x)
+
+
+    class Block(nn.Module):
+        def __init__(self, planes=4):
+            super().__init__()
+            self.shortcut = LambdaLayer(lambda x:
+                                        F.pad(x[:, :, ::2, ::2], (0, 0, 0, 0, planes // 4, planes // 4), "constant", 0))
+
+        def forward(self, x):
+            return self.shortcut(x) * 2
+""")
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_a_lambda_broken_over_lines_inside_the_call_is_bound_in_parentheses(tmp_path, mode):
+    """akamaster's CIFAR ResNet option-A shortcut: the lambda's body starts on the next line, which the call's
+    parentheses allowed; bound on a line of its own it keeps its parentheses (the file parsed: MP299 before)."""
+    result = convert_source(SHORTCUT)
+    assert not [d for d in result.diagnostics if d.code == "MP299"]
+    assert "_mp_lambda = (lambda x:\n" in result.code
+    x = np.random.default_rng(2).standard_normal((2, 4, 6, 6)).astype(np.float32)
+    assert_port_matches_in_mode(SHORTCUT, result.code, "Block", [x], tmp_path, "lam_break", mode, atol=1e-6)

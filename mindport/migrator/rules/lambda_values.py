@@ -8,6 +8,7 @@ from mindport.migrator.rules.base import Example, Rule, forward_methods
 from mindport.migrator.walk import replace_nodes, walk
 
 _NAME = "_mp_lambda"
+_EMPTY = cst.Module([])
 _OWN_SCOPE = (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp, cst.FunctionDef, cst.ClassDef)
 
 
@@ -162,6 +163,8 @@ class LambdaValueTransform(Rule):
         for i, node in enumerate(found):
             name = _NAME if i == 0 else f"{_NAME}_{i + 1}"
             names[id(node)] = cst.Name(name)
+            if not node.lpar and "\n" in _EMPTY.code_for_node(node):  # a line break the call's parentheses allowed
+                node = node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
             lines.append(cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(name))], node)]))
         line = replace_nodes(updated_node, names)
         self.ctx.converted_sites += len(found)
