@@ -2723,37 +2723,47 @@ class _BatchFlow:
             return False
         return self.assume or self.own.input_batched(self.cls, rank)
 
-    def _reaching(self, name: cst.Name):
-        """The value of the one binding of ``name`` that reaches this read in straight-line code (``n = value``
-        earlier in the read's block, or in a block holding it through ``if``/``else`` only), None when not
-        known so."""
+    def _straight_line_before(self, name: cst.Name):
+        """The statements before the read ``name`` in its straight-line code, nearest first, as ``(False,
+        statement)``: its block's earlier statements, then, where that block is a branch of an ``if``/``elif``/
+        ``else``, ``(True, the if statement)`` and the earlier statements of the block holding it, and so on. Nothing
+        more at a loop (another pass may bind the name), a function's start, a with/try, or a read in a scope of its
+        own (a lambda, a comprehension)."""
         node = name
         while node is not None and not isinstance(node, cst.SimpleStatementLine):
             node = self.parents.get(id(node))
             if isinstance(node, (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
-                return None  # its own scope
+                return
         while node is not None:
             block = self.parents.get(id(node))
             if not hasattr(block, "body") or not isinstance(block.body, (list, tuple)):
-                return None
+                return
             body = list(block.body)
             for stmt in reversed(body[:body.index(node)]):
-                if not any(n.value == name.value for n in all_nodes(stmt, cst.Name)):
-                    continue
-                small = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 else None
-                if (isinstance(small, cst.Assign) and len(small.targets) == 1
-                        and isinstance(small.targets[0].target, cst.Name) and small.targets[0].target.value == name.value):
-                    return small.value
-                if any(n.value == name.value and self._binding(n) is not False for n in all_nodes(stmt, cst.Name)):
-                    return None  # bound another way (or in a branch, a loop)
+                yield False, stmt
             holder = self.parents.get(id(block))  # an IndentedBlock's statement
             if isinstance(holder, cst.Else):
                 holder = self.parents.get(id(holder))
             while isinstance(holder, cst.If) and isinstance(self.parents.get(id(holder)), cst.If):
                 holder = self.parents.get(id(holder))  # elif
             if not isinstance(holder, cst.If):
-                return None  # a loop (another pass may bind it), a function's start, a with/try
+                return
+            yield True, holder
             node = holder
+
+    def _reaching(self, name: cst.Name):
+        """The value of the one binding of ``name`` that reaches this read in straight-line code (``n = value``
+        earlier in the read's block, or in a block holding it through ``if``/``else`` only), None when not
+        known so."""
+        for holder, stmt in self._straight_line_before(name):
+            if holder or not any(n.value == name.value for n in all_nodes(stmt, cst.Name)):
+                continue
+            small = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 else None
+            if (isinstance(small, cst.Assign) and len(small.targets) == 1
+                    and isinstance(small.targets[0].target, cst.Name) and small.targets[0].target.value == name.value):
+                return small.value
+            if any(n.value == name.value and self._binding(n) is not False for n in all_nodes(stmt, cst.Name)):
+                return None  # bound another way (or in a branch, a loop)
         return None
 
     def _required_before(self, name: cst.Name, rank: int) -> bool:
@@ -2762,42 +2772,27 @@ class _BatchFlow:
         a batch of ``rank`` (torch's BatchNorm2d, a cell or sequence of the file that starts with one), with no
         binding of the name between: torch raised there on any other rank, so the read is of such a batch
         (``residual = self.residual(x)`` then ``shortcut = self.shortcut(x)``)."""
-        node = name
-        while node is not None and not isinstance(node, cst.SimpleStatementLine):
-            node = self.parents.get(id(node))
-            if isinstance(node, (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
-                return False  # its own scope
-        while node is not None:
-            block = self.parents.get(id(node))
-            if not hasattr(block, "body") or not isinstance(block.body, (list, tuple)):
-                return False
-            body = list(block.body)
-            for stmt in reversed(body[:body.index(node)]):
-                reads = [n for n in all_nodes(stmt, cst.Name) if n.value == name.value]
-                if not reads:
+        for holder, stmt in self._straight_line_before(name):
+            if holder:
+                if any(n.value == name.value for n in all_nodes(stmt.test, cst.Name)):
+                    return False  # an if whose test reads it
+                continue
+            reads = [n for n in all_nodes(stmt, cst.Name) if n.value == name.value]
+            if not reads:
+                continue
+            if any(self._binding(n) is not False or isinstance(self.parents.get(id(n)), cst.AugAssign)
+                   for n in reads) or not isinstance(stmt, cst.SimpleStatementLine):
+                return False  # rebound, or read in a branch/loop: not followed
+            for read in reads:
+                arg = self.parents.get(id(read))
+                call = self.parents.get(id(arg)) if isinstance(arg, cst.Arg) else None
+                if not (isinstance(call, cst.Call) and call.args and call.args[0] is arg and not arg.star
+                        and not arg.keyword):
                     continue
-                if any(self._binding(n) is not False or isinstance(self.parents.get(id(n)), cst.AugAssign)
-                       for n in reads) or not isinstance(stmt, cst.SimpleStatementLine):
-                    return False  # rebound, or read in a branch/loop: not followed
-                for read in reads:
-                    arg = self.parents.get(id(read))
-                    call = self.parents.get(id(arg)) if isinstance(arg, cst.Arg) else None
-                    if not (isinstance(call, cst.Call) and call.args and call.args[0] is arg and not arg.star
-                            and not arg.keyword):
-                        continue
-                    needs = (self.own.needs_batch(self.cls, _self_attribute(call.func), rank)
-                             if self._own_kind(call) is not None else "")
-                    if (self._batch_only(call, rank) or needs == "needs") and self._unconditional(call):
-                        return True
-            holder = self.parents.get(id(block))  # an IndentedBlock's statement
-            if isinstance(holder, cst.Else):
-                holder = self.parents.get(id(holder))
-            while isinstance(holder, cst.If) and isinstance(self.parents.get(id(holder)), cst.If):
-                holder = self.parents.get(id(holder))  # elif
-            if not isinstance(holder, cst.If) or any(
-                    n.value == name.value for n in all_nodes(holder.test, cst.Name)):
-                return False  # a loop (another pass may rebind it), a function's start, a with/try; a test reading it
-            node = holder
+                needs = (self.own.needs_batch(self.cls, _self_attribute(call.func), rank)
+                         if self._own_kind(call) is not None else "")
+                if (self._batch_only(call, rank) or needs == "needs") and self._unconditional(call):
+                    return True
         return False
 
     def _ranked(self, call: cst.Call, rank: int) -> bool:
