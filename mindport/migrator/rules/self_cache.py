@@ -214,11 +214,7 @@ class SelfCacheTransform(Rule):
                                 equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))))
         return updated_node.with_changes(args=args)
 
-
     def visit_Call(self, node: cst.Call) -> None:
-        self._say(node)
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._say(node)
 
     def _say(self, node) -> None:

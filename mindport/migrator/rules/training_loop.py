@@ -1202,7 +1202,7 @@ class TrainingLoopRule(Rule):
                     found.add(call.func.value.value)  # model.forward(src, tgt): the model called by its method
         # a model whose parameters the file hands out (an optimizer's model.parameters()): reading it is forward too,
         # so model.forward_input(words) / model.encode(x) feeding the loss is differentiated, not a constant
-        found |= {name for name in getattr(self, "_owners", ()) if "." not in name}
+        found |= {name for name in self._owners if "." not in name}
         return found
 
     def _read_elsewhere(self, name: str, forward_stmts) -> bool:
