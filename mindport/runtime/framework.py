@@ -185,6 +185,7 @@ def cuda_loss_scaler(scale_value=65536.0, scale_factor=2, scale_window=2000):
     ``mindspore.amp.DynamicLossScaler`` with torch's values, any other device :class:`DisabledLossScaler` (a static
     scale of 1): what torch does on the same device. ``GradScaler("cpu")`` scales on the CPU and is converted to
     DynamicLossScaler directly."""
+    _host_only("torch GradScaler is part of the Python training loop: use it outside construct/@jit")
     if ms.get_context("device_target") == "GPU":
         return ms.amp.DynamicLossScaler(scale_value=scale_value, scale_factor=scale_factor, scale_window=scale_window)
     return DisabledLossScaler(scale_value, scale_factor, scale_window)
