@@ -82,6 +82,7 @@ class ImportCleanup(cst.CSTTransformer):
         self._depth = 0
         self._guarded_blocks: set[int] = set()  # bodies of `try`s whose handlers catch ImportError
         self._guarded = 0
+        self._raised: list[bool] = [False]  # per open block: a guarded import in it already raises
 
     def visit_Try(self, node: cst.Try) -> None:
         if any(_catches_import_error(h.type) for h in node.handlers):
@@ -90,10 +91,12 @@ class ImportCleanup(cst.CSTTransformer):
     def visit_IndentedBlock(self, node) -> None:
         self._depth += 1
         self._guarded += id(node) in self._guarded_blocks
+        self._raised.append(False)
 
     def leave_IndentedBlock(self, original_node, updated_node):
         self._depth -= 1
         self._guarded -= id(original_node) in self._guarded_blocks
+        self._raised.pop()
         return updated_node
 
     def visit_SimpleStatementLine(self, node) -> bool:
@@ -120,10 +123,16 @@ class ImportCleanup(cst.CSTTransformer):
         packages = sorted({torch_package(m) for m, dep in zip(modules, ours) if dep and not is_torch(m)})
         if self._guarded and packages:
             # an optional torch-based package (`try: from xformers.ops import SwiGLU` / `except ImportError:` a
-            # fallback): under MindSpore it is as good as absent, so the import fails and the fallback runs
+            # fallback): under MindSpore it is as good as absent, so the import fails as Python's does for an absent
+            # package (ModuleNotFoundError, which `except ImportError` and `except ModuleNotFoundError` both catch)
+            # and the fallback runs; the block's later imports are not reached: one raise
+            if self._raised[-1]:
+                return cst.RemoveFromParent()
+            self._raised[-1] = True
             message = (f"mindport: {', '.join(f'{p} is {package_nature(p)}' for p in packages)}; the ImportError "
                        "fallback runs under MindSpore")
-            return updated_node.with_changes(body=[cst.Raise(exc=parse_expression(f"ImportError({message!r})"))])
+            return updated_node.with_changes(
+                body=[cst.Raise(exc=parse_expression(f"ModuleNotFoundError({message!r})"))])
         keep = [a for a, dep in zip(stmt.names, ours if not is_from else ours * len(stmt.names))
                 if not dep or _alias_bound_name(a, is_from) in self.used]
         exported = [parse_statement(self.reexports[id(a)]) for a in stmt.names

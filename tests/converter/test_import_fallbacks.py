@@ -104,7 +104,7 @@ def test_an_optional_torch_based_package_takes_its_fallback(tmp_path):
     torch-based package is as good as absent under MindSpore, so its import raises ImportError and the fallback class
     is the base. Before, the import was dropped and the module failed with a NameError."""
     code = convert_source(OPTIONAL_PACKAGE).code
-    assert "raise ImportError(" in code and "from xformers" not in code, code
+    assert "raise ModuleNotFoundError(" in code and "from xformers" not in code, code
     x = np.random.default_rng(0).standard_normal((2, 3, 8)).astype(np.float32)
     source = OPTIONAL_PACKAGE.replace("from xformers.ops import SwiGLU", "raise ImportError")  # torch without xformers
     assert_port_matches_in_mode(source, code, "Block", [x], tmp_path, "optional", "pynative", atol=1e-5)
@@ -152,3 +152,38 @@ def test_a_name_the_import_error_fallback_defines_stays_bound_for_other_modules(
     np.testing.assert_allclose(norm(ms.Tensor(x)).asnumpy(), want, rtol=1e-5, atol=1e-5)
     assert_port_matches_in_mode(FALLBACK_NAME.replace("from apex", "raise ImportError\n    from apex"), code,
                                 "Block", [x], tmp_path, "fallback_name", "pynative", atol=1e-5)
+
+
+NOT_FOUND_HANDLER = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+
+    try:
+        from apex.optimizers import FusedAdam as Adam
+        from apex.normalization import FusedLayerNorm as LayerNorm
+    except ModuleNotFoundError:
+        from torch.optim import AdamW as Adam
+        from torch.nn import LayerNorm
+
+
+    class Block(nn.Module):
+        def __init__(self, dim=8):
+            super().__init__()
+            self.norm = LayerNorm(dim)
+            self.proj = nn.Linear(dim, dim)
+
+        def forward(self, x):
+            return self.proj(self.norm(x))
+""")
+
+
+def test_a_module_not_found_handler_takes_the_fallback(tmp_path):
+    """affjljoo3581/GPT2's ``fusing.py`` (batch15, first contact): ``try: from apex... import ...`` twice, ``except
+    ModuleNotFoundError:`` torch's classes. The guarded imports raised ImportError, which that handler does not catch:
+    the converted module failed to import. Python raises ModuleNotFoundError for an absent package (an ImportError
+    subclass, so ``except ImportError`` handlers catch it too), and the block raises once."""
+    code = convert_source(NOT_FOUND_HANDLER).code
+    assert code.count("raise ModuleNotFoundError(") == 1 and "apex" not in code.replace("apex is", ""), code
+    x = np.random.default_rng(0).standard_normal((2, 3, 8)).astype(np.float32)
+    source = NOT_FOUND_HANDLER.replace("from apex.optimizers import FusedAdam as Adam", "raise ModuleNotFoundError")
+    assert_port_matches_in_mode(source, code, "Block", [x], tmp_path, "notfound", "pynative", atol=1e-5)
