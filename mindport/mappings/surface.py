@@ -230,7 +230,7 @@ def derive(layer, template: str):
 
 
 _BUILTINS = {"getattr": getattr, "tuple": tuple, "int": int, "float": float, "bool": bool, "len": len, "isinstance": isinstance,
-             "str": str, "list": list, "range": range}
+             "str": str, "list": list, "range": range, "zip": zip}
 
 
 WRITE_ENDS = ("same", "converted", "flagged")
