@@ -1838,6 +1838,29 @@ class TorchBatchNorm(nn.Cell):
         return out
 
 
+class TorchLoss(nn.Cell):
+    """torch's ``_Loss`` as the base a project class derives from (``class DiceLoss(_Loss)``, segmentation and audio
+    losses): torch's constructor, ``reduction`` kept, the legacy ``size_average``/``reduce`` folded into it as torch
+    does (``reduce=False``: "none"; else ``size_average=False``: "sum"; else "mean"). The subclass's ``forward`` is
+    its ``construct``."""
+
+    def __init__(self, size_average=None, reduce=None, reduction="mean"):
+        super().__init__()
+        if size_average is not None or reduce is not None:
+            reduction = "none" if reduce is False else "sum" if size_average is False else "mean"
+        self.reduction = reduction
+
+
+class TorchWeightedLoss(TorchLoss):
+    """torch's ``_WeightedLoss`` as a base: :class:`TorchLoss` with the class weights registered as torch registers
+    its ``weight`` buffer (a non-trainable Parameter under that name, None when not given), so a checkpoint's
+    ``criterion.weight`` lands on it."""
+
+    def __init__(self, weight=None, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
+        self.weight = None if weight is None else Parameter(weight, name="weight", requires_grad=False)
+
+
 class _Family(type):
     """A torch private base class model code tests objects against (``isinstance(m, nn.modules.conv._ConvNd)``,
     ``isinstance(m, _BatchNorm)`` in init and freezing loops): true for the classes its torch subclasses convert to
@@ -1884,5 +1907,7 @@ BatchNormNd = _family("BatchNormNd", "torch.nn.modules.batchnorm._BatchNorm",
                       (nn.layer.normalization._BatchNorm, nn.BatchNorm3d), base=TorchBatchNorm)  # noqa: SLF001
 InstanceNormNd = _family("InstanceNormNd", "torch.nn.modules.instancenorm._InstanceNorm",
                          (_InstanceNorm, nn.layer.normalization._InstanceNorm))  # noqa: SLF001
+Loss = _family("Loss", "torch.nn.modules.loss._Loss", (nn.LossBase, _Loss), base=TorchLoss)
+WeightedLoss = _family("WeightedLoss", "torch.nn.modules.loss._WeightedLoss", (), base=TorchWeightedLoss)
 NormBase = _family("NormBase", "torch.nn.modules.batchnorm._NormBase",
                    BatchNormNd.members + InstanceNormNd.members)

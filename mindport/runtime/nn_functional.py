@@ -204,12 +204,20 @@ def normalize(input, p=2.0, dim=1, eps=1e-12):
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
     """torch.nn.functional.batch_norm: ``weight`` and ``bias`` are optional in torch (None: no affine step) but
-    required by ops.batch_norm, so ones and zeros stand in for an absent one (the same normalisation)."""
+    required by ops.batch_norm, so ones and zeros stand in for an absent one (the same normalisation). ops.batch_norm
+    takes ranks 2 to 4 ("the rank of images must be in [2,4]"); torch any rank from 2: a 5-d or larger input (a 3-d
+    U-Net's BatchNorm3d written functionally) is normalised as (N, C, D, rest) and shaped back, the same statistics
+    per channel over every other axis."""
     channels = input.shape[1]
     if weight is None:
         weight = ops.ones(channels, input.dtype)
     if bias is None:
         bias = ops.zeros(channels, input.dtype)
+    if input.ndim > 4:
+        shape = input.shape
+        out = ops.batch_norm(input.reshape(shape[0], channels, shape[2], -1), running_mean, running_var, weight, bias,
+                             training, momentum, eps)
+        return out.reshape(shape)
     return ops.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
 
 
