@@ -121,7 +121,8 @@ class ObjectSurfaceTransform(Rule):
     * a member some mapped layer keeps under another name or form (``running_var``, a BatchNorm's ``weight``, a
       pool's ``ceil_mode`` the Cell does not keep), read on a function's parameter whose class nothing says
       (``def fuse_bn(conv, bn): bn.running_var``) or on a layer reached through its attributes and items (a model
-      passed in: ``gpt.decoder.embedding.weight``):
+      passed in: ``gpt.decoder.embedding.weight``), or on an item of the model's own container at an index the text
+      does not fix (``self.stem[i + 1].weight`` outside ``forward``: a conv or a BatchNorm by the run):
       ``mp_adapt.layer_attribute(bn, 'running_var')``, by the object's class at run time (a plain object's
       attribute reads as written); not in ``forward``, not under an ``isinstance`` narrowing (decided statically),
       not on a parameter annotated with a class whose attributes are its own (``def __init__(self, args: ModelArgs)``
@@ -653,6 +654,24 @@ class ObjectSurfaceTransform(Rule):
         node.visit(_Find())
         return found[0]
 
+    def _indexed_member_read(self, original_node) -> bool:
+        """``self.stem[i + 1].weight`` outside ``forward``: an item of the model's own container taken at an index
+        the text does not fix, so which layer it is (a Conv2d's weight, a BatchNorm2d's gamma) is known only when the
+        code runs (SelecSLS's ``prune_and_fuse`` walks conv, bn, relu triples by ``range(0, len(self.stem), 3)``)."""
+        if not getattr(self, "_torch_file", True) or self.ctx.options.target != "nn" \
+                or original_node.attr.value not in self._renamed or id(original_node) in self._targets \
+                or id(original_node) in self._called or "forward" in self._methods or not self._methods \
+                or self._compiled.intersection(self._functions):
+            return False
+        node = original_node.value
+        while isinstance(node, (cst.Attribute, cst.Subscript)):
+            if isinstance(node, cst.Subscript) and not (
+                    len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index)
+                    and isinstance(node.slice[0].slice.value, (cst.Integer, cst.UnaryOperation))):
+                return True
+            node = node.value
+        return False
+
     def _unknown_layer_read(self, original_node, updated_node):
         """``bn.running_var`` where ``bn`` is a function's parameter (or a name bound in ways not followed) and
         nothing says its class (RepMLP's ``fuse_bn(conv, bn)``): a setting or weight some mapped layer holds under
@@ -663,6 +682,11 @@ class ObjectSurfaceTransform(Rule):
         ``embedding_table``). Not in ``forward`` (a static graph compiles it) nor on a receiver known to be a tensor,
         a Python value or a module."""
         node = _chain_root(original_node.value, self.scope)
+        if isinstance(node, cst.Name) and node.value == "self" and self._indexed_member_read(original_node):
+            self.ctx.converted_sites += 1
+            return cst.Call(func=self.ctx.target_expr("mindport.runtime.adapt.layer_attribute"), args=[
+                cst.Arg(updated_node.value, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+                cst.Arg(cst.SimpleString(repr(original_node.attr.value)))])
         if not getattr(self, "_torch_file", True) or not isinstance(node, cst.Name) or node.value in ("self", "cls") \
                 or id(original_node) in self._targets or id(original_node) in self._called \
                 or self.ctx.options.target != "nn" or original_node.attr.value not in self._renamed \
