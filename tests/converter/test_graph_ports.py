@@ -500,3 +500,42 @@ def test_expand_on_a_receiver_of_unknown_kind_compiles(tmp_path, mode):
     assert ".expand(" not in result.code
     x = np.random.default_rng(8).standard_normal((2, 3, 4)).astype(np.float32)
     assert_port_matches_in_mode(source, result.code, "Net", [x], tmp_path, "expand_unknown", mode)
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_a_complex_number_with_tensors_compiles(tmp_path, mode):
+    """S4D's kernel (and GSS's): ``A = -torch.exp(self.log_A_real) + 1j * self.A_imag``, complex arithmetic, an
+    einsum, ``.real`` and an FFT convolution. The Python complex ``1j`` failed in a graph ("Unsupported Constant type :
+    1j"); it is written as its parts ``(0.0, 1.0)``, which ``complex_operation`` takes for the number."""
+    source = textwrap.dedent("""\
+        import math
+        import torch
+        import torch.nn as nn
+
+
+        class Kernel(nn.Module):
+            def __init__(self, H=3, N=8):
+                super().__init__()
+                self.log_dt = nn.Parameter(torch.linspace(-3.0, -1.0, H))
+                self.log_A_real = nn.Parameter(torch.log(0.5 * torch.ones(H, N // 2)))
+                self.A_imag = nn.Parameter(math.pi * torch.arange(N // 2).float().repeat(H, 1))
+                self.C = nn.Parameter(torch.randn(H, N // 2, 2) * 0.5)
+
+            def forward(self, u):
+                L = u.shape[-1]
+                dt = torch.exp(self.log_dt)
+                C = torch.view_as_complex(self.C)
+                A = -torch.exp(self.log_A_real) + 1j * self.A_imag
+                dtA = A * dt.unsqueeze(-1)
+                K = dtA.unsqueeze(-1) * torch.arange(L)
+                C = C * (torch.exp(dtA) - 1.) / A
+                K = 2 * torch.einsum('hn, hnl -> hl', C, torch.exp(K)).real
+                k_f = torch.fft.rfft(K, n=2 * L)
+                u_f = torch.fft.rfft(u, n=2 * L)
+                y = torch.fft.irfft(u_f * k_f, n=2 * L)[..., :L]
+                return y + (u * (1.j * 2)).imag * math.pi
+    """)
+    result = convert_source(source)
+    assert "1j" not in result.code and "(0.0, 1.0)" in result.code, result.code
+    u = np.random.default_rng(9).standard_normal((2, 3, 10)).astype(np.float32)
+    assert_port_matches_in_mode(source, result.code, "Kernel", [u], tmp_path, "complex_number", mode, rtol=1e-4)
