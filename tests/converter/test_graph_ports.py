@@ -539,3 +539,29 @@ def test_a_complex_number_with_tensors_compiles(tmp_path, mode):
     assert "1j" not in result.code and "(0.0, 1.0)" in result.code, result.code
     u = np.random.default_rng(9).standard_normal((2, 3, 10)).astype(np.float32)
     assert_port_matches_in_mode(source, result.code, "Kernel", [u], tmp_path, "complex_number", mode, rtol=1e-4)
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_a_complex_fill_value_compiles(tmp_path, mode):
+    """ETSformer's top-k frequencies: ``freqs.masked_fill(amp < topk_amp[:, -1:], 0.+0.j)`` on an FFT's output. The
+    value was ``ms.Tensor(0.+0.j, ms.complex64)``, a complex constant a graph refuses ("Unsupported Constant type :
+    0j"); it is built from its float32 parts with ``ops.Complex``."""
+    source = textwrap.dedent("""\
+        import torch
+        import torch.nn as nn
+
+
+        class Net(nn.Module):
+            def forward(self, x):
+                freqs = torch.fft.rfft(x, dim=-1)
+                amp = freqs.abs()
+                topk_amp, _ = amp.topk(2, dim=-1)
+                kept = freqs.masked_fill(amp < topk_amp[..., -1:], 0.+0.j)
+                other = freqs.masked_fill(amp > topk_amp[..., -1:], 1 - 2j)
+                return torch.fft.irfft(kept, n=x.shape[-1], dim=-1), other.real, other.imag
+    """)
+    result = convert_source(source)
+    assert result.diagnostics == [], [d.format() for d in result.diagnostics]
+    assert "0.+0.j" not in result.code and "ops.Complex()" in result.code, result.code
+    x = np.random.default_rng(10).standard_normal((2, 3, 8)).astype(np.float32)
+    assert_port_matches_in_mode(source, result.code, "Net", [x], tmp_path, "complex_fill", mode, rtol=1e-4, atol=1e-5)
