@@ -43,6 +43,7 @@ IMPORT_STYLE = {
     "mindport.runtime.training": ("from mindport.runtime import training as mp_train", "mp_train"),
     "mindport.runtime.seed": ("from mindport.runtime import seed as mp_seed", "mp_seed"),
     "mindport.runtime.checkpoint": ("from mindport.runtime import checkpoint as mp_checkpoint", "mp_checkpoint"),
+    "mindport.runtime.einops_backend": ("from mindport.runtime import einops_backend as mp_einops", "mp_einops"),
 }
 
 

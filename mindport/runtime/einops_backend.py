@@ -87,13 +87,25 @@ def _stacked(tensor):
     return tensor
 
 
+def _foreign(tensor):
+    """Not a MindSpore tensor nor a list of them (a numpy array the converted code rearranges): einops' own function
+    takes it (PyNative; in a graph the test is a constant and this branch is never compiled)."""
+    if isinstance(tensor, (list, tuple)):
+        return len(tensor) > 0 and not isinstance(tensor[0], ms.Tensor)
+    return not isinstance(tensor, ms.Tensor)
+
+
 def rearrange(tensor, pattern, **axes_lengths):
     """einops.rearrange for MindSpore tensors (or a list of them, stacked first); compiles in a static graph."""
+    if _foreign(tensor):
+        return einops.rearrange(tensor, pattern, **axes_lengths)
     return _transform(_stacked(tensor), pattern, "rearrange", tuple(axes_lengths.items()))
 
 
 def repeat(tensor, pattern, **axes_lengths):
     """einops.repeat for MindSpore tensors (or a list of them, stacked first); compiles in a static graph."""
+    if _foreign(tensor):
+        return einops.repeat(tensor, pattern, **axes_lengths)
     return _transform(_stacked(tensor), pattern, "repeat", tuple(axes_lengths.items()))
 
 
@@ -101,7 +113,7 @@ def reduce(tensor, pattern, reduction, **axes_lengths):
     """einops.reduce for MindSpore tensors (or a list of them, stacked first); compiles in a static graph when
     ``reduction`` is one of einops' names ('sum', 'mean', 'max', 'min', 'prod', 'any', 'all'). A callable reduction
     goes through einops itself (PyNative only)."""
-    if isinstance(reduction, str):
+    if isinstance(reduction, str) and not _foreign(tensor):
         return _transform(_stacked(tensor), pattern, reduction, tuple(axes_lengths.items()))
     return einops.reduce(tensor, pattern, reduction, **axes_lengths)
 

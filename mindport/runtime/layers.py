@@ -341,11 +341,18 @@ class FirstParameter:
     ``list(self.get_parameters())[0]`` all fail in MindSpore 2.10), but it resolves an attribute of ``self`` by
     Python's own attribute lookup when it compiles, and a Parameter found that way is the Cell's live Parameter
     (its value, dtype and gradient, not a copy). This descriptor gives that lookup the first parameter:
-    ``next(cell.get_parameters())``, the same one PyNative's converted ``next(self.get_parameters())`` takes."""
+    ``next(cell.get_parameters())``, the same one PyNative's converted ``next(self.get_parameters())`` takes.
+    ``FirstParameter("input_blocks")`` gives the first of the sub-module ``cell.input_blocks`` (torch's
+    ``next(self.input_blocks.parameters())``: a graph reads a CellList as a tuple, which has no ``get_parameters``)."""
+
+    def __init__(self, path: str = "") -> None:
+        self._path = [part for part in path.split(".") if part]
 
     def __get__(self, cell, owner=None):
         if cell is None:
             return self
+        for part in self._path:
+            cell = getattr(cell, part)
         return next(cell.get_parameters())
 
 
@@ -364,6 +371,30 @@ class Modules:
 
 
 nn.Cell._mp_modules = Modules()  # noqa: SLF001  (a new name on Cell: nothing of MindSpore's is replaced)
+
+
+class MemberList:
+    """torch's ``module.parameters()`` / ``buffers()`` / ``named_parameters()`` / ``named_buffers()`` in a model's
+    forward and the methods it calls, read as ``module._mp_parameters`` (``_mp_buffers``, ``_mp_named_parameters``,
+    ``_mp_named_buffers``): :mod:`mindport.runtime.containers`' function of that name (torch's members: the frozen
+    parameters too, no buffer among the parameters, torch's names), as a list. GRAPH_MODE refuses
+    ``Cell.trainable_params()`` in construct ("not supported in 'construct'") and compiles no generator, but resolves
+    an attribute of a Cell by Python's lookup when it compiles and takes a list of Parameters from it (openai's
+    diffusion ``checkpoint(self._forward, (x,), self.parameters(), flag)``). Installed on ``nn.Cell`` when this
+    module loads; names of mindport's own, no Cell's."""
+
+    def __init__(self, function: str) -> None:
+        self._function = function
+
+    def __get__(self, cell, owner=None):
+        if cell is None:
+            return self
+        return list(getattr(_containers, self._function)(cell))
+
+
+for _member in ("parameters", "buffers", "named_parameters", "named_buffers"):
+    setattr(nn.Cell, f"_mp_{_member}", MemberList(_member))  # new names on Cell: nothing of MindSpore's replaced
+del _member
 
 
 def add_module(parent, name, child):

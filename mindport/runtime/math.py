@@ -23,6 +23,7 @@ import numpy as np
 from mindspore import Tensor, ops
 from mindspore.common import dtype as mstype
 
+from mindport.runtime._graph import in_graph as _in_graph
 from mindport.runtime._graph import named
 
 # torch returns named tuples (torch.return_types.sort etc.): code reads .values / .indices and the like
@@ -2096,9 +2097,11 @@ def complex_operation(operator, left, right):
     with a real one. Without a tensor it is Python's own arithmetic; with two real tensors, the plain operator."""
     left_tensor, right_tensor = isinstance(left, Tensor), isinstance(right, Tensor)
     if not left_tensor and not right_tensor:
+        if isinstance(left, tuple) or isinstance(right, tuple):
+            return _number_arithmetic(operator, left, right)
         return _arithmetic(operator, left, right)
-    left_complex = _is_complex(left.dtype) if left_tensor else isinstance(left, builtins.complex)
-    right_complex = _is_complex(right.dtype) if right_tensor else isinstance(right, builtins.complex)
+    left_complex = _is_complex(left.dtype) if left_tensor else isinstance(left, (builtins.complex, tuple))
+    right_complex = _is_complex(right.dtype) if right_tensor else isinstance(right, (builtins.complex, tuple))
     if not left_complex and not right_complex:
         return _arithmetic(operator, left, right)
     wide = (left_tensor and left.dtype in (ms.float64, ms.complex128)) or \
@@ -2110,7 +2113,35 @@ def complex_operation(operator, left, right):
 def _complex_operand(value, dtype):
     if isinstance(value, Tensor):
         return value if value.dtype == dtype else value.astype(dtype)
+    if isinstance(value, tuple):  # a complex number as (real, imag): a graph holds no complex constant
+        part = ms.float64 if dtype == ms.complex128 else ms.float32
+        return ops.Complex()(ops.full((), value[0], dtype=part), ops.full((), value[1], dtype=part))
     return Tensor(builtins.complex(value), dtype)
+
+
+def _parts(value):
+    """A number as (real, imag) floats: a complex number's pair as the converter writes it, or a real number."""
+    if isinstance(value, tuple):
+        return value
+    return (float(value), 0.0)
+
+
+def _number_arithmetic(operator, left, right):
+    """Arithmetic of numbers of which one is a complex number written as its (real, imag) pair (``1.j * 2`` with
+    ``pi``: ETSformer's frequencies). PyNative gives Python's complex result, as before; in a graph, which has no
+    complex constant, the pair of its parts, computed on floats (``**`` is Python's: a graph refuses it)."""
+    if operator == "**" or not _in_graph():
+        value = _arithmetic(operator, builtins.complex(*_parts(left)), builtins.complex(*_parts(right)))
+        return value if not _in_graph() else (value.real, value.imag)
+    (a, b), (c, d) = _parts(left), _parts(right)
+    if operator == "+":
+        return (a + c, b + d)
+    if operator == "-":
+        return (a - c, b - d)
+    if operator == "*":
+        return (a * c - b * d, a * d + b * c)
+    scale = c * c + d * d
+    return ((a * c + b * d) / scale, (b * c - a * d) / scale)
 
 
 def diag_embed(input, offset=0, dim1=-2, dim2=-1):

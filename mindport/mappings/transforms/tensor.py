@@ -14,8 +14,10 @@ def tensor_index_int32(arg: Arg) -> str:
 def tensor_complex_fill_value(arg: Arg) -> str:
     """A Python complex fill value (``freqs.masked_fill(mask, 0.+0.j)``: ETSformer's top-k frequencies): MindSpore's
     masked_fill takes no Python complex, and a complex tensor only of the input's dtype; torch's complex default,
-    complex64, is written (a complex128 input then fails loudly). Other values pass as written."""
+    complex64, is written (a complex128 input then fails loudly), built from its two float32 parts: GRAPH_MODE holds
+    no complex constant ("Unsupported Constant type : 0j"). Other values pass as written."""
     value = arg.literal(default=None)
     if isinstance(value, complex):
-        return f"mindspore.Tensor({arg.source}, mindspore.complex64)"
+        return (f"mindspore.ops.Complex()(mindspore.Tensor({value.real!r}, mindspore.float32), "
+                f"mindspore.Tensor({value.imag!r}, mindspore.float32))")
     return arg.source

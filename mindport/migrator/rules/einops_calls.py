@@ -48,8 +48,12 @@ class EinopsPatternTransform(Rule):
 
     Why: the converted code then needs neither einops nor mindport's einops backend at run time, and it compiles in
     GRAPH_MODE like any other MindSpore code. A call the compiler declines (a pattern that is not a literal,
-    ``**kwargs``, a callable reduction, a pattern einops itself rejects) is left as it is: einops runs it on
-    MindSpore tensors through ``mindport.runtime.einops_backend``, with einops' own checks and errors.
+    ``**kwargs``, a callable reduction, a pattern einops itself rejects) calls the function of the same name in
+    ``mindport.runtime.einops_backend`` with the same arguments (``mp_einops.rearrange(t, f"{a} -> {b}", **dims)``):
+    it runs einops' own recipe (its checks and errors) at compile time in a graph and holds only reshape/transpose/
+    reduce/broadcast operations there, where einops' own function does not compile ("Unsupported statement 'Try'":
+    TimeSformer's and Nystromformer's patterns passed as arguments or held in a local). A value that is not a
+    MindSpore tensor (a numpy array) goes to einops itself.
 
     ``einops.einsum(a, b, "b l d_in, d_in n -> b l d_in n")`` (named axes, the pattern last) with a literal pattern
     becomes torch.einsum's runtime function with the names renamed to letters,
@@ -64,6 +68,24 @@ class EinopsPatternTransform(Rule):
     """
 
     EXAMPLES = (
+        Example(
+            before="""
+                from einops import rearrange
+
+
+                def to_frames(x, einops_from, einops_to, **dims):
+                    return rearrange(x, f"{einops_from} -> {einops_to}", **dims)
+            """,
+            after="""
+                from mindport.runtime import einops_backend as mp_einops
+
+
+                def to_frames(x, einops_from, einops_to, **dims):
+                    return mp_einops.rearrange(x, f"{einops_from} -> {einops_to}", **dims)
+            """,
+            note="A pattern known only at run time: mindport's einops function, which a graph compiles (einops' "
+                 "recipe is computed when the graph is built).",
+        ),
         Example(
             before="""
                 from einops import rearrange, reduce
@@ -164,10 +186,10 @@ class EinopsPatternTransform(Rule):
             return updated_node
         roles = _bind(function, updated_node.args)
         if roles is None:
-            return updated_node
+            return self._runtime(original_node, updated_node, function)
         pattern = _literal(roles.pop("pattern", None))
         if not isinstance(pattern, str) or "tensor" not in roles:
-            return updated_node
+            return self._runtime(original_node, updated_node, function)
         reduction = roles.pop("reduction", None)
         reduction = _literal(reduction) if reduction is not None else None
         tensor = code_of(roles.pop("tensor"))
@@ -175,11 +197,19 @@ class EinopsPatternTransform(Rule):
         compiled = compile_einops(function, pattern, axes, tensor, self.ctx.ops_name(),
                                   reduction if isinstance(reduction, str) else None)
         if compiled is None:
-            return updated_node
+            return self._runtime(original_node, updated_node, function)
         self.ctx.alias_for("mindspore.ops")  # the import, scheduled only for a call that is written out
         self.ctx.converted_sites += 1
         self._used(original_node.func)
         return parse_expression(compiled)
+
+    def _runtime(self, original_node: cst.Call, updated_node: cst.Call, function: str) -> cst.BaseExpression:
+        """A call the pattern compiler declines (a pattern known only at run time, ``**axes``): the same call of
+        ``mindport.runtime.einops_backend``'s function, which runs einops' own recipe at compile time in a graph
+        (einops' function does not compile there: "Unsupported statement 'Try'")."""
+        self._used(original_node.func)
+        return updated_node.with_changes(
+            func=parse_expression(self.ctx.target_text(f"mindport.runtime.einops_backend.{function}")))
 
     def _einsum(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         """``einsum(a, b, "b l d_in, d_in n -> b l d_in n")`` -> ``mp_math.einsum("abc,cd->abcd", a, b)``: einops'

@@ -77,7 +77,11 @@ class ModuleMethodTransform(Rule):
     ``m._mp_modules``: a list of the Cells under ``m`` and ``m`` itself, in torch's order, that GRAPH_MODE compiles
     (``mindport.runtime.layers.Modules``, which that module installs on ``nn.Cell`` when it loads: the import stays
     for it); a graph refuses the generator over ``cells_and_names()`` ("Unsupported expression 'Yield'"), which
-    every other method keeps (an ``_initialize_weights`` loop stays MindSpore's own iteration).
+    every other method keeps (an ``_initialize_weights`` loop stays MindSpore's own iteration). So do
+    ``m.parameters()``, ``m.buffers()``, ``m.named_parameters()`` and ``m.named_buffers()`` there: ``m._mp_parameters``
+    (and ``_mp_buffers``, ...), a list of torch's members (``mindport.runtime.layers.MemberList``); a graph refuses
+    ``trainable_params()`` in construct, which openai's diffusion UNets reach through
+    ``checkpoint(self._forward, (x,), self.parameters(), self.use_checkpoint)``.
 
     ``self.children()``/``self.named_children()`` in a model's forward read the Cell's ``_cells`` table (None left
     out): MindSpore 2.10's graph compiler crashes on ``cells()``/``name_cells()`` inside construct. A class that may
@@ -330,6 +334,8 @@ class ModuleMethodTransform(Rule):
     # torch's private form passes the module to the hook only with_module=True; the Cell's public one always does
     HOOKS = {"_register_load_state_dict_pre_hook": "register_load_state_dict_pre_hook"}
 
+    # read in forward and the methods it calls: an attribute GRAPH_MODE resolves (mindport.runtime.layers.MemberList)
+    MEMBER_LISTS = frozenset({"parameters", "buffers", "named_parameters", "named_buffers"})
     BUFFERS = {"named_buffers", "buffers"}  # register_buffer became a non-trainable Parameter: the runtime lists them
     # torch's names for a MindSpore layer's Parameters (a LayerNorm's gamma is weight), buffers left out; the Cell has
     # no get_submodule/get_parameter
@@ -349,20 +355,26 @@ class ModuleMethodTransform(Rule):
         self._objects: list[set[str]] = [set()]  # per function: names holding an object of the project's own
         # non-module classes (trainer = Trainer(model)): their train()/eval()/parameters() are the class's own
         self._file_classes: set[str] = set()
-        self._first_parameter: list[bool] = []  # per enclosing class: reads self._mp_first_parameter
+        self._first_parameter: list[set[str]] = []  # per enclosing class: the paths self._mp_first_parameter* reads
+        self._next_of: set[int] = set()  # the parameters() calls next(...) takes (the outer call rewrites them)
+
+    def visit_Call(self, node) -> None:
+        if _is_next_of_parameters(node):
+            self._next_of.add(id(node.args[0].value))  # next(m.parameters()): the outer call's rewrite takes it
 
     def visit_ClassDef(self, node) -> None:
         self._classes.append((node.name.value in self._module_classes, self._depth))
         self._aliasing.append(_may_alias_cells(node))
         self._compiled.append(_forward_methods(node))
-        self._first_parameter.append(False)
+        self._first_parameter.append(set())
 
     def leave_ClassDef(self, original_node, updated_node):
         self._classes.pop()
         self._aliasing.pop()
         self._compiled.pop()
-        if self._first_parameter.pop():
-            return _with_first_parameter(updated_node)
+        paths = self._first_parameter.pop()
+        if paths:
+            return _with_first_parameter(updated_node, paths)
         return updated_node
 
     def visit_FunctionDef(self, node) -> None:
@@ -439,9 +451,19 @@ class ModuleMethodTransform(Rule):
                 and len(original_node.args) == 1 and self._in_model_method(original_node.args[0].value.func.value):
             # next(self.parameters()) in a model's method: GRAPH_MODE compiles no generator, but resolves an
             # attribute of self by Python's lookup (mindport.runtime.layers.FirstParameter, a class attribute)
-            self._first_parameter[-1] = True
+            self._first_parameter[-1].add("")
             self.runtime_modules.add(_RUNTIME_LAYERS)
             return parse_expression("self._mp_first_parameter")
+        path = _self_path(original_node.args[0].value.func.value) if _is_next_of_parameters(original_node) else None
+        if path and self.scope.resolve(original_node.func) is None and len(original_node.args) == 1 \
+                and self._in_model_method(cst.Name("self")) and self._functions[-1:] \
+                and self._functions[-1] in self._compiled[-1]:
+            # next(self.blocks.parameters()) in forward and what it reaches (improved-diffusion's inner_dtype): a
+            # graph reads a CellList as a tuple ('Tuple' object has no attribute 'get_parameters'); a class
+            # attribute of the model gives the sub-module's first parameter by Python's lookup
+            self._first_parameter[-1].add(path)
+            self.runtime_modules.add(_RUNTIME_LAYERS)
+            return parse_expression(f"self.{_first_parameter_name(path)}")
         if _is_next_of_parameters(original_node) and self.scope.resolve(original_node.func) is None:
             # next(m.parameters()): torch's is a generator (trainable_params() is a list, next() refuses it)
             inner = updated_node.args[0].value
@@ -463,6 +485,13 @@ class ModuleMethodTransform(Rule):
         if name == "train" and len(args) <= 1 and all(a.keyword is None or a.keyword.value == "mode" for a in args):
             value = args[0].value if args else cst.Name("True")
             return updated_node.with_changes(func=func.with_changes(attr=cst.Name("set_train")), args=[cst.Arg(value)])
+        if name in self.MEMBER_LISTS and not args and self._in_model_method(cst.Name("self")) \
+                and self._functions[-1:] and self._functions[-1] in self._compiled[-1] \
+                and id(original_node) not in self._optimized and id(original_node) not in self._next_of:
+            # in forward and what it calls: a list GRAPH_MODE compiles (mindport.runtime.layers.MemberList on
+            # nn.Cell); trainable_params() and the runtime's generators do not compile in construct
+            self.runtime_modules.add(_RUNTIME_LAYERS)
+            return cst.Attribute(value=func.value, attr=cst.Name(f"_mp_{name}"))
         if name == "parameters" and not args and getattr(self, "_freezes", False) \
                 and id(original_node) not in self._optimized:
             self.runtime_modules.add("mindport.runtime.containers")  # a frozen module's parameters() lists them
@@ -528,18 +557,18 @@ class ModuleMethodTransform(Rule):
 
 
 def _forward_methods(cls: cst.ClassDef) -> frozenset[str]:
-    """``forward`` and the methods of the class it calls through ``self``, transitively (what a graph compiles)."""
+    """``forward`` and the methods of the class it calls through ``self`` or hands on as ``self.m``, transitively
+    (what a graph compiles)."""
     methods = {b.name.value: b for b in cls.body.body if isinstance(b, cst.FunctionDef)}
     calls: dict[str, set[str]] = {}
     for name, method in methods.items():
         found: set[str] = set()
 
         class _Calls(cst.CSTVisitor):
-            def visit_Call(self, node: cst.Call) -> None:
-                func = node.func
-                if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) \
-                        and func.value.value == "self" and func.attr.value in methods:
-                    found.add(func.attr.value)
+            def visit_Attribute(self, node: cst.Attribute) -> None:
+                # self.m(...) called, or self.m handed on (checkpoint(self._forward, ...) calls it in the graph)
+                if isinstance(node.value, cst.Name) and node.value.value == "self" and node.attr.value in methods:
+                    found.add(node.attr.value)
 
         method.visit(_Calls())
         calls[name] = found
@@ -558,10 +587,19 @@ def _optimizer_receiver(receiver: cst.BaseExpression) -> bool:
     return name is not None and named_like_optimizer(name)
 
 
-def _with_first_parameter(cls: cst.ClassDef) -> cst.ClassDef:
-    """Adds ``_mp_first_parameter = mp_nn.FirstParameter()`` to a model class's body (after its docstring), what
+def _first_parameter_name(path: str) -> str:
+    """The class attribute ``next(self.<path>.parameters())`` reads: ``_mp_first_parameter`` for ``self`` itself,
+    ``_mp_first_parameter__input_blocks`` for ``self.input_blocks``."""
+    return "_mp_first_parameter" + "".join(f"__{part}" for part in path.split(".") if part)
+
+
+def _with_first_parameter(cls: cst.ClassDef, paths) -> cst.ClassDef:
+    """Adds ``_mp_first_parameter = mp_nn.FirstParameter()`` (and ``_mp_first_parameter__blocks =
+    mp_nn.FirstParameter("blocks")`` per sub-module path) to a model class's body (after its docstring), what
     ``self._mp_first_parameter`` (torch's ``next(self.parameters())``) reads."""
-    line = cst.parse_statement(f"_mp_first_parameter = {runtime_alias(_RUNTIME_LAYERS)}.FirstParameter()\n")
+    alias = runtime_alias(_RUNTIME_LAYERS)
+    lines = [cst.parse_statement(f"{_first_parameter_name(path)} = {alias}.FirstParameter({repr(path) if path else ''})\n")
+             for path in sorted(paths)]
     body = list(cls.body.body)
     at = 1 if body and isinstance(body[0], cst.SimpleStatementLine) and len(body[0].body) == 1 \
         and isinstance(body[0].body[0], cst.Expr) and isinstance(body[0].body[0].value,
@@ -569,7 +607,18 @@ def _with_first_parameter(cls: cst.ClassDef) -> cst.ClassDef:
     rest = body[at:]
     if rest and isinstance(rest[0], (cst.FunctionDef, cst.ClassDef)) and not rest[0].leading_lines:
         rest[0] = rest[0].with_changes(leading_lines=[cst.EmptyLine(indent=False)])  # a blank line before the first method
-    return cls.with_changes(body=cls.body.with_changes(body=[*body[:at], line, *rest]))
+    return cls.with_changes(body=cls.body.with_changes(body=[*body[:at], *lines, *rest]))
+
+
+def _self_path(node) -> str | None:
+    """``self.a.b`` -> ``"a.b"``; None for anything else (``self`` itself, a call, a subscript)."""
+    parts = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if not parts or not (isinstance(node, cst.Name) and node.value == "self"):
+        return None
+    return ".".join(reversed(parts))
 
 
 def _own_cells(named: bool) -> cst.BaseExpression:

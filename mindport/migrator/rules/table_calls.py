@@ -1415,7 +1415,7 @@ class TableCallTransform(Rule):
                 and not keywords and not extra:
             return updated_node  # same method, same arguments (keywords of a `positional` entry are written
             # positionally: in a static graph MindSpore's Tensor methods take other keywords, or other kernels)
-        swap = self._torch_swap(original_node)
+        swap = self._torch_swap(original_node) or self._torch_expand(original_node)
         if not swap and not self._plausible(func, strict=self._strict_name(func.attr.value, target)):
             return updated_node
         in_place = func.attr.value.endswith("_") and func.attr.value not in _FLAG_METHODS
@@ -1523,6 +1523,20 @@ class TableCallTransform(Rule):
         return call.func.attr.value == "transpose" and len(call.args) == 2 and all(integer(a) for a in call.args) \
             and not self.ctx.imports("numpy") and receiver_kind(call.func.value, self.scope) in ("other", "python",
                                                                                                  "tensor")
+
+    def _torch_expand(self, call: cst.Call) -> bool:
+        """``t.expand(-1, h, -1, -1)`` on a receiver of unknown kind (linformer's lambda parameter, dinov2's
+        ``self.register_tokens``, a Parameter or None): two or more sizes given positionally are torch's
+        ``Tensor.expand(*sizes)`` (the other ``expand`` methods, a distribution's or a regex match's, take one
+        argument). Left as written, MindSpore's ``Tensor.expand`` takes them in PyNative but only one size tuple in
+        GRAPH_MODE ("The parameters number of the function is 2, but the number of provided arguments is 4")."""
+        func = call.func
+        if func.attr.value != "expand" or len(call.args) < 2 or any(a.keyword or a.star for a in call.args):
+            return False
+        if isinstance(func.value, cst.Call) and isinstance(func.value.func, cst.Name) \
+                and func.value.func.value == "super":
+            return False
+        return receiver_kind(func.value, self.scope) not in ("python", "foreign", "object")
 
     def _strict_name(self, name: str, target: str) -> bool:
         """Must the receiver be an evident tensor for ``x.name(...)`` to be rewritten? For the names other Python

@@ -2,13 +2,17 @@
 docs/converter/tensor_idioms.md shows both."""
 from __future__ import annotations
 
+import ast
+import builtins
+import operator
+
 import libcst as cst
 
 from mindport.migrator.native_facts import BoolFacts, mask_argument, operand_holds
 from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.rules.format_specs import spec_arguments
 from mindport.migrator.scopes import operand_kind, receiver_kind, value_kind
-from mindport.migrator.syntax import decorator_func, method, method_call
+from mindport.migrator.syntax import code_of, decorator_func, method, method_call
 from mindport.migrator.walk import parse_expression, walk
 
 _GRAD_CONTEXTS = ("torch.no_grad", "torch.enable_grad", "torch.inference_mode", "torch.set_grad_enabled")
@@ -35,8 +39,10 @@ class TensorIdiomTransform(Rule):
     through the mapping entry of ``torch.bitwise_right_shift``; a numpy value on the left of a tensor
     (``np.log(10000) / d * torch.arange(n)``: numpy's operator would give an ndarray) -> ``ops.mul(a, t)``; a Python
     complex number with another operand (``A * -1j``: MindSpore's operators take no Python complex, and a real tensor
-    times a complex one has no kernel) -> ``mp_math.complex_operation('*', A, -1j)``, which computes in complex as
-    torch does (plain Python arithmetic when no tensor is involved; ``3 * 2j`` is left as it is); the same for the
+    times a complex one has no kernel) -> ``mp_math.complex_operation('*', A, (-0.0, -1.0))``, which computes in
+    complex as torch does (plain Python arithmetic when no tensor is involved; ``3 * 2j`` is left as it is); the
+    number is written as the pair of its parts, because GRAPH_MODE holds no complex constant ("Unsupported Constant
+    type : 1j": S4D's and GSS's ``-exp(log_A_real) + 1j * A_imag``); the same for the
     arithmetic of a value evidently complex (a name a function bound to a complex number, ``view_as_complex``, an FFT,
     a complex ``dtype=``, or arithmetic, methods and torch functions of one: S4D's ``dtA = A * dt.unsqueeze(-1)``),
     which falls back to the plain operator when no complex tensor turns up; the builtin ``abs`` of such a value
@@ -130,9 +136,10 @@ class TensorIdiomTransform(Rule):
 
 
                 def rotate(a):
-                    return mp_math.complex_operation('*', a, -1j), ops.exp(mp_math.complex_operation('*', a, (2j * 3.14159))), 3 * 2j
+                    return mp_math.complex_operation('*', a, (-0.0, -1.0)), ops.exp(mp_math.complex_operation('*', a, (0.0, 6.28318))), 3 * 2j
             """,
-            note='a Python complex number with a tensor computes in complex (complex64, complex128 from float64).',
+            note='a Python complex number with a tensor computes in complex (complex64, complex128 from float64); '
+                 'the number is written as its (real, imag) pair, which a graph holds (no complex constant there).',
         ),
         Example(
             before="""
@@ -222,8 +229,8 @@ class TensorIdiomTransform(Rule):
                 and not (_complex_literal(left) and _complex_literal(right)):
             self.ctx.converted_sites += 1
             return cst.Call(func=self.ctx.target_expr("mindport.runtime.math.complex_operation"),
-                            args=[cst.Arg(cst.SimpleString(repr(symbol))), cst.Arg(updated_node.left),
-                                  cst.Arg(updated_node.right)])
+                            args=[cst.Arg(cst.SimpleString(repr(symbol))), cst.Arg(_parts_pair(updated_node.left)),
+                                  cst.Arg(_parts_pair(updated_node.right))])
         function = self.NUMPY_LEFT.get(type(original_node.operator))
         # torch source only: a MindSpore call's result is "foreign" to the scopes as numpy's is, so converted code
         # must convert to itself
@@ -476,6 +483,38 @@ def _complex_value(expr: cst.BaseExpression, names: set[str], scope) -> bool:
         return (qual.startswith("torch.") or qual.split(".", 1)[0] == "einops") \
             and any(_complex_value(a.value, names, scope) for a in expr.args)
     return isinstance(expr.func, cst.Attribute) and _complex_value(expr.func.value, names, scope)
+
+
+def _parts_pair(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """A complex number written out (``1j``, ``-1j``, ``1.j * 2``) as the pair of its parts, ``(0.0, 1.0)``: a graph
+    holds no complex constant ("Unsupported Constant type : 1j", S4D's ``A = -exp(log_A_real) + 1j * A_imag``), and
+    ``complex_operation`` takes the pair for the number (the same value: PyNative's results are unchanged). Any other
+    operand is returned as it is."""
+    if not _complex_literal(expr):
+        return expr
+    try:
+        value = builtins.complex(_evaluate(ast.parse(code_of(expr).strip(), mode="eval").body))
+    except (ValueError, TypeError, ZeroDivisionError, OverflowError, SyntaxError):
+        return expr
+    return parse_expression(f"({value.real!r}, {value.imag!r})")
+
+
+def _evaluate(node):
+    """Number-literal arithmetic (``-1j``, ``2j * 3.14159``, ``complex(0, 1)``), evaluated as Python would."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, builtins.complex)) \
+            and not isinstance(node.value, bool):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        value = _evaluate(node.operand)
+        return -value if isinstance(node.op, ast.USub) else +value
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.Div)):
+        left, right = _evaluate(node.left), _evaluate(node.right)
+        return {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+                ast.Div: operator.truediv}[type(node.op)](left, right)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "complex" \
+            and not node.keywords:
+        return builtins.complex(*(_evaluate(a) for a in node.args))
+    raise ValueError("not number arithmetic")
 
 
 def _number_literal(expr: cst.BaseExpression) -> bool:
