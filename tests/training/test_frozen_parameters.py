@@ -1,6 +1,7 @@
 """Frozen parameters vs buffers (issue 27, session frozen13): the converter keeps each ``register_buffer`` (and
 MindSpore keeps BatchNorm's statistics) as a non-trainable Parameter, so a frozen parameter must not pass for a buffer.
-Each case is a fine-tuning pattern trained for four SGD steps (momentum, weight decay) in torch and in its conversion
+Each case is a fine-tuning pattern trained for four SGD steps (momentum, weight decay; Adam, AdamW, Adamax where
+named) in torch and in its conversion
 on real MindSpore, from the same weights: the losses, each parameter's and buffer's value after training (which ones
 changed), and the counts of parameters (all, trainable) and buffers must be torch's."""
 from __future__ import annotations
