@@ -164,6 +164,10 @@ def _install_mindspore(mode, state):
     import types
     from mindport.runtime import data as mp_data
     mp_data._seed = types.SimpleNamespace(stream=lambda: _stream)
+    # with generator= (a seeded torch.Generator, converted to mindspore.Generator) mindport's samplers draw that
+    # generator's own stream, while torch's RandomSampler draws torch.randperm(n, generator=g): the shared stream
+    # above (joyful/vanilla_kd's loaders: every batch differed, its first losses 3e-3 apart from the same weights)
+    mp_data._stream = lambda generator, count: _stream
     count = [0]
 
     def load(params):

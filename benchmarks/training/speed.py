@@ -49,6 +49,19 @@ BUDGETS = {
         "patches": [["train.py", "        self.game_batch_num = 24", "        self.game_batch_num = 1",
                      "budget: 1 self-play game (20 playouts a move) and one policy update"]],
         "why": "1 self-play game of 20 MCTS playouts a move, then one policy update"},
+    "eyebrow/xor_deep": {
+        "twin": ["1001"],
+        "why": "the recipe's 1001 full-batch steps of a 2-10-10-10-1 sigmoid MLP on XOR (BCE, SGD)"},
+    "dragen/himmelblau": {
+        "patches": [["lesson22-优化小实例/main.py", "range(4001)", "range(1001)",
+                     "budget: 1001 Adam steps"]],
+        "twin": ["1001"],
+        "why": "1001 Adam steps on one two-element leaf (the recipe's 4001)"},
+    "north/sin_lstm": {
+        "patches": [["main.py", "max_epoch = 41", "max_epoch = 11", "budget: 10 epochs"]],
+        "twin": ["11"],
+        "why": "10 epochs of 9 LSTM batches + 98 single test windows (the recipe's 40); the twin leaves out the "
+               "script's prediction curve and plots"},
 }
 
 

@@ -29,6 +29,9 @@
   torch's ``parameters()``/``named_parameters()``/``buffers()`` of a Cell.
 * :mod:`mindport.runtime.frozen` (loaded with any runtime module): a Parameter frozen after it was made
   (``p.requires_grad = False``) is marked, so it is told from a buffer (a non-trainable Parameter from birth).
+  Optimizer steps skip parameters frozen when they run, and count each parameter's own steps (Adam's bias corrections).
+* :mod:`mindport.runtime.synchronous` (loaded with any runtime module): PyNative on the CPU launches operators
+  synchronously (``launch_blocking``, before the first kernel: a Python training loop runs about three times faster).
 * :mod:`mindport.runtime.rnn` (``mp_rnn``): ``torch.nn.utils.rnn``: pad_sequence, unpad_sequence, PackedSequence and
   its packing/unpacking functions (PyNative only: their shapes depend on the lengths).
 * :mod:`mindport.runtime.data` (``mp_data``): ``torch.utils.data``'s samplers as Python iterables of indices

@@ -13,12 +13,16 @@ no gradient, and torch's optimizers pass over it: no update, no weight decay, it
 MindSpore's optimizers apply weight decay and momentum to a zero gradient: a step of ``mindspore.experimental.optim``
 or ``mindspore.nn`` optimizers keeps each frozen parameter and its state slots (``accum.<name>``, ``exp_avg.<name>``
 ...) as they were. So parameters unfrozen after the optimizer was built (the converter hands it every parameter in a
-file that unfreezes) train from then on, and parameters frozen after it was built stop moving. Adam-family bias
-corrections still count MindSpore's one step counter, where torch counts each parameter's own steps.
+file that unfreezes) train from then on, and parameters frozen after it was built stop moving. torch also counts each
+parameter's own steps (Adam/AdamW's bias corrections, Adamax, NAdam, RAdam, Adagrad's ``lr_decay``, ASGD), where
+MindSpore's optimizer reads one counter (``state_step``/``step_t``): from the first step that skips a parameter on,
+each held parameter's count is kept, and parameters of different counts are stepped apart, each group with the
+counter set to its own count (one step of MindSpore per group: a parameter unfrozen after k steps of the others has
+the bias correction of its own first step, as in torch).
 """
 from __future__ import annotations
 
-from mindspore import Parameter, ops
+from mindspore import Parameter, Tensor, ops
 
 _requires_grad = Parameter.requires_grad
 
@@ -42,20 +46,67 @@ def _deepcopy(self, memo):
     return new
 
 
+# the one step counter of mindspore.experimental.optim's optimizers whose update reads it (Adam/AdamW's bias
+# corrections: state_step; Adamax, NAdam, RAdam, Adagrad's lr_decay, ASGD, Rprop: step_t)
+_COUNTERS = ("state_step", "step_t")
+
+
+def _counter(opt):
+    for name in _COUNTERS:
+        counter = getattr(opt, name, None)
+        if isinstance(counter, Parameter):
+            return counter
+    return None
+
+
+def _slots(opt, held, params):
+    """The state slots (``exp_avg.<name>``, ``accum.<name>``...) of ``params`` among what ``opt`` holds."""
+    names = {p.name for p in params}
+    own = {id(p) for p in held}
+    return [p for name, p in opt.parameters_and_names()
+            if id(p) not in own and "." in name and name.split(".", 1)[1] in names]
+
+
+def _kept(call, opt, held, kept, args, kwargs):
+    """One step of ``opt`` that leaves ``kept`` (Parameters it holds) and their state slots as they were."""
+    if not kept:
+        return call(opt, *args, **kwargs)
+    saved = [(p, p.value().copy()) for p in [*kept, *_slots(opt, held, kept)]]
+    out = call(opt, *args, **kwargs)
+    for p, value in saved:
+        ops.assign(p, value)  # in place: set_data/assign_value detach the Parameter from the optimizer
+    return out
+
+
 def _skipping_frozen(call):
     def __call__(self, *args, **kwargs):
         held = getattr(self, "parameters", None)
-        frozen = [p for p in held if isinstance(p, Parameter) and not p.requires_grad] if isinstance(held, tuple) else []
-        if not frozen:
-            return call(self, *args, **kwargs)
-        names = {p.name for p in frozen}
-        own = {id(p) for p in held}
-        slots = [p for name, p in self.parameters_and_names()
-                 if id(p) not in own and "." in name and name.split(".", 1)[1] in names]
-        saved = [(p, p.value().copy()) for p in [*frozen, *slots]]
-        out = call(self, *args, **kwargs)
-        for p, value in saved:
-            ops.assign(p, value)  # in place: set_data/assign_value detach the Parameter from the optimizer
+        held = held if isinstance(held, tuple) else ()
+        frozen = [p for p in held if isinstance(p, Parameter) and not p.requires_grad]
+        steps = self.__dict__.get("_mp_steps")
+        counter = _counter(self) if frozen or steps is not None else None
+        if counter is None:
+            return _kept(call, self, held, frozen, args, kwargs)
+        # torch counts each parameter's own steps (a frozen one has no gradient: its step is not taken); MindSpore's
+        # update reads one counter. From the first step that skips a parameter on, each parameter's count is kept here,
+        # and parameters of different counts are stepped apart, each group with the counter at its own count.
+        if steps is None:
+            done = int(counter.value().asnumpy().reshape(-1)[0])
+            steps = self.__dict__["_mp_steps"] = {id(p): done for p in held}
+        frozen_ids = {id(p) for p in frozen}
+        groups: dict = {}
+        for p in held:
+            if id(p) not in frozen_ids:
+                groups.setdefault(steps.get(id(p), 0), []).append(p)
+        if not groups:
+            return True
+        out = True
+        for done, members in sorted(groups.items()):
+            ops.assign(counter, Tensor(done, counter.dtype).reshape(counter.shape))
+            inside = {id(p) for p in members}
+            out = _kept(call, self, held, [p for p in held if id(p) not in inside], args, kwargs)
+            for p in members:
+                steps[id(p)] = done + 1
         return out
     __call__._mp_skips_frozen = True
     return __call__

@@ -24,6 +24,7 @@ import mindspore as ms
 from mindspore import Parameter, Tensor, ops
 
 from mindport.runtime._graph import host_only as _host_only
+from mindport.runtime.synchronous import synchronous_on_cpu  # noqa: F401 - set at import (see there)
 
 
 def _python_only(name):
@@ -63,25 +64,6 @@ def parameters(*sources) -> list:
     return [t for t in _tensors(sources) if isinstance(t, Parameter)]
 
 
-def synchronous_on_cpu() -> None:
-    """PyNative on the CPU: operators run synchronously (``mindspore.runtime.launch_blocking``). A Python training
-    loop dispatches many small operators and reads values (``loss.item()``, dtypes, ``.grad``) every step; MindSpore's
-    asynchronous pipeline hands each of them between threads, which costs more than the kernels themselves on a CPU
-    (a converted NNLM training loop: 2.5 -> 6.7 steps/s, CPU time 20 -> 6 s for 120 steps, on a shared 2-core
-    machine). The numbers computed are the same; Ascend/GPU devices keep their asynchronous launch.
-
-    MindSpore takes the setting only before its first kernel runs (set after one, it is silently ignored: a RealNVP
-    step stays at 520 ms of CPU instead of 60-100 ms), and a script builds its model, draws its data and computes a
-    prior before its first backward: so this runs when the module is imported (converted code imports it at the top
-    of the file), not only at the first ``value_and_grad``."""
-    try:
-        if ms.get_current_device()[0] == "CPU" and ms.get_context("mode") == ms.PYNATIVE_MODE:
-            ms.runtime.launch_blocking()
-    except (AttributeError, RuntimeError, TypeError, ValueError):  # no device API in this MindSpore: leave it
-        pass
-
-
-synchronous_on_cpu()  # at import, before the script runs a kernel: called after one, launch_blocking does nothing
 
 
 def value_and_grad(fn, weights=(), leaves=0):

@@ -1,6 +1,7 @@
 """Frozen parameters vs buffers (issue 27, session frozen13): the converter keeps each ``register_buffer`` (and
 MindSpore keeps BatchNorm's statistics) as a non-trainable Parameter, so a frozen parameter must not pass for a buffer.
-Each case is a fine-tuning pattern trained for four SGD steps (momentum, weight decay) in torch and in its conversion
+Each case is a fine-tuning pattern trained for four SGD steps (momentum, weight decay; Adam, AdamW, Adamax where
+named) in torch and in its conversion
 on real MindSpore, from the same weights: the losses, each parameter's and buffer's value after training (which ones
 changed), and the counts of parameters (all, trainable) and buffers must be torch's."""
 from __future__ import annotations
@@ -129,6 +130,48 @@ for step in range(2):
     optimizer.step()
     print("step", loss.item())
 for p in model.body.parameters():
+    p.requires_grad = True
+''',
+    # the same with optimizers whose update reads the step count (torch counts each parameter's own steps: layer4,
+    # unfrozen after two steps, gets the bias correction of its first step; MindSpore's optimizer has one counter).
+    # The body stays frozen: its bias feeds BatchNorm, so its gradient is float noise, which Adam scales to lr.
+    "adam_unfreeze_after_optimizer_built": '''
+for p in [*model.body.parameters(), *model.layer4.parameters()]:
+    p.requires_grad = False
+optimizer = torch.optim.Adam(model.parameters(), lr=0.05, weight_decay=0.01)
+for step in range(2):
+    optimizer.zero_grad()
+    loss = nn.MSELoss()(model(x), y)
+    loss.backward()
+    optimizer.step()
+    print("step", loss.item())
+for p in model.layer4.parameters():
+    p.requires_grad = True
+''',
+    "adamw_unfreeze_after_optimizer_built": '''
+for p in [*model.body.parameters(), *model.layer4.parameters()]:
+    p.requires_grad = False
+optimizer = torch.optim.AdamW(model.parameters(), lr=0.05)
+for step in range(2):
+    optimizer.zero_grad()
+    loss = nn.MSELoss()(model(x), y)
+    loss.backward()
+    optimizer.step()
+    print("step", loss.item())
+for p in model.layer4.parameters():
+    p.requires_grad = True
+''',
+    "adamax_unfreeze_after_optimizer_built": '''
+for p in [*model.body.parameters(), *model.layer4.parameters()]:
+    p.requires_grad = False
+optimizer = torch.optim.Adamax(model.parameters(), lr=0.05)
+for step in range(2):
+    optimizer.zero_grad()
+    loss = nn.MSELoss()(model(x), y)
+    loss.backward()
+    optimizer.step()
+    print("step", loss.item())
+for p in model.layer4.parameters():
     p.requires_grad = True
 ''',
     # a freeze after the optimizer was built: torch's step skips the frozen parameter (no decay, no momentum)
