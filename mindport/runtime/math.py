@@ -1769,11 +1769,10 @@ def set_default_dtype(d):
     is torch's own default, so ``set_default_dtype(float32)`` (the scientific scripts' explicit setting, often through
     a name, ShotaDeguchi/PINN_Torch's ``d_type``) changes nothing in either framework. Another dtype would change
     what every factory makes in torch: it raises here, at run time, rather than compute in float32."""
-    if d == ms.float32 or str(d) in ("torch.float32", "Float32"):
-        return None
-    raise NotImplementedError("mindport: torch.set_default_dtype(%s): MindSpore has no global default dtype (its "
-                              "floating-point default is always float32): pass dtype= to the factory functions or "
-                              "cast with .astype(dtype)" % (d,))
+    if d != ms.float32:
+        raise NotImplementedError("mindport: torch.set_default_dtype to a dtype other than float32: MindSpore has no "
+                                  "global default dtype (its floating-point default is always float32): pass dtype= "
+                                  "to the factory functions or cast with .astype(dtype)")
 
 
 # --- truth tests: any/all of a non-bool tensor ------------------------------------------------------------------

@@ -137,11 +137,11 @@ for it in range(5):
 
 
 def test_binary_cross_entropy_has_torchs_gradient_where_the_sigmoid_saturates():
-    """vgan/gan (togheppi/vanilla_GAN): a discriminator with N(0, 1) weights saturates its sigmoid; torch's BCE
-    backward divides by max(x (1 - x), 1e-12), so a sample at sigmoid(-30) with target 1 passes about -1e-2 where the
-    derivative of the clamped-log formula passes -1, and x = 1.0 exactly gives torch 0 where the formula gives NaN.
-    The port tracked torch to 1e-6 for 50 steps, then drifted 1e-3 (max 1.4e-1) against a float32-vs-float64 noise of
-    2.5e-6 (first run fresh15)."""
+    """Found while looking at vgan/gan's drift (togheppi/vanilla_GAN, a discriminator with N(0, 1) weights): torch's
+    BCE backward divides by max(x (1 - x), 1e-12), so where the sigmoid saturates a sample at sigmoid(-30) with
+    target 1 passes about -1e-2 where the derivative of the clamped-log formula passes -1, and x = 1.0 exactly gives
+    torch 0 where the formula gives NaN (here the runtime's guard then raised 'no parameter reaches the loss'). Not
+    vgan/gan's drift itself: its discriminator does not saturate (outputs in 0.04-0.73 where it starts, step 28)."""
     code = _convert(SATURATED_DISCRIMINATOR)
     t, m = _losses(SATURATED_DISCRIMINATOR, "torch_saturated_d"), _losses(code, "ms_saturated_d")
     assert len(t) == len(m) == 5, (t, m, code)
@@ -225,3 +225,53 @@ def test_numpy_reductions_in_a_helper_and_a_broadcast_polar():
     t, m = _losses(NUMPY_HELPER_AND_POLAR, "torch_numpy_polar"), _losses(code, "ms_numpy_polar")
     assert len(t) == len(m) == 4, (t, m, code)
     np.testing.assert_allclose(np.array(m), np.array(t), rtol=1e-5, atol=1e-6)
+
+
+MODEL_METHOD_NAMED_LIKE_A_TENSOR_METHOD = '''
+import torch
+import torch.nn as nn
+
+
+class Flow(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(2, 2)
+        with torch.no_grad():
+            self.lin.weight.copy_(torch.tensor([[1.0, 0.5], [-0.25, 1.5]]))
+            self.lin.bias.copy_(torch.tensor([0.1, -0.2]))
+
+    def forward(self, x):
+        return self.lin(x)
+
+    def inverse(self, z):
+        return torch.linalg.solve(self.lin.weight, (z - self.lin.bias).T).T
+
+
+def view(model, Z):
+    X_hat = model.inverse(Z).detach().numpy()
+    return X_hat
+
+
+flow = Flow()
+opt = torch.optim.SGD(flow.parameters(), lr=0.1)
+x = torch.linspace(-1.0, 1.0, 8).reshape(4, 2)
+for it in range(3):
+    opt.zero_grad()
+    loss = (flow(x) ** 2).mean()
+    loss.backward()
+    opt.step()
+    print("step", loss.item(), float(view(flow, x).sum()))
+'''
+
+
+def test_a_parameters_method_with_arguments_no_tensor_method_takes_is_the_programs():
+    """jimmy/realnvp_moons (NormFlow/utils.py `view(model, losses)`): `model.inverse(Z).detach().numpy()` with
+    `model` a function's parameter, which method calls type as a tensor. Tensor.inverse takes no argument, so the
+    call was flagged (MP102) and the line kept torch's `.detach()` (AttributeError: 'Tensor' object has no attribute
+    'detach', after the training, at the re-run). A torch script that runs cannot call a tensor method with more
+    positional arguments than it takes: the receiver is the program's object and the rest of the line converts."""
+    code = _convert(MODEL_METHOD_NAMED_LIKE_A_TENSOR_METHOD)
+    t = _losses(MODEL_METHOD_NAMED_LIKE_A_TENSOR_METHOD, "torch_model_inverse")
+    m = _losses(code, "ms_model_inverse")
+    assert len(t) == len(m) == 3, (t, m, code)
+    np.testing.assert_allclose(np.array(m), np.array(t), rtol=1e-5, atol=1e-5)
