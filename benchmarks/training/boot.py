@@ -193,6 +193,10 @@ def _install_mindspore(mode, state):
     from mindspore.experimental import optim as exp_optim
     wrap(exp_optim.Optimizer, lambda self: [p for g in self.param_groups for p in g["params"]])
     wrap(ms.nn.Optimizer, lambda self: list(self.parameters))
+    # mindport's LBFGS is a plain class (a closure-driven optimizer): its parameters too, in torch's order, else the
+    # next optimizer of the script received LBFGS's weights and LBFGS's nets kept MindSpore's (bzapf/pytorchdemo)
+    from mindport.runtime import training as mp_training
+    wrap(mp_training.LBFGS, lambda self: list(self.parameters))
 
 
 def main():

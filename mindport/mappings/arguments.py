@@ -195,7 +195,7 @@ def map_arguments(entry: Entry, bound: dict[str, Arg], profile: str = "nn") -> d
             bound[name] = Arg(source, arg.given, None, arg.cst_arg)
     for name, transform in entry.values.items():
         arg = bound.get(name)
-        if arg is not None:
+        if arg is not None and not (switched and name in entry.switch):  # the switched-to target takes the value
             source = VALUE_TRANSFORMS[transform](arg)
             node = arg.node if source == arg.source else None  # unchanged: the user's node (layout, comments) stays
             bound[name] = Arg(source, arg.given or name in entry.emit, node, arg.cst_arg)
@@ -218,6 +218,9 @@ def _switch(entry: Entry, bound: dict[str, Arg]) -> dict[str, Arg]:
     for name, choices in entry.switch.items():
         arg = bound.get(name)
         if arg is None or not arg.given:
+            param = entry.param(name)  # a default MindSpore must be told (``emit``) that calls the other target:
+            if name in entry.emit and param is not None and param.default in choices:  # F.one_hot(t), depth -1
+                return {TARGET: Arg(choices[param.default], True)}
             continue
         if arg.source in choices:
             return {TARGET: Arg(choices[arg.source], True)}

@@ -56,13 +56,38 @@ class BCELoss(nn.Cell):
         return binary_cross_entropy(logits, labels, self.weight, self.reduction)
 
 
+class _BinaryCrossEntropy(nn.Cell):
+    """torch's binary cross-entropy per element, value and gradient. The value -(t log x + (1 - t) log(1 - x)), each
+    log clamped at -100; the gradient torch's own kernel gives, not the derivative of that formula:
+    (x - t) / max(x (1 - x), 1e-12) for the input and log(1 - x) - log(x) (clamped) for the target. The two part
+    where a sigmoid saturates (a GAN's discriminator with N(0, 1) weights, found while looking at togheppi's 1-d
+    GAN): for x = sigmoid(-30), t = 1 torch's input gradient is -1/1e-12 and, through the sigmoid, about -1e-2 a
+    sample where the formula's derivative gives -1; at x = 1.0 exactly (sigmoid(17) in float32) the formula's
+    derivative is 0 * inf = NaN where torch gives 0."""
+
+    def construct(self, x, t):
+        log_x = ops.clamp(ops.log(x), min=-100.0)
+        log_1mx = ops.clamp(ops.log(1 - x), min=-100.0)
+        return -(t * log_x + (1 - t) * log_1mx)
+
+    def bprop(self, x, t, out, dout):
+        log_x = ops.clamp(ops.log(x), min=-100.0)
+        log_1mx = ops.clamp(ops.log(1 - x), min=-100.0)
+        return dout * (x - t) / ops.clamp(x * (1 - x), min=1e-12), dout * (log_1mx - log_x)
+
+
+_BCE = None
+
+
 def binary_cross_entropy(input, target, weight=None, reduction="mean"):
     """torch.nn.functional.binary_cross_entropy, by torch's formula: -w (t log x + (1 - t) log(1 - x)), each log
-    clamped at -100 as torch does. ops.binary_cross_entropy applies a weight of another shape wrongly and gives twice
-    the value for a one-element input (1.73 for x=0.3, t=0.6; torch 0.865), silently, on 2.10."""
-    log_x = ops.clamp(ops.log(input), min=-100.0)
-    log_1mx = ops.clamp(ops.log(1 - input), min=-100.0)
-    loss = -(target * log_x + (1 - target) * log_1mx)
+    clamped at -100 as torch does, with torch's gradient (``_BinaryCrossEntropy``). ops.binary_cross_entropy applies
+    a weight of another shape wrongly and gives twice the value for a one-element input (1.73 for x=0.3, t=0.6;
+    torch 0.865), silently, on 2.10."""
+    global _BCE
+    if _BCE is None:
+        _BCE = _BinaryCrossEntropy()
+    loss = _BCE(input, target.astype(input.dtype) if isinstance(target, ms.Tensor) else target)
     if weight is not None:
         loss = loss * weight
     if reduction == "mean":

@@ -276,9 +276,20 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001 - torch's 
     return _or_empty(ops.sum(input, dim, keepdim, dtype=dtype), input, dim, keepdim, 0)
 
 
+def _own_method(input, name) -> bool:
+    """``x.mean(0)`` on a receiver the converter could not type (a function's parameter) may be a NumPy array (or a
+    pandas object) at run time: that object's own method answers, as it did in the torch script (``sum`` below; the
+    fresh15 recipe's ``(X - X.mean(0)) / X.std(0)`` on make_moons' array failed in ReduceMean)."""
+    return not isinstance(input, (ms.Tensor, int, float, bool)) and hasattr(input, name)
+
+
 def mean(input, dim=None, keepdim=False, *, dtype=None):
     """torch.mean / Tensor.mean: ops.mean (in ``dtype`` when given), NaN over an empty extent (MindSpore gives
-    inf/-inf)."""
+    inf/-inf). A NumPy receiver: its own ``mean`` (``_own_method``)."""
+    if _own_method(input, "mean"):
+        if keepdim or dtype is not None:
+            return input.mean(axis=dim, keepdims=keepdim, dtype=dtype)
+        return input.mean(dim)
     if dtype is not None:
         input = input.astype(dtype)
     return _or_empty(ops.mean(input, dim, keepdim), input, dim, keepdim, float("nan"))
@@ -321,13 +332,27 @@ def _var(input, dim, correction, keepdim):
 def std(input, dim=None, correction=1, keepdim=False):
     """torch.std / Tensor.std (the converter writes ``correction``, from torch's ``unbiased`` flag too): the square
     root of :func:`_var` (real for a complex tensor), NaN over an empty extent in torch's shape (Tensor.std returns a
-    0-d tensor there)."""
+    0-d tensor there). A NumPy receiver: its own ``std`` (``_own_method``), numpy's ``ddof=0`` unless the script
+    asked torch's way for another correction (the converter writes torch's default, 1, which a NumPy call never
+    had)."""
+    if _own_method(input, "std"):
+        return _numpy_spread(input, "std", dim, correction, keepdim)
     return _or_empty(ops.sqrt(_var(input, dim, correction, keepdim)), input, dim, keepdim, float("nan"))
 
 
 def var(input, dim=None, correction=1, keepdim=False):
-    """torch.var / Tensor.var: :func:`_var`, NaN over an empty extent in torch's shape (as :func:`std`)."""
+    """torch.var / Tensor.var: :func:`_var`, NaN over an empty extent in torch's shape (as :func:`std`). A NumPy
+    receiver: its own ``var`` (as :func:`std`)."""
+    if _own_method(input, "var"):
+        return _numpy_spread(input, "var", dim, correction, keepdim)
     return _or_empty(_var(input, dim, correction, keepdim), input, dim, keepdim, float("nan"))
+
+
+def _numpy_spread(input, name, dim, correction, keepdim):
+    ddof = 0 if correction == 1 else correction  # 1 is the converter's spelling of torch's default
+    if keepdim or ddof:
+        return getattr(input, name)(axis=dim, ddof=ddof, keepdims=keepdim)
+    return getattr(input, name)(dim)
 
 
 def std_mean(input, dim=None, correction=1, keepdim=False):
@@ -730,9 +755,24 @@ def rsub(input, other, *, alpha=1):
     return other - (input if alpha == 1 else input * alpha)
 
 
+def _same_shape(a, b):
+    """``a`` and ``b`` broadcast to one shape: MindSpore's Complex and Polar kernels take only equal shapes, torch
+    broadcasts (``torch.polar(torch.tensor(1.0), angles)``, Jimmy-2016/DLModels_Pytorch's flow-matching data: a
+    ValueError at first run fresh15)."""
+    if tuple(a.shape) == tuple(b.shape):
+        return a, b
+    return broadcast_tensors(a, b)
+
+
 def complex(real, imag):
-    """torch.complex: MindSpore exposes it only as the primitive ``ops.Complex``."""
-    return _COMPLEX(real, imag)
+    """torch.complex: MindSpore exposes it only as the primitive ``ops.Complex``, which does not broadcast; torch
+    does (``_same_shape``)."""
+    return _COMPLEX(*_same_shape(real, imag))
+
+
+def polar(abs, angle):  # noqa: A002 - torch's names
+    """torch.polar: ``ops.polar``, whose kernel does not broadcast; torch does (``_same_shape``)."""
+    return ops.polar(*_same_shape(abs, angle))
 
 
 def _logaddexp_complex(a, b):
@@ -1723,6 +1763,17 @@ def can_cast(from_, to) -> bool:
 def get_default_dtype():
     """torch.get_default_dtype: MindSpore has no global default dtype; its floating-point default is float32."""
     return ms.float32
+
+
+def set_default_dtype(d):
+    """torch.set_default_dtype: MindSpore has no global default dtype; its floating-point default is float32, which
+    is torch's own default, so ``set_default_dtype(float32)`` (the scientific scripts' explicit setting, often through
+    a name, ShotaDeguchi/PINN_Torch's ``d_type``) changes nothing in either framework. Another dtype would change
+    what every factory makes in torch: it raises here, at run time, rather than compute in float32."""
+    if d != ms.float32:
+        raise NotImplementedError("mindport: torch.set_default_dtype to a dtype other than float32: MindSpore has no "
+                                  "global default dtype (its floating-point default is always float32): pass dtype= "
+                                  "to the factory functions or cast with .astype(dtype)")
 
 
 # --- truth tests: any/all of a non-bool tensor ------------------------------------------------------------------

@@ -195,6 +195,17 @@ def elu(input, alpha=1.0):
     return ops.where(input > 0, input, ops.expm1(ops.where(input > 0, 0.0, input)) * alpha)
 
 
+def one_hot(indices, depth=-1):
+    """torch.nn.functional.one_hot with ``num_classes=-1`` (torch's default): the depth is the largest index plus
+    one, read from the data when the call happens (torch reads it too), then ops.one_hot; int64 as torch's. An empty
+    tensor raises torch's error (nothing to infer the depth from)."""
+    if depth is None or depth < 0:
+        if indices.size == 0:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        depth = int(indices.max()) + 1
+    return ops.one_hot(indices, depth, ms.Tensor(1, ms.int64), ms.Tensor(0, ms.int64))
+
+
 def normalize(input, p=2.0, dim=1, eps=1e-12):
     """torch.nn.functional.normalize: input / max(||input||_p over dim, eps). No ops.normalize in 2.10 and
     mint.nn.functional.normalize has no CPU kernel (LinalgVectorNorm)."""

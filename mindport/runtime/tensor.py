@@ -433,9 +433,11 @@ def _no_rows(input, dim, keepdim):
 
 
 def requires_grad(x) -> bool:
-    """``x.requires_grad``: a Parameter's flag; a tensor's own flag when ``requires_grad_`` set one, else False.
-    A MindSpore Tensor has no such attribute of its own (gradients are what ``grad``/``value_and_grad`` compute for
-    the arguments asked), so a tensor computed from Parameters reads False where torch's autograd reads True."""
+    """``x.requires_grad``: a Parameter's flag; a tensor's own flag when ``requires_grad_`` set one; True for the
+    loss a converted backward region differentiated (``mindport.runtime.training.value_and_grad`` marks the value it
+    returns, as torch's loss is a node of its graph); else False. A MindSpore Tensor has no such attribute of its own
+    (gradients are what ``grad``/``value_and_grad`` compute for the arguments asked), so another tensor computed from
+    Parameters reads False where torch's autograd reads True."""
     return bool(getattr(x, "requires_grad", False))
 
 

@@ -115,6 +115,10 @@ def value_and_grad(fn, weights=(), leaves=0):
                     raise
                 raise RuntimeError(_NO_SECOND_DERIVATIVE.format(detail=str(exc).strip().splitlines()[0])) from exc
         out = outputs[-1]
+        # torch's loss is a node of autograd's graph: `loss.requires_grad` reads True (an LBFGS closure's
+        # `if loss.requires_grad: loss.backward()`); MindSpore's returned value is a plain tensor, so it carries the
+        # flag mindport.runtime.tensor.requires_grad reads (bzapf/pytorchdemo: the backward was skipped, no gradient)
+        loss.requires_grad = True
         out = (loss, *out[1:]) if isinstance(out, tuple) else loss
         if leaves and weights_here:
             leaf_grads, weight_grads = grads

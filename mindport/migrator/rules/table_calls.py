@@ -61,7 +61,7 @@ from mindport.migrator.factories import (
 from mindport.migrator.imports import runtime_alias
 from mindport.migrator.named_results import result_fields, torch_result_fields
 from mindport.migrator.rules.base import Example, Rule
-from mindport.migrator.scopes import MODULE_AND_TENSOR_METHODS, self_attribute_kind, receiver_kind
+from mindport.migrator.scopes import MODULE_AND_TENSOR_METHODS, operand_kind, self_attribute_kind, receiver_kind
 from mindport.migrator.syntax import NO_SPACE_EQUAL, code_of, target_names
 from mindport.migrator.table import (
     ARRAY_METHOD_NAMES,
@@ -1460,7 +1460,8 @@ class TableCallTransform(Rule):
             return updated_node.with_changes(func=adapter_expr(self.ctx, entry.torch),
                                              args=fix_commas([cst.Arg(value=receiver), *updated_node.args]))
         except CallBindError as exc:
-            if receiver_kind(func.value, self.scope) != "tensor":  # a parameter counts as a tensor here
+            if receiver_kind(func.value, self.scope) != "tensor" or _parameter_with_surplus(func.value, self.scope,
+                                                                                        entry, updated_node):
                 return updated_node  # flow.inverse(u, y), ax.scatter(x, y, s=10): arguments no torch.Tensor method
                 # takes, so the receiver is the program's own object (or a library's), whose call stays as written
             self.flag(original_node, "MP102", f"{entry.torch}: {exc}", "pass arguments explicitly", entry.torch)
@@ -2199,3 +2200,21 @@ def _literal(node: cst.BaseExpression) -> bool:
     if isinstance(node, cst.Tuple):
         return all(not isinstance(e, cst.StarredElement) and _literal(e.value) for e in node.elements)
     return False
+
+
+def _parameter_with_surplus(receiver: cst.BaseExpression, scope, entry, call: cst.Call) -> bool:
+    """A function's parameter (typed a tensor for method calls) called with more positional arguments than the
+    torch.Tensor method of that name takes (no ``*args``): in a script that runs under torch the receiver is not a
+    tensor (the call would raise there) but the program's own object, as ``def view(model, losses):
+    model.inverse(Z).detach().numpy()`` with ``model`` a normalizing flow (Jimmy-2016/DLModels_Pytorch NormFlow: the
+    call was flagged as Tensor.inverse and the line kept torch's ``.detach()``, AttributeError at first run fresh15)."""
+    if not (isinstance(receiver, cst.Name) and operand_kind(receiver, scope) == "param"):
+        return False
+    if any(p.kind == "var_positional" for p in entry.signature):
+        return False
+    positional = [a for a in call.args if a.keyword is None and a.star == ""]
+    if len(positional) != len(call.args) and any(a.star for a in call.args):
+        return False  # *args at the call: the count is unknown
+    capacity = sum(1 for p in entry.signature if p.kind == "positional") - (1 if entry.signature and
+                                                                            entry.signature[0].name == "self" else 0)
+    return len(positional) > capacity
