@@ -85,3 +85,36 @@ def test_a_lambda_broken_over_lines_inside_the_call_is_bound_in_parentheses(tmp_
     assert "_mp_lambda = (lambda x:\n" in result.code
     x = np.random.default_rng(2).standard_normal((2, 4, 6, 6)).astype(np.float32)
     assert_port_matches_in_mode(SHORTCUT, result.code, "Block", [x], tmp_path, "lam_break", mode, atol=1e-6)
+
+
+DEFAULTS = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+
+
+    class DualPath(nn.Module):
+        def __init__(self, scheme=(lambda module, x1, x2: module(x1) + x2), *,
+                     ordinal=lambda module, x1, x2: (module(x1),
+                                                     x2 * 3)):
+            super().__init__()
+            self.scheme = scheme
+            self.ordinal = ordinal
+            self.a = nn.Linear(4, 4)
+            self.b = nn.Linear(4, 4)
+
+        def forward(self, x):
+            x1, x2 = self.ordinal(self.a, x, x * 2)
+            return self.scheme(self.b, x1, x2)
+""")
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_a_lambda_as_a_parameters_default_is_bound_before_the_def(tmp_path, mode):
+    """pytorchcv's DualPathSequential (batch15, first contact: jasper_dr, quartznet_dw): lambdas as the defaults of
+    __init__'s parameters, stored and called in forward. Their source line is the def's ("Parse Lambda Function Fail.
+    Node type must be Lambda, but got Tuple" in a graph); bound on the lines before the def they compile."""
+    code = convert_source(DEFAULTS).code
+    assert "_mp_default_scheme = (lambda module, x1, x2: module(x1) + x2)" in code, code
+    assert "def __init__(self, scheme=_mp_default_scheme, *," in code, code
+    x = np.random.default_rng(3).standard_normal((2, 4)).astype(np.float32)
+    assert_port_matches_in_mode(DEFAULTS, code, "DualPath", [x], tmp_path, "lam_default", mode, atol=1e-6)

@@ -25,7 +25,9 @@ class LambdaValueTransform(Rule):
     annotation" for a dict item). Creating a lambda does nothing else, so creating it one line
     earlier is the same program. Statements of functions outside a model's forward code (``__init__``, builders) are
     rewritten; a lambda inside another lambda or a comprehension (it may read the loop's variable), and a compound
-    statement's header (``if``, ``for``, ``with``), are left as written.
+    statement's header (``if``, ``for``, ``with``), are left as written. A lambda that is a parameter's default value
+    (``def __init__(self, scheme=(lambda m, x: m(x)))``, stored and called in forward) is bound on the line before the
+    ``def`` as ``_mp_default_<parameter>``: the def's line is no lambda's assignment either.
     """
 
     EXAMPLES = (
@@ -128,6 +130,36 @@ class LambdaValueTransform(Rule):
             """,
             note="Lambdas in a list or a dict: each bound first, in a method or in the class body.",
         ),
+        Example(
+            before="""
+                import torch.nn as nn
+
+
+                class DualPath(nn.Module):
+                    def __init__(self, scheme=(lambda module, x1, x2: module(x1) + x2)):
+                        super().__init__()
+                        self.scheme = scheme
+                        self.body = nn.Identity()
+
+                    def forward(self, x):
+                        return self.scheme(self.body, x, x)
+            """,
+            after="""
+                from mindspore import nn
+
+
+                class DualPath(nn.Cell):
+                    _mp_default_scheme = (lambda module, x1, x2: module(x1) + x2)
+                    def __init__(self, scheme=_mp_default_scheme):
+                        super().__init__()
+                        self.scheme = scheme
+                        self.body = nn.Identity()
+
+                    def construct(self, x):
+                        return self.scheme(self.body, x, x)
+            """,
+            note="A parameter's default lambda: bound before the def, where defaults are evaluated.",
+        ),
     )
 
     def __init__(self, ctx, module_classes: set[str]) -> None:
@@ -145,7 +177,28 @@ class LambdaValueTransform(Rule):
 
     def leave_FunctionDef(self, original_node, updated_node):
         self._functions.pop()
-        return updated_node
+        params = updated_node.params
+        written = {p.name.value for p in (*original_node.params.params, *original_node.params.kwonly_params)
+                   if isinstance(p.default, cst.Lambda)}  # the source's lambdas, not a layer class's factory
+        defaults = [p for p in (*params.params, *params.kwonly_params)
+                    if isinstance(p.default, cst.Lambda) and p.name.value in written]
+        if not defaults:
+            return updated_node
+        # a lambda as a parameter's default (pytorchcv's DualPathSequential: `dual_path_scheme=(lambda module, x1,
+        # x2: module(x1, x2))`, stored and called in forward): its source line is the def's, which a graph cannot
+        # parse as a lambda; bound on the line before the def (defaults are evaluated there, at definition time)
+        lines, names = [], {}
+        for p in defaults:
+            name = f"_mp_default_{p.name.value}"
+            names[id(p.default)] = cst.Name(name)
+            value = p.default
+            if not value.lpar and "\n" in _EMPTY.code_for_node(value):
+                value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+            lines.append(cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(name))], value)]))
+        self.ctx.converted_sites += len(defaults)
+        new_params = replace_nodes(params, names)
+        lines[0] = lines[0].with_changes(leading_lines=updated_node.leading_lines)
+        return cst.FlattenSentinel([*lines, updated_node.with_changes(params=new_params, leading_lines=[])])
 
     def leave_ClassDef(self, original_node, updated_node):
         self._functions.pop()
