@@ -261,8 +261,9 @@ def prove_one(worker: _Worker, entry: dict, src_root: Path, out_root: Path, s: P
                 ref.call("randomize_all", RANDOM_DRAW_SEED + s.seed, arrays)
                 why = _not_deterministic(ref, arrays)
                 if why:  # a random forward that a zero-initialised scale silenced at the own init (NoiseInjection)
-                    return _fail(entry, "not-built", "reason", f"inputs: the eval forward is not deterministic at "
-                                 f"the random draw ({why}): its own init hid the randomness, nothing to compare")
+                    # (worded as the builder's own "built; no input ran: ..." reasons, which the sweep classes)
+                    return _fail(entry, "not-built", "reason", f"built; no input ran: the eval forward is not "
+                                 f"deterministic at the random draw ({why}): its own init hid the randomness")
             plan = _apply_transfer(report, ms, state=ref.call("state"), source=f"torch model ({draw})")
             if not report.weights.get("ok", False):
                 w = report.weights
