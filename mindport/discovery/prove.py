@@ -259,6 +259,11 @@ def prove_one(worker: _Worker, entry: dict, src_root: Path, out_root: Path, s: P
                 ref.call("randomize_norms", s.seed)
             else:
                 ref.call("randomize_all", RANDOM_DRAW_SEED + s.seed, arrays)
+                why = _not_deterministic(ref, arrays)
+                if why:  # a random forward that a zero-initialised scale silenced at the own init (NoiseInjection)
+                    # (worded as the builder's own "built; no input ran: ..." reasons, which the sweep classes)
+                    return _fail(entry, "not-built", "reason", f"built; no input ran: the eval forward is not "
+                                 f"deterministic at the random draw ({why}): its own init hid the randomness")
             plan = _apply_transfer(report, ms, state=ref.call("state"), source=f"torch model ({draw})")
             if not report.weights.get("ok", False):
                 w = report.weights
@@ -320,6 +325,23 @@ def ms_ctor(ctor: str) -> str:
             out = line[len("_mindport_ctor = _mindport_call("):-1]
             return re.sub(r"(?<![\w.'])(\w+)(?=\.)", lambda m: modules.get(m.group(1), m.group(1)), out)
     return text
+
+
+def _not_deterministic(ref, arrays) -> str:
+    """Which output of two torch forwards on the same inputs differs, or "". The builder keeps inputs under which
+    the eval forward is deterministic, at the model's own init; a forward that draws noise and scales it by a
+    parameter that starts at zero (StyleGAN2's ``NoiseInjection``: ``image + self.weight * noise``, CUT's copy
+    diverged "at the random draw only", max rel 2.9e3) is deterministic there and random once the draw makes that
+    scale nonzero: the two sides draw different noise, which is no divergence of the port."""
+    import numpy as np
+
+    from mindport.validators.parity.sides import _checked
+
+    runs = [_checked(ref.call, "forward", arrays, False) for _ in range(2)]
+    for (key, a), (_, b) in zip(runs[0].get("outputs") or [], runs[1].get("outputs") or []):
+        if a is not None and (a.shape != b.shape or not np.array_equal(a, b, equal_nan=True)):
+            return f"output {key}"
+    return ""
 
 
 def _scale(run: dict) -> float:

@@ -653,7 +653,7 @@ class _CircularPad(nn.Cell):
 
     def construct(self, x):
         self._check_input_dim(x)
-        return ops.pad(x, self.padding, mode="circular")
+        return F.pad(x, self.padding, "circular")  # (a negative amount crops: F.pad)
 
 
 class CircularPad1d(_CircularPad):
@@ -669,6 +669,37 @@ class CircularPad2d(_CircularPad):
 class CircularPad3d(_CircularPad):
     """torch.nn.CircularPad3d: ops.pad(mode='circular') (no MindSpore Cell in 2.10)."""
     _dims = 3
+
+
+class ConstantPad1d(nn.ConstantPad1d):
+    """torch.nn.ConstantPad1d whose padding may be negative (a crop): MindSpore's Cell pads with ``ops.pad``, wrong
+    for a negative amount from its second call on in 2.10; this one pads with :func:`mindport.runtime.nn_functional.pad`
+    (crops by slicing). The converter writes it where the padding is not a literal of non-negative ints."""
+
+    def construct(self, x):
+        return F.pad(x, self.padding, "constant", self.value)
+
+
+class ConstantPad2d(nn.ConstantPad2d):
+    """torch.nn.ConstantPad2d whose padding may be negative: see :class:`ConstantPad1d`."""
+
+    def construct(self, x):
+        return F.pad(x, self.padding, "constant", self.value)
+
+
+class ConstantPad3d(nn.ConstantPad3d):
+    """torch.nn.ConstantPad3d whose padding may be negative: see :class:`ConstantPad1d`."""
+
+    def construct(self, x):
+        return F.pad(x, self.padding, "constant", self.value)
+
+
+class ZeroPad2d(nn.ZeroPad2d):
+    """torch.nn.ZeroPad2d whose padding may be negative (RWKV's token shift ``nn.ZeroPad2d((0, 0, 1, -1))``): see
+    :class:`ConstantPad1d`."""
+
+    def construct(self, x):
+        return F.pad(x, self.padding, "constant", self.value)
 
 
 class _ReflectionPad(nn.Cell):

@@ -573,6 +573,26 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False, ge
     return ops.leaky_relu(input, (lower + upper) / 2)
 
 
+# -------------------------------------------------------------------------------------------------------- padding
+
+def pad(input_x, padding, mode="constant", value=None):
+    """torch.nn.functional.pad where an amount may be negative (torch crops by it, in every mode): MindSpore 2.10's
+    ``ops.pad`` gives wrong values for a negative amount from its second call in a process on (measured: after one
+    call, ``ops.pad(x, (0, 0, 2, -2))`` returns zeros where the kept rows are; PyNative and GRAPH_MODE, the
+    ConstantPadNd/ZeroPad2d Cells too). A negative amount crops by slicing, and the non-negative remainder is
+    ``ops.pad``'s in ``mode`` (torch's reflect/replicate/circular pad the cropped tensor: checked numerically)."""
+    padding = tuple(padding)
+    if all(p >= 0 for p in padding):
+        return ops.pad(input_x, padding, mode, value)
+    for i in range(0, len(padding), 2):
+        axis = input_x.ndim - 1 - i // 2
+        before, after = max(-padding[i], 0), max(-padding[i + 1], 0)
+        if before or after:
+            input_x = ops.narrow(input_x, axis, before, input_x.shape[axis] - before - after)
+    grow = tuple(max(p, 0) for p in padding)
+    return ops.pad(input_x, grow, mode, value) if any(grow) else input_x
+
+
 # -------------------------------------------------------------------------------------------------------- pooling
 
 def _pool1d_as_2d(fn, input, kernel_size, stride, padding, dilation, ceil_mode):

@@ -18,6 +18,7 @@ from mindspore import ops
 from mindspore.ops.primitive import constexpr as _constexpr
 
 from mindport.runtime._graph import host_only as _host_only
+from mindport.runtime._graph import in_graph as _in_graph
 from mindport.runtime.promotion import result_type as _result_type
 from mindport.runtime.math import _empty_extent, _nonempty_extent, _reduced_shape
 
@@ -86,7 +87,7 @@ def _type_dtype(dtype):
     """``x.type(torch.ByteTensor)``: the tensor type itself (converted code holds it as its adapter) is its dtype; a
     dtype is itself. A constant: graph mode computes it at compile time."""
     name = getattr(dtype, "torch_name", None)
-    return _TYPE_NAMES.get(name, dtype) if isinstance(name, str) else dtype
+    return _TYPE_NAMES.get(name.replace("torch.cuda.", "torch."), dtype) if isinstance(name, str) else dtype
 
 
 def element_size(x) -> int:
@@ -325,8 +326,48 @@ def is_signed(x):
 
 # ------------------------------------------------------------------------------------- typed tensor constructors
 
-def _typed_constructor(name: str, dtype):
-    def make(*data, device=None):
+def _on_accelerator() -> bool:
+    """Whether the tensors of this run live on an accelerator (MindSpore's device target is not the CPU): where torch
+    code's ``.cuda()`` tensors would be."""
+    return ms.get_context("device_target") != "CPU"
+
+
+class _TypedTensorMeta(builtins.type):
+    """The metaclass of torch's legacy typed tensor types as converted code holds them (``torch.FloatTensor``,
+    ``torch.cuda.LongTensor``): calling one builds a tensor (torch's constructor), and ``isinstance(x, T)`` is what
+    torch answers for a tensor on the same device: its dtype is T's and T is a CUDA type exactly when the run is on an
+    accelerator (a CPU run: ``isinstance(x, torch.cuda.FloatTensor)`` is False, as torch on the CPU says, so
+    DCGAN's ``isinstance(input.data, torch.cuda.FloatTensor) and self.ngpu > 1`` takes its single-device branch)."""
+
+    def __instancecheck__(cls, obj) -> bool:
+        return isinstance(obj, ms.Tensor) and obj.dtype == cls.dtype and cls.is_cuda == _on_accelerator()
+
+    def __repr__(cls) -> str:
+        return f"<class '{cls.torch_name}'>"
+
+
+@_constexpr
+def _typed_dtypes(classes):
+    """The dtypes of the typed tensor types in ``classes`` (one or a tuple) that match a tensor of this run (CPU
+    types on the CPU, cuda types on an accelerator): a constant, computed when a graph compiles."""
+    classes = classes if isinstance(classes, tuple) else (classes,)
+    return tuple(c.dtype for c in classes if getattr(c, "is_cuda", None) == _on_accelerator())
+
+
+def is_typed(value, classes):
+    """``isinstance(value, torch.FloatTensor)`` / ``(torch.LongTensor, torch.cuda.LongTensor)`` in a model's
+    methods: the classes' own isinstance (see _TypedTensorMeta) in PyNative; a static graph does not call a
+    metaclass's ``__instancecheck__`` (measured on 2.10: ``isinstance(x, FloatTensor)`` is False there for every
+    tensor), so there the test is the tensor's dtype against the matching types' dtypes, a constant."""
+    if not _in_graph():
+        return isinstance(value, classes)
+    if not isinstance(value, ms.Tensor):
+        return False
+    return value.dtype in _typed_dtypes(classes)
+
+
+def _typed_constructor(name: str, dtype, cuda: bool = False):
+    def make(cls, *data, device=None):
         if not data:  # torch.FloatTensor(): an empty 1-D tensor, not a 0-d one
             return ops.zeros((0,), dtype)
         if len(data) == 1 and not isinstance(data[0], int):
@@ -338,11 +379,14 @@ def _typed_constructor(name: str, dtype):
             raise TypeError(f"{name}: expected data or sizes, got {data!r}")
         return ops.zeros(tuple(data), dtype)
 
-    make.__name__ = make.__qualname__ = name
-    make.__doc__ = (f"``torch.{name}(data)`` / ``torch.{name}(*sizes)``: a {dtype} tensor from a list, array or "
-                    "tensor, or of the given sizes (zeros; torch leaves them uninitialised). MindSpore has no typed "
-                    "tensor classes.")
-    return make
+    torch_name = f"torch.cuda.{name}" if cuda else f"torch.{name}"
+    doc = (f"``{torch_name}(data)`` / ``{torch_name}(*sizes)``: a {dtype} tensor from a list, array or tensor, or of "
+           f"the given sizes (zeros; torch leaves them uninitialised). MindSpore has no typed tensor classes: "
+           f"``isinstance(x, {torch_name})`` is True for a {dtype} tensor when the run is "
+           f"{'on an accelerator' if cuda else 'on the CPU'} (see _TypedTensorMeta).")
+    return _TypedTensorMeta(f"cuda_{name}" if cuda else name, (), {
+        "__new__": make, "__doc__": doc, "__module__": __name__, "dtype": dtype, "is_cuda": cuda,
+        "torch_name": torch_name, "__slots__": ()})
 
 
 FloatTensor = _typed_constructor("FloatTensor", ms.float32)
@@ -386,6 +430,17 @@ ShortTensor = _typed_constructor("ShortTensor", ms.int16)
 CharTensor = _typed_constructor("CharTensor", ms.int8)
 ByteTensor = _typed_constructor("ByteTensor", ms.uint8)
 BoolTensor = _typed_constructor("BoolTensor", ms.bool_)
+# torch.cuda.<Type>: the same constructors; isinstance is True on an accelerator run only
+cuda_FloatTensor = _typed_constructor("FloatTensor", ms.float32, cuda=True)
+cuda_DoubleTensor = _typed_constructor("DoubleTensor", ms.float64, cuda=True)
+cuda_HalfTensor = _typed_constructor("HalfTensor", ms.float16, cuda=True)
+cuda_BFloat16Tensor = _typed_constructor("BFloat16Tensor", ms.bfloat16, cuda=True)
+cuda_LongTensor = _typed_constructor("LongTensor", ms.int64, cuda=True)
+cuda_IntTensor = _typed_constructor("IntTensor", ms.int32, cuda=True)
+cuda_ShortTensor = _typed_constructor("ShortTensor", ms.int16, cuda=True)
+cuda_CharTensor = _typed_constructor("CharTensor", ms.int8, cuda=True)
+cuda_ByteTensor = _typed_constructor("ByteTensor", ms.uint8, cuda=True)
+cuda_BoolTensor = _typed_constructor("BoolTensor", ms.bool_, cuda=True)
 
 
 

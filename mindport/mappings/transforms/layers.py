@@ -651,6 +651,61 @@ def layers_pad_value(args: dict[str, Arg]) -> None:
         del args["value"]
 
 
+def _non_negative_amounts(arg: Arg | None) -> bool:
+    """Whether a padding argument is a literal of non-negative ints (an int, or a tuple/list of them): the only
+    padding MindSpore 2.10's ``ops.pad`` pads right on every call (a negative amount gives wrong values from the
+    second call in a process on, see :func:`pad_crop_negative`). A name or an expression may be negative."""
+    if arg is None:
+        return True
+    value = arg.literal(default=UNKNOWN)
+    items = value if isinstance(value, (tuple, list)) else (value,)
+    return all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in items)
+
+
+@call_transform("pad_crop_negative")
+def pad_crop_negative(args: dict[str, Arg]) -> None:
+    """F.pad: torch crops by a negative amount (``F.pad(t, (0, 0, n, -n))``, the token shift of lucidrains' models;
+    CIFAR-ZOO's ``F.pad(h, (-1, 1, -1, 1))``); MindSpore 2.10's ``ops.pad`` gives wrong values for a negative amount
+    from its second call in a process on (zeros where the kept rows are; PyNative and GRAPH_MODE). A padding that is
+    a literal of non-negative ints stays ``ops.pad``; any other (a negative literal, a name, an expression: its sign
+    is known when it runs) is ``mindport.runtime.nn_functional.pad``, which crops by slicing and pads the rest with
+    ``ops.pad`` (``F.pad(x, (0, 0, n, -n))`` -> ``mp_nn_functional.pad(x, (0, 0, n, -n))``)."""
+    if not _non_negative_amounts(args.get("padding")):
+        args[TARGET] = new("mindport.runtime.nn_functional.pad")
+
+
+def _pad_layer(args: dict[str, Arg], runtime: str) -> None:
+    """A ConstantPad/ZeroPad layer: MindSpore's Cell pads with ``ops.pad`` (see :func:`pad_crop_negative`); a padding
+    that is not a literal of non-negative ints is ``runtime``, the Cell's subclass in ``mindport.runtime.layers``
+    that crops a negative amount by slicing (RWKV's ``nn.ZeroPad2d((0, 0, 1, -1))`` -> ``mp_nn.ZeroPad2d(...)``)."""
+    if not _non_negative_amounts(args.get("padding")):
+        args[TARGET] = new(runtime)
+
+
+@call_transform("constant_pad1d_crop")
+def constant_pad1d_crop(args: dict[str, Arg]) -> None:
+    """nn.ConstantPad1d / nn.ZeroPad1d: :func:`_pad_layer`."""
+    _pad_layer(args, "mindport.runtime.layers.ConstantPad1d")
+
+
+@call_transform("constant_pad2d_crop")
+def constant_pad2d_crop(args: dict[str, Arg]) -> None:
+    """nn.ConstantPad2d: :func:`_pad_layer`."""
+    _pad_layer(args, "mindport.runtime.layers.ConstantPad2d")
+
+
+@call_transform("constant_pad3d_crop")
+def constant_pad3d_crop(args: dict[str, Arg]) -> None:
+    """nn.ConstantPad3d / nn.ZeroPad3d: :func:`_pad_layer`."""
+    _pad_layer(args, "mindport.runtime.layers.ConstantPad3d")
+
+
+@call_transform("zero_pad2d_crop")
+def zero_pad2d_crop(args: dict[str, Arg]) -> None:
+    """nn.ZeroPad2d: :func:`_pad_layer`."""
+    _pad_layer(args, "mindport.runtime.layers.ZeroPad2d")
+
+
 @call_transform("layers_gather_axis0")
 def layers_gather_axis0(args: dict[str, Arg]) -> None:
     """F.embedding(input, weight) as ops.gather(weight, input, 0)."""

@@ -9,6 +9,11 @@ from mindport.migrator.rules.base import Example, GraphMethodRule
 from mindport.migrator.walk import parse_expression
 
 _RUNTIME = "mindport.runtime.graph_safe"
+_TENSOR_RUNTIME = "mindport.runtime.tensor"
+# torch's legacy typed tensor types (torch.FloatTensor, torch.cuda.LongTensor ...): mapping entries whose targets are
+# the classes of mindport.runtime.tensor (cuda_<Name> for torch.cuda.<Name>)
+_TYPED = frozenset(f"{k}Tensor" for k in ("Float", "Double", "Half", "BFloat16", "Long", "Int", "Short", "Char",
+                                           "Byte", "Bool"))
 
 _POSITIVE = (cst.Is, cst.Equal, cst.In)
 _NEGATIVE = (cst.IsNot, cst.NotEqual, cst.NotIn)
@@ -30,6 +35,13 @@ class ExactTypeTestTransform(GraphMethodRule):
     plain tuples there), bool told from int as ``type`` does. Only a test against a class written by name (or a
     tuple of them) is rewritten: ``type(a) is type(b)``, ``type`` rebound in the file and code outside a model's
     methods are left alone.
+
+    The same holds for ``isinstance(x, torch.FloatTensor)`` / ``(torch.LongTensor, torch.cuda.LongTensor)``, a test
+    of dtype and device: the typed tensor types are classes whose isinstance answers as torch does on the same device
+    (``mindport.runtime.tensor``; a CPU run: False for every ``torch.cuda`` type), but a static graph does not call
+    their ``__instancecheck__`` (measured: False for every tensor), so the test is ``mp_tensor.is_typed(x, T)``
+    (wherever it is: it is isinstance in PyNative), the dtype compared in a graph (DCGAN-style ``isinstance(input.data,
+    torch.cuda.FloatTensor) and self.ngpu > 1``).
     """
 
     EXAMPLES = (
@@ -78,6 +90,41 @@ class ExactTypeTestTransform(GraphMethodRule):
         ),
         Example(
             before="""
+                import torch
+                import torch.nn as nn
+
+
+                class Generator(nn.Module):
+                    def __init__(self, ngpu):
+                        super().__init__()
+                        self.ngpu = ngpu
+                        self.main = nn.Linear(8, 8)
+
+                    def forward(self, input):
+                        if isinstance(input.data, torch.cuda.FloatTensor) and self.ngpu > 1:
+                            return self.main(input) * 2
+                        return self.main(input)
+            """,
+            after="""
+                from mindspore import nn
+                from mindport.runtime import tensor as mp_tensor
+
+
+                class Generator(nn.Cell):
+                    def __init__(self, ngpu):
+                        super().__init__()
+                        self.ngpu = ngpu
+                        self.main = nn.Dense(in_channels=8, out_channels=8)
+
+                    def construct(self, input):
+                        if mp_tensor.is_typed(input.data, mp_tensor.cuda_FloatTensor) and self.ngpu > 1:
+                            return self.main(input) * 2
+                        return self.main(input)
+            """,
+            note="A CPU run answers False for the cuda type, as torch on the CPU does, in PyNative and in a graph.",
+        ),
+        Example(
+            before="""
                 def kind(x, y):
                     return type(x) is tuple, type(x) is type(y)
             """,
@@ -89,6 +136,22 @@ class ExactTypeTestTransform(GraphMethodRule):
     def __init__(self, ctx, module_classes: set[str]) -> None:
         super().__init__(ctx, module_classes)
         self.runtime_modules: set[str] = set()  # read by finalize_runtime
+
+    def leave_Call(self, original_node, updated_node):
+        func = updated_node.func
+        # (everywhere, not only in a model's methods: is_typed is isinstance in PyNative, and any function may be
+        # compiled by @jit, as the mapping table's graph proof of the entries compiles its programs)
+        if not (isinstance(func, cst.Name) and func.value == "isinstance"
+                and self.scope.resolve(original_node.func) is None and len(updated_node.args) == 2
+                and not any(a.keyword or a.star for a in updated_node.args)):
+            return updated_node
+        classes = updated_node.args[1].value
+        if not (_typed_type(classes) or isinstance(classes, cst.Tuple) and classes.elements
+                and all(_typed_type(e.value) for e in classes.elements)):
+            return updated_node
+        self.runtime_modules.add(_TENSOR_RUNTIME)
+        self.ctx.converted_sites += 1
+        return updated_node.with_changes(func=parse_expression(f"{runtime_alias(_TENSOR_RUNTIME)}.is_typed"))
 
     def leave_Comparison(self, original_node, updated_node):
         if not self.compiled or len(updated_node.comparisons) != 1:
@@ -116,6 +179,21 @@ class ExactTypeTestTransform(GraphMethodRule):
                                                       classes)])
         out = test if positive else cst.UnaryOperation(operator=cst.Not(), expression=test)
         return out.with_changes(lpar=updated_node.lpar, rpar=updated_node.rpar)
+
+
+def _typed_type(expr) -> bool:
+    """``torch.FloatTensor``, ``torch.cuda.LongTensor`` or their conversion ``mp_tensor.FloatTensor`` /
+    ``mp_tensor.cuda_LongTensor``."""
+    if not isinstance(expr, cst.Attribute):
+        return False
+    name = expr.attr.value.removeprefix("cuda_")
+    owner = expr.value
+    if name not in _TYPED:
+        return False
+    if isinstance(owner, cst.Name):
+        return owner.value in ("torch", runtime_alias(_TENSOR_RUNTIME))
+    return (isinstance(owner, cst.Attribute) and owner.attr.value == "cuda" and isinstance(owner.value, cst.Name)
+            and owner.value.value == "torch")
 
 
 def _class_name(expr) -> bool:
