@@ -35,6 +35,7 @@ from mindport.migrator.rules.list_pop import ListPopTransform
 from mindport.migrator.rules.list_sort import ListSortTransform
 from mindport.migrator.rules.self_cache import SelfCacheTransform
 from mindport.migrator.rules.set_keys import SetKeysTransform
+from mindport.migrator.rules.shadowed_globals import ShadowedGlobalTransform
 from mindport.migrator.rules.locals_dict import LocalsDictTransform
 from mindport.migrator.rules.size_tuples import SizeTupleTransform
 from mindport.migrator.rules.packed_fields import PackedFieldTransform
@@ -106,6 +107,7 @@ RULES = (
     LoopElseTransform,            # for/while ... else in a model method -> a no-break flag and if (GRAPH_MODE refuses)
     LocalDelTransform,            # del query, key in a model method -> dropped (GRAPH_MODE has no del)
     LambdaValueTransform,         # G(act=lambda x: x) while building -> _mp_lambda = lambda x: x first (GRAPH_MODE)
+    ShadowedGlobalTransform,      # def f(self): return f(...) (the module's f) -> _mp_f(...), _mp_f = f (GRAPH_MODE)
     PartialCallTransform,         # k = partial(f, a=1); k(x) -> f(x, a=1) (GRAPH_MODE merges such calls)
     PartialAttributeTransform,    # self.k = partial(f, a=a) only called -> lambda *args: f(*args, a=a) (GRAPH_MODE)
     DictUpdateTransform,          # kwargs.update(k=v) in a model method -> kwargs['k'] = v (GRAPH_MODE)
@@ -127,7 +129,7 @@ _TAKE_MODULE_CLASSES = (ModuleClassTransform, BranchBindingTransform, ListPopTra
                         ComprehensionForsTransform, TryReraiseTransform, PartialAttributeTransform, LocalDelTransform,
                         LoopElseTransform, SelfCacheTransform, ExactTypeTestTransform, ZipStrictTransform,
                         AugAssignRebindTransform,
-                        DictUpdateTransform, ModuleMethodTransform, LambdaValueTransform)  # they act in model classes
+                        DictUpdateTransform, ModuleMethodTransform, LambdaValueTransform, ShadowedGlobalTransform)  # they act in model classes
 
 
 def make_rules(ctx, module_classes: set[str], without: tuple[type, ...] = ()) -> list:
