@@ -96,15 +96,24 @@ class ClassFacts:
                             and _plain_list_argument(stmt.value, builds_cell, empty=True):
                         if target.attr.value in file.named:
                             self.runtime_lists.add(id(stmt.value))
-                        elif _empty_list(stmt.value) and file.adds.get(target.attr.value):
-                            # members appended to a CellList its owner holds are named without the owner's prefix:
-                            # built in a local and assigned after the last add (hoisted_list), else the runtime's
+                        elif file.adds.get(target.attr.value):
+                            # members appended to a CellList its owner holds are named by a prefix CellList guesses
+                            # from its members' parameter names: none for an empty list (``0.weight``), a wrong one
+                            # when the first member is itself a sequence (``blocks.0.1.0.weight`` for torch's
+                            # ``blocks.1.0.weight``: improved-diffusion's TimestepEmbedSequential blocks, duplicate
+                            # names in a graph). Built in a local and assigned after the last add (hoisted_list),
+                            # they are named as torch names them; else the runtime's ModuleList, which takes the
+                            # prefix its owner gave it
                             local = hoisted_list(cls, method, target.attr.value, file, builds_cell) \
                                 if method.name.value == "__init__" else None
                             if local is not None:
                                 self.native_lists.add(id(stmt.value))
                                 self.hoisted[target.attr.value] = local
-                        elif all(_adds_cell(add, fn, builds_cell) for add, fn in file.adds.get(target.attr.value, ())):
+                            elif _leaf_layer_first(stmt.value, resolve):
+                                self.native_lists.add(id(stmt.value))  # its members' names give the right prefix
+                            else:
+                                self.runtime_lists.add(id(stmt.value))
+                        else:
                             self.native_lists.add(id(stmt.value))
                 elif isinstance(target, cst.Name) and isinstance(stmt.value, cst.Call) \
                         and resolve(stmt.value.func) == "torch.nn.ModuleList" \
@@ -383,6 +392,22 @@ def member_list(call: cst.Call, key: str | None, file: "FileFacts",
     is built, before its owner holds it)."""
     return key is not None and key not in file.appended and key not in file.named and not file.item_adds \
         and _plain_list_argument(call, builds_cell)
+
+
+_SEQUENCES = {"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict"}
+
+
+def _leaf_layer_first(call: cst.Call, resolve) -> bool:
+    """``nn.ModuleList([nn.Linear(3, 3), ...])``: the first member is one of torch's own layers, not a container, so
+    its parameters are named ``0.weight`` under the list, from which CellList takes the right prefix for members
+    appended later (a sequence or a model class first may hold a ``0`` of its own: the prefix comes out wrong)."""
+    if not call.args or not isinstance(call.args[0].value, cst.List) or not call.args[0].value.elements:
+        return False
+    first = call.args[0].value.elements[0].value
+    if not isinstance(first, cst.Call):
+        return False
+    qual = resolve(first.func) or ""
+    return qual.startswith("torch.nn.") and qual.count(".") == 2 and qual not in _SEQUENCES
 
 
 def _empty_list(call: cst.Call) -> bool:

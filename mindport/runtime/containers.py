@@ -306,9 +306,11 @@ class ModuleList(nn.CellList, _NamesLaterMembers):
     def _prefix(self) -> str:
         from mindspore.nn.layer.container import _get_prefix_and_index  # the prefix CellList names members with
 
+        if hasattr(self, "_member_prefix"):  # the owner named the list: its members are named under that prefix
+            return self._member_prefix  # (CellList's guess from its members' names is wrong for nested sequences)
         members = {k: c for k, c in self._cells.items() if c is not None}
         if not any(True for c in members.values() for _ in c.get_parameters()):
-            return getattr(self, "_member_prefix", "")
+            return ""
         return _get_prefix_and_index(members)[0]
 
     def append(self, cell):

@@ -674,7 +674,11 @@ class CircularPad3d(_CircularPad):
 class ConstantPad1d(nn.ConstantPad1d):
     """torch.nn.ConstantPad1d whose padding may be negative (a crop): MindSpore's Cell pads with ``ops.pad``, wrong
     for a negative amount from its second call on in 2.10; this one pads with :func:`mindport.runtime.nn_functional.pad`
-    (crops by slicing). The converter writes it where the padding is not a literal of non-negative ints."""
+    (crops by slicing). The converter writes it where the padding is not a literal of non-negative ints, so the
+    padding may be a list as torch takes it (``pad = [k // 2] * 4``), which MindSpore's Cell refuses: a tuple here."""
+
+    def __init__(self, padding, value):
+        super().__init__(tuple(padding) if isinstance(padding, list) else padding, value)
 
     def construct(self, x):
         return F.pad(x, self.padding, "constant", self.value)
@@ -683,12 +687,18 @@ class ConstantPad1d(nn.ConstantPad1d):
 class ConstantPad2d(nn.ConstantPad2d):
     """torch.nn.ConstantPad2d whose padding may be negative: see :class:`ConstantPad1d`."""
 
+    def __init__(self, padding, value):
+        super().__init__(tuple(padding) if isinstance(padding, list) else padding, value)
+
     def construct(self, x):
         return F.pad(x, self.padding, "constant", self.value)
 
 
 class ConstantPad3d(nn.ConstantPad3d):
     """torch.nn.ConstantPad3d whose padding may be negative: see :class:`ConstantPad1d`."""
+
+    def __init__(self, padding, value):
+        super().__init__(tuple(padding) if isinstance(padding, list) else padding, value)
 
     def construct(self, x):
         return F.pad(x, self.padding, "constant", self.value)
@@ -697,6 +707,9 @@ class ConstantPad3d(nn.ConstantPad3d):
 class ZeroPad2d(nn.ZeroPad2d):
     """torch.nn.ZeroPad2d whose padding may be negative (RWKV's token shift ``nn.ZeroPad2d((0, 0, 1, -1))``): see
     :class:`ConstantPad1d`."""
+
+    def __init__(self, padding):
+        super().__init__(tuple(padding) if isinstance(padding, list) else padding)
 
     def construct(self, x):
         return F.pad(x, self.padding, "constant", self.value)
