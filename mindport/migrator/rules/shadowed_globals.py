@@ -17,7 +17,8 @@ class ShadowedGlobalTransform(Rule):
     method itself, so the call reached the method with the function's arguments ("Got an unexpected keyword argument
     'seq_len'": batch 15's LLaMA and LLaMA-Adapter; measured on a two-line twin). Python resolves it to the module's
     function; the alias names the same object, so PyNative computes the same. Methods of model classes but
-    ``__init__``; names bound at the file's top level by ``def``, ``class`` or ``from ... import``.
+    ``__init__``; names bound at the file's top level by ``def`` or ``class`` (an imported torch function is converted
+    where it is called, and its import goes).
     """
 
     EXAMPLES = (
@@ -72,6 +73,7 @@ class ShadowedGlobalTransform(Rule):
         self._module_classes = module_classes
         self._calls: set[int] = set()  # ids of the Name nodes of the calls to rewrite
         self._names: set[str] = set()  # the module-level names they call
+        self._renamed: set[str] = set()  # those whose calls were rewritten (each gets its alias)
 
     def visit_Module(self, node: cst.Module) -> None:
         top = _top_level_names(node.body)
@@ -97,29 +99,27 @@ class ShadowedGlobalTransform(Rule):
     def leave_Name(self, original_node, updated_node):
         if id(original_node) in self._calls:
             self.ctx.converted_sites += 1
+            self._renamed.add(original_node.value)
             return updated_node.with_changes(value=f"_mp_{original_node.value}")
         return updated_node
 
     def leave_Module(self, original_node, updated_node):
-        if not self._names:
+        if not self._renamed:
             return updated_node
         body = []
         for stmt in updated_node.body:
             body.append(stmt)
-            for name in sorted(_bound_names(stmt) & self._names):
+            for name in sorted(_bound_names(stmt) & self._renamed):
                 body.append(cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(f"_mp_{name}"))],
                                                                cst.Name(name))]))
         return updated_node.with_changes(body=body)
 
 
 def _bound_names(stmt) -> set[str]:
-    """Names a top-level statement binds by ``def``, ``class`` or ``from ... import`` (not ``*``)."""
+    """Names a top-level statement binds by ``def`` or ``class`` (an imported name may be torch's, which the tables
+    convert where it is called: its import goes)."""
     if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
         return {stmt.name.value}
-    if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.ImportFrom) \
-            and not isinstance(stmt.body[0].names, cst.ImportStar):
-        return {(a.asname.name.value if a.asname else cst.Module([]).code_for_node(a.name))
-                for a in stmt.body[0].names if isinstance(a.asname.name if a.asname else a.name, cst.Name)}
     return set()
 
 
