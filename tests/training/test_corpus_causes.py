@@ -287,7 +287,8 @@ def test_an_entry_whose_torch_curve_does_not_learn_only_has_to_stay_finite():
     # each one a script whose torch curve itself does not fall (random labels, GAN losses, an RL return or TD loss
     # over a short budget: kenjyoung/ac_lambda, kenjyoung/dqn; trainfresh12's sebin/dropout_rates and martin/gan_mnist;
     # trainfresh13's three rlrn policy-gradient scripts, whose returns rise, and devskill/seq2seq_reverse at chance)
-    assert len(flat) <= 13
+    # and train15's vgan/gan (a GAN's losses over a short budget)
+    assert len(flat) <= 14
 
 
 def test_corpus_meets_the_issues_bar():

@@ -2202,6 +2202,12 @@ def _literal(node: cst.BaseExpression) -> bool:
     return False
 
 
+# torch.Tensor methods whose sizes or dims torch also takes as separate arguments (an overload the tables' signatures
+# do not list): more arguments than the signature's are no sign that the receiver is not a tensor
+_VARARG_METHODS = {"view", "reshape", "repeat", "expand", "permute", "flip", "tile", "squeeze", "new_empty",
+                   "new_zeros", "new_ones", "resize", "transpose", "sum", "mean", "amax", "amin", "std", "var"}
+
+
 def _parameter_with_surplus(receiver: cst.BaseExpression, scope, entry, call: cst.Call) -> bool:
     """A function's parameter (typed a tensor for method calls) called with more positional arguments than the
     torch.Tensor method of that name takes (no ``*args``): in a script that runs under torch the receiver is not a
@@ -2210,6 +2216,8 @@ def _parameter_with_surplus(receiver: cst.BaseExpression, scope, entry, call: cs
     call was flagged as Tensor.inverse and the line kept torch's ``.detach()``, AttributeError at first run fresh15)."""
     if not (isinstance(receiver, cst.Name) and operand_kind(receiver, scope) == "param"):
         return False
+    if entry.torch.rsplit(".", 1)[-1].rstrip("_") in _VARARG_METHODS:
+        return False  # torch also takes these sizes/dims one by one (x.squeeze_(1, 3), x.view(2, 3)): still a tensor
     if any(p.kind == "var_positional" for p in entry.signature):
         return False
     positional = [a for a in call.args if a.keyword is None and a.star == ""]
