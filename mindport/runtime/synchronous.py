@@ -1,9 +1,8 @@
-"""Synchronous operator launch in PyNative on the CPU, set when any runtime module is imported.
+"""Synchronous operator launch in PyNative on the CPU, set when :mod:`mindport.runtime.training` is imported.
 
-Loaded with :mod:`mindport.runtime._graph`, which every runtime module converted code imports loads: a converted
-training loop whose step is MindSpore's own (``ms.value_and_grad`` built once, a native optimizer: the training-loop
-rule's plain form) imports no :mod:`mindport.runtime.training`, which used to be the only module that set it, and
-ran with MindSpore's asynchronous launch (eyebrow/xor_deep, wkd/xor_nn, north/sin_lstm of the training corpus).
+Set for every runtime module for a while (a training loop whose step is MindSpore's own imports no
+``mindport.runtime.training`` and runs with the asynchronous launch), then kept to the training module again:
+MindSpore 2.10's ``launch_blocking`` breaks floor division on the CPU ("KernelMod Init Failed: FloorDiv").
 """
 from __future__ import annotations
 

@@ -683,10 +683,7 @@ class ObjectSurfaceTransform(Rule):
         a Python value or a module."""
         node = _chain_root(original_node.value, self.scope)
         if isinstance(node, cst.Name) and node.value == "self" and self._indexed_member_read(original_node):
-            self.ctx.converted_sites += 1
-            return cst.Call(func=self.ctx.target_expr("mindport.runtime.adapt.layer_attribute"), args=[
-                cst.Arg(updated_node.value, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
-                cst.Arg(cst.SimpleString(repr(original_node.attr.value)))])
+            return self._layer_attribute_call(original_node, updated_node)
         if not getattr(self, "_torch_file", True) or not isinstance(node, cst.Name) or node.value in ("self", "cls") \
                 or id(original_node) in self._targets or id(original_node) in self._called \
                 or self.ctx.options.target != "nn" or original_node.attr.value not in self._renamed \
@@ -700,6 +697,10 @@ class ObjectSurfaceTransform(Rule):
             if getattr(rule, "narrows", None) and rule.narrows(node.value) \
                     or getattr(rule, "knows", None) and rule.knows(node):
                 return None
+        return self._layer_attribute_call(original_node, updated_node)
+
+    def _layer_attribute_call(self, original_node, updated_node) -> cst.Call:
+        """``mp_adapt.layer_attribute(receiver, 'name')``: the member read by the object's class at run time."""
         self.ctx.converted_sites += 1
         return cst.Call(func=self.ctx.target_expr("mindport.runtime.adapt.layer_attribute"), args=[
             cst.Arg(updated_node.value, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
