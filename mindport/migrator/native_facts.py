@@ -4380,3 +4380,121 @@ def function_caller_floats(module: "cst.Module | None", function: "cst.FunctionD
                 and any(name in n.value for n in all_nodes(stmt, cst.SimpleString)):
             return frozenset()
     return frozenset(proven)
+
+
+# ------------------------------------------------------------------------------------- padding amounts never negative
+
+# calls whose value is a size, never negative: ``len(x)``, ``x.size(1)``, ``x.numel()``, ``x.dim()``
+_SIZE_FUNCTIONS = frozenset({"len"})
+_SIZE_METHODS = frozenset({"size", "numel", "dim", "nelement", "ndimension"})
+_SIZE_ATTRIBUTES = frozenset({"shape", "ndim"})
+
+
+class NonNegativeFacts(_FunctionFacts):
+    """Is an expression (a padding amount, or a tuple/list display of them) a non-negative number by construction?
+    Read from the code of one function: an integer literal (``-1`` is a unary minus: not one); a size (``len(x)``,
+    ``x.shape``, ``x.shape[2]``, ``x.size(-1)``, ``x.numel()``, ``x.dim()``, ``x.ndim``); a sum, product or floor
+    division of non-negatives; ``a % n`` with a positive integer literal ``n`` (Python's and torch's remainder take the
+    divisor's sign); ``max(...)`` with a non-negative argument, ``abs(...)``; ``int(...)`` of a non-negative; a
+    subscript of a non-negative sequence (``pad[0]``, ``x.shape[-1]``); a local name every binding of which is one
+    (a tuple unpacking of a size: ``M, N = x.shape``), never a parameter, never declared global/nonlocal, and changed
+    by no augmented assignment but ``+=``/``*=``/``//=`` of a non-negative. A list display is one only where it is
+    written (a local list may be changed in place). Anything else (a subtraction, a parameter, an attribute: a
+    constructor argument may be negative) is unknown.
+
+    What it serves: MindSpore 2.10's ``ops.pad`` (and the Cells built on it) is wrong for a negative amount from its
+    second call in a process on, so the converter keeps the runtime pad, which crops by slicing, wherever an amount
+    may be negative (mindport.mappings.transforms.layers.pad_crop_negative); an amount non-negative by these facts
+    is MindSpore's own (``pad = (0, 1, 0, 1)`` then ``F.pad(x, pad)``; ``F.pad(x, (0, M + 1))`` after ``M, N =
+    x.shape``)."""
+
+    def __init__(self, function: cst.FunctionDef | None, resolve: Resolve) -> None:
+        super().__init__(function, resolve)
+        self._changed: set[str] = set()  # names declared global/nonlocal, or changed by another augmented assignment
+        if function is None:
+            return
+        for node in all_nodes(function, (cst.Global, cst.Nonlocal)):
+            self._changed.update(n.name.value for n in node.names)
+        for node in all_nodes(function, cst.AugAssign):
+            if isinstance(node.target, cst.Name) and not (
+                    isinstance(node.operator, (cst.AddAssign, cst.MultiplyAssign, cst.FloorDivideAssign))
+                    and (isinstance(node.value, cst.Integer) or _is_size(node.value))):
+                self._changed.add(node.target.value)
+
+    def _unpack(self, node: cst.Assign) -> None:
+        """Also ``M, N = x.shape`` / ``x.size()`` / ``x.shape[-2:]``: each name one of the sizes (the sequence's
+        every element is)."""
+        target = node.targets[0].target if len(node.targets) == 1 else None
+        value = node.value
+        sizes = _is_size_sequence(value) or isinstance(value, cst.Subscript) and _is_size_sequence(value.value) \
+            and len(value.slice) == 1 and isinstance(value.slice[0].slice, cst.Slice)
+        if isinstance(target, (cst.Tuple, cst.List)) and sizes \
+                and all(not isinstance(e, cst.StarredElement) and isinstance(e.value, cst.Name)
+                        for e in target.elements):
+            for e in target.elements:
+                self._unpacked.setdefault(e.value.value, []).append(value)
+            return
+        super()._unpack(node)
+
+    def non_negative(self, expr, seen: frozenset[str] = frozenset()) -> bool:
+        if isinstance(expr, cst.Integer):
+            return True
+        if isinstance(expr, (cst.Tuple, cst.List)):
+            return all(not isinstance(e, cst.StarredElement) and self.non_negative(e.value, seen)
+                       for e in expr.elements)
+        if isinstance(expr, cst.BinaryOperation):
+            if isinstance(expr.operator, (cst.Add, cst.Multiply, cst.FloorDivide)):
+                return self.non_negative(expr.left, seen) and self.non_negative(expr.right, seen)
+            if isinstance(expr.operator, cst.Modulo):
+                right = expr.right
+                return isinstance(right, cst.Integer) and int(right.value, 0) > 0
+            return False
+        if isinstance(expr, cst.Subscript):  # pad[0], pad[2:], x.shape[-2:] of a non-negative sequence
+            return len(expr.slice) == 1 and self.non_negative(expr.value, seen) and not _is_size(expr.value)
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) \
+                and (self._order is not None and self._order.bindings(expr.func.value) or expr.func.value in self._params):
+            return False  # a local named len or max
+        if _is_size_sequence(expr) or _is_size(expr):
+            return True
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and self._resolve(expr.func) is None \
+                and expr.func.value in ("max", "abs", "int") and expr.args \
+                and all(a.keyword is None and not a.star for a in expr.args):
+            if expr.func.value == "max":
+                return len(expr.args) > 1 and any(self.non_negative(a.value, seen) for a in expr.args)
+            return len(expr.args) == 1 and (expr.func.value == "abs" or self.non_negative(expr.args[0].value, seen))
+        if isinstance(expr, cst.Name):
+            name = expr.value
+            if name in self._changed or self._order is None:
+                return False
+            values = self._binding_values(name)
+            if any(isinstance(v, (cst.List, cst.ListComp)) for v in values if v is not None):
+                return False  # a local list may be changed in place (pad.append(-1), pad[0] = -1)
+            return self._every_binding(name, seen, self.non_negative)
+        return False
+
+
+def _is_size_sequence(expr) -> bool:
+    """``x.shape`` or ``x.size()``: a sequence of sizes."""
+    if isinstance(expr, cst.Attribute) and expr.attr.value == "shape":
+        return True
+    return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "size" \
+        and not expr.args
+
+
+def _is_size(expr) -> bool:
+    """One size: ``len(x)``, ``x.size(1)``, ``x.numel()``, ``x.dim()``, ``x.ndim``, ``x.shape[i]``, ``x.size()[i]``."""
+    if isinstance(expr, cst.Attribute) and expr.attr.value == "ndim":
+        return True
+    if isinstance(expr, cst.Subscript) and _is_size_sequence(expr.value) and len(expr.slice) == 1 \
+            and isinstance(expr.slice[0].slice, cst.Index):
+        return True
+    if isinstance(expr, cst.Call):
+        if isinstance(expr.func, cst.Name) and expr.func.value in _SIZE_FUNCTIONS and len(expr.args) == 1:
+            return True
+        if isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _SIZE_METHODS and expr.args \
+                and expr.func.attr.value == "size":
+            return len(expr.args) == 1
+        if isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _SIZE_METHODS - {"size"} \
+                and not expr.args:
+            return True
+    return False

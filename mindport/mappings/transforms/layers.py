@@ -669,7 +669,10 @@ def pad_crop_negative(args: dict[str, Arg]) -> None:
     from its second call in a process on (zeros where the kept rows are; PyNative and GRAPH_MODE). A padding that is
     a literal of non-negative ints stays ``ops.pad``; any other (a negative literal, a name, an expression: its sign
     is known when it runs) is ``mindport.runtime.nn_functional.pad``, which crops by slicing and pads the rest with
-    ``ops.pad`` (``F.pad(x, (0, 0, n, -n))`` -> ``mp_nn_functional.pad(x, (0, 0, n, -n))``)."""
+    ``ops.pad`` (``F.pad(x, (0, 0, n, -n))`` -> ``mp_nn_functional.pad(x, (0, 0, n, -n))``). The converter then
+    gives back ``ops.pad`` where the padding is non-negative by construction in the enclosing function
+    (TableCallTransform._non_negative_pad, native_facts.NonNegativeFacts: ``pad = (0, 1, 0, 1)`` then
+    ``F.pad(x, pad)``), which a mapping transform, seeing only the argument's text, cannot tell."""
     if not _non_negative_amounts(args.get("padding")):
         args[TARGET] = new("mindport.runtime.nn_functional.pad")
 
@@ -677,7 +680,8 @@ def pad_crop_negative(args: dict[str, Arg]) -> None:
 def _pad_layer(args: dict[str, Arg], runtime: str) -> None:
     """A ConstantPad/ZeroPad layer: MindSpore's Cell pads with ``ops.pad`` (see :func:`pad_crop_negative`); a padding
     that is not a literal of non-negative ints is ``runtime``, the Cell's subclass in ``mindport.runtime.layers``
-    that crops a negative amount by slicing (RWKV's ``nn.ZeroPad2d((0, 0, 1, -1))`` -> ``mp_nn.ZeroPad2d(...)``)."""
+    that crops a negative amount by slicing (RWKV's ``nn.ZeroPad2d((0, 0, 1, -1))`` -> ``mp_nn.ZeroPad2d(...)``);
+    MindSpore's Cell again where the padding is non-negative by construction (TableCallTransform._non_negative_pad)."""
     if not _non_negative_amounts(args.get("padding")):
         args[TARGET] = new(runtime)
 

@@ -22,6 +22,7 @@ from mindport.migrator.native_facts import (
     FloatFacts,
     FlowFloats,
     IntFacts,
+    NonNegativeFacts,
     OwnOutputs,
     UnmaskedFacts,
     ValueFlow,
@@ -568,6 +569,7 @@ class TableCallTransform(Rule):
         self._class_float_layers: list[dict] = []  # the same for the dtype facts (native_facts.class_float_layers)
         self._own_outputs: OwnOutputs | None = None
         self._float_facts: dict[int, FloatFacts] = {}
+        self._non_negative_facts: dict[int, NonNegativeFacts] = {}  # per function: padding amounts never negative
         self._flow_facts: dict[int, FlowFloats] = {}
         self._called_facts: dict[int, "FlowFloats | None"] = {}
         self._unmasked_facts: dict[int, UnmaskedFacts] = {}
@@ -1187,6 +1189,24 @@ class TableCallTransform(Rule):
         return self._floats().is_float(input_node) or self._flow_floats().is_float(input_node) \
             or real_file(getattr(self, "_module", None))
 
+    def _non_negative_pad(self, target: str, native: str, mapped: dict) -> str:
+        """The runtime pad (``mp_F.pad``, ``mp_nn.ConstantPad2d``: written where a padding amount may be negative,
+        mindport.mappings.transforms.layers.pad_crop_negative) whose padding is non-negative by construction in the
+        enclosing function (native_facts.NonNegativeFacts: ``pad = (0, 1, 0, 1)`` then ``F.pad(x, pad)``; ``(0, M +
+        1)`` after ``M, N = x.shape``): the table's own target, MindSpore's (``ops.pad``), whose only defect is a
+        negative amount."""
+        if target not in NEGATIVE_PAD_GUARDS or target == native:
+            return target
+        padding = mapped.get("padding")
+        node = padding.node if padding is not None else None
+        if node is None:
+            return target
+        function = self._functions[-1] if self._functions else None
+        facts = self._non_negative_facts.get(id(function))
+        if facts is None:
+            facts = self._non_negative_facts[id(function)] = NonNegativeFacts(function, self.scope.resolve_torch)
+        return native if facts.non_negative(node) else target
+
     def _values_target(self, target: str, call: cst.Call) -> str:
         """The runtime topk (written out for torch's int64 indices) where only the values are read
         (native_facts.values_only: ``v, _ = torch.topk(logits, k)``, ``x.topk(k)[0]``): MindSpore's own, which
@@ -1328,7 +1348,7 @@ class TableCallTransform(Rule):
             if id(original_node) in self._native_inplace and "inplace" in bound:
                 bound["inplace"] = Arg("False", False)  # no reader of the input afterwards: out of place is the same
             mapped = map_arguments(entry, bound, profile)
-            target = switched_target(mapped, target)
+            target = self._non_negative_pad(switched_target(mapped, target), target, mapped)
             if id(original_node) in self._native_lists or (qual == "torch.nn.ModuleList"
                                                            and cells_display(original_node, self._builds_cell)
                                                            and id(original_node) not in self._runtime_lists) \
@@ -2017,6 +2037,12 @@ NATIVE_ABSORBED = {"mindport.runtime.math.mean": ("mindspore.ops.mean", {"dim": 
 # of those, the ones whose runtime also serves complex and 0-d inputs: MindSpore's own only on a real input and an
 # integer dim (TableCallTransform._real_reduction)
 NATIVE_ABSORBED_REAL = frozenset({"mindport.runtime.math.var"})
+
+# the runtime pads that crop a negative amount by slicing (MindSpore 2.10's ops.pad is wrong for one): the table's own
+# target where the padding is non-negative by construction (TableCallTransform._non_negative_pad)
+NEGATIVE_PAD_GUARDS = frozenset({"mindport.runtime.nn_functional.pad", "mindport.runtime.layers.ConstantPad1d",
+                                 "mindport.runtime.layers.ConstantPad2d", "mindport.runtime.layers.ConstantPad3d",
+                                 "mindport.runtime.layers.ZeroPad2d"})
 
 # the runtime's (values, indices) functions that exist for torch's int64 indices -> MindSpore's own (same parameters),
 # where the indices are never read (native_facts.values_only)
