@@ -15,6 +15,8 @@ from mindport.mappings.transforms.base import (
 )
 from mindport.mappings.transforms.layers import _list_display, _list_expression_as_tuple
 
+import libcst as cst
+
 
 # ---------------------------------------------------------------------------------------------- value transforms
 
@@ -152,6 +154,31 @@ def _int_list(parts: list[str]) -> str:
             return _list_expression_as_tuple(parts[0])
         return _int_list(elements) if elements else "()"
     return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
+
+
+@call_transform("meshgrid_varargs")
+def meshgrid_varargs(args: dict[str, Arg]) -> None:
+    """torch.meshgrid takes its tensors as varargs or as one list/tuple; ``ops.meshgrid`` only as varargs, so the
+    table's target is the runtime function, which unpacks a list. Where the call shows its tensors (two or more
+    arguments, none starred: ``torch.meshgrid(pos, pos, indexing='ij')``; or one list/tuple display, none of its
+    elements starred: ``torch.meshgrid([h, w])``, written out as varargs) it is ``ops.meshgrid`` itself, which
+    gives torch's grids for 0-d and 1-d tensors of any dtype, PyNative and GRAPH_MODE (tests/converter/
+    test_meshgrid_native.py); one name (``torch.meshgrid(*coords)``, ``torch.meshgrid(coords)``: a tensor or a list,
+    known when it runs) keeps the runtime function."""
+    for name, arg in list(args.items()):
+        if arg.source != "<varargs>":
+            continue
+        parts = list(arg.node or [])
+        if len(parts) == 1 and not parts[0].star and isinstance(parts[0].value, (cst.List, cst.Tuple)):
+            elements = parts[0].value.elements
+            if not elements or any(isinstance(e, cst.StarredElement) for e in elements):
+                return
+            parts = [cst.Arg(value=e.value) for e in elements]
+            args[name] = Arg(arg.source, arg.given, parts, arg.cst_arg)
+        elif len(parts) < 2 or any(p.star for p in parts):
+            return
+        args[TARGET] = new("mindspore.ops.meshgrid")
+        return
 
 
 @call_transform("functions_size_varargs")
