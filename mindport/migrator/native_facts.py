@@ -680,6 +680,22 @@ class _Order(cst.CSTVisitor):
         before = [(s, v) for s, v in bindings if self._pos.get(s, -1) < self._pos.get(stmt, -1)]
         return before[-1] if before else None
 
+    def dominating_binding(self, name: str, node):
+        """The statement id and value of the plain top-level ``name = value`` the node reads, where the node's
+        statement is a plain statement of the method's top level and that binding is the last of ``name`` before it
+        (any binding after it and before the node, nested in a block or loop or a tuple target, gives None): in
+        straight-line code it dominates the read, whatever other bindings the method has (``y, x =
+        torch.meshgrid(...)`` then ``x = x.flatten()[:, None] * omega``: the read of ``x`` after that is the
+        product). Unlike :meth:`reaching_binding`, other bindings of the name need not be plain."""
+        stmt = self.statement_of(node)
+        bindings = self._binding_stmts.get(name, [])
+        if stmt not in self._top or any(s == stmt and v is None for s, v in bindings):
+            return None  # a comprehension's variable or a := in the node's own statement
+        before = [(s, v) for s, v in bindings if self._pos.get(s, -1) < self._pos.get(stmt, -1)]
+        if not before or before[-1][1] is None or before[-1][0] not in self._top:
+            return None
+        return before[-1]
+
     def statement_position(self, stmt: int) -> int:
         return self._pos.get(stmt, -1)
 
@@ -1441,7 +1457,7 @@ class FlowFloats(FloatFacts):
 
     def is_float(self, expr, seen: frozenset[str] = frozenset()) -> bool:
         if isinstance(expr, cst.Name) and self._order is not None:
-            reaching = self._order.reaching_binding(expr.value, expr)
+            reaching = self._order.reaching_binding(expr.value, expr) or self._order.dominating_binding(expr.value, expr)
             if reaching is not None and reaching[1] is not None and not isinstance(reaching[1], _MUTABLE_DISPLAYS):
                 return super().is_float(reaching[1], seen)
         return super().is_float(expr, seen)

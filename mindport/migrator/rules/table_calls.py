@@ -908,7 +908,7 @@ class TableCallTransform(Rule):
         if self._observed_float(call, api):
             return f"mindspore.ops.{name}"
         floats = self._floats()
-        if floats.is_float(input_node) or floats.non_integer(input_node):
+        if floats.is_float(input_node) or floats.non_integer(input_node) or self._flow_floats().is_float(input_node):
             return f"mindspore.ops.{name}"
         called = self._called_floats()  # parameters every caller in the file gives floats
         return f"mindspore.ops.{name}" if called is not None and called.is_float(input_node) else target
