@@ -12,6 +12,10 @@ folder first on ``sys.path`` and as the working directory, exactly as ``python S
 - each optimizer records (torch) or receives (MindSpore) its parameters' initial values when it is built, in the
   order of its parameter list, so both sides start from the same weights (a MindSpore parameter whose layout only
   adds unit axes, as Conv1d's (out, in, 1, k) weight for torch's (out, in, k), receives the same values reshaped).
+``nudge`` (torch only) is ``track`` with each optimizer's initial weights moved by one unit in the last place (up or
+down, seeded): how far a last-bit difference alone carries the script's losses, where training crosses a kink (a
+ReLU whose input is within rounding of zero flips, a max picks another element) and the float64 control happens not
+to (the runner's second noise control).
 ``control`` (torch only) is ``track`` in float64: the default dtype is float64, float32 tensors made from data are
 float64, the random stream is the same numbers in float64, and each optimizer receives the float32 run's initial
 weights. Its losses measure how far float32 rounding alone moves the script's losses (the runner's noise control).
@@ -26,6 +30,7 @@ import numpy as np
 
 SEED = 0
 _stream = np.random.RandomState(1234)
+_nudges = np.random.RandomState(4321)  # the nudge control's directions, apart from the data stream
 
 
 def _size(args, kwargs):
@@ -75,10 +80,18 @@ def _load_arrays(state, index):
         return [data["arr_%d" % i] for i in range(len(data.files))]
 
 
+def nudged(array, rng):
+    """``array`` moved by one unit in the last place, each element up or down at random (float arrays only)."""
+    if not np.issubdtype(array.dtype, np.floating):
+        return array
+    toward = np.where(rng.random_sample(array.shape) < 0.5, -np.inf, np.inf).astype(array.dtype)
+    return np.nextafter(array, toward)
+
+
 def _install_torch(mode, state):
     import torch
     torch.manual_seed(SEED)
-    if mode not in ("track", "control"):
+    if mode not in ("track", "control", "nudge"):
         return
     real = torch.float64 if mode == "control" else torch.float32
     if mode == "control":
@@ -102,6 +115,10 @@ def _install_torch(mode, state):
             with torch.no_grad():
                 for p, a in zip(params, _load_arrays(state, count[0])):
                     p.copy_(torch.from_numpy(a).to(p.dtype))
+        elif mode == "nudge":  # the float32 run's initial weights, each one ulp away (a seeded direction)
+            with torch.no_grad():
+                for p, a in zip(params, _load_arrays(state, count[0])):
+                    p.copy_(torch.from_numpy(nudged(a, _nudges)).to(p.dtype))
         else:
             np.savez(os.path.join(state, "opt%d.npz" % count[0]), *[p.detach().cpu().numpy() for p in params])
         count[0] += 1

@@ -479,3 +479,45 @@ def test_data_of_other_objects_taken_as_a_value_reads_as_written(tmp_path):
     y = np.arange(12, dtype=np.float32).reshape(2, 3, 2)
     want = torch_mod.packed(torch.from_numpy(y), [3, 2]).numpy()
     np.testing.assert_allclose(ms_mod.packed(ms.Tensor(y), [3, 2]).asnumpy(), want)
+
+
+def test_a_program_class_holding_its_own_parameters_dict_keeps_it(tmp_path):
+    """``self._parameters = {}`` in a plain class of the program (fast-transformers' attention Registry): the
+    attribute is the program's, not nn.Module's dict, and stays ``_parameters`` where it is read (it was renamed to
+    MindSpore's ``_params`` in the reads only: AttributeError at import); nn.Module's own ``_modules`` in the same
+    file is still the Cell's ``_cells``."""
+    source = textwrap.dedent("""\
+        import torch
+        from torch import nn
+
+
+        class Registry(object):
+            def __init__(self):
+                self._parameters = {}
+
+            def register(self, key, spec):
+                if key in self._parameters and self._parameters[key] != spec:
+                    raise ValueError(key)
+                self._parameters[key] = spec
+                return sorted(self._parameters)
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(2, 2)
+                self.act = nn.ReLU()
+
+            def children_count(self):
+                return len(self._modules)
+
+
+        def run():
+            r = Registry()
+            r.register("a", int)
+            return r.register("b", float), Net().children_count()
+        """)
+    code = _convert(source)
+    assert "self._parameters[key] = spec" in code and "_params" not in code and "len(self._cells)" in code
+    want = load_module(source, tmp_path / "t_registry.py", "t_registry").run()
+    assert load_module(code, tmp_path / "m_registry.py", "m_registry").run() == want == (["a", "b"], 2)

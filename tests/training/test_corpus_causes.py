@@ -252,6 +252,41 @@ def test_float64_control_runs_the_script_in_float64_from_the_float32_weights(tmp
     assert a != b and abs(a - b) <= 1e-6 * abs(b)  # the same training, in another precision
 
 
+def test_nudge_control_starts_torch_one_ulp_away_from_the_float32_weights(tmp_path):
+    """The second noise control: the torch script again in float32, from the float32 run's initial weights each moved
+    by one unit in the last place (seeded directions), so its losses are near the float32 run's and not equal."""
+    boot, _ = _boot()
+    a = np.concatenate([[1.0, -2.5, 0.0, 3e-8], np.random.RandomState(1).standard_normal(60)]).astype(np.float32)
+    moved = boot.nudged(a, np.random.RandomState(0))
+    assert moved.dtype == np.float32 and np.all(moved != a)
+    up, down = np.nextafter(a, np.float32(np.inf)), np.nextafter(a, np.float32(-np.inf))
+    assert np.all((moved == up) | (moved == down)) and len(set(moved > a)) == 2  # one ulp each, both ways
+    assert np.array_equal(boot.nudged(np.arange(3), np.random.RandomState(0)), np.arange(3))  # integers kept
+    script = CONTROL_SCRIPT.replace("for _ in range(3):", "start = model.weight.item()\nfor _ in range(3):")
+    script += "print(repr(start))\n"
+    f32 = _run_boot(tmp_path, "torch", "track", script).splitlines()
+    nudged_run = _run_boot(tmp_path, "torch", "nudge", script).splitlines()
+    assert nudged_run[0].split()[:2] == ["torch.float32", "torch.float32"]
+    x, y = np.float32(f32[-1]), np.float32(nudged_run[-1])  # the initial weight: one ulp apart
+    assert y in (np.nextafter(x, np.float32(np.inf)), np.nextafter(x, np.float32(-np.inf)))
+
+
+def test_a_kink_crossed_on_torchs_own_nudged_run_is_noise():
+    """run.py: with two controls, a step is quiet when either control's envelope covers it (the float64 run may
+    happen not to cross a kink the nudged float32 run crosses); the first control's figure is still reported."""
+    _, run = _boot()
+    entry = {"streams": 1}
+    torch32 = ["1.000000", "0.5000000", "0.2500000", "0.2000000"]
+    torch64 = ["1.000000", "0.5000000", "0.2500000", "0.2000000"]  # no noise in float64
+    nudge = ["1.000000", "0.5000000", "0.2500000", "0.2100000"]    # a flip at step 3: 5e-2
+    port = ["1.000000", "0.5000000", "0.2500000", "0.1900000"]     # the port's flip: 5e-2 the other way
+    assert not run.noise_tracks(entry, torch32, port, torch64)[0]
+    ok, first = run.noise_tracks(entry, torch32, port, torch64, nudge)
+    assert ok and first == 0.0
+    far = ["1.000000", "0.5100000", "0.2500000", "0.2000000"]      # 2e-2 at step 1, before any control moved
+    assert not run.noise_tracks(entry, torch32, far, torch64, nudge)[0]
+
+
 def test_tracking_is_judged_against_the_scripts_float32_noise():
     """run.py: a loss beyond 1e-4 tracks when it stays within NOISE_FACTOR times torch's own float32-vs-float64
     difference so far on its curve; a difference far above that noise does not."""

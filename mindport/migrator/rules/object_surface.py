@@ -113,7 +113,9 @@ class ObjectSurfaceTransform(Rule):
       (``x.grad_fn``, ``x.is_leaf``); names common elsewhere (``layout``) only on a receiver known to be a tensor;
     * ``conv._conv_forward(x, weight, bias)``: ``mp_nn.conv_forward(conv, x, weight, bias)``, the layer's
       convolution with another kernel (a Conv2d's, by the object's class);
-    * ``m._modules`` / ``m._parameters``: the Cell's ``_cells`` / ``_params`` (the same name -> object dicts);
+    * ``m._modules`` / ``m._parameters``: the Cell's ``_cells`` / ``_params`` (the same name -> object dicts),
+      unless the file assigns that attribute itself (``self._parameters = {}`` in a class of its own: the
+      program's attribute, read as written);
     * ``type(m).__name__`` / ``m.__class__.__name__``: ``mp_adapt.class_name(m)``, torch's class name for a
       MindSpore layer (a ``Dense`` is ``"Linear"``), so ``classname.find('Linear') != -1`` still holds;
     * ``with torch.device("cuda"):`` / ``with x.device:`` (the default device for the tensors made inside):
@@ -536,6 +538,11 @@ class ObjectSurfaceTransform(Rule):
 
     def visit_Module(self, node: cst.Module) -> None:
         self._module_node = node
+        # ``self._parameters = {}`` in a class of the program's own (fast-transformers' attention Registry): the
+        # attribute is the program's, not nn.Module's dict; none of that name is renamed in this file
+        stored = cst.matchers.Attribute(attr=cst.matchers.OneOf(*map(cst.matchers.Name, _PRIVATE_DICTS)))
+        self._own_private = {t.target.attr.value for t in cst.matchers.findall(node, cst.matchers.OneOf(
+            cst.matchers.AssignTarget(target=stored), cst.matchers.AnnAssign(target=stored)))}
         self._own_classes = None
         self._evidence_names = None
         # not in MindSpore code (our own output converted again): a file importing mindspore and no torch holds
@@ -829,7 +836,7 @@ class ObjectSurfaceTransform(Rule):
         if member is not None and not (isinstance(original_node.value, cst.Name)
                                        and original_node.value.value == "self"):
             return self._tensor_read(original_node, updated_node, member)
-        if name in _PRIVATE_DICTS:
+        if name in _PRIVATE_DICTS and name not in getattr(self, "_own_private", ()):
             self.ctx.converted_sites += 1
             return updated_node.with_changes(attr=cst.Name(_PRIVATE_DICTS[name]))
         if name == "requires_grad" and not (isinstance(original_node.value, cst.Name)
