@@ -565,3 +565,56 @@ def test_a_complex_fill_value_compiles(tmp_path, mode):
     assert "0.+0.j" not in result.code and "ops.Complex()" in result.code, result.code
     x = np.random.default_rng(10).standard_normal((2, 3, 8)).astype(np.float32)
     assert_port_matches_in_mode(source, result.code, "Net", [x], tmp_path, "complex_fill", mode, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_bool_masks_added_compile(tmp_path, mode):
+    """``mask = pad_mask + future_mask`` of two bool masks (a GPT-2's attention mask, each built by a sub-module):
+    torch adds bools as their logical or and keeps bool; a graph's Add refused bool ("For primitive[Add], the input
+    argument[x] must be a type of {...}, but got Tensor[Bool]"). Also ``m + True``, ``True + m`` and ``m += other``,
+    and ``m + 1`` (int64, the bools as 0/1), which a graph already took. (A name aliasing ``m`` before ``m += other``
+    is not checked: PyNative's bool ``+=`` is not in place, see mindport/runtime/graph_bool.py.)"""
+    source = textwrap.dedent("""\
+        import torch
+        import torch.nn as nn
+
+
+        class PadMask(nn.Module):
+            def forward(self, ids):
+                is_pad = (ids == 0).unsqueeze(-2)
+                lead = torch.zeros(ids.size()[:-1] + (1, 1), dtype=torch.bool)
+                mask = torch.cat((lead, is_pad), dim=-1)[..., 1:]
+                return mask.expand(ids.shape + mask.shape[-1:])
+
+
+        class FutureMask(nn.Module):
+            def forward(self, ids):
+                n = ids.size(-1)
+                future = torch.ones((n, n), dtype=torch.bool).triu(1)
+                return future.view((1,) * (ids.ndim - 1) + future.size()).expand(ids.shape + (n,))
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.pad = PadMask()
+                self.future = FutureMask()
+                self.emb = nn.Embedding(6, 4)
+
+            def forward(self, ids):
+                mask = self.pad(ids) + self.future(ids)
+                everything = self.pad(ids) + True
+                also = True + self.future(ids)
+                grown = self.pad(ids).clone()
+                grown += self.future(ids)
+                counts = self.pad(ids) + 1
+                h = self.emb(ids)
+                scores = (h @ h.transpose(-2, -1)).masked_fill(mask, -1e4)
+                return scores.softmax(-1), mask.float(), everything.float(), also.float(), grown.float(), \\
+                    counts.float()
+    """)
+    result = convert_source(source)
+    assert result.diagnostics == [], [d.format() for d in result.diagnostics]
+    assert "mindport.runtime" in result.code  # the runtime's graph forms are loaded (torch.cat's operands)
+    ids = np.array([[3, 1, 0, 2], [4, 0, 0, 5]], dtype=np.int64)
+    assert_port_matches_in_mode(source, result.code, "Net", [ids], tmp_path, "bool_masks_added", mode)
