@@ -618,3 +618,63 @@ def test_bool_masks_added_compile(tmp_path, mode):
     assert "mindport.runtime" in result.code  # the runtime's graph forms are loaded (torch.cat's operands)
     ids = np.array([[3, 1, 0, 2], [4, 0, 0, 5]], dtype=np.int64)
     assert_port_matches_in_mode(source, result.code, "Net", [ids], tmp_path, "bool_masks_added", mode)
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_a_method_named_like_cells_compile_is_renamed(tmp_path, mode):
+    """N-BEATS's Keras-like ``def compile(self, loss, optimizer)`` on the model: a Cell's call in GRAPH_MODE runs
+    ``self.compile(*inputs)``, so the model's method replaced MindSpore's ("NBeatsNet.compile() missing 1 required
+    positional argument: 'optimizer'"). The method (and ``self.compile`` in the class) becomes ``compile_``; so does
+    a model's own ``construct`` helper, which would have replaced its forward."""
+    source = textwrap.dedent("""\
+        import torch
+        import torch.nn as nn
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 3)
+                self.loss_name = "mae"
+                self.compile("mse", None)
+
+            def compile(self, loss, optimizer):
+                self.loss_name = loss
+
+            def construct(self, x):
+                return x * 2
+
+            def forward(self, x):
+                return self.construct(self.fc(x)) + (1.0 if self.loss_name == "mse" else 0.0)
+    """)
+    result = convert_source(source)
+    assert result.diagnostics == [], [d.format() for d in result.diagnostics]
+    assert "def compile_(self, loss, optimizer):" in result.code and 'self.compile_("mse", None)' in result.code
+    x = np.random.default_rng(0).standard_normal((2, 4)).astype(np.float32)
+    assert_port_matches_in_mode(source, result.code, "Net", [x], tmp_path, "compile_method", mode)
+
+
+def test_the_cell_call_path_names_are_those_of_the_installed_mindspore():
+    """``module_class._CALL_PATH_METHODS`` holds every public method ``Cell.__call__`` reaches through ``self.<m>``
+    calls in MindSpore's cell.py (followed transitively), as installed."""
+    import ast
+    import inspect
+
+    from mindspore.nn import cell
+
+    from mindport.migrator.rules.module_class import _CALL_PATH_METHODS
+
+    tree = ast.parse(inspect.getsource(cell))
+    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Cell")
+    methods = {f.name: f for f in cls.body if isinstance(f, ast.FunctionDef)}
+    seen, todo = set(), ["__call__"]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        todo += [n.attr for n in ast.walk(methods[name]) if isinstance(n, ast.Attribute)
+                 and isinstance(n.value, ast.Name) and n.value.id == "self" and n.attr in methods]
+    public = {m for m in seen if not m.startswith("_") and isinstance(inspect.getattr_static(cell.Cell, m), type(
+        lambda: 0))}
+    assert public <= _CALL_PATH_METHODS, public - _CALL_PATH_METHODS
