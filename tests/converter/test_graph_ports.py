@@ -678,3 +678,51 @@ def test_the_cell_call_path_names_are_those_of_the_installed_mindspore():
     public = {m for m in seen if not m.startswith("_") and isinstance(inspect.getattr_static(cell.Cell, m), type(
         lambda: 0))}
     assert public <= _CALL_PATH_METHODS, public - _CALL_PATH_METHODS
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_keywords_from_a_known_dict_compile(tmp_path, mode):
+    """``torch.zeros(s, **to(x))`` with ``def to(x): return {'device': x.device, 'dtype': x.dtype}`` (halonet) and
+    ``torch.zeros(s, **dd)`` with ``dd = {'device': device, 'dtype': dtype}`` (bottleneck-transformer): the tables
+    could not read ``**``, so the call went to the run-time adapter, which a graph refuses ("an adapter of a torch
+    function takes one positional argument and no keyword"). The keywords are written out, then mapped natively."""
+    source = textwrap.dedent("""\
+        import torch
+        import torch.nn as nn
+
+
+        def to(x):
+            return {'device': x.device, 'dtype': x.dtype}
+
+
+        def rel_to_abs(x):
+            b, l, m = x.shape
+            col_pad = torch.zeros((b, l, 1), **to(x))
+            x = torch.cat((x, col_pad), dim=2)
+            flat_pad = torch.zeros((b, m - l), **to(x))
+            return torch.cat((x.reshape(b, -1), flat_pad), dim=1)
+
+
+        def pad_two(x):
+            b, l, _, device, dtype = *x.shape, x.device, x.dtype
+            dd = {'device': device, 'dtype': dtype}
+            col_pad = torch.zeros((b, l, 1), **dd)
+            more = torch.ones((b, l, 2), **dd)
+            return torch.cat((x, col_pad, more), dim=2)
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(5, 5)
+
+            def forward(self, x):
+                y = self.fc(x)
+                return rel_to_abs(y), pad_two(y)
+    """)
+    result = convert_source(source)
+    assert result.diagnostics == [], [d.format() for d in result.diagnostics]
+    assert "mp_adapt" not in result.code and "ops.zeros((b, l, 1), dtype=x.dtype)" in result.code
+    assert "ops.ones((b, l, 2), dtype=dtype)" in result.code
+    x = np.random.default_rng(0).standard_normal((2, 3, 5)).astype(np.float32)
+    assert_port_matches_in_mode(source, result.code, "Net", [x], tmp_path, "keyword_dicts", mode)
