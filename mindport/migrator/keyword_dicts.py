@@ -183,6 +183,7 @@ class _WriteOut(cst.CSTTransformer):
         self._roots = roots
         self._helpers = helpers
         self._locals: list[dict] = []  # per enclosing function: name -> items of a certain local dict
+        self._bound: list[dict] = []  # per enclosing function: the names it binds (a local `to` hides the helper)
 
     def visit_FunctionDef(self, node):
         bindings = _Bindings()
@@ -202,9 +203,11 @@ class _WriteOut(cst.CSTTransformer):
                 continue
             known[name] = items
         self._locals.append(known)
+        self._bound.append(bindings.bound)
 
     def leave_FunctionDef(self, original_node, updated_node):
         self._locals.pop()
+        self._bound.pop()
         return updated_node
 
     def leave_Call(self, original_node, updated_node):
@@ -234,7 +237,8 @@ class _WriteOut(cst.CSTTransformer):
         value = arg.value
         if isinstance(value, cst.Name):
             return self._locals[-1].get(value.value) if self._locals else None
-        if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in self._helpers:
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in self._helpers \
+                and not any(value.func.value in bound for bound in self._bound):
             names, items = self._helpers[value.func.value]
             if len(value.args) != len(names) or any(a.keyword is not None or a.star or not isinstance(a.value, cst.Name)
                                                     for a in value.args):
