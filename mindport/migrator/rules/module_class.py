@@ -74,7 +74,11 @@ def module_classes(summary: tuple, known: frozenset[str] = frozenset()) -> set[s
 
 class ModuleClassTransform(Rule):
     """``class Net(nn.Module)`` -> ``class Net(nn.Cell)``; ``forward`` -> ``construct`` (definition and calls: on
-    ``self``, ``super()``, sub-layers and, inside a module class, any layer reached through a local name)."""
+    ``self``, ``super()``, sub-layers and, inside a module class, any layer reached through a local name).
+
+    A method the model defines under a name Cell has and calls itself (``compile``, which ``Cell.__call__`` runs in
+    GRAPH_MODE; ``construct``; any name of ``mindport.names.CELL_NAMES``) takes a trailing underscore, with its
+    ``self.<name>`` references in the file's module classes: it would replace MindSpore's method."""
 
     EXAMPLES = (
         Example(
@@ -147,6 +151,46 @@ class ModuleClassTransform(Rule):
             """,
             note='In a module class, forward called on a layer reached through a local name is its construct.',
         ),
+        Example(
+            before="""
+                import torch.nn as nn
+
+
+                class Forecaster(nn.Module):
+                    def __init__(self):
+                        super().__init__()
+                        self.fc = nn.Linear(4, 2)
+
+                    def compile(self, loss, optimizer):
+                        self.loss, self.optimizer = loss, optimizer
+
+                    def forward(self, x):
+                        return self.fc(x)
+
+                    def fit(self, loss):
+                        self.compile(loss, None)
+            """,
+            after="""
+                from mindspore import nn
+
+
+                class Forecaster(nn.Cell):
+                    def __init__(self):
+                        super().__init__()
+                        self.fc = nn.Dense(in_channels=4, out_channels=2)
+
+                    def compile_(self, loss, optimizer):
+                        self.loss, self.optimizer = loss, optimizer
+
+                    def construct(self, x):
+                        return self.fc(x)
+
+                    def fit(self, loss):
+                        self.compile_(loss, None)
+            """,
+            note="A model's own compile would replace Cell.compile, which a Cell's call runs in GRAPH_MODE "
+                 "(N-BEATS: 'compile() missing 1 required positional argument'): it becomes compile_.",
+        ),
     )
 
     def __init__(self, ctx, module_classes: set[str]) -> None:
@@ -154,18 +198,26 @@ class ModuleClassTransform(Rule):
         self.module_classes = module_classes
         self._class_stack: list[bool] = []
         self._reserved: set[str] = set()
+        self._methods: set[str] = set()  # methods a module class defines under a name Cell calls itself (compile)
+        self._class_bodies: list[tuple] = []
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         is_module = node.name.value in self.module_classes
         self._class_stack.append(is_module)
+        self._class_bodies.append(tuple(node.body.body) if isinstance(node.body, cst.IndentedBlock) else ())
         if is_module:  # attributes the class sets under a name Cell uses itself (self.cells = ...): renamed
             self._reserved |= {n for n in _self_assigned(node) if n in CELL_NAMES}
+            self._methods |= _own_methods(node) & _TAKEN_METHOD_NAMES
 
     def leave_ClassDef(self, original_node, updated_node):
         self._class_stack.pop()  # the bases themselves are converted by the table (torch.nn.Module entry)
+        self._class_bodies.pop()
         return updated_node
 
     def leave_FunctionDef(self, original_node, updated_node):
+        if self._class_stack and self._class_stack[-1] and original_node.name.value in self._methods \
+                and self._in_class_body(original_node):
+            return updated_node.with_changes(name=cst.Name(f"{original_node.name.value}_"))
         if self._class_stack and self._class_stack[-1] and updated_node.name.value == "forward":
             updated_node = updated_node.with_changes(name=cst.Name("construct"))
             static = [d for d in updated_node.decorators if isinstance(d.decorator, cst.Name)
@@ -181,10 +233,17 @@ class ModuleClassTransform(Rule):
                     params=params, decorators=[d for d in updated_node.decorators if d not in static])
         return updated_node
 
+    def _in_class_body(self, function: cst.FunctionDef) -> bool:
+        """Is ``function`` a method (a statement of the innermost class's body, not a nested function)?"""
+        return any(function is stmt for stmt in self._class_bodies[-1]) if self._class_bodies else False
+
     def leave_Attribute(self, original_node, updated_node):
         if updated_node.attr.value in self._reserved and self._class_stack and self._class_stack[-1] \
                 and isinstance(updated_node.value, cst.Name) and updated_node.value.value == "self":
             return updated_node.with_changes(attr=cst.Name(cell_attribute_name(updated_node.attr.value)))
+        if updated_node.attr.value in self._methods and self._class_stack and self._class_stack[-1] \
+                and isinstance(updated_node.value, cst.Name) and updated_node.value.value == "self":
+            return updated_node.with_changes(attr=cst.Name(f"{updated_node.attr.value}_"))
         # self.forward(...), super().forward(...), a sub-module's self.conv.forward(...) and one reached through a
         # local name (`for flow in self.flows: x = flow.forward(x)`) inside a module class: in model code the object
         # whose forward is called is a layer (a torch class's own attribute is left to the table)
@@ -192,6 +251,26 @@ class ModuleClassTransform(Rule):
                 and self.scope.resolve_torch(original_node.value) is None:
             return updated_node.with_changes(attr=cst.Name("construct"))
         return updated_node
+
+
+# Methods of Cell that ``Cell.__call__`` reaches (MindSpore 2.10, followed from ``__call__`` through the ``self.<m>``
+# calls of cell.py; tests/converter/test_graph_ports.py checks the list against the installed MindSpore), and that
+# a torch model may define as its own: torch's nn.Module has ``compile`` too (torch.compile), so CELL_NAMES, which
+# lists only names torch lacks, leaves it out. A module class defining one (N-BEATS's Keras-like
+# ``def compile(self, loss, optimizer)``) would replace Cell's: GRAPH_MODE's call runs ``self.compile(*inputs)`` and
+# failed with "NBeatsNet.compile() missing 1 required positional argument: 'optimizer'". Such a method, and its
+# ``self.<name>`` references in the file's module classes, take a trailing underscore (``compile_``). A caller
+# outside the file keeps the old name (and reaches Cell's method).
+_CALL_PATH_METHODS = frozenset({
+    "cells_and_names", "check_names", "check_names_and_refresh_name", "compile", "compile_and_run", "construct",
+    "get_parameters", "parameters_and_names", "update_parameters_name"})
+_TAKEN_METHOD_NAMES = _CALL_PATH_METHODS | CELL_NAMES  # a Cell method of a name torch lacks is replaced too
+
+
+def _own_methods(cls: cst.ClassDef) -> set[str]:
+    """The names of the methods the class body defines (``def name(self, ...)``, not nested functions)."""
+    body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
+    return {stmt.name.value for stmt in body if isinstance(stmt, cst.FunctionDef)}
 
 
 def _self_assigned(cls: cst.ClassDef) -> set[str]:
