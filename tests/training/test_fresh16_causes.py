@@ -64,7 +64,8 @@ criterion = nn.CrossEntropyLoss()
 for src, trg in batches * 2:
     sgd.zero_grad()
     logits = model(src, trg)
-    trg = trg[:, 1:].reshape(-1)
+    if trg.dim() > 1:
+        trg = trg[:, 1:].reshape(-1)
     loss = criterion(logits[:, 1:].reshape(-1, 7), trg)
     loss.backward()
     sgd.step()
@@ -77,7 +78,9 @@ def test_a_name_the_forward_read_rebound_before_the_loss():
     `output = self.model(src, tgt)` ... `tgt = tgt[1:].view(-1)` ... `loss = self.loss_fn(output, tgt)`. The
     training rule found no order for the rebinding line (MP105, "changes what an earlier forward statement read")
     and left the whole step to torch. It now runs inside forward_fn in its place: the model reads the old target,
-    the loss and the lines after the step the new one (carried state handed back)."""
+    the loss and the lines after the step the new one (carried state handed back). An ``if`` block rebinding it
+    runs there too. The module-level loop of the same file also names only its own optimizer (the region named the
+    Trainer method's ``self.optimizer`` at module level: NameError)."""
     code = _convert(REBOUND_TARGET)
     assert ".backward()" not in code, code
     t, m = _losses(REBOUND_TARGET, "torch_rebound_target"), _losses(code, "ms_rebound_target")

@@ -1320,10 +1320,9 @@ class TrainingLoopRule(Rule):
         scope_node = self._scope_nodes.get(id(self.scope))
         written = set().union(*(reads_writes(s)[1] for s in stmts))
         forward = self._forward_names(stmts)
-        # `self.optimizer.step()` in a class's method is not this scope's optimizer unless the scope binds `self`
-        # (a module-level loop after a Trainer class named `self.optimizer`: NameError)
-        binds_self = isinstance(scope_node, cst.FunctionDef) and any(
-            p.name.value == "self" for p in scope_node.params.params)
+        # `self.optimizer.step()` in a class's method is no optimizer of a module-level loop (one after a Trainer
+        # class named `self.optimizer`: NameError); a function's, closures included, may read an enclosing `self`
+        binds_self = not isinstance(scope_node, cst.Module)
         for call in _all_calls(scope_node) if scope_node is not None else ():
             if isinstance(call.func, cst.Attribute) and call.func.attr.value in ("step", "zero_grad"):
                 receiver = dotted_name(call.func.value)
