@@ -103,6 +103,11 @@ def _install_torch(mode, state):
     torch.randn_like = lambda x, dtype=None, **k: as_t(_stream.standard_normal(_shape_of(x)).astype(np.float32), dtype or x.dtype)
     torch.rand_like = lambda x, dtype=None, **k: as_t(_stream.random_sample(_shape_of(x)).astype(np.float32), dtype or x.dtype)
     torch.randperm = lambda n, **k: torch.from_numpy(_stream.permutation(int(n)).astype(np.int64))
+    # random_split calls the `randperm` torch.utils.data.dataset imported by name (`from torch import randperm`), not
+    # torch.randperm: without this its split came from torch's own stream while mindport's drew the shared one
+    # (kakituken/lenet_bn: other train/test subsets, its first loss 2.6e-3 apart from the same weights)
+    import torch.utils.data.dataset as _torch_dataset
+    _torch_dataset.randperm = torch.randperm
     torch.normal = lambda mean, std=1.0, size=None, *a, dtype=None, **k: as_t(_normal(
         _value(mean), _value(std), None if size is None else _size((size,), {})), dtype, **k)
     original_init = torch.optim.Optimizer.__init__

@@ -322,8 +322,9 @@ def test_an_entry_whose_torch_curve_does_not_learn_only_has_to_stay_finite():
     # each one a script whose torch curve itself does not fall (random labels, GAN losses, an RL return or TD loss
     # over a short budget: kenjyoung/ac_lambda, kenjyoung/dqn; trainfresh12's sebin/dropout_rates and martin/gan_mnist;
     # trainfresh13's three rlrn policy-gradient scripts, whose returns rise, and devskill/seq2seq_reverse at chance)
-    # and train15's vgan/gan (a GAN's losses over a short budget)
-    assert len(flat) <= 14
+    # and train15's vgan/gan (a GAN's losses over a short budget), and trainfresh16's symoon/cnn (SGD at lr 0.001 does
+    # not move in its budget; deterministic, it tracks torch's curve instead)
+    assert len(flat) <= 15
 
 
 def test_corpus_meets_the_issues_bar():

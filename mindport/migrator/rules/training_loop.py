@@ -1320,9 +1320,14 @@ class TrainingLoopRule(Rule):
         scope_node = self._scope_nodes.get(id(self.scope))
         written = set().union(*(reads_writes(s)[1] for s in stmts))
         forward = self._forward_names(stmts)
+        # `self.optimizer.step()` in a class's method is no optimizer of a module-level loop (one after a Trainer
+        # class named `self.optimizer`: NameError); a function's, closures included, may read an enclosing `self`
+        binds_self = not isinstance(scope_node, cst.Module)
         for call in _all_calls(scope_node) if scope_node is not None else ():
             if isinstance(call.func, cst.Attribute) and call.func.attr.value in ("step", "zero_grad"):
                 receiver = dotted_name(call.func.value)
+                if receiver and receiver.split(".")[0] == "self" and not binds_self:
+                    continue
                 if receiver and "sched" not in receiver.lower() and receiver not in self.scalers \
                         and self.scope.resolve_dotted(receiver) is None and not self._bound_later(receiver):
                     found.append(receiver)

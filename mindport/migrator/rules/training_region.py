@@ -7,7 +7,10 @@ before it (what writes a name it reads, transitively) is split into the *forward
 ``requires_grad`` tensor, ``self`` or a forward statement's result, and the rest (data preparation, ``noise =
 randn(...)``), which stay where they are. The forward statements leave their places and run, once, where the last of
 them stood, inside ``forward_fn``; the statements between them that read their results (a ``print(loss.item())``, a
-metric, ``h = h.detach()``) move right after it, in order. ``forward_fn`` takes the ``requires_grad`` tensors first
+metric, ``h = h.detach()``) move right after it, in order; one that rebinds a name an earlier forward statement
+read (``output = model(src, trg)``, then ``trg = trg[1:].view(-1)`` before the loss: the seq2seq tutorials' step)
+runs inside ``forward_fn`` in its place, a simple line or an ``if``/``with`` block calling no gradient or optimizer
+API. ``forward_fn`` takes the ``requires_grad`` tensors first
 (differentiated by position), then the names it reads before assigning them (state carried across steps, such as an
 RNN's hidden state, which it hands back); it returns the differentiated value, then every name it assigns that other
 code reads. A forward statement already run by an earlier site's ``forward_fn`` (the generator's ``fake`` in a GAN
@@ -262,30 +265,16 @@ def plan_block(stmts: list, sites: list[Site], forward_names: set[str], leaves: 
         if not fresh:
             raise Unfit(f"{code_of(site.differentiated)} is differentiated again after its graph was used")
         at = fresh[-1]
-        plan = Plan(site, forward, at)
-        # statements between the first fresh forward statement and the call that read a forward result move after it
-        pending: set[str] = set()
-        moved_writes: set[str] = set()
-        for i in range(fresh[0], at):
-            reads, writes = rw[i]
-            if i in forward:
-                if i not in ran_at:
-                    pending |= writes
-                continue
-            if reads & (pending | moved_writes):
-                if _is_gradient_api(stmts[i]) or i in ran_at:
-                    raise Unfit(f"line {code_of(stmts[i]).strip()!r} between the forward statements reads their "
-                                "results and cannot move after them")
-                plan.moved.append(i)
-                moved_writes |= writes
-                continue
-            earlier_forward_reads = set().union(*(rw[j][0] for j in forward if j < i and j not in ran_at))
-            if writes & earlier_forward_reads - set().union(*(rw[j][1] for j in forward if j < i)):
-                raise Unfit(f"line {code_of(stmts[i]).strip()!r} changes what an earlier forward statement read")
-            if writes & moved_writes or (writes & set().union(*(rw[m][0] for m in plan.moved))):
-                raise Unfit(f"line {code_of(stmts[i]).strip()!r} is tied to a statement that must move")
-            if _is_step_call(stmts[i]):
-                raise Unfit("an optimizer steps between the forward statements")
+        while True:
+            plan = Plan(site, forward, at)
+            rebinding = _between(plan, stmts, rw, ran_at)
+            if rebinding is None:
+                break
+            # a statement between the forward statements that rebinds a name an earlier one read (the seq2seq
+            # tutorials' `output = model(src, trg)` ... `trg = trg[1:].view(-1)` before the loss) runs inside
+            # forward_fn, in its place: the forward reads the old value, the statements after it the new one, and
+            # the name is carried state handed back (before, MP105 left the whole step to torch)
+            forward = sorted(forward + [rebinding])
         forward_stmts = [stmts[i] for i in forward]
         free = reads_before_writes(forward_stmts)
         written = set().union(*(rw[i][1] for i in forward))
@@ -299,6 +288,63 @@ def plan_block(stmts: list, sites: list[Site], forward_names: set[str], leaves: 
             ran_at.setdefault(i, at)
         plans.append(plan)
     return plans
+
+
+def _between(plan: Plan, stmts: list, rw: list, ran_at: dict[int, int]) -> int | None:
+    """Sort the statements between the plan's first fresh forward statement and its call: those reading a forward
+    result move after the call (``plan.moved``); the others stay before it. Returns the index of a statement that
+    rebinds a name an earlier forward statement read (it must run inside forward_fn, in order), None when there is
+    none; raises Unfit where no order keeps torch's meaning."""
+    forward, at = plan.forward, plan.at
+    first = next(i for i in forward if i not in ran_at)
+    pending: set[str] = set()
+    moved_writes: set[str] = set()
+    for i in range(first, at):
+        reads, writes = rw[i]
+        if i in forward:
+            if i not in ran_at:
+                pending |= writes
+            continue
+        if reads & (pending | moved_writes):
+            if _is_gradient_api(stmts[i]) or i in ran_at:
+                raise Unfit(f"line {code_of(stmts[i]).strip()!r} between the forward statements reads their "
+                            "results and cannot move after them")
+            plan.moved.append(i)
+            moved_writes |= writes
+            continue
+        earlier_forward_reads = set().union(*(rw[j][0] for j in forward if j < i and j not in ran_at))
+        if writes & earlier_forward_reads - set().union(*(rw[j][1] for j in forward if j < i)):
+            if i in ran_at or not _runs_inside(stmts[i]):
+                raise Unfit(f"line {code_of(stmts[i]).strip()!r} changes what an earlier forward statement read")
+            return i
+        if writes & moved_writes or (writes & set().union(*(rw[m][0] for m in plan.moved))):
+            raise Unfit(f"line {code_of(stmts[i]).strip()!r} is tied to a statement that must move")
+        if _is_step_call(stmts[i]):
+            raise Unfit("an optimizer steps between the forward statements")
+    return None
+
+
+def _runs_inside(stmt) -> bool:
+    """Can the statement run inside forward_fn, where it stands? A simple line or an ``if``/``with`` block (``if
+    trg.dim() > 1: trg = trg.view(-1)``) that calls no gradient or optimizer API and leaves no loop or function
+    (break, continue, return, yield would act on forward_fn instead)."""
+    if not isinstance(stmt, (cst.SimpleStatementLine, cst.If, cst.With)):
+        return False
+    found: list = []
+
+    class _Find(cst.CSTVisitor):
+        def visit_Call(self, node) -> None:
+            if isinstance(node.func, cst.Attribute) and node.func.attr.value in _GRAD_METHODS:
+                found.append(node)
+
+        def on_visit(self, node) -> bool:
+            if isinstance(node, (cst.Break, cst.Continue, cst.Return, cst.Yield, cst.FunctionDef, cst.Lambda)):
+                found.append(node)
+                return False
+            return super().on_visit(node)
+
+    walk(stmt, _Find())
+    return not found
 
 
 def _self_attributes(node, methods: set[str]) -> tuple[set[str] | None, set[str] | None]:
