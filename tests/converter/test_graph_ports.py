@@ -6,7 +6,7 @@ import textwrap
 
 import numpy as np
 import pytest
-from port_check import assert_port_matches_in_mode
+from port_check import assert_port_matches_in_mode, load_module
 
 from mindport import convert_source
 
@@ -652,6 +652,49 @@ def test_a_method_named_like_cells_compile_is_renamed(tmp_path, mode):
     assert "def compile_(self, loss, optimizer):" in result.code and 'self.compile_("mse", None)' in result.code
     x = np.random.default_rng(0).standard_normal((2, 4)).astype(np.float32)
     assert_port_matches_in_mode(source, result.code, "Net", [x], tmp_path, "compile_method", mode)
+
+
+def test_an_instance_of_the_file_calls_its_renamed_compile(tmp_path):
+    """``model = Forecaster(); model.compile("mse", None)`` in the same file (a Keras-like script): the call goes to
+    the renamed ``compile_`` (it reached Cell.compile, which compiled a graph of the arguments and failed); a name
+    bound to anything else as well anywhere in the file (``other``, a parameter ``net``) keeps ``compile``, and so
+    does ``re.compile``."""
+    source = textwrap.dedent("""\
+        import re
+        import torch.nn as nn
+
+
+        class Forecaster(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 2)
+                self.loss = None
+
+            def compile(self, loss, optimizer):
+                self.loss = loss
+
+            def forward(self, x):
+                return self.fc(x)
+
+
+        def run():
+            model = Forecaster()
+            model.compile("mse", None)
+            pattern = re.compile("m.e")
+            other = Forecaster()
+            other = pattern
+            return model.loss, bool(pattern.match(model.loss)), other.pattern
+
+
+        def given(net):
+            return net.compile
+        """)
+    result = convert_source(source)
+    assert result.diagnostics == [], [d.format() for d in result.diagnostics]
+    code = result.code
+    assert 'model.compile_("mse", None)' in code and 're.compile("m.e")' in code and "return net.compile\n" in code
+    want = load_module(source, tmp_path / "t_keras_like.py", "t_keras_like").run()
+    assert load_module(code, tmp_path / "m_keras_like.py", "m_keras_like").run() == want == ("mse", True, "m.e")
 
 
 def test_the_cell_call_path_names_are_those_of_the_installed_mindspore():

@@ -78,7 +78,8 @@ class ModuleClassTransform(Rule):
 
     A method the model defines under a name Cell has and calls itself (``compile``, which ``Cell.__call__`` runs in
     GRAPH_MODE; ``construct``; any name of ``mindport.names.CELL_NAMES``) takes a trailing underscore, with its
-    ``self.<name>`` references in the file's module classes: it would replace MindSpore's method."""
+    ``self.<name>`` references in the file's module classes and the calls on a name of the file bound only to
+    instances of the class (``model = Net(); model.compile(...)``): it would replace MindSpore's method."""
 
     EXAMPLES = (
         Example(
@@ -201,6 +202,9 @@ class ModuleClassTransform(Rule):
         self._methods: set[str] = set()  # methods a module class defines under a name Cell calls itself (compile)
         self._class_bodies: list[tuple] = []
 
+    def visit_Module(self, node: cst.Module) -> None:
+        self._instances = _instances_of_renamed(node, self.module_classes)
+
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         is_module = node.name.value in self.module_classes
         self._class_stack.append(is_module)
@@ -244,6 +248,10 @@ class ModuleClassTransform(Rule):
         if updated_node.attr.value in self._methods and self._class_stack and self._class_stack[-1] \
                 and isinstance(updated_node.value, cst.Name) and updated_node.value.value == "self":
             return updated_node.with_changes(attr=cst.Name(f"{updated_node.attr.value}_"))
+        if isinstance(updated_node.value, cst.Name) and updated_node.attr.value in getattr(
+                self, "_instances", {}).get(updated_node.value.value, ()):
+            # model = Forecaster() ... model.compile(loss, opt): the instance's own method, renamed with it
+            return updated_node.with_changes(attr=cst.Name(f"{updated_node.attr.value}_"))
         # self.forward(...), super().forward(...), a sub-module's self.conv.forward(...) and one reached through a
         # local name (`for flow in self.flows: x = flow.forward(x)`) inside a module class: in model code the object
         # whose forward is called is a layer (a torch class's own attribute is left to the table)
@@ -259,12 +267,54 @@ class ModuleClassTransform(Rule):
 # lists only names torch lacks, leaves it out. A module class defining one (N-BEATS's Keras-like
 # ``def compile(self, loss, optimizer)``) would replace Cell's: GRAPH_MODE's call runs ``self.compile(*inputs)`` and
 # failed with "NBeatsNet.compile() missing 1 required positional argument: 'optimizer'". Such a method, and its
-# ``self.<name>`` references in the file's module classes, take a trailing underscore (``compile_``). A caller
-# outside the file keeps the old name (and reaches Cell's method).
+# ``self.<name>`` references in the file's module classes, take a trailing underscore (``compile_``), and so do the
+# calls on a name of the file bound only to instances of such a class (``model = Net(); model.compile(...)``,
+# _instances_of_renamed). A caller outside the file, or through a name bound to other things too, keeps the old
+# name and reaches Cell's method (which fails loudly given a loss and an optimizer: it compiles a graph of them).
 _CALL_PATH_METHODS = frozenset({
     "cells_and_names", "check_names", "check_names_and_refresh_name", "compile", "compile_and_run", "construct",
     "get_parameters", "parameters_and_names", "update_parameters_name"})
 _TAKEN_METHOD_NAMES = _CALL_PATH_METHODS | CELL_NAMES  # a Cell method of a name torch lacks is replaced too
+
+
+def _instances_of_renamed(module: cst.Module, module_classes: set[str]) -> dict[str, set[str]]:
+    """Names of the file every binding of which is a call of one of its module classes that defines a method under a
+    taken name (``model = Forecaster()``), with those method names: ``model.compile(...)`` calls the renamed method.
+    A name bound anywhere to something else (another value, an unpacking, a for/with/import/parameter) is left out."""
+    taken = {cls.name.value: _own_methods(cls) & _TAKEN_METHOD_NAMES
+             for cls in cst.matchers.findall(module, cst.matchers.ClassDef()) if cls.name.value in module_classes}
+    taken = {name: methods for name, methods in taken.items() if methods}
+    if not taken:
+        return {}
+    found: dict[str, set[str]] = {}
+    other: set[str] = set()
+
+    def names_in(node) -> set[str]:
+        return {n.value for n in cst.matchers.findall(node, cst.matchers.Name())} if node is not None else set()
+
+    for node in cst.matchers.findall(module, cst.matchers.OneOf(
+            cst.matchers.Assign(), cst.matchers.AnnAssign(), cst.matchers.AugAssign(), cst.matchers.For(),
+            cst.matchers.CompFor(), cst.matchers.WithItem(), cst.matchers.NamedExpr(), cst.matchers.Param(),
+            cst.matchers.FunctionDef(), cst.matchers.ClassDef(), cst.matchers.ImportAlias())):
+        if isinstance(node, cst.Assign):
+            value = node.value
+            for target in node.targets:
+                if isinstance(target.target, cst.Name) and len(node.targets) == 1 and isinstance(value, cst.Call) \
+                        and isinstance(value.func, cst.Name) and value.func.value in taken:
+                    found.setdefault(target.target.value, set()).update(taken[value.func.value])
+                else:
+                    other |= names_in(target.target) if not isinstance(target.target, (cst.Attribute, cst.Subscript)) \
+                        else set()
+        elif isinstance(node, (cst.AnnAssign, cst.AugAssign, cst.For, cst.CompFor, cst.NamedExpr)):
+            if not isinstance(node.target, (cst.Attribute, cst.Subscript)):
+                other |= names_in(node.target)
+        elif isinstance(node, cst.WithItem):
+            other |= names_in(node.asname.name) if node.asname is not None else set()
+        elif isinstance(node, (cst.Param, cst.FunctionDef, cst.ClassDef)):
+            other.add(node.name.value)
+        elif isinstance(node, cst.ImportAlias):
+            other |= names_in(node.asname.name) if node.asname is not None else {dotted_name(node.name).split(".")[0]}
+    return {name: methods for name, methods in found.items() if name not in other}
 
 
 def _own_methods(cls: cst.ClassDef) -> set[str]:
