@@ -17,6 +17,7 @@ import sys
 
 from mindspore.ops.primitive import constexpr
 
+from mindport.runtime import synchronous  # noqa: F401 - first: set before any kernel runs
 from mindport.runtime import graph_order  # noqa: F401 - a dict's keys in sorted/reversed/min/max in a graph
 from mindport.runtime import graph_bool  # noqa: F401 - torch's + and += of bool tensors (logical or) in a graph
 from mindport.runtime import graph_refs  # noqa: F401 - a Parameter where a graph's type check wants a tensor

@@ -457,8 +457,8 @@ def fill_diagonal_(input, fill_value, wrap=False):
 
 
 def divide_(input, other, *, rounding_mode=None):
-    """torch.Tensor.divide_ (rounding_mode None, 'trunc' or 'floor')."""
-    return _store(input, ops.div(_src(input), other, rounding_mode=rounding_mode))
+    """torch.Tensor.divide_ (rounding_mode None, 'trunc' or 'floor'; mp_math.div: 'floor' runs under launch_blocking)."""
+    return _store(input, mp_math.div(_src(input), other, rounding_mode=rounding_mode))
 
 
 def subtract_(input, other, *, alpha=1):

@@ -2374,3 +2374,15 @@ def floor(input):
     """torch.floor / Tensor.floor: an integer tensor is its own floor, a copy of it as torch gives (MindSpore's Floor
     refuses integers; torch refuses bool as MindSpore does)."""
     return ops.deepcopy(input) if _exact(input) and input.dtype != ms.bool_ else ops.floor(input)
+
+
+def div(input, other, *, rounding_mode=None):
+    """torch.div / torch.divide / Tensor.div / Tensor.divide. MindSpore 2.10 on the CPU, under the synchronous launch
+    that :mod:`mindport.runtime.training` sets (``launch_blocking``): Tensor.div/mint.div with a Python-number divisor
+    and a ``rounding_mode`` stop ("KernelMod Init Failed: FloorDiv"; 'trunc': "Trunc should have 1 outputs, but got
+    2"), and so does ops.div(int32 tensor, number, rounding_mode='floor'). 'floor' goes to the FloorDiv primitive
+    (ops.floor_divide, torch's floor division), which runs in both launches; 'trunc' and None to ops.div.
+    Before/after: ``x.div(2, rounding_mode='floor')`` -> ``mp_math.div(x, other=2, rounding_mode='floor')``."""
+    if rounding_mode == "floor":
+        return ops.floor_divide(input, other)
+    return ops.div(input, other, rounding_mode=rounding_mode)

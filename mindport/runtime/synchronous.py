@@ -1,8 +1,11 @@
-"""Synchronous operator launch in PyNative on the CPU, set when :mod:`mindport.runtime.training` is imported.
+"""Synchronous operator launch in PyNative on the CPU, set when any mindport runtime module is imported (``_graph``
+imports this module first; :mod:`mindport.runtime.training` re-exports :func:`synchronous_on_cpu`).
 
-Set for every runtime module for a while (a training loop whose step is MindSpore's own imports no
-``mindport.runtime.training`` and runs with the asynchronous launch), then kept to the training module again:
-MindSpore 2.10's ``launch_blocking`` breaks floor division on the CPU ("KernelMod Init Failed: FloorDiv").
+A training loop the converter writes as MindSpore's own step imports no ``mindport.runtime.training`` (losses,
+tensor, math only), so the setting comes with any runtime module. It was kept to the training module for a while:
+MindSpore 2.10's ``launch_blocking`` breaks Tensor.div/mint.div with a Python-number divisor and a rounding_mode on the
+CPU ("KernelMod Init Failed: FloorDiv"); those calls now go to ``mindport.runtime.math.div`` (session trainsync16,
+tests/training/test_trainsync16_causes.py).
 """
 from __future__ import annotations
 
