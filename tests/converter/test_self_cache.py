@@ -331,3 +331,66 @@ def test_public_helpers_keep_their_return_for_callers_outside_the_class(tmp_path
     assert not isinstance(got, tuple)
     np.testing.assert_allclose(got.asnumpy(), want_decode, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(ms_net.feature.asnumpy(), want_feature, rtol=1e-5, atol=1e-6)
+
+
+LAZY_PROPERTY = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+
+
+    def precompute(dim, end, theta):
+        freqs = 1.0 / theta ** (torch.arange(0, dim, 2).float() / dim)
+        t = torch.arange(end).float()
+        return torch.outer(t, freqs)
+
+
+    class Rope(nn.Module):
+        \"\"\"Mistral's freqs_cis: a property that builds its cache on first read, indexed by positions.\"\"\"
+
+        def __init__(self, dim=4, theta=None):
+            super().__init__()
+            self.fc = nn.Linear(dim, dim)
+            self.dim = dim
+            self.theta = theta
+            self._freqs: torch.Tensor = None
+            self._scale = None
+
+        @property
+        def freqs(self):
+            if self._freqs is None:
+                theta = self.theta or 10000.0
+                self._freqs = precompute(self.dim * 2, 16, theta)
+            if self._freqs.dtype != torch.float32:
+                self._freqs = self._freqs.float()
+            return self._freqs
+
+        @property
+        def scale(self):
+            if self._scale is None:
+                self._scale = torch.ones(self.dim) * 0.5
+            return self._scale
+
+        def forward(self, x, positions):
+            f = self.freqs[positions]
+            return self.fc(x) * f.cos() + f.sin() * self.scale + self.freqs.sum()
+""")
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_a_property_building_its_cache_on_first_read_matches(tmp_path, mode):
+    code = convert_source(LAZY_PROPERTY).code
+    assert "_mp__freqs = self._freqs\n        if _mp__freqs is None:" in code
+    assert "self._freqs = _mp__freqs" in code and "return _mp__freqs" in code
+    positions = np.array([0, 3, 5], np.int64)
+    assert_port_matches_in_mode(LAZY_PROPERTY, code, "Rope", [_x((3, 4)), positions], tmp_path, "self_cache_lp",
+                                mode, atol=1e-5)
+
+
+def test_a_property_cache_is_kept_in_pynative(tmp_path):
+    import mindspore as ms
+
+    code = convert_source(LAZY_PROPERTY).code
+    net = getattr(load_module(code, tmp_path / "m_keep.py", "m_keep"), "Rope")()
+    first = net.freqs
+    assert net._freqs is first and net.freqs is first  # built once, then read from self
+    assert isinstance(net.scale, ms.Tensor) and net._scale is net.scale

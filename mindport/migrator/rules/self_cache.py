@@ -48,6 +48,16 @@ class SelfCacheTransform(Rule):
     * a value ``forward`` (or a helper it calls) writes for another public method or for code outside the class
       (``model.output`` read after the call): a graph does not write it back;
     * a value read by a method the rule does not thread (called outside its class, or called inside an expression).
+
+    A ``@property`` that builds a cache on first read (``if self._freqs is None: self._freqs = build(...)`` then
+    ``return self._freqs``: Mistral's ``freqs_cis``) reads the attribute once into a local ``_mp_<name>``, writes
+    the local and then the attribute, and reads the local after: a graph does not see a write a property getter makes
+    to ``self`` (the read after it gives ``None``: "'NoneType' object is not subscriptable", or an interpreted value
+    that fails later), while it compiles the local. PyNative is unchanged (the local holds the very value the attribute
+    holds, and the attribute is still written); a graph builds the value on each call, which is the cached value when
+    the builder is a pure function of sizes and configuration, as such caches are. Left as written: an attribute
+    written other than by ``self.<name> = value`` (``+=``, a tuple target, a nested function) or written by another
+    method than ``__init__``.
     """
 
     EXAMPLES = (
@@ -144,6 +154,52 @@ class SelfCacheTransform(Rule):
         ),
         Example(
             before="""
+                import torch
+                import torch.nn as nn
+
+
+                class Rope(nn.Module):
+                    def __init__(self, dim):
+                        super().__init__()
+                        self.dim = dim
+                        self._freqs = None
+
+                    @property
+                    def freqs(self):
+                        if self._freqs is None:
+                            self._freqs = torch.arange(self.dim) * 0.5
+                        return self._freqs
+
+                    def forward(self, x):
+                        return x * self.freqs
+            """,
+            after="""
+                from mindspore import nn
+                from mindspore import ops
+
+
+                class Rope(nn.Cell):
+                    def __init__(self, dim):
+                        super().__init__()
+                        self.dim = dim
+                        self._freqs = None
+
+                    @property
+                    def freqs(self):
+                        _mp__freqs = self._freqs
+                        if _mp__freqs is None:
+                            _mp__freqs = ops.arange(start=self.dim) * 0.5
+                            self._freqs = _mp__freqs
+                        return _mp__freqs
+
+                    def construct(self, x):
+                        return x * self.freqs
+            """,
+            note="A property that builds a cache on first read reads it through a local: a graph builds it on each "
+                 "call, PyNative keeps the cache.",
+        ),
+        Example(
+            before="""
                 from mindspore import nn
 
 
@@ -163,6 +219,7 @@ class SelfCacheTransform(Rule):
         self._remarks: dict[int, str] = {}  # id of an original node -> MP107 message
         self._local_reads: dict[int, str] = {}  # id of a self.a read -> a (read as the local _mp_a)
         self._call_args: dict[int, tuple] = {}  # id of a threaded helper's call -> (ins passed as locals, its plan)
+        self._lazy: dict[int, list[str]] = {}  # id of a @property building a cache on self -> its attributes
 
     def visit_Module(self, node: cst.Module) -> None:
         classes: list[cst.ClassDef] = []
@@ -187,6 +244,7 @@ class SelfCacheTransform(Rule):
                 overridden = {name for name, n in defined.items() if n > 1}
                 _Class(cls, outside, self._plans, self._remarks, self._local_reads, self._call_args,
                        overridden).plan()
+                _lazy_properties(cls, self._lazy)
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self._say(node)
@@ -224,6 +282,12 @@ class SelfCacheTransform(Rule):
 
     def leave_FunctionDef(self, original_node, updated_node):
         plan = self._plans.get(id(original_node))
+        lazy = self._lazy.get(id(original_node))
+        if lazy and plan is None:
+            rewriter = _LazyProperty(lazy)
+            new = transform(updated_node, rewriter)
+            self.ctx.converted_sites += rewriter.sites
+            return new
         if plan is None:
             return updated_node
         rewriter = _Rewriter(plan)
@@ -970,3 +1034,138 @@ def _public_twin(fn: cst.FunctionDef, plan: _MethodPlan) -> cst.FunctionDef:
     else:
         line = cst.SimpleStatementLine([cst.Expr(call)])
     return fn.with_changes(body=cst.IndentedBlock([line]), leading_lines=[cst.EmptyLine(indent=False)])
+
+
+def _is_none_test(test) -> str | None:
+    """``self.a is None`` -> a."""
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 \
+            and isinstance(test.comparisons[0].operator, cst.Is) \
+            and isinstance(test.comparisons[0].comparator, cst.Name) and test.comparisons[0].comparator.value == "None" \
+            and isinstance(test.left, cst.Attribute) and _is_self(test.left.value):
+        return test.left.attr.value
+    return None
+
+
+def _self_writes(fn) -> tuple[dict[str, int], set[str]]:
+    """Attributes of self a function writes: plain ``self.a = v`` counts, and the names written any other way
+    (``+=``, a tuple target, an annotated or nested write) which the lazy rewrite leaves alone."""
+    plain: dict[str, int] = {}
+    other: set[str] = set()
+
+    class Visitor(cst.CSTVisitor):
+        def __init__(self):
+            self.depth = 0
+
+        def visit_FunctionDef(self, node) -> None:
+            self.depth += 1
+
+        def leave_FunctionDef(self, node) -> None:
+            self.depth -= 1
+
+        def visit_Assign(self, node: cst.Assign) -> None:
+            hits: list = []
+            for target in node.targets:
+                _targets(target.target, hits)
+            simple = len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Attribute) and self.depth == 1
+            for hit in hits:
+                if simple:
+                    plain[hit.attr.value] = plain.get(hit.attr.value, 0) + 1
+                else:
+                    other.add(hit.attr.value)
+
+        def visit_AugAssign(self, node) -> None:
+            hits: list = []
+            _targets(node.target, hits)
+            other.update(h.attr.value for h in hits)
+
+        def visit_AnnAssign(self, node) -> None:
+            hits: list = []
+            _targets(node.target, hits)
+            other.update(h.attr.value for h in hits)
+
+    walk(fn, Visitor())
+    return plain, other
+
+
+def _is_property(fn: cst.FunctionDef) -> bool:
+    return any(isinstance(d.decorator, cst.Name) and d.decorator.value == "property" for d in fn.decorators)
+
+
+def _lazy_properties(cls: cst.ClassDef, lazy: dict) -> None:
+    """The @property getters of a model class that build a cache on self on first read (``if self.a is None:`` at
+    the top of the body, writing ``self.a``), with the attributes they may read through a local."""
+    methods = [s for s in cls.body.body if isinstance(s, cst.FunctionDef)]
+    elsewhere: set[str] = set()
+    for fn in methods:
+        if fn.name.value != "__init__" and not _is_property(fn):
+            plain, other = _self_writes(fn)
+            elsewhere |= set(plain) | other
+    for fn in methods:
+        if not _is_property(fn) or not isinstance(fn.body, cst.IndentedBlock):
+            continue
+        plain, other = _self_writes(fn)
+        attrs = []
+        for stmt in fn.body.body:
+            attr = _is_none_test(stmt.test) if isinstance(stmt, cst.If) else None
+            if attr and attr in plain and attr not in other and attr not in elsewhere and attr not in attrs:
+                attrs.append(attr)
+        if attrs:
+            lazy[id(fn)] = attrs
+
+
+class _LazyProperty(cst.CSTTransformer):
+    """In a lazy property (not its nested functions): ``_mp_a = self.a`` before the first ``if self.a is None``,
+    ``self.a = v`` -> ``_mp_a = v`` + ``self.a = _mp_a``, and reads of ``self.a`` after it read ``_mp_a``."""
+
+    def __init__(self, attrs: list[str]) -> None:
+        super().__init__()
+        self.attrs = set(attrs)
+        self.bound: set[str] = set()
+        self.pending: list = []  # (the top-level ``if self.a is None`` node, a)
+        self.top: set[int] = set()
+        self.depth = 0
+        self.sites = 0
+
+    def visit_FunctionDef(self, node) -> bool:
+        self.depth += 1
+        if self.depth == 1 and isinstance(node.body, cst.IndentedBlock):
+            self.top = {id(stmt) for stmt in node.body.body}
+        return self.depth == 1
+
+    def leave_FunctionDef(self, original_node, updated_node):
+        self.depth -= 1
+        return updated_node
+
+    def visit_Lambda(self, node) -> bool:
+        return False
+
+    def visit_If(self, node: cst.If) -> None:
+        attr = _is_none_test(node.test)
+        if id(node) in self.top and attr in self.attrs and attr not in self.bound:
+            self.bound.add(attr)
+            self.pending.append((node, attr))
+
+    def leave_Attribute(self, original_node, updated_node):
+        if _is_self(updated_node.value) and updated_node.attr.value in self.bound:
+            return cst.Name(f"_mp_{updated_node.attr.value}")
+        return updated_node
+
+    def leave_SimpleStatementLine(self, original_node, updated_node):
+        mirrors = []
+        for before, small in zip(original_node.body, updated_node.body):
+            if isinstance(small, cst.Assign) and len(small.targets) == 1 \
+                    and isinstance(small.targets[0].target, cst.Name) \
+                    and isinstance(before.targets[0].target, cst.Attribute) \
+                    and small.targets[0].target.value[4:] in self.bound:
+                mirrors.append(_mirror(small.targets[0].target.value[4:]))
+        if not mirrors:
+            return updated_node
+        self.sites += len(mirrors)
+        return cst.FlattenSentinel([updated_node, *mirrors])
+
+    def leave_If(self, original_node, updated_node):
+        for node, attr in self.pending:
+            if node is original_node:
+                self.sites += 1
+                return cst.FlattenSentinel([parse_statement(f"_mp_{attr} = self.{attr}\n"), updated_node])
+        return updated_node
