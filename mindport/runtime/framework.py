@@ -206,3 +206,14 @@ def select_device(target: str, device_id=None) -> None:
         ms.set_device(target)
     else:
         ms.set_device(target, int(device_id))
+
+
+def keep_cache(owner, name, value):
+    """``owner.<name> = value`` for a cache a model builds on first use (``if self.rope_cache is None:``), written by
+    SelfCacheTransform after it binds the value to a local. PyNative keeps it on ``owner`` as torch does. A static
+    graph (GRAPH_MODE) does not: there an attribute write of a tensor turns the value read after it into an
+    interpreted one that later ops refuse ("Failed to infer for primitive:DtypeToEnum", "Invalid input args for
+    unpack call", measured on MindSpore 2.10), and the graph builds the value on each call from the local."""
+    if not _in_graph():
+        setattr(owner, name, value)
+    return value

@@ -380,7 +380,7 @@ LAZY_PROPERTY = textwrap.dedent("""\
 def test_a_property_building_its_cache_on_first_read_matches(tmp_path, mode):
     code = convert_source(LAZY_PROPERTY).code
     assert "_mp__freqs = self._freqs\n        if _mp__freqs is None:" in code
-    assert "self._freqs = _mp__freqs" in code and "return _mp__freqs" in code
+    assert "mp_framework.keep_cache(self, '_freqs', _mp__freqs)" in code and "return _mp__freqs" in code
     positions = np.array([0, 3, 5], np.int64)
     assert_port_matches_in_mode(LAZY_PROPERTY, code, "Rope", [_x((3, 4)), positions], tmp_path, "self_cache_lp",
                                 mode, atol=1e-5)
@@ -394,3 +394,71 @@ def test_a_property_cache_is_kept_in_pynative(tmp_path):
     first = net.freqs
     assert net._freqs is first and net.freqs is first  # built once, then read from self
     assert isinstance(net.scale, ms.Tensor) and net._scale is net.scale
+
+
+LAZY_FORWARD = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+
+    class LitCaches(nn.Module):
+        \"\"\"lit-llama's forward: rope and mask caches built on the first call, sliced to the sequence length.\"\"\"
+
+        def __init__(self, dim=8, block=16):
+            super().__init__()
+            self.qkv = nn.Linear(dim, 3 * dim)
+            self.dim, self.block = dim, block
+            self.rope_cache = None
+            self.mask_cache = None
+
+        def build_rope_cache(self):
+            theta = 1.0 / (10000 ** (torch.arange(0, self.dim, 2).float() / self.dim))
+            idx = torch.outer(torch.arange(self.block).float(), theta)
+            return torch.stack([torch.cos(idx), torch.sin(idx)], dim=-1)
+
+        def reset_cache(self):
+            self.rope_cache = None
+            self.mask_cache = None
+
+        def forward(self, x):
+            B, T, C = x.shape
+            if self.rope_cache is None:
+                self.rope_cache = self.build_rope_cache()
+            if self.mask_cache is None:
+                ones = torch.ones((self.block, self.block), dtype=torch.bool)
+                self.mask_cache = torch.tril(ones).unsqueeze(0).unsqueeze(0)
+            rope = self.rope_cache[:T]
+            mask = self.mask_cache[:, :, :T, :T]
+            q, k, v = self.qkv(x).split(self.dim, dim=2)
+            q = q.reshape(B, 1, T, C)
+            k = k.reshape(B, 1, T, C)
+            v = v.reshape(B, 1, T, C)
+            xs = q.float().reshape(*q.shape[:-1], -1, 2)
+            q = torch.stack([xs[..., 0] * rope[..., 0] - xs[..., 1] * rope[..., 1],
+                             xs[..., 1] * rope[..., 0] + xs[..., 0] * rope[..., 1]], -1).flatten(3)
+            y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=0.0)
+            return y.reshape(B, T, C)
+""")
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_a_forward_building_its_caches_on_first_use_matches(tmp_path, mode):
+    result = convert_source(LAZY_FORWARD)
+    code = result.code
+    assert "_mp_rope_cache = self.rope_cache" in code
+    assert "mp_framework.keep_cache(self, 'mask_cache', _mp_mask_cache)" in code
+    assert any("self.rope_cache before writing it" in d.message for d in result.diagnostics if d.code == "MP107")
+    assert_port_matches_in_mode(LAZY_FORWARD, code, "LitCaches", [_x((2, 6, 8))], tmp_path, "self_cache_lf", mode,
+                                atol=1e-5)
+
+
+def test_a_forward_cache_is_kept_in_pynative(tmp_path):
+    import mindspore as ms
+
+    code = convert_source(LAZY_FORWARD).code
+    net = getattr(load_module(code, tmp_path / "m_keepf.py", "m_keepf"), "LitCaches")()
+    net(ms.Tensor(_x((2, 6, 8))))
+    assert net.rope_cache is not None and tuple(net.mask_cache.shape) == (1, 1, 16, 16)
+    net.reset_cache()
+    assert net.rope_cache is None

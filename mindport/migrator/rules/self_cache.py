@@ -49,15 +49,18 @@ class SelfCacheTransform(Rule):
       (``model.output`` read after the call): a graph does not write it back;
     * a value read by a method the rule does not thread (called outside its class, or called inside an expression).
 
-    A ``@property`` that builds a cache on first read (``if self._freqs is None: self._freqs = build(...)`` then
-    ``return self._freqs``: Mistral's ``freqs_cis``) reads the attribute once into a local ``_mp_<name>``, writes
-    the local and then the attribute, and reads the local after: a graph does not see a write a property getter makes
-    to ``self`` (the read after it gives ``None``: "'NoneType' object is not subscriptable", or an interpreted value
-    that fails later), while it compiles the local. PyNative is unchanged (the local holds the very value the attribute
-    holds, and the attribute is still written); a graph builds the value on each call, which is the cached value when
-    the builder is a pure function of sizes and configuration, as such caches are. Left as written: an attribute
-    written other than by ``self.<name> = value`` (``+=``, a tuple target, a nested function) or written by another
-    method than ``__init__``.
+    A ``@property`` or a ``forward`` that builds a cache on first use (``if self._freqs is None: self._freqs =
+    build(...)`` at the top of its body, then reads of ``self._freqs``: Mistral's ``freqs_cis`` property, lit-llama's
+    ``rope_cache``/``mask_cache``) reads the attribute once into a local ``_mp_<name>``, builds the local, keeps it on
+    self with ``mp_framework.keep_cache(self, '<name>', _mp_<name>)`` and reads the local after. A graph does not see
+    a write a property getter makes to ``self`` (the read after it gives ``None``), and in ``forward`` a tensor
+    written to self and read back is an interpreted value later ops refuse ("Invalid input args for unpack call",
+    "Failed to infer for primitive:DtypeToEnum"). ``keep_cache`` writes the attribute in PyNative only, so PyNative
+    keeps the cache as torch does, and a graph builds the value on each call: the cached value when the builder is a
+    pure function of sizes and configuration, as such caches are. The MP107 of a ``forward`` cache stays (a graph
+    reads what ``__init__`` set, so a cache whose value depends on the first call's input differs). Left as written:
+    an attribute written other than by ``self.<name> = value`` (``+=``, a tuple target, a nested function), or
+    written by a method the getter or ``forward`` calls.
     """
 
     EXAMPLES = (
@@ -137,6 +140,7 @@ class SelfCacheTransform(Rule):
             after="""
                 from mindspore import nn
                 from mindspore import ops
+                from mindport.runtime import framework as mp_framework
 
 
                 class Cached(nn.Cell):
@@ -145,12 +149,16 @@ class SelfCacheTransform(Rule):
                         self.edges = None
 
                     def construct(self, x):
+                        _mp_edges = self.edges
                         # mindport: MP107 construct reads self.edges before writing it: PyNative takes the value the previous call left, a static graph (GRAPH_MODE) the value __init__ set
-                        if self.edges is None:
-                            self.edges = ops.ones(x.shape[0])
-                        return x * self.edges[0]
+                        if _mp_edges is None:
+                            _mp_edges = ops.ones(x.shape[0])
+                            mp_framework.keep_cache(self, 'edges', _mp_edges)
+                        return x * _mp_edges[0]
             """,
-            note="State kept from one call to the next keeps its PyNative meaning and is said.",
+            note="State kept from one call to the next keeps its PyNative meaning and is said. A cache built on first "
+                 "use is read through a local and kept on self in PyNative only (keep_cache): a graph builds it on "
+                 "each call.",
         ),
         Example(
             before="""
@@ -176,6 +184,7 @@ class SelfCacheTransform(Rule):
             after="""
                 from mindspore import nn
                 from mindspore import ops
+                from mindport.runtime import framework as mp_framework
 
 
                 class Rope(nn.Cell):
@@ -189,7 +198,7 @@ class SelfCacheTransform(Rule):
                         _mp__freqs = self._freqs
                         if _mp__freqs is None:
                             _mp__freqs = ops.arange(start=self.dim) * 0.5
-                            self._freqs = _mp__freqs
+                            mp_framework.keep_cache(self, '_freqs', _mp__freqs)
                         return _mp__freqs
 
                     def construct(self, x):
@@ -283,11 +292,12 @@ class SelfCacheTransform(Rule):
     def leave_FunctionDef(self, original_node, updated_node):
         plan = self._plans.get(id(original_node))
         lazy = self._lazy.get(id(original_node))
-        if lazy and plan is None:
-            rewriter = _LazyProperty(lazy)
-            new = transform(updated_node, rewriter)
+        if lazy and plan is not None:
+            lazy = [a for a in lazy if a not in plan.locals and a not in plan.ins and a not in plan.outs]
+        if lazy:
+            rewriter = _LazyProperty(lazy, self.ctx.target_text("mindport.runtime.framework.keep_cache"))
+            updated_node = transform(updated_node, rewriter)
             self.ctx.converted_sites += rewriter.sites
-            return new
         if plan is None:
             return updated_node
         rewriter = _Rewriter(plan)
@@ -1092,18 +1102,25 @@ def _is_property(fn: cst.FunctionDef) -> bool:
 
 
 def _lazy_properties(cls: cst.ClassDef, lazy: dict) -> None:
-    """The @property getters of a model class that build a cache on self on first read (``if self.a is None:`` at
-    the top of the body, writing ``self.a``), with the attributes they may read through a local."""
+    """The @property getters and the forward of a model class that build a cache on self on first use
+    (``if self.a is None:`` at the top of the body, writing ``self.a``), with the attributes they may read through a
+    local: not those written other than by ``self.a = v``, nor those a method it calls (``self.m(...)``) writes."""
     methods = [s for s in cls.body.body if isinstance(s, cst.FunctionDef)]
-    elsewhere: set[str] = set()
+    written = {fn.name.value: _self_writes(fn) for fn in methods}
     for fn in methods:
-        if fn.name.value != "__init__" and not _is_property(fn):
-            plain, other = _self_writes(fn)
-            elsewhere |= set(plain) | other
-    for fn in methods:
-        if not _is_property(fn) or not isinstance(fn.body, cst.IndentedBlock):
+        if not (_is_property(fn) or fn.name.value in _ENTRIES) or not isinstance(fn.body, cst.IndentedBlock):
             continue
-        plain, other = _self_writes(fn)
+        plain, other = written[fn.name.value]
+        called: set[str] = set()
+
+        class Calls(cst.CSTVisitor):
+            def visit_Call(self, node: cst.Call) -> None:
+                name = _self_call(node)
+                if name in written and name != fn.name.value:
+                    called.add(name)
+
+        walk(fn, Calls())
+        elsewhere = set().union(*(set(written[n][0]) | written[n][1] for n in called)) if called else set()
         attrs = []
         for stmt in fn.body.body:
             attr = _is_none_test(stmt.test) if isinstance(stmt, cst.If) else None
@@ -1117,8 +1134,9 @@ class _LazyProperty(cst.CSTTransformer):
     """In a lazy property (not its nested functions): ``_mp_a = self.a`` before the first ``if self.a is None``,
     ``self.a = v`` -> ``_mp_a = v`` + ``self.a = _mp_a``, and reads of ``self.a`` after it read ``_mp_a``."""
 
-    def __init__(self, attrs: list[str]) -> None:
+    def __init__(self, attrs: list[str], keep: str) -> None:
         super().__init__()
+        self.keep = keep  # the runtime helper's name (mp_framework.keep_cache)
         self.attrs = set(attrs)
         self.bound: set[str] = set()
         self.pending: list = []  # (the top-level ``if self.a is None`` node, a)
@@ -1157,7 +1175,8 @@ class _LazyProperty(cst.CSTTransformer):
                     and isinstance(small.targets[0].target, cst.Name) \
                     and isinstance(before.targets[0].target, cst.Attribute) \
                     and small.targets[0].target.value[4:] in self.bound:
-                mirrors.append(_mirror(small.targets[0].target.value[4:]))
+                attr = small.targets[0].target.value[4:]
+                mirrors.append(parse_statement(f"{self.keep}(self, {attr!r}, _mp_{attr})\n"))
         if not mirrors:
             return updated_node
         self.sites += len(mirrors)
