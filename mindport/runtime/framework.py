@@ -217,3 +217,14 @@ def keep_cache(owner, name, value):
     if not _in_graph():
         setattr(owner, name, value)
     return value
+
+
+def keep_buffer(owner, name, tensor, persistent=True):
+    """``owner.register_buffer(name, tensor, persistent)`` outside ``__init__`` for a cache rebuilt when it is missing
+    or too short (PaLM's ``if self.mask is not None and self.mask.shape[-1] >= n: return self.mask[:n, :n]``, then
+    ``self.register_buffer("mask", mask, persistent=False)``), written by SelfCacheTransform. PyNative registers it
+    as torch does; a static graph refuses ``register_buffer`` in ``construct`` ("is not supported in 'construct'"), so
+    there it is not kept: the graph reads what ``__init__`` registered and builds the value on each call."""
+    if not _in_graph():
+        owner.register_buffer(name, tensor, persistent=persistent)
+    return tensor

@@ -462,3 +462,55 @@ def test_a_forward_cache_is_kept_in_pynative(tmp_path):
     assert net.rope_cache is not None and tuple(net.mask_cache.shape) == (1, 1, 16, 16)
     net.reset_cache()
     assert net.rope_cache is None
+
+
+BUFFER_CACHE = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+
+
+    class PalmCaches(nn.Module):
+        \"\"\"PaLM's get_mask / get_rotary_embedding: a buffer re-registered when missing or too short.\"\"\"
+
+        def __init__(self, dim=4):
+            super().__init__()
+            self.fc = nn.Linear(dim, dim)
+            self.register_buffer("mask", None, persistent=False)
+            self.register_buffer("pos_emb", None, persistent=False)
+
+        def get_mask(self, n):
+            if self.mask is not None and self.mask.shape[-1] >= n:
+                return self.mask[:n, :n]
+            mask = torch.ones((n, n), dtype=torch.bool).triu(1)
+            self.register_buffer("mask", mask, persistent=False)
+            return mask
+
+        def get_rotary_embedding(self, n):
+            if self.pos_emb is not None and self.pos_emb.shape[-2] >= n:
+                return self.pos_emb[:n]
+            pos_emb = torch.arange(n).float()[:, None] * torch.ones(4)
+            self.register_buffer("pos_emb", pos_emb, persistent=False)
+            return pos_emb
+
+        def forward(self, x):
+            n = x.shape[1]
+            h = self.fc(x) * self.get_rotary_embedding(n).cos()
+            return (h @ h.transpose(-1, -2)).masked_fill(self.get_mask(n), 0.0)
+""")
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_a_buffer_cache_registered_in_forward_matches(tmp_path, mode):
+    code = convert_source(BUFFER_CACHE).code
+    assert 'mp_framework.keep_buffer(self, "mask", mask, persistent=False)' in code
+    assert_port_matches_in_mode(BUFFER_CACHE, code, "PalmCaches", [_x((2, 5, 4))], tmp_path, "self_cache_bc", mode,
+                                atol=1e-5)
+
+
+def test_a_buffer_cache_is_registered_in_pynative(tmp_path):
+    import mindspore as ms
+
+    code = convert_source(BUFFER_CACHE).code
+    net = getattr(load_module(code, tmp_path / "m_keepb.py", "m_keepb"), "PalmCaches")()
+    net(ms.Tensor(_x((2, 5, 4))))
+    assert tuple(net.mask.shape) == (5, 5) and tuple(net.pos_emb.shape) == (5, 4)

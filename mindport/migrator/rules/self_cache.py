@@ -61,6 +61,12 @@ class SelfCacheTransform(Rule):
     reads what ``__init__`` set, so a cache whose value depends on the first call's input differs). Left as written:
     an attribute written other than by ``self.<name> = value`` (``+=``, a tuple target, a nested function), or
     written by a method the getter or ``forward`` calls.
+
+    A buffer registered again outside ``__init__`` as a cache (PaLM's ``get_mask``: ``if self.mask is not None and
+    self.mask.shape[-1] >= n: return self.mask[:n, :n]``, then ``self.register_buffer("mask", mask,
+    persistent=False)``) becomes ``mp_framework.keep_buffer(self, "mask", mask, persistent=False)``: PyNative
+    registers it as torch does, and a graph, which refuses ``register_buffer`` in ``construct``, builds it on each
+    call. Only where the same method tests ``self.<name> is None`` or ``is not None``.
     """
 
     EXAMPLES = (
@@ -229,6 +235,7 @@ class SelfCacheTransform(Rule):
         self._local_reads: dict[int, str] = {}  # id of a self.a read -> a (read as the local _mp_a)
         self._call_args: dict[int, tuple] = {}  # id of a threaded helper's call -> (ins passed as locals, its plan)
         self._lazy: dict[int, list[str]] = {}  # id of a @property building a cache on self -> its attributes
+        self._buffer_calls: set[int] = set()  # ids of self.register_buffer(...) calls caching a value (keep_buffer)
 
     def visit_Module(self, node: cst.Module) -> None:
         classes: list[cst.ClassDef] = []
@@ -254,6 +261,7 @@ class SelfCacheTransform(Rule):
                 _Class(cls, outside, self._plans, self._remarks, self._local_reads, self._call_args,
                        overridden).plan()
                 _lazy_properties(cls, self._lazy)
+                _cache_buffers(cls, self._buffer_calls)
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self._say(node)
@@ -266,6 +274,11 @@ class SelfCacheTransform(Rule):
         return cst.Name(f"_mp_{attr}")
 
     def leave_Call(self, original_node, updated_node):
+        if id(original_node) in self._buffer_calls:  # self.register_buffer(n, v, ...) -> keep_buffer(self, n, v, ...)
+            self.ctx.converted_sites += 1
+            return updated_node.with_changes(
+                func=self.ctx.target_expr("mindport.runtime.framework.keep_buffer"),
+                args=[cst.Arg(cst.Name("self")), *updated_node.args])
         local, callee = self._call_args.get(id(original_node), (None, None))
         if callee is None:
             return updated_node
@@ -1188,3 +1201,30 @@ class _LazyProperty(cst.CSTTransformer):
                 self.sites += 1
                 return cst.FlattenSentinel([parse_statement(f"_mp_{attr} = self.{attr}\n"), updated_node])
         return updated_node
+
+
+def _cache_buffers(cls: cst.ClassDef, found: set) -> None:
+    """``self.register_buffer("<name>", value, ...)`` statements in a method other than ``__init__`` which also
+    tests ``self.<name> is None`` / ``is not None``: a cache rebuilt when missing (or too short)."""
+    for fn in cls.body.body:
+        if not isinstance(fn, cst.FunctionDef) or fn.name.value == "__init__":
+            continue
+        tested: set[str] = set()
+        calls: list = []
+
+        class Visitor(cst.CSTVisitor):
+            def visit_Comparison(self, node: cst.Comparison) -> None:
+                if len(node.comparisons) == 1 and isinstance(node.comparisons[0].operator, (cst.Is, cst.IsNot)) \
+                        and isinstance(node.comparisons[0].comparator, cst.Name) \
+                        and node.comparisons[0].comparator.value == "None" \
+                        and isinstance(node.left, cst.Attribute) and _is_self(node.left.value):
+                    tested.add(node.left.attr.value)
+
+            def visit_Expr(self, node: cst.Expr) -> None:
+                call = node.value
+                if _self_call(call) == "register_buffer" and call.args and call.args[0].keyword is None \
+                        and isinstance(call.args[0].value, cst.SimpleString):
+                    calls.append((call, call.args[0].value.evaluated_value))
+
+        walk(fn, Visitor())
+        found.update(id(call) for call, name in calls if name in tested)
