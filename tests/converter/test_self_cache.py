@@ -514,3 +514,64 @@ def test_a_buffer_cache_is_registered_in_pynative(tmp_path):
     net = getattr(load_module(code, tmp_path / "m_keepb.py", "m_keepb"), "PalmCaches")()
     net(ms.Tensor(_x((2, 5, 4))))
     assert tuple(net.mask.shape) == (5, 5) and tuple(net.pos_emb.shape) == (5, 4)
+
+
+GRID_CACHE = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+
+
+    class GridHead(nn.Module):
+        \"\"\"YOLOv3's YOLOLayer: a grid rebuilt when the feature map's size changes, inside the inference branch.\"\"\"
+
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(3, 8, 1)
+            self.grid = torch.zeros(1)
+
+        @staticmethod
+        def _make_grid(nx, ny):
+            yv, xv = torch.meshgrid([torch.arange(ny), torch.arange(nx)], indexing="ij")
+            return torch.stack((xv, yv), 2).view((1, ny, nx, 2)).float()
+
+        def forward(self, x, img_size=20):
+            stride = img_size // x.shape[2]
+            self.stride = stride
+            x = self.conv(x)
+            bs, _, ny, nx = x.shape
+            x = x.view(bs, 2, 4, ny, nx).permute(0, 1, 3, 4, 2).contiguous()
+            if not self.training:
+                if self.grid.shape[1:3] != x.shape[2:4]:
+                    self.grid = self._make_grid(nx, ny)
+                x[..., 0:2] = (x[..., 0:2].sigmoid() + self.grid) * stride
+                x[..., 2:4] = x[..., 2:4].exp()
+            return x.reshape(bs, -1, 4)
+
+
+    class Darknet(nn.Module):
+        \"\"\"The layers built from config dicts and run in a zip loop, as YOLOv3's Darknet runs them.\"\"\"
+
+        def __init__(self):
+            super().__init__()
+            self.module_defs = [{"type": "convolutional"}, {"type": "yolo"}, {"type": "yolo"}]
+            self.module_list = nn.ModuleList([nn.Conv2d(3, 3, 1), GridHead(), GridHead()])
+
+        def forward(self, x):
+            img_size = x.size(2)
+            outputs = []
+            for module_def, module in zip(self.module_defs, self.module_list):
+                if module_def["type"] == "yolo":
+                    outputs.append(module(x, img_size))
+                else:
+                    x = module(x)
+            return torch.cat(outputs, 1)
+""")
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_a_grid_rebuilt_on_a_size_change_matches(tmp_path, mode):
+    result = convert_source(GRID_CACHE)
+    assert "_mp_grid = self.grid" in result.code and "mp_framework.keep_cache(self, 'grid', _mp_grid)" in result.code
+    assert any("self.grid before writing it" in d.message for d in result.diagnostics if d.code == "MP107")
+    assert_port_matches_in_mode(GRID_CACHE, result.code, "Darknet", [_x((2, 3, 5, 6))], tmp_path, "self_cache_g",
+                                mode, atol=1e-5)

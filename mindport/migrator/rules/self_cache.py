@@ -49,10 +49,11 @@ class SelfCacheTransform(Rule):
       (``model.output`` read after the call): a graph does not write it back;
     * a value read by a method the rule does not thread (called outside its class, or called inside an expression).
 
-    A ``@property`` or a ``forward`` that builds a cache on first use (``if self._freqs is None: self._freqs =
-    build(...)`` at the top of its body, then reads of ``self._freqs``: Mistral's ``freqs_cis`` property, lit-llama's
-    ``rope_cache``/``mask_cache``) reads the attribute once into a local ``_mp_<name>``, builds the local, keeps it on
-    self with ``mp_framework.keep_cache(self, '<name>', _mp_<name>)`` and reads the local after. A graph does not see
+    A ``@property`` or a ``forward`` that builds a cache on first use or rebuilds it when a size changes (an ``if``
+    testing ``self.x`` that writes ``self.x = v``: ``if self._freqs is None``, Mistral's ``freqs_cis`` property,
+    lit-llama's ``rope_cache``/``mask_cache``; ``if self.grid.shape[2:4] != x.shape[2:4]``, YOLOv3's grid) reads the
+    attribute once at the top of the method into a local ``_mp_<name>``, builds the local, keeps it on self with
+    ``mp_framework.keep_cache(self, '<name>', _mp_<name>)`` and reads the local everywhere in the method. A graph does not see
     a write a property getter makes to ``self`` (the read after it gives ``None``), and in ``forward`` a tensor
     written to self and read back is an interpreted value later ops refuse ("Invalid input args for unpack call",
     "Failed to infer for primitive:DtypeToEnum"). ``keep_cache`` writes the attribute in PyNative only, so PyNative
@@ -1059,16 +1060,6 @@ def _public_twin(fn: cst.FunctionDef, plan: _MethodPlan) -> cst.FunctionDef:
     return fn.with_changes(body=cst.IndentedBlock([line]), leading_lines=[cst.EmptyLine(indent=False)])
 
 
-def _is_none_test(test) -> str | None:
-    """``self.a is None`` -> a."""
-    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 \
-            and isinstance(test.comparisons[0].operator, cst.Is) \
-            and isinstance(test.comparisons[0].comparator, cst.Name) and test.comparisons[0].comparator.value == "None" \
-            and isinstance(test.left, cst.Attribute) and _is_self(test.left.value):
-        return test.left.attr.value
-    return None
-
-
 def _self_writes(fn) -> tuple[dict[str, int], set[str]]:
     """Attributes of self a function writes: plain ``self.a = v`` counts, and the names written any other way
     (``+=``, a tuple target, an annotated or nested write) which the lazy rewrite leaves alone."""
@@ -1135,46 +1126,79 @@ def _lazy_properties(cls: cst.ClassDef, lazy: dict) -> None:
         walk(fn, Calls())
         elsewhere = set().union(*(set(written[n][0]) | written[n][1] for n in called)) if called else set()
         attrs = []
-        for stmt in fn.body.body:
-            attr = _is_none_test(stmt.test) if isinstance(stmt, cst.If) else None
-            if attr and attr in plain and attr not in other and attr not in elsewhere and attr not in attrs:
+        for attr in _rebuilt(fn):
+            if attr in plain and attr not in other and attr not in elsewhere and attr not in attrs:
                 attrs.append(attr)
         if attrs:
             lazy[id(fn)] = attrs
 
 
+def _rebuilt(fn: cst.FunctionDef) -> list[str]:
+    """Attributes an ``if`` of the method (at any depth, not in a nested function) tests and writes in its body:
+    ``if self.a is None: self.a = v``, ``if self.grid.shape[2:4] != x.shape[2:4]: self.grid = make(...)``."""
+    found: list[str] = []
+
+    class Visitor(cst.CSTVisitor):
+        def on_visit(self, node) -> bool:
+            return super().on_visit(node) and (node is fn or not isinstance(node, _NESTED))
+
+        def visit_If(self, node: cst.If) -> None:
+            tested: set[str] = set()
+
+            class Reads(cst.CSTVisitor):
+                def visit_Attribute(self, inner: cst.Attribute) -> None:
+                    if _is_self(inner.value):
+                        tested.add(inner.attr.value)
+
+            walk(node.test, Reads())
+            for stmt in node.body.body:
+                if isinstance(stmt, cst.SimpleStatementLine):
+                    for small in stmt.body:
+                        if isinstance(small, cst.Assign) and len(small.targets) == 1 \
+                                and isinstance(small.targets[0].target, cst.Attribute) \
+                                and _is_self(small.targets[0].target.value) \
+                                and small.targets[0].target.attr.value in tested \
+                                and small.targets[0].target.attr.value not in found:
+                            found.append(small.targets[0].target.attr.value)
+
+    walk(fn, Visitor())
+    return found
+
+
 class _LazyProperty(cst.CSTTransformer):
-    """In a lazy property (not its nested functions): ``_mp_a = self.a`` before the first ``if self.a is None``,
-    ``self.a = v`` -> ``_mp_a = v`` + ``self.a = _mp_a``, and reads of ``self.a`` after it read ``_mp_a``."""
+    """In a lazy property or forward (not its nested functions): ``_mp_a = self.a`` at the top, ``self.a = v`` ->
+    ``_mp_a = v`` + ``keep_cache(self, 'a', _mp_a)``, and reads of ``self.a`` read ``_mp_a``."""
 
     def __init__(self, attrs: list[str], keep: str) -> None:
         super().__init__()
         self.keep = keep  # the runtime helper's name (mp_framework.keep_cache)
         self.attrs = set(attrs)
+        self.order = list(attrs)
         self.bound: set[str] = set()
-        self.pending: list = []  # (the top-level ``if self.a is None`` node, a)
-        self.top: set[int] = set()
         self.depth = 0
         self.sites = 0
 
     def visit_FunctionDef(self, node) -> bool:
         self.depth += 1
-        if self.depth == 1 and isinstance(node.body, cst.IndentedBlock):
-            self.top = {id(stmt) for stmt in node.body.body}
+        if self.depth == 1:
+            self.bound = set(self.attrs)
         return self.depth == 1
 
     def leave_FunctionDef(self, original_node, updated_node):
         self.depth -= 1
-        return updated_node
+        if self.depth or not isinstance(updated_node.body, cst.IndentedBlock):
+            return updated_node
+        body = list(updated_node.body.body)
+        head = 0
+        if body and isinstance(body[0], cst.SimpleStatementLine) and isinstance(body[0].body[0], cst.Expr) \
+                and isinstance(body[0].body[0].value, (cst.SimpleString, cst.ConcatenatedString)):
+            head = 1  # after the docstring
+        body[head:head] = [parse_statement(f"_mp_{a} = self.{a}\n") for a in self.order]
+        self.sites += len(self.order)
+        return updated_node.with_changes(body=updated_node.body.with_changes(body=body))
 
     def visit_Lambda(self, node) -> bool:
         return False
-
-    def visit_If(self, node: cst.If) -> None:
-        attr = _is_none_test(node.test)
-        if id(node) in self.top and attr in self.attrs and attr not in self.bound:
-            self.bound.add(attr)
-            self.pending.append((node, attr))
 
     def leave_Attribute(self, original_node, updated_node):
         if _is_self(updated_node.value) and updated_node.attr.value in self.bound:
@@ -1195,12 +1219,6 @@ class _LazyProperty(cst.CSTTransformer):
         self.sites += len(mirrors)
         return cst.FlattenSentinel([updated_node, *mirrors])
 
-    def leave_If(self, original_node, updated_node):
-        for node, attr in self.pending:
-            if node is original_node:
-                self.sites += 1
-                return cst.FlattenSentinel([parse_statement(f"_mp_{attr} = self.{attr}\n"), updated_node])
-        return updated_node
 
 
 def _cache_buffers(cls: cst.ClassDef, found: set) -> None:
