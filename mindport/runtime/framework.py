@@ -206,3 +206,25 @@ def select_device(target: str, device_id=None) -> None:
         ms.set_device(target)
     else:
         ms.set_device(target, int(device_id))
+
+
+def keep_cache(owner, name, value):
+    """``owner.<name> = value`` for a cache a model builds on first use (``if self.rope_cache is None:``), written by
+    SelfCacheTransform after it binds the value to a local. PyNative keeps it on ``owner`` as torch does. A static
+    graph (GRAPH_MODE) does not: there an attribute write of a tensor turns the value read after it into an
+    interpreted one that later ops refuse ("Failed to infer for primitive:DtypeToEnum", "Invalid input args for
+    unpack call", measured on MindSpore 2.10), and the graph builds the value on each call from the local."""
+    if not _in_graph():
+        setattr(owner, name, value)
+    return value
+
+
+def keep_buffer(owner, name, tensor, persistent=True):
+    """``owner.register_buffer(name, tensor, persistent)`` outside ``__init__`` for a cache rebuilt when it is missing
+    or too short (PaLM's ``if self.mask is not None and self.mask.shape[-1] >= n: return self.mask[:n, :n]``, then
+    ``self.register_buffer("mask", mask, persistent=False)``), written by SelfCacheTransform. PyNative registers it
+    as torch does; a static graph refuses ``register_buffer`` in ``construct`` ("is not supported in 'construct'"), so
+    there it is not kept: the graph reads what ``__init__`` registered and builds the value on each call."""
+    if not _in_graph():
+        owner.register_buffer(name, tensor, persistent=persistent)
+    return tensor

@@ -331,3 +331,247 @@ def test_public_helpers_keep_their_return_for_callers_outside_the_class(tmp_path
     assert not isinstance(got, tuple)
     np.testing.assert_allclose(got.asnumpy(), want_decode, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(ms_net.feature.asnumpy(), want_feature, rtol=1e-5, atol=1e-6)
+
+
+LAZY_PROPERTY = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+
+
+    def precompute(dim, end, theta):
+        freqs = 1.0 / theta ** (torch.arange(0, dim, 2).float() / dim)
+        t = torch.arange(end).float()
+        return torch.outer(t, freqs)
+
+
+    class Rope(nn.Module):
+        \"\"\"Mistral's freqs_cis: a property that builds its cache on first read, indexed by positions.\"\"\"
+
+        def __init__(self, dim=4, theta=None):
+            super().__init__()
+            self.fc = nn.Linear(dim, dim)
+            self.dim = dim
+            self.theta = theta
+            self._freqs: torch.Tensor = None
+            self._scale = None
+
+        @property
+        def freqs(self):
+            if self._freqs is None:
+                theta = self.theta or 10000.0
+                self._freqs = precompute(self.dim * 2, 16, theta)
+            if self._freqs.dtype != torch.float32:
+                self._freqs = self._freqs.float()
+            return self._freqs
+
+        @property
+        def scale(self):
+            if self._scale is None:
+                self._scale = torch.ones(self.dim) * 0.5
+            return self._scale
+
+        def forward(self, x, positions):
+            f = self.freqs[positions]
+            return self.fc(x) * f.cos() + f.sin() * self.scale + self.freqs.sum()
+""")
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_a_property_building_its_cache_on_first_read_matches(tmp_path, mode):
+    code = convert_source(LAZY_PROPERTY).code
+    assert "_mp__freqs = self._freqs\n        if _mp__freqs is None:" in code
+    assert "mp_framework.keep_cache(self, '_freqs', _mp__freqs)" in code and "return _mp__freqs" in code
+    positions = np.array([0, 3, 5], np.int64)
+    assert_port_matches_in_mode(LAZY_PROPERTY, code, "Rope", [_x((3, 4)), positions], tmp_path, "self_cache_lp",
+                                mode, atol=1e-5)
+
+
+def test_a_property_cache_is_kept_in_pynative(tmp_path):
+    import mindspore as ms
+
+    code = convert_source(LAZY_PROPERTY).code
+    net = getattr(load_module(code, tmp_path / "m_keep.py", "m_keep"), "Rope")()
+    first = net.freqs
+    assert net._freqs is first and net.freqs is first  # built once, then read from self
+    assert isinstance(net.scale, ms.Tensor) and net._scale is net.scale
+
+
+LAZY_FORWARD = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+
+    class LitCaches(nn.Module):
+        \"\"\"lit-llama's forward: rope and mask caches built on the first call, sliced to the sequence length.\"\"\"
+
+        def __init__(self, dim=8, block=16):
+            super().__init__()
+            self.qkv = nn.Linear(dim, 3 * dim)
+            self.dim, self.block = dim, block
+            self.rope_cache = None
+            self.mask_cache = None
+
+        def build_rope_cache(self):
+            theta = 1.0 / (10000 ** (torch.arange(0, self.dim, 2).float() / self.dim))
+            idx = torch.outer(torch.arange(self.block).float(), theta)
+            return torch.stack([torch.cos(idx), torch.sin(idx)], dim=-1)
+
+        def reset_cache(self):
+            self.rope_cache = None
+            self.mask_cache = None
+
+        def forward(self, x):
+            B, T, C = x.shape
+            if self.rope_cache is None:
+                self.rope_cache = self.build_rope_cache()
+            if self.mask_cache is None:
+                ones = torch.ones((self.block, self.block), dtype=torch.bool)
+                self.mask_cache = torch.tril(ones).unsqueeze(0).unsqueeze(0)
+            rope = self.rope_cache[:T]
+            mask = self.mask_cache[:, :, :T, :T]
+            q, k, v = self.qkv(x).split(self.dim, dim=2)
+            q = q.reshape(B, 1, T, C)
+            k = k.reshape(B, 1, T, C)
+            v = v.reshape(B, 1, T, C)
+            xs = q.float().reshape(*q.shape[:-1], -1, 2)
+            q = torch.stack([xs[..., 0] * rope[..., 0] - xs[..., 1] * rope[..., 1],
+                             xs[..., 1] * rope[..., 0] + xs[..., 0] * rope[..., 1]], -1).flatten(3)
+            y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=0.0)
+            return y.reshape(B, T, C)
+""")
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_a_forward_building_its_caches_on_first_use_matches(tmp_path, mode):
+    result = convert_source(LAZY_FORWARD)
+    code = result.code
+    assert "_mp_rope_cache = self.rope_cache" in code
+    assert "mp_framework.keep_cache(self, 'mask_cache', _mp_mask_cache)" in code
+    assert any("self.rope_cache before writing it" in d.message for d in result.diagnostics if d.code == "MP107")
+    assert_port_matches_in_mode(LAZY_FORWARD, code, "LitCaches", [_x((2, 6, 8))], tmp_path, "self_cache_lf", mode,
+                                atol=1e-5)
+
+
+def test_a_forward_cache_is_kept_in_pynative(tmp_path):
+    import mindspore as ms
+
+    code = convert_source(LAZY_FORWARD).code
+    net = getattr(load_module(code, tmp_path / "m_keepf.py", "m_keepf"), "LitCaches")()
+    net(ms.Tensor(_x((2, 6, 8))))
+    assert net.rope_cache is not None and tuple(net.mask_cache.shape) == (1, 1, 16, 16)
+    net.reset_cache()
+    assert net.rope_cache is None
+
+
+BUFFER_CACHE = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+
+
+    class PalmCaches(nn.Module):
+        \"\"\"PaLM's get_mask / get_rotary_embedding: a buffer re-registered when missing or too short.\"\"\"
+
+        def __init__(self, dim=4):
+            super().__init__()
+            self.fc = nn.Linear(dim, dim)
+            self.register_buffer("mask", None, persistent=False)
+            self.register_buffer("pos_emb", None, persistent=False)
+
+        def get_mask(self, n):
+            if self.mask is not None and self.mask.shape[-1] >= n:
+                return self.mask[:n, :n]
+            mask = torch.ones((n, n), dtype=torch.bool).triu(1)
+            self.register_buffer("mask", mask, persistent=False)
+            return mask
+
+        def get_rotary_embedding(self, n):
+            if self.pos_emb is not None and self.pos_emb.shape[-2] >= n:
+                return self.pos_emb[:n]
+            pos_emb = torch.arange(n).float()[:, None] * torch.ones(4)
+            self.register_buffer("pos_emb", pos_emb, persistent=False)
+            return pos_emb
+
+        def forward(self, x):
+            n = x.shape[1]
+            h = self.fc(x) * self.get_rotary_embedding(n).cos()
+            return (h @ h.transpose(-1, -2)).masked_fill(self.get_mask(n), 0.0)
+""")
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_a_buffer_cache_registered_in_forward_matches(tmp_path, mode):
+    code = convert_source(BUFFER_CACHE).code
+    assert 'mp_framework.keep_buffer(self, "mask", mask, persistent=False)' in code
+    assert_port_matches_in_mode(BUFFER_CACHE, code, "PalmCaches", [_x((2, 5, 4))], tmp_path, "self_cache_bc", mode,
+                                atol=1e-5)
+
+
+def test_a_buffer_cache_is_registered_in_pynative(tmp_path):
+    import mindspore as ms
+
+    code = convert_source(BUFFER_CACHE).code
+    net = getattr(load_module(code, tmp_path / "m_keepb.py", "m_keepb"), "PalmCaches")()
+    net(ms.Tensor(_x((2, 5, 4))))
+    assert tuple(net.mask.shape) == (5, 5) and tuple(net.pos_emb.shape) == (5, 4)
+
+
+GRID_CACHE = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+
+
+    class GridHead(nn.Module):
+        \"\"\"YOLOv3's YOLOLayer: a grid rebuilt when the feature map's size changes, inside the inference branch.\"\"\"
+
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(3, 8, 1)
+            self.grid = torch.zeros(1)
+
+        @staticmethod
+        def _make_grid(nx, ny):
+            yv, xv = torch.meshgrid([torch.arange(ny), torch.arange(nx)], indexing="ij")
+            return torch.stack((xv, yv), 2).view((1, ny, nx, 2)).float()
+
+        def forward(self, x, img_size=20):
+            stride = img_size // x.shape[2]
+            self.stride = stride
+            x = self.conv(x)
+            bs, _, ny, nx = x.shape
+            x = x.view(bs, 2, 4, ny, nx).permute(0, 1, 3, 4, 2).contiguous()
+            if not self.training:
+                if self.grid.shape[1:3] != x.shape[2:4]:
+                    self.grid = self._make_grid(nx, ny)
+                x[..., 0:2] = (x[..., 0:2].sigmoid() + self.grid) * stride
+                x[..., 2:4] = x[..., 2:4].exp()
+            return x.reshape(bs, -1, 4)
+
+
+    class Darknet(nn.Module):
+        \"\"\"The layers built from config dicts and run in a zip loop, as YOLOv3's Darknet runs them.\"\"\"
+
+        def __init__(self):
+            super().__init__()
+            self.module_defs = [{"type": "convolutional"}, {"type": "yolo"}, {"type": "yolo"}]
+            self.module_list = nn.ModuleList([nn.Conv2d(3, 3, 1), GridHead(), GridHead()])
+
+        def forward(self, x):
+            img_size = x.size(2)
+            outputs = []
+            for module_def, module in zip(self.module_defs, self.module_list):
+                if module_def["type"] == "yolo":
+                    outputs.append(module(x, img_size))
+                else:
+                    x = module(x)
+            return torch.cat(outputs, 1)
+""")
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_a_grid_rebuilt_on_a_size_change_matches(tmp_path, mode):
+    result = convert_source(GRID_CACHE)
+    assert "_mp_grid = self.grid" in result.code and "mp_framework.keep_cache(self, 'grid', _mp_grid)" in result.code
+    assert any("self.grid before writing it" in d.message for d in result.diagnostics if d.code == "MP107")
+    assert_port_matches_in_mode(GRID_CACHE, result.code, "Darknet", [_x((2, 3, 5, 6))], tmp_path, "self_cache_g",
+                                mode, atol=1e-5)

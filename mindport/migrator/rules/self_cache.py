@@ -48,6 +48,26 @@ class SelfCacheTransform(Rule):
     * a value ``forward`` (or a helper it calls) writes for another public method or for code outside the class
       (``model.output`` read after the call): a graph does not write it back;
     * a value read by a method the rule does not thread (called outside its class, or called inside an expression).
+
+    A ``@property`` or a ``forward`` that builds a cache on first use or rebuilds it when a size changes (an ``if``
+    testing ``self.x`` that writes ``self.x = v``: ``if self._freqs is None``, Mistral's ``freqs_cis`` property,
+    lit-llama's ``rope_cache``/``mask_cache``; ``if self.grid.shape[2:4] != x.shape[2:4]``, YOLOv3's grid) reads the
+    attribute once at the top of the method into a local ``_mp_<name>``, builds the local, keeps it on self with
+    ``mp_framework.keep_cache(self, '<name>', _mp_<name>)`` and reads the local everywhere in the method. A graph does not see
+    a write a property getter makes to ``self`` (the read after it gives ``None``), and in ``forward`` a tensor
+    written to self and read back is an interpreted value later ops refuse ("Invalid input args for unpack call",
+    "Failed to infer for primitive:DtypeToEnum"). ``keep_cache`` writes the attribute in PyNative only, so PyNative
+    keeps the cache as torch does, and a graph builds the value on each call: the cached value when the builder is a
+    pure function of sizes and configuration, as such caches are. The MP107 of a ``forward`` cache stays (a graph
+    reads what ``__init__`` set, so a cache whose value depends on the first call's input differs). Left as written:
+    an attribute written other than by ``self.<name> = value`` (``+=``, a tuple target, a nested function), or
+    written by a method the getter or ``forward`` calls.
+
+    A buffer registered again outside ``__init__`` as a cache (PaLM's ``get_mask``: ``if self.mask is not None and
+    self.mask.shape[-1] >= n: return self.mask[:n, :n]``, then ``self.register_buffer("mask", mask,
+    persistent=False)``) becomes ``mp_framework.keep_buffer(self, "mask", mask, persistent=False)``: PyNative
+    registers it as torch does, and a graph, which refuses ``register_buffer`` in ``construct``, builds it on each
+    call. Only where the same method tests ``self.<name> is None`` or ``is not None``.
     """
 
     EXAMPLES = (
@@ -127,6 +147,7 @@ class SelfCacheTransform(Rule):
             after="""
                 from mindspore import nn
                 from mindspore import ops
+                from mindport.runtime import framework as mp_framework
 
 
                 class Cached(nn.Cell):
@@ -135,12 +156,63 @@ class SelfCacheTransform(Rule):
                         self.edges = None
 
                     def construct(self, x):
+                        _mp_edges = self.edges
                         # mindport: MP107 construct reads self.edges before writing it: PyNative takes the value the previous call left, a static graph (GRAPH_MODE) the value __init__ set
-                        if self.edges is None:
-                            self.edges = ops.ones(x.shape[0])
-                        return x * self.edges[0]
+                        if _mp_edges is None:
+                            _mp_edges = ops.ones(x.shape[0])
+                            mp_framework.keep_cache(self, 'edges', _mp_edges)
+                        return x * _mp_edges[0]
             """,
-            note="State kept from one call to the next keeps its PyNative meaning and is said.",
+            note="State kept from one call to the next keeps its PyNative meaning and is said. A cache built on first "
+                 "use is read through a local and kept on self in PyNative only (keep_cache): a graph builds it on "
+                 "each call.",
+        ),
+        Example(
+            before="""
+                import torch
+                import torch.nn as nn
+
+
+                class Rope(nn.Module):
+                    def __init__(self, dim):
+                        super().__init__()
+                        self.dim = dim
+                        self._freqs = None
+
+                    @property
+                    def freqs(self):
+                        if self._freqs is None:
+                            self._freqs = torch.arange(self.dim) * 0.5
+                        return self._freqs
+
+                    def forward(self, x):
+                        return x * self.freqs
+            """,
+            after="""
+                from mindspore import nn
+                from mindspore import ops
+                from mindport.runtime import framework as mp_framework
+
+
+                class Rope(nn.Cell):
+                    def __init__(self, dim):
+                        super().__init__()
+                        self.dim = dim
+                        self._freqs = None
+
+                    @property
+                    def freqs(self):
+                        _mp__freqs = self._freqs
+                        if _mp__freqs is None:
+                            _mp__freqs = ops.arange(start=self.dim) * 0.5
+                            mp_framework.keep_cache(self, '_freqs', _mp__freqs)
+                        return _mp__freqs
+
+                    def construct(self, x):
+                        return x * self.freqs
+            """,
+            note="A property that builds a cache on first read reads it through a local: a graph builds it on each "
+                 "call, PyNative keeps the cache.",
         ),
         Example(
             before="""
@@ -163,6 +235,8 @@ class SelfCacheTransform(Rule):
         self._remarks: dict[int, str] = {}  # id of an original node -> MP107 message
         self._local_reads: dict[int, str] = {}  # id of a self.a read -> a (read as the local _mp_a)
         self._call_args: dict[int, tuple] = {}  # id of a threaded helper's call -> (ins passed as locals, its plan)
+        self._lazy: dict[int, list[str]] = {}  # id of a @property building a cache on self -> its attributes
+        self._buffer_calls: set[int] = set()  # ids of self.register_buffer(...) calls caching a value (keep_buffer)
 
     def visit_Module(self, node: cst.Module) -> None:
         classes: list[cst.ClassDef] = []
@@ -187,6 +261,8 @@ class SelfCacheTransform(Rule):
                 overridden = {name for name, n in defined.items() if n > 1}
                 _Class(cls, outside, self._plans, self._remarks, self._local_reads, self._call_args,
                        overridden).plan()
+                _lazy_properties(cls, self._lazy)
+                _cache_buffers(cls, self._buffer_calls)
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self._say(node)
@@ -199,6 +275,11 @@ class SelfCacheTransform(Rule):
         return cst.Name(f"_mp_{attr}")
 
     def leave_Call(self, original_node, updated_node):
+        if id(original_node) in self._buffer_calls:  # self.register_buffer(n, v, ...) -> keep_buffer(self, n, v, ...)
+            self.ctx.converted_sites += 1
+            return updated_node.with_changes(
+                func=self.ctx.target_expr("mindport.runtime.framework.keep_buffer"),
+                args=[cst.Arg(cst.Name("self")), *updated_node.args])
         local, callee = self._call_args.get(id(original_node), (None, None))
         if callee is None:
             return updated_node
@@ -224,6 +305,13 @@ class SelfCacheTransform(Rule):
 
     def leave_FunctionDef(self, original_node, updated_node):
         plan = self._plans.get(id(original_node))
+        lazy = self._lazy.get(id(original_node))
+        if lazy and plan is not None:
+            lazy = [a for a in lazy if a not in plan.locals and a not in plan.ins and a not in plan.outs]
+        if lazy:
+            rewriter = _LazyProperty(lazy, self.ctx.target_text("mindport.runtime.framework.keep_cache"))
+            updated_node = transform(updated_node, rewriter)
+            self.ctx.converted_sites += rewriter.sites
         if plan is None:
             return updated_node
         rewriter = _Rewriter(plan)
@@ -970,3 +1058,191 @@ def _public_twin(fn: cst.FunctionDef, plan: _MethodPlan) -> cst.FunctionDef:
     else:
         line = cst.SimpleStatementLine([cst.Expr(call)])
     return fn.with_changes(body=cst.IndentedBlock([line]), leading_lines=[cst.EmptyLine(indent=False)])
+
+
+def _self_writes(fn) -> tuple[dict[str, int], set[str]]:
+    """Attributes of self a function writes: plain ``self.a = v`` counts, and the names written any other way
+    (``+=``, a tuple target, an annotated or nested write) which the lazy rewrite leaves alone."""
+    plain: dict[str, int] = {}
+    other: set[str] = set()
+
+    class Visitor(cst.CSTVisitor):
+        def __init__(self):
+            self.depth = 0
+
+        def visit_FunctionDef(self, node) -> None:
+            self.depth += 1
+
+        def leave_FunctionDef(self, node) -> None:
+            self.depth -= 1
+
+        def visit_Assign(self, node: cst.Assign) -> None:
+            hits: list = []
+            for target in node.targets:
+                _targets(target.target, hits)
+            simple = len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Attribute) and self.depth == 1
+            for hit in hits:
+                if simple:
+                    plain[hit.attr.value] = plain.get(hit.attr.value, 0) + 1
+                else:
+                    other.add(hit.attr.value)
+
+        def visit_AugAssign(self, node) -> None:
+            hits: list = []
+            _targets(node.target, hits)
+            other.update(h.attr.value for h in hits)
+
+        def visit_AnnAssign(self, node) -> None:
+            hits: list = []
+            _targets(node.target, hits)
+            other.update(h.attr.value for h in hits)
+
+    walk(fn, Visitor())
+    return plain, other
+
+
+def _is_property(fn: cst.FunctionDef) -> bool:
+    return any(isinstance(d.decorator, cst.Name) and d.decorator.value == "property" for d in fn.decorators)
+
+
+def _lazy_properties(cls: cst.ClassDef, lazy: dict) -> None:
+    """The @property getters and the forward of a model class that build a cache on self on first use
+    (``if self.a is None:`` at the top of the body, writing ``self.a``), with the attributes they may read through a
+    local: not those written other than by ``self.a = v``, nor those a method it calls (``self.m(...)``) writes."""
+    methods = [s for s in cls.body.body if isinstance(s, cst.FunctionDef)]
+    written = {fn.name.value: _self_writes(fn) for fn in methods}
+    for fn in methods:
+        if not (_is_property(fn) or fn.name.value in _ENTRIES) or not isinstance(fn.body, cst.IndentedBlock):
+            continue
+        plain, other = written[fn.name.value]
+        called: set[str] = set()
+
+        class Calls(cst.CSTVisitor):
+            def visit_Call(self, node: cst.Call) -> None:
+                name = _self_call(node)
+                if name in written and name != fn.name.value:
+                    called.add(name)
+
+        walk(fn, Calls())
+        elsewhere = set().union(*(set(written[n][0]) | written[n][1] for n in called)) if called else set()
+        attrs = []
+        for attr in _rebuilt(fn):
+            if attr in plain and attr not in other and attr not in elsewhere and attr not in attrs:
+                attrs.append(attr)
+        if attrs:
+            lazy[id(fn)] = attrs
+
+
+def _rebuilt(fn: cst.FunctionDef) -> list[str]:
+    """Attributes an ``if`` of the method (at any depth, not in a nested function) tests and writes in its body:
+    ``if self.a is None: self.a = v``, ``if self.grid.shape[2:4] != x.shape[2:4]: self.grid = make(...)``."""
+    found: list[str] = []
+
+    class Visitor(cst.CSTVisitor):
+        def on_visit(self, node) -> bool:
+            return super().on_visit(node) and (node is fn or not isinstance(node, _NESTED))
+
+        def visit_If(self, node: cst.If) -> None:
+            tested: set[str] = set()
+
+            class Reads(cst.CSTVisitor):
+                def visit_Attribute(self, inner: cst.Attribute) -> None:
+                    if _is_self(inner.value):
+                        tested.add(inner.attr.value)
+
+            walk(node.test, Reads())
+            for stmt in node.body.body:
+                if isinstance(stmt, cst.SimpleStatementLine):
+                    for small in stmt.body:
+                        if isinstance(small, cst.Assign) and len(small.targets) == 1 \
+                                and isinstance(small.targets[0].target, cst.Attribute) \
+                                and _is_self(small.targets[0].target.value) \
+                                and small.targets[0].target.attr.value in tested \
+                                and small.targets[0].target.attr.value not in found:
+                            found.append(small.targets[0].target.attr.value)
+
+    walk(fn, Visitor())
+    return found
+
+
+class _LazyProperty(cst.CSTTransformer):
+    """In a lazy property or forward (not its nested functions): ``_mp_a = self.a`` at the top, ``self.a = v`` ->
+    ``_mp_a = v`` + ``keep_cache(self, 'a', _mp_a)``, and reads of ``self.a`` read ``_mp_a``."""
+
+    def __init__(self, attrs: list[str], keep: str) -> None:
+        super().__init__()
+        self.keep = keep  # the runtime helper's name (mp_framework.keep_cache)
+        self.attrs = set(attrs)
+        self.order = list(attrs)
+        self.bound: set[str] = set()
+        self.depth = 0
+        self.sites = 0
+
+    def visit_FunctionDef(self, node) -> bool:
+        self.depth += 1
+        if self.depth == 1:
+            self.bound = set(self.attrs)
+        return self.depth == 1
+
+    def leave_FunctionDef(self, original_node, updated_node):
+        self.depth -= 1
+        if self.depth or not isinstance(updated_node.body, cst.IndentedBlock):
+            return updated_node
+        body = list(updated_node.body.body)
+        head = 0
+        if body and isinstance(body[0], cst.SimpleStatementLine) and isinstance(body[0].body[0], cst.Expr) \
+                and isinstance(body[0].body[0].value, (cst.SimpleString, cst.ConcatenatedString)):
+            head = 1  # after the docstring
+        body[head:head] = [parse_statement(f"_mp_{a} = self.{a}\n") for a in self.order]
+        self.sites += len(self.order)
+        return updated_node.with_changes(body=updated_node.body.with_changes(body=body))
+
+    def visit_Lambda(self, node) -> bool:
+        return False
+
+    def leave_Attribute(self, original_node, updated_node):
+        if _is_self(updated_node.value) and updated_node.attr.value in self.bound:
+            return cst.Name(f"_mp_{updated_node.attr.value}")
+        return updated_node
+
+    def leave_SimpleStatementLine(self, original_node, updated_node):
+        mirrors = []
+        for before, small in zip(original_node.body, updated_node.body):
+            if isinstance(small, cst.Assign) and len(small.targets) == 1 \
+                    and isinstance(small.targets[0].target, cst.Name) \
+                    and isinstance(before.targets[0].target, cst.Attribute) \
+                    and small.targets[0].target.value[4:] in self.bound:
+                attr = small.targets[0].target.value[4:]
+                mirrors.append(parse_statement(f"{self.keep}(self, {attr!r}, _mp_{attr})\n"))
+        if not mirrors:
+            return updated_node
+        self.sites += len(mirrors)
+        return cst.FlattenSentinel([updated_node, *mirrors])
+
+
+
+def _cache_buffers(cls: cst.ClassDef, found: set) -> None:
+    """``self.register_buffer("<name>", value, ...)`` statements in a method other than ``__init__`` which also
+    tests ``self.<name> is None`` / ``is not None``: a cache rebuilt when missing (or too short)."""
+    for fn in cls.body.body:
+        if not isinstance(fn, cst.FunctionDef) or fn.name.value == "__init__":
+            continue
+        tested: set[str] = set()
+        calls: list = []
+
+        class Visitor(cst.CSTVisitor):
+            def visit_Comparison(self, node: cst.Comparison) -> None:
+                if len(node.comparisons) == 1 and isinstance(node.comparisons[0].operator, (cst.Is, cst.IsNot)) \
+                        and isinstance(node.comparisons[0].comparator, cst.Name) \
+                        and node.comparisons[0].comparator.value == "None" \
+                        and isinstance(node.left, cst.Attribute) and _is_self(node.left.value):
+                    tested.add(node.left.attr.value)
+
+            def visit_Expr(self, node: cst.Expr) -> None:
+                call = node.value
+                if _self_call(call) == "register_buffer" and call.args and call.args[0].keyword is None \
+                        and isinstance(call.args[0].value, cst.SimpleString):
+                    calls.append((call, call.args[0].value.evaluated_value))
+
+        walk(fn, Visitor())
+        found.update(id(call) for call, name in calls if name in tested)
