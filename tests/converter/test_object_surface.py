@@ -521,3 +521,68 @@ def test_a_program_class_holding_its_own_parameters_dict_keeps_it(tmp_path):
     assert "self._parameters[key] = spec" in code and "_params" not in code and "len(self._cells)" in code
     want = load_module(source, tmp_path / "t_registry.py", "t_registry").run()
     assert load_module(code, tmp_path / "m_registry.py", "m_registry").run() == want == (["a", "b"], 2)
+
+
+def test_a_member_of_a_model_of_another_file_is_read_by_its_class(tmp_path):
+    """``self.net.level4[-1].module_act.num_parameters`` in ``__init__`` (ESPNetv2's segmentation head sizing itself
+    from its backbone's PReLUs, batch17): ``self.net`` is a model built from another file's class, which no rule of
+    this file knows, so the torch member (PReLU's ``num_parameters``, BatchNorm's ``num_features``) is read by the
+    object's class at run time; it was left as written (AttributeError: MindSpore's PReLU holds ``w``)."""
+    import sys
+
+    import mindspore as ms
+    import torch
+
+    backbone = textwrap.dedent("""\
+        import torch
+        from torch import nn
+
+
+        class Backbone(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.level = nn.ModuleList([nn.Sequential(nn.Conv2d(3, 6, 1), nn.PReLU(6)),
+                                            nn.Sequential(nn.Conv2d(6, 5, 1), nn.BatchNorm2d(5), nn.PReLU(5))])
+                self.act = nn.PReLU(5)
+
+            def forward(self, x):
+                for m in self.level:
+                    x = m(x)
+                return self.act(x)
+        """)
+    head = textwrap.dedent("""\
+        import torch
+        from torch import nn
+        from surface_backbone import Backbone
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.net = Backbone()
+                width = self.net.level[-1][2].num_parameters + self.net.act.num_parameters
+                self.sizes = (width, self.net.level[-1][1].num_features, self.net.level[0][0].out_channels)
+                self.proj = nn.Conv2d(self.net.level[-1][2].num_parameters, width, 1)
+
+            def forward(self, x):
+                return self.proj(self.net(x))
+        """)
+    code = _convert(head)
+    assert "mp_adapt.layer_attribute(self.net.act, 'num_parameters')" in code
+    torch.manual_seed(0)
+    load_module(backbone, tmp_path / "surface_backbone_t.py", "surface_backbone")
+    torch_net = load_module(head, tmp_path / "t_surface_head.py", "t_surface_head").Net().eval()
+    load_module(_convert(backbone), tmp_path / "surface_backbone_m.py", "surface_backbone")
+    try:
+        ms_net = load_module(code, tmp_path / "m_surface_head.py", "m_surface_head").Net()
+    finally:
+        sys.modules.pop("surface_backbone", None)
+    assert ms_net.sizes == torch_net.sizes == (10, 5, 6)
+    ms_net.set_train(False)
+    from mindport import transfer_weights
+
+    transfer_weights(torch_net.state_dict(), ms_net)
+    x = np.random.default_rng(0).standard_normal((2, 3, 4, 4)).astype(np.float32)
+    with torch.no_grad():
+        want = torch_net(torch.from_numpy(x)).numpy()
+    np.testing.assert_allclose(ms_net(ms.Tensor(x)).asnumpy(), want, rtol=1e-5, atol=1e-6)

@@ -124,7 +124,9 @@ class ObjectSurfaceTransform(Rule):
       pool's ``ceil_mode`` the Cell does not keep), read on a function's parameter whose class nothing says
       (``def fuse_bn(conv, bn): bn.running_var``) or on a layer reached through its attributes and items (a model
       passed in: ``gpt.decoder.embedding.weight``), or on an item of the model's own container at an index the text
-      does not fix (``self.stem[i + 1].weight`` outside ``forward``: a conv or a BatchNorm by the run):
+      does not fix (``self.stem[i + 1].weight`` outside ``forward``: a conv or a BatchNorm by the run), or deeper in
+      a member no rule of the file knows the class of (``self.net.level4[-1].act.num_parameters``, ``self.net`` a
+      model of another file's class):
       ``mp_adapt.layer_attribute(bn, 'running_var')``, by the object's class at run time (a plain object's
       attribute reads as written); not in ``forward``, not under an ``isinstance`` narrowing (decided statically),
       not on a parameter annotated with a class whose attributes are its own (``def __init__(self, args: ModelArgs)``
@@ -679,6 +681,24 @@ class ObjectSurfaceTransform(Rule):
             node = node.value
         return False
 
+    def _unknown_member_read(self, original_node) -> bool:
+        """``self.net.level4[-1].module_act.num_parameters`` outside ``forward``: a member of the model whose class no
+        rule knows (``self.net = EESPNet(...)``, a class of another file) holds, somewhere down, the object whose
+        torch member is read (ESPNetv2's segmentation head sizing itself from its backbone's PReLUs): by the object's
+        class at run time. A member some rule knows (a layer built in this class, a class of this file) is decided
+        statically, as before."""
+        if not getattr(self, "_torch_file", True) or self.ctx.options.target != "nn" \
+                or original_node.attr.value not in self._renamed or id(original_node) in self._targets \
+                or id(original_node) in self._called or "forward" in self._methods or not self._methods \
+                or self._compiled.intersection(self._functions):
+            return False
+        receiver = original_node.value
+        if not isinstance(receiver.value if isinstance(receiver, (cst.Attribute, cst.Subscript)) else None,
+                          (cst.Attribute, cst.Subscript)):
+            return False  # self.x.weight: the model's own member, left to the rules that know its class
+        return not any(getattr(rule, "knows", None) and rule.knows(receiver)
+                       for rule in self.runner.rules)  # type: ignore[union-attr]
+
     def _unknown_layer_read(self, original_node, updated_node):
         """``bn.running_var`` where ``bn`` is a function's parameter (or a name bound in ways not followed) and
         nothing says its class (RepMLP's ``fuse_bn(conv, bn)``): a setting or weight some mapped layer holds under
@@ -689,7 +709,8 @@ class ObjectSurfaceTransform(Rule):
         ``embedding_table``). Not in ``forward`` (a static graph compiles it) nor on a receiver known to be a tensor,
         a Python value or a module."""
         node = _chain_root(original_node.value, self.scope)
-        if isinstance(node, cst.Name) and node.value == "self" and self._indexed_member_read(original_node):
+        if isinstance(node, cst.Name) and node.value == "self" and (
+                self._indexed_member_read(original_node) or self._unknown_member_read(original_node)):
             return self._layer_attribute_call(original_node, updated_node)
         if not getattr(self, "_torch_file", True) or not isinstance(node, cst.Name) or node.value in ("self", "cls") \
                 or id(original_node) in self._targets or id(original_node) in self._called \
