@@ -184,7 +184,7 @@ def noise_tracks(entry: dict, st: list[str], sm: list[str], *controls: list[str]
     curve: the largest relative difference between torch's float32 losses (st) and a control's (torch in float64;
     torch from initial weights one ulp away: the larger of the two at each step) up to that step.
     Returns (tracks, the largest difference of the first control)."""
-    from mindport.validators.parity.noise import rel, within_noise
+    from mindport.validators.parity.noise import within_noise
 
     if any(len(sc) != len(st) for sc in controls):
         return False, float("nan")
@@ -196,7 +196,14 @@ def noise_tracks(entry: dict, st: list[str], sm: list[str], *controls: list[str]
                                  [float(sm[i]) for i in curve])
             quiet = [a or b for a, b in zip(quiet, noise)]
         ok = ok and all(close(st[i], sm[i]) or q for i, q in zip(curve, quiet))
-    return ok, max((rel(float(a), float(b)) for a, b in zip(st, controls[0])), default=0.0)
+    return ok, max_rel(st, controls[0])
+
+
+def max_rel(st: list[str], other: list[str]) -> float:
+    """The largest relative difference of ``other``'s losses from torch's float32 losses ``st``."""
+    from mindport.validators.parity.noise import rel
+
+    return max((rel(float(a), float(b)) for a, b in zip(st, other)), default=0.0)
 
 
 def error_line(stderr: str) -> str:
@@ -293,7 +300,7 @@ def run_entry(entry: dict, args) -> dict:
             if n["rc"] == 0:
                 st, sm, sc, sn = (losses(printed(entry, x), pat) for x in (t, m, c, n))
                 ok, _ = noise_tracks(entry, st, sm, sc, sn)
-                nudge = noise_tracks(entry, st, sn, sn)[1]
+                nudge = max_rel(st, sn)
                 res.update(tracks=ok, tracked_by="noise (nudged control)" if ok else "", nudge_max_rel=nudge,
                            chaotic=nudge >= CHAOTIC)
     res["status"] = "ok" if res["runs"] and res["learns"] and res.get("tracks", True) else "fail"
@@ -331,10 +338,10 @@ def main(argv=None) -> int:
         extra = f" max_rel={r['max_rel']:.2e}" if "max_rel" in r else ""
         if "control_max_rel" in r:
             extra += f" f32-vs-f64={r['control_max_rel']:.2e}" + (" (within noise)" if r.get("tracks") else "")
-        if "nudge_max_rel" in r:
-            extra += f" torch-1ulp-away={r['nudge_max_rel']:.2e}" + (" (chaotic)" if r.get("chaotic") else "")
         elif "control_error" in r:
             extra += " control failed: " + r["control_error"][:80]
+        if "nudge_max_rel" in r:
+            extra += f" torch-1ulp-away={r['nudge_max_rel']:.2e}" + (" (chaotic)" if r.get("chaotic") else "")
         err = (r.get("ms") or {}).get("error") or (r.get("torch") or {}).get("error") or ""
         print(f"{r['status']:13} runs={int(r['runs'])} learns={int(r['learns'])} "
               f"tracks={r.get('tracks', '-')!s:5} {e['id']}{extra}  {err[:160]}", flush=True)

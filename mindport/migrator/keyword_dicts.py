@@ -28,6 +28,7 @@ import keyword
 
 import libcst as cst
 
+from mindport.migrator.syntax import target_names
 from mindport.migrator.walk import transform, walk
 
 _NESTED = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
@@ -121,7 +122,7 @@ class _Bindings(cst.CSTVisitor):
         self.reads: dict[str, int] = {}
 
     def _bind(self, target) -> None:
-        for name in _target_names(target):
+        for name in target_names(target):
             self.bound[name] = self.bound.get(name, 0) + 1
 
     def visit_Param(self, node):
@@ -165,16 +166,6 @@ class _Bindings(cst.CSTVisitor):
         return super().on_visit(node)
 
     _entered = False
-
-
-def _target_names(target) -> list[str]:
-    if isinstance(target, cst.Name):
-        return [target.value]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [n for e in target.elements for n in _target_names(e.value)]
-    if isinstance(target, cst.StarredElement):
-        return _target_names(target.value)
-    return []
 
 
 class _WriteOut(cst.CSTTransformer):

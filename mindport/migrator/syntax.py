@@ -57,6 +57,25 @@ def target_name_nodes(target) -> list[cst.Name]:
     return []
 
 
+def own_bindings(node: cst.CSTNode) -> set[str]:
+    """The names this node itself binds (not its children): assignment, loop, ``:=``, ``as`` targets, a def or class
+    name, an import's names (``import a.b`` binds ``a``). Parameters are not counted (a ``Param`` is not asked)."""
+    if isinstance(node, cst.Assign):
+        return set().union(*(target_names(t.target) for t in node.targets))
+    if isinstance(node, (cst.AnnAssign, cst.AugAssign)):
+        return set(target_names(node.target)) if getattr(node, "value", True) is not None else set()
+    if isinstance(node, (cst.For, cst.CompFor, cst.NamedExpr)):
+        return set(target_names(node.target))
+    if isinstance(node, cst.AsName):
+        return set(target_names(node.name)) if isinstance(node.name, cst.BaseExpression) else set()
+    if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+        return {node.name.value}
+    if isinstance(node, (cst.Import, cst.ImportFrom)) and not isinstance(node.names, cst.ImportStar):
+        return {(a.asname.name.value if a.asname else cst.Module([]).code_for_node(a.name).split(".")[0])
+                for a in node.names if a.asname is None or isinstance(a.asname.name, cst.Name)}
+    return set()
+
+
 def module_level(statements):
     """The statements of a module's scope in source order: its own, and those in its top-level if/elif/else,
     try/except/else/finally and with blocks (an optional package's fallback, ``if USE_MEMORY_EFFICIENT_SiLU: class

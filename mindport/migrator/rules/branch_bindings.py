@@ -7,7 +7,7 @@ import collections
 import libcst as cst
 
 from mindport.migrator.rules.base import Example, Rule
-from mindport.migrator.syntax import target_names
+from mindport.migrator.syntax import own_bindings, target_names
 from mindport.migrator.walk import parse_statement
 
 _ALL = frozenset({"*"})  # "binds every name": a branch that ends in return/raise/break/continue never falls through
@@ -229,28 +229,8 @@ def _target_names(target: cst.BaseExpression) -> set[str]:
     return set(target_names(target))
 
 
-def _own_bindings(node: cst.CSTNode) -> set[str]:
-    """The names this node itself binds (not its children)."""
-    if isinstance(node, cst.Assign):
-        return set().union(*(_target_names(t.target) for t in node.targets))
-    if isinstance(node, (cst.AnnAssign, cst.AugAssign)):
-        return _target_names(node.target) if getattr(node, "value", True) is not None else set()
-    if isinstance(node, (cst.For, cst.CompFor)):
-        return _target_names(node.target)
-    if isinstance(node, cst.NamedExpr):
-        return _target_names(node.target)
-    if isinstance(node, cst.AsName):
-        return _target_names(node.name) if isinstance(node.name, cst.BaseExpression) else set()
-    if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
-        return {node.name.value}
-    if isinstance(node, (cst.Import, cst.ImportFrom)) and not isinstance(node.names, cst.ImportStar):
-        return {(a.asname.name.value if a.asname else cst.Module([]).code_for_node(a.name).split(".")[0])
-                for a in node.names if a.asname is None or isinstance(a.asname.name, cst.Name)}
-    return set()
-
-
 def _bound_any(node: cst.CSTNode) -> set[str]:
-    names = set(_own_bindings(node))
+    names = set(own_bindings(node))
     if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
         return names
     for child in _children(node):
@@ -268,7 +248,7 @@ def _bound_all(stmts) -> frozenset[str]:
             for small in smalls:
                 if isinstance(small, _EXITS):
                     return _ALL
-                names |= _own_bindings(small)
+                names |= own_bindings(small)
         elif isinstance(stmt, cst.If):
             then = _bound_all(stmt.body.body)
             other = _bound_all([stmt.orelse] if isinstance(stmt.orelse, cst.If)

@@ -6,7 +6,7 @@ import libcst as cst
 
 from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.scopes import dotted_name
-from mindport.migrator.syntax import module_level
+from mindport.migrator.syntax import module_level, own_bindings
 from mindport.names import CELL_NAMES, cell_attribute_name
 from mindport.migrator.walk import walk
 
@@ -201,6 +201,7 @@ class ModuleClassTransform(Rule):
         self._reserved: set[str] = set()
         self._methods: set[str] = set()  # methods a module class defines under a name Cell calls itself (compile)
         self._class_bodies: list[tuple] = []
+        self._instances: dict[str, set[str]] = {}  # a name bound only to instances of such a class -> those methods
 
     def visit_Module(self, node: cst.Module) -> None:
         self._instances = _instances_of_renamed(node, self.module_classes)
@@ -248,8 +249,8 @@ class ModuleClassTransform(Rule):
         if updated_node.attr.value in self._methods and self._class_stack and self._class_stack[-1] \
                 and isinstance(updated_node.value, cst.Name) and updated_node.value.value == "self":
             return updated_node.with_changes(attr=cst.Name(f"{updated_node.attr.value}_"))
-        if isinstance(updated_node.value, cst.Name) and updated_node.attr.value in getattr(
-                self, "_instances", {}).get(updated_node.value.value, ()):
+        if isinstance(updated_node.value, cst.Name) \
+                and updated_node.attr.value in self._instances.get(updated_node.value.value, ()):
             # model = Forecaster() ... model.compile(loss, opt): the instance's own method, renamed with it
             return updated_node.with_changes(attr=cst.Name(f"{updated_node.attr.value}_"))
         # self.forward(...), super().forward(...), a sub-module's self.conv.forward(...) and one reached through a
@@ -289,31 +290,19 @@ def _instances_of_renamed(module: cst.Module, module_classes: set[str]) -> dict[
     found: dict[str, set[str]] = {}
     other: set[str] = set()
 
-    def names_in(node) -> set[str]:
-        return {n.value for n in cst.matchers.findall(node, cst.matchers.Name())} if node is not None else set()
+    class Bindings(cst.CSTVisitor):
+        def on_visit(self, node) -> bool:
+            if isinstance(node, cst.Assign) and len(node.targets) == 1 \
+                    and isinstance(node.targets[0].target, cst.Name) and isinstance(node.value, cst.Call) \
+                    and isinstance(node.value.func, cst.Name) and node.value.func.value in taken:
+                found.setdefault(node.targets[0].target.value, set()).update(taken[node.value.func.value])
+            elif isinstance(node, cst.Param):
+                other.add(node.name.value)
+            else:
+                other.update(own_bindings(node))
+            return True
 
-    for node in cst.matchers.findall(module, cst.matchers.OneOf(
-            cst.matchers.Assign(), cst.matchers.AnnAssign(), cst.matchers.AugAssign(), cst.matchers.For(),
-            cst.matchers.CompFor(), cst.matchers.WithItem(), cst.matchers.NamedExpr(), cst.matchers.Param(),
-            cst.matchers.FunctionDef(), cst.matchers.ClassDef(), cst.matchers.ImportAlias())):
-        if isinstance(node, cst.Assign):
-            value = node.value
-            for target in node.targets:
-                if isinstance(target.target, cst.Name) and len(node.targets) == 1 and isinstance(value, cst.Call) \
-                        and isinstance(value.func, cst.Name) and value.func.value in taken:
-                    found.setdefault(target.target.value, set()).update(taken[value.func.value])
-                else:
-                    other |= names_in(target.target) if not isinstance(target.target, (cst.Attribute, cst.Subscript)) \
-                        else set()
-        elif isinstance(node, (cst.AnnAssign, cst.AugAssign, cst.For, cst.CompFor, cst.NamedExpr)):
-            if not isinstance(node.target, (cst.Attribute, cst.Subscript)):
-                other |= names_in(node.target)
-        elif isinstance(node, cst.WithItem):
-            other |= names_in(node.asname.name) if node.asname is not None else set()
-        elif isinstance(node, (cst.Param, cst.FunctionDef, cst.ClassDef)):
-            other.add(node.name.value)
-        elif isinstance(node, cst.ImportAlias):
-            other |= names_in(node.asname.name) if node.asname is not None else {dotted_name(node.name).split(".")[0]}
+    walk(module, Bindings())
     return {name: methods for name, methods in found.items() if name not in other}
 
 

@@ -663,14 +663,20 @@ class ObjectSurfaceTransform(Rule):
         node.visit(_Find())
         return found[0]
 
+    def _member_read_outside_graph(self, original_node) -> bool:
+        """A read (not a write, not a call) of a member some mapped layer keeps under another name, in a method that
+        no static graph compiles (not ``forward`` nor what it calls), in torch code converted to the nn target: where
+        ``self.<...>.<member>`` may be read by the object's class at run time."""
+        return getattr(self, "_torch_file", True) and self.ctx.options.target == "nn" \
+            and original_node.attr.value in self._renamed and id(original_node) not in self._targets \
+            and id(original_node) not in self._called and "forward" not in self._methods and bool(self._methods) \
+            and not self._compiled.intersection(self._functions)
+
     def _indexed_member_read(self, original_node) -> bool:
         """``self.stem[i + 1].weight`` outside ``forward``: an item of the model's own container taken at an index
         the text does not fix, so which layer it is (a Conv2d's weight, a BatchNorm2d's gamma) is known only when the
         code runs (SelecSLS's ``prune_and_fuse`` walks conv, bn, relu triples by ``range(0, len(self.stem), 3)``)."""
-        if not getattr(self, "_torch_file", True) or self.ctx.options.target != "nn" \
-                or original_node.attr.value not in self._renamed or id(original_node) in self._targets \
-                or id(original_node) in self._called or "forward" in self._methods or not self._methods \
-                or self._compiled.intersection(self._functions):
+        if not self._member_read_outside_graph(original_node):
             return False
         node = original_node.value
         while isinstance(node, (cst.Attribute, cst.Subscript)):
@@ -687,10 +693,7 @@ class ObjectSurfaceTransform(Rule):
         torch member is read (ESPNetv2's segmentation head sizing itself from its backbone's PReLUs): by the object's
         class at run time. A member some rule knows (a layer built in this class, a class of this file) is decided
         statically, as before."""
-        if not getattr(self, "_torch_file", True) or self.ctx.options.target != "nn" \
-                or original_node.attr.value not in self._renamed or id(original_node) in self._targets \
-                or id(original_node) in self._called or "forward" in self._methods or not self._methods \
-                or self._compiled.intersection(self._functions):
+        if not self._member_read_outside_graph(original_node):
             return False
         receiver = original_node.value
         if not isinstance(receiver.value if isinstance(receiver, (cst.Attribute, cst.Subscript)) else None,
