@@ -143,11 +143,29 @@ def _kwargs_keys(func, params: list[Param]) -> None:
             var.attrs.setdefault(node.slice.value, None)
 
 
-def _choices(func, params: list[Param]) -> None:
+def _module_tables(tree) -> dict[str, list]:
+    """The module's dict literals whose keys are all constants (``configs = {0.5: {...}, 1: {...}}``): name -> keys."""
+    tables = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                and isinstance(node.value, ast.Dict) and node.value.keys \
+                and all(isinstance(k, ast.Constant) and type(k.value) in (str, int, float) for k in node.value.keys):
+            tables[node.targets[0].id] = [k.value for k in node.value.keys]
+    return tables
+
+
+def _choices(func, params: list[Param], tables: dict[str, list] | None = None) -> None:
     """String constants a required parameter is compared with in the function (``if rnn_type == 'LSTM'``,
-    ``assert mode in ('a', 'b')``, ``getattr(nn, rnn_type)``-free): its possible values, in source order."""
+    ``assert mode in ('a', 'b')``, ``getattr(nn, rnn_type)``-free): its possible values, in source order. A parameter
+    that is a key of one of the module's ``tables`` (``configs[net_size]``) takes that table's keys."""
     names = {p.name: p for p in params if p.default is None}
     for node in ast.walk(func):
+        if tables and isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) \
+                and node.value.id in tables and isinstance(node.slice, ast.Name) and node.slice.id in names:
+            for v in tables[node.value.id]:
+                if v not in names[node.slice.id].choices:
+                    names[node.slice.id].choices.append(v)
+            continue
         left = node.left if isinstance(node, ast.Compare) else None
         if isinstance(left, ast.Call) and isinstance(left.func, ast.Attribute) and left.func.attr in (
                 "lower", "upper", "strip"):  # rnn_type.lower() == "lstm"
@@ -855,10 +873,16 @@ class _Literal:
             return ast.Call(func=func, args=args, keywords=[ast.keyword(arg=k, value=v) for k, v in kws])
         return None
 
-    def call_args(self, call: ast.Call, skip: int = 0) -> str | None:
+    def call_args(self, call: ast.Call, skip: int = 0, passed_on: frozenset = frozenset()) -> str | None:
+        """The call's arguments as source, or None when one is not a literal. ``passed_on`` names the enclosing
+        factory's own ``*args``/``**kwargs``: handed on unchanged (``return ResNet(8, [16, 32], **kwargs)``), they are
+        empty when the factory is called without arguments, so the call stands for its literal part."""
         parts = []
-        for a in call.args[skip:]:
+        positional = call.args[skip:]
+        for i, a in enumerate(positional):
             if isinstance(a, ast.Starred):
+                if i == len(positional) - 1 and isinstance(a.value, ast.Name) and a.value.id in passed_on:
+                    continue
                 return None
             text = self.render(a)
             if text is None:
@@ -866,6 +890,8 @@ class _Literal:
             parts.append(text)
         for k in call.keywords:
             if k.arg is None:
+                if isinstance(k.value, ast.Name) and k.value.id in passed_on:
+                    continue
                 return None
             text = self.render(k.value)
             if text is None:
@@ -1129,6 +1155,7 @@ def discover(root, files: list[str] | None = None, excluded: list | None = None)
             repo_argdefaults.setdefault(k, v)
     for rel, tree in parsed.items():
         dotted = dotted_of.get(rel, "")
+        tables = _module_tables(tree)
         configs = [n.name for n in tree.body if isinstance(n, ast.ClassDef) and n.name not in module_classes
                    and re.search(r"(Config|Args|Params|Cfg|Hparams|Options|Settings)$", n.name)]
         config_fields = {n.name: _config_fields(n) for n in tree.body if isinstance(n, ast.ClassDef) and n.name in configs}
@@ -1138,7 +1165,7 @@ def discover(root, files: list[str] | None = None, excluded: list | None = None)
                 init, fwd = _method(node, "__init__"), _method(node, "forward")
                 init_params = _params(init.args, True) if init else []
                 if init:
-                    _choices(init, init_params)
+                    _choices(init, init_params, tables)
                     _usage(node, init_params, repo_argdefaults)
                     _kwargs_keys(init, init_params)
                 doc = "\n".join(filter(None, [ast.get_docstring(node) or "",
@@ -1332,6 +1359,9 @@ def _collect_calls(parsed: dict, found: dict[str, Candidate], by_name: dict[str,
             bound: dict[str, list[Candidate]] = {}
             tensors: dict[str, str] = {}
             body = scope.body
+            passed_on = frozenset(a.arg for a in (getattr(scope.args, "vararg", None),
+                                                  getattr(scope.args, "kwarg", None)) if a is not None) \
+                if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) else frozenset()
             for node in _scope_nodes(body):
                 if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
                     target, value = node.targets[0].id, node.value
@@ -1353,13 +1383,13 @@ def _collect_calls(parsed: dict, found: dict[str, Candidate], by_name: dict[str,
                 for c in made or ():
                     lit = _Literal(names_of.get(c.rel, set()) | ({"nn", "torch"} & names_of.get(c.rel, set())),
                                    argdefaults)
-                    text = lit.call_args(node)
+                    text = lit.call_args(node, passed_on=passed_on)
                     if text is not None and text not in c.ctors:
                         c.ctors.append(text)
                 if _last(node.func) == "partial" and node.args:
                     for c in _named(node.args[0], by_name):
                         lit = _Literal(names_of.get(c.rel, set()), argdefaults)
-                        text = lit.call_args(node, skip=1)
+                        text = lit.call_args(node, skip=1, passed_on=passed_on)
                         if text is not None and text not in c.ctors:
                             c.ctors.append(text)
                 # inputs: model(x) / Model(...)(torch.randn(...))
