@@ -44,6 +44,13 @@ class ListPopTransform(OwnListRule):
     expression is read into ``_mp_popped`` on the line before. Only lists the method itself builds, never stored
     elsewhere (``self.cache = xs`` would see the rebinding), with ``pop()``, ``pop(-1)`` or ``pop(0)``; a pop inside a
     lambda, a comprehension or a conditional expression is left as written.
+
+    A list the method is handed (a decoder's ``forward(self, x, skips)`` popping the encoder's skips) is popped the
+    same way, in the method's own copy: the caller's list keeps its items. In torch the caller's list is emptied; no
+    MindSpore form keeps that in a static graph, which hands lists to a Cell by value (measured: the caller's
+    ``len(skips)`` after the call is the whole list even with ``pop()`` kept), and ``pop()`` kept as a statement in a
+    loop over sub-Cells fails there ("IndexError: index 1 is out of bounds", mini-stable-diffusion's U-Net decoder).
+    Only a caller that reads the list after handing it on would see the difference.
     """
 
     EXAMPLES = (
@@ -97,6 +104,11 @@ class ListPopTransform(OwnListRule):
         ),
     )
 
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        super().visit_FunctionDef(node)
+        if self._lists[-1] is not None:
+            self._lists[-1] = self._lists[-1] | _popped_parameters(node)
+
     def leave_SimpleStatementLine(self, original_node, updated_node):
         lists = self._lists[-1] if self._lists else None
         if not lists or len(updated_node.body) != 1:
@@ -141,6 +153,30 @@ def _own_lists(node: cst.FunctionDef) -> frozenset[str]:
 
     walk(node, Visitor())
     return frozenset(built - aliased)
+
+
+def _popped_parameters(node: cst.FunctionDef) -> frozenset[str]:
+    """The method's parameters it pops from (a decoder handed the encoder's skip list) and never hands over whole
+    (``ys = xs``, ``self.cache = xs``): popped from by re-binding, like the method's own lists."""
+    params = {p.name.value for p in [*node.params.posonly_params, *node.params.params, *node.params.kwonly_params]}
+    params -= {"self", "cls"}
+    popped, aliased = set(), set()
+
+    class Visitor(cst.CSTVisitor):
+        def visit_Call(self, call: cst.Call) -> None:
+            name = _pop_of(call, frozenset(params))
+            if name and _index(call.args) is not None:
+                popped.add(name)
+
+        def visit_Assign(self, assign: cst.Assign) -> None:
+            if isinstance(assign.value, cst.Name):
+                aliased.add(assign.value.value)
+
+        def visit_FunctionDef(self, inner: cst.FunctionDef) -> bool:
+            return inner is node
+
+    walk(node, Visitor())
+    return frozenset(popped - aliased)
 
 
 def _pops(stmt: cst.CSTNode, lists: frozenset[str]) -> list:
