@@ -2223,6 +2223,34 @@ def list_locals(function: "cst.FunctionDef | None", given: frozenset[str] = froz
     return frozenset(found)
 
 
+def sequence_locals(function: "cst.FunctionDef | None") -> frozenset[str]:
+    """Names the function reads as a sequence, which no int is: indexed by an integer (``input_dim[-2]``), given to
+    ``len``, spread (``*dims``) or unpacked (``h, w = size``). MLP-Mixer's ``nn.LayerNorm(input_dim)`` next to
+    ``input_dim[-2]``: a shape of several axes, where a name alone may be one int."""
+    if function is None:
+        return frozenset()
+    found: set[str] = set()
+
+    def integer(node) -> bool:
+        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+            node = node.expression
+        return isinstance(node, cst.Integer)
+
+    for node in own_nodes(function, cst.Subscript):
+        if isinstance(node.value, cst.Name) and len(node.slice) == 1 \
+                and isinstance(node.slice[0].slice, cst.Index) and integer(node.slice[0].slice.value):
+            found.add(node.value.value)
+    for node in own_nodes(function, cst.Call):
+        if isinstance(node.func, cst.Name) and node.func.value == "len" and len(node.args) == 1 \
+                and isinstance(node.args[0].value, cst.Name):
+            found.add(node.args[0].value.value)
+        found.update(a.value.value for a in node.args if a.star == "*" and isinstance(a.value, cst.Name))
+    for node in own_nodes(function, cst.Assign):
+        if isinstance(node.value, cst.Name) and any(isinstance(t.target, (cst.Tuple, cst.List)) for t in node.targets):
+            found.add(node.value.value)
+    return frozenset(found)
+
+
 def operand_holds(expr, test: Callable[[cst.BaseExpression], bool]) -> bool | None:
     """Arithmetic passes a kind of value on: ``test`` of an operand of ``a * b``, ``-a``, ``a[i]`` (either operand
     of a binary operation); None when ``expr`` is none of these."""

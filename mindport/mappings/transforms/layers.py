@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import re
 
 from mindport.mappings.transforms.base import (
     TARGET,
@@ -488,6 +489,10 @@ def layer_norm_axes(args: dict[str, Arg]) -> None:
         args["normalized_shape"] = new(repr(tuple(value)))
         if len(value) > 1:
             _multi_axis(args)
+        return
+    if re.fullmatch(r"tuple\([A-Za-z_][A-Za-z_0-9.]*\)", shape.source.strip()):
+        # a sequence of axes not counted before it runs (the converter's fact: a name read as a sequence)
+        _multi_axis(args)
         return
     axes = _display_length(shape.source)
     if axes is not None:  # [n_vertex, channels] (STGCN): the number of axes is known, their sizes are not

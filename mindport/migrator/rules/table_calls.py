@@ -30,6 +30,7 @@ from mindport.migrator.native_facts import (
     caller_floats,
     function_caller_floats,
     real_file,
+    sequence_locals,
     values_only,
     ViewChain,
     all_nodes,
@@ -853,6 +854,17 @@ class TableCallTransform(Rule):
                 bound[name] = Arg(f"int({arg.source})", arg.given, None, arg.cst_arg)
         return bound
 
+    def _shapes_of_axes(self, bound: dict[str, Arg]) -> dict[str, Arg]:
+        """A ``normalized_shape`` given by a name the enclosing function reads as a sequence (native_facts.
+        sequence_locals: ``input_dim[-2]``): ``tuple(name)``, a shape of axes the layer_norm_axes transform counts at
+        run time, where a bare name is taken for one int (MindSpore's LayerNorm normalises the last axis only: "gamma
+        or beta shape must match input shape")."""
+        arg = bound.get("normalized_shape")
+        if arg is not None and arg.given and isinstance(arg.node, cst.Name) \
+                and arg.node.value in self._function_fact("sequences", sequence_locals):
+            bound["normalized_shape"] = Arg(f"tuple({arg.source})", arg.given, None, arg.cst_arg)
+        return bound
+
     def _flags_as_bools(self, bound: dict[str, Arg]) -> dict[str, Arg]:
         """A layer's bool-only flag (``bias``) given a parameter of the enclosing function to which some call of the
         file passes a string or a number, or which defaults to one, or the attribute the function stores it on
@@ -1344,7 +1356,7 @@ class TableCallTransform(Rule):
         try:
             bound = self._sizes_as_tuples(entry, bind_arguments(entry, list(updated_node.args)))
             if entry.kind == "layer":
-                bound = self._flags_as_bools(self._numpy_sizes_as_ints(bound))
+                bound = self._shapes_of_axes(self._flags_as_bools(self._numpy_sizes_as_ints(bound)))
             if id(original_node) in self._native_inplace and "inplace" in bound:
                 bound["inplace"] = Arg("False", False)  # no reader of the input afterwards: out of place is the same
             mapped = map_arguments(entry, bound, profile)
