@@ -834,3 +834,33 @@ def test_as_tensor_gives_a_tensor_back_as_it_is():
     assert str(tt.dtype) == "torch.float64" and got.dtype == ms.float64
     np.testing.assert_array_equal(got.asnumpy(), tt.numpy())
     assert mp_tensor.as_tensor([1, 2]).dtype == ms.int64 and torch.as_tensor([1, 2]).dtype == torch.int64
+
+
+_LIST_DIMS_SOURCE = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+            self.dims = torch.nonzero(torch.tensor([1, 3, 1, 4]) == 1, as_tuple=False)[:, 0].tolist()
+
+        def forward(self, x):
+            h = self.fc(x)
+            s, m = torch.std_mean(h, self.dims, keepdim=True)
+            v, m2 = torch.var_mean(h, dim=self.dims, keepdim=True)
+            return h.std(dim=self.dims, keepdim=True), torch.var(h, self.dims), s + m, v * m2
+""")
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_spread_over_a_list_of_dims_compiles(tmp_path, mode):
+    """``z.std(self.batch_dims, ...)`` with a list attribute (normflows' ActNorm: ``nonzero(...).tolist()``): torch
+    takes a list of dims; ops.var, std_mean and var_mean refused one in a graph ("Each axis should be integer, but
+    got <class 'list'>"), where mean and sum take it. The runtime gives them the dims as a tuple."""
+    result = convert_source(_LIST_DIMS_SOURCE)
+    assert result.diagnostics == [], [d.format() for d in result.diagnostics]
+    x = np.random.default_rng(0).standard_normal((2, 3, 5, 4)).astype(np.float32)
+    assert_port_matches_in_mode(_LIST_DIMS_SOURCE, result.code, "Net", [x], tmp_path, "list_dims", mode, atol=1e-5)
