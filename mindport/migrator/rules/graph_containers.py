@@ -45,6 +45,11 @@ class GraphContainerTransform(GraphMethodRule):
     ``@mindspore.jit_class`` refuses a tensor argument. No rewrite keeps every caller's attribute reads right, so
     each such construction is flagged MP107 (a graph-sound form: a tuple, or a dict display read by key). One built
     of literals only (``Scale(2.0)(x)``) compiles and is not flagged; nor is one built in ``__init__``.
+
+    ``self.s.data = v`` (a Parameter's data replaced in a model's method: normflows' ActNorm initialises its scale
+    from the first batch) is ``mp_framework.set_data(self.s, v)``: the same write in PyNative; in a graph, which has
+    no SetData kernel on CPU ("Unsupported op [SetData]"), an ``ops.assign`` in place that the next call sees, as
+    torch's write. A value of another shape or dtype, which torch's ``.data =`` allows, is refused there.
     """
 
     EXAMPLES = (
@@ -106,6 +111,14 @@ class GraphContainerTransform(GraphMethodRule):
             self._self_sorts |= sorts
 
     def leave_Assign(self, original_node, updated_node):
+        target = original_node.targets[0].target if len(original_node.targets) == 1 else None
+        if self.compiled and isinstance(target, cst.Attribute) and target.attr.value == "data" \
+                and _self_chain(target.value):
+            self.ctx.converted_sites += 1  # self.s.data = v -> mp_framework.set_data(self.s, v)
+            return cst.Expr(cst.Call(func=self.ctx.target_expr("mindport.runtime.framework.set_data"), args=[
+                cst.Arg(updated_node.targets[0].target.value,
+                        comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+                cst.Arg(updated_node.value)]))
         names = self._aliases.get(id(original_node))
         if names is not None:
             self.remark(original_node, MP107,
@@ -181,6 +194,15 @@ def _value_classes(module: cst.Module, module_classes) -> frozenset[str]:
                         and _last(small.value.func) == "namedtuple":
                     found.add(small.targets[0].target.value)
     return frozenset(found)
+
+
+def _self_chain(node: cst.BaseExpression) -> bool:
+    """``self.s``, ``self.conv.weight``: an attribute chain on ``self`` (a Parameter the model holds)."""
+    while isinstance(node, cst.Attribute):
+        node = node.value
+        if isinstance(node, cst.Name):
+            return node.value == "self"
+    return False
 
 
 def _constant(node: cst.BaseExpression) -> bool:
