@@ -200,17 +200,21 @@ def star_bindings(src: Path, python: list[str]) -> dict[str, tuple[tuple[str, st
     return out
 
 
+_VALUE_BASES = frozenset({"object", "dict", "OrderedDict", "NamedTuple"})
+
+
 def object_classes_from_bases(per_file: list[dict[str, list[str]]]) -> frozenset[str]:
-    """Class names, across the project, that are plain objects: no base but ``object`` or another such class of the
-    project (``class Trainer:``), whatever file defines them. A class with any other base may be a module (torch's
-    ``nn.Sequential``, a library's base) and is not one of these."""
+    """Class names, across the project, that are plain objects: no base but ``object`` (or ``dict``,
+    ``OrderedDict``, ``NamedTuple``: objects that hold values) or another such class of the project (``class
+    Trainer:``, perceiver's ``class ModuleOutput(OrderedDict)``), whatever file defines them. A class with any other
+    base may be a module (torch's ``nn.Sequential``, a library's base) and is not one of these."""
     bases = _merged_bases(per_file)
     found: set[str] = set()
     changed = True
     while changed:
         changed = False
         for name, bs in bases.items():
-            if name not in found and bs <= found | {"object"}:
+            if name not in found and bs <= found | _VALUE_BASES:
                 found.add(name)
                 changed = True
     return frozenset(found)

@@ -11,6 +11,7 @@ import collections.abc
 import math
 
 import mindspore as ms
+from mindspore import ops
 import numpy as np
 
 from mindport.runtime._graph import in_fallback as _in_fallback
@@ -217,6 +218,21 @@ def keep_cache(owner, name, value):
     if not _in_graph():
         setattr(owner, name, value)
     return value
+
+
+def set_data(parameter, value):
+    """``p.data = v`` in a model's method (normflows' ActNorm: ``self.s.data = s_init.data``, its data-dependent init
+    on the first call). PyNative: that same write. A static graph (GRAPH_MODE) has no SetData kernel on CPU
+    ("Unsupported op [SetData]"); ``ops.assign`` writes the Parameter in place there, and the next call sees it, as
+    torch's. torch's ``.data =`` may also change the shape or the dtype, which an assign cannot: a graph refuses
+    that (at compile time) instead of casting."""
+    if _in_graph():
+        if value.shape != parameter.shape or value.dtype != parameter.dtype:
+            raise ValueError("mindport: in GRAPH_MODE p.data = v needs v of p's shape and dtype (an assign in place)")
+        ops.assign(parameter, value)
+        return parameter
+    parameter.data = value
+    return parameter
 
 
 def keep_buffer(owner, name, tensor, persistent=True):

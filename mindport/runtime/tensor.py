@@ -228,6 +228,20 @@ def _cell_to(cell, dtype):
 
 # ----------------------------------------------------------------------------------------------- construction
 
+def as_tensor(input_data, dtype=None):
+    """``torch.as_tensor(data, dtype)`` of a value that may already be a tensor (``torch.as_tensor(t).long()`` on
+    a forward's argument, a DDPM UNet's time steps): a tensor is given back as it is, cast only when ``dtype``
+    differs, as torch gives it back; other data (a list, an array, a number) becomes ``mindspore.Tensor(data,
+    dtype)``. In a static graph (GRAPH_MODE) ``mindspore.Tensor(t)`` of a tensor is run by the Python interpreter,
+    and its result has no known dtype or rank: every later op that reads them (a LayerNorm's ``astype(x.dtype)``,
+    a MultiheadAttention's rank check) failed to compile. The test on the argument's type is a constant there."""
+    if isinstance(input_data, ms.Tensor):
+        if dtype is None or input_data.dtype == dtype:
+            return input_data
+        return input_data.astype(dtype)
+    return ms.Tensor(input_data, dtype=dtype)
+
+
 def new_tensor(x, data, dtype=None):
     """``x.new_tensor(data)``: a new tensor from ``data`` with ``x``'s dtype unless ``dtype`` is given (MindSpore's
     Tensor has no ``new_tensor``; ``mindspore.Tensor(data)`` would infer the dtype from the data instead)."""

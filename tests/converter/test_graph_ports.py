@@ -769,3 +769,98 @@ def test_keywords_from_a_known_dict_compile(tmp_path, mode):
     assert "ops.ones((b, l, 2), dtype=dtype)" in result.code
     x = np.random.default_rng(0).standard_normal((2, 3, 5)).astype(np.float32)
     assert_port_matches_in_mode(source, result.code, "Net", [x], tmp_path, "keyword_dicts", mode)
+
+
+_AS_TENSOR_SOURCE = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+
+
+    def time_embedding(steps, dim):
+        factor = 10000 ** (torch.arange(0, dim // 2, dtype=torch.float32) / (dim // 2))
+        t = steps[:, None].repeat(1, dim // 2) / factor
+        return torch.cat([torch.sin(t), torch.cos(t)], dim=-1)
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.proj = nn.Linear(8, 4)
+            self.fc = nn.Linear(4, 4)
+            self.norm = nn.LayerNorm(4)
+            self.scales = [0.5, 2.0, 1.5, 1.0]
+
+        def forward(self, x, t):
+            e = self.proj(time_embedding(torch.as_tensor(t).long(), 8))
+            h = self.fc(x) + e[:, None, :]
+            n, l, c = h.shape
+            h = self.norm(h.reshape(n * l, c)) * torch.as_tensor(self.scales)
+            return h, torch.as_tensor(t, dtype=torch.float32) * 2, torch.as_tensor([1, 2]) + t
+""")
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_as_tensor_of_a_tensor_compiles(tmp_path, mode):
+    """``torch.as_tensor(t).long()`` on a forward's argument (explainingai's DDPM UNet: its time steps): torch gives a
+    tensor back as it is. ``mindspore.Tensor(t)`` of a tensor is interpreted in a graph, and what it gives has no
+    known dtype or rank: the LayerNorm after it failed to compile ("negative dimensions are not allowed", the
+    message MindSpore raises while printing the real TypeError), and in the UNet a MultiheadAttention's rank check
+    and ``promoted``'s dtype join. Data that is not a literal goes to ``mp_tensor.as_tensor``; a literal stays
+    ``ms.Tensor``."""
+    result = convert_source(_AS_TENSOR_SOURCE)
+    assert result.diagnostics == [], [d.format() for d in result.diagnostics]
+    assert "mp_tensor.as_tensor(t).astype(ms.int64)" in result.code
+    assert "mp_tensor.as_tensor(t, dtype=ms.float32)" in result.code
+    assert "mp_tensor.as_tensor(self.scales)" in result.code and "ms.Tensor([1, 2])" in result.code
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    t = np.array([5, 700], dtype=np.int64)
+    assert_port_matches_in_mode(_AS_TENSOR_SOURCE, result.code, "Net", [x, t], tmp_path, "as_tensor", mode)
+
+
+def test_as_tensor_gives_a_tensor_back_as_it_is():
+    """PyNative: torch.as_tensor(t) is t itself when no other dtype is asked, a cast copy otherwise; a list or an
+    array becomes a new tensor of its own dtype (float64 for an array of floats, as torch keeps it)."""
+    import mindspore as ms
+    import torch
+
+    from mindport.runtime import tensor as mp_tensor
+
+    t = ms.Tensor(np.array([1, 2], dtype=np.int64))
+    assert mp_tensor.as_tensor(t) is t and mp_tensor.as_tensor(t, dtype=ms.int64) is t
+    assert mp_tensor.as_tensor(t, dtype=ms.float32).dtype == ms.float32
+    tt = torch.as_tensor(np.array([1.5, 2.0]))
+    got = mp_tensor.as_tensor(np.array([1.5, 2.0]))
+    assert str(tt.dtype) == "torch.float64" and got.dtype == ms.float64
+    np.testing.assert_array_equal(got.asnumpy(), tt.numpy())
+    assert mp_tensor.as_tensor([1, 2]).dtype == ms.int64 and torch.as_tensor([1, 2]).dtype == torch.int64
+
+
+_LIST_DIMS_SOURCE = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+            self.dims = torch.nonzero(torch.tensor([1, 3, 1, 4]) == 1, as_tuple=False)[:, 0].tolist()
+
+        def forward(self, x):
+            h = self.fc(x)
+            s, m = torch.std_mean(h, self.dims, keepdim=True)
+            v, m2 = torch.var_mean(h, dim=self.dims, keepdim=True)
+            return h.std(dim=self.dims, keepdim=True), torch.var(h, self.dims), s + m, v * m2
+""")
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_spread_over_a_list_of_dims_compiles(tmp_path, mode):
+    """``z.std(self.batch_dims, ...)`` with a list attribute (normflows' ActNorm: ``nonzero(...).tolist()``): torch
+    takes a list of dims; ops.var, std_mean and var_mean refused one in a graph ("Each axis should be integer, but
+    got <class 'list'>"), where mean and sum take it. The runtime gives them the dims as a tuple."""
+    result = convert_source(_LIST_DIMS_SOURCE)
+    assert result.diagnostics == [], [d.format() for d in result.diagnostics]
+    x = np.random.default_rng(0).standard_normal((2, 3, 5, 4)).astype(np.float32)
+    assert_port_matches_in_mode(_LIST_DIMS_SOURCE, result.code, "Net", [x], tmp_path, "list_dims", mode, atol=1e-5)

@@ -575,3 +575,91 @@ def test_a_grid_rebuilt_on_a_size_change_matches(tmp_path, mode):
     assert any("self.grid before writing it" in d.message for d in result.diagnostics if d.code == "MP107")
     assert_port_matches_in_mode(GRID_CACHE, result.code, "Darknet", [_x((2, 3, 5, 6))], tmp_path, "self_cache_g",
                                 mode, atol=1e-5)
+
+
+_FLAG_SOURCE = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+
+
+    class ActNorm(nn.Module):
+        def __init__(self, shape):
+            super().__init__()
+            self.s = nn.Parameter(torch.zeros(shape)[None])
+            self.t = nn.Parameter(torch.zeros(shape)[None])
+            self.register_buffer("done", torch.tensor(0.0))
+
+        def forward(self, z):
+            if not self.done > 0.0:
+                self.s.copy_(-torch.log(z.std(dim=(0, 2, 3), keepdim=True) + 1e-6))
+                self.t.copy_(-z.mean(dim=(0, 2, 3), keepdim=True) * torch.exp(self.s))
+                self.done = torch.tensor(1.0)
+            return z * torch.exp(self.s) + self.t
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.norm = ActNorm((3, 1, 1))
+
+        def forward(self, x):
+            return self.norm(x), self.norm(x * 2 + 1)
+""")
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_a_buffer_flag_written_in_forward_keeps_its_write(tmp_path, mode):
+    """normflows' ActNorm: a registered buffer tested and written in forward (data-dependent init on the first call,
+    ``if not self.done > 0.0: ...; self.done = torch.tensor(1.0)``). MindSpore holds a buffer as a Parameter and a
+    graph keeps ``self.done = v`` (an Assign: graph23's probe kc.py), so the write stays as written. Read through a
+    local and kept by ``keep_cache`` (PyNative only), the flag stayed 0 in a graph: the second call initialised again
+    from its own input, and the graph's numbers differed from torch's without a word."""
+    result = convert_source(_FLAG_SOURCE)
+    assert result.diagnostics == [], [d.format() for d in result.diagnostics]
+    assert "self.done = ms.Tensor(1.0)" in result.code and "keep_cache" not in result.code
+    x = np.random.default_rng(0).standard_normal((2, 3, 4, 4)).astype(np.float32)
+    assert_port_matches_in_mode(_FLAG_SOURCE, result.code, "Net", [x], tmp_path, "buffer_flag", mode)
+
+
+_DATA_INIT_SOURCE = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+
+
+    class ActNorm(nn.Module):
+        def __init__(self, shape):
+            super().__init__()
+            self.s = nn.Parameter(torch.zeros(shape)[None])
+            self.t = nn.Parameter(torch.zeros(shape)[None])
+            self.batch_dims = torch.nonzero(torch.tensor(self.s.shape) == 1, as_tuple=False)[:, 0].tolist()
+            self.register_buffer("done", torch.tensor(0.0))
+
+        def forward(self, z):
+            if not self.done > 0.0:
+                s_init = -torch.log(z.std(self.batch_dims, keepdim=True) + 1e-6)
+                self.s.data = s_init.data
+                self.t.data = (-z.mean(dim=self.batch_dims, keepdim=True) * torch.exp(self.s)).data
+                self.done = torch.tensor(1.0)
+            return z * torch.exp(self.s) + self.t
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.norm = ActNorm((3, 1, 1))
+
+        def forward(self, x):
+            return self.norm(x), self.norm(x * 2 + 1)
+""")
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_a_data_dependent_init_in_forward_matches(tmp_path, mode):
+    """normflows' ActNorm as written: ``self.s.data = s_init.data`` on the first call, the dims a list attribute, the
+    flag a buffer. A graph has no SetData kernel on CPU ("Unsupported op [SetData]"): ``mp_framework.set_data``
+    assigns in place there (the write the second call sees, as torch's)."""
+    result = convert_source(_DATA_INIT_SOURCE)
+    assert result.diagnostics == [], [d.format() for d in result.diagnostics]
+    assert "mp_framework.set_data(self.s, s_init.data)" in result.code
+    x = np.random.default_rng(0).standard_normal((2, 3, 4, 4)).astype(np.float32)
+    assert_port_matches_in_mode(_DATA_INIT_SOURCE, result.code, "Net", [x], tmp_path, "data_init", mode)

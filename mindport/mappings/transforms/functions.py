@@ -100,6 +100,18 @@ def functions_complex_literal(args: dict[str, Arg]) -> None:
         args["dtype"] = new("mindspore.complex64")
 
 
+@call_transform("functions_tensor_value")
+def functions_tensor_value(args: dict[str, Arg]) -> None:
+    """torch.as_tensor of data that is not a literal (a name, an attribute, a call's result) may be given a tensor,
+    which torch gives back as it is (cast to ``dtype`` if given): mindport.runtime.tensor.as_tensor does the same.
+    ``mindspore.Tensor(t)`` of a tensor is run by the Python interpreter in a static graph (GRAPH_MODE), so its
+    result has no known dtype or rank, and the next op that reads them failed to compile (a DDPM UNet's
+    ``torch.as_tensor(t).long()``). A literal (``torch.as_tensor([1, 2])``) stays ``mindspore.Tensor``."""
+    data = args.get("input_data")
+    if data is not None and data.given and data.literal(default=UNKNOWN) is UNKNOWN:
+        args[TARGET] = new("mindport.runtime.tensor.as_tensor")
+
+
 @call_transform("functions_int64_dtype")
 def functions_int64_dtype(args: dict[str, Arg]) -> None:
     """ops.count_nonzero returns int32 unless told; torch returns int64."""

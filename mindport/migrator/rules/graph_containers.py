@@ -32,6 +32,24 @@ class GraphContainerTransform(GraphMethodRule):
     unsorted: no rewrite keeps both names right in every flow, so these are flagged where they are (PyNative, which
     runs the Python, is unaffected). Copies are not aliases: ``list(l)``, ``l[:]`` and ``{**d}`` then changed give
     Python's result in a graph; ``l.copy()`` and ``copy.copy(l)`` then changed fail to compile there (loud).
+
+    Objects a graph builds in the Python interpreter (measured on MindSpore 2.10, graph23's probes): a tensor read back
+    from them has no known dtype or rank, so the next op that reads those (a LayerNorm's ``astype(x.dtype)``, an
+    attention's rank check) fails to compile ("negative dimensions are not allowed", the message MindSpore raises
+    while printing the real TypeError). ``dict(a=x, b=y)`` (keywords only) is such an object; the display ``{"a": x,
+    "b": y}`` is the same dict and compiles, so it is written so. An object of a project class that is not a module,
+    built in a model's method from anything but literals, is one too: a ``@dataclass``, a ``namedtuple``/
+    ``NamedTuple``, a ``dict``/``OrderedDict`` subclass read by attribute (perceiver's ``ModuleOutput``), a plain
+    class holding tensors (fast-transformers' mask objects). Every one of these failed in a graph, whether read by
+    attribute, by key or through a method, built in the same method or returned by a sub-cell, and
+    ``@mindspore.jit_class`` refuses a tensor argument. No rewrite keeps every caller's attribute reads right, so
+    each such construction is flagged MP107 (a graph-sound form: a tuple, or a dict display read by key). One built
+    of literals only (``Scale(2.0)(x)``) compiles and is not flagged; nor is one built in ``__init__``.
+
+    ``self.s.data = v`` (a Parameter's data replaced in a model's method: normflows' ActNorm initialises its scale
+    from the first batch) is ``mp_framework.set_data(self.s, v)``: the same write in PyNative; in a graph, which has
+    no SetData kernel on CPU ("Unsupported op [SetData]"), an ``ops.assign`` in place that the next call sees, as
+    torch's write. A value of another shape or dtype, which torch's ``.data =`` allows, is refused there.
     """
 
     EXAMPLES = (
@@ -93,6 +111,14 @@ class GraphContainerTransform(GraphMethodRule):
             self._self_sorts |= sorts
 
     def leave_Assign(self, original_node, updated_node):
+        target = original_node.targets[0].target if len(original_node.targets) == 1 else None
+        if self.compiled and isinstance(target, cst.Attribute) and target.attr.value == "data" \
+                and _self_chain(target.value):
+            self.ctx.converted_sites += 1  # self.s.data = v -> mp_framework.set_data(self.s, v)
+            return cst.Expr(cst.Call(func=self.ctx.target_expr("mindport.runtime.framework.set_data"), args=[
+                cst.Arg(updated_node.targets[0].target.value,
+                        comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+                cst.Arg(updated_node.value)]))
         names = self._aliases.get(id(original_node))
         if names is not None:
             self.remark(original_node, MP107,
@@ -109,7 +135,27 @@ class GraphContainerTransform(GraphMethodRule):
                         "sort a local copy: xs = sorted(self.xs)")
         return updated_node
 
+    def visit_Module(self, node: cst.Module) -> None:
+        self._value_classes = _value_classes(node, self._module_classes) | (
+            self.ctx.options.object_classes - set(self._module_classes))
+
     def leave_Call(self, original_node, updated_node):
+        if self.compiled and isinstance(original_node.func, cst.Name) \
+                and original_node.func.value in getattr(self, "_value_classes", ()) \
+                and not all(_constant(a.value) for a in original_node.args):
+            name = original_node.func.value
+            self.remark(original_node, MP107,
+                        f"an object of the class '{name}' (the project's, not a Cell) built in a model's method: a static "
+                        f"graph (GRAPH_MODE) builds it in the Python interpreter, and a tensor read back from it has "
+                        f"no known dtype or rank there, so a layer given it (LayerNorm, attention) fails to compile; "
+                        f"PyNative runs it as Python",
+                        "hold the values in a tuple or a dict display ({'key': value}) read by key, or build the "
+                        "object outside construct")
+            return updated_node
+        if self.compiled and _keyword_dict(original_node):
+            self.ctx.converted_sites += 1
+            return cst.Dict([cst.DictElement(cst.SimpleString(f'"{a.keyword.value}"'), a.value)
+                             for a in updated_node.args])
         if not self.compiled or not isinstance(original_node.func, cst.Name) or original_node.func.value != "dict" \
                 or len(original_node.args) != 1 or original_node.args[0].keyword is not None \
                 or original_node.args[0].star:
@@ -117,6 +163,63 @@ class GraphContainerTransform(GraphMethodRule):
         self.runtime_modules.add(_RUNTIME)
         self.ctx.converted_sites += 1
         return updated_node.with_changes(func=parse_expression(f"{runtime_alias(_RUNTIME)}.dict_copy"))
+
+
+def _keyword_dict(node: cst.Call) -> bool:
+    """``dict(a=x, b=y)``: keywords only (at least one, no ``**``). A graph builds it in the Python interpreter, and a
+    tensor read back from it has no known dtype (a LayerNorm given it failed to compile); the display ``{"a": x,
+    "b": y}`` is the same dict, which a graph compiles."""
+    return isinstance(node.func, cst.Name) and node.func.value == "dict" and bool(node.args) \
+        and all(a.keyword is not None and not a.star for a in node.args)
+
+
+_VALUE_BASES = frozenset({"dict", "OrderedDict", "NamedTuple", "object"})
+
+
+def _value_classes(module: cst.Module, module_classes) -> frozenset[str]:
+    """The file's top-level classes whose objects hold values, not layers: no base, or bases among ``object``,
+    ``dict``, ``OrderedDict``, ``NamedTuple`` (a ``@dataclass``, perceiver's ``ModuleOutput(OrderedDict)``, a
+    mask object), and the names bound to ``namedtuple(...)``. Module classes and classes of other bases (an
+    exception, a torch class) are not among them."""
+    found: set[str] = set()
+    for stmt in module.body:
+        if isinstance(stmt, cst.ClassDef) and stmt.name.value not in module_classes:
+            bases = {_last(a.value) for a in stmt.bases if a.keyword is None}
+            if bases <= _VALUE_BASES:
+                found.add(stmt.name.value)
+        elif isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, cst.Assign) and len(small.targets) == 1 \
+                        and isinstance(small.targets[0].target, cst.Name) and isinstance(small.value, cst.Call) \
+                        and _last(small.value.func) == "namedtuple":
+                    found.add(small.targets[0].target.value)
+    return frozenset(found)
+
+
+def _self_chain(node: cst.BaseExpression) -> bool:
+    """``self.s``, ``self.conv.weight``: an attribute chain on ``self`` (a Parameter the model holds)."""
+    while isinstance(node, cst.Attribute):
+        node = node.value
+        if isinstance(node, cst.Name):
+            return node.value == "self"
+    return False
+
+
+def _constant(node: cst.BaseExpression) -> bool:
+    """A literal number, string, True/False/None: an object built of these only holds no tensor (a graph compiles
+    ``Scale(2.0)(x)``)."""
+    if isinstance(node, cst.UnaryOperation):
+        node = node.expression
+    return isinstance(node, (cst.Integer, cst.Float, cst.SimpleString)) \
+        or isinstance(node, cst.Name) and node.value in ("True", "False", "None")
+
+
+def _last(node: cst.BaseExpression) -> str:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return node.attr.value
+    return ""
 
 
 def _aliased(node: cst.FunctionDef) -> tuple[dict[int, tuple[str, str]], set[int]]:

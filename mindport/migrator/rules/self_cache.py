@@ -61,7 +61,10 @@ class SelfCacheTransform(Rule):
     pure function of sizes and configuration, as such caches are. The MP107 of a ``forward`` cache stays (a graph
     reads what ``__init__`` set, so a cache whose value depends on the first call's input differs). Left as written:
     an attribute written other than by ``self.<name> = value`` (``+=``, a tuple target, a nested function), or
-    written by a method the getter or ``forward`` calls.
+    written by a method the getter or ``forward`` calls, and an attribute ``__init__`` makes a Parameter or a buffer
+    (``register_buffer``, ``nn.Parameter``): MindSpore holds both as Parameters, and a graph keeps their write
+    (an Assign, seen by the next call), where ``keep_cache`` would drop it. normflows' ActNorm flag
+    (``if not self.done > 0.0: ...; self.done = torch.tensor(1.0)``) so initialises once in a graph, as in torch.
 
     A buffer registered again outside ``__init__`` as a cache (PaLM's ``get_mask``: ``if self.mask is not None and
     self.mask.shape[-1] >= n: return self.mask[:n, :n]``, then ``self.register_buffer("mask", mask,
@@ -1111,6 +1114,7 @@ def _lazy_properties(cls: cst.ClassDef, lazy: dict) -> None:
     local: not those written other than by ``self.a = v``, nor those a method it calls (``self.m(...)``) writes."""
     methods = [s for s in cls.body.body if isinstance(s, cst.FunctionDef)]
     written = {fn.name.value: _self_writes(fn) for fn in methods}
+    stored = _parameters_and_buffers(methods)
     for fn in methods:
         if not (_is_property(fn) or fn.name.value in _ENTRIES) or not isinstance(fn.body, cst.IndentedBlock):
             continue
@@ -1127,10 +1131,46 @@ def _lazy_properties(cls: cst.ClassDef, lazy: dict) -> None:
         elsewhere = set().union(*(set(written[n][0]) | written[n][1] for n in called)) if called else set()
         attrs = []
         for attr in _rebuilt(fn):
-            if attr in plain and attr not in other and attr not in elsewhere and attr not in attrs:
+            if attr in plain and attr not in other and attr not in elsewhere and attr not in attrs \
+                    and attr not in stored:
                 attrs.append(attr)
         if attrs:
             lazy[id(fn)] = attrs
+
+
+def _parameters_and_buffers(methods) -> set[str]:
+    """The attributes ``__init__`` makes a Parameter or a buffer (``self.register_buffer("a", v)``, ``self.a =
+    nn.Parameter(v)``): MindSpore holds both as Parameters, and a graph keeps a write of one (``self.a = v`` in
+    construct is an Assign there, seen by the next call: graph23's probe kc.py, normflows' ActNorm flag
+    ``self.data_dep_init_done``). ``keep_cache`` would drop that write in a graph, so such an attribute keeps it."""
+    found: set[str] = set()
+    for fn in methods:
+        if fn.name.value != "__init__":
+            continue
+
+        class Visitor(cst.CSTVisitor):
+            def visit_Call(self, node: cst.Call) -> None:
+                if isinstance(node.func, cst.Attribute) and _is_self(node.func.value) \
+                        and node.func.attr.value == "register_buffer" and node.args \
+                        and isinstance(node.args[0].value, cst.SimpleString):
+                    found.add(node.args[0].value.raw_value)
+
+            def visit_Assign(self, node: cst.Assign) -> None:
+                if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Attribute) \
+                        and _is_self(node.targets[0].target.value) and isinstance(node.value, cst.Call) \
+                        and _tail(node.value.func) == "Parameter":
+                    found.add(node.targets[0].target.attr.value)
+
+        walk(fn, Visitor())
+    return found
+
+
+def _tail(node) -> str:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return node.attr.value
+    return ""
 
 
 def _rebuilt(fn: cst.FunctionDef) -> list[str]:
