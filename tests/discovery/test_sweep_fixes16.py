@@ -103,6 +103,30 @@ class PointAttentionStack(nn.Module):
         return torch.cat(outs, dim=1)
 '''}
 
+# A DenseNet layer whose growth_rate has no default (gpleiss/efficient_densenet_pytorch's _DenseLayer/_DenseBlock,
+# andreasveit/densenet-pytorch's DenseBlock): the name rule "rate$ is a probability" guessed 0.0.
+DENSE = {"dense.py": '''
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class DenseUnit(nn.Module):
+    def __init__(self, in_ch, growth_rate, bn_size, drop_rate):
+        super().__init__()
+        self.norm1 = nn.BatchNorm2d(in_ch)
+        self.conv1 = nn.Conv2d(in_ch, bn_size * growth_rate, 1, bias=False)
+        self.norm2 = nn.BatchNorm2d(bn_size * growth_rate)
+        self.conv2 = nn.Conv2d(bn_size * growth_rate, growth_rate, 3, padding=1, bias=False)
+        self.drop_rate = drop_rate
+
+    def forward(self, x):
+        out = self.conv1(F.relu(self.norm1(x)))
+        out = self.conv2(F.relu(self.norm2(out)))
+        out = F.dropout(out, p=self.drop_rate, training=self.training)
+        return torch.cat([x, out], 1)
+'''}
+
 # A decoder of transposed convolutions with output_padding (NVIDIA/pix2pixHD's GlobalGenerator upsampling).
 UPSAMPLE = {"up.py": '''
 import torch.nn as nn
@@ -208,6 +232,14 @@ def test_the_float64_control_does_not_excuse_a_wrong_port(tmp_path):
     """The same model with the converted normaliser's epsilon changed (1e-9 -> 1e-2): still diverged."""
     model = _prove(tmp_path, ATTENTION, "attention.py:PointAttentionStack", edit=("attention.py", "(1e-9 +", "(0.01 +"))
     assert model["status"] == "diverged", model
+
+
+def test_a_growth_rate_is_a_channel_count(tmp_path):
+    """(legacy16) growth_rate=0.0 ("rate$" read as a probability) failed three DenseNet builds of rows 202-209
+    ("empty(): argument 'size' must be tuple of ints, but found element of type float"); it is a channel count."""
+    model = _prove(tmp_path, DENSE, "dense.py:DenseUnit")
+    assert model["status"] == "proven", model
+    assert "growth_rate=16" in model["ctor"], model
 
 
 def test_a_transposed_convolution_with_output_padding_is_no_trap(tmp_path):
