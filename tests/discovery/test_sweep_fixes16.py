@@ -144,6 +144,23 @@ class Upsampler(nn.Module):
         return self.body(x)
 '''}
 
+# A stage whose count is read through int() (xternalz/WideResNet-pytorch's NetworkBlock: range(int(nb_layers))).
+STAGE = {"stage.py": '''
+import torch.nn as nn
+
+
+class Stage(nn.Module):
+    def __init__(self, nb_layers, in_planes, out_planes):
+        super().__init__()
+        layers = []
+        for i in range(int(nb_layers)):
+            layers += [nn.Conv2d(in_planes if i == 0 else out_planes, out_planes, 3, padding=1), nn.ReLU()]
+        self.layer = nn.Sequential(*layers)
+
+    def forward(self, x):
+        return self.layer(x)
+'''}
+
 
 def _write(root, files):
     for rel, text in files.items():
@@ -249,3 +266,11 @@ def test_a_transposed_convolution_with_output_padding_is_no_trap(tmp_path):
     It now expects (p, p - op) per axis."""
     model = _prove(tmp_path, UPSAMPLE, "up.py:Upsampler")
     assert model["status"] == "proven", model
+
+
+def test_a_count_read_through_int_is_a_number(tmp_path):
+    """(legacy16) WideResNet's NetworkBlock reads ``range(int(nb_layers))``: "layers$" guessed the list [2, 2]
+    ("int() argument must be ... not 'list'"). A parameter given to int() or float() is a number."""
+    model = _prove(tmp_path, STAGE, "stage.py:Stage")
+    assert model["status"] == "proven", model
+    assert "nb_layers=2" in model["ctor"], model
