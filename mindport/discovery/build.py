@@ -63,6 +63,8 @@ def small_value(name: str, annotation: str, default_int: int = 16, last_resort: 
         return "1"
     if re.search(r"sampl\w*_?rate|(^|_)sr$", low) and ann in ("", "int"):
         return "16000"
+    if re.search(r"growth", low) and ann in ("", "int"):  # a DenseNet's growth_rate: channels each layer adds
+        return str(default_int)
     if ann == "float" or re.search(r"drop|(^|_)eps(ilon)?$|alpha|beta|gamma|temperature|scale$|rate$|prob|(^|_)lr$|"
                                    r"(^|_)p$", low):
         return "0.0" if re.search(r"drop|prob|(^|_)p$|rate$", low) else "1.0"

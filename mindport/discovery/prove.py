@@ -280,6 +280,8 @@ def prove_one(worker: _Worker, entry: dict, src_root: Path, out_root: Path, s: P
             settings = Settings(s.rtol, atol, s.seed, True, s.graph_mode and draw == "own init", atol_per_unit=s.atol)
             _run(report, ref, ms, arrays, settings, plan, None)
             report.settings["atol"] = atol
+            if not report.ok:
+                _noise_control(report, ref, arrays)
             draws.append((draw, report))
             if not report.ok:
                 break
@@ -344,6 +346,43 @@ def _not_deterministic(ref, arrays) -> str:
     return ""
 
 
+def _noise_control(report, ref, arrays) -> None:
+    """A draw whose outputs miss the fixed tolerance by no more than float32 rounding explains passes (noise.py's
+    control, as training parity has it): per differing output, MindSpore's distance to torch within NOISE_FACTOR
+    times torch's own float32-to-float64 distance on the same weights and inputs, and that distance not a sizeable
+    share of the output (an ill-conditioned draw stays diverged, its error says so). Only a plain value mismatch is
+    judged: a MindSpore error, a GRAPH_MODE failure or mismatch, a known trap, a structure or NaN/Inf difference, a
+    vacuous comparison keep their verdict. PCT's Point_Transformer_Last at the random draw: softmax of large
+    attention energies, torch float32 8.9e-4 from float64 where the tolerance was 4e-5: "diverged" (max rel 5.3e-3)
+    although MindSpore was no further from torch than that."""
+    from mindport.validators.parity.noise import ILL_CONDITIONED, forward_within_noise
+    from mindport.validators.parity.sides import _checked
+
+    if (report.ms_error or report.graph.status in ("failed", "mismatch") or report.config_findings
+            or not report.structure.get("ok", True) or (report.vacuous and not report.vacuous.get("resolved", True))):
+        return
+    bad = [o for o in report.outputs if not o.allclose]
+    if not bad or any(o.status != "mismatch" or o.max_abs is None or not o.nonfinite.get("same_places", True)
+                      for o in bad):
+        return
+    ref.call("restore")  # the weights the comparison ran on (a vacuous re-check perturbs them)
+    gaps = _checked(ref.call, "float64_gap", arrays)
+    control = {}
+    for o in bad:
+        if o.key not in gaps:
+            return
+        noise, scale = gaps[o.key]
+        control[o.key] = {"ms_abs": o.max_abs, "torch_float32_vs_float64_abs": noise, "scale": scale}
+        if not forward_within_noise(o.max_abs, noise, scale):
+            if noise > ILL_CONDITIONED * max(scale, 1e-30):
+                report.settings["ill_conditioned"] = (f"torch float32 itself is {noise / scale:.2g} of the output "
+                                                      f"from float64 at this draw (ill-conditioned)")
+            return
+    report.ok, report.outcome = True, "pass"
+    report.reason = "within float32 noise (torch float32 vs float64 control)"
+    report.settings["float32_noise"] = control
+
+
 def _scale(run: dict) -> float:
     """The largest finite magnitude of a forward run's floating outputs and recorded layer outputs."""
     from mindport.validators.parity.metrics import largest_value
@@ -375,6 +414,8 @@ def _verdict(entry: dict, draws: list) -> dict:
         rels = [o.max_rel for o in report.outputs if o.max_rel is not None]
         entry["draws"].append({"draw": draw, "ok": report.ok, "max_rel": max(rels) if rels else None,
                                "graph": report.graph.status, "atol": report.settings.get("atol")})
+        if report.settings.get("float32_noise"):  # passed by the float64 control, not by the fixed tolerance
+            entry["draws"][-1]["float32_noise"] = report.settings["float32_noise"]
     entry["max_rel"] = max((d["max_rel"] for d in entry["draws"] if d["max_rel"] is not None), default=None)
     draw, report = draws[-1]
     if report.ok and len(draws) == 2:
@@ -407,6 +448,8 @@ def _verdict(entry: dict, draws: list) -> dict:
             what = (f"{bad[0].key}: max rel {bad[0].max_rel or 0:.3g}" if bad else
                     "; ".join(report.structure.get("problems", [])[:2]) or f"{report.outcome}: {report.reason}")
             entry["error"] = f"outputs differ ({draw}): {what}"
+            if report.settings.get("ill_conditioned"):
+                entry["error"] += f"; {report.settings['ill_conditioned']}"
     return entry
 
 

@@ -317,7 +317,7 @@ def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str]) 
                     attrs[name][GET_KEY] = None  # read with .get too: a namespace of it is also a dict
             if _last(node.func) in _SEQUENCE_CALLS and node.args and which(node.args[0]) is not None:
                 uses[which(node.args[0])].add("sequence")
-            if _last(node.func) == "range":
+            if _last(node.func) in ("range", "int", "float"):  # range(n); int(nb_layers) (WideResNet's NetworkBlock)
                 for a in node.args:
                     if which(a) is not None:
                         uses[which(a)].add("number")

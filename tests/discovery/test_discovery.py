@@ -101,6 +101,7 @@ def test_small_values_follow_names_and_hints():
     assert small_value("name", "str") is None
     assert small_value("dilation_rate", "") == "1"  # glow-tts' WN: a dilation, not a drop rate
     assert small_value("sample_rate", "") == "16000"
+    assert small_value("growth_rate", "") == "16"  # a DenseNet's channels per layer (legacy16: 0.0 broke 3 builds)
     cand = {"ctors": ["3"], "params": [{"name": "in_ch", "annotation": "", "default": None, "kind": "positional"}]}
     assert ctor_attempts(cand, "in_ch=4") == [("mindport.toml", "in_ch=4"), ("repository", "3"),
                                               ("small values", "in_ch=16"), ("small values", "in_ch=8"),

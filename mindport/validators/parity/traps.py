@@ -63,7 +63,13 @@ def _conv_padding(t: dict, m: dict) -> str | None:
     if isinstance(tp, str):
         torch_pad = tp
     else:
-        torch_pad = tuple(v for p in _ntuple(tp, nd) for v in (p, p))
+        # a transposed convolution's output_padding op crops p - op at the end of an axis instead of p: MindSpore's
+        # asymmetric (p, p - op) per axis (the converter's rule) unless the MindSpore layer takes torch's
+        # output_padding itself (mindport's Conv1dTranspose). pix2pixHD's GlobalGenerator (padding=1,
+        # output_padding=1 -> padding=(1, 0, 1, 0)) was "diverged: known trap" with outputs 5e-7 apart
+        op = (0,) * nd if any(_ntuple(m.get("output_padding", 0) or 0, nd)) else \
+            _ntuple(t.get("output_padding", 0) or 0, nd)
+        torch_pad = tuple(v for p, o in zip(_ntuple(tp, nd), op) for v in (p, p - o))
     mode = str(m.get("pad_mode", "same")).lower()
     if mode in ("same", "valid"):
         ms_pad = mode if mode == "same" else (0,) * (2 * nd)
