@@ -618,3 +618,46 @@ def float64_free(trees: list[ast.Module]) -> bool:
                     or isinstance(node.func, ast.Attribute) and node.func.attr == "Parameter"):
                 return False  # nn.Parameter(torch.tensor(data)): whatever library made the data
     return True
+
+
+# the settings mindport.runtime.layers.Conv1d reads back in torch's 1-tuple form (MindSpore keeps them 2-D: (1, k))
+CONV1D_SETTINGS = frozenset({"kernel_size", "stride", "dilation", "padding"})
+_NAMESPACE_BUILTINS = frozenset({"getattr", "setattr", "hasattr", "delattr"})
+
+
+def conv1d_settings_unread(trees: list[ast.Module]) -> bool:
+    """Does no code of the project touch a layer's ``kernel_size``, ``stride``, ``dilation`` or ``padding`` (the
+    settings MindSpore's Conv1d keeps in 2-D form, ``(1, k)``, where torch's are 1-tuples)? Then a Conv1d needs
+    nothing from ``mindport.runtime.layers.Conv1d`` (which reads them back as torch's) and is MindSpore's own
+    ``nn.Conv1d``. Read with ``ast`` over every file; False when any file:
+
+    * names one of them as an attribute of anything but ``self`` in a method of a class (``conv.kernel_size[0]``,
+      ``self.conv.padding``, ``m.stride`` in an init loop; a write too);
+    * subclasses a class named ``Conv1d`` (its methods read them through ``self``);
+    * reads or writes an attribute by a name not written as a string literal, or one of them so written
+      (``getattr(m, name)``, ``getattr(m, 'padding')``), or reads an object's ``__dict__`` or ``vars()``."""
+    for tree in trees:
+        own = set()  # self.<name> in a method of a class
+        for cls in ast.walk(tree):
+            if not isinstance(cls, ast.ClassDef):
+                continue
+            if any(_last_component(b) == "Conv1d" for b in cls.bases):
+                return False
+            for method in cls.body:
+                if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and method.args.args \
+                        and method.args.args[0].arg == "self":
+                    own.update(id(n) for n in ast.walk(method) if isinstance(n, ast.Attribute)
+                               and isinstance(n.value, ast.Name) and n.value.id == "self")
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and (
+                    node.attr == "__dict__" or node.attr in CONV1D_SETTINGS and id(node) not in own):
+                return False
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                if node.func.id == "vars":
+                    return False
+                if node.func.id in _NAMESPACE_BUILTINS and len(node.args) >= 2:
+                    name = node.args[1]
+                    if not (isinstance(name, ast.Constant) and isinstance(name.value, str)) \
+                            or name.value in CONV1D_SETTINGS:
+                        return False
+    return True
