@@ -632,12 +632,17 @@ def conv1d_settings_unread(trees: list[ast.Module]) -> bool:
     ``nn.Conv1d``. Read with ``ast`` over every file; False when any file:
 
     * names one of them as an attribute of anything but ``self`` in a method of a class (``conv.kernel_size[0]``,
-      ``self.conv.padding``, ``m.stride`` in an init loop; a write too);
+      ``self.conv.padding``, ``m.stride`` in an init loop; a write too), unless it is called (``x.stride()``: a
+      tensor's method; a layer's settings are not callable);
     * subclasses a class named ``Conv1d`` (its methods read them through ``self``);
-    * reads or writes an attribute by a name not written as a string literal, or one of them so written
-      (``getattr(m, name)``, ``getattr(m, 'padding')``), or reads an object's ``__dict__`` or ``vars()``."""
+    * reads, writes or tests an attribute of anything but ``self`` in a method by a name not written as a string
+      literal, or one of them so written (``getattr(m, name)``, ``getattr(m, 'padding')``); a module's namespace
+      (``getattr(nn, activation)``, a name the file imports; ``getattr(importlib.import_module(m), cls)``) is no layer.
+
+    A namespace read whole (``vars(x)``, ``x.__dict__``: ``vars(args)`` of every argparse script) is not taken for a
+    read of a layer's settings."""
     for tree in trees:
-        own = set()  # self.<name> in a method of a class
+        own = set()  # self in a method of a class
         for cls in ast.walk(tree):
             if not isinstance(cls, ast.ClassDef):
                 continue
@@ -646,18 +651,26 @@ def conv1d_settings_unread(trees: list[ast.Module]) -> bool:
             for method in cls.body:
                 if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and method.args.args \
                         and method.args.args[0].arg == "self":
-                    own.update(id(n) for n in ast.walk(method) if isinstance(n, ast.Attribute)
-                               and isinstance(n.value, ast.Name) and n.value.id == "self")
+                    own.update(id(n) for n in ast.walk(method) if isinstance(n, ast.Name) and n.id == "self")
+        called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+        imported = {(a.asname or a.name).split(".")[0] for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))
+                    for a in n.names}
         for node in ast.walk(tree):
-            if isinstance(node, ast.Attribute) and (
-                    node.attr == "__dict__" or node.attr in CONV1D_SETTINGS and id(node) not in own):
+            if isinstance(node, ast.Attribute) and node.attr in CONV1D_SETTINGS and id(node.value) not in own \
+                    and id(node) not in called:
                 return False
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-                if node.func.id == "vars":
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                    and node.func.id in _NAMESPACE_BUILTINS and len(node.args) >= 2 and id(node.args[0]) not in own \
+                    and not _module_namespace(node.args[0], imported):
+                name = node.args[1]
+                if not (isinstance(name, ast.Constant) and isinstance(name.value, str)) \
+                        or name.value in CONV1D_SETTINGS:
                     return False
-                if node.func.id in _NAMESPACE_BUILTINS and len(node.args) >= 2:
-                    name = node.args[1]
-                    if not (isinstance(name, ast.Constant) and isinstance(name.value, str)) \
-                            or name.value in CONV1D_SETTINGS:
-                        return False
     return True
+
+
+def _module_namespace(node: ast.expr, imported: set[str]) -> bool:
+    """A module (or what a module holds): a name the file binds by ``import``, or ``import_module(...)``."""
+    if isinstance(node, ast.Name):
+        return node.id in imported
+    return isinstance(node, ast.Call) and _last_component(node.func) == "import_module"

@@ -6,7 +6,8 @@ nothing reads them, MindSpore's own class computes the same convolution, with 0 
 Type checks (``isinstance(m, nn.Conv1d)``) name the same class the builds are, and a star-arg factory
 (``nn.Conv1d(*args, **kwargs)``, guided-diffusion's ``conv_nd``) gets a native factory instead of the runtime adapter.
 A read of one of the settings on anything but ``self`` (in any file of the project), a subclass of Conv1d, a
-``getattr`` by a computed name, ``vars()`` or ``__dict__`` keep the runtime class. Expected values come from torch;
+``getattr`` by a computed name (of anything but ``self`` or a module) keep the runtime class; a called ``.stride()``
+(a tensor's method), ``getattr(self, name)``, ``getattr(nn, activation)`` and ``vars(args)`` do not. Expected values come from torch;
 the fixtures are written here."""
 from __future__ import annotations
 
@@ -61,12 +62,23 @@ def test_a_conv1d_no_code_reads_the_settings_of_is_mindspores():
     assert "isinstance(m, nn.Conv1d)" in code, code
 
 
+def test_reads_of_no_layers_setting_keep_the_native_conv1d():
+    code = convert_source(SOURCE + textwrap.dedent("""
+
+
+        def inspect(x, net, args):
+            layer = getattr(net, 'a')  # a literal name that is none of the settings
+            act = getattr(nn, args.act)  # a module's namespace
+            return x.stride(), layer, act, vars(args)  # a tensor's method; a namespace read whole
+    """)).code
+    assert "self.a = nn.Conv1d(" in code and "isinstance(m, nn.Conv1d)" in code, code
+
+
 @pytest.mark.parametrize("read", [
     "print(Net().a.kernel_size[0])",  # a read on another object
     "n = getattr(Net().b, name)",  # a name known at run time
     "n = getattr(Net().b, 'padding')",  # the setting by its name
-    "n = vars(Net())",
-    "n = Net().__dict__",
+    "print(Net().modules())\nprint(getattr(Net().c, 'dilation'))",  # by its name, any receiver but self
     "class Causal(nn.Conv1d):\n    def forward(self, x):\n        return super().forward(F.pad(x, (self.padding[0], 0)))",
 ])
 def test_a_read_of_the_settings_keeps_the_runtime_conv1d(read):
