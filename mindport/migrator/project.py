@@ -634,7 +634,8 @@ def conv1d_settings_unread(trees: list[ast.Module]) -> bool:
     * names one of them as an attribute of anything but ``self`` in a method of a class (``conv.kernel_size[0]``,
       ``self.conv.padding``, ``m.stride`` in an init loop; a write too), unless it is called (``x.stride()``: a
       tensor's method; a layer's settings are not callable);
-    * subclasses a class named ``Conv1d`` (its methods read them through ``self``);
+    * subclasses a class named ``Conv1d``, or a name the file binds to one (``from torch.nn import Conv1d as C``,
+      ``C = nn.Conv1d``): its methods read them through ``self``;
     * reads, writes or tests an attribute of anything but ``self`` in a method by a name not written as a string
       literal, or one of them so written (``getattr(m, name)``, ``getattr(m, 'padding')``); a module's namespace
       (``getattr(nn, activation)``, a name the file imports; ``getattr(importlib.import_module(m), cls)``) is no layer.
@@ -642,11 +643,15 @@ def conv1d_settings_unread(trees: list[ast.Module]) -> bool:
     A namespace read whole (``vars(x)``, ``x.__dict__``: ``vars(args)`` of every argparse script) is not taken for a
     read of a layer's settings."""
     for tree in trees:
+        conv1d = {"Conv1d"} | {a.asname for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names
+                               if a.name == "Conv1d" and a.asname} \
+            | {t.id for n in ast.walk(tree) if isinstance(n, ast.Assign) and isinstance(n.value, (ast.Name, ast.Attribute))
+               and _last_component(n.value) == "Conv1d" for t in n.targets if isinstance(t, ast.Name)}
         own = set()  # self in a method of a class
         for cls in ast.walk(tree):
             if not isinstance(cls, ast.ClassDef):
                 continue
-            if any(_last_component(b) == "Conv1d" for b in cls.bases):
+            if any(_last_component(b) in conv1d for b in cls.bases):
                 return False
             for method in cls.body:
                 if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and method.args.args \

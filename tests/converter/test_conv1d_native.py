@@ -80,6 +80,8 @@ def test_reads_of_no_layers_setting_keep_the_native_conv1d():
     "n = getattr(Net().b, 'padding')",  # the setting by its name
     "print(Net().modules())\nprint(getattr(Net().c, 'dilation'))",  # by its name, any receiver but self
     "class Causal(nn.Conv1d):\n    def forward(self, x):\n        return super().forward(F.pad(x, (self.padding[0], 0)))",
+    "from torch.nn import Conv1d as C\n\n\nclass Causal(C):\n    pass",  # a subclass through another name
+    "C = nn.Conv1d\n\n\nclass Causal(C):\n    pass",
 ])
 def test_a_read_of_the_settings_keeps_the_runtime_conv1d(read):
     code = convert_source(SOURCE + "\n\n" + read + "\n").code
