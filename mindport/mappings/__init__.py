@@ -329,6 +329,11 @@ class Registry:
                 continue
             for profile, target in entry.targets.items():
                 index.setdefault((profile, target), entry)
+        from mindport.mappings.settings_layers import SETTINGS_LAYERS
+
+        for runtime, native in SETTINGS_LAYERS.items():  # the class a project that reads no setting back builds
+            if ("nn", runtime) in index:
+                index.setdefault(("nn", native), index[("nn", runtime)])
         return index
 
     def layer_for_target(self, ms_class_path: str, profile: str = "nn") -> Entry | None:

@@ -15,7 +15,7 @@ from mindport.errors import Diagnostic
 from mindport.mappings import load_registry
 from mindport.migrator.context import Options
 from mindport.migrator.engine import run_pipeline
-from mindport.migrator.project import float64_free, return_kinds
+from mindport.migrator.project import conv1d_settings_unread as _conv1d_settings_unread, float64_free, return_kinds
 
 
 @dataclass
@@ -36,7 +36,7 @@ def convert_source(code: str, filename: str = "<string>", *, target: str = "nn",
                    local_packages=frozenset(), star_bindings=(), device: str = "any",
                    object_classes=frozenset(), list_names=frozenset(),
                    function_classes=frozenset(), float_sites=(), uniform_sites=(), return_kinds=None,
-                   imported_names=frozenset(), float64_free=None) -> ConversionResult:
+                   imported_names=frozenset(), float64_free=None, conv1d_settings_unread=None) -> ConversionResult:
     """Convert PyTorch source text to MindSpore source text.
 
     ``local_packages``: the top-level packages of the project the file belongs to (a torch-based package among them,
@@ -57,11 +57,15 @@ def convert_source(code: str, filename: str = "<string>", *, target: str = "nn",
     modules (``mindport.migrator.project.imported_names``): a torch name the file imports and they may import from
     it stays bound. ``float64_free``: can no float64 tensor come to be in the project
     (``mindport.migrator.project.float64_free``)? None (a file alone): the file's own answer.
+    ``conv1d_settings_unread``: does no code of the project touch a layer's kernel_size, stride, dilation or padding
+    (``mindport.migrator.project.conv1d_settings_unread``)? None (a file alone): the file's own answer.
     """
     if return_kinds is None:
         return_kinds = _own_return_kinds(code)
     if float64_free is None:
         float64_free = _own_float64_free(code)
+    if conv1d_settings_unread is None:
+        conv1d_settings_unread = _own_fact(_conv1d_settings_unread, code)
     options = Options(target=target, ms_version=ms_version or installed_ms_version(),
                       module_classes=frozenset(module_classes), local_packages=frozenset(local_packages),
                       star_bindings=tuple(tuple(b) for b in star_bindings), device=device,
@@ -70,7 +74,8 @@ def convert_source(code: str, filename: str = "<string>", *, target: str = "nn",
                       float_sites=frozenset(tuple(site) for site in float_sites),
                       uniform_sites=frozenset(tuple(site) for site in uniform_sites),
                       return_kinds=tuple(tuple(k) for k in return_kinds),
-                      imported_names=frozenset(imported_names), float64_free=bool(float64_free))
+                      imported_names=frozenset(imported_names), float64_free=bool(float64_free),
+                      conv1d_settings_unread=bool(conv1d_settings_unread))
     registry = load_registry()
     collecting = gc.isenabled()
     gc.disable()  # syntax trees are acyclic: the cycle collector's passes over them are pure cost (about 15 %)
@@ -211,6 +216,15 @@ def _own_float64_free(code: str) -> bool:
     project."""
     try:
         return float64_free([ast.parse(code)])
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+
+
+def _own_fact(fact, code: str) -> bool:
+    """A project fact (``mindport.migrator.project``) of one file converted alone (its own project); no when the file
+    does not parse."""
+    try:
+        return fact([ast.parse(code)])
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
 

@@ -82,6 +82,9 @@ class Options:
     # no float64 tensor can come to be in the project (project.float64_free): an optimizer's parameters are float32
     # or float16, so torch.optim.SGD is MindSpore's own (mindport.runtime.optim.SGD exists for a float64 one)
     float64_free: bool = False
+    # no code of the project touches a layer's kernel_size/stride/dilation/padding (project.conv1d_settings_unread): a
+    # Conv1d is MindSpore's own (mindport.runtime.layers.Conv1d only reads them back as torch's 1-tuples)
+    conv1d_settings_unread: bool = False
 
 
 CPU_GUARDED = ("any", "cpu")  # Options.device values whose ports keep the CPU kernel guards

@@ -57,12 +57,10 @@ def _convert_python(data: bytes, name: str, options: dict):
         result.converted_sites, result.changed, result
 
 
-def _cells_float64_free(cells) -> bool:
-    """Can no float64 tensor come to be in any code cell of a notebook (``project.float64_free``, over the cells
-    together; a cell that does not parse answers no)?"""
+def _cells_fact(cells, fact) -> bool:
+    """A project fact (``project.float64_free``: can no float64 tensor come to be; ``project.conv1d_settings_unread``)
+    of the code cells of a notebook together (a cell that does not parse answers no)."""
     import ast
-
-    from mindport.migrator.project import float64_free
 
     trees = []
     for cell in cells:
@@ -75,7 +73,7 @@ def _cells_float64_free(cells) -> bool:
             trees.append(ast.parse(body))
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return False
-    return float64_free(trees)
+    return fact(trees)
 
 
 def convert_notebook_bytes(data: bytes, name: str, options: dict, max_code_size: int | None = None
@@ -96,7 +94,11 @@ def convert_notebook_bytes(data: bytes, name: str, options: dict, max_code_size:
     lines = sites = 0
     changed = False
     # cells run in one namespace: float64 made in one cell reaches an optimizer built in another (project.float64_free)
-    options = {**options, "float64_free": options.get("float64_free") is not False and _cells_float64_free(cells)}
+    from mindport.migrator.project import conv1d_settings_unread, float64_free
+
+    options = {**options, "float64_free": options.get("float64_free") is not False and _cells_fact(cells, float64_free),
+               "conv1d_settings_unread": options.get("conv1d_settings_unread") is not False
+               and _cells_fact(cells, conv1d_settings_unread)}
     for index, cell in enumerate(cells):
         if cell.get("cell_type") != "code":
             continue

@@ -622,3 +622,64 @@ def float64_free(trees: list[ast.Module]) -> bool:
                     or isinstance(node.func, ast.Attribute) and node.func.attr == "Parameter"):
                 return False  # nn.Parameter(torch.tensor(data)): whatever library made the data
     return True
+
+
+# the settings mindport.runtime.layers.Conv1d reads back in torch's 1-tuple form (MindSpore keeps them 2-D: (1, k))
+CONV1D_SETTINGS = frozenset({"kernel_size", "stride", "dilation", "padding"})
+_NAMESPACE_BUILTINS = frozenset({"getattr", "setattr", "hasattr", "delattr"})
+
+
+def conv1d_settings_unread(trees: list[ast.Module]) -> bool:
+    """Does no code of the project touch a layer's ``kernel_size``, ``stride``, ``dilation`` or ``padding`` (the
+    settings MindSpore's Conv1d keeps in 2-D form, ``(1, k)``, where torch's are 1-tuples)? Then a Conv1d needs
+    nothing from ``mindport.runtime.layers.Conv1d`` (which reads them back as torch's) and is MindSpore's own
+    ``nn.Conv1d``. Read with ``ast`` over every file; False when any file:
+
+    * names one of them as an attribute of anything but ``self`` in a method of a class (``conv.kernel_size[0]``,
+      ``self.conv.padding``, ``m.stride`` in an init loop; a write too), unless it is called (``x.stride()``: a
+      tensor's method; a layer's settings are not callable);
+    * subclasses a class named ``Conv1d``, or a name the file binds to one (``from torch.nn import Conv1d as C``,
+      ``C = nn.Conv1d``): its methods read them through ``self``;
+    * reads, writes or tests an attribute of anything but ``self`` in a method by a name not written as a string
+      literal, or one of them so written (``getattr(m, name)``, ``getattr(m, 'padding')``); a module's namespace
+      (``getattr(nn, activation)``, a name the file imports; ``getattr(importlib.import_module(m), cls)``) is no layer.
+
+    A namespace read whole (``vars(x)``, ``x.__dict__``: ``vars(args)`` of every argparse script) is not taken for a
+    read of a layer's settings."""
+    for tree in trees:
+        conv1d = {"Conv1d"} | {a.asname for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names
+                               if a.name == "Conv1d" and a.asname} \
+            | {t.id for n in ast.walk(tree) if isinstance(n, ast.Assign) and isinstance(n.value, (ast.Name, ast.Attribute))
+               and _last_component(n.value) == "Conv1d" for t in n.targets if isinstance(t, ast.Name)}
+        own = set()  # self in a method of a class
+        for cls in ast.walk(tree):
+            if not isinstance(cls, ast.ClassDef):
+                continue
+            if any(_last_component(b) in conv1d for b in cls.bases):
+                return False
+            for method in cls.body:
+                if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and method.args.args \
+                        and method.args.args[0].arg == "self":
+                    own.update(id(n) for n in ast.walk(method) if isinstance(n, ast.Name) and n.id == "self")
+        called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+        imported = {(a.asname or a.name).split(".")[0] for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))
+                    for a in n.names}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and node.attr in CONV1D_SETTINGS and id(node.value) not in own \
+                    and id(node) not in called:
+                return False
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                    and node.func.id in _NAMESPACE_BUILTINS and len(node.args) >= 2 and id(node.args[0]) not in own \
+                    and not _module_namespace(node.args[0], imported):
+                name = node.args[1]
+                if not (isinstance(name, ast.Constant) and isinstance(name.value, str)) \
+                        or name.value in CONV1D_SETTINGS:
+                    return False
+    return True
+
+
+def _module_namespace(node: ast.expr, imported: set[str]) -> bool:
+    """A module (or what a module holds): a name the file binds by ``import``, or ``import_module(...)``."""
+    if isinstance(node, ast.Name):
+        return node.id in imported
+    return isinstance(node, ast.Call) and _last_component(node.func) == "import_module"

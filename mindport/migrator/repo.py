@@ -31,7 +31,7 @@ from mindport.errors import Diagnostic, InputError
 from mindport.migrator.formats import imported_packages
 from mindport.migrator.project import function_classes_from_bases, list_names, local_packages, \
     imported_names, module_classes_from_bases, object_classes_from_bases, parse_files, return_kinds, star_bindings, \
-    float64_free
+    float64_free, conv1d_settings_unread
 from mindport.migrator.report import ConversionReport, FileReport
 from mindport.migrator.rules.module_class import module_classes
 from mindport.migrator.tree import (
@@ -217,13 +217,15 @@ def _convert_entries(src: Path, dst_path: Path, entries: list[TreeEntry], proble
         stars_key = hashlib.sha256("".join(f"{r}:{digests[r]};" for r in python_files).encode()).hexdigest()
         cached_stars = cache_json.get("stars") if isinstance(cache_json, dict) else None
         if single:  # a file alone: its own functions' return kinds (convert_source)
-            stars, lists, returns, imported, no_float64 = {}, frozenset(), None, frozenset(), None
-        elif isinstance(cached_stars, dict) and cached_stars.get("key") == stars_key and "float64_free" in cached_stars:
+            stars, lists, returns, imported, no_float64, settings_unread = {}, frozenset(), None, frozenset(), None, None
+        elif isinstance(cached_stars, dict) and cached_stars.get("key") == stars_key \
+                and "conv1d_settings_unread" in cached_stars:
             stars = {rel: tuple(tuple(b) for b in bindings) for rel, bindings in cached_stars["files"].items()}
             lists = frozenset(cached_stars["lists"])
             returns = tuple(tuple(k) for k in cached_stars["returns"])
             imported = frozenset(cached_stars["imported"])
             no_float64 = bool(cached_stars["float64_free"])
+            settings_unread = bool(cached_stars["conv1d_settings_unread"])
         else:
             stars = star_bindings(src, python_files)
             files = parse_files(src, python_files)  # read and parsed once for the three facts below
@@ -231,9 +233,11 @@ def _convert_entries(src: Path, dst_path: Path, entries: list[TreeEntry], proble
             returns = return_kinds([tree for _, tree in files])  # what each function returns (C-SWM's to_one_hot)
             imported = imported_names(files, local)  # names imported from the project's modules
             no_float64 = float64_free([tree for _, tree in files])  # no float64 tensor anywhere (SGD's parameters)
+            settings_unread = conv1d_settings_unread([tree for _, tree in files])  # a Conv1d is MindSpore's own
         speculative = {"target": target, "ms_version": ms_version, "module_classes": frozenset(),
                        "local_packages": local, "device": device, "list_names": lists, "return_kinds": returns,
-                       "imported_names": imported, "float64_free": no_float64}
+                       "imported_names": imported, "float64_free": no_float64,
+                       "conv1d_settings_unread": settings_unread}
 
         def for_file(rel: str, opts: dict) -> dict:  # a file's options: the torch names its star imports bring,
             # and the sites a recorded run saw only floating inputs at
@@ -254,7 +258,7 @@ def _convert_entries(src: Path, dst_path: Path, entries: list[TreeEntry], proble
         options = {"target": target, "ms_version": ms_version, "module_classes": project_modules,
                    "local_packages": local, "device": device, "object_classes": objects, "list_names": lists,
                    "function_classes": functions, "return_kinds": returns, "imported_names": imported,
-                   "float64_free": no_float64}
+                   "float64_free": no_float64, "conv1d_settings_unread": settings_unread}
         calls_object = _calls_any(objects, functions)
         fingerprint = _tables_fingerprint(mappings) + json.dumps(
             {k: sorted(v) if isinstance(v, frozenset) else v for k, v in options.items()}, sort_keys=True) + (
@@ -266,7 +270,8 @@ def _convert_entries(src: Path, dst_path: Path, entries: list[TreeEntry], proble
                      "stars": {"key": stars_key if not single else "", "files": {r: [list(b) for b in v]
                                                                                  for r, v in stars.items()},
                                "lists": sorted(lists), "returns": [list(k) for k in returns or ()],
-                               "imported": sorted(imported), "float64_free": no_float64}}
+                               "imported": sorted(imported), "float64_free": no_float64,
+                               "conv1d_settings_unread": settings_unread}}
         by_rel = {entry.rel: entry for entry in todo}
         packaging: list[TreeEntry] = []
         imports: set[str] = set()  # what the converted Python files import (the packaging lists it)

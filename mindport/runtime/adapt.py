@@ -33,6 +33,7 @@ import types
 from typing import Any
 
 from mindport.mappings import Entry, load_registry
+from mindport.mappings.settings_layers import SETTINGS_LAYERS
 from mindport.mappings.arguments import (
     VARARGS,
     CallBindError,
@@ -330,6 +331,12 @@ def _layer_entries() -> dict:
                 continue
             if isinstance(cls, type):
                 into.setdefault(cls, entry)
+            if name in SETTINGS_LAYERS:  # MindSpore's own class, which a project reading no setting back builds
+                try:
+                    native = _resolve(SETTINGS_LAYERS[name])
+                except (ImportError, AttributeError):
+                    continue
+                into.setdefault(native, entry)
     return {**switched, **found}
 
 

@@ -6,6 +6,7 @@ import keyword
 
 import libcst as cst
 
+from mindport.mappings.settings_layers import SETTINGS_LAYERS
 from mindport.mappings.surface import attribute_paths, load_surface
 from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.rules.layer_parameters import template_expr
@@ -410,6 +411,8 @@ class ReferenceTransform(Rule):
             return cst.Call(func=self.ctx.target_expr("mindport.runtime.adapt.namespace"),
                             args=[cst.Arg(cst.SimpleString(repr(qual)))])
         target = entry.resolve(self.ctx.options.target)[0] if entry is not None else None
+        if self.ctx.options.conv1d_settings_unread and target in SETTINGS_LAYERS:
+            target = SETTINGS_LAYERS[target]  # the class the project's builds are (TableCallTransform)
         if target is None or not entry.supported or (target.startswith(".") and id(original_node) not in
                                                      self._alias_values):
             return updated_node  # the table flags it

@@ -14,6 +14,7 @@ import libcst as cst
 from mindport.mappings import OVERLAY_HINT
 from mindport.mappings.arguments import KEYWORD_VARARGS, NUMPY_NAMES
 from mindport.mappings.transforms import Arg, Unsupported
+from mindport.mappings.settings_layers import SETTINGS_LAYERS
 from mindport.mappings.transforms.layers import IMPLICIT_VALUES
 from mindport.migrator.einsum_native import plan as einsum_plan
 from mindport.migrator.native_facts import (
@@ -1387,6 +1388,8 @@ class TableCallTransform(Rule):
                 target = NATIVE_OPTIMIZERS.get(target, target)
             else:  # a float64 tensor may arrive: the layers whose MindSpore kernel refuses it compute it themselves
                 target = FLOAT64_LAYERS.get(target, target)
+            if self.ctx.options.conv1d_settings_unread and target in SETTINGS_LAYERS:
+                target = settings_native(target, mapped)  # no code reads a Conv1d's settings back: MindSpore's own
             self._resolve_ms_names(mapped)
         except RunTimeArguments:
             chosen = self._switched_by_flag(original_node, updated_node, entry, qual)
@@ -2095,6 +2098,29 @@ NATIVE_OPTIMIZERS = {"mindport.runtime.optim.SGD": "mindspore.experimental.optim
 # subclass computing float64 by torch's formula, in a project where a float64 tensor can come to be (the entries name
 # MindSpore's own Cell, which a float64-free project keeps; the subclass is still an instance of it)
 FLOAT64_LAYERS = {f"mindspore.nn.{cell}": f"mindport.runtime.layers.{cell}" for cell in ("ReLU6", "HShrink", "SoftShrink")}
+
+def settings_native(target: str, mapped: dict) -> str:
+    """MindSpore's own class for a runtime layer that only reads settings back in torch's form, in a project where no
+    code touches them (``mindport.mappings.settings_layers``, ``project.conv1d_settings_unread``); torch's ``padding='valid'``, which
+    the conversion writes as the pair (0, 0) the runtime layer reads back as 'valid' (``conv_padding``), is the int 0
+    MindSpore's Conv1d takes (it refuses a tuple): the same convolution, whose padding nothing reads. A padding known
+    at run time (``(0, 0) if p == 'valid' else ...``) gets 0 on that branch. ``mapped``: the call's MindSpore
+    arguments, changed in place."""
+    padding = mapped.get("padding")
+    if padding is not None:
+        try:
+            tree = ast.parse(padding.source.strip(), mode="eval").body
+        except SyntaxError:
+            return target
+        zeros = (isinstance(tree, ast.Tuple) and len(tree.elts) == 2
+                 and all(isinstance(e, ast.Constant) and e.value == 0 and type(e.value) is int for e in tree.elts))
+        if zeros:
+            mapped["padding"] = Arg("0", True)
+        elif isinstance(tree, ast.IfExp) and ast.unparse(tree.body) == "(0, 0)":
+            tree.body = ast.Constant(0)
+            mapped["padding"] = Arg(f"({ast.unparse(tree)})", True)
+    return SETTINGS_LAYERS[target]
+
 
 # torch.nn.ModuleList built from a list of Cells, never added to: MindSpore's own container (native_facts.py)
 NATIVE_LIST = "mindspore.nn.CellList"
