@@ -144,3 +144,88 @@ def test_mindspore_rebinds_only_the_updated_name():
     finally:
         ms.set_context(mode=ms.PYNATIVE_MODE)
     np.testing.assert_array_equal(out, np.zeros(3, np.float32))
+
+
+PARAMETERS = textwrap.dedent("""\
+    import numpy as np
+    import torch
+    import torch.nn as nn
+
+
+    class Shift(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.shift = nn.Parameter(torch.full((3,), 0.5))
+
+        def forward(self, z, eps=1e-3):
+            z -= self.shift
+            eps *= 2
+            return z * 3 + eps
+
+
+    class Scale(nn.Module):
+        def forward(self, x):
+            x *= 2
+            x /= 4
+            x += 1
+            return x
+
+
+    class Flow(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.shift = Shift()
+            self.scale = Scale()
+
+        def forward(self, x):
+            h = x * 2
+            y = self.shift(h)
+            g = h * 1
+            k = self.scale(g)
+            return y + h + k * g
+
+
+    def normalise(obs):
+        obs -= 0.5
+        return obs.shape
+
+
+    class Builder(nn.Module):
+        def __init__(self, c=2):
+            super().__init__()
+            layers = []
+            for _ in range(2):
+                layers.append(nn.Linear(c, c * 2))
+                c *= 2
+            self.body = nn.Sequential(*layers)
+
+        def forward(self, x):
+            return self.body(x)
+""")
+
+
+def test_a_parameter_updated_in_place_is_written_in_place():
+    code = convert_source(PARAMETERS).code
+    assert "z = mp_inplace.isub(z, self.shift)" in code and "eps *= 2" in code
+    assert "x = mp_inplace.imul(x, 2)" in code and "x = mp_inplace.itruediv(x, 4)" in code
+    assert "obs = mp_inplace.isub(obs, 0.5)" in code  # .shape: a tensor or an array
+    assert "c *= 2" in code  # a builder's number: no tensor in the text
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_the_caller_sees_the_update_as_in_torch(tmp_path, mode):
+    code = convert_source(PARAMETERS).code
+    x = np.random.default_rng(0).standard_normal((2, 3)).astype(np.float32)
+    assert_port_matches_in_mode(PARAMETERS, code, "Flow", [x], tmp_path, "alias_param_flow", mode, atol=1e-5)
+
+
+def test_a_numpy_parameter_keeps_python_meaning(tmp_path):
+    import importlib.util
+    path = tmp_path / "np_port.py"
+    path.write_text(convert_source(PARAMETERS).code)
+    spec = importlib.util.spec_from_file_location("np_port", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    obs = np.ones(3, np.float32)
+    module.normalise(obs)
+    np.testing.assert_array_equal(obs, np.full(3, 0.5, np.float32))  # numpy's -= is in place, as in the original

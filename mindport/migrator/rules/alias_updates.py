@@ -26,7 +26,18 @@ class AliasUpdateTransform(Rule):
     write and a ``*_`` method (the receiver is the same object before and after, in torch and in Python), and, after
     an augmented assignment, ``r = h if isinstance(h, ms.Tensor) else r`` (an augmented assignment of a Python
     number makes a new number in torch's Python too, where ``r`` keeps the old one; the test is decided at compile
-    time in GRAPH_MODE). Left as written: a name not read after the update, an alias made inside a loop body whose
+    time in GRAPH_MODE).
+
+    The caller's names are other names of a function's parameter: ``def forward(self, z): z -= self.shift`` changes
+    the tensor its caller passed (``y = self.flow(h); return y + h`` reads the shifted ``h`` in torch). MindSpore's
+    PyNative ``-=`` binds a new tensor to ``z`` only (GRAPH_MODE's updates the caller's, measured), and the text of
+    the function can't tell whether a caller reads its argument again. So ``z -= e`` (also ``+=``, ``*=``, ``/=``)
+    of a parameter that still refers to the caller's object (no other binding of it before the line, nor in a loop
+    around it), and that the function's text shows to be a tensor (the input of a model's ``forward``, a receiver
+    of ``.shape``/``.view(...)``..., the first argument of a ``torch.``/``F.`` call), is
+    ``z = mp_inplace.isub(z, e)`` (``iadd``, ``imul``, ``itruediv``): the tensor written in place in PyNative
+    (gradients as torch's), MindSpore's own ``-=`` in a graph, Python's for a number or a numpy array. A parameter
+    annotated or defaulted as a number (``eps=1e-6``) is left. Left as written: a name not read after the update, an alias made inside a loop body whose
     names the body rebinds (the alias may not hold on the next pass), and aliases the text can't settle
     (containers, attributes, a function's parameter updated in place for its caller, views such as ``v = h[:, :2]``,
     an alias made before a loop whose body updates and then rebinds the name: it holds on the first pass only).
@@ -79,6 +90,41 @@ class AliasUpdateTransform(Rule):
         ),
         Example(
             before="""
+                import torch
+                import torch.nn as nn
+
+
+                class Flow(nn.Module):
+                    def __init__(self):
+                        super().__init__()
+                        self.shift = nn.Parameter(torch.zeros(4))
+
+                    def forward(self, z, eps=1e-6):
+                        z -= self.shift
+                        eps *= 2
+                        return z * 2 + eps
+            """,
+            after="""
+                import mindspore as ms
+                from mindspore import nn
+                from mindspore import ops
+                from mindport.runtime import inplace as mp_inplace
+
+
+                class Flow(nn.Cell):
+                    def __init__(self):
+                        super().__init__()
+                        self.shift = ms.Parameter(ops.zeros(4))
+
+                    def construct(self, z, eps=1e-6):
+                        z = mp_inplace.isub(z, self.shift)
+                        eps *= 2
+                        return z * 2 + eps
+            """,
+            note="The caller's tensor z is updated in place as in torch; the number eps is left.",
+        ),
+        Example(
+            before="""
                 def scaled(x):
                     y = x * 2
                     first = y
@@ -93,13 +139,18 @@ class AliasUpdateTransform(Rule):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self._plan: dict[int, list[tuple[str, str, bool]]] = {}  # line id -> (alias, updated name, guarded)
+        self._caller: set[int] = set()  # lines updating a parameter the caller's tensor: x += e
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         if isinstance(node.body, cst.IndentedBlock):
             self._plan.update(_plan(node))
+            self._caller |= _parameter_updates(node)
 
     def leave_SimpleStatementLine(self, original_node, updated_node):
-        rebinds = self._plan.pop(id(original_node), None)
+        rebinds = self._plan.pop(id(original_node), None) or []
+        if id(original_node) in self._caller:
+            self._caller.discard(id(original_node))
+            updated_node = self._in_place(updated_node)
         if not rebinds or len(updated_node.body) != 1:
             return updated_node
         lines = [updated_node]
@@ -113,6 +164,23 @@ class AliasUpdateTransform(Rule):
                                                              cst.parse_expression(value))]))
         self.ctx.converted_sites += 1
         return cst.FlattenSentinel(lines)
+
+
+    def _in_place(self, line: cst.SimpleStatementLine) -> cst.SimpleStatementLine:
+        """``x += e`` of a parameter -> ``x = mp_inplace.iadd(x, e)`` (left when another rule rewrote it)."""
+        small = line.body[0] if len(line.body) == 1 else None
+        helper = _HELPERS.get(type(small.operator)) if isinstance(small, cst.AugAssign) else None
+        if helper is None or not isinstance(small.target, cst.Name):
+            return line
+        call = cst.Call(self.ctx.target_expr(f"mindport.runtime.inplace.{helper}"),
+                        [cst.Arg(cst.Name(small.target.value)), cst.Arg(small.value)])
+        self.ctx.converted_sites += 1
+        return line.with_changes(body=[cst.Assign([cst.AssignTarget(cst.Name(small.target.value))], call,
+                                                  semicolon=small.semicolon)])
+
+
+_HELPERS = {cst.AddAssign: "iadd", cst.SubtractAssign: "isub", cst.MultiplyAssign: "imul",
+            cst.DivideAssign: "itruediv"}
 
 
 # --- the analysis, on the torch source of one function --------------------------------------------------------------
@@ -148,6 +216,107 @@ def _plan(fn: cst.FunctionDef) -> dict[int, list[tuple[str, str, bool]]]:
 
     block(fn.body.body, {}, ())
     return plan
+
+
+def _parameter_updates(fn: cst.FunctionDef) -> set[int]:
+    """The lines of ``fn`` (not of its nested functions) that are ``x += e`` (``-=``, ``*=``, ``/=``) of one of its
+    parameters while the parameter still refers to the caller's object: no other binding of it before the line,
+    nor in a loop around the line."""
+    params = {p.name.value for p in (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params)
+              if not _number(p)}
+    params -= {"self", "cls"}
+    params &= _tensor_evidence(fn)
+    if not params:
+        return set()
+    order = _Order(fn)
+    bindings: dict[str, list[int]] = {}
+    found: list[tuple[cst.SimpleStatementLine, str, tuple]] = []
+
+    def block(statements, loops: tuple) -> None:
+        for stmt in statements:
+            if isinstance(stmt, cst.SimpleStatementLine):
+                small = stmt.body[0] if len(stmt.body) == 1 else None
+                if isinstance(small, cst.AugAssign) and type(small.operator) in _HELPERS \
+                        and isinstance(small.target, cst.Name) and small.target.value in params:
+                    found.append((stmt, small.target.value, loops))
+                    continue
+                names, at = _bound_names(stmt), order.position[id(stmt)]
+            else:
+                names, at = _bound_names_here(stmt), order.position[id(stmt)]
+                for child, is_loop in _blocks(stmt):
+                    block(child, loops + ((stmt,) if is_loop else ()))
+            for name in names & params:
+                bindings.setdefault(name, []).append(at)
+
+    block(fn.body.body, ())
+    lines = set()
+    for stmt, name, loops in found:
+        at = order.position[id(stmt)]
+        spots = bindings.get(name, ())
+        if any(p < at for p in spots):
+            continue
+        if any(order.position[id(loop)] <= p <= order.last[id(loop)] for loop in loops for p in spots):
+            continue
+        lines.add(id(stmt))
+    return lines
+
+
+_TENSOR_MEMBERS = frozenset({
+    "shape", "size", "dim", "ndim", "dtype", "device", "numel", "view", "reshape", "permute", "transpose",
+    "unsqueeze", "squeeze", "contiguous", "detach", "clone", "float", "half", "to", "sum", "mean", "max", "min",
+    "softmax", "expand", "expand_as", "masked_fill", "new_zeros", "new_ones", "new_full", "type_as", "flatten",
+    "chunk", "split", "matmul", "exp", "log", "abs", "clamp", "pow", "sqrt", "norm", "argmax", "requires_grad",
+})
+
+
+def _tensor_evidence(fn: cst.FunctionDef) -> set[str]:
+    """The parameters of ``fn`` its text shows to be tensors (or arrays): the input of a model's ``forward``, a
+    receiver of a tensor member (``x.shape``, ``x.view(...)``), the first argument of a ``torch.``/``F.`` call;
+    ``in_channels *= 2`` of a builder's number is not touched."""
+    params = [p.name.value for p in (*fn.params.posonly_params, *fn.params.params)]
+    found: set[str] = set()
+    if fn.name.value == "forward" and len(params) > 1 and params[0] == "self":
+        found.add(params[1])
+
+    class Visitor(cst.CSTVisitor):
+        def visit_Attribute(self, node: cst.Attribute) -> None:
+            if isinstance(node.value, cst.Name) and node.attr.value in _TENSOR_MEMBERS:
+                found.add(node.value.value)
+
+        def visit_Call(self, node: cst.Call) -> None:
+            head = node.func
+            while isinstance(head, cst.Attribute):
+                head = head.value
+            if isinstance(head, cst.Name) and head.value in ("torch", "F") and node.args \
+                    and isinstance(node.args[0].value, cst.Name):
+                found.add(node.args[0].value.value)
+
+    walk(fn, Visitor())
+    return found
+
+
+def _number(param: cst.Param) -> bool:
+    """A parameter annotated as a Python number or string, or whose default is a literal one (``eps=1e-6``)."""
+    annotation = param.annotation.annotation if param.annotation is not None else None
+    if isinstance(annotation, cst.Name) and annotation.value in ("int", "float", "bool", "str", "complex"):
+        return True
+    default = param.default
+    if isinstance(default, cst.UnaryOperation):
+        default = default.expression
+    return isinstance(default, (cst.Integer, cst.Float, cst.SimpleString)) or \
+        (isinstance(default, cst.Name) and default.value in ("True", "False"))
+
+
+def _bound_names_here(stmt) -> set[str]:
+    """The names a compound statement binds in its header (a for target, ``with ... as``), not in its body."""
+    names: set[str] = set()
+    if isinstance(stmt, cst.For):
+        names |= _bound_names(cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(stmt.target)], cst.Name("_"))]))
+    if isinstance(stmt, cst.With):
+        for item in stmt.items:
+            if item.asname is not None:
+                names |= _bound_names(item.asname)
+    return names
 
 
 def _update(small) -> "tuple[str, bool] | None":
