@@ -190,6 +190,7 @@ def _plan(fn: cst.FunctionDef) -> dict[int, list[tuple[str, str, bool]]]:
     bound to the same object and mentioned afterwards: (that name, the updated one, guarded)."""
     order = _Order(fn)
     plan: dict[int, list[tuple[str, str, bool]]] = {}
+    evidence = _tensor_evidence(fn)
 
     def block(statements, groups: dict[str, int], loops: tuple) -> dict[str, int]:
         groups = dict(groups)
@@ -202,16 +203,20 @@ def _plan(fn: cst.FunctionDef) -> dict[int, list[tuple[str, str, bool]]]:
                         aliases = [a for a, g in groups.items()
                                    if a != name and name in groups and g == groups[name]
                                    and order.mentioned_after(a, stmt, loops)]
+                        if guarded and not (_TENSORISH.get(groups.get(name)) or name in evidence
+                                            or any(a in evidence for a in aliases)):
+                            aliases = []  # nothing in the text says a tensor: a counter (seek += n) is left
                         if aliases:
                             plan[id(stmt)] = [(a, name, guarded) for a in sorted(aliases)]
-                _bind(stmt, groups)
+                _bind(stmt, groups, evidence)
                 continue
             bound = _bound_names(stmt)
             for child, is_loop in _blocks(stmt):
-                inner = {k: v for k, v in groups.items() if not (is_loop and k in bound)}
+                inner = {k: (_fresh(_TENSORISH.get(v, False)) if is_loop and k in bound else v)
+                         for k, v in groups.items()}  # a loop's own names: no alias from before it holds
                 block(child, inner, loops + ((stmt,) if is_loop else ()))
-            for name in bound:
-                groups.pop(name, None)
+            for name in bound:  # bound in the statement: its own object from here (keeping the tensor hint)
+                groups[name] = _fresh(_TENSORISH.get(groups.get(name), False))
         return groups
 
     block(fn.body.body, {}, ())
@@ -340,10 +345,11 @@ def _update(small) -> "tuple[str, bool] | None":
     return None
 
 
-def _bind(line: cst.SimpleStatementLine, groups: dict[str, int]) -> None:
+def _bind(line: cst.SimpleStatementLine, groups: dict[str, int], evidence: set[str]) -> None:
     """Track the names ``line`` binds: ``r = h`` (and ``r = h = v``, ``a, r = b, h``) joins r to h's object; any
     other binding makes a name refer to an object of its own."""
     small = line.body[0] if len(line.body) == 1 else None
+    evidence = evidence | {n for n, g in groups.items() if _TENSORISH.get(g)}  # h = x + 1 of a tensor x
     if isinstance(small, cst.Assign):
         names = [t.target.value for t in small.targets if isinstance(t.target, cst.Name)]
         if isinstance(small.value, cst.Name) and len(names) == len(small.targets):
@@ -353,7 +359,7 @@ def _bind(line: cst.SimpleStatementLine, groups: dict[str, int]) -> None:
                 groups[name] = group
             return
         if len(names) == len(small.targets) and len(names) > 1:
-            group = _fresh()
+            group = _fresh(_tensorish(small.value, evidence))
             for name in names:
                 groups[name] = group  # a = b = self.conv(x)
             return
@@ -368,23 +374,50 @@ def _bind(line: cst.SimpleStatementLine, groups: dict[str, int]) -> None:
                 if isinstance(value.value, cst.Name):
                     new[target.value.value] = groups.setdefault(value.value.value, _fresh())
                 else:
-                    new[target.value.value] = _fresh()
+                    new[target.value.value] = _fresh(_tensorish(value.value, evidence))
             else:
                 groups.update(new)
                 return
     if isinstance(small, cst.AugAssign):
         return  # the same object in torch (a tensor), or a new number: handled at the update
+    value = small.value if isinstance(small, (cst.Assign, cst.AnnAssign)) else None
     for name in _bound_names(line):
         groups.pop(name, None)
-        groups[name] = _fresh()
+        groups[name] = _fresh(value is not None and _tensorish(value, evidence))
 
 
 _COUNTER = [0]
+_TENSORISH: dict[int, bool] = {}  # group -> its object was made by torch code (a hint: the guard decides)
 
 
-def _fresh() -> int:
+def _fresh(tensorish: bool = False) -> int:
     _COUNTER[0] += 1
+    _TENSORISH[_COUNTER[0]] = tensorish
     return _COUNTER[0]
+
+
+def _tensorish(value, evidence: set[str]) -> bool:
+    """Whether an expression is made by torch code: a call of ``torch.``/``F.``/``self.<layer>(...)``, a tensor
+    method, or anything mentioning a name the text shows to be a tensor."""
+    found = [False]
+
+    class Visitor(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            if node.value in evidence:
+                found[0] = True
+
+        def visit_Call(self, node: cst.Call) -> None:
+            head = node.func
+            while isinstance(head, cst.Attribute):
+                head = head.value
+            if isinstance(head, cst.Name) and head.value in ("torch", "F", "self"):
+                found[0] = True
+            if isinstance(node.func, cst.Attribute) and node.func.attr.value in _TENSOR_MEMBERS:
+                found[0] = True
+
+    if value is not None:
+        walk(value, Visitor())
+    return found[0]
 
 
 def _blocks(stmt) -> list:
