@@ -1005,3 +1005,34 @@ def data_update(input, value):
     if value.dtype != input.dtype:
         value = value.astype(input.dtype)
     return _store(input, _VALUES_ONLY(_src(input), value))
+
+
+# --- torch's augmented assignment of a function's parameter ---------------------------------------------------------
+
+def _augmented(update, name, symbol):
+    def fn(target, value):
+        if isinstance(target, ms.Tensor) and not _in_graph():
+            return update(target, value)
+        if symbol == "+=":
+            target += value
+        elif symbol == "-=":
+            target -= value
+        elif symbol == "*=":
+            target *= value
+        else:
+            target /= value
+        return target
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (f"``target {symbol} value`` where ``target`` is a function's parameter: torch updates the caller's "
+                  f"tensor in place, MindSpore's PyNative ``{symbol}`` binds a new tensor to the parameter only (the "
+                  f"caller keeps the old values, measured on 2.10). A tensor is written in place in PyNative (see the "
+                  f"module docstring); in a graph MindSpore's own ``{symbol}`` already updates the caller's tensor, "
+                  f"and a Python number or a numpy array keeps Python's meaning.")
+    return fn
+
+
+iadd = _augmented(add_, "iadd", "+=")
+isub = _augmented(sub_, "isub", "-=")
+imul = _augmented(mul_, "imul", "*=")
+itruediv = _augmented(div_, "itruediv", "/=")

@@ -112,6 +112,9 @@ def test_a_change_through_a_second_name_is_flagged_where_the_graph_differs(tmp_p
     assert "# mindport: MP107" in result.code
     x = np.random.default_rng(2).standard_normal((2, 3)).astype(np.float32)
     assert_port_matches_in_mode(source, result.code, "Alias", [x], tmp_path, f"alias_{case}", "pynative")
+    if case in ("setitem", "dict_setitem"):  # AliasUpdateTransform binds feats/d to the written list/dict again
+        assert_port_matches_in_mode(source, result.code, "Alias", [x], tmp_path, f"alias_{case}", "graph")
+        return
     with pytest.raises(AssertionError):  # what the diagnostic says: the graph gives another result
         assert_port_matches_in_mode(source, result.code, "Alias", [x], tmp_path, f"alias_{case}", "graph")
 
