@@ -52,7 +52,8 @@ class DeviceTransform(Rule):
     the same device, placement being global: the comparison is ``False`` / ``True`` (the runtime reads gave that
     constant; receivers that are names or attributes of one, read without effect). A device's ``.type`` and
     ``.index`` (``if device.type == "cuda"``, ``x.device.type``) are read from its designation string
-    (``str(device).partition(":")[0]``), for a name the file binds to ``torch.device(...)`` and a tensor's device."""
+    (``str(device).partition(":")[0]``), for a name or ``self.X`` the file binds to ``torch.device(...)``, a
+    parameter or attribute called ``device`` (torch reads ``.type`` of no string) and a tensor's device."""
 
     EXAMPLES = (
         Example(
