@@ -314,3 +314,64 @@ def test_in_place_methods_between_the_forward_statements():
     t, m = _losses(INPLACE_INTERMEDIATES, "torch_inplace_mid"), _losses(code, "ms_inplace_mid")
     assert len(t) == 6 and [len(r) for r in m] == [len(r) for r in t], (t, m, code)
     np.testing.assert_allclose(np.concatenate(m), np.concatenate(t), rtol=2e-5, atol=1e-5)
+
+
+# the WGAN/DCGAN shape (vltkv/Generate-faces-with-GAN training/wgan.py): a training function of its own file gets
+# the generator and the critic as parameters (built, initialised and given optimizers elsewhere), never calls
+# train()/eval(); the generator's BatchNorm must normalise with batch statistics as torch's fresh Module does
+GENERATOR_PASSED_IN = '''
+import torch
+import torch.nn as nn
+
+
+def train_critic(generator, critic, optimizer_c, steps):
+    for step in range(steps):
+        for _ in range(2):
+            optimizer_c.zero_grad()
+            output_real = critic(real).view(-1)
+            noise = torch.linspace(-1.0, 1.0, 12).reshape(4, 3) * (step + 1)
+            fake = generator(noise)
+            output_fake = critic(fake.detach()).view(-1)
+            loss = -(torch.mean(output_real) - torch.mean(output_fake))
+            loss.backward()
+            optimizer_c.step()
+        print("step", loss.item(), float(fake.mean().item()), float(fake.pow(2).mean().item()))
+
+
+class Generator(nn.Module):
+    def __init__(self, width):
+        super().__init__()
+        self.main = nn.Sequential(nn.Linear(3, width), nn.BatchNorm1d(width), nn.ReLU(), nn.Linear(width, 2))
+
+    def forward(self, z):
+        return self.main(z)
+
+
+def make(width):
+    g = Generator(width)
+    d = nn.Sequential(nn.Linear(2, width), nn.LeakyReLU(0.2), nn.Linear(width, 1))
+    with torch.no_grad():
+        for m in (*g.main, *d):
+            if isinstance(m, nn.Linear):
+                m.weight.copy_(torch.linspace(-0.5, 0.5, m.weight.numel()).reshape(m.weight.shape))
+                m.bias.fill_(0.05)
+    return g, d
+
+
+real = torch.tensor([[0.5, 1.0], [1.5, 0.2], [0.9, 0.4], [1.1, 1.3]])
+netG, netD = make(5)
+train_critic(netG, netD, torch.optim.RMSprop(netD.parameters(), lr=0.01), 3)
+'''
+
+
+def test_a_model_passed_in_trains_in_training_mode():
+    """vltkv/wgan_clip (deterministic, after the first fixes still 40 % apart at the first printed step) and the
+    DCGAN/MixUp entries: train_wgan(dataloader, generator, critic, ...) never calls train()/eval() and never reads
+    generator.parameters() (main.py builds its optimizer), so only the critic got set_train(True); the generator
+    stayed a Cell in inference mode and its BatchNorm used running statistics where torch's fresh Module uses the
+    batch's. Every plain local name a training step calls, in a file that never switches modes, now gets
+    mindport.runtime.training.train_mode (set_train(True) for a Cell, nothing for a function)."""
+    code = _convert(GENERATOR_PASSED_IN)
+    t, m = _losses(GENERATOR_PASSED_IN, "torch_generator_in"), _losses(code, "ms_generator_in")
+    assert len(t) == 3 and [len(r) for r in m] == [len(r) for r in t], (t, m, code)
+    np.testing.assert_allclose(np.concatenate(m), np.concatenate(t), rtol=2e-5, atol=1e-6)

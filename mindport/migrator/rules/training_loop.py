@@ -54,6 +54,7 @@ torch, a Parameter in ``mindspore.experimental.optim`` (``f"{lr:.2e}"`` raised, 
 """
 from __future__ import annotations
 
+import builtins
 from collections import Counter
 
 import libcst as cst
@@ -1285,6 +1286,10 @@ class TrainingLoopRule(Rule):
             if not self._modes_set and name in self._owners and (id(self.scope), name) not in self._moded:
                 self._moded.add((id(self.scope), name))
                 modes.append(parse_statement(f"{name}.set_train(True)\n"))
+            elif not self._modes_set and self._maybe_model(name) and (id(self.scope), name) not in self._moded:
+                # called in the step, its parameters handed out in another file (a GAN's generator passed in)
+                self._moded.add((id(self.scope), name))
+                modes.append(parse_statement(f"{train}.train_mode({name})\n"))
         sources = ", ".join(dict.fromkeys([*self._weight_sources(stmts, set(positional)), *extra, *as_weights]))
         weights = f", {train}.parameters({sources})" if sources else ""
         leaves = f", leaves={len(positional)}" if positional else ""
@@ -1358,6 +1363,13 @@ class TrainingLoopRule(Rule):
         bound = [i for i, stmt in enumerate(body) for a in all_nodes(stmt, cst.Assign)
                  if any(name in target_names(t.target) for t in a.targets)]
         return bool(bound) and min(bound) > at
+
+    def _maybe_model(self, name: str | None) -> bool:
+        """A plain local name a step calls that may hold a model: not imported, not a function of the file, not a
+        builtin (mindport.runtime.training.train_mode decides at run time: Cells only)."""
+        if not name or "." in name or name in self._functions or name in _BUILTIN_NAMES:
+            return False
+        return self.scope.resolve(cst.Name(name)) is None
 
     def _place(self, body: list, bound_here: bool = False) -> list:
         """The preludes (forward_fn, grad_fn) of the loops a statement of the block contains go right before it. In
@@ -1528,6 +1540,13 @@ class TrainingLoopRule(Rule):
         scope_node = self._scope_nodes.get(id(self.scope))
         if model is not None and not (scope_node is not None and _sets_train_mode(scope_node)):
             prelude.append(parse_statement(f"{model}.set_train(True)\n"))
+        if not self._modes_set and not (scope_node is not None and _sets_train_mode(scope_node)):
+            # the other names the step calls that may be models (a WGAN critic loop's generator(noise), built and
+            # handed in by another file): torch's Modules train from birth (mindport.runtime.training.train_mode)
+            train = self.ctx.alias_for("mindport.runtime.training")
+            prelude += [parse_statement(f"{train}.train_mode({name})\n")
+                        for name in dict.fromkeys(dotted_name(c.func) for c in _all_calls(cst.Module(body=region)))
+                        if name != model and name not in self._owners and self._maybe_model(name)]
         lhs = f"({', '.join(outputs)})" if has_aux else outputs[0]
         step: list[cst.BaseStatement] = [parse_statement(f"{lhs}, grads = {grad_fn}({', '.join(params)})\n")]
         if scaler is not None:
@@ -1790,6 +1809,9 @@ def _autograd_args(call: cst.Call) -> dict:
 def _creates_graph(call: cst.Call) -> bool:
     value = _autograd_args(call).get("create_graph")
     return value is not None and code_of(value).strip() not in ("False", "None")
+
+
+_BUILTIN_NAMES = frozenset(dir(builtins))
 
 
 def _parameter_owners(node) -> set[str]:
