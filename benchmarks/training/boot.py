@@ -108,6 +108,23 @@ def _install_torch(mode, state):
     # (kakituken/lenet_bn: other train/test subsets, its first loss 2.6e-3 apart from the same weights)
     import torch.utils.data.dataset as _torch_dataset
     _torch_dataset.randperm = torch.randperm
+    # A DataLoader with workers prefetches its sampler's indices when an epoch's iterator is made (prefetch_factor x
+    # num_workers batches): a RandomSampler draws its closing permutation (torch's `randperm(n)[:count % n]`, drawn
+    # even when empty) before the epoch's batches, so the shared stream's draws inside the epoch (randn_like of a
+    # VAE's reparameterisation) came after one more permutation than mindport's, which reads indices as batches are
+    # taken (rwickman/vae_trainer: 7e-6 apart at step 1, 1.5e-2 in epoch 2). The loader reads in this process here,
+    # as mindport's does: the same batches, the same order of draws
+    import torch.utils.data.dataloader as _torch_loader
+    loader_init = _torch_loader.DataLoader.__init__
+
+    def single_process(self, *a, **k):
+        k.update(prefetch_factor=None, persistent_workers=False)
+        if len(a) > 5:  # num_workers given by position (dataset, batch_size, shuffle, sampler, batch_sampler, nw)
+            a = a[:5] + (0,) + a[6:]
+        else:
+            k["num_workers"] = 0
+        loader_init(self, *a, **k)
+    _torch_loader.DataLoader.__init__ = single_process
     torch.normal = lambda mean, std=1.0, size=None, *a, dtype=None, **k: as_t(_normal(
         _value(mean), _value(std), None if size is None else _size((size,), {})), dtype, **k)
     original_init = torch.optim.Optimizer.__init__

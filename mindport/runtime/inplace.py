@@ -452,8 +452,24 @@ def copy_(input, src, non_blocking=False):
 
 def fill_diagonal_(input, fill_value, wrap=False):
     """torch.Tensor.fill_diagonal_: MindSpore's Tensor.fill_diagonal returns a new tensor and leaves the receiver
-    as it was, so a bare ``x.fill_diagonal_(0)`` statement would silently do nothing."""
-    return _store(input, _src(input).fill_diagonal(float(fill_value), wrap))
+    as it was, so a bare ``x.fill_diagonal_(0)`` statement would silently do nothing. The diagonal is chosen by a
+    constant mask (``ops.where``), not MindSpore's FillDiagonal, which has no backward ("Illegal primitive
+    FillDiagonal's bprop not defined"): NT-Xent's ``sim.fill_diagonal_(float('-inf'))`` on a similarity matrix the
+    loss differentiates through; torch's gradient is zero on the filled positions and passes elsewhere."""
+    shape = tuple(input.shape)
+    if len(shape) < 2 or (len(shape) > 2 and len(set(shape)) != 1):
+        raise RuntimeError("all dimensions of input must be of equal length")  # torch's check
+    mask = np.zeros(shape, dtype=bool)
+    if len(shape) == 2:
+        rows, cols = shape
+        flat = mask.reshape(-1)
+        # torch: every (cols + 1)-th element from the start; without wrap only the first min(rows, cols) of them
+        count = len(range(0, rows * cols, cols + 1)) if wrap else min(rows, cols)
+        flat[np.arange(count) * (cols + 1)] = True
+    else:
+        mask[(np.arange(shape[0]),) * len(shape)] = True
+    value = ms.Tensor(fill_value, dtype=input.dtype) if input.dtype != ms.bool_ else ms.Tensor(bool(fill_value))
+    return _store(input, ops.where(ms.Tensor(mask), value, _src(input)))
 
 
 def divide_(input, other, *, rounding_mode=None):

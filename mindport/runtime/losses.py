@@ -12,6 +12,7 @@ from mindspore import nn, ops
 
 from mindport.runtime import math as _math
 from mindport.runtime.math import _empty_extent
+from mindport.runtime.nn_functional import _finite_below
 
 _INT_LABELS = (ms.int64, ms.int16, ms.int8, ms.uint8)
 
@@ -125,14 +126,18 @@ class CrossEntropyLoss(_WeightedLoss, nn.CrossEntropyLoss):
     _mp_nn_CrossEntropyLoss_construct = nn.CrossEntropyLoss.construct
 
     def construct(self, logits, labels):
-        return _empty_batch(self._mp_nn_CrossEntropyLoss_construct(logits, _int32(labels)), logits, self.reduction)
+        # -inf logits (masked) as the lowest finite value: MindSpore's kernel made them a NaN loss
+        return _empty_batch(self._mp_nn_CrossEntropyLoss_construct(_finite_below(logits), _int32(labels)), logits,
+                            self.reduction)
 
 
 class NLLLoss(_WeightedLoss, nn.NLLLoss):
     _mp_nn_NLLLoss_construct = nn.NLLLoss.construct
 
     def construct(self, logits, labels):
-        return _empty_batch(self._mp_nn_NLLLoss_construct(logits, _int32(labels)), logits, self.reduction)
+        # -inf logits (masked) as the lowest finite value: MindSpore's kernel made them a NaN loss
+        return _empty_batch(self._mp_nn_NLLLoss_construct(_finite_below(logits), _int32(labels)), logits,
+                            self.reduction)
 
 
 class L1Loss(nn.L1Loss):

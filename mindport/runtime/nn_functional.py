@@ -445,15 +445,37 @@ def _empty_batch(loss, input, reduction):
     return loss
 
 
+def _finite_below(input):
+    """``-inf`` entries (masked logits: NT-Xent's ``sim.fill_diagonal_(float('-inf'))``, attention-style masks) as
+    a large finite negative, one ``maximum``: MindSpore's cross_entropy/nll_loss weigh every class's log-probability
+    by its one-hot target (0 * -inf = NaN: the loss was NaN, its gradient right), torch's pick the target's. -1e30
+    in float32 (-1e300 in float64, -1e4 in float16): far enough that softmax there is 0 exactly, near enough that
+    the kernel's sums over the classes do not overflow back to -inf (half float32's lowest still gave NaN, measured
+    on MindSpore 2.10). The value at a non-target class is then 0, as in torch, and the gradient to the masked
+    entries 0. (A target class at -inf, or a row all -inf, is torch's inf/NaN, a large finite here.) Graph-safe."""
+    dtype = input.dtype
+    if dtype == ms.float16:
+        lowest = -1e4
+    elif dtype == ms.float64:
+        lowest = -1e300
+    elif dtype in (ms.float32, ms.bfloat16):
+        lowest = -1e30
+    else:
+        return input
+    return ops.maximum(input, ms.Tensor(lowest, dtype))
+
+
 def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):
-    """torch.nn.functional.cross_entropy: ops.cross_entropy, and torch's answer for an empty batch."""
-    loss = ops.cross_entropy(input, target, weight, ignore_index, reduction, label_smoothing)
+    """torch.nn.functional.cross_entropy: ops.cross_entropy on logits whose -inf entries are the lowest finite value
+    (``_finite_below``: MindSpore's kernel made masked logits a NaN loss), and torch's answer for an empty batch."""
+    loss = ops.cross_entropy(_finite_below(input), target, weight, ignore_index, reduction, label_smoothing)
     return _empty_batch(loss, input, reduction)
 
 
 def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
-    """torch.nn.functional.nll_loss: ops.nll_loss, and torch's answer for an empty batch."""
-    return _empty_batch(ops.nll_loss(input, target, weight, ignore_index, reduction), input, reduction)
+    """torch.nn.functional.nll_loss: ops.nll_loss on log-probabilities whose -inf entries are the lowest finite value
+    (``_finite_below``), and torch's answer for an empty batch."""
+    return _empty_batch(ops.nll_loss(_finite_below(input), target, weight, ignore_index, reduction), input, reduction)
 
 
 def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):

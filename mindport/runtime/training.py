@@ -436,6 +436,18 @@ def _refuse_redraws(fn, inputs) -> None:
 _PAUSED: list = []  # non-empty inside no_grad(): what the forward reads there is not differentiated
 
 
+def train_mode(obj):
+    """``obj.set_train(True)`` when ``obj`` is a Cell, else nothing; ``obj`` returned. What the training rule writes,
+    once before the loop, for a name a training step calls in a file that never switches modes, when the file gives
+    no other sign that the name is a model (its parameters are handed out elsewhere: a GAN's generator passed into a
+    ``train_wgan(dataloader, generator, critic, ...)`` of another file). torch builds every Module in training mode,
+    MindSpore's Cells start in inference mode: the generator's BatchNorm normalized with its running statistics
+    (vltkv/wgan_clip: other fakes from the first critic step). A name that is a function or a loss is left alone."""
+    if isinstance(obj, ms.nn.Cell):
+        obj.set_train(True)
+    return obj
+
+
 class no_grad(contextlib.ContextDecorator):  # noqa: N801 - torch's name
     """``with torch.no_grad():`` inside the code a backward differentiates (a frozen encoder, a target network, a
     teacher): what it computes is a constant for the gradient, as in torch (MindSpore's PyNative grad off for the

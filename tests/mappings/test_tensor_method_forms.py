@@ -38,16 +38,18 @@ _RANK = "MindSpore 2.10's kernel refuses this rank (a 0-d tensor); torch takes i
 KNOWN_LOUD: dict[tuple[str, str], str] = {
     **{(m, "bool"): _BOOL_KERNEL for m in (
         "clamp", "clamp_min", "clamp_max", "clip", "conj", "conj_physical", "conj_physical_", "copysign", "cummax",
-        "diagflat", "erfinv", "fill_diagonal_", "index_fill", "mode", "msort", "polygamma", "sgn", "sgn_", "sign",
+        "diagflat", "erfinv", "index_fill", "mode", "msort", "polygamma", "sgn", "sgn_", "sign",
         "sign_", "square", "unique", "bitwise_left_shift", "bitwise_right_shift")},
     **{(m, "int64"): _INT_KERNEL for m in ("erfinv", "mvlgamma", "polygamma")},
     # (promo13: the mixed-dtype family addcmul/addcdiv/ger/igamma*/logaddexp*/select_scatter/slice_scatter goes
     # through mindport.runtime.math.promoted_operands, and isinf/isposinf/isneginf/nan_to_num(_)/ceil(_)/floor(_) of
     # integer and bool receivers through mindport.runtime.math: no longer loud, so no longer listed)
+    # (trainfresh17: fill_diagonal_ is a constant mask through ops.where, no FillDiagonal kernel: bool and empty
+    # receivers no longer loud)
     **{(m, "empty"): _EMPTY for m in (
         "argmax", "argmin", "conj", "conj_physical", "conj_physical_", "diff", "digamma", "digamma_", "index_add",
         "index_add_",
-        "fill_diagonal_", "index_fill_", "log_softmax", "lu", "pinverse", "prelu", "take_along_dim", "tril", "tril_")},
+        "index_fill_", "log_softmax", "lu", "pinverse", "prelu", "take_along_dim", "tril", "tril_")},
     ("repeat", "randn(0, 3, 4)"): _EMPTY + " (Tile: 'fast stride can not be equal to 0')",
     **{(m, "zero_d"): _RANK for m in ("adjoint", "argwhere", "msort", "nanquantile", "nonzero_static")},
 }

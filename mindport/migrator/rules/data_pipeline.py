@@ -13,6 +13,9 @@ from mindport.migrator.walk import parse_expression, parse_statement, walk
 
 # DataLoader arguments whose effect is decided at run time: mindport.runtime.data.DataLoader, torch's semantics
 _RUN_TIME = {"sampler", "batch_sampler", "collate_fn", "worker_init_fn", "timeout"}
+# fields of a torch DataLoader that a mindspore.dataset pipeline (BatchDataset) does not have: a file reading one of
+# them on a name the loader may reach keeps torch's DataLoader (mindport.runtime.data.DataLoader)
+_LOADER_ONLY = {"dataset", "sampler", "batch_sampler", "drop_last", "num_workers", "collate_fn", "generator"}
 _DATASET_BASES = {"torch.utils.data.Dataset", "torch.utils.data.dataset.Dataset", "torch.utils.data.IterableDataset"}
 
 
@@ -24,7 +27,10 @@ class DataPipelineTransform(Rule):
     dataset returns is not known then (a dict, a single value, a class of another file, an ``IterableDataset``), or
     the loader has a ``sampler``, ``batch_sampler``, ``collate_fn``, ``worker_init_fn``, ``timeout``, ``shuffle``
     (under ``mindspore.set_seed`` GeneratorDataset draws the same order every epoch; torch draws a new one) or
-    ``batch_size=None``, or the file reads ``loader.dataset``, the DataLoader is ``mindport.runtime.data.DataLoader``:
+    ``batch_size=None``, or the file reads ``loader.dataset`` (or ``.sampler``, ``.drop_last`` ..., fields a
+    pipeline has not) under any name the loader may reach -- its own, a parameter of a function of the file it is
+    passed to (``train(train_loader)`` reading ``dataloader.dataset``), the names a call of a function returning it
+    is assigned to -- the DataLoader is ``mindport.runtime.data.DataLoader``:
     torch's semantics (samplers drawn lazily, ``default_collate`` into MindSpore tensors, any item structure,
     ``len(loader)``), with the same arguments."""
 
@@ -132,16 +138,18 @@ class DataPipelineTransform(Rule):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self.columns: dict[str, int] = {}  # dataset variable or class name -> number of columns it yields
-        self._dataset_read: set[str] = set()  # loader names whose .dataset the file reads
+        self._dataset_read: set[str] = set()  # names whose .dataset (or another torch-only loader field) is read
+        self._aliases = _LoaderAliases(cst.Module(body=[]))
         self._targets: dict[int, list[str]] = {}  # id(call) -> the names it is assigned to
 
     def visit_Module(self, node: cst.Module) -> None:
         class _Reads(cst.CSTVisitor):
             def visit_Attribute(inner, n) -> None:
-                if n.attr.value == "dataset" and (name := dotted_name(n.value)):
+                if n.attr.value in _LOADER_ONLY and (name := dotted_name(n.value)):
                     self._dataset_read.add(name)
 
         walk(node, _Reads())
+        self._aliases = _LoaderAliases(node)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         bases = [b for b in node.bases if (self.scope.resolve_torch(b.value) or "") in _DATASET_BASES]
@@ -220,7 +228,7 @@ class DataPipelineTransform(Rule):
         given = {name for name, arg in bound.items() if arg.given and arg.source != "None"}
         if count < 2 or given & _RUN_TIME or bound["batch_size"].source == "None" \
                 or bound["shuffle"].given and bound["shuffle"].source not in ("False", "None") \
-                or set(self._targets.get(id(original_node), ())) & self._dataset_read:
+                or self._aliases.reach(self._targets.get(id(original_node), ()), original_node) & self._dataset_read:
             # what the dataset returns, the sampling or the collation is only known when it runs, or the loader's
             # .dataset is read: torch's DataLoader semantics in mindport.runtime.data
             self.ctx.converted_sites += 1
@@ -248,6 +256,109 @@ class DataPipelineTransform(Rule):
             text += f".batch({batch}" + (f", drop_remainder={drop.source})" if drop.given else ")")
         self.ctx.converted_sites += 1
         return parse_expression(text)
+
+
+class _LoaderAliases:
+    """Which names of a file may hold the same object (conservatively, by name): a call of a function of the file
+    joins each argument with the parameter it binds (``train(train_loader)`` and ``def train(dataloader)``), and an
+    assignment from such a call joins its targets with what the function returns (pairwise for a tuple unpacked into
+    as many names); a call returned directly stands for itself. ``reach`` gives every name joined to a loader's."""
+
+    def __init__(self, module: cst.Module) -> None:
+        self.parent: dict[str, str] = {}
+        funcs: dict[str, list[cst.FunctionDef]] = {}
+
+        class _Defs(cst.CSTVisitor):
+            def visit_FunctionDef(inner, node) -> None:
+                funcs.setdefault(node.name.value, []).append(node)
+
+        walk(module, _Defs())
+        self._returned_in: dict[int, str] = {}
+        for defs in funcs.values():
+            for fn in defs:
+                for value in _returns(fn):
+                    for element in value.elements if isinstance(value, cst.Tuple) else (value,):
+                        element = getattr(element, "value", element)
+                        if isinstance(element, cst.Call):
+                            self._returned_in[id(element)] = self._call_token(element)
+        aliases = self
+
+        class _Flow(cst.CSTVisitor):
+            def visit_Call(inner, node) -> None:
+                name = _callee(node)
+                for fn in funcs.get(name or "", ()):
+                    params = [p.name.value for p in fn.params.params]
+                    if isinstance(node.func, cst.Attribute) and params[:1] in (["self"], ["cls"]):
+                        params = params[1:]
+                    keywords = params + [p.name.value for p in fn.params.kwonly_params]
+                    for i, arg in enumerate(a for a in node.args if a.keyword is None and a.star == ""):
+                        if i < len(params) and (source := _held_in(arg.value)):
+                            aliases.join(source, params[i])
+                    for arg in node.args:
+                        if arg.keyword is not None and arg.keyword.value in keywords \
+                                and (source := _held_in(arg.value)):
+                            aliases.join(source, arg.keyword.value)
+
+            def visit_Assign(inner, node) -> None:
+                if not isinstance(node.value, cst.Call):
+                    return
+                for fn in funcs.get(_callee(node.value) or "", ()):
+                    for value in _returns(fn):
+                        for target in node.targets:
+                            aliases.join_values(target.target, value)
+
+        walk(module, _Flow())
+
+    def _call_token(self, call) -> str:
+        return f"<call {id(call)}>"
+
+    def find(self, name: str) -> str:
+        while self.parent.get(name, name) != name:
+            name = self.parent[name]
+        return name
+
+    def join(self, a: str, b: str) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb:
+            self.parent[ra] = rb
+
+    def join_values(self, target, value) -> None:
+        if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, cst.Tuple) \
+                and len(target.elements) == len(value.elements):
+            for t, v in zip(target.elements, value.elements):
+                self.join_values(t.value, v.value)
+            return
+        sources = [self._name_of(v) for v in (value.elements if isinstance(value, cst.Tuple) else (value,))]
+        for name in [dotted_name(target)] if dotted_name(target) else target_names(target):
+            for source in filter(None, sources):
+                self.join(name, source)
+
+    def _name_of(self, value):
+        value = getattr(value, "value", value) if isinstance(value, cst.Element) else value
+        if isinstance(value, cst.Call):
+            return self._call_token(value)
+        return dotted_name(value)
+
+    def reach(self, names, call) -> set[str]:
+        """Every name joined to ``names`` (a loader's targets) or to ``call`` returned by a function."""
+        starts = set(names) | ({self._call_token(call)} if id(call) in self._returned_in else set())
+        roots = {self.find(n) for n in starts}
+        return starts | roots | {n for n in self.parent if self.find(n) in roots}
+
+
+def _held_in(value) -> str | None:
+    """The name an argument reads: ``loader``, ``self.loader``, or the container of ``loaders[0]``."""
+    while isinstance(value, cst.Subscript):
+        value = value.value
+    return dotted_name(value)
+
+
+def _callee(call: cst.Call) -> str | None:
+    if isinstance(call.func, cst.Name):
+        return call.func.value
+    if isinstance(call.func, cst.Attribute):
+        return call.func.attr.value
+    return None
 
 
 def _getitem_columns(cls: cst.ClassDef) -> int:

@@ -50,7 +50,10 @@ class DeviceTransform(Rule):
     ``.to(device)`` moves are gone) is not bound at all: ``n, device = x.shape[1], x.device`` is ``n = x.shape[1]``.
     Two tensors' devices compared (``self.pe.device != x.device``, ``assert idx.device == self.cos.device``) are
     the same device, placement being global: the comparison is ``False`` / ``True`` (the runtime reads gave that
-    constant; receivers that are names or attributes of one, read without effect)."""
+    constant; receivers that are names or attributes of one, read without effect). A device's ``.type`` and
+    ``.index`` (``if device.type == "cuda"``, ``x.device.type``) are read from its designation string
+    (``str(device).partition(":")[0]``), for a name or ``self.X`` the file binds to ``torch.device(...)``, a
+    parameter or attribute called ``device`` (torch reads ``.type`` of no string) and a tensor's device."""
 
     EXAMPLES = (
         Example(
@@ -166,6 +169,23 @@ class DeviceTransform(Rule):
         self._modules: set[tuple[int, str]] = set()  # (id(scope), name) bound to a module: torch.nn.Linear(...), Net()
         self._module_classes: set[str] | None = None
         self._device_reads: set[int] = set()  # the mindport.runtime.tensor.device(x) calls this rule wrote
+        self._device_names: set[str] = set()  # names the file binds to torch.device(...) (by name, file-wide)
+
+    def visit_Module(self, node: cst.Module) -> None:
+        rule = self
+
+        class _Devices(cst.CSTVisitor):
+            def visit_Assign(inner, assign) -> None:
+                if isinstance(assign.value, cst.Call) \
+                        and rule.scope.resolve_torch(assign.value.func) == "torch.device":
+                    for target in assign.targets:
+                        t = target.target
+                        if isinstance(t, cst.Name):
+                            rule._device_names.add(t.value)
+                        elif isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name):
+                            rule._device_names.add(f"{t.value.value}.{t.attr.value}")
+
+        node.visit(_Devices())
 
     def leave_FunctionDef(self, original_node, updated_node):
         """``n, device = x.shape[0], x.device`` whose ``device`` the converted function never reads (its
@@ -187,10 +207,32 @@ class DeviceTransform(Rule):
         return cst.Name("True" if isinstance(target.operator, cst.Equal) else "False",
                         lpar=updated_node.lpar, rpar=updated_node.rpar)
 
+    def _names_a_device(self, expr) -> bool:
+        """A name the file binds to ``torch.device(...)`` (``device``, ``self.device``), or one called ``device``
+        (a parameter, ``self.device``): torch reads ``.type`` of no string, so such a read is of a device."""
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
+            key = f"{expr.value.value}.{expr.attr.value}"
+        elif isinstance(expr, cst.Name):
+            key = expr.value
+        else:
+            return False
+        if self.scope.resolve(expr) is not None:
+            return False
+        return key in self._device_names or key.rpartition(".")[2] == "device"
+
     def leave_Attribute(self, original_node, updated_node):
         name = original_node.attr.value
         if id(original_node) in self._stored:
             return updated_node  # `self.is_cuda = ...`, `args.device = ...`: the object's own attribute, assigned
+        if name in ("type", "index") and (id(updated_node.value) in self._device_reads
+                                           or self._names_a_device(original_node.value)):
+            # a device is its designation string here (torch.device(...) and x.device both): torch.device's
+            # .type / .index are read from it ("cuda:1" -> "cuda", 1; "cpu" -> "cpu", None)
+            self.ctx.converted_sites += 1
+            code = cst.Module(body=[]).code_for_node(updated_node.value)
+            if name == "type":
+                return parse_expression(f'str({code}).partition(":")[0]')
+            return parse_expression(f'(int(str({code}).partition(":")[2]) if ":" in str({code}) else None)')
         if name == "device" and receiver_kind(original_node.value, self.scope) == "tensor" \
                 and self.scope.resolve(original_node.value) is None:
             # a graph does not compile Tensor.device: the line (and what it binds) would run interpreted

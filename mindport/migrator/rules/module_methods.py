@@ -30,7 +30,8 @@ class ModuleMethodTransform(Rule):
 
     A name bound to an object of a class the file defines that is not a module (``trainer = Trainer(model)``), or of
     a plain class of the project imported from another file (no base but ``object``: ``Options.object_classes``),
-    keeps its calls as written: ``trainer.train()`` is the Trainer's method, not nn.Module's.
+    keeps its calls as written: ``trainer.train()`` is the Trainer's method, not nn.Module's; so does ``self.train()``
+    (``self.eval()``) inside such a class that defines ``train`` (``eval``) itself (an RL agent's update step).
 
     Hook registrations: the Cell has torch's public ones under the same names (forward, backward, state-dict hooks);
     torch's other spellings become the Cell's (``register_full_backward_hook`` -> ``register_backward_hook``,
@@ -348,6 +349,7 @@ class ModuleMethodTransform(Rule):
         self.runtime_modules: set[str] = set()  # read by finalize_runtime
         self._module_classes = module_classes
         self._classes: list[tuple[bool, int]] = []  # (a model class, the function depth of its body)
+        self._own_methods: list[set[str]] = []  # per class: the methods its body defines
         self._depth = 0
         self._functions: list[str] = []  # the enclosing functions' names
         self._aliasing: list[bool] = []  # per enclosing class: may one sub-cell sit under two attribute names?
@@ -364,12 +366,15 @@ class ModuleMethodTransform(Rule):
 
     def visit_ClassDef(self, node) -> None:
         self._classes.append((node.name.value in self._module_classes, self._depth))
+        self._own_methods.append({b.name.value for b in node.body.body if isinstance(b, cst.FunctionDef)}
+                                 if isinstance(node.body, cst.IndentedBlock) else set())
         self._aliasing.append(_may_alias_cells(node))
         self._compiled.append(_forward_methods(node))
         self._first_parameter.append(set())
 
     def leave_ClassDef(self, original_node, updated_node):
         self._classes.pop()
+        self._own_methods.pop()
         self._aliasing.pop()
         self._compiled.pop()
         paths = self._first_parameter.pop()
@@ -479,6 +484,9 @@ class ModuleMethodTransform(Rule):
         args = updated_node.args
         if isinstance(func.value, cst.Name) and func.value.value in self._objects[-1]:
             return updated_node  # trainer.train(): the project's own class's method, not nn.Module's
+        if isinstance(func.value, cst.Name) and func.value.value == "self" and self._classes \
+                and not self._classes[-1][0] and name in self._own_methods[-1]:
+            return updated_node  # self.train() in an agent/trainer class defining train(): its own method
         if name == "eval" and not args:
             return updated_node.with_changes(func=func.with_changes(attr=cst.Name("set_train")),
                                               args=[cst.Arg(cst.Name("False"))])

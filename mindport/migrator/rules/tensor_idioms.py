@@ -88,6 +88,8 @@ class TensorIdiomTransform(Rule):
 
 
                 def train(encoder, head, opt, x, y):
+                    mp_train.train_mode(encoder)
+                    mp_train.train_mode(head)
                     def forward_fn():
                         with mp_train.no_grad():
                             features = encoder(x)

@@ -51,9 +51,16 @@ answers its own method at run time.
 
 ``opt.param_groups[i]['lr']`` read (not assigned) on an optimizer of the file is ``float(...)``: a Python float in
 torch, a Parameter in ``mindspore.experimental.optim`` (``f"{lr:.2e}"`` raised, ``lr == 0.1`` was a tensor).
+
+Training mode: torch builds every Module in training mode, MindSpore's Cells start in inference mode. In a file that
+never calls ``train()``/``eval()``, a model the step calls gets ``model.set_train(True)`` once before the loop, and
+a parameter of the enclosing function the step calls (a generator handed into ``train_wgan(dataloader, generator,
+critic)`` from another file, whose parameters the file never reads)
+``mindport.runtime.training.train_mode(name)``: set_train for a Cell, nothing for a function.
 """
 from __future__ import annotations
 
+import builtins
 from collections import Counter
 
 import libcst as cst
@@ -206,6 +213,7 @@ class TrainingLoopRule(Rule):
                     optimizer = mp_optim.Adam(rnn.trainable_params(), lr=0.02)
                     h_state = None
                     rnn.set_train(True)
+                    mp_train.train_mode(loss_func)
                     for x, y in batches:
                         def forward_fn(h_state):
                             prediction, h_state = rnn(x, h_state)
@@ -279,12 +287,15 @@ class TrainingLoopRule(Rule):
 
                 def gan_step(netG, netD, real, noise, criterion, optimizerD, optimizerG, ones, zeros):
                     mp_train.zero_grad(netD)
+                    mp_train.train_mode(criterion)
+                    mp_train.train_mode(netD)
                     def forward_fn_errD_real():
                         errD_real = criterion(netD(real), ones)
                         return errD_real
                     grad_fn_errD_real = mp_train.value_and_grad(forward_fn_errD_real, mp_train.parameters(netD, optimizerD, netG, optimizerG, criterion))
                     errD_real, grads_errD_real = grad_fn_errD_real()
                     mp_train.backward(grads_errD_real)
+                    mp_train.train_mode(netG)
                     def forward_fn_errD_fake():
                         fake = netG(noise)
                         errD_fake = criterion(netD(ops.stop_gradient(fake)), zeros)
@@ -363,6 +374,7 @@ class TrainingLoopRule(Rule):
 
 
                 def train(model, loader, optimizer, accum_steps):
+                    mp_train.train_mode(model)
                     for i, (x, y) in enumerate(loader):
                         def forward_fn_loss_a():
                             out_a, out_b = model(x)
@@ -475,6 +487,7 @@ class TrainingLoopRule(Rule):
                 def critic_step(critic, optimizer, real, fake, alpha):
                     mp_train.zero_grad(optimizer)
                     interp = (alpha * real + (1 - alpha) * fake)
+                    mp_train.train_mode(critic)
                     def forward_fn(interp):
                         def score_fn(interp):
                             score = critic(interp)
@@ -511,6 +524,9 @@ class TrainingLoopRule(Rule):
 
 
                 def compare(net_a, net_b, opt_a, opt_b, loss_func, x, y, steps):
+                    mp_train.train_mode(net_a)
+                    mp_train.train_mode(loss_func)
+                    mp_train.train_mode(net_b)
                     for t in range(steps):
                         def forward_fn_loss_a():
                             pred_a = net_a(x)
@@ -551,6 +567,7 @@ class TrainingLoopRule(Rule):
             after="""
                 import mindspore as ms
                 from mindspore.experimental import optim as ms_optim
+                from mindport.runtime import training as mp_train
 
 
                 def sweep(make_model, lrs, loader, criterion):
@@ -562,6 +579,7 @@ class TrainingLoopRule(Rule):
                             return loss
                         grad_fn = ms.value_and_grad(forward_fn, None, optimizer.parameters)
                         model.set_train(True)
+                        mp_train.train_mode(criterion)
                         for x, y in loader:
                             loss, grads = grad_fn(x, y)
                             optimizer(grads)
@@ -591,6 +609,7 @@ class TrainingLoopRule(Rule):
                 def fit(model, x, y, criterion, steps):
                     optimizer = mp_optim.Adam(model.trainable_params(), lr=0.1)
                     model.set_train(True)
+                    mp_train.train_mode(criterion)
                     for epoch in range(steps):
                         mp_train.zero_grad(optimizer)
                         def forward_fn():
@@ -629,6 +648,7 @@ class TrainingLoopRule(Rule):
                 def fit(model, x, y, criterion, epochs):
                     optimizer = ms_optim.SGD(model.trainable_params(), lr=0.1)
                     model.set_train(True)
+                    mp_train.train_mode(criterion)
                     for epoch in range(epochs):
                         for i in range(len(x)):
                             mp_train.zero_grad(optimizer)
@@ -1285,6 +1305,10 @@ class TrainingLoopRule(Rule):
             if not self._modes_set and name in self._owners and (id(self.scope), name) not in self._moded:
                 self._moded.add((id(self.scope), name))
                 modes.append(parse_statement(f"{name}.set_train(True)\n"))
+            elif not self._modes_set and self._maybe_model(name) and (id(self.scope), name) not in self._moded:
+                # called in the step, its parameters handed out in another file (a GAN's generator passed in)
+                self._moded.add((id(self.scope), name))
+                modes.append(parse_statement(f"{train}.train_mode({name})\n"))
         sources = ", ".join(dict.fromkeys([*self._weight_sources(stmts, set(positional)), *extra, *as_weights]))
         weights = f", {train}.parameters({sources})" if sources else ""
         leaves = f", leaves={len(positional)}" if positional else ""
@@ -1358,6 +1382,20 @@ class TrainingLoopRule(Rule):
         bound = [i for i, stmt in enumerate(body) for a in all_nodes(stmt, cst.Assign)
                  if any(name in target_names(t.target) for t in a.targets)]
         return bool(bound) and min(bound) > at
+
+    def _maybe_model(self, name: str | None) -> bool:
+        """A parameter of the enclosing function that a step calls and that may hold a model handed in by another
+        file (``train_wgan(dataloader, generator, critic, ...)``): not a function of the file, not a builtin, not
+        imported (mindport.runtime.training.train_mode decides at run time: Cells only). Names the file binds itself
+        (a model it builds, a loss) are left to the other evidence (``.parameters()`` read)."""
+        if not name or "." in name or name in self._functions or name in _BUILTIN_NAMES:
+            return False
+        scope_node = self._scope_nodes.get(id(self.scope))
+        if not isinstance(scope_node, cst.FunctionDef):
+            return False
+        params = scope_node.params
+        own = {q.name.value for q in (*params.posonly_params, *params.params, *params.kwonly_params)}
+        return name in own and self.scope.resolve(cst.Name(name)) is None
 
     def _place(self, body: list, bound_here: bool = False) -> list:
         """The preludes (forward_fn, grad_fn) of the loops a statement of the block contains go right before it. In
@@ -1528,6 +1566,13 @@ class TrainingLoopRule(Rule):
         scope_node = self._scope_nodes.get(id(self.scope))
         if model is not None and not (scope_node is not None and _sets_train_mode(scope_node)):
             prelude.append(parse_statement(f"{model}.set_train(True)\n"))
+        if not self._modes_set and not (scope_node is not None and _sets_train_mode(scope_node)):
+            # the other names the step calls that may be models (a WGAN critic loop's generator(noise), built and
+            # handed in by another file): torch's Modules train from birth (mindport.runtime.training.train_mode)
+            train = self.ctx.alias_for("mindport.runtime.training")
+            prelude += [parse_statement(f"{train}.train_mode({name})\n")
+                        for name in dict.fromkeys(dotted_name(c.func) for c in _all_calls(cst.Module(body=region)))
+                        if name != model and name not in self._owners and self._maybe_model(name)]
         lhs = f"({', '.join(outputs)})" if has_aux else outputs[0]
         step: list[cst.BaseStatement] = [parse_statement(f"{lhs}, grads = {grad_fn}({', '.join(params)})\n")]
         if scaler is not None:
@@ -1790,6 +1835,9 @@ def _autograd_args(call: cst.Call) -> dict:
 def _creates_graph(call: cst.Call) -> bool:
     value = _autograd_args(call).get("create_graph")
     return value is not None and code_of(value).strip() not in ("False", "None")
+
+
+_BUILTIN_NAMES = frozenset(dir(builtins))
 
 
 def _parameter_owners(node) -> set[str]:

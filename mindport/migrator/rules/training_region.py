@@ -25,11 +25,13 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from mindport.migrator.rules.training_loop_analysis import _expr_call, _names
+from mindport.migrator.imports import runtime_alias
 from mindport.migrator.syntax import code_of
 from mindport.migrator.walk import walk
 
 _GRAD_METHODS = {"backward", "step", "zero_grad", "unscale_", "update"}
 _MUTATORS = {"append", "extend", "insert", "update", "add", "clear", "pop", "remove", "setdefault"}
+_INPLACE = runtime_alias("mindport.runtime.inplace")  # the converted code's name of mindport.runtime.inplace
 
 
 class Unfit(Exception):
@@ -91,8 +93,19 @@ def reads_writes(stmt) -> tuple[set[str], set[str]]:
 
 
 def _mutated_receiver(call: cst.Call) -> str | None:
-    """The name a mutating method call changes in place (``h.detach_()``, ``xs.append(v)``), gradient APIs aside."""
+    """The name a mutating method call changes in place (``h.detach_()``, ``xs.append(v)``), gradient APIs aside,
+    and the receiver of a torch in-place method the mapping already made a ``mindport.runtime.inplace`` call
+    (``sim.fill_diagonal_(v)`` is ``mp_inplace.fill_diagonal_(sim, v)`` when the region is planned): its first
+    argument (the name it is rooted at). Read as a write of ``mp_inplace``, the in-place line was left out of
+    forward_fn and ran after the gradient (SimCLR's ``sim.fill_diagonal_(float('-inf'))``: the loss differentiated
+    the unmasked similarities)."""
     func = call.func
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) \
+            and func.value.value == _INPLACE and (func.attr.value.endswith("_") or func.attr.value == "write_out"):
+        first = next((a.value for a in call.args if a.keyword is None and a.star == ""), None)
+        while isinstance(first, (cst.Subscript, cst.Attribute)):
+            first = first.value
+        return first.value if isinstance(first, cst.Name) else None
     if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and (
             func.attr.value.endswith("_") and not func.attr.value.startswith("_")
             or func.attr.value in _MUTATORS) and func.attr.value not in _GRAD_METHODS:
