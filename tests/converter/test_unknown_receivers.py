@@ -220,3 +220,51 @@ def test_a_file_alone_knows_what_its_own_functions_return(tmp_path):
     assert ".tile((channels, 1, 1, 1))" in code, code
     x = np.random.default_rng(0).standard_normal((2, 4, 8, 8)).astype(np.float32)
     assert_port_matches_in_mode(ONE_FILE, code, "Downsample", [x], tmp_path, "rk_down", "pynative")
+
+
+SPREAD = textwrap.dedent("""\
+    import numpy as np
+    import torch
+    import torch.nn as nn
+
+    netG = nn.Sequential(nn.Linear(4, 6), nn.Tanh())
+
+
+    def spread(model, z):
+        fake = model(z)
+        return fake.std(), fake.var(1), fake.std(0, keepdim=True)
+
+
+    def table_spread(a):
+        return a.std(), a.var(0)
+
+
+    def run(z):
+        s, v, k = spread(netG, z)
+        arr = np.arange(12.0).reshape(3, 4)
+        ns, nv = table_spread(arr)
+        return s, v, k, float(ns), nv
+""")
+
+
+def test_std_and_var_on_a_receiver_of_unknown_kind_divide_as_torch(tmp_path):
+    # trainfresh17 (vltkv's GAN): fake = netG(noise); fake.std() was left as written, and MindSpore's Tensor.std
+    # divides by n where torch divides by n - 1 (6.9 % off, silently); a NumPy array keeps numpy's own spread
+    import mindspore as ms
+    import torch
+
+    code = convert_source(SPREAD).code
+    assert "mp_math.std(fake, None, 1)" in code and "mp_math.var(fake, 1, 1)" in code, code
+    torch.manual_seed(0)
+    t_mod = load_module(SPREAD, tmp_path / "t_spread.py", "t_spread")
+    m_mod = load_module(code, tmp_path / "m_spread.py", "m_spread")
+    z = np.random.default_rng(3).standard_normal((5, 4)).astype(np.float32)
+    m_mod.netG[0].weight.set_data(ms.Tensor(t_mod.netG[0].weight.detach().numpy()))
+    m_mod.netG[0].bias.set_data(ms.Tensor(t_mod.netG[0].bias.detach().numpy()))
+    with torch.no_grad():
+        want = t_mod.run(torch.from_numpy(z))
+    got = m_mod.run(ms.Tensor(z))
+    for w, g in zip(want[:3], got[:3]):
+        np.testing.assert_allclose(g.asnumpy(), w.numpy(), rtol=1e-5, atol=1e-6)
+    assert got[3] == want[3] == np.arange(12.0).std()  # numpy's ddof=0, as the torch script had it
+    np.testing.assert_array_equal(got[4], want[4])

@@ -69,6 +69,7 @@ from mindport.migrator.syntax import NO_SPACE_EQUAL, code_of, target_names
 from mindport.migrator.table import (
     ARRAY_METHOD_NAMES,
     ARRAY_PACKAGES,
+    RECEIVER_DISPATCHED_NAMES,
     SHARED_METHOD_NAMES,
     CallBindError,
     RunTimeArguments,
@@ -1580,7 +1581,7 @@ class TableCallTransform(Rule):
         -> ``tile``, ``size()`` -> ``shape``) in a file that loads no array package (by an import statement or by a
         call: ``__import__("numpy")``). Names whose entry goes through a runtime helper (reductions guarded for empty
         extents) stay as written on such receivers: MindSpore's method of the same name serves the common call."""
-        if name not in SHARED_METHOD_NAMES:
+        if name not in SHARED_METHOD_NAMES or name in RECEIVER_DISPATCHED_NAMES:
             return False
         if name not in ARRAY_METHOD_NAMES or target.startswith("mindport.runtime") \
                 or any(self.ctx.imports(p) for p in ARRAY_PACKAGES):
