@@ -3,6 +3,7 @@ MindSpore."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from test_fresh_causes import _convert, _run_boot
 
@@ -40,3 +41,116 @@ def test_the_tracker_gives_stacked_recurrent_layers_torchs_weights(tmp_path):
     t = _run_boot(tmp_path, "torch", "track", STACKED_LSTM)
     m = _run_boot(tmp_path, "mindspore", "track", _convert(STACKED_LSTM))
     np.testing.assert_allclose(eval(m), eval(t), rtol=1e-4, atol=1e-5)
+
+
+POLICY_WITH_DROPOUT = '''
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Policy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(4, 16), nn.Dropout(p=0.5), nn.ReLU(), nn.Linear(16, 3))
+
+    def forward(self, x):
+        return self.net(x)
+
+
+def update_policy(returns, log_probs, optimiser):
+    loss = -(returns * log_probs).sum()
+    optimiser.zero_grad()
+    loss.backward()
+    optimiser.step()
+    return loss.item()
+
+
+def train(policy, optimiser, episode):
+    policy.train()
+    log_probs, rewards = [], []
+    for step in range(5):
+        state = torch.tensor([0.1 * step, 1.0 - 0.2 * step, 0.3 * episode, 0.5])
+        probs = F.softmax(policy(state), dim=-1)
+        dist = torch.distributions.Categorical(probs=probs)
+        action = torch.tensor(step % 3)
+        log_probs.append(dist.log_prob(action))
+        rewards.append(float(step % 2) - 0.3 * episode)
+    log_probs = torch.stack(log_probs)
+    return update_policy(torch.tensor(rewards), log_probs, optimiser)
+
+
+policy = Policy()
+optimiser = torch.optim.SGD(policy.parameters(), lr=0.5)
+for episode in range(4):
+    print("loss %.7f" % train(policy, optimiser, episode))
+'''
+
+# both sides' Dropout masks from one numpy stream (the frameworks' own draws differ): torch's nn.Dropout computes
+# x * mask / (1 - p), MindSpore's Dropout kernel x * mask * (1 / (1 - p)); the masks are the same numbers
+TORCH_MASKS = '''
+import numpy as _np
+import torch as _torch
+_masks = _np.random.RandomState(7)
+def _forward(self, x):
+    if not self.training:
+        return x
+    mask = _torch.from_numpy((_masks.random_sample(tuple(x.shape)) >= self.p).astype(_np.float32))
+    return x * mask / (1 - self.p)
+_torch.nn.Dropout.forward = _forward
+'''
+MINDSPORE_MASKS = '''
+import numpy as _np
+import mindspore as _ms
+_masks = _np.random.RandomState(7)
+def _draw(self, x):
+    mask = _ms.Tensor((_masks.random_sample(tuple(x.shape)) >= 0.5).astype(_np.float32))
+    return x * mask * _ms.Tensor(1 / (1 - 0.5), x.dtype), mask
+_ms.ops.Dropout.__call__ = _draw
+'''
+
+
+PEEK = ("        probs = F.softmax(policy(state), dim=-1)\n",
+        "        greedy = policy(state).argmax().item()\n"
+        "        probs = F.softmax(policy(state), dim=-1)\n")
+
+
+@pytest.mark.parametrize("peek", [False, True], ids=["one_call", "a_call_between"])
+def test_values_collected_through_dropout_are_differentiated_with_their_own_masks(tmp_path, peek):
+    """georgeyiasemis/pg_gridworld: REINFORCE whose policy has a Dropout, log-probabilities collected while acting in
+    training mode and differentiated after the episode. mindport computes a collected value again inside the
+    differentiated step (``record``), where the Dropout would draw a new mask: it refused ("Dropout draws a new random
+    mask"). nn.Dropout now keeps the masks it draws between two records and applies them when the recorded value is
+    computed again (checked: the value must come out the same). The losses after each update are torch's; also when
+    the policy runs once more (a greedy look, its own mask) before the call whose value is recorded."""
+    script = POLICY_WITH_DROPOUT.replace(*PEEK) if peek else POLICY_WITH_DROPOUT
+    assert script.count("policy(state)") == 1 + peek
+    t = _losses_of(_run_boot_all(tmp_path / "t", "torch", TORCH_MASKS + script))
+    m = _losses_of(_run_boot_all(tmp_path / "m", "mindspore", MINDSPORE_MASKS + _convert(script)))
+    assert len(t) == 4 and t[0] != t[-1]
+    np.testing.assert_allclose(m, t, rtol=1e-5)
+
+
+def _run_boot_all(tmp_path, side, text):
+    import os
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    state = tmp_path.parent / "state"
+    state.mkdir(exist_ok=True)
+    tmp_path.mkdir()
+    root = Path(__file__).resolve().parents[2]
+    script = tmp_path / "script.py"
+    script.write_text(text)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]))
+    p = subprocess.run([sys.executable, str(root / "benchmarks" / "training" / "boot.py"), side, "track", str(state),
+                        str(script)], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
+    assert p.returncode == 0, p.stderr[-3000:]
+    shutil.rmtree(tmp_path)
+    return p.stdout
+
+
+def _losses_of(out):
+    return [float(line.split()[-1]) for line in out.splitlines() if line.startswith("loss")]
