@@ -25,6 +25,7 @@ import mindspore as ms
 from mindspore import Parameter, Tensor, ops
 
 from mindport.runtime._graph import host_only as _host_only
+from mindport.runtime._graph import in_graph as _in_graph
 from mindport.runtime.synchronous import synchronous_on_cpu  # noqa: F401 - set at import (see there)
 
 
@@ -293,7 +294,8 @@ def _keep_dropout_masks() -> None:
     drew then instead of a new one: the value torch's graph holds, as torch's graph holds it (REINFORCE's
     log-probabilities of a policy with Dropout, collected while acting in training mode). Set up when this module is
     imported (a layer built before the first ``record`` must keep its masks too); a layer built under GRAPH_MODE, or
-    a subclass with a construct of its own, is left as it is (and a value recorded through it stays refused)."""
+    a subclass with a construct of its own, is left as it is (and a value recorded through it stays refused); one
+    built in PyNative and compiled later (``ms.jit``, GRAPH_MODE) compiles MindSpore's own Dropout."""
     cls = ms.nn.Dropout
     if getattr(cls, "_mp_keeps_masks", False):
         return
@@ -309,6 +311,15 @@ def _keep_dropout_masks() -> None:
 
 
 def _dropout_construct(self, x):
+    if _in_graph():  # a layer built in PyNative and compiled later (ms.jit, GRAPH_MODE): MindSpore's own Dropout
+        if not self.training or self.keep_prob == 1 or self.p == 0:
+            return x
+        out, _ = self.dropout(x)
+        return out
+    return _dropout_keeping_masks(self, x)
+
+
+def _dropout_keeping_masks(self, x):
     p = self.p if self.p is not None else 1.0 - self.keep_prob
     if not self.training or p == 0:
         return x

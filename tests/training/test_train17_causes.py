@@ -154,3 +154,30 @@ def _run_boot_all(tmp_path, side, text):
 
 def _losses_of(out):
     return [float(line.split()[-1]) for line in out.splitlines() if line.startswith("loss")]
+
+
+def test_a_dropout_that_keeps_its_masks_still_compiles_in_a_graph():
+    """The masks are kept by a Python construct given to each nn.Dropout built in PyNative; a model built there and
+    compiled later (``ms.jit``) must compile MindSpore's own Dropout (the first version's construct failed to parse:
+    'ParseRaiseCall')."""
+    import mindspore as ms
+
+    import mindport.runtime.training  # noqa: F401 - sets the masks up
+
+    class Net(ms.nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.drop = ms.nn.Dropout(p=0.5)
+
+        def construct(self, x):
+            return self.drop(x)
+
+    net = Net()
+    net.set_train(True)
+
+    @ms.jit
+    def run(x):
+        return net(x)
+
+    out = run(ms.Tensor(np.ones((64, 8), np.float32))).asnumpy()
+    assert set(np.unique(out)) <= {0.0, 2.0} and 0 < (out == 0).mean() < 1
