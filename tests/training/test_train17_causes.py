@@ -181,3 +181,32 @@ def test_a_dropout_that_keeps_its_masks_still_compiles_in_a_graph():
 
     out = run(ms.Tensor(np.ones((64, 8), np.float32))).asnumpy()
     assert set(np.unique(out)) <= {0.0, 2.0} and 0 < (out == 0).mean() < 1
+
+
+def test_assigning_through_an_empty_index_tensor_assigns_nothing():
+    """cfh/connect4_a2c: ``draws[iact] = is_board_full_batch(new_boards[iact])`` with ``iact = torch.where(wins ==
+    0)[0]`` empty (every game won). torch assigns to no element; MindSpore 2.10's setitem raised "select with an empty
+    condition list is not possible". The values are torch's."""
+    import mindspore as ms
+    import torch
+
+    from _harness import load_module
+
+    source = (
+        "import torch\n"
+        "def run(wins, rows):\n"
+        "    draws = torch.zeros(wins.shape[0], dtype=torch.bool)\n"
+        "    iact = torch.where(wins == 0)[0]\n"
+        "    draws[iact] = rows[iact].sum(dim=1) > 0\n"
+        "    table = torch.zeros(wins.shape[0], 2)\n"
+        "    table[iact, 1] = 5.0\n"
+        "    table[iact] = rows[iact]\n"
+        "    return draws.float(), table\n")
+    module = load_module(_convert(source), "ms_empty_index17")
+    for wins in (np.array([1, 1, 1], np.int64), np.array([0, 1, 0], np.int64)):
+        rows = np.arange(6, dtype=np.float32).reshape(3, 2)
+        expected = [t.numpy() for t in load_module(source, "torch_empty_index17").run(torch.tensor(wins),
+                                                                                       torch.tensor(rows))]
+        got = [t.asnumpy() for t in module.run(ms.Tensor(wins), ms.Tensor(rows))]
+        for e, g in zip(expected, got):
+            np.testing.assert_array_equal(g, e)
