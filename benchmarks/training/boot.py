@@ -11,7 +11,8 @@ folder first on ``sys.path`` and as the working directory, exactly as ``python S
   and the noise are the same numbers;
 - each optimizer records (torch) or receives (MindSpore) its parameters' initial values when it is built, in the
   order of its parameter list, so both sides start from the same weights (a MindSpore parameter whose layout only
-  adds unit axes, as Conv1d's (out, in, 1, k) weight for torch's (out, in, k), receives the same values reshaped).
+  adds unit axes, as Conv1d's (out, in, 1, k) weight for torch's (out, in, k), receives the same values reshaped;
+  the parameters of one MindSpore RNN/LSTM/GRU layer, listed by kind, are paired in torch's order: see torch_order).
 ``nudge`` (torch only) is ``track`` with each optimizer's initial weights moved by one unit in the last place (up or
 down, seeded): how far a last-bit difference alone carries the script's losses, where training crosses a kink (a
 ReLU whose input is within rounding of zero flips, a max picks another element) and the float64 control happens not
@@ -23,6 +24,7 @@ Nothing here is imported by the converted code; it only wraps the run.
 """
 import os
 import random
+import re
 import runpy
 import sys
 
@@ -70,6 +72,39 @@ def fit_layout(array, shape):
     if tuple(d for d in array.shape if d != 1) == tuple(d for d in shape if d != 1):
         return array.reshape(shape)
     return None
+
+
+_RNN_PARAMETER = re.compile(r"^(.*?)(weight|bias)_(ih|hh)_l(\d+)(_reverse)?$")
+_RNN_KINDS = ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
+
+
+def _rnn_key(name):
+    m = _RNN_PARAMETER.match(name)
+    return int(m.group(4)), bool(m.group(5)), _RNN_KINDS.index(m.group(2) + "_" + m.group(3))
+
+
+def torch_order(params):
+    """``params`` (MindSpore parameters, in an optimizer's order) with each multi-layer or bidirectional RNN/LSTM/GRU
+    layer's parameters in torch's order. MindSpore's nn.RNN/LSTM/GRU list them by kind (every layer's and direction's
+    weight_ih, then weight_hh, bias_ih, bias_hh), torch's by layer, then direction, then kind; the names are the same
+    (``lstm.weight_hh_l0``). Without this a 2-layer LSTM's second parameter (weight_ih_l1) received torch's
+    weight_hh_l0 and the third failed on a bias (jessicayung/lstm_ar). A run of consecutive parameters of one layer
+    (the same name prefix) is sorted; every other parameter keeps its place."""
+    out, i = [], 0
+    while i < len(params):
+        m = _RNN_PARAMETER.match(params[i].name)
+        j = i + 1
+        if m:
+            while j < len(params):
+                n = _RNN_PARAMETER.match(params[j].name)
+                if not n or n.group(1) != m.group(1):
+                    break
+                j += 1
+            out.extend(sorted(params[i:j], key=lambda p: _rnn_key(p.name)))
+        else:
+            out.append(params[i])
+        i = j
+    return out
 
 
 def _load_arrays(state, index):
@@ -215,7 +250,7 @@ def _install_mindspore(mode, state):
         if len(arrays) != len(params):
             raise RuntimeError("track: optimizer %d has %d parameters in torch, %d in MindSpore"
                                % (count[0] - 1, len(arrays), len(params)))
-        for p, a in zip(params, arrays):
+        for p, a in zip(torch_order(params), arrays):
             fitted = fit_layout(a, p.shape)
             if fitted is None:
                 raise RuntimeError("track: parameter %s is %s in MindSpore, %s in torch" % (p.name, tuple(p.shape), a.shape))

@@ -76,6 +76,14 @@ def _plain(index):
     return index
 
 
+def _selects_nothing(index) -> bool:
+    """An integer index tensor with no element (alone or in a tuple): torch assigns to no element (a no-op);
+    MindSpore 2.10's setitem raises "select with an empty condition list is not possible" (cfh/connect4_a2c's
+    ``draws[iact] = ...`` with ``iact = torch.where(wins == 0)[0]`` empty when every game is won)."""
+    items = index if type(index) is tuple else (index,)
+    return any(isinstance(i, Tensor) and i.size == 0 and i.dtype != mindspore.bool_ for i in items)
+
+
 def _without_leading_ones(value):
     """A tensor value of a setitem without its leading size-1 axes, as torch assigns it (torch's setitem views the
     value without them, then broadcasts it to the indexed part: DA-RNN's ``X_encoded[:, t, :] = h_n``, ``h_n`` an
@@ -97,7 +105,10 @@ if not _INSTALLED:
         return _getitem(self, _plain(index))
 
     def __setitem__(self, index, value):  # noqa: N807 - Tensor's own
-        return _setitem(self, _plain(index), _without_leading_ones(value))
+        index = _plain(index)
+        if _selects_nothing(index):
+            return None
+        return _setitem(self, index, _without_leading_ones(value))
 
     __getitem__._mindport_numpy_ints = True
     Tensor.__getitem__, Tensor.__setitem__ = __getitem__, __setitem__

@@ -18,12 +18,14 @@ from __future__ import annotations
 import contextlib
 import inspect
 import math
+import types
 import weakref
 
 import mindspore as ms
 from mindspore import Parameter, Tensor, ops
 
 from mindport.runtime._graph import host_only as _host_only
+from mindport.runtime._graph import in_graph as _in_graph
 from mindport.runtime.synchronous import synchronous_on_cpu  # noqa: F401 - set at import (see there)
 
 
@@ -97,8 +99,12 @@ def value_and_grad(fn, weights=(), leaves=0):
             full = list(inputs)  # outputs with no tensor among them)
             for i, a in zip(tensor_at, given):
                 full[i] = a
-            with _Replay(fn, full) as replay:
-                out = fn(*_writable(replay.inputs, full, leaves))
+            _DIFFERENTIATING[0] += 1
+            try:
+                with _Replay(fn, full) as replay:
+                    out = fn(*_writable(replay.inputs, full, leaves))
+            finally:
+                _DIFFERENTIATING[0] -= 1
             outputs.append(out)
             return out[0] if isinstance(out, tuple) else out
 
@@ -237,8 +243,10 @@ def record(value, fn, *inputs):
     then computes every recorded value its function reads (through its arguments, its closure, the globals it names
     and their list attributes) again inside the differentiation (``_Replay``), from the parameters as they are at
     the backward, which are the ones torch's graph saw (torch refuses a backward through parameters changed in
-    place since). Refused (``_refuse_redraws``: a RuntimeError saying why): a model ``fn`` reads with a Dropout or a
-    BatchNorm in training mode (a new random mask, running statistics updated a second time). The outputs of a differentiated
+    place since). An nn.Dropout in training mode applies again the masks it drew while the value was collected
+    (``_keep_dropout_masks``; the value computed again must equal the recorded one, else refused). Refused
+    (``_refuse_redraws``: a RuntimeError saying why): a model ``fn`` reads with another random layer or a BatchNorm
+    in training mode (a new random mask, running statistics updated a second time). The outputs of a differentiated
     function that takes arguments (state carried across steps, a running sum of losses) are recorded the same way
     until a ``backward`` consumes its gradients (``_record_step``)."""
     if not isinstance(value, Tensor) or _PAUSED:
@@ -248,8 +256,92 @@ def record(value, fn, *inputs):
         ref = weakref.ref(value, lambda _ref, key=key: _TAPE.pop(key, None))
     except TypeError:  # no weak references to this kind of value: not recorded
         return value
-    _TAPE[key] = (ref, fn, inputs)
+    _TAPE[key] = (ref, fn, inputs, _Masks(_DRAWN))
+    _DRAWN.clear()
     return value
+
+
+_DRAWN: dict = {}  # id(Dropout cell) -> the masks it drew outside a differentiation since the last record
+_MASK_LIMIT = 64  # per cell: a script that draws without recording does not pile masks up
+_REPLAYING: list = []  # while a recorded value is computed again: its _Masks (the Dropout layers take theirs)
+_DIFFERENTIATING = [0]  # inside value_and_grad's function: what Dropout draws there is that step's own
+
+
+class _Masks(dict):
+    """The masks each Dropout layer drew (outside a differentiation) between two ``record`` calls: the ones torch's
+    graph holds for the value recorded next. While that value is computed again each layer takes its masks in the
+    order it drew them; ``window`` instead gives each layer only its last ones (the calls right before the record,
+    when the layer also ran for something else in between)."""
+
+    def __init__(self, drawn=(), window=None):
+        super().__init__({k: list(v) for k, v in dict(drawn).items()})
+        if window:
+            for k, n in window.items():
+                self[k] = self[k][-n:]
+        self.taken: dict = {}
+
+    def take(self, cell):
+        masks = self.get(id(cell))
+        if not masks:
+            return None
+        self.taken[id(cell)] = self.taken.get(id(cell), 0) + 1
+        return masks.pop(0)
+
+
+def _keep_dropout_masks() -> None:
+    """MindSpore's nn.Dropout built in PyNative mode keeps the masks it draws outside a differentiation (``_DRAWN``,
+    handed to the next recorded value: ``record``) and, while a recorded value is computed again, applies the mask it
+    drew then instead of a new one: the value torch's graph holds, as torch's graph holds it (REINFORCE's
+    log-probabilities of a policy with Dropout, collected while acting in training mode). Set up when this module is
+    imported (a layer built before the first ``record`` must keep its masks too); a layer built under GRAPH_MODE, or
+    a subclass with a construct of its own, is left as it is (and a value recorded through it stays refused); one
+    built in PyNative and compiled later (``ms.jit``, GRAPH_MODE) compiles MindSpore's own Dropout."""
+    cls = ms.nn.Dropout
+    if getattr(cls, "_mp_keeps_masks", False):
+        return
+    original_init, original_construct = cls.__init__, cls.construct
+
+    def __init__(self, *args, **kwargs):
+        original_init(self, *args, **kwargs)
+        if type(self).construct is original_construct and ms.get_context("mode") == ms.PYNATIVE_MODE:
+            object.__setattr__(self, "construct", types.MethodType(_dropout_construct, self))
+
+    cls.__init__ = __init__
+    cls._mp_keeps_masks = True
+
+
+def _dropout_construct(self, x):
+    if _in_graph():  # a layer built in PyNative and compiled later (ms.jit, GRAPH_MODE): MindSpore's own Dropout
+        if not self.training or self.keep_prob == 1 or self.p == 0:
+            return x
+        out, _ = self.dropout(x)
+        return out
+    return _dropout_keeping_masks(self, x)
+
+
+def _dropout_keeping_masks(self, x):
+    p = self.p if self.p is not None else 1.0 - self.keep_prob
+    if not self.training or p == 0:
+        return x
+    if _REPLAYING:
+        mask = _REPLAYING[-1].take(self)
+        if mask is None:
+            raise _NoMask(self)
+        return x * mask * Tensor(1.0 / (1.0 - p), x.dtype)  # the Dropout kernel's own product, bit for bit
+    out, mask = self.dropout(x)
+    if not _DIFFERENTIATING[0] and not _PAUSED:
+        kept = _DRAWN.setdefault(id(self), [])
+        kept.append(mask)
+        del kept[:-_MASK_LIMIT]
+    return out
+
+
+def _keeps_masks(cell) -> bool:
+    return getattr(getattr(cell, "construct", None), "__func__", None) is _dropout_construct
+
+
+class _NoMask(Exception):
+    """A Dropout layer ran while a recorded value was computed again and no mask of it was kept for that value."""
 
 
 class _Step:
@@ -382,19 +474,26 @@ class _Replay:
 
     def _again(self, value):
         if self._check_only:
-            _, fn, inputs = _TAPE[id(value)]
-            if not isinstance(fn, _Step):
-                _refuse_redraws(fn, inputs)
+            ref, fn, inputs, *masks = _TAPE[id(value)]
+            if not isinstance(fn, _Step) and id(value) not in self._memo:
+                self._memo[id(value)] = value
+                for a in inputs:  # the recorded values it is computed from, checked first
+                    self._argument(a)
+                if _refuse_redraws(fn, inputs, masks[0] if masks else None):
+                    # the Dropout masks are tried here, outside the differentiation: a refusal raised inside it
+                    # would leave MindSpore's executor mid-gradient (the next gradient of the process fails)
+                    _TAPE[id(value)] = (ref, fn, inputs, _masks_giving(value, fn, list(inputs), masks[0]))
             return value
         if id(value) not in self._memo:
-            _, fn, inputs = _TAPE[id(value)]
+            _, fn, inputs, *masks = _TAPE[id(value)]
             if isinstance(fn, _Step):  # a differentiated function's output: the function again, once
                 if id(fn) not in self._memo:
                     self._memo[id(fn)] = fn.run([self._argument(a) for a in fn.args])
                 self._memo[id(value)] = self._memo[id(fn)][inputs]
             else:
-                _refuse_redraws(fn, inputs)
-                self._memo[id(value)] = fn(*(self._argument(a) for a in inputs))
+                _refuse_redraws(fn, inputs, masks[0] if masks else None)
+                arguments = [self._argument(a) for a in inputs]
+                self._memo[id(value)] = _with_masks(value, fn, arguments, masks[0] if masks else None)
         return self._memo[id(value)]
 
     def _argument(self, value):
@@ -405,14 +504,65 @@ class _Replay:
         return value
 
 
-def _refuse_redraws(fn, inputs) -> None:
+def _with_masks(value, fn, arguments, masks):
+    """``fn(*arguments)`` (inside the differentiation) with each Dropout layer applying the masks it drew when
+    ``value`` was computed (``masks``, the ones ``_masks_giving`` chose before the differentiation)."""
+    if masks is None:
+        return fn(*arguments)
+    _REPLAYING.append(_Masks(masks))
+    try:
+        return fn(*arguments)
+    finally:
+        _REPLAYING.pop()
+
+
+def _masks_giving(value, fn, arguments, masks):
+    """The masks (``masks``, or each layer's last ones) with which ``fn(*arguments)``, run outside the
+    differentiation, gives ``value`` again (the same masks, the same parameters); none: the masks kept are not the
+    ones ``value`` was computed with and the gradient would not be torch's (refused, saying why)."""
+    trials = [_Masks(masks)]
+    while trials:
+        replay = trials.pop()
+        _REPLAYING.append(replay)
+        try:
+            again = fn(*arguments)
+        except _NoMask:
+            again = None
+        finally:
+            _REPLAYING.pop()
+        if again is not None and _same(again, value):
+            return _Masks(masks, window=replay.taken if getattr(replay, "windowed", False) else None)
+        if replay.taken and not getattr(replay, "windowed", False) \
+                and any(len(masks[k]) > n for k, n in replay.taken.items()):  # the layer ran for something else too
+            trials.append(_Masks(masks, window=replay.taken))
+            trials[-1].windowed = True
+    raise RuntimeError(
+        f"mindport: a value collected before the backward (recorded by {getattr(fn, '__name__', '?')}) is computed "
+        "again inside the differentiated step with the Dropout masks drawn while it was collected, and they do not "
+        "give the same value (the model ran with Dropout in training mode between collecting it and recording it): "
+        "the gradient would not be torch's. Compute the loss inside the step, or call eval() on the model while "
+        "collecting the values")
+
+
+def _same(a, b) -> bool:
+    import numpy as np
+
+    if not isinstance(a, Tensor) or a.shape != b.shape:
+        return False
+    x, y = a.asnumpy(), b.asnumpy()
+    return bool(np.allclose(x, y, rtol=1e-6, atol=1e-7, equal_nan=True))
+
+
+def _refuse_redraws(fn, inputs, masks=None) -> bool:
     """A recorded value is computed again from the models it reads (its inputs, the globals its function names): a
     layer there that draws at random (Dropout in training mode: a new mask, not the one torch's graph holds) or
     updates state (BatchNorm in training mode: its running statistics a second time) would make the recomputed
     value, or the model, differ from torch's. Refused, with the reason, rather than differentiated silently wrong.
-    (A random draw inside a model's construct, ``ops.dropout(x, p)`` written out, is not seen here.)"""
+    (A random draw inside a model's construct, ``ops.dropout(x, p)`` written out, is not seen here.) True when an
+    nn.Dropout that keeps its masks (``_keep_dropout_masks``) draws there: the caller finds the masks to apply."""
     code, scope = getattr(fn, "__code__", None), getattr(fn, "__globals__", {})
     values = list(inputs) + [scope[n] for n in (code.co_names if code is not None else ()) if n in scope]
+    replays = False
     for value in values:
         if not isinstance(value, ms.nn.Cell):
             continue
@@ -420,7 +570,11 @@ def _refuse_redraws(fn, inputs) -> None:
             kind = type(cell).__name__
             if not cell.training:
                 continue
-            if "Dropout" in kind and (getattr(cell, "p", None) or 1 - getattr(cell, "keep_prob", 1.0)):
+            if masks is not None and _keeps_masks(cell):
+                replays = replays or bool(cell.p if cell.p is not None else 1.0 - cell.keep_prob)
+                continue  # nn.Dropout applies the masks it drew while the value was collected (_keep_dropout_masks)
+            if "Dropout" in kind and (getattr(cell, "p", None) or getattr(cell, "prob", None)  # Dropout1d: prob
+                                      or 1 - getattr(cell, "keep_prob", 1.0)):
                 what = "draws a new random mask (Dropout in training mode)"
             elif "BatchNorm" in kind and getattr(cell, "use_batch_statistics", None) is not False:
                 what = "updates its running statistics a second time (BatchNorm in training mode)"
@@ -431,6 +585,7 @@ def _refuse_redraws(fn, inputs) -> None:
                 f"mindport: a value collected before the backward (recorded by {name}) must be computed again inside "
                 f"the differentiated step, and {path or kind} ({kind}) {what}: the gradient would not be torch's. "
                 "Compute the loss inside the step, or call eval() on the model while collecting the values")
+    return replays
 
 
 _PAUSED: list = []  # non-empty inside no_grad(): what the forward reads there is not differentiated
@@ -921,3 +1076,6 @@ def _cubic_minimum(x1, f1, g1, x2, f2, g2, bounds=None):
     else:
         at = x1 - (x1 - x2) * ((g1 + d2 - d1) / (g1 - g2 + 2 * d2))
     return min(max(at, low), high)
+
+
+_keep_dropout_masks()

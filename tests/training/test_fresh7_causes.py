@@ -251,17 +251,21 @@ def main(acting_mode):
 def test_recorded_values_through_a_dropout_in_training_mode_are_refused():
     """train6's recorded values are computed again inside the differentiation: a Dropout in training mode there
     drew a new mask (a gradient torch's graph never had), silently. Now a clear refusal naming the layer; the same
-    episode with the policy in eval mode while acting runs (nothing is drawn again)."""
+    episode with the policy in eval mode while acting runs (nothing is drawn again). (train17: nn.Dropout itself
+    applies the masks it drew while acting again, test_train17_causes; another random layer, Dropout1d here, is
+    still refused.)"""
     import pytest
 
     from _harness import load_module
 
-    code = _convert(EPISODE_WITH_DROPOUT)
-    assert "mp_train.record(" in code, code
+    code = _convert(EPISODE_WITH_DROPOUT.replace("nn.Dropout(0.5)", "nn.Dropout1d(0.5)"))
+    assert "mp_train.record(" in code and "nn.Dropout1d(" in code, code
     module = load_module(code, "ms_dropout_episode7")
-    with pytest.raises(RuntimeError, match=r"mindport: a value collected before the backward .* drop \(Dropout\) "
+    with pytest.raises(RuntimeError, match=r"mindport: a value collected before the backward .* drop \(Dropout1d\) "
                                            r"draws a new random mask"):
         module.main("train")
+    replayed = load_module(_convert(EPISODE_WITH_DROPOUT), "ms_dropout_episode7_masks_kept")
+    assert all(np.isfinite(replayed.main("train")))
     losses = module.main("eval")
     assert len(losses) == 2 and all(np.isfinite(losses))
     # refused before the differentiation starts: MindSpore's executor is not left mid-gradient, so the next gradient
