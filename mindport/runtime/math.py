@@ -1949,9 +1949,28 @@ def randn_like(input, *, generator=None, dtype=None, layout=None, device=None, r
 _FLOATS_ALL = (ms.float16, ms.float32, ms.float64, ms.bfloat16)
 
 
-def l1_loss(input, target, reduction="mean"):
-    """torch.nn.functional.l1_loss: |input - target| reduced; a complex difference's modulus is real."""
+def weighted_losses(losses, weight, input, reduction, by_weight):
+    """torch's weighted element losses (mse_loss, l1_loss, huber_loss with ``weight``): the weight must have the
+    input's shape (torch raises otherwise), 'none' the weighted losses, 'sum' their sum, 'mean' their sum over the
+    weights' sum (``by_weight``) or their mean."""
+    if tuple(weight.shape) != tuple(input.shape):
+        raise ValueError("Weights and input must have the same size.")
+    weighted = losses * weight
+    if reduction == "none":
+        return weighted
+    if reduction == "sum":
+        return weighted.sum()
+    if reduction == "mean":
+        return weighted.sum() / weight.sum() if by_weight else weighted.mean()
+    raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
+
+
+def l1_loss(input, target, reduction="mean", weight=None):
+    """torch.nn.functional.l1_loss: |input - target| reduced; a complex difference's modulus is real. With torch 2.x's
+    ``weight``: as mse_loss's (:func:`weighted_losses`: 'mean' over the weights' sum)."""
     diff = real_abs(input - target) if _is_complex(input.dtype) else ops.abs(input - target)
+    if weight is not None:
+        return weighted_losses(diff, weight, input, reduction, by_weight=True)
     if reduction == "mean":
         return diff.mean()
     if reduction == "sum":

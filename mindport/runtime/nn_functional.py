@@ -483,13 +483,20 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
     return _empty_batch(ops.gaussian_nll_loss(input, target, var, full, eps, reduction), input, reduction)
 
 
-def mse_loss(input, target, reduction="mean"):
-    """torch.nn.functional.mse_loss: ops.mse_loss, and torch's answer for an empty batch."""
+def mse_loss(input, target, reduction="mean", weight=None):
+    """torch.nn.functional.mse_loss: ops.mse_loss, and torch's answer for an empty batch. With torch 2.x's
+    ``weight`` (the input's shape): each squared error weighted, 'mean' divided by the weights' sum, as torch's."""
+    if weight is not None:
+        return _math.weighted_losses(ops.square(input - target), weight, input, reduction, by_weight=True)
     return _empty_batch(ops.mse_loss(input, target, reduction), input, reduction)
 
 
-def huber_loss(input, target, reduction="mean", delta=1.0):
-    """torch.nn.functional.huber_loss: ops.huber_loss, and torch's answer for an empty batch."""
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    """torch.nn.functional.huber_loss: ops.huber_loss, and torch's answer for an empty batch. With ``weight``: each
+    element's loss weighted, 'mean' the plain mean of the weighted losses (torch's, unlike mse_loss/l1_loss)."""
+    if weight is not None:
+        return _math.weighted_losses(ops.huber_loss(input, target, "none", delta), weight, input, reduction,
+                                     by_weight=False)
     return _empty_batch(ops.huber_loss(input, target, reduction, delta), input, reduction)
 
 
