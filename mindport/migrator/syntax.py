@@ -91,3 +91,13 @@ def module_level(statements):
                     block = part if isinstance(part, cst.IndentedBlock) else part.body
                     if isinstance(block, cst.IndentedBlock):
                         yield from module_level(block.body)
+
+
+def on_self(expr: cst.BaseExpression) -> bool:
+    """``self.up``, ``self.conv.weight``: an attribute chain on ``self`` (something the object holds: a layer
+    container, a Parameter)."""
+    while isinstance(expr, cst.Attribute):
+        expr = expr.value
+        if isinstance(expr, cst.Name):
+            return expr.value == "self"
+    return False

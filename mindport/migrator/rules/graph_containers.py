@@ -6,6 +6,7 @@ import libcst as cst
 
 from mindport.migrator.imports import runtime_alias
 from mindport.migrator.rules.base import Example, GraphMethodRule
+from mindport.migrator.syntax import on_self
 from mindport.migrator.walk import parse_expression, walk
 
 _RUNTIME = "mindport.runtime.graph_safe"
@@ -113,7 +114,7 @@ class GraphContainerTransform(GraphMethodRule):
     def leave_Assign(self, original_node, updated_node):
         target = original_node.targets[0].target if len(original_node.targets) == 1 else None
         if self.compiled and isinstance(target, cst.Attribute) and target.attr.value == "data" \
-                and _self_chain(target.value):
+                and on_self(target.value):
             self.ctx.converted_sites += 1  # self.s.data = v -> mp_framework.set_data(self.s, v)
             return cst.Expr(cst.Call(func=self.ctx.target_expr("mindport.runtime.framework.set_data"), args=[
                 cst.Arg(updated_node.targets[0].target.value,
@@ -194,15 +195,6 @@ def _value_classes(module: cst.Module, module_classes) -> frozenset[str]:
                         and _last(small.value.func) == "namedtuple":
                     found.add(small.targets[0].target.value)
     return frozenset(found)
-
-
-def _self_chain(node: cst.BaseExpression) -> bool:
-    """``self.s``, ``self.conv.weight``: an attribute chain on ``self`` (a Parameter the model holds)."""
-    while isinstance(node, cst.Attribute):
-        node = node.value
-        if isinstance(node, cst.Name):
-            return node.value == "self"
-    return False
 
 
 def _constant(node: cst.BaseExpression) -> bool:

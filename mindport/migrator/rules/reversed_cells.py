@@ -6,6 +6,7 @@ import libcst as cst
 
 from mindport.migrator.native_facts import list_only_locals
 from mindport.migrator.rules.base import Example, Rule
+from mindport.migrator.syntax import on_self
 
 
 class ReversedCellsTransform(Rule):
@@ -142,7 +143,7 @@ class ReversedCellsTransform(Rule):
         value = call.args[0].value
         if isinstance(value, cst.Name) and value.value in self._own_lists():
             pass
-        elif _on_self(value) or (any_value and not _is_builtin_call(value, ("range",))):
+        elif on_self(value) or (any_value and not _is_builtin_call(value, ("range",))):
             value = cst.Call(func=cst.Name("list"), args=[cst.Arg(value)])
         else:
             return call
@@ -161,12 +162,3 @@ class ReversedCellsTransform(Rule):
 
 def _is_builtin_call(node: cst.BaseExpression, names: tuple[str, ...]) -> bool:
     return isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in names
-
-
-def _on_self(expr: cst.BaseExpression) -> bool:
-    """``self.up``, ``self.decoder.blocks``: an attribute of the object (a layer container)."""
-    while isinstance(expr, cst.Attribute):
-        expr = expr.value
-        if isinstance(expr, cst.Name):
-            return expr.value == "self"
-    return False
