@@ -358,30 +358,32 @@ def _describe(path: str, layer, record: dict | None, why: str) -> dict:
     fix = ""
     updates = _in_place_updates(layer)
     if updates:
-        note += (f"; its construct updates tensors in place (line {', '.join(updates[:5])}): MindIR keeps no "
+        note += (f"; it updates tensors in place (line {', '.join(updates[:5])}): MindIR keeps no "
                  "in-place update of a tensor that is not a Parameter")
         fix = "write the update out of place (x = x + y, x = ops.relu(x)) and use its result"
     return {"path": path, "type": type(layer).__name__, "site": site, "note": note, "fix": fix}
 
 
 def _in_place_updates(layer) -> list[str]:
-    """The lines of the in-place updates in a user layer's construct: augmented assignments and calls of in-place
-    methods or of mindport.runtime.inplace functions."""
+    """The lines of the in-place updates in a user layer's class (its construct and the methods it calls: a helper
+    ``self.clear_first(y)`` writing ``t[:, 0] = 0.0`` into the caller's tensor): augmented assignments, item
+    writes, and calls of in-place methods or of mindport.runtime.inplace functions."""
     import ast
     import inspect
     import textwrap
 
-    fn = getattr(type(layer), "construct", None)
-    if fn is None or type(layer).__module__.startswith(("mindspore.", "mindport.runtime")):
+    cls = type(layer)
+    if getattr(cls, "construct", None) is None or cls.__module__.startswith(("mindspore.", "mindport.runtime")):
         return []
     try:
-        lines, first = inspect.getsourcelines(fn)
+        lines, first = inspect.getsourcelines(cls)
         tree = ast.parse(textwrap.dedent("".join(lines)))
     except (OSError, TypeError, SyntaxError):
         return []
     found = []
     for node in ast.walk(tree):
-        hit = isinstance(node, ast.AugAssign)
+        hit = isinstance(node, ast.AugAssign) or (
+            isinstance(node, ast.Assign) and any(isinstance(t, ast.Subscript) for t in node.targets))
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             name = node.func.attr
             owner = node.func.value

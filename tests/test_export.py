@@ -177,12 +177,14 @@ class Block(nn.Module):
         super().__init__()
         self.conv = nn.Conv2d(c, c, 3, padding=1)
 
+    def clear_first(self, t):
+        t[:, 0] = 0.0
+        t.add_(1)
+
     def forward(self, x):
         y = self.conv(x)
-        t = y
-        t.relu_()
+        self.clear_first(y)
         z = y * 2
-        t.add_(1)
         return y + z + x
 
 
@@ -258,7 +260,8 @@ def test_a_differing_export_is_not_written_and_its_layer_is_named(tmp_path):
     assert not out.exists() and not list(tmp_path.rglob("*.mindir"))  # not where asked, nor beside it
     assert f"{ms_dir / 'model.py'}:{construct_line}:0: MP601 MindIR export NOT written" in run.stdout, run.stdout
     assert "cause: layer block (Block)" in run.stdout and "each of its sub-layers exports equal alone" in run.stdout
-    assert "updates tensors in place (line 13, 15)" in run.stdout  # t.relu_() and t.add_(1) through an alias of y
+    # the helper writes into its caller's tensor (an item write, then add_): in place in PyNative, lost in the MindIR
+    assert "updates tensors in place (line 11, 12)" in run.stdout, run.stdout
 
 
 def test_a_model_returning_none_exports_its_tensors_and_a_package_model_loads_with_root(tmp_path):

@@ -319,7 +319,7 @@ def amin(input, dim=(), keepdim=False):
     return _as(ops.amin(_ordered(input), _reduced_axes(input.ndim, dim), keepdim), input.dtype)
 
 
-def _axes(dim):
+def _dim_tuple(dim):
     """torch's reductions take a list of dims (normflows' ActNorm: ``z.std(self.batch_dims, ...)`` of a list attribute);
     ops.var/std_mean/var_mean refuse one in a static graph ("Each axis should be integer, but got <class 'list'>"):
     the same dims as a tuple."""
@@ -329,7 +329,7 @@ def _axes(dim):
 def _var(input, dim, correction, keepdim):
     """ops.var; a complex tensor's variance is real, that of its real part plus that of its imaginary part (ops.var
     returns a complex number), and a 0-d tensor is one sample (ops.var gives 0 where torch's 0/0 is NaN)."""
-    dim = _axes(dim)
+    dim = _dim_tuple(dim)
     if input.ndim == 0:  # one sample: torch divides 0 by max(0, 1 - correction)
         return ops.full((), 0.0 if correction == 0 else float("nan"), dtype=real_abs(input).dtype)
     if _is_complex(input.dtype):
@@ -368,7 +368,7 @@ def std_mean(input, dim=None, correction=1, keepdim=False):
     Complex input (ReduceStd has no complex kernel): the real std and the complex mean."""
     if _is_complex(input.dtype):
         return std(input, dim, correction, keepdim), mean(input, dim, keepdim)
-    s, m = ops.std_mean(input, _axes(dim), correction, keepdim)
+    s, m = ops.std_mean(input, _dim_tuple(dim), correction, keepdim)
     nan = float("nan")
     return _or_empty(s, input, dim, keepdim, nan), _or_empty(m, input, dim, keepdim, nan)
 
@@ -378,7 +378,7 @@ def var_mean(input, dim=None, correction=1, keepdim=False):
     complex kernel): the real variance and the complex mean."""
     if _is_complex(input.dtype):
         return var(input, dim, correction, keepdim), mean(input, dim, keepdim)
-    v, m = ops.var_mean(input, _axes(dim), correction, keepdim)
+    v, m = ops.var_mean(input, _dim_tuple(dim), correction, keepdim)
     nan = float("nan")
     return _or_empty(v, input, dim, keepdim, nan), _or_empty(m, input, dim, keepdim, nan)
 
