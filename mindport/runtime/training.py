@@ -603,6 +603,20 @@ def train_mode(obj):
     return obj
 
 
+class _Unbound:
+    """The value forward_fn hands back for a name its step assigns only in a branch that did not run (``if use_mixup:
+    fake, lam = mixup(fake)``): in torch the name keeps whatever it held (unbound, or an earlier step's value); the
+    converted step deletes the name again when it comes back as this (see the training rule's ``_call``)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<unbound: assigned in a branch of the training step that did not run>"
+
+
+UNBOUND = _Unbound()
+
+
 class no_grad(contextlib.ContextDecorator):  # noqa: N801 - torch's name
     """``with torch.no_grad():`` inside the code a backward differentiates (a frozen encoder, a target network, a
     teacher): what it computes is a constant for the gradient, as in torch (MindSpore's PyNative grad off for the

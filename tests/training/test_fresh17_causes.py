@@ -375,3 +375,48 @@ def test_a_model_passed_in_trains_in_training_mode():
     t, m = _losses(GENERATOR_PASSED_IN, "torch_generator_in"), _losses(code, "ms_generator_in")
     assert len(t) == 3 and [len(r) for r in m] == [len(r) for r in t], (t, m, code)
     np.testing.assert_allclose(np.concatenate(m), np.concatenate(t), rtol=2e-5, atol=1e-6)
+
+
+# vltkv/Generate-faces-with-GAN (fresh17's dcgan, open at trainfresh17's hand-over): a name the step assigns only in a
+# branch (`if use_mixup: fake, fake_lam = mixup_data(fake, alpha)`) is handed back by forward_fn, and with the branch
+# not taken the return raised UnboundLocalError
+BRANCH_ONLY_OUTPUT = '''
+import torch
+import torch.nn as nn
+
+x = torch.linspace(-1.0, 1.0, 24).reshape(8, 3)
+y = x.sum(1, keepdim=True) * 0.5
+model = nn.Linear(3, 1)
+with torch.no_grad():
+    model.weight.copy_(torch.tensor([[0.2, -0.1, 0.3]]))
+    model.bias.fill_(0.05)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+
+def mix(t, lam):
+    return lam * t + (1 - lam) * t.flip(0), lam
+
+
+def train(use_mixup):
+    for step in range(3):
+        optimizer.zero_grad()
+        out = model(x)
+        if use_mixup:
+            out, lam = mix(out, 0.7)
+        loss = ((out - y) ** 2).mean()
+        loss.backward()
+        optimizer.step()
+        print("step", loss.item(), lam if use_mixup else 0.0, float("lam" in locals()))
+
+
+train(False)
+train(True)
+'''
+
+
+def test_a_name_the_step_assigns_only_in_a_branch():
+    code = _convert(BRANCH_ONLY_OUTPUT)
+    assert "UNBOUND" in code, code
+    t, m = _losses(BRANCH_ONLY_OUTPUT, "torch_branch_only"), _losses(code, "ms_branch_only")
+    assert len(t) == 6 and [len(r) for r in m] == [len(r) for r in t], (t, m, code)
+    np.testing.assert_allclose(np.concatenate(m), np.concatenate(t), rtol=2e-5, atol=1e-6)

@@ -1288,7 +1288,12 @@ class TrainingLoopRule(Rule):
         positional = [n for n in plan.leaves if n not in self._global_leaves]
         as_weights = [n for n in plan.leaves if n in self._global_leaves] + self._leaves_through(stmts)
         args = [*positional, *plan.params]
-        fn_body = [stmts[0].with_changes(leading_lines=[l for l in stmts[0].leading_lines if l.comment]),
+        # a name handed back that the step assigns only in a branch (``if use_mixup: fake, lam = ...``) starts as
+        # UNBOUND (it would be an UnboundLocalError at the return when the branch did not run), and is deleted again
+        # after the call, as torch's name was never assigned in that step
+        branch_only = [n for n in plan.outputs if n not in plan.params and n not in _definitely_assigned(stmts)]
+        fn_body = [*(parse_statement(f"{n} = {train}.UNBOUND\n") for n in branch_only),
+                   stmts[0].with_changes(leading_lines=[l for l in stmts[0].leading_lines if l.comment]),
                    *stmts[1:], parse_statement(f"return {', '.join(returned)}\n")]
         forward_fn = cst.FunctionDef(name=cst.Name(fn_name), params=cst.Parameters(
             params=[cst.Param(cst.Name(p)) for p in args]), body=cst.IndentedBlock(body=fn_body),
@@ -1325,9 +1330,10 @@ class TrainingLoopRule(Rule):
         if guard is not None:  # backward() only under `if <guard>:` (an eval pass of the same code): forward only
             differentiate = (f"if {code_of(guard)}:\n    {differentiate}"
                              f"else:\n    {lhs} = {fn_name}({', '.join(args)})\n")
+        unbind = [parse_statement(f"if {n} is {train}.UNBOUND:\n    del {n}\n") for n in branch_only]
         return [*modes, forward_fn,
                 parse_statement(f"{grad_fn} = {train}.value_and_grad({fn_name}{weights}{leaves})\n"),
-                parse_statement(differentiate)]
+                parse_statement(differentiate), *unbind]
 
     def _leaves_through(self, stmts) -> list[str]:
         """The Parameters made of leaves the file's functions called in the forward read as module globals."""
@@ -2043,3 +2049,15 @@ def named_like_optimizer(receiver: str) -> bool:
     scheduler's), for the methods torch's optimizers and modules share (``state_dict``, ``load_state_dict``)."""
     last = receiver.rsplit(".", 1)[-1].lower()
     return "opt" in last and "sched" not in last
+
+
+def _definitely_assigned(stmts) -> set[str]:
+    """The names a block's statements bind whenever they run: those of its simple statements and of its ``with``
+    bodies (which always run), not those bound only inside an ``if``, a loop or a ``try``."""
+    names: set[str] = set()
+    for stmt in stmts:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            names |= reads_writes(stmt)[1]
+        elif isinstance(stmt, cst.With):
+            names |= _definitely_assigned(stmt.body.body)
+    return names
