@@ -15,7 +15,8 @@ from mindport.errors import Diagnostic
 from mindport.mappings import load_registry
 from mindport.migrator.context import Options
 from mindport.migrator.engine import run_pipeline
-from mindport.migrator.project import conv1d_settings_unread as _conv1d_settings_unread, float64_free, return_kinds
+from mindport.migrator.project import (conv1d_settings_unread as _conv1d_settings_unread, float64_free as _float64_free,
+                                       return_kinds)
 
 
 @dataclass
@@ -63,7 +64,7 @@ def convert_source(code: str, filename: str = "<string>", *, target: str = "nn",
     if return_kinds is None:
         return_kinds = _own_return_kinds(code)
     if float64_free is None:
-        float64_free = _own_float64_free(code)
+        float64_free = _own_fact(_float64_free, code)
     if conv1d_settings_unread is None:
         conv1d_settings_unread = _own_fact(_conv1d_settings_unread, code)
     options = Options(target=target, ms_version=ms_version or installed_ms_version(),
@@ -209,15 +210,6 @@ def __getattr__(name: str):
 
         return getattr(repo, name)
     raise AttributeError(name)
-
-
-def _own_float64_free(code: str) -> bool:
-    """Can no float64 tensor come to be in one file (``project.float64_free``): a file converted alone is its
-    project."""
-    try:
-        return float64_free([ast.parse(code)])
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
 
 
 def _own_fact(fact, code: str) -> bool:

@@ -200,7 +200,8 @@ def star_bindings(src: Path, python: list[str]) -> dict[str, tuple[tuple[str, st
     return out
 
 
-_VALUE_BASES = frozenset({"object", "dict", "OrderedDict", "NamedTuple"})
+# bases of a class whose objects hold values, not layers (project.object_classes_from_bases; GraphContainerTransform)
+VALUE_BASES = frozenset({"object", "dict", "OrderedDict", "NamedTuple"})
 
 
 def object_classes_from_bases(per_file: list[dict[str, list[str]]]) -> frozenset[str]:
@@ -214,7 +215,7 @@ def object_classes_from_bases(per_file: list[dict[str, list[str]]]) -> frozenset
     while changed:
         changed = False
         for name, bs in bases.items():
-            if name not in found and bs <= found | _VALUE_BASES:
+            if name not in found and bs <= found | VALUE_BASES:
                 found.add(name)
                 changed = True
     return frozenset(found)

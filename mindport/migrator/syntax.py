@@ -101,3 +101,12 @@ def on_self(expr: cst.BaseExpression) -> bool:
         if isinstance(expr, cst.Name):
             return expr.value == "self"
     return False
+
+
+def last_name(node: cst.BaseExpression) -> str:
+    """The last name of ``a.b.C`` or ``C`` (a base class, a called class); "" for anything else."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return node.attr.value
+    return ""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from mindport.migrator.rules.base import Example, Rule
+from mindport.migrator.syntax import target_names
 from mindport.migrator.walk import walk
 
 _NESTED = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
@@ -165,7 +166,6 @@ class AliasUpdateTransform(Rule):
         self.ctx.converted_sites += 1
         return cst.FlattenSentinel(lines)
 
-
     def _in_place(self, line: cst.SimpleStatementLine) -> cst.SimpleStatementLine:
         """``x += e`` of a parameter -> ``x = mp_inplace.iadd(x, e)`` (left when another rule rewrote it)."""
         small = line.body[0] if len(line.body) == 1 else None
@@ -192,7 +192,7 @@ def _plan(fn: cst.FunctionDef) -> dict[int, list[tuple[str, str, bool]]]:
     plan: dict[int, list[tuple[str, str, bool]]] = {}
     evidence = _tensor_evidence(fn)
 
-    def block(statements, groups: dict[str, int], loops: tuple) -> dict[str, int]:
+    def block(statements, groups: dict[str, _Object], loops: tuple) -> dict[str, _Object]:
         groups = dict(groups)
         for stmt in statements:
             if isinstance(stmt, cst.SimpleStatementLine):
@@ -203,7 +203,7 @@ def _plan(fn: cst.FunctionDef) -> dict[int, list[tuple[str, str, bool]]]:
                         aliases = [a for a, g in groups.items()
                                    if a != name and name in groups and g == groups[name]
                                    and order.mentioned_after(a, stmt, loops)]
-                        if guarded and not (_TENSORISH.get(groups.get(name)) or name in evidence
+                        if guarded and not (_made_by_torch(groups.get(name)) or name in evidence
                                             or any(a in evidence for a in aliases)):
                             aliases = []  # nothing in the text says a tensor: a counter (seek += n) is left
                         if aliases:
@@ -212,11 +212,11 @@ def _plan(fn: cst.FunctionDef) -> dict[int, list[tuple[str, str, bool]]]:
                 continue
             bound = _bound_names(stmt)
             for child, is_loop in _blocks(stmt):
-                inner = {k: (_fresh(_TENSORISH.get(v, False)) if is_loop and k in bound else v)
+                inner = {k: (_Object(v.tensorish) if is_loop and k in bound else v)
                          for k, v in groups.items()}  # a loop's own names: no alias from before it holds
                 block(child, inner, loops + ((stmt,) if is_loop else ()))
             for name in bound:  # bound in the statement: its own object from here (keeping the tensor hint)
-                groups[name] = _fresh(_TENSORISH.get(groups.get(name), False))
+                groups[name] = _Object(_made_by_torch(groups.get(name)))
         return groups
 
     block(fn.body.body, {}, ())
@@ -316,11 +316,11 @@ def _bound_names_here(stmt) -> set[str]:
     """The names a compound statement binds in its header (a for target, ``with ... as``), not in its body."""
     names: set[str] = set()
     if isinstance(stmt, cst.For):
-        names |= _bound_names(cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(stmt.target)], cst.Name("_"))]))
+        names.update(target_names(stmt.target))
     if isinstance(stmt, cst.With):
         for item in stmt.items:
             if item.asname is not None:
-                names |= _bound_names(item.asname)
+                names.update(target_names(item.asname.name))
     return names
 
 
@@ -345,21 +345,21 @@ def _update(small) -> "tuple[str, bool] | None":
     return None
 
 
-def _bind(line: cst.SimpleStatementLine, groups: dict[str, int], evidence: set[str]) -> None:
+def _bind(line: cst.SimpleStatementLine, groups: dict[str, _Object], evidence: set[str]) -> None:
     """Track the names ``line`` binds: ``r = h`` (and ``r = h = v``, ``a, r = b, h``) joins r to h's object; any
     other binding makes a name refer to an object of its own."""
     small = line.body[0] if len(line.body) == 1 else None
-    evidence = evidence | {n for n, g in groups.items() if _TENSORISH.get(g)}  # h = x + 1 of a tensor x
+    evidence = evidence | {n for n, g in groups.items() if g.tensorish}  # h = x + 1 of a tensor x
     if isinstance(small, cst.Assign):
         names = [t.target.value for t in small.targets if isinstance(t.target, cst.Name)]
         if isinstance(small.value, cst.Name) and len(names) == len(small.targets):
             source = small.value.value
-            group = groups.setdefault(source, _fresh())
+            group = groups.setdefault(source, _Object())
             for name in names:
                 groups[name] = group
             return
         if len(names) == len(small.targets) and len(names) > 1:
-            group = _fresh(_tensorish(small.value, evidence))
+            group = _Object(_tensorish(small.value, evidence))
             for name in names:
                 groups[name] = group  # a = b = self.conv(x)
             return
@@ -372,9 +372,9 @@ def _bind(line: cst.SimpleStatementLine, groups: dict[str, int], evidence: set[s
                 if not isinstance(target.value, cst.Name):
                     break
                 if isinstance(value.value, cst.Name):
-                    new[target.value.value] = groups.setdefault(value.value.value, _fresh())
+                    new[target.value.value] = groups.setdefault(value.value.value, _Object())
                 else:
-                    new[target.value.value] = _fresh(_tensorish(value.value, evidence))
+                    new[target.value.value] = _Object(_tensorish(value.value, evidence))
             else:
                 groups.update(new)
                 return
@@ -383,17 +383,21 @@ def _bind(line: cst.SimpleStatementLine, groups: dict[str, int], evidence: set[s
     value = small.value if isinstance(small, (cst.Assign, cst.AnnAssign)) else None
     for name in _bound_names(line):
         groups.pop(name, None)
-        groups[name] = _fresh(value is not None and _tensorish(value, evidence))
+        groups[name] = _Object(value is not None and _tensorish(value, evidence))
 
 
-_COUNTER = [0]
-_TENSORISH: dict[int, bool] = {}  # group -> its object was made by torch code (a hint: the guard decides)
+class _Object:
+    """One object the function's names may refer to (the names bound to it are aliases); ``tensorish``: made by
+    torch code (a hint: the guard decides)."""
+
+    __slots__ = ("tensorish",)
+
+    def __init__(self, tensorish: bool = False) -> None:
+        self.tensorish = tensorish
 
 
-def _fresh(tensorish: bool = False) -> int:
-    _COUNTER[0] += 1
-    _TENSORISH[_COUNTER[0]] = tensorish
-    return _COUNTER[0]
+def _made_by_torch(group: "_Object | None") -> bool:
+    return group is not None and group.tensorish
 
 
 def _tensorish(value, evidence: set[str]) -> bool:
@@ -452,13 +456,7 @@ def _bound_names(node) -> set[str]:
             return super().on_visit(child)
 
         def _take(self, target) -> None:
-            if isinstance(target, cst.Name):
-                names.add(target.value)
-            elif isinstance(target, (cst.Tuple, cst.List)):
-                for element in target.elements:
-                    self._take(element.value)
-            elif isinstance(target, cst.StarredElement):
-                self._take(target.value)
+            names.update(target_names(target))
 
         def visit_AssignTarget(self, target: cst.AssignTarget) -> None:
             self._take(target.target)

@@ -273,14 +273,14 @@ class _LoaderAliases:
                 funcs.setdefault(node.name.value, []).append(node)
 
         walk(module, _Defs())
-        self._returned_in: dict[int, str] = {}
+        self._returned_in: set[int] = set()  # ids of the calls a function of the file returns
         for defs in funcs.values():
             for fn in defs:
                 for value in _returns(fn):
                     for element in value.elements if isinstance(value, cst.Tuple) else (value,):
                         element = getattr(element, "value", element)
                         if isinstance(element, cst.Call):
-                            self._returned_in[id(element)] = self._call_token(element)
+                            self._returned_in.add(id(element))
         aliases = self
 
         class _Flow(cst.CSTVisitor):

@@ -5,8 +5,9 @@ from __future__ import annotations
 import libcst as cst
 
 from mindport.migrator.imports import runtime_alias
+from mindport.migrator.project import VALUE_BASES
 from mindport.migrator.rules.base import Example, GraphMethodRule
-from mindport.migrator.syntax import on_self
+from mindport.migrator.syntax import last_name, on_self
 from mindport.migrator.walk import parse_expression, walk
 
 _RUNTIME = "mindport.runtime.graph_safe"
@@ -174,9 +175,6 @@ def _keyword_dict(node: cst.Call) -> bool:
         and all(a.keyword is not None and not a.star for a in node.args)
 
 
-_VALUE_BASES = frozenset({"dict", "OrderedDict", "NamedTuple", "object"})
-
-
 def _value_classes(module: cst.Module, module_classes) -> frozenset[str]:
     """The file's top-level classes whose objects hold values, not layers: no base, or bases among ``object``,
     ``dict``, ``OrderedDict``, ``NamedTuple`` (a ``@dataclass``, perceiver's ``ModuleOutput(OrderedDict)``, a
@@ -185,14 +183,14 @@ def _value_classes(module: cst.Module, module_classes) -> frozenset[str]:
     found: set[str] = set()
     for stmt in module.body:
         if isinstance(stmt, cst.ClassDef) and stmt.name.value not in module_classes:
-            bases = {_last(a.value) for a in stmt.bases if a.keyword is None}
-            if bases <= _VALUE_BASES:
+            bases = {last_name(a.value) for a in stmt.bases if a.keyword is None}
+            if bases <= VALUE_BASES:
                 found.add(stmt.name.value)
         elif isinstance(stmt, cst.SimpleStatementLine):
             for small in stmt.body:
                 if isinstance(small, cst.Assign) and len(small.targets) == 1 \
                         and isinstance(small.targets[0].target, cst.Name) and isinstance(small.value, cst.Call) \
-                        and _last(small.value.func) == "namedtuple":
+                        and last_name(small.value.func) == "namedtuple":
                     found.add(small.targets[0].target.value)
     return frozenset(found)
 
@@ -204,14 +202,6 @@ def _constant(node: cst.BaseExpression) -> bool:
         node = node.expression
     return isinstance(node, (cst.Integer, cst.Float, cst.SimpleString)) \
         or isinstance(node, cst.Name) and node.value in ("True", "False", "None")
-
-
-def _last(node: cst.BaseExpression) -> str:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        return node.attr.value
-    return ""
 
 
 def _aliased(node: cst.FunctionDef) -> tuple[dict[int, tuple[str, str]], set[int]]:

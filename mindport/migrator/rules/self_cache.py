@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from mindport.migrator.rules.base import Example, Rule
+from mindport.migrator.syntax import last_name
 from mindport.migrator.walk import parse_statement, transform, walk
 
 _NESTED = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
@@ -1158,19 +1159,11 @@ def _parameters_and_buffers(methods) -> set[str]:
             def visit_Assign(self, node: cst.Assign) -> None:
                 if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Attribute) \
                         and _is_self(node.targets[0].target.value) and isinstance(node.value, cst.Call) \
-                        and _tail(node.value.func) == "Parameter":
+                        and last_name(node.value.func) == "Parameter":
                     found.add(node.targets[0].target.attr.value)
 
         walk(fn, Visitor())
     return found
-
-
-def _tail(node) -> str:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        return node.attr.value
-    return ""
 
 
 def _rebuilt(fn: cst.FunctionDef) -> list[str]:
