@@ -103,6 +103,14 @@ def on_self(expr: cst.BaseExpression) -> bool:
     return False
 
 
+def head_name(node: cst.BaseExpression) -> str:
+    """The name an attribute chain starts from (``torch.nn.functional.relu`` -> ``torch``, ``cfg.mask`` -> ``cfg``,
+    ``x`` -> ``x``); "" when it starts from anything else (a call, a subscript)."""
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return node.value if isinstance(node, cst.Name) else ""
+
+
 def last_name(node: cst.BaseExpression) -> str:
     """The last name of ``a.b.C`` or ``C`` (a base class, a called class); "" for anything else."""
     if isinstance(node, cst.Name):

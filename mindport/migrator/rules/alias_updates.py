@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from mindport.migrator.rules.base import Example, Rule
-from mindport.migrator.syntax import target_names
+from mindport.migrator.syntax import head_name, target_names
 from mindport.migrator.walk import walk
 
 _NESTED = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
@@ -289,11 +289,7 @@ def _tensor_evidence(fn: cst.FunctionDef) -> set[str]:
                 found.add(node.value.value)
 
         def visit_Call(self, node: cst.Call) -> None:
-            head = node.func
-            while isinstance(head, cst.Attribute):
-                head = head.value
-            if isinstance(head, cst.Name) and head.value in ("torch", "F") and node.args \
-                    and isinstance(node.args[0].value, cst.Name):
+            if head_name(node.func) in ("torch", "F") and node.args and isinstance(node.args[0].value, cst.Name):
                 found.add(node.args[0].value.value)
 
     walk(fn, Visitor())
@@ -411,10 +407,7 @@ def _tensorish(value, evidence: set[str]) -> bool:
                 found[0] = True
 
         def visit_Call(self, node: cst.Call) -> None:
-            head = node.func
-            while isinstance(head, cst.Attribute):
-                head = head.value
-            if isinstance(head, cst.Name) and head.value in ("torch", "F", "self"):
+            if head_name(node.func) in ("torch", "F", "self"):
                 found[0] = True
             if isinstance(node.func, cst.Attribute) and node.func.attr.value in _TENSOR_MEMBERS:
                 found[0] = True

@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from mindport.migrator.rules.base import Example, Rule
-from mindport.migrator.syntax import NO_SPACE_EQUAL, method_call, receiver
+from mindport.migrator.syntax import NO_SPACE_EQUAL, head_name, method_call, receiver
 from mindport.migrator.walk import parse_expression
 
 
@@ -146,7 +146,7 @@ class BufferTransform(Rule):
         if isinstance(value, cst.Name):
             return value.value == "None" or self.scope.kind_of(value.value) != "tensor"
         if isinstance(value, cst.Attribute):
-            return self.scope.kind_of(_root(value)) != "tensor"
+            return self.scope.kind_of(head_name(value)) != "tensor"
         if isinstance(value, cst.IfExp):
             return self._may_be_none(value.body) or self._may_be_none(value.orelse)
         if isinstance(value, cst.BooleanOperation):
@@ -156,8 +156,3 @@ class BufferTransform(Rule):
         return False
 
 
-def _root(expr: cst.BaseExpression) -> str:
-    """The name an attribute chain starts from (``cfg.mask`` -> ``cfg``)."""
-    while isinstance(expr, cst.Attribute):
-        expr = expr.value
-    return expr.value if isinstance(expr, cst.Name) else ""

@@ -65,7 +65,7 @@ from mindport.migrator.imports import runtime_alias
 from mindport.migrator.named_results import result_fields, torch_result_fields
 from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.scopes import MODULE_AND_TENSOR_METHODS, operand_kind, self_attribute_kind, receiver_kind
-from mindport.migrator.syntax import NO_SPACE_EQUAL, code_of, target_names
+from mindport.migrator.syntax import NO_SPACE_EQUAL, code_of, head_name, target_names
 from mindport.migrator.table import (
     ARRAY_METHOD_NAMES,
     ARRAY_PACKAGES,
@@ -727,11 +727,8 @@ class TableCallTransform(Rule):
     def _module_call(self, func: cst.Attribute) -> bool:
         """``ops.diagonal(...)``, ``mp_math.narrow(...)``: a function of a module the converted file imports, not a
         method of a receiver."""
-        head = func.value
-        while isinstance(head, cst.Attribute):
-            head = head.value
-        return isinstance(head, cst.Name) and (head.value in self.ctx.aliases.values()
-                                               or head.value in ("ms", "mindspore", "ops", "nn"))
+        head = head_name(func.value)
+        return head in self.ctx.aliases.values() or head in ("ms", "mindspore", "ops", "nn")
 
     def _view_receiver(self, node: cst.BaseExpression) -> "cst.BaseExpression | None":
         """The tensor a converted view is taken of: ``x[i]``, ``x.T``, ``x.diagonal()``, ``mp_math.narrow(x, ...)``."""

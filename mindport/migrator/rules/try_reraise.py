@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from mindport.migrator.rules.base import Example, GraphMethodRule
+from mindport.migrator.syntax import head_name
 
 _REPORTERS = ("print", "logging", "logger", "log", "warnings")  # what a handler may call before it re-raises
 
@@ -133,10 +134,6 @@ def _reraises(handler: cst.ExceptHandler) -> bool:
             last.exc is None or (caught is not None and isinstance(last.exc, cst.Name) and last.exc.value == caught))):
         return False
     return all(isinstance(s, cst.Pass) or (isinstance(s, cst.Expr) and isinstance(s.value, cst.Call)
-                                           and _root(s.value.func) in _REPORTERS) for s in reports)
+                                           and head_name(s.value.func) in _REPORTERS) for s in reports)
 
 
-def _root(expr: cst.BaseExpression) -> str | None:
-    while isinstance(expr, cst.Attribute):
-        expr = expr.value
-    return expr.value if isinstance(expr, cst.Name) else None
