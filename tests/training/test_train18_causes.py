@@ -210,3 +210,65 @@ def test_values_collected_after_a_no_grad_block_are_still_recorded():
     code = _tracks(AFTER_A_NO_GRAD_BLOCK, "after_a_no_grad_block", 5)
     assert "saved.append(mp_train.record(m.log_prob(action)" in code, code
 
+
+# vltkv/Generate-faces-with-GAN training.py's shape: the D step's losses come from an if/else block (a helper
+# returning the loss, a score and the labels), and the G step reads a name that block binds (the labels; vltkv's
+# reads `real_label` from its mixup branch), so the general region runs the block again inside G's forward_fn
+GAN_RERUN = '''
+import torch
+import torch.nn as nn
+
+G = nn.Sequential(nn.Linear(2, 4), nn.Tanh(), nn.Linear(4, 3))
+D = nn.Sequential(nn.Linear(3, 4), nn.LeakyReLU(0.2), nn.Linear(4, 1), nn.Sigmoid())
+with torch.no_grad():
+    for net, lo, hi in ((G, -0.5, 0.6), (D, 0.4, -0.7)):
+        for layer in net:
+            if isinstance(layer, nn.Linear):
+                layer.weight.copy_(torch.linspace(lo, hi, layer.weight.numel()).reshape(layer.weight.shape))
+                layer.bias.fill_(0.05)
+optD = torch.optim.Adam(D.parameters(), lr=0.05, betas=(0.5, 0.999))
+optG = torch.optim.Adam(G.parameters(), lr=0.05, betas=(0.5, 0.999))
+criterion = nn.BCELoss()
+real = torch.linspace(-1.0, 1.0, 12).reshape(4, 3)
+use_smooth = False
+
+
+def discriminator_loss(netD, real_x, fake_x):
+    real_label = torch.full((real_x.size(0),), 1.0)
+    real_output = netD(real_x).view(-1)
+    fake_output = netD(fake_x.detach()).view(-1)
+    d_loss = criterion(real_output, real_label) + criterion(fake_output, torch.zeros_like(real_label))
+    return d_loss, real_output.mean().item(), real_label
+
+
+for step in range(6):
+    D.zero_grad()
+    noise = torch.linspace(-1.0, 1.0, 8).reshape(4, 2) * (1 + 0.1 * step)
+    fake = G(noise)
+    if use_smooth:
+        d_loss, real_score, label = discriminator_loss(D, real, fake)
+        d_loss = d_loss * 0.9
+    else:
+        d_loss, real_score, label = discriminator_loss(D, real, fake)
+    d_loss.backward()
+    optD.step()
+
+    G.zero_grad()
+    g_loss = criterion(D(fake).view(-1), label)
+    g_loss.backward()
+    optG.step()
+    print("step", d_loss.item(), g_loss.item(), real_score)
+'''
+
+
+def test_names_a_rerun_d_block_binds_keep_the_values_of_the_d_step():
+    """vltkv/dcgan (fresh17 open: runs and learns, Loss_D 0.357 apart against float32 controls of 2.9e-4): the G
+    step's forward_fn runs the D step's if/else block again (it binds the `fake`/labels the G loss reads) after
+    optimizerD.step(), and handed back `d_loss` and the scores it computed there: the script printed D's loss on the
+    updated discriminator (one step later than torch's). Names only statements an earlier forward_fn ran bind are no
+    longer handed back (torch ran those statements once). Both branches of the block (the flag as written and
+    flipped)."""
+    for flag in ("False", "True"):
+        source = GAN_RERUN.replace("use_smooth = False", f"use_smooth = {flag}")
+        code = _tracks(source, "gan_rerun_" + flag, 6)
+        assert "return g_loss\n" in code, code
