@@ -465,6 +465,12 @@ class _Replay:
                 if self._recorded(item):
                     self._undo.append((value, i, item))
                     value[i] = self._again(item)
+                elif type(item) in (tuple, list) and self._holds_recorded(item):
+                    # an entry (reward, log_prob) of an episode's list: a new entry with the values computed again
+                    new = self._argument(item)
+                    if any(a is not b for a, b in zip(new, item)):
+                        self._undo.append((value, i, item))
+                        value[i] = new
             return value
         if depth == 0 and not isinstance(value, (type, type(inspect))) and hasattr(value, "__dict__"):
             for item in list(vars(value).values()):
@@ -502,6 +508,11 @@ class _Replay:
         if isinstance(value, (list, tuple)):
             return type(value)(self._argument(a) for a in value)
         return value
+
+    def _holds_recorded(self, value, depth=0) -> bool:
+        """A tuple or list holding a recorded value (in tuples or lists inside it, a few levels down)."""
+        return any(self._recorded(a) or (depth < 3 and type(a) in (tuple, list) and self._holds_recorded(a, depth + 1))
+                   for a in value)
 
 
 def _with_masks(value, fn, arguments, masks):

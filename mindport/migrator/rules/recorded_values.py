@@ -28,7 +28,10 @@ class RecordedValueTransform(Rule):
     ``value_and_grad`` computes each recorded value it reads again inside the differentiation (from the parameters
     as they are at the backward: those torch's graph saw). Applies in a file that calls ``.backward()``, in code with
     no backward of its own (a function with one builds its region around the collection already) and outside model
-    classes and ``no_grad`` blocks. A model ``fn`` reads with a Dropout or a BatchNorm in training mode is refused
+    classes and ``no_grad`` blocks. A helper whose result a caller binds and collects (``a, p =
+    self.select_action(s)``, then ``self.data.append((r, p))``) records what it returns instead (each element of a
+    returned tuple computed from a model call, with its slice of the helper: a value sampled there is an input), and
+    the runtime computes again recorded values held in the tuples of a list. A model ``fn`` reads with a Dropout or a BatchNorm in training mode is refused
     at run time (a new mask, statistics updated twice: not torch's gradient)."""
 
     EXAMPLES = (
@@ -94,8 +97,10 @@ class RecordedValueTransform(Rule):
         self._active = False
         self._frames: list[dict] = []  # per module/function: locals, whether it differentiates, holders
         self._no_grad = 0
+        self._no_grad_bodies: set[int] = set()  # ids of the bodies of no_grad blocks
         self._models: set[str] = set()
         self._classes: list[str] = []
+        self._collected_returns: frozenset[str] = frozenset()  # helpers whose results a caller collects
 
     # --- where we are
     def visit_Module(self, node: cst.Module) -> None:
@@ -103,6 +108,7 @@ class RecordedValueTransform(Rule):
         self._models = module_classes(self.ctx.class_summary, self.ctx.options.module_classes)
         top = [s for s in node.body if not isinstance(s, (cst.FunctionDef, cst.ClassDef))]
         self._frames.append(self._frame(cst.Module(body=top), ()))
+        self._collected_returns = _collected_returns(node, self._models) if self._active else frozenset()
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._classes.append(node.name.value)
@@ -116,20 +122,24 @@ class RecordedValueTransform(Rule):
                                          *node.params.kwonly_params)]
         frame = self._frame(node.body, params)
         frame["model"] = bool(self._classes) and self._classes[-1] in self._models
+        frame["name"] = node.name.value
         self._frames.append(frame)
 
     def leave_FunctionDef(self, original_node, updated_node):
         self._frames.pop()
         return updated_node
 
+    # A no_grad block is counted from its body's visit to its body's leave: IndentedBlock hooks run for every rule,
+    # while the first rule that rewrites a With (TensorIdiomTransform flattens ``with torch.no_grad():``) stops the
+    # later rules' leave_With, which left the count open for the rest of the file (nothing recorded after a no_grad
+    # block that set the initial weights)
     def visit_With(self, node: cst.With) -> None:
-        if self._is_no_grad(node):
-            self._no_grad += 1
+        if self._is_no_grad(node) and isinstance(node.body, cst.IndentedBlock):
+            self._no_grad_bodies.add(id(node.body))
 
-    def leave_With(self, original_node, updated_node):
-        if self._is_no_grad(original_node):
-            self._no_grad -= 1
-        return updated_node
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        if id(node) in self._no_grad_bodies:
+            self._no_grad += 1
 
     def _is_no_grad(self, node: cst.With) -> bool:
         return any(isinstance(i.item, cst.Call) and (self.scope.resolve_torch(i.item.func) or "") in (
@@ -143,6 +153,12 @@ class RecordedValueTransform(Rule):
 
     # --- the rewrite
     def leave_IndentedBlock(self, original_node, updated_node):
+        result = self._rewrite_block(original_node, updated_node)
+        if id(original_node) in self._no_grad_bodies:
+            self._no_grad -= 1
+        return result
+
+    def _rewrite_block(self, original_node, updated_node):
         frame = self._frames[-1] if self._frames else None
         if not self._active or frame is None or frame["differentiates"] or frame["model"] or self._no_grad \
                 or len(original_node.body) != len(updated_node.body):
@@ -157,6 +173,9 @@ class RecordedValueTransform(Rule):
                     and isinstance(small.value.func, cst.Attribute) and small.value.func.attr.value == "append" \
                     and len(small.value.args) == 1 and (holder := dotted_name(small.value.func.value)):
                 new.update(self._appended(original, body, i, frame, holder))
+            elif isinstance(small, cst.Return) and small.value is not None \
+                    and frame.get("name") in self._collected_returns:
+                new.update(self._returned(original, body, i, frame))
             elif isinstance(small, cst.Assign) and len(small.targets) == 1 \
                     and isinstance(small.targets[0].target, cst.Name) and i not in new:
                 new.update(self._combined(body, i, frame, small))
@@ -178,39 +197,17 @@ class RecordedValueTransform(Rule):
                         return {}
                     point, value = j, small.value
                     break
-        hot = self._hot(original[:point], frame)
-        needed = set(_names([value]).reads)
-        if not self._live_reads(value) & hot and not self._forward_calls(value):
+        found = self._slice(original, point, value, frame)
+        if found is None:
             return {}
-        chosen: list[int] = []
-        for j in range(point - 1, -1, -1):
-            stmt = original[j]
-            writes = set(_names([stmt]).writes)
-            if not writes & needed or not writes & hot:
-                continue
-            if not isinstance(stmt, cst.SimpleStatementLine) or not all(
-                    isinstance(s, cst.Assign) for s in stmt.body):
-                return {}  # a compound statement computes part of it: left alone
-            chosen.append(j)
-            needed = (needed - writes) | set(_names([stmt]).reads)
-        chosen.reverse()
-        inputs = [n for n in dict.fromkeys(_names([original[j] for j in chosen] + [value]).reads)
-                  if n in needed and n in frame["locals"]]
-        for k in chosen:  # an input rebound after a statement of the slice read it: the value it read is gone
-            read = set(_names([original[k]]).reads) & set(inputs)
-            if any(set(_names([original[j]]).writes) & read for j in range(k + 1, point)):
-                return {}
+        chosen, inputs = found
         frame["holders"].add(holder)
         train = self.ctx.alias_for("mindport.runtime.training")
         fn = self._fresh(f"recompute_{holder.rsplit('.', 1)[-1]}", frame)
         line = updated[point]
         small = line.body[0]
         updated_value = small.value.args[0].value if point == index else small.value
-        definition = cst.FunctionDef(
-            name=cst.Name(fn), params=cst.Parameters(params=[cst.Param(cst.Name(n)) for n in inputs]),
-            body=cst.IndentedBlock(body=[*(updated[j].with_changes(leading_lines=[]) for j in chosen),
-                                         parse_statement(f"return {code_of(updated_value)}\n")]),
-            leading_lines=line.leading_lines)
+        definition = self._definition(fn, inputs, [updated[j] for j in chosen], updated_value, line)
         args = "".join(f", {n}" for n in inputs)
         call = parse_expression(f"{train}.record({code_of(updated_value)}, {fn}{args})")
         if point == index:
@@ -220,6 +217,79 @@ class RecordedValueTransform(Rule):
             small = small.with_changes(value=call)
         self.ctx.converted_sites += 1
         return {point: [definition, line.with_changes(body=[small], leading_lines=[])]}
+
+    def _returned(self, original, updated, index, frame) -> dict:
+        """``return E`` (or ``return a, E``) of a helper whose result a caller collects (``a, p =
+        self.select_action(s)`` then ``self.data.append((r, p))``): each returned value computed from a model call
+        is recorded here, with its slice of this function (a value sampled here, ``a = m.sample()``, is an input:
+        computing the caller's statement again would sample again)."""
+        value = original[index].body[0].value
+        updated_value = updated[index].body[0].value
+        pairs = list(zip(value.elements, updated_value.elements)) if isinstance(value, cst.Tuple) \
+            and isinstance(updated_value, cst.Tuple) and len(value.elements) == len(updated_value.elements) \
+            else [(None, None)]
+        definitions, elements = [], []
+        train = self.ctx.alias_for("mindport.runtime.training")
+        for element, new in pairs:
+            expr = value if element is None else element.value
+            new_expr = updated_value if element is None else new.value
+            found = None if isinstance(element, cst.StarredElement) else self._slice(original, index, expr, frame)
+            if found is None:
+                elements.append(new)
+                continue
+            chosen, inputs = found
+            fn = self._fresh(f"recompute_{frame['name']}", frame)
+            frame["locals"].add(fn)
+            definitions.append(self._definition(fn, inputs, [updated[j] for j in chosen], new_expr,
+                                                updated[index] if not definitions else None))
+            args = "".join(f", {n}" for n in inputs)
+            call = parse_expression(f"{train}.record({code_of(new_expr)}, {fn}{args})")
+            elements.append(call if element is None else new.with_changes(value=call))
+            self.ctx.converted_sites += 1
+        if not definitions:
+            return {}
+        line = updated[index]
+        returned = elements[0] if pairs == [(None, None)] else updated_value.with_changes(elements=elements)
+        small = line.body[0].with_changes(value=returned)
+        return {index: [*definitions, line.with_changes(body=[small], leading_lines=[])]}
+
+    @staticmethod
+    def _definition(fn, inputs, statements, value, line):
+        return cst.FunctionDef(
+            name=cst.Name(fn), params=cst.Parameters(params=[cst.Param(cst.Name(n)) for n in inputs]),
+            body=cst.IndentedBlock(body=[*(s.with_changes(leading_lines=[]) for s in statements),
+                                         parse_statement(f"return {code_of(value)}\n")]),
+            leading_lines=line.leading_lines if line is not None else [])
+
+    def _slice(self, original, point, value, frame):
+        """The statements before ``point`` that compute ``value`` from a model call (indices), and the names the
+        slice reads from outside it (its inputs); None where ``value`` is not computed from a model call here, a
+        compound statement computes part of it, a helper records it itself, or an input is rebound in between."""
+        hot = self._hot(original[:point], frame)
+        needed = set(_names([value]).reads)
+        if not self._live_reads(value) & hot and not self._forward_calls(value):
+            return None
+        chosen: list[int] = []
+        for j in range(point - 1, -1, -1):
+            stmt = original[j]
+            writes = set(_names([stmt]).writes)
+            if not writes & needed or not writes & hot:
+                continue
+            if not isinstance(stmt, cst.SimpleStatementLine) or not all(
+                    isinstance(s, cst.Assign) for s in stmt.body):
+                return None  # a compound statement computes part of it: left alone
+            if any(_called_name(c) in self._collected_returns for c in _calls(stmt)):
+                return None  # a helper that records what it returns (``_returned``): computed again there
+            chosen.append(j)
+            needed = (needed - writes) | set(_names([stmt]).reads)
+        chosen.reverse()
+        inputs = [n for n in dict.fromkeys(_names([original[j] for j in chosen] + [value]).reads)
+                  if n in needed and n in frame["locals"]]
+        for k in chosen:  # an input rebound after a statement of the slice read it: the value it read is gone
+            read = set(_names([original[k]]).reads) & set(inputs)
+            if any(set(_names([original[j]]).writes) & read for j in range(k + 1, point)):
+                return None
+        return chosen, inputs
 
     def _combined(self, updated, index, frame, assign: cst.Assign):
         """``Y = torch.stack(H)`` (and other combinations) of a recorded collection: Y recorded over H."""
@@ -241,8 +311,10 @@ class RecordedValueTransform(Rule):
         return {index: [line.with_changes(body=[line.body[0].with_changes(value=new_value)])]}
 
     # --- facts
-    def _forward_calls(self, node) -> bool:
-        for call in _calls(node):
+    def _forward_calls(self, node, live=False) -> bool:
+        """Whether ``node`` calls a model (a function of this file, a ``self.`` method, ``.forward``); ``live``: only
+        through a path that carries a gradient (``int(self.rng.rand() < p.item())`` calls none)."""
+        for call in (self._live_calls(node) if live else _calls(node)):
             name = dotted_name(call.func) or ""
             if isinstance(call.func, cst.Name) and name not in _BUILTINS \
                     and self.scope.resolve_dotted(name) is None and self.scope.resolve_torch(call.func) is None:
@@ -262,13 +334,20 @@ class RecordedValueTransform(Rule):
                 if not isinstance(small, cst.Assign):
                     continue
                 value = small.value
-                if self._forward_calls(value) or self._live_reads(value) & hot:
+                if self._forward_calls(value, live=True) or self._live_reads(value) & hot:
                     hot.update(n for t in small.targets for n in target_names(t.target))
         return hot
 
-    def _live_reads(self, node) -> set[str]:
+    def _live_calls(self, node) -> list[cst.Call]:
+        """The calls an expression makes on a path that carries a gradient (see ``_live_reads``)."""
+        calls: list[cst.Call] = []
+        self._live_reads(node, calls)
+        return calls
+
+    def _live_reads(self, node, calls=None) -> set[str]:
         """Names an expression reads through a path that carries a gradient: not under ``.detach()``, ``.item()``,
-        ``.sample()``, ``.argmax()`` ..., ``int()``/``float()``/``bool()``/``len()`` or a numpy function."""
+        ``.sample()``, ``.argmax()`` ..., ``int()``/``float()``/``bool()``/``len()`` or a numpy function (``calls``
+        given: the calls on those paths are appended to it)."""
         rule = self
         found: set[str] = set()
 
@@ -280,7 +359,11 @@ class RecordedValueTransform(Rule):
                 if isinstance(func, cst.Name) and func.value in ("int", "float", "bool", "len", "str"):
                     return False
                 qual = rule.scope.resolve_dotted(dotted_name(func) or "") or ""
-                return not str(qual).startswith(("numpy", "np.", "random"))
+                if str(qual).startswith(("numpy", "np.", "random")):
+                    return False
+                if calls is not None:
+                    calls.append(call)
+                return True
 
             def visit_Attribute(self, node) -> bool:
                 node.value.visit(self)
@@ -319,3 +402,51 @@ def _calls(node) -> list[cst.Call]:
 
     node.visit(_Walk())
     return found
+
+
+def _called_name(call: cst.Call) -> str | None:
+    """``f`` of ``f(...)`` and of ``obj.f(...)``."""
+    if isinstance(call.func, cst.Name):
+        return call.func.value
+    if isinstance(call.func, cst.Attribute):
+        return call.func.attr.value
+    return None
+
+
+def _collected_returns(module: cst.Module, models) -> frozenset[str]:
+    """Names of the functions and methods this file defines (not a model class's: its forward is the model call)
+    that some block of the file calls, binding the result (``p = act(s)``, ``a, p = self.select_action(s)``), and
+    then collects: appends a value reading a bound name to a container (``self.data.append((r, p))``)."""
+    found: set[str] = set()
+    defined = {s.name.value for s in module.body if isinstance(s, cst.FunctionDef)} | {
+        f.name.value for c in module.body if isinstance(c, cst.ClassDef) and c.name.value not in models
+        for f in c.body.body if isinstance(f, cst.FunctionDef)}
+
+    class _Blocks(cst.CSTVisitor):
+        def visit_IndentedBlock(self, node) -> None:
+            self._scan(node.body)
+
+        def visit_Module(self, node) -> None:
+            self._scan(node.body)
+
+        @staticmethod
+        def _scan(body) -> None:
+            bound: dict[str, str] = {}  # name -> the helper whose result it holds
+            for stmt in body:
+                if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+                    continue
+                small = stmt.body[0]
+                if isinstance(small, cst.Assign) and isinstance(small.value, cst.Call) \
+                        and (name := _called_name(small.value)):
+                    for t in small.targets:
+                        for n in target_names(t.target):
+                            bound[n] = name
+                elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) \
+                        and isinstance(small.value.func, cst.Attribute) and small.value.func.attr.value == "append" \
+                        and len(small.value.args) == 1:
+                    for n in _names([small.value.args[0].value]).reads:
+                        if n in bound:
+                            found.add(bound[n])
+
+    module.visit(_Blocks())
+    return frozenset(found & defined)

@@ -294,9 +294,14 @@ def plan_block(stmts: list, sites: list[Site], forward_names: set[str], leaves: 
         same_object = _attribute_stores_only(forward_stmts)
         plan.leaves = [n for n in free if n in leaves and n not in written]
         plan.params = [n for n in free if n in written and n not in plan.leaves and n not in same_object]
+        # a name only statements an earlier site's forward_fn ran bind (the discriminator's `d_loss, real_score =
+        # discriminator_loss(...)` run again for the `fake` or the labels a generator step reads) is not handed back
+        # again: torch ran those statements once, before the earlier optimizer step, and the name keeps that value
+        # (run again here they see the updated model: vltkv's DCGAN printed D's loss after D's step)
+        rerun_only = {n for n in written if all(i in ran_at for i in forward if n in rw[i][1])}
         plan.outputs = [n for n in dict.fromkeys(_assigned(forward_stmts))
                         if n != site.loss and n not in same_object
-                        and (n in plan.params or read_elsewhere(n, forward_stmts))]
+                        and (n in plan.params or (read_elsewhere(n, forward_stmts) and n not in rerun_only))]
         for i in forward:
             ran_at.setdefault(i, at)
         plans.append(plan)
