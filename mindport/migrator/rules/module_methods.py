@@ -484,6 +484,8 @@ class ModuleMethodTransform(Rule):
         args = updated_node.args
         if isinstance(func.value, cst.Name) and func.value.value in self._objects[-1]:
             return updated_node  # trainer.train(): the project's own class's method, not nn.Module's
+        if self._own_object(original_node.func.value):
+            return updated_node  # Trainer(model, opt).train(3): the same, on the object as it is made
         if isinstance(func.value, cst.Name) and func.value.value == "self" and self._classes \
                 and not self._classes[-1][0] and name in self._own_methods[-1]:
             return updated_node  # self.train() in an agent/trainer class defining train(): its own method
