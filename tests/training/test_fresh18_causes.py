@@ -238,3 +238,92 @@ def test_a_script_importing_the_modules_next_to_it(tmp_path):
     assert len(t) == len(m) == 3
     np.testing.assert_allclose(m, t, rtol=1e-4, atol=1e-5)
     assert t[-1][0] < t[0][0]
+
+
+# a checkpoint helper saving a scheduler's state with the model's and the optimizer's and a resume that loads all
+# three mid-script (WickedFoxes/simple_task_pytorch's src/utils/checkpoint.py shape), for ReduceLROnPlateau stepped on
+# a metric, StepLR, and OneCycleLR stepped per batch
+SCHEDULER_CHECKPOINT = '''
+import os
+import tempfile
+import torch
+import torch.nn as nn
+
+x = torch.linspace(-1.0, 1.0, 24).reshape(8, 3)
+y = x.sum(1, keepdim=True) * 0.5 + 0.1
+
+
+def save(path, model, optimizer, scheduler, epoch):
+    torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(),
+                "scheduler": scheduler.state_dict() if scheduler else None, "epoch": epoch}, path)
+
+
+def load(path, model, optimizer=None, scheduler=None):
+    ckpt = torch.load(path)
+    model.load_state_dict(ckpt["model"])
+    if optimizer and ckpt.get("optimizer"):
+        optimizer.load_state_dict(ckpt["optimizer"])
+    if scheduler and ckpt.get("scheduler"):
+        scheduler.load_state_dict(ckpt["scheduler"])
+    return ckpt
+
+
+def build(kind):
+    model = nn.Linear(3, 1)
+    with torch.no_grad():
+        model.weight.copy_(torch.tensor([[0.3, -0.2, 0.1]]))
+        model.bias.fill_(0.05)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.2, momentum=0.5)
+    if kind == "plateau":
+        scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(optimizer, mode="min", factor=0.5, patience=0)
+    elif kind == "step":
+        scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=2, gamma=0.5)
+    else:
+        scheduler = torch.optim.lr_scheduler.OneCycleLR(optimizer, max_lr=0.3, total_steps=12)
+    return model, optimizer, scheduler
+
+
+def run(kind, model, optimizer, scheduler, epochs):
+    for epoch in range(epochs):
+        for i in range(2):
+            optimizer.zero_grad()
+            loss = ((model(x[i * 4:(i + 1) * 4]) - y[i * 4:(i + 1) * 4]) ** 2).mean()
+            loss.backward()
+            optimizer.step()
+            if kind == "onecycle":
+                scheduler.step()
+        with torch.no_grad():
+            val = ((model(x) - y) ** 2).mean().item()
+        if kind == "plateau":
+            scheduler.step(val + (0.5 if epoch % 2 else 0.0))
+        elif kind == "step":
+            scheduler.step()
+        print("step", val, float(optimizer.param_groups[0]["lr"]))
+
+
+folder = tempfile.mkdtemp()
+for kind in ("plateau", "step", "onecycle"):
+    path = os.path.join(folder, kind + ".ckpt")
+    model, optimizer, scheduler = build(kind)
+    run(kind, model, optimizer, scheduler, 3)
+    save(path, model, optimizer, scheduler, 3)
+    model2, optimizer2, lr_scheduler = build(kind)
+    ckpt = load(path, model2, optimizer2, lr_scheduler)
+    print("step", float(ckpt["epoch"]), float(optimizer2.param_groups[0]["lr"]))
+    run(kind, model2, optimizer2, lr_scheduler, 3)
+'''
+
+
+def test_a_scheduler_saved_and_loaded_with_a_checkpoint():
+    """WickedFoxes/simple_task_pytorch (fresh18b after the first fixes, both entries: AttributeError:
+    'ReduceLROnPlateau' / 'OneCycleLR' object has no attribute 'state_dict'): its CheckpointSaver saves
+    `scheduler.state_dict()` with the model's and the optimizer's; MindSpore's schedulers have no
+    state_dict/load_state_dict, and `scheduler.load_state_dict(...)` was taken for a model's. A receiver named like
+    a scheduler now goes through mindport.runtime.optim.state_dict/load_state_dict, which give torch's scheduler
+    state (its attributes but the optimizer, Python numbers for MindSpore's 0-d Parameters) and put it back (the
+    stepped Parameters assigned in place), so a resumed run continues the schedule where torch's does."""
+    code = _convert(SCHEDULER_CHECKPOINT)
+    t, m = _losses(SCHEDULER_CHECKPOINT, "torch_scheduler_ckpt"), _losses(code, "ms_scheduler_ckpt")
+    assert len(t) == 21 and [len(r) for r in m] == [len(r) for r in t], (t, m, code)
+    np.testing.assert_allclose(np.concatenate(m), np.concatenate(t), rtol=2e-5, atol=1e-6)
+    assert t[6][1] < 0.2 and t[3][1] == t[2][1] and t[10][1] == t[9][1] and t[17][1] == t[16][1]
