@@ -53,6 +53,22 @@ def local_packages(src: Path, files) -> frozenset[str]:
     return frozenset(names)
 
 
+def sibling_modules(python: list[str]) -> dict[str, frozenset[str]]:
+    """The modules and packages next to each file below the tree's top ({directory: names}): a script run from its
+    own folder (``python vae/vae/main.py``) has that folder first on ``sys.path``, so its ``from losses import
+    vae_loss`` is the project's ``vae/vae/losses.py``, not a third-party module (Adenialzz/SimpleImageGeneration's
+    scripts, each folder with its models.py/losses.py/utils.py). A file at the top already has its siblings among
+    :func:`local_packages`. ``python``: the tree's Python files, relative paths with forward slashes."""
+    found: dict[str, set[str]] = {}
+    for rel in python:
+        parts = rel.split("/")
+        for depth in range(1, len(parts) - 1):  # a package folder is a sibling of the files next to it
+            found.setdefault("/".join(parts[:depth]), set()).add(parts[depth])
+        if len(parts) > 1 and parts[-1].endswith(".py") and parts[-1] != "__init__.py":
+            found.setdefault("/".join(parts[:-1]), set()).add(parts[-1][:-3])
+    return {folder: frozenset(names) for folder, names in found.items()}
+
+
 def star_bindings(src: Path, python: list[str]) -> dict[str, tuple[tuple[str, str], ...]]:
     """The imported names each file receives through ``from <project module> import *`` (failure class 5: ``from
     .layers import *`` brings the torch ``nn``, ``F`` and ``torch`` that ``layers.py`` imports, and its ``math``, whose

@@ -29,7 +29,7 @@ from pathlib import Path
 from mindport import __version__
 from mindport.errors import Diagnostic, InputError
 from mindport.migrator.formats import imported_packages
-from mindport.migrator.project import function_classes_from_bases, list_names, local_packages, \
+from mindport.migrator.project import function_classes_from_bases, list_names, local_packages, sibling_modules, \
     imported_names, module_classes_from_bases, object_classes_from_bases, parse_files, return_kinds, star_bindings, \
     float64_free, conv1d_settings_unread
 from mindport.migrator.report import ConversionReport, FileReport
@@ -239,8 +239,13 @@ def _convert_entries(src: Path, dst_path: Path, entries: list[TreeEntry], proble
                        "imported_names": imported, "float64_free": no_float64,
                        "conv1d_settings_unread": settings_unread}
 
+        siblings = sibling_modules(python_files) if not single else {}
+
         def for_file(rel: str, opts: dict) -> dict:  # a file's options: the torch names its star imports bring,
-            # and the sites a recorded run saw only floating inputs at
+            # the sites a recorded run saw only floating inputs at, and the modules next to it (a script's imports)
+            folder = rel.rsplit("/", 1)[0] if "/" in rel else ""
+            if siblings.get(folder):
+                opts = {**opts, "local_packages": opts["local_packages"] | siblings[folder]}
             observed = facts.float_sites(rel) if facts is not None else ()
             opts = {**opts, "float_sites": observed} if observed else opts
             uniform = facts.uniform_sites(rel) if facts is not None else ()

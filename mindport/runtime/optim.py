@@ -229,7 +229,10 @@ def state_dict(optimizer) -> dict:
     parameters are numbered over the groups in order, as torch numbers them; ``state[i]`` holds copies of the
     optimizer's per-parameter moments under MindSpore's names (SGD's ``accum``, Adam's ``exp_avg``/``exp_avg_sq``,
     RMSprop's ``mean_square`` ...) and its step counters (``state_step``), which ``load_state_dict`` writes back.
-    Any other receiver (a model, a scheduler) answers its own ``state_dict()``."""
+    A learning-rate scheduler gives torch's scheduler state (:func:`_scheduler_state`); any other receiver (a model)
+    answers its own ``state_dict()``."""
+    if _is_scheduler(optimizer):
+        return _scheduler_state(optimizer)
     if not isinstance(optimizer, _Optimizer):
         return optimizer.state_dict()
     params = list(optimizer.parameters)
@@ -252,7 +255,10 @@ def load_state_dict(optimizer, state_dict) -> None:
     """``optimizer.load_state_dict(sd)`` of what :func:`state_dict` gave (a copy, a checkpoint's): torch's checks on
     the groups, then each group's hyper-parameters (the ``lr`` Parameter assigned in place: the optimizer keeps
     reading it) and the moments and step counters, in place (``ops.assign``: a Parameter given new storage by
-    ``set_data``/``assign_value`` is no longer the one the optimizer's compiled update writes). Any other receiver loads with its own method."""
+    ``set_data``/``assign_value`` is no longer the one the optimizer's compiled update writes). A learning-rate
+    scheduler takes back what :func:`_scheduler_state` gave; any other receiver loads with its own method."""
+    if _is_scheduler(optimizer):
+        return _load_scheduler_state(optimizer, state_dict)
     if not isinstance(optimizer, _Optimizer):
         return optimizer.load_state_dict(state_dict)
     groups, saved_groups = optimizer.param_groups, state_dict["param_groups"]
@@ -276,6 +282,69 @@ def load_state_dict(optimizer, state_dict) -> None:
             target = moments[name][int(i)] if name in moments else counters.get(name)
             if target is not None:
                 ops.assign(target, Tensor(value.asnumpy() if isinstance(value, Tensor) else value, target.dtype))
+    return None
+
+
+def _is_scheduler(obj) -> bool:
+    """A MindSpore learning-rate scheduler (mindspore.experimental.optim.lr_scheduler's, whose ReduceLROnPlateau is
+    no LRScheduler, and mindport's OneCycleLR): none has torch's ``state_dict``/``load_state_dict``."""
+    from mindspore.experimental.optim.lr_scheduler import ReduceLROnPlateau
+
+    return isinstance(obj, (_LRScheduler, ReduceLROnPlateau))
+
+
+def _scheduler_state(scheduler) -> dict:
+    """``scheduler.state_dict()`` as torch gives it: the scheduler's attributes but its optimizer (torch:
+    ``{k: v for k, v in self.__dict__.items() if k != 'optimizer'}``), with Python values where MindSpore keeps
+    0-d Parameters (``last_epoch``, ReduceLROnPlateau's ``best``/``wait``/``cooldown_counter``, as torch's ints and
+    floats) and numpy copies of other tensors; the operators MindSpore schedulers hold (Assign, Cast, Cos ...) and
+    functions (a LambdaLR's lambdas, which torch saves as None) are left out. A checkpoint saves it with
+    ``torch.save``; :func:`_load_scheduler_state` puts it back."""
+    state = {}
+    for key, value in vars(scheduler).items():
+        if key == "optimizer" or callable(value) and not isinstance(value, (list, tuple)):
+            continue
+        if isinstance(value, (list, tuple)) and any(callable(v) for v in value):
+            continue
+        state[key] = type(value)(_plain_value(v) for v in value) if isinstance(value, (list, tuple)) \
+            else _plain_value(value)
+    return state
+
+
+def _plain_value(value):
+    """A scheduler attribute's value as torch keeps it: a Python number for a 0-d or one-element tensor (MindSpore's
+    ``last_epoch``, ``best``; a group's ``lr`` Parameter in ``_last_lr``), a numpy copy of a larger one."""
+    if isinstance(value, Tensor):
+        array = value.asnumpy()
+        return array.reshape(-1)[0].item() if array.size == 1 else array.copy()
+    return value
+
+
+def _assign_value(current, value):
+    """``value`` put where ``current`` was: a Parameter in place (what a compiled step or an optimizer's group reads
+    keeps reading it), a tensor as a tensor of its dtype and shape, anything else as it is."""
+    if isinstance(current, Parameter):
+        ops.assign(current, Tensor(np.asarray(value).reshape(current.shape), current.dtype))
+        return current
+    if isinstance(current, Tensor):
+        return Tensor(np.asarray(value).reshape(current.shape), current.dtype)
+    return value
+
+
+def _load_scheduler_state(scheduler, state_dict) -> None:
+    """``scheduler.load_state_dict(sd)`` of :func:`_scheduler_state`'s dict: a 0-d Parameter the scheduler steps
+    (``last_epoch`` ...) is assigned in place (its compiled step keeps reading that Parameter), a tensor replaced by
+    one of its dtype, anything else set as torch sets it (``self.__dict__.update(state_dict)``)."""
+    for key, value in state_dict.items():
+        current = getattr(scheduler, key, None)
+        if isinstance(current, (list, tuple)) and isinstance(value, (list, tuple)) and len(current) == len(value):
+            # base_lrs, min_lrs, _last_lr (the new optimizer's lr Parameters, assigned in place, not the saved
+            # run's): element by element
+            setattr(scheduler, key, type(current)(_assign_value(c, v) for c, v in zip(current, value)))
+        elif isinstance(current, Parameter):
+            _assign_value(current, value)
+        else:
+            setattr(scheduler, key, _assign_value(current, value))
     return None
 
 

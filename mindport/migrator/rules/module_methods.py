@@ -7,7 +7,7 @@ import libcst as cst
 from mindport.migrator.imports import runtime_alias
 from mindport.names import is_torch
 from mindport.migrator.rules.base import Example, Rule
-from mindport.migrator.rules.training_loop import named_like_optimizer
+from mindport.migrator.rules.training_loop import named_like_optimizer, named_like_scheduler
 from mindport.migrator.scopes import dotted_name
 from mindport.migrator.syntax import code_of, method
 from mindport.migrator.walk import parse_expression, walk
@@ -484,6 +484,8 @@ class ModuleMethodTransform(Rule):
         args = updated_node.args
         if isinstance(func.value, cst.Name) and func.value.value in self._objects[-1]:
             return updated_node  # trainer.train(): the project's own class's method, not nn.Module's
+        if self._own_object(original_node.func.value):
+            return updated_node  # Trainer(model, opt).train(3): the same, on the object as it is made
         if isinstance(func.value, cst.Name) and func.value.value == "self" and self._classes \
                 and not self._classes[-1][0] and name in self._own_methods[-1]:
             return updated_node  # self.train() in an agent/trainer class defining train(): its own method
@@ -590,9 +592,9 @@ def _forward_methods(cls: cst.ClassDef) -> frozenset[str]:
 
 
 def _optimizer_receiver(receiver: cst.BaseExpression) -> bool:
-    """An optimizer's ``load_state_dict`` is the training-loop rule's (``mindport.runtime.optim``)."""
+    """An optimizer's or a scheduler's ``load_state_dict`` is the training-loop rule's (``mindport.runtime.optim``)."""
     name = dotted_name(receiver)
-    return name is not None and named_like_optimizer(name)
+    return name is not None and (named_like_optimizer(name) or named_like_scheduler(name))
 
 
 def _first_parameter_name(path: str) -> str:

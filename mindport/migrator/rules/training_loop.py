@@ -952,7 +952,8 @@ class TrainingLoopRule(Rule):
                 return parse_expression(f"{receiver}({train()}.grads_of({receiver}))")
             return parse_expression(f"{train()}.step({receiver}, {args})")
         if ((method == "state_dict" and not updated.args) or (method == "load_state_dict" and len(updated.args) == 1)) \
-                and self._is_optimizer(receiver):  # torch's {'state', 'param_groups'} (decided on the receiver's type)
+                and (self._is_optimizer(receiver) or named_like_scheduler(receiver)):
+            # torch's {'state', 'param_groups'}, a scheduler's attributes (decided on the receiver's type)
             return parse_expression(f"{self.ctx.alias_for('mindport.runtime.optim')}.{method}"
                                     f"({', '.join([receiver, *([args] if args else [])])})")
         return None
@@ -2049,6 +2050,14 @@ def named_like_optimizer(receiver: str) -> bool:
     scheduler's), for the methods torch's optimizers and modules share (``state_dict``, ``load_state_dict``)."""
     last = receiver.rsplit(".", 1)[-1].lower()
     return "opt" in last and "sched" not in last
+
+
+def named_like_scheduler(receiver: str) -> bool:
+    """``scheduler``, ``self.sched``, ``lr_scheduler``: a receiver whose last name says learning-rate scheduler, for
+    ``state_dict``/``load_state_dict`` (a checkpoint helper's ``scheduler.state_dict() if scheduler else None``):
+    MindSpore's schedulers have neither; ``mindport.runtime.optim`` gives torch's (decided on the type at run time,
+    so a model or optimizer so named still answers its own)."""
+    return "sched" in receiver.rsplit(".", 1)[-1].lower()
 
 
 def _definitely_assigned(stmts) -> set[str]:
