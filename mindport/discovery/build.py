@@ -26,6 +26,9 @@ _INT_HINTS = [  # (name pattern, value) for required int-like parameters without
     (r"(depth|layers?|blocks?|n_layer|num_layers|nlayers)$", 2),
     (r"kernel|ksize|k$", 3),
     (r"stride|dilation|groups|scale_factor|upscale|ratio", 1),
+    # a multiplier of the model's widths or depths (WideResNet's widen_factor, wfactor; width_mult; channel_multiplier;
+    # a block's expansion): a few times, not a size (wfactor=16 made a 43.8 M-parameter WideResNet, over the cap)
+    (r"factor$|mult$|multiplier$|^widen|expansion$", 2),
     (r"(seq|max_len|block_size|context|length|n_ctx|max_seq)", 16),
     (r"(img|image|input|patch)_?size|resolution", 32),
     (r"patch", 4),
