@@ -94,6 +94,45 @@ class PairNet(nn.Module):
 
     def forward(self, x):
         return self.fc(self.stage2(self.stage1(self.stem(x))).mean((2, 3)))
+
+
+class SelfAttention(nn.Module):
+    def __init__(self, d_model, n_heads):
+        super().__init__()
+        self.n_heads = n_heads
+        self.qkv = nn.Linear(d_model, 3 * d_model)
+        self.out = nn.Linear(d_model, d_model)
+
+    def forward(self, x):
+        b, t, d = x.shape
+        q, k, v = self.qkv(x).view(b, t, 3, self.n_heads, d // self.n_heads).permute(2, 0, 3, 1, 4)
+        att = torch.softmax(q @ k.transpose(-2, -1) / (d // self.n_heads) ** 0.5, -1)
+        return self.out((att @ v).transpose(1, 2).reshape(b, t, d))
+
+
+class EncoderLayer(nn.Module):
+    """An Informer-style layer: its attention is a module handed in."""
+
+    def __init__(self, attention, d_model, d_ff, norm):
+        super().__init__()
+        self.attention, self.norm = attention, norm
+        self.ff = nn.Sequential(nn.Linear(d_model, d_ff), nn.GELU(), nn.Linear(d_ff, d_model))
+
+    def forward(self, x):
+        x = self.norm(x + self.attention(x))
+        return x + self.ff(x)
+
+
+class Encoder(nn.Module):
+    def __init__(self, d_model=16, n_heads=2, layers=2):
+        super().__init__()
+        self.layers = nn.ModuleList([EncoderLayer(SelfAttention(d_model, n_heads), d_model, 2 * d_model,
+                                                  nn.LayerNorm(d_model)) for _ in range(layers)])
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
 '''
 
 
@@ -112,14 +151,20 @@ def _prove(tmp_path, pattern):
 def test_a_block_is_built_as_its_container_calls_it(tmp_path):
     models = _prove(tmp_path, "nets/zoo.py:*")
     grouped = models["nets/zoo.py:Grouped"]
-    # the first call hands a Sequential downsample (no source form): the second, as GroupedNet computes it
+    # the first call, as GroupedNet computes it, with the downsample it hands in written as it was built
     assert grouped["status"] == "proven", grouped
     assert grouped["ctor_source"] == "repository call site", grouped
-    assert grouped["ctor"] == "inplanes=32, planes=8, cardinality=4, base_width=32", grouped
+    assert grouped["ctor"] == ("inplanes=16, planes=8, cardinality=4, base_width=32, downsample=nn.Sequential("
+                               "nn.Conv2d(in_channels=16, out_channels=32, kernel_size=1, bias=False), "
+                               "nn.BatchNorm2d(num_features=32))"), grouped
     stage = models["nets/zoo.py:PairStage"]
     assert stage["status"] == "proven", stage
     # the class handed in as ``block`` is named as the stage's module names it; the count and sizes as computed
     assert stage["ctor"] == "nb_layers=2, in_planes=24, out_planes=12, block=HalfBlock, mix=0.5", stage
-    assert models["nets/zoo.py:HalfBlock"]["status"] == "proven", models["nets/zoo.py:HalfBlock"]
-    for container in ("nets/zoo.py:GroupedNet", "nets/zoo.py:PairNet"):
-        assert models[container]["status"] == "proven", models[container]
+    layer = models["nets/zoo.py:EncoderLayer"]
+    # the attention module handed in is the repository's, not a stand-in
+    assert layer["status"] == "proven", layer
+    assert layer["ctor"] == ("attention=SelfAttention(d_model=16, n_heads=2), d_model=16, d_ff=32, "
+                             "norm=nn.LayerNorm(normalized_shape=16)"), layer
+    for name in ("HalfBlock", "GroupedNet", "PairNet", "SelfAttention", "Encoder"):
+        assert models[f"nets/zoo.py:{name}"]["status"] == "proven", models[f"nets/zoo.py:{name}"]
