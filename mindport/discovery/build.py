@@ -1088,11 +1088,12 @@ RECORD_BUDGET = 60.0  # seconds for all meta builds that record call sites (the 
 
 
 def record_call_sites(candidates: list[dict], user_ctors: dict, root: str, seconds: float,
-                      budget: float = RECORD_BUDGET) -> None:
+                      budget: float = RECORD_BUDGET, context: list[dict] = ()) -> None:
     """Each candidate built on the meta device at its first constructor attempts that build (at most three),
     recording the calls of the candidates' ``__init__`` the repository's code makes meanwhile (call_sites.py); each
     candidate's ``recorded`` is the list of those calls' argument texts, in place. The calls a class makes of itself
-    at the builder's own guesses are not kept (its first attempt would only repeat them)."""
+    at the builder's own guesses are not kept (its first attempt would only repeat them). ``context``: other
+    candidates (of the same files, not asked for) built only to record the calls they make."""
     import torch
 
     from mindport.discovery.call_sites import MAX_CALLS, CallRecorder
@@ -1103,7 +1104,7 @@ def record_call_sites(candidates: list[dict], user_ctors: dict, root: str, secon
     start = time.perf_counter()
     seen: dict[str, list[str]] = {}
     # classes first (the containers that build blocks), then factories while time is left
-    for cand in sorted(candidates, key=lambda c: c.get("kind", "class") != "class"):
+    for cand in sorted([*candidates, *context], key=lambda c: c.get("kind", "class") != "class"):
         key = f"{cand['rel']}:{cand['name']}"
         ref = model_ref(root, cand["rel"], cand["name"], cand.get("dotted", ""))
         for _origin, ctor in ctor_attempts(cand, user_ctors.get(key))[:3]:
@@ -1154,7 +1155,8 @@ def main(request_path: str, result_path: str) -> None:
     torch.set_num_threads(int(request.get("threads", 1)))
     root = request["root"]
     sys.path.insert(0, root)
-    record_call_sites(request["candidates"], request.get("ctors", {}), root, float(request.get("seconds", 30)))
+    record_call_sites(request["candidates"], request.get("ctors", {}), root, float(request.get("seconds", 30)),
+                      context=request.get("context", []))
     with open(result_path, "a", encoding="utf-8") as out:
         for cand in request["candidates"]:
             start = time.perf_counter()

@@ -168,3 +168,12 @@ def test_a_block_is_built_as_its_container_calls_it(tmp_path):
                              "norm=nn.LayerNorm(normalized_shape=16)"), layer
     for name in ("HalfBlock", "GroupedNet", "PairNet", "SelfAttention", "Encoder"):
         assert models[f"nets/zoo.py:{name}"]["status"] == "proven", models[f"nets/zoo.py:{name}"]
+
+
+def test_a_block_asked_for_alone_still_gets_its_containers_call(tmp_path):
+    """``--models``/``--max-models`` leave the container out of the candidates: the builder still builds the other
+    classes of the block's file to read the calls they make (``run_builder``'s ``context``)."""
+    models = _prove(tmp_path, "*:Grouped")
+    assert list(models) == ["nets/zoo.py:Grouped"], models
+    grouped = models["nets/zoo.py:Grouped"]
+    assert grouped["status"] == "proven" and grouped["ctor_source"] == "repository call site", grouped
