@@ -1084,7 +1084,7 @@ def _short(exc: BaseException, limit: int = 300) -> str:
     return (text[0] if text else type(exc).__name__)[:limit]
 
 
-RECORD_BUDGET = 60.0  # seconds for all meta builds that record call sites (the parent waits for a first result)
+RECORD_BUDGET = 90.0  # seconds for all meta builds that record call sites (the parent waits for a first result)
 
 
 def record_call_sites(candidates: list[dict], user_ctors: dict, root: str, seconds: float,
@@ -1103,8 +1103,10 @@ def record_call_sites(candidates: list[dict], user_ctors: dict, root: str, secon
     keys = [f"{c['rel']}:{c['name']}" for c in candidates if c.get("kind", "class") == "class"]
     start = time.perf_counter()
     seen: dict[str, list[str]] = {}
-    # classes first (the containers that build blocks), then factories while time is left
-    for cand in sorted([*candidates, *context], key=lambda c: c.get("kind", "class") != "class"):
+    # the candidates' classes first (the containers that build blocks), their factories, then the other classes and
+    # factories of their files, while time is left
+    order = [*candidates, *context]
+    for cand in sorted(order, key=lambda c: (order.index(c) >= len(candidates), c.get("kind", "class") != "class")):
         key = f"{cand['rel']}:{cand['name']}"
         ref = model_ref(root, cand["rel"], cand["name"], cand.get("dotted", ""))
         for _origin, ctor in ctor_attempts(cand, user_ctors.get(key))[:3]:

@@ -145,7 +145,6 @@ class CallRecorder:
             defaults.update(func.__kwdefaults__ or {})
         named = list(names[1:n_pos]) + list(names[n_pos:n_pos + n_kw])
         values = {n: local.get(n) for n in named}
-        values = {k: (list(v) if type(v) is list else v) for k, v in values.items()}  # as at the call
         extra = list(local.get(names[n_pos + n_kw], ())) if has_var else []
         kwargs = dict(local.get(names[n_pos + n_kw + int(has_var)]) or {}) if has_kw else {}
         return _Call(named if not extra else list(names[1:n_pos]) + ["*"] + list(names[n_pos:n_pos + n_kw]),
@@ -186,6 +185,10 @@ class CallRecorder:
             return repr(float(value))
         if type(value).__module__ == "numpy" and getattr(value, "ndim", 1) == 0 and hasattr(value, "item"):
             return self.render(value.item(), namespace, depth)  # np.int64(16): its number
+        if type(value) in (list, tuple, dict):  # a table of the module (a MobileNetV3 setting): by its name
+            named = next((k for k, v in namespace.items() if v is value and k.isidentifier()), None)
+            if named is not None:
+                return named
         if type(value) in (list, tuple):
             items = [self.render(v, namespace, depth + 1) for v in value]
             if type(value) is tuple:
