@@ -26,6 +26,9 @@ _INT_HINTS = [  # (name pattern, value) for required int-like parameters without
     (r"(depth|layers?|blocks?|n_layer|num_layers|nlayers)$", 2),
     (r"kernel|ksize|k$", 3),
     (r"stride|dilation|groups|scale_factor|upscale|ratio", 1),
+    # a multiplier of the model's widths or depths (WideResNet's widen_factor, wfactor; width_mult; channel_multiplier;
+    # a block's expansion): a few times, not a size (wfactor=16 made a 43.8 M-parameter WideResNet, over the cap)
+    (r"factor$|mult$|multiplier$|^widen|expansion$", 2),
     (r"(seq|max_len|block_size|context|length|n_ctx|max_seq)", 16),
     (r"(img|image|input|patch)_?size|resolution", 32),
     (r"patch", 4),
@@ -102,7 +105,11 @@ def ctor_attempts(cand: dict, user: str | None) -> list[tuple[str, str]]:
     if not required:
         add("defaults", "")
         first = ""
-    else:
+    # the calls the repository's own code makes (call_sites.py: recorded while its classes were built on the meta
+    # device): a block's arguments as its container computes them, before guessed sizes
+    for text in cand.get("recorded", [])[:3]:
+        add("repository call site", text)
+    if required:
         # 32 last: GroupNorm(32, ch) in the model needs channels divisible by 32 (DDPM, DiT)
         for size, last_resort in ((16, False), (8, False), (16, True), (32, False)):
             values = [(repr(p["choices"][0]) if p.get("choices") else None) or _config_value(p, cand, size)
@@ -1077,6 +1084,57 @@ def _short(exc: BaseException, limit: int = 300) -> str:
     return (text[0] if text else type(exc).__name__)[:limit]
 
 
+RECORD_BUDGET = 90.0  # seconds for all meta builds that record call sites (the parent waits for a first result)
+
+
+def record_call_sites(candidates: list[dict], user_ctors: dict, root: str, seconds: float,
+                      budget: float = RECORD_BUDGET, context: list[dict] = ()) -> None:
+    """Each candidate built on the meta device at its first constructor attempts that build (at most three),
+    recording the calls of the candidates' ``__init__`` the repository's code makes meanwhile (call_sites.py); each
+    candidate's ``recorded`` is the list of those calls' argument texts, in place. The calls a class makes of itself
+    at the builder's own guesses are not kept (its first attempt would only repeat them). ``context``: other
+    candidates (of the same files, not asked for) built only to record the calls they make."""
+    import torch
+
+    from mindport.discovery.call_sites import MAX_CALLS, CallRecorder
+    from mindport.discovery.scan import model_ref
+    from mindport.validators.parity.loading import build_model
+
+    keys = [f"{c['rel']}:{c['name']}" for c in candidates if c.get("kind", "class") == "class"]
+    start = time.perf_counter()
+    seen: dict[str, list[str]] = {}
+    # the candidates' classes first (the containers that build blocks), their factories, then the other classes and
+    # factories of their files, while time is left
+    order = [*candidates, *context]
+    for cand in sorted(order, key=lambda c: (order.index(c) >= len(candidates), c.get("kind", "class") != "class")):
+        key = f"{cand['rel']}:{cand['name']}"
+        ref = model_ref(root, cand["rel"], cand["name"], cand.get("dotted", ""))
+        for _origin, ctor in ctor_attempts(cand, user_ctors.get(key))[:3]:
+            left = budget - (time.perf_counter() - start)
+            if left <= 0:
+                break
+            recorder = CallRecorder(root, [k for k in keys if k != key])
+            try:
+                _alarm(min(seconds, left, 5.0))
+                try:
+                    with recorder, torch.device("meta"):
+                        build_model(ref, ctor, root=root, isolated=True)
+                finally:
+                    _no_alarm()
+                built = True
+            except BaseException as exc:  # noqa: BLE001 - the calls made before the failure are the repository's
+                if isinstance(exc, KeyboardInterrupt):
+                    raise
+                built = False
+            for other, texts in recorder.calls.items():
+                kept = seen.setdefault(other, [])
+                kept += [t for t in texts if t not in kept][:max(0, MAX_CALLS - len(kept))]
+            if built:
+                break
+    for cand in candidates:
+        cand["recorded"] = seen.get(f"{cand['rel']}:{cand['name']}", [])
+
+
 def main(request_path: str, result_path: str) -> None:
     import resource
 
@@ -1099,6 +1157,8 @@ def main(request_path: str, result_path: str) -> None:
     torch.set_num_threads(int(request.get("threads", 1)))
     root = request["root"]
     sys.path.insert(0, root)
+    record_call_sites(request["candidates"], request.get("ctors", {}), root, float(request.get("seconds", 30)),
+                      context=request.get("context", []))
     with open(result_path, "a", encoding="utf-8") as out:
         for cand in request["candidates"]:
             start = time.perf_counter()

@@ -68,9 +68,11 @@ def select(candidates: list, pattern: str | None, max_models: int | None, spread
 # ------------------------------------------------------------------------------------------------------ building
 
 def run_builder(root: Path, candidates: list, user_ctors: dict, work: Path, s: ProveSettings,
-                on_result=None) -> dict[str, dict]:
+                on_result=None, context: list = ()) -> dict[str, dict]:
     """Build every candidate in torch, in one process (started again after a crash, without the candidate that
-    crashed it). Returns {key: result}."""
+    crashed it). ``context``: other discovered candidates, not built, whose constructions the builder reads for the
+    arguments they give the candidates (build.record_call_sites: a block's container left out by --max-models).
+    Returns {key: result}."""
     results: dict[str, dict] = {}
     todo = [c for c in candidates]
     work.mkdir(parents=True, exist_ok=True)
@@ -81,6 +83,8 @@ def run_builder(root: Path, candidates: list, user_ctors: dict, work: Path, s: P
         result_path = work / f"build-result-{attempt}.jsonl"
         request.write_text(json.dumps({"root": str(root), "candidates": [c.to_json() | {"rel": c.rel, "name": c.name}
                                                                           for c in todo],
+                                       "context": [c.to_json() | {"rel": c.rel, "name": c.name} for c in context
+                                                   if c.key not in {t.key for t in todo}],
                                        "ctors": user_ctors, "seconds": s.build_seconds,
                                        "memory_bytes": s.memory_bytes, "stub_missing": s.stub_missing,
                                        "max_params": s.max_params}),
@@ -511,7 +515,10 @@ def prove_models(src_root, out_root, *, pattern: str | None = None, max_models: 
     for t in starting:
         t.start()
     t_build = time.perf_counter()
-    built = run_builder(src_root, todo, user_ctors or {}, work, s) if todo else {}
+    # the other candidates of the same files: the containers whose calls give a block its arguments
+    chosen_files = {c.rel for c in todo}
+    context = [c for c in found if c.rel in chosen_files and all(c.key != t.key for t in todo)]
+    built = run_builder(src_root, todo, user_ctors or {}, work, s, context=context) if todo else {}
     for t in starting:
         t.join()
     build_seconds = time.perf_counter() - t_build

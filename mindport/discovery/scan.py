@@ -154,10 +154,11 @@ def _module_tables(tree) -> dict[str, list]:
     return tables
 
 
-def _choices(func, params: list[Param], tables: dict[str, list] | None = None) -> None:
+def _choices(func, params: list[Param], tables: dict[str, list] | None = None, residues: bool = False) -> None:
     """String constants a required parameter is compared with in the function (``if rnn_type == 'LSTM'``,
     ``assert mode in ('a', 'b')``, ``getattr(nn, rnn_type)``-free): its possible values, in source order. A parameter
-    that is a key of one of the module's ``tables`` (``configs[net_size]``) takes that table's keys."""
+    that is a key of one of the module's ``tables`` (``configs[net_size]``) takes that table's keys; with ``residues``
+    (a constructor), a count it requires in a residue class (``_residue``) takes the smallest such value."""
     names = {p.name: p for p in params if p.default is None}
     for node in ast.walk(func):
         if tables and isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) \
@@ -165,6 +166,12 @@ def _choices(func, params: list[Param], tables: dict[str, list] | None = None) -
             for v in tables[node.value.id]:
                 if v not in names[node.slice.id].choices:
                     names[node.slice.id].choices.append(v)
+            continue
+        residue = _residue(node, names) if residues else None
+        if residue is not None:  # assert (depth - 4) % 6 == 0: the smallest such depth past the offset (10)
+            name, value = residue
+            if value not in names[name].choices:
+                names[name].choices.append(value)
             continue
         left = node.left if isinstance(node, ast.Compare) else None
         if isinstance(left, ast.Call) and isinstance(left.func, ast.Attribute) and left.func.attr in (
@@ -180,6 +187,26 @@ def _choices(func, params: list[Param], tables: dict[str, list] | None = None) -
                 for v in values:
                     if isinstance(v, str) and v not in names[left.id].choices:
                         names[left.id].choices.append(v)
+
+
+def _residue(node, names) -> tuple[str, int] | None:
+    """A count the function requires in a residue class, ``(depth - 4) % 6 == 0`` (WideResNet: depth 6n + 4),
+    ``depth % 3 == 0``, ``(depth - 2) % 9 != 0`` (raising): (name, the smallest such value above the offset) -> 10,
+    3, 11; None for any other node. Sizes guessed by name (16, 8, 32) fail such an assert."""
+    if not (isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Eq, ast.NotEq))
+            and isinstance(node.left, ast.BinOp) and isinstance(node.left.op, ast.Mod)):
+        return None
+    right, modulus, value = node.comparators[0], node.left.right, node.left.left
+    if not (_int_const(right) == 0 and (_int_const(modulus) or 0) > 1):
+        return None
+    offset = 0
+    if isinstance(value, ast.BinOp) and isinstance(value.op, (ast.Sub, ast.Add)) and _int_const(value.right) is not None:
+        offset = _int_const(value.right) * (1 if isinstance(value.op, ast.Sub) else -1)
+        value = value.left
+    if not (isinstance(value, ast.Name) and value.id in names):
+        return None
+    n = _int_const(modulus)
+    return value.id, offset + n if offset + n > 0 else n
 
 
 _SEQUENCE_CALLS = {"len", "enumerate", "zip", "list", "tuple", "sum", "max", "min", "sorted", "reversed", "iter"}
@@ -1165,7 +1192,7 @@ def discover(root, files: list[str] | None = None, excluded: list | None = None)
                 init, fwd = _method(node, "__init__"), _method(node, "forward")
                 init_params = _params(init.args, True) if init else []
                 if init:
-                    _choices(init, init_params, tables)
+                    _choices(init, init_params, tables, residues=True)
                     _usage(node, init_params, repo_argdefaults)
                     _kwargs_keys(init, init_params)
                 doc = "\n".join(filter(None, [ast.get_docstring(node) or "",
