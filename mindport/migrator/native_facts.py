@@ -120,6 +120,15 @@ class ClassFacts:
                         and _plain_list_argument(stmt.value, builds_cell, empty=True) \
                         and _local_list_adds_cells(method, target.value, builds_cell):
                     self.native_lists.add(id(stmt.value))  # block = nn.ModuleList(); block.append(Conv(...))
+            # nn.ModuleList(blocks) of a local list of Cells; one its owner adds to later keeps the runtime's (CellList
+            # would take the new members' prefix from the old ones')
+            added = {id(s.value) for s in _assignments(method, annotated=True) if len(s.targets) == 1
+                     and _self_attr(s.targets[0].target)
+                     and s.targets[0].target.attr.value in (file.appended | file.named | file.foreign)}
+            for call in own_nodes(method, cst.Call):
+                if id(call) not in added and resolve(call.func) == "torch.nn.ModuleList" \
+                        and listed_cells(method, call, resolve, builds_cell):
+                    self.native_lists.add(id(call))
         if cls.name.value in file.subclassed:
             return
         for name, calls in self._layers.items():
@@ -503,6 +512,84 @@ def _local_list_adds_cells(method: cst.FunctionDef, name: str,
 
     walk(method.body, _Find())
     return ok
+
+
+def _nested_cell_functions(method: cst.FunctionDef, builds_cell: Callable[[cst.BaseExpression], bool]) -> frozenset[str]:
+    """Functions defined straight in the method's body that always return a layer construction (S4's Sashimi:
+    ``def s4_block(dim): layer = S4Block(...); return ResidualBlock(d_model=dim, layer=layer)``), each name bound by
+    its ``def`` alone (no other binding in the method, not a parameter, no decorator): a call of one is a Cell."""
+    body = method.body.body if isinstance(method.body, cst.IndentedBlock) else ()
+    defs = [s for s in body if isinstance(s, cst.FunctionDef)]
+    names = [d.name.value for d in defs]
+    order = _Order(method)
+    found = set()
+    for d in defs:
+        name = d.name.value
+        if names.count(name) != 1 or name in _param_names(method) or order.bindings(name) or d.decorators \
+                or d.asynchronous is not None or not _always_returns(d.body.body):
+            continue
+        returns = own_nodes(d, cst.Return)
+        if returns and all(r.value is not None and _cell_value(r.value, d, builds_cell) for r in returns):
+            found.add(name)  # return ResidualBlock(...), or a local bound only to constructions
+    return frozenset(found)
+
+
+def _param_names(function: cst.FunctionDef) -> set[str]:
+    params = function.params
+    names = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+    names.update(p.name.value for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param))
+    return names
+
+
+def _cells_display(value, cells: Callable[[cst.BaseExpression], bool]) -> bool:
+    """``[]``, ``[Block(c), nn.Linear(4, 4)]`` or ``[Block(c) for c in cs]``: a Python list that holds Cells only."""
+    if isinstance(value, cst.List):
+        return all(isinstance(e, cst.Element) and cells(e.value) for e in value.elements)
+    return isinstance(value, cst.ListComp) and cells(value.elt)
+
+
+def listed_cells(method: cst.FunctionDef, call: cst.Call, resolve: Resolve,
+                 builds_cell: Callable[[cst.BaseExpression], bool]) -> bool:
+    """``nn.ModuleList(blocks)`` where ``blocks`` is a local Python list of Cells (S4's Sashimi, latent-diffusion's
+    ``blocks = []; for m in ch_mult: blocks.append(ResnetBlock(...)); self.model = nn.ModuleList(blocks)``):
+    MindSpore's CellList takes it as torch's ModuleList does (a list, its members Cells: none is None), and names
+    the members when its owner assigns it, as torch does. Every binding of the name in the method is a list display
+    or comprehension of layer constructions (a call of a function of the method that always returns one counts,
+    :func:`_nested_cell_functions`), and every other read of it is an ``append``/``insert``/``extend`` of Cells,
+    ``len(blocks)`` or another such ``nn.ModuleList(blocks)``: no read in a nested function or lambda, no other use
+    (an item assignment, ``+=``, a loop over it, a call it is handed to) that could put something else in it."""
+    if len(call.args) != 1 or call.args[0].star or (
+            call.args[0].keyword is not None and call.args[0].keyword.value != "modules"):
+        return False
+    value = call.args[0].value
+    if not isinstance(value, cst.Name) or value.value in _param_names(method):
+        return False
+    name = value.value
+    nested = _nested_cell_functions(method, builds_cell)
+
+    def cells(expr) -> bool:
+        return builds_cell(expr) or (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name)
+                                     and expr.func.value in nested)
+
+    order = _Order(method)
+    bindings = order.bindings(name)
+    if not bindings or any(v is None or not _cells_display(v, cells) for v in bindings):
+        return False
+    for node, parent, grand, _ in order.reads(name):
+        if parent is None:
+            return False  # read in a nested scope: at any time
+        if isinstance(parent, cst.Attribute) and parent.value is node and isinstance(grand, cst.Call) \
+                and grand.func is parent and parent.attr.value in ("append", "insert", "extend"):
+            if not _adds_cell(grand, method, cells):
+                return False
+            continue
+        if isinstance(parent, cst.Arg) and isinstance(grand, cst.Call) and len(grand.args) == 1 \
+                and not parent.star and (
+                    (isinstance(grand.func, cst.Name) and grand.func.value == "len" and parent.keyword is None)
+                    or resolve(grand.func) == "torch.nn.ModuleList"):
+            continue
+        return False
+    return True
 
 
 def _nested_scopes(method: cst.FunctionDef):
