@@ -3991,9 +3991,16 @@ def hoisted_list(cls: cst.ClassDef, init: cst.FunctionDef, attr: str, file: File
     is taken in ``__init__``), or None: the one top-level ``self.<attr> = nn.ModuleList([])`` of ``__init__``; every
     other use of ``self.<attr>`` in the class's ``__init__`` an ``append``/``extend``/``insert`` of Cells; no add
     anywhere else in the file, no add by name, no use in a nested function or lambda of ``__init__``, and no method
-    of the class called from ``__init__`` after the assignment (it could read the attribute)."""
-    if attr in file.named or attr in file.foreign or cls.name.value in file.subclassed:
+    of the class called from ``__init__`` after the assignment (it could read the attribute). Reads of the list in
+    ``__init__`` that only look at it or its members (``len(self.ups)``, ``self.ups.apply(init_weights)``: HiFi-GAN's
+    Generator) read the local, the same object, before the owner holds it. A class the file
+    subclasses (improved-diffusion's UNetModel under SuperResModel) is hoisted too when no ``self.<name>(...)`` call
+    at all follows the assignment in ``__init__`` (a subclass may override any method) and every add of the
+    attribute's name in the file is this ``__init__``'s (a subclass's own ``self.<attr>.append`` adds to this list
+    after it is held)."""
+    if attr in file.named or attr in file.foreign:
         return None
+    subclassed = cls.name.value in file.subclassed
     body = init.body.body if isinstance(init.body, cst.IndentedBlock) else ()
     assigns = [i for i, s in enumerate(body) if isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1
                and isinstance(s.body[0], cst.Assign) and len(s.body[0].targets) == 1
@@ -4006,7 +4013,7 @@ def hoisted_list(cls: cst.ClassDef, init: cst.FunctionDef, attr: str, file: File
     # another class's self.<attr>.append(...) adds to that class's own list (an add through any other object makes
     # the attribute foreign: refused above)
     adds = [(call, fn) for call, fn in file.adds.get(attr, [])
-            if any(fn is f for f in own) or not _self_attr(call.func.value)]
+            if subclassed or any(fn is f for f in own) or not _self_attr(call.func.value)]
     if not adds or any(fn is not init or not _adds_cell(call, init, builds_cell) for call, fn in adds):
         return None
     add_receivers = {id(call.func.value) for call, _ in adds}
@@ -4020,9 +4027,9 @@ def hoisted_list(cls: cst.ClassDef, init: cst.FunctionDef, attr: str, file: File
         if i < first and refs:
             return None
         if i > first:
-            if any(id(a) not in add_receivers for a in refs):
+            if any(id(a) not in add_receivers and not _looks_at_list(a, stmt) for a in refs):
                 return None
-            if any(isinstance(c.func, cst.Attribute) and _self_attr(c.func) and c.func.attr.value in methods
+            if any(isinstance(c.func, cst.Attribute) and _self_attr(c.func) and (subclassed or c.func.attr.value in methods)
                    for c in all_nodes(stmt, cst.Call)):
                 return None
     attrs = {id(a.attr) for a in all_nodes(init, cst.Attribute)}
@@ -4031,6 +4038,21 @@ def hoisted_list(cls: cst.ClassDef, init: cst.FunctionDef, attr: str, file: File
     while local in names:
         local += "_"
     return local
+
+
+def _looks_at_list(ref: cst.Attribute, stmt: cst.CSTNode) -> bool:
+    """``self.<attr>`` in ``stmt`` read only to look at the list or its members: ``len(self.ups)``, or
+    ``self.ups.apply(f)`` as an expression statement (an initialisation function run on each member)."""
+    parents = _parents(stmt)
+    parent = parents.get(id(ref))
+    grand = parents.get(id(parent))
+    if isinstance(parent, cst.Arg) and isinstance(grand, cst.Call) and isinstance(grand.func, cst.Name) \
+            and grand.func.value == "len" and len(grand.args) == 1 and not parent.star and parent.keyword is None:
+        return True
+    if isinstance(parent, cst.Attribute) and parent.value is ref and parent.attr.value == "apply" \
+            and isinstance(grand, cst.Call) and grand.func is parent and isinstance(parents.get(id(grand)), cst.Expr):
+        return True
+    return False
 
 
 def hoist_list(init: cst.FunctionDef, attr: str, local: str) -> cst.FunctionDef:
