@@ -125,10 +125,15 @@ class ClassFacts:
             added = {id(s.value) for s in _assignments(method, annotated=True) if len(s.targets) == 1
                      and _self_attr(s.targets[0].target)
                      and s.targets[0].target.attr.value in (file.appended | file.named | file.foreign)}
+            cells = method_cells(method, builds_cell)
+            owned = {id(s.value) for s in _assignments(method, annotated=True) if len(s.targets) == 1
+                     and _self_attr(s.targets[0].target)}
             for call in own_nodes(method, cst.Call):
-                if id(call) not in added and resolve(call.func) == "torch.nn.ModuleList" \
-                        and listed_cells(method, call, resolve, builds_cell):
-                    self.native_lists.add(id(call))
+                if id(call) in added or resolve(call.func) != "torch.nn.ModuleList":
+                    continue
+                if listed_cells(method, call, resolve, builds_cell) \
+                        or (id(call) not in owned and cells_display(call, cells)):
+                    self.native_lists.add(id(call))  # an anonymous display: named by the list it joins
         if cls.name.value in file.subclassed:
             return
         for name, calls in self._layers.items():
@@ -534,6 +539,36 @@ def _nested_cell_functions(method: cst.FunctionDef, builds_cell: Callable[[cst.B
     return frozenset(found)
 
 
+def method_cells(method: cst.FunctionDef, builds_cell: Callable[[cst.BaseExpression], bool]) \
+        -> Callable[[cst.BaseExpression], bool]:
+    """``builds_cell`` for expressions of ``method``, which also knows the method's own builders: a call of a function
+    defined in it that always returns a Cell (:func:`_nested_cell_functions`), and a call of a local name every
+    binding of which in the method is a layer class or a choice of layer classes (denoising-diffusion-pytorch's
+    ``attn_klass = FullAttention if layer_full_attn else LinearAttention`` then ``attn_klass(dim_in, heads=h)``; not
+    a parameter, not bound otherwise)."""
+    nested = _nested_cell_functions(method, builds_cell)
+    order = _Order(method)
+    params = _param_names(method)
+
+    def a_class(expr) -> bool:
+        if isinstance(expr, cst.IfExp):
+            return a_class(expr.body) and a_class(expr.orelse)
+        return isinstance(expr, (cst.Name, cst.Attribute)) and builds_cell(cst.Call(func=expr))
+
+    def cells(expr) -> bool:
+        if builds_cell(expr):
+            return True
+        if not (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name)):
+            return False
+        name = expr.func.value
+        if name in nested:
+            return True
+        bindings = order.bindings(name)
+        return name not in params and bool(bindings) and all(v is not None and a_class(v) for v in bindings)
+
+    return cells
+
+
 def _param_names(function: cst.FunctionDef) -> set[str]:
     params = function.params
     names = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
@@ -565,12 +600,7 @@ def listed_cells(method: cst.FunctionDef, call: cst.Call, resolve: Resolve,
     if not isinstance(value, cst.Name) or value.value in _param_names(method):
         return False
     name = value.value
-    nested = _nested_cell_functions(method, builds_cell)
-
-    def cells(expr) -> bool:
-        return builds_cell(expr) or (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name)
-                                     and expr.func.value in nested)
-
+    cells = method_cells(method, builds_cell)
     order = _Order(method)
     bindings = order.bindings(name)
     if not bindings or any(v is None or not _cells_display(v, cells) for v in bindings):
@@ -4014,7 +4044,8 @@ def hoisted_list(cls: cst.ClassDef, init: cst.FunctionDef, attr: str, file: File
     # the attribute foreign: refused above)
     adds = [(call, fn) for call, fn in file.adds.get(attr, [])
             if subclassed or any(fn is f for f in own) or not _self_attr(call.func.value)]
-    if not adds or any(fn is not init or not _adds_cell(call, init, builds_cell) for call, fn in adds):
+    cells = method_cells(init, builds_cell)  # resblock = ResBlock1 if h.resblock == '1' else ResBlock2 too
+    if not adds or any(fn is not init or not _adds_cell(call, init, cells) for call, fn in adds):
         return None
     add_receivers = {id(call.func.value) for call, _ in adds}
     methods = {s.name.value for s in cls.body.body if isinstance(s, cst.FunctionDef)} \

@@ -217,6 +217,15 @@ READS_SOURCE = textwrap.dedent("""
             return torch.relu(self.fc(x)) + x
 
 
+    class Plain(nn.Module):
+        def __init__(self, d):
+            super().__init__()
+            self.fc = nn.Linear(d, d, bias=False)
+
+        def forward(self, x):
+            return self.fc(x)
+
+
     class Generator(nn.Module):
         def __init__(self, dim=4, n=3):
             super().__init__()
@@ -224,8 +233,9 @@ READS_SOURCE = textwrap.dedent("""
             for i in range(n):
                 self.ups.append(nn.Linear(dim, dim))
             self.blocks = nn.ModuleList()
+            block = Block if n > 1 else Plain
             for i in range(len(self.ups)):
-                self.blocks.append(Block(dim))
+                self.blocks.append(block(dim))
             self.count = len(self.blocks)
             self.ups.apply(init_weights)
             self.out = nn.Linear(dim, 2)
@@ -257,7 +267,8 @@ READS_SOURCE = textwrap.dedent("""
 
 
 def test_reads_of_the_list_and_a_subclassed_owner_are_hoisted_with_torchs_names(tmp_path):
-    """HiFi-GAN's Generator reads ``len(self.ups)`` and calls ``self.ups.apply(init_weights)`` while building;
+    """HiFi-GAN's Generator reads ``len(self.ups)`` and calls ``self.ups.apply(init_weights)`` while building (and
+    appends ``resblock(h, ch, k, d)`` of ``resblock = ResBlock1 if ... else ResBlock2``);
     improved-diffusion's UNetModel (subclassed by SuperResModel) starts its list with a Sequential: both are
     MindSpore's CellList built in a local, named as torch names them."""
     import torch

@@ -158,3 +158,70 @@ def test_a_list_its_owner_adds_to_later_keeps_the_runtime_module_list():
     """)
     code = convert_source(source).code
     assert "mp_containers.ModuleList(layers)" in code, code
+
+
+CHOSEN_SOURCE = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+
+    class Full(nn.Module):
+        def __init__(self, d):
+            super().__init__()
+            self.fc = nn.Linear(d, d)
+
+        def forward(self, x):
+            return torch.relu(self.fc(x))
+
+
+    class Linear2(nn.Module):
+        def __init__(self, d):
+            super().__init__()
+            self.a = nn.Linear(d, d)
+            self.b = nn.Linear(d, d, bias=False)
+
+        def forward(self, x):
+            return self.b(self.a(x)) - x
+
+
+    class Net(nn.Module):
+        def __init__(self, dim=4, full=(True, False, True)):
+            super().__init__()
+            downs = nn.ModuleList([])
+            for use_full in full:
+                klass = Full if use_full else Linear2
+                downs.append(nn.ModuleList([klass(dim), nn.Linear(dim, dim)]))
+            self.downs = downs
+
+        def forward(self, x):
+            for attn, proj in self.downs:
+                x = proj(attn(x)) + x
+            return x
+""")
+
+
+def test_a_member_built_by_a_chosen_class_is_a_cell_list(tmp_path):
+    """denoising-diffusion-pytorch's Unet: ``attn_klass = FullAttention if full else LinearAttention`` then
+    ``downs.append(nn.ModuleList([..., attn_klass(dim_in, ...), ...]))``: every member a Cell, CellList's own."""
+    import torch
+    code = convert_source(CHOSEN_SOURCE).code
+    assert "mp_containers" not in code and "mindport" not in code, code
+    assert "downs.append(nn.CellList([klass(dim), nn.Dense(" in code, code
+    net = load_module(code, tmp_path / "m_chosen.py", "m_chosen").Net()
+    torch_net = load_module(CHOSEN_SOURCE, tmp_path / "t_chosen.py", "t_chosen").Net()
+    assert sorted(p.name for p in net.get_parameters()) == sorted(torch_net.state_dict())
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_a_member_built_by_a_chosen_class_matches_torch(mode, tmp_path):
+    code = convert_source(CHOSEN_SOURCE).code
+    x = np.random.default_rng(1).standard_normal((2, 4)).astype(np.float32)
+    assert_port_matches_in_mode(CHOSEN_SOURCE, code, "Net", [x], tmp_path, f"chosen_{mode}", mode, atol=1e-5)
+
+
+def test_a_name_bound_to_something_else_too_keeps_the_runtime_module_list():
+    source = CHOSEN_SOURCE.replace("klass = Full if use_full else Linear2",
+                                   "klass = Full if use_full else Linear2\n            if not use_full:\n"
+                                   "                klass = lambda d: None")
+    code = convert_source(source).code
+    assert "downs.append(mp_containers.ModuleList([klass(dim)" in code, code
