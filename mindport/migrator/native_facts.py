@@ -553,6 +553,8 @@ def method_cells(method: cst.FunctionDef, builds_cell: Callable[[cst.BaseExpress
     def a_class(expr) -> bool:
         if isinstance(expr, cst.IfExp):
             return a_class(expr.body) and a_class(expr.orelse)
+        if isinstance(expr, cst.Name) and (expr.value in params or order.bindings(expr.value)):
+            return False  # a local (FullAttention = partial(Attention, ...)): not the file's class of that name
         return isinstance(expr, (cst.Name, cst.Attribute)) and builds_cell(cst.Call(func=expr))
 
     def cells(expr) -> bool:

@@ -223,5 +223,17 @@ def test_a_name_bound_to_something_else_too_keeps_the_runtime_module_list():
     source = CHOSEN_SOURCE.replace("klass = Full if use_full else Linear2",
                                    "klass = Full if use_full else Linear2\n            if not use_full:\n"
                                    "                klass = lambda d: None")
+    assert source.count("klass = ") == 2, source
+    code = convert_source(source).code
+    assert "downs.append(mp_containers.ModuleList([klass(dim)" in code, code
+
+
+def test_a_local_shadowing_a_class_name_is_not_taken_for_the_class():
+    """``Full = make(...)`` in the method shadows the file's class ``Full``: ``klass = Full if ... else Linear2``
+    may give whatever ``make`` returns (None here, which torch's ModuleList keeps)."""
+    source = CHOSEN_SOURCE.replace("        downs = nn.ModuleList([])",
+                                   "        Full = make(dim)\n        downs = nn.ModuleList([])").replace(
+        "class Net(nn.Module):", "def make(d):\n    return None\n\n\nclass Net(nn.Module):")
+    assert source.count("make(") == 2, source
     code = convert_source(source).code
     assert "downs.append(mp_containers.ModuleList([klass(dim)" in code, code
