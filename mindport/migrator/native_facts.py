@@ -872,8 +872,11 @@ class FileFacts:
         attributes: list[cst.Attribute] = []
 
         adds: dict[str, list] = {}
+        add_classes: dict[int, str] = {}  # id(add call) -> the name of the class it is written in
+        bases: dict[str, set[str]] = {}  # class name -> the names of its bases
         item_adds: list[cst.Call] = []
         functions: list[cst.FunctionDef] = []
+        class_stack: list[str] = []
         in_imports: set[int] = set()
 
         class _Find(cst.CSTVisitor):
@@ -892,6 +895,8 @@ class FileFacts:
                         and isinstance(func.value, cst.Attribute):
                     appended.add(func.value.attr.value)
                     adds.setdefault(func.value.attr.value, []).append((node, functions[-1] if functions else None))
+                    if class_stack:
+                        add_classes[id(node)] = class_stack[-1]
                     if func.attr.value in ("add_module", "register_module", "__setitem__"):
                         named.add(func.value.attr.value)
 
@@ -914,11 +919,17 @@ class FileFacts:
 
             def visit_ClassDef(self, node):
                 classes.add(node.name.value)
+                class_stack.append(node.name.value)
                 for base in node.bases:
                     if isinstance(base.value, cst.Name):
                         subclassed.add(base.value.value)
+                        bases.setdefault(node.name.value, set()).add(base.value.value)
                     elif isinstance(base.value, cst.Attribute):
                         subclassed.add(base.value.attr.value)
+                        bases.setdefault(node.name.value, set()).add(base.value.attr.value)
+
+            def leave_ClassDef(self, node):
+                class_stack.pop()
 
             def visit_ImportAlias(self, node):
                 bound = node.asname.name if node.asname is not None else node.name
@@ -946,6 +957,19 @@ class FileFacts:
         self.classes = frozenset(classes)  # the classes the file defines
         self.foreign = frozenset(foreign)
         self.subclassed = frozenset(subclassed)
+        self.add_classes = add_classes
+        self.bases = bases
+
+    def family(self, name: str) -> set[str]:
+        """The class ``name`` and every class of the file that derives from it (through the file's classes)."""
+        found, grew = {name}, True
+        while grew:
+            grew = False
+            for cls, names in self.bases.items():
+                if cls not in found and names & found:
+                    found.add(cls)
+                    grew = True
+        return found
 
 
 def sequential_inplace(call: cst.Call, resolve: Resolve, is_inplace: Callable[[cst.Call], bool]) -> set[int]:
@@ -4027,9 +4051,9 @@ def hoisted_list(cls: cst.ClassDef, init: cst.FunctionDef, attr: str, file: File
     ``__init__`` that only look at it or its members (``len(self.ups)``, ``self.ups.apply(init_weights)``: HiFi-GAN's
     Generator) read the local, the same object, before the owner holds it. A class the file
     subclasses (improved-diffusion's UNetModel under SuperResModel) is hoisted too when no ``self.<name>(...)`` call
-    at all follows the assignment in ``__init__`` (a subclass may override any method) and every add of the
-    attribute's name in the file is this ``__init__``'s (a subclass's own ``self.<attr>.append`` adds to this list
-    after it is held)."""
+    at all follows the assignment in ``__init__`` (a subclass may override any method) and no subclass in the file
+    adds to the attribute (its own ``self.<attr>.append`` would add to this list after it is held; another class's
+    list of the same name, guided-diffusion's EncoderUNetModel's ``input_blocks``, is its own)."""
     if attr in file.named or attr in file.foreign:
         return None
     subclassed = cls.name.value in file.subclassed
@@ -4044,8 +4068,10 @@ def hoisted_list(cls: cst.ClassDef, init: cst.FunctionDef, attr: str, file: File
         [f for s in cls.body.body if isinstance(s, cst.FunctionDef) for f in [s, *all_nodes(s, cst.FunctionDef)]]
     # another class's self.<attr>.append(...) adds to that class's own list (an add through any other object makes
     # the attribute foreign: refused above)
+    family = file.family(cls.name.value) if subclassed else {cls.name.value}
     adds = [(call, fn) for call, fn in file.adds.get(attr, [])
-            if subclassed or any(fn is f for f in own) or not _self_attr(call.func.value)]
+            if any(fn is f for f in own) or not _self_attr(call.func.value)
+            or (subclassed and file.add_classes.get(id(call)) in family)]
     cells = method_cells(init, builds_cell)  # resblock = ResBlock1 if h.resblock == '1' else ResBlock2 too
     if not adds or any(fn is not init or not _adds_cell(call, init, cells) for call, fn in adds):
         return None

@@ -349,3 +349,32 @@ def test_a_read_that_hands_the_list_on_keeps_the_runtime_module_list():
                 return self.seq(x)
     """)
     assert "mp_containers.ModuleList([])" in convert_source(source).code
+
+
+def test_a_subclassed_owner_beside_another_class_with_a_list_of_that_name_is_hoisted(tmp_path):
+    """guided-diffusion: UNetModel (subclassed by SuperResModel) and EncoderUNetModel each fill their own
+    ``self.input_blocks``; the other class's adds are not the subclassed one's."""
+    import torch
+    source = READS_SOURCE + textwrap.dedent("""
+
+
+        class Encoder(nn.Module):
+            def __init__(self, dim=4):
+                super().__init__()
+                self.input_blocks = nn.ModuleList([nn.Sequential(nn.Linear(dim, dim))])
+                self.input_blocks.append(nn.Linear(dim, dim))
+
+            def forward(self, x):
+                for m in self.input_blocks:
+                    x = m(x)
+                return x
+    """)
+    code = convert_source(source).code
+    assert code.count("self.input_blocks = input_blocks") == 2 and "mp_containers" not in code, code
+    module = load_module(code, tmp_path / "m_family.py", "m_family")
+    torch_module = load_module(source, tmp_path / "t_family.py", "t_family")
+    for cls in ("Child", "Encoder"):
+        names = [p.name for p in getattr(module, cls)().get_parameters()]
+        assert sorted(names) == sorted(getattr(torch_module, cls)().state_dict()), (cls, names)
+    x = np.random.default_rng(2).standard_normal((2, 4)).astype(np.float32)
+    assert_port_matches_in_mode(source, code, "Child", [x], tmp_path, "family_child", "pynative", atol=1e-5)
