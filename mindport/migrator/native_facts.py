@@ -120,6 +120,20 @@ class ClassFacts:
                         and _plain_list_argument(stmt.value, builds_cell, empty=True) \
                         and _local_list_adds_cells(method, target.value, builds_cell):
                     self.native_lists.add(id(stmt.value))  # block = nn.ModuleList(); block.append(Conv(...))
+            # nn.ModuleList(blocks) of a local list of Cells; one its owner adds to later keeps the runtime's (CellList
+            # would take the new members' prefix from the old ones')
+            added = {id(s.value) for s in _assignments(method, annotated=True) if len(s.targets) == 1
+                     and _self_attr(s.targets[0].target)
+                     and s.targets[0].target.attr.value in (file.appended | file.named | file.foreign)}
+            cells = method_cells(method, builds_cell)
+            owned = {id(s.value) for s in _assignments(method, annotated=True) if len(s.targets) == 1
+                     and _self_attr(s.targets[0].target)}
+            for call in own_nodes(method, cst.Call):
+                if id(call) in added or resolve(call.func) != "torch.nn.ModuleList":
+                    continue
+                if listed_cells(method, call, resolve, builds_cell) \
+                        or (id(call) not in owned and cells_display(call, cells)):
+                    self.native_lists.add(id(call))  # an anonymous display: named by the list it joins
         if cls.name.value in file.subclassed:
             return
         for name, calls in self._layers.items():
@@ -505,6 +519,111 @@ def _local_list_adds_cells(method: cst.FunctionDef, name: str,
     return ok
 
 
+def _nested_cell_functions(method: cst.FunctionDef, builds_cell: Callable[[cst.BaseExpression], bool]) -> frozenset[str]:
+    """Functions defined straight in the method's body that always return a layer construction (S4's Sashimi:
+    ``def s4_block(dim): layer = S4Block(...); return ResidualBlock(d_model=dim, layer=layer)``), each name bound by
+    its ``def`` alone (no other binding in the method, not a parameter, no decorator): a call of one is a Cell."""
+    body = method.body.body if isinstance(method.body, cst.IndentedBlock) else ()
+    defs = [s for s in body if isinstance(s, cst.FunctionDef)]
+    names = [d.name.value for d in defs]
+    order = _Order(method)
+    found = set()
+    for d in defs:
+        name = d.name.value
+        if names.count(name) != 1 or name in _param_names(method) or order.bindings(name) or d.decorators \
+                or d.asynchronous is not None or not _always_returns(d.body.body):
+            continue
+        returns = own_nodes(d, cst.Return)
+        if returns and all(r.value is not None and _cell_value(r.value, d, builds_cell) for r in returns):
+            found.add(name)  # return ResidualBlock(...), or a local bound only to constructions
+    return frozenset(found)
+
+
+def method_cells(method: cst.FunctionDef, builds_cell: Callable[[cst.BaseExpression], bool]) \
+        -> Callable[[cst.BaseExpression], bool]:
+    """``builds_cell`` for expressions of ``method``, which also knows the method's own builders: a call of a function
+    defined in it that always returns a Cell (:func:`_nested_cell_functions`), and a call of a local name every
+    binding of which in the method is a layer class or a choice of layer classes (denoising-diffusion-pytorch's
+    ``attn_klass = FullAttention if layer_full_attn else LinearAttention`` then ``attn_klass(dim_in, heads=h)``; not
+    a parameter, not bound otherwise)."""
+    nested = _nested_cell_functions(method, builds_cell)
+    order = _Order(method)
+    params = _param_names(method)
+
+    def a_class(expr) -> bool:
+        if isinstance(expr, cst.IfExp):
+            return a_class(expr.body) and a_class(expr.orelse)
+        if isinstance(expr, cst.Name) and (expr.value in params or order.bindings(expr.value)):
+            return False  # a local (FullAttention = partial(Attention, ...)): not the file's class of that name
+        return isinstance(expr, (cst.Name, cst.Attribute)) and builds_cell(cst.Call(func=expr))
+
+    def cells(expr) -> bool:
+        if builds_cell(expr):
+            return True
+        if not (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name)):
+            return False
+        name = expr.func.value
+        if name in nested:
+            return True
+        bindings = order.bindings(name)
+        return name not in params and bool(bindings) and all(v is not None and a_class(v) for v in bindings)
+
+    return cells
+
+
+def _param_names(function: cst.FunctionDef) -> set[str]:
+    params = function.params
+    names = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+    names.update(p.name.value for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param))
+    return names
+
+
+def _cells_display(value, cells: Callable[[cst.BaseExpression], bool]) -> bool:
+    """``[]``, ``[Block(c), nn.Linear(4, 4)]`` or ``[Block(c) for c in cs]``: a Python list that holds Cells only."""
+    if isinstance(value, cst.List):
+        return all(isinstance(e, cst.Element) and cells(e.value) for e in value.elements)
+    return isinstance(value, cst.ListComp) and cells(value.elt)
+
+
+def listed_cells(method: cst.FunctionDef, call: cst.Call, resolve: Resolve,
+                 builds_cell: Callable[[cst.BaseExpression], bool]) -> bool:
+    """``nn.ModuleList(blocks)`` where ``blocks`` is a local Python list of Cells (S4's Sashimi, latent-diffusion's
+    ``blocks = []; for m in ch_mult: blocks.append(ResnetBlock(...)); self.model = nn.ModuleList(blocks)``):
+    MindSpore's CellList takes it as torch's ModuleList does (a list, its members Cells: none is None), and names
+    the members when its owner assigns it, as torch does. Every binding of the name in the method is a list display
+    or comprehension of layer constructions (a call of a function of the method that always returns one counts,
+    :func:`_nested_cell_functions`), and every other read of it is an ``append``/``insert``/``extend`` of Cells,
+    ``len(blocks)`` or another such ``nn.ModuleList(blocks)``: no read in a nested function or lambda, no other use
+    (an item assignment, ``+=``, a loop over it, a call it is handed to) that could put something else in it."""
+    if len(call.args) != 1 or call.args[0].star or (
+            call.args[0].keyword is not None and call.args[0].keyword.value != "modules"):
+        return False
+    value = call.args[0].value
+    if not isinstance(value, cst.Name) or value.value in _param_names(method):
+        return False
+    name = value.value
+    cells = method_cells(method, builds_cell)
+    order = _Order(method)
+    bindings = order.bindings(name)
+    if not bindings or any(v is None or not _cells_display(v, cells) for v in bindings):
+        return False
+    for node, parent, grand, _ in order.reads(name):
+        if parent is None:
+            return False  # read in a nested scope: at any time
+        if isinstance(parent, cst.Attribute) and parent.value is node and isinstance(grand, cst.Call) \
+                and grand.func is parent and parent.attr.value in ("append", "insert", "extend"):
+            if not _adds_cell(grand, method, cells):
+                return False
+            continue
+        if isinstance(parent, cst.Arg) and isinstance(grand, cst.Call) and len(grand.args) == 1 \
+                and not parent.star and (
+                    (isinstance(grand.func, cst.Name) and grand.func.value == "len" and parent.keyword is None)
+                    or resolve(grand.func) == "torch.nn.ModuleList"):
+            continue
+        return False
+    return True
+
+
 def _nested_scopes(method: cst.FunctionDef):
     found = []
 
@@ -753,8 +872,11 @@ class FileFacts:
         attributes: list[cst.Attribute] = []
 
         adds: dict[str, list] = {}
+        add_classes: dict[int, str] = {}  # id(add call) -> the name of the class it is written in
+        bases: dict[str, set[str]] = {}  # class name -> the names of its bases
         item_adds: list[cst.Call] = []
         functions: list[cst.FunctionDef] = []
+        class_stack: list[str] = []
         in_imports: set[int] = set()
 
         class _Find(cst.CSTVisitor):
@@ -773,6 +895,8 @@ class FileFacts:
                         and isinstance(func.value, cst.Attribute):
                     appended.add(func.value.attr.value)
                     adds.setdefault(func.value.attr.value, []).append((node, functions[-1] if functions else None))
+                    if class_stack:
+                        add_classes[id(node)] = class_stack[-1]
                     if func.attr.value in ("add_module", "register_module", "__setitem__"):
                         named.add(func.value.attr.value)
 
@@ -795,11 +919,17 @@ class FileFacts:
 
             def visit_ClassDef(self, node):
                 classes.add(node.name.value)
+                class_stack.append(node.name.value)
                 for base in node.bases:
                     if isinstance(base.value, cst.Name):
                         subclassed.add(base.value.value)
+                        bases.setdefault(node.name.value, set()).add(base.value.value)
                     elif isinstance(base.value, cst.Attribute):
                         subclassed.add(base.value.attr.value)
+                        bases.setdefault(node.name.value, set()).add(base.value.attr.value)
+
+            def leave_ClassDef(self, node):
+                class_stack.pop()
 
             def visit_ImportAlias(self, node):
                 bound = node.asname.name if node.asname is not None else node.name
@@ -827,6 +957,19 @@ class FileFacts:
         self.classes = frozenset(classes)  # the classes the file defines
         self.foreign = frozenset(foreign)
         self.subclassed = frozenset(subclassed)
+        self.add_classes = add_classes
+        self.bases = bases
+
+    def family(self, name: str) -> set[str]:
+        """The class ``name`` and every class of the file that derives from it (through the file's classes)."""
+        found, grew = {name}, True
+        while grew:
+            grew = False
+            for cls, names in self.bases.items():
+                if cls not in found and names & found:
+                    found.add(cls)
+                    grew = True
+        return found
 
 
 def sequential_inplace(call: cst.Call, resolve: Resolve, is_inplace: Callable[[cst.Call], bool]) -> set[int]:
@@ -3904,9 +4047,16 @@ def hoisted_list(cls: cst.ClassDef, init: cst.FunctionDef, attr: str, file: File
     is taken in ``__init__``), or None: the one top-level ``self.<attr> = nn.ModuleList([])`` of ``__init__``; every
     other use of ``self.<attr>`` in the class's ``__init__`` an ``append``/``extend``/``insert`` of Cells; no add
     anywhere else in the file, no add by name, no use in a nested function or lambda of ``__init__``, and no method
-    of the class called from ``__init__`` after the assignment (it could read the attribute)."""
-    if attr in file.named or attr in file.foreign or cls.name.value in file.subclassed:
+    of the class called from ``__init__`` after the assignment (it could read the attribute). Reads of the list in
+    ``__init__`` that only look at it or its members (``len(self.ups)``, ``self.ups.apply(init_weights)``: HiFi-GAN's
+    Generator) read the local, the same object, before the owner holds it. A class the file
+    subclasses (improved-diffusion's UNetModel under SuperResModel) is hoisted too when no ``self.<name>(...)`` call
+    at all follows the assignment in ``__init__`` (a subclass may override any method) and no subclass in the file
+    adds to the attribute (its own ``self.<attr>.append`` would add to this list after it is held; another class's
+    list of the same name, guided-diffusion's EncoderUNetModel's ``input_blocks``, is its own)."""
+    if attr in file.named or attr in file.foreign:
         return None
+    subclassed = cls.name.value in file.subclassed
     body = init.body.body if isinstance(init.body, cst.IndentedBlock) else ()
     assigns = [i for i, s in enumerate(body) if isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1
                and isinstance(s.body[0], cst.Assign) and len(s.body[0].targets) == 1
@@ -3918,9 +4068,12 @@ def hoisted_list(cls: cst.ClassDef, init: cst.FunctionDef, attr: str, file: File
         [f for s in cls.body.body if isinstance(s, cst.FunctionDef) for f in [s, *all_nodes(s, cst.FunctionDef)]]
     # another class's self.<attr>.append(...) adds to that class's own list (an add through any other object makes
     # the attribute foreign: refused above)
+    family = file.family(cls.name.value) if subclassed else {cls.name.value}
     adds = [(call, fn) for call, fn in file.adds.get(attr, [])
-            if any(fn is f for f in own) or not _self_attr(call.func.value)]
-    if not adds or any(fn is not init or not _adds_cell(call, init, builds_cell) for call, fn in adds):
+            if any(fn is f for f in own) or not _self_attr(call.func.value)
+            or (subclassed and file.add_classes.get(id(call)) in family)]
+    cells = method_cells(init, builds_cell)  # resblock = ResBlock1 if h.resblock == '1' else ResBlock2 too
+    if not adds or any(fn is not init or not _adds_cell(call, init, cells) for call, fn in adds):
         return None
     add_receivers = {id(call.func.value) for call, _ in adds}
     methods = {s.name.value for s in cls.body.body if isinstance(s, cst.FunctionDef)} \
@@ -3933,9 +4086,9 @@ def hoisted_list(cls: cst.ClassDef, init: cst.FunctionDef, attr: str, file: File
         if i < first and refs:
             return None
         if i > first:
-            if any(id(a) not in add_receivers for a in refs):
+            if any(id(a) not in add_receivers and not _looks_at_list(a, stmt) for a in refs):
                 return None
-            if any(isinstance(c.func, cst.Attribute) and _self_attr(c.func) and c.func.attr.value in methods
+            if any(isinstance(c.func, cst.Attribute) and _self_attr(c.func) and (subclassed or c.func.attr.value in methods)
                    for c in all_nodes(stmt, cst.Call)):
                 return None
     attrs = {id(a.attr) for a in all_nodes(init, cst.Attribute)}
@@ -3944,6 +4097,21 @@ def hoisted_list(cls: cst.ClassDef, init: cst.FunctionDef, attr: str, file: File
     while local in names:
         local += "_"
     return local
+
+
+def _looks_at_list(ref: cst.Attribute, stmt: cst.CSTNode) -> bool:
+    """``self.<attr>`` in ``stmt`` read only to look at the list or its members: ``len(self.ups)``, or
+    ``self.ups.apply(f)`` as an expression statement (an initialisation function run on each member)."""
+    parents = _parents(stmt)
+    parent = parents.get(id(ref))
+    grand = parents.get(id(parent))
+    if isinstance(parent, cst.Arg) and isinstance(grand, cst.Call) and isinstance(grand.func, cst.Name) \
+            and grand.func.value == "len" and len(grand.args) == 1 and not parent.star and parent.keyword is None:
+        return True
+    if isinstance(parent, cst.Attribute) and parent.value is ref and parent.attr.value == "apply" \
+            and isinstance(grand, cst.Call) and grand.func is parent and isinstance(parents.get(id(grand)), cst.Expr):
+        return True
+    return False
 
 
 def hoist_list(init: cst.FunctionDef, attr: str, local: str) -> cst.FunctionDef:

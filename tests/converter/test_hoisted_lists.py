@@ -196,3 +196,185 @@ def test_classes_of_one_file_with_the_same_list_name_are_each_hoisted(tmp_path):
     torch_net = load_module(source, tmp_path / "t_two.py", "t_two").Net()
     names = [p.name for p in load_module(code, tmp_path / "m_two.py", "m_two").Net().get_parameters()]
     assert sorted(names) == sorted(torch_net.state_dict()), names
+
+
+READS_SOURCE = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+
+    def init_weights(m):
+        if isinstance(m, nn.Linear):
+            m.weight.data.normal_(0.0, 0.5)
+
+
+    class Block(nn.Module):
+        def __init__(self, d):
+            super().__init__()
+            self.fc = nn.Linear(d, d)
+
+        def forward(self, x):
+            return torch.relu(self.fc(x)) + x
+
+
+    class Plain(nn.Module):
+        def __init__(self, d):
+            super().__init__()
+            self.fc = nn.Linear(d, d, bias=False)
+
+        def forward(self, x):
+            return self.fc(x)
+
+
+    class Generator(nn.Module):
+        def __init__(self, dim=4, n=3):
+            super().__init__()
+            self.ups = nn.ModuleList()
+            for i in range(n):
+                self.ups.append(nn.Linear(dim, dim))
+            self.blocks = nn.ModuleList()
+            block = Block if n > 1 else Plain
+            for i in range(len(self.ups)):
+                self.blocks.append(block(dim))
+            self.count = len(self.blocks)
+            self.ups.apply(init_weights)
+            self.out = nn.Linear(dim, 2)
+
+        def forward(self, x):
+            for i in range(self.count):
+                x = self.blocks[i](self.ups[i](x))
+            return self.out(x)
+
+
+    class Base(nn.Module):
+        def __init__(self, dim=4, depth=2):
+            super().__init__()
+            self.input_blocks = nn.ModuleList([nn.Sequential(nn.Linear(dim, dim))])
+            for _ in range(depth):
+                self.input_blocks.append(nn.Sequential(Block(dim), nn.Linear(dim, dim)))
+            self.out = nn.Linear(dim, 2)
+
+        def forward(self, x):
+            for m in self.input_blocks:
+                x = m(x)
+            return self.out(x)
+
+
+    class Child(Base):
+        def forward(self, x):
+            return super().forward(x * 2)
+""")
+
+
+def test_reads_of_the_list_and_a_subclassed_owner_are_hoisted_with_torchs_names(tmp_path):
+    """HiFi-GAN's Generator reads ``len(self.ups)`` and calls ``self.ups.apply(init_weights)`` while building (and
+    appends ``resblock(h, ch, k, d)`` of ``resblock = ResBlock1 if ... else ResBlock2``);
+    improved-diffusion's UNetModel (subclassed by SuperResModel) starts its list with a Sequential: both are
+    MindSpore's CellList built in a local, named as torch names them."""
+    import torch
+    code = convert_source(READS_SOURCE).code
+    assert "mp_containers" not in code, code
+    for line in ("        ups = nn.CellList()", "        blocks = nn.CellList()", "        self.ups = ups\n",
+                 "        self.blocks = blocks\n", "        input_blocks = nn.CellList([", "self.input_blocks = input_blocks"):
+        assert line in code, code
+    module = load_module(code, tmp_path / "m_reads.py", "m_reads")
+    torch_module = load_module(READS_SOURCE, tmp_path / "t_reads.py", "t_reads")
+    for cls in ("Generator", "Base", "Child"):
+        names = [p.name for p in getattr(module, cls)().get_parameters()]
+        assert sorted(names) == sorted(getattr(torch_module, cls)().state_dict()), (cls, names)
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+@pytest.mark.parametrize("cls", ["Generator", "Child"])
+def test_reads_of_the_list_and_a_subclassed_owner_match_torch(cls, mode, tmp_path):
+    code = convert_source(READS_SOURCE).code
+    x = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
+    assert_port_matches_in_mode(READS_SOURCE, code, cls, [x], tmp_path, f"reads_{cls}_{mode}", mode, atol=1e-5)
+
+
+@pytest.mark.parametrize("child", [
+    # the subclass adds to the list after the base holds it
+    """
+    class Child(Base):
+        def __init__(self):
+            super().__init__()
+            self.layers.append(nn.Linear(4, 4))
+    """,
+    # a method call after the assignment in the base: a subclass may override it to read the list
+    """
+    class Child(Base):
+        def hook(self):
+            return len(self.layers)
+    """,
+])
+def test_subclassed_owners_the_hoist_could_change_keep_the_runtime_module_list(child):
+    source = textwrap.dedent("""
+        import torch.nn as nn
+
+
+        class Base(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layers = nn.ModuleList([])
+                for _ in range(2):
+                    self.layers.append(nn.Linear(4, 4))
+                self.n = self.hook()
+
+            def hook(self):
+                return 0
+
+            def forward(self, x):
+                for m in self.layers:
+                    x = m(x)
+                return x
+    """) + textwrap.dedent(child)
+    code = convert_source(source).code
+    assert "mp_containers.ModuleList([])" in code, code
+
+
+def test_a_read_that_hands_the_list_on_keeps_the_runtime_module_list():
+    source = textwrap.dedent("""
+        import torch.nn as nn
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layers = nn.ModuleList([])
+                for _ in range(2):
+                    self.layers.append(nn.Linear(4, 4))
+                self.seq = nn.Sequential(*self.layers)
+
+            def forward(self, x):
+                return self.seq(x)
+    """)
+    assert "mp_containers.ModuleList([])" in convert_source(source).code
+
+
+def test_a_subclassed_owner_beside_another_class_with_a_list_of_that_name_is_hoisted(tmp_path):
+    """guided-diffusion: UNetModel (subclassed by SuperResModel) and EncoderUNetModel each fill their own
+    ``self.input_blocks``; the other class's adds are not the subclassed one's."""
+    import torch
+    source = READS_SOURCE + textwrap.dedent("""
+
+
+        class Encoder(nn.Module):
+            def __init__(self, dim=4):
+                super().__init__()
+                self.input_blocks = nn.ModuleList([nn.Sequential(nn.Linear(dim, dim))])
+                self.input_blocks.append(nn.Linear(dim, dim))
+
+            def forward(self, x):
+                for m in self.input_blocks:
+                    x = m(x)
+                return x
+    """)
+    code = convert_source(source).code
+    assert code.count("self.input_blocks = input_blocks") == 2 and "mp_containers" not in code, code
+    module = load_module(code, tmp_path / "m_family.py", "m_family")
+    torch_module = load_module(source, tmp_path / "t_family.py", "t_family")
+    for cls in ("Child", "Encoder"):
+        names = [p.name for p in getattr(module, cls)().get_parameters()]
+        assert sorted(names) == sorted(getattr(torch_module, cls)().state_dict()), (cls, names)
+    x = np.random.default_rng(2).standard_normal((2, 4)).astype(np.float32)
+    assert_port_matches_in_mode(source, code, "Child", [x], tmp_path, "family_child", "pynative", atol=1e-5)
