@@ -140,3 +140,34 @@ def test_what_cannot_be_bound_again_is_said():
     assert any("reset writes into the argument it is handed here" in m for m in said), said
     assert not any("init_rows" in m for m in said), said  # called from __init__ only: Python, in place
     assert "def init_rows(self, w):\n        w[0] = 0.0\n\n" in result.code
+
+
+def test_a_method_another_class_overrides_is_said_not_rewritten():
+    source = textwrap.dedent("""\
+        import torch
+        import torch.nn as nn
+
+
+        class Base(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 4)
+
+            def _prepare(self, h):
+                h[:, 0] = 0.0
+
+            def forward(self, x):
+                h = self.fc(x)
+                self._prepare(h)
+                return h
+
+
+        class Plain(Base):
+            def _prepare(self, h):
+                pass
+    """)
+    result = convert_source(source)
+    assert "h = self._prepare(h)" not in result.code and "return h\n\n\nclass Plain" in result.code
+    said = [d.message for d in result.diagnostics if d.code == "MP107"]
+    assert any("_prepare writes into its argument h and another class of the file defines it too" in m
+               for m in said), said

@@ -29,7 +29,9 @@ class ArgumentWriteTransform(Rule):
     ``+=`` makes a new object in torch too), called as a statement of its own with a plain name in that argument. A
     helper's call of another such helper with its own parameter counts as a write of that parameter. What cannot be
     bound again keeps its torch meaning and is said (MP107): a helper that also returns a value, a call inside an
-    expression or with another expression as the argument (``f(self.buf)``, ``f(h[0])``), a parameter bound again.
+    expression or with another expression as the argument (``f(self.buf)``, ``f(h[0])``), a parameter bound again,
+    a method that also writes ``self`` (SelfCacheTransform's) or that another class of the file defines too (an
+    override would give back nothing).
     ``forward``, ``__init__`` and methods with decorators are left alone (``forward``'s callers are sub-Cell calls).
     """
 
@@ -200,6 +202,7 @@ class _Helper:
         self.rebound = _rebound(fn)
         self.returns_value = _returns_value(fn)
         self.writes_self = owner is not None and _writes_self(fn)  # SelfCacheTransform may thread it: left
+        self.overridden = False
 
 
 class _Plan:
@@ -220,6 +223,13 @@ class _Plan:
                     if isinstance(s, cst.FunctionDef) and _plain(s) and s.name.value not in _ENTRY_NAMES \
                             and s.params.params and s.params.params[0].name.value == "self":
                         self.methods[(stmt.name.value, s.name.value)] = _Helper(s, _params(s, 1), stmt.name.value)
+        defined: dict[str, int] = {}  # method name -> how many classes of the file define it
+        for stmt in self.module.body:
+            if isinstance(stmt, cst.ClassDef) and isinstance(stmt.body, cst.IndentedBlock):
+                for name in {s.name.value for s in stmt.body.body if isinstance(s, cst.FunctionDef)}:
+                    defined[name] = defined.get(name, 0) + 1
+        for helper in self.methods.values():
+            helper.overridden = defined.get(helper.fn.name.value, 0) > 1  # an override would return no tensor
         helpers = [*self.functions.values(), *self.methods.values()]
         for helper in helpers:
             for stmt, name in _direct_writes(helper.fn, set(helper.params)):
@@ -238,7 +248,7 @@ class _Plan:
         reached = self._reached()
         helpers = [h for h in helpers if id(h.fn) in reached]  # what only __init__ or Python code calls runs as Python
         good = {id(h) for h in helpers if h.written and not h.returns_value and not (h.written & h.rebound)
-                and not h.writes_self}
+                and not h.writes_self and not h.overridden}
         for helper in helpers:
             if not helper.written:
                 continue
@@ -248,6 +258,7 @@ class _Plan:
             name = helper.fn.name.value
             param = sorted(helper.written)[0]
             why = "returns a value" if helper.returns_value else "writes self as well" if helper.writes_self \
+                else "another class of the file defines it too" if helper.overridden \
                 else f"binds {param} to another value as well"
             self.remarks.setdefault(id(helper.first[param]), (
                 f"{name} writes into its argument {param} and {why}: a static graph (GRAPH_MODE) does not carry the "
