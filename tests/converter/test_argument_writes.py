@@ -171,3 +171,37 @@ def test_a_method_another_class_overrides_is_said_not_rewritten():
     said = [d.message for d in result.diagnostics if d.code == "MP107"]
     assert any("_prepare writes into its argument h and another class of the file defines it too" in m
                for m in said), said
+
+
+GIVEN_BACK = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+
+
+    class Attn(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+
+        def _update(self, context, v):
+            context[:, 1] = v[:, 0] * 2
+            return (context, v.sum())
+
+        def forward(self, x):
+            h = self.fc(x)
+            h, s = self._update(h, x)
+            return h + s
+""")
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_a_helper_giving_the_written_tensor_back_is_left_and_matches(tmp_path, mode):
+    result = convert_source(GIVEN_BACK)
+    assert not [d for d in result.diagnostics if d.code == "MP107"], [d.format() for d in result.diagnostics]
+    assert_port_matches_in_mode(GIVEN_BACK, result.code, "Attn", [_x()], tmp_path, "argw_back", mode, atol=1e-5)
+
+
+def test_a_call_dropping_what_the_helper_gives_back_is_said():
+    result = convert_source(GIVEN_BACK.replace("h, s = self._update(h, x)", "_, s = self._update(h, x)"))
+    said = [d.message for d in result.diagnostics if d.code == "MP107"]
+    assert any("_update writes into the argument it is handed here and gives it back" in m for m in said), said

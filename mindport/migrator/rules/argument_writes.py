@@ -28,10 +28,12 @@ class ArgumentWriteTransform(Rule):
     returns no value and never binds the written parameter to anything else (``p = ...``, ``p += ...``: a number's
     ``+=`` makes a new object in torch too), called as a statement of its own with a plain name in that argument. A
     helper's call of another such helper with its own parameter counts as a write of that parameter. What cannot be
-    bound again keeps its torch meaning and is said (MP107): a helper that also returns a value, a call inside an
+    bound again keeps its torch meaning and is said (MP107): a helper that also returns another value, a call inside an
     expression or with another expression as the argument (``f(self.buf)``, ``f(h[0])``), a parameter bound again,
     a method that also writes ``self`` (SelfCacheTransform's) or that another class of the file defines too (an
-    override would give back nothing).
+    override would give back nothing). A helper whose every ``return`` already gives the written parameter back
+    (Informer's ``_update_context``: ``return (context_in, attn)``) is left as written, and only a call that does not
+    bind it again to the name it handed in (``context, attn = self._update_context(context, ...)`` does) is said.
     ``forward``, ``__init__`` and methods with decorators are left alone (``forward``'s callers are sub-Cell calls).
     """
 
@@ -201,6 +203,7 @@ class _Helper:
         self.first: dict[str, cst.CSTNode] = {}  # parameter -> the first statement writing it
         self.rebound = _rebound(fn)
         self.returns_value = _returns_value(fn)
+        self.gives_back = _given_back(fn) if self.returns_value else set()  # every return hands these back
         self.writes_self = owner is not None and _writes_self(fn)  # SelfCacheTransform may thread it: left
         self.overridden = False
 
@@ -249,8 +252,10 @@ class _Plan:
         helpers = [h for h in helpers if id(h.fn) in reached]  # what only __init__ or Python code calls runs as Python
         good = {id(h) for h in helpers if h.written and not h.returns_value and not (h.written & h.rebound)
                 and not h.writes_self and not h.overridden}
+        handing = {id(h) for h in helpers if h.written and h.returns_value and h.written <= h.gives_back
+                   and not (h.written & h.rebound)}  # the caller can bind what it gets back: see its calls
         for helper in helpers:
-            if not helper.written:
+            if not helper.written or id(helper) in handing:
                 continue
             if id(helper) in good:
                 self.returns[id(helper.fn)] = [p for p in helper.params if p in helper.written]
@@ -268,6 +273,20 @@ class _Plan:
             if id(fn) not in reached:
                 continue
             for stmt, call, callee in self._calls_in(fn, owner, statements_only=False):
+                if id(callee) in handing:
+                    line = self._line_of(fn, call)
+                    names = self._bound_args(call, callee)
+                    bound = set()
+                    if line is not None and len(line.body) == 1 and isinstance(line.body[0], cst.Assign) \
+                            and line.body[0].value is call:
+                        for target in line.body[0].targets:
+                            bound.update(target_names(target.target))
+                    if line is not None and (names is None or not set(names) <= bound):
+                        self.remarks.setdefault(id(line), (
+                            f"{callee.fn.name.value} writes into the argument it is handed here and gives it back, "
+                            f"but this call does not bind it again: a static graph (GRAPH_MODE) does not carry the "
+                            f"write back"))
+                    continue
                 if id(callee) not in good:
                     continue
                 names = self._bound_args(call, callee)
@@ -514,6 +533,31 @@ def _writes_self(fn: cst.FunctionDef) -> bool:
 
     walk(fn, Visitor())
     return bool(found)
+
+
+def _given_back(fn: cst.FunctionDef) -> set[str]:
+    """The names every ``return`` of the function (not its nested functions) gives back, alone or in a tuple
+    (``return context_in, attn``)."""
+    given: list[set[str]] = []
+
+    class Visitor(cst.CSTVisitor):
+        def on_visit(self, node) -> bool:
+            return super().on_visit(node) and (node is fn or not isinstance(node, _NESTED))
+
+        def visit_Return(self, node: cst.Return) -> None:
+            value = node.value
+            if isinstance(value, cst.Name):
+                given.append({value.value})
+            elif isinstance(value, cst.Tuple):
+                given.append({e.value.value for e in value.elements if isinstance(e.value, cst.Name)})
+            else:
+                given.append(set())
+
+    walk(fn, Visitor())
+    body = fn.body.body if isinstance(fn.body, cst.IndentedBlock) else []
+    if not given or not _ends_in_return(list(body)):
+        return set()
+    return set.intersection(*given)
 
 
 def _returns_value(fn: cst.FunctionDef) -> bool:
