@@ -367,12 +367,23 @@ def _describe(path: str, layer, record: dict | None, why: str) -> dict:
 def _in_place_updates(layer) -> list[str]:
     """The lines of the in-place updates in a user layer's class (its construct and the methods it calls: a helper
     ``self.clear_first(y)`` writing ``t[:, 0] = 0.0`` into the caller's tensor): augmented assignments, item
-    writes, and calls of in-place methods or of mindport.runtime.inplace functions."""
+    writes, and calls of in-place methods or of mindport.runtime.inplace functions. Also those of the classes of its
+    direct sub-layers defined in the same file: a sub-layer writing into the tensor its caller hands it (``def
+    construct(self, t): t[:, 0] = 0.0``) exports equal alone, and its caller's export loses the write."""
+    cls = type(layer)
+    found = _class_in_place_updates(cls)
+    if found or getattr(cls, "construct", None) is not None:
+        for kind in {type(child) for child in layer.cells()} - {cls}:
+            if kind.__module__ == cls.__module__:
+                found += _class_in_place_updates(kind)
+    return [str(n) for n in sorted(set(found))]
+
+
+def _class_in_place_updates(cls) -> list[int]:
     import ast
     import inspect
     import textwrap
 
-    cls = type(layer)
     if getattr(cls, "construct", None) is None or cls.__module__.startswith(("mindspore.", "mindport.runtime")):
         return []
     try:
@@ -391,4 +402,4 @@ def _in_place_updates(layer) -> list[str]:
                 isinstance(owner, ast.Name) and owner.id == "mp_inplace")
         if hit:
             found.append(first + node.lineno - 1)
-    return [str(n) for n in sorted(set(found))]
+    return found

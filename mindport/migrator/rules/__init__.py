@@ -63,6 +63,7 @@ from mindport.migrator.rules.try_reraise import TryReraiseTransform
 from mindport.migrator.rules.zip_strict import ZipStrictTransform
 from mindport.migrator.rules.aug_rebind import AugAssignRebindTransform
 from mindport.migrator.rules.alias_updates import AliasUpdateTransform
+from mindport.migrator.rules.argument_writes import ArgumentWriteTransform
 
 RULES = (
     ModuleClassTransform,         # nn.Module -> nn.Cell, forward -> construct
@@ -103,6 +104,7 @@ RULES = (
     SetKeysTransform,             # set(d) in a model method -> set(tuple(d)) (GRAPH_MODE's set read a dict's values)
     LocalsDictTransform,          # locals() in a model method -> {"name": name, ...} bound by then (GRAPH_MODE: {})
     SelfCacheTransform,           # self.x written in one model method, read in another -> returned/passed (GRAPH_MODE)
+    ArgumentWriteTransform,       # a helper's h[i] = v into its caller's tensor -> return h; h = helper(h) (GRAPH_MODE)
     ComprehensionForsTransform,   # [f(a, b) for a in xs for b in ys] -> sum([[...] for a in xs], []) (GRAPH_MODE)
     TryReraiseTransform,          # try: body / except E as e: print(...); raise e -> body (GRAPH_MODE has no try)
     LoopElseTransform,            # for/while ... else in a model method -> a no-break flag and if (GRAPH_MODE refuses)

@@ -318,7 +318,7 @@ class SelfCacheTransform(Rule):
             self.ctx.converted_sites += rewriter.sites
         if plan is None:
             return updated_node
-        rewriter = _Rewriter(plan)
+        rewriter = _Rewriter(plan, self.ctx.target_text("mindport.runtime.framework.keep_cache"))
         new = transform(updated_node, rewriter)
         if plan.ins or plan.outs:
             new = _thread_signature(new, plan)
@@ -336,6 +336,7 @@ class _MethodPlan:
     had_value: bool = False  # the method returned a value of its own: it now returns (value, *outs)
     wrapped: bool = False  # a public method whose return changes: threaded as _mp_<name>, itself kept (_public_twin)
     locals: set[str] = field(default_factory=set)  # attributes mirrored by a local _mp_<name> in the method
+    kept: set[str] = field(default_factory=set)  # locals written back with keep_cache (a recast: see _recasts)
     calls: dict[str, "_MethodPlan"] = field(default_factory=dict)  # threaded helpers it calls, by name
 
 
@@ -503,6 +504,7 @@ class _Class:
         crossing -= stored
         self.crossing = crossing
         self.tracked = set().union(*(w for _, w in direct.values())) - stored
+        self.recast = {a: d for a, d in _recasts(self.cls, self.tracked, building).items() if a not in self.outside}
         self.direct = direct
         self.runtime = runtime
         threaded = {name for name in runtime if name not in _ENTRIES and name not in self.overridden
@@ -531,6 +533,7 @@ class _Class:
             local = set(flow.sure_reads.values()) | {a for _, ins in flow.call_sure.values() for a in ins}
             local |= {*plan.ins, *plan.outs} | {a for callee in plan.calls.values() for a in callee.outs}
             plan.locals = local - flow.unsafe
+            plan.kept = plan.locals & set(self.recast)
             for node_id, attr in flow.sure_reads.items():
                 if attr in plan.locals:
                     self.local_reads[node_id] = attr
@@ -702,6 +705,13 @@ class _Class:
                 if attr in ins:
                     continue
                 elsewhere = any(attr in self.direct[other][1] for other in entries if other != name)
+                if attr in self.recast and not elsewhere:
+                    if self.recast[attr]:  # a dtype cast: equal unless the dtype changes from call to call
+                        self.remarks.setdefault(id(node), (
+                            f"{shown} casts self.{attr} again on each call: PyNative casts the value the previous "
+                            f"call left, a static graph (GRAPH_MODE) the value __init__ set (equal unless the dtype "
+                            f"changes from one call to the next)"))
+                    continue
                 if not elsewhere:
                     text = (f"{shown} reads self.{attr} before writing it: PyNative takes the value the previous call "
                             f"left, a static graph (GRAPH_MODE) the value __init__ set")
@@ -926,11 +936,17 @@ class _Rewriter(cst.CSTTransformer):
     """Inside one method (not its nested functions): writes of a mirrored attribute also bind its local, the calls
     of threaded helpers bind what they return, and, when the method is threaded itself, its returns give its outs."""
 
-    def __init__(self, plan: _MethodPlan) -> None:
+    def __init__(self, plan: _MethodPlan, keep: str = "") -> None:
         super().__init__()
         self.plan = plan
+        self.keep = keep  # the runtime helper's name (mp_framework.keep_cache), for plan.kept
         self.depth = 0
         self.sites = 0
+
+    def _mirror(self, attr: str) -> cst.SimpleStatementLine:
+        if attr in self.plan.kept:
+            return parse_statement(f"{self.keep}(self, {attr!r}, _mp_{attr})\n")
+        return _mirror(attr)
 
     def visit_FunctionDef(self, node) -> bool:
         self.depth += 1
@@ -987,13 +1003,13 @@ class _Rewriter(cst.CSTTransformer):
             return line
         self.sites += 1
         first = line.with_changes(body=[small.with_changes(targets=[small.targets[0].with_changes(target=target)])])
-        return cst.FlattenSentinel([first, *[_mirror(a) for a in mirrored]])
+        return cst.FlattenSentinel([first, *[self._mirror(a) for a in mirrored]])
 
     def _bind(self, line, small, call, callee):
         """A threaded helper's call binds what it returns (to the local and the attribute)."""
         local = self.plan.locals
         self.sites += 1
-        after = [_mirror(a) for a in callee.outs if a in local]
+        after = [self._mirror(a) for a in callee.outs if a in local]
         if not callee.had_value:  # a statement of its own: bind what it returns
             first = line.with_changes(body=[cst.Assign([cst.AssignTarget(_out_value(callee.outs, local))], call)])
             return cst.FlattenSentinel([first, *after])
@@ -1252,6 +1268,99 @@ class _LazyProperty(cst.CSTTransformer):
         self.sites += len(mirrors)
         return cst.FlattenSentinel([updated_node, *mirrors])
 
+
+
+_CASTS = frozenset({"to", "type", "type_as", "float", "double", "half", "bfloat16", "long", "int", "short", "bool",
+                    "byte", "char", "cuda", "cpu", "contiguous", "detach", "astype"})
+_PLACES = frozenset({"cuda", "cpu", "contiguous", "detach"})  # no dtype: the value itself
+
+
+def _recasts(cls: cst.ClassDef, tracked: set[str], building: set[str]) -> dict[str, bool]:
+    """Attributes every write of which outside ``__init__`` casts or moves the attribute itself (CLIP's attention:
+    ``self.attn_mask = self.attn_mask.to(dtype=x.dtype, device=x.device) if self.attn_mask is not None else None``;
+    ``self.freqs_cis = self.freqs_cis.to(h.device)``), mapped to whether a dtype may change (False: a device move,
+    ``contiguous``, ``detach``). Such a write gives the value it read again, so a local carries it through the call
+    and the write back is ``keep_cache`` (PyNative only): a static graph compiles the read of a tensor attribute it
+    also writes as an interpreted value whose dtype later ops cannot infer ("negative dimensions are not allowed" in
+    a LayerNorm after it, MindSpore 2.10), and there it casts the value ``__init__`` set on each call."""
+    found: dict[str, bool] = {}
+    refused: set[str] = set()
+    for fn in cls.body.body:
+        if not isinstance(fn, cst.FunctionDef) or fn.name.value in building:
+            continue
+
+        class Visitor(cst.CSTVisitor):
+            def visit_Assign(self, node: cst.Assign) -> None:
+                for target in node.targets:
+                    hits: list = []
+                    _targets(target.target, hits)
+                    for hit in hits:
+                        attr = hit.attr.value
+                        dtype = _recast_value(node.value, attr) if len(node.targets) == 1 \
+                            and target.target is hit else None
+                        if dtype is None:
+                            refused.add(attr)
+                        else:
+                            found[attr] = found.get(attr, False) or dtype
+
+            def visit_AugAssign(self, node: cst.AugAssign) -> None:
+                hits: list = []
+                _targets(node.target, hits)
+                refused.update(h.attr.value for h in hits)
+
+            def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+                hits: list = []
+                _targets(node.target, hits)
+                refused.update(h.attr.value for h in hits)
+
+        walk(fn, Visitor())
+    return {a: d for a, d in found.items() if a in tracked and a not in refused}
+
+
+def _recast_value(value, attr: str) -> bool | None:
+    """For a value written to ``self.<attr>``: None unless it is the attribute itself cast or moved (a chain of
+    ``_CASTS`` calls on ``self.<attr>``, also as ``<that> if self.<attr> is not None else None``); else whether a
+    dtype may change."""
+    if isinstance(value, cst.IfExp):
+        test = value.test
+        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 \
+                and _is_self_attr(test.left, attr) and isinstance(test.comparisons[0].comparator, cst.Name) \
+                and test.comparisons[0].comparator.value == "None":
+            op = test.comparisons[0].operator
+            cast, other = (value.body, value.orelse) if isinstance(op, cst.IsNot) else \
+                (value.orelse, value.body) if isinstance(op, cst.Is) else (None, None)
+            if cast is not None and isinstance(other, cst.Name) and other.value == "None":
+                return _recast_value(cast, attr)
+        return None
+    dtype = False
+    seen = False
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in _CASTS:
+        name = value.func.attr.value
+        if name == "to":
+            dtype = dtype or not all(_is_place(arg) for arg in value.args)
+        elif name not in _PLACES:
+            dtype = True
+        seen = True
+        value = value.func.value
+    return dtype if seen and _is_self_attr(value, attr) else None
+
+
+def _is_self_attr(node, attr: str) -> bool:
+    return isinstance(node, cst.Attribute) and _is_self(node.value) and node.attr.value == attr
+
+
+def _is_place(arg: cst.Arg) -> bool:
+    """An argument of ``.to(...)`` that names a device (or ``non_blocking``/``copy``), not a dtype."""
+    if arg.keyword is not None:
+        return arg.keyword.value in ("device", "non_blocking", "copy", "memory_format")
+    value = arg.value
+    if isinstance(value, cst.Attribute):
+        return value.attr.value == "device"
+    if isinstance(value, cst.SimpleString):
+        return True
+    if isinstance(value, cst.Call):
+        return last_name(value.func) == "device"
+    return isinstance(value, cst.Name) and value.value == "device"
 
 
 def _cache_buffers(cls: cst.ClassDef, found: set) -> None:
