@@ -1351,6 +1351,58 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
                     return_complex)
 
 
+def _overlap_add(frames, hop, total):
+    """(B, n_fft, T) frames summed at stride ``hop`` into (B, total): ops.fold with a (1, n_fft) kernel."""
+    out = ops.fold(frames, Tensor([1, total], ms.int32), (1, frames.shape[1]), 1, 0, (1, hop))
+    return out.reshape((frames.shape[0], total))
+
+
+def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=True, normalized=False,
+          onesided=None, length=None, return_complex=False):
+    """torch.istft, which MindSpore 2.10 lacks (no ops.istft or mint.istft): torch's algorithm on MindSpore ops.
+    Every frame of the complex (freq, frames) or (batch, freq, frames) spectrogram is inverse-FFT'd (ops.irfft when
+    onesided, the default unless the input has n_fft rows; ops.ifft otherwise, kept complex for
+    ``return_complex=True``), scaled by sqrt(n_fft) when ``normalized``, multiplied by the window (ones of
+    ``win_length`` by default, centred in n_fft when shorter), overlap-added at ``hop_length`` (n_fft // 4 by
+    default) with fold, and divided by the overlap-added squared window; ``center`` trims n_fft // 2 samples at
+    both ends, ``length`` cuts or zero-pads the end. torch's check that the window envelope is non-zero is not
+    made: where torch raises, this returns inf/nan."""
+    hop = hop_length if hop_length is not None else n_fft // 4
+    win_length = win_length if win_length is not None else n_fft
+    unbatched = input.ndim == 2
+    x = input.unsqueeze(0) if unbatched else input
+    n_frames = x.shape[-1]
+    if onesided is None:
+        onesided = x.shape[-2] != n_fft
+    if return_complex and onesided:
+        raise RuntimeError("istft: return_complex=True needs a two-sided spectrogram (onesided=False)")
+    if onesided:
+        frames = ops.irfft(x, n=n_fft, dim=1)
+    else:
+        frames = ops.ifft(x, n=n_fft, dim=1)
+        if not return_complex:
+            frames = ops.real(frames)
+    if normalized:
+        frames = frames * _pymath.sqrt(n_fft)
+    real = ms.float64 if x.dtype == ms.complex128 else ms.float32
+    w = ops.ones((win_length,), real) if window is None else window.astype(real)
+    if win_length < n_fft:
+        left = (n_fft - win_length) // 2
+        w = ops.pad(w, (left, n_fft - win_length - left))
+    w = w.reshape((1, n_fft, 1))
+    total = n_fft + hop * (n_frames - 1)
+    start = n_fft // 2 if center else 0
+    end = start + length if length is not None else (total - n_fft // 2 if center else total)
+    envelope = _overlap_add(ops.broadcast_to(w * w, (1, n_fft, n_frames)), hop, total)[:, start:min(end, total)]
+
+    def signal(part):
+        y = _overlap_add(part * w, hop, total)[:, start:min(end, total)] / envelope
+        return ops.pad(y, (0, end - total)) if end > total else y
+
+    y = ops.Complex()(signal(ops.real(frames)), signal(ops.imag(frames))) if return_complex else signal(frames)
+    return y[0] if unbatched else y
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Random sampling
 
