@@ -916,7 +916,15 @@ class TrainingLoopRule(Rule):
             return updated_node.func.value        # (a MindSpore tensor with the flag refuses in-place updates)
         if not isinstance(func, cst.Attribute) \
                 or func.attr.value != "backward" or self.scope.resolve(func.value) is not None \
-                or receiver_kind(func.value, self.scope) in ("foreign", "object"):
+                or receiver_kind(func.value, self.scope) == "object":
+            return updated_node
+        if receiver_kind(func.value, self.scope) == "foreign":
+            # made by a third-party library's call: its backward() is left as written, and said (a torch tensor's
+            # would fail on MindSpore; another library's own backward() is its own)
+            self.ctx.handled.add(id(original_node))
+            self.flag(original_node, "MP105", f"{code_of(func.value)}.backward(): {code_of(func.value)} is made by a "
+                      "third-party library, left as written (a torch tensor it returns has no backward() in "
+                      "MindSpore)", _MP105_HINT)
             return updated_node
         if self._own_backward and original_node.args and receiver_kind(func.value, self.scope) != "tensor":
             return updated_node  # flow.backward(z): the inverse pass a class of the file defines, not Tensor.backward
