@@ -308,9 +308,9 @@ class TrainingLoopRule(Rule):
                     def forward_fn_errG():
                         fake = netG(noise)
                         errG = criterion(netD(fake), ones)
-                        return errG, fake
+                        return errG
                     grad_fn_errG = mp_train.value_and_grad(forward_fn_errG, mp_train.parameters(netD, optimizerD, netG, optimizerG, criterion))
-                    (errG, fake), grads_errG = grad_fn_errG()
+                    errG, grads_errG = grad_fn_errG()
                     mp_train.backward(grads_errG)
                     optimizerG(mp_train.grads_of(optimizerG))
                     return errD_real + errD_fake, errG
@@ -385,9 +385,9 @@ class TrainingLoopRule(Rule):
                         def forward_fn_loss_b():
                             out_a, out_b = model(x)
                             loss_b = (out_b - y).abs().mean()
-                            return (loss_b / accum_steps), loss_b, out_a
+                            return (loss_b / accum_steps), loss_b
                         grad_fn_loss_b = mp_train.value_and_grad(forward_fn_loss_b, mp_train.parameters(optimizer, model))
-                        (_, loss_b, out_a), grads_loss_b = grad_fn_loss_b()
+                        (_, loss_b), grads_loss_b = grad_fn_loss_b()
                         mp_train.backward(grads_loss_a)
                         mp_train.backward(grads_loss_b)
                         if (i + 1) % accum_steps == 0:
