@@ -170,19 +170,11 @@ def synchronize(device=None) -> None:
 
 # ---------------------------------------------------------------------------------------------- mixed precision
 
-class DisabledLossScaler(ms.amp.StaticLossScaler):
-    """``GradScaler(enabled=False)``: torch's scaler then passes values through (``scale(loss)`` is ``loss``); this is a
-    static scaler of 1, so ``scale``/``unscale`` are exact identities and ``adjust`` changes nothing. It takes the
-    DynamicLossScaler arguments the GradScaler mapping writes and ignores them.
-
-    It also answers torch's own GradScaler methods, as torch's disabled scaler does, for the calls the training rule
-    does not rewrite (a scaler held on ``self`` in a Trainer class whose loop runs through the general training
-    region, or one passed to a helper): ``unscale_(optimizer)`` and ``update()`` change nothing, ``step(optimizer)``
-    is the optimizer's step on the gradients ``backward`` stored, ``get_scale()`` is 1.0, ``is_enabled()`` False and
-    ``state_dict()`` empty (``load_state_dict`` takes one and changes nothing)."""
-
-    def __init__(self, scale_value=65536.0, scale_factor=2, scale_window=2000):
-        super().__init__(1.0)
+class TorchDisabledScaler:
+    """torch's GradScaler methods as its disabled scaler answers them (no CUDA): ``unscale_(optimizer)`` and
+    ``update()`` change nothing, ``step(optimizer)`` is the optimizer's step on the gradients ``backward`` stored,
+    ``get_scale()`` is 1.0, ``is_enabled()`` False and ``state_dict()`` empty (``load_state_dict`` takes one and
+    changes nothing). Shared by :class:`DisabledLossScaler` and mindport.runtime.training's ``GradScaler``."""
 
     def unscale_(self, optimizer) -> None:
         pass
@@ -206,6 +198,17 @@ class DisabledLossScaler(ms.amp.StaticLossScaler):
 
     def load_state_dict(self, state_dict) -> None:
         pass
+
+
+class DisabledLossScaler(TorchDisabledScaler, ms.amp.StaticLossScaler):
+    """``GradScaler(enabled=False)``: torch's scaler then passes values through (``scale(loss)`` is ``loss``); this is a
+    static scaler of 1, so ``scale``/``unscale`` are exact identities and ``adjust`` changes nothing. It takes the
+    DynamicLossScaler arguments the GradScaler mapping writes and ignores them. It also answers torch's own GradScaler
+    methods (:class:`TorchDisabledScaler`), for the calls the training rule does not rewrite (a scaler held on ``self``
+    in a Trainer class whose loop runs through the general training region, or one passed to a helper)."""
+
+    def __init__(self, scale_value=65536.0, scale_factor=2, scale_window=2000):
+        super().__init__(1.0)
 
 
 def cuda_loss_scaler(scale_value=65536.0, scale_factor=2, scale_window=2000):

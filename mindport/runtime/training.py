@@ -26,6 +26,7 @@ from mindspore import Parameter, Tensor, ops
 
 from mindport.runtime._graph import host_only as _host_only
 from mindport.runtime._graph import in_graph as _in_graph
+from mindport.runtime.framework import TorchDisabledScaler
 from mindport.runtime.synchronous import synchronous_on_cpu  # noqa: F401 - set at import (see there)
 
 
@@ -858,7 +859,7 @@ def clip_grad_value_(parameters, clip_value, foreach=None) -> None:
             t.grad = ops.clamp(t.grad, -float(clip_value), float(clip_value))
 
 
-class GradScaler:
+class GradScaler(TorchDisabledScaler):
     """torch's GradScaler as it runs without CUDA: disabled, so ``scale(x)`` is ``x``, ``unscale_`` and ``update`` do
     nothing and ``step(opt)`` is the optimizer's step; the training runs in full precision."""
 
@@ -867,27 +868,6 @@ class GradScaler:
 
     def scale(self, outputs):
         return outputs
-
-    def unscale_(self, optimizer) -> None:
-        pass
-
-    def step(self, optimizer, *args, **kwargs):
-        return step(optimizer, *args)
-
-    def update(self, new_scale=None) -> None:
-        pass
-
-    def get_scale(self) -> float:
-        return 1.0
-
-    def is_enabled(self) -> bool:
-        return False
-
-    def state_dict(self) -> dict:
-        return {}
-
-    def load_state_dict(self, state_dict) -> None:
-        pass
 
 
 class autocast(contextlib.ContextDecorator):  # noqa: N801 - torch's name
