@@ -403,8 +403,11 @@ def import_ref(ref: ModelRef, isolated: bool = False):
         if held is not None and ref.module not in sys.modules and _other_tree(held, ref.search_path / top):
             # the package's name is held by another tree's package of the project, built before in this process
             # (baselines/Informer2020/models, then baselines/SCINet/models: "No module named 'models.SCINet'"):
-            # forgotten, this tree's imported afresh
+            # forgotten, this tree's imported afresh, from its own folder first (a recording pass may have put the
+            # other tree's folder before it on sys.path)
             _forget_package(top)
+            if str(ref.search_path) in sys.path:
+                sys.path.remove(str(ref.search_path))
         if ref.module in sys.modules and not _same_file(sys.modules[ref.module], ref.file):
             taken = getattr(sys.modules[ref.module], "__file__", None)
             if not _project_file(taken) and not _stand_in(sys.modules[ref.module]):
