@@ -364,15 +364,7 @@ class _Plan:
         found = []
         plan = self
 
-        class Visitor(cst.CSTVisitor):
-            def __init__(self) -> None:
-                self.line = None
-
-            def on_visit(self, node) -> bool:
-                return super().on_visit(node) and (node is fn or not isinstance(node, _NESTED))
-
-            def visit_SimpleStatementLine(self, node) -> None:
-                self.line = node
+        class Visitor(_OwnLines):
 
             def visit_Call(self, call: cst.Call) -> None:
                 callee = plan._callee(call, owner)
@@ -384,7 +376,7 @@ class _Plan:
                 if alone or not statements_only:
                     found.append((line if alone else None, call, callee))
 
-        walk(fn, Visitor())
+        walk(fn, Visitor(fn))
         return found
 
     def _line_of(self, fn, call):
@@ -439,6 +431,20 @@ def _params(fn: cst.FunctionDef, skip: int) -> list[str]:
     return [p.name.value for p in params]
 
 
+
+class _OwnLines(cst.CSTVisitor):
+    """Walks a function's own statements (not its nested functions or classes); ``line`` is the simple statement
+    line being visited."""
+
+    def __init__(self, fn: cst.FunctionDef) -> None:
+        self.fn, self.line = fn, None
+
+    def on_visit(self, node) -> bool:
+        return super().on_visit(node) and (node is self.fn or not isinstance(node, _NESTED))
+
+    def visit_SimpleStatementLine(self, node) -> None:
+        self.line = node
+
 def _root(node) -> str | None:
     """The name a subscript chain writes into (``p[i]``, ``p[i][j]``, ``p[:, k]``)."""
     if not isinstance(node, cst.Subscript):
@@ -453,15 +459,7 @@ def _direct_writes(fn: cst.FunctionDef, params: set[str]):
     method called on it as a statement (``p.add_(x)``, ``p[:, 0].zero_()``)."""
     found = []
 
-    class Visitor(cst.CSTVisitor):
-        def __init__(self) -> None:
-            self.line = None
-
-        def on_visit(self, node) -> bool:
-            return super().on_visit(node) and (node is fn or not isinstance(node, _NESTED))
-
-        def visit_SimpleStatementLine(self, node) -> None:
-            self.line = node
+    class Visitor(_OwnLines):
 
         def visit_Assign(self, node: cst.Assign) -> None:
             for target in node.targets:
@@ -483,7 +481,7 @@ def _direct_writes(fn: cst.FunctionDef, params: set[str]):
                 if name in params and method.endswith("_") and not method.startswith("_"):
                     found.append((self.line, name))
 
-    walk(fn, Visitor())
+    walk(fn, Visitor(fn))
     return found
 
 
