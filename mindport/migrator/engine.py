@@ -22,6 +22,7 @@ from mindport.migrator.imports import (
     choose_aliases,
     drop_unused_imports,
     finalize_imports,
+    split_import_lines,
     find_reexports,
     finalize_runtime,
 )
@@ -58,6 +59,7 @@ def run_pipeline(module: cst.Module, filename: str, registry: Registry, options:
     ``without``: rules left out (the examples' tests check that each example needs its rule)."""
     first = module
     module = literal_namespace_reads(module)  # getattr(F, 'tanh') is F.tanh (rules/references.py)
+    module = split_import_lines(module)  # `import math; import torch`: one statement per line (imports.py)
     module = keyword_dict_arguments(module, torch_import_names(module))  # torch.zeros(s, **to(x)): keywords written out
     scopes = build_scopes(module, options.local_packages, options.star_bindings, options.return_kinds)
     positions = LazyPositions(module)  # resolved on the first diagnostic only

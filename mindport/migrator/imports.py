@@ -68,6 +68,33 @@ _NO_IMPORTS_INSIDE = (cst.BaseExpression, cst.Decorator, cst.Parameters, cst.Arg
                       cst.Annotation)
 
 
+class _SplitImportLines(cst.CSTTransformer):
+    def on_visit(self, node) -> bool:
+        # statements hold statements; a line's own parts, a header's expressions and decorators hold none
+        return not isinstance(node, (cst.SimpleStatementLine, cst.BaseExpression, cst.Decorator, cst.Parameters))
+
+    def leave_SimpleStatementLine(self, original_node, updated_node):
+        body = updated_node.body
+        if len(body) < 2 or not any(isinstance(s, (cst.Import, cst.ImportFrom)) for s in body):
+            return updated_node
+        last = len(body) - 1
+        lines = [cst.SimpleStatementLine(
+            body=[s.with_changes(semicolon=cst.MaybeSentinel.DEFAULT)],
+            leading_lines=updated_node.leading_lines if i == 0 else (),
+            trailing_whitespace=updated_node.trailing_whitespace if i == last else cst.TrailingWhitespace())
+            for i, s in enumerate(body)]
+        return cst.FlattenSentinel(lines)
+
+
+def split_import_lines(module: cst.Module) -> cst.Module:
+    """``import math; import torch`` or ``import torch; x = 1``: a line holding an import among other statements
+    becomes one line per statement before any rule runs, so the import is judged, kept, replaced or removed as a
+    whole statement like any other (a torch import on a ``;`` line stayed as written, and the MindSpore imports
+    the file needed were never placed: MiniMind's injected ``import torch;`` line). The line's comment stays on its
+    last statement; lines without an import keep their layout."""
+    return transform(module, _SplitImportLines())
+
+
 class ImportCleanup(cst.CSTTransformer):
     """Removes unused torch imports; puts the needed MindSpore imports where the first torch import was."""
 
