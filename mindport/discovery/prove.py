@@ -85,7 +85,7 @@ def run_builder(root: Path, candidates: list, user_ctors: dict, work: Path, s: P
                                                                           for c in todo],
                                        "context": [c.to_json() | {"rel": c.rel, "name": c.name} for c in context
                                                    if c.key not in {t.key for t in todo}],
-                                       "ctors": user_ctors, "seconds": s.build_seconds,
+                                       "ctors": user_ctors, "seconds": s.build_seconds, "work": str(work),
                                        "memory_bytes": s.memory_bytes, "stub_missing": s.stub_missing,
                                        "max_params": s.max_params}),
                            encoding="utf-8")
@@ -95,6 +95,7 @@ def run_builder(root: Path, candidates: list, user_ctors: dict, work: Path, s: P
         proc = subprocess.Popen([sys.executable, "-m", "mindport.discovery.build", str(request), str(result_path)],
                                 cwd=str(root), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env)
         seen = 0
+        started = None  # the candidate the builder announced last (it builds containers before their blocks)
         last = time.monotonic()
         # a candidate's attempts each have the builder's time limit: allow several, then the process is stopped
         stall = s.build_seconds * 8 + 60
@@ -106,9 +107,12 @@ def run_builder(root: Path, candidates: list, user_ctors: dict, work: Path, s: P
                     res = json.loads(line)
                 except json.JSONDecodeError:
                     break
-                results[res["class"]] = res
                 seen += 1
                 last = time.monotonic()
+                if res.get("started"):
+                    started = res["class"]
+                    continue
+                results[res["class"]] = res
                 if on_result is not None:
                     on_result(res)
             if done:
@@ -121,15 +125,15 @@ def run_builder(root: Path, candidates: list, user_ctors: dict, work: Path, s: P
         log.close()
         finished = {c.key for c in todo if c.key in results}
         rest = [c for c in todo if c.key not in finished]
-        if rest:  # the first unfinished one stopped the process
-            bad = rest[0]
+        if rest:  # the one it announced last (else the first unfinished one) stopped the process
+            bad = next((c for c in rest if c.key == started), rest[0])
             code = proc.returncode
             results[bad.key] = {"class": bad.key, "status": "not-built",
                                 "reason": f"the torch builder stopped on it (exit code {code}: a crash, the memory "
                                           f"limit or over {stall:g} s)"}
             if on_result is not None:
                 on_result(results[bad.key])
-            rest = rest[1:]
+            rest = [c for c in rest if c is not bad]
         todo = rest
     return results
 
