@@ -993,10 +993,11 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
     errors = []
     seen_inputs = (observed or {}).get(key, [])
     attempts = ctor_attempts(cand, user_ctor)
-    if not user_ctor:  # the construction the container's call was recorded at, first
+    if not user_ctor:  # the construction the container's call was recorded at, first (the repository's own call)
         for ob in reversed(seen_inputs):
             if ob["ctor"] is not None:
-                attempts = [("container call", ob["ctor"])] + [a for a in attempts if a[1] != ob["ctor"]]
+                origin = next((o for o, c in attempts if c == ob["ctor"]), "repository call site")
+                attempts = [(origin, ob["ctor"])] + [a for a in attempts if a[1] != ob["ctor"]]
     recording = observed is not None and bool(watch) and work is not None
     for origin, ctor in attempts:
         n_meta = _meta_params(ref, ctor, root, seconds)
