@@ -11,6 +11,7 @@ when the model in eval mode gives the same, finite output twice.
 from __future__ import annotations
 
 import json
+import os
 import re
 import signal
 import sys
@@ -975,7 +976,11 @@ def _meta_params(ref: str, ctor: str, root: str, seconds: float) -> int | None:
         return None
 
 
-def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_params: int = MAX_PARAMS) -> dict:
+def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_params: int = MAX_PARAMS,
+              observed: dict | None = None, watch=(), work: str | None = None) -> dict:
+    """``observed``: the forward inputs containers built before handed this class (forward_inputs.py), tried first
+    with the construction they were recorded at; when this candidate builds and runs, what its forward hands the
+    classes in ``watch`` is recorded into ``observed`` (arrays under ``work``)."""
     import torch
 
     from mindport.validators.parity.loading import build_model
@@ -983,19 +988,36 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
     from mindport.discovery.scan import model_ref
 
     ref = model_ref(root, cand["rel"], cand["name"], cand.get("dotted", ""))
-    result = {"class": f"{cand['rel']}:{cand['name']}", "status": "not-built", "attempts": []}
+    key = f"{cand['rel']}:{cand['name']}"
+    result = {"class": key, "status": "not-built", "attempts": []}
     errors = []
-    for origin, ctor in ctor_attempts(cand, user_ctor):
+    seen_inputs = (observed or {}).get(key, [])
+    attempts = ctor_attempts(cand, user_ctor)
+    if not user_ctor:  # the construction the container's call was recorded at, first (the repository's own call)
+        for ob in reversed(seen_inputs):
+            if ob["ctor"] is not None:
+                origin = next((o for o, c in attempts if c == ob["ctor"]), "repository call site")
+                attempts = [(origin, ob["ctor"])] + [a for a in attempts if a[1] != ob["ctor"]]
+    recording = observed is not None and bool(watch) and work is not None
+    for origin, ctor in attempts:
         n_meta = _meta_params(ref, ctor, root, seconds)
         if n_meta is not None and n_meta > max_params:  # never built for real: a huge init costs minutes
             errors.append(f"{origin} ({ctor}): {n_meta:,} parameters (over {max_params:,})")
             continue
         torch.manual_seed(0)
         t = time.perf_counter()
+        calls = None
         try:
             _alarm(seconds)
             try:
-                model = build_model(ref, ctor, root=root, isolated=True)
+                if recording:  # each sub-module's construction, for the blocks whose forward inputs are recorded
+                    from mindport.discovery.call_sites import CallRecorder
+
+                    calls = CallRecorder(root, [])
+                    with calls:
+                        model = build_model(ref, ctor, root=root, isolated=True)
+                else:
+                    model = build_model(ref, ctor, root=root, isolated=True)
             finally:
                 _no_alarm()
         except BaseException as exc:  # noqa: BLE001 - every failure is a reason
@@ -1024,6 +1046,9 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
         tries = sequences + tries if unpacked else tries + sequences
         # first: an argument read by key takes no tensor
         tries = [s for s in mapping_inputs(fwd, tries) if s not in tries] + tries
+        # first of all: what a container's forward handed this class, recorded at this construction
+        handed = [ob["inputs"] for ob in seen_inputs if ob["ctor"] in (None, ctor)]
+        tries = handed + [s for s in tries if s not in handed]
         seen = []
         input_errors = []
         hinted = 0
@@ -1050,7 +1075,10 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
             if problem is None:
                 result.update(status="built", ctor=ctor, ctor_source=origin, inputs=specs, params=n_params,
                               build_seconds=round(time.perf_counter() - t, 3),
-                              input_source="repository" if specs in cand["inputs"] else "first layer")
+                              input_source="container call" if specs in handed else
+                              "repository" if specs in cand["inputs"] else "first layer")
+                if recording:
+                    _record_forward_inputs(model, specs, watch, root, work, observed, calls, seconds)
                 return result
             input_errors.append(f"{' '.join(specs)}: {problem}")
         if not seen:
@@ -1066,6 +1094,41 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
     result["reason"] = errors[0] if len(errors) == 1 else " | ".join(errors[:4])
     result["attempts"] = len(errors)
     return result
+
+
+def _record_forward_inputs(model, specs: list[str], watch, root: str, work: str, observed: dict, calls,
+                           seconds: float) -> None:
+    """The built model's forward once more on the inputs it ran with, recording what it hands the sub-modules of the
+    classes in ``watch`` (forward_inputs.py), each with the constructor text ``calls`` recorded for it."""
+    import numpy as np
+    import torch
+
+    from mindport.discovery.call_sites import _Unrenderable
+    from mindport.discovery.forward_inputs import ForwardRecorder
+    from mindport.validators.parity.loading import make_inputs, map_arrays, parse_input_spec
+
+    def ctor_of(module):
+        built = calls._built.get(id(module)) if calls is not None else None
+        if built is None or built[0] is not module:
+            return None
+        namespace = vars(sys.modules.get(type(module).__module__) or object)
+        try:
+            return calls.arguments(built[1], dict(namespace))
+        except (_Unrenderable, RecursionError):
+            return None
+
+    arrays = make_inputs([parse_input_spec(s) for s in specs], seed=1)
+    try:
+        _alarm(seconds)
+        try:
+            with ForwardRecorder(model, watch, root, os.path.join(work, "inputs"), observed, ctor_of), \
+                    torch.no_grad():
+                model(*[map_arrays(a, lambda v: torch.from_numpy(np.ascontiguousarray(v))) for a in arrays])
+        finally:
+            _no_alarm()
+    except BaseException as exc:  # noqa: BLE001 - the model already ran once: nothing recorded is all
+        if isinstance(exc, KeyboardInterrupt):
+            raise
 
 
 def _short(exc: BaseException, limit: int = 300) -> str:
@@ -1103,6 +1166,7 @@ def record_call_sites(candidates: list[dict], user_ctors: dict, root: str, secon
     keys = [f"{c['rel']}:{c['name']}" for c in candidates if c.get("kind", "class") == "class"]
     start = time.perf_counter()
     seen: dict[str, list[str]] = {}
+    builds: dict[str, set] = {}  # the candidates each one builds (its blocks), read from the same recording
     # the candidates' classes first (the containers that build blocks), their factories, then the other classes and
     # factories of their files, while time is left
     order = [*candidates, *context]
@@ -1126,6 +1190,7 @@ def record_call_sites(candidates: list[dict], user_ctors: dict, root: str, secon
                 if isinstance(exc, KeyboardInterrupt):
                     raise
                 built = False
+            builds.setdefault(key, set()).update(k for k in recorder.calls if k != key)
             for other, texts in recorder.calls.items():
                 kept = seen.setdefault(other, [])
                 kept += [t for t in texts if t not in kept][:max(0, MAX_CALLS - len(kept))]
@@ -1133,6 +1198,7 @@ def record_call_sites(candidates: list[dict], user_ctors: dict, root: str, secon
                 break
     for cand in candidates:
         cand["recorded"] = seen.get(f"{cand['rel']}:{cand['name']}", [])
+        cand["builds"] = sorted(builds.get(f"{cand['rel']}:{cand['name']}", ()))
 
 
 def main(request_path: str, result_path: str) -> None:
@@ -1159,12 +1225,24 @@ def main(request_path: str, result_path: str) -> None:
     sys.path.insert(0, root)
     record_call_sites(request["candidates"], request.get("ctors", {}), root, float(request.get("seconds", 30)),
                       context=request.get("context", []))
+    # containers before the blocks they build (their forward records the blocks' inputs); each candidate announced
+    # before it is tried, so that the parent knows which one stopped the process
+    candidates = request["candidates"]
+    keys = {f"{c['rel']}:{c['name']}" for c in candidates}
+    order = sorted(candidates, key=lambda c: -len([k for k in c.get("builds", ()) if k in keys]))
+    observed: dict = {}
+    work = request.get("work")
     with open(result_path, "a", encoding="utf-8") as out:
-        for cand in request["candidates"]:
+        for cand in order:
             start = time.perf_counter()
+            key = f"{cand['rel']}:{cand['name']}"
+            out.write(json.dumps({"class": key, "started": True}) + "\n")
+            out.flush()
             try:
-                res = build_one(cand, request.get("ctors", {}).get(f"{cand['rel']}:{cand['name']}"), root,
-                                float(request.get("seconds", 30)), int(request.get("max_params", MAX_PARAMS)))
+                res = build_one(cand, request.get("ctors", {}).get(key), root,
+                                float(request.get("seconds", 30)), int(request.get("max_params", MAX_PARAMS)),
+                                observed=observed, watch=[k for k in keys if k != key],
+                                work=work)
             except MemoryError:
                 res = {"class": f"{cand['rel']}:{cand['name']}", "status": "not-built",
                        "reason": "out of memory while building"}

@@ -11,7 +11,10 @@ last place); a semantic difference (a wrong eps, a missing term) sits orders of 
 The forward proof of a discovered model (``mindport.discovery.prove``) takes the same control for one forward
 (``forward_within_noise``): a draw whose outputs miss the fixed tolerance passes when MindSpore's distance to torch
 is within NOISE_FACTOR times torch's own float32-to-float64 distance on the same weights and inputs, unless that
-distance is itself a sizeable share of the output (ILL_CONDITIONED: such a draw cannot tell a port from noise).
+distance is itself a sizeable share of the output (ILL_CONDITIONED). Such an ill-conditioned draw is judged in
+float64 (``ill_conditioned_within_noise``): the port passes when it is no further from torch than torch's own float32
+is from float64, and the port run in float64 matches torch's float64 run within the proof's tolerance. Anomaly-Transformer's prior ``exp(-d^2 / 2 sigma^2) / sigma`` (sigma
+from ``3 ** sigmoid(.) - 1`` near 1e-5): the port 6.8e-5 from torch where torch float32 is 1.6e-4 from float64.
 """
 from __future__ import annotations
 
@@ -49,3 +52,15 @@ def forward_within_noise(ms_abs: float, noise_abs: float, scale: float) -> bool:
     output's largest magnitude), the draw not ill-conditioned?"""
     envelope = max(noise_abs, FLOAT32_ULP * scale)
     return noise_abs <= ILL_CONDITIONED * scale and ms_abs <= NOISE_FACTOR * envelope
+
+
+def ill_conditioned_within_noise(ms_abs: float, noise_abs: float, port64_close: bool) -> bool:
+    """An ill-conditioned output (torch's own float32 more than ILL_CONDITIONED of the output from float64): is the
+    port within the reference's own noise? Its largest distance to torch float32 (``ms_abs``) at most torch's own
+    largest distance to float64 (``noise_abs``; msprobe's benchmark ratio, port error over the same-precision
+    reference's error against a float64 golden, at most 1), AND the port run in float64 within the proof's own
+    tolerance of torch's float64 run (``port64_close``). The first alone is not sound: rounding amplified ~1e4 times
+    hides a formula error below it (an approximate GELU feeding the width of a Gaussian prior: the port 89 from torch
+    where torch float32 was 169 from float64); in float64 the same amplification leaves ~1e-9 of that noise, and the
+    formula error stands out."""
+    return ms_abs <= noise_abs and port64_close

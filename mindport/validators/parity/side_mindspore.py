@@ -201,6 +201,35 @@ class MindSporeSide:
         return {"outputs": outputs, "kinds": kinds, "records": records, "started": started, "error": error,
                 "error_site": where}
 
+    def forward64(self, inputs) -> dict:
+        """The cell once in float64 (the float64 control of an ill-conditioned draw, as torch's ``float64_gap``): its
+        float32 parameters and floating inputs cast to float64, PyNative; the parameters get their float32 values
+        back afterwards. ``{"outputs": [(key, array)]}``, or ``{"error": ...}`` when the cell does not run in float64
+        (a tensor it makes in float32 meets a float64 one): then there is no control and the verdict stands."""
+        import mindspore as ms
+
+        cell = self.cell
+        cell.set_train(False)
+        previous = ms.get_context("mode")
+        saved = []
+        as64 = lambda a: a.astype(np.float64) if isinstance(a, np.ndarray) and a.dtype == np.float32 else a  # noqa: E731
+        try:
+            ms.set_context(mode=ms.PYNATIVE_MODE)
+            for _, param in cell.parameters_and_names():
+                if param.dtype == ms.float32 and all(param is not p for p, _ in saved):
+                    saved.append((param, np.array(param.asnumpy(), copy=True)))
+                    param.set_dtype(ms.float64)
+                    param.set_data(ms.Tensor(saved[-1][1].astype(np.float64)))
+            outputs, _ = flat_numpy(cell(*_tensors([map_arrays(a, as64) for a in inputs])))
+            return {"outputs": outputs}
+        except Exception as exc:  # noqa: BLE001 - no float64 run: no control
+            return {"error": error_text(exc, 300)}
+        finally:
+            for param, value in saved:
+                param.set_dtype(ms.float32)
+                param.set_data(ms.Tensor(value))
+            ms.set_context(mode=previous)
+
     def graph(self, inputs) -> dict:
         """The cell once more in GRAPH_MODE: its outputs, or why it did not compile or run."""
         import mindspore as ms

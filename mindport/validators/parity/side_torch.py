@@ -246,11 +246,14 @@ class TorchSide:
         return {"outputs": outputs, "kinds": kinds,
                 "records": None if records is None else finish_records(records, torch_config, "forward")}
 
-    def float64_gap(self, inputs) -> dict:
+    def float64_gap(self, inputs, candidate=None, rtol: float = 0.0, atol: float = 0.0) -> dict:
         """torch's own float32 rounding on ``inputs``: per floating output key, ``(max |float32 - float64|, max
         |float64|)``, the float64 run a copy of the model in float64 on the floating inputs cast to float64 (the model
         itself is left as it is). ``{}`` when the float64 copy does not run or its outputs do not pair up (a forward
-        that casts to float32 itself only makes the gap smaller: a stricter control, never a looser one)."""
+        that casts to float32 itself only makes the gap smaller: a stricter control, never a looser one).
+        ``candidate``: the port's float64 run's flat outputs (``[(key, array)]``, side_mindspore's ``forward64``):
+        then per key ``{"noise", "scale", "port64_abs", "port64_close"}``, the port's largest distance to torch's
+        float64 run and whether it is within ``rtol``/``atol`` of it at every element."""
         import copy
 
         import torch
@@ -266,13 +269,27 @@ class TorchSide:
         except Exception:  # noqa: BLE001 - no control: the proof's verdict stands
             return {}
         gaps = {}
+        others = dict(candidate or [])
         for (key, a), (key64, b) in zip(out32, out64):
             if key != key64 or a is None or b is None or a.shape != b.shape or not np.issubdtype(a.dtype, np.floating):
                 continue
             r, g = b.astype(np.float64), a.astype(np.float64)
             finite = np.isfinite(r) & np.isfinite(g)
-            if finite.any():
-                gaps[key] = (float(np.abs(r[finite] - g[finite]).max()), float(np.abs(r[finite]).max()))
+            if not finite.any():
+                continue
+            noise, scale = float(np.abs(r[finite] - g[finite]).max()), float(np.abs(r[finite]).max())
+            if candidate is None:
+                gaps[key] = (noise, scale)
+                continue
+            c = others.get(key)
+            if not isinstance(c, np.ndarray) or c.shape != r.shape or c.dtype != np.float64:
+                continue  # the port's run in float64 did not stay in float64 here: no control
+            same = np.array_equal(np.isfinite(c), np.isfinite(r)) and np.array_equal(c[~np.isfinite(c)],
+                                                                                     r[~np.isfinite(r)])
+            both = np.isfinite(c) & np.isfinite(r)
+            gaps[key] = {"noise": noise, "scale": scale,
+                         "port64_abs": float(np.abs(c[both] - r[both]).max()) if both.any() else 0.0,
+                         "port64_close": bool(same and np.allclose(c[both], r[both], rtol=rtol, atol=atol))}
         return gaps
 
     def perturb(self, paths: list[str] | None, seed: int, every: bool = False, names: list[str] | None = None,
