@@ -132,12 +132,24 @@ UNREAD = textwrap.dedent("""\
             super().__init__()
             self.fc = nn.Linear(4, 4)
             self.clip = Clip()
+            self.full = False
+
+        def _update(self, ctx, scores):
+            scores.masked_fill_(scores > 0.5, 0.0)
+            ctx[:, 0] = scores.sum(-1)
+            if self.full:
+                return (ctx, scores)
+            else:
+                return (ctx, None)
 
         def forward(self, x):
             h = self.fc(x)
             g = self.clip(h)
             s = scatter_into(g, 0, 1.0)
-            return s * 3
+            top = x * 2
+            ctx = x - 1
+            ctx, _ = self._update(ctx, top)
+            return s * 3 + ctx
 """)
 
 

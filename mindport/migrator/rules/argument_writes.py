@@ -343,7 +343,7 @@ _VIEWS = frozenset({"view", "reshape", "transpose", "permute", "narrow", "select
 def _read_after(fn: cst.FunctionDef, line, name: str) -> bool:
     """Whether fn may read ``name`` (or a tensor sharing its memory) after ``line``: a read of it later in fn, or
     anywhere in a loop holding the line, or name is a parameter of fn, or fn binds it as another tensor's view or
-    name (``h = x[:, :2]``, ``h = x``, ``a, b = x.chunk(2)``, a for target)."""
+    name (``h = x[:, :2]``, ``h = x``, ``a, b = x.chunk(2)``, a for target); ``a, b = self.f(x)`` is not one."""
     if line is None:
         return True
     if name in {p.name.value for p in (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params)} \
@@ -375,9 +375,8 @@ def _read_after(fn: cst.FunctionDef, line, name: str) -> bool:
 
         def visit_Assign(self, node: cst.Assign) -> None:
             for target in node.targets:
-                if name in target_names(target.target):
-                    if not isinstance(target.target, cst.Name) or _aliases(node.value):
-                        state["live"] = True
+                if name in target_names(target.target) and _aliases(node.value):
+                    state["live"] = True
 
         def visit_AnnAssign(self, node) -> None:
             if node.value is not None and isinstance(node.target, cst.Name) and node.target.value == name \
@@ -425,7 +424,16 @@ def _reads(node, name: str, stores) -> bool:
 
 
 def _ends_in_return(statements) -> bool:
+    """The block cannot fall through: its last statement is a return, or an if/else whose every branch ends in one
+    (Informer's ``if self.output_attention: ... return (context_in, attns) else: return (context_in, None)``)."""
     last = statements[-1] if statements else None
+    if isinstance(last, cst.If):
+        branch = last
+        while isinstance(branch, cst.If):
+            if not _ends_in_return(list(branch.body.body)):
+                return False
+            branch = branch.orelse
+        return isinstance(branch, cst.Else) and _ends_in_return(list(branch.body.body))
     return isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Return)
 
 
@@ -721,7 +729,14 @@ class _Plan:
         if names is None:
             return True
         line = self._line_of(fn, call)
-        return any(_read_after(fn, line, name) for name in names)
+        bound: set[str] = set()  # names the call's own assignment binds again to the value the helper gives back
+        if line is not None and len(line.body) == 1 and isinstance(line.body[0], cst.Assign) \
+                and line.body[0].value is call and not callee.cell:
+            for target in line.body[0].targets:
+                bound.update(target_names(target.target))
+        written = [p for p in callee.params if p in callee.written]
+        return any(_read_after(fn, line, name) for param, name in zip(written, names)
+                   if not (param in callee.gives_back and name in bound))
 
     def _reached(self) -> set[int]:
         """Ids of the methods of a class that no code of the file calls as ``self.<name>(...)`` (``forward``, a
