@@ -194,7 +194,8 @@ class Block(nn.Module):
 
     def forward(self, x):
         y = self.conv(x)
-        self.clear(y)
+        clear = self.clear  # called through a local: the converter cannot follow the call to bind y again (MP107)
+        clear(y)
         z = y * 2
         return y + z + x
 
@@ -237,13 +238,14 @@ class Head(nn.Module):
 """
 
 
-def _convert_sources(tmp_path, files: dict) -> "Path":
+def _convert_sources(tmp_path, files: dict, allow=frozenset()) -> "Path":
     src = tmp_path / "src"
     for rel, text in files.items():
         (src / rel).parent.mkdir(parents=True, exist_ok=True)
         (src / rel).write_text(text)
     report = convert_path(src, tmp_path / "ms", jobs=1)
-    assert report.ok, [d.format() for d in report.diagnostics]
+    left = [d.format() for d in report.diagnostics if d.code not in allow]
+    assert (not left) if allow else report.ok, left
     return tmp_path / "ms"
 
 
@@ -261,7 +263,9 @@ def test_a_resnet_with_in_place_relus_exports_equal(tmp_path):
 
 
 def test_a_differing_export_is_not_written_and_its_layer_is_named(tmp_path):
-    ms_dir = _convert_sources(tmp_path, {"model.py": LOST_UPDATES})
+    # the converter says MP107 at the write (a layer called through a local: its call cannot be bound again); the
+    # export finds the same loss by comparing, and names the layer
+    ms_dir = _convert_sources(tmp_path, {"model.py": LOST_UPDATES}, allow={"MP107"})
     construct_line = next(i for i, line in enumerate((ms_dir / "model.py").read_text().splitlines(), 1)
                           if "def construct(self, x):" in line)  # Block's, the first one
     out = tmp_path / "net.mindir"

@@ -34,7 +34,20 @@ class ArgumentWriteTransform(Rule):
     override would give back nothing). A helper whose every ``return`` already gives the written parameter back
     (Informer's ``_update_context``: ``return (context_in, attn)``) is left as written, and only a call that does not
     bind it again to the name it handed in (``context, attn = self._update_context(context, ...)`` does) is said.
-    ``forward``, ``__init__`` and methods with decorators are left alone (``forward``'s callers are sub-Cell calls).
+    ``__init__`` and methods with decorators are left alone.
+
+    A layer's ``forward`` writing its own input (``def forward(self, t): t[:, 0] = 0; t.add_(1)``, or handing it to
+    such a helper or sub-layer) is the same write one level up: the layer holding it as ``self.clear = Clear()`` calls
+    ``self.clear(y)`` and reads ``y`` after (lost in a graph and in an exported MindIR, 12.4 off on MindSpore 2.10
+    where PyNative matches). When every call of the layer is known (an attribute of a class of the file, called as a
+    statement or one assignment), its ``forward`` gives the written inputs back (``return t``, or ``return v, t``
+    after the value it returned) and each call binds them again (``y = self.clear(y)``, ``s, y = self.norm(y)``). A
+    layer built where its calls cannot be followed (``nn.ModuleList([Clear()])``, a local, a subclass's
+    ``super().forward``) is said (MP107). A layer nothing in the file builds (the model itself) is left as written.
+
+    Only a write someone reads again matters: a call whose written argument the caller never reads after it (not
+    later in the function, not in a loop around the call, no parameter of the caller, no view or other name of
+    another tensor) is neither rewritten for a layer nor said for a helper.
     """
 
     EXAMPLES = (
@@ -124,6 +137,68 @@ class ArgumentWriteTransform(Rule):
             """,
             note="A helper that also returns a value is said: its write reaches the caller in PyNative only.",
         ),
+        Example(
+            before="""
+                import torch
+                import torch.nn as nn
+
+
+                class Clear(nn.Module):
+                    def forward(self, t):
+                        t[:, 0] = 0.0
+
+
+                class Norm(nn.Module):
+                    def forward(self, h):
+                        h.mul_(2.0)
+                        return h.sum(-1)
+
+
+                class Net(nn.Module):
+                    def __init__(self):
+                        super().__init__()
+                        self.clear = Clear()
+                        self.norm = Norm()
+
+                    def forward(self, x):
+                        y = x * 3
+                        self.clear(y)
+                        s = self.norm(y)
+                        return y + s[:, None]
+            """,
+            after="""
+                from mindspore import nn
+                from mindport.runtime import inplace as mp_inplace
+                from mindport.runtime import math as mp_math
+
+
+                class Clear(nn.Cell):
+                    def construct(self, t):
+                        t[:, 0] = 0.0
+                        return t
+
+
+                class Norm(nn.Cell):
+                    def construct(self, h):
+                        h = mp_inplace.mul_(h, other=2.0)
+                        return mp_math.sum(h, dim=-1), h
+
+
+                class Net(nn.Cell):
+                    def __init__(self):
+                        super().__init__()
+                        self.clear = Clear()
+                        self.norm = Norm()
+
+                    def construct(self, x):
+                        y = x * 3
+                        y = self.clear(y)
+                        s, y = self.norm(y)
+                        return y + s[:, None]
+            """,
+            note="Sub-layers writing the input their parent reads again give it back after their output, and the "
+                 "parent's calls bind it.",
+        ),
     )
 
     def __init__(self, ctx) -> None:
@@ -131,10 +206,14 @@ class ArgumentWriteTransform(Rule):
         self._returns: dict[int, list[str]] = {}  # id of a helper -> the parameters it now returns
         self._calls: dict[int, list[str]] = {}  # id of a statement calling one -> the names bound again
         self._remarks: dict[int, str] = {}  # id of a statement -> MP107 message
+        self._appends: set[int] = set()  # ids of layer forwards whose returns get the written inputs appended
+        self._appending: set[int] = set()  # ids of statements binding a layer's output and its written inputs
         self._depth = 0
 
     def visit_Module(self, node: cst.Module) -> None:
-        _Plan(node, self._returns, self._calls, self._remarks).make()
+        plan = _Plan(node, self._returns, self._calls, self._remarks)
+        plan.appends, plan.appending = self._appends, self._appending
+        plan.make()
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         message = self._remarks.pop(id(node), None)
@@ -143,17 +222,35 @@ class ArgumentWriteTransform(Rule):
 
     def leave_SimpleStatementLine(self, original_node, updated_node):
         names = self._calls.get(id(original_node))
-        if not names or len(updated_node.body) != 1 or not isinstance(updated_node.body[0], cst.Expr):
+        if not names or len(updated_node.body) != 1:
+            return updated_node
+        small = updated_node.body[0]
+        if id(original_node) in self._appending:  # a layer returning (its output, the written inputs)
+            if isinstance(small, cst.Expr):
+                first = cst.Name("_")
+            elif isinstance(small, cst.Assign) and len(small.targets) == 1:
+                first = small.targets[0].target
+                if isinstance(first, (cst.Tuple, cst.List)) and not first.lpar:
+                    first = first.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+            else:
+                return updated_node
+            self.ctx.converted_sites += 1
+            target = cst.Tuple([cst.Element(first), *(cst.Element(cst.Name(n)) for n in names)], lpar=[], rpar=[])
+            return updated_node.with_changes(body=[cst.Assign([cst.AssignTarget(target)], small.value)])
+        if not isinstance(small, cst.Expr):
             return updated_node
         self.ctx.converted_sites += 1
         target = cst.Name(names[0]) if len(names) == 1 else \
             cst.Tuple([cst.Element(cst.Name(n)) for n in names], lpar=[], rpar=[])
-        return updated_node.with_changes(body=[cst.Assign([cst.AssignTarget(target)], updated_node.body[0].value)])
+        return updated_node.with_changes(body=[cst.Assign([cst.AssignTarget(target)], small.value)])
 
     def leave_FunctionDef(self, original_node, updated_node):
         names = self._returns.get(id(original_node))
         if not names or not isinstance(updated_node.body, cst.IndentedBlock):
             return updated_node
+        if id(original_node) in self._appends:  # return v -> return v, <written inputs>
+            self.ctx.converted_sites += 1
+            return updated_node.with_changes(body=_ValueReturns(names).run(updated_node.body))
         value = cst.Name(names[0]) if len(names) == 1 else \
             cst.Tuple([cst.Element(cst.Name(n)) for n in names], lpar=[], rpar=[])
         body = _BareReturns(value).run(updated_node.body)
@@ -189,8 +286,154 @@ class _BareReturns(cst.CSTTransformer):
         return updated_node.with_changes(value=self.value, whitespace_after_return=cst.SimpleWhitespace(" "))
 
 
+class _ValueReturns(_BareReturns):
+    """``return v`` in a layer's forward itself -> ``return v, <written inputs>``."""
+
+    def __init__(self, names) -> None:
+        super().__init__(None)
+        self.names = names
+
+    def leave_Return(self, original_node, updated_node):
+        value = updated_node.value
+        if isinstance(value, (cst.Tuple, cst.NamedExpr)) and not value.lpar:
+            value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        return updated_node.with_changes(value=cst.Tuple(
+            [cst.Element(value), *(cst.Element(cst.Name(n)) for n in self.names)], lpar=[], rpar=[]))
+
+
+def _returns_only(fn: cst.FunctionDef, name: str) -> bool:
+    """Every return of fn (not of its nested functions) is ``return <name>``, and its body ends in one."""
+    other = []
+
+    class Visitor(cst.CSTVisitor):
+        def on_visit(self, node) -> bool:
+            return super().on_visit(node) and (node is fn or not isinstance(node, _NESTED))
+
+        def visit_Return(self, node: cst.Return) -> None:
+            if not (isinstance(node.value, cst.Name) and node.value.value == name):
+                other.append(node)
+
+    walk(fn, Visitor())
+    return not other and _always_returns(fn)
+
+
+def _always_returns(fn: cst.FunctionDef) -> bool:
+    """Every return of fn (not of its nested functions) gives a value and its body ends in one."""
+    bare = []
+
+    class Visitor(cst.CSTVisitor):
+        def on_visit(self, node) -> bool:
+            return super().on_visit(node) and (node is fn or not isinstance(node, _NESTED))
+
+        def visit_Return(self, node: cst.Return) -> None:
+            if node.value is None:
+                bare.append(node)
+
+    walk(fn, Visitor())
+    body = fn.body.body if isinstance(fn.body, cst.IndentedBlock) else []
+    return not bare and _ends_in_return(list(body))
+
+
+_VIEWS = frozenset({"view", "reshape", "transpose", "permute", "narrow", "select", "expand", "expand_as", "squeeze",
+                    "unsqueeze", "t", "flatten", "unflatten", "view_as", "diagonal", "as_strided", "movedim",
+                    "swapaxes", "swapdims", "detach", "contiguous", "chunk", "split", "unbind", "tensor_split",
+                    "unfold", "real", "imag", "mT", "T"})
+
+
+def _read_after(fn: cst.FunctionDef, line, name: str) -> bool:
+    """Whether fn may read ``name`` (or a tensor sharing its memory) after ``line``: a read of it later in fn, or
+    anywhere in a loop holding the line, or name is a parameter of fn, or fn binds it as another tensor's view or
+    name (``h = x[:, :2]``, ``h = x``, ``a, b = x.chunk(2)``, a for target); ``a, b = self.f(x)`` is not one."""
+    if line is None:
+        return True
+    if name in {p.name.value for p in (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params)} \
+            or (isinstance(fn.params.star_arg, cst.Param) and fn.params.star_arg.name.value == name):
+        return True
+    state = {"after": False, "loops": [], "live": False}
+
+    class Visitor(cst.CSTVisitor):
+        def visit_For(self, node) -> None:
+            state["loops"].append(node)
+            if name in target_names(node.target):
+                state["live"] = True
+
+        def leave_For(self, node) -> None:
+            state["loops"].pop()
+
+        def visit_While(self, node) -> None:
+            state["loops"].append(node)
+
+        def leave_While(self, node) -> None:
+            state["loops"].pop()
+
+        def leave_SimpleStatementLine(self, node) -> None:
+            if node is line:
+                state["after"] = True
+                for loop in state["loops"]:
+                    if _reads(loop, name, None):
+                        state["live"] = True
+
+        def visit_Assign(self, node: cst.Assign) -> None:
+            for target in node.targets:
+                if name in target_names(target.target) and _aliases(node.value):
+                    state["live"] = True
+
+        def visit_AnnAssign(self, node) -> None:
+            if node.value is not None and isinstance(node.target, cst.Name) and node.target.value == name \
+                    and _aliases(node.value):
+                state["live"] = True
+
+        def visit_Name(self, node: cst.Name) -> None:
+            if state["after"] and node.value == name and id(node) not in stores:
+                state["live"] = True
+
+    stores: set[int] = set()
+
+    class Stores(cst.CSTVisitor):
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            if isinstance(node.target, cst.Name):
+                stores.add(id(node.target))
+
+    walk(fn, Stores())
+    walk(fn, Visitor())
+    return state["live"]
+
+
+def _aliases(value) -> bool:
+    """A value that may share memory with another tensor: a name, an attribute, an item, a view method's result."""
+    if isinstance(value, (cst.Name, cst.Attribute, cst.Subscript)):
+        return True
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+        return value.func.attr.value in _VIEWS
+    return False
+
+
+def _reads(node, name: str, stores) -> bool:
+    found = []
+
+    class Visitor(cst.CSTVisitor):
+        def visit_AssignTarget(self, target: cst.AssignTarget) -> bool:
+            return not isinstance(target.target, cst.Name)
+
+        def visit_Name(self, n: cst.Name) -> None:
+            if n.value == name:
+                found.append(n)
+
+    walk(node, Visitor())
+    return bool(found)
+
+
 def _ends_in_return(statements) -> bool:
+    """The block cannot fall through: its last statement is a return, or an if/else whose every branch ends in one
+    (Informer's ``if self.output_attention: ... return (context_in, attns) else: return (context_in, None)``)."""
     last = statements[-1] if statements else None
+    if isinstance(last, cst.If):
+        branch = last
+        while isinstance(branch, cst.If):
+            if not _ends_in_return(list(branch.body.body)):
+                return False
+            branch = branch.orelse
+        return isinstance(branch, cst.Else) and _ends_in_return(list(branch.body.body))
     return isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Return)
 
 
@@ -206,6 +449,9 @@ class _Helper:
         self.gives_back = _given_back(fn) if self.returns_value else set()  # every return hands these back
         self.writes_self = owner is not None and _writes_self(fn)  # SelfCacheTransform may thread it: left
         self.overridden = False
+        self.cell = False  # the forward/construct of a layer class of the file: its callers are self.<attr>(...)
+        self.unknown_uses = False  # a cell built where its calls cannot be followed (a container, a local)
+        self.live = True  # some call may read a written argument after it
 
 
 class _Plan:
@@ -216,6 +462,8 @@ class _Plan:
         self.remarks = remarks
         self.functions: dict[str, _Helper] = {}  # module functions by name
         self.methods: dict[tuple[str, str], _Helper] = {}  # (class, method) -> helper
+        self.cells: dict[str, _Helper] = {}  # layer class -> the helper of its forward/construct
+        self.layers: dict[tuple[str, str], _Helper] = {}  # (class, attribute) -> the cell self.<attribute> holds
 
     def make(self) -> None:
         for stmt in self.module.body:
@@ -226,6 +474,7 @@ class _Plan:
                     if isinstance(s, cst.FunctionDef) and _plain(s) and s.name.value not in _ENTRY_NAMES \
                             and s.params.params and s.params.params[0].name.value == "self":
                         self.methods[(stmt.name.value, s.name.value)] = _Helper(s, _params(s, 1), stmt.name.value)
+        self._find_cells()
         defined: dict[str, int] = {}  # method name -> how many classes of the file define it
         for stmt in self.module.body:
             if isinstance(stmt, cst.ClassDef) and isinstance(stmt.body, cst.IndentedBlock):
@@ -233,7 +482,7 @@ class _Plan:
                     defined[name] = defined.get(name, 0) + 1
         for helper in self.methods.values():
             helper.overridden = defined.get(helper.fn.name.value, 0) > 1  # an override would return no tensor
-        helpers = [*self.functions.values(), *self.methods.values()]
+        helpers = [*self.functions.values(), *self.methods.values(), *self.cells.values()]
         for helper in helpers:
             for stmt, name in _direct_writes(helper.fn, set(helper.params)):
                 helper.written.add(name)
@@ -250,29 +499,71 @@ class _Plan:
                             changed = True
         reached = self._reached()
         helpers = [h for h in helpers if id(h.fn) in reached]  # what only __init__ or Python code calls runs as Python
-        good = {id(h) for h in helpers if h.written and not h.returns_value and not (h.written & h.rebound)
-                and not h.writes_self and not h.overridden}
-        handing = {id(h) for h in helpers if h.written and h.returns_value and h.written <= h.gives_back
-                   and not (h.written & h.rebound)}  # the caller can bind what it gets back: see its calls
+        sites: dict[int, list] = {}  # id of a helper -> [(caller, its owner, statement or None, call)]
+        for fn, owner in self._all_functions():
+            if id(fn) not in reached:
+                continue
+            for stmt, call, callee in self._calls_in(fn, owner, statements_only=False):
+                sites.setdefault(id(callee), []).append((fn, owner, stmt, call))
         for helper in helpers:
-            if not helper.written or id(helper) in handing:
+            helper.live = any(self._live_at(fn, call, helper) for fn, _, _, call in sites.get(id(helper), ()))
+            if not sites.get(id(helper)) and not helper.cell:
+                # called by no code of the file: a model method nothing here calls is said, a plain class's is
+                # Python code (an inference helper, a filter object's method)
+                helper.live = helper.owner is not None and helper.owner in self.layer_classes
+        good = {id(h) for h in helpers if h.written and not h.returns_value and not (h.written & h.rebound)
+                and not h.writes_self and not h.overridden and not h.cell}
+        handing = {id(h) for h in helpers if h.written and h.returns_value and h.written <= h.gives_back
+                   and not (h.written & h.rebound) and not h.cell}  # the caller can bind what it gets back
+        cell_good = {id(h) for h in helpers if h.cell and h.written and h.live and self._cell_rewritable(h, sites)}
+        for helper in helpers:
+            if not helper.written or id(helper) in handing or id(helper) in cell_good:
                 continue
             if id(helper) in good:
                 self.returns[id(helper.fn)] = [p for p in helper.params if p in helper.written]
                 continue
+            if not helper.live and not helper.unknown_uses:
+                continue  # no call reads the written argument again: torch's write changes nothing that is read
             name = helper.fn.name.value
             param = sorted(helper.written)[0]
+            if helper.cell:
+                why = "is built where its calls cannot be followed" if helper.unknown_uses \
+                    else "writes self as well" if helper.writes_self \
+                    else f"binds {param} to another value as well" if helper.written & helper.rebound \
+                    else "returns None on one path and a value on another" if helper.returns_value \
+                    else "is called where the input cannot be bound again"
+                self.remarks.setdefault(id(helper.first[param]), (
+                    f"{helper.owner} writes into its input {param} and {why}: a static graph (GRAPH_MODE) does not "
+                    f"carry the write back to the layer that calls it"))
+                continue
             why = "returns a value" if helper.returns_value else "writes self as well" if helper.writes_self \
                 else "another class of the file defines it too" if helper.overridden \
                 else f"binds {param} to another value as well"
             self.remarks.setdefault(id(helper.first[param]), (
                 f"{name} writes into its argument {param} and {why}: a static graph (GRAPH_MODE) does not carry the "
                 f"write back to the caller"))
+        for helper in helpers:
+            if id(helper) in cell_good:
+                names = [p for p in helper.params if p in helper.written]
+                if helper.returns_value and len(names) == 1 and _returns_only(helper.fn, names[0]) \
+                        and all(isinstance(self._line_of(fn, call).body[0], cst.Expr)
+                                for fn, _, _, call in sites.get(id(helper), ())):
+                    helper.gives_input = True  # return t already: each call (a statement) binds it, t = layer(t)
+                    continue
+                self.returns[id(helper.fn)] = names
+                if helper.returns_value:
+                    self.appends.add(id(helper.fn))
         # the call sites: every call of a good helper in the file
-        for fn, owner in self._all_functions():
-            if id(fn) not in reached:
-                continue
-            for stmt, call, callee in self._calls_in(fn, owner, statements_only=False):
+        for helper in helpers:
+            for fn, owner, stmt, call in sites.get(id(helper), ()):
+                callee = helper
+                live = self._live_at(fn, call, callee)
+                if id(callee) in cell_good:
+                    line = self._line_of(fn, call)
+                    self.calls[id(line)] = self._bound_args(call, callee)
+                    if callee.returns_value and not getattr(callee, "gives_input", False):
+                        self.appending.add(id(line))
+                    continue
                 if id(callee) in handing:
                     line = self._line_of(fn, call)
                     names = self._bound_args(call, callee)
@@ -281,7 +572,7 @@ class _Plan:
                             and line.body[0].value is call:
                         for target in line.body[0].targets:
                             bound.update(target_names(target.target))
-                    if line is not None and (names is None or not set(names) <= bound):
+                    if live and line is not None and (names is None or not set(names) <= bound):
                         self.remarks.setdefault(id(line), (
                             f"{callee.fn.name.value} writes into the argument it is handed here and gives it back, "
                             f"but this call does not bind it again: a static graph (GRAPH_MODE) does not carry the "
@@ -292,12 +583,160 @@ class _Plan:
                 names = self._bound_args(call, callee)
                 if stmt is not None and names is not None:
                     self.calls[id(stmt)] = names
-                else:
+                elif live:
                     anchor = stmt if stmt is not None else self._line_of(fn, call)
                     if anchor is not None:
                         self.remarks.setdefault(id(anchor), (
                             f"{callee.fn.name.value} writes into the argument it is handed here, which cannot be bound "
                             f"again: a static graph (GRAPH_MODE) does not carry the write back"))
+
+    def _find_cells(self) -> None:
+        """The layer classes of the file (a class defining ``forward`` or ``construct``, or deriving from one of the
+        file's), and which attribute of which class holds one (``self.clear = Clear()``). A layer class named anywhere
+        else (``nn.ModuleList([Clear()])``, ``c = Clear()``, ``self.clear`` handed on as a value) has calls that
+        cannot be followed."""
+        classes = {s.name.value: s for s in self.module.body
+                   if isinstance(s, cst.ClassDef) and isinstance(s.body, cst.IndentedBlock)}
+        own: dict[str, cst.FunctionDef] = {}
+        for name, cls in classes.items():
+            for s in cls.body.body:
+                if isinstance(s, cst.FunctionDef) and s.name.value in ("forward", "construct"):
+                    own[name] = s
+        def entry(name, seen=()):
+            if name in own:
+                return name
+            cls = classes.get(name)
+            if cls is None or name in seen:
+                return None
+            for base in cls.bases:
+                if isinstance(base.value, cst.Name):
+                    found = entry(base.value.value, (*seen, name))
+                    if found:
+                        return found
+            return None
+        by_class: dict[str, _Helper] = {}
+        self.layer_classes = set()
+        for name in classes:
+            found = entry(name)
+            if found is None:
+                continue
+            self.layer_classes.add(name)
+            if found not in by_class:
+                fn = own[found]
+                helper = _Helper(fn, _params(fn, 1), found)
+                helper.cell = True
+                helper.overridden = False
+                by_class[found] = helper
+                if _plain(fn) and fn.params.params and fn.params.params[0].name.value == "self":
+                    self.cells[found] = helper
+            by_class[name] = by_class[found]
+        # a class deriving from a layer class with a forward of its own calls its own (entry finds it first), and may
+        # call the base's as super().forward(x): the base's calls cannot all be followed
+        for name, cls in classes.items():
+            if name not in own:
+                continue
+            for base in cls.bases:
+                if isinstance(base.value, cst.Name) and base.value.value in by_class:
+                    by_class[base.value.value].unknown_uses = True
+        plan = self
+        attrs: dict[tuple[str, str], str] = {}
+        known_names: set[int] = set()
+
+        class Builds(cst.CSTVisitor):
+            def __init__(self, owner):
+                self.owner = owner
+
+            def visit_Assign(self, node: cst.Assign) -> None:
+                value = node.value
+                if self.owner is not None and len(node.targets) == 1 and isinstance(value, cst.Call) \
+                        and isinstance(value.func, cst.Name) and value.func.value in by_class:
+                    target = node.targets[0].target
+                    if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) \
+                            and target.value.value == "self":
+                        attrs[(self.owner, target.attr.value)] = value.func.value
+                        known_names.add(id(value.func))
+
+        for fn, owner in self._all_functions():
+            walk(fn, Builds(owner))
+        named: list = []
+
+        class Names(cst.CSTVisitor):
+            def visit_Name(self, node: cst.Name) -> None:
+                if node.value in by_class and id(node) not in known_names:
+                    named.append(node.value)
+
+            def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+                for s in node.body.body if isinstance(node.body, cst.IndentedBlock) else ():
+                    walk(s, self)
+                return False
+
+        walk(self.module, Names())
+        for name in named:
+            by_class[name].unknown_uses = True
+        for (owner, attr), name in attrs.items():
+            helper = by_class[name]
+            if helper.fn.name.value not in ("forward", "construct") or helper.owner not in self.cells:
+                continue
+            self.layers[(owner, attr)] = helper
+
+        # self.<attr> used other than as the called function: its calls cannot be followed
+        class Uses(cst.CSTVisitor):
+            def __init__(self, owner):
+                self.owner = owner
+
+            def visit_Call(self, node: cst.Call) -> None:
+                if isinstance(node.func, cst.Attribute):
+                    known_names.add(id(node.func))
+
+            def visit_Attribute(self, node: cst.Attribute) -> None:
+                if isinstance(node.value, cst.Name) and node.value.value == "self" \
+                        and (self.owner, node.attr.value) in plan.layers and id(node) not in known_names:
+                    named.append(node)
+
+        for fn, owner in self._all_functions():
+            if fn.name.value == "__init__":
+                continue
+            named.clear()
+            walk(fn, Uses(owner))
+            for node in named:
+                plan.layers[(owner, node.attr.value)].unknown_uses = True
+
+    def _cell_rewritable(self, helper: _Helper, sites) -> bool:
+        """A layer's forward can return its written inputs when every call of it is known, binds plain names and is a
+        statement or one assignment of the call, and the forward returns a value on every path or on none."""
+        if helper.unknown_uses or helper.writes_self or helper.written & helper.rebound:
+            return False
+        if helper.returns_value and not _always_returns(helper.fn):
+            return False
+        for fn, _, _, call in sites.get(id(helper), ()):
+            line = self._line_of(fn, call)
+            if line is None or len(line.body) != 1 or self._bound_args(call, helper) is None:
+                return False
+            small = line.body[0]
+            if isinstance(small, cst.Expr) and small.value is call:
+                continue
+            if helper.returns_value and isinstance(small, cst.Assign) and small.value is call \
+                    and len(small.targets) == 1:
+                continue
+            return False
+        return True
+
+    def _live_at(self, fn: cst.FunctionDef, call: cst.Call, callee: _Helper) -> bool:
+        """Whether the caller may read a tensor the call writes after it: a written argument that is no plain name, a
+        name read after the call's line (or anywhere in a loop around it), a parameter of the caller (its own caller
+        may read it), or a name bound as a view or another name of a tensor (``h = x[:, :2]``, ``a, b = x.chunk(2)``)."""
+        names = self._bound_args(call, callee)
+        if names is None:
+            return True
+        line = self._line_of(fn, call)
+        bound: set[str] = set()  # names the call's own assignment binds again to the value the helper gives back
+        if line is not None and len(line.body) == 1 and isinstance(line.body[0], cst.Assign) \
+                and line.body[0].value is call and not callee.cell:
+            for target in line.body[0].targets:
+                bound.update(target_names(target.target))
+        written = [p for p in callee.params if p in callee.written]
+        return any(_read_after(fn, line, name) for param, name in zip(written, names)
+                   if not (param in callee.gives_back and name in bound))
 
     def _reached(self) -> set[int]:
         """Ids of the methods of a class that no code of the file calls as ``self.<name>(...)`` (``forward``, a
@@ -355,7 +794,7 @@ class _Plan:
             return self.functions.get(func.value)
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self" \
                 and owner is not None:
-            return self.methods.get((owner, func.attr.value))
+            return self.methods.get((owner, func.attr.value)) or self.layers.get((owner, func.attr.value))
         return None
 
     def _calls_in(self, fn: cst.FunctionDef, owner, statements_only: bool = True):
