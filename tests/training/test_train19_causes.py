@@ -194,3 +194,85 @@ class Leaf(Value):
     pass
 ''')
     assert engine_classes([tree]) == frozenset({"Value", "Leaf"})
+
+
+def test_only_a_script_that_records_has_its_dropout_keep_masks(tmp_path):
+    """mindport.runtime.training patched MindSpore's nn.Dropout for every script that imported it (every converted
+    training loop): each Dropout built in PyNative ran a Python construct and held up to 64 masks per layer, in
+    scripts that never record a value. Now a plain training script (no recorded values) trains with MindSpore's own
+    Dropout and holds no mask, with the losses of torch (its one Dropout in the model has p=0: the draws do
+    not matter); a converted file that records calls keep_dropout_masks() after its imports (the REINFORCE shapes of
+    test_train17_causes/test_fresh7_causes still run with their masks)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    plain = '''
+import torch
+import torch.nn as nn
+
+x = torch.linspace(-1.0, 1.0, 24).reshape(8, 3)
+y = x.sum(1, keepdim=True) * 0.5
+model = nn.Sequential(nn.Linear(3, 4), nn.Dropout(0.0), nn.Linear(4, 1))
+drop = nn.Dropout(0.5)
+with torch.no_grad():
+    model[0].weight.copy_(torch.linspace(-0.5, 0.5, 12).reshape(4, 3))
+    model[0].bias.zero_()
+    model[2].weight.copy_(torch.linspace(0.3, -0.3, 4).reshape(1, 4))
+    model[2].bias.zero_()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(4):
+    opt.zero_grad()
+    loss = ((model(x) - y) ** 2).mean()
+    loss.backward()
+    opt.step()
+    print("step", loss.item())
+_ = drop(x)
+'''
+    code = _convert(plain)
+    assert "mp_train." in code and "keep_dropout_masks" not in code, code
+    probe = code + '''
+import mindspore as _ms
+from mindport.runtime import training as _train
+print("own construct", type(drop).construct is _ms.nn.Dropout.construct and "construct" not in vars(drop))
+print("masks held", len(_train._DRAWN))
+'''
+    root = Path(__file__).resolve().parents[2]
+    script = tmp_path / "plain.py"
+    script.write_text(probe)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]),
+               OMP_NUM_THREADS="1")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=tmp_path, env=env,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = done.stdout.splitlines()
+    assert "own construct True" in lines and "masks held 0" in lines, done.stdout
+    m = [float(line.split()[-1]) for line in lines if line.startswith("step")]
+    t = [v[0] for v in _losses(plain, "torch_plain_dropout")]
+    np.testing.assert_allclose(m, t, rtol=1e-5)
+    assert t[-1] < t[0]
+
+    recording = _convert('''
+import torch
+import torch.nn as nn
+from torch.distributions import Categorical
+
+policy = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.5), nn.Linear(8, 2), nn.Softmax(dim=-1))
+opt = torch.optim.SGD(policy.parameters(), lr=0.1)
+
+
+def act(state, saved):
+    m = Categorical(policy(state))
+    action = m.sample()
+    saved.append(m.log_prob(action))
+
+
+def finish(saved):
+    loss = -torch.stack(saved).sum()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+''')
+    head, _, rest = recording.partition("mp_train.keep_dropout_masks()\n")
+    assert rest and "nn.Dropout" in rest and "mp_train.record(" in rest and "import" not in rest, recording
