@@ -425,7 +425,9 @@ def return_kinds(trees: list[ast.Module]) -> tuple[tuple[str, str], ...]:
     kinds, or any of whose returns says nothing, is left out (unknown, as before). Read with ``ast``: nothing
     imported; to a fixed point over calls of one project function in another. ``trees``: the project's parsed files
     (:func:`parse_files`), or one file's alone (``convert_source``)."""
-    modules = _subclasses([class_bases(tree) for tree in trees], "Module")
+    per_file = [class_bases(tree) for tree in trees]
+    modules = _subclasses(per_file, "Module")
+    engines = engine_classes(trees, per_file)
     functions: list[tuple[str, ast.AST, dict, bool]] = []  # (name, function, the file's imports, in a Module class)
     for tree in trees:
         imports = _import_roots(tree)
@@ -437,7 +439,7 @@ def return_kinds(trees: list[ast.Module]) -> tuple[tuple[str, str], ...]:
                     if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
                         functions.append((item.name, item, imports, node.name in modules))
     prepared = [(name, _returns_of(function), imports, in_module) for name, function, imports, in_module in functions]
-    known: dict[str, str] = {}
+    known: dict[str, str] = dict.fromkeys(engines, "engine")  # Value(2.0): an object of the project's own engine
     changed = True
     while changed:
         changed = False
@@ -445,11 +447,53 @@ def return_kinds(trees: list[ast.Module]) -> tuple[tuple[str, str], ...]:
         for name, body, imports, in_module in prepared:
             kinds.setdefault(name, set()).add(_function_return(body, imports, known, in_module))
         for name, found in kinds.items():
+            if name in engines:
+                continue  # a function named as an engine class (a constructor call is the class's)
             kind = found.pop() if len(found) == 1 else None
             if kind is not None and known.get(name) != kind:
                 known[name] = kind
                 changed = True
     return tuple(sorted(known.items()))
+
+
+# bases that make a class torch's (a layer, or an autograd.Function whose backward is a staticmethod of torch's)
+_TORCH_BASES = frozenset({"Module", "Function", "Cell", "Optimizer", "Dataset"})
+
+
+def engine_classes(trees: list[ast.Module], per_file=None) -> frozenset[str]:
+    """Classes of the project that are a scalar (or array) autograd engine of its own, micrograd's shape: a class
+    defining a method ``backward(self)`` (no argument beyond ``self`` without a default, not a staticmethod) with no
+    torch base (``nn.Module``, ``autograd.Function`` ...: directly or through the project's own classes). Its objects'
+    ``.backward()`` is the class's, not ``torch.Tensor.backward``: ``c = a * b; c.backward()`` on two ``Value``s is
+    left as written, as are the methods they call (``v.tanh()``) and the arithmetic the class's own methods do on
+    its attributes (``self.grad += out.grad``). The return kind "engine" (:func:`return_kinds`) marks them."""
+    per_file = per_file if per_file is not None else [class_bases(tree) for tree in trees]
+    torch_classes: set[str] = set()
+    for base in _TORCH_BASES:
+        torch_classes |= _subclasses(per_file, base)
+    found = set()
+    for tree in trees:
+        for node in _statements(tree.body):
+            if type(node) is not ast.ClassDef or node.name in torch_classes:
+                continue
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef) and item.name == "backward" and _own_backward(item):
+                    found.add(node.name)
+    for name in tuple(found):  # class Leaf(Value): the engine's backward, inherited
+        found |= _subclasses(per_file, name) - torch_classes
+    return frozenset(found)
+
+
+def _own_backward(function: ast.FunctionDef) -> bool:
+    """``def backward(self)`` (``self`` alone, or with defaulted parameters: ``backward(self, grad=None)``)."""
+    if any(isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod") for d in function.decorator_list):
+        return False
+    args = function.args
+    positional = [*args.posonlyargs, *args.args]
+    if not positional:
+        return False
+    required = len(positional) - 1 - len(args.defaults)
+    return required <= 0 and all(d is not None for d in args.kw_defaults)
 
 
 def _import_roots(tree: ast.Module) -> dict[str, str]:
@@ -512,6 +556,8 @@ def _expr_kind(node, imports, known, local, params, in_module) -> str | None:
     if isinstance(node, ast.BinOp):
         kinds = {_expr_kind(node.left, imports, known, local, params, in_module),
                  _expr_kind(node.right, imports, known, local, params, in_module)}
+        if "engine" in kinds:
+            return "engine"  # a + b on the project's own engine's values: the class's operator, an engine value
         if "tensor" in kinds:
             return "tensor"
         if kinds <= {"python", "foreign"}:
@@ -549,6 +595,8 @@ def _expr_kind(node, imports, known, local, params, in_module) -> str | None:
     if isinstance(owner, ast.Name) and owner.id == "self":
         return "tensor" if in_module else known.get(method)  # self.fc(x) in a layer: a sub-layer's output
     kind = _expr_kind(owner, imports, known, local, params, in_module)
+    if kind == "engine":
+        return "engine" if known.get(method) == "engine" else None  # v.tanh() of the engine's own Value class
     if kind == "tensor" or (kind is None and method in _TENSOR_METHODS):
         return "tensor"
     if kind == "foreign":
@@ -563,7 +611,12 @@ def project_return(method: str, kinds: dict[str, str]) -> str | None:
     a name tensors, numpy arrays or Python's values also have (``x.sum()``, ``d.get(k)``: the owner decides)."""
     from mindport.migrator.table import SHARED_METHOD_NAMES  # libcst's side of the converter: loaded on use
 
-    return None if method in SHARED_METHOD_NAMES or method in _SIZE_QUERIES else kinds.get(method)
+    if method in SHARED_METHOD_NAMES or method in _SIZE_QUERIES:
+        return None
+    kind = kinds.get(method)
+    # an engine's value only from a receiver known to be one (or its class called: ``engine.Value(2.0)``): the
+    # engine's ``tanh`` on an owner of unknown kind is as likely a tensor's
+    return None if kind == "engine" and not method[:1].isupper() else kind
 
 
 def imported_names(files: list[tuple[bytes, ast.Module]], local: frozenset[str]) -> frozenset[str]:

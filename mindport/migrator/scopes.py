@@ -133,6 +133,9 @@ class ScopeBuilder(cst.CSTVisitor):
         self._classes: list[CstScope] = []  # the class bodies being visited (their scopes)
         self._defined: set[str] = set()  # names a def or class statement of the file binds
         self._lambda_kinds: dict[int, dict[str, str]] = {}  # Lambda node mapped over literal tuples -> its params' kinds
+        # id(scope) -> names bound there to a list of the project's own autograd engine's values
+        # (``params = [Value(0.0) for _ in range(3)]``): a loop over one gives each its kind ("engine")
+        self._engine_lists: dict[int, set[str]] = {}
         self._pending_kinds: dict[int, str] = {}  # Assign node -> its value's kind, noted when the value is read
         # `try: from torch.nn.functional import sdpa` / `except ImportError: sdpa = None`: the handler's fallback does
         # not rebind the imported name (the import succeeds under torch, and the converted code reads the import)
@@ -303,6 +306,11 @@ class ScopeBuilder(cst.CSTVisitor):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         self._read_before_rebinding(node)
+        engine_list = self._engine_elements(node.value)
+        for target in node.targets:
+            if isinstance(target.target, cst.Name):
+                names = self._engine_lists.setdefault(id(self.current), set())
+                (names.add if engine_list else names.discard)(target.target.value)
         alias = self.current.resolve_torch(node.value) if len(node.targets) == 1 else None
         kind = value_kind(node.value, self.current)
         self._pending_kinds[id(node)] = kind
@@ -413,11 +421,35 @@ class ScopeBuilder(cst.CSTVisitor):
         (``for t in xs``, ``[t.repeat(2) for t in feats]``) has the parameter's kind, as ``xs[0]`` has."""
         if isinstance(iterable, cst.Name) and self.current.kind_of(iterable.value) == "param":
             return "param"
+        if self._engine_elements(iterable):
+            return "engine"  # for p in params + [b]: p.data -= lr * p.grad on the project's own engine's values
         if not isinstance(iterable, (cst.Tuple, cst.List)) or not iterable.elements \
                 or any(isinstance(e, cst.StarredElement) for e in iterable.elements):
             return None
         kinds = {value_kind(e.value, self.current) for e in iterable.elements}
         return kinds.pop() if len(kinds) == 1 else None
+
+    def _engine_elements(self, value: cst.BaseExpression) -> bool:
+        """Is ``value`` a list of the project's own autograd engine's values: ``[Value(x) for x in xs]``, ``[w, b]``
+        of such values, ``ws + [b]``, ``list(ws)``, or a name bound to one of these."""
+        if isinstance(value, (cst.List, cst.Tuple)):
+            return bool(value.elements) and all(
+                self._engine_elements(e.value) if isinstance(e, cst.StarredElement)
+                else value_kind(e.value, self.current) == "engine" for e in value.elements)
+        if isinstance(value, (cst.ListComp, cst.GeneratorExp)):
+            return value_kind(value.elt, self.current) == "engine"
+        if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add):
+            return self._engine_elements(value.left) and self._engine_elements(value.right)
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in ("list", "tuple") \
+                and len(value.args) == 1:
+            return self._engine_elements(value.args[0].value)
+        if isinstance(value, cst.Name):
+            scope = self.current
+            while scope is not None:
+                if value.value in scope.names or scope.parent is None:
+                    return value.value in self._engine_lists.get(id(scope), ())
+                scope = scope.parent
+        return False
 
     def _bind_target(self, target: cst.BaseExpression, alias: str | None) -> None:
         if isinstance(target, cst.Name) and any(target.value in names for names in self._fallbacks):
@@ -516,7 +548,8 @@ _TENSOR_ONLY_METHODS = frozenset({"permute", "contiguous", "unsqueeze", "masked_
 
 def value_kind(value: cst.BaseExpression, scope: Scope) -> str:
     """What an expression evidently holds: "tensor" (a torch call's result or arithmetic on tensors), "python"
-    (a literal or comprehension), "foreign" (a call into another imported library, e.g. numpy), or "other"."""
+    (a literal or comprehension), "foreign" (a call into another imported library, e.g. numpy), "engine" (a value of
+    an autograd engine the project defines itself, micrograd's ``Value``: project.engine_classes), or "other"."""
     if isinstance(value, _LITERALS):
         return "python"
     if isinstance(value, cst.Call):
@@ -540,6 +573,8 @@ def value_kind(value: cst.BaseExpression, scope: Scope) -> str:
             if isinstance(owner, cst.Name) and owner.value == "self":
                 return "tensor"  # self.layer(x) / self.helper(x) in model code: a sub-layer's output
             kind = receiver_kind(owner, scope)
+            if kind == "engine":  # v.tanh() of the project's own autograd engine (project.engine_classes)
+                return "engine" if returns.get(value.func.attr.value) == "engine" else "other"
             if kind == "other" and (value.func.attr.value in _TENSOR_ONLY_METHODS or (
                     value.func.attr.value == "view" and len(value.args) >= 2)):
                 return "tensor"  # l(x).view(b, -1, h, d).transpose(1, 2): only a tensor has these (numpy's view
@@ -560,6 +595,8 @@ def value_kind(value: cst.BaseExpression, scope: Scope) -> str:
         return "other"
     if isinstance(value, cst.BinaryOperation):
         kinds = {operand_kind(value.left, scope), operand_kind(value.right, scope)}
+        if "engine" in kinds:
+            return "engine"  # a * b on Values of the project's own engine: the class's operator
         if "tensor" in kinds:
             return "tensor"
         if "foreign" in kinds and kinds <= {"foreign", "python", "param"}:

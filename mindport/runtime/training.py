@@ -245,11 +245,12 @@ def record(value, fn, *inputs):
     and their list attributes) again inside the differentiation (``_Replay``), from the parameters as they are at
     the backward, which are the ones torch's graph saw (torch refuses a backward through parameters changed in
     place since). An nn.Dropout in training mode applies again the masks it drew while the value was collected
-    (``_keep_dropout_masks``; the value computed again must equal the recorded one, else refused). Refused
+    (``keep_dropout_masks``; the value computed again must equal the recorded one, else refused). Refused
     (``_refuse_redraws``: a RuntimeError saying why): a model ``fn`` reads with another random layer or a BatchNorm
     in training mode (a new random mask, running statistics updated a second time). The outputs of a differentiated
     function that takes arguments (state carried across steps, a running sum of losses) are recorded the same way
     until a ``backward`` consumes its gradients (``_record_step``)."""
+    keep_dropout_masks()  # (the converter's call after the imports has set it up already: a no-op then)
     if not isinstance(value, Tensor) or _PAUSED:
         return value
     key = id(value)
@@ -289,12 +290,15 @@ class _Masks(dict):
         return masks.pop(0)
 
 
-def _keep_dropout_masks() -> None:
+def keep_dropout_masks() -> None:
     """MindSpore's nn.Dropout built in PyNative mode keeps the masks it draws outside a differentiation (``_DRAWN``,
     handed to the next recorded value: ``record``) and, while a recorded value is computed again, applies the mask it
     drew then instead of a new one: the value torch's graph holds, as torch's graph holds it (REINFORCE's
-    log-probabilities of a policy with Dropout, collected while acting in training mode). Set up when this module is
-    imported (a layer built before the first ``record`` must keep its masks too); a layer built under GRAPH_MODE, or
+    log-probabilities of a policy with Dropout, collected while acting in training mode). Only for a script that
+    records values: the converter writes ``mp_train.keep_dropout_masks()`` right after the imports of a file it
+    writes ``record`` calls in (a layer built before the first ``record`` must keep its masks too), and ``record``
+    calls it as well; importing this module changes nothing (other scripts keep MindSpore's own Dropout, and
+    hold no masks). A layer built under GRAPH_MODE, or
     a subclass with a construct of its own, is left as it is (and a value recorded through it stays refused); one
     built in PyNative and compiled later (``ms.jit``, GRAPH_MODE) compiles MindSpore's own Dropout."""
     cls = ms.nn.Dropout
@@ -571,7 +575,7 @@ def _refuse_redraws(fn, inputs, masks=None) -> bool:
     updates state (BatchNorm in training mode: its running statistics a second time) would make the recomputed
     value, or the model, differ from torch's. Refused, with the reason, rather than differentiated silently wrong.
     (A random draw inside a model's construct, ``ops.dropout(x, p)`` written out, is not seen here.) True when an
-    nn.Dropout that keeps its masks (``_keep_dropout_masks``) draws there: the caller finds the masks to apply."""
+    nn.Dropout that keeps its masks (``keep_dropout_masks``) draws there: the caller finds the masks to apply."""
     code, scope = getattr(fn, "__code__", None), getattr(fn, "__globals__", {})
     values = list(inputs) + [scope[n] for n in (code.co_names if code is not None else ()) if n in scope]
     replays = False
@@ -584,7 +588,7 @@ def _refuse_redraws(fn, inputs, masks=None) -> bool:
                 continue
             if masks is not None and _keeps_masks(cell):
                 replays = replays or bool(cell.p if cell.p is not None else 1.0 - cell.keep_prob)
-                continue  # nn.Dropout applies the masks it drew while the value was collected (_keep_dropout_masks)
+                continue  # nn.Dropout applies the masks it drew while the value was collected (keep_dropout_masks)
             if "Dropout" in kind and (getattr(cell, "p", None) or getattr(cell, "prob", None)  # Dropout1d: prob
                                       or 1 - getattr(cell, "keep_prob", 1.0)):
                 what = "draws a new random mask (Dropout in training mode)"
@@ -1082,5 +1086,3 @@ def _cubic_minimum(x1, f1, g1, x2, f2, g2, bounds=None):
         at = x1 - (x1 - x2) * ((g1 + d2 - d1) / (g1 - g2 + 2 * d2))
     return min(max(at, low), high)
 
-
-_keep_dropout_masks()

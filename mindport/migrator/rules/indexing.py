@@ -54,7 +54,7 @@ class IndexTransform(Rule):
         while kept > 1 and _full_slice(elements[kept - 1]):
             kept -= 1
         if kept == len(elements) or not any(_maybe_tensor(e) for e in elements[:kept]) \
-                or receiver_kind(original_node.value, self.scope) in ("python", "foreign"):
+                or receiver_kind(original_node.value, self.scope) in ("python", "foreign", "engine"):
             return updated_node
         last = elements[kept - 1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
         return updated_node.with_changes(slice=[*elements[:kept - 1], last])

@@ -31,8 +31,11 @@ class RecordedValueTransform(Rule):
     classes and ``no_grad`` blocks. A helper whose result a caller binds and collects (``a, p =
     self.select_action(s)``, then ``self.data.append((r, p))``) records what it returns instead (each element of a
     returned tuple computed from a model call, with its slice of the helper: a value sampled there is an input), and
-    the runtime computes again recorded values held in the tuples of a list. A model ``fn`` reads with a Dropout or a BatchNorm in training mode is refused
-    at run time (a new mask, statistics updated twice: not torch's gradient)."""
+    the runtime computes again recorded values held in the tuples of a list. A file that records calls
+    ``mindport.runtime.training.keep_dropout_masks()`` after its imports: its nn.Dropout layers keep the masks they
+    draw and apply them again when a recorded value is computed again (no other script's Dropout is changed). A model
+    ``fn`` reads with another random layer or a BatchNorm in training mode is refused at run time (a new mask,
+    statistics updated twice: not torch's gradient)."""
 
     EXAMPLES = (
         Example(
@@ -62,6 +65,7 @@ class RecordedValueTransform(Rule):
                 from mindport.runtime import math as mp_math
                 from mindport.runtime import distributions as mp_dist
                 from mindport.runtime import training as mp_train
+                mp_train.keep_dropout_masks()
 
 
                 def select_action(policy, state, saved):
@@ -88,7 +92,8 @@ class RecordedValueTransform(Rule):
             """,
             note="log-probabilities saved while acting, the loss built in another function: each saved value is "
                  "recorded with the statements that computed it from the model call on; the update's "
-                 "value_and_grad computes them again inside the differentiation (the action, sampled, is an input)",
+                 "value_and_grad computes them again inside the differentiation (the action, sampled, is an input); the "
+                 "file's nn.Dropout layers keep their masks for that (keep_dropout_masks, after the imports)",
         ),
     )
 
@@ -101,6 +106,7 @@ class RecordedValueTransform(Rule):
         self._models: set[str] = set()
         self._classes: list[str] = []
         self._collected_returns: frozenset[str] = frozenset()  # helpers whose results a caller collects
+        self._records = False  # the file records a value: its nn.Dropout layers keep their masks (leave_Module)
 
     # --- where we are
     def visit_Module(self, node: cst.Module) -> None:
@@ -109,6 +115,18 @@ class RecordedValueTransform(Rule):
         top = [s for s in node.body if not isinstance(s, (cst.FunctionDef, cst.ClassDef))]
         self._frames.append(self._frame(cst.Module(body=top), ()))
         self._collected_returns = _collected_returns(node, self._models) if self._active else frozenset()
+
+    def leave_Module(self, original_node, updated_node):
+        """A file that records values makes MindSpore's nn.Dropout keep the masks it draws (``keep_dropout_masks``),
+        right after its imports, before it builds a model: a recorded value is computed again with the masks it was
+        computed with. Other scripts keep MindSpore's own Dropout."""
+        if not self._records:
+            return updated_node
+        body = list(updated_node.body)
+        index = _after_imports(body)
+        train = self.ctx.alias_for("mindport.runtime.training")
+        call = parse_statement(f"{train}.keep_dropout_masks()\n")
+        return updated_node.with_changes(body=[*body[:index], call, *body[index:]])
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._classes.append(node.name.value)
@@ -203,6 +221,7 @@ class RecordedValueTransform(Rule):
         chosen, inputs = found
         frame["holders"].add(holder)
         train = self.ctx.alias_for("mindport.runtime.training")
+        self._records = True
         fn = self._fresh(f"recompute_{holder.rsplit('.', 1)[-1]}", frame)
         line = updated[point]
         small = line.body[0]
@@ -244,6 +263,7 @@ class RecordedValueTransform(Rule):
                                                 updated[index] if not definitions else None))
             args = "".join(f", {n}" for n in inputs)
             call = parse_expression(f"{train}.record({code_of(new_expr)}, {fn}{args})")
+            self._records = True
             elements.append(call if element is None else new.with_changes(value=call))
             self.ctx.converted_sites += 1
         if not definitions:
@@ -303,6 +323,7 @@ class RecordedValueTransform(Rule):
         inputs = [n for n in dict.fromkeys(_names([assign.value]).reads) if n in frame["locals"]]
         value = updated[index].body[0].value
         train = self.ctx.alias_for("mindport.runtime.training")
+        self._records = True
         params = ", ".join(inputs)
         line = updated[index]
         new_value = parse_expression(f"{train}.record({code_of(value)}, lambda {params}: {code_of(value)}, {params})")
@@ -450,3 +471,21 @@ def _collected_returns(module: cst.Module, models) -> frozenset[str]:
 
     module.visit(_Blocks())
     return frozenset(found & defined)
+
+
+def _after_imports(body: list) -> int:
+    """Where a statement that must run before the file's own code goes: right after its first top-level torch import
+    (where the MindSpore imports take its place), else after the imports and docstring the file opens with."""
+    leading = 0
+    for i, stmt in enumerate(body):
+        small = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) and stmt.body else None
+        if isinstance(small, (cst.Import, cst.ImportFrom)):
+            names = [a.name for a in small.names] if isinstance(small, cst.Import) else [small.module] \
+                if small.module is not None and not small.relative else []
+            if any((dotted_name(n) or "").split(".")[0] == "torch" for n in names):
+                return i + 1
+            if leading == i:
+                leading = i + 1
+        elif leading == i and i == 0 and isinstance(small, cst.Expr) and isinstance(small.value, cst.SimpleString):
+            leading = 1
+    return leading

@@ -1570,7 +1570,7 @@ class TableCallTransform(Rule):
         if isinstance(func.value, cst.Call) and isinstance(func.value.func, cst.Name) \
                 and func.value.func.value == "super":
             return False
-        return receiver_kind(func.value, self.scope) not in ("python", "foreign", "object")
+        return receiver_kind(func.value, self.scope) not in ("python", "foreign", "object", "engine")
 
     def _strict_name(self, name: str, target: str) -> bool:
         """Must the receiver be an evident tensor for ``x.name(...)`` to be rewritten? For the names other Python
@@ -1600,8 +1600,9 @@ class TableCallTransform(Rule):
     def _plausible(self, func: cst.Attribute, strict: bool) -> bool:
         """Is the receiver plausibly a tensor? ``strict`` for names numpy/lists/dicts share (sum, reshape ...)."""
         kind = receiver_kind(func.value, self.scope)
-        if kind in ("python", "foreign", "object"):
-            return False  # "object": self.softmax(x) calls a sub-layer, not Tensor.softmax
+        if kind in ("python", "foreign", "object", "engine"):
+            return False  # "object": self.softmax(x) calls a sub-layer, not Tensor.softmax; "engine": v.tanh() of
+            # the project's own autograd engine's Value
         if kind == "other" and self_attribute_kind(func.value, self.scope) == "tensor_or_layer":
             # self.skip_k: a Parameter on one branch, a Conv1d on another; .repeat(...) can only be the Parameter's
             return func.attr.value not in MODULE_AND_TENSOR_METHODS

@@ -705,14 +705,27 @@ class TrainingLoopRule(Rule):
         self._outer_loops: dict[int, cst.CSTNode] = {}  # per scope: the outermost loop being visited
         self._mode_preludes: set[int] = set()  # ids of the preludes holding model.set_train(True)
         self._class_methods: list[set[str]] = []  # per enclosing class: the names of its methods (and properties)
+        self._engine_classes = 0  # open classes that are an autograd engine of the project's own (micrograd's Value)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
         self._class_methods.append({s.name.value for s in body if isinstance(s, cst.FunctionDef)})
+        self._engine_classes += self._is_engine(node.name.value)
 
     def leave_ClassDef(self, original_node, updated_node):
         self._class_methods.pop()
+        self._engine_classes -= self._is_engine(original_node.name.value)
         return updated_node
+
+    def _is_engine(self, name: str) -> bool:
+        """A class the project defines as its own autograd engine (project.engine_classes: ``backward(self)``, no
+        torch base): its methods' arithmetic on ``.grad``/``.data`` is its own, not a tensor update."""
+        return getattr(self.scope, "returns", {}).get(name) == "engine"
+
+    def _engine_value(self, expr: cst.BaseExpression) -> bool:
+        """Is ``expr`` (``c`` of ``c.backward()``, ``p`` of ``p.data -= ...``) an object of the project's own autograd
+        engine: made by its class, by arithmetic on its values, or returned by a function returning them."""
+        return receiver_kind(expr, self.scope) == "engine"
 
     # --- opt.param_groups[i]['lr'] read: a Python float in torch, a Parameter in experimental.optim
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
@@ -728,6 +741,8 @@ class TrainingLoopRule(Rule):
             target.value in names for names in self._param_vars))
         if op is None or not (data or tensor_name or _reads_grad(original_node.value)):
             return updated_node
+        if self._engine_classes or (isinstance(target, cst.Attribute) and self._engine_value(target.value)):
+            return updated_node  # self.grad += out.grad in a Value class of the file's own engine, v.data -= lr * v.grad
         if not (data or tensor_name) and isinstance(target, cst.Name) and operand_kind(target, self.scope) == "python":
             return updated_node  # grad_norm += p.grad.norm().item() ** 2 on grad_norm = 0.0: a Python number
         new_target = updated_node.target
@@ -916,8 +931,8 @@ class TrainingLoopRule(Rule):
             return updated_node.func.value        # (a MindSpore tensor with the flag refuses in-place updates)
         if not isinstance(func, cst.Attribute) \
                 or func.attr.value != "backward" or self.scope.resolve(func.value) is not None \
-                or receiver_kind(func.value, self.scope) == "object":
-            return updated_node
+                or receiver_kind(func.value, self.scope) in ("object", "engine"):
+            return updated_node  # "engine": c = a * b; c.backward() on Values of the project's own autograd engine
         if receiver_kind(func.value, self.scope) == "foreign":
             # made by a third-party library's call: its backward() is left as written, and said (a torch tensor's
             # would fail on MindSpore; another library's own backward() is its own)
