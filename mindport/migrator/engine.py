@@ -27,6 +27,7 @@ from mindport.migrator.imports import (
 )
 from mindport.migrator.keep_torch import qualify, revert_header
 from mindport.migrator.rules import make_rules
+from mindport.migrator.rules.device import drop_self_device_moves
 from mindport.migrator.rules.base import Rule
 from mindport.migrator.keyword_dicts import keyword_dict_arguments
 from mindport.migrator.rules.references import _torch_import_names as torch_import_names
@@ -58,6 +59,7 @@ def run_pipeline(module: cst.Module, filename: str, registry: Registry, options:
     ``without``: rules left out (the examples' tests check that each example needs its rule)."""
     first = module
     module = literal_namespace_reads(module)  # getattr(F, 'tanh') is F.tanh (rules/references.py)
+    module = drop_self_device_moves(module)  # self.a = self.a.to(x.device): nothing on MindSpore (rules/device.py)
     module = keyword_dict_arguments(module, torch_import_names(module))  # torch.zeros(s, **to(x)): keywords written out
     scopes = build_scopes(module, options.local_packages, options.star_bindings, options.return_kinds)
     positions = LazyPositions(module)  # resolved on the first diagnostic only
