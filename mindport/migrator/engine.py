@@ -28,6 +28,7 @@ from mindport.migrator.imports import (
 )
 from mindport.migrator.keep_torch import qualify, revert_header
 from mindport.migrator.rules import make_rules
+from mindport.migrator.rules.device import drop_self_device_moves
 from mindport.migrator.rules.base import Rule
 from mindport.migrator.keyword_dicts import keyword_dict_arguments
 from mindport.migrator.rules.references import _torch_import_names as torch_import_names
@@ -60,6 +61,7 @@ def run_pipeline(module: cst.Module, filename: str, registry: Registry, options:
     first = module
     module = literal_namespace_reads(module)  # getattr(F, 'tanh') is F.tanh (rules/references.py)
     module = split_import_lines(module)  # `import math; import torch`: one statement per line (imports.py)
+    module = drop_self_device_moves(module)  # self.a = self.a.to(x.device): nothing on MindSpore (rules/device.py)
     module = keyword_dict_arguments(module, torch_import_names(module))  # torch.zeros(s, **to(x)): keywords written out
     scopes = build_scopes(module, options.local_packages, options.star_bindings, options.return_kinds)
     positions = LazyPositions(module)  # resolved on the first diagnostic only

@@ -457,3 +457,15 @@ def functions_bool_condition(arg: Arg) -> str:
         return arg.source
     source = arg.source if isinstance(node, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) else f"({arg.source})"
     return f"{source}.astype(mindspore.bool_)"
+
+
+@call_transform("add_alpha")
+def add_alpha(args: dict[str, Arg]) -> None:
+    """``torch.add(input, other, alpha=k)`` is ``input + k * other``; ``ops.add`` has no ``alpha``, so ``other``
+    becomes ``other * k`` (a literal 1, or no alpha, leaves the call as it is). The alpha may be any expression
+    (EDM2's ``torch.add(eps, norm, alpha=np.sqrt(norm.numel() / x.numel()))``), and ``input`` a Python number."""
+    alpha = args.pop("alpha", None)
+    if alpha is None or not alpha.given or alpha.literal(default=UNKNOWN) == 1:
+        return
+    other = args["other"]
+    args["other"] = new(f"{other.operand} * {alpha.operand}")

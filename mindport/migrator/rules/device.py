@@ -484,3 +484,63 @@ def _attribute_targets(target: cst.BaseExpression) -> set[int]:
     if isinstance(target, (cst.Tuple, cst.List)):
         return {i for e in target.elements for i in _attribute_targets(e.value)}
     return set()
+
+
+def _device_move_of(value, target) -> bool:
+    """``target.to(<device>)``, ``target.to(device=<device>, non_blocking=...)``, ``target.cuda(...)``,
+    ``target.cpu()``: a move of ``target`` itself to a device, nothing else (no dtype, no tensor to take one from)."""
+    if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Attribute) \
+            or not value.func.value.deep_equals(target):
+        return False
+    name = value.func.attr.value
+    if name in _DEVICE_METHODS:
+        return all(a.keyword is None or a.keyword.value in ("device", "non_blocking") for a in value.args)
+    if name != "to" or not value.args:
+        return False
+    for arg in value.args:
+        if arg.keyword is None and not _is_device(arg.value):
+            return False
+        if arg.keyword is not None and (arg.keyword.value not in ("device", "non_blocking", "copy")
+                                        or arg.keyword.value == "device" and not _is_device(arg.value)):
+            return False
+    return any(arg.keyword is None or arg.keyword.value == "device" for arg in value.args)
+
+
+class _SelfDeviceMoves(cst.CSTTransformer):
+    def __init__(self) -> None:
+        super().__init__()
+        self.dropped = 0
+
+    def leave_IndentedBlock(self, original_node, updated_node):
+        body = [s for s in updated_node.body if not self._move(s)]
+        if len(body) == len(updated_node.body):
+            return updated_node
+        self.dropped += len(updated_node.body) - len(body)
+        return updated_node.with_changes(body=body or [cst.SimpleStatementLine(body=[cst.Pass()])])
+
+    @staticmethod
+    def _move(statement) -> bool:
+        if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+            return False
+        assign = statement.body[0]
+        if not isinstance(assign, cst.Assign) or len(assign.targets) != 1:
+            return False
+        target = assign.targets[0].target
+        return isinstance(target, cst.Attribute) and _pure(target) \
+            and (assign.value.deep_equals(target) or _device_move_of(assign.value, target))
+
+
+def drop_self_device_moves(module: cst.Module) -> cst.Module:
+    """An attribute moved to a device and written back to itself (LlamaGen's ``self.freqs_cis =
+    self.freqs_cis.to(h.device)`` in ``forward``; ``self.grid = self.grid.cuda()``; ``self.pe =
+    self.pe.to(device=x.device)``) is nothing on MindSpore, whose placement is global, and an attribute written to
+    itself (``self.freqs_cis = self.freqs_cis``, LlamaGen's other branch) is nothing anywhere: the statement is dropped
+    before the rules run (DeviceTransform would leave, and a written self-assignment is, ``self.freqs_cis = self.freqs_cis``, which SelfCacheTransform
+    then sees as a value ``forward`` writes to ``self``: MP107, and in a static graph an interpreted value the next
+    op refuses, "Invalid input args for unpack call"). Only a move of the attribute itself, to something that is
+    evidently a device (``_is_device``): ``self.a = self.a.to(x)`` takes ``x``'s dtype and stays."""
+    if "self" not in module.code:  # cheap exit: nothing of the kind
+        return module
+    runner = _SelfDeviceMoves()
+    new = module.visit(runner)
+    return new if runner.dropped else module
