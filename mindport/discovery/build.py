@@ -502,15 +502,36 @@ _KNOWN_LAYERS = ("Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose
 
 def _handed_layer(model, param: dict):
     """The layer of a known kind a forward argument is first handed to (scan.py's ``Param.layer``: ``self.X(arg)``):
-    ``model.X`` itself, or the first such layer of a ``Sequential`` it is; None otherwise (a block of the project's
-    own: its first registered layer need not be the one it applies first)."""
+    ``model.X`` itself, or the first such layer of a ``Sequential`` it is, past the leading modules that keep no
+    weights and keep the input's form (an activation, a dropout, ``Identity``: a diffusion block's
+    ``time_mlp = Sequential(Mish(), Linear(embed_dim, out))``, a DiT block's ``Sequential(SiLU(), Linear(...))``);
+    None otherwise (a block of the project's own: its first registered layer need not be the one it applies first)."""
     import torch.nn as nn
 
     known = tuple(getattr(nn, n, None) or getattr(nn.modules.batchnorm, n) for n in _KNOWN_LAYERS)
     sub = getattr(model, param.get("layer") or "", None) if param.get("layer") else None
     while type(sub) is nn.Sequential and len(sub):
-        sub = sub[0]
+        lead = 0
+        while lead < len(sub) - 1 and _form_keeping(sub[lead]):
+            lead += 1
+        sub = sub[lead]
     return sub if isinstance(sub, known) else None
+
+
+def _form_keeping(module) -> bool:
+    """A module without weights that gives its input's form back: an elementwise activation (torch's or the
+    project's own, no parameters and no sub-modules), a dropout, ``Identity``; not a pooling, padding, reshaping or
+    resampling layer (those change the form the next layer takes)."""
+    import torch.nn as nn
+
+    if any(True for _ in module.parameters()) or any(True for _ in module.children()):
+        return False
+    if isinstance(module, (nn.modules.dropout._DropoutNd, nn.Identity)):
+        return True
+    if type(module).__module__ == nn.modules.activation.__name__:
+        return True
+    return type(module).__module__.split(".")[0] not in ("torch", "einops") and \
+        re.search(r"(?i)relu|elu|gelu|silu|swish|mish|tanh|sigmoid|softplus|act", type(module).__name__) is not None
 
 
 def _handed_forms(layer, dims: list[int], tokens: bool) -> list[str]:

@@ -1,0 +1,59 @@
+"""Fixes from disc19's first contact with manifest rows 115 onwards (issue 29): input and constructor guesses."""
+from __future__ import annotations
+
+import textwrap
+
+TIME_BLOCKS = '''
+import torch
+import torch.nn as nn
+
+
+class TemporalBlock(nn.Module):
+    def __init__(self, inp_channels, out_channels, embed_dim):
+        super().__init__()
+        self.conv = nn.Conv1d(inp_channels, out_channels, 5, padding=2)
+        self.time_mlp = nn.Sequential(nn.Mish(), nn.Linear(embed_dim, out_channels))
+
+    def forward(self, x, t):
+        return self.conv(x) + self.time_mlp(t)[:, :, None]
+
+
+class Modulated(nn.Module):
+    def __init__(self, hidden_size, cond_size):
+        super().__init__()
+        self.norm = nn.LayerNorm(hidden_size, elementwise_affine=False)
+        self.modulation = nn.Sequential(nn.SiLU(), nn.Dropout(0.0), nn.Linear(cond_size, 2 * hidden_size))
+        self.proj = nn.Linear(hidden_size, hidden_size)
+
+    def forward(self, x, c):
+        shift, scale = self.modulation(c).chunk(2, dim=1)
+        return self.proj(self.norm(x) * (1 + scale[:, None]) + shift[:, None])
+'''
+
+
+def _prove(tmp_path, files, pattern):
+    from mindport.discovery.prove import ProveSettings, prove_models
+    from mindport.migrator.repo import convert_path
+
+    src, out = tmp_path / "src", tmp_path / "out"
+    for rel, text in files.items():
+        (src / rel).parent.mkdir(parents=True, exist_ok=True)
+        (src / rel).write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
+    convert_path(src, out, jobs=1, force=True)
+    models, _ = prove_models(src, out, pattern=pattern, cache=False, settings=ProveSettings(stub_missing=True))
+    return {m["class"]: m for m in models}
+
+
+def test_an_argument_handed_to_a_sequential_that_starts_with_an_activation(tmp_path):
+    """(disc19) jannerm/diffuser's ResidualTemporalBlock.forward(x, t) hands ``t`` to
+    ``time_mlp = Sequential(Mish(), Linear(embed_dim, out), ...)``: the builder saw Mish as the layer ``t`` meets
+    (no known form), guessed ``t`` by its name as integer time steps, and every input raised ('"mish_cpu" not
+    implemented for Long'). The layer past the weightless activation (and dropout) gives the form: batch x
+    embed_dim floats (here for ``t`` and for a DiT-style condition ``c``)."""
+    models = _prove(tmp_path, {"blocks.py": TIME_BLOCKS}, "blocks.py:*")
+    block, modulated = models["blocks.py:TemporalBlock"], models["blocks.py:Modulated"]
+    assert block["status"] == "proven", block
+    assert block["inputs"][1].endswith(":float32") and block["inputs"][1].startswith("2x"), block["inputs"]
+    assert int(block["inputs"][1].split(":")[0].split("x")[1]) == int(block["ctor"].split("embed_dim=")[1]), block
+    assert modulated["status"] == "proven", modulated
+    assert modulated["inputs"][1].split(":")[1] == "float32", modulated["inputs"]
