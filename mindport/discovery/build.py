@@ -277,7 +277,7 @@ def used_value(param: dict, size: int = 16, repository_defaults: bool = True) ->
 
 
 def _mapping(attrs: dict, namespace: bool, size: int, repository_defaults: bool) -> str:
-    from mindport.discovery.scan import FLAG_KEY, GET_KEY, IN_KEY, NONE_KEY, SEQUENCE_KEY
+    from mindport.discovery.scan import COUNT_KEY, FLAG_KEY, GET_KEY, IN_KEY, NONE_KEY, SEQUENCE_KEY
 
     items = []
     for key, default in attrs.items():
@@ -289,6 +289,9 @@ def _mapping(attrs: dict, namespace: bool, size: int, repository_defaults: bool)
             value = "False"
         elif default == NONE_KEY:  # tested against None: the class's own path for its absence
             value = "None"
+        elif default == COUNT_KEY:  # handed on as a count (num_layers=cfg.lstm_layers): a number, never a list
+            value = next((str(v if v != 16 else size) for pattern, v in _INT_HINTS if re.search(pattern, key.lower())),
+                         str(size))
         elif key == "shape" and default is None:  # envs.single_observation_space.shape: a shape is a tuple
             value = f"({size},)"
         elif default == SEQUENCE_KEY:  # options['fc_lay'][i]: a list, each item of the key's kind

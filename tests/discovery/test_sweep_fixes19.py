@@ -30,6 +30,33 @@ class Modulated(nn.Module):
         return self.proj(self.norm(x) * (1 + scale[:, None]) + shift[:, None])
 '''
 
+COUNTS = '''
+import torch.nn as nn
+
+
+class Embedder(nn.Module):
+    def __init__(self, hp):
+        super().__init__()
+        self.lstm = nn.LSTM(hp.embedder.num_mels, hp.embedder.lstm_hidden, num_layers=hp.embedder.lstm_layers,
+                            batch_first=True)
+        self.proj = nn.Linear(hp.embedder.lstm_hidden, 4)
+
+    def forward(self, mel):
+        x, _ = self.lstm(mel)
+        return self.proj(x[:, -1])
+
+
+class Stacked(nn.Module):
+    def __init__(self, opts):
+        super().__init__()
+        self.blocks = nn.ModuleList([nn.Linear(opts["width"], opts["width"]) for _ in range(opts["hidden_layers"])])
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = block(x).tanh()
+        return x
+'''
+
 
 def _prove(tmp_path, files, pattern):
     from mindport.discovery.prove import ProveSettings, prove_models
@@ -57,3 +84,16 @@ def test_an_argument_handed_to_a_sequential_that_starts_with_an_activation(tmp_p
     assert int(block["inputs"][1].split(":")[0].split("x")[1]) == int(block["ctor"].split("embed_dim=")[1]), block
     assert modulated["status"] == "proven", modulated
     assert modulated["inputs"][1].split(":")[1] == "float32", modulated["inputs"]
+
+
+def test_a_configuration_entry_handed_on_as_a_count_is_a_number(tmp_path):
+    """(disc19) maum-ai/voicefilter's SpeechEmbedder(hp) builds ``nn.LSTM(..., num_layers=hp.embedder.lstm_layers)``:
+    the attribute's name ends in ``layers``, so the builder guessed a list ([2, 2]) and every attempt raised ("'<='
+    not supported between instances of 'list' and 'int'"). An entry handed on by a count keyword (``num_layers=``)
+    or to ``range()`` is a number (a namespace attribute, and a mapping key)."""
+    models = _prove(tmp_path, {"counts.py": COUNTS}, "counts.py:*")
+    embedder, stacked = models["counts.py:Embedder"], models["counts.py:Stacked"]
+    assert embedder["status"] == "proven", embedder
+    assert "lstm_layers=2" in embedder["ctor"], embedder["ctor"]
+    assert stacked["status"] == "proven", stacked
+    assert "'hidden_layers': 2" in stacked["ctor"], stacked["ctor"]
