@@ -20,10 +20,14 @@ MAX_PARAMS = 40_000_000  # bigger models are not built: parity on CPU would take
 MAX_ELEMENTS = 3_000_000  # of one input
 
 _INT_HINTS = [  # (name pattern, value) for required int-like parameters without default
+    # a position among its siblings (scale_idx, layer_idx, stage_index, block_id): the first one. A size there
+    # indexes past a table (WIDTHS[stage_idx]) or never meets the last level of a recursion (chrischute/real-nvp's
+    # _RealNVP(scale_idx, num_scales, ...) stops at scale_idx == num_scales - 1: 16 and 16 recursed to the time limit)
+    (r"(^|_)(idx|index|id)$|^i$", 0),
     (r"(^|_)(num_)?classes$|n_classes|num_labels|num_outputs|n_out$|output_size|out_dim$", 10),
     (r"vocab|num_tokens|n_tokens|ntoken|num_embeddings", 100),
     (r"head", 2),
-    (r"(depth|layers?|blocks?|n_layer|num_layers|nlayers)$", 2),
+    (r"(depth|layers?|blocks?|n_layer|num_layers|nlayers|scales|levels|stages)$", 2),
     (r"kernel|ksize|k$", 3),
     (r"stride|dilation|groups|scale_factor|upscale|ratio", 1),
     # a multiplier of the model's widths or depths (WideResNet's widen_factor, wfactor; width_mult; channel_multiplier;

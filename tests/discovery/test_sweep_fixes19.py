@@ -57,6 +57,40 @@ class Stacked(nn.Module):
         return x
 '''
 
+SCALES = '''
+import torch
+import torch.nn as nn
+
+WIDTHS = (8, 12, 16)
+
+
+class MultiScale(nn.Module):
+    def __init__(self, scale_idx, num_scales, in_channels, mid_channels):
+        super().__init__()
+        self.is_last = scale_idx == num_scales - 1
+        self.body = nn.Sequential(nn.Conv2d(in_channels, mid_channels, 3, padding=1), nn.ReLU(),
+                                  nn.Conv2d(mid_channels, in_channels, 3, padding=1))
+        if not self.is_last:
+            self.next = MultiScale(scale_idx + 1, num_scales, 4 * in_channels, 2 * mid_channels)
+
+    def forward(self, x):
+        x = x + self.body(x)
+        if not self.is_last:
+            b, c, h, w = x.shape
+            y = x.reshape(b, c, h // 2, 2, w // 2, 2).permute(0, 1, 3, 5, 2, 4).reshape(b, 4 * c, h // 2, w // 2)
+            x = self.next(y).reshape(b, c, 2, 2, h // 2, w // 2).permute(0, 1, 4, 2, 5, 3).reshape(b, c, h, w)
+        return x
+
+
+class Stage(nn.Module):
+    def __init__(self, stage_idx, in_channels):
+        super().__init__()
+        self.conv = nn.Conv2d(in_channels, WIDTHS[stage_idx], 3, padding=1)
+
+    def forward(self, x):
+        return self.conv(x).relu()
+'''
+
 
 def _prove(tmp_path, files, pattern):
     from mindport.discovery.prove import ProveSettings, prove_models
@@ -97,3 +131,16 @@ def test_a_configuration_entry_handed_on_as_a_count_is_a_number(tmp_path):
     assert "lstm_layers=2" in embedder["ctor"], embedder["ctor"]
     assert stacked["status"] == "proven", stacked
     assert "'hidden_layers': 2" in stacked["ctor"], stacked["ctor"]
+
+
+def test_an_index_among_siblings_is_the_first_and_a_count_of_scales_is_small(tmp_path):
+    """(disc19) chrischute/real-nvp's _RealNVP(scale_idx, num_scales, in_channels, mid_channels, num_blocks) builds
+    itself again until ``scale_idx == num_scales - 1``: both guessed 16, it recursed to the builder's time limit. An
+    index among siblings (..._idx, ..._index, ..._id) is 0, a count of scales, levels or stages is 2 (as one of
+    layers or blocks); an index into a module table (``WIDTHS[stage_idx]``: 16 raised IndexError) is 0 too."""
+    models = _prove(tmp_path, {"scales.py": SCALES}, "scales.py:*")
+    multi, stage = models["scales.py:MultiScale"], models["scales.py:Stage"]
+    assert multi["status"] == "proven", multi
+    assert multi["ctor"].startswith("scale_idx=0, num_scales=2,"), multi["ctor"]
+    assert stage["status"] == "proven", stage
+    assert stage["ctor"].startswith("stage_idx=0,"), stage["ctor"]
