@@ -816,8 +816,18 @@ def _hand_on(found: dict) -> None:
                     if q is not None and q.use == p.use == "sequence":  # Glow hands image_shape to FlowNet,
                         p.length = max(p.length, q.length)  # which unpacks H, W, C = image_shape
                     if q is not None and q.use == p.use:
-                        for key, value in q.attrs.items():
-                            p.attrs.setdefault(key, copy.deepcopy(value))
+                        _merge_attrs(p.attrs, q.attrs)
+
+
+def _merge_attrs(into: dict, other: dict) -> None:
+    """The attributes (keys) ``other`` reads added to ``into``, at every depth: maum-ai/voicefilter's
+    SpeechEmbedder(hp) reads ``hp.embedder.num_mels`` and hands ``hp`` to LinearNorm(hp), which reads
+    ``hp.embedder.emb_dim`` (a merge of the top level kept SpeechEmbedder's ``embedder`` without ``emb_dim``)."""
+    for key, value in other.items():
+        if key not in into:
+            into[key] = copy.deepcopy(value)
+        elif isinstance(into[key], dict) and isinstance(value, dict):
+            _merge_attrs(into[key], value)
 
 
 def _block_classes(parsed: dict, found: dict, module_classes) -> None:

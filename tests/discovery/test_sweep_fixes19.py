@@ -34,12 +34,21 @@ COUNTS = '''
 import torch.nn as nn
 
 
+class Projection(nn.Module):
+    def __init__(self, hp):
+        super().__init__()
+        self.linear = nn.Linear(hp.embedder.lstm_hidden, hp.embedder.emb_dim)
+
+    def forward(self, x):
+        return self.linear(x)
+
+
 class Embedder(nn.Module):
     def __init__(self, hp):
         super().__init__()
         self.lstm = nn.LSTM(hp.embedder.num_mels, hp.embedder.lstm_hidden, num_layers=hp.embedder.lstm_layers,
                             batch_first=True)
-        self.proj = nn.Linear(hp.embedder.lstm_hidden, 4)
+        self.proj = Projection(hp)
 
     def forward(self, mel):
         x, _ = self.lstm(mel)
@@ -144,3 +153,13 @@ def test_an_index_among_siblings_is_the_first_and_a_count_of_scales_is_small(tmp
     assert multi["ctor"].startswith("scale_idx=0, num_scales=2,"), multi["ctor"]
     assert stage["status"] == "proven", stage
     assert stage["ctor"].startswith("stage_idx=0,"), stage["ctor"]
+
+
+def test_a_namespace_handed_on_gets_the_nested_attributes_the_other_class_reads(tmp_path):
+    """(disc19) maum-ai/voicefilter's SpeechEmbedder(hp) reads ``hp.embedder.num_mels`` and hands ``hp`` to
+    LinearNorm(hp), which reads ``hp.embedder.emb_dim``: the hand-on merged the other class's attributes at the top
+    level only, ``embedder`` was there already, and the built namespace had no ``emb_dim`` (AttributeError)."""
+    models = _prove(tmp_path, {"counts.py": COUNTS}, "counts.py:Embedder")
+    embedder = models["counts.py:Embedder"]
+    assert embedder["status"] == "proven", embedder
+    assert "emb_dim=" in embedder["ctor"] and "num_mels=" in embedder["ctor"], embedder["ctor"]
