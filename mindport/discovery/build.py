@@ -21,10 +21,14 @@ MAX_PARAMS = 40_000_000  # bigger models are not built: parity on CPU would take
 MAX_ELEMENTS = 3_000_000  # of one input
 
 _INT_HINTS = [  # (name pattern, value) for required int-like parameters without default
+    # a position among its siblings (scale_idx, layer_idx, stage_index, block_id): the first one. A size there
+    # indexes past a table (WIDTHS[stage_idx]) or never meets the last level of a recursion (chrischute/real-nvp's
+    # _RealNVP(scale_idx, num_scales, ...) stops at scale_idx == num_scales - 1: 16 and 16 recursed to the time limit)
+    (r"(^|_)(idx|index|id)$|^i$", 0),
     (r"(^|_)(num_)?classes$|n_classes|num_labels|num_outputs|n_out$|output_size|out_dim$", 10),
     (r"vocab|num_tokens|n_tokens|ntoken|num_embeddings", 100),
     (r"head", 2),
-    (r"(depth|layers?|blocks?|n_layer|num_layers|nlayers)$", 2),
+    (r"(depth|layers?|blocks?|n_layer|num_layers|nlayers|scales|levels|stages)$", 2),
     (r"kernel|ksize|k$", 3),
     (r"stride|dilation|groups|scale_factor|upscale|ratio", 1),
     # a multiplier of the model's widths or depths (WideResNet's widen_factor, wfactor; width_mult; channel_multiplier;
@@ -278,7 +282,7 @@ def used_value(param: dict, size: int = 16, repository_defaults: bool = True) ->
 
 
 def _mapping(attrs: dict, namespace: bool, size: int, repository_defaults: bool) -> str:
-    from mindport.discovery.scan import FLAG_KEY, GET_KEY, IN_KEY, NONE_KEY, SEQUENCE_KEY
+    from mindport.discovery.scan import COUNT_KEY, FLAG_KEY, GET_KEY, IN_KEY, NONE_KEY, SEQUENCE_KEY
 
     items = []
     for key, default in attrs.items():
@@ -290,6 +294,9 @@ def _mapping(attrs: dict, namespace: bool, size: int, repository_defaults: bool)
             value = "False"
         elif default == NONE_KEY:  # tested against None: the class's own path for its absence
             value = "None"
+        elif default == COUNT_KEY:  # handed on as a count (num_layers=cfg.lstm_layers): a number, never a list
+            value = next((str(v if v != 16 else size) for pattern, v in _INT_HINTS if re.search(pattern, key.lower())),
+                         str(size))
         elif key == "shape" and default is None:  # envs.single_observation_space.shape: a shape is a tuple
             value = f"({size},)"
         elif default == SEQUENCE_KEY:  # options['fc_lay'][i]: a list, each item of the key's kind
@@ -503,15 +510,36 @@ _KNOWN_LAYERS = ("Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose
 
 def _handed_layer(model, param: dict):
     """The layer of a known kind a forward argument is first handed to (scan.py's ``Param.layer``: ``self.X(arg)``):
-    ``model.X`` itself, or the first such layer of a ``Sequential`` it is; None otherwise (a block of the project's
-    own: its first registered layer need not be the one it applies first)."""
+    ``model.X`` itself, or the first such layer of a ``Sequential`` it is, past the leading modules that keep no
+    weights and keep the input's form (an activation, a dropout, ``Identity``: a diffusion block's
+    ``time_mlp = Sequential(Mish(), Linear(embed_dim, out))``, a DiT block's ``Sequential(SiLU(), Linear(...))``);
+    None otherwise (a block of the project's own: its first registered layer need not be the one it applies first)."""
     import torch.nn as nn
 
     known = tuple(getattr(nn, n, None) or getattr(nn.modules.batchnorm, n) for n in _KNOWN_LAYERS)
     sub = getattr(model, param.get("layer") or "", None) if param.get("layer") else None
     while type(sub) is nn.Sequential and len(sub):
-        sub = sub[0]
+        lead = 0
+        while lead < len(sub) - 1 and _form_keeping(sub[lead]):
+            lead += 1
+        sub = sub[lead]
     return sub if isinstance(sub, known) else None
+
+
+def _form_keeping(module) -> bool:
+    """A module without weights that gives its input's form back: an elementwise activation (torch's or the
+    project's own, no parameters and no sub-modules), a dropout, ``Identity``; not a pooling, padding, reshaping or
+    resampling layer (those change the form the next layer takes)."""
+    import torch.nn as nn
+
+    if any(True for _ in module.parameters()) or any(True for _ in module.children()):
+        return False
+    if isinstance(module, (nn.modules.dropout._DropoutNd, nn.Identity)):
+        return True
+    if type(module).__module__ == nn.modules.activation.__name__:
+        return True
+    return type(module).__module__.split(".")[0] not in ("torch", "einops") and \
+        re.search(r"(?i)relu|elu|gelu|silu|swish|mish|tanh|sigmoid|softplus|act", type(module).__name__) is not None
 
 
 def _handed_forms(layer, dims: list[int], tokens: bool) -> list[str]:

@@ -462,6 +462,8 @@ GET_KEY = "<get>"  # a key of ``attrs``: the class reads the parameter with ``.g
 IN_KEY = "<in>"  # a key of ``attrs``: the class tests a name's presence with ``in`` (princeton-vl/RAFT's ``if 'dropout'
 # not in self.args``: argparse's Namespace has ``__contains__``, SimpleNamespace does not), never a key the class reads
 NONE_KEY = "<none>"  # ... that the class tests against None (``if config.embedding_pretrained is not None:``)
+COUNT_KEY = "<count>"  # ... that the class hands on as a count (``nn.LSTM(..., num_layers=hp.embedder.lstm_layers)``,
+# ``range(cfg.n_blocks)``): a number, whatever its name says (``lstm_layers`` is no list of layers)
 
 
 def _sequence_keys(cls: ast.ClassDef, which, attrs: dict[str, dict]) -> None:
@@ -470,7 +472,8 @@ def _sequence_keys(cls: ast.ClassDef, which, attrs: dict[str, dict]) -> None:
     ``self.fc_lay``, then ``len(self.fc_lay)``, ``self.fc_lay[i]``, ``for n in self.fc_lay``: SincNet's MLP options),
     ``FLAG_KEY`` for one tested for truth (``if args.cuda:``, ``not config.model.conditional``: a guessed 16 is
     true), ``NONE_KEY`` for one an ``if`` tests against None (``if config.embedding_pretrained is not None:``:
-    None takes the class's own path for its absence). ``which(node)``
+    None takes the class's own path for its absence), ``COUNT_KEY`` for one handed on as a count (``num_layers=``,
+    ``range()``: maum-ai/voicefilter's ``hp.embedder.lstm_layers`` was guessed a list by its name). ``which(node)``
     names the constructor parameter a node is (``_usage``)."""
     def key_of(node):
         path = []
@@ -512,6 +515,13 @@ def _sequence_keys(cls: ast.ClassDef, which, attrs: dict[str, dict]) -> None:
             if found is not None:
                 kept[node.targets[0].attr] = found
     for node in ast.walk(cls):
+        if isinstance(node, ast.Call):  # a count handed on by keyword (num_layers=..., n_heads=...), or to range()
+            for k in node.keywords:
+                if k.arg is not None and re.match(r"(num|n)_|num[a-z]", k.arg):
+                    mark(key_of(k.value), COUNT_KEY)
+            if _last(node.func) == "range":
+                for a in node.args:
+                    mark(key_of(a), COUNT_KEY)
         if isinstance(node, ast.Subscript) and not (isinstance(node.slice, ast.Constant)
                                                     and isinstance(node.slice.value, str)):
             mark(key_of(node.value), SEQUENCE_KEY)
@@ -806,8 +816,18 @@ def _hand_on(found: dict) -> None:
                     if q is not None and q.use == p.use == "sequence":  # Glow hands image_shape to FlowNet,
                         p.length = max(p.length, q.length)  # which unpacks H, W, C = image_shape
                     if q is not None and q.use == p.use:
-                        for key, value in q.attrs.items():
-                            p.attrs.setdefault(key, copy.deepcopy(value))
+                        _merge_attrs(p.attrs, q.attrs)
+
+
+def _merge_attrs(into: dict, other: dict) -> None:
+    """The attributes (keys) ``other`` reads added to ``into``, at every depth: maum-ai/voicefilter's
+    SpeechEmbedder(hp) reads ``hp.embedder.num_mels`` and hands ``hp`` to LinearNorm(hp), which reads
+    ``hp.embedder.emb_dim`` (a merge of the top level kept SpeechEmbedder's ``embedder`` without ``emb_dim``)."""
+    for key, value in other.items():
+        if key not in into:
+            into[key] = copy.deepcopy(value)
+        elif isinstance(into[key], dict) and isinstance(value, dict):
+            _merge_attrs(into[key], value)
 
 
 def _block_classes(parsed: dict, found: dict, module_classes) -> None:
