@@ -105,6 +105,7 @@ class FileContext:
     torch_names_kept: set[str] = field(default_factory=set)  # local names of torch imports still referenced
     torch_roots_kept: set[str] = field(default_factory=set)  # packages flagged statements name in full (torch ...)
     handled: set[int] = field(default_factory=set)  # ids of original nodes an idiom rule has claimed
+    value_classes: set[str] = field(default_factory=set)  # names of the file's value classes (factories.py)
     aliases: dict[str, str] = field(default_factory=dict)  # MindSpore module -> local name (imports.choose_aliases)
     class_summary: tuple = ()  # idioms.class_summary: which classes are nn.Module subclasses, and through what
     tree_changed: bool = True  # did any rule change the tree (run_pipeline sets it)

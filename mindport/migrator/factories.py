@@ -66,6 +66,92 @@ def base_init(entry: Entry, parameters: str, built: cst.Call) -> cst.FunctionDef
                            f'    {code_of(call)}\n')
 
 
+def value_class_name(entry: Entry, taken) -> str:
+    """``torch.nn.LayerNorm`` -> ``TorchLayerNorm`` (``TorchLayerNorm_`` ... when the file already uses the name)."""
+    return fresh_name("Torch" + entry.torch.rsplit(".", 1)[-1], taken)
+
+
+def fresh_name(name: str, taken) -> str:
+    """``name``, or ``name_`` ... when the file already uses it."""
+    while name in taken:
+        name += "_"
+    return name
+
+
+def value_metaclass_def(name: str) -> cst.ClassDef:
+    """The metaclass of a file's value classes (value_class_def): ``isinstance(m, TorchLayerNorm)`` (a value tested,
+    ``isinstance(self.norm, norm_layer)``) holds for every MindSpore LayerNorm, as torch's ``isinstance(m,
+    nn.LayerNorm)`` does for every LayerNorm, whichever way it was built; the class compares equal to MindSpore's
+    and hashes as it does (``type(m) == TorchLayerNorm``, ``type(m) in {...}``: the layers it builds are MindSpore's
+    class itself); a class derived from a value class tests and compares as any class does."""
+    return parse_statement(
+        f"class {name}(type):\n"
+        f'    """isinstance, issubclass and == of a torch layer class used as a value: those of MindSpore\'s class."""\n\n'
+        "    def __instancecheck__(cls, obj):\n"
+        "        if '_mp_value_class' in vars(cls):\n"
+        "            return isinstance(obj, cls.__bases__[0])\n"
+        "        return super().__instancecheck__(obj)\n\n"
+        "    def __subclasscheck__(cls, sub):\n"
+        "        if '_mp_value_class' in vars(cls):\n"
+        "            return issubclass(sub, cls.__bases__[0])\n"
+        "        return super().__subclasscheck__(sub)\n\n"
+        "    def __eq__(cls, other):\n"
+        "        if '_mp_value_class' in vars(cls):\n"
+        "            return other is cls or other is cls.__bases__[0]\n"
+        "        return super().__eq__(other)\n\n"
+        "    def __hash__(cls):\n"
+        "        return hash(cls.__bases__[0]) if '_mp_value_class' in vars(cls) else super().__hash__()\n")
+
+
+def value_class_def(name: str, entry: Entry, base: str, factory: str, init: cst.FunctionDef,
+                    metaclass: str) -> cst.ClassDef:
+    """A torch layer class used as a value (``norm_layer=nn.LayerNorm`` handed on, ``dict(gelu=nn.GELU)``,
+    ``partial(nn.BatchNorm2d, eps=1e-3)``, ``class LayerNorm2d(nn.LayerNorm)`` with an ``__init__`` of its own): a
+    class of the file over MindSpore's class (``base``), so it is a class wherever torch's is one (a base, in
+    ``issubclass``; ``metaclass``, value_metaclass_def, makes ``isinstance`` test MindSpore's class). Called, it is the factory (``factory``, torch's parameters building MindSpore's layer with each
+    bound statically): the object built is MindSpore's layer itself, as a direct construction's is (``type(m) is
+    nn.LayerNorm``). A class derived from it is built through ``init`` (torch's parameters, handed to MindSpore's
+    ``__init__`` bound statically)."""
+    lines = [
+        f"class {name}({base}, metaclass={metaclass}):",
+        f'    """{entry.torch} as a value: called, {factory}(...) builds MindSpore\'s layer; a class derived from it',
+        f'    is built with torch\'s arguments."""',
+        "",
+        "    _mp_value_class = True",
+        "",
+        "    def __new__(cls, *args, **kwargs):",
+        f"        if cls is {name}:",
+        f"            return {factory}(*args, **kwargs)",
+        "        return super().__new__(cls, *args, **kwargs)",
+    ]
+    cls = parse_statement("\n".join(lines) + "\n")
+    body = list(cls.body.body)
+    return cls.with_changes(body=cls.body.with_changes(
+        body=[*body, init.with_changes(leading_lines=[cst.EmptyLine(indent=False)])]))
+
+
+def class_init(entry: Entry, parameters: str, built: cst.Call, branches=(), kept=(), become: str = "") -> cst.FunctionDef:
+    """``__init__`` of a value class (value_class_def): torch's parameters handed to MindSpore's ``__init__`` bound
+    statically; ``branches`` as factory_def's (a value that chooses another Cell: the instance becomes the subclass
+    over it, ``become`` = ``mp_nn.become``, before that Cell's ``__init__``); ``kept``: torch's settings the Cell does
+    not keep (object_surface.toml's ``kept``), recorded under torch's name."""
+    lines = [f"def __init__(self, {parameters}):", f'    """{entry.torch}\'s parameters."""']
+    for condition, branch in branches:
+        lines.append(f"    if {condition}:")
+        if isinstance(branch, str):
+            lines.append(f"        {branch}")
+            continue
+        target = code_of(branch.func)
+        call = branch.with_changes(func=cst.parse_expression(f"{target}.__init__"),
+                                   args=[cst.Arg(cst.Name("self")), *branch.args])
+        lines += [f"        {become}(self, {target})", f"        {code_of(call)}"]
+        lines += [f"        self.{setting} = {setting}" for setting in kept]
+        lines.append("        return")
+    lines.append(f"    {code_of(built.with_changes(func=cst.parse_expression('super().__init__')))}")
+    lines += [f"    self.{setting} = {setting}" for setting in kept]
+    return parse_statement("\n".join(lines) + "\n")
+
+
 def with_init(cls: cst.ClassDef, init: cst.FunctionDef) -> cst.ClassDef:
     """``cls`` with ``init`` first in its body, after its docstring; a body of only ``pass`` (or ``...``) replaced."""
     body = list(cls.body.body) if isinstance(cls.body, cst.IndentedBlock) else []

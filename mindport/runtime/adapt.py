@@ -599,22 +599,11 @@ def _adapter_class(adapter: "Adapter") -> type:
     return _metaclass(type(target))(adapter.__name__, (target,), namespace)
 
 
-_SWITCHED: dict = {}
-
-
 def _switched_class(cls: type, function: type) -> type:
-    """A class of the model's derived from a torch layer (``class CLeakyReLU(nn.LeakyReLU)``) built with arguments
-    for which the entry's switch chooses another Cell (``inplace=True``: ``InplaceLeakyReLU``; ``padding_mode=
-    'reflect'``: ``ModePaddedConv2d``): ``cls`` over that Cell, so the subclass's own methods come first and its
-    ``super().construct(x)`` is the switched Cell's, as torch's layer behaves for those arguments. Named
-    ``<cls>_mp_<Cell>``, not ``cls``'s name (GRAPH_MODE finds ``super(A, self)``'s ``A`` by name in the MRO, see
-    layers._reparametrized_class); ``mp_adapt.class_name`` reads ``cls``'s name through ``_mp_reparametrized_of``."""
-    key = (cls, function)
-    if key not in _SWITCHED:
-        marker = f"_mp_{function.__name__}"
-        _SWITCHED[key] = type(cls)(cls.__name__ + marker, (cls, function), {
-            "__module__": cls.__module__, "__qualname__": cls.__qualname__ + marker, "_mp_reparametrized_of": cls})
-    return _SWITCHED[key]
+    """``cls`` over the Cell the entry's switch chose (:func:`mindport.runtime.layers.switched_class`)."""
+    from mindport.runtime.layers import switched_class
+
+    return switched_class(cls, function)
 
 
 # ------------------------------------------------------------------------------------------------ the values

@@ -1280,6 +1280,34 @@ def _conv1d_axis(module) -> bool:
     return isinstance(module, (nn.Conv1d, nn.Conv1dTranspose))
 
 
+_SWITCHED: dict = {}
+
+
+def switched_class(cls: type, target: type) -> type:
+    """A class of the model's derived from a torch layer (``class CLeakyReLU(nn.LeakyReLU)``, ``class
+    LayerNorm2d(nn.LayerNorm)``) built with arguments for which the layer's entry chooses another Cell
+    (``inplace=True``: ``InplaceLeakyReLU``; ``elementwise_affine=False``: ``OptionalAffineLayerNorm``): ``cls`` over
+    that Cell, so the subclass's own methods come first and its ``super().construct(x)`` is the chosen Cell's, as
+    torch's layer behaves for those arguments. Named ``<cls>_mp_<Cell>``, not ``cls``'s name (GRAPH_MODE finds
+    ``super(A, self)``'s ``A`` by name in the MRO, see _reparametrized_class); ``mp_adapt.class_name`` reads ``cls``'s
+    name through ``_mp_reparametrized_of``."""
+    key = (cls, target)
+    if key not in _SWITCHED:
+        marker = f"_mp_{target.__name__}"
+        _SWITCHED[key] = type(cls)(cls.__name__ + marker, (cls, target), {
+            "__module__": cls.__module__, "__qualname__": cls.__qualname__ + marker, "_mp_reparametrized_of": cls})
+    return _SWITCHED[key]
+
+
+def become(cell, target: type) -> None:
+    """The ``__init__`` a converted file writes for torch's layer as a base class (``class TorchLayerNorm(nn.LayerNorm)``,
+    mindport/migrator/factories.py) when torch's arguments, known only when the subclass is built, choose another
+    Cell: ``cell`` (not yet initialised) becomes an instance of :func:`switched_class` of its class over ``target``,
+    before ``target.__init__`` runs on it (whose zero-argument ``super()`` needs an instance of ``target``)."""
+    if not isinstance(cell, target):
+        object.__setattr__(cell, "__class__", switched_class(type(cell), target))
+
+
 _REPARAMETRIZED: dict = {}
 
 

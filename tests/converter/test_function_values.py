@@ -186,7 +186,7 @@ def test_function_values_match_torch(mode, tmp_path):
 
         def forward(self, x):
             return self.b(x)
-    """, 'partial(mp_adapt.api("torch.nn.LayerNorm"), eps=EPS)'),
+    """, 'partial(make_layernorm, eps=EPS)'),
 ])
 def test_function_values_read_otherwise_keep_the_adapter(body, kept, tmp_path):
     source = "from functools import partial\nimport torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n" \

@@ -80,7 +80,7 @@ def test_run_time_arguments_convert_and_match_torch(tmp_path):
     assert 'return make_conv2d(*args, **kwargs)' in code  # helper factory: the file's native factory (issue 30)
     # the local dict's keywords written out (mindport/migrator/keyword_dicts.py)
     assert 'make_conv2d(*conv_args, kernel_size=3, padding=1, bias=False, device=device, dtype=dtype)' in code
-    assert 'norm_layer=mp_adapt.api("torch.nn.LayerNorm")' in code  # passed as a value
+    assert 'norm_layer=TorchLayerNorm' in code  # passed as a value: the file's value class (native19)
     assert 'partial(mp_adapt.api("torch.cat"), dim=1)' in code
     assert '.reshape(*shape)' in code  # a method whose signature takes *shape binds statically
     assert "import torch" not in code

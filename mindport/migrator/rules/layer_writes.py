@@ -58,15 +58,119 @@ class LayerWriteTransform(Rule):
                             m.inplace = True
             """,
             after="""
+                from mindspore import nn
+                from mindport.runtime import layers as mp_nn
                 from mindport.runtime import adapt as mp_adapt
+
+
+                class TorchLayerType(type):
+                    \"\"\"isinstance, issubclass and == of a torch layer class used as a value: those of MindSpore's class.\"\"\"
+
+                    def __instancecheck__(cls, obj):
+                        if '_mp_value_class' in vars(cls):
+                            return isinstance(obj, cls.__bases__[0])
+                        return super().__instancecheck__(obj)
+
+                    def __subclasscheck__(cls, sub):
+                        if '_mp_value_class' in vars(cls):
+                            return issubclass(sub, cls.__bases__[0])
+                        return super().__subclasscheck__(sub)
+
+                    def __eq__(cls, other):
+                        if '_mp_value_class' in vars(cls):
+                            return other is cls or other is cls.__bases__[0]
+                        return super().__eq__(other)
+
+                    def __hash__(cls):
+                        return hash(cls.__bases__[0]) if '_mp_value_class' in vars(cls) else super().__hash__()
+
+
+                def make_batchnorm2d(num_features, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True, device=None, dtype=None):
+                    \"\"\"torch.nn.BatchNorm2d's parameters, building MindSpore's nn.BatchNorm2d.\"\"\"
+                    return nn.BatchNorm2d(num_features=num_features, eps=float(eps), momentum=1 - (momentum), affine=affine, use_batch_statistics=None if track_running_stats else True)
+
+
+                class TorchBatchNorm2d(nn.BatchNorm2d, metaclass=TorchLayerType):
+                    \"\"\"torch.nn.BatchNorm2d as a value: called, make_batchnorm2d(...) builds MindSpore's layer; a class derived from it
+                    is built with torch's arguments.\"\"\"
+
+                    _mp_value_class = True
+
+                    def __new__(cls, *args, **kwargs):
+                        if cls is TorchBatchNorm2d:
+                            return make_batchnorm2d(*args, **kwargs)
+                        return super().__new__(cls, *args, **kwargs)
+
+                    def __init__(self, num_features, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True, device=None, dtype=None):
+                        \"\"\"torch.nn.BatchNorm2d's parameters.\"\"\"
+                        super().__init__(num_features=num_features, eps=float(eps), momentum=1 - (momentum), affine=affine, use_batch_statistics=None if track_running_stats else True)
+                        self.affine = affine
+
+
+                def make_leakyrelu(negative_slope=0.01, inplace=False):
+                    \"\"\"torch.nn.LeakyReLU's parameters, building MindSpore's nn.LeakyReLU (inplace: mp_nn.InplaceLeakyReLU).\"\"\"
+                    if inplace:
+                        return mp_nn.InplaceLeakyReLU(alpha=negative_slope)
+                    return nn.LeakyReLU(alpha=negative_slope)
+
+
+                class TorchLeakyReLU(nn.LeakyReLU, metaclass=TorchLayerType):
+                    \"\"\"torch.nn.LeakyReLU as a value: called, make_leakyrelu(...) builds MindSpore's layer; a class derived from it
+                    is built with torch's arguments.\"\"\"
+
+                    _mp_value_class = True
+
+                    def __new__(cls, *args, **kwargs):
+                        if cls is TorchLeakyReLU:
+                            return make_leakyrelu(*args, **kwargs)
+                        return super().__new__(cls, *args, **kwargs)
+
+                    def __init__(self, negative_slope=0.01, inplace=False):
+                        \"\"\"torch.nn.LeakyReLU's parameters.\"\"\"
+                        if inplace:
+                            mp_nn.become(self, mp_nn.InplaceLeakyReLU)
+                            mp_nn.InplaceLeakyReLU.__init__(self, alpha=negative_slope)
+                            self.inplace = inplace
+                            return
+                        super().__init__(alpha=negative_slope)
+                        self.inplace = inplace
+
+
+                def make_relu(inplace=False):
+                    \"\"\"torch.nn.ReLU's parameters, building MindSpore's nn.ReLU (inplace: mp_nn.InplaceReLU).\"\"\"
+                    if inplace:
+                        return mp_nn.InplaceReLU()
+                    return nn.ReLU()
+
+
+                class TorchReLU(nn.ReLU, metaclass=TorchLayerType):
+                    \"\"\"torch.nn.ReLU as a value: called, make_relu(...) builds MindSpore's layer; a class derived from it
+                    is built with torch's arguments.\"\"\"
+
+                    _mp_value_class = True
+
+                    def __new__(cls, *args, **kwargs):
+                        if cls is TorchReLU:
+                            return make_relu(*args, **kwargs)
+                        return super().__new__(cls, *args, **kwargs)
+
+                    def __init__(self, inplace=False):
+                        \"\"\"torch.nn.ReLU's parameters.\"\"\"
+                        if inplace:
+                            mp_nn.become(self, mp_nn.InplaceReLU)
+                            mp_nn.InplaceReLU.__init__(self)
+                            self.inplace = inplace
+                            return
+                        super().__init__()
+                        self.inplace = inplace
 
 
                 def initialize_weights(model):
                     for m in (_cell for _, _cell in model.cells_and_names()):
-                        if type(m) == mp_adapt.api("torch.nn.BatchNorm2d"):
+                        if type(m) == TorchBatchNorm2d:
                             mp_adapt.set_layer_attribute(m, 'eps', 1e-3)
                             mp_adapt.set_layer_attribute(m, 'momentum', 0.03)
-                        elif type(m) in [mp_adapt.api("torch.nn.LeakyReLU"), mp_adapt.api("torch.nn.ReLU")]:
+                        elif type(m) in [TorchLeakyReLU, TorchReLU]:
                             m.inplace = True
             """,
             note="YOLOv5's initialize_weights: eps and momentum are baked into MindSpore's BatchNorm primitives; "
@@ -92,14 +196,15 @@ class LayerWriteTransform(Rule):
         return updated_node
 
     def leave_Comparison(self, original_node, updated_node):
-        """``type(m) is nn.BatchNorm2d`` -> ``type(m) == mp_adapt.api("torch.nn.BatchNorm2d")`` (outside ``forward``:
-        a static graph is not given a class comparison it has not been before)."""
+        """``type(m) is nn.BatchNorm2d`` -> ``type(m) == TorchBatchNorm2d`` (the file's value class, or the runtime
+        adapter ``mp_adapt.api("torch.nn.BatchNorm2d")``; outside ``forward``: a static graph is not given a class
+        comparison it has not been before)."""
         if "forward" in self._functions or "construct" in self._functions:
             return updated_node
         targets = []
         for item in updated_node.comparisons:
-            if isinstance(item.operator, (cst.Is, cst.IsNot)) and (_is_adapter(item.comparator)
-                                                                    or _is_adapter(updated_node.left)):
+            if isinstance(item.operator, (cst.Is, cst.IsNot)) and (
+                    self._class_value(item.comparator) or self._class_value(updated_node.left)):
                 op = cst.Equal if isinstance(item.operator, cst.Is) else cst.NotEqual
                 item = item.with_changes(operator=op(whitespace_before=item.operator.whitespace_before,
                                                      whitespace_after=item.operator.whitespace_after))
@@ -108,6 +213,11 @@ class LayerWriteTransform(Rule):
             return updated_node
         self.ctx.converted_sites += 1
         return updated_node.with_changes(comparisons=targets)
+
+    def _class_value(self, node: cst.BaseExpression) -> bool:
+        """The runtime adapter of a torch class, or the file's value class standing for one (``TorchBatchNorm2d``,
+        factories.value_class_def), which compares equal to MindSpore's class as the adapter does."""
+        return _is_adapter(node) or isinstance(node, cst.Name) and node.value in self.ctx.value_classes
 
     def leave_Assign(self, original_node, updated_node):
         if len(original_node.targets) != 1 or self.ctx.options.target != "nn" \

@@ -96,10 +96,54 @@ class ModuleStatementTransform(Rule):
                         return super().forward(x) * 2
             """,
             after="""
-                from mindport.runtime import adapt as mp_adapt
+                from mindspore import nn
 
 
-                class ScaledBatchNorm(mp_adapt.api("torch.nn.BatchNorm2d")):
+                class TorchLayerType(type):
+                    \"\"\"isinstance, issubclass and == of a torch layer class used as a value: those of MindSpore's class.\"\"\"
+
+                    def __instancecheck__(cls, obj):
+                        if '_mp_value_class' in vars(cls):
+                            return isinstance(obj, cls.__bases__[0])
+                        return super().__instancecheck__(obj)
+
+                    def __subclasscheck__(cls, sub):
+                        if '_mp_value_class' in vars(cls):
+                            return issubclass(sub, cls.__bases__[0])
+                        return super().__subclasscheck__(sub)
+
+                    def __eq__(cls, other):
+                        if '_mp_value_class' in vars(cls):
+                            return other is cls or other is cls.__bases__[0]
+                        return super().__eq__(other)
+
+                    def __hash__(cls):
+                        return hash(cls.__bases__[0]) if '_mp_value_class' in vars(cls) else super().__hash__()
+
+
+                def make_batchnorm2d(num_features, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True, device=None, dtype=None):
+                    \"\"\"torch.nn.BatchNorm2d's parameters, building MindSpore's nn.BatchNorm2d.\"\"\"
+                    return nn.BatchNorm2d(num_features=num_features, eps=float(eps), momentum=1 - (momentum), affine=affine, use_batch_statistics=None if track_running_stats else True)
+
+
+                class TorchBatchNorm2d(nn.BatchNorm2d, metaclass=TorchLayerType):
+                    \"\"\"torch.nn.BatchNorm2d as a value: called, make_batchnorm2d(...) builds MindSpore's layer; a class derived from it
+                    is built with torch's arguments.\"\"\"
+
+                    _mp_value_class = True
+
+                    def __new__(cls, *args, **kwargs):
+                        if cls is TorchBatchNorm2d:
+                            return make_batchnorm2d(*args, **kwargs)
+                        return super().__new__(cls, *args, **kwargs)
+
+                    def __init__(self, num_features, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True, device=None, dtype=None):
+                        \"\"\"torch.nn.BatchNorm2d's parameters.\"\"\"
+                        super().__init__(num_features=num_features, eps=float(eps), momentum=1 - (momentum), affine=affine, use_batch_statistics=None if track_running_stats else True)
+                        self.affine = affine
+
+
+                class ScaledBatchNorm(TorchBatchNorm2d):
                     def construct(self, x):
                         return super(ScaledBatchNorm, self).construct(x) * 2
             """,

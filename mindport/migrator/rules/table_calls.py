@@ -3,8 +3,8 @@ docs/converter/table_calls.md shows both."""
 from __future__ import annotations
 
 import ast
-
 import functools
+import itertools
 import re
 from pathlib import Path
 from typing import Callable
@@ -55,12 +55,18 @@ from mindport.migrator.native_facts import (
 from mindport.migrator.context import CPU_GUARDED
 from mindport.migrator.factories import (
     base_init,
+    class_init,
     factory_def,
     factory_name,
     factory_parameters,
+    fresh_name,
     insert_definitions,
+    value_class_def,
+    value_metaclass_def,
+    value_class_name,
     with_init,
 )
+from mindport.mappings.surface import load_surface
 from mindport.migrator.imports import runtime_alias
 from mindport.migrator.named_results import result_fields, torch_result_fields
 from mindport.migrator.rules.base import Example, Rule
@@ -196,7 +202,13 @@ class TableCallTransform(Rule):
     that the file's code only calls, or hands on to another such parameter: ``act_layer=nn.GELU`` ... ``act_layer()``)
     is MindSpore's class itself (``nn.ReLU``) or, where the call needs its arguments mapped, a lambda with torch's
     parameters that builds MindSpore's layer with them bound statically (``lambda: nn.GELU(approximate=False)``,
-    ``lambda normalized_shape: nn.LayerNorm(...)``); the runtime adapter stays where a use is not a call. So is a
+    ``lambda normalized_shape: nn.LayerNorm(...)``); where a use is not a call (the value is tested, stored in a
+    dict, handed to code the file does not show, or is the base of a class with an ``__init__`` of its own), a class
+    the file gets, ``TorchLayerNorm(nn.LayerNorm)`` (factories.value_class_def): called, it is the entry's factory
+    (MindSpore's own layer, torch's arguments bound statically); derived from, its ``__init__`` takes torch's
+    arguments (one that chooses another Cell, ``elementwise_affine=False``, makes the instance that Cell's subclass,
+    ``mp_nn.become``); ``isinstance``/``issubclass``/``==`` test MindSpore's class through its metaclass. The
+    runtime adapter stays where the entry's default construction is not MindSpore's class or is not static. So is a
     torch function kept as a value (``F.relu`` is ``ops.relu``, a lambda where the call needs its arguments mapped),
     and a layer class or function held other than by a parameter whose every call is known
     (``ValueFlow.value_shape``): ``self.act = F.silu if swiglu else F.relu`` in a class not subclassed in the file,
@@ -471,7 +483,72 @@ class TableCallTransform(Rule):
                 from functools import partial
 
                 from mindspore import nn
-                from mindport.runtime import adapt as mp_adapt
+                from mindport.runtime import layers as mp_nn
+
+
+                class TorchLayerType(type):
+                    \"\"\"isinstance, issubclass and == of a torch layer class used as a value: those of MindSpore's class.\"\"\"
+
+                    def __instancecheck__(cls, obj):
+                        if '_mp_value_class' in vars(cls):
+                            return isinstance(obj, cls.__bases__[0])
+                        return super().__instancecheck__(obj)
+
+                    def __subclasscheck__(cls, sub):
+                        if '_mp_value_class' in vars(cls):
+                            return issubclass(sub, cls.__bases__[0])
+                        return super().__subclasscheck__(sub)
+
+                    def __eq__(cls, other):
+                        if '_mp_value_class' in vars(cls):
+                            return other is cls or other is cls.__bases__[0]
+                        return super().__eq__(other)
+
+                    def __hash__(cls):
+                        return hash(cls.__bases__[0]) if '_mp_value_class' in vars(cls) else super().__hash__()
+
+
+                def make_layernorm(normalized_shape, eps=1e-05, elementwise_affine=True, bias=True, device=None, dtype=None):
+                    \"\"\"torch.nn.LayerNorm's parameters, building MindSpore's nn.LayerNorm (elementwise_affine and not bias: mp_nn.OptionalAffineLayerNorm; not elementwise_affine and bias: mp_nn.OptionalAffineLayerNorm; not elementwise_affine and not bias: mp_nn.OptionalAffineLayerNorm).\"\"\"
+                    if elementwise_affine and not bias:
+                        return mp_nn.OptionalAffineLayerNorm(normalized_shape=(tuple(normalized_shape) if isinstance(normalized_shape, (tuple, list)) else (normalized_shape,)), epsilon=float(eps), bias=bias)
+                    if not elementwise_affine and bias:
+                        return mp_nn.OptionalAffineLayerNorm(normalized_shape=(tuple(normalized_shape) if isinstance(normalized_shape, (tuple, list)) else (normalized_shape,)), epsilon=float(eps), elementwise_affine=elementwise_affine)
+                    if not elementwise_affine and not bias:
+                        return mp_nn.OptionalAffineLayerNorm(normalized_shape=(tuple(normalized_shape) if isinstance(normalized_shape, (tuple, list)) else (normalized_shape,)), epsilon=float(eps), elementwise_affine=elementwise_affine, bias=bias)
+                    return nn.LayerNorm(normalized_shape=(tuple(normalized_shape) if isinstance(normalized_shape, (tuple, list)) else (normalized_shape,)), epsilon=float(eps))
+
+
+                class TorchLayerNorm(nn.LayerNorm, metaclass=TorchLayerType):
+                    \"\"\"torch.nn.LayerNorm as a value: called, make_layernorm(...) builds MindSpore's layer; a class derived from it
+                    is built with torch's arguments.\"\"\"
+
+                    _mp_value_class = True
+
+                    def __new__(cls, *args, **kwargs):
+                        if cls is TorchLayerNorm:
+                            return make_layernorm(*args, **kwargs)
+                        return super().__new__(cls, *args, **kwargs)
+
+                    def __init__(self, normalized_shape, eps=1e-05, elementwise_affine=True, bias=True, device=None, dtype=None):
+                        \"\"\"torch.nn.LayerNorm's parameters.\"\"\"
+                        if elementwise_affine and not bias:
+                            mp_nn.become(self, mp_nn.OptionalAffineLayerNorm)
+                            mp_nn.OptionalAffineLayerNorm.__init__(self, normalized_shape=(tuple(normalized_shape) if isinstance(normalized_shape, (tuple, list)) else (normalized_shape,)), epsilon=float(eps), bias=bias)
+                            self.elementwise_affine = elementwise_affine
+                            return
+                        if not elementwise_affine and bias:
+                            mp_nn.become(self, mp_nn.OptionalAffineLayerNorm)
+                            mp_nn.OptionalAffineLayerNorm.__init__(self, normalized_shape=(tuple(normalized_shape) if isinstance(normalized_shape, (tuple, list)) else (normalized_shape,)), epsilon=float(eps), elementwise_affine=elementwise_affine)
+                            self.elementwise_affine = elementwise_affine
+                            return
+                        if not elementwise_affine and not bias:
+                            mp_nn.become(self, mp_nn.OptionalAffineLayerNorm)
+                            mp_nn.OptionalAffineLayerNorm.__init__(self, normalized_shape=(tuple(normalized_shape) if isinstance(normalized_shape, (tuple, list)) else (normalized_shape,)), epsilon=float(eps), elementwise_affine=elementwise_affine, bias=bias)
+                            self.elementwise_affine = elementwise_affine
+                            return
+                        super().__init__(normalized_shape=(tuple(normalized_shape) if isinstance(normalized_shape, (tuple, list)) else (normalized_shape,)), epsilon=float(eps))
+                        self.elementwise_affine = elementwise_affine
 
 
                 def make_linear(in_features, out_features, bias=True, device=None, dtype=None):
@@ -479,13 +556,15 @@ class TableCallTransform(Rule):
                     return nn.Dense(in_channels=in_features, out_channels=out_features, has_bias=bias)
 
 
-                def make_block(dim, norm_layer=mp_adapt.api("torch.nn.LayerNorm"), **kwargs):
+                def make_block(dim, norm_layer=TorchLayerNorm, **kwargs):
                     return nn.SequentialCell(make_linear(dim, dim, **kwargs), partial(norm_layer, eps=1e-6)(dim))
             """,
             note='Arguments known only at run time (**kwargs): a factory written into the file, torch\'s parameters '
-                 'building MindSpore\'s class, where the entry converts every value statically; a layer passed as a '
-                 'value (or one whose class depends on a value, LayerNorm\'s elementwise_affine) goes to the runtime '
-                 'adapter of the same entry, which binds torch\'s signature when the call happens.',
+                 'building MindSpore\'s class, where the entry converts every value statically (LayerNorm\'s '
+                 'elementwise_affine and bias, which choose the class, decided when it is called); a layer class '
+                 'passed as a value whose calls are not all known is a class of the file over MindSpore\'s '
+                 '(TorchLayerNorm): called, its factory builds MindSpore\'s layer; derived from, its __init__ takes '
+                 'torch\'s arguments; isinstance, issubclass and == test MindSpore\'s class (its metaclass).',
         ),
         Example(
             before="""
@@ -597,10 +676,13 @@ class TableCallTransform(Rule):
         self._value_sites: dict[int, tuple[cst.FunctionDef, str]] = {}  # a value -> (the function, its parameter)
         self._factories: dict[str, tuple[str, cst.FunctionDef] | None] = {}  # torch class -> its native factory
         self._class_bases: dict[int, cst.ClassDef] = {}  # a base of a class with no __init__ -> the class
-        self._partial_firsts: set[int] = set()  # the function of a functools.partial(...) call
+        self._partial_firsts: dict[int, cst.Call] = {}  # the function of a functools.partial(...) call -> the call
         self._partial_calls: set[int] = set()  # the functools.partial(...) calls themselves
         self._dict_members: dict[int, str] = {}  # a member of nn.ModuleDict(dict(h=...)) / ({"h": ...}) -> key
         self._base_inits: dict[int, cst.FunctionDef] = {}  # id(class) -> the __init__ its native base needs
+        self._value_classes: dict[str, tuple[str, cst.ClassDef] | None] = {}  # torch class -> its value class
+        self._building_factory = False  # a factory's or value class's construction is being written
+        self._value_metaclass: str | None = None  # the metaclass of the value classes (factories.value_metaclass_def)
 
     def _builds_cell(self, expr) -> bool:
         """Is ``expr`` the construction of a layer: a torch layer class whose call converts (one flagged keeps its
@@ -652,7 +734,7 @@ class TableCallTransform(Rule):
         self._call_funcs.add(id(node.func))
         if node.args and not node.args[0].star and node.args[0].keyword is None \
                 and self.scope.resolve(node.func) == "functools.partial":
-            self._partial_firsts.add(id(node.args[0].value))  # only ever called, as a partial's function
+            self._partial_firsts[id(node.args[0].value)] = node  # only ever called, as a partial's function
             self._partial_calls.add(id(node))
         if node.args and node.args[0].keyword is None and not node.args[0].star \
                 and self.scope.resolve_torch(node.func) == "torch.nn.ModuleDict":
@@ -1414,7 +1496,7 @@ class TableCallTransform(Rule):
         built = updated_node.with_changes(func=self._func_expr(original_node.func, target),
                                           args=build_call_args(entry, mapped, profile))
         built = self._promoted_join(entry, original_node, built)
-        if entry.starts_training and not self._in_class():
+        if entry.starts_training and not self._in_class() and not self._building_factory:
             # torch builds every module in training mode, MindSpore's Cells start in eval: a layer built outside a
             # class (where no enclosing module's mode governs it) is put in training mode, as torch's is
             return cst.Call(func=cst.Attribute(value=built, attr=cst.Name("set_train")), args=[])
@@ -1629,6 +1711,10 @@ class TableCallTransform(Rule):
                 self.ctx.converted_sites += 1
                 return base
         if value is not None and id(original_node) in self._partial_firsts:  # partial(nn.Linear, bias=False)
+            needed = set(self.ctx.imports_needed)
+            if self._partial_lambda(self._partial_firsts[id(original_node)]) is not None:
+                self.ctx.imports_needed = needed
+                return updated_node  # the whole partial becomes a lambda (leave_Call): no factory is written
             entry = self.ctx.registry.lookup(qual)
             factory = self._native_factory(original_node, entry) if entry is not None else None
             if factory is not None:
@@ -1642,6 +1728,12 @@ class TableCallTransform(Rule):
         if factory is not None:
             self.ctx.converted_sites += 1
             return factory
+        if value is not None and "mp_adapt" in code_of(value):  # a layer class with no known call: a value class
+            entry = self.ctx.registry.lookup(qual)
+            made = self._value_class(original_node, entry) if entry is not None else None
+            if made is not None:
+                self.ctx.converted_sites += 1
+                return made
         if value is None and isinstance(original_node, cst.Attribute):
             value = self._attribute_of_value(original_node)
         if value is None:
@@ -1805,32 +1897,39 @@ class TableCallTransform(Rule):
         return cst.IfExp(test=flag.node, body=branches[0], orelse=branches[1],
                          lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
 
-    def _native_factory(self, func: cst.BaseExpression, entry) -> cst.Name | None:
+    def _native_factory(self, func: cst.BaseExpression, entry, anywhere: bool = False) -> cst.Name | None:
         """``nn.Linear(*args, **kwargs)``, ``partial(nn.Linear, bias=False)``: the name of a factory the file gets (``mindport/migrator/factories.py``),
         torch's parameters building MindSpore's class with each bound statically, where the entry's conversion of a
         call passing every parameter by name names no runtime helper; None (the runtime adapter) otherwise. Only
         classes (a layer, an optimizer): a function keeps the adapter; a layer that starts in training mode only
         inside a class (the enclosing module's mode governs it there); the nn profile only (mint keeps torch's
-        arguments, the adapter passes them on)."""
+        arguments, the adapter passes them on). ``anywhere``: for a value class (its calls are not seen, as the
+        adapter's are not: a layer that starts in training mode is built as the adapter builds it)."""
         leaf = entry.torch.rsplit(".", 1)[-1]
         if entry.kind not in ("layer", "function") or not leaf[:1].isupper() or entry.torch.startswith("torch.Tensor.") \
-                or self.ctx.options.target != "nn" or (entry.starts_training and not self._in_class()):
+                or self.ctx.options.target != "nn" or (entry.starts_training and not self._in_class() and not anywhere):
             return None
         if entry.torch not in self._factories:
-            self._factories[entry.torch] = self._factory_for(func, entry)
+            # a factory is called where no class is seen: its layer is built as one inside a class is (the enclosing
+            # module's mode governs it; the runtime adapter's does the same)
+            self._building_factory = True
+            try:
+                self._factories[entry.torch] = self._factory_for(func, entry)
+            finally:
+                self._building_factory = False
         made = self._factories[entry.torch]
         return cst.Name(made[0]) if made is not None else None
 
     def _native_construction(self, func: cst.BaseExpression, entry,
-                             without: str = "") -> tuple[cst.Call, str] | None:
+                             without=()) -> tuple[cst.Call, str] | None:
         """(MindSpore's construction of the entry's class from torch's parameters each passed by its name, those
         parameters as source) where that converts statically to a MindSpore class naming no runtime helper;
-        ``without``: a parameter left out (its default taken)."""
+        ``without``: parameters left out (their defaults taken)."""
         parameters = factory_parameters(entry)
         if parameters is None:
             return None
         args = [cst.Arg(keyword=cst.Name(p.name), value=cst.Name(p.name), equal=NO_SPACE_EQUAL)
-                for p in entry.signature if p.name != without]
+                for p in entry.signature if p.name not in without]
         needed = set(self.ctx.imports_needed)
         built = self._static_call(entry, cst.Call(func=func, args=fix_commas(args)))
         runtime = {self.ctx.aliases.get(m, runtime_alias(m)) for m in self.ctx.imports_needed if m.startswith("mindport")}
@@ -1856,6 +1955,8 @@ class TableCallTransform(Rule):
         parameter's default, which must name no runtime helper, torch's parameters as source), the branches
         ``(condition source, construction)`` for the other values, then a guard raising torch's error for a value
         torch refuses (a string switch)); None when a construction is not static."""
+        if len(entry.switch) > 1:
+            return self._flags_construction(func, entry)
         if len(entry.switch) != 1:
             return None
         (param, choices), = entry.switch.items()
@@ -1863,7 +1964,7 @@ class TableCallTransform(Rule):
         if "*" in choices or spec is None or spec.default is None:
             return None
         needed = set(self.ctx.imports_needed)
-        made = self._native_construction(func, entry, without=param)
+        made = self._native_construction(func, entry, without=(param,))
         if made is None:
             return None
         arg = lambda n, v: cst.Arg(keyword=cst.Name(n), value=v, equal=NO_SPACE_EQUAL)  # noqa: E731
@@ -1892,6 +1993,43 @@ class TableCallTransform(Rule):
             branches.append((f"{param} != {default!r}", f"raise ValueError(f{message!r})"))
         return made, tuple(branches)
 
+    def _flags_construction(self, func: cst.BaseExpression, entry):
+        """An entry with several bool ``switch`` parameters, each of whose ``False`` (or ``True``) picks another class
+        (LayerNorm's ``elementwise_affine`` and ``bias``: the runtime's OptionalAffineLayerNorm): as
+        _switched_construction, a branch per combination of values other than the defaults (``not
+        elementwise_affine and bias`` ...), each the entry's static conversion of that combination with the
+        parameters handed on by name; None when a parameter's choices are not bools, has no bool default, or a
+        construction is not static."""
+        params = list(entry.switch)
+        defaults = []
+        for param in params:
+            spec = entry.param(param)
+            if not set(entry.switch[param]) <= {"True", "False"} or spec is None or spec.default not in ("True", "False"):
+                return None
+            defaults.append(spec.default == "True")
+        if len(params) > 3:
+            return None
+        needed = set(self.ctx.imports_needed)
+        made = self._native_construction(func, entry, without=tuple(params))
+        if made is None:
+            return None
+        arg = lambda n, v: cst.Arg(keyword=cst.Name(n), value=v, equal=NO_SPACE_EQUAL)  # noqa: E731
+        base = [arg(p.name, cst.Name(p.name)) for p in entry.signature if p.name not in params]
+        branches = []
+        for values in itertools.product((True, False), repeat=len(params)):
+            if list(values) == defaults:
+                continue
+            other = self._static_call(entry, cst.Call(func=func, args=fix_commas(
+                [*base, *(arg(p, cst.Name(repr(v))) for p, v in zip(params, values))])))
+            if other is None:
+                self.ctx.imports_needed = needed
+                return None
+            other = other.with_changes(args=[a.with_changes(value=cst.Name(a.keyword.value)) if a.keyword is not None
+                                             and a.keyword.value in params else a for a in other.args])
+            condition = " and ".join(p if v else f"not {p}" for p, v in zip(params, values))
+            branches.append((condition, other))
+        return made, tuple(branches)
+
     def _native_base(self, original_node, qual: str) -> cst.BaseExpression | None:
         """``class GroupNorm32(nn.GroupNorm)`` with no ``__init__`` of its own: MindSpore's class as the base and an
         ``__init__`` taking torch's parameters that hands them to it bound statically (factories.base_init), so any
@@ -1908,8 +2046,57 @@ class TableCallTransform(Rule):
         self._base_inits[id(self._class_bases[id(original_node)])] = base_init(entry, made[1], made[0])
         return made[0].func
 
+    def _value_class(self, original_node, entry) -> cst.Name | None:
+        """A torch layer class used as a value where no call of it is known (``norm_layer=nn.LayerNorm`` handed on to
+        code that also tests it, ``dict(gelu=nn.GELU)``, ``partial(nn.LayerNorm, eps=1e-6)`` whose entry needs a
+        run-time choice, ``class LayerNorm2d(nn.LayerNorm)`` with an ``__init__`` of its own): the name of a class the
+        file gets (factories.value_class_def), ``TorchLayerNorm(nn.LayerNorm)``: called, its factory builds
+        MindSpore's layer (torch's parameters, each bound statically; a value that picks another Cell decided when it
+        is called); derived from, its ``__init__`` hands torch's arguments to MindSpore's ``__init__``. None (the
+        runtime adapter) where the entry's default construction is not MindSpore's class itself, or a construction
+        is not static."""
+        target = entry.resolve(self.ctx.options.target)[0]
+        if entry.kind != "layer" or self.ctx.options.target != "nn" or target is None \
+                or not target.startswith("mindspore."):
+            return None
+        if entry.torch not in self._value_classes:
+            self._value_classes[entry.torch] = self._value_class_for(original_node, entry, target)
+        made = self._value_classes[entry.torch]
+        return cst.Name(made[0]) if made is not None else None
+
+    def _value_class_for(self, func, entry, target: str):
+        needed = set(self.ctx.imports_needed)
+        factory = self._native_factory(func, entry, anywhere=True)
+        self._building_factory = True
+        try:
+            made, branches = self._native_construction(func, entry), ()
+            if made is None:
+                made, branches = self._switched_construction(func, entry) or (None, ())
+        finally:
+            self._building_factory = False
+        if factory is None or made is None or code_of(made[0].func) != self.ctx.target_text(target):
+            self.ctx.imports_needed = needed
+            return None
+        built, parameters = made
+        become = code_of(self.ctx.target_expr("mindport.runtime.layers.become")) \
+            if any(not isinstance(b, str) for _, b in branches) else ""
+        layer = load_surface().layer(entry.torch)
+        names = {p.name for p in entry.signature}
+        kept = [n for n in (layer.kept if layer is not None else ()) if n in names]
+        taken = {n.value for n in all_nodes(self._module, cst.Name)} | {m[0] for m in self._factories.values() if m} \
+            | {m[0] for m in self._value_classes.values() if m}
+        name = value_class_name(entry, taken)
+        self.ctx.value_classes.add(name)
+        if self._value_metaclass is None:
+            self._value_metaclass = fresh_name("TorchLayerType", taken | {name})
+        init = class_init(entry, parameters, built, branches, kept, become)
+        return name, value_class_def(name, entry, code_of(built.func), factory.value, init, self._value_metaclass)
+
     def leave_Module(self, original_node, updated_node):
-        made = {m[0]: m[1] for m in self._factories.values() if m is not None}
+        made = {m[0]: m[1] for m in self._value_classes.values() if m is not None}
+        if made:  # after the classes, so it goes before the first of them
+            made[self._value_metaclass] = value_metaclass_def(self._value_metaclass)
+        made.update((m[0], m[1]) for m in self._factories.values() if m is not None)
         return insert_definitions(updated_node, made) if made else updated_node
 
     def _package_site(self, node, qual: str) -> bool:
