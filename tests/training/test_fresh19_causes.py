@@ -1,0 +1,105 @@
+"""Session trainfix19 (issue 27): causes found at first contact with the fresh19 entries (trainfresh19's notes). One
+test each, on real torch and real MindSpore, each failing without the fix; expected values are torch's, run here."""
+from __future__ import annotations
+
+import numpy as np
+
+from test_fresh2_causes import _losses
+from test_fresh_causes import _convert
+
+# two losses returned by one helper call, each backpropagated on its own: (1) the actor-critic shape with an
+# optimizer step between the two backward calls (each optimizer gets only its loss's gradient), (2) both optimizers
+# reset first, two backward calls, two steps (Lucasc-99/Actor-Critic's loop: the actor loss reaches the critic too,
+# so the critic's gradient is the sum of both losses'), (3) one optimizer over a shared trunk, two backward calls
+# whose gradients add, then one step
+TWO_LOSSES_ONE_HELPER = '''
+import torch
+import torch.nn as nn
+
+x = torch.linspace(-1.0, 1.0, 24).reshape(8, 3)
+y = x.sum(1, keepdim=True) * 0.5
+
+
+def init(layer, w, b):
+    with torch.no_grad():
+        layer.weight.copy_(torch.tensor(w))
+        layer.bias.fill_(b)
+    return layer
+
+
+class Agent:
+    def __init__(self, detach):
+        self.actor = init(nn.Linear(3, 1), [[0.3, -0.2, 0.1]], 0.05)
+        self.critic = init(nn.Linear(3, 1), [[-0.1, 0.4, 0.2]], -0.05)
+        self.detach = detach
+
+    def compute_loss(self, x, y):
+        value = self.critic(x)
+        advantage = (y - value).detach() if self.detach else (y - value)
+        l_actor = -(self.actor(x) * advantage).mean()
+        l_critic = ((value - y) ** 2).mean()
+        return l_actor, l_critic
+
+
+agent = Agent(detach=True)
+opt_a = torch.optim.Adam(agent.actor.parameters(), lr=0.05)
+opt_c = torch.optim.SGD(agent.critic.parameters(), lr=0.2)
+for step in range(4):
+    l_actor, l_critic = agent.compute_loss(x, y)
+    opt_a.zero_grad()
+    l_actor.backward()
+    opt_a.step()
+    opt_c.zero_grad()
+    l_critic.backward()
+    opt_c.step()
+    print("step", l_actor.item(), l_critic.item())
+
+agent2 = Agent(detach=False)
+actor_optim = torch.optim.SGD(agent2.actor.parameters(), lr=0.1)
+critic_optim = torch.optim.SGD(agent2.critic.parameters(), lr=0.1)
+for episode in range(4):
+    critic_optim.zero_grad()
+    actor_optim.zero_grad()
+    la, lc = agent2.compute_loss(x, y)
+    la.backward(retain_graph=True)
+    lc.backward()
+    actor_optim.step()
+    critic_optim.step()
+    print("step", la.item(), lc.item(), agent2.critic.weight.sum().item())
+
+
+trunk = init(nn.Linear(3, 3), [[0.2, -0.1, 0.3], [0.1, 0.4, -0.2], [-0.3, 0.2, 0.1]], 0.0)
+head_a = init(nn.Linear(3, 1), [[0.5, -0.4, 0.3]], 0.1)
+head_b = init(nn.Linear(3, 1), [[-0.2, 0.3, 0.6]], -0.1)
+
+
+def two_losses(x, y):
+    h = torch.tanh(trunk(x))
+    return ((head_a(h) - y) ** 2).mean(), (head_b(h) - 2 * y).abs().mean()
+
+
+params = list(trunk.parameters()) + list(head_a.parameters()) + list(head_b.parameters())
+opt = torch.optim.SGD(params, lr=0.1, momentum=0.9)
+for step in range(4):
+    opt.zero_grad()
+    loss_a, loss_b = two_losses(x, y)
+    loss_a.backward(retain_graph=True)
+    loss_b.backward()
+    opt.step()
+    print("step", loss_a.item(), loss_b.item(), trunk.weight.sum().item())
+'''
+
+
+def test_two_losses_of_one_helper_call_backpropagated_in_turn():
+    """Lucasc-99/Actor-Critic (first run fresh19, both entries: 'Tensor' object has no attribute 'backward', MP105
+    "l_critic is differentiated again after its graph was used"): the second loss's forward statements were all run
+    by the first site's forward_fn (one tuple-returning call), so the planner gave up and left both backward calls.
+    Now one forward_fn returns both losses and mindport.runtime.training.value_and_grad(..., losses=2) takes each
+    loss's gradient from that one forward (ms.vjp, one cotangent per loss): each backward adds its own loss's
+    gradient, whether an optimizer steps between them or not, the parameters disjoint or shared."""
+    code = _convert(TWO_LOSSES_ONE_HELPER)
+    assert "MP105" not in code and ".backward()" not in code, code
+    t, m = _losses(TWO_LOSSES_ONE_HELPER, "torch_two_losses"), _losses(code, "ms_two_losses")
+    assert len(t) == 12 and [len(r) for r in m] == [len(r) for r in t], (t, m, code)
+    np.testing.assert_allclose(np.concatenate(m), np.concatenate(t), rtol=2e-5, atol=1e-6)
+    assert t[3][1] < t[0][1] and t[7][1] < t[4][1] and t[11][0] < t[8][0]
