@@ -103,3 +103,58 @@ def test_two_losses_of_one_helper_call_backpropagated_in_turn():
     assert len(t) == 12 and [len(r) for r in m] == [len(r) for r in t], (t, m, code)
     np.testing.assert_allclose(np.concatenate(m), np.concatenate(t), rtol=2e-5, atol=1e-6)
     assert t[3][1] < t[0][1] and t[7][1] < t[4][1] and t[11][0] < t[8][0]
+
+
+# bookkeeping between the forward statements that reads a loss: an AverageMeter's update(loss.item(), n) on a dict
+# entry, a list append, a second meter after the total loss; `update` is no GradScaler call here
+METER_BETWEEN_FORWARD = '''import torch
+import torch.nn as nn
+
+x = torch.linspace(-1.0, 1.0, 24).reshape(8, 3)
+y = x.sum(1, keepdim=True) * 0.5
+
+
+class AverageMeter:
+    def __init__(self):
+        self.sum, self.count, self.val = 0.0, 0, 0.0
+
+    def update(self, val, n=1):
+        self.val = val
+        self.sum += val * n
+        self.count += n
+
+
+model = nn.Linear(3, 1)
+with torch.no_grad():
+    model.weight.copy_(torch.tensor([[0.3, -0.2, 0.1]]))
+    model.bias.fill_(0.05)
+opt = torch.optim.SGD(model.parameters(), lr=0.2)
+meters = {"sup": AverageMeter(), "loss": AverageMeter()}
+history = []
+for step in range(4):
+    out = model(x)
+    sup = ((out - y) ** 2).mean()
+    meters["sup"].update(sup.item(), x.shape[0])
+    history.append(sup.item())
+    cons = ((out - out.mean()) ** 2).mean()
+    loss = sup + 0.1 * cons
+    meters["loss"].update(loss.item())
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    print("step", loss.item(), meters["sup"].val, meters["sup"].sum / meters["sup"].count, meters["loss"].sum, len(history))
+'''
+
+
+def test_a_meter_reading_the_loss_between_the_forward_statements():
+    """hao-pt/ssl_methods' Mean Teacher (first run fresh19: 'Tensor' object has no attribute 'backward', MP105 "line
+    'meters[...].update(student_sup_loss.item())' between the forward statements reads their results and cannot
+    move after them"): the planner took every `.update(...)` call for GradScaler.update(), a gradient API that cannot
+    move. `update` is the scaler's only when called with no positional argument or on a receiver named as a scaler;
+    the meters' lines run after forward_fn, once per step, in their order."""
+    code = _convert(METER_BETWEEN_FORWARD)
+    assert "MP105" not in code and ".backward()" not in code, code
+    t, m = _losses(METER_BETWEEN_FORWARD, "torch_meters"), _losses(code, "ms_meters")
+    assert len(t) == 4 and [len(r) for r in m] == [len(r) for r in t], (t, m, code)
+    np.testing.assert_allclose(np.concatenate(m), np.concatenate(t), rtol=2e-5, atol=1e-6)
+    assert t[3][0] < t[0][0] and t[3][4] == 4

@@ -30,6 +30,20 @@ from mindport.migrator.syntax import code_of
 from mindport.migrator.walk import walk
 
 _GRAD_METHODS = {"backward", "step", "zero_grad", "unscale_", "update"}
+def _grad_method(call: cst.Call) -> bool:
+    """Is the call a gradient or optimizer API (``loss.backward()``, ``opt.step()``, ``opt.zero_grad()``,
+    ``scaler.unscale_(opt)``, ``scaler.update()``)? ``update`` is a GradScaler's only when it is called with no
+    positional argument or on a receiver named as a scaler: ``meters['loss'].update(loss.item())``, ``losses.update(
+    loss.item(), n)`` (an AverageMeter) and ``stats.update(d)`` (a dict) are bookkeeping, which runs after forward_fn
+    in its order (hao-pt/ssl_methods' Mean Teacher: MP105 "reads their results and cannot move after them")."""
+    func = call.func
+    if not isinstance(func, cst.Attribute) or func.attr.value not in _GRAD_METHODS:
+        return False
+    if func.attr.value == "update":
+        return not any(a.keyword is None for a in call.args) or "scaler" in code_of(func.value).lower()
+    return True
+
+
 _MUTATORS = {"append", "extend", "insert", "update", "add", "clear", "pop", "remove", "setdefault"}
 _INPLACE = runtime_alias("mindport.runtime.inplace")  # the converted code's name of mindport.runtime.inplace
 
@@ -113,7 +127,7 @@ def _mutated_receiver(call: cst.Call) -> str | None:
         return first.value if isinstance(first, cst.Name) else None
     if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and (
             func.attr.value.endswith("_") and not func.attr.value.startswith("_")
-            or func.attr.value in _MUTATORS) and func.attr.value not in _GRAD_METHODS:
+            or func.attr.value in _MUTATORS) and not _grad_method(call):
         return func.value.value
     return None
 
@@ -153,7 +167,7 @@ def _target_names(target) -> list[str]:
 
 def _is_gradient_api(stmt) -> bool:
     call = _expr_call(stmt)
-    return call is not None and isinstance(call.func, cst.Attribute) and call.func.attr.value in _GRAD_METHODS
+    return call is not None and _grad_method(call)
 
 
 def reads_before_writes(stmts) -> list[str]:
@@ -332,7 +346,7 @@ def _shared_forward(plans: list[Plan], site: Site, forward: list[int], rw: list)
     for plan in plans:
         first = plan.site
         if plan.reuse is not None or first.loss is None or code_of(first.differentiated) != first.loss \
-                or first.inputs is not None or plan.moved or first.loss == site.loss or site.loss in plan.joint:
+                or first.inputs is not None or first.loss == site.loss or site.loss in plan.joint:
             continue
         if set(forward) <= set(plan.forward) and any(site.loss in rw[i][1] for i in plan.forward):
             return plan
@@ -346,9 +360,13 @@ def _touches_grads(stmt) -> bool:
     found: list = []
 
     class _Find(cst.CSTVisitor):
+        def visit_Call(self, node) -> None:
+            if _grad_method(node) and node.func.attr.value != "backward":
+                found.append(node)
+
         def visit_Attribute(self, node) -> None:
             name = node.attr.value
-            if name in _GRAD_METHODS - {"backward"} or name == "grad" or "clip_grad" in name:
+            if name == "grad" or "clip_grad" in name:
                 found.append(node)
 
         def visit_Name(self, node) -> None:
@@ -403,7 +421,7 @@ def _runs_inside(stmt) -> bool:
 
     class _Find(cst.CSTVisitor):
         def visit_Call(self, node) -> None:
-            if isinstance(node.func, cst.Attribute) and node.func.attr.value in _GRAD_METHODS:
+            if _grad_method(node):
                 found.append(node)
 
         def on_visit(self, node) -> bool:
