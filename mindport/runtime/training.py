@@ -133,7 +133,8 @@ def value_and_grad(fn, weights=(), leaves=0, losses=1, apart=False):
         with _ReadParameters() as read:
             taken = _GRAPH_GRADS[0]
             try:
-                if losses > 1 and apart:
+                if losses > 1 and apart:  # the forward runs again per loss: a model there that draws at random
+                    _refuse_redraws(fn, inputs)  # or updates its running statistics in training mode is refused
                     loss, every = _split_grads(loss_only, [inputs[i] for i in tensor_at], leaves, weights_here,
                                                outputs)
                     grads = every[0]

@@ -158,3 +158,48 @@ def test_a_meter_reading_the_loss_between_the_forward_statements():
     assert len(t) == 4 and [len(r) for r in m] == [len(r) for r in t], (t, m, code)
     np.testing.assert_allclose(np.concatenate(m), np.concatenate(t), rtol=2e-5, atol=1e-6)
     assert t[3][0] < t[0][0] and t[3][4] == 4
+
+
+# the same shape with a step between the backward calls, the forward drawing at random (Dropout in training mode):
+# MindSpore's second vector-Jacobian product runs the forward again, which would draw another mask
+TWO_LOSSES_WITH_DROPOUT = '''
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+x = torch.linspace(-1.0, 1.0, 24).reshape(8, 3)
+y = x.sum(1, keepdim=True) * 0.5
+actor = nn.Sequential(nn.Linear(3, 8), nn.Dropout(0.5), nn.Linear(8, 1))
+critic = nn.Linear(3, 1)
+
+
+def compute_loss(x, y):
+    value = critic(x)
+    return -(actor(x) * (y - value).detach()).mean(), ((value - y) ** 2).mean()
+
+
+opt_a = torch.optim.SGD(actor.parameters(), lr=0.05)
+opt_c = torch.optim.SGD(critic.parameters(), lr=0.2)
+for step in range(2):
+    l_actor, l_critic = compute_loss(x, y)
+    opt_a.zero_grad()
+    l_actor.backward()
+    opt_a.step()
+    opt_c.zero_grad()
+    l_critic.backward()
+    opt_c.step()
+    print("step", l_actor.item(), l_critic.item())
+'''
+
+
+def test_two_losses_stepped_apart_refuse_a_forward_that_draws_again():
+    """With an optimizer step between the two backward calls each loss needs its own gradient, which MindSpore gives
+    by running the forward again per loss (ms.vjp): a forward that draws at random there is refused with the reason,
+    not differentiated with another mask (torch's run is fine: it differentiates its one graph)."""
+    import pytest
+
+    code = _convert(TWO_LOSSES_WITH_DROPOUT)
+    assert "apart=True" in code, code
+    assert len(_losses(TWO_LOSSES_WITH_DROPOUT, "torch_dropout_apart")) == 2
+    with pytest.raises(RuntimeError, match="Dropout|other values"):
+        _losses(code, "ms_dropout_apart")
