@@ -203,3 +203,55 @@ def test_two_losses_stepped_apart_refuse_a_forward_that_draws_again():
     assert len(_losses(TWO_LOSSES_WITH_DROPOUT, "torch_dropout_apart")) == 2
     with pytest.raises(RuntimeError, match="Dropout|other values"):
         _losses(code, "ms_dropout_apart")
+
+
+# a data pipeline's ToTensor written by hand on an HWC uint8 numpy image (a function parameter), torch imported under
+# a private alias as well: numpy's transpose(2, 0, 1) takes a permutation, which torch.Tensor.transpose never does
+NUMPY_TRANSPOSE_OF_A_PARAMETER = '''
+import numpy as _np
+import torch
+import torch as _torch
+import torch.nn as nn
+
+
+def _to_tensor(x):
+    if isinstance(x, _torch.Tensor):
+        return x
+    return _torch.from_numpy(_np.ascontiguousarray(x.transpose(2, 0, 1))).float() / 255.0
+
+
+rng = _np.random.RandomState(0)
+images = [rng.randint(0, 256, (6, 6, 3)).astype(_np.uint8) for _ in range(4)]
+x = torch.stack([_to_tensor(im) for im in images])
+y = torch.tensor([[0.5], [-0.25], [1.0], [0.0]])
+conv = nn.Conv2d(3, 2, 3)
+head = nn.Linear(2 * 4 * 4, 1)
+with torch.no_grad():
+    conv.weight.copy_(torch.linspace(-0.2, 0.2, 54).reshape(2, 3, 3, 3))
+    conv.bias.fill_(0.01)
+    head.weight.copy_(torch.linspace(-0.1, 0.1, 32).reshape(1, 32))
+    head.bias.fill_(0.0)
+opt = torch.optim.SGD(list(conv.parameters()) + list(head.parameters()), lr=0.1)
+for step in range(4):
+    loss = ((head(torch.relu(conv(x)).flatten(1)) - y) ** 2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    print("step", loss.item(), float(x[1, 2, 3, 4]))
+'''
+
+
+def test_numpy_transpose_with_a_permutation_on_a_parameter():
+    """PkuDavidGuan/Distillation's entries (first run fresh19, all three: "For 'pad', the type of 'input_x' must be
+    Tensor, but got <class 'torch.Tensor'>"): `x.transpose(2, 0, 1)` of an HWC numpy image passed in as a parameter
+    was taken for torch.Tensor.transpose (a parameter is typed a tensor for method calls), flagged MP102 "too many
+    positional arguments", and the whole line kept torch's `_torch.from_numpy(...)` (so `import torch as _torch`
+    stayed and the data were torch tensors). torch.Tensor.transpose takes exactly two dims, so a parameter called
+    with more is the program's or numpy's object: the call stays as written, unflagged, the rest of the line is
+    converted."""
+    code = _convert(NUMPY_TRANSPOSE_OF_A_PARAMETER)
+    assert "import torch" not in code and "MP102" not in code, code
+    t, m = _losses(NUMPY_TRANSPOSE_OF_A_PARAMETER, "torch_np_transpose"), _losses(code, "ms_np_transpose")
+    assert len(t) == 4 and [len(r) for r in m] == [len(r) for r in t], (t, m, code)
+    np.testing.assert_allclose(np.concatenate(m), np.concatenate(t), rtol=2e-5, atol=1e-6)
+    assert t[3][0] < t[0][0]
