@@ -69,11 +69,22 @@ def parameters(*sources) -> list:
 
 
 
-def value_and_grad(fn, weights=(), leaves=0):
+def value_and_grad(fn, weights=(), leaves=0, losses=1, apart=False):
     """``fn(*leaf_tensors, *rest)`` returning the loss, or ``(loss, *aux)`` -> a function of the same arguments
     returning ``(fn's outputs, grads)``, grads being ``[(tensor, gradient), ...]`` for the first ``leaves`` arguments
     (tensors made with ``requires_grad=True``) and ``weights`` (Parameters). On the CPU it turns on synchronous
-    execution (``synchronous_on_cpu``): the training loop it serves runs about three times faster."""
+    execution (``synchronous_on_cpu``): the training loop it serves runs about three times faster.
+
+    ``losses=k`` (k > 1): fn returns ``(loss_1, ..., loss_k, *aux)``, each loss backpropagated on its own in torch
+    (``l_actor, l_critic = agent.compute_loss(...)``, then ``l_actor.backward()`` ... ``l_critic.backward()``): one
+    forward, then grads is a tuple of k such lists. When nothing reads or clears a gradient between the backward calls
+    (``apart`` False: both optimizers reset first, two backward calls, then the steps; or one optimizer, two backward
+    calls, one step), torch's ``.grad`` ends as the gradient of the sum of the losses: one differentiation of the sum,
+    its gradients in the first list, the others empty (exact, the forward runs once). ``apart`` (an optimizer steps or
+    resets between them): each loss's own gradient, by ``ms.vjp`` with a one-hot cotangent per loss; MindSpore runs the
+    forward again for each cotangent after the first, so the losses of every run are compared with the first's and a
+    difference (a random draw, an environment stepped in the forward) is an error, not a silently different
+    gradient."""
     synchronous_on_cpu()
     weights = tuple(w for w in weights if isinstance(w, Parameter))
     positions = tuple(range(leaves)) if leaves else None
@@ -107,6 +118,13 @@ def value_and_grad(fn, weights=(), leaves=0):
             finally:
                 _DIFFERENTIATING[0] -= 1
             outputs.append(out)
+            if losses > 1 and apart:
+                return tuple(out[:losses])
+            if losses > 1:
+                total = out[0]
+                for value in out[1:losses]:
+                    total = total + value
+                return total
             return out[0] if isinstance(out, tuple) else out
 
         used = _mark_used(inputs[:leaves], args[:leaves])
@@ -115,8 +133,14 @@ def value_and_grad(fn, weights=(), leaves=0):
         with _ReadParameters() as read:
             taken = _GRAPH_GRADS[0]
             try:
-                loss, grads = ms.value_and_grad(loss_only, positions, weights_here or None)(
-                    *(inputs[i] for i in tensor_at))
+                if losses > 1 and apart:  # the forward runs again per loss: a model there that draws at random
+                    _refuse_redraws(fn, inputs)  # or updates its running statistics in training mode is refused
+                    loss, every = _split_grads(loss_only, [inputs[i] for i in tensor_at], leaves, weights_here,
+                                               outputs)
+                    grads = every[0]
+                else:
+                    loss, grads = ms.value_and_grad(loss_only, positions, weights_here or None)(
+                        *(inputs[i] for i in tensor_at))
             except RuntimeError as exc:
                 if _GRAPH_GRADS[0] == taken:  # no gradient of a gradient in this forward: not that
                     raise
@@ -125,6 +149,26 @@ def value_and_grad(fn, weights=(), leaves=0):
         # torch's loss is a node of autograd's graph: `loss.requires_grad` reads True (an LBFGS closure's
         # `if loss.requires_grad: loss.backward()`); MindSpore's returned value is a plain tensor, so it carries the
         # flag mindport.runtime.tensor.requires_grad reads (bzapf/pytorchdemo: the backward was skipped, no gradient)
+        if losses > 1:
+            if not apart:  # the sum's gradients, added at the first backward; the later ones add nothing
+                every = [(grads if leaves else (), grads if not leaves else ())] if not (leaves and weights_here) \
+                    else [grads]
+                if leaves == 1:
+                    every = [((every[0][0],), every[0][1])]
+                every += [((), ())] * (losses - 1)
+            loss = tuple(out[:losses])
+            for value in loss:
+                value.requires_grad = True
+            out = (*loss, *out[losses:])
+            every = [_pairs(args, leaves, weights_here if g[1] else (), g, read, own, used) for g in every]
+            _record_step(fn, args, out, every[0])
+            code = getattr(fn, "__code__", None)
+            if code not in _CHECKED:
+                _CHECKED.add(code)
+                raw = [g for gs in every for g in gs]
+                if raw and not any(bool(ops.abs(g).max() > 0) for _, g in raw if g.size):
+                    raise RuntimeError(_UNREACHED.format(name=getattr(fn, "__name__", "forward_fn")))
+            return out, tuple(every)
         loss.requires_grad = True
         out = (loss, *out[1:]) if isinstance(out, tuple) else loss
         if leaves and weights_here:
@@ -150,6 +194,40 @@ def value_and_grad(fn, weights=(), leaves=0):
         return out, pairs
 
     return run
+
+
+def _split_grads(loss_only, tensors, leaves, weights, outputs):
+    """One forward of ``loss_only`` (returning k losses), then the gradient of each loss alone: ``ms.vjp`` with a
+    one-hot cotangent per loss. Returns (the losses, k gradients in value_and_grad's layout: leaves, weights).
+    MindSpore runs the forward again for each cotangent after the first: a run whose losses differ from the first's
+    is refused (torch differentiated the one graph it built)."""
+    values, vjp_fn = ms.vjp(loss_only, *tensors, weights=tuple(weights) or None)
+    every = []
+    for j in range(len(values)):
+        cotangent = tuple(ops.ones_like(v) if k == j else ops.zeros_like(v) for k, v in enumerate(values))
+        runs = len(outputs)
+        got = vjp_fn(cotangent)
+        if len(outputs) > runs and not all(_same(a, b) for a, b in zip(outputs[-1][:len(values)], values)):
+            raise RuntimeError(
+                "mindport: the losses backpropagated one after the other with an optimizer step between them come "
+                "from one forward in torch; MindSpore ran that forward again for the next loss's gradient and it "
+                "gave other values (a random draw, or state changed in it): the gradient would not be torch's. "
+                "Backpropagate the losses' sum before the steps, or compute each loss in its own forward")
+        input_grads, weight_grads = got if weights else (got, ())
+        if not isinstance(input_grads, tuple):
+            input_grads = (input_grads,)
+        every.append((tuple(input_grads[:leaves]), tuple(weight_grads)))
+    return values, every
+
+
+def _pairs(args, leaves, weights, grads, read, own, used):
+    leaf_grads, weight_grads = grads
+    pairs = _Gradients((a, _hooked(a, g)) for a, g in zip(args[:leaves], leaf_grads))
+    pairs += zip(weights, weight_grads)
+    pairs.read = read.ids
+    pairs.leaves = frozenset(own)
+    pairs.used = frozenset(used)
+    return pairs
 
 
 def _writable(given, inputs, leaves):

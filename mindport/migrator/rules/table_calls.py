@@ -2454,8 +2454,10 @@ def _literal(node: cst.BaseExpression) -> bool:
 
 # torch.Tensor methods whose sizes or dims torch also takes as separate arguments (an overload the tables' signatures
 # do not list): more arguments than the signature's are no sign that the receiver is not a tensor
+# (not transpose: torch.Tensor.transpose takes exactly two dims; numpy's takes a permutation, ``img.transpose(2, 0, 1)``
+# of an HWC image handed in as a parameter is numpy's, and the line around it converts: PkuDavidGuan's data pipeline)
 _VARARG_METHODS = {"view", "reshape", "repeat", "expand", "permute", "flip", "tile", "squeeze", "new_empty",
-                   "new_zeros", "new_ones", "resize", "transpose", "sum", "mean", "amax", "amin", "std", "var"}
+                   "new_zeros", "new_ones", "resize", "sum", "mean", "amax", "amin", "std", "var"}
 
 
 def _parameter_with_surplus(receiver: cst.BaseExpression, scope, entry, call: cst.Call) -> bool:

@@ -1260,6 +1260,9 @@ class TrainingLoopRule(Rule):
         many = len([p for p in plans if p.reuse is None]) > 1
         names: dict[int, tuple[str, str, str]] = {}
         for n, plan in enumerate(plans):
+            if plan.reuse is not None and plan.part:  # its own loss's gradients, from the shared forward's call
+                names[id(plan)] = (*names[id(plan.reuse)][:2], self._fresh(f"grads_{plan.site.loss}", None))
+                continue
             if plan.reuse is not None:
                 names[id(plan)] = names[id(plan.reuse)]
                 continue
@@ -1274,7 +1277,8 @@ class TrainingLoopRule(Rule):
                 if plan.reuse is None and plan.at == index:
                     inputs = [p.site.inputs for p in plans if (p is plan or p.reuse is plan) and p.site.inputs]
                     guard = _branch_guard(body, plan) if len(plans) == 1 else None
-                    out.extend(self._call(body, plan, names[id(plan)], train, inputs, guard))
+                    parts = [names[id(p)][2] for p in plans if p.reuse is plan and p.part]
+                    out.extend(self._call(body, plan, names[id(plan)], train, inputs, guard, parts))
                     out.extend(body[i] for i in plan.moved)
             if index in dropped or index in moved:
                 continue
@@ -1297,7 +1301,7 @@ class TrainingLoopRule(Rule):
         inputs = ", ".join(code_of(a) for a in keep)
         return parse_expression(f"{self.ctx.alias_for('mindport.runtime.training')}.grads_for({grads}, {inputs})")
 
-    def _call(self, body, plan: Plan, names, train: str, inputs=(), guard=None) -> list:
+    def _call(self, body, plan: Plan, names, train: str, inputs=(), guard=None, parts=()) -> list:
         fn_name, grad_fn, grads = names
         stmts = [body[i] for i in plan.forward]
         site = plan.site
@@ -1307,8 +1311,10 @@ class TrainingLoopRule(Rule):
         if site.loss is not None and site.loss != differentiated:
             returned.append(site.loss)
             targets.append(site.loss)
-        returned += plan.outputs
-        targets += plan.outputs
+        returned += plan.joint  # the later sites' losses, each differentiated on its own (losses=k)
+        targets += plan.joint
+        returned += [n for n in plan.outputs if n not in plan.joint]
+        targets += [n for n in plan.outputs if n not in plan.joint]
         positional = [n for n in plan.leaves if n not in self._global_leaves]
         as_weights = [n for n in plan.leaves if n in self._global_leaves] + self._leaves_through(stmts)
         args = [*positional, *plan.params]
@@ -1341,6 +1347,9 @@ class TrainingLoopRule(Rule):
         sources = ", ".join(dict.fromkeys([*self._weight_sources(stmts, set(positional)), *extra, *as_weights]))
         weights = f", {train}.parameters({sources})" if sources else ""
         leaves = f", leaves={len(positional)}" if positional else ""
+        if plan.joint:
+            leaves += f", losses={1 + len(plan.joint)}" + (", apart=True" if plan.apart else "")
+            grads = f"({', '.join([grads, *parts])})"
         lhs = targets[0] if len(targets) == 1 else f"({', '.join(targets)})"
         if modes and self._loops[-1]:  # in a loop: once before the outermost loop of the scope (see _place)
             self._preludes.append((forward_fn, modes))

@@ -30,6 +30,20 @@ from mindport.migrator.syntax import code_of
 from mindport.migrator.walk import walk
 
 _GRAD_METHODS = {"backward", "step", "zero_grad", "unscale_", "update"}
+def _grad_method(call: cst.Call) -> bool:
+    """Is the call a gradient or optimizer API (``loss.backward()``, ``opt.step()``, ``opt.zero_grad()``,
+    ``scaler.unscale_(opt)``, ``scaler.update()``)? ``update`` is a GradScaler's only when it is called with no
+    positional argument or on a receiver named as a scaler: ``meters['loss'].update(loss.item())``, ``losses.update(
+    loss.item(), n)`` (an AverageMeter) and ``stats.update(d)`` (a dict) are bookkeeping, which runs after forward_fn
+    in its order (hao-pt/ssl_methods' Mean Teacher: MP105 "reads their results and cannot move after them")."""
+    func = call.func
+    if not isinstance(func, cst.Attribute) or func.attr.value not in _GRAD_METHODS:
+        return False
+    if func.attr.value == "update":
+        return not any(a.keyword is None for a in call.args) or "scaler" in code_of(func.value).lower()
+    return True
+
+
 _MUTATORS = {"append", "extend", "insert", "update", "add", "clear", "pop", "remove", "setdefault"}
 _INPLACE = runtime_alias("mindport.runtime.inplace")  # the converted code's name of mindport.runtime.inplace
 
@@ -58,6 +72,11 @@ class Plan:
     leaves: list[str] = field(default_factory=list)
     outputs: list[str] = field(default_factory=list)
     reuse: "Plan | None" = None  # the same loss differentiated again (retain_graph): that plan's gradients
+    # losses of later sites the same forward computed (``l_actor, l_critic = agent.compute_loss(...)``, then
+    # ``l_actor.backward()`` ... ``l_critic.backward()``): this plan's call gives each its own gradients
+    joint: list[str] = field(default_factory=list)
+    part: int = 0  # a later site of such a forward: which of its losses (1, 2, ...) this site backpropagates
+    apart: bool = False  # an optimizer steps or resets between such sites: each loss's own gradient, not the sum's
 
 
 def reads_writes(stmt) -> tuple[set[str], set[str]]:
@@ -108,7 +127,7 @@ def _mutated_receiver(call: cst.Call) -> str | None:
         return first.value if isinstance(first, cst.Name) else None
     if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and (
             func.attr.value.endswith("_") and not func.attr.value.startswith("_")
-            or func.attr.value in _MUTATORS) and func.attr.value not in _GRAD_METHODS:
+            or func.attr.value in _MUTATORS) and not _grad_method(call):
         return func.value.value
     return None
 
@@ -148,7 +167,7 @@ def _target_names(target) -> list[str]:
 
 def _is_gradient_api(stmt) -> bool:
     call = _expr_call(stmt)
-    return call is not None and isinstance(call.func, cst.Attribute) and call.func.attr.value in _GRAD_METHODS
+    return call is not None and _grad_method(call)
 
 
 def reads_before_writes(stmts) -> list[str]:
@@ -276,6 +295,13 @@ def plan_block(stmts: list, sites: list[Site], forward_names: set[str], leaves: 
             continue
         fresh = [i for i in forward if i not in ran_at]
         if not fresh:
+            shared = _shared_forward(plans, site, forward, rw)
+            if shared is not None:
+                shared.joint.append(site.loss)
+                shared.apart = shared.apart or any(_touches_grads(stmts[i])
+                                                   for i in range(shared.site.index + 1, site.index))
+                plans.append(Plan(site, shared.forward, shared.at, reuse=shared, part=len(shared.joint)))
+                continue
             raise Unfit(f"{code_of(site.differentiated)} is differentiated again after its graph was used")
         at = fresh[-1]
         while True:
@@ -306,6 +332,49 @@ def plan_block(stmts: list, sites: list[Site], forward_names: set[str], leaves: 
             ran_at.setdefault(i, at)
         plans.append(plan)
     return plans
+
+
+def _shared_forward(plans: list[Plan], site: Site, forward: list[int], rw: list) -> Plan | None:
+    """The earlier plan whose forward already computed this site's loss, when this site backpropagates another loss
+    of it (``l_actor, l_critic = agent.compute_loss(...)``; ``l_actor.backward()``, an optimizer step perhaps, then
+    ``l_critic.backward()``): torch differentiates the graph it built once, so the port takes each loss's gradient
+    from that one forward (``mindport.runtime.training.value_and_grad(..., losses=k)``), neither running the forward
+    again (an episode collected in it, a random draw) nor after an optimizer step. Only plain ``loss.backward()``
+    calls of named losses; None otherwise."""
+    if site.loss is None or code_of(site.differentiated) != site.loss or site.inputs is not None:
+        return None
+    for plan in plans:
+        first = plan.site
+        if plan.reuse is not None or first.loss is None or code_of(first.differentiated) != first.loss \
+                or first.inputs is not None or first.loss == site.loss or site.loss in plan.joint:
+            continue
+        if set(forward) <= set(plan.forward) and any(site.loss in rw[i][1] for i in plan.forward):
+            return plan
+    return None
+
+
+def _touches_grads(stmt) -> bool:
+    """Does the statement read or clear gradients (an optimizer's step or zero_grad, a clipping, ``.grad``), a
+    backward call aside? Between two backward calls of one forward's losses it makes each loss's gradient count on
+    its own, not their sum."""
+    found: list = []
+
+    class _Find(cst.CSTVisitor):
+        def visit_Call(self, node) -> None:
+            if _grad_method(node) and node.func.attr.value != "backward":
+                found.append(node)
+
+        def visit_Attribute(self, node) -> None:
+            name = node.attr.value
+            if name == "grad" or "clip_grad" in name:
+                found.append(node)
+
+        def visit_Name(self, node) -> None:
+            if node.value in ("grads_of", "zero_grad") or "clip_grad" in node.value:
+                found.append(node)
+
+    walk(stmt, _Find())
+    return bool(found)
 
 
 def _between(plan: Plan, stmts: list, rw: list, ran_at: dict[int, int]) -> int | None:
@@ -352,7 +421,7 @@ def _runs_inside(stmt) -> bool:
 
     class _Find(cst.CSTVisitor):
         def visit_Call(self, node) -> None:
-            if isinstance(node.func, cst.Attribute) and node.func.attr.value in _GRAD_METHODS:
+            if _grad_method(node):
                 found.append(node)
 
         def on_visit(self, node) -> bool:
