@@ -107,7 +107,8 @@ def test_the_cast_is_kept_in_pynative_and_a_dtype_cast_is_said():
     result = convert_source(SOURCE)
     code = result.code
     assert "mp_framework.keep_cache(self, 'attn_mask', _mp_attn_mask)" in code
-    assert "mp_framework.keep_cache(self, 'pe', _mp_pe)" in code
+    # a device move in place of itself is no statement on MindSpore (rules/device.py drops it before any rule)
+    assert "self.pe = " not in code.split("def construct")[-1] and "_mp_pe" not in code, code
     said = [d.message for d in result.diagnostics if d.code == "MP107"]
     assert any("casts self.attn_mask again on each call" in m for m in said), said
     assert not any("self.pe" in m for m in said), said  # a device move gives the same value: nothing to say

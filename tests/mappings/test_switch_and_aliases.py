@@ -68,10 +68,12 @@ def test_switch_on_a_variable_is_decided_when_the_call_happens():
 
 def test_unsupported_argument_at_its_default_is_not_written():
     x = np.arange(6, dtype=np.float32).reshape(2, 3)
-    t_out, m_out, *_ , code = _both(HEAD + "def run(x, y):\n    return torch.add(x, y, alpha=1)\n", x, x + 1)
-    assert "alpha" not in code
-    np.testing.assert_allclose(m_out.asnumpy(), t_out.numpy())
-    flagged = convert_source(HEAD + "def run(x, y):\n    return torch.add(x, y, alpha=2)\n", "<test>")
+    mode = "compute_mode='use_mm_for_euclid_dist_if_necessary'"
+    t_out, m_out, *_ , code = _both(HEAD + f"def run(x, y):\n    return torch.cdist(x, y, {mode})\n", x, x + 1)
+    assert "compute_mode" not in code
+    np.testing.assert_allclose(m_out.asnumpy(), t_out.numpy(), rtol=1e-5, atol=1e-5)
+    flagged = convert_source(HEAD + "def run(x, y):\n    return torch.cdist(x, y, compute_mode='donot_use_mm_for_euclid_dist')\n",
+                             "<test>")
     assert [d.code for d in flagged.diagnostics] == ["MP102"]
 
 

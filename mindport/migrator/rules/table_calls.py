@@ -2059,6 +2059,12 @@ class TableCallTransform(Rule):
         if entry.kind != "layer" or self.ctx.options.target != "nn" or target is None \
                 or not target.startswith("mindspore."):
             return None
+        if any(IMPLICIT_VALUES.get(p.name) == "layers_size_tuple" for p in entry.signature):
+            # a size argument (kernel_size, stride, padding ...) that arrives at run time may be a list or a
+            # one-element sequence (EfficientNet-PyTorch's stride=[1] through its Conv2d subclass), which MindSpore
+            # refuses; the class's arguments are bound as written, so such layers keep the adapter, which maps the
+            # values it is given (tests/converter/test_size_lists.py)
+            return None
         if entry.torch not in self._value_classes:
             self._value_classes[entry.torch] = self._value_class_for(original_node, entry, target)
         made = self._value_classes[entry.torch]

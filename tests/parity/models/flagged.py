@@ -1,4 +1,4 @@
-"""A model with a call the converter cannot convert faithfully (torch.add with alpha): it keeps the torch line and
+"""A model with a call the converter cannot convert faithfully (torch.cdist with a compute_mode MindSpore lacks): it keeps the torch line and
 flags it with a `# mindport:` comment."""
 import torch
 from torch import nn
@@ -12,5 +12,5 @@ class Flagged(nn.Module):
 
     def forward(self, x):
         h = self.fc1(x)
-        h = torch.add(h, x, alpha=2)
+        h = h * torch.cdist(h, x, compute_mode="donot_use_mm_for_euclid_dist").sum()
         return self.fc2(h)
