@@ -525,29 +525,23 @@ class TrainingLoopRule(Rule):
 
                 def compare(net_a, net_b, opt_a, opt_b, loss_func, x, y, steps):
                     mp_train.train_mode(net_a)
-                    mp_train.train_mode(loss_func)
                     mp_train.train_mode(net_b)
+                    mp_train.train_mode(loss_func)
                     for t in range(steps):
-                        def forward_fn_loss_a():
-                            pred_a = net_a(x)
-                            loss_a = loss_func(pred_a, y)
-                            return loss_a
-                        grad_fn_loss_a = mp_train.value_and_grad(forward_fn_loss_a, mp_train.parameters(opt_a, opt_b, net_a, loss_func))
-                        loss_a, grads_loss_a = grad_fn_loss_a()
-                        def forward_fn_loss_b():
-                            pred_b = net_b(x)
-                            loss_b = loss_func(pred_b, y)
-                            return loss_b
-                        grad_fn_loss_b = mp_train.value_and_grad(forward_fn_loss_b, mp_train.parameters(opt_a, opt_b, net_b, loss_func))
-                        loss_b, grads_loss_b = grad_fn_loss_b()
+                        def forward_fn():
+                            pred_a, pred_b = net_a(x), net_b(x)
+                            loss_a, loss_b = loss_func(pred_a, y), loss_func(pred_b, y)
+                            return loss_a, loss_b
+                        grad_fn = mp_train.value_and_grad(forward_fn, mp_train.parameters(opt_a, opt_b, net_a, net_b, loss_func), losses=2)
+                        (loss_a, loss_b), (grads, grads_loss_b) = grad_fn()
                         mp_train.zero_grad(opt_a)
                         mp_train.zero_grad(opt_b)
-                        mp_train.backward(grads_loss_a)
+                        mp_train.backward(grads)
                         mp_train.backward(grads_loss_b)
                         opt_a(mp_train.grads_of(opt_a))
                         opt_b(mp_train.grads_of(opt_b))
             """,
-            note="Two models side by side, both losses computed in one tuple assignment: split into one statement per target (no value reads a target), each loss gets its own forward_fn.",
+            note="Two models side by side, both losses computed in one tuple assignment: one forward_fn gives both (losses=2); nothing steps or resets between the two backward calls, so each optimizer's gradients are torch's accumulated .grad, taken in one differentiation.",
         ),
         Example(
             before="""
