@@ -70,8 +70,8 @@ _NO_IMPORTS_INSIDE = (cst.BaseExpression, cst.Decorator, cst.Parameters, cst.Arg
 
 class _SplitImportLines(cst.CSTTransformer):
     def on_visit(self, node) -> bool:
-        # statements hold statements; a line's own parts, a header's expressions and decorators hold none
-        return not isinstance(node, (cst.SimpleStatementLine, cst.BaseExpression, cst.Decorator, cst.Parameters))
+        # statements hold statements; a line's own parts and what _NO_IMPORTS_INSIDE names hold none
+        return not isinstance(node, (cst.SimpleStatementLine, *_NO_IMPORTS_INSIDE))
 
     def leave_SimpleStatementLine(self, original_node, updated_node):
         body = updated_node.body

@@ -55,13 +55,12 @@ class Adam(_AdamW):
             decay = group.get("weight_decay")
             if decay != 0.0:
                 grads = tuple(grad + decay * param for grad, param in zip(grads, self.parameters[start_id:end_id]))
-            self.implementation(lr, 0.0, beta1, beta2, group.get("amsgrad"), group.get("eps"), grads, start_id,
-                                end_id, Tensor(beta1, ms.float64), Tensor(beta2, ms.float64))
+            self.implementation(lr, Tensor(beta1, ms.float64), Tensor(beta2, ms.float64), group.get("amsgrad"),
+                                group.get("eps"), grads, start_id, end_id)
         return True
 
     @ms.jit
-    def implementation(self, lr, weight_decay, beta1, beta2, amsgrad, eps, grads, start_id, end_id, beta1_64,
-                       beta2_64):
+    def implementation(self, lr, beta1_64, beta2_64, amsgrad, eps, grads, start_id, end_id):
         """One Adam step over the group's parameters, with torch's arithmetic where MindSpore's AdamW rounds more:
         torch takes ``1 - beta`` and the bias corrections ``1 - beta ** step`` in Python floats (float64); MindSpore's
         AdamW computes them in float32, where 0.999 is 0.99900001287, so ``1 - beta2`` and ``1 - beta2 ** step`` are
@@ -71,8 +70,9 @@ class Adam(_AdamW):
         step = ops.cast(self.state_step, ms.float64)
         step_size = ops.cast(ops.cast(lr, ms.float64) / (1 - ops.pow(beta1_64, step)), ms.float32)
         bias_correction2_sqrt = ops.cast(ops.sqrt(1 - ops.pow(beta2_64, step)), ms.float32)
-        self.hyper_map(ops.partial(_adam_update, step_size, amsgrad, eps, bias_correction2_sqrt, beta1,
-                                   ops.cast(1 - beta1_64, ms.float32), beta2, ops.cast(1 - beta2_64, ms.float32)),
+        self.hyper_map(ops.partial(_adam_update, step_size, amsgrad, eps, bias_correction2_sqrt,
+                                   ops.cast(1 - beta1_64, ms.float32), ops.cast(beta2_64, ms.float32),
+                                   ops.cast(1 - beta2_64, ms.float32)),
                        self.parameters[start_id:end_id], grads, self.exp_avg[start_id:end_id],
                        self.exp_avg_sq[start_id:end_id], self.max_exp_avg_sq[start_id:end_id])
         return True
@@ -81,14 +81,15 @@ class Adam(_AdamW):
 _adam_update = ops.MultitypeFuncGraph("mindport_adam_update")
 
 
-@_adam_update.register("Tensor", "Bool", "Float", "Tensor", "Float", "Tensor", "Float", "Tensor", "Tensor", "Tensor",
-                       "Tensor", "Tensor", "Tensor")
-def _adam_parameter_update(step_size, amsgrad, eps, bias_correction2_sqrt, beta1, one_minus_beta1, beta2,
-                           one_minus_beta2, param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq):
+@_adam_update.register("Tensor", "Bool", "Float", "Tensor", "Tensor", "Tensor", "Tensor", "Tensor", "Tensor", "Tensor",
+                       "Tensor", "Tensor")
+def _adam_parameter_update(step_size, amsgrad, eps, bias_correction2_sqrt, one_minus_beta1, beta2, one_minus_beta2,
+                           param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq):
     """torch's Adam update of one parameter (its gradient already holds the L2 term): the moments, then
     ``param -= step_size * m / (sqrt(v) / sqrt(1 - beta2**t) + eps)`` (the running maximum of v with amsgrad)."""
     ops.assign(exp_avg, exp_avg + ops.cast(one_minus_beta1, grad.dtype) * (grad - exp_avg))  # torch's lerp_
-    ops.assign(exp_avg_sq, exp_avg_sq * beta2 + grad * grad * ops.cast(one_minus_beta2, grad.dtype))
+    ops.assign(exp_avg_sq,
+               exp_avg_sq * ops.cast(beta2, grad.dtype) + grad * grad * ops.cast(one_minus_beta2, grad.dtype))
     second = exp_avg_sq
     if amsgrad:
         ops.assign(max_exp_avg_sq, ops.maximum(max_exp_avg_sq, exp_avg_sq))
