@@ -16,10 +16,16 @@ Prints the share of sites through the runtime, the share of ports importing mind
 (``--top``). ``--results RESULTS.json`` (the harness's output) keeps the entries that reached parity there;
 ``--json OUT`` writes the figures and the per-entry counts. ``--keep DIR`` keeps the converted trees.
 
+``--facts`` measures the ports as ``mindport observe`` + ``convert --facts`` write them: each entry's torch original
+is built and run once by the harness's own torch side (``case.py torch``, its constructor and inputs), under
+:class:`mindport.observed.record`, and the entry is converted with what that run recorded (sites that saw only
+floating inputs lose the int-to-float guard, joins of one dtype lose the promotion). An entry whose torch side fails
+is converted without facts and counted so (``facts: false`` in its row).
+
 Usage (from the project root; the snapshots fetched under /work/.mirror):
     PYTHONPATH=$PWD /work/main/.venv/bin/python benchmarks/runtime_share.py \
         --manifest benchmarks/trials/modern.json --mirrors /work/.mirror [--only ID,...] [--json OUT] [--top 40]
-        [--device ascend] [--limit N]
+        [--device ascend] [--limit N] [--facts]
 """
 from __future__ import annotations
 
@@ -98,7 +104,37 @@ def file_sites(code: str) -> tuple[int, collections.Counter, bool]:
     return total, helpers, bool(runtime)
 
 
-def measure_entry(entry: dict, harness, mirrors: str, work: Path, device: str = "any") -> dict:
+_RECORD = """
+import json, sys
+sys.path.insert(0, {case_dir!r})
+import case
+from mindport.observed import record
+entry = json.load(open({entry_json!r}))
+with record({src!r}) as facts:
+    case.torch_side(entry, {wid!r})
+facts.save({out!r})
+"""
+
+
+def observe_entry(entry: dict, harness_path: Path, src: Path, wid: Path) -> Path | None:
+    """Run the entry's torch side once under the recorder; the facts file, or None when the torch side failed."""
+    import subprocess
+
+    entry_json, out = wid / "entry.json", wid / "facts.json"
+    entry_json.write_text(json.dumps(entry))
+    code = _RECORD.format(case_dir=str(harness_path.parent), entry_json=str(entry_json), src=str(src),
+                          wid=str(wid), out=str(out))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    try:
+        r = subprocess.run([sys.executable, "-c", code], cwd=wid, env=env, capture_output=True, text=True,
+                           timeout=600)
+    except subprocess.TimeoutExpired:
+        return None
+    return out if r.returncode == 0 and out.is_file() else None
+
+
+def measure_entry(entry: dict, harness, mirrors: str, work: Path, device: str = "any",
+                  harness_path: Path | None = None) -> dict:
     from mindport.migrator import convert_path
 
     gd = harness.gitdir(mirrors, entry["repo"])
@@ -107,7 +143,13 @@ def measure_entry(entry: dict, harness, mirrors: str, work: Path, device: str = 
     wid = work / entry["id"].replace("/", "__")
     src, conv = wid / "src", wid / "conv"
     harness.materialise(entry, gd, str(src))
-    convert_path(src, conv, jobs=1, force=True, use_cache=False, device=device)
+    facts = None
+    if harness_path is not None:
+        from mindport.observed import load
+
+        recorded = observe_entry(entry, harness_path, src, wid)
+        facts = load(recorded) if recorded else None
+    convert_path(src, conv, jobs=1, force=True, use_cache=False, device=device, facts=facts)
     root = entry.get("import_root", ".")
     total, helpers, imports = 0, collections.Counter(), False
     for rel in entry["files"]:
@@ -122,8 +164,11 @@ def measure_entry(entry: dict, harness, mirrors: str, work: Path, device: str = 
         helpers.update(h)
         imports |= imp
     del root
-    return {"id": entry["id"], "sites": total, "runtime_sites": sum(helpers.values()), "imports_mindport": imports,
-            "helpers": dict(helpers)}
+    row = {"id": entry["id"], "sites": total, "runtime_sites": sum(helpers.values()), "imports_mindport": imports,
+           "helpers": dict(helpers)}
+    if harness_path is not None:
+        row["facts"] = facts is not None
+    return row
 
 
 def main(argv=None) -> int:
@@ -139,6 +184,9 @@ def main(argv=None) -> int:
     ap.add_argument("--device", default="any", choices=("any", "cpu", "gpu", "ascend"),
                     help="convert for this device (convert --device): gpu/ascend drop the CPU kernel guards")
     ap.add_argument("--limit", type=int, default=0, help="only the first N distinct conversions (a quick sample)")
+    ap.add_argument("--facts", action="store_true",
+                    help="run each entry's torch original once under the recorder and convert with its facts "
+                         "(mindport observe + convert --facts)")
     a = ap.parse_args(argv)
     harness = _harness(Path(a.harness))
     entries = json.load(open(a.manifest))
@@ -160,7 +208,8 @@ def main(argv=None) -> int:
         if a.limit and len(done) >= a.limit:
             continue
         try:
-            row = done[key] = measure_entry(e, harness, a.mirrors, work, a.device)
+            row = done[key] = measure_entry(e, harness, a.mirrors, work, a.device,
+                                            Path(a.harness) if a.facts else None)
         except Exception as exc:  # noqa: BLE001 -- one entry's failure is reported, the others are measured
             row = {"id": e["id"], "error": f"{type(exc).__name__}: {exc}"}
         rows.append(row)
@@ -174,6 +223,8 @@ def main(argv=None) -> int:
     for r in ok:
         helpers.update(r["helpers"])
     print(f"ports measured: {len(ok)} of {len(entries)}")
+    if a.facts:
+        print(f"converted with observed facts: {sum(bool(r.get('facts')) for r in ok)}/{len(ok)}")
     print(f"call sites through mindport.runtime: {through}/{sites} = {100 * through / max(sites, 1):.1f} %")
     print(f"ports importing mindport: {importing}/{len(ok)} = {100 * importing / max(len(ok), 1):.1f} %")
     print(f"ports importing no mindport: {len(ok) - importing}/{len(ok)}")

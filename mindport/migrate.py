@@ -1,6 +1,7 @@
 """``mindport migrate``: the whole job in one call, one report.
 
-1. convert every file of SRC into OUT (``migrator.repo.convert_path``);
+1. convert every file of SRC into OUT (``migrator.repo.convert_path``); with a model, once its torch original has been
+   built and run on the parity inputs, with the facts that run recorded (``mindport.observed``);
 2. build the torch model and its converted port once each, in a process of their own, and in those processes convert
    the torch checkpoint found in SRC or given into ``OUT/<name>.ckpt`` and prove parity (forward, and on request
    gradients and training) of the model given (``validators.parity.compare.validate``; logs in
@@ -28,6 +29,7 @@ CHECKPOINT_SUFFIXES = (".pt", ".pth", ".bin", ".safetensors")
 SCRIPTS_DIR = "mindport_scripts"  # where the emitted train/eval scripts go, inside OUT
 EXPORT_DIR = "mindport_export"  # where the MindIR export goes, inside OUT
 LOGS_DIR = "mindport-logs"  # the side processes' logs (and anything MindSpore writes), inside OUT
+OBSERVED_FACTS = f"{LOGS_DIR}/observed-facts.json"  # what the torch run recorded, the conversion's facts
 _CONFIG_KEYS = {"model", "ctor", "input", "weights", "rtol", "atol", "target", "exclude", "grad", "train_steps",
                 "optimizer", "lr", "loss", "graph"}
 
@@ -47,6 +49,7 @@ class MigrationReport:
     seconds: float = 0.0
     models: list[dict] = field(default_factory=list)  # every discovered model's proof (no --model: discovery)
     models_summary: dict | None = None
+    observed: dict | None = None  # the torch run's facts the conversion used (a model given), or why none
 
     @property
     def ok(self) -> bool:
@@ -94,6 +97,7 @@ class MigrationReport:
             "skipped": self.skipped,
             "shortfalls": self.shortfalls(),
             **({"models": self.models, "models_summary": self.models_summary} if self.models_summary else {}),
+            **({"observed": self.observed} if self.observed is not None else {}),
         }
 
 
@@ -128,7 +132,7 @@ def migrate(src, out, *, model: str | None = None, ctor: str | None = None, inpu
             train_steps: int | None = None, optimizer: str | None = None, lr: float | None = None,
             loss: str | None = None, graph_mode: bool | None = None, models: str | None = None,
             max_models: int | None = None, model_workers: int = 1, discover: bool = True,
-            model_progress=None) -> MigrationReport:
+            model_progress=None, observe: bool = True) -> MigrationReport:
     """Run the whole migration. Raises InputError for unusable arguments (exit code 2).
 
     ``progress(text)`` is told each step; ``file_progress(rel, done, total)`` each converted file. ``mappings``:
@@ -137,7 +141,13 @@ def migrate(src, out, *, model: str | None = None, ctor: str | None = None, inpu
     ``train_steps``, ``optimizer``, ``lr``, ``loss``, ``graph_mode``: the parity checks (default: mindport.toml's).
     Without a model, every model class and factory of SRC is discovered, built and proven (``discover=False``: the
     conversion only): ``models`` (a pattern on "path.py:Name") narrows, ``max_models`` caps, ``model_workers``
-    side-process pairs prove in parallel, ``model_progress(done, total, entry)`` is told each model."""
+    side-process pairs prove in parallel, ``model_progress(done, total, entry)`` is told each model.
+
+    With a model and ``observe`` (the default), the source is converted once the torch model has been built and run
+    on the parity inputs, with the facts that run recorded (``mindport.observed``): a site that saw only floating
+    inputs gets MindSpore's own op instead of the int-to-float guard, a join of one dtype no promotion; the port
+    proven is that conversion, and ``OUT/mindport-logs/observed-facts.json`` keeps the facts (``convert --facts``).
+    ``observe=False`` converts from the code alone."""
     started = time.perf_counter()
     src, out = Path(src), Path(out)
     if not src.exists():
@@ -190,14 +200,18 @@ def migrate(src, out, *, model: str | None = None, ctor: str | None = None, inpu
 
     from mindport.migrator.repo import DEFAULT_MAX_FILE_SIZE, DEFAULT_TIMEOUT
 
-    say(progress, f"converting {src} -> {out}")
-    report.conversion = convert_path(src, out, target=target, jobs=jobs, force=force,
-                                     exclude=tuple(config.get("exclude", ())), progress=file_progress,
-                                     mappings=tuple(mappings), timeout=DEFAULT_TIMEOUT if timeout is None else timeout,
-                                     max_file_size=DEFAULT_MAX_FILE_SIZE if max_file_size is None else max_file_size)
     from mindport.migrator.launch import write_launch_scripts
 
-    report.launch = write_launch_scripts(src, out, SCRIPTS_DIR, report.conversion)
+    def convert(facts=None) -> None:
+        say(progress, f"converting {src} -> {out}" + (" with the facts of the torch run" if facts else ""))
+        report.conversion = convert_path(
+            src, out, target=target, jobs=jobs, force=force, exclude=tuple(config.get("exclude", ())),
+            progress=file_progress, mappings=tuple(mappings), timeout=DEFAULT_TIMEOUT if timeout is None else timeout,
+            max_file_size=DEFAULT_MAX_FILE_SIZE if max_file_size is None else max_file_size, facts=facts)
+        report.launch = write_launch_scripts(src, out, SCRIPTS_DIR, report.conversion)
+
+    if not model or not observe:
+        convert()
     if not model:
         report.skipped.append("weights, parity, train/eval scripts and MindIR export: no model given "
                               "(--model FILE.py:Name or `model` in mindport.toml)")
@@ -216,17 +230,37 @@ def migrate(src, out, *, model: str | None = None, ctor: str | None = None, inpu
     torch_ref = model if dotted else f"{src_root / target_part}:{name}"
     ms_ref = model if dotted else f"{out_root / target_part}:{name}"
 
-    # 2. weights and parity: each model is built once, in its own process; the checkpoint is converted there
+    # 2. weights and parity: each model is built once, in its own process; the checkpoint is converted there, and
+    #    the source (step 1) once the torch model has run
+    if observe and src.is_dir():
+        from mindport.migrator.repo import claim_output
+
+        claim_output(src, out, force)  # before the side processes write their logs into OUT
     ckpt_path = out / (weights.stem + ".ckpt") if weights is not None else None
     say(progress, f"building {name} on both sides" + (f", converting weights {weights}" if weights else "")
         + f", checking parity on {', '.join(inputs)}" + (", exporting MindIR" if export else ""))
     from mindport.validators.parity.compare import validate
 
+    def observed(facts_json) -> None:
+        """The torch model is built and has run once: convert with what it recorded (the port proven next)."""
+        from mindport.observed import Facts
+
+        facts = Facts(facts_json["files"]) if facts_json else None
+        report.observed = _observed_summary(facts, out)
+        convert(facts)
+        if facts is not None:
+            (out / OBSERVED_FACTS).parent.mkdir(parents=True, exist_ok=True)
+            facts.save(out / OBSERVED_FACTS)
+
     try:
         report.parity = validate(torch_ref, ms_ref, ctor, weights=weights, inputs=inputs, rtol=rtol, atol=atol,
                                  root=src_root, ms_root=out_root, log_dir=out / LOGS_DIR, save_weights=ckpt_path,
-                                 export_to=out / EXPORT_DIR / f"{name}.mindir" if export else None, **checks)
+                                 export_to=out / EXPORT_DIR / f"{name}.mindir" if export else None,
+                                 before_candidate=observed if observe else None, **checks)
     except InputError as exc:  # at the statement that raised (a converted line) when there is one
+        if report.conversion is None:  # the torch model failed before it could run: converted without facts
+            report.observed = {"used": False, "reason": f"the torch model was not built: {exc.message}"}
+            convert()
         site = next((d for d in exc.diagnostics if d.line), None)
         report.problems.append(Diagnostic("MP400", f"parity could not run: {exc.message}", site.file if site else torch_ref,
                                           site.line if site else 0))
@@ -302,6 +336,14 @@ def _prove_discovered(report: MigrationReport, src: Path, out: Path, *, models, 
         settings=ProveSettings(rtol=rtol, atol=atol, graph_mode=graph_mode), progress=model_progress,
         log_dir=out / LOGS_DIR / "models")
     say(progress, summary_line(report.models_summary))
+
+
+def _observed_summary(facts, out: Path) -> dict:
+    """What the conversion took from the torch run: the facts file and how many sites it recorded."""
+    if facts is None:
+        return {"used": False, "reason": "the torch forward raised on the parity inputs (see parity)"}
+    return {"used": True, "file": str(out / OBSERVED_FACTS),
+            "sites": sum(len(sites) for sites in facts.files.values()), "files": len(facts.files)}
 
 
 def check_model_ref(src: Path, model: str) -> None:

@@ -195,8 +195,13 @@ def observe(src, model, ctor, inputs, seed, out):
 @click.option("--model-workers", type=int, default=1, show_default=True, metavar="N",
               help="Without --model: pairs of torch/MindSpore processes proving models in parallel.")
 @click.option("--no-models", is_flag=True, help="Without --model: convert only, do not discover and prove models.")
+@click.option("--observe/--no-observe", "observe", default=True, show_default=True,
+              help="With --model: convert once the torch model has run on the inputs, with what that run saw (a site "
+                   "that got only floating inputs gets MindSpore's own op, not the int-to-float guard; "
+                   "OUT/mindport-logs/observed-facts.json). --no-observe converts from the code alone.")
 def migrate(src, out, model, ctor, inputs, weights, target, rtol, atol, jobs, mapping_files, grad, train_steps,
-            optimizer, lr, loss, no_graph, do_export, force, models_pattern, max_models, model_workers, no_models):
+            optimizer, lr, loss, no_graph, do_export, force, models_pattern, max_models, model_workers, no_models,
+            observe):
     """Migrate a PyTorch project: convert the code, convert the checkpoint, prove parity, emit train/eval
     scripts, export MindIR.
 
@@ -249,6 +254,7 @@ def migrate(src, out, model, ctor, inputs, weights, target, rtol, atol, jobs, ma
                                    grad=grad or None, train_steps=train_steps, optimizer=optimizer, lr=lr,
                                    loss=loss, graph_mode=False if no_graph else None, models=models_pattern,
                                    max_models=max_models, model_workers=model_workers, discover=not no_models,
+                                   observe=observe,
                                    model_progress=progress.models)
     except InputError as exc:
         _fail_input(exc)

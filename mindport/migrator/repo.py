@@ -114,13 +114,7 @@ def convert_path(src, dst=None, *, target: str = "nn", ms_version: tuple[int, in
             raise InputError("give an output path (-o OUT), --in-place or --diff")
         dst_path = Path(dst)
         if not single:
-            if dst_path.resolve() == src.resolve() or src.resolve() in dst_path.resolve().parents:
-                raise InputError(f"the output {dst_path} is inside the source {src}: choose a folder outside it")
-            if dst_path.exists() and not force and not (dst_path / CACHE_NAME).exists() \
-                    and any(not _ours(e) for e in dst_path.iterdir()):
-                raise InputError(f"{dst_path} exists and was not written by mindport: choose an empty folder, "
-                                 "or pass --force to write into it")
-            _claim_output(src, dst_path, force)
+            claim_output(src, dst_path, force)
         elif dst_path.is_dir():
             dst_path = dst_path / src.name
     if single:
@@ -403,10 +397,17 @@ def _source_mark(src: Path, dst_path: Path) -> dict:
     return {"source": str(src.resolve()), "source_from_output": os.path.relpath(src.resolve(), dst_path.resolve())}
 
 
-def _claim_output(src: Path, dst_path: Path, force: bool) -> None:
-    """OUT holds at most one source's conversion: one of another source is refused, or, with ``force``, removed
+def claim_output(src: Path, dst_path: Path, force: bool) -> None:
+    """A tree's output folder: outside the source; empty, or written by mindport (``force`` writes into another);
+    and it holds at most one source's conversion: one of another source is refused, or, with ``force``, removed
     first (the files that run wrote, as its cache lists them, and migrate's reports, logs, scripts and export), so
-    that the two runs never mix."""
+    that the two runs never mix. ``migrate`` claims OUT before its side processes write their logs there."""
+    if dst_path.resolve() == src.resolve() or src.resolve() in dst_path.resolve().parents:
+        raise InputError(f"the output {dst_path} is inside the source {src}: choose a folder outside it")
+    if dst_path.exists() and not force and not (dst_path / CACHE_NAME).exists() \
+            and any(not _ours(e) and e.name not in _RUN_ARTIFACTS for e in dst_path.iterdir()):
+        raise InputError(f"{dst_path} exists and was not written by mindport: choose an empty folder, "
+                         "or pass --force to write into it")
     previous = _previous_run(dst_path)
     other = previous.get("source")
     relative = previous.get("source_from_output")

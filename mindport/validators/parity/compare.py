@@ -103,9 +103,14 @@ def validate(torch_ref, ms_ref, ctor: str = "", weights=None, inputs=(), *, rtol
              atol: float = 1e-6, seed: int = 0, localize: bool = True, graph_mode: bool = True, grad: bool = False,
              train_steps: int = 0, optimizer: str = "sgd", lr: float = 0.01, optimizer_args: dict | None = None,
              loss: str = "mse", train_rtol: float = 1e-4, grad_rtol: float = 1e-4, root=None, ms_root=None,
-             log_dir=None, save_weights=None, export_to=None) -> ParityReport:
+             log_dir=None, save_weights=None, export_to=None, before_candidate=None) -> ParityReport:
     """Build both models from their references, each in its own process, and compare them. ``export_to``: also
-    export the proven Cell there as MindIR, reload and compare it (``report.export``; mindport.export)."""
+    export the proven Cell there as MindIR, reload and compare it (``report.export``; mindport.export).
+
+    ``before_candidate(facts)``: called once the torch model is built and has run ``inputs`` once under
+    ``mindport.observed``'s recorder, and before the MindSpore model is built, with what that run recorded under
+    ``root`` (``Facts.to_json()``, or None when the forward raised): ``migrate`` converts the source there, so the
+    port proven is the one written with the observed facts. The torch model is still built once."""
     from mindport.validators.parity.worker import RemoteSide
 
     t0 = time.perf_counter()
@@ -136,7 +141,12 @@ def validate(torch_ref, ms_ref, ctor: str = "", weights=None, inputs=(), *, rtol
         _checked(both, ref, ms, "hello")
         report.timings["imports"] = round(time.perf_counter() - t, 4)
         t = time.perf_counter()
-        p_ref = None if is_onnx else ref.submit("build", ref_str, ctor, seed, root)
+        observe = before_candidate is not None and not is_onnx
+        p_ref = None if is_onnx else ref.submit("build", ref_str, ctor, seed, root, observe=observe)
+        if observe:  # the port is written from the torch run's facts before MindSpore builds it
+            report.reference.update(_checked(p_ref.result))
+            p_ref = None
+            before_candidate(ref.call("observe", arrays))
         p_ms = ms.submit("build", str(ms_ref), ctor, seed, ms_root)
         if p_ref is not None:
             report.reference.update(_checked(p_ref.result))

@@ -84,13 +84,21 @@ class TorchSide:
 
     # ------------------------------------------------------------------------------------------------ building
 
-    def build(self, ref: str, ctor: str, seed: int, root=None) -> dict:
+    def build(self, ref: str, ctor: str, seed: int, root=None, observe: bool = False) -> dict:
+        """``observe``: record the torch calls the files under ``root`` make while the model is built (and, with
+        :meth:`observe`, run): the facts a conversion takes (``mindport.observed``)."""
+        import contextlib
+
         import torch
 
+        from mindport.observed import Facts, record
         from mindport.validators.parity.loading import build_model
 
         torch.manual_seed(seed)
-        model = build_model(ref, ctor, root=root, isolated=True)
+        self.facts = Facts() if observe else None
+        with record(root, self.facts) if observe else contextlib.nullcontext():
+            model = build_model(ref, ctor, root=root, isolated=True)
+        self.root = root
         if not isinstance(model, torch.nn.Module):
             raise InputError(f"{ref}({ctor}) built a {type(model).__name__}, not a torch.nn.Module")
         self.model, self.ref = model, ref
@@ -222,6 +230,27 @@ class TorchSide:
             self.model.load_state_dict(self.original)
 
     # ------------------------------------------------------------------------------------------------- running
+
+    def observe(self, inputs) -> dict | None:
+        """One eval forward of ``inputs`` under the recorder (after :meth:`build` with ``observe``): the facts of the
+        build and the run, as ``Facts.to_json()``; None when the forward raised (the parity run says why). The
+        parameters and buffers are put back as they were, so the proof's own forward starts where it would have."""
+        import copy
+
+        import torch
+
+        from mindport.observed import record
+
+        model, state = self.model, copy.deepcopy(self.model.state_dict())
+        model.eval()
+        try:
+            with record(self.root, self.facts), torch.no_grad():
+                model(*_tensors(inputs))
+        except Exception:  # noqa: BLE001 - not a fact: the parity forward reports the same failure
+            return None
+        finally:
+            model.load_state_dict(state)
+        return self.facts.to_json()
 
     @timed
     def forward(self, inputs, record: bool = True) -> dict:
