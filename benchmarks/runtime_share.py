@@ -149,7 +149,10 @@ def measure_entry(entry: dict, harness, mirrors: str, work: Path, device: str = 
 
         recorded = observe_entry(entry, harness_path, src, wid)
         facts = load(recorded) if recorded else None
-    convert_path(src, conv, jobs=1, force=True, use_cache=False, device=device, facts=facts)
+    # no time limit: a file over convert's per-file limit would be copied unchanged and its torch calls counted as
+    # native sites (a figure that depended on the machine's load)
+    report = convert_path(src, conv, jobs=1, force=True, use_cache=False, device=device, facts=facts, timeout=None)
+    failed = sorted({d.file for d in report.diagnostics if d.code == "MP299"})
     root = entry.get("import_root", ".")
     total, helpers, imports = 0, collections.Counter(), False
     for rel in entry["files"]:
@@ -168,6 +171,8 @@ def measure_entry(entry: dict, harness, mirrors: str, work: Path, device: str = 
            "helpers": dict(helpers)}
     if harness_path is not None:
         row["facts"] = facts is not None
+    if failed:  # copied unchanged: the entry's figures are not a conversion's
+        row = {"id": entry["id"], "error": f"not converted: {', '.join(failed)} (MP299)"}
     return row
 
 
