@@ -6,6 +6,8 @@ instead. ``ModuleDict`` holds any Cell under its key (``mindspore.nn.CellDict`` 
 """
 from __future__ import annotations
 
+import operator
+
 from mindspore import Parameter, Tensor, nn
 
 from mindport.runtime._graph import host_only
@@ -41,6 +43,24 @@ class ParameterList(nn.Cell):
         if not 0 <= index < self._count:
             raise IndexError(index)
         return getattr(self, str(index))
+
+    def __setitem__(self, index: int, value) -> None:
+        """``params[i] = p`` as torch's ParameterList takes it (Pathformer's ``reset_parameters`` writes
+        ``self.B[i] = init.uniform_(self.B[i], ...)`` once the in-place init is converted): the member at ``i`` is
+        replaced under the same name (a tensor is wrapped in a Parameter); the member itself written back changes
+        nothing. In ``__init__``: inside construct/@jit it raises (a static graph compiles the members once)."""
+        index = operator.index(index)
+        if index < 0:
+            index += self._count
+        if not 0 <= index < self._count:
+            raise IndexError(index)
+        current = getattr(self, str(index))
+        if value is current:
+            return
+        host_only(_CHANGED_IN_GRAPH.format(method="__setitem__"))
+        new = _as_parameter(value)
+        new.name = current.name  # torch's state_dict key (``B.0``) stays where transfer_weights looks for it
+        self.insert_param_to_cell(str(index), new)
 
     def __len__(self) -> int:
         return self._count

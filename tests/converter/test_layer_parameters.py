@@ -269,9 +269,11 @@ def test_attributes_bound_on_branches_and_through_a_local_name(tmp_path):
     _assert_lm_matches(BRANCHES, code, tmp_path, "br")
 
 
-def test_candidates_that_disagree_are_left_alone():
+def test_candidates_that_disagree_are_decided_at_run_time():
     """An attribute that is an Embedding on one branch and a Linear on the other: ``.weight`` means different
-    parameters, so the read is not renamed."""
+    parameters (``embedding_table``, ``weight``), so the read outside ``forward`` goes through
+    ``mp_adapt.layer_attribute``, by the object's class (before: left alone, and the Embedding branch raised
+    AttributeError when built; parity in test_branch_layer_reads.py); a read in ``forward`` is left alone."""
     source = textwrap.dedent("""\
         import torch.nn as nn
 
@@ -284,8 +286,13 @@ def test_candidates_that_disagree_are_left_alone():
                 else:
                     self.inp = nn.Linear(4, 4)
                 nn.init.zeros_(self.inp.weight)
+
+            def forward(self, x):
+                return self.inp(x) * self.inp.weight.shape[0]
     """)
-    assert "self.inp.weight" in convert_source(source).code
+    code = convert_source(source).code
+    assert "mp_init.zeros_(tensor=mp_adapt.layer_attribute(self.inp, 'weight'))" in code, code
+    assert "self.inp(x) * self.inp.weight.shape[0]" in code, code
 
 
 def _assert_lm_matches(source, code, tmp_path, name):

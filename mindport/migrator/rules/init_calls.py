@@ -63,6 +63,11 @@ class InitTransform(Rule):
     nn.init.orthogonal_(w)``, an LSTM's gates) writes through torch's views; MindSpore's ``chunk``/``split``/
     ``unbind`` give copies, so the pieces are kept in a list, each initialised in place by the runtime init, and
     joined back into the parameter after the loop (``set_data`` of their ``ops.cat``, ``ops.stack`` for ``unbind``).
+    The same for any loop that updates such pieces in place by tensor methods (a plain-torch FlashAttention: ``for
+    qc, oc, rs in zip(q.split(n, dim=-2), o.split(n, dim=-2), sums.split(n, dim=-2)): oc.mul_(d).add_(v)``, also over
+    ``enumerate(...)`` and over a zip bound to a name first): the pieces of each updated tensor are kept in a list the
+    loop runs over, and the tensor is set from them after the loop (``mp_inplace.copy_(o, src=ops.cat(_mp_pieces_1,
+    axis=-2))``, which keeps its identity). Before, the updates filled copies and ``o`` stayed as it was, silently.
 
     An init of ``p.data`` (``nn.init.sparse_(self.w.data, 0.5)``, ``uniform_(layer.weight.data, a=0.2, b=0.7)``)
     fills ``p`` itself, natively or through the table's runtime init alike: MindSpore's ``Parameter.data`` is a plain
@@ -74,6 +79,10 @@ class InitTransform(Rule):
         self._computed: set[tuple[str, str | None]] = set()  # (layer expression, its reparametrized member)
         self._view_loops: dict[int, tuple[cst.BaseExpression, str, cst.BaseExpression]] = {}  # For -> (base, join, dim)
         self._view_names: list[str] = []  # loop targets that are pieces of a parameter (views in torch, copies here)
+        self._piece_loops: dict[int, dict] = {}  # For -> pieces updated in place by the loop (_updated_pieces)
+        self._shapes: dict[int, tuple] = {}  # For -> (over enumerate(...), the name its zip is bound to or None)
+        self._zips: list[dict] = []  # per function: name -> the zip(...) call it is bound to (once)
+        self._converted_zips: dict[int, cst.BaseExpression] = {}  # that zip call (original) -> converted
         self._arguments: list[set[str]] = [set()]  # the enclosing functions' parameters (self and cls left out)
         self._data_receivers: set[int] = set()  # p.data given to an nn.init function: filled as p (leave_Attribute)
 
@@ -99,9 +108,21 @@ class InitTransform(Rule):
         params = node.params
         names = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
         self._arguments.append(names - {"self", "cls"})
+        bound: dict[str, list] = {}
+        for assign in own_nodes(node, cst.Assign):
+            for t in assign.targets:
+                if isinstance(t.target, cst.Name):
+                    bound.setdefault(t.target.value, []).append(assign.value)
+        self._zips.append({k: v[0] for k, v in bound.items() if len(v) == 1 and _zip_call(v[0])})
 
     def leave_FunctionDef(self, original_node, updated_node):
         self._arguments.pop()
+        self._zips.pop()
+        return updated_node
+
+    def leave_Assign(self, original_node, updated_node):
+        if self._zips and any(v is original_node.value for v in self._zips[-1].values()):
+            self._converted_zips[id(original_node.value)] = updated_node.value  # rebuilt before the loop
         return updated_node
 
     EXAMPLES = (
@@ -217,6 +238,10 @@ class InitTransform(Rule):
         self._computed.add((target, leaf))
 
     def visit_For(self, node: cst.For) -> None:
+        updated = self._updated_pieces(node)
+        if updated:
+            self._piece_loops[id(node)] = updated
+            return
         pieces = self._pieces(node.iter)
         if pieces is None or not isinstance(node.target, cst.Name):
             return
@@ -227,7 +252,85 @@ class InitTransform(Rule):
             self._view_loops[id(node)] = pieces
             self._view_names.append(name)
 
+    def _updated_pieces(self, node: cst.For) -> dict:
+        """``for qc, oc in zip(q.split(n, -2), o.split(n, -2)): oc.mul_(s).add_(v)`` (a plain-torch FlashAttention's
+        running output, row sums and maxima): the loop updates in place pieces that torch's ``split``/``chunk``/
+        ``unbind`` give as views of a tensor. {position of the pieces call among zip's arguments (None: the iterable
+        itself): (base, join, dim)} for each piece whose loop name gets an in-place update (``name.<op>_(...)``,
+        chained or not); empty for any other loop. Pieces of a parameter initialised by ``nn.init`` are the loop
+        below's (one name, set_data)."""
+        it, target = node.iter, node.target
+        self._loop_shape = (False, None)
+        if isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value == "enumerate" \
+                and len(it.args) == 1 and not it.args[0].keyword and not it.args[0].star \
+                and isinstance(target, cst.Tuple) and len(target.elements) == 2:
+            it, target = it.args[0].value, target.elements[1].value  # for i, (a, b) in enumerate(zip(...))
+            self._loop_shape = (True, None)
+        if isinstance(it, cst.Name) and self._zips and it.value in self._zips[-1]:
+            self._loop_shape = (self._loop_shape[0], it.value)  # splits = zip(...); for ... in enumerate(splits)
+            it = self._zips[-1][it.value]
+        if isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value == "zip" \
+                and not any(a.star or a.keyword for a in it.args) and isinstance(target, (cst.Tuple, cst.List)) \
+                and len(target.elements) == len(it.args) and not any(isinstance(e, cst.StarredElement)
+                                                                       for e in target.elements):
+            slots = [(i, a.value, e.value) for i, (a, e) in enumerate(zip(it.args, target.elements))]
+        elif isinstance(target, cst.Name):
+            slots = [(None, it, target)]
+        else:
+            return {}
+        updated = {}
+        for position, value, name in slots:
+            pieces = self._pieces(value, local=True)
+            if pieces is not None and isinstance(name, cst.Name) and _updated_in_place(node.body, name.value):
+                updated[position] = pieces
+        if updated:
+            self._shapes[id(node)] = self._loop_shape
+        if None in updated and any(
+                (self.scope.resolve_torch(c.func) or "").startswith("torch.nn.init.") for c in
+                own_nodes(node.body, cst.Call)):
+            return {}  # for w in weight.chunk(4, 0): nn.init.orthogonal_(w): the init loop's
+        return updated
+
+    def _write_back_pieces(self, updated_node, updated: dict, shape):
+        """The pieces of each updated tensor kept in a list before the loop, the loop over them, each tensor set
+        from its pieces after it (``mp_inplace.copy_(o, src=ops.cat(_mp_pieces_1, axis=-2))``: the tensor keeps its
+        identity, as torch's base of the views does)."""
+        code = cst.Module(body=[]).code_for_node
+        ms = self.ctx.alias_for("mindspore")
+        copy = code(self.ctx.target_expr("mindport.runtime.inplace.copy_"))
+        enumerated, bound = shape
+        loop_iter = updated_node.iter
+        if bound is not None:
+            it = self._converted_zips.get(id(self._zips[-1][bound])) if self._zips else None
+            if it is None:
+                return updated_node
+        else:
+            it = loop_iter.args[0].value if enumerated else loop_iter
+        before, after = [], []
+        for position, (base, join, dim) in updated.items():
+            name = f"_mp_pieces_{position if position is not None else 0}"
+            current = it if position is None else it.args[position].value
+            before.append(parse_statement(f"{name} = list({code(current)})"))
+            after.append(parse_statement(f"{copy}({code(base)}, src={ms}.ops.{join}({name}, axis={code(dim)}))"))
+            if position is None:
+                it = cst.Name(name)
+            else:
+                args = list(it.args)
+                args[position] = args[position].with_changes(value=cst.Name(name))
+                it = it.with_changes(args=args)
+        self.ctx.converted_sites += len(updated)
+        if bound is not None:  # the zip is built again over the lists, under its name
+            before.append(cst.SimpleStatementLine([cst.Assign(targets=[cst.AssignTarget(cst.Name(bound))], value=it)]))
+        elif enumerated:
+            loop_iter = loop_iter.with_changes(args=[loop_iter.args[0].with_changes(value=it)])
+        else:
+            loop_iter = it
+        return cst.FlattenSentinel([*before, updated_node.with_changes(iter=loop_iter), *after])
+
     def leave_For(self, original_node, updated_node):
+        updated = self._piece_loops.pop(id(original_node), None)
+        if updated:
+            return self._write_back_pieces(updated_node, updated, self._shapes.pop(id(original_node)))
         pieces = self._view_loops.pop(id(original_node), None)
         if pieces is None:
             return updated_node
@@ -240,9 +343,10 @@ class InitTransform(Rule):
         self.ctx.converted_sites += 1
         return cst.FlattenSentinel([views, updated_node.with_changes(iter=cst.Name("_mp_views")), back])
 
-    def _pieces(self, it: cst.BaseExpression):
+    def _pieces(self, it: cst.BaseExpression, local: bool = False):
         """``P.chunk(n, d)``/``P.split(s, d)``/``P.unbind(d)`` (or torch.chunk/split/unbind(P, ...)) of a parameter
-        ``P``: (P, how the pieces join back, the dimension); None for anything else."""
+        ``P`` (``local``: of any name or attribute chain, a local tensor too): (P, how the pieces join back, the
+        dimension); None for anything else."""
         if not isinstance(it, cst.Call) or any(a.star for a in it.args):
             return None
         qual = self.scope.resolve_torch(it.func)
@@ -252,7 +356,7 @@ class InitTransform(Rule):
             kind, base, rest = it.func.attr.value, it.func.value, list(it.args)
         else:
             return None
-        if not _parameter_reference(base, self.scope) or isinstance(base, cst.Call):
+        if isinstance(base, cst.Call) or not (_parameter_reference(base, self.scope) or local and _name_chain(base)):
             return None
         position = 0 if kind == "unbind" else 1
         keyword = next((a.value for a in rest if a.keyword is not None and a.keyword.value == "dim"), None)
@@ -333,6 +437,35 @@ class InitTransform(Rule):
             cst.Arg(init), cst.Arg(cst.Attribute(value=tensor, attr=cst.Name("shape"))),
             cst.Arg(cst.Attribute(value=tensor, attr=cst.Name("dtype")))])
         return method(tensor, "set_data", [cst.Arg(data)])
+
+
+def _zip_call(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "zip" \
+        and not any(a.star or a.keyword for a in expr.args)
+
+
+def _name_chain(expr: cst.BaseExpression) -> bool:
+    """``o``, ``self.state``, ``self.bufs.m``: a name or an attribute chain on one (evaluated again after the loop)."""
+    while isinstance(expr, cst.Attribute):
+        expr = expr.value
+    return isinstance(expr, cst.Name)
+
+
+def _updated_in_place(body, name: str) -> bool:
+    """Does the loop body update ``name`` in place by a tensor method (``name.mul_(s)``, ``name.mul_(s).add_(v)``,
+    ``name.copy_(x)``)?"""
+    for call in own_nodes(body, cst.Call):
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value.endswith("_")
+                and not func.attr.value.startswith("_")):
+            continue
+        receiver = func.value
+        while isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute) \
+                and receiver.func.attr.value.endswith("_"):
+            receiver = receiver.func.value  # oc.mul_(s).add_(v): add_ updates what mul_ returned, oc itself
+        if isinstance(receiver, cst.Name) and receiver.value == name:
+            return True
+    return False
 
 
 def _parameter_reference(expr: cst.BaseExpression, scope) -> bool:

@@ -27,9 +27,12 @@ class LayerParameterNameTransform(Rule):
     An attribute bound on several branches (``self.visual = ModifiedResNet(...)`` or ``VisionTransformer(...)``, or
     by a conditional expression: ``self.norm = nn.GroupNorm(2, c) if gn else nn.BatchNorm2d(c)``) is
     read through the bindings that can hold what follows (only one has ``attnpool``); when those disagree (an
-    Embedding's ``weight`` and a Linear's) the read is left alone. A local name bound once to such an attribute or
-    item (``lookup_table = self.embedding`` then ``lookup_table.weight``) reads as that expression does. A local
-    name bound to anything else in the same function is left alone.
+    Embedding's ``weight`` is ``embedding_table``, a Linear's or an EmbeddingBag's is ``weight``) the read goes through
+    ``mp_adapt.layer_attribute(self.inp, 'weight')``, decided by the object's class when it runs (outside ``forward``;
+    in ``forward`` it is left alone). A local name bound to torch layers on several branches (``values =
+    nn.EmbeddingBag(...)`` or ``nn.Embedding(...)``, then ``init_(values.weight)``) is read the same way. A local name
+    bound once to such an attribute or item (``lookup_table = self.embedding`` then ``lookup_table.weight``) reads as
+    that expression does. A local name bound to anything else in the same function is left alone.
 
     What a layer's members become is torch's object surface (``mindport/mappings/data/surface/``): the settings the
     Cell keeps under another name (``groups`` -> ``group``, ``AdaptiveAvgPool2d.output_size`` ->
@@ -303,8 +306,11 @@ class LayerParameterNameTransform(Rule):
         return frozenset(names)
 
     def _local_bindings(self, assigns) -> dict:
-        """``X = <value>`` for plain names -> {X: value}. A name bound otherwise anywhere in the block is dropped."""
+        """``X = <value>`` for plain names -> {X: value}. A name bound otherwise anywhere in the block is dropped. A
+        name bound to torch layers of different classes in several places (``values = nn.EmbeddingBag(...)`` in one
+        branch, ``nn.Embedding(...)`` in another) -> {X: _Either([each layer])}: a read means any of them."""
         found: dict[str, object] = {}
+        dropped: set[str] = set()
         for assign in assigns:
             for target in assign.targets:
                 if not isinstance(target.target, cst.Name):
@@ -313,8 +319,17 @@ class LayerParameterNameTransform(Rule):
                 value = self._value(assign.value) if len(assign.targets) == 1 else None
                 if value is None and len(assign.targets) == 1 and _self_chain_or_index(assign.value):
                     value = _Alias(assign.value)  # lookup_table = self.embedding: read as self.embedding is
-                found[name] = value if found.get(name, value) == value else None
-        return {k: v for k, v in found.items() if v is not None}
+                if value is None or name in dropped:
+                    dropped.add(name)
+                    continue
+                before = found.get(name, value)
+                if before == value:
+                    found[name] = value
+                elif _plain_layer(value) and all(_plain_layer(v) for v in _either(before)):
+                    found[name] = _Either([*_either(before), value])  # another branch binds another layer class
+                else:
+                    dropped.add(name)
+        return {k: v for k, v in found.items() if k not in dropped}
 
     def _attribute_bindings(self, node: cst.ClassDef) -> dict:
         """``self.X = <value>`` in a class's methods -> {X: [candidate values]}: each branch's binding
@@ -340,8 +355,9 @@ class LayerParameterNameTransform(Rule):
                         value = self._value(branch)
                         if value is None and isinstance(branch, cst.Name):
                             value = local.get(branch.value)
-                        if value is not None and value not in found.setdefault(target.attr.value, []):
-                            found[target.attr.value].append(value)
+                        for one in _either(value) if value is not None else ():  # a local bound on branches: each
+                            if one not in found.setdefault(target.attr.value, []):
+                                found[target.attr.value].append(one)
         self._class_names = frozenset()
         return {k: v for k, v in found.items() if v}
 
@@ -491,7 +507,7 @@ class LayerParameterNameTransform(Rule):
             bound = self._functions[-1].get(expr.value) if self._functions and expr.value != "self" else None
             if isinstance(bound, _Alias):
                 return self._candidates(bound.node)
-            return [bound] if bound is not None else None
+            return _either(bound) if bound is not None else None
         if isinstance(expr, cst.Attribute):
             if isinstance(expr.value, cst.Name) and expr.value.value == "self":
                 return self._classes[-1].get(expr.attr.value) if self._classes else None
@@ -544,6 +560,10 @@ class LayerParameterNameTransform(Rule):
             self.ctx.converted_sites += 1  # None where torch's layer holds None: decided when the read runs
             receiver = cst.Module([]).code_for_node(updated_node.value)
             return cst.parse_expression(f"(None if {leaf.when.replace('{layer}', receiver)} else {receiver}.{leaf})")
+        if leaf is None and candidates and _disagree(candidates, original_node.attr.value) \
+                and id(original_node) not in self._called \
+                and not any(f.name.value == "forward" for f in self._function_nodes):
+            return self._run_time(original_node, updated_node)  # an Embedding's weight or an EmbeddingBag's: by class
         if leaf:
             self.ctx.converted_sites += 1
             *path, last = leaf.split(".")  # AdaptiveAvgPool2d's output_size: pool.adaptive_avgpool2d.output_size
@@ -817,6 +837,30 @@ def _step(candidates: list | None, name, class_layers: dict) -> list | None:
         elif isinstance(value, dict) and "items" in value and name in value["items"]:
             found.append(value["items"][name])
     return found or None
+
+
+class _Either(list):
+    """The torch layers a local name is bound to in different places (``values = nn.EmbeddingBag(...)`` in one
+    branch, ``values = nn.Embedding(...)`` in another): a read of the name may mean any of them."""
+
+
+def _either(value) -> list:
+    """The candidates one binding stands for: each layer of an _Either, else the binding itself."""
+    return list(value) if isinstance(value, _Either) else [value]
+
+
+def _plain_layer(value) -> bool:
+    """A torch layer's renames (not a container, not a class of the file, not an alias, not a run-time class)."""
+    return isinstance(value, dict) and "items" not in value
+
+
+def _disagree(candidates: list, attr: str) -> bool:
+    """Every candidate is a torch layer and they keep ``attr`` under different names (an Embedding's ``weight`` is
+    ``embedding_table``, an EmbeddingBag's or a Linear's is ``weight``): only the object's class, when the code
+    runs, says which."""
+    if not all(_plain_layer(v) for v in candidates):
+        return False
+    return len({str(value.get(attr, attr)) for value in candidates}) > 1
 
 
 def _leaf(candidates: list, attr: str) -> str | None:
