@@ -63,6 +63,9 @@ def small_value(name: str, annotation: str, default_int: int = 16, last_resort: 
         return _IDENTITY
     if low == "device":
         return "'cpu'"
+    if low == "dtype" and ann in ("", "torch.dtype"):  # the tensor type a model makes its states in (``.type(dtype)``,
+        # ``torch.zeros(..., dtype=dtype)``): float32, converted like the repository's code on the MindSpore side
+        return "torch.float32"
     if ann in ("bool",) or low.startswith(("use_", "is_", "has_", "with_")):
         return "False"
     if re.fullmatch(r"d_[a-z]+", low) and ann in ("", "int"):  # d_k, d_v, d_model: sizes
@@ -249,12 +252,18 @@ def _shrunk(params: list[dict]) -> str:
     return ", ".join(out)
 
 
+_SPATIAL_SIZE = r"^(img|image|input|in|feat|feature|frame|map|grid|spatial)_?(size|shape|res|resolution|hw)$|^resolution$"
+
+
 def used_value(param: dict, size: int = 16, repository_defaults: bool = True) -> str | None:
     """A value of the kind the class uses the parameter as (scan.py's ``use``): a namespace with the attributes it
     reads (``args.hidden_size`` -> ``SimpleNamespace(hidden_size=16)``; an attribute with a literal argparse default
     in the repository gets it when ``repository_defaults``), a dict with the keys it reads, a list, or a module for a
     callable. None for a number (or a string without known choices): ``small_value`` decides."""
     use = param.get("use", "")
+    layered = _layered_value(param, size)
+    if layered is not None:
+        return layered
     if use == "callable":
         return _IDENTITY
     if use == "class":  # a block class of the project (scan.py's ``_block_classes``), named in the model's module
@@ -268,7 +277,19 @@ def used_value(param: dict, size: int = 16, repository_defaults: bool = True) ->
         if length:  # as long as the class reads it (H, W, C = image_shape; layers[3]): a count per stage, or sizes
             if value not in (None, "[16, 16]"):
                 return repr([2] * length)
+            item = small_value(param["name"], "int", size) or ""
+            if re.fullmatch(r"\d+", item) and int(item) != size and re.search(r"kernel|ksize|stride|dilation|pad",
+                                                                              param["name"].lower()):
+                # a window per axis (``kernel_size[0] // 2, kernel_size[1] // 2``): each item the name's own value
+                return repr([int(item)] * length)
+            if length == 2 and re.search(_SPATIAL_SIZE, param["name"].lower()):
+                # a spatial size (``self.height, self.width = input_size``: a ConvLSTM's state is made at that size,
+                # its input must match): square, as the input forms are (``_to_rank``: 16 x 16)
+                return repr([size, size])
             return repr([size // 2, *[size] * (length - 1)])
+        item = small_value(param["name"], "int", size) or ""
+        if re.fullmatch(r"\d+", item) and re.search(r"kernel|ksize|stride|dilation", param["name"].lower()):
+            return f"[{item}, {item}]"  # a window per axis: the name's own value each (3, not [8, 16])
         return f"[{size // 2}, {size}]" if value in (None, "[16, 16]") else value
     if use == "flag" and small_value(param["name"], param.get("annotation", ""), size) is None:
         return "False"  # only tested for truth (if learn_top:): a switch
@@ -279,6 +300,26 @@ def used_value(param: dict, size: int = 16, repository_defaults: bool = True) ->
         low = param["name"].lower()
         return str(next((v if v != 16 else size for pattern, v in _INT_HINTS if re.search(pattern, low)), size))
     return None
+
+
+def _layered_value(param: dict, size: int) -> str | None:
+    """A per-layer argument of a stack as its constructor's own checks accept it (scan.py's ``_layer_checks``,
+    ``_hand_on_items``): one tuple when it takes a tuple, or a single value it repeats per layer whose items are
+    tuples (``kernel_size=(3, 3)``); a single number when it repeats one (``hidden_dim=16`` for ``[16] *
+    num_layers``: its length then agrees with ``num_layers``, whatever that is); a list of tuples when each item
+    must be one (``[(3, 3), (3, 3)]``). None when the class checks nothing of the kind."""
+    accepts, item = param.get("accepts", ""), param.get("item", 0)
+    if not accepts and not item:
+        return None
+    number = small_value(param["name"], "int", size) or str(size)
+    if not re.fullmatch(r"\d+", number):
+        number = str(size)
+    pair = "(" + ", ".join([number] * (item or 2)) + ")"
+    if accepts == "tuple" or (accepts == "one" and item):
+        return pair
+    if accepts == "one":
+        return number
+    return "[" + ", ".join([pair] * (param.get("length") or 2)) + "]"
 
 
 def _mapping(attrs: dict, namespace: bool, size: int, repository_defaults: bool) -> str:
@@ -671,6 +712,8 @@ def sequence_inputs(model, fwd_params: list[dict], tries: list[list[str]]) -> li
                     forms.append([f"{dims[0]}x{c}" + f"x{max(side >> k, 1)}" * (len(dims) - 2) + ":" + rest
                                   for k, c in enumerate(channels)])
             length = required[i].get("length") or 0
+            if length >= 2 and len(dims) >= 2 and not rest.startswith("int"):
+                forms += _unpacked_forms(dims, rest, length)
             for n in ([length] if length else [2, 3]):
                 forms.append([spec] * n)
                 if dims and int(dims[-1]) % n == 0 and int(dims[-1]) > n:  # joined on the last axis into the layer
@@ -678,6 +721,30 @@ def sequence_inputs(model, fwd_params: list[dict], tries: list[list[str]]) -> li
             for form in forms:
                 out.append([*template[:i], "[" + ", ".join(form) + "]", *template[i + 1:]])
     return out[:10]
+
+
+def _unpacked_forms(dims: list[str], rest: str, length: int) -> list[list[str]]:
+    """Element forms for a forward argument unpacked into ``length`` tensors (``pixels, mask = input``: a pixel-set
+    encoder's ``(B x N x C pixels, B x N mask)``): the first the argument's tensor form, each other one a mask of
+    ones over the first's positions (its shape without the feature axis: the last, then the one before it for a
+    channel-first ``B x C x N``), then all of the first's form. The batch is not the tuple's length: a forward that
+    also takes a nested form tells them apart by ``len(a) == 2`` (PSE's ``((pixels, mask), extra)``), which a batch
+    of 2 would pass."""
+    batch = int(dims[0])
+    if batch == length:
+        batch = length + 1
+    first = [str(batch), *dims[1:]]
+    # the features last (``B x N x C``), then before the positions (``B x C x N``: a set encoder that transposes
+    # before its Linear, PSE's pixel sets)
+    variants = [first] + ([[*first[:-2], first[-1], first[-2]]] if len(first) >= 3 and first[-1] != first[-2] else [])
+    out = []
+    for k, shape in enumerate(variants):
+        spec = "x".join(shape) + ":" + rest
+        axis = len(shape) - 1 if k == 0 or len(shape) < 3 else len(shape) - 2  # the feature axis
+        mask = "x".join(shape[:axis] + shape[axis + 1:]) + ":float32:1:1"
+        out.append([spec, *[mask] * (length - 1)])
+    out.append(["x".join(first) + ":" + rest] * length)
+    return out
 
 
 def mapping_inputs(fwd_params: list[dict], tries: list[list[str]]) -> list[list[str]]:
@@ -760,6 +827,12 @@ def _to_rank(spec: str, rank: int, channels_first: bool | None) -> list[str]:
     out = ["x".join(["2", *["16"] * (rank - 2), feature]) + ":" + rest]
     if channels_first is not False and rank >= 3:
         out.insert(0 if channels_first else 1, "x".join(["2", feature, *["16"] * (rank - 2)]) + ":" + rest)
+    if channels_first is not False and len(dims) == 4 and rank == 5:
+        # a series of images (B x T x C x H x W) for a model whose first layer is a 2-D convolution applied per
+        # frame (``x.view(B * T, C, H, W)``: satellite time series, U-TAE; video per-frame encoders), first
+        # (small frames first: a recurrent stack keeps its state at a frame size of its own, ``_SPATIAL_SIZE``)
+        out[:0] = list(dict.fromkeys("x".join([dims[0], "4", dims[1], *sides]) + ":" + rest
+                                     for sides in (["16", "16"], dims[2:])))
     return out
 
 
@@ -879,6 +952,9 @@ def _size_hint(problem: str, spec: str) -> list[str]:
         return longer
     m = re.search(r"to have (\d+) channels, but got (\d+) channels", problem)
     axis = 1
+    seen = re.search(r"expected input\[([\d, ]+)\] to have", problem)
+    if m is not None and seen is not None and len(dims) == len(seen.group(1).split(",")) + 1:
+        axis = 2  # a series of frames (B x T x C x H x W) the model folds into its batch before the convolution
     if m is None:
         m = re.search(r"mat1 and mat2 shapes cannot be multiplied \(\d+x(\d+) and (\d+)x\d+\)", problem)
         m = m and re.match(r"(\d+) (\d+)", f"{m.group(2)} {m.group(1)}")  # wanted, got
@@ -888,6 +964,11 @@ def _size_hint(problem: str, spec: str) -> list[str]:
     wanted, got = int(m.group(1)), int(m.group(2))
     size = dims[axis] * wanted
     if not got or size % got or size // got < 1 or size // got == dims[axis]:
+        # not a multiple: the layer takes the input joined with a state of its own (a recurrent cell's
+        # ``conv(cat([x, h]))``: in + hidden channels): the input short by the difference
+        if axis != len(dims) - 1 and 0 < dims[axis] - (got - wanted) != dims[axis]:
+            dims[axis] -= got - wanted
+            return ["x".join(map(str, dims)) + ":" + rest]
         return []
     dims[axis] = size // got
     return ["x".join(map(str, dims)) + ":" + rest]
@@ -1079,17 +1160,27 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
         tries = handed + [s for s in tries if s not in handed]
         seen = []
         input_errors = []
-        hinted = 0
+        hinted = optional = 0
         for specs in tries:
             if specs in seen or any(_elements(s) > MAX_ELEMENTS for s in specs):
                 continue
             seen.append(specs)
+            failure = None
             try:
                 problem = _run_forward(model, specs, seconds)
             except BaseException as exc:  # noqa: BLE001
                 if isinstance(exc, KeyboardInterrupt):
                     raise
-                problem = _short(exc)
+                problem, failure = _short(exc), exc
+            if failure is not None and _NONE_USE.search(problem) and optional < 8:
+                # an optional argument left at None that the forward uses as a tensor: the same inputs with a
+                # tensor for it (``_optional_tensor_inputs``), tried next
+                at = tries.index(specs) + 1
+                for retry in _optional_tensor_inputs(model, fwd, specs, _none_names(failure)):
+                    if retry not in tries and optional < 8:
+                        tries.insert(at, retry)
+                        at += 1
+                        optional += 1
             hint = problem is not None and hinted < 3 and _elements(specs[0]) > 0  # not for a list or value input
             rank = _rank_hint(problem) if hint else None
             firsts = _to_rank(specs[0], rank, None) if rank is not None else (
@@ -1122,6 +1213,69 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
     result["reason"] = errors[0] if len(errors) == 1 else " | ".join(errors[:4])
     result["attempts"] = len(errors)
     return result
+
+
+# an error of a value used as a tensor (or a number, a sequence) that was None
+_NONE_USE = re.compile(r"'NoneType' object|NoneType' and|and 'NoneType'|NoneType")
+
+
+def _none_names(exc: BaseException) -> list[str]:
+    """The names bound to None on the lines the error passed through, innermost frame first: the argument a forward
+    left at its default and then used (``batch_positions.unsqueeze(-1)`` with ``batch_positions=None``)."""
+    import linecache
+
+    frames = []
+    tb = exc.__traceback__
+    while tb is not None:
+        frames.append((tb.tb_frame, tb.tb_lineno))
+        tb = tb.tb_next
+    names: list[str] = []
+    for frame, line in reversed(frames):
+        text = linecache.getline(frame.f_code.co_filename, line)
+        for name in re.findall(r"[A-Za-z_]\w*", text):
+            if name in frame.f_locals and frame.f_locals[name] is None and name not in names:
+                names.append(name)
+    return names
+
+
+def _optional_tensor_inputs(model, fwd_params: list[dict], specs: list[str], none_names: list[str]) -> list[list[str]]:
+    """Inputs that also give a tensor to a forward argument whose default is None when the forward failed on a None
+    (UTAE's ``forward(input, batch_positions=None)`` hands ``batch_positions`` to its temporal encoder, which calls
+    ``batch_positions.unsqueeze(-1)``): the arguments the error names as None on its way (``_none_names``) first, by
+    name, then the others left at None (two at most); the arguments between keep their defaults (``value:``).
+    Forms: the layer the forward hands it to, a mask's forms by its name, then the first input's leading axes (a
+    value per sample and step: ``B x T`` of a ``B x T x C x H x W`` input; per sample: ``B``), the argument's own
+    rank, the first input's form. [] when the first input has no shape."""
+    positional = [p for p in fwd_params if p["kind"] == "positional"]
+    first = specs[0] if specs else ""
+    shape, _, rest = first.partition(":")
+    if not re.fullmatch(r"\d+(x\d+)*", shape) or len(specs) >= len(positional):
+        return []
+    left = [(i, p) for i, p in enumerate(positional) if i >= len(specs) and p["default"] == "None"]
+    named = sorted((x for x in left if x[1]["name"] in none_names), key=lambda x: none_names.index(x[1]["name"]))
+    others = [x for x in left if x not in named and not re.match(r"(return|use|is|with|output)_", x[1]["name"])]
+    dims = [int(v) for v in shape.split("x")]
+    out = []
+    for i, p in (named + others)[:2]:
+        fill = []
+        for q in positional[len(specs):i]:
+            if q["default"] is None or not re.fullmatch(r"None|True|False|-?\d+(\.\d+)?|'[^']*'|\"[^\"]*\"", q["default"]):
+                break
+            fill.append(f"value:{q['default']}")
+        if len(fill) != i - len(specs):
+            continue
+        handed = _handed_layer(model, p)
+        forms = _handed_forms(handed, dims, rest.startswith("int")) if handed is not None else []
+        low = p["name"].lower()
+        if "mask" in low:
+            forms += _extra_inputs(low, first)
+        forms += ["x".join(map(str, dims[:k])) + ":float32" for k in (2, 1, 3) if k < len(dims)]
+        if p.get("rank"):
+            forms += _to_rank(f"{shape}:float32", p["rank"], None)
+        forms.append(f"{shape}:float32")
+        for form in list(dict.fromkeys(forms))[:4]:
+            out.append([*specs, *fill, form])
+    return out
 
 
 def _record_forward_inputs(model, specs: list[str], watch, root: str, work: str, observed: dict, calls,
