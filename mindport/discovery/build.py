@@ -280,8 +280,9 @@ def used_value(param: dict, size: int = 16, repository_defaults: bool = True) ->
             item = small_value(param["name"], "int", size) or ""
             if re.fullmatch(r"\d+", item) and int(item) != size and re.search(r"kernel|ksize|stride|dilation|pad",
                                                                               param["name"].lower()):
-                # a window per axis (``kernel_size[0] // 2, kernel_size[1] // 2``): each item the name's own value
-                return repr([int(item)] * length)
+                # a window per axis (``kernel_size[0] // 2, kernel_size[1] // 2``): each item the name's own value,
+                # a tuple (MindSpore's layers refuse a list where torch's take one)
+                return repr(tuple([int(item)] * length))
             if length == 2 and re.search(_SPATIAL_SIZE, param["name"].lower()):
                 # a spatial size (``self.height, self.width = input_size``: a ConvLSTM's state is made at that size,
                 # its input must match): square, as the input forms are (``_to_rank``: 16 x 16)
@@ -289,7 +290,7 @@ def used_value(param: dict, size: int = 16, repository_defaults: bool = True) ->
             return repr([size // 2, *[size] * (length - 1)])
         item = small_value(param["name"], "int", size) or ""
         if re.fullmatch(r"\d+", item) and re.search(r"kernel|ksize|stride|dilation", param["name"].lower()):
-            return f"[{item}, {item}]"  # a window per axis: the name's own value each (3, not [8, 16])
+            return f"({item}, {item})"  # a window per axis: the name's own value each (3, not [8, 16]), a tuple
         return f"[{size // 2}, {size}]" if value in (None, "[16, 16]") else value
     if use == "flag" and small_value(param["name"], param.get("annotation", ""), size) is None:
         return "False"  # only tested for truth (if learn_top:): a switch
