@@ -252,7 +252,7 @@ def _shrunk(params: list[dict]) -> str:
     return ", ".join(out)
 
 
-_SPATIAL_SIZE = r"^(img|image|input|in|feat|feature|frame|map|grid|spatial)_?(size|shape|res|resolution|hw)$|^resolution$"
+_SPATIAL_SIZE = r"^(img|image|input|in|feat|feature|frame|map|spatial)_?(size|shape|hw)$"
 
 
 def used_value(param: dict, size: int = 16, repository_defaults: bool = True) -> str | None:
@@ -714,17 +714,48 @@ def sequence_inputs(model, fwd_params: list[dict], tries: list[list[str]]) -> li
                                   for k, c in enumerate(channels)])
             length = required[i].get("length") or 0
             if length >= 2 and len(dims) >= 2 and not rest.startswith("int"):
-                forms += _unpacked_forms(dims, rest, length)
+                forms += _unpacked_forms(dims, rest, length, required[i].get("nested") or [])
             for n in ([length] if length else [2, 3]):
                 forms.append([spec] * n)
                 if dims and int(dims[-1]) % n == 0 and int(dims[-1]) > n:  # joined on the last axis into the layer
                     forms.append(["x".join([*dims[:-1], str(int(dims[-1]) // n)]) + ":" + rest] * n)
             for form in forms:
                 out.append([*template[:i], "[" + ", ".join(form) + "]", *template[i + 1:]])
-    return out[:10]
+    return out[:16]
 
 
-def _unpacked_forms(dims: list[str], rest: str, length: int) -> list[list[str]]:
+def _handed_forward_use(model, fwd_params: list[dict]) -> list[dict]:
+    """The forward's parameters, a required argument the forward only hands to a block of the project (scan.py's
+    ``Param.layer``: PseTae's ``self.spatial_encoder(input)``) taking the use that block's own forward makes of its
+    first argument when it unpacks it (``a, b = input``: scan.py's ``_sequence_usage``, its length and nesting), so
+    the container is tried with the tuple the block takes."""
+    import ast
+    import inspect
+    import textwrap
+
+    import torch
+
+    from mindport.discovery import scan
+
+    out = []
+    for p in fwd_params:
+        q = dict(p)
+        sub = getattr(model, p.get("layer") or "", None) if p.get("layer") else None
+        if p["default"] is None and p["kind"] == "positional" and not p.get("use") \
+                and isinstance(sub, torch.nn.Module) and type(sub).__module__.split(".")[0] not in ("torch", "einops"):
+            try:
+                func = ast.parse(textwrap.dedent(inspect.getsource(type(sub).forward))).body[0]
+                params = scan._params(func.args, True)
+                scan._sequence_usage(func, params)
+            except Exception:  # noqa: BLE001 - no source (a C extension, a lambda): as it was
+                params = []
+            if params and params[0].use == "sequence" and params[0].length >= 2:
+                q.update(use="sequence", length=params[0].length, nested=params[0].nested)
+        out.append(q)
+    return out
+
+
+def _unpacked_forms(dims: list[str], rest: str, length: int, nested: list | None = None) -> list[list[str]]:
     """Element forms for a forward argument unpacked into ``length`` tensors (``pixels, mask = input``: a pixel-set
     encoder's ``(B x N x C pixels, B x N mask)``): the first the argument's tensor form, each other one a mask of
     ones over the first's positions (its shape without the feature axis: the last, then the one before it for a
@@ -738,14 +769,39 @@ def _unpacked_forms(dims: list[str], rest: str, length: int) -> list[list[str]]:
     # the features last (``B x N x C``), then before the positions (``B x C x N``: a set encoder that transposes
     # before its Linear, PSE's pixel sets)
     variants = [first] + ([[*first[:-2], first[-1], first[-2]]] if len(first) >= 3 and first[-1] != first[-2] else [])
-    out = []
-    for k, shape in enumerate(variants):
+    # and as a series (B x T x ...: a step axis after the batch, a sequence of sets)
+    variants += [[v[0], "4", *v[1:]] for v in variants if len(v) == 3]
+    pairs, out = [], []
+    for shape in variants:
         spec = "x".join(shape) + ":" + rest
-        axis = len(shape) - 1 if k == 0 or len(shape) < 3 else len(shape) - 2  # the feature axis
+        channel_first = len(shape) >= 3 and shape[-2] == dims[-1] and shape[-1] != dims[-1]
+        axis = len(shape) - 2 if channel_first else len(shape) - 1  # the feature axis
         mask = "x".join(shape[:axis] + shape[axis + 1:]) + ":float32:1:1"
+        pairs.append((shape, spec, mask, axis))
         out.append([spec, *[mask] * (length - 1)])
-    out.append(["x".join(first) + ":" + rest] * length)
-    return out
+    if nested and length == 2 and nested[0] == 2 and not nested[1]:
+        # the first item a (tensor, mask) pair, the second a feature vector joined to the model's features (PSE's
+        # ``((pixels, mask), extra)``; its width is corrected from the Linear's complaint: ``_joined_width_hint``),
+        # first: the forward unpacks the first item again when it is a pair
+        out[:0] = [[f"[{spec}, {mask}]", "x".join((shape[:-2] if len(shape) >= 3 else shape[:1]) + ["16"])
+                    + ":float32"] for shape, spec, mask, axis in pairs]
+    return out  # (then copies of the argument's form: sequence_inputs)
+
+
+def _joined_width_hint(problem: str, spec: str) -> str | None:
+    """A list input whose last item is a feature vector (``B x F``) the model joins to its own features before a
+    Linear (PSE's ``extra``): F corrected by what the Linear's complaint says is missing ("mat1 and mat2 shapes cannot
+    be multiplied (3x144 and 132x128)" with F = 16 -> F = 4); None otherwise."""
+    m = re.search(r"mat1 and mat2 shapes cannot be multiplied \(\d+x(\d+) and (\d+)x\d+\)", problem)
+    last = re.search(r"(\d+(?:x\d+)*)x(\d+):float32\]$", spec)
+    if m is None or last is None or not spec.startswith("["):
+        return None
+    width = int(last.group(2)) + int(m.group(2)) - int(m.group(1))
+    if int(m.group(1)) <= int(last.group(2)):  # the vector is not part of what the Linear was given (the first layer's
+        return None  # complaint about the tensor item: "30x8 and 10x32" beside a 16-wide vector)
+    if width <= 0 or width == int(last.group(2)):
+        return None
+    return spec[:last.start()] + f"{last.group(1)}x{width}:float32]"
 
 
 def mapping_inputs(fwd_params: list[dict], tries: list[list[str]]) -> list[list[str]]:
@@ -1147,7 +1203,7 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
             errors.append(f"{origin} ({ctor}): {n_params:,} parameters (over {max_params:,})")
             continue
         model.eval()
-        fwd = cand["forward"] or []
+        fwd = _handed_forward_use(model, cand["forward"] or [])
         tries = [s for s in cand["inputs"][:4]] + [s for s in first_layer_inputs(model, fwd)]
         sequences = [s for s in sequence_inputs(model, fwd, tries) if s not in tries]
         # after the tensor forms; first for an argument the forward unpacks (``x, y = inputs``: a tensor of two rows
@@ -1182,6 +1238,13 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
                         tries.insert(at, retry)
                         at += 1
                         optional += 1
+            joined = _joined_width_hint(problem, specs[0]) if problem is not None and specs \
+                and specs[0].startswith("[") and hinted < 3 else None
+            if joined is not None:  # a list input's joined feature vector at the width the model's Linear takes
+                retry = [joined, *specs[1:]]
+                if retry not in tries:
+                    tries.append(retry)
+                    hinted += 1
             hint = problem is not None and hinted < 3 and _elements(specs[0]) > 0  # not for a list or value input
             rank = _rank_hint(problem) if hint else None
             firsts = _to_rank(specs[0], rank, None) if rank is not None else (

@@ -50,6 +50,8 @@ class Param:
     accepts: str = ""
     item: int = 0  # the length of the tuples its per-layer items are (``all(isinstance(e, tuple) for e in k)``: 2)
     item_passes: list = field(default_factory=list)  # (class name, position or keyword) an item of it goes to
+    nested: list = field(default_factory=list)  # a forward argument unpacked (``a, b = input``) whose items are
+    # unpacked again (``out, mask = a``): each item's own length, 0 for a tensor (PSE's ``((pixels, mask), extra)``)
 
 
 @dataclass
@@ -769,6 +771,23 @@ def _sequence_usage(func, params: list[Param]) -> None:
             names[node.value.id].length = names[node.value.id].length or len(node.targets[0].elts)
     for name in found & names.keys():
         names[name].use = "sequence"
+    _nested_unpacking(func, names)
+
+
+def _nested_unpacking(func, names: dict) -> None:
+    """An argument unpacked into names (``a, b = input``) of which one is unpacked again (``out, mask = a``): the
+    items' lengths in ``Param.nested`` ([2, 0]: a pair, then a tensor)."""
+    assigns = [n for n in ast.walk(func) if isinstance(n, ast.Assign) and len(n.targets) == 1
+               and isinstance(n.targets[0], (ast.Tuple, ast.List)) and isinstance(n.value, ast.Name)
+               and not any(isinstance(e, ast.Starred) for e in n.targets[0].elts)]
+    for node in assigns:
+        p = names.get(node.value.id)
+        if p is None:
+            continue
+        items = [e.id if isinstance(e, ast.Name) else "" for e in node.targets[0].elts]
+        inner = {a.value.id: len(a.targets[0].elts) for a in assigns if a.value.id in items and a.value.id}
+        if inner:
+            p.nested = [inner.get(i, 0) for i in items]
 
 
 def _shape_of(node, names) -> str | None:

@@ -204,6 +204,38 @@ class ChannelFirstSet(nn.Module):
         if extra is not None:
             out = torch.cat([out, extra], dim=-1)
         return out
+
+
+class ExtraSet(nn.Module):
+    """Takes ((pixels B x C x N, mask B x N), extra B x E) only: the extra features joined after pooling."""
+
+    def __init__(self, in_dim=5, d=12, extra_dim=3):
+        super().__init__()
+        self.lin = nn.Linear(in_dim, d)
+        self.head = nn.Linear(d + extra_dim, 4)
+
+    def forward(self, input):
+        a, b = input
+        if len(a) != 2:
+            raise ValueError("((pixels, mask), extra) expected")
+        pixels, mask = a
+        extra = b
+        e = torch.relu(self.lin(pixels.transpose(1, 2)))
+        m = mask.unsqueeze(-1)
+        pooled = (e * m).sum(dim=1) / m.sum(dim=1)
+        return self.head(torch.cat([pooled, extra], dim=-1))
+
+
+class SetClassifier(nn.Module):
+    """Hands its input whole to the set encoder (it never unpacks it itself)."""
+
+    def __init__(self, n_classes=3):
+        super().__init__()
+        self.encoder = ExtraSet()
+        self.out = nn.Linear(4, n_classes)
+
+    def forward(self, input):
+        return self.out(torch.relu(self.encoder(input)))
 '''}
 
 
@@ -274,3 +306,16 @@ def test_a_tuple_input_gets_a_tensor_and_its_mask(tmp_path):
     pixels, mask = (s.strip() for s in first["inputs"][0].strip("[]").split(","))
     assert _shape(pixels)[1] == 5 and _shape(mask) == (_shape(pixels)[0], _shape(pixels)[2]), first
     assert _shape(pixels)[0] != 2, first
+
+
+def test_a_nested_tuple_input_and_a_container_that_hands_it_on(tmp_path):
+    """On main neither was built (two copies of one tensor; the container's input was drawn as one tensor). Now
+    ExtraSet gets ((pixels, mask), extra), the extra features' width read from the Linear's complaint ("mat1 and mat2
+    shapes cannot be multiplied (3x28 and 15x4)" with 16 -> 3), and SetClassifier, whose forward hands its input to
+    ExtraSet unopened, is tried with the tuple ExtraSet unpacks; both proven."""
+    models = _prove(tmp_path, SETS, "sets.py")
+    extra_set, classifier = models["ExtraSet"], models["SetClassifier"]
+    assert extra_set["status"] == "proven" and classifier["status"] == "proven", models
+    for m in (extra_set, classifier):
+        spec = m["inputs"][0]
+        assert spec.startswith("[[") and spec.endswith("x3:float32]"), m
