@@ -66,6 +66,10 @@ def small_value(name: str, annotation: str, default_int: int = 16, last_resort: 
     if low == "dtype" and ann in ("", "torch.dtype"):  # the tensor type a model makes its states in (``.type(dtype)``,
         # ``torch.zeros(..., dtype=dtype)``): float32, converted like the repository's code on the MindSpore side
         return "torch.float32"
+    if low in ("bias", "affine", "has_bias") and ann in ("", "bool"):
+        # a layer's switch handed to its layers (``nn.Conv2d(..., bias=bias)``): on, as their default; never a size
+        # (16 passed torch's truth test, MindSpore's Conv2d refuses it: "'has_bias' must be a bool, but got int")
+        return "True"
     if ann in ("bool",) or low.startswith(("use_", "is_", "has_", "with_")):
         return "False"
     if re.fullmatch(r"d_[a-z]+", low) and ann in ("", "int"):  # d_k, d_v, d_model: sizes
