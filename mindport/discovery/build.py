@@ -63,6 +63,13 @@ def small_value(name: str, annotation: str, default_int: int = 16, last_resort: 
         return _IDENTITY
     if low == "device":
         return "'cpu'"
+    if low == "dtype" and ann in ("", "torch.dtype"):  # the tensor type a model makes its states in (``.type(dtype)``,
+        # ``torch.zeros(..., dtype=dtype)``): float32, converted like the repository's code on the MindSpore side
+        return "torch.float32"
+    if low in ("bias", "affine", "has_bias") and ann in ("", "bool"):
+        # a layer's switch handed to its layers (``nn.Conv2d(..., bias=bias)``): on, as their default; never a size
+        # (16 passed torch's truth test, MindSpore's Conv2d refuses it: "'has_bias' must be a bool, but got int")
+        return "True"
     if ann in ("bool",) or low.startswith(("use_", "is_", "has_", "with_")):
         return "False"
     if re.fullmatch(r"d_[a-z]+", low) and ann in ("", "int"):  # d_k, d_v, d_model: sizes
@@ -249,12 +256,18 @@ def _shrunk(params: list[dict]) -> str:
     return ", ".join(out)
 
 
+_SPATIAL_SIZE = r"^(img|image|input|in|feat|feature|frame|map|spatial)_?(size|shape|hw)$"
+
+
 def used_value(param: dict, size: int = 16, repository_defaults: bool = True) -> str | None:
     """A value of the kind the class uses the parameter as (scan.py's ``use``): a namespace with the attributes it
     reads (``args.hidden_size`` -> ``SimpleNamespace(hidden_size=16)``; an attribute with a literal argparse default
     in the repository gets it when ``repository_defaults``), a dict with the keys it reads, a list, or a module for a
     callable. None for a number (or a string without known choices): ``small_value`` decides."""
     use = param.get("use", "")
+    layered = _layered_value(param, size)
+    if layered is not None:
+        return layered
     if use == "callable":
         return _IDENTITY
     if use == "class":  # a block class of the project (scan.py's ``_block_classes``), named in the model's module
@@ -268,7 +281,20 @@ def used_value(param: dict, size: int = 16, repository_defaults: bool = True) ->
         if length:  # as long as the class reads it (H, W, C = image_shape; layers[3]): a count per stage, or sizes
             if value not in (None, "[16, 16]"):
                 return repr([2] * length)
+            item = small_value(param["name"], "int", size) or ""
+            if re.fullmatch(r"\d+", item) and int(item) != size and re.search(r"kernel|ksize|stride|dilation|pad",
+                                                                              param["name"].lower()):
+                # a window per axis (``kernel_size[0] // 2, kernel_size[1] // 2``): each item the name's own value,
+                # a tuple (MindSpore's layers refuse a list where torch's take one)
+                return repr(tuple([int(item)] * length))
+            if length == 2 and re.search(_SPATIAL_SIZE, param["name"].lower()):
+                # a spatial size (``self.height, self.width = input_size``: a ConvLSTM's state is made at that size,
+                # its input must match): square, as the input forms are (``_to_rank``: 16 x 16)
+                return repr([size, size])
             return repr([size // 2, *[size] * (length - 1)])
+        item = small_value(param["name"], "int", size) or ""
+        if re.fullmatch(r"\d+", item) and re.search(r"kernel|ksize|stride|dilation", param["name"].lower()):
+            return f"({item}, {item})"  # a window per axis: the name's own value each (3, not [8, 16]), a tuple
         return f"[{size // 2}, {size}]" if value in (None, "[16, 16]") else value
     if use == "flag" and small_value(param["name"], param.get("annotation", ""), size) is None:
         return "False"  # only tested for truth (if learn_top:): a switch
@@ -279,6 +305,26 @@ def used_value(param: dict, size: int = 16, repository_defaults: bool = True) ->
         low = param["name"].lower()
         return str(next((v if v != 16 else size for pattern, v in _INT_HINTS if re.search(pattern, low)), size))
     return None
+
+
+def _layered_value(param: dict, size: int) -> str | None:
+    """A per-layer argument of a stack as its constructor's own checks accept it (scan.py's ``_layer_checks``,
+    ``_hand_on_items``): one tuple when it takes a tuple, or a single value it repeats per layer whose items are
+    tuples (``kernel_size=(3, 3)``); a single number when it repeats one (``hidden_dim=16`` for ``[16] *
+    num_layers``: its length then agrees with ``num_layers``, whatever that is); a list of tuples when each item
+    must be one (``[(3, 3), (3, 3)]``). None when the class checks nothing of the kind."""
+    accepts, item = param.get("accepts", ""), param.get("item", 0)
+    if not accepts and not item:
+        return None
+    number = small_value(param["name"], "int", size) or str(size)
+    if not re.fullmatch(r"\d+", number):
+        number = str(size)
+    pair = "(" + ", ".join([number] * (item or 2)) + ")"
+    if accepts == "tuple" or (accepts == "one" and item):
+        return pair
+    if accepts == "one":
+        return number
+    return "[" + ", ".join([pair] * (param.get("length") or 2)) + "]"
 
 
 def _mapping(attrs: dict, namespace: bool, size: int, repository_defaults: bool) -> str:
@@ -671,13 +717,95 @@ def sequence_inputs(model, fwd_params: list[dict], tries: list[list[str]]) -> li
                     forms.append([f"{dims[0]}x{c}" + f"x{max(side >> k, 1)}" * (len(dims) - 2) + ":" + rest
                                   for k, c in enumerate(channels)])
             length = required[i].get("length") or 0
+            if length >= 2 and len(dims) >= 2 and not rest.startswith("int"):
+                forms += _unpacked_forms(dims, rest, length, required[i].get("nested") or [])
             for n in ([length] if length else [2, 3]):
                 forms.append([spec] * n)
                 if dims and int(dims[-1]) % n == 0 and int(dims[-1]) > n:  # joined on the last axis into the layer
                     forms.append(["x".join([*dims[:-1], str(int(dims[-1]) // n)]) + ":" + rest] * n)
             for form in forms:
                 out.append([*template[:i], "[" + ", ".join(form) + "]", *template[i + 1:]])
-    return out[:10]
+    return out[:16]
+
+
+def _handed_forward_use(model, fwd_params: list[dict]) -> list[dict]:
+    """The forward's parameters, a required argument the forward only hands to a block of the project (scan.py's
+    ``Param.layer``: PseTae's ``self.spatial_encoder(input)``) taking the use that block's own forward makes of its
+    first argument when it unpacks it (``a, b = input``: scan.py's ``_sequence_usage``, its length and nesting), so
+    the container is tried with the tuple the block takes."""
+    import ast
+    import inspect
+    import textwrap
+
+    import torch
+
+    from mindport.discovery import scan
+
+    out = []
+    for p in fwd_params:
+        q = dict(p)
+        sub = getattr(model, p.get("layer") or "", None) if p.get("layer") else None
+        if p["default"] is None and p["kind"] == "positional" and not p.get("use") \
+                and isinstance(sub, torch.nn.Module) and type(sub).__module__.split(".")[0] not in ("torch", "einops"):
+            try:
+                func = ast.parse(textwrap.dedent(inspect.getsource(type(sub).forward))).body[0]
+                params = scan._params(func.args, True)
+                scan._sequence_usage(func, params)
+            except Exception:  # noqa: BLE001 - no source (a C extension, a lambda): as it was
+                params = []
+            if params and params[0].use == "sequence" and params[0].length >= 2:
+                q.update(use="sequence", length=params[0].length, nested=params[0].nested)
+        out.append(q)
+    return out
+
+
+def _unpacked_forms(dims: list[str], rest: str, length: int, nested: list | None = None) -> list[list[str]]:
+    """Element forms for a forward argument unpacked into ``length`` tensors (``pixels, mask = input``: a pixel-set
+    encoder's ``(B x N x C pixels, B x N mask)``): the first the argument's tensor form, each other one a mask of
+    ones over the first's positions (its shape without the feature axis: the last, then the one before it for a
+    channel-first ``B x C x N``), then all of the first's form. The batch is not the tuple's length: a forward that
+    also takes a nested form tells them apart by ``len(a) == 2`` (PSE's ``((pixels, mask), extra)``), which a batch
+    of 2 would pass."""
+    batch = int(dims[0])
+    if batch == length:
+        batch = length + 1
+    first = [str(batch), *dims[1:]]
+    # the features last (``B x N x C``), then before the positions (``B x C x N``: a set encoder that transposes
+    # before its Linear, PSE's pixel sets)
+    variants = [first] + ([[*first[:-2], first[-1], first[-2]]] if len(first) >= 3 and first[-1] != first[-2] else [])
+    # and as a series (B x T x ...: a step axis after the batch, a sequence of sets)
+    variants += [[v[0], "4", *v[1:]] for v in variants if len(v) == 3]
+    pairs, out = [], []
+    for shape in variants:
+        spec = "x".join(shape) + ":" + rest
+        channel_first = len(shape) >= 3 and shape[-2] == dims[-1] and shape[-1] != dims[-1]
+        axis = len(shape) - 2 if channel_first else len(shape) - 1  # the feature axis
+        mask = "x".join(shape[:axis] + shape[axis + 1:]) + ":float32:1:1"
+        pairs.append((shape, spec, mask, axis))
+        out.append([spec, *[mask] * (length - 1)])
+    if nested and length == 2 and nested[0] == 2 and not nested[1]:
+        # the first item a (tensor, mask) pair, the second a feature vector joined to the model's features (PSE's
+        # ``((pixels, mask), extra)``; its width is corrected from the Linear's complaint: ``_joined_width_hint``),
+        # first: the forward unpacks the first item again when it is a pair
+        out[:0] = [[f"[{spec}, {mask}]", "x".join((shape[:-2] if len(shape) >= 3 else shape[:1]) + ["16"])
+                    + ":float32"] for shape, spec, mask, axis in pairs]
+    return out  # (then copies of the argument's form: sequence_inputs)
+
+
+def _joined_width_hint(problem: str, spec: str) -> str | None:
+    """A list input whose last item is a feature vector (``B x F``) the model joins to its own features before a
+    Linear (PSE's ``extra``): F corrected by what the Linear's complaint says is missing ("mat1 and mat2 shapes cannot
+    be multiplied (3x144 and 132x128)" with F = 16 -> F = 4); None otherwise."""
+    m = re.search(r"mat1 and mat2 shapes cannot be multiplied \(\d+x(\d+) and (\d+)x\d+\)", problem)
+    last = re.search(r"(\d+(?:x\d+)*)x(\d+):float32\]$", spec)
+    if m is None or last is None or not spec.startswith("["):
+        return None
+    width = int(last.group(2)) + int(m.group(2)) - int(m.group(1))
+    if int(m.group(1)) <= int(last.group(2)):  # the vector is not part of what the Linear was given (the first layer's
+        return None  # complaint about the tensor item: "30x8 and 10x32" beside a 16-wide vector)
+    if width <= 0 or width == int(last.group(2)):
+        return None
+    return spec[:last.start()] + f"{last.group(1)}x{width}:float32]"
 
 
 def mapping_inputs(fwd_params: list[dict], tries: list[list[str]]) -> list[list[str]]:
@@ -760,6 +888,12 @@ def _to_rank(spec: str, rank: int, channels_first: bool | None) -> list[str]:
     out = ["x".join(["2", *["16"] * (rank - 2), feature]) + ":" + rest]
     if channels_first is not False and rank >= 3:
         out.insert(0 if channels_first else 1, "x".join(["2", feature, *["16"] * (rank - 2)]) + ":" + rest)
+    if channels_first is not False and len(dims) == 4 and rank == 5:
+        # a series of images (B x T x C x H x W) for a model whose first layer is a 2-D convolution applied per
+        # frame (``x.view(B * T, C, H, W)``: satellite time series, U-TAE; video per-frame encoders), first
+        # (small frames first: a recurrent stack keeps its state at a frame size of its own, ``_SPATIAL_SIZE``)
+        out[:0] = list(dict.fromkeys("x".join([dims[0], "4", dims[1], *sides]) + ":" + rest
+                                     for sides in (["16", "16"], dims[2:])))
     return out
 
 
@@ -879,6 +1013,9 @@ def _size_hint(problem: str, spec: str) -> list[str]:
         return longer
     m = re.search(r"to have (\d+) channels, but got (\d+) channels", problem)
     axis = 1
+    seen = re.search(r"expected input\[([\d, ]+)\] to have", problem)
+    if m is not None and seen is not None and len(dims) == len(seen.group(1).split(",")) + 1:
+        axis = 2  # a series of frames (B x T x C x H x W) the model folds into its batch before the convolution
     if m is None:
         m = re.search(r"mat1 and mat2 shapes cannot be multiplied \(\d+x(\d+) and (\d+)x\d+\)", problem)
         m = m and re.match(r"(\d+) (\d+)", f"{m.group(2)} {m.group(1)}")  # wanted, got
@@ -888,6 +1025,11 @@ def _size_hint(problem: str, spec: str) -> list[str]:
     wanted, got = int(m.group(1)), int(m.group(2))
     size = dims[axis] * wanted
     if not got or size % got or size // got < 1 or size // got == dims[axis]:
+        # not a multiple: the layer takes the input joined with a state of its own (a recurrent cell's
+        # ``conv(cat([x, h]))``: in + hidden channels): the input short by the difference
+        if axis != len(dims) - 1 and 0 < dims[axis] - (got - wanted) != dims[axis]:
+            dims[axis] -= got - wanted
+            return ["x".join(map(str, dims)) + ":" + rest]
         return []
     dims[axis] = size // got
     return ["x".join(map(str, dims)) + ":" + rest]
@@ -1065,7 +1207,7 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
             errors.append(f"{origin} ({ctor}): {n_params:,} parameters (over {max_params:,})")
             continue
         model.eval()
-        fwd = cand["forward"] or []
+        fwd = _handed_forward_use(model, cand["forward"] or [])
         tries = [s for s in cand["inputs"][:4]] + [s for s in first_layer_inputs(model, fwd)]
         sequences = [s for s in sequence_inputs(model, fwd, tries) if s not in tries]
         # after the tensor forms; first for an argument the forward unpacks (``x, y = inputs``: a tensor of two rows
@@ -1079,17 +1221,34 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
         tries = handed + [s for s in tries if s not in handed]
         seen = []
         input_errors = []
-        hinted = 0
+        hinted = optional = 0
         for specs in tries:
             if specs in seen or any(_elements(s) > MAX_ELEMENTS for s in specs):
                 continue
             seen.append(specs)
+            failure = None
             try:
                 problem = _run_forward(model, specs, seconds)
             except BaseException as exc:  # noqa: BLE001
                 if isinstance(exc, KeyboardInterrupt):
                     raise
-                problem = _short(exc)
+                problem, failure = _short(exc), exc
+            if failure is not None and _NONE_USE.search(problem) and optional < 8:
+                # an optional argument left at None that the forward uses as a tensor: the same inputs with a
+                # tensor for it (``_optional_tensor_inputs``), tried next
+                at = tries.index(specs) + 1
+                for retry in _optional_tensor_inputs(model, fwd, specs, _none_names(failure)):
+                    if retry not in tries and optional < 8:
+                        tries.insert(at, retry)
+                        at += 1
+                        optional += 1
+            joined = _joined_width_hint(problem, specs[0]) if problem is not None and specs \
+                and specs[0].startswith("[") and hinted < 3 else None
+            if joined is not None:  # a list input's joined feature vector at the width the model's Linear takes
+                retry = [joined, *specs[1:]]
+                if retry not in tries:
+                    tries.append(retry)
+                    hinted += 1
             hint = problem is not None and hinted < 3 and _elements(specs[0]) > 0  # not for a list or value input
             rank = _rank_hint(problem) if hint else None
             firsts = _to_rank(specs[0], rank, None) if rank is not None else (
@@ -1122,6 +1281,69 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
     result["reason"] = errors[0] if len(errors) == 1 else " | ".join(errors[:4])
     result["attempts"] = len(errors)
     return result
+
+
+# an error of a value used as a tensor (or a number, a sequence) that was None
+_NONE_USE = re.compile(r"'NoneType' object|NoneType' and|and 'NoneType'|NoneType")
+
+
+def _none_names(exc: BaseException) -> list[str]:
+    """The names bound to None on the lines the error passed through, innermost frame first: the argument a forward
+    left at its default and then used (``batch_positions.unsqueeze(-1)`` with ``batch_positions=None``)."""
+    import linecache
+
+    frames = []
+    tb = exc.__traceback__
+    while tb is not None:
+        frames.append((tb.tb_frame, tb.tb_lineno))
+        tb = tb.tb_next
+    names: list[str] = []
+    for frame, line in reversed(frames):
+        text = linecache.getline(frame.f_code.co_filename, line)
+        for name in re.findall(r"[A-Za-z_]\w*", text):
+            if name in frame.f_locals and frame.f_locals[name] is None and name not in names:
+                names.append(name)
+    return names
+
+
+def _optional_tensor_inputs(model, fwd_params: list[dict], specs: list[str], none_names: list[str]) -> list[list[str]]:
+    """Inputs that also give a tensor to a forward argument whose default is None when the forward failed on a None
+    (UTAE's ``forward(input, batch_positions=None)`` hands ``batch_positions`` to its temporal encoder, which calls
+    ``batch_positions.unsqueeze(-1)``): the arguments the error names as None on its way (``_none_names``) first, by
+    name, then the others left at None (two at most); the arguments between keep their defaults (``value:``).
+    Forms: the layer the forward hands it to, a mask's forms by its name, then the first input's leading axes (a
+    value per sample and step: ``B x T`` of a ``B x T x C x H x W`` input; per sample: ``B``), the argument's own
+    rank, the first input's form. [] when the first input has no shape."""
+    positional = [p for p in fwd_params if p["kind"] == "positional"]
+    first = specs[0] if specs else ""
+    shape, _, rest = first.partition(":")
+    if not re.fullmatch(r"\d+(x\d+)*", shape) or len(specs) >= len(positional):
+        return []
+    left = [(i, p) for i, p in enumerate(positional) if i >= len(specs) and p["default"] == "None"]
+    named = sorted((x for x in left if x[1]["name"] in none_names), key=lambda x: none_names.index(x[1]["name"]))
+    others = [x for x in left if x not in named and not re.match(r"(return|use|is|with|output)_", x[1]["name"])]
+    dims = [int(v) for v in shape.split("x")]
+    out = []
+    for i, p in (named + others)[:2]:
+        fill = []
+        for q in positional[len(specs):i]:
+            if q["default"] is None or not re.fullmatch(r"None|True|False|-?\d+(\.\d+)?|'[^']*'|\"[^\"]*\"", q["default"]):
+                break
+            fill.append(f"value:{q['default']}")
+        if len(fill) != i - len(specs):
+            continue
+        handed = _handed_layer(model, p)
+        forms = _handed_forms(handed, dims, rest.startswith("int")) if handed is not None else []
+        low = p["name"].lower()
+        if "mask" in low:
+            forms += _extra_inputs(low, first)
+        forms += ["x".join(map(str, dims[:k])) + ":float32" for k in (2, 1, 3) if k < len(dims)]
+        if p.get("rank"):
+            forms += _to_rank(f"{shape}:float32", p["rank"], None)
+        forms.append(f"{shape}:float32")
+        for form in list(dict.fromkeys(forms))[:4]:
+            out.append([*specs, *fill, form])
+    return out
 
 
 def _record_forward_inputs(model, specs: list[str], watch, root: str, work: str, observed: dict, calls,

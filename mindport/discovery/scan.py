@@ -45,6 +45,13 @@ class Param:
     length: int = 0  # a sequence's length as the class reads it (``a, b, c = p``, ``p[3]``, ``len(p) == 3``)
     len_of: str = ""  # a count the class checks against a sequence's length (``num_branches != len(blocks)``)
     layer: str = ""  # a forward argument's first consumer: the attribute ``X`` of the first ``self.X(arg)`` call
+    # a per-layer argument of a stack (``_layer_checks``): "tuple" (the class accepts one tuple: ``isinstance(k,
+    # tuple)``), "one" (a single value it repeats per layer: ``if not isinstance(k, list): k = [k] * num_layers``)
+    accepts: str = ""
+    item: int = 0  # the length of the tuples its per-layer items are (``all(isinstance(e, tuple) for e in k)``: 2)
+    item_passes: list = field(default_factory=list)  # (class name, position or keyword) an item of it goes to
+    nested: list = field(default_factory=list)  # a forward argument unpacked (``a, b = input``) whose items are
+    # unpacked again (``out, mask = a``): each item's own length, 0 for a tensor (PSE's ``((pixels, mask), extra)``)
 
 
 @dataclass
@@ -353,6 +360,9 @@ def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str]) 
                     and _last(node.func.value.func) == "super" and cls.bases:  # super().__init__(cfg): the base's
                 callee = _last(cls.bases[0])
             for k in node.keywords:
+                if k.arg is not None and isinstance(k.value, ast.Subscript) and which(k.value.value) is not None \
+                        and not isinstance(k.value.slice, ast.Slice):  # Cell(kernel_size=self.kernel_size[i])
+                    required[which(k.value.value)].item_passes.append((callee, k.arg))
                 if k.arg is None and which(k.value) is not None:
                     uses[which(k.value)].add("mapping")
                 elif k.arg is not None and which(k.value) is not None:  # handed on: Block(dim=dim)
@@ -360,6 +370,8 @@ def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str]) 
                     if re.match(r"(num|n)_|num[a-z]", k.arg):  # nn.LSTM(num_layers=rnn_layers)
                         uses[which(k.value)].add("number")
             for i, a in enumerate(node.args):
+                if isinstance(a, ast.Subscript) and which(a.value) is not None and not isinstance(a.slice, ast.Slice):
+                    required[which(a.value)].item_passes.append((callee, i))
                 if isinstance(a, ast.Starred) and which(a.value) is not None:
                     uses[which(a.value)].add("sequence")
                 elif which(a) is not None:  # handed on: Transformer(cfg)
@@ -394,6 +406,106 @@ def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str]) 
 _TENSOR_CALLS = {"Parameter", "from_pretrained", "copy_", "from_numpy"}  # not torch.tensor(x): x may be a list
 _TENSOR_METHODS = {"detach", "clone", "numpy", "cpu", "cuda", "float", "t", "dim", "numel", "requires_grad_"}
 _TABLE_LAYERS = {"Embedding", "EmbeddingBag", "Linear"}
+
+
+_LIST_TYPES = {"list", "List"}
+_TUPLE_TYPES = {"tuple", "Tuple"}
+
+
+def _isinstance_of(node) -> tuple[str, set] | None:
+    """``isinstance(NAME, T)`` / ``isinstance(NAME, (T1, T2))``: (NAME, {T...}); None otherwise."""
+    if isinstance(node, ast.Call) and _last(node.func) == "isinstance" and len(node.args) == 2 \
+            and isinstance(node.args[0], ast.Name):
+        types = node.args[1].elts if isinstance(node.args[1], ast.Tuple) else [node.args[1]]
+        return node.args[0].id, {_last(t) for t in types}
+    return None
+
+
+def _layer_checks(cls: ast.ClassDef, params: list[Param]) -> None:
+    """What a stack's constructor accepts for a per-layer argument, read from its own checks, in ``__init__`` and in
+    the methods ``__init__`` hands the argument to (``self._check_kernel_size_consistency(kernel_size)``,
+    ``self._extend_for_multilayer(hidden_dim, num_layers)``; each call maps the method's parameter to the argument,
+    so one helper checked for several arguments counts for each): ``isinstance(k, tuple)`` -> ``accepts`` "tuple";
+    ``if not isinstance(k, list): k = [k] * n`` -> "one" (a single value, repeated per layer);
+    ``all(isinstance(e, tuple) for e in k)`` -> ``item`` 2 (a list of pairs). ConvLSTM/ConvGRU stacks refuse the
+    guessed ``[8, 16]`` for ``kernel_size`` ("`kernel_size` must be tuple or list of tuples")."""
+    required = {p.name: p for p in params if p.kind in ("positional", "keyword")}
+    init = _method(cls, "__init__")
+    if init is None or not required:
+        return
+
+    def checks(func) -> dict[str, dict]:
+        """Per parameter name of ``func``: {"tuple": bool, "one": bool, "item": bool}."""
+        out: dict[str, dict] = {}
+        for node in ast.walk(func):
+            test = _isinstance_of(node)
+            if test and test[1] & _TUPLE_TYPES:
+                out.setdefault(test[0], {})["tuple"] = True
+            if isinstance(node, (ast.GeneratorExp, ast.ListComp)) and len(node.generators) == 1 \
+                    and isinstance(node.generators[0].iter, ast.Name) and isinstance(node.generators[0].target,
+                                                                                     ast.Name):
+                inner = _isinstance_of(node.elt)
+                if inner and inner[0] == node.generators[0].target.id and inner[1] & _TUPLE_TYPES:
+                    out.setdefault(node.generators[0].iter.id, {})["item"] = True
+            if isinstance(node, ast.If) and isinstance(node.test, ast.UnaryOp) and isinstance(node.test.op, ast.Not):
+                test = _isinstance_of(node.test.operand)
+                if test and test[1] & _LIST_TYPES and any(
+                        isinstance(a, ast.Assign) and any(isinstance(t, ast.Name) and t.id == test[0]
+                                                          for t in a.targets)
+                        and isinstance(a.value, ast.BinOp) and isinstance(a.value.op, ast.Mult)
+                        and (isinstance(a.value.left, ast.List) or isinstance(a.value.right, ast.List))
+                        for b in node.body for a in ast.walk(b)):
+                    out.setdefault(test[0], {})["one"] = True
+        return out
+
+    found: dict[str, dict] = {}
+    for name, flags in checks(init).items():
+        if name in required:
+            found.setdefault(name, {}).update(flags)
+    for call in ast.walk(init):
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                and isinstance(call.func.value, ast.Name) and call.func.value.id in ("self", cls.name)):
+            continue
+        method = _method(cls, call.func.attr)
+        if method is None or method is init:
+            continue
+        static = any(_last(d) == "staticmethod" for d in method.decorator_list)
+        names = [a.arg for a in [*method.args.posonlyargs, *method.args.args]][0 if static else 1:]
+        flags = checks(method)
+        handed = {names[i]: a.id for i, a in enumerate(call.args) if i < len(names) and isinstance(a, ast.Name)}
+        handed.update({k.arg: k.value.id for k in call.keywords if k.arg in names and isinstance(k.value, ast.Name)})
+        for inner, outer in handed.items():
+            if inner in flags and outer in required:
+                found.setdefault(outer, {}).update(flags[inner])
+    for name, flags in found.items():
+        p = required[name]
+        p.accepts = "tuple" if flags.get("tuple") else "one" if flags.get("one") else p.accepts
+        if flags.get("item"):
+            p.item = 2
+
+
+def _hand_on_items(found: dict) -> None:
+    """A per-layer argument whose items go to another class of the project (``ConvGRUCell(kernel_size=
+    self.kernel_size[i])``) that reads each as a sequence (``kernel_size[0] // 2, kernel_size[1] // 2``): its items
+    are tuples of that length (``item``; 2 when the length is not read)."""
+    by_name = {}
+    for c in found.values():
+        if c.kind == "class":
+            by_name.setdefault(c.name, c)
+    for c in found.values():
+        for p in c.params:
+            if p.item or not p.item_passes:
+                continue
+            for callee, where in p.item_passes:
+                target = by_name.get(callee)
+                if target is None or target is c:
+                    continue
+                params = [q for q in target.params if q.kind in ("positional", "keyword")]
+                q = (params[where] if where < len(params) else None) if isinstance(where, int) else next(
+                    (q for q in params if q.name == where), None)
+                if q is not None and q.use == "sequence":
+                    p.item = q.length if q.length >= 2 else 2
+                    break
 
 
 def _tensor_uses(cls: ast.ClassDef, which, uses: dict[str, set], attrs: dict[str, dict]) -> None:
@@ -659,6 +771,23 @@ def _sequence_usage(func, params: list[Param]) -> None:
             names[node.value.id].length = names[node.value.id].length or len(node.targets[0].elts)
     for name in found & names.keys():
         names[name].use = "sequence"
+    _nested_unpacking(func, names)
+
+
+def _nested_unpacking(func, names: dict) -> None:
+    """An argument unpacked into names (``a, b = input``) of which one is unpacked again (``out, mask = a``): the
+    items' lengths in ``Param.nested`` ([2, 0]: a pair, then a tensor)."""
+    assigns = [n for n in ast.walk(func) if isinstance(n, ast.Assign) and len(n.targets) == 1
+               and isinstance(n.targets[0], (ast.Tuple, ast.List)) and isinstance(n.value, ast.Name)
+               and not any(isinstance(e, ast.Starred) for e in n.targets[0].elts)]
+    for node in assigns:
+        p = names.get(node.value.id)
+        if p is None:
+            continue
+        items = [e.id if isinstance(e, ast.Name) else "" for e in node.targets[0].elts]
+        inner = {a.value.id: len(a.targets[0].elts) for a in assigns if a.value.id in items and a.value.id}
+        if inner:
+            p.nested = [inner.get(i, 0) for i in items]
 
 
 def _shape_of(node, names) -> str | None:
@@ -810,6 +939,10 @@ def _hand_on(found: dict) -> None:
                     params = [q for q in target.params if q.kind in ("positional", "keyword")]
                     q = (params[where] if where < len(params) else None) if isinstance(where, int) else next(
                         (q for q in params if q.name == where), None)
+                    if q is not None and (q.accepts or q.item) and not (p.accepts or p.item):
+                        # a per-layer argument handed on whole (ConvLSTM_Seg(kernel_size) builds ConvLSTM(kernel_size=
+                        # kernel_size), which checks it is a tuple): what the stack accepts (``_layer_checks``)
+                        p.accepts, p.item = q.accepts, q.item
                     if q is not None and q.use and not p.use:
                         p.use, p.attrs, p.length = q.use, copy.deepcopy(q.attrs), q.length
                         break
@@ -1214,6 +1347,7 @@ def discover(root, files: list[str] | None = None, excluded: list | None = None)
                 if init:
                     _choices(init, init_params, tables, residues=True)
                     _usage(node, init_params, repo_argdefaults)
+                    _layer_checks(node, init_params)
                     _kwargs_keys(init, init_params)
                 doc = "\n".join(filter(None, [ast.get_docstring(node) or "",
                                               ast.get_docstring(fwd) if fwd else ""]))
@@ -1239,6 +1373,7 @@ def discover(root, files: list[str] | None = None, excluded: list | None = None)
                 own_forward[c.key] = None if fwd is None else not _abstract(fwd)
     _inherit(found, by_name)
     _hand_on(found)
+    _hand_on_items(found)
     _block_classes(parsed, found, module_classes)
     keys_of = {name: [c.key for c in cands] for name, cands in by_name.items()}
     for key in [k for k in found if not _has_forward(k, own_forward, {k: found[k].bases for k in found}, keys_of)]:
