@@ -67,3 +67,50 @@ def test_dataloader_arguments_given_through_double_star():
     assert len(t) == 9 and [len(r) for r in m] == [len(r) for r in t], (t, m, code)
     np.testing.assert_allclose(np.concatenate(m), np.concatenate(t), rtol=2e-5, atol=1e-6)
     assert [r[1] for r in t[:7]] == [3, 3, 3, 4, 4, 4, 4]
+
+
+# methods called on what another library's call returns, through its attributes: pathlib.Path(...).parent.absolute()
+# (a checkpoint folder, SimonLembeye/out-of-distribution-detection's Classifier), Path(...).resolve().parent
+# .absolute(), numpy's np.arange(...).reshape(...).T.clip(...); a model is trained and checkpointed under that folder
+FOREIGN_CALL_ATTRIBUTES = '''
+import os
+import pathlib
+import tempfile
+import numpy as np
+import torch
+import torch.nn as nn
+
+folder = os.path.join(pathlib.Path(os.path.join(tempfile.mkdtemp(), "x")).parent.absolute(), "ckpt")
+os.makedirs(folder, exist_ok=True)
+root = pathlib.Path(folder).resolve().parent.absolute()
+weights = np.arange(6).reshape(2, 3).T.clip(1, 4) / 10.0
+x = torch.linspace(-1.0, 1.0, 12).reshape(4, 3)
+y = x.abs().sum(1, keepdim=True)
+model = nn.Linear(3, 1)
+with torch.no_grad():
+    model.weight.copy_(torch.tensor(weights[:, 0], dtype=torch.float32).reshape(1, 3))
+    model.bias.fill_(0.1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+path = os.path.join(folder, "model.pth")
+for step in range(4):
+    opt.zero_grad()
+    loss = ((model(x) - y) ** 2).mean()
+    loss.backward()
+    opt.step()
+    torch.save(model.state_dict(), path)
+    model.load_state_dict(torch.load(path))
+    print("step", loss.item(), float(root.is_dir()))
+'''
+
+
+def test_methods_of_another_librarys_call_result_stay_as_written():
+    """SimonLembeye/out-of-distribution-detection (fresh20, MindSpore side: "'PosixPath' object has no attribute
+    'dtype'"): ``pathlib.Path(__file__).parent.absolute()`` became ``mp_math.abs(pathlib.Path(__file__).parent)``,
+    torch.Tensor.absolute on a receiver of unknown kind. An attribute of another library's call result is that
+    library's object: its methods stay as written."""
+    code = _convert(FOREIGN_CALL_ATTRIBUTES)
+    assert ".parent.absolute()" in code and ".T.clip(1, 4)" in code and "import torch" not in code, code
+    t, m = _losses(FOREIGN_CALL_ATTRIBUTES, "torch_foreign_attr"), _losses(code, "ms_foreign_attr")
+    assert len(t) == 4 and [len(r) for r in m] == [len(r) for r in t], (t, m, code)
+    np.testing.assert_allclose(np.concatenate(m), np.concatenate(t), rtol=2e-5, atol=1e-6)
+    assert t[-1][0] < t[0][0] and t[0][1] == 1.0
