@@ -114,3 +114,74 @@ def test_methods_of_another_librarys_call_result_stay_as_written():
     assert len(t) == 4 and [len(r) for r in m] == [len(r) for r in t], (t, m, code)
     np.testing.assert_allclose(np.concatenate(m), np.concatenate(t), rtol=2e-5, atol=1e-6)
     assert t[-1][0] < t[0][0] and t[0][1] == 1.0
+
+
+# a trainer object that comes out of a method of the project (SimonLembeye/out-of-distribution-detection's
+# ``trainer = classifier.get_and_update_current_trainer(); trainer.train()``), its class an abstract base's subclass
+# that inherits train() from it; the model's own train()/eval() beside it
+TRAINER_FROM_A_METHOD = '''
+import torch
+import torch.nn as nn
+from abc import ABC, abstractmethod
+
+
+class BaseTrainer(ABC):
+    def __init__(self, net, opt):
+        self.net, self.opt = net, opt
+
+    def train(self):
+        self.net.train()
+        self.train_epoch()
+
+    @abstractmethod
+    def train_epoch(self):
+        pass
+
+
+class StepTrainer(BaseTrainer):
+    def train_epoch(self):
+        for i in range(3):
+            self.opt.zero_grad()
+            loss = ((self.net(x) - y) ** 2).mean()
+            loss.backward()
+            self.opt.step()
+            print("step", loss.item())
+
+
+class Holder:
+    def __init__(self, net):
+        self.net = net
+
+    def make_trainer(self):
+        self.net.train()
+        trainer = StepTrainer(self.net, torch.optim.SGD(self.net.parameters(), lr=0.1))
+        return trainer
+
+
+x = torch.linspace(-1.0, 1.0, 12).reshape(4, 3)
+y = x.sum(1, keepdim=True)
+net = nn.Linear(3, 1)
+with torch.no_grad():
+    net.weight.copy_(torch.tensor([[0.3, -0.2, 0.1]]))
+    net.bias.fill_(0.05)
+holders = [Holder(net), Holder(net)]
+for holder in holders:
+    trainer = holder.make_trainer()
+    trainer.train()
+    net.eval()
+    print("step", ((net(x) - y) ** 2).mean().item())
+'''
+
+
+def test_train_of_a_trainer_returned_by_a_project_method_is_its_own():
+    """SimonLembeye/out-of-distribution-detection (fresh20, after the pathlib fix: "'Cifar10Trainer' object has no
+    attribute 'set_train'"): ``trainer.train()`` on an object returned by ``classifier.get_and_update_current_trainer()``
+    became ``trainer.set_train(True)``. A project class with no torch base that defines train()/eval() (or inherits
+    them from a project base) is a trainer: functions returning its objects have the project return kind "object",
+    and train()/eval() on such a receiver stay the class's own; the model's own calls still become set_train."""
+    code = _convert(TRAINER_FROM_A_METHOD)
+    assert "trainer.train()" in code and "net.set_train(False)" in code and "self.net.set_train(True)" in code, code
+    t, m = _losses(TRAINER_FROM_A_METHOD, "torch_trainer_method"), _losses(code, "ms_trainer_method")
+    assert len(t) == 8 and [len(r) for r in m] == [len(r) for r in t], (t, m, code)
+    np.testing.assert_allclose(np.concatenate(m), np.concatenate(t), rtol=2e-5, atol=1e-6)
+    assert t[7][0] < t[0][0]
