@@ -669,7 +669,19 @@ def receiver_kind(expr: cst.BaseExpression, scope: Scope) -> str:
     if isinstance(expr, cst.Attribute) and expr.attr.value in ("data", "grad", "T", "mT", "H", "mH") \
             and receiver_kind(expr.value, scope) == "tensor":
         return "tensor"  # m.weight.data.zero_(), x.T.imag; a numpy-holding self.data stays unknown
+    if isinstance(expr, cst.Attribute) and _foreign_call_attribute(expr, scope):
+        return "foreign"  # pathlib.Path(__file__).parent.absolute(), np.arange(6).reshape(2, 3).T.clip(0, 3)
     return "other"
+
+
+def _foreign_call_attribute(expr: cst.Attribute, scope: Scope) -> bool:
+    """``f(...).a.b`` where f is another library's callable (``pathlib.Path``, ``np.array``): an attribute of what
+    that library returns is that library's object, whose methods (``Path.absolute()``) are no tensor's. Only through
+    attributes of the call itself: a name bound to such a value is left to what the scope says of it."""
+    base = expr.value
+    while isinstance(base, cst.Attribute):
+        base = base.value
+    return isinstance(base, cst.Call) and value_kind(base, scope) == "foreign"
 
 
 def _is_static(node: cst.FunctionDef) -> bool:

@@ -8,7 +8,7 @@ from mindport.mappings.transforms import Unsupported
 from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.scopes import dotted_name
 from mindport.migrator.syntax import code_of, target_names
-from mindport.migrator.table import CallBindError, bind_arguments, map_arguments
+from mindport.migrator.table import CallBindError, RunTimeArguments, bind_arguments, map_arguments
 from mindport.migrator.walk import parse_expression, parse_statement, walk
 
 # DataLoader arguments whose effect is decided at run time: mindport.runtime.data.DataLoader, torch's semantics
@@ -218,6 +218,13 @@ class DataPipelineTransform(Rule):
         entry = self.ctx.registry.lookup("torch.utils.data.DataLoader")
         try:
             bound = bind_arguments(entry, list(updated_node.args))
+        except RunTimeArguments:
+            # DataLoader(ds, batch_size=b, **kwargs) (kwargs = {'num_workers': 1, 'pin_memory': True} if cuda else {}):
+            # which arguments arrive is known when the call runs; mindport.runtime.data's DataLoader takes torch's
+            # parameters, so the call keeps its arguments as written
+            self.ctx.converted_sites += 1
+            return updated_node.with_changes(func=parse_expression(
+                f"{self.ctx.alias_for('mindport.runtime.data')}.DataLoader"))
         except CallBindError as exc:
             self.flag(original_node, "MP102", f"torch.utils.data.DataLoader: {exc}", "build the dataset by hand",
                       "torch.utils.data.DataLoader")
