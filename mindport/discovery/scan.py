@@ -160,6 +160,10 @@ def _choices(func, params: list[Param], tables: dict[str, list] | None = None, r
     that is a key of one of the module's ``tables`` (``configs[net_size]``) takes that table's keys; with ``residues``
     (a constructor), a count it requires in a residue class (``_residue``) takes the smallest such value."""
     names = {p.name: p for p in params if p.default is None}
+    if residues:
+        for name, value in _accepted_numbers(func, names):
+            if value not in names[name].choices:
+                names[name].choices.append(value)
     for node in ast.walk(func):
         if tables and isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) \
                 and node.value.id in tables and isinstance(node.slice, ast.Name) and node.slice.id in names:
@@ -187,6 +191,63 @@ def _choices(func, params: list[Param], tables: dict[str, list] | None = None, r
                 for v in values:
                     if isinstance(v, str) and v not in names[left.id].choices:
                         names[left.id].choices.append(v)
+
+
+def _raises(body) -> bool:
+    """The block raises first thing (``raise NotImplementedError``, ``assert False, ...``), after any logging call."""
+    for stmt in body:
+        if isinstance(stmt, ast.Raise) or (isinstance(stmt, ast.Assert) and isinstance(stmt.test, ast.Constant)
+                                           and not stmt.test.value):
+            return True
+        if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, (ast.Call, ast.Constant))):
+            return False
+    return False
+
+
+def _numbers_tested(test, names, negated: bool = False) -> list[tuple[str, int | float]]:
+    """(name, number) a test accepts: ``p == 16``, ``p in (8, 16)``, either side of an ``or``; with ``negated``
+    (the test guards a raise) ``p != 16``, ``p not in (8, 16)``, either side of an ``and``."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And if negated else ast.Or):
+        return [pair for v in test.values for pair in _numbers_tested(v, names, negated)]
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return []
+    left, op, right = test.left, test.ops[0], test.comparators[0]
+    if isinstance(right, ast.Name) and right.id in names and not isinstance(op, (ast.In, ast.NotIn)):
+        left, right = right, left  # 16 == p
+    if not (isinstance(left, ast.Name) and left.id in names):
+        return []
+    equal, member = (ast.NotEq, ast.NotIn) if negated else (ast.Eq, ast.In)
+    if isinstance(op, equal):
+        elts = [right]
+    elif isinstance(op, member) and isinstance(right, (ast.Tuple, ast.List, ast.Set)):
+        elts = right.elts
+    else:
+        return []
+    values = [_int_const(e) if _int_const(e) is not None else e.value if isinstance(e, ast.Constant)
+              and type(e.value) is float else None for e in elts]
+    return [(left.id, v) for v in values if v is not None]
+
+
+def _accepted_numbers(func, names) -> list[tuple[str, int | float]]:
+    """The numbers a constructor accepts for a required parameter when every other value raises, in source order:
+    an ``if p == 16: ... elif p == 8: ... else: raise NotImplementedError`` chain (jfzhang95-style DeepLab
+    ``output_stride``), ``if p not in (2, 3, 4): raise ValueError``, ``assert p in (8, 16)``. A size guessed by name
+    (a stride 1, a scale 1.0) meets the raise; a number compared in a chain that does not raise at its end is only a
+    branch (``if depth == 18``) and is not read."""
+    out: list[tuple[str, int | float]] = []
+    for node in ast.walk(func):
+        if isinstance(node, ast.Assert):
+            out += _numbers_tested(node.test, names)
+        elif isinstance(node, ast.If) and _raises(node.body) and not node.orelse:
+            out += _numbers_tested(node.test, names, negated=True)
+        elif isinstance(node, ast.If):
+            tests, last = [node.test], node
+            while len(last.orelse) == 1 and isinstance(last.orelse[0], ast.If):
+                last = last.orelse[0]
+                tests.append(last.test)
+            if last.orelse and _raises(last.orelse):
+                out += [pair for t in tests for pair in _numbers_tested(t, names)]
+    return out
 
 
 def _residue(node, names) -> tuple[str, int] | None:

@@ -1,0 +1,100 @@
+"""Fixes from disc20's first contact with manifest rows 131 onwards (issue 29): constructor and input guesses."""
+from __future__ import annotations
+
+import textwrap
+
+CHOICES = '''
+import torch
+import torch.nn as nn
+
+
+class DilatedBackbone(nn.Module):
+    def __init__(self, output_stride, in_channels):
+        super().__init__()
+        if output_stride == 16:
+            strides, dilations = [1, 2, 2, 1], [1, 1, 1, 2]
+        elif output_stride == 8:
+            strides, dilations = [1, 2, 1, 1], [1, 1, 2, 4]
+        else:
+            raise NotImplementedError(output_stride)
+        layers, ch = [], in_channels
+        for s, d in zip(strides, dilations):
+            layers += [nn.Conv2d(ch, 8, 3, stride=s, padding=d, dilation=d), nn.ReLU()]
+            ch = 8
+        self.body = nn.Sequential(*layers)
+
+    def forward(self, x):
+        return self.body(x)
+
+
+class Upsampler(nn.Module):
+    def __init__(self, scale, n_feats):
+        super().__init__()
+        if scale not in (2, 3, 4):
+            raise ValueError(f"scale {scale} is not supported")
+        self.conv = nn.Conv2d(n_feats, n_feats * scale * scale, 3, padding=1)
+        self.shuffle = nn.PixelShuffle(scale)
+
+    def forward(self, x):
+        return self.shuffle(self.conv(x))
+
+
+class Heads(nn.Module):
+    def __init__(self, width, n_heads):
+        super().__init__()
+        assert n_heads in (3, 5), "three or five heads"
+        self.heads = nn.ModuleList([nn.Linear(width, 4) for _ in range(n_heads)])
+
+    def forward(self, x):
+        return torch.stack([h(x) for h in self.heads], dim=1)
+'''
+
+
+def _prove(tmp_path, files, pattern):
+    from mindport.discovery.prove import ProveSettings, prove_models
+    from mindport.migrator.repo import convert_path
+
+    src, out = tmp_path / "src", tmp_path / "out"
+    for rel, text in files.items():
+        (src / rel).parent.mkdir(parents=True, exist_ok=True)
+        (src / rel).write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
+    convert_path(src, out, jobs=1, force=True)
+    models, _ = prove_models(src, out, pattern=pattern, cache=False, settings=ProveSettings(stub_missing=True))
+    return {m["class"]: m for m in models}
+
+
+def test_numbers_a_constructor_accepts_before_it_raises(tmp_path):
+    """(disc20) A constructor that accepts a few numbers and raises for any other: DeepLab's backbone
+    ``if output_stride == 16: ... elif output_stride == 8: ... else: raise NotImplementedError`` (the name says a
+    stride: guessed 1), an upsampler's ``if scale not in (2, 3, 4): raise ValueError`` (a scale: guessed 1.0), and
+    ``assert n_heads in (3, 5)`` (heads: 2). Only string choices were read, every attempt raised; the first number
+    the constructor accepts is tried first now."""
+    models = _prove(tmp_path, {"choices.py": CHOICES}, "choices.py:*")
+    backbone, up, heads = (models[f"choices.py:{n}"] for n in ("DilatedBackbone", "Upsampler", "Heads"))
+    assert backbone["status"] == "proven", backbone
+    assert backbone["ctor"].startswith("output_stride=16,"), backbone["ctor"]
+    assert up["status"] == "proven", up
+    assert up["ctor"].startswith("scale=2,"), up["ctor"]
+    assert heads["status"] == "proven", heads
+    assert "n_heads=3" in heads["ctor"], heads["ctor"]
+
+
+def test_numbers_read_from_a_chain_that_does_not_raise_are_left_alone():
+    """A number compared in a branch that does not end in a raise (``if depth == 18: ... else: ...``) is one of
+    several working values, not a requirement: no choice is read from it (the name's guess stays)."""
+    import ast
+
+    from mindport.discovery.scan import Param, _choices
+
+    func = ast.parse(textwrap.dedent('''
+        def __init__(self, depth, stride):
+            if depth == 18:
+                blocks = [2, 2]
+            else:
+                blocks = [3, 3]
+            if stride == 3:
+                raise ValueError("no odd strides")
+    ''')).body[0]
+    params = [Param("depth"), Param("stride")]
+    _choices(func, params, residues=True)
+    assert params[0].choices == [] and params[1].choices == []
