@@ -10,6 +10,7 @@ when the model in eval mode gives the same, finite output twice.
 """
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -680,6 +681,43 @@ def sequence_inputs(model, fwd_params: list[dict], tries: list[list[str]]) -> li
     return out[:10]
 
 
+def sized_inputs(fwd_params: list[dict], tries: list[list[str]]) -> list[list[str]]:
+    """The first tries with each array argument at the sizes its forward asserts (scan.py's ``_asserted_sizes``:
+    ``assert x.size(1) == 2``): the axis set to that size and, for an axis at or past the form's last (a pair of
+    embeddings ``2 x 2 x 16`` for a layer that takes ``2 x 16``), that size inserted there."""
+    required = [p for p in fwd_params if p["default"] is None and p["kind"] == "positional"]
+    if not any(p.get("sizes") for p in required):
+        return []
+    out = []
+    for template in [t for t in tries if len(t) == len(required)][:4]:
+        options = []
+        for p, spec in zip(required, template):
+            shape, _, rest = spec.partition(":")
+            if not p.get("sizes") or not re.fullmatch(r"\d+(x\d+)*", shape):
+                options.append([spec])
+                continue
+            forms = []
+            for insert in (False, True):
+                dims = shape.split("x")
+                for axis, size in sorted(p["sizes"], key=lambda s: s[0] if s[0] >= 0 else 1 << 10):
+                    n = len(dims)
+                    if insert and n - 1 <= axis <= n:
+                        dims.insert(axis, str(size))
+                    elif -n <= axis < n:
+                        dims[axis] = str(size)
+                    else:
+                        dims = None
+                        break
+                form = "x".join(dims) + ":" + rest if dims else None
+                if form and form != spec and form not in forms:
+                    forms.append(form)
+            options.append(forms or [spec])
+        for combo in itertools.product(*options):
+            if list(combo) != template and list(combo) not in out:
+                out.append(list(combo))
+    return out[:8]
+
+
 def mapping_inputs(fwd_params: list[dict], tries: list[list[str]]) -> list[list[str]]:
     """Input spec lists that give a dict to each forward argument the forward reads by key (scan.py's
     ``_mapping_usage``: ``batch["image"]``), the other arguments as in the first of ``tries``: one key (each in turn,
@@ -1074,6 +1112,8 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
         tries = sequences + tries if unpacked else tries + sequences
         # first: an argument read by key takes no tensor
         tries = [s for s in mapping_inputs(fwd, tries) if s not in tries] + tries
+        # first: the sizes the forward asserts (``assert x.size(1) == 2``)
+        tries = [s for s in sized_inputs(fwd, tries) if s not in tries] + tries
         # first of all: what a container's forward handed this class, recorded at this construction
         handed = [ob["inputs"] for ob in seen_inputs if ob["ctor"] in (None, ctor)]
         tries = handed + [s for s in tries if s not in handed]

@@ -44,6 +44,9 @@ class Param:
     rank: int = 0  # a forward argument's number of dimensions as the forward reads it (``_ranks``), 0 unknown
     length: int = 0  # a sequence's length as the class reads it (``a, b, c = p``, ``p[3]``, ``len(p) == 3``)
     len_of: str = ""  # a count the class checks against a sequence's length (``num_branches != len(blocks)``)
+    # a forward argument's sizes the forward requires (``assert x.size(1) == 2``, ``if x.shape[-1] != 3: raise``):
+    # [axis, size] pairs (``_asserted_sizes``)
+    sizes: list = field(default_factory=list)
     layer: str = ""  # a forward argument's first consumer: the attribute ``X`` of the first ``self.X(arg)`` call
 
 
@@ -808,6 +811,55 @@ def _ranks(func, params: list[Param], doc: str) -> None:
             p.rank = rank
 
 
+def _axis_read(node, names) -> tuple[str, int] | None:
+    """``x.size(1)``, ``x.shape[1]``, ``x.size()[-1]`` of an argument in ``names``: (name, axis), else None."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "size" \
+            and len(node.args) == 1 and isinstance(node.func.value, ast.Name) and node.func.value.id in names:
+        axis = _int_const(node.args[0])
+        return None if axis is None else (node.func.value.id, axis)
+    if isinstance(node, ast.Subscript):
+        name, axis = _shape_of(node.value, names), _int_const(node.slice)
+        return None if name is None or axis is None else (name, axis)
+    return None
+
+
+def _asserted_sizes(func, params: list[Param]) -> None:
+    """Sizes the forward requires of an argument before it rebinds it: ``assert x.size(1) == 2`` (a pair loss over
+    two embeddings), ``assert x.shape[-1] == 3 and ...``, ``if x.size(1) != 3: raise ValueError``, into
+    ``Param.sizes`` as [axis, size]. The builder's forms from the first layer (16 features, 3 colour channels) meet
+    the assert otherwise."""
+    names = {p.name: p for p in params if p.kind in ("positional", "keyword")}
+    if not names:
+        return
+    rebound: dict[str, int] = {}
+    for node in ast.walk(func):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
+            node, (ast.AugAssign, ast.AnnAssign)) else []
+        for t in targets:
+            for n in ast.walk(t):
+                if isinstance(n, ast.Name) and n.id in names and isinstance(n.ctx, ast.Store):
+                    rebound[n.id] = min(rebound.get(n.id, 1 << 30), node.lineno)
+
+    def required(test, negated: bool) -> list[tuple[str, int, int]]:
+        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or if negated else ast.And):
+            return [r for v in test.values for r in required(v, negated)]
+        if not (isinstance(test, ast.Compare) and len(test.ops) == 1
+                and isinstance(test.ops[0], ast.NotEq if negated else ast.Eq)):
+            return []
+        left, right = test.left, test.comparators[0]
+        if _int_const(left) is not None:
+            left, right = right, left  # 2 == x.size(1)
+        read, size = _axis_read(left, names), _int_const(right)
+        return [(*read, size)] if read and size is not None and size > 0 else []
+
+    for node in ast.walk(func):
+        found = required(node.test, False) if isinstance(node, ast.Assert) else required(node.test, True) if (
+            isinstance(node, ast.If) and _raises(node.body)) else []
+        for name, axis, size in found:
+            if node.lineno < rebound.get(name, 1 << 30) and all(a != axis for a, _ in names[name].sizes):
+                names[name].sizes.append([axis, size])
+
+
 def _int_const(node) -> int | None:
     if isinstance(node, ast.Constant) and type(node.value) is int:
         return node.value
@@ -1282,6 +1334,7 @@ def discover(root, files: list[str] | None = None, excluded: list | None = None)
                 if fwd:
                     _ranks(fwd, fwd_params, ast.get_docstring(fwd) or ast.get_docstring(node) or "")
                     _choices(fwd, fwd_params)
+                    _asserted_sizes(fwd, fwd_params)
                     _forward_usage(fwd, fwd_params)
                     _sequence_usage(fwd, fwd_params)
                     _mapping_usage(fwd, fwd_params)

@@ -49,6 +49,45 @@ class Heads(nn.Module):
         return torch.stack([h(x) for h in self.heads], dim=1)
 '''
 
+SIZES = '''
+import torch
+import torch.nn as nn
+
+
+class PairDistance(nn.Module):
+    def __init__(self, in_features, emb_dim):
+        super().__init__()
+        self.proj = nn.Linear(in_features, emb_dim)
+
+    def forward(self, x):
+        assert x.size()[1] == 2
+        e = self.proj(x)
+        return (e[:, 0] - e[:, 1]).pow(2).sum(-1)
+
+
+class FiveTokens(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.pos = nn.Parameter(torch.randn(5, dim))
+        self.mix = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        assert x.dim() >= 2 and x.shape[1] == 5, "five tokens"
+        return self.mix(x + self.pos)
+
+
+class FixedWindow(nn.Module):
+    def __init__(self, channels):
+        super().__init__()
+        self.conv = nn.Conv1d(channels, channels, 3, padding=1)
+        self.out = nn.Linear(100, 4)
+
+    def forward(self, wav):
+        if wav.size(-1) != 100:
+            raise ValueError("a window of 100 samples")
+        return self.out(self.conv(wav))
+'''
+
 
 def _prove(tmp_path, files, pattern):
     from mindport.discovery.prove import ProveSettings, prove_models
@@ -98,3 +137,37 @@ def test_numbers_read_from_a_chain_that_does_not_raise_are_left_alone():
     params = [Param("depth"), Param("stride")]
     _choices(func, params, residues=True)
     assert params[0].choices == [] and params[1].choices == []
+
+
+def test_sizes_a_forward_asserts_on_its_input(tmp_path):
+    """(disc20) A forward that asserts a size of its input before anything else: a pair loss over two embeddings
+    ``assert x.size()[1] == 2`` (the voxceleb-style angular prototypical loss), a fixed token count
+    ``assert x.shape[1] == 5`` beside a rank test, a window ``if wav.size(-1) != 100: raise``. The first layer's forms
+    (2 x 16, 2 x 8 x 16, 2 x C x 32 ...) all met the assert; the asserted size is set on that axis, or inserted
+    where the axis is past the form's last (2 x 2 x 16 for a Linear that takes 2 x 16)."""
+    models = _prove(tmp_path, {"sizes.py": SIZES}, "sizes.py:*")
+    pair, five, window = (models[f"sizes.py:{n}"] for n in ("PairDistance", "FiveTokens", "FixedWindow"))
+    assert pair["status"] == "proven", pair
+    assert pair["inputs"][0].split(":")[0].split("x")[:2] == ["2", "2"], pair["inputs"]
+    assert five["status"] == "proven", five
+    assert five["inputs"][0].split(":")[0].split("x")[1] == "5", five["inputs"]
+    assert window["status"] == "proven", window
+    assert window["inputs"][0].split(":")[0].split("x")[-1] == "100", window["inputs"]
+
+
+def test_sizes_asserted_after_the_argument_is_rebound_are_not_read():
+    """``x = x.flatten(1); assert x.size(1) == 64`` speaks of the new ``x``, not of the input: not read."""
+    import ast
+
+    from mindport.discovery.scan import Param, _asserted_sizes
+
+    func = ast.parse(textwrap.dedent('''
+        def forward(self, x, y):
+            assert y.shape[-1] == 3 and 4 == y.size(1)
+            x = x.flatten(1)
+            assert x.size(1) == 64
+            return x, y
+    ''')).body[0]
+    params = [Param("x"), Param("y")]
+    _asserted_sizes(func, params)
+    assert params[0].sizes == [] and params[1].sizes == [[-1, 3], [1, 4]]
