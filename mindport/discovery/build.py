@@ -64,6 +64,10 @@ def small_value(name: str, annotation: str, default_int: int = 16, last_resort: 
         return _IDENTITY
     if low == "device":
         return "'cpu'"
+    # a required dtype (point-e's keyword-only ``*, device: torch.device, dtype: torch.dtype, width: int``): the
+    # float32 the inputs are drawn in (prove.ms_ctor spells it as MindSpore's for the converted model)
+    if re.fullmatch(r"(param_|compute_|model_)?dtype", low) or ann in ("torch.dtype", "dtype"):
+        return "torch.float32"
     if ann in ("bool",) or low.startswith(("use_", "is_", "has_", "with_")):
         return "False"
     if re.fullmatch(r"d_[a-z]+", low) and ann in ("", "int"):  # d_k, d_v, d_model: sizes

@@ -88,6 +88,32 @@ class FixedWindow(nn.Module):
         return self.out(self.conv(wav))
 '''
 
+DTYPES = '''
+import torch
+import torch.nn as nn
+
+
+class KeywordMLP(nn.Module):
+    def __init__(self, *, device: torch.device, dtype: torch.dtype, width: int, init_scale: float):
+        super().__init__()
+        self.c_fc = nn.Linear(width, width * 4, device=device, dtype=dtype)
+        self.c_proj = nn.Linear(width * 4, width, device=device, dtype=dtype)
+        self.gain = nn.Parameter(torch.ones(width, device=device, dtype=dtype) * init_scale)
+
+    def forward(self, x):
+        return self.c_proj(torch.relu(self.c_fc(x))) * self.gain
+
+
+class Positions(nn.Module):
+    def __init__(self, n_ctx, width, dtype):
+        super().__init__()
+        self.pos = nn.Parameter(torch.linspace(-1.0, 1.0, n_ctx * width, dtype=dtype).reshape(n_ctx, width))
+        self.proj = nn.Linear(width, width)
+
+    def forward(self, x):
+        return self.proj(x + self.pos[: x.shape[1]])
+'''
+
 
 def _prove(tmp_path, files, pattern):
     from mindport.discovery.prove import ProveSettings, prove_models
@@ -171,3 +197,16 @@ def test_sizes_asserted_after_the_argument_is_rebound_are_not_read():
     params = [Param("x"), Param("y")]
     _asserted_sizes(func, params)
     assert params[0].sizes == [] and params[1].sizes == [[-1, 3], [1, 4]]
+
+
+def test_a_required_dtype_is_float32_on_both_sides(tmp_path):
+    """(disc20) openai/point-e's blocks take ``*, device: torch.device, dtype: torch.dtype, width: int`` with no
+    defaults: no rule gave a dtype, so no constructor could be chosen ("required parameters of unknown kind: device,
+    dtype, ..."). A required dtype (by name, or annotated ``torch.dtype``) is ``torch.float32``, MindSpore's float32
+    for the converted model."""
+    models = _prove(tmp_path, {"dtypes.py": DTYPES}, "dtypes.py:*")
+    mlp, pos = models["dtypes.py:KeywordMLP"], models["dtypes.py:Positions"]
+    assert mlp["status"] == "proven", mlp
+    assert "dtype=torch.float32" in mlp["ctor"], mlp["ctor"]
+    assert pos["status"] == "proven", pos
+    assert "dtype=torch.float32" in pos["ctor"], pos["ctor"]
