@@ -685,12 +685,26 @@ def sequence_inputs(model, fwd_params: list[dict], tries: list[list[str]]) -> li
     return out[:10]
 
 
-def sized_inputs(fwd_params: list[dict], tries: list[list[str]]) -> list[list[str]]:
+def sized_inputs(model, fwd_params: list[dict], tries: list[list[str]]) -> list[list[str]]:
     """The first tries with each array argument at the sizes its forward asserts (scan.py's ``_asserted_sizes``:
     ``assert x.size(1) == 2``): the axis set to that size and, for an axis at or past the form's last (a pair of
-    embeddings ``2 x 2 x 16`` for a layer that takes ``2 x 16``), that size inserted there."""
+    embeddings ``2 x 2 x 16`` for a layer that takes ``2 x 16``), that size inserted there. A size the model keeps
+    (``"self.n_ctx"``) is the built model's attribute when that is a positive int, else not used."""
     required = [p for p in fwd_params if p["default"] is None and p["kind"] == "positional"]
     if not any(p.get("sizes") for p in required):
+        return []
+
+    def resolved(sizes):
+        out = []
+        for axis, size in sizes:
+            if isinstance(size, str):
+                size = getattr(model, size[len("self."):], None) if size.startswith("self.") else None
+            if type(size) is int and size > 0:
+                out.append([axis, size])
+        return out
+
+    required = [dict(p, sizes=resolved(p.get("sizes") or [])) for p in required]
+    if not any(p["sizes"] for p in required):
         return []
     out = []
     for template in [t for t in tries if len(t) == len(required)][:4]:
@@ -1117,7 +1131,7 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
         # first: an argument read by key takes no tensor
         tries = [s for s in mapping_inputs(fwd, tries) if s not in tries] + tries
         # first: the sizes the forward asserts (``assert x.size(1) == 2``)
-        tries = [s for s in sized_inputs(fwd, tries) if s not in tries] + tries
+        tries = [s for s in sized_inputs(model, fwd, tries) if s not in tries] + tries
         # first of all: what a container's forward handed this class, recorded at this construction
         handed = [ob["inputs"] for ob in seen_inputs if ob["ctor"] in (None, ctor)]
         tries = handed + [s for s in tries if s not in handed]

@@ -826,8 +826,9 @@ def _axis_read(node, names) -> tuple[str, int] | None:
 def _asserted_sizes(func, params: list[Param]) -> None:
     """Sizes the forward requires of an argument before it rebinds it: ``assert x.size(1) == 2`` (a pair loss over
     two embeddings), ``assert x.shape[-1] == 3 and ...``, ``if x.size(1) != 3: raise ValueError``, into
-    ``Param.sizes`` as [axis, size]. The builder's forms from the first layer (16 features, 3 colour channels) meet
-    the assert otherwise."""
+    ``Param.sizes`` as [axis, size]; a size the model keeps (``assert x.shape[-1] == self.n_ctx``, point-e's
+    transformers) as [axis, "self.n_ctx"], read from the built model. The builder's forms from the first layer (16
+    features, 3 colour channels, 32 steps) meet the assert otherwise."""
     names = {p.name: p for p in params if p.kind in ("positional", "keyword")}
     if not names:
         return
@@ -850,7 +851,10 @@ def _asserted_sizes(func, params: list[Param]) -> None:
         if _int_const(left) is not None:
             left, right = right, left  # 2 == x.size(1)
         read, size = _axis_read(left, names), _int_const(right)
-        return [(*read, size)] if read and size is not None and size > 0 else []
+        if size is None and isinstance(right, ast.Attribute) and isinstance(right.value, ast.Name) \
+                and right.value.id == "self":
+            size = f"self.{right.attr}"  # assert x.shape[-1] == self.n_ctx: read from the built model
+        return [(*read, size)] if read and size is not None and (isinstance(size, str) or size > 0) else []
 
     for node in ast.walk(func):
         found = required(node.test, False) if isinstance(node, ast.Assert) else required(node.test, True) if (

@@ -76,6 +76,18 @@ class FiveTokens(nn.Module):
         return self.mix(x + self.pos)
 
 
+class TokenMixer(nn.Module):
+    def __init__(self, n_ctx, width):
+        super().__init__()
+        self.n_ctx = n_ctx + 4  # a class token and three registers beside the points
+        self.proj = nn.Conv1d(width, width, 1)
+        self.mix = nn.Linear(self.n_ctx, self.n_ctx)
+
+    def forward(self, x):
+        assert x.shape[-1] == self.n_ctx
+        return self.mix(self.proj(x))
+
+
 class FixedWindow(nn.Module):
     def __init__(self, channels):
         super().__init__()
@@ -210,3 +222,14 @@ def test_a_required_dtype_is_float32_on_both_sides(tmp_path):
     assert "dtype=torch.float32" in mlp["ctor"], mlp["ctor"]
     assert pos["status"] == "proven", pos
     assert "dtype=torch.float32" in pos["ctor"], pos["ctor"]
+
+
+def test_a_size_asserted_against_what_the_model_keeps(tmp_path):
+    """(disc20) openai/point-e's PointDiffusionTransformer.forward asserts ``x.shape[-1] == self.n_ctx``: the
+    convolution's forms (2 x C x 32, 2 x C x 256, 2 x 32 x C and its channel hint 2 x C x C) never had the n_ctx
+    the model keeps (here n_ctx + 4 = 20). The size is read from the built model."""
+    models = _prove(tmp_path, {"sizes.py": SIZES}, "sizes.py:TokenMixer")
+    mixer = models["sizes.py:TokenMixer"]
+    assert mixer["status"] == "proven", mixer
+    n_ctx = int(mixer["ctor"].split("n_ctx=")[1].split(",")[0])
+    assert mixer["inputs"][0].split(":")[0].split("x")[-1] == str(n_ctx + 4), mixer["inputs"]
