@@ -10,6 +10,7 @@ when the model in eval mode gives the same, finite output twice.
 """
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -63,8 +64,10 @@ def small_value(name: str, annotation: str, default_int: int = 16, last_resort: 
         return _IDENTITY
     if low == "device":
         return "'cpu'"
-    if low == "dtype" and ann in ("", "torch.dtype"):  # the tensor type a model makes its states in (``.type(dtype)``,
-        # ``torch.zeros(..., dtype=dtype)``): float32, converted like the repository's code on the MindSpore side
+    # a required dtype (point-e's keyword-only ``*, device: torch.device, dtype: torch.dtype, width: int``; the tensor
+    # type a model makes its states in, ``.type(dtype)``): the float32 the inputs are drawn in (prove.ms_ctor spells
+    # it as MindSpore's for the converted model)
+    if re.fullmatch(r"(param_|compute_|model_)?dtype", low) or ann in ("torch.dtype", "dtype"):
         return "torch.float32"
     if low in ("bias", "affine", "has_bias") and ann in ("", "bool"):
         # a layer's switch handed to its layers (``nn.Conv2d(..., bias=bias)``): on, as their default; never a size
@@ -808,6 +811,57 @@ def _joined_width_hint(problem: str, spec: str) -> str | None:
     return spec[:last.start()] + f"{last.group(1)}x{width}:float32]"
 
 
+def sized_inputs(model, fwd_params: list[dict], tries: list[list[str]]) -> list[list[str]]:
+    """The first tries with each array argument at the sizes its forward asserts (scan.py's ``_asserted_sizes``:
+    ``assert x.size(1) == 2``): the axis set to that size and, for an axis at or past the form's last (a pair of
+    embeddings ``2 x 2 x 16`` for a layer that takes ``2 x 16``), that size inserted there. A size the model keeps
+    (``"self.n_ctx"``) is the built model's attribute when that is a positive int, else not used."""
+    required = [p for p in fwd_params if p["default"] is None and p["kind"] == "positional"]
+    if not any(p.get("sizes") for p in required):
+        return []
+
+    def resolved(sizes):
+        out = []
+        for axis, size in sizes:
+            if isinstance(size, str):
+                size = getattr(model, size[len("self."):], None) if size.startswith("self.") else None
+            if type(size) is int and size > 0:
+                out.append([axis, size])
+        return out
+
+    required = [dict(p, sizes=resolved(p.get("sizes") or [])) for p in required]
+    if not any(p["sizes"] for p in required):
+        return []
+    out = []
+    for template in [t for t in tries if len(t) == len(required)][:4]:
+        options = []
+        for p, spec in zip(required, template):
+            shape, _, rest = spec.partition(":")
+            if not p.get("sizes") or not re.fullmatch(r"\d+(x\d+)*", shape):
+                options.append([spec])
+                continue
+            forms = []
+            for insert in (False, True):
+                dims = shape.split("x")
+                for axis, size in sorted(p["sizes"], key=lambda s: s[0] if s[0] >= 0 else 1 << 10):
+                    n = len(dims)
+                    if insert and n - 1 <= axis <= n:
+                        dims.insert(axis, str(size))
+                    elif -n <= axis < n:
+                        dims[axis] = str(size)
+                    else:
+                        dims = None
+                        break
+                form = "x".join(dims) + ":" + rest if dims else None
+                if form and form != spec and form not in forms:
+                    forms.append(form)
+            options.append(forms or [spec])
+        for combo in itertools.product(*options):
+            if list(combo) != template and list(combo) not in out:
+                out.append(list(combo))
+    return out[:8]
+
+
 def mapping_inputs(fwd_params: list[dict], tries: list[list[str]]) -> list[list[str]]:
     """Input spec lists that give a dict to each forward argument the forward reads by key (scan.py's
     ``_mapping_usage``: ``batch["image"]``), the other arguments as in the first of ``tries``: one key (each in turn,
@@ -1216,6 +1270,8 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
         tries = sequences + tries if unpacked else tries + sequences
         # first: an argument read by key takes no tensor
         tries = [s for s in mapping_inputs(fwd, tries) if s not in tries] + tries
+        # first: the sizes the forward asserts (``assert x.size(1) == 2``)
+        tries = [s for s in sized_inputs(model, fwd, tries) if s not in tries] + tries
         # first of all: what a container's forward handed this class, recorded at this construction
         handed = [ob["inputs"] for ob in seen_inputs if ob["ctor"] in (None, ctor)]
         tries = handed + [s for s in tries if s not in handed]

@@ -44,6 +44,9 @@ class Param:
     rank: int = 0  # a forward argument's number of dimensions as the forward reads it (``_ranks``), 0 unknown
     length: int = 0  # a sequence's length as the class reads it (``a, b, c = p``, ``p[3]``, ``len(p) == 3``)
     len_of: str = ""  # a count the class checks against a sequence's length (``num_branches != len(blocks)``)
+    # a forward argument's sizes the forward requires (``assert x.size(1) == 2``, ``if x.shape[-1] != 3: raise``):
+    # [axis, size] pairs (``_asserted_sizes``)
+    sizes: list = field(default_factory=list)
     layer: str = ""  # a forward argument's first consumer: the attribute ``X`` of the first ``self.X(arg)`` call
     # a per-layer argument of a stack (``_layer_checks``): "tuple" (the class accepts one tuple: ``isinstance(k,
     # tuple)``), "one" (a single value it repeats per layer: ``if not isinstance(k, list): k = [k] * num_layers``)
@@ -167,6 +170,10 @@ def _choices(func, params: list[Param], tables: dict[str, list] | None = None, r
     that is a key of one of the module's ``tables`` (``configs[net_size]``) takes that table's keys; with ``residues``
     (a constructor), a count it requires in a residue class (``_residue``) takes the smallest such value."""
     names = {p.name: p for p in params if p.default is None}
+    if residues:
+        for name, value in _accepted_numbers(func, names):
+            if value not in names[name].choices:
+                names[name].choices.append(value)
     for node in ast.walk(func):
         if tables and isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) \
                 and node.value.id in tables and isinstance(node.slice, ast.Name) and node.slice.id in names:
@@ -194,6 +201,63 @@ def _choices(func, params: list[Param], tables: dict[str, list] | None = None, r
                 for v in values:
                     if isinstance(v, str) and v not in names[left.id].choices:
                         names[left.id].choices.append(v)
+
+
+def _raises(body) -> bool:
+    """The block raises first thing (``raise NotImplementedError``, ``assert False, ...``), after any logging call."""
+    for stmt in body:
+        if isinstance(stmt, ast.Raise) or (isinstance(stmt, ast.Assert) and isinstance(stmt.test, ast.Constant)
+                                           and not stmt.test.value):
+            return True
+        if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, (ast.Call, ast.Constant))):
+            return False
+    return False
+
+
+def _numbers_tested(test, names, negated: bool = False) -> list[tuple[str, int | float]]:
+    """(name, number) a test accepts: ``p == 16``, ``p in (8, 16)``, either side of an ``or``; with ``negated``
+    (the test guards a raise) ``p != 16``, ``p not in (8, 16)``, either side of an ``and``."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And if negated else ast.Or):
+        return [pair for v in test.values for pair in _numbers_tested(v, names, negated)]
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return []
+    left, op, right = test.left, test.ops[0], test.comparators[0]
+    if isinstance(right, ast.Name) and right.id in names and not isinstance(op, (ast.In, ast.NotIn)):
+        left, right = right, left  # 16 == p
+    if not (isinstance(left, ast.Name) and left.id in names):
+        return []
+    equal, member = (ast.NotEq, ast.NotIn) if negated else (ast.Eq, ast.In)
+    if isinstance(op, equal):
+        elts = [right]
+    elif isinstance(op, member) and isinstance(right, (ast.Tuple, ast.List, ast.Set)):
+        elts = right.elts
+    else:
+        return []
+    values = [_int_const(e) if _int_const(e) is not None else e.value if isinstance(e, ast.Constant)
+              and type(e.value) is float else None for e in elts]
+    return [(left.id, v) for v in values if v is not None]
+
+
+def _accepted_numbers(func, names) -> list[tuple[str, int | float]]:
+    """The numbers a constructor accepts for a required parameter when every other value raises, in source order:
+    an ``if p == 16: ... elif p == 8: ... else: raise NotImplementedError`` chain (jfzhang95-style DeepLab
+    ``output_stride``), ``if p not in (2, 3, 4): raise ValueError``, ``assert p in (8, 16)``. A size guessed by name
+    (a stride 1, a scale 1.0) meets the raise; a number compared in a chain that does not raise at its end is only a
+    branch (``if depth == 18``) and is not read."""
+    out: list[tuple[str, int | float]] = []
+    for node in ast.walk(func):
+        if isinstance(node, ast.Assert):
+            out += _numbers_tested(node.test, names)
+        elif isinstance(node, ast.If) and _raises(node.body) and not node.orelse:
+            out += _numbers_tested(node.test, names, negated=True)
+        elif isinstance(node, ast.If):
+            tests, last = [node.test], node
+            while len(last.orelse) == 1 and isinstance(last.orelse[0], ast.If):
+                last = last.orelse[0]
+                tests.append(last.test)
+            if last.orelse and _raises(last.orelse):
+                out += [pair for t in tests for pair in _numbers_tested(t, names)]
+    return out
 
 
 def _residue(node, names) -> tuple[str, int] | None:
@@ -876,6 +940,59 @@ def _ranks(func, params: list[Param], doc: str) -> None:
             p.rank = rank
 
 
+def _axis_read(node, names) -> tuple[str, int] | None:
+    """``x.size(1)``, ``x.shape[1]``, ``x.size()[-1]`` of an argument in ``names``: (name, axis), else None."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "size" \
+            and len(node.args) == 1 and isinstance(node.func.value, ast.Name) and node.func.value.id in names:
+        axis = _int_const(node.args[0])
+        return None if axis is None else (node.func.value.id, axis)
+    if isinstance(node, ast.Subscript):
+        name, axis = _shape_of(node.value, names), _int_const(node.slice)
+        return None if name is None or axis is None else (name, axis)
+    return None
+
+
+def _asserted_sizes(func, params: list[Param]) -> None:
+    """Sizes the forward requires of an argument before it rebinds it: ``assert x.size(1) == 2`` (a pair loss over
+    two embeddings), ``assert x.shape[-1] == 3 and ...``, ``if x.size(1) != 3: raise ValueError``, into
+    ``Param.sizes`` as [axis, size]; a size the model keeps (``assert x.shape[-1] == self.n_ctx``, point-e's
+    transformers) as [axis, "self.n_ctx"], read from the built model. The builder's forms from the first layer (16
+    features, 3 colour channels, 32 steps) meet the assert otherwise."""
+    names = {p.name: p for p in params if p.kind in ("positional", "keyword")}
+    if not names:
+        return
+    rebound: dict[str, int] = {}
+    for node in ast.walk(func):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
+            node, (ast.AugAssign, ast.AnnAssign)) else []
+        for t in targets:
+            for n in ast.walk(t):
+                if isinstance(n, ast.Name) and n.id in names and isinstance(n.ctx, ast.Store):
+                    rebound[n.id] = min(rebound.get(n.id, 1 << 30), node.lineno)
+
+    def required(test, negated: bool) -> list[tuple[str, int, int]]:
+        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or if negated else ast.And):
+            return [r for v in test.values for r in required(v, negated)]
+        if not (isinstance(test, ast.Compare) and len(test.ops) == 1
+                and isinstance(test.ops[0], ast.NotEq if negated else ast.Eq)):
+            return []
+        left, right = test.left, test.comparators[0]
+        if _int_const(left) is not None:
+            left, right = right, left  # 2 == x.size(1)
+        read, size = _axis_read(left, names), _int_const(right)
+        if size is None and isinstance(right, ast.Attribute) and isinstance(right.value, ast.Name) \
+                and right.value.id == "self":
+            size = f"self.{right.attr}"  # assert x.shape[-1] == self.n_ctx: read from the built model
+        return [(*read, size)] if read and size is not None and (isinstance(size, str) or size > 0) else []
+
+    for node in ast.walk(func):
+        found = required(node.test, False) if isinstance(node, ast.Assert) else required(node.test, True) if (
+            isinstance(node, ast.If) and _raises(node.body)) else []
+        for name, axis, size in found:
+            if node.lineno < rebound.get(name, 1 << 30) and all(a != axis for a, _ in names[name].sizes):
+                names[name].sizes.append([axis, size])
+
+
 def _int_const(node) -> int | None:
     if isinstance(node, ast.Constant) and type(node.value) is int:
         return node.value
@@ -1355,6 +1472,7 @@ def discover(root, files: list[str] | None = None, excluded: list | None = None)
                 if fwd:
                     _ranks(fwd, fwd_params, ast.get_docstring(fwd) or ast.get_docstring(node) or "")
                     _choices(fwd, fwd_params)
+                    _asserted_sizes(fwd, fwd_params)
                     _forward_usage(fwd, fwd_params)
                     _sequence_usage(fwd, fwd_params)
                     _mapping_usage(fwd, fwd_params)

@@ -112,6 +112,27 @@ def layers_size_tuple(arg: Arg) -> str:
     return _as_tuple(arg, value, single=True)
 
 
+@value_transform("adaptive_output_size")
+def adaptive_output_size(arg: Arg) -> str:
+    """An adaptive pooling layer's ``output_size`` (2-D and 3-D): as ``layers_size_tuple`` for what the source
+    shows; a value held in a name, attribute or subscript (``nn.AdaptiveAvgPool2d(h_w)``, muzero-general's
+    ``DownsampleCNN(..., h_w)`` with ``h_w = [6, 6]``) may be a list at run time, which torch takes and MindSpore's
+    layer refuses ("the type of 'output_size' should be one of '['int', 'tuple']', but got type 'list'"): a list
+    there is handed on as the tuple of its elements, an int or a tuple as it is (written inline: the layer is
+    MindSpore's own)."""
+    source = layers_size_tuple(arg)
+    if source != arg.source or arg.is_literal():
+        return source
+    try:
+        node = ast.parse(arg.source.strip(), mode="eval").body
+    except SyntaxError:
+        return source
+    if isinstance(node, (ast.Name, ast.Attribute, ast.Subscript)):
+        value = arg.source.strip()
+        return f"tuple({value}) if isinstance({value}, list) else {value}"
+    return source
+
+
 @value_transform("layers_dims_tuple")
 def layers_dims_tuple(arg: Arg) -> str:
     """Dimensions given as a list (``w.mean(dim=[1, 2, 3], keepdim=True)``: BiT's weight standardisation), a literal
