@@ -1050,7 +1050,10 @@ class LBFGS:
             found = 0
             if group["line_search_fn"] is not None:
                 start = [ms.Tensor(p.asnumpy().copy()) for p in self.parameters]
-                loss, grad, t, found = self._strong_wolfe(closure, start, t, d, loss, grad, gtd, tol_change)
+                # torch bounds the search by the evaluations left (max_eval - evals, not 25) and keeps its own
+                # tolerance_change (1e-9), not the group's
+                loss, grad, t, found = self._strong_wolfe(closure, start, t, d, loss, grad, gtd,
+                                                          max_ls=max_eval - evals)
                 self._add(t, d)
             else:
                 self._add(t, d)
@@ -1077,7 +1080,7 @@ class LBFGS:
             p.assign_value(saved)
         return loss, grad
 
-    def _strong_wolfe(self, closure, start, t, d, f, g, gtd, tol_change, c1=1e-4, c2=0.9, max_ls=25):
+    def _strong_wolfe(self, closure, start, t, d, f, g, gtd, tol_change=1e-9, c1=1e-4, c2=0.9, max_ls=25):
         """A step length along ``d`` meeting the strong Wolfe conditions (Nocedal & Wright, algorithms 3.5 and 3.6,
         in torch's form): returns the loss, the flat gradient and the step there, and the closure calls made."""
         d_norm = float(ops.abs(d).max())
