@@ -1734,6 +1734,10 @@ class TableCallTransform(Rule):
             entry = self.ctx.registry.lookup(qual)   # (a function: a native function, _value_function)
             made = None if entry is None else self._value_function(original_node, entry) \
                 if entry.kind == "function" else self._value_class(original_node, entry)
+            if made is None and entry is not None and entry.kind == "layer" and not needs_mapping(entry):
+                # a layer with sizes whose calls need nothing else mapped (table.value_expr) and no value class:
+                # MindSpore's class itself, as before (a list given at run time is refused there)
+                made = self.ctx.target_expr(entry.resolve(self.ctx.options.target)[0])
             if made is not None:
                 self.ctx.converted_sites += 1
                 return made
