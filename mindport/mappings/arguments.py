@@ -190,7 +190,7 @@ def map_arguments(entry: Entry, bound: dict[str, Arg], profile: str = "nn") -> d
         bound.pop(name, None)
     for name in IMPLICIT_VALUES.keys() & bound.keys() - entry.values.keys():
         arg = bound[name]
-        source = VALUE_TRANSFORMS[IMPLICIT_VALUES[name]](arg)
+        source = implicit_source(name, arg)
         if source != arg.source:
             bound[name] = Arg(source, arg.given, None, arg.cst_arg)
     for name, transform in entry.values.items():
@@ -207,6 +207,28 @@ def map_arguments(entry: Entry, bound: dict[str, Arg], profile: str = "nn") -> d
     for transform in entry.transforms:
         CALL_TRANSFORMS[transform](renamed)
     return {name: arg for name, arg in renamed.items() if arg.given} | switched
+
+
+def sized_parameters(entry: Entry) -> list[str]:
+    """The parameters of an entry with a size argument (``kernel_size``, ``stride``, ``padding``, ``dilation``,
+    ``output_padding``, ``output_size``) that :func:`implicit_source` reads (IMPLICIT_VALUES: those sizes, and the
+    counts beside them, ``in_channels`` ...): torch takes any sequence, a one-element size, a numpy integer there,
+    MindSpore only a plain int or a full tuple. Empty for an entry with no size argument (nn.Linear, nn.BatchNorm2d:
+    a count known only at run time is taken as given there)."""
+    names = [p.name for p in entry.signature or () if p.name in IMPLICIT_VALUES and p.kind != "var_positional"]
+    if not any(IMPLICIT_VALUES[n] == "layers_size_tuple" for n in names):
+        return []
+    return names
+
+
+def implicit_source(name: str, arg: Arg) -> str:
+    """The source of torch's argument ``name`` as MindSpore takes it, by the name alone (IMPLICIT_VALUES: a size
+    list as a tuple, a one-element size as its element, a numpy number as an int); ``arg.source`` when the name has
+    no such reading. map_arguments applies it to every entry's arguments of these names, and the runtime (the
+    adapter, :func:`mindport.runtime.adapt.torch_sizes` in the converter's value classes) to values known only when
+    the code runs."""
+    transform = IMPLICIT_VALUES.get(name)
+    return arg.source if transform is None else VALUE_TRANSFORMS[transform](arg)
 
 
 def _switch(entry: Entry, bound: dict[str, Arg]) -> dict[str, Arg]:

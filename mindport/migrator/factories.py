@@ -8,14 +8,18 @@ torch's parameters and defaults, whose body is the entry's own conversion of a c
 
 It takes what torch's class takes, positionally or by keyword, so any call site keeps working; the converter writes
 one only where that conversion is static for every value (no parameter needs the runtime adapter's decision, none is
-unsupported) and names no ``mindport.runtime`` helper. The rule that uses it is TableCallTransform; this module only
-writes the definition and places it.
+unsupported) and its default construction names no ``mindport.runtime`` helper. Sizes and counts known only when it
+is called (``stride=[1]``, a numpy integer: MindSpore takes a plain int or a full tuple) are read first, by the
+adapter's own code (sizes_statement, ``mp_adapt.torch_sizes``). A torch function kept as a value (``dict(relu=F.relu)``)
+gets the same kind of definition, ``def torch_relu(input, inplace=False)``. The rule that uses them is
+TableCallTransform; this module only writes the definitions and places them.
 """
 from __future__ import annotations
 
 import libcst as cst
 
 from mindport.mappings import Entry
+from mindport.mappings.arguments import sized_parameters
 from mindport.migrator.syntax import code_of
 from mindport.migrator.walk import parse_statement
 
@@ -43,27 +47,44 @@ def factory_parameters(entry: Entry) -> str | None:
     return ", ".join(out)
 
 
+def sizes_statement(entry: Entry, helper: str) -> str | None:
+    """The first statement of a factory or ``__init__`` taking torch's parameters at run time (``stride=[1]`` decoded
+    from a config, ``np.prod(ks)``): those parameters read as the runtime adapter reads them, one implementation
+    (``helper``: mindport.runtime.adapt.torch_sizes) so ``kernel_size, stride = mp_adapt.torch_sizes(kernel_size=
+    kernel_size, stride=stride)``; None when the entry has no such parameter."""
+    names = sized_parameters(entry)
+    if not names:
+        return None
+    targets = ", ".join(names) if len(names) > 1 else f"({names[0]},)"
+    return f"{targets} = {helper}({', '.join(f'{n}={n}' for n in names)})"
+
+
 def factory_def(name: str, entry: Entry, parameters: str, body: cst.BaseExpression, built: str,
-                branches=()) -> cst.FunctionDef:
+                branches=(), sizes: str | None = None) -> cst.FunctionDef:
     """The definition: torch's parameters, a docstring naming both classes, ``return <MindSpore construction>``;
     ``branches``, (condition, construction or a ``raise`` statement as source) each, come first: a parameter whose
-    value picks another class (``padding_mode``), decided when the factory is called."""
-    doc = f"{entry.torch}'s parameters, building MindSpore's {built}"
+    value picks another class (``padding_mode``), decided when the factory is called; ``sizes``
+    (sizes_statement) before them."""
+    doc = f"{entry.torch}'s parameters, {'calling' if entry.kind == 'function' else 'building'} MindSpore's {built}"
     others = [f"{c}: {code_of(b.func)}" for c, b in branches if not isinstance(b, str)]
     doc += f" ({'; '.join(others)})." if others else "."
     lines = [f"def {name}({parameters}):", f'    """{doc}"""']
+    if sizes:
+        lines.append(f"    {sizes}")
     for condition, branch in branches:
         lines += [f"    if {condition}:", f"        {branch if isinstance(branch, str) else 'return ' + code_of(branch)}"]
     lines.append(f"    return {code_of(body)}")
     return parse_statement("\n".join(lines) + "\n")
 
 
-def base_init(entry: Entry, parameters: str, built: cst.Call) -> cst.FunctionDef:
+def base_init(entry: Entry, parameters: str, built: cst.Call, sizes: str | None = None) -> cst.FunctionDef:
     """The ``__init__`` of a class whose base is MindSpore's class (``class GroupNorm32(nn.GroupNorm)``): torch's
-    parameters, handed to the base bound statically, so the class is built with torch's arguments as before."""
+    parameters, handed to the base bound statically, so the class is built with torch's arguments as before;
+    ``sizes`` (sizes_statement) first."""
     call = built.with_changes(func=cst.parse_expression("super().__init__"))
+    first = f"    {sizes}\n" if sizes else ""
     return parse_statement(f'def __init__(self, {parameters}):\n    """{entry.torch}\'s parameters."""\n'
-                           f'    {code_of(call)}\n')
+                           f'{first}    {code_of(call)}\n')
 
 
 def value_class_name(entry: Entry, taken) -> str:
@@ -130,12 +151,15 @@ def value_class_def(name: str, entry: Entry, base: str, factory: str, init: cst.
         body=[*body, init.with_changes(leading_lines=[cst.EmptyLine(indent=False)])]))
 
 
-def class_init(entry: Entry, parameters: str, built: cst.Call, branches=(), kept=(), become: str = "") -> cst.FunctionDef:
+def class_init(entry: Entry, parameters: str, built: cst.Call, branches=(), kept=(), become: str = "",
+               sizes: str | None = None) -> cst.FunctionDef:
     """``__init__`` of a value class (value_class_def): torch's parameters handed to MindSpore's ``__init__`` bound
-    statically; ``branches`` as factory_def's (a value that chooses another Cell: the instance becomes the subclass
-    over it, ``become`` = ``mp_nn.become``, before that Cell's ``__init__``); ``kept``: torch's settings the Cell does
-    not keep (object_surface.toml's ``kept``), recorded under torch's name."""
+    statically; ``sizes`` (sizes_statement) first; ``branches`` as factory_def's (a value that chooses another Cell:
+    the instance becomes the subclass over it, ``become`` = ``mp_nn.become``, before that Cell's ``__init__``);
+    ``kept``: torch's settings the Cell does not keep (object_surface.toml's ``kept``), recorded under torch's name."""
     lines = [f"def __init__(self, {parameters}):", f'    """{entry.torch}\'s parameters."""']
+    if sizes:
+        lines.append(f"    {sizes}")
     for condition, branch in branches:
         lines.append(f"    if {condition}:")
         if isinstance(branch, str):

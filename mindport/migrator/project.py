@@ -42,10 +42,13 @@ def _last_component(base: ast.expr) -> str:
 
 def local_packages(src: Path, files) -> frozenset[str]:
     """The top-level packages and modules of a tree (``timm`` when converting timm itself): imports of them are the
-    project's own code, even when a torch-based package of that name exists."""
+    project's own code, even when a torch-based package of that name exists. A tree that is itself a package (its
+    top holds ``__init__.py``: ``convert timm/ -o out/timm``, timm's own files importing ``from timm.layers import
+    Mlp``) counts its own name too: the package's ``Mlp`` is its own (converted) class, not the mapping table's entry
+    for the published ``timm.layers.Mlp``."""
     if not src.is_dir():
         return frozenset()
-    names = set()
+    names = {src.resolve().name} if (src / "__init__.py").is_file() and src.resolve().name.isidentifier() else set()
     for path in files:
         if path.suffix == ".py":
             parts = path.relative_to(src).parts

@@ -21,6 +21,7 @@ from mindport.mappings.arguments import (  # noqa: F401  (the rules import them 
     map_arguments,
     ordered_arguments,
     receiver_name,
+    sized_parameters,
     switched_target,
 )
 from mindport.mappings.transforms import Arg, value_code
@@ -94,6 +95,11 @@ def value_expr(ctx, qual: str) -> cst.BaseExpression | None:
     if entry is None or target is None or not entry.supported:
         return None
     if entry.kind != "attribute" and (target.startswith(".") or needs_mapping(entry)):
+        return adapter_expr(ctx, qual)
+    if entry.kind == "layer" and ctx.options.target == "nn" and sized_parameters(entry):
+        # a size or count known only when it is called (``dict(pool=nn.AdaptiveAvgPool2d)`` then ``pool([2, 3])``,
+        # a numpy integer): mapped as written (IMPLICIT_VALUES), so not MindSpore's class itself; TableCallTransform
+        # makes the adapter a value class of the file that reads them (factories.sizes_statement)
         return adapter_expr(ctx, qual)
     return ctx.target_expr(target)
 

@@ -39,6 +39,7 @@ from mindport.mappings.arguments import (
     CallBindError,
     Extra,
     bind,
+    implicit_source,
     map_arguments,
     ordered_arguments,
     receiver_name,
@@ -48,7 +49,8 @@ from mindport.mappings.transforms import Arg
 from mindport.mappings.transforms import Unsupported as _MappingUnsupported
 from mindport.runtime._graph import in_graph
 
-__all__ = ["Adapter", "Unsupported", "api", "attribute", "class_name", "has", "layer_attribute", "set_layer_attribute"]
+__all__ = ["Adapter", "Unsupported", "api", "attribute", "class_name", "has", "layer_attribute", "set_layer_attribute",
+           "torch_sizes"]
 
 _LITERAL_TYPES = (bool, int, float, complex, str, bytes, type(None))
 
@@ -623,11 +625,31 @@ def _literal(value: Any) -> bool:
 
 
 def _plain(value: Any) -> Any:
-    """numpy scalars as Python numbers (torch accepts both; a transform reads the Python literal)."""
+    """numpy scalars as Python numbers, also inside a list or tuple (``stride=[np.int64(2)] * 2``, sizes read from a
+    numpy array); torch accepts both, a transform reads the Python literal."""
+    if type(value) in (tuple, list):
+        plain = [_plain(v) for v in value]
+        return value if all(p is v for p, v in zip(plain, value)) else type(value)(plain)
     item = getattr(value, "item", None)
     if item is not None and type(value).__module__ == "numpy" and getattr(value, "ndim", 1) == 0:
         return item()
     return value
+
+
+def torch_sizes(**values: Any) -> tuple:
+    """torch's size arguments, given by name and known only at run time, as MindSpore takes them, in the order given:
+    a value class's ``__init__`` and factory (``TorchConv2d``, the converter's native form of ``nn.Conv2d`` used as a
+    value or a base) start with ``kernel_size, stride, padding, dilation = mp_adapt.torch_sizes(kernel_size=
+    kernel_size, ...)``. Each value takes the adapter's own path: the value as source (:func:`_source`: a numpy number
+    as its int, a literal as its ``repr``), the entry mapping's reading of that name
+    (:func:`mindport.mappings.arguments.implicit_source`: ``stride=[1]`` -> ``1``, ``[2, 2]`` -> ``(2, 2)``), evaluated."""
+    out = []
+    for name, value in values.items():
+        namespace: dict[str, Any] = {}
+        source = _source(value, namespace)
+        mapped = implicit_source(name, Arg(source, True))
+        out.append(_evaluate(mapped, namespace))
+    return tuple(out)
 
 
 def _source(value: Any, namespace: dict[str, Any]) -> str:

@@ -10,7 +10,9 @@ the value is known (``ValueFlow.value_shape``, ``TableCallTransform._layer_facto
 
 Before: ``mp_adapt.api("torch.nn.functional.relu")`` and ``partial(mp_adapt.api("torch.nn.LayerNorm"), eps=1e-6)``
 (the run-time adapter, which GRAPH_MODE refuses). Proven against torch in PyNative and GRAPH_MODE; a value read any
-other way keeps the adapter (and torch's meaning)."""
+other way becomes a function the file gets, with torch's parameters (``def torch_relu(input, inplace=False)``,
+TableCallTransform._value_function), keeping torch's meaning; a partial whose keyword is not a literal keeps the
+partial, of the factory."""
 from __future__ import annotations
 
 import textwrap
@@ -98,7 +100,7 @@ def test_function_values_match_torch(mode, tmp_path):
 
 
 @pytest.mark.parametrize("body, kept", [
-    # read other than by a call: compared, stored elsewhere
+    # read other than by a call (compared, stored elsewhere): the file's native function
     ("""
     class Net(nn.Module):
         def __init__(self):
@@ -109,7 +111,7 @@ def test_function_values_match_torch(mode, tmp_path):
             if self.act is F.relu:
                 return self.act(x) + 1
             return self.act(x)
-    """, 'mp_adapt.api("torch.nn.functional.relu")'),
+    """, 'def torch_relu(input, inplace=False):'),
     # called with two shapes (one passing inplace, which needs the run-time decision)
     ("""
     class Net(nn.Module):
@@ -119,7 +121,7 @@ def test_function_values_match_torch(mode, tmp_path):
 
         def forward(self, x):
             return self.act(x) + self.act(x * 2, inplace=False)
-    """, 'mp_adapt.api("torch.nn.functional.relu")'),
+    """, 'def torch_relu(input, inplace=False):'),
     # read on another object
     ("""
     class Net(nn.Module):
@@ -133,7 +135,7 @@ def test_function_values_match_torch(mode, tmp_path):
 
     def run(net, x):
         return net.act(x)
-    """, 'mp_adapt.api("torch.nn.functional.relu")'),
+    """, 'def torch_relu(input, inplace=False):'),
     # a subclass in the file may call it otherwise
     ("""
     class Net(nn.Module):
@@ -147,7 +149,7 @@ def test_function_values_match_torch(mode, tmp_path):
 
     class Sub(Net):
         pass
-    """, 'mp_adapt.api("torch.nn.functional.relu")'),
+    """, 'def torch_relu(input, inplace=False):'),
     # the function returning it is also read as a value
     ("""
     def pick():
@@ -164,7 +166,7 @@ def test_function_values_match_torch(mode, tmp_path):
 
         def forward(self, x):
             return self.act(x)
-    """, 'mp_adapt.api("torch.nn.functional.relu")'),
+    """, 'def torch_relu(input, inplace=False):'),
     # a partial keyword that is not a literal: the lambda would read it at each call
     ("""
     class Block(nn.Module):
@@ -188,7 +190,7 @@ def test_function_values_match_torch(mode, tmp_path):
             return self.b(x)
     """, 'partial(make_layernorm, eps=EPS)'),
 ])
-def test_function_values_read_otherwise_keep_the_adapter(body, kept, tmp_path):
+def test_function_values_read_otherwise_get_a_native_function(body, kept, tmp_path):
     source = "from functools import partial\nimport torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n" \
         + textwrap.dedent(body)
     code = convert_source(source).code

@@ -176,10 +176,68 @@ class ObjectSurfaceTransform(Rule):
             """,
             after="""
                 from mindspore import nn
+                from mindport.runtime import layers as mp_nn
                 from mindport.runtime import adapt as mp_adapt
 
 
-                class SameConv(mp_adapt.api("torch.nn.Conv2d")):
+                class TorchLayerType(type):
+                    \"\"\"isinstance, issubclass and == of a torch layer class used as a value: those of MindSpore's class.\"\"\"
+
+                    def __instancecheck__(cls, obj):
+                        if '_mp_value_class' in vars(cls):
+                            return isinstance(obj, cls.__bases__[0])
+                        return super().__instancecheck__(obj)
+
+                    def __subclasscheck__(cls, sub):
+                        if '_mp_value_class' in vars(cls):
+                            return issubclass(sub, cls.__bases__[0])
+                        return super().__subclasscheck__(sub)
+
+                    def __eq__(cls, other):
+                        if '_mp_value_class' in vars(cls):
+                            return other is cls or other is cls.__bases__[0]
+                        return super().__eq__(other)
+
+                    def __hash__(cls):
+                        return hash(cls.__bases__[0]) if '_mp_value_class' in vars(cls) else super().__hash__()
+
+
+                def make_conv2d(in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True, padding_mode='zeros', device=None, dtype=None):
+                    \"\"\"torch.nn.Conv2d's parameters, building MindSpore's nn.Conv2d (padding_mode in ('reflect', 'replicate', 'circular'): mp_nn.ModePaddedConv2d).\"\"\"
+                    in_channels, out_channels, kernel_size, stride, padding, dilation = mp_adapt.torch_sizes(in_channels=in_channels, out_channels=out_channels, kernel_size=kernel_size, stride=stride, padding=padding, dilation=dilation)
+                    if padding_mode in ('reflect', 'replicate', 'circular'):
+                        return mp_nn.ModePaddedConv2d(in_channels=in_channels, out_channels=out_channels, kernel_size=kernel_size, stride=stride, padding=((0, 0, 0, 0) if padding == 'valid' else 0 if isinstance(padding, str) else tuple(sum([[v, v] for v in padding], [])) if isinstance(padding, (tuple, list)) else padding), dilation=dilation, group=groups, has_bias=bias, pad_mode=('valid' if padding in (0, 'valid') else 'same' if padding == 'same' else 'pad'), padding_mode=padding_mode)
+                    if padding_mode != 'zeros':
+                        raise ValueError(f"padding_mode must be one of ['zeros', 'reflect', 'replicate', 'circular'], but got padding_mode={padding_mode!r}")
+                    return nn.Conv2d(in_channels=in_channels, out_channels=out_channels, kernel_size=kernel_size, stride=stride, padding=((0, 0, 0, 0) if padding == 'valid' else 0 if isinstance(padding, str) else tuple(sum([[v, v] for v in padding], [])) if isinstance(padding, (tuple, list)) else padding), dilation=dilation, group=groups, has_bias=bias, pad_mode=('valid' if padding in (0, 'valid') else 'same' if padding == 'same' else 'pad'))
+
+
+                class TorchConv2d(nn.Conv2d, metaclass=TorchLayerType):
+                    \"\"\"torch.nn.Conv2d as a value: called, make_conv2d(...) builds MindSpore's layer; a class derived from it
+                    is built with torch's arguments.\"\"\"
+
+                    _mp_value_class = True
+
+                    def __new__(cls, *args, **kwargs):
+                        if cls is TorchConv2d:
+                            return make_conv2d(*args, **kwargs)
+                        return super().__new__(cls, *args, **kwargs)
+
+                    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True, padding_mode='zeros', device=None, dtype=None):
+                        \"\"\"torch.nn.Conv2d's parameters.\"\"\"
+                        in_channels, out_channels, kernel_size, stride, padding, dilation = mp_adapt.torch_sizes(in_channels=in_channels, out_channels=out_channels, kernel_size=kernel_size, stride=stride, padding=padding, dilation=dilation)
+                        if padding_mode in ('reflect', 'replicate', 'circular'):
+                            mp_nn.become(self, mp_nn.ModePaddedConv2d)
+                            mp_nn.ModePaddedConv2d.__init__(self, in_channels=in_channels, out_channels=out_channels, kernel_size=kernel_size, stride=stride, padding=((0, 0, 0, 0) if padding == 'valid' else 0 if isinstance(padding, str) else tuple(sum([[v, v] for v in padding], [])) if isinstance(padding, (tuple, list)) else padding), dilation=dilation, group=groups, has_bias=bias, pad_mode=('valid' if padding in (0, 'valid') else 'same' if padding == 'same' else 'pad'), padding_mode=padding_mode)
+                            self.padding_mode = padding_mode
+                            return
+                        if padding_mode != 'zeros':
+                            raise ValueError(f"padding_mode must be one of ['zeros', 'reflect', 'replicate', 'circular'], but got padding_mode={padding_mode!r}")
+                        super().__init__(in_channels=in_channels, out_channels=out_channels, kernel_size=kernel_size, stride=stride, padding=((0, 0, 0, 0) if padding == 'valid' else 0 if isinstance(padding, str) else tuple(sum([[v, v] for v in padding], [])) if isinstance(padding, (tuple, list)) else padding), dilation=dilation, group=groups, has_bias=bias, pad_mode=('valid' if padding in (0, 'valid') else 'same' if padding == 'same' else 'pad'))
+                        self.padding_mode = padding_mode
+
+
+                class SameConv(TorchConv2d):
                     _mp_nn_Conv2d_construct = nn.Conv2d.construct
 
                     def __init__(self, c):

@@ -12,7 +12,7 @@ from typing import Callable
 import libcst as cst
 
 from mindport.mappings import OVERLAY_HINT
-from mindport.mappings.arguments import KEYWORD_VARARGS, NUMPY_NAMES
+from mindport.mappings.arguments import KEYWORD_VARARGS, NUMPY_NAMES, sized_parameters
 from mindport.mappings.transforms import Arg, Unsupported
 from mindport.mappings.settings_layers import SETTINGS_LAYERS
 from mindport.mappings.transforms.layers import IMPLICIT_VALUES
@@ -61,6 +61,7 @@ from mindport.migrator.factories import (
     factory_parameters,
     fresh_name,
     insert_definitions,
+    sizes_statement,
     value_class_def,
     value_metaclass_def,
     value_class_name,
@@ -73,6 +74,7 @@ from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.scopes import MODULE_AND_TENSOR_METHODS, operand_kind, self_attribute_kind, receiver_kind
 from mindport.migrator.syntax import NO_SPACE_EQUAL, code_of, head_name, target_names
 from mindport.migrator.table import (
+    ADAPT_MODULE,
     ARRAY_METHOD_NAMES,
     ARRAY_PACKAGES,
     RECEIVER_DISPATCHED_NAMES,
@@ -1729,8 +1731,13 @@ class TableCallTransform(Rule):
             self.ctx.converted_sites += 1
             return factory
         if value is not None and "mp_adapt" in code_of(value):  # a layer class with no known call: a value class
-            entry = self.ctx.registry.lookup(qual)
-            made = self._value_class(original_node, entry) if entry is not None else None
+            entry = self.ctx.registry.lookup(qual)   # (a function: a native function, _value_function)
+            made = None if entry is None else self._value_function(original_node, entry) \
+                if entry.kind == "function" else self._value_class(original_node, entry)
+            if made is None and entry is not None and entry.kind == "layer" and not needs_mapping(entry):
+                # a layer with sizes whose calls need nothing else mapped (table.value_expr) and no value class:
+                # MindSpore's class itself, as before (a list given at run time is refused there)
+                made = self.ctx.target_expr(entry.resolve(self.ctx.options.target)[0])
             if made is not None:
                 self.ctx.converted_sites += 1
                 return made
@@ -1947,7 +1954,16 @@ class TableCallTransform(Rule):
         built, parameters = made
         taken = {n.value for n in all_nodes(self._module, cst.Name)} | {m[0] for m in self._factories.values() if m}
         name = factory_name(entry, taken)
-        return name, factory_def(name, entry, parameters, built, code_of(built.func), branches)
+        return name, factory_def(name, entry, parameters, built, code_of(built.func), branches, self._sizes(entry))
+
+    def _sizes(self, entry) -> str | None:
+        """The first statement of a factory, value class or native base ``__init__`` whose torch parameters include
+        sizes or counts MindSpore takes only as plain ints or tuples (factories.sizes_statement): the values arrive
+        at run time (EfficientNet-PyTorch's ``stride=[1]`` through its Conv2d subclass, a count from numpy), so they
+        are read as the runtime adapter reads them, by its own code (mindport.runtime.adapt.torch_sizes)."""
+        if not sized_parameters(entry):
+            return None
+        return sizes_statement(entry, self.ctx.target_text(f"{ADAPT_MODULE}.torch_sizes"))
 
     def _switched_construction(self, func: cst.BaseExpression, entry):
         """An entry whose one ``switch`` parameter picks another class by its value (``padding_mode='reflect'`` ->
@@ -2043,7 +2059,8 @@ class TableCallTransform(Rule):
         made = self._native_construction(original_node, entry)
         if made is None or code_of(made[0].func) != self.ctx.target_text(target):
             return None
-        self._base_inits[id(self._class_bases[id(original_node)])] = base_init(entry, made[1], made[0])
+        self._base_inits[id(self._class_bases[id(original_node)])] = base_init(entry, made[1], made[0],
+                                                                                self._sizes(entry))
         return made[0].func
 
     def _value_class(self, original_node, entry) -> cst.Name | None:
@@ -2059,16 +2076,42 @@ class TableCallTransform(Rule):
         if entry.kind != "layer" or self.ctx.options.target != "nn" or target is None \
                 or not target.startswith("mindspore."):
             return None
-        if any(IMPLICIT_VALUES.get(p.name) == "layers_size_tuple" for p in entry.signature):
-            # a size argument (kernel_size, stride, padding ...) that arrives at run time may be a list or a
-            # one-element sequence (EfficientNet-PyTorch's stride=[1] through its Conv2d subclass), which MindSpore
-            # refuses; the class's arguments are bound as written, so such layers keep the adapter, which maps the
-            # values it is given (tests/converter/test_size_lists.py)
-            return None
         if entry.torch not in self._value_classes:
             self._value_classes[entry.torch] = self._value_class_for(original_node, entry, target)
         made = self._value_classes[entry.torch]
         return cst.Name(made[0]) if made is not None else None
+
+    def _value_function(self, original_node, entry) -> cst.Name | None:
+        """A torch function used as a value where no call of it is known (timm's and geffnet's activation registries,
+        ``dict(relu=F.relu, silu=F.silu)``, ``act_fn=F.relu6`` handed on): the name of a function the file gets
+        (factories.factory_def), ``def torch_relu(input, inplace=False): return ops.relu(input)``, torch's parameters
+        and defaults whose body is the entry's own conversion of a call passing every parameter by name (a ``switch``
+        value decided when it is called, as a factory's). Called in a graph too (MindSpore compiles it as it compiles
+        the file's functions). None (the runtime adapter) on the mint profile, for a ``.method`` target, for an entry
+        with a size or dimension parameter (the adapter reads a run-time list there: factories.sizes_statement is
+        not compiled in a graph), or where the conversion is not static or names a runtime helper."""
+        target = entry.resolve(self.ctx.options.target)[0]
+        if self.ctx.options.target != "nn" or target is None or target.startswith(".") \
+                or entry.torch.startswith("torch.Tensor.") or sized_parameters(entry):
+            return None
+        if entry.torch not in self._factories:
+            self._factories[entry.torch] = self._function_for(original_node, entry)
+        made = self._factories[entry.torch]
+        return cst.Name(made[0]) if made is not None else None
+
+    def _function_for(self, func, entry):
+        needed = set(self.ctx.imports_needed)
+        made, branches = self._native_construction(func, entry), ()
+        if made is None:
+            made, branches = self._switched_construction(func, entry) or (None, ())
+        if made is None:
+            self.ctx.imports_needed = needed
+            return None
+        built, parameters = made
+        taken = {n.value for n in all_nodes(self._module, cst.Name)} | {m[0] for m in self._factories.values() if m} \
+            | {m[0] for m in self._value_classes.values() if m}
+        name = fresh_name("torch_" + entry.torch.rsplit(".", 1)[-1], taken)
+        return name, factory_def(name, entry, parameters, built, code_of(built.func), branches)
 
     def _value_class_for(self, func, entry, target: str):
         needed = set(self.ctx.imports_needed)
@@ -2095,7 +2138,7 @@ class TableCallTransform(Rule):
         self.ctx.value_classes.add(name)
         if self._value_metaclass is None:
             self._value_metaclass = fresh_name("TorchLayerType", taken | {name})
-        init = class_init(entry, parameters, built, branches, kept, become)
+        init = class_init(entry, parameters, built, branches, kept, become, self._sizes(entry))
         return name, value_class_def(name, entry, code_of(built.func), factory.value, init, self._value_metaclass)
 
     def leave_Module(self, original_node, updated_node):
