@@ -564,9 +564,7 @@ def _hand_on_items(found: dict) -> None:
                 target = by_name.get(callee)
                 if target is None or target is c:
                     continue
-                params = [q for q in target.params if q.kind in ("positional", "keyword")]
-                q = (params[where] if where < len(params) else None) if isinstance(where, int) else next(
-                    (q for q in params if q.name == where), None)
+                q = _param_at(target, where)
                 if q is not None and q.use == "sequence":
                     p.item = q.length if q.length >= 2 else 2
                     break
@@ -1034,6 +1032,14 @@ def _inherit(found: dict, by_name: dict) -> None:
                 c.forward = copy.deepcopy(base.forward)
 
 
+def _param_at(target, where):
+    """The parameter of ``target`` a hand-on reaches: by position (``where`` an int) or by name; None past its end."""
+    params = [q for q in target.params if q.kind in ("positional", "keyword")]
+    if isinstance(where, int):
+        return params[where] if where < len(params) else None
+    return next((q for q in params if q.name == where), None)
+
+
 def _hand_on(found: dict) -> None:
     """A parameter the class only hands on to another class of the project (``Classifier(cfg)`` builds
     ``Transformer(cfg)``, which reads ``cfg.dim``) takes the use that class makes of it; a namespace or mapping the
@@ -1053,9 +1059,7 @@ def _hand_on(found: dict) -> None:
                     target = by_name.get(callee)
                     if target is None or target is c:
                         continue
-                    params = [q for q in target.params if q.kind in ("positional", "keyword")]
-                    q = (params[where] if where < len(params) else None) if isinstance(where, int) else next(
-                        (q for q in params if q.name == where), None)
+                    q = _param_at(target, where)
                     if q is not None and (q.accepts or q.item) and not (p.accepts or p.item):
                         # a per-layer argument handed on whole (ConvLSTM_Seg(kernel_size) builds ConvLSTM(kernel_size=
                         # kernel_size), which checks it is a tuple): what the stack accepts (``_layer_checks``)

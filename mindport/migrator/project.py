@@ -473,9 +473,7 @@ def engine_classes(trees: list[ast.Module], per_file=None) -> frozenset[str]:
     left as written, as are the methods they call (``v.tanh()``) and the arithmetic the class's own methods do on
     its attributes (``self.grad += out.grad``). The return kind "engine" (:func:`return_kinds`) marks them."""
     per_file = per_file if per_file is not None else [class_bases(tree) for tree in trees]
-    torch_classes: set[str] = set()
-    for base in _TORCH_BASES:
-        torch_classes |= _subclasses(per_file, base)
+    torch_classes = _torch_classes(per_file)
     found = set()
     for tree in trees:
         for node in _statements(tree.body):
@@ -489,6 +487,14 @@ def engine_classes(trees: list[ast.Module], per_file=None) -> frozenset[str]:
     return frozenset(found)
 
 
+def _torch_classes(per_file) -> set[str]:
+    """The project's classes with a torch base (``nn.Module``, ``Dataset`` ...), directly or through its own."""
+    out: set[str] = set()
+    for base in _TORCH_BASES:
+        out |= _subclasses(per_file, base)
+    return out
+
+
 def trainer_classes(trees: list[ast.Module], per_file=None) -> frozenset[str]:
     """Classes of the project with no torch base (``nn.Module``, ``Dataset`` ...: directly or through the project's
     own classes) that define ``train`` or ``eval`` themselves or through a project base: a trainer, an agent, a
@@ -496,9 +502,7 @@ def trainer_classes(trees: list[ast.Module], per_file=None) -> frozenset[str]:
     where the object comes out of a function or method of the project (``trainer = holder.make_trainer()``): the
     return kind "object" (:func:`return_kinds`) marks them, as scopes' "object" kind marks ``self``."""
     per_file = per_file if per_file is not None else [class_bases(tree) for tree in trees]
-    torch_classes: set[str] = set()
-    for base in _TORCH_BASES:
-        torch_classes |= _subclasses(per_file, base)
+    torch_classes = _torch_classes(per_file)
     found = set()
     for tree in trees:
         for node in _statements(tree.body):
