@@ -2165,41 +2165,7 @@ class TableCallTransform(Rule):
         positional = _field_by_position(updated_node) or self._torch_field_by_position(original_node, updated_node)
         if positional is not None:
             return positional
-        method = self._method_read(original_node, updated_node)
-        if method is not None:
-            return method
         return self._reference(original_node, updated_node)
-
-    def _method_read(self, original_node, updated_node) -> cst.Call | None:
-        """``torch.mean(b, dim=0).values``, ``f = t.is_coalesced``: a torch.Tensor method read as a value, not called
-        (not a call's function, not assigned to, not read further), on a tensor. torch gives a bound method and the
-        read never fails; MindSpore's Tensor may have no such attribute (AttributeError where torch ran on). Written
-        ``mp_tensor.method_value(t, "values")``: a callable, as in torch (a sparse accessor raises torch's error when
-        called on a dense tensor), flagged MP104, since a call made later of the value is not converted. A field of
-        torch's named tuples (``.values``, ``.indices`` of ``torch.max(x, 1)``) is read on a call this rule could
-        name: only a call known to return no named tuple (``torch.mean``) counts, never a name bound to a result."""
-        name = original_node.attr.value
-        if id(original_node) in self._call_funcs or id(original_node) in self._inner \
-                or name not in _missing_tensor_methods():
-            return None
-        receiver = original_node.value
-        if name in _named_fields():
-            if not isinstance(receiver, cst.Call):
-                return None
-            qual = self.scope.resolve_torch(receiver.func)
-            if qual is None and isinstance(receiver.func, cst.Attribute) \
-                    and self.scope.resolve(receiver.func) is None:
-                qual = f"torch.Tensor.{receiver.func.attr.value}"
-            if qual is None or torch_result_fields(qual) is not None \
-                    or self.ctx.registry.lookup(qual) is None:
-                return None
-        if receiver_kind(receiver, self.scope) != "tensor":
-            return None
-        self.remark(original_node, "MP104", f"torch.Tensor.{name} read as a value, not called: a callable as in "
-                    "torch (mindport.runtime.tensor.method_value); a call of it made later is not converted",
-                    "call the method where it is read", f"torch.Tensor.{name}")
-        return cst.Call(func=self.ctx.target_expr("mindport.runtime.tensor.method_value"),
-                        args=[cst.Arg(updated_node.value), cst.Arg(cst.SimpleString(f'"{name}"'))])
 
     def _torch_field_by_position(self, original_node, updated_node) -> cst.Subscript | None:
         """``v.cummax(0).values``, ``torch.linalg.qr(m).Q``, ``x.nanmedian(0).indices``: a field of torch's named
@@ -2470,27 +2436,6 @@ def _keyed(subscript: cst.Subscript) -> bool:
 _HANDLED_ELSEWHERE = frozenset({"cpu", "cuda", "xpu", "ipu", "mtia", "backward", "register_hook", "retain_grad",
                                 "pin_memory", "share_memory_", "record_stream", "data_ptr", "values", "index",
                                 "indices", "new", "resize", "storage"})
-
-
-@functools.lru_cache(maxsize=1)
-def _missing_tensor_methods() -> frozenset[str]:
-    """torch.Tensor's public method names (data/torch_tensor_methods.txt) that a MindSpore tensor has no attribute
-    of (``values``, ``is_coalesced``, ``detach_``...): read as a value, they would raise AttributeError."""
-    path = Path(__file__).resolve().parents[2] / "mappings" / "data" / "torch_tensor_methods.txt"
-    names = {line.strip() for line in path.read_text(encoding="utf-8").splitlines()
-             if line.strip() and not line.startswith("#")}
-    import mindspore as ms  # the installed MindSpore decides which attributes its tensors have
-
-    probe = ms.Tensor([0.0])
-    return frozenset(name for name in names if not hasattr(probe, name))
-
-
-@functools.lru_cache(maxsize=1)
-def _named_fields() -> frozenset[str]:
-    """Every field name of torch's named result tuples (``values``, ``indices``, ``Q``, ``solution``...)."""
-    from mindport.migrator.named_results import torch_named_results
-
-    return frozenset(field for fields in torch_named_results().values() for field in fields)
 
 
 @functools.lru_cache(maxsize=1)
