@@ -442,9 +442,7 @@ def return_kinds(trees: list[ast.Module]) -> tuple[tuple[str, str], ...]:
                     if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
                         functions.append((item.name, item, imports, node.name in modules))
     prepared = [(name, _returns_of(function), imports, in_module) for name, function, imports, in_module in functions]
-    trainers = trainer_classes(trees, per_file) - engines
     known: dict[str, str] = dict.fromkeys(engines, "engine")  # Value(2.0): an object of the project's own engine
-    known.update(dict.fromkeys(trainers, "object"))  # Trainer(...), make_trainer(): the project's own object
     changed = True
     while changed:
         changed = False
@@ -452,8 +450,8 @@ def return_kinds(trees: list[ast.Module]) -> tuple[tuple[str, str], ...]:
         for name, body, imports, in_module in prepared:
             kinds.setdefault(name, set()).add(_function_return(body, imports, known, in_module))
         for name, found in kinds.items():
-            if name in engines or name in trainers:
-                continue  # a function named as an engine or trainer class (a constructor call is the class's)
+            if name in engines:
+                continue  # a function named as an engine class (a constructor call is the class's)
             kind = found.pop() if len(found) == 1 else None
             if kind is not None and known.get(name) != kind:
                 known[name] = kind
@@ -493,25 +491,6 @@ def _torch_classes(per_file) -> set[str]:
     for base in _TORCH_BASES:
         out |= _subclasses(per_file, base)
     return out
-
-
-def trainer_classes(trees: list[ast.Module], per_file=None) -> frozenset[str]:
-    """Classes of the project with no torch base (``nn.Module``, ``Dataset`` ...: directly or through the project's
-    own classes) that define ``train`` or ``eval`` themselves or through a project base: a trainer, an agent, a
-    classifier wrapper. Their objects' ``.train()``/``.eval()`` are the class's own, not ``nn.Module.train``, also
-    where the object comes out of a function or method of the project (``trainer = holder.make_trainer()``): the
-    return kind "object" (:func:`return_kinds`) marks them, as scopes' "object" kind marks ``self``."""
-    per_file = per_file if per_file is not None else [class_bases(tree) for tree in trees]
-    torch_classes = _torch_classes(per_file)
-    found = set()
-    for tree in trees:
-        for node in _statements(tree.body):
-            if type(node) is ast.ClassDef and node.name not in torch_classes and any(
-                    isinstance(item, ast.FunctionDef) and item.name in ("train", "eval") for item in node.body):
-                found.add(node.name)
-    for name in tuple(found):  # class Cifar10Trainer(abcTrainer): the base's train(), inherited
-        found |= _subclasses(per_file, name) - torch_classes
-    return frozenset(found)
 
 
 def _own_backward(function: ast.FunctionDef) -> bool:
