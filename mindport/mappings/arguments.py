@@ -225,7 +225,7 @@ def implicit_source(name: str, arg: Arg) -> str:
     """The source of torch's argument ``name`` as MindSpore takes it, by the name alone (IMPLICIT_VALUES: a size
     list as a tuple, a one-element size as its element, a numpy number as an int); ``arg.source`` when the name has
     no such reading. map_arguments applies it to every entry's arguments of these names, and the runtime (the
-    adapter, :func:`mindport.runtime.adapt.torch_sizes` in the converter's value classes) to values known only when
+    adapter, :func:`mindport.runtime.adapt.layer_sizes` in the converter's value classes) to values known only when
     the code runs."""
     transform = IMPLICIT_VALUES.get(name)
     return arg.source if transform is None else VALUE_TRANSFORMS[transform](arg)

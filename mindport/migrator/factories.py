@@ -10,7 +10,7 @@ It takes what torch's class takes, positionally or by keyword, so any call site 
 one only where that conversion is static for every value (no parameter needs the runtime adapter's decision, none is
 unsupported) and its default construction names no ``mindport.runtime`` helper. Sizes and counts known only when it
 is called (``stride=[1]``, a numpy integer: MindSpore takes a plain int or a full tuple) are read first, by the
-adapter's own code (sizes_statement, ``mp_adapt.torch_sizes``). A torch function kept as a value (``dict(relu=F.relu)``)
+adapter's own code (sizes_statement, ``mp_adapt.layer_sizes``). A torch function kept as a value (``dict(relu=F.relu)``)
 gets the same kind of definition, ``def torch_relu(input, inplace=False)``. The rule that uses them is
 TableCallTransform; this module only writes the definitions and places them.
 """
@@ -50,7 +50,7 @@ def factory_parameters(entry: Entry) -> str | None:
 def sizes_statement(entry: Entry, helper: str) -> str | None:
     """The first statement of a factory or ``__init__`` taking torch's parameters at run time (``stride=[1]`` decoded
     from a config, ``np.prod(ks)``): those parameters read as the runtime adapter reads them, one implementation
-    (``helper``: mindport.runtime.adapt.torch_sizes) so ``kernel_size, stride = mp_adapt.torch_sizes(kernel_size=
+    (``helper``: mindport.runtime.adapt.layer_sizes) so ``kernel_size, stride = mp_adapt.layer_sizes(kernel_size=
     kernel_size, stride=stride)``; None when the entry has no such parameter."""
     names = sized_parameters(entry)
     if not names:

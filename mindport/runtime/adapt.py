@@ -50,7 +50,7 @@ from mindport.mappings.transforms import Unsupported as _MappingUnsupported
 from mindport.runtime._graph import in_graph
 
 __all__ = ["Adapter", "Unsupported", "api", "attribute", "class_name", "has", "layer_attribute", "set_layer_attribute",
-           "torch_sizes"]
+           "layer_sizes"]
 
 _LITERAL_TYPES = (bool, int, float, complex, str, bytes, type(None))
 
@@ -636,10 +636,10 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def torch_sizes(**values: Any) -> tuple:
+def layer_sizes(**values: Any) -> tuple:
     """torch's size arguments, given by name and known only at run time, as MindSpore takes them, in the order given:
     a value class's ``__init__`` and factory (``TorchConv2d``, the converter's native form of ``nn.Conv2d`` used as a
-    value or a base) start with ``kernel_size, stride, padding, dilation = mp_adapt.torch_sizes(kernel_size=
+    value or a base) start with ``kernel_size, stride, padding, dilation = mp_adapt.layer_sizes(kernel_size=
     kernel_size, ...)``. Each value takes the adapter's own path: the value as source (:func:`_source`: a numpy number
     as its int, a literal as its ``repr``), the entry mapping's reading of that name
     (:func:`mindport.mappings.arguments.implicit_source`: ``stride=[1]`` -> ``1``, ``[2, 2]`` -> ``(2, 2)``), evaluated."""

@@ -56,7 +56,7 @@ def test_classes_called_with_star_arguments_are_built_by_native_factories(mode, 
     assert "mp_adapt.api(" not in code  # was mp_adapt.api("torch.nn.Linear")(*args, **kwargs)
     # the pooling sizes arrive at run time: read as the adapter reads them (a list, a numpy integer), by its code
     assert "mindport" not in code.replace("from mindport.runtime import adapt as mp_adapt", "").replace(
-        "kernel_size, stride, padding = mp_adapt.torch_sizes(kernel_size=kernel_size, stride=stride, padding=padding)",
+        "kernel_size, stride, padding = mp_adapt.layer_sizes(kernel_size=kernel_size, stride=stride, padding=padding)",
         ""), code
     assert "def make_linear(in_features, out_features, bias=True, device=None, dtype=None):" in code
     assert "return make_linear(*args, **kwargs)" in code and "return make_avgpool2d(*args, **kwargs)" in code

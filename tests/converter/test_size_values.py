@@ -5,7 +5,7 @@ Conv2dSame(nn.Conv2d)`` with an ``__init__`` of its own -> ``TorchConv2d``), a f
 **kwargs)`` -> ``make_conv2d``) and a native base (``class PlainPool(nn.MaxPool2d)`` with no ``__init__``). torch takes
 a size as any sequence (a list, a one-element list expanded to every dimension) and takes numpy integers wherever it
 takes an int; MindSpore refuses lists, one-element sizes of a 2-d layer and numpy integers. Each form reads its
-arguments as the runtime adapter does, by the adapter's own code (mindport.runtime.adapt.torch_sizes). Each case is
+arguments as the runtime adapter does, by the adapter's own code (mindport.runtime.adapt.layer_sizes). Each case is
 built in both frameworks from the same run-time values and run (real torch, real MindSpore), weights transferred."""
 from __future__ import annotations
 
@@ -94,13 +94,13 @@ def modules(tmp_path_factory):
 def test_the_layers_are_native_value_classes_factories_and_bases(modules):
     code = modules["sv"][2]
     for made in ("class TorchConv2d(nn.Conv2d", "class TorchMaxPool2d(nn.MaxPool2d", "class Conv2dSame(TorchConv2d)",
-                 "class TorchAdaptiveAvgPool2d(nn.AdaptiveAvgPool2d", "mp_adapt.torch_sizes("):
+                 "class TorchAdaptiveAvgPool2d(nn.AdaptiveAvgPool2d", "mp_adapt.layer_sizes("):
         assert made in code, (made, code)
     for torch_name in ("Conv2d", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d"):  # the others' targets are runtime
         assert f'mp_adapt.api("torch.nn.{torch_name}")' not in code, code  # classes: they keep the adapter
     plain = modules["plain"][2]
     assert "mp_adapt.api(" not in plain and "class PlainPool(nn.MaxPool2d)" in plain and "def make_conv2d(" in plain \
-        and "mp_adapt.torch_sizes(" in plain, plain
+        and "mp_adapt.layer_sizes(" in plain, plain
 
 
 @pytest.mark.parametrize("i", range(len(CASES)), ids=_ids())

@@ -204,7 +204,7 @@ class ObjectSurfaceTransform(Rule):
 
                 def make_conv2d(in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True, padding_mode='zeros', device=None, dtype=None):
                     \"\"\"torch.nn.Conv2d's parameters, building MindSpore's nn.Conv2d (padding_mode in ('reflect', 'replicate', 'circular'): mp_nn.ModePaddedConv2d).\"\"\"
-                    in_channels, out_channels, kernel_size, stride, padding, dilation = mp_adapt.torch_sizes(in_channels=in_channels, out_channels=out_channels, kernel_size=kernel_size, stride=stride, padding=padding, dilation=dilation)
+                    in_channels, out_channels, kernel_size, stride, padding, dilation = mp_adapt.layer_sizes(in_channels=in_channels, out_channels=out_channels, kernel_size=kernel_size, stride=stride, padding=padding, dilation=dilation)
                     if padding_mode in ('reflect', 'replicate', 'circular'):
                         return mp_nn.ModePaddedConv2d(in_channels=in_channels, out_channels=out_channels, kernel_size=kernel_size, stride=stride, padding=((0, 0, 0, 0) if padding == 'valid' else 0 if isinstance(padding, str) else tuple(sum([[v, v] for v in padding], [])) if isinstance(padding, (tuple, list)) else padding), dilation=dilation, group=groups, has_bias=bias, pad_mode=('valid' if padding in (0, 'valid') else 'same' if padding == 'same' else 'pad'), padding_mode=padding_mode)
                     if padding_mode != 'zeros':
@@ -225,7 +225,7 @@ class ObjectSurfaceTransform(Rule):
 
                     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True, padding_mode='zeros', device=None, dtype=None):
                         \"\"\"torch.nn.Conv2d's parameters.\"\"\"
-                        in_channels, out_channels, kernel_size, stride, padding, dilation = mp_adapt.torch_sizes(in_channels=in_channels, out_channels=out_channels, kernel_size=kernel_size, stride=stride, padding=padding, dilation=dilation)
+                        in_channels, out_channels, kernel_size, stride, padding, dilation = mp_adapt.layer_sizes(in_channels=in_channels, out_channels=out_channels, kernel_size=kernel_size, stride=stride, padding=padding, dilation=dilation)
                         if padding_mode in ('reflect', 'replicate', 'circular'):
                             mp_nn.become(self, mp_nn.ModePaddedConv2d)
                             mp_nn.ModePaddedConv2d.__init__(self, in_channels=in_channels, out_channels=out_channels, kernel_size=kernel_size, stride=stride, padding=((0, 0, 0, 0) if padding == 'valid' else 0 if isinstance(padding, str) else tuple(sum([[v, v] for v in padding], [])) if isinstance(padding, (tuple, list)) else padding), dilation=dilation, group=groups, has_bias=bias, pad_mode=('valid' if padding in (0, 'valid') else 'same' if padding == 'same' else 'pad'), padding_mode=padding_mode)

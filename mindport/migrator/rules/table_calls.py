@@ -1960,10 +1960,10 @@ class TableCallTransform(Rule):
         """The first statement of a factory, value class or native base ``__init__`` whose torch parameters include
         sizes or counts MindSpore takes only as plain ints or tuples (factories.sizes_statement): the values arrive
         at run time (EfficientNet-PyTorch's ``stride=[1]`` through its Conv2d subclass, a count from numpy), so they
-        are read as the runtime adapter reads them, by its own code (mindport.runtime.adapt.torch_sizes)."""
+        are read as the runtime adapter reads them, by its own code (mindport.runtime.adapt.layer_sizes)."""
         if not sized_parameters(entry):
             return None
-        return sizes_statement(entry, self.ctx.target_text(f"{ADAPT_MODULE}.torch_sizes"))
+        return sizes_statement(entry, self.ctx.target_text(f"{ADAPT_MODULE}.layer_sizes"))
 
     def _switched_construction(self, func: cst.BaseExpression, entry):
         """An entry whose one ``switch`` parameter picks another class by its value (``padding_mode='reflect'`` ->
