@@ -870,6 +870,19 @@ _DOC_TYPES = {"int", "float", "bool", "str", "tensor", "torch.tensor", "optional
               "longtensor", "floattensor", "torch.longtensor", "torch.floattensor", "array", "ndarray"}
 
 
+def _first_rebinds(func, names) -> dict[str, int]:
+    """Each of ``names`` (a function's arguments) that the function assigns -> the first line that does."""
+    rebound: dict[str, int] = {}
+    for node in ast.walk(func):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
+            node, (ast.AugAssign, ast.AnnAssign)) else []
+        for t in targets:
+            for n in ast.walk(t):
+                if isinstance(n, ast.Name) and n.id in names and isinstance(n.ctx, ast.Store):
+                    rebound[n.id] = min(rebound.get(n.id, 1 << 30), node.lineno)
+    return rebound
+
+
 def _ranks(func, params: list[Param], doc: str) -> None:
     """The number of dimensions the forward reads its arguments with, before it rebinds them: ``B, N, C = x.shape``
     (or ``x.size()``) gives 3, ``x.dim() == 4`` / ``x.ndim == 4`` / ``len(x.shape) == 4`` gives 4; else the
@@ -878,14 +891,7 @@ def _ranks(func, params: list[Param], doc: str) -> None:
     names = {p.name: p for p in params if p.kind in ("positional", "keyword")}
     if not names:
         return
-    rebound: dict[str, int] = {}  # argument -> the first line that assigns it
-    for node in ast.walk(func):
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
-            node, (ast.AugAssign, ast.AnnAssign)) else []
-        for t in targets:
-            for n in ast.walk(t):
-                if isinstance(n, ast.Name) and n.id in names and isinstance(n.ctx, ast.Store):
-                    rebound[n.id] = min(rebound.get(n.id, 1 << 30), node.lineno)
+    rebound = _first_rebinds(func, names)  # argument -> the first line that assigns it
     exact: dict[str, int] = {}
     lower: dict[str, int] = {}
 
@@ -959,14 +965,7 @@ def _asserted_sizes(func, params: list[Param]) -> None:
     names = {p.name: p for p in params if p.kind in ("positional", "keyword")}
     if not names:
         return
-    rebound: dict[str, int] = {}
-    for node in ast.walk(func):
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
-            node, (ast.AugAssign, ast.AnnAssign)) else []
-        for t in targets:
-            for n in ast.walk(t):
-                if isinstance(n, ast.Name) and n.id in names and isinstance(n.ctx, ast.Store):
-                    rebound[n.id] = min(rebound.get(n.id, 1 << 30), node.lineno)
+    rebound = _first_rebinds(func, names)
 
     def required(test, negated: bool) -> list[tuple[str, int, int]]:
         if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or if negated else ast.And):
