@@ -25,6 +25,7 @@ MindSpore port, and reports
   ``chaotic`` (no float32 implementation tracks it step for step; it still counts as not tracking).
 
     PYTHONPATH=$PWD /work/main/.venv/bin/python benchmarks/training/run.py --work /tmp/tc [--only ID,ID] [--repo O/N]
+    PYTHONPATH=$PWD /work/main/.venv/bin/python benchmarks/training/run.py --totals RUN1/results.json RUN2/results.json
 """
 from __future__ import annotations
 
@@ -311,15 +312,22 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--manifest", default=str(HERE / "corpus.json"))
     ap.add_argument("--mirrors", default="/work/.mirror")
-    ap.add_argument("--work", required=True)
+    ap.add_argument("--work", help="where to run (required unless --totals)")
     ap.add_argument("--python", default=sys.executable)
     ap.add_argument("--only", default="")
     ap.add_argument("--repo", default="")
     ap.add_argument("--timeout", type=int, default=300)
     ap.add_argument("--resume", action="store_true",
                     help="keep the entries --work/results.json already holds and run the rest, in order")
+    ap.add_argument("--totals", nargs="+", metavar="RESULTS_JSON",
+                    help="run nothing: print the manifest's totals from these results.json files (a later file's "
+                         "result of an entry replaces an earlier one) and the entries never run")
     args = ap.parse_args(argv)
     entries = json.loads(Path(args.manifest).read_text())
+    if args.totals:
+        return totals(entries, args.totals)
+    if not args.work:
+        ap.error("--work is required to run entries")
     if args.only:
         keep = set(args.only.split(","))
         entries = [e for e in entries if e["id"] in keep]
@@ -346,14 +354,41 @@ def main(argv=None) -> int:
         print(f"{r['status']:13} runs={int(r['runs'])} learns={int(r['learns'])} "
               f"tracks={r.get('tracks', '-')!s:5} {e['id']}{extra}  {err[:160]}", flush=True)
         (Path(args.work) / "results.json").write_text(json.dumps(results, indent=1))
+    print("\n" + summary(results))
+    return 0 if all(r["status"] == "ok" for r in results) else 1
+
+
+def summary(results) -> str:
+    """The totals line: valid scripts, run, run and learn, deterministic tracking, torch-side failures."""
     valid = [r for r in results if r["status"] != "torch-failed"]
     det = [r for r in valid if "tracks" in r]
-    print(f"\n{len(valid)} scripts ({len({r['repo'] for r in valid})} repositories): "
-          f"{sum(r['runs'] for r in valid)} run, {sum(r['runs'] and r['learns'] for r in valid)} run and learn, "
-          f"{sum(r['tracks'] for r in det)}/{len(det)} deterministic track"
-          f" ({sum(bool(r.get('chaotic')) and not r['tracks'] for r in det)} of the rest chaotic); "
-          f"{len(results) - len(valid)} torch-failed (recipe problem)")
-    return 0 if all(r["status"] == "ok" for r in results) else 1
+    return (f"{len(valid)} scripts ({len({r['repo'] for r in valid})} repositories): "
+            f"{sum(r['runs'] for r in valid)} run, {sum(r['runs'] and r['learns'] for r in valid)} run and learn, "
+            f"{sum(r['tracks'] for r in det)}/{len(det)} deterministic track"
+            f" ({sum(bool(r.get('chaotic')) and not r['tracks'] for r in det)} of the rest chaotic); "
+            f"{len(results) - len(valid)} torch-failed (recipe problem)")
+
+
+def totals(manifest, result_files) -> int:
+    """Whole-manifest totals from runs on record: each entry's LAST result in the order the files are given (a later
+    run of an entry replaces an earlier one), entries never run listed. Exit 0 only if every entry ran and is ok."""
+    ids = [e["id"] for e in manifest]
+    latest, source = {}, {}
+    for f in result_files:
+        for r in json.loads(Path(f).read_text()):
+            if r["id"] in ids:
+                latest[r["id"]], source[r["id"]] = r, f
+    results = [latest[i] for i in ids if i in latest]
+    unreached = [i for i in ids if i not in latest]
+    for r in results:
+        if r["status"] != "ok":
+            err = (r.get("ms") or {}).get("error") or (r.get("torch") or {}).get("error") or ""
+            print(f"{r['status']:13} runs={int(r['runs'])} learns={int(r['learns'])} tracks={r.get('tracks', '-')!s:5} "
+                  f"{r['id']}  [{source[r['id']]}]  {err[:120]}")
+    print(f"{len(ids)} entries in the manifest, {len(results)} with a result, {len(unreached)} never run"
+          + (": " + ", ".join(unreached) if unreached else ""))
+    print(summary(results))
+    return 0 if not unreached and all(r["status"] == "ok" for r in results) else 1
 
 
 if __name__ == "__main__":

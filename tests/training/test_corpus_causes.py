@@ -409,3 +409,25 @@ def test_explicit_forward_calls_on_a_model_and_a_loss():
     with pytest.warns(UserWarning):
         torch_costs = load_module(FORWARD_SCRIPT, "torch_forward").costs
     np.testing.assert_allclose(load_module(code, "ms_forward").costs, torch_costs, rtol=1e-5)
+
+
+def test_totals_take_each_entrys_last_result_and_list_the_entries_never_run(tmp_path, capsys):
+    """run.py --totals: the whole manifest's figures from several runs on record, a later file's result of an entry
+    replacing an earlier one; entries with no result are named and make the exit code 1."""
+    _, run = _boot()
+    manifest = tmp_path / "m.json"
+    manifest.write_text(json.dumps([{"id": i} for i in ("a/x", "a/y", "b/z", "c/w")]))
+    ok = {"status": "ok", "runs": True, "learns": True}
+    first = [dict(ok, id="a/x", repo="a"), dict(id="a/y", repo="a", status="fail", runs=True, learns=False)]
+    second = [dict(ok, id="a/y", repo="a", tracks=True), dict(ok, id="b/z", repo="b", tracks=False, status="fail"),
+              dict(ok, id="not/in_manifest", repo="n")]
+    (tmp_path / "r1.json").write_text(json.dumps(first))
+    (tmp_path / "r2.json").write_text(json.dumps(second))
+    rc = run.main(["--manifest", str(manifest), "--totals", str(tmp_path / "r1.json"), str(tmp_path / "r2.json")])
+    out = capsys.readouterr().out
+    assert rc == 1
+    assert "4 entries in the manifest, 3 with a result, 1 never run: c/w" in out
+    assert "3 scripts (2 repositories): 3 run, 3 run and learn, 1/2 deterministic track" in out
+    assert "b/z" in out and "a/y  [" not in out  # a/y's later ok result replaced its failure
+    (tmp_path / "r3.json").write_text(json.dumps([dict(ok, id="b/z", repo="b"), dict(ok, id="c/w", repo="c")]))
+    assert run.main(["--manifest", str(manifest), "--totals", *(str(tmp_path / f"r{i}.json") for i in (1, 2, 3))]) == 0
