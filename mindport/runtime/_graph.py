@@ -25,7 +25,6 @@ from mindport.runtime import frozen  # noqa: F401 - a frozen Parameter is told f
 from mindport.runtime import numpy_ints  # noqa: F401 - installs the guard for numpy integers in tensor indices
 from mindport.runtime import numpy_stream  # noqa: F401 - MindSpore's initializers leave numpy's stream alone
 from mindport.runtime import unbatched  # noqa: F401 - MindSpore's layers take torch's unbatched inputs
-from mindport.runtime import bool_grads  # noqa: F401 - comparisons are constants of differentiation (PyNative)
 
 
 def _marker():
