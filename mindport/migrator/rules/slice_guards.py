@@ -31,7 +31,16 @@ class SliceGuardTransform(Rule):
     flows back through it, as torch's zero gradient), a stepped axis is taken by ``ops.gather`` (whose backward
     scatters), the rest of the index by MindSpore's subscript with steps of 1; an index that is not basic (a
     tensor, a mask, a list), a value that is no MindSpore tensor and a compiled graph get MindSpore's subscript as
-    written. Assignment targets (``x[:, ::2] = v``) are left as written (no backward of a read)."""
+    written. Assignment targets (``x[:, ::2] = v``) are left as written (no backward of a read).
+
+    A read that code writes through is left as written too: torch's basic slice is a view, so
+    ``Xa = X[:, :, 1::2]; Xa[:, :, 1:] += ...`` (a parallel scan's strided piece), ``y = x[:, :, ::3]; y[0] = -1``, a
+    reshape or view of the piece written item by item, and ``x[:, ::2].mul_(2)`` change ``X``; MindSpore 2.10's
+    PyNative subscript keeps such writes (measured) and the converter's write-back handles the in-place call, while
+    ``sliced``'s gather would be a copy. Refused: a read bound to a name that the function writes in place (an item
+    write, an augmented assignment, a ``*_`` method, an ``inplace=True`` call; also through a name bound to a view of
+    it), a read bound to a name whose base the function writes in place, and a read an in-place call writes
+    directly."""
 
     EXAMPLES = (
         Example(
@@ -82,6 +91,28 @@ class SliceGuardTransform(Rule):
             note="Bounds read from a label tensor's elements may make a slice empty: guarded; a bound counted over "
                  "a range is left as written.",
         ),
+        Example(
+            before="""
+                import torch
+
+
+                def scan(X, A):
+                    Xa = X[:, :, 1::2]
+                    Xa[:, :, 1:] += A[:, :, 1::2][:, :, 1:] * Xa[:, :, :-1]
+                    return X
+            """,
+            after="""
+                from mindport.runtime import tensor as mp_tensor
+
+
+                def scan(X, A):
+                    Xa = X[:, :, 1::2]
+                    Xa[:, :, 1:] += mp_tensor.sliced(A, (slice(None, None), slice(None, None), slice(1, None, 2)))[:, :, 1:] * Xa[:, :, :-1]
+                    return X
+            """,
+            note="Xa is a view that the next line writes into (torch changes X): left as written, MindSpore's "
+                 "subscript keeps the write; A's stepped read, only read, is guarded.",
+        ),
     )
 
     def __init__(self, ctx) -> None:
@@ -90,9 +121,11 @@ class SliceGuardTransform(Rule):
         self._depth = 0
         self._targets: set[int] = set()  # ids of subscripts that are assigned or deleted
         self._data_names: set[str] = set()  # names bound to the elements of a tensor by a loop
+        self._refused: set[int] = set()  # ids of reads written through in place (torch's view), left native
 
     def visit_FunctionDef(self, node):
         self._depth += 1
+        self._refused |= _written_through(node)
 
     def leave_FunctionDef(self, original_node, updated_node):
         self._depth -= 1
@@ -144,7 +177,7 @@ class SliceGuardTransform(Rule):
             self._data_names.add(target.value)
 
     def leave_Subscript(self, original_node, updated_node):
-        if not self._depth or id(original_node) in self._targets \
+        if not self._depth or id(original_node) in self._targets or id(original_node) in self._refused \
                 or receiver_kind(original_node.value, self.scope) in ("python", "foreign", "engine", "object"):
             return updated_node
         elements = list(updated_node.slice)
@@ -231,3 +264,126 @@ def _index_expression(part) -> cst.BaseExpression:
     if part.step is not None:
         args.append(part.step)
     return cst.Call(func=cst.Name("slice"), args=[cst.Arg(a) for a in args])
+
+
+# ------------------------------------------------------------------------------------------- writes through a view
+# torch's basic slice is a view: ``Xa = X[:, :, 1::2]`` then ``Xa[:, :, 1:] += ...`` (a parallel scan's strided
+# piece), ``y = x[:, :, ::3]; y[0] = -1`` or ``Xv = Xa.reshape(...); Xv[..., 1].add_(...)`` change ``X``.
+# MindSpore 2.10's PyNative subscript keeps these writes too (measured), ``sliced``'s gather is a copy that would
+# not: such reads are left as written. So is a read an in-place call writes straight away (``x[:, ::2].mul_(2)``,
+# ``F.relu(x[:, :, 1::2], inplace=True)``): the converter's own write-back (``x[i] = mp_inplace.mul_(x[i], ...)``)
+# handles it, as it handles any view written in place. The scan reads the function as torch wrote it.
+
+_VIEW_METHODS = frozenset({"view", "reshape", "view_as", "reshape_as", "transpose", "permute", "unsqueeze",
+                           "squeeze", "flatten", "unflatten", "narrow", "t", "expand", "expand_as", "select",
+                           "diagonal", "movedim", "moveaxis", "swapaxes", "swapdims", "as_strided", "unfold",
+                           "split", "chunk", "unbind", "contiguous"})
+
+
+def _view_chain(node):
+    """The subscripts an expression takes views through (``X[:, ::2].view(...)[0]`` -> both subscripts) and the name
+    they start from; ("", []) when the expression is no view of a name."""
+    subscripts = []
+    while True:
+        if isinstance(node, cst.Subscript):
+            subscripts.append(node)
+            node = node.value
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
+                and node.func.attr.value in _VIEW_METHODS:
+            node = node.func.value
+        elif isinstance(node, cst.Name):
+            return node.value, subscripts
+        else:
+            return "", subscripts
+
+
+def _root(node) -> str:
+    """The name a receiver starts from through subscripts, attributes and calls (``Xa[:, 1].add_`` -> ``Xa``)."""
+    while isinstance(node, (cst.Subscript, cst.Attribute, cst.Call)):
+        node = node.value if not isinstance(node, cst.Call) else node.func
+    return node.value if isinstance(node, cst.Name) else ""
+
+
+def _in_place_call(call: cst.Call):
+    """The value an in-place call writes (``y.add_(1)`` -> ``y``, ``mp_inplace.add_(y, other=1)`` /
+    ``F.relu(y, inplace=True)`` -> ``y``), or None."""
+    func = call.func
+    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+    inplace_kw = any(a.keyword is not None and a.keyword.value == "inplace"
+                     and not (isinstance(a.value, cst.Name) and a.value.value == "False") for a in call.args)
+    first = next((a.value for a in call.args if a.keyword is None and a.star == ""), None)
+    module = _root(func.value) if isinstance(func, cst.Attribute) else ""
+    if name.endswith("_") and not name.startswith("_") and isinstance(func, cst.Attribute) \
+            and module not in ("mp_inplace", "torch", "ops", "F", "nn", "init", "mp_init"):
+        return func.value  # a tensor method: x.add_(...)
+    if first is not None and (inplace_kw or module == "mp_inplace"
+                              or (name.endswith("_") and not name.startswith("_"))):
+        return first
+    return None
+
+
+def _written_through(function: cst.FunctionDef) -> set[int]:
+    """Ids of the subscript reads in ``function`` whose view a later in-place write reaches (see above)."""
+    written: set[str] = set()
+    aliases: list[tuple[str, str]] = []  # (name, the name it is a view of)
+    bound: list[tuple[str, str, list]] = []  # (name, base name, subscripts) of `name = <view of base>`
+    bare: list[cst.CSTNode] = []  # values written in place by a call whose result is dropped
+
+    class _Scan(cst.CSTVisitor):
+        def visit_Assign(self, node):
+            for t in node.targets:
+                _note_target(t.target)
+            if len(node.targets) == 1:
+                _note_binding(node.targets[0].target, node.value)
+
+        def visit_AugAssign(self, node):
+            _note_target(node.target)
+
+        def visit_Call(self, node):
+            value = _in_place_call(node)
+            if value is not None:
+                written.add(_root(value))
+
+        def visit_Expr(self, node):
+            if isinstance(node.value, cst.Call):
+                value = _in_place_call(node.value)
+                if value is not None:
+                    bare.append(value)
+
+    def _note_target(target):
+        if isinstance(target, cst.Subscript):
+            written.add(_root(target))
+        elif isinstance(target, cst.Name):
+            pass
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                _note_target(element.value)
+
+    def _note_binding(target, value):
+        if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)) \
+                and len(target.elements) == len(value.elements):
+            for t, v in zip(target.elements, value.elements):
+                _note_binding(t.value, v.value)
+            return
+        if isinstance(target, cst.Name):
+            base, subscripts = _view_chain(value)
+            if base:
+                aliases.append((target.value, base))
+                bound.append((target.value, base, subscripts))
+
+    function.visit(_Scan())
+    written.discard("")
+    changed = True
+    while changed:  # a view of a view: Xv = Xa.reshape(...) written -> Xa written too
+        changed = False
+        for name, base in aliases:
+            if name in written and base not in written:
+                written.add(base)
+                changed = True
+    refused = set()
+    for name, base, subscripts in bound:
+        if name in written or base in written:  # the view is written, or its base is (the view would see it)
+            refused |= {id(s) for s in subscripts}
+    for value in bare:
+        refused |= {id(s) for s in _view_chain(value)[1]}
+    return refused
