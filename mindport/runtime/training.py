@@ -27,6 +27,7 @@ from mindspore import Parameter, Tensor, ops
 from mindport.runtime._graph import host_only as _host_only
 from mindport.runtime._graph import in_graph as _in_graph
 from mindport.runtime.framework import TorchDisabledScaler
+from mindport.runtime.bool_grads import constant_comparisons
 from mindport.runtime.synchronous import synchronous_on_cpu  # noqa: F401 - set at import (see there)
 
 
@@ -113,7 +114,7 @@ def value_and_grad(fn, weights=(), leaves=0, losses=1, apart=False):
                 full[i] = a
             _DIFFERENTIATING[0] += 1
             try:
-                with _Replay(fn, full) as replay:
+                with _Replay(fn, full) as replay, constant_comparisons():  # a bool read twice: no Bool Add
                     out = fn(*_writable(replay.inputs, full, leaves))
             finally:
                 _DIFFERENTIATING[0] -= 1

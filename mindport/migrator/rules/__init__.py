@@ -22,6 +22,7 @@ from mindport.migrator.rules.unfold_layers import UnfoldLayerTransform
 from mindport.migrator.rules.exact_types import ExactTypeTestTransform
 from mindport.migrator.rules.format_specs import FormatSpecTransform
 from mindport.migrator.rules.indexing import IndexTransform
+from mindport.migrator.rules.slice_guards import SliceGuardTransform
 from mindport.migrator.rules.init_calls import InitTransform
 from mindport.migrator.rules.jit_markers import JitMarkerTransform
 from mindport.migrator.rules.layer_parameters import LayerParameterNameTransform
@@ -124,6 +125,7 @@ RULES = (
     RoundIntTransform,            # round(c * 0.5) of a size -> int(round(...)) (GRAPH_MODE's round gives a float)
     CommentIndentTransform,       # a comment left of a function's body -> indented to it (GRAPH_MODE parses methods)
     FormatSpecTransform,          # f"{loss:.4f}", "{:.6f}".format(loss) -> mp_tensor.formattable(loss) (0-d tensors)
+    SliceGuardTransform,          # x[..., ::2, ::2], p[i, :yi] read -> mp_tensor.sliced (CPU slice backward faults)
 )
 
 
