@@ -2165,7 +2165,57 @@ class TableCallTransform(Rule):
         positional = _field_by_position(updated_node) or self._torch_field_by_position(original_node, updated_node)
         if positional is not None:
             return positional
+        method = self._method_read(original_node, updated_node)
+        if method is not None:
+            return method
         return self._reference(original_node, updated_node)
+
+    def _method_read(self, original_node, updated_node) -> cst.Call | None:
+        """``torch.mean(b, dim=0).values``, ``x.sum(1).is_coalesced``: a torch.Tensor method that MindSpore's Tensor
+        lacks (mappings/data/tensor_methods_mindspore_lacks.txt: data, checked against the installed MindSpore by a
+        test) read as a value, not called, on a value known to be a tensor. torch gives a bound method and the read
+        never fails; MindSpore raises AttributeError. Written ``mp_tensor.method_value(t, "values")``: a callable, as
+        in torch (a sparse accessor raises torch's RuntimeError when called on a dense tensor), flagged MP104, since
+        a call made later of the value is not converted. Known to be a tensor (:meth:`_known_tensor`): the result of
+        a torch function or of a tensor method on one, never a name (a name may hold a named tuple, a distribution),
+        never a torch class's object (``Normal(mu, sigma).mode`` is the distribution's). A field of torch's named
+        tuples (``.values`` of ``torch.max(x, 1)``) is read by position elsewhere: a call returning one is skipped."""
+        name = original_node.attr.value
+        if id(original_node) in self._call_funcs or id(original_node) in self._inner \
+                or name not in _missing_tensor_methods() or not self._known_tensor(original_node.value):
+            return None
+        self.remark(original_node, "MP104", f"torch.Tensor.{name} read as a value, not called: a callable as in "
+                    "torch (mindport.runtime.tensor.method_value); a call of it made later is not converted",
+                    "call the method where it is read", f"torch.Tensor.{name}")
+        return cst.Call(func=self.ctx.target_expr("mindport.runtime.tensor.method_value"),
+                        args=[cst.Arg(updated_node.value), cst.Arg(cst.SimpleString(f'"{name}"'))])
+
+    def _known_tensor(self, expr) -> bool:
+        """``expr`` (original) is a call whose result is a tensor in torch, whatever the scopes say of names: a torch
+        function (``torch.mean``, ``torch.linalg.norm``, ``F.relu``: lower-case, in a namespace of tensor functions,
+        with a mapping entry) or a torch.Tensor method (lower-case, in torch's list, not one of a distribution's
+        methods) called on such a call or on a name or attribute the scopes call a tensor; neither returning one of
+        torch's named tuples."""
+        if not isinstance(expr, cst.Call):
+            return False
+        qual = self.scope.resolve_torch(expr.func)
+        if qual is not None:
+            module, _, last = qual.rpartition(".")
+            return module in _TENSOR_FUNCTION_MODULES and last[:1].islower() and torch_result_fields(qual) is None \
+                and self.ctx.registry.lookup(qual) is not None
+        func = expr.func
+        if not isinstance(func, cst.Attribute) or self.scope.resolve(func) is not None:
+            return False
+        method = func.attr.value
+        if method not in _tensor_methods() or method in _DISTRIBUTION_METHODS or not method[:1].islower() \
+                or torch_result_fields(f"torch.Tensor.{method}") is not None:
+            return False
+        owner = func.value
+        if isinstance(owner, cst.Call):
+            return self._known_tensor(owner)
+        return isinstance(owner, (cst.Name, cst.Attribute, cst.Subscript)) \
+            and not (isinstance(owner, cst.Name) and owner.value in ("self", "cls")) \
+            and receiver_kind(owner, self.scope) == "tensor"
 
     def _torch_field_by_position(self, original_node, updated_node) -> cst.Subscript | None:
         """``v.cummax(0).values``, ``torch.linalg.qr(m).Q``, ``x.nanmedian(0).indices``: a field of torch's named
@@ -2436,6 +2486,32 @@ def _keyed(subscript: cst.Subscript) -> bool:
 _HANDLED_ELSEWHERE = frozenset({"cpu", "cuda", "xpu", "ipu", "mtia", "backward", "register_hook", "retain_grad",
                                 "pin_memory", "share_memory_", "record_stream", "data_ptr", "values", "index",
                                 "indices", "new", "resize", "storage"})
+
+
+# namespaces whose lower-case functions return tensors (a torch function of another namespace may return a module,
+# an optimizer, a distribution...); and the methods of torch.distributions' objects a tensor also has
+_TENSOR_FUNCTION_MODULES = frozenset({"torch", "torch.linalg", "torch.fft", "torch.special", "torch.nn.functional"})
+_DISTRIBUTION_METHODS = frozenset({"expand", "sample", "rsample", "log_prob", "cdf", "icdf", "entropy",
+                                   "enumerate_support", "perplexity", "sample_n"})
+
+
+@functools.lru_cache(maxsize=1)
+def _tensor_methods() -> frozenset[str]:
+    """torch.Tensor's public method names (data/torch_tensor_methods.txt)."""
+    return _data_names("torch_tensor_methods.txt")
+
+
+@functools.lru_cache(maxsize=1)
+def _missing_tensor_methods() -> frozenset[str]:
+    """torch.Tensor's public methods a MindSpore tensor has no attribute of (data/tensor_methods_mindspore_lacks.txt:
+    a static list, so the converter never imports MindSpore; a test checks it against the installed MindSpore)."""
+    return _data_names("tensor_methods_mindspore_lacks.txt")
+
+
+def _data_names(file: str) -> frozenset[str]:
+    path = Path(__file__).resolve().parents[2] / "mappings" / "data" / file
+    return frozenset(line.strip() for line in path.read_text(encoding="utf-8").splitlines()
+                     if line.strip() and not line.startswith("#"))
 
 
 @functools.lru_cache(maxsize=1)
