@@ -112,3 +112,65 @@ def test_train_of_a_trainer_returned_by_a_project_method_is_its_own():
     assert len(t) == 8 and [len(r) for r in m] == [len(r) for r in t], (t, m, code)
     np.testing.assert_allclose(np.concatenate(m), np.concatenate(t), rtol=2e-5, atol=1e-6)
     assert t[4][0] < t[0][0] and t[3][0] != t[2][0]  # it learns; the plain evaluation loss is not the smoothed one
+
+
+# A VAE-like reparametrisation (mivadi/projectAI18's Gaussian and logit-normal latents) drawing its noise through the
+# legacy constructors given a size object: torch.FloatTensor(mu.size()).normal_(), torch.Tensor(x.size()).uniform_(),
+# x.new(x.size()).normal_(), torch.cuda.FloatTensor-free; also a slice of a size and a data tuple beside them. The
+# noise's moments over many elements are compared (the two frameworks draw other numbers); the training itself uses
+# a tiny standard deviation, so its losses are torch's to float32 accuracy
+SIZE_AS_SHAPE = '''
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+big = torch.zeros(200, 100)
+draws = {"float_normal": torch.FloatTensor(big.size()).normal_(),
+         "tensor_uniform": torch.Tensor(big.size()).uniform_(-1.0, 3.0),
+         "new_normal": big.new(big.size()).normal_(2.0, 0.5),
+         "shape_uniform": torch.FloatTensor(big.shape).uniform_(),
+         "slice_normal": torch.DoubleTensor(torch.zeros(3, 200, 100).size()[1:]).normal_()}
+for name, t in draws.items():
+    print("step", t.dim(), t.shape[0], t.shape[1], round(float(t.mean()), 1), round(float(t.std()), 1),
+          float(t.min() >= -1.0) if name == "tensor_uniform" else 1.0)
+data = torch.FloatTensor((2, 3))
+print("step", data.dim(), data.shape[0], float(data.sum()))
+
+x = torch.linspace(-1.0, 1.0, 48).reshape(6, 8)
+enc = nn.Linear(8, 4)
+dec = nn.Linear(4, 8)
+with torch.no_grad():
+    enc.weight.copy_(torch.linspace(-0.3, 0.3, 32).reshape(4, 8))
+    enc.bias.fill_(0.05)
+    dec.weight.copy_(torch.linspace(0.2, -0.25, 32).reshape(8, 4))
+    dec.bias.fill_(-0.05)
+opt = torch.optim.Adam(list(enc.parameters()) + list(dec.parameters()), lr=0.05)
+logvar = torch.full((6, 4), -30.0)
+for step in range(5):
+    mu = enc(x)
+    std = torch.exp(0.5 * logvar)
+    eps = torch.FloatTensor(std.size()).normal_()
+    z = eps.mul(std).add_(mu)
+    noise = std.new(std.size()).uniform_()
+    loss = ((dec(z + 1e-9 * noise) - x) ** 2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    print("step", loss.item())
+'''
+
+
+def test_a_size_object_given_to_a_legacy_constructor_is_a_shape():
+    """mivadi/projectAI18 (fresh20): ``eps = torch.FloatTensor(std.size()).normal_()`` became
+    ``mp_tensor.FloatTensor(std.shape)``: torch reads a torch.Size as sizes, the runtime constructor (as torch for a
+    plain tuple) read MindSpore's shape tuple as data: a [2] tensor, then "Mul" failed to broadcast [2] with [50, 8].
+    A visible size argument (``.size()``, ``.shape``, a slice of one, ``torch.Size``) of a legacy constructor is
+    passed as sizes one by one; a data tuple stays data."""
+    code = _convert(SIZE_AS_SHAPE)
+    assert "FloatTensor(*std.shape)" in code and "FloatTensor((2, 3))" in code, code
+    t, m = _losses(SIZE_AS_SHAPE, "torch_size_as_shape"), _losses(code, "ms_size_as_shape")
+    assert len(t) == len(m) == 11, (t, m, code)
+    assert m[:6] == t[:6], (m[:6], t[:6])  # ranks, sizes, moments (to one decimal) of each draw; the data tuple
+    assert t[0][:5] == [2, 200, 100, 0.0, 1.0] and t[1][3:5] == [1.0, 1.2] and t[5] == [1, 2, 5.0], t
+    np.testing.assert_allclose(m[6:], t[6:], rtol=1e-5)
+    assert t[-1][0] < t[6][0]

@@ -1390,6 +1390,8 @@ class TableCallTransform(Rule):
             reason = entry.reason or f"no {self.ctx.options.target!r} target"
             self.flag(original_node, "MP101", f"{qual} is not supported: {reason}", "rewrite by hand", qual)
             return updated_node
+        if qual in _LEGACY_CONSTRUCTORS:
+            updated_node = _sizes_starred(original_node, updated_node, self.scope)
         if entry.kind == "attribute":
             self.ctx.converted_sites += 1
             return updated_node.with_changes(func=self._func_expr(original_node.func, entry.called or target))
@@ -2232,6 +2234,43 @@ class TableCallTransform(Rule):
 
     def leave_Name(self, original_node, updated_node):
         return self._reference(original_node, updated_node)
+
+
+# torch's legacy tensor constructors: called with one torch.Size they make a tensor of those sizes, with any other
+# sequence one from that data (torch.FloatTensor(x.size()) is [3, 4]-shaped, torch.FloatTensor((3, 4)) is [3., 4.])
+_LEGACY_CONSTRUCTORS = frozenset({"torch.Tensor"} | {f"torch.{k}Tensor" for k in (
+    "Float", "Double", "Half", "BFloat16", "Long", "Int", "Short", "Char", "Byte", "Bool")} | {
+    f"torch.cuda.{k}Tensor" for k in ("Float", "Double", "Half", "BFloat16", "Long", "Int", "Short", "Char", "Byte",
+                                      "Bool")})
+
+
+def _sizes_starred(original: cst.Call, updated: cst.Call, scope) -> cst.Call:
+    """``torch.FloatTensor(x.size())``, ``torch.Tensor(x.shape[1:])``, ``torch.cuda.FloatTensor(torch.Size([2, 3]))``:
+    the one argument is a torch.Size, which a legacy constructor reads as sizes (a tensor of that shape), where any
+    other tuple is data. MindSpore's shape is a plain tuple, which the runtime constructor (as torch's, for a tuple)
+    would read as data: a [2] tensor of the sizes' values, then a broadcast failure, or a wrong mean. The sizes are
+    passed one by one (``FloatTensor(*x.shape)``), as torch's ``FloatTensor(3, 4)``. Only an argument that is
+    visibly a size (``.size()`` without arguments, ``.shape``, a slice of either, ``torch.Size(...)``); a name bound
+    to one is left as written."""
+    if len(original.args) != 1 or original.args[0].keyword is not None or original.args[0].star \
+            or len(updated.args) != 1 or not _size_object(original.args[0].value, scope):
+        return updated
+    return updated.with_changes(args=[updated.args[0].with_changes(star="*")])
+
+
+def _size_object(expr, scope) -> bool:
+    """``x.size()``, ``x.shape``, ``x.size()[1:]``, ``torch.Size([2, 3])``: an expression whose value is a
+    torch.Size in torch."""
+    if isinstance(expr, cst.Subscript):
+        return all(isinstance(e.slice, cst.Slice) for e in expr.slice) and _size_object(expr.value, scope)
+    if isinstance(expr, cst.Call):
+        if scope.resolve_torch(expr.func) == "torch.Size":
+            return True
+        return isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "size" and not expr.args \
+            and scope.resolve(expr.func) is None and receiver_kind(expr.func.value, scope) not in ("foreign",
+                                                                                                  "python")
+    return isinstance(expr, cst.Attribute) and expr.attr.value == "shape" and scope.resolve(expr) is None \
+        and receiver_kind(expr.value, scope) not in ("foreign", "python")
 
 
 def _merged_subscript(view: cst.Subscript) -> cst.Subscript | None:
