@@ -174,3 +174,54 @@ def test_a_size_object_given_to_a_legacy_constructor_is_a_shape():
     assert t[0][:5] == [2, 200, 100, 0.0, 1.0] and t[1][3:5] == [1.0, 1.2] and t[5] == [1, 2, 5.0], t
     np.testing.assert_allclose(m[6:], t[6:], rtol=1e-5)
     assert t[-1][0] < t[6][0]
+
+
+# One optimizer over an encoder and a classifier head that the first phase's loss does not use (WojciechTesla/
+# inDISTrial_rEVOLUTION's contrastive phase, then its hard-negative phase with the classify-mode heads, one Adam for
+# both): torch's head has .grad None for four steps, which Adam skips without counting them; in the fifth step it
+# takes the bias correction of its own first step. Adam, and AdamW with weight decay beside it
+HEAD_FIRST_USED_LATER = '''
+import torch
+import torch.nn as nn
+
+x = torch.linspace(-1.0, 1.0, 24).reshape(6, 4)
+y = torch.tensor([0, 1, 2, 1, 0, 2])
+nets = []
+for kind in ("adam", "adamw"):
+    enc = nn.Linear(4, 5)
+    head = nn.Linear(5, 3)
+    with torch.no_grad():
+        enc.weight.copy_(torch.linspace(-0.4, 0.5, 20).reshape(5, 4))
+        enc.bias.fill_(0.1)
+        head.weight.copy_(torch.linspace(0.3, -0.2, 15).reshape(3, 5))
+        head.bias.fill_(-0.05)
+    params = list(enc.parameters()) + list(head.parameters())
+    opt = torch.optim.Adam(params, lr=0.05) if kind == "adam" else torch.optim.AdamW(params, lr=0.05,
+                                                                                      weight_decay=0.1)
+    nets.append((enc, head, opt))
+for step in range(8):
+    losses = []
+    for enc, head, opt in nets:
+        h = enc(x)
+        loss = (h ** 2).mean() if step < 4 else nn.functional.cross_entropy(head(h), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    print("step", *losses)
+'''
+
+
+def test_a_parameter_first_reached_after_steps_of_the_others_has_its_own_step_count():
+    """wojciech/siamese_hard_negative_moons (fresh20, runs and learns, 7.8e-2 off torch where its float64 control is
+    0.0): one Adam trains the encoder in a contrastive phase whose loss does not use the classifier head, then the
+    encoder and the head in the hard-negative phase. torch counts each parameter's own steps (a parameter whose
+    .grad is None is skipped, its step not taken), so the head's first update has the bias correction of step 1;
+    the port's optimizer skipped the head's update (grads_of) but read its one shared counter (step 5): the head
+    moved 0.63x as far, and the curves parted at the first step of the second phase (1.0963 vs 1.1045). The
+    parameters grads_of skips are now stepped apart with their own counts, as frozen ones already were."""
+    code = _convert(HEAD_FIRST_USED_LATER)
+    t, m = _losses(HEAD_FIRST_USED_LATER, "torch_head_later"), _losses(code, "ms_head_later")
+    assert len(t) == len(m) == 8, (t, m, code)
+    np.testing.assert_allclose(m, t, rtol=2e-6, atol=1e-7)
+    assert t[5][0] < t[4][0] and t[5][1] < t[4][1]
