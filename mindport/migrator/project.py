@@ -442,7 +442,9 @@ def return_kinds(trees: list[ast.Module]) -> tuple[tuple[str, str], ...]:
                     if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
                         functions.append((item.name, item, imports, node.name in modules))
     prepared = [(name, _returns_of(function), imports, in_module) for name, function, imports, in_module in functions]
+    trainers = trainer_classes(trees, per_file) - engines
     known: dict[str, str] = dict.fromkeys(engines, "engine")  # Value(2.0): an object of the project's own engine
+    known.update(dict.fromkeys(trainers, "object"))  # Trainer(...), make_trainer(): the project's own object
     changed = True
     while changed:
         changed = False
@@ -450,8 +452,8 @@ def return_kinds(trees: list[ast.Module]) -> tuple[tuple[str, str], ...]:
         for name, body, imports, in_module in prepared:
             kinds.setdefault(name, set()).add(_function_return(body, imports, known, in_module))
         for name, found in kinds.items():
-            if name in engines:
-                continue  # a function named as an engine class (a constructor call is the class's)
+            if name in engines or name in trainers:
+                continue  # a function named as an engine or trainer class (a constructor call is the class's)
             kind = found.pop() if len(found) == 1 else None
             if kind is not None and known.get(name) != kind:
                 known[name] = kind
@@ -483,6 +485,62 @@ def engine_classes(trees: list[ast.Module], per_file=None) -> frozenset[str]:
     for name in tuple(found):  # class Leaf(Value): the engine's backward, inherited
         found |= _subclasses(per_file, name) - torch_classes
     return frozenset(found)
+
+
+def trainer_classes(trees: list[ast.Module], per_file=None) -> frozenset[str]:
+    """Classes of the project with no torch base that define ``train`` or ``eval`` themselves or inherit them from a
+    project base: a trainer, an agent, a classifier wrapper (``class Cifar10Trainer(abcTrainer)``, ``abcTrainer(ABC)``
+    defining ``train(self)``). Their objects' ``.train()``/``.eval()`` are the class's own, not ``nn.Module.train``,
+    also where the object comes out of a function or method of the project (``trainer =
+    classifier.get_and_update_current_trainer(); trainer.train()``): the return kind "object" (:func:`return_kinds`)
+    marks them. Decided by the bases, not by the method names: a class with a torch base (:func:`_torch_based`: any
+    base imported from torch, ``class SmoothCE(nn.CrossEntropyLoss)`` with its own train()/eval() is a layer, whose
+    train() is ``set_train``), directly or through the project's own classes, is never a trainer."""
+    per_file = per_file if per_file is not None else [class_bases(tree) for tree in trees]
+    torch_based = _torch_based(trees, per_file)
+    found = set()
+    for tree in trees:
+        for node in _statements(tree.body):
+            if type(node) is ast.ClassDef and node.name not in torch_based and any(
+                    isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name in ("train", "eval")
+                    for item in node.body):
+                found.add(node.name)
+    for name in tuple(found):  # class Cifar10Trainer(abcTrainer): the base's train(), inherited
+        found |= _subclasses(per_file, name) - torch_based
+    return frozenset(found)
+
+
+def _torch_based(trees: list[ast.Module], per_file) -> set[str]:
+    """The project's classes with a torch base: a base named in ``_TORCH_BASES``, or any base whose first name the
+    file imports from torch (``nn.CrossEntropyLoss``, ``from torch.optim import SGD``; in a file with a star import
+    of torch, any base that is no project class), directly or through the project's own classes. A class defined
+    twice counts as torch-based if either definition is."""
+    out = _torch_classes(per_file)
+    project = set(_merged_bases(per_file))
+    direct = set()
+    for tree in trees:
+        roots = _import_roots(tree)
+        star = any(isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0]
+                   == "torch" and any(alias.name == "*" for alias in node.names) for node in ast.walk(tree))
+        for node in _statements(tree.body):
+            if type(node) is not ast.ClassDef:
+                continue
+            for base in node.bases:
+                first = base
+                while isinstance(first, (ast.Attribute, ast.Subscript, ast.Call)):
+                    first = first.value if not isinstance(first, ast.Call) else first.func
+                name = first.id if isinstance(first, ast.Name) else None
+                if roots.get(name) == "torch" or (star and name is not None and name not in project
+                                                  and name not in _PLAIN_BASES):
+                    direct.add(node.name)
+    for name in direct:
+        out |= {name} | _subclasses(per_file, name)
+    return out
+
+
+# bases of plain Python classes (no torch behind them), never taken for torch's under a star import of torch
+_PLAIN_BASES = frozenset({"object", "ABC", "abc", "Generic", "Protocol", "NamedTuple", "Enum", "Exception",
+                          "dict", "list", "tuple", "set", "str", "int", "float"})
 
 
 def _torch_classes(per_file) -> set[str]:

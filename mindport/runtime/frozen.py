@@ -18,7 +18,9 @@ parameter's own steps (Adam/AdamW's bias corrections, Adamax, NAdam, RAdam, Adag
 MindSpore's optimizer reads one counter (``state_step``/``step_t``): from the first step that skips a parameter on,
 each held parameter's count is kept, and parameters of different counts are stepped apart, each group with the
 counter set to its own count (one step of MindSpore per group: a parameter unfrozen after k steps of the others has
-the bias correction of its own first step, as in torch).
+the bias correction of its own first step, as in torch). A parameter no backward reached (``.grad`` None when
+``mindport.runtime.training.grads_of`` handed the optimizer its gradients: a head the loss of an earlier phase did not
+use, trained by the same optimizer later) is skipped and its steps are not counted the same way.
 """
 from __future__ import annotations
 
@@ -82,7 +84,10 @@ def _skipping_frozen(call):
     def __call__(self, *args, **kwargs):
         held = getattr(self, "parameters", None)
         held = held if isinstance(held, tuple) else ()
-        frozen = [p for p in held if isinstance(p, Parameter) and not p.requires_grad]
+        # parameters no backward reached since the last step (``.grad`` None: mindport.runtime.training.grads_of
+        # marks them for this call), which torch's optimizers skip as they skip a frozen one, their steps not counted
+        unreached = self.__dict__.pop("_mp_unreached", frozenset())
+        frozen = [p for p in held if isinstance(p, Parameter) and (not p.requires_grad or id(p) in unreached)]
         steps = self.__dict__.get("_mp_steps")
         counter = _counter(self) if frozen or steps is not None else None
         if counter is None:

@@ -90,6 +90,37 @@ def _type_dtype(dtype):
     return _TYPE_NAMES.get(name.replace("torch.cuda.", "torch."), dtype) if isinstance(name, str) else dtype
 
 
+# torch.Tensor's accessors of sparse layouts: on a dense (strided) tensor a call raises, with these layouts named
+_SPARSE_ACCESSORS = {"values": "sparse", "indices": "sparse coordinate", "is_coalesced": "sparse coordinate",
+                     "coalesce": "sparse coordinate", "crow_indices": "sparse row compressed",
+                     "col_indices": "sparse row compressed", "ccol_indices": "sparse column compressed",
+                     "row_indices": "sparse column compressed"}
+
+
+def method_value(x, name):
+    """``x.<name>`` where torch reads a Tensor method as a value, without calling it (``m = torch.mean(b, 0).values``,
+    ``f = t.is_coalesced``): torch gives a bound method, and reading it never fails. The same here: on a MindSpore
+    tensor, a callable. Called, a sparse accessor of a dense tensor raises torch's RuntimeError; a method MindSpore's
+    Tensor also has is MindSpore's (a call written later is not converted by mindport: the site is flagged MP104);
+    any other raises NotImplementedError naming the method. Not a tensor: the attribute as it is."""
+    if not isinstance(x, ms.Tensor):
+        return getattr(x, name)
+    if name in _SPARSE_ACCESSORS:
+        layout = _SPARSE_ACCESSORS[name]
+
+        def sparse_accessor(*args, **kwargs):
+            raise RuntimeError(f"{name} expected {layout} tensor layout but got Strided")
+        return sparse_accessor
+    own = getattr(x, name, None)
+    if callable(own):
+        return own
+
+    def unconverted(*args, **kwargs):
+        raise NotImplementedError(f"torch.Tensor.{name} was read as a value and called later: mindport converts a "
+                                  "tensor method where it is called (MP104)")
+    return unconverted
+
+
 def element_size(x) -> int:
     """``x.element_size()``: bytes per element (MindSpore spells it as the property ``itemsize``)."""
     return x.itemsize

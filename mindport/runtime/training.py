@@ -877,11 +877,15 @@ def grads_of(optimizer) -> tuple:
     """One gradient per parameter of a MindSpore optimizer, from ``.grad`` (zeros where no backward reached it).
     torch's optimizers skip a parameter whose ``.grad`` is None (no momentum, weight decay or moment update);
     MindSpore's update every parameter they hold, so those parameters and their per-parameter state are put back
-    as they were once the optimizer has run (a forward hook on it)."""
+    as they were once the optimizer has run (a forward hook on it), and their own step counts are not advanced
+    (torch counts each parameter's steps: a head first reached after k steps of the others has the bias correction
+    of its own first step; mindport.runtime.frozen steps parameters of different counts apart)."""
     params = optimizer.parameters
     skipped = [i for i, p in enumerate(params) if getattr(p, "grad", None) is None]
     if skipped and isinstance(optimizer, ms.nn.Cell):
         _hold(optimizer, skipped)
+        # and their own step counts (Adam's bias corrections) not advanced: mindport.runtime.frozen's step wrapper
+        optimizer.__dict__["_mp_unreached"] = frozenset(id(params[i]) for i in skipped)
     return tuple(ops.zeros_like(p) if getattr(p, "grad", None) is None else p.grad.astype(p.dtype) for p in params)
 
 

@@ -8,7 +8,7 @@ from mindport.migrator.imports import runtime_alias
 from mindport.names import is_torch
 from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.rules.training_loop import named_like_optimizer, named_like_scheduler
-from mindport.migrator.scopes import dotted_name
+from mindport.migrator.scopes import dotted_name, receiver_kind
 from mindport.migrator.syntax import code_of, method
 from mindport.migrator.walk import parse_expression, walk
 
@@ -486,6 +486,10 @@ class ModuleMethodTransform(Rule):
             return updated_node  # trainer.train(): the project's own class's method, not nn.Module's
         if self._own_object(original_node.func.value):
             return updated_node  # Trainer(model, opt).train(3): the same, on the object as it is made
+        if name in ("train", "eval") and not (isinstance(func.value, cst.Name) and func.value.value == "self") \
+                and receiver_kind(original_node.func.value, self.scope) == "object":
+            return updated_node  # trainer = holder.make_trainer(); trainer.train(): a trainer class's own (project
+            # return kind "object", project.trainer_classes: no torch base)
         if isinstance(func.value, cst.Name) and func.value.value == "self" and self._classes \
                 and not self._classes[-1][0] and name in self._own_methods[-1]:
             return updated_node  # self.train() in an agent/trainer class defining train(): its own method

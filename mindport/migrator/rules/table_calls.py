@@ -1390,6 +1390,8 @@ class TableCallTransform(Rule):
             reason = entry.reason or f"no {self.ctx.options.target!r} target"
             self.flag(original_node, "MP101", f"{qual} is not supported: {reason}", "rewrite by hand", qual)
             return updated_node
+        if qual in _LEGACY_CONSTRUCTORS:
+            updated_node = _sizes_starred(original_node, updated_node, self.scope)
         if entry.kind == "attribute":
             self.ctx.converted_sites += 1
             return updated_node.with_changes(func=self._func_expr(original_node.func, entry.called or target))
@@ -2165,7 +2167,57 @@ class TableCallTransform(Rule):
         positional = _field_by_position(updated_node) or self._torch_field_by_position(original_node, updated_node)
         if positional is not None:
             return positional
+        method = self._method_read(original_node, updated_node)
+        if method is not None:
+            return method
         return self._reference(original_node, updated_node)
+
+    def _method_read(self, original_node, updated_node) -> cst.Call | None:
+        """``torch.mean(b, dim=0).values``, ``x.sum(1).is_coalesced``: a torch.Tensor method that MindSpore's Tensor
+        lacks (mappings/data/tensor_methods_mindspore_lacks.txt: data, checked against the installed MindSpore by a
+        test) read as a value, not called, on a value known to be a tensor. torch gives a bound method and the read
+        never fails; MindSpore raises AttributeError. Written ``mp_tensor.method_value(t, "values")``: a callable, as
+        in torch (a sparse accessor raises torch's RuntimeError when called on a dense tensor), flagged MP104, since
+        a call made later of the value is not converted. Known to be a tensor (:meth:`_known_tensor`): the result of
+        a torch function or of a tensor method on one, never a name (a name may hold a named tuple, a distribution),
+        never a torch class's object (``Normal(mu, sigma).mode`` is the distribution's). A field of torch's named
+        tuples (``.values`` of ``torch.max(x, 1)``) is read by position elsewhere: a call returning one is skipped."""
+        name = original_node.attr.value
+        if id(original_node) in self._call_funcs or id(original_node) in self._inner \
+                or name not in _missing_tensor_methods() or not self._known_tensor(original_node.value):
+            return None
+        self.remark(original_node, "MP104", f"torch.Tensor.{name} read as a value, not called: a callable as in "
+                    "torch (mindport.runtime.tensor.method_value); a call of it made later is not converted",
+                    "call the method where it is read", f"torch.Tensor.{name}")
+        return cst.Call(func=self.ctx.target_expr("mindport.runtime.tensor.method_value"),
+                        args=[cst.Arg(updated_node.value), cst.Arg(cst.SimpleString(f'"{name}"'))])
+
+    def _known_tensor(self, expr) -> bool:
+        """``expr`` (original) is a call whose result is a tensor in torch, whatever the scopes say of names: a torch
+        function (``torch.mean``, ``torch.linalg.norm``, ``F.relu``: lower-case, in a namespace of tensor functions,
+        with a mapping entry) or a torch.Tensor method (lower-case, in torch's list, not one of a distribution's
+        methods) called on such a call or on a name or attribute the scopes call a tensor; neither returning one of
+        torch's named tuples."""
+        if not isinstance(expr, cst.Call):
+            return False
+        qual = self.scope.resolve_torch(expr.func)
+        if qual is not None:
+            module, _, last = qual.rpartition(".")
+            return module in _TENSOR_FUNCTION_MODULES and last[:1].islower() and torch_result_fields(qual) is None \
+                and self.ctx.registry.lookup(qual) is not None
+        func = expr.func
+        if not isinstance(func, cst.Attribute) or self.scope.resolve(func) is not None:
+            return False
+        method = func.attr.value
+        if method not in _tensor_methods() or method in _DISTRIBUTION_METHODS or not method[:1].islower() \
+                or torch_result_fields(f"torch.Tensor.{method}") is not None:
+            return False
+        owner = func.value
+        if isinstance(owner, cst.Call):
+            return self._known_tensor(owner)
+        return isinstance(owner, (cst.Name, cst.Attribute, cst.Subscript)) \
+            and not (isinstance(owner, cst.Name) and owner.value in ("self", "cls")) \
+            and receiver_kind(owner, self.scope) == "tensor"
 
     def _torch_field_by_position(self, original_node, updated_node) -> cst.Subscript | None:
         """``v.cummax(0).values``, ``torch.linalg.qr(m).Q``, ``x.nanmedian(0).indices``: a field of torch's named
@@ -2182,6 +2234,43 @@ class TableCallTransform(Rule):
 
     def leave_Name(self, original_node, updated_node):
         return self._reference(original_node, updated_node)
+
+
+# torch's legacy tensor constructors: called with one torch.Size they make a tensor of those sizes, with any other
+# sequence one from that data (torch.FloatTensor(x.size()) is [3, 4]-shaped, torch.FloatTensor((3, 4)) is [3., 4.])
+_LEGACY_CONSTRUCTORS = frozenset({"torch.Tensor"} | {f"torch.{k}Tensor" for k in (
+    "Float", "Double", "Half", "BFloat16", "Long", "Int", "Short", "Char", "Byte", "Bool")} | {
+    f"torch.cuda.{k}Tensor" for k in ("Float", "Double", "Half", "BFloat16", "Long", "Int", "Short", "Char", "Byte",
+                                      "Bool")})
+
+
+def _sizes_starred(original: cst.Call, updated: cst.Call, scope) -> cst.Call:
+    """``torch.FloatTensor(x.size())``, ``torch.Tensor(x.shape[1:])``, ``torch.cuda.FloatTensor(torch.Size([2, 3]))``:
+    the one argument is a torch.Size, which a legacy constructor reads as sizes (a tensor of that shape), where any
+    other tuple is data. MindSpore's shape is a plain tuple, which the runtime constructor (as torch's, for a tuple)
+    would read as data: a [2] tensor of the sizes' values, then a broadcast failure, or a wrong mean. The sizes are
+    passed one by one (``FloatTensor(*x.shape)``), as torch's ``FloatTensor(3, 4)``. Only an argument that is
+    visibly a size (``.size()`` without arguments, ``.shape``, a slice of either, ``torch.Size(...)``); a name bound
+    to one is left as written."""
+    if len(original.args) != 1 or original.args[0].keyword is not None or original.args[0].star \
+            or len(updated.args) != 1 or not _size_object(original.args[0].value, scope):
+        return updated
+    return updated.with_changes(args=[updated.args[0].with_changes(star="*")])
+
+
+def _size_object(expr, scope) -> bool:
+    """``x.size()``, ``x.shape``, ``x.size()[1:]``, ``torch.Size([2, 3])``: an expression whose value is a
+    torch.Size in torch."""
+    if isinstance(expr, cst.Subscript):
+        return all(isinstance(e.slice, cst.Slice) for e in expr.slice) and _size_object(expr.value, scope)
+    if isinstance(expr, cst.Call):
+        if scope.resolve_torch(expr.func) == "torch.Size":
+            return True
+        return isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "size" and not expr.args \
+            and scope.resolve(expr.func) is None and receiver_kind(expr.func.value, scope) not in ("foreign",
+                                                                                                  "python")
+    return isinstance(expr, cst.Attribute) and expr.attr.value == "shape" and scope.resolve(expr) is None \
+        and receiver_kind(expr.value, scope) not in ("foreign", "python")
 
 
 def _merged_subscript(view: cst.Subscript) -> cst.Subscript | None:
@@ -2436,6 +2525,32 @@ def _keyed(subscript: cst.Subscript) -> bool:
 _HANDLED_ELSEWHERE = frozenset({"cpu", "cuda", "xpu", "ipu", "mtia", "backward", "register_hook", "retain_grad",
                                 "pin_memory", "share_memory_", "record_stream", "data_ptr", "values", "index",
                                 "indices", "new", "resize", "storage"})
+
+
+# namespaces whose lower-case functions return tensors (a torch function of another namespace may return a module,
+# an optimizer, a distribution...); and the methods of torch.distributions' objects a tensor also has
+_TENSOR_FUNCTION_MODULES = frozenset({"torch", "torch.linalg", "torch.fft", "torch.special", "torch.nn.functional"})
+_DISTRIBUTION_METHODS = frozenset({"expand", "sample", "rsample", "log_prob", "cdf", "icdf", "entropy",
+                                   "enumerate_support", "perplexity", "sample_n"})
+
+
+@functools.lru_cache(maxsize=1)
+def _tensor_methods() -> frozenset[str]:
+    """torch.Tensor's public method names (data/torch_tensor_methods.txt)."""
+    return _data_names("torch_tensor_methods.txt")
+
+
+@functools.lru_cache(maxsize=1)
+def _missing_tensor_methods() -> frozenset[str]:
+    """torch.Tensor's public methods a MindSpore tensor has no attribute of (data/tensor_methods_mindspore_lacks.txt:
+    a static list, so the converter never imports MindSpore; a test checks it against the installed MindSpore)."""
+    return _data_names("tensor_methods_mindspore_lacks.txt")
+
+
+def _data_names(file: str) -> frozenset[str]:
+    path = Path(__file__).resolve().parents[2] / "mappings" / "data" / file
+    return frozenset(line.strip() for line in path.read_text(encoding="utf-8").splitlines()
+                     if line.strip() and not line.startswith("#"))
 
 
 @functools.lru_cache(maxsize=1)
