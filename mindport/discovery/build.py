@@ -132,6 +132,7 @@ def ctor_attempts(cand: dict, user: str | None) -> list[tuple[str, str]]:
                       or small_value(p["name"], p["annotation"], size, last_resort) for p in required]
             _tie_counts(required, values)
             _table_shapes(required, values, cand["params"], size)
+            values = [_as_count(p, v) for p, v in zip(required, values)]
             if all(v is not None for v in values):
                 add("small values", ", ".join(f"{p['name']}={v}" for p, v in zip(required, values)))
                 if first is None:
@@ -370,6 +371,14 @@ def _mapping(attrs: dict, namespace: bool, size: int, repository_defaults: bool)
             return "__import__('argparse').Namespace(" + ", ".join(f"{k}={v}" for k, v in items) + ")"
         return "__import__('types').SimpleNamespace(" + ", ".join(f"{k}={v}" for k, v in items) + ")"
     return "{" + ", ".join(f"{k!r}: {v}" for k, v in items) + "}"
+
+
+def _as_count(param: dict, value: str | None) -> str | None:
+    """A float guess (a ``scale`` is 1.0 by its name) for a number the class uses as a count or a size
+    (``Param.count``: ``x.repeat(1, 1, self.y_scale)``, ``x.view(b, h * self.y_scale)``): the int, at least 1."""
+    if param.get("count") and value is not None and re.fullmatch(r"-?\d+\.\d*", value):
+        return str(max(1, round(float(value))))
+    return value
 
 
 def _config_value(param: dict, cand: dict, size: int = 16, shrink: bool = False) -> str | None:

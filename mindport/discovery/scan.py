@@ -55,6 +55,10 @@ class Param:
     item_passes: list = field(default_factory=list)  # (class name, position or keyword) an item of it goes to
     nested: list = field(default_factory=list)  # a forward argument unpacked (``a, b = input``) whose items are
     # unpacked again (``out, mask = a``): each item's own length, 0 for a tensor (PSE's ``((pixels, mask), extra)``)
+    # a constructor number some method uses as a count or a size (``x.repeat(1, 1, self.y_scale)``, ``x.view(b, h *
+    # self.y_scale)``, ``range(self.n)``): an int there (WaveRNN's Stretch2d(x_scale, y_scale): 1.0 met "repeat():
+    # argument 'repeats' ... must be tuple of ints, but got float")
+    count: bool = False
 
 
 @dataclass
@@ -343,6 +347,7 @@ def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str]) 
     uses: dict[str, set] = {n: set() for n in required}
     attrs: dict[str, dict] = {n: {} for n in required}
     lengths: dict[str, int] = {}
+    counts: set[str] = set()  # used as a count or a size (Param.count)
 
     def at_least(name: str, n: int) -> None:
         if 1 <= n <= 8:
@@ -419,6 +424,11 @@ def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str]) 
                 for a in node.args:
                     if which(a) is not None:
                         uses[which(a)].add("number")
+            if _last(node.func) in _SIZE_METHODS or _last(node.func) == "range":  # x.repeat(1, self.s), view(h * s)
+                for a in node.args:
+                    for part in ast.walk(a):
+                        if isinstance(part, (ast.Name, ast.Attribute)) and which(part) is not None:
+                            counts.add(which(part))
             callee = _last(node.func)
             if callee == "__init__" and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Call) \
                     and _last(node.func.value.func) == "super" and cls.bases:  # super().__init__(cfg): the base's
@@ -464,6 +474,7 @@ def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str]) 
             p.attrs = attrs[name]  # a callable whose attributes are read too may be a block class (_block_classes)
         if p.use == "sequence" and name in lengths:
             p.length = lengths[name]
+        p.count = name in counts and p.use in ("", "number")
 
 
 # calls whose first argument is a tensor (a constructor argument handed to them is a tensor: pretrained embeddings)

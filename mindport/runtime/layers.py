@@ -231,6 +231,38 @@ class CosineSimilarity(nn.Cell):
         return F.cosine_similarity(x1, x2, self.dim, self.eps)
 
 
+class FloatFunctional(nn.Cell):
+    """torch.nn.quantized.FloatFunctional: the float forms of the operations a quantization-ready model keeps as a
+    module (MiDaS's ``self.skip_add = nn.quantized.FloatFunctional()`` then ``self.skip_add.add(out, x)``). In float
+    mode torch's methods are the plain operations (its ``activation_post_process`` is an Identity; no parameters);
+    torch's ``forward`` raises, and so does this ``construct``."""
+
+    def construct(self, *args):
+        raise RuntimeError("FloatFunctional is not intended to use the 'forward'. Please use the underlying "
+                           "operation")
+
+    def add(self, x, y):
+        return ops.add(x, y)
+
+    def add_scalar(self, x, y):
+        return ops.add(x, y)
+
+    def mul(self, x, y):
+        return ops.mul(x, y)
+
+    def mul_scalar(self, x, y):
+        return ops.mul(x, y)
+
+    def cat(self, x, dim=0):
+        return ops.cat(tuple(x), axis=dim)
+
+    def add_relu(self, x, y):
+        return ops.relu(ops.add(x, y))
+
+    def matmul(self, x, y):
+        return ops.matmul(x, y)
+
+
 class PairwiseDistance(nn.Cell):
     """torch.nn.PairwiseDistance: ||x1 - x2 + eps||_p over the last dim (no MindSpore Cell in 2.10)."""
 

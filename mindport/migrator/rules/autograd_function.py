@@ -19,7 +19,12 @@ class AutogradFunctionTransform(Rule):
     ``construct(self, ...)`` and ``bprop(self, <inputs>, out, dout)`` (MindSpore's custom-gradient Cell).
 
     ``ctx`` becomes ``self``: ``ctx.save_for_backward(a, b)`` -> ``self.saved_tensors = (a, b)``, ``ctx.k = v`` stays
-    an attribute. ``bprop`` must return one gradient per input as a tuple, so a single gradient is wrapped and a
+    an attribute. What ``forward`` keeps on ``ctx`` computed from its inputs alone (``ctx.save_for_backward(x)``,
+    ``ctx.run_function = run_function``, ``ctx.input_tensors = list(args[:length])``) is kept at the head of
+    ``bprop``, which MindSpore hands the same inputs, and read from a local name where ``construct`` reads it: a
+    static graph does not store a function or a list of tensors on the Cell in ``construct`` (GRAPH_MODE failed
+    on the openai diffusion code bases' gradient checkpointing). ``ctx`` read in a function nested in ``backward``
+    (the recomputation the gradient rules make) is ``self`` there too. ``bprop`` must return one gradient per input as a tuple, so a single gradient is wrapped and a
     ``None`` gradient becomes ``ops.zeros_like(<input>)`` for a Tensor input and stays ``None`` (no gradient) for a
     non-tensor one (an index tuple, a float): ``ops.zeros_like(i) if isinstance(i, Tensor) else None``. Call sites ``F.apply(x)`` -> ``F()(x)``, also when apply
     (a classmethod) is reached through an instance: ``F().apply(x)`` -> ``F()(x)``, and for a Function another file of
@@ -59,10 +64,10 @@ class AutogradFunctionTransform(Rule):
 
                 class Clamp(nn.Cell):
                     def construct(self, x):
-                        self.saved_tensors = (x,)
                         return x.clamp(min=0)
 
                     def bprop(self, x, out, grad):
+                        self.saved_tensors = (x,)
                         (x,) = self.saved_tensors
                         return (grad * (x > 0),)
 
@@ -70,7 +75,8 @@ class AutogradFunctionTransform(Rule):
                 def relu(x):
                     return Clamp()(x)
             """,
-            note='forward/backward become construct/bprop, ctx becomes self, and F.apply(x) a call of an instance.',
+            note='forward/backward become construct/bprop, ctx becomes self, and F.apply(x) a call of an instance; '
+                 'what forward saves from its inputs is saved at the head of bprop, which gets the same inputs.',
         ),
         Example(
             before="""
@@ -98,11 +104,11 @@ class AutogradFunctionTransform(Rule):
 
                 class Take(nn.Cell):
                     def construct(self, x, index):
-                        self.shape = x.shape
-                        self.index = index
                         return x[index]
 
                     def bprop(self, x, index, out, grad):
+                        self.shape = x.shape
+                        self.index = index
                         full = ops.zeros(self.shape)
                         full[self.index] = grad
                         return (full, ops.zeros_like(index) if isinstance(index, ms.Tensor) else None)
@@ -148,12 +154,14 @@ class AutogradFunctionTransform(Rule):
             return updated_node
         inputs = [p.name.value for p in forward.params.params[1:]]
         star = forward.params.star_arg.name.value if isinstance(forward.params.star_arg, cst.Param) else None
+        construct = self._construct(forward)
+        construct, moved = _move_ctx_writes(construct, {*inputs, *([star] if star else [])})
         new_body = []
         for stmt in updated_node.body.body:
             if stmt is forward:
-                stmt = self._construct(forward)
+                stmt = construct
             elif stmt is backward:
-                stmt = self._bprop(backward, inputs, star)
+                stmt = self._bprop(backward, inputs, star, moved)
             new_body.append(stmt)
         cell = self.ctx.target_expr("mindspore.nn.Cell")
         bases = [b.with_changes(value=cell) if self.ctx.module_scope.resolve_torch(b.value) in _FUNCTION_BASES else b
@@ -169,7 +177,8 @@ class AutogradFunctionTransform(Rule):
         return fn.with_changes(name=cst.Name("construct"), params=params, body=body,
                                decorators=_keep_decorators(fn, self.scope))
 
-    def _bprop(self, fn: cst.FunctionDef, inputs: list[str], star: str | None = None) -> cst.FunctionDef:
+    def _bprop(self, fn: cst.FunctionDef, inputs: list[str], star: str | None = None,
+               moved: tuple = ()) -> cst.FunctionDef:
         ctx_name = fn.params.params[0].name.value
         grads = [p.name.value for p in fn.params.params[1:]]
         star_grads = fn.params.star_arg.name.value if isinstance(fn.params.star_arg, cst.Param) else None
@@ -189,6 +198,7 @@ class AutogradFunctionTransform(Rule):
             head.append(parse_statement(f"{names} = {dout} if isinstance({dout}, tuple) else ({dout},)"))
         elif len(grads) > 1:
             head.append(parse_statement(f"{', '.join(grads)} = {dout}"))
+        head += [line.with_changes(leading_lines=[]) for line in moved]  # what forward kept on ctx, from the inputs
         if head:
             body = body.with_changes(body=[*head, *body.body])
         params = [cst.Param(cst.Name("self")), *[cst.Param(cst.Name(n)) for n in inputs]]
@@ -224,6 +234,141 @@ class AutogradFunctionTransform(Rule):
         head = dotted.split(".", 1)[0]
         found, _ = self.ctx.module_scope.lookup(head)
         return found and head not in self._file_classes and self.ctx.module_scope.resolve_torch(name) is None
+
+
+def _move_ctx_writes(construct: cst.FunctionDef, inputs: set) -> tuple[cst.FunctionDef, tuple]:
+    """What ``forward`` keeps on ``ctx`` for ``backward`` computed from its inputs alone (``ctx.run_function =
+    run_function``, ``ctx.input_tensors = list(args[:length])``, ``ctx.save_for_backward(x)``, ``ctx.shape =
+    x.shape``): MindSpore hands ``bprop`` the same inputs, so such a write moves to the head of ``bprop``, and a read
+    of it left in ``construct`` reads a local name (``ctx_run_function``). A static graph does not store a function
+    or a list of tensors on the Cell in ``construct`` (measured: "'int' object is not callable" and a PyExecute node
+    "has a invalid input format" for guided-diffusion's checkpoint). Only top-level statements ``self.X = value`` of
+    ``construct``, one write of ``X`` in all of it, whose value reads no name ``construct`` has bound before it
+    (an input rebound before, ``x = x + 1``, is no input any more) and no attribute of ``self`` but one moved
+    before; the others stay. Returns the new ``construct`` and the
+    moved lines (``self.X = value``, for ``bprop``)."""
+    body = construct.body
+    if not isinstance(body, cst.IndentedBlock):
+        return construct, ()
+    writes: dict[str, int] = {}
+    bound: set[str] = set()
+    reads: set[str] = set()
+
+    class _Scan(cst.CSTVisitor):
+        def visit_AssignTarget(self, node):
+            _targets(node.target)
+
+        def visit_AugAssign(self, node):
+            _targets(node.target)
+
+        def visit_AnnAssign(self, node):
+            _targets(node.target)
+
+        def visit_For(self, node):
+            _targets(node.target)
+
+        def visit_WithItem(self, node):
+            if node.asname is not None:
+                _targets(node.asname.name)
+
+        def visit_NamedExpr(self, node):
+            _targets(node.target)
+
+        def visit_Attribute(self, node):
+            if isinstance(node.value, cst.Name) and node.value.value == "self":
+                reads.add(node.attr.value)
+
+    def _targets(target):
+        todo = [target]
+        while todo:
+            t = todo.pop()
+            if isinstance(t, cst.Name):
+                bound.add(t.value)
+            elif isinstance(t, (cst.Tuple, cst.List)):
+                todo += [e.value for e in t.elements]
+            elif isinstance(t, cst.StarredElement):
+                todo.append(t.value)
+            elif isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self":
+                writes[t.attr.value] = writes.get(t.attr.value, 0) + 1
+
+    before: list[set] = []  # the names bound before each top-level statement
+    for stmt in body.body:
+        before.append(set(bound))
+        stmt.visit(_Scan())
+    taken = bound | inputs | reads
+    local_names: dict[str, str] = {}
+    moved, kept = [], []
+    for stmt, bound_before in zip(body.body, before):
+        assign = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 else None
+        target = assign.targets[0].target if isinstance(assign, cst.Assign) and len(assign.targets) == 1 else None
+        if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self" \
+                and writes.get(target.attr.value) == 1 and _reads_only(assign.value, bound_before, local_names):
+            moved.append(stmt)
+            local = local_names[target.attr.value] = _fresh("ctx_" + target.attr.value, taken)
+            taken.add(local)
+            kept.append(stmt.with_changes(body=[assign.with_changes(targets=[cst.AssignTarget(cst.Name(local))])]))
+            continue
+        kept.append(stmt)
+    if not moved:
+        return construct, ()
+
+    class _Local(cst.CSTTransformer):
+        def leave_Attribute(self, original_node, updated_node):
+            if isinstance(original_node.value, cst.Name) and original_node.value.value == "self" \
+                    and original_node.attr.value in local_names:
+                return cst.Name(local_names[original_node.attr.value])
+            return updated_node
+
+    new_lines = [line.visit(_Local()) for line in kept]
+    out = []
+    for number, line in enumerate(new_lines):  # a moved value construct itself never reads: not computed there
+        assign = line.body[0] if isinstance(line, cst.SimpleStatementLine) else None
+        name = assign.targets[0].target.value if isinstance(assign, cst.Assign) and isinstance(
+            assign.targets[0].target, cst.Name) else None
+        if name in local_names.values():
+            later: set[str] = set()
+            for other in new_lines[number + 1:]:
+                other.visit(_NameReads(later))
+            if name not in later:
+                continue
+        out.append(line)
+    if not out:
+        out = [cst.SimpleStatementLine([cst.Pass()])]
+    return construct.with_changes(body=body.with_changes(body=out)), tuple(moved)
+
+
+class _NameReads(cst.CSTVisitor):
+    def __init__(self, names: set) -> None:
+        super().__init__()
+        self.names = names
+
+    def visit_Name(self, node) -> None:
+        self.names.add(node.value)
+
+
+def _reads_only(value: cst.BaseExpression, local: set, moved: dict) -> bool:
+    """``value`` reads no name of ``local`` and no attribute of ``self`` but those of ``moved``."""
+    ok = True
+
+    class _Check(cst.CSTVisitor):
+        def visit_Attribute(self, node):
+            nonlocal ok
+            if isinstance(node.value, cst.Name) and node.value.value == "self" and node.attr.value not in moved:
+                ok = False
+            node.value.visit(self)
+            return False  # the attribute's own name is no read
+
+        def visit_Arg(self, node):
+            node.value.visit(self)
+            return False  # a keyword's name is no read
+
+        def visit_Name(self, node):
+            nonlocal ok
+            if node.value in local:
+                ok = False
+
+    value.visit(_Check())
+    return ok
 
 
 def _fresh(name: str, taken: set) -> str:
@@ -287,7 +432,16 @@ class _CtxToSelf(cst.CSTTransformer):
         return updated_node
 
     def visit_FunctionDef(self, node) -> bool:
-        return False  # nested functions keep their own names
+        """A nested function that binds the name itself (a parameter ``ctx``) keeps it; one that only reads it
+        (the closure the gradient rules make of torch's ``torch.autograd.grad`` over ``ctx.run_function(...)``:
+        guided-diffusion's gradient checkpointing) reads the outer ``ctx``, which is ``self`` (GRAPH_MODE said "The
+        name 'ctx' is not defined")."""
+        params = node.params
+        bound = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+        for star in (params.star_arg, params.star_kwarg):
+            if isinstance(star, cst.Param):
+                bound.add(star.name.value)
+        return self.ctx_name not in bound
 
 
 class _BpropReturns(cst.CSTTransformer):

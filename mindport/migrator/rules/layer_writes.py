@@ -182,6 +182,7 @@ class LayerWriteTransform(Rule):
         super().__init__(ctx)
         self._functions: list[str] = []
         self._assigned: list[frozenset] = []  # per enclosing function (and the module): names an Assign binds
+        self._split: set[int] = set()  # unpacking writes made one write per target (their lines split)
 
     def visit_Module(self, node: cst.Module) -> None:
         self._assigned.append(_assigned_names(node))
@@ -224,31 +225,84 @@ class LayerWriteTransform(Rule):
                 or "forward" in self._functions or "construct" in self._functions:
             return updated_node
         target = original_node.targets[0].target
+        if isinstance(target, (cst.Tuple, cst.List)):
+            return self._unpacked_writes(original_node, updated_node)
         if not isinstance(target, cst.Attribute):
             return updated_node
+        if not self._converts(original_node, target):
+            return updated_node
+        self.ctx.converted_sites += 1
+        return cst.Expr(self._setter(updated_node.targets[0].target, updated_node.value))
+
+    def _unpacked_writes(self, original_node, updated_node):
+        """``m.dilation, m.padding, m.stride = (d, d), (d, d), (s, s)`` (a backbone's layers made dilated in a loop
+        over ``named_modules()``): when one of the attributes written is a setting whose write is converted, the
+        statement becomes one write per target, in order, each through :meth:`leave_Assign`'s form (the accessor for
+        a converted setting, the plain write otherwise): a tuple of calls is no assignment target (the converted
+        file did not parse and was copied unchanged). Python evaluates the whole right-hand side before it assigns
+        any target, so the split is made only when the value is a tuple or list display of the same length whose
+        items read no attribute, item or call (literals, names, tuples of them); another form (a swap
+        ``m.padding, m.dilation = m.dilation, m.padding``, a call's result unpacked) is left as written and
+        flagged (MP104): write each setting on its own line."""
+        targets = [e.value for e in original_node.targets[0].target.elements]
+        attributes = [t for t in targets if isinstance(t, cst.Attribute)]
+        converted = [t for t in attributes if self._converts(original_node, t, flag=False)]
+        if not converted:
+            return updated_node
+        value = original_node.value
+        new_targets = [e.value for e in updated_node.targets[0].target.elements]
+        plain = all(isinstance(t, (cst.Attribute, cst.Name)) for t in targets)
+        if not (plain and isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(targets)
+                and all(not isinstance(e, cst.StarredElement) and _plain_value(e.value) for e in value.elements)):
+            self.flag(original_node, "MP104", "a layer setting written in an unpacking assignment whose value cannot "
+                      "be split (" + ", ".join(t.attr.value for t in converted) + "): MindSpore bakes it into the "
+                      "layer's primitives, the plain write changes nothing", "write each setting on its own line")
+            return updated_node
+        statements = []
+        for target, new_target, element in zip(targets, new_targets, updated_node.value.elements):
+            if any(target is c for c in converted):
+                statements.append(cst.Expr(self._setter(new_target, element.value)))
+            else:
+                statements.append(cst.Assign(targets=[cst.AssignTarget(new_target)], value=element.value))
+        self.ctx.converted_sites += len(converted)
+        self._split.add(id(original_node))
+        return cst.FlattenSentinel(statements)
+
+    def leave_SimpleStatementLine(self, original_node, updated_node):
+        """A line whose unpacking write :meth:`_unpacked_writes` split: one statement per line."""
+        if not any(id(s) in self._split for s in original_node.body) or len(updated_node.body) < 2:
+            return updated_node
+        lines = [cst.SimpleStatementLine(body=[s.with_changes(semicolon=cst.MaybeSentinel.DEFAULT)])
+                 for s in updated_node.body]
+        lines[0] = lines[0].with_changes(leading_lines=updated_node.leading_lines)
+        lines[-1] = lines[-1].with_changes(trailing_whitespace=updated_node.trailing_whitespace)
+        return cst.FlattenSentinel(lines)
+
+    def _setter(self, target: cst.Attribute, value: cst.BaseExpression) -> cst.Call:
+        """``mp_adapt.set_layer_attribute(receiver, 'name', value)``."""
+        return cst.Call(func=self.ctx.target_expr("mindport.runtime.adapt.set_layer_attribute"), args=[
+            cst.Arg(target.value, comma=_comma()),
+            cst.Arg(cst.SimpleString(repr(target.attr.value)), comma=_comma()),
+            cst.Arg(value)])
+
+    def _converts(self, original_node, target: cst.Attribute, flag: bool = True) -> bool:
+        """Whether the write of ``target`` goes through the accessor (a flagged write is flagged, when ``flag``)."""
         name = target.attr.value
         receiver = target.value
         if isinstance(receiver, cst.Name) and receiver.value in ("self", "cls"):
-            return updated_node
+            return False
         entries = self._known(receiver)
         if entries is not None:  # the class is known: decided now
             outcomes = [load_writes().get(e.torch, {}).get(name) for e in entries]
             flagged = [(e, o) for e, o in zip(entries, outcomes) if o is not None and o[0] == "flagged"]
             if flagged:
                 entry, (_, why) = flagged[0]
-                self.flag(original_node, "MP104", f"writing {entry.torch}.{name} after construction: {why}", "",
-                          entry.torch)
-                return updated_node
-            if not any(o is not None and o[0] == "converted" for o in outcomes):
-                return updated_node
-        elif name not in _converted_names() or not self._unknown_ok(receiver):
-            return updated_node
-        self.ctx.converted_sites += 1
-        call = cst.Call(func=self.ctx.target_expr("mindport.runtime.adapt.set_layer_attribute"), args=[
-            cst.Arg(updated_node.targets[0].target.value, comma=_comma()),
-            cst.Arg(cst.SimpleString(repr(name)), comma=_comma()),
-            cst.Arg(updated_node.value)])
-        return cst.Expr(call)
+                if flag:
+                    self.flag(original_node, "MP104", f"writing {entry.torch}.{name} after construction: {why}", "",
+                              entry.torch)
+                return False
+            return any(o is not None and o[0] == "converted" for o in outcomes)
+        return name in _converted_names() and self._unknown_ok(receiver)
 
     def _known(self, receiver: cst.BaseExpression):
         """The layer entries the receiver may be (the layer-parameter rule's bindings: ``self.bn``, a local name
@@ -284,6 +338,20 @@ class LayerWriteTransform(Rule):
 
 _CONFIG_NAMES = frozenset({"args", "opt", "opts", "cfg", "config", "conf", "hparams", "hp", "options", "flags",
                            "FLAGS", "settings", "params", "kwargs"})
+
+
+def _plain_value(node: cst.BaseExpression) -> bool:
+    """A value whose evaluation reads no attribute, item or call: literals, names, tuples/lists and arithmetic of
+    them (what an unpacking write's split may evaluate one item at a time)."""
+    if isinstance(node, (cst.Name, cst.Integer, cst.Float, cst.SimpleString, cst.Imaginary)):
+        return True
+    if isinstance(node, (cst.Tuple, cst.List)):
+        return all(not isinstance(e, cst.StarredElement) and _plain_value(e.value) for e in node.elements)
+    if isinstance(node, cst.UnaryOperation):
+        return _plain_value(node.expression)
+    if isinstance(node, cst.BinaryOperation):
+        return _plain_value(node.left) and _plain_value(node.right)
+    return False
 
 
 def _assigned_names(block) -> frozenset:

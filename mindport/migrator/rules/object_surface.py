@@ -465,7 +465,14 @@ class ObjectSurfaceTransform(Rule):
             args=[cst.Arg(name), cst.Arg(update)]))
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        self._targets.add(id(node.target))
+        todo = [node.target]  # m.dilation, m.padding = ...: each element of an unpacking target is written too
+        while todo:
+            target = todo.pop()
+            self._targets.add(id(target))
+            if isinstance(target, (cst.Tuple, cst.List)):
+                todo += [e.value for e in target.elements]
+            elif isinstance(target, cst.StarredElement):
+                todo.append(target.value)
         self._note_written_through(node.target)
 
     def _note_written_through(self, target) -> None:
