@@ -53,6 +53,9 @@ _TABLE = "__import__('mindport.discovery.passthrough_torch', fromlist=['table'])
 _MS_TABLE = "__import__('mindport.discovery.passthrough_ms', fromlist=['table']).table"
 
 
+_PLURAL_SIZES = r"(^|_)(dims|sizes|channels_list|hidden_dims|layers|blocks|num_blocks|depths|strides|units|filters)$"
+
+
 def small_value(name: str, annotation: str, default_int: int = 16, last_resort: bool = False) -> str | None:
     """A small value for a required parameter, from its name and hint; None when nothing fits. ``last_resort``: an
     unannotated parameter that no rule names gets the default size (an int is what most unnamed sizes are)."""
@@ -88,8 +91,17 @@ def small_value(name: str, annotation: str, default_int: int = 16, last_resort: 
         return "0.0" if re.search(r"drop|prob|(^|_)p$|rate$", low) else "1.0"
     if ann in ("str",):
         return None
-    if (re.search(r"(^|_)(dims|sizes|channels_list|hidden_dims|layers|blocks|num_blocks|depths|strides|units|filters)$",
-                  low)
+    members = _union_members(ann)
+    if members and not re.search(_PLURAL_SIZES, low):
+        # ``Union[int, Tuple[int, int]]``, ``int | tuple``: the value of the first kind that has one (a size's int
+        # before its per-axis tuple; a plural name keeps its list below; PointCNN's Conv(in_channels: int, ..., kernel_size: Union[int, Tuple[int,
+        # int]]) was left unbuilt: "required parameters of unknown kind"); a scalar kind before a sequence
+        for member in members:
+            value = small_value(name, member, default_int, last_resort)
+            if value is not None:
+                return value
+        return None
+    if (re.search(_PLURAL_SIZES, low)
             and not re.match(r"(n|num|n_num|number_of)_", low)) or ann.startswith(("list", "List", "tuple", "Tuple", "Sequence")):
         return "[2, 2]" if re.search(r"layers|blocks|depths", low) else "[16, 16]"
     optional = re.fullmatch(r"Optional\[(float|bool)\]|(float|bool)\|None|None\|(float|bool)", ann)
@@ -102,6 +114,27 @@ def small_value(name: str, annotation: str, default_int: int = 16, last_resort: 
         if ann == "int" or (last_resort and ann == ""):
             return str(default_int)
     return None
+
+
+def _union_members(ann: str) -> list[str]:
+    """The member kinds of a union annotation (spaces removed): ``Union[int,Tuple[int,int]]`` -> ["int",
+    "Tuple[int,int]"], ``int|tuple`` -> ["int", "tuple"], ``Union[int,None]`` -> ["int"]; None left out, the scalar
+    kinds first. [] when ``ann`` is no union (or ``int|None``, which the callers read as their Optional forms)."""
+    inner = ann[6:-1] if ann.startswith("Union[") and ann.endswith("]") else ann
+    parts, depth, start = [], 0, 0
+    sep = "," if inner is not ann else "|"
+    for i, ch in enumerate(inner):
+        depth += ch in "[("
+        depth -= ch in "])"
+        if ch == sep and depth == 0:
+            parts.append(inner[start:i])
+            start = i + 1
+    parts.append(inner[start:])
+    parts = [p for p in parts if p and p not in ("None", "NoneType")]
+    if inner is ann and len(parts) < 2:
+        return []  # ``int|None``: the callers' Optional forms
+    # a scalar kind first: the size, not its per-axis list (MindSpore's layers refuse a list where torch takes one)
+    return sorted(parts, key=lambda p: {"int": 0, "float": 1, "bool": 2}.get(p, 3))
 
 
 def ctor_attempts(cand: dict, user: str | None) -> list[tuple[str, str]]:
