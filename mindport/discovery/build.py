@@ -1095,7 +1095,7 @@ def _size_hint(problem: str, spec: str) -> list[str]:
     multiplied (2x64 and 32x400)" (BCQ's actor joins state and action) -> features / 2. [] otherwise."""
     shape, _, rest = spec.partition(":")
     dims = [int(v) for v in shape.split("x")]
-    longer = _length_hint(problem, dims, rest)
+    longer = _length_hint(problem, dims, rest) or _fixed_length_hint(problem, dims, rest)
     if longer:
         return longer
     m = re.search(r"to have (\d+) channels, but got (\d+) channels", problem)
@@ -1120,6 +1120,47 @@ def _size_hint(problem: str, spec: str) -> list[str]:
         return []
     dims[axis] = size // got
     return ["x".join(map(str, dims)) + ":" + rest]
+
+
+def _fixed_length_hint(problem: str, dims: list[int], rest: str) -> list[str]:
+    """The input with an axis at the length the model was built for, when the forward's error names a size fixed by
+    the constructor: a LayerNorm over the sequence too ("Given normalized_shape=[256, 24], expected input with shape
+    [*, 256, 24], but got input of size[2, 256, 16]": L-TAE's ``LayerNorm([d, len_max_seq])``), or a table added to
+    the input ("The size of tensor a (16) must match the size of tensor b (24) at non-singleton dimension 1": a
+    learned position table of ``max_len`` rows). The first non-batch axis of the input at the size that was got is
+    set to the size that was wanted (an axis the model transposes keeps its size, so it is found by size). [] when
+    no axis has that size, or for an integer input (ids, whose length is the vocabulary's business)."""
+    if rest.startswith("int") or len(dims) < 2:
+        return []
+    pairs = []
+    m = re.search(r"normalized_shape=\[([\d, ]+)\], expected input with shape \[\*, [\d, ]+\], but got input of "
+                  r"size\s*\[([\d, ]+)\]", problem)
+    if m:
+        wanted = [int(v) for v in m.group(1).split(",")]
+        got = [int(v) for v in m.group(2).split(",")][-len(wanted):]
+        pairs = [(g, w) for w, g in zip(wanted, got) if w != g]
+    m = re.search(r"size of tensor a \((\d+)\) must match the size of tensor b \((\d+)\)", problem)
+    if m:
+        a, b = int(m.group(1)), int(m.group(2))
+        pairs = [(a, b), (b, a)]  # either side may be the input's
+    out = []
+    for got, wanted in pairs:
+        if got <= 1 or wanted <= 1:
+            continue
+        axis = next((i for i in range(1, len(dims)) if dims[i] == got), None)
+        if axis is None:
+            continue
+        new = list(dims)
+        new[axis] = wanted
+        elements = 1
+        for v in new:
+            elements *= v
+        spec = "x".join(map(str, new)) + ":" + rest
+        if elements <= MAX_ELEMENTS and spec not in out:
+            out.append(spec)
+        if m is not None:
+            break  # the input's side found: the other side is the table's
+    return out
 
 
 def _length_hint(problem: str, dims: list[int], rest: str) -> list[str]:
