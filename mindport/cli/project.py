@@ -198,7 +198,9 @@ def observe(src, model, ctor, inputs, seed, out):
 @click.option("--observe/--no-observe", "observe", default=True, show_default=True,
               help="With --model: convert once the torch model has run on the inputs, with what that run saw (a site "
                    "that got only floating inputs gets MindSpore's own op, not the int-to-float guard; "
-                   "OUT/mindport-logs/observed-facts.json). --no-observe converts from the code alone.")
+                   "OUT/mindport-logs/observed-facts.json); without it, converted again with what the torch builds "
+                   "and runs of every discovered model saw, before the proofs. --no-observe converts from the code "
+                   "alone.")
 @click.option("--stub-missing/--no-stub-missing", "stub_missing", default=True, show_default=True,
               help="Without --model: a module the repository's files import and this machine lacks (tqdm, sklearn, "
                    "...) is a stand-in while models are built and proven; a model that uses it fails, one proven "

@@ -1612,6 +1612,14 @@ def main(request_path: str, result_path: str) -> None:
     order = sorted(candidates, key=lambda c: -len([k for k in c.get("builds", ()) if k in keys]))
     observed: dict = {}
     work = request.get("work")
+    facts_path = request.get("facts")
+    recorder = None
+    if facts_path:  # the torch calls of the root's files while the candidates are built and run (mindport.observed):
+        # the conversion's facts (migrate without a model converts again with them before the proofs)
+        from mindport.observed import record
+
+        recorder = record(root)
+        facts = recorder.__enter__()
     with open(result_path, "a", encoding="utf-8") as out:
         for cand in order:
             start = time.perf_counter()
@@ -1635,8 +1643,12 @@ def main(request_path: str, result_path: str) -> None:
 
                 if STUBBED:
                     res["stubbed"] = list(STUBBED)  # stubbed in this repository's process so far
+            if recorder is not None:  # before the result: a crash later keeps what this candidate's runs saw
+                facts.save(facts_path)
             out.write(json.dumps(res, default=str) + "\n")
             out.flush()
+    if recorder is not None:
+        recorder.__exit__(None, None, None)
 
 
 if __name__ == "__main__":  # pragma: no cover - the builder process
