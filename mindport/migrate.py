@@ -132,7 +132,7 @@ def migrate(src, out, *, model: str | None = None, ctor: str | None = None, inpu
             train_steps: int | None = None, optimizer: str | None = None, lr: float | None = None,
             loss: str | None = None, graph_mode: bool | None = None, models: str | None = None,
             max_models: int | None = None, model_workers: int = 1, discover: bool = True,
-            model_progress=None, observe: bool = True) -> MigrationReport:
+            model_progress=None, observe: bool = True, stub_missing: bool = True) -> MigrationReport:
     """Run the whole migration. Raises InputError for unusable arguments (exit code 2).
 
     ``progress(text)`` is told each step; ``file_progress(rel, done, total)`` each converted file. ``mappings``:
@@ -147,7 +147,9 @@ def migrate(src, out, *, model: str | None = None, ctor: str | None = None, inpu
     on the parity inputs, with the facts that run recorded (``mindport.observed``): a site that saw only floating
     inputs gets MindSpore's own op instead of the int-to-float guard, a join of one dtype no promotion; the port
     proven is that conversion, and ``OUT/mindport-logs/observed-facts.json`` keeps the facts (``convert --facts``).
-    ``observe=False`` converts from the code alone."""
+    ``observe=False`` converts from the code alone. Without a model, ``observe``: the discovered models are built and
+    run in torch under the same recorder, and SRC is converted again with what all those runs saw before the proofs
+    (``report.observed``; the same facts file). ``stub_missing``: see ``_prove_discovered``."""
     started = time.perf_counter()
     src, out = Path(src), Path(out)
     if not src.exists():
@@ -215,10 +217,21 @@ def migrate(src, out, *, model: str | None = None, ctor: str | None = None, inpu
     if not model:
         report.skipped.append("weights, parity, train/eval scripts and MindIR export: no model given "
                               "(--model FILE.py:Name or `model` in mindport.toml)")
+        def observed_discovery(facts) -> None:
+            """Every discovered model was built and run in torch: convert again with what those runs recorded
+            (the ports proven next are the ones written; a site no run reached keeps its run-time helper)."""
+            report.observed = _observed_summary(facts, out) if facts is not None else {
+                "used": False, "reason": "no discovered model was built and run in torch"}
+            if facts is not None:
+                convert(facts)
+                (out / OBSERVED_FACTS).parent.mkdir(parents=True, exist_ok=True)
+                facts.save(out / OBSERVED_FACTS)
+
         if discover:
             _prove_discovered(report, src, out, models=models, max_models=max_models, workers=model_workers,
                               rtol=rtol, atol=atol, graph_mode=checks["graph_mode"], progress=progress,
-                              model_progress=model_progress)
+                              model_progress=model_progress, stub_missing=stub_missing,
+                              observed=observed_discovery if observe else None)
         report.seconds = time.perf_counter() - started
         write_migration_reports(report, out)
         return report
@@ -315,8 +328,14 @@ def read_model_settings(src: Path) -> dict[str, dict]:
 
 
 def _prove_discovered(report: MigrationReport, src: Path, out: Path, *, models, max_models, workers, rtol, atol,
-                      graph_mode, progress, model_progress) -> None:
-    """No model named: discover every model of SRC and prove each one (``mindport.discovery``)."""
+                      graph_mode, progress, model_progress, stub_missing=True, observed=None) -> None:
+    """No model named: discover every model of SRC and prove each one (``mindport.discovery``).
+
+    ``stub_missing``: a module the repository's own files import and this machine lacks (``tqdm``, ``sklearn``,
+    ``h5py``, ``torch_sparse`` at the top of a model file, used by its scripts or helpers) is a stand-in
+    (``mindport.discovery.stubs``), as the discovery sweep measures: without it one such import left every model of
+    the file unbuilt. A model that really uses the stand-in fails building or running; one proven with stand-ins
+    names them (its entry's ``stubbed``)."""
     from mindport.extras import missing as missing_modules
 
     missing = missing_modules(("numpy", "torch", "mindspore"))
@@ -333,7 +352,9 @@ def _prove_discovered(report: MigrationReport, src: Path, out: Path, *, models, 
         src, out, pattern=models, max_models=max_models, workers=workers,
         user_ctors={k: v["ctor"] for k, v in settings.items() if "ctor" in v},
         user_inputs={k: v["input"] for k, v in settings.items() if "input" in v},
-        settings=ProveSettings(rtol=rtol, atol=atol, graph_mode=graph_mode), progress=model_progress,
+        settings=ProveSettings(rtol=rtol, atol=atol, graph_mode=graph_mode, stub_missing=stub_missing,
+                               observe=observed is not None),
+        progress=model_progress, before_proof=observed,
         log_dir=out / LOGS_DIR / "models")
     say(progress, summary_line(report.models_summary))
 

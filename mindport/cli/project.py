@@ -198,10 +198,16 @@ def observe(src, model, ctor, inputs, seed, out):
 @click.option("--observe/--no-observe", "observe", default=True, show_default=True,
               help="With --model: convert once the torch model has run on the inputs, with what that run saw (a site "
                    "that got only floating inputs gets MindSpore's own op, not the int-to-float guard; "
-                   "OUT/mindport-logs/observed-facts.json). --no-observe converts from the code alone.")
+                   "OUT/mindport-logs/observed-facts.json); without it, converted again with what the torch builds "
+                   "and runs of every discovered model saw, before the proofs. --no-observe converts from the code "
+                   "alone.")
+@click.option("--stub-missing/--no-stub-missing", "stub_missing", default=True, show_default=True,
+              help="Without --model: a module the repository's files import and this machine lacks (tqdm, sklearn, "
+                   "...) is a stand-in while models are built and proven; a model that uses it fails, one proven "
+                   "with stand-ins names them in the report.")
 def migrate(src, out, model, ctor, inputs, weights, target, rtol, atol, jobs, mapping_files, grad, train_steps,
             optimizer, lr, loss, no_graph, do_export, force, models_pattern, max_models, model_workers, no_models,
-            observe):
+            observe, stub_missing):
     """Migrate a PyTorch project: convert the code, convert the checkpoint, prove parity, emit train/eval
     scripts, export MindIR.
 
@@ -254,7 +260,7 @@ def migrate(src, out, model, ctor, inputs, weights, target, rtol, atol, jobs, ma
                                    grad=grad or None, train_steps=train_steps, optimizer=optimizer, lr=lr,
                                    loss=loss, graph_mode=False if no_graph else None, models=models_pattern,
                                    max_models=max_models, model_workers=model_workers, discover=not no_models,
-                                   observe=observe,
+                                   observe=observe, stub_missing=stub_missing,
                                    model_progress=progress.models)
     except InputError as exc:
         _fail_input(exc)

@@ -53,6 +53,9 @@ _TABLE = "__import__('mindport.discovery.passthrough_torch', fromlist=['table'])
 _MS_TABLE = "__import__('mindport.discovery.passthrough_ms', fromlist=['table']).table"
 
 
+_PLURAL_SIZES = r"(^|_)(dims|sizes|channels_list|hidden_dims|layers|blocks|num_blocks|depths|strides|units|filters)$"
+
+
 def small_value(name: str, annotation: str, default_int: int = 16, last_resort: bool = False) -> str | None:
     """A small value for a required parameter, from its name and hint; None when nothing fits. ``last_resort``: an
     unannotated parameter that no rule names gets the default size (an int is what most unnamed sizes are)."""
@@ -88,8 +91,17 @@ def small_value(name: str, annotation: str, default_int: int = 16, last_resort: 
         return "0.0" if re.search(r"drop|prob|(^|_)p$|rate$", low) else "1.0"
     if ann in ("str",):
         return None
-    if (re.search(r"(^|_)(dims|sizes|channels_list|hidden_dims|layers|blocks|num_blocks|depths|strides|units|filters)$",
-                  low)
+    members = _union_members(ann)
+    if members and not re.search(_PLURAL_SIZES, low):
+        # ``Union[int, Tuple[int, int]]``, ``int | tuple``: the value of the first kind that has one (a size's int
+        # before its per-axis tuple; a plural name keeps its list below; PointCNN's Conv(in_channels: int, ..., kernel_size: Union[int, Tuple[int,
+        # int]]) was left unbuilt: "required parameters of unknown kind"); a scalar kind before a sequence
+        for member in members:
+            value = small_value(name, member, default_int, last_resort)
+            if value is not None:
+                return value
+        return None
+    if (re.search(_PLURAL_SIZES, low)
             and not re.match(r"(n|num|n_num|number_of)_", low)) or ann.startswith(("list", "List", "tuple", "Tuple", "Sequence")):
         return "[2, 2]" if re.search(r"layers|blocks|depths", low) else "[16, 16]"
     optional = re.fullmatch(r"Optional\[(float|bool)\]|(float|bool)\|None|None\|(float|bool)", ann)
@@ -102,6 +114,27 @@ def small_value(name: str, annotation: str, default_int: int = 16, last_resort: 
         if ann == "int" or (last_resort and ann == ""):
             return str(default_int)
     return None
+
+
+def _union_members(ann: str) -> list[str]:
+    """The member kinds of a union annotation (spaces removed): ``Union[int,Tuple[int,int]]`` -> ["int",
+    "Tuple[int,int]"], ``int|tuple`` -> ["int", "tuple"], ``Union[int,None]`` -> ["int"]; None left out, the scalar
+    kinds first. [] when ``ann`` is no union (or ``int|None``, which the callers read as their Optional forms)."""
+    inner = ann[6:-1] if ann.startswith("Union[") and ann.endswith("]") else ann
+    parts, depth, start = [], 0, 0
+    sep = "," if inner is not ann else "|"
+    for i, ch in enumerate(inner):
+        depth += ch in "[("
+        depth -= ch in "])"
+        if ch == sep and depth == 0:
+            parts.append(inner[start:i])
+            start = i + 1
+    parts.append(inner[start:])
+    parts = [p for p in parts if p and p not in ("None", "NoneType")]
+    if inner is ann and len(parts) < 2:
+        return []  # ``int|None``: the callers' Optional forms
+    # a scalar kind first: the size, not its per-axis list (MindSpore's layers refuse a list where torch takes one)
+    return sorted(parts, key=lambda p: {"int": 0, "float": 1, "bool": 2}.get(p, 3))
 
 
 def ctor_attempts(cand: dict, user: str | None) -> list[tuple[str, str]]:
@@ -1071,7 +1104,7 @@ def _size_hint(problem: str, spec: str) -> list[str]:
     multiplied (2x64 and 32x400)" (BCQ's actor joins state and action) -> features / 2. [] otherwise."""
     shape, _, rest = spec.partition(":")
     dims = [int(v) for v in shape.split("x")]
-    longer = _length_hint(problem, dims, rest)
+    longer = _length_hint(problem, dims, rest) or _fixed_length_hint(problem, dims, rest)
     if longer:
         return longer
     m = re.search(r"to have (\d+) channels, but got (\d+) channels", problem)
@@ -1096,6 +1129,47 @@ def _size_hint(problem: str, spec: str) -> list[str]:
         return []
     dims[axis] = size // got
     return ["x".join(map(str, dims)) + ":" + rest]
+
+
+def _fixed_length_hint(problem: str, dims: list[int], rest: str) -> list[str]:
+    """The input with an axis at the length the model was built for, when the forward's error names a size fixed by
+    the constructor: a LayerNorm over the sequence too ("Given normalized_shape=[256, 24], expected input with shape
+    [*, 256, 24], but got input of size[2, 256, 16]": L-TAE's ``LayerNorm([d, len_max_seq])``), or a table added to
+    the input ("The size of tensor a (16) must match the size of tensor b (24) at non-singleton dimension 1": a
+    learned position table of ``max_len`` rows). The first non-batch axis of the input at the size that was got is
+    set to the size that was wanted (an axis the model transposes keeps its size, so it is found by size). [] when
+    no axis has that size, or for an integer input (ids, whose length is the vocabulary's business)."""
+    if rest.startswith("int") or len(dims) < 2:
+        return []
+    pairs = []
+    m = re.search(r"normalized_shape=\[([\d, ]+)\], expected input with shape \[\*, [\d, ]+\], but got input of "
+                  r"size\s*\[([\d, ]+)\]", problem)
+    if m:
+        wanted = [int(v) for v in m.group(1).split(",")]
+        got = [int(v) for v in m.group(2).split(",")][-len(wanted):]
+        pairs = [(g, w) for w, g in zip(wanted, got) if w != g]
+    m = re.search(r"size of tensor a \((\d+)\) must match the size of tensor b \((\d+)\)", problem)
+    if m:
+        a, b = int(m.group(1)), int(m.group(2))
+        pairs = [(a, b), (b, a)]  # either side may be the input's
+    out = []
+    for got, wanted in pairs:
+        if got <= 1 or wanted <= 1:
+            continue
+        axis = next((i for i in range(1, len(dims)) if dims[i] == got), None)
+        if axis is None:
+            continue
+        new = list(dims)
+        new[axis] = wanted
+        elements = 1
+        for v in new:
+            elements *= v
+        spec = "x".join(map(str, new)) + ":" + rest
+        if elements <= MAX_ELEMENTS and spec not in out:
+            out.append(spec)
+        if m is not None:
+            break  # the input's side found: the other side is the table's
+    return out
 
 
 def _length_hint(problem: str, dims: list[int], rest: str) -> list[str]:
@@ -1547,6 +1621,14 @@ def main(request_path: str, result_path: str) -> None:
     order = sorted(candidates, key=lambda c: -len([k for k in c.get("builds", ()) if k in keys]))
     observed: dict = {}
     work = request.get("work")
+    facts_path = request.get("facts")
+    recorder = None
+    if facts_path:  # the torch calls of the root's files while the candidates are built and run (mindport.observed):
+        # the conversion's facts (migrate without a model converts again with them before the proofs)
+        from mindport.observed import record
+
+        recorder = record(root)
+        facts = recorder.__enter__()
     with open(result_path, "a", encoding="utf-8") as out:
         for cand in order:
             start = time.perf_counter()
@@ -1570,8 +1652,12 @@ def main(request_path: str, result_path: str) -> None:
 
                 if STUBBED:
                     res["stubbed"] = list(STUBBED)  # stubbed in this repository's process so far
+            if recorder is not None:  # before the result: a crash later keeps what this candidate's runs saw
+                facts.save(facts_path)
             out.write(json.dumps(res, default=str) + "\n")
             out.flush()
+    if recorder is not None:
+        recorder.__exit__(None, None, None)
 
 
 if __name__ == "__main__":  # pragma: no cover - the builder process

@@ -48,6 +48,7 @@ class ProveSettings:
     memory_bytes: int = 6 * 1024 ** 3  # the builder's address-space limit
     seed: int = 0
     stub_missing: bool = False  # modules this machine lacks are stand-ins (mindport.discovery.stubs)
+    observe: bool = False  # the builder records the torch calls' facts (mindport.observed) for prove_models' before_proof
     max_params: int = 40_000_000  # bigger models are not built (parity on CPU would take minutes each)
 
 
@@ -76,6 +77,8 @@ def run_builder(root: Path, candidates: list, user_ctors: dict, work: Path, s: P
     results: dict[str, dict] = {}
     todo = [c for c in candidates]
     work.mkdir(parents=True, exist_ok=True)
+    for old in work.glob("facts-*.json"):  # a former run's into the same log folder: never merged with this one's
+        old.unlink()
     attempt = 0
     while todo:
         attempt += 1
@@ -87,7 +90,8 @@ def run_builder(root: Path, candidates: list, user_ctors: dict, work: Path, s: P
                                                    if c.key not in {t.key for t in todo}],
                                        "ctors": user_ctors, "seconds": s.build_seconds, "work": str(work),
                                        "memory_bytes": s.memory_bytes, "stub_missing": s.stub_missing,
-                                       "max_params": s.max_params}),
+                                       "max_params": s.max_params,
+                                       **({"facts": str(work / f"facts-{attempt}.json")} if s.observe else {})}),
                            encoding="utf-8")
         result_path.write_text("")
         log = open(work / "build.log", "ab")
@@ -136,6 +140,30 @@ def run_builder(root: Path, candidates: list, user_ctors: dict, work: Path, s: P
             rest = [c for c in rest if c is not bad]
         todo = rest
     return results
+
+
+def _builder_facts(work: Path):
+    """The facts every builder process of this run recorded (one file per process: a crash starts another), merged
+    site by site; None when there are none."""
+    from mindport.observed import Facts, load
+
+    merged = Facts()
+    for path in sorted(work.glob("facts-*.json")):
+        try:
+            part = load(path)
+        except ValueError:
+            continue
+        for rel, sites in part.files.items():
+            for span, site in sites.items():
+                into = merged.files.setdefault(rel, {}).setdefault(span, {"api": site["api"], "dtypes": [],
+                                                                           "calls": 0})
+                if into["api"] != site["api"]:
+                    into["api"] = "?"
+                into["calls"] += site.get("calls", 0)
+                into["dtypes"] += [d for d in site["dtypes"] if d not in into["dtypes"]]
+                if site.get("joined"):
+                    into["joined"] = True
+    return merged if merged.files else None
 
 
 def _env() -> dict:
@@ -496,9 +524,12 @@ def _verdict(entry: dict, draws: list) -> dict:
 def prove_models(src_root, out_root, *, pattern: str | None = None, max_models: int | None = None,
                  workers: int = 1, user_ctors: dict | None = None, user_inputs: dict | None = None,
                  settings: ProveSettings | None = None, progress=None, cache: bool = True,
-                 log_dir=None, spread: bool = False) -> tuple[list[dict], dict]:
+                 log_dir=None, spread: bool = False, before_proof=None) -> tuple[list[dict], dict]:
     """Discover, build and prove every model of ``src_root`` against its conversion in ``out_root``.
-    ``progress(done, total, entry)`` after each model. Returns (models, summary)."""
+    ``progress(done, total, entry)`` after each model. With ``settings.observe``, ``before_proof(facts)`` is called
+    once every candidate was built in torch and before any proof, with the facts the builder recorded
+    (``mindport.observed.Facts``, over every build and forward; None when it recorded nothing): migrate converts
+    ``out_root`` again with them, so that the port proven is the one written. Returns (models, summary)."""
     from mindport.discovery.scan import discover, files_hash, python_files
 
     s = settings or ProveSettings()
@@ -555,6 +586,8 @@ def prove_models(src_root, out_root, *, pattern: str | None = None, max_models: 
     built = run_builder(src_root, todo, user_ctors or {}, work, s, context=context) if todo else {}
     for t in starting:
         t.join()
+    if s.observe and before_proof is not None and todo:
+        before_proof(_builder_facts(work))
     build_seconds = time.perf_counter() - t_build
     to_prove = []
     for c in todo:
