@@ -74,8 +74,10 @@ class ClassFacts:
     """The facts of one class (its whole body); ``native_inplace`` and ``native_lists`` hold ids of call nodes."""
 
     def __init__(self, cls: cst.ClassDef, resolve: Resolve, is_inplace: Callable[[cst.Call], bool],
-                 file: FileFacts, builds_cell: Callable[[cst.BaseExpression], bool]) -> None:
+                 file: FileFacts, builds_cell: Callable[[cst.BaseExpression], bool],
+                 resolve_any: "Resolve | None" = None) -> None:
         self.builds_cell = builds_cell
+        self._resolve_any = resolve_any or resolve  # any import's qualified name (einops.rearrange)
         self.native_inplace: set[int] = set()
         self.native_lists: set[int] = set()
         self.runtime_lists: set[int] = set()  # lists displayed with Cells but added to by name: the runtime's
@@ -149,6 +151,23 @@ class ClassFacts:
             if sequences and len(sequences) == len(calls) and all(self._only_called(m, name) for m in methods):
                 for sequence in sequences:
                     self.native_inplace |= sequential_inplace(sequence, resolve, is_inplace)
+                leading = [s for s in map(self._leading_softmax, sequences) if s is not None]
+                if leading and all(self._called_unmasked(m, name) for m in methods):
+                    self.native_softmax.update(id(c) for c in leading)
+
+    def _leading_softmax(self, sequence: cst.Call) -> "cst.Call | None":
+        """The ``nn.Softmax(...)`` member of ``nn.Sequential(...)`` that gets the sequence's own input: the first
+        member, or one after members that only hand it on (dropout, Identity: ``nn.Sequential(nn.Softmax(dim=-1),
+        nn.Dropout(p))``, lucidrains' ``self.attend``); None if there is none, or the members are not a plain display."""
+        for arg in sequence.args:
+            if arg.keyword is not None or arg.star or not isinstance(arg.value, cst.Call):
+                return None
+            qual = self._resolve(arg.value.func)
+            if qual == "torch.nn.Softmax":
+                return arg.value
+            if qual not in _PASSING:
+                return None
+        return None
 
     @staticmethod
     def _only_called(method: cst.FunctionDef, name: str) -> bool:
@@ -166,7 +185,7 @@ class ClassFacts:
             return False  # a reference in a nested function or lambda: not read here
         if all(ref.assigned for ref in refs):
             return True
-        facts = UnmaskedFacts(method, self._resolve, self._layers)
+        facts = UnmaskedFacts(method, self._resolve, self._layers, self._resolve_any)
         return all(ref.assigned or ref.call is not None and len(ref.call.args) == 1 and ref.call.args[0].keyword is None
                    and not ref.call.args[0].star and facts.unmasked(ref.call.args[0].value) for ref in refs)
 

@@ -75,6 +75,49 @@ SOURCE = textwrap.dedent("""
             return (attn @ v).transpose(1, 2).reshape(b, n, c)
 
 
+    class SeqAttend(nn.Module):
+        def __init__(self, dim=8, heads=2, n=5):
+            super().__init__()
+            self.heads = heads
+            self.to_qkv = nn.Linear(dim, dim * 3, bias=False)
+            self.attend = nn.Sequential(nn.Softmax(dim=-1), nn.Dropout(0.0))
+            self.rel_pos_bias = nn.Embedding(n * n, heads)
+            self.register_buffer('rel_pos_indices', torch.arange(n * n).view(n, n), persistent=False)
+
+        def forward(self, x):
+            q, k, v = self.to_qkv(x).chunk(3, dim=-1)
+            q, k, v = map(lambda t: rearrange(t, 'b n (h d) -> b h n d', h=self.heads), (q, k, v))
+            sim = torch.einsum('b h i d, b h j d -> b h i j', q, k)
+            bias = self.rel_pos_bias(self.rel_pos_indices)
+            sim = sim + rearrange(bias, 'i j h -> h i j')
+            attn = self.attend(sim)
+            return rearrange(torch.einsum('b h i j, b h j d -> b h i d', attn, v), 'b h n d -> b n (h d)')
+
+
+    class LayerAttend(nn.Module):
+        def __init__(self, dim=8, heads=2, n=5):
+            super().__init__()
+            self.heads = heads
+            self.to_qk = nn.Linear(dim, dim * 2, bias=False)
+            self.attend = nn.Softmax(dim=-1)
+            self.rel_pos_bias = nn.Embedding(n * n, heads)
+            self.register_buffer('rel_pos_indices', torch.arange(n * n).view(n, n), persistent=False)
+
+        def forward(self, x):
+            q, k = map(lambda t: rearrange(t, 'b n (h d) -> b h n d', h=self.heads), self.to_qk(x).chunk(2, dim=-1))
+            bias = self.rel_pos_bias(self.rel_pos_indices)
+            return self.attend(q @ k.transpose(-1, -2) + rearrange(bias, 'i j h -> h i j'))
+
+
+    class SeqMasked(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.attend = nn.Sequential(nn.Dropout(0.0), nn.Softmax(dim=-1))
+
+        def forward(self, x, mask):
+            return self.attend(x.masked_fill(mask, float('-inf')))
+
+
     class GivenPair(nn.Module):
         def forward(self, pair):
             a, b = pair
@@ -106,6 +149,17 @@ def test_unpacked_names_and_finite_inplace_fills_give_native_softmax():
         assert "mp_F.softmax(" in _class_code(code, name), code
 
 
+def test_softmax_layers_on_unmasked_inputs_are_native():
+    """``nn.Sequential(nn.Softmax(dim=-1), nn.Dropout(p))`` (the softmax gets the sequence's input) and an
+    ``nn.Softmax`` layer whose input reads einops' ``rearrange`` of an Embedding's output are MindSpore's own
+    ``nn.Softmax``; a softmax member after a dropout of a masked input keeps the runtime layer."""
+    code = convert_source(SOURCE).code
+    for name in ("SeqAttend", "LayerAttend"):
+        body = _class_code(code, name)
+        assert "nn.Softmax(axis=-1)" in body and "mp_nn.Softmax" not in body, body
+    assert "mp_nn.Softmax(" in _class_code(code, "SeqMasked"), code
+
+
 def test_native_softmax_matches_torch(tmp_path):
     code = convert_source(SOURCE).code
     rng = np.random.default_rng(21)
@@ -120,6 +174,10 @@ def test_native_softmax_matches_torch(tmp_path):
                                     rtol=1e-4, atol=1e-6)
         assert_port_matches_in_mode(SOURCE, code, "HeadsAttn", [x3], tmp_path, f"heads_{mode}", mode,
                                     rtol=1e-4, atol=1e-6)
+        assert_port_matches_in_mode(SOURCE, code, "SeqAttend", [x3], tmp_path, f"seq_{mode}", mode,
+                                    rtol=1e-4, atol=1e-6)
+        assert_port_matches_in_mode(SOURCE, code, "LayerAttend", [x3], tmp_path, f"layer_{mode}", mode,
+                                    rtol=1e-4, atol=1e-6)
 
 
 def test_runtime_softmax_kept_where_a_row_may_be_all_minus_inf(tmp_path):
@@ -133,3 +191,4 @@ def test_runtime_softmax_kept_where_a_row_may_be_all_minus_inf(tmp_path):
     mask[1, 2, :] = True
     fill = np.array(-np.inf, np.float32)
     assert_port_matches_in_mode(SOURCE, code, "GivenFill", [x, mask, fill], tmp_path, "fill", "pynative")
+    assert_port_matches_in_mode(SOURCE, code, "SeqMasked", [x, mask], tmp_path, "seq_masked", "pynative")
