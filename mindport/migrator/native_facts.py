@@ -74,8 +74,10 @@ class ClassFacts:
     """The facts of one class (its whole body); ``native_inplace`` and ``native_lists`` hold ids of call nodes."""
 
     def __init__(self, cls: cst.ClassDef, resolve: Resolve, is_inplace: Callable[[cst.Call], bool],
-                 file: FileFacts, builds_cell: Callable[[cst.BaseExpression], bool]) -> None:
+                 file: FileFacts, builds_cell: Callable[[cst.BaseExpression], bool],
+                 resolve_any: "Resolve | None" = None) -> None:
         self.builds_cell = builds_cell
+        self._resolve_any = resolve_any or resolve  # any import's qualified name (einops.rearrange)
         self.native_inplace: set[int] = set()
         self.native_lists: set[int] = set()
         self.runtime_lists: set[int] = set()  # lists displayed with Cells but added to by name: the runtime's
@@ -149,6 +151,23 @@ class ClassFacts:
             if sequences and len(sequences) == len(calls) and all(self._only_called(m, name) for m in methods):
                 for sequence in sequences:
                     self.native_inplace |= sequential_inplace(sequence, resolve, is_inplace)
+                leading = [s for s in map(self._leading_softmax, sequences) if s is not None]
+                if leading and all(self._called_unmasked(m, name) for m in methods):
+                    self.native_softmax.update(id(c) for c in leading)
+
+    def _leading_softmax(self, sequence: cst.Call) -> "cst.Call | None":
+        """The ``nn.Softmax(...)`` member of ``nn.Sequential(...)`` that gets the sequence's own input: the first
+        member, or one after members that only hand it on (dropout, Identity: ``nn.Sequential(nn.Softmax(dim=-1),
+        nn.Dropout(p))``, lucidrains' ``self.attend``); None if there is none, or the members are not a plain display."""
+        for arg in sequence.args:
+            if arg.keyword is not None or arg.star or not isinstance(arg.value, cst.Call):
+                return None
+            qual = self._resolve(arg.value.func)
+            if qual == "torch.nn.Softmax":
+                return arg.value
+            if qual not in _PASSING:
+                return None
+        return None
 
     @staticmethod
     def _only_called(method: cst.FunctionDef, name: str) -> bool:
@@ -166,7 +185,7 @@ class ClassFacts:
             return False  # a reference in a nested function or lambda: not read here
         if all(ref.assigned for ref in refs):
             return True
-        facts = UnmaskedFacts(method, self._resolve, self._layers)
+        facts = UnmaskedFacts(method, self._resolve, self._layers, self._resolve_any)
         return all(ref.assigned or ref.call is not None and len(ref.call.args) == 1 and ref.call.args[0].keyword is None
                    and not ref.call.args[0].star and facts.unmasked(ref.call.args[0].value) for ref in refs)
 
@@ -675,6 +694,12 @@ def _unpacked_element(node: cst.Assign, target, name: cst.Name):
     return None
 
 
+def _unpacking_target(target, name: cst.Name) -> bool:
+    """Is ``name`` a plain (not starred, not nested) element of the tuple or list target ``target``?"""
+    return isinstance(target, (cst.Tuple, cst.List)) and any(
+        not isinstance(e, cst.StarredElement) and e.value is name for e in target.elements)
+
+
 class _Order(cst.CSTVisitor):
     """One method in source order: each node's position, names' reads (with their parent) and bindings, references
     to ``self.<attr>``, and which nodes sit in a loop."""
@@ -693,6 +718,8 @@ class _Order(cst.CSTVisitor):
         # method's top level (in a block, a loop, a with, a tuple target ...)
         self._binding_stmts: dict[str, list] = {}
         self._stmt_target: dict[int, str | None] = {}
+        # name -> the whole value of each ``a, b = value`` binding it (a plain element of one tuple or list target)
+        self._unpacked: dict[str, list] = {}
         self._attr_refs: dict[str, list[_Ref]] = {}
         self._current_stmt_target: list[str | None] = []
         self._store: set[int] = set()
@@ -747,6 +774,8 @@ class _Order(cst.CSTVisitor):
                     self._store.add(id(name))
                     plain = isinstance(t.target, cst.Name) and len(node.targets) == 1
                     self._bindings.setdefault(name.value, []).append(node.value if plain else None)
+                    if not plain and len(node.targets) == 1 and _unpacking_target(t.target, name):
+                        self._unpacked.setdefault(name.value, []).append(node.value)
                     value = node.value if plain else _unpacked_element(node, t.target, name)
                     self._bind(name.value, value if len(self._statement) == 1 else None)
         elif isinstance(node, cst.AnnAssign):
@@ -832,6 +861,11 @@ class _Order(cst.CSTVisitor):
 
     def bindings(self, name: str):
         return self._bindings.get(name, [])
+
+    def unpacked(self, name: str):
+        """The whole value of each binding of ``name`` as a plain element of a tuple or list target (``q, k, v =
+        value``); :meth:`bindings` has None for those."""
+        return self._unpacked.get(name, [])
 
     def attribute_refs(self, name: str):
         return self._attr_refs.get(name, [])
@@ -1768,10 +1802,19 @@ class UnmaskedFacts:
                 func = node.func
                 if isinstance(func, cst.Attribute) and func.attr.value.endswith("_") \
                         and isinstance(func.value, cst.Name):
-                    mutated.add(func.value.value)  # x.masked_fill_(...)
+                    if func.attr.value == "masked_fill_":
+                        fills.append((func.value.value, node))  # decided below: a finite fill keeps no -inf row
+                    else:
+                        mutated.add(func.value.value)  # x.add_(...)
 
+        fills: list = []
         walk(function, _Find())
         self._nonfinite = bool(nonfinite)
+        for name, call in fills:
+            value = [a.value for a in call.args if a.keyword is not None and a.keyword.value == "value"] \
+                or [a.value for a in call.args[1:2] if a.keyword is None and not a.star]
+            if len(call.args) != 2 or len(value) != 1 or not self._finite_fill(value[0]):
+                mutated.add(name)  # x.masked_fill_(mask, float('-inf')), or a fill not known finite
 
     def unmasked(self, expr, seen: frozenset[str] = frozenset()) -> bool:
         """No row of all -inf can reach ``expr``."""
@@ -1788,7 +1831,12 @@ class UnmaskedFacts:
             if expr.value in self._params or expr.value in self._mutated:
                 return False
             bindings = self._order.bindings(expr.value)
-            return bool(bindings) and all(v is not None and self._value(v, seen | {expr.value}) for v in bindings)
+            unpacked = self._order.unpacked(expr.value)
+            if not bindings or sum(v is None for v in bindings) != len(unpacked):
+                return False  # a binding by a loop, a with, a starred or nested target ...
+            inner = seen | {expr.value}
+            return all(self._value(v, inner) for v in bindings if v is not None) \
+                and all(self._elements(v, inner) for v in unpacked)
         if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus, cst.Plus)):
             return self._value(expr.expression, seen)
         if isinstance(expr, cst.BinaryOperation):
@@ -1802,6 +1850,34 @@ class UnmaskedFacts:
         if isinstance(expr, cst.Call):
             return self._call(expr, seen)
         return False
+
+    def _elements(self, expr, seen) -> bool:
+        """No row of all -inf in any element of a value unpacked into names (``q, k, v = value``): a display of
+        such values; a comprehension (one ``for``) or ``map(lambda t: ..., iterable)`` whose iterable's elements are
+        such values and whose element expression is one given that (``[rearrange(t, ...) for t in qkv]``, lucidrains'
+        ``map(lambda t: rearrange(t, ...), (q, k, v))``); or a tensor (or a tuple of tensors) that is one
+        (``self.to_qkv(x).chunk(3, dim=-1)``, ``qkv.permute(2, 0, 3, 1, 4)``): its parts along any axis are."""
+        if isinstance(expr, (cst.Tuple, cst.List)):
+            return all(not isinstance(e, cst.StarredElement) and self._value(e.value, seen) for e in expr.elements)
+        if isinstance(expr, (cst.ListComp, cst.GeneratorExp)):
+            loop = expr.for_in
+            if loop.inner_for_in is not None or loop.asynchronous is not None \
+                    or not isinstance(loop.target, cst.Name) or not self._elements(loop.iter, seen):
+                return False
+            return self._value(expr.elt, seen | {loop.target.value})
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "map" \
+                and self._resolve(expr.func) is None and len(expr.args) == 2 \
+                and all(a.keyword is None and not a.star for a in expr.args) \
+                and isinstance(expr.args[0].value, cst.Lambda):
+            fn = expr.args[0].value
+            params = fn.params
+            if len(params.params) != 1 or params.posonly_params or params.kwonly_params \
+                    or isinstance(params.star_arg, cst.Param) or params.star_kwarg is not None \
+                    or params.params[0].default is not None:
+                return False
+            return self._elements(expr.args[1].value, seen) \
+                and self._value(fn.body, seen | {params.params[0].name.value})
+        return self._value(expr, seen)
 
     def _factor(self, expr, seen) -> bool:
         """An operand of a product: any name or attribute not updated in place (a masking is an addition or a fill

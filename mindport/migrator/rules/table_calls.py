@@ -1350,7 +1350,8 @@ class TableCallTransform(Rule):
         if not any(isinstance(s, cst.FunctionDef) and s.name.value == "__init__" for s in body):
             self._class_bases.update((id(b.value), node) for b in node.bases if b.keyword is None)
         self._class_scopes.add(id(self.scope))  # the engine has entered the class's scope
-        facts = ClassFacts(node, self.scope.resolve_torch, self._inplace_true, self._file_facts, self._builds_cell)
+        facts = ClassFacts(node, self.scope.resolve_torch, self._inplace_true, self._file_facts, self._builds_cell,
+                           self.scope.resolve)
         self._native_inplace |= facts.native_inplace
         self._native_softmax |= facts.native_softmax
         self._native_lists |= facts.native_lists
