@@ -217,8 +217,16 @@ class ScopeBuilder(cst.CSTVisitor):
         self.scopes[id(node)] = scope
         self._stack.append(scope)
 
+    def _fallback_definition(self, name: str) -> bool:
+        """A def or class statement in an ``except ImportError:`` handler whose ``try`` imports the same name from
+        torch (VAR's ``try: from torch.nn.functional import scaled_dot_product_attention as slow_attn`` / ``except
+        ImportError: def slow_attn(...)``): the import succeeds under torch, so the name keeps the import, as for
+        the handler's assignments (``_bind_target``)."""
+        return any(name in names for names in self._fallbacks)
+
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.current.names[node.name.value] = None
+        if not self._fallback_definition(node.name.value):
+            self.current.names[node.name.value] = None
         self._defined.add(node.name.value)
         self._definitions.add(id(node.name))
         in_class = self._in_class[-1] if self._in_class else False
@@ -243,7 +251,8 @@ class ScopeBuilder(cst.CSTVisitor):
             qual = self.current.resolve(base.value)
             if qual is not None:
                 self.current.use_quals[id(base.value)] = qual
-        self.current.names[node.name.value] = None
+        if not self._fallback_definition(node.name.value):
+            self.current.names[node.name.value] = None
         self._defined.add(node.name.value)
         self._definitions.add(id(node.name))
         self._push(node)

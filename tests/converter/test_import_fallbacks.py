@@ -187,3 +187,88 @@ def test_a_module_not_found_handler_takes_the_fallback(tmp_path):
     x = np.random.default_rng(0).standard_normal((2, 3, 8)).astype(np.float32)
     source = NOT_FOUND_HANDLER.replace("from apex.optimizers import FusedAdam as Adam", "raise ModuleNotFoundError")
     assert_port_matches_in_mode(source, code, "Block", [x], tmp_path, "notfound", "pynative", atol=1e-5)
+
+
+DEF_FALLBACK = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    try:
+        from torch.nn.functional import scaled_dot_product_attention as slow_attn
+    except ImportError:
+        def slow_attn(query, key, value, scale: float, attn_mask=None, dropout_p=0.0):
+            attn = query.mul(scale) @ key.transpose(-2, -1)
+            if attn_mask is not None:
+                attn.add_(attn_mask)
+            return attn.softmax(dim=-1) @ value
+
+    try:
+        from torch.nn import RMSNorm
+    except ImportError:
+        class RMSNorm(nn.Module):
+            def __init__(self, dim, eps=1e-6):
+                super().__init__()
+                self.eps = eps
+                self.weight = nn.Parameter(torch.ones(dim))
+
+            def forward(self, x):
+                return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
+
+
+    class Attention(nn.Module):
+        def __init__(self, dim=16, heads=2):
+            super().__init__()
+            self.heads = heads
+            self.norm = RMSNorm(dim, eps=1e-6)
+            self.qkv = nn.Linear(dim, 3 * dim)
+
+        def forward(self, x, bias):
+            b, n, d = x.shape
+            q, k, v = self.qkv(self.norm(x)).view(b, n, 3, self.heads, -1).permute(2, 0, 3, 1, 4).unbind(0)
+            out = slow_attn(query=q, key=k, value=v, scale=0.3, attn_mask=bias, dropout_p=0.0)
+            return out.transpose(1, 2).reshape(b, n, d)
+""")
+
+
+def test_a_def_or_class_in_the_import_error_handler_keeps_the_import(tmp_path):
+    """VAR's ``models/basic_var.py`` (batch21, first contact): ``try: from torch.nn.functional import
+    scaled_dot_product_attention as slow_attn`` / ``except ImportError: def slow_attn(...)``, and the same with a
+    class (``try: from torch.nn import RMSNorm`` / ``except ImportError: class RMSNorm(nn.Module)``, older torch). The
+    import succeeds under torch, so its binding is the one the module reads. Before, the def/class statement rebound
+    the name, the import went (the handler kept only the fallback) and the calls were left as written: the port
+    called the never-run fallback's name, which the import no longer bound (NameError)."""
+    code = convert_source(DEF_FALLBACK).code
+    assert "slow_attn(query=q" not in code, code
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 5, 16)).astype(np.float32)
+    bias = rng.standard_normal((1, 1, 5, 5)).astype(np.float32)
+    assert_port_matches_in_mode(DEF_FALLBACK, code, "Attention", [x, bias], tmp_path, "def_fallback", "pynative",
+                                atol=1e-5)
+
+
+def test_a_def_in_a_handler_whose_try_imports_another_name_stays_local(tmp_path):
+    """Only the names the ``try`` imports keep the import: a helper the handler defines under another name is the
+    module's own function, converted and called as written."""
+    source = textwrap.dedent("""\
+        import torch
+        import torch.nn as nn
+
+        try:
+            from torch.nn.functional import silu
+        except ImportError:
+            def swish(x):
+                return x * torch.sigmoid(x)
+        else:
+            def swish(x):
+                return silu(x) * 2.0
+
+
+        class Net(nn.Module):
+            def forward(self, x):
+                return swish(x)
+    """)
+    code = convert_source(source).code
+    assert "return swish(x)" in code, code
+    x = np.random.default_rng(1).standard_normal((3, 4)).astype(np.float32)
+    assert_port_matches_in_mode(source, code, "Net", [x], tmp_path, "local_def", "pynative", atol=1e-5)
