@@ -81,7 +81,7 @@ def _convert_data(rel: str, data: bytes, kind: str, options: dict, max_size: int
         summary = result.class_summary if result is not None else None
         extra = {"class_bases": bases, "summary": summary,
                  "class_names": frozenset(module_classes(summary or (), options["module_classes"]) & set(bases))}
-    if any(d.code in ("MP201", "MP202", "MP203", "MP204") for d in diags):
+    if any(d.code in ("MP201", "MP202", "MP203", "MP204", "MP299") for d in diags):  # copied unchanged: not converted
         return _Converted(rel, "failed", diags, lines, sites, None, **extra)
     if not changed:
         out = None  # nothing to convert: the file is copied, byte for byte

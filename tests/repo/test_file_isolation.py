@@ -222,3 +222,31 @@ def test_peak_memory_on_a_5mb_file_stays_within_10x_its_size(tmp_path):
     size = len(text.encode())
     assert measured["rss"] - baseline["rss"] <= 10 * size, (measured["rss"], baseline["rss"])
     assert measured["python_peak"] <= 10 * size
+
+
+def test_a_conversion_that_would_not_parse_is_a_failed_file_not_an_unchanged_one(tmp_path, monkeypatch):
+    """A converter bug whose output would not parse gives the source back with MP299 (test_output_parses). In a tree
+    the file's status said "unchanged" (as a file with no torch in it), so reports and migrate's proof did not count
+    it as unconverted (disc21: yassouali's backbone files ran torch code on the MindSpore side). It is "failed"."""
+    import libcst as cst
+
+    from mindport.migrator.rules.tensor_idioms import TensorIdiomTransform
+
+    src, out = tmp_path / "src", tmp_path / "out"
+    names = good_files(src, 2)
+    broken_source = "import torch\n\nx = torch.zeros(2).numpy()\n"
+    (src / "broken.py").write_text(broken_source)
+
+    def broken(self, original_node, updated_node):  # an injected rule bug: a call as an assignment target
+        if "zeros" not in cst.Module(body=list(updated_node.body)).code:
+            return updated_node
+        bad = cst.Assign(targets=[cst.AssignTarget(cst.parse_expression("f()"))], value=cst.Integer("1"))
+        return updated_node.with_changes(body=[*updated_node.body, cst.SimpleStatementLine(body=[bad])])
+
+    monkeypatch.setattr(TensorIdiomTransform, "leave_Module", broken, raising=False)
+    report = convert_path(src, out, jobs=1, use_cache=False)
+    assert_good_converted(report, out, names)
+    file_report, diag = only_diagnostic(report, "broken.py")
+    assert diag.code == "MP299" and "would not parse" in diag.message
+    assert file_report.status == "failed"
+    assert (out / "broken.py").read_text() == broken_source
