@@ -242,6 +242,31 @@ def _install_mindspore(mode, state):
     # generator's own stream, while torch's RandomSampler draws torch.randperm(n, generator=g): the shared stream
     # above (joyful/vanilla_kd's loaders: every batch differed, its first losses 3e-3 apart from the same weights)
     mp_data._stream = lambda generator, count: _stream
+    # torch's in-place fills (Tensor.normal_, uniform_, bernoulli_ ...) draw torch's own generator here, not the shared
+    # stream; mindport's (mindport.runtime.inplace, through ops.randn/ops.rand) drew the shared one, so a model whose
+    # set-up fills its weights in place (DCGAN's weights_init: m.weight.data.normal_(0.0, 0.02), the weights then
+    # loaded from torch's) moved MindSpore's shared stream alone, and every later draw (noise, the loader's
+    # permutation) differed (murumura/dcgan_mnist: another first batch, 1.5e-2 at the first loss). They draw a
+    # stream of their own here, as torch's do (their values are not torch's on either count)
+    from mindport.runtime import inplace as mp_inplace
+    fills = np.random.RandomState(SEED + 2)
+
+    def private(fill):
+        def wrapped(*a, generator=None, **k):
+            if generator is not None:
+                return fill(*a, generator=generator, **k)
+            shared = ops.randn, ops.rand
+            ops.randn = lambda *s, dtype=None, seed=None, **kk: as_t(fills.standard_normal(_size(s, kk)).astype(np.float32), dtype)
+            ops.rand = lambda *s, dtype=None, seed=None, **kk: as_t(fills.random_sample(_size(s, kk)).astype(np.float32), dtype)
+            try:
+                return fill(*a, **k)
+            finally:
+                ops.randn, ops.rand = shared
+        return wrapped
+    for name in ("normal_", "uniform_", "cauchy_", "log_normal_", "exponential_", "geometric_", "bernoulli_",
+                 "random_"):
+        if callable(getattr(mp_inplace, name, None)):
+            setattr(mp_inplace, name, private(getattr(mp_inplace, name)))
     count = [0]
 
     def load(params):

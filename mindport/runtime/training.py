@@ -884,7 +884,9 @@ def grads_of(optimizer) -> tuple:
     skipped = [i for i, p in enumerate(params) if getattr(p, "grad", None) is None]
     if skipped and isinstance(optimizer, ms.nn.Cell):
         _hold(optimizer, skipped)
+    if isinstance(optimizer, ms.nn.Cell):
         # and their own step counts (Adam's bias corrections) not advanced: mindport.runtime.frozen's step wrapper
+        # (set on every call, so a mark is never left over for a later step)
         optimizer.__dict__["_mp_unreached"] = frozenset(id(params[i]) for i in skipped)
     return tuple(ops.zeros_like(p) if getattr(p, "grad", None) is None else p.grad.astype(p.dtype) for p in params)
 
