@@ -8,7 +8,8 @@ function, so GRAPH_MODE refused the whole model ("The name 'ctx' is not defined"
 function and a list of tensors on the Cell (``self.run_function = run_function``: "'int' object is not callable", a
 PyExecute node "has a invalid input format"): what forward keeps on ctx from its inputs alone is kept at the head of
 ``bprop`` (same inputs) and read from a local name in ``construct``; a value computed from a rebound input stays in
-``construct``, and the gradients still match torch's."""
+``construct``, and the gradients still match torch's. GRAPH_MODE compiles ``bprop`` with the Cell and refuses
+``del`` ("Unsupported statement 'Delete'"): backward's ``del ctx.input_tensors`` (freeing memory) is dropped."""
 from __future__ import annotations
 
 import textwrap
@@ -49,6 +50,9 @@ SOURCE = textwrap.dedent("""\
                 output_tensors = ctx.run_function(*copies)
             input_grads = torch.autograd.grad(output_tensors, ctx.input_tensors + ctx.input_params, output_grads,
                                               allow_unused=True)
+            del ctx.input_tensors
+            del ctx.input_params
+            del output_tensors
             return (None, None) + input_grads
 
 

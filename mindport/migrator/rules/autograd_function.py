@@ -24,7 +24,8 @@ class AutogradFunctionTransform(Rule):
     ``bprop``, which MindSpore hands the same inputs, and read from a local name where ``construct`` reads it: a
     static graph does not store a function or a list of tensors on the Cell in ``construct`` (GRAPH_MODE failed
     on the openai diffusion code bases' gradient checkpointing). ``ctx`` read in a function nested in ``backward``
-    (the recomputation the gradient rules make) is ``self`` there too. ``bprop`` must return one gradient per input as a tuple, so a single gradient is wrapped and a
+    (the recomputation the gradient rules make) is ``self`` there too; a ``del`` (freeing memory) is dropped, which a
+    static graph refuses. ``bprop`` must return one gradient per input as a tuple, so a single gradient is wrapped and a
     ``None`` gradient becomes ``ops.zeros_like(<input>)`` for a Tensor input and stays ``None`` (no gradient) for a
     non-tensor one (an index tuple, a float): ``ops.zeros_like(i) if isinstance(i, Tensor) else None``. Call sites ``F.apply(x)`` -> ``F()(x)``, also when apply
     (a classmethod) is reached through an instance: ``F().apply(x)`` -> ``F()(x)``, and for a Function another file of
@@ -405,6 +406,13 @@ class _CtxToSelf(cst.CSTTransformer):
         self.n_inputs = n_inputs
 
     def leave_SimpleStatementLine(self, original_node, updated_node):
+        if any(isinstance(s, cst.Del) for s in updated_node.body):
+            # del ctx.input_tensors / del output_tensors: frees memory in torch, changes no result; a static graph
+            # compiles bprop with the Cell and refuses it ("Unsupported statement 'Delete'")
+            kept = [s for s in updated_node.body if not isinstance(s, cst.Del)]
+            if not kept:
+                return cst.RemoveFromParent()
+            updated_node = updated_node.with_changes(body=kept)
         if len(updated_node.body) == 1 and isinstance(updated_node.body[0], cst.Expr):
             call = updated_node.body[0].value
             if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) \
