@@ -427,6 +427,11 @@ class ObjectSurfaceTransform(Rule):
         """A Tensor attribute a MindSpore Tensor lacks: its value (``x.is_sparse`` -> ``False``), or MP104."""
         if member.ambiguous and receiver_kind(original_node.value, self.scope) != "tensor":
             return updated_node  # x.layout of a config: only a known tensor's is torch's
+        if member.ambiguous and member.ends == "flagged" and isinstance(original_node.value, cst.Name) \
+                and operand_kind(original_node.value, self.scope) == "param":
+            # cfg.name of a function's parameter nothing says is a tensor (a dataclass config, a dataset): the
+            # line stays as written either way, and flagging it as torch's named-tensor member is noise
+            return updated_node
         if member.ends == "flagged":
             self.flag(original_node, "MP104", f"{member.torch}: {member.how}", "", member.torch)
             return updated_node
