@@ -242,6 +242,27 @@ def _install_mindspore(mode, state):
     # generator's own stream, while torch's RandomSampler draws torch.randperm(n, generator=g): the shared stream
     # above (joyful/vanilla_kd's loaders: every batch differed, its first losses 3e-3 apart from the same weights)
     mp_data._stream = lambda generator, count: _stream
+    # torch's in-place fills (w.data.normal_(0, std), uniform_, in a model's own init loop) draw torch's own
+    # generator, which is not the shared stream above; mindport's ports of them (mp_inplace.normal_/uniform_) go
+    # through ops.randn/ops.rand, which is: they took the shared stream's draws before the first batch, so the
+    # sampler's permutation and every later draw (Shake-Shake's alphas) differed from torch's (hao-pt/ssl_methods:
+    # 104 extra draws, step-0 loss 6e-2 apart). They draw from a stream of their own here, as torch's do.
+    from mindport.runtime import inplace as mp_inplace
+    fills = np.random.RandomState(SEED + 2)
+
+    def own_stream(fill):
+        def run(*a, **k):
+            saved = ops.randn, ops.rand
+            ops.randn = lambda *s, dtype=None, seed=None, **kw: as_t(fills.standard_normal(_size(s, kw)).astype(np.float32), dtype)
+            ops.rand = lambda *s, dtype=None, seed=None, **kw: as_t(fills.random_sample(_size(s, kw)).astype(np.float32), dtype)
+            try:
+                return fill(*a, **k)
+            finally:
+                ops.randn, ops.rand = saved
+        return run
+
+    for name in ("normal_", "uniform_"):
+        setattr(mp_inplace, name, own_stream(getattr(mp_inplace, name)))
     count = [0]
 
     def load(params):
