@@ -247,7 +247,8 @@ def _install_mindspore(mode, state):
     # set-up fills its weights in place (DCGAN's weights_init: m.weight.data.normal_(0.0, 0.02), the weights then
     # loaded from torch's) moved MindSpore's shared stream alone, and every later draw (noise, the loader's
     # permutation) differed (murumura/dcgan_mnist: another first batch, 1.5e-2 at the first loss). They draw a
-    # stream of their own here, as torch's do (their values are not torch's on either count)
+    # stream of their own here, as torch's do (their values are not torch's on either count). Same cause, found by
+    # trainfix21 as well: hao-pt/ssl_methods' init loop (w.data.normal_) took 104 shared draws, step-0 loss 6e-2 apart
     from mindport.runtime import inplace as mp_inplace
     fills = np.random.RandomState(SEED + 2)
 

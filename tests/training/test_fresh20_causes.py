@@ -260,3 +260,53 @@ def test_comparisons_are_constants_of_differentiation_only_inside_the_converted_
         assert {n: getattr(ops, n) for n in own_ops} == own_ops, name
         with pytest.raises((TypeError, RuntimeError), match="Bool"):
             ms.value_and_grad(f, 0)(ms.Tensor(x))
+
+
+# the corpus harness (trainfix21): a model's own init loop fills weights in place; torch's normal_/uniform_ draw
+# torch's generator, not the stream boot.py shares between the sides, so the port's fills must not draw it either
+INIT_FILLS = '''
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3)
+        self.fc = nn.Linear(4, 2)
+        for m in self.modules():
+            if isinstance(m, nn.Conv2d):
+                m.weight.data.normal_(0, 0.1)
+            elif isinstance(m, nn.Linear):
+                m.weight.data.uniform_(-0.1, 0.1)
+
+
+model = Net()
+print("draws", torch.rand(4).tolist())
+'''
+
+
+def test_the_ports_in_place_init_fills_leave_the_shared_random_stream_alone(tmp_path):
+    """hao-pt/ssl_methods (fresh19, both entries ran and learned but did not track; the step-0 loss 6e-2 apart):
+    the Shake-Shake ResNet's ``m.weight.data.normal_(0, sqrt(2/n))`` init loop. Its port, ``mp_inplace.normal_``,
+    draws through ``ops.randn``, which boot.py's track mode routes to the stream it shares between the sides, while
+    torch's ``normal_`` draws torch's own generator: 104 draws ahead, so the sampler's permutation and every
+    Shake-Shake alpha differed. After building the model, the next shared draws are the same on both sides."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    boot = root / "benchmarks" / "training" / "boot.py"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]))
+    printed = {}
+    for side, text in (("torch", INIT_FILLS), ("mindspore", _convert(INIT_FILLS))):
+        script = tmp_path / f"{side}.py"
+        script.write_text(text)
+        p = subprocess.run([sys.executable, str(boot), side, "track", str(tmp_path), str(script)],
+                           capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600)
+        assert p.returncode == 0, p.stderr[-3000:]
+        printed[side] = [line for line in p.stdout.splitlines() if line.startswith("draws")][-1]
+    assert "mp_inplace.normal_(" in _convert(INIT_FILLS)
+    assert printed["torch"] == printed["mindspore"], printed
