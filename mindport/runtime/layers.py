@@ -1896,9 +1896,13 @@ def reset_parameters(layer, base: bool = False) -> None:
 
 def conv_forward(layer, x, weight, bias=None):
     """torch's ``conv._conv_forward(x, weight, bias)``: the layer's convolution (its stride, padding, dilation and
-    groups) with another weight and bias (LoRA's merged kernel). A Conv2d's; any other layer raises TypeError."""
+    groups) with another weight and bias (LoRA's merged kernel; a causal Conv1d subclass's
+    ``self._conv_forward(F.pad(x, [k - 1, 0]), self.weight, self.bias)``). A Conv2d's or a Conv1d's; any other layer
+    raises TypeError."""
+    if isinstance(layer, nn.Conv1d):
+        return _conv1d_forward(layer, x, weight, bias)
     if not isinstance(layer, nn.Conv2d):
-        raise TypeError(f"mindport: _conv_forward of a {type(layer).__name__}: only a Conv2d's converts")
+        raise TypeError(f"mindport: _conv_forward of a {type(layer).__name__}: only a Conv2d's or a Conv1d's converts")
     mode, padding = layer.pad_mode, layer.padding
     if mode == "pad":
         pads = (padding,) * 4 if isinstance(padding, int) else tuple(padding)
@@ -1909,6 +1913,26 @@ def conv_forward(layer, x, weight, bias=None):
             mode, padding = "valid", 0
     return ops.conv2d(x, weight, bias, stride=layer.stride, pad_mode=mode, padding=padding, dilation=layer.dilation,
                       groups=layer.group)
+
+
+def _conv1d_forward(layer, x, weight, bias):
+    """A MindSpore Conv1d keeps its settings as a Conv2d's over a height of 1 (stride ``(1, s)``, dilation
+    ``(1, d)``, padding ``(0, 0, left, right)``) and its weight 4-D ``(out, in/groups, 1, k)``: the 1-D convolution
+    with them, a 4-D weight taken as its own (torch's 3-D one as it is)."""
+    last = lambda v: v[-1] if isinstance(v, (tuple, list)) else v  # noqa: E731
+    mode, padding = layer.pad_mode, layer.padding
+    if mode == "pad":
+        pads = (padding,) if isinstance(padding, int) else tuple(padding)  # (p,), (left, right) or (0, 0, l, r)
+        left, right = (pads * 2)[-2:] if len(pads) == 1 else pads[-2:]
+        if left == right:
+            padding = left
+        else:
+            x = ops.pad(x, (left, right))
+            mode, padding = "valid", 0
+    if weight.ndim == 4 and weight.shape[2] == 1:
+        weight = weight.squeeze(2)
+    return ops.conv1d(x, weight, bias, stride=last(layer.stride), pad_mode=mode, padding=padding,
+                      dilation=last(layer.dilation), groups=layer.group)
 
 
 # ------------------------------------------------------------------------- torch's private layer base classes

@@ -272,3 +272,12 @@ _cu._mindport_setitems = _ORIGINALS
 for _name, _function in zip(_SETITEMS, (_setitem_by_tuple, _setitem_by_slice, _setitem_by_number, _setitem_by_tensor,
                                         _setitem_by_list, _setitem_by_ellipsis)):
     setattr(_cu, _name, _function)
+
+
+# A numpy scalar on the left of an arithmetic operator with a tensor (``np.sqrt(d) * t``, FourierKAN's
+# ``th.randn(...) / (np.sqrt(inputdim) * grid_norm_factor)``): torch's Tensor sets ``__array_priority__``, so numpy
+# defers to the tensor's reflected operator and the result is a tensor. MindSpore's Tensor sets none: numpy converted
+# the tensor to an ndarray and returned one, and the next tensor operation refused it ("Failed calling div with
+# div(<class 'numpy.ndarray'>)"). The same priority as torch's gives the tensor's operator.
+if getattr(Tensor, "__array_priority__", None) is None:
+    Tensor.__array_priority__ = 1000
