@@ -60,6 +60,16 @@ ARRAY_METHOD_NAMES = frozenset({
 ARRAY_PACKAGES = ("numpy", "pandas", "scipy", "cv2", "sklearn", "h5py", "PIL", "numba", "jax")
 
 
+# Keywords only torch.Tensor's methods take: numpy spells them ``axis``/``keepdims``, and lists, dicts, strings, sets
+# and numbers take none of them (tests/converter/test_unknown_receivers.py calls every shared name with each). A
+# shared-name method called with one (``(data.targets == 5).nonzero(as_tuple=True)``, ``h.max(dim=1)``,
+# ``x.split(4, dim=-1)``) is torch's on a receiver of unknown kind, in any file: the call itself says so. Not in a
+# file that imports a package whose arrays also take ``dim`` (TORCH_KEYWORD_PACKAGES: xarray's ``a.sum(dim="x")``).
+TORCH_ONLY_METHOD_KEYWORDS = frozenset({"dim", "keepdim", "as_tuple"})
+ANY_KEYWORD_METHOD_NAMES = frozenset({"update", "format"})  # dict.update(dim=64), "{dim}".format(dim=3): no evidence
+TORCH_KEYWORD_PACKAGES = ("xarray",)
+
+
 _MS_NAME = re.compile(r"(?<![\w.])(?:mindspore|mindport\.runtime)(?:\.\w+)+")
 
 

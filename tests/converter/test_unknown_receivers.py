@@ -268,3 +268,80 @@ def test_std_and_var_on_a_receiver_of_unknown_kind_divide_as_torch(tmp_path):
         np.testing.assert_allclose(g.asnumpy(), w.numpy(), rtol=1e-5, atol=1e-6)
     assert got[3] == want[3] == np.arange(12.0).std()  # numpy's ddof=0, as the torch script had it
     np.testing.assert_array_equal(got[4], want[4])
+
+
+KEYWORDS = textwrap.dedent("""\
+    import numpy as np
+    import torch
+
+
+    class Digits:
+        def __init__(self, labels):
+            self.targets = labels
+
+
+    def pick(data, h):
+        fives = (data.targets == 5).nonzero(as_tuple=True)[0]
+        totals = data.holder.sum(dim=0, keepdim=True)
+        best, where = data.holder.max(dim=1)
+        halves = data.holder.split(2, dim=1)
+        return fives, totals, best, where, halves[1], np.arange(4).sum(axis=0)
+""")
+
+
+def test_a_keyword_only_torch_takes_makes_a_shared_name_torchs_method():
+    """fresh21 (b-led-lue's DDPM on MNIST fives): ``(all_data.targets == 5).nonzero(as_tuple=True)`` on a dataset's
+    attribute (a receiver of unknown kind) was left as written: ``nonzero`` is a name numpy shares, and MindSpore's
+    ``Tensor.nonzero(as_tuple=True)`` has no CPU kernel ("The kernel NonZeroExt unregistered"). ``as_tuple``, ``dim``
+    and ``keepdim`` are keywords only torch's methods take: the call itself says the receiver is a tensor, also in a
+    file that imports numpy (whose own ``sum(axis=0)`` stays numpy's)."""
+    import mindspore as ms
+    import torch
+
+    code = convert_source(KEYWORDS).code
+    assert "mp_math.nonzero((data.targets == 5), as_tuple=True)" in code, code
+    assert "np.arange(4).sum(axis=0)" in code
+    labels = np.array([5, 1, 5, 3, 0, 5], dtype=np.int64)
+    values = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
+    results = []
+    for source, tensor, name in ((KEYWORDS, torch.tensor, "t_kw"), (code, ms.Tensor, "m_kw")):
+        namespace: dict = {}
+        exec(compile(source, name, "exec"), namespace)
+        data = namespace["Digits"](tensor(labels))
+        data.holder = tensor(values)
+        results.append(namespace["pick"](data, None))
+    for want, got in zip(*results):
+        want = want.numpy() if hasattr(want, "numpy") and not isinstance(want, np.ndarray) else want
+        got = got.asnumpy() if hasattr(got, "asnumpy") else got
+        assert np.shape(got) == np.shape(want)
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def test_the_torch_only_keywords_are_taken_by_no_array_or_builtin_method():
+    """TORCH_ONLY_METHOD_KEYWORDS, checked by calling: every shared name on numpy's arrays and Python's values refuses
+    each of them (a TypeError), except the names that take any keyword (ANY_KEYWORD_METHOD_NAMES: dict.update,
+    str.format), and torch's Tensor takes it on at least one shared name."""
+    import torch
+
+    from mindport.migrator.table import ANY_KEYWORD_METHOD_NAMES, TORCH_ONLY_METHOD_KEYWORDS
+
+    samples = (np.ones((2, 2)), np.float32(1.0), [1, 2], {"a": 1}, "a b", {1, 2}, (1, 2), b"ab", 3, 2.5, 1j)
+    for keyword in TORCH_ONLY_METHOD_KEYWORDS:
+        for value in samples:
+            for name in SHARED_METHOD_NAMES - ANY_KEYWORD_METHOD_NAMES:
+                method = getattr(value, name, None)
+                if callable(method):
+                    try:
+                        method(**{keyword: 0}, **({"min": 0} if name == "clip" else {}))  # clip checks bounds first
+                    except TypeError:
+                        continue
+                    raise AssertionError(f"{type(value).__name__}.{name} takes {keyword}=")
+        assert any(_takes(getattr(torch.ones(2, 2), name), keyword) for name in ("sum", "max", "nonzero", "split"))
+
+
+def _takes(method, keyword):
+    try:
+        method(**{"keepdim": {"dim": 0, "keepdim": True}, "as_tuple": {"as_tuple": True}}.get(keyword, {keyword: 0}))
+    except TypeError:
+        return False
+    return True

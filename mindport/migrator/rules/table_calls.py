@@ -75,10 +75,13 @@ from mindport.migrator.scopes import MODULE_AND_TENSOR_METHODS, operand_kind, se
 from mindport.migrator.syntax import NO_SPACE_EQUAL, code_of, head_name, target_names
 from mindport.migrator.table import (
     ADAPT_MODULE,
+    ANY_KEYWORD_METHOD_NAMES,
     ARRAY_METHOD_NAMES,
     ARRAY_PACKAGES,
     RECEIVER_DISPATCHED_NAMES,
     SHARED_METHOD_NAMES,
+    TORCH_KEYWORD_PACKAGES,
+    TORCH_ONLY_METHOD_KEYWORDS,
     CallBindError,
     RunTimeArguments,
     adapter_expr,
@@ -1536,7 +1539,8 @@ class TableCallTransform(Rule):
             return updated_node  # same method, same arguments (keywords of a `positional` entry are written
             # positionally: in a static graph MindSpore's Tensor methods take other keywords, or other kernels)
         swap = self._torch_swap(original_node) or self._torch_expand(original_node)
-        if not swap and not self._plausible(func, strict=self._strict_name(func.attr.value, target)):
+        strict = self._strict_name(func.attr.value, target) and not self._torch_keywords(updated_node)
+        if not swap and not self._plausible(func, strict=strict):
             return updated_node
         in_place = func.attr.value.endswith("_") and func.attr.value not in _FLAG_METHODS
         chain = view_chain(original_node.func.value, self.scope) if in_place else None
@@ -1673,6 +1677,13 @@ class TableCallTransform(Rule):
         if self._loads_arrays is None:
             self._loads_arrays = _imports_dynamically(self._module, ARRAY_PACKAGES)
         return self._loads_arrays
+
+    def _torch_keywords(self, call: cst.Call) -> bool:
+        """Does the call pass a keyword only torch's Tensor methods take (TORCH_ONLY_METHOD_KEYWORDS)? Then a shared
+        name (``nonzero``, ``sum``, ``max``, ``split``) is torch's method whatever the receiver's kind looks like."""
+        return call.func.attr.value not in ANY_KEYWORD_METHOD_NAMES \
+            and any(a.keyword is not None and a.keyword.value in TORCH_ONLY_METHOD_KEYWORDS for a in call.args) \
+            and not any(self.ctx.imports(p) for p in TORCH_KEYWORD_PACKAGES)
 
     def _maybe_numpy(self, func: cst.Attribute) -> bool:
         """Could the receiver be a numpy array? A bare name that is a parameter (or of unknown kind) in a file that
