@@ -428,7 +428,8 @@ class ObjectSurfaceTransform(Rule):
         if member.ambiguous and receiver_kind(original_node.value, self.scope) != "tensor":
             return updated_node  # x.layout of a config: only a known tensor's is torch's
         if member.ambiguous and member.ends == "flagged" and isinstance(original_node.value, cst.Name) \
-                and operand_kind(original_node.value, self.scope) == "param":
+                and operand_kind(original_node.value, self.scope) == "param" \
+                and not self._annotated_tensor(original_node.value.value):
             # cfg.name of a function's parameter nothing says is a tensor (a dataclass config, a dataset): the
             # line stays as written either way, and flagging it as torch's named-tensor member is noise
             return updated_node
@@ -661,6 +662,18 @@ class ObjectSurfaceTransform(Rule):
         self._function_nodes.pop()
         self._data_aliases.pop()
         return updated_node
+
+    def _annotated_tensor(self, name: str) -> bool:
+        """Is ``name`` a parameter of the enclosing function annotated as a tensor (``x: torch.Tensor``,
+        ``Optional[Tensor]``)? Then the parameter says what it is: torch's tensor member, not a config's field."""
+        function = self._function_nodes[-1] if self._function_nodes else None
+        if function is None:
+            return False
+        params = function.params
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            if param.name.value == name and param.annotation is not None:
+                return "Tensor" in cst.Module(body=[]).code_for_node(param.annotation.annotation)
+        return False
 
     def _own_typed_parameters(self, node: cst.FunctionDef) -> set[str]:
         """The parameters annotated with a class whose attributes are its own: a class of this file whose bases,
