@@ -2568,10 +2568,7 @@ def _data_names(file: str) -> frozenset[str]:
 @functools.lru_cache(maxsize=1)
 def _unmapped_tensor_methods() -> frozenset[str]:
     """torch.Tensor's public method names (data/torch_tensor_methods.txt) but those other rules take."""
-    path = Path(__file__).resolve().parents[2] / "mappings" / "data" / "torch_tensor_methods.txt"
-    names = {line.strip() for line in path.read_text(encoding="utf-8").splitlines()
-             if line.strip() and not line.startswith("#")}
-    return frozenset(names - _HANDLED_ELSEWHERE)
+    return _tensor_methods() - _HANDLED_ELSEWHERE
 
 
 def _spread_names(entry) -> set[str]:
