@@ -302,7 +302,7 @@ def test_the_ports_in_place_init_fills_leave_the_shared_random_stream_alone(tmp_
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]))
     printed = {}
     for side, text in (("torch", INIT_FILLS), ("mindspore", _convert(INIT_FILLS))):
-        script = tmp_path / f"{side}.py"
+        script = tmp_path / f"{side}_side.py"  # not torch.py: the script's folder is on sys.path
         script.write_text(text)
         p = subprocess.run([sys.executable, str(boot), side, "track", str(tmp_path), str(script)],
                            capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600)
