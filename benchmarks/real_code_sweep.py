@@ -344,7 +344,7 @@ except BaseException as exc:  # noqa: BLE001
 
 def _env() -> dict:
     """This checkout's mindport first on the path of the interpreters the checks start."""
-    return dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    return dict(os.environ, PYTHONPATH=os.pathsep.join(x for x in [str(ROOT), os.environ.get("PYTHONPATH", "")] if x))
 
 
 def import_check(out: Path, files: list[str], stubs: str) -> dict:

@@ -124,7 +124,7 @@ def observe_entry(entry: dict, harness_path: Path, src: Path, wid: Path) -> Path
     entry_json.write_text(json.dumps(entry))
     code = _RECORD.format(case_dir=str(harness_path.parent), entry_json=str(entry_json), src=str(src),
                           wid=str(wid), out=str(out))
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(x for x in [str(ROOT), os.environ.get("PYTHONPATH", "")] if x))
     try:
         r = subprocess.run([sys.executable, "-c", code], cwd=wid, env=env, capture_output=True, text=True,
                            timeout=600)

@@ -87,7 +87,7 @@ print(json.dumps({{"ok": r.ok, "layers": len(r.layers), "timings": r.timings, "t
 
 
 def run(code: str) -> dict:
-    env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(x for x in [str(REPO), os.environ.get("PYTHONPATH", "")] if x))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 

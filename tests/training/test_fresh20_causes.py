@@ -299,7 +299,7 @@ def test_the_ports_in_place_init_fills_leave_the_shared_random_stream_alone(tmp_
 
     root = Path(__file__).resolve().parents[2]
     boot = root / "benchmarks" / "training" / "boot.py"
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(x for x in [str(root), os.environ.get("PYTHONPATH", "")] if x))
     printed = {}
     for side, text in (("torch", INIT_FILLS), ("mindspore", _convert(INIT_FILLS))):
         script = tmp_path / f"{side}_side.py"  # not torch.py: the script's folder is on sys.path

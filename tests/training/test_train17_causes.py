@@ -144,7 +144,7 @@ def _run_boot_all(tmp_path, side, text):
     root = Path(__file__).resolve().parents[2]
     script = tmp_path / "script.py"
     script.write_text(text)
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(x for x in [str(root), os.environ.get("PYTHONPATH", "")] if x))
     p = subprocess.run([sys.executable, str(root / "benchmarks" / "training" / "boot.py"), side, "track", str(state),
                         str(script)], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
     assert p.returncode == 0, p.stderr[-3000:]

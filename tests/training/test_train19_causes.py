@@ -241,7 +241,7 @@ print("masks held", len(_train._DRAWN))
     root = Path(__file__).resolve().parents[2]
     script = tmp_path / "plain.py"
     script.write_text(probe)
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]),
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(x for x in [str(root), os.environ.get("PYTHONPATH", "")] if x),
                OMP_NUM_THREADS="1")
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=tmp_path, env=env,
                           timeout=300)
