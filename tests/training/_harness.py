@@ -1,12 +1,22 @@
 """Run one torch training script and its conversion on the same data and initial weights; return both loss lists."""
 from __future__ import annotations
 
+import os
 import types
 from pathlib import Path
 
 import numpy as np
 
 HERE = Path(__file__).parent
+ROOT = HERE.parents[1]  # the checkout: the folder holding mindport/ and benchmarks/
+
+
+def child_env(**extra: str) -> dict:
+    """The environment of a child Python the test starts: this checkout's mindport first on PYTHONPATH, then the
+    caller's entries, never an empty one (an empty entry is the child's working directory: a ``torch.py`` written
+    there shadowed torch where PYTHONPATH was unset, CI's case)."""
+    path = os.pathsep.join(p for p in [str(ROOT), os.environ.get("PYTHONPATH", "")] if p)
+    return dict(os.environ, PYTHONPATH=path, **extra)
 
 
 def load_module(code: str, name: str) -> types.ModuleType:

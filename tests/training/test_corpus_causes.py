@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import subprocess
 import sys
 from contextlib import redirect_stdout
@@ -14,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from _harness import load_module
+from _harness import child_env, load_module
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "benchmarks" / "training"
@@ -212,7 +211,7 @@ def test_tracker_gives_conv1d_its_torch_weights():
 def _run_boot(tmp_path, side, mode, script_text):
     script = tmp_path / f"{side}_{mode}.py"
     script.write_text(script_text)
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(x for x in [str(ROOT), os.environ.get("PYTHONPATH", "")] if x))
+    env = child_env()
     p = subprocess.run([sys.executable, str(BENCH / "boot.py"), side, mode, str(tmp_path), str(script)],
                        capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
     assert p.returncode == 0, p.stderr[-3000:]

@@ -292,14 +292,15 @@ def test_the_ports_in_place_init_fills_leave_the_shared_random_stream_alone(tmp_
     draws through ``ops.randn``, which boot.py's track mode routes to the stream it shares between the sides, while
     torch's ``normal_`` draws torch's own generator: 104 draws ahead, so the sampler's permutation and every
     Shake-Shake alpha differed. After building the model, the next shared draws are the same on both sides."""
-    import os
     import subprocess
     import sys
     from pathlib import Path
 
+    from _harness import child_env
+
     root = Path(__file__).resolve().parents[2]
     boot = root / "benchmarks" / "training" / "boot.py"
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(x for x in [str(root), os.environ.get("PYTHONPATH", "")] if x))
+    env = child_env()
     printed = {}
     for side, text in (("torch", INIT_FILLS), ("mindspore", _convert(INIT_FILLS))):
         script = tmp_path / f"{side}_side.py"  # not torch.py: the script's folder is on sys.path

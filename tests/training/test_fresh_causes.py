@@ -7,7 +7,7 @@ from contextlib import redirect_stdout
 
 import numpy as np
 
-from _harness import load_module
+from _harness import child_env, load_module
 
 
 def _convert(source: str) -> str:
@@ -67,7 +67,6 @@ def test_optimizer_bound_to_the_name_of_the_optim_module_it_comes_from():
 # --- the corpus harness (benchmarks/training/boot.py) ------------------------------------------------------------
 
 def _run_boot(tmp_path, side, mode, script_text):
-    import os
     import subprocess
     import sys
     from pathlib import Path
@@ -75,7 +74,7 @@ def _run_boot(tmp_path, side, mode, script_text):
     root = Path(__file__).resolve().parents[2]
     script = tmp_path / f"{side}_{mode}.py"
     script.write_text(script_text)
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(x for x in [str(root), os.environ.get("PYTHONPATH", "")] if x))
+    env = child_env()
     p = subprocess.run([sys.executable, str(root / "benchmarks" / "training" / "boot.py"), side, mode, str(tmp_path),
                         str(script)], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
     assert p.returncode == 0, p.stderr[-3000:]

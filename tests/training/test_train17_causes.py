@@ -132,7 +132,6 @@ def test_values_collected_through_dropout_are_differentiated_with_their_own_mask
 
 
 def _run_boot_all(tmp_path, side, text):
-    import os
     import shutil
     import subprocess
     import sys
@@ -144,7 +143,9 @@ def _run_boot_all(tmp_path, side, text):
     root = Path(__file__).resolve().parents[2]
     script = tmp_path / "script.py"
     script.write_text(text)
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(x for x in [str(root), os.environ.get("PYTHONPATH", "")] if x))
+    from _harness import child_env
+
+    env = child_env()
     p = subprocess.run([sys.executable, str(root / "benchmarks" / "training" / "boot.py"), side, "track", str(state),
                         str(script)], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
     assert p.returncode == 0, p.stderr[-3000:]

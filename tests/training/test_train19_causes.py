@@ -203,10 +203,10 @@ def test_only_a_script_that_records_has_its_dropout_keep_masks(tmp_path):
     Dropout and holds no mask, with the losses of torch (its one Dropout in the model has p=0: the draws do
     not matter); a converted file that records calls keep_dropout_masks() after its imports (the REINFORCE shapes of
     test_train17_causes/test_fresh7_causes still run with their masks)."""
-    import os
     import subprocess
     import sys
-    from pathlib import Path
+
+    from _harness import child_env
 
     plain = '''
 import torch
@@ -238,11 +238,9 @@ from mindport.runtime import training as _train
 print("own construct", type(drop).construct is _ms.nn.Dropout.construct and "construct" not in vars(drop))
 print("masks held", len(_train._DRAWN))
 '''
-    root = Path(__file__).resolve().parents[2]
     script = tmp_path / "plain.py"
     script.write_text(probe)
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(x for x in [str(root), os.environ.get("PYTHONPATH", "")] if x),
-               OMP_NUM_THREADS="1")
+    env = child_env(OMP_NUM_THREADS="1")
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=tmp_path, env=env,
                           timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
