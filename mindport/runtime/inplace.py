@@ -254,9 +254,14 @@ def round_(input, *, decimals=0):
     return _store(input, ops.round(_src(input) * scale) / scale)
 
 
+def _float_or_none(eps):
+    """ops.logit takes eps as a float (torch any number, or None)."""
+    return None if eps is None else float(eps)
+
+
 def logit_(input, eps=None):
     """torch.Tensor.logit_ / torch.logit_."""
-    return _store(input, ops.logit(_src(input), eps))
+    return _store(input, ops.logit(_src(input), _float_or_none(eps)))
 
 
 def nan_to_num_(input, nan=0.0, posinf=None, neginf=None):
@@ -500,7 +505,7 @@ def lerp_(input, end, weight):
     if mp_math._is_complex(input.dtype):
         src = _src(input)
         return _store(input, src + mp_math.in_complex(weight, input.dtype) * (mp_math.in_complex(end, input.dtype) - src))
-    return _store(input, ops.lerp(_src(input), end, weight))
+    return _store(input, ops.lerp(_src(input), end, float(weight) if isinstance(weight, int) else weight))
 
 
 def addcdiv_(input, tensor1, tensor2, *, value=1):
@@ -604,6 +609,8 @@ def masked_fill_(input, mask, value):
         # torch casts the number to the receiver's dtype (ids.masked_fill_(m, -1.0) stays int64); MindSpore's
         # MaskedFill has no kernel for an int or bool tensor with a float value
         value = ms.Tensor(value, ms.float32).astype(input.dtype)
+    elif isinstance(value, int) and mp_math._is_float(input.dtype):  # MaskedFill: no float kernel for an int value
+        value = float(value)
     if mp_math._is_complex(input.dtype):  # MindSpore 2.10's MaskedFill has no complex kernel: each part apart
         value = ms.Tensor(value, input.dtype) if not isinstance(value, ms.Tensor) else value
         return _store(input, ops.Complex()(ops.masked_fill(ops.real(_src(input)), mask, ops.real(value)),

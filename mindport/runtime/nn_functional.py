@@ -468,7 +468,7 @@ def _finite_below(input):
 def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):
     """torch.nn.functional.cross_entropy: ops.cross_entropy on logits whose -inf entries are the lowest finite value
     (``_finite_below``: MindSpore's kernel made masked logits a NaN loss), and torch's answer for an empty batch."""
-    loss = ops.cross_entropy(_finite_below(input), target, weight, ignore_index, reduction, label_smoothing)
+    loss = ops.cross_entropy(_finite_below(input), target, weight, ignore_index, reduction, float(label_smoothing))
     return _empty_batch(loss, input, reduction)
 
 
@@ -960,12 +960,18 @@ def bilinear(input1, input2, weight, bias=None):
 
 
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
-    """torch.nn.functional.cosine_similarity / torch.cosine_similarity: the inputs are broadcast against each other
-    first (ops.cosine_similarity gives wrong values for x1 (3, 5) and x2 (5,), silently, on 2.10)."""
+    """torch.nn.functional.cosine_similarity / torch.cosine_similarity, written out as torch computes it: each input
+    divided by its own norm clamped to ``eps``, then the dot product. ops.cosine_similarity clamps the product of the
+    norms instead (the same only while both norms exceed eps: at eps=1 with small vectors -0.90 against torch's -0.32),
+    takes eps as a float only, and gave wrong values for x1 (3, 5) with x2 (5,) on 2.10: the inputs are broadcast
+    first."""
     if x1.shape != x2.shape:
         shape = tuple(np.broadcast_shapes(x1.shape, x2.shape))
         x1, x2 = ops.broadcast_to(x1, shape), ops.broadcast_to(x2, shape)
-    return _math._or_empty(ops.cosine_similarity(x1, x2, dim, eps), x1, dim, False, 0)  # torch: 0 over no elements
+    eps = float(eps)
+    n1 = ops.clamp(ops.sqrt(ops.sum(x1 * x1, dim, keepdim=True)), min=eps)
+    n2 = ops.clamp(ops.sqrt(ops.sum(x2 * x2, dim, keepdim=True)), min=eps)
+    return _math._or_empty(ops.sum((x1 / n1) * (x2 / n2), dim), x1, dim, False, 0)  # torch: 0 over no elements
 
 
 # ------------------------------------------------------------------------------------------------------ resampling

@@ -49,6 +49,17 @@ def functions_int_base(arg: Arg) -> str:
     return f"int({arg.source})"
 
 
+@value_transform("functions_float_literal")
+def functions_float_literal(arg: Arg) -> str:
+    """An argument torch takes as a tensor or any number, MindSpore as a tensor or a float (``torch.lerp(a, b, 1)``:
+    Lerp refuses weight=int): an int literal is written as the float literal (``1`` -> ``1.0``). A name passes as
+    written: it may hold a tensor, which ``float(...)`` would break; an int there fails loudly on MindSpore."""
+    value = arg.literal(default=UNKNOWN)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return repr(float(value))
+    return arg.source
+
+
 # ----------------------------------------------------------------------------------------------- call transforms
 
 def _dtype_missing(args: dict[str, Arg]) -> bool:
