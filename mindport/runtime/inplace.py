@@ -1017,10 +1017,13 @@ def view_update(base, steps, value):
     """An in-place update written through a chain of torch views of ``base`` (``x.narrow(1, 0, 2).copy_(y)``:
     ``view_update(x, (("narrow", (1, 0, 2), {}),), <the update of the view's copy>)``): ``value`` (the view's values
     after the update) is written where each element of the view lives in ``base``, which keeps its identity (a
-    Parameter stays that Parameter) and is returned. Each step is (torch's view operation, its positional arguments,
+    Parameter stays that Parameter) and is returned (a base that is no MindSpore tensor, a list whose item was
+    updated, is returned as it is). Each step is (torch's view operation, its positional arguments,
     its keyword arguments); the positions are found by taking the same views of the base's element positions. A view
     holding an element of the base more than once (``expand``, overlapping ``unfold``) raises, as torch mostly does.
     PyNative only (a compiled graph keeps no order between such updates: write the update out of place there)."""
+    if not isinstance(base, ms.Tensor):
+        return base  # a list's item (v = batch[0]), a numpy array (its views share memory): nothing to write back
     if _in_graph():
         raise RuntimeError("mindport: an in-place update through a torch view (x.narrow(...).copy_(y), "
                            "x.diagonal().fill_(v)) can't be compiled in graph mode; compute the new tensor out of "

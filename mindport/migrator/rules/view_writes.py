@@ -48,13 +48,14 @@ class ViewWriteBackTransform(Rule):
             """,
             after="""
                 from mindport.runtime import inplace as mp_inplace
+                from mindport.runtime import math as mp_math
 
 
                 def shift(y):
                     v = y[0]
                     v += 1
                     y = mp_inplace.view_update(y, (('getitem', (0,), {}),), v)
-                    w = y.narrow(1, 0, 2)
+                    w = mp_math.narrow(y, dim=1, start=0, length=2)
                     w = mp_inplace.zero_(w)
                     y = mp_inplace.view_update(y, (('narrow', (1, 0, 2), {}),), w)
                     return y
@@ -63,9 +64,6 @@ class ViewWriteBackTransform(Rule):
         ),
         Example(
             before="""
-                import torch
-
-
                 def scaled(y):
                     v = y * 2
                     v += 1
@@ -265,6 +263,26 @@ def _plan(fn: cst.FunctionDef, scope):
 
         def visit_SimpleStatementLine(self, node):
             lines.append(node)
+            looped.append(self.loops > 0)
+
+        def leave_SimpleStatementLine(self, node):
+            ends.append(len(mentions))
+
+        def visit_Name(self, node):
+            mentions.append(node.value)
+
+        def visit_For(self, node):
+            self._bind(target_names(node.target))
+            self.loops += 1
+
+        def leave_For(self, node):
+            self.loops -= 1
+
+        def visit_While(self, node):
+            self.loops += 1
+
+        def leave_While(self, node):
+            self.loops -= 1
 
         def _bind(self, names):
             for name in names:
@@ -278,9 +296,6 @@ def _plan(fn: cst.FunctionDef, scope):
         def visit_AnnAssign(self, node):
             self._bind(target_names(node.target))
 
-        def visit_For(self, node):
-            self._bind(target_names(node.target))
-
         def visit_WithItem(self, node):
             if node.asname is not None:
                 self._bind(target_names(node.asname.name))
@@ -288,7 +303,20 @@ def _plan(fn: cst.FunctionDef, scope):
         def visit_NamedExpr(self, node):
             self._bind(target_names(node.target))
 
-    walk(fn, Collect())
+    mentions: list[str] = []  # every name the function mentions, in source order
+    ends: list[int] = []  # per line: how many names were mentioned up to its end
+    looped: list[bool] = []  # per line: inside a loop
+    collect = Collect()
+    collect.loops = 0
+    walk(fn, collect)
+    parameters = {p.name.value for p in (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params)}
+
+    def read_later(base: str, at: int) -> bool:
+        """Is ``base`` read after line ``at`` (1-based): a parameter (the caller's tensor), an attribute, a line in
+        a loop, or a mention further down."""
+        name = base.split(".", 1)[0]
+        return "." in base or name in parameters or looped[at - 1] or name in mentions[ends[at - 1]:]
+
     views: dict[str, tuple[_Chain, int]] = {}
     binding_lines: dict[str, cst.SimpleStatementLine] = {}
     plan, flags, copies = {}, {}, set()
@@ -298,7 +326,8 @@ def _plan(fn: cst.FunctionDef, scope):
         if isinstance(target, (cst.Name, cst.Tuple, cst.List)) and not _is_write_back(small):
             if isinstance(target, cst.Name):
                 chain = _chain(small.value, scope)
-                if chain is not None and len(bindings.get(target.value, ())) == 1:
+                if chain is not None and len(bindings.get(target.value, ())) == 1 \
+                        and chain.base.split(".", 1)[0] != target.value:  # x = x[0]: the caller's tensor, left
                     views[target.value] = (chain, at)
                     binding_lines[target.value] = line
             elif isinstance(target, (cst.Tuple, cst.List)) \
@@ -331,6 +360,8 @@ def _plan(fn: cst.FunctionDef, scope):
             named = "." not in chain.base
             backs.append((chain.base, chain.steps, view, named))
             view = chain.base if named else ""
+        if not why and not any(read_later(base, at) for base, _, _, _ in backs):
+            continue  # the base is never read again: nothing can tell (and a graph needs no write-back)
         if why:
             flags[id(line)] = why
         elif backs:
