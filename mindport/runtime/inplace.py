@@ -1022,12 +1022,12 @@ def view_update(base, steps, value):
     its keyword arguments); the positions are found by taking the same views of the base's element positions. A view
     holding an element of the base more than once (``expand``, overlapping ``unfold``) raises, as torch mostly does.
     PyNative only (a compiled graph keeps no order between such updates: write the update out of place there)."""
-    if not isinstance(base, ms.Tensor):
-        return base  # a list's item (v = batch[0]), a numpy array (its views share memory): nothing to write back
     if _in_graph():
         raise RuntimeError("mindport: an in-place update through a torch view (x.narrow(...).copy_(y), "
                            "x.diagonal().fill_(v)) can't be compiled in graph mode; compute the new tensor out of "
                            "place")
+    if not isinstance(base, ms.Tensor):
+        return base  # a list's item (v = batch[0]), a numpy array (its views share memory): nothing to write back
     root = np.arange(int(np.prod(base.shape)), dtype=np.int64).reshape(tuple(base.shape))
     positions = root
     for name, args, kwargs in steps:

@@ -345,6 +345,8 @@ def _plan(fn: cst.FunctionDef, scope):
         name = _written(small, scope) if small is not None else None
         if name not in views or _written_back(lines[at] if at < len(lines) else None, name):
             continue
+        if views[name][0].steps == "(('data', (), {}),)" and not isinstance(small, cst.AugAssign):
+            continue  # w = p.data; w.mul_(2): w is p itself (ObjectSurfaceTransform), the update reaches p
         backs, why, view = [], "", name
         while view in views:
             chain, bound_at = views[view]
