@@ -43,7 +43,7 @@ import mindspore as ms
 import numpy as np
 from mindspore import ops
 
-from mindport.mappings.views import PIECE_METHODS, VIEW_ATTRIBUTES, VIEW_METHODS
+from mindport.mappings.views import CONJUGATE_ATTRIBUTES, PIECE_METHODS, VIEW_ATTRIBUTES, VIEW_METHODS
 from mindport.runtime import math as mp_math
 from mindport.runtime import nn_functional as mp_F
 from mindport.runtime import special as mp_special
@@ -898,7 +898,37 @@ def _pieces(x, sizes, dim):
     if isinstance(sizes, int):
         sizes = [min(sizes, length - start) for start in range(0, length, max(sizes, 1))] or [0]
     bounds = np.cumsum([0, *sizes])
-    return [np.take(x, range(int(a), int(b)), axis=dim) for a, b in zip(bounds[:-1], bounds[1:])]
+    return [_along(x, dim, slice(int(a), int(b))) for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+def _along(x, dim, index):
+    """``x`` indexed by ``index`` along ``dim`` (a numpy view, so a later reshape copies where torch's does)."""
+    return x[(slice(None),) * (dim % x.ndim) + (index,)]
+
+
+def _tensor_split(x, sections, dim=0):
+    """torch's tensor_split: ``sections`` pieces (an int, the first ones one longer) or split at the indices."""
+    length = x.shape[dim]
+    if isinstance(sections, int):
+        size, extra = divmod(length, sections)
+        bounds = np.cumsum([0] + [size + (i < extra) for i in range(sections)])
+    else:
+        bounds = [0, *sections, length]
+    return [_along(x, dim, slice(int(a), int(b))) for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+def _as_strided(x, size, stride, storage_offset=0):
+    """torch's as_strided of a contiguous base: the element at ``storage_offset + sum(index * stride)``."""
+    flat = x.reshape(-1)
+    if not np.may_share_memory(flat, x) or not x.flags.c_contiguous:
+        raise RuntimeError("mindport: an in-place update through as_strided of a tensor that is not contiguous")
+    return np.lib.stride_tricks.as_strided(flat[storage_offset:], tuple(size),
+                                           tuple(s * flat.itemsize for s in stride))
+
+
+def _copied_reshape(x, shape):
+    """torch's reshape/flatten: a view where the strides allow one, else a copy (numpy decides the same way)."""
+    return x.reshape(shape)
 
 
 def _getitem(x, index):
@@ -916,9 +946,8 @@ def _shape(sizes):
 
 
 def _unfold(x, dimension, size, step):
-    count = (x.shape[dimension] - size) // step + 1
-    windows = [np.take(x, range(i * step, i * step + size), axis=dimension) for i in range(count)]
-    return np.moveaxis(np.stack(windows, axis=dimension), dimension + 1, -1)
+    windows = np.lib.stride_tricks.sliding_window_view(x, size, axis=dimension)
+    return _along(windows, dimension, slice(None, None, step))
 
 
 def _squeeze(x, dim=None):
@@ -934,10 +963,10 @@ def _squeeze(x, dim=None):
 # element positions
 _VIEWS = {
     "getitem": _getitem,
-    "narrow": lambda x, dim, start, length: np.take(x, range(start % x.shape[dim] if start < 0 else start,
-                                                              (start % x.shape[dim] if start < 0 else start) + length),
-                                                    axis=dim),
-    "select": lambda x, dim, index: np.take(x, index, axis=dim),
+    "narrow": lambda x, dim, start, length: _along(x, dim, slice(start % x.shape[dim] if start < 0 else start,
+                                                                (start % x.shape[dim] if start < 0 else start)
+                                                                + length)),
+    "select": lambda x, dim, index: _along(x, dim, index),
     "diagonal": lambda x, offset=0, dim1=0, dim2=1: np.diagonal(x, offset, dim1, dim2),
     "t": lambda x: x.T if x.ndim == 2 else x,
     "T": lambda x: np.transpose(x),
@@ -965,16 +994,38 @@ _VIEWS = {
     # tuples of views (PIECE_METHODS): a list of the pieces' positions, one of which the next step takes
     "chunk": lambda x, chunks, dim=0: _pieces(x, -(-x.shape[dim] // chunks), dim),
     "split": lambda x, split_size_or_sections, dim=0: _pieces(x, split_size_or_sections, dim),
-    "unbind": lambda x, dim=0: [np.take(x, i, axis=dim) for i in range(x.shape[dim])],
+    "unbind": lambda x, dim=0: [_along(x, dim, i) for i in range(x.shape[dim])],
+    "split_with_sizes": lambda x, split_sizes, dim=0: _pieces(x, list(split_sizes), dim),
+    "tensor_split": _tensor_split,
+    "hsplit": lambda x, sections: _tensor_split(x, sections, 1 if x.ndim > 1 else 0),
+    "vsplit": lambda x, sections: _tensor_split(x, sections, 0),
+    "dsplit": lambda x, sections: _tensor_split(x, sections, 2),
+    # views or the receiver itself for a real tensor (a complex one refuses, below: a conjugate view)
+    "ravel": lambda x: x.reshape(-1),
+    "contiguous": lambda x, memory_format=None: np.ascontiguousarray(x),
+    "broadcast_to": lambda x, *sizes: np.broadcast_to(x, _shape(sizes)),
+    "adjoint": lambda x: np.swapaxes(x, -2, -1),
+    "mH": lambda x: np.swapaxes(x, -2, -1),
+    "H": lambda x: x.T if x.ndim == 2 else x,
+    "conj": lambda x: x,
+    "resolve_conj": lambda x: x,
+    "resolve_neg": lambda x: x,
+    "positive": lambda x: x,
+    "as_strided": _as_strided,
+    # a dtype or device move (x.to(...), x.float(), x.cpu()): the receiver itself when nothing changes, else a
+    # copy; view_update compares the updated value's dtype with the base's
+    "cast": lambda x: x,
 }
-assert set(_VIEWS) == VIEW_METHODS | VIEW_ATTRIBUTES | PIECE_METHODS | {"getitem"}  # mindport/mappings/views.py: one table
+_CONJUGATE = frozenset({"conj", "adjoint", "mH", "H"})
+assert set(_VIEWS) == VIEW_METHODS | VIEW_ATTRIBUTES | CONJUGATE_ATTRIBUTES | PIECE_METHODS | {"getitem", "cast"}  # mindport/mappings/views.py: one table
 
 
 def view_update(base, steps, value):
     """An in-place update written through a chain of torch views of ``base`` (``x.narrow(1, 0, 2).copy_(y)``:
     ``view_update(x, (("narrow", (1, 0, 2), {}),), <the update of the view's copy>)``): ``value`` (the view's values
     after the update) is written where each element of the view lives in ``base``, which keeps its identity (a
-    Parameter stays that Parameter) and is returned. Each step is (torch's view operation, its positional arguments,
+    Parameter stays that Parameter) and is returned (a base that is no MindSpore tensor, a list whose item was
+    updated, is returned as it is). Each step is (torch's view operation, its positional arguments,
     its keyword arguments); the positions are found by taking the same views of the base's element positions. A view
     holding an element of the base more than once (``expand``, overlapping ``unfold``) raises, as torch mostly does.
     PyNative only (a compiled graph keeps no order between such updates: write the update out of place there)."""
@@ -982,10 +1033,22 @@ def view_update(base, steps, value):
         raise RuntimeError("mindport: an in-place update through a torch view (x.narrow(...).copy_(y), "
                            "x.diagonal().fill_(v)) can't be compiled in graph mode; compute the new tensor out of "
                            "place")
-    positions = np.arange(int(np.prod(base.shape)), dtype=np.int64).reshape(tuple(base.shape))
+    if not isinstance(base, ms.Tensor):
+        return base  # a list's item (v = batch[0]), a numpy array (its views share memory): nothing to write back
+    root = np.arange(int(np.prod(base.shape)), dtype=np.int64).reshape(tuple(base.shape))
+    positions = root
     for name, args, kwargs in steps:
+        if name in _CONJUGATE and base.dtype in (ms.complex64, ms.complex128):
+            raise RuntimeError(f"mindport: an in-place update through a conjugate view ({name}) of a complex "
+                               f"tensor can't be written back; clone() the view or update the base itself")
+        if name == "cast" and isinstance(value, ms.Tensor) and value.dtype != base.dtype:
+            return base  # torch's .to()/.float() of another dtype made a copy: the base never sees the update
         positions = _VIEWS[name](positions, *args, **kwargs)
-        positions = positions if isinstance(positions, list) else np.asarray(positions)  # pieces: a list
+        if isinstance(positions, list):  # pieces
+            continue
+        positions = np.asarray(positions)
+        if positions.size and not np.may_share_memory(positions, root):
+            return base  # torch's operation copied here (reshape of a transpose, advanced indexing): no write-back
     flat_positions = positions.reshape(-1)
     if np.unique(flat_positions).size != flat_positions.size:
         # torch refuses most updates of such views (expand) and applies the others once per occurrence (unfold with

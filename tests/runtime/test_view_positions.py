@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from mindport.mappings.views import PIECE_METHODS, VIEW_ATTRIBUTES, VIEW_METHODS
+from mindport.mappings.views import CONJUGATE_ATTRIBUTES, PIECE_METHODS, VIEW_ATTRIBUTES, VIEW_METHODS
 
 # each view of the table on a (2, 3, 4) base: its arguments
 CASES = {
@@ -19,15 +19,13 @@ CASES = {
     "reshape": ((6, -1), {}), "view_as": None, "reshape_as": None, "flatten": ((1,), {}),
     "unflatten": ((2, (2, 2)), {}), "unsqueeze": ((1,), {}), "squeeze": None, "expand": None, "expand_as": None,
     "unfold": ((2, 2, 2), {}), "detach": ((), {}), "T": None, "mT": ((), {}), "data": ((), {}),
+    "ravel": ((), {}), "contiguous": ((), {}), "broadcast_to": None, "adjoint": ((), {}), "conj": ((), {}),
+    "resolve_conj": ((), {}), "resolve_neg": ((), {}), "positive": ((), {}), "as_strided": (((2, 3), (4, 1), 1), {}),
+    "H": None, "mH": ((), {}),
 }
 # torch's documented views (docs/source/tensor_view.rst) the table leaves out, and why
 LEFT_OUT = {
-    "tensor_split": "a tuple of views, not indexed by model code we met (split/chunk/unbind are PIECE_METHODS)",
-    "hsplit": "as tensor_split",
-    "vsplit": "as tensor_split", "dsplit": "as tensor_split", "split_with_sizes": "as tensor_split",
-    "as_strided": "positions by strides: no MindSpore counterpart",
     "real": "complex views: no element-for-element real position", "imag": "as real", "view_as_real": "as real",
-    "H": "conjugate view of complex tensors", "mH": "as H", "adjoint": "as H",
     "indices": "sparse tensors", "values": "sparse tensors", "ccol_indices": "sparse", "col_indices": "sparse",
     "crow_indices": "sparse", "row_indices": "sparse",
 }
@@ -43,8 +41,10 @@ def _torch_view(x, name):
     """torch's view ``name`` of ``x`` (a (2, 3, 4) tensor, or a 2-D/size-1 one where the view needs it)."""
     if name == "t":
         return x[0].t()
-    if name == "T":
-        return x[0].T
+    if name in ("T", "H"):
+        return getattr(x[0], name)
+    if name == "broadcast_to":
+        return x[:, :1].broadcast_to(2, 3, 4)
     if name in ("view_as", "reshape_as"):
         return getattr(x, name)(torch.empty(3, 8))
     if name == "squeeze":
@@ -62,8 +62,10 @@ def _steps(name):
     first = (("getitem", (0,), {}),)
     if name == "t":
         return first + (("t", (), {}),)
-    if name == "T":
-        return first + (("T", (), {}),)
+    if name in ("T", "H"):
+        return first + ((name, (), {}),)
+    if name == "broadcast_to":
+        return (("getitem", ((slice(None), slice(None, 1)),), {}), ("broadcast_to", (2, 3, 4), {}))
     if name in ("view_as", "reshape_as"):
         return ((name, (np.empty((3, 8)),), {}),)
     if name == "squeeze":
@@ -76,7 +78,7 @@ def _steps(name):
 
 
 def test_the_table_accounts_for_every_view_torch_documents():
-    table = VIEW_METHODS | VIEW_ATTRIBUTES
+    table = VIEW_METHODS | VIEW_ATTRIBUTES | CONJUGATE_ATTRIBUTES
     assert set(CASES) == table
     assert TORCH_DOCUMENTED_VIEWS <= table | PIECE_METHODS | set(LEFT_OUT), \
         TORCH_DOCUMENTED_VIEWS - table - PIECE_METHODS - set(LEFT_OUT)
@@ -84,7 +86,7 @@ def test_the_table_accounts_for_every_view_torch_documents():
         assert hasattr(torch.Tensor, name) or hasattr(torch, name), name  # a member of the installed torch
 
 
-@pytest.mark.parametrize("name", sorted(VIEW_METHODS | VIEW_ATTRIBUTES))
+@pytest.mark.parametrize("name", sorted(VIEW_METHODS | VIEW_ATTRIBUTES | CONJUGATE_ATTRIBUTES))
 def test_each_view_shares_storage_in_torch_and_its_positions_are_torchs(name):
     import mindspore as ms
 
@@ -93,7 +95,7 @@ def test_each_view_shares_storage_in_torch_and_its_positions_are_torchs(name):
     x = torch.arange(24, dtype=torch.float32).reshape(2, 3, 4)
     view = _torch_view(x, name)
     assert view.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()  # a view: the base's storage
-    if name in ("expand", "expand_as"):  # one element of the base at several places of the view: both refuse
+    if name in ("expand", "expand_as", "broadcast_to"):  # an element of the base at several places: both refuse
         with pytest.raises(RuntimeError, match="more than one element"):
             _torch_view(x.clone(), name).mul_(-1)
         with pytest.raises(RuntimeError, match="more than one element"):
@@ -121,7 +123,10 @@ def test_an_update_through_views_of_a_parameter_keeps_the_parameter():
 
 
 @pytest.mark.parametrize("name, args, index", [("chunk", (4,), 1), ("chunk", (2, 2), 1), ("split", (2, 1), 1),
-                                               ("split", ([1, 2], 1), 1), ("unbind", (2,), 3), ("chunk", (3,), 1)])
+                                               ("split", ([1, 2], 1), 1), ("unbind", (2,), 3), ("chunk", (3,), 1),
+                                               ("split_with_sizes", ([1, 2], 1), 1), ("tensor_split", (3, 2), 2),
+                                               ("tensor_split", ([1, 3], 2), 1), ("hsplit", (3,), 2),
+                                               ("vsplit", (2,), 1), ("dsplit", ([1],), 1)])
 def test_one_piece_of_a_split_is_a_view_and_its_positions_are_torchs(name, args, index):
     """``b.chunk(4)[1].fill_(1)``: one indexed piece of torch's tuple of views, written back by view_update."""
     import mindspore as ms

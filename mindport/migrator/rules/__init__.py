@@ -64,6 +64,7 @@ from mindport.migrator.rules.try_reraise import TryReraiseTransform
 from mindport.migrator.rules.zip_strict import ZipStrictTransform
 from mindport.migrator.rules.aug_rebind import AugAssignRebindTransform
 from mindport.migrator.rules.alias_updates import AliasUpdateTransform
+from mindport.migrator.rules.view_writes import ViewWriteBackTransform
 from mindport.migrator.rules.argument_writes import ArgumentWriteTransform
 
 RULES = (
@@ -121,6 +122,7 @@ RULES = (
     ExactTypeTestTransform,       # type(x) is tuple in a model method -> isinstance(x, tuple) and ... (GRAPH_MODE folds)
     ZipStrictTransform,           # zip(a, b, strict=False) in a model method -> zip(a, b) (GRAPH_MODE's zip: no strict)
     AugAssignRebindTransform,     # x += e before x[...] += m in a model method -> x = x + e (GRAPH_MODE lost the item write)
+    ViewWriteBackTransform,       # v = y[0]; v += 1 -> then y = mp_inplace.view_update(y, steps, v) (torch's views share)
     AliasUpdateTransform,         # r = h; h += 1 -> then r = h again (MindSpore's += and graph item writes rebind h only)
     RoundIntTransform,            # round(c * 0.5) of a size -> int(round(...)) (GRAPH_MODE's round gives a float)
     CommentIndentTransform,       # a comment left of a function's body -> indented to it (GRAPH_MODE parses methods)

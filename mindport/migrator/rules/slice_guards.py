@@ -102,16 +102,19 @@ class SliceGuardTransform(Rule):
                     return X
             """,
             after="""
+                from mindport.runtime import inplace as mp_inplace
                 from mindport.runtime import tensor as mp_tensor
 
 
                 def scan(X, A):
                     Xa = X[:, :, 1::2]
                     Xa[:, :, 1:] += mp_tensor.sliced(A, (slice(None, None), slice(None, None), slice(1, None, 2)))[:, :, 1:] * Xa[:, :, :-1]
+                    X = mp_inplace.view_update(X, (('getitem', ((slice(None, None, None), slice(None, None, None), slice(1, None, 2),),), {}),), Xa)
                     return X
             """,
             note="Xa is a view that the next line writes into (torch changes X): left as written, MindSpore's "
-                 "subscript keeps the write; A's stepped read, only read, is guarded.",
+                 "PyNative subscript keeps the write (a compiled graph loses it: the write-back of "
+                 "ViewWriteBackTransform raises there); A's stepped read, only read, is guarded.",
         ),
     )
 
