@@ -687,14 +687,22 @@ _PAUSED: list = []  # non-empty inside no_grad(): what the forward reads there i
 
 
 def train_mode(obj):
-    """``obj.set_train(True)`` when ``obj`` is a Cell, else nothing; ``obj`` returned. What the training rule writes,
-    once before the loop, for a name a training step calls in a file that never switches modes, when the file gives
-    no other sign that the name is a model (its parameters are handed out elsewhere: a GAN's generator passed into a
-    ``train_wgan(dataloader, generator, critic, ...)`` of another file). torch builds every Module in training mode,
-    MindSpore's Cells start in inference mode: the generator's BatchNorm normalized with its running statistics
-    (vltkv/wgan_clip: other fakes from the first critic step). A name that is a function or a loss is left alone."""
+    """torch's mode from birth for a Cell whose mode nothing has set, else nothing; ``obj`` returned.
+
+    torch builds every Module in training mode, MindSpore's Cells start in inference mode. The training rule writes
+    this once before a training loop for a model whose mode the code before the loop does not set: a name a step
+    calls in a file that never switches modes (a GAN's generator passed into ``train_wgan(dataloader, generator,
+    critic, ...)`` of another file: its BatchNorm normalized with its running statistics, vltkv/wgan_clip), or a
+    model built after another one's ``model.train()`` in the same function (a second model trained with clipping:
+    its BatchNorm took running statistics, 2e-2 off torch from the first loss). Each Cell of ``obj`` (itself and its
+    sub-cells) that no ``set_train`` has reached (no ``training`` flag: ``set_train`` records it on the cell and every
+    sub-cell) trains, as torch's would; a Cell set to either mode keeps it (torch's ``model.eval()`` before the loop,
+    or ``model.bn.eval()`` to freeze one layer, stay). The cell's own ``set_train``/``train`` overrides are not called:
+    torch's constructor sets ``training`` without calling ``train()``. A function or a loss is left alone."""
     if isinstance(obj, ms.nn.Cell):
-        obj.set_train(True)
+        for cell in (obj, *(c for _, c in obj.cells_and_names() if c is not obj)):
+            if "training" not in (getattr(cell, "_func_graph_flags", None) or {}):
+                cell.add_flags(training=True)
     return obj
 
 

@@ -107,6 +107,60 @@ class TrainingLoopRule(Rule):
                 import torch.nn as nn
 
 
+                def fit(make_model, x, y):
+                    model = make_model()
+                    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+                    model.train()
+                    for step in range(3):
+                        optimizer.zero_grad()
+                        loss = nn.functional.mse_loss(model(x), y)
+                        loss.backward()
+                        optimizer.step()
+                    model = make_model()
+                    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+                    for step in range(3):
+                        optimizer.zero_grad()
+                        loss = nn.functional.mse_loss(model(x), y)
+                        loss.backward()
+                        optimizer.step()
+            """,
+            after="""
+                import mindspore as ms
+                from mindspore.experimental import optim as ms_optim
+                from mindport.runtime import nn_functional as mp_F
+                from mindport.runtime import training as mp_train
+
+
+                def fit(make_model, x, y):
+                    model = make_model()
+                    optimizer = ms_optim.SGD(model.trainable_params(), lr=0.1)
+                    model.set_train(True)
+                    def forward_fn():
+                        loss = mp_F.mse_loss(model(x), y)
+                        return loss
+                    grad_fn = ms.value_and_grad(forward_fn, None, optimizer.parameters)
+                    for step in range(3):
+                        loss, grads = grad_fn()
+                        optimizer(grads)
+                    model = make_model()
+                    optimizer = ms_optim.SGD(model.trainable_params(), lr=0.1)
+                    def forward_fn():
+                        loss = mp_F.mse_loss(model(x), y)
+                        return loss
+                    grad_fn = ms.value_and_grad(forward_fn, None, optimizer.parameters)
+                    mp_train.train_mode(model)
+                    for step in range(3):
+                        loss, grads = grad_fn()
+                        optimizer(grads)
+            """,
+            note="torch builds every Module in training mode, a Cell starts in inference mode. A model built after another one's model.train() (here under the same name) whose mode nothing before its loop sets gets mindport.runtime.training.train_mode: training for the cells no set_train has reached, a mode set by the code kept (its BatchNorm took running statistics: 2e-2 off torch from the first loss).",
+        ),
+        Example(
+            before="""
+                import torch
+                import torch.nn as nn
+
+
                 def train(model, loader, epochs):
                     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
                     criterion = nn.CrossEntropyLoss()
@@ -685,6 +739,7 @@ class TrainingLoopRule(Rule):
         self._owners: set[str] = set()  # models whose parameters the file hands out (visit_Module)
         self._modes_set = False  # the file calls train()/set_train somewhere (sets the training mode itself)
         self._moded: set[tuple[int, str]] = set()  # (id(scope), model) put in train mode by a region
+        self._loop_original: cst.For | None = None  # the loop _rewrite is working on, as the source wrote it
         self._param_vars: list[set[str]] = []  # per enclosing for: its targets when it iterates over parameters
         self._optimized: set[str] = set()  # names read in an optimizer's params argument
         self._functions: set[str] = set()  # functions the file defines (no model: no set_train)
@@ -991,6 +1046,7 @@ class TrainingLoopRule(Rule):
         try:
             targets = [n for level in self._loop_targets for n in level] + own
             resets = any(method_call(c, "zero_grad") is not None for c in _own_calls(loop))
+            self._loop_original = loop
             self._rewrite(loop, targets, resets)
             return True
         except _Unfit:
@@ -1008,6 +1064,7 @@ class TrainingLoopRule(Rule):
             return updated_node
         try:
             resets = any(method_call(c, "zero_grad") is not None for c in _own_calls(original_node))
+            self._loop_original = original_node
             new_loop, prelude = self._rewrite(updated_node, targets, resets)
         except _Unfit as exc:
             self.flag(original_node, "MP105", f"training loop not recognised: {exc}", _MP105_HINT)
@@ -1338,6 +1395,13 @@ class TrainingLoopRule(Rule):
                 # called in the step, its parameters handed out in another file (a GAN's generator passed in)
                 self._moded.add((id(self.scope), name))
                 modes.append(parse_statement(f"{train}.train_mode({name})\n"))
+            elif self._modes_set and name in self._owners and (id(self.scope), name) not in self._moded \
+                    and not _mode_set_in(body[:min(plan.forward, default=0)], name):
+                # the file switches modes, but no line of this block before the step sets this model's (a second
+                # model built after the first one's model.train()): torch's Module trains from birth unless its mode
+                # was set (mindport.runtime.training.train_mode decides at run time)
+                self._moded.add((id(self.scope), name))
+                modes.append(parse_statement(f"{train}.train_mode({name})\n"))
         sources = ", ".join(dict.fromkeys([*self._weight_sources(stmts, set(positional)), *extra, *as_weights]))
         weights = f", {train}.parameters({sources})" if sources else ""
         leaves = f", leaves={len(positional)}" if positional else ""
@@ -1599,6 +1663,12 @@ class TrainingLoopRule(Rule):
         scope_node = self._scope_nodes.get(id(self.scope))
         if model is not None and not (scope_node is not None and _sets_train_mode(scope_node)):
             prelude.append(parse_statement(f"{model}.set_train(True)\n"))
+        elif model is not None and scope_node is not None and self._loop_original is not None \
+                and not _mode_set_before(scope_node, self._loop_original, model):
+            # the scope switches modes, but not this model's before its loop (a second model built and trained after
+            # the first one's model.train()): torch's Module trains from birth, unless something set its mode
+            # (mindport.runtime.training.train_mode decides at run time)
+            prelude.append(parse_statement(f"{self.ctx.alias_for('mindport.runtime.training')}.train_mode({model})\n"))
         if not self._modes_set and not (scope_node is not None and _sets_train_mode(scope_node)):
             # the other names the step calls that may be models (a WGAN critic loop's generator(noise), built and
             # handed in by another file): torch's Modules train from birth (mindport.runtime.training.train_mode)
@@ -2096,3 +2166,49 @@ def _definitely_assigned(stmts) -> set[str]:
         elif isinstance(stmt, cst.With):
             names |= _definitely_assigned(stmt.body.body)
     return names
+
+
+def _mode_set_before(scope: cst.CSTNode, loop: cst.For, name: str) -> bool:
+    """Does a statement line set ``name``'s mode (``name.train(...)``, ``name.eval()``, ``name.set_train(...)``) in
+    the loop's body or before the loop, in its block or an enclosing block of ``scope``, after the last line binding
+    ``name`` there? Only lines of those blocks count, not ones nested in an earlier loop or branch, nor ones before
+    ``name`` was bound again (a first model's ``model.train()`` says nothing of a second model built later under the
+    same name)."""
+    def path(node):
+        if node is loop:
+            return []
+        for child in node.children:
+            found = path(child)
+            if found is not None:
+                return [(node, child), *found]
+        return None
+
+    body = loop.body.body if isinstance(loop.body, cst.IndentedBlock) else ()
+    if any(_sets_mode_of(line, name) for line in body):
+        return True
+    for parent, child in reversed(path(scope) or []):  # the innermost block first, each back from the loop
+        if isinstance(parent, (cst.IndentedBlock, cst.Module)):
+            siblings = list(parent.body)
+            index = next((i for i, s in enumerate(siblings) if s is child), 0)
+            found = _mode_set_in(siblings[:index], name)
+            if found is not None:
+                return found
+    return False
+
+
+def _mode_set_in(lines, name: str):
+    """Going back from the end of ``lines``: True at a line setting ``name``'s mode, False at a line binding
+    ``name`` (a model built there: what came before set another one's mode), None when neither occurs."""
+    for line in reversed(lines):
+        if _sets_mode_of(line, name):
+            return True
+        if isinstance(line, cst.SimpleStatementLine) and name in reads_writes(line)[1]:
+            return False
+    return None
+
+
+def _sets_mode_of(line, name: str) -> bool:
+    """Is ``line`` a statement line calling ``name.train(...)``, ``name.eval()`` or ``name.set_train(...)``?"""
+    return isinstance(line, cst.SimpleStatementLine) and any(
+        isinstance(call.func, cst.Attribute) and call.func.attr.value in ("train", "eval", "set_train")
+        and dotted_name(call.func.value) == name for call in _all_calls(line))
