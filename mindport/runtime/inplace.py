@@ -882,8 +882,8 @@ threshold_inplace = _written_back(ops.threshold, "threshold_inplace", "torch.nn.
 mish_inplace = _written_back(ops.mish, "mish_inplace", "torch.nn.functional.mish")
 dropout_inplace = _written_back(ops.dropout, "dropout_inplace", "torch.nn.functional.dropout")
 dropout1d_inplace = _written_back(ops.dropout1d, "dropout1d_inplace", "torch.nn.functional.dropout1d")
-dropout2d_inplace = _written_back(ops.dropout2d, "dropout2d_inplace", "torch.nn.functional.dropout2d")
-dropout3d_inplace = _written_back(ops.dropout3d, "dropout3d_inplace", "torch.nn.functional.dropout3d")
+dropout2d_inplace = _written_back(mp_F.dropout2d, "dropout2d_inplace", "torch.nn.functional.dropout2d")
+dropout3d_inplace = _written_back(mp_F.dropout3d, "dropout3d_inplace", "torch.nn.functional.dropout3d")
 alpha_dropout_inplace = _written_back(mp_F.alpha_dropout, "alpha_dropout_inplace", "torch.nn.functional.alpha_dropout")
 feature_alpha_dropout_inplace = _written_back(mp_F.feature_alpha_dropout, "feature_alpha_dropout_inplace",
                                               "torch.nn.functional.feature_alpha_dropout")

@@ -1246,6 +1246,27 @@ class SoftShrink(nn.SoftShrink):
     _mp_float_base = nn.SoftShrink.construct
 
 
+class Dropout2d(nn.Dropout2d):
+    """torch.nn.Dropout2d at every rank torch takes: MindSpore's Dropout2d kernel takes a 4-D input only, torch's
+    layer a 2-D (N, C) one too (element by element, with a warning: a classifier head's ``nn.Dropout2d`` after a
+    Linear) and a 3-D (N, C, L) one (whole channels): those go through mindport.runtime.nn_functional.dropout2d."""
+
+    def construct(self, x):
+        if not self.training or self.keep_prob == 1 or x.ndim == 4:
+            return super().construct(x)
+        return F.dropout2d(x, 1.0 - self.keep_prob, True)
+
+
+class Dropout3d(nn.Dropout3d):
+    """torch.nn.Dropout3d at every rank torch takes: MindSpore's kernel takes a 5-D input only, torch's layer an
+    unbatched 4-D (C, D, H, W) one too (mindport.runtime.nn_functional.dropout3d)."""
+
+    def construct(self, x):
+        if not self.training or self.keep_prob == 1 or x.ndim == 5:
+            return super().construct(x)
+        return F.dropout3d(x, 1.0 - self.keep_prob, True)
+
+
 def _inplace_cell(base, torch_name):
     """``base`` (the Cell torch's layer maps to, same constructor arguments) whose output is also written into its
     input, as torch's ``inplace=True`` does (the input keeps its identity; see mindport.runtime.inplace)."""
@@ -1275,8 +1296,8 @@ InplaceHardtanh = _inplace_cell(nn.Hardtanh, "torch.nn.Hardtanh")
 InplaceThreshold = _inplace_cell(nn.Threshold, "torch.nn.Threshold")
 InplaceDropout = _inplace_cell(nn.Dropout, "torch.nn.Dropout")
 InplaceDropout1d = _inplace_cell(nn.Dropout1d, "torch.nn.Dropout1d")
-InplaceDropout2d = _inplace_cell(nn.Dropout2d, "torch.nn.Dropout2d")
-InplaceDropout3d = _inplace_cell(nn.Dropout3d, "torch.nn.Dropout3d")
+InplaceDropout2d = _inplace_cell(Dropout2d, "torch.nn.Dropout2d")
+InplaceDropout3d = _inplace_cell(Dropout3d, "torch.nn.Dropout3d")
 
 
 # ---------------------------------------------------------------------------------------- torch.nn.utils helpers

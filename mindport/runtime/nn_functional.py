@@ -592,6 +592,27 @@ def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
     return _alpha_dropout(input, p, training, feature=True)
 
 
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    """torch.nn.functional.dropout2d at every rank torch takes: torch drops whole features, one draw per (N, C) of
+    an input of rank >= 2 (a 2-D (N, C) input element by element, with a warning; a 3-D one as (N, C, L)); MindSpore's
+    Dropout2D kernel takes rank 4 only. Any other rank is laid out as (N, C, rest, 1) for that kernel and back."""
+    if input.ndim == 4 or input.ndim < 2:
+        return ops.dropout2d(input, p, training)
+    shape = input.shape
+    return ops.dropout2d(input.reshape(shape[0], shape[1], -1, 1), p, training).reshape(shape)
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    """torch.nn.functional.dropout3d at every rank torch takes: a 5-D input drops whole (N, C) features; any other
+    rank is unbatched for torch (unsqueeze(0): one draw per index of its first axis, a 4-D (C, D, H, W) one as
+    documented). MindSpore's Dropout3D kernel takes rank 5 only: the input is laid out as (1, C, rest, 1, 1) for it
+    and back."""
+    if input.ndim == 5 or input.ndim < 1:
+        return ops.dropout3d(input, p, training)
+    shape = input.shape
+    return ops.dropout3d(input.reshape(1, shape[0], -1, 1, 1), p, training).reshape(shape)
+
+
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False, generator=None):
     """torch.nn.functional.rrelu / torch.rrelu: leaky ReLU with a slope drawn from U(lower, upper) per element in
     training and the fixed slope (lower + upper) / 2 otherwise; mindspore.ops.rrelu always samples. torch.rrelu's

@@ -65,6 +65,7 @@ from collections import Counter
 
 import libcst as cst
 
+from mindport.mappings import bundled_registry
 from mindport.migrator.native_facts import all_nodes
 from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.rules.training_region import (Plan, Site, Unfit, _is_gradient_api, reads_before_writes, plan_block,
@@ -84,8 +85,17 @@ from mindport.migrator.syntax import code_of, method_call, target_names
 from mindport.migrator.table import CallBindError, bind_arguments
 from mindport.migrator.walk import parse_expression, parse_statement, walk
 
-_CLIP = {"torch.nn.utils.clip_grad_norm_": "norm", "torch.nn.utils.clip_grad.clip_grad_norm_": "norm",
-         "torch.nn.utils.clip_grad_value_": "value", "torch.nn.utils.clip_grad.clip_grad_value_": "value"}
+
+def _clip_names() -> dict[str, str]:
+    """Every torch name of the two clipping entries (their aliases in the tables too: ``clip_grad.clip_grad_norm_``,
+    torch's deprecated ``clip_grad_norm``) -> ``norm`` or ``value``."""
+    registry = bundled_registry()
+    return {name: kind for kind, torch in (("norm", "torch.nn.utils.clip_grad_norm_"),
+                                           ("value", "torch.nn.utils.clip_grad_value_"))
+            for name in (torch, *registry.lookup(torch).aliases)}
+
+
+_CLIP = _clip_names()
 _AUTOCAST = {"torch.autocast", "torch.amp.autocast", "torch.cuda.amp.autocast", "torch.cpu.amp.autocast"}
 _MP105_HINT = ("write the step by hand: forward_fn(x, y) returning (loss, aux), grad_fn = ms.value_and_grad(forward_fn, "
                "None, opt.parameters, has_aux=True), (loss, aux), grads = grad_fn(x, y), opt(grads)")
