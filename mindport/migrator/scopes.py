@@ -571,6 +571,8 @@ def value_kind(value: cst.BaseExpression, scope: Scope) -> str:
                 # utils.to_one_hot(...) of the project's own: what it returns (project.return_kinds); SimpleVAE(...):
                 # its model, not a library's
                 return returns.get(qual.rsplit(".", 1)[-1], "other")
+            if qual.split(".", 1)[0] in _NUMBER_MODULES and qual not in _NUMBER_MODULE_EXCEPTIONS:
+                return "python"  # keys / math.sqrt(d): a Python number, so the quotient is what keys is
             # einops gives back what it was given: in torch code, tensors
             return "tensor" if is_torch(qual) or qual.split(".", 1)[0] == "einops" else "foreign"
         if isinstance(value.func, cst.Attribute):
@@ -621,6 +623,14 @@ def value_kind(value: cst.BaseExpression, scope: Scope) -> str:
                 and qual.split(".", 1)[0] not in getattr(scope, "local", frozenset()):
             return "foreign"  # painter = plt: another library's import (matplotlib's pyplot), not a tensor
     return receiver_kind(value, scope)
+
+
+# The standard library's number modules: each function of math (and cmath) gives a Python number, a bool or a tuple
+# of them whatever it is given (a 0-d tensor is read as a float; checked over every function of math on torch 2.13),
+# so arithmetic with one is arithmetic with a number, not with another library's object. math.prod multiplies what
+# it is given (a tensor for tensors).
+_NUMBER_MODULES = frozenset({"math", "cmath"})
+_NUMBER_MODULE_EXCEPTIONS = frozenset({"math.prod"})
 
 
 def _first_parameter(call: cst.Call) -> bool:
