@@ -170,6 +170,25 @@ def ctor_attempts(cand: dict, user: str | None) -> list[tuple[str, str]]:
                 add("small values", ", ".join(f"{p['name']}={v}" for p, v in zip(required, values)))
                 if first is None:
                     first, first_values = ", ".join(f"{p['name']}={v}" for p, v in zip(required, values)), values
+    # a configuration the class reads by keys or attributes that one of the repository's YAML files holds
+    # (yacs: ``extra = cfg.MODEL.EXTRA``, the experiments' YAML files), as that file has it, then at small widths:
+    # before the guessed sizes (repository_config_value)
+    if first_values is not None and cand.get("repo_configs"):
+        found = []
+        for shrink in (False, True):
+            values, origin = list(first_values), None
+            for i, p in enumerate(required):
+                picked = repository_config_value(p, cand, shrink)
+                if picked is not None:
+                    values[i], origin = picked
+            if origin is not None:
+                found.append((f"repository config {origin}" + (" (small widths)" if shrink else ""),
+                              ", ".join(f"{p['name']}={v}" for p, v in zip(required, values))))
+        at = next((i for i, (o, _) in enumerate(out) if o == "small values"), len(out))
+        for origin, text in found:
+            if all(text != t for _, t in out):
+                out.insert(at, (origin, text))
+                at += 1
     # a bottleneck block (``expansion = 4``) without a downsample adds its input to planes * 4 channels: planes is
     # the input's channels // 4 (HRNet's, torchvision's Bottleneck(inplanes, planes))
     names = [p["name"] for p in required]
@@ -220,6 +239,107 @@ def ctor_attempts(cand: dict, user: str | None) -> list[tuple[str, str]]:
             values[i] = used_value(required[i])
         add("attributes read", ", ".join(f"{p['name']}={v}" for p, v in zip(required, values)))
     return out
+
+
+_CONFIG = "__import__('mindport.discovery.configs', fromlist=['Config']).Config"
+_YAML_FILES: dict[str, list] = {}
+
+
+def repository_configs(root: str, limit: int = 400, max_bytes: int = 64_000) -> list[tuple[str, str, dict]]:
+    """(path relative to ``root``, text, mapping) of the repository's YAML files that load as a mapping (PyYAML's
+    safe loader; none when PyYAML is absent): at most ``limit`` files of at most ``max_bytes`` each, in path order.
+    Read once per repository."""
+    if root in _YAML_FILES:
+        return _YAML_FILES[root]
+    out: list[tuple[str, str, dict]] = []
+    try:
+        import yaml
+    except ImportError:
+        _YAML_FILES[root] = out
+        return out
+    paths = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        paths += [os.path.join(folder, f) for f in sorted(files) if f.endswith((".yaml", ".yml"))]
+        if len(paths) >= limit:
+            break
+    for path in paths[:limit]:
+        try:
+            if os.path.getsize(path) > max_bytes:
+                continue
+            with open(path, encoding="utf-8", errors="replace") as f:
+                text = f.read()
+            data = yaml.safe_load(text)
+        except Exception:  # noqa: BLE001 - a file that is no YAML of ours (templates, CI files with tags)
+            continue
+        if isinstance(data, dict) and data and all(isinstance(k, str) for k in data):
+            out.append((os.path.relpath(path, root), text, data))
+    _YAML_FILES[root] = out
+    return out
+
+
+def _covers(data, attrs: dict) -> bool:
+    """Does ``data`` hold every key ``attrs`` (scan.py's reads of a parameter) names, nested alike?"""
+    from mindport.discovery.scan import GET_KEY, IN_KEY
+
+    keys = [k for k in attrs if k not in ("[]", GET_KEY, IN_KEY)]
+    if not keys or not isinstance(data, dict):
+        return False
+    for k in keys:
+        if k not in data:
+            return False
+        if isinstance(attrs[k], dict) and [j for j in attrs[k] if j not in ("[]", GET_KEY, IN_KEY)] \
+                and not _covers(data[k], attrs[k]):
+            return False
+    return True
+
+
+def _shrunk_config(value, key: str = ""):
+    """A configuration at small widths: an int (or a list of ints) under a width-like key (``_SHRINK`` without the
+    counts: NUM_CHANNELS, NUM_DECONV_FILTERS, hidden_dim) over 16 becomes 16; counts (layers, blocks, branches) are
+    kept, a configuration checks them against the lengths of its lists (``assert num_layers == len(num_filters)``)."""
+    if isinstance(value, dict):
+        return {k: _shrunk_config(v, str(k)) for k, v in value.items()}
+    low = key.lower()
+    if not re.search(_SHRINK, low) or re.search(r"depth|layers|blocks|n_layer|nlayers|vocab|tokens|head", low):
+        return value
+    if type(value) is int and value > 16:
+        return 16
+    if isinstance(value, list) and value and all(type(v) is int for v in value):
+        return [min(v, 16) for v in value]
+    return value
+
+
+def repository_config_value(param: dict, cand: dict, shrink: bool = False) -> tuple[str, str] | None:
+    """(value text, YAML path) for a constructor parameter the class reads by keys or attributes (``cfg.MODEL.EXTRA``,
+    ``cfg['MODEL']['NUM_JOINTS']``: scan.py's ``attrs``) when one of the repository's YAML files
+    (``cand["repo_configs"]``, ``repository_configs``) holds every key read: that file's sections the class reads, as
+    a ``configs.Config`` (keys and attributes both), at small widths with ``shrink``. A file that names the model's
+    module or class is preferred (microsoft/human-pose-estimation's experiments/*/resnet50/*.yaml with ``NAME:
+    pose_resnet`` for pose_resnet.py), then the shortest. None when no file holds them."""
+    attrs = param.get("attrs") or {}
+    if param.get("use") not in ("namespace", "mapping") or not attrs:
+        return None
+    rel_of, _, name_of = str(cand.get("class", "")).rpartition(":")
+    stem = os.path.splitext(os.path.basename(cand.get("rel") or rel_of))[0].lower()
+    name = str(cand.get("name") or name_of).lower()
+    best = None
+    for rel, text, data in cand.get("repo_configs") or []:
+        if not _covers(data, attrs):
+            continue
+        low = text.lower()
+        score = (-(stem in low or name in low), len(text), rel)
+        if best is None or score < best[0]:
+            best = (score, rel, data)
+    if best is None:
+        return None
+    _, rel, data = best
+    from mindport.discovery.scan import GET_KEY, IN_KEY
+
+    section = {k: data[k] for k in attrs if k not in ("[]", GET_KEY, IN_KEY) and k in data}
+    if shrink:
+        section = _shrunk_config(section)
+    return f"{_CONFIG}({section!r})", rel
 
 
 def _table_shapes(required: list[dict], values: list, params: list[dict], size: int) -> None:
@@ -1299,7 +1419,7 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
     result = {"class": key, "status": "not-built", "attempts": []}
     errors = []
     seen_inputs = (observed or {}).get(key, [])
-    attempts = ctor_attempts(cand, user_ctor)
+    attempts = ctor_attempts(dict(cand, repo_configs=repository_configs(root)), user_ctor)
     if not user_ctor:  # the construction the container's call was recorded at, first (the repository's own call)
         for ob in reversed(seen_inputs):
             if ob["ctor"] is not None:

@@ -141,3 +141,79 @@ def test_einops_pack_and_unpack_match_einops_on_torch():
     x, y = compiled(ms.Tensor(arrays[0]), ms.Tensor(arrays[1]))
     np.testing.assert_array_equal(x.asnumpy(), arrays[0] * 2)
     np.testing.assert_array_equal(y.asnumpy(), arrays[1] * 2)
+
+
+CONFIGURED = {
+    # a yacs-style model (microsoft/human-pose-estimation's PoseResNet, HRNet's PoseHighResolutionNet): the sections
+    # it reads come from an experiment's YAML file, through a local (``extra = cfg.MODEL.EXTRA``)
+    "experiments/coco/other/res_256x192.yaml": '''
+        MODEL:
+          NAME: other_net
+          NUM_JOINTS: 17
+          EXTRA:
+            NUM_DECONV_LAYERS: 1
+            NUM_DECONV_FILTERS: [64]
+            NUM_DECONV_KERNELS: [4]
+            FINAL_CONV_KERNEL: 1
+            DECONV_WITH_BIAS: false
+    ''',
+    "experiments/coco/pose/w64_256x192.yaml": '''
+        MODEL:
+          NAME: pose_net
+          NUM_JOINTS: 17
+          EXTRA:
+            NUM_DECONV_LAYERS: 2
+            NUM_DECONV_FILTERS: [64, 48]
+            NUM_DECONV_KERNELS: [4, 4]
+            FINAL_CONV_KERNEL: 3
+            DECONV_WITH_BIAS: false
+        TRAIN:
+          LR: 0.001
+    ''',
+    "lib/models/pose_net.py": '''
+        import torch.nn as nn
+
+
+        class PoseNet(nn.Module):
+            def __init__(self, cfg, **kwargs):
+                super().__init__()
+                extra = cfg.MODEL.EXTRA
+                self.stem = nn.Conv2d(3, 32, 3, stride=2, padding=1)
+                layers, planes = [], 32
+                assert extra.NUM_DECONV_LAYERS == len(extra.NUM_DECONV_FILTERS)
+                for i in range(extra.NUM_DECONV_LAYERS):
+                    layers += [nn.ConvTranspose2d(planes, extra.NUM_DECONV_FILTERS[i], extra.NUM_DECONV_KERNELS[i],
+                                                  stride=2, padding=1, bias=extra.DECONV_WITH_BIAS),
+                               nn.BatchNorm2d(extra.NUM_DECONV_FILTERS[i]), nn.ReLU()]
+                    planes = extra.NUM_DECONV_FILTERS[i]
+                self.deconv = nn.Sequential(*layers)
+                k = extra['FINAL_CONV_KERNEL']
+                self.final = nn.Conv2d(planes, cfg['MODEL']['NUM_JOINTS'], k, padding=1 if k == 3 else 0)
+
+            def forward(self, x):
+                return self.final(self.deconv(self.stem(x)))
+    ''',
+}
+
+
+def test_a_configuration_read_through_a_local_comes_from_the_repositorys_yaml(tmp_path):
+    """(disc23, microsoft/human-pose-estimation, leoxiaobin/deep-high-resolution-net) ``PoseResNet(block, layers,
+    cfg)`` reads ``extra = cfg.MODEL.EXTRA`` and then ``extra.NUM_DECONV_FILTERS[i]``: the scan sees only
+    ``cfg.MODEL.EXTRA`` and ``cfg.MODEL.NUM_JOINTS``, and the guess ``EXTRA=16`` failed ("'int' object has no
+    attribute 'DECONV_WITH_BIAS'"). A YAML file of the repository that holds every key read now gives the sections
+    read, as the file has them (the file naming the model's module preferred), then at small widths: proven."""
+    models = _prove(tmp_path, CONFIGURED, "lib/models/pose_net.py:*")
+    pose = models["lib/models/pose_net.py:PoseNet"]
+    assert pose["status"] == "proven", pose
+    assert pose["ctor_source"].startswith("repository config experiments/coco/pose/w64_256x192.yaml"), pose
+    assert "'NUM_DECONV_FILTERS': [64, 48]" in pose["ctor"] and "TRAIN" not in pose["ctor"], pose["ctor"]
+
+
+def test_a_configuration_at_small_widths_shrinks_widths_and_keeps_counts():
+    from mindport.discovery.build import _shrunk_config
+
+    extra = {"NUM_CHANNELS": [32, 64, 128], "NUM_BLOCKS": [4, 4, 4], "NUM_BRANCHES": 3, "NUM_DECONV_LAYERS": 3,
+             "NUM_DECONV_FILTERS": [256, 256, 256], "hidden_dim": 512, "NAME": "pose_hrnet", "HEADS": 8}
+    assert _shrunk_config({"MODEL": {"EXTRA": extra}}) == {"MODEL": {"EXTRA": {
+        "NUM_CHANNELS": [16, 16, 16], "NUM_BLOCKS": [4, 4, 4], "NUM_BRANCHES": 3, "NUM_DECONV_LAYERS": 3,
+        "NUM_DECONV_FILTERS": [16, 16, 16], "hidden_dim": 16, "NAME": "pose_hrnet", "HEADS": 8}}}
