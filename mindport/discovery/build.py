@@ -1147,6 +1147,22 @@ def _argument_inputs(param: dict, spec: str) -> list[str]:
     return arrays
 
 
+def number_inputs(fwd_params: list[dict]) -> list[list[str]]:
+    """Inputs for a forward whose first argument is a number (scan.py's ``_first_number``: lucidrains'
+    ``DynamicPositionBias.forward(i, j)`` hands ``j - i`` and ``j`` to ``torch.arange``; tensors of every form were
+    refused: "Boolean value of Tensor with more than one value is ambiguous"): that number (the small value of its
+    name, at least 1, else 16), the arguments after it as ``_argument_inputs`` forms them; [] otherwise."""
+    required = [p for p in fwd_params if p["default"] is None and p["kind"] == "positional"]
+    if not required or required[0].get("use") != "number":
+        return []
+    guess = small_value(required[0]["name"], "int") or "16"
+    first = int(guess) if re.fullmatch(r"\d+", guess) and int(guess) >= 1 else 16
+    rest = [_argument_inputs(p, f"2x{first}:float32") for p in required[1:]]
+    if any(not r for r in rest):
+        return []
+    return [[f"value:{first}", *(r[0] for r in rest)]]
+
+
 def _grid_value(name: str, spec: str) -> int | None:
     """A height or width argument that goes with the first input (``forward(x, H, W)`` of a token block): its token
     grid (``2 x 16 x C``: 4 x 4; a token count that is no square: N x 1), or its spatial size (``B x C x H x W``)."""
@@ -1466,6 +1482,8 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
         model.eval()
         fwd = _handed_forward_use(model, cand["forward"] or [])
         tries = [s for s in cand["inputs"][:4]] + [s for s in first_layer_inputs(model, fwd)]
+        # first: a forward whose first argument is a number (a length it makes positions from)
+        tries = [s for s in number_inputs(fwd) if s not in tries] + tries
         sequences = [s for s in sequence_inputs(model, fwd, tries) if s not in tries]
         # after the tensor forms; first for an argument the forward unpacks (``x, y = inputs``: a tensor of two rows
         # would unpack too)

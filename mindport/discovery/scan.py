@@ -739,6 +739,7 @@ def _forward_usage(func, params: list[Param]) -> None:
     None). String choices (``if mode == 'norm'``) are ``_choices``'."""
     names = {p.name: p for p in params[1:] if p.default is None and p.kind == "positional"}
     if not names:
+        _first_number(func, params)
         return
     uses: dict[str, set] = {n: set() for n in names}
     tests = [n.test for n in ast.walk(func) if isinstance(n, (ast.If, ast.While, ast.IfExp, ast.Assert))]
@@ -772,6 +773,35 @@ def _forward_usage(func, params: list[Param]) -> None:
                         uses[e.id].add("number")
     for name, p in names.items():
         p.use = next((k for k in ("callable", "flag", "number", "optional") if k in uses[name]), "")
+    _first_number(func, params)
+
+
+def _first_number(func, params: list[Param]) -> None:
+    """The first required argument is a number (``Param.use`` "number") when the forward hands it, alone or in
+    integer arithmetic, to a size or a range (``torch.arange(j - i, j)``, ``x.view(n, -1)``, ``range(steps)``):
+    lucidrains' DynamicPositionBias.forward(i, j) makes its positions from two lengths. Only that use: a first
+    argument compared or tested is still taken for an array."""
+    first = next((p for p in params if p.kind == "positional"), None)
+    if first is None or first.default is not None or first.use or first.annotation:
+        return
+    creating = {"zeros", "ones", "empty", "randn", "rand", "arange", "range", "new_zeros", "new_ones", "new_empty"}
+    for node in ast.walk(func):
+        if isinstance(node, ast.Call) and (_last(node.func) in _SIZE_METHODS or _last(node.func) == "range"):
+            args = node.args
+            if _last(node.func) not in creating and isinstance(node.func, ast.Attribute) \
+                    and isinstance(node.func.value, ast.Name) and node.func.value.id in ("torch", "F", "np", "numpy"):
+                args = args[1:]  # torch.reshape(x, (n, -1)): the first is the tensor reshaped
+            for a in args:
+                terms = [a]
+                while terms and isinstance(terms[-1], ast.BinOp) and isinstance(
+                        terms[-1].op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv)):
+                    b = terms.pop()
+                    terms += [b.left, b.right]
+                if any(isinstance(t, ast.Name) and t.id == first.name for t in terms) and not (
+                        isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name)
+                        and node.func.value.id == first.name):
+                    first.use = "number"
+                    return
 
 
 def _handed_layers(func, params: list[Param]) -> None:

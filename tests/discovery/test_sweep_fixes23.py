@@ -217,3 +217,56 @@ def test_a_configuration_at_small_widths_shrinks_widths_and_keeps_counts():
     assert _shrunk_config({"MODEL": {"EXTRA": extra}}) == {"MODEL": {"EXTRA": {
         "NUM_CHANNELS": [16, 16, 16], "NUM_BLOCKS": [4, 4, 4], "NUM_BRANCHES": 3, "NUM_DECONV_LAYERS": 3,
         "NUM_DECONV_FILTERS": [16, 16, 16], "hidden_dim": 16, "NAME": "pose_hrnet", "HEADS": 8}}}
+
+
+POSITIONS = '''
+import torch
+import torch.nn as nn
+
+
+class DynamicPositionBias(nn.Module):
+    """lucidrains/local-attention's: the forward makes its positions from two lengths."""
+
+    def __init__(self, dim, heads):
+        super().__init__()
+        self.mlp = nn.Sequential(nn.Linear(1, dim), nn.SiLU(), nn.Linear(dim, heads))
+
+    def forward(self, i, j):
+        assert j >= i
+        rel_dist = torch.arange(j, dtype=torch.float)
+        bias = self.mlp(rel_dist.unsqueeze(-1))
+        i_seq = torch.arange(j - i, j)
+        j_seq = torch.arange(j)
+        indices = (i_seq.unsqueeze(1) - j_seq.unsqueeze(0)).abs()
+        return bias[indices].permute(2, 0, 1)
+
+
+class Reshaped(nn.Module):
+    """A first argument handed to a size function as the tensor reshaped stays a tensor."""
+
+    def __init__(self, dim):
+        super().__init__()
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        return torch.reshape(self.proj(x), (x.shape[0], -1))
+'''
+
+
+def test_a_forward_whose_first_argument_is_a_length_gets_a_number(tmp_path):
+    """(disc23, lucidrains/local-attention) ``DynamicPositionBias.forward(i, j)`` hands ``j - i`` and ``j`` to
+    ``torch.arange``: every tensor form was refused ("Boolean value of Tensor with more than one value is
+    ambiguous"). A first argument handed alone or in integer arithmetic to a size or a range is now a number; a
+    tensor handed to ``torch.reshape`` as the tensor reshaped stays one. Both proven against torch."""
+    from mindport.discovery.scan import discover
+
+    src = tmp_path / "scan"
+    src.mkdir()
+    (src / "positions.py").write_text(POSITIONS, encoding="utf-8")
+    uses = {c.name: [p.use for p in c.forward] for c in discover(src)}
+    assert uses == {"DynamicPositionBias": ["number", "number"], "Reshaped": [""]}, uses
+    models = _prove(tmp_path, {"positions.py": POSITIONS}, "positions.py:*")
+    bias = models["positions.py:DynamicPositionBias"]
+    assert bias["status"] == "proven", bias
+    assert bias["inputs"][:2] == ["value:16", "value:16"], bias["inputs"]
+    assert models["positions.py:Reshaped"]["status"] == "proven", models["positions.py:Reshaped"]
