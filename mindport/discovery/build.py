@@ -1399,6 +1399,77 @@ def _run_forward(model, specs: list[str], seconds: float):
     return None
 
 
+class _Reached(Exception):
+    pass
+
+
+def _flattened_fits(model, specs: list[str], problem: str, seconds: float) -> list[str]:
+    """The first input at the spatial size the model's classifier was built for, when the forward's error is a
+    Linear layer refusing the flattened features ("mat1 and mat2 shapes cannot be multiplied (2x1600 and 576x128)":
+    MTCNN's RNet flattens 64 x 3 x 3 after its convolutions, for a 24 x 24 input; LeNet's 16 x 5 x 5 for 32 x 32).
+    The flattened width grows with the side, so the side is found by bisection over 4..512 (every spatial axis
+    alike): each step runs the forward up to the layer that takes that many features (a pre-hook stops it there);
+    a step whose forward fails before it (an input too small for a kernel) counts as too small. [] when no side
+    gives the width, or for an input that is no float image, volume or sequence (B x C x L)."""
+    import numpy as np
+    import torch
+
+    from mindport.validators.parity.loading import make_inputs, map_arrays, parse_input_spec
+
+    m = re.search(r"mat1 and mat2 shapes cannot be multiplied \((\d+)x(\d+) and (\d+)x(\d+)\)", problem)
+    shape, _, rest = specs[0].partition(":") if specs else ("", "", "")
+    if m is None or not re.fullmatch(r"\d+(x\d+){2,4}", shape) or not rest.startswith("float"):
+        return []
+    wanted = int(m.group(3))
+    dims = [int(v) for v in shape.split("x")]
+    layers = [mod for mod in model.modules() if isinstance(mod, torch.nn.Linear) and mod.in_features == wanted]
+    if not layers or int(m.group(2)) == wanted:
+        return []
+
+    def reached(mod, args):
+        raise _Reached(args[0].shape[-1] if args and hasattr(args[0], "shape") else -1)
+
+    def width(side: int):
+        first = "x".join(map(str, [*dims[:2], *[side] * (len(dims) - 2)])) + ":" + rest
+        try:
+            arrays = make_inputs([parse_input_spec(sp) for sp in [first, *specs[1:]]], seed=1)
+        except Exception:  # noqa: BLE001
+            return None, first
+        hooks = [mod.register_forward_pre_hook(reached) for mod in layers]
+        _alarm(seconds)
+        try:
+            with torch.no_grad():
+                model(*[map_arrays(a, lambda v: torch.from_numpy(np.ascontiguousarray(v))) for a in arrays])
+            return None, first  # never reached the layer
+        except _Reached as got:
+            return got.args[0], first
+        except Exception:  # noqa: BLE001 - too small for a kernel: counts as short
+            return 0, first
+        finally:
+            _no_alarm()
+            for h in hooks:
+                h.remove()
+
+    lo, hi, found = 4, 512, None
+    if len(dims) == 5:
+        hi = 96  # a volume: its elements grow with the cube
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        got, first = width(mid)
+        if got is None:
+            return []
+        if got == wanted:
+            found = first
+            hi = mid - 1  # the smallest side that fits (cheaper to prove)
+        elif got < wanted:
+            lo = mid + 1
+        else:
+            hi = mid - 1
+    if found is None or _elements(found) > MAX_ELEMENTS:
+        return []
+    return [found]
+
+
 def _meta_params(ref: str, ctor: str, root: str, seconds: float) -> int | None:
     """The parameter count of the model built on the meta device (no memory, no init), or None when it cannot be."""
     import torch
@@ -1498,7 +1569,7 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
         tries = handed + [s for s in tries if s not in handed]
         seen = []
         input_errors = []
-        hinted = optional = 0
+        hinted = optional = fitted = 0
         for specs in tries:
             if specs in seen or any(_elements(s) > MAX_ELEMENTS for s in specs):
                 continue
@@ -1530,6 +1601,13 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
             rank = _rank_hint(problem) if hint else None
             firsts = _to_rank(specs[0], rank, None) if rank is not None else (
                 _size_hint(problem, specs[0]) if hint else [])
+            if problem is not None and fitted < 2 and "mat1 and mat2" in problem and specs:
+                # a classifier built for one input size (a Linear over the flattened features): that size
+                fitted += 1
+                for first in _flattened_fits(model, specs, problem, seconds):
+                    retry = [first, *specs[1:]]
+                    if retry not in tries:
+                        tries.insert(tries.index(specs) + 1, retry)
             if firsts:  # the error names the rank (or the size) the model wanted: the same input in that form
                 for first in firsts:
                     retry = [first, *(first if s == specs[0] else s for s in specs[1:])]

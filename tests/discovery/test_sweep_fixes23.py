@@ -270,3 +270,34 @@ def test_a_forward_whose_first_argument_is_a_length_gets_a_number(tmp_path):
     assert bias["status"] == "proven", bias
     assert bias["inputs"][:2] == ["value:16", "value:16"], bias["inputs"]
     assert models["positions.py:Reshaped"]["status"] == "proven", models["positions.py:Reshaped"]
+
+
+FIXED_SIZE = '''
+import torch.nn as nn
+
+
+class RNet(nn.Module):
+    """A classifier built for one input size (timesler/facenet-pytorch's MTCNN RNet: 64 x 3 x 3 features, for 24 x 24
+    faces): 16 x 4 x 4 flattened features, for a 22 x 22 or 23 x 23 input."""
+
+    def __init__(self):
+        super().__init__()
+        self.features = nn.Sequential(nn.Conv2d(3, 8, 3), nn.PReLU(8), nn.MaxPool2d(2), nn.Conv2d(8, 16, 3), nn.ReLU(),
+                                      nn.MaxPool2d(2))
+        self.dense = nn.Linear(16 * 4 * 4, 10)
+
+    def forward(self, x):
+        x = self.features(x)
+        return self.dense(x.view(x.shape[0], -1))
+'''
+
+
+def test_a_classifier_built_for_one_input_size_gets_that_size(tmp_path):
+    """(disc23, timesler/facenet-pytorch) MTCNN's RNet flattens its convolutions' output into a Linear built for 24 x
+    24 faces; the forms tried (32, 64, 84) were refused ("mat1 and mat2 shapes cannot be multiplied (2x1600 and
+    576x128)"). The side is now found by bisection (the forward run up to that Linear): the smallest that gives
+    its width. Proven against torch at that size."""
+    models = _prove(tmp_path, {"rnet.py": FIXED_SIZE}, "rnet.py:*")
+    rnet = models["rnet.py:RNet"]
+    assert rnet["status"] == "proven", rnet
+    assert rnet["inputs"][0] == "2x3x22x22:float32", rnet["inputs"]
