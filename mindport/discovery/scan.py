@@ -1243,7 +1243,11 @@ class _Literal:
 
 
 def _argparse_defaults(tree) -> dict[str, str]:
-    """``parser.add_argument("--num-classes", type=int, default=10)`` -> {"num_classes": "10"} (literal defaults)."""
+    """``parser.add_argument("--num-classes", type=int, default=10)`` -> {"num_classes": "10"} (literal defaults).
+    A string default goes through its ``type`` as argparse does (``type=int, default='4'`` -> 4), and through the
+    script's own post-processing of the parsed namespace when that is plain Python over the value
+    (``args.scale = list(map(lambda x: int(x), args.scale.split('+')))``: '4' -> [4], yulunzhang/RCAN's option.py;
+    ``_post_processed``)."""
     out = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and _last(node.func) == "add_argument" and node.args \
@@ -1255,11 +1259,73 @@ def _argparse_defaults(tree) -> dict[str, str]:
             default = next((k.value for k in node.keywords if k.arg == "default"), None)
             if default is not None:
                 try:
-                    ast.literal_eval(default)
+                    value = ast.literal_eval(default)
                 except (ValueError, SyntaxError, TypeError):
                     continue
+                kind = next((k.value.id for k in node.keywords if k.arg == "type" and isinstance(k.value, ast.Name)),
+                            "")
+                if isinstance(value, str) and kind in ("int", "float"):
+                    try:
+                        out[str(dest)] = repr(int(value) if kind == "int" else float(value))
+                        continue
+                    except ValueError:
+                        pass
                 out[str(dest)] = ast.unparse(default)
+    if out:
+        for node in tree.body if isinstance(tree, ast.Module) else []:
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Attribute) \
+                    and isinstance(node.targets[0].value, ast.Name) and node.targets[0].attr in out:
+                value = _post_processed(node.value, node.targets[0].value.id, node.targets[0].attr,
+                                        out[node.targets[0].attr])
+                if value is not None:
+                    out[node.targets[0].attr] = value
     return out
+
+
+_SAFE_CALLS = {"list": list, "tuple": tuple, "map": map, "int": int, "float": float, "str": str, "bool": bool,
+               "len": len, "sorted": sorted}
+_SAFE_METHODS = {"split", "strip", "lower", "upper", "replace", "rstrip", "lstrip"}
+_SAFE_NODES = (ast.Expression, ast.Call, ast.Name, ast.Load, ast.Store, ast.Attribute, ast.Lambda, ast.arguments,
+               ast.arg, ast.Constant, ast.List, ast.Tuple, ast.ListComp, ast.comprehension, ast.BinOp, ast.Add,
+               ast.Sub, ast.Mult, ast.FloorDiv, ast.Div, ast.UnaryOp, ast.USub, ast.Subscript, ast.Slice)
+
+
+def _post_processed(expr, holder: str, attr: str, default: str) -> str | None:
+    """The value of a script's ``holder.attr = expr`` over the namespace's literal default, when ``expr`` reads
+    ``holder.attr`` and is plain Python: constants, the builtins of ``_SAFE_CALLS``, string methods of
+    ``_SAFE_METHODS``, lambdas and comprehensions, arithmetic without powers, no other name or attribute
+    (evaluated without builtins). None otherwise, or when the result is no literal."""
+    reads = False
+    local = {a.arg for n in ast.walk(expr) if isinstance(n, ast.Lambda) for a in n.args.args}
+    local |= {t.id for n in ast.walk(expr) if isinstance(n, ast.comprehension) for t in ast.walk(n.target)
+              if isinstance(t, ast.Name)}
+    for n in ast.walk(expr):
+        if not isinstance(n, _SAFE_NODES):
+            return None
+        if isinstance(n, ast.Constant) and isinstance(n.value, (int, float)) and abs(n.value) > 10_000:
+            return None
+        if isinstance(n, ast.Attribute):
+            if isinstance(n.value, ast.Name) and n.value.id == holder:
+                if n.attr != attr:
+                    return None
+                reads = True
+            elif n.attr not in _SAFE_METHODS:
+                return None
+        if isinstance(n, ast.Name) and n.id not in _SAFE_CALLS and n.id not in local and n.id != holder:
+            return None
+    if not reads:
+        return None
+    try:
+        value = ast.literal_eval(default)
+        import types
+
+        result = eval(compile(ast.Expression(expr), "<argparse>", "eval"),  # noqa: S307 - checked above
+                      {"__builtins__": {}, **_SAFE_CALLS, holder: types.SimpleNamespace(**{attr: value})})
+        text = repr(result)
+        ast.literal_eval(text)
+    except Exception:  # noqa: BLE001 - no value: the literal default stays
+        return None
+    return text if len(text) <= 200 else None
 
 
 def _module_names(tree) -> set[str]:
