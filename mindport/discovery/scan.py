@@ -464,6 +464,7 @@ def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str]) 
             uses[which(node.left)].add("number")  # if char_rnn_layers <= 1
     _sequence_keys(cls, which, attrs)
     _tensor_uses(cls, which, uses, attrs)
+    _compared_strings(cls, which, attrs)
     for name, p in required.items():
         found = uses[name]
         for kind in ("tensor", "callable", "namespace", "mapping", "sequence", "str", "number", "flag"):
@@ -475,6 +476,41 @@ def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str]) 
         if p.use == "sequence" and name in lengths:
             p.length = lengths[name]
         p.count = name in counts and p.use in ("", "number")
+
+
+def _compared_strings(cls: ast.ClassDef, which, attrs: dict[str, dict]) -> None:
+    """An attribute (or key) of a namespace parameter that the class compares with strings and that has no literal
+    default takes the first string it is compared with for equality, in source order (clovaai/deep-text-recognition-
+    benchmark's ``if opt.FeatureExtraction == 'VGG': ... else: raise Exception('No FeatureExtraction module
+    specified')``; its argparse option is required, so it has no default): the class's own first branch. In place."""
+    found: dict[tuple, tuple] = {}
+    for node in ast.walk(cls):
+        if not (isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Eq)
+                and isinstance(node.comparators[0], ast.Constant) and isinstance(node.comparators[0].value, str)):
+            continue
+        base, path = node.left, []
+        while isinstance(base, ast.Attribute) or (isinstance(base, ast.Subscript) and isinstance(base.slice, ast.Constant)
+                                                   and isinstance(base.slice.value, str)):
+            if which(base) is not None:
+                break
+            path.insert(0, base.attr if isinstance(base, ast.Attribute) else base.slice.value)
+            base = base.value
+        name = which(base)
+        if name is None or not path or name not in attrs:
+            continue
+        where = (node.lineno, node.col_offset)
+        key = (name, tuple(path))
+        if key not in found or where < found[key][0]:
+            found[key] = (where, node.comparators[0].value)
+    for (name, path), (_, text) in found.items():
+        level = attrs[name]
+        for part in path[:-1]:
+            level = level.get(part)
+            if not isinstance(level, dict):
+                break
+        else:
+            if path[-1] in level and level[path[-1]] is None:
+                level[path[-1]] = repr(text)
 
 
 # calls whose first argument is a tensor (a constructor argument handed to them is a tensor: pretrained embeddings)

@@ -351,3 +351,43 @@ def test_an_argparse_default_is_what_the_script_makes_of_it(tmp_path):
     up = models["code/model/upscaler.py:Upscaler"]
     assert up["status"] == "proven", up
     assert "scale=[2]" in up["ctor"] and "n_feats=8" in up["ctor"], up["ctor"]
+
+
+SWITCHED = '''
+import torch.nn as nn
+
+
+class Switch(nn.Module):
+    """clovaai/deep-text-recognition-benchmark's Model: stages chosen by strings of its options namespace."""
+
+    def __init__(self, opt):
+        super().__init__()
+        if opt.Stage == 'Conv':
+            self.body = nn.Conv2d(opt.channels, opt.channels, 3, padding=1)
+        elif opt.Stage == 'Identity':
+            self.body = nn.Identity()
+        else:
+            raise Exception('No Stage module specified')
+        self.head = nn.Conv2d(opt.channels, 4, 1) if opt.Head != 'None' else nn.Identity()
+
+    def forward(self, x):
+        return self.head(self.body(x))
+'''
+
+
+def test_an_option_compared_with_strings_takes_the_first_one(tmp_path):
+    """(disc23, clovaai/deep-text-recognition-benchmark) ``if opt.FeatureExtraction == 'VGG': ... else: raise
+    Exception('No FeatureExtraction module specified')``, a required argparse option (no default): the guess 16
+    reached the raise. An option compared with strings for equality, without a literal default, now takes the first
+    string in source order (the class's own first branch); a comparison by inequality says nothing. Proven."""
+    from mindport.discovery.scan import discover
+
+    src = tmp_path / "scan"
+    src.mkdir()
+    (src / "switch.py").write_text(SWITCHED, encoding="utf-8")
+    (cand,) = discover(src)
+    assert cand.params[0].attrs == {"Stage": "'Conv'", "channels": None, "Head": None}, cand.params[0].attrs
+    models = _prove(tmp_path, {"switch.py": SWITCHED}, "switch.py:*")
+    switch = models["switch.py:Switch"]
+    assert switch["status"] == "proven", switch
+    assert "Stage='Conv'" in switch["ctor"], switch["ctor"]
