@@ -170,6 +170,25 @@ def ctor_attempts(cand: dict, user: str | None) -> list[tuple[str, str]]:
                 add("small values", ", ".join(f"{p['name']}={v}" for p, v in zip(required, values)))
                 if first is None:
                     first, first_values = ", ".join(f"{p['name']}={v}" for p, v in zip(required, values)), values
+    # a configuration the class reads by keys or attributes that one of the repository's YAML files holds
+    # (yacs: ``extra = cfg.MODEL.EXTRA``, the experiments' YAML files), as that file has it, then at small widths:
+    # before the guessed sizes (repository_config_value)
+    if first_values is not None and cand.get("repo_configs"):
+        found = []
+        for shrink in (False, True):
+            values, origin = list(first_values), None
+            for i, p in enumerate(required):
+                picked = repository_config_value(p, cand, shrink)
+                if picked is not None:
+                    values[i], origin = picked
+            if origin is not None:
+                found.append((f"repository config {origin}" + (" (small widths)" if shrink else ""),
+                              ", ".join(f"{p['name']}={v}" for p, v in zip(required, values))))
+        at = next((i for i, (o, _) in enumerate(out) if o == "small values"), len(out))
+        for origin, text in found:
+            if all(text != t for _, t in out):
+                out.insert(at, (origin, text))
+                at += 1
     # a bottleneck block (``expansion = 4``) without a downsample adds its input to planes * 4 channels: planes is
     # the input's channels // 4 (HRNet's, torchvision's Bottleneck(inplanes, planes))
     names = [p["name"] for p in required]
@@ -220,6 +239,107 @@ def ctor_attempts(cand: dict, user: str | None) -> list[tuple[str, str]]:
             values[i] = used_value(required[i])
         add("attributes read", ", ".join(f"{p['name']}={v}" for p, v in zip(required, values)))
     return out
+
+
+_CONFIG = "__import__('mindport.discovery.configs', fromlist=['Config']).Config"
+_YAML_FILES: dict[str, list] = {}
+
+
+def repository_configs(root: str, limit: int = 400, max_bytes: int = 64_000) -> list[tuple[str, str, dict]]:
+    """(path relative to ``root``, text, mapping) of the repository's YAML files that load as a mapping (PyYAML's
+    safe loader; none when PyYAML is absent): at most ``limit`` files of at most ``max_bytes`` each, in path order.
+    Read once per repository."""
+    if root in _YAML_FILES:
+        return _YAML_FILES[root]
+    out: list[tuple[str, str, dict]] = []
+    try:
+        import yaml
+    except ImportError:
+        _YAML_FILES[root] = out
+        return out
+    paths = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        paths += [os.path.join(folder, f) for f in sorted(files) if f.endswith((".yaml", ".yml"))]
+        if len(paths) >= limit:
+            break
+    for path in paths[:limit]:
+        try:
+            if os.path.getsize(path) > max_bytes:
+                continue
+            with open(path, encoding="utf-8", errors="replace") as f:
+                text = f.read()
+            data = yaml.safe_load(text)
+        except Exception:  # noqa: BLE001 - a file that is no YAML of ours (templates, CI files with tags)
+            continue
+        if isinstance(data, dict) and data and all(isinstance(k, str) for k in data):
+            out.append((os.path.relpath(path, root), text, data))
+    _YAML_FILES[root] = out
+    return out
+
+
+def _covers(data, attrs: dict) -> bool:
+    """Does ``data`` hold every key ``attrs`` (scan.py's reads of a parameter) names, nested alike?"""
+    from mindport.discovery.scan import GET_KEY, IN_KEY
+
+    keys = [k for k in attrs if k not in ("[]", GET_KEY, IN_KEY)]
+    if not keys or not isinstance(data, dict):
+        return False
+    for k in keys:
+        if k not in data:
+            return False
+        if isinstance(attrs[k], dict) and [j for j in attrs[k] if j not in ("[]", GET_KEY, IN_KEY)] \
+                and not _covers(data[k], attrs[k]):
+            return False
+    return True
+
+
+def _shrunk_config(value, key: str = ""):
+    """A configuration at small widths: an int (or a list of ints) under a width-like key (``_SHRINK`` without the
+    counts: NUM_CHANNELS, NUM_DECONV_FILTERS, hidden_dim) over 16 becomes 16; counts (layers, blocks, branches) are
+    kept, a configuration checks them against the lengths of its lists (``assert num_layers == len(num_filters)``)."""
+    if isinstance(value, dict):
+        return {k: _shrunk_config(v, str(k)) for k, v in value.items()}
+    low = key.lower()
+    if not re.search(_SHRINK, low) or re.search(r"depth|layers|blocks|n_layer|nlayers|vocab|tokens|head", low):
+        return value
+    if type(value) is int and value > 16:
+        return 16
+    if isinstance(value, list) and value and all(type(v) is int for v in value):
+        return [min(v, 16) for v in value]
+    return value
+
+
+def repository_config_value(param: dict, cand: dict, shrink: bool = False) -> tuple[str, str] | None:
+    """(value text, YAML path) for a constructor parameter the class reads by keys or attributes (``cfg.MODEL.EXTRA``,
+    ``cfg['MODEL']['NUM_JOINTS']``: scan.py's ``attrs``) when one of the repository's YAML files
+    (``cand["repo_configs"]``, ``repository_configs``) holds every key read: that file's sections the class reads, as
+    a ``configs.Config`` (keys and attributes both), at small widths with ``shrink``. A file that names the model's
+    module or class is preferred (microsoft/human-pose-estimation's experiments/*/resnet50/*.yaml with ``NAME:
+    pose_resnet`` for pose_resnet.py), then the shortest. None when no file holds them."""
+    attrs = param.get("attrs") or {}
+    if param.get("use") not in ("namespace", "mapping") or not attrs:
+        return None
+    rel_of, _, name_of = str(cand.get("class", "")).rpartition(":")
+    stem = os.path.splitext(os.path.basename(cand.get("rel") or rel_of))[0].lower()
+    name = str(cand.get("name") or name_of).lower()
+    best = None
+    for rel, text, data in cand.get("repo_configs") or []:
+        if not _covers(data, attrs):
+            continue
+        low = text.lower()
+        score = (-(stem in low or name in low), len(text), rel)
+        if best is None or score < best[0]:
+            best = (score, rel, data)
+    if best is None:
+        return None
+    _, rel, data = best
+    from mindport.discovery.scan import GET_KEY, IN_KEY
+
+    section = {k: data[k] for k in attrs if k not in ("[]", GET_KEY, IN_KEY) and k in data}
+    if shrink:
+        section = _shrunk_config(section)
+    return f"{_CONFIG}({section!r})", rel
 
 
 def _table_shapes(required: list[dict], values: list, params: list[dict], size: int) -> None:
@@ -1027,6 +1147,22 @@ def _argument_inputs(param: dict, spec: str) -> list[str]:
     return arrays
 
 
+def number_inputs(fwd_params: list[dict]) -> list[list[str]]:
+    """Inputs for a forward whose first argument is a number (scan.py's ``_first_number``: lucidrains'
+    ``DynamicPositionBias.forward(i, j)`` hands ``j - i`` and ``j`` to ``torch.arange``; tensors of every form were
+    refused: "Boolean value of Tensor with more than one value is ambiguous"): that number (the small value of its
+    name, at least 1, else 16), the arguments after it as ``_argument_inputs`` forms them; [] otherwise."""
+    required = [p for p in fwd_params if p["default"] is None and p["kind"] == "positional"]
+    if not required or required[0].get("use") != "number":
+        return []
+    guess = small_value(required[0]["name"], "int") or "16"
+    first = int(guess) if re.fullmatch(r"\d+", guess) and int(guess) >= 1 else 16
+    rest = [_argument_inputs(p, f"2x{first}:float32") for p in required[1:]]
+    if any(not r for r in rest):
+        return []
+    return [[f"value:{first}", *(r[0] for r in rest)]]
+
+
 def _grid_value(name: str, spec: str) -> int | None:
     """A height or width argument that goes with the first input (``forward(x, H, W)`` of a token block): its token
     grid (``2 x 16 x C``: 4 x 4; a token count that is no square: N x 1), or its spatial size (``B x C x H x W``)."""
@@ -1263,6 +1399,77 @@ def _run_forward(model, specs: list[str], seconds: float):
     return None
 
 
+class _Reached(Exception):
+    pass
+
+
+def _flattened_fits(model, specs: list[str], problem: str, seconds: float) -> list[str]:
+    """The first input at the spatial size the model's classifier was built for, when the forward's error is a
+    Linear layer refusing the flattened features ("mat1 and mat2 shapes cannot be multiplied (2x1600 and 576x128)":
+    MTCNN's RNet flattens 64 x 3 x 3 after its convolutions, for a 24 x 24 input; LeNet's 16 x 5 x 5 for 32 x 32).
+    The flattened width grows with the side, so the side is found by bisection over 4..512 (every spatial axis
+    alike): each step runs the forward up to the layer that takes that many features (a pre-hook stops it there);
+    a step whose forward fails before it (an input too small for a kernel) counts as too small. [] when no side
+    gives the width, or for an input that is no float image, volume or sequence (B x C x L)."""
+    import numpy as np
+    import torch
+
+    from mindport.validators.parity.loading import make_inputs, map_arrays, parse_input_spec
+
+    m = re.search(r"mat1 and mat2 shapes cannot be multiplied \((\d+)x(\d+) and (\d+)x(\d+)\)", problem)
+    shape, _, rest = specs[0].partition(":") if specs else ("", "", "")
+    if m is None or not re.fullmatch(r"\d+(x\d+){2,4}", shape) or not rest.startswith("float"):
+        return []
+    wanted = int(m.group(3))
+    dims = [int(v) for v in shape.split("x")]
+    layers = [mod for mod in model.modules() if isinstance(mod, torch.nn.Linear) and mod.in_features == wanted]
+    if not layers or int(m.group(2)) == wanted:
+        return []
+
+    def reached(mod, args):
+        raise _Reached(args[0].shape[-1] if args and hasattr(args[0], "shape") else -1)
+
+    def width(side: int):
+        first = "x".join(map(str, [*dims[:2], *[side] * (len(dims) - 2)])) + ":" + rest
+        try:
+            arrays = make_inputs([parse_input_spec(sp) for sp in [first, *specs[1:]]], seed=1)
+        except Exception:  # noqa: BLE001
+            return None, first
+        hooks = [mod.register_forward_pre_hook(reached) for mod in layers]
+        _alarm(seconds)
+        try:
+            with torch.no_grad():
+                model(*[map_arrays(a, lambda v: torch.from_numpy(np.ascontiguousarray(v))) for a in arrays])
+            return None, first  # never reached the layer
+        except _Reached as got:
+            return got.args[0], first
+        except Exception:  # noqa: BLE001 - too small for a kernel: counts as short
+            return 0, first
+        finally:
+            _no_alarm()
+            for h in hooks:
+                h.remove()
+
+    lo, hi, found = 4, 512, None
+    if len(dims) == 5:
+        hi = 96  # a volume: its elements grow with the cube
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        got, first = width(mid)
+        if got is None:
+            return []
+        if got == wanted:
+            found = first
+            hi = mid - 1  # the smallest side that fits (cheaper to prove)
+        elif got < wanted:
+            lo = mid + 1
+        else:
+            hi = mid - 1
+    if found is None or _elements(found) > MAX_ELEMENTS:
+        return []
+    return [found]
+
+
 def _meta_params(ref: str, ctor: str, root: str, seconds: float) -> int | None:
     """The parameter count of the model built on the meta device (no memory, no init), or None when it cannot be."""
     import torch
@@ -1299,7 +1506,7 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
     result = {"class": key, "status": "not-built", "attempts": []}
     errors = []
     seen_inputs = (observed or {}).get(key, [])
-    attempts = ctor_attempts(cand, user_ctor)
+    attempts = ctor_attempts(dict(cand, repo_configs=repository_configs(root)), user_ctor)
     if not user_ctor:  # the construction the container's call was recorded at, first (the repository's own call)
         for ob in reversed(seen_inputs):
             if ob["ctor"] is not None:
@@ -1346,6 +1553,8 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
         model.eval()
         fwd = _handed_forward_use(model, cand["forward"] or [])
         tries = [s for s in cand["inputs"][:4]] + [s for s in first_layer_inputs(model, fwd)]
+        # first: a forward whose first argument is a number (a length it makes positions from)
+        tries = [s for s in number_inputs(fwd) if s not in tries] + tries
         sequences = [s for s in sequence_inputs(model, fwd, tries) if s not in tries]
         # after the tensor forms; first for an argument the forward unpacks (``x, y = inputs``: a tensor of two rows
         # would unpack too)
@@ -1360,7 +1569,7 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
         tries = handed + [s for s in tries if s not in handed]
         seen = []
         input_errors = []
-        hinted = optional = 0
+        hinted = optional = fitted = 0
         for specs in tries:
             if specs in seen or any(_elements(s) > MAX_ELEMENTS for s in specs):
                 continue
@@ -1392,6 +1601,13 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
             rank = _rank_hint(problem) if hint else None
             firsts = _to_rank(specs[0], rank, None) if rank is not None else (
                 _size_hint(problem, specs[0]) if hint else [])
+            if problem is not None and fitted < 2 and "mat1 and mat2" in problem and specs:
+                # a classifier built for one input size (a Linear over the flattened features): that size
+                fitted += 1
+                for first in _flattened_fits(model, specs, problem, seconds):
+                    retry = [first, *specs[1:]]
+                    if retry not in tries:
+                        tries.insert(tries.index(specs) + 1, retry)
             if firsts:  # the error names the rank (or the size) the model wanted: the same input in that form
                 for first in firsts:
                     retry = [first, *(first if s == specs[0] else s for s in specs[1:])]

@@ -464,6 +464,7 @@ def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str]) 
             uses[which(node.left)].add("number")  # if char_rnn_layers <= 1
     _sequence_keys(cls, which, attrs)
     _tensor_uses(cls, which, uses, attrs)
+    _compared_strings(cls, which, attrs)
     for name, p in required.items():
         found = uses[name]
         for kind in ("tensor", "callable", "namespace", "mapping", "sequence", "str", "number", "flag"):
@@ -475,6 +476,41 @@ def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str]) 
         if p.use == "sequence" and name in lengths:
             p.length = lengths[name]
         p.count = name in counts and p.use in ("", "number")
+
+
+def _compared_strings(cls: ast.ClassDef, which, attrs: dict[str, dict]) -> None:
+    """An attribute (or key) of a namespace parameter that the class compares with strings and that has no literal
+    default takes the first string it is compared with for equality, in source order (clovaai/deep-text-recognition-
+    benchmark's ``if opt.FeatureExtraction == 'VGG': ... else: raise Exception('No FeatureExtraction module
+    specified')``; its argparse option is required, so it has no default): the class's own first branch. In place."""
+    found: dict[tuple, tuple] = {}
+    for node in ast.walk(cls):
+        if not (isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Eq)
+                and isinstance(node.comparators[0], ast.Constant) and isinstance(node.comparators[0].value, str)):
+            continue
+        base, path = node.left, []
+        while isinstance(base, ast.Attribute) or (isinstance(base, ast.Subscript) and isinstance(base.slice, ast.Constant)
+                                                   and isinstance(base.slice.value, str)):
+            if which(base) is not None:
+                break
+            path.insert(0, base.attr if isinstance(base, ast.Attribute) else base.slice.value)
+            base = base.value
+        name = which(base)
+        if name is None or not path or name not in attrs:
+            continue
+        where = (node.lineno, node.col_offset)
+        key = (name, tuple(path))
+        if key not in found or where < found[key][0]:
+            found[key] = (where, node.comparators[0].value)
+    for (name, path), (_, text) in found.items():
+        level = attrs[name]
+        for part in path[:-1]:
+            level = level.get(part)
+            if not isinstance(level, dict):
+                break
+        else:
+            if path[-1] in level and level[path[-1]] is None:
+                level[path[-1]] = repr(text)
 
 
 # calls whose first argument is a tensor (a constructor argument handed to them is a tensor: pretrained embeddings)
@@ -739,6 +775,7 @@ def _forward_usage(func, params: list[Param]) -> None:
     None). String choices (``if mode == 'norm'``) are ``_choices``'."""
     names = {p.name: p for p in params[1:] if p.default is None and p.kind == "positional"}
     if not names:
+        _first_number(func, params)
         return
     uses: dict[str, set] = {n: set() for n in names}
     tests = [n.test for n in ast.walk(func) if isinstance(n, (ast.If, ast.While, ast.IfExp, ast.Assert))]
@@ -772,6 +809,35 @@ def _forward_usage(func, params: list[Param]) -> None:
                         uses[e.id].add("number")
     for name, p in names.items():
         p.use = next((k for k in ("callable", "flag", "number", "optional") if k in uses[name]), "")
+    _first_number(func, params)
+
+
+def _first_number(func, params: list[Param]) -> None:
+    """The first required argument is a number (``Param.use`` "number") when the forward hands it, alone or in
+    integer arithmetic, to a size or a range (``torch.arange(j - i, j)``, ``x.view(n, -1)``, ``range(steps)``):
+    lucidrains' DynamicPositionBias.forward(i, j) makes its positions from two lengths. Only that use: a first
+    argument compared or tested is still taken for an array."""
+    first = next((p for p in params if p.kind == "positional"), None)
+    if first is None or first.default is not None or first.use or first.annotation:
+        return
+    creating = {"zeros", "ones", "empty", "randn", "rand", "arange", "range", "new_zeros", "new_ones", "new_empty"}
+    for node in ast.walk(func):
+        if isinstance(node, ast.Call) and (_last(node.func) in _SIZE_METHODS or _last(node.func) == "range"):
+            args = node.args
+            if _last(node.func) not in creating and isinstance(node.func, ast.Attribute) \
+                    and isinstance(node.func.value, ast.Name) and node.func.value.id in ("torch", "F", "np", "numpy"):
+                args = args[1:]  # torch.reshape(x, (n, -1)): the first is the tensor reshaped
+            for a in args:
+                terms = [a]
+                while terms and isinstance(terms[-1], ast.BinOp) and isinstance(
+                        terms[-1].op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv)):
+                    b = terms.pop()
+                    terms += [b.left, b.right]
+                if any(isinstance(t, ast.Name) and t.id == first.name for t in terms) and not (
+                        isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name)
+                        and node.func.value.id == first.name):
+                    first.use = "number"
+                    return
 
 
 def _handed_layers(func, params: list[Param]) -> None:
@@ -1213,7 +1279,11 @@ class _Literal:
 
 
 def _argparse_defaults(tree) -> dict[str, str]:
-    """``parser.add_argument("--num-classes", type=int, default=10)`` -> {"num_classes": "10"} (literal defaults)."""
+    """``parser.add_argument("--num-classes", type=int, default=10)`` -> {"num_classes": "10"} (literal defaults).
+    A string default goes through its ``type`` as argparse does (``type=int, default='4'`` -> 4), and through the
+    script's own post-processing of the parsed namespace when that is plain Python over the value
+    (``args.scale = list(map(lambda x: int(x), args.scale.split('+')))``: '4' -> [4], yulunzhang/RCAN's option.py;
+    ``_post_processed``)."""
     out = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and _last(node.func) == "add_argument" and node.args \
@@ -1225,11 +1295,73 @@ def _argparse_defaults(tree) -> dict[str, str]:
             default = next((k.value for k in node.keywords if k.arg == "default"), None)
             if default is not None:
                 try:
-                    ast.literal_eval(default)
+                    value = ast.literal_eval(default)
                 except (ValueError, SyntaxError, TypeError):
                     continue
+                kind = next((k.value.id for k in node.keywords if k.arg == "type" and isinstance(k.value, ast.Name)),
+                            "")
+                if isinstance(value, str) and kind in ("int", "float"):
+                    try:
+                        out[str(dest)] = repr(int(value) if kind == "int" else float(value))
+                        continue
+                    except ValueError:
+                        pass
                 out[str(dest)] = ast.unparse(default)
+    if out:
+        for node in tree.body if isinstance(tree, ast.Module) else []:
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Attribute) \
+                    and isinstance(node.targets[0].value, ast.Name) and node.targets[0].attr in out:
+                value = _post_processed(node.value, node.targets[0].value.id, node.targets[0].attr,
+                                        out[node.targets[0].attr])
+                if value is not None:
+                    out[node.targets[0].attr] = value
     return out
+
+
+_SAFE_CALLS = {"list": list, "tuple": tuple, "map": map, "int": int, "float": float, "str": str, "bool": bool,
+               "len": len, "sorted": sorted}
+_SAFE_METHODS = {"split", "strip", "lower", "upper", "replace", "rstrip", "lstrip"}
+_SAFE_NODES = (ast.Expression, ast.Call, ast.Name, ast.Load, ast.Store, ast.Attribute, ast.Lambda, ast.arguments,
+               ast.arg, ast.Constant, ast.List, ast.Tuple, ast.ListComp, ast.comprehension, ast.BinOp, ast.Add,
+               ast.Sub, ast.Mult, ast.FloorDiv, ast.Div, ast.UnaryOp, ast.USub, ast.Subscript, ast.Slice)
+
+
+def _post_processed(expr, holder: str, attr: str, default: str) -> str | None:
+    """The value of a script's ``holder.attr = expr`` over the namespace's literal default, when ``expr`` reads
+    ``holder.attr`` and is plain Python: constants, the builtins of ``_SAFE_CALLS``, string methods of
+    ``_SAFE_METHODS``, lambdas and comprehensions, arithmetic without powers, no other name or attribute
+    (evaluated without builtins). None otherwise, or when the result is no literal."""
+    reads = False
+    local = {a.arg for n in ast.walk(expr) if isinstance(n, ast.Lambda) for a in n.args.args}
+    local |= {t.id for n in ast.walk(expr) if isinstance(n, ast.comprehension) for t in ast.walk(n.target)
+              if isinstance(t, ast.Name)}
+    for n in ast.walk(expr):
+        if not isinstance(n, _SAFE_NODES):
+            return None
+        if isinstance(n, ast.Constant) and isinstance(n.value, (int, float)) and abs(n.value) > 10_000:
+            return None
+        if isinstance(n, ast.Attribute):
+            if isinstance(n.value, ast.Name) and n.value.id == holder:
+                if n.attr != attr:
+                    return None
+                reads = True
+            elif n.attr not in _SAFE_METHODS:
+                return None
+        if isinstance(n, ast.Name) and n.id not in _SAFE_CALLS and n.id not in local and n.id != holder:
+            return None
+    if not reads:
+        return None
+    try:
+        value = ast.literal_eval(default)
+        import types
+
+        result = eval(compile(ast.Expression(expr), "<argparse>", "eval"),  # noqa: S307 - checked above
+                      {"__builtins__": {}, **_SAFE_CALLS, holder: types.SimpleNamespace(**{attr: value})})
+        text = repr(result)
+        ast.literal_eval(text)
+    except Exception:  # noqa: BLE001 - no value: the literal default stays
+        return None
+    return text if len(text) <= 200 else None
 
 
 def _module_names(tree) -> set[str]:

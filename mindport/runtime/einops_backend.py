@@ -1,7 +1,7 @@
 """einops for MindSpore tensors: graph-safe ``rearrange``/``reduce``/``repeat``, the ``Rearrange``/``Reduce`` layers
 as Cells, and an einops backend.
 
-* :func:`rearrange`, :func:`reduce`, :func:`repeat`: einops' functions with einops' signatures, for calls whose pattern
+* :func:`rearrange`, :func:`reduce`, :func:`repeat` (and :func:`pack`/:func:`unpack`): einops' functions with einops' signatures, for calls whose pattern
   the converter can't compile into plain operations (``mindport/migrator/einops_patterns.py`` does that for string
   literals). They compile in a static graph (``GRAPH_MODE``, ``@jit``): einops' own recipe for the pattern and the
   input's shape is computed at compile time (a constexpr, so pattern and lengths must be constants there, as they
@@ -116,6 +116,78 @@ def reduce(tensor, pattern, reduction, **axes_lengths):
     if isinstance(reduction, str) and not _foreign(tensor):
         return _transform(_stacked(tensor), pattern, reduction, tuple(axes_lengths.items()))
     return einops.reduce(tensor, pattern, reduction, **axes_lengths)
+
+
+@constexpr
+def _pack_plan(pattern, shapes):
+    """einops.pack's plan for inputs of ``shapes`` (constants): (the shape each input is reshaped to, the packed
+    shapes, the axis they are concatenated on). einops' own pattern analysis and its errors (at compile time)."""
+    from einops.packing import analyze_pattern
+
+    before, after, least = analyze_pattern(pattern, "pack")
+    reshapes, packed = [], []
+    for i, shape in enumerate(shapes):
+        shape = tuple(shape)
+        if len(shape) < least:
+            raise EinopsError(f"packed tensor #{i} (enumeration starts with 0) has shape {shape}, "
+                              f"while pattern {pattern} assumes at least {least} axes")
+        end = len(shape) - after
+        packed.append(shape[before:end])
+        reshapes.append((*shape[:before], -1, *shape[end:]))
+    return tuple(reshapes), tuple(packed), before
+
+
+@constexpr
+def _unpack_plan(pattern, shape, packed_shapes):
+    """einops.unpack's plan (constants): (the axis split, the length of each piece, the shape each piece takes)."""
+    from einops.packing import analyze_pattern
+
+    before, after, _ = analyze_pattern(pattern, "unpack")
+    shape = tuple(shape)
+    if len(shape) != before + 1 + after:
+        raise EinopsError(f"unpack(..., {pattern}) received input of wrong dim with shape {shape}")
+    packed_shapes = [tuple(p) for p in packed_shapes]
+    lengths = []
+    for p in packed_shapes:
+        n = 1
+        for v in p:
+            n *= v
+        lengths.append(-1 if -1 in p else n)
+    if lengths.count(-1) > 1:
+        raise EinopsError(f"unpack(..., {pattern}) received more than one -1 in {packed_shapes} and can't infer "
+                          "dimensions")
+    if -1 in lengths:
+        lengths[lengths.index(-1)] = shape[before] - sum(v for v in lengths if v != -1)
+    if sum(lengths) != shape[before] or any(v < 0 for v in lengths):
+        raise EinopsError(f'Error during unpack(..., "{pattern}"): could not split axis of size {shape[before]} '
+                          f"into requested {packed_shapes}")
+    targets = tuple((*shape[:before], *p, *shape[before + 1:]) for p in packed_shapes)
+    return before, tuple(lengths), targets
+
+
+def pack(tensors, pattern):
+    """einops.pack for MindSpore tensors: (the inputs reshaped around the ``*`` axes and concatenated, the shape each
+    input had there); compiles in a static graph (einops' own function raises its EinopsError there, which a graph
+    can't: "Unsupported exception type: EinopsError")."""
+    if _foreign(tensors):
+        return einops.pack(tensors, pattern)
+    reshapes, packed, axis = _pack_plan(pattern, tuple(t.shape for t in tensors))
+    parts = [ops.reshape(t, s) for t, s in zip(tensors, reshapes)]
+    return ops.cat(parts, axis), list(packed)
+
+
+def unpack(tensor, packed_shapes, pattern):
+    """einops.unpack for MindSpore tensors: a list of pieces split along the ``*`` axis, each of its packed shape
+    (one of them may hold -1); compiles in a static graph."""
+    if _foreign(tensor):
+        return einops.unpack(tensor, packed_shapes, pattern)
+    axis, lengths, targets = _unpack_plan(pattern, tensor.shape, packed_shapes)
+    out = []
+    start = 0
+    for length, target in zip(lengths, targets):
+        out.append(ops.reshape(ops.narrow(tensor, axis, start, length), target))
+        start += length
+    return out
 
 
 # --- layers --------------------------------------------------------------------------------------------------------

@@ -55,6 +55,9 @@ class EinopsPatternTransform(Rule):
     TimeSformer's and Nystromformer's patterns passed as arguments or held in a local). A value that is not a
     MindSpore tensor (a numpy array) goes to einops itself.
 
+    ``einops.pack``/``unpack`` call the runtime's functions of the same names, which compile in a graph (einops'
+    own raise ``EinopsError``, which a graph refuses: lucidrains/local-attention's LocalAttention).
+
     ``einops.einsum(a, b, "b l d_in, d_in n -> b l d_in n")`` (named axes, the pattern last) with a literal pattern
     becomes torch.einsum's runtime function with the names renamed to letters,
     ``mp_math.einsum("abc,cd->abcd", a, b)``: einops' own ``einsum`` does not compile in a graph ("'_Classes' object is
@@ -85,6 +88,28 @@ class EinopsPatternTransform(Rule):
             """,
             note="A pattern known only at run time: mindport's einops function, which a graph compiles (einops' "
                  "recipe is computed when the graph is built).",
+        ),
+        Example(
+            before="""
+                from einops import pack, unpack
+
+
+                def fold(q, k):
+                    (q, ps), (k, _) = [pack([t], "* n d") for t in (q, k)]
+                    out, = unpack(q + k, ps, "* n d")
+                    return out
+            """,
+            after="""
+                from mindport.runtime import einops_backend as mp_einops
+
+
+                def fold(q, k):
+                    (q, ps), (k, _) = [mp_einops.pack([t], "* n d") for t in (q, k)]
+                    out, = mp_einops.unpack(q + k, ps, "* n d")
+                    return out
+            """,
+            note="einops' pack and unpack: mindport's, which compile in a graph (einops' own raise EinopsError, which "
+                 "a graph refuses: 'Unsupported exception type').",
         ),
         Example(
             before="""
@@ -182,6 +207,8 @@ class EinopsPatternTransform(Rule):
         module, _, function = qual.rpartition(".")
         if qual == "einops.einsum":
             return self._einsum(original_node, updated_node)
+        if qual in ("einops.pack", "einops.unpack"):  # no pattern to write out: the runtime's, which compiles
+            return self._runtime(original_node, updated_node, function)
         if module != "einops" or function not in FUNCTIONS:
             return updated_node
         roles = _bind(function, updated_node.args)

@@ -419,8 +419,8 @@ def import_ref(ref: ModelRef, isolated: bool = False):
             if str(ref.search_path) in sys.path:
                 sys.path.remove(str(ref.search_path))
         _add_path(str(ref.search_path), first=True)
-        if ref.package_dir is not None:
-            _add_path(str(ref.package_dir), first=False)
+        for folder in _package_folders(ref):
+            _add_path(folder, first=False)
         return _import_module(ref)
     # in-process: a fresh copy of the package, never a same-named package imported from another tree before
     _forget_package(top)
@@ -448,6 +448,22 @@ def _project_file(file) -> bool:
     real = os.path.realpath(file)
     return not any(part in real for part in ("site-packages", "dist-packages")) and not real.startswith(
         os.path.realpath(sys.base_prefix) + os.sep)
+
+
+def _package_folders(ref: ModelRef) -> list[str]:
+    """The folders last on sys.path for a module of a package: its own package folder (sibling-style imports,
+    ``import common`` beside it), then each enclosing package folder up to the search path (exclusive): a package
+    folder that also holds the repository's scripts, whose files import its sub-packages by their own top-level name
+    (yulunzhang/RCAN's ``RCAN_TrainCode/code/__init__.py`` beside ``main.py``; ``code/model/edsr.py`` does ``from
+    model import common``, run from ``code/``). Last on sys.path, they resolve only a name nothing else resolves: an
+    installed module or the standard library is never shadowed (``code`` stays the standard library's)."""
+    if ref.package_dir is None:
+        return []
+    out, folder, stop = [str(ref.package_dir)], Path(ref.package_dir).parent, Path(ref.search_path)
+    while folder != stop and stop in folder.parents and (folder / "__init__.py").is_file():
+        out.append(str(folder))
+        folder = folder.parent
+    return out
 
 
 def _add_path(folder: str, first: bool) -> None:
