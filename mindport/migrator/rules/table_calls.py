@@ -650,6 +650,7 @@ class TableCallTransform(Rule):
         self._functions: list[cst.FunctionDef] = []  # the enclosing functions (original nodes)
         self._function_facts: dict[int, dict[str, frozenset[str]]] = {}  # id(function) -> facts, each computed once
         self._class_layers: list[dict] = []  # the enclosing classes' self.NAME -> layer constructions
+        self._class_causal: list[dict] = []  # the enclosing classes' causal mask buffers (native_facts.causal_buffers)
         self._class_hoisted: list[dict[str, str]] = []  # ModuleLists built in a local of __init__ (hoisted_list)
         self._class_nodes: list[cst.ClassDef] = []  # the enclosing classes (native_facts.IntFacts reads forward)
         self._int_facts: dict[int, IntFacts] = {}
@@ -974,6 +975,7 @@ class TableCallTransform(Rule):
 
     def leave_ClassDef(self, original_node, updated_node):
         self._class_layers.pop()
+        self._class_causal.pop()
         self._class_float_layers.pop()
         self._class_nodes.pop()
         hoisted = self._class_hoisted.pop()
@@ -1236,8 +1238,9 @@ class TableCallTransform(Rule):
             facts = self._unmasked_facts.get(id(function))
             if facts is None:
                 layers = self._class_layers[-1] if self._class_layers else {}
+                causal = self._class_causal[-1] if self._class_causal else {}
                 facts = self._unmasked_facts[id(function)] = UnmaskedFacts(function, self.scope.resolve_torch, layers,
-                                                                           self.scope.resolve)
+                                                                           self.scope.resolve, causal)
             if not facts.unmasked(input_node):
                 return target
         name, renames = native
@@ -1360,6 +1363,7 @@ class TableCallTransform(Rule):
         self._native_lists |= facts.native_lists
         self._runtime_lists |= facts.runtime_lists
         self._class_layers.append(facts.layers)
+        self._class_causal.append(facts.causal)
         self._class_float_layers.append(facts.float_layers)
         self._class_nodes.append(node)
         self._class_hoisted.append(facts.hoisted)
