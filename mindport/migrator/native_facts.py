@@ -4968,6 +4968,23 @@ _SIZE_METHODS = frozenset({"size", "numel", "dim", "nelement", "ndimension"})
 _SIZE_ATTRIBUTES = frozenset({"shape", "ndim"})
 
 
+def _checked_non_negative(test) -> set[str]:
+    """The names a test proves non-negative when it holds: ``n > 0``, ``n >= 0``, ``0 <= n``, ``0 < n`` (or a
+    non-negative integer literal in place of 0), joined by ``and``."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return _checked_non_negative(test.left) | _checked_non_negative(test.right)
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return set()
+    left, op, right = test.left, test.comparisons[0].operator, test.comparisons[0].comparator
+    if isinstance(op, (cst.GreaterThan, cst.GreaterThanEqual)) and isinstance(left, cst.Name) \
+            and isinstance(right, cst.Integer):
+        return {left.value}
+    if isinstance(op, (cst.LessThan, cst.LessThanEqual)) and isinstance(right, cst.Name) \
+            and isinstance(left, cst.Integer):
+        return {right.value}
+    return set()
+
+
 class NonNegativeFacts(_FunctionFacts):
     """Is an expression (a padding amount, or a tuple/list display of them) a non-negative number by construction?
     Read from the code of one function: an integer literal (``-1`` is a unary minus: not one); a size (``len(x)``,
@@ -4988,6 +5005,7 @@ class NonNegativeFacts(_FunctionFacts):
 
     def __init__(self, function: cst.FunctionDef | None, resolve: Resolve) -> None:
         super().__init__(function, resolve)
+        self._function = function
         self._changed: set[str] = set()  # names declared global/nonlocal, or changed by another augmented assignment
         if function is None:
             return
@@ -4998,6 +5016,23 @@ class NonNegativeFacts(_FunctionFacts):
                     isinstance(node.operator, (cst.AddAssign, cst.MultiplyAssign, cst.FloorDivideAssign))
                     and (isinstance(node.value, cst.Integer) or _is_size(node.value))):
                 self._changed.add(node.target.value)
+        # checks that a name is non-negative: a top-level ``assert a >= 0 and b >= 0`` (name -> its statement's
+        # index) and the body of an ``if n > 0:`` (its node ids, its names)
+        self._top: dict[int, int] = {}
+        self._asserted: dict[str, int] = {}
+        self._guards: list[tuple[set[int], set[str]]] = []
+        body = function.body.body if isinstance(function.body, cst.IndentedBlock) else ()
+        for index, stmt in enumerate(body):
+            for node in all_nodes(stmt, cst.CSTNode):
+                self._top[id(node)] = index
+            for small in stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ():
+                if isinstance(small, cst.Assert):
+                    for name in _checked_non_negative(small.test):
+                        self._asserted.setdefault(name, index)
+        for node in own_nodes(function, cst.If):
+            names = _checked_non_negative(node.test)
+            if names:
+                self._guards.append(({id(n) for n in all_nodes(node.body, cst.CSTNode)}, names))
 
     def _unpack(self, node: cst.Assign) -> None:
         """Also ``M, N = x.shape`` / ``x.size()`` / ``x.shape[-2:]``: each name one of the sizes (the sequence's
@@ -5044,10 +5079,49 @@ class NonNegativeFacts(_FunctionFacts):
             name = expr.value
             if name in self._changed or self._order is None:
                 return False
+            if self._checked(name, expr) or self._unpacked_checked(name, expr):
+                return True
             values = self._binding_values(name)
             if any(isinstance(v, (cst.List, cst.ListComp)) for v in values if v is not None):
                 return False  # a local list may be changed in place (pad.append(-1), pad[0] = -1)
             return self._every_binding(name, seen, self.non_negative)
+        return False
+
+    def _single(self, name: str):
+        """The one binding of ``name`` in the function: ("param", None), ("value", node or None), or None when it is
+        bound more than once (or not at all)."""
+        values = self._binding_values(name)
+        if name in self._params:
+            return ("param", None) if not values else None
+        return ("value", values[0]) if len(values) == 1 else None
+
+    def _checked(self, name: str, read) -> bool:
+        """``name``, bound once, is checked non-negative before ``read``: by a top-level ``assert`` before the
+        statement holding the read (encodec's ``assert padding_left >= 0 and padding_right >= 0``), or by an
+        ``if name > 0:`` whose body holds it (whisper's ``if padding > 0: audio = F.pad(audio, (0, padding))``), the
+        binding not inside that body."""
+        single = self._single(name)
+        if single is None:
+            return False
+        at = self._top.get(id(read))
+        if name in self._asserted and at is not None and self._asserted[name] < at:
+            return True
+        return any(name in names and id(read) in body and (single[1] is None or id(single[1]) not in body)
+                   for body, names in self._guards)
+
+    def _unpacked_checked(self, name: str, read) -> bool:
+        """A sequence bound once, unpacked into names each checked non-negative before ``read`` (``l, r = paddings``
+        then ``assert l >= 0 and r >= 0``: the unpacking raises unless those are all its elements)."""
+        if self._single(name) is None or self._order is None:
+            return False
+        for node in own_nodes(self._function, cst.Assign):
+            target = node.targets[0].target if len(node.targets) == 1 else None
+            if isinstance(node.value, cst.Name) and node.value.value == name and isinstance(target, (cst.Tuple,
+                                                                                                    cst.List)) \
+                    and target.elements \
+                    and all(not isinstance(e, cst.StarredElement) and isinstance(e.value, cst.Name)
+                            and self._checked(e.value.value, read) for e in target.elements):
+                return True
         return False
 
 
