@@ -83,6 +83,7 @@ class ClassFacts:
         self.runtime_lists: set[int] = set()  # lists displayed with Cells but added to by name: the runtime's
         self.hoisted: dict[str, str] = {}  # self.<attr> = nn.ModuleList([]) filled in __init__ -> its local's name
         self.native_softmax: set[int] = set()  # nn.Softmax layers only ever called on an input with no -inf row
+        self.causal: dict[str, str] = {}  # self.NAME -> the kind of causal mask its buffer holds (causal_buffers)
         self._resolve = resolve
         self._cls = cls
         self._changed = file.appended | file.named | file.foreign
@@ -138,6 +139,7 @@ class ClassFacts:
                     self.native_lists.add(id(call))  # an anonymous display: named by the list it joins
         if cls.name.value in file.subclassed:
             return
+        self.causal = {name: kind for name, kind in causal_buffers(cls, resolve).items() if name not in file.foreign}
         for name, calls in self._layers.items():
             if name in file.foreign or name in file.appended:
                 continue
@@ -185,7 +187,7 @@ class ClassFacts:
             return False  # a reference in a nested function or lambda: not read here
         if all(ref.assigned for ref in refs):
             return True
-        facts = UnmaskedFacts(method, self._resolve, self._layers, self._resolve_any)
+        facts = UnmaskedFacts(method, self._resolve, self._layers, self._resolve_any, self.causal)
         return all(ref.assigned or ref.call is not None and len(ref.call.args) == 1 and ref.call.args[0].keyword is None
                    and not ref.call.args[0].star and facts.unmasked(ref.call.args[0].value) for ref in refs)
 
@@ -1763,10 +1765,12 @@ class UnmaskedFacts:
     (a buffer may hold ``-inf``), ``where`` or anything else keeps the runtime softmax."""
 
     def __init__(self, function: cst.FunctionDef | None, resolve: Resolve, layer_calls: dict[str, list[cst.Call]],
-                 resolve_any: "Resolve | None" = None):
+                 resolve_any: "Resolve | None" = None, causal: "dict[str, str] | None" = None):
         self._resolve = resolve
         self._resolve_any = resolve_any or resolve  # any import's qualified name (einops.rearrange)
         self._layers = layer_calls
+        self._causal = causal or {}  # the class's causal mask buffers (causal_buffers): self.NAME -> kind
+        self._inf_fills: set[int] = set()  # masked_fill calls writing -inf through a causal mask (_causal_fill)
         self._order = _Order(function) if function is not None else None
         self._params: set[str] = set()
         self._mutated: set[str] = set()
@@ -1810,6 +1814,16 @@ class UnmaskedFacts:
         fills: list = []
         walk(function, _Find())
         self._nonfinite = bool(nonfinite)
+        if nonfinite and self._causal:
+            # -inf written only by masked_fill through a causal mask (nanoGPT's att.masked_fill(self.bias[:, :, :T,
+            # :T] == 0, float('-inf'))): every row keeps its diagonal; the filled value is followed (_carries_inf)
+            exempt: set[int] = set()
+            for call in all_nodes(function, cst.Call):
+                fill = self._causal_fill_value(call)
+                if fill is not None:
+                    self._inf_fills.add(id(call))
+                    exempt.update(id(n) for n in all_nodes(fill, cst.CSTNode))
+            self._nonfinite = any(id(n) not in exempt for n in nonfinite)
         for name, call in fills:
             value = [a.value for a in call.args if a.keyword is not None and a.keyword.value == "value"] \
                 or [a.value for a in call.args[1:2] if a.keyword is None and not a.star]
@@ -1838,12 +1852,17 @@ class UnmaskedFacts:
             return all(self._value(v, inner) for v in bindings if v is not None) \
                 and all(self._elements(v, inner) for v in unpacked)
         if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus, cst.Plus)):
-            return self._value(expr.expression, seen)
+            return self._value(expr.expression, seen) and not (isinstance(expr.operator, cst.Minus)
+                                                               and self._carries_inf(expr.expression))
         if isinstance(expr, cst.BinaryOperation):
             if isinstance(expr.operator, (cst.Multiply, cst.Divide, cst.MatrixMultiply)):
                 return self._factor(expr.left, seen) and self._factor(expr.right, seen)
-            if isinstance(expr.operator, (cst.Add, cst.Subtract)):
-                return self._value(expr.left, seen) and self._value(expr.right, seen)
+            if isinstance(expr.operator, cst.Add):  # scores + self.mask[:, :, :T, :T] (llama2.c): an additive mask
+                return (self._value(expr.left, seen) or self._additive(expr.left)) \
+                    and (self._value(expr.right, seen) or self._additive(expr.right))
+            if isinstance(expr.operator, cst.Subtract):
+                return self._value(expr.left, seen) and self._value(expr.right, seen) \
+                    and not self._carries_inf(expr.right)
             return False
         if isinstance(expr, cst.Subscript):
             return self._value(expr.value, seen)
@@ -1885,7 +1904,7 @@ class UnmaskedFacts:
         if isinstance(expr, cst.Attribute):
             return True
         if isinstance(expr, cst.Name):
-            return expr.value not in self._mutated
+            return expr.value not in self._mutated and not self._carries_inf(expr)
         if isinstance(expr, cst.Subscript):
             return self._factor(expr.value, seen)
         if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Multiply, cst.Divide, cst.Power,
@@ -1894,6 +1913,9 @@ class UnmaskedFacts:
         if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value in ("int", "float") \
                 and self._resolve(expr.func) is None:
             return True
+        if isinstance(expr, cst.Call) and self._resolve(expr.func) is None \
+                and (self._resolve_any(expr.func) or "").startswith("math."):
+            return True  # (1.0 / math.sqrt(k.size(-1))): a Python number (math raises where it would not be finite)
         if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _MOVES \
                 and self._resolve(expr.func) is None:
             return self._factor(expr.func.value, seen)  # k.transpose(-2, -1)
@@ -1917,7 +1939,8 @@ class UnmaskedFacts:
                 operands = args[1:] if qual == "torch.einsum" else args
                 return all(self._factor(a.value, seen) for a in operands)
             if qual == "torch.masked_fill" and len(args) == 3:
-                return self._value(args[0].value, seen) and self._finite_fill(args[2].value)
+                return self._value(args[0].value, seen) \
+                    and (self._finite_fill(args[2].value) or id(call) in self._inf_fills)
             return False
         if self._resolve_any(func) in _KEEPING_FUNCTIONS and args and call.args[0] is args[0]:
             return self._value(args[0].value, seen)  # einops.rearrange(w_, 'b i j -> b j i'): values moved
@@ -1928,7 +1951,80 @@ class UnmaskedFacts:
             if method in _BOUNDED:
                 return True
             if method == "masked_fill" and len(call.args) == 2:
-                return self._value(func.value, seen) and self._finite_fill(call.args[1].value)
+                return self._value(func.value, seen) \
+                    and (self._finite_fill(call.args[1].value) or id(call) in self._inf_fills)
+        return False
+
+    # -- causal masks: every row keeps its diagonal, so no row is all -inf
+    def _causal_fill_value(self, call: cst.Call):
+        """The -inf fill of ``x.masked_fill(MASK, float('-inf'))`` / ``torch.masked_fill(x, MASK, -math.inf)`` whose
+        MASK is a causal mask (:meth:`_causal_mask`), or None."""
+        if any(a.star for a in call.args):
+            return None
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "masked_fill" and self._resolve(func) is None:
+            named = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+            plain = [a.value for a in call.args if a.keyword is None]
+            mask = plain[0] if plain else named.get("mask")
+            value = plain[1] if len(plain) > 1 else named.get("value")
+        elif self._resolve(func) == "torch.masked_fill" and len(call.args) == 3 \
+                and all(a.keyword is None for a in call.args):
+            mask, value = call.args[1].value, call.args[2].value
+        else:
+            return None
+        return value if mask is not None and value is not None and _neg_inf(value) \
+            and self._causal_mask(mask, frozenset()) else None
+
+    def _buffer_kind(self, expr) -> str | None:
+        """The causal kind of ``self.NAME[<the top-left square>]`` (or the whole buffer), else None."""
+        if _self_attr(expr):
+            return self._causal.get(expr.attr.value)
+        if isinstance(expr, cst.Subscript) and _self_attr(expr.value) and _causal_slice(expr):
+            return self._causal.get(expr.value.attr.value)
+        return None
+
+    def _causal_mask(self, expr, seen: frozenset[str]) -> bool:
+        """True above the diagonal only: ``self.bias[:, :, :T, :T] == 0`` of a ``lower`` buffer, the square of an
+        ``upper`` one (or its ``.bool()``), or a local name every binding of which is one."""
+        if isinstance(expr, cst.Comparison) and len(expr.comparisons) == 1 \
+                and isinstance(expr.comparisons[0].operator, cst.Equal):
+            zero = expr.comparisons[0].comparator
+            return isinstance(zero, (cst.Integer, cst.Float)) and float(zero.value) == 0 \
+                and self._buffer_kind(expr.left) == "lower"
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "bool" \
+                and not expr.args:
+            return self._buffer_kind(expr.func.value) == "upper"
+        if isinstance(expr, cst.Name) and expr.value not in self._params and expr.value not in self._mutated \
+                and expr.value not in seen and self._order is not None:
+            bindings = self._order.bindings(expr.value)
+            return bool(bindings) and all(v is not None and self._causal_mask(v, seen | {expr.value})
+                                          for v in bindings)
+        return self._buffer_kind(expr) == "upper"
+
+    def _additive(self, expr) -> bool:
+        """``self.mask[:, :, :T, :T]`` of an ``additive`` buffer (0 on and below the diagonal, -inf above)."""
+        return self._buffer_kind(expr) == "additive"
+
+    def _carries_inf(self, expr, seen: frozenset[str] = frozenset()) -> bool:
+        """May ``expr`` hold the -inf a causal mask wrote (a causal fill or an additive buffer in it, or in the
+        bindings of a name it reads)? A product or negation of it could make a row of -inf (or +inf)."""
+        if not self._causal:
+            return False
+        nodes = all_nodes(expr, cst.CSTNode)
+        labels = {id(n.attr) for n in nodes if isinstance(n, cst.Attribute)} \
+            | {id(n.keyword) for n in nodes if isinstance(n, cst.Arg) and n.keyword is not None}
+        for node in nodes:
+            if id(node) in labels:  # self.qk, dim=: not names read
+                continue
+            if isinstance(node, cst.Call) and id(node) in self._inf_fills:
+                return True
+            if isinstance(node, (cst.Attribute, cst.Subscript)) and self._buffer_kind(node) == "additive":
+                return True
+            if isinstance(node, cst.Name) and node.value not in seen and self._order is not None:
+                inner = seen | {node.value}
+                if any(v is not None and self._carries_inf(v, inner)
+                       for v in self._order.bindings(node.value) + self._order.unpacked(node.value)):
+                    return True
         return False
 
     def _finite_fill(self, expr) -> bool:
@@ -1948,6 +2044,200 @@ def _finite_number(expr) -> bool:
     return isinstance(expr, cst.Attribute) and expr.attr.value in ("max", "min") \
         and isinstance(expr.value, cst.Call) and isinstance(expr.value.func, cst.Attribute) \
         and expr.value.func.attr.value in ("finfo", "iinfo")
+
+
+# ------------------------------------------------------------------------------------------- causal mask buffers
+
+# what a causal buffer holds (causal_buffers): ``lower`` is 1 on and below the diagonal and 0 above it
+# (``torch.tril(torch.ones(n, n))``: masked where ``== 0``); ``upper`` is true strictly above it and false on and below
+# (``torch.triu(torch.ones(n, n, dtype=torch.bool), diagonal=1)``: the mask itself); ``additive`` is 0 on and below it
+# and -inf above (``torch.triu(torch.full((n, n), float('-inf')), diagonal=1)``: added to the scores)
+_CAUSAL_KINDS = ("lower", "upper", "additive")
+
+
+def _neg_inf(expr) -> bool:
+    """``float('-inf')``, ``-float('inf')``, ``-math.inf``, ``-torch.inf``, ``-np.inf``."""
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+        inner = expr.expression
+        if isinstance(inner, cst.Attribute) and inner.attr.value == "inf" \
+                and isinstance(inner.value, cst.Name) and inner.value.value in ("math", "torch", "np", "numpy"):
+            return True
+        return _float_call(inner) in ("inf", "infinity")
+    return _float_call(expr) in ("-inf", "-infinity")
+
+
+def _float_call(expr) -> str | None:
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "float" \
+            and len(expr.args) == 1 and expr.args[0].keyword is None and not expr.args[0].star \
+            and isinstance(expr.args[0].value, cst.SimpleString):
+        return expr.args[0].value.evaluated_value.strip().lower()
+    return None
+
+
+def _same_code(a, b) -> bool:
+    return a is not None and b is not None and a.deep_equals(b)
+
+
+def _square(args) -> bool:
+    """A size given as ``(n, n)``, ``n, n`` or ``(1, 1, n, n)``: its last two the same expression, any other 1."""
+    plain = [a for a in args if a.keyword is None]
+    if any(a.star for a in plain):
+        return False
+    sizes = [a.value for a in plain]
+    if len(sizes) == 1 and isinstance(sizes[0], (cst.Tuple, cst.List)):
+        if any(isinstance(e, cst.StarredElement) for e in sizes[0].elements):
+            return False
+        sizes = [e.value for e in sizes[0].elements]
+    return len(sizes) >= 2 and _same_code(sizes[-1], sizes[-2]) \
+        and all(isinstance(s, cst.Integer) and s.value == "1" for s in sizes[:-2])
+
+
+def _diagonal(call: cst.Call, first: int) -> int | None:
+    """The literal ``diagonal`` of a tril/triu call (positional after ``first`` arguments, or by keyword), 0 when not
+    given, None when not a literal."""
+    given = [a.value for a in call.args if a.keyword is not None and a.keyword.value == "diagonal"] \
+        or [a.value for a in call.args[first:first + 1] if a.keyword is None]
+    if not given:
+        return 0
+    value = given[0]
+    sign = 1
+    if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus):
+        sign, value = -1, value.expression
+    return sign * int(value.value) if isinstance(value, cst.Integer) else None
+
+
+class _CausalReader:
+    """The kind (``_CAUSAL_KINDS``) of a value built in ``__init__``, or None: ``tril``/``triu`` (function or method,
+    in place or not) of a square ``ones`` (a ``lower``/``upper`` mask) or a square ``full`` of -inf, or an ``empty``
+    filled with -inf (``additive``), then moved by ``view``/``reshape`` to ``(1, 1, n, n)``, ``.bool()`` or
+    ``.float()``; a local name read at the statement it is bound at the latest before, in the same block."""
+
+    def __init__(self, resolve: Resolve, block: list, index: int) -> None:
+        self._resolve, self._block, self._index = resolve, block, index
+
+    def kind(self, expr, index: int | None = None) -> str | None:
+        index = self._index if index is None else index
+        if isinstance(expr, cst.Name):
+            for i in range(index - 1, -1, -1):
+                stmt = self._block[i]
+                for small in (stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ()):
+                    if isinstance(small, cst.Assign) and len(small.targets) == 1 \
+                            and isinstance(small.targets[0].target, cst.Name) \
+                            and small.targets[0].target.value == expr.value:
+                        return self.kind(small.value, i)
+                if not isinstance(stmt, cst.SimpleStatementLine) and _binds(stmt, expr.value):
+                    return None
+            return None
+        if not isinstance(expr, cst.Call) or any(a.star for a in expr.args):
+            return None
+        qual = self._resolve(expr.func)
+        if qual in ("torch.tril", "torch.triu") and expr.args and expr.args[0].keyword is None:
+            return self._band(qual.rpartition(".")[2], self.kind(expr.args[0].value, index), _diagonal(expr, 1))
+        if qual in ("torch.ones", "torch.full", "torch.empty"):
+            if qual == "torch.full":
+                plain = [a for a in expr.args if a.keyword is None]
+                fill = [a.value for a in expr.args if a.keyword is not None and a.keyword.value == "fill_value"] \
+                    or [a.value for a in plain[1:2]]
+                return "full-inf" if len(plain) >= 1 and fill and _neg_inf(fill[0]) and _square(plain[:1]) else None
+            if any(a.keyword is not None and a.keyword.value not in ("dtype", "device") for a in expr.args):
+                return None
+            return ("ones" if qual == "torch.ones" else "empty") if _square(expr.args) else None
+        if qual is not None or not isinstance(expr.func, cst.Attribute):
+            return None
+        method, inner = expr.func.attr.value, self.kind(expr.func.value, index)
+        if method in ("tril", "triu", "tril_", "triu_"):
+            return self._band(method.rstrip("_"), inner, _diagonal(expr, 0))
+        if method == "fill_" and inner == "empty" and len(expr.args) == 1 and _neg_inf(expr.args[0].value):
+            return "full-inf"
+        if method in ("view", "reshape") and inner in _CAUSAL_KINDS and _square(expr.args):
+            return inner
+        if method in ("bool", "float") and not expr.args and inner in ("lower", "upper"):
+            return inner
+        return None
+
+    @staticmethod
+    def _band(which: str, inner: str | None, diagonal: int | None) -> str | None:
+        if diagonal is None:
+            return None
+        if which == "tril" and inner == "ones" and diagonal == 0:
+            return "lower"
+        if which == "triu" and inner == "ones" and diagonal >= 1:
+            return "upper"
+        if which == "triu" and inner == "full-inf" and diagonal >= 1:
+            return "additive"
+        return None
+
+
+def _binds(stmt, name: str) -> bool:
+    return any(isinstance(n, cst.Name) and n.value == name for t in all_nodes(stmt, cst.AssignTarget)
+               for n in all_nodes(t, cst.Name))
+
+
+def causal_buffers(cls: cst.ClassDef, resolve: Resolve) -> dict[str, str]:
+    """``self.register_buffer("NAME", value)`` in ``__init__`` whose value is a causal mask (``_CausalReader``:
+    nanoGPT's ``torch.tril(torch.ones(n, n)).view(1, 1, n, n)``, llama2.c's ``torch.triu(torch.full((1, 1, n, n),
+    float("-inf")), diagonal=1)``) -> its kind, for a NAME the class binds nowhere else and writes nowhere in place
+    (the caller leaves out a class subclassed in the file and names read on other objects)."""
+    if not isinstance(cls.body, cst.IndentedBlock):
+        return {}
+    found: dict[str, str] = {}
+    bound: dict[str, int] = {}
+    written: set[str] = set()
+    for node in all_nodes(cls, cst.CSTNode):
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            if node.func.attr.value == "register_buffer" and node.args \
+                    and isinstance(node.args[0].value, cst.SimpleString):
+                name = node.args[0].value.evaluated_value
+                bound[name] = bound.get(name, 0) + 1
+            elif node.func.attr.value.endswith("_") and _self_attr(node.func.value):
+                written.add(node.func.value.attr.value)  # self.mask.fill_(...)
+            elif node.func.attr.value in ("setattr", "__setattr__", "register_parameter"):
+                return {}
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in ("setattr",
+                                                                                                   "delattr"):
+            return {}
+        elif isinstance(node, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign)):
+            target = node.target
+            while isinstance(target, cst.Subscript):
+                target = target.value
+            for attr in all_nodes(target, cst.Attribute) if not _self_attr(target) else (target,):
+                if _self_attr(attr):
+                    bound[attr.attr.value] = bound.get(attr.attr.value, 0) + 1
+    inits = [s for s in cls.body.body if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"]
+    for init in inits:
+        for block in all_nodes(init, cst.IndentedBlock):
+            for index, stmt in enumerate(block.body):
+                if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1 \
+                        or not isinstance(stmt.body[0], cst.Expr):
+                    continue
+                call = stmt.body[0].value
+                if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
+                        and call.func.attr.value == "register_buffer"
+                        and isinstance(call.func.value, cst.Name) and call.func.value.value == "self"
+                        and len(call.args) >= 2 and isinstance(call.args[0].value, cst.SimpleString)
+                        and call.args[1].keyword is None and not call.args[1].star):
+                    continue
+                name = call.args[0].value.evaluated_value
+                kind = _CausalReader(resolve, list(block.body), index).kind(call.args[1].value)
+                if kind in _CAUSAL_KINDS and bound.get(name) == 1 and name not in written:
+                    found[name] = kind
+    return found
+
+
+def _causal_slice(subscript) -> bool:
+    """``B[:, :, :T, :T]``, ``B[:n, :n]``: full slices, then the last two from the start to one bound (or both
+    whole): the top-left square of the buffer, whose diagonal is the buffer's."""
+    elements = subscript.slice
+    if len(elements) < 2 or any(not isinstance(e.slice, cst.Slice) for e in elements):
+        return False
+    for e in elements[:-2]:
+        s = e.slice
+        if s.lower is not None or s.upper is not None or s.step is not None:
+            return False
+    a, b = elements[-2].slice, elements[-1].slice
+    if a.lower is not None or b.lower is not None or a.step is not None or b.step is not None:
+        return False
+    return (a.upper is None and b.upper is None) or _same_code(a.upper, b.upper)
 
 
 # ------------------------------------------------------------------------------------------- layer classes as values
@@ -4678,6 +4968,23 @@ _SIZE_METHODS = frozenset({"size", "numel", "dim", "nelement", "ndimension"})
 _SIZE_ATTRIBUTES = frozenset({"shape", "ndim"})
 
 
+def _checked_non_negative(test) -> set[str]:
+    """The names a test proves non-negative when it holds: ``n > 0``, ``n >= 0``, ``0 <= n``, ``0 < n`` (or a
+    non-negative integer literal in place of 0), joined by ``and``."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return _checked_non_negative(test.left) | _checked_non_negative(test.right)
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return set()
+    left, op, right = test.left, test.comparisons[0].operator, test.comparisons[0].comparator
+    if isinstance(op, (cst.GreaterThan, cst.GreaterThanEqual)) and isinstance(left, cst.Name) \
+            and isinstance(right, cst.Integer):
+        return {left.value}
+    if isinstance(op, (cst.LessThan, cst.LessThanEqual)) and isinstance(right, cst.Name) \
+            and isinstance(left, cst.Integer):
+        return {right.value}
+    return set()
+
+
 class NonNegativeFacts(_FunctionFacts):
     """Is an expression (a padding amount, or a tuple/list display of them) a non-negative number by construction?
     Read from the code of one function: an integer literal (``-1`` is a unary minus: not one); a size (``len(x)``,
@@ -4698,6 +5005,7 @@ class NonNegativeFacts(_FunctionFacts):
 
     def __init__(self, function: cst.FunctionDef | None, resolve: Resolve) -> None:
         super().__init__(function, resolve)
+        self._function = function
         self._changed: set[str] = set()  # names declared global/nonlocal, or changed by another augmented assignment
         if function is None:
             return
@@ -4708,6 +5016,23 @@ class NonNegativeFacts(_FunctionFacts):
                     isinstance(node.operator, (cst.AddAssign, cst.MultiplyAssign, cst.FloorDivideAssign))
                     and (isinstance(node.value, cst.Integer) or _is_size(node.value))):
                 self._changed.add(node.target.value)
+        # checks that a name is non-negative: a top-level ``assert a >= 0 and b >= 0`` (name -> its statement's
+        # index) and the body of an ``if n > 0:`` (its node ids, its names)
+        self._top: dict[int, int] = {}
+        self._asserted: dict[str, int] = {}
+        self._guards: list[tuple[set[int], set[str]]] = []
+        body = function.body.body if isinstance(function.body, cst.IndentedBlock) else ()
+        for index, stmt in enumerate(body):
+            for node in all_nodes(stmt, cst.CSTNode):
+                self._top[id(node)] = index
+            for small in stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ():
+                if isinstance(small, cst.Assert):
+                    for name in _checked_non_negative(small.test):
+                        self._asserted.setdefault(name, index)
+        for node in own_nodes(function, cst.If):
+            names = _checked_non_negative(node.test)
+            if names:
+                self._guards.append(({id(n) for n in all_nodes(node.body, cst.CSTNode)}, names))
 
     def _unpack(self, node: cst.Assign) -> None:
         """Also ``M, N = x.shape`` / ``x.size()`` / ``x.shape[-2:]``: each name one of the sizes (the sequence's
@@ -4754,10 +5079,49 @@ class NonNegativeFacts(_FunctionFacts):
             name = expr.value
             if name in self._changed or self._order is None:
                 return False
+            if self._checked(name, expr) or self._unpacked_checked(name, expr):
+                return True
             values = self._binding_values(name)
             if any(isinstance(v, (cst.List, cst.ListComp)) for v in values if v is not None):
                 return False  # a local list may be changed in place (pad.append(-1), pad[0] = -1)
             return self._every_binding(name, seen, self.non_negative)
+        return False
+
+    def _single(self, name: str):
+        """The one binding of ``name`` in the function: ("param", None), ("value", node or None), or None when it is
+        bound more than once (or not at all)."""
+        values = self._binding_values(name)
+        if name in self._params:
+            return ("param", None) if not values else None
+        return ("value", values[0]) if len(values) == 1 else None
+
+    def _checked(self, name: str, read) -> bool:
+        """``name``, bound once, is checked non-negative before ``read``: by a top-level ``assert`` before the
+        statement holding the read (encodec's ``assert padding_left >= 0 and padding_right >= 0``), or by an
+        ``if name > 0:`` whose body holds it (whisper's ``if padding > 0: audio = F.pad(audio, (0, padding))``), the
+        binding not inside that body."""
+        single = self._single(name)
+        if single is None:
+            return False
+        at = self._top.get(id(read))
+        if name in self._asserted and at is not None and self._asserted[name] < at:
+            return True
+        return any(name in names and id(read) in body and (single[1] is None or id(single[1]) not in body)
+                   for body, names in self._guards)
+
+    def _unpacked_checked(self, name: str, read) -> bool:
+        """A sequence bound once, unpacked into names each checked non-negative before ``read`` (``l, r = paddings``
+        then ``assert l >= 0 and r >= 0``: the unpacking raises unless those are all its elements)."""
+        if self._single(name) is None or self._order is None:
+            return False
+        for node in own_nodes(self._function, cst.Assign):
+            target = node.targets[0].target if len(node.targets) == 1 else None
+            if isinstance(node.value, cst.Name) and node.value.value == name and isinstance(target, (cst.Tuple,
+                                                                                                    cst.List)) \
+                    and target.elements \
+                    and all(not isinstance(e, cst.StarredElement) and isinstance(e.value, cst.Name)
+                            and self._checked(e.value.value, read) for e in target.elements):
+                return True
         return False
 
 

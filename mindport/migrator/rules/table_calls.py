@@ -104,6 +104,32 @@ from mindport.runtime.promotion import INT_RECEIVERS, INT_TO_FLOAT, JOINS, OWN_P
 # what torch returns (x[:n].requires_grad_(False) is the slice, without gradient), so no update is lost.
 _FLAG_METHODS = frozenset({"requires_grad_", "share_memory_"})
 
+# torch functions and tensor methods whose result is a new tensor nothing else holds (_fresh_receiver)
+_FRESH_FUNCTIONS = frozenset(f"torch.{n}" for n in (
+    "zeros", "ones", "empty", "full", "rand", "randn", "randint", "arange", "eye", "linspace", "zeros_like",
+    "ones_like", "empty_like", "full_like", "rand_like", "randn_like", "tensor"))
+_FRESH_METHODS = frozenset({"new_ones", "new_zeros", "new_empty", "new_full", "new_tensor", "clone"})
+# in-place methods whose out-of-place form always gives the receiver's dtype (an in-place update keeps it; ``add_``
+# of a float32 tensor into a float16 one would be float32 out of place): on a fresh receiver, the out-of-place entry
+_DTYPE_KEEPING_INPLACE = frozenset({"triu_", "tril_", "masked_fill_", "index_fill_", "neg_", "unsqueeze_",
+                                    "squeeze_", "t_", "transpose_"})
+
+
+def _fresh_receiver(expr, resolve) -> bool:
+    """A tensor nothing else holds: a creation call (``torch.zeros(...)``, ``x.new_ones(...)``, ``x.clone()``) or an
+    in-place method of one (which returns its receiver)."""
+    if not isinstance(expr, cst.Call) or any(a.star for a in expr.args):
+        return False
+    if resolve(expr.func) in _FRESH_FUNCTIONS:
+        return True
+    func = expr.func
+    if not isinstance(func, cst.Attribute) or resolve(func) is not None:
+        return False
+    if func.attr.value in _FRESH_METHODS:
+        return True
+    return func.attr.value.endswith("_") and not func.attr.value.endswith("__") \
+        and func.attr.value not in _FLAG_METHODS and _fresh_receiver(func.value, resolve)
+
 
 
 def _swap_of_high_axes(func: cst.Attribute, call: cst.Call) -> bool:
@@ -650,6 +676,7 @@ class TableCallTransform(Rule):
         self._functions: list[cst.FunctionDef] = []  # the enclosing functions (original nodes)
         self._function_facts: dict[int, dict[str, frozenset[str]]] = {}  # id(function) -> facts, each computed once
         self._class_layers: list[dict] = []  # the enclosing classes' self.NAME -> layer constructions
+        self._class_causal: list[dict] = []  # the enclosing classes' causal mask buffers (native_facts.causal_buffers)
         self._class_hoisted: list[dict[str, str]] = []  # ModuleLists built in a local of __init__ (hoisted_list)
         self._class_nodes: list[cst.ClassDef] = []  # the enclosing classes (native_facts.IntFacts reads forward)
         self._int_facts: dict[int, IntFacts] = {}
@@ -974,6 +1001,7 @@ class TableCallTransform(Rule):
 
     def leave_ClassDef(self, original_node, updated_node):
         self._class_layers.pop()
+        self._class_causal.pop()
         self._class_float_layers.pop()
         self._class_nodes.pop()
         hoisted = self._class_hoisted.pop()
@@ -1236,8 +1264,9 @@ class TableCallTransform(Rule):
             facts = self._unmasked_facts.get(id(function))
             if facts is None:
                 layers = self._class_layers[-1] if self._class_layers else {}
+                causal = self._class_causal[-1] if self._class_causal else {}
                 facts = self._unmasked_facts[id(function)] = UnmaskedFacts(function, self.scope.resolve_torch, layers,
-                                                                           self.scope.resolve)
+                                                                           self.scope.resolve, causal)
             if not facts.unmasked(input_node):
                 return target
         name, renames = native
@@ -1360,6 +1389,7 @@ class TableCallTransform(Rule):
         self._native_lists |= facts.native_lists
         self._runtime_lists |= facts.runtime_lists
         self._class_layers.append(facts.layers)
+        self._class_causal.append(facts.causal)
         self._class_float_layers.append(facts.float_layers)
         self._class_nodes.append(node)
         self._class_hoisted.append(facts.hoisted)
@@ -1516,10 +1546,14 @@ class TableCallTransform(Rule):
         if not isinstance(func, cst.Attribute) or self.scope.resolve(func) is not None:
             return updated_node
         entry = self.ctx.registry.lookup(f"torch.Tensor.{func.attr.value}")
-        if entry is None and func.attr.value in _unmapped_tensor_methods() \
+        plain = self._fresh_out_of_place(original_node)
+        if plain is not None:  # torch.empty(n, n).fill_(v).triu_(1): nothing else holds the receiver
+            entry = plain
+        method_name = func.attr.value if plain is None else plain.torch.rpartition(".")[2]
+        if entry is None and method_name in _unmapped_tensor_methods() \
                 and receiver_kind(func.value, self.scope) == "tensor":
-            self.flag(original_node, "MP103", f"torch.Tensor.{func.attr.value} has no mapping entry: left unconverted",
-                      OVERLAY_HINT, f"torch.Tensor.{func.attr.value}")
+            self.flag(original_node, "MP103", f"torch.Tensor.{method_name} has no mapping entry: left unconverted",
+                      OVERLAY_HINT, f"torch.Tensor.{method_name}")
             return updated_node
         if entry is None or entry.kind != "method":
             return updated_node
@@ -1534,15 +1568,18 @@ class TableCallTransform(Rule):
                        for a in updated_node.args)
         extra = sum(1 for a in updated_node.args if a.keyword is None and not a.star) \
             > sum(1 for p in entry.signature or () if p.kind == "positional")  # x.addcmul(0.5, a, b): torch's order
-        if target == f".{func.attr.value}" and not needs_mapping(entry) and (not numpy_names or ambiguous) \
+        if target == f".{method_name}" and not needs_mapping(entry) and (not numpy_names or ambiguous) \
                 and not keywords and not extra:
+            if plain is not None:
+                self.ctx.converted_sites += 1
+                return updated_node.with_changes(func=updated_node.func.with_changes(attr=cst.Name(method_name)))
             return updated_node  # same method, same arguments (keywords of a `positional` entry are written
             # positionally: in a static graph MindSpore's Tensor methods take other keywords, or other kernels)
         swap = self._torch_swap(original_node) or self._torch_expand(original_node)
-        strict = self._strict_name(func.attr.value, target) and not self._torch_keywords(updated_node)
+        strict = self._strict_name(method_name, target) and not self._torch_keywords(updated_node)
         if not swap and not self._plausible(func, strict=strict):
             return updated_node
-        in_place = func.attr.value.endswith("_") and func.attr.value not in _FLAG_METHODS
+        in_place = method_name.endswith("_") and method_name not in _FLAG_METHODS
         chain = view_chain(original_node.func.value, self.scope) if in_place else None
         if chain is not None and chain.steps is None:
             self.flag(original_node, "MP102", f"{entry.torch} on a torch view whose arguments are computed by calls: "
@@ -1601,14 +1638,14 @@ class TableCallTransform(Rule):
                                              args=[cst.Arg(cast)])
         if ambiguous:  # torch's reading must give the text as written, or the call is flagged
             args = build_call_args(entry, dict(mapped), profile)
-            if target == f".{func.attr.value}" and code_of(updated_node.with_changes(args=args)) == code_of(updated_node):
+            if target == f".{method_name}" and code_of(updated_node.with_changes(args=args)) == code_of(updated_node):
                 return updated_node
             self.flag(original_node, "MP102", f"{entry.torch} with numpy's keyword names on a value that may be a "
                       "numpy array: converting it for a tensor would break it for an array",
                       "if it is a tensor, write torch's names (dim=, keepdim=); if an array, leave it", entry.torch)
             return updated_node
         self.ctx.converted_sites += 1
-        if func.attr.value.endswith("_") and isinstance(receiver, cst.Attribute) and receiver.attr.value == "data":
+        if method_name.endswith("_") and isinstance(receiver, cst.Attribute) and receiver.attr.value == "data":
             receiver = receiver.value  # p.data.zero_(): MindSpore's Parameter.data is a copy, update p itself
         args = build_call_args(entry, mapped, profile)
         if target.startswith("."):
@@ -1616,6 +1653,25 @@ class TableCallTransform(Rule):
             return updated_node.with_changes(func=method, args=args)
         return updated_node.with_changes(func=self.ctx.target_expr(target),
                                          args=fix_commas([cst.Arg(value=receiver), *args]))
+
+    def _fresh_out_of_place(self, call: cst.Call):
+        """The out-of-place entry (``torch.Tensor.triu`` for ``triu_``, same signature) of an in-place method that
+        keeps its receiver's dtype out of place too (_DTYPE_KEEPING_INPLACE), whose receiver is a tensor nothing else holds (_fresh_receiver: ``torch.empty(n, n).fill_(-inf).triu_(1)``,
+        ``x.new_ones((i, j)).triu_(k)``), in an expression (its result is read): the update of such a receiver is
+        its out-of-place result, values and gradients, so MindSpore's own method does, where the in-place entry
+        needs the runtime's write-back. None otherwise."""
+        func = call.func
+        name = func.attr.value
+        if name not in _DTYPE_KEEPING_INPLACE or id(call) in self._statement_calls \
+                or not _fresh_receiver(func.value, self.scope.resolve_torch):
+            return None
+        plain = self.ctx.registry.lookup(f"torch.Tensor.{name[:-1]}")
+        inplace = self.ctx.registry.lookup(f"torch.Tensor.{name}")
+        if plain is None or inplace is None or plain.kind != "method" or not plain.supported \
+                or [(p.name, p.default, p.kind) for p in plain.signature or ()] \
+                != [(p.name, p.default, p.kind) for p in inplace.signature or ()]:
+            return None
+        return plain
 
     def _dtype_cast(self, target: str, mapped: dict) -> cst.BaseExpression | None:
         """``x.type(d)`` (the runtime ``type``, which decides on the value: a dtype, a torch type name, nothing)
