@@ -295,6 +295,7 @@ _DEFINING_MODULES = (
     ("torch.nn.modules.", "torch.nn."), ("torch.optim.", "torch.optim."), ("torch.utils.data.", "torch.utils.data."),
     ("torch.nn.parallel.", "torch.nn.parallel."), ("torch.optim.lr_scheduler.", "torch.optim.lr_scheduler."),
     ("torch.functional.", "torch."), ("torch.distributions.", "torch.distributions."),
+    ("torch.autograd.", "torch.autograd."),  # torch.autograd.variable.Variable, torch.autograd.grad_mode.no_grad
 )
 
 
