@@ -507,7 +507,9 @@ def _mapping(attrs: dict, namespace: bool, size: int, repository_defaults: bool)
             item = "'relu'" if re.search(r"(^|_)act", key.lower()) else "False" if re.search(
                 r"(^|_)(use|is|has|with)_", key.lower()) else item if item and not item.startswith("[") else str(size)
             value = f"[{item}, {item}]"
-        elif default is not None and repository_defaults:
+        elif default is not None and (repository_defaults or re.fullmatch(r"'[^'\\]*'|\"[^\"\\]*\"", default)):
+            # a string (a choice: ``opt.FeatureExtraction`` 'VGG', scan._compared_strings) is never a size: kept at
+            # the small sizes too (16 there reached deep-text-recognition's "No FeatureExtraction module specified")
             value = default
         else:
             value = small_value(key, "", size, last_resort=True) or "None"

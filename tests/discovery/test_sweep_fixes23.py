@@ -391,3 +391,14 @@ def test_an_option_compared_with_strings_takes_the_first_one(tmp_path):
     switch = models["switch.py:Switch"]
     assert switch["status"] == "proven", switch
     assert "Stage='Conv'" in switch["ctor"], switch["ctor"]
+
+
+def test_a_string_option_is_kept_at_the_small_sizes():
+    """(disc23, deep-text-recognition-benchmark) Its Model at the repository's defaults is 10.1 M parameters (over the
+    sweep's cap); the next attempt, at small sizes, dropped the repository's values, strings included, and 8 reached
+    the raise again. A string value (a choice) is kept at every size; numbers are not."""
+    from mindport.discovery.build import _mapping
+
+    attrs = {"FeatureExtraction": "'VGG'", "Prediction": '"CTC"', "output_channel": "512", "imgH": "32"}
+    assert _mapping(attrs, True, 8, repository_defaults=False) == (
+        "__import__('types').SimpleNamespace(FeatureExtraction='VGG', Prediction=\"CTC\", output_channel=8, imgH=8)")
