@@ -139,7 +139,8 @@ class ClassFacts:
                     self.native_lists.add(id(call))  # an anonymous display: named by the list it joins
         if cls.name.value in file.subclassed:
             return
-        self.causal = {name: kind for name, kind in causal_buffers(cls, resolve).items() if name not in file.foreign}
+        self.causal = {name: kind for name, kind in causal_buffers(cls, resolve).items()
+                       if name not in file.foreign_written}
         for name, calls in self._layers.items():
             if name in file.foreign or name in file.appended:
                 continue
@@ -915,6 +916,13 @@ class FileFacts:
         class_stack: list[str] = []
         in_imports: set[int] = set()
 
+        written: set[str] = set()  # obj.<name> written (assigned, or updated by an in-place method) on another object
+
+        def _written(target) -> None:
+            for attr in all_nodes(target, cst.Attribute):
+                if not _self_attr(attr):
+                    written.add(attr.attr.value)
+
         class _Find(cst.CSTVisitor):
             def visit_FunctionDef(self, node):
                 functions.append(node)
@@ -924,6 +932,9 @@ class FileFacts:
 
             def visit_Call(self, node):
                 func = node.func
+                if isinstance(func, cst.Attribute) and func.attr.value.endswith("_") \
+                        and isinstance(func.value, cst.Attribute) and not _self_attr(func.value):
+                    written.add(func.value.attr.value)  # block.attn.bias.fill_(0)
                 if isinstance(func, cst.Attribute) and func.attr.value in _LIST_ADDERS \
                         and isinstance(func.value, cst.Subscript):
                     item_adds.append(node)  # self.blocks["h"].append(...)
@@ -937,10 +948,12 @@ class FileFacts:
                         named.add(func.value.attr.value)
 
             def visit_AugAssign(self, node):
+                _written(node.target)
                 if isinstance(node.target, cst.Attribute):  # self.layers += [...]
                     named.add(node.target.attr.value)
 
             def visit_AssignTarget(self, node):
+                _written(node.target)
                 if isinstance(node.target, cst.Subscript) and isinstance(node.target.value, cst.Attribute):
                     named.add(node.target.value.attr.value)  # self.layers[i] = ...
 
@@ -992,6 +1005,7 @@ class FileFacts:
         self.named = frozenset(named)  # add_module/register_module, item assignment, +=: the runtime ModuleList
         self.classes = frozenset(classes)  # the classes the file defines
         self.foreign = frozenset(foreign)
+        self.foreign_written = frozenset(written)  # causal buffers: a read elsewhere (config.bias) changes nothing
         self.subclassed = frozenset(subclassed)
         self.add_classes = add_classes
         self.bases = bases

@@ -31,10 +31,14 @@ SOURCE = textwrap.dedent("""
     import torch.nn.functional as F
 
 
+    class Config:
+        bias = True
+
+
     class NanoAttn(nn.Module):
-        def __init__(self, n_embd=8, n_head=2, block_size=6):
+        def __init__(self, n_embd=8, n_head=2, block_size=6, config=Config()):
             super().__init__()
-            self.c_attn = nn.Linear(n_embd, 3 * n_embd)
+            self.c_attn = nn.Linear(n_embd, 3 * n_embd, bias=config.bias)
             self.n_head = n_head
             self.register_buffer("bias", torch.tril(torch.ones(block_size, block_size))
                                  .view(1, 1, block_size, block_size))
@@ -140,6 +144,37 @@ SOURCE = textwrap.dedent("""
             return F.softmax(w, dim=-1)
 
 
+    def reset_masks(model):
+        model.other.tri.fill_(0.)
+        model.other.low = torch.zeros(6, 6)
+
+
+    class Written(nn.Module):
+        def __init__(self, dim=8, n=6):
+            super().__init__()
+            self.qk = nn.Linear(dim, 2 * dim)
+            self.register_buffer("tri", torch.tril(torch.ones(n, n)))
+
+        def forward(self, x):
+            n = x.shape[1]
+            q, k = self.qk(x).chunk(2, dim=-1)
+            att = (q @ k.transpose(-1, -2)).masked_fill(self.tri[:n, :n] == 0, float('-inf'))
+            return F.softmax(att, dim=-1)
+
+
+    class Assigned(nn.Module):
+        def __init__(self, dim=8, n=6):
+            super().__init__()
+            self.qk = nn.Linear(dim, 2 * dim)
+            self.register_buffer("low", torch.tril(torch.ones(n, n)))
+
+        def forward(self, x):
+            n = x.shape[1]
+            q, k = self.qk(x).chunk(2, dim=-1)
+            att = (q @ k.transpose(-1, -2)).masked_fill(self.low[:n, :n] == 0, float('-inf'))
+            return F.softmax(att, dim=-1)
+
+
     class Rewritten(nn.Module):
         def __init__(self, dim=8, n=6):
             super().__init__()
@@ -157,7 +192,7 @@ SOURCE = textwrap.dedent("""
 """)
 
 NATIVE = ("NanoAttn", "LlamaAttn", "UpperAttn", "WhisperMask")
-RUNTIME = ("Negated", "Offset", "Product", "Rewritten")
+RUNTIME = ("Negated", "Offset", "Product", "Rewritten", "Written", "Assigned")
 
 
 def _class_code(code: str, name: str) -> str:
