@@ -445,6 +445,10 @@ def return_kinds(trees: list[ast.Module]) -> tuple[tuple[str, str], ...]:
     trainers = trainer_classes(trees, per_file) - engines
     known: dict[str, str] = dict.fromkeys(engines, "engine")  # Value(2.0): an object of the project's own engine
     known.update(dict.fromkeys(trainers, "object"))  # Trainer(...), make_trainer(): the project's own object
+    # Alphabet(...): an object of a plain class of the project's (no base but object, dict, NamedTuple or another
+    # such class: object_classes_from_bases), whose methods are its own even where torch.Tensor has one of the name
+    # (NCRF++'s ``alphabet.size()``): the kind "instance" (scopes.NOT_TENSOR_KINDS)
+    known.update(dict.fromkeys(object_classes_from_bases(per_file) - engines - trainers - modules, "instance"))
     changed = True
     while changed:
         changed = False
@@ -452,7 +456,7 @@ def return_kinds(trees: list[ast.Module]) -> tuple[tuple[str, str], ...]:
         for name, body, imports, in_module in prepared:
             kinds.setdefault(name, set()).add(_function_return(body, imports, known, in_module))
         for name, found in kinds.items():
-            if name in engines or name in trainers:
+            if name in engines or name in trainers or known.get(name) == "instance":
                 continue  # a function named as an engine or trainer class (a constructor call is the class's)
             kind = found.pop() if len(found) == 1 else None
             if kind is not None and known.get(name) != kind:
@@ -683,7 +687,7 @@ def project_return(method: str, kinds: dict[str, str]) -> str | None:
     kind = kinds.get(method)
     # an engine's value only from a receiver known to be one (or its class called: ``engine.Value(2.0)``): the
     # engine's ``tanh`` on an owner of unknown kind is as likely a tensor's
-    return None if kind == "engine" and not method[:1].isupper() else kind
+    return None if kind in ("engine", "instance") and not method[:1].isupper() else kind
 
 
 def imported_names(files: list[tuple[bytes, ast.Module]], local: frozenset[str]) -> frozenset[str]:

@@ -38,7 +38,7 @@ class CstScope(Scope):
     ``local``: top-level packages of the project being converted; a torch-based package among them (converting timm
     itself) is the project's code, not a third-party dependency."""
 
-    __slots__ = ("local", "returns", "attributes", "use_kinds", "line_kinds", "use_quals", "patched")
+    __slots__ = ("local", "returns", "attributes", "use_kinds", "line_kinds", "use_quals", "patched", "element_kinds")
 
     def __init__(self, parent: "Scope | None" = None, local: frozenset[str] = frozenset(),
                  returns: dict[str, str] | None = None) -> None:
@@ -60,6 +60,16 @@ class CstScope(Scope):
         # a class body's scope: what each `self.X = ...` in its methods evidently holds ("tensor", "python", ...;
         # "other" when assignments disagree); register_buffer names are tensors
         self.attributes: dict[str, str] | None = None
+        # names bound here to a list or tuple of objects of the project's own classes (``items = [Alphabet(2),
+        # Alphabet(6)]``) -> their kind (PROJECT_OBJECT_KINDS): ``items[1]`` is one of them
+        self.element_kinds: dict[str, str] = {}
+
+    def elements_kind(self, name: str) -> str | None:
+        """What each element of the list or tuple ``name`` holds, when it was bound to one of project objects."""
+        for scope in self._visible():
+            if name in scope.names:
+                return getattr(scope, "element_kinds", {}).get(name)
+        return None
 
     def attribute_kind(self, attr: str) -> str:
         """What ``self.<attr>`` holds, from the assignments of the enclosing class."""
@@ -236,11 +246,32 @@ class ScopeBuilder(cst.CSTVisitor):
         for i, p in enumerate((*params.posonly_params, *params.params, *params.kwonly_params)):
             self.current.names[p.name.value] = None
             # a method's first parameter (self/cls) is the object, not a tensor: self.norm(x) is a layer call
-            self.current.kinds[p.name.value] = "object" if in_class and i == 0 and not _is_static(node) else "param"
+            self.current.kinds[p.name.value] = "object" if in_class and i == 0 and not _is_static(node) else \
+                self._annotated_kind(p.annotation)
             self.current.line_kinds[p.name.value] = self.current.kinds[p.name.value]
         for p in (params.star_arg, params.star_kwarg):
             if isinstance(p, cst.Param):
                 self.current.names[p.name.value] = None
+
+    def _annotated_kind(self, annotation: cst.Annotation | None) -> str:
+        """``def f(alphabet: Alphabet)`` / ``"Alphabet"`` / ``alpha.Alphabet``: a parameter annotated with a plain class
+        of the project's (return kind "instance", project.return_kinds) holds one of its objects ("engine" for the
+        project's own autograd engine's class); any other parameter is a "param"."""
+        if annotation is None:
+            return "param"
+        expr = annotation.annotation
+        if isinstance(expr, cst.SimpleString):
+            name = expr.evaluated_value
+        else:
+            name = dotted_name(expr)
+        if not isinstance(name, str) or not name:
+            return "param"
+        head, leaf = name.split(".", 1)[0], name.rsplit(".", 1)[-1]
+        imported = self.current.resolve_dotted(head) if "." in name else None
+        if imported is not None and imported.split(".", 1)[0] not in self.module_scope.local:
+            return "param"  # np.ndarray, torch.Tensor: another library's class, whatever its name
+        kind = self.module_scope.returns.get(leaf)
+        return kind if kind in ("instance", "engine") else "param"
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._stack.pop()
@@ -336,6 +367,11 @@ class ScopeBuilder(cst.CSTVisitor):
                 self._note_unpacked(target.target, node.value, kind)
             if isinstance(target.target, cst.Name):
                 self._note_kind(target.target.value, kind)
+                elements = self._object_elements(node.value)
+                if elements is not None:
+                    self.current.element_kinds[target.target.value] = elements
+                else:
+                    self.current.element_kinds.pop(target.target.value, None)
                 self._not_uses.add(id(target.target))
                 if alias is not None:
                     self._alias_bindings[target.target.value] = self._alias_bindings.get(target.target.value, 0) + 1
@@ -437,6 +473,19 @@ class ScopeBuilder(cst.CSTVisitor):
             return None
         kinds = {value_kind(e.value, self.current) for e in iterable.elements}
         return kinds.pop() if len(kinds) == 1 else None
+
+    def _object_elements(self, value: cst.BaseExpression) -> str | None:
+        """``[Alphabet(2), Alphabet(6)]``, ``[Alphabet(n) for n in sizes]``: a list (or tuple) whose every element is
+        an object of the project's own classes, of one kind (PROJECT_OBJECT_KINDS): that kind; None otherwise."""
+        if isinstance(value, (cst.List, cst.Tuple)) and value.elements \
+                and not any(isinstance(e, cst.StarredElement) for e in value.elements):
+            kinds = {value_kind(e.value, self.current) for e in value.elements}
+        elif isinstance(value, (cst.ListComp, cst.GeneratorExp)):
+            kinds = {value_kind(value.elt, self.current)}
+        else:
+            return None
+        kind = kinds.pop() if len(kinds) == 1 else None
+        return kind if kind in PROJECT_OBJECT_KINDS else None
 
     def _engine_elements(self, value: cst.BaseExpression) -> bool:
         """Is ``value`` a list of the project's own autograd engine's values: ``[Value(x) for x in xs]``, ``[w, b]``
@@ -555,6 +604,18 @@ MODULE_AND_TENSOR_METHODS = frozenset({"_version", "bfloat16", "cpu", "cuda", "d
 _TENSOR_ONLY_METHODS = frozenset({"permute", "contiguous", "unsqueeze", "masked_fill", "transpose_", "unflatten"})
 
 
+# Kinds of receivers whose methods are never torch.Tensor's: Python's values and another library's objects ("python",
+# "foreign"), layers and torch's objects ("object"), the project's own autograd engine's values ("engine") and objects
+# of the project's own plain classes ("instance": ``self.alphabet = Alphabet()``, ``def f(a: Alphabet)``).
+NOT_TENSOR_KINDS = frozenset({"python", "foreign", "object", "engine", "instance"})
+# Of those, the kinds a method named like a tensor query (``size``, ``numpy``, ``detach``) is evidently not torch's
+# on: a Python list's items ("python") may be tensors (``outs[-1].size(0)``).
+OWN_METHOD_KINDS = frozenset({"object", "engine", "instance"})
+# Objects of the project's own classes that are no layer: their ``to``/``cuda``/``float`` are the class's own (a
+# layer's, self.cuda() in a Module, are nn.Module's, which the device rule converts)
+PROJECT_OBJECT_KINDS = frozenset({"engine", "instance"})
+
+
 def value_kind(value: cst.BaseExpression, scope: Scope) -> str:
     """What an expression evidently holds: "tensor" (a torch call's result or arithmetic on tensors), "python"
     (a literal or comprehension), "foreign" (a call into another imported library, e.g. numpy), "engine" (a value of
@@ -584,6 +645,8 @@ def value_kind(value: cst.BaseExpression, scope: Scope) -> str:
             if isinstance(owner, cst.Name) and owner.value == "self":
                 return "tensor"  # self.layer(x) / self.helper(x) in model code: a sub-layer's output
             kind = receiver_kind(owner, scope)
+            if kind == "instance":  # alphabet.copy(): the class's own method, which returns what the project says
+                return returns.get(value.func.attr.value, "other")
             if kind == "engine":  # v.tanh() of the project's own autograd engine (project.engine_classes)
                 return "engine" if returns.get(value.func.attr.value) == "engine" else "other"
             if kind == "other" and (value.func.attr.value in _TENSOR_ONLY_METHODS or (
@@ -671,6 +734,9 @@ def receiver_kind(expr: cst.BaseExpression, scope: Scope) -> str:
         kind = operand_kind(expr, scope)
         return "tensor" if kind == "param" else kind
     if isinstance(expr, cst.Subscript):
+        if isinstance(expr.value, cst.Name) and isinstance(scope, CstScope) \
+                and (elements := scope.elements_kind(expr.value.value)) is not None:
+            return elements  # items[1] of items = [Alphabet(2), Alphabet(6)]: one of the project's objects
         return receiver_kind(expr.value, scope)
     if isinstance(expr, (cst.Call, cst.BinaryOperation, cst.UnaryOperation) + _LITERALS):
         kind = value_kind(expr, scope)
@@ -683,7 +749,7 @@ def receiver_kind(expr: cst.BaseExpression, scope: Scope) -> str:
     if isinstance(expr, cst.Attribute) and expr.attr.value in ("weight", "bias"):
         return "tensor"  # a layer's parameter: m.weight.normal_(), self.fc.bias.zero_()
     kind = self_attribute_kind(expr, scope)  # self.running_mean, registered as a buffer in __init__
-    if kind in ("tensor", "python", "foreign", "param"):
+    if kind in ("tensor", "python", "foreign", "param", "instance", "engine"):
         return "tensor" if kind == "param" else kind  # a parameter kept on self: a tensor's methods, as its own
     if isinstance(expr, cst.Attribute) and expr.attr.value in ("data", "grad", "T", "mT", "H", "mH") \
             and receiver_kind(expr.value, scope) == "tensor":

@@ -6,7 +6,7 @@ import libcst as cst
 
 from mindport.migrator.native_facts import unread_bindings
 from mindport.migrator.rules.base import Example, Rule
-from mindport.migrator.scopes import receiver_kind
+from mindport.migrator.scopes import PROJECT_OBJECT_KINDS, receiver_kind
 from mindport.migrator.syntax import compact_source, method
 from mindport.migrator.table import fix_commas, parenthesize
 from mindport.migrator.walk import parse_expression, parse_statement
@@ -273,8 +273,9 @@ class DeviceTransform(Rule):
             # (DistributedDataParallel is a mapping entry: the gradient mean across processes must stay)
             self.ctx.converted_sites += 1
             return updated_node.args[0].value
-        if not isinstance(func, cst.Attribute) or self.scope.resolve(func.value) is not None:
-            return updated_node
+        if not isinstance(func, cst.Attribute) or self.scope.resolve(func.value) is not None \
+                or receiver_kind(original_node.func.value, self.scope) in PROJECT_OBJECT_KINDS:
+            return updated_node  # alphabet.to(2), vocab.float(): the project's own class's methods
         name = func.attr.value
         if name in _DEVICE_METHODS and all(a.keyword is None or a.keyword.value in ("device", "non_blocking",
                                                                                    "memory_format")

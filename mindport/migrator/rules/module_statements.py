@@ -191,7 +191,7 @@ class ModuleStatementTransform(Rule):
         name = call.func.attr.value
         if name != "requires_grad_" or self.scope.resolve(call.func.value) is not None:
             return None
-        if receiver_kind(call.func.value, self.scope) in ("tensor", "python", "foreign") or (
+        if receiver_kind(call.func.value, self.scope) in ("tensor", "python", "foreign", "instance") or (
                 isinstance(call.func.value, cst.Name) and call.func.value.value in self._parameters):
             return None
         if (len(call.args) > 1 or any(

@@ -71,7 +71,8 @@ from mindport.mappings.surface import load_surface
 from mindport.migrator.imports import runtime_alias
 from mindport.migrator.named_results import result_fields, torch_result_fields
 from mindport.migrator.rules.base import Example, Rule
-from mindport.migrator.scopes import MODULE_AND_TENSOR_METHODS, operand_kind, self_attribute_kind, receiver_kind
+from mindport.migrator.scopes import MODULE_AND_TENSOR_METHODS, NOT_TENSOR_KINDS, operand_kind, self_attribute_kind, \
+    receiver_kind
 from mindport.migrator.syntax import NO_SPACE_EQUAL, code_of, head_name, target_names
 from mindport.migrator.table import (
     ADAPT_MODULE,
@@ -1717,7 +1718,7 @@ class TableCallTransform(Rule):
         if isinstance(func.value, cst.Call) and isinstance(func.value.func, cst.Name) \
                 and func.value.func.value == "super":
             return False
-        return receiver_kind(func.value, self.scope) not in ("python", "foreign", "object", "engine")
+        return receiver_kind(func.value, self.scope) not in NOT_TENSOR_KINDS
 
     def _strict_name(self, name: str, target: str) -> bool:
         """Must the receiver be an evident tensor for ``x.name(...)`` to be rewritten? For the names other Python
@@ -1754,7 +1755,7 @@ class TableCallTransform(Rule):
     def _plausible(self, func: cst.Attribute, strict: bool) -> bool:
         """Is the receiver plausibly a tensor? ``strict`` for names numpy/lists/dicts share (sum, reshape ...)."""
         kind = receiver_kind(func.value, self.scope)
-        if kind in ("python", "foreign", "object", "engine"):
+        if kind in NOT_TENSOR_KINDS:
             return False  # "object": self.softmax(x) calls a sub-layer, not Tensor.softmax; "engine": v.tanh() of
             # the project's own autograd engine's Value
         if kind == "other" and self_attribute_kind(func.value, self.scope) == "tensor_or_layer":

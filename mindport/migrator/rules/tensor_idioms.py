@@ -11,7 +11,7 @@ import libcst as cst
 from mindport.migrator.native_facts import BoolFacts, mask_argument, operand_holds
 from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.rules.format_specs import spec_arguments
-from mindport.migrator.scopes import operand_kind, receiver_kind, value_kind
+from mindport.migrator.scopes import OWN_METHOD_KINDS, operand_kind, receiver_kind, value_kind
 from mindport.migrator.syntax import code_of, decorator_func, method, method_call
 from mindport.migrator.walk import parse_expression, walk
 
@@ -311,6 +311,8 @@ class TensorIdiomTransform(Rule):
         if not isinstance(func, cst.Attribute) or self.scope.resolve(func.value) is not None:
             return updated_node
         name = func.attr.value
+        if name in ("numpy", "detach", "size") and receiver_kind(original_node.func.value, self.scope) in OWN_METHOD_KINDS:
+            return updated_node  # self.alphabet.size(), self.size(): the object's own method, not a tensor's
         if name == "numpy" and not updated_node.args:
             receiver = func.value
             while (inner := method_call(receiver, "detach") or method_call(receiver, "cpu")) is not None \

@@ -990,7 +990,7 @@ class TrainingLoopRule(Rule):
             return updated_node.func.value        # (a MindSpore tensor with the flag refuses in-place updates)
         if not isinstance(func, cst.Attribute) \
                 or func.attr.value != "backward" or self.scope.resolve(func.value) is not None \
-                or receiver_kind(func.value, self.scope) in ("object", "engine"):
+                or receiver_kind(func.value, self.scope) in ("object", "engine", "instance"):
             return updated_node  # "engine": c = a * b; c.backward() on Values of the project's own autograd engine
         if receiver_kind(func.value, self.scope) == "foreign":
             # made by a third-party library's call: its backward() is left as written, and said (a torch tensor's
