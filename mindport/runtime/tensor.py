@@ -121,6 +121,16 @@ def method_value(x, name):
     return unconverted
 
 
+def size_of(x, dim=None):
+    """``x.size()`` / ``x.size(d)`` outside ``forward`` on a receiver nothing in its file tells the kind of, an
+    attribute of a parameter (NCRF++'s ``nn.Embedding(data.word_alphabet.size(), d)``, whose ``Alphabet`` class is
+    the project's own): a MindSpore tensor gives its shape (torch.Size is a tuple) or one extent, as torch's
+    ``Tensor.size``; any other object answers with its own ``size`` method."""
+    if isinstance(x, ms.Tensor):
+        return tuple(x.shape) if dim is None else x.shape[dim]
+    return x.size() if dim is None else x.size(dim)
+
+
 def element_size(x) -> int:
     """``x.element_size()``: bytes per element (MindSpore spells it as the property ``itemsize``)."""
     return x.itemsize

@@ -11,10 +11,11 @@ from __future__ import annotations
 import re
 import textwrap
 
+import numpy as np
 import pytest
 
 from mindport import convert_source
-from port_check import assert_port_matches
+from port_check import assert_port_matches, load_module, transfer_weights
 
 _CLASS = """\
 class Alphabet:
@@ -148,3 +149,55 @@ def test_unknown_receiver_keeps_the_tensor_reading():
             return t.size(0) + t.size()[1]
         """))
     assert "t.shape[0]" in code and "t.shape[1]" in code, code
+
+
+_CONFIG_MODEL = """\
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self, data):
+        super().__init__()
+        self.embedding = nn.Embedding(data.word_alphabet.size(), data.vectors.size(1))
+        self.extra = nn.Embedding(data.alphabets[1].size(), data.vectors.size()[1])
+        self.fc = nn.Linear(data.vectors.size(1), 3)
+
+    def forward(self, x):
+        ids = (x.abs() * 3).long()
+        return self.fc(self.embedding(ids).sum(1) + self.extra(ids).sum(1)) * x.size(1)
+"""
+
+
+def test_a_parameters_members_size_is_decided_on_the_value(tmp_path):
+    """NCRF++'s ``nn.Embedding(data.word_alphabet.size(), d)``: ``data`` is a parameter of ``__init__`` nothing
+    annotates, and its class lives in a file the conversion does not see. Outside forward, a member's ``size()`` is
+    ``mp_tensor.size_of``: a tensor's shape, any other object's own method (the torch run gives both)."""
+    import types
+
+    import torch
+
+    code = _convert(_CONFIG_MODEL)
+    assert "size_of(data.word_alphabet)" in code and "x.shape[1]" in code, code
+
+    class Alphabet:
+        def __init__(self, n):
+            self.n = n
+
+        def size(self):
+            return self.n
+
+    def config(tensor):
+        return types.SimpleNamespace(word_alphabet=Alphabet(7), alphabets=[Alphabet(2), Alphabet(5)],
+                                     vectors=tensor(np.zeros((7, 4), np.float32)))
+
+    import mindspore as ms
+
+    t_net = load_module(_CONFIG_MODEL, tmp_path / "t_cfg.py", "t_cfg").Net(config(torch.from_numpy)).eval()
+    m_net = load_module(code, tmp_path / "m_cfg.py", "m_cfg").Net(config(ms.Tensor))
+    m_net.set_train(False)
+    transfer_weights(t_net.state_dict(), m_net)
+    x = np.random.default_rng(0).standard_normal((2, 5)).astype(np.float32)
+    with torch.no_grad():
+        want = t_net(torch.from_numpy(x)).numpy()
+    np.testing.assert_allclose(m_net(ms.Tensor(x)).asnumpy(), want, rtol=1e-5, atol=1e-5)

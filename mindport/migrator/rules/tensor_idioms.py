@@ -328,11 +328,27 @@ class TensorIdiomTransform(Rule):
             a.keyword is None or a.keyword.value == "dim" for a in updated_node.args
         ):
             self.ctx.converted_sites += 1
+            if self._functions[-1:] != ["forward"] and self._parameter_attribute(original_node.func.value):
+                # data.word_alphabet.size() in __init__: a config object's member, a tensor or the project's own
+                # object (NCRF++'s Alphabet): decided on the value (mp_tensor.size_of)
+                return cst.Call(func=self.ctx.target_expr("mindport.runtime.tensor.size_of"),
+                                args=[cst.Arg(func.value), *(cst.Arg(a.value) for a in updated_node.args)])
             shape = cst.Attribute(value=func.value, attr=cst.Name("shape"))
             if not updated_node.args:
                 return shape
             return cst.Subscript(value=shape, slice=[cst.SubscriptElement(cst.Index(updated_node.args[0].value))])
         return updated_node
+
+    def _parameter_attribute(self, expr) -> bool:
+        """``data.word_alphabet``, ``data.feature_alphabets[idx]``: a member of a function parameter (not ``self``),
+        of unknown kind: what it holds is known only at run time."""
+        if receiver_kind(expr, self.scope) != "other":
+            return False
+        member = False
+        while isinstance(expr, (cst.Attribute, cst.Subscript)):
+            member = member or isinstance(expr, cst.Attribute)
+            expr = expr.value
+        return member and isinstance(expr, cst.Name) and self.scope.kind_of(expr.value) == "param"
 
     def _complex_builtin_abs(self, node: cst.Call) -> bool:
         """``abs(xf)`` of an evidently complex value (TimeMixer's ``freq = abs(torch.fft.rfft(x))``): torch's
