@@ -122,7 +122,7 @@ def method_value(x, name):
 
 
 def size_of(x, dim=None):
-    """``x.size()`` / ``x.size(d)`` outside ``forward`` on a receiver nothing in its file tells the kind of, an
+    """``x.size()`` / ``x.size(d)`` in ``__init__`` on a receiver nothing in its file tells the kind of, an
     attribute of a parameter (NCRF++'s ``nn.Embedding(data.word_alphabet.size(), d)``, whose ``Alphabet`` class is
     the project's own): a MindSpore tensor gives its shape (torch.Size is a tuple) or one extent, as torch's
     ``Tensor.size``; any other object answers with its own ``size`` method."""

@@ -145,10 +145,11 @@ def test_unknown_receiver_keeps_the_tensor_reading():
         import torch
 
 
-        def rows(t):
-            return t.size(0) + t.size()[1]
+        def rows(t, cache):
+            return t.size(0) + t.size()[1] + cache.k.size(1)
         """))
-    assert "t.shape[0]" in code and "t.shape[1]" in code, code
+    # a member of a parameter outside __init__ (a helper forward may call, compiled by GRAPH_MODE): x.shape too
+    assert "t.shape[0]" in code and "t.shape[1]" in code and "cache.k.shape[1]" in code, code
 
 
 _CONFIG_MODEL = """\
@@ -171,7 +172,7 @@ class Net(nn.Module):
 
 def test_a_parameters_members_size_is_decided_on_the_value(tmp_path):
     """NCRF++'s ``nn.Embedding(data.word_alphabet.size(), d)``: ``data`` is a parameter of ``__init__`` nothing
-    annotates, and its class lives in a file the conversion does not see. Outside forward, a member's ``size()`` is
+    annotates, and its class lives in a file the conversion does not see. In ``__init__``, a member's ``size()`` is
     ``mp_tensor.size_of``: a tensor's shape, any other object's own method (the torch run gives both)."""
     import types
 

@@ -328,9 +328,10 @@ class TensorIdiomTransform(Rule):
             a.keyword is None or a.keyword.value == "dim" for a in updated_node.args
         ):
             self.ctx.converted_sites += 1
-            if self._functions[-1:] != ["forward"] and self._parameter_attribute(original_node.func.value):
+            if self._functions[-1:] == ["__init__"] and self._parameter_attribute(original_node.func.value):
                 # data.word_alphabet.size() in __init__: a config object's member, a tensor or the project's own
-                # object (NCRF++'s Alphabet): decided on the value (mp_tensor.size_of)
+                # object (NCRF++'s Alphabet): decided on the value (mp_tensor.size_of). Only in __init__, which
+                # GRAPH_MODE never compiles; a helper forward calls keeps x.shape
                 return cst.Call(func=self.ctx.target_expr("mindport.runtime.tensor.size_of"),
                                 args=[cst.Arg(func.value), *(cst.Arg(a.value) for a in updated_node.args)])
             shape = cst.Attribute(value=func.value, attr=cst.Name("shape"))
