@@ -71,6 +71,15 @@ class CstScope(Scope):
                 return getattr(scope, "element_kinds", {}).get(name)
         return None
 
+    def attribute_elements(self, attr: str) -> str | None:
+        """The same for ``self.<attr>`` (``self.alphabets = [Alphabet(n) for n in sizes]``), from its class body."""
+        scope: Scope | None = self
+        while scope is not None:
+            if getattr(scope, "attributes", None) is not None:
+                return scope.element_kinds.get("self." + attr)
+            scope = scope.parent
+        return None
+
     def attribute_kind(self, attr: str) -> str:
         """What ``self.<attr>`` holds, from the assignments of the enclosing class."""
         scope: Scope | None = self
@@ -358,6 +367,7 @@ class ScopeBuilder(cst.CSTVisitor):
             if isinstance(target.target, cst.Attribute) and self._is_self(target.target.value) \
                     and not _says_nothing(node.value, target.target.attr.value):
                 self._note_attribute(target.target.attr.value, _attribute_kind(node.value, kind, self.current))
+                self._note_attribute_elements(target.target.attr.value, self._object_elements(node.value))
             self._note_patched(target.target, node.value)
             line_kind = self.current.line_kinds.get(getattr(target.target, "value", None))
             self._bind_target(target.target, alias)
@@ -466,6 +476,12 @@ class ScopeBuilder(cst.CSTVisitor):
         (``for t in xs``, ``[t.repeat(2) for t in feats]``) has the parameter's kind, as ``xs[0]`` has."""
         if isinstance(iterable, cst.Name) and self.current.kind_of(iterable.value) == "param":
             return "param"
+        if isinstance(iterable, cst.Name) and isinstance(self.current, CstScope) \
+                and (elements := self.current.elements_kind(iterable.value)) is not None:
+            return elements  # for a in alphabets: each one of the project's objects
+        if isinstance(iterable, cst.Attribute) and self._is_self(iterable.value) \
+                and (elements := self.current.attribute_elements(iterable.attr.value)) is not None:
+            return elements  # for a in self.alphabets
         if self._engine_elements(iterable):
             return "engine"  # for p in params + [b]: p.data -= lr * p.grad on the project's own engine's values
         if not isinstance(iterable, (cst.Tuple, cst.List)) or not iterable.elements \
@@ -473,6 +489,15 @@ class ScopeBuilder(cst.CSTVisitor):
             return None
         kinds = {value_kind(e.value, self.current) for e in iterable.elements}
         return kinds.pop() if len(kinds) == 1 else None
+
+    def _note_attribute_elements(self, attr: str, kind: str | None) -> None:
+        """``self.alphabets = [Alphabet(2), Alphabet(6)]``: its elements' kind, while every binding agrees."""
+        elements = self._classes[-1].element_kinds
+        key = "self." + attr
+        if kind is not None and elements.get(key, kind) == kind:
+            elements[key] = kind
+        else:
+            elements[key] = None
 
     def _object_elements(self, value: cst.BaseExpression) -> str | None:
         """``[Alphabet(2), Alphabet(6)]``, ``[Alphabet(n) for n in sizes]``: a list (or tuple) whose every element is
@@ -737,6 +762,10 @@ def receiver_kind(expr: cst.BaseExpression, scope: Scope) -> str:
         if isinstance(expr.value, cst.Name) and isinstance(scope, CstScope) \
                 and (elements := scope.elements_kind(expr.value.value)) is not None:
             return elements  # items[1] of items = [Alphabet(2), Alphabet(6)]: one of the project's objects
+        if isinstance(expr.value, cst.Attribute) and isinstance(expr.value.value, cst.Name) \
+                and isinstance(scope, CstScope) and scope.kind_of(expr.value.value.value) == "object" \
+                and (elements := scope.attribute_elements(expr.value.attr.value)) is not None:
+            return elements  # self.alphabets[i]
         return receiver_kind(expr.value, scope)
     if isinstance(expr, (cst.Call, cst.BinaryOperation, cst.UnaryOperation) + _LITERALS):
         kind = value_kind(expr, scope)

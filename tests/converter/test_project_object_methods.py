@@ -78,9 +78,13 @@ class Net(nn.Module):
         local = Alphabet(4)
         local.sort()
         items = [Alphabet(2), Alphabet(6)]
+        self.alphabets = [Alphabet(k) for k in (3, 4)]
+        for each in items:
+            assert each.type() == "alphabet"
         assert self.alphabet.type() == "alphabet" and self.alphabet.view(1) == "w1"
         assert local.item() == "w0" and local.detach() is local
         n = self.alphabet.size() + local.size() + GLOBAL_ALPHABET.size() + items[1].size() + local.sum()
+        n += self.alphabets[1].size() + sum(a.size() for a in self.alphabets) + int(each.float())
         n += table_size(local) + quoted_size(self.alphabet)
         self.embedding = nn.Embedding(n, 4)
         self.fc = nn.Linear(4, 3)
