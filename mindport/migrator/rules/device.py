@@ -9,7 +9,7 @@ from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.scopes import receiver_kind
 from mindport.migrator.syntax import compact_source, method
 from mindport.migrator.table import fix_commas, parenthesize
-from mindport.migrator.walk import parse_expression, parse_statement
+from mindport.migrator.walk import parse_expression, parse_statement, read, transform
 
 _DEVICE_METHODS = {"cuda", "cpu"}
 _DEVICE_WORDS = ("device", "dev", "cuda", "gpu", "cpu", "rank", "npu")
@@ -185,7 +185,7 @@ class DeviceTransform(Rule):
                         elif isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name):
                             rule._device_names.add(f"{t.value.value}.{t.attr.value}")
 
-        node.visit(_Devices())
+        read(node, _Devices())
 
     def leave_FunctionDef(self, original_node, updated_node):
         """``n, device = x.shape[0], x.device`` whose ``device`` the converted function never reads (its
@@ -542,5 +542,5 @@ def drop_self_device_moves(module: cst.Module) -> cst.Module:
     if "self" not in module.code:  # cheap exit: nothing of the kind
         return module
     runner = _SelfDeviceMoves()
-    new = module.visit(runner)
+    new = transform(module, runner)  # rebuilds only the blocks it changes (LibCST's visit rebuilds every node)
     return new if runner.dropped else module

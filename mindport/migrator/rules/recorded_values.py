@@ -8,7 +8,7 @@ from mindport.migrator.rules.module_class import module_classes
 from mindport.migrator.rules.training_loop_analysis import _names
 from mindport.migrator.scopes import dotted_name
 from mindport.migrator.syntax import code_of, target_names
-from mindport.migrator.walk import parse_expression, parse_statement
+from mindport.migrator.walk import parse_expression, parse_statement, read
 
 # methods whose result carries no gradient in torch: what they produce is an input of a recorded computation
 _CUT_METHODS = frozenset({"sample", "item", "argmax", "argmin", "detach", "numpy", "tolist", "multinomial"})
@@ -387,11 +387,11 @@ class RecordedValueTransform(Rule):
                 return True
 
             def visit_Attribute(self, node) -> bool:
-                node.value.visit(self)
+                read(node.value, self)
                 return False
 
             def visit_Arg(self, node) -> bool:
-                node.value.visit(self)
+                read(node.value, self)
                 return False
 
             def visit_Name(self, node) -> None:
@@ -400,7 +400,7 @@ class RecordedValueTransform(Rule):
             def visit_Lambda(self, node) -> bool:
                 return False
 
-        node.visit(_Live())
+        read(node, _Live())
         return found
 
     def _fresh(self, name: str, frame) -> str:
@@ -421,7 +421,7 @@ def _calls(node) -> list[cst.Call]:
         def visit_Lambda(self, n) -> bool:
             return False
 
-    node.visit(_Walk())
+    read(node, _Walk())
     return found
 
 
@@ -469,7 +469,7 @@ def _collected_returns(module: cst.Module, models) -> frozenset[str]:
                         if n in bound:
                             found.add(bound[n])
 
-    module.visit(_Blocks())
+    read(module, _Blocks())
     return frozenset(found & defined)
 
 
