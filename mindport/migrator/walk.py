@@ -48,7 +48,9 @@ def _is_node_type(cls: type) -> bool:
 
 _FIELDS: dict[type, tuple[str, ...]] = {}  # syntax_fields, without lru_cache's cost per node
 _NODE_TYPES: dict[type, bool] = {}  # _is_node_type, likewise
-_HOOKS: dict[type, dict] = {}  # visitor class -> node class -> (visit hook name or None, leave hook name or None)
+# the hook names a visitor's own classes define -> node class -> (visit hook name or None, leave hook name or None).
+# Keyed by the names, not the class: most visitors are classes defined inside a function, a new class per call.
+_HOOKS: dict[frozenset, dict] = {}
 
 
 def _fields(cls: type) -> tuple[str, ...]:
@@ -65,12 +67,14 @@ def _node_type(cls: type) -> bool:
     return known
 
 
-def _own_hook(visitor_cls: type, name: str) -> str | None:
-    """``name`` if a class of the visitor's own (not LibCST's no-op ``visit_X``/``leave_X``) defines it."""
+def _own_hooks(visitor_cls: type) -> frozenset:
+    """The ``visit_X``/``leave_X`` names the visitor's own classes (not LibCST's no-op ones) define."""
+    names = set()
     for base in visitor_cls.__mro__:
-        if name in vars(base):
-            return None if base.__module__.startswith("libcst") else name
-    return None
+        if base.__module__.startswith("libcst") or base is object:
+            continue
+        names.update(n for n in vars(base) if n.startswith(("visit_", "leave_")))
+    return frozenset(names)
 
 
 def walk(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
@@ -81,9 +85,10 @@ def walk(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
     node of every pass (a third of the fact passes' time on network_vrt.py)."""
     cls = type(visitor)
     if cls.on_visit is cst.CSTVisitor.on_visit and cls.on_leave is cst.CSTVisitor.on_leave:
-        table = _HOOKS.get(cls)
+        hooks = _own_hooks(cls)
+        table = _HOOKS.get(hooks)
         if table is None:
-            table = _HOOKS[cls] = {}
+            table = _HOOKS[hooks] = {"": hooks}
         _walk_hooks(node, visitor, table)
     else:
         _walk(node, visitor)
@@ -108,9 +113,8 @@ def _walk_hooks(node: cst.CSTNode, visitor: cst.CSTVisitor, table: dict) -> None
     node_cls = type(node)
     hooks = table.get(node_cls)
     if hooks is None:
-        visitor_cls = type(visitor)
-        hooks = table[node_cls] = (_own_hook(visitor_cls, f"visit_{node_cls.__name__}"),
-                                   _own_hook(visitor_cls, f"leave_{node_cls.__name__}"))
+        own, visit, leave = table[""], f"visit_{node_cls.__name__}", f"leave_{node_cls.__name__}"
+        hooks = table[node_cls] = (visit if visit in own else None, leave if leave in own else None)
     visit, leave = hooks
     if visit is None or getattr(visitor, visit)(node) is not False:
         for name in _fields(node_cls):

@@ -7,7 +7,7 @@ from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.rules.module_class import module_classes
 from mindport.migrator.rules.training_loop_analysis import _names
 from mindport.migrator.scopes import dotted_name
-from mindport.migrator.syntax import code_of, target_names
+from mindport.migrator.syntax import code_of, module_code, target_names
 from mindport.migrator.walk import parse_expression, parse_statement, read
 
 # methods whose result carries no gradient in torch: what they produce is an input of a recorded computation
@@ -110,7 +110,8 @@ class RecordedValueTransform(Rule):
 
     # --- where we are
     def visit_Module(self, node: cst.Module) -> None:
-        self._active = ".backward(" in node.code or "autograd.grad(" in node.code
+        code = module_code(node)
+        self._active = ".backward(" in code or "autograd.grad(" in code
         self._models = module_classes(self.ctx.class_summary, self.ctx.options.module_classes)
         top = [s for s in node.body if not isinstance(s, (cst.FunctionDef, cst.ClassDef))]
         self._frames.append(self._frame(cst.Module(body=top), ()))
@@ -164,7 +165,7 @@ class RecordedValueTransform(Rule):
             "torch.no_grad", "torch.inference_mode") for i in node.items)
 
     def _frame(self, body, params) -> dict:
-        code = code_of(body) if not isinstance(body, cst.Module) else body.code
+        code = code_of(body) if not isinstance(body, cst.Module) else module_code(body)
         names = _names([body])
         return {"locals": set(params) | set(names.writes), "differentiates": ".backward(" in code
                 or "autograd.grad(" in code, "holders": set(), "model": False}
