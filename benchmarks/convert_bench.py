@@ -15,7 +15,14 @@ It prints, in lines/s wall:
   on the same tree in its default mode and with ``--no_format`` (it regenerates code from Python's ast and drops
   comments; mindport keeps every byte), and mindport's cold speed as a multiple of PaConvert's default.
 
+``--large`` times instead single large real files, one by one in this process (``convert_source``: CPU seconds and
+lines per CPU second, wall seconds), the kind of file that ran past ``convert``'s per-file time limit (120 s, MP299)
+on a loaded machine: the files are pointers into fetched snapshots (``LARGE_FILES``: repository, revision, path),
+read at run time; a missing snapshot is skipped. Its output is the same on every run (``--large --profile`` adds a
+cProfile of the slowest).
+
 Usage: ``.venv/bin/python benchmarks/convert_bench.py [--jobs 2] [--paconvert /tmp/pa/bin/paconvert] [--profile]``
+       ``.venv/bin/python benchmarks/convert_bench.py --large``
 """
 from __future__ import annotations
 
@@ -38,6 +45,50 @@ ROOT = Path(__file__).resolve().parent.parent
 ZOO = ROOT / "tests" / "zoo" / "models"
 DEFAULT_REPOS = ("huggingface/pytorch-image-models", "labmlai/annotated_deep_learning_paper_implementations",
                  "rasbt/LLMs-from-scratch")
+
+
+# Large real files (repository, revision, path), ~800-4,600 lines each: model zoos' shared layers, diffusion U-Nets,
+# transformer libraries. pytorchcv's common.py and minimal-diffusion's unets.py hit the 120 s per-file limit (MP299)
+# at machine load ~19 in session 23 (notes/speed23.md); at integ23b they took 9.5 s and 6.2 s of CPU.
+LARGE_FILES = (
+    ("osmr/imgclsmob", "8489d1bf", "pytorch/pytorchcv/models/common.py"),
+    ("osmr/imgclsmob", "8489d1bf", "pytorch/pytorchcv/models/octresnet.py"),
+    ("VSehwag/minimal-diffusion", "HEAD", "unets.py"),
+    ("CompVis/latent-diffusion", "HEAD", "ldm/models/diffusion/ddpm.py"),
+    ("cszn/KAIR", "HEAD", "models/network_vrt.py"),
+    ("state-spaces/s4", "HEAD", "models/s4/s4.py"),
+    ("lucidrains/x-transformers", "HEAD", "x_transformers/x_transformers.py"),
+)
+
+
+def read_large_files(mirrors: Path) -> list[tuple[str, str]]:
+    """(label, text) of each LARGE_FILES entry whose snapshot is at hand."""
+    found = []
+    for repo, rev, path in LARGE_FILES:
+        base = mirrors / repo.replace("/", "+")
+        gitdir = next((d for d in (base / "repo", base) if (d / "objects").is_dir()), None)
+        if gitdir is None:
+            continue
+        shown = subprocess.run(["git", "--git-dir", str(gitdir), "show", f"{rev}:{path}"], capture_output=True)
+        if shown.returncode == 0:
+            found.append((f"{repo}:{path}", shown.stdout.decode("utf-8", "replace")))
+    return found
+
+
+def time_large_files(files: list[tuple[str, str]], profile: bool) -> None:
+    from mindport.migrator import convert_source
+
+    convert_source("import torch\nx = torch.zeros(3)\n")  # the registry and the lazy imports, once
+    slowest = (0.0, "")
+    for label, text in files:
+        lines = text.count("\n") + 1
+        wall, cpu = time.perf_counter(), time.process_time()
+        convert_source(text, label)
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+        slowest = max(slowest, (cpu, text))
+        print(f"{label:70} {lines:6,} lines  cpu {cpu:6.2f} s  {lines / cpu:6,.0f} lines/cpu-s  wall {wall:6.2f} s")
+    if profile and slowest[1]:
+        print(profile_convert_source([slowest[1]]))
 
 
 def extract_real_code(mirrors: Path, repos: list[str], dest: Path) -> list[str]:
@@ -131,7 +182,15 @@ def main(argv=None) -> int:
     parser.add_argument("--lines", type=int, default=100_000, help="size of the fallback zoo corpus")
     parser.add_argument("--paconvert", help="path of a paconvert script (separate venv) to run on the same tree")
     parser.add_argument("--profile", action="store_true", help="also cProfile convert_source on 40 files")
+    parser.add_argument("--large", action="store_true", help="time the large real files of LARGE_FILES one by one")
     args = parser.parse_args(argv)
+    if args.large:
+        files = read_large_files(args.mirrors)
+        if not files:
+            print(f"no snapshot of the large files under {args.mirrors}")
+            return 1
+        time_large_files(files, args.profile)
+        return 0
 
     work = Path(tempfile.mkdtemp(prefix="mindport-bench-"))
     src, dst = work / "src", work / "out"

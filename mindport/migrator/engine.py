@@ -31,6 +31,7 @@ from mindport.migrator.rules import make_rules
 from mindport.migrator.rules.device import drop_self_device_moves
 from mindport.migrator.rules.base import Rule
 from mindport.migrator.keyword_dicts import keyword_dict_arguments
+from mindport.migrator.native_facts import clear_caches
 from mindport.migrator.rules.references import _torch_import_names as torch_import_names
 from mindport.migrator.rules.references import literal_namespace_reads
 from mindport.migrator.rules.module_class import class_summary, module_classes
@@ -58,6 +59,7 @@ def run_pipeline(module: cst.Module, filename: str, registry: Registry, options:
                  without: tuple[type[Rule], ...] = ()) -> tuple[str, FileContext]:
     """Every rule over the parsed file, in order; returns the converted source text and the file's context.
     ``without``: rules left out (the examples' tests check that each example needs its rule)."""
+    clear_caches()  # a worker converts file after file: the per-node caches hold one file's tree at a time
     first = module
     module = literal_namespace_reads(module)  # getattr(F, 'tanh') is F.tanh (rules/references.py)
     module = split_import_lines(module)  # `import math; import torch`: one statement per line (imports.py)
@@ -85,6 +87,7 @@ def run_pipeline(module: cst.Module, filename: str, registry: Registry, options:
     ctx.tree_changed = module is not original
     if ctx.tree_changed:  # walk.transform: rebuilds only the calls it changes (0.018 s CPU on x_transformers.py's
         module = transform(module, ParenthesizeGenerators())  # converted tree, module.visit 0.198 s)
+    clear_caches()
     return drop_unused_imports(module.code, added), ctx
 
 

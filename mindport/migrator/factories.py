@@ -21,7 +21,7 @@ import libcst as cst
 from mindport.mappings import Entry
 from mindport.mappings.arguments import sized_parameters
 from mindport.migrator.syntax import code_of
-from mindport.migrator.walk import parse_statement
+from mindport.migrator.walk import parse_statement, read
 
 
 def factory_name(entry: Entry, taken) -> str:
@@ -225,5 +225,5 @@ def _names(stmt: cst.CSTNode, name: str) -> bool:
             found = found or node.value == name
             return False
 
-    stmt.visit(_Find())
+    read(stmt, _Find())
     return found

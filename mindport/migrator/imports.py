@@ -9,7 +9,7 @@ import libcst as cst
 from mindport.migrator.context import IMPORT_STYLE
 from mindport.migrator.native_facts import unbatched_handling
 from mindport.migrator.scopes import dotted_name
-from mindport.migrator.walk import parse_expression, parse_statement, transform, walk
+from mindport.migrator.walk import parse_expression, parse_statement, read, transform, walk
 from mindport.names import Scope, is_torch, package_nature, torch_package
 
 
@@ -533,7 +533,7 @@ def _order_builtins_in_construct(module: cst.Module) -> bool:
                 self.found = True  # functools.reduce: a loop in a graph (the Fallback's result had a guessed dtype)
 
     finder = _Find()
-    module.visit(finder)
+    read(module, finder)
     return finder.found
 
 

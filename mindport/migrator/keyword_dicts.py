@@ -28,7 +28,7 @@ import keyword
 
 import libcst as cst
 
-from mindport.migrator.syntax import target_names
+from mindport.migrator.syntax import module_code, target_names
 from mindport.migrator.walk import transform, walk
 
 _NESTED = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
@@ -36,7 +36,7 @@ _NESTED = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 
 def keyword_dict_arguments(module: cst.Module, torch_roots: frozenset[str]) -> cst.Module:
     """The module with ``**<known dict>`` arguments of torch calls written out as keywords (module docstring)."""
-    if not torch_roots or "**" not in module.code:
+    if not torch_roots or "**" not in module_code(module):
         return module
     helpers: dict[str, tuple] = {}
     defined: dict[str, int] = {}

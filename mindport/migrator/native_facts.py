@@ -46,7 +46,7 @@ import libcst as cst
 import libcst.matchers as matchers
 
 from mindport.migrator.syntax import code_of, target_name_nodes, target_names
-from mindport.migrator.walk import transform, walk
+from mindport.migrator.walk import find_all, read, transform, walk
 
 Resolve = Callable[[cst.BaseExpression], "str | None"]
 
@@ -176,13 +176,13 @@ class ClassFacts:
     def _only_called(method: cst.FunctionDef, name: str) -> bool:
         """Is every reference to ``self.<name>`` in the method its assignment or a call (not iterated, indexed or
         handed on)?"""
-        return all(ref.assigned or ref.call is not None for ref in _Order(method).attribute_refs(name))
+        return all(ref.assigned or ref.call is not None for ref in _order(method).attribute_refs(name))
 
     def _called_unmasked(self, method: cst.FunctionDef, name: str) -> bool:
         """Is every reference to ``self.<name>`` in the method its assignment or a call on one input that can hold
         no row of all -inf (``UnmaskedFacts``: ``self.attend(q @ k.transpose(-1, -2) * self.scale)``), and none in a
         nested function or lambda?"""
-        refs = _Order(method).attribute_refs(name)
+        refs = _order(method).attribute_refs(name)
         every = [a for a in all_nodes(method, cst.Attribute) if _self_attr(a) and a.attr.value == name]
         if len(every) != len(refs):
             return False  # a reference in a nested function or lambda: not read here
@@ -222,7 +222,7 @@ class ClassFacts:
 
     def _uses_safe(self, method: cst.FunctionDef, name: str) -> bool:
         """Every reference to ``self.<name>`` in the method is a call whose input has no reader afterwards."""
-        order = _Order(method)
+        order = _order(method)
         params = {p.name.value for p in (*method.params.posonly_params, *method.params.params,
                                          *method.params.kwonly_params)}
         for p in (method.params.star_arg, method.params.star_kwarg):
@@ -398,6 +398,35 @@ def _assignments(method: cst.FunctionDef, annotated: bool = False):
 
 def own_nodes(function: cst.FunctionDef, kind: type) -> list:
     """The nodes of ``kind`` in the function's own body (not in a nested function or lambda)."""
+    key = ("own", id(function), kind)
+    hit = _NODES.get(key)
+    if hit is not None and hit[0] is function:
+        return list(hit[1])
+    found = _own_nodes(function, kind)
+    _remember(key, function, found)
+    return list(found)
+
+
+def _remember(key, node, found: list) -> None:
+    if len(_NODES) >= 8192:
+        _NODES.clear()
+    _NODES[key] = (node, found)
+
+
+def clear_caches() -> None:
+    """Forget the per-node caches (:func:`_order`, :func:`own_nodes`, :func:`all_nodes`): run at each file's start
+    and end, so a worker holds no tree of a file it finished."""
+    _ORDERS.clear()
+    _NODES.clear()
+
+
+# (kind of query, id(node), node kind) -> (node, the nodes found): the facts ask the same questions of the same
+# method many times (unets.py: all_nodes 957 times, own_nodes 407 times); a node is immutable and held here, so its
+# id stays its own. Callers get a copy of the list (``_assignments`` extends it).
+_NODES: dict[tuple, tuple] = {}
+
+
+def _own_nodes(function: cst.FunctionDef, kind: type) -> list:
     found: list = []
 
     class _Find(cst.CSTVisitor):
@@ -482,7 +511,7 @@ def _cell_value(expr, function: cst.FunctionDef | None, builds_cell: Callable[[c
         return True
     if not isinstance(expr, cst.Name) or function is None:
         return False
-    bindings = _Order(function).bindings(expr.value)
+    bindings = _order(function).bindings(expr.value)
     return bool(bindings) and all(value is not None and builds_cell(value) for value in bindings)
 
 
@@ -511,7 +540,7 @@ def _local_list_adds_cells(method: cst.FunctionDef, name: str,
                            builds_cell: Callable[[cst.BaseExpression], bool]) -> bool:
     """``block = nn.ModuleList()`` in ``method``: is the name bound only to such lists, and every ``block.append/
     insert/extend(...)`` in the method (none in a nested function) given Cells, nothing added by name or by index?"""
-    bindings = _Order(method).bindings(name)
+    bindings = _order(method).bindings(name)
     if not bindings or any(not isinstance(value, cst.Call) or not _plain_list_argument(value, builds_cell, empty=True)
                            for value in bindings) \
             or any(name in {n.value for n in all_nodes(inner, cst.Name)} for inner in _nested_scopes(method)):
@@ -548,7 +577,7 @@ def _nested_cell_functions(method: cst.FunctionDef, builds_cell: Callable[[cst.B
     body = method.body.body if isinstance(method.body, cst.IndentedBlock) else ()
     defs = [s for s in body if isinstance(s, cst.FunctionDef)]
     names = [d.name.value for d in defs]
-    order = _Order(method)
+    order = _order(method)
     found = set()
     for d in defs:
         name = d.name.value
@@ -569,7 +598,7 @@ def method_cells(method: cst.FunctionDef, builds_cell: Callable[[cst.BaseExpress
     ``attn_klass = FullAttention if layer_full_attn else LinearAttention`` then ``attn_klass(dim_in, heads=h)``; not
     a parameter, not bound otherwise)."""
     nested = _nested_cell_functions(method, builds_cell)
-    order = _Order(method)
+    order = _order(method)
     params = _param_names(method)
 
     def a_class(expr) -> bool:
@@ -625,7 +654,7 @@ def listed_cells(method: cst.FunctionDef, call: cst.Call, resolve: Resolve,
         return False
     name = value.value
     cells = method_cells(method, builds_cell)
-    order = _Order(method)
+    order = _order(method)
     bindings = order.bindings(name)
     if not bindings or any(v is None or not _cells_display(v, cells) for v in bindings):
         return False
@@ -703,6 +732,24 @@ def _unpacking_target(target, name: cst.Name) -> bool:
         not isinstance(e, cst.StarredElement) and e.value is name for e in target.elements)
 
 
+_ORDERS: dict[int, tuple] = {}  # id(method) -> (method, its _Order): the method held, so the id stays its own
+
+
+def _order(method: cst.FunctionDef) -> "_Order":
+    """The method's :class:`_Order`, built once per method node: the facts ask for it per class, per layer name and
+    per call (``_only_called``, ``method_cells``, ``unread_bindings`` ...), and each build walks the whole method
+    (unets.py: 104 builds of 27 methods). LibCST nodes are immutable and an _Order is only queried, so one serves
+    every asker of the same node."""
+    hit = _ORDERS.get(id(method))
+    if hit is not None and hit[0] is method:
+        return hit[1]
+    if len(_ORDERS) >= 2048:
+        _ORDERS.clear()
+    order = _Order(method)
+    _ORDERS[id(method)] = (method, order)
+    return order
+
+
 class _Order(cst.CSTVisitor):
     """One method in source order: each node's position, names' reads (with their parent) and bindings, references
     to ``self.<attr>``, and which nodes sit in a loop."""
@@ -728,7 +775,7 @@ class _Order(cst.CSTVisitor):
         self._store: set[int] = set()
         self._top: set[int] = set()  # the method's top-level simple statements
         self._method = method
-        method.body.visit(self)
+        walk(method.body, self)  # its hooks look at syntax nodes only: walk's nodes, in LibCST's order
 
     # positions and parents
     def on_visit(self, node) -> bool:
@@ -880,6 +927,16 @@ class _Order(cst.CSTVisitor):
 
 def all_nodes(node, kind: type) -> list:
     """Every node of ``kind`` in the node, nested functions and lambdas included."""
+    key = ("all", id(node), kind)
+    hit = _NODES.get(key)
+    if hit is not None and hit[0] is node:
+        return list(hit[1])
+    found = _all_nodes(node, kind)
+    _remember(key, node, found)
+    return list(found)
+
+
+def _all_nodes(node, kind: type) -> list:
     found: list = []
 
     class _Find(cst.CSTVisitor):
@@ -1217,7 +1274,7 @@ class _FunctionFacts:
 
     def __init__(self, function: cst.FunctionDef | None, resolve: Resolve) -> None:
         self._resolve = resolve
-        self._order = _Order(function) if function is not None else None
+        self._order = _order(function) if function is not None else None
         self._params: set[str] = set()
         if function is not None:
             params = function.params
@@ -1785,7 +1842,7 @@ class UnmaskedFacts:
         self._layers = layer_calls
         self._causal = causal or {}  # the class's causal mask buffers (causal_buffers): self.NAME -> kind
         self._inf_fills: set[int] = set()  # masked_fill calls writing -inf through a causal mask (_causal_fill)
-        self._order = _Order(function) if function is not None else None
+        self._order = _order(function) if function is not None else None
         self._params: set[str] = set()
         self._mutated: set[str] = set()
         self._nonfinite = function is None
@@ -2847,7 +2904,7 @@ def unread_bindings(function: cst.FunctionDef, droppable: Callable[[cst.BaseExpr
     nested scope, a ``global``/``nonlocal`` or a ``del`` names it): ``d = v`` goes, and in ``n, d = x, v`` the pair
     (``n = x``), matched position by position around a starred element on either side. A block left empty is
     ``pass``."""
-    order = _Order(function)
+    order = _order(function)
 
     def drop(target, value) -> bool:
         return isinstance(target, cst.Name) and not order.reads(target.value) and droppable(value)
@@ -2985,12 +3042,12 @@ def non_bool_arguments(module: cst.Module, callees: dict[str, cst.FunctionDef]) 
                    for p in (*params.posonly_params, *params.params, *params.kwonly_params))
 
     found = {key: set(names) for key, names in passed_arguments(module, callees, holds).items()}
-    for function in matchers.findall(module, matchers.FunctionDef()):
+    for function in find_all(module, matchers.FunctionDef()):
         params = function.params
         names = found.setdefault(id(function), set())
         names.update(p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)
                      if p.default is not None and literal(p.default))
-        for assign in matchers.findall(function.body, matchers.Assign(
+        for assign in find_all(function.body, matchers.Assign(
                 targets=[matchers.AssignTarget(matchers.Attribute(value=matchers.Name("self")))],
                 value=matchers.Name())):
             if assign.value.value in names:
@@ -3027,7 +3084,7 @@ def passed_arguments(module: cst.Module, callees: dict[str, cst.FunctionDef],
                 if name is not None:
                     found.setdefault(id(target), set()).add(name)
 
-    module.visit(_Find())
+    read(module, _Find())
     return {key: frozenset(names) for key, names in found.items()}
 
 
@@ -4729,7 +4786,7 @@ def values_only(call: cst.Call, function: "cst.FunctionDef | None") -> bool:
     if unread == target.elements[0].value.value \
             or any(unread in [n.value for n in node.names] for node in all_nodes(function, (cst.Global, cst.Nonlocal))):
         return False
-    return not _Order(function).reads(unread)
+    return not _order(function).reads(unread)
 
 
 # ------------------------------------------------------------------------------ forward parameters by their callers

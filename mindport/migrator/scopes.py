@@ -12,7 +12,7 @@ from __future__ import annotations
 import libcst as cst
 
 from mindport.migrator.project import project_return
-from mindport.migrator.walk import walk
+from mindport.migrator.walk import read, walk
 from mindport.names import Scope, bind_from, bind_module, is_torch, torch_package
 
 
@@ -422,7 +422,7 @@ class ScopeBuilder(cst.CSTVisitor):
                         and (qual := scope.resolve_dotted(dotted)) is not None:
                     scope.use_quals[id(n)] = qual
 
-        node.value.visit(_Reads())
+        read(node.value, _Reads())
 
     def _note_unpacked(self, target, value, kind: str) -> None:
         """``k, v = k_new, v_new``: each name its value's kind; ``q, k, v = qkv.split(C, dim=2)``: tensors;

@@ -7,7 +7,7 @@ import libcst as cst
 from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.scopes import dotted_name
 from mindport.migrator.syntax import decorator_func, module_level
-from mindport.migrator.walk import parse_expression, parse_statement
+from mindport.migrator.walk import parse_expression, parse_statement, read
 
 _FUNCTION_BASES = {"torch.autograd.Function", "torch.autograd.function.Function"}
 _CTX_DROPPED = {"mark_dirty", "mark_non_differentiable", "set_materialize_grads"}
@@ -295,7 +295,7 @@ def _move_ctx_writes(construct: cst.FunctionDef, inputs: set) -> tuple[cst.Funct
     before: list[set] = []  # the names bound before each top-level statement
     for stmt in body.body:
         before.append(set(bound))
-        stmt.visit(_Scan())
+        read(stmt, _Scan())
     taken = bound | inputs | reads
     local_names: dict[str, str] = {}
     moved, kept = [], []
@@ -329,7 +329,7 @@ def _move_ctx_writes(construct: cst.FunctionDef, inputs: set) -> tuple[cst.Funct
         if name in local_names.values():
             later: set[str] = set()
             for other in new_lines[number + 1:]:
-                other.visit(_NameReads(later))
+                read(other, _NameReads(later))
             if name not in later:
                 continue
         out.append(line)
@@ -356,11 +356,11 @@ def _reads_only(value: cst.BaseExpression, local: set, moved: dict) -> bool:
             nonlocal ok
             if isinstance(node.value, cst.Name) and node.value.value == "self" and node.attr.value not in moved:
                 ok = False
-            node.value.visit(self)
+            read(node.value, self)
             return False  # the attribute's own name is no read
 
         def visit_Arg(self, node):
-            node.value.visit(self)
+            read(node.value, self)
             return False  # a keyword's name is no read
 
         def visit_Name(self, node):
@@ -368,7 +368,7 @@ def _reads_only(value: cst.BaseExpression, local: set, moved: dict) -> bool:
             if node.value in local:
                 ok = False
 
-    value.visit(_Check())
+    read(value, _Check())
     return ok
 
 

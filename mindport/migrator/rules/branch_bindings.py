@@ -8,7 +8,7 @@ import libcst as cst
 
 from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.syntax import own_bindings, target_names
-from mindport.migrator.walk import parse_statement
+from mindport.migrator.walk import parse_statement, syntax_children
 
 _ALL = frozenset({"*"})  # "binds every name": a branch that ends in return/raise/break/continue never falls through
 _EXITS = (cst.Return, cst.Raise, cst.Break, cst.Continue)
@@ -212,7 +212,7 @@ def _params(node: cst.FunctionDef):
 
 def _children(node: cst.CSTNode):
     """The child nodes, not entering nested scopes (their names are their own)."""
-    for child in node.children:
+    for child in syntax_children(node):
         if not isinstance(child, _SCOPES):
             yield child
 
@@ -305,7 +305,7 @@ def _carried(body) -> set[str]:
             return
         if isinstance(node, cst.Name) and node.value not in stored:
             carried.add(node.value)
-        for child in node.children:
+        for child in syntax_children(node):
             visit(child)
 
     def _visit_target(target):
@@ -350,7 +350,7 @@ def _reads(body) -> collections.Counter:
             stores.add(id(node.attr))
         if isinstance(node, cst.Name) and id(node) not in stores:
             names[node.value] += 1
-        for child in node.children:
+        for child in syntax_children(node):
             visit(child)
 
     for stmt in body:

@@ -7,9 +7,9 @@ import libcst as cst
 from mindport.migrator.native_facts import unread_bindings
 from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.scopes import PROJECT_OBJECT_KINDS, receiver_kind
-from mindport.migrator.syntax import compact_source, method
+from mindport.migrator.syntax import compact_source, method, module_code
 from mindport.migrator.table import fix_commas, parenthesize
-from mindport.migrator.walk import parse_expression, parse_statement
+from mindport.migrator.walk import parse_expression, parse_statement, read, transform
 
 _DEVICE_METHODS = {"cuda", "cpu"}
 _DEVICE_WORDS = ("device", "dev", "cuda", "gpu", "cpu", "rank", "npu")
@@ -185,7 +185,7 @@ class DeviceTransform(Rule):
                         elif isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name):
                             rule._device_names.add(f"{t.value.value}.{t.attr.value}")
 
-        node.visit(_Devices())
+        read(node, _Devices())
 
     def leave_FunctionDef(self, original_node, updated_node):
         """``n, device = x.shape[0], x.device`` whose ``device`` the converted function never reads (its
@@ -540,8 +540,8 @@ def drop_self_device_moves(module: cst.Module) -> cst.Module:
     then sees as a value ``forward`` writes to ``self``: MP107, and in a static graph an interpreted value the next
     op refuses, "Invalid input args for unpack call"). Only a move of the attribute itself, to something that is
     evidently a device (``_is_device``): ``self.a = self.a.to(x)`` takes ``x``'s dtype and stays."""
-    if "self" not in module.code:  # cheap exit: nothing of the kind
+    if "self" not in module_code(module):  # cheap exit: nothing of the kind
         return module
     runner = _SelfDeviceMoves()
-    new = module.visit(runner)
+    new = transform(module, runner)  # rebuilds only the blocks it changes (LibCST's visit rebuilds every node)
     return new if runner.dropped else module

@@ -10,7 +10,7 @@ from mindport.migrator.einops_patterns import FUNCTIONS, compile_einops
 from mindport.migrator.factories import insert_definitions
 from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.syntax import code_of
-from mindport.migrator.walk import parse_statement
+from mindport.migrator.walk import parse_statement, read
 
 _ROLES = {"rearrange": ("tensor", "pattern"), "repeat": ("tensor", "pattern"),
           "reduce": ("tensor", "pattern", "reduction")}
@@ -385,5 +385,5 @@ def _names(node) -> set:
         def visit_Name(self, n: cst.Name) -> None:
             found.add(n.value)
 
-    node.visit(_Find())
+    read(node, _Find())
     return found

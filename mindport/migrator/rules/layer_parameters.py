@@ -7,6 +7,7 @@ import libcst as cst
 from mindport.mappings.surface import attribute_paths, load_surface, load_writes
 from mindport.migrator.native_facts import list_locals
 from mindport.migrator.rules.base import Example, Rule
+from mindport.migrator.walk import read
 
 
 class LayerParameterNameTransform(Rule):
@@ -726,7 +727,7 @@ def _attribute_names(node: cst.CSTNode) -> set[str]:
         def visit_Attribute(self, attribute: cst.Attribute) -> None:
             names.add(attribute.attr.value)
 
-    node.visit(_Names())
+    read(node, _Names())
     return names
 
 

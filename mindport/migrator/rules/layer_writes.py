@@ -6,6 +6,7 @@ import libcst as cst
 
 from mindport.mappings.surface import load_surface, load_writes
 from mindport.migrator.rules.base import Example, Rule
+from mindport.migrator.walk import read
 
 
 class LayerWriteTransform(Rule):
@@ -376,7 +377,7 @@ def _assigned_names(block) -> frozenset:
 
     body = block.body if isinstance(block, cst.Module) else getattr(block, "body", ())
     for stmt in body if isinstance(body, (list, tuple)) else ():
-        stmt.visit(Collect())
+        read(stmt, Collect())
     return frozenset(names)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from mindport.migrator.rules.base import Example, GraphMethodRule
+from mindport.migrator.walk import read
 
 _FLAG = "_mp_no_break"
 
@@ -143,7 +144,7 @@ def _free_flag(body) -> str:
             if node.value.startswith(_FLAG):
                 used.add(node.value)
 
-    body.visit(Names())
+    read(body, Names())
     flag, n = _FLAG, 0
     while flag in used:
         n += 1

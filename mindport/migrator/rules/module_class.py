@@ -8,7 +8,7 @@ from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.scopes import dotted_name
 from mindport.migrator.syntax import module_level, own_bindings
 from mindport.names import CELL_NAMES, cell_attribute_name
-from mindport.migrator.walk import walk
+from mindport.migrator.walk import find_all, walk
 
 _MODULE_BASES = {"torch.nn.Module", "torch.nn.modules.module.Module", "torch.jit.ScriptModule"}  # a ScriptModule
 # subclass is an nn.Module whose methods TorchScript compiles (``@torch.jit.script_method``): a Cell like any other
@@ -283,7 +283,7 @@ def _instances_of_renamed(module: cst.Module, module_classes: set[str]) -> dict[
     taken name (``model = Forecaster()``), with those method names: ``model.compile(...)`` calls the renamed method.
     A name bound anywhere to something else (another value, an unpacking, a for/with/import/parameter) is left out."""
     taken = {cls.name.value: _own_methods(cls) & _TAKEN_METHOD_NAMES
-             for cls in cst.matchers.findall(module, cst.matchers.ClassDef()) if cls.name.value in module_classes}
+             for cls in find_all(module, cst.matchers.ClassDef()) if cls.name.value in module_classes}
     taken = {name: methods for name, methods in taken.items() if methods}
     if not taken:
         return {}

@@ -10,7 +10,7 @@ from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.rules.training_loop import named_like_optimizer, named_like_scheduler
 from mindport.migrator.scopes import dotted_name, receiver_kind
 from mindport.migrator.syntax import code_of, method
-from mindport.migrator.walk import parse_expression, walk
+from mindport.migrator.walk import parse_expression, read, walk
 
 
 _RUNTIME_LAYERS = "mindport.runtime.layers"
@@ -584,7 +584,7 @@ def _forward_methods(cls: cst.ClassDef) -> frozenset[str]:
                 if isinstance(node.value, cst.Name) and node.value.value == "self" and node.attr.value in methods:
                     found.add(node.attr.value)
 
-        method.visit(_Calls())
+        read(method, _Calls())
         calls[name] = found
     reached, todo = set(), ["forward"] if "forward" in methods else []
     while todo:

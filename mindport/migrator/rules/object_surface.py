@@ -10,6 +10,7 @@ from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.rules.references import class_name_subject
 from mindport.migrator.scopes import dotted_name, operand_kind, receiver_kind
 from mindport.migrator.table import adapter_expr
+from mindport.migrator.walk import find_all, read
 
 _PRIVATE_DICTS = {"_modules": "_cells", "_parameters": "_params"}  # nn.Module's -> nn.Cell's (same items)
 
@@ -614,7 +615,7 @@ class ObjectSurfaceTransform(Rule):
         # ``self._parameters = {}`` in a class of the program's own (fast-transformers' attention Registry): the
         # attribute is the program's, not nn.Module's dict; none of that name is renamed in this file
         stored = cst.matchers.Attribute(attr=cst.matchers.OneOf(*map(cst.matchers.Name, _PRIVATE_DICTS)))
-        self._own_private = {t.target.attr.value for t in cst.matchers.findall(node, cst.matchers.OneOf(
+        self._own_private = {t.target.attr.value for t in find_all(node, cst.matchers.OneOf(
             cst.matchers.AssignTarget(target=stored), cst.matchers.AnnAssign(target=stored)))}
         self._own_classes = None
         self._evidence_names = None
@@ -733,17 +734,17 @@ class ObjectSurfaceTransform(Rule):
                                   cst.GeneratorExp)):
                     return False
                 if isinstance(n, cst.IfExp):
-                    n.test.visit(self)
+                    read(n.test, self)
                     return False
                 if isinstance(n, cst.BooleanOperation):
-                    n.left.visit(self)
+                    read(n.left, self)
                     return False
                 if isinstance(n, cst.Attribute) and isinstance(n.value, cst.Name) and n.value.value == name \
                         and not n.attr.value.startswith("_") and n.attr.value not in members:
                     found[0] = True
                 return True
 
-        node.visit(_Find())
+        read(node, _Find())
         return found[0]
 
     def _member_read_outside_graph(self, original_node) -> bool:
@@ -977,7 +978,7 @@ def _forward_reach(node: cst.ClassDef) -> set[int]:
         if name in reached:
             continue
         reached.add(name)
-        for call in cst.matchers.findall(methods[name], cst.matchers.Call(func=cst.matchers.Attribute(
+        for call in find_all(methods[name], cst.matchers.Call(func=cst.matchers.Attribute(
                 value=cst.matchers.Name("self")))):
             callee = call.func.attr.value  # type: ignore[attr-defined]
             if callee in methods and callee != "__init__":
@@ -1037,7 +1038,7 @@ def own_nodes_of(function: cst.FunctionDef, kinds: tuple) -> list:
                 found.append(node)
             return True
 
-    function.body.visit(_Find())
+    read(function.body, _Find())
     return found
 
 
@@ -1076,7 +1077,7 @@ def _path_to(root: cst.CSTNode, target: cst.CSTNode) -> list | None:
             if stack and stack[-1] is node:
                 stack.pop()
 
-    root.visit(_Find())
+    read(root, _Find())
     return found or None
 
 
@@ -1120,5 +1121,5 @@ def own_nodes_of_class(cls: cst.ClassDef) -> set[str]:
             if isinstance(node.value, cst.Name) and node.value.value == "self":
                 found.add(node.attr.value)
 
-    cls.visit(_Find())
+    read(cls, _Find())
     return found

@@ -7,8 +7,8 @@ from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.rules.module_class import module_classes
 from mindport.migrator.rules.training_loop_analysis import _names
 from mindport.migrator.scopes import dotted_name
-from mindport.migrator.syntax import code_of, target_names
-from mindport.migrator.walk import parse_expression, parse_statement
+from mindport.migrator.syntax import code_of, module_code, target_names
+from mindport.migrator.walk import parse_expression, parse_statement, read
 
 # methods whose result carries no gradient in torch: what they produce is an input of a recorded computation
 _CUT_METHODS = frozenset({"sample", "item", "argmax", "argmin", "detach", "numpy", "tolist", "multinomial"})
@@ -110,7 +110,8 @@ class RecordedValueTransform(Rule):
 
     # --- where we are
     def visit_Module(self, node: cst.Module) -> None:
-        self._active = ".backward(" in node.code or "autograd.grad(" in node.code
+        code = module_code(node)
+        self._active = ".backward(" in code or "autograd.grad(" in code
         self._models = module_classes(self.ctx.class_summary, self.ctx.options.module_classes)
         top = [s for s in node.body if not isinstance(s, (cst.FunctionDef, cst.ClassDef))]
         self._frames.append(self._frame(cst.Module(body=top), ()))
@@ -164,7 +165,7 @@ class RecordedValueTransform(Rule):
             "torch.no_grad", "torch.inference_mode") for i in node.items)
 
     def _frame(self, body, params) -> dict:
-        code = code_of(body) if not isinstance(body, cst.Module) else body.code
+        code = code_of(body) if not isinstance(body, cst.Module) else module_code(body)
         names = _names([body])
         return {"locals": set(params) | set(names.writes), "differentiates": ".backward(" in code
                 or "autograd.grad(" in code, "holders": set(), "model": False}
@@ -387,11 +388,11 @@ class RecordedValueTransform(Rule):
                 return True
 
             def visit_Attribute(self, node) -> bool:
-                node.value.visit(self)
+                read(node.value, self)
                 return False
 
             def visit_Arg(self, node) -> bool:
-                node.value.visit(self)
+                read(node.value, self)
                 return False
 
             def visit_Name(self, node) -> None:
@@ -400,7 +401,7 @@ class RecordedValueTransform(Rule):
             def visit_Lambda(self, node) -> bool:
                 return False
 
-        node.visit(_Live())
+        read(node, _Live())
         return found
 
     def _fresh(self, name: str, frame) -> str:
@@ -421,7 +422,7 @@ def _calls(node) -> list[cst.Call]:
         def visit_Lambda(self, n) -> bool:
             return False
 
-    node.visit(_Walk())
+    read(node, _Walk())
     return found
 
 
@@ -469,7 +470,7 @@ def _collected_returns(module: cst.Module, models) -> frozenset[str]:
                         if n in bound:
                             found.add(bound[n])
 
-    module.visit(_Blocks())
+    read(module, _Blocks())
     return frozenset(found & defined)
 
 

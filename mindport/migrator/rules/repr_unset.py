@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from mindport.migrator.rules.base import Example, Rule
+from mindport.migrator.walk import read
 
 _DYNAMIC = {"setattr", "add_module", "register_module", "register_buffer", "register_parameter", "__dict__",
             "__getattr__", "__setattr__", "insert_child_to_cell", "insert_param_to_cell"}
@@ -141,7 +142,7 @@ def _assigned(cls: cst.ClassDef) -> tuple[set[str], bool]:
             self.visit_AssignTarget(cst.AssignTarget(target=node.target))
 
     finder = Finder()
-    cls.body.visit(finder)
+    read(cls.body, finder)
     return names, Finder.dynamic
 
 
@@ -159,5 +160,5 @@ def _self_reads(function: cst.FunctionDef) -> set[str]:
             if isinstance(node.value, cst.Name) and node.value.value == "self":
                 reads.add(node.attr.value)
 
-    function.body.visit(Reads())
+    read(function.body, Reads())
     return reads

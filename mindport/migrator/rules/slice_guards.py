@@ -7,6 +7,7 @@ import libcst as cst
 from mindport.migrator.imports import runtime_alias
 from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.scopes import receiver_kind
+from mindport.migrator.walk import read
 
 _RUNTIME = "mindport.runtime.tensor"
 
@@ -214,10 +215,10 @@ def _names_in(node: cst.CSTNode) -> set[str]:
             found.add(n.value)
 
         def visit_Attribute(self, n):
-            n.value.visit(self)
+            read(n.value, self)
             return False  # x.attr: the attribute's name is no variable
 
-    node.visit(_Names())
+    read(node, _Names())
     return found
 
 
@@ -374,7 +375,7 @@ def _written_through(function: cst.FunctionDef) -> set[int]:
                 aliases.append((target.value, base))
                 bound.append((target.value, base, subscripts))
 
-    function.visit(_Scan())
+    read(function, _Scan())
     written.discard("")
     changed = True
     while changed:  # a view of a view: Xv = Xa.reshape(...) written -> Xa written too

@@ -100,6 +100,7 @@ from mindport.migrator.table import (
 )
 from mindport.names import package_nature, torch_package
 from mindport.runtime.promotion import INT_RECEIVERS, INT_TO_FLOAT, JOINS, OWN_PRECISION, PROMOTED, VARARG_JOINS
+from mindport.migrator.walk import read
 
 # In-place methods that change a flag of the tensor, not its values: on a copy made by indexing they still return
 # what torch returns (x[:n].requires_grad_(False) is the slice, without gradient), so no update is lost.
@@ -2658,7 +2659,7 @@ def _imports_dynamically(module: cst.Module, packages) -> bool:
                     and node.args[0].value.evaluated_value.split(".", 1)[0] in packages:
                 found = True
 
-    module.visit(_Find())
+    read(module, _Find())
     return found
 
 

@@ -83,7 +83,7 @@ from mindport.migrator.rules.training_loop_analysis import (
 from mindport.migrator.scopes import dotted_name, operand_kind, receiver_kind
 from mindport.migrator.syntax import code_of, method_call, target_names
 from mindport.migrator.table import CallBindError, bind_arguments
-from mindport.migrator.walk import parse_expression, parse_statement, walk
+from mindport.migrator.walk import parse_expression, parse_statement, read, walk
 
 
 def _clip_names() -> dict[str, str]:
@@ -2075,7 +2075,7 @@ def _bare_steps(scope_node, optimizers: set[str]) -> list:
             if not self.loops or not any(method_call(b, "backward") is not None for b in _own_calls(self.loops[-1])):
                 found.append(n)
 
-    scope_node.visit(_Walk())
+    read(scope_node, _Walk())
     return found
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import libcst as cst
 
 from mindport.migrator.scopes import dotted_name
-from mindport.migrator.syntax import code_of
+from mindport.migrator.syntax import code_of, module_code
 from mindport.migrator.walk import walk
 
 
@@ -138,7 +138,7 @@ def _handle_subtree(ctx, node: cst.CSTNode) -> None:
 
 def _sets_train_mode(node: cst.CSTNode) -> bool:
     """Does the code call ``x.train(...)`` or ``x.set_train(...)`` (not: mention it in a docstring or comment)?"""
-    text = code_of(node) if not isinstance(node, cst.Module) else node.code
+    text = code_of(node) if not isinstance(node, cst.Module) else module_code(node)
     if ".train(" not in text and "set_train(" not in text:
         return False
     found = []
