@@ -2106,7 +2106,8 @@ class _LazyLayer(nn.Cell):
     table entry's renames and transforms as the eager layer's, minus the inferred size); the first call builds that
     layer with the size read from the input (:meth:`_build`) and runs it from then on.
 
-    The parameters exist from the start, under the layer's own leaf names (``weight``, ``gamma``, ...), so they take
+    Each Lazy* Cell derives from the layer it builds (``isinstance(m, nn.Dense)``, as torch's LazyLinear is a
+    Linear). The parameters exist from the start, under the layer's own leaf names (``weight``, ``gamma``, ...), so they take
     their full names when the Cell is set on its parent and an optimizer built before the first call holds them:
     made with a placeholder size, they are resized in place at the first call (the same Parameter objects, as
     torch's ``UninitializedParameter`` becomes a Parameter in place). A static graph (GRAPH_MODE, ``ms.jit``) cannot
@@ -2116,7 +2117,7 @@ class _LazyLayer(nn.Cell):
     _size = "in_channels"  # the keyword the inferred size is passed as
 
     def __init__(self, **kwargs):
-        super().__init__()
+        nn.Cell.__init__(self)  # not the layer class's (each Lazy* Cell derives from it, as torch's from its eager one)
         self.__dict__["_mp_kwargs"] = kwargs
         self.__dict__["_mp_layer"] = None
         placeholder = self._build(self._placeholder_size())
@@ -2175,6 +2176,9 @@ class _LazyLayer(nn.Cell):
             self.materialize(self._inferred_size(args[0]))
         return super().__call__(*args, **kwargs)
 
+    def extend_repr(self):
+        return self._mp_layer.extend_repr() if self._mp_layer is not None else "uninitialized"
+
     def add_flags_recursive(self, **flags):
         super().add_flags_recursive(**flags)  # set_train(mode) comes this way: the built layer is not a sub-cell
         if self._mp_layer is not None:
@@ -2196,7 +2200,7 @@ class _LazyLayer(nn.Cell):
             return getattr(layer, name)  # the built layer's settings (out_channels, kernel_size, eps, ...)
 
 
-class LazyLinear(_LazyLayer):
+class LazyLinear(_LazyLayer, nn.Dense):
     """torch.nn.LazyLinear: nn.Dense with in_channels read from the first input's last axis."""
 
     def _layer_class(self):
@@ -2215,7 +2219,7 @@ def _lazy_conv(name: str, dims: int, plain, mode_padded=None, output_padded=None
         return plain
 
     size_of = _transposed_size if "Transpose" in name else _LazyLayer._size_of
-    return type(name, (_LazyLayer,), {"_dims": dims, "_layer_class": _layer_class, "__module__": __name__,
+    return type(name, (_LazyLayer, plain), {"_dims": dims, "_layer_class": _layer_class, "__module__": __name__,
                                       "_size_of": size_of,
                                       "__doc__": f"torch.nn.{name}: {plain.__name__} with in_channels read from the "
                                                  "first input (see _LazyLayer)."})
@@ -2245,7 +2249,7 @@ def _lazy_norm(name: str, dims: int, layer):
     def _layer_class(self):
         return layer
 
-    return type(name, (_LazyLayer,), {"_dims": dims, "_size": "num_features", "_layer_class": _layer_class,
+    return type(name, (_LazyLayer, layer), {"_dims": dims, "_size": "num_features", "_layer_class": _layer_class,
                                       "_placeholder_size": lambda self: 1, "_size_of": _norm_size, "__module__": __name__,
                                       "__doc__": f"torch.nn.{name}: {layer.__name__} with num_features read from the "
                                                  "first input (see _LazyLayer)."})

@@ -131,3 +131,27 @@ def test_every_torch_lazy_layer_has_a_runtime_cell():
         entry = registry.lookup(f"torch.nn.{name}")
         assert entry is not None and entry.targets.get("nn") == f"mindport.runtime.layers.{name}", (name, entry)
         assert issubclass(getattr(layers, name), layers._LazyLayer)  # noqa: SLF001
+
+
+def test_a_built_lazy_layer_is_an_instance_of_its_eager_layer(pair):
+    """torch's lazy layer is an instance of its eager class (LazyLinear derives from Linear, and becomes a Linear at
+    the first call): an init loop's ``isinstance(m, nn.Linear)`` reaches it. The converted check is
+    ``isinstance(m, nn.Dense)``."""
+    import mindspore as ms
+    import torch
+
+    from mindport.runtime import layers
+
+    tm, mm, _ = pair
+    t_model, m_model = tm.LazyNet(), mm.LazyNet()
+    assert isinstance(m_model.head, ms.nn.Dense) and isinstance(t_model.head, torch.nn.Linear)
+    assert "uninitialized" in repr(m_model)
+    t_model(torch.as_tensor(X[:2]))
+    m_model(ms.Tensor(X[:2]))
+    pairs = [("head", torch.nn.Linear, ms.nn.Dense), ("conv", torch.nn.Conv2d, ms.nn.Conv2d),
+             ("bn", torch.nn.BatchNorm2d, ms.nn.BatchNorm2d), ("up", torch.nn.ConvTranspose2d, ms.nn.Conv2dTranspose),
+             ("conv1", torch.nn.Conv1d, ms.nn.Conv1d), ("norm1", torch.nn.BatchNorm1d, ms.nn.BatchNorm1d)]
+    for name, t_cls, m_cls in pairs:
+        assert isinstance(getattr(t_model, name), t_cls)
+        assert isinstance(getattr(m_model, name), m_cls) and isinstance(getattr(m_model, name), layers._LazyLayer)  # noqa: SLF001
+    assert m_model.head.in_channels == t_model.head.in_features == 124
