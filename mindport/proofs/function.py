@@ -219,10 +219,11 @@ def _to_numpy(value):
     return np.asarray(value)
 
 
-def _build_pair(t_mod, m_mod, train: bool, t_args=(), m_args=()):
+def _build_pair(t_mod, m_mod, train: bool, t_args=(), m_args=(), part=lambda model: model):
     """``build()`` in both snippets; the torch weights reach the Cell through the weight rules. A torch model with
     lazy layers (``nn.LazyLinear``: sizes read from the first input) has no weights until its first call: both run
-    once on the example's inputs (``t_args``/``m_args``, the dry run torch users do) before the weights go over."""
+    once on the example's inputs (``t_args``/``m_args``, the dry run torch users do) before the weights go over
+    (``part``: the sub-layer of the model that takes them)."""
     import torch
 
     from mindport.migrator.weights import transfer_weights
@@ -233,8 +234,8 @@ def _build_pair(t_mod, m_mod, train: bool, t_args=(), m_args=()):
     if t_args and any(isinstance(p, torch.nn.parameter.UninitializedTensorMixin)
                       for p in list(t_model.parameters()) + list(t_model.buffers())):
         with torch.no_grad():
-            t_model(*t_args)
-        m_model(*m_args)
+            part(t_model)(*t_args)
+        part(m_model)(*m_args)
     state = t_model.state_dict()
     if state:
         transfer_weights(state, m_model)
