@@ -219,13 +219,23 @@ def _to_numpy(value):
     return np.asarray(value)
 
 
-def _build_pair(t_mod, m_mod, train: bool):
-    """``build()`` in both snippets; the torch weights reach the Cell through the weight rules."""
+def _build_pair(t_mod, m_mod, train: bool, t_args=(), m_args=(), part=lambda model: model):
+    """``build()`` in both snippets; the torch weights reach the Cell through the weight rules. A torch model with
+    lazy layers (``nn.LazyLinear``: sizes read from the first input) has no weights until its first call: both run
+    once on the example's inputs (``t_args``/``m_args``, the dry run torch users do) before the weights go over
+    (``part``: the sub-layer of the model that takes them)."""
+    import torch
+
     from mindport.migrator.weights import transfer_weights
 
     t_model, m_model = t_mod.build(), m_mod.build()
     t_model.train(train)
     m_model.set_train(train)
+    if t_args and any(isinstance(p, torch.nn.parameter.UninitializedTensorMixin)
+                      for p in list(t_model.parameters()) + list(t_model.buffers())):
+        with torch.no_grad():
+            part(t_model)(*t_args)
+        part(m_model)(*m_args)
     state = t_model.state_dict()
     if state:
         transfer_weights(state, m_model)
@@ -241,7 +251,7 @@ def _run_program(t_mod, m_mod, arrays, t_val, m_val, example):
     t_args = [t_val(arrays[n]) for n in example.inputs]
     m_args = [m_val(arrays[n]) for n in example.inputs]
     if hasattr(t_mod, "build"):
-        t_model, m_model = _build_pair(t_mod, m_mod, example.train)
+        t_model, m_model = _build_pair(t_mod, m_mod, example.train, t_args, m_args)
         t_args.insert(0, t_model)
         m_args.insert(0, m_model)
     with torch.no_grad():
@@ -302,8 +312,9 @@ def prepare(entry: Entry, style: str, profile: str = "nn", seed: int = 0, import
     if style == PROGRAM_STYLE:
         t_out, call, m_args = _run_program(t_mod, m_mod, arrays, t_val, m_val, example)
     elif entry.kind == "layer":
-        t_layer, call = _build_pair(t_mod, m_mod, example.train)
         call_names = [n.strip() for n in (example.call or ",".join(example.inputs)).split(",") if n.strip()]
+        t_layer, call = _build_pair(t_mod, m_mod, example.train, [t_val(arrays[n]) for n in call_names],
+                                    [m_val(arrays[n]) for n in call_names])
         with torch.no_grad():
             t_out = t_layer(*[t_val(arrays[n]) for n in call_names])
         m_args = [m_val(arrays[n]) for n in call_names]

@@ -56,7 +56,38 @@ def torch_layer(entry: Entry):
         return None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # deprecated layers (NLLLoss2d) say so on every build
-        return _load(code, "surface_torch").build()
+        layer = _load(code, "surface_torch").build()
+    t_args, _ = _dry_run_inputs(entry)
+    if t_args and _uninitialized(layer):
+        import torch
+
+        with torch.no_grad():
+            layer(*t_args)  # a lazy layer's members as model code reads them: after its dry run
+    return layer
+
+
+def _uninitialized(layer) -> bool:
+    """A torch lazy layer (nn.LazyLinear...) that has not seen an input."""
+    from torch.nn.parameter import UninitializedTensorMixin
+
+    return hasattr(layer, "parameters") and any(
+        isinstance(p, UninitializedTensorMixin) for p in [*layer.parameters(), *layer.buffers()])
+
+
+def _dry_run_inputs(entry: Entry) -> tuple[list, list]:
+    """The example's inputs for both sides (a lazy layer's dry run): (torch tensors, MindSpore tensors)."""
+    from mindport.proofs.function import make_input
+
+    example = entry.example
+    if example is None or example.program or not example.inputs:
+        return [], []
+    import mindspore as ms
+    import torch
+
+    rng = np.random.default_rng(0)
+    arrays = [make_input(spec, rng) for spec in example.inputs.values()]
+    return ([torch.tensor(a) if isinstance(a, np.ndarray) else a for a in arrays],
+            [ms.Tensor(a) if isinstance(a, np.ndarray) else a for a in arrays])
 
 
 def torch_members(entry: Entry) -> list[str]:
@@ -103,7 +134,9 @@ def _ms_layer(entry: Entry):
     result = convert_source(code, f"<surface {entry.torch}>")
     if result.diagnostics:
         raise ProofError(f"{entry.torch}: the example's conversion is flagged")
-    t_layer, m_layer = _build_pair(_load(code, "surface_torch"), _load(result.code, "surface_ms"), False)
+    t_args, m_args = _dry_run_inputs(entry)
+    t_layer, m_layer = _build_pair(_load(code, "surface_torch"), _load(result.code, "surface_ms"), False, t_args,
+                                   m_args)
     return t_layer, m_layer
 
 
@@ -263,8 +296,9 @@ def _prove_read(entry: Entry, name: str, build: str, graph: bool) -> None:
     result = convert_source(program, f"<surface {entry.torch}.{name}>")
     if result.diagnostics:
         raise ProofError(f"{entry.torch}.{name}: the read is flagged: {[d.format() for d in result.diagnostics]}")
+    t_args, m_args = _dry_run_inputs(entry)  # a lazy layer's dry run
     t_model, m_model = _build_pair(_load(program, "surface_torch"), _load(result.code, "surface_ms", importable=graph),
-                                   False)
+                                   False, t_args, m_args, part=lambda model: model.layer)
     t_value = t_model.read()
     if graph:
         ms.set_context(mode=ms.GRAPH_MODE)
@@ -339,8 +373,8 @@ def proven_members() -> list[tuple[Entry, str]]:
     found = []
     for entry in layer_entries():
         layer = surface.layer(entry.torch)
-        if layer is None or not entry.supported:
-            continue
+        if layer is None or not entry.supported or build_source(entry) is None:
+            continue  # nothing builds the layer alone (FloatFunctional: its program example calls its members)
         names = [n for n in layer.same if n not in surface.methods and n not in _LIST_METHODS]
         names += [n for n in (*layer.paths(), *layer.derived) if n in torch_members(entry)]
         found.extend((entry, n) for n in sorted(set(names)))

@@ -80,10 +80,26 @@ def _kept(call, opt, held, kept, args, kwargs):
     return out
 
 
+def _resize_lazy_slots(opt, held) -> None:
+    """State slots made for a lazy layer's placeholder Parameter (mindport.runtime.layers.Lazy*: an optimizer built
+    before the model's first call, as torch allows) take the shape the first call gave the Parameter, with the value
+    the optimizer made them with (zeros; nn.SGD's ``stat`` ones): no step can have run before that call, and torch
+    makes its state (momentum_buffer, exp_avg...) at the first step."""
+    lazy = [p for p in held if isinstance(p, Parameter) and getattr(p, "_mp_lazy", False)]
+    for p in lazy:
+        for slot in _slots(opt, held, [p]):
+            if tuple(slot.shape) != tuple(p.shape) and len(slot.shape) == len(p.shape):
+                first = slot.value().asnumpy().reshape(-1)
+                fill = first[0] if first.size else 0
+                slot.set_data(ops.full(p.shape, fill, dtype=slot.dtype), slice_shape=True)
+        p._mp_lazy = False
+
+
 def _skipping_frozen(call):
     def __call__(self, *args, **kwargs):
         held = getattr(self, "parameters", None)
         held = held if isinstance(held, tuple) else ()
+        _resize_lazy_slots(self, held)
         # parameters no backward reached since the last step (``.grad`` None: mindport.runtime.training.grads_of
         # marks them for this call), which torch's optimizers skip as they skip a frozen one, their steps not counted
         unreached = self.__dict__.pop("_mp_unreached", frozenset())

@@ -2091,3 +2091,173 @@ Loss = _family("Loss", "torch.nn.modules.loss._Loss", (nn.LossBase, _Loss), base
 WeightedLoss = _family("WeightedLoss", "torch.nn.modules.loss._WeightedLoss", (), base=TorchWeightedLoss)
 NormBase = _family("NormBase", "torch.nn.modules.batchnorm._NormBase",
                    BatchNormNd.members + InstanceNormNd.members)
+
+
+# ------------------------------------------------------------------------------------------------------ lazy layers
+
+_LAZY_IN_GRAPH = ("a lazy layer (torch's nn.Lazy*: its sizes are read from the first input) has not seen an input "
+                  "yet, which a static graph cannot do: run the model once in PyNative mode first (a dry run, "
+                  "model(dummy_input)), then switch to GRAPH_MODE or ms.jit")
+
+
+class _LazyLayer(nn.Cell):
+    """torch's ``nn.Lazy*`` layers: torch infers ``in_features`` / ``in_channels`` / ``num_features`` from the first
+    input. The converter emits this Cell with the MindSpore keyword arguments of the layer it stands for (the same
+    table entry's renames and transforms as the eager layer's, minus the inferred size); the first call builds that
+    layer with the size read from the input (:meth:`_build`) and runs it from then on.
+
+    Each Lazy* Cell derives from the layer it builds (``isinstance(m, nn.Dense)``, as torch's LazyLinear is a
+    Linear). The parameters exist from the start, under the layer's own leaf names (``weight``, ``gamma``, ...), so they take
+    their full names when the Cell is set on its parent and an optimizer built before the first call holds them:
+    made with a placeholder size, they are resized in place at the first call (the same Parameter objects, as
+    torch's ``UninitializedParameter`` becomes a Parameter in place). A static graph (GRAPH_MODE, ``ms.jit``) cannot
+    build a layer, so there the first call must already have happened in PyNative (a dry run ``model(dummy)``)."""
+
+    _dims = 0  # spatial dimensions of the input (Linear: 0, the size is the last axis)
+    _size = "in_channels"  # the keyword the inferred size is passed as
+
+    def __init__(self, **kwargs):
+        nn.Cell.__init__(self)  # not the layer class's (each Lazy* Cell derives from it, as torch's from its eager one)
+        self.__dict__["_mp_kwargs"] = kwargs
+        self.__dict__["_mp_layer"] = None
+        placeholder = self._build(self._placeholder_size())
+        for leaf, param in placeholder._params.items():  # noqa: SLF001 - the layer's own parameters, by leaf name
+            if param is not None:
+                setattr(self, leaf, param)
+        for name, child in placeholder._cells.items():  # noqa: SLF001 - a layer built of cells (BatchNorm3d's bn2d)
+            if child is not None:
+                setattr(self, name, child)
+
+    def _placeholder_size(self) -> int:
+        return int(self._mp_kwargs.get("group", 1) or 1)  # a convolution's in_channels must divide by its groups
+
+    def _layer_class(self):
+        raise NotImplementedError
+
+    def _build(self, size: int):
+        return self._layer_class()(**{self._size: size}, **self._mp_kwargs)
+
+    def _inferred_size(self, x) -> int:
+        if self._size == "num_features":  # torch's _LazyNormBase: input.shape[1]
+            return int(x.shape[1])
+        if self._dims == 0:
+            return int(x.shape[-1])
+        return int(x.shape[0] if x.ndim == self._dims + 1 else x.shape[1])  # an unbatched input: (C, *spatial)
+
+    def has_uninitialized_params(self) -> bool:
+        """torch's LazyModuleMixin.has_uninitialized_params: True until the first call (or a weight load)."""
+        return self._mp_layer is None
+
+    def _size_of(self, shapes: dict) -> int | None:
+        """The inferred size a torch state_dict's tensors of this layer give (leaf name -> shape): torch's lazy
+        layers take their sizes from the weights loaded into them before any call (``load_state_dict``)."""
+        shape = shapes.get("weight")
+        if shape is None or len(shape) < 2:
+            return None
+        return int(shape[1]) * int(self._mp_kwargs.get("group", 1) or 1)  # (out, in/groups, *kernel)
+
+    def materialize(self, size: int) -> None:
+        """Build the layer for the inferred size ``size`` (the first call does it from the input)."""
+        layer = self._build(size)
+        mine = dict(self.parameters_and_names())  # the placeholders, by their path in this Cell
+        for path, cell in layer.cells_and_names():
+            for leaf, param in list(cell._params.items()):  # noqa: SLF001
+                held = mine.get(f"{path}.{leaf}" if path else leaf)
+                if param is None or held is None:
+                    continue
+                held.set_data(param.data.copy(), slice_shape=True)
+                held._mp_lazy = True  # an optimizer built before resizes its state slots (runtime.frozen) at its step
+                cell._params[leaf] = held  # noqa: SLF001 - the layer runs on the Parameters the model (and optimizer) hold
+        layer.set_train(self.training)
+        self.__dict__["_mp_layer"] = layer
+
+    def __call__(self, *args, **kwargs):
+        if self._mp_layer is None and ms.get_context("mode") != ms.GRAPH_MODE and not _in_graph():
+            self.materialize(self._inferred_size(args[0]))
+        return super().__call__(*args, **kwargs)
+
+    def extend_repr(self):
+        return self._mp_layer.extend_repr() if self._mp_layer is not None else "uninitialized"
+
+    def add_flags_recursive(self, **flags):
+        super().add_flags_recursive(**flags)  # set_train(mode) comes this way: the built layer is not a sub-cell
+        if self._mp_layer is not None:
+            self._mp_layer.add_flags_recursive(**flags)
+        return self
+
+    def construct(self, *args, **kwargs):
+        if self._mp_layer is None:
+            raise RuntimeError(_LAZY_IN_GRAPH)
+        return self._mp_layer(*args, **kwargs)
+
+    def __getattr__(self, name):
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            layer = self.__dict__.get("_mp_layer")
+            if layer is None:
+                raise
+            return getattr(layer, name)  # the built layer's settings (out_channels, kernel_size, eps, ...)
+
+
+class LazyLinear(_LazyLayer, nn.Dense):
+    """torch.nn.LazyLinear: nn.Dense with in_channels read from the first input's last axis."""
+
+    def _layer_class(self):
+        return nn.Dense
+
+
+def _lazy_conv(name: str, dims: int, plain, mode_padded=None, output_padded=None):
+    """A lazy convolution: ``plain`` (MindSpore's own, or mindport's), or the layer the eager entry would switch to
+    for torch's other padding modes (``padding_mode`` given) or an output_padding past the padding."""
+
+    def _layer_class(self):
+        if mode_padded is not None and "padding_mode" in self._mp_kwargs:
+            return mode_padded
+        if output_padded is not None and "output_padding" in self._mp_kwargs:
+            return output_padded
+        return plain
+
+    size_of = _transposed_size if "Transpose" in name else _LazyLayer._size_of
+    return type(name, (_LazyLayer, plain), {"_dims": dims, "_layer_class": _layer_class, "__module__": __name__,
+                                      "_size_of": size_of,
+                                      "__doc__": f"torch.nn.{name}: {plain.__name__} with in_channels read from the "
+                                                 "first input (see _LazyLayer)."})
+
+
+LazyConv1d = _lazy_conv("LazyConv1d", 1, Conv1d, ModePaddedConv1d)
+LazyConv2d = _lazy_conv("LazyConv2d", 2, nn.Conv2d, ModePaddedConv2d)
+LazyConv3d = _lazy_conv("LazyConv3d", 3, nn.Conv3d, ModePaddedConv3d)
+def _transposed_size(self, shapes: dict) -> int | None:
+    shape = shapes.get("weight")
+    return int(shape[0]) if shape is not None and len(shape) > 2 else None  # (in, out/groups, *kernel)
+
+
+def _norm_size(self, shapes: dict) -> int | None:
+    for leaf in ("running_mean", "running_var", "weight", "bias"):
+        if shapes.get(leaf) is not None and len(shapes[leaf]) == 1:
+            return int(shapes[leaf][0])
+    return None
+
+
+LazyConvTranspose1d = _lazy_conv("LazyConvTranspose1d", 1, Conv1dTranspose)
+LazyConvTranspose2d = _lazy_conv("LazyConvTranspose2d", 2, nn.Conv2dTranspose, None, OutputPaddedConv2dTranspose)
+LazyConvTranspose3d = _lazy_conv("LazyConvTranspose3d", 3, nn.Conv3dTranspose, None, OutputPaddedConv3dTranspose)
+
+
+def _lazy_norm(name: str, dims: int, layer):
+    def _layer_class(self):
+        return layer
+
+    return type(name, (_LazyLayer, layer), {"_dims": dims, "_size": "num_features", "_layer_class": _layer_class,
+                                      "_placeholder_size": lambda self: 1, "_size_of": _norm_size, "__module__": __name__,
+                                      "__doc__": f"torch.nn.{name}: {layer.__name__} with num_features read from the "
+                                                 "first input (see _LazyLayer)."})
+
+
+LazyBatchNorm1d = _lazy_norm("LazyBatchNorm1d", 1, nn.BatchNorm1d)
+LazyBatchNorm2d = _lazy_norm("LazyBatchNorm2d", 2, nn.BatchNorm2d)
+LazyBatchNorm3d = _lazy_norm("LazyBatchNorm3d", 3, nn.BatchNorm3d)
+LazyInstanceNorm1d = _lazy_norm("LazyInstanceNorm1d", 1, InstanceNorm1d)
+LazyInstanceNorm2d = _lazy_norm("LazyInstanceNorm2d", 2, InstanceNorm2d)
+LazyInstanceNorm3d = _lazy_norm("LazyInstanceNorm3d", 3, InstanceNorm3d)

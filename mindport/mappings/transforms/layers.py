@@ -794,3 +794,20 @@ def embedding_torch_init(args: dict[str, Arg]) -> None:
         rows = size.literal(default=UNKNOWN)
         total = size.source if size.source.replace(".", "").replace("_", "").isalnum() else f"({size.source})"
         args["padding_idx"] = new(str(rows + index) if isinstance(rows, int) else f"{total} - {-index}")
+
+
+def _lazy(transform):
+    """The eager layer's call transform for its ``nn.Lazy*`` twin (mindport.runtime.layers.Lazy*, which builds the
+    layer at the first call): the same arguments, but the target stays the lazy Cell, which picks the layer the eager
+    transform would switch to from the arguments it is given (``output_padding`` present: the output-padded one)."""
+
+    def lazy(args: dict[str, Arg]) -> None:
+        transform(args)
+        args.pop(TARGET, None)
+
+    lazy.__doc__ = f"{transform.__name__} of the lazy layer (see :func:`_lazy`)."
+    return lazy
+
+
+call_transform("lazy_conv_transpose2d_padding")(_lazy(conv_transpose2d_padding))
+call_transform("lazy_conv_transpose3d_padding")(_lazy(conv_transpose3d_padding))

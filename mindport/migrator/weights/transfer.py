@@ -23,6 +23,7 @@ def transfer_weights(state_dict_or_path, cell, *, strict: bool = True, name_map:
     import mindspore as ms
 
     state = load_state_dict(state_dict_or_path)
+    _materialize_lazy_layers(state, cell)
     plan, report = plan_transfer(state, cell, name_map)
     if report.unexpected and _create_lazy_buffers(state, cell, report.unexpected):
         plan, report = plan_transfer(state, cell, name_map)
@@ -40,6 +41,21 @@ def transfer_weights(state_dict_or_path, cell, *, strict: bool = True, name_map:
                 _release(state[key])
     report.weight_map = plan
     return report
+
+
+def _materialize_lazy_layers(state, cell) -> None:
+    """torch's lazy layers (``nn.LazyLinear``, ...) that have not seen an input take their sizes from the weights
+    loaded into them (``LazyModuleMixin``'s load hook): so do mindport.runtime.layers' Lazy* Cells, before the plan
+    compares shapes. Their Parameters are resized in place, so an optimizer built before holds the loaded ones."""
+    for path, sub in _cell_paths(cell).items():
+        if not hasattr(sub, "_size_of") or not sub.has_uninitialized_params():
+            continue
+        prefix = f"{path}." if path else ""
+        shapes = {key[len(prefix):]: tuple(getattr(state[key], "shape", ())) for key in state.keys()
+                  if key.startswith(prefix) and "." not in key[len(prefix):]}
+        size = sub._size_of(shapes)  # noqa: SLF001 - the lazy layer reads its size from torch's tensor shapes
+        if size:
+            sub.materialize(size)
 
 
 def _create_lazy_buffers(state, cell, keys: list[str]) -> bool:
