@@ -73,4 +73,4 @@ def test_rename_only_method_entries_take_torchs_positional_order():
         want = [entry.rename.get(p.name, p.name) for p in entry.signature]
         assert params[:len(want)] == want, (entry.torch, params, want)
         checked += 1
-    assert checked >= 10
+    assert checked >= 8  # Tensor.renorm and Tensor.lerp carry a value transform (an int -> float): not rename-only

@@ -214,7 +214,13 @@ def _integer(node) -> bool:
     return isinstance(node, cst.Integer)
 
 
+_NO_TENSOR_ATTRIBUTES = frozenset({"shape", "dtype", "device", "ndim", "names", "layout", "is_cuda"})
+
+
 def _base(node) -> bool:
+    """A name or an attribute path that can hold a tensor (``h.shape[0]`` is a number of a tuple: no view)."""
+    if isinstance(node, cst.Attribute) and node.attr.value in _NO_TENSOR_ATTRIBUTES:
+        return False
     while isinstance(node, cst.Attribute):
         node = node.value
     return isinstance(node, cst.Name)
