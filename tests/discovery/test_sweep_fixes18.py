@@ -1,7 +1,8 @@
 """Fixes from migrate18's first contact with fresh repositories (issue 29): constructor guesses."""
 from __future__ import annotations
 
-import textwrap
+from _prove import prove_files
+
 
 WIDE = '''
 import torch.nn as nn
@@ -51,17 +52,7 @@ class Widened(nn.Module):
 '''
 
 
-def _prove(tmp_path, files, pattern):
-    from mindport.discovery.prove import ProveSettings, prove_models
-    from mindport.migrator.repo import convert_path
-
-    src, out = tmp_path / "src", tmp_path / "out"
-    for rel, text in files.items():
-        (src / rel).parent.mkdir(parents=True, exist_ok=True)
-        (src / rel).write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
-    convert_path(src, out, jobs=1, force=True)
-    models, _ = prove_models(src, out, pattern=pattern, cache=False, settings=ProveSettings(stub_missing=True))
-    return {m["class"]: m for m in models}
+_prove = prove_files  # tests/discovery/_prove.py
 
 
 def test_a_depth_required_in_a_residue_class_takes_the_smallest_one(tmp_path):

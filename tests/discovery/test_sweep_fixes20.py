@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import textwrap
 
+from _prove import prove_files
+
 CHOICES = '''
 import torch
 import torch.nn as nn
@@ -127,17 +129,7 @@ class Positions(nn.Module):
 '''
 
 
-def _prove(tmp_path, files, pattern):
-    from mindport.discovery.prove import ProveSettings, prove_models
-    from mindport.migrator.repo import convert_path
-
-    src, out = tmp_path / "src", tmp_path / "out"
-    for rel, text in files.items():
-        (src / rel).parent.mkdir(parents=True, exist_ok=True)
-        (src / rel).write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
-    convert_path(src, out, jobs=1, force=True)
-    models, _ = prove_models(src, out, pattern=pattern, cache=False, settings=ProveSettings(stub_missing=True))
-    return {m["class"]: m for m in models}
+_prove = prove_files  # tests/discovery/_prove.py
 
 
 def test_numbers_a_constructor_accepts_before_it_raises(tmp_path):

@@ -1,7 +1,8 @@
 """Fixes from disc21's first contact with manifest rows 143 onwards (issue 29): constructor guesses."""
 from __future__ import annotations
 
-import textwrap
+from _prove import prove_files
+
 
 COUNTS = '''
 import torch
@@ -42,17 +43,7 @@ class Gain(nn.Module):
 '''
 
 
-def _prove(tmp_path, files, pattern):
-    from mindport.discovery.prove import ProveSettings, prove_models
-    from mindport.migrator.repo import convert_path
-
-    src, out = tmp_path / "src", tmp_path / "out"
-    for rel, text in files.items():
-        (src / rel).parent.mkdir(parents=True, exist_ok=True)
-        (src / rel).write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
-    convert_path(src, out, jobs=1, force=True)
-    models, _ = prove_models(src, out, pattern=pattern, cache=False, settings=ProveSettings(stub_missing=True))
-    return {m["class"]: m for m in models}
+_prove = prove_files  # tests/discovery/_prove.py
 
 
 def test_a_constructor_number_used_as_a_count_is_an_int(tmp_path):

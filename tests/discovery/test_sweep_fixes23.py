@@ -3,18 +3,10 @@ from __future__ import annotations
 
 import textwrap
 
+from _prove import prove_files
 
-def _prove(tmp_path, files, pattern):
-    from mindport.discovery.prove import ProveSettings, prove_models
-    from mindport.migrator.repo import convert_path
 
-    src, out = tmp_path / "src", tmp_path / "out"
-    for rel, text in files.items():
-        (src / rel).parent.mkdir(parents=True, exist_ok=True)
-        (src / rel).write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
-    convert_path(src, out, jobs=1, force=True)
-    models, _ = prove_models(src, out, pattern=pattern, cache=False, settings=ProveSettings(stub_missing=True))
-    return {m["class"]: m for m in models}
+_prove = prove_files  # tests/discovery/_prove.py
 
 
 SCRIPT_PACKAGE = {
