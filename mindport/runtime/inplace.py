@@ -1034,7 +1034,9 @@ def view_update(base, steps, value):
                            "x.diagonal().fill_(v)) can't be compiled in graph mode; compute the new tensor out of "
                            "place")
     if not isinstance(base, ms.Tensor):
-        return base  # a list's item (v = batch[0]), a numpy array (its views share memory): nothing to write back
+        if len(steps) == 1 and steps[0][0] == "getitem" and isinstance(base, (dict, list)):
+            base[steps[0][1][0]] = value  # a container's item (state = self.state[p]): torch updated that very object
+        return base  # a numpy array (its views share memory), anything else: nothing to write back
     root = np.arange(int(np.prod(base.shape)), dtype=np.int64).reshape(tuple(base.shape))
     positions = root
     for name, args, kwargs in steps:

@@ -38,7 +38,7 @@ def test_flagged_entries_are_few_and_explained():
     # shapes), the data pipeline (samplers, collation, dataset combinators), distributions drawn with NumPy (and
     # LogisticNormal's stick-breaking), the initialisers (and torch's private _no_grad_* forms of them), torch's
     # private layer bases as type tests, torch._six.raise_from (exception chaining); each says why
-    assert 0 < len(FLAGGED) < 125
+    assert 0 < len(FLAGGED) < 130
     for param in FLAGGED:
         entry = param.values[0]
         assert "construct" in entry.graph or "graph" in entry.graph, entry.torch
