@@ -398,13 +398,7 @@ def _assignments(method: cst.FunctionDef, annotated: bool = False):
 
 def own_nodes(function: cst.FunctionDef, kind: type) -> list:
     """The nodes of ``kind`` in the function's own body (not in a nested function or lambda)."""
-    key = ("own", id(function), kind)
-    hit = _NODES.get(key)
-    if hit is not None and hit[0] is function:
-        return list(hit[1])
-    found = _own_nodes(function, kind)
-    _remember(key, function, found)
-    return list(found)
+    return _memoised("own", function, kind, _own_nodes)
 
 
 def _remember(key, node, found: list) -> None:
@@ -927,11 +921,16 @@ class _Order(cst.CSTVisitor):
 
 def all_nodes(node, kind: type) -> list:
     """Every node of ``kind`` in the node, nested functions and lambdas included."""
-    key = ("all", id(node), kind)
+    return _memoised("all", node, kind, _all_nodes)
+
+
+def _memoised(tag: str, node, kind: type, compute) -> list:
+    """``compute(node, kind)`` once per node of this file (a copy each call: callers may change their list)."""
+    key = (tag, id(node), kind)
     hit = _NODES.get(key)
     if hit is not None and hit[0] is node:
         return list(hit[1])
-    found = _all_nodes(node, kind)
+    found = compute(node, kind)
     _remember(key, node, found)
     return list(found)
 
