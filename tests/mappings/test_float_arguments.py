@@ -85,6 +85,10 @@ def test_int_for_a_float_argument_builds_and_matches(entry, args, name, value, s
     exec(compile(result.code, "<ms>", "exec"), m_ns)  # noqa: S102
     t_layer, m_layer = t_ns["build"]().eval(), m_ns["build"]()
     m_layer.set_train(False)
+    if isinstance(t_layer, torch.nn.modules.lazy.LazyModuleMixin):  # parameters take their shapes at a first call
+        with torch.no_grad():
+            _forward(t_layer, entry, torch.tensor)
+        _forward(m_layer, entry, ms.Tensor)
     if t_layer.state_dict():
         transfer_weights(t_layer.state_dict(), m_layer)
     with torch.no_grad():
