@@ -9,14 +9,13 @@ from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.syntax import code_of, target_names
 from mindport.migrator.walk import walk
 
-_NESTED = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
-
-
 class ViewWriteBackTransform(Rule):
     """A name bound to a torch view of a tensor (``v = y[0]``, ``v = y.narrow(1, 0, 2)``, ``a, v = y.chunk(2, 2)``,
     ``v = y.transpose(0, 1)[1]``, ``v = y.float()`` ...) and then written in place (``v += 1``, ``v.add_(1)``,
     ``v.zero_()``, ``v.copy_(z)``, ``v[...] = 5``, ``F.relu(v, inplace=True)``, ``nn.init.zeros_(v)``): after the
-    write, the base is written back, ``y = mp_inplace.view_update(y, <the view's steps>, v)``.
+    write, the base is written back: ``y[0] = v`` where the view is one basic index of the base (integers, slices of
+    integers without a step, ``...``, ``None``: MindSpore's item assignment writes the base in PyNative and in graph
+    mode, and carries the gradient; a stepped slice's backward faults on MindSpore 2.10's CPU kernels), ``y = mp_inplace.view_update(y, <the view's steps>, v)`` otherwise.
 
     torch's views share the base's storage (its schemas mark them ``Tensor(a) self -> Tensor(a)``), so the write
     changes ``y`` and the caller's tensor ``y`` came from. MindSpore's indexing, narrow, transpose, reshape ... make
@@ -54,13 +53,14 @@ class ViewWriteBackTransform(Rule):
                 def shift(y):
                     v = y[0]
                     v += 1
-                    y = mp_inplace.view_update(y, (('getitem', (0,), {}),), v)
+                    y[0] = v
                     w = mp_math.narrow(y, dim=1, start=0, length=2)
                     w = mp_inplace.zero_(w)
                     y = mp_inplace.view_update(y, (('narrow', (1, 0, 2), {}),), w)
                     return y
             """,
-            note="Each write through a view reaches y (and the caller's tensor), as in torch.",
+            note="Each write through a view reaches y (and the caller's tensor), as in torch: an item by item "
+                 "assignment, a narrow through the run-time helper.",
         ),
         Example(
             before="""
@@ -107,7 +107,10 @@ class ViewWriteBackTransform(Rule):
             return updated_node
         helper = code_of(self.ctx.target_expr("mindport.runtime.inplace.view_update"))
         lines = [updated_node]
-        for base, steps, view, named in backs:
+        for base, steps, view, named, index in backs:
+            if index is not None:  # MindSpore's own item assignment writes the base (PyNative and graph)
+                lines.append(cst.parse_statement(f"{base}{index} = {view}\n"))
+                continue
             call = f"{helper}({base}, {steps}, {view})"
             lines.append(cst.parse_statement(f"{base} = {call}\n" if named else f"{call}\n"))
         self.ctx.converted_sites += 1
@@ -127,8 +130,10 @@ class _Chain:
     """A view of ``base`` (source text) by ``steps`` (view_update's steps as source, None when an argument is computed
     by a call), or ``unfollowed`` (why it can't be written back)."""
 
-    def __init__(self, base: str, steps: "str | None", unfollowed: str = "", advanced: bool = False) -> None:
+    def __init__(self, base: str, steps: "str | None", unfollowed: str = "", advanced: bool = False,
+                 index: "str | None" = None) -> None:
         self.base, self.steps, self.unfollowed, self.advanced = base, steps, unfollowed, advanced
+        self.index = index  # the view is base[index], basic indexing only: written back as base[index] = view
 
 
 def _chain(expr: cst.BaseExpression, scope) -> "_Chain | None":
@@ -139,6 +144,7 @@ def _chain(expr: cst.BaseExpression, scope) -> "_Chain | None":
 
     steps: list[str] = []
     plain, unfollowed, advanced, node = True, "", False, expr
+    index_text = None
     while True:
         if isinstance(node, cst.Call) and not any(a.star for a in node.args):
             func = node.func
@@ -186,7 +192,11 @@ def _chain(expr: cst.BaseExpression, scope) -> "_Chain | None":
                 break  # a dict's item
             index = _index_value(node, scope)
             plain = plain and index is not None
-            advanced = advanced or not all(_basic(e.slice) for e in elements)
+            basic = all(_basic(e.slice) for e in elements)
+            advanced = advanced or not basic
+            stepped = any(isinstance(e.slice, cst.Slice) and e.slice.step is not None for e in elements)
+            index_text = code_of(node.with_changes(value=cst.Name("_")))[1:] \
+                if basic and not stepped and not steps else None  # a stepped slice's backward faults on CPU
             steps.append(f"('getitem', ({index},), {{}})")
             node = node.value
         else:
@@ -196,7 +206,8 @@ def _chain(expr: cst.BaseExpression, scope) -> "_Chain | None":
     if scope.resolve_torch(node) is not None:
         return None
     text = f"({', '.join(reversed(steps))},)"
-    return _Chain(code_of(node), text if plain else None, unfollowed, advanced)
+    return _Chain(code_of(node), text if plain else None, unfollowed, advanced,
+                  index_text if len(steps) == 1 and plain else None)
 
 
 def _basic(part) -> bool:
@@ -366,9 +377,9 @@ def _plan(fn: cst.FunctionDef, scope):
             if why:
                 break
             named = "." not in chain.base
-            backs.append((chain.base, chain.steps, view, named))
+            backs.append((chain.base, chain.steps, view, named, chain.index))
             view = chain.base if named else ""
-        if not why and not any(read_later(base, at) for base, _, _, _ in backs):
+        if not why and not any(read_later(base, at) for base, _, _, _, _ in backs):
             continue  # the base is never read again: nothing can tell (and a graph needs no write-back)
         if why:
             flags[id(line)] = why
@@ -390,6 +401,10 @@ def _item_write(small) -> bool:
 def _written_back(line, view: str) -> bool:
     """Is ``line`` a write-back of ``view`` already (the converter's output converted again)?"""
     small = line.body[0] if line is not None and len(line.body) == 1 else None
+    if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target,
+                                                                                cst.Subscript) \
+            and isinstance(small.value, cst.Name) and small.value.value == view:
+        return True  # y[0] = v
     call = small.value if isinstance(small, (cst.Assign, cst.Expr)) else None
     return isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) \
         and call.func.attr.value == "view_update" and len(call.args) == 3 \
