@@ -2207,6 +2207,20 @@ class LazyLinear(_LazyLayer, nn.Dense):
         return nn.Dense
 
 
+def _transposed_size(self, shapes: dict) -> int | None:
+    """A lazy transposed convolution's in_channels from a state_dict's weight shape (see _LazyLayer._size_of)."""
+    shape = shapes.get("weight")
+    return int(shape[0]) if shape is not None and len(shape) > 2 else None  # (in, out/groups, *kernel)
+
+
+def _norm_size(self, shapes: dict) -> int | None:
+    """A lazy norm layer's num_features from a state_dict's 1-d tensors (see _LazyLayer._size_of)."""
+    for leaf in ("running_mean", "running_var", "weight", "bias"):
+        if shapes.get(leaf) is not None and len(shapes[leaf]) == 1:
+            return int(shapes[leaf][0])
+    return None
+
+
 def _lazy_conv(name: str, dims: int, plain, mode_padded=None, output_padded=None):
     """A lazy convolution: ``plain`` (MindSpore's own, or mindport's), or the layer the eager entry would switch to
     for torch's other padding modes (``padding_mode`` given) or an output_padding past the padding."""
@@ -2219,27 +2233,14 @@ def _lazy_conv(name: str, dims: int, plain, mode_padded=None, output_padded=None
         return plain
 
     size_of = _transposed_size if "Transpose" in name else _LazyLayer._size_of
-    return type(name, (_LazyLayer, plain), {"_dims": dims, "_layer_class": _layer_class, "__module__": __name__,
-                                      "_size_of": size_of,
-                                      "__doc__": f"torch.nn.{name}: {plain.__name__} with in_channels read from the "
-                                                 "first input (see _LazyLayer)."})
+    return type(name, (_LazyLayer, plain), {
+        "_dims": dims, "_layer_class": _layer_class, "__module__": __name__, "_size_of": size_of,
+        "__doc__": f"torch.nn.{name}: {plain.__name__} with in_channels read from the first input (see _LazyLayer)."})
 
 
 LazyConv1d = _lazy_conv("LazyConv1d", 1, Conv1d, ModePaddedConv1d)
 LazyConv2d = _lazy_conv("LazyConv2d", 2, nn.Conv2d, ModePaddedConv2d)
 LazyConv3d = _lazy_conv("LazyConv3d", 3, nn.Conv3d, ModePaddedConv3d)
-def _transposed_size(self, shapes: dict) -> int | None:
-    shape = shapes.get("weight")
-    return int(shape[0]) if shape is not None and len(shape) > 2 else None  # (in, out/groups, *kernel)
-
-
-def _norm_size(self, shapes: dict) -> int | None:
-    for leaf in ("running_mean", "running_var", "weight", "bias"):
-        if shapes.get(leaf) is not None and len(shapes[leaf]) == 1:
-            return int(shapes[leaf][0])
-    return None
-
-
 LazyConvTranspose1d = _lazy_conv("LazyConvTranspose1d", 1, Conv1dTranspose)
 LazyConvTranspose2d = _lazy_conv("LazyConvTranspose2d", 2, nn.Conv2dTranspose, None, OutputPaddedConv2dTranspose)
 LazyConvTranspose3d = _lazy_conv("LazyConvTranspose3d", 3, nn.Conv3dTranspose, None, OutputPaddedConv3dTranspose)
@@ -2249,10 +2250,10 @@ def _lazy_norm(name: str, dims: int, layer):
     def _layer_class(self):
         return layer
 
-    return type(name, (_LazyLayer, layer), {"_dims": dims, "_size": "num_features", "_layer_class": _layer_class,
-                                      "_placeholder_size": lambda self: 1, "_size_of": _norm_size, "__module__": __name__,
-                                      "__doc__": f"torch.nn.{name}: {layer.__name__} with num_features read from the "
-                                                 "first input (see _LazyLayer)."})
+    return type(name, (_LazyLayer, layer), {
+        "_dims": dims, "_size": "num_features", "_layer_class": _layer_class, "_placeholder_size": lambda self: 1,
+        "_size_of": _norm_size, "__module__": __name__,
+        "__doc__": f"torch.nn.{name}: {layer.__name__} with num_features read from the first input (see _LazyLayer)."})
 
 
 LazyBatchNorm1d = _lazy_norm("LazyBatchNorm1d", 1, nn.BatchNorm1d)
