@@ -274,7 +274,99 @@ def repository_configs(root: str, limit: int = 400, max_bytes: int = 64_000) -> 
             continue
         if isinstance(data, dict) and data and all(isinstance(k, str) for k in data):
             out.append((os.path.relpath(path, root), text, data))
+    # a configuration tree written in Python (yacs' config/default.py: ``_C = CN()``, ``_C.MODEL = CN()``,
+    # ``_C.MODEL.NUM_JOINTS = 16``): its defaults alone, and each YAML file over them as yacs' merge_from_file
+    # does (a YAML file of the experiments holds only what it changes)
+    defaults = python_config_trees(root, limit, max_bytes)
+    merged = []
+    for rel, text, data in out:
+        for _, _, tree in defaults:
+            if set(data) & set(tree) and set(data) <= set(tree):
+                merged.append((rel, text, _merged(tree, data)))
+    out = merged + out + defaults
     _YAML_FILES[root] = out
+    return out
+
+
+def _merged(base: dict, over: dict) -> dict:
+    """``base`` with ``over``'s keys on top, nested mappings merged (yacs' ``merge_from_file``)."""
+    out = dict(base)
+    for k, v in over.items():
+        out[k] = _merged(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
+
+
+_TREE_ROOT = re.compile(r"^(\w+)\s*=\s*[\w.]+\(\s*(\w+\s*=\s*\w+\s*)?\)\s*(#.*)?$", re.M)
+
+
+def python_config_trees(root: str, limit: int = 400, max_bytes: int = 64_000) -> list[tuple[str, str, dict]]:
+    """(path relative to ``root``, text, mapping) of the configuration trees the repository's Python files build at
+    module level: a name bound to a call without positional arguments (``_C = CN()``, ``config = ConfigNode()``,
+    ``__C = edict()``) whose attributes are then set, nested, by at least three module-level assignments
+    (``_C.MODEL.EXTRA = CN(new_allowed=True)``: a node, a call of the root's callee; ``_C.MODEL.NUM_JOINTS = 16``: a
+    literal; anything else, computed, is left out). Files are read as text, never imported."""
+    import ast
+
+    out = []
+    seen = 0
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for f in sorted(files):
+            if not f.endswith(".py"):
+                continue
+            seen += 1
+            path = os.path.join(folder, f)
+            try:
+                if os.path.getsize(path) > max_bytes:
+                    continue
+                with open(path, encoding="utf-8", errors="replace") as fh:
+                    text = fh.read()
+            except OSError:
+                continue
+            roots = {m.group(1) for m in _TREE_ROOT.finditer(text)}
+            if not any(len(re.findall(rf"^{re.escape(r)}\.\w+(\.\w+)*\s*=", text, re.M)) >= 3 for r in roots):
+                continue
+            try:
+                tree = ast.parse(text)
+            except (SyntaxError, ValueError):
+                continue
+            callee: dict = {}
+            trees: dict = {}
+            for node in tree.body:
+                if not (isinstance(node, ast.Assign) and len(node.targets) == 1):
+                    continue
+                target, value = node.targets[0], node.value
+                if isinstance(target, ast.Name) and target.id in roots and isinstance(value, ast.Call) \
+                        and not value.args:
+                    callee[target.id] = ast.unparse(value.func)
+                    trees[target.id] = {}
+                    continue
+                chain = []
+                while isinstance(target, ast.Attribute):
+                    chain.append(target.attr)
+                    target = target.value
+                if not chain or not isinstance(target, ast.Name) or target.id not in callee:
+                    continue
+                chain.reverse()
+                if isinstance(value, ast.Call) and ast.unparse(value.func) == callee[target.id]:
+                    item = {}
+                else:
+                    try:
+                        item = ast.literal_eval(value)
+                    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                        continue
+                node_ = trees[target.id]
+                for key in chain[:-1]:
+                    node_ = node_.get(key)
+                    if not isinstance(node_, dict):
+                        break
+                else:
+                    node_[chain[-1]] = item
+            for data in trees.values():
+                if len(data) >= 2 or any(isinstance(v, dict) and v for v in data.values()):
+                    out.append((os.path.relpath(path, root), text, data))
+        if seen >= limit * 10:
+            break
     return out
 
 

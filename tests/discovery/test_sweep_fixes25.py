@@ -1,0 +1,116 @@
+"""Fixes from disc25's first contact with manifest rows 184 onwards (issue 29)."""
+from __future__ import annotations
+
+from _prove import prove_files
+
+
+_prove = prove_files  # tests/discovery/_prove.py
+
+
+YACS_DEFAULTS = {
+    # yacs-style defaults written in Python (hysts/pytorch_image_classification's config/defaults.py, HRNet's and
+    # Swin's/FocalNet's config/default.py): a tree of nodes set attribute by attribute at module level
+    "lib/config/__init__.py": "from .default import _C as cfg\n",
+    "lib/config/default.py": '''
+        class CN(dict):
+            """A stand-in of yacs' CfgNode (the repository's own class; never imported by the builder)."""
+
+            def __init__(self, init=None, new_allowed=False):
+                super().__init__(init or {})
+
+            def __getattr__(self, name):
+                return self[name]
+
+            def __setattr__(self, name, value):
+                self[name] = value
+
+
+        _C = CN()
+        _C.OUTPUT_DIR = 'output'
+        _C.DATASET = CN()
+        _C.DATASET.CHANNELS = 3  # input channels
+        _C.DATASET.ROOT = ''
+        _C.MODEL = CN()
+        _C.MODEL.NAME = 'pose_net'
+        _C.MODEL.NUM_JOINTS = 5
+        _C.MODEL.EXTRA = CN(new_allowed=True)
+        _C.MODEL.EXTRA.WIDTHS = [24, 12]
+        _C.MODEL.EXTRA.KERNEL = 3
+        _C.MODEL.EXTRA.WITH_BIAS = False
+        _C.MODEL.INIT_WEIGHTS = True
+        _C.TRAIN = CN()
+        _C.TRAIN.LR = 0.001
+        _C.TRAIN.LR_STEP = [90, 110]
+        _C.TRAIN.GPUS = computed_elsewhere()  # not a literal: left out
+    ''',
+    # an experiment's YAML file holds only what it changes (yacs' merge_from_file puts it over the defaults)
+    "experiments/pose_net/wide.yaml": '''
+        MODEL:
+          NAME: pose_net
+          EXTRA:
+            WIDTHS: [32, 16]
+    ''',
+    "lib/models/pose_net.py": '''
+        import torch.nn as nn
+
+
+        class PoseNet(nn.Module):
+            def __init__(self, cfg):
+                super().__init__()
+                extra = cfg.MODEL.EXTRA
+                layers, planes = [], cfg.DATASET.CHANNELS
+                for width in extra.WIDTHS:
+                    layers += [nn.Conv2d(planes, width, extra.KERNEL, padding=extra.KERNEL // 2,
+                                         bias=extra.WITH_BIAS), nn.BatchNorm2d(width), nn.ReLU()]
+                    planes = width
+                self.body = nn.Sequential(*layers)
+                self.final = nn.Conv2d(planes, cfg.MODEL.NUM_JOINTS, 1)
+
+            def forward(self, x):
+                return self.final(self.body(x))
+
+
+        class Head(nn.Module):
+            def __init__(self, config):
+                super().__init__()
+                self.proj = nn.Linear(config.MODEL.EXTRA.KERNEL * 4, config.MODEL.NUM_JOINTS)
+
+            def forward(self, x):
+                return self.proj(x).softmax(-1)
+    ''',
+}
+
+
+def test_yacs_defaults_written_in_python_configure_the_model(tmp_path):
+    """(disc25, rows 184+: hysts/pytorch_image_classification's ``Network(config)`` reads
+    ``config.model.resnet.depth``; HRNet/FocalNet alike) The configuration's defaults are a tree set attribute by
+    attribute in ``config/default.py`` (``_C.MODEL.EXTRA.WIDTHS = [24, 12]``); a YAML file of the experiments holds
+    only what it changes. Before, only YAML files holding every key read were candidates: none did, and the guess
+    ``cfg=16`` failed ("'int' object has no attribute 'MODEL'"). The Python tree is now read as text (never
+    imported; a computed value is left out), alone and under each YAML file as yacs' merge_from_file does: PoseNet
+    builds from the experiment over the defaults (widths 32, 16; channels 3 from the defaults), Head from the
+    defaults alone, both proven against torch."""
+    models = _prove(tmp_path, YACS_DEFAULTS, "lib/models/pose_net.py:*")
+    pose = models["lib/models/pose_net.py:PoseNet"]
+    assert pose["status"] == "proven", pose
+    assert pose["ctor_source"].startswith("repository config experiments/pose_net/wide.yaml"), pose
+    assert "'WIDTHS': [32, 16]" in pose["ctor"] and "'CHANNELS': 3" in pose["ctor"], pose["ctor"]
+    head = models["lib/models/pose_net.py:Head"]
+    assert head["status"] == "proven", head
+    assert "'KERNEL': 3" in head["ctor"], head["ctor"]
+
+
+def test_a_python_configuration_tree_is_read_as_text_never_run(tmp_path):
+    """The tree's reader: literals kept, nodes nested, computed values and other names left out, nothing imported
+    (the file calls a function that does not exist)."""
+    from mindport.discovery.build import python_config_trees
+
+    path = tmp_path / "lib" / "config" / "default.py"
+    path.parent.mkdir(parents=True)
+    path.write_text(__import__("textwrap").dedent(YACS_DEFAULTS["lib/config/default.py"]), encoding="utf-8")
+    (tmp_path / "lib" / "util.py").write_text("x = dict()\nx.a = 1\ny = 2\n", encoding="utf-8")  # too few sets
+    [(rel, _, tree)] = python_config_trees(str(tmp_path))
+    assert rel == "lib/config/default.py"
+    assert tree["MODEL"]["EXTRA"] == {"WIDTHS": [24, 12], "KERNEL": 3, "WITH_BIAS": False}
+    assert tree["TRAIN"] == {"LR": 0.001, "LR_STEP": [90, 110]}
+    assert tree["OUTPUT_DIR"] == "output"
