@@ -296,15 +296,18 @@ def _merged(base: dict, over: dict) -> dict:
     return out
 
 
-_TREE_ROOT = re.compile(r"^(\w+)\s*=\s*[\w.]+\(\s*(\w+\s*=\s*\w+\s*)?\)\s*(#.*)?$", re.M)
+_TREE_ROOT = re.compile(r"^\s*(\w+)\s*=\s*[\w.]+\(\s*(\w+\s*=\s*\w+\s*|\{.*\})?\)\s*(#.*)?$", re.M)
 
 
 def python_config_trees(root: str, limit: int = 400, max_bytes: int = 64_000) -> list[tuple[str, str, dict]]:
-    """(path relative to ``root``, text, mapping) of the configuration trees the repository's Python files build at
-    module level: a name bound to a call without positional arguments (``_C = CN()``, ``config = ConfigNode()``,
-    ``__C = edict()``) whose attributes are then set, nested, by at least three module-level assignments
-    (``_C.MODEL.EXTRA = CN(new_allowed=True)``: a node, a call of the root's callee; ``_C.MODEL.NUM_JOINTS = 16``: a
-    literal; anything else, computed, is left out). Files are read as text, never imported."""
+    """(path relative to ``root``, text, mapping) of the configuration trees the repository's Python files build by
+    attribute assignments: a name bound to a call without positional arguments (``_C = CN()``, ``config =
+    ConfigNode()``, ``__C = edict()``, ``config = ml_collections.ConfigDict()``) whose attributes are then set, nested,
+    by at least three assignments, at module level (yacs' config/default.py; the text is the file's) or in a function
+    that returns it (ViT's ``def get_b16_config(): ... return config``; the text is the function's; a function that
+    starts from another one of the file, ``config = get_b16_config()``, starts from its tree). A node is a call of one
+    of the roots' callees (``_C.MODEL.EXTRA = CN(new_allowed=True)``; with one dict literal, that dict); a value is a
+    literal; anything else (computed) is left out. Files are read as text, never imported."""
     import ast
 
     out = []
@@ -324,50 +327,99 @@ def python_config_trees(root: str, limit: int = 400, max_bytes: int = 64_000) ->
             except OSError:
                 continue
             roots = {m.group(1) for m in _TREE_ROOT.finditer(text)}
-            if not any(len(re.findall(rf"^{re.escape(r)}\.\w+(\.\w+)*\s*=", text, re.M)) >= 3 for r in roots):
+            roots = {r for r in roots if len(re.findall(rf"^\s*{re.escape(r)}\.\w+(\.\w+)*\s*=", text, re.M)) >= 3}
+            if not roots:
                 continue
             try:
                 tree = ast.parse(text)
             except (SyntaxError, ValueError):
                 continue
-            callee: dict = {}
-            trees: dict = {}
+            rel = os.path.relpath(path, root)
+            callees: set = set()
+            found = _config_trees(tree.body, roots, {}, callees)
+            out += [(rel, text, data) for data in found.values() if _tree_worth(data)]
+            known: dict = {}
             for node in tree.body:
-                if not (isinstance(node, ast.Assign) and len(node.targets) == 1):
-                    continue
-                target, value = node.targets[0], node.value
-                if isinstance(target, ast.Name) and target.id in roots and isinstance(value, ast.Call) \
-                        and not value.args:
-                    callee[target.id] = ast.unparse(value.func)
-                    trees[target.id] = {}
-                    continue
-                chain = []
-                while isinstance(target, ast.Attribute):
-                    chain.append(target.attr)
-                    target = target.value
-                if not chain or not isinstance(target, ast.Name) or target.id not in callee:
-                    continue
-                chain.reverse()
-                if isinstance(value, ast.Call) and ast.unparse(value.func) == callee[target.id]:
-                    item = {}
-                else:
-                    try:
-                        item = ast.literal_eval(value)
-                    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-                        continue
-                node_ = trees[target.id]
-                for key in chain[:-1]:
-                    node_ = node_.get(key)
-                    if not isinstance(node_, dict):
-                        break
-                else:
-                    node_[chain[-1]] = item
-            for data in trees.values():
-                if len(data) >= 2 or any(isinstance(v, dict) and v for v in data.values()):
-                    out.append((os.path.relpath(path, root), text, data))
+                if isinstance(node, ast.FunctionDef) and node.body and isinstance(node.body[-1], ast.Return) \
+                        and isinstance(node.body[-1].value, ast.Name) and node.body[-1].value.id in roots:
+                    data = _config_trees(node.body, roots, known, callees).get(node.body[-1].value.id)
+                    if data is not None and _tree_worth(data):
+                        known[node.name] = data
+                        out.append((rel, ast.get_source_segment(text, node) or text, data))
         if seen >= limit * 10:
             break
     return out
+
+
+def _tree_worth(data: dict) -> bool:
+    return len(data) >= 2 or any(isinstance(v, dict) and v for v in data.values())
+
+
+def _config_trees(statements: list, roots: set, known: dict, callees: set) -> dict:
+    """{root name: nested mapping} of the attribute assignments in ``statements`` (python_config_trees); ``known``:
+    the trees of the file's functions so far, ``callees``: the roots' callees so far (nodes are calls of them)."""
+    import ast
+    import copy
+
+    trees: dict = {}
+    left_out = object()
+
+    def node_value(value):
+        if isinstance(value, ast.Call) and ast.unparse(value.func) in callees and not value.keywords or \
+                isinstance(value, ast.Call) and ast.unparse(value.func) in callees and not value.args:
+            if not value.args:
+                return {}
+            if len(value.args) == 1 and isinstance(value.args[0], ast.Dict):
+                item = ast.literal_eval(value.args[0])
+                return item if isinstance(item, dict) else left_out
+            return left_out
+        return ast.literal_eval(value)
+
+    for node in statements:
+        if isinstance(node, ast.Delete):  # del config.patches.size
+            for target in node.targets:
+                chain = []
+                while isinstance(target, ast.Attribute):
+                    chain.insert(0, target.attr)
+                    target = target.value
+                node_ = trees.get(target.id) if chain and isinstance(target, ast.Name) else None
+                for key in chain[:-1]:
+                    node_ = node_.get(key) if isinstance(node_, dict) else None
+                if isinstance(node_, dict):
+                    node_.pop(chain[-1], None)
+            continue
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1):
+            continue
+        target, value = node.targets[0], node.value
+        if isinstance(target, ast.Name) and target.id in roots and isinstance(value, ast.Call) and not value.args:
+            callee = ast.unparse(value.func)
+            if callee in known:
+                trees[target.id] = copy.deepcopy(known[callee])
+            else:
+                callees.add(callee)
+                trees[target.id] = {}
+            continue
+        chain = []
+        while isinstance(target, ast.Attribute):
+            chain.append(target.attr)
+            target = target.value
+        if not chain or not isinstance(target, ast.Name) or target.id not in trees:
+            continue
+        chain.reverse()
+        try:
+            item = node_value(value)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            continue
+        if item is left_out:
+            continue
+        node_ = trees[target.id]
+        for key in chain[:-1]:
+            node_ = node_.get(key)
+            if not isinstance(node_, dict):
+                break
+        else:
+            node_[chain[-1]] = item
+    return trees
 
 
 def _covers(data, attrs: dict) -> bool:

@@ -114,3 +114,86 @@ def test_a_python_configuration_tree_is_read_as_text_never_run(tmp_path):
     assert tree["MODEL"]["EXTRA"] == {"WIDTHS": [24, 12], "KERNEL": 3, "WITH_BIAS": False}
     assert tree["TRAIN"] == {"LR": 0.001, "LR_STEP": [90, 110]}
     assert tree["OUTPUT_DIR"] == "output"
+
+
+CONFIG_FUNCTIONS = {
+    # ViT-pytorch's models/configs.py: configurations built by functions with a configuration library this machine
+    # lacks (ml_collections), called at import by the model's module
+    "models/configs.py": '''
+        import ml_collections
+
+
+        def get_b16_config():
+            config = ml_collections.ConfigDict()
+            config.patches = ml_collections.ConfigDict({'size': (4, 4)})
+            config.hidden_size = 24
+            config.transformer = ml_collections.ConfigDict()
+            config.transformer.mlp_dim = 48
+            config.transformer.num_heads = 4
+            config.transformer.dropout_rate = 0.1
+            config.classifier = 'token'
+            return config
+
+
+        def get_r50_b16_config():
+            config = get_b16_config()
+            del config.patches.size
+            config.patches.grid = (2, 2)
+            config.resnet = ml_collections.ConfigDict()
+            config.resnet.width_factor = 1
+            return config
+    ''',
+    "models/modeling.py": '''
+        import torch
+        import torch.nn as nn
+
+        import models.configs as configs
+
+
+        class Attention(nn.Module):
+            def __init__(self, config, vis):
+                super().__init__()
+                self.heads = config.transformer["num_heads"]
+                self.head_size = config.hidden_size // self.heads
+                self.qkv = nn.Linear(config.hidden_size, 3 * config.hidden_size)
+                self.out = nn.Linear(config.hidden_size, config.hidden_size)
+                self.drop = nn.Dropout(config.transformer["dropout_rate"])
+
+            def forward(self, x):
+                b, n, _ = x.shape
+                q, k, v = self.qkv(x).view(b, n, 3, self.heads, self.head_size).permute(2, 0, 3, 1, 4)
+                att = self.drop((q @ k.transpose(-1, -2) / self.head_size ** 0.5).softmax(-1))
+                return self.out((att @ v).transpose(1, 2).reshape(b, n, -1))
+
+
+        CONFIGS = {'ViT-B_16': configs.get_b16_config(), 'R50-ViT-B_16': configs.get_r50_b16_config()}
+    ''',
+}
+
+
+def test_configurations_built_by_functions_with_a_missing_configuration_library(tmp_path):
+    """(disc25, jeonsworld/ViT-pytorch) The model's module calls ``configs.get_b16_config()`` at import, which
+    builds an ``ml_collections.ConfigDict`` tree; ml_collections is not installed. Before: its stand-in class was
+    an empty stub ("'ConfigDict' object has no attribute 'size'"), the module did not import and no model built
+    (4 of 5 not built there). A configuration library's dictionary (ml_collections, easydict, yacs, addict, munch
+    ..., ``stubs.ATTRIBUTE_DICTS``) is now a dict whose keys are attributes (still reported as stubbed), and a tree
+    a function builds and returns is a repository configuration (a ``del`` of a key honoured; a function that
+    starts from another's tree starts from it): Attention builds from get_b16_config's tree, proven."""
+    models = _prove(tmp_path, CONFIG_FUNCTIONS, "models/modeling.py:*")
+    att = models["models/modeling.py:Attention"]
+    assert att["status"] == "proven", att
+    assert att["ctor_source"].startswith("repository config models/configs.py"), att
+    assert "'num_heads': 4" in att["ctor"] and "'hidden_size': 24" in att["ctor"], att["ctor"]
+
+
+def test_a_configuration_library_stand_in_is_an_attribute_dict():
+    from mindport.discovery.build import _config_trees  # noqa: F401 - the reader the test above goes through
+    from mindport.discovery.stubs import ATTRIBUTE_DICTS, AttributeDict
+
+    assert "ConfigDict" in ATTRIBUTE_DICTS["ml_collections"] and "EasyDict" in ATTRIBUTE_DICTS["easydict"]
+    c = AttributeDict({"patches": {"size": (16, 16)}}, new_allowed=True, hidden=3)
+    c.transformer = {"heads": [{"k": 1}]}
+    assert c.patches.size == (16, 16) and c["hidden"] == 3 and "new_allowed" not in c
+    assert c.transformer.heads[0].k == 1 and c.patches.get("grid") is None
+    del c.patches.size
+    assert c.clone() == {"patches": {}, "hidden": 3, "transformer": {"heads": [{"k": 1}]}}
