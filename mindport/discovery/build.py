@@ -1616,6 +1616,47 @@ def _flattened_fits(model, specs: list[str], problem: str, seconds: float) -> li
     return [found]
 
 
+_IMAGE_SIZE = r"(img|image|input|in|crop)_?(size|res|resolution|shape)|resolution|img_?dim"
+_IMAGE_CHANNELS = r"in_?(c|ch|chs|chans|channels|planes|dim)|(input|image|img)_?(channels|ch|chans|dim)|n_?channels|" \
+    r"num_channels|channels"
+
+
+def constructor_images(params: list[dict], ctor: str) -> list[list[str]]:
+    """An image input of the size the constructor was given (a parameter named like ``img_size``, ``image_size``,
+    ``resolution``: an int or a pair, as the call ``ctor`` sets it, else its default) with the channels it was given
+    (``in_c``, ``in_chans``, ``in_channels``; else 3): ``[["2x3x32x32:float32"]]``; none without such a parameter."""
+    import ast
+
+    values: dict = {}
+    for p in params:
+        if p.get("default") not in (None, ""):
+            try:
+                values[p["name"]] = ast.literal_eval(p["default"])
+            except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+                pass
+    try:
+        call = ast.parse(f"f({ctor})", mode="eval").body
+    except SyntaxError:
+        return []
+    names = [p["name"] for p in params if p.get("kind") in ("positional", "keyword")]
+    pairs = list(zip(names, call.args)) + [(k.arg, k.value) for k in call.keywords if k.arg]
+    for name, node in pairs:
+        try:
+            values[name] = ast.literal_eval(node)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            values.pop(name, None)
+    size = next((v for k, v in values.items() if re.fullmatch(_IMAGE_SIZE, k.lower())), None)
+    if type(size) is int:
+        size = (size, size)
+    if not (isinstance(size, (tuple, list)) and len(size) == 2 and all(type(v) is int and 0 < v <= 512
+                                                                         for v in size)):
+        return []
+    channels = next((v for k, v in values.items() if re.fullmatch(_IMAGE_CHANNELS, k.lower())), 3)
+    if type(channels) is not int or not 0 < channels <= 64:
+        return []
+    return [[f"2x{channels}x{size[0]}x{size[1]}:float32"]]
+
+
 def _meta_params(ref: str, ctor: str, root: str, seconds: float) -> int | None:
     """The parameter count of the model built on the meta device (no memory, no init), or None when it cannot be."""
     import torch
@@ -1699,6 +1740,9 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
         model.eval()
         fwd = _handed_forward_use(model, cand["forward"] or [])
         tries = [s for s in cand["inputs"][:4]] + [s for s in first_layer_inputs(model, fwd)]
+        # after the first layer's forms: the image the constructor was told of (``ViT(in_c=3, img_size=32, patch=8)``
+        # unfolds its input into patches before its first Linear, which takes a patch's flattened length)
+        tries += [s for s in constructor_images(cand["params"], ctor) if s not in tries]
         # first: a forward whose first argument is a number (a length it makes positions from)
         tries = [s for s in number_inputs(fwd) if s not in tries] + tries
         sequences = [s for s in sequence_inputs(model, fwd, tries) if s not in tries]

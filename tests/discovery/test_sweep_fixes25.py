@@ -197,3 +197,46 @@ def test_a_configuration_library_stand_in_is_an_attribute_dict():
     assert c.transformer.heads[0].k == 1 and c.patches.get("grid") is None
     del c.patches.size
     assert c.clone() == {"patches": {}, "hidden": 3, "transformer": {"heads": [{"k": 1}]}}
+
+
+PATCHED_IMAGE = '''
+import torch
+import torch.nn as nn
+
+
+class ViT(nn.Module):
+    """omihub777/ViT-CIFAR's ViT: the image is unfolded into patch vectors before the first Linear, whose width is
+    a patch's flattened length (img_size // patch) ** 2 * 3; the tokens' count is fixed by the positions."""
+
+    def __init__(self, in_c: int = 3, num_classes: int = 10, img_size: int = 16, patch: int = 4, hidden: int = 24):
+        super().__init__()
+        self.patch = patch
+        self.patch_size = img_size // patch
+        self.emb = nn.Linear(self.patch_size ** 2 * in_c, hidden)
+        self.pos_emb = nn.Parameter(torch.randn(1, patch ** 2, hidden))
+        self.fc = nn.Sequential(nn.LayerNorm(hidden), nn.Linear(hidden, num_classes))
+
+    def forward(self, x):
+        out = x.unfold(2, self.patch_size, self.patch_size).unfold(3, self.patch_size, self.patch_size)
+        out = out.permute(0, 2, 3, 4, 5, 1).reshape(x.size(0), self.patch ** 2, -1)
+        out = self.emb(out) + self.pos_emb
+        return self.fc(out.mean(1))
+'''
+
+
+def test_the_image_the_constructor_was_told_of_is_an_input(tmp_path):
+    """(disc25, omihub777/ViT-CIFAR: ViT and DepthwiseViT built, "no input ran") The first layer is a Linear over a
+    patch's flattened length: its forms (2x48, 2x8x48) are no image, the rank hint gave 16 channels. The image of
+    the size and channels the constructor was given (``img_size``, ``in_c``; the call's values, else the
+    defaults) is now tried after the first layer's forms: 2x3x16x16, proven against torch."""
+    models = _prove(tmp_path, {"vit.py": PATCHED_IMAGE}, "vit.py:*")
+    vit = models["vit.py:ViT"]
+    assert vit["status"] == "proven", vit
+    assert vit["inputs"] == ["2x3x16x16:float32"], vit
+
+    from mindport.discovery.build import constructor_images
+
+    params = [{"name": "in_chans", "default": "3", "kind": "keyword"},
+              {"name": "image_size", "default": "224", "kind": "keyword"}]
+    assert constructor_images(params, "1, image_size=(16, 24)") == [["2x1x16x24:float32"]]
+    assert constructor_images(params[:1], "") == []  # no size told: nothing
