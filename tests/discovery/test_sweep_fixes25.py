@@ -240,3 +240,49 @@ def test_the_image_the_constructor_was_told_of_is_an_input(tmp_path):
               {"name": "image_size", "default": "224", "kind": "keyword"}]
     assert constructor_images(params, "1, image_size=(16, 24)") == [["2x1x16x24:float32"]]
     assert constructor_images(params[:1], "") == []  # no size told: nothing
+
+
+SIZE_CHECKED = '''
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Inception(nn.Module):
+    """moskomule/senet.pytorch's SEInception3: ``_, _, h, w = x.size()``, then ``if (h, w) != (299, 299): raise``."""
+
+    def __init__(self, num_classes):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, stride=2)
+        self.fc = nn.Linear(8, num_classes)
+
+    def forward(self, x):
+        _, _, h, w = x.size()
+        if (h, w) != (36, 20):
+            raise ValueError("input size must be (36, 20)")
+        return self.fc(F.adaptive_avg_pool2d(F.relu(self.conv(x)), 1).flatten(1))
+
+
+class Unpacked(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(6, 4)
+
+    def forward(self, x):
+        b, n, d = x.shape
+        assert n == 5 and d == 6, "five tokens of six features"
+        return self.proj(x).softmax(-1)
+'''
+
+
+def test_sizes_a_forward_checks_through_unpacked_axes(tmp_path):
+    """(disc25, moskomule/senet.pytorch's SEInception3: "input size must be (299, 299)" for every input tried) The
+    forward unpacks the axes into names and compares them, as a tuple, with the sizes it takes. The sizes asserted
+    or raised on (disc20: ``assert x.size(1) == 2``) now include axes unpacked into names (``_, _, h, w =
+    x.size()``, ``b, n, d = x.shape``) and tuples compared item by item: both proven at those sizes."""
+    models = _prove(tmp_path, {"checked.py": SIZE_CHECKED}, "checked.py:*")
+    inc = models["checked.py:Inception"]
+    assert inc["status"] == "proven", inc
+    assert inc["inputs"][0].split(":")[0].endswith("x36x20"), inc
+    unp = models["checked.py:Unpacked"]
+    assert unp["status"] == "proven", unp
+    assert unp["inputs"][0].split(":")[0].endswith("x5x6"), unp
