@@ -286,3 +286,45 @@ def test_sizes_a_forward_checks_through_unpacked_axes(tmp_path):
     unp = models["checked.py:Unpacked"]
     assert unp["status"] == "proven", unp
     assert unp["inputs"][0].split(":")[0].endswith("x5x6"), unp
+
+
+LAYER_CLASSES = '''
+import torch.nn as nn
+
+
+class Block(nn.Module):
+    """A block handed its layer classes (LeViT's Attention(activation=nn.Hardswish), octconv's Bottleneck(norm_layer=
+    nn.BatchNorm2d)): the repository's call passes torch layer classes as values."""
+
+    def __init__(self, dim, norm_layer, activation):
+        super().__init__()
+        self.conv = nn.Conv2d(dim, dim, 3, padding=1)
+        self.norm = norm_layer(dim)
+        self.act = activation()
+
+    def forward(self, x):
+        return self.act(self.norm(self.conv(x)))
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 8, 3, padding=1)
+        self.block = Block(8, norm_layer=nn.BatchNorm2d, activation=nn.Hardswish)
+
+    def forward(self, x):
+        return self.block(self.stem(x))
+'''
+
+
+def test_torch_layer_classes_in_a_constructor_call_are_the_conversions(tmp_path):
+    """(disc25, xmu-xiaoma666/External-Attention-pytorch's LeViT Residual, d-li14/octconv.pytorch's Bottleneck: both
+    built in torch, then "building the MindSpore Cell failed: name 'TorchHardswish' / 'TorchBatchNorm2d' is not
+    defined") The constructor call, converted for the MindSpore side, hands the layer classes as the classes the
+    conversion writes (``TorchBatchNorm2d``: torch's arguments, MindSpore's layer); their definitions were dropped
+    and only the call kept. The whole converted call now runs in a copy of the model module's namespace: Block
+    built from the repository's call, proven against torch."""
+    models = _prove(tmp_path, {"blocks.py": LAYER_CLASSES}, "blocks.py:*")
+    block = models["blocks.py:Block"]
+    assert block["status"] == "proven", block
+    assert "nn.BatchNorm2d" in block["ctor"] and "nn.Hardswish" in block["ctor"], block["ctor"]
