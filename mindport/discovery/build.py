@@ -445,6 +445,8 @@ def _shrunk_config(value, key: str = ""):
     if isinstance(value, dict):
         return {k: _shrunk_config(v, str(k)) for k, v in value.items()}
     low = key.lower()
+    if re.search(r"factor$|mult$|multiplier$|^widen|widening", low) and type(value) is int and value > 2:
+        return 2  # a multiplier of the widths (hysts' WRN-28-10: widening_factor 10, 36.5 M parameters)
     if not re.search(_SHRINK, low) or re.search(r"depth|layers|blocks|n_layer|nlayers|vocab|tokens|head", low):
         return value
     if type(value) is int and value > 16:

@@ -328,3 +328,16 @@ def test_torch_layer_classes_in_a_constructor_call_are_the_conversions(tmp_path)
     block = models["blocks.py:Block"]
     assert block["status"] == "proven", block
     assert "nn.BatchNorm2d" in block["ctor"] and "nn.Hardswish" in block["ctor"], block["ctor"]
+
+
+def test_a_width_multiplier_is_small_in_a_configuration_at_small_widths():
+    """(disc25, hysts/pytorch_image_classification's WRN: configs/cifar/wrn.yaml over the defaults gives
+    widening_factor 10, 36.5 M parameters at both sizes) A configuration's width multiplier is 2 at small widths
+    (as the builder's guess for a ``widen_factor`` parameter); counts and small values kept."""
+    from mindport.discovery.build import _shrunk_config
+
+    wrn = {"model": {"wrn": {"depth": 28, "initial_channels": 16, "widening_factor": 10, "drop_rate": 0.0},
+                     "mobilenet": {"width_mult": 1, "channel_multiplier": 4}}}
+    assert _shrunk_config(wrn) == {"model": {"wrn": {"depth": 28, "initial_channels": 16, "widening_factor": 2,
+                                                     "drop_rate": 0.0},
+                                             "mobilenet": {"width_mult": 1, "channel_multiplier": 2}}}
