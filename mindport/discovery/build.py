@@ -274,8 +274,152 @@ def repository_configs(root: str, limit: int = 400, max_bytes: int = 64_000) -> 
             continue
         if isinstance(data, dict) and data and all(isinstance(k, str) for k in data):
             out.append((os.path.relpath(path, root), text, data))
+    # a configuration tree written in Python (yacs' config/default.py: ``_C = CN()``, ``_C.MODEL = CN()``,
+    # ``_C.MODEL.NUM_JOINTS = 16``): its defaults alone, and each YAML file over them as yacs' merge_from_file
+    # does (a YAML file of the experiments holds only what it changes)
+    defaults = python_config_trees(root, limit, max_bytes)
+    merged = []
+    for rel, text, data in out:
+        for _, _, tree in defaults:
+            if set(data) & set(tree) and set(data) <= set(tree):
+                merged.append((rel, text, _merged(tree, data)))
+    out = merged + out + defaults
     _YAML_FILES[root] = out
     return out
+
+
+def _merged(base: dict, over: dict) -> dict:
+    """``base`` with ``over``'s keys on top, nested mappings merged (yacs' ``merge_from_file``)."""
+    out = dict(base)
+    for k, v in over.items():
+        out[k] = _merged(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
+
+
+_TREE_ROOT = re.compile(r"^\s*(\w+)\s*=\s*[\w.]+\(\s*(\w+\s*=\s*\w+\s*|\{.*\})?\)\s*(#.*)?$", re.M)
+
+
+def python_config_trees(root: str, limit: int = 400, max_bytes: int = 64_000) -> list[tuple[str, str, dict]]:
+    """(path relative to ``root``, text, mapping) of the configuration trees the repository's Python files build by
+    attribute assignments: a name bound to a call without positional arguments (``_C = CN()``, ``config =
+    ConfigNode()``, ``__C = edict()``, ``config = ml_collections.ConfigDict()``) whose attributes are then set, nested,
+    by at least three assignments, at module level (yacs' config/default.py; the text is the file's) or in a function
+    that returns it (ViT's ``def get_b16_config(): ... return config``; the text is the function's; a function that
+    starts from another one of the file, ``config = get_b16_config()``, starts from its tree). A node is a call of one
+    of the roots' callees (``_C.MODEL.EXTRA = CN(new_allowed=True)``; with one dict literal, that dict); a value is a
+    literal; anything else (computed) is left out. Files are read as text, never imported."""
+    import ast
+
+    out = []
+    seen = 0
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for f in sorted(files):
+            if not f.endswith(".py"):
+                continue
+            seen += 1
+            path = os.path.join(folder, f)
+            try:
+                if os.path.getsize(path) > max_bytes:
+                    continue
+                with open(path, encoding="utf-8", errors="replace") as fh:
+                    text = fh.read()
+            except OSError:
+                continue
+            roots = {m.group(1) for m in _TREE_ROOT.finditer(text)}
+            roots = {r for r in roots if len(re.findall(rf"^\s*{re.escape(r)}\.\w+(\.\w+)*\s*=", text, re.M)) >= 3}
+            if not roots:
+                continue
+            try:
+                tree = ast.parse(text)
+            except (SyntaxError, ValueError):
+                continue
+            rel = os.path.relpath(path, root)
+            callees: set = set()
+            found = _config_trees(tree.body, roots, {}, callees)
+            out += [(rel, text, data) for data in found.values() if _tree_worth(data)]
+            known: dict = {}
+            for node in tree.body:
+                if isinstance(node, ast.FunctionDef) and node.body and isinstance(node.body[-1], ast.Return) \
+                        and isinstance(node.body[-1].value, ast.Name) and node.body[-1].value.id in roots:
+                    data = _config_trees(node.body, roots, known, callees).get(node.body[-1].value.id)
+                    if data is not None and _tree_worth(data):
+                        known[node.name] = data
+                        out.append((rel, ast.get_source_segment(text, node) or text, data))
+        if seen >= limit * 10:
+            break
+    return out
+
+
+def _tree_worth(data: dict) -> bool:
+    return len(data) >= 2 or any(isinstance(v, dict) and v for v in data.values())
+
+
+def _config_trees(statements: list, roots: set, known: dict, callees: set) -> dict:
+    """{root name: nested mapping} of the attribute assignments in ``statements`` (python_config_trees); ``known``:
+    the trees of the file's functions so far, ``callees``: the roots' callees so far (nodes are calls of them)."""
+    import ast
+    import copy
+
+    trees: dict = {}
+    left_out = object()
+
+    def node_value(value):
+        if isinstance(value, ast.Call) and ast.unparse(value.func) in callees and not value.keywords or \
+                isinstance(value, ast.Call) and ast.unparse(value.func) in callees and not value.args:
+            if not value.args:
+                return {}
+            if len(value.args) == 1 and isinstance(value.args[0], ast.Dict):
+                item = ast.literal_eval(value.args[0])
+                return item if isinstance(item, dict) else left_out
+            return left_out
+        return ast.literal_eval(value)
+
+    for node in statements:
+        if isinstance(node, ast.Delete):  # del config.patches.size
+            for target in node.targets:
+                chain = []
+                while isinstance(target, ast.Attribute):
+                    chain.insert(0, target.attr)
+                    target = target.value
+                node_ = trees.get(target.id) if chain and isinstance(target, ast.Name) else None
+                for key in chain[:-1]:
+                    node_ = node_.get(key) if isinstance(node_, dict) else None
+                if isinstance(node_, dict):
+                    node_.pop(chain[-1], None)
+            continue
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1):
+            continue
+        target, value = node.targets[0], node.value
+        if isinstance(target, ast.Name) and target.id in roots and isinstance(value, ast.Call) and not value.args:
+            callee = ast.unparse(value.func)
+            if callee in known:
+                trees[target.id] = copy.deepcopy(known[callee])
+            else:
+                callees.add(callee)
+                trees[target.id] = {}
+            continue
+        chain = []
+        while isinstance(target, ast.Attribute):
+            chain.append(target.attr)
+            target = target.value
+        if not chain or not isinstance(target, ast.Name) or target.id not in trees:
+            continue
+        chain.reverse()
+        try:
+            item = node_value(value)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            continue
+        if item is left_out:
+            continue
+        node_ = trees[target.id]
+        for key in chain[:-1]:
+            node_ = node_.get(key)
+            if not isinstance(node_, dict):
+                break
+        else:
+            node_[chain[-1]] = item
+    return trees
 
 
 def _covers(data, attrs: dict) -> bool:
@@ -301,6 +445,8 @@ def _shrunk_config(value, key: str = ""):
     if isinstance(value, dict):
         return {k: _shrunk_config(v, str(k)) for k, v in value.items()}
     low = key.lower()
+    if re.search(r"factor$|mult$|multiplier$|^widen|widening", low) and type(value) is int and value > 2:
+        return 2  # a multiplier of the widths (hysts' WRN-28-10: widening_factor 10, 36.5 M parameters)
     if not re.search(_SHRINK, low) or re.search(r"depth|layers|blocks|n_layer|nlayers|vocab|tokens|head", low):
         return value
     if type(value) is int and value > 16:
@@ -1472,6 +1618,47 @@ def _flattened_fits(model, specs: list[str], problem: str, seconds: float) -> li
     return [found]
 
 
+_IMAGE_SIZE = r"(img|image|input|in|crop)_?(size|res|resolution|shape)|resolution|img_?dim"
+_IMAGE_CHANNELS = r"in_?(c|ch|chs|chans|channels|planes|dim)|(input|image|img)_?(channels|ch|chans|dim)|n_?channels|" \
+    r"num_channels|channels"
+
+
+def constructor_images(params: list[dict], ctor: str) -> list[list[str]]:
+    """An image input of the size the constructor was given (a parameter named like ``img_size``, ``image_size``,
+    ``resolution``: an int or a pair, as the call ``ctor`` sets it, else its default) with the channels it was given
+    (``in_c``, ``in_chans``, ``in_channels``; else 3): ``[["2x3x32x32:float32"]]``; none without such a parameter."""
+    import ast
+
+    values: dict = {}
+    for p in params:
+        if p.get("default") not in (None, ""):
+            try:
+                values[p["name"]] = ast.literal_eval(p["default"])
+            except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+                pass
+    try:
+        call = ast.parse(f"f({ctor})", mode="eval").body
+    except SyntaxError:
+        return []
+    names = [p["name"] for p in params if p.get("kind") in ("positional", "keyword")]
+    pairs = list(zip(names, call.args)) + [(k.arg, k.value) for k in call.keywords if k.arg]
+    for name, node in pairs:
+        try:
+            values[name] = ast.literal_eval(node)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            values.pop(name, None)
+    size = next((v for k, v in values.items() if re.fullmatch(_IMAGE_SIZE, k.lower())), None)
+    if type(size) is int:
+        size = (size, size)
+    if not (isinstance(size, (tuple, list)) and len(size) == 2 and all(type(v) is int and 0 < v <= 512
+                                                                         for v in size)):
+        return []
+    channels = next((v for k, v in values.items() if re.fullmatch(_IMAGE_CHANNELS, k.lower())), 3)
+    if type(channels) is not int or not 0 < channels <= 64:
+        return []
+    return [[f"2x{channels}x{size[0]}x{size[1]}:float32"]]
+
+
 def _meta_params(ref: str, ctor: str, root: str, seconds: float) -> int | None:
     """The parameter count of the model built on the meta device (no memory, no init), or None when it cannot be."""
     import torch
@@ -1555,6 +1742,9 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
         model.eval()
         fwd = _handed_forward_use(model, cand["forward"] or [])
         tries = [s for s in cand["inputs"][:4]] + [s for s in first_layer_inputs(model, fwd)]
+        # after the first layer's forms: the image the constructor was told of (``ViT(in_c=3, img_size=32, patch=8)``
+        # unfolds its input into patches before its first Linear, which takes a patch's flattened length)
+        tries += [s for s in constructor_images(cand["params"], ctor) if s not in tries]
         # first: a forward whose first argument is a number (a length it makes positions from)
         tries = [s for s in number_inputs(fwd) if s not in tries] + tries
         sequences = [s for s in sequence_inputs(model, fwd, tries) if s not in tries]

@@ -358,6 +358,13 @@ def ms_ctor(ctor: str) -> str:
         if m:
             module = f"{m.group(1)}.{m.group(2)}" if line.startswith("from ") else m.group(1)
             modules[m.group(3) or m.group(2)] = f"__import__({module!r}, fromlist=['_'])"
+    if re.search(r"^(class|def) ", result.code, re.M):
+        # the conversion wrote definitions the call uses (a torch layer class handed as a value, ``activation=
+        # nn.Hardswish``, is ``TorchHardswish``, a class of the converted text; unbound in the model's module: "name
+        # 'TorchHardswish' is not defined"): the whole converted text runs in a copy of the module's namespace
+        call = f"__import__('mindport.discovery.passthrough_ms', fromlist=['_']).converted_call({result.code!r}, " \
+               "globals())"
+        return f"*{call}[0], **{call}[1]"
     for line in result.code.splitlines():
         if line.startswith("_mindport_ctor = _mindport_call(") and line.endswith(")"):
             out = line[len("_mindport_ctor = _mindport_call("):-1]

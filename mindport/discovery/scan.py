@@ -1043,6 +1043,20 @@ def _asserted_sizes(func, params: list[Param]) -> None:
     if not names:
         return
     rebound = _first_rebinds(func, names)
+    # axes unpacked into names (``_, _, h, w = x.size()``, ``b, c, h, w = x.shape``): h is (x, 2)
+    unpacked: dict = {}
+    for node in ast.walk(func):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple) \
+                and not any(isinstance(e, ast.Starred) for e in node.targets[0].elts):
+            owner = _shape_of(node.value, names)
+            for axis, e in enumerate(node.targets[0].elts if owner else ()):
+                if isinstance(e, ast.Name) and e.id != "_":
+                    unpacked[e.id] = (owner, axis)
+
+    def axis_read(node):
+        if isinstance(node, ast.Name) and node.id in unpacked:
+            return unpacked[node.id]
+        return _axis_read(node, names)
 
     def required(test, negated: bool) -> list[tuple[str, int, int]]:
         if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or if negated else ast.And):
@@ -1051,9 +1065,13 @@ def _asserted_sizes(func, params: list[Param]) -> None:
                 and isinstance(test.ops[0], ast.NotEq if negated else ast.Eq)):
             return []
         left, right = test.left, test.comparators[0]
+        if isinstance(left, ast.Tuple) and isinstance(right, ast.Tuple) and len(left.elts) == len(right.elts):
+            # (h, w) != (299, 299): each pair (a tuple differs when any item does)
+            return [r for a, b in zip(left.elts, right.elts)
+                    for r in required(ast.Compare(left=a, ops=test.ops, comparators=[b]), negated)]
         if _int_const(left) is not None:
             left, right = right, left  # 2 == x.size(1)
-        read, size = _axis_read(left, names), _int_const(right)
+        read, size = axis_read(left), _int_const(right)
         if size is None and isinstance(right, ast.Attribute) and isinstance(right.value, ast.Name) \
                 and right.value.id == "self":
             size = f"self.{right.attr}"  # assert x.shape[-1] == self.n_ctx: read from the built model

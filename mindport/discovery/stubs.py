@@ -110,6 +110,78 @@ def _stub_class(name: str) -> type:
     return _StubMeta(name.rsplit(".", 1)[-1], (_Stub,), {"__qualname__": name, "__module__": "mindport_stub"})
 
 
+# configuration dictionaries of libraries this machine may lack: a dict whose keys are also attributes, nested dicts
+# made alike, is what each of them is to the code that builds a model from it (ViT-pytorch's configs.py builds
+# ``ml_collections.ConfigDict()`` trees at import; a stand-in class there failed "'ConfigDict' object has no attribute
+# 'size'"). The module stays a stub otherwise and is reported as stubbed.
+ATTRIBUTE_DICTS = {
+    "ml_collections": ("ConfigDict", "FrozenConfigDict"),
+    "ml_collections.config_dict": ("ConfigDict", "FrozenConfigDict"),
+    "easydict": ("EasyDict",),
+    "yacs.config": ("CfgNode",),
+    "addict": ("Dict", "Addict"),
+    "attrdict": ("AttrDict",),
+    "munch": ("Munch",),
+    "box": ("Box",),
+    "dotmap": ("DotMap",),
+}
+_NOT_KEYS = {"new_allowed", "type_safe", "convert_dict", "key_list", "frozen_box", "default_box"}
+
+
+class AttributeDict(dict):
+    """A dict whose keys are also attributes (read, set, deleted), nested dicts and the dicts in lists made alike;
+    built from a mapping and/or keywords (the libraries' own options, ``new_allowed`` ..., are not keys)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+        data = args[0] if args and isinstance(args[0], dict) else {}
+        for key, value in dict(data, **{k: v for k, v in kwargs.items() if k not in _NOT_KEYS}).items():
+            self[key] = value
+
+    def __setitem__(self, key, value):
+        super().__setitem__(key, _attribute_wrap(value))
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def __setattr__(self, name, value):
+        self[name] = value
+
+    def __delattr__(self, name):
+        try:
+            del self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def clone(self):  # yacs
+        import copy
+
+        return copy.deepcopy(self)
+
+    copy_and_resolve_references = clone  # ml_collections
+
+    def to_dict(self):
+        return {k: v.to_dict() if isinstance(v, AttributeDict) else v for k, v in self.items()}
+
+    def freeze(self):
+        return self
+
+    defrost = lock = unlock = freeze
+
+
+def _attribute_wrap(value):
+    if isinstance(value, dict) and not isinstance(value, AttributeDict):
+        return AttributeDict(value)
+    if isinstance(value, list):
+        return [_attribute_wrap(v) for v in value]
+    return value
+
+
 class _StubModule(types.ModuleType):
     def __getattr__(self, name):
         if name.startswith("__"):
@@ -161,6 +233,8 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         return module
 
     def exec_module(self, module):
+        for name in ATTRIBUTE_DICTS.get(module.__name__, ()):
+            setattr(module, name, type(name, (AttributeDict,), {"__module__": module.__name__}))
         top = self._label(module.__name__)
         if top not in STUBBED:
             STUBBED.append(top)
