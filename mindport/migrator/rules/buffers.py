@@ -25,6 +25,13 @@ class BufferTransform(Rule):
     not a buffer: ``mp_inplace.requires_grad_(ms.Parameter(t), requires_grad=False)`` marks it frozen
     (:mod:`mindport.runtime.frozen`), so ``mp_containers.parameters``/``named_parameters`` list it and ``buffers()``
     does not (a bare ``ms.Parameter(t, requires_grad=False)`` is what a buffer became).
+
+    Assigning to a buffer the class keeps as a MindSpore buffer (a non-persistent ``register_buffer`` of the class,
+    a tensor or None): torch's ``self.cache = t`` replaces the buffer (``_buffers[name] = t``, its persistence kept),
+    while MindSpore's ``Cell.__setattr__`` refuses a plain Tensor for a registered buffer name ("Buffer 'cache'
+    already exists in network, can not assign this type"). ``self.cache = t`` (and ``self.cache += t``) in that
+    class become ``self.register_buffer("cache", t, persistent=False)``, which replaces it as torch's assignment does
+    (None too). A static graph refuses ``register_buffer`` in ``construct``: loud there, never a stale buffer.
     """
 
     EXAMPLES = (
@@ -79,14 +86,80 @@ class BufferTransform(Rule):
             """,
             note="A parameter frozen from the start is marked frozen: torch's parameters() lists it, buffers() does not.",
         ),
+        Example(
+            before="""
+                import torch
+                import torch.nn as nn
+
+
+                class Basis(nn.Module):
+                    def __init__(self):
+                        super().__init__()
+                        self.register_buffer("cache", torch.empty(0), persistent=False)
+
+                    def forward(self, x):
+                        if self.cache.numel() == 0:
+                            self.cache = x.detach()
+                        return x + self.cache
+            """,
+            after="""
+                from mindspore import nn
+                from mindspore import ops
+
+
+                class Basis(nn.Cell):
+                    def __init__(self):
+                        super().__init__()
+                        self.register_buffer("cache", ops.zeros(0), persistent=False)
+
+                    def construct(self, x):
+                        if self.cache.numel() == 0:
+                            self.register_buffer("cache", ops.stop_gradient(x), persistent=False)
+                        return x + self.cache
+            """,
+            note="Assigning to a non-persistent buffer replaces it, as torch's assignment does (MindSpore's refuses).",
+        ),
     )
+
+    def visit_ClassDef(self, node):
+        self._kept_buffers = getattr(self, "_kept_buffers", [])
+        self._kept_buffers.append(_kept_buffer_names(node))
+
+    def leave_ClassDef(self, original_node, updated_node):
+        self._kept_buffers.pop()
+        return updated_node
 
     def leave_SimpleStatementLine(self, original_node, updated_node):
         if len(updated_node.body) == 1 and isinstance(updated_node.body[0], cst.Expr):
             call = method_call(updated_node.body[0].value, "register_buffer")
             if call is not None:
                 return self._rewrite(updated_node, call)
+        if len(updated_node.body) == 1 and getattr(self, "_kept_buffers", None) and self._kept_buffers[-1]:
+            return self._buffer_assignment(updated_node)
         return updated_node
+
+    def _buffer_assignment(self, line):
+        """``self.<buffer> = v`` / ``self.<buffer> op= v`` for a buffer kept as a MindSpore buffer ->
+        ``self.register_buffer("<buffer>", v, persistent=False)`` (torch's assignment replaces the buffer)."""
+        stmt = line.body[0]
+        if isinstance(stmt, cst.Assign) and len(stmt.targets) == 1:
+            target, value = stmt.targets[0].target, stmt.value
+        elif isinstance(stmt, cst.AugAssign):
+            target = stmt.target
+            op = getattr(cst, type(stmt.operator).__name__.replace("Assign", ""), None)
+            if op is None:
+                return line
+            value = cst.BinaryOperation(left=stmt.target, operator=op(), right=stmt.value)
+        else:
+            return line
+        if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
+                and target.value.value == "self" and target.attr.value in self._kept_buffers[-1]):
+            return line
+        self.ctx.converted_sites += 1
+        call = cst.Call(func=cst.Attribute(value=cst.Name("self"), attr=cst.Name("register_buffer")), args=[
+            cst.Arg(cst.SimpleString(f'"{target.attr.value}"')), cst.Arg(value),
+            cst.Arg(keyword=cst.Name("persistent"), value=cst.Name("False"), equal=NO_SPACE_EQUAL)])
+        return line.with_changes(body=[cst.Expr(call)])
 
     def leave_Call(self, original_node, updated_node):
         """``nn.Parameter(t, requires_grad=flag)``, flag not True: made trainable, then frozen by requires_grad_."""
@@ -156,3 +229,25 @@ class BufferTransform(Rule):
         return False
 
 
+
+
+def _kept_buffer_names(cls: cst.ClassDef) -> frozenset[str]:
+    """The buffers a class registers on ``self`` that stay MindSpore buffers: ``self.register_buffer("n", v,
+    persistent=<anything but True>)`` (a persistent one becomes a Parameter, or ``None`` a plain attribute)."""
+    names = set()
+    for node in _walk(cls):
+        call = method_call(node, "register_buffer") if isinstance(node, cst.Call) else None
+        if call is None or not (isinstance(receiver(call), cst.Name) and receiver(call).value == "self"):
+            continue
+        args = {a.keyword.value if a.keyword else i: a.value for i, a in enumerate(call.args)}
+        name, persistent = args.get(0, args.get("name")), args.get(2, args.get("persistent"))
+        if isinstance(name, cst.SimpleString) and persistent is not None and not (
+                isinstance(persistent, cst.Name) and persistent.value == "True"):
+            names.add(name.evaluated_value)
+    return frozenset(names)
+
+
+def _walk(node: cst.CSTNode):
+    yield node
+    for child in node.children:
+        yield from _walk(child)
