@@ -67,3 +67,27 @@ def test_numpy_integer_layer_sizes_build_and_compute_like_torch():
     expected = t_net(torch.tensor(tokens)).detach().numpy()
     got = m_net(ms.Tensor(tokens.astype(np.int32))).asnumpy()
     np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5)
+
+
+def test_a_timed_out_side_reports_how_far_it_got(tmp_path):
+    """run.py: a side stopped at --timeout kept nothing it had printed ("timeout"), so a slow PyNative loop (losses
+    still coming: cs598/seq2seq_sql, devskill/seq2seq_reverse, whose port logs its losses on stderr) could not be told
+    from a stuck one. The time-out now keeps what both streams held and says how many losses were printed by then."""
+    import sys
+
+    from test_corpus_causes import _boot
+
+    _, run = _boot()
+    script = tmp_path / "slow.py"
+    script.write_text("import sys, time\nfor i in range(3):\n    print(f'loss: {1.0 / (i + 1)}', file=sys.stderr, "
+                      "flush=True)\ntime.sleep(60)\n")
+    entry = {"id": "x/slow", "script": "slow.py", "loss": r"loss: (\d+\.\d+)", "loss_stream": "stderr"}
+    import subprocess
+    try:
+        subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=3)
+    except subprocess.TimeoutExpired as e:
+        side = {"rc": -9, "stdout": run._text(e.stdout), "stderr": run._text(e.stderr) + "\ntimeout", "seconds": 3}
+    torch_side = {"rc": 0, "stdout": "", "stderr": "loss: 1.0\nloss: 0.5\nloss: 0.3\nloss: 0.2\n", "seconds": 1}
+    assert run.side_error(entry, side, torch_side) == "timeout after 3 s: 3 of 4 losses printed"
+    assert run.side_error(entry, {"rc": 1, "stderr": "Traceback\nValueError: bad\n"}) == "ValueError: bad"
+    assert run.side_error(entry, torch_side) == ""
