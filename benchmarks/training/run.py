@@ -140,9 +140,23 @@ def run_side(python: str, side: str, mode: str, tree: Path, state: Path, entry: 
     try:
         p = subprocess.run(cmd, cwd=script.parent, env=env, capture_output=True, text=True, timeout=timeout)
         rc, out, err = p.returncode, p.stdout, p.stderr
-    except subprocess.TimeoutExpired as e:
-        rc, out, err = -9, (e.stdout or b"").decode() if isinstance(e.stdout, bytes) else (e.stdout or ""), "timeout"
+    except subprocess.TimeoutExpired as e:  # what it printed by then is kept: slow (losses coming) or stuck?
+        rc, out, err = -9, _text(e.stdout), _text(e.stderr) + "\ntimeout"
     return {"rc": rc, "stdout": out, "stderr": err, "seconds": round(time.time() - start, 1)}
+
+
+def _text(stream) -> str:
+    return (stream or b"").decode(errors="replace") if isinstance(stream, bytes) else (stream or "")
+
+
+def side_error(entry: dict, side: dict, torch_side: dict | None = None) -> str:
+    """The line that says why a side failed; for a time-out, how far it got (losses printed by then, of torch's)."""
+    if side["rc"] == -9:
+        pat = entry.get("loss", DEFAULT_LOSS)
+        got = len(losses(printed(entry, side), pat))
+        of = f" of {len(losses(printed(entry, torch_side), pat))}" if torch_side is not None else ""
+        return f"timeout after {side['seconds']} s: {got}{of} losses printed"
+    return error_line(side["stderr"]) if side["rc"] else ""
 
 
 def losses(text: str, pattern: str) -> list[str]:
@@ -275,7 +289,7 @@ def run_entry(entry: dict, args) -> dict:
            "started": started,
            "flags": flags(conv) if conv.exists() else []}
     t = run_side(args.python, "torch", mode, src, state, entry, args.timeout)
-    res["torch"] = {"rc": t["rc"], "seconds": t["seconds"], "error": error_line(t["stderr"]) if t["rc"] else ""}
+    res["torch"] = {"rc": t["rc"], "seconds": t["seconds"], "error": side_error(entry, t)}
     if t["rc"] != 0:
         res.update(runs=False, learns=False, status="torch-failed")
         (work / "torch.log").write_text(t["stdout"] + "\n---stderr---\n" + t["stderr"])
@@ -284,7 +298,7 @@ def run_entry(entry: dict, args) -> dict:
         {"rc": -1, "stdout": "", "stderr": "conversion wrote nothing\n" + conv_log, "seconds": 0}
     (work / "torch.log").write_text(t["stdout"] + "\n---stderr---\n" + t["stderr"])
     (work / "ms.log").write_text(m["stdout"] + "\n---stderr---\n" + m["stderr"])
-    res["ms"] = {"rc": m["rc"], "seconds": m["seconds"], "error": error_line(m["stderr"]) if m["rc"] else ""}
+    res["ms"] = {"rc": m["rc"], "seconds": m["seconds"], "error": side_error(entry, m, t)}
     res.update(judge(entry, t, m))
     if res.get("runs") and res.get("tracks") is False:  # beyond 1e-4: is it the script's float32 noise?
         c = run_side(args.python, "torch", "control", src, state, entry, args.timeout)

@@ -18,8 +18,10 @@ MindSpore's other refusals of numpy integers are argument checks (measured on 2.
 ``arange``/``randn``): the same import wraps, once, the ``initializer`` function where MindSpore's modules (and the
 runtime) bound it (``nn.LayerNorm((np.int64(4),))`` builds), and those ``ops`` functions, so each takes numpy
 integers (alone, or in a tuple or list) as ints. Code that bound ``initializer`` by name before the runtime was
-loaded keeps MindSpore's. The layer constructors' own checks are not wrapped: a wrapped ``__init__`` breaks building
-the layer inside a compiled graph (MindSpore parses ``__init__`` there).
+loaded keeps MindSpore's. The layer constructors are not wrapped (a wrapped ``__init__`` breaks building the layer
+inside a compiled graph: MindSpore parses ``__init__`` there); the argument checks they call are (``_check_number``,
+``check_number_range``, ``check_value_type`` of ``mindspore._checkparam``), so ``nn.Dense(np.int64(4), 3)``,
+``nn.Embedding``, ``nn.BatchNorm1d``, ``nn.GroupNorm``, ``nn.Conv*`` ... take a numpy integer size as an int.
 
 A 0-d integer tensor has ``__index__`` too: TensoRF builds its planes with ``torch.randn((1, n, gridSize[i], 1))``,
 ``gridSize`` a LongTensor. The same wrappers take it as an int, and the ``ops`` functions measured refusing it in
@@ -188,6 +190,48 @@ def _install_sizes() -> None:
 
 
 _install_sizes()  # idempotent: what is wrapped already is left alone
+
+
+# ------------------------------------------------------------------ numpy integers in the layers' argument checks
+
+# The layer constructors refuse a numpy integer size through MindSpore's argument checks (measured on 2.10: Dense,
+# BiDense, Conv1d/2d/3d and their transposes, LSTM/GRU/RNN and their cells, Embedding, BatchNorm1d/2d/3d, GroupNorm,
+# PReLU; "For 'Dense', the 'in_channels' must be int, but got 'int64'", "the type of 'num_features' should be 'int'").
+# A size arrives as one from numpy (``np.sum(env.observation_space.shape)``) or from a library that keeps its ints
+# in numpy (gym's ``Discrete(2).n`` is ``np.int64``), often through another file, where no reading of the source
+# can tell (the converter's own ``int(...)`` covers what it can see: native_facts.numpy_valued). torch reads any
+# ``__index__`` integer as an int. The checks are module functions of ``mindspore._checkparam`` that the layers call
+# through the module (``Validator.check_positive_int(in_channels, ...)``): the three that hold every int check
+# (``_check_number``: check_int/check_positive_int/check_non_negative_int/...; ``check_number_range``:
+# check_int_range; ``check_value_type``) are wrapped to check, and return, a numpy integer (alone, or in a tuple or
+# list) as the int torch reads; every other value passes unchanged. A Cell's ``__init__`` itself is not wrapped (a
+# compiled graph parses it), and the layer stores the int the check returns wherever it stores the checked value.
+_CHECKS = {"_check_number": 0, "check_number_range": 0, "check_value_type": 1}  # name: the checked value's position
+
+
+def _checking_ints(check, position: int):
+    @functools.wraps(check)
+    def wrapper(*args, **kwargs):
+        if len(args) > position:
+            args = (*args[:position], _ints(args[position]), *args[position + 1:])
+        elif "arg_value" in kwargs:
+            kwargs["arg_value"] = _ints(kwargs["arg_value"])
+        return check(*args, **kwargs)
+
+    wrapper._mindport_numpy_ints = True
+    return wrapper
+
+
+def _install_checks() -> None:
+    from mindspore import _checkparam
+
+    for name, position in _CHECKS.items():
+        check = getattr(_checkparam, name, None)
+        if check is not None and not getattr(check, "_mindport_numpy_ints", False):
+            setattr(_checkparam, name, _checking_ints(check, position))
+
+
+_install_checks()  # idempotent: what is wrapped already is left alone
 
 
 # ------------------------------------------------------------------ a graph's setitem: the value's leading size-1 axes
