@@ -111,10 +111,6 @@ _FRESH_FUNCTIONS = frozenset(f"torch.{n}" for n in (
     "zeros", "ones", "empty", "full", "rand", "randn", "randint", "arange", "eye", "linspace", "zeros_like",
     "ones_like", "empty_like", "full_like", "rand_like", "randn_like", "tensor"))
 _FRESH_METHODS = frozenset({"new_ones", "new_zeros", "new_empty", "new_full", "new_tensor", "clone"})
-# in-place methods whose out-of-place form always gives the receiver's dtype (an in-place update keeps it; ``add_``
-# of a float32 tensor into a float16 one would be float32 out of place): on a fresh receiver, the out-of-place entry
-_DTYPE_KEEPING_INPLACE = frozenset({"triu_", "tril_", "masked_fill_", "index_fill_", "neg_", "unsqueeze_",
-                                    "squeeze_", "t_", "transpose_"})
 
 
 def _fresh_receiver(expr, resolve) -> bool:
@@ -1658,18 +1654,21 @@ class TableCallTransform(Rule):
 
     def _fresh_out_of_place(self, call: cst.Call):
         """The out-of-place entry (``torch.Tensor.triu`` for ``triu_``, same signature) of an in-place method that
-        keeps its receiver's dtype out of place too (_DTYPE_KEEPING_INPLACE), whose receiver is a tensor nothing else holds (_fresh_receiver: ``torch.empty(n, n).fill_(-inf).triu_(1)``,
+        keeps its receiver's dtype out of place too (its entry says ``keeps_dtype``: an in-place update keeps the
+        receiver's dtype, while ``add_`` of a float32 tensor into a float16 one would be float32 out of place), whose receiver is a tensor nothing else holds (_fresh_receiver: ``torch.empty(n, n).fill_(-inf).triu_(1)``,
         ``x.new_ones((i, j)).triu_(k)``), in an expression (its result is read): the update of such a receiver is
         its out-of-place result, values and gradients, so MindSpore's own method does, where the in-place entry
         needs the runtime's write-back. None otherwise."""
         func = call.func
         name = func.attr.value
-        if name not in _DTYPE_KEEPING_INPLACE or id(call) in self._statement_calls \
+        if not name.endswith("_") or id(call) in self._statement_calls \
                 or not _fresh_receiver(func.value, self.scope.resolve_torch):
             return None
-        plain = self.ctx.registry.lookup(f"torch.Tensor.{name[:-1]}")
         inplace = self.ctx.registry.lookup(f"torch.Tensor.{name}")
-        if plain is None or inplace is None or plain.kind != "method" or not plain.supported \
+        if inplace is None or not inplace.keeps_dtype:
+            return None
+        plain = self.ctx.registry.lookup(f"torch.Tensor.{name[:-1]}")
+        if plain is None or plain.kind != "method" or not plain.supported \
                 or [(p.name, p.default, p.kind) for p in plain.signature or ()] \
                 != [(p.name, p.default, p.kind) for p in inplace.signature or ()]:
             return None
