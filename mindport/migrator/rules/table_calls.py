@@ -1108,10 +1108,10 @@ class TableCallTransform(Rule):
             if self._one_dtype(call, [e.value for e in seq.elements],
                                star=any(isinstance(e, cst.StarredElement) for e in seq.elements)):
                 return built
-        elif isinstance(seq, cst.Call) and self._one_dtype_sequence(seq):
-            return built
+        elif isinstance(seq, cst.Call) and (self._one_dtype_sequence(seq) or self._floats().is_float(seq)):
+            return built  # list(conv(x) for conv in self.convs)
         elif isinstance(seq, (cst.ListComp, cst.GeneratorExp)):
-            if self._observed_uniform(call) or self._floats().is_float(seq.elt):
+            if self._observed_uniform(call) or self._floats().is_float(seq):  # [conv(x) for conv in self.convs]
                 return built
         elif self._observed_uniform(call) or isinstance(seq, cst.Name) and self._floats().is_float(seq):
             return built  # a local list of floats (features.append(self.conv(x)); torch.cat(features, 1))
@@ -1143,6 +1143,8 @@ class TableCallTransform(Rule):
         if self._same_root(members):
             return True
         floats = self._floats()
+        if floats.one_promotion(members, call):
+            return True  # one tree of + - * over the same operands (native_facts._FunctionFacts.one_promotion)
         if all(floats.is_float(m) or floats.layer_input(m) or floats.reaching_float(m, call) for m in members):
             return True
         flows = self._flow_floats()
