@@ -7,7 +7,8 @@ leading each of them in the same order), one *contracted* label (in both operand
 label of each operand (in that operand and the output), no label repeated inside a term, ``...`` only leading
 every term, and no label summed out of one operand alone: ``'b h i d, b h j d -> b h i j'`` is ``ops.matmul(q, k.swapaxes(-1, -2))``,
 ``'b h i j, b h j d -> b h i d'`` is ``ops.matmul(attn, v)``; a matrix applied to the last axis of a tensor,
-``'b n d, d e -> b n e'``, is ``ops.matmul(x, w)``. Two vectors with no contracted label, ``'i, j -> i j'``
+``'b n d, d e -> b n e'``, is ``ops.matmul(x, w)``, and on another axis, ``'b h i j, h g -> b g i j'`` (talking heads), is
+``ops.movedim(ops.matmul(ops.movedim(x, -3, -1), w), -1, -3)``. Two vectors with no contracted label, ``'i, j -> i j'``
 (rotary embeddings' frequencies), are ``ops.outer``. Anything else keeps the runtime function.
 """
 from __future__ import annotations
@@ -24,6 +25,7 @@ class Plan:
     swap_a: bool = False
     swap_b: bool = False
     swap_out: bool = False
+    axis: int | None = None  # a matrix applied to this axis of a (negative, not -1): a moved to the end and back
 
 
 def _terms(equation: str) -> tuple[list[str], str] | None:
@@ -55,6 +57,12 @@ def plan(equation: str) -> Plan | None:
         return Plan(outer=True)
     if len(b) == 2 and len(a) >= 2 and a[-1] in b and out == a[:-1] + b.replace(a[-1], "") and not set(a[:-1]) & set(b):
         return Plan(swap_b=b[0] != a[-1])  # 'b n d, d e -> b n e': x @ w (matmul broadcasts w over x's batch)
+    if len(b) == 2 and len(a) >= 2 and len(set(b) & set(a)) == 1:
+        contracted = (set(b) & set(a)).pop()
+        free = b.replace(contracted, "")
+        p = a.index(contracted)
+        if out == a[:p] + free + a[p + 1:]:  # 'b h i j, h g -> b g i j' (talking heads): the matrix on axis h
+            return Plan(swap_b=b[0] != contracted, axis=p - len(a))
     batch = [c for c in out if c in a and c in b]
     contracted = [c for c in a if c in b and c not in out]
     free_a = [c for c in a if c not in b]

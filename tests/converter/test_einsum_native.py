@@ -1,5 +1,5 @@
 """``torch.einsum`` with a literal equation that is one batched matrix product is written as MindSpore's own
-``ops.matmul``/``ops.outer`` at conversion time (mindport/migrator/einsum_native.py); other equations keep the
+``ops.matmul``/``ops.outer`` (a matrix on an inner axis: ``ops.movedim`` around ``ops.matmul``) at conversion time (mindport/migrator/einsum_native.py); other equations keep the
 runtime einsum. Each converted program is run against torch (real torch, real MindSpore), PyNative and GRAPH_MODE."""
 from __future__ import annotations
 
@@ -22,6 +22,12 @@ CASES = [
     ("bnd,ed->bne", (2, 3, 4), (5, 4), True),
     ("...nd,...md->...nm", (2, 3, 4, 5), (2, 3, 6, 5), True),
     ("i , j -> i j", (4,), (5,), True),
+    ("b h i j, h g -> b g i j", (2, 3, 4, 5), (3, 6), True),  # a matrix on an inner axis (cait's talking heads)
+    ("b h i j, g h -> b g i j", (2, 3, 4, 5), (6, 3), True),
+    ("b i h j, h g -> b i g j", (2, 4, 3, 5), (3, 6), True),
+    ("h n l, h g -> g n l", (3, 4, 5), (3, 2), True),
+    ("... h d, h g -> ... g d", (2, 3, 4), (3, 5), False),  # "..." not leading every term: the runtime's
+    ("b h i j, h g -> b i j g", (2, 3, 4, 5), (3, 6), False),  # the new axis elsewhere: a permutation too
     ("bhwc,hkc->bhwk", (2, 3, 4, 5), (3, 6, 5), False),
     ("bd,bd->b", (2, 3), (2, 3), False),
 ]

@@ -1345,7 +1345,8 @@ class TableCallTransform(Rule):
 
     def _native_einsum(self, call: cst.Call) -> cst.BaseExpression | None:
         """``torch.einsum('b h i d, b h j d -> b h i j', q, k)`` (a literal equation that is one batched matrix
-        product, ``einsum_native.plan``): ``ops.matmul(q, k.swapaxes(-1, -2))``; ``'i, j -> i j'``: ``ops.outer``."""
+        product, ``einsum_native.plan``): ``ops.matmul(q, k.swapaxes(-1, -2))``; ``'i, j -> i j'``: ``ops.outer``;
+        ``'b h i j, h g -> b g i j'``: ``ops.movedim(ops.matmul(ops.movedim(x, -3, -1), w), -1, -3)``."""
         args = call.args
         if len(args) != 3 or any(a.star or a.keyword is not None for a in args):
             return None
@@ -1361,9 +1362,17 @@ class TableCallTransform(Rule):
             return cst.Call(func=cst.Attribute(value=expr, attr=cst.Name("swapaxes")),
                             args=fix_commas([cst.Arg(cst.parse_expression("-1")), cst.Arg(cst.parse_expression("-2"))]))
 
+        def moved(expr, source: int, destination: int):
+            return cst.Call(func=self.ctx.target_expr("mindspore.ops.movedim"),
+                            args=fix_commas([cst.Arg(expr), cst.Arg(cst.parse_expression(str(source))),
+                                             cst.Arg(cst.parse_expression(str(destination)))]))
+
+        first = args[1].value if found.axis is None else moved(args[1].value, found.axis, -1)
         product = cst.Call(func=self.ctx.target_expr("mindspore.ops.matmul"),
-                           args=fix_commas([cst.Arg(swapped(a) if found.swap_a else args[1].value),
+                           args=fix_commas([cst.Arg(swapped(a) if found.swap_a else first),
                                             cst.Arg(swapped(b) if found.swap_b else args[2].value)]))
+        if found.axis is not None:  # 'b h i j, h g -> b g i j': the product's last axis back in h's place
+            return moved(product, -1, found.axis)
         return swapped(product) if found.swap_out else product
 
     def _input_node(self, entry, call: cst.Call):
