@@ -8,7 +8,8 @@ label of each operand (in that operand and the output), no label repeated inside
 every term, and no label summed out of one operand alone: ``'b h i d, b h j d -> b h i j'`` is ``ops.matmul(q, k.swapaxes(-1, -2))``,
 ``'b h i j, b h j d -> b h i d'`` is ``ops.matmul(attn, v)``; a matrix applied to the last axis of a tensor,
 ``'b n d, d e -> b n e'``, is ``ops.matmul(x, w)``, and on another axis, ``'b h i j, h g -> b g i j'`` (talking heads), is
-``ops.movedim(ops.matmul(ops.movedim(x, -3, -1), w), -1, -3)``. Two vectors with no contracted label, ``'i, j -> i j'``
+``ops.movedim(ops.matmul(ops.movedim(x, -3, -1), w), -1, -3)``. A batch label one operand lacks
+(``'b h i j, b j d -> b h i d'``) is a size-1 axis inserted there (``ops.expand_dims(v, 1)``), which matmul broadcasts. Two vectors with no contracted label, ``'i, j -> i j'``
 (rotary embeddings' frequencies), are ``ops.outer``. Anything else keeps the runtime function.
 """
 from __future__ import annotations
@@ -26,6 +27,10 @@ class Plan:
     swap_b: bool = False
     swap_out: bool = False
     axis: int | None = None  # a matrix applied to this axis of a (negative, not -1): a moved to the end and back
+    # batch axes an operand lacks ('b h i j, b j d -> b h i d': v has no h): inserted (size 1) before the product, at
+    # these positions in ascending order, so that matmul broadcasts them as einsum does
+    insert_a: tuple[int, ...] = ()
+    insert_b: tuple[int, ...] = ()
 
 
 def _terms(equation: str) -> tuple[list[str], str] | None:
@@ -63,6 +68,9 @@ def plan(equation: str) -> Plan | None:
         p = a.index(contracted)
         if out == a[:p] + free + a[p + 1:]:  # 'b h i j, h g -> b g i j' (talking heads): the matrix on axis h
             return Plan(swap_b=b[0] != contracted, axis=p - len(a))
+    found = _broadcast_batch(a, b, out, "." in equation)
+    if found is not None:
+        return found
     batch = [c for c in out if c in a and c in b]
     contracted = [c for c in a if c in b and c not in out]
     free_a = [c for c in a if c not in b]
@@ -78,3 +86,25 @@ def plan(equation: str) -> Plan | None:
     if set(a[n:]) != {i, k} or set(b[n:]) != {k, j} or set(out[n:]) != {i, j}:
         return None
     return Plan(swap_a=a[n:] == k + i, swap_b=b[n:] == j + k, swap_out=out[n:] == j + i)
+
+
+def _broadcast_batch(a: str, b: str, out: str, ellipsis: bool) -> "Plan | None":
+    """``'b h i j, b j d -> b h i d'`` (one operand lacks batch labels the other has, each term's batch labels in the
+    output's order): the lacking operand gets size-1 axes there (matmul then broadcasts them as einsum does), and
+    the product is planned as one with every batch label on both sides; None otherwise."""
+    n = len(out) - 2
+    if ellipsis or n < 1 or len(a) < 2 or len(b) < 2:
+        return None
+    batch, a_batch, b_batch = out[:n], a[:-2], b[:-2]
+    if (len(a_batch) == n) == (len(b_batch) == n) or not set(a_batch) <= set(batch) or not set(b_batch) <= set(batch):
+        return None  # exactly one operand lacks labels (both full: the plain plan below)
+    if [c for c in batch if c in a_batch] != list(a_batch) or [c for c in batch if c in b_batch] != list(b_batch):
+        return None
+    if set(a[-2:]) & set(batch) or set(b[-2:]) & set(batch):
+        return None
+    full = plan(f"{batch}{a[-2:]},{batch}{b[-2:]}->{out}")
+    if full is None or full.outer or full.axis is not None:
+        return None
+    return Plan(swap_a=full.swap_a, swap_b=full.swap_b, swap_out=full.swap_out,
+                insert_a=tuple(i for i, c in enumerate(batch) if c not in a_batch),
+                insert_b=tuple(i for i, c in enumerate(batch) if c not in b_batch))

@@ -28,7 +28,13 @@ CASES = [
     ("h n l, h g -> g n l", (3, 4, 5), (3, 2), True),
     ("... h d, h g -> ... g d", (2, 3, 4), (3, 5), False),  # "..." not leading every term: the runtime's
     ("b h i j, h g -> b i j g", (2, 3, 4, 5), (3, 6), False),  # the new axis elsewhere: a permutation too
-    ("bhwc,hkc->bhwk", (2, 3, 4, 5), (3, 6, 5), False),
+    ("b h i j, b j d -> b h i d", (2, 3, 4, 6), (2, 6, 5), True),  # v lacks h: a size-1 axis, broadcast
+    ("b h i d, b j d -> b h i j", (2, 3, 4, 5), (2, 6, 5), True),
+    ("b i d, b h j d -> b h i j", (2, 4, 5), (2, 3, 6, 5), True),
+    ("b h i d, h j d -> b h i j", (2, 3, 4, 5), (3, 6, 5), True),
+    ("b h i d, j d -> b h i j", (2, 3, 4, 5), (6, 5), True),
+    ("b h i d, h b j d -> b h i j", (2, 3, 4, 5), (3, 2, 6, 5), False),  # batch labels in another order
+    ("bhwc,hkc->bhwk", (2, 3, 4, 5), (3, 6, 5), True),  # h shared, b lacked by the second: broadcast (native25)
     ("bd,bd->b", (2, 3), (2, 3), False),
 ]
 

@@ -1355,6 +1355,11 @@ class TableCallTransform(Rule):
         if found is None:
             return None
         a, b = (parenthesize(arg.value) for arg in args[1:])
+        first_arg, second_arg = args[1].value, args[2].value
+        for position in found.insert_a:  # 'b h i j, b j d -> b h i d': a size-1 axis where a lacks a batch label
+            first_arg = a = self._expanded(first_arg, position)
+        for position in found.insert_b:
+            second_arg = b = self._expanded(second_arg, position)
         if found.outer:
             return cst.Call(func=self.ctx.target_expr("mindspore.ops.outer"), args=fix_commas([cst.Arg(a), cst.Arg(b)]))
 
@@ -1367,13 +1372,18 @@ class TableCallTransform(Rule):
                             args=fix_commas([cst.Arg(expr), cst.Arg(cst.parse_expression(str(source))),
                                              cst.Arg(cst.parse_expression(str(destination)))]))
 
-        first = args[1].value if found.axis is None else moved(args[1].value, found.axis, -1)
+        first = first_arg if found.axis is None else moved(first_arg, found.axis, -1)
         product = cst.Call(func=self.ctx.target_expr("mindspore.ops.matmul"),
                            args=fix_commas([cst.Arg(swapped(a) if found.swap_a else first),
-                                            cst.Arg(swapped(b) if found.swap_b else args[2].value)]))
+                                            cst.Arg(swapped(b) if found.swap_b else second_arg)]))
         if found.axis is not None:  # 'b h i j, h g -> b g i j': the product's last axis back in h's place
             return moved(product, -1, found.axis)
         return swapped(product) if found.swap_out else product
+
+    def _expanded(self, expr, position: int) -> cst.Call:
+        """``ops.expand_dims(expr, position)``."""
+        return cst.Call(func=self.ctx.target_expr("mindspore.ops.expand_dims"),
+                        args=fix_commas([cst.Arg(expr), cst.Arg(cst.Integer(str(position)))]))
 
     def _input_node(self, entry, call: cst.Call):
         """The original node of a function call's first torch argument (``input``)."""
