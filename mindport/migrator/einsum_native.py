@@ -9,7 +9,8 @@ every term, and no label summed out of one operand alone: ``'b h i d, b h j d ->
 ``'b h i j, b h j d -> b h i d'`` is ``ops.matmul(attn, v)``; a matrix applied to the last axis of a tensor,
 ``'b n d, d e -> b n e'``, is ``ops.matmul(x, w)``, and on another axis, ``'b h i j, h g -> b g i j'`` (talking heads), is
 ``ops.movedim(ops.matmul(ops.movedim(x, -3, -1), w), -1, -3)``. A batch label one operand lacks
-(``'b h i j, b j d -> b h i d'``) is a size-1 axis inserted there (``ops.expand_dims(v, 1)``), which matmul broadcasts. Two vectors with no contracted label, ``'i, j -> i j'``
+(``'b h i j, b j d -> b h i d'``) is a size-1 axis inserted there (``ops.expand_dims(v, 1)``), which matmul broadcasts. An operand with no
+free label (``'abc,ac->ab'``) is a column: ``ops.matmul(x, ops.expand_dims(c, -1)).squeeze(-1)``. Two vectors with no contracted label, ``'i, j -> i j'``
 (rotary embeddings' frequencies), are ``ops.outer``. Anything else keeps the runtime function.
 """
 from __future__ import annotations
@@ -31,6 +32,7 @@ class Plan:
     # these positions in ascending order, so that matmul broadcasts them as einsum does
     insert_a: tuple[int, ...] = ()
     insert_b: tuple[int, ...] = ()
+    vector_b: bool = False  # b has no free label ('abc,ac->ab'): a matrix times a vector, b's last axis added, then dropped
 
 
 def _terms(equation: str) -> tuple[list[str], str] | None:
@@ -58,6 +60,16 @@ def plan(equation: str) -> Plan | None:
     if parsed is None or len(parsed[0]) != 2:
         return None
     (a, b), out = parsed
+    if "." not in equation and len(b) >= 1 and set(b) <= set(a) and not set(b) <= set(out) \
+            and len(set(a) - set(b)) >= 1:
+        # 'abc,ac->ab' (mamba's selective scan): b as a column (a label no term uses), the product's column dropped
+        extra = next(c for c in "zyxwvutsrqponmlkjihgfedcba" if c not in a + b + out)
+        column = plan(f"{a},{b}{extra}->{out}{extra}")
+        if column is not None and not column.outer and column.axis is None and not column.swap_out \
+                and not column.vector_b:
+            return Plan(swap_a=column.swap_a, swap_b=column.swap_b, insert_a=column.insert_a,
+                        insert_b=column.insert_b, vector_b=True)
+        return None
     if len(a) == 1 and len(b) == 1 and out == a + b and a != b:
         return Plan(outer=True)
     if len(b) == 2 and len(a) >= 2 and a[-1] in b and out == a[:-1] + b.replace(a[-1], "") and not set(a[:-1]) & set(b):

@@ -34,6 +34,11 @@ CASES = [
     ("b h i d, h j d -> b h i j", (2, 3, 4, 5), (3, 6, 5), True),
     ("b h i d, j d -> b h i j", (2, 3, 4, 5), (6, 5), True),
     ("b h i d, h b j d -> b h i j", (2, 3, 4, 5), (3, 2, 6, 5), False),  # batch labels in another order
+    ("abc,ac->ab", (2, 3, 4), (2, 4), True),  # a matrix times a vector (mamba-minimal's scan)
+    ("b h i j, b j -> b h i", (2, 3, 4, 5), (2, 5), True),
+    ("bij,bi->bj", (2, 3, 4), (2, 3), True),
+    ("ij,j->i", (3, 4), (4,), True),
+    ("abc,ac->ba", (2, 3, 4), (2, 4), False),  # the result's axes in another order
     ("bhwc,hkc->bhwk", (2, 3, 4, 5), (3, 6, 5), True),  # h shared, b lacked by the second: broadcast (native25)
     ("bd,bd->b", (2, 3), (2, 3), False),
 ]

@@ -1358,6 +1358,8 @@ class TableCallTransform(Rule):
         first_arg, second_arg = args[1].value, args[2].value
         for position in found.insert_a:  # 'b h i j, b j d -> b h i d': a size-1 axis where a lacks a batch label
             first_arg = a = self._expanded(first_arg, position)
+        if found.vector_b:  # 'abc,ac->ab': b as a column
+            second_arg = b = self._expanded(second_arg, -1)
         for position in found.insert_b:
             second_arg = b = self._expanded(second_arg, position)
         if found.outer:
@@ -1378,12 +1380,15 @@ class TableCallTransform(Rule):
                                             cst.Arg(swapped(b) if found.swap_b else second_arg)]))
         if found.axis is not None:  # 'b h i j, h g -> b g i j': the product's last axis back in h's place
             return moved(product, -1, found.axis)
+        if found.vector_b:  # the column's axis dropped
+            return cst.Call(func=cst.Attribute(value=product, attr=cst.Name("squeeze")),
+                            args=[cst.Arg(cst.parse_expression("-1"))])
         return swapped(product) if found.swap_out else product
 
     def _expanded(self, expr, position: int) -> cst.Call:
         """``ops.expand_dims(expr, position)``."""
         return cst.Call(func=self.ctx.target_expr("mindspore.ops.expand_dims"),
-                        args=fix_commas([cst.Arg(expr), cst.Arg(cst.Integer(str(position)))]))
+                        args=fix_commas([cst.Arg(expr), cst.Arg(cst.parse_expression(str(position)))]))
 
     def _input_node(self, entry, call: cst.Call):
         """The original node of a function call's first torch argument (``input``)."""
