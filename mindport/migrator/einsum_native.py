@@ -16,6 +16,11 @@ free label (``'abc,ac->ab'``) is a column: ``ops.matmul(x, ops.expand_dims(c, -1
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
+
+import libcst as cst
+
+from mindport.migrator.table import fix_commas, parenthesize
 
 
 @dataclass(frozen=True)
@@ -120,3 +125,42 @@ def _broadcast_batch(a: str, b: str, out: str, ellipsis: bool) -> "Plan | None":
     return Plan(swap_a=full.swap_a, swap_b=full.swap_b, swap_out=full.swap_out,
                 insert_a=tuple(i for i, c in enumerate(batch) if c not in a_batch),
                 insert_b=tuple(i for i, c in enumerate(batch) if c not in b_batch))
+
+
+def native_product(equation: str, first: cst.BaseExpression, second: cst.BaseExpression,
+                   ops: Callable[[str], cst.BaseExpression]) -> "cst.BaseExpression | None":
+    """The MindSpore expression of ``einsum(equation, first, second)`` by :func:`plan` (``ops("matmul")`` gives the
+    expression naming ``mindspore.ops.matmul`` in the file), or None: ``ops.matmul(q, k.swapaxes(-1, -2))``,
+    ``ops.outer(a, b)``, ``ops.movedim(ops.matmul(ops.movedim(x, -3, -1), w), -1, -3)``, ``ops.matmul(attn,
+    ops.expand_dims(v, 1))``, ``ops.matmul(x, ops.expand_dims(c, -1)).squeeze(-1)``. torch.einsum and einops'
+    einsum (its named axes renamed to letters) both write it."""
+    found = plan(equation)
+    if found is None:
+        return None
+
+    def number(value: int) -> cst.BaseExpression:
+        return cst.parse_expression(str(value))
+
+    def call(name: str, *args: cst.BaseExpression) -> cst.Call:
+        return cst.Call(func=ops(name), args=fix_commas([cst.Arg(a) for a in args]))
+
+    def swapped(expr):
+        return cst.Call(func=cst.Attribute(value=parenthesize(expr), attr=cst.Name("swapaxes")),
+                        args=fix_commas([cst.Arg(number(-1)), cst.Arg(number(-2))]))
+
+    if found.outer:
+        return call("outer", first, second)
+    if found.vector_b:  # 'abc,ac->ab': b as a column
+        second = call("expand_dims", second, number(-1))
+    for position in found.insert_a:  # 'b h i j, b j d -> b h i d': a size-1 axis where an operand lacks a batch label
+        first = call("expand_dims", first, number(position))
+    for position in found.insert_b:
+        second = call("expand_dims", second, number(position))
+    if found.axis is not None:  # 'b h i j, h g -> b g i j': the matrix on axis h, the product's axis put back there
+        first = call("movedim", first, number(found.axis), number(-1))
+    product = call("matmul", swapped(first) if found.swap_a else first, swapped(second) if found.swap_b else second)
+    if found.axis is not None:
+        return call("movedim", product, number(-1), number(found.axis))
+    if found.vector_b:  # the column's axis dropped
+        return cst.Call(func=cst.Attribute(value=product, attr=cst.Name("squeeze")), args=[cst.Arg(number(-1))])
+    return swapped(product) if found.swap_out else product

@@ -66,3 +66,33 @@ def test_einsum_of_one_matrix_product_is_native_and_matches(equation, shape_a, s
     rng = np.random.default_rng(0)
     inputs = [rng.standard_normal(shape_a).astype(np.float32), rng.standard_normal(shape_b).astype(np.float32)]
     assert_port_matches_in_mode(source, result.code, "Net", inputs, tmp_path, "einsum", mode, rtol=1e-5, atol=1e-5)
+
+
+EINOPS_CASES = [
+    ("b d_in n, b n -> b d_in", (2, 3, 4), (2, 4), True),  # mamba-minimal's scan: a matrix times a vector
+    ("b h i d, b h j d -> b h i j", (2, 3, 4, 5), (2, 3, 6, 5), True),
+    ("b l d_in, d_in n -> b l d_in n", (2, 3, 4), (4, 5), False),  # no contraction: the runtime einsum
+]
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+@pytest.mark.parametrize("pattern,shape_a,shape_b,native", EINOPS_CASES, ids=[c[0] for c in EINOPS_CASES])
+def test_einops_einsum_of_one_matrix_product_is_native(pattern, shape_a, shape_b, native, mode, tmp_path):
+    """einops' ``einsum(a, b, pattern)`` takes the same native plan once its named axes are letters
+    (einsum_native.native_product, shared with torch.einsum)."""
+    source = textwrap.dedent(f"""
+        import torch.nn as nn
+        from einops import einsum
+
+
+        class Net(nn.Module):
+            def forward(self, a, b):
+                return einsum(a, b, {pattern!r})
+    """)
+    result = convert_source(source)
+    assert not result.diagnostics, result.diagnostics
+    assert ("einsum" not in result.code.split("class Net")[1]) == native, result.code
+    rng = np.random.default_rng(1)
+    inputs = [rng.standard_normal(shape_a).astype(np.float32), rng.standard_normal(shape_b).astype(np.float32)]
+    assert_port_matches_in_mode(source, result.code, "Net", inputs, tmp_path, "einops_einsum", mode, rtol=1e-5,
+                                atol=1e-5)

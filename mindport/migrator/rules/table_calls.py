@@ -16,7 +16,7 @@ from mindport.mappings.arguments import KEYWORD_VARARGS, NUMPY_NAMES, sized_para
 from mindport.mappings.transforms import Arg, Unsupported
 from mindport.mappings.settings_layers import SETTINGS_LAYERS
 from mindport.mappings.transforms.layers import IMPLICIT_VALUES
-from mindport.migrator.einsum_native import plan as einsum_plan
+from mindport.migrator.einsum_native import native_product
 from mindport.migrator.native_facts import (
     ClassFacts,
     FileFacts,
@@ -1345,50 +1345,16 @@ class TableCallTransform(Rule):
 
     def _native_einsum(self, call: cst.Call) -> cst.BaseExpression | None:
         """``torch.einsum('b h i d, b h j d -> b h i j', q, k)`` (a literal equation that is one batched matrix
-        product, ``einsum_native.plan``): ``ops.matmul(q, k.swapaxes(-1, -2))``; ``'i, j -> i j'``: ``ops.outer``;
-        ``'b h i j, h g -> b g i j'``: ``ops.movedim(ops.matmul(ops.movedim(x, -3, -1), w), -1, -3)``."""
+        product): MindSpore's own ops (einsum_native.native_product: ``ops.matmul(q, k.swapaxes(-1, -2))``,
+        ``ops.outer``, ``ops.movedim``/``ops.expand_dims`` around a matmul)."""
         args = call.args
         if len(args) != 3 or any(a.star or a.keyword is not None for a in args):
             return None
         equation = _literal_text(args[0].value)
-        found = einsum_plan(equation) if isinstance(equation, str) else None
-        if found is None:
+        if not isinstance(equation, str):
             return None
-        a, b = (parenthesize(arg.value) for arg in args[1:])
-        first_arg, second_arg = args[1].value, args[2].value
-        for position in found.insert_a:  # 'b h i j, b j d -> b h i d': a size-1 axis where a lacks a batch label
-            first_arg = a = self._expanded(first_arg, position)
-        if found.vector_b:  # 'abc,ac->ab': b as a column
-            second_arg = b = self._expanded(second_arg, -1)
-        for position in found.insert_b:
-            second_arg = b = self._expanded(second_arg, position)
-        if found.outer:
-            return cst.Call(func=self.ctx.target_expr("mindspore.ops.outer"), args=fix_commas([cst.Arg(a), cst.Arg(b)]))
-
-        def swapped(expr):
-            return cst.Call(func=cst.Attribute(value=expr, attr=cst.Name("swapaxes")),
-                            args=fix_commas([cst.Arg(cst.parse_expression("-1")), cst.Arg(cst.parse_expression("-2"))]))
-
-        def moved(expr, source: int, destination: int):
-            return cst.Call(func=self.ctx.target_expr("mindspore.ops.movedim"),
-                            args=fix_commas([cst.Arg(expr), cst.Arg(cst.parse_expression(str(source))),
-                                             cst.Arg(cst.parse_expression(str(destination)))]))
-
-        first = first_arg if found.axis is None else moved(first_arg, found.axis, -1)
-        product = cst.Call(func=self.ctx.target_expr("mindspore.ops.matmul"),
-                           args=fix_commas([cst.Arg(swapped(a) if found.swap_a else first),
-                                            cst.Arg(swapped(b) if found.swap_b else second_arg)]))
-        if found.axis is not None:  # 'b h i j, h g -> b g i j': the product's last axis back in h's place
-            return moved(product, -1, found.axis)
-        if found.vector_b:  # the column's axis dropped
-            return cst.Call(func=cst.Attribute(value=product, attr=cst.Name("squeeze")),
-                            args=[cst.Arg(cst.parse_expression("-1"))])
-        return swapped(product) if found.swap_out else product
-
-    def _expanded(self, expr, position: int) -> cst.Call:
-        """``ops.expand_dims(expr, position)``."""
-        return cst.Call(func=self.ctx.target_expr("mindspore.ops.expand_dims"),
-                        args=fix_commas([cst.Arg(expr), cst.Arg(cst.parse_expression(str(position)))]))
+        return native_product(equation, args[1].value, args[2].value,
+                              lambda name: self.ctx.target_expr(f"mindspore.ops.{name}"))
 
     def _input_node(self, entry, call: cst.Call):
         """The original node of a function call's first torch argument (``input``)."""
