@@ -31,6 +31,7 @@ _ENTRY_KEYS = {
     "torch", "kind", "signature", "nn", "mint", "rename", "values", "emit", "drop", "unsupported",
     "transforms", "positional", "weights", "weight_transforms", "runs", "reason", "notes", "example",
     "aliases", "doc_status", "mint_mapped", "switch", "graph", "starts_training", "called", "attributes",
+    "keeps_dtype",
 }
 _EXAMPLE_KEYS = {"args", "inputs", "self", "call", "rtol", "atol", "styles", "train", "compare", "grad_free", "proof",
                  "program", "sweep"}
@@ -99,6 +100,9 @@ class Entry:
     starts_training: bool = False  # a layer whose output depends on train/eval: built outside a class, .set_train()
     called: str = ""  # an attribute entry: what a call of it becomes (torch.Tensor(...) is not ms.Tensor(...))
     attributes: dict = field(default_factory=dict)  # a layer's torch attribute -> the Cell's attribute path (same value)
+    # an in-place method whose out-of-place form always gives the receiver's dtype (triu_, masked_fill_; not add_):
+    # on a receiver nothing else holds the converter writes the out-of-place entry (TableCallTransform._fresh_out_of_place)
+    keeps_dtype: bool = False
 
     @property
     def supported(self) -> bool:
@@ -262,7 +266,15 @@ def _entry_from_table(raw: dict, source: str) -> Entry:
         switch={k: dict(v) for k, v in raw.get("switch", {}).items()},
         graph=raw.get("graph", ""), starts_training=_flag(raw, "starts_training", where),
         called=_called(raw, kind, where), attributes=_attributes(raw, kind, where),
+        keeps_dtype=_keeps_dtype(raw, kind, torch_name, where),
     )
+
+
+def _keeps_dtype(raw: dict, kind: str, torch_name: str, where: str) -> bool:
+    value = _flag(raw, "keeps_dtype", where)
+    if value and (kind != "method" or not torch_name.endswith("_") or torch_name.endswith("__")):
+        raise MappingError(f"{where}: keeps_dtype is for in-place method entries (torch.Tensor.triu_)")
+    return value
 
 
 def _attributes(raw: dict, kind: str, where: str) -> dict:

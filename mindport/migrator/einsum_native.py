@@ -7,12 +7,20 @@ leading each of them in the same order), one *contracted* label (in both operand
 label of each operand (in that operand and the output), no label repeated inside a term, ``...`` only leading
 every term, and no label summed out of one operand alone: ``'b h i d, b h j d -> b h i j'`` is ``ops.matmul(q, k.swapaxes(-1, -2))``,
 ``'b h i j, b h j d -> b h i d'`` is ``ops.matmul(attn, v)``; a matrix applied to the last axis of a tensor,
-``'b n d, d e -> b n e'``, is ``ops.matmul(x, w)``. Two vectors with no contracted label, ``'i, j -> i j'``
+``'b n d, d e -> b n e'``, is ``ops.matmul(x, w)``, and on another axis, ``'b h i j, h g -> b g i j'`` (talking heads), is
+``ops.movedim(ops.matmul(ops.movedim(x, -3, -1), w), -1, -3)``. A batch label one operand lacks
+(``'b h i j, b j d -> b h i d'``) is a size-1 axis inserted there (``ops.expand_dims(v, 1)``), which matmul broadcasts. An operand with no
+free label (``'abc,ac->ab'``) is a column: ``ops.matmul(x, ops.expand_dims(c, -1)).squeeze(-1)``. Two vectors with no contracted label, ``'i, j -> i j'``
 (rotary embeddings' frequencies), are ``ops.outer``. Anything else keeps the runtime function.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
+
+import libcst as cst
+
+from mindport.migrator.table import fix_commas, parenthesize
 
 
 @dataclass(frozen=True)
@@ -24,6 +32,12 @@ class Plan:
     swap_a: bool = False
     swap_b: bool = False
     swap_out: bool = False
+    axis: int | None = None  # a matrix applied to this axis of a (negative, not -1): a moved to the end and back
+    # batch axes an operand lacks ('b h i j, b j d -> b h i d': v has no h): inserted (size 1) before the product, at
+    # these positions in ascending order, so that matmul broadcasts them as einsum does
+    insert_a: tuple[int, ...] = ()
+    insert_b: tuple[int, ...] = ()
+    vector_b: bool = False  # b has no free label ('abc,ac->ab'): a matrix times a vector, b's last axis added, then dropped
 
 
 def _terms(equation: str) -> tuple[list[str], str] | None:
@@ -51,10 +65,29 @@ def plan(equation: str) -> Plan | None:
     if parsed is None or len(parsed[0]) != 2:
         return None
     (a, b), out = parsed
+    if "." not in equation and len(b) >= 1 and set(b) <= set(a) and not set(b) <= set(out) \
+            and len(set(a) - set(b)) >= 1:
+        # 'abc,ac->ab' (mamba's selective scan): b as a column (a label no term uses), the product's column dropped
+        extra = next(c for c in "zyxwvutsrqponmlkjihgfedcba" if c not in a + b + out)
+        column = plan(f"{a},{b}{extra}->{out}{extra}")
+        if column is not None and not column.outer and column.axis is None and not column.swap_out \
+                and not column.vector_b:
+            return Plan(swap_a=column.swap_a, swap_b=column.swap_b, insert_a=column.insert_a,
+                        insert_b=column.insert_b, vector_b=True)
+        return None
     if len(a) == 1 and len(b) == 1 and out == a + b and a != b:
         return Plan(outer=True)
     if len(b) == 2 and len(a) >= 2 and a[-1] in b and out == a[:-1] + b.replace(a[-1], "") and not set(a[:-1]) & set(b):
         return Plan(swap_b=b[0] != a[-1])  # 'b n d, d e -> b n e': x @ w (matmul broadcasts w over x's batch)
+    if len(b) == 2 and len(a) >= 2 and len(set(b) & set(a)) == 1:
+        contracted = (set(b) & set(a)).pop()
+        free = b.replace(contracted, "")
+        p = a.index(contracted)
+        if out == a[:p] + free + a[p + 1:]:  # 'b h i j, h g -> b g i j' (talking heads): the matrix on axis h
+            return Plan(swap_b=b[0] != contracted, axis=p - len(a))
+    found = _broadcast_batch(a, b, out, "." in equation)
+    if found is not None:
+        return found
     batch = [c for c in out if c in a and c in b]
     contracted = [c for c in a if c in b and c not in out]
     free_a = [c for c in a if c not in b]
@@ -70,3 +103,64 @@ def plan(equation: str) -> Plan | None:
     if set(a[n:]) != {i, k} or set(b[n:]) != {k, j} or set(out[n:]) != {i, j}:
         return None
     return Plan(swap_a=a[n:] == k + i, swap_b=b[n:] == j + k, swap_out=out[n:] == j + i)
+
+
+def _broadcast_batch(a: str, b: str, out: str, ellipsis: bool) -> "Plan | None":
+    """``'b h i j, b j d -> b h i d'`` (one operand lacks batch labels the other has, each term's batch labels in the
+    output's order): the lacking operand gets size-1 axes there (matmul then broadcasts them as einsum does), and
+    the product is planned as one with every batch label on both sides; None otherwise."""
+    n = len(out) - 2
+    if ellipsis or n < 1 or len(a) < 2 or len(b) < 2:
+        return None
+    batch, a_batch, b_batch = out[:n], a[:-2], b[:-2]
+    if (len(a_batch) == n) == (len(b_batch) == n) or not set(a_batch) <= set(batch) or not set(b_batch) <= set(batch):
+        return None  # exactly one operand lacks labels (both full: the plain plan below)
+    if [c for c in batch if c in a_batch] != list(a_batch) or [c for c in batch if c in b_batch] != list(b_batch):
+        return None
+    if set(a[-2:]) & set(batch) or set(b[-2:]) & set(batch):
+        return None
+    full = plan(f"{batch}{a[-2:]},{batch}{b[-2:]}->{out}")
+    if full is None or full.outer or full.axis is not None:
+        return None
+    return Plan(swap_a=full.swap_a, swap_b=full.swap_b, swap_out=full.swap_out,
+                insert_a=tuple(i for i, c in enumerate(batch) if c not in a_batch),
+                insert_b=tuple(i for i, c in enumerate(batch) if c not in b_batch))
+
+
+def native_product(equation: str, first: cst.BaseExpression, second: cst.BaseExpression,
+                   ops: Callable[[str], cst.BaseExpression]) -> "cst.BaseExpression | None":
+    """The MindSpore expression of ``einsum(equation, first, second)`` by :func:`plan` (``ops("matmul")`` gives the
+    expression naming ``mindspore.ops.matmul`` in the file), or None: ``ops.matmul(q, k.swapaxes(-1, -2))``,
+    ``ops.outer(a, b)``, ``ops.movedim(ops.matmul(ops.movedim(x, -3, -1), w), -1, -3)``, ``ops.matmul(attn,
+    ops.expand_dims(v, 1))``, ``ops.matmul(x, ops.expand_dims(c, -1)).squeeze(-1)``. torch.einsum and einops'
+    einsum (its named axes renamed to letters) both write it."""
+    found = plan(equation)
+    if found is None:
+        return None
+
+    def number(value: int) -> cst.BaseExpression:
+        return cst.parse_expression(str(value))
+
+    def call(name: str, *args: cst.BaseExpression) -> cst.Call:
+        return cst.Call(func=ops(name), args=fix_commas([cst.Arg(a) for a in args]))
+
+    def swapped(expr):
+        return cst.Call(func=cst.Attribute(value=parenthesize(expr), attr=cst.Name("swapaxes")),
+                        args=fix_commas([cst.Arg(number(-1)), cst.Arg(number(-2))]))
+
+    if found.outer:
+        return call("outer", first, second)
+    if found.vector_b:  # 'abc,ac->ab': b as a column
+        second = call("expand_dims", second, number(-1))
+    for position in found.insert_a:  # 'b h i j, b j d -> b h i d': a size-1 axis where an operand lacks a batch label
+        first = call("expand_dims", first, number(position))
+    for position in found.insert_b:
+        second = call("expand_dims", second, number(position))
+    if found.axis is not None:  # 'b h i j, h g -> b g i j': the matrix on axis h, the product's axis put back there
+        first = call("movedim", first, number(found.axis), number(-1))
+    product = call("matmul", swapped(first) if found.swap_a else first, swapped(second) if found.swap_b else second)
+    if found.axis is not None:
+        return call("movedim", product, number(-1), number(found.axis))
+    if found.vector_b:  # the column's axis dropped
+        return cst.Call(func=cst.Attribute(value=product, attr=cst.Name("squeeze")), args=[cst.Arg(number(-1))])
+    return swapped(product) if found.swap_out else product

@@ -1159,6 +1159,13 @@ def _members_kind(call: cst.Call, facts: "FloatFacts") -> "str | None":
     return "float" if kinds == {"float"} else "keep" if kinds <= {"float", "keep"} else None
 
 
+def _slices_only(subscript: cst.Subscript) -> bool:
+    """``x[:, 1:]``, ``x[..., :d]``: slices and an ellipsis only (the result keeps the tensor's dtype and rank)."""
+    return bool(subscript.slice) and all(
+        isinstance(e.slice, cst.Slice) or isinstance(e.slice, cst.Index) and isinstance(e.slice.value, cst.Ellipsis)
+        for e in subscript.slice)
+
+
 def _PARAMETER_FACTS(facts: "FloatFacts") -> "FloatFacts":  # noqa: N802
     """Facts for the argument of an ``nn.Parameter(...)`` assigned in another method: no local names known there."""
     return FloatFacts(None, facts._resolve, facts._layers, facts._float_only, facts._own)  # noqa: SLF001
@@ -1325,6 +1332,68 @@ class _FunctionFacts:
             return None
         return values[0]
 
+    def one_promotion(self, members: list, call: cst.Call) -> bool:
+        """Do the members of a join have one dtype by torch's promotion, whatever their operands' dtypes? Each member
+        (or the value of its only binding, a plain top-level statement before the join's) is the same tree of
+        ``+``, ``-``, ``*`` and unary signs over the same operands, up to the order of each binary operation's two
+        operands (llama2.c's rotary ``xq_r * cos - xq_i * sin`` and ``xq_r * sin + xq_i * cos``): torch gives a
+        binary ``+``/``-``/``*`` the common type of its two operands, which does not depend on their order, and a
+        sign keeps its operand's dtype. An operand is a name (slices of it, which keep its dtype and rank, count
+        as it), a piece of one chunk/split/unbind call or of one tuple display of slices of one name (pieces of one
+        tensor), or a Python number; every read of one is the same object: the join's statement and the bindings
+        read are plain top-level statements and no operand is bound from the first of them to the join."""
+        order = self._order
+        if order is None or len(members) < 2:
+            return False
+        join = order.statement_of(call)
+        if join not in order._top:  # noqa: SLF001
+            return False
+        times, leaves, forms = [order.statement_position(join)], set(), set()
+        for member in members:
+            expr, time = member, times[0]
+            if isinstance(member, cst.Name) and member.value not in self._params:
+                found = order._binding_stmts.get(member.value, [])  # noqa: SLF001
+                if len(found) == 1 and found[0][1] is not None and found[0][0] in order._top \
+                        and order.statement_position(found[0][0]) < times[0]:  # noqa: SLF001
+                    expr, time = found[0][1], order.statement_position(found[0][0])
+            form = self._promotion_form(expr, leaves)
+            if form is None:
+                return False
+            forms.add(form)
+            times.append(time)
+        if len(forms) != 1:
+            return False
+        low, high = min(times), max(times)
+        return not any(low <= order.statement_position(stmt) <= high
+                       for name in leaves for stmt, _ in order._binding_stmts.get(name, []))  # noqa: SLF001
+
+    def _promotion_form(self, expr, leaves: set):
+        """The tree :meth:`one_promotion` compares (operands of each ``+ - *`` sorted), or None."""
+        if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus, cst.Plus)):
+            return self._promotion_form(expr.expression, leaves)
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Subtract, cst.Multiply)):
+            left, right = self._promotion_form(expr.left, leaves), self._promotion_form(expr.right, leaves)
+            return None if left is None or right is None else ("op",) + tuple(sorted((left, right), key=repr))
+        if isinstance(expr, cst.Integer):
+            return ("int",)
+        if isinstance(expr, cst.Float):
+            return ("float",)
+        if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Name) and _slices_only(expr):
+            expr = expr.value  # x[:, 1:]: x's dtype and rank
+        if not isinstance(expr, cst.Name) or expr.value in ("True", "False", "None"):
+            return None
+        name = expr.value
+        leaves.add(name)
+        piece = self.piece_of(name)
+        if piece is not None:  # x1, x2 = x.unbind(-1)
+            return ("piece", id(piece))
+        found = self._order._binding_stmts.get(name, [])  # noqa: SLF001
+        if name not in self._params and len(found) == 1 and found[0][0] in self._order._top \
+                and isinstance(found[0][1], cst.Subscript) and isinstance(found[0][1].value, cst.Name) \
+                and _slices_only(found[0][1]) and self._order.unpacked(name):  # x1, x2 = x[..., :d], x[..., d:]
+            return ("slice", found[0][1].value.value, found[0][0])
+        return ("name", name)
+
     def _every_binding(self, name: str, seen: frozenset[str], test) -> bool:
         """Does ``test`` hold of every value the function binds ``name`` to (a parameter: no)?"""
         if name in seen:
@@ -1379,8 +1448,8 @@ class FloatFacts(_FunctionFacts):
             return self._name_float(expr.value, seen)
         if isinstance(expr, cst.List):  # a list of floats (features = [x]; torch.cat(features, 1))
             return all(not isinstance(e, cst.StarredElement) and self.is_float(e.value, seen) for e in expr.elements)
-        if isinstance(expr, cst.ListComp):  # [self.fc(t) for t in ts]
-            return self.is_float(expr.elt, seen)
+        if isinstance(expr, (cst.ListComp, cst.GeneratorExp)):  # [self.fc(t) for t in ts]
+            return self._comprehension_layers(expr, seen) or self.is_float(expr.elt, seen)
         if isinstance(expr, cst.Call):
             return self._call_float(expr, seen)
         if _self_attr(expr):  # self.alpha = nn.Parameter(torch.zeros(n)): a float Parameter
@@ -1399,7 +1468,9 @@ class FloatFacts(_FunctionFacts):
                        for value in self._binding_values(name))
         if not self._every_binding(name, seen, self.is_float):
             return False
-        if name in seen or not any(isinstance(v, (cst.List, cst.ListComp)) for v in self._order.bindings(name)):
+        if name in seen or not any(isinstance(v, (cst.List, cst.ListComp)) or isinstance(v, cst.Call)
+                                   and isinstance(v.func, cst.Name) and v.func.value == "list"
+                                   for v in self._order.bindings(name)):
             return True
         return self._float_list_uses(name, seen | {name})
 
@@ -1417,7 +1488,7 @@ class FloatFacts(_FunctionFacts):
                         return False
                     added = grand.args[1 if method == "insert" else 0].value if len(grand.args) > (
                         method == "insert") else None
-                    if added is None or not self.is_float(added, seen):
+                    if added is None or not self._added_float(added, seen):
                         return False
                 elif method not in ("pop", "index", "count", "copy", "reverse") \
                         or not (isinstance(grand, cst.Call) and grand.func is parent):
@@ -1540,7 +1611,11 @@ class FloatFacts(_FunctionFacts):
                  if isinstance(f.target, cst.Name) and f.target.value == name]
         if len(loops) != 1 or len(bindings) != 1 or not _self_attr(loops[0].iter):
             return None
-        calls = self._layers.get(loops[0].iter.attr.value, [])
+        return self._members_of(loops[0].iter.attr.value)
+
+    def _members_of(self, attribute: str) -> "str | None":
+        """The kind every member of the ModuleList/Sequential the class binds to ``self.<attribute>`` has."""
+        calls = self._layers.get(attribute, [])
         kinds = set()
         for c in calls:
             qual = self._resolve(c.func)
@@ -1551,6 +1626,73 @@ class FloatFacts(_FunctionFacts):
             else:
                 kinds.add(None)
         return None if not kinds or None in kinds else "float" if kinds == {"float"} else "keep"
+
+    def _comprehension_layers(self, comp, seen: frozenset[str]) -> bool:
+        """``[conv(x) for conv in self.convs]`` (or a generator of it): one ``for`` over a ModuleList/Sequential
+        attribute whose every member gives floats (or keeps them, given a float argument), its element a call of the
+        loop's name whose arguments do not read that name: every element is floating (crossformer's multi-scale
+        ``tuple([conv(x) for conv in self.convs])``)."""
+        loop = comp.for_in
+        if loop.inner_for_in is not None or not isinstance(loop.target, cst.Name) or not _self_attr(loop.iter) \
+                or loop.asynchronous is not None:
+            return False
+        elt, name = comp.elt, loop.target.value
+        if not isinstance(elt, cst.Call) or not isinstance(elt.func, cst.Name) or elt.func.value != name \
+                or any(n.value == name for a in elt.args for n in all_nodes(a, cst.Name)):
+            return False
+        return self._applied(self._members_of(loop.iter.attr.value), elt, seen)
+
+    def _container(self, call: cst.Call) -> bool:
+        """``tuple(xs)`` / ``list(xs)``: Python's builtins (no binding of the name in the function), one positional
+        argument: the same elements."""
+        return isinstance(call.func, cst.Name) and call.func.value in ("tuple", "list") \
+            and self._resolve(call.func) is None and len(call.args) == 1 and call.args[0].keyword is None \
+            and not call.args[0].star and (self._order is None or not self._order.bindings(call.func.value)) \
+            and call.func.value not in self._params
+
+    def _block_binding(self, read: cst.Name):
+        """The value the name read by a plain statement gets from the last earlier statement of the same block that
+        binds it, when that statement is a plain ``name = value`` and no statement in between (compound ones
+        included) binds the name (``y = x.sum(-1)`` then ``ys.append(y)`` in a loop body, whatever ``y = None``
+        before the loop said); None otherwise."""
+        if self._function is None:
+            return None
+        parents = _function_parents(self._function)
+        node = read
+        while node is not None and not isinstance(node, cst.SimpleStatementLine):
+            if isinstance(node, (cst.Lambda, cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp,
+                                 cst.NamedExpr)):
+                return None
+            node = parents.get(id(node))
+        block = parents.get(id(node)) if node is not None else None
+        if not isinstance(block, cst.IndentedBlock):
+            return None
+        body = list(block.body)
+        name = read.value
+        for earlier in reversed(body[:body.index(node)]):
+            targets = [n.value for t in all_nodes(earlier, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For,
+                                                            cst.CompFor, cst.AsName, cst.NamedExpr, cst.With))
+                       for n in all_nodes(getattr(t, "target", getattr(t, "name", t)), cst.Name)]
+            global_names = [n.value for g in all_nodes(earlier, (cst.Global, cst.Nonlocal, cst.Del, cst.FunctionDef,
+                                                                 cst.ClassDef, cst.Import, cst.ImportFrom))
+                            for n in all_nodes(g, cst.Name)]
+            if name not in targets and name not in global_names:
+                continue
+            if isinstance(earlier, cst.SimpleStatementLine) and len(earlier.body) == 1 \
+                    and isinstance(earlier.body[0], cst.Assign) and len(earlier.body[0].targets) == 1 \
+                    and isinstance(earlier.body[0].targets[0].target, cst.Name) \
+                    and earlier.body[0].targets[0].target.value == name and name not in global_names:
+                return earlier.body[0].value
+            return None
+        return None
+
+    def _added_float(self, added, seen: frozenset[str]) -> bool:
+        """What a list is given (``ys.append(y)``) is floating: by the facts, or a name whose binding in the same
+        block (:meth:`_block_binding`) is."""
+        if self.is_float(added, seen):
+            return True
+        value = self._block_binding(added) if isinstance(added, cst.Name) else None
+        return value is not None and not isinstance(value, _MUTABLE_DISPLAYS) and self.is_float(value, seen)
 
     def reaching_float(self, expr, call: cst.Call) -> bool:
         """A name whose binding the call reads, in straight-line code, is floating point by construction
@@ -1644,6 +1786,8 @@ class FloatFacts(_FunctionFacts):
             calls = self._layers.get(func.value.attr.value, [])
             return bool(calls) and all(self._resolve(c.func) == "torch.nn.ModuleList"
                                        and self._applied(_members_kind(c, self), call, seen) for c in calls)
+        if self._container(call):  # tuple([conv(x) for conv in self.convs]): the same elements
+            return self.is_float(call.args[0].value, seen)
         if isinstance(func, cst.Name) and self._resolve(func) is None and self._order is not None:
             kind = self._loop_layer(func.value)  # for blk in self.blocks: x = blk(x)
             if kind is not None:

@@ -1,5 +1,5 @@
 """``torch.einsum`` with a literal equation that is one batched matrix product is written as MindSpore's own
-``ops.matmul``/``ops.outer`` at conversion time (mindport/migrator/einsum_native.py); other equations keep the
+``ops.matmul``/``ops.outer`` (a matrix on an inner axis: ``ops.movedim`` around ``ops.matmul``) at conversion time (mindport/migrator/einsum_native.py); other equations keep the
 runtime einsum. Each converted program is run against torch (real torch, real MindSpore), PyNative and GRAPH_MODE."""
 from __future__ import annotations
 
@@ -22,7 +22,24 @@ CASES = [
     ("bnd,ed->bne", (2, 3, 4), (5, 4), True),
     ("...nd,...md->...nm", (2, 3, 4, 5), (2, 3, 6, 5), True),
     ("i , j -> i j", (4,), (5,), True),
-    ("bhwc,hkc->bhwk", (2, 3, 4, 5), (3, 6, 5), False),
+    ("b h i j, h g -> b g i j", (2, 3, 4, 5), (3, 6), True),  # a matrix on an inner axis (cait's talking heads)
+    ("b h i j, g h -> b g i j", (2, 3, 4, 5), (6, 3), True),
+    ("b i h j, h g -> b i g j", (2, 4, 3, 5), (3, 6), True),
+    ("h n l, h g -> g n l", (3, 4, 5), (3, 2), True),
+    ("... h d, h g -> ... g d", (2, 3, 4), (3, 5), False),  # "..." not leading every term: the runtime's
+    ("b h i j, h g -> b i j g", (2, 3, 4, 5), (3, 6), False),  # the new axis elsewhere: a permutation too
+    ("b h i j, b j d -> b h i d", (2, 3, 4, 6), (2, 6, 5), True),  # v lacks h: a size-1 axis, broadcast
+    ("b h i d, b j d -> b h i j", (2, 3, 4, 5), (2, 6, 5), True),
+    ("b i d, b h j d -> b h i j", (2, 4, 5), (2, 3, 6, 5), True),
+    ("b h i d, h j d -> b h i j", (2, 3, 4, 5), (3, 6, 5), True),
+    ("b h i d, j d -> b h i j", (2, 3, 4, 5), (6, 5), True),
+    ("b h i d, h b j d -> b h i j", (2, 3, 4, 5), (3, 2, 6, 5), False),  # batch labels in another order
+    ("abc,ac->ab", (2, 3, 4), (2, 4), True),  # a matrix times a vector (mamba-minimal's scan)
+    ("b h i j, b j -> b h i", (2, 3, 4, 5), (2, 5), True),
+    ("bij,bi->bj", (2, 3, 4), (2, 3), True),
+    ("ij,j->i", (3, 4), (4,), True),
+    ("abc,ac->ba", (2, 3, 4), (2, 4), False),  # the result's axes in another order
+    ("bhwc,hkc->bhwk", (2, 3, 4, 5), (3, 6, 5), True),  # h shared, b lacked by the second: broadcast (native25)
     ("bd,bd->b", (2, 3), (2, 3), False),
 ]
 
@@ -49,3 +66,33 @@ def test_einsum_of_one_matrix_product_is_native_and_matches(equation, shape_a, s
     rng = np.random.default_rng(0)
     inputs = [rng.standard_normal(shape_a).astype(np.float32), rng.standard_normal(shape_b).astype(np.float32)]
     assert_port_matches_in_mode(source, result.code, "Net", inputs, tmp_path, "einsum", mode, rtol=1e-5, atol=1e-5)
+
+
+EINOPS_CASES = [
+    ("b d_in n, b n -> b d_in", (2, 3, 4), (2, 4), True),  # mamba-minimal's scan: a matrix times a vector
+    ("b h i d, b h j d -> b h i j", (2, 3, 4, 5), (2, 3, 6, 5), True),
+    ("b l d_in, d_in n -> b l d_in n", (2, 3, 4), (4, 5), False),  # no contraction: the runtime einsum
+]
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+@pytest.mark.parametrize("pattern,shape_a,shape_b,native", EINOPS_CASES, ids=[c[0] for c in EINOPS_CASES])
+def test_einops_einsum_of_one_matrix_product_is_native(pattern, shape_a, shape_b, native, mode, tmp_path):
+    """einops' ``einsum(a, b, pattern)`` takes the same native plan once its named axes are letters
+    (einsum_native.native_product, shared with torch.einsum)."""
+    source = textwrap.dedent(f"""
+        import torch.nn as nn
+        from einops import einsum
+
+
+        class Net(nn.Module):
+            def forward(self, a, b):
+                return einsum(a, b, {pattern!r})
+    """)
+    result = convert_source(source)
+    assert not result.diagnostics, result.diagnostics
+    assert ("einsum" not in result.code.split("class Net")[1]) == native, result.code
+    rng = np.random.default_rng(1)
+    inputs = [rng.standard_normal(shape_a).astype(np.float32), rng.standard_normal(shape_b).astype(np.float32)]
+    assert_port_matches_in_mode(source, result.code, "Net", inputs, tmp_path, "einops_einsum", mode, rtol=1e-5,
+                                atol=1e-5)

@@ -41,11 +41,21 @@ def test_bundled_tables_load_and_are_large():
     (GOOD + 'runs = { nn = ["TPU"] }\n', "runs must map"),
     (GOOD + 'example = { args = "", bogus = 1 }\n', r"unknown example key\(s\) \['bogus'\]"),
     (GOOD.replace('nn = "mindspore.nn.Tanh"', 'nn = "torch.nn.Tanh"'), "must be 'mindspore"),
+    (GOOD + 'keeps_dtype = true\n', "keeps_dtype is for in-place method entries"),
+    (GOOD + 'keeps_dtype = 1\n', "keeps_dtype must be true or false"),
 ])
 def test_schema_errors_name_the_entry(tmp_path, mutation, message):
     with pytest.raises(MappingError, match=message) as info:
         load_entries([write(tmp_path, mutation)])
     assert "t.toml" in str(info.value)
+
+
+def test_keeps_dtype_is_table_data():
+    """The in-place methods whose out-of-place form keeps the receiver's dtype (native23's list, now a column of the
+    tables): the converter writes their out-of-place entry on a fresh receiver (tests/converter/test_fresh_inplace.py)."""
+    flagged = {e.torch for e in load_registry() if e.keeps_dtype}
+    assert flagged == {f"torch.Tensor.{m}" for m in ("triu_", "tril_", "masked_fill_", "index_fill_", "neg_",
+                                                      "unsqueeze_", "squeeze_", "t_", "transpose_")}
 
 
 def test_duplicates_across_files_are_found(tmp_path):

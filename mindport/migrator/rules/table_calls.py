@@ -16,7 +16,7 @@ from mindport.mappings.arguments import KEYWORD_VARARGS, NUMPY_NAMES, sized_para
 from mindport.mappings.transforms import Arg, Unsupported
 from mindport.mappings.settings_layers import SETTINGS_LAYERS
 from mindport.mappings.transforms.layers import IMPLICIT_VALUES
-from mindport.migrator.einsum_native import plan as einsum_plan
+from mindport.migrator.einsum_native import native_product
 from mindport.migrator.native_facts import (
     ClassFacts,
     FileFacts,
@@ -111,10 +111,6 @@ _FRESH_FUNCTIONS = frozenset(f"torch.{n}" for n in (
     "zeros", "ones", "empty", "full", "rand", "randn", "randint", "arange", "eye", "linspace", "zeros_like",
     "ones_like", "empty_like", "full_like", "rand_like", "randn_like", "tensor"))
 _FRESH_METHODS = frozenset({"new_ones", "new_zeros", "new_empty", "new_full", "new_tensor", "clone"})
-# in-place methods whose out-of-place form always gives the receiver's dtype (an in-place update keeps it; ``add_``
-# of a float32 tensor into a float16 one would be float32 out of place): on a fresh receiver, the out-of-place entry
-_DTYPE_KEEPING_INPLACE = frozenset({"triu_", "tril_", "masked_fill_", "index_fill_", "neg_", "unsqueeze_",
-                                    "squeeze_", "t_", "transpose_"})
 
 
 def _fresh_receiver(expr, resolve) -> bool:
@@ -1112,10 +1108,10 @@ class TableCallTransform(Rule):
             if self._one_dtype(call, [e.value for e in seq.elements],
                                star=any(isinstance(e, cst.StarredElement) for e in seq.elements)):
                 return built
-        elif isinstance(seq, cst.Call) and self._one_dtype_sequence(seq):
-            return built
+        elif isinstance(seq, cst.Call) and (self._one_dtype_sequence(seq) or self._floats().is_float(seq)):
+            return built  # list(conv(x) for conv in self.convs)
         elif isinstance(seq, (cst.ListComp, cst.GeneratorExp)):
-            if self._observed_uniform(call) or self._floats().is_float(seq.elt):
+            if self._observed_uniform(call) or self._floats().is_float(seq):  # [conv(x) for conv in self.convs]
                 return built
         elif self._observed_uniform(call) or isinstance(seq, cst.Name) and self._floats().is_float(seq):
             return built  # a local list of floats (features.append(self.conv(x)); torch.cat(features, 1))
@@ -1147,6 +1143,8 @@ class TableCallTransform(Rule):
         if self._same_root(members):
             return True
         floats = self._floats()
+        if floats.one_promotion(members, call):
+            return True  # one tree of + - * over the same operands (native_facts._FunctionFacts.one_promotion)
         if all(floats.is_float(m) or floats.layer_input(m) or floats.reaching_float(m, call) for m in members):
             return True
         flows = self._flow_floats()
@@ -1347,26 +1345,16 @@ class TableCallTransform(Rule):
 
     def _native_einsum(self, call: cst.Call) -> cst.BaseExpression | None:
         """``torch.einsum('b h i d, b h j d -> b h i j', q, k)`` (a literal equation that is one batched matrix
-        product, ``einsum_native.plan``): ``ops.matmul(q, k.swapaxes(-1, -2))``; ``'i, j -> i j'``: ``ops.outer``."""
+        product): MindSpore's own ops (einsum_native.native_product: ``ops.matmul(q, k.swapaxes(-1, -2))``,
+        ``ops.outer``, ``ops.movedim``/``ops.expand_dims`` around a matmul)."""
         args = call.args
         if len(args) != 3 or any(a.star or a.keyword is not None for a in args):
             return None
         equation = _literal_text(args[0].value)
-        found = einsum_plan(equation) if isinstance(equation, str) else None
-        if found is None:
+        if not isinstance(equation, str):
             return None
-        a, b = (parenthesize(arg.value) for arg in args[1:])
-        if found.outer:
-            return cst.Call(func=self.ctx.target_expr("mindspore.ops.outer"), args=fix_commas([cst.Arg(a), cst.Arg(b)]))
-
-        def swapped(expr):
-            return cst.Call(func=cst.Attribute(value=expr, attr=cst.Name("swapaxes")),
-                            args=fix_commas([cst.Arg(cst.parse_expression("-1")), cst.Arg(cst.parse_expression("-2"))]))
-
-        product = cst.Call(func=self.ctx.target_expr("mindspore.ops.matmul"),
-                           args=fix_commas([cst.Arg(swapped(a) if found.swap_a else args[1].value),
-                                            cst.Arg(swapped(b) if found.swap_b else args[2].value)]))
-        return swapped(product) if found.swap_out else product
+        return native_product(equation, args[1].value, args[2].value,
+                              lambda name: self.ctx.target_expr(f"mindspore.ops.{name}"))
 
     def _input_node(self, entry, call: cst.Call):
         """The original node of a function call's first torch argument (``input``)."""
@@ -1658,18 +1646,21 @@ class TableCallTransform(Rule):
 
     def _fresh_out_of_place(self, call: cst.Call):
         """The out-of-place entry (``torch.Tensor.triu`` for ``triu_``, same signature) of an in-place method that
-        keeps its receiver's dtype out of place too (_DTYPE_KEEPING_INPLACE), whose receiver is a tensor nothing else holds (_fresh_receiver: ``torch.empty(n, n).fill_(-inf).triu_(1)``,
+        keeps its receiver's dtype out of place too (its entry says ``keeps_dtype``: an in-place update keeps the
+        receiver's dtype, while ``add_`` of a float32 tensor into a float16 one would be float32 out of place), whose receiver is a tensor nothing else holds (_fresh_receiver: ``torch.empty(n, n).fill_(-inf).triu_(1)``,
         ``x.new_ones((i, j)).triu_(k)``), in an expression (its result is read): the update of such a receiver is
         its out-of-place result, values and gradients, so MindSpore's own method does, where the in-place entry
         needs the runtime's write-back. None otherwise."""
         func = call.func
         name = func.attr.value
-        if name not in _DTYPE_KEEPING_INPLACE or id(call) in self._statement_calls \
+        if not name.endswith("_") or id(call) in self._statement_calls \
                 or not _fresh_receiver(func.value, self.scope.resolve_torch):
             return None
-        plain = self.ctx.registry.lookup(f"torch.Tensor.{name[:-1]}")
         inplace = self.ctx.registry.lookup(f"torch.Tensor.{name}")
-        if plain is None or inplace is None or plain.kind != "method" or not plain.supported \
+        if inplace is None or not inplace.keeps_dtype:
+            return None
+        plain = self.ctx.registry.lookup(f"torch.Tensor.{name[:-1]}")
+        if plain is None or plain.kind != "method" or not plain.supported \
                 or [(p.name, p.default, p.kind) for p in plain.signature or ()] \
                 != [(p.name, p.default, p.kind) for p in inplace.signature or ()]:
             return None
