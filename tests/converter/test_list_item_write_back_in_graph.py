@@ -3,9 +3,9 @@
 container's item, in a graph as in PyNative. ``view_update`` used to raise in a graph before looking at its base, so
 every such update (a feature list summed into its first item, a dict of states) failed to compile though there is no
 tensor to write into. The surface: ``+=``, ``-=``, ``*=``, the ``_`` methods and ``torch.<op>_`` functions the converter rewrites
-(``relu_``; a ``.mul_``/``.add_`` on a list item is left as MindSpore's method, see the write-up), positive and negative list indices; the read after the update goes through the list.
-(A dict's item read by a string key, ``m = state["m"]; m *= x``, gets no write-back at all: PyNative is silently off
-there, see the write-up; not this test's.) Expected values are torch's own outputs."""
+(``relu_``; a ``.mul_``/``.add_`` on a list item is left as MindSpore's method, see the write-up), positive and negative list indices, a local dict's items read by a string key (``m = state["m"];
+m *= x``: the converter wrote no write-back for them at all, and PyNative was silently off: state["m"] kept the old
+values); the reads after the updates go through the container. Expected values are torch's own outputs."""
 from __future__ import annotations
 
 import textwrap
@@ -35,14 +35,19 @@ ITEMS = textwrap.dedent("""\
             g -= 0.5
             h = feats[-1]
             torch.relu_(h)
-            return feats[0] * 2, feats[1], feats[2], f
+            state = {"m": y + 1, "n": y * 2}
+            m = state["m"]
+            m *= x
+            n = state['n']
+            torch.relu_(n)
+            return feats[0] * 2, feats[1], feats[2], f, state["m"], state["n"]
 """)
 
 
 @pytest.mark.parametrize("mode", ["pynative", "graph"])
 def test_list_and_dict_items_updated_in_place_match_torch(tmp_path, mode):
     code = convert_source(ITEMS).code
-    assert code.count("mp_inplace.view_update(") == 3, code
+    assert code.count("mp_inplace.view_update(") == 5, code
     x = np.random.default_rng(0).standard_normal((2, 4)).astype(np.float32)
     assert_port_matches_in_mode(ITEMS, code, "Net", [x], tmp_path, "items", mode, atol=1e-5)
 
