@@ -26,8 +26,8 @@ class ViewWriteBackTransform(Rule):
     base's identity (the caller's tensor, a Parameter) and writes nothing where torch's operation copied
     (``reshape``/``flatten`` of a transpose, advanced indexing, ``.to()`` of another dtype). A view of a view
     (``w = y[1]; v = w[:, 2:]``) is written back into each. A list's item and a local dict's item
-    (``m = state["m"]; m *= x``) are set back into the container, in a graph too. PyNative only: in a compiled graph ``view_update``
-    raises (a graph keeps no order between such updates), never silently.
+    (``m = state["m"]; m *= x``) are set back into the container, in a graph too. Through a tensor's views, PyNative
+    only: in a compiled graph ``view_update`` raises (a graph keeps no order between such updates), never silently.
 
     Flagged (MP102, the write keeps its torch form) where the write-back can't follow: a view whose arguments are
     computed by calls (evaluated again they could differ), a complex part (``.real``/``.imag``,
