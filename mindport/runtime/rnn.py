@@ -252,8 +252,6 @@ def _install_packed_input() -> None:
 # sorted_indices to read it from, and batch_sizes[0] is a value (a dynamic batch axis failed later ops: ABSA's IAN
 # split its attention heads along it). So unpacking it into torch's four names fails in a graph, loudly.
 def _graph_lengths(lengths):
-    if isinstance(lengths, np.ndarray):
-        lengths = Tensor(lengths)
     if not isinstance(lengths, Tensor):  # a list of ints, or of a tensor's items (VQA: list(q_len.data))
         lengths = ops.stack([n.astype(ms.int64).reshape(()) if isinstance(n, Tensor) else
                              ops.scalar_to_tensor(n, ms.int64) for n in lengths])
