@@ -7,7 +7,7 @@ import re
 import libcst as cst
 
 from mindport.migrator.context import IMPORT_STYLE
-from mindport.migrator.native_facts import unbatched_handling
+from mindport.migrator.native_facts import all_nodes, unbatched_handling
 from mindport.migrator.scopes import dotted_name
 from mindport.migrator.walk import parse_expression, parse_statement, read, transform, walk
 from mindport.names import Scope, is_torch, package_nature, torch_package
@@ -311,6 +311,8 @@ def drop_unused_imports(code: str, added: list[tuple[str, str]]) -> str:
 EINOPS_BACKEND = "mindport.runtime.einops_backend"
 UNBATCHED = "mindport.runtime.unbatched"
 GRAPH_ORDER = "mindport.runtime.graph_order"
+CONTAINER_SLICES = "mindport.runtime.container_slices"
+_CONTAINERS = frozenset({"SequentialCell", "CellList"})  # MindSpore's containers whose slices renamed parameters
 _ORDER_BUILTINS = frozenset({"sorted", "reversed"})  # any call; min/max with one argument (a dict's keys)
 _EINOPS_LAYERS = {"einops.layers.torch": "mindport.runtime.einops_layers"}
 
@@ -328,7 +330,11 @@ def finalize_runtime(module: cst.Module, rules, converted: bool = True) -> cst.M
     * ``import mindport.runtime.graph_order`` in a ``converted`` file that imports no other runtime module (each of
       them loads it, through ``_graph``) and calls ``sorted``/``reversed`` (or ``min``/``max`` of one argument, or
       ``functools.reduce``) in a ``construct``: a graph reads a dict there as its values, silently, unless it is loaded (``min(h, w)`` of sizes
-      ``reversed(range(n))`` and ``zip``, whose failure on a SequentialCell is loud, do not pull mindport into a port).
+      ``reversed(range(n))`` and ``zip``, whose failure on a SequentialCell is loud, do not pull mindport into a port);
+    * ``import mindport.runtime.container_slices`` in a ``converted`` file that imports no runtime module loading it
+      (all but ``unbatched`` and ``graph_order`` do) and slices a ``SequentialCell``/``CellList`` it builds and keeps
+      on ``self`` (:func:`_slices_containers`): MindSpore's slice renamed the layers' parameters (a duplicate name in
+      a graph, renamed parameters in PyNative).
 
     Only top-level statements are looked at: this is cheap, and idempotent (present imports are not repeated).
     """
@@ -379,6 +385,9 @@ def finalize_runtime(module: cst.Module, rules, converted: bool = True) -> cst.M
     if converted and not any(_runtime_module(m) and m != UNBATCHED for m in needed | present) \
             and _order_builtins_in_construct(module):
         needed.add(GRAPH_ORDER)
+    if converted and not any(_runtime_module(m) and m not in (UNBATCHED, GRAPH_ORDER) for m in needed | present) \
+            and _slices_containers(module):
+        needed.add(CONTAINER_SLICES)
     add = [m for m in sorted(needed) if m not in present]
     if not add and not changed:
         return module
@@ -390,6 +399,8 @@ def finalize_runtime(module: cst.Module, rules, converted: bool = True) -> cst.M
             lines.append(parse_statement(f"import {m}  # noqa: F401  (layers taking inputs without a batch axis)"))
         elif m == GRAPH_ORDER:
             lines.append(parse_statement(f"import {m}  # noqa: F401  (dict keys in sorted/min/max/zip in a graph)"))
+        elif m == CONTAINER_SLICES:
+            lines.append(parse_statement(f"import {m}  # noqa: F401  (container slices keep parameter names)"))
         else:
             lines.append(parse_statement(runtime_import(m)))
     body[last_import + 1:last_import + 1] = lines
@@ -535,6 +546,49 @@ def _order_builtins_in_construct(module: cst.Module) -> bool:
     finder = _Find()
     read(module, finder)
     return finder.found
+
+
+def _slices_containers(module: cst.Module) -> bool:
+    """Whether the file slices (``self.X[a:b]``, ``self.X[i][a:]``) an attribute ``X`` it sets to a
+    ``SequentialCell``/``CellList`` or to a class of its own built on one, directly or through a name assigned one in
+    the same function (``blocks = nn.CellList([...])`` ... ``self.blocks = blocks``); see :func:`finalize_runtime`.
+    A tensor's slice (``self.pe[:, :n]``, ``self.body(x)[1:]``) is no container's."""
+    classes = {node.name.value: node for node in all_nodes(module, cst.ClassDef)}
+    containers = set(_CONTAINERS)
+    grew = True
+    while grew:  # the file's own subclasses, and theirs
+        grew = False
+        for name, node in classes.items():
+            if name not in containers and any((dotted_name(b.value) or "").rsplit(".", 1)[-1] in containers
+                                              for b in node.bases):
+                containers.add(name)
+                grew = True
+
+    def builds(value) -> bool:
+        return isinstance(value, cst.Call) and (dotted_name(value.func) or "").rsplit(".", 1)[-1] in containers
+
+    attrs: set[str] = set()
+    for func in all_nodes(module, cst.FunctionDef):
+        local = {a.targets[0].target.value for a in all_nodes(func, cst.Assign)
+                 if len(a.targets) == 1 and isinstance(a.targets[0].target, cst.Name) and builds(a.value)}
+        for assign in all_nodes(func, cst.Assign):
+            target = assign.targets[0].target if len(assign.targets) == 1 else None
+            if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) \
+                    and target.value.value == "self" and (builds(assign.value) or (
+                        isinstance(assign.value, cst.Name) and assign.value.value in local)):
+                attrs.add(target.attr.value)
+    if not attrs:
+        return False
+    for node in all_nodes(module, cst.Subscript):
+        if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Slice):
+            continue
+        value = node.value
+        while isinstance(value, cst.Subscript):  # self.blocks[2][:1]
+            value = value.value
+        if isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) and value.value.value == "self" \
+                and value.attr.value in attrs:
+            return True
+    return False
 
 
 def _runtime_module(name: str) -> bool:

@@ -59,7 +59,9 @@ MindSpore tensor take numpy integers as indices and slice bounds, and ``initiali
 them and 0-d integer tensors as sizes, as torch's do, and a tensor's setitem drop the value's leading size-1 axes, as
 torch's does; :mod:`mindport.runtime.numpy_stream` (loaded with them) builds MindSpore's layers
 without moving numpy's global random stream, as torch's are; :mod:`mindport.runtime.sequential_members` (loaded with
-them) runs a layer set on a ``SequentialCell`` by attribute, as torch's ``nn.Sequential`` does; :mod:`mindport.runtime.unbatched` (loaded by
+them) runs a layer set on a ``SequentialCell`` by attribute, as torch's ``nn.Sequential`` does; :mod:`mindport.runtime.container_slices` (loaded with them) leaves the parameter
+names of a ``SequentialCell``/``CellList`` slice's layers as they were, as torch's slices do (MindSpore's renamed them: a
+slice in ``construct`` broke GRAPH_MODE with duplicate names); :mod:`mindport.runtime.unbatched` (loaded by
 every runtime module converted code imports, and imported by the converter into a file of MindSpore's own layers
 that does not show their inputs batched) lets MindSpore's convolutions, LPPool2d, AdaptiveAvg/MaxPool1d, recurrent
 layers and cells take torch's unbatched inputs (and the cells a missing ``hx`` as zeros); :mod:`mindport.runtime.layers` makes ``Cell.set_train``

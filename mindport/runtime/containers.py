@@ -14,6 +14,7 @@ from mindport.runtime._graph import host_only
 from mindport.runtime import numpy_ints  # noqa: F401 - numpy integers as indices and sizes, as torch takes them
 from mindport.runtime import numpy_stream  # noqa: F401 - MindSpore's layers leave numpy's stream alone
 from mindport.runtime import sequential_members  # noqa: F401 - a layer set on a SequentialCell by attribute runs
+from mindport.runtime import container_slices  # noqa: F401 - a container's slice keeps its layers' parameter names
 from mindport.runtime import unbatched  # noqa: F401 - MindSpore's layers take torch's unbatched inputs
 
 

@@ -1028,14 +1028,18 @@ def view_update(base, steps, value):
     updated, is returned as it is). Each step is (torch's view operation, its positional arguments,
     its keyword arguments); the positions are found by taking the same views of the base's element positions. A view
     holding an element of the base more than once (``expand``, overlapping ``unfold``) raises, as torch mostly does.
-    PyNative only (a compiled graph keeps no order between such updates: write the update out of place there)."""
+    A base that is no tensor is handled first, in a graph too: a list's or dict's item is set (nothing is written
+    into a tensor), anything else comes back unchanged. Through a tensor's views: PyNative only (a compiled graph
+    keeps no order between such updates: write the update out of place there)."""
+    if isinstance(base, (dict, list)):
+        if len(steps) == 1 and steps[0][0] == "getitem":
+            base[steps[0][1][0]] = value  # a container's item (state = self.state[p]): torch updated that very object
+        return base
     if _in_graph():
         raise RuntimeError("mindport: an in-place update through a torch view (x.narrow(...).copy_(y), "
                            "x.diagonal().fill_(v)) can't be compiled in graph mode; compute the new tensor out of "
                            "place")
     if not isinstance(base, ms.Tensor):
-        if len(steps) == 1 and steps[0][0] == "getitem" and isinstance(base, (dict, list)):
-            base[steps[0][1][0]] = value  # a container's item (state = self.state[p]): torch updated that very object
         return base  # a numpy array (its views share memory), anything else: nothing to write back
     root = np.arange(int(np.prod(base.shape)), dtype=np.int64).reshape(tuple(base.shape))
     positions = root

@@ -507,12 +507,28 @@ def max(input, dim=None, keepdim=False):  # noqa: A001 - torch's name
         return ops.maximum(input, dim)
     _nonempty_extent("max", input, dim)  # MindSpore returns uninitialised memory, torch raises
     if input.dtype == ms.bool_:  # MindSpore's ReduceMax/ArgMaxWithValue refuse bool: in uint8, values back as bool
-        return _bool_result(max(input.astype(ms.uint8), dim, keepdim), dim)
+        return _bool_result(_reduced_max(input.astype(ms.uint8), dim, keepdim), dim)
+    return _reduced_max(input, dim, keepdim)
+
+
+# max/min reduce through these, never by calling themselves by name: graph code reads the names ``max``/``min`` as
+# Python's builtins (a graph compiled the bool branch of ``max`` as builtin max(a, b, c): "The parameters number of
+# the function is 2, but the number of provided arguments is 3", NCRF++'s CRF Viterbi, ``torch.max(cur_values, 1)``
+# in a loop over a tensor's rows)
+def _reduced_max(input, dim, keepdim):
     if dim is None:
         return input.max()
     if _empty_extent(input.shape, None):  # no element, reduced extent not empty: ops.max raises, torch gives no rows
         return _no_rows(input, dim, keepdim)
     return ops.max(input, dim, keepdim)
+
+
+def _reduced_min(input, dim, keepdim):
+    if dim is None:
+        return input.min()
+    if _empty_extent(input.shape, None):
+        return _no_rows(input, dim, keepdim)
+    return ops.min(input, dim, keepdim)
 
 
 def min(input, dim=None, keepdim=False):  # noqa: A001 - torch's name
@@ -521,12 +537,8 @@ def min(input, dim=None, keepdim=False):  # noqa: A001 - torch's name
         return ops.minimum(input, dim)
     _nonempty_extent("min", input, dim)
     if input.dtype == ms.bool_:
-        return _bool_result(min(input.astype(ms.uint8), dim, keepdim), dim)
-    if dim is None:
-        return input.min()
-    if _empty_extent(input.shape, None):
-        return _no_rows(input, dim, keepdim)
-    return ops.min(input, dim, keepdim)
+        return _bool_result(_reduced_min(input.astype(ms.uint8), dim, keepdim), dim)
+    return _reduced_min(input, dim, keepdim)
 
 
 def _bool_result(result, dim):

@@ -60,6 +60,37 @@ def functions_float_literal(arg: Arg) -> str:
     return arg.source
 
 
+_HOST_COPIES = (".numpy()", ".asnumpy()", ".tolist()")
+_HOST_STEPS = (".cpu()", ".detach()", ".data", ".clone()", ".copy()") + _HOST_COPIES
+
+
+@value_transform("functions_lengths_tensor")
+def functions_lengths_tensor(arg: Arg) -> str:
+    """torch.nn.utils.rnn's ``lengths`` written as a host copy of a tensor (NCRF++'s
+    ``pack_padded_sequence(x, lengths.cpu().numpy(), True)``): the tensor itself, which torch takes with the same
+    meaning. In a graph the copy (``.asnumpy()``, ``.tolist()``) is Python run by MindSpore's JIT Fallback: the whole
+    pack call then ran as Python and the recurrent layer met a Python object ("'Tuple' object has no attribute
+    'ndim'"); a tensor compiles. Anything else is kept as written."""
+    source, copied = arg.source.strip(), False
+    while True:
+        step = next((s for s in _HOST_STEPS if source.endswith(s) and len(source) > len(s)), None)
+        if step is None:
+            break
+        copied = copied or step in _HOST_COPIES
+        source = source[:-len(step)]
+    if not copied:
+        return arg.source
+    try:
+        node = ast.parse(source, mode="eval").body
+    except SyntaxError:
+        return arg.source
+    if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords \
+            and isinstance(node.func, (ast.Attribute, ast.Name)) \
+            and (node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id) == "stop_gradient":
+        source = ast.get_source_segment(source, node.args[0]) or source  # .detach() converted before this runs
+    return source
+
+
 # ----------------------------------------------------------------------------------------------- call transforms
 
 def _dtype_missing(args: dict[str, Arg]) -> bool:

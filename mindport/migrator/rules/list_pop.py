@@ -42,8 +42,10 @@ class ListPopTransform(OwnListRule):
     statement, popping in a loop over sub-Cells gives other numbers than PyNative, silently (max rel 0.2 on labml's
     stable-diffusion U-Net). Reading and re-binding compiles and gives torch's numbers in both modes. A pop inside an
     expression is read into ``_mp_popped`` on the line before. Only lists the method itself builds, never stored
-    elsewhere (``self.cache = xs`` would see the rebinding), with ``pop()``, ``pop(-1)`` or ``pop(0)``; a pop inside a
-    lambda, a comprehension or a conditional expression is left as written.
+    elsewhere (``self.cache = xs`` would see the rebinding), with ``pop()``, ``pop(-1)`` or ``pop(0)``. A conditional
+    expression assigned whole whose first branch is the pop (``first = skips.pop(0) if skips else None``: a graph
+    gave it as the (list, item) pair too, x-transformers' ``layer_mem = mems.pop(0) if mems else None``) becomes an
+    ``if`` statement; a pop elsewhere in a lambda, a comprehension or a conditional expression is left as written.
 
     A list the method is handed (a decoder's ``forward(self, x, skips)`` popping the encoder's skips) is popped the
     same way, in the method's own copy: the caller's list keeps its items. In torch the caller's list is emptied; no
@@ -97,10 +99,14 @@ class ListPopTransform(OwnListRule):
                             _mp_popped = skips[-1]
                             skips = skips[:-1]
                             x = block(ops.cat(mp_tensor.promoted([x, _mp_popped]), axis=1))
-                        first = skips.pop(0) if skips else None
+                        if skips:
+                            first = skips[0]
+                            skips = skips[1:]
+                        else:
+                            first = None
                         return x
             """,
-            note="The skip connection is read, then the list shortened; a pop under a condition is left as written.",
+            note="The skip connection is read, then the list shortened; a pop as a conditional value is a statement.",
         ),
     )
 
@@ -114,6 +120,10 @@ class ListPopTransform(OwnListRule):
         if not lists or len(updated_node.body) != 1:
             return updated_node
         stmt = updated_node.body[0]
+        branch = _conditional_pop(stmt, lists)
+        if branch is not None:
+            self.ctx.converted_sites += 1
+            return branch.with_changes(leading_lines=updated_node.leading_lines)
         pops = _pops(stmt, lists)
         if len(pops) != 1:
             return updated_node
@@ -177,6 +187,28 @@ def _popped_parameters(node: cst.FunctionDef) -> frozenset[str]:
 
     walk(node, Visitor())
     return frozenset(popped - aliased)
+
+
+def _conditional_pop(stmt: cst.CSTNode, lists: frozenset[str]) -> "cst.If | None":
+    """``y = xs.pop(0) if test else other`` (x-transformers' ``layer_mem = mems.pop(0) if mems else None``) as the
+    statement ``if test: y = xs[0]; xs = xs[1:] / else: y = other``: a graph gave the conditional expression's pop as
+    the (list, item) pair ("Failed calling Shape with input_x=Tuple[List[None],None]" once the pair reached a layer),
+    the statement form compiles. Only a pop as the whole first branch, on one name target that is not the list; the
+    test and the other branch are kept as written (evaluated once, before the pop, as in Python)."""
+    if not (isinstance(stmt, cst.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0].target, cst.Name)
+            and isinstance(stmt.value, cst.IfExp)):
+        return None
+    pop = stmt.value.body
+    name = _pop_of(pop, lists)
+    index = _index(pop.args) if name else None
+    target = stmt.targets[0].target.value
+    if index is None or target == name or _has_pop(stmt.value.test, lists) or _has_pop(stmt.value.orelse, lists):
+        return None
+    first = index == 0
+    body = [parse_statement(f"{target} = {name}[{'0' if first else '-1'}]"),
+            parse_statement(f"{name} = {name}[{'1:' if first else ':-1'}]")]
+    other = cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(target))], stmt.value.orelse)])
+    return cst.If(test=stmt.value.test, body=cst.IndentedBlock(body), orelse=cst.Else(cst.IndentedBlock([other])))
 
 
 def _pops(stmt: cst.CSTNode, lists: frozenset[str]) -> list:

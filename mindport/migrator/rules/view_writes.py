@@ -24,8 +24,9 @@ class ViewWriteBackTransform(Rule):
     where its elements live in the base (found by taking the same views of the base's element positions), keeps the
     base's identity (the caller's tensor, a Parameter) and writes nothing where torch's operation copied
     (``reshape``/``flatten`` of a transpose, advanced indexing, ``.to()`` of another dtype). A view of a view
-    (``w = y[1]; v = w[:, 2:]``) is written back into each. PyNative only: in a compiled graph ``view_update``
-    raises (a graph keeps no order between such updates), never silently.
+    (``w = y[1]; v = w[:, 2:]``) is written back into each. A list's item and a local dict's item
+    (``m = state["m"]; m *= x``) are set back into the container, in a graph too. Through a tensor's views, PyNative
+    only: in a compiled graph ``view_update`` raises (a graph keeps no order between such updates), never silently.
 
     Flagged (MP102, the write keeps its torch form) where the write-back can't follow: a view whose arguments are
     computed by calls (evaluated again they could differ), a complex part (``.real``/``.imag``,
@@ -189,7 +190,12 @@ def _chain(expr: cst.BaseExpression, scope) -> "_Chain | None":
             elements = node.slice
             if len(elements) == 1 and isinstance(elements[0].slice, cst.Index) \
                     and isinstance(elements[0].slice.value, (cst.SimpleString, cst.ConcatenatedString)):
-                break  # a dict's item
+                if steps or not isinstance(node.value, cst.Name):
+                    break  # an item of a dict's item, or of an attribute's dict: not followed
+                # a local dict's item (m = state["m"]; m *= x): torch changed the very tensor the dict holds
+                steps.append(f"('getitem', ({code_of(elements[0].slice.value)},), {{}})")
+                node = node.value
+                continue
             index = _index_value(node, scope)
             plain = plain and index is not None
             basic = all(_basic(e.slice) for e in elements)
