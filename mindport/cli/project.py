@@ -62,8 +62,10 @@ def convert(src, out, in_place, no_backup, show_diff, target, device, ms_version
       mindport convert my_repo/ -o converted/ --mappings my_maps.toml
     Comments and layout are kept. Whatever cannot be converted keeps its code with a
     `# mindport: MP1xx ...` comment and is listed (file:line:col, reason, fix); the output always parses.
-    Non-Python files are copied, files with nothing to convert byte for byte; requirements*.txt and
-    pyproject.toml get mindspore instead of torch. Each file is converted on its own: one that fails,
+    Non-Python files are copied, files with nothing to convert byte for byte, and so are a tree's files
+    no torch tensor can reach (no import path to torch or a library that may hand one, either way: a gym
+    environment beside the training scripts); requirements*.txt and pyproject.toml get mindspore instead
+    of torch. Each file is converted on its own: one that fails,
     crashes or runs past --timeout is copied unchanged with one MP299 line. Symlinks are never followed
     out of SRC; FIFOs, devices and unreadable entries are reported, never opened (docs/diagnostics.md).
     A tree's OUT/mindport-report.json lists every site (--format json prints it); a single file writes

@@ -37,7 +37,8 @@ def convert_source(code: str, filename: str = "<string>", *, target: str = "nn",
                    local_packages=frozenset(), star_bindings=(), device: str = "any",
                    object_classes=frozenset(), list_names=frozenset(),
                    function_classes=frozenset(), float_sites=(), uniform_sites=(), return_kinds=None,
-                   imported_names=frozenset(), float64_free=None, conv1d_settings_unread=None) -> ConversionResult:
+                   imported_names=frozenset(), float64_free=None, conv1d_settings_unread=None,
+                   tensor_free: bool = False) -> ConversionResult:
     """Convert PyTorch source text to MindSpore source text.
 
     ``local_packages``: the top-level packages of the project the file belongs to (a torch-based package among them,
@@ -60,7 +61,11 @@ def convert_source(code: str, filename: str = "<string>", *, target: str = "nn",
     (``mindport.migrator.project.float64_free``)? None (a file alone): the file's own answer.
     ``conv1d_settings_unread``: does no code of the project touch a layer's kernel_size, stride, dilation or padding
     (``mindport.migrator.project.conv1d_settings_unread``)? None (a file alone): the file's own answer.
+    ``tensor_free``: no torch tensor can reach this file of the project (``mindport.migrator.project.
+    tensor_free_files``): it is returned as it is.
     """
+    if tensor_free:
+        return ConversionResult(code=code)
     if return_kinds is None:
         return_kinds = _own_return_kinds(code)
     if float64_free is None:

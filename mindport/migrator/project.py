@@ -276,17 +276,152 @@ def _subclasses(per_file: list[dict[str, list[str]]], base: str) -> frozenset[st
     return frozenset(found)
 
 
-def parse_files(src: Path, python: list[str]) -> list[tuple[bytes, ast.Module]]:
+class ParsedFile(tuple):
+    """(text, tree) of one Python file of the project, with its path below the tree's top as ``rel``."""
+
+    rel: str
+
+
+def parse_files(src: Path, python: list[str]) -> list[ParsedFile]:
     """Each Python file's text and ``ast`` tree, read once for the project's cross-file facts (:func:`list_names`,
-    :func:`return_kinds`, :func:`imported_names`); a file that cannot be read or parsed is left out."""
+    :func:`return_kinds`, :func:`imported_names`, :func:`tensor_free_files`); a file that cannot be read or parsed
+    is left out."""
     files = []
     for rel in python:
         try:
             text = (src / rel).read_bytes()
-            files.append((text, ast.parse(text)))
+            parsed = ParsedFile((text, ast.parse(text)))
         except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
             continue
+        parsed.rel = rel
+        files.append(parsed)
     return files
+
+
+# libraries whose values are never torch tensors (nothing of theirs makes or returns one)
+_TENSOR_FREE_LIBRARIES = frozenset({
+    "numpy", "scipy", "pandas", "matplotlib", "PIL", "cv2", "sklearn", "skimage", "imageio", "seaborn", "gym",
+    "gymnasium", "Box2D", "pyglet", "pygame", "tqdm", "yaml", "h5py", "requests", "networkx", "nltk", "sympy",
+    "absl", "termcolor", "colorama", "click", "rich", "tabulate", "toml", "tomli", "mpl_toolkits", "plotly",
+    "bs4", "lxml", "wget", "gdown", "regex", "six", "future", "past", "attr", "attrs", "pydantic", "numba", "sacrebleu"})
+# modules through which a file can reach anything (a tensor unpickled, a module imported by a computed name)
+_OPEN_ENDED = frozenset({"importlib", "runpy", "pickle", "_pickle", "cPickle", "dill", "joblib", "shelve", "imp",
+                         "pkgutil", "marshal", "copyreg"})
+
+
+def _notebook_code(text: str) -> str | None:
+    """The code cells of a notebook's JSON, joined; None when it is no notebook JSON."""
+    import json
+
+    try:
+        cells = json.loads(text).get("cells", [])
+        return "\n".join("".join(c["source"]) if isinstance(c["source"], list) else str(c["source"])
+                         for c in cells if c.get("cell_type") == "code")
+    except (ValueError, AttributeError, KeyError, TypeError):
+        return None
+
+
+def tensor_free_files(files: list[ParsedFile], python: list[str], local: frozenset[str],
+                      notebooks: tuple[tuple[str, str], ...] = ()) -> frozenset[str]:
+    """The project's Python files no torch tensor can reach: neither the file nor any project file connected to it
+    by imports (either way: what it imports may hand it a tensor, what imports it may call it with one) imports
+    torch, another library (whose values could be tensors: ``transformers``), or a way to reach anything (pickle,
+    importlib, ``__import__``/``exec``/``eval``); only the standard library, libraries whose values are never tensors
+    (numpy, gym, matplotlib ...) and such project files. A gym environment next to the scripts that train on it
+    (sksq96/pytorch-vae's car_racing.py) is such a file: converting it can only make it worse (a format spec's value
+    taken for a tensor got mindport's formatter), so the converter copies it byte for byte. A project import that
+    names no file of the tree counts as a library's. Unparsed files (``files`` lacks them) count as tensor files, and
+    so does every project module a notebook imports (``notebooks``: (rel, text of the .ipynb)), whatever the
+    notebook does."""
+    import re
+    import sys
+
+    stdlib = getattr(sys, "stdlib_module_names", frozenset())
+    modules: dict[str, str] = {}  # dotted module path below the top -> rel
+    for rel in python:
+        dotted = rel[:-3].replace("/", ".")
+        modules[dotted[: -len(".__init__")] if dotted.endswith(".__init__") else dotted] = rel
+    parsed = {f.rel: f for f in files}
+    edges: dict[str, set[str]] = {rel: set() for rel in python}
+    tensor = {rel for rel in python if rel not in parsed}
+
+    def resolve(rel: str, module: str, level: int, names) -> list[str] | None:
+        """The project files an import names, [] for a module outside the project, None for a project import that
+        names no file."""
+        package = rel.split("/")[:-1]
+        if level:
+            if level - 1 > len(package):
+                return None
+            base = package[: len(package) - (level - 1)]
+            heads = [".".join([*base, *([module] if module else [])])]
+        else:
+            folder = ".".join(package)
+            heads = [module] + ([f"{folder}.{module}"] if folder else [])  # a script's own folder is on sys.path
+        found = []
+        for head in heads:
+            parts = head.split(".") if head else []
+            named = [modules[f"{head}.{n}" if head else n] for n in names if (f"{head}.{n}" if head else n) in modules]
+            if head not in modules and not named:
+                continue  # not this file's module (import torch next to a package's __init__)
+            for i in range(1, len(parts) + 1):  # each package on the way is imported (its __init__ runs)
+                if ".".join(parts[:i]) in modules:
+                    found.append(modules[".".join(parts[:i])])
+            found += named
+        if found:
+            return found
+        root = (module or "").split(".")[0]
+        return None if level or root in local else []
+
+    def library_free(module: str, found) -> bool:
+        """An import outside the project whose values are never tensors (the standard library, numpy ...)."""
+        root = module.split(".")[0]
+        return found is not None and (root in stdlib and root not in _OPEN_ENDED or root in _TENSOR_FREE_LIBRARIES)
+
+    for rel, parsed_file in parsed.items():
+        for node in ast.walk(parsed_file[1]):
+            targets: list[tuple[str, int, list[str]]] = []
+            if isinstance(node, ast.Import):
+                targets = [(a.name, 0, []) for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                targets = [(node.module or "", node.level, [a.name for a in node.names])]
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                    and node.func.id in ("__import__", "exec", "eval", "compile"):
+                tensor.add(rel)
+            for module, level, names in targets:
+                found = resolve(rel, module, level, names)
+                if found:
+                    edges[rel].update(found)
+                    for other in found:
+                        edges[other].add(rel)
+                elif not library_free(module, found):
+                    tensor.add(rel)
+    for rel, text in notebooks:  # a notebook: its imports by their lines
+        code = _notebook_code(text)
+        if code is None:  # not a notebook we can read: anything may be imported
+            return frozenset()
+        found, library = [], False
+        for line in code.splitlines():
+            match = re.match(r"\s*(?:from\s+(\.*)([\w.]*)\s+import\s+\(?([\w, ]+)|import\s+([\w., ]+))", line)
+            if not match:
+                continue
+            dots, module, names, plain = match.groups()
+            for target in ([(module, len(dots), [n.strip() for n in names.split(",")])] if plain is None else
+                           [(m.strip().split(" ")[0], 0, []) for m in plain.split(",")]):
+                files_named = resolve(rel, *target)
+                found += files_named or []
+                library = library or not files_named and not library_free(target[0], files_named)
+        if library:  # torch's values may pass through it into each project module it imports
+            tensor.update(found)
+        for one, other in zip(found, found[1:]):  # from one of them to another
+            edges[one].add(other)
+            edges[other].add(one)
+    reached, todo = set(tensor), list(tensor)
+    while todo:
+        for other in edges.get(todo.pop(), ()):
+            if other not in reached:
+                reached.add(other)
+                todo.append(other)
+    return frozenset(rel for rel in python if rel not in reached)
 
 
 def list_names(files: list[tuple[bytes, ast.Module]]) -> frozenset[str]:

@@ -31,7 +31,7 @@ from mindport.errors import Diagnostic, InputError
 from mindport.migrator.formats import imported_packages
 from mindport.migrator.project import function_classes_from_bases, list_names, local_packages, sibling_modules, \
     imported_names, module_classes_from_bases, object_classes_from_bases, parse_files, return_kinds, star_bindings, \
-    float64_free, conv1d_settings_unread
+    float64_free, conv1d_settings_unread, tensor_free_files
 from mindport.migrator.report import ConversionReport, FileReport
 from mindport.migrator.rules.module_class import module_classes
 from mindport.migrator.tree import (
@@ -208,18 +208,21 @@ def _convert_entries(src: Path, dst_path: Path, entries: list[TreeEntry], proble
         python_files = [r for r in sorted(digests) if r.endswith(".py")]
         # what star imports bring depends on every Python file's text: reused from the cache while none changed
         # (reading it parses the files that star-import and the modules they name: most of a re-run's time)
-        stars_key = hashlib.sha256("".join(f"{r}:{digests[r]};" for r in python_files).encode()).hexdigest()
+        stars_key = hashlib.sha256("".join(f"{r}:{digests[r]};" for r in sorted(digests)
+                                           if r.endswith((".py", ".ipynb"))).encode()).hexdigest()
         cached_stars = cache_json.get("stars") if isinstance(cache_json, dict) else None
         if single:  # a file alone: its own functions' return kinds (convert_source)
             stars, lists, returns, imported, no_float64, settings_unread = {}, frozenset(), None, frozenset(), None, None
+            tensor_free = frozenset()
         elif isinstance(cached_stars, dict) and cached_stars.get("key") == stars_key \
-                and "conv1d_settings_unread" in cached_stars:
+                and "tensor_free" in cached_stars:
             stars = {rel: tuple(tuple(b) for b in bindings) for rel, bindings in cached_stars["files"].items()}
             lists = frozenset(cached_stars["lists"])
             returns = tuple(tuple(k) for k in cached_stars["returns"])
             imported = frozenset(cached_stars["imported"])
             no_float64 = bool(cached_stars["float64_free"])
             settings_unread = bool(cached_stars["conv1d_settings_unread"])
+            tensor_free = frozenset(cached_stars["tensor_free"])
         else:
             stars = star_bindings(src, python_files)
             files = parse_files(src, python_files)  # read and parsed once for the three facts below
@@ -228,6 +231,8 @@ def _convert_entries(src: Path, dst_path: Path, entries: list[TreeEntry], proble
             imported = imported_names(files, local)  # names imported from the project's modules
             no_float64 = float64_free([tree for _, tree in files])  # no float64 tensor anywhere (SGD's parameters)
             settings_unread = conv1d_settings_unread([tree for _, tree in files])  # a Conv1d is MindSpore's own
+            notebooks = tuple((e.rel, e.path.read_text("utf-8", "replace")) for e in entries if e.kind == "notebook")
+            tensor_free = tensor_free_files(files, python_files, local, notebooks)  # no tensor reaches: copied as is
         speculative = {"target": target, "ms_version": ms_version, "module_classes": frozenset(),
                        "local_packages": local, "device": device, "list_names": lists, "return_kinds": returns,
                        "imported_names": imported, "float64_free": no_float64,
@@ -244,6 +249,7 @@ def _convert_entries(src: Path, dst_path: Path, entries: list[TreeEntry], proble
             opts = {**opts, "float_sites": observed} if observed else opts
             uniform = facts.uniform_sites(rel) if facts is not None else ()
             opts = {**opts, "uniform_sites": uniform} if uniform else opts
+            opts = {**opts, "tensor_free": True} if rel in tensor_free else opts
             return {**opts, "star_bindings": stars[rel]} if rel in stars else opts
 
         for result in workers.map([(rel, path, "python", for_file(rel, speculative), settings)
@@ -261,6 +267,7 @@ def _convert_entries(src: Path, dst_path: Path, entries: list[TreeEntry], proble
         calls_object = _calls_any(objects, functions)
         fingerprint = _tables_fingerprint(mappings) + json.dumps(
             {k: sorted(v) if isinstance(v, frozenset) else v for k, v in options.items()}, sort_keys=True) + (
+            json.dumps(sorted(tensor_free))) + (
             json.dumps(facts.to_json(), sort_keys=True) if facts is not None else "")
         cache = old_cache if old_cache and cache_json.get("fingerprint") == fingerprint else {}
         jobs_list = []
@@ -270,7 +277,7 @@ def _convert_entries(src: Path, dst_path: Path, entries: list[TreeEntry], proble
                                                                                  for r, v in stars.items()},
                                "lists": sorted(lists), "returns": [list(k) for k in returns or ()],
                                "imported": sorted(imported), "float64_free": no_float64,
-                               "conv1d_settings_unread": settings_unread}}
+                               "conv1d_settings_unread": settings_unread, "tensor_free": sorted(tensor_free)}}
         by_rel = {entry.rel: entry for entry in todo}
         packaging: list[TreeEntry] = []
         imports: set[str] = set()  # what the converted Python files import (the packaging lists it)
