@@ -59,6 +59,25 @@ def _normal(mean, std, size):
     return (mean + std * _stream.standard_normal(shape)).astype(np.float32)
 
 
+def _multinomial(weights, num_samples, replacement=False):
+    """multinomial(weights, n, replacement) from the shared stream: each sample one uniform draw, the category whose
+    cumulative weight (float64) first exceeds draw * total (without replacement a drawn category's weight is then
+    zero), int64 of torch's shape ((n,) for 1-d weights, (rows, n) for 2-d). The same categories on both sides from
+    the same weights: torch's Categorical.sample (torch.multinomial) and mindport's (ops.multinomial) drew their
+    frameworks' own generators, so a policy-gradient script sampled other actions on each side from its first step
+    (ghj0504520/RL-LIB: episode lengths 32, 25, 21 in torch, 18, 29, 12 in MindSpore, from the same weights)."""
+    w = np.asarray(weights, dtype=np.float64)
+    rows = w.reshape(-1, w.shape[-1]).copy()
+    out = np.empty((rows.shape[0], int(num_samples)), dtype=np.int64)
+    for r, row in enumerate(rows):
+        for k in range(int(num_samples)):
+            cum = np.cumsum(row)
+            out[r, k] = min(int(np.searchsorted(cum, _stream.random_sample() * cum[-1], side="right")), len(row) - 1)
+            if not replacement:
+                row[out[r, k]] = 0.0
+    return out.reshape(w.shape[:-1] + (int(num_samples),))
+
+
 def _shape_of(t):
     return tuple(int(s) for s in t.shape)
 
@@ -143,6 +162,11 @@ def _install_torch(mode, state):
     # (kakituken/lenet_bn: other train/test subsets, its first loss 2.6e-3 apart from the same weights)
     import torch.utils.data.dataset as _torch_dataset
     _torch_dataset.randperm = torch.randperm
+    # Categorical.sample and torch.multinomial / Tensor.multinomial: the shared stream (see _multinomial)
+    torch.multinomial = lambda input, num_samples, replacement=False, **k: torch.from_numpy(
+        _multinomial(_value(input), num_samples, replacement))
+    torch.Tensor.multinomial = lambda self, num_samples, replacement=False, **k: torch.multinomial(
+        self, num_samples, replacement)
     # A DataLoader with workers prefetches its sampler's indices when an epoch's iterator is made (prefetch_factor x
     # num_workers batches): a RandomSampler draws its closing permutation (torch's `randperm(n)[:count % n]`, drawn
     # even when empty) before the epoch's batches, so the shared stream's draws inside the epoch (randn_like of a
@@ -231,6 +255,9 @@ def _install_mindspore(mode, state):
     ops.randn_like = lambda x, dtype=None, seed=None, **k: as_t(_stream.standard_normal(_shape_of(x)).astype(np.float32), dtype or x.dtype)
     ops.rand_like = lambda x, dtype=None, seed=None, **k: as_t(_stream.random_sample(_shape_of(x)).astype(np.float32), dtype or x.dtype)
     ops.randperm = lambda n, seed=0, offset=0, dtype=ms.int64: ms.Tensor(_stream.permutation(int(n)), dtype=dtype)
+    # mindport's Categorical.sample and multinomial (ops.multinomial): the shared stream (see _multinomial)
+    ops.multinomial = lambda input, num_samples, replacement=True, seed=None, offset=None: ms.Tensor(
+        _multinomial(_value(input), num_samples, replacement), dtype=ms.int64)
     ops.normal = lambda shape, mean, stddev, seed=None: as_t(_normal(_value(mean), _value(stddev), _size((shape,), {})))
     # torch's RandomSampler (a shuffled DataLoader), SubsetRandomSampler and random_split draw torch.randperm (the
     # shared stream above); mindport's draw from mindport.runtime.seed.stream(): the shared stream here too, so a

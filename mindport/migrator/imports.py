@@ -345,16 +345,20 @@ def finalize_runtime(module: cst.Module, rules, converted: bool = True) -> cst.M
     body = list(module.body)
     present: set[str] = set()
     uses_einops = False
-    last_import = -1
-    changed = False
+    last_import = -1  # the end of the file's leading imports: runtime imports go there, before any code that
+    in_lead = True  # uses them (a script importing again further down, ``from collections import OrderedDict``
+    changed = False  # before its third model, read mp_nn on an earlier line: NameError, kang9kang/linreg)
     for i, stmt in enumerate(body):
         if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1
                 and isinstance(stmt.body[0], (cst.Import, cst.ImportFrom))):
             if isinstance(stmt, cst.SimpleStatementLine) and i == 0 and isinstance(stmt.body[0], cst.Expr):
                 last_import = max(last_import, 0)
+            else:
+                in_lead = False
             continue
         imp = stmt.body[0]
-        last_import = i
+        if in_lead:
+            last_import = i
         if isinstance(imp, cst.ImportFrom):
             mod = dotted_name(imp.module) if imp.module is not None and not imp.relative else ""
             if mod in _EINOPS_LAYERS:

@@ -1958,6 +1958,89 @@ def _conv1d_forward(layer, x, weight, bias):
 
 # ------------------------------------------------------------------------- torch's private layer base classes
 
+class _CumulativeBatchNorm(nn.BatchNorm2d):
+    """torch's ``BatchNorm*d(momentum=None)``: the running statistics are the cumulative (equal-weight) average of
+    every training batch's statistics, ``running = running * (1 - 1/n) + batch * 1/n`` with ``n`` the batches seen
+    (``num_batches_tracked``, counted in training as torch counts it); MindSpore's BatchNorm takes a fixed momentum
+    only. MindSpore's constructor and parameter names (``gamma``, ``beta``, ``moving_mean``, ``moving_variance``: the
+    converter maps the other arguments as it does for MindSpore's own BatchNorm, and checkpoints map the same way),
+    torch's forward: batch statistics in training (and always with ``use_batch_statistics=True``, torch's
+    ``track_running_stats=False``, which updates nothing), the unbiased variance into the running one, the running
+    statistics in eval."""
+
+    _RANKS = (2, 3, 4, 5)
+
+    def __init__(self, num_features, eps=1e-5, momentum=None, affine=True, gamma_init="ones", beta_init="zeros",
+                 moving_mean_init="zeros", moving_var_init="ones", use_batch_statistics=None, data_format="NCHW",
+                 dtype=ms.float32):
+        # MindSpore's checks take a momentum in [0, 1]; this layer reads its own (None: the factor is 1/n)
+        super().__init__(num_features, eps=eps, momentum=0.9, affine=affine, gamma_init=gamma_init,
+                         beta_init=beta_init, moving_mean_init=moving_mean_init, moving_var_init=moving_var_init,
+                         use_batch_statistics=use_batch_statistics, data_format=data_format, dtype=dtype)
+        self.momentum = momentum
+        self.num_batches_tracked = Parameter(ms.Tensor(0, ms.int64), name="num_batches_tracked", requires_grad=False)
+
+    def construct(self, x):
+        if x.ndim not in self._RANKS:
+            raise ValueError(f"expected {' or '.join(f'{r}D' for r in self._RANKS)} input (got {x.ndim}D input)")
+        tracked = self.use_batch_statistics is None  # True: torch's track_running_stats=False (no running update)
+        batch_stats = self.training if self.use_batch_statistics is None else self.use_batch_statistics
+        axes = (0,) + tuple(range(2, x.ndim))
+        shape = (1, x.shape[1]) + (1,) * (x.ndim - 2)
+        if batch_stats:
+            mean = x.mean(axes, keep_dims=True)
+            var = ((x - mean) ** 2).mean(axes, keep_dims=True)
+        else:
+            mean, var = self.moving_mean.reshape(shape), self.moving_variance.reshape(shape)
+        out = (x - mean) / ops.sqrt(var + self.eps) * self.gamma.reshape(shape) + self.beta.reshape(shape)
+        if self.training and tracked:
+            ops.assign_add(self.num_batches_tracked, ms.Tensor(1, ms.int64))
+            if self.momentum is None:
+                factor = 1.0 / self.num_batches_tracked.astype(ms.float32)
+            else:  # a number written after construction (MindSpore's convention, set_layer_attribute: 1 - torch's)
+                factor = 1.0 - self.momentum
+            count = x.size // x.shape[1]
+            unbiased = var.reshape(-1) * (count / max(count - 1, 1))
+            ops.assign(self.moving_mean, self.moving_mean * (1 - factor) + mean.reshape(-1) * factor)
+            ops.assign(self.moving_variance, self.moving_variance * (1 - factor) + unbiased * factor)
+        return out
+
+
+class CumulativeBatchNorm1d(_CumulativeBatchNorm):
+    """``nn.BatchNorm1d(n, momentum=None)`` (see :class:`_CumulativeBatchNorm`): 2-D or 3-D inputs."""
+
+    _RANKS = (2, 3)
+
+
+class CumulativeBatchNorm2d(_CumulativeBatchNorm):
+    """``nn.BatchNorm2d(n, momentum=None)`` (see :class:`_CumulativeBatchNorm`): 4-D inputs."""
+
+    _RANKS = (4,)
+
+
+class _CumulativeBatchNorm5d(_CumulativeBatchNorm):
+    _RANKS = (5,)
+
+
+class CumulativeBatchNorm3d(nn.BatchNorm3d):
+    """``nn.BatchNorm3d(n, momentum=None)`` (see :class:`_CumulativeBatchNorm`): 5-D inputs; its parameters in a
+    child ``bn2d`` as MindSpore's BatchNorm3d holds them (checkpoints map the same way), the batch count on it as
+    on torch's layer (the child's own, one Parameter)."""
+
+    def __init__(self, num_features, eps=1e-5, momentum=None, affine=True, gamma_init="ones", beta_init="zeros",
+                 moving_mean_init="zeros", moving_var_init="ones", use_batch_statistics=None, dtype=ms.float32):
+        super().__init__(num_features, eps=eps, momentum=0.9, affine=affine, gamma_init=gamma_init,
+                         beta_init=beta_init, moving_mean_init=moving_mean_init, moving_var_init=moving_var_init,
+                         use_batch_statistics=use_batch_statistics, dtype=dtype)
+        self.bn2d = _CumulativeBatchNorm5d(num_features, eps, momentum, affine, gamma_init, beta_init,
+                                           moving_mean_init, moving_var_init, use_batch_statistics, dtype=dtype)
+        self.momentum = momentum
+        self.num_batches_tracked = self.bn2d.num_batches_tracked
+
+    def construct(self, x):
+        return self.bn2d(x)
+
+
 class TorchBatchNorm(nn.Cell):
     """torch's ``_BatchNorm`` as the base a project class derives from (asteroid: ``class BatchNorm(_BatchNorm)``
     overriding ``_check_input_dim`` to take 3-D and 4-D inputs): torch's constructor and forward (the subclass's

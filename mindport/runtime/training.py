@@ -330,7 +330,22 @@ def record(value, fn, *inputs):
     function that takes arguments (state carried across steps, a running sum of losses) are recorded the same way
     until a ``backward`` consumes its gradients (``_record_step``)."""
     keep_dropout_masks()  # (the converter's call after the imports has set it up already: a no-op then)
-    if not isinstance(value, Tensor) or _PAUSED:
+    if _PAUSED:
+        return value
+    if isinstance(value, (tuple, list)) and not isinstance(value, Tensor):
+        # a tuple of values saved per step (``SavedAction(log_prob, value)``, a namedtuple; ``(log_prob, reward,
+        # value)``): each tensor in it is recorded as that item of ``fn``'s result. Before, the tuple was not
+        # recorded at all: the loss built from it was a constant of the differentiation and every gradient zero,
+        # silently (ghj0504520/RL-LIB's A2C and REINFORCE agents did not learn)
+        drawn = dict(_DRAWN)
+        for index, item in enumerate(value):
+            if isinstance(item, Tensor):
+                _DRAWN.clear()
+                _DRAWN.update(drawn)
+                record(item, _Item(fn, index), *inputs)
+        _DRAWN.clear()
+        return value
+    if not isinstance(value, Tensor):
         return value
     key = id(value)
     try:
@@ -340,6 +355,40 @@ def record(value, fn, *inputs):
     _TAPE[key] = (ref, fn, inputs, _Masks(_DRAWN))
     _DRAWN.clear()
     return value
+
+
+def replayed(fn):
+    """``fn`` for MindSpore's own ``ms.value_and_grad`` in a file that records values (``record``): each run computes
+    the recorded values ``fn`` reads again inside the differentiation, as :func:`value_and_grad` does (refusals first,
+    outside it). A natively converted loop (``grad_fn = ms.value_and_grad(forward_fn, None, opt.parameters)``)
+    otherwise differentiated a loss built from values collected while acting as a constant: every gradient zero."""
+
+    def run(*args):
+        with _Replay(fn, args, check_only=True):
+            pass
+        _DIFFERENTIATING[0] += 1
+        try:
+            with _Replay(fn, list(args)) as replay:
+                return fn(*replay.inputs)
+        finally:
+            _DIFFERENTIATING[0] -= 1
+
+    run.__name__ = getattr(fn, "__name__", "forward_fn")
+    return run
+
+
+class _Item:
+    """Item ``index`` of what ``fn`` returns (a recorded tuple's tensor, computed again with the whole tuple); reads as
+    ``fn`` for the checks that look at the models it names (``__code__``, ``__globals__``, ``__name__``)."""
+
+    def __init__(self, fn, index):
+        self.fn, self.index = fn, index
+        self.__code__ = getattr(fn, "__code__", None)
+        self.__globals__ = getattr(fn, "__globals__", {})
+        self.__name__ = getattr(fn, "__name__", "?")
+
+    def __call__(self, *inputs):
+        return self.fn(*inputs)[self.index]
 
 
 _DRAWN: dict = {}  # id(Dropout cell) -> the masks it drew outside a differentiation since the last record
@@ -549,7 +598,7 @@ class _Replay:
                 if self._recorded(item):
                     self._undo.append((value, i, item))
                     value[i] = self._again(item)
-                elif type(item) in (tuple, list) and self._holds_recorded(item):
+                elif isinstance(item, (tuple, list)) and self._holds_recorded(item):
                     # an entry (reward, log_prob) of an episode's list: a new entry with the values computed again
                     new = self._argument(item)
                     if any(a is not b for a, b in zip(new, item)):
@@ -590,12 +639,13 @@ class _Replay:
         if isinstance(value, Tensor):
             return self._again(value) if self._recorded(value) else value
         if isinstance(value, (list, tuple)):
-            return type(value)(self._argument(a) for a in value)
+            items = [self._argument(a) for a in value]
+            return value._make(items) if hasattr(value, "_make") else type(value)(items)  # a namedtuple by field
         return value
 
     def _holds_recorded(self, value, depth=0) -> bool:
         """A tuple or list holding a recorded value (in tuples or lists inside it, a few levels down)."""
-        return any(self._recorded(a) or (depth < 3 and type(a) in (tuple, list) and self._holds_recorded(a, depth + 1))
+        return any(self._recorded(a) or (depth < 3 and isinstance(a, (tuple, list)) and self._holds_recorded(a, depth + 1))
                    for a in value)
 
 

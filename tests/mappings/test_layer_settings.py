@@ -24,7 +24,6 @@ _FLAGGED = [
     (r"Conv[123]d\(.*padding='same', padding_mode='reflect'", "'same' with a padding mode: give numbers"),
     (r"ConvTranspose3d\(.*dilation=2\)", "MindSpore's Conv3dTranspose has no depth dilation"),
     (r"Embedding\(10, 4, max_norm", "MindSpore's Embedding does not renormalise rows"),
-    (r"BatchNorm[123]d\(6, momentum=None\)", "a cumulative moving average has no MindSpore form"),
     (r"LocalResponseNorm\(2,", "an even window is asymmetric in torch"),
     (r"AdaptiveMaxPool3d\(2, return_indices=True\)", "MindSpore's indices are int32"),
     (r"LSTM\(.*proj_size=3", "MindSpore's LSTM has no projection"),

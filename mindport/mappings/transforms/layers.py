@@ -29,6 +29,41 @@ def one_minus(arg: Arg) -> str:
     return f"1 - ({arg.source})"
 
 
+@value_transform("one_minus_or_cumulative")
+def one_minus_or_cumulative(arg: Arg) -> str:
+    """BatchNorm1d/2d/3d momentum: :func:`one_minus`, and ``None`` (torch's cumulative moving average) kept as
+    ``None`` for the entry's ``cumulative_batch_norm*`` call transform, which sends the call to the runtime layer that
+    averages that way."""
+    if arg.literal(default=0.1) is None and arg.source == "None":
+        return "None"
+    return one_minus(arg)
+
+
+def _cumulative(args: dict[str, Arg], runtime: str) -> None:
+    momentum = args.get("momentum")
+    if momentum is not None and momentum.source == "None":
+        args[TARGET] = new(runtime)
+
+
+@call_transform("cumulative_batch_norm1d")
+def cumulative_batch_norm1d(args: dict[str, Arg]) -> None:
+    """``nn.BatchNorm1d(n, momentum=None)`` -> ``mindport.runtime.layers.CumulativeBatchNorm1d`` (MindSpore's
+    arguments and parameter names, torch's cumulative running statistics); any other momentum stays MindSpore's."""
+    _cumulative(args, "mindport.runtime.layers.CumulativeBatchNorm1d")
+
+
+@call_transform("cumulative_batch_norm2d")
+def cumulative_batch_norm2d(args: dict[str, Arg]) -> None:
+    """``nn.BatchNorm2d(n, momentum=None)`` -> ``mindport.runtime.layers.CumulativeBatchNorm2d``."""
+    _cumulative(args, "mindport.runtime.layers.CumulativeBatchNorm2d")
+
+
+@call_transform("cumulative_batch_norm3d")
+def cumulative_batch_norm3d(args: dict[str, Arg]) -> None:
+    """``nn.BatchNorm3d(n, momentum=None)`` -> ``mindport.runtime.layers.CumulativeBatchNorm3d``."""
+    _cumulative(args, "mindport.runtime.layers.CumulativeBatchNorm3d")
+
+
 @value_transform("batch_statistics_only")
 def batch_statistics_only(arg: Arg) -> str:
     """BatchNorm ``track_running_stats=False`` (batch statistics in training and in eval, no running statistics)

@@ -123,9 +123,14 @@ class RecordedValueTransform(Rule):
         computed with. Other scripts keep MindSpore's own Dropout."""
         if not self._records:
             return updated_node
+        train = self.ctx.alias_for("mindport.runtime.training")
+        # a loop the training-loop rule wrote natively (``grad_fn = ms.value_and_grad(forward_fn, None, params)``)
+        # differentiates forward_fn as MindSpore does, which never computes a recorded value again: the loss built
+        # from them was a constant there and every gradient zero, silently (ghj0504520/RL-LIB's agents). Its function
+        # is handed over through the runtime's ``replayed`` (the same function, recorded values computed again)
+        updated_node = updated_node.visit(_ReplayNativeGrads(self.ctx.alias_for("mindspore"), train))
         body = list(updated_node.body)
         index = _after_imports(body)
-        train = self.ctx.alias_for("mindport.runtime.training")
         call = parse_statement(f"{train}.keep_dropout_masks()\n")
         return updated_node.with_changes(body=[*body[:index], call, *body[index:]])
 
@@ -472,6 +477,22 @@ def _collected_returns(module: cst.Module, models) -> frozenset[str]:
 
     read(module, _Blocks())
     return frozenset(found & defined)
+
+
+class _ReplayNativeGrads(cst.CSTTransformer):
+    """``ms.value_and_grad(fn, ...)`` -> ``ms.value_and_grad(mp_train.replayed(fn), ...)`` (see leave_Module)."""
+
+    def __init__(self, ms_alias: str, train: str) -> None:
+        super().__init__()
+        self._target, self._train = f"{ms_alias}.value_and_grad", train
+
+    def leave_Call(self, original_node, updated_node):
+        if dotted_name(updated_node.func) != self._target or not updated_node.args \
+                or updated_node.args[0].keyword is not None or updated_node.args[0].star:
+            return updated_node
+        first = updated_node.args[0]
+        wrapped = parse_expression(f"{self._train}.replayed({code_of(first.value)})")
+        return updated_node.with_changes(args=[first.with_changes(value=wrapped), *updated_node.args[1:]])
 
 
 def _after_imports(body: list) -> int:

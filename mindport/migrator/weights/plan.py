@@ -122,8 +122,9 @@ class _Target:
         entry = self.rule(prefix)
         if entry is not None and leaf in entry.weights:
             ms_leaf = entry.weights[leaf]
-            if ms_leaf == "":
-                return "drop", None, ""
+            if ms_leaf == "":  # torch's state MindSpore's layer has no place for, unless this one keeps it
+                param = self.by_path.get(key)  # (mindport.runtime.layers.CumulativeBatchNorm*: num_batches_tracked)
+                return ("param", param, "") if param is not None else ("drop", None, "")
             param = self.by_path.get(_join(prefix, ms_leaf))
             if param is not None:
                 return "param", param, entry.weight_transforms.get(leaf, "")
