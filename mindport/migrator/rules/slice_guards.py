@@ -64,7 +64,7 @@ class SliceGuardTransform(Rule):
                 class ShortCut(nn.Cell):
                     def construct(self, input):
                         first = mp_tensor.sliced(input, (..., slice(0, None, 2), slice(0, None, 2)))
-                        return ops.cat(mp_tensor.promoted((first, mp_tensor.sliced(input, (..., slice(1, None, 2), slice(1, None, 2))))), axis=1), input[::2], input[..., ::2]
+                        return ops.cat((first, mp_tensor.sliced(input, (..., slice(1, None, 2), slice(1, None, 2)))), axis=1), input[::2], input[..., ::2]
             """,
             note='Steps on two axes after "...": guarded; a step on the first axis alone, or on the last axis after '
                  '"...", is left as written (MindSpore gets those right).',
