@@ -6,12 +6,21 @@ from __future__ import annotations
 
 
 class Config(dict):
+    """A dict whose keys are also attributes (read, set, deleted), nested dicts and the dicts in lists made alike
+    (of this class: a subclass keeps its own). The one attribute dictionary of discovery: the builder's YAML
+    configurations and the stand-ins for configuration libraries a machine lacks (``stubs.AttributeDict``)."""
+
     def __init__(self, data=(), **kwargs):
         super().__init__()
         for key, value in dict(data, **kwargs).items():
-            self[key] = _wrap(value)
+            self[key] = value
+
+    def __setitem__(self, key, value):
+        super().__setitem__(key, self._wrap(value))
 
     def __getattr__(self, name):
+        if name.startswith("__"):  # copy, pickle and the like probe dunders: never keys
+            raise AttributeError(name)
         try:
             return self[name]
         except KeyError:
@@ -20,10 +29,15 @@ class Config(dict):
     def __setattr__(self, name, value):
         self[name] = value
 
+    def __delattr__(self, name):
+        try:
+            del self[name]
+        except KeyError:
+            raise AttributeError(name) from None
 
-def _wrap(value):
-    if isinstance(value, dict) and not isinstance(value, Config):
-        return Config(value)
-    if isinstance(value, list):
-        return [_wrap(v) for v in value]
-    return value
+    def _wrap(self, value):
+        if isinstance(value, dict) and not isinstance(value, Config):
+            return type(self)(value)
+        if isinstance(value, list):
+            return [self._wrap(v) for v in value]
+        return value

@@ -22,6 +22,8 @@ import os
 import sys
 import types
 
+from mindport.discovery.configs import Config
+
 ENV = "MINDPORT_STUB_MISSING"  # set (to a log file) in a process that should stub missing modules
 ROOTS_ENV = "MINDPORT_STUB_ROOTS"  # os.pathsep-separated folders: only their files' imports are stubbed
 _NEVER = {"torch", "mindspore", "numpy", "mindport", "scipy", "einops", "__main__", "_mindport_user"}
@@ -128,35 +130,13 @@ ATTRIBUTE_DICTS = {
 _NOT_KEYS = {"new_allowed", "type_safe", "convert_dict", "key_list", "frozen_box", "default_box"}
 
 
-class AttributeDict(dict):
-    """A dict whose keys are also attributes (read, set, deleted), nested dicts and the dicts in lists made alike;
-    built from a mapping and/or keywords (the libraries' own options, ``new_allowed`` ..., are not keys)."""
+class AttributeDict(Config):
+    """configs.Config built as the libraries build theirs: from a mapping and/or keywords (their own options,
+    ``new_allowed`` ..., are not keys), with the methods model code calls on them."""
 
     def __init__(self, *args, **kwargs):
-        super().__init__()
         data = args[0] if args and isinstance(args[0], dict) else {}
-        for key, value in dict(data, **{k: v for k, v in kwargs.items() if k not in _NOT_KEYS}).items():
-            self[key] = value
-
-    def __setitem__(self, key, value):
-        super().__setitem__(key, _attribute_wrap(value))
-
-    def __getattr__(self, name):
-        if name.startswith("__"):
-            raise AttributeError(name)
-        try:
-            return self[name]
-        except KeyError:
-            raise AttributeError(name) from None
-
-    def __setattr__(self, name, value):
-        self[name] = value
-
-    def __delattr__(self, name):
-        try:
-            del self[name]
-        except KeyError:
-            raise AttributeError(name) from None
+        super().__init__(data, **{k: v for k, v in kwargs.items() if k not in _NOT_KEYS})
 
     def clone(self):  # yacs
         import copy
@@ -172,14 +152,6 @@ class AttributeDict(dict):
         return self
 
     defrost = lock = unlock = freeze
-
-
-def _attribute_wrap(value):
-    if isinstance(value, dict) and not isinstance(value, AttributeDict):
-        return AttributeDict(value)
-    if isinstance(value, list):
-        return [_attribute_wrap(v) for v in value]
-    return value
 
 
 class _StubModule(types.ModuleType):

@@ -332,8 +332,10 @@ def test_an_entry_whose_torch_curve_does_not_learn_only_has_to_stay_finite():
     # two oscardong0813 PPO agents (a clipped surrogate on fresh rollouts, centred near zero) and two betray12138
     # one-step A2C agents (the squared TD error of the newest transition), and trainfresh23's safwankdb MLP GAN
     # (adversarial losses) and two OhGreat policy-gradient agents (REINFORCE's return-weighted surrogate, an n-step
-    # actor-critic's surrogate and bootstrapped value loss over freshly sampled CartPole episodes)
-    assert len(flat) <= 30
+    # actor-critic's surrogate and bootstrapped value loss over freshly sampled CartPole episodes), and trainfresh25's
+    # four ghj0504520 RL-LIB agents (A2C, REINFORCE, with a baseline, with GAE) and gillesdami's actor-critic (a
+    # policy-gradient surrogate over one freshly sampled episode a step; all deterministic: they must track instead)
+    assert len(flat) <= 35
 
 
 def test_corpus_meets_the_issues_bar():
