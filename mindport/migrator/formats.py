@@ -63,17 +63,24 @@ def _cells_fact(cells, fact) -> bool:
     import ast
 
     trees = []
-    for cell in cells:
-        if cell.get("cell_type") != "code":
-            continue
-        source = cell.get("source", "")
-        text = "".join(source) if isinstance(source, list) else source
-        body = "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in text.split("\n"))
+    for body in code_cells(cells):
         try:
             trees.append(ast.parse(body))
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return False
     return fact(trees)
+
+
+def code_cells(cells) -> list[str]:
+    """The Python of a notebook's code cells, one text per cell, IPython's magic and shell lines (``%``, ``!``) blank."""
+    texts = []
+    for cell in cells:
+        if cell.get("cell_type") != "code":
+            continue
+        source = cell.get("source", "")
+        text = "".join(source) if isinstance(source, list) else source
+        texts.append("\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in text.split("\n")))
+    return texts
 
 
 def convert_notebook_bytes(data: bytes, name: str, options: dict, max_code_size: int | None = None

@@ -72,6 +72,15 @@ def sibling_modules(python: list[str]) -> dict[str, frozenset[str]]:
     return {folder: frozenset(names) for folder, names in found.items()}
 
 
+def _module_files(python: list[str]) -> dict[str, str]:
+    """Each Python file of the tree by its dotted module path below the top (``pkg/__init__.py`` is ``pkg``)."""
+    modules: dict[str, str] = {}
+    for rel in python:
+        parts = rel[:-3].split("/")
+        modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = rel
+    return modules
+
+
 def star_bindings(src: Path, python: list[str]) -> dict[str, tuple[tuple[str, str], ...]]:
     """The imported names each file receives through ``from <project module> import *`` (failure class 5: ``from
     .layers import *`` brings the torch ``nn``, ``F`` and ``torch`` that ``layers.py`` imports, and its ``math``, whose
@@ -82,10 +91,7 @@ def star_bindings(src: Path, python: list[str]) -> dict[str, tuple[tuple[str, st
     ``import *`` and the modules they name (nothing is imported); imports bind names as ``mindport.names`` says."""
     from mindport.names import Scope, bind_from, bind_module, is_torch
 
-    modules: dict[str, str] = {}
-    for rel in python:
-        parts = rel[:-3].split("/")
-        modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = rel
+    modules = _module_files(python)
     cache: dict[str, dict[str, str | None]] = {}
     parsed: dict[str, tuple[list, bool]] = {}
 
@@ -309,18 +315,6 @@ _OPEN_ENDED = frozenset({"importlib", "runpy", "pickle", "_pickle", "cPickle", "
                          "pkgutil", "marshal", "copyreg"})
 
 
-def _notebook_code(text: str) -> str | None:
-    """The code cells of a notebook's JSON, joined; None when it is no notebook JSON."""
-    import json
-
-    try:
-        cells = json.loads(text).get("cells", [])
-        return "\n".join("".join(c["source"]) if isinstance(c["source"], list) else str(c["source"])
-                         for c in cells if c.get("cell_type") == "code")
-    except (ValueError, AttributeError, KeyError, TypeError):
-        return None
-
-
 def tensor_free_files(files: list[ParsedFile], python: list[str], local: frozenset[str],
                       notebooks: tuple[tuple[str, str], ...] = ()) -> frozenset[str]:
     """The project's Python files no torch tensor can reach: neither the file nor any project file connected to it
@@ -330,20 +324,24 @@ def tensor_free_files(files: list[ParsedFile], python: list[str], local: frozens
     (numpy, gym, matplotlib ...) and such project files. A gym environment next to the scripts that train on it
     (sksq96/pytorch-vae's car_racing.py) is such a file: converting it can only make it worse (a format spec's value
     taken for a tensor got mindport's formatter), so the converter copies it byte for byte. A project import that
-    names no file of the tree counts as a library's. Unparsed files (``files`` lacks them) count as tensor files, and
-    so does every project module a notebook imports (``notebooks``: (rel, text of the .ipynb)), whatever the
-    notebook does."""
-    import re
+    names no file of the tree counts as a library's. Unparsed files (``files`` lacks them) count as tensor files. A
+    notebook (``notebooks``: (rel, text of the .ipynb)) is a file of the graph too (its code cells together), never
+    one of the answer; a notebook that cannot be read leaves no file tensor-free."""
+    import json
     import sys
 
+    from mindport.migrator.formats import code_cells
+
     stdlib = getattr(sys, "stdlib_module_names", frozenset())
-    modules: dict[str, str] = {}  # dotted module path below the top -> rel
-    for rel in python:
-        dotted = rel[:-3].replace("/", ".")
-        modules[dotted[: -len(".__init__")] if dotted.endswith(".__init__") else dotted] = rel
-    parsed = {f.rel: f for f in files}
-    edges: dict[str, set[str]] = {rel: set() for rel in python}
-    tensor = {rel for rel in python if rel not in parsed}
+    modules = _module_files(python)
+    trees = {f.rel: f[1] for f in files}
+    tensor = {rel for rel in python if rel not in trees}
+    for rel, text in notebooks:
+        try:
+            trees[rel] = ast.parse("\n".join(code_cells(json.loads(text).get("cells", []))))
+        except (ValueError, AttributeError, TypeError, SyntaxError, RecursionError, MemoryError):
+            return frozenset()
+    edges: dict[str, set[str]] = {rel: set() for rel in [*python, *trees]}
 
     def resolve(rel: str, module: str, level: int, names) -> list[str] | None:
         """The project files an import names, [] for a module outside the project, None for a project import that
@@ -377,8 +375,8 @@ def tensor_free_files(files: list[ParsedFile], python: list[str], local: frozens
         root = module.split(".")[0]
         return found is not None and (root in stdlib and root not in _OPEN_ENDED or root in _TENSOR_FREE_LIBRARIES)
 
-    for rel, parsed_file in parsed.items():
-        for node in ast.walk(parsed_file[1]):
+    for rel, tree in trees.items():
+        for node in ast.walk(tree):
             targets: list[tuple[str, int, list[str]]] = []
             if isinstance(node, ast.Import):
                 targets = [(a.name, 0, []) for a in node.names]
@@ -395,26 +393,6 @@ def tensor_free_files(files: list[ParsedFile], python: list[str], local: frozens
                         edges[other].add(rel)
                 elif not library_free(module, found):
                     tensor.add(rel)
-    for rel, text in notebooks:  # a notebook: its imports by their lines
-        code = _notebook_code(text)
-        if code is None:  # not a notebook we can read: anything may be imported
-            return frozenset()
-        found, library = [], False
-        for line in code.splitlines():
-            match = re.match(r"\s*(?:from\s+(\.*)([\w.]*)\s+import\s+\(?([\w, ]+)|import\s+([\w., ]+))", line)
-            if not match:
-                continue
-            dots, module, names, plain = match.groups()
-            for target in ([(module, len(dots), [n.strip() for n in names.split(",")])] if plain is None else
-                           [(m.strip().split(" ")[0], 0, []) for m in plain.split(",")]):
-                files_named = resolve(rel, *target)
-                found += files_named or []
-                library = library or not files_named and not library_free(target[0], files_named)
-        if library:  # torch's values may pass through it into each project module it imports
-            tensor.update(found)
-        for one, other in zip(found, found[1:]):  # from one of them to another
-            edges[one].add(other)
-            edges[other].add(one)
     reached, todo = set(tensor), list(tensor)
     while todo:
         for other in edges.get(todo.pop(), ()):
