@@ -56,6 +56,7 @@ from mindport.migrator.rules.recorded_values import RecordedValueTransform
 from mindport.migrator.rules.references import ReferenceTransform
 from mindport.migrator.rules.repr_unset import ReprUnsetTransform
 from mindport.migrator.rules.reversed_cells import ReversedCellsTransform
+from mindport.migrator.rules.reversed_tensor import ReversedTensorTransform
 from mindport.migrator.rules.table_calls import TableCallTransform
 from mindport.migrator.rules.tensor_idioms import TensorIdiomTransform
 from mindport.migrator.rules.training_loop import TrainingLoopRule
@@ -83,6 +84,7 @@ RULES = (
     ModuleStatementTransform,     # model.requires_grad_(False) statements
     BufferTransform,              # register_buffer -> non-trainable Parameter
     TensorIdiomTransform,         # .numpy(), .size(), no_grad blocks (before device moves vanish)
+    ReversedTensorTransform,      # reversed(torch.stack(xs)) -> torch.stack(xs).flip(0) (torch's Tensor.__reversed__)
     IndexTransform,               # x[mask, :] -> x[mask] (MindSpore misreads a 2-d mask with more elements)
     DistributedTransform,         # torchrun's LOCAL_RANK/RANK env reads, DDP's .module (DDP itself: the table)
     DeviceTransform,              # .to(device), .cuda(), torch.device, DataParallel
