@@ -76,6 +76,7 @@ def run_builder(root: Path, candidates: list, user_ctors: dict, work: Path, s: P
     Returns {key: result}."""
     results: dict[str, dict] = {}
     todo = [c for c in candidates]
+    root, work = Path(root).resolve(), Path(work).resolve()  # the builder's cwd is root: paths it is given are absolute
     work.mkdir(parents=True, exist_ok=True)
     for old in work.glob("facts-*.json"):  # a former run's into the same log folder: never merged with this one's
         old.unlink()
@@ -579,7 +580,10 @@ def prove_models(src_root, out_root, *, pattern: str | None = None, max_models: 
             report(entries[c.key])
         else:
             todo.append(c)
-    work = Path(log_dir) if log_dir is not None else Path(tempfile.mkdtemp(prefix="mindport-models-"))
+    # absolute: the builder runs in the repository's folder (cwd=root) and is handed paths in this one; a relative
+    # ``-o converted`` gave it 'converted/mindport-logs/models/build-request-1.json' to open from the repository, and
+    # every model was "not built" (pbloem/former, first contact: 11 discovered, 0 built)
+    work = (Path(log_dir) if log_dir is not None else Path(tempfile.mkdtemp(prefix="mindport-models-"))).resolve()
     # the side processes import their frameworks while the builder runs (they are independent)
     roots = (src_root, out_root) if s.stub_missing else ()
     pool = [_Worker(work, i, roots, src_root, out_root) for i in range(max(1, min(workers, len(todo))))] if todo else []

@@ -38,7 +38,7 @@ def convert_source(code: str, filename: str = "<string>", *, target: str = "nn",
                    object_classes=frozenset(), list_names=frozenset(),
                    function_classes=frozenset(), float_sites=(), uniform_sites=(), return_kinds=None,
                    imported_names=frozenset(), float64_free=None, conv1d_settings_unread=None,
-                   tensor_free: bool = False) -> ConversionResult:
+                   tensor_free: bool = False, argument_writers=()) -> ConversionResult:
     """Convert PyTorch source text to MindSpore source text.
 
     ``local_packages``: the top-level packages of the project the file belongs to (a torch-based package among them,
@@ -62,7 +62,9 @@ def convert_source(code: str, filename: str = "<string>", *, target: str = "nn",
     ``conv1d_settings_unread``: does no code of the project touch a layer's kernel_size, stride, dilation or padding
     (``mindport.migrator.project.conv1d_settings_unread``)? None (a file alone): the file's own answer.
     ``tensor_free``: no torch tensor can reach this file of the project (``mindport.migrator.project.
-    tensor_free_files``): it is returned as it is.
+    tensor_free_files``): it is returned as it is. ``argument_writers``: ((name, params, written params), ...) the
+    project's functions that write into an argument (``mindport.migrator.project.argument_writers``): a call of one
+    this file imports binds the written tensor again.
     """
     if tensor_free:
         return ConversionResult(code=code)
@@ -81,7 +83,8 @@ def convert_source(code: str, filename: str = "<string>", *, target: str = "nn",
                       uniform_sites=frozenset(tuple(site) for site in uniform_sites),
                       return_kinds=tuple(tuple(k) for k in return_kinds),
                       imported_names=frozenset(imported_names), float64_free=bool(float64_free),
-                      conv1d_settings_unread=bool(conv1d_settings_unread))
+                      conv1d_settings_unread=bool(conv1d_settings_unread),
+                      argument_writers=tuple((n, tuple(p), tuple(w)) for n, p, w in argument_writers))
     registry = load_registry()
     collecting = gc.isenabled()
     gc.disable()  # syntax trees are acyclic: the cycle collector's passes over them are pure cost (about 15 %)

@@ -79,6 +79,9 @@ class Options:
     uniform_sites: frozenset = frozenset()
     return_kinds: tuple = ()  # ((name, kind), ...): what the project's functions return (project.return_kinds)
     imported_names: frozenset[str] = frozenset()  # names imported from the project's modules (project.py)
+    # ((name, params, written params), ...): the project's module functions that write into an argument, which their
+    # callers in other files bind again (project.argument_writers; ArgumentWriteTransform)
+    argument_writers: tuple = ()
     # no float64 tensor can come to be in the project (project.float64_free): an optimizer's parameters are float32
     # or float16, so torch.optim.SGD is MindSpore's own (mindport.runtime.optim.SGD exists for a float64 one)
     float64_free: bool = False

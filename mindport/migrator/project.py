@@ -819,6 +819,37 @@ def imported_names(files: list[tuple[bytes, ast.Module]], local: frozenset[str])
     return frozenset(names)
 
 
+def argument_writers(files: list[tuple[bytes, ast.Module]], imported: frozenset[str]) -> tuple:
+    """((name, params, written params), ...): the module functions other files of the project import
+    (:func:`imported_names`) that write into a tensor they are handed and, converted, give it back
+    (ArgumentWriteTransform's plan on their file: ``rules.argument_writes.exported_writers``). former's
+    ``util.mask_(matrices, maskval)`` writes ``matrices[..., i, j] = maskval``; its callers in ``modules.py`` bind
+    ``dot = mask_(dot, ...)``, which a static graph needs (it drops a write into a caller's tensor: the masked
+    attention of every block came out unmasked in GRAPH_MODE, PyNative right). A name defined by two files is left
+    out (its callers cannot be told apart by name). ``files``: :func:`parse_files`."""
+    import libcst as cst
+
+    from mindport.migrator.rules.argument_writes import exported_writers
+
+    found: dict[str, tuple] = {}
+    twice: set[str] = set()
+    for text, tree in files:
+        names = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)} & imported
+        if not names:
+            continue
+        for name in names & set(found):
+            twice.add(name)
+        try:
+            module = cst.parse_module(text.decode("utf-8", "replace"))
+        except Exception:  # noqa: BLE001 - a file libcst cannot parse is converted as it is: no facts
+            continue
+        for name, (params, written) in exported_writers(module, frozenset(names)).items():
+            found.setdefault(name, (tuple(params), tuple(written)))
+        for name in names:
+            found.setdefault(name, None)
+    return tuple(sorted((name, *value) for name, value in found.items() if value is not None and name not in twice))
+
+
 # names and attributes through which a float64 tensor can come to be: a float64 dtype spelled out (torch.float64,
 # torch.double, .double(), np.float64, torch.DoubleTensor), a default dtype changed, or numpy's data taken as it is
 # (numpy's floats are float64: torch.from_numpy(np.ones(3)), torch.as_tensor(a))

@@ -30,8 +30,8 @@ from mindport import __version__
 from mindport.errors import Diagnostic, InputError
 from mindport.migrator.formats import imported_packages
 from mindport.migrator.project import function_classes_from_bases, list_names, local_packages, sibling_modules, \
-    imported_names, module_classes_from_bases, object_classes_from_bases, parse_files, return_kinds, star_bindings, \
-    float64_free, conv1d_settings_unread, tensor_free_files
+    argument_writers, imported_names, module_classes_from_bases, object_classes_from_bases, parse_files, \
+    return_kinds, star_bindings, float64_free, conv1d_settings_unread, tensor_free_files
 from mindport.migrator.report import ConversionReport, FileReport
 from mindport.migrator.rules.module_class import module_classes
 from mindport.migrator.tree import (
@@ -213,9 +213,9 @@ def _convert_entries(src: Path, dst_path: Path, entries: list[TreeEntry], proble
         cached_stars = cache_json.get("stars") if isinstance(cache_json, dict) else None
         if single:  # a file alone: its own functions' return kinds (convert_source)
             stars, lists, returns, imported, no_float64, settings_unread = {}, frozenset(), None, frozenset(), None, None
-            tensor_free = frozenset()
+            tensor_free, writers = frozenset(), ()
         elif isinstance(cached_stars, dict) and cached_stars.get("key") == stars_key \
-                and "tensor_free" in cached_stars:
+                and "tensor_free" in cached_stars and "argument_writers" in cached_stars:
             stars = {rel: tuple(tuple(b) for b in bindings) for rel, bindings in cached_stars["files"].items()}
             lists = frozenset(cached_stars["lists"])
             returns = tuple(tuple(k) for k in cached_stars["returns"])
@@ -223,6 +223,7 @@ def _convert_entries(src: Path, dst_path: Path, entries: list[TreeEntry], proble
             no_float64 = bool(cached_stars["float64_free"])
             settings_unread = bool(cached_stars["conv1d_settings_unread"])
             tensor_free = frozenset(cached_stars["tensor_free"])
+            writers = tuple((n, tuple(p), tuple(w)) for n, p, w in cached_stars["argument_writers"])
         else:
             stars = star_bindings(src, python_files)
             files = parse_files(src, python_files)  # read and parsed once for the three facts below
@@ -233,10 +234,11 @@ def _convert_entries(src: Path, dst_path: Path, entries: list[TreeEntry], proble
             settings_unread = conv1d_settings_unread([tree for _, tree in files])  # a Conv1d is MindSpore's own
             notebooks = tuple((e.rel, e.path.read_text("utf-8", "replace")) for e in entries if e.kind == "notebook")
             tensor_free = tensor_free_files(files, python_files, local, notebooks)  # no tensor reaches: copied as is
+            writers = argument_writers(files, imported)  # helpers writing into a caller's tensor (former's mask_)
         speculative = {"target": target, "ms_version": ms_version, "module_classes": frozenset(),
                        "local_packages": local, "device": device, "list_names": lists, "return_kinds": returns,
                        "imported_names": imported, "float64_free": no_float64,
-                       "conv1d_settings_unread": settings_unread}
+                       "conv1d_settings_unread": settings_unread, "argument_writers": writers}
 
         siblings = sibling_modules(python_files) if not single else {}
 
@@ -263,7 +265,8 @@ def _convert_entries(src: Path, dst_path: Path, entries: list[TreeEntry], proble
         options = {"target": target, "ms_version": ms_version, "module_classes": project_modules,
                    "local_packages": local, "device": device, "object_classes": objects, "list_names": lists,
                    "function_classes": functions, "return_kinds": returns, "imported_names": imported,
-                   "float64_free": no_float64, "conv1d_settings_unread": settings_unread}
+                   "float64_free": no_float64, "conv1d_settings_unread": settings_unread,
+                   "argument_writers": writers}
         calls_object = _calls_any(objects, functions)
         fingerprint = _tables_fingerprint(mappings) + json.dumps(
             {k: sorted(v) if isinstance(v, frozenset) else v for k, v in options.items()}, sort_keys=True) + (
@@ -277,7 +280,8 @@ def _convert_entries(src: Path, dst_path: Path, entries: list[TreeEntry], proble
                                                                                  for r, v in stars.items()},
                                "lists": sorted(lists), "returns": [list(k) for k in returns or ()],
                                "imported": sorted(imported), "float64_free": no_float64,
-                               "conv1d_settings_unread": settings_unread, "tensor_free": sorted(tensor_free)}}
+                               "conv1d_settings_unread": settings_unread, "tensor_free": sorted(tensor_free),
+                               "argument_writers": [[n, list(p), list(w)] for n, p, w in writers]}}
         by_rel = {entry.rel: entry for entry in todo}
         packaging: list[TreeEntry] = []
         imports: set[str] = set()  # what the converted Python files import (the packaging lists it)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import textwrap
+from pathlib import Path
 
 SOURCE = textwrap.dedent("""\
     import torch
@@ -80,3 +81,16 @@ def test_no_observe_converts_from_the_code_alone(tmp_path):
     code = (out / "nets.py").read_text()
     assert "h * mp_math.sigmoid(h)" in code
     assert all(m["status"] == "proven" for m in report.models), report.models
+
+
+def test_relative_paths_build_and_prove(tmp_path, monkeypatch):
+    """`mindport migrate repo -o converted` from the folder holding both (relative paths, as people type them): the
+    builder runs in the repository's folder and was handed the request file's relative path, so it never started and
+    every model was "not built" (pbloem/former, first contact: 11 discovered, 0 built)."""
+    from mindport.migrate import migrate
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "repo").mkdir()
+    (tmp_path / "repo" / "nets.py").write_text(SOURCE)
+    report = migrate(Path("repo"), Path("converted"), jobs=1, export=False, observe=False)
+    assert {m["status"] for m in report.models} == {"proven"}, report.models

@@ -211,7 +211,9 @@ class ArgumentWriteTransform(Rule):
         self._depth = 0
 
     def visit_Module(self, node: cst.Module) -> None:
-        plan = _Plan(node, self._returns, self._calls, self._remarks)
+        options = self.ctx.options
+        plan = _Plan(node, self._returns, self._calls, self._remarks, exported=options.imported_names,
+                     imported=_imported_writers(node, options.argument_writers, options.local_packages))
         plan.appends, plan.appending = self._appends, self._appending
         plan.make()
 
@@ -454,9 +456,28 @@ class _Helper:
         self.live = True  # some call may read a written argument after it
 
 
+class _Imported:
+    """A writing helper another file of the project defines (``from .util import mask_``), as the project's facts
+    give it (:func:`exported_writers`, ``Options.argument_writers``): it gives its written parameters back there."""
+
+    fn = None
+    owner = None
+    returns_value = False
+    cell = False
+    rebound: frozenset = frozenset()
+    gives_back: frozenset = frozenset()
+
+    def __init__(self, params, written) -> None:
+        self.params = list(params)
+        self.written = set(written)
+
+
 class _Plan:
-    def __init__(self, module: cst.Module, returns, calls, remarks) -> None:
+    def __init__(self, module: cst.Module, returns, calls, remarks, exported: frozenset[str] = frozenset(),
+                 imported: dict | None = None) -> None:
         self.module = module
+        self.exported = exported  # module functions other files of the project import (a caller there may bind)
+        self.imported = imported or {}  # name -> _Imported: writing helpers of other files this file calls
         self.returns = returns
         self.calls = calls
         self.remarks = remarks
@@ -498,6 +519,9 @@ class _Plan:
                             helper.first.setdefault(name, stmt)
                             changed = True
         reached = self._reached()
+        # a function other files import is reached from theirs: it gives its written parameters back, as their calls
+        # bind them (project.argument_writers gives those files this plan's answer)
+        reached |= {id(h.fn) for name, h in self.functions.items() if name in self.exported}
         helpers = [h for h in helpers if id(h.fn) in reached]  # what only __init__ or Python code calls runs as Python
         sites: dict[int, list] = {}  # id of a helper -> [(caller, its owner, statement or None, call)]
         for fn, owner in self._all_functions():
@@ -553,6 +577,18 @@ class _Plan:
                 self.returns[id(helper.fn)] = names
                 if helper.returns_value:
                     self.appends.add(id(helper.fn))
+        # the calls of another file's writing helpers: bound again, or said where they cannot be
+        for callee in self.imported.values():
+            for fn, owner, stmt, call in sites.get(id(callee), ()):
+                names = self._bound_args(call, callee)
+                if stmt is not None and names is not None:
+                    self.calls[id(stmt)] = names
+                elif self._live_at(fn, call, callee):
+                    anchor = stmt if stmt is not None else self._line_of(fn, call)
+                    if anchor is not None:
+                        self.remarks.setdefault(id(anchor), (
+                            f"{call.func.value} writes into the argument it is handed here, which cannot be bound "
+                            f"again: a static graph (GRAPH_MODE) does not carry the write back"))
         # the call sites: every call of a good helper in the file
         for helper in helpers:
             for fn, owner, stmt, call in sites.get(id(helper), ()):
@@ -791,7 +827,7 @@ class _Plan:
     def _callee(self, call: cst.Call, owner: str | None) -> _Helper | None:
         func = call.func
         if isinstance(func, cst.Name):
-            return self.functions.get(func.value)
+            return self.functions.get(func.value) or self.imported.get(func.value)
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self" \
                 and owner is not None:
             return self.methods.get((owner, func.attr.value)) or self.layers.get((owner, func.attr.value))
@@ -858,6 +894,56 @@ class _Plan:
                 return None
             names.append(value.value)
         return names
+
+
+def exported_writers(module: cst.Module, names: frozenset[str]) -> dict[str, tuple[list[str], list[str]]]:
+    """{name: (its positional parameters, those it writes)} of the module functions among ``names`` (the ones other
+    files of the project import) that write into an argument and give it back once converted: this rule's own plan,
+    run on their file (``project.argument_writers`` reads every such file; the plan that converts it adds the
+    ``return``)."""
+    returns: dict = {}
+    plan = _Plan(module, returns, {}, {}, exported=names)
+    plan.appends, plan.appending = set(), set()
+    plan.make()
+    out = {}
+    for stmt in module.body:
+        if isinstance(stmt, cst.FunctionDef) and stmt.name.value in names and id(stmt) in returns:
+            out[stmt.name.value] = (_params(stmt, 0), list(returns[id(stmt)]))
+    return out
+
+
+def _imported_writers(module: cst.Module, writers: tuple, local: frozenset[str]) -> dict[str, _Imported]:
+    """The project's writing helpers (``Options.argument_writers``) this file binds by a top-level import from one
+    of the project's modules (``from .util import mask_``, ``from former.util import mask_``), by their local name."""
+    if not writers:
+        return {}
+    known = {name: (params, written) for name, params, written in writers}
+    found = {}
+    for stmt in module.body:
+        if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1
+                and isinstance(stmt.body[0], cst.ImportFrom)):
+            continue
+        imp = stmt.body[0]
+        if isinstance(imp.names, cst.ImportStar):
+            continue
+        head = _dotted(imp.module).split(".")[0] if imp.module is not None else ""
+        if not imp.relative and head not in local:
+            continue
+        for alias in imp.names:
+            if not isinstance(alias.name, cst.Name) or alias.name.value not in known:
+                continue
+            bound = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) \
+                else alias.name.value
+            found[bound] = _Imported(*known[alias.name.value])
+    return found
+
+
+def _dotted(node) -> str:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return f"{_dotted(node.value)}.{node.attr.value}"
+    return ""
 
 
 def _plain(fn: cst.FunctionDef) -> bool:
