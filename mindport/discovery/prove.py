@@ -23,6 +23,7 @@ import fnmatch
 import json
 import os
 import queue
+import re
 import subprocess
 import sys
 import tempfile
@@ -660,6 +661,9 @@ def prove_models(src_root, out_root, *, pattern: str | None = None, max_models: 
     if cache:
         new = {k: v for k, v in old.items()}
         for c in chosen:
+            if _stopped(entries[c.key]):
+                new.pop(c.key, None)  # proven again next run, not read back as this run's answer
+                continue
             new[c.key] = {"key": keys[c.key], "entry": {k: v for k, v in entries[c.key].items() if k != "cached"}}
         _write_cache(cache_path, new)
     summary = summarize(models, len(found))
@@ -683,6 +687,16 @@ def summary_line(summary: dict) -> str:
             f"{summary['built']} built, "
             f"{summary['proven']} proven, {summary['diverged']} diverged, {summary['ms_failed']} failed in MindSpore, "
             f"{summary['not_built']} not built")
+
+
+_STOPPED = re.compile(r"process stopped \(exit code -\d+\)|\(stopped\)|builder stopped on it")
+
+
+def _stopped(entry: dict) -> bool:
+    """Was the model's verdict that a process was stopped (a signal: the memory limit, the machine's OOM killer,
+    a time limit)? That says how busy the machine was, not what the model is: a re-run tries it again (pbloem/former
+    under load ~34: 'the MindSpore process stopped (exit code -9)', then read back from the cache on every re-run)."""
+    return any(isinstance(v, str) and _STOPPED.search(v) for v in entry.values())
 
 
 def _read_cache(path: Path) -> dict:
