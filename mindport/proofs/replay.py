@@ -410,6 +410,16 @@ def _ms_patches(stream: Stream) -> list:
             return x
         return _masked(x, stream.take("mindspore.nn.Dropout", "dropout", "uniform", x.shape, {"p": float(p)}), p)
 
+    def feature_dropout_cell(name, batched_ndim):
+        def construct(self, x):
+            p = 1.0 - self.keep_prob
+            if not self.training or p == 0:
+                return x
+            shape = _feature_shape(tuple(x.shape), batched_ndim)
+            return _masked(x, stream.take(f"mindspore.nn.{name}", "feature_dropout", "uniform", shape,
+                                          {"p": float(p)}), p)
+        return construct
+
     def gumbel_softmax(logits, tau=1.0, hard=False, dim=-1):
         u = t(stream.take("mindspore.ops.gumbel_softmax", "exponential", "uniform", logits.shape), logits.dtype)
         gumbels = -ops.log(-ops.log1p(-u))  # torch's -log(Exponential(1)) draw
@@ -438,7 +448,8 @@ def _ms_patches(stream: Stream) -> list:
         (ops, "normal", normal), (ops, "multinomial", multinomial), (ops, "dropout", dropout),
         (ops, "dropout1d", feature_dropout("dropout1d", 3)), (ops, "dropout2d", feature_dropout("dropout2d", 4)),
         (ops, "dropout3d", feature_dropout("dropout3d", 5)), (ops, "gumbel_softmax", gumbel_softmax),
-        (nn.Dropout, "construct", dropout_cell),
+        (nn.Dropout, "construct", dropout_cell), (nn.Dropout2d, "construct", feature_dropout_cell("Dropout2d", 4)),
+        (nn.Dropout3d, "construct", feature_dropout_cell("Dropout3d", 5)),
         (mint, "randn", randn), (mint, "rand", rand), (mint, "randn_like", randn_like),
         (mint, "rand_like", rand_like), (mint, "randint", mint_randint), (mint, "normal", mint_normal),
         (mint.nn.functional, "dropout", mint_dropout),
