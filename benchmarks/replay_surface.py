@@ -74,7 +74,8 @@ PROGRAMS = [
     "x.clone().exponential_(2.0)", "x.clone().log_normal_()", "x.clone().cauchy_()", "x.clone().geometric_(0.3)",
     "x.clone().random_(0, 5)", "p.bernoulli()", "p.multinomial(2)",
     "F.dropout(x, 0.3, training=True)", "F.dropout1d(x3, 0.5, training=True)", "F.dropout2d(x4, 0.5, training=True)",
-    "F.dropout3d(x5, 0.5, training=True)", "torch.nn.Dropout(0.3)(x)", "torch.nn.Dropout1d(0.5)(x3)", "torch.nn.Dropout2d(0.5)(x4)",
+    "F.dropout3d(x5, 0.5, training=True)", "torch.nn.Dropout(0.3)(x)", "torch.nn.Dropout1d(0.5)(x3)",
+    "torch.nn.Dropout2d(0.5)(x4)",
     "torch.nn.Dropout3d(0.5)(x5)",
     "F.gumbel_softmax(x, tau=0.5)", "F.gumbel_softmax(x, tau=0.5, hard=True)",
     "torch.distributions.Normal(x, torch.ones_like(x)).rsample()",
@@ -83,6 +84,12 @@ PROGRAMS = [
     "torch.distributions.Bernoulli(probs=p).sample()", "torch.distributions.Categorical(probs=p).sample()",
     "torch.distributions.Exponential(torch.ones(3)).sample()",
     "torch.distributions.Laplace(torch.zeros(3), torch.ones(3)).sample()",
+    # with generator=: mindport.runtime draws from the generator's own stream, which the replay serves
+    "torch.randn(2, 3, generator=torch.Generator().manual_seed(1))",
+    "torch.rand(2, 3, generator=torch.Generator().manual_seed(1))",
+    "torch.randint(0, 5, (4,), generator=torch.Generator().manual_seed(1))",
+    "torch.randperm(5, generator=torch.Generator().manual_seed(1))",
+    "x.clone().normal_(0.0, 2.0, generator=torch.Generator().manual_seed(1))",
 ]
 
 

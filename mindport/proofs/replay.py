@@ -19,8 +19,11 @@ same scalar parameters (dropout's p: a ``keep_prob`` left where torch has ``p`` 
 more than torch drew, or one fewer at the end, raises :class:`DrawsDiverged` ("the draw sequence diverged at draw k"):
 the forward fails, never passes silently.
 
-Not replayed (they keep drawing on their own, so such a forward stays "not deterministic"): ``alpha_dropout``,
-``rrelu``, ``poisson``, Python's ``random`` and numpy's global stream, draws through a ``generator=``.
+A draw with ``generator=`` is recorded like any other on the torch side and replayed where ``mindport.runtime`` draws
+it from the generator's numpy stream (random, standard_normal, integers, permutation; its ``choice`` and ``poisson``
+fail loudly). Not replayed (they keep drawing on their own, so such a forward stays "not deterministic"):
+``alpha_dropout``, ``feature_alpha_dropout``, ``rrelu``, ``poisson``, ``svd_lowrank``/``pca_lowrank``, Python's
+``random`` and numpy's global stream.
 """
 from __future__ import annotations
 
@@ -335,6 +338,8 @@ def _ms_patches(stream: Stream) -> list:
     import mindspore as ms
     from mindspore import mint, nn, ops
 
+    from mindport.runtime import math as mp_math
+
     def t(values, dtype=None):
         return ms.Tensor(np.ascontiguousarray(values), ms.float64).astype(dtype or ms.float32)
 
@@ -431,6 +436,34 @@ def _ms_patches(stream: Stream) -> list:
                                -1, dim)
         return one_hot - ops.stop_gradient(y) + y
 
+    class ReplayedGenerator:
+        """What ``mindport.runtime.math._generator_stream`` hands a draw with ``generator=`` (a numpy Generator over
+        the torch.Generator's stream): the recorded draws instead, for the forms the runtime reads."""
+
+        def random(self, shape=None):
+            return stream.take("mindport.runtime generator.random", "uniform", "uniform", _size((shape or (),), {}))
+
+        def standard_normal(self, shape=None):
+            return stream.take("mindport.runtime generator.standard_normal", "normal", "normal",
+                               _size((shape or (),), {}))
+
+        def integers(self, low, high=None, size=None):
+            low, high = (0, low) if high is None else (low, high)
+            u = stream.take("mindport.runtime generator.integers", "integers", "uniform", _size((size or (),), {}),
+                            {"low": int(low), "high": int(high)})
+            return (low + np.floor(u * (high - low))).astype(np.int64)
+
+        def permutation(self, n):
+            return np.argsort(stream.take("mindport.runtime generator.permutation", "permutation", "uniform",
+                                          (int(n),)), kind="stable")
+
+        def __getattr__(self, name):  # choice (multinomial), poisson: not replayed, said at the draw
+            raise DrawsDiverged(f"the draw sequence diverged at draw {stream.position + 1}: the MindSpore port draws "
+                                f"with generator= through numpy's {name}, which the replay does not serve")
+
+    def generator_stream(generator, count):
+        return ReplayedGenerator()
+
     def mint_randint(*args, dtype=None, **kw):
         low, high, size = (0, *args) if len(args) == 2 else args
         return randint(low, high, size, dtype=dtype)
@@ -452,6 +485,6 @@ def _ms_patches(stream: Stream) -> list:
         (nn.Dropout3d, "construct", feature_dropout_cell("Dropout3d", 5)),
         (mint, "randn", randn), (mint, "rand", rand), (mint, "randn_like", randn_like),
         (mint, "rand_like", rand_like), (mint, "randint", mint_randint), (mint, "normal", mint_normal),
-        (mint.nn.functional, "dropout", mint_dropout),
+        (mint.nn.functional, "dropout", mint_dropout), (mp_math, "_generator_stream", generator_stream),
     ]
     return [(owner, name, _entry(stream, getattr(owner, name), handler)) for owner, name, handler in table]

@@ -118,9 +118,9 @@ def test_validate_proves_a_vae_with_gradients_in_side_processes(tmp_path):
 
 def test_each_torch_draw_converts_to_a_port_that_replays_it_equal():
     """benchmarks/replay_surface.py: torch's drawing surface enumerated from its docstrings, each replayed API (and
-    torch.distributions' samplers, gumbel_softmax, the Dropout layers) as a program converted by the converter and
-    run on both sides on one stream: all 41 programs give torch's values (about 20 s). Not replayed, named:
-    the low-rank SVD/PCA (random projections), poisson and feature_alpha_dropout."""
+    torch.distributions' samplers, gumbel_softmax, the Dropout layers, draws with generator=) as a program converted
+    by the converter and run on both sides on one stream: all 46 programs give torch's values (about 20 s). Not
+    replayed, named: the low-rank SVD/PCA (random projections), poisson and feature_alpha_dropout."""
     from parity_helpers import REPO
 
     spec = importlib.util.spec_from_file_location("replay_surface", REPO / "benchmarks" / "replay_surface.py")
