@@ -133,3 +133,16 @@ def test_each_torch_draw_converts_to_a_port_that_replays_it_equal():
     left = set(module.torch_surface()) - set(module.replayed("torch"))
     assert left <= {"torch.pca_lowrank", "torch.svd_lowrank", "torch.poisson",
                     "torch.nn.functional.feature_alpha_dropout"}, left
+
+
+def test_the_sweep_classes_a_replay_mismatch():
+    """discovery's proof writes "the MindSpore Cell raised (own init): <the port's error>"; a replay mismatch is its
+    own class, not "MindSpore: forward raises"."""
+    from parity_helpers import REPO
+
+    spec = importlib.util.spec_from_file_location("discovery_sweep", REPO / "benchmarks" / "discovery_sweep.py")
+    sweep = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(sweep)
+    entry = {"status": "ms-failed", "error": "the MindSpore Cell raised (own init): DrawsDiverged: the draw sequence "
+                                             "diverged at draw 2: torch drew 1 time(s), the MindSpore port draws again"}
+    assert sweep.failure_class(entry) == "MindSpore: draws otherwise than torch (replayed draws)"
