@@ -83,6 +83,7 @@ CLASSES = [
     ("ms-failed", r"building the MindSpore Cell failed", "MindSpore: Cell does not build"),
     ("ms-failed", r"moving the weights failed", "MindSpore: weights do not map"),
     ("ms-failed", r"GRAPH_MODE failed", "MindSpore: GRAPH_MODE does not compile"),
+    ("ms-failed", r"draw sequence diverged", "MindSpore: draws otherwise than torch (replayed draws)"),
     ("ms-failed", r"Cell raised", "MindSpore: forward raises"),
     ("ms-failed", r"over .* s \(stopped\)", "proof time limit"),
     ("ms-failed", r".", "MindSpore: other"),

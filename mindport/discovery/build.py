@@ -1516,6 +1516,7 @@ def _run_forward(model, specs: list[str], seconds: float):
     import numpy as np
     import torch
 
+    from mindport.proofs.replay import drawing
     from mindport.validators.parity.loading import make_inputs, map_arrays, parse_input_spec
     from mindport.validators.parity.sides import flat_numpy
 
@@ -1524,7 +1525,10 @@ def _run_forward(model, specs: list[str], seconds: float):
     for _ in range(2):
         _alarm(seconds)
         try:
-            with torch.no_grad():
+            # a forward that draws (torch.randn_like, dropout with training=True, a sampler) draws from the fixed
+            # stream its proof replays on both sides (mindport.proofs.replay): deterministic here as in the proof;
+            # a draw the replay does not cover (alpha_dropout, Python's random) still differs
+            with torch.no_grad(), drawing("torch"):
                 out = model(*[map_arrays(a, lambda v: torch.from_numpy(np.ascontiguousarray(v))) for a in arrays])
         finally:
             _no_alarm()

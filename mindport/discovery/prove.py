@@ -286,6 +286,7 @@ def prove_one(worker: _Worker, entry: dict, src_root: Path, out_root: Path, s: P
             _checked(p_ms.result)
         except (InputError, SideError) as exc:
             return _fail(entry, "ms-failed", "error", f"building the MindSpore Cell failed: {_msg(exc)}")
+        ref.call("replay_draws", True)  # a forward that draws is proven on torch's draws, replayed (run.share_draws)
         _, arrays = _resolve_inputs(entry["inputs"], s.seed)
         draws = []
         for draw in ("own init", "random draw"):

@@ -7,5 +7,9 @@ and run in both frameworks.
 * ``surface.py``: the object surface (mappings/data/surface/): every member of every mapped layer class enumerated
   from torch and read in both frameworks, and the Module/Parameter/Tensor members' programs.
 
-Nothing below ``cli/`` and the tests imports this package; it imports the converter and the tables.
+* ``replay.py``: one stream of random draws for both sides of a model's proof (torch records, MindSpore replays),
+  used by the parity sides and discovery's builder; it imports torch or MindSpore only when a proof runs.
+
+Apart from ``replay.py``, nothing below ``cli/`` and the tests imports this package; it imports the converter and the
+tables.
 """

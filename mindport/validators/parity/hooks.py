@@ -31,13 +31,15 @@ def _leaves(obj) -> list:
 
 @functools.lru_cache(maxsize=1)
 def _framework_dirs() -> tuple[str, ...]:
-    """Source folders whose frames are not the user's statement: the frameworks, the stdlib, this package and the
-    runtime layer (its Cells call sub-cells on the user's behalf)."""
+    """Source folders whose frames are not the user's statement: the frameworks, the stdlib, this package, the
+    runtime layer (its Cells call sub-cells on the user's behalf) and the proofs (the draw replay raises where the
+    port's statement draws)."""
     import importlib.util
     import sysconfig
 
+    package = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     dirs = [sysconfig.get_paths()["stdlib"], os.path.dirname(os.path.abspath(__file__)),
-            os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "runtime")]
+            os.path.join(package, "runtime"), os.path.join(package, "proofs")]
     for name in ("torch", "mindspore", "onnx"):
         try:
             spec = importlib.util.find_spec(name)

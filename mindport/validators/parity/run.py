@@ -39,6 +39,7 @@ def _run(report: ParityReport, ref, ms, inputs: list, s: Settings, plan, batches
                             "graph_mode": s.graph_mode, "grad": s.grad, "grad_rtol": s.grad_rtol,
                             "train": dataclasses.asdict(s.train) if s.train else None,
                             "inputs": _input_summary(inputs)})
+    report.settings["replayed_draws"] = share_draws(ref, ms, inputs)
     ref_run, ms_run = _forward(ref, ms, inputs, s)
     report.timings["reference_forward"] = ref_run.get("seconds")
     report.timings["mindspore_forward"] = ms_run.get("seconds")
@@ -71,6 +72,22 @@ def _run(report: ParityReport, ref, ms, inputs: list, s: Settings, plan, batches
         _checked(ms.call, "transfer", state=ref.call("state"), source="torch model (restored)")
     _finish(report, s)
     report.timings["compare"] = round(time.perf_counter() - t0, 4)
+
+
+def share_draws(ref, ms, inputs) -> int:
+    """A forward that draws random values is proven on one stream of draws (``mindport.proofs.replay``): the torch
+    side draws from a fixed stream and records, one forward here gives the tape, and every later MindSpore model call
+    replays it (a port that draws otherwise fails: "the draw sequence diverged at draw k"). The number of draws (0:
+    a forward that draws nothing, the MindSpore side then draws as it does). An ONNX reference draws nothing."""
+    if not (getattr(ref, "kind", None) == "torch" or type(getattr(ref, "impl", None)).__name__ == "TorchSide"):
+        return 0
+    ref.call("replay_draws", True)
+    if _checked(ref.call, "forward", inputs, False).get("error"):
+        tape = []  # the forward below reports it
+    else:
+        tape = ref.call("draws")
+    ms.call("use_draws", tape)
+    return len(tape)
 
 
 def _forward(ref, ms, inputs, s: Settings) -> tuple[dict, dict]:
@@ -275,6 +292,9 @@ def _graph(ms, inputs, ms_run: dict, s: Settings) -> GraphResult:
     except SideError as exc:
         answer = {"error": exc.message, "location": ""}
     res.seconds = answer.get("seconds")
+    if "skipped" in answer:
+        res.error = answer["skipped"]
+        return res
     if "error" in answer:
         res.status, res.error, res.location = "failed", answer["error"], answer.get("location", "")
         return res

@@ -85,8 +85,21 @@ class MindSporeSide:
     """One MindSpore Cell: built here from a reference (constructor arguments recorded), or given (``compare``)."""
 
     def __init__(self, cell=None, graph_dir: str | None = None):
+        self.tape = None  # the torch side's draws, replayed by every model call (use_draws)
         self.cell = cell
         self.graph_dir = graph_dir  # where GRAPH_MODE runs (its failure files land there)
+
+    def use_draws(self, tape: list | None) -> None:
+        """Every later model call replays ``tape`` (the torch side's ``draws``) instead of drawing: the same values
+        in the same order, checked draw by draw (``mindport.proofs.replay``). None or [] draws as MindSpore does."""
+        self.tape = tape or None
+
+    def _draws(self):
+        import contextlib
+
+        from mindport.proofs.replay import drawing
+
+        return drawing("mindspore", self.tape) if getattr(self, "tape", None) else contextlib.nullcontext()
 
     def hello(self) -> dict:
         import mindspore as ms
@@ -185,10 +198,11 @@ class MindSporeSide:
         try:
             ms.set_context(mode=ms.PYNATIVE_MODE)
             if records is None:
-                out = cell(*_tensors(inputs))
-                outputs, kinds = flat_numpy(out)  # PyNative runs asynchronously: syncing surfaces a failing op here
+                with self._draws():
+                    out = cell(*_tensors(inputs))
+                    outputs, kinds = flat_numpy(out)  # PyNative runs asynchronously: syncing surfaces a failing op here
             else:
-                with ms_hooks(cell, records, started):
+                with ms_hooks(cell, records, started), self._draws():
                     out = cell(*_tensors(inputs))
                     outputs, kinds = flat_numpy(out)
         except Exception as exc:  # noqa: BLE001 - the port raising is a parity failure, reported
@@ -220,7 +234,8 @@ class MindSporeSide:
                     saved.append((param, np.array(param.asnumpy(), copy=True)))
                     param.set_dtype(ms.float64)
                     param.set_data(ms.Tensor(saved[-1][1].astype(np.float64)))
-            outputs, _ = flat_numpy(cell(*_tensors([map_arrays(a, as64) for a in inputs])))
+            with self._draws():
+                outputs, _ = flat_numpy(cell(*_tensors([map_arrays(a, as64) for a in inputs])))
             return {"outputs": outputs}
         except Exception as exc:  # noqa: BLE001 - no float64 run: no control
             return {"error": error_text(exc, 300)}
@@ -235,6 +250,9 @@ class MindSporeSide:
         import mindspore as ms
 
         start = time.perf_counter()
+        if getattr(self, "tape", None):  # the replayed draws are Python functions a static graph cannot compile
+            return {"skipped": f"the forward draws random values ({len(self.tape)} draws replayed from torch's run "
+                               "in PyNative): GRAPH_MODE is not run on replayed draws"}
         previous = ms.get_context("mode")
         self.cell.set_train(False)
         try:
@@ -280,7 +298,8 @@ class MindSporeSide:
             return total
 
         ms.set_context(mode=ms.PYNATIVE_MODE)
-        loss, grads = ms.value_and_grad(projected, None, params)(*_tensors(inputs))
+        with self._draws():
+            loss, grads = ms.value_and_grad(projected, None, params)(*_tensors(inputs))
         return {"loss": float(loss.asnumpy()), "grads": {p.name: np.array(g.asnumpy(), copy=True)
                                                         for p, g in zip(params, grads)}}
 

@@ -76,11 +76,43 @@ class TorchSide:
         self.model = model
         self.ref = ""
         self.original = None  # the weights every comparison starts from (training restores them)
+        self.replay = False  # draws from mindport.proofs.replay's fixed stream, recorded (``replay_draws``)
+        self.tape: list = []  # the draws of the last model call, in order
 
     def hello(self) -> dict:
         import torch
 
         return {"framework": "torch", "version": str(torch.__version__)}
+
+    # ------------------------------------------------------------------------------------------------ draws
+
+    def replay_draws(self, on: bool = True) -> None:
+        """From now on every model call draws its random values from one fixed stream and records them
+        (``mindport.proofs.replay``): the forward is deterministic, and ``draws`` hands the MindSpore side the tape."""
+        self.replay = on
+
+    def draws(self) -> list[dict]:
+        """The draws of the last model call (values as float64 arrays), for the MindSpore side to replay."""
+        return [d.as_dict() for d in self.tape]
+
+    def _draws(self):
+        import contextlib
+
+        if not self.replay:
+            return contextlib.nullcontext()
+        return self._recording()
+
+    def _recording(self):
+        import contextlib
+
+        from mindport.proofs.replay import drawing
+
+        @contextlib.contextmanager
+        def recording():
+            with drawing("torch") as stream:
+                yield stream
+            self.tape = stream.tape
+        return recording()
 
     # ------------------------------------------------------------------------------------------------ building
 
@@ -263,7 +295,7 @@ class TorchSide:
         model.eval()
         records = [] if record else None
         try:
-            with torch.no_grad():
+            with torch.no_grad(), self._draws():
                 if records is None:
                     out = model(*_tensors(inputs))
                 else:
@@ -292,9 +324,11 @@ class TorchSide:
         model.eval()
         try:
             with torch.no_grad():
-                out32, _ = flat_numpy(model(*_tensors(inputs)))
+                with self._draws():
+                    out32, _ = flat_numpy(model(*_tensors(inputs)))
                 twin = copy.deepcopy(model).double().eval()
-                out64, _ = flat_numpy(twin(*_tensors([map_arrays(a, as64) for a in inputs])))
+                with self._draws():
+                    out64, _ = flat_numpy(twin(*_tensors([map_arrays(a, as64) for a in inputs])))
         except Exception:  # noqa: BLE001 - no control: the proof's verdict stands
             return {}
         gaps = {}
@@ -357,7 +391,8 @@ class TorchSide:
         model.eval()
         model.zero_grad(set_to_none=True)
         with torch.enable_grad():
-            out = model(*_tensors(inputs))
+            with self._draws():
+                out = model(*_tensors(inputs))
             loss = None
             for key, leaf in flatten_outputs(out):
                 if key in projections and isinstance(leaf, torch.Tensor):
