@@ -429,7 +429,12 @@ def _covers(data, attrs: dict) -> bool:
     keys = [k for k in attrs if k not in ("[]", GET_KEY, IN_KEY)]
     if not keys or not isinstance(data, dict):
         return False
+    optional = set(attrs.get(GET_KEY) or ())  # read with .get: ViT-pytorch's ``config.patches.get("grid")``
+    if all(k in optional for k in keys) and not any(k in data for k in keys):
+        return False
     for k in keys:
+        if k not in data and k in optional:
+            continue
         if k not in data:
             return False
         if isinstance(attrs[k], dict) and [j for j in attrs[k] if j not in ("[]", GET_KEY, IN_KEY)] \

@@ -399,6 +399,18 @@ def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str]) 
                 uses[name].add("str")
             elif len(path) == 1 and path[0][1] == "." and path[0][0] in _MAPPING_METHODS:
                 uses[name].add("mapping")
+            elif len(path) > 1 and path[-1][1] == "." and path[-1][0] in _MAPPING_METHODS \
+                    and not any(a.startswith("_") for a, _ in path):
+                # a method of a mapping inside (ViT-pytorch's ``config.patches.get("grid")``): no key of it; the
+                # mapping it is called on is read with .get (its keys the Call branch below records)
+                uses[name].add("namespace" if path[0][1] == "." else "mapping")
+                level = attrs[name]
+                for a, _ in path[:-1]:
+                    if not isinstance(level.get(a), dict):
+                        level[a] = {}
+                    level = level[a]
+                if path[-1][0] == "get":
+                    level.setdefault(GET_KEY, None)
             elif not any(a.startswith("_") for a, _ in path):
                 uses[name].add("namespace" if path[0][1] == "." else "mapping")
                 level = attrs[name]
@@ -414,10 +426,21 @@ def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str]) 
                 uses[name].add("callable")
             if isinstance(node.func, ast.Attribute) and node.func.attr == "get" and node.args \
                     and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
-                name = which(node.func.value)
-                if name is not None:
-                    attrs[name].setdefault(node.args[0].value, None)
-                    attrs[name][GET_KEY] = None  # read with .get too: a namespace of it is also a dict
+                path, base = [], node.func.value  # config.patches.get("grid"): ["patches"], a level inside
+                while which(base) is None and isinstance(base, ast.Attribute):
+                    path.insert(0, base.attr)
+                    base = base.value
+                name = which(base)
+                if name is not None and not any(a.startswith("_") for a in path):
+                    level = attrs[name]
+                    for a in path:
+                        if not isinstance(level.get(a), dict):
+                            level[a] = {}
+                        level = level[a]
+                    level.setdefault(node.args[0].value, None)
+                    # read with .get too: a namespace of it is also a dict; the keys read so are optional (a
+                    # configuration lacking one still serves: ``if config.patches.get("grid") is not None:``)
+                    level[GET_KEY] = sorted({*(level.get(GET_KEY) or ()), node.args[0].value})
             if _last(node.func) in _SEQUENCE_CALLS and node.args and which(node.args[0]) is not None:
                 uses[which(node.args[0])].add("sequence")
             if _last(node.func) in ("range", "int", "float"):  # range(n); int(nb_layers) (WideResNet's NetworkBlock)
@@ -679,7 +702,8 @@ def _tensor_uses(cls: ast.ClassDef, which, uses: dict[str, set], attrs: dict[str
 SEQUENCE_KEY = "<sequence>"  # a mapping key's (or namespace attribute's) value that the class reads as a sequence
 FLAG_KEY = "<flag>"  # ... that the class only tests for truth (``if args.cuda:``)
 GET_KEY = "<get>"  # a key of ``attrs``: the class reads the parameter with ``.get`` (BigVGAN's ``h.get("x")`` beside
-# ``h.snake_logscale``: an AttrDict), never a key the class reads
+# ``h.snake_logscale``: an AttrDict), never a key the class reads; its value lists the keys read with ``.get`` (a
+# configuration may lack them: build._covers)
 IN_KEY = "<in>"  # a key of ``attrs``: the class tests a name's presence with ``in`` (princeton-vl/RAFT's ``if 'dropout'
 # not in self.args``: argparse's Namespace has ``__contains__``, SimpleNamespace does not), never a key the class reads
 NONE_KEY = "<none>"  # ... that the class tests against None (``if config.embedding_pretrained is not None:``)

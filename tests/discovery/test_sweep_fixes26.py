@@ -1,0 +1,72 @@
+"""Fixes from disc26's first contact with manifest rows 195 onwards (issue 29)."""
+from __future__ import annotations
+
+from _prove import prove_files
+
+
+_prove = prove_files  # tests/discovery/_prove.py
+
+
+OPTIONAL_KEYS = {
+    # a configuration library this machine lacks (ml_collections), its trees built by functions (jeonsworld/
+    # ViT-pytorch's models/configs.py): one configuration has patches.size, another patches.grid (``del ... .size``)
+    "models/__init__.py": "",
+    "models/configs.py": '''
+        import ml_collections
+
+
+        def get_small_config():
+            config = ml_collections.ConfigDict()
+            config.patches = ml_collections.ConfigDict({'size': (4, 4)})
+            config.hidden_size = 12
+            config.dropout_rate = 0.0
+            return config
+
+
+        def get_hybrid_config():
+            config = get_small_config()
+            del config.patches.size
+            config.patches.grid = (2, 2)
+            config.resnet = ml_collections.ConfigDict()
+            config.resnet.width_factor = 1
+            return config
+    ''',
+    # the model reads patches.grid through .get and only then by key, else patches.size: alternatives, so a
+    # configuration holding either serves (before: every key read was required, "grid" and "get" among them)
+    "models/modeling.py": '''
+        import torch
+        import torch.nn as nn
+
+        import models.configs as configs
+
+
+        class Embeddings(nn.Module):
+            def __init__(self, config, img_size=16, in_channels=3):
+                super().__init__()
+                if config.patches.get("grid") is not None:
+                    grid = config.patches["grid"]
+                    patch = (img_size // grid[0], img_size // grid[1])
+                else:
+                    patch = config.patches["size"]
+                n_patches = (img_size // patch[0]) * (img_size // patch[1])
+                self.proj = nn.Conv2d(in_channels, config.hidden_size, kernel_size=patch, stride=patch)
+                self.position = nn.Parameter(torch.randn(1, n_patches, config.hidden_size) * 0.02)
+                self.dropout = nn.Dropout(config.dropout_rate)
+
+            def forward(self, x):
+                x = self.proj(x).flatten(2).transpose(-1, -2)
+                return self.dropout(x + self.position)
+
+
+        CONFIGS = {"small": configs.get_small_config(), "hybrid": configs.get_hybrid_config()}
+    ''',
+}
+
+
+def test_keys_read_with_get_are_optional_in_a_configuration(tmp_path):
+    """ViT-pytorch's Embeddings/Transformer (first contact: not built, no configuration held "get", "grid" and
+    "size" together): a key read through ``.get`` on a mapping inside the configuration is optional, the method name
+    is no key; the model builds from a configuration function and is proven against torch."""
+    result = _prove(tmp_path, OPTIONAL_KEYS, "models/modeling.py:*")["models/modeling.py:Embeddings"]
+    assert result["status"] == "proven", result
+    assert result["ctor_source"].startswith("repository config models/configs.py"), result
