@@ -202,7 +202,7 @@ def ctor_attempts(cand: dict, user: str | None) -> list[tuple[str, str]]:
             if all(v is not None for v in values.values()):
                 add("small values", ", ".join(f"{k}={v}" for k, v in values.items()))
     # a None default the class reads attributes or keys of (``configs=None`` then ``configs.wavelet``): its use
-    nones = [p for p in cand["params"] if p["default"] == "None" and p.get("use") in ("namespace", "mapping")
+    nones = [p for p in cand["params"] if p["default"] == "None" and p.get("use") in ("namespace", "mapping", "instance")
              and p.get("attrs")]
     if nones and first is not None:
         add("None defaults used", ", ".join(filter(None, [first, ", ".join(
@@ -580,6 +580,9 @@ def used_value(param: dict, size: int = 16, repository_defaults: bool = True) ->
         return _IDENTITY
     if use == "class":  # a block class of the project (scan.py's ``_block_classes``), named in the model's module
         return param["attrs"]["class"]
+    if use == "instance":  # an object of a project class whose methods the class calls (ACNet's ConvBuilder): built
+        # with its own constructor, None for each required argument
+        return f"{param['attrs']['class']}({', '.join(['None'] * param['attrs'].get('required', 0))})"
     if use == "sequence":  # two different values: a (start, end) pair must not give an empty range
         value = small_value(param["name"], "list", size)
         length = param.get("length", 0)

@@ -1208,6 +1208,9 @@ def _block_classes(parsed: dict, found: dict, module_classes) -> None:
     ``_make_layer`` -> ``block=BasicBlock`` (the first such class the model's file defines or imports, in source
     order: ``Param.use == "class"``, ``attrs == {"class": name}``)."""
     class_attrs: dict[str, set] = {}
+    methods: dict[str, set] = {}  # a class's methods, its bases' (by name, among the parsed classes) too
+    bases: dict[str, list[str]] = {}
+    required: dict[str, int] = {}  # a class's required constructor arguments (positional, no default)
     order: dict[str, list[str]] = {}
     for rel, tree in parsed.items():
         names = []
@@ -1216,6 +1219,14 @@ def _block_classes(parsed: dict, found: dict, module_classes) -> None:
                 attrs = {t.id for n in node.body if isinstance(n, (ast.Assign, ast.AnnAssign))
                          for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Name)}
                 class_attrs.setdefault(node.name, set()).update(attrs)
+                methods.setdefault(node.name, set()).update(
+                    n.name for n in node.body if isinstance(n, ast.FunctionDef) and not n.name.startswith("__"))
+                bases.setdefault(node.name, []).extend(_last(b) for b in node.bases)
+                init = _method(node, "__init__")
+                if init is not None and node.name not in required:
+                    positional = [*init.args.posonlyargs, *init.args.args][1:]
+                    required[node.name] = len(positional) - len(init.args.defaults) if not init.args.kwonlyargs \
+                        or all(d is not None for d in init.args.kw_defaults) else -1
                 names.append(node.name)
             elif isinstance(node, ast.ImportFrom):
                 names += [a.asname or a.name for a in node.names if (a.asname or a.name) in module_classes]
@@ -1229,6 +1240,30 @@ def _block_classes(parsed: dict, found: dict, module_classes) -> None:
             match = next((n for n in order.get(c.rel, []) if n != c.name and keys <= class_attrs.get(n, set())), None)
             if match:
                 p.use, p.attrs = "class", {"class": match}
+                continue
+            # an object of a project class whose methods it calls: ACNet's ``builder: ConvBuilder`` (a module whose
+            # methods build layers: ``builder.Conv2dBN(...)``, ``builder.ReLU()``), built with its own constructor,
+            # None for each required argument (the annotation's class first, then the file's in source order)
+            if p.use != "namespace" or any(v is not None for v in p.attrs.values()):
+                continue
+            for n in sorted(order.get(c.rel, []), key=lambda n: n != p.annotation.strip("'\"")):
+                own = _inherited(n, methods, bases)
+                if n != c.name and keys & own and keys <= own | class_attrs.get(n, set()) and required.get(n, 0) >= 0:
+                    p.use, p.attrs = "instance", {"class": n, "required": required.get(n, 0)}
+                    break
+
+
+def _inherited(name: str, methods: dict[str, set], bases: dict[str, list[str]]) -> set:
+    """The methods of class ``name`` and of its bases among ``methods`` (by name, each once)."""
+    out, todo, seen = set(), [name], set()
+    while todo:
+        n = todo.pop()
+        if n in seen:
+            continue
+        seen.add(n)
+        out |= methods.get(n, set())
+        todo += bases.get(n, [])
+    return out
 
 
 def _method(cls: ast.ClassDef, name: str):

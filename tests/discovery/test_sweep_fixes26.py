@@ -70,3 +70,74 @@ def test_keys_read_with_get_are_optional_in_a_configuration(tmp_path):
     result = _prove(tmp_path, OPTIONAL_KEYS, "models/modeling.py:*")["models/modeling.py:Embeddings"]
     assert result["status"] == "proven", result
     assert result["ctor_source"].startswith("repository config models/configs.py"), result
+
+
+BUILDER_OBJECTS = {
+    # a module whose methods build layers, handed to every model (DingXiaoH/ACNet's builder.py: ConvBuilder)
+    "builder.py": '''
+        import torch.nn as nn
+
+
+        class ConvBuilder(nn.Module):
+            def __init__(self, base_config):
+                super().__init__()
+                self.base_config = base_config
+                self.eps = 1e-5
+
+            def Conv2dBN(self, in_channels, out_channels, kernel_size, stride=1, padding=0):
+                se = nn.Sequential()
+                se.add_module("conv", nn.Conv2d(in_channels, out_channels, kernel_size, stride, padding, bias=False))
+                se.add_module("bn", nn.BatchNorm2d(out_channels, eps=self.eps))
+                return se
+
+            def Conv2dBNReLU(self, in_channels, out_channels, kernel_size, stride=1, padding=0):
+                se = self.Conv2dBN(in_channels, out_channels, kernel_size, stride, padding)
+                se.add_module("relu", nn.ReLU())
+                return se
+
+            def Linear(self, in_features, out_features):
+                return nn.Linear(in_features, out_features)
+
+
+        class DeeperBuilder(ConvBuilder):  # a subclass: its base's methods are its own
+            def ReLU(self):
+                return nn.ReLU()
+    ''',
+    "models.py": '''
+        import torch.nn as nn
+
+        from builder import ConvBuilder
+
+
+        class SmallNet(nn.Module):
+            def __init__(self, builder: ConvBuilder, num_classes):
+                super().__init__()
+                self.stem = builder.Conv2dBNReLU(3, 8, 3, padding=1)
+                self.body = builder.Conv2dBN(8, 8, 3, stride=2, padding=1)
+                self.pool = nn.AdaptiveAvgPool2d(1)
+                self.fc = builder.Linear(8, num_classes)
+
+            def forward(self, x):
+                return self.fc(self.pool(self.body(self.stem(x))).flatten(1))
+
+
+        class Residual(nn.Module):
+            def __init__(self, planes, builder=None):  # no annotation, a None default (ACNet's RCBlock)
+                super().__init__()
+                self.conv = builder.Conv2dBN(planes, planes, 3, padding=1)
+
+            def forward(self, x):
+                return x + self.conv(x)
+    ''',
+}
+
+
+def test_an_object_whose_methods_build_layers_is_built_with_its_own_constructor(tmp_path):
+    """DingXiaoH/ACNet (first contact: "a guessed number where an object was needed", and RCBlock with builder=None):
+    a parameter the class reads only for methods of a project class (``builder.Conv2dBN(...)``) is that class's
+    object, built with its own constructor and None for its required arguments (``ConvBuilder(None)``); the
+    annotation's class first. Both models are proven against torch."""
+    models = _prove(tmp_path, BUILDER_OBJECTS, "models.py:*")
+    for name in ("models.py:SmallNet", "models.py:Residual"):
+        assert models[name]["status"] == "proven", models[name]
+        assert "ConvBuilder(None)" in models[name]["ctor"], models[name]["ctor"]
