@@ -141,3 +141,71 @@ def test_an_object_whose_methods_build_layers_is_built_with_its_own_constructor(
     for name in ("models.py:SmallNet", "models.py:Residual"):
         assert models[name]["status"] == "proven", models[name]
         assert "ConvBuilder(None)" in models[name]["ctor"], models[name]["ctor"]
+
+
+NAMEDTUPLE_RECORDS = {
+    # quark0/darts: the searched architectures are records of a namedtuple, in a module the model's file never
+    # imports (train.py picks one by name: ``eval("genotypes.%s" % args.arch)``)
+    "cnn/genotypes.py": '''
+        from collections import namedtuple
+
+        Genotype = namedtuple('Genotype', 'normal normal_concat reduce reduce_concat')
+
+        PRIMITIVES = ['max_pool_3x3', 'avg_pool_3x3', 'conv_3x3']
+
+        SMALL = Genotype(
+            normal=[('conv_3x3', 0), ('avg_pool_3x3', 1), ('conv_3x3', 1), ('max_pool_3x3', 2)],
+            normal_concat=[2, 3],
+            reduce=[('max_pool_3x3', 0), ('conv_3x3', 1), ('avg_pool_3x3', 2), ('conv_3x3', 0)],
+            reduce_concat=[2, 3],
+        )
+        COMPUTED = Genotype(normal=[('conv_3x3', 0)], normal_concat=range(2, 3), reduce=[], reduce_concat=[2])
+    ''',
+    "cnn/model.py": '''
+        import torch
+        import torch.nn as nn
+
+        OPS = {
+            'max_pool_3x3': lambda C: nn.MaxPool2d(3, stride=1, padding=1),
+            'avg_pool_3x3': lambda C: nn.AvgPool2d(3, stride=1, padding=1, count_include_pad=False),
+            'conv_3x3': lambda C: nn.Sequential(nn.ReLU(), nn.Conv2d(C, C, 3, padding=1, bias=False),
+                                                nn.BatchNorm2d(C)),
+        }
+
+
+        class Cell(nn.Module):
+            def __init__(self, genotype, C, reduction):
+                super().__init__()
+                if reduction:
+                    op_names, indices = zip(*genotype.reduce)
+                    concat = genotype.reduce_concat
+                else:
+                    op_names, indices = zip(*genotype.normal)
+                    concat = genotype.normal_concat
+                self._ops = nn.ModuleList([OPS[name](C) for name in op_names])
+                self._indices = indices
+                self._concat = concat
+
+            def forward(self, s0, s1):
+                states = [s0, s1]
+                for i in range(len(self._ops) // 2):
+                    h1 = self._ops[2 * i](states[self._indices[2 * i]])
+                    h2 = self._ops[2 * i + 1](states[self._indices[2 * i + 1]])
+                    states.append(h1 + h2)
+                return torch.cat([states[i] for i in self._concat], dim=1)
+    ''',
+}
+
+
+def test_a_namedtuple_record_of_the_repository_is_a_configuration(tmp_path):
+    """quark0/darts' Cell/NetworkCIFAR (first contact: a namespace of numbers for ``genotype``, "zip() argument after
+    * must be an iterable, not int"): a module-level record of a namedtuple the repository defines, its fields
+    literals, is a repository configuration; the model gets the fields it reads and is proven against torch. A
+    record with a computed field (``range(2, 3)``) is left out."""
+    from mindport.discovery.build import _namedtuple_records
+
+    cell = _prove(tmp_path, NAMEDTUPLE_RECORDS, "cnn/model.py:*")["cnn/model.py:Cell"]
+    assert cell["status"] == "proven", cell
+    assert cell["ctor_source"].startswith("repository config cnn/genotypes.py"), cell
+    records = _namedtuple_records((tmp_path / "src/cnn/genotypes.py").read_text(), "cnn/genotypes.py")
+    assert [r[2]["normal_concat"] for r in records] == [[2, 3]]
