@@ -202,10 +202,10 @@ def test_a_namedtuple_record_of_the_repository_is_a_configuration(tmp_path):
     * must be an iterable, not int"): a module-level record of a namedtuple the repository defines, its fields
     literals, is a repository configuration; the model gets the fields it reads and is proven against torch. A
     record with a computed field (``range(2, 3)``) is left out."""
-    from mindport.discovery.build import _namedtuple_records
-
     cell = _prove(tmp_path, NAMEDTUPLE_RECORDS, "cnn/model.py:*")["cnn/model.py:Cell"]
     assert cell["status"] == "proven", cell
     assert cell["ctor_source"].startswith("repository config cnn/genotypes.py"), cell
+    from mindport.discovery.build import _namedtuple_records
+
     records = _namedtuple_records((tmp_path / "src/cnn/genotypes.py").read_text(), "cnn/genotypes.py")
     assert [r[2]["normal_concat"] for r in records] == [[2, 3]]
