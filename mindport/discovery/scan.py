@@ -174,6 +174,9 @@ def _choices(func, params: list[Param], tables: dict[str, list] | None = None, r
     that is a key of one of the module's ``tables`` (``configs[net_size]``) takes that table's keys; with ``residues``
     (a constructor), a count it requires in a residue class (``_residue``) takes the smallest such value."""
     names = {p.name: p for p in params if p.default is None}
+    kept = {t.attr: n.value.id for n in ast.walk(func) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Name)
+            and n.value.id in names for t in n.targets if isinstance(t, ast.Attribute)
+            and isinstance(t.value, ast.Name) and t.value.id == "self"}  # self.X = param: compared as self.X
     if residues:
         for name, value in _accepted_numbers(func, names):
             if value not in names[name].choices:
@@ -195,6 +198,9 @@ def _choices(func, params: list[Param], tables: dict[str, list] | None = None, r
         if isinstance(left, ast.Call) and isinstance(left.func, ast.Attribute) and left.func.attr in (
                 "lower", "upper", "strip"):  # rnn_type.lower() == "lstm"
             left = left.func.value
+        if isinstance(left, ast.Attribute) and isinstance(left.value, ast.Name) and left.value.id == "self" \
+                and left.attr in kept:  # self.pool_type = pool_type; if self.pool_type == 'avg': (proxylessnas)
+            left = ast.Name(id=kept[left.attr])
         if isinstance(left, ast.Name) and left.id in names:
             for op, right in zip(node.ops, node.comparators):
                 values = []

@@ -209,3 +209,35 @@ def test_a_namedtuple_record_of_the_repository_is_a_configuration(tmp_path):
 
     records = _namedtuple_records((tmp_path / "src/cnn/genotypes.py").read_text(), "cnn/genotypes.py")
     assert [r[2]["normal_concat"] for r in records] == [[2, 3]]
+
+
+KEPT_OPTION = {
+    "layers.py": '''
+        import torch.nn as nn
+
+
+        class PoolingLayer(nn.Module):
+            def __init__(self, in_channels, pool_type, kernel_size=3):
+                super().__init__()
+                self.pool_type = pool_type  # kept, then compared as self.pool_type
+                self.proj = nn.Conv2d(in_channels, in_channels, 1)
+                if self.pool_type == 'avg':
+                    self.pool = nn.AvgPool2d(kernel_size, stride=1, padding=1, count_include_pad=False)
+                elif self.pool_type == 'max':
+                    self.pool = nn.MaxPool2d(kernel_size, stride=1, padding=1)
+                else:
+                    raise NotImplementedError
+
+            def forward(self, x):
+                return self.pool(self.proj(x))
+    ''',
+}
+
+
+def test_an_option_kept_on_self_then_compared_takes_its_strings(tmp_path):
+    """mit-han-lab/proxylessnas' PoolingLayer (first contact: pool_type=16, NotImplementedError): an option the
+    constructor keeps (``self.pool_type = pool_type``) and compares as ``self.pool_type == 'avg'`` takes the strings
+    it is compared with, as a direct comparison does; proven against torch."""
+    layer = _prove(tmp_path, KEPT_OPTION, "layers.py:*")["layers.py:PoolingLayer"]
+    assert layer["status"] == "proven", layer
+    assert "pool_type='avg'" in layer["ctor"], layer["ctor"]
