@@ -202,7 +202,7 @@ def ctor_attempts(cand: dict, user: str | None) -> list[tuple[str, str]]:
             if all(v is not None for v in values.values()):
                 add("small values", ", ".join(f"{k}={v}" for k, v in values.items()))
     # a None default the class reads attributes or keys of (``configs=None`` then ``configs.wavelet``): its use
-    nones = [p for p in cand["params"] if p["default"] == "None" and p.get("use") in ("namespace", "mapping")
+    nones = [p for p in cand["params"] if p["default"] == "None" and p.get("use") in ("namespace", "mapping", "instance")
              and p.get("attrs")]
     if nones and first is not None:
         add("None defaults used", ", ".join(filter(None, [first, ", ".join(
@@ -326,6 +326,9 @@ def python_config_trees(root: str, limit: int = 400, max_bytes: int = 64_000) ->
                     text = fh.read()
             except OSError:
                 continue
+            rel = os.path.relpath(path, root)
+            if "namedtuple" in text:
+                out += _namedtuple_records(text, rel)
             roots = {m.group(1) for m in _TREE_ROOT.finditer(text)}
             roots = {r for r in roots if len(re.findall(rf"^\s*{re.escape(r)}\.\w+(\.\w+)*\s*=", text, re.M)) >= 3}
             if not roots:
@@ -334,7 +337,6 @@ def python_config_trees(root: str, limit: int = 400, max_bytes: int = 64_000) ->
                 tree = ast.parse(text)
             except (SyntaxError, ValueError):
                 continue
-            rel = os.path.relpath(path, root)
             callees: set = set()
             found = _config_trees(tree.body, roots, {}, callees)
             out += [(rel, text, data) for data in found.values() if _tree_worth(data)]
@@ -348,6 +350,46 @@ def python_config_trees(root: str, limit: int = 400, max_bytes: int = 64_000) ->
                         out.append((rel, ast.get_source_segment(text, node) or text, data))
         if seen >= limit * 10:
             break
+    return out
+
+
+def _namedtuple_records(text: str, rel: str) -> list[tuple[str, str, dict]]:
+    """(rel, the statement's text, fields) of the module-level records of a namedtuple class the file defines
+    (quark0/darts' genotypes.py: ``Genotype = namedtuple('Genotype', 'normal normal_concat reduce reduce_concat')``,
+    then ``DARTS_V2 = Genotype(normal=[('sep_conv_3x3', 0), ...], normal_concat=[2, 3, 4, 5], ...)``), each field a
+    literal (a record with a computed field, ``range(2, 6)``, is left out). A model reading those attributes of a
+    parameter (``genotype.normal``) gets one as a repository configuration. Read as text, never run."""
+    import ast
+
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return []
+    fields: dict[str, list[str]] = {}
+    out = []
+    for node in tree.body:
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                and isinstance(node.value, ast.Call)):
+            continue
+        call, name = node.value, node.targets[0].id
+        callee = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
+        if callee == "namedtuple" and len(call.args) >= 2:
+            try:
+                names = ast.literal_eval(call.args[1])
+            except ValueError:
+                continue
+            names = names.replace(",", " ").split() if isinstance(names, str) else list(names)
+            if names and all(isinstance(n, str) and n.isidentifier() for n in names):
+                fields[name] = names
+        elif callee in fields and isinstance(call.func, ast.Name) and len(call.args) <= len(fields[callee]):
+            data = {}
+            try:
+                for key, arg in [*zip(fields[callee], call.args), *((k.arg, k.value) for k in call.keywords)]:
+                    data[key] = ast.literal_eval(arg)
+            except (ValueError, TypeError, SyntaxError, RecursionError):
+                continue
+            if None not in data and set(data) == set(fields[callee]) and _tree_worth(data):
+                out.append((rel, ast.get_source_segment(text, node) or text, data))
     return out
 
 
@@ -429,7 +471,12 @@ def _covers(data, attrs: dict) -> bool:
     keys = [k for k in attrs if k not in ("[]", GET_KEY, IN_KEY)]
     if not keys or not isinstance(data, dict):
         return False
+    optional = set(attrs.get(GET_KEY) or ())  # read with .get: ViT-pytorch's ``config.patches.get("grid")``
+    if all(k in optional for k in keys) and not any(k in data for k in keys):
+        return False
     for k in keys:
+        if k not in data and k in optional:
+            continue
         if k not in data:
             return False
         if isinstance(attrs[k], dict) and [j for j in attrs[k] if j not in ("[]", GET_KEY, IN_KEY)] \
@@ -575,6 +622,9 @@ def used_value(param: dict, size: int = 16, repository_defaults: bool = True) ->
         return _IDENTITY
     if use == "class":  # a block class of the project (scan.py's ``_block_classes``), named in the model's module
         return param["attrs"]["class"]
+    if use == "instance":  # an object of a project class whose methods the class calls (ACNet's ConvBuilder): built
+        # with its own constructor, None for each required argument
+        return f"{param['attrs']['class']}({', '.join(['None'] * param['attrs'].get('required', 0))})"
     if use == "sequence":  # two different values: a (start, end) pair must not give an empty range
         value = small_value(param["name"], "list", size)
         length = param.get("length", 0)

@@ -174,6 +174,9 @@ def _choices(func, params: list[Param], tables: dict[str, list] | None = None, r
     that is a key of one of the module's ``tables`` (``configs[net_size]``) takes that table's keys; with ``residues``
     (a constructor), a count it requires in a residue class (``_residue``) takes the smallest such value."""
     names = {p.name: p for p in params if p.default is None}
+    kept = {t.attr: n.value.id for n in ast.walk(func) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Name)
+            and n.value.id in names for t in n.targets if isinstance(t, ast.Attribute)
+            and isinstance(t.value, ast.Name) and t.value.id == "self"}  # self.X = param: compared as self.X
     if residues:
         for name, value in _accepted_numbers(func, names):
             if value not in names[name].choices:
@@ -195,6 +198,9 @@ def _choices(func, params: list[Param], tables: dict[str, list] | None = None, r
         if isinstance(left, ast.Call) and isinstance(left.func, ast.Attribute) and left.func.attr in (
                 "lower", "upper", "strip"):  # rnn_type.lower() == "lstm"
             left = left.func.value
+        if isinstance(left, ast.Attribute) and isinstance(left.value, ast.Name) and left.value.id == "self" \
+                and left.attr in kept:  # self.pool_type = pool_type; if self.pool_type == 'avg': (proxylessnas)
+            left = ast.Name(id=kept[left.attr])
         if isinstance(left, ast.Name) and left.id in names:
             for op, right in zip(node.ops, node.comparators):
                 values = []
@@ -399,6 +405,18 @@ def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str]) 
                 uses[name].add("str")
             elif len(path) == 1 and path[0][1] == "." and path[0][0] in _MAPPING_METHODS:
                 uses[name].add("mapping")
+            elif len(path) > 1 and path[-1][1] == "." and path[-1][0] in _MAPPING_METHODS \
+                    and not any(a.startswith("_") for a, _ in path):
+                # a method of a mapping inside (ViT-pytorch's ``config.patches.get("grid")``): no key of it; the
+                # mapping it is called on is read with .get (its keys the Call branch below records)
+                uses[name].add("namespace" if path[0][1] == "." else "mapping")
+                level = attrs[name]
+                for a, _ in path[:-1]:
+                    if not isinstance(level.get(a), dict):
+                        level[a] = {}
+                    level = level[a]
+                if path[-1][0] == "get":
+                    level.setdefault(GET_KEY, None)
             elif not any(a.startswith("_") for a, _ in path):
                 uses[name].add("namespace" if path[0][1] == "." else "mapping")
                 level = attrs[name]
@@ -414,10 +432,21 @@ def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str]) 
                 uses[name].add("callable")
             if isinstance(node.func, ast.Attribute) and node.func.attr == "get" and node.args \
                     and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
-                name = which(node.func.value)
-                if name is not None:
-                    attrs[name].setdefault(node.args[0].value, None)
-                    attrs[name][GET_KEY] = None  # read with .get too: a namespace of it is also a dict
+                path, base = [], node.func.value  # config.patches.get("grid"): ["patches"], a level inside
+                while which(base) is None and isinstance(base, ast.Attribute):
+                    path.insert(0, base.attr)
+                    base = base.value
+                name = which(base)
+                if name is not None and not any(a.startswith("_") for a in path):
+                    level = attrs[name]
+                    for a in path:
+                        if not isinstance(level.get(a), dict):
+                            level[a] = {}
+                        level = level[a]
+                    level.setdefault(node.args[0].value, None)
+                    # read with .get too: a namespace of it is also a dict; the keys read so are optional (a
+                    # configuration lacking one still serves: ``if config.patches.get("grid") is not None:``)
+                    level[GET_KEY] = sorted({*(level.get(GET_KEY) or ()), node.args[0].value})
             if _last(node.func) in _SEQUENCE_CALLS and node.args and which(node.args[0]) is not None:
                 uses[which(node.args[0])].add("sequence")
             if _last(node.func) in ("range", "int", "float"):  # range(n); int(nb_layers) (WideResNet's NetworkBlock)
@@ -679,7 +708,8 @@ def _tensor_uses(cls: ast.ClassDef, which, uses: dict[str, set], attrs: dict[str
 SEQUENCE_KEY = "<sequence>"  # a mapping key's (or namespace attribute's) value that the class reads as a sequence
 FLAG_KEY = "<flag>"  # ... that the class only tests for truth (``if args.cuda:``)
 GET_KEY = "<get>"  # a key of ``attrs``: the class reads the parameter with ``.get`` (BigVGAN's ``h.get("x")`` beside
-# ``h.snake_logscale``: an AttrDict), never a key the class reads
+# ``h.snake_logscale``: an AttrDict), never a key the class reads; its value lists the keys read with ``.get`` (a
+# configuration may lack them: build._covers)
 IN_KEY = "<in>"  # a key of ``attrs``: the class tests a name's presence with ``in`` (princeton-vl/RAFT's ``if 'dropout'
 # not in self.args``: argparse's Namespace has ``__contains__``, SimpleNamespace does not), never a key the class reads
 NONE_KEY = "<none>"  # ... that the class tests against None (``if config.embedding_pretrained is not None:``)
@@ -1184,6 +1214,9 @@ def _block_classes(parsed: dict, found: dict, module_classes) -> None:
     ``_make_layer`` -> ``block=BasicBlock`` (the first such class the model's file defines or imports, in source
     order: ``Param.use == "class"``, ``attrs == {"class": name}``)."""
     class_attrs: dict[str, set] = {}
+    methods: dict[str, set] = {}  # a class's methods, its bases' (by name, among the parsed classes) too
+    bases: dict[str, list[str]] = {}
+    required: dict[str, int] = {}  # a class's required constructor arguments (positional, no default)
     order: dict[str, list[str]] = {}
     for rel, tree in parsed.items():
         names = []
@@ -1192,6 +1225,14 @@ def _block_classes(parsed: dict, found: dict, module_classes) -> None:
                 attrs = {t.id for n in node.body if isinstance(n, (ast.Assign, ast.AnnAssign))
                          for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Name)}
                 class_attrs.setdefault(node.name, set()).update(attrs)
+                methods.setdefault(node.name, set()).update(
+                    n.name for n in node.body if isinstance(n, ast.FunctionDef) and not n.name.startswith("__"))
+                bases.setdefault(node.name, []).extend(_last(b) for b in node.bases)
+                init = _method(node, "__init__")
+                if init is not None and node.name not in required:
+                    positional = [*init.args.posonlyargs, *init.args.args][1:]
+                    required[node.name] = len(positional) - len(init.args.defaults) if not init.args.kwonlyargs \
+                        or all(d is not None for d in init.args.kw_defaults) else -1
                 names.append(node.name)
             elif isinstance(node, ast.ImportFrom):
                 names += [a.asname or a.name for a in node.names if (a.asname or a.name) in module_classes]
@@ -1205,6 +1246,30 @@ def _block_classes(parsed: dict, found: dict, module_classes) -> None:
             match = next((n for n in order.get(c.rel, []) if n != c.name and keys <= class_attrs.get(n, set())), None)
             if match:
                 p.use, p.attrs = "class", {"class": match}
+                continue
+            # an object of a project class whose methods it calls: ACNet's ``builder: ConvBuilder`` (a module whose
+            # methods build layers: ``builder.Conv2dBN(...)``, ``builder.ReLU()``), built with its own constructor,
+            # None for each required argument (the annotation's class first, then the file's in source order)
+            if p.use != "namespace" or any(v is not None for v in p.attrs.values()):
+                continue
+            for n in sorted(order.get(c.rel, []), key=lambda n: n != p.annotation.strip("'\"")):
+                own = _inherited(n, methods, bases)
+                if n != c.name and keys & own and keys <= own | class_attrs.get(n, set()) and required.get(n, 0) >= 0:
+                    p.use, p.attrs = "instance", {"class": n, "required": required.get(n, 0)}
+                    break
+
+
+def _inherited(name: str, methods: dict[str, set], bases: dict[str, list[str]]) -> set:
+    """The methods of class ``name`` and of its bases among ``methods`` (by name, each once)."""
+    out, todo, seen = set(), [name], set()
+    while todo:
+        n = todo.pop()
+        if n in seen:
+            continue
+        seen.add(n)
+        out |= methods.get(n, set())
+        todo += bases.get(n, [])
+    return out
 
 
 def _method(cls: ast.ClassDef, name: str):
