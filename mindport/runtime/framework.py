@@ -235,6 +235,26 @@ def _gpu_count():
     return int(hal.device_count("GPU")) if hal.is_available("GPU") else 0
 
 
+@ms.constexpr
+def _accelerator_count():
+    hal = getattr(ms, "hal", None)
+    if hal is None:
+        return 1 if ms.get_context("device_target") in ("GPU", "Ascend") else 0
+    return sum(int(hal.device_count(t)) if hal.is_available(t) else 0 for t in ("GPU", "Ascend"))
+
+
+def accelerator_available() -> bool:
+    """``torch.accelerator.is_available()``: a GPU or an Ascend device MindSpore can compute on. A constant, also in
+    a static graph (see cuda_available)."""
+    return _accelerator_count() > 0
+
+
+def accelerator_device_count() -> int:
+    """``torch.accelerator.device_count()``: MindSpore's GPU and Ascend devices (0 on a CPU-only machine, as
+    torch). A constant, also in a static graph."""
+    return _accelerator_count()
+
+
 def cuda_available() -> bool:
     """``torch.cuda.is_available()`` (and ``torch.backends.cudnn.is_available()``): whether MindSpore has a GPU
     backend with a device. A constant, also in a static graph, which cannot call ``ms.hal.is_available`` (a builtin:

@@ -16,7 +16,17 @@ _DEVICE_METHODS = {"cuda", "cpu"}
 # functions that are constants also in a static graph
 _DEVICE_QUERIES = {"torch.cuda.is_available": "mindport.runtime.framework.cuda_available",
                    "torch.backends.cudnn.is_available": "mindport.runtime.framework.cuda_available",
-                   "torch.cuda.device_count": "mindport.runtime.framework.cuda_device_count"}
+                   "torch.backends.cuda.is_built": "mindport.runtime.framework.cuda_available",
+                   "torch.cuda.device_count": "mindport.runtime.framework.cuda_device_count",
+                   "torch.accelerator.is_available": "mindport.runtime.framework.accelerator_available",
+                   "torch.accelerator.device_count": "mindport.runtime.framework.accelerator_device_count"}
+# the queries about devices MindSpore has no backend for (Intel XPU, Apple MPS, Meta MTIA) and about the CPU, which
+# is always there: their answers, written in place
+_CONSTANT_QUERIES = {"torch.backends.mps.is_available": "False", "torch.backends.mps.is_built": "False",
+                     "torch.mps.is_available": "False", "torch.mps.device_count": "0",
+                     "torch.xpu.is_available": "False", "torch.xpu.device_count": "0",
+                     "torch.mtia.is_available": "False", "torch.mtia.device_count": "0",
+                     "torch.cpu.is_available": "True", "torch.cpu.device_count": "1"}
 _DEVICE_WORDS = ("device", "dev", "cuda", "gpu", "cpu", "rank", "npu")
 
 
@@ -46,7 +56,9 @@ class DeviceTransform(Rule):
     ``torch.cuda.is_available()`` (and ``torch.cuda.device_count()``, ``torch.backends.cudnn.is_available()``) asks
     ``ms.hal`` through ``mindport.runtime.framework.cuda_available()``/``cuda_device_count()``, constants that also
     compile in a graph, which can't call the ``ms.hal`` builtins (CapsNet routes on ``torch.cuda.is_available()``
-    inside forward); ``torch.xpu.is_available()`` and ``torch.backends.mps.is_available()`` are False.
+    inside forward); ``torch.accelerator``'s queries ask for a GPU or an Ascend device the same way; those of the
+    devices MindSpore has no backend for (``torch.xpu``, ``torch.mps``, ``torch.mtia``, ``torch.backends.mps``) are
+    False / 0, ``torch.cpu``'s True / 1.
     ``DataParallel(model)`` is the model itself. A GPU or Ascend device
     (``torch.device("cuda:0")``, or a run-time ``"cuda"``) is set only where ``ms.hal.is_available`` finds one, else
     the CPU: torch makes a device object on any machine, and ``ms.set_device("GPU")`` raises where there is none. A tensor's
@@ -269,9 +281,9 @@ class DeviceTransform(Rule):
             # no attribute '__code__'"); CapsNet's routing reads torch.cuda.is_available() inside forward
             self.ctx.converted_sites += 1
             return cst.Call(func=self.ctx.target_expr(_DEVICE_QUERIES[qual]))
-        if qual in ("torch.backends.mps.is_available", "torch.backends.mps.is_built", "torch.xpu.is_available"):
+        if qual in _CONSTANT_QUERIES:
             self.ctx.converted_sites += 1
-            return cst.Name("False")  # MindSpore has no Apple MPS (nor Intel XPU) backend
+            return parse_expression(_CONSTANT_QUERIES[qual])
         if qual in ("torch.nn.DataParallel", "torch.nn.parallel.DataParallel") and updated_node.args:
             # (DistributedDataParallel is a mapping entry: the gradient mean across processes must stay)
             self.ctx.converted_sites += 1
