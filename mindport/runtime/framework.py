@@ -226,6 +226,48 @@ def cuda_loss_scaler(scale_value=65536.0, scale_factor=2, scale_window=2000):
 
 # ------------------------------------------------------------------------------------------------------- device
 
+@ms.constexpr
+def _gpu_count():
+    hal = getattr(ms, "hal", None)  # MindSpore >= 2.3
+    if hal is None:
+        return 1 if ms.get_context("device_target") == "GPU" else 0
+    # torch answers 0 without CUDA; MindSpore's device_count raises when the package has no GPU backend
+    return int(hal.device_count("GPU")) if hal.is_available("GPU") else 0
+
+
+@ms.constexpr
+def _accelerator_count():
+    hal = getattr(ms, "hal", None)
+    if hal is None:
+        return 1 if ms.get_context("device_target") in ("GPU", "Ascend") else 0
+    return sum(int(hal.device_count(t)) if hal.is_available(t) else 0 for t in ("GPU", "Ascend"))
+
+
+def accelerator_available() -> bool:
+    """``torch.accelerator.is_available()``: a GPU or an Ascend device MindSpore can compute on. A constant, also in
+    a static graph (see cuda_available)."""
+    return _accelerator_count() > 0
+
+
+def accelerator_device_count() -> int:
+    """``torch.accelerator.device_count()``: MindSpore's GPU and Ascend devices (0 on a CPU-only machine, as
+    torch). A constant, also in a static graph."""
+    return _accelerator_count()
+
+
+def cuda_available() -> bool:
+    """``torch.cuda.is_available()`` (and ``torch.backends.cudnn.is_available()``): whether MindSpore has a GPU
+    backend with a device. A constant, also in a static graph, which cannot call ``ms.hal.is_available`` (a builtin:
+    "'builtin_function_or_method' object has no attribute '__code__'"; CapsNet's routing asks inside forward)."""
+    return _gpu_count() > 0
+
+
+def cuda_device_count() -> int:
+    """``torch.cuda.device_count()``: MindSpore's GPU count, 0 without a GPU backend (torch's answer without CUDA).
+    A constant, also in a static graph (see cuda_available)."""
+    return _gpu_count()
+
+
 def select_device(target: str, device_id=None) -> None:
     """``device = torch.device(...)``: torch makes a device object and changes nothing global; MindSpore computes
     on one device per process, chosen before its first kernel (``ms.set_device`` raises once one ran: gcnii's

@@ -455,6 +455,31 @@ def copy_(input, src, non_blocking=False):
     return _store(input, ops.broadcast_to(src, input.shape).copy())
 
 
+def set_(input, source=None, storage_offset=0, size=None, stride=None):
+    """torch.Tensor.set_(source): the receiver takes the source's shape, dtype and values (aegroto's
+    QuantizableLinear.apply_quantization: ``self.weight.set_(equantized_weight)``). A Parameter as ``p.data = source``
+    (mindport.runtime.framework.set_data: an assign in place in a graph, which keeps shape and dtype); any other
+    tensor by assign_value. torch shares the source's storage from then on (a later in-place write to either shows in
+    both): here the receiver holds the source's values, which a later in-place write to the source alone does not
+    change. A view of a storage (size, stride, storage_offset) and set_() without a source (an empty tensor) raise."""
+    if source is None or size is not None or stride is not None or storage_offset:
+        raise NotImplementedError("mindport: torch.Tensor.set_ with a storage view (size/stride/storage_offset) or "
+                                  "without a source has no MindSpore counterpart; write x = source.view(...)")
+    if not isinstance(source, ms.Tensor):
+        source = ms.Tensor(source)
+    if isinstance(input, ms.Parameter):
+        from mindport.runtime.framework import set_data
+
+        return set_data(input, source)
+    if _in_graph():
+        if source.shape != input.shape or source.dtype != input.dtype:
+            raise ValueError("mindport: in GRAPH_MODE x.set_(source) needs a source of x's shape and dtype")
+        ops.assign(input, source)
+        return source
+    input.assign_value(source)
+    return input
+
+
 def fill_diagonal_(input, fill_value, wrap=False):
     """torch.Tensor.fill_diagonal_: MindSpore's Tensor.fill_diagonal returns a new tensor and leaves the receiver
     as it was, so a bare ``x.fill_diagonal_(0)`` statement would silently do nothing. The diagonal is chosen by a

@@ -159,4 +159,4 @@ def test_a_device_choice_written_over_two_lines_still_parses():
     assert not result.diagnostics
     assert "torch" not in result.code
     compile(result.code, "converted", "exec")  # the whole file parses (running it would set the global device)
-    assert '("cuda" if ms.hal.is_available("GPU")' in result.code
+    assert '("cuda" if mp_framework.cuda_available()' in result.code

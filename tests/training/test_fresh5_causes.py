@@ -151,9 +151,11 @@ def test_device_helper_annotated_before_the_other_imports():
 
 
 def test_first_torch_import_kept_gets_the_mindspore_imports_after_it():
-    """The placement alone: a torch name the converter keeps (here ``torch.xpu``, no entry) keeps the first
-    ``import torch``; the MindSpore imports follow it, before the function whose annotation needs them."""
-    source = DEVICE_HELPER_BEFORE_THE_OTHER_IMPORTS.replace("torch.backends.mps.is_available()", "torch.xpu.is_available()")
+    """The placement alone: a torch name the converter keeps (here ``torch.backends.mkldnn``, no entry; it was
+    ``torch.xpu`` until batch26 mapped torch.xpu.is_available() to False) keeps the first ``import torch``; the
+    MindSpore imports follow it, before the function whose annotation needs them."""
+    source = DEVICE_HELPER_BEFORE_THE_OTHER_IMPORTS.replace("torch.backends.mps.is_available()",
+                                                            "torch.backends.mkldnn.is_available()")
     from mindport import convert_source
 
     code = convert_source(source, "script.py").code

@@ -12,6 +12,21 @@ from mindport.migrator.table import fix_commas, parenthesize
 from mindport.migrator.walk import parse_expression, parse_statement, read, transform
 
 _DEVICE_METHODS = {"cuda", "cpu"}
+# torch's device queries (torch.cuda / torch.backends.cudnn functions answering whether or how many GPUs): run-time
+# functions that are constants also in a static graph
+_DEVICE_QUERIES = {"torch.cuda.is_available": "mindport.runtime.framework.cuda_available",
+                   "torch.backends.cudnn.is_available": "mindport.runtime.framework.cuda_available",
+                   "torch.backends.cuda.is_built": "mindport.runtime.framework.cuda_available",
+                   "torch.cuda.device_count": "mindport.runtime.framework.cuda_device_count",
+                   "torch.accelerator.is_available": "mindport.runtime.framework.accelerator_available",
+                   "torch.accelerator.device_count": "mindport.runtime.framework.accelerator_device_count"}
+# the queries about devices MindSpore has no backend for (Intel XPU, Apple MPS, Meta MTIA) and about the CPU, which
+# is always there: their answers, written in place
+_CONSTANT_QUERIES = {"torch.backends.mps.is_available": "False", "torch.backends.mps.is_built": "False",
+                     "torch.mps.is_available": "False", "torch.mps.device_count": "0",
+                     "torch.xpu.is_available": "False", "torch.xpu.device_count": "0",
+                     "torch.mtia.is_available": "False", "torch.mtia.device_count": "0",
+                     "torch.cpu.is_available": "True", "torch.cpu.device_count": "1"}
 _DEVICE_WORDS = ("device", "dev", "cuda", "gpu", "cpu", "rank", "npu")
 
 
@@ -38,7 +53,13 @@ _CAST_METHODS = {"half": "float16", "float": "float32", "double": "float64", "lo
 
 class DeviceTransform(Rule):
     """Device placement is global in MindSpore: per-tensor moves disappear, ``torch.device`` becomes a string,
-    ``torch.cuda.is_available()`` asks ``ms.hal``, ``DataParallel(model)`` is the model itself. A GPU or Ascend device
+    ``torch.cuda.is_available()`` (and ``torch.cuda.device_count()``, ``torch.backends.cudnn.is_available()``) asks
+    ``ms.hal`` through ``mindport.runtime.framework.cuda_available()``/``cuda_device_count()``, constants that also
+    compile in a graph, which can't call the ``ms.hal`` builtins (CapsNet routes on ``torch.cuda.is_available()``
+    inside forward); ``torch.accelerator``'s queries ask for a GPU or an Ascend device the same way; those of the
+    devices MindSpore has no backend for (``torch.xpu``, ``torch.mps``, ``torch.mtia``, ``torch.backends.mps``) are
+    False / 0, ``torch.cpu``'s True / 1.
+    ``DataParallel(model)`` is the model itself. A GPU or Ascend device
     (``torch.device("cuda:0")``, or a run-time ``"cuda"``) is set only where ``ms.hal.is_available`` finds one, else
     the CPU: torch makes a device object on any machine, and ``ms.set_device("GPU")`` raises where there is none. A tensor's
     ``x.is_cuda`` is whether MindSpore computes on a GPU (``mindport.runtime.tensor.is_cuda(x)``, a constant that
@@ -71,7 +92,7 @@ class DeviceTransform(Rule):
                 import mindspore as ms
                 from mindport.runtime import framework as mp_framework
 
-                device = "cuda" if ms.hal.is_available("GPU") else "cpu"
+                device = "cuda" if mp_framework.cuda_available() else "cpu"
                 mp_framework.select_device(("GPU" if str(device).startswith("cuda") and ms.hal.is_available("GPU") else "CPU"))
 
 
@@ -255,20 +276,14 @@ class DeviceTransform(Rule):
         if qual in ("torch.device",):
             self.ctx.converted_sites += 1
             return self._designation(updated_node)
-        if qual == "torch.cuda.is_available":
+        if qual in _DEVICE_QUERIES:
+            # a constant also in a static graph, which cannot call ms.hal.is_available/device_count (builtins: "has
+            # no attribute '__code__'"); CapsNet's routing reads torch.cuda.is_available() inside forward
             self.ctx.converted_sites += 1
-            ms = self.ctx.alias_for("mindspore")
-            if self.ctx.options.ms_version >= (2, 3):
-                return parse_expression(f'{ms}.hal.is_available("GPU")')
-            return parse_expression(f'({ms}.get_context("device_target") == "GPU")')
-        if qual in ("torch.backends.mps.is_available", "torch.backends.mps.is_built"):
+            return cst.Call(func=self.ctx.target_expr(_DEVICE_QUERIES[qual]))
+        if qual in _CONSTANT_QUERIES:
             self.ctx.converted_sites += 1
-            return cst.Name("False")  # MindSpore has no Apple MPS backend
-        if qual in ("torch.cuda.device_count",):
-            ms = self.ctx.alias_for("mindspore")
-            self.ctx.converted_sites += 1
-            # torch answers 0 without CUDA; MindSpore's device_count raises when the package has no GPU backend
-            return parse_expression(f'({ms}.hal.device_count("GPU") if {ms}.hal.is_available("GPU") else 0)')
+            return parse_expression(_CONSTANT_QUERIES[qual])
         if qual in ("torch.nn.DataParallel", "torch.nn.parallel.DataParallel") and updated_node.args:
             # (DistributedDataParallel is a mapping entry: the gradient mean across processes must stay)
             self.ctx.converted_sites += 1
