@@ -1507,6 +1507,12 @@ class TableCallTransform(Rule):
             # statically for every value (mindport/migrator/factories.py), else the runtime adapter, which maps them
             # through the same entry at the call
             self.ctx.converted_sites += 1
+            direct = entry.resolve(self.ctx.options.target)[0]
+            if entry.kind == "function" and not needs_mapping(entry) and not entry.switch \
+                    and not direct.startswith(".") and target == direct:
+                # an entry whose calls need nothing mapped (torch.compile -> mp_framework.compile): the target takes
+                # torch's arguments as they are, whatever *args/**kwargs hold, so it is called where it is written
+                return updated_node.with_changes(func=self._func_expr(original_node.func, direct))
             factory = self._native_factory(original_node.func, entry)
             return updated_node.with_changes(func=factory or adapter_expr(self.ctx, qual))
         except CallBindError as exc:
@@ -1994,7 +2000,11 @@ class TableCallTransform(Rule):
                              without=()) -> tuple[cst.Call, str] | None:
         """(MindSpore's construction of the entry's class from torch's parameters each passed by its name, those
         parameters as source) where that converts statically to a MindSpore class naming no runtime helper;
-        ``without``: parameters left out (their defaults taken)."""
+        ``without``: parameters left out (their defaults taken). A ``function`` entry (a torch function, or a class
+        its table calls a function: an optimizer, ``DataLoader``) may name the runtime helpers a call written with
+        those arguments names (``ms_optim.SGD(mp_optim.distinct_names(params), ...)``, ``mp_framework.compile``):
+        its definition is then the very code a written call converts to, decided statically; only the runtime
+        adapter (``mp_adapt``, a mapping looked up by name when called) is refused."""
         parameters = factory_parameters(entry)
         if parameters is None:
             return None
@@ -2003,6 +2013,8 @@ class TableCallTransform(Rule):
         needed = set(self.ctx.imports_needed)
         built = self._static_call(entry, cst.Call(func=func, args=fix_commas(args)))
         runtime = {self.ctx.aliases.get(m, runtime_alias(m)) for m in self.ctx.imports_needed if m.startswith("mindport")}
+        if entry.kind == "function":
+            runtime = {self.ctx.aliases.get(ADAPT_MODULE, runtime_alias(ADAPT_MODULE))}
         if built is None or any(n.value in runtime for n in all_nodes(built, cst.Name)):
             self.ctx.imports_needed = needed
             return None
@@ -2013,11 +2025,36 @@ class TableCallTransform(Rule):
         if made is None:
             made, branches = self._switched_construction(func, entry) or (None, ())
         if made is None:
+            made, branches = self._refused_construction(func, entry) or (None, ())
+        if made is None:
             return None
         built, parameters = made
         taken = {n.value for n in all_nodes(self._module, cst.Name)} | {m[0] for m in self._factories.values() if m}
         name = factory_name(entry, taken)
         return name, factory_def(name, entry, parameters, built, code_of(built.func), branches, self._sizes(entry))
+
+    def _refused_construction(self, func: cst.BaseExpression, entry):
+        """A ``function`` entry (an optimizer, a torch function) with ``unsupported`` parameters that MindSpore's
+        target lacks (RAdam's ``decoupled_weight_decay`` and ``maximize``): (the construction without them, their
+        defaults taken, guards first that raise the adapter's TypeError when one is given another value at the
+        call). A written call with such a value is flagged; a value reached by name at run time is refused loudly,
+        as the runtime adapter refuses it. None for a layer, a parameter with no default or a ``switch`` one, or a
+        construction that is not static."""
+        names = [n for n in entry.unsupported if n not in entry.switch]
+        specs = [entry.param(n) for n in names]
+        if entry.kind != "function" or not names or any(p is None or p.default is None for p in specs):
+            return None
+        made = self._native_construction(func, entry, without=tuple(names))
+        if made is None:
+            return None
+        guards = []
+        for name, spec in zip(names, specs):
+            reason = entry.unsupported[name].replace("{", "{{").replace("}", "}}")
+            message = f"{entry.torch}: argument {name}={{{name}!r}} is not supported: {reason}"
+            test = {"None": f"{name} is not None", "False": name, "True": f"not {name}"}.get(
+                spec.default, f"{name} != {spec.default}")
+            guards.append((test, f"raise TypeError(f{message!r})"))
+        return made, tuple(guards)
 
     def _sizes(self, entry) -> str | None:
         """The first statement of a factory, value class or native base ``__init__`` whose torch parameters include
@@ -2167,6 +2204,8 @@ class TableCallTransform(Rule):
         made, branches = self._native_construction(func, entry), ()
         if made is None:
             made, branches = self._switched_construction(func, entry) or (None, ())
+        if made is None:
+            made, branches = self._refused_construction(func, entry) or (None, ())
         if made is None:
             self.ctx.imports_needed = needed
             return None
