@@ -141,3 +141,39 @@ def test_local_alias_of_a_layer_class_is_a_value_class(mode, tmp_path):
     assert "act_layer = TorchLeakyReLU" in code and "norm_layer = TorchLayerNorm" in code, code
     x = np.random.default_rng(0).standard_normal((3, 8)).astype(np.float32) * 3
     assert_port_matches_in_mode(ALIAS, code, "Net", [x], tmp_path, "alias26", mode, atol=1e-5)
+
+
+ELU = '''
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+ACTS = dict(elu=nn.ELU, f_elu=F.elu)
+
+
+class Net(nn.Module):
+    def __init__(self, dim=6):
+        super().__init__()
+        self.fc = nn.Linear(dim, dim)
+        self.a = ACTS["elu"](alpha=0.5)
+        self.b = ACTS["elu"]()
+        self.c = ACTS["elu"](1)
+        self.f = ACTS["f_elu"]
+
+    def forward(self, x):
+        h = self.fc(x)
+        return self.a(h) + self.b(h * 2) + self.c(h) + self.f(h, alpha=0.3) + self.f(h)
+'''
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_elu_bound_by_name_decides_alpha_when_called(mode, tmp_path):
+    """ELU's two switches (inplace True; alpha other than 1.0, which MindSpore's kernel refuses) in the table's
+    order: one branch each, MindSpore's own nn.ELU / ops.elu for the default."""
+    from tests.converter.port_check import assert_port_matches_in_mode
+
+    code = convert_source(ELU).code
+    assert "mp_adapt" not in code, code
+    assert "if alpha != 1.0:\n        return mp_nn.ELU(alpha=alpha)\n    return nn.ELU()" in code, code
+    x = np.random.default_rng(1).standard_normal((4, 6)).astype(np.float32) * 2
+    assert_port_matches_in_mode(ELU, code, "Net", [x], tmp_path, "elu26", mode, atol=1e-5)

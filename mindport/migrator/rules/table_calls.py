@@ -2072,7 +2072,7 @@ class TableCallTransform(Rule):
         ``(condition source, construction)`` for the other values, then a guard raising torch's error for a value
         torch refuses (a string switch)); None when a construction is not static."""
         if len(entry.switch) > 1:
-            return self._flags_construction(func, entry)
+            return self._flags_construction(func, entry) or self._ordered_construction(func, entry)
         if len(entry.switch) != 1:
             return None
         (param, choices), = entry.switch.items()
@@ -2143,6 +2143,48 @@ class TableCallTransform(Rule):
             other = other.with_changes(args=[a.with_changes(value=cst.Name(a.keyword.value)) if a.keyword is not None
                                              and a.keyword.value in params else a for a in other.args])
             condition = " and ".join(p if v else f"not {p}" for p, v in zip(params, values))
+            branches.append((condition, other))
+        return made, tuple(branches)
+
+    def _ordered_construction(self, func: cst.BaseExpression, entry):
+        """Several ``switch`` parameters, each either a bool whose one choice is its other value (``inplace``
+        ``True``) or ``"*"`` (any value but the default: ELU's ``alpha`` -> the runtime's ELU, MindSpore's kernel
+        taking 1.0 only): a branch per parameter in the table's order, as ``arguments._switch`` tries them (the first
+        one given another value picks the class; the later ones are handed on by name), then MindSpore's
+        construction with every switch parameter at its default. None for another kind of switch or a construction
+        that is not static."""
+        params = list(entry.switch)
+        defaults = {}
+        for param in params:
+            spec, choices = entry.param(param), entry.switch[param]
+            if spec is None or spec.default is None:
+                return None
+            if set(choices) == {"*"}:
+                defaults[param] = spec.default
+            elif spec.default in ("True", "False") and set(choices) == {"False" if spec.default == "True" else "True"}:
+                defaults[param] = spec.default
+            else:
+                return None
+        needed = set(self.ctx.imports_needed)
+        made = self._native_construction(func, entry, without=tuple(params))
+        if made is None:
+            return None
+        arg = lambda n, v: cst.Arg(keyword=cst.Name(n), value=v, equal=NO_SPACE_EQUAL)  # noqa: E731
+        base = [arg(p.name, cst.Name(p.name)) for p in entry.signature if p.name not in params]
+        branches = []
+        for i, param in enumerate(params):
+            later = [arg(p, cst.Name(p)) for p in params[i + 1:]]
+            if set(entry.switch[param]) == {"*"}:
+                value, condition = cst.Name(param), f"{param} != {defaults[param]}"
+            else:
+                value = cst.Name("False" if defaults[param] == "True" else "True")
+                condition = f"not {param}" if defaults[param] == "True" else param
+            other = self._static_call(entry, cst.Call(func=func, args=fix_commas([*base, arg(param, value), *later])))
+            if other is None:
+                self.ctx.imports_needed = needed
+                return None
+            other = other.with_changes(args=[a.with_changes(value=cst.Name(a.keyword.value)) if a.keyword is not None
+                                             and a.keyword.value == param else a for a in other.args])
             branches.append((condition, other))
         return made, tuple(branches)
 
