@@ -177,3 +177,18 @@ def test_elu_bound_by_name_decides_alpha_when_called(mode, tmp_path):
     assert "if alpha != 1.0:\n        return mp_nn.ELU(alpha=alpha)\n    return nn.ELU()" in code, code
     x = np.random.default_rng(1).standard_normal((4, 6)).astype(np.float32) * 2
     assert_port_matches_in_mode(ELU, code, "Net", [x], tmp_path, "elu26", mode, atol=1e-5)
+
+
+def test_reexported_optimizer_is_defined_under_its_name():
+    """timm's ``optim/__init__.py`` imports torch's optimizers only for other modules to import from it: each gets the
+    definition a value of it gets (the one test_optimizers_bound_by_name_train_as_torch trains), under its own name,
+    at the end of the module; no ``AdamW = mp_adapt.api("torch.optim.AdamW")``."""
+    source = "from .lion import Lion\nfrom torch.optim import AdamW, SGD\ntry:\n    from torch.optim import RAdam\n" \
+             "except ImportError:\n    pass\n"
+    code = convert_source(source, "pkg/optim/__init__.py", local_packages=frozenset({"pkg"})).code
+    assert "mp_adapt" not in code and "torch" not in code.replace("torch.optim.", ""), code
+    valued = convert_source(TRAIN.replace("NAME", "adamw"), "train.py").code
+    body = lambda text, name: text.split(f"def {name}(", 1)[1].split("\n\n", 1)[0]  # noqa: E731
+    assert body(code, "AdamW") == body(valued, "torch_AdamW"), (code, valued)
+    assert code.index("from .lion import Lion") < code.index("def AdamW(") < code.index("def SGD(") \
+        < code.index("def RAdam("), code

@@ -74,6 +74,7 @@ from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.scopes import MODULE_AND_TENSOR_METHODS, NOT_TENSOR_KINDS, operand_kind, self_attribute_kind, \
     receiver_kind
 from mindport.migrator.syntax import NO_SPACE_EQUAL, code_of, head_name, target_names
+from mindport.migrator.imports import reexport_candidates
 from mindport.migrator.table import (
     ADAPT_MODULE,
     ANY_KEYWORD_METHOD_NAMES,
@@ -2290,7 +2291,35 @@ class TableCallTransform(Rule):
         if made:  # after the classes, so it goes before the first of them
             made[self._value_metaclass] = value_metaclass_def(self._value_metaclass)
         made.update((m[0], m[1]) for m in self._factories.values() if m is not None)
-        return insert_definitions(updated_node, made) if made else updated_node
+        updated_node = insert_definitions(updated_node, made) if made else updated_node
+        exported = self._reexport_definitions(original_node)
+        if exported:  # names the module never reads: defined after everything else, as the imports' values were
+            updated_node = updated_node.with_changes(body=[*updated_node.body, *(
+                d.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()]) for d in exported.values())])
+        return updated_node
+
+    def _reexport_definitions(self, module: cst.Module) -> dict[str, cst.FunctionDef]:
+        """A torch function (an optimizer class its table calls a function) the module imports only for other
+        modules to import from it (timm's ``optim/__init__.py``: ``from torch.optim import AdamW``): a definition
+        under that very name, ``def AdamW(params, lr=0.001, ...)``, the value function a reference to it gets
+        (_function_for), at the end of the module (nothing in it reads the name); the import then goes (imports.find_reexports writes no ``AdamW = mp_adapt.api(...)``). Only a name the module
+        never reads itself, and only where the value would be the runtime adapter."""
+        out: dict[str, cst.FunctionDef] = {}
+        if self.ctx.options.target != "nn":
+            return out
+        for _stmt, alias, bound, name in reexport_candidates(module, self.ctx, self.ctx.seen_names):
+            qual = f"{name}.{alias.name.value}"
+            entry = self.ctx.registry.lookup(qual)
+            value = value_expr(self.ctx, qual)
+            if bound in self.ctx.seen_names or entry is None or entry.kind != "function" or value is None \
+                    or "mp_adapt" not in code_of(value):
+                continue
+            made = self._function_for(cst.Name(bound), entry)
+            if made is None:
+                continue
+            out[bound] = made[1].with_changes(name=cst.Name(bound))
+            self.ctx.reexport_definitions.add(bound)
+        return out
 
     def _package_site(self, node, qual: str) -> bool:
         """A symbol of a torch-based third-party package with no entry: MP106, naming the package."""
