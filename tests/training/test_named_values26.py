@@ -192,3 +192,27 @@ def test_reexported_optimizer_is_defined_under_its_name():
     assert body(code, "AdamW") == body(valued, "torch_AdamW"), (code, valued)
     assert code.index("from .lion import Lion") < code.index("def AdamW(") < code.index("def SGD(") \
         < code.index("def RAdam("), code
+
+
+def test_class_derived_from_a_function_entry_keeps_a_class(tmp_path):
+    """timm's ``class MultiEpochsDataLoader(DataLoader)``: DataLoader's table calls a function (GeneratorDataset), so a
+    value of it is the file's ``def torch_DataLoader(...)``; a class cannot derive from a def (TypeError when the
+    module runs), so the base stays the adapter's class while the other reads get the definition."""
+    from tests.converter.port_check import load_module
+
+    source = textwrap.dedent('''
+        import torch
+        from torch.utils.data import DataLoader
+
+
+        class MultiEpochsDataLoader(DataLoader):
+            pass
+
+
+        def loader_class(repeat):
+            return MultiEpochsDataLoader if repeat else DataLoader
+    ''')
+    code = convert_source(source).code
+    assert "class MultiEpochsDataLoader(mp_adapt.api(" in code and "def torch_DataLoader(" in code, code
+    module = load_module(code, tmp_path / "loader26.py", "loader26")
+    assert isinstance(module.MultiEpochsDataLoader, type) and callable(module.loader_class(False))

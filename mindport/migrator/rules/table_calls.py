@@ -1802,8 +1802,10 @@ class TableCallTransform(Rule):
             return factory
         if value is not None and "mp_adapt" in code_of(value):  # a layer class with no known call: a value class
             entry = self.ctx.registry.lookup(qual)   # (a function: a native function, _value_function)
-            made = None if entry is None else self._value_function(original_node, entry) \
-                if entry.kind == "function" else self._value_class(original_node, entry)
+            made = None if entry is None or (entry.kind == "function" and id(original_node) in self._class_bases) \
+                else self._value_function(original_node, entry) if entry.kind == "function" \
+                else self._value_class(original_node, entry)  # a class derived from a function entry (timm's
+            # MultiEpochsDataLoader(DataLoader)): the adapter, whose class a base can be; a def cannot
             if made is None and entry is not None and entry.kind == "layer" and not needs_mapping(entry):
                 # a layer with sizes whose calls need nothing else mapped (table.value_expr) and no value class:
                 # MindSpore's class itself, as before (a list given at run time is refused there)
