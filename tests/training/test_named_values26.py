@@ -202,6 +202,7 @@ def test_class_derived_from_a_function_entry_keeps_a_class(tmp_path):
 
     source = textwrap.dedent('''
         import torch
+        import torch.utils.data
         from torch.utils.data import DataLoader
 
 
@@ -209,10 +210,17 @@ def test_class_derived_from_a_function_entry_keeps_a_class(tmp_path):
             pass
 
 
+        class Repeating(torch.utils.data.DataLoader):
+            def __init__(self, *args, **kwargs):
+                super().__init__(*args, **kwargs)
+
+
         def loader_class(repeat):
             return MultiEpochsDataLoader if repeat else DataLoader
     ''')
     code = convert_source(source).code
     assert "class MultiEpochsDataLoader(mp_adapt.api(" in code and "def torch_DataLoader(" in code, code
+    assert "class Repeating(mp_adapt.api(" in code, code  # a class with an __init__ of its own too (timm's)
     module = load_module(code, tmp_path / "loader26.py", "loader26")
-    assert isinstance(module.MultiEpochsDataLoader, type) and callable(module.loader_class(False))
+    assert isinstance(module.MultiEpochsDataLoader, type) and isinstance(module.Repeating, type)
+    assert callable(module.loader_class(False))

@@ -707,6 +707,7 @@ class TableCallTransform(Rule):
         self._value_sites: dict[int, tuple[cst.FunctionDef, str]] = {}  # a value -> (the function, its parameter)
         self._factories: dict[str, tuple[str, cst.FunctionDef] | None] = {}  # torch class -> its native factory
         self._class_bases: dict[int, cst.ClassDef] = {}  # a base of a class with no __init__ -> the class
+        self._any_bases: set[int] = set()  # every class's bases (a def cannot be one: _reference)
         self._partial_firsts: dict[int, cst.Call] = {}  # the function of a functools.partial(...) call -> the call
         self._partial_calls: set[int] = set()  # the functools.partial(...) calls themselves
         self._dict_members: dict[int, str] = {}  # a member of nn.ModuleDict(dict(h=...)) / ({"h": ...}) -> key
@@ -1372,6 +1373,7 @@ class TableCallTransform(Rule):
         body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
         if not any(isinstance(s, cst.FunctionDef) and s.name.value == "__init__" for s in body):
             self._class_bases.update((id(b.value), node) for b in node.bases if b.keyword is None)
+        self._any_bases.update(id(b.value) for b in node.bases if b.keyword is None)
         self._class_scopes.add(id(self.scope))  # the engine has entered the class's scope
         facts = ClassFacts(node, self.scope.resolve_torch, self._inplace_true, self._file_facts, self._builds_cell,
                            self.scope.resolve)
@@ -1802,7 +1804,7 @@ class TableCallTransform(Rule):
             return factory
         if value is not None and "mp_adapt" in code_of(value):  # a layer class with no known call: a value class
             entry = self.ctx.registry.lookup(qual)   # (a function: a native function, _value_function)
-            made = None if entry is None or (entry.kind == "function" and id(original_node) in self._class_bases) \
+            made = None if entry is None or (entry.kind == "function" and id(original_node) in self._any_bases) \
                 else self._value_function(original_node, entry) if entry.kind == "function" \
                 else self._value_class(original_node, entry)  # a class derived from a function entry (timm's
             # MultiEpochsDataLoader(DataLoader)): the adapter, whose class a base can be; a def cannot
