@@ -114,6 +114,10 @@ class FileContext:
     tree_changed: bool = True  # did any rule change the tree (run_pipeline sets it)
     fixed_aliases: frozenset = frozenset()  # ScopeBuilder.fixed_aliases: torch aliases bound once, only called
     import_roots: frozenset = frozenset()  # ScopeBuilder.import_roots: packages the file imports, at any depth
+    seen_names: frozenset = frozenset()  # ScopeBuilder.seen: names the file reads (imports.reexport_candidates)
+    # re-exported torch names (``from torch.optim import AdamW`` in a package's __init__) the file now defines
+    # itself (TableCallTransform.leave_Module): no assignment is written for them (imports.find_reexports)
+    reexport_definitions: set[str] = field(default_factory=set)
 
     def alias_for(self, module: str) -> str:
         """The local name converted code uses for a MindSpore module, and remember to import it."""

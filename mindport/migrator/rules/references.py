@@ -11,6 +11,7 @@ from mindport.mappings.surface import attribute_paths, load_surface
 from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.rules.layer_parameters import template_expr
 from mindport.migrator.native_facts import type_test_tuples
+from mindport.migrator.syntax import code_of
 from mindport.migrator.table import value_expr
 from mindport.migrator.walk import transform, walk
 
@@ -37,10 +38,10 @@ class ReferenceTransform(Rule):
       reads it as ``F.tanh(x)`` before any rule runs (:func:`literal_namespace_reads`), so the call is mapped where it
       is written, with no lookup at run time (whose ``try`` a static graph refuses: "Unsupported statement 'Try'");
     * the value of a local alias, ``act = F.silu``: the MindSpore name when calls need no argument mapping; when
-      they do (``act = F.relu``: ``inplace`` is dropped), the runtime adapter of the entry
-      (``mp_adapt.api("torch.nn.functional.relu")``), so every call ``act(x, inplace=True)`` keeps torch's
-      arguments and is mapped when it happens, whatever else ``act`` may hold on another path (the alias name itself
-      is not a site). An alias bound once and only ever called in the file (``act = F.leaky_relu`` ... ``act(x,
+      they do (``act = F.relu``: ``inplace`` is dropped), a definition the file gets with torch's parameters, decided
+      statically (TableCallTransform's value function ``torch_relu`` or value class ``TorchLeakyReLU``), else the
+      runtime adapter of the entry (``mp_adapt.api("torch.nn.ELU")``), so every call ``act(x, inplace=True)`` keeps
+      torch's arguments, whatever else ``act`` may hold on another path (the alias name itself is not a site). An alias bound once and only ever called in the file (``act = F.leaky_relu`` ... ``act(x,
       0.2)``) names the MindSpore function and each call is mapped where it is written: no adapter, so the code
       also compiles in GRAPH_MODE;
     * a torch namespace bound to a name, ``F = nn.functional``: the calls through ``F`` are mapped where they are
@@ -67,9 +68,9 @@ class ReferenceTransform(Rule):
             """,
             after="""
                 from mindspore import nn
+                from mindspore import ops
                 from mindport.runtime import inplace as mp_inplace
                 from mindport.runtime import math as mp_math
-                from mindport.runtime import adapt as mp_adapt
 
 
                 def init(m):
@@ -78,10 +79,20 @@ class ReferenceTransform(Rule):
 
 
                 gate = mp_math.sigmoid
-                act = mp_adapt.api("torch.nn.functional.relu")
+
+
+                def torch_relu(input, inplace=False):
+                    \"\"\"torch.nn.functional.relu's parameters, calling MindSpore's ops.relu (inplace: mp_inplace.relu_inplace).\"\"\"
+                    if inplace:
+                        return mp_inplace.relu_inplace(input)
+                    return ops.relu(input)
+
+
+                act = torch_relu
             """,
             note='Inside an isinstance narrowing, m.weight of a BatchNorm is gamma; an alias of a torch function names '
-                 'the MindSpore one, or its runtime adapter when calls need their arguments mapped (relu drops inplace).',
+                 'the MindSpore one, or a function with torch\'s parameters when calls need their arguments mapped '
+                 '(relu drops inplace, whose True picks the in-place form).',
         ),
         Example(
             before="""
@@ -416,11 +427,18 @@ class ReferenceTransform(Rule):
         if target is None or not entry.supported or (target.startswith(".") and id(original_node) not in
                                                      self._alias_values):
             return updated_node  # the table flags it
-        self.ctx.handled.add(id(original_node))
-        self.ctx.converted_sites += 1
         if id(original_node) in self._alias_values and (
                 id(original_node) not in self._fixed_values or target.startswith(".")):
-            return value_expr(self.ctx, qual)
+            value = value_expr(self.ctx, qual)
+            if entry.kind in ("layer", "function") and "mp_adapt" in code_of(value):
+                # calls need torch's arguments mapped: left to TableCallTransform, whose value class or function
+                # (TorchLeakyReLU, torch_relu) takes torch's arguments as the adapter does, decided statically
+                return updated_node
+            self.ctx.handled.add(id(original_node))
+            self.ctx.converted_sites += 1
+            return value
+        self.ctx.handled.add(id(original_node))
+        self.ctx.converted_sites += 1
         return self.ctx.target_expr(target)
 
     def _is_namespace(self, qual: str | None) -> bool:

@@ -74,6 +74,7 @@ from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.scopes import MODULE_AND_TENSOR_METHODS, NOT_TENSOR_KINDS, operand_kind, self_attribute_kind, \
     receiver_kind
 from mindport.migrator.syntax import NO_SPACE_EQUAL, code_of, head_name, target_names
+from mindport.migrator.imports import reexport_candidates
 from mindport.migrator.table import (
     ADAPT_MODULE,
     ANY_KEYWORD_METHOD_NAMES,
@@ -706,6 +707,7 @@ class TableCallTransform(Rule):
         self._value_sites: dict[int, tuple[cst.FunctionDef, str]] = {}  # a value -> (the function, its parameter)
         self._factories: dict[str, tuple[str, cst.FunctionDef] | None] = {}  # torch class -> its native factory
         self._class_bases: dict[int, cst.ClassDef] = {}  # a base of a class with no __init__ -> the class
+        self._any_bases: set[int] = set()  # every class's bases (a def cannot be one: _reference)
         self._partial_firsts: dict[int, cst.Call] = {}  # the function of a functools.partial(...) call -> the call
         self._partial_calls: set[int] = set()  # the functools.partial(...) calls themselves
         self._dict_members: dict[int, str] = {}  # a member of nn.ModuleDict(dict(h=...)) / ({"h": ...}) -> key
@@ -1371,6 +1373,7 @@ class TableCallTransform(Rule):
         body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
         if not any(isinstance(s, cst.FunctionDef) and s.name.value == "__init__" for s in body):
             self._class_bases.update((id(b.value), node) for b in node.bases if b.keyword is None)
+        self._any_bases.update(id(b.value) for b in node.bases if b.keyword is None)
         self._class_scopes.add(id(self.scope))  # the engine has entered the class's scope
         facts = ClassFacts(node, self.scope.resolve_torch, self._inplace_true, self._file_facts, self._builds_cell,
                            self.scope.resolve)
@@ -1507,6 +1510,12 @@ class TableCallTransform(Rule):
             # statically for every value (mindport/migrator/factories.py), else the runtime adapter, which maps them
             # through the same entry at the call
             self.ctx.converted_sites += 1
+            direct = entry.resolve(self.ctx.options.target)[0]
+            if entry.kind == "function" and not needs_mapping(entry) and not entry.switch \
+                    and not direct.startswith(".") and target == direct:
+                # an entry whose calls need nothing mapped (torch.compile -> mp_framework.compile): the target takes
+                # torch's arguments as they are, whatever *args/**kwargs hold, so it is called where it is written
+                return updated_node.with_changes(func=self._func_expr(original_node.func, direct))
             factory = self._native_factory(original_node.func, entry)
             return updated_node.with_changes(func=factory or adapter_expr(self.ctx, qual))
         except CallBindError as exc:
@@ -1795,8 +1804,10 @@ class TableCallTransform(Rule):
             return factory
         if value is not None and "mp_adapt" in code_of(value):  # a layer class with no known call: a value class
             entry = self.ctx.registry.lookup(qual)   # (a function: a native function, _value_function)
-            made = None if entry is None else self._value_function(original_node, entry) \
-                if entry.kind == "function" else self._value_class(original_node, entry)
+            made = None if entry is None or (entry.kind == "function" and id(original_node) in self._any_bases) \
+                else self._value_function(original_node, entry) if entry.kind == "function" \
+                else self._value_class(original_node, entry)  # a class derived from a function entry (timm's
+            # MultiEpochsDataLoader(DataLoader)): the adapter, whose class a base can be; a def cannot
             if made is None and entry is not None and entry.kind == "layer" and not needs_mapping(entry):
                 # a layer with sizes whose calls need nothing else mapped (table.value_expr) and no value class:
                 # MindSpore's class itself, as before (a list given at run time is refused there)
@@ -1994,7 +2005,11 @@ class TableCallTransform(Rule):
                              without=()) -> tuple[cst.Call, str] | None:
         """(MindSpore's construction of the entry's class from torch's parameters each passed by its name, those
         parameters as source) where that converts statically to a MindSpore class naming no runtime helper;
-        ``without``: parameters left out (their defaults taken)."""
+        ``without``: parameters left out (their defaults taken). A ``function`` entry (a torch function, or a class
+        its table calls a function: an optimizer, ``DataLoader``) may name the runtime helpers a call written with
+        those arguments names (``ms_optim.SGD(mp_optim.distinct_names(params), ...)``, ``mp_framework.compile``):
+        its definition is then the very code a written call converts to, decided statically; only the runtime
+        adapter (``mp_adapt``, a mapping looked up by name when called) is refused."""
         parameters = factory_parameters(entry)
         if parameters is None:
             return None
@@ -2003,6 +2018,8 @@ class TableCallTransform(Rule):
         needed = set(self.ctx.imports_needed)
         built = self._static_call(entry, cst.Call(func=func, args=fix_commas(args)))
         runtime = {self.ctx.aliases.get(m, runtime_alias(m)) for m in self.ctx.imports_needed if m.startswith("mindport")}
+        if entry.kind == "function":
+            runtime = {self.ctx.aliases.get(ADAPT_MODULE, runtime_alias(ADAPT_MODULE))}
         if built is None or any(n.value in runtime for n in all_nodes(built, cst.Name)):
             self.ctx.imports_needed = needed
             return None
@@ -2013,11 +2030,36 @@ class TableCallTransform(Rule):
         if made is None:
             made, branches = self._switched_construction(func, entry) or (None, ())
         if made is None:
+            made, branches = self._refused_construction(func, entry) or (None, ())
+        if made is None:
             return None
         built, parameters = made
         taken = {n.value for n in all_nodes(self._module, cst.Name)} | {m[0] for m in self._factories.values() if m}
         name = factory_name(entry, taken)
         return name, factory_def(name, entry, parameters, built, code_of(built.func), branches, self._sizes(entry))
+
+    def _refused_construction(self, func: cst.BaseExpression, entry):
+        """A ``function`` entry (an optimizer, a torch function) with ``unsupported`` parameters that MindSpore's
+        target lacks (RAdam's ``decoupled_weight_decay`` and ``maximize``): (the construction without them, their
+        defaults taken, guards first that raise the adapter's TypeError when one is given another value at the
+        call). A written call with such a value is flagged; a value reached by name at run time is refused loudly,
+        as the runtime adapter refuses it. None for a layer, a parameter with no default or a ``switch`` one, or a
+        construction that is not static."""
+        names = [n for n in entry.unsupported if n not in entry.switch]
+        specs = [entry.param(n) for n in names]
+        if entry.kind != "function" or not names or any(p is None or p.default is None for p in specs):
+            return None
+        made = self._native_construction(func, entry, without=tuple(names))
+        if made is None:
+            return None
+        guards = []
+        for name, spec in zip(names, specs):
+            reason = entry.unsupported[name].replace("{", "{{").replace("}", "}}")
+            message = f"{entry.torch}: argument {name}={{{name}!r}} is not supported: {reason}"
+            test = {"None": f"{name} is not None", "False": name, "True": f"not {name}"}.get(
+                spec.default, f"{name} != {spec.default}")
+            guards.append((test, f"raise TypeError(f{message!r})"))
+        return made, tuple(guards)
 
     def _sizes(self, entry) -> str | None:
         """The first statement of a factory, value class or native base ``__init__`` whose torch parameters include
@@ -2035,7 +2077,7 @@ class TableCallTransform(Rule):
         ``(condition source, construction)`` for the other values, then a guard raising torch's error for a value
         torch refuses (a string switch)); None when a construction is not static."""
         if len(entry.switch) > 1:
-            return self._flags_construction(func, entry)
+            return self._flags_construction(func, entry) or self._ordered_construction(func, entry)
         if len(entry.switch) != 1:
             return None
         (param, choices), = entry.switch.items()
@@ -2109,6 +2151,48 @@ class TableCallTransform(Rule):
             branches.append((condition, other))
         return made, tuple(branches)
 
+    def _ordered_construction(self, func: cst.BaseExpression, entry):
+        """Several ``switch`` parameters, each either a bool whose one choice is its other value (``inplace``
+        ``True``) or ``"*"`` (any value but the default: ELU's ``alpha`` -> the runtime's ELU, MindSpore's kernel
+        taking 1.0 only): a branch per parameter in the table's order, as ``arguments._switch`` tries them (the first
+        one given another value picks the class; the later ones are handed on by name), then MindSpore's
+        construction with every switch parameter at its default. None for another kind of switch or a construction
+        that is not static."""
+        params = list(entry.switch)
+        defaults = {}
+        for param in params:
+            spec, choices = entry.param(param), entry.switch[param]
+            if spec is None or spec.default is None:
+                return None
+            if set(choices) == {"*"}:
+                defaults[param] = spec.default
+            elif spec.default in ("True", "False") and set(choices) == {"False" if spec.default == "True" else "True"}:
+                defaults[param] = spec.default
+            else:
+                return None
+        needed = set(self.ctx.imports_needed)
+        made = self._native_construction(func, entry, without=tuple(params))
+        if made is None:
+            return None
+        arg = lambda n, v: cst.Arg(keyword=cst.Name(n), value=v, equal=NO_SPACE_EQUAL)  # noqa: E731
+        base = [arg(p.name, cst.Name(p.name)) for p in entry.signature if p.name not in params]
+        branches = []
+        for i, param in enumerate(params):
+            later = [arg(p, cst.Name(p)) for p in params[i + 1:]]
+            if set(entry.switch[param]) == {"*"}:
+                value, condition = cst.Name(param), f"{param} != {defaults[param]}"
+            else:
+                value = cst.Name("False" if defaults[param] == "True" else "True")
+                condition = f"not {param}" if defaults[param] == "True" else param
+            other = self._static_call(entry, cst.Call(func=func, args=fix_commas([*base, arg(param, value), *later])))
+            if other is None:
+                self.ctx.imports_needed = needed
+                return None
+            other = other.with_changes(args=[a.with_changes(value=cst.Name(a.keyword.value)) if a.keyword is not None
+                                             and a.keyword.value == param else a for a in other.args])
+            branches.append((condition, other))
+        return made, tuple(branches)
+
     def _native_base(self, original_node, qual: str) -> cst.BaseExpression | None:
         """``class GroupNorm32(nn.GroupNorm)`` with no ``__init__`` of its own: MindSpore's class as the base and an
         ``__init__`` taking torch's parameters that hands them to it bound statically (factories.base_init), so any
@@ -2168,6 +2252,8 @@ class TableCallTransform(Rule):
         if made is None:
             made, branches = self._switched_construction(func, entry) or (None, ())
         if made is None:
+            made, branches = self._refused_construction(func, entry) or (None, ())
+        if made is None:
             self.ctx.imports_needed = needed
             return None
         built, parameters = made
@@ -2209,7 +2295,35 @@ class TableCallTransform(Rule):
         if made:  # after the classes, so it goes before the first of them
             made[self._value_metaclass] = value_metaclass_def(self._value_metaclass)
         made.update((m[0], m[1]) for m in self._factories.values() if m is not None)
-        return insert_definitions(updated_node, made) if made else updated_node
+        updated_node = insert_definitions(updated_node, made) if made else updated_node
+        exported = self._reexport_definitions(original_node)
+        if exported:  # names the module never reads: defined after everything else, as the imports' values were
+            updated_node = updated_node.with_changes(body=[*updated_node.body, *(
+                d.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()]) for d in exported.values())])
+        return updated_node
+
+    def _reexport_definitions(self, module: cst.Module) -> dict[str, cst.FunctionDef]:
+        """A torch function (an optimizer class its table calls a function) the module imports only for other
+        modules to import from it (timm's ``optim/__init__.py``: ``from torch.optim import AdamW``): a definition
+        under that very name, ``def AdamW(params, lr=0.001, ...)``, the value function a reference to it gets
+        (_function_for), at the end of the module (nothing in it reads the name); the import then goes (imports.find_reexports writes no ``AdamW = mp_adapt.api(...)``). Only a name the module
+        never reads itself, and only where the value would be the runtime adapter."""
+        out: dict[str, cst.FunctionDef] = {}
+        if self.ctx.options.target != "nn":
+            return out
+        for _stmt, alias, bound, name in reexport_candidates(module, self.ctx, self.ctx.seen_names):
+            qual = f"{name}.{alias.name.value}"
+            entry = self.ctx.registry.lookup(qual)
+            value = value_expr(self.ctx, qual)
+            if bound in self.ctx.seen_names or entry is None or entry.kind != "function" or value is None \
+                    or "mp_adapt" not in code_of(value):
+                continue
+            made = self._function_for(cst.Name(bound), entry)
+            if made is None:
+                continue
+            out[bound] = made[1].with_changes(name=cst.Name(bound))
+            self.ctx.reexport_definitions.add(bound)
+        return out
 
     def _package_site(self, node, qual: str) -> bool:
         """A symbol of a torch-based third-party package with no entry: MP106, naming the package."""
