@@ -1,0 +1,78 @@
+"""Session trainfresh26 (issue 27): causes found at first contact with the fresh26 entries
+(/work/notes/trainfresh26.md). One test each, on real torch and real MindSpore, each failing without its fix; the
+expected values are torch's, run here."""
+from __future__ import annotations
+
+import numpy as np
+
+from _harness import load_module
+from test_fresh_causes import _convert
+
+# A training step written with ``;`` lines (zeroling147/mini-transformer: ``optimizer.zero_grad(set_to_none=True);
+# loss.backward()`` and ``clip_grad_norm_(...); optimizer.step()``): the training rules read a step one statement
+# per line, and the ``loss.backward()`` sharing a line with zero_grad stayed in the port (AttributeError: a
+# MindSpore Tensor has no backward). Three shapes of the class on one model: the native loop with its forward and
+# loss on one line, zero_grad + backward on one line, clip + step on one line; a step with a print between the
+# forward and backward (the general backward region) written the same way; two layers made on one ``__init__`` line.
+# Losses and the trained weights against torch's.
+SEMICOLONS = '''
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(4, 8); self.fc2 = nn.Linear(8, 3)
+
+    def forward(self, x, y):
+        logits = self.fc2(torch.tanh(self.fc1(x)))
+        return logits, nn.functional.cross_entropy(logits, y)
+
+
+def native(model, batches):
+    opt = torch.optim.Adam(model.parameters(), lr=0.05)
+    losses = []
+    for x, y in batches:
+        _, loss = model(x, y); losses.append(float(loss))
+        opt.zero_grad(set_to_none=True); loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 0.5); opt.step()
+    return losses
+
+
+def region(model, batches):
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    losses = []
+    for x, y in batches:
+        opt.zero_grad(); _, loss = model(x, y)
+        print("loss", float(loss)); losses.append(float(loss)); loss.backward(); opt.step()
+    return losses
+'''
+
+
+def _data(seed):
+    rng = np.random.RandomState(seed)
+    return [(rng.normal(0, 1, (6, 4)).astype(np.float32), rng.randint(0, 3, 6)) for _ in range(4)]
+
+
+def test_a_training_step_on_semicolon_lines_is_converted_statement_by_statement():
+    import mindspore as ms
+    import torch
+
+    from mindport import transfer_weights
+
+    code = _convert(SEMICOLONS)
+    assert ".backward()" not in code, code
+    t_mod, m_mod = load_module(SEMICOLONS, "torch_semicolons"), load_module(code, "ms_semicolons")
+    for train, seed in (("native", 0), ("region", 1)):
+        torch.manual_seed(seed)
+        t_model, m_model = t_mod.Net(), m_mod.Net()
+        transfer_weights({k: v.detach().clone() for k, v in t_model.state_dict().items()}, m_model)
+        data = _data(seed)
+        t_losses = getattr(t_mod, train)(t_model, [(torch.tensor(x), torch.tensor(y)) for x, y in data])
+        m_losses = getattr(m_mod, train)(m_model, [(ms.Tensor(x), ms.Tensor(y.astype(np.int32))) for x, y in data])
+        np.testing.assert_allclose(m_losses, t_losses, rtol=1e-5)
+        assert abs(t_losses[-1] - t_losses[0]) > 1e-3  # the weights moved
+        for t, m in zip([p.detach().numpy() for p in t_model.parameters()],
+                        [p.asnumpy() for p in m_model.trainable_params()]):
+            np.testing.assert_allclose(m, t, rtol=1e-4, atol=1e-6)
