@@ -76,3 +76,66 @@ def test_a_training_step_on_semicolon_lines_is_converted_statement_by_statement(
         for t, m in zip([p.detach().numpy() for p in t_model.parameters()],
                         [p.asnumpy() for p in m_model.trainable_params()]):
             np.testing.assert_allclose(m, t, rtol=1e-4, atol=1e-6)
+
+
+# ``nn.Embedding(padding_idx=...)``: torch's padding row receives no gradient (it stays as it is, zeros when built);
+# MindSpore's nn.Embedding zeroes it when it builds the table and then trains it like any row (2xic's
+# TransformerEncoder with padding_idx=-1: the first loss equal, the second 3e-4 off, silently). Three tables with a
+# padding row (0, -1 counted from the end, and Embedding.from_pretrained(freeze=False, padding_idx=1)) beside one
+# with padding_idx=None written out (MindSpore's own layer), trained four Adam steps on batches that hold the padding
+# ids: losses and every table against torch's, the padding rows unchanged.
+PADDING = '''
+import torch
+import torch.nn as nn
+
+
+class Tables(nn.Module):
+    def __init__(self, pretrained):
+        super().__init__()
+        self.first = nn.Embedding(6, 3, padding_idx=0)
+        self.last = nn.Embedding(6, 3, padding_idx=-1)
+        self.loaded = nn.Embedding.from_pretrained(pretrained, freeze=False, padding_idx=1)
+        self.plain = nn.Embedding(6, 3, padding_idx=None)
+
+    def forward(self, ids):
+        mixed = self.first(ids) * 1.5 + self.last(ids) - self.loaded(ids) * self.plain(ids)
+        return (mixed.sum(-1) ** 2).mean()
+
+
+def train(model, batches):
+    opt = torch.optim.Adam(model.parameters(), lr=0.1)
+    losses = []
+    for ids in batches:
+        loss = model(ids)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(float(loss))
+    return losses
+'''
+
+
+def test_an_embedding_padding_row_receives_no_gradient():
+    import mindspore as ms
+    import torch
+
+    from mindport import transfer_weights
+
+    code = _convert(PADDING)
+    assert code.count("PaddedEmbedding(") == 2 and "nn.Embedding(vocab_size=6, embedding_size=3, padding_idx=None" \
+        in code, code
+    t_mod, m_mod = load_module(PADDING, "torch_padding"), load_module(code, "ms_padding")
+    pretrained = np.random.RandomState(3).normal(0, 1, (6, 3)).astype(np.float32)
+    torch.manual_seed(0)
+    t_model, m_model = t_mod.Tables(torch.tensor(pretrained)), m_mod.Tables(ms.Tensor(pretrained))
+    transfer_weights({k: v.detach().clone() for k, v in t_model.state_dict().items()}, m_model)
+    rng = np.random.RandomState(1)
+    batches = [rng.randint(0, 6, (4, 5)) for _ in range(4)]
+    t_losses = t_mod.train(t_model, [torch.tensor(b) for b in batches])
+    m_losses = m_mod.train(m_model, [ms.Tensor(b.astype(np.int32)) for b in batches])
+    np.testing.assert_allclose(m_losses, t_losses, rtol=1e-5)
+    tables = {n: p.detach().numpy() for n, p in t_model.named_parameters()}
+    np.testing.assert_array_equal(tables["first.weight"][0], 0)
+    np.testing.assert_array_equal(tables["loaded.weight"][1], pretrained[1])
+    for (name, t), m in zip(tables.items(), [p.asnumpy() for p in m_model.trainable_params()]):
+        np.testing.assert_allclose(m, t, rtol=1e-4, atol=1e-6, err_msg=name)
