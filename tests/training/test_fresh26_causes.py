@@ -139,3 +139,27 @@ def test_an_embedding_padding_row_receives_no_gradient():
     np.testing.assert_array_equal(tables["loaded.weight"][1], pretrained[1])
     for (name, t), m in zip(tables.items(), [p.asnumpy() for p in m_model.trainable_params()]):
         np.testing.assert_allclose(m, t, rtol=1e-4, atol=1e-6, err_msg=name)
+
+
+# ``hasattr(torch.backends, "mps") and torch.backends.mps.is_available()`` (zeroling147/mini-transformer's device
+# chooser): the probe's read of ``torch.backends`` was MP104 and kept the port's ``import torch``. The probe is now
+# torch's answer, for every submodule of torch.backends (pkgutil over its path, the private ones included) and a name
+# it lacks, through ``import torch``, ``import torch as th`` and ``from torch import backends``; the guarded
+# ``mps.is_available()`` is False (no MPS backend in MindSpore).
+def test_a_torch_backends_probe_is_torchs_answer_and_reads_no_torch():
+    import pkgutil
+
+    import torch
+    import torch.backends
+
+    names = sorted(m.name for m in pkgutil.iter_modules(torch.backends.__path__)) + ["nope"]
+    for header, owner in (("import torch", "torch.backends"), ("import torch as th", "th.backends"),
+                          ("from torch import backends", "backends")):
+        source = header + "\n\n\ndef probes():\n    return [" + ", ".join(
+            f"hasattr({owner}, {n!r})" for n in names) + "]\n\n\ndef choose():\n    if hasattr(" + owner + \
+            ", 'mps') and " + owner + ".mps.is_available():\n        return 'mps'\n    return 'cpu'\n"
+        code = _convert(source)
+        assert "torch" not in code and "mindport: MP" not in code, code
+        module = load_module(code, "ms_probes")
+        assert module.probes() == [hasattr(torch.backends, n) for n in names], (header, names)
+        assert module.choose() == "cpu"
