@@ -163,3 +163,86 @@ def test_a_torch_backends_probe_is_torchs_answer_and_reads_no_torch():
         module = load_module(code, "ms_probes")
         assert module.probes() == [hasattr(torch.backends, n) for n in names], (header, names)
         assert module.choose() == "cpu"
+
+
+# 2xic's adversarial cryptography: inside one outer loop, an inner loop steps Eve (a project helper clips Eve's .grad
+# between backward and step) and a second steps Alice and Bob from ONE backward with two optimizers. The native
+# rewrite took both inner loops: it hoisted two forward_fn/grad_fn pairs of the same names before the outer loop (the
+# second replaced the first: Eve's step got Alice's gradients, a shape error), stepped Bob with Alice's gradients,
+# and the helper's clip of .grad never reached the tuple of gradients the step used. Now a loop whose backward several
+# optimizers step, or that calls a project helper between backward and step, is the general region's (.grad kept),
+# and hoisted names are never reused in the scope. Also two plain sibling loops (both native) in one outer loop, each
+# with its own model: their hoisted functions must not replace each other. Losses and weights against torch's.
+PLAYERS = '''
+import torch
+import torch.nn as nn
+
+
+def clip_all(model, value):
+    nn.utils.clip_grad_value_(model.parameters(), value)
+
+
+def players(alice, bob, eve, batches):
+    opt_e = torch.optim.Adam(eve.parameters(), lr=0.05)
+    opt_a = torch.optim.Adam(alice.parameters(), lr=0.05)
+    opt_b = torch.optim.Adam(bob.parameters(), lr=0.05)
+    losses = []
+    for x in batches:
+        for _ in range(2):
+            opt_e.zero_grad()
+            eve_loss = ((eve(alice(x)) - x) ** 2).mean() * 40.0
+            eve_loss.backward()
+            clip_all(eve, 0.05)
+            opt_e.step()
+        for _ in range(1):
+            opt_a.zero_grad()
+            opt_b.zero_grad()
+            code = alice(x)
+            ab_loss = ((bob(code) - x) ** 2).mean() - 0.5 * ((eve(code) - x) ** 2).mean()
+            ab_loss.backward()
+            opt_a.step()
+            opt_b.step()
+        losses += [float(eve_loss), float(ab_loss)]
+    return losses
+
+
+def siblings(first, second, batches):
+    opt_1 = torch.optim.SGD(first.parameters(), lr=0.1)
+    opt_2 = torch.optim.SGD(second.parameters(), lr=0.1)
+    losses = []
+    for x in batches:
+        for _ in range(2):
+            opt_1.zero_grad()
+            loss_1 = (first(x) ** 2).mean()
+            loss_1.backward()
+            opt_1.step()
+        for _ in range(2):
+            opt_2.zero_grad()
+            loss_2 = ((second(x) - 1.0) ** 2).mean()
+            loss_2.backward()
+            opt_2.step()
+        losses += [float(loss_1), float(loss_2)]
+    return losses
+'''
+
+
+def test_one_backward_for_several_optimizers_and_helpers_between_backward_and_step():
+    import mindspore as ms
+    import torch
+
+    from mindport import transfer_weights
+
+    code = _convert(PLAYERS)
+    t_mod, m_mod = load_module(PLAYERS, "torch_players"), load_module(code, "ms_players")
+    batches = [np.random.RandomState(s).normal(0, 1, (8, 4)).astype(np.float32) for s in range(3)]
+    for train, count in (("players", 3), ("siblings", 2)):
+        torch.manual_seed(0)
+        t_nets = [torch.nn.Linear(4, 4) for _ in range(count)]
+        m_nets = [ms.nn.Dense(4, 4) for _ in range(count)]
+        for t, m in zip(t_nets, m_nets):
+            transfer_weights({k: v.detach().clone() for k, v in t.state_dict().items()}, m)
+        t_losses = getattr(t_mod, train)(*t_nets, [torch.tensor(b) for b in batches])
+        m_losses = getattr(m_mod, train)(*m_nets, [ms.Tensor(b) for b in batches])
+        np.testing.assert_allclose(m_losses, t_losses, rtol=1e-5, err_msg=train)
+        for t, m in zip(t_nets, m_nets):
+            np.testing.assert_allclose(m.weight.asnumpy(), t.weight.detach().numpy(), rtol=1e-4, atol=1e-6)
