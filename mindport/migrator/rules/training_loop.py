@@ -154,16 +154,16 @@ class TrainingLoopRule(Rule):
                         optimizer(grads)
                     model = make_model()
                     optimizer = ms_optim.SGD(model.trainable_params(), lr=0.1)
-                    def forward_fn():
+                    def forward_fn_():
                         loss = mp_F.mse_loss(model(x), y)
                         return loss
-                    grad_fn = ms.value_and_grad(forward_fn, None, optimizer.parameters)
+                    grad_fn_ = ms.value_and_grad(forward_fn_, None, optimizer.parameters)
                     mp_train.train_mode(model)
                     for step in range(3):
-                        loss, grads = grad_fn()
+                        loss, grads = grad_fn_()
                         optimizer(grads)
             """,
-            note="torch builds every Module in training mode, a Cell starts in inference mode. A model built after another one's model.train() (here under the same name) whose mode nothing before its loop sets gets mindport.runtime.training.train_mode: training for the cells no set_train has reached, a mode set by the code kept (its BatchNorm took running statistics: 2e-2 off torch from the first loss).",
+            note="torch builds every Module in training mode, a Cell starts in inference mode. A model built after another one's model.train() (here under the same name) whose mode nothing before its loop sets gets mindport.runtime.training.train_mode: training for the cells no set_train has reached, a mode set by the code kept (its BatchNorm took running statistics: 2e-2 off torch from the first loss). The second loop's functions take names of their own (forward_fn_, grad_fn_): a scope's hoisted names are never reused.",
         ),
         Example(
             before="""
