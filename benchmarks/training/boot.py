@@ -59,6 +59,20 @@ def _normal(mean, std, size):
     return (mean + std * _stream.standard_normal(shape)).astype(np.float32)
 
 
+def _randint(*args, size=None, low=None, high=None, **_):
+    """torch.randint's forms ``(high, size)``, ``(low, high, size)`` (and keywords); ops.randint's ``(low, high,
+    size)``: int64 draws from the shared stream."""
+    args = list(args)
+    if size is None and args and isinstance(args[-1], (tuple, list)) or size is None and len(args) == 3:
+        size = args.pop()
+    if high is None:
+        high = args.pop() if args else None
+    if low is None:
+        low = args.pop() if args else 0
+    size = tuple(int(n) for n in (size if isinstance(size, (tuple, list)) else (size,)))
+    return _stream.randint(int(_value(low)), int(_value(high)), size).astype(np.int64)
+
+
 def _multinomial(weights, num_samples, replacement=False):
     """multinomial(weights, n, replacement) from the shared stream: each sample one uniform draw, the category whose
     cumulative weight (float64) first exceeds draw * total (without replacement a drawn category's weight is then
@@ -157,6 +171,9 @@ def _install_torch(mode, state):
     torch.randn_like = lambda x, dtype=None, **k: as_t(_stream.standard_normal(_shape_of(x)).astype(np.float32), dtype or x.dtype)
     torch.rand_like = lambda x, dtype=None, **k: as_t(_stream.random_sample(_shape_of(x)).astype(np.float32), dtype or x.dtype)
     torch.randperm = lambda n, **k: torch.from_numpy(_stream.permutation(int(n)).astype(np.int64))
+    # torch.randint(high, size) / (low, high, size): the shared stream (mindport's ops.randint draws it too); it was
+    # named above but drew each framework's own generator (zeroling's batch starts, 2xic's key bits, zhaojun's labels)
+    torch.randint = lambda *a, dtype=None, **k: torch.from_numpy(_randint(*a, **k)).to(dtype or torch.int64)
     # random_split calls the `randperm` torch.utils.data.dataset imported by name (`from torch import randperm`), not
     # torch.randperm: without this its split came from torch's own stream while mindport's drew the shared one
     # (kakituken/lenet_bn: other train/test subsets, its first loss 2.6e-3 apart from the same weights)
@@ -255,6 +272,8 @@ def _install_mindspore(mode, state):
     ops.randn_like = lambda x, dtype=None, seed=None, **k: as_t(_stream.standard_normal(_shape_of(x)).astype(np.float32), dtype or x.dtype)
     ops.rand_like = lambda x, dtype=None, seed=None, **k: as_t(_stream.random_sample(_shape_of(x)).astype(np.float32), dtype or x.dtype)
     ops.randperm = lambda n, seed=0, offset=0, dtype=ms.int64: ms.Tensor(_stream.permutation(int(n)), dtype=dtype)
+    ops.randint = lambda low, high, size, seed=None, *, dtype=None: ms.Tensor(_randint(low, high, size),
+                                                                            dtype=dtype or ms.int64)
     # mindport's Categorical.sample and multinomial (ops.multinomial): the shared stream (see _multinomial)
     ops.multinomial = lambda input, num_samples, replacement=True, seed=None, offset=None: ms.Tensor(
         _multinomial(_value(input), num_samples, replacement), dtype=ms.int64)

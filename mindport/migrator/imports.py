@@ -69,13 +69,17 @@ _NO_IMPORTS_INSIDE = (cst.BaseExpression, cst.Decorator, cst.Parameters, cst.Arg
 
 
 class _SplitImportLines(cst.CSTTransformer):
+    def __init__(self, every: bool = False):
+        super().__init__()
+        self.every = every  # every ``;`` line, not only those holding an import
+
     def on_visit(self, node) -> bool:
         # statements hold statements; a line's own parts and what _NO_IMPORTS_INSIDE names hold none
         return not isinstance(node, (cst.SimpleStatementLine, *_NO_IMPORTS_INSIDE))
 
     def leave_SimpleStatementLine(self, original_node, updated_node):
         body = updated_node.body
-        if len(body) < 2 or not any(isinstance(s, (cst.Import, cst.ImportFrom)) for s in body):
+        if len(body) < 2 or not (self.every or any(isinstance(s, (cst.Import, cst.ImportFrom)) for s in body)):
             return updated_node
         last = len(body) - 1
         lines = [cst.SimpleStatementLine(
@@ -86,13 +90,28 @@ class _SplitImportLines(cst.CSTTransformer):
         return cst.FlattenSentinel(lines)
 
 
+class _CallsBackward(cst.CSTVisitor):
+    found = False
+
+    def visit_Call(self, node) -> None:
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "backward":
+            self.found = True
+
+
 def split_import_lines(module: cst.Module) -> cst.Module:
     """``import math; import torch`` or ``import torch; x = 1``: a line holding an import among other statements
     becomes one line per statement before any rule runs, so the import is judged, kept, replaced or removed as a
     whole statement like any other (a torch import on a ``;`` line stayed as written, and the MindSpore imports
     the file needed were never placed: MiniMind's injected ``import torch;`` line). The line's comment stays on its
-    last statement; lines without an import keep their layout."""
-    return transform(module, _SplitImportLines())
+    last statement; lines without an import keep their layout.
+
+    In a file that calls ``.backward()``, every ``;`` line is split the same way: the training rules read a step's
+    statements (zero_grad, the forward, backward, clip, step) one per line, and a statement sharing its line with
+    another was not seen as one (``optimizer.zero_grad(set_to_none=True); loss.backward()`` kept its
+    ``loss.backward()`` in the port, where a MindSpore tensor has none: zeroling147/mini-transformer)."""
+    calls = _CallsBackward()
+    walk(module, calls)
+    return transform(module, _SplitImportLines(every=calls.found))
 
 
 class ImportCleanup(cst.CSTTransformer):

@@ -630,6 +630,31 @@ def with_settings(cell, **settings):
     return cell
 
 
+class PaddedEmbedding(nn.Embedding):
+    """torch.nn.Embedding with a ``padding_idx``: MindSpore's ``nn.Embedding`` takes it, but only zeroes that row when
+    it builds the table; its gradient is the other rows', so a padding row trains (2xic's TransformerEncoder with
+    ``padding_idx=-1``: torch's row stayed 0, MindSpore's moved from the first Adam step, the loss 3e-4 off at step 2).
+    Here the padding row is read through ``stop_gradient``: its output is the row as it stands (zeros unless a
+    checkpoint or a write set it) and it receives no gradient, as in torch; the other rows are MindSpore's lookup.
+    MindSpore's arguments (``vocab_size``, ``embedding_size``, ``embedding_table``) and parameter name
+    (``embedding_table``); a negative ``padding_idx`` counts from the end, as torch's does."""
+
+    def __init__(self, vocab_size, embedding_size, use_one_hot=False, embedding_table="normal", dtype=ms.int32,
+                 padding_idx=None):
+        if padding_idx is not None and padding_idx < 0:
+            padding_idx += vocab_size
+        super().__init__(vocab_size, embedding_size, use_one_hot=use_one_hot, embedding_table=embedding_table,
+                         dtype=dtype, padding_idx=padding_idx)
+
+    def construct(self, ids):
+        table = self.embedding_table
+        if self.padding_idx is not None:
+            frozen = (ops.arange(self.vocab_size) == self.padding_idx).reshape(self.vocab_size, 1)
+            table = ops.where(frozen, ops.stop_gradient(table), table)
+        out = ops.gather(table, ids.reshape(-1), 0)
+        return out.reshape(tuple(ids.shape) + (self.embedding_size,))
+
+
 def embedding_from_pretrained(embeddings, freeze=True, padding_idx=None, max_norm=None, norm_type=2.0,
                               scale_grad_by_freq=False, sparse=False):
     """torch.nn.Embedding.from_pretrained (a classmethod MindSpore's Embedding lacks): an ``nn.Embedding`` whose
@@ -640,8 +665,9 @@ def embedding_from_pretrained(embeddings, freeze=True, padding_idx=None, max_nor
     table = embeddings if isinstance(embeddings, ms.Tensor) else ms.Tensor(embeddings)
     if table.ndim != 2:
         raise ValueError(f"Embedding.from_pretrained: embeddings must be 2-D, got shape {table.shape}")
-    cell = nn.Embedding(table.shape[0], table.shape[1], embedding_table=table, dtype=ms.int64,
-                        padding_idx=padding_idx)
+    # a padding row receives no gradient (PaddedEmbedding), as torch's when freeze=False
+    cell = PaddedEmbedding(table.shape[0], table.shape[1], embedding_table=table, dtype=ms.int64,
+                           padding_idx=padding_idx)
     cell.embedding_table.requires_grad = not freeze
     return cell
 

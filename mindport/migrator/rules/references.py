@@ -604,25 +604,83 @@ def literal_namespace_reads(module: cst.Module) -> cst.Module:
     ``getattr`` is left as written."""
     finder = _GetattrUses()
     walk(module, finder)  # every file passes here: the read-only walk, not LibCST's rebuilding visit
+    if finder.probes and not finder.probe_defined:
+        backends = _torch_backends_names(module)
+        if backends:
+            module = transform(module, _BackendsProbe(backends))
     if not finder.calls or finder.defined:
         return module
     roots = _torch_import_names(module)
     return transform(module, _LiteralGetattr(roots)) if roots else module
 
 
+# torch.backends' submodules that ``hasattr(torch.backends, name)`` finds after ``import torch`` (torch 2.13, over
+# pkgutil.iter_modules(torch.backends.__path__): xeon, xnnpack, _coreml and _nnapi are not loaded, so False)
+_TORCH_BACKENDS = frozenset({"cpu", "cuda", "cudnn", "cusparselt", "kleidiai", "mha", "miopen", "mkl", "mkldnn", "mps",
+                             "nnpack", "openmp", "opt_einsum", "python_native", "quantized"})
+
+
+def _torch_backends_names(module: cst.Module) -> frozenset[str]:
+    """The dotted names the file's top-level imports make ``torch.backends``: ``torch.backends`` (``import torch``),
+    ``th.backends`` (``import torch as th``), ``backends`` / ``tb`` (``from torch import backends``, ``import
+    torch.backends as tb``)."""
+    names = set()
+    for line in module.body:
+        if not isinstance(line, cst.SimpleStatementLine):
+            continue
+        for stmt in line.body:
+            if isinstance(stmt, cst.Import):
+                for alias in stmt.names:
+                    dotted = _dotted(alias.name) or ""
+                    if alias.asname is None and dotted.split(".")[0] == "torch":
+                        names.add("torch.backends")
+                    elif alias.asname is not None and dotted in ("torch", "torch.backends"):
+                        bound = alias.asname.name.value
+                        names.add(f"{bound}.backends" if dotted == "torch" else bound)
+            elif isinstance(stmt, cst.ImportFrom) and not stmt.relative and stmt.module is not None \
+                    and _dotted(stmt.module) == "torch" and not isinstance(stmt.names, cst.ImportStar):
+                for alias in stmt.names:
+                    if alias.name.value == "backends":
+                        names.add(alias.asname.name.value if alias.asname else "backends")
+    return frozenset(names)
+
+
+class _BackendsProbe(cst.CSTTransformer):
+    """``hasattr(torch.backends, "mps")``, the probe before ``torch.backends.mps.is_available()`` (which the device
+    rule answers False): torch's own answer, a constant, so the line reads no torch (the read of ``torch.backends``
+    was MP104 and kept the port's ``import torch``: zeroling147/mini-transformer's device chooser)."""
+
+    def __init__(self, backends: frozenset[str]) -> None:
+        super().__init__()
+        self.backends = backends
+
+    def leave_Call(self, original_node, updated_node):
+        func, args = updated_node.func, updated_node.args
+        if not (isinstance(func, cst.Name) and func.value == "hasattr") or len(args) != 2 \
+                or any(a.keyword or a.star for a in args) or not isinstance(args[1].value, cst.SimpleString) \
+                or _dotted(args[0].value) not in self.backends:
+            return updated_node
+        name = args[1].value.evaluated_value
+        return cst.Name(str(name in _TORCH_BACKENDS), lpar=updated_node.lpar, rpar=updated_node.rpar)
+
+
 class _GetattrUses(cst.CSTVisitor):
     def __init__(self) -> None:
         super().__init__()
-        self.calls = self.defined = False
+        self.calls = self.defined = self.probes = self.probe_defined = False
 
     def visit_Call(self, node):
         self.calls = self.calls or (isinstance(node.func, cst.Name) and node.func.value == "getattr")
+        self.probes = self.probes or (isinstance(node.func, cst.Name) and node.func.value == "hasattr")
 
     def visit_FunctionDef(self, node):
         self.defined = self.defined or node.name.value == "getattr"
+        self.probe_defined = self.probe_defined or node.name.value == "hasattr"
 
     def visit_AssignTarget(self, node):
         self.defined = self.defined or (isinstance(node.target, cst.Name) and node.target.value == "getattr")
+        self.probe_defined = self.probe_defined or (isinstance(node.target, cst.Name)
+                                                    and node.target.value == "hasattr")
 
 
 def _torch_import_names(module: cst.Module) -> frozenset[str]:

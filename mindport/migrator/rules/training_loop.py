@@ -154,16 +154,16 @@ class TrainingLoopRule(Rule):
                         optimizer(grads)
                     model = make_model()
                     optimizer = ms_optim.SGD(model.trainable_params(), lr=0.1)
-                    def forward_fn():
+                    def forward_fn_():
                         loss = mp_F.mse_loss(model(x), y)
                         return loss
-                    grad_fn = ms.value_and_grad(forward_fn, None, optimizer.parameters)
+                    grad_fn_ = ms.value_and_grad(forward_fn_, None, optimizer.parameters)
                     mp_train.train_mode(model)
                     for step in range(3):
-                        loss, grads = grad_fn()
+                        loss, grads = grad_fn_()
                         optimizer(grads)
             """,
-            note="torch builds every Module in training mode, a Cell starts in inference mode. A model built after another one's model.train() (here under the same name) whose mode nothing before its loop sets gets mindport.runtime.training.train_mode: training for the cells no set_train has reached, a mode set by the code kept (its BatchNorm took running statistics: 2e-2 off torch from the first loss).",
+            note="torch builds every Module in training mode, a Cell starts in inference mode. A model built after another one's model.train() (here under the same name) whose mode nothing before its loop sets gets mindport.runtime.training.train_mode: training for the cells no set_train has reached, a mode set by the code kept (its BatchNorm took running statistics: 2e-2 off torch from the first loss). The second loop's functions take names of their own (forward_fn_, grad_fn_): a scope's hoisted names are never reused.",
         ),
         Example(
             before="""
@@ -731,6 +731,9 @@ class TrainingLoopRule(Rule):
         self._loop_targets: list[list[str]] = []
         self._loop_bodies: set[int] = set()
         self._preludes: list[tuple[cst.For, list[cst.BaseStatement]]] = []
+        # id(scope) -> the names the hoisted preludes of its native loops bind (forward_fn, grad_fn): a later loop of
+        # the scope (native or a region) takes other names, or its definitions replaced the earlier loop's
+        self._hoisted: dict[int, set[str]] = {}
         self._scope_nodes: dict[int, cst.CSTNode] = {}  # id(scope) -> its module/function node (train-mode check)
         # (id(scope), optimizer) of the loops converted so far, and of those never resetting their gradients
         self._stepped: set[tuple[int, str]] = set()
@@ -1081,6 +1084,13 @@ class TrainingLoopRule(Rule):
             return updated_node
         self.ctx.converted_sites += 1
         self._preludes.append((new_loop, prelude))
+        hoisted = self._hoisted.setdefault(id(self.scope), set())
+        for stmt in prelude:
+            if isinstance(stmt, cst.FunctionDef):
+                hoisted.add(stmt.name.value)
+            elif isinstance(stmt, cst.SimpleStatementLine):
+                hoisted.update(t.target.value for a in stmt.body if isinstance(a, cst.Assign)
+                               for t in a.targets if isinstance(t.target, cst.Name))
         return new_loop
 
     # --- placing forward_fn / grad_fn before the outermost loop of the nest
@@ -1627,6 +1637,18 @@ class TrainingLoopRule(Rule):
         opt = next((n for s in rest for n in self._step_names(s, optimizers)), None)
         if opt is None:
             raise _Unfit("cannot tell which optimizer steps")
+        if len({n for s in rest for n in self._step_names(s, optimizers)}) > 1:
+            # grad_fn differentiates for one optimizer's parameters; torch's backward fills every tensor's .grad and
+            # each optimizer steps its own (2xic's Alice and Bob: Bob stepped with Alice's gradients)
+            raise _Unfit("one backward() stepped by several optimizers: each takes its own parameters' .grad")
+        last = max(i for i, s in enumerate(rest) if self._step_names(s, optimizers))
+        for stmt in rest[:last]:
+            call = _expr_call(stmt)
+            if call is not None and isinstance(call.func, cst.Name) and call.func.value not in _BUILTIN_NAMES \
+                    and self.scope.resolve_torch(call.func) is None and call.args:
+                # a helper of the project between backward() and step() (clip_gradients(eve, 1): clip_grad_value_ on
+                # the model's .grad) reads or writes .grad, which grad_fn's gradients never reach
+                raise _Unfit(f"{code_of(call.func)}(...) between backward() and step() may read or write .grad")
         key = (id(self.scope), opt)
         carried = never_reset and key in self._never_reset  # an earlier such loop's sum is where torch's .grad stands
         if never_reset and key in self._stepped and not carried:
@@ -1738,7 +1760,8 @@ class TrainingLoopRule(Rule):
             needed = (needed | reads) - forward
     def _fresh(self, name: str, loop) -> str:
         """``forward_fn``/``grad_fn``, unless the user's code binds that name (each loop redefines its own)."""
-        taken = set(getattr(self.scope, "names", ())) | set(getattr(self.ctx.module_scope, "names", ()))
+        taken = set(getattr(self.scope, "names", ())) | set(getattr(self.ctx.module_scope, "names", ())) \
+            | self._hoisted.get(id(self.scope), set())
         while name in taken:
             name += "_"
         return name
