@@ -33,6 +33,7 @@ from mindport.migrator.rules.list_extend import ListExtendTransform
 from mindport.migrator.rules.local_del import LocalDelTransform
 from mindport.migrator.rules.loop_else import LoopElseTransform
 from mindport.migrator.rules.list_pop import ListPopTransform
+from mindport.migrator.rules.iter_next import IterNextTransform
 from mindport.migrator.rules.list_sort import ListSortTransform
 from mindport.migrator.rules.self_cache import SelfCacheTransform
 from mindport.migrator.rules.set_keys import SetKeysTransform
@@ -101,6 +102,7 @@ RULES = (
     GraphContainerTransform,      # dict(d) in a model method -> dict_copy(d); m = l then m.append: MP107 (GRAPH_MODE)
     ReversedCellsTransform,       # for up in reversed(self.up) -> list(self.up)[::-1] (GRAPH_MODE)
     ListPopTransform,             # skips.pop() in a model method -> skips[-1]; skips = skips[:-1] (GRAPH_MODE)
+    IterNextTransform,            # it = iter(xs); next(it, d) in a model method -> xs and an index (GRAPH_MODE)
     ListExtendTransform,          # xs.extend(ys) in a model method -> xs = xs + list(ys) (GRAPH_MODE unpacks wrong)
     ListSortTransform,            # xs.sort() / xs.remove(v) in a model method -> xs = sorted(xs) / slices (GRAPH_MODE no-op)
     SetKeysTransform,             # set(d) in a model method -> set(tuple(d)) (GRAPH_MODE's set read a dict's values)
@@ -131,7 +133,8 @@ RULES = (
 )
 
 
-_TAKE_MODULE_CLASSES = (ModuleClassTransform, BranchBindingTransform, ListPopTransform, ListExtendTransform,
+_TAKE_MODULE_CLASSES = (ModuleClassTransform, BranchBindingTransform, ListPopTransform, IterNextTransform,
+                        ListExtendTransform,
                         ListSortTransform, SetKeysTransform, LocalsDictTransform, SizeTupleTransform,
                         PackedFieldTransform, GraphContainerTransform,
                         ComprehensionForsTransform, TryReraiseTransform, PartialAttributeTransform, LocalDelTransform,
