@@ -20,6 +20,7 @@ from mindport.migrator.rules.distributed import DistributedTransform
 from mindport.migrator.rules.einops_calls import EinopsPatternTransform
 from mindport.migrator.rules.unfold_layers import UnfoldLayerTransform
 from mindport.migrator.rules.exact_types import ExactTypeTestTransform
+from mindport.migrator.rules.callable_tests import CallableTestTransform
 from mindport.migrator.rules.format_specs import FormatSpecTransform
 from mindport.migrator.rules.indexing import IndexTransform
 from mindport.migrator.rules.slice_guards import SliceGuardTransform
@@ -122,6 +123,7 @@ RULES = (
     RaiseNotImplementedTransform,  # raise NotImplemented -> raise NotImplementedError
     XorTestTransform,             # assert not (a ^ b) -> assert not (a != b) (GRAPH_MODE's BitXor takes ints only)
     ExactTypeTestTransform,       # type(x) is tuple in a model method -> isinstance(x, tuple) and ... (GRAPH_MODE folds)
+    CallableTestTransform,        # d() if isfunction(d) else d -> mp_graph_safe.callable_test(isfunction, d) (GRAPH_MODE)
     ZipStrictTransform,           # zip(a, b, strict=False) in a model method -> zip(a, b) (GRAPH_MODE's zip: no strict)
     AugAssignRebindTransform,     # x += e before x[...] += m in a model method -> x = x + e (GRAPH_MODE lost the item write)
     ViewWriteBackTransform,       # v = y[0]; v += 1 -> then y = mp_inplace.view_update(y, steps, v) (torch's views share)
