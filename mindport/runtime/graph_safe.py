@@ -7,6 +7,7 @@ from mindport.runtime import unbatched  # noqa: F401 - MindSpore's layers take t
 from mindport.runtime._graph import in_graph as _in_graph
 
 from mindspore import Tensor as _Tensor
+from mindspore.ops.primitive import constexpr as _constexpr
 
 # the values callable_test answers False for at compile time: never called
 _NEVER_CALLED = (_Tensor, bool, int, float, complex, str, bytes, tuple, list, dict, type(None))
@@ -81,3 +82,23 @@ def callable_test(test, value):
     if isinstance(value, _NEVER_CALLED):
         return False
     return test(value)
+
+
+@_constexpr
+def _folded(function, args):
+    return function(*args)
+
+
+def math_call(function, *args):
+    """``function(*args)`` for a function of Python's ``math`` module (``math.sqrt(n)``, ``math.log(d)``), computed
+    while the graph compiles when every argument is a number (a shape, a size: constants there).
+
+    A graph runs ``math``'s functions through the JIT Fallback, whose result is an interpreted object, not a
+    constant: a tensor reshaped with it is one too, and its shape can no longer be read ("The starred unpack merge
+    input must be sequence, but got AbstractAny" for ``b, n, _, h = *x.shape, heads`` in the next layer:
+    vit-pytorch's PiT pooling, ``h = int(sqrt(tokens.shape[1]))``; measured on 2.10). Computed as a constant, it is
+    Python's own number. Any other argument (a tensor, in PyNative or in a graph) gets ``function`` itself."""
+    for arg in args:
+        if not isinstance(arg, (int, float)):
+            return function(*args)
+    return _folded(function, args)

@@ -21,6 +21,7 @@ from mindport.migrator.rules.einops_calls import EinopsPatternTransform
 from mindport.migrator.rules.unfold_layers import UnfoldLayerTransform
 from mindport.migrator.rules.exact_types import ExactTypeTestTransform
 from mindport.migrator.rules.callable_tests import CallableTestTransform
+from mindport.migrator.rules.math_calls import MathCallTransform
 from mindport.migrator.rules.format_specs import FormatSpecTransform
 from mindport.migrator.rules.indexing import IndexTransform
 from mindport.migrator.rules.slice_guards import SliceGuardTransform
@@ -123,6 +124,7 @@ RULES = (
     RaiseNotImplementedTransform,  # raise NotImplemented -> raise NotImplementedError
     XorTestTransform,             # assert not (a ^ b) -> assert not (a != b) (GRAPH_MODE's BitXor takes ints only)
     ExactTypeTestTransform,       # type(x) is tuple in a model method -> isinstance(x, tuple) and ... (GRAPH_MODE folds)
+    MathCallTransform,            # math.sqrt(n) in a model method -> mp_graph_safe.math_call(math.sqrt, n) (GRAPH_MODE)
     CallableTestTransform,        # d() if isfunction(d) else d -> mp_graph_safe.callable_test(isfunction, d) (GRAPH_MODE)
     ZipStrictTransform,           # zip(a, b, strict=False) in a model method -> zip(a, b) (GRAPH_MODE's zip: no strict)
     AugAssignRebindTransform,     # x += e before x[...] += m in a model method -> x = x + e (GRAPH_MODE lost the item write)
@@ -142,7 +144,8 @@ _TAKE_MODULE_CLASSES = (ModuleClassTransform, BranchBindingTransform, ListPopTra
                         ComprehensionForsTransform, TryReraiseTransform, PartialAttributeTransform, LocalDelTransform,
                         LoopElseTransform, SelfCacheTransform, ExactTypeTestTransform, ZipStrictTransform,
                         AugAssignRebindTransform,
-                        DictUpdateTransform, ModuleMethodTransform, LambdaValueTransform, ShadowedGlobalTransform)  # they act in model classes
+                        DictUpdateTransform, ModuleMethodTransform, LambdaValueTransform, ShadowedGlobalTransform,
+                        MathCallTransform)  # they act in model classes
 
 
 def make_rules(ctx, module_classes: set[str], without: tuple[type, ...] = ()) -> list:
