@@ -29,7 +29,8 @@ from mindspore.ops.auto_generate import divs_op as _divs_op
 from mindspore.ops.composite.multitype_ops import div_impl as _div_impl
 
 _INSTALLED = getattr(_div_impl, "_mindport_int_div", False)
-_FLOATS = (_mstype.float16, _mstype.bfloat16, _mstype.float32, _mstype.float64)
+# floating and complex dtypes: divided as they are (an integer or bool operand takes the other's dtype)
+_FLOATS = (_mstype.float16, _mstype.bfloat16, _mstype.float32, _mstype.float64, _mstype.complex64, _mstype.complex128)
 
 
 def _tensor_div_tensor(x, y):
