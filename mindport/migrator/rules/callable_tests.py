@@ -102,6 +102,8 @@ class CallableTestTransform(Rule):
     def _guarded_test(self, original, updated, branches):
         """The rewritten test when it is (``not``) ``P(v)`` of a name ``v`` some branch calls; None otherwise."""
         negated = isinstance(updated, cst.UnaryOperation) and isinstance(updated.operator, cst.Not)
+        if negated != (isinstance(original, cst.UnaryOperation) and isinstance(original.operator, cst.Not)):
+            return None  # another rule rewrote the test (``type(x) is not T`` -> ``not is_exactly(...)``)
         call, before = (updated.expression, original.expression) if negated else (updated, original)
         if not (isinstance(call, cst.Call) and isinstance(before, cst.Call) and len(call.args) == 1
                 and call.args[0].keyword is None and not call.args[0].star
