@@ -6,6 +6,12 @@ from __future__ import annotations
 from mindport.runtime import unbatched  # noqa: F401 - MindSpore's layers take torch's unbatched inputs
 from mindport.runtime._graph import in_graph as _in_graph
 
+from mindspore import Tensor as _Tensor
+from mindspore.ops.primitive import constexpr as _constexpr
+
+# the values callable_test answers False for at compile time: never called
+_NEVER_CALLED = (_Tensor, bool, int, float, complex, str, bytes, tuple, list, dict, type(None))
+
 
 def merged_dict(*parts):
     """``{**a, **b, 'k': v}``: a new dict with each part's items in order, a later key replacing an earlier one.
@@ -61,3 +67,38 @@ def zip_strict(*iterables):
         if len(iterables[i]) != count:
             raise ValueError("zip() arguments have different lengths")
     return zip(*iterables)
+
+
+def callable_test(test, value):
+    """``test(value)`` for a test of whether a value is called (``callable``, ``inspect.isfunction``/``ismethod``/
+    ``isroutine``/``isbuiltin``/``isclass``), answered False for a value of a type that is never one (a tensor, a
+    number, a string, None, a tuple, list or dict).
+
+    ``d() if isfunction(d) else d`` (latent-diffusion's and many models' ``default(val, d)``) with a tensor ``d`` in a
+    graph: MindSpore runs ``isfunction(d)`` / ``callable(d)`` through the JIT Fallback, whose answer (False) is not a
+    compile-time constant, so the graph compiles both branches and ``d()`` on a tensor fails ("The object is not
+    callable", measured on 2.10). ``isinstance`` is decided at compile time there, so for such a value the test is a
+    constant and the call is never compiled; any other value gets ``test`` itself, as before."""
+    if isinstance(value, _NEVER_CALLED):
+        return False
+    return test(value)
+
+
+@_constexpr
+def _folded(function, args):
+    return function(*args)
+
+
+def math_call(function, *args):
+    """``function(*args)`` for a function of Python's ``math`` module (``math.sqrt(n)``, ``math.log(d)``), computed
+    while the graph compiles when every argument is a number (a shape, a size: constants there).
+
+    A graph runs ``math``'s functions through the JIT Fallback, whose result is an interpreted object, not a
+    constant: a tensor reshaped with it is one too, and its shape can no longer be read ("The starred unpack merge
+    input must be sequence, but got AbstractAny" for ``b, n, _, h = *x.shape, heads`` in the next layer:
+    vit-pytorch's PiT pooling, ``h = int(sqrt(tokens.shape[1]))``; measured on 2.10). Computed as a constant, it is
+    Python's own number. Any other argument (a tensor, in PyNative or in a graph) gets ``function`` itself."""
+    for arg in args:
+        if not isinstance(arg, (int, float)):
+            return function(*args)
+    return _folded(function, args)

@@ -20,6 +20,8 @@ from mindport.migrator.rules.distributed import DistributedTransform
 from mindport.migrator.rules.einops_calls import EinopsPatternTransform
 from mindport.migrator.rules.unfold_layers import UnfoldLayerTransform
 from mindport.migrator.rules.exact_types import ExactTypeTestTransform
+from mindport.migrator.rules.callable_tests import CallableTestTransform
+from mindport.migrator.rules.math_calls import MathCallTransform
 from mindport.migrator.rules.format_specs import FormatSpecTransform
 from mindport.migrator.rules.indexing import IndexTransform
 from mindport.migrator.rules.slice_guards import SliceGuardTransform
@@ -33,6 +35,7 @@ from mindport.migrator.rules.list_extend import ListExtendTransform
 from mindport.migrator.rules.local_del import LocalDelTransform
 from mindport.migrator.rules.loop_else import LoopElseTransform
 from mindport.migrator.rules.list_pop import ListPopTransform
+from mindport.migrator.rules.iter_next import IterNextTransform
 from mindport.migrator.rules.list_sort import ListSortTransform
 from mindport.migrator.rules.self_cache import SelfCacheTransform
 from mindport.migrator.rules.set_keys import SetKeysTransform
@@ -103,6 +106,7 @@ RULES = (
     GraphContainerTransform,      # dict(d) in a model method -> dict_copy(d); m = l then m.append: MP107 (GRAPH_MODE)
     ReversedCellsTransform,       # for up in reversed(self.up) -> list(self.up)[::-1] (GRAPH_MODE)
     ListPopTransform,             # skips.pop() in a model method -> skips[-1]; skips = skips[:-1] (GRAPH_MODE)
+    IterNextTransform,            # it = iter(xs); next(it, d) in a model method -> xs and an index (GRAPH_MODE)
     ListExtendTransform,          # xs.extend(ys) in a model method -> xs = xs + list(ys) (GRAPH_MODE unpacks wrong)
     ListSortTransform,            # xs.sort() / xs.remove(v) in a model method -> xs = sorted(xs) / slices (GRAPH_MODE no-op)
     SetKeysTransform,             # set(d) in a model method -> set(tuple(d)) (GRAPH_MODE's set read a dict's values)
@@ -122,6 +126,8 @@ RULES = (
     RaiseNotImplementedTransform,  # raise NotImplemented -> raise NotImplementedError
     XorTestTransform,             # assert not (a ^ b) -> assert not (a != b) (GRAPH_MODE's BitXor takes ints only)
     ExactTypeTestTransform,       # type(x) is tuple in a model method -> isinstance(x, tuple) and ... (GRAPH_MODE folds)
+    MathCallTransform,            # math.sqrt(n) in a model method -> mp_graph_safe.math_call(math.sqrt, n) (GRAPH_MODE)
+    CallableTestTransform,        # d() if isfunction(d) else d -> mp_graph_safe.callable_test(isfunction, d) (GRAPH_MODE)
     ZipStrictTransform,           # zip(a, b, strict=False) in a model method -> zip(a, b) (GRAPH_MODE's zip: no strict)
     AugAssignRebindTransform,     # x += e before x[...] += m in a model method -> x = x + e (GRAPH_MODE lost the item write)
     ViewWriteBackTransform,       # v = y[0]; v += 1 -> then y = mp_inplace.view_update(y, steps, v) (torch's views share)
@@ -133,13 +139,15 @@ RULES = (
 )
 
 
-_TAKE_MODULE_CLASSES = (ModuleClassTransform, BranchBindingTransform, ListPopTransform, ListExtendTransform,
+_TAKE_MODULE_CLASSES = (ModuleClassTransform, BranchBindingTransform, ListPopTransform, IterNextTransform,
+                        ListExtendTransform,
                         ListSortTransform, SetKeysTransform, LocalsDictTransform, SizeTupleTransform,
                         PackedFieldTransform, GraphContainerTransform,
                         ComprehensionForsTransform, TryReraiseTransform, PartialAttributeTransform, LocalDelTransform,
                         LoopElseTransform, SelfCacheTransform, ExactTypeTestTransform, ZipStrictTransform,
                         AugAssignRebindTransform,
-                        DictUpdateTransform, ModuleMethodTransform, LambdaValueTransform, ShadowedGlobalTransform)  # they act in model classes
+                        DictUpdateTransform, ModuleMethodTransform, LambdaValueTransform, ShadowedGlobalTransform,
+                        MathCallTransform)  # they act in model classes
 
 
 def make_rules(ctx, module_classes: set[str], without: tuple[type, ...] = ()) -> list:

@@ -57,7 +57,9 @@ class EinopsPatternTransform(Rule):
     MindSpore tensor (a numpy array) goes to einops itself.
 
     ``einops.pack``/``unpack`` call the runtime's functions of the same names, which compile in a graph (einops'
-    own raise ``EinopsError``, which a graph refuses: lucidrains/local-attention's LocalAttention).
+    own raise ``EinopsError``, which a graph refuses: lucidrains/local-attention's LocalAttention). An einops
+    function handed on as an argument (``maybe(rearrange)(t, 'b n (h d) -> b h n d', h=h)``: x-transformers) is the
+    runtime's function too.
 
     ``einops.einsum(a, b, "b l d_in, d_in n -> b l d_in n")`` (named axes, the pattern last) with a literal pattern
     becomes torch.einsum's runtime function with the names renamed to letters,
@@ -230,6 +232,21 @@ class EinopsPatternTransform(Rule):
         self.ctx.converted_sites += 1
         self._used(original_node.func)
         return parse_expression(compiled)
+
+    def leave_Arg(self, original_node: cst.Arg, updated_node: cst.Arg) -> cst.Arg:
+        """An einops function handed on as an argument (x-transformers' ``maybe(rearrange)(t, pattern, h=h)``,
+        ``partial(rearrange, ...)``, ``map(rearrange, ...)``) -> the runtime's function of the same name: einops' own
+        function reaches a graph through the call and does not compile there ("Unsupported statement 'Try'")."""
+        value = original_node.value
+        if not isinstance(value, (cst.Name, cst.Attribute)):
+            return updated_node
+        module, _, function = (self.scope.resolve(value) or "").rpartition(".")
+        if module != "einops" or function not in (*FUNCTIONS, "pack", "unpack"):
+            return updated_node
+        self._used(value)
+        self.ctx.converted_sites += 1
+        return updated_node.with_changes(
+            value=parse_expression(self.ctx.target_text(f"mindport.runtime.einops_backend.{function}")))
 
     def _runtime(self, original_node: cst.Call, updated_node: cst.Call, function: str) -> cst.BaseExpression:
         """A call the pattern compiler declines (a pattern known only at run time, ``**axes``): the same call of
