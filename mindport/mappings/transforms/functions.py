@@ -154,6 +154,18 @@ def functions_tensor_value(args: dict[str, Arg]) -> None:
         args[TARGET] = new("mindport.runtime.tensor.as_tensor")
 
 
+@call_transform("functions_tensor_data")
+def functions_tensor_data(args: dict[str, Arg]) -> None:
+    """torch.tensor of data that is not a literal (a name, a list display of names, a comprehension) may hold
+    tensors, which torch reads as scalars when they hold one element: ``torch.tensor([t1, t2])`` of shape-(1,)
+    tensors is shape (2,), where ``mindspore.Tensor`` stacks them into (2, 1) (a REINFORCE-with-GAE script's returns
+    broadcast against its values, loss 16950 for torch's 892). mindport.runtime.tensor.tensor reads the data as
+    torch does; a literal (``torch.tensor([1.0, 2.0])``) stays ``mindspore.Tensor``."""
+    data = args.get("input_data")
+    if data is not None and data.given and data.literal(default=UNKNOWN) is UNKNOWN:
+        args[TARGET] = new("mindport.runtime.tensor.tensor")
+
+
 @call_transform("functions_int64_dtype")
 def functions_int64_dtype(args: dict[str, Arg]) -> None:
     """ops.count_nonzero returns int32 unless told; torch returns int64."""
