@@ -111,7 +111,9 @@ class RecordedValueTransform(Rule):
     # --- where we are
     def visit_Module(self, node: cst.Module) -> None:
         code = module_code(node)
-        self._active = ".backward(" in code or "autograd.grad(" in code
+        self._handed = {name: (params, backed) for name, params, backed in self.ctx.options.backward_params}
+        self._active = ".backward(" in code or "autograd.grad(" in code \
+            or any(f"{name}(" in code for name in self._handed)
         self._models = module_classes(self.ctx.class_summary, self.ctx.options.module_classes)
         top = [s for s in node.body if not isinstance(s, (cst.FunctionDef, cst.ClassDef))]
         self._frames.append(self._frame(cst.Module(body=top), ()))
@@ -203,6 +205,9 @@ class RecordedValueTransform(Rule):
             elif isinstance(small, cst.Assign) and len(small.targets) == 1 \
                     and isinstance(small.targets[0].target, cst.Name) and i not in new:
                 new.update(self._combined(body, i, frame, small))
+            if i not in new and self._handed and isinstance(small, (cst.Expr, cst.Assign, cst.Return)) \
+                    and isinstance(small.value, cst.Call) and _called_name(small.value) in self._handed:
+                new.update(self._handed_to(original, body, i, frame))
         if not new:
             return updated_node
         return updated_node.with_changes(body=[s for i, stmt in enumerate(body) for s in new.get(i, [stmt])])
@@ -277,6 +282,57 @@ class RecordedValueTransform(Rule):
         line = updated[index]
         returned = elements[0] if pairs == [(None, None)] else updated_value.with_changes(elements=elements)
         small = line.body[0].with_changes(value=returned)
+        return {index: [*definitions, line.with_changes(body=[small], leading_lines=[])]}
+
+    def _handed_to(self, original, updated, index, frame) -> dict:
+        """``self.train(self.model, loss, self.opt)`` of a helper that calls ``loss.backward()`` on that parameter
+        (``project.backward_params``, in any file of the project): the loss handed over, computed here from a model
+        call, is recorded with its slice (``record(loss, recompute_loss, self, x, y)``), and the helper's region
+        (``TrainingLoopTransform._handed_losses``) differentiates it: value_and_grad computes it again from the
+        parameters. A loss this block does not compute from a model call (built over an episode in a loop, handed
+        in by its own caller) is left as it is: the runtime refuses the helper's region (no parameter reaches its
+        loss) at the first step."""
+        call, new_call = original[index].body[0].value, updated[index].body[0].value
+        if len(call.args) != len(new_call.args):
+            return {}
+        params, backed = self._handed[_called_name(call)]
+        offset = 1 if isinstance(call.func, cst.Attribute) and params[:1] in (("self",), ("cls",)) else 0
+        train = self.ctx.alias_for("mindport.runtime.training")
+        definitions, args = [], list(new_call.args)
+        for k, arg in enumerate(call.args):
+            if arg.star:
+                break
+            name = arg.keyword.value if arg.keyword is not None else (
+                params[k + offset] if k + offset < len(params) else None)
+            if name not in backed or not isinstance(arg.value, cst.Name):
+                continue
+            point, value = index, arg.value
+            for j in range(index - 1, -1, -1):  # where the name handed over is computed
+                if value.value in _names([original[j]]).writes:
+                    small = original[j].body[0] if isinstance(original[j], cst.SimpleStatementLine) else None
+                    if isinstance(small, cst.Assign) and len(original[j].body) == 1 and len(small.targets) == 1 \
+                            and isinstance(small.targets[0].target, cst.Name):
+                        point, value = j, small.value
+                    break
+            if point == index:
+                continue
+            found = self._slice(original, point, value, frame)
+            if found is None or any(set(_names([original[j]]).writes) & set(_names([value]).reads)
+                                    for j in range(point + 1, index)):
+                continue
+            chosen, inputs = found
+            fn = self._fresh(f"recompute_{arg.value.value}", frame)
+            frame["locals"].add(fn)
+            definitions.append(self._definition(fn, inputs, [updated[j] for j in chosen + [point]],
+                                                arg.value, updated[index] if not definitions else None))
+            rest = "".join(f", {n}" for n in inputs)
+            args[k] = args[k].with_changes(value=parse_expression(f"{train}.record({arg.value.value}, {fn}{rest})"))
+            self._records = True
+            self.ctx.converted_sites += 1
+        if not definitions:
+            return {}
+        line = updated[index]
+        small = line.body[0].with_changes(value=new_call.with_changes(args=args))
         return {index: [*definitions, line.with_changes(body=[small], leading_lines=[])]}
 
     @staticmethod
