@@ -176,3 +176,80 @@ def test_a_state_dict_in_torchs_names_loads_into_converted_layers():
     m_net = m_mod.load(m_mod.Net(), ms.Tensor(w), ms.Tensor(g))
     np.testing.assert_allclose(m_net.emb.embedding_table.asnumpy(), t_net.emb.weight.detach().numpy())
     np.testing.assert_allclose(m_net(ms.Tensor(tokens)).asnumpy(), t_net(torch.tensor(tokens)).item(), rtol=1e-5)
+
+
+# Values collected inside a function nested in the training function, whose list a sibling nested function
+# differentiates (gillesdami/actor_critic_cartpole: ``main()`` appends ``(m.log_prob(action), reward, preward)``
+# after ``obs, reward, done, _ = env.step(action)`` rebinds the ``obs`` the model read; ``learn(expBuffer, i)``
+# backpropagates). On main nothing was recorded (the rebound input), and the runtime refused the step: "no parameter
+# reaches the loss". Now the input is kept in a snapshot taken before the model call and the record is given it; a
+# loop variable the slice reads (``step``) is an input too (read through the closure, a recompute function saw the
+# loop's last value).
+NESTED_EPISODES = '''
+import torch
+import torch.nn as nn
+
+
+class Env:
+    def __init__(self):
+        self.t = 0
+
+    def reset(self):
+        self.t = 0
+        return torch.ones(4)
+
+    def step(self, action):
+        self.t += 1
+        return torch.full((4,), 0.3 * self.t) + action, float(action) - 0.5 * self.t, self.t >= 6, None
+
+
+def make_model():
+    return nn.Sequential(nn.Linear(4, 3), nn.Softmax(dim=-1))
+
+
+def run(model, episodes):
+    env = Env()
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    losses = []
+
+    def learn(buffer):
+        log_probs, rewards = list(map(torch.stack, zip(*buffer)))
+        loss = -(log_probs * (rewards - rewards.mean())).sum()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+
+    def main():
+        for i in range(episodes):
+            obs = env.reset()
+            buffer = []
+            for step in range(8):
+                probs = model(obs * (step + 1))
+                action = probs.argmax()
+                obs, reward, done, _ = env.step(action)
+                buffer.append((torch.log(probs[action]), torch.tensor(reward)))
+                if done:
+                    break
+            learn(buffer)
+
+    main()
+    return losses
+'''
+
+
+def test_values_collected_in_a_nested_function_train_like_torch():
+    import torch
+
+    from mindport.migrator.weights import transfer_weights
+
+    code = _convert(NESTED_EPISODES)
+    assert "obs_read = obs" in code and "record(" in code, code
+    t_mod, m_mod = load_module(NESTED_EPISODES, "torch_nested_episodes"), load_module(code, "ms_nested_episodes")
+    torch.manual_seed(0)
+    t_model, m_model = t_mod.make_model(), m_mod.make_model()
+    transfer_weights({k: v.detach().clone() for k, v in t_model.state_dict().items()}, m_model)
+    expected = t_mod.run(t_model, 4)
+    got = m_mod.run(m_model, 4)
+    assert len(set(np.round(expected, 6))) > 1  # the weights move in torch
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-6)

@@ -107,6 +107,8 @@ class RecordedValueTransform(Rule):
         self._classes: list[str] = []
         self._collected_returns: frozenset[str] = frozenset()  # helpers whose results a caller collects
         self._records = False  # the file records a value: its nn.Dropout layers keep their masks (leave_Module)
+        self._snapshots: dict[str, int] = {}  # the last _slice's rebound inputs -> where their snapshot goes
+        self._taken: set[int] = set()
 
     # --- where we are
     def visit_Module(self, node: cst.Module) -> None:
@@ -174,7 +176,7 @@ class RecordedValueTransform(Rule):
     def _frame(self, body, params) -> dict:
         code = code_of(body) if not isinstance(body, cst.Module) else module_code(body)
         names = _names([body])
-        return {"locals": set(params) | set(names.writes), "differentiates": ".backward(" in code
+        return {"locals": set(params) | set(names.writes) | _bound_names(body), "differentiates": ".backward(" in code
                 or "autograd.grad(" in code, "holders": set(), "model": False}
 
     # --- the rewrite
@@ -191,6 +193,7 @@ class RecordedValueTransform(Rule):
             return updated_node
         original, body = list(original_node.body), list(updated_node.body)
         new: dict[int, list] = {}
+        self._taken: set[int] = set()  # statements a snapshot was placed before (one record's snapshots each)
         for i, stmt in enumerate(original):
             if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
                 continue
@@ -230,6 +233,9 @@ class RecordedValueTransform(Rule):
         if found is None:
             return {}
         chosen, inputs = found
+        snapshots = self._snapshots
+        if any(k in self._taken for k in snapshots.values()):
+            return {}
         frame["holders"].add(holder)
         train = self.ctx.alias_for("mindport.runtime.training")
         self._records = True
@@ -238,7 +244,11 @@ class RecordedValueTransform(Rule):
         small = line.body[0]
         updated_value = small.value.args[0].value if point == index else small.value
         definition = self._definition(fn, inputs, [updated[j] for j in chosen], updated_value, line)
-        args = "".join(f", {n}" for n in inputs)
+        kept = {}
+        for name in snapshots:
+            kept[name] = self._fresh(f"{name}_read", frame)
+            frame["locals"].add(kept[name])
+        args = "".join(f", {kept.get(n, n)}" for n in inputs)
         call = parse_expression(f"{train}.record({code_of(updated_value)}, {fn}{args})")
         if point == index:
             small = small.with_changes(value=small.value.with_changes(args=[small.value.args[0].with_changes(
@@ -246,7 +256,12 @@ class RecordedValueTransform(Rule):
         else:
             small = small.with_changes(value=call)
         self.ctx.converted_sites += 1
-        return {point: [definition, line.with_changes(body=[small], leading_lines=[])]}
+        result = {point: [definition, line.with_changes(body=[small], leading_lines=[])]}
+        for name, k in snapshots.items():  # the snapshot, right before the first statement reading the input
+            result.setdefault(k, [updated[k]])
+            result[k].insert(len(result[k]) - 1, parse_statement(f"{kept[name]} = {name}\n"))
+            self._taken.add(k)
+        return result
 
     def _returned(self, original, updated, index, frame) -> dict:
         """``return E`` (or ``return a, E``) of a helper whose result a caller collects (``a, p =
@@ -367,10 +382,21 @@ class RecordedValueTransform(Rule):
         chosen.reverse()
         inputs = [n for n in dict.fromkeys(_names([original[j] for j in chosen] + [value]).reads)
                   if n in needed and n in frame["locals"]]
-        for k in chosen:  # an input rebound after a statement of the slice read it: the value it read is gone
+        # an input rebound after a statement of the slice read it (``obs, reward, done, _ = env.step(action)``
+        # between ``model(obs)`` and the append): the value it read is kept in a snapshot taken right before the
+        # first statement of the slice that reads it (``snapshots``: input -> that statement's index), and the
+        # record is given the snapshot. Before, such a value was not recorded at all, and the loss built from it
+        # reached no parameter (gillesdami's actor-critic: refused at run time)
+        snapshots: dict[str, int] = {}
+        for k in chosen:
             read = set(_names([original[k]]).reads) & set(inputs)
-            if any(set(_names([original[j]]).writes) & read for j in range(k + 1, point)):
-                return None
+            for name in read:
+                if name not in snapshots and any(name in _names([original[j]]).writes for j in range(k + 1, point)):
+                    snapshots[name] = k
+        if any(name in _names([original[j]]).writes for name, k in snapshots.items() for j in range(k + 1, point)
+               if j in chosen):
+            return None  # the slice itself rebinds it: the snapshot would not be what each statement read
+        self._snapshots = snapshots
         return chosen, inputs
 
     def _combined(self, updated, index, frame, assign: cst.Assign):
@@ -471,6 +497,34 @@ class RecordedValueTransform(Rule):
         while name in taken:
             name += "_"
         return name
+
+
+def _bound_names(body) -> set[str]:
+    """Names a block binds other than by assignment: loop targets (``for step in ...``), ``with ... as f``,
+    ``except ... as e``, nested definitions. A slice reading one takes it as an input: a recompute function that
+    read it through its closure would see its last value (the loop's last ``step``) when it runs again."""
+    found: set[str] = set()
+
+    class _Walk(cst.CSTVisitor):
+        def visit_For(self, n) -> None:
+            found.update(target_names(n.target))
+
+        def visit_WithItem(self, n) -> None:
+            if n.asname is not None:
+                found.update(target_names(n.asname.name))
+
+        def visit_ExceptHandler(self, n) -> None:
+            if n.name is not None:
+                found.update(target_names(n.name.name))
+
+        def visit_FunctionDef(self, n) -> bool:
+            return False
+
+        def visit_Lambda(self, n) -> bool:
+            return False
+
+    read(body, _Walk())
+    return found
 
 
 def _calls(node) -> list[cst.Call]:
