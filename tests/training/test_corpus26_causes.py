@@ -253,3 +253,21 @@ def test_values_collected_in_a_nested_function_train_like_torch():
     got = m_mod.run(m_model, 4)
     assert len(set(np.round(expected, 6))) > 1  # the weights move in torch
     np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-6)
+
+
+def test_the_backward_helper_fact_crosses_files(tmp_path):
+    """OhGreat/PolicyBased_DeepRL's shape: the helper is a base class's method in one file, its callers subclasses in
+    others. convert_path reads ``project.backward_params`` over every file: the caller in ``algo.py`` records the
+    loss it hands over, the helper in ``base.py`` differentiates it (no MP105 in either)."""
+    from mindport import convert_path
+
+    base, algo = HANDED_LOSS.split("class Algo(Base):")
+    src, out = tmp_path / "src", tmp_path / "out"
+    src.mkdir()
+    (src / "base.py").write_text(base)
+    (src / "algo.py").write_text("import torch\nimport torch.nn as nn\nfrom base import Base\n\n\nclass Algo(Base):"
+                                 + algo)
+    convert_path(src, out, jobs=1, use_cache=False)
+    converted_base, converted_algo = (out / "base.py").read_text(), (out / "algo.py").read_text()
+    assert "MP105" not in converted_base and "value_and_grad(forward_fn" in converted_base, converted_base
+    assert "record(loss, recompute_loss, self, x, y)" in converted_algo, converted_algo
