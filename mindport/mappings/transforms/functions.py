@@ -162,8 +162,29 @@ def functions_tensor_data(args: dict[str, Arg]) -> None:
     broadcast against its values, loss 16950 for torch's 892). mindport.runtime.tensor.tensor reads the data as
     torch does; a literal (``torch.tensor([1.0, 2.0])``) stays ``mindspore.Tensor``."""
     data = args.get("input_data")
-    if data is not None and data.given and data.literal(default=UNKNOWN) is UNKNOWN:
+    if data is not None and data.given and data.literal(default=UNKNOWN) is UNKNOWN and not _array_call(data.source):
         args[TARGET] = new("mindport.runtime.tensor.tensor")
+
+
+_ARRAY_ROOTS = frozenset({"np", "numpy", "math", "random", "pd", "pandas"})
+_ARRAY_METHODS = frozenset({"numpy", "asnumpy", "tolist", "item", "astype", "to_numpy", "values"})
+
+
+def _array_call(source: str) -> bool:
+    """Data that cannot hold a tensor: a call of numpy (pandas, math, random) or of a method giving an array or
+    Python values (``x.numpy()``, ``.tolist()``, ``.astype(...)``)."""
+    try:
+        node = ast.parse(source.strip(), mode="eval").body
+    except SyntaxError:
+        return False
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    if isinstance(func, ast.Attribute) and func.attr in _ARRAY_METHODS:
+        return True
+    while isinstance(func, ast.Attribute):
+        func = func.value
+    return isinstance(func, ast.Name) and func.id in _ARRAY_ROOTS
 
 
 @call_transform("functions_int64_dtype")

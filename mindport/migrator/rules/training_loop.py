@@ -226,7 +226,6 @@ class TrainingLoopRule(Rule):
                             w2.grad.zero_()
             """,
             after="""
-                import mindspore as ms
                 from mindport.runtime import inplace as mp_inplace
                 from mindport.runtime import tensor as mp_tensor
                 from mindport.runtime import math as mp_math
@@ -234,8 +233,8 @@ class TrainingLoopRule(Rule):
 
 
                 def fit(x, y, w1, w2, lr, steps):
-                    w1 = ms.Tensor(w1)
-                    w2 = ms.Tensor(w2)
+                    w1 = mp_tensor.tensor(w1)
+                    w2 = mp_tensor.tensor(w2)
                     for t in range(steps):
                         def forward_fn(w1, w2):
                             y_pred = x.mm(mat2=w1).clamp(min=0).mm(mat2=w2)
