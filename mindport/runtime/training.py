@@ -339,7 +339,10 @@ def record(value, fn, *inputs):
         # silently (ghj0504520/RL-LIB's A2C and REINFORCE agents did not learn)
         drawn = dict(_DRAWN)
         for index, item in enumerate(value):
-            if isinstance(item, Tensor):
+            # an item that is one of fn's inputs (the environment's reward handed to the recompute function) is
+            # not computed by fn: recorded as fn's item it was its own input, and computing it again recursed
+            # without end (gillesdami's actor-critic: RecursionError)
+            if isinstance(item, Tensor) and not any(item is a for a in inputs):
                 _DRAWN.clear()
                 _DRAWN.update(drawn)
                 record(item, _Item(fn, index), *inputs)

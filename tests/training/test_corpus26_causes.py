@@ -184,7 +184,8 @@ def test_a_state_dict_in_torchs_names_loads_into_converted_layers():
 # backpropagates). On main nothing was recorded (the rebound input), and the runtime refused the step: "no parameter
 # reaches the loss". Now the input is kept in a snapshot taken before the model call and the record is given it; a
 # loop variable the slice reads (``step``) is an input too (read through the closure, a recompute function saw the
-# loop's last value).
+# loop's last value). The environment's reward tensor, an input of the recompute function and an item of the tuple
+# recorded, is not recorded as the function's item (computing it again recursed without end).
 NESTED_EPISODES = '''
 import torch
 import torch.nn as nn
@@ -200,7 +201,7 @@ class Env:
 
     def step(self, action):
         self.t += 1
-        return torch.full((4,), 0.3 * self.t) + action, float(action) - 0.5 * self.t, self.t >= 6, None
+        return torch.full((4,), 0.3 * self.t) + action, torch.tensor(float(action) - 0.5 * self.t), self.t >= 6, None
 
 
 def make_model():
@@ -228,7 +229,7 @@ def run(model, episodes):
                 probs = model(obs * (step + 1))
                 action = probs.argmax()
                 obs, reward, done, _ = env.step(action)
-                buffer.append((torch.log(probs[action]), torch.tensor(reward)))
+                buffer.append((torch.log(probs[action]), reward))
                 if done:
                     break
             learn(buffer)
