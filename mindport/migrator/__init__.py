@@ -16,7 +16,7 @@ from mindport.mappings import load_registry
 from mindport.migrator.context import Options
 from mindport.migrator.engine import run_pipeline
 from mindport.migrator.project import (conv1d_settings_unread as _conv1d_settings_unread, float64_free as _float64_free,
-                                       return_kinds)
+                                       return_kinds, backward_params as _backward_params)
 
 
 @dataclass
@@ -38,7 +38,7 @@ def convert_source(code: str, filename: str = "<string>", *, target: str = "nn",
                    object_classes=frozenset(), list_names=frozenset(),
                    function_classes=frozenset(), float_sites=(), uniform_sites=(), return_kinds=None,
                    imported_names=frozenset(), float64_free=None, conv1d_settings_unread=None,
-                   tensor_free: bool = False, argument_writers=()) -> ConversionResult:
+                   tensor_free: bool = False, argument_writers=(), backward_params=None) -> ConversionResult:
     """Convert PyTorch source text to MindSpore source text.
 
     ``local_packages``: the top-level packages of the project the file belongs to (a torch-based package among them,
@@ -70,6 +70,8 @@ def convert_source(code: str, filename: str = "<string>", *, target: str = "nn",
         return ConversionResult(code=code)
     if return_kinds is None:
         return_kinds = _own_return_kinds(code)
+    if backward_params is None:
+        backward_params = _own_fact(_backward_params, code) or ()
     if float64_free is None:
         float64_free = _own_fact(_float64_free, code)
     if conv1d_settings_unread is None:
@@ -82,6 +84,7 @@ def convert_source(code: str, filename: str = "<string>", *, target: str = "nn",
                       float_sites=frozenset(tuple(site) for site in float_sites),
                       uniform_sites=frozenset(tuple(site) for site in uniform_sites),
                       return_kinds=tuple(tuple(k) for k in return_kinds),
+                      backward_params=tuple((n, tuple(p), tuple(b)) for n, p, b in backward_params),
                       imported_names=frozenset(imported_names), float64_free=bool(float64_free),
                       conv1d_settings_unread=bool(conv1d_settings_unread),
                       argument_writers=tuple((n, tuple(p), tuple(w)) for n, p, w in argument_writers))

@@ -77,6 +77,9 @@ class Options:
     # this file's joins (torch.cat, stack, ...) whose tensors had one dtype in every call of the recorded run, as
     # ((line, col, end_line, end_col), ...): MindSpore's own join there (TableCallTransform._promoted_join)
     uniform_sites: frozenset = frozenset()
+    # ((name, parameters, backpropagated parameters), ...): the project's functions that call .backward() on a
+    # parameter (project.backward_params): a caller records the loss it hands them
+    backward_params: tuple = ()
     return_kinds: tuple = ()  # ((name, kind), ...): what the project's functions return (project.return_kinds)
     imported_names: frozenset[str] = frozenset()  # names imported from the project's modules (project.py)
     # ((name, params, written params), ...): the project's module functions that write into an argument, which their

@@ -968,3 +968,33 @@ def _module_namespace(node: ast.expr, imported: set[str]) -> bool:
     if isinstance(node, ast.Name):
         return node.id in imported
     return isinstance(node, ast.Call) and _last_component(node.func) == "import_module"
+
+
+def backward_params(trees: list[ast.Module]) -> tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...]:
+    """The project's functions and methods that call ``.backward()`` on a parameter they never rebind (an update
+    helper handed the loss: ``def train(self, model, loss, opt): opt.zero_grad(); loss.backward(); opt.step()`` in a
+    base class, called as ``self.train(self.model, loss_policy, self.optimizer)`` from subclasses in other files):
+    ((name, its parameters in order, the ones it backpropagates), ...), for the names whose every definition, in
+    every file, says the same. The caller records the loss it hands over (``RecordedValueTransform``) and the
+    helper's backward differentiates the recorded value (``TrainingLoopTransform``). Read with ``ast``: nothing
+    imported. ``trees``: the project's parsed files (:func:`parse_files`), or one file's alone
+    (``convert_source``)."""
+    found: dict[str, set] = {}
+    for tree in trees:
+        functions = [n for n in _statements(tree.body) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        for function in functions:
+            args = function.args
+            params = tuple(a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs))
+            rebound: set[str] = set()
+            backed: list[str] = []
+            for node in ast.walk(function):
+                if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+                    rebound.add(node.id)
+                elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                        and node.func.attr == "backward" and isinstance(node.func.value, ast.Name) \
+                        and node.func.value.id in params and node.func.value.id not in backed:
+                    backed.append(node.func.value.id)
+            backed = [p for p in backed if p not in rebound]
+            found.setdefault(function.name, set()).add((params, tuple(backed)))
+    return tuple(sorted((name, *next(iter(kinds))) for name, kinds in found.items()
+                        if len(kinds) == 1 and next(iter(kinds))[1]))

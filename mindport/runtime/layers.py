@@ -567,6 +567,25 @@ else:
 _set_train._mindport_cell_set_train = _cell_set_train
 
 
+def _own_keys(module, own, state_dict):
+    """``state_dict`` with each key the Cell does not have but torch's naming of its parameters does (an
+    Embedding's ``weight`` is its ``embedding_table``, a LayerNorm's ``weight`` its ``gamma``, at any depth:
+    ``{'weight': w}`` written by hand for ``embedding.load_state_dict``) renamed to the Cell's own key; keys the Cell
+    has, and unknown ones, are kept as they are (the Cell's own check reports them)."""
+    if all(key in own for key in state_dict):
+        return state_dict
+    from mindport.runtime.containers import _torch_named_parameters
+
+    own_key = {id(value): key for key, value in own.items()}
+    torch_to_own = {name: own_key[id(param)] for name, param in _torch_named_parameters(module, "", True, None)
+                    if id(param) in own_key}
+    renamed = {}
+    for key, value in state_dict.items():
+        target = key if key in own else torch_to_own.get(key, key)
+        renamed[target if target not in state_dict or target == key else key] = value
+    return renamed
+
+
 def load_state_dict(module, state_dict, *args, **kwargs):
     """torch's ``module.load_state_dict(sd, strict=True)`` on a Cell, each Parameter written in place (``ops.assign``).
     MindSpore 2.10's ``Cell.load_state_dict`` (and ``load_param_into_net``) give a Parameter new storage
@@ -581,6 +600,7 @@ def load_state_dict(module, state_dict, *args, **kwargs):
         return module.load_state_dict(state_dict, *args, **kwargs)
     strict = kwargs.get("strict", args[0] if args else True)
     own = module.state_dict()
+    state_dict = _own_keys(module, own, state_dict)
     hooked = any(getattr(cell, "_lazy_load_state_dict_pre_hooks", None)
                  or getattr(cell, "_lazy_load_state_dict_post_hooks", None)
                  for _, cell in module.cells_and_names())

@@ -280,7 +280,75 @@ def as_tensor(input_data, dtype=None):
         if dtype is None or input_data.dtype == dtype:
             return input_data
         return input_data.astype(dtype)
+    if not _in_graph():
+        input_data, dtype = sequence_data(input_data, dtype)
     return ms.Tensor(input_data, dtype=dtype)
+
+
+_TORCH_INFERRED = {bool: ms.bool_, int: ms.int64, float: ms.float32, complex: ms.complex64}
+_WIDTHS = ((ms.complex64, ms.complex128), (ms.float16, ms.bfloat16, ms.float32, ms.float64),
+           (ms.uint8, ms.int8, ms.int16, ms.int32, ms.int64))  # each kind's dtypes, narrowest first
+
+
+def _holds_tensor(data, depth: int = 0) -> bool:
+    if isinstance(data, ms.Tensor):
+        return depth > 0
+    if isinstance(data, (list, tuple)) and depth < 64:
+        return any(_holds_tensor(item, depth + 1) for item in data)
+    return False
+
+
+def _scalar_leaves(data, dtypes: list):
+    """``data`` (nested lists/tuples) with each tensor a Python number, as torch reads a tensor inside a sequence:
+    a scalar, whatever its shape, if it holds one element (ValueError otherwise, torch's message); ``dtypes``
+    gathers each leaf's dtype as torch infers it (a tensor's own, a numpy scalar's own, a Python number the
+    default's)."""
+    if isinstance(data, (list, tuple)):
+        return [_scalar_leaves(item, dtypes) for item in data]
+    if isinstance(data, ms.Tensor):
+        if data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        dtypes.append(data.dtype)
+        return data.reshape(()).asnumpy().item()
+    if isinstance(data, np.generic):
+        dtypes.append(ms.from_numpy(np.asarray(data)).dtype)
+        return data.item()
+    dtypes.append(_TORCH_INFERRED.get(builtins.type(data), ms.float32))
+    return data
+
+
+def _torch_promoted(dtypes: list):
+    """torch's ``promoteTypes`` over the leaves' dtypes: the widest float if any leaf is floating (an integer or bool
+    leaf never widens it: int64 with float32 is float32), else the widest integer, else bool."""
+    for widths in _WIDTHS:
+        found = [d for d in dtypes if d in widths]
+        if found:
+            return builtins.max(found, key=widths.index)
+    return ms.bool_
+
+
+def sequence_data(data, dtype=None):
+    """``data`` of a tensor constructor (``torch.tensor``/``as_tensor``/``FloatTensor``... of a list) as torch reads
+    it, and the dtype torch infers: a tensor inside a list or tuple is a scalar when it holds one element, so
+    ``torch.tensor([t1, t2])`` of shape-(1,) tensors is shape (2,) (``mindspore.Tensor`` stacks them: (2, 1); a
+    REINFORCE-with-GAE script's returns became (T, 1) and broadcast its loss against (T,) values). Data without a
+    tensor inside is returned as it is, with ``dtype`` unchanged."""
+    if not _holds_tensor(data):
+        return data, dtype
+    dtypes: list = []
+    values = _scalar_leaves(data, dtypes)
+    inferred = dtype if dtype is not None else _torch_promoted(dtypes)
+    return values, inferred
+
+
+def tensor(data, dtype=None):
+    """``torch.tensor(data, dtype)`` of data that is not a literal: a list or tuple holding tensors is read as torch
+    reads it (:func:`sequence_data`: one-element tensors are scalars); anything else is ``mindspore.Tensor(data,
+    dtype)``, as before. In a static graph (GRAPH_MODE) it is ``mindspore.Tensor`` unchanged."""
+    if _in_graph():
+        return ms.Tensor(data, dtype=dtype)
+    data, dtype = sequence_data(data, dtype)
+    return ms.Tensor(data, dtype=dtype)
 
 
 def new_tensor(x, data, dtype=None):
@@ -429,6 +497,8 @@ def _typed_constructor(name: str, dtype, cuda: bool = False):
             value = data[0]
             if isinstance(value, ms.Tensor):
                 return value.astype(dtype)
+            if _holds_tensor(value):
+                value = sequence_data(value, dtype)[0]
             return ms.Tensor(np.asarray(value), dtype)
         if not all(isinstance(n, int) for n in data):
             raise TypeError(f"{name}: expected data or sizes, got {data!r}")

@@ -163,7 +163,7 @@ def value_and_grad(fn, weights=(), leaves=0, losses=1, apart=False):
             out = (*loss, *out[losses:])
             every = [_pairs(args, leaves, weights_here if g[1] else (), g, read, own, used) for g in every]
             _record_step(fn, args, out, every[0])
-            code = getattr(fn, "__code__", None)
+            code = _checked_key(fn)
             if code not in _CHECKED:
                 _CHECKED.add(code)
                 raw = [g for gs in every for g in gs]
@@ -186,7 +186,7 @@ def value_and_grad(fn, weights=(), leaves=0, losses=1, apart=False):
         pairs.leaves = frozenset(own)
         pairs.used = frozenset(used)
         _record_step(fn, args, out, pairs)
-        code = getattr(fn, "__code__", None)
+        code = _checked_key(fn)
         if code not in _CHECKED:  # once per forward function: a loss no parameter reaches would train nothing
             _CHECKED.add(code)
             raw = (*leaf_grads, *weight_grads)  # before the leaves' hooks: a hook zeroing a gradient is the script's
@@ -339,7 +339,10 @@ def record(value, fn, *inputs):
         # silently (ghj0504520/RL-LIB's A2C and REINFORCE agents did not learn)
         drawn = dict(_DRAWN)
         for index, item in enumerate(value):
-            if isinstance(item, Tensor):
+            # an item that is one of fn's inputs (the environment's reward handed to the recompute function) is
+            # not computed by fn: recorded as fn's item it was its own input, and computing it again recursed
+            # without end (gillesdami's actor-critic: RecursionError)
+            if isinstance(item, Tensor) and not any(item is a for a in inputs):
                 _DRAWN.clear()
                 _DRAWN.update(drawn)
                 record(item, _Item(fn, index), *inputs)
@@ -788,6 +791,14 @@ class no_grad(contextlib.ContextDecorator):  # noqa: N801 - torch's name
 
 
 _CHECKED: set = set()
+
+
+def _checked_key(fn):
+    """What the zero-gradient check is done once for: a forward function's code in its file. Code objects compare
+    equal by their instructions and names, not their file: the same helper text in two modules of a process (a
+    converted project's two copies of one update helper, two tests) was checked only in the first."""
+    code = getattr(fn, "__code__", None)
+    return (code, getattr(code, "co_filename", None))
 _GRAPH_GRADS = [0]  # grad_graph calls so far: a failing differentiation after one went through a gradient
 _NO_SECOND_DERIVATIVE = ("mindport: MindSpore could not differentiate a gradient taken with create_graph=True "
                          "({detail}): MindSpore 2.10 cannot differentiate the gradient of some operators again "

@@ -154,6 +154,39 @@ def functions_tensor_value(args: dict[str, Arg]) -> None:
         args[TARGET] = new("mindport.runtime.tensor.as_tensor")
 
 
+@call_transform("functions_tensor_data")
+def functions_tensor_data(args: dict[str, Arg]) -> None:
+    """torch.tensor of data that is not a literal (a name, a list display of names, a comprehension) may hold
+    tensors, which torch reads as scalars when they hold one element: ``torch.tensor([t1, t2])`` of shape-(1,)
+    tensors is shape (2,), where ``mindspore.Tensor`` stacks them into (2, 1) (a REINFORCE-with-GAE script's returns
+    broadcast against its values, loss 16950 for torch's 892). mindport.runtime.tensor.tensor reads the data as
+    torch does; a literal (``torch.tensor([1.0, 2.0])``) stays ``mindspore.Tensor``."""
+    data = args.get("input_data")
+    if data is not None and data.given and data.literal(default=UNKNOWN) is UNKNOWN and not _array_call(data.source):
+        args[TARGET] = new("mindport.runtime.tensor.tensor")
+
+
+_ARRAY_ROOTS = frozenset({"np", "numpy", "math", "random", "pd", "pandas"})
+_ARRAY_METHODS = frozenset({"numpy", "asnumpy", "tolist", "item", "astype", "to_numpy", "values"})
+
+
+def _array_call(source: str) -> bool:
+    """Data that cannot hold a tensor: a call of numpy (pandas, math, random) or of a method giving an array or
+    Python values (``x.numpy()``, ``.tolist()``, ``.astype(...)``)."""
+    try:
+        node = ast.parse(source.strip(), mode="eval").body
+    except SyntaxError:
+        return False
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    if isinstance(func, ast.Attribute) and func.attr in _ARRAY_METHODS:
+        return True
+    while isinstance(func, ast.Attribute):
+        func = func.value
+    return isinstance(func, ast.Name) and func.id in _ARRAY_ROOTS
+
+
 @call_transform("functions_int64_dtype")
 def functions_int64_dtype(args: dict[str, Arg]) -> None:
     """ops.count_nonzero returns int32 unless told; torch returns int64."""

@@ -107,11 +107,15 @@ class RecordedValueTransform(Rule):
         self._classes: list[str] = []
         self._collected_returns: frozenset[str] = frozenset()  # helpers whose results a caller collects
         self._records = False  # the file records a value: its nn.Dropout layers keep their masks (leave_Module)
+        self._snapshots: dict[str, int] = {}  # the last _slice's rebound inputs -> where their snapshot goes
+        self._taken: set[int] = set()
 
     # --- where we are
     def visit_Module(self, node: cst.Module) -> None:
         code = module_code(node)
-        self._active = ".backward(" in code or "autograd.grad(" in code
+        self._handed = {name: (params, backed) for name, params, backed in self.ctx.options.backward_params}
+        self._active = ".backward(" in code or "autograd.grad(" in code \
+            or any(f"{name}(" in code for name in self._handed)
         self._models = module_classes(self.ctx.class_summary, self.ctx.options.module_classes)
         top = [s for s in node.body if not isinstance(s, (cst.FunctionDef, cst.ClassDef))]
         self._frames.append(self._frame(cst.Module(body=top), ()))
@@ -172,7 +176,7 @@ class RecordedValueTransform(Rule):
     def _frame(self, body, params) -> dict:
         code = code_of(body) if not isinstance(body, cst.Module) else module_code(body)
         names = _names([body])
-        return {"locals": set(params) | set(names.writes), "differentiates": ".backward(" in code
+        return {"locals": set(params) | set(names.writes) | _bound_names(body), "differentiates": ".backward(" in code
                 or "autograd.grad(" in code, "holders": set(), "model": False}
 
     # --- the rewrite
@@ -189,6 +193,7 @@ class RecordedValueTransform(Rule):
             return updated_node
         original, body = list(original_node.body), list(updated_node.body)
         new: dict[int, list] = {}
+        self._taken: set[int] = set()  # statements a snapshot was placed before (one record's snapshots each)
         for i, stmt in enumerate(original):
             if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
                 continue
@@ -203,6 +208,9 @@ class RecordedValueTransform(Rule):
             elif isinstance(small, cst.Assign) and len(small.targets) == 1 \
                     and isinstance(small.targets[0].target, cst.Name) and i not in new:
                 new.update(self._combined(body, i, frame, small))
+            if i not in new and self._handed and isinstance(small, (cst.Expr, cst.Assign, cst.Return)) \
+                    and isinstance(small.value, cst.Call) and _called_name(small.value) in self._handed:
+                new.update(self._handed_to(original, body, i, frame))
         if not new:
             return updated_node
         return updated_node.with_changes(body=[s for i, stmt in enumerate(body) for s in new.get(i, [stmt])])
@@ -225,6 +233,9 @@ class RecordedValueTransform(Rule):
         if found is None:
             return {}
         chosen, inputs = found
+        snapshots = self._snapshots
+        if any(k in self._taken for k in snapshots.values()):
+            return {}
         frame["holders"].add(holder)
         train = self.ctx.alias_for("mindport.runtime.training")
         self._records = True
@@ -233,7 +244,11 @@ class RecordedValueTransform(Rule):
         small = line.body[0]
         updated_value = small.value.args[0].value if point == index else small.value
         definition = self._definition(fn, inputs, [updated[j] for j in chosen], updated_value, line)
-        args = "".join(f", {n}" for n in inputs)
+        kept = {}
+        for name in snapshots:
+            kept[name] = self._fresh(f"{name}_read", frame)
+            frame["locals"].add(kept[name])
+        args = "".join(f", {kept.get(n, n)}" for n in inputs)
         call = parse_expression(f"{train}.record({code_of(updated_value)}, {fn}{args})")
         if point == index:
             small = small.with_changes(value=small.value.with_changes(args=[small.value.args[0].with_changes(
@@ -241,7 +256,12 @@ class RecordedValueTransform(Rule):
         else:
             small = small.with_changes(value=call)
         self.ctx.converted_sites += 1
-        return {point: [definition, line.with_changes(body=[small], leading_lines=[])]}
+        result = {point: [definition, line.with_changes(body=[small], leading_lines=[])]}
+        for name, k in snapshots.items():  # the snapshot, right before the first statement reading the input
+            result.setdefault(k, [updated[k]])
+            result[k].insert(len(result[k]) - 1, parse_statement(f"{kept[name]} = {name}\n"))
+            self._taken.add(k)
+        return result
 
     def _returned(self, original, updated, index, frame) -> dict:
         """``return E`` (or ``return a, E``) of a helper whose result a caller collects (``a, p =
@@ -279,6 +299,57 @@ class RecordedValueTransform(Rule):
         small = line.body[0].with_changes(value=returned)
         return {index: [*definitions, line.with_changes(body=[small], leading_lines=[])]}
 
+    def _handed_to(self, original, updated, index, frame) -> dict:
+        """``self.train(self.model, loss, self.opt)`` of a helper that calls ``loss.backward()`` on that parameter
+        (``project.backward_params``, in any file of the project): the loss handed over, computed here from a model
+        call, is recorded with its slice (``record(loss, recompute_loss, self, x, y)``), and the helper's region
+        (``TrainingLoopTransform._handed_losses``) differentiates it: value_and_grad computes it again from the
+        parameters. A loss this block does not compute from a model call (built over an episode in a loop, handed
+        in by its own caller) is left as it is: the runtime refuses the helper's region (no parameter reaches its
+        loss) at the first step."""
+        call, new_call = original[index].body[0].value, updated[index].body[0].value
+        if len(call.args) != len(new_call.args):
+            return {}
+        params, backed = self._handed[_called_name(call)]
+        offset = 1 if isinstance(call.func, cst.Attribute) and params[:1] in (("self",), ("cls",)) else 0
+        train = self.ctx.alias_for("mindport.runtime.training")
+        definitions, args = [], list(new_call.args)
+        for k, arg in enumerate(call.args):
+            if arg.star:
+                break
+            name = arg.keyword.value if arg.keyword is not None else (
+                params[k + offset] if k + offset < len(params) else None)
+            if name not in backed or not isinstance(arg.value, cst.Name):
+                continue
+            point, value = index, arg.value
+            for j in range(index - 1, -1, -1):  # where the name handed over is computed
+                if value.value in _names([original[j]]).writes:
+                    small = original[j].body[0] if isinstance(original[j], cst.SimpleStatementLine) else None
+                    if isinstance(small, cst.Assign) and len(original[j].body) == 1 and len(small.targets) == 1 \
+                            and isinstance(small.targets[0].target, cst.Name):
+                        point, value = j, small.value
+                    break
+            if point == index:
+                continue
+            found = self._slice(original, point, value, frame)
+            if found is None or any(set(_names([original[j]]).writes) & set(_names([value]).reads)
+                                    for j in range(point + 1, index)):
+                continue
+            chosen, inputs = found
+            fn = self._fresh(f"recompute_{arg.value.value}", frame)
+            frame["locals"].add(fn)
+            definitions.append(self._definition(fn, inputs, [updated[j] for j in chosen + [point]],
+                                                arg.value, updated[index] if not definitions else None))
+            rest = "".join(f", {n}" for n in inputs)
+            args[k] = args[k].with_changes(value=parse_expression(f"{train}.record({arg.value.value}, {fn}{rest})"))
+            self._records = True
+            self.ctx.converted_sites += 1
+        if not definitions:
+            return {}
+        line = updated[index]
+        small = line.body[0].with_changes(value=new_call.with_changes(args=args))
+        return {index: [*definitions, line.with_changes(body=[small], leading_lines=[])]}
+
     @staticmethod
     def _definition(fn, inputs, statements, value, line):
         return cst.FunctionDef(
@@ -311,10 +382,21 @@ class RecordedValueTransform(Rule):
         chosen.reverse()
         inputs = [n for n in dict.fromkeys(_names([original[j] for j in chosen] + [value]).reads)
                   if n in needed and n in frame["locals"]]
-        for k in chosen:  # an input rebound after a statement of the slice read it: the value it read is gone
+        # an input rebound after a statement of the slice read it (``obs, reward, done, _ = env.step(action)``
+        # between ``model(obs)`` and the append): the value it read is kept in a snapshot taken right before the
+        # first statement of the slice that reads it (``snapshots``: input -> that statement's index), and the
+        # record is given the snapshot. Before, such a value was not recorded at all, and the loss built from it
+        # reached no parameter (gillesdami's actor-critic: refused at run time)
+        snapshots: dict[str, int] = {}
+        for k in chosen:
             read = set(_names([original[k]]).reads) & set(inputs)
-            if any(set(_names([original[j]]).writes) & read for j in range(k + 1, point)):
-                return None
+            for name in read:
+                if name not in snapshots and any(name in _names([original[j]]).writes for j in range(k + 1, point)):
+                    snapshots[name] = k
+        if any(name in _names([original[j]]).writes for name, k in snapshots.items() for j in range(k + 1, point)
+               if j in chosen):
+            return None  # the slice itself rebinds it: the snapshot would not be what each statement read
+        self._snapshots = snapshots
         return chosen, inputs
 
     def _combined(self, updated, index, frame, assign: cst.Assign):
@@ -415,6 +497,34 @@ class RecordedValueTransform(Rule):
         while name in taken:
             name += "_"
         return name
+
+
+def _bound_names(body) -> set[str]:
+    """Names a block binds other than by assignment: loop targets (``for step in ...``), ``with ... as f``,
+    ``except ... as e``, nested definitions. A slice reading one takes it as an input: a recompute function that
+    read it through its closure would see its last value (the loop's last ``step``) when it runs again."""
+    found: set[str] = set()
+
+    class _Walk(cst.CSTVisitor):
+        def visit_For(self, n) -> None:
+            found.update(target_names(n.target))
+
+        def visit_WithItem(self, n) -> None:
+            if n.asname is not None:
+                found.update(target_names(n.asname.name))
+
+        def visit_ExceptHandler(self, n) -> None:
+            if n.name is not None:
+                found.update(target_names(n.name.name))
+
+        def visit_FunctionDef(self, n) -> bool:
+            return False
+
+        def visit_Lambda(self, n) -> bool:
+            return False
+
+    read(body, _Walk())
+    return found
 
 
 def _calls(node) -> list[cst.Call]:

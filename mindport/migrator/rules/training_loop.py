@@ -226,7 +226,6 @@ class TrainingLoopRule(Rule):
                             w2.grad.zero_()
             """,
             after="""
-                import mindspore as ms
                 from mindport.runtime import inplace as mp_inplace
                 from mindport.runtime import tensor as mp_tensor
                 from mindport.runtime import math as mp_math
@@ -234,8 +233,8 @@ class TrainingLoopRule(Rule):
 
 
                 def fit(x, y, w1, w2, lr, steps):
-                    w1 = ms.Tensor(w1)
-                    w2 = ms.Tensor(w2)
+                    w1 = mp_tensor.tensor(w1)
+                    w2 = mp_tensor.tensor(w2)
                     for t in range(steps):
                         def forward_fn(w1, w2):
                             y_pred = x.mm(mat2=w1).clamp(min=0).mm(mat2=w2)
@@ -756,6 +755,7 @@ class TrainingLoopRule(Rule):
         self._param_vars: list[set[str]] = []  # per enclosing for: its targets when it iterates over parameters
         self._optimized: set[str] = set()  # names read in an optimizer's params argument
         self._functions: set[str] = set()  # functions the file defines (no model: no set_train)
+        self._def_params: dict[int, set[str]] = {}  # id(function body) -> the function's parameter names
         self._own_backward = False  # a class of the file defines a backward method of its own (a flow's inverse)
         # module-level functions -> the module names they read (through the file's other functions too), and the
         # leaves some of them read that way (``def forward(x): return w * x``): those become Parameters, differentiated
@@ -903,6 +903,8 @@ class TrainingLoopRule(Rule):
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._scope_nodes[id(self.scope)] = node  # the runner has entered the function's scope
         self._def_bodies.add(id(node.body))
+        self._def_params[id(node.body)] = {p.name.value for p in (
+            *node.params.posonly_params, *node.params.params, *node.params.kwonly_params)}
         self._loops.append(0)
 
     def leave_FunctionDef(self, original_node, updated_node):
@@ -1099,7 +1101,8 @@ class TrainingLoopRule(Rule):
             updated_node = updated_node.with_changes(body=self._graph_sites(list(updated_node.body)))
         if self._sites and id(original_node) not in self._native_bodies:
             terminal = id(original_node) in self._loop_bodies or id(original_node) in self._def_bodies
-            updated_node = updated_node.with_changes(body=self._regions(list(updated_node.body), terminal))
+            updated_node = updated_node.with_changes(body=self._regions(
+                list(updated_node.body), terminal, self._def_params.get(id(original_node))))
         if not self._preludes:
             return updated_node
         if id(original_node) in self._loop_bodies:  # an outer loop: only a prelude reading what its body binds
@@ -1120,7 +1123,7 @@ class TrainingLoopRule(Rule):
         return updated_node.with_changes(body=self._place(list(updated_node.body)))
 
     # --- the general backward region (training_region.py)
-    def _regions(self, body: list, terminal: bool) -> list:
+    def _regions(self, body: list, terminal: bool, params: set[str] | None = None) -> list:
         """The backward sites of one block: their forward statements become forward_fn, differentiated where the
         last of them stood; each backward adds the gradients into .grad. A site whose loss this block does not
         compute waits for the enclosing block (it stands in an if/with/try), or, in a loop or function body or the
@@ -1130,6 +1133,8 @@ class TrainingLoopRule(Rule):
         if not calls:
             return body
         original = body
+        if params:
+            body, calls = self._handed_losses(body, calls, params)
         try:
             sites = [self._site(index, call) for index, call in calls]
             try:
@@ -1155,6 +1160,27 @@ class TrainingLoopRule(Rule):
             self._sites.pop(id(call))
         self.ctx.converted_sites += len(plans)
         return self._emit(body, plans)
+
+    def _handed_losses(self, body: list, calls: list, params: set[str]) -> tuple[list, list]:
+        """A function's ``loss.backward()`` of its parameter ``loss`` that its body never rebinds (an update helper
+        handed the loss by its caller, ``project.backward_params``): the body starts with ``loss = loss``, the
+        statement that computes it here, so the region's forward_fn returns the value handed over. Its caller
+        records that value with the statements that computed it (``RecordedValueTransform``) and the runtime's
+        value_and_grad computes it again inside the differentiation; a value nobody recorded reaches no parameter
+        and the runtime refuses it at the first step (``_UNREACHED``), never a silent zero gradient. Before, MP105
+        left ``loss.backward()`` to torch (ohgreat's REINFORCE and actor-critic agents)."""
+        written = set().union(*(reads_writes(stmt)[1] for stmt in body))
+        handed = []
+        for _, call in calls:
+            func = call.func
+            if id(call) not in self._grad_calls and isinstance(func, cst.Attribute) \
+                    and isinstance(func.value, cst.Name) and func.value.value in params \
+                    and func.value.value not in written and func.value.value not in handed:
+                handed.append(func.value.value)
+        if not handed:
+            return body, calls
+        body = [parse_statement(f"{name} = {name}\n") for name in handed] + body
+        return body, [(index + len(handed), call) for index, call in calls]
 
     def _site(self, index: int, call: cst.Call):
         if id(call) in self._grad_calls:  # torch.autograd.grad(outputs, inputs, grad_outputs, ...)
