@@ -48,6 +48,7 @@ from mindport.runtime import math as mp_math
 from mindport.runtime import nn_functional as mp_F
 from mindport.runtime import special as mp_special
 from mindport.runtime._graph import in_graph as _in_graph
+from mindport.runtime.framework import set_data as _set_data
 from mindport.runtime.containers import is_parameter
 
 _FLOATS = (ms.float16, ms.float32, ms.float64, ms.bfloat16)
@@ -468,12 +469,10 @@ def set_(input, source=None, storage_offset=0, size=None, stride=None):
     if not isinstance(source, ms.Tensor):
         source = ms.Tensor(source)
     if isinstance(input, ms.Parameter):
-        from mindport.runtime.framework import set_data
-
-        return set_data(input, source)
+        return _set_data(input, source)
     if _in_graph():
         if source.shape != input.shape or source.dtype != input.dtype:
-            raise ValueError("mindport: in GRAPH_MODE x.set_(source) needs a source of x's shape and dtype")
+            raise RuntimeError("mindport: in GRAPH_MODE x.set_(source) needs a source of x's shape and dtype")
         ops.assign(input, source)
         return source
     input.assign_value(source)

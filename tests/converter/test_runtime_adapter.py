@@ -81,7 +81,7 @@ def test_run_time_arguments_convert_and_match_torch(tmp_path):
     # the local dict's keywords written out (mindport/migrator/keyword_dicts.py)
     assert 'make_conv2d(*conv_args, kernel_size=3, padding=1, bias=False, device=device, dtype=dtype)' in code
     assert 'norm_layer=TorchLayerNorm' in code  # passed as a value: the file's value class (native19)
-    assert 'partial(mp_adapt.api("torch.cat"), dim=1)' in code
+    assert 'partial(torch_cat, dim=1)' in code  # bound by name: a definition of the file (native26)
     assert '.reshape(*shape)' in code  # a method whose signature takes *shape binds statically
     assert "import torch" not in code
     t_mod, m_mod = _load(MODEL, tmp_path, "torch_block"), _load(code, tmp_path, "ms_block")

@@ -5,6 +5,7 @@ frameworks)."""
 from __future__ import annotations
 
 import importlib
+import re
 import sys
 import textwrap
 
@@ -221,7 +222,8 @@ def test_a_run_time_star_import_named_from_below_the_converted_root(tmp_path):
     _write(src, ROOTED_DRIVER_TREE)
     assert dict(star_bindings(src, sorted(ROOTED_DRIVER_TREE))["src/driver.py"])["F"] == "torch.nn.functional"
     convert_path(src, out, jobs=1)
-    assert "F.elu" not in (out / "src" / "driver.py").read_text()
+    # no call of torch's F.elu is left (a definition's docstring may name MindSpore's mp_F.elu)
+    assert not re.search(r"(?<![\w.])F\.elu\b", (out / "src" / "driver.py").read_text())
     torch.manual_seed(0)
     t_net = _import(src / "src", "driver", ("driver", "models", "layers")).build().eval()
     m_net = _import(out / "src", "driver", ("driver", "models", "layers")).build()
