@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from mindport.migrator.rules.base import Example, Rule
+from mindport.migrator.scopes import dotted_name
 from mindport.migrator.syntax import target_names
 from mindport.migrator.walk import walk
 
@@ -455,6 +456,10 @@ class _Helper:
         self.unknown_uses = False  # a cell built where its calls cannot be followed (a container, a local)
         self.live = True  # some call may read a written argument after it
 
+    @property
+    def name(self) -> str:
+        return self.fn.name.value
+
 
 class _Imported:
     """A writing helper another file of the project defines (``from .util import mask_``), as the project's facts
@@ -467,7 +472,8 @@ class _Imported:
     rebound: frozenset = frozenset()
     gives_back: frozenset = frozenset()
 
-    def __init__(self, params, written) -> None:
+    def __init__(self, name, params, written) -> None:
+        self.name = name  # the name this file calls it by
         self.params = list(params)
         self.written = set(written)
 
@@ -485,6 +491,8 @@ class _Plan:
         self.methods: dict[tuple[str, str], _Helper] = {}  # (class, method) -> helper
         self.cells: dict[str, _Helper] = {}  # layer class -> the helper of its forward/construct
         self.layers: dict[tuple[str, str], _Helper] = {}  # (class, attribute) -> the cell self.<attribute> holds
+        self.appends: set[int] = set()  # ids of layer forwards whose returns get the written inputs appended
+        self.appending: set[int] = set()  # ids of statements binding a layer's output and its written inputs
 
     def make(self) -> None:
         for stmt in self.module.body:
@@ -577,20 +585,11 @@ class _Plan:
                 self.returns[id(helper.fn)] = names
                 if helper.returns_value:
                     self.appends.add(id(helper.fn))
-        # the calls of another file's writing helpers: bound again, or said where they cannot be
-        for callee in self.imported.values():
-            for fn, owner, stmt, call in sites.get(id(callee), ()):
-                names = self._bound_args(call, callee)
-                if stmt is not None and names is not None:
-                    self.calls[id(stmt)] = names
-                elif self._live_at(fn, call, callee):
-                    anchor = stmt if stmt is not None else self._line_of(fn, call)
-                    if anchor is not None:
-                        self.remarks.setdefault(id(anchor), (
-                            f"{call.func.value} writes into the argument it is handed here, which cannot be bound "
-                            f"again: a static graph (GRAPH_MODE) does not carry the write back"))
-        # the call sites: every call of a good helper in the file
-        for helper in helpers:
+        # another file's writing helpers give back what they write there (project.argument_writers): their calls
+        # here are bound again like those of the file's own
+        good |= {id(h) for h in self.imported.values()}
+        # the call sites: every call of a good helper in the file, or of another file's
+        for helper in [*helpers, *self.imported.values()]:
             for fn, owner, stmt, call in sites.get(id(helper), ()):
                 callee = helper
                 live = self._live_at(fn, call, callee)
@@ -623,7 +622,7 @@ class _Plan:
                     anchor = stmt if stmt is not None else self._line_of(fn, call)
                     if anchor is not None:
                         self.remarks.setdefault(id(anchor), (
-                            f"{callee.fn.name.value} writes into the argument it is handed here, which cannot be bound "
+                            f"{callee.name} writes into the argument it is handed here, which cannot be bound "
                             f"again: a static graph (GRAPH_MODE) does not carry the write back"))
 
     def _find_cells(self) -> None:
@@ -902,9 +901,7 @@ def exported_writers(module: cst.Module, names: frozenset[str]) -> dict[str, tup
     run on their file (``project.argument_writers`` reads every such file; the plan that converts it adds the
     ``return``)."""
     returns: dict = {}
-    plan = _Plan(module, returns, {}, {}, exported=names)
-    plan.appends, plan.appending = set(), set()
-    plan.make()
+    _Plan(module, returns, {}, {}, exported=names).make()
     out = {}
     for stmt in module.body:
         if isinstance(stmt, cst.FunctionDef) and stmt.name.value in names and id(stmt) in returns:
@@ -926,7 +923,7 @@ def _imported_writers(module: cst.Module, writers: tuple, local: frozenset[str])
         imp = stmt.body[0]
         if isinstance(imp.names, cst.ImportStar):
             continue
-        head = _dotted(imp.module).split(".")[0] if imp.module is not None else ""
+        head = (dotted_name(imp.module) or "").split(".")[0] if imp.module is not None else ""
         if not imp.relative and head not in local:
             continue
         for alias in imp.names:
@@ -934,16 +931,8 @@ def _imported_writers(module: cst.Module, writers: tuple, local: frozenset[str])
                 continue
             bound = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) \
                 else alias.name.value
-            found[bound] = _Imported(*known[alias.name.value])
+            found[bound] = _Imported(bound, *known[alias.name.value])
     return found
-
-
-def _dotted(node) -> str:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        return f"{_dotted(node.value)}.{node.attr.value}"
-    return ""
 
 
 def _plain(fn: cst.FunctionDef) -> bool:

@@ -6,6 +6,7 @@ import libcst as cst
 
 from mindport.migrator.native_facts import own_nodes
 from mindport.migrator.rules.base import Example, Rule
+from mindport.migrator.syntax import target_names
 
 # torch functions that give one tensor of at least one axis from any valid arguments (``torch.tensor`` and
 # ``as_tensor`` only with a list or tuple display: ``torch.tensor(5.0)`` is 0-d, and torch's ``reversed`` of a 0-d
@@ -132,14 +133,8 @@ class ReversedTensorTransform(Rule):
 
 def _names(node, name: str) -> bool:
     """Does ``node`` (a binding target, or a global/nonlocal statement) bind ``name``?"""
-    if isinstance(node, cst.Name):
-        return node.value == name
     if isinstance(node, (cst.Global, cst.Nonlocal)):
         return any(n.name.value == name for n in node.names)
     if isinstance(node, cst.AsName):
-        return _names(node.name, name)
-    if isinstance(node, (cst.Tuple, cst.List)):
-        return any(_names(e.value, name) for e in node.elements)
-    if isinstance(node, cst.StarredElement):
-        return _names(node.value, name)
-    return False
+        node = node.name
+    return name in target_names(node)
