@@ -236,7 +236,7 @@ def run_repo(repo: str, domain: str, work: Path, args) -> dict:
     row["files"] = len(conversion.files)
     settings = ProveSettings(graph_mode=not args.no_graph, build_seconds=args.build_seconds,
                              proof_seconds=args.proof_seconds, stub_missing=args.stub_missing,
-                             max_params=args.max_params)
+                             **({"max_params": args.max_params} if args.max_params else {}))
     models, summary = prove_models(src, out, max_models=args.max_models, workers=args.workers, settings=settings,
                                    cache=False, log_dir=folder / "logs", spread=True)
     for m in models:
@@ -283,7 +283,9 @@ def main() -> int:
                         help="per-file conversion time limit, wall clock (a file over it is copied unchanged and its "
                              "models are reported as not converted); 60 before: a busy machine stopped 100 kB files")
     parser.add_argument("--no-graph", action="store_true")
-    parser.add_argument("--max-params", type=int, default=10_000_000, help="models over this are not built")
+    parser.add_argument("--max-params", type=int, default=None,
+                        help="models over this are not built (default: migrate's own cap, ProveSettings.max_params, "
+                             "40,000,000; the sweeps before session 26 used 10,000,000)")
     parser.add_argument("--time-budget", type=float, default=None, metavar="MINUTES",
                         help="start no repository after this many minutes")
     parser.add_argument("--work", type=Path, default=Path("/tmp/discovery-sweep"))

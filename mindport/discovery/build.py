@@ -577,33 +577,81 @@ _SHRINK = r"dim|channel|chan$|hidden|embed|width|features|filters|units|planes|d
           r"depth|layers|blocks|n_layer|nlayers|vocab|tokens"
 
 
+def _small_size(name: str, value):
+    """The small value of a size-like argument (``_SHRINK`` names: ``embed_dim=768`` -> 16, ``depths=[3, 3, 9, 3]``
+    -> ``[1, 1, 1, 1]``, ``dims=[96, 192, 384, 768]`` -> ``[16, 16, 16, 16]``), or None when the name is not size-like
+    or the value is already that small."""
+    if not re.search(_SHRINK, name.lower()):
+        return None
+    layered = re.search(r"depth|layers|blocks|n_layer", name.lower())
+    if isinstance(value, int) and not isinstance(value, bool):
+        text = small_value(name, "int") or "16"
+        small = 1 if layered else int(text) if text.isdigit() else 16  # channel_mult: a list name, an int here
+        return small if 0 < small < value else None
+    if isinstance(value, (list, tuple)) and value and all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+        new = type(value)(min(v, 1 if layered else 16) for v in value)
+        return new if new != value else None
+    return None
+
+
 def _shrunk(params: list[dict]) -> str:
     """Keyword arguments that make a model small: size-like parameters with an integer (or list of integers) default
-    larger than the small value of their name (``embed_dim=768`` -> 16, ``depths=[3, 3, 9, 3]`` -> ``[1, 1, 1, 1]``,
-    ``dims=[96, 192, 384, 768]`` -> ``[16, 16, 16, 16]``); "" when none."""
+    larger than the small value of their name (``_small_size``); "" when none."""
     import ast as _ast
 
     out = []
     for p in params:
-        if p["default"] is None or p["kind"] not in ("positional", "keyword") or not re.search(_SHRINK, p["name"].lower()):
+        if p["default"] is None or p["kind"] not in ("positional", "keyword"):
             continue
         try:
             value = _ast.literal_eval(p["default"])
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
             continue
-        layered = re.search(r"depth|layers|blocks|n_layer", p["name"].lower())
-        if isinstance(value, int) and not isinstance(value, bool):
-            text = small_value(p["name"], "int") or "16"
-            small = 1 if layered else int(text) if text.isdigit() else 16  # channel_mult: a list name, an int here
-            if 0 < small < value:
-                out.append(f"{p['name']}={small}")
-        elif isinstance(value, (list, tuple)) and value and all(isinstance(v, int) and not isinstance(v, bool)
-                                                                  for v in value):
-            small = 1 if layered else 16
-            new = type(value)(min(v, small) for v in value)
-            if new != value:
-                out.append(f"{p['name']}={new!r}")
+        small = _small_size(p["name"], value)
+        if small is not None:
+            out.append(f"{p['name']}={small!r}")
     return ", ".join(out)
+
+
+def shrunk_call(ctor: str, params: list[dict]) -> str | None:
+    """The constructor text ``ctor`` (a call's arguments, as the repository wrote them) with its literal size-like
+    arguments small (``_small_size``), positional ones named by ``params`` order: a construction over the parameter
+    cap (``ResNet(Bottleneck, [3, 4, 23, 3])``, FocalNet's ``depths=[2, 2, 18, 2], embed_dim=128``) becomes the same
+    class at depth one per stage (``ResNet(Bottleneck, [1, 1, 1, 1])``), every block kind still built and run. None
+    when nothing in it shrinks."""
+    import ast as _ast
+
+    try:
+        call = _ast.parse(f"f({ctor})", mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    if not isinstance(call, _ast.Call):
+        return None
+    names = [p["name"] for p in params if p["kind"] == "positional"]
+    changed = False
+
+    def small(name: str, node: _ast.expr) -> _ast.expr:
+        nonlocal changed
+        try:
+            value = _ast.literal_eval(node)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            return node
+        new = _small_size(name, value)
+        if new is None:
+            return node
+        changed = True
+        return _ast.parse(repr(new), mode="eval").body
+
+    for i, arg in enumerate(call.args):
+        if isinstance(arg, _ast.Starred) or i >= len(names):
+            break
+        call.args[i] = small(names[i], arg)
+    for kw in call.keywords:
+        if kw.arg is not None:
+            kw.value = small(kw.arg, kw.value)
+    if not changed:
+        return None
+    return _ast.unparse(call)[2:-1]
 
 
 _SPATIAL_SIZE = r"^(img|image|input|in|feat|feature|frame|map|spatial)_?(size|shape|hw)$"
@@ -1756,10 +1804,19 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
                 origin = next((o for o, c in attempts if c == ob["ctor"]), "repository call site")
                 attempts = [(origin, ob["ctor"])] + [a for a in attempts if a[1] != ob["ctor"]]
     recording = observed is not None and bool(watch) and work is not None
-    for origin, ctor in attempts:
+
+    def smaller(origin: str, ctor: str) -> None:
+        """A construction over the cap is tried next at small sizes (shrunk_call), once."""
+        small = shrunk_call(ctor, cand["params"])
+        if small is not None and all(small != c for _, c in attempts):
+            attempts.insert(attempts.index((origin, ctor)) + 1, (f"{origin}, small sizes", small))
+
+    attempts = list(attempts)
+    for origin, ctor in attempts:  # grows while it runs: smaller() inserts after the current attempt
         n_meta = _meta_params(ref, ctor, root, seconds)
         if n_meta is not None and n_meta > max_params:  # never built for real: a huge init costs minutes
             errors.append(f"{origin} ({ctor}): {n_meta:,} parameters (over {max_params:,})")
+            smaller(origin, ctor)
             continue
         torch.manual_seed(0)
         t = time.perf_counter()
@@ -1792,6 +1849,7 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
             continue
         if n_params > max_params:
             errors.append(f"{origin} ({ctor}): {n_params:,} parameters (over {max_params:,})")
+            smaller(origin, ctor)
             continue
         model.eval()
         fwd = _handed_forward_use(model, cand["forward"] or [])
