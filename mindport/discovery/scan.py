@@ -1290,8 +1290,9 @@ class _Literal:
     names the module defines, calls of those, and ``args.X`` where X is an argparse option with a literal default
     (replaced by the default)."""
 
-    def __init__(self, module_names: set[str], argdefaults: dict[str, str]):
+    def __init__(self, module_names: set[str], argdefaults: dict[str, str], local_values: dict | None = None):
         self.names, self.argdefaults = module_names, argdefaults
+        self.local_values = local_values or {}  # a name the calling scope bound to a literal: its first value
 
     def render(self, node: ast.expr) -> str | None:
         node = self._substitute(node)
@@ -1319,6 +1320,8 @@ class _Literal:
             left, right = self._substitute(node.left), self._substitute(node.right)
             return None if left is None or right is None else ast.BinOp(left=left, op=node.op, right=right)
         if isinstance(node, ast.Name):
+            if node.id in self.local_values:
+                return self.local_values[node.id]
             return node if node.id in self.names or node.id in ("True", "False", "None") else None
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in ("nn", "torch"):
             return node if node.value.id in self.names else None
@@ -1887,6 +1890,11 @@ def _collect_calls(parsed: dict, found: dict[str, Candidate], by_name: dict[str,
         for scope in [tree, *[n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]]:
             bound: dict[str, list[Candidate]] = {}
             tensors: dict[str, str] = {}
+            # a name this scope binds to a literal (``nlabels = 10`` in one branch, ``= 100`` in the other, then
+            # ``CifarResNeXt(args.cardinality, args.depth, nlabels, ...)``): its first literal value, read by the calls
+            # after it (prlz77/ResNeXt.pytorch's train.py: the class was guessed at depth 2 instead)
+            local_values: dict[str, ast.expr] = {}
+            plain = _Literal(set(), argdefaults)
             body = scope.body
             passed_on = frozenset(a.arg for a in (getattr(scope.args, "vararg", None),
                                                   getattr(scope.args, "kwarg", None)) if a is not None) \
@@ -1894,6 +1902,10 @@ def _collect_calls(parsed: dict, found: dict[str, Candidate], by_name: dict[str,
             for node in _scope_nodes(body):
                 if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
                     target, value = node.targets[0].id, node.value
+                    if target not in local_values and not isinstance(value, ast.Call):
+                        literal = plain._substitute(value)
+                        if literal is not None:
+                            local_values[target] = literal
                     spec = _tensor_spec(value) or _dict_spec(value, tensors)
                     if spec:
                         tensors[target] = spec
@@ -1911,13 +1923,13 @@ def _collect_calls(parsed: dict, found: dict[str, Candidate], by_name: dict[str,
                 made = _call_target(node, by_name)
                 for c in made or ():
                     lit = _Literal(names_of.get(c.rel, set()) | ({"nn", "torch"} & names_of.get(c.rel, set())),
-                                   argdefaults)
+                                   argdefaults, local_values)
                     text = lit.call_args(node, passed_on=passed_on)
                     if text is not None and text not in c.ctors:
                         c.ctors.append(text)
                 if _last(node.func) == "partial" and node.args:
                     for c in _named(node.args[0], by_name):
-                        lit = _Literal(names_of.get(c.rel, set()), argdefaults)
+                        lit = _Literal(names_of.get(c.rel, set()), argdefaults, local_values)
                         text = lit.call_args(node, skip=1, passed_on=passed_on)
                         if text is not None and text not in c.ctors:
                             c.ctors.append(text)

@@ -90,3 +90,50 @@ def test_a_model_over_the_cap_at_every_repository_call_is_proven_at_small_sizes(
     assert res["status"] == "proven", res
     assert "[1, 1, 1, 1]" in res["ctor"], res["ctor"]
     assert res["max_rel"] < 1e-3
+
+
+def test_a_name_the_calling_scope_binds_to_a_literal_is_read_as_that_literal(tmp_path):
+    """prlz77/ResNeXt.pytorch's train.py: ``nlabels = 10`` (or 100 in the other branch), then
+    ``CifarResNeXt(args.cardinality, args.depth, nlabels, args.base_width, args.widen_factor)``: the call was not a
+    literal, so the class was guessed at depth 2 (no block at all, no input ran). A local name bound to a literal
+    before the call is read as its first value; a name bound to a call result still is not."""
+    from mindport.discovery.scan import discover
+
+    (tmp_path / "net.py").write_text(textwrap.dedent('''
+        import torch.nn as nn
+
+
+        class Net(nn.Module):
+            def __init__(self, width, depth, classes):
+                super().__init__()
+                self.body = nn.Sequential(*[nn.Linear(width, width) for _ in range(depth)])
+                self.head = nn.Linear(width, classes)
+
+            def forward(self, x):
+                return self.head(self.body(x))
+    '''))
+    (tmp_path / "train.py").write_text(textwrap.dedent('''
+        import argparse
+        from net import Net
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--depth", type=int, default=3)
+        args = parser.parse_args()
+
+
+        def main(dataset):
+            if dataset == "cifar10":
+                classes = 10
+            else:
+                classes = 100
+            width = 2 * 16
+            net = Net(width, args.depth, classes)
+            other = compute()
+            Net(other, 1, 1)
+
+
+        HIDDEN = 24
+        Net(HIDDEN, depth=2, classes=5)
+    '''))
+    (cand,) = [c for c in discover(tmp_path) if c.name == "Net"]
+    assert sorted(cand.ctors) == ["2 * 16, 3, 10", "24, depth=2, classes=5"], cand.ctors
