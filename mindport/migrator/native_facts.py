@@ -2927,7 +2927,7 @@ def _is_list(value) -> bool:
 
 def list_locals(function: "cst.FunctionDef | None", given: frozenset[str] = frozenset(),
                 project: frozenset[str] = frozenset()) -> frozenset[str]:
-    """Names the function may hold a list in: assigned a list display, comprehension, ``list(...)``, ``[x] * n`` or ``[x] + y``, or a
+    """Names the function may hold a list in (and ``self.NAME`` attributes it stores one on): assigned a list display, comprehension, ``list(...)``, ``[x] * n`` or ``[x] + y``, or a
     parameter whose default is a list display (``rate = []`` grown per dimension; ``def f(kernel_size=[3, 3])``),
     or one of ``given`` (the parameters a call of the file passes a list to: :func:`list_arguments`). ``project``:
     the names the project binds to a list in any of its files (mindport.migrator.project.list_names, the one
@@ -2943,6 +2943,13 @@ def list_locals(function: "cst.FunctionDef | None", given: frozenset[str] = froz
     found.update(p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)
                  if (p.default is not None and _is_list(p.default)) or p.name.value in given
                  or p.name.value in project)
+    # an attribute of self the function stores such a value on, as "self.NAME" (pytorch-i3d's Unit3D:
+    # ``self._kernel_shape = kernel_shape`` then ``nn.Conv3d(..., kernel_size=self._kernel_shape)``, each call of the
+    # file passing ``kernel_shape=[1, 1, 1]``)
+    found.update(f"self.{t.target.attr.value}" for node in own_nodes(function, cst.Assign)
+                 if _is_list(node.value) or (isinstance(node.value, cst.Name) and node.value.value in found)
+                 for t in node.targets if isinstance(t.target, cst.Attribute) and isinstance(t.target.value, cst.Name)
+                 and t.target.value.value == "self")
     return frozenset(found)
 
 

@@ -180,3 +180,52 @@ def test_local_lists_as_repeats_convert_and_match(tmp_path):
     for w, g in zip(want, got):
         assert tuple(g.shape) == tuple(w.shape)
         np.testing.assert_allclose(g.asnumpy(), w.numpy(), rtol=1e-6, atol=1e-6)
+
+
+STORED_ON_SELF = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+
+
+    class Unit3D(nn.Module):
+        def __init__(self, cin, cout, kernel_shape=(1, 1, 1), stride=(1, 1, 1)):
+            super().__init__()
+            self._kernel_shape = kernel_shape
+            self._stride = stride
+            self.conv3d = nn.Conv3d(cin, cout, kernel_size=self._kernel_shape, stride=self._stride, padding=0)
+
+        def forward(self, x):
+            return self.conv3d(x)
+
+
+    class Mixed(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = Unit3D(2, 3, kernel_shape=[1, 1, 1])
+            self.b = Unit3D(3, 4, kernel_shape=[3, 3, 3], stride=[1, 2, 2])
+
+        def forward(self, x):
+            return self.b(self.a(x))
+""")
+
+
+def test_sizes_stored_on_self_from_list_arguments_convert_and_match(tmp_path):
+    """pytorch-i3d's Unit3D: ``self._kernel_shape = kernel_shape`` then ``nn.Conv3d(..., kernel_size=
+    self._kernel_shape)``, each call of the file passing ``kernel_shape=[3, 3, 3]``: MindSpore's Conv3d refused the
+    list ("the type of 'kernel_size' should be one of '['int', 'tuple']', but got type 'list'"); the attribute the
+    function stores a list-holding parameter on is read as that parameter is."""
+    import mindspore as ms
+    import torch
+
+    code = convert_source(STORED_ON_SELF).code
+    assert "tuple(self._kernel_shape)) if isinstance(self._kernel_shape, list) else self._kernel_shape)" in code, code
+    x = np.random.default_rng(2).standard_normal((1, 2, 4, 6, 6)).astype(np.float32)
+    torch_net = load_module(STORED_ON_SELF, tmp_path / "t_ss.py", "t_ss").Mixed()
+    ms_net = load_module(code, tmp_path / "m_ss.py", "m_ss").Mixed()
+    for name, p in torch_net.named_parameters():
+        dict(ms_net.parameters_and_names())[name].set_data(ms.Tensor(p.detach().numpy()))
+    with torch.no_grad():
+        want = torch_net(torch.from_numpy(x)).numpy()
+    got = ms_net(ms.Tensor(x)).asnumpy()
+    assert got.shape == want.shape == (1, 4, 2, 2, 2)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)

@@ -942,9 +942,11 @@ class TableCallTransform(Rule):
             return bound
         for name in names & bound.keys():
             arg = bound[name]
-            if isinstance(arg.node, cst.Name) and arg.node.value in lists:
-                bound[name] = Arg(_tuple_if_list(arg.node.value, single=name in SINGLE_SIZE_NAMES),
-                                  arg.given, None, arg.cst_arg)
+            held = arg.node.value if isinstance(arg.node, cst.Name) else (
+                f"self.{arg.node.attr.value}" if isinstance(arg.node, cst.Attribute) and isinstance(
+                    arg.node.value, cst.Name) and arg.node.value.value == "self" else None)
+            if held is not None and held in lists:
+                bound[name] = Arg(_tuple_if_list(held, single=name in SINGLE_SIZE_NAMES), arg.given, None, arg.cst_arg)
         for name, arg in bound.items():  # x.repeat(shape), x.view(shape): the one part of an int list given spread out
             parts = arg.node if name.endswith("_rest") and arg.source == "<varargs>" else None
             if parts and len(parts) == 1 and not parts[0].star and isinstance(parts[0].value, cst.Name) \
