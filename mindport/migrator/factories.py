@@ -105,7 +105,10 @@ def value_metaclass_def(name: str) -> cst.ClassDef:
     ``isinstance(self.norm, norm_layer)``) holds for every MindSpore LayerNorm, as torch's ``isinstance(m,
     nn.LayerNorm)`` does for every LayerNorm, whichever way it was built; the class compares equal to MindSpore's
     and hashes as it does (``type(m) == TorchLayerNorm``, ``type(m) in {...}``: the layers it builds are MindSpore's
-    class itself); a class derived from a value class tests and compares as any class does."""
+    class itself); a class derived from a value class tests and compares as any class does. Its signature is torch's
+    (``inspect.signature(TorchBatchNorm2d)``: the ``__init__``'s parameters, not ``__new__``'s ``*args, **kwargs``):
+    code that filters a configuration by the class's parameters (efficientvit's ``build_kwargs_from_config(kwargs,
+    norm_cls)``) kept none of them."""
     return parse_statement(
         f"class {name}(type):\n"
         f'    """isinstance, issubclass and == of a torch layer class used as a value: those of MindSpore\'s class."""\n\n'
@@ -122,7 +125,14 @@ def value_metaclass_def(name: str) -> cst.ClassDef:
         "            return other is cls or other is cls.__bases__[0]\n"
         "        return super().__eq__(other)\n\n"
         "    def __hash__(cls):\n"
-        "        return hash(cls.__bases__[0]) if '_mp_value_class' in vars(cls) else super().__hash__()\n")
+        "        return hash(cls.__bases__[0]) if '_mp_value_class' in vars(cls) else super().__hash__()\n\n"
+        "    @property\n"
+        "    def __signature__(cls):\n"
+        "        if '_mp_value_class' not in vars(cls):\n"
+        "            return None\n"
+        "        import inspect\n\n"
+        "        init = inspect.signature(cls.__init__)\n"
+        "        return init.replace(parameters=list(init.parameters.values())[1:])\n")
 
 
 def value_class_def(name: str, entry: Entry, base: str, factory: str, init: cst.FunctionDef,

@@ -85,6 +85,15 @@ class LayerWriteTransform(Rule):
                     def __hash__(cls):
                         return hash(cls.__bases__[0]) if '_mp_value_class' in vars(cls) else super().__hash__()
 
+                    @property
+                    def __signature__(cls):
+                        if '_mp_value_class' not in vars(cls):
+                            return None
+                        import inspect
+
+                        init = inspect.signature(cls.__init__)
+                        return init.replace(parameters=list(init.parameters.values())[1:])
+
 
                 def make_batchnorm2d(num_features, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True, device=None, dtype=None):
                     \"\"\"torch.nn.BatchNorm2d's parameters, building MindSpore's nn.BatchNorm2d.\"\"\"

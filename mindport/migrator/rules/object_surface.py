@@ -202,6 +202,15 @@ class ObjectSurfaceTransform(Rule):
                     def __hash__(cls):
                         return hash(cls.__bases__[0]) if '_mp_value_class' in vars(cls) else super().__hash__()
 
+                    @property
+                    def __signature__(cls):
+                        if '_mp_value_class' not in vars(cls):
+                            return None
+                        import inspect
+
+                        init = inspect.signature(cls.__init__)
+                        return init.replace(parameters=list(init.parameters.values())[1:])
+
 
                 def make_conv2d(in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True, padding_mode='zeros', device=None, dtype=None):
                     \"\"\"torch.nn.Conv2d's parameters, building MindSpore's nn.Conv2d (padding_mode in ('reflect', 'replicate', 'circular'): mp_nn.ModePaddedConv2d).\"\"\"

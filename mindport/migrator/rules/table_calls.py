@@ -537,6 +537,15 @@ class TableCallTransform(Rule):
                     def __hash__(cls):
                         return hash(cls.__bases__[0]) if '_mp_value_class' in vars(cls) else super().__hash__()
 
+                    @property
+                    def __signature__(cls):
+                        if '_mp_value_class' not in vars(cls):
+                            return None
+                        import inspect
+
+                        init = inspect.signature(cls.__init__)
+                        return init.replace(parameters=list(init.parameters.values())[1:])
+
 
                 def make_layernorm(normalized_shape, eps=1e-05, elementwise_affine=True, bias=True, device=None, dtype=None):
                     \"\"\"torch.nn.LayerNorm's parameters, building MindSpore's nn.LayerNorm (elementwise_affine and not bias: mp_nn.OptionalAffineLayerNorm; not elementwise_affine and bias: mp_nn.OptionalAffineLayerNorm; not elementwise_affine and not bias: mp_nn.OptionalAffineLayerNorm).\"\"\"
