@@ -872,19 +872,29 @@ def _first_number(func, params: list[Param]) -> None:
 
 def _handed_layers(func, params: list[Param]) -> None:
     """The layer each forward argument is first handed to (``Param.layer``): the attribute of the first call
-    ``self.X(arg, ...)`` in source order that takes the argument itself as its first positional argument. The builder
+    ``self.X(arg, ...)`` (or ``self.X.forward(arg, ...)``) in source order that takes the argument itself as its first positional argument. The builder
     forms the argument for that layer when the model has it, not for the layer registered first (pytorch-vqvae's
     ``GatedMaskedConv2d.forward(x_v, x_h, h)`` registers the class embedding that takes ``h`` before the
     convolutions that take ``x_v`` and ``x_h``)."""
     names = {p.name: p for p in params if p.kind in ("positional", "keyword")}
-    calls = sorted((n for n in ast.walk(func) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-                    and isinstance(n.func.value, ast.Name) and n.func.value.id == "self" and n.args
-                    and isinstance(n.args[0], ast.Name) and n.args[0].id in names),
+
+    def layer(call: ast.Call) -> str | None:
+        """X of ``self.X(arg)``, or of ``self.X.forward(arg)`` (prlz77/ResNeXt.pytorch calls its layers' forward by
+        name: ``x = self.conv_1_3x3.forward(x)``, and its 3-channel input was never formed)."""
+        if not (isinstance(call.func, ast.Attribute) and call.args and isinstance(call.args[0], ast.Name)
+                and call.args[0].id in names):
+            return None
+        target = call.func.value if call.func.attr == "forward" else call.func
+        if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+            return target.attr
+        return None
+
+    calls = sorted((n for n in ast.walk(func) if isinstance(n, ast.Call) and layer(n)),
                    key=lambda n: (n.lineno, n.col_offset))
     for call in calls:
         p = names[call.args[0].id]
         if not p.layer:
-            p.layer = call.func.attr
+            p.layer = layer(call)
 
 
 _SEQUENCE_ANNOTATION = r"(typing\.)?(List|list|Tuple|tuple|Sequence|Iterable)\b"

@@ -137,3 +137,30 @@ def test_a_name_the_calling_scope_binds_to_a_literal_is_read_as_that_literal(tmp
     '''))
     (cand,) = [c for c in discover(tmp_path) if c.name == "Net"]
     assert sorted(cand.ctors) == ["2 * 16, 3, 10", "24, depth=2, classes=5"], cand.ctors
+
+
+def test_a_layer_whose_forward_is_called_by_name_forms_the_input(tmp_path):
+    """prlz77/ResNeXt.pytorch: ``x = self.conv_1_3x3.forward(x)``. The layer a forward argument is handed to was read
+    from ``self.X(arg)`` only, so the input was formed for another layer (its classifier's 1024 features) and no input
+    ran; ``self.X.forward(arg)`` hands it to X as well."""
+    from mindport.discovery.build import build_one
+    from mindport.discovery.scan import discover
+
+    (tmp_path / "net.py").write_text(textwrap.dedent('''
+        import torch.nn as nn
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.head = nn.Linear(8, 2)
+                self.conv = nn.Conv2d(3, 8, 3, padding=1)
+
+            def forward(self, x):
+                x = self.conv.forward(x)
+                return self.head.forward(x.mean((2, 3)))
+    '''))
+    (cand,) = discover(tmp_path)
+    res = build_one(cand.to_json() | {"rel": cand.rel, "name": cand.name}, None, str(tmp_path), 60)
+    assert res["status"] == "built", res
+    assert res["inputs"][0].startswith("2x3x"), res["inputs"]
