@@ -5364,3 +5364,153 @@ def _is_size(expr) -> bool:
                 and not expr.args:
             return True
     return False
+
+
+# ------------------------------------------------------------------------------------------------ dtype-valued names
+
+_DTYPE_LEAVES = frozenset({"float", "float32", "float64", "double", "float16", "half", "bfloat16", "int", "int8",
+                           "int16", "int32", "int64", "long", "short", "uint8", "bool", "complex64", "complex128",
+                           "cfloat", "cdouble"})
+
+
+def _dtype_expression(expr, resolve: Resolve) -> bool:
+    """``x.dtype`` (any receiver) or a torch dtype (``torch.float32``): a dtype whatever runs."""
+    if isinstance(expr, cst.Attribute) and expr.attr.value == "dtype":
+        return True
+    qual = resolve(expr)
+    return qual is not None and qual.startswith("torch.") and qual.count(".") == 1 \
+        and qual.rpartition(".")[2] in _DTYPE_LEAVES
+
+
+def _parameters(function: cst.FunctionDef) -> list[cst.Param]:
+    p = function.params
+    return [*p.posonly_params, *p.params, *p.kwonly_params]
+
+
+def _callers_pass_dtypes(module: cst.Module, function: cst.FunctionDef, name: str, resolve: Resolve) -> bool:
+    """``function`` is a module-level function whose every mention in the file is a call that gives its parameter
+    ``name`` a dtype expression or leaves it to its default (no ``*args``/``**kwargs`` call, not exported by
+    ``__all__``, not handed on as a value)."""
+    if function not in module.body:
+        return False
+    fname = function.name.value
+    params = [q.name.value for q in _parameters(function)]
+    position = params.index(name)
+    positional_ok = position < len(function.params.posonly_params) + len(function.params.params)
+    calls = [c for c in all_nodes(module, cst.Call) if isinstance(c.func, cst.Name) and c.func.value == fname]
+    mentions = [n for n in all_nodes(module, cst.Name) if n.value == fname]
+    if len(mentions) != len(calls) + 1:  # the def's own name, and each call's callee
+        return False
+    for s in all_nodes(module, cst.SimpleString):
+        if s.value.strip("'\"") == fname:
+            return False  # named in __all__ or looked up by name
+    for call in calls:
+        given = None
+        for i, arg in enumerate(call.args):
+            if arg.star:
+                return False
+            if arg.keyword is not None and arg.keyword.value == name:
+                given = arg.value
+            elif arg.keyword is None and positional_ok and i == position:
+                given = arg.value
+        if given is not None and not _dtype_expression(given, resolve):
+            return False
+    return True
+
+
+def dtype_name(function: cst.FunctionDef, name: str, module: "cst.Module | None", resolve: Resolve) -> bool:
+    """Is the local name ``name`` a dtype wherever the function reads it? Every binding of it in the function is one
+    (issue 30's "dtype from flow", for ``x.type(dtype)`` -> ``x.astype(dtype)``):
+
+    * ``name = x.dtype`` or ``name = torch.float32`` (:func:`_dtype_expression`);
+    * an element of a tuple display assigned to a flat target, matched from the end when a starred element comes
+      before it (``i, j, dtype = *sim.shape[-2:], sim.dtype``);
+    * a parameter whose default is one, of a module-level function every call in the file gives a dtype there or
+      nothing (:func:`_callers_pass_dtypes`: ``posemb_sincos_2d(h, w, dim, dtype=torch.float32)``).
+
+    Any other binding (a loop, ``with``, augmented or annotated assignment, a walrus, an import, a nested def, a
+    ``global``) answers False."""
+    bound = False
+    for param in _parameters(function):
+        if param.name.value == name:
+            if param.default is None or not _dtype_expression(param.default, resolve) \
+                    or module is None or not _callers_pass_dtypes(module, function, name, resolve):
+                return False
+            bound = True
+    star = function.params.star_arg
+    if isinstance(star, cst.Param) and star.name.value == name or function.params.star_kwarg is not None \
+            and function.params.star_kwarg.name.value == name:
+        return False
+    for kind in (cst.For, cst.AugAssign, cst.AnnAssign, cst.NamedExpr, cst.WithItem, cst.CompFor):
+        for node in own_nodes(function, kind):
+            target = getattr(node, "target", None) if kind is not cst.WithItem else (
+                node.asname.name if node.asname is not None else None)
+            if target is not None and name in target_names(target):
+                return False
+    for node in own_nodes(function, (cst.Global, cst.Nonlocal)):
+        if any(n.name.value == name for n in node.names):
+            return False
+    for node in own_nodes(function, (cst.FunctionDef, cst.ClassDef)):
+        if node is not function and node.name.value == name:
+            return False
+    for node in own_nodes(function, (cst.Import, cst.ImportFrom)):
+        if not isinstance(node.names, cst.ImportStar) and any(
+                (a.asname.name.value if a.asname is not None and isinstance(a.asname.name, cst.Name)
+                 else code_of(a.name).split(".")[0]) == name for a in node.names):
+            return False
+    for assign in own_nodes(function, cst.Assign):
+        for target in assign.targets:
+            target = target.target
+            if isinstance(target, cst.Name):
+                if target.value != name:
+                    continue
+                if not _dtype_expression(assign.value, resolve):
+                    return False
+                bound = True
+            elif name in target_names(target):
+                value = _tuple_element(target, name, assign.value)
+                if value is None or not _dtype_expression(value, resolve):
+                    return False
+                bound = True
+    return bound
+
+
+def _tuple_element(target, name: str, value):
+    """The element of the tuple display ``value`` that the flat target tuple binds to ``name``, or None."""
+    if not isinstance(target, (cst.Tuple, cst.List)) or not isinstance(value, (cst.Tuple, cst.List)):
+        return None
+    names = target.elements
+    if any(not isinstance(e.value, cst.Name) for e in names):
+        return None
+    index = [e.value.value for e in names].index(name)
+    values = value.elements
+    from_end = len(names) - index
+    if from_end > len(values) or any(isinstance(e, cst.StarredElement) for e in values[len(values) - from_end:]):
+        return None
+    if not any(isinstance(e, cst.StarredElement) for e in values) and len(values) != len(names):
+        return None
+    return values[len(values) - from_end].value
+
+
+def dtype_property(cls: "cst.ClassDef | None", attr: str) -> bool:
+    """Is ``self.<attr>`` a ``@property`` of the class whose every ``return`` gives ``x.dtype``
+    (improved-diffusion's ``inner_dtype``: ``next(self.input_blocks.parameters()).dtype``)?"""
+    if cls is None or not isinstance(cls.body, cst.IndentedBlock):
+        return False
+    found = False
+    for stmt in cls.body.body:
+        if isinstance(stmt, (cst.FunctionDef, cst.SimpleStatementLine)) and not isinstance(stmt, cst.FunctionDef):
+            if any(isinstance(s, (cst.Assign, cst.AnnAssign)) and attr in [
+                    n for t in (s.targets if isinstance(s, cst.Assign) else [s]) for n in target_names(t.target)]
+                   for s in stmt.body):
+                return False  # a class attribute of that name too
+        if not isinstance(stmt, cst.FunctionDef) or stmt.name.value != attr:
+            continue
+        if found or [code_of(d.decorator) for d in stmt.decorators] != ["property"]:
+            return False
+        returns = own_nodes(stmt, cst.Return)
+        if not returns or any(not (isinstance(r.value, cst.Attribute) and r.value.attr.value == "dtype")
+                              for r in returns):
+            return False
+        found = True
+    return found

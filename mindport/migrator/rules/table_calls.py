@@ -18,6 +18,8 @@ from mindport.mappings.settings_layers import SETTINGS_LAYERS
 from mindport.mappings.transforms.layers import IMPLICIT_VALUES
 from mindport.migrator.einsum_native import native_product
 from mindport.migrator.native_facts import (
+    dtype_name,
+    dtype_property,
     ClassFacts,
     FileFacts,
     FloatFacts,
@@ -1677,12 +1679,20 @@ class TableCallTransform(Rule):
 
     def _dtype_cast(self, target: str, mapped: dict) -> cst.BaseExpression | None:
         """``x.type(d)`` (the runtime ``type``, which decides on the value: a dtype, a torch type name, nothing)
-        where ``d`` is a dtype by construction, ``y.dtype`` or ``torch.float32``: the converted ``d``, for
-        ``x.astype(d)``."""
+        where ``d`` is a dtype by construction, ``y.dtype`` or ``torch.float32``, a local name every binding of which
+        is one (native_facts.dtype_name: ``orig_dtype = t.dtype``, a parameter defaulting to ``torch.float32`` that
+        no call in the file gives anything but a dtype) or a property returning ``.dtype``
+        (native_facts.dtype_property): the converted ``d``, for ``x.astype(d)``."""
         if target != RUNTIME_TYPE or set(mapped) != {"dtype"} or not mapped["dtype"].given:
             return None
         node = mapped["dtype"].node
         if isinstance(node, cst.Attribute) and node.attr.value == "dtype":
+            return arg_expression(mapped["dtype"])
+        if isinstance(node, cst.Name) and self._functions and dtype_name(
+                self._functions[-1], node.value, getattr(self, "_module", None), self.scope.resolve_torch):
+            return arg_expression(mapped["dtype"])
+        attr = _self_attribute(node)
+        if attr is not None and self._class_nodes and dtype_property(self._class_nodes[-1], attr[len("self."):]):
             return arg_expression(mapped["dtype"])
         if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) \
                 and node.attr.value in TORCH_DTYPE_NAMES \
