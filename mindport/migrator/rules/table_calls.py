@@ -18,6 +18,7 @@ from mindport.mappings.settings_layers import SETTINGS_LAYERS
 from mindport.mappings.transforms.layers import IMPLICIT_VALUES
 from mindport.migrator.einsum_native import native_product
 from mindport.migrator.native_facts import (
+    RealFacts,
     dtype_name,
     dtype_property,
     ClassFacts,
@@ -1028,6 +1029,13 @@ class TableCallTransform(Rule):
         observed API must be ``api``, the torch name's last part): ``ops.sigmoid`` (not for ``OWN_PRECISION``'s,
         which also guard the CPU kernel's precision: ``mp_math.tanh`` stays, except in a port for a GPU or Ascend)."""
         module, _, name = target.rpartition(".")
+        if module == GUARDS and name == "abs" and input_node is not None and RealFacts(
+                self._functions[-1] if self._functions else None, self.scope.resolve,
+                lambda e: isinstance(e, cst.Call) and _self_attribute(e.func) is not None
+                and self._floats().is_float(e)).is_real(input_node):
+            # the runtime abs decides only complex vs real: real by construction (of the float facts, only a layer
+            # of the class's output, ``self.fc(x)``: their ``x.exp()`` is "floating" for a complex x too)
+            return "mindspore.ops.abs"
         if module == GUARDS and name in PROMOTED and input_node is not None:
             return self._promoted_target(target, name, input_node, call)
         if module != GUARDS or (name not in INT_TO_FLOAT and name not in INT_RECEIVERS) or input_node is None \
