@@ -17,10 +17,11 @@ _FUNCTIONS = frozenset(f"math.{name}" for name in (
 
 
 class MathCallTransform(GraphMethodRule):
-    """In a model's methods, a call of one of Python's ``math`` functions (``sqrt``, ``log``, ``exp``, ``ceil``,
-    ``floor``, ``pow`` and the other functions of numbers) by a name imported from ``math`` (``from math import
-    sqrt``) -> the same function read from the module, ``math.sqrt(n)`` (``import math`` added when the file does not
-    bind ``math``). A call already written ``math.sqrt(n)`` is left as it is: MindSpore's own form.
+    """In a model's methods, ``sqrt(n)`` of ``from math import sqrt`` -> ``math.sqrt(n)``, read from the module
+    (``import math`` added when the file binds none); ``math.sqrt(n)`` stays as written.
+
+    The functions are Python's ``math`` functions of numbers (``sqrt``, ``log``, ``exp``, ``ceil``, ``floor``,
+    ``pow`` ...).
 
     A model's ``forward`` computes sizes with ``math``: ``h = int(sqrt(tokens.shape[1]))`` before a reshape
     (vit-pytorch's PiT). MindSpore's static graph (GRAPH_MODE) runs a function it reaches by a bare name through its
