@@ -354,7 +354,8 @@ def finalize_runtime(module: cst.Module, rules, converted: bool = True) -> cst.M
     * ``from einops.layers.torch import Rearrange`` -> ``from mindport.runtime.einops_layers import Rearrange``;
     * a file that imports einops also imports ``mindport.runtime.einops_backend`` (registers the MindSpore backend,
       so ``rearrange``/``reduce``/``repeat`` take MindSpore tensors unchanged);
-    * the runtime modules the rules used (``mp_containers.ParameterList``);
+    * the runtime modules the rules used (``mp_containers.ParameterList``), and ``import math`` where a rule wrote a
+      call of Python's ``math`` as ``math.<fn>`` in a file that does not bind ``math`` (MathCallTransform);
     * ``import mindport.runtime.unbatched`` in a ``converted`` file that imports no other runtime module (each of
       them loads it) and builds a MindSpore layer that takes only a batch without showing its input batched
       (``native_facts.unbatched_handling``): torch's layer takes an unbatched input too;
@@ -370,8 +371,10 @@ def finalize_runtime(module: cst.Module, rules, converted: bool = True) -> cst.M
     Only top-level statements are looked at: this is cheap, and idempotent (present imports are not repeated).
     """
     needed = set()
+    stdlib: set[str] = set()  # Python's own modules a rule now reads by the module's name (``import math``)
     for rule in rules:
         needed |= getattr(rule, "runtime_modules", set())
+        stdlib |= getattr(rule, "stdlib_modules", set())
     module, dropped = _drop_written_out_einops(module, rules)
     body = list(module.body)
     present: set[str] = set()
@@ -424,9 +427,13 @@ def finalize_runtime(module: cst.Module, rules, converted: bool = True) -> cst.M
             and _slices_containers(module):
         needed.add(CONTAINER_SLICES)
     add = [m for m in sorted(needed) if m not in present]
-    if not add and not changed:
+    modules_bound = {a.name.value for s in module.body if isinstance(s, cst.SimpleStatementLine)
+                     for i in s.body if isinstance(i, cst.Import)
+                     for a in i.names if a.asname is None and isinstance(a.name, cst.Name)}
+    plain = sorted(stdlib - modules_bound)
+    if not add and not plain and not changed:
         return module
-    lines = []
+    lines = [parse_statement(f"import {m}") for m in plain]
     for m in add:
         if m == EINOPS_BACKEND:
             lines.append(parse_statement(f"import {m}  # noqa: F401  (einops backend for MindSpore tensors)"))

@@ -97,7 +97,11 @@ def math_call(function, *args):
     constant: a tensor reshaped with it is one too, and its shape can no longer be read ("The starred unpack merge
     input must be sequence, but got AbstractAny" for ``b, n, _, h = *x.shape, heads`` in the next layer:
     vit-pytorch's PiT pooling, ``h = int(sqrt(tokens.shape[1]))``; measured on 2.10). Computed as a constant, it is
-    Python's own number. Any other argument (a tensor, in PyNative or in a graph) gets ``function`` itself."""
+    Python's own number. Any other argument (a tensor, in PyNative or in a graph) gets ``function`` itself.
+
+    The converter writes it only where the file's ``math`` names something else: a call read from the module,
+    ``math.sqrt(n)``, is compiled by the graph itself (the Fallback took only a bare ``sqrt`` imported by name;
+    MathCallTransform)."""
     for arg in args:
         if not isinstance(arg, (int, float)):
             return function(*args)
