@@ -55,7 +55,11 @@ class LayerParameterNameTransform(Rule):
     self.bn.moving_mean)``), and a setting or method the Cell lacks
     (``self.fc.reset_parameters()``, ``self.conv.padding_mode``) is flagged MP104 with the reason. A sub-layer built
     from a class passed in (``self.conv = conv_module(c, c, 3)``) reads such a member through
-    ``mp_adapt.layer_attribute(self.conv, "groups")``, which decides by the object's class when the code runs."""
+    ``mp_adapt.layer_attribute(self.conv, "groups")``, which decides by the object's class when the code runs; in
+    ``forward`` (which a static graph compiles, and the accessor does not compile there), and on a layer the file
+    cannot see at all (``self.norm = norm`` passed in, a function's parameter), the read stays as written: the
+    mapped MindSpore class answers torch's name (``mindport.runtime.torch_members``: a LayerNorm's ``weight`` is its
+    ``gamma``), and a file importing no runtime module that loads it imports it by name."""
 
     EXAMPLES = (
         Example(
@@ -589,20 +593,25 @@ class LayerParameterNameTransform(Rule):
     def _unknown_layer(self, node: cst.Attribute) -> bool:
         """A read of a torch member name some mapped MindSpore class keeps under another name or form
         (:func:`_torch_member_names`) on a receiver that may be a layer of a class the converter cannot see: an
-        attribute of ``self`` (``self.norm.weight``, ``self.norm = norm``) or a parameter of the enclosing function
-        (``def init(m): m.weight``); not a call (``x.dim()``)."""
+        attribute of ``self`` no rule knows (``self.norm.weight``, ``self.norm = norm``) or, in ``forward``, a
+        parameter of the enclosing function no ``isinstance`` narrows; not a call (``x.dim()``)."""
         if node.attr.value not in _torch_member_names() or id(node) in self._called:
             return False
         receiver = node.value
+        rules = getattr(getattr(self, "runner", None), "rules", ())
         if isinstance(receiver, cst.Attribute):
-            while isinstance(receiver, cst.Attribute):
-                receiver = receiver.value
-            return isinstance(receiver, cst.Name) and receiver.value == "self"
-        if not isinstance(receiver, cst.Name) or receiver.value in ("self", "cls") or not self._function_nodes:
-            return False
+            root = receiver
+            while isinstance(root, cst.Attribute):
+                root = root.value
+            return isinstance(root, cst.Name) and root.value == "self" \
+                and not any(getattr(rule, "knows", None) and rule.knows(receiver) for rule in rules)
+        if not isinstance(receiver, cst.Name) or receiver.value in ("self", "cls") or not self._function_nodes \
+                or not any(f.name.value == "forward" for f in self._function_nodes):
+            return False  # outside forward, ObjectSurfaceTransform reads a parameter's member by its class
         params = self._function_nodes[-1].params
         return receiver.value in {p.name.value for p in (*params.params, *params.posonly_params,
-                                                           *params.kwonly_params)}
+                                                           *params.kwonly_params)} \
+            and not any(getattr(rule, "narrows", None) and rule.narrows(receiver.value) for rule in rules)
 
     def _flagged_tensor_shape(self, node: cst.Attribute) -> _Flagged | None:
         """``self.conv.weight.shape`` (``.ndim``, ``.size()``, ``.dim()``) of a layer whose surface flags that weight
