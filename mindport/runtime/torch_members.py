@@ -8,8 +8,9 @@ class (``'LayerNorm' object has no attribute 'weight'``), and ``mp_adapt.layer_a
 static graph.
 
 Importing this module (``mindport.runtime._graph`` loads it, so every runtime module converted code imports does)
-arranges that the first Cell built installs (once; reading the tables then, never at import: the runtime modules
-the plan resolves are fully loaded by then), per MindSpore class that is the nn target of a torch layer entry (``adapt._layer_entries``), a
+arranges that building a Cell installs on its class (and bases; each class once, before the class's own
+``__init__`` runs), from the generated table ``mappings/data/surface/torch_members.toml`` (no mapping tables read
+at run time), per MindSpore class that is the nn target of a torch layer entry (``adapt._layer_entries``), a
 property under each torch member name the surface data (``mappings/data/surface/object_surface.toml`` with the
 entries' weight rules and ``attributes``) says the Cell keeps under another name or form, where MindSpore's class has
 no member of that name (no class attribute, and no method of the class stores one on its instances):
@@ -37,6 +38,7 @@ derived name is kept on the Cell and read back. A subclass that defines its own 
 from __future__ import annotations
 
 import dis
+from pathlib import Path
 import functools
 import linecache
 import re
@@ -53,38 +55,49 @@ class TorchMember(property):
     torch_name: str = ""
 
 
-def _stored_names(cls) -> frozenset[str]:
-    """Every attribute name a function of the class (down to its bases) stores on ``self``: the class's instance
+def _stores(cls, names: frozenset[str]) -> frozenset[str]:
+    """Which of ``names`` a function of the class (down to its bases) stores on an instance: the class's instance
     members (MindSpore's ``nn.Dense`` keeps ``in_channels``, a MaxPool1d ``kernel_size``)."""
+    return frozenset().union(*(_class_stores(klass) & names for klass in cls.__mro__))
+
+
+@functools.lru_cache(maxsize=None)
+def _class_stores(klass) -> frozenset[str]:
+    """The attribute names the functions defined in ``klass`` itself store (``STORE_ATTR``); only functions naming
+    a torch member at all are disassembled (a Cell has some 200 methods)."""
     names: set[str] = set()
-    for klass in cls.__mro__:
-        for value in vars(klass).values():
-            code = getattr(getattr(value, "__func__", value), "__code__", None)
-            if code is None:
-                continue
-            for ins in dis.get_instructions(code):
-                if ins.opname == "STORE_ATTR":
-                    names.add(ins.argval)
+    for value in vars(klass).values():
+        code = getattr(getattr(value, "__func__", value), "__code__", None)
+        if code is None or not _TORCH_NAMES.intersection(code.co_names):
+            continue
+        names.update(ins.argval for ins in dis.get_instructions(code) if ins.opname == "STORE_ATTR")
     return frozenset(names)
 
 
-def _members(entry, cls) -> dict[str, tuple[str, tuple[str, ...]]]:
-    """torch member -> (getter expression over ``self``, renamed path or ()) for one mapped class."""
+def _candidates(entry) -> list[tuple[str, str | None]]:
+    """(torch member, renamed path or None for a derived one) the data gives for an entry's class."""
     from mindport.mappings.surface import attribute_paths, load_surface
+
+    layer = load_surface().layer(entry.torch)
+    candidates = [(name, path) for name, path in attribute_paths(entry).items()]
+    if layer is not None:
+        candidates += [(name, None) for name in layer.derived if name not in layer.kept]
+    return candidates
+
+
+def _members(entry, cls, candidates) -> dict[str, tuple[str, tuple[str, ...]]]:
+    """torch member -> (getter expression over ``self``, renamed path or ()) for one mapped class."""
+    from mindport.mappings.surface import load_surface
 
     layer = load_surface().layer(entry.torch)
     same = set(layer.same) if layer is not None else set()
     flagged = set(layer.flagged) if layer is not None else set()
-    kept = set(layer.kept) if layer is not None else set()
     none_when = dict(layer.none_when) if layer is not None else {}
-    stored = _stored_names(cls)
     found = {}
-    candidates = [(name, path) for name, path in attribute_paths(entry).items()]
-    if layer is not None:
-        candidates += [(name, None) for name in layer.derived if name not in kept]
+    stored = _stores(cls, frozenset(name for name, _ in candidates))
     for name, path in candidates:
-        if name in same or name in flagged or name in found or not name.isidentifier() or hasattr(cls, name) \
-                or name in stored:
+        if name in same or name in flagged or name in found or not name.isidentifier() or name in stored \
+                or hasattr(cls, name) and not isinstance(_static(cls, name), TorchMember):  # (one installed: ours)
             continue
         if path is not None:
             expr = "self." + path
@@ -150,55 +163,99 @@ def _static(cls, name):
     return None
 
 
-_NAMES: set[str] = set()
+_NAMES: set[str] = set()  # the names installed on some class
+_TORCH_NAMES: set[str] = set()  # the names considered (what _class_stores looks for)
+
+
+TABLE = "torch_members.toml"  # mindport/mappings/data/surface/: generated by ``python -m mindport.runtime.torch_members``
+
+
+def plan() -> dict[str, dict[str, list]]:
+    """{MindSpore class's dotted name: {torch name: [getter expression, renamed path or ""]}} from the tables and the
+    installed MindSpore (what :data:`TABLE` holds; tests/converter/test_torch_members.py checks it is current)."""
+    from mindport.runtime.adapt import _layer_entries
+
+    considered = {cls: (entry, found) for cls, entry in _layer_entries().items()
+                  if isinstance(cls, type) and issubclass(cls, nn.Cell) and (found := _candidates(entry))}
+    _TORCH_NAMES.update(name for _, found in considered.values() for name, _ in found)
+    table = {}
+    for cls, (entry, found) in considered.items():
+        members = _members(entry, cls, found)
+        if members:
+            table[f"{cls.__module__}.{cls.__qualname__}"] = {name: [expr, ".".join(path)]
+                                                             for name, (expr, path) in sorted(members.items())}
+    return dict(sorted(table.items()))
+
+
+def write() -> str:
+    """The table's text (``python -m mindport.runtime.torch_members`` writes it)."""
+    lines = ["# torch's member names a mapped MindSpore layer class answers (mindport.runtime.torch_members): generated",
+             "# by `python -m mindport.runtime.torch_members` from object_surface.toml, the layer entries and the",
+             "# installed MindSpore (a name MindSpore's class has is left out); do not edit.", ""]
+    for cls, members in plan().items():
+        lines.append(f'["{cls}"]')
+        lines += [f"{name} = [{_toml(expr)}, {_toml(path)}]" for name, (expr, path) in members.items()]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _toml(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 @functools.lru_cache(maxsize=1)
-def install() -> dict:
-    """Install the properties (once); returns {MindSpore class: {torch name: getter expression}}."""
-    from mindport.runtime.adapt import _layer_entries
+def _table() -> dict[str, dict[str, list]]:
+    import tomllib
 
-    plan = {}
-    for cls, entry in _layer_entries().items():
-        if not (isinstance(cls, type) and issubclass(cls, nn.Cell)):
+    path = Path(__file__).resolve().parent.parent / "mappings" / "data" / "surface" / TABLE
+    return tomllib.loads(path.read_text(encoding="utf-8"))
+
+
+@functools.lru_cache(maxsize=1)
+def _getter_functions() -> dict:
+    return _getters(sorted({expr for members in _table().values() for expr, _ in members.values()}))
+
+
+_DONE: set = set()  # classes seen by _install_for (their own and their bases' members installed)
+
+
+def _install_for(cls) -> None:
+    """Install the table's members on ``cls`` and its bases (each class once)."""
+    table = _table()
+    for klass in cls.__mro__:
+        if klass in _DONE:
             continue
-        members = _members(entry, cls)
-        if members:
-            plan[cls] = members
-    getters = _getters(sorted({expr for members in plan.values() for expr, _ in members.values()}))
-    installed = {}
-    for cls, members in plan.items():
+        _DONE.add(klass)
+        members = table.get(f"{klass.__module__}.{klass.__qualname__}")
+        if not members:
+            continue
+        getters = _getter_functions()
         for name, (expr, path) in members.items():
-            prop = TorchMember(getters[expr], _setter(name, path),
-                               doc=f"torch's {name}: {expr.replace('self.', '', 1) if path else expr}")
-            prop.path, prop.torch_name = path, name
-            setattr(cls, name, prop)
+            steps = tuple(path.split(".")) if path else ()
+            prop = TorchMember(getters[expr], _setter(name, steps), doc=f"torch's {name}: {expr}")
+            prop.path, prop.torch_name = steps, name
+            setattr(klass, name, prop)
             _NAMES.add(name)
-        if not getattr(cls.__setattr__, "_mp_torch_members", False):
-            cls.__setattr__ = _member_setattr(cls.__setattr__)
-        installed[cls] = {name: expr for name, (expr, _) in members.items()}
-    return installed
+        if not getattr(klass.__setattr__, "_mp_torch_members", False):
+            klass.__setattr__ = _member_setattr(klass.__setattr__)
 
 
 def _installing_cell_init(init):
     @functools.wraps(init)
     def __init__(self, *args, **kwargs):  # noqa: N807 - the dunder being replaced
-        if not install.cache_info().currsize and not _importing():
-            install()
+        if type(self) not in _DONE:
+            _install_for(type(self))  # before the class's own __init__ sets anything under a torch name
         init(self, *args, **kwargs)
 
     __init__._mp_torch_members = True  # noqa: SLF001
     return __init__
 
 
-def _importing() -> bool:
-    """Is a mindport.runtime module still being imported (a Cell built at import time)? The plan resolves those
-    modules' classes, so it waits for the next Cell."""
-    import sys
-
-    return any(getattr(getattr(module, "__spec__", None), "_initializing", False)
-               for name, module in list(sys.modules.items()) if name.startswith("mindport.runtime"))
-
-
 if not getattr(nn.Cell.__init__, "_mp_torch_members", False):
     nn.Cell.__init__ = _installing_cell_init(nn.Cell.__init__)
+
+
+if __name__ == "__main__":
+    out = Path(__file__).resolve().parent.parent / "mappings" / "data" / "surface" / TABLE
+    out.write_text(write(), encoding="utf-8")
+    print(f"{out}: {sum(map(len, plan().values()))} members on {len(plan())} classes")

@@ -193,3 +193,12 @@ def test_the_converted_file_loads_torch_members_only_where_a_read_needs_it():
     known = unknown.replace("self.norm = norm", "self.norm = nn.Linear(4, 4)")
     assert "import mindport.runtime.torch_members" in convert_source(unknown).code
     assert "mindport" not in convert_source(known).code
+
+
+def test_the_generated_table_is_current():
+    """``mappings/data/surface/torch_members.toml`` is what the tables and the installed MindSpore give (regenerate:
+    ``python -m mindport.runtime.torch_members``)."""
+    from mindport.runtime import torch_members
+
+    path = torch_members.Path(torch_members.__file__).resolve().parent.parent / "mappings" / "data" / "surface"
+    assert (path / torch_members.TABLE).read_text(encoding="utf-8") == torch_members.write()
