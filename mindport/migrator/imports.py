@@ -343,6 +343,7 @@ EINOPS_BACKEND = "mindport.runtime.einops_backend"
 UNBATCHED = "mindport.runtime.unbatched"
 GRAPH_ORDER = "mindport.runtime.graph_order"
 CONTAINER_SLICES = "mindport.runtime.container_slices"
+TORCH_MEMBERS = "mindport.runtime.torch_members"
 _CONTAINERS = frozenset({"SequentialCell", "CellList"})  # MindSpore's containers whose slices renamed parameters
 _ORDER_BUILTINS = frozenset({"sorted", "reversed"})  # any call; min/max with one argument (a dict's keys)
 _EINOPS_LAYERS = {"einops.layers.torch": "mindport.runtime.einops_layers"}
@@ -366,7 +367,11 @@ def finalize_runtime(module: cst.Module, rules, converted: bool = True) -> cst.M
     * ``import mindport.runtime.container_slices`` in a ``converted`` file that imports no runtime module loading it
       (all but ``unbatched`` and ``graph_order`` do) and slices a ``SequentialCell``/``CellList`` it builds and keeps
       on ``self`` (:func:`_slices_containers`): MindSpore's slice renamed the layers' parameters (a duplicate name in
-      a graph, renamed parameters in PyNative).
+      a graph, renamed parameters in PyNative);
+    * ``import mindport.runtime.torch_members`` in a ``converted`` file that imports no runtime module loading it
+      (all but ``unbatched``, ``graph_order`` and ``container_slices`` do) and reads a torch member name on a layer
+      whose class it cannot see (``self.norm.weight`` with ``self.norm = norm``: LayerParameterNameTransform's
+      ``torch_member_reads``): the mapped MindSpore class answers it.
 
     Only top-level statements are looked at: this is cheap, and idempotent (present imports are not repeated).
     """
@@ -426,6 +431,10 @@ def finalize_runtime(module: cst.Module, rules, converted: bool = True) -> cst.M
     if converted and not any(_runtime_module(m) and m not in (UNBATCHED, GRAPH_ORDER) for m in needed | present) \
             and _slices_containers(module):
         needed.add(CONTAINER_SLICES)
+    if converted and any(getattr(rule, "torch_member_reads", False) for rule in rules) \
+            and not any(_runtime_module(m) and m not in (UNBATCHED, GRAPH_ORDER, CONTAINER_SLICES)
+                        for m in needed | present):
+        needed.add(TORCH_MEMBERS)
     add = [m for m in sorted(needed) if m not in present]
     modules_bound = {a.name.value for s in module.body if isinstance(s, cst.SimpleStatementLine)
                      for i in s.body if isinstance(i, cst.Import)
@@ -443,6 +452,8 @@ def finalize_runtime(module: cst.Module, rules, converted: bool = True) -> cst.M
             lines.append(parse_statement(f"import {m}  # noqa: F401  (dict keys in sorted/min/max/zip in a graph)"))
         elif m == CONTAINER_SLICES:
             lines.append(parse_statement(f"import {m}  # noqa: F401  (container slices keep parameter names)"))
+        elif m == TORCH_MEMBERS:
+            lines.append(parse_statement(f"import {m}  # noqa: F401  (layers answer torch's member names)"))
         else:
             lines.append(parse_statement(runtime_import(m)))
     body[last_import + 1:last_import + 1] = lines
