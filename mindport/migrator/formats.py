@@ -162,7 +162,8 @@ def convert_notebook_bytes(data: bytes, name: str, options: dict, max_code_size:
         source = cell.get("source", "")
         text = "".join(source) if isinstance(source, list) else source
         # IPython magics and shell escapes are not Python: keep them out of the parser.
-        kept_lines.append([(i, line) for i, line in enumerate(text.split("\n")) if line.lstrip().startswith(("%", "!"))])
+        kept_lines.append([(i, line) for i, line in enumerate(text.split("\n"))
+                           if line.lstrip().startswith(("%", "!"))])
         bodies.append("\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in text.split("\n")))
         texts.append(text)
     # the cells run in one namespace (``import torch.nn as nn`` in the first, ``class G(nn.Module)`` in the third):
