@@ -3,6 +3,7 @@ the torch lines of requirement files and pyproject.toml."""
 from __future__ import annotations
 
 import codecs
+import dataclasses
 import io
 import json
 import re
@@ -71,6 +72,46 @@ def _cells_fact(cells, fact) -> bool:
     return fact(trees)
 
 
+_CELL_MARK = "_mindport_notebook_cell = {}"
+_CELL_MARK_LINE = re.compile(r"^_mindport_notebook_cell = (\d+)\r?\n", re.MULTILINE)
+
+
+def _convert_cells_together(bodies: list[str], indices: list[int], name: str, options: dict):
+    """Convert a notebook's code cells as the one module they are when run: an import, a class or a tensor of one
+    cell is known in the cells after it (``import torch`` alone in the first cell, ``torch.flip(batch, dims=(0,))``
+    in a later one). Each cell follows a marker statement of its own and is cut back out of the converted module at
+    its marker; imports the converter adds land in the first cell, which runs first. (per-cell texts, per-cell
+    diagnostics located in their cells, converted sites, lines put before the first cell), or None when the cells do not parse together or a marker
+    did not come back in order: then each cell is converted alone."""
+    from mindport.migrator import convert_source
+
+    parts, starts, line = [], [], 1
+    for k, body in enumerate(bodies):
+        parts.append(_CELL_MARK.format(k) + "\n")
+        starts.append(line + 1)  # the cell's first line in the module
+        text = body if body.endswith("\n") else body + "\n"
+        parts.append(text)
+        line += 1 + text.count("\n")
+    if not bodies:
+        return None
+    result = convert_source("".join(parts), name, **options)
+    if any(d.code == "MP201" for d in result.diagnostics):  # a syntax error: the cells alone say where
+        return None
+    pieces = _CELL_MARK_LINE.split(result.code)
+    prefix, marks, texts = pieces[0], pieces[1::2], pieces[2::2]
+    if marks != [str(k) for k in range(len(bodies))]:
+        return None
+    texts[0] = prefix + texts[0]
+    texts = [text if body.endswith("\n") or not text.endswith("\n") else text[:-1]
+             for text, body in zip(texts, bodies)]
+    cell_diagnostics: list[list[Diagnostic]] = [[] for _ in bodies]
+    for d in result.diagnostics:
+        k = max((k for k, start in enumerate(starts) if start <= d.line), default=0)
+        cell_diagnostics[k].append(dataclasses.replace(d, file=f"{name}[cell {indices[k]}]",
+                                                       line=max(d.line - starts[k] + 1, 1 if d.line else 0)))
+    return texts, cell_diagnostics, result.converted_sites, prefix.count("\n")
+
+
 def code_cells(cells) -> list[str]:
     """The Python of a notebook's code cells, one text per cell, IPython's magic and shell lines (``%``, ``!``) blank."""
     texts = []
@@ -106,23 +147,33 @@ def convert_notebook_bytes(data: bytes, name: str, options: dict, max_code_size:
     options = {**options, "float64_free": options.get("float64_free") is not False and _cells_fact(cells, float64_free),
                "conv1d_settings_unread": options.get("conv1d_settings_unread") is not False
                and _cells_fact(cells, conv1d_settings_unread)}
-    for index, cell in enumerate(cells):
-        if cell.get("cell_type") != "code":
-            continue
+    code = [(index, cell) for index, cell in enumerate(cells) if cell.get("cell_type") == "code"]
+    texts = []
+    for _, cell in code:
         source = cell.get("source", "")
-        text = "".join(source) if isinstance(source, list) else source
-        # IPython magics and shell escapes are not Python: keep them out of the parser.
+        texts.append("".join(source) if isinstance(source, list) else source)
+    # IPython magics and shell escapes are not Python: keep them out of the parser.
+    bodies = ["\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in text.split("\n"))
+              for text in texts]
+    together = _convert_cells_together(bodies, [index for index, _ in code], name, options)
+    for k, ((index, cell), text, body) in enumerate(zip(code, texts, bodies)):
+        source = cell.get("source", "")
         kept = [(i, line) for i, line in enumerate(text.split("\n")) if line.lstrip().startswith(("%", "!"))]
-        body = "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in text.split("\n"))
-        result = convert_source(body, f"{name}[cell {index}]", **options)
-        out_lines = result.code.split("\n")
+        if together is None:
+            result = convert_source(body, f"{name}[cell {index}]", **options)
+            converted, cell_diagnostics, cell_sites = result.code, result.diagnostics, result.converted_sites
+        else:
+            converted, cell_diagnostics, cell_sites = together[0][k], together[1][k], together[2] if k == 0 else 0
+            if k == 0:  # the lines the converter put before the first cell's marker (its imports) come first
+                kept = [(i + together[3], line) for i, line in kept]
+        out_lines = converted.split("\n")
         for i, line in kept:
             if i < len(out_lines):
                 out_lines[i] = line
         new_text = "\n".join(out_lines)
-        diagnostics.extend(result.diagnostics)
+        diagnostics.extend(cell_diagnostics)
         lines += text.count("\n") + 1
-        sites += result.converted_sites
+        sites += cell_sites
         if new_text != text:
             changed = True
             cell["source"] = new_text.splitlines(keepends=True) if isinstance(source, list) else new_text
