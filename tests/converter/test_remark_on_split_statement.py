@@ -54,3 +54,31 @@ def test_warning_on_a_split_statement_keeps_the_file_converted(tmp_path):
     rng = np.random.default_rng(0)
     inputs = (rng.standard_normal((2, 3, 4)).astype(np.float32), rng.standard_normal(3).astype(np.float32))
     assert_port_matches_in_mode(SOURCE, result.code, "Net", inputs, tmp_path, "split_remark", "pynative")
+
+
+TUPLE_SOURCE = SOURCE.replace("nn.ModuleList([Encoder([nn.Linear(4, 4)])])", "nn.ModuleList([Encoder([Pair()])])") + '''
+
+class Pair(nn.Module):
+    """Returns a tuple, as transformers' BertLayer does: ``(layer_output,) + attention_outputs[1:]``."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, h):
+        out = self.fc(h)
+        return (out, out.sum())
+'''
+
+
+def test_written_item_of_a_returned_tuple_is_not_assigned_back(tmp_path):
+    """``layer_outputs = layer(h); h = layer_outputs[0]; h[:, i] += r``: ViewWriteTransform's write-back
+    ``layer_outputs[0] = h`` raised "'tuple' object does not support item assignment" when the layer returns a
+    tuple (Graph-Bert's BertEncoder over BertLayer); the item is the tensor written itself, which MindSpore's item
+    assignment changes in place in PyNative, so the write-back is made only for a base that is no tuple. The
+    tensor-returning layer above still gets it (and matches torch)."""
+    result = convert_source(TUPLE_SOURCE, "enc_tuple.py")
+    assert "if not isinstance(layer_outputs, tuple):" in result.code
+    rng = np.random.default_rng(1)  # layer_outputs[0] is (2, 3, 4) here: a column h[:, i] is (2, 4)
+    inputs = (rng.standard_normal((2, 3, 4)).astype(np.float32), rng.standard_normal(4).astype(np.float32))
+    assert_port_matches_in_mode(TUPLE_SOURCE, result.code, "Net", inputs, tmp_path, "tuple_back", "pynative")
