@@ -285,8 +285,9 @@ def prove_one(worker: _Worker, entry: dict, src_root: Path, out_root: Path, s: P
     try:
         ref, ms = worker.sides()
         stage = "building"
-        p_ref = ref.submit("build", torch_ref, ctor, s.seed, str(src_root))
-        p_ms = ms.submit("build", ms_ref, ms_ctor(ctor), s.seed, str(out_root))
+        # in the repository's folder, as the builder built it (cwd=root) and as its code reads relative paths
+        p_ref = ref.submit("build", torch_ref, ctor, s.seed, str(src_root), cwd=str(src_root))
+        p_ms = ms.submit("build", ms_ref, ms_ctor(ctor), s.seed, str(out_root), cwd=str(out_root))
         try:
             _checked(p_ref.result)
         except (InputError, SideError) as exc:

@@ -539,8 +539,12 @@ def import_file(path: Path, keep: bool = False):
     return module
 
 
-def build_model(ref: str, ctor: str = "", root=None, isolated: bool = False):
-    """Import the reference's module and call ``Name(<ctor>)`` in the module's own namespace."""
+def build_model(ref: str, ctor: str = "", root=None, isolated: bool = False, cwd=None):
+    """Import the reference's module and call ``Name(<ctor>)`` in the module's own namespace. ``cwd``: the folder the
+    process works in from now on (a repository's code reads ``./tokenizers/...`` from its own root, as it runs
+    there: discovery's builder and proofs build each model in its repository's folder, torch's and the converted)."""
+    if cwd is not None:
+        os.chdir(cwd)
     model_ref = resolve_model_ref(ref, root)
     module = import_ref(model_ref, isolated)
     name = model_ref.name
