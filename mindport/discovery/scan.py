@@ -1337,9 +1337,9 @@ class _Literal:
             left, right = self._substitute(node.left), self._substitute(node.right)
             return None if left is None or right is None else ast.BinOp(left=left, op=node.op, right=right)
         if isinstance(node, ast.Name):
-            if node.id in self.local_values:
-                return self.local_values[node.id]
-            return node if node.id in self.names or node.id in ("True", "False", "None") else None
+            if node.id in self.names or node.id in ("True", "False", "None"):
+                return node  # a name the model's module defines: read there, as the module has it
+            return self.local_values.get(node.id)
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in ("nn", "torch"):
             return node if node.value.id in self.names else None
         if isinstance(node, ast.Call):
