@@ -69,3 +69,64 @@ def test_typed_constructors_refuse_another_kinds_tensor_as_torch_does():
                 np.testing.assert_array_equal(got, expected, err_msg=str(where))
     assert refusals >= 10  # torch refuses a good share of the slice: the test measures both sides of the line
     np.testing.assert_array_equal(m_mod.floats().asnumpy(), t_mod.floats().numpy())
+
+
+# A file's own ``class E(nn.Embedding)`` calling ``super().__init__(..., padding_idx=0)`` (trainfresh26's open
+# class): the base is the adapter class of torch.nn.Embedding, whose entry's switch sends a padding_idx to
+# mindport's PaddedEmbedding (the subclass is rebuilt over it): the padding row receives no gradient, as in torch.
+# Found closed on main 6963d184 (this guards it): losses and the padding rows after 3 SGD steps vs torch.
+OWN_EMBEDDING = '''
+import torch
+import torch.nn as nn
+
+
+class E(nn.Embedding):
+    def __init__(self, n, d):
+        super().__init__(n, d, padding_idx=0)
+
+    def forward(self, x):
+        return super().forward(x) * 2
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = E(6, 3)
+        self.plain = nn.Embedding(6, 3, padding_idx=2)
+
+    def forward(self, x):
+        return (self.emb(x) * self.plain(x)).sum()
+
+
+def train(net, x, steps=3):
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    out = []
+    for _ in range(steps):
+        loss = net(x) ** 2
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        out.append(loss.item())
+    return out
+'''
+
+
+def test_a_files_own_embedding_subclass_keeps_its_padding_row_as_torch():
+    import mindspore as ms
+    import torch
+
+    from mindport.migrator.weights import transfer_weights
+
+    code = _convert(OWN_EMBEDDING)
+    t_mod, m_mod = load_module(OWN_EMBEDDING, "torch_own_embedding"), load_module(code, "ms_own_embedding")
+    torch.manual_seed(0)
+    t_net, m_net = t_mod.Net(), m_mod.Net()
+    assert not m_net.emb.embedding_table.asnumpy()[0].any()  # built with its padding row zero, as torch builds it
+    transfer_weights({k: v.detach().clone() for k, v in t_net.state_dict().items()}, m_net)
+    x = np.array([[0, 1, 2, 0, 5, 2]])
+    expected, got = t_mod.train(t_net, torch.tensor(x)), m_mod.train(m_net, ms.Tensor(x))
+    np.testing.assert_allclose(got, expected, rtol=1e-5)
+    np.testing.assert_allclose(m_net.emb.embedding_table.asnumpy(), t_net.emb.weight.detach().numpy(), rtol=1e-5,
+                               atol=1e-6)
+    np.testing.assert_allclose(m_net.plain.embedding_table.asnumpy(), t_net.plain.weight.detach().numpy(), rtol=1e-5,
+                               atol=1e-6)
