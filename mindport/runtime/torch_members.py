@@ -216,16 +216,19 @@ def _getter_functions() -> dict:
     return _getters(sorted({expr for members in _table().values() for expr, _ in members.values()}))
 
 
-_DONE: set = set()  # classes seen by _install_for (their own and their bases' members installed)
+# classes seen by _install_for (their own and their bases' members installed), by identity: a converted file's value
+# class (``TorchLeakyReLU``, factories.value_metaclass_def) hashes and compares as MindSpore's class, and in a set it
+# stood for nn.LeakyReLU, which then never got its members (test_switched_subclasses before test_torch_members)
+_DONE: dict[int, type] = {}
 
 
 def _install_for(cls) -> None:
     """Install the table's members on ``cls`` and its bases (each class once)."""
     table = _table()
     for klass in cls.__mro__:
-        if klass in _DONE:
+        if id(klass) in _DONE:
             continue
-        _DONE.add(klass)
+        _DONE[id(klass)] = klass
         members = table.get(f"{klass.__module__}.{klass.__qualname__}")
         if not members:
             continue
@@ -243,7 +246,7 @@ def _install_for(cls) -> None:
 def _installing_cell_init(init):
     @functools.wraps(init)
     def __init__(self, *args, **kwargs):  # noqa: N807 - the dunder being replaced
-        if type(self) not in _DONE:
+        if id(type(self)) not in _DONE:
             _install_for(type(self))  # before the class's own __init__ sets anything under a torch name
         init(self, *args, **kwargs)
 

@@ -64,6 +64,12 @@ def test_flagged_target_raises_mindports_error_in_a_graph(entry):
             return fn(w, *extra)
 
         args = [tensor]
+        if isinstance(fn, type) and issubclass(fn, ms.nn.Cell):
+            # a Cell built over a model (swa_utils.AveragedModel(model)): a graph refuses to build a Cell from a
+            # variable itself, loudly, before any of its code runs; its entry's graph note is about its methods
+            with pytest.raises(TypeError, match="all arguments are required to be constants"):
+                ms.jit(call)(*args)
+            return
     else:
         case = prepare(entry, applicable_styles(entry)[0], importable=True)
         call, args = case.call, case.args
