@@ -226,7 +226,7 @@ def run_repo(repo: str, domain: str, work: Path, args) -> dict:
         from mindport.discovery.prove import select
         from mindport.discovery.scan import discover, python_files
 
-        files = python_files(src)
+        files = python_files(src, notebooks=True)  # a notebook's models too
         chosen = select(discover(src, files), None, args.max_models, spread=True)
         needed, over_cap = conversion_plan(src, [c.rel for c in chosen], files, args.max_convert_files)
         # (an exclude pattern matches from the right: never one that would also drop a needed file)

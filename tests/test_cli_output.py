@@ -106,3 +106,17 @@ def test_the_report_path_is_one_path(tmp_path):
     run = subprocess.run([*CLI, "migrate", "src", "-o", "converted/"], capture_output=True, text=True, cwd=tmp_path)
     assert run.returncode == 0, run.stdout + run.stderr
     assert "report: converted/mindport-report.html (and .json)" in run.stdout and "//" not in run.stdout
+
+
+def test_text_like_an_emoji_code_prints_as_written(tmp_path):
+    """rich replaces ``:name:`` with an emoji by default: a discovery reason quoting the input ``2:int64:0:100:...``
+    printed ``2:int64:0💯...`` (jwzhanggy/Graph-Bert's report on the terminal). The CLI's console (and the parity
+    report's default one) print the text as written."""
+    import io
+
+    from mindport.cli.app import _console
+
+    console = _console()
+    console.file = io.StringIO()
+    console.print("inputs 2x3000:float32 2:int64:0:100:1 :smile: :+1:")
+    assert console.file.getvalue().strip() == "inputs 2x3000:float32 2:int64:0:100:1 :smile: :+1:"

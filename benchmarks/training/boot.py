@@ -153,7 +153,7 @@ def nudged(array, rng):
     if not np.issubdtype(array.dtype, np.floating):
         return array
     toward = np.where(rng.random_sample(array.shape) < 0.5, -np.inf, np.inf).astype(array.dtype)
-    return np.nextafter(array, toward)
+    return np.asarray(np.nextafter(array, toward))  # a 0-d parameter's array too (nextafter gives a numpy scalar)
 
 
 def _install_torch(mode, state):

@@ -237,9 +237,12 @@ def printed(entry: dict, side: dict) -> str:
 
 def judge(entry: dict, t: dict, m: dict) -> dict:
     pat = entry.get("loss", DEFAULT_LOSS)
-    st, sm = losses(printed(entry, t), pat), losses(printed(entry, m), pat)
+    return judge_losses(entry, losses(printed(entry, t), pat), losses(printed(entry, m), pat), m["rc"])
+
+
+def judge_losses(entry: dict, st: list[str], sm: list[str], m_rc: int) -> dict:
     lt, lm = [float(v) for v in st], [float(v) for v in sm]
-    runs = m["rc"] == 0 and len(lm) == len(lt) and len(lt) > 0
+    runs = m_rc == 0 and len(lm) == len(lt) and len(lt) > 0
     learns = runs
     drops = []
     if runs:
@@ -260,6 +263,16 @@ def judge(entry: dict, t: dict, m: dict) -> dict:
         else:
             res["tracks"] = False
     return res
+
+
+def count_within_noise_candidate(entry: dict, res: dict, m: dict) -> bool:
+    """A deterministic single-curve entry whose port ran to the end and printed a few losses more or fewer than
+    torch (at most one in 50, at least 20 printed): the count may be a tolerance test's decision on a chaotic
+    curve (see run_entry)."""
+    lt, lm = res.get("torch_losses", []), res.get("ms_losses", [])
+    return (bool(entry.get("deterministic")) and m["rc"] == 0 and not res.get("runs") and len(lm) >= 20
+            and entry.get("streams", 1) == 1 and entry.get("segments", 1) == 1
+            and 0 < abs(len(lt) - len(lm)) <= max(1, len(lt) // 50))
 
 
 def flags(conv: Path) -> list[str]:
@@ -300,6 +313,22 @@ def run_entry(entry: dict, args) -> dict:
     (work / "ms.log").write_text(m["stdout"] + "\n---stderr---\n" + m["stderr"])
     res["ms"] = {"rc": m["rc"], "seconds": m["seconds"], "error": side_error(entry, m, t)}
     res.update(judge(entry, t, m))
+    if count_within_noise_candidate(entry, res, m):
+        # A deterministic script whose number of losses is decided by a tolerance test (L-BFGS's line search and
+        # stopping tests: 75 closure calls against torch's 76) on a chaotic curve: judged on the losses both printed
+        # if every port loss there is within torch's own float32 noise (its float64 control); the count is recorded.
+        c = run_side(args.python, "torch", "control", src, state, entry, args.timeout)
+        (work / "control.log").write_text(c["stdout"] + "\n---stderr---\n" + c["stderr"])
+        pat = entry.get("loss", DEFAULT_LOSS)
+        st, sm, sc = (losses(printed(entry, x), pat) for x in (t, m, c))
+        n = min(len(st), len(sm), len(sc))
+        if c["rc"] == 0:
+            ok, noise = noise_tracks(entry, st[:n], sm[:n], sc[:n])
+            if ok:
+                counts = (len(st), len(sm))
+                res.update(judge_losses(entry, st[:n], sm[:n], m["rc"]))
+                res.update(tracks=True, tracked_by=f"noise (count {counts[1]} of torch's {counts[0]}, within noise "
+                           f"over the {n} both printed)", control_max_rel=noise, loss_counts=counts)
     if res.get("runs") and res.get("tracks") is False:  # beyond 1e-4: is it the script's float32 noise?
         c = run_side(args.python, "torch", "control", src, state, entry, args.timeout)
         (work / "control.log").write_text(c["stdout"] + "\n---stderr---\n" + c["stderr"])

@@ -85,7 +85,7 @@ def _console(stderr: bool = False):
 
     stream = sys.stderr if stderr else sys.stdout
     width = None if _isatty(stream) else 1000
-    return Console(stderr=stderr, highlight=False, soft_wrap=True, width=width)
+    return Console(stderr=stderr, highlight=False, soft_wrap=True, width=width, emoji=False)
 
 
 def _isatty(stream) -> bool:

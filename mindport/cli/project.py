@@ -192,7 +192,7 @@ def observe(src, model, ctor, inputs, seed, out):
 @click.option("--force", is_flag=True, help="Write into an existing OUT that mindport did not create.")
 @click.option("--models", "models_pattern", default=None, metavar="PATTERN",
               help='Without --model: prove only the discovered models matching PATTERN ("models/*.py:ResNet*", or a '
-                   'part of "path.py:Name").')
+                   'part of "path.py:Name"; a notebook\'s class is "nb.ipynb:Name", all of them "*.ipynb:*").')
 @click.option("--max-models", type=int, default=None, metavar="N", help="Without --model: prove at most N models.")
 @click.option("--model-workers", type=int, default=1, show_default=True, metavar="N",
               help="Without --model: pairs of torch/MindSpore processes proving models in parallel.")

@@ -97,7 +97,7 @@ def run_builder(root: Path, candidates: list, user_ctors: dict, work: Path, s: P
                            encoding="utf-8")
         result_path.write_text("")
         log = open(work / "build.log", "ab")
-        env = _env()
+        env = _env() | notebook_env(work)
         proc = subprocess.Popen([sys.executable, "-m", "mindport.discovery.build", str(request), str(result_path)],
                                 cwd=str(root), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env)
         seen = 0
@@ -168,6 +168,14 @@ def _builder_facts(work: Path):
     return merged if merged.files else None
 
 
+def notebook_env(work: Path) -> dict:
+    """Where the processes of a proof write a notebook's definitions-only module (discovery/notebooks.py): the log
+    folder, where the report's source lines of a notebook class point."""
+    from mindport.discovery.notebooks import MODULES_ENV
+
+    return {MODULES_ENV: str(Path(work) / "notebooks")}
+
+
 def _env() -> dict:
     env = dict(os.environ)
     package_root = str(Path(__file__).resolve().parents[2])
@@ -214,6 +222,8 @@ class _Worker:
         if out_root is not None:
             base = self.env or {}
             self.env = base | {"PYTHONPATH": os.pathsep.join(filter(None, [base.get("PYTHONPATH"), str(out_root)]))}
+        self.torch_env = self.torch_env | notebook_env(workdir)
+        self.env = (self.env or {}) | notebook_env(workdir)
         self.ref = self.ms = None
         self.timed_out = False
 
@@ -275,8 +285,9 @@ def prove_one(worker: _Worker, entry: dict, src_root: Path, out_root: Path, s: P
     try:
         ref, ms = worker.sides()
         stage = "building"
-        p_ref = ref.submit("build", torch_ref, ctor, s.seed, str(src_root))
-        p_ms = ms.submit("build", ms_ref, ms_ctor(ctor), s.seed, str(out_root))
+        # in the repository's folder, as the builder built it (cwd=root) and as its code reads relative paths
+        p_ref = ref.submit("build", torch_ref, ctor, s.seed, str(src_root), cwd=str(src_root))
+        p_ms = ms.submit("build", ms_ref, ms_ctor(ctor), s.seed, str(out_root), cwd=str(out_root))
         try:
             _checked(p_ref.result)
         except (InputError, SideError) as exc:
@@ -545,7 +556,7 @@ def prove_models(src_root, out_root, *, pattern: str | None = None, max_models: 
     s = settings or ProveSettings()
     src_root, out_root = Path(src_root).resolve(), Path(out_root).resolve()
     t0 = time.perf_counter()
-    files = python_files(src_root)
+    files = python_files(src_root, notebooks=True)  # a notebook's models too (notebooks.py)
     excluded: list[str] = []
     found = discover(src_root, files, excluded)
     chosen = select(found, pattern, max_models, spread)
@@ -553,7 +564,7 @@ def prove_models(src_root, out_root, *, pattern: str | None = None, max_models: 
         extra = (user_inputs or {}).get(c.key)
         if extra:
             c.inputs.insert(0, list(extra))
-    out_files = set(python_files(out_root)) if out_root.is_dir() else set()
+    out_files = set(python_files(out_root, notebooks=True)) if out_root.is_dir() else set()
     cache_path = out_root / CACHE_NAME
     old = _read_cache(cache_path) if cache else {}
     trees: dict = {}

@@ -17,6 +17,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mindport.discovery.notebooks import code_tree as notebook_code_tree
+from mindport.discovery.notebooks import is_notebook
 from mindport.migrator.project import class_bases, module_classes_from_bases
 
 _SKIP_DIRS = {".git", "__pycache__", ".venv", "venv", "env", "site-packages", "node_modules", "build", "dist",
@@ -94,8 +96,10 @@ class Candidate:
                 "dotted": self.dotted, "expansion": self.expansion}
 
 
-def python_files(root: Path) -> list[str]:
-    """The repository's Python files (relative, sorted), without tool folders and hidden ones."""
+def python_files(root: Path, notebooks: bool = False) -> list[str]:
+    """The repository's Python files (relative, sorted), without tool folders and hidden ones (``.ipynb_checkpoints``
+    too); with ``notebooks``, its Jupyter notebooks as well (``notebooks.py``: their models are discovered too)."""
+    suffixes = (".py", ".ipynb") if notebooks else (".py",)
     out = []
     stack = [root]
     while stack:
@@ -110,14 +114,17 @@ def python_files(root: Path) -> list[str]:
             if item.is_dir():
                 if item.name not in _SKIP_DIRS and not item.name.startswith("."):
                     stack.append(item)
-            elif item.suffix == ".py" and item.is_file():
+            elif item.suffix in suffixes and item.is_file():
                 out.append(item.relative_to(root).as_posix())
     return sorted(out)
 
 
 def _parse(root: Path, rel: str):
+    """(tree, bytes) of a Python file, or of a notebook's code cells together (``notebooks.code_tree``)."""
     try:
         data = (root / rel).read_bytes()
+        if is_notebook(rel):
+            return notebook_code_tree(data), data
         if len(data) > 1_000_000:
             return None, b""
         return ast.parse(data), data
@@ -1330,9 +1337,9 @@ class _Literal:
             left, right = self._substitute(node.left), self._substitute(node.right)
             return None if left is None or right is None else ast.BinOp(left=left, op=node.op, right=right)
         if isinstance(node, ast.Name):
-            if node.id in self.local_values:
-                return self.local_values[node.id]
-            return node if node.id in self.names or node.id in ("True", "False", "None") else None
+            if node.id in self.names or node.id in ("True", "False", "None"):
+                return node  # a name the model's module defines: read there, as the module has it
+            return self.local_values.get(node.id)
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in ("nn", "torch"):
             return node if node.value.id in self.names else None
         if isinstance(node, ast.Call):
@@ -1666,7 +1673,7 @@ def discover(root, files: list[str] | None = None, excluded: list | None = None)
     that only raises NotImplementedError / passes). Those are left out and, when ``excluded`` is a list, appended to
     it as "path.py:Name"."""
     root = Path(root)
-    files = python_files(root) if files is None else files
+    files = python_files(root, notebooks=True) if files is None else files
     parsed = {}
     per_file_bases = []
     for rel in files:
@@ -1683,7 +1690,7 @@ def discover(root, files: list[str] | None = None, excluded: list | None = None)
     # a file with relative imports in a folder that is no package: imported by its dotted name from the root (a
     # namespace package), as `python -m` or the repository's scripts do
     dotted_of = {rel: rel[:-3].replace("/", ".") for rel, tree in parsed.items()
-                 if "/" in rel and not (root / rel).with_name("__init__.py").is_file()
+                 if "/" in rel and rel.endswith(".py") and not (root / rel).with_name("__init__.py").is_file()
                  and all(part.isidentifier() for part in rel[:-3].split("/"))
                  and any(isinstance(n, ast.ImportFrom) and n.level for n in ast.walk(tree))}
     dotted_of.update(_shadowed_folders(root, parsed))
@@ -1993,6 +2000,8 @@ def imported_files(root: Path, rels, files: list[str], cache: dict | None = None
     a package's ``__init__.py`` on the way), read with ``ast``; in visiting order."""
     modules = {}
     for f in files:
+        if not f.endswith(".py"):
+            continue
         parts = f[:-3].split("/")
         if parts[-1] == "__init__":
             parts = parts[:-1]
@@ -2008,8 +2017,11 @@ def imported_files(root: Path, rels, files: list[str], cache: dict | None = None
         tree = (cache or {}).get(cur)
         if tree is None:
             try:
-                tree = ast.parse((root / cur).read_bytes())
+                tree = notebook_code_tree((root / cur).read_bytes()) if is_notebook(cur) else ast.parse(
+                    (root / cur).read_bytes())
             except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+                continue
+            if tree is None:
                 continue
             if cache is not None:
                 cache[cur] = tree

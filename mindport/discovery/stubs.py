@@ -239,8 +239,12 @@ def install(roots: list[str] | None = None) -> None:
     """Stub what the files under ``roots`` (default: the folders in MINDPORT_STUB_ROOTS) import and cannot find."""
     import importlib.util
 
+    from mindport.discovery.notebooks import MODULES_ENV
+
     if roots is None:
         roots = [r for r in os.environ.get(ROOTS_ENV, "").split(os.pathsep) if r]
+    # a notebook's definitions-only module is the repository's code, written outside it (discovery/notebooks.py)
+    roots = [*roots, *([os.environ[MODULES_ENV]] if os.environ.get(MODULES_ENV) else [])]
     if not any(isinstance(f, _Finder) for f in sys.meta_path):
         sys.meta_path.append(_Finder(roots))
         if importlib.util.find_spec("tensorboard") is None:

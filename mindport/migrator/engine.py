@@ -203,8 +203,11 @@ class RuleRunner(cst.CSTTransformer):
                 result, own_kept = self._keep_torch(original_node, result, pending, own)
                 sites -= own - own_kept
             elif pending.remarks:
-                result = _trailing_comment(result, pending.remarks) if isinstance(result, cst.SimpleStatementLine) \
-                    else _leading_comment(result, pending.remarks)
+                result = _remarked(result, pending.remarks)
+                if result is None:  # the statement was removed: its remarks go to the statement around it
+                    result = cst.RemovalSentinel.REMOVE
+                    if self._pending:
+                        self._pending[-1].remarks.extend(pending.remarks)
             if self._pending:
                 self._pending[-1].nested += sites
         return result
@@ -277,6 +280,22 @@ def _trailing_comment(line: cst.SimpleStatementLine, notes: list[str]) -> cst.Si
         text = existing.value + "  " + text
     return line.with_changes(trailing_whitespace=line.trailing_whitespace.with_changes(
         whitespace=cst.SimpleWhitespace("  "), comment=cst.Comment(text)))
+
+
+def _remarked(result, remarks: list[str]):
+    """A converted statement with its warnings as a comment: trailing on a simple line, leading on a compound one, on
+    the first of the statements a rule wrote in its place (a ``FlattenSentinel``: ``x[:, i] += r`` written as two
+    lines); None when the rule removed the statement."""
+    if isinstance(result, cst.FlattenSentinel):
+        nodes = list(result.nodes)
+        if not nodes:
+            return None
+        return cst.FlattenSentinel([_remarked(nodes[0], remarks), *nodes[1:]])
+    if isinstance(result, cst.RemovalSentinel):
+        return None
+    if isinstance(result, cst.SimpleStatementLine):
+        return _trailing_comment(result, remarks)
+    return _leading_comment(result, remarks)
 
 
 def _leading_comment(node, notes: list[str]):

@@ -83,6 +83,56 @@ def code_cells(cells) -> list[str]:
     return texts
 
 
+# a statement between two cells of a notebook converted as one module (a statement, not a comment: a comment line
+# belongs to the statement after it, and goes when a rule removes that statement, ``import torch.nn as nn`` first in a
+# cell: bentrevett/pytorch-sentiment-analysis's class cells)
+_CELL_MARK = "__mindport_cell__ = "
+
+
+def _convert_cells_together(bodies: list[str], labels: list[str], options: dict):
+    """Convert the code cells that parse (``bodies``: magics blank) as one module, a boundary statement between each
+    two; ({position: converted text}, head, {position: diagnostics}, converted sites), the diagnostics at their cell's
+    own lines (``labels[position]:line``, the names the per-cell conversion gave). ``head``: lines the conversion
+    wrote above the first cell (the caller puts them at the top of the first cell converted). None when no cell
+    parses or the boundaries do not come back one per cell, in order (the caller converts cell by cell then)."""
+    import ast
+    import dataclasses
+
+    from mindport.migrator import convert_source
+
+    together = []
+    for k, body in enumerate(bodies):
+        try:
+            ast.parse(body)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        if _CELL_MARK in body:
+            return None
+        together.append(k)
+    if not together:
+        return None
+    parts, starts, line = [], {}, 1
+    for k in together:
+        parts.append(f"{_CELL_MARK}{k}\n{bodies[k]}\n")
+        starts[k] = line + 1  # the cell's first line in the joined module
+        line += 1 + bodies[k].count("\n") + 1
+    result = convert_source("".join(parts), labels[together[0]].rpartition("[")[0] or "notebook", **options)
+    out_lines = result.code.split("\n")
+    marks = [i for i, text in enumerate(out_lines) if text.startswith(_CELL_MARK)]
+    if [out_lines[i][len(_CELL_MARK):] for i in marks] != [str(k) for k in together]:
+        return None
+    texts = {}
+    for n, k in enumerate(together):
+        end = marks[n + 1] if n + 1 < len(marks) else len(out_lines) - 1  # the last: the joining's final newline
+        texts[k] = "\n".join(out_lines[marks[n] + 1:end])
+    diagnostics: dict[int, list] = {}
+    for d in result.diagnostics:
+        k = next((k for k in reversed(together) if d.line >= starts[k]), together[0])
+        diagnostics.setdefault(k, []).append(dataclasses.replace(
+            d, file=labels[k], line=max(1, d.line - starts[k] + 1)))
+    return texts, out_lines[:marks[0]], diagnostics, result.converted_sites
+
+
 def convert_notebook_bytes(data: bytes, name: str, options: dict, max_code_size: int | None = None
                            ) -> tuple[bytes, list[Diagnostic], int, int, bool]:
     """Convert the code cells of a notebook; the JSON stays valid and keeps its other content. ``max_code_size``
@@ -106,26 +156,45 @@ def convert_notebook_bytes(data: bytes, name: str, options: dict, max_code_size:
     options = {**options, "float64_free": options.get("float64_free") is not False and _cells_fact(cells, float64_free),
                "conv1d_settings_unread": options.get("conv1d_settings_unread") is not False
                and _cells_fact(cells, conv1d_settings_unread)}
-    for index, cell in enumerate(cells):
-        if cell.get("cell_type") != "code":
-            continue
+    code = [(index, cell) for index, cell in enumerate(cells) if cell.get("cell_type") == "code"]
+    texts, bodies, kept_lines = [], [], []
+    for _, cell in code:
         source = cell.get("source", "")
         text = "".join(source) if isinstance(source, list) else source
         # IPython magics and shell escapes are not Python: keep them out of the parser.
-        kept = [(i, line) for i, line in enumerate(text.split("\n")) if line.lstrip().startswith(("%", "!"))]
-        body = "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in text.split("\n"))
-        result = convert_source(body, f"{name}[cell {index}]", **options)
-        out_lines = result.code.split("\n")
-        for i, line in kept:
+        kept_lines.append([(i, line) for i, line in enumerate(text.split("\n"))
+                           if line.lstrip().startswith(("%", "!"))])
+        bodies.append("\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in text.split("\n")))
+        texts.append(text)
+    # the cells run in one namespace (``import torch.nn as nn`` in the first, ``class G(nn.Module)`` in the third):
+    # the cells that parse are converted together, as one module, and split back at their boundaries; converted
+    # one by one, a cell never saw the imports of the cells before it, and its classes stayed torch's while the
+    # first cell's imports were rewritten (lyeoni/pytorch-mnist-GAN: "name 'nn' is not defined" in the port)
+    joined = _convert_cells_together(bodies, [f"{name}[cell {index}]" for index, _ in code], options)
+    head = joined[1] if joined is not None else []
+    for k, (index, cell) in enumerate(code):
+        source, text = cell.get("source", ""), texts[k]
+        if joined is not None and k in joined[0]:
+            out_text = joined[0][k]
+            cell_diagnostics = joined[2].get(k, [])
+        else:
+            result = convert_source(bodies[k], f"{name}[cell {index}]", **options)
+            out_text, cell_diagnostics = result.code, result.diagnostics
+            sites += result.converted_sites
+        out_lines = out_text.split("\n")
+        for i, line in kept_lines[k]:
             if i < len(out_lines):
                 out_lines[i] = line
+        if head and joined is not None and k in joined[0]:  # what the conversion wrote above the first cell
+            out_lines, head = head + out_lines, []
         new_text = "\n".join(out_lines)
-        diagnostics.extend(result.diagnostics)
+        diagnostics.extend(cell_diagnostics)
         lines += text.count("\n") + 1
-        sites += result.converted_sites
         if new_text != text:
             changed = True
             cell["source"] = new_text.splitlines(keepends=True) if isinstance(source, list) else new_text
+    if joined is not None:
+        sites += joined[3]
     out = json.dumps(notebook, indent=1, ensure_ascii=False) + "\n"
     return out.encode("utf-8"), diagnostics, lines, sites, changed
 

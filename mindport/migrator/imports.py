@@ -343,6 +343,7 @@ EINOPS_BACKEND = "mindport.runtime.einops_backend"
 UNBATCHED = "mindport.runtime.unbatched"
 GRAPH_ORDER = "mindport.runtime.graph_order"
 CONTAINER_SLICES = "mindport.runtime.container_slices"
+TORCH_MEMBERS = "mindport.runtime.torch_members"
 _CONTAINERS = frozenset({"SequentialCell", "CellList"})  # MindSpore's containers whose slices renamed parameters
 _ORDER_BUILTINS = frozenset({"sorted", "reversed"})  # any call; min/max with one argument (a dict's keys)
 _EINOPS_LAYERS = {"einops.layers.torch": "mindport.runtime.einops_layers"}
@@ -354,7 +355,8 @@ def finalize_runtime(module: cst.Module, rules, converted: bool = True) -> cst.M
     * ``from einops.layers.torch import Rearrange`` -> ``from mindport.runtime.einops_layers import Rearrange``;
     * a file that imports einops also imports ``mindport.runtime.einops_backend`` (registers the MindSpore backend,
       so ``rearrange``/``reduce``/``repeat`` take MindSpore tensors unchanged);
-    * the runtime modules the rules used (``mp_containers.ParameterList``);
+    * the runtime modules the rules used (``mp_containers.ParameterList``), and ``import math`` where a rule wrote a
+      call of Python's ``math`` as ``math.<fn>`` in a file that does not bind ``math`` (MathCallTransform);
     * ``import mindport.runtime.unbatched`` in a ``converted`` file that imports no other runtime module (each of
       them loads it) and builds a MindSpore layer that takes only a batch without showing its input batched
       (``native_facts.unbatched_handling``): torch's layer takes an unbatched input too;
@@ -365,13 +367,19 @@ def finalize_runtime(module: cst.Module, rules, converted: bool = True) -> cst.M
     * ``import mindport.runtime.container_slices`` in a ``converted`` file that imports no runtime module loading it
       (all but ``unbatched`` and ``graph_order`` do) and slices a ``SequentialCell``/``CellList`` it builds and keeps
       on ``self`` (:func:`_slices_containers`): MindSpore's slice renamed the layers' parameters (a duplicate name in
-      a graph, renamed parameters in PyNative).
+      a graph, renamed parameters in PyNative);
+    * ``import mindport.runtime.torch_members`` in a ``converted`` file that imports no runtime module loading it
+      (all but ``unbatched``, ``graph_order`` and ``container_slices`` do) and reads a torch member name on a layer
+      whose class it cannot see (``self.norm.weight`` with ``self.norm = norm``: LayerParameterNameTransform's
+      ``torch_member_reads``): the mapped MindSpore class answers it.
 
     Only top-level statements are looked at: this is cheap, and idempotent (present imports are not repeated).
     """
     needed = set()
+    stdlib: set[str] = set()  # Python's own modules a rule now reads by the module's name (``import math``)
     for rule in rules:
         needed |= getattr(rule, "runtime_modules", set())
+        stdlib |= getattr(rule, "stdlib_modules", set())
     module, dropped = _drop_written_out_einops(module, rules)
     body = list(module.body)
     present: set[str] = set()
@@ -423,10 +431,18 @@ def finalize_runtime(module: cst.Module, rules, converted: bool = True) -> cst.M
     if converted and not any(_runtime_module(m) and m not in (UNBATCHED, GRAPH_ORDER) for m in needed | present) \
             and _slices_containers(module):
         needed.add(CONTAINER_SLICES)
+    if converted and any(getattr(rule, "torch_member_reads", False) for rule in rules) \
+            and not any(_runtime_module(m) and m not in (UNBATCHED, GRAPH_ORDER, CONTAINER_SLICES)
+                        for m in needed | present):
+        needed.add(TORCH_MEMBERS)
     add = [m for m in sorted(needed) if m not in present]
-    if not add and not changed:
+    modules_bound = {a.name.value for s in module.body if isinstance(s, cst.SimpleStatementLine)
+                     for i in s.body if isinstance(i, cst.Import)
+                     for a in i.names if a.asname is None and isinstance(a.name, cst.Name)}
+    plain = sorted(stdlib - modules_bound)
+    if not add and not plain and not changed:
         return module
-    lines = []
+    lines = [parse_statement(f"import {m}") for m in plain]
     for m in add:
         if m == EINOPS_BACKEND:
             lines.append(parse_statement(f"import {m}  # noqa: F401  (einops backend for MindSpore tensors)"))
@@ -436,6 +452,8 @@ def finalize_runtime(module: cst.Module, rules, converted: bool = True) -> cst.M
             lines.append(parse_statement(f"import {m}  # noqa: F401  (dict keys in sorted/min/max/zip in a graph)"))
         elif m == CONTAINER_SLICES:
             lines.append(parse_statement(f"import {m}  # noqa: F401  (container slices keep parameter names)"))
+        elif m == TORCH_MEMBERS:
+            lines.append(parse_statement(f"import {m}  # noqa: F401  (layers answer torch's member names)"))
         else:
             lines.append(parse_statement(runtime_import(m)))
     body[last_import + 1:last_import + 1] = lines

@@ -5371,3 +5371,306 @@ def _is_size(expr) -> bool:
                 and not expr.args:
             return True
     return False
+
+
+# ------------------------------------------------------------------------------------------------ dtype-valued names
+
+_DTYPE_LEAVES = frozenset({"float", "float32", "float64", "double", "float16", "half", "bfloat16", "int", "int8",
+                           "int16", "int32", "int64", "long", "short", "uint8", "bool", "complex64", "complex128",
+                           "cfloat", "cdouble"})
+
+
+def _dtype_expression(expr, resolve: Resolve) -> bool:
+    """``x.dtype`` (any receiver) or a torch dtype (``torch.float32``): a dtype whatever runs."""
+    if isinstance(expr, cst.Attribute) and expr.attr.value == "dtype":
+        return True
+    qual = resolve(expr)
+    return qual is not None and qual.startswith("torch.") and qual.count(".") == 1 \
+        and qual.rpartition(".")[2] in _DTYPE_LEAVES
+
+
+def _parameters(function: cst.FunctionDef) -> list[cst.Param]:
+    p = function.params
+    return [*p.posonly_params, *p.params, *p.kwonly_params]
+
+
+def _callers_pass_dtypes(module: cst.Module, function: cst.FunctionDef, name: str, resolve: Resolve) -> bool:
+    """``function`` is a module-level function whose every mention in the file is a call that gives its parameter
+    ``name`` a dtype expression or leaves it to its default (no ``*args``/``**kwargs`` call, not exported by
+    ``__all__``, not handed on as a value)."""
+    if function not in module.body:
+        return False
+    fname = function.name.value
+    params = [q.name.value for q in _parameters(function)]
+    position = params.index(name)
+    positional_ok = position < len(function.params.posonly_params) + len(function.params.params)
+    calls = [c for c in all_nodes(module, cst.Call) if isinstance(c.func, cst.Name) and c.func.value == fname]
+    mentions = [n for n in all_nodes(module, cst.Name) if n.value == fname]
+    if len(mentions) != len(calls) + 1:  # the def's own name, and each call's callee
+        return False
+    for s in all_nodes(module, cst.SimpleString):
+        if s.value.strip("'\"") == fname:
+            return False  # named in __all__ or looked up by name
+    for call in calls:
+        given = None
+        for i, arg in enumerate(call.args):
+            if arg.star:
+                return False
+            if arg.keyword is not None and arg.keyword.value == name:
+                given = arg.value
+            elif arg.keyword is None and positional_ok and i == position:
+                given = arg.value
+        if given is not None and not _dtype_expression(given, resolve):
+            return False
+    return True
+
+
+def dtype_name(function: cst.FunctionDef, name: str, module: "cst.Module | None", resolve: Resolve) -> bool:
+    """Is the local name ``name`` a dtype wherever the function reads it? Every binding of it in the function is one
+    (issue 30's "dtype from flow", for ``x.type(dtype)`` -> ``x.astype(dtype)``):
+
+    * ``name = x.dtype`` or ``name = torch.float32`` (:func:`_dtype_expression`);
+    * an element of a tuple display assigned to a flat target, matched from the end when a starred element comes
+      before it (``i, j, dtype = *sim.shape[-2:], sim.dtype``);
+    * a parameter whose default is one, of a module-level function every call in the file gives a dtype there or
+      nothing (:func:`_callers_pass_dtypes`: ``posemb_sincos_2d(h, w, dim, dtype=torch.float32)``).
+
+    Any other binding (a loop, ``with``, augmented or annotated assignment, a walrus, an import, a nested def, a
+    ``global``) answers False."""
+    bound = False
+    for param in _parameters(function):
+        if param.name.value == name:
+            if param.default is None or not _dtype_expression(param.default, resolve) \
+                    or module is None or not _callers_pass_dtypes(module, function, name, resolve):
+                return False
+            bound = True
+    star = function.params.star_arg
+    if isinstance(star, cst.Param) and star.name.value == name or function.params.star_kwarg is not None \
+            and function.params.star_kwarg.name.value == name:
+        return False
+    for kind in (cst.For, cst.AugAssign, cst.AnnAssign, cst.NamedExpr, cst.WithItem, cst.CompFor):
+        for node in own_nodes(function, kind):
+            target = getattr(node, "target", None) if kind is not cst.WithItem else (
+                node.asname.name if node.asname is not None else None)
+            if target is not None and name in target_names(target):
+                return False
+    for node in own_nodes(function, (cst.Global, cst.Nonlocal)):
+        if any(n.name.value == name for n in node.names):
+            return False
+    for node in own_nodes(function, (cst.FunctionDef, cst.ClassDef)):
+        if node is not function and node.name.value == name:
+            return False
+    for node in own_nodes(function, (cst.Import, cst.ImportFrom)):
+        if not isinstance(node.names, cst.ImportStar) and any(
+                (a.asname.name.value if a.asname is not None and isinstance(a.asname.name, cst.Name)
+                 else code_of(a.name).split(".")[0]) == name for a in node.names):
+            return False
+    for assign in own_nodes(function, cst.Assign):
+        for target in assign.targets:
+            target = target.target
+            if isinstance(target, cst.Name):
+                if target.value != name:
+                    continue
+                if not _dtype_expression(assign.value, resolve):
+                    return False
+                bound = True
+            elif name in target_names(target):
+                value = _tuple_element(target, name, assign.value)
+                if value is None or not _dtype_expression(value, resolve):
+                    return False
+                bound = True
+    return bound
+
+
+def _tuple_element(target, name: str, value):
+    """The element of the tuple display ``value`` that the flat target tuple binds to ``name``, or None."""
+    if not isinstance(target, (cst.Tuple, cst.List)) or not isinstance(value, (cst.Tuple, cst.List)):
+        return None
+    names = target.elements
+    if any(not isinstance(e.value, cst.Name) for e in names):
+        return None
+    index = [e.value.value for e in names].index(name)
+    values = value.elements
+    from_end = len(names) - index
+    if from_end > len(values) or any(isinstance(e, cst.StarredElement) for e in values[len(values) - from_end:]):
+        return None
+    if not any(isinstance(e, cst.StarredElement) for e in values) and len(values) != len(names):
+        return None
+    return values[len(values) - from_end].value
+
+
+def dtype_property(cls: "cst.ClassDef | None", attr: str) -> bool:
+    """Is ``self.<attr>`` a ``@property`` of the class whose every ``return`` gives ``x.dtype``
+    (improved-diffusion's ``inner_dtype``: ``next(self.input_blocks.parameters()).dtype``)?"""
+    if cls is None or not isinstance(cls.body, cst.IndentedBlock):
+        return False
+    found = False
+    for stmt in cls.body.body:
+        if isinstance(stmt, (cst.FunctionDef, cst.SimpleStatementLine)) and not isinstance(stmt, cst.FunctionDef):
+            if any(isinstance(s, (cst.Assign, cst.AnnAssign)) and attr in [
+                    n for t in (s.targets if isinstance(s, cst.Assign) else [s]) for n in target_names(t.target)]
+                   for s in stmt.body):
+                return False  # a class attribute of that name too
+        if not isinstance(stmt, cst.FunctionDef) or stmt.name.value != attr:
+            continue
+        if found or [code_of(d.decorator) for d in stmt.decorators] != ["property"]:
+            return False
+        returns = own_nodes(stmt, cst.Return)
+        if not returns or any(not (isinstance(r.value, cst.Attribute) and r.value.attr.value == "dtype")
+                              for r in returns):
+            return False
+        found = True
+    return found
+
+
+# ------------------------------------------------------------------------------------------------ real tensors
+
+_REAL_DTYPES = _DTYPE_LEAVES - {"complex64", "complex128", "cfloat", "cdouble"}
+# torch functions whose result is real whatever real arguments they get (torch.arange refuses a complex bound; a
+# constructor of sizes makes a real tensor unless its dtype= says otherwise)
+_REAL_CREATIONS = frozenset({"arange", "linspace", "logspace", "zeros", "ones", "full", "rand", "randn", "randint",
+                             "randperm", "eye", "empty", "tril_indices", "triu_indices"})
+_REAL_JOINS = frozenset({"stack", "cat", "concat", "concatenate", "meshgrid", "broadcast_tensors", "hstack", "vstack"})
+# methods (and torch functions of one tensor) whose result is real when the tensor is
+_REAL_KEEPING = frozenset({"float", "double", "half", "long", "int", "bool", "abs", "neg", "view", "reshape",
+                           "permute", "transpose", "unsqueeze", "squeeze", "flatten", "contiguous", "clone", "detach",
+                           "repeat", "expand", "flip", "roll", "t", "sum", "mean", "cumsum", "clamp", "sign",
+                           "relu", "floor", "ceil", "round", "sqrt", "exp", "log", "sin", "cos", "tril", "triu",
+                           "expand_as", "view_as", "reshape_as"})
+_BINARY_REAL = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, cst.Modulo, cst.Power)
+
+
+def _assigned_only(function: cst.FunctionDef, name: str) -> bool:
+    """No binding of ``name`` in the function but plain assignments (no parameter, loop, ``with``, augmented or
+    annotated assignment, walrus, comprehension, import, nested def, ``global``)."""
+    p = function.params
+    if any(q.name.value == name for q in _parameters(function)) or any(
+            isinstance(q, cst.Param) and q.name.value == name for q in (p.star_arg, p.star_kwarg)):
+        return False
+    for kind in (cst.For, cst.AugAssign, cst.AnnAssign, cst.NamedExpr, cst.WithItem, cst.CompFor):
+        for node in own_nodes(function, kind):
+            target = getattr(node, "target", None) if kind is not cst.WithItem else (
+                node.asname.name if node.asname is not None else None)
+            if target is not None and name in target_names(target):
+                return False
+    for node in own_nodes(function, (cst.Global, cst.Nonlocal)):
+        if any(n.name.value == name for n in node.names):
+            return False
+    for node in own_nodes(function, (cst.FunctionDef, cst.ClassDef)):
+        if node is not function and node.name.value == name:
+            return False
+    for node in own_nodes(function, (cst.Import, cst.ImportFrom)):
+        if isinstance(node.names, cst.ImportStar) or any(
+                (a.asname.name.value if a.asname is not None and isinstance(a.asname.name, cst.Name)
+                 else code_of(a.name).split(".")[0]) == name for a in node.names):
+            return False
+    return True
+
+
+class RealFacts:
+    """Is an expression a real (not complex) tensor or number by construction, in one function (issue 30: the
+    complex-modulus guard ``mp_math.abs``, whose only decision is whether its input is complex)? Real: a Python
+    number; a torch constructor of :data:`_REAL_CREATIONS` without a complex ``dtype=`` (``torch.arange(0, n,
+    step=s)``: its dtype depends on ``n``, but torch refuses a complex bound); a join of :data:`_REAL_JOINS` of
+    real tensors (``torch.meshgrid``'s pieces, unpacked or indexed); ``+ - * / // % **`` and a sign of reals; an index
+    or slice of a real; a method or function of :data:`_REAL_KEEPING` on a real; a name every binding of which in the
+    function is a plain assignment of a real (a tuple target unpacking a real join); anything ``floating`` says is
+    real (the caller's: a layer of the class's output). A parameter, an attribute, an imaginary literal or an unknown
+    call is not."""
+
+    def __init__(self, function: "cst.FunctionDef | None", resolve: Resolve,
+                 floating: "Callable[[cst.BaseExpression], bool] | None" = None) -> None:
+        self._function, self._resolve, self._floating = function, resolve, floating
+
+    def is_real(self, expr, seen: frozenset[str] = frozenset()) -> bool:
+        if isinstance(expr, (cst.Integer, cst.Float)):
+            return True
+        if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus, cst.Plus)):
+            return self.is_real(expr.expression, seen)
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, _BINARY_REAL):
+            return self.is_real(expr.left, seen) and self.is_real(expr.right, seen)
+        if isinstance(expr, cst.Subscript):
+            return self.is_real(expr.value, seen)
+        if isinstance(expr, cst.Name) and self._name_real(expr.value, seen):
+            return True
+        if isinstance(expr, cst.Call) and self._call_real(expr, seen):
+            return True
+        return self._floating is not None and self._floating(expr)
+
+    def _name_real(self, name: str, seen: frozenset[str]) -> bool:
+        if name in seen:
+            return True
+        function = self._function
+        if function is None or not _assigned_only(function, name):
+            return False
+        values = []
+        for assign in own_nodes(function, cst.Assign):
+            for target in assign.targets:
+                target = target.target
+                if isinstance(target, cst.Name):
+                    if target.value == name:
+                        values.append(assign.value)
+                elif name in target_names(target):
+                    if not (isinstance(assign.value, cst.Call) and (self._join(assign.value) and self._call_real(
+                            assign.value, seen | {name}) or self._mapped_real(assign.value, seen | {name}))):
+                        return False  # q, k = <a real join>, or map(<real of t>, (q, k)): each piece is real
+                    values.append(None)
+        return bool(values) and all(v is None or self.is_real(v, seen | {name}) for v in values)
+
+    def _mapped_real(self, call: cst.Call, seen: frozenset[str]) -> bool:
+        """``map(lambda t: <real when t is>, (q, k))`` with real members (vit-pytorch's LeViT: ``q_pos, k_pos =
+        map(lambda t: rearrange(t, 'i j c -> (i j) c'), (q_pos, k_pos))``)."""
+        if not (isinstance(call.func, cst.Name) and call.func.value == "map" and self._resolve(call.func) is None
+                and len(call.args) == 2 and not any(a.star or a.keyword for a in call.args)):
+            return False
+        fn, members = call.args[0].value, call.args[1].value
+        if not (isinstance(fn, cst.Lambda) and len(fn.params.params) == 1 and not fn.params.kwonly_params
+                and not isinstance(fn.params.star_arg, cst.Param) and fn.params.star_kwarg is None
+                and isinstance(members, (cst.Tuple, cst.List)) and members.elements
+                and not any(isinstance(e, cst.StarredElement) for e in members.elements)):
+            return False
+        return all(self.is_real(e.value, seen) for e in members.elements) \
+            and self.is_real(fn.body, seen | {fn.params.params[0].name.value})
+
+    def _join(self, call: cst.Call) -> bool:
+        qual = self._resolve(call.func)
+        return qual is not None and qual.startswith("torch.") and qual.rpartition(".")[2] in _REAL_JOINS
+
+    def _call_real(self, call: cst.Call, seen: frozenset[str]) -> bool:
+        if any(a.star for a in call.args):
+            return False
+        keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+        if "out" in keywords:
+            return False
+        dtype = keywords.get("dtype")
+        if dtype is not None:
+            qual = self._resolve(dtype)
+            if qual is None or qual.rpartition(".")[2] not in _REAL_DTYPES:
+                return False
+        qual = self._resolve(call.func)
+        if qual is not None:
+            if qual in ("einops.rearrange", "einops.repeat"):  # a pattern moves or repeats the values
+                return bool(call.args) and call.args[0].keyword is None and self.is_real(call.args[0].value, seen)
+            if not qual.startswith("torch.") or qual.count(".") != 1:
+                return False
+            leaf = qual.rpartition(".")[2]
+            if leaf in _REAL_CREATIONS:
+                return True
+            positional = [a.value for a in call.args if a.keyword is None]
+            if leaf in _REAL_JOINS:
+                members = positional
+                if len(members) == 1 and isinstance(members[0], (cst.List, cst.Tuple)):
+                    members = [e.value for e in members[0].elements if not isinstance(e, cst.StarredElement)]
+                    if len(members) != len(positional[0].elements):
+                        return False
+                return bool(members) and all(self.is_real(m, seen) for m in members)
+            if leaf in _REAL_KEEPING:
+                return bool(positional) and self.is_real(positional[0], seen)
+            return False
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value in _REAL_KEEPING:
+            return self.is_real(func.value, seen)
+        if isinstance(func, cst.Attribute) and func.attr.value == "to" and dtype is None and all(
+                a.keyword is not None and a.keyword.value in ("device", "non_blocking") for a in call.args):
+            return self.is_real(func.value, seen)
+        return False

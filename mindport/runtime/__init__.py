@@ -19,6 +19,8 @@
 * :mod:`mindport.runtime.distributions` (``mp_dist``): ``torch.distributions``' distributions (Normal,
   Categorical, OneHotCategorical, ... as docs/mappings.md lists), transforms and kl_divergence with torch's properties
   and methods.
+* :mod:`mindport.runtime.swa` (``mp_swa``): ``torch.optim.swa_utils``' ``AveragedModel`` (EMA / SWA copies of a
+  model's weights, torch's ``update_parameters``) and its averaging functions.
 * :mod:`mindport.runtime.init` (``mp_init``): ``torch.nn.init`` for the calls the init rule does not rewrite.
 * :mod:`mindport.runtime.einops_backend`: einops for MindSpore tensors: ``rearrange``/``reduce``/``repeat`` that
   compile in a static graph, and an einops backend (importing the module registers it).

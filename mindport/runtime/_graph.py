@@ -29,6 +29,7 @@ from mindport.runtime import reversed_tensor  # noqa: F401 - reversed(t) is t fl
 from mindport.runtime import sequential_members  # noqa: F401 - a layer set on a SequentialCell by attribute runs
 from mindport.runtime import container_slices  # noqa: F401 - a container's slice keeps its layers' parameter names
 from mindport.runtime import unbatched  # noqa: F401 - MindSpore's layers take torch's unbatched inputs
+from mindport.runtime import torch_members  # noqa: F401 - mapped layers answer torch's member names (norm.weight)
 
 
 def _marker():

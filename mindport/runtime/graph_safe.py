@@ -6,7 +6,10 @@ from __future__ import annotations
 from mindport.runtime import unbatched  # noqa: F401 - MindSpore's layers take torch's unbatched inputs
 from mindport.runtime._graph import in_graph as _in_graph
 
+import functools as _functools
+
 from mindspore import Tensor as _Tensor
+from mindspore import jit_class as _jit_class
 from mindspore.ops.primitive import constexpr as _constexpr
 
 # the values callable_test answers False for at compile time: never called
@@ -97,8 +100,43 @@ def math_call(function, *args):
     constant: a tensor reshaped with it is one too, and its shape can no longer be read ("The starred unpack merge
     input must be sequence, but got AbstractAny" for ``b, n, _, h = *x.shape, heads`` in the next layer:
     vit-pytorch's PiT pooling, ``h = int(sqrt(tokens.shape[1]))``; measured on 2.10). Computed as a constant, it is
-    Python's own number. Any other argument (a tensor, in PyNative or in a graph) gets ``function`` itself."""
+    Python's own number. Any other argument (a tensor, in PyNative or in a graph) gets ``function`` itself.
+
+    The converter writes it only where the file's ``math`` names something else: a call read from the module,
+    ``math.sqrt(n)``, is compiled by the graph itself (the Fallback took only a bare ``sqrt`` imported by name;
+    MathCallTransform)."""
     for arg in args:
         if not isinstance(arg, (int, float)):
             return function(*args)
     return _folded(function, args)
+
+
+@_jit_class
+class partial:  # noqa: N801 - functools' name, which converted code calls it by
+    """``functools.partial(func, *args, **keywords)`` for a partial a model's ``__init__`` keeps on the model (``self.fn
+    = partial(softmax, dim=-1)``, called in ``forward``): an object MindSpore's static graph compiles (``ms.jit_class``).
+
+    functools' partial object held on a Cell is run by a graph as Python through the JIT Fallback; what it returns is
+    an interpreted object, and the next operation on it fails ("The tensor should have only one element, but got 0"
+    in the einsum after x-transformers' ``self.attn_fn = partial(softmax_fn, dtype=torch.float32)``; measured on
+    MindSpore 2.10). Same meaning as functools': positional arguments first, the call's keywords replacing the
+    partial's; a partial of a partial (functools' or this) is flattened, as functools flattens its own; ``func``,
+    ``args`` and ``keywords`` read as functools' do."""
+
+    def __init__(self, func, *args, **keywords):
+        if isinstance(func, (partial, _functools.partial)):
+            args = tuple(func.args) + args
+            keywords = merged_dict(func.keywords, keywords)
+            func = func.func
+        if not callable(func):
+            raise TypeError("the first argument must be callable")
+        self.func = func
+        self.args = args
+        self.keywords = keywords
+
+    def __call__(self, *args, **kwargs):
+        return self.func(*self.args, *args, **merged_dict(self.keywords, kwargs))
+
+    def __repr__(self):
+        parts = [repr(self.func), *(repr(a) for a in self.args), *(f"{k}={v!r}" for k, v in self.keywords.items())]
+        return f"{type(self).__name__}({', '.join(parts)})"

@@ -489,22 +489,53 @@ def is_typed(value, classes):
     return value.dtype in _typed_dtypes(classes)
 
 
+def _dtype_kind(dtype) -> str:
+    """bool, integer, float or complex: the classes torch's typed constructors tell apart (see _typed_constructor)."""
+    if dtype == ms.bool_:
+        return "bool"
+    for kind, widths in zip(("complex", "float", "integer"), _WIDTHS):
+        if dtype in widths:
+            return kind
+    return "integer"  # uint16/32/64: integers
+
+
+def _tensor_leaves(data):
+    if isinstance(data, ms.Tensor):
+        yield data
+    elif isinstance(data, (list, tuple)):
+        for item in data:
+            yield from _tensor_leaves(item)
+
+
 def _typed_constructor(name: str, dtype, cuda: bool = False):
+    torch_name = f"torch.cuda.{name}" if cuda else f"torch.{name}"
+
     def make(cls, *data, device=None):
         if not data:  # torch.FloatTensor(): an empty 1-D tensor, not a 0-d one
             return ops.zeros((0,), dtype)
         if len(data) == 1 and not isinstance(data[0], int):
             value = data[0]
             if isinstance(value, ms.Tensor):
+                # torch refuses a tensor of another dtype ("expected TensorOptions(dtype=long int ...)": LongTensor of
+                # a float tensor, FloatTensor of an int64 or a float64 one): refused here too, except between two
+                # integer widths, cast, since MindSpore's ops may give another integer width than torch's (int32
+                # indices where torch has int64).
+                if value.dtype != dtype and not (_dtype_kind(value.dtype) == _dtype_kind(dtype) == "integer"):
+                    raise TypeError(f"{torch_name}(tensor): expected a {dtype} tensor, got {value.dtype} (torch "
+                                    f"refuses another dtype's tensor: convert it first, e.g. x.long() / x.float())")
                 return value.astype(dtype)
             if _holds_tensor(value):
+                if _dtype_kind(dtype) in ("bool", "integer") and builtins.any(
+                        _dtype_kind(t.dtype) in ("float", "complex") for t in _tensor_leaves(value)):
+                    # torch reads each tensor of the list as an index: a floating one is refused (Python floats
+                    # in the list are truncated, as torch truncates them)
+                    raise TypeError("only integer tensors of a single element can be converted to an index")
                 value = sequence_data(value, dtype)[0]
             return ms.Tensor(np.asarray(value), dtype)
         if not all(isinstance(n, int) for n in data):
             raise TypeError(f"{name}: expected data or sizes, got {data!r}")
         return ops.zeros(tuple(data), dtype)
 
-    torch_name = f"torch.cuda.{name}" if cuda else f"torch.{name}"
     doc = (f"``{torch_name}(data)`` / ``{torch_name}(*sizes)``: a {dtype} tensor from a list, array or tensor, or of "
            f"the given sizes (zeros; torch leaves them uninitialised). MindSpore has no typed tensor classes: "
            f"``isinstance(x, {torch_name})`` is True for a {dtype} tensor when the run is "

@@ -2,6 +2,8 @@
 docs/converter/layer_parameters.md shows both."""
 from __future__ import annotations
 
+import functools
+
 import libcst as cst
 
 from mindport.mappings.surface import attribute_paths, load_surface, load_writes
@@ -53,7 +55,11 @@ class LayerParameterNameTransform(Rule):
     self.bn.moving_mean)``), and a setting or method the Cell lacks
     (``self.fc.reset_parameters()``, ``self.conv.padding_mode``) is flagged MP104 with the reason. A sub-layer built
     from a class passed in (``self.conv = conv_module(c, c, 3)``) reads such a member through
-    ``mp_adapt.layer_attribute(self.conv, "groups")``, which decides by the object's class when the code runs."""
+    ``mp_adapt.layer_attribute(self.conv, "groups")``, which decides by the object's class when the code runs; in
+    ``forward`` (which a static graph compiles, and the accessor does not compile there), and on a layer the file
+    cannot see at all (``self.norm = norm`` passed in, a function's parameter), the read stays as written: the
+    mapped MindSpore class answers torch's name (``mindport.runtime.torch_members``: a LayerNorm's ``weight`` is its
+    ``gamma``), and a file importing no runtime module that loads it imports it by name."""
 
     EXAMPLES = (
         Example(
@@ -178,6 +184,7 @@ class LayerParameterNameTransform(Rule):
         self._function_calls: dict[int, str] = {}  # container.method -> its runtime function (_CONTAINER_FUNCTIONS)
         self._function_nodes: list[cst.FunctionDef] = []  # the enclosing functions (original nodes)
         self._class_names: frozenset[str] = frozenset()  # the block's names calling which builds a layer of any class
+        self.torch_member_reads = False  # a member read left for mindport.runtime.torch_members (finalize_runtime)
 
     def visit_Module(self, node: cst.Module) -> None:
         self._used_names = _attribute_names(node)  # .inplace, .affine ...: the kept settings worth recording
@@ -473,9 +480,15 @@ class LayerParameterNameTransform(Rule):
 
     def _run_time(self, original_node, updated_node):
         """``self.conv.groups`` of a layer whose class was passed in: ``mp_adapt.layer_attribute(self.conv,
-        "groups")``, the member under the name the object's class keeps it (or AttributeError with the reason)."""
+        "groups")``, the member under the name the object's class keeps it (or AttributeError with the reason). In
+        ``forward`` (a static graph compiles it; the accessor does not compile there) the read stays as written: the
+        mapped MindSpore class answers torch's name (:mod:`mindport.runtime.torch_members`, which the file then
+        loads)."""
         name = original_node.attr.value
         if id(original_node) in self._targets or name not in _run_time_names() or self.ctx.options.target != "nn":
+            return updated_node
+        if any(f.name.value == "forward" for f in self._function_nodes):
+            self.torch_member_reads = True
             return updated_node
         self.ctx.converted_sites += 1
         return cst.Call(func=self.ctx.target_expr("mindport.runtime.adapt.layer_attribute"), args=[
@@ -565,6 +578,8 @@ class LayerParameterNameTransform(Rule):
                 and id(original_node) not in self._called \
                 and not any(f.name.value == "forward" for f in self._function_nodes):
             return self._run_time(original_node, updated_node)  # an Embedding's weight or an EmbeddingBag's: by class
+        if not candidates and self._unknown_layer(original_node):
+            self.torch_member_reads = True  # the read as written: torch_members answers it on a mapped layer
         if leaf:
             self.ctx.converted_sites += 1
             *path, last = leaf.split(".")  # AdaptiveAvgPool2d's output_size: pool.adaptive_avgpool2d.output_size
@@ -574,6 +589,29 @@ class LayerParameterNameTransform(Rule):
             return updated_node.with_changes(value=owner, attr=cst.Name(last))
         return updated_node
 
+
+    def _unknown_layer(self, node: cst.Attribute) -> bool:
+        """A read of a torch member name some mapped MindSpore class keeps under another name or form
+        (:func:`_torch_member_names`) on a receiver that may be a layer of a class the converter cannot see: an
+        attribute of ``self`` no rule knows (``self.norm.weight``, ``self.norm = norm``) or, in ``forward``, a
+        parameter of the enclosing function no ``isinstance`` narrows; not a call (``x.dim()``)."""
+        if node.attr.value not in _torch_member_names() or id(node) in self._called:
+            return False
+        receiver = node.value
+        rules = getattr(getattr(self, "runner", None), "rules", ())
+        if isinstance(receiver, cst.Attribute):
+            root = receiver
+            while isinstance(root, cst.Attribute):
+                root = root.value
+            return isinstance(root, cst.Name) and root.value == "self" \
+                and not any(getattr(rule, "knows", None) and rule.knows(receiver) for rule in rules)
+        if not isinstance(receiver, cst.Name) or receiver.value in ("self", "cls") or not self._function_nodes \
+                or not any(f.name.value == "forward" for f in self._function_nodes):
+            return False  # outside forward, ObjectSurfaceTransform reads a parameter's member by its class
+        params = self._function_nodes[-1].params
+        return receiver.value in {p.name.value for p in (*params.params, *params.posonly_params,
+                                                           *params.kwonly_params)} \
+            and not any(getattr(rule, "narrows", None) and rule.narrows(receiver.value) for rule in rules)
 
     def _flagged_tensor_shape(self, node: cst.Attribute) -> _Flagged | None:
         """``self.conv.weight.shape`` (``.ndim``, ``.size()``, ``.dim()``) of a layer whose surface flags that weight
@@ -631,6 +669,15 @@ def _run_time_names() -> frozenset[str]:
 
 
 _RUN_TIME_NAMES: list[frozenset[str]] = []
+
+
+@functools.lru_cache(maxsize=1)
+def _torch_member_names() -> frozenset[str]:
+    """The torch member names :mod:`mindport.runtime.torch_members` may answer on a mapped MindSpore class: the
+    renamed ones and the derived ones the Cell does not keep as a plain setting (``kept``)."""
+    surface = load_surface()
+    return frozenset(name for layer in surface.layers.values()
+                     for name in (*layer.paths(), *(n for n in layer.derived if n not in layer.kept)))
 
 
 class _Flagged(str):

@@ -17,17 +17,22 @@ _FUNCTIONS = frozenset(f"math.{name}" for name in (
 
 
 class MathCallTransform(GraphMethodRule):
-    """In a model's methods, a call of one of Python's ``math`` functions (``sqrt``, ``log``, ``exp``, ``ceil``,
-    ``floor``, ``pow`` and the other functions of numbers) -> ``mp_graph_safe.math_call(math.sqrt, n)``.
+    """In a model's methods, ``sqrt(n)`` of ``from math import sqrt`` -> ``math.sqrt(n)``, read from the module
+    (``import math`` added when the file binds none); ``math.sqrt(n)`` stays as written.
+
+    The functions are Python's ``math`` functions of numbers (``sqrt``, ``log``, ``exp``, ``ceil``, ``floor``,
+    ``pow`` ...).
 
     A model's ``forward`` computes sizes with ``math``: ``h = int(sqrt(tokens.shape[1]))`` before a reshape
-    (vit-pytorch's PiT). MindSpore's static graph (GRAPH_MODE) runs ``math``'s functions through its JIT Fallback:
-    the result is an interpreted object, not a constant, a tensor reshaped with it is one too, and the next layer
-    cannot read its shape ("The starred unpack merge input must be sequence, but got AbstractAny", measured on 2.10).
-    ``math_call`` computes the value while the graph compiles when every argument is a number (shapes and sizes are
-    constants there), Python's own result; any other argument (a tensor) gets the function as before, and in
-    PyNative it is the function. Only calls with positional arguments, resolved from the file's imports (``import
-    math`` or ``from math import sqrt``).
+    (vit-pytorch's PiT). MindSpore's static graph (GRAPH_MODE) runs a function it reaches by a bare name through its
+    JIT Fallback: the result is an interpreted object, not a constant, a tensor reshaped with it is one too, and the
+    next layer cannot read its shape ("The starred unpack merge input must be sequence, but got AbstractAny",
+    measured on 2.10). Read from the ``math`` module, the graph compiles the call itself: every function of this
+    rule's list of sizes (``math.sqrt``/``log``/``exp``/``ceil``/.../``lgamma``) compiled and gave a shape the next
+    layer unpacks, with the numbers ``mp_graph_safe.math_call`` (computed while the graph compiles) gives, in both
+    modes (measured on 2.10). In PyNative it is the very same function, whatever its argument. Only calls with
+    positional arguments, resolved from the file's imports. Where ``math`` names something else in the file, the
+    call goes through ``mp_graph_safe.math_call(sqrt, n)`` as before.
     """
 
     EXAMPLES = (
@@ -47,29 +52,38 @@ class MathCallTransform(GraphMethodRule):
                 from math import sqrt
 
                 from mindspore import nn
-                from mindport.runtime import graph_safe as mp_graph_safe
+                import math
 
 
                 class Pool(nn.Cell):
                     def construct(self, tokens):
-                        h = int(mp_graph_safe.math_call(sqrt, tokens.shape[1]))
+                        h = int(math.sqrt(tokens.shape[1]))
                         return tokens.reshape(tokens.shape[0], h, h, -1)
             """,
-            note="The size is computed while the graph compiles.",
+            note="The graph compiles math.sqrt itself (a bare sqrt went through its JIT Fallback).",
         ),
     )
 
     def __init__(self, ctx, module_classes: set[str]) -> None:
         super().__init__(ctx, module_classes)
         self.runtime_modules: set[str] = set()  # read by finalize_runtime
+        self.stdlib_modules: set[str] = set()  # ``import math`` for the calls written math.<fn> (finalize_runtime)
 
     def leave_Call(self, original_node, updated_node):
         if not self.compiled or not updated_node.args \
                 or any(a.keyword is not None or a.star for a in updated_node.args):
             return updated_node
-        if self.scope.resolve(original_node.func) not in _FUNCTIONS:
+        qual = self.scope.resolve(original_node.func)
+        if qual not in _FUNCTIONS:
             return updated_node
-        self.runtime_modules.add(_RUNTIME)
+        if isinstance(original_node.func, cst.Attribute):
+            return updated_node  # math.sqrt(n): the graph compiles it
+        found, bound = self.scope.lookup("math")
+        if not found or bound == "math":
+            if not found:
+                self.stdlib_modules.add("math")
+            return updated_node.with_changes(func=parse_expression(qual))
+        self.runtime_modules.add(_RUNTIME)  # ``math`` is another name here: computed while the graph compiles
         self.ctx.converted_sites += 1
         args = [cst.Arg(updated_node.func, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
                 *updated_node.args]

@@ -182,6 +182,29 @@ class ModuleMethodTransform(Rule):
             before="""
                 import torch.nn as nn
 
+                class MixConv(nn.Module):
+                    def __init__(self, kernels):
+                        super().__init__()
+                        for i, k in enumerate(kernels):
+                            self.add_module(name=str(i), module=nn.Conv2d(4, 4, k))
+            """,
+            after="""
+                from mindspore import nn
+                from mindport.runtime import layers as mp_nn
+
+                class MixConv(nn.Cell):
+                    def __init__(self, kernels):
+                        super().__init__()
+                        for i, k in enumerate(kernels):
+                            mp_nn.add_module(self, str(i), nn.Conv2d(in_channels=4, out_channels=4, kernel_size=k, has_bias=True, pad_mode='valid'))
+            """,
+            note="Arguments given by torch's keyword names (name=, module=, param=) are put in their places: the "
+                 "Cell has no add_module method to take them (imgclsmob's MixConv).",
+        ),
+        Example(
+            before="""
+                import torch.nn as nn
+
                 class Attention(nn.Module):
                     def __init__(self, dim):
                         super().__init__()
@@ -332,6 +355,10 @@ class ModuleMethodTransform(Rule):
     # (it would run as the identity); insert_param_to_cell(name, None) keeps a None among the Cell's parameters,
     # which GRAPH_MODE's compile reads as a Parameter (AttributeError: 'NoneType' object has no attribute 'param_info')
     RUNTIME = {"add_module": "add_module", "register_module": "add_module", "register_parameter": "register_parameter"}
+    # their parameters by torch's names (inspect.signature of nn.Module's; tests/converter/test_module_add_keywords.py
+    # reads them from torch): imgclsmob's `self.add_module(name=str(i), module=nn.Conv2d(...))` passes both by keyword
+    RUNTIME_PARAMETERS = {"add_module": ("name", "module"), "register_module": ("name", "module"),
+                          "register_parameter": ("name", "param")}
     # torch's private form passes the module to the hook only with_module=True; the Cell's public one always does
     HOOKS = {"_register_load_state_dict_pre_hook": "register_load_state_dict_pre_hook"}
 
@@ -535,10 +562,11 @@ class ModuleMethodTransform(Rule):
                 for_in=cst.CompFor(target=cst.Tuple([cst.Element(cst.Name("_")), cst.Element(cst.Name("_cell"))],
                                                     lpar=[], rpar=[]), iter=pairs),
             )
-        if name in self.RUNTIME and len(args) == 2 and all(a.keyword is None and not a.star for a in args):
+        bound = _bound_positionally(args, self.RUNTIME_PARAMETERS[name]) if name in self.RUNTIME else None
+        if bound is not None:
             self.runtime_modules.add(_RUNTIME_LAYERS)
             return cst.Call(func=parse_expression(f"{runtime_alias(_RUNTIME_LAYERS)}.{self.RUNTIME[name]}"),
-                            args=[cst.Arg(func.value), *[a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in args]])
+                            args=[cst.Arg(func.value), *[cst.Arg(value) for value in bound]])
         if name in self.HOOKS and args:
             self.runtime_modules.add(_RUNTIME_LAYERS)
             return cst.Call(func=parse_expression(f"{runtime_alias(_RUNTIME_LAYERS)}.{self.HOOKS[name]}"),
@@ -783,3 +811,17 @@ def _frozen_receiver(call: cst.Call):
     if not (isinstance(flag, cst.Name) and flag.value == "False"):
         return None
     return receiver
+
+
+def _bound_positionally(args, names) -> list | None:
+    """The values of a call's arguments in the order of ``names`` (torch's parameter names), whether passed by
+    position or keyword; None when any is missing, repeated, starred or unknown."""
+    values: dict[str, cst.BaseExpression] = {}
+    for position, arg in enumerate(args):
+        if arg.star:
+            return None
+        key = arg.keyword.value if arg.keyword is not None else (names[position] if position < len(names) else None)
+        if key not in names or key in values:
+            return None
+        values[key] = arg.value
+    return [values[n] for n in names] if len(values) == len(names) else None

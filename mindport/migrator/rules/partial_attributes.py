@@ -6,11 +6,26 @@ import collections
 
 import libcst as cst
 
+from mindport.migrator.imports import runtime_alias
 from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.syntax import target_names
-from mindport.migrator.walk import walk
+from mindport.migrator.walk import parse_expression, walk
 
 _PLAIN = (cst.Name, cst.Integer, cst.Float, cst.SimpleString)
+_RUNTIME = "mindport.runtime.graph_safe"
+
+
+def _value_leaves(value: cst.BaseExpression):
+    """The expressions an assignment's value may be: itself, or a branch of a conditional expression or of ``and``/
+    ``or`` (recursively)."""
+    if isinstance(value, cst.IfExp):
+        yield from _value_leaves(value.body)
+        yield from _value_leaves(value.orelse)
+    elif isinstance(value, cst.BooleanOperation):
+        yield from _value_leaves(value.left)
+        yield from _value_leaves(value.right)
+    else:
+        yield value
 
 
 class PartialAttributeTransform(Rule):
@@ -25,6 +40,13 @@ class PartialAttributeTransform(Rule):
     Only when the partial's arguments are constants or names ``__init__`` binds once (outside a loop: the lambda reads
     them when called), the function is not torch's, and every use of the attribute in the class is a call without
     keywords; otherwise it is left as written.
+
+    Any other partial whose object a model's ``__init__`` keeps on the model (the value given a ``self`` attribute,
+    a branch of a conditional expression or of ``and``/``or`` there, a local name so given, or the function of such a
+    partial) becomes ``mp_graph_safe.partial``: the same meaning in an object a static graph compiles
+    (``ms.jit_class``). x-transformers' ``self.attn_fn = partial(softmax_fn, dtype=torch.float32) if not qk_norm
+    else softmax_fn`` returned an interpreted object in a graph, and the einsum after it failed ("The tensor should
+    have only one element, but got 0"). A partial only called in ``__init__`` stays functools'.
     """
 
     EXAMPLES = (
@@ -52,6 +74,7 @@ class PartialAttributeTransform(Rule):
                 from functools import partial
 
                 from mindspore import nn
+                from mindport.runtime import graph_safe as mp_graph_safe
 
 
                 def packing(x, r=2):
@@ -62,12 +85,57 @@ class PartialAttributeTransform(Rule):
                     def __init__(self, r=2):
                         super().__init__()
                         self.pack = lambda *args: packing(*args, r=r)
-                        self.scale = partial(packing, r=3)
+                        self.scale = mp_graph_safe.partial(packing, r=3)
 
                     def construct(self, x):
                         return self.pack(x) + self.scale(x, r=4)
             """,
-            note="A partial called with keywords somewhere (self.scale) is left as written.",
+            note="A partial called with keywords somewhere (self.scale) is the runtime's partial, not a lambda.",
+        ),
+        Example(
+            before="""
+                from functools import partial
+
+                import torch.nn as nn
+                import torch.nn.functional as F
+
+
+                class Attend(nn.Module):
+                    def __init__(self, qk_norm=False):
+                        super().__init__()
+                        softmax_fn = partial(F.softmax, dim=-1)
+                        self.attn_fn = partial(softmax_fn, dim=-2) if qk_norm else softmax_fn
+                        at_least = partial(max, 8)
+                        self.width = at_least(4)
+
+                    def forward(self, x):
+                        return self.attn_fn(x) * self.width
+            """,
+            after="""
+                from functools import partial
+
+                from mindspore import nn
+                from mindport.runtime import nn_functional as mp_F
+                from mindport.runtime import graph_safe as mp_graph_safe
+
+
+                def torch_softmax(input, dim=None, _stacklevel=3, dtype=None):
+                    \"\"\"torch.nn.functional.softmax's parameters, calling mp_F.softmax.\"\"\"
+                    return mp_F.softmax(input, dim=dim, dtype=dtype)
+
+
+                class Attend(nn.Cell):
+                    def __init__(self, qk_norm=False):
+                        super().__init__()
+                        softmax_fn = mp_graph_safe.partial(torch_softmax, dim=-1)
+                        self.attn_fn = mp_graph_safe.partial(softmax_fn, dim=-2) if qk_norm else softmax_fn
+                        self.width = max(8, 4)
+
+                    def construct(self, x):
+                        return self.attn_fn(x) * self.width
+            """,
+            note="Kept on the model and called in forward: the runtime's partial (a graph compiles it). A partial "
+                 "only called in __init__ is not (PartialCallTransform writes this one's call out).",
         ),
     )
 
@@ -75,6 +143,8 @@ class PartialAttributeTransform(Rule):
         super().__init__(ctx)
         self._module_classes = module_classes
         self._plan: set[int] = set()  # ids of the partial(...) calls to write as lambdas
+        self._graph_partials: set[int] = set()  # ids of the partial(...) calls to make the runtime's partial
+        self.runtime_modules: set[str] = set()  # read by finalize_runtime
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         if node.name.value in self._module_classes and isinstance(node.body, cst.IndentedBlock):
@@ -87,6 +157,9 @@ class PartialAttributeTransform(Rule):
         bound: collections.Counter = collections.Counter()
         found: dict[str, list[cst.Call]] = collections.defaultdict(list)  # attribute -> the partial calls given it
         is_partial = self._is_partial
+        kept: list[cst.Call] = []  # partial calls whose object a self attribute is given (its value, a branch of it)
+        kept_names: set[str] = set()  # local names a self attribute is given the same way
+        local: dict[str, list[cst.Call]] = collections.defaultdict(list)  # local name -> the partial calls given it
 
         class Init(cst.CSTVisitor):
             loops = 0
@@ -112,6 +185,15 @@ class PartialAttributeTransform(Rule):
                     if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self" \
                             and isinstance(value, cst.Call) and is_partial(value):
                         found[t.attr.value].append(value if self.loops == 0 and len(assign.targets) == 1 else None)
+                    if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self":
+                        for leaf in _value_leaves(value):
+                            if isinstance(leaf, cst.Call) and is_partial(leaf):
+                                kept.append(leaf)
+                            elif isinstance(leaf, cst.Name):
+                                kept_names.add(leaf.value)
+                    elif isinstance(t, cst.Name):
+                        local[t.value].extend(leaf for leaf in _value_leaves(value)
+                                              if isinstance(leaf, cst.Call) and is_partial(leaf))
 
             def visit_AssignTarget(self, target):
                 for name in target_names(target.target):
@@ -151,12 +233,30 @@ class PartialAttributeTransform(Rule):
                         and not self.scope.resolve_torch(call.args[0].value) \
                         and all(bound[a.value.value] <= 1 for a in call.args[1:] if isinstance(a.value, cst.Name)):
                     plan.add(id(call))
+        # the others a self attribute is given, directly or through a local name (a partial of that name included):
+        # functools' object is not compiled by a graph, the runtime's is
+        calls_kept, names, seen = list(kept), list(kept_names), set()
+        for call in kept:
+            names.append(call.args[0].value)
+        while names:
+            name = names.pop()
+            if not isinstance(name, cst.Name) or name.value in seen:
+                continue
+            seen.add(name.value)
+            for call in local.get(name.value, ()):
+                calls_kept.append(call)
+                names.append(call.args[0].value)  # partial(softmax_fn, ...) of a local partial
+        self._graph_partials |= {id(call) for call in calls_kept if id(call) not in plan}
         return plan
 
     def _is_partial(self, call: cst.Call) -> bool:
         return bool(call.args) and self.scope.resolve(call.func) == "functools.partial"
 
     def leave_Call(self, original_node, updated_node):
+        if id(original_node) in self._graph_partials:
+            self.runtime_modules.add(_RUNTIME)
+            self.ctx.converted_sites += 1
+            return updated_node.with_changes(func=parse_expression(f"{runtime_alias(_RUNTIME)}.partial"))
         if id(original_node) not in self._plan:
             return updated_node
         args = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in updated_node.args[1:]]

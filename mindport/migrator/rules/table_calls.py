@@ -18,6 +18,9 @@ from mindport.mappings.settings_layers import SETTINGS_LAYERS
 from mindport.mappings.transforms.layers import IMPLICIT_VALUES
 from mindport.migrator.einsum_native import native_product
 from mindport.migrator.native_facts import (
+    RealFacts,
+    dtype_name,
+    dtype_property,
     ClassFacts,
     FileFacts,
     FloatFacts,
@@ -1037,6 +1040,13 @@ class TableCallTransform(Rule):
         observed API must be ``api``, the torch name's last part): ``ops.sigmoid`` (not for ``OWN_PRECISION``'s,
         which also guard the CPU kernel's precision: ``mp_math.tanh`` stays, except in a port for a GPU or Ascend)."""
         module, _, name = target.rpartition(".")
+        if module == GUARDS and name == "abs" and input_node is not None and RealFacts(
+                self._functions[-1] if self._functions else None, self.scope.resolve,
+                lambda e: isinstance(e, cst.Call) and _self_attribute(e.func) is not None
+                and self._floats().is_float(e)).is_real(input_node):
+            # the runtime abs decides only complex vs real: real by construction (of the float facts, only a layer
+            # of the class's output, ``self.fc(x)``: their ``x.exp()`` is "floating" for a complex x too)
+            return "mindspore.ops.abs"
         if module == GUARDS and name in PROMOTED and input_node is not None:
             return self._promoted_target(target, name, input_node, call)
         if module != GUARDS or (name not in INT_TO_FLOAT and name not in INT_RECEIVERS) or input_node is None \
@@ -1688,12 +1698,20 @@ class TableCallTransform(Rule):
 
     def _dtype_cast(self, target: str, mapped: dict) -> cst.BaseExpression | None:
         """``x.type(d)`` (the runtime ``type``, which decides on the value: a dtype, a torch type name, nothing)
-        where ``d`` is a dtype by construction, ``y.dtype`` or ``torch.float32``: the converted ``d``, for
-        ``x.astype(d)``."""
+        where ``d`` is a dtype by construction, ``y.dtype`` or ``torch.float32``, a local name every binding of which
+        is one (native_facts.dtype_name: ``orig_dtype = t.dtype``, a parameter defaulting to ``torch.float32`` that
+        no call in the file gives anything but a dtype) or a property returning ``.dtype``
+        (native_facts.dtype_property): the converted ``d``, for ``x.astype(d)``."""
         if target != RUNTIME_TYPE or set(mapped) != {"dtype"} or not mapped["dtype"].given:
             return None
         node = mapped["dtype"].node
         if isinstance(node, cst.Attribute) and node.attr.value == "dtype":
+            return arg_expression(mapped["dtype"])
+        if isinstance(node, cst.Name) and self._functions and dtype_name(
+                self._functions[-1], node.value, getattr(self, "_module", None), self.scope.resolve_torch):
+            return arg_expression(mapped["dtype"])
+        attr = _self_attribute(node)
+        if attr is not None and self._class_nodes and dtype_property(self._class_nodes[-1], attr[len("self."):]):
             return arg_expression(mapped["dtype"])
         if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) \
                 and node.attr.value in TORCH_DTYPE_NAMES \

@@ -44,7 +44,17 @@ def _grad_method(call: cst.Call) -> bool:
     return True
 
 
-_MUTATORS = {"append", "extend", "insert", "update", "add", "clear", "pop", "remove", "setdefault"}
+# Every method that changes a Python container in place: list, dict, set, collections.deque (the test enumerates
+# them from Python's own types). A statement calling one writes its receiver, so it stays in forward_fn in its order
+# when the loss reads that receiver: minimalRL's PPO reversed its advantages with ``advantage_lst.reverse()`` between
+# the loop that appends them and ``torch.tensor(advantage_lst)``; read as no write, the reverse ran after forward_fn,
+# and the advantages were differentiated in the wrong order (silently: the first loss was equal, its gradient not).
+_MUTATORS = frozenset({
+    "append", "extend", "insert", "remove", "pop", "clear", "sort", "reverse",  # list
+    "update", "setdefault", "popitem",  # dict
+    "add", "discard", "difference_update", "intersection_update", "symmetric_difference_update",  # set
+    "appendleft", "extendleft", "popleft", "rotate",  # collections.deque
+})
 _INPLACE = runtime_alias("mindport.runtime.inplace")  # the converted code's name of mindport.runtime.inplace
 
 

@@ -25,7 +25,10 @@ class ViewWriteBackTransform(Rule):
     base's identity (the caller's tensor, a Parameter) and writes nothing where torch's operation copied
     (``reshape``/``flatten`` of a transpose, advanced indexing, ``.to()`` of another dtype). A view of a view
     (``w = y[1]; v = w[:, 2:]``) is written back into each. A list's item and a local dict's item
-    (``m = state["m"]; m *= x``) are set back into the container, in a graph too. Through a tensor's views, PyNative
+    (``m = state["m"]; m *= x``) are set back into the container, in a graph too; an item of what a layer or a
+    helper returned (``outs = self.layer(h); h = outs[0]``: a tensor, a list or a tuple) only when it is no tuple
+    (``if not isinstance(outs, tuple): outs[0] = h``): a tuple's item is the tensor written itself, which
+    MindSpore's item assignment changes in place in PyNative, and a tuple takes no item assignment. Through a tensor's views, PyNative
     only: in a compiled graph ``view_update`` raises (a graph keeps no order between such updates), never silently.
 
     Flagged (MP102, the write keeps its torch form) where the write-back can't follow: a view whose arguments are
@@ -109,6 +112,9 @@ class ViewWriteBackTransform(Rule):
         helper = code_of(self.ctx.target_expr("mindport.runtime.inplace.view_update"))
         lines = [updated_node]
         for base, steps, view, named, index in backs:
+            if isinstance(index, tuple):  # a tuple's item is the tensor written (PyNative): a tuple takes no item
+                lines.append(cst.parse_statement(f"if not isinstance({base}, tuple):\n    {base}{index[0]} = {view}\n"))
+                continue
             if index is not None:  # MindSpore's own item assignment writes the base (PyNative and graph)
                 lines.append(cst.parse_statement(f"{base}{index} = {view}\n"))
                 continue
@@ -342,12 +348,17 @@ def _plan(fn: cst.FunctionDef, scope):
 
     views: dict[str, tuple[_Chain, int]] = {}
     binding_lines: dict[str, cst.SimpleStatementLine] = {}
+    returned: set[str] = set()  # names bound last to what a call other than torch's returned: maybe a tuple
     plan, flags, copies = {}, {}, set()
     for at, line in enumerate(lines, 1):
         small = line.body[0] if len(line.body) == 1 else None
         target = small.targets[0].target if isinstance(small, cst.Assign) and len(small.targets) == 1 else None
         if isinstance(target, (cst.Name, cst.Tuple, cst.List)) and not _is_write_back(small):
             if isinstance(target, cst.Name):
+                if _returned_by_a_call(small.value, scope):
+                    returned.add(target.value)
+                else:
+                    returned.discard(target.value)
                 chain = _chain(small.value, scope)
                 if chain is not None and len(bindings.get(target.value, ())) == 1 \
                         and chain.base.split(".", 1)[0] != target.value:  # x = x[0]: the caller's tensor, left
@@ -383,7 +394,10 @@ def _plan(fn: cst.FunctionDef, scope):
             if why:
                 break
             named = "." not in chain.base
-            backs.append((chain.base, chain.steps, view, named, chain.index))
+            index = chain.index
+            if index is not None and named and chain.base in returned:
+                index = (index, "tuple?")  # a layer's output may be a tuple: its item is the very tensor written
+            backs.append((chain.base, chain.steps, view, named, index))
             view = chain.base if named else ""
         if not why and not any(read_later(base, at) for base, _, _, _, _ in backs):
             continue  # the base is never read again: nothing can tell (and a graph needs no write-back)
@@ -395,6 +409,18 @@ def _plan(fn: cst.FunctionDef, scope):
             if chain.advanced and name in binding_lines and _item_write(small):
                 copies.add(id(binding_lines[name]))
     return plan, flags, copies
+
+
+def _returned_by_a_call(value, scope) -> bool:
+    """``out = self.layer(h)`` / ``out = helper(h)``: a call whose result the text can't type (a tuple, a list or a
+    tensor); torch's own calls (``torch.split``, ``x.chunk``) are left to what they are."""
+    if not isinstance(value, cst.Call):
+        return False
+    func = value.func
+    if isinstance(func, (cst.Attribute, cst.Name)) and scope.resolve_torch(func) is not None:
+        return False
+    return not (isinstance(func, cst.Attribute) and scope.resolve(func) is None
+                and func.attr.value in _TORCH_VIEWS | {"clone", "detach", "contiguous", "float", "to"})
 
 
 def _item_write(small) -> bool:

@@ -257,6 +257,10 @@ def resolve_model_ref(text: str, root=None) -> ModelRef:
         if not path.is_file():
             raise InputError(f"model file {target} does not exist")
         return _file_ref(text, path.resolve(), name)
+    if target.endswith(".ipynb"):  # its definitions-only module (discovery/notebooks.py), imported by path
+        if not path.is_file():
+            raise InputError(f"notebook {target} does not exist")
+        return ModelRef(text, name, "", path.resolve().parent, path.resolve())
     if path.is_dir():
         if not (path / "__init__.py").is_file():
             raise InputError(f"model reference {text!r}: {target} is a folder without __init__.py; {_REF_HELP}")
@@ -498,12 +502,22 @@ def import_file(path: Path, keep: bool = False):
     """
     path = Path(path).resolve()
     folder = str(path.parent)
-    if keep and path.stem.isidentifier() and (path.stem not in sys.modules
-                                              or _same_file(sys.modules[path.stem], path)):
+    source = path
+    if path.suffix == ".ipynb":  # a notebook: its definitions only, never its other cells (discovery/notebooks.py);
+        # the notebook's folder on sys.path, as a kernel started there has it
+        from mindport.discovery.notebooks import definitions_file
+
+        try:
+            source = definitions_file(path)
+        except OSError as exc:
+            raise InputError(f"cannot read the notebook {path}: {exc}") from exc
+    elif keep and path.stem.isidentifier() and (path.stem not in sys.modules
+                                                or _same_file(sys.modules[path.stem], path)):
         _add_path(folder, first=True)
         return _import_module(ModelRef(str(path), "", path.stem, path.parent, path))
-    name = f"_mindport_user_{path.stem}_{uuid.uuid4().hex[:8]}"
-    spec = importlib.util.spec_from_file_location(name, path)
+    stem = re.sub(r"\W", "_", path.stem)  # a notebook's "1 - Neural Bag of Words"
+    name = f"_mindport_user_{stem}_{uuid.uuid4().hex[:8]}"
+    spec = importlib.util.spec_from_file_location(name, source)
     if spec is None or spec.loader is None:
         raise InputError(f"cannot import {path}")
     module = importlib.util.module_from_spec(spec)
@@ -525,8 +539,12 @@ def import_file(path: Path, keep: bool = False):
     return module
 
 
-def build_model(ref: str, ctor: str = "", root=None, isolated: bool = False):
-    """Import the reference's module and call ``Name(<ctor>)`` in the module's own namespace."""
+def build_model(ref: str, ctor: str = "", root=None, isolated: bool = False, cwd=None):
+    """Import the reference's module and call ``Name(<ctor>)`` in the module's own namespace. ``cwd``: the folder the
+    process works in from now on (a repository's code reads ``./tokenizers/...`` from its own root, as it runs
+    there: discovery's builder and proofs build each model in its repository's folder, torch's and the converted)."""
+    if cwd is not None:
+        os.chdir(cwd)
     model_ref = resolve_model_ref(ref, root)
     module = import_ref(model_ref, isolated)
     name = model_ref.name

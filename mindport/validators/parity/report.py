@@ -72,7 +72,7 @@ def print_report(report, console=None, max_layers: int = 25, exit_code: bool = F
     """The report on the terminal, ending with the verdict and its reason (``exit_code``: and validate's exit code)."""
     from rich.console import Console
     from rich.markup import escape
-    console = console or Console()
+    console = console or Console(emoji=False)
     ref, cand = report.reference, report.candidate
     console.print(f"{_verdict_markup(report)}  {ref.get('ref', ref.get('type', ''))}  vs  "
                   f"{cand.get('ref', cand.get('type', ''))}")

@@ -109,7 +109,7 @@ class MindSporeSide:
 
     # ------------------------------------------------------------------------------------------------ building
 
-    def build(self, ref: str, ctor: str, seed: int, root=None) -> dict:
+    def build(self, ref: str, ctor: str, seed: int, root=None, cwd=None) -> dict:
         import mindspore as ms
 
         from mindport.validators.parity.loading import build_model
@@ -117,7 +117,7 @@ class MindSporeSide:
 
         ms.set_seed(seed)
         with record_constructor_args():
-            cell = build_model(ref, ctor, root=root, isolated=True)
+            cell = build_model(ref, ctor, root=root, isolated=True, cwd=cwd)
         if not isinstance(cell, ms.nn.Cell):
             raise InputError(f"{ref}({ctor}) built a {type(cell).__name__}, not a mindspore.nn.Cell")
         self.cell = cell

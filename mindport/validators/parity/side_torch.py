@@ -116,7 +116,7 @@ class TorchSide:
 
     # ------------------------------------------------------------------------------------------------ building
 
-    def build(self, ref: str, ctor: str, seed: int, root=None, observe: bool = False) -> dict:
+    def build(self, ref: str, ctor: str, seed: int, root=None, observe: bool = False, cwd=None) -> dict:
         """``observe``: record the torch calls the files under ``root`` make while the model is built (and, with
         :meth:`observe`, run): the facts a conversion takes (``mindport.observed``)."""
         import contextlib
@@ -129,7 +129,7 @@ class TorchSide:
         torch.manual_seed(seed)
         self.facts = Facts() if observe else None
         with record(root, self.facts) if observe else contextlib.nullcontext():
-            model = build_model(ref, ctor, root=root, isolated=True)
+            model = build_model(ref, ctor, root=root, isolated=True, cwd=cwd)
         self.root = root
         if not isinstance(model, torch.nn.Module):
             raise InputError(f"{ref}({ctor}) built a {type(model).__name__}, not a torch.nn.Module")
