@@ -16,17 +16,35 @@ EXIT_USAGE = 2       # usage or input error
 EXIT_INTERRUPTED = 130  # Ctrl-C (SIGINT), as shells report it; nothing is left half-written
 
 
+EXIT_TERMINATED = 143  # SIGTERM (``kill PID``, a CI job's time limit), as shells report it
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the command is, so it unwinds as Ctrl-C does: files whole or not at all, side and
+    builder processes closed on the way out."""
+
+
+def _terminate(signum, frame):
+    raise _Terminated()
+
+
 class _Main(click.Group):
     """The command group: Ctrl-C ends any command with exit code 130 and one line, never click's "Aborted!" with
-    exit code 1 (the code for "something did not convert")."""
+    exit code 1 (the code for "something did not convert"); SIGTERM the same way, with 143."""
 
     def invoke(self, ctx):
+        import signal
+        import threading
+
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, _terminate)
         try:
             return super().invoke(ctx)
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as exc:
             click.echo("\ninterrupted: every file is written whole or not at all; run the command again to finish",
                        err=True)
-            raise click.exceptions.Exit(EXIT_INTERRUPTED) from None
+            raise click.exceptions.Exit(EXIT_TERMINATED if isinstance(exc, _Terminated) else EXIT_INTERRUPTED) \
+                from None
 
 
 @click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -55,7 +73,8 @@ def main() -> None:
     parity step need `pip install 'mindport[full]'` (torch, MindSpore, ...).
 
     Exit codes: 0 success, 1 something did not convert / diverged / was found, 2 usage or input error,
-    3 inconclusive (validate: a constant output that could not be re-checked), 130 interrupted.
+    3 inconclusive (validate: a constant output that could not be re-checked), 130 interrupted (Ctrl-C),
+    143 terminated (SIGTERM).
     """
 
 

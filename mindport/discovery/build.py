@@ -2185,4 +2185,7 @@ if __name__ == "__main__":  # pragma: no cover - the builder process
     # a model module that parses its command line at import (NRI's lstm_baseline.py: parser.parse_args() at top
     # level) gets its defaults, as when the repository's script runs without options, not our two paths
     sys.argv = sys.argv[:1]
+    from mindport.validators.parity.worker import exit_with_parent
+
+    exit_with_parent()
     main(*_args)

@@ -2297,6 +2297,14 @@ class _LazyLayer(nn.Cell):
                 held.set_data(param.data.copy(), slice_shape=True)
                 held._mp_lazy = True  # an optimizer built before resizes its state slots (runtime.frozen) at its step
                 cell._params[leaf] = held  # noqa: SLF001 - the layer runs on the Parameters the model (and optimizer) hold
+        # the settings of the built layer's own cells on this Cell's placeholders of them (BatchNorm3d's bn2d: its
+        # num_features, which torch_members' BatchNorm3d.num_features reads, was the placeholder's 1)
+        placeholders = dict(self.cells_and_names())
+        for path, cell in layer.cells_and_names():
+            held = placeholders.get(path) if path else None
+            if held is not None and held is not cell:
+                held.__dict__.update({k: v for k, v in vars(cell).items() if not k.startswith("_")
+                                      and isinstance(v, (bool, int, float, str, tuple))})
         layer.set_train(self.training)
         self.__dict__["_mp_layer"] = layer
 

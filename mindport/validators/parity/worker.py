@@ -28,6 +28,25 @@ from mindport.validators.parity.sides import Pending, SideError, error_text
 _CLOSE = "__close__"
 
 
+def exit_with_parent(interval: float = 1.0) -> None:
+    """Ends this process when the process that started it is gone (a daemon thread watching the parent's pid): a
+    side or builder process left behind by ``kill PID`` of ``migrate`` (SIGTERM), or by a CI job's time limit, went
+    on computing a proof nobody would read, until it was killed by hand (fresh27: TDANet's two proof sides). A
+    closed pipe alone ends a side only when it next reads a request."""
+    import threading
+    import time
+
+    parent = os.getppid()
+
+    def watch() -> None:
+        while True:
+            time.sleep(interval)
+            if os.getppid() != parent:
+                os._exit(1)
+
+    threading.Thread(target=watch, name="mindport-parent-watch", daemon=True).start()
+
+
 def _impl(kind: str, log_dir: str):
     if kind == "torch":
         from mindport.validators.parity.side_torch import TorchSide
@@ -173,4 +192,5 @@ def _env(extra: dict | None = None) -> dict:
 if __name__ == "__main__":  # pragma: no cover - the side process
     _args = sys.argv[1:4]
     sys.argv = sys.argv[:1]  # a model module that parses its command line at import (argparse) sees none
+    exit_with_parent()
     serve(_args[0], int(_args[1]), _args[2])
