@@ -5448,23 +5448,8 @@ def dtype_name(function: cst.FunctionDef, name: str, module: "cst.Module | None"
     if isinstance(star, cst.Param) and star.name.value == name or function.params.star_kwarg is not None \
             and function.params.star_kwarg.name.value == name:
         return False
-    for kind in (cst.For, cst.AugAssign, cst.AnnAssign, cst.NamedExpr, cst.WithItem, cst.CompFor):
-        for node in own_nodes(function, kind):
-            target = getattr(node, "target", None) if kind is not cst.WithItem else (
-                node.asname.name if node.asname is not None else None)
-            if target is not None and name in target_names(target):
-                return False
-    for node in own_nodes(function, (cst.Global, cst.Nonlocal)):
-        if any(n.name.value == name for n in node.names):
-            return False
-    for node in own_nodes(function, (cst.FunctionDef, cst.ClassDef)):
-        if node is not function and node.name.value == name:
-            return False
-    for node in own_nodes(function, (cst.Import, cst.ImportFrom)):
-        if not isinstance(node.names, cst.ImportStar) and any(
-                (a.asname.name.value if a.asname is not None and isinstance(a.asname.name, cst.Name)
-                 else code_of(a.name).split(".")[0]) == name for a in node.names):
-            return False
+    if _bound_otherwise(function, name):
+        return False
     for assign in own_nodes(function, cst.Assign):
         for target in assign.targets:
             target = target.target
@@ -5547,24 +5532,29 @@ def _assigned_only(function: cst.FunctionDef, name: str) -> bool:
     if any(q.name.value == name for q in _parameters(function)) or any(
             isinstance(q, cst.Param) and q.name.value == name for q in (p.star_arg, p.star_kwarg)):
         return False
+    return not _bound_otherwise(function, name)
+
+
+def _bound_otherwise(function: cst.FunctionDef, name: str) -> bool:
+    """Does the function bind ``name`` other than by a plain assignment or a parameter: a loop, ``with``, augmented or
+    annotated assignment, walrus, comprehension, ``global``/``nonlocal``, a nested def or class, an import (a star
+    import may bind it)? dtype_name and _assigned_only read a name's value from its plain assignments only."""
     for kind in (cst.For, cst.AugAssign, cst.AnnAssign, cst.NamedExpr, cst.WithItem, cst.CompFor):
         for node in own_nodes(function, kind):
             target = getattr(node, "target", None) if kind is not cst.WithItem else (
                 node.asname.name if node.asname is not None else None)
             if target is not None and name in target_names(target):
-                return False
+                return True
     for node in own_nodes(function, (cst.Global, cst.Nonlocal)):
         if any(n.name.value == name for n in node.names):
-            return False
+            return True
     for node in own_nodes(function, (cst.FunctionDef, cst.ClassDef)):
         if node is not function and node.name.value == name:
-            return False
-    for node in own_nodes(function, (cst.Import, cst.ImportFrom)):
-        if isinstance(node.names, cst.ImportStar) or any(
-                (a.asname.name.value if a.asname is not None and isinstance(a.asname.name, cst.Name)
-                 else code_of(a.name).split(".")[0]) == name for a in node.names):
-            return False
-    return True
+            return True
+    return any(isinstance(node.names, cst.ImportStar) or any(
+        (a.asname.name.value if a.asname is not None and isinstance(a.asname.name, cst.Name)
+         else code_of(a.name).split(".")[0]) == name for a in node.names)
+        for node in own_nodes(function, (cst.Import, cst.ImportFrom)))
 
 
 class RealFacts:
