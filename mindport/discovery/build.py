@@ -1811,7 +1811,6 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
         if small is not None and all(small != c for _, c in attempts):
             attempts.insert(attempts.index((origin, ctor)) + 1, (f"{origin}, small sizes", small))
 
-    attempts = list(attempts)
     for origin, ctor in attempts:  # grows while it runs: smaller() inserts after the current attempt
         n_meta = _meta_params(ref, ctor, root, seconds)
         if n_meta is not None and n_meta > max_params:  # never built for real: a huge init costs minutes

@@ -200,5 +200,4 @@ def test_the_generated_table_is_current():
     ``python -m mindport.runtime.torch_members``)."""
     from mindport.runtime import torch_members
 
-    path = torch_members.Path(torch_members.__file__).resolve().parent.parent / "mappings" / "data" / "surface"
-    assert (path / torch_members.TABLE).read_text(encoding="utf-8") == torch_members.write()
+    assert torch_members.TABLE_PATH.read_text(encoding="utf-8") == torch_members.write()

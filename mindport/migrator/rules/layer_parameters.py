@@ -487,7 +487,7 @@ class LayerParameterNameTransform(Rule):
         name = original_node.attr.value
         if id(original_node) in self._targets or name not in _run_time_names() or self.ctx.options.target != "nn":
             return updated_node
-        if any(f.name.value == "forward" for f in self._function_nodes):
+        if self._in_forward():
             self.torch_member_reads = True
             return updated_node
         self.ctx.converted_sites += 1
@@ -576,7 +576,7 @@ class LayerParameterNameTransform(Rule):
             return cst.parse_expression(f"(None if {leaf.when.replace('{layer}', receiver)} else {receiver}.{leaf})")
         if leaf is None and candidates and _disagree(candidates, original_node.attr.value) \
                 and id(original_node) not in self._called \
-                and not any(f.name.value == "forward" for f in self._function_nodes):
+                and not self._in_forward():
             return self._run_time(original_node, updated_node)  # an Embedding's weight or an EmbeddingBag's: by class
         if not candidates and self._unknown_layer(original_node):
             self.torch_member_reads = True  # the read as written: torch_members answers it on a mapped layer
@@ -589,6 +589,10 @@ class LayerParameterNameTransform(Rule):
             return updated_node.with_changes(value=owner, attr=cst.Name(last))
         return updated_node
 
+
+    def _in_forward(self) -> bool:
+        """Inside ``forward`` (or a function nested in it): the code a static graph compiles."""
+        return any(f.name.value == "forward" for f in self._function_nodes)
 
     def _unknown_layer(self, node: cst.Attribute) -> bool:
         """A read of a torch member name some mapped MindSpore class keeps under another name or form
@@ -606,7 +610,7 @@ class LayerParameterNameTransform(Rule):
             return isinstance(root, cst.Name) and root.value == "self" \
                 and not any(getattr(rule, "knows", None) and rule.knows(receiver) for rule in rules)
         if not isinstance(receiver, cst.Name) or receiver.value in ("self", "cls") or not self._function_nodes \
-                or not any(f.name.value == "forward" for f in self._function_nodes):
+                or not self._in_forward():
             return False  # outside forward, ObjectSurfaceTransform reads a parameter's member by its class
         params = self._function_nodes[-1].params
         return receiver.value in {p.name.value for p in (*params.params, *params.posonly_params,
