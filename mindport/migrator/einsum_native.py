@@ -11,7 +11,11 @@ every term, and no label summed out of one operand alone: ``'b h i d, b h j d ->
 ``ops.movedim(ops.matmul(ops.movedim(x, -3, -1), w), -1, -3)``. A batch label one operand lacks
 (``'b h i j, b j d -> b h i d'``) is a size-1 axis inserted there (``ops.expand_dims(v, 1)``), which matmul broadcasts. An operand with no
 free label (``'abc,ac->ab'``) is a column: ``ops.matmul(x, ops.expand_dims(c, -1)).squeeze(-1)``. Two vectors with no contracted label, ``'i, j -> i j'``
-(rotary embeddings' frequencies), are ``ops.outer``. Anything else keeps the runtime function.
+(rotary embeddings' frequencies), are ``ops.outer``. Any other product with one contracted label and free labels in
+both operands (``'b h i j, b h j w d -> b h i w d'``: two free labels of one operand) is a matmul between
+``ops.permute``s, every output label but the last free one of each operand a batch axis of the product. An equation
+that sums nothing (``'abc,cd->abcd'``, of any number of operands) is the operands' broadcast product ``*``. Anything
+else keeps the runtime function.
 """
 from __future__ import annotations
 
@@ -38,6 +42,11 @@ class Plan:
     insert_a: tuple[int, ...] = ()
     insert_b: tuple[int, ...] = ()
     vector_b: bool = False  # b has no free label ('abc,ac->ab'): a matrix times a vector, b's last axis added, then dropped
+    # the general plan (:func:`_permuted`): each operand's axes put in the product's order first (ops.permute), the
+    # product's put in the output's order after; None where the order already is
+    perm_a: tuple[int, ...] | None = None
+    perm_b: tuple[int, ...] | None = None
+    perm_out: tuple[int, ...] | None = None
 
 
 def _terms(equation: str) -> tuple[list[str], str] | None:
@@ -64,6 +73,14 @@ def plan(equation: str) -> Plan | None:
     parsed = _terms(equation)
     if parsed is None or len(parsed[0]) != 2:
         return None
+    found = _plain(equation, parsed)
+    if found is None and "." not in equation:
+        found = _permuted(*parsed[0], parsed[1])
+    return found
+
+
+def _plain(equation: str, parsed) -> Plan | None:
+    """The forms written without a permutation (the first ones this module knew; kept, so their text is stable)."""
     (a, b), out = parsed
     if "." not in equation and len(b) >= 1 and set(b) <= set(a) and not set(b) <= set(out) \
             and len(set(a) - set(b)) >= 1:
@@ -103,6 +120,37 @@ def plan(equation: str) -> Plan | None:
     if set(a[n:]) != {i, k} or set(b[n:]) != {k, j} or set(out[n:]) != {i, j}:
         return None
     return Plan(swap_a=a[n:] == k + i, swap_b=b[n:] == j + k, swap_out=out[n:] == j + i)
+
+
+def _permuted(a: str, b: str, out: str) -> "Plan | None":
+    """Any other product of two operands with one contracted label ``k`` and at least one free label in each
+    (``'b h i j, b h j w d -> b h i w d'``, SepViT's windows: ``w`` a second free label of the values): the output's
+    last free label of ``a`` is the product's row ``i``, of ``b`` its column ``j``; every other output label (batch
+    labels and further free labels) is a batch axis of the product, in the output's order, where an operand lacking it
+    gets a size-1 axis (matmul broadcasts it as einsum does). So ``a`` is permuted to ``[its batch labels] i k``, ``b``
+    to ``[its batch labels] k j``, and the product ``[batch] i j`` is permuted to the output's order. No label may be
+    summed out of one operand alone (``'ij,jk->k'``: None)."""
+    contracted = [c for c in a if c in b and c not in out]
+    free_a = [c for c in a if c not in b]
+    free_b = [c for c in b if c not in a]
+    if len(contracted) != 1 or not free_a or not free_b or set(out) != set(a + b) - set(contracted):
+        return None
+    (k,) = contracted
+    i = max(free_a, key=out.index)
+    j = max(free_b, key=out.index)
+    batch = [c for c in out if c not in (i, j)]
+    product = batch + [i, j]
+    a_order = [c for c in batch if c in a] + [i, k]
+    b_order = [c for c in batch if c in b] + [k, j]
+
+    def permutation(source, order):
+        found = tuple(source.index(c) for c in order)
+        return None if found == tuple(range(len(found))) else found
+
+    return Plan(perm_a=permutation(a, a_order), perm_b=permutation(b, b_order),
+                perm_out=permutation("".join(product), out),
+                insert_a=tuple(n for n, c in enumerate(batch) if c not in a),
+                insert_b=tuple(n for n, c in enumerate(batch) if c not in b))
 
 
 def _broadcast_batch(a: str, b: str, out: str, ellipsis: bool) -> "Plan | None":
@@ -150,6 +198,13 @@ def native_product(equation: str, first: cst.BaseExpression, second: cst.BaseExp
 
     if found.outer:
         return call("outer", first, second)
+
+    def permuted(expr, order):
+        if order is None:
+            return expr
+        return call("permute", expr, cst.Tuple([cst.Element(number(n)) for n in order]))
+
+    first, second = permuted(first, found.perm_a), permuted(second, found.perm_b)
     if found.vector_b:  # 'abc,ac->ab': b as a column
         second = call("expand_dims", second, number(-1))
     for position in found.insert_a:  # 'b h i j, b j d -> b h i d': a size-1 axis where an operand lacks a batch label
@@ -163,4 +218,52 @@ def native_product(equation: str, first: cst.BaseExpression, second: cst.BaseExp
         return call("movedim", product, number(-1), number(found.axis))
     if found.vector_b:  # the column's axis dropped
         return cst.Call(func=cst.Attribute(value=product, attr=cst.Name("squeeze")), args=[cst.Arg(number(-1))])
+    if found.perm_out is not None:
+        return permuted(product, found.perm_out)
     return swapped(product) if found.swap_out else product
+
+
+def broadcast_product(equation: str, operands: list[cst.BaseExpression],
+                      ops: Callable[[str], cst.BaseExpression]) -> "cst.BaseExpression | None":
+    """``einsum`` of two or more operands that sums nothing (every label of every term is in the output:
+    ``'abc,cd->abcd'``, ``'abc,abd,abc->abcd'``, Mamba's discretisation) is the elementwise product of the operands,
+    each permuted to the output's order of its labels (``ops.permute``) and given a size-1 axis for each output label
+    it lacks (``ops.expand_dims``), which ``*`` broadcasts as einsum does; None for any other equation."""
+    parsed = _terms(equation)
+    if parsed is None or "." in equation:
+        return None
+    terms, out = parsed
+    if len(terms) != len(operands) or len(terms) < 2 or not out or set("".join(terms)) != set(out):
+        return None
+
+    def number(value: int) -> cst.BaseExpression:
+        return cst.parse_expression(str(value))
+
+    def call(name: str, *args: cst.BaseExpression) -> cst.Call:
+        return cst.Call(func=ops(name), args=fix_commas([cst.Arg(a) for a in args]))
+
+    product = None
+    for term, operand in zip(terms, operands):
+        order = [c for c in out if c in term]
+        permutation = tuple(term.index(c) for c in order)
+        expr = operand
+        if permutation != tuple(range(len(term))):
+            expr = call("permute", expr, cst.Tuple([cst.Element(number(n)) for n in permutation]))
+        for position, label in enumerate(out):
+            if label not in term:
+                expr = call("expand_dims", expr, number(position))
+        expr = parenthesize(expr)
+        product = expr if product is None else cst.BinaryOperation(left=product, operator=cst.Multiply(), right=expr)
+    return product
+
+
+def native_einsum(equation: str, operands: list[cst.BaseExpression],
+                  ops: Callable[[str], cst.BaseExpression]) -> "cst.BaseExpression | None":
+    """The MindSpore expression of ``einsum(equation, *operands)``: one batched matrix product of two operands
+    (:func:`native_product`) or a product that sums nothing (:func:`broadcast_product`); None otherwise (the runtime
+    einsum parses the equation when it runs)."""
+    if len(operands) == 2:
+        found = native_product(equation, operands[0], operands[1], ops)
+        if found is not None:
+            return found
+    return broadcast_product(equation, operands, ops)

@@ -1,6 +1,7 @@
 """``torch.einsum`` with a literal equation that is one batched matrix product is written as MindSpore's own
 ``ops.matmul``/``ops.outer`` (a matrix on an inner axis: ``ops.movedim`` around ``ops.matmul``) at conversion time (mindport/migrator/einsum_native.py); other equations keep the
-runtime einsum. Each converted program is run against torch (real torch, real MindSpore), PyNative and GRAPH_MODE."""
+runtime einsum; native28 added a matmul between ``ops.permute``s (two free labels of one operand, batch labels in
+another order) and the broadcast product of an equation that sums nothing (of two or three operands). Each converted program is run against torch (real torch, real MindSpore), PyNative and GRAPH_MODE."""
 from __future__ import annotations
 
 import textwrap
@@ -27,13 +28,13 @@ CASES = [
     ("b i h j, h g -> b i g j", (2, 4, 3, 5), (3, 6), True),
     ("h n l, h g -> g n l", (3, 4, 5), (3, 2), True),
     ("... h d, h g -> ... g d", (2, 3, 4), (3, 5), False),  # "..." not leading every term: the runtime's
-    ("b h i j, h g -> b i j g", (2, 3, 4, 5), (3, 6), False),  # the new axis elsewhere: a permutation too
+    ("b h i j, h g -> b i j g", (2, 3, 4, 5), (3, 6), True),  # the new axis elsewhere: permuted (native28)
     ("b h i j, b j d -> b h i d", (2, 3, 4, 6), (2, 6, 5), True),  # v lacks h: a size-1 axis, broadcast
     ("b h i d, b j d -> b h i j", (2, 3, 4, 5), (2, 6, 5), True),
     ("b i d, b h j d -> b h i j", (2, 4, 5), (2, 3, 6, 5), True),
     ("b h i d, h j d -> b h i j", (2, 3, 4, 5), (3, 6, 5), True),
     ("b h i d, j d -> b h i j", (2, 3, 4, 5), (6, 5), True),
-    ("b h i d, h b j d -> b h i j", (2, 3, 4, 5), (3, 2, 6, 5), False),  # batch labels in another order
+    ("b h i d, h b j d -> b h i j", (2, 3, 4, 5), (3, 2, 6, 5), True),  # batch labels in another order: permuted
     ("abc,ac->ab", (2, 3, 4), (2, 4), True),  # a matrix times a vector (mamba-minimal's scan)
     ("b h i j, b j -> b h i", (2, 3, 4, 5), (2, 5), True),
     ("bij,bi->bj", (2, 3, 4), (2, 3), True),
@@ -41,6 +42,13 @@ CASES = [
     ("abc,ac->ba", (2, 3, 4), (2, 4), False),  # the result's axes in another order
     ("bhwc,hkc->bhwk", (2, 3, 4, 5), (3, 6, 5), True),  # h shared, b lacked by the second: broadcast (native25)
     ("bd,bd->b", (2, 3), (2, 3), False),
+    # native28: two free labels of one operand, permuted around the matmul (einsum_native._permuted)
+    ("b h i j, b h j w d -> b h i w d", (2, 3, 4, 5), (2, 3, 5, 6, 7), True),  # SepViT's windows
+    ("b w i j, b j d -> b i w d", (2, 3, 4, 5), (2, 5, 6), True),
+    ("ij,jk->k", (3, 4), (4, 5), False),  # i summed out of one operand alone: the runtime's
+    # a product that sums nothing: the broadcast product (einsum_native.broadcast_product)
+    ("abc,cd->abcd", (2, 3, 4), (4, 5), True),  # Mamba's discretisation
+    ("bi,bj->bji", (2, 3), (2, 4), True),
 ]
 
 
@@ -71,7 +79,7 @@ def test_einsum_of_one_matrix_product_is_native_and_matches(equation, shape_a, s
 EINOPS_CASES = [
     ("b d_in n, b n -> b d_in", (2, 3, 4), (2, 4), True),  # mamba-minimal's scan: a matrix times a vector
     ("b h i d, b h j d -> b h i j", (2, 3, 4, 5), (2, 3, 6, 5), True),
-    ("b l d_in, d_in n -> b l d_in n", (2, 3, 4), (4, 5), False),  # no contraction: the runtime einsum
+    ("b l d_in, d_in n -> b l d_in n", (2, 3, 4), (4, 5), True),  # no contraction: the broadcast product
 ]
 
 
@@ -96,3 +104,28 @@ def test_einops_einsum_of_one_matrix_product_is_native(pattern, shape_a, shape_b
     inputs = [rng.standard_normal(shape_a).astype(np.float32), rng.standard_normal(shape_b).astype(np.float32)]
     assert_port_matches_in_mode(source, result.code, "Net", inputs, tmp_path, "einops_einsum", mode, rtol=1e-5,
                                 atol=1e-5)
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_einsum_of_three_operands_that_sums_nothing_is_their_product(mode, tmp_path):
+    """Mamba-minimal's ``einsum('abc,abd,abc->abcd', delta, B, u)`` (and einops' named form): the three operands
+    broadcast and multiplied (einsum_native.broadcast_product); one that sums a label keeps the runtime einsum."""
+    source = textwrap.dedent("""
+        import torch
+        import torch.nn as nn
+        from einops import einsum
+
+
+        class Net(nn.Module):
+            def forward(self, a, b, c):
+                return (torch.einsum('abc,abd,abc->abcd', a, b, c), einsum(a, b, c, 'x l d, x l n, x l d -> x l d n'),
+                        torch.einsum('abc,abd,abc->abd', a, b, c))
+    """)
+    result = convert_source(source)
+    assert not result.diagnostics, result.diagnostics
+    body = result.code.split("class Net")[1]
+    assert body.count("einsum") == 1 and "ops.expand_dims(a, 3) * ops.expand_dims(b, 2) * ops.expand_dims(c, 3)" \
+        in body, result.code
+    rng = np.random.default_rng(2)
+    inputs = [rng.standard_normal(s).astype(np.float32) for s in ((2, 3, 4), (2, 3, 5), (2, 3, 4))]
+    assert_port_matches_in_mode(source, result.code, "Net", inputs, tmp_path, "einsum3", mode, rtol=1e-5, atol=1e-5)

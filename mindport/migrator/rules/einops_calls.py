@@ -7,7 +7,7 @@ import libcst as cst
 from libcst import parse_expression
 
 from mindport.migrator.einops_patterns import FUNCTIONS, compile_einops
-from mindport.migrator.einsum_native import native_product
+from mindport.migrator.einsum_native import native_einsum
 from mindport.migrator.factories import insert_definitions
 from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.syntax import code_of
@@ -259,7 +259,8 @@ class EinopsPatternTransform(Rule):
     def _einsum(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         """``einsum(a, b, "b l d_in, d_in n -> b l d_in n")`` -> ``mp_math.einsum("abc,cd->abcd", a, b)``: einops'
         named axes renamed to letters (torch.einsum's runtime function, which a graph compiles); one batched matrix
-        product (``"b d_in n, b n -> b d_in"``) is MindSpore's own ``ops.matmul`` (einsum_native.native_product)."""
+        product (``"b d_in n, b n -> b d_in"``) is MindSpore's own ``ops.matmul``, one that sums nothing the broadcast
+        product ``*`` (einsum_native.native_einsum)."""
         args = updated_node.args
         if len(args) < 2 or any(a.star or a.keyword is not None for a in args):
             return updated_node
@@ -269,11 +270,11 @@ class EinopsPatternTransform(Rule):
         operands = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in args[:-1]]
         self.ctx.converted_sites += 1
         self._used(original_node.func)
-        if len(operands) == 2:  # one batched matrix product: MindSpore's own ops (einsum_native.native_product)
-            native = native_product(equation, operands[0].value, operands[1].value,
-                                    lambda name: parse_expression(self.ctx.target_text(f"mindspore.ops.{name}")))
-            if native is not None:
-                return native
+        # one batched matrix product, or a product that sums nothing: MindSpore's own ops (einsum_native)
+        native = native_einsum(equation, [o.value for o in operands],
+                               lambda name: parse_expression(self.ctx.target_text(f"mindspore.ops.{name}")))
+        if native is not None:
+            return native
         return cst.Call(func=parse_expression(self.ctx.target_text("mindport.runtime.math.einsum")),
                         args=[cst.Arg(cst.SimpleString(repr(equation)))] + operands)
 

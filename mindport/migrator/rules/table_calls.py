@@ -16,7 +16,7 @@ from mindport.mappings.arguments import KEYWORD_VARARGS, NUMPY_NAMES, sized_para
 from mindport.mappings.transforms import Arg, Unsupported
 from mindport.mappings.settings_layers import SETTINGS_LAYERS
 from mindport.mappings.transforms.layers import IMPLICIT_VALUES
-from mindport.migrator.einsum_native import native_product
+from mindport.migrator.einsum_native import native_einsum
 from mindport.migrator.native_facts import (
     RealFacts,
     dtype_name,
@@ -228,7 +228,8 @@ class TableCallTransform(Rule):
     a GPU or Ascend, every one). Otherwise the runtime
     Cell or function keeps torch's behaviour (the result written into the input; None members; a fully masked row).
     ``torch.einsum`` with a literal equation that is one batched matrix product (``'b h i d, b h j d -> b h i j'``) is
-    ``ops.matmul`` with the axes swapped as the equation says (``mindport/migrator/einsum_native.py``); any other
+    ``ops.matmul`` with the axes swapped or permuted as the equation says (``mindport/migrator/einsum_native.py``), one
+    that sums nothing (``'abc,cd->abcd'``) the broadcast product ``*``; any other
     equation keeps the runtime einsum (``ops.einsum`` has no CPU kernel). ``x.type(d)`` where ``d`` is a dtype by
     construction (``y.dtype``, ``torch.float32``) is ``x.astype(d)``; the runtime ``type`` stays for a type name or no
     argument. A layer class passed as a value whose every call is known (the default or a keyword of a parameter
@@ -1368,16 +1369,17 @@ class TableCallTransform(Rule):
 
     def _native_einsum(self, call: cst.Call) -> cst.BaseExpression | None:
         """``torch.einsum('b h i d, b h j d -> b h i j', q, k)`` (a literal equation that is one batched matrix
-        product): MindSpore's own ops (einsum_native.native_product: ``ops.matmul(q, k.swapaxes(-1, -2))``,
-        ``ops.outer``, ``ops.movedim``/``ops.expand_dims`` around a matmul)."""
+        product, or a product that sums nothing): MindSpore's own ops (einsum_native.native_einsum: ``ops.matmul(q,
+        k.swapaxes(-1, -2))``, ``ops.outer``, ``ops.movedim``/``ops.expand_dims``/``ops.permute`` around a matmul,
+        ``ops.expand_dims(a, 3) * b``)."""
         args = call.args
-        if len(args) != 3 or any(a.star or a.keyword is not None for a in args):
+        if len(args) < 3 or any(a.star or a.keyword is not None for a in args):
             return None
         equation = _literal_text(args[0].value)
         if not isinstance(equation, str):
             return None
-        return native_product(equation, args[1].value, args[2].value,
-                              lambda name: self.ctx.target_expr(f"mindspore.ops.{name}"))
+        return native_einsum(equation, [a.value for a in args[1:]],
+                             lambda name: self.ctx.target_expr(f"mindspore.ops.{name}"))
 
     def _input_node(self, entry, call: cst.Call):
         """The original node of a function call's first torch argument (``input``)."""
