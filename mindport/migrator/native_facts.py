@@ -188,7 +188,8 @@ class ClassFacts:
             return False  # a reference in a nested function or lambda: not read here
         if all(ref.assigned for ref in refs):
             return True
-        facts = UnmaskedFacts(method, self._resolve, self._layers, self._resolve_any, self.causal)
+        facts = UnmaskedFacts(method, self._resolve, self._layers, self._resolve_any, self.causal,
+                              own_methods(self._cls))
         return all(ref.assigned or ref.call is not None and len(ref.call.args) == 1 and ref.call.args[0].keyword is None
                    and not ref.call.args[0].star and facts.unmasked(ref.call.args[0].value) for ref in refs)
 
@@ -1966,6 +1967,21 @@ _NONFINITE = frozenset({"inf", "nan", "NINF", "Inf"})
 _BOUNDED = frozenset({"softmax", "sigmoid", "tanh"})  # results in a bounded range: never -inf
 
 
+def own_methods(cls: "cst.ClassDef | None") -> dict[str, cst.FunctionDef]:
+    """The class's own plain methods (``def name(self, ...)``, no decorator), by name, that no code of the class
+    assigns as ``self.<name>`` (an instance attribute would shadow the method): what ``self.name(...)`` runs in an
+    instance of this class (a subclass that overrides it: the facts' callers skip classes the file subclasses)."""
+    if cls is None or not isinstance(cls.body, cst.IndentedBlock):
+        return {}
+    defs = [s for s in cls.body.body if isinstance(s, cst.FunctionDef)]
+    found = {d.name.value: d for d in defs if not d.decorators and d.asynchronous is None}
+    counts: dict[str, int] = {}
+    for d in defs:
+        counts[d.name.value] = counts.get(d.name.value, 0) + 1
+    return {name: d for name, d in found.items() if counts[name] == 1
+            and not any(ref.assigned for m in defs for ref in _order(m).attribute_refs(name))}
+
+
 class UnmaskedFacts:
     """Can the input of a softmax hold a row of all ``-inf`` (a fully masked query)? MindSpore 2.10's CPU softmax
     kernel gives the other rows wrong values then (``mindport.runtime.nn_functional.softmax`` writes it out); an
@@ -1976,11 +1992,17 @@ class UnmaskedFacts:
     ``masked_fill`` of one with a finite fill (``-1e9``, ``-torch.finfo(x.dtype).max``), or a local name every
     assignment of which is one of these and never updated in place. A function that writes ``inf`` anywhere
     (``float("-inf")``, ``math.inf``), a parameter of the function (the caller may have masked it), an attribute
-    (a buffer may hold ``-inf``), ``where`` or anything else keeps the runtime softmax."""
+    (a buffer may hold ``-inf``), ``where`` or anything else keeps the runtime softmax. A call of an own method of
+    the class (``methods``: :func:`own_methods`; LeViT's ``dots = self.apply_pos_bias(dots)``) is such a value when its
+    arguments are and every return of the method is one, given that its parameters are (read in the method, which
+    writes no ``inf`` and never rebinds or updates a parameter)."""
 
     def __init__(self, function: cst.FunctionDef | None, resolve: Resolve, layer_calls: dict[str, list[cst.Call]],
-                 resolve_any: "Resolve | None" = None, causal: "dict[str, str] | None" = None):
+                 resolve_any: "Resolve | None" = None, causal: "dict[str, str] | None" = None,
+                 methods: "dict[str, cst.FunctionDef] | None" = None, visiting: frozenset[str] = frozenset()):
         self._resolve = resolve
+        self._methods = methods or {}
+        self._visiting = visiting  # own methods being followed (a recursive method is not followed again)
         self._resolve_any = resolve_any or resolve  # any import's qualified name (einops.rearrange)
         self._layers = layer_calls
         self._causal = causal or {}  # the class's causal mask buffers (causal_buffers): self.NAME -> kind
@@ -2138,6 +2160,8 @@ class UnmaskedFacts:
     def _call(self, call: cst.Call, seen) -> bool:
         func = call.func
         args = [a for a in call.args if a.keyword is None and not a.star]
+        if _self_attr(func) and func.attr.value not in self._layers and func.attr.value in self._methods:
+            return self._own_method(call, seen)
         if _self_attr(func):
             calls = self._layers.get(func.attr.value, [])
             if calls and all(self._resolve(c.func) in _PASSING for c in calls):  # self.attn_drop(attn): its input's
@@ -2168,6 +2192,34 @@ class UnmaskedFacts:
                 return self._value(func.value, seen) \
                     and (self._finite_fill(call.args[1].value) or id(call) in self._inf_fills)
         return False
+
+    def _own_method(self, call: cst.Call, seen) -> bool:
+        """``self.apply_pos_bias(dots)``: every argument is a value with no row of all -inf, given positionally to a
+        plain parameter (no default, no ``*``), and every return of the method is one given that its parameters are
+        (a parameter counts as such only while the method never rebinds or updates it)."""
+        name = call.func.attr.value
+        method = self._methods[name]
+        if name in self._visiting:
+            return False
+        params = method.params
+        if params.posonly_params or params.kwonly_params or isinstance(params.star_arg, cst.Param) \
+                or params.star_kwarg is not None or not params.params or params.params[0].name.value != "self" \
+                or any(p.default is not None for p in params.params):
+            return False
+        names = [p.name.value for p in params.params[1:]]
+        if len(call.args) != len(names) or any(a.star or a.keyword is not None for a in call.args):
+            return False
+        if not all(self._value(a.value, seen) for a in call.args):
+            return False
+        inner = UnmaskedFacts(method, self._resolve, self._layers, self._resolve_any, self._causal, self._methods,
+                              self._visiting | {name})
+        order = inner._order
+        if inner._nonfinite or any(n in inner._mutated or order.bindings(n) or order.unpacked(n) for n in names):
+            return False
+        returns = own_nodes(method, cst.Return)
+        if not returns or own_nodes(method, cst.Yield) or any(r.value is None for r in returns):
+            return False
+        return all(inner._value(r.value, frozenset(names)) for r in returns)
 
     # -- causal masks: every row keeps its diagonal, so no row is all -inf
     def _causal_fill_value(self, call: cst.Call):

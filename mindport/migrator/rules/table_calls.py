@@ -29,6 +29,7 @@ from mindport.migrator.native_facts import (
     NonNegativeFacts,
     OwnOutputs,
     UnmaskedFacts,
+    own_methods,
     ValueFlow,
     absorbed_reduction,
     caller_floats,
@@ -1289,8 +1290,11 @@ class TableCallTransform(Rule):
             if facts is None:
                 layers = self._class_layers[-1] if self._class_layers else {}
                 causal = self._class_causal[-1] if self._class_causal else {}
+                cls = self._class_nodes[-1] if self._class_nodes else None
+                methods = own_methods(cls) if cls is not None \
+                    and self._file_facts is not None and cls.name.value not in self._file_facts.subclassed else {}  # a subclass may override one
                 facts = self._unmasked_facts[id(function)] = UnmaskedFacts(function, self.scope.resolve_torch, layers,
-                                                                           self.scope.resolve, causal)
+                                                                           self.scope.resolve, causal, methods)
             if not facts.unmasked(input_node):
                 return target
         name, renames = native
