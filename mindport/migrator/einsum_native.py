@@ -228,7 +228,8 @@ def broadcast_product(equation: str, operands: list[cst.BaseExpression],
     """``einsum`` of two or more operands that sums nothing (every label of every term is in the output:
     ``'abc,cd->abcd'``, ``'abc,abd,abc->abcd'``, Mamba's discretisation) is the elementwise product of the operands,
     each permuted to the output's order of its labels (``ops.permute``) and given a size-1 axis for each output label
-    it lacks (``ops.expand_dims``), which ``*`` broadcasts as einsum does; None for any other equation."""
+    it lacks after its first one (``ops.expand_dims``; the leading ones broadcasting adds), which ``*`` broadcasts as
+    einsum does; None for any other equation."""
     parsed = _terms(equation)
     if parsed is None or "." in equation:
         return None
@@ -249,9 +250,10 @@ def broadcast_product(equation: str, operands: list[cst.BaseExpression],
         expr = operand
         if permutation != tuple(range(len(term))):
             expr = call("permute", expr, cst.Tuple([cst.Element(number(n)) for n in permutation]))
+        lead = out.index(order[0])  # output labels before the operand's first: broadcasting adds those itself
         for position, label in enumerate(out):
-            if label not in term:
-                expr = call("expand_dims", expr, number(position))
+            if label not in term and position > lead:
+                expr = call("expand_dims", expr, number(position - lead))
         expr = parenthesize(expr)
         product = expr if product is None else cst.BinaryOperation(left=product, operator=cst.Multiply(), right=expr)
     return product

@@ -673,6 +673,49 @@ class TableCallTransform(Rule):
             note="an in-place fill of an indexed view of a Parameter's data: the filled copy is assigned back "
                  "(a MindSpore index is a copy; .data shares the Parameter's memory).",
         ),
+        Example(
+            before="""
+                import torch
+                import torch.nn as nn
+
+
+                class WindowAttention(nn.Module):
+                    def __init__(self, n):
+                        super().__init__()
+                        self.scale = n ** -0.5
+                        self.attend = nn.Softmax(dim=-1)
+
+                    def scaled(self, dots):
+                        return dots * self.scale
+
+                    def forward(self, q, k, windows, gate):
+                        dots = self.scaled(torch.einsum('b h i d, b h j d -> b h i j', q, k))
+                        out = torch.einsum('b h i j, b h j w d -> b h i w d', self.attend(dots), windows)
+                        return torch.einsum('bhiwd,d->bhiwd', out, gate)
+            """,
+            after="""
+                from mindspore import nn
+                from mindspore import ops
+
+
+                class WindowAttention(nn.Cell):
+                    def __init__(self, n):
+                        super().__init__()
+                        self.scale = n ** -0.5
+                        self.attend = nn.Softmax(axis=-1)
+
+                    def scaled(self, dots):
+                        return dots * self.scale
+
+                    def construct(self, q, k, windows, gate):
+                        dots = self.scaled(ops.matmul(q, k.swapaxes(-1, -2)))
+                        out = ops.permute(ops.matmul(ops.expand_dims(self.attend(dots), 2), ops.permute(windows, (0, 1, 3, 2, 4))), (0, 1, 3, 2, 4))
+                        return out * gate
+            """,
+            note="einsum equations settled at conversion: a product with two free labels of one operand is a matmul "
+                 "between permutes (SepViT's windows), one that sums nothing the broadcast product; a softmax whose "
+                 "input comes through an own method returning a product is MindSpore's own (LeViT's apply_pos_bias).",
+        ),
     )
 
     def __init__(self, ctx) -> None:
@@ -1571,6 +1614,10 @@ class TableCallTransform(Rule):
         func = original_node.func
         if not isinstance(func, cst.Attribute) or self.scope.resolve(func) is not None:
             return updated_node
+        fill = self._fresh_fill(original_node, updated_node)
+        if fill is not None:  # torch.zeros(1, 1, dim).fill_(eps): ops.full_like of the new tensor
+            self.ctx.converted_sites += 1
+            return fill
         entry = self.ctx.registry.lookup(f"torch.Tensor.{func.attr.value}")
         plain = self._fresh_out_of_place(original_node)
         if plain is not None:  # torch.empty(n, n).fill_(v).triu_(1): nothing else holds the receiver
@@ -1679,6 +1726,23 @@ class TableCallTransform(Rule):
             return updated_node.with_changes(func=method, args=args)
         return updated_node.with_changes(func=self.ctx.target_expr(target),
                                          args=fix_commas([cst.Arg(value=receiver), *args]))
+
+    def _fresh_fill(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression | None:
+        """``x.fill_(v)`` whose receiver nothing else holds (_fresh_receiver: ``torch.zeros(1, 1, dim).fill_(eps)``,
+        CaiT's LayerScale; ``torch.empty(n, n).fill_(-np.inf).triu_(1)``, Whisper's mask) and whose result is read
+        (not a statement): torch's fill keeps the receiver's shape and dtype (``2.7`` into an int64 tensor is 2; a
+        0-d tensor value is its number), which is ``ops.full_like(receiver, v)``, the runtime fill_'s own value
+        with no receiver to write it into. None otherwise (the runtime fill_ writes the value into its receiver)."""
+        func = original.func
+        if func.attr.value not in FRESH_FILLS or id(original) in self._statement_calls \
+                or not _fresh_receiver(func.value, self.scope.resolve_torch):
+            return None
+        args = updated.args
+        if len(args) != 1 or args[0].star or (args[0].keyword is not None and args[0].keyword.value != "value"):
+            return None
+        return cst.Call(func=self.ctx.target_expr(FRESH_FILLS[func.attr.value]),
+                        args=fix_commas([cst.Arg(value=updated.func.value),
+                                         cst.Arg(value=args[0].value)]))
 
     def _fresh_out_of_place(self, call: cst.Call):
         """The out-of-place entry (``torch.Tensor.triu`` for ``triu_``, same signature) of an in-place method that
@@ -2570,6 +2634,10 @@ RUNTIME_TYPE = "mindport.runtime.tensor.type"
 TORCH_DTYPE_NAMES = frozenset({"float", "float32", "float64", "double", "float16", "half", "bfloat16", "int", "int8",
                                "int16", "int32", "int64", "long", "short", "uint8", "bool", "complex64",
                                "complex128"})
+
+# in-place fills whose out-of-place value is a MindSpore function of (receiver, value): on a receiver nothing else
+# holds, read in an expression (TableCallTransform._fresh_fill)
+FRESH_FILLS = {"fill_": "mindspore.ops.full_like"}
 
 # torch.einsum's runtime function: a literal equation that is one batched matrix product is written natively
 RUNTIME_EINSUM = "mindport.runtime.math.einsum"
