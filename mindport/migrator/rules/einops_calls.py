@@ -61,10 +61,12 @@ class EinopsPatternTransform(Rule):
     function handed on as an argument (``maybe(rearrange)(t, 'b n (h d) -> b h n d', h=h)``: x-transformers) is the
     runtime's function too.
 
-    ``einops.einsum(a, b, "b l d_in, d_in n -> b l d_in n")`` (named axes, the pattern last) with a literal pattern
-    becomes torch.einsum's runtime function with the names renamed to letters,
-    ``mp_math.einsum("abc,cd->abcd", a, b)``: einops' own ``einsum`` does not compile in a graph ("'_Classes' object is
-    not iterable", mamba-minimal's selective scan).
+    ``einops.einsum(x, y, "b l d, b l d -> b l")`` (named axes, the pattern last) with a literal pattern becomes
+    torch.einsum's runtime function with the names renamed to letters, ``mp_math.einsum("abc,abc->ab", x, y)``:
+    einops' own ``einsum`` does not compile in a graph ("'_Classes' object is not iterable", mamba-minimal's selective
+    scan). An equation with a native plan is MindSpore's own ops (einsum_native.native_einsum): one batched matrix
+    product (``"b d_in n, b n -> b d_in"``) a matmul, one that sums nothing (``"b l d_in, d_in n -> b l d_in n"``)
+    the broadcast product ``ops.expand_dims(delta, 3) * A``.
 
     The layers ``einops.layers.torch.Rearrange``/``Reduce`` built with a literal pattern (and reduction) become a
     Cell the file gets, one per pattern: its constructor takes the axis lengths the construction passes, its
@@ -176,17 +178,19 @@ class EinopsPatternTransform(Rule):
                 from einops import einsum
 
 
-                def scan(delta, A):
-                    return einsum(delta, A, "b l d_in, d_in n -> b l d_in n")
+                def scan(delta, A, x, y):
+                    return einsum(delta, A, "b l d_in, d_in n -> b l d_in n"), einsum(x, y, "b l d, b l d -> b l")
             """,
             after="""
+                from mindspore import ops
                 from mindport.runtime import math as mp_math
 
 
-                def scan(delta, A):
-                    return mp_math.einsum('abc,cd->abcd', delta, A)
+                def scan(delta, A, x, y):
+                    return ops.expand_dims(delta, 3) * A, mp_math.einsum('abc,abc->ab', x, y)
             """,
-            note="einops' named axes become one letter each, for torch.einsum's runtime function.",
+            note="einops' named axes become one letter each, for torch.einsum's runtime function; an equation that "
+                 "sums nothing is the broadcast product of the operands.",
         ),
     )
 
@@ -257,7 +261,7 @@ class EinopsPatternTransform(Rule):
             func=parse_expression(self.ctx.target_text(f"mindport.runtime.einops_backend.{function}")))
 
     def _einsum(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
-        """``einsum(a, b, "b l d_in, d_in n -> b l d_in n")`` -> ``mp_math.einsum("abc,cd->abcd", a, b)``: einops'
+        """``einsum(x, y, "b l d, b l d -> b l")`` -> ``mp_math.einsum("abc,abc->ab", x, y)``: einops'
         named axes renamed to letters (torch.einsum's runtime function, which a graph compiles); one batched matrix
         product (``"b d_in n, b n -> b d_in"``) is MindSpore's own ``ops.matmul``, one that sums nothing the broadcast
         product ``*`` (einsum_native.native_einsum)."""
