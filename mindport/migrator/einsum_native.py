@@ -88,7 +88,7 @@ def _plain(equation: str, parsed) -> Plan | None:
         extra = next(c for c in "zyxwvutsrqponmlkjihgfedcba" if c not in a + b + out)
         column = plan(f"{a},{b}{extra}->{out}{extra}")
         if column is not None and not column.outer and column.axis is None and not column.swap_out \
-                and not column.vector_b:
+                and not column.vector_b and column.perm_a is column.perm_b is column.perm_out is None:  # no permuted plan
             return Plan(swap_a=column.swap_a, swap_b=column.swap_b, insert_a=column.insert_a,
                         insert_b=column.insert_b, vector_b=True)
         return None
@@ -168,8 +168,8 @@ def _broadcast_batch(a: str, b: str, out: str, ellipsis: bool) -> "Plan | None":
     if set(a[-2:]) & set(batch) or set(b[-2:]) & set(batch):
         return None
     full = plan(f"{batch}{a[-2:]},{batch}{b[-2:]}->{out}")
-    if full is None or full.outer or full.axis is not None:
-        return None
+    if full is None or full.outer or full.axis is not None or not full.perm_a is full.perm_b is full.perm_out is None:
+        return None  # (a permuted plan's permutations are not carried over here)
     return Plan(swap_a=full.swap_a, swap_b=full.swap_b, swap_out=full.swap_out,
                 insert_a=tuple(i for i, c in enumerate(batch) if c not in a_batch),
                 insert_b=tuple(i for i, c in enumerate(batch) if c not in b_batch))

@@ -129,3 +129,35 @@ def test_einsum_of_three_operands_that_sums_nothing_is_their_product(mode, tmp_p
     rng = np.random.default_rng(2)
     inputs = [rng.standard_normal(s).astype(np.float32) for s in ((2, 3, 4), (2, 3, 5), (2, 3, 4))]
     assert_port_matches_in_mode(source, result.code, "Net", inputs, tmp_path, "einsum3", mode, rtol=1e-5, atol=1e-5)
+
+
+def test_every_native_plan_of_random_equations_is_numpys_einsum():
+    """The plans enumerated widely, cheaply: random equations of two or three operands over five labels (seeded),
+    each emitted expression evaluated with NumPy's twins of the ops it names (permute -> transpose, expand_dims,
+    matmul, outer, movedim) and compared with ``np.einsum`` on the same operands. Every equation with a native plan
+    must match (native28's permuted plan once returned a vector plan without its permutations: ``'abc,ac->ba'``)."""
+    import random
+
+    import libcst as cst
+
+    from mindport.migrator.einsum_native import native_einsum
+
+    names = {"permute": lambda x, p: x.transpose(p), "expand_dims": np.expand_dims, "matmul": np.matmul,
+             "outer": np.multiply.outer, "movedim": np.moveaxis}
+    rng, pick = np.random.default_rng(1), random.Random(1)
+    sizes = {c: i + 2 for i, c in enumerate("abcde")}
+    planned = 0
+    for _ in range(3000):
+        terms = ["".join(pick.sample("abcde", pick.randint(1, 3))) for _ in range(pick.randint(2, 3))]
+        labels = sorted(set("".join(terms)))
+        equation = ",".join(terms) + "->" + "".join(pick.sample(labels, pick.randint(1, len(labels))))
+        operands = [f"x{i}" for i in range(len(terms))]
+        expr = native_einsum(equation, [cst.Name(x) for x in operands], cst.Name)
+        if expr is None:
+            continue
+        planned += 1
+        values = {x: rng.standard_normal([sizes[c] for c in t]) for x, t in zip(operands, terms)}
+        got = eval(cst.Module([]).code_for_node(expr), dict(names), values)  # noqa: S307 - our own emitted text
+        want = np.einsum(equation, *values.values())
+        assert got.shape == want.shape and np.allclose(got, want), (equation, cst.Module([]).code_for_node(expr))
+    assert planned > 500, planned
