@@ -664,6 +664,15 @@ def requires_grad(x) -> bool:
     return bool(getattr(x, "requires_grad", False))
 
 
+def dtype_text(dtype) -> str:
+    """``str(x.dtype)`` as torch writes it: ``'torch.float32'`` for MindSpore's ``Float32`` (``'torch.bfloat16'``,
+    ``'torch.int64'``, ``'torch.bool'``: torch's names are MindSpore's lower-cased); anything else (a numpy dtype, a
+    string) its own ``str``."""
+    if isinstance(dtype, ms.Type):
+        return "torch." + str(dtype).lower()
+    return str(dtype)
+
+
 def grad(x):
     """``x.grad``: the gradient ``mindport.runtime.training`` keeps on the tensor (``backward(grads)`` adds into it,
     ``zero_grad`` resets it), None where no backward reached it, as torch's."""
