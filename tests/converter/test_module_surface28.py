@@ -7,7 +7,9 @@ classes failed and are fixed here, each compared with torch's own answer:
 * ``model.get_buffer('block.scale')``: the Cell's own refuses a persistent buffer (which ``register_buffer`` made a
   non-trainable Parameter): "`scale` is not a buffer"; now ``mp_containers.get_buffer``;
 * ``str(p.dtype)`` was MindSpore's ``'Float32'`` (``'float16' in str(p.dtype)`` silently False); now torch's
-  ``'torch.float32'`` through ``mp_tensor.dtype_text``.
+  ``'torch.float32'`` through ``mp_tensor.dtype_text``;
+* ``self.m.fc.weight.requires_grad`` in forward compiled by GRAPH_MODE read False (``mp_tensor.requires_grad``'s
+  ``getattr`` default: the graph has no Parameter flag); now the graph refuses the read, loudly (PyNative: torch's).
 
 Slice: one model (a Linear, a LayerNorm, a persistent and a non-persistent buffer) used through a function that
 receives it (the class unknown to the converter), the case the enumeration found failing; PyNative (none of these
@@ -48,6 +50,15 @@ SOURCE = textwrap.dedent("""\
 
     def buffers(m):
         return m.get_buffer('scale'), m.get_buffer('tmp')
+
+
+    class Flags(nn.Module):
+        def __init__(self, inner):
+            super().__init__()
+            self.m = inner
+
+        def forward(self, x):
+            return x, self.m.fc.weight.requires_grad
 """)
 
 
@@ -80,3 +91,19 @@ def test_module_cast_get_buffer_and_dtype_text_match_torch():
     out_m = m(ms.Tensor(x)).asnumpy()
     assert out_m.dtype == out_t.dtype == np.float64
     np.testing.assert_allclose(out_m, out_t, rtol=1e-6, atol=1e-6)
+
+
+def test_requires_grad_in_forward_is_torch_in_pynative_and_loud_in_graph():
+    import mindspore as ms
+    import pytest
+    import torch
+
+    t_mod, m_mod, t, m = _pair()
+    x = np.ones((1, 4), np.float32)
+    assert m_mod.Flags(m)(ms.Tensor(x))[1] is t_mod.Flags(t)(torch.tensor(x))[1] is True
+    ms.set_context(mode=ms.GRAPH_MODE)
+    try:
+        with pytest.raises(Exception, match="requires_grad"):
+            m_mod.Flags(m)(ms.Tensor(x))
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
