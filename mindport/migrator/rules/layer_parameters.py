@@ -63,8 +63,10 @@ class LayerParameterNameTransform(Rule):
     MindSpore class holds under torch's very name with another value (``data/surface/shadowed_members.toml``,
     measured: a Conv1d's ``kernel_size`` is ``(1, 3)``, a MaxPool1d's ``stride`` ``(1, 2)``, a Conv2d's ``padding``
     an int), read on a layer of unknown class, goes through ``mp_adapt.layer_attribute`` outside ``forward`` (torch's
-    value by the object's class, or AttributeError) and is flagged MP104 in ``forward``, where no property can
-    answer it (MindSpore's own code reads that member)."""
+    value by the object's class, or AttributeError) and is remarked MP104 (a warning) in ``forward``, where no
+    property can answer it (MindSpore's own code reads that member); a warning, since on most classes the read is
+    right (a Conv2d's ``kernel_size``; a Conv1d is built as ``mp_nn.Conv1d``, torch's tuples, wherever the project
+    reads its settings)."""
 
     EXAMPLES = (
         Example(
@@ -200,7 +202,7 @@ class LayerParameterNameTransform(Rule):
                         self.factor = mp_adapt.layer_attribute(self.pool, 'stride')
 
                     def construct(self, x):
-                        return self.pool(x), self.pool.kernel_size  # mindport: MP104 `.kernel_size` read in forward on a layer whose class the converter cannot see: MindSpore's AvgPool1d, Conv1d, FractionalMaxPool2d, FractionalMaxPool3d, MaxPool1d, MaxUnpool1d, MaxUnpool2d, MaxUnpool3d hold kernel_size with another value than torch's (MindSpore's AvgPool1d holds 3 where torch's holds (3,)); on another class the read is right
+                        return self.pool(x), self.pool.kernel_size  # mindport: MP104 `.kernel_size` read in forward on a layer whose class the converter cannot see: MindSpore's AvgPool1d, FractionalMaxPool2d, FractionalMaxPool3d, MaxPool1d, MaxUnpool1d, MaxUnpool2d, MaxUnpool3d hold kernel_size with another value than torch's (MindSpore's AvgPool1d holds 3 where torch's holds (3,)); on another class the read is right
             """,
             note="A setting some MindSpore class holds under torch's name with another value (shadowed_members.toml), "
                  "on a layer of unknown class: read by its class outside forward, flagged in forward.",
@@ -547,8 +549,8 @@ class LayerParameterNameTransform(Rule):
         """``self.conv.kernel_size`` on a layer of unknown class, a name MindSpore's Conv1d/MaxPool1d/... hold with
         another value: outside ``forward``, ``mp_adapt.layer_attribute(self.conv, 'kernel_size')`` (by the object's
         class when it runs: the surface's expression for torch's value, or AttributeError with the reason; a plain
-        object's own attribute); in ``forward`` (a static graph does not compile the accessor) MP104 naming the
-        classes, the read as written (right on every other class)."""
+        object's own attribute); in ``forward`` (a static graph does not compile the accessor) a warning MP104 naming
+        the classes, the read as written (right on every other class)."""
         name = original_node.attr.value
         if not self._in_forward():
             self.ctx.converted_sites += 1
@@ -556,9 +558,10 @@ class LayerParameterNameTransform(Rule):
                 cst.Arg(updated_node.value, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
                 cst.Arg(cst.SimpleString(repr(name)))])
         self.torch_member_reads = True
-        layers = sorted(layer.removeprefix("torch.nn.") for layer, rows in load_shadowed().items() if name in rows)
-        example = next(rows[name] for layer, rows in sorted(load_shadowed().items()) if name in rows)
-        self.flag(original_node, "MP104", f"`.{name}` read in forward on a layer whose class the converter cannot "
+        shadowed = _shadowing_layers()
+        layers = sorted(layer.removeprefix("torch.nn.") for layer, rows in shadowed.items() if name in rows)
+        example = next(rows[name] for layer, rows in sorted(shadowed.items()) if name in rows)
+        self.remark(original_node, "MP104", f"`.{name}` read in forward on a layer whose class the converter cannot "
                   f"see: MindSpore's {', '.join(layers)} hold {name} with another value than torch's ({example}); "
                   "on another class the read is right",
                   f"read it where the layer's class is known, or outside forward (mp_adapt.layer_attribute decides "
@@ -760,8 +763,20 @@ def _torch_member_names() -> frozenset[str]:
 def _shadowed_settings() -> frozenset[str]:
     """The settings (not weights or buffers) some mapped MindSpore class holds under torch's name with another value
     (``shadowed_members.toml``, measured)."""
-    return frozenset(name for rows in load_shadowed().values() for name in rows
+    return frozenset(name for rows in _shadowing_layers().values() for name in rows
                      if name not in _TENSOR_MEMBERS and name != "class")
+
+
+@functools.lru_cache(maxsize=1)
+def _shadowing_layers() -> dict[str, dict[str, str]]:
+    """``shadowed_members.toml`` without the layers a port builds as a runtime class reading its settings in torch's
+    form wherever the project reads them (``mappings/settings_layers.py``: MindSpore's own Conv1d only where no code
+    touches its settings, so a read never meets it)."""
+    from mindport.mappings.settings_layers import SETTINGS_LAYERS
+
+    native = {target.rsplit(".", 1)[-1] for target in SETTINGS_LAYERS.values()}
+    return {layer: rows for layer, rows in load_shadowed().items()
+            if not (rows.get("class", "").startswith("mindspore.") and rows.get("class", "").rsplit(".", 1)[-1] in native)}
 
 
 class _Flagged(str):
