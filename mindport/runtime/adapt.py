@@ -161,8 +161,9 @@ def layer_attribute(layer: Any, name: str) -> Any:
             raise AttributeError(f"mindport: {entry.torch}.{name}: {reason}")
         rows = _shadowed().get(entry.torch, {})
         shadowed = rows.get(name) if path == name and name != "class" and _measured_class(layer, rows) else None
-        if shadowed is not None and not hasattr(getattr(layer, name, None), "shape"):
+        if shadowed is not None and name not in _WEIGHTS_AND_BUFFERS:
             # a setting MindSpore's class holds under torch's name with another value (measured): loud, not wrong
+            # (an AdaptiveMaxPool3d's output_size is a Tensor there); a Conv1d's 4-D weight stays (init calls convert)
             raise AttributeError(f"mindport: {entry.torch}.{name}: {shadowed}; keep the value you passed to the layer")
     for part in path.split("."):
         layer = getattr(layer, part)
@@ -173,6 +174,9 @@ def _shadowed() -> dict[str, dict[str, str]]:
     from mindport.mappings.surface import load_shadowed
 
     return load_shadowed()
+
+
+_WEIGHTS_AND_BUFFERS = frozenset({"weight", "bias", "running_mean", "running_var", "num_batches_tracked"})
 
 
 def _measured_class(layer, rows: dict) -> bool:

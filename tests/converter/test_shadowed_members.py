@@ -82,6 +82,9 @@ def test_conv1d_settings_by_class():
     for name in ("kernel_size", "stride", "padding"):
         assert adapt.layer_attribute(ours, name) == getattr(t, name)
     assert adapt.layer_attribute(plain, "weight").shape == (3, 2, 1, 5)  # a tensor read stays (init calls convert)
+    # a setting MindSpore holds as a Tensor (AdaptiveMaxPool3d's output_size (3,) for torch's (2, 3, 2)): loud too
+    with pytest.raises(AttributeError, match="AdaptiveMaxPool3d.output_size"):
+        adapt.layer_attribute(msnn.AdaptiveMaxPool3d((2, 3, 2)), "output_size")
 
 
 def test_the_table_is_the_measurement():
