@@ -38,6 +38,7 @@ from mindport.mappings import DATA_DIR, MappingError, load_registry
 
 SURFACE_FILE = DATA_DIR / "surface" / "object_surface.toml"
 WRITES_FILE = DATA_DIR / "surface" / "layer_writes.toml"  # writing a setting after construction, measured  # beside the tables, not a table of [[api]] entries
+SHADOWED_FILE = DATA_DIR / "surface" / "shadowed_members.toml"  # torch names MindSpore's class holds with another value
 ENDS = ("converted", "flagged", "unsupported")
 
 
@@ -264,3 +265,15 @@ def load_writes() -> dict[str, dict[str, tuple[str, str]]]:
             raise MappingError(f"{WRITES_FILE.name}: layer {torch_name!r}: a setting is listed under two ends")
         found[torch_name] = table
     return found
+
+
+@functools.lru_cache(maxsize=1)
+def load_shadowed() -> dict[str, dict[str, str]]:
+    """``data/surface/shadowed_members.toml``: torch layer class -> {"class": the converted layer's class
+    (module.qualname), member: why}: the torch member names that class holds under the same name with another value
+    (MindSpore's Conv1d's ``kernel_size`` is ``(1, 3)`` for torch's ``(3,)``; mindport.runtime.layers' Conv1d, which a
+    file reading it builds, answers torch's), measured by ``python -m mindport.proofs.shadowed --write``. A read of one on a layer of unknown class
+    is flagged in ``forward`` (MP104) and read by the object's class elsewhere
+    (:func:`mindport.runtime.adapt.layer_attribute`)."""
+    raw = tomllib.loads(SHADOWED_FILE.read_text(encoding="utf-8")) if SHADOWED_FILE.exists() else {}
+    return {torch_name: dict(item) for torch_name, item in raw.get("layer", {}).items()}

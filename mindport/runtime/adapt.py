@@ -159,9 +159,35 @@ def layer_attribute(layer: Any, name: str) -> Any:
         reason = _surface().flagged_reason(entry.torch, name)
         if reason is not None and path == name and not hasattr(layer, name):
             raise AttributeError(f"mindport: {entry.torch}.{name}: {reason}")
+        rows = _shadowed().get(entry.torch, {})
+        shadowed = rows.get(name) if path == name and name != "class" and _measured_class(layer, rows) else None
+        if shadowed is not None and name not in _WEIGHTS_AND_BUFFERS:
+            # a setting MindSpore's class holds under torch's name with another value (measured): loud, not wrong
+            # (an AdaptiveMaxPool3d's output_size is a Tensor there); a Conv1d's 4-D weight stays (init calls convert)
+            raise AttributeError(f"mindport: {entry.torch}.{name}: {shadowed}; keep the value you passed to the layer")
     for part in path.split("."):
         layer = getattr(layer, part)
     return layer
+
+
+def _shadowed() -> dict[str, dict[str, str]]:
+    from mindport.mappings.surface import load_shadowed
+
+    return load_shadowed()
+
+
+_WEIGHTS_AND_BUFFERS = frozenset({"weight", "bias", "running_mean", "running_var", "num_batches_tracked"})
+
+
+def _measured_class(layer, rows: dict) -> bool:
+    """Is the layer's value of a shadowed member the measured class's: that class is in its MRO and no class of
+    mindport.runtime comes before it (``mp_nn.Conv1d`` keeps torch's tuples)."""
+    for klass in type(layer).__mro__:
+        if f"{klass.__module__}.{klass.__qualname__}" == rows.get("class"):
+            return True
+        if klass.__module__.startswith("mindport.runtime"):
+            return False
+    return False
 
 
 def set_layer_attribute(layer: Any, name: str, value: Any) -> None:

@@ -217,6 +217,18 @@ def get_parameter(cell, target: str):
     raise AttributeError(f"{type(owner).__name__} has no parameter `{name}`")
 
 
+def get_buffer(cell, target: str):
+    """``module.get_buffer('block.scale')``: the buffer at that dotted path, as :func:`named_buffers` lists them
+    (a persistent ``register_buffer`` is a non-trainable Parameter, which the Cell's own ``get_buffer`` refuses:
+    "`scale` is not a buffer"); AttributeError naming it otherwise, as torch's."""
+    module_path, _, name = target.rpartition(".")
+    owner = get_submodule(cell, module_path)
+    for path, buffer in named_buffers(owner, recurse=False):
+        if path == name:
+            return buffer
+    raise AttributeError(f"`{name}` is not a buffer")
+
+
 def named_modules(cell, memo=None, prefix="", remove_duplicate=True):
     """``module.named_modules(memo, prefix, remove_duplicate)`` with arguments (``Cell.cells_and_names`` takes
     ``cells``/``name_prefix``): the Cell and its descendants, depth first, named by path, each once unless

@@ -660,8 +660,23 @@ def requires_grad(x) -> bool:
     loss a converted backward region differentiated (``mindport.runtime.training.value_and_grad`` marks the value it
     returns, as torch's loss is a node of its graph); else False. A MindSpore Tensor has no such attribute of its own
     (gradients are what ``grad``/``value_and_grad`` compute for the arguments asked), so another tensor computed from
-    Parameters reads False where torch's autograd reads True."""
+    Parameters reads False where torch's autograd reads True.
+
+    A Parameter's flag is read as it is: in a static graph (GRAPH_MODE compiles ``forward``) MindSpore refuses that
+    read ("'Parameter' object's method 'requires_grad' is not supported in 'construct'"), loudly, where the
+    ``getattr`` default read False for every Parameter, silently (objsurf28)."""
+    if isinstance(x, ms.Parameter):
+        return x.requires_grad
     return bool(getattr(x, "requires_grad", False))
+
+
+def dtype_text(dtype) -> str:
+    """``str(x.dtype)`` as torch writes it: ``'torch.float32'`` for MindSpore's ``Float32`` (``'torch.bfloat16'``,
+    ``'torch.int64'``, ``'torch.bool'``: torch's names are MindSpore's lower-cased); anything else (a numpy dtype, a
+    string) its own ``str``."""
+    if isinstance(dtype, ms.Type):
+        return "torch." + str(dtype).lower()
+    return str(dtype)
 
 
 def grad(x):

@@ -56,7 +56,10 @@ def test_settings_read_as_torch_tuples():
 @pytest.mark.parametrize("mode", ["pynative", "graph"])
 def test_padding_computed_from_the_settings_matches(tmp_path, mode):
     result = convert_source(SOURCE)
-    assert result.diagnostics == [], [d.format() for d in result.diagnostics]
+    # self.conv is built by a class passed in (make(nn.Conv1d, ...)): its kernel_size/stride/padding read in forward
+    # carry the shadowed-members warning (on a MaxPool1d they would read MindSpore's value); nothing else
+    assert all(d.severity == "warning" and d.code == "MP104" for d in result.diagnostics), \
+        [d.format() for d in result.diagnostics]
     assert "mp_nn.Conv1dTranspose(" in result.code and "mp_nn.Conv1d(" in result.code
     x = np.random.default_rng(0).standard_normal((2, 2, 16)).astype(np.float32)
     assert_port_matches_in_mode(SOURCE, result.code, "Net", [x], tmp_path, "conv1dattr", mode, atol=1e-5)

@@ -6,7 +6,7 @@ import functools
 
 import libcst as cst
 
-from mindport.mappings.surface import attribute_paths, load_surface, load_writes
+from mindport.mappings.surface import attribute_paths, load_shadowed, load_surface, load_writes
 from mindport.migrator.native_facts import list_locals
 from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.walk import read
@@ -59,7 +59,14 @@ class LayerParameterNameTransform(Rule):
     ``forward`` (which a static graph compiles, and the accessor does not compile there), and on a layer the file
     cannot see at all (``self.norm = norm`` passed in, a function's parameter), the read stays as written: the
     mapped MindSpore class answers torch's name (``mindport.runtime.torch_members``: a LayerNorm's ``weight`` is its
-    ``gamma``), and a file importing no runtime module that loads it imports it by name."""
+    ``gamma``), and a file importing no runtime module that loads it imports it by name. A setting some mapped
+    MindSpore class holds under torch's very name with another value (``data/surface/shadowed_members.toml``,
+    measured: a Conv1d's ``kernel_size`` is ``(1, 3)``, a MaxPool1d's ``stride`` ``(1, 2)``, a Conv2d's ``padding``
+    an int), read on a layer of unknown class, goes through ``mp_adapt.layer_attribute`` outside ``forward`` (torch's
+    value by the object's class, or AttributeError) and is remarked MP104 (a warning) in ``forward``, where no
+    property can answer it (MindSpore's own code reads that member); a warning, since on most classes the read is
+    right (a Conv2d's ``kernel_size``; a Conv1d is built as ``mp_nn.Conv1d``, torch's tuples, wherever the project
+    reads its settings)."""
 
     EXAMPLES = (
         Example(
@@ -168,6 +175,37 @@ class LayerParameterNameTransform(Rule):
                         return self.norm(x) * self.norm.gamma.reshape(1, -1, 1, 1)
             """,
             note="A conditional expression binds either layer: both keep torch's weight as gamma.",
+        ),
+        Example(
+            before="""
+                import torch.nn as nn
+
+
+                class Downsample(nn.Module):
+                    def __init__(self, pool):
+                        super().__init__()
+                        self.pool = pool
+                        self.factor = self.pool.stride
+
+                    def forward(self, x):
+                        return self.pool(x), self.pool.kernel_size
+            """,
+            after="""
+                from mindspore import nn
+                from mindport.runtime import adapt as mp_adapt
+
+
+                class Downsample(nn.Cell):
+                    def __init__(self, pool):
+                        super().__init__()
+                        self.pool = pool
+                        self.factor = mp_adapt.layer_attribute(self.pool, 'stride')
+
+                    def construct(self, x):
+                        return self.pool(x), self.pool.kernel_size  # mindport: MP104 `.kernel_size` read in forward on a layer whose class the converter cannot see: MindSpore's AvgPool1d, FractionalMaxPool2d, FractionalMaxPool3d, MaxPool1d, MaxUnpool1d, MaxUnpool2d, MaxUnpool3d hold kernel_size with another value than torch's (MindSpore's AvgPool1d holds 3 where torch's holds (3,)); on another class the read is right
+            """,
+            note="A setting some MindSpore class holds under torch's name with another value (shadowed_members.toml), "
+                 "on a layer of unknown class: read by its class outside forward, flagged in forward.",
         ),
     )
 
@@ -495,6 +533,41 @@ class LayerParameterNameTransform(Rule):
             cst.Arg(updated_node.value, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
             cst.Arg(cst.SimpleString(repr(name)))])
 
+    def _shadowed_read(self, node: cst.Attribute, candidates) -> bool:
+        """A read of a setting some mapped MindSpore class holds under torch's name with another value
+        (``shadowed_members.toml``: a Conv1d's ``kernel_size``, a MaxPool1d's ``stride``, a Conv2d's ``padding``) on a
+        receiver whose class the converter cannot see (built by a class passed in, passed in, a ``forward``
+        parameter no ``isinstance`` narrows)."""
+        if id(node) in self._targets or id(node) in self._called or self.ctx.options.target != "nn" \
+                or node.attr.value not in _shadowed_settings():
+            return False
+        if candidates:
+            return all(c is _RUN_TIME for c in candidates)
+        return self._unknown_layer(node, _shadowed_settings())
+
+    def _shadowed(self, original_node, updated_node):
+        """``self.conv.kernel_size`` on a layer of unknown class, a name MindSpore's Conv1d/MaxPool1d/... hold with
+        another value: outside ``forward``, ``mp_adapt.layer_attribute(self.conv, 'kernel_size')`` (by the object's
+        class when it runs: the surface's expression for torch's value, or AttributeError with the reason; a plain
+        object's own attribute); in ``forward`` (a static graph does not compile the accessor) a warning MP104 naming
+        the classes, the read as written (right on every other class)."""
+        name = original_node.attr.value
+        if not self._in_forward():
+            self.ctx.converted_sites += 1
+            return cst.Call(func=self.ctx.target_expr("mindport.runtime.adapt.layer_attribute"), args=[
+                cst.Arg(updated_node.value, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+                cst.Arg(cst.SimpleString(repr(name)))])
+        self.torch_member_reads = True
+        shadowed = _shadowing_layers()
+        layers = sorted(layer.removeprefix("torch.nn.") for layer, rows in shadowed.items() if name in rows)
+        example = next(rows[name] for layer, rows in sorted(shadowed.items()) if name in rows)
+        self.remark(original_node, "MP104", f"`.{name}` read in forward on a layer whose class the converter cannot "
+                  f"see: MindSpore's {', '.join(layers)} hold {name} with another value than torch's ({example}); "
+                  "on another class the read is right",
+                  f"read it where the layer's class is known, or outside forward (mp_adapt.layer_attribute decides "
+                  f"by the class), or keep the value you passed to the layer", f"torch.nn.Module.{name}")
+        return updated_node
+
     def _derived(self, original_node, updated_node, template: "_Derived"):
         """``self.drop.p`` of a Dropout2d: the surface data's expression over the converted layer
         (``1 - self.drop.keep_prob``), parenthesised where it is more than a name; assigned to: MP104."""
@@ -558,6 +631,8 @@ class LayerParameterNameTransform(Rule):
         if function is not None and id(original_node) in self._called:
             self._function_calls[id(original_node)] = function  # the call becomes function(container, ...)
             return updated_node
+        if self._shadowed_read(original_node, candidates):
+            return self._shadowed(original_node, updated_node)
         if candidates and all(c is _RUN_TIME for c in candidates):
             return self._run_time(original_node, updated_node)
         reason = self._flagged_tensor_shape(original_node)
@@ -594,12 +669,12 @@ class LayerParameterNameTransform(Rule):
         """Inside ``forward`` (or a function nested in it): the code a static graph compiles."""
         return any(f.name.value == "forward" for f in self._function_nodes)
 
-    def _unknown_layer(self, node: cst.Attribute) -> bool:
+    def _unknown_layer(self, node: cst.Attribute, names: frozenset[str] | None = None) -> bool:
         """A read of a torch member name some mapped MindSpore class keeps under another name or form
         (:func:`_torch_member_names`) on a receiver that may be a layer of a class the converter cannot see: an
         attribute of ``self`` no rule knows (``self.norm.weight``, ``self.norm = norm``) or, in ``forward``, a
         parameter of the enclosing function no ``isinstance`` narrows; not a call (``x.dim()``)."""
-        if node.attr.value not in _torch_member_names() or id(node) in self._called:
+        if node.attr.value not in (_torch_member_names() if names is None else names) or id(node) in self._called:
             return False
         receiver = node.value
         rules = getattr(getattr(self, "runner", None), "rules", ())
@@ -682,6 +757,26 @@ def _torch_member_names() -> frozenset[str]:
     surface = load_surface()
     return frozenset(name for layer in surface.layers.values()
                      for name in (*layer.paths(), *(n for n in layer.derived if n not in layer.kept)))
+
+
+@functools.lru_cache(maxsize=1)
+def _shadowed_settings() -> frozenset[str]:
+    """The settings (not weights or buffers) some mapped MindSpore class holds under torch's name with another value
+    (``shadowed_members.toml``, measured)."""
+    return frozenset(name for rows in _shadowing_layers().values() for name in rows
+                     if name not in _TENSOR_MEMBERS and name != "class")
+
+
+@functools.lru_cache(maxsize=1)
+def _shadowing_layers() -> dict[str, dict[str, str]]:
+    """``shadowed_members.toml`` without the layers a port builds as a runtime class reading its settings in torch's
+    form wherever the project reads them (``mappings/settings_layers.py``: MindSpore's own Conv1d only where no code
+    touches its settings, so a read never meets it)."""
+    from mindport.mappings.settings_layers import SETTINGS_LAYERS
+
+    native = {target.rsplit(".", 1)[-1] for target in SETTINGS_LAYERS.values()}
+    return {layer: rows for layer, rows in load_shadowed().items()
+            if not (rows.get("class", "").startswith("mindspore.") and rows.get("class", "").rsplit(".", 1)[-1] in native)}
 
 
 class _Flagged(str):

@@ -53,7 +53,8 @@ class ModuleMethodTransform(Rule):
     ``named_parameters()``: the Cell's ``parameters_and_names()`` names a MindSpore layer's Parameters by MindSpore's
     attributes (a LayerNorm's ``gamma``/``beta``, an Embedding's ``embedding_table``) and lists the buffers, so
     ``'bias' in name`` or a ``no_decay`` list would pick other tensors than torch's; the runtime's gives torch's names
-    and the trainable Parameters (as ``parameters()``). ``get_submodule``/``get_parameter`` (the Cell has neither),
+    and the trainable Parameters (as ``parameters()``). ``get_submodule``/``get_parameter`` (the Cell has neither), ``get_buffer`` (the Cell's knows only
+    non-persistent buffers: ``get_buffer('block.scale')`` raised "`scale` is not a buffer"),
     ``parameters(recurse=...)`` and ``named_modules(...)`` given arguments (``prefix``, ``recurse``, ``memo``,
     ``remove_duplicate``: the Cell's ``cells_and_names`` names them otherwise) are the runtime's too.
 
@@ -367,7 +368,8 @@ class ModuleMethodTransform(Rule):
     BUFFERS = {"named_buffers", "buffers"}  # register_buffer became a non-trainable Parameter: the runtime lists them
     # torch's names for a MindSpore layer's Parameters (a LayerNorm's gamma is weight), buffers left out; the Cell has
     # no get_submodule/get_parameter
-    TORCH_NAMES = {"named_parameters", "get_submodule", "get_parameter"}
+    # get_buffer: the Cell's own knows only non-persistent buffers (a persistent one became a non-trainable Parameter)
+    TORCH_NAMES = {"named_parameters", "get_submodule", "get_parameter", "get_buffer"}
     # with arguments (prefix, recurse, remove_duplicate), which Cell.parameters_and_names names otherwise
     WITH_ARGUMENTS = {"named_modules", "parameters"}
 

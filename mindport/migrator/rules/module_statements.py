@@ -21,8 +21,8 @@ _NORM_BASES = ("BatchNorm", "InstanceNorm", "_NormBase")
 class ModuleStatementTransform(Rule):
     """Module methods that are statements in torch and have no Cell method:
     ``model.requires_grad_(False)`` -> ``for _p in model.get_parameters(): _p.requires_grad = False``;
-    ``model.double()`` (also ``float``/``half``/``bfloat16``), a statement that casts a Module in place (on a
-    tensor it does nothing): ``mp_tensor.to(model, ms.float64)``, which casts a Cell's floating-point Parameters
+    ``model.double()`` (also ``float``/``half``/``bfloat16``, and ``model.to(torch.float16)``), a statement that casts
+    a Module in place (on a tensor it does nothing): ``mp_tensor.to(model, ms.float64)``, which casts a Cell's floating-point Parameters
     (``Tensor.astype`` is not a Cell method); ``self.lstm.flatten_parameters()``: MindSpore's RNN weights need no
     flattening, the statement goes. In a subclass of a torch norm layer (BatchNorm, InstanceNorm, their bases) that
     does not define its own, ``self._check_input_dim(x)`` / ``super()._check_input_dim(x)`` goes too: torch's check of
@@ -234,6 +234,9 @@ class ModuleStatementTransform(Rule):
             # [m.flatten_parameters() for m in self._to_flatten] (WaveRNN): a loop of dropped calls as a statement
             self.ctx.converted_sites += 1
             return cst.RemoveFromParent()
+        to_cast = self._to_statement(call, updated_node)
+        if to_cast is not None:
+            return to_cast
         if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)) or call.args \
                 or self.scope.resolve_torch(call.func) is not None:
             return None
@@ -253,6 +256,23 @@ class ModuleStatementTransform(Rule):
         cast = cst.Call(func=self.ctx.target_expr("mindport.runtime.tensor.to"), args=[
             cst.Arg(owner, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
             cst.Arg(cst.Attribute(value=cst.Name(ms), attr=cst.Name(_CASTS[name])))])
+        return updated_node.with_changes(body=[cst.Expr(cast)])
+
+    def _to_statement(self, call, updated_node):
+        """``model.to(torch.float16)`` as a statement: the tensor rules made it ``model.astype(ms.float16)`` (a Cell has
+        no ``astype``: AttributeError); as a statement it casts a Module in place (on a tensor it does nothing either
+        way): ``mp_tensor.to(model, ms.float16)``, as ``model.half()``."""
+        if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "to"
+                and call.args) or self.scope.resolve_torch(call.func) is not None:
+            return None
+        new = updated_node.body[0].value if isinstance(updated_node.body[0], cst.Expr) else None
+        if not (isinstance(new, cst.Call) and isinstance(new.func, cst.Attribute) and new.func.attr.value == "astype"
+                and len(new.args) == 1 and new.args[0].keyword is None):
+            return None
+        self.ctx.converted_sites += 1
+        cast = cst.Call(func=self.ctx.target_expr("mindport.runtime.tensor.to"), args=[
+            cst.Arg(new.func.value, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+            new.args[0].with_changes(comma=cst.MaybeSentinel.DEFAULT)])
         return updated_node.with_changes(body=[cst.Expr(cast)])
 
     def _norm_check(self, call) -> bool:

@@ -46,7 +46,10 @@ class TensorIdiomTransform(Rule):
     arithmetic of a value evidently complex (a name a function bound to a complex number, ``view_as_complex``, an FFT,
     a complex ``dtype=``, or arithmetic, methods and torch functions of one: S4D's ``dtA = A * dt.unsqueeze(-1)``),
     which falls back to the plain operator when no complex tensor turns up; the builtin ``abs`` of such a value
-    (``abs(torch.fft.rfft(x))``: real in torch, complex64 in MindSpore) -> torch.abs's target, the real modulus."""
+    (``abs(torch.fft.rfft(x))``: real in torch, complex64 in MindSpore) -> torch.abs's target, the real modulus;
+    ``str(x.dtype)`` -> ``mp_tensor.dtype_text(x.dtype)``: torch's text of a dtype (``'torch.float32'``; MindSpore's
+    is ``'Float32'``, so ``'float16' in str(p.dtype)`` was silently False), any other object's own ``str`` (a numpy
+    array's dtype)."""
 
     EXAMPLES = (
         Example(
@@ -294,6 +297,12 @@ class TensorIdiomTransform(Rule):
             and node.args[0].keyword is None and not node.args[0].star \
             and self.scope.resolve_torch(inner.func) in _GRAD_DECORATORS
 
+    def _dtype_text(self, node: cst.Call) -> bool:
+        """``str(x.dtype)``: the builtin ``str`` of a ``.dtype`` read."""
+        return isinstance(node.func, cst.Name) and node.func.value == "str" and self.scope.resolve(node.func) is None \
+            and len(node.args) == 1 and node.args[0].keyword is None and node.args[0].star == "" \
+            and isinstance(node.args[0].value, cst.Attribute) and node.args[0].value.attr.value == "dtype"
+
     def leave_Call(self, original_node, updated_node):
         if self._grad_wrapper(original_node):
             self.ctx.converted_sites += 1
@@ -302,6 +311,10 @@ class TensorIdiomTransform(Rule):
                 value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])  # (lambda: m)()
             return value
         self._flag_format(original_node)
+        if self._dtype_text(original_node):
+            self.ctx.converted_sites += 1
+            return cst.Call(func=self.ctx.target_expr("mindport.runtime.tensor.dtype_text"),
+                            args=[cst.Arg(updated_node.args[0].value)])
         if self._complex_builtin_abs(original_node):
             entry = self.ctx.registry.lookup("torch.abs")
             self.ctx.converted_sites += 1
