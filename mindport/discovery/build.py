@@ -170,6 +170,19 @@ def ctor_attempts(cand: dict, user: str | None) -> list[tuple[str, str]]:
                 add("small values", ", ".join(f"{p['name']}={v}" for p, v in zip(required, values)))
                 if first is None:
                     first, first_values = ", ".join(f"{p['name']}={v}" for p, v in zip(required, values)), values
+    # a repository call with arguments computed from data (``Encoder(INPUT_DIM, ENC_EMB_DIM, HID_DIM, ...)`` after
+    # ``INPUT_DIM = len(SRC.vocab)``, scan's ``partial_args``): its literal arguments, the others at the small values
+    # below, before those alone (the call was dropped and every size guessed: bentrevett/pytorch-seq2seq's notebooks)
+    small = dict(zip((p["name"] for p in required), first_values or ()))
+    at = next((i for i, (o, _) in enumerate(out) if o == "small values"), len(out))
+    for partial in cand.get("partial_ctors", [])[:3]:
+        values = small | partial
+        if any(p["name"] not in values for p in required):
+            continue
+        text = ", ".join(f"{p['name']}={values[p['name']]}" for p in cand["params"] if p["name"] in values)
+        if all(text != t for _, t in out):
+            out.insert(at, ("repository call, other arguments small", text))
+            at += 1
     # a configuration the class reads by keys or attributes that one of the repository's YAML files holds
     # (yacs: ``extra = cfg.MODEL.EXTRA``, the experiments' YAML files), as that file has it, then at small widths:
     # before the guessed sizes (repository_config_value)

@@ -82,3 +82,74 @@ def test_stub_modules_hold_the_references_under_every_mapped_alias():
     assert torch.equal(module.DropPath(0.5).eval()(x), x)
     assert isinstance(module.create_classifier, type) and module.create_classifier.__module__ == "mindport_stub"
 
+
+def _notebook(*cells: str) -> str:
+    import json
+
+    return json.dumps({"cells": [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+                                  "source": text.splitlines(keepends=True)} for text in cells],
+                       "metadata": {}, "nbformat": 4, "nbformat_minor": 4})
+
+
+# bentrevett/pytorch-seq2seq's shape: the vocabulary size comes from the data, the other sizes are literals
+SEQ2SEQ = _notebook(
+    "import torch\nimport torch.nn as nn\n",
+    "SRC = build_vocab(open('train.de').read().split())\n",
+    "class Encoder(nn.Module):\n"
+    "    def __init__(self, input_dim, emb_dim, hid_dim, n_layers, dropout):\n"
+    "        super().__init__()\n"
+    "        assert hid_dim == 24, 'the tutorial model is 24 wide'\n"
+    "        self.embedding = nn.Embedding(input_dim, emb_dim)\n"
+    "        self.rnn = nn.GRU(emb_dim, hid_dim, n_layers)\n"
+    "        self.dropout = nn.Dropout(dropout)\n\n"
+    "    def forward(self, src):\n"
+    "        outputs, hidden = self.rnn(self.dropout(self.embedding(src)))\n"
+    "        return hidden\n",
+    "INPUT_DIM = len(SRC)\nENC_EMB_DIM = 12\nHID_DIM = 24\n",
+    "enc = Encoder(INPUT_DIM, ENC_EMB_DIM, HID_DIM, n_layers=2, dropout=0.5)\n",
+)
+
+
+def test_a_call_with_data_computed_arguments_keeps_its_literal_ones():
+    """The notebook's ``INPUT_DIM = len(SRC)`` is left out of its definitions-only module, but scan counted it as one
+    of the module's names: the call was kept as ``INPUT_DIM, ENC_EMB_DIM, ...``, failed with NameError, and every
+    size was guessed (``hid_dim=16``: the class refused it). Now the call is a partial one: its literal arguments by
+    parameter name (positional ones too), the builder's small value for the data-computed ``input_dim``. The same
+    for a script (``Net(len(dataset.classes), width=24)``); a call with no literal argument, or one that cannot be
+    placed (``*args``), gives nothing."""
+    import tempfile
+    from pathlib import Path
+
+    from mindport.discovery.build import ctor_attempts
+    from mindport.discovery.scan import discover
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        (root / "seq2seq.ipynb").write_text(SEQ2SEQ)
+        (root / "net.py").write_text("import torch.nn as nn\n\n\nclass Net(nn.Module):\n"
+                                     "    def __init__(self, classes, width=8):\n        super().__init__()\n"
+                                     "        self.fc = nn.Linear(width, classes)\n\n"
+                                     "    def forward(self, x):\n        return self.fc(x)\n")
+        (root / "train.py").write_text("from net import Net\n\n\ndef main(dataset, sizes):\n"
+                                       "    a = Net(len(dataset.classes), width=24)\n    b = Net(*sizes)\n"
+                                       "    c = Net(dataset.n)\n")
+        found = {c.key: c for c in discover(root)}
+    enc = found["seq2seq.ipynb:Encoder"]
+    assert enc.ctors == [] and enc.partial_ctors == [
+        {"emb_dim": "ENC_EMB_DIM", "hid_dim": "HID_DIM", "n_layers": "2", "dropout": "0.5"}], enc
+    attempts = ctor_attempts(enc.to_json(), None)
+    assert attempts[0][0] == "repository call, other arguments small", attempts
+    assert attempts[0][1].startswith("input_dim=") and attempts[0][1].endswith(
+        ", emb_dim=ENC_EMB_DIM, hid_dim=HID_DIM, n_layers=2, dropout=0.5"), attempts
+    net = found["net.py:Net"]
+    assert net.partial_ctors == [{"width": "24"}], net.partial_ctors
+
+
+def test_the_notebook_encoder_is_built_from_its_call_and_proven(tmp_path):
+    """End to end on the seq2seq notebook (real torch, real MindSpore): built from the notebook's own call with the
+    data-computed vocabulary at a small value, proven at both draws."""
+    models = prove_files(tmp_path, {"seq2seq.ipynb": SEQ2SEQ}, "*:Encoder")
+    enc = models["seq2seq.ipynb:Encoder"]
+    assert enc["status"] == "proven", enc
+    assert enc["ctor_source"] == "repository call, other arguments small", enc
+    assert "hid_dim=HID_DIM" in enc["ctor"], enc
