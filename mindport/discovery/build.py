@@ -1463,9 +1463,29 @@ def _extra_inputs(name: str, spec: str, rank: int = 0) -> list[str]:
         length = dims[-1] if len(dims) == 3 and not spec.split(":")[1].startswith("int") else (
             dims[1] if len(dims) > 1 else dims[0])
         return [f"{batch}:int64:{length}:{length}"]
+    labels = _class_labels(name, dims, spec)
     if rank and rank != len(dims):
-        return [*_to_rank(spec, rank, None), spec]
-    return [spec]
+        return [*_to_rank(spec, rank, None), spec, *labels]
+    return [spec, *labels]
+
+
+_LABELS = re.compile(r"(targets?|labels?|gts?|gt_labels?|y_?true|ground_?truth|class_?ids?)")
+
+
+def _class_labels(name: str, dims: list[str], spec: str) -> list[str]:
+    """A loss's class labels beside its predictions (``forward(self, pred, target)``: ``true_dist.scatter_(1,
+    target.unsqueeze(1), ...)``, ``F.nll_loss(pred, target)``), after the first input's own form (a regression
+    target): integer class ids below the predictions' class axis, one per sample (``B x C`` predictions), per position
+    (``B x T x C``) or per pixel (``B x C x H x W``). None for another name or an integer first input (tokens)."""
+    if not _LABELS.fullmatch(name) or not spec.split(":")[1].startswith("float"):
+        return []
+    if len(dims) == 2:
+        return [f"{dims[0]}:int64:0:{dims[1]}"]
+    if len(dims) == 3:
+        return [f"{dims[0]}x{dims[1]}:int64:0:{dims[2]}"]
+    if len(dims) == 4:
+        return [f"{dims[0]}x{dims[2]}x{dims[3]}:int64:0:{dims[1]}"]
+    return []
 
 
 _RANK_HINTS = [  # an error that names the number of dimensions the input should have -> that number

@@ -154,3 +154,40 @@ def test_the_notebook_encoder_is_built_from_its_call_and_proven(tmp_path):
     assert enc["status"] == "proven", enc
     assert enc["ctor_source"] == "repository call, other arguments small", enc
     assert "hid_dim=HID_DIM" in enc["ctor"], enc
+
+
+LOSS = '''
+import torch
+import torch.nn as nn
+
+
+class LabelSmoothingLoss(nn.Module):
+    def __init__(self, classes, smoothing=0.1, dim=-1):
+        super().__init__()
+        self.confidence, self.smoothing, self.cls, self.dim = 1.0 - smoothing, smoothing, classes, dim
+
+    def forward(self, pred, target):
+        pred = pred.log_softmax(dim=self.dim)
+        with torch.no_grad():
+            true_dist = torch.zeros_like(pred)
+            true_dist.fill_(self.smoothing / (self.cls - 1))
+            true_dist.scatter_(1, target.data.unsqueeze(1), self.confidence)
+        return torch.mean(torch.sum(-true_dist * pred, dim=self.dim))
+'''
+
+
+def test_a_losss_target_gets_class_labels_after_its_own_form(tmp_path):
+    """omihub777/ViT-CIFAR's LabelSmoothingCrossEntropyLoss: ``forward(pred, target)`` with ``target`` an index of
+    ``scatter_``: every input tried was a float (``scatter(): Expected dtype int32/int64 for index``), not built. A
+    forward argument named as labels (target, labels, gt, y_true ...) now gets, after the first input's own form,
+    integer class ids below the predictions' class axis; proven against torch."""
+    from mindport.discovery.build import _extra_inputs
+
+    assert _extra_inputs("target", "2x16:float32") == ["2x16:float32", "2:int64:0:16"]
+    assert _extra_inputs("labels", "2x10x8x8:float32")[-1] == "2x8x8:int64:0:10"
+    assert _extra_inputs("target", "2x16:int64:0:100") == ["2x16:int64:0:100"]  # tokens: no class axis
+    assert _extra_inputs("other", "2x16:float32") == ["2x16:float32"]
+    models = prove_files(tmp_path, {"criterions.py": LOSS}, "criterions.py:*")
+    loss = models["criterions.py:LabelSmoothingLoss"]
+    assert loss["status"] == "proven", loss
+    assert loss["inputs"][1].startswith("2:int64:0:"), loss
