@@ -233,7 +233,11 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def _in_roots(self, module) -> bool:
         """Is ``module`` (a package) one of the repository's own?"""
         paths = list(getattr(module, "__path__", None) or []) + [getattr(module, "__file__", None) or ""]
-        return any(p and os.path.realpath(p).startswith(self.roots) for p in paths)
+        # the root folder itself too: a file written for another project's package (RepLKNet's
+        # segmentation/replknet.py, ``from ..builder import BACKBONES`` for mmseg's backbones folder) imports its
+        # relative module from the repository's root, imported as a package by its folder's name (the sweep's
+        # ``src``): "No module named 'src.builder'" before, every model of the file not built
+        return any(p and (os.path.realpath(p) + os.sep).startswith(self.roots) for p in paths)
 
     def _label(self, name: str) -> str:
         return name.split(".")[0]

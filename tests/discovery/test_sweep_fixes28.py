@@ -191,3 +191,30 @@ def test_a_losss_target_gets_class_labels_after_its_own_form(tmp_path):
     loss = models["criterions.py:LabelSmoothingLoss"]
     assert loss["status"] == "proven", loss
     assert loss["inputs"][1].startswith("2:int64:0:"), loss
+
+
+def test_a_relative_import_above_the_files_folder_is_a_stub(tmp_path):
+    """DingXiaoH/RepLKNet-pytorch's segmentation/replknet.py is written for mmseg's backbones folder: ``from
+    ..builder import BACKBONES`` reaches the repository's root, imported as a package by its folder's name, which the
+    stub finder did not count as the repository's own ("No module named 'src.builder'": its models not built). Now
+    the root folder is the repository's too: ``builder`` is a stand-in, its registry decorator returns the class, and
+    the block is proven (main: not built)."""
+    files = {"segmentation/__init__.py": "", "segmentation/replknet.py": '''
+        import torch.nn as nn
+        from ..builder import BACKBONES
+
+
+        @BACKBONES.register_module()
+        class ConvFFN(nn.Module):
+            def __init__(self, in_channels, internal_channels):
+                super().__init__()
+                self.pw1 = nn.Conv2d(in_channels, internal_channels, 1)
+                self.act = nn.GELU()
+                self.pw2 = nn.Conv2d(internal_channels, in_channels, 1)
+
+            def forward(self, x):
+                return x + self.pw2(self.act(self.pw1(x)))
+        '''}
+    models = prove_files(tmp_path, files, "segmentation/replknet.py:*")
+    ffn = models["segmentation/replknet.py:ConvFFN"]
+    assert ffn["status"] == "proven", ffn
