@@ -218,3 +218,52 @@ def test_a_relative_import_above_the_files_folder_is_a_stub(tmp_path):
     models = prove_files(tmp_path, files, "segmentation/replknet.py:*")
     ffn = models["segmentation/replknet.py:ConvFFN"]
     assert ffn["status"] == "proven", ffn
+
+
+DARKNET = '''
+import torch
+import torch.nn as nn
+
+
+def parse_model_config(path):
+    defs = []
+    for line in open(path):
+        line = line.strip()
+        if line.startswith("["):
+            defs.append({"type": line[1:-1]})
+        elif "=" in line:
+            key, value = line.split("=")
+            defs[-1][key.strip()] = value.strip()
+    return defs
+
+
+class Darknet(nn.Module):
+    def __init__(self, config_path):
+        super().__init__()
+        self.module_defs = parse_model_config(config_path)
+        channels, layers = int(self.module_defs[0]["channels"]), []
+        for d in self.module_defs[1:]:
+            layers += [nn.Conv2d(channels, int(d["filters"]), int(d["size"]), padding=int(d["size"]) // 2),
+                       nn.LeakyReLU(0.1)]
+            channels = int(d["filters"])
+        self.body = nn.Sequential(*layers)
+
+    def forward(self, x):
+        return self.body(x)
+'''
+
+
+def test_a_configuration_path_takes_the_repositorys_cfg_files(tmp_path):
+    """eriklindernoren/PyTorch-YOLOv3's ``Darknet(config_path)`` parses a Darknet ``.cfg``: handed a guessed number
+    ("Bad file descriptor"), never built. A required parameter named like a configuration path (config_path,
+    cfgfile, model_def ...; no key, attribute or number use) now takes the repository's files of that kind,
+    smallest first (yolov3-tiny.cfg before yolov3.cfg), before the small values; proven against torch (main: not
+    built)."""
+    files = {"pytorchyolo/models.py": DARKNET,
+             "config/yolov3-tiny.cfg": "[net]\nchannels=3\n\n[convolutional]\nfilters=8\nsize=3\n",
+             "config/yolov3.cfg": "[net]\nchannels=3\n\n[convolutional]\nfilters=16\nsize=3\n\n"
+                                  "[convolutional]\nfilters=16\nsize=1\n" + "# a larger model\n" * 20}
+    models = prove_files(tmp_path, files, "pytorchyolo/models.py:Darknet")
+    net = models["pytorchyolo/models.py:Darknet"]
+    assert net["status"] == "proven", net
+    assert net["ctor_source"] == "repository file config/yolov3-tiny.cfg", net
