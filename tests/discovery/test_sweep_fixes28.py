@@ -46,14 +46,14 @@ def patch_embed_tiny(**kwargs):
 
 
 @pytest.mark.skipif(not NO_TIMM, reason="timm installed: its own pieces run")
-def test_timm_helpers_are_torch_references_when_timm_is_missing(tmp_path):
+def test_timm_helpers_are_torch_references_when_timm_is_missing(proven):
     """microsoft/FocalNet, raoyongming/GFNet: ``from timm.models.layers import DropPath, to_2tuple, trunc_normal_``
     with timm absent made every name a stand-in on the torch side ("'to_2tuple' object is not subscriptable"): not
     built. The mapped pieces (packages.toml entries and their aliases) are now the torch references the entries are
     proven against; ``register_model`` stays a stand-in decorator. Proven at its own weights (trunc_normal_ drew
     them, DropPath in eval is the identity) against the converted code's mindport.runtime.ecosystem pieces."""
-    models = prove_files(tmp_path, {"models/embed.py": PATCH_EMBED}, "models/embed.py:*")
-    assert {m["status"] for m in models.values()} == {"proven"}, models
+    models = {k: m for k, m in proven.items() if k.startswith("models/embed.py:")}
+    assert len(models) == 2 and {m["status"] for m in models.values()} == {"proven"}, models
     assert "timm" in models["models/embed.py:PatchEmbed"].get("stubbed", [])
 
 
@@ -148,12 +148,11 @@ def test_a_call_with_data_computed_arguments_keeps_its_literal_ones():
     assert net.partial_ctors == [{"width": "24"}], net.partial_ctors
 
 
-def test_the_notebook_encoder_is_built_from_its_call_and_proven(tmp_path):
+def test_the_notebook_encoder_is_built_from_its_call_and_proven(proven):
     """End to end on the seq2seq notebook (real torch, real MindSpore): built from the notebook's own call with the
     data-computed vocabulary at a small value, proven at both draws (main: not built, every guessed ``hid_dim``
     refused by the forward's ``Linear(24, 4)``)."""
-    models = prove_files(tmp_path, {"seq2seq.ipynb": SEQ2SEQ}, "*:Encoder")
-    enc = models["seq2seq.ipynb:Encoder"]
+    enc = proven["seq2seq.ipynb:Encoder"]
     assert enc["status"] == "proven", enc
     assert enc["ctor_source"] == "repository call, other arguments small", enc
     assert "hid_dim=HID_DIM" in enc["ctor"], enc
@@ -179,7 +178,7 @@ class LabelSmoothingLoss(nn.Module):
 '''
 
 
-def test_a_losss_target_gets_class_labels_after_its_own_form(tmp_path):
+def test_a_losss_target_gets_class_labels_after_its_own_form(proven):
     """omihub777/ViT-CIFAR's LabelSmoothingCrossEntropyLoss: ``forward(pred, target)`` with ``target`` an index of
     ``scatter_``: every input tried was a float (``scatter(): Expected dtype int32/int64 for index``), not built. A
     forward argument named as labels (target, labels, gt, y_true ...) now gets, after the first input's own form,
@@ -190,19 +189,12 @@ def test_a_losss_target_gets_class_labels_after_its_own_form(tmp_path):
     assert _extra_inputs("labels", "2x10x8x8:float32")[-1] == "2x8x8:int64:0:10"
     assert _extra_inputs("target", "2x16:int64:0:100") == ["2x16:int64:0:100"]  # tokens: no class axis
     assert _extra_inputs("other", "2x16:float32") == ["2x16:float32"]
-    models = prove_files(tmp_path, {"criterions.py": LOSS}, "criterions.py:*")
-    loss = models["criterions.py:LabelSmoothingLoss"]
+    loss = proven["criterions.py:LabelSmoothingLoss"]
     assert loss["status"] == "proven", loss
     assert loss["inputs"][1].startswith("2:int64:0:"), loss
 
 
-def test_a_relative_import_above_the_files_folder_is_a_stub(tmp_path):
-    """DingXiaoH/RepLKNet-pytorch's segmentation/replknet.py is written for mmseg's backbones folder: ``from
-    ..builder import BACKBONES`` reaches the repository's root, imported as a package by its folder's name, which the
-    stub finder did not count as the repository's own ("No module named 'src.builder'": its models not built). Now
-    the root folder is the repository's too: ``builder`` is a stand-in, its registry decorator returns the class, and
-    the block is proven (main: not built)."""
-    files = {"segmentation/__init__.py": "", "segmentation/replknet.py": '''
+REPLKNET = {"segmentation/__init__.py": "", "segmentation/replknet.py": '''
         import torch.nn as nn
         from ..builder import BACKBONES
 
@@ -218,8 +210,15 @@ def test_a_relative_import_above_the_files_folder_is_a_stub(tmp_path):
             def forward(self, x):
                 return x + self.pw2(self.act(self.pw1(x)))
         '''}
-    models = prove_files(tmp_path, files, "segmentation/replknet.py:*")
-    ffn = models["segmentation/replknet.py:ConvFFN"]
+
+
+def test_a_relative_import_above_the_files_folder_is_a_stub(proven):
+    """DingXiaoH/RepLKNet-pytorch's segmentation/replknet.py is written for mmseg's backbones folder: ``from
+    ..builder import BACKBONES`` reaches the repository's root, imported as a package by its folder's name, which the
+    stub finder did not count as the repository's own ("No module named 'src.builder'": its models not built). Now
+    the root folder is the repository's too: ``builder`` is a stand-in, its registry decorator returns the class, and
+    the block is proven (main: not built)."""
+    ffn = proven["segmentation/replknet.py:ConvFFN"]
     assert ffn["status"] == "proven", ffn
 
 
@@ -256,17 +255,25 @@ class Darknet(nn.Module):
 '''
 
 
-def test_a_configuration_path_takes_the_repositorys_cfg_files(tmp_path):
+YOLO = {"pytorchyolo/models.py": DARKNET,
+        "config/yolov3-tiny.cfg": "[net]\nchannels=3\n\n[convolutional]\nfilters=8\nsize=3\n",
+        "config/yolov3.cfg": "[net]\nchannels=3\n\n[convolutional]\nfilters=16\nsize=3\n\n"
+                             "[convolutional]\nfilters=16\nsize=1\n" + "# a larger model\n" * 20}
+
+
+def test_a_configuration_path_takes_the_repositorys_cfg_files(proven):
     """eriklindernoren/PyTorch-YOLOv3's ``Darknet(config_path)`` parses a Darknet ``.cfg``: handed a guessed number
     ("Bad file descriptor"), never built. A required parameter named like a configuration path (config_path,
     cfgfile, model_def ...; no key, attribute or number use) now takes the repository's files of that kind,
     smallest first (yolov3-tiny.cfg before yolov3.cfg), before the small values; proven against torch (main: not
     built)."""
-    files = {"pytorchyolo/models.py": DARKNET,
-             "config/yolov3-tiny.cfg": "[net]\nchannels=3\n\n[convolutional]\nfilters=8\nsize=3\n",
-             "config/yolov3.cfg": "[net]\nchannels=3\n\n[convolutional]\nfilters=16\nsize=3\n\n"
-                                  "[convolutional]\nfilters=16\nsize=1\n" + "# a larger model\n" * 20}
-    models = prove_files(tmp_path, files, "pytorchyolo/models.py:Darknet")
-    net = models["pytorchyolo/models.py:Darknet"]
+    net = proven["pytorchyolo/models.py:Darknet"]
     assert net["status"] == "proven", net
     assert net["ctor_source"] == "repository file config/yolov3-tiny.cfg", net
+
+
+@pytest.fixture(scope="module")
+def proven(tmp_path_factory):
+    """One repository of every fixture above, converted and proven once ({model: result})."""
+    files = {"models/embed.py": PATCH_EMBED, "seq2seq.ipynb": SEQ2SEQ, "criterions.py": LOSS, **REPLKNET, **YOLO}
+    return prove_files(tmp_path_factory.mktemp("disc28"), files, "*")
