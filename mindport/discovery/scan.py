@@ -1617,6 +1617,11 @@ def _config_fields(cls: ast.ClassDef) -> list[dict]:
     """A configuration class's fields as keyword parameters: its annotated class attributes (a dataclass, a
     NamedTuple: ``vocab_size: int = None``, ``n_layer: int = 12``), else its ``__init__``'s parameters."""
     def default(value):  # a dataclass's field(default_factory=lambda: [3, 3, 9, 3]) is its literal
+        if isinstance(value, (ast.Name, ast.Attribute)) and _last(value) == "MISSING":
+            # omegaconf's (and dataclasses') marker of a field that must be set: required (efficientvit's
+            # DecoderConfig ``in_channels: int = MISSING``; with omegaconf absent the marker was a stand-in class
+            # handed on as a size: "unsupported operand type(s) for %: '_StubMeta' and 'int'")
+            return None
         if isinstance(value, ast.Call) and _last(value.func) == "field":
             for k in value.keywords:
                 if k.arg == "default" or (k.arg == "default_factory" and isinstance(k.value, ast.Lambda)):

@@ -272,8 +272,53 @@ def test_a_configuration_path_takes_the_repositorys_cfg_files(proven):
     assert net["ctor_source"] == "repository file config/yolov3-tiny.cfg", net
 
 
+DC_AE = '''
+from dataclasses import dataclass
+
+import torch.nn as nn
+from omegaconf import MISSING
+
+
+@dataclass
+class DecoderConfig:
+    in_channels: int = MISSING
+    latent_channels: int = MISSING
+    width: int = 8
+
+
+class Decoder(nn.Module):
+    def __init__(self, cfg: DecoderConfig):
+        super().__init__()
+        assert cfg.width % 4 == 0
+        self.project_in = nn.Conv2d(cfg.latent_channels, cfg.width, 3, padding=1)
+        self.act = nn.SiLU()
+        self.project_out = nn.Conv2d(cfg.width, cfg.in_channels, 3, padding=1)
+
+    def forward(self, x):
+        return self.project_out(self.act(self.project_in(x)))
+'''
+
+
+def test_a_configuration_field_set_to_missing_is_required(proven):
+    """mit-han-lab/efficientvit's DC-AE ``DecoderConfig``: ``in_channels: int = MISSING`` (omegaconf's marker of a
+    field that must be set). With omegaconf absent the marker was a stand-in class, and the builder kept it as the
+    field's default: "unsupported operand type(s) for %: '_StubMeta' and 'int'", not built. A field whose default is
+    ``MISSING`` is now required: the builder gives it a small value, and the Decoder is proven (main: not built)."""
+    import ast
+
+    from mindport.discovery.scan import _config_fields
+
+    fields = _config_fields(ast.parse(DC_AE).body[3])
+    assert [(f["name"], f["default"]) for f in fields] == [("in_channels", None), ("latent_channels", None),
+                                                          ("width", "8")]
+    dec = proven["dc_ae.py:Decoder"]
+    assert dec["status"] == "proven", dec
+    assert dec["ctor"].startswith("cfg=DecoderConfig(in_channels="), dec
+
+
 @pytest.fixture(scope="module")
 def proven(tmp_path_factory):
     """One repository of every fixture above, converted and proven once ({model: result})."""
-    files = {"models/embed.py": PATCH_EMBED, "seq2seq.ipynb": SEQ2SEQ, "criterions.py": LOSS, **REPLKNET, **YOLO}
+    files = {"models/embed.py": PATCH_EMBED, "seq2seq.ipynb": SEQ2SEQ, "criterions.py": LOSS, "dc_ae.py": DC_AE,
+             **REPLKNET, **YOLO}
     return prove_files(tmp_path_factory.mktemp("disc28"), files, "*")
