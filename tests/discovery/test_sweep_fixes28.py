@@ -1,8 +1,8 @@
 """Discovery fixes of session 27 (disc28): what the first contact over the 27 rows with the most models not built
-or not proven met (/work/notes/disc28.md). One small fixture per cause, each proven end to end (real torch, real
-MindSpore) where the cause is on the way to a proof, plus cheap checks of the pieces: the whole surface of the timm /
-torchvision aliases (41 paths, no framework proof), the input and constructor forms without a build. Five proofs
-(~60-100 s each on an idle core at most; they share one conversion each)."""
+or not proven met (/work/notes/disc28.md). One small fixture per cause, all in one repository converted and proven
+once (the ``proven`` fixture: real torch, real MindSpore, one builder and one side pair for all six causes' models),
+plus cheap checks of the pieces without a framework proof: the whole surface of the timm / torchvision aliases (41
+paths), the input and constructor forms. 8 tests, 133 s at load ~30 on 2 cores (most of it the one proof run)."""
 from __future__ import annotations
 
 import importlib.util
