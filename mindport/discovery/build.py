@@ -170,6 +170,33 @@ def ctor_attempts(cand: dict, user: str | None) -> list[tuple[str, str]]:
                 add("small values", ", ".join(f"{p['name']}={v}" for p, v in zip(required, values)))
                 if first is None:
                     first, first_values = ", ".join(f"{p['name']}={v}" for p, v in zip(required, values)), values
+    # a repository call with arguments computed from data (``Encoder(INPUT_DIM, ENC_EMB_DIM, HID_DIM, ...)`` after
+    # ``INPUT_DIM = len(SRC.vocab)``, scan's ``partial_args``): its literal arguments, the others at the small values
+    # below, before those alone (the call was dropped and every size guessed: bentrevett/pytorch-seq2seq's notebooks)
+    small = dict(zip((p["name"] for p in required), first_values or ()))
+    at = next((i for i, (o, _) in enumerate(out) if o == "small values"), len(out))
+    for partial in cand.get("partial_ctors", [])[:3]:
+        values = small | partial
+        if any(p["name"] not in values for p in required):
+            continue
+        text = ", ".join(f"{p['name']}={values[p['name']]}" for p in cand["params"] if p["name"] in values)
+        if all(text != t for _, t in out):
+            out.insert(at, ("repository call, other arguments small", text))
+            at += 1
+    # a file the class reads its architecture from (``Darknet(config_path)`` parses a ``.cfg``; ``cfgfile``,
+    # ``model_def``): the repository's files of that kind, smallest first (yolov3-tiny.cfg before yolov3.cfg), before
+    # the small values (a number there: "Bad file descriptor", eriklindernoren/PyTorch-YOLOv3)
+    at = next((i for i, (o, _) in enumerate(out) if o == "small values"), len(out))
+    for i, p in enumerate(required if first_values is not None else []):
+        if not _FILE_PARAM.fullmatch(p["name"].lower()) or p.get("use") or p.get("choices") \
+                or (p.get("annotation") or "str") not in ("str", "Path", "os.PathLike", "str | Path"):
+            continue  # a configuration read by keys or attributes is no path (``repository_configs``)
+        for rel, path in _architecture_files(cand.get("repo_files") or [], p["name"].lower())[:3]:
+            values = [repr(path) if j == i else v for j, v in enumerate(first_values)]
+            text = ", ".join(f"{q['name']}={v}" for q, v in zip(required, values))
+            if all(text != t for _, t in out):
+                out.insert(at, (f"repository file {rel}", text))
+                at += 1
     # a configuration the class reads by keys or attributes that one of the repository's YAML files holds
     # (yacs: ``extra = cfg.MODEL.EXTRA``, the experiments' YAML files), as that file has it, then at small widths:
     # before the guessed sizes (repository_config_value)
@@ -243,6 +270,40 @@ def ctor_attempts(cand: dict, user: str | None) -> list[tuple[str, str]]:
 
 _CONFIG = "__import__('mindport.discovery.configs', fromlist=['Config']).Config"
 _YAML_FILES: dict[str, list] = {}
+
+
+_FILE_PARAM = re.compile(r"(model_?)?(cfg|config|conf)_?(file|path|name|def)?|cfgfile|model_?(def|file|path)|"
+                         r"(cfg|config|yaml|json)_?(file|path)s?")
+_ARCHITECTURE_SUFFIXES = (".cfg", ".yaml", ".yml", ".json")
+_FILES: dict[str, list[tuple[str, str, int]]] = {}
+
+
+def repository_files(root: str, limit: int = 2000, max_bytes: int = 64_000) -> list[tuple[str, str, int]]:
+    """(path relative to ``root``, absolute path, size) of the repository's small ``.cfg``/YAML/JSON files (at most
+    ``limit`` looked at), read once per repository: the files a class given a configuration path may read."""
+    if root not in _FILES:
+        out = []
+        for folder, dirs, files in os.walk(root):
+            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+            for f in sorted(files):
+                path = os.path.join(folder, f)
+                if f.endswith(_ARCHITECTURE_SUFFIXES) and os.path.isfile(path) \
+                        and 0 < os.path.getsize(path) <= max_bytes:
+                    out.append((os.path.relpath(path, root), os.path.abspath(path), os.path.getsize(path)))
+            if len(out) >= limit:
+                break
+        _FILES[root] = out
+    return _FILES[root]
+
+
+def _architecture_files(files: list, name: str) -> list[tuple[str, str]]:
+    """The files a path parameter called ``name`` may take: a ``cfg`` name takes ``.cfg`` files (Darknet's), a
+    ``yaml``/``json`` name those, else any of the kinds; ``.cfg`` first, then the smallest."""
+    kinds = (".cfg",) if "cfg" in name else (".yaml", ".yml") if "yaml" in name else (".json",) if "json" in name \
+        else _ARCHITECTURE_SUFFIXES
+    picked = [f for f in files if f[0].endswith(kinds) and not f[0].startswith((".github", "docs/"))]
+    picked.sort(key=lambda f: (_ARCHITECTURE_SUFFIXES.index(os.path.splitext(f[0])[1]), f[2]))
+    return [(rel, path) for rel, path, _ in picked]
 
 
 def repository_configs(root: str, limit: int = 400, max_bytes: int = 64_000) -> list[tuple[str, str, dict]]:
@@ -1450,9 +1511,29 @@ def _extra_inputs(name: str, spec: str, rank: int = 0) -> list[str]:
         length = dims[-1] if len(dims) == 3 and not spec.split(":")[1].startswith("int") else (
             dims[1] if len(dims) > 1 else dims[0])
         return [f"{batch}:int64:{length}:{length}"]
+    labels = _class_labels(name, dims, spec)
     if rank and rank != len(dims):
-        return [*_to_rank(spec, rank, None), spec]
-    return [spec]
+        return [*_to_rank(spec, rank, None), spec, *labels]
+    return [spec, *labels]
+
+
+_LABELS = re.compile(r"(targets?|labels?|gts?|gt_labels?|y_?true|ground_?truth|class_?ids?)")
+
+
+def _class_labels(name: str, dims: list[str], spec: str) -> list[str]:
+    """A loss's class labels beside its predictions (``forward(self, pred, target)``: ``true_dist.scatter_(1,
+    target.unsqueeze(1), ...)``, ``F.nll_loss(pred, target)``), after the first input's own form (a regression
+    target): integer class ids below the predictions' class axis, one per sample (``B x C`` predictions), per position
+    (``B x T x C``) or per pixel (``B x C x H x W``). None for another name or an integer first input (tokens)."""
+    if not _LABELS.fullmatch(name) or not spec.split(":")[1].startswith("float"):
+        return []
+    if len(dims) == 2:
+        return [f"{dims[0]}:int64:0:{dims[1]}"]
+    if len(dims) == 3:
+        return [f"{dims[0]}x{dims[1]}:int64:0:{dims[2]}"]
+    if len(dims) == 4:
+        return [f"{dims[0]}x{dims[2]}x{dims[3]}:int64:0:{dims[1]}"]
+    return []
 
 
 _RANK_HINTS = [  # an error that names the number of dimensions the input should have -> that number
@@ -1797,7 +1878,8 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
     result = {"class": key, "status": "not-built", "attempts": []}
     errors = []
     seen_inputs = (observed or {}).get(key, [])
-    attempts = ctor_attempts(dict(cand, repo_configs=repository_configs(root)), user_ctor)
+    attempts = ctor_attempts(dict(cand, repo_configs=repository_configs(root), repo_files=repository_files(root)),
+                             user_ctor)
     if not user_ctor:  # the construction the container's call was recorded at, first (the repository's own call)
         for ob in reversed(seen_inputs):
             if ob["ctor"] is not None:

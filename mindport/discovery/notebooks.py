@@ -144,6 +144,17 @@ def _imports(node) -> bool:
         isinstance(node, ast.Try) and all(isinstance(n, (ast.Import, ast.ImportFrom)) for n in node.body))
 
 
+def defined_names(tree: ast.Module) -> set[str]:
+    """The names the definitions-only module of a notebook binds (``tree``: ``code_tree``'s, its code cells
+    together): what a constructor call discovery reads from the notebook may name. A constant computed from data
+    (``INPUT_DIM = len(SRC.vocab)``) is left out of the module, so it is not one of them."""
+    known: set[str] = set()
+    for node in tree.body:
+        if _kept(node, known):
+            known |= _bound(node)
+    return known
+
+
 def definitions_source(data: bytes, name: str = "notebook") -> str:
     """The definitions-only module of a notebook (see the module docstring), as Python source. An import none of the
     kept statements reads is left out too (``from torchvision.utils import save_image`` for the plotting cell, ``import

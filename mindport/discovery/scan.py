@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mindport.discovery.notebooks import code_tree as notebook_code_tree
+from mindport.discovery.notebooks import defined_names as notebook_defined_names
 from mindport.discovery.notebooks import is_notebook
 from mindport.migrator.project import class_bases, module_classes_from_bases
 
@@ -73,6 +74,9 @@ class Candidate:
     forward: list[Param] = field(default_factory=list)  # forward's parameters (classes)
     doc: str = ""  # the class's and forward's docstrings (shape hints)
     ctors: list[str] = field(default_factory=list)  # constructor argument texts the repository writes
+    # a repository call with arguments computed from data (``Encoder(INPUT_DIM, 256, ...)`` after ``INPUT_DIM =
+    # len(SRC.vocab)``): its literal arguments by parameter name, the others left to the builder's small values
+    partial_ctors: list[dict] = field(default_factory=list)
     inputs: list[list[str]] = field(default_factory=list)  # input specs of calls the repository writes
     bases: list[str] = field(default_factory=list)
     configs: list[str] = field(default_factory=list)  # the module's configuration classes (GPTConfig, ModelArgs)
@@ -91,7 +95,7 @@ class Candidate:
     def to_json(self) -> dict:
         return {"class": self.key, "kind": self.kind, "line": self.line, "bases": self.bases,
                 "params": [vars(p) for p in self.params], "forward": [vars(p) for p in self.forward],
-                "doc": self.doc[:600], "ctors": self.ctors, "inputs": self.inputs, "configs": self.configs,
+                "doc": self.doc[:600], "ctors": self.ctors, "partial_ctors": self.partial_ctors, "inputs": self.inputs, "configs": self.configs,
                 "config_fields": self.config_fields,
                 "dotted": self.dotted, "expansion": self.expansion}
 
@@ -1380,6 +1384,25 @@ class _Literal:
         out = ", ".join(parts)
         return out if len(out) <= _MAX_LITERAL else None
 
+    def partial_args(self, call: ast.Call, params: list, skip: int = 0) -> dict | None:
+        """A call ``call_args`` refused because some arguments are no literal (a name bound to what the data gave,
+        ``INPUT_DIM = len(SRC.vocab)``; a call of the script's objects, ``len(dataset.classes)``): {parameter name:
+        source} of the literal ones, positional arguments named by ``params`` (the callee's); None when no argument
+        is literal, or one cannot be placed (``*args``, ``**kw``, more positional arguments than parameters)."""
+        named = [p.name for p in params if p.kind == "positional"]
+        known = {p.name for p in params if p.kind in ("positional", "keyword")}
+        out: dict[str, str] = {}
+        positional = call.args[skip:]
+        if len(positional) > len(named) or any(isinstance(a, ast.Starred) for a in positional) \
+                or any(k.arg is None or k.arg not in known for k in call.keywords):
+            return None
+        for name, value in [*zip(named, positional), *[(k.arg, k.value) for k in call.keywords]]:
+            text = self.render(value)
+            if text is not None:
+                out[name] = text
+        return out if out and len(out) < len(positional) + len(call.keywords) \
+            and len(", ".join(out.values())) <= _MAX_LITERAL else None
+
 
 def _argparse_defaults(tree) -> dict[str, str]:
     """``parser.add_argument("--num-classes", type=int, default=10)`` -> {"num_classes": "10"} (literal defaults).
@@ -1594,6 +1617,11 @@ def _config_fields(cls: ast.ClassDef) -> list[dict]:
     """A configuration class's fields as keyword parameters: its annotated class attributes (a dataclass, a
     NamedTuple: ``vocab_size: int = None``, ``n_layer: int = 12``), else its ``__init__``'s parameters."""
     def default(value):  # a dataclass's field(default_factory=lambda: [3, 3, 9, 3]) is its literal
+        if isinstance(value, (ast.Name, ast.Attribute)) and _last(value) == "MISSING":
+            # omegaconf's (and dataclasses') marker of a field that must be set: required (efficientvit's
+            # DecoderConfig ``in_channels: int = MISSING``; with omegaconf absent the marker was a stand-in class
+            # handed on as a size: "unsupported operand type(s) for %: '_StubMeta' and 'int'")
+            return None
         if isinstance(value, ast.Call) and _last(value.func) == "field":
             for k in value.keywords:
                 if k.arg == "default" or (k.arg == "default_factory" and isinstance(k.value, ast.Lambda)):
@@ -1901,7 +1929,10 @@ def _collect_calls(parsed: dict, found: dict[str, Candidate], by_name: dict[str,
     """The constructor calls and inputs the repository writes for each candidate: literal calls anywhere (scripts,
     tests, configs, ``__main__`` blocks, factories, registries' ``partial``), with ``args.X`` read from argparse
     defaults; and inputs from ``model(torch.randn(...))`` where ``model`` was built from a candidate in that scope."""
-    names_of = {rel: _module_names(tree) for rel, tree in parsed.items()}
+    # a notebook's calls are read in its definitions-only module: a name it leaves out (``INPUT_DIM =
+    # len(SRC.vocab)``) is no literal there (the call's literal arguments are kept, ``partial_args``)
+    names_of = {rel: notebook_defined_names(tree) if is_notebook(rel) else _module_names(tree)
+                for rel, tree in parsed.items()}
     for rel, tree in parsed.items():
         argdefaults = argdefaults_of[rel] if argdefaults_of is not None else _argparse_defaults(tree)
         for scope in [tree, *[n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]]:
@@ -1944,6 +1975,9 @@ def _collect_calls(parsed: dict, found: dict[str, Candidate], by_name: dict[str,
                     text = lit.call_args(node, passed_on=passed_on)
                     if text is not None and text not in c.ctors:
                         c.ctors.append(text)
+                    partial = lit.partial_args(node, c.params) if text is None else None
+                    if partial and partial not in c.partial_ctors:
+                        c.partial_ctors.append(partial)
                 if _last(node.func) == "partial" and node.args:
                     for c in _named(node.args[0], by_name):
                         lit = _Literal(names_of.get(c.rel, set()), argdefaults, local_values)

@@ -154,6 +154,45 @@ class AttributeDict(Config):
     defrost = lock = unlock = freeze
 
 
+# torch-based packages whose mapped pieces have torch references (mappings/data/packages.toml, each entry's ``torch``
+# name and ``aliases``): a stubbed ``timm.models.layers`` holds the reference ``to_2tuple``, ``DropPath``,
+# ``trunc_normal_`` ... there, so the torch side of a proof runs what the converted code's mindport.runtime.ecosystem
+# pieces run on the MindSpore side. A stand-in instead failed FocalNet and GFNet ("'to_2tuple' object is not
+# subscriptable"); every other name of the package stays a stand-in.
+_REFERENCE_MODULES = {"timm": "timm.layers", "torchvision": "torchvision.ops"}
+_REFERENCES: dict[str, dict[str, str]] | None = None
+
+
+def _reference_names() -> dict[str, dict[str, str]]:
+    """{module: {name: reference module}} from the mapping entries of torch-based packages (read once)."""
+    global _REFERENCES
+    if _REFERENCES is None:
+        import tomllib
+
+        from mindport.mappings import DATA_DIR
+
+        _REFERENCES = {}
+        try:
+            entries = tomllib.loads((DATA_DIR / "packages.toml").read_text(encoding="utf-8")).get("api", [])
+        except (OSError, tomllib.TOMLDecodeError):
+            entries = []
+        for entry in entries:
+            for full in [entry["torch"], *entry.get("aliases", [])]:
+                module, _, name = full.rpartition(".")
+                reference = _REFERENCE_MODULES.get(module.split(".")[0])
+                if reference is not None:
+                    _REFERENCES.setdefault(module, {})[name] = reference
+    return _REFERENCES
+
+
+def _set_references(module: types.ModuleType) -> None:
+    import importlib
+
+    for name, reference in _reference_names().get(module.__name__, {}).items():
+        source = importlib.import_module(f"mindport.discovery.package_references.{reference}")
+        setattr(module, name, getattr(source, name))
+
+
 class _StubModule(types.ModuleType):
     def __getattr__(self, name):
         if name.startswith("__"):
@@ -194,7 +233,11 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def _in_roots(self, module) -> bool:
         """Is ``module`` (a package) one of the repository's own?"""
         paths = list(getattr(module, "__path__", None) or []) + [getattr(module, "__file__", None) or ""]
-        return any(p and os.path.realpath(p).startswith(self.roots) for p in paths)
+        # the root folder itself too: a file written for another project's package (RepLKNet's
+        # segmentation/replknet.py, ``from ..builder import BACKBONES`` for mmseg's backbones folder) imports its
+        # relative module from the repository's root, imported as a package by its folder's name (the sweep's
+        # ``src``): "No module named 'src.builder'" before, every model of the file not built
+        return any(p and (os.path.realpath(p) + os.sep).startswith(self.roots) for p in paths)
 
     def _label(self, name: str) -> str:
         return name.split(".")[0]
@@ -207,6 +250,8 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def exec_module(self, module):
         for name in ATTRIBUTE_DICTS.get(module.__name__, ()):
             setattr(module, name, type(name, (AttributeDict,), {"__module__": module.__name__}))
+        if module.__name__.split(".")[0] in _REFERENCE_MODULES:
+            _set_references(module)
         top = self._label(module.__name__)
         if top not in STUBBED:
             STUBBED.append(top)

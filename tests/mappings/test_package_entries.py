@@ -1,6 +1,7 @@
 """The proof of the entries of torch-based packages (``example.proof = "package"``: timm.layers, torchvision.ops):
 the generic proof (mindport/proofs/function.py: convert the torch snippet, run both frameworks, compare) in every call style,
-against the package when it is installed and otherwise against the torch references in ``package_references/``
+against the package when it is installed and otherwise against the torch references in
+``mindport/discovery/package_references/``
 (written from the packages' documented behaviour). Also: the converter flags other symbols of such packages MP106
 and leaves a project's own package of the same name alone."""
 from __future__ import annotations
@@ -15,7 +16,7 @@ from mindport import convert_source
 from mindport.mappings import load_registry
 from mindport.proofs.function import applicable_styles, prove
 
-REFERENCES = Path(__file__).parent / "package_references"
+REFERENCES = Path(__file__).parents[2] / "mindport" / "discovery" / "package_references"
 ENTRIES = sorted({id(e): e for e in load_registry() if e.example is not None and e.example.proof == "package"}
                  .values(), key=lambda e: e.torch)
 CASES = [pytest.param(e, style, id=f"{e.torch}[{style}]") for e in ENTRIES for style in applicable_styles(e)]
