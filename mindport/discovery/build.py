@@ -2055,6 +2055,28 @@ def _short(exc: BaseException, limit: int = 300) -> str:
     return (text[0] if text else type(exc).__name__)[:limit]
 
 
+def _stand_ins_of(root: str, rel: str) -> list[str]:
+    """The missing packages (``stubs``' stand-ins) the module of ``root/rel`` binds names to, in the order it binds
+    them: ``import einx`` (a stand-in module), ``from colt5_attention import topk`` (a stand-in class). Empty when
+    the module was not imported or uses none."""
+    from mindport.discovery.stubs import STUBBED, _StubMeta, _StubModule
+
+    path = os.path.realpath(os.path.join(root, rel))
+    module = next((m for m in list(sys.modules.values()) if isinstance(getattr(m, "__file__", None), str)
+                   and os.path.realpath(m.__file__) == path), None)
+    out: list[str] = []
+    for value in list(vars(module).values()) if module is not None else ():
+        if isinstance(value, _StubModule):
+            top = value.__name__.split(".")[0]
+        elif isinstance(value, _StubMeta):
+            top = value.__qualname__.split(".")[0]
+        else:
+            continue
+        if top in STUBBED and top not in out:  # (a stand-in's own attribute's class is named by the attribute)
+            out.append(top)
+    return out
+
+
 RECORD_BUDGET = 90.0  # seconds for all meta builds that record call sites (the parent waits for a first result)
 
 
@@ -2171,6 +2193,13 @@ def main(request_path: str, result_path: str) -> None:
 
                 if STUBBED:
                     res["stubbed"] = list(STUBBED)  # stubbed in this repository's process so far
+            elif request.get("stub_missing") and res.get("status") != "built":
+                lacking = _stand_ins_of(root, cand["rel"])
+                if lacking:  # the reason alone ("Tensor type unknown to einops <class '..._StubMeta'>") never says
+                    # that a package is missing here, nor which (lucidrains/st-moe-pytorch: einx, colt5_attention)
+                    res["stubbed"] = lacking
+                    res["reason"] = (f"{res.get('reason', 'not built')} (its module uses stand-ins for "
+                                     f"{', '.join(lacking)}, not installed here: install them and run again)")
             if recorder is not None:  # before the result: a crash later keeps what this candidate's runs saw
                 facts.save(facts_path)
             out.write(json.dumps(res, default=str) + "\n")

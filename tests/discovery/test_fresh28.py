@@ -1,0 +1,131 @@
+"""First contact on fresh repositories (session 28), discovery's construction, two classes:
+
+1. A model built from a configuration dict the repository writes with some computed entries
+   (AmazingDD/DeepFM-pytorch's main.py: ``args = {'gpuid': '0', ..., 'num_features': len(feat_cols)}`` then
+   ``DeepFM(args)``): the call is no literal, so the dict's keys got small values by name, and ``'gpuid': 16`` met
+   ``os.environ['CUDA_VISIBLE_DEVICES'] = args['gpuid']`` ("TypeError: str expected, not int"). The dict's literal
+   entries are now the repository's defaults of those keys (``scan._dict_literal_entries``, after argparse's).
+2. A model whose module uses a stand-in for a package this machine lacks (lucidrains/st-moe-pytorch: einx,
+   colt5_attention): its not-built reason now names the packages (``build._stand_ins_of``); before, it read
+   "Tensor type unknown to einops <class 'mindport.discovery.stubs._StubMeta'>".
+
+The scan-level cases run in milliseconds; one proof per class (real torch, real MindSpore, through
+``_prove.prove_files`` as ``migrate`` runs them) keeps the file near a minute on one idle core.
+"""
+from __future__ import annotations
+
+import ast
+
+from mindport.discovery.scan import _dict_literal_entries
+
+from _prove import prove_files
+
+
+def test_dict_literal_entries_valid_and_invalid():
+    tree = ast.parse(
+        "cols = ['a', 'b']\n"
+        "args = {'gpuid': '0', 'lr': 0.001, 'dense_size': [32, 32], 'num_features': len(cols),\n"
+        "        '1o_dropout_p': 1.0, 'model': {'act': 'relu'}}\n"
+        "cfg = dict(width=8, fn=print)\n"
+        "table = {1: 'one'}\n"          # not string keys: no configuration
+        "merged = {**args, 'extra': 2}\n"  # a ** entry: left out whole
+        "call({'in_a_call': 3})\n"       # not bound to a name
+    )
+    got = _dict_literal_entries(tree)
+    assert got == {"gpuid": "'0'", "lr": "0.001", "dense_size": "[32, 32]", "1o_dropout_p": "1.0", "act": "'relu'",
+                   "width": "8"}
+
+
+_DICT_MODEL = {
+    "model.py": """
+        import os
+        import torch
+        from torch import nn
+
+        class FieldNet(nn.Module):
+            def __init__(self, args):
+                super().__init__()
+                os.environ['CUDA_VISIBLE_DEVICES'] = args['gpuid']
+                self.emb = nn.Embedding(sum(args['field_size']), args['embedding_dim'])
+                if args['act'] == 'relu':
+                    self.act = nn.ReLU()
+                else:
+                    raise ValueError('unknown activation')
+                self.out = nn.Linear(args['num_features'] * args['embedding_dim'], 1)
+
+            def forward(self, idxs):
+                e = self.emb(idxs)
+                return torch.sigmoid(self.out(self.act(e).reshape(e.shape[0], -1)))
+        """,
+    "main.py": """
+        import pandas as pd
+        from model import FieldNet
+
+        data = pd.read_csv('./data.csv')
+        fields = [data[c].nunique() for c in data.columns]
+        args = {'gpuid': '0', 'embedding_dim': 4, 'act': 'relu', 'num_features': len(fields),
+                'field_size': fields}
+        model = FieldNet(args)
+        """,
+}
+
+
+def test_model_from_a_partly_literal_config_dict_is_proven(tmp_path):
+    found = prove_files(tmp_path, _DICT_MODEL, "FieldNet")
+    m = found["model.py:FieldNet"]
+    assert m["status"] == "proven", m.get("reason")
+    assert "'gpuid': '0'" in m["ctor"]
+
+
+_STUBBED_MODEL = {
+    "layers.py": """
+        import torch
+        from torch import nn
+        import not_installed_pkg28
+        from other_missing_pkg28 import gate
+
+        class Gated(nn.Module):
+            def __init__(self, dim=8):
+                super().__init__()
+                self.proj = nn.Linear(dim, dim)
+
+            def forward(self, x):
+                return not_installed_pkg28.mix(self.proj(x), gate(x)) + x
+
+        class Plain(nn.Module):
+            def __init__(self, dim=8):
+                super().__init__()
+                self.proj = nn.Linear(dim, dim)
+
+            def forward(self, x):
+                return self.proj(x)
+        """,
+}
+
+
+def test_not_built_reason_names_the_missing_packages(tmp_path):
+    found = prove_files(tmp_path, _STUBBED_MODEL, "Gated")
+    m = found["layers.py:Gated"]
+    assert m["status"] == "not-built"
+    assert "not_installed_pkg28, other_missing_pkg28, not installed here" in m["reason"], m["reason"]
+    assert m["stubbed"] == ["not_installed_pkg28", "other_missing_pkg28"]
+
+
+def test_a_long_reason_keeps_its_cause():
+    """3. The terminal printed a reason's first 200 characters and the report an error's first 400: the constructor
+    call quoted before the cause filled them (DeepFM: the cause was never shown)."""
+    from mindport.discovery.prove import brief_reason
+
+    ctor = "args={" + ", ".join(f"'key_{i}': {i}" for i in range(30)) + "}"
+    reason = (f"small values ({ctor}): TypeError: str expected, not int (at deepfm.py:13) | "
+              f"small values ({ctor}): TypeError: str expected, not int (at deepfm.py:13)")
+    short = brief_reason(reason, 200)
+    assert len(short) <= 200 and short.startswith("small values (args={'key_0': 0")
+    assert "): TypeError: str expected, not int (at deepfm.py:13) | (+1 more)" in short
+    error = (f"building DeepFM({ctor}) from /tmp/x/deepfm.py failed at /tmp/x/deepfm.py:44: ValueError: For "
+             "'Dropout', the 'p' must be a number in range [0, 1), but got 1.0.")
+    short = brief_reason(error, 200)
+    assert len(short) <= 200
+    assert short.startswith("ValueError: For 'Dropout', the 'p' must be a number in range [0, 1), but got 1.0. "
+                            "(at deepfm.py:44); building DeepFM(args=")
+    assert brief_reason("TypeError: short", 200) == "TypeError: short"
