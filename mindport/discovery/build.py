@@ -826,6 +826,34 @@ def _no_alarm():
     signal.setitimer(signal.ITIMER_REAL, 0)
 
 
+_KEPT_MODULES = ("torch", "numpy", "mindspore", "mindport", "scipy")  # imported before any limit is armed
+
+
+class _Limited:
+    """``with _Limited(seconds):`` the time limit of one attempt. When it fires inside an import (a model file's
+    ``import matplotlib.pyplot`` on a busy machine, under record_call_sites' 5 s), the modules that import had
+    finished stay in ``sys.modules`` half-wired and the one it was in is gone: every later attempt of the process
+    failed on the remains (ayooshkathuria/pytorch-yolo-v3: 7 of 7 not built, "KeyError: 'Collection:kwdoc' (at
+    _docstring.py:82)", where 5 build on an idle machine). The modules the attempt added are forgotten when the limit
+    fired, so that the next attempt imports them afresh."""
+
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+
+    def __enter__(self):
+        self.before = set(sys.modules)
+        _alarm(self.seconds)
+        return self
+
+    def __exit__(self, kind, exc, tb):
+        _no_alarm()
+        if exc is not None and (isinstance(exc, _Timeout) or isinstance(exc.__cause__, _Timeout)):
+            for name in set(sys.modules) - self.before:
+                if name.split(".")[0] not in _KEPT_MODULES:
+                    sys.modules.pop(name, None)
+        return False
+
+
 def _no_network() -> None:
     import socket
 
@@ -1768,12 +1796,8 @@ def _meta_params(ref: str, ctor: str, root: str, seconds: float) -> int | None:
     from mindport.validators.parity.loading import build_model
 
     try:
-        _alarm(seconds)
-        try:
-            with torch.device("meta"):
-                model = build_model(ref, ctor, root=root, isolated=True)
-        finally:
-            _no_alarm()
+        with _Limited(seconds), torch.device("meta"):
+            model = build_model(ref, ctor, root=root, isolated=True)
         return sum(p.numel() for p in model.parameters()) if isinstance(model, torch.nn.Module) else None
     except BaseException as exc:  # noqa: BLE001 - built for real next
         if isinstance(exc, KeyboardInterrupt):
@@ -1821,8 +1845,7 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
         t = time.perf_counter()
         calls = None
         try:
-            _alarm(seconds)
-            try:
+            with _Limited(seconds):
                 if recording:  # each sub-module's construction, for the blocks whose forward inputs are recorded
                     from mindport.discovery.call_sites import CallRecorder
 
@@ -1831,8 +1854,6 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
                         model = build_model(ref, ctor, root=root, isolated=True)
                 else:
                     model = build_model(ref, ctor, root=root, isolated=True)
-            finally:
-                _no_alarm()
         except BaseException as exc:  # noqa: BLE001 - every failure is a reason
             if isinstance(exc, KeyboardInterrupt):
                 raise
@@ -2109,12 +2130,8 @@ def record_call_sites(candidates: list[dict], user_ctors: dict, root: str, secon
                 break
             recorder = CallRecorder(root, [k for k in keys if k != key])
             try:
-                _alarm(min(seconds, left, 5.0))
-                try:
-                    with recorder, torch.device("meta"):
-                        build_model(ref, ctor, root=root, isolated=True)
-                finally:
-                    _no_alarm()
+                with _Limited(min(seconds, left, 5.0)), recorder, torch.device("meta"):
+                    build_model(ref, ctor, root=root, isolated=True)
                 built = True
             except BaseException as exc:  # noqa: BLE001 - the calls made before the failure are the repository's
                 if isinstance(exc, KeyboardInterrupt):

@@ -129,3 +129,46 @@ def test_a_long_reason_keeps_its_cause():
     assert short.startswith("ValueError: For 'Dropout', the 'p' must be a number in range [0, 1), but got 1.0. "
                             "(at deepfm.py:44); building DeepFM(args=")
     assert brief_reason("TypeError: short", 200) == "TypeError: short"
+
+
+_SLOW_IMPORT = {
+    # a package whose import outlasts record_call_sites' 5 s limit the first time (a busy machine importing
+    # matplotlib.pyplot) and refuses to run twice over its own remains (matplotlib's docstring registry: "KeyError:
+    # 'Collection:kwdoc'")
+    "slowpkg/__init__.py": "",
+    "slowpkg/state.py": "KEYS = {}\n",
+    "slowpkg/heavy.py": """
+        import os
+        import time
+        from slowpkg import state
+
+        assert 'heavy' not in state.KEYS, 'slowpkg.heavy imported over its own remains'
+        state.KEYS['heavy'] = 1
+        _marker = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'imported_once')
+        if not os.path.exists(_marker):
+            open(_marker, 'w').close()
+            time.sleep(8)
+        """,
+    "net.py": """
+        import torch
+        from torch import nn
+        import slowpkg.heavy
+
+        class SlowImportNet(nn.Module):
+            def __init__(self, width=8):
+                super().__init__()
+                self.fc = nn.Linear(width, 4)
+
+            def forward(self, x):
+                return torch.tanh(self.fc(x))
+        """,
+}
+
+
+def test_a_time_limit_inside_an_import_does_not_poison_later_builds(tmp_path):
+    """4. ayooshkathuria/pytorch-yolo-v3 on a machine at load 25: the recording pass's 5 s limit fired inside
+    ``import matplotlib.pyplot``, and every later build of the process failed on the half-imported remains (7 of 7
+    not built). The modules an interrupted attempt added are forgotten (``build._Limited``)."""
+    found = prove_files(tmp_path, _SLOW_IMPORT, "SlowImportNet")
+    m = found["net.py:SlowImportNet"]
+    assert m["status"] == "proven", m.get("reason")
