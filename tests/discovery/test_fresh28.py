@@ -9,12 +9,18 @@
    colt5_attention): its not-built reason now names the packages (``build._stand_ins_of``); before, it read
    "Tensor type unknown to einops <class 'mindport.discovery.stubs._StubMeta'>".
 
-The scan-level cases run in milliseconds; one proof per class (real torch, real MindSpore, through
-``_prove.prove_files`` as ``migrate`` runs them) keeps the file near a minute on one idle core.
+3. A long reason or error keeps its cause (``prove.brief_reason``).
+4. A time limit that fires inside an import no longer poisons the builder's later attempts (``build._Limited``).
+
+The scan-level and text cases run in milliseconds; the other three share one repository proven once (real torch,
+real MindSpore, through ``_prove.prove_files`` as ``migrate`` runs them), which keeps the file near a minute on one
+idle core (the slow import sleeps 8 s once).
 """
 from __future__ import annotations
 
 import ast
+
+import pytest
 
 from mindport.discovery.scan import _dict_literal_entries
 
@@ -70,9 +76,8 @@ _DICT_MODEL = {
 }
 
 
-def test_model_from_a_partly_literal_config_dict_is_proven(tmp_path):
-    found = prove_files(tmp_path, _DICT_MODEL, "FieldNet")
-    m = found["model.py:FieldNet"]
+def test_model_from_a_partly_literal_config_dict_is_proven(proven):
+    m = proven["model.py:FieldNet"]
     assert m["status"] == "proven", m.get("reason")
     assert "'gpuid': '0'" in m["ctor"]
 
@@ -103,9 +108,8 @@ _STUBBED_MODEL = {
 }
 
 
-def test_not_built_reason_names_the_missing_packages(tmp_path):
-    found = prove_files(tmp_path, _STUBBED_MODEL, "Gated")
-    m = found["layers.py:Gated"]
+def test_not_built_reason_names_the_missing_packages(proven):
+    m = proven["layers.py:Gated"]
     assert m["status"] == "not-built"
     assert "not_installed_pkg28, other_missing_pkg28, not installed here" in m["reason"], m["reason"]
     assert m["stubbed"] == ["not_installed_pkg28", "other_missing_pkg28"]
@@ -165,10 +169,16 @@ _SLOW_IMPORT = {
 }
 
 
-def test_a_time_limit_inside_an_import_does_not_poison_later_builds(tmp_path):
+def test_a_time_limit_inside_an_import_does_not_poison_later_builds(proven):
     """4. ayooshkathuria/pytorch-yolo-v3 on a machine at load 25: the recording pass's 5 s limit fired inside
     ``import matplotlib.pyplot``, and every later build of the process failed on the half-imported remains (7 of 7
     not built). The modules an interrupted attempt added are forgotten (``build._Limited``)."""
-    found = prove_files(tmp_path, _SLOW_IMPORT, "SlowImportNet")
-    m = found["net.py:SlowImportNet"]
+    m = proven["net.py:SlowImportNet"]
     assert m["status"] == "proven", m.get("reason")
+
+
+@pytest.fixture(scope="module")
+def proven(tmp_path_factory):
+    """One repository holding the three cases, proven once (one builder process, one proof per model)."""
+    files = {**_DICT_MODEL, **_STUBBED_MODEL, **_SLOW_IMPORT}
+    return prove_files(tmp_path_factory.mktemp("fresh28"), files, "*.py:[FGS]*")
