@@ -53,6 +53,8 @@ _TABLE = "__import__('mindport.discovery.passthrough_torch', fromlist=['table'])
 _MS_TABLE = "__import__('mindport.discovery.passthrough_ms', fromlist=['table']).table"
 
 
+_PATH_NAMES = r"(^|_)(filename|fname|filepath|dir|folder|url)$|file$|path$"
+
 _PLURAL_SIZES = r"(^|_)(dims|sizes|channels_list|hidden_dims|layers|blocks|num_blocks|depths|strides|units|filters)$"
 
 
@@ -67,6 +69,11 @@ def small_value(name: str, annotation: str, default_int: int = 16, last_resort: 
         return _IDENTITY
     if low == "device":
         return "'cpu'"
+    if re.search(_PATH_NAMES, low) and ann in ("", "str", "Path", "os.PathLike", "Optional[str]", "str|None"):
+        # a file's name or path (Darknet(cfgfile): ``open(cfgfile)``): no small value is one, and an int is a file
+        # descriptor to open(): 16 read and closed the builder's own descriptor ("OSError: [Errno 9] Bad file
+        # descriptor", ayooshkathuria/pytorch-yolo-v3). The repository's own call names the file, or nothing does
+        return None
     # a required dtype (point-e's keyword-only ``*, device: torch.device, dtype: torch.dtype, width: int``; the tensor
     # type a model makes its states in, ``.type(dtype)``): the float32 the inputs are drawn in (prove.ms_ctor spells
     # it as MindSpore's for the converted model)
@@ -2215,8 +2222,8 @@ def main(request_path: str, result_path: str) -> None:
                 if lacking:  # the reason alone ("Tensor type unknown to einops <class '..._StubMeta'>") never says
                     # that a package is missing here, nor which (lucidrains/st-moe-pytorch: einx, colt5_attention)
                     res["stubbed"] = lacking
-                    res["reason"] = (f"{res.get('reason', 'not built')} (its module uses stand-ins for "
-                                     f"{', '.join(lacking)}, not installed here: install them and run again)")
+                    res["reason"] = (f"{res.get('reason', 'not built')} (its module imports packages not installed "
+                                     f"here, given stand-ins: {', '.join(lacking)})")
             if recorder is not None:  # before the result: a crash later keeps what this candidate's runs saw
                 facts.save(facts_path)
             out.write(json.dumps(res, default=str) + "\n")
