@@ -509,6 +509,9 @@ def brief_reason(text: str, limit: int = 200) -> str:
     "failed at /tmp/.../DeepFM-pytorch_aft", before "ValueError: For 'Dropout', the 'p' must be ... in range [0, 1)")."""
     if len(text) <= limit:
         return text
+    note = re.search(r" \(its module imports packages not installed here, given stand-ins: [^()]*\)$", text)
+    if note and len(note.group(0)) < limit // 2:  # the builder's note on the whole reason (build._stand_ins_of): kept
+        return brief_reason(text[:note.start()], limit - len(note.group(0))) + note.group(0)
     attempts = text.split(" | ")
     more = f" | (+{len(attempts) - 1} more)" if len(attempts) > 1 else ""
     first = attempts[0]

@@ -134,6 +134,9 @@ def test_a_long_reason_keeps_its_cause():
     assert short.startswith("ValueError: For 'Dropout', the 'p' must be a number in range [0, 1), but got 1.0. "
                             "(at deepfm.py:44); building DeepFM(args=")
     assert brief_reason("TypeError: short", 200) == "TypeError: short"
+    note = " (its module imports packages not installed here, given stand-ins: einx, colt5_attention)"
+    short = brief_reason(reason + note, 200)
+    assert len(short) <= 200 and short.endswith("(+1 more)" + note)
 
 
 _SLOW_IMPORT = {
