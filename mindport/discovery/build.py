@@ -89,7 +89,9 @@ def small_value(name: str, annotation: str, default_int: int = 16, last_resort: 
         return str(default_int)
     if re.search(r"dilation", low) and ann in ("", "int"):  # dilation_rate is a dilation, not a probability
         return "1"
-    if re.search(r"sampl\w*_?rate|(^|_)sr$", low) and ann in ("", "int"):
+    if re.search(r"(up|down)_?sampl\w*_?(rate|factor|ratio)$", low) and ann in ("", "int"):
+        return "2"  # an upsampling factor (a vocoder's ConvTranspose stride), neither a sample rate nor a drop rate
+    if re.search(r"(^|_)sampl(e|ing)_?rates?$|(^|_)sr$", low) and ann in ("", "int"):  # not upsample_rates
         return "16000"
     if re.search(r"growth", low) and ann in ("", "int"):  # a DenseNet's growth_rate: channels each layer adds
         return str(default_int)

@@ -200,3 +200,14 @@ def test_a_file_name_parameter_gets_no_small_value():
     assert small_value("n_files", "", 16, last_resort=True) == "16"
     assert small_value("in_features", "", 16, last_resort=True) == "16"
     assert small_value("checkpoint", "", 16, last_resort=True) == "16"  # often gradient checkpointing's switch
+
+
+def test_upsample_rates_are_no_sample_rate():
+    """6. HiFi-GAN's ``upsample_rates`` matched the sample-rate rule: ``[16000, 16000]`` (xcmyz/FastVocoder's
+    mpd.Generator). A sample rate keeps its 16000; an upsampling factor is a small list again."""
+    from mindport.discovery.build import small_value
+
+    assert small_value("sample_rate", "") == "16000" and small_value("sampling_rate", "") == "16000"
+    assert small_value("audio_sample_rate", "") == "16000" and small_value("sr", "") == "16000"
+    assert small_value("upsample_rates", "", 16, last_resort=True) != "16000"
+    assert small_value("upsample_rate", "", 16, last_resort=True) == "2"
