@@ -120,3 +120,12 @@ def test_text_like_an_emoji_code_prints_as_written(tmp_path):
     console.file = io.StringIO()
     console.print("inputs 2x3000:float32 2:int64:0:100:1 :smile: :+1:")
     assert console.file.getvalue().strip() == "inputs 2x3000:float32 2:int64:0:100:1 :smile: :+1:"
+
+
+def test_python_dash_m_mindport_runs_the_cli(tmp_path):
+    """`python -m mindport migrate REPO -o OUT` (a user without the script on PATH) said "No module named
+    mindport.__main__; 'mindport' is a package and cannot be directly executed" (session 28's first contact)."""
+    run = subprocess.run([sys.executable, "-m", "mindport", "convert", "--help"], capture_output=True, text=True,
+                         cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+    assert run.returncode == 0, run.stderr
+    assert "Usage:" in run.stdout and "convert" in run.stdout

@@ -449,7 +449,7 @@ def _print_models(report, console) -> None:
     """The discovered models: the ones not proven with their reason, then the summary line."""
     from rich.markup import escape
 
-    from mindport.discovery.prove import summary_line
+    from mindport.discovery.prove import brief_reason, summary_line
 
     for m in report.models:
         if m["status"] == "proven":
@@ -457,6 +457,6 @@ def _print_models(report, console) -> None:
         why = m.get("error") or m.get("reason") or ""
         fd = m.get("first_divergent")
         where = f" at {fd['layer']} ({fd['file']}:{fd['line']})" if fd and fd.get("file") else ""
-        console.print(f"  {escape(m['class'])}: [bold]{m['status']}[/]{escape(where)}: {escape(why[:200])}",
+        console.print(f"  {escape(m['class'])}: [bold]{m['status']}[/]{escape(where)}: {escape(brief_reason(why, 200))}",
                       markup=True)
     console.print(summary_line(report.models_summary))

@@ -53,6 +53,8 @@ _TABLE = "__import__('mindport.discovery.passthrough_torch', fromlist=['table'])
 _MS_TABLE = "__import__('mindport.discovery.passthrough_ms', fromlist=['table']).table"
 
 
+_PATH_NAMES = r"(^|_)(filename|fname|filepath|dir|folder|url)$|file$|path$"
+
 _PLURAL_SIZES = r"(^|_)(dims|sizes|channels_list|hidden_dims|layers|blocks|num_blocks|depths|strides|units|filters)$"
 
 
@@ -67,6 +69,11 @@ def small_value(name: str, annotation: str, default_int: int = 16, last_resort: 
         return _IDENTITY
     if low == "device":
         return "'cpu'"
+    if re.search(_PATH_NAMES, low) and ann in ("", "str", "Path", "os.PathLike", "Optional[str]", "str|None"):
+        # a file's name or path (Darknet(cfgfile): ``open(cfgfile)``): no small value is one, and an int is a file
+        # descriptor to open(): 16 read and closed the builder's own descriptor ("OSError: [Errno 9] Bad file
+        # descriptor", ayooshkathuria/pytorch-yolo-v3). The repository's own call names the file, or nothing does
+        return None
     # a required dtype (point-e's keyword-only ``*, device: torch.device, dtype: torch.dtype, width: int``; the tensor
     # type a model makes its states in, ``.type(dtype)``): the float32 the inputs are drawn in (prove.ms_ctor spells
     # it as MindSpore's for the converted model)
@@ -82,7 +89,9 @@ def small_value(name: str, annotation: str, default_int: int = 16, last_resort: 
         return str(default_int)
     if re.search(r"dilation", low) and ann in ("", "int"):  # dilation_rate is a dilation, not a probability
         return "1"
-    if re.search(r"sampl\w*_?rate|(^|_)sr$", low) and ann in ("", "int"):
+    if re.search(r"(up|down)_?sampl\w*_?(rate|factor|ratio)$", low) and ann in ("", "int"):
+        return "2"  # an upsampling factor (a vocoder's ConvTranspose stride), neither a sample rate nor a drop rate
+    if re.search(r"(^|_)sampl(e|ing)_?rates?$|(^|_)sr$", low) and ann in ("", "int"):  # not upsample_rates
         return "16000"
     if re.search(r"growth", low) and ann in ("", "int"):  # a DenseNet's growth_rate: channels each layer adds
         return str(default_int)
@@ -885,6 +894,34 @@ def _alarm(seconds: float):
 
 def _no_alarm():
     signal.setitimer(signal.ITIMER_REAL, 0)
+
+
+_KEPT_MODULES = ("torch", "numpy", "mindspore", "mindport", "scipy")  # imported before any limit is armed
+
+
+class _Limited:
+    """``with _Limited(seconds):`` the time limit of one attempt. When it fires inside an import (a model file's
+    ``import matplotlib.pyplot`` on a busy machine, under record_call_sites' 5 s), the modules that import had
+    finished stay in ``sys.modules`` half-wired and the one it was in is gone: every later attempt of the process
+    failed on the remains (ayooshkathuria/pytorch-yolo-v3: 7 of 7 not built, "KeyError: 'Collection:kwdoc' (at
+    _docstring.py:82)", where 5 build on an idle machine). The modules the attempt added are forgotten when the limit
+    fired, so that the next attempt imports them afresh."""
+
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+
+    def __enter__(self):
+        self.before = set(sys.modules)
+        _alarm(self.seconds)
+        return self
+
+    def __exit__(self, kind, exc, tb):
+        _no_alarm()
+        if exc is not None and (isinstance(exc, _Timeout) or isinstance(exc.__cause__, _Timeout)):
+            for name in set(sys.modules) - self.before:
+                if name.split(".")[0] not in _KEPT_MODULES:
+                    sys.modules.pop(name, None)
+        return False
 
 
 def _no_network() -> None:
@@ -1849,12 +1886,8 @@ def _meta_params(ref: str, ctor: str, root: str, seconds: float) -> int | None:
     from mindport.validators.parity.loading import build_model
 
     try:
-        _alarm(seconds)
-        try:
-            with torch.device("meta"):
-                model = build_model(ref, ctor, root=root, isolated=True)
-        finally:
-            _no_alarm()
+        with _Limited(seconds), torch.device("meta"):
+            model = build_model(ref, ctor, root=root, isolated=True)
         return sum(p.numel() for p in model.parameters()) if isinstance(model, torch.nn.Module) else None
     except BaseException as exc:  # noqa: BLE001 - built for real next
         if isinstance(exc, KeyboardInterrupt):
@@ -1903,8 +1936,7 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
         t = time.perf_counter()
         calls = None
         try:
-            _alarm(seconds)
-            try:
+            with _Limited(seconds):
                 if recording:  # each sub-module's construction, for the blocks whose forward inputs are recorded
                     from mindport.discovery.call_sites import CallRecorder
 
@@ -1913,8 +1945,6 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
                         model = build_model(ref, ctor, root=root, isolated=True)
                 else:
                     model = build_model(ref, ctor, root=root, isolated=True)
-            finally:
-                _no_alarm()
         except BaseException as exc:  # noqa: BLE001 - every failure is a reason
             if isinstance(exc, KeyboardInterrupt):
                 raise
@@ -2137,6 +2167,28 @@ def _short(exc: BaseException, limit: int = 300) -> str:
     return (text[0] if text else type(exc).__name__)[:limit]
 
 
+def _stand_ins_of(root: str, rel: str) -> list[str]:
+    """The missing packages (``stubs``' stand-ins) the module of ``root/rel`` binds names to, in the order it binds
+    them: ``import einx`` (a stand-in module), ``from colt5_attention import topk`` (a stand-in class). Empty when
+    the module was not imported or uses none."""
+    from mindport.discovery.stubs import STUBBED, _StubMeta, _StubModule
+
+    path = os.path.realpath(os.path.join(root, rel))
+    module = next((m for m in list(sys.modules.values()) if isinstance(getattr(m, "__file__", None), str)
+                   and os.path.realpath(m.__file__) == path), None)
+    out: list[str] = []
+    for value in list(vars(module).values()) if module is not None else ():
+        if isinstance(value, _StubModule):
+            top = value.__name__.split(".")[0]
+        elif isinstance(value, _StubMeta):
+            top = value.__qualname__.split(".")[0]
+        else:
+            continue
+        if top in STUBBED and top not in out:  # (a stand-in's own attribute's class is named by the attribute)
+            out.append(top)
+    return out
+
+
 RECORD_BUDGET = 90.0  # seconds for all meta builds that record call sites (the parent waits for a first result)
 
 
@@ -2169,12 +2221,8 @@ def record_call_sites(candidates: list[dict], user_ctors: dict, root: str, secon
                 break
             recorder = CallRecorder(root, [k for k in keys if k != key])
             try:
-                _alarm(min(seconds, left, 5.0))
-                try:
-                    with recorder, torch.device("meta"):
-                        build_model(ref, ctor, root=root, isolated=True)
-                finally:
-                    _no_alarm()
+                with _Limited(min(seconds, left, 5.0)), recorder, torch.device("meta"):
+                    build_model(ref, ctor, root=root, isolated=True)
                 built = True
             except BaseException as exc:  # noqa: BLE001 - the calls made before the failure are the repository's
                 if isinstance(exc, KeyboardInterrupt):
@@ -2253,6 +2301,13 @@ def main(request_path: str, result_path: str) -> None:
 
                 if STUBBED:
                     res["stubbed"] = list(STUBBED)  # stubbed in this repository's process so far
+            elif request.get("stub_missing") and res.get("status") != "built":
+                lacking = _stand_ins_of(root, cand["rel"])
+                if lacking:  # the reason alone ("Tensor type unknown to einops <class '..._StubMeta'>") never says
+                    # that a package is missing here, nor which (lucidrains/st-moe-pytorch: einx, colt5_attention)
+                    res["stubbed"] = lacking
+                    res["reason"] = (f"{res.get('reason', 'not built')} (its module imports packages not installed "
+                                     f"here, given stand-ins: {', '.join(lacking)})")
             if recorder is not None:  # before the result: a crash later keeps what this candidate's runs saw
                 facts.save(facts_path)
             out.write(json.dumps(res, default=str) + "\n")

@@ -483,7 +483,56 @@ def _answer(pending) -> None:
 
 def _msg(exc: BaseException) -> str:
     text = getattr(exc, "message", None) or str(exc)
-    return text.strip().splitlines()[0][:400] if text.strip() else type(exc).__name__
+    return brief_reason(text.strip().splitlines()[0], 400) if text.strip() else type(exc).__name__
+
+
+def _closing(text: str, start: int) -> int:
+    """The index of the bracket closing the one at ``start`` (brackets of any kind counted, strings not parsed), or
+    -1."""
+    depth = 0
+    for i in range(start, len(text)):
+        if text[i] in "([{":
+            depth += 1
+        elif text[i] in ")]}":
+            depth -= 1
+            if depth == 0:
+                return i
+    return -1
+
+
+def brief_reason(text: str, limit: int = 200) -> str:
+    """``text`` (a model's reason or error) in at most ``limit`` characters with its cause kept: the constructor
+    call quoted before the cause is what gets cut. A reason is ``ATTEMPT (CTOR): CAUSE | ATTEMPT (CTOR): CAUSE ...``
+    (the builder's) and an error ``building NAME(CTOR) from FILE failed at SITE: CAUSE`` (the proof's): cut at the
+    limit, a long CTOR hid the cause (AmazingDD/DeepFM-pytorch: "small values (args={'gpuid': 16, ... 'deep_layer_act':
+    'relu', " on the terminal, never "TypeError: str expected, not int (at deepfm.py:13)"; the report's error ended
+    "failed at /tmp/.../DeepFM-pytorch_aft", before "ValueError: For 'Dropout', the 'p' must be ... in range [0, 1)")."""
+    if len(text) <= limit:
+        return text
+    note = re.search(r" \(its module imports packages not installed here, given stand-ins: [^()]*\)$", text)
+    if note and len(note.group(0)) < limit // 2:  # the builder's note on the whole reason (build._stand_ins_of): kept
+        return brief_reason(text[:note.start()], limit - len(note.group(0))) + note.group(0)
+    attempts = text.split(" | ")
+    more = f" | (+{len(attempts) - 1} more)" if len(attempts) > 1 else ""
+    first = attempts[0]
+    room = max(limit - len(more), 40)
+    if len(first) > room:
+        at = re.search(r" failed at (\S+?:\d+): ", first)
+        if at:  # the proof's error: the cause, its site's file name, then as much of the call as fits
+            cause = f"{first[at.end():]} (at {os.path.basename(at.group(1))})"
+            head = first[:at.start()]
+            first = cause if len(cause) + 10 >= room else f"{cause}; {head[:room - len(cause) - 3]}…"
+        else:
+            open_at = first.find("(")
+            close = _closing(first, open_at) if open_at >= 0 else -1
+            if close > 0 and first[close + 1:close + 3] == ": ":
+                label, inner, cause = first[:open_at], first[open_at + 1:close], first[close + 1:]
+                keep = room - len(label) - len(cause) - 3
+                if keep >= 12:
+                    first = f"{label}({inner[:keep]}…){cause}"
+                else:
+                    first = f"{label.strip()}{cause}"
+    return (first[:room - 1] + "…" if len(first) > room else first) + more
 
 
 def _fail(entry: dict, status: str, key: str, text: str) -> dict:

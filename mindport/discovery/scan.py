@@ -1444,6 +1444,43 @@ def _argparse_defaults(tree) -> dict[str, str]:
     return out
 
 
+def _dict_literal_entries(tree) -> dict[str, str]:
+    """The literal entries of the configuration dicts a file binds to a name: ``args = {'gpuid': '0', 'lr': 0.001,
+    'num_features': len(cols)}`` then ``DeepFM(args)`` (AmazingDD/DeepFM-pytorch's main.py) -> {"gpuid": "'0'",
+    "lr": "0.001"}; ``dict(k=...)`` too, and the entries of a dict nested in one. An entry whose value is not a literal
+    (computed from the data) is left out: the builder's small value by its key's name serves there. Read as the
+    repository's defaults of a mapping's (or a namespace's) keys, after the argparse defaults
+    (``_usage``): a string entry (``'gpuid': '0'`` stored into ``os.environ``) is what no small value by name gives."""
+    out: dict[str, str] = {}
+
+    def entries(node) -> list[tuple[str, ast.expr]]:
+        if isinstance(node, ast.Dict) and node.keys and all(
+                isinstance(k, ast.Constant) and isinstance(k.value, str) for k in node.keys):
+            return [(k.value, v) for k, v in zip(node.keys, node.values)]
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "dict" \
+                and not node.args and node.keywords and all(k.arg for k in node.keywords):
+            return [(k.arg, k.value) for k in node.keywords]
+        return []
+
+    def collect(node) -> None:
+        for key, value in entries(node):
+            if entries(value):
+                collect(value)
+                continue
+            try:
+                ast.literal_eval(value)
+            except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+                continue
+            text = ast.unparse(value)
+            if len(text) <= _MAX_LITERAL:
+                out.setdefault(key, text)
+
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            collect(node.value)
+    return out
+
+
 _SAFE_CALLS = {"list": list, "tuple": tuple, "map": map, "int": int, "float": float, "str": str, "bool": bool,
                "len": len, "sorted": sorted}
 _SAFE_METHODS = {"split", "strip", "lower", "upper", "replace", "rstrip", "lstrip"}
@@ -1726,6 +1763,9 @@ def discover(root, files: list[str] | None = None, excluded: list | None = None)
     repo_argdefaults: dict[str, str] = {}  # every literal argparse default of the repository (the first one wins)
     for defaults in argdefaults_of.values():
         for k, v in defaults.items():
+            repo_argdefaults.setdefault(k, v)
+    for tree in parsed.values():  # then the literal entries of the configuration dicts it writes (after argparse's)
+        for k, v in _dict_literal_entries(tree).items():
             repo_argdefaults.setdefault(k, v)
     for rel, tree in parsed.items():
         dotted = dotted_of.get(rel, "")
