@@ -25,6 +25,10 @@ is a literal or a name: used when the call leaves it out). The call passes posit
 each parameter once, each argument a name, an attribute chain, a literal, or a subscript of those with literal or
 name indices (reading it twice reads the same tensor). A function that binds the helper's name itself keeps its calls.
 The helper stays as written (its own ``torch.autograd.grad`` keeps MP105: alone it cannot be followed).
+
+A method of the same form (``def gradients(self, u, x): return torch.autograd.grad(u, x, ...)``, defined once in its
+class, its expression not reading ``self``) called as ``self.gradients(u, x)`` in a method of that class (or a closure
+inside one) is written out the same way.
 """
 from __future__ import annotations
 
@@ -54,9 +58,7 @@ def inline_grad_helpers(module: cst.Module) -> cst.Module:
         elif isinstance(stmt, cst.ClassDef):
             defined[stmt.name.value] = defined.get(stmt.name.value, 0) + 1
     helpers = {name: found for name, found in helpers.items() if defined[name] == 1}
-    if not helpers:
-        return module
-    return transform(module, _WriteOut(helpers))
+    return transform(module, _WriteOut(helpers, imports))
 
 
 def _torch_imports(module: cst.Module) -> dict[str, str]:
@@ -171,9 +173,14 @@ class _Reads(cst.CSTVisitor):
         self.binds = True
 
 
-def _helper(function: cst.FunctionDef, imports: dict[str, str]):
-    """(parameter names, defaults, returned expression) of a one-line torch.autograd.grad helper; None otherwise."""
+def _helper(function: cst.FunctionDef, imports: dict[str, str], method: bool = False):
+    """(parameter names, defaults, returned expression) of a one-line torch.autograd.grad helper; None otherwise.
+    A ``method``'s first parameter (``self``) is not among the names, and the expression may not read it."""
     params = function.params
+    if method:
+        if not params.params:
+            return None
+        params = params.with_changes(params=params.params[1:])
     if params.posonly_params or params.kwonly_params or isinstance(params.star_arg, cst.Param) \
             or params.star_kwarg is not None or function.decorators \
             or not isinstance(function.body, cst.IndentedBlock):
@@ -237,6 +244,31 @@ def _bound_names(function: cst.FunctionDef) -> set[str]:
     return found
 
 
+class _Names(cst.CSTVisitor):
+    """The names an expression reads (not attribute names, not keyword names)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: set[str] = set()
+
+    @classmethod
+    def of(cls, expr) -> set[str]:
+        finder = cls()
+        walk(expr, finder)
+        return finder.found
+
+    def visit_Name(self, node):
+        self.found.add(node.value)
+
+    def visit_Attribute(self, node):
+        walk(node.value, self)
+        return False
+
+    def visit_Arg(self, node):
+        walk(node.value, self)
+        return False
+
+
 class _Substitute(cst.CSTTransformer):
     """The helper's expression with its parameters' reads replaced by the call's arguments."""
 
@@ -259,24 +291,63 @@ class _Substitute(cst.CSTTransformer):
 
 
 class _WriteOut(cst.CSTTransformer):
-    def __init__(self, helpers: dict) -> None:
+    def __init__(self, helpers: dict, imports: dict[str, str]) -> None:
         super().__init__()
         self._helpers = helpers
+        self._imports = imports
         self._bound: list[set[str]] = []  # per enclosing function: the names it binds (a local hides the helper)
+        self._methods: list[dict] = []  # per enclosing class: its one-line helper methods (defined once)
+        self._selves: list[str | None] = []  # per enclosing function: its first parameter when it is a method
+        self._class_at: list[int] = []  # per enclosing class: how many functions enclose it
+
+    def visit_ClassDef(self, node):
+        body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+        defs = [s for s in body if isinstance(s, cst.FunctionDef)]
+        found = {}
+        for d in defs:
+            helper = _helper(d, self._imports, method=True)
+            if helper is not None and sum(e.name.value == d.name.value for e in defs) == 1 \
+                    and d.params.params[0].name.value not in _Names.of(helper[2]):
+                found[d.name.value] = helper
+        self._methods.append(found)
+        self._class_at.append(len(self._selves))
+
+    def leave_ClassDef(self, original_node, updated_node):
+        self._methods.pop()
+        self._class_at.pop()
+        return updated_node
 
     def visit_FunctionDef(self, node):
         self._bound.append(_bound_names(node))
+        in_class = bool(self._class_at) and self._class_at[-1] == len(self._selves)  # a method of the class
+        self._selves.append(node.params.params[0].name.value if in_class and node.params.params
+                            and not node.decorators else None)
+
+    def _self_name(self) -> str | None:
+        """The enclosing method's first parameter, when no function inside it (a closure) binds that name."""
+        for i in range(len(self._selves) - 1, -1, -1):
+            if self._selves[i] is not None:
+                inner = self._bound[i + 1:]
+                return None if any(self._selves[i] in bound for bound in inner) else self._selves[i]
+        return None
 
     def leave_FunctionDef(self, original_node, updated_node):
         self._bound.pop()
+        self._selves.pop()
         return updated_node
 
     def leave_Call(self, original_node, updated_node):
         func = original_node.func
-        if not isinstance(func, cst.Name) or func.value not in self._helpers \
-                or any(func.value in bound for bound in self._bound):
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and self._methods \
+                and self._self_name() == func.value.value \
+                and func.attr.value in self._methods[-1]:
+            helper = self._methods[-1][func.attr.value]  # self.gradients(u, x) in a method of the same class
+        elif isinstance(func, cst.Name) and func.value in self._helpers \
+                and not any(func.value in bound for bound in self._bound):
+            helper = self._helpers[func.value]
+        else:
             return updated_node
-        names, defaults, value = self._helpers[func.value]
+        names, defaults, value = helper
         values: dict[str, cst.BaseExpression] = {}
         args = list(updated_node.args)
         for i, arg in enumerate(args):

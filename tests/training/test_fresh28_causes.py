@@ -1,8 +1,8 @@
 """Session trainfresh28 (issue 27): causes found at first contact with the fresh28 entries
 (/work/notes/trainfresh28.md). Real torch and real MindSpore, each test failing without its fix; the expected values
 are torch's, run here. Slice kept (cost, ~90 s budget): one small model per cause, a few steps; the helper test holds
-the three import spellings of torch.autograd.grad and a default argument, the names test every way torch adds a
-member to a container (add_module, register_module, append, extend, insert; Sequential and ModuleList)."""
+the three import spellings of torch.autograd.grad, a default argument and a method helper, the names test every way
+torch adds a member to a container (add_module, register_module, append, extend, insert; Sequential and ModuleList)."""
 from __future__ import annotations
 
 import numpy as np
@@ -27,7 +27,7 @@ def _convert(source: str, allowed: set[tuple[str, int]] = frozenset()) -> str:
 # block": the statements computing the outputs are in the caller) and the port failed at run time (AssertionError
 # "Expected output to be a torch.Tensor"). The helper's call is now its returned expression with the arguments put in
 # (mindport/migrator/grad_helpers.py), which the training-loop rule follows in the caller. The helper itself stays
-# flagged (alone it cannot be followed): the only errors allowed.
+# flagged (alone it cannot be followed): the only errors allowed. A method helper (``self.dx(ur, xr)``) the same way.
 PINN = '''
 import numpy as np
 import torch
@@ -62,6 +62,9 @@ class PINN(nn.Module):
     def forward(self, x):
         return self.net(x)
 
+    def dx(self, y, x):
+        return torch.autograd.grad(y, x, torch.ones_like(y), create_graph=True)[0]
+
     def loss_pde(self, x):
         u = self.net(x)
         u_g = gradients(u, x)[0]
@@ -72,7 +75,7 @@ class PINN(nn.Module):
     def loss_bc(self, xl, xr):
         ul = self.net(xl)
         ur = self.net(xr)
-        return ((ul - ur) ** 2).mean() + ((d2(ul, xl)[:, 1] - d2(ur, xr)[:, 1]) ** 2).mean()
+        return ((ul - ur) ** 2).mean() + ((d2(ul, xl)[:, 1] - self.dx(ur, xr)[:, 1]) ** 2).mean()
 
 
 def train(model, xa, xla, xra, steps=4):
@@ -99,10 +102,11 @@ def test_one_line_autograd_grad_helpers_are_differentiated_in_their_callers():
     from mindport import transfer_weights
 
     helpers = {("MP105", i) for i, text in enumerate(PINN.splitlines(), 1)
-               if text.startswith("    return ") and "grad(" in text}
-    assert len(helpers) == 3
+               if text.lstrip().startswith("return ") and "grad(" in text}
+    assert len(helpers) == 4
     code = _convert(PINN, helpers)
-    assert "grad_graph" in code and "gradients(u, x)" not in code and "d(u_x, x)" not in code, code
+    assert "grad_graph" in code and "gradients(u, x)" not in code and "d(u_x, x)" not in code \
+        and "self.dx(" not in code, code
     t_mod, m_mod = load_module(PINN, "torch_pinn28"), load_module(code, "ms_pinn28")
     torch.manual_seed(0)
     t_model, m_model = t_mod.PINN(), m_mod.PINN()
