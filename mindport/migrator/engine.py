@@ -31,6 +31,7 @@ from mindport.migrator.rules import make_rules
 from mindport.migrator.rules.device import drop_self_device_moves
 from mindport.migrator.rules.base import Rule
 from mindport.migrator.keyword_dicts import keyword_dict_arguments
+from mindport.migrator.grad_helpers import inline_grad_helpers
 from mindport.migrator.native_facts import clear_caches
 from mindport.migrator.rules.references import _torch_import_names as torch_import_names
 from mindport.migrator.rules.references import literal_namespace_reads
@@ -65,6 +66,7 @@ def run_pipeline(module: cst.Module, filename: str, registry: Registry, options:
     module = split_import_lines(module)  # `import math; import torch`: one statement per line (imports.py)
     module = drop_self_device_moves(module)  # self.a = self.a.to(x.device): nothing on MindSpore (rules/device.py)
     module = keyword_dict_arguments(module, torch_import_names(module))  # torch.zeros(s, **to(x)): keywords written out
+    module = inline_grad_helpers(module)  # gradients(u, x) of a one-line torch.autograd.grad helper: written out
     scopes = build_scopes(module, options.local_packages, options.star_bindings, options.return_kinds)
     positions = LazyPositions(module)  # resolved on the first diagnostic only
     aliases, present = choose_aliases(scopes.module_scope, scopes.scopes.values())

@@ -449,6 +449,20 @@ def add_module(parent, name, child):
     return None
 
 
+def own_names(cell):
+    """Every Parameter of ``cell`` named by its path from it, as torch's state_dict keys (``net_l.layer_1.weight``).
+    MindSpore names a Cell's Parameters when the Cell is set as an attribute, so a member added to a container the
+    owner already holds (``self.net = nn.Sequential()`` then ``self.net.add_module('layer_1', ...)``, ``append``,
+    ``extend``, ``insert``) keeps a name without the container's path: ``layer_1.weight``, and two such containers
+    give two Parameters one name (building an optimizer over them raised "its name 'layer_1.weight' already
+    exists"). Called at the end of such an owner's ``__init__``; an owner later set as another Cell's attribute is
+    renamed by MindSpore from these paths, as usual. Returns the cell."""
+    for name, param in cell.parameters_and_names():
+        if param.name != name:
+            param.name = name
+    return cell
+
+
 def extend(container, cells):
     """torch's ``Sequential.extend(modules)``: a SequentialCell has no extend, so each cell is appended (append names
     its parameters by position, as torch's keys). A container that has its own (a ModuleList, or the Python list a

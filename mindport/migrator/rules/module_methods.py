@@ -10,7 +10,7 @@ from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.rules.training_loop import named_like_optimizer, named_like_scheduler
 from mindport.migrator.scopes import dotted_name, receiver_kind
 from mindport.migrator.syntax import code_of, method
-from mindport.migrator.walk import parse_expression, read, walk
+from mindport.migrator.walk import parse_expression, parse_statement, read, walk
 
 
 _RUNTIME_LAYERS = "mindport.runtime.layers"
@@ -206,6 +206,36 @@ class ModuleMethodTransform(Rule):
             before="""
                 import torch.nn as nn
 
+                class Model(nn.Module):
+                    def __init__(self):
+                        super().__init__()
+                        self.net_l = nn.Sequential()
+                        self.net_l.add_module('layer_1', nn.Linear(1, 20))
+                        self.net_h = nn.Sequential()
+                        self.net_h.add_module('layer_1', nn.Linear(2, 10))
+            """,
+            after="""
+                from mindspore import nn
+                from mindport.runtime import layers as mp_nn
+
+                class Model(nn.Cell):
+                    def __init__(self):
+                        super().__init__()
+                        self.net_l = nn.SequentialCell()
+                        mp_nn.add_module(self.net_l, 'layer_1', nn.Dense(in_channels=1, out_channels=20))
+                        self.net_h = nn.SequentialCell()
+                        mp_nn.add_module(self.net_h, 'layer_1', nn.Dense(in_channels=2, out_channels=10))
+                        mp_nn.own_names(self)
+            """,
+            note="A member added to a container the model already holds (add_module, append, extend, insert) is named "
+                 "by MindSpore without the container's path (layer_1.weight twice: an optimizer over the model raised "
+                 "'already exists'); own_names at the end of __init__ names every Parameter by its path, as torch's "
+                 "state_dict keys (net_l.layer_1.weight).",
+        ),
+        Example(
+            before="""
+                import torch.nn as nn
+
                 class Attention(nn.Module):
                     def __init__(self, dim):
                         super().__init__()
@@ -383,6 +413,8 @@ class ModuleMethodTransform(Rule):
         self._functions: list[str] = []  # the enclosing functions' names
         self._aliasing: list[bool] = []  # per enclosing class: may one sub-cell sit under two attribute names?
         self._compiled: list[frozenset[str]] = []  # per enclosing class: forward and the methods it calls on self
+        self._fills: list[bool] = []  # per function: adds a member to a container held by self (own_names)
+        self._lists: list[frozenset[str]] = []  # per function: in __init__, the self attributes made ModuleLists
         self._objects: list[set[str]] = [set()]  # per function: names holding an object of the project's own
         # non-module classes (trainer = Trainer(model)): their train()/eval()/parameters() are the class's own
         self._file_classes: set[str] = set()
@@ -415,6 +447,8 @@ class ModuleMethodTransform(Rule):
         self._depth += 1
         self._functions.append(node.name.value)
         self._objects.append(set())
+        self._fills.append(False)
+        self._lists.append(_module_list_attributes(node) if node.name.value == "__init__" else frozenset())
 
     def visit_Assign(self, node) -> None:
         names = [t.target.value for t in node.targets if isinstance(t.target, cst.Name)]
@@ -442,6 +476,16 @@ class ModuleMethodTransform(Rule):
         self._depth -= 1
         self._functions.pop()
         self._objects.pop()
+        self._lists.pop()
+        if self._fills.pop() and updated_node.name.value == "__init__" and updated_node.params.params \
+                and isinstance(updated_node.body, cst.IndentedBlock):
+            # a member added to a container the model already holds keeps a name without the container's path
+            # (mindport.runtime.layers.own_names): the model's Parameters named by their paths once it is built
+            owner = updated_node.params.params[0].name.value
+            self.runtime_modules.add(_RUNTIME_LAYERS)
+            named = parse_statement(f"{runtime_alias(_RUNTIME_LAYERS)}.own_names({owner})\n")
+            body = updated_node.body.with_changes(body=[*updated_node.body.body, named])
+            updated_node = updated_node.with_changes(body=body)
         if updated_node.name.value == "train" and self._classes and self._classes[-1] == (True, self._depth) \
                 and _mode_parameters(updated_node.params):
             # the model's own train(mode): what model.train()/eval() (set_train) reach, on it and as a sub-cell
@@ -479,8 +523,20 @@ class ModuleMethodTransform(Rule):
                         for base in c.bases)
             for c in node.body if isinstance(c, cst.ClassDef))
 
+    # torch's ways of adding a member to a container (Sequential, ModuleList, ModuleDict by name)
+    FILLS = frozenset({"add_module", "register_module", "append", "extend", "insert"})
+
     def leave_Call(self, original_node, updated_node):
         func = updated_node.func
+        if isinstance(original_node.func, cst.Attribute) and original_node.func.attr.value in self.FILLS \
+                and self._fills and self._functions[-1:] == ["__init__"] and self._classes \
+                and self._classes[-1] == (True, self._depth - 1) and _self_path(original_node.func.value) \
+                and not (original_node.func.attr.value in ("append", "extend", "insert")
+                         and _self_path(original_node.func.value) in self._lists[-1]):
+            # self.net.add_module(...) in a model's __init__ (leave_FunctionDef); a ModuleList filled by append,
+            # extend or insert is built in a local and named when assigned (native_facts.hoisted_list) or is the
+            # runtime ModuleList, which names its members itself
+            self._fills[-1] = True
         if _is_next_of_parameters(original_node) and self.scope.resolve(original_node.func) is None \
                 and len(original_node.args) == 1 and self._in_model_method(original_node.args[0].value.func.value):
             # next(self.parameters()) in a model's method: GRAPH_MODE compiles no generator, but resolves an
@@ -652,6 +708,21 @@ def _with_first_parameter(cls: cst.ClassDef, paths) -> cst.ClassDef:
     if rest and isinstance(rest[0], (cst.FunctionDef, cst.ClassDef)) and not rest[0].leading_lines:
         rest[0] = rest[0].with_changes(leading_lines=[cst.EmptyLine(indent=False)])  # a blank line before the first method
     return cls.with_changes(body=cls.body.with_changes(body=[*body[:at], *lines, *rest]))
+
+
+def _module_list_attributes(init: cst.FunctionDef) -> frozenset[str]:
+    """The ``self.<path>`` attributes an ``__init__`` assigns a ``ModuleList(...)`` (``nn.ModuleList``,
+    ``torch.nn.ModuleList``, an imported ``ModuleList``)."""
+    found: set[str] = set()
+
+    class _Find(cst.CSTVisitor):
+        def visit_Assign(self, node):
+            value = node.value
+            if isinstance(value, cst.Call) and (dotted_name(value.func) or "").split(".")[-1] == "ModuleList":
+                found.update(p for t in node.targets if (p := _self_path(t.target)))
+
+    walk(init, _Find())
+    return frozenset(found)
 
 
 def _self_path(node) -> str | None:

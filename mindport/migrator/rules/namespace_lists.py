@@ -51,6 +51,7 @@ class NamespaceListTransform(Rule):
                         self.path = nn.Cell()
                         mp_nn.add_module(self.path, 'pool', nn.AvgPool2d(kernel_size=1, stride=2, pad_mode='valid'))
                         mp_nn.add_module(self.path, 'conv', nn.Conv2d(in_channels=4, out_channels=4, kernel_size=1, has_bias=True, pad_mode='valid'))
+                        mp_nn.own_names(self)
 
                     def construct(self, x):
                         return self.path.conv(self.path.pool(x))

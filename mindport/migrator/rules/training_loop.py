@@ -83,7 +83,7 @@ from mindport.migrator.rules.training_loop_analysis import (
 from mindport.migrator.scopes import dotted_name, operand_kind, receiver_kind
 from mindport.migrator.syntax import code_of, method_call, target_names
 from mindport.migrator.table import CallBindError, bind_arguments
-from mindport.migrator.walk import parse_expression, parse_statement, read, walk
+from mindport.migrator.walk import parse_expression, parse_statement, read, transform, walk
 
 
 def _clip_names() -> dict[str, str]:
@@ -2173,7 +2173,9 @@ def _replace_sites(stmt, calls: dict, statements: dict):
                 return statements[id(call)].with_changes(leading_lines=original_node.leading_lines)
             return updated_node
 
-    return stmt.visit(_Swap())
+    # walk.transform: a call the swap leaves alone keeps its identity (a second torch.autograd.grad of the same
+    # statement, ``d(ul, xl) - d(ur, xr)``, is still found by its id once the first is replaced)
+    return transform(stmt, _Swap())
 
 
 def _branch_guard(body: list, plan: Plan):

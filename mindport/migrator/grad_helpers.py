@@ -1,0 +1,373 @@
+"""Calls of a file's one-line ``torch.autograd.grad`` helpers written out where they stand (a pass before the rules).
+
+Physics-informed scripts wrap the derivative in a helper and call it from the loss:
+
+    def gradients(outputs, inputs):
+        return torch.autograd.grad(outputs, inputs, grad_outputs=torch.ones_like(outputs), create_graph=True)
+
+    u = self.net(x)
+    u_g = gradients(u, x)[0]           # u_t, u_x
+    u_gg = gradients(u_x, x)[0]        # u_xx
+
+MindSpore has no tape to take a gradient of a tensor already computed: the training-loop rule turns each
+``torch.autograd.grad`` into a function of its inputs, made of the statements that compute its outputs from them
+(``mindport.runtime.training.grad_graph``). Inside the helper those statements are in its caller, so the call was
+left as torch's (MP105 "outputs does not depend on inputs in this block") and the port failed at run time. Python
+evaluates ``gradients(u, x)`` as the helper's returned expression with ``outputs`` = ``u`` and ``inputs`` = ``x``,
+so the call is that expression with the arguments put in: ``torch.autograd.grad(u, x, grad_outputs=
+torch.ones_like(u), create_graph=True)[0]``, which the rule then follows in the caller's block, as written by hand.
+
+Written out only when that is certain: the helper is defined once at module level, undecorated, its body one
+``return`` of an expression (a docstring aside) holding one call of ``torch.autograd.grad`` (however the file imports
+it: ``torch.autograd.grad``, ``autograd.grad``, ``grad`` from ``torch.autograd``) and reading no name but its
+parameters and the file's top-level imports, with no lambda or comprehension; its parameters are plain ones (a default
+is a literal or a name: used when the call leaves it out). The call passes positional and keyword arguments that bind
+each parameter once, each argument a name, an attribute chain, a literal, or a subscript of those with literal or
+name indices (reading it twice reads the same tensor). A function that binds the helper's name itself keeps its calls.
+The helper stays as written (its own ``torch.autograd.grad`` keeps MP105: alone it cannot be followed).
+
+A method of the same form (``def gradients(self, u, x): return torch.autograd.grad(u, x, ...)``, defined once in its
+class, its expression not reading ``self``) called as ``self.gradients(u, x)`` in a method of that class (or a closure
+inside one) is written out the same way.
+"""
+from __future__ import annotations
+
+import libcst as cst
+
+from mindport.migrator.syntax import module_code, target_names
+from mindport.migrator.walk import transform, walk
+
+_GRAD = "torch.autograd.grad"
+
+
+def inline_grad_helpers(module: cst.Module) -> cst.Module:
+    """The module with calls of its one-line ``torch.autograd.grad`` helpers written out (module docstring)."""
+    if "grad" not in module_code(module):
+        return module
+    imports = _torch_imports(module)
+    if not imports:
+        return module
+    helpers: dict[str, tuple] = {}
+    defined: dict[str, int] = {}
+    for stmt in module.body:
+        if isinstance(stmt, cst.FunctionDef):
+            defined[stmt.name.value] = defined.get(stmt.name.value, 0) + 1
+            found = _helper(stmt, imports)
+            if found is not None:
+                helpers[stmt.name.value] = found
+        elif isinstance(stmt, cst.ClassDef):
+            defined[stmt.name.value] = defined.get(stmt.name.value, 0) + 1
+    helpers = {name: found for name, found in helpers.items() if defined[name] == 1}
+    return transform(module, _WriteOut(helpers, imports))
+
+
+def _torch_imports(module: cst.Module) -> dict[str, str]:
+    """Top-level names the file binds to torch modules or functions -> their dotted torch names."""
+    names: dict[str, str] = {}
+    for line in module.body:
+        if not isinstance(line, cst.SimpleStatementLine):
+            continue
+        for stmt in line.body:
+            if isinstance(stmt, cst.Import):
+                for alias in stmt.names:
+                    dotted = _dotted(alias.name)
+                    if not dotted or dotted.split(".")[0] != "torch":
+                        continue
+                    if alias.asname is not None:
+                        names[alias.asname.name.value] = dotted
+                    else:
+                        names["torch"] = "torch"
+            elif isinstance(stmt, cst.ImportFrom) and not stmt.relative and stmt.module is not None \
+                    and (_dotted(stmt.module) or "").split(".")[0] == "torch" \
+                    and not isinstance(stmt.names, cst.ImportStar):
+                for alias in stmt.names:
+                    bound = alias.asname.name.value if alias.asname else alias.name.value
+                    names[bound] = f"{_dotted(stmt.module)}.{_dotted(alias.name)}"
+    return names
+
+
+def _dotted(node) -> str | None:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        head = _dotted(node.value)
+        return f"{head}.{node.attr.value}" if head else None
+    return None
+
+
+def _resolved(func, imports: dict[str, str]) -> str | None:
+    dotted = _dotted(func)
+    if dotted is None:
+        return None
+    head, _, rest = dotted.partition(".")
+    if head not in imports:
+        return None
+    return f"{imports[head]}.{rest}" if rest else imports[head]
+
+
+def _plain(expr) -> bool:
+    """A name, an attribute chain, a literal, or a subscript of those by literals, names and slices of them."""
+    if isinstance(expr, (cst.Name, cst.SimpleString, cst.Integer, cst.Float)):
+        return True
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+        return isinstance(expr.expression, (cst.Integer, cst.Float))
+    if isinstance(expr, cst.Attribute):
+        return _plain(expr.value)
+    if isinstance(expr, cst.Subscript):
+        for element in expr.slice:
+            index = element.slice
+            if isinstance(index, cst.Index):
+                if not _plain(index.value):
+                    return False
+            elif isinstance(index, cst.Slice):
+                if not all(part is None or _plain(part) for part in (index.lower, index.upper, index.step)):
+                    return False
+            else:
+                return False
+        return _plain(expr.value)
+    return False
+
+
+class _Reads(cst.CSTVisitor):
+    """Names read (not attribute names, not keyword names), the torch.autograd.grad calls, and whether the
+    expression holds a lambda or a comprehension (names it binds itself)."""
+
+    def __init__(self, imports: dict[str, str]) -> None:
+        super().__init__()
+        self.imports = imports
+        self.names: set[str] = set()
+        self.grads = 0
+        self.binds = False
+
+    def visit_Name(self, node):
+        self.names.add(node.value)
+
+    def visit_Attribute(self, node):
+        walk(node.value, self)
+        return False
+
+    def visit_Arg(self, node):
+        walk(node.value, self)
+        return False
+
+    def visit_Call(self, node):
+        if _resolved(node.func, self.imports) == _GRAD:
+            self.grads += 1
+
+    def visit_Lambda(self, node):
+        self.binds = True
+
+    def visit_ListComp(self, node):
+        self.binds = True
+
+    def visit_GeneratorExp(self, node):
+        self.binds = True
+
+    def visit_SetComp(self, node):
+        self.binds = True
+
+    def visit_DictComp(self, node):
+        self.binds = True
+
+    def visit_NamedExpr(self, node):
+        self.binds = True
+
+
+def _helper(function: cst.FunctionDef, imports: dict[str, str], method: bool = False):
+    """(parameter names, defaults, returned expression) of a one-line torch.autograd.grad helper; None otherwise.
+    A ``method``'s first parameter (``self``) is not among the names, and the expression may not read it."""
+    params = function.params
+    if method:
+        if not params.params:
+            return None
+        params = params.with_changes(params=params.params[1:])
+    if params.posonly_params or params.kwonly_params or isinstance(params.star_arg, cst.Param) \
+            or params.star_kwarg is not None or function.decorators \
+            or not isinstance(function.body, cst.IndentedBlock):
+        return None
+    if any(p.default is not None and not _plain(p.default) for p in params.params):
+        return None
+    body = list(function.body.body)
+    if body and isinstance(body[0], cst.SimpleStatementLine) and isinstance(body[0].body[0], cst.Expr) \
+            and isinstance(body[0].body[0].value, (cst.SimpleString, cst.ConcatenatedString)):
+        body = body[1:]
+    if len(body) != 1 or not isinstance(body[0], cst.SimpleStatementLine) or len(body[0].body) != 1 \
+            or not isinstance(body[0].body[0], cst.Return) or body[0].body[0].value is None:
+        return None
+    value = body[0].body[0].value
+    reads = _Reads(imports)
+    walk(value, reads)
+    names = tuple(p.name.value for p in params.params)
+    if reads.grads != 1 or reads.binds or not reads.names <= set(names) | set(imports) | {"True", "False", "None"}:
+        return None
+    defaults = {p.name.value: p.default for p in params.params if p.default is not None}
+    return names, defaults, value
+
+
+def _bound_names(function: cst.FunctionDef) -> set[str]:
+    """The names a function binds (parameters, assignment, loop, with and import targets, nested definitions)."""
+    found: set[str] = set()
+
+    class _Find(cst.CSTVisitor):
+        def visit_Param(self, node):
+            found.add(node.name.value)
+
+        def visit_AssignTarget(self, node):
+            found.update(target_names(node.target))
+
+        def visit_AugAssign(self, node):
+            found.update(target_names(node.target))
+
+        def visit_AnnAssign(self, node):
+            found.update(target_names(node.target))
+
+        def visit_For(self, node):
+            found.update(target_names(node.target))
+
+        def visit_CompFor(self, node):
+            found.update(target_names(node.target))
+
+        def visit_AsName(self, node):
+            found.update(target_names(node.name))
+
+        def visit_NamedExpr(self, node):
+            found.update(target_names(node.target))
+
+        def visit_FunctionDef(self, node):
+            if node is not function:
+                found.add(node.name.value)
+
+        def visit_ClassDef(self, node):
+            found.add(node.name.value)
+
+    walk(function, _Find())
+    return found
+
+
+class _Names(cst.CSTVisitor):
+    """The names an expression reads (not attribute names, not keyword names)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: set[str] = set()
+
+    @classmethod
+    def of(cls, expr) -> set[str]:
+        finder = cls()
+        walk(expr, finder)
+        return finder.found
+
+    def visit_Name(self, node):
+        self.found.add(node.value)
+
+    def visit_Attribute(self, node):
+        walk(node.value, self)
+        return False
+
+    def visit_Arg(self, node):
+        walk(node.value, self)
+        return False
+
+
+class _Substitute(cst.CSTTransformer):
+    """The helper's expression with its parameters' reads replaced by the call's arguments."""
+
+    def __init__(self, values: dict[str, cst.BaseExpression]) -> None:
+        super().__init__()
+        self.values = values
+        self._skip: set[int] = set()
+
+    def visit_Attribute(self, node):
+        self._skip.add(id(node.attr))
+
+    def visit_Arg(self, node):
+        if node.keyword is not None:
+            self._skip.add(id(node.keyword))
+
+    def leave_Name(self, original_node, updated_node):
+        if id(original_node) in self._skip or original_node.value not in self.values:
+            return updated_node
+        return self.values[original_node.value].deep_clone()  # a node of its own at each read
+
+
+class _WriteOut(cst.CSTTransformer):
+    def __init__(self, helpers: dict, imports: dict[str, str]) -> None:
+        super().__init__()
+        self._helpers = helpers
+        self._imports = imports
+        self._bound: list[set[str]] = []  # per enclosing function: the names it binds (a local hides the helper)
+        self._methods: list[dict] = []  # per enclosing class: its one-line helper methods (defined once)
+        self._selves: list[str | None] = []  # per enclosing function: its first parameter when it is a method
+        self._class_at: list[int] = []  # per enclosing class: how many functions enclose it
+
+    def visit_ClassDef(self, node):
+        body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+        defs = [s for s in body if isinstance(s, cst.FunctionDef)]
+        found = {}
+        for d in defs:
+            helper = _helper(d, self._imports, method=True)
+            if helper is not None and sum(e.name.value == d.name.value for e in defs) == 1 \
+                    and d.params.params[0].name.value not in _Names.of(helper[2]):
+                found[d.name.value] = helper
+        self._methods.append(found)
+        self._class_at.append(len(self._selves))
+
+    def leave_ClassDef(self, original_node, updated_node):
+        self._methods.pop()
+        self._class_at.pop()
+        return updated_node
+
+    def visit_FunctionDef(self, node):
+        self._bound.append(_bound_names(node))
+        in_class = bool(self._class_at) and self._class_at[-1] == len(self._selves)  # a method of the class
+        self._selves.append(node.params.params[0].name.value if in_class and node.params.params
+                            and not node.decorators else None)
+
+    def _self_name(self) -> str | None:
+        """The enclosing method's first parameter, when no function inside it (a closure) binds that name."""
+        for i in range(len(self._selves) - 1, -1, -1):
+            if self._selves[i] is not None:
+                inner = self._bound[i + 1:]
+                return None if any(self._selves[i] in bound for bound in inner) else self._selves[i]
+        return None
+
+    def leave_FunctionDef(self, original_node, updated_node):
+        self._bound.pop()
+        self._selves.pop()
+        return updated_node
+
+    def leave_Call(self, original_node, updated_node):
+        func = original_node.func
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and self._methods \
+                and self._self_name() == func.value.value \
+                and func.attr.value in self._methods[-1]:
+            helper = self._methods[-1][func.attr.value]  # self.gradients(u, x) in a method of the same class
+        elif isinstance(func, cst.Name) and func.value in self._helpers \
+                and not any(func.value in bound for bound in self._bound):
+            helper = self._helpers[func.value]
+        else:
+            return updated_node
+        names, defaults, value = helper
+        values: dict[str, cst.BaseExpression] = {}
+        args = list(updated_node.args)
+        for i, arg in enumerate(args):
+            if arg.star or not _plain(arg.value):
+                return updated_node
+            if arg.keyword is None:
+                if i >= len(names) or any(a.keyword is not None for a in args[:i]):
+                    return updated_node
+                name = names[i]
+            else:
+                name = arg.keyword.value
+            if name not in names or name in values:
+                return updated_node
+            values[name] = arg.value.with_changes(lpar=[], rpar=[]) if hasattr(arg.value, "lpar") else arg.value
+        for name in names:
+            if name not in values:
+                if name not in defaults:
+                    return updated_node
+                values[name] = defaults[name]
+        written = value.visit(_Substitute(values))
+        if isinstance(written, cst.BaseExpression) and hasattr(written, "lpar") and updated_node.lpar:
+            written = written.with_changes(lpar=updated_node.lpar, rpar=updated_node.rpar)
+        return written
