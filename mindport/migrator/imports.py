@@ -362,7 +362,7 @@ def finalize_runtime(module: cst.Module, rules, converted: bool = True) -> cst.M
       (``native_facts.unbatched_handling``): torch's layer takes an unbatched input too;
     * ``import mindport.runtime.graph_order`` in a ``converted`` file that imports no other runtime module (each of
       them loads it, through ``_graph``) and calls ``sorted``/``reversed`` (or ``min``/``max`` of one argument, or
-      ``functools.reduce``) in a ``construct``: a graph reads a dict there as its values, silently, unless it is loaded (``min(h, w)`` of sizes
+      ``functools.reduce``, or ``all``/``any`` of a comprehension: it sees no outer names there) in a ``construct``: a graph reads a dict there as its values, silently, unless it is loaded (``min(h, w)`` of sizes
       ``reversed(range(n))`` and ``zip``, whose failure on a SequentialCell is loud, do not pull mindport into a port);
     * ``import mindport.runtime.container_slices`` in a ``converted`` file that imports no runtime module loading it
       (all but ``unbatched`` and ``graph_order`` do) and slices a ``SequentialCell``/``CellList`` it builds and keeps
@@ -595,10 +595,18 @@ def _order_builtins_in_construct(module: cst.Module) -> bool:
             if self.depth and (name == "reduce" or (isinstance(node.func, cst.Attribute)
                                                     and dotted_name(node.func) == "functools.reduce")):
                 self.found = True  # functools.reduce: a loop in a graph (the Fallback's result had a guessed dtype)
+            if name in ("all", "any") and one is not None and _nests_scope(one):
+                self.found = True  # all/any of a comprehension: the Fallback's comprehension sees no outer names
 
     finder = _Find()
     read(module, finder)
     return finder.found
+
+
+def _nests_scope(node: cst.CSTNode) -> bool:
+    """Whether ``node`` is or holds a comprehension, a generator expression or a lambda (a scope of its own)."""
+    kinds = (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp, cst.Lambda)
+    return isinstance(node, kinds) or any(all_nodes(node, kind) for kind in kinds)
 
 
 def _slices_containers(module: cst.Module) -> bool:

@@ -26,6 +26,12 @@ Importing this module (``mindport.runtime._graph`` does) gives the graph, once, 
   dict its keys (MindSpore's zip paired its values: ``zip(outs, weights)``).
 * ``enumerate``: a dict is its keys (MindSpore's numbered its values: ``for i, k in enumerate(outs)``).
 * ``functools.reduce``: a loop the graph compiles (the Fallback's result had a guessed dtype, Float64).
+* ``all``/``any``: a loop the graph compiles. MindSpore evaluates them as Python (constant folding, else the
+  Fallback) with their argument's source, and a comprehension, generator or lambda there sees none of the names it
+  reads from outside itself: ``assert all([divisible_by(d, self.downsample_factor) for d in x.shape[-2:]])``
+  (lucidrains' denoising-diffusion U-Net) stopped with "NameError: name 'divisible_by' is not defined", ``k = 2;
+  any(d % k == 0 for d in x.shape)`` with "name 'k' is not defined" (a global, ``self``, a local alike; MindSpore
+  2.10). A tensor argument keeps MindSpore's path (its elements are run-time values; a loop would be unrolled).
 
 Not here, because a graph does not reach Python for them: ``set(d)`` (the Fallback gets the values; the converter
 writes ``set(tuple(d))``, rules/list_sort.py), ``ks.sort()``/``ks.remove(v)`` (MindSpore's C++ list methods; the
@@ -48,8 +54,8 @@ from mindspore.graph._parse import standard_method as _standard
 from mindspore.ops.primitive import constexpr
 
 # The graph looks builtins up by identity in MindSpore's map; a list is never looked up, so the Fallback's own
-# ``reversed`` stays reachable through it for the arguments this module leaves to MindSpore.
-_HOST = [_builtins.reversed]
+# ``reversed``, ``all`` and ``any`` stay reachable through it for the arguments this module leaves to MindSpore.
+_HOST = [_builtins.reversed, _builtins.all, _builtins.any]
 
 
 @constexpr(check=False)
@@ -150,6 +156,26 @@ def graph_reduce(function, iterable, *initial):
     return value
 
 
+def graph_all(iterable):
+    """``all`` in a graph: Python's loop (True for nothing, stops at the first false item); a tensor as MindSpore did."""
+    if isinstance(iterable, Tensor):
+        return _HOST[1](iterable)
+    for item in iterable:
+        if not item:
+            return False
+    return True
+
+
+def graph_any(iterable):
+    """``any`` in a graph: Python's loop (False for nothing, stops at the first true item); a tensor as MindSpore did."""
+    if isinstance(iterable, Tensor):
+        return _HOST[2](iterable)
+    for item in iterable:
+        if item:
+            return True
+    return False
+
+
 def _install() -> None:
     table = _resources.convert_object_map
     if table.get(_builtins.sorted) is graph_sorted or getattr(_resources, "_mindport_graph_order", False):
@@ -162,6 +188,8 @@ def _install() -> None:
     table[_builtins.zip] = graph_zip
     table[_builtins.enumerate] = graph_enumerate
     table[_functools.reduce] = graph_reduce
+    table[_builtins.all] = graph_all
+    table[_builtins.any] = graph_any
     # MindSpore lists ``reversed`` among the builtin types a graph must interpret; it is compiled now
     _parser._unsupported_python_builtin_type = tuple(
         kind for kind in _parser._unsupported_python_builtin_type if kind is not _builtins.reversed)

@@ -31,7 +31,9 @@ class BufferTransform(Rule):
     while MindSpore's ``Cell.__setattr__`` refuses a plain Tensor for a registered buffer name ("Buffer 'cache'
     already exists in network, can not assign this type"). ``self.cache = t`` (and ``self.cache += t``) in that
     class become ``self.register_buffer("cache", t, persistent=False)``, which replaces it as torch's assignment does
-    (None too). A static graph refuses ``register_buffer`` in ``construct``: loud there, never a stale buffer.
+    (None too). A static graph refuses ``register_buffer`` in ``construct``: loud there, never a stale buffer; where
+    the method tests the buffer first (a cache: ``if self.cache.numel() == 0``), SelfCacheTransform writes it as
+    ``mp_framework.keep_buffer`` (PyNative registers it; a graph builds it on each call, with MP107).
     """
 
     EXAMPLES = (
@@ -105,6 +107,7 @@ class BufferTransform(Rule):
             after="""
                 from mindspore import nn
                 from mindspore import ops
+                from mindport.runtime import framework as mp_framework
 
 
                 class Basis(nn.Cell):
@@ -113,17 +116,19 @@ class BufferTransform(Rule):
                         self.register_buffer("cache", ops.zeros(0), persistent=False)
 
                     def construct(self, x):
-                        if self.cache.numel() == 0:
-                            self.register_buffer("cache", ops.stop_gradient(x), persistent=False)
-                        return x + self.cache
+                        _mp_cache = self.cache
+                        if _mp_cache.numel() == 0:
+                            _mp_cache = mp_framework.keep_buffer(self, "cache", ops.stop_gradient(x), persistent=False)  # mindport: MP107 construct caches self.cache in a buffer: PyNative keeps it from one call to the next, a static graph (GRAPH_MODE) keeps no buffer registered there and builds it again on each call (the same value when it depends only on sizes and settings, not on an earlier input)
+                        return x + _mp_cache
             """,
-            note="Assigning to a non-persistent buffer replaces it, as torch's assignment does (MindSpore's refuses).",
+            note="Assigning to a non-persistent buffer replaces it, as torch's assignment does (MindSpore's refuses); "
+                 "a cache so kept in forward is SelfCacheTransform's keep_buffer, read through a local, with MP107.",
         ),
     )
 
     def visit_ClassDef(self, node):
         self._kept_buffers = getattr(self, "_kept_buffers", [])
-        self._kept_buffers.append(_kept_buffer_names(node))
+        self._kept_buffers.append(kept_buffer_names(node))
 
     def leave_ClassDef(self, original_node, updated_node):
         self._kept_buffers.pop()
@@ -231,7 +236,7 @@ class BufferTransform(Rule):
 
 
 
-def _kept_buffer_names(cls: cst.ClassDef) -> frozenset[str]:
+def kept_buffer_names(cls: cst.ClassDef) -> frozenset[str]:
     """The buffers a class registers on ``self`` that stay MindSpore buffers: ``self.register_buffer("n", v,
     persistent=<anything but True>)`` (a persistent one becomes a Parameter, or ``None`` a plain attribute)."""
     names = set()

@@ -7,8 +7,9 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from mindport.migrator.rules.base import Example, Rule
+from mindport.migrator.rules.buffers import kept_buffer_names
 from mindport.migrator.syntax import last_name
-from mindport.migrator.walk import parse_statement, transform, walk
+from mindport.migrator.walk import parse_expression, parse_statement, transform, walk
 
 _NESTED = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 _ENTRIES = ("forward", "construct")
@@ -71,7 +72,11 @@ class SelfCacheTransform(Rule):
     self.mask.shape[-1] >= n: return self.mask[:n, :n]``, then ``self.register_buffer("mask", mask,
     persistent=False)``) becomes ``mp_framework.keep_buffer(self, "mask", mask, persistent=False)``: PyNative
     registers it as torch does, and a graph, which refuses ``register_buffer`` in ``construct``, builds it on each
-    call. Only where the same method tests ``self.<name> is None`` or ``is not None``.
+    call. Only where the same method tests ``self.<name> is None`` or ``is not None``, or reads ``self.<name>`` in the
+    test of an ``if`` (Flow-TimesNet's ``if self._cached_basis.numel() == 0 or self._cached_length != length``). A
+    method that reads the buffer again after registering it (``return self._cached_basis.to(dtype)``) reads it
+    through a local, ``_mp_<name> = self.<name>`` at its top and ``_mp_<name> = mp_framework.keep_buffer(...)``: a
+    graph would read what ``__init__`` registered there (an empty tensor), the local holds the value just built.
     """
 
     EXAMPLES = (
@@ -241,6 +246,7 @@ class SelfCacheTransform(Rule):
         self._call_args: dict[int, tuple] = {}  # id of a threaded helper's call -> (ins passed as locals, its plan)
         self._lazy: dict[int, list[str]] = {}  # id of a @property building a cache on self -> its attributes
         self._buffer_calls: set[int] = set()  # ids of self.register_buffer(...) calls caching a value (keep_buffer)
+        self._buffer_methods: dict[int, tuple] = {}  # id of a method -> (buffers it assigns, buffers read after)
 
     def visit_Module(self, node: cst.Module) -> None:
         classes: list[cst.ClassDef] = []
@@ -266,7 +272,7 @@ class SelfCacheTransform(Rule):
                 _Class(cls, outside, self._plans, self._remarks, self._local_reads, self._call_args,
                        overridden).plan()
                 _lazy_properties(cls, self._lazy)
-                _cache_buffers(cls, self._buffer_calls)
+                _cache_buffers(cls, self._buffer_calls, self._buffer_methods, self._remarks)
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self._say(node)
@@ -308,6 +314,11 @@ class SelfCacheTransform(Rule):
             self.remark(node, "MP107", message)
 
     def leave_FunctionDef(self, original_node, updated_node):
+        buffers = self._buffer_methods.get(id(original_node))
+        if buffers:
+            rewriter = _BufferLocals(*buffers, self.ctx.target_text("mindport.runtime.framework.keep_buffer"))
+            updated_node = transform(updated_node, rewriter)
+            self.ctx.converted_sites += rewriter.sites
         plan = self._plans.get(id(original_node))
         lazy = self._lazy.get(id(original_node))
         if lazy and plan is not None:
@@ -1363,16 +1374,38 @@ def _is_place(arg: cst.Arg) -> bool:
     return isinstance(value, cst.Name) and value.value == "device"
 
 
-def _cache_buffers(cls: cst.ClassDef, found: set) -> None:
+def _cache_buffers(cls: cst.ClassDef, found: set, methods: dict, remarks: dict) -> None:
     """``self.register_buffer("<name>", value, ...)`` statements in a method other than ``__init__`` which also
-    tests ``self.<name> is None`` / ``is not None``: a cache rebuilt when missing (or too short)."""
+    tests ``self.<name> is None`` / ``is not None``, or reads ``self.<name>`` in the test of an ``if``: a cache rebuilt
+    when missing, too short or stale (``if self._cached_basis.numel() == 0 or self._cached_length != length``), and
+    ``self.<name> = value`` statements for a buffer the class keeps as a MindSpore buffer (BufferTransform writes
+    them as ``register_buffer``). ``methods`` gets, per method, the names assigned so and the names it reads again
+    after registering them (:class:`_BufferLocals`). Each such site gets MP107 in ``remarks``: a graph builds the
+    value on each call, the same value only when it depends on sizes and settings alone."""
+    kept = kept_buffer_names(cls)
     for fn in cls.body.body:
         if not isinstance(fn, cst.FunctionDef) or fn.name.value == "__init__":
             continue
         tested: set[str] = set()
         calls: list = []
+        later: set[str] = set()  # names read after a register_buffer of them (in source order)
+        assigned: set[str] = set()  # kept buffers assigned (self.<name> = value)
+        sites: list = []  # (node the remark goes on, buffer name) for the assignments
 
         class Visitor(cst.CSTVisitor):
+            def __init__(self) -> None:
+                super().__init__()
+                self.registered: set[str] = set()
+                self.inside: set[int] = set()  # ids of the register_buffer calls' argument attributes
+
+            def visit_If(self, node: cst.If) -> None:
+                class Reads(cst.CSTVisitor):
+                    def visit_Attribute(self, inner: cst.Attribute) -> None:
+                        if _is_self(inner.value):
+                            tested.add(inner.attr.value)
+
+                walk(node.test, Reads())
+
             def visit_Comparison(self, node: cst.Comparison) -> None:
                 if len(node.comparisons) == 1 and isinstance(node.comparisons[0].operator, (cst.Is, cst.IsNot)) \
                         and isinstance(node.comparisons[0].comparator, cst.Name) \
@@ -1386,5 +1419,91 @@ def _cache_buffers(cls: cst.ClassDef, found: set) -> None:
                         and isinstance(call.args[0].value, cst.SimpleString):
                     calls.append((call, call.args[0].value.evaluated_value))
 
+            def leave_Expr(self, node: cst.Expr) -> None:
+                if calls and calls[-1][0] is node.value:
+                    self.registered.add(calls[-1][1])
+
+            def leave_Assign(self, node: cst.Assign) -> None:
+                target = node.targets[0].target if len(node.targets) == 1 else None
+                if isinstance(target, cst.Attribute) and _is_self(target.value) and target.attr.value in kept:
+                    assigned.add(target.attr.value)
+                    self.registered.add(target.attr.value)
+                    sites.append((target, target.attr.value))
+
+            def visit_Attribute(self, node: cst.Attribute) -> None:
+                if _is_self(node.value) and node.attr.value in self.registered:
+                    later.add(node.attr.value)
+
         walk(fn, Visitor())
         found.update(id(call) for call, name in calls if name in tested)
+        assigned &= tested
+        shown = "construct" if fn.name.value == "forward" else fn.name.value
+        for node, name in [*calls, *sites]:
+            if name in tested:
+                remarks.setdefault(id(node), (
+                    f"{shown} caches self.{name} in a buffer: PyNative keeps it from one call to the next, a static "
+                    f"graph (GRAPH_MODE) keeps no buffer registered there and builds it again on each call (the "
+                    f"same value when it depends only on sizes and settings, not on an earlier input)"))
+        names = sorted({name for call, name in calls if name in tested} | assigned)
+        if assigned or any(name in later for name in names):
+            methods[id(fn)] = (sorted(assigned), [name for name in names if name in later])
+
+
+class _BufferLocals(cst.CSTTransformer):
+    """In a method caching a buffer: ``self.register_buffer("b", v, ...)`` that BufferTransform wrote for an
+    assignment ``self.b = v`` -> ``keep_buffer(self, "b", v, ...)`` (``assigned``); and in a method reading the
+    buffer again after registering it (``return self.b``, ``names``): ``_mp_b = self.b`` at the top, the call ->
+    ``_mp_b = keep_buffer(self, "b", v, ...)``, and reads of ``self.b`` read ``_mp_b``. A graph keeps no buffer
+    registered in ``construct`` (keep_buffer registers in PyNative only), so a read of ``self.b`` there would give
+    what ``__init__`` registered; the local holds the value just built, in both modes (in PyNative the very tensor
+    the buffer holds)."""
+
+    def __init__(self, assigned: list[str], names: list[str], keep: str) -> None:
+        super().__init__()
+        self.assigned = set(assigned)
+        self.names = names
+        self.keep = keep  # the runtime helper's name as the file reads it (mp_framework.keep_buffer)
+        self.depth = 0
+        self.sites = 0
+
+    def visit_FunctionDef(self, node) -> bool:
+        self.depth += 1
+        return self.depth == 1
+
+    def leave_FunctionDef(self, original_node, updated_node):
+        self.depth -= 1
+        if self.depth or not isinstance(updated_node.body, cst.IndentedBlock):
+            return updated_node
+        body = list(updated_node.body.body)
+        head = 0
+        if body and isinstance(body[0], cst.SimpleStatementLine) and isinstance(body[0].body[0], cst.Expr) \
+                and isinstance(body[0].body[0].value, (cst.SimpleString, cst.ConcatenatedString)):
+            head = 1  # after the docstring
+        body[head:head] = [parse_statement(f"_mp_{name} = self.{name}\n") for name in self.names]
+        self.sites += len(self.names)
+        return updated_node.with_changes(body=updated_node.body.with_changes(body=body))
+
+    def visit_Lambda(self, node) -> bool:
+        return False
+
+    def leave_Attribute(self, original_node, updated_node):
+        if _is_self(updated_node.value) and updated_node.attr.value in self.names:
+            return cst.Name(f"_mp_{updated_node.attr.value}")
+        return updated_node
+
+    def leave_Expr(self, original_node, updated_node):
+        call = updated_node.value
+        if not isinstance(call, cst.Call):
+            return updated_node
+        if _self_call(call) == "register_buffer" and call.args and isinstance(call.args[0].value, cst.SimpleString) \
+                and call.args[0].value.evaluated_value in self.assigned:
+            self.sites += 1
+            call = call.with_changes(func=parse_expression(self.keep), args=[cst.Arg(cst.Name("self")), *call.args])
+            updated_node = updated_node.with_changes(value=call)
+        if cst.Module([]).code_for_node(call.func) == self.keep and len(call.args) > 1 \
+                and isinstance(call.args[1].value, cst.SimpleString) \
+                and call.args[1].value.evaluated_value in self.names:
+            self.sites += 1
+            return cst.Assign(targets=[cst.AssignTarget(cst.Name(f"_mp_{call.args[1].value.evaluated_value}"))],
+                              value=call)
+        return updated_node
