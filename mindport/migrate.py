@@ -78,6 +78,12 @@ class MigrationReport:
                 reasons.append(f"{m['diverged']} model(s) diverged and {m['ms_failed']} failed in MindSpore, of "
                                f"{m['built']} built (first: {failed[0]['class']}: "
                                f"{failed[0].get('error') or failed[0]['status']})")
+            elif m.get("selected") and not m.get("proven"):
+                # nothing proven is no proof: a repository whose every model was not built did not "migrate OK"
+                first = self.models[0]
+                reasons.append(f"none of the {m['selected']} model(s) tried was built (first: {first['class']}: "
+                               f"{first.get('reason') or first.get('error') or first['status']}); give the arguments "
+                               f"in SRC/mindport.toml [models.\"path.py:Name\"] or with --model/--ctor/--input")
         for problem in self.problems:
             if problem.code not in ("MP300", "MP601"):  # said above
                 reasons.append(f"{problem.code} {problem.message}")
