@@ -96,6 +96,43 @@ class RecordedValueTransform(Rule):
                  "value_and_grad computes them again inside the differentiation (the action, sampled, is an input); the "
                  "file's nn.Dropout layers keep their masks for that (keep_dropout_masks, after the imports)",
         ),
+        Example(
+            before="""
+                import torch
+                import torch.nn.functional as F
+
+
+                def update(model, opt, x, y, algo):
+                    out = model(x)
+                    logp = F.log_softmax(out, dim=1)
+                    if algo == "A2C":
+                        loss = -(logp * y).sum()
+                        opt.zero_grad()
+                        loss.backward()
+                        opt.step()
+            """,
+            after="""
+                from mindport.runtime import nn_functional as mp_F
+                from mindport.runtime import math as mp_math
+                from mindport.runtime import training as mp_train
+                mp_train.keep_dropout_masks()
+
+
+                def update(model, opt, x, y, algo):
+                    out = mp_train.record(model(x), lambda model, x: model(x), model, x)
+                    logp = mp_train.record(mp_F.log_softmax(out, dim=1), lambda out: mp_F.log_softmax(out, dim=1), out)
+                    if algo == "A2C":
+                        def forward_fn():
+                            loss = -mp_math.sum((logp * y))
+                            return loss
+                        grad_fn = mp_train.value_and_grad(forward_fn, mp_train.parameters(opt))
+                        loss, grads = grad_fn()
+                        mp_train.zero_grad(opt)
+                        mp_train.backward(grads)
+                        opt(mp_train.grads_of(opt))
+            """,
+            note="A loss in a branch reading values computed before it from a model call (an actor-critic update: the outputs, log-probabilities, then `if algo == ...:` holding the backward): each assignment computing such a value is recorded with its expression, and the branch's value_and_grad computes them again inside the differentiation (before, they were constants there: no parameter reached the loss).",
+        ),
     )
 
     def __init__(self, ctx) -> None:

@@ -721,6 +721,51 @@ class TrainingLoopRule(Rule):
             """,
             note="A file that never calls train(): torch's Module trains from birth, a Cell does not, so set_train(True) goes once before the outermost loop of the scope (also when the file calls eval() later: torch trains until then, and stays in inference mode after it, as the port does).",
         ),
+        Example(
+            before="""
+                import torch
+
+
+                def train(model, x, y):
+                    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+                    sched = torch.optim.lr_scheduler.StepLR(opt, step_size=2)
+                    for epoch in range(4):
+                        if epoch == 2:
+                            for g in opt.param_groups:
+                                g["lr"] = g["lr"] * 0.3
+                        loss = ((model(x) - y) ** 2).mean()
+                        opt.zero_grad()
+                        loss.backward()
+                        opt.step()
+                        sched.step()
+            """,
+            after="""
+                from mindspore.experimental import optim as ms_optim
+                from mindport.runtime import optim as mp_optim
+                from mindport.runtime import math as mp_math
+                from mindport.runtime import training as mp_train
+
+
+                def train(model, x, y):
+                    opt = ms_optim.SGD(model.trainable_params(), lr=0.1)
+                    sched = ms_optim.lr_scheduler.StepLR(opt, step_size=2)
+                    model.set_train(True)
+                    for epoch in range(4):
+                        if epoch == 2:
+                            for g in opt.param_groups:
+                                mp_optim.set_group(g, "lr", g["lr"] * 0.3)
+                        def forward_fn():
+                            loss = mp_math.mean(((model(x) - y) ** 2))
+                            return loss
+                        grad_fn = mp_train.value_and_grad(forward_fn, mp_train.parameters(opt, model))
+                        loss, grads = grad_fn()
+                        mp_train.zero_grad(opt)
+                        mp_train.backward(grads)
+                        opt(mp_train.grads_of(opt))
+                        sched.step()
+            """,
+            note="A hand edit of a param group's lr writes the group's lr Parameter in place (mindport.runtime.optim.set_group): a MindSpore scheduler keeps assigning that Parameter, so a value stored over it cut every later scheduler.step() off.",
+        ),
     )
 
     def __init__(self, ctx) -> None:
