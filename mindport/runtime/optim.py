@@ -25,7 +25,7 @@ from mindspore.experimental.optim import SGD as _SGD
 from mindspore.experimental.optim.lr_scheduler import LRScheduler as _LRScheduler
 from mindport.runtime import unbatched  # noqa: F401 - MindSpore's layers take torch's unbatched inputs
 
-__all__ = ["Adam", "OneCycleLR", "SGD", "distinct_names", "load_state_dict", "state_dict"]
+__all__ = ["Adam", "OneCycleLR", "SGD", "distinct_names", "load_state_dict", "set_group", "state_dict"]
 
 
 class Adam(_AdamW):
@@ -349,6 +349,20 @@ def _scheduler_state(scheduler) -> dict:
         state[key] = type(value)(_plain_value(v) for v in value) if isinstance(value, (list, tuple)) \
             else _plain_value(value)
     return state
+
+
+def set_group(group, key, value) -> None:
+    """``group[key] = value`` on one of an optimizer's ``param_groups`` (``for g in opt.param_groups: g['lr'] = lr``,
+    ``opt.param_groups[0]['lr'] *= 0.5``). A MindSpore optimizer's group holds its ``lr`` as a Parameter, which its
+    learning-rate scheduler writes in place (``ops.assign(self._last_lr[i], lr)``); a value stored over it reached
+    the optimizer, but every later ``scheduler.step()`` went to the old Parameter, lost (StepLR after a hand edit:
+    torch's lr 0.0083, the port's 0.0319; OneCycleLR 0.12444 vs 0.16187). A value for a key the group holds as a
+    Parameter is written into that Parameter; any other key or value is stored as torch stores it."""
+    current = group.get(key) if isinstance(group, dict) else None
+    if isinstance(current, Parameter) and not isinstance(value, Parameter):
+        _assign_value(current, _plain_value(value))
+        return
+    group[key] = value
 
 
 def _plain_value(value):

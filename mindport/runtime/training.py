@@ -990,24 +990,54 @@ def step(optimizer, closure=None):
 
 def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None):
     """torch.nn.utils.clip_grad_norm_ on ``.grad``: the total norm of every gradient (as one vector), and each
-    gradient scaled by ``max_norm / (total + 1e-6)`` when that is below 1; returns the total norm."""
-    grads = [t for t in _tensors(parameters) if t.grad is not None]
+    gradient scaled by ``max_norm / (total + 1e-6)`` when that is below 1; returns the total norm. torch's own
+    composition: ``get_total_norm`` of the gradients, then ``clip_grads_with_norm_``."""
+    grads = [t.grad for t in _tensors(parameters) if t.grad is not None]
     if not grads:
         return Tensor(0.0, ms.float32)
+    total = get_total_norm(grads, norm_type, error_if_nonfinite)
+    clip_grads_with_norm_(parameters, max_norm, total)
+    return total
+
+
+def _vector_norm(x, p: float):
+    """torch.linalg.vector_norm of a tensor viewed as one vector (ord inf, -inf, 0 and any other p)."""
+    x = x.reshape(-1)
+    if p == float("inf"):
+        return ops.abs(x).max()
+    if p == float("-inf"):
+        return ops.abs(x).min()
+    if p == 0:
+        return (x != 0).astype(x.dtype).sum()
+    return ops.norm(x, p)
+
+
+def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=None):
+    """torch.nn.utils.get_total_norm: the norm of the tensors' norms (the tensors viewed as one vector); 0.0 for none;
+    ``error_if_nonfinite`` raises torch's error on a nan/inf total (cfh/connect4_a2c prints the gradients' norm so:
+    left unconverted before, MP103)."""
+    tensors = [tensors] if isinstance(tensors, Tensor) else list(tensors)
+    if not tensors:
+        return Tensor(0.0, ms.float32)
     norm_type = float(norm_type)
-    if norm_type == float("inf"):
-        norms = [ops.abs(t.grad).max() for t in grads]
-        total = ops.stack(norms).max()
-    else:
-        total = ops.stack([ops.norm(t.grad.reshape(-1), norm_type) for t in grads]).norm(norm_type)
+    total = _vector_norm(ops.stack([_vector_norm(t, norm_type) for t in tensors]), norm_type)
     if error_if_nonfinite and not bool(ops.isfinite(total)):
         raise RuntimeError(f"The total norm of order {norm_type} for gradients from `parameters` is non-finite, so "
                            "it cannot be clipped. To disable this error and scale the gradients by the non-finite "
                            "norm anyway, set `error_if_nonfinite=False`")
+    return total
+
+
+def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None) -> None:
+    """torch.nn.utils.clip_grads_with_norm_ on ``.grad``: each gradient scaled by ``min(max_norm / (total_norm +
+    1e-6), 1)``."""
+    grads = [t for t in _tensors(parameters) if t.grad is not None]
+    if not grads:
+        return
+    total = total_norm if isinstance(total_norm, Tensor) else Tensor(float(total_norm), ms.float32)
     coef = ops.clamp(float(max_norm) / (total + 1e-6), max=1.0)
     for t in grads:
         t.grad = t.grad * coef.astype(t.grad.dtype)
-    return total
 
 
 def clip_grad_value_(parameters, clip_value, foreach=None) -> None:

@@ -6,6 +6,7 @@ import libcst as cst
 from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.rules.module_class import module_classes
 from mindport.migrator.rules.training_loop_analysis import _names
+from mindport.migrator.rules.training_region import reads_before_writes
 from mindport.migrator.scopes import dotted_name
 from mindport.migrator.syntax import code_of, module_code, target_names
 from mindport.migrator.walk import parse_expression, parse_statement, read
@@ -95,6 +96,43 @@ class RecordedValueTransform(Rule):
                  "value_and_grad computes them again inside the differentiation (the action, sampled, is an input); the "
                  "file's nn.Dropout layers keep their masks for that (keep_dropout_masks, after the imports)",
         ),
+        Example(
+            before="""
+                import torch
+                import torch.nn.functional as F
+
+
+                def update(model, opt, x, y, algo):
+                    out = model(x)
+                    logp = F.log_softmax(out, dim=1)
+                    if algo == "A2C":
+                        loss = -(logp * y).sum()
+                        opt.zero_grad()
+                        loss.backward()
+                        opt.step()
+            """,
+            after="""
+                from mindport.runtime import nn_functional as mp_F
+                from mindport.runtime import math as mp_math
+                from mindport.runtime import training as mp_train
+                mp_train.keep_dropout_masks()
+
+
+                def update(model, opt, x, y, algo):
+                    out = mp_train.record(model(x), lambda model, x: model(x), model, x)
+                    logp = mp_train.record(mp_F.log_softmax(out, dim=1), lambda out: mp_F.log_softmax(out, dim=1), out)
+                    if algo == "A2C":
+                        def forward_fn():
+                            loss = -mp_math.sum((logp * y))
+                            return loss
+                        grad_fn = mp_train.value_and_grad(forward_fn, mp_train.parameters(opt))
+                        loss, grads = grad_fn()
+                        mp_train.zero_grad(opt)
+                        mp_train.backward(grads)
+                        opt(mp_train.grads_of(opt))
+            """,
+            note="A loss in a branch reading values computed before it from a model call (an actor-critic update: the outputs, log-probabilities, then `if algo == ...:` holding the backward): each assignment computing such a value is recorded with its expression, and the branch's value_and_grad computes them again inside the differentiation (before, they were constants there: no parameter reached the loss).",
+        ),
     )
 
     def __init__(self, ctx) -> None:
@@ -109,6 +147,7 @@ class RecordedValueTransform(Rule):
         self._records = False  # the file records a value: its nn.Dropout layers keep their masks (leave_Module)
         self._snapshots: dict[str, int] = {}  # the last _slice's rebound inputs -> where their snapshot goes
         self._taken: set[int] = set()
+        self._collectors: dict[str, int] = {}  # methods/functions appending an argument: name -> its position
 
     # --- where we are
     def visit_Module(self, node: cst.Module) -> None:
@@ -120,6 +159,7 @@ class RecordedValueTransform(Rule):
         top = [s for s in node.body if not isinstance(s, (cst.FunctionDef, cst.ClassDef))]
         self._frames.append(self._frame(cst.Module(body=top), ()))
         self._collected_returns = _collected_returns(node, self._models) if self._active else frozenset()
+        self._collectors = _collectors_of(node) if self._active else {}
 
     def leave_Module(self, original_node, updated_node):
         """A file that records values makes MindSpore's nn.Dropout keep the masks it draws (``keep_dropout_masks``),
@@ -188,10 +228,12 @@ class RecordedValueTransform(Rule):
 
     def _rewrite_block(self, original_node, updated_node):
         frame = self._frames[-1] if self._frames else None
-        if not self._active or frame is None or frame["differentiates"] or frame["model"] or self._no_grad \
+        if not self._active or frame is None or frame["model"] or self._no_grad \
                 or len(original_node.body) != len(updated_node.body):
             return updated_node
         original, body = list(original_node.body), list(updated_node.body)
+        if frame["differentiates"]:
+            return self._read_in_branches(original, body, updated_node, frame)
         new: dict[int, list] = {}
         self._taken: set[int] = set()  # statements a snapshot was placed before (one record's snapshots each)
         for i, stmt in enumerate(original):
@@ -202,6 +244,14 @@ class RecordedValueTransform(Rule):
                     and isinstance(small.value.func, cst.Attribute) and small.value.func.attr.value == "append" \
                     and len(small.value.args) == 1 and (holder := dotted_name(small.value.func.value)):
                 new.update(self._appended(original, body, i, frame, holder))
+            elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) \
+                    and (position := self._collectors.get(_called_name(small.value) or "")) is not None \
+                    and len(small.value.args) > position and all(a.keyword is None and not a.star
+                                                                  for a in small.value.args[:position + 1]):
+                # ``pi.put_data((r, prob[a]))`` of a method appending its argument (``self.data.append(item)``):
+                # the value collected as by an append here (minimalRL's REINFORCE refused: no parameter reached)
+                new.update(self._appended(original, body, i, frame, dotted_name(small.value.func) or "collected",
+                                          position))
             elif isinstance(small, cst.Return) and small.value is not None \
                     and frame.get("name") in self._collected_returns:
                 new.update(self._returned(original, body, i, frame))
@@ -215,10 +265,116 @@ class RecordedValueTransform(Rule):
             return updated_node
         return updated_node.with_changes(body=[s for i, stmt in enumerate(body) for s in new.get(i, [stmt])])
 
-    def _appended(self, original, updated, index, frame, holder) -> dict:
+    # --- values a branch's backward reads, computed before the branch
+    def _read_in_branches(self, original, updated, updated_node, frame):
+        """In a function that differentiates: an ``if``/``with``/``try`` holding a ``.backward()`` whose loss reads
+        values computed from a model call before it, in this block (cfh/connect4_a2c's ``update_policy``: ``logits =
+        model(states)``, ``log_probs``, ``entropy`` ..., then ``if algorithm == "PPO": ... else: total_loss = ...;
+        total_loss.backward()``). The training-loop rule differentiates the branch's statements only (the region is
+        planned per block), where those values were constants: no parameter reached the loss (refused at the first
+        step). Each assignment of this block computing such a value is recorded with its expression, over the names
+        it reads (``log_probs = record(F.log_softmax(m, dim=1), lambda m: F.log_softmax(m, dim=1), m)``), and
+        value_and_grad computes the values the branch's function reads again inside the differentiation, from the
+        model call on, as for a value collected over an episode. Left alone (today's refusal at run time) when a
+        value the branch reads comes from a computation that cannot be recorded that way (an augmented assignment,
+        a loop, an assignment inside a compound statement, several targets), since a loss recorded in part would
+        have part of torch's gradient, silently."""
+        records: dict[int, list[str]] = {}
+        for c, stmt in enumerate(original):
+            if not isinstance(stmt, (cst.If, cst.With, cst.Try)) or ".backward(" not in code_of(stmt):
+                continue
+            found = self._branch_records(original[:c], set(reads_before_writes([stmt])), frame)
+            if found:
+                records.update(found)
+        if not records:
+            return updated_node
+        train = self.ctx.alias_for("mindport.runtime.training")
+        body = list(updated)
+        for i in records:
+            line = updated[i]
+            small = line.body[0]
+            value = code_of(small.value)
+            inputs = [n for n in dict.fromkeys(_names([original[i].body[0].value]).reads) if n in frame["locals"]]
+            params = ", ".join(inputs)
+            new_value = parse_expression(f"{train}.record({value}, lambda {params}: {value}, {params})"
+                                         if inputs else f"{train}.record({value}, lambda: {value})")
+            body[i] = line.with_changes(body=[small.with_changes(value=new_value)])
+            self.ctx.converted_sites += 1
+        self._records = True
+        return updated_node.with_changes(body=body)
+
+    def _branch_records(self, stmts, needed: set[str], frame) -> dict[int, list[str]] | None:
+        """The indices of ``stmts`` (this block's statements before the branch) whose assignment is recorded, with
+        the names each binds; None where the branch reads no value computed from a model call here, or reads one
+        that cannot be recorded (see ``_read_in_branches``). A model call is a call of a local name (a model handed
+        in or built here), of ``self.<attribute>`` or of ``.forward``; a function of the file is one only when its
+        arguments carry a model's value (``mask_invalid_moves_batch(states, logits)``): a helper computing returns or
+        sampling an action is not computed again."""
+        hot: set[str] = set()  # names holding a value that carries a gradient from a model call
+        tainted: set[str] = set()  # such names whose value is not recorded
+        records: dict[int, list[str]] = {}
+
+        def seeds(value) -> bool:
+            for call in self._live_calls(value):
+                name = dotted_name(call.func) or ""
+                if isinstance(call.func, cst.Name) and name in frame["locals"]:
+                    return True
+                if name.startswith("self.") or name.endswith(".forward"):
+                    return True
+            return False
+
+        def assign(small, index, top, quiet) -> None:
+            names = [n for t in small.targets for n in target_names(t.target)]
+            value = small.value
+            live = self._live_reads(value)
+            if quiet or not (seeds(value) or live & hot):
+                hot.difference_update(names)
+                tainted.difference_update(names)
+                return
+            hot.update(names)
+            if live & tainted:
+                tainted.update(names)
+            elif isinstance(value, cst.Name) or (isinstance(value, (cst.Tuple, cst.List)) and all(
+                    isinstance(e.value, cst.Name) for e in value.elements)):
+                pass  # a rename or an unpacking: the same (recorded) objects
+            elif index is not None and top and len(small.targets) == 1:
+                records[index] = names
+            else:
+                tainted.update(names)
+
+        def visit(stmt, index, top, quiet) -> None:
+            if isinstance(stmt, cst.SimpleStatementLine):
+                one = len(stmt.body) == 1
+                for small in stmt.body:
+                    if isinstance(small, cst.Assign):
+                        assign(small, index if one else None, top, quiet)
+                    elif isinstance(small, (cst.AugAssign, cst.AnnAssign)) and small.value is not None:
+                        names = target_names(small.target)
+                        if not quiet and (set(names) & hot or seeds(small.value) or self._live_reads(small.value) & hot):
+                            hot.update(names)
+                            tainted.update(names)
+                return
+            if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+                return
+            quiet_here = quiet or (isinstance(stmt, cst.With) and self._is_no_grad(stmt))
+            loop = isinstance(stmt, (cst.For, cst.While))
+            for child in _blocks(stmt):
+                for inner in child:
+                    visit(inner, None, False, quiet_here)
+            if loop:  # a value a loop computes from a model call: not recorded (computed again once, not per pass)
+                tainted.update(hot & set(_names([stmt]).writes))
+
+        for i, stmt in enumerate(stmts):
+            visit(stmt, i, True, False)
+        if not needed & hot or needed & tainted:
+            return None
+        return records
+
+    def _appended(self, original, updated, index, frame, holder, position=0) -> dict:
         """``holder.append(E)`` with E computed from a model call: E recorded with its slice, where E is computed
-        (the append's argument, or the assignment of the name appended, whose inputs may change after it)."""
-        value = original[index].body[0].value.args[0].value
+        (the append's argument, or the assignment of the name appended, whose inputs may change after it).
+        ``position``: the argument that is collected (a collector method's, see ``_collectors_of``)."""
+        value = original[index].body[0].value.args[position].value
         point = index
         if isinstance(value, cst.Name):
             for j in range(index - 1, -1, -1):
@@ -242,7 +398,7 @@ class RecordedValueTransform(Rule):
         fn = self._fresh(f"recompute_{holder.rsplit('.', 1)[-1]}", frame)
         line = updated[point]
         small = line.body[0]
-        updated_value = small.value.args[0].value if point == index else small.value
+        updated_value = small.value.args[position].value if point == index else small.value
         definition = self._definition(fn, inputs, [updated[j] for j in chosen], updated_value, line)
         kept = {}
         for name in snapshots:
@@ -251,8 +407,9 @@ class RecordedValueTransform(Rule):
         args = "".join(f", {kept.get(n, n)}" for n in inputs)
         call = parse_expression(f"{train}.record({code_of(updated_value)}, {fn}{args})")
         if point == index:
-            small = small.with_changes(value=small.value.with_changes(args=[small.value.args[0].with_changes(
-                value=call)]))
+            args = list(small.value.args)
+            args[position] = args[position].with_changes(value=call)
+            small = small.with_changes(value=small.value.with_changes(args=args))
         else:
             small = small.with_changes(value=call)
         self.ctx.converted_sites += 1
@@ -499,6 +656,22 @@ class RecordedValueTransform(Rule):
         return name
 
 
+def _blocks(stmt) -> list[list]:
+    """The statement lists a compound statement holds (body, else, except handlers, finally), in order."""
+    found = []
+    for part in (getattr(stmt, "body", None), *(h.body for h in getattr(stmt, "handlers", ())),
+                 getattr(stmt, "orelse", None), getattr(stmt, "finalbody", None)):
+        if part is None:
+            continue
+        if isinstance(part, cst.If):  # elif
+            found.extend(_blocks(part))
+            continue
+        block = getattr(part, "body", part)
+        found.append(list(block.body) if isinstance(block, cst.IndentedBlock) else
+                     list(block) if isinstance(block, (list, tuple)) else [block])
+    return found
+
+
 def _bound_names(body) -> set[str]:
     """Names a block binds other than by assignment: loop targets (``for step in ...``), ``with ... as f``,
     ``except ... as e``, nested definitions. A slice reading one takes it as an input: a recompute function that
@@ -539,6 +712,39 @@ def _calls(node) -> list[cst.Call]:
 
     read(node, _Walk())
     return found
+
+
+def _collectors_of(module: cst.Module) -> dict[str, int]:
+    """The functions and methods of this file whose body appends one of their parameters to a list (minimalRL's
+    ``def put_data(self, item): self.data.append(item)``), by name, with that parameter's position among a call's
+    arguments (``self`` not counted). A name defined twice with different positions is left out."""
+    found: dict[str, int] = {}
+    clash: set[str] = set()
+
+    def scan(fn: cst.FunctionDef, method: bool) -> None:
+        params = [p.name.value for p in (*fn.params.posonly_params, *fn.params.params)]
+        if method and params:
+            params = params[1:]
+        for stmt in fn.body.body if isinstance(fn.body, cst.IndentedBlock) else ():
+            small = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 else None
+            if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) \
+                    and isinstance(small.value.func, cst.Attribute) and small.value.func.attr.value == "append" \
+                    and len(small.value.args) == 1 and isinstance(small.value.args[0].value, cst.Name) \
+                    and small.value.args[0].value.value in params:
+                position = params.index(small.value.args[0].value.value)
+                name = fn.name.value
+                if found.get(name, position) != position:
+                    clash.add(name)
+                found[name] = position
+
+    for stmt in module.body:
+        if isinstance(stmt, cst.FunctionDef):
+            scan(stmt, False)
+        elif isinstance(stmt, cst.ClassDef) and isinstance(stmt.body, cst.IndentedBlock):
+            for item in stmt.body.body:
+                if isinstance(item, cst.FunctionDef):
+                    scan(item, True)
+    return {k: v for k, v in found.items() if k not in clash}
 
 
 def _called_name(call: cst.Call) -> str | None:

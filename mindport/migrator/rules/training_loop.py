@@ -721,6 +721,51 @@ class TrainingLoopRule(Rule):
             """,
             note="A file that never calls train(): torch's Module trains from birth, a Cell does not, so set_train(True) goes once before the outermost loop of the scope (also when the file calls eval() later: torch trains until then, and stays in inference mode after it, as the port does).",
         ),
+        Example(
+            before="""
+                import torch
+
+
+                def train(model, x, y):
+                    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+                    sched = torch.optim.lr_scheduler.StepLR(opt, step_size=2)
+                    for epoch in range(4):
+                        if epoch == 2:
+                            for g in opt.param_groups:
+                                g["lr"] = g["lr"] * 0.3
+                        loss = ((model(x) - y) ** 2).mean()
+                        opt.zero_grad()
+                        loss.backward()
+                        opt.step()
+                        sched.step()
+            """,
+            after="""
+                from mindspore.experimental import optim as ms_optim
+                from mindport.runtime import optim as mp_optim
+                from mindport.runtime import math as mp_math
+                from mindport.runtime import training as mp_train
+
+
+                def train(model, x, y):
+                    opt = ms_optim.SGD(model.trainable_params(), lr=0.1)
+                    sched = ms_optim.lr_scheduler.StepLR(opt, step_size=2)
+                    model.set_train(True)
+                    for epoch in range(4):
+                        if epoch == 2:
+                            for g in opt.param_groups:
+                                mp_optim.set_group(g, "lr", g["lr"] * 0.3)
+                        def forward_fn():
+                            loss = mp_math.mean(((model(x) - y) ** 2))
+                            return loss
+                        grad_fn = mp_train.value_and_grad(forward_fn, mp_train.parameters(opt, model))
+                        loss, grads = grad_fn()
+                        mp_train.zero_grad(opt)
+                        mp_train.backward(grads)
+                        opt(mp_train.grads_of(opt))
+                        sched.step()
+            """,
+            note="A hand edit of a param group's lr writes the group's lr Parameter in place (mindport.runtime.optim.set_group): a MindSpore scheduler keeps assigning that Parameter, so a value stored over it cut every later scheduler.step() off.",
+        ),
     )
 
     def __init__(self, ctx) -> None:
@@ -738,6 +783,7 @@ class TrainingLoopRule(Rule):
         self._stepped: set[tuple[int, str]] = set()
         self._never_reset: set[tuple[int, str]] = set()
         self._stores: set[int] = set()  # subscripts assigned to (opt.param_groups[0]['lr'] = ...): not reads
+        self._group_names: set[str] = set()  # loop targets over an optimizer's param_groups (for g in opt.param_groups)
         self._native: set[int] = set()  # loops the opt(grads) rewrite takes (decided on the original loop)
         self._native_bodies: set[int] = set()
         self._def_bodies: set[int] = set()
@@ -796,6 +842,10 @@ class TrainingLoopRule(Rule):
     def leave_AugAssign(self, original_node, updated_node):
         """``w -= lr * w.grad`` (a leaf tensor, ``p.data``, or an update read off ``.grad``): in place, as torch's
         ``-=`` on a tensor is; a rebinding would leave the tensor (and its ``.grad``) behind."""
+        if self._group_item(original_node.target) is not None and isinstance(updated_node.target, cst.Subscript):
+            symbol = code_of(updated_node.operator).strip()[:-1]  # ``*=`` -> ``*``
+            target = code_of(updated_node.target)
+            return self._set_group(updated_node.target, f"{target} {symbol} ({code_of(updated_node.value)})")
         op = _INPLACE.get(type(original_node.operator))
         target = original_node.target
         data = isinstance(target, cst.Attribute) and target.attr.value == "data"
@@ -883,9 +933,33 @@ class TrainingLoopRule(Rule):
             if qual.startswith("torch.optim.") and ".lr_scheduler." not in qual and call.args:
                 self._optimized.update(_names([call.args[0].value]).reads)
 
+    def _group_item(self, target) -> tuple[cst.BaseExpression, str] | None:
+        """``g['lr']`` (g a loop target over ``X.param_groups``) or ``X.param_groups[i]['lr']``: the group and key."""
+        if not isinstance(target, cst.Subscript) or len(target.slice) != 1 \
+                or not isinstance(target.slice[0].slice, cst.Index) \
+                or not isinstance(target.slice[0].slice.value, cst.SimpleString):
+            return None
+        group = target.value
+        if isinstance(group, cst.Name) and group.value in self._group_names or isinstance(group, cst.Subscript) \
+                and isinstance(group.value, cst.Attribute) and group.value.attr.value == "param_groups":
+            return group, code_of(target.slice[0].slice.value)
+        return None
+
+    def _set_group(self, updated_target, value: str):
+        """``group[key] = value`` -> ``mindport.runtime.optim.set_group(group, key, value)``: a group's lr Parameter
+        is written in place, so a MindSpore scheduler stepping it afterwards is not cut off (see set_group)."""
+        self.ctx.converted_sites += 1
+        optim = self.ctx.alias_for("mindport.runtime.optim")
+        key = code_of(updated_target.slice[0].slice.value)
+        return cst.Expr(parse_expression(f"{optim}.set_group({code_of(updated_target.value)}, {key}, {value})"))
+
     def leave_Assign(self, original_node, updated_node):
         """A requires_grad tensor an optimizer updates becomes a Parameter (named after it, as MindSpore's optimizers
-        want); the rule differentiates it as one of the optimizer's parameters."""
+        want); the rule differentiates it as one of the optimizer's parameters. ``g['lr'] = v`` on an optimizer's
+        param group writes the group's Parameter in place (``_set_group``)."""
+        if len(original_node.targets) == 1 and self._group_item(original_node.targets[0].target) is not None \
+                and isinstance(updated_node.targets[0].target, cst.Subscript):
+            return self._set_group(updated_node.targets[0].target, code_of(updated_node.value))
         names = [n for t in original_node.targets for n in target_names(t.target)]
         if id(original_node) in self._leaf_flags and (flag := _leaf_flag(original_node)) in self._global_leaves:
             self.ctx.converted_sites += 1  # w.requires_grad = True on a leaf a function reads: w a Parameter
@@ -918,6 +992,9 @@ class TrainingLoopRule(Rule):
             self.leaves.add(call.func.value.value)  # the statement stays: the flag reads as torch's
 
     def visit_For(self, node: cst.For) -> None:
+        if isinstance(node.iter, cst.Attribute) and node.iter.attr.value == "param_groups" \
+                and isinstance(node.target, cst.Name):
+            self._group_names.add(node.target.value)
         if "param" in code_of(node.iter).lower():  # for p in model.parameters() / zip(params, grads): tensors
             self._param_vars.append(set(target_names(node.target)))
         else:
@@ -1414,12 +1491,16 @@ class TrainingLoopRule(Rule):
         targets += [n for n in plan.outputs if n not in plan.joint]
         positional = [n for n in plan.leaves if n not in self._global_leaves]
         as_weights = [n for n in plan.leaves if n in self._global_leaves] + self._leaves_through(stmts)
-        args = [*positional, *plan.params]
+        args = [*positional, *plan.params, *plan.maybe]
+        # a name the forward reads where only some path assigned it (``if epoch > 0: logp = ...`` then a loss reading
+        # ``logp``) is handed in as it is bound before the step, UNBOUND where it is not (read then: an error, as
+        # torch's UnboundLocalError); before, it started as UNBOUND inside forward_fn and epoch 0 read no value
+        call_args = [*positional, *plan.params, *(f'locals().get("{n}", {train}.UNBOUND)' for n in plan.maybe)]
         # a name handed back that the step assigns only in a branch (``if use_mixup: fake, lam = ...``) starts as
         # UNBOUND (it would be an UnboundLocalError at the return when the branch did not run), and is deleted again
         # after the call, as torch's name was never assigned in that step
         branch_only = [n for n in plan.outputs if n not in plan.params and n not in _definitely_assigned(stmts)]
-        fn_body = [*(parse_statement(f"{n} = {train}.UNBOUND\n") for n in branch_only),
+        fn_body = [*(parse_statement(f"{n} = {train}.UNBOUND\n") for n in branch_only if n not in plan.maybe),
                    stmts[0].with_changes(leading_lines=[l for l in stmts[0].leading_lines if l.comment]),
                    *stmts[1:], parse_statement(f"return {', '.join(returned)}\n")]
         forward_fn = cst.FunctionDef(name=cst.Name(fn_name), params=cst.Parameters(
@@ -1459,14 +1540,14 @@ class TrainingLoopRule(Rule):
             self._preludes.append((forward_fn, modes))
             self._mode_preludes.add(id(modes))
             modes = []
-        differentiate = f"{lhs}, {grads} = {grad_fn}({', '.join(args)})\n"
+        differentiate = f"{lhs}, {grads} = {grad_fn}({', '.join(call_args)})\n"
         if guard is not None and set(targets) & set(args):
             # a value carried from step to step (a loss summed over steps, one backward every k): each step's
             # forward must stay differentiated, or the sum a later backward reads is a constant (its gradient lost)
             guard = None
         if guard is not None:  # backward() only under `if <guard>:` (an eval pass of the same code): forward only
             differentiate = (f"if {code_of(guard)}:\n    {differentiate}"
-                             f"else:\n    {lhs} = {fn_name}({', '.join(args)})\n")
+                             f"else:\n    {lhs} = {fn_name}({', '.join(call_args)})\n")
         unbind = [parse_statement(f"if {n} is {train}.UNBOUND:\n    del {n}\n") for n in branch_only]
         return [*modes, forward_fn,
                 parse_statement(f"{grad_fn} = {train}.value_and_grad({fn_name}{weights}{leaves})\n"),

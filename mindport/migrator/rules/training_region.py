@@ -87,6 +87,9 @@ class Plan:
     joint: list[str] = field(default_factory=list)
     part: int = 0  # a later site of such a forward: which of its losses (1, 2, ...) this site backpropagates
     apart: bool = False  # an optimizer steps or resets between such sites: each loss's own gradient, not the sum's
+    # names the forward reads where only some path through it has assigned them (``if epoch > 0: logp = ...`` then
+    # ``loss = f(logp)``): on the other path the value bound before the step, handed in when bound (see maybe_read)
+    maybe: list[str] = field(default_factory=list)
 
 
 def reads_writes(stmt) -> tuple[set[str], set[str]]:
@@ -214,6 +217,64 @@ def _reads_before_writes(stmts, assigned: set[str], seen: list[str]) -> None:
                 assigned.update(reads_writes(piece)[1])
 
 
+def maybe_read(stmts) -> list[str]:
+    """Names the statements read where only some of the paths to the read have assigned them: after an ``if``
+    assigning the name in one branch (PPO's ``if epoch > 0: logp = F.log_softmax(model(x))`` then ``loss = -(logp *
+    y).sum()``, which reads on epoch 0 the ``logp`` computed before the loop), a loop's or a ``try``'s body. Such a
+    name is not one ``reads_before_writes`` reports (a name either branch assigns counts as assigned there, so a
+    mixup step's ``if use_mixup: lam = ...`` ... ``if use_mixup: loss = lam * ...`` keeps a name that may be bound
+    nowhere before the step out of the arguments)."""
+    seen: list[str] = []
+    _maybe_reads(stmts, set(), set(), seen)
+    return seen
+
+
+def _maybe_reads(stmts, definite: set[str], possible: set[str], seen: list[str]) -> None:
+    def read(names) -> None:
+        for n in names:
+            if n in possible and n not in definite and n not in seen:
+                seen.append(n)
+
+    for stmt in stmts:
+        if isinstance(stmt, cst.SimpleStatementLine) or isinstance(stmt, cst.FunctionDef):
+            reads, writes = reads_writes(stmt)
+            read(_names([stmt]).reads if isinstance(stmt, cst.SimpleStatementLine) else reads)
+            definite |= writes
+            possible |= writes
+        elif isinstance(stmt, cst.If):
+            read(_names([stmt.test]).reads)
+            then_d, then_p = set(definite), set(possible)
+            _maybe_reads(_body(stmt.body), then_d, then_p, seen)
+            other_d, other_p = set(definite), set(possible)
+            if stmt.orelse is not None:
+                _maybe_reads([stmt.orelse] if isinstance(stmt.orelse, cst.If) else _body(stmt.orelse.body),
+                             other_d, other_p, seen)
+            definite |= then_d & other_d
+            possible |= then_p | other_p
+        elif isinstance(stmt, cst.With):
+            for item in stmt.items:
+                read(_names([item.item]).reads)
+                if item.asname is not None:
+                    definite.update(_target_names(item.asname.name))
+                    possible.update(_target_names(item.asname.name))
+            _maybe_reads(_body(stmt.body), definite, possible, seen)
+        else:  # a loop's, a try's body: it may not run (to its end)
+            inner_d, inner_p = set(definite), set(possible)
+            if isinstance(stmt, cst.For):
+                read(_names([stmt.iter]).reads)
+                inner_d.update(_target_names(stmt.target))
+                inner_p.update(_target_names(stmt.target))
+            elif isinstance(stmt, cst.While):
+                read(_names([stmt.test]).reads)
+            parts = [getattr(stmt, "body", None), *(h.body for h in getattr(stmt, "handlers", ())),
+                     getattr(getattr(stmt, "orelse", None), "body", None),
+                     getattr(getattr(stmt, "finalbody", None), "body", None)]
+            for part in parts:
+                if part is not None:
+                    _maybe_reads(_body(part), inner_d, inner_p, seen)
+            possible |= inner_p
+
+
 def _pieces(stmts):
     """Statements in execution order, compound ones opened: their header expressions, the names the header binds
     (a tuple), then their bodies."""
@@ -330,6 +391,8 @@ def plan_block(stmts: list, sites: list[Site], forward_names: set[str], leaves: 
         same_object = _attribute_stores_only(forward_stmts)
         plan.leaves = [n for n in free if n in leaves and n not in written]
         plan.params = [n for n in free if n in written and n not in plan.leaves and n not in same_object]
+        plan.maybe = [n for n in maybe_read(forward_stmts) if n not in free and n not in leaves
+                      and n not in same_object]
         # a name only statements an earlier site's forward_fn ran bind (the discriminator's `d_loss, real_score =
         # discriminator_loss(...)` run again for the `fake` or the labels a generator step reads) is not handed back
         # again: torch ran those statements once, before the earlier optimizer step, and the name keeps that value
@@ -337,7 +400,8 @@ def plan_block(stmts: list, sites: list[Site], forward_names: set[str], leaves: 
         rerun_only = {n for n in written if all(i in ran_at for i in forward if n in rw[i][1])}
         plan.outputs = [n for n in dict.fromkeys(_assigned(forward_stmts))
                         if n != site.loss and n not in same_object
-                        and (n in plan.params or (read_elsewhere(n, forward_stmts) and n not in rerun_only))]
+                        and (n in plan.params or n in plan.maybe
+                             or (read_elsewhere(n, forward_stmts) and n not in rerun_only))]
         for i in forward:
             ran_at.setdefault(i, at)
         plans.append(plan)
