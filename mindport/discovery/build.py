@@ -158,7 +158,7 @@ def ctor_attempts(cand: dict, user: str | None) -> list[tuple[str, str]]:
     for text in cand["ctors"][:6]:
         add("repository", text)
     required = [p for p in cand["params"] if p["default"] is None and p["kind"] in ("positional", "keyword")]
-    first = first_values = None
+    first = first_values = probe = None
     if not required:
         add("defaults", "")
         first = ""
@@ -175,6 +175,7 @@ def ctor_attempts(cand: dict, user: str | None) -> list[tuple[str, str]]:
             _tie_counts(required, values)
             _table_shapes(required, values, cand["params"], size)
             values = [_as_count(p, v) for p, v in zip(required, values)]
+            probe = values if probe is None else probe  # a file path has no small value: the repository's files below
             if all(v is not None for v in values):
                 add("small values", ", ".join(f"{p['name']}={v}" for p, v in zip(required, values)))
                 if first is None:
@@ -196,12 +197,15 @@ def ctor_attempts(cand: dict, user: str | None) -> list[tuple[str, str]]:
     # ``model_def``): the repository's files of that kind, smallest first (yolov3-tiny.cfg before yolov3.cfg), before
     # the small values (a number there: "Bad file descriptor", eriklindernoren/PyTorch-YOLOv3)
     at = next((i for i, (o, _) in enumerate(out) if o == "small values"), len(out))
-    for i, p in enumerate(required if first_values is not None else []):
+    base = first_values if first_values is not None else probe
+    for i, p in enumerate(required if base is not None else []):
         if not _FILE_PARAM.fullmatch(p["name"].lower()) or p.get("use") or p.get("choices") \
                 or (p.get("annotation") or "str") not in ("str", "Path", "os.PathLike", "str | Path"):
             continue  # a configuration read by keys or attributes is no path (``repository_configs``)
         for rel, path in _architecture_files(cand.get("repo_files") or [], p["name"].lower())[:3]:
-            values = [repr(path) if j == i else v for j, v in enumerate(first_values)]
+            values = [repr(path) if j == i else v for j, v in enumerate(base)]
+            if any(v is None for v in values):
+                continue
             text = ", ".join(f"{q['name']}={v}" for q, v in zip(required, values))
             if all(text != t for _, t in out):
                 out.insert(at, (f"repository file {rel}", text))

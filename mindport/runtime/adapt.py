@@ -130,7 +130,7 @@ def tensor_data(value: Any) -> Any:
     return value if isinstance(value, ms.Tensor) else value.data
 
 
-def layer_attribute(layer: Any, name: str) -> Any:
+def layer_attribute(layer: Any, name: str, refuse_shadowed: bool = True) -> Any:
     """``m.weight`` read under torch's name where the converter could not tell the layer's class (``if
     isinstance(m, nn.BatchNorm3d) or isinstance(m, nn.BatchNorm2d):`` — MindSpore's BatchNorm3d keeps it at
     ``bn2d.gamma``, BatchNorm2d at ``gamma``): the attribute the entry of the object's class names, else ``name``.
@@ -160,7 +160,8 @@ def layer_attribute(layer: Any, name: str) -> Any:
         if reason is not None and path == name and not hasattr(layer, name):
             raise AttributeError(f"mindport: {entry.torch}.{name}: {reason}")
         rows = _shadowed().get(entry.torch, {})
-        shadowed = rows.get(name) if path == name and name != "class" and _measured_class(layer, rows) else None
+        shadowed = rows.get(name) if refuse_shadowed and path == name and name != "class" \
+            and _measured_class(layer, rows) else None
         if shadowed is not None and name not in _WEIGHTS_AND_BUFFERS:
             # a setting MindSpore's class holds under torch's name with another value (measured): loud, not wrong
             # (an AdaptiveMaxPool3d's output_size is a Tensor there); a Conv1d's 4-D weight stays (init calls convert)
@@ -247,7 +248,8 @@ def rebuild_layer(layer: Any, entry: Entry, name: str, value: Any, names: Any = 
     settings = {}
     for setting in names if names is not None else load_writes().get(entry.torch, {}):
         if setting != name:
-            settings[setting] = layer_attribute(layer, setting)
+            # the layer's own value, given back to its own mapping (a shadowed setting is MindSpore's form there)
+            settings[setting] = layer_attribute(layer, setting, refuse_shadowed=False)
     settings[name] = value
     adapter = api(entry.torch)
     adapter = vars(adapter).get("_mp_adapter", adapter)  # a class target's adapter class holds the Adapter

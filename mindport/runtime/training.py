@@ -1020,7 +1020,9 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
     if not tensors:
         return Tensor(0.0, ms.float32)
     norm_type = float(norm_type)
-    total = _vector_norm(ops.stack([_vector_norm(t, norm_type) for t in tensors]), norm_type)
+    # a complex tensor's norm is its magnitudes' (torch: a real total; MindSpore 2.10's ops.abs keeps complex64)
+    total = _vector_norm(ops.stack([_vector_norm(ops.sqrt(ops.real(t) ** 2 + ops.imag(t) ** 2) if t.is_complex()
+                                                 else t, norm_type) for t in tensors]), norm_type)
     if error_if_nonfinite and not bool(ops.isfinite(total)):
         raise RuntimeError(f"The total norm of order {norm_type} for gradients from `parameters` is non-finite, so "
                            "it cannot be clipped. To disable this error and scale the gradients by the non-finite "
