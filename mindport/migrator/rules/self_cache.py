@@ -1248,14 +1248,8 @@ class _LazyProperty(cst.CSTTransformer):
         self.depth -= 1
         if self.depth or not isinstance(updated_node.body, cst.IndentedBlock):
             return updated_node
-        body = list(updated_node.body.body)
-        head = 0
-        if body and isinstance(body[0], cst.SimpleStatementLine) and isinstance(body[0].body[0], cst.Expr) \
-                and isinstance(body[0].body[0].value, (cst.SimpleString, cst.ConcatenatedString)):
-            head = 1  # after the docstring
-        body[head:head] = [parse_statement(f"_mp_{a} = self.{a}\n") for a in self.order]
         self.sites += len(self.order)
-        return updated_node.with_changes(body=updated_node.body.with_changes(body=body))
+        return _with_local_mirrors(updated_node, self.order)
 
     def visit_Lambda(self, node) -> bool:
         return False
@@ -1474,14 +1468,8 @@ class _BufferLocals(cst.CSTTransformer):
         self.depth -= 1
         if self.depth or not isinstance(updated_node.body, cst.IndentedBlock):
             return updated_node
-        body = list(updated_node.body.body)
-        head = 0
-        if body and isinstance(body[0], cst.SimpleStatementLine) and isinstance(body[0].body[0], cst.Expr) \
-                and isinstance(body[0].body[0].value, (cst.SimpleString, cst.ConcatenatedString)):
-            head = 1  # after the docstring
-        body[head:head] = [parse_statement(f"_mp_{name} = self.{name}\n") for name in self.names]
         self.sites += len(self.names)
-        return updated_node.with_changes(body=updated_node.body.with_changes(body=body))
+        return _with_local_mirrors(updated_node, self.names)
 
     def visit_Lambda(self, node) -> bool:
         return False
@@ -1507,3 +1495,15 @@ class _BufferLocals(cst.CSTTransformer):
             return cst.Assign(targets=[cst.AssignTarget(cst.Name(f"_mp_{call.args[1].value.evaluated_value}"))],
                               value=call)
         return updated_node
+
+
+def _with_local_mirrors(function: cst.FunctionDef, names) -> cst.FunctionDef:
+    """``function`` with ``_mp_NAME = self.NAME`` for each name at the top of its body (after the docstring): the
+    locals its ``self.NAME`` reads were rewritten to."""
+    body = list(function.body.body)
+    head = 0
+    if body and isinstance(body[0], cst.SimpleStatementLine) and isinstance(body[0].body[0], cst.Expr) \
+            and isinstance(body[0].body[0].value, (cst.SimpleString, cst.ConcatenatedString)):
+        head = 1  # after the docstring
+    body[head:head] = [parse_statement(f"_mp_{name} = self.{name}\n") for name in names]
+    return function.with_changes(body=function.body.with_changes(body=body))
