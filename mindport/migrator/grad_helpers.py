@@ -34,6 +34,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from mindport.migrator.rules.references import torch_imports
+from mindport.migrator.scopes import dotted_name
 from mindport.migrator.syntax import module_code, target_names
 from mindport.migrator.walk import transform, walk
 
@@ -44,7 +46,7 @@ def inline_grad_helpers(module: cst.Module) -> cst.Module:
     """The module with calls of its one-line ``torch.autograd.grad`` helpers written out (module docstring)."""
     if "grad" not in module_code(module):
         return module
-    imports = _torch_imports(module)
+    imports = torch_imports(module)
     if not imports:
         return module
     helpers: dict[str, tuple] = {}
@@ -61,42 +63,8 @@ def inline_grad_helpers(module: cst.Module) -> cst.Module:
     return transform(module, _WriteOut(helpers, imports))
 
 
-def _torch_imports(module: cst.Module) -> dict[str, str]:
-    """Top-level names the file binds to torch modules or functions -> their dotted torch names."""
-    names: dict[str, str] = {}
-    for line in module.body:
-        if not isinstance(line, cst.SimpleStatementLine):
-            continue
-        for stmt in line.body:
-            if isinstance(stmt, cst.Import):
-                for alias in stmt.names:
-                    dotted = _dotted(alias.name)
-                    if not dotted or dotted.split(".")[0] != "torch":
-                        continue
-                    if alias.asname is not None:
-                        names[alias.asname.name.value] = dotted
-                    else:
-                        names["torch"] = "torch"
-            elif isinstance(stmt, cst.ImportFrom) and not stmt.relative and stmt.module is not None \
-                    and (_dotted(stmt.module) or "").split(".")[0] == "torch" \
-                    and not isinstance(stmt.names, cst.ImportStar):
-                for alias in stmt.names:
-                    bound = alias.asname.name.value if alias.asname else alias.name.value
-                    names[bound] = f"{_dotted(stmt.module)}.{_dotted(alias.name)}"
-    return names
-
-
-def _dotted(node) -> str | None:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        head = _dotted(node.value)
-        return f"{head}.{node.attr.value}" if head else None
-    return None
-
-
 def _resolved(func, imports: dict[str, str]) -> str | None:
-    dotted = _dotted(func)
+    dotted = dotted_name(func)
     if dotted is None:
         return None
     head, _, rest = dotted.partition(".")

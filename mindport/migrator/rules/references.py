@@ -685,7 +685,13 @@ class _GetattrUses(cst.CSTVisitor):
 
 def _torch_import_names(module: cst.Module) -> frozenset[str]:
     """The names the file's top-level imports bind to torch modules (``torch``, ``F``, ``nn``)."""
-    names = set()
+    return frozenset(torch_imports(module))
+
+
+def torch_imports(module: cst.Module) -> dict[str, str]:
+    """The names the file's top-level imports bind to torch modules or functions -> their dotted torch names
+    (``F`` -> ``torch.nn.functional``, ``grad`` -> ``torch.autograd.grad``; ``import torch.nn`` binds ``torch``)."""
+    names: dict[str, str] = {}
     for line in module.body:
         if not isinstance(line, cst.SimpleStatementLine):
             continue
@@ -694,12 +700,16 @@ def _torch_import_names(module: cst.Module) -> frozenset[str]:
                 for alias in stmt.names:
                     dotted = _dotted(alias.name)
                     if dotted and dotted.split(".")[0] == "torch":
-                        names.add(alias.asname.name.value if alias.asname else dotted.split(".")[0])
+                        if alias.asname is not None:
+                            names[alias.asname.name.value] = dotted
+                        else:
+                            names["torch"] = "torch"
             elif isinstance(stmt, cst.ImportFrom) and not stmt.relative and stmt.module is not None \
                     and (_dotted(stmt.module) or "").split(".")[0] == "torch" and not isinstance(stmt.names, cst.ImportStar):
                 for alias in stmt.names:
-                    names.add(alias.asname.name.value if alias.asname else alias.name.value)
-    return frozenset(names)
+                    bound = alias.asname.name.value if alias.asname else alias.name.value
+                    names[bound] = f"{_dotted(stmt.module)}.{_dotted(alias.name)}"
+    return names
 
 
 def _dotted(node) -> str | None:
