@@ -36,7 +36,7 @@ import libcst as cst
 
 from mindport.migrator.rules.references import torch_imports
 from mindport.migrator.scopes import dotted_name
-from mindport.migrator.syntax import module_code, target_names
+from mindport.migrator.syntax import function_bindings, module_code
 from mindport.migrator.walk import transform, walk
 
 _GRAD = "torch.autograd.grad"
@@ -172,46 +172,6 @@ def _helper(function: cst.FunctionDef, imports: dict[str, str], method: bool = F
     return names, defaults, value
 
 
-def _bound_names(function: cst.FunctionDef) -> set[str]:
-    """The names a function binds (parameters, assignment, loop, with and import targets, nested definitions)."""
-    found: set[str] = set()
-
-    class _Find(cst.CSTVisitor):
-        def visit_Param(self, node):
-            found.add(node.name.value)
-
-        def visit_AssignTarget(self, node):
-            found.update(target_names(node.target))
-
-        def visit_AugAssign(self, node):
-            found.update(target_names(node.target))
-
-        def visit_AnnAssign(self, node):
-            found.update(target_names(node.target))
-
-        def visit_For(self, node):
-            found.update(target_names(node.target))
-
-        def visit_CompFor(self, node):
-            found.update(target_names(node.target))
-
-        def visit_AsName(self, node):
-            found.update(target_names(node.name))
-
-        def visit_NamedExpr(self, node):
-            found.update(target_names(node.target))
-
-        def visit_FunctionDef(self, node):
-            if node is not function:
-                found.add(node.name.value)
-
-        def visit_ClassDef(self, node):
-            found.add(node.name.value)
-
-    walk(function, _Find())
-    return found
-
-
 class _Names(cst.CSTVisitor):
     """The names an expression reads (not attribute names, not keyword names)."""
 
@@ -286,7 +246,7 @@ class _WriteOut(cst.CSTTransformer):
         return updated_node
 
     def visit_FunctionDef(self, node):
-        self._bound.append(_bound_names(node))
+        self._bound.append(function_bindings(node))
         in_class = bool(self._class_at) and self._class_at[-1] == len(self._selves)  # a method of the class
         self._selves.append(node.params.params[0].name.value if in_class and node.params.params
                             and not node.decorators else None)

@@ -89,6 +89,57 @@ def own_bindings(node: cst.CSTNode) -> set[str]:
     return set()
 
 
+_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+
+
+def bindings_in_scope(node: cst.CSTNode) -> set[str]:
+    """Every name ``node`` (a statement or an expression) binds in the scope it stands in: :func:`own_bindings` of it
+    and of everything under it, without entering nested functions, classes or lambdas. A ``def``/``class`` binds its
+    own name, and a name a function inside declares ``nonlocal`` is bound here too (its assignments rebind this
+    scope's name). Names declared ``global``/``nonlocal`` in this scope count (an assignment to them rebinds what the
+    scope reads), and so does an annotated name without a value. Comprehension targets count (conservative: Python 3 keeps them in the comprehension)."""
+    from mindport.migrator.walk import syntax_children
+
+    found: set[str] = set()
+    todo = [node]
+    while todo:
+        child = todo.pop()
+        if isinstance(child, _SCOPES):
+            if not isinstance(child, cst.Lambda):
+                found.add(child.name.value)
+            found |= _declared_nonlocal(child)
+            continue
+        if isinstance(child, (cst.Global, cst.Nonlocal)):
+            found.update(item.name.value for item in child.names)
+        elif isinstance(child, cst.AnnAssign):  # ``v: int`` binds no value, but makes ``v`` the scope's own name
+            found.update(target_names(child.target))
+        found |= own_bindings(child)
+        todo.extend(syntax_children(child))
+    return found
+
+
+def function_bindings(function: cst.FunctionDef | cst.Lambda) -> set[str]:
+    """The names a function binds in its own scope: its parameters and :func:`bindings_in_scope` of its body."""
+    params = function.params
+    found = {param.name.value for param in (*params.posonly_params, *params.params, *params.kwonly_params)}
+    found.update(star.name.value for star in (params.star_arg, params.star_kwarg) if isinstance(star, cst.Param))
+    return found | bindings_in_scope(function.body)
+
+
+def _declared_nonlocal(scope: cst.CSTNode) -> set[str]:
+    """The names a function (or a function nested in it) declares ``nonlocal``: bound in an enclosing scope."""
+    from mindport.migrator.walk import syntax_children
+
+    found: set[str] = set()
+    todo = [scope]
+    while todo:
+        child = todo.pop()
+        if isinstance(child, cst.Nonlocal):
+            found.update(item.name.value for item in child.names)
+        todo.extend(syntax_children(child))
+    return found
+
+
 def module_level(statements):
     """The statements of a module's scope in source order: its own, and those in its top-level if/elif/else,
     try/except/else/finally and with blocks (an optional package's fallback, ``if USE_MEMORY_EFFICIENT_SiLU: class

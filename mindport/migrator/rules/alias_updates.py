@@ -5,10 +5,9 @@ from __future__ import annotations
 import libcst as cst
 
 from mindport.migrator.rules.base import Example, Rule
-from mindport.migrator.syntax import head_name, target_names
+from mindport.migrator.syntax import bindings_in_scope, head_name, target_names
 from mindport.migrator.walk import walk
 
-_NESTED = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 _LOOPS = (cst.For, cst.While)
 
 
@@ -210,7 +209,7 @@ def _plan(fn: cst.FunctionDef) -> dict[int, list[tuple[str, str, bool]]]:
                             plan[id(stmt)] = [(a, name, guarded) for a in sorted(aliases)]
                 _bind(stmt, groups, evidence)
                 continue
-            bound = _bound_names(stmt)
+            bound = bindings_in_scope(stmt)
             for child, is_loop in _blocks(stmt):
                 inner = {k: (_Object(v.tensorish) if is_loop and k in bound else v)
                          for k, v in groups.items()}  # a loop's own names: no alias from before it holds
@@ -245,7 +244,7 @@ def _parameter_updates(fn: cst.FunctionDef) -> set[int]:
                         and isinstance(small.target, cst.Name) and small.target.value in params:
                     found.append((stmt, small.target.value, loops))
                     continue
-                names, at = _bound_names(stmt), order.position[id(stmt)]
+                names, at = bindings_in_scope(stmt), order.position[id(stmt)]
             else:
                 names, at = _bound_names_here(stmt), order.position[id(stmt)]
                 for child, is_loop in _blocks(stmt):
@@ -377,7 +376,7 @@ def _bind(line: cst.SimpleStatementLine, groups: dict[str, _Object], evidence: s
     if isinstance(small, cst.AugAssign):
         return  # the same object in torch (a tensor), or a new number: handled at the update
     value = small.value if isinstance(small, (cst.Assign, cst.AnnAssign)) else None
-    for name in _bound_names(line):
+    for name in bindings_in_scope(line):
         groups.pop(name, None)
         groups[name] = _Object(value is not None and _tensorish(value, evidence))
 
@@ -434,54 +433,6 @@ def _blocks(stmt) -> list:
         if isinstance(handler.body, cst.IndentedBlock):
             out.append((handler.body.body, False))
     return out
-
-
-def _bound_names(node) -> set[str]:
-    """Every name ``node`` binds (not inside nested functions): assignment targets, for targets, ``as`` names."""
-    names: set[str] = set()
-
-    class Visitor(cst.CSTVisitor):
-        def on_visit(self, child) -> bool:
-            if child is not node and isinstance(child, _NESTED):
-                if isinstance(child, (cst.FunctionDef, cst.ClassDef)):
-                    names.add(child.name.value)
-                return False
-            return super().on_visit(child)
-
-        def _take(self, target) -> None:
-            names.update(target_names(target))
-
-        def visit_AssignTarget(self, target: cst.AssignTarget) -> None:
-            self._take(target.target)
-
-        def visit_AugAssign(self, aug: cst.AugAssign) -> None:
-            self._take(aug.target)
-
-        def visit_AnnAssign(self, ann: cst.AnnAssign) -> None:
-            self._take(ann.target)
-
-        def visit_For(self, loop: cst.For) -> None:
-            self._take(loop.target)
-
-        def visit_CompFor(self, comp: cst.CompFor) -> None:
-            self._take(comp.target)
-
-        def visit_AsName(self, asname: cst.AsName) -> None:
-            self._take(asname.name)
-
-        def visit_NamedExpr(self, named: cst.NamedExpr) -> None:
-            self._take(named.target)
-
-        def visit_Global(self, stmt) -> None:
-            for item in stmt.names:
-                names.add(item.name.value)
-
-        def visit_Nonlocal(self, stmt) -> None:
-            for item in stmt.names:
-                names.add(item.name.value)
-
-    walk(node, Visitor())
-    return names
 
 
 class _Order:

@@ -100,7 +100,7 @@ def _calls_locals(node: cst.CSTNode) -> bool:
     return bool(hits)
 
 
-def _bound_names(node: cst.CSTNode) -> list[str]:
+def _ordered_bindings(node: cst.CSTNode) -> list[str]:
     """Names a statement (not its nested blocks) binds: assignment targets, ``for`` targets, ``with ... as``,
     imports, walrus; in order."""
     names: list[str] = []
@@ -175,11 +175,11 @@ class _Block:
             self.calls(stmt, sure, maybe)
             if any(isinstance(s, (cst.Del, cst.Global, cst.Nonlocal)) for s in stmt.body):
                 return sure, maybe | {"_mp_unknown"}  # a name unbound again: no later dict
-            bound = _bound_names(stmt)
+            bound = _ordered_bindings(stmt)
             return sure + bound, maybe | set(bound)
         if isinstance(stmt, cst.For):
             self.calls(stmt.iter, sure, maybe)
-            loop = _bound_names(cst.Assign([cst.AssignTarget(stmt.target)], cst.Name("_")))
+            loop = _ordered_bindings(cst.Assign([cst.AssignTarget(stmt.target)], cst.Name("_")))
             _, inner_maybe = self.run(stmt.body.body, sure + loop, maybe | set(loop))
             maybe = maybe | inner_maybe  # a name bound later in the body is not in the body's dicts (see above)
             if stmt.orelse:
@@ -204,10 +204,10 @@ class _Block:
             for item in stmt.items:
                 self.calls(item.item, sure, maybe)
             bound = [n for item in stmt.items if item.asname is not None
-                     for n in _bound_names(cst.Assign([cst.AssignTarget(item.asname.name)], cst.Name("_")))]
+                     for n in _ordered_bindings(cst.Assign([cst.AssignTarget(item.asname.name)], cst.Name("_")))]
             return self.run(stmt.body.body, sure + bound, maybe | set(bound))
         # try, match, nested def/class: whatever they bind may be bound
-        bound = set(_bound_names(stmt))
+        bound = set(_ordered_bindings(stmt))
 
         class Visitor(cst.CSTVisitor):
             def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
@@ -219,7 +219,7 @@ class _Block:
                 return False
 
             def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
-                bound.update(_bound_names(node))
+                bound.update(_ordered_bindings(node))
 
         walk(stmt, Visitor())
         return sure, maybe | bound | {"_mp_unknown"}

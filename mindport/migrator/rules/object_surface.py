@@ -719,7 +719,7 @@ class ObjectSurfaceTransform(Rule):
         if name not in {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}:
             return False
         if any(isinstance(t, cst.Name) and t.value == name for stmt in own_nodes_of(function, (cst.AssignTarget,
-               cst.AugAssign, cst.AnnAssign, cst.For, cst.AsName, cst.NamedExpr)) for t in _bound_names(stmt)):
+               cst.AugAssign, cst.AnnAssign, cst.For, cst.AsName, cst.NamedExpr)) for t in _binding_name_nodes(stmt)):
             return False
         if self._evidence_names is None:
             self._evidence_names = self._layer_members | _layer_subclass_attributes(self._module_node, self.scope)
@@ -1051,7 +1051,7 @@ def own_nodes_of(function: cst.FunctionDef, kinds: tuple) -> list:
     return found
 
 
-def _bound_names(node) -> list:
+def _binding_name_nodes(node) -> list:
     """The Name nodes a binding construct binds (through tuples and lists)."""
     target = node.target if isinstance(node, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For,
                                               cst.NamedExpr)) else node.name if isinstance(node, cst.AsName) else None

@@ -216,7 +216,7 @@ class RecordedValueTransform(Rule):
     def _frame(self, body, params) -> dict:
         code = code_of(body) if not isinstance(body, cst.Module) else module_code(body)
         names = _names([body])
-        return {"locals": set(params) | set(names.writes) | _bound_names(body), "differentiates": ".backward(" in code
+        return {"locals": set(params) | set(names.writes) | _non_assignment_bindings(body), "differentiates": ".backward(" in code
                 or "autograd.grad(" in code, "holders": set(), "model": False}
 
     # --- the rewrite
@@ -672,7 +672,7 @@ def _blocks(stmt) -> list[list]:
     return found
 
 
-def _bound_names(body) -> set[str]:
+def _non_assignment_bindings(body) -> set[str]:
     """Names a block binds other than by assignment: loop targets (``for step in ...``), ``with ... as f``,
     ``except ... as e``, nested definitions. A slice reading one takes it as an input: a recompute function that
     read it through its closure would see its last value (the loop's last ``step``) when it runs again."""

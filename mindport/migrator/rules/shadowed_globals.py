@@ -109,13 +109,13 @@ class ShadowedGlobalTransform(Rule):
         body = []
         for stmt in updated_node.body:
             body.append(stmt)
-            for name in sorted(_bound_names(stmt) & self._renamed):
+            for name in sorted(_defined_names(stmt) & self._renamed):
                 body.append(cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(f"_mp_{name}"))],
                                                                cst.Name(name))]))
         return updated_node.with_changes(body=body)
 
 
-def _bound_names(stmt) -> set[str]:
+def _defined_names(stmt) -> set[str]:
     """Names a top-level statement binds by ``def`` or ``class`` (an imported name may be torch's, which the tables
     convert where it is called: its import goes)."""
     if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
@@ -126,5 +126,5 @@ def _bound_names(stmt) -> set[str]:
 def _top_level_names(body) -> set[str]:
     found: set[str] = set()
     for stmt in body:
-        found |= _bound_names(stmt)
+        found |= _defined_names(stmt)
     return found
