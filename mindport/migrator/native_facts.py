@@ -3389,9 +3389,13 @@ def unbatched_handling(module: cst.Module) -> bool:
     through rank-keeping steps (activations, norms, dropout, pools, convolutions of that rank, arithmetic), or is a name
     the function unpacks from its shape with that many targets (``b, c, h, w = x.shape``); or the layer's output goes,
     through rank-keeping steps, into such a layer (``out = self.conv1(x)`` then ``out = self.bn1(out)``). A cell also
-    needs its ``hx`` given (MindSpore's require it; torch's default to zeros). Anything else (a layer in a list, built in
-    a function, used on another object, handed on, read in a branch) loads the handling: one rank comparison per
-    call."""
+    needs its ``hx`` given (MindSpore's require it; torch's default to zeros). A cell of the file built as a member of
+    a list of lists a ``for`` loop unpacks (``for attn, ff in self.layers``) is called on a batch when every call of
+    the loop's name for it is (:meth:`_OwnCells.loop_member_batched`, also for a module-level function's
+    ``SequentialCell`` put there: :meth:`_OwnCells.looped_sequences_shown`); a sequence member after an own cell whose
+    construct returns a batch gets one (:meth:`_OwnCells.before_member`). Anything else (a layer in another list,
+    built in a function, used on another object, handed on, read in a branch) loads the handling: one rank comparison
+    per call."""
     from mindport.mappings.unbatched import BATCH_RANK, CELLS
 
     layer = _mindspore_layers(module)
