@@ -4335,8 +4335,8 @@ class _OwnCells:
                 and not value.args[0].value.elements and not value.args[0].star)))
 
     def _stored_local(self, function: cst.FunctionDef, name: str) -> str | None:
-        """``name = nn.CellList([])`` (or ``[]``) once in the function's body, ``self.NAME = name`` once, and every other
-        mention of ``name`` the receiver of an ``append``: NAME."""
+        """``name = nn.CellList([])`` (or ``[]``) once in the function's body, ``self.NAME = name`` once, and every
+        other mention of ``name`` the receiver of an ``append``: NAME."""
         start = stored = None
         for node in all_nodes(function, cst.Name):
             if node.value != name:

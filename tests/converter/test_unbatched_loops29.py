@@ -118,7 +118,8 @@ HANDLED = {
     "no patchify first": ("nn.Sequential(Patchify(), ChanNorm(12),",
                           "nn.Sequential(ChanNorm(3), nn.Conv2d(3, 12, 1), ChanNorm(12),"),
     # the pair not unpacked: pair[0](x) is not followed
-    "the pair not unpacked": ("for mix, ff in self.layers:\n                x = mix(x) + x\n                x = ff(x) + x",
+    "the pair not unpacked": ("for mix, ff in self.layers:\n                x = mix(x) + x\n"
+                              "                x = ff(x) + x",
                               "for pair in self.layers:\n                x = pair[0](x) + x\n"
                               "                x = pair[1](x) + x"),
 }
