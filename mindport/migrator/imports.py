@@ -589,8 +589,9 @@ def _order_builtins_in_construct(module: cst.Module) -> bool:
                 self.found = True
             if name == "zip" and any(isinstance(a.value, cst.Call) and isinstance(a.value.func, cst.Name)
                                      and a.value.func.value in _ORDER_BUILTINS for a in node.args):
-                # zip(reversed(range(n)), self.layers) over a CellList fails to compile in a graph unless
-                # graph_order is loaded (RuntimeError: Unsupported element type[unknown]; vit-pytorch NesT)
+                # zip(reversed(seq), self.layers) over a CellList fails to compile in a graph unless graph_order
+                # is loaded (RuntimeError: Unsupported element type[unknown]; vit-pytorch NesT's reversed(range(n)),
+                # which ReversedCellsTransform now writes as range(n - 1, -1, -1), a graph compiles natively)
                 self.found = True
             if self.depth and (name == "reduce" or (isinstance(node.func, cst.Attribute)
                                                     and dotted_name(node.func) == "functools.reduce")):

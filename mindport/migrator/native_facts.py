@@ -3389,9 +3389,13 @@ def unbatched_handling(module: cst.Module) -> bool:
     through rank-keeping steps (activations, norms, dropout, pools, convolutions of that rank, arithmetic), or is a name
     the function unpacks from its shape with that many targets (``b, c, h, w = x.shape``); or the layer's output goes,
     through rank-keeping steps, into such a layer (``out = self.conv1(x)`` then ``out = self.bn1(out)``). A cell also
-    needs its ``hx`` given (MindSpore's require it; torch's default to zeros). Anything else (a layer in a list, built in
-    a function, used on another object, handed on, read in a branch) loads the handling: one rank comparison per
-    call."""
+    needs its ``hx`` given (MindSpore's require it; torch's default to zeros). A cell of the file built as a member of
+    a list of lists a ``for`` loop unpacks (``for attn, ff in self.layers``) is called on a batch when every call of
+    the loop's name for it is (:meth:`_OwnCells.loop_member_batched`, also for a module-level function's
+    ``SequentialCell`` put there: :meth:`_OwnCells.looped_sequences_shown`); a sequence member after an own cell whose
+    construct returns a batch gets one (:meth:`_OwnCells.before_member`). Anything else (a layer in another list,
+    built in a function, used on another object, handed on, read in a branch) loads the handling: one rank comparison
+    per call."""
     from mindport.mappings.unbatched import BATCH_RANK, CELLS
 
     layer = _mindspore_layers(module)
@@ -3412,6 +3416,7 @@ def unbatched_handling(module: cst.Module) -> bool:
             elif kind == "SequentialCell":
                 shown |= flow.sequence_shown(attr, assign.value)
     shown |= _returned_sequences_shown(module, layer, parents)
+    shown |= own.looped_sequences_shown()
     return any(id(call) not in shown for call in builds)
 
 
@@ -3777,10 +3782,20 @@ class _BatchFlow:
             if kind not in BATCH_RANK or kind in CELLS or not kind.startswith(("Conv", "LPPool", "Adaptive")):
                 continue
             rank = BATCH_RANK[kind]
-            before = all(_keeps_rank(k, rank) for k in kinds[:index])
-            if _between_batch_only(kinds, index, rank) or (before and self.uses_batched(attr, rank)):
+            before = self._before_member(members, index, rank)
+            if _between_batch_only(kinds, index, rank) or before == "batch" or (
+                    before == "keeps" and self.uses_batched(attr, rank)):
                 shown.add(id(member))
         return shown
+
+    def _before_member(self, members: list, index: int, rank: int) -> str:
+        """What the members before ``index`` of a sequence give it: ``batch``, a batch of ``rank`` whatever the
+        sequence's input (the nearest member that does not keep the rank gives one: an own cell whose construct
+        returns one, a layer that refuses anything else); ``keeps``, the sequence's input's rank (every member keeps
+        it: rank-keeping layers, own cells whose construct returns a batch given one); '' otherwise."""
+        if self.own is None:
+            return "keeps" if all(_keeps_rank(_member_kind(self.layer, m), rank) for m in members[:index]) else ""
+        return self.own.before_member(members, index, rank)
 
 
 def _permutes(call: cst.Call, rank: int) -> bool:
@@ -4155,6 +4170,12 @@ class _OwnCells:
                 continue
             if not (isinstance(parent, cst.Call) and parent.func is node):
                 return False  # a base, a value handed on, a type test: not followed
+            looped = self.loop_member_batched(parent, rank)
+            if looped is not None:
+                if not looped:
+                    return False
+                uses += 1
+                continue
             holder = self.parents.get(id(parent))
             if isinstance(holder, cst.Element):
                 holder = self.parents.get(id(holder))  # SequentialCell([...])
@@ -4187,6 +4208,233 @@ class _OwnCells:
                 return False
             uses += 1
         return uses > 0
+
+    def before_member(self, members: list, index: int, rank: int) -> str:
+        """See :meth:`_BatchFlow._before_member`."""
+        for member in reversed(members[:index]):
+            step = self._step(self.kind_of(member) or _member_kind(self.layer, member) or "", rank)
+            if step != "keeps":
+                return "batch" if step in ("batch", "needs") else ""
+        return "keeps"
+
+    def looped_sequences_shown(self) -> set[int]:
+        """Builds shown batched in a ``SequentialCell`` a module-level function returns (NesT's ``Aggregate``: Conv2d,
+        LayerNorm, MaxPool2d) when every mention of the function in the file is a call that is a member of a list a
+        loop unpacks, every call of whose name is on a batch (:meth:`loop_member_batched`), and the members before
+        the build keep that batch's rank (or give one: :meth:`before_member`)."""
+        from mindport.mappings.unbatched import BATCH_RANK, CELLS
+
+        if any(isinstance(s, cst.SimpleStatementLine) and any(
+                isinstance(t, cst.Assign) and any(isinstance(a.target, cst.Name) and a.target.value == "__all__"
+                                                  for a in t.targets) for t in s.body) for s in self.module.body):
+            return set()  # handed to other files by name
+        shown: set[int] = set()
+        for function in self.module.body:
+            if not isinstance(function, cst.FunctionDef) or function.decorators:
+                continue
+            sequences = [r.value for r in own_nodes(function, cst.Return) if isinstance(r.value, cst.Call)
+                         and self.kind_of(r.value) == "SequentialCell"
+                         and not any(a.star or a.keyword for a in r.value.args)]
+            name = function.name.value
+            calls = []
+            for node in all_nodes(self.module, cst.Name) if sequences else ():
+                parent = self.parents.get(id(node))
+                if node.value != name or (isinstance(parent, cst.FunctionDef) and parent.name is node):
+                    continue
+                if not (isinstance(parent, cst.Call) and parent.func is node):
+                    calls = []
+                    break
+                calls.append(parent)
+            for sequence in sequences if calls else ():
+                members = _sequence_members(sequence)
+                for index, member in enumerate(members):
+                    kind = _member_kind(self.layer, member)
+                    if (kind not in BATCH_RANK or kind in CELLS
+                            or not kind.startswith(("Conv", "LPPool", "Adaptive"))):
+                        continue
+                    rank = BATCH_RANK[kind]
+                    before = self.before_member(members, index, rank)
+                    if before == "batch" or (before == "keeps" and all(
+                            self.loop_member_batched(call, rank) for call in calls)):
+                        shown.add(id(member))
+        return shown
+
+    def loop_member_batched(self, build: cst.Call, rank: int) -> bool | None:
+        """A cell built as a member of a list of lists that a for loop unpacks (vit-pytorch's NesT, LeViT, SepViT:
+        ``layers.append(nn.CellList([Attention(...), FeedForward(...)]))``, ``self.layers = layers``, then
+        ``for attn, ff in self.layers: x = attn(x) + x``): True when every call of the name the loop unpacks at the
+        member's place is on a batch of ``rank`` (so every cell put there is), False when not shown, None when the
+        build is not such a member. The member may be a branch of a conditional expression (``Aggregate(...) if not
+        is_last else nn.Identity()``: only the cell put there is called by that name). The container (``self.NAME``,
+        or a local list stored there once) must only be built empty, appended lists of members of one length, and
+        iterated by ``for`` (directly or as a positional argument of ``zip``) with the member's place unpacked into
+        plain names; each such name only called, never handed on or rebound."""
+        place = self._list_member_place(build)
+        if place is None:
+            return None
+        owner, attr, index, length = place
+        loops = self._container_loops(owner, attr, length)
+        if loops is None:
+            return False
+        calls = 0
+        for function, target in loops:
+            name = target.elements[index].value.value
+            for node in all_nodes(function, cst.Name):
+                if node.value != name or node is target.elements[index].value:
+                    continue
+                call = self.parents.get(id(node))
+                if (isinstance(call, cst.Attribute) and call.attr is node) or (
+                        isinstance(call, cst.Arg) and call.keyword is node):
+                    continue  # x.attn, f(attn=...): not the variable
+                if not (isinstance(call, cst.Call) and call.func is node and call.args and not call.args[0].star
+                        and not call.args[0].keyword):
+                    return False
+                if not self.flow(owner).forward(call.args[0].value, rank, function):
+                    return False
+                calls += 1
+        return calls > 0
+
+    def _list_member_place(self, build: cst.Call):
+        """(owner class, attribute, place, length) of a build that is the member at ``place`` of a list display of
+        ``length`` members wrapped in ``nn.CellList(...)`` and appended to a container the owner stores as
+        ``self.<attribute>``; None otherwise."""
+        node = build
+        holder = self.parents.get(id(node))
+        if isinstance(holder, cst.IfExp) and node in (holder.body, holder.orelse):
+            node, holder = holder, self.parents.get(id(holder))
+        listed = self.parents.get(id(holder)) if isinstance(holder, cst.Element) and holder.value is node else None
+        arg = self.parents.get(id(listed)) if isinstance(listed, cst.List) else None
+        inner = self.parents.get(id(arg)) if isinstance(arg, cst.Arg) else None
+        if not (isinstance(inner, cst.Call) and self.kind_of(inner) == "CellList" and len(inner.args) == 1
+                and inner.args[0] is arg and not arg.star and not arg.keyword
+                and not any(isinstance(e, cst.StarredElement) for e in listed.elements)):
+            return None
+        arg = self.parents.get(id(inner))
+        append = self.parents.get(id(arg)) if isinstance(arg, cst.Arg) else None
+        if not (isinstance(append, cst.Call) and len(append.args) == 1 and append.args[0] is arg and not arg.star
+                and isinstance(append.func, cst.Attribute) and append.func.attr.value == "append"):
+            return None
+        owner = self._class_of(append)
+        function = self.parents.get(id(append))
+        while function is not None and not isinstance(function, cst.FunctionDef):
+            function = self.parents.get(id(function))
+        if owner is None or function is None:
+            return None
+        receiver = append.func.value
+        attr = _self_attribute(receiver)
+        if attr is None and isinstance(receiver, cst.Name):
+            attr = self._stored_local(function, receiver.value)
+        if attr is None:
+            return None
+        return owner, attr, listed.elements.index(holder), len(listed.elements)
+
+    def _empty_container(self, value) -> bool:
+        return (isinstance(value, cst.List) and not value.elements) or (
+            isinstance(value, cst.Call) and self.kind_of(value) == "CellList" and (not value.args or (
+                len(value.args) == 1 and isinstance(value.args[0].value, cst.List)
+                and not value.args[0].value.elements and not value.args[0].star)))
+
+    def _stored_local(self, function: cst.FunctionDef, name: str) -> str | None:
+        """``name = nn.CellList([])`` (or ``[]``) once in the function's body, ``self.NAME = name`` once, and every
+        other mention of ``name`` the receiver of an ``append``: NAME."""
+        start = stored = None
+        for node in all_nodes(function, cst.Name):
+            if node.value != name:
+                continue
+            parent = self.parents.get(id(node))
+            if (isinstance(parent, cst.Attribute) and parent.attr is node) or (
+                    isinstance(parent, cst.Arg) and parent.keyword is node):
+                continue  # self.layers, f(layers=...): not the variable
+            assign = self.parents.get(id(parent)) if isinstance(parent, cst.AssignTarget) else parent
+            if isinstance(parent, cst.AssignTarget) and isinstance(assign, cst.Assign) and len(assign.targets) == 1:
+                if start is not None or not self._empty_container(assign.value):
+                    return None
+                start = assign
+            elif (isinstance(assign, cst.Assign) and assign.value is node and len(assign.targets) == 1
+                  and _self_attribute(assign.targets[0].target) is not None):
+                if stored is not None:
+                    return None
+                stored = _self_attribute(assign.targets[0].target)
+            elif not (isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value == "append"
+                      and isinstance(self.parents.get(id(parent)), cst.Call)):
+                return None
+        line = self.parents.get(id(start)) if start is not None else None
+        return stored if line is not None and self.parents.get(id(line)) is function.body else None
+
+    def _container_loops(self, owner: cst.ClassDef, attr: str, length: int):
+        """The (function, unpacking target) of every ``for`` over ``self.<attr>`` in the owner, when every mention of it
+        there is a build of an empty container (or of a local one, :meth:`_stored_local`), an ``append`` of a
+        ``nn.CellList([...])`` of ``length`` members, ``len(self.<attr>)``, or such a loop; None otherwise."""
+        loops = []
+        for node in all_nodes(owner, cst.Attribute):
+            if _self_attribute(node) != attr:
+                continue
+            parent = self.parents.get(id(node))
+            if isinstance(parent, cst.AssignTarget):
+                assign = self.parents.get(id(parent))
+                value = assign.value if isinstance(assign, cst.Assign) and len(assign.targets) == 1 else None
+                function = self._function_of(assign)
+                if not (self._empty_container(value) or (
+                        isinstance(value, cst.Name) and function is not None
+                        and self._stored_local(function, value.value) == attr)):
+                    return None
+                continue
+            append = self.parents.get(id(parent)) if isinstance(parent, cst.Attribute) else None
+            if isinstance(append, cst.Call) and parent.attr.value == "append" and append.func is parent:
+                if not self._appends_lists(append, length):
+                    return None
+                continue
+            call = self.parents.get(id(parent)) if isinstance(parent, cst.Arg) else None
+            if (isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value == "len"
+                    and len(call.args) == 1 and call.args[0] is parent and not parent.star):
+                continue  # len(self.layers): a count, the members untouched
+            target = self._loop_target(node, length)
+            if target is None:
+                return None
+            loops.append(target)
+        for function in all_nodes(owner, cst.FunctionDef):  # the local containers' appends
+            for append in all_nodes(function, cst.Call):
+                func = append.func
+                if (isinstance(func, cst.Attribute) and func.attr.value == "append" and isinstance(func.value, cst.Name)
+                        and self._stored_local(function, func.value.value) == attr
+                        and not self._appends_lists(append, length)):
+                    return None
+        return loops or None
+
+    def _appends_lists(self, append: cst.Call, length: int) -> bool:
+        value = append.args[0].value if len(append.args) == 1 and not append.args[0].star else None
+        return (isinstance(value, cst.Call) and self.kind_of(value) == "CellList" and len(value.args) == 1
+                and not value.args[0].star and not value.args[0].keyword and isinstance(value.args[0].value, cst.List)
+                and len(value.args[0].value.elements) == length
+                and not any(isinstance(e, cst.StarredElement) for e in value.args[0].value.elements))
+
+    def _loop_target(self, node: cst.Attribute, length: int):
+        """``for a, b in self.X`` / ``for i, (a, b) in zip(..., self.X)``: (function, the tuple of ``length`` plain
+        names unpacked from ``self.X``'s items), else None."""
+        parent = self.parents.get(id(node))
+        loop, target = parent, None
+        if isinstance(loop, cst.For) and loop.iter is node:
+            target = loop.target
+        elif isinstance(parent, cst.Arg) and not parent.star and not parent.keyword:
+            call = self.parents.get(id(parent))
+            loop = self.parents.get(id(call))
+            if (isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value == "zip"
+                    and isinstance(loop, cst.For) and loop.iter is call
+                    and not any(a.star or a.keyword for a in call.args)
+                    and isinstance(loop.target, (cst.Tuple, cst.List))
+                    and len(loop.target.elements) == len(call.args)
+                    and not any(isinstance(e, cst.StarredElement) for e in loop.target.elements)):
+                target = loop.target.elements[call.args.index(parent)].value
+        function = self._function_of(loop) if target is not None else None
+        if not (isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == length and function is not None
+                and all(isinstance(e, cst.Element) and isinstance(e.value, cst.Name) for e in target.elements)):
+            return None
+        return function, target
+
+    def _function_of(self, node) -> cst.FunctionDef | None:
+        while node is not None and not isinstance(node, cst.FunctionDef):
+            node = self.parents.get(id(node))
+        return node
 
     def _class_of(self, node) -> cst.ClassDef | None:
         while node is not None and not isinstance(node, cst.ClassDef):

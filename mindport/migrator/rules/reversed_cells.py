@@ -21,10 +21,14 @@ class ReversedCellsTransform(Rule):
     channels): ``skips[::-1]``. A comprehension over ``reversed(feats)`` (a list the method was given, or any
     value) compiles to other numbers, silently (``sum([w * f for w, f in zip(ws, reversed(feats))])``), and
     ``enumerate(reversed(feats))`` does not compile: there ``list(feats)[::-1]``, the same items in the same order
-    for any value ``reversed`` takes. Only loops (``for`` and comprehensions, directly or as an argument of ``zip``
-    or ``enumerate``) are rewritten: there the result is iterated once, as a list is. ``reversed(range(n))``, a
-    plain ``for`` over ``reversed`` of a value of unknown kind (a graph runs it right), and ``reversed`` kept as an
-    iterator (``next(...)``) are left as written.
+    for any value ``reversed`` takes. A reversed range beside the stages (``zip(reversed(range(n)), self.layers)``:
+    vit-pytorch's NesT) does not compile over a CellList either ("Unsupported element type[unknown]", "Cast-op0 does
+    not support this kernel data type"): it is written as the range of the same integers backwards,
+    ``range(n - 1, -1, -1)`` (``range(a, b)``: ``range(b - 1, a - 1, -1)``), which a graph compiles; a range with a
+    step is left as written. Only loops (``for`` and comprehensions, directly or as an argument of ``zip`` or
+    ``enumerate``) are rewritten: there the result is iterated once, as a list is. A plain ``for`` over
+    ``reversed(range(n))`` or over ``reversed`` of a value of unknown kind (a graph runs it right), and ``reversed``
+    kept as an iterator (``next(...)``) are left as written.
     """
 
     EXAMPLES = (
@@ -81,6 +85,8 @@ class ReversedCellsTransform(Rule):
                             skips.append(x)
                         for up, skip in zip(self.up, reversed(skips)):
                             x = up(x) + skip
+                        for level, up in zip(reversed(range(len(self.up))), self.up):
+                            x = up(x) * level
                         return x + sum([f.mean() for f in reversed(feats)])
             """,
             after="""
@@ -100,10 +106,12 @@ class ReversedCellsTransform(Rule):
                             skips.append(x)
                         for up, skip in zip(self.up, skips[::-1]):
                             x = up(x) + skip
+                        for level, up in zip(range(len(self.up) - 1, -1, -1), self.up):
+                            x = up(x) * level
                         return x + sum([f.mean() for f in list(feats)[::-1]])
             """,
-            note="A list the method builds, walked backwards beside the stages: its reversed copy; a given list in a "
-                 "comprehension: a reversed list of its items.",
+            note="A list the method builds, walked backwards beside the stages: its reversed copy; a reversed range "
+                 "beside them: the range backwards; a given list in a comprehension: a reversed list of its items.",
         ),
     )
 
@@ -141,6 +149,9 @@ class ReversedCellsTransform(Rule):
                 and not call.args[0].star and not self.scope.lookup("reversed")[0]):
             return call
         value = call.args[0].value
+        if any_value and self._plain_range(value):
+            self.ctx.converted_sites += 1
+            return _reversed_range(value)
         if isinstance(value, cst.Name) and value.value in self._own_lists():
             pass
         elif on_self(value) or (any_value and not _is_builtin_call(value, ("range",))):
@@ -150,6 +161,10 @@ class ReversedCellsTransform(Rule):
         self.ctx.converted_sites += 1
         return cst.Subscript(value=value, slice=[cst.SubscriptElement(
             cst.Slice(lower=None, upper=None, step=cst.UnaryOperation(cst.Minus(), cst.Integer("1"))))])
+
+    def _plain_range(self, value: cst.BaseExpression) -> bool:
+        return (_is_builtin_call(value, ("range",)) and len(value.args) in (1, 2)
+                and not any(a.star or a.keyword for a in value.args) and not self.scope.lookup("range")[0])
 
     def _own_lists(self) -> frozenset[str]:
         if not self._functions:
@@ -162,3 +177,20 @@ class ReversedCellsTransform(Rule):
 
 def _is_builtin_call(node: cst.BaseExpression, names: tuple[str, ...]) -> bool:
     return isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in names
+
+
+def _reversed_range(value: cst.Call) -> cst.Call:
+    """``range(stop)`` -> ``range(stop - 1, -1, -1)``, ``range(start, stop)`` -> ``range(stop - 1, start - 1, -1)``:
+    the items of ``reversed(range(...))`` in the same order for any integers (none when the range is empty)."""
+    def less_one(expr: cst.BaseExpression) -> cst.BaseExpression:
+        if isinstance(expr, cst.Integer):
+            return cst.Integer(str(int(expr.value, 0) - 1)) if int(expr.value, 0) >= 1 else \
+                cst.UnaryOperation(cst.Minus(), cst.Integer(str(1 - int(expr.value, 0))))
+        if not isinstance(expr, (cst.Name, cst.Call, cst.Attribute, cst.Subscript)) and not expr.lpar:
+            expr = expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        return cst.BinaryOperation(left=expr, operator=cst.Subtract(), right=cst.Integer("1"))
+
+    args = [a.value for a in value.args]
+    start, stop = (cst.Integer("0"), args[0]) if len(args) == 1 else args
+    minus_one = cst.UnaryOperation(cst.Minus(), cst.Integer("1"))
+    return value.with_changes(args=[cst.Arg(less_one(stop)), cst.Arg(less_one(start)), cst.Arg(minus_one)])
