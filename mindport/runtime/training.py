@@ -281,14 +281,19 @@ class _Gradients(list):
 
 class _ReadParameters:
     """While the forward runs: the ids of the Parameters read as Cell attributes (``self.fc.weight`` in a layer's
-    construct, a ParameterTuple's members), through ``Cell.__getattr__``, where a Cell keeps its Parameters. A layer
-    the forward did not call has none of its Parameters read; a layer it called has them all read, whatever their
-    gradient (a dead ReLU's layer: all zero, and reached, as torch sees it)."""
+    construct), through ``Cell.__getattr__``, where a Cell keeps its Parameters, and the members of the
+    ParameterTuples of every Cell called (MindSpore's RNN/GRU/LSTM keep their weights as ``w_ih_list``/``w_hh_list``
+    ParameterTuples in the instance's ``__dict__``, which ``__getattr__`` never sees, and use every one of them in a
+    call). A layer the forward did not call has none of its Parameters read; a layer it called has them all read,
+    whatever their gradient (a dead ReLU's layer: all zero, and reached, as torch sees it; an LSTM over one step from
+    a zero state: weight_hh's gradient is exactly zero, and torch's optimizer still steps it, weight decay included)."""
 
     def __enter__(self):
         self.ids: set[int] = set()
         self._original = original = ms.nn.Cell.__getattr__
+        self._call = call = ms.nn.Cell.__call__
         ids = self.ids
+        seen: set[int] = set()
 
         def reading(cell, name):
             value = original(cell, name)
@@ -300,11 +305,21 @@ class _ReadParameters:
                 ids.update(id(p) for p in value)
             return value
 
+        def calling(cell, *args, **kwargs):
+            if id(cell) not in seen and not _PAUSED:
+                seen.add(id(cell))
+                for value in vars(cell).values():
+                    if isinstance(value, ms.ParameterTuple):
+                        ids.update(id(p) for p in value)
+            return call(cell, *args, **kwargs)
+
         ms.nn.Cell.__getattr__ = reading
+        ms.nn.Cell.__call__ = calling
         return self
 
     def __exit__(self, *exc):
         ms.nn.Cell.__getattr__ = self._original
+        ms.nn.Cell.__call__ = self._call
         self.ids = frozenset(self.ids)
         return False
 
