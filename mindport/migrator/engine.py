@@ -84,7 +84,9 @@ def run_pipeline(module: cst.Module, filename: str, registry: Registry, options:
     module, added = finalize_imports(module, ctx.imports_needed, aliases, present, ctx.torch_names_kept,
                                      ctx.torch_roots_kept, scopes.module_scope, reexports,
                                      frozenset(name for name, _ in options.star_bindings))
-    module = finalize_runtime(module, rules, module is not original)  # mindport.runtime imports (einops backend, parameter containers)
+    builds = tuple((fact.split(":")[1], fact.endswith(":batched")) for *_, fact in sorted(options.decided_sites)
+                   if fact.startswith("built:"))  # the recorded run's layer builds, in source order
+    module = finalize_runtime(module, rules, module is not original, builds)  # mindport.runtime imports (einops backend, parameter containers)
     # No rule changed anything: the caller keeps its source text as it was (LibCST 1.9 does not give back every
     # file byte for byte: a whitespace-only blank line after another one at the end of the file is dropped).
     ctx.tree_changed = module is not original

@@ -3376,7 +3376,7 @@ def _shape_unpacked(function: cst.FunctionDef, name: str, rank: int) -> bool:
     return False
 
 
-def unbatched_handling(module: cst.Module) -> bool:
+def unbatched_handling(module: cst.Module, observed: tuple = ()) -> bool:
     """True when the converted file builds a MindSpore layer that takes only a batch where torch's takes an unbatched
     input too (``mindport.mappings.unbatched``: convolutions, LPPool2d, AdaptiveAvg/MaxPool1d, recurrent layers and
     cells) and does not show every input of it batched: the file then loads ``mindport.runtime.unbatched`` (the
@@ -3391,7 +3391,12 @@ def unbatched_handling(module: cst.Module) -> bool:
     through rank-keeping steps, into such a layer (``out = self.conv1(x)`` then ``out = self.bn1(out)``). A cell also
     needs its ``hx`` given (MindSpore's require it; torch's default to zeros). Anything else (a layer in a list, built in
     a function, used on another object, handed on, read in a branch) loads the handling: one rank comparison per
-    call."""
+    call.
+
+    ``observed``: the builds of such layers a recorded torch run saw (``convert --facts``), in source order, as ((class,
+    every call of it had a batch of the class's rank, a cell its hx), ...). When they are the file's builds one for one
+    (as many, the same classes in the same order: every build of the file ran), a build every call of which was
+    batched is shown so too: an observation proves what ran (mindport.observed)."""
     from mindport.mappings.unbatched import BATCH_RANK, CELLS
 
     layer = _mindspore_layers(module)
@@ -3412,6 +3417,8 @@ def unbatched_handling(module: cst.Module) -> bool:
             elif kind == "SequentialCell":
                 shown |= flow.sequence_shown(attr, assign.value)
     shown |= _returned_sequences_shown(module, layer, parents)
+    if observed and [kind for kind, _ in observed] == [layer(call.func) for call in builds]:
+        shown |= {id(call) for call, (_, batched) in zip(builds, observed) if batched}
     return any(id(call) not in shown for call in builds)
 
 

@@ -1317,17 +1317,44 @@ class TableCallTransform(Rule):
             return False
         return (where.start.line, where.start.column, where.end.line, where.end.column, api) in sites
 
-    def _unmasked_target(self, target: str, mapped: dict, input_node) -> str:
-        """The runtime softmax on an input that can hold no row of all -inf (``UnmaskedFacts``): ``ops.softmax``,
-        its arguments renamed (``dim`` -> ``axis``); with a ``dtype`` given, or no ``dim`` (torch's implicit dim, picked
-        from the input's rank), the runtime's."""
+    def _observed_decision(self, call: cst.Call, fact: str) -> bool:
+        """Did every call of this site in the recorded run (``Options.decided_sites``, mindport.observed.Facts.
+        decided_sites) make the run-time decision ``fact`` (``"nonempty:mean"``, ``"unmasked:softmax"``)?"""
+        sites = self.ctx.options.decided_sites
+        where = self.ctx.positions.get(call) if sites else None
+        return where is not None and (where.start.line, where.start.column, where.end.line, where.end.column,
+                                      fact) in sites
+
+    def _nonempty_target(self, target: str, mapped: dict, call: cst.Call, api: str) -> str:
+        """The runtime mean/sum (written out for torch's value over an empty extent: NaN, 0; MindSpore's kernel gives
+        inf or uninitialised memory) at a site whose every reduced extent in the recorded run held elements
+        (``convert --facts``: ``"nonempty:<api>"``), with no ``dtype`` given: MindSpore's own, its arguments renamed.
+        An observation proves what ran: an empty extent arriving later gives MindSpore's value there."""
+        native = NATIVE_NONEMPTY.get(target)
+        dtype = mapped.get("dtype")
+        if native is None or (dtype is not None and dtype.given and dtype.source != "None") \
+                or not self._observed_decision(call, f"nonempty:{api}"):
+            return target
+        name, renames = native
+        for old, new in renames.items():
+            if old in mapped:
+                mapped[new] = mapped.pop(old)
+        mapped.pop("dtype", None)
+        return name
+
+    def _unmasked_target(self, target: str, mapped: dict, input_node, call: cst.Call | None = None,
+                         api: str = "") -> str:
+        """The runtime softmax on an input that can hold no row of all -inf (``UnmaskedFacts``), or at a site whose
+        every input in the recorded run had none along its dim (``convert --facts``: ``"unmasked:softmax"``):
+        ``ops.softmax``, its arguments renamed (``dim`` -> ``axis``); with a ``dtype`` given, or no ``dim`` (torch's
+        implicit dim, picked from the input's rank), the runtime's."""
         native = NATIVE_UNMASKED.get(target)
         dtype = mapped.get("dtype")
         if native is None or input_node is None or (dtype is not None and dtype.given and dtype.source != "None"):
             return target
         if not _explicit_dim(mapped):  # torch's implicit dim comes from the input's rank at run time
             return target
-        if self._cpu_guarded():  # the defect is the CPU kernel's: a port for a GPU or Ascend needs no facts
+        if self._cpu_guarded() and not (call is not None and self._observed_decision(call, f"unmasked:{api}")):  # the defect is the CPU kernel's: a port for a GPU or Ascend needs no facts
             function = self._functions[-1] if self._functions else None
             facts = self._unmasked_facts.get(id(function))
             if facts is None:
@@ -1552,9 +1579,10 @@ class TableCallTransform(Rule):
                 target = NATIVE_LIST
             input_node = self._input_node(entry, original_node)
             target = self._unmasked_target(self._guard_target(target, input_node, original_node, _api_name(entry)),
-                                           mapped, input_node)
+                                           mapped, input_node, original_node, _api_name(entry))
             target = self._native_like(target, mapped, input_node)
             target = self._absorbed_target(target, mapped, original_node, input_node)
+            target = self._nonempty_target(target, mapped, original_node, _api_name(entry))
             target = self._values_target(target, original_node)
             if target in LEGACY_EMPTY_CAT and empty_cat_members(
                     original_node, self._empty_locals(), self._empty_attributes, self.scope.resolve_torch):
@@ -1681,8 +1709,9 @@ class TableCallTransform(Rule):
                                    profile)
             target = switched_target(mapped, target)
             target = self._unmasked_target(self._guard_target(target, func.value, original_node, _api_name(entry)),
-                                           mapped, func.value)
+                                           mapped, func.value, original_node, _api_name(entry))
             target = self._absorbed_target(target, mapped, original_node, func.value)
+            target = self._nonempty_target(target, mapped, original_node, _api_name(entry))
             target = self._values_target(target, original_node)
             self._resolve_ms_names(mapped)
         except RunTimeArguments:
@@ -2645,6 +2674,11 @@ RUNTIME_EINSUM = "mindport.runtime.math.einsum"
 # the runtime softmax (written out for MindSpore's CPU kernel defect on rows of all -inf) -> MindSpore's own, with
 # its renames, where the input can hold no such row (native_facts.UnmaskedFacts)
 NATIVE_UNMASKED = {"mindport.runtime.nn_functional.softmax": ("mindspore.ops.softmax", {"dim": "axis"})}
+
+# the runtime's reductions that only replace the value over an empty extent -> MindSpore's own, with its renames, at a
+# site whose every reduced extent held elements in a recorded torch run (TableCallTransform._nonempty_target)
+NATIVE_NONEMPTY = {"mindport.runtime.math.mean": ("mindspore.ops.mean", {"dim": "axis", "keepdim": "keep_dims"}),
+                   "mindport.runtime.math.sum": ("mindspore.ops.sum", {})}
 
 # the runtime's reductions that only replace the value over an empty extent -> MindSpore's own, with its renames, where
 # that value is never read (native_facts.absorbed_reduction)
