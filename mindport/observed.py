@@ -67,7 +67,8 @@ class Facts:
     def decided_sites(self, rel: str) -> tuple:
         """The sites of ``rel`` whose every call made one run-time decision the same way, as ((line, col, end_line,
         end_col, fact), ...): ``"nonempty:mean"``/``"nonempty:sum"`` (every reduced extent held elements),
-        ``"unmasked:softmax"`` (no input row of all -inf along the dim), and per layer build
+        ``"unmasked:softmax"`` (no input row of all -inf along the dim), ``"plain:tensor"``/``"plain:as_tensor"`` (the
+        data held no tensor inside a list or tuple; for as_tensor, was no tensor either), and per layer build
         ``"built:<MindSpore class>:batched"`` (every call of every layer built there had a batch of the class's rank,
         a cell its ``hx`` given) or ``"built:<MindSpore class>:open"`` (the build ran; some call did not show that,
         or none ran). A decision some call did not note (a site of two APIs, a dim not given) is no fact."""
@@ -76,7 +77,7 @@ class Facts:
         out = []
         for span, site in self.files.get(rel, {}).items():
             api = site["api"]
-            for decision, value in (("nonempty", True), ("unmasked", True)):
+            for decision, value in (("nonempty", True), ("unmasked", True), ("plain", True)):
                 seen = site.get("seen", {}).get(decision)
                 if api != "?" and seen == [value] and site.get("noted", {}).get(decision) == site["calls"]:
                     out.append((*_span(span), f"{decision}:{api}"))
@@ -258,15 +259,33 @@ class record:  # noqa: N801 - used as a context manager, like open
 
 
 _REDUCTIONS = frozenset({"mean", "sum"})
+_CONSTRUCTORS = frozenset({"tensor", "as_tensor"})
+
+
+def _holds_tensor(data, depth: int) -> bool:
+    """A tensor at ``depth`` or deeper in ``data`` (nested lists and tuples)."""
+    import torch
+
+    if isinstance(data, torch.Tensor):
+        return depth <= 0
+    if isinstance(data, (list, tuple)):
+        return any(_holds_tensor(item, depth - 1) for item in data)
+    return False
 
 
 def _decisions(facts: Facts, rel: str, span: str, api: str, first, args, kwargs) -> None:
     """The run-time decisions a call at a recorded site made (``Facts.note``): a reduction's extent held elements
     (``mean``/``sum``: the runtime's value over an empty extent is never needed), a softmax input had no row of all
-    -inf along its dim (``softmax``: MindSpore's CPU kernel's defect never met). Computed with torch's own ops; the
+    -inf along its dim (``softmax``: MindSpore's CPU kernel's defect never met), a tensor constructor's data held no
+    tensor (``tensor``/``as_tensor``: the runtime's reading of tensors inside a list never needed). Computed with torch's own ops; the
     recorder's mode is off inside its handler, so they are not recorded themselves."""
     import torch
 
+    if api in _CONSTRUCTORS:
+        data = args[0] if args else kwargs.get("data", kwargs.get("input_data"))
+        # torch.tensor of a tensor is a copy either way; as_tensor gives a tensor back itself (the runtime's case)
+        facts.note(rel, span, "plain", not _holds_tensor(data, 0 if api == "as_tensor" else 1))
+        return
     if first is None or (args and args[0] is not first):
         return
     if api in _REDUCTIONS:

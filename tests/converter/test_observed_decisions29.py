@@ -5,6 +5,8 @@
   where the runtime's exists only for torch's value over an empty extent;
 * a softmax input had no row of all -inf along its dim: ``ops.softmax`` where the runtime's guards MindSpore's CPU
   kernel;
+* a ``torch.tensor`` of data that is not a literal held no tensor: ``mindspore.Tensor`` where the runtime's reads
+  tensors inside a list as torch does;
 * every call of a layer torch also takes unbatched (Conv2d, Conv1d, ...) had a batch: no ``import
   mindport.runtime.unbatched`` for a file whose every such build was observed so.
 
@@ -42,9 +44,10 @@ SOURCE = textwrap.dedent("""\
             pooled = x.mean(dim=(2, 3))
             total = torch.sum(x, dim=1)
             attn = F.softmax(scores, dim=-1)
+            sizes = torch.tensor([float(x.shape[-1]), 0.5])
             if x.shape[0] > 100:
                 pooled = pooled + x.sum(1).mean()
-            return self.fc(pooled) + attn.sum(-1, keepdim=True), total
+            return self.fc(pooled) + attn.sum(-1, keepdim=True), total * sizes[1]
     """)
 
 # a file whose Conv1d the run calls once on an unbatched input: it keeps ``import mindport.runtime.unbatched``
@@ -70,7 +73,8 @@ MASKED = textwrap.dedent("""\
 
     class Masked(nn.Module):
         def forward(self, x, scores):
-            return F.softmax(scores, dim=-1), x[:, :0].mean(-1), torch.sum(x[:, :0], 1)
+            pair = torch.tensor([scores[0, 0], scores[0, 1]])
+            return F.softmax(scores, dim=-1), x[:, :0].mean(-1), torch.sum(x[:, :0], 1), pair
     """)
 
 
@@ -103,7 +107,7 @@ def test_observed_decisions_are_native_and_the_rest_keep_the_helpers(tmp_path):
     facts.save(tmp_path / "facts.json")
     facts = load(tmp_path / "facts.json")
     decided = facts.decided_sites("net.py")
-    assert {fact for *_, fact in decided} == {"nonempty:mean", "nonempty:sum", "unmasked:softmax",
+    assert {fact for *_, fact in decided} == {"nonempty:mean", "nonempty:sum", "unmasked:softmax", "plain:tensor",
                                               "built:Conv2d:batched"}
     assert [fact for *_, fact in facts.decided_sites("open_net.py")] == ["built:Conv1d:open"]
 
@@ -113,6 +117,7 @@ def test_observed_decisions_are_native_and_the_rest_keep_the_helpers(tmp_path):
     assert "ops.mean(x, axis=(2, 3))" in observed
     assert "ops.sum(x, dim=1)" in observed
     assert "ops.softmax(scores, axis=-1)" in observed
+    assert "mp_tensor.tensor([float(x.shape[-1]), 0.5])" in plain and "ms.Tensor([float(x.shape[-1]), 0.5])" in observed
     assert "mp_math.mean(mp_math.sum(x, dim=1))" in observed  # never run: the helpers stay
     # the only runtime sites left are in the branch never taken: drop it and the port imports no mindport
     reached = SOURCE.replace("        if x.shape[0] > 100:\n            pooled = pooled + x.sum(1).mean()\n", "")
@@ -130,6 +135,7 @@ def test_observed_decisions_are_native_and_the_rest_keep_the_helpers(tmp_path):
     assert "import mindport.runtime.unbatched" in kept  # one call had no batch
     masked_code = convert_source(MASKED, "masked.py", decided_sites=facts.decided_sites("masked.py")).code
     assert "mp_F.softmax(scores" in masked_code and "mp_math.mean(" in masked_code and "mp_math.sum(" in masked_code
+    assert "mp_tensor.tensor([" in masked_code  # the data held tensors
     assert_port_matches_in_mode(OPEN, kept, "Open", [OPEN_INPUT], tmp_path, "open", "pynative")
     assert_port_matches_in_mode(MASKED, masked_code, "Masked", MASKED_INPUTS, tmp_path, "masked", "pynative")
 

@@ -1583,6 +1583,8 @@ class TableCallTransform(Rule):
             target = self._native_like(target, mapped, input_node)
             target = self._absorbed_target(target, mapped, original_node, input_node)
             target = self._nonempty_target(target, mapped, original_node, _api_name(entry))
+            if target in NATIVE_PLAIN_DATA and self._observed_decision(original_node, f"plain:{_api_name(entry)}"):
+                target = NATIVE_PLAIN_DATA[target]  # the data never held a tensor (mindport.observed)
             target = self._values_target(target, original_node)
             if target in LEGACY_EMPTY_CAT and empty_cat_members(
                     original_node, self._empty_locals(), self._empty_attributes, self.scope.resolve_torch):
@@ -2674,6 +2676,11 @@ RUNTIME_EINSUM = "mindport.runtime.math.einsum"
 # the runtime softmax (written out for MindSpore's CPU kernel defect on rows of all -inf) -> MindSpore's own, with
 # its renames, where the input can hold no such row (native_facts.UnmaskedFacts)
 NATIVE_UNMASKED = {"mindport.runtime.nn_functional.softmax": ("mindspore.ops.softmax", {"dim": "axis"})}
+
+# torch.tensor / as_tensor of data that is not a literal (the runtime reads tensors inside a list as torch does, gives
+# a tensor back itself) -> MindSpore's own, at a site whose data held no tensor in a recorded torch run
+NATIVE_PLAIN_DATA = {"mindport.runtime.tensor.tensor": "mindspore.Tensor",
+                     "mindport.runtime.tensor.as_tensor": "mindspore.Tensor"}
 
 # the runtime's reductions that only replace the value over an empty extent -> MindSpore's own, with its renames, at a
 # site whose every reduced extent held elements in a recorded torch run (TableCallTransform._nonempty_target)
