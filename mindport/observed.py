@@ -68,7 +68,8 @@ class Facts:
         """The sites of ``rel`` whose every call made one run-time decision the same way, as ((line, col, end_line,
         end_col, fact), ...): ``"nonempty:mean"``/``"nonempty:sum"`` (every reduced extent held elements),
         ``"unmasked:softmax"`` (no input row of all -inf along the dim), ``"plain:tensor"``/``"plain:as_tensor"`` (the
-        data held no tensor inside a list or tuple; for as_tensor, was no tensor either), and per layer build
+        data held no tensor inside a list or tuple; for as_tensor, was no tensor either), ``"nonnegative:pad"`` (every
+        padding amount >= 0), and per layer build
         ``"built:<MindSpore class>:batched"`` (every call of every layer built there had a batch of the class's rank,
         a cell its ``hx`` given) or ``"built:<MindSpore class>:open"`` (the build ran; some call did not show that,
         or none ran). A decision some call did not note (a site of two APIs, a dim not given) is no fact."""
@@ -77,7 +78,7 @@ class Facts:
         out = []
         for span, site in self.files.get(rel, {}).items():
             api = site["api"]
-            for decision, value in (("nonempty", True), ("unmasked", True), ("plain", True)):
+            for decision, value in (("nonempty", True), ("unmasked", True), ("plain", True), ("nonnegative", True)):
                 seen = site.get("seen", {}).get(decision)
                 if api != "?" and seen == [value] and site.get("noted", {}).get(decision) == site["calls"]:
                     out.append((*_span(span), f"{decision}:{api}"))
@@ -277,7 +278,8 @@ def _decisions(facts: Facts, rel: str, span: str, api: str, first, args, kwargs)
     """The run-time decisions a call at a recorded site made (``Facts.note``): a reduction's extent held elements
     (``mean``/``sum``: the runtime's value over an empty extent is never needed), a softmax input had no row of all
     -inf along its dim (``softmax``: MindSpore's CPU kernel's defect never met), a tensor constructor's data held no
-    tensor (``tensor``/``as_tensor``: the runtime's reading of tensors inside a list never needed). Computed with torch's own ops; the
+    tensor (``tensor``/``as_tensor``: the runtime's reading of tensors inside a list never needed), a pad's amounts
+    were none negative (``pad``: the runtime's cropping, for MindSpore's defect on a negative amount, never needed). Computed with torch's own ops; the
     recorder's mode is off inside its handler, so they are not recorded themselves."""
     import torch
 
@@ -288,7 +290,13 @@ def _decisions(facts: Facts, rel: str, span: str, api: str, first, args, kwargs)
         return
     if first is None or (args and args[0] is not first):
         return
-    if api in _REDUCTIONS:
+    if api == "pad":
+        padding = args[1] if len(args) > 1 else kwargs.get("pad")
+        try:
+            facts.note(rel, span, "nonnegative", all(int(p) >= 0 for p in padding))
+        except (TypeError, ValueError):
+            facts.note(rel, span, "nonnegative", False)
+    elif api in _REDUCTIONS:
         facts.note(rel, span, "nonempty", first.numel() > 0)
     elif api == "softmax":
         dim = args[1] if len(args) > 1 else kwargs.get("dim")

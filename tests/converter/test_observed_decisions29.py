@@ -7,6 +7,7 @@
   kernel;
 * a ``torch.tensor`` of data that is not a literal held no tensor: ``mindspore.Tensor`` where the runtime's reads
   tensors inside a list as torch does;
+* a ``F.pad`` whose amounts are not literals had none negative: ``ops.pad`` where the runtime's crops a negative one;
 * every call of a layer torch also takes unbatched (Conv2d, Conv1d, ...) had a batch: no ``import
   mindport.runtime.unbatched`` for a file whose every such build was observed so.
 
@@ -45,6 +46,7 @@ SOURCE = textwrap.dedent("""\
             total = torch.sum(x, dim=1)
             attn = F.softmax(scores, dim=-1)
             sizes = torch.tensor([float(x.shape[-1]), 0.5])
+            x = F.pad(x, (x.shape[0] - 1, 0))
             if x.shape[0] > 100:
                 pooled = pooled + x.sum(1).mean()
             return self.fc(pooled) + attn.sum(-1, keepdim=True), total * sizes[1]
@@ -74,6 +76,7 @@ MASKED = textwrap.dedent("""\
     class Masked(nn.Module):
         def forward(self, x, scores):
             pair = torch.tensor([scores[0, 0], scores[0, 1]])
+            x = F.pad(x, (1, x.shape[0] - 3))
             return F.softmax(scores, dim=-1), x[:, :0].mean(-1), torch.sum(x[:, :0], 1), pair
     """)
 
@@ -108,6 +111,7 @@ def test_observed_decisions_are_native_and_the_rest_keep_the_helpers(tmp_path):
     facts = load(tmp_path / "facts.json")
     decided = facts.decided_sites("net.py")
     assert {fact for *_, fact in decided} == {"nonempty:mean", "nonempty:sum", "unmasked:softmax", "plain:tensor",
+                                              "nonnegative:pad",
                                               "built:Conv2d:batched"}
     assert [fact for *_, fact in facts.decided_sites("open_net.py")] == ["built:Conv1d:open"]
 
@@ -117,6 +121,7 @@ def test_observed_decisions_are_native_and_the_rest_keep_the_helpers(tmp_path):
     assert "ops.mean(x, axis=(2, 3))" in observed
     assert "ops.sum(x, dim=1)" in observed
     assert "ops.softmax(scores, axis=-1)" in observed
+    assert "mp_F.pad(x, (x.shape[0] - 1, 0))" in plain and "ops.pad(x, (x.shape[0] - 1, 0))" in observed
     assert "mp_tensor.tensor([float(x.shape[-1]), 0.5])" in plain and "ms.Tensor([float(x.shape[-1]), 0.5])" in observed
     assert "mp_math.mean(mp_math.sum(x, dim=1))" in observed  # never run: the helpers stay
     # the only runtime sites left are in the branch never taken: drop it and the port imports no mindport
@@ -136,6 +141,7 @@ def test_observed_decisions_are_native_and_the_rest_keep_the_helpers(tmp_path):
     masked_code = convert_source(MASKED, "masked.py", decided_sites=facts.decided_sites("masked.py")).code
     assert "mp_F.softmax(scores" in masked_code and "mp_math.mean(" in masked_code and "mp_math.sum(" in masked_code
     assert "mp_tensor.tensor([" in masked_code  # the data held tensors
+    assert "mp_F.pad(x, (1, x.shape[0] - 3))" in masked_code  # a negative amount: cropped
     assert_port_matches_in_mode(OPEN, kept, "Open", [OPEN_INPUT], tmp_path, "open", "pynative")
     assert_port_matches_in_mode(MASKED, masked_code, "Masked", MASKED_INPUTS, tmp_path, "masked", "pynative")
 

@@ -1414,14 +1414,18 @@ class TableCallTransform(Rule):
         return self._floats().is_float(input_node) or self._flow_floats().is_float(input_node) \
             or real_file(getattr(self, "_module", None))
 
-    def _non_negative_pad(self, target: str, native: str, mapped: dict) -> str:
+    def _non_negative_pad(self, target: str, native: str, mapped: dict, call: cst.Call | None = None,
+                          api: str = "") -> str:
         """The runtime pad (``mp_F.pad``, ``mp_nn.ConstantPad2d``: written where a padding amount may be negative,
         mindport.mappings.transforms.layers.pad_crop_negative) whose padding is non-negative by construction in the
         enclosing function (native_facts.NonNegativeFacts: ``pad = (0, 1, 0, 1)`` then ``F.pad(x, pad)``; ``(0, M +
-        1)`` after ``M, N = x.shape``): the table's own target, MindSpore's (``ops.pad``), whose only defect is a
+        1)`` after ``M, N = x.shape``), or at a site whose every padding in a recorded torch run was (``convert
+        --facts``: ``"nonnegative:pad"``): the table's own target, MindSpore's (``ops.pad``), whose only defect is a
         negative amount."""
         if target not in NEGATIVE_PAD_GUARDS or target == native:
             return target
+        if call is not None and self._observed_decision(call, f"nonnegative:{api}"):
+            return native
         padding = mapped.get("padding")
         node = padding.node if padding is not None else None
         if node is None:
@@ -1569,7 +1573,8 @@ class TableCallTransform(Rule):
             if id(original_node) in self._native_inplace and "inplace" in bound:
                 bound["inplace"] = Arg("False", False)  # no reader of the input afterwards: out of place is the same
             mapped = map_arguments(entry, bound, profile)
-            target = self._non_negative_pad(switched_target(mapped, target), target, mapped)
+            target = self._non_negative_pad(switched_target(mapped, target), target, mapped, original_node,
+                                            _api_name(entry))
             if id(original_node) in self._native_lists or (qual == "torch.nn.ModuleList"
                                                            and cells_display(original_node, self._builds_cell)
                                                            and id(original_node) not in self._runtime_lists) \
