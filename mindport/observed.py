@@ -45,6 +45,29 @@ class Facts:
         self.files: dict[str, dict[str, dict]] = files or {}
         self.builds: dict[str, dict[str, dict]] = builds or {}
 
+    def merge(self, other: "Facts") -> None:
+        """Add another run's facts, site by site (two APIs at one span: ``"?"``; calls added; values united)."""
+        for rel, sites in other.files.items():
+            for span, site in sites.items():
+                into = self.files.setdefault(rel, {}).setdefault(span, {"api": site["api"], "dtypes": [], "calls": 0})
+                if into["api"] != site["api"]:
+                    into["api"] = "?"
+                into["calls"] += site.get("calls", 0)
+                into["dtypes"] += [d for d in site["dtypes"] if d not in into["dtypes"]]
+                if site.get("joined"):
+                    into["joined"] = True
+                for decision, values in site.get("seen", {}).items():
+                    seen = into.setdefault("seen", {}).setdefault(decision, [])
+                    seen += [v for v in values if v not in seen]
+                for decision, n in site.get("noted", {}).items():
+                    into.setdefault("noted", {})[decision] = into.get("noted", {}).get(decision, 0) + n
+        for rel, sites in other.builds.items():
+            for span, site in sites.items():
+                into = self.builds.setdefault(rel, {}).setdefault(span, {"layer": site["layer"], "calls": 0,
+                                                                         "batched": []})
+                into["calls"] += site["calls"]
+                into["batched"] += [v for v in site["batched"] if v not in into["batched"]]
+
     def note(self, rel: str, span: str, decision: str, value) -> None:
         """One call at a recorded site made ``decision`` with ``value`` (``nonempty``: the reduced extent held
         elements; ``unmasked``: the softmax input had no row of all -inf along its dim)."""

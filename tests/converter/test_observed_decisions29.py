@@ -116,7 +116,12 @@ def test_observed_decisions_are_native_and_the_rest_keep_the_helpers(tmp_path):
     assert [fact for *_, fact in facts.decided_sites("open_net.py")] == ["built:Conv1d:open"]
 
     plain = convert_source(SOURCE, "net.py").code
-    observed = convert_source(SOURCE, "net.py", decided_sites=decided).code
+    result = convert_source(SOURCE, "net.py", decided_sites=decided)
+    observed = result.code
+    # the report says which sites rest on an observation: MP108, info (the conversion is not partial for it)
+    assert {d.severity for d in result.diagnostics} == {"info"} and {d.code for d in result.diagnostics} == {"MP108"}
+    assert {d.message.split("(")[1].split(")")[0] for d in result.diagnostics} == {
+        "nonempty:mean", "nonempty:sum", "unmasked:softmax", "plain:tensor", "nonnegative:pad"}
     assert "mp_math.mean(x, dim=(2, 3))" in plain and "mp_F.softmax(scores" in plain  # without the facts
     assert "ops.mean(x, axis=(2, 3))" in observed
     assert "ops.sum(x, dim=1)" in observed
@@ -128,8 +133,11 @@ def test_observed_decisions_are_native_and_the_rest_keep_the_helpers(tmp_path):
     reached = SOURCE.replace("        if x.shape[0] > 100:\n            pooled = pooled + x.sum(1).mean()\n", "")
     assert reached != SOURCE
     reached_facts = _recorded_alone(tmp_path, reached)
-    native = convert_source(reached, "net.py", decided_sites=reached_facts.decided_sites("net.py")).code
+    native_result = convert_source(reached, "net.py", decided_sites=reached_facts.decided_sites("net.py"))
+    native = native_result.code
     assert "mindport" not in native, native
+    assert sorted((d.line, d.message.split("(")[1].split(")")[0]) for d in native_result.diagnostics
+                  if "built:" in d.message) == [(9, "built:Conv2d:batched"), (9, "built:Conv2d:batched")]
     for mode in ("pynative", "graph"):
         assert_port_matches_in_mode(SOURCE, observed, "Net", _inputs(), tmp_path, f"decided_{mode}", mode,
                                     rtol=1e-5, atol=1e-5)

@@ -743,6 +743,7 @@ class TableCallTransform(Rule):
         self._flow_facts: dict[int, FlowFloats] = {}
         self._called_facts: dict[int, "FlowFloats | None"] = {}
         self._unmasked_facts: dict[int, UnmaskedFacts] = {}
+        self._observed_noted: set[int] = set()  # calls already reported as resting on an observation (MP108)
         self._statement_calls: set[int] = set()  # calls that are a whole expression statement (original nodes)
         self._indexed_updates: dict[int, cst.Subscript] = {}  # such a call's in-place update of an indexed view
         self._view_updates: dict[int, ViewChain] = {}  # an in-place call through torch views (narrow, diagonal ...)
@@ -1305,7 +1306,10 @@ class TableCallTransform(Rule):
         """Did the recorded run (``Options.uniform_sites``) see one dtype among the tensors joined at this call?"""
         sites = self.ctx.options.uniform_sites
         where = self.ctx.positions.get(call) if sites else None
-        return where is not None and (where.start.line, where.start.column, where.end.line, where.end.column) in sites
+        if where is None or (where.start.line, where.start.column, where.end.line, where.end.column) not in sites:
+            return False
+        self._rests_on_observation(call, "one dtype joined")
+        return True
 
     def _observed_float(self, call: cst.Call, api: str) -> bool:
         """Did the recorded run (``Options.float_sites``) see only floating inputs at this call of ``api``?"""
@@ -1313,17 +1317,30 @@ class TableCallTransform(Rule):
         if not sites:
             return False
         where = self.ctx.positions.get(call)
-        if where is None:
+        if where is None or (where.start.line, where.start.column, where.end.line, where.end.column, api) not in sites:
             return False
-        return (where.start.line, where.start.column, where.end.line, where.end.column, api) in sites
+        self._rests_on_observation(call, f"floating input:{api}")
+        return True
 
     def _observed_decision(self, call: cst.Call, fact: str) -> bool:
         """Did every call of this site in the recorded run (``Options.decided_sites``, mindport.observed.Facts.
         decided_sites) make the run-time decision ``fact`` (``"nonempty:mean"``, ``"unmasked:softmax"``)?"""
         sites = self.ctx.options.decided_sites
         where = self.ctx.positions.get(call) if sites else None
-        return where is not None and (where.start.line, where.start.column, where.end.line, where.end.column,
-                                      fact) in sites
+        if where is None or (where.start.line, where.start.column, where.end.line, where.end.column, fact) not in sites:
+            return False
+        self._rests_on_observation(call, fact)
+        return True
+
+    def _rests_on_observation(self, call: cst.Call, fact: str) -> None:
+        """The report says which sites rest on an observation (MP108, info: what an observation proves is what ran)."""
+        if id(call) in self._observed_noted:
+            return
+        self._observed_noted.add(id(call))
+        self.ctx.diagnose(call, "MP108", f"converted on an observation of the recorded torch run ({fact}): every "
+                          "call there decided so in that run; an input unlike the observed ones may differ from torch",
+                          "keep the port's inputs like the recorded run's, or convert without --facts", "",
+                          severity="info")
 
     def _nonempty_target(self, target: str, mapped: dict, call: cst.Call, api: str) -> str:
         """The runtime mean/sum (written out for torch's value over an empty extent: NaN, 0; MindSpore's kernel gives
@@ -1354,7 +1371,7 @@ class TableCallTransform(Rule):
             return target
         if not _explicit_dim(mapped):  # torch's implicit dim comes from the input's rank at run time
             return target
-        if self._cpu_guarded() and not (call is not None and self._observed_decision(call, f"unmasked:{api}")):  # the defect is the CPU kernel's: a port for a GPU or Ascend needs no facts
+        if self._cpu_guarded():  # the defect is the CPU kernel's: a port for a GPU or Ascend needs no facts
             function = self._functions[-1] if self._functions else None
             facts = self._unmasked_facts.get(id(function))
             if facts is None:
@@ -1365,7 +1382,8 @@ class TableCallTransform(Rule):
                     and self._file_facts is not None and cls.name.value not in self._file_facts.subclassed else {}  # a subclass may override one
                 facts = self._unmasked_facts[id(function)] = UnmaskedFacts(function, self.scope.resolve_torch, layers,
                                                                            self.scope.resolve, causal, methods)
-            if not facts.unmasked(input_node):
+            if not facts.unmasked(input_node) and not (call is not None
+                                                       and self._observed_decision(call, f"unmasked:{api}")):
                 return target
         name, renames = native
         for old, new in renames.items():
@@ -1424,17 +1442,16 @@ class TableCallTransform(Rule):
         negative amount."""
         if target not in NEGATIVE_PAD_GUARDS or target == native:
             return target
-        if call is not None and self._observed_decision(call, f"nonnegative:{api}"):
-            return native
         padding = mapped.get("padding")
         node = padding.node if padding is not None else None
-        if node is None:
-            return target
-        function = self._functions[-1] if self._functions else None
-        facts = self._non_negative_facts.get(id(function))
-        if facts is None:
-            facts = self._non_negative_facts[id(function)] = NonNegativeFacts(function, self.scope.resolve_torch)
-        return native if facts.non_negative(node) else target
+        if node is not None:
+            function = self._functions[-1] if self._functions else None
+            facts = self._non_negative_facts.get(id(function))
+            if facts is None:
+                facts = self._non_negative_facts[id(function)] = NonNegativeFacts(function, self.scope.resolve_torch)
+            if facts.non_negative(node):
+                return native
+        return native if call is not None and self._observed_decision(call, f"nonnegative:{api}") else target
 
     def _values_target(self, target: str, call: cst.Call) -> str:
         """The runtime topk (written out for torch's int64 indices) where only the values are read
