@@ -36,10 +36,79 @@ FLOATING = frozenset({"float16", "bfloat16", "float32", "float64"})
 
 
 class Facts:
-    """Per file, per site (``"line:col-end_line:end_col"``): {"api": name, "dtypes": [...], "calls": n}."""
+    """Per file, per site (``"line:col-end_line:end_col"``): {"api": name, "dtypes": [...], "calls": n}, and per
+    run-time decision the site's calls made (``note``) {"seen": {decision: [values]}, "noted": {decision: n}}.
+    ``builds``: per file, per build site of a layer torch takes unbatched inputs for (``mindport.mappings.unbatched.
+    TORCH_CLASSES``): {"layer": torch class, "calls": n, "batched": [values]}."""
 
-    def __init__(self, files: dict | None = None):
+    def __init__(self, files: dict | None = None, builds: dict | None = None):
         self.files: dict[str, dict[str, dict]] = files or {}
+        self.builds: dict[str, dict[str, dict]] = builds or {}
+
+    def merge(self, other: "Facts") -> None:
+        """Add another run's facts, site by site (two APIs at one span: ``"?"``; calls added; values united)."""
+        for rel, sites in other.files.items():
+            for span, site in sites.items():
+                into = self.files.setdefault(rel, {}).setdefault(span, {"api": site["api"], "dtypes": [], "calls": 0})
+                if into["api"] != site["api"]:
+                    into["api"] = "?"
+                into["calls"] += site.get("calls", 0)
+                into["dtypes"] += [d for d in site["dtypes"] if d not in into["dtypes"]]
+                if site.get("joined"):
+                    into["joined"] = True
+                for decision, values in site.get("seen", {}).items():
+                    seen = into.setdefault("seen", {}).setdefault(decision, [])
+                    seen += [v for v in values if v not in seen]
+                for decision, n in site.get("noted", {}).items():
+                    into.setdefault("noted", {})[decision] = into.get("noted", {}).get(decision, 0) + n
+        for rel, sites in other.builds.items():
+            for span, site in sites.items():
+                into = self.builds.setdefault(rel, {}).setdefault(span, {"layer": site["layer"], "calls": 0,
+                                                                         "batched": []})
+                into["calls"] += site["calls"]
+                into["batched"] += [v for v in site["batched"] if v not in into["batched"]]
+
+    def note(self, rel: str, span: str, decision: str, value) -> None:
+        """One call at a recorded site made ``decision`` with ``value`` (``nonempty``: the reduced extent held
+        elements; ``unmasked``: the softmax input had no row of all -inf along its dim)."""
+        site = self.files[rel][span]
+        seen = site.setdefault("seen", {}).setdefault(decision, [])
+        if value not in seen:
+            seen.append(value)
+        noted = site.setdefault("noted", {})
+        noted[decision] = noted.get(decision, 0) + 1
+
+    def built(self, rel: str, span: str, layer: str) -> None:
+        self.builds.setdefault(rel, {}).setdefault(span, {"layer": layer, "calls": 0, "batched": []})
+
+    def called(self, rel: str, span: str, batched: bool) -> None:
+        site = self.builds[rel][span]
+        site["calls"] += 1
+        if batched not in site["batched"]:
+            site["batched"].append(batched)
+
+    def decided_sites(self, rel: str) -> tuple:
+        """The sites of ``rel`` whose every call made one run-time decision the same way, as ((line, col, end_line,
+        end_col, fact), ...): ``"nonempty:mean"``/``"nonempty:sum"`` (every reduced extent held elements),
+        ``"unmasked:softmax"`` (no input row of all -inf along the dim), ``"plain:tensor"``/``"plain:as_tensor"`` (the
+        data held no tensor inside a list or tuple; for as_tensor, was no tensor either), ``"nonnegative:pad"`` (every
+        padding amount >= 0), and per layer build
+        ``"built:<MindSpore class>:batched"`` (every call of every layer built there had a batch of the class's rank,
+        a cell its ``hx`` given) or ``"built:<MindSpore class>:open"`` (the build ran; some call did not show that,
+        or none ran). A decision some call did not note (a site of two APIs, a dim not given) is no fact."""
+        from mindport.mappings.unbatched import TORCH_CLASSES
+
+        out = []
+        for span, site in self.files.get(rel, {}).items():
+            api = site["api"]
+            for decision, value in (("nonempty", True), ("unmasked", True), ("plain", True), ("nonnegative", True)):
+                seen = site.get("seen", {}).get(decision)
+                if api != "?" and seen == [value] and site.get("noted", {}).get(decision) == site["calls"]:
+                    out.append((*_span(span), f"{decision}:{api}"))
+        for span, site in self.builds.get(rel, {}).items():
+            ok = site["calls"] > 0 and site["batched"] == [True]
+            out.append((*_span(span), f"built:{TORCH_CLASSES[site['layer']]}:{'batched' if ok else 'open'}"))
+        return tuple(sorted(out))
 
     def add(self, rel: str, span: str, api: str, dtype: str | None) -> None:
         site = self.files.setdefault(rel, {}).setdefault(span, {"api": api, "dtypes": [], "calls": 0})
@@ -59,7 +128,8 @@ class Facts:
         return tuple(sorted(out))
 
     def to_json(self) -> dict:
-        return {"mindport_facts": FACTS_VERSION, "files": self.files}
+        out = {"mindport_facts": FACTS_VERSION, "files": self.files}
+        return {**out, "builds": self.builds} if self.builds else out
 
     def save(self, path) -> None:
         Path(path).write_text(json.dumps(self.to_json(), indent=1, sort_keys=True) + "\n", encoding="utf-8")
@@ -95,7 +165,17 @@ def load(path) -> Facts:
                 site["api"], site["dtypes"]  # noqa: B018 - the keys every site has
     except (AttributeError, KeyError, TypeError, ValueError) as exc:
         raise ValueError(f"{path}: a site is malformed ({type(exc).__name__}: {exc})") from None
-    return Facts(data["files"])
+    builds = data.get("builds", {})
+    try:
+        from mindport.mappings.unbatched import TORCH_CLASSES
+
+        for sites in builds.values():
+            for span, site in sites.items():
+                _span(span)
+                TORCH_CLASSES[site["layer"]], int(site["calls"]), list(site["batched"])  # noqa: B018
+    except (AttributeError, KeyError, TypeError, ValueError) as exc:
+        raise ValueError(f"{path}: a layer build is malformed ({type(exc).__name__}: {exc})") from None
+    return Facts(data["files"], builds)
 
 
 def _char_col(filename: str, line: int, byte_col: int) -> int:
@@ -116,6 +196,8 @@ class record:  # noqa: N801 - used as a context manager, like open
         import torch
         from torch.overrides import TorchFunctionMode
 
+        from mindport.mappings.unbatched import TORCH_CELLS, TORCH_CLASSES, TORCH_RANK
+
         torch_dir = os.path.dirname(os.path.realpath(torch.__file__)) + os.sep
         root = self.root + os.sep
         facts = self.facts
@@ -131,36 +213,116 @@ class record:  # noqa: N801 - used as a context manager, like open
             path = resolved(filename)
             return path[len(root):].replace(os.sep, "/") if path.startswith(root) else None
 
+        def site_of(frame):
+            """(file under the root, span of the call executing in it) of the first frame outside torch, or None."""
+            while frame is not None and resolved(frame.f_code.co_filename).startswith(torch_dir):
+                frame = frame.f_back
+            rel = under_root(frame.f_code.co_filename) if frame is not None else None
+            if rel is None or frame.f_lasti < 0:
+                return None
+            pos = list(frame.f_code.co_positions())[frame.f_lasti // 2]
+            if None in pos:
+                return None
+            line, end_line, col, end_col = pos
+            name = frame.f_code.co_filename
+            return rel, f"{line}:{_char_col(name, line, col)}-{end_line}:{_char_col(name, end_line, end_col)}"
+
         class _Recorder(TorchFunctionMode):
             def __torch_function__(self, func, types, args=(), kwargs=None):
-                frame = sys._getframe(1)
-                while frame is not None and resolved(frame.f_code.co_filename).startswith(torch_dir):
-                    frame = frame.f_back
-                rel = under_root(frame.f_code.co_filename) if frame is not None else None
-                if rel is not None and frame.f_lasti >= 0:
-                    pos = list(frame.f_code.co_positions())[frame.f_lasti // 2]
-                    if None not in pos:
-                        line, end_line, col, end_col = pos
-                        name = frame.f_code.co_filename
-                        span = (f"{line}:{_char_col(name, line, col)}-"
-                                f"{end_line}:{_char_col(name, end_line, end_col)}")
-                        first = next((a for a in (*args, *(kwargs or {}).values()) if isinstance(a, torch.Tensor)),
-                                     None)
-                        api = getattr(func, "__name__", str(func))
-                        joined = args[0] if first is None and args and isinstance(args[0], (list, tuple)) else ()
-                        if joined and all(isinstance(t, torch.Tensor) for t in joined):
-                            # a join of a sequence of tensors (torch.cat, stack): each one's dtype (uniform_sites)
-                            for t in joined:
-                                facts.add(rel, span, api, str(t.dtype).replace("torch.", ""))
-                            facts.files[rel][span]["joined"] = True
-                        else:
-                            dtype = str(first.dtype).replace("torch.", "") if first is not None else None
-                            facts.add(rel, span, api, dtype)
+                where = site_of(sys._getframe(1))
+                if where is not None:
+                    rel, span = where
+                    first = next((a for a in (*args, *(kwargs or {}).values()) if isinstance(a, torch.Tensor)),
+                                 None)
+                    api = getattr(func, "__name__", str(func))
+                    joined = args[0] if first is None and args and isinstance(args[0], (list, tuple)) else ()
+                    if joined and all(isinstance(t, torch.Tensor) for t in joined):
+                        # a join of a sequence of tensors (torch.cat, stack): each one's dtype (uniform_sites)
+                        for t in joined:
+                            facts.add(rel, span, api, str(t.dtype).replace("torch.", ""))
+                        facts.files[rel][span]["joined"] = True
+                    else:
+                        dtype = str(first.dtype).replace("torch.", "") if first is not None else None
+                        facts.add(rel, span, api, dtype)
+                        _decisions(facts, rel, span, api, first, args, kwargs or {})
                 return func(*args, **(kwargs or {}))
 
+        # the layers torch takes unbatched inputs for: where each was built, and the rank of each call's input
+        classes = {getattr(torch.nn, name): name for name in TORCH_CLASSES if hasattr(torch.nn, name)}
+        module_init = torch.nn.Module.__init__
+
+        def init(module, *args, **kwargs):
+            module_init(module, *args, **kwargs)
+            name = classes.get(type(module))  # exactly the class: a project's subclass is built in its own code
+            where = site_of(sys._getframe(1)) if name is not None else None
+            if where is not None:
+                object.__setattr__(module, "_mindport_built", where)
+                facts.built(*where, name)
+
+        def pre_hook(module, inputs):
+            where = module.__dict__.get("_mindport_built")
+            if where is not None and where[0] in facts.builds and where[1] in facts.builds[where[0]]:
+                name = classes[type(module)]
+                x = inputs[0] if inputs else None
+                batched = isinstance(x, torch.Tensor) and x.dim() == TORCH_RANK[name] and (
+                    name not in TORCH_CELLS or (len(inputs) > 1 and inputs[1] is not None))
+                facts.called(*where, batched)
+
+        self._restore = (torch.nn.Module, module_init)
+        torch.nn.Module.__init__ = init
+        self._hook = torch.nn.modules.module.register_module_forward_pre_hook(pre_hook)
         self._mode = _Recorder()
         self._mode.__enter__()
         return facts
 
     def __exit__(self, *exc) -> None:
         self._mode.__exit__(*exc)
+        self._hook.remove()
+        cls, init = self._restore
+        cls.__init__ = init
+
+
+_REDUCTIONS = frozenset({"mean", "sum"})
+_CONSTRUCTORS = frozenset({"tensor", "as_tensor"})
+
+
+def _holds_tensor(data, depth: int) -> bool:
+    """A tensor at ``depth`` or deeper in ``data`` (nested lists and tuples)."""
+    import torch
+
+    if isinstance(data, torch.Tensor):
+        return depth <= 0
+    if isinstance(data, (list, tuple)):
+        return any(_holds_tensor(item, depth - 1) for item in data)
+    return False
+
+
+def _decisions(facts: Facts, rel: str, span: str, api: str, first, args, kwargs) -> None:
+    """The run-time decisions a call at a recorded site made (``Facts.note``): a reduction's extent held elements
+    (``mean``/``sum``: the runtime's value over an empty extent is never needed), a softmax input had no row of all
+    -inf along its dim (``softmax``: MindSpore's CPU kernel's defect never met), a tensor constructor's data held no
+    tensor (``tensor``/``as_tensor``: the runtime's reading of tensors inside a list never needed), a pad's amounts
+    were none negative (``pad``: the runtime's cropping, for MindSpore's defect on a negative amount, never needed). Computed with torch's own ops; the
+    recorder's mode is off inside its handler, so they are not recorded themselves."""
+    import torch
+
+    if api in _CONSTRUCTORS:
+        data = args[0] if args else kwargs.get("data", kwargs.get("input_data"))
+        # torch.tensor of a tensor is a copy either way; as_tensor gives a tensor back itself (the runtime's case)
+        facts.note(rel, span, "plain", not _holds_tensor(data, 0 if api == "as_tensor" else 1))
+        return
+    if first is None or (args and args[0] is not first):
+        return
+    if api == "pad":
+        padding = args[1] if len(args) > 1 else kwargs.get("pad")
+        try:
+            facts.note(rel, span, "nonnegative", all(int(p) >= 0 for p in padding))
+        except (TypeError, ValueError):
+            facts.note(rel, span, "nonnegative", False)
+    elif api in _REDUCTIONS:
+        facts.note(rel, span, "nonempty", first.numel() > 0)
+    elif api == "softmax":
+        dim = args[1] if len(args) > 1 else kwargs.get("dim")
+        if isinstance(dim, int) and first.is_floating_point() and first.dim() > 0:
+            with torch.no_grad():
+                facts.note(rel, span, "unmasked", not bool(torch.isneginf(first).all(dim=dim).any()))

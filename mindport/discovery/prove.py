@@ -152,20 +152,10 @@ def _builder_facts(work: Path):
     merged = Facts()
     for path in sorted(work.glob("facts-*.json")):
         try:
-            part = load(path)
+            merged.merge(load(path))
         except ValueError:
             continue
-        for rel, sites in part.files.items():
-            for span, site in sites.items():
-                into = merged.files.setdefault(rel, {}).setdefault(span, {"api": site["api"], "dtypes": [],
-                                                                           "calls": 0})
-                if into["api"] != site["api"]:
-                    into["api"] = "?"
-                into["calls"] += site.get("calls", 0)
-                into["dtypes"] += [d for d in site["dtypes"] if d not in into["dtypes"]]
-                if site.get("joined"):
-                    into["joined"] = True
-    return merged if merged.files else None
+    return merged if merged.files or merged.builds else None
 
 
 def notebook_env(work: Path) -> dict:

@@ -17,3 +17,12 @@ BATCH_RANK = {"Conv1d": 3, "Conv2d": 4, "Conv3d": 5, "Conv1dTranspose": 3, "Conv
 RECURRENT = ("RNN", "LSTM", "GRU")  # MindSpore's _RNNBase: they share one construct
 CELLS = ("RNNCell", "GRUCell", "LSTMCell")
 BATCH_ONLY = {"BatchNorm2d": 4, "BatchNorm3d": 5}
+
+# torch's class -> the MindSpore class BATCH_RANK names (a recorded run notes where each was built and the rank of each
+# call's input: mindport.observed), and the rank of a batch / the cells, by torch's names
+TORCH_CLASSES = {"Conv1d": "Conv1d", "Conv2d": "Conv2d", "Conv3d": "Conv3d", "ConvTranspose1d": "Conv1dTranspose",
+                 "ConvTranspose2d": "Conv2dTranspose", "ConvTranspose3d": "Conv3dTranspose", "LPPool2d": "LPPool2d",
+                 "AdaptiveAvgPool1d": "AdaptiveAvgPool1d", "AdaptiveMaxPool1d": "AdaptiveMaxPool1d", "RNN": "RNN",
+                 "LSTM": "LSTM", "GRU": "GRU", "RNNCell": "RNNCell", "GRUCell": "GRUCell", "LSTMCell": "LSTMCell"}
+TORCH_RANK = {torch: BATCH_RANK[ms] for torch, ms in TORCH_CLASSES.items()}
+TORCH_CELLS = tuple(torch for torch, ms in TORCH_CLASSES.items() if ms in CELLS)

@@ -36,7 +36,7 @@ def convert_source(code: str, filename: str = "<string>", *, target: str = "nn",
                    ms_version: tuple[int, int] | None = None, module_classes=frozenset(),
                    local_packages=frozenset(), star_bindings=(), device: str = "any",
                    object_classes=frozenset(), list_names=frozenset(),
-                   function_classes=frozenset(), float_sites=(), uniform_sites=(), return_kinds=None,
+                   function_classes=frozenset(), float_sites=(), uniform_sites=(), decided_sites=(), return_kinds=None,
                    imported_names=frozenset(), float64_free=None, conv1d_settings_unread=None,
                    tensor_free: bool = False, argument_writers=(), backward_params=None) -> ConversionResult:
     """Convert PyTorch source text to MindSpore source text.
@@ -53,6 +53,8 @@ def convert_source(code: str, filename: str = "<string>", *, target: str = "nn",
     ``float_sites``: the file's call sites a recorded torch run saw only floating inputs at (``mindport.observed``:
     ``Facts.float_sites``); an int-to-float guard there is MindSpore's own op. ``uniform_sites``: its joins
     (torch.cat, stack, ...) whose tensors had one dtype in every call of the run (``Facts.uniform_sites``).
+    ``decided_sites``: its sites whose every recorded call made a run-time decision one way, and its layer builds
+    with what their calls' inputs were (``Facts.decided_sites``).
     ``return_kinds``: ((name, kind), ...) what the project's functions and methods return, across its files
     (``mindport.migrator.project.return_kinds``): the receiver of an ambiguous method (``repeat``, ``sum``); None
     (a file alone): its own functions'. ``imported_names``: the names other files of the project import from its
@@ -83,6 +85,7 @@ def convert_source(code: str, filename: str = "<string>", *, target: str = "nn",
                       function_classes=frozenset(function_classes),
                       float_sites=frozenset(tuple(site) for site in float_sites),
                       uniform_sites=frozenset(tuple(site) for site in uniform_sites),
+                      decided_sites=frozenset(tuple(site) for site in decided_sites),
                       return_kinds=tuple(tuple(k) for k in return_kinds),
                       backward_params=tuple((n, tuple(p), tuple(b)) for n, p, b in backward_params),
                       imported_names=frozenset(imported_names), float64_free=bool(float64_free),

@@ -78,6 +78,11 @@ class Options:
     # this file's joins (torch.cat, stack, ...) whose tensors had one dtype in every call of the recorded run, as
     # ((line, col, end_line, end_col), ...): MindSpore's own join there (TableCallTransform._promoted_join)
     uniform_sites: frozenset = frozenset()
+    # this file's sites whose every call in the recorded run made one run-time decision the same way, as ((line, col,
+    # end_line, end_col, fact), ...) (mindport.observed.Facts.decided_sites): "nonempty:mean" (ops.mean there),
+    # "unmasked:softmax" (ops.softmax), "built:Conv2d:batched"/"built:Conv2d:open" (a layer build and whether every
+    # call of it had a batch: native_facts.unbatched_handling)
+    decided_sites: frozenset = frozenset()
     # ((name, parameters, backpropagated parameters), ...): the project's functions that call .backward() on a
     # parameter (project.backward_params): a caller records the loss it hands them
     backward_params: tuple = ()

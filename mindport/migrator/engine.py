@@ -84,7 +84,11 @@ def run_pipeline(module: cst.Module, filename: str, registry: Registry, options:
     module, added = finalize_imports(module, ctx.imports_needed, aliases, present, ctx.torch_names_kept,
                                      ctx.torch_roots_kept, scopes.module_scope, reexports,
                                      frozenset(name for name, _ in options.star_bindings))
-    module = finalize_runtime(module, rules, module is not original)  # mindport.runtime imports (einops backend, parameter containers)
+    builds = tuple((fact.split(":")[1], fact.endswith(":batched")) for *_, fact in sorted(options.decided_sites)
+                   if fact.startswith("built:"))  # the recorded run's layer builds, in source order
+    module = finalize_runtime(module, rules, module is not original, builds)
+    if any(batched for _, batched in builds) and module is not original:
+        _report_observed_builds(module, ctx, options)  # mindport.runtime imports (einops backend, parameter containers)
     # No rule changed anything: the caller keeps its source text as it was (LibCST 1.9 does not give back every
     # file byte for byte: a whitespace-only blank line after another one at the end of the file is dropped).
     ctx.tree_changed = module is not original
@@ -92,6 +96,23 @@ def run_pipeline(module: cst.Module, filename: str, registry: Registry, options:
         module = transform(module, ParenthesizeGenerators())  # converted tree, module.visit 0.198 s)
     clear_caches()
     return drop_unused_imports(module.code, added), ctx
+
+
+def _report_observed_builds(module: cst.Module, ctx: FileContext, options: Options) -> None:
+    """A file that loads no runtime module only because a recorded run saw every call of its layers batched
+    (native_facts.unbatched_handling's ``observed``): each such build rests on an observation (MP108, info)."""
+    from mindport.errors import Diagnostic
+    from mindport.migrator.native_facts import unbatched_handling
+
+    if "mindport.runtime" in module.code or not unbatched_handling(module):
+        return
+    for line, col, _, _, fact in sorted(options.decided_sites):
+        if fact.startswith("built:") and fact.endswith(":batched"):
+            ctx.diagnostics.append(Diagnostic(
+                "MP108", f"converted on an observation of the recorded torch run ({fact}): every call of the layer "
+                "built here had a batch in that run, so the file does not load mindport.runtime.unbatched; an "
+                "unbatched input would be refused by MindSpore's layer", ctx.filename, line, col + 1,
+                "keep the port's inputs batched, or convert without --facts", severity="info"))
 
 
 class ParenthesizeGenerators(cst.CSTTransformer):

@@ -349,7 +349,7 @@ _ORDER_BUILTINS = frozenset({"sorted", "reversed"})  # any call; min/max with on
 _EINOPS_LAYERS = {"einops.layers.torch": "mindport.runtime.einops_layers"}
 
 
-def finalize_runtime(module: cst.Module, rules, converted: bool = True) -> cst.Module:
+def finalize_runtime(module: cst.Module, rules, converted: bool = True, observed_builds: tuple = ()) -> cst.Module:
     """Imports of :mod:`mindport.runtime` that converted code needs, after ``finalize_imports``:
 
     * ``from einops.layers.torch import Rearrange`` -> ``from mindport.runtime.einops_layers import Rearrange``;
@@ -359,7 +359,8 @@ def finalize_runtime(module: cst.Module, rules, converted: bool = True) -> cst.M
       call of Python's ``math`` as ``math.<fn>`` in a file that does not bind ``math`` (MathCallTransform);
     * ``import mindport.runtime.unbatched`` in a ``converted`` file that imports no other runtime module (each of
       them loads it) and builds a MindSpore layer that takes only a batch without showing its input batched
-      (``native_facts.unbatched_handling``): torch's layer takes an unbatched input too;
+      (``native_facts.unbatched_handling``): torch's layer takes an unbatched input too; ``observed_builds``: the
+      file's layer builds a recorded torch run saw, in source order, as ((MindSpore class, every call batched), ...);
     * ``import mindport.runtime.graph_order`` in a ``converted`` file that imports no other runtime module (each of
       them loads it, through ``_graph``) and calls ``sorted``/``reversed`` (or ``min``/``max`` of one argument, or
       ``functools.reduce``, or ``all``/``any`` of a comprehension: it sees no outer names there) in a ``construct``: a graph reads a dict there as its values, silently, unless it is loaded (``min(h, w)`` of sizes
@@ -423,7 +424,7 @@ def finalize_runtime(module: cst.Module, rules, converted: bool = True) -> cst.M
             uses_einops = True
     if uses_einops and _reads_einops(module, rules):
         needed.add(EINOPS_BACKEND)
-    if converted and not any(_runtime_module(m) for m in needed | present) and unbatched_handling(module):
+    if converted and not any(_runtime_module(m) for m in needed | present) and unbatched_handling(module, observed_builds):
         needed.add(UNBATCHED)
     if converted and not any(_runtime_module(m) and m != UNBATCHED for m in needed | present) \
             and _order_builtins_in_construct(module):

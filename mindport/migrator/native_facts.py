@@ -3376,7 +3376,7 @@ def _shape_unpacked(function: cst.FunctionDef, name: str, rank: int) -> bool:
     return False
 
 
-def unbatched_handling(module: cst.Module) -> bool:
+def unbatched_handling(module: cst.Module, observed: tuple = ()) -> bool:
     """True when the converted file builds a MindSpore layer that takes only a batch where torch's takes an unbatched
     input too (``mindport.mappings.unbatched``: convolutions, LPPool2d, AdaptiveAvg/MaxPool1d, recurrent layers and
     cells) and does not show every input of it batched: the file then loads ``mindport.runtime.unbatched`` (the
@@ -3395,7 +3395,12 @@ def unbatched_handling(module: cst.Module) -> bool:
     ``SequentialCell`` put there: :meth:`_OwnCells.looped_sequences_shown`); a sequence member after an own cell whose
     construct returns a batch gets one (:meth:`_OwnCells.before_member`). Anything else (a layer in another list,
     built in a function, used on another object, handed on, read in a branch) loads the handling: one rank comparison
-    per call."""
+    per call.
+
+    ``observed``: the builds of such layers a recorded torch run saw (``convert --facts``), in source order, as ((class,
+    every call of it had a batch of the class's rank, a cell its hx), ...). When they are the file's builds one for one
+    (as many, the same classes in the same order: every build of the file ran), a build every call of which was
+    batched is shown so too: an observation proves what ran (mindport.observed)."""
     from mindport.mappings.unbatched import BATCH_RANK, CELLS
 
     layer = _mindspore_layers(module)
@@ -3417,6 +3422,8 @@ def unbatched_handling(module: cst.Module) -> bool:
                 shown |= flow.sequence_shown(attr, assign.value)
     shown |= _returned_sequences_shown(module, layer, parents)
     shown |= own.looped_sequences_shown()
+    if observed and [kind for kind, _ in observed] == [layer(call.func) for call in builds]:
+        shown |= {id(call) for call, (_, batched) in zip(builds, observed) if batched}
     return any(id(call) not in shown for call in builds)
 
 

@@ -256,6 +256,8 @@ def _convert_entries(src: Path, dst_path: Path, entries: list[TreeEntry], proble
             opts = {**opts, "float_sites": observed} if observed else opts
             uniform = facts.uniform_sites(rel) if facts is not None else ()
             opts = {**opts, "uniform_sites": uniform} if uniform else opts
+            decided = facts.decided_sites(rel) if facts is not None else ()
+            opts = {**opts, "decided_sites": decided} if decided else opts
             opts = {**opts, "tensor_free": True} if rel in tensor_free else opts
             return {**opts, "star_bindings": stars[rel]} if rel in stars else opts
 

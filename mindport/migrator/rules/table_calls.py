@@ -743,6 +743,7 @@ class TableCallTransform(Rule):
         self._flow_facts: dict[int, FlowFloats] = {}
         self._called_facts: dict[int, "FlowFloats | None"] = {}
         self._unmasked_facts: dict[int, UnmaskedFacts] = {}
+        self._observed_noted: set[int] = set()  # calls already reported as resting on an observation (MP108)
         self._statement_calls: set[int] = set()  # calls that are a whole expression statement (original nodes)
         self._indexed_updates: dict[int, cst.Subscript] = {}  # such a call's in-place update of an indexed view
         self._view_updates: dict[int, ViewChain] = {}  # an in-place call through torch views (narrow, diagonal ...)
@@ -1305,7 +1306,10 @@ class TableCallTransform(Rule):
         """Did the recorded run (``Options.uniform_sites``) see one dtype among the tensors joined at this call?"""
         sites = self.ctx.options.uniform_sites
         where = self.ctx.positions.get(call) if sites else None
-        return where is not None and (where.start.line, where.start.column, where.end.line, where.end.column) in sites
+        if where is None or (where.start.line, where.start.column, where.end.line, where.end.column) not in sites:
+            return False
+        self._rests_on_observation(call, "one dtype joined")
+        return True
 
     def _observed_float(self, call: cst.Call, api: str) -> bool:
         """Did the recorded run (``Options.float_sites``) see only floating inputs at this call of ``api``?"""
@@ -1313,14 +1317,54 @@ class TableCallTransform(Rule):
         if not sites:
             return False
         where = self.ctx.positions.get(call)
-        if where is None:
+        if where is None or (where.start.line, where.start.column, where.end.line, where.end.column, api) not in sites:
             return False
-        return (where.start.line, where.start.column, where.end.line, where.end.column, api) in sites
+        self._rests_on_observation(call, f"floating input:{api}")
+        return True
 
-    def _unmasked_target(self, target: str, mapped: dict, input_node) -> str:
-        """The runtime softmax on an input that can hold no row of all -inf (``UnmaskedFacts``): ``ops.softmax``,
-        its arguments renamed (``dim`` -> ``axis``); with a ``dtype`` given, or no ``dim`` (torch's implicit dim, picked
-        from the input's rank), the runtime's."""
+    def _observed_decision(self, call: cst.Call, fact: str) -> bool:
+        """Did every call of this site in the recorded run (``Options.decided_sites``, mindport.observed.Facts.
+        decided_sites) make the run-time decision ``fact`` (``"nonempty:mean"``, ``"unmasked:softmax"``)?"""
+        sites = self.ctx.options.decided_sites
+        where = self.ctx.positions.get(call) if sites else None
+        if where is None or (where.start.line, where.start.column, where.end.line, where.end.column, fact) not in sites:
+            return False
+        self._rests_on_observation(call, fact)
+        return True
+
+    def _rests_on_observation(self, call: cst.Call, fact: str) -> None:
+        """The report says which sites rest on an observation (MP108, info: what an observation proves is what ran)."""
+        if id(call) in self._observed_noted:
+            return
+        self._observed_noted.add(id(call))
+        self.ctx.diagnose(call, "MP108", f"converted on an observation of the recorded torch run ({fact}): every "
+                          "call there decided so in that run; an input unlike the observed ones may differ from torch",
+                          "keep the port's inputs like the recorded run's, or convert without --facts", "",
+                          severity="info")
+
+    def _nonempty_target(self, target: str, mapped: dict, call: cst.Call, api: str) -> str:
+        """The runtime mean/sum (written out for torch's value over an empty extent: NaN, 0; MindSpore's kernel gives
+        inf or uninitialised memory) at a site whose every reduced extent in the recorded run held elements
+        (``convert --facts``: ``"nonempty:<api>"``), with no ``dtype`` given: MindSpore's own, its arguments renamed.
+        An observation proves what ran: an empty extent arriving later gives MindSpore's value there."""
+        native = NATIVE_NONEMPTY.get(target)
+        dtype = mapped.get("dtype")
+        if native is None or (dtype is not None and dtype.given and dtype.source != "None") \
+                or not self._observed_decision(call, f"nonempty:{api}"):
+            return target
+        name, renames = native
+        for old, new in renames.items():
+            if old in mapped:
+                mapped[new] = mapped.pop(old)
+        mapped.pop("dtype", None)
+        return name
+
+    def _unmasked_target(self, target: str, mapped: dict, input_node, call: cst.Call | None = None,
+                         api: str = "") -> str:
+        """The runtime softmax on an input that can hold no row of all -inf (``UnmaskedFacts``), or at a site whose
+        every input in the recorded run had none along its dim (``convert --facts``: ``"unmasked:softmax"``):
+        ``ops.softmax``, its arguments renamed (``dim`` -> ``axis``); with a ``dtype`` given, or no ``dim`` (torch's
+        implicit dim, picked from the input's rank), the runtime's."""
         native = NATIVE_UNMASKED.get(target)
         dtype = mapped.get("dtype")
         if native is None or input_node is None or (dtype is not None and dtype.given and dtype.source != "None"):
@@ -1338,7 +1382,8 @@ class TableCallTransform(Rule):
                     and self._file_facts is not None and cls.name.value not in self._file_facts.subclassed else {}  # a subclass may override one
                 facts = self._unmasked_facts[id(function)] = UnmaskedFacts(function, self.scope.resolve_torch, layers,
                                                                            self.scope.resolve, causal, methods)
-            if not facts.unmasked(input_node):
+            if not facts.unmasked(input_node) and not (call is not None
+                                                       and self._observed_decision(call, f"unmasked:{api}")):
                 return target
         name, renames = native
         for old, new in renames.items():
@@ -1387,23 +1432,26 @@ class TableCallTransform(Rule):
         return self._floats().is_float(input_node) or self._flow_floats().is_float(input_node) \
             or real_file(getattr(self, "_module", None))
 
-    def _non_negative_pad(self, target: str, native: str, mapped: dict) -> str:
+    def _non_negative_pad(self, target: str, native: str, mapped: dict, call: cst.Call | None = None,
+                          api: str = "") -> str:
         """The runtime pad (``mp_F.pad``, ``mp_nn.ConstantPad2d``: written where a padding amount may be negative,
         mindport.mappings.transforms.layers.pad_crop_negative) whose padding is non-negative by construction in the
         enclosing function (native_facts.NonNegativeFacts: ``pad = (0, 1, 0, 1)`` then ``F.pad(x, pad)``; ``(0, M +
-        1)`` after ``M, N = x.shape``): the table's own target, MindSpore's (``ops.pad``), whose only defect is a
+        1)`` after ``M, N = x.shape``), or at a site whose every padding in a recorded torch run was (``convert
+        --facts``: ``"nonnegative:pad"``): the table's own target, MindSpore's (``ops.pad``), whose only defect is a
         negative amount."""
         if target not in NEGATIVE_PAD_GUARDS or target == native:
             return target
         padding = mapped.get("padding")
         node = padding.node if padding is not None else None
-        if node is None:
-            return target
-        function = self._functions[-1] if self._functions else None
-        facts = self._non_negative_facts.get(id(function))
-        if facts is None:
-            facts = self._non_negative_facts[id(function)] = NonNegativeFacts(function, self.scope.resolve_torch)
-        return native if facts.non_negative(node) else target
+        if node is not None:
+            function = self._functions[-1] if self._functions else None
+            facts = self._non_negative_facts.get(id(function))
+            if facts is None:
+                facts = self._non_negative_facts[id(function)] = NonNegativeFacts(function, self.scope.resolve_torch)
+            if facts.non_negative(node):
+                return native
+        return native if call is not None and self._observed_decision(call, f"nonnegative:{api}") else target
 
     def _values_target(self, target: str, call: cst.Call) -> str:
         """The runtime topk (written out for torch's int64 indices) where only the values are read
@@ -1542,7 +1590,8 @@ class TableCallTransform(Rule):
             if id(original_node) in self._native_inplace and "inplace" in bound:
                 bound["inplace"] = Arg("False", False)  # no reader of the input afterwards: out of place is the same
             mapped = map_arguments(entry, bound, profile)
-            target = self._non_negative_pad(switched_target(mapped, target), target, mapped)
+            target = self._non_negative_pad(switched_target(mapped, target), target, mapped, original_node,
+                                            _api_name(entry))
             if id(original_node) in self._native_lists or (qual == "torch.nn.ModuleList"
                                                            and cells_display(original_node, self._builds_cell)
                                                            and id(original_node) not in self._runtime_lists) \
@@ -1552,9 +1601,12 @@ class TableCallTransform(Rule):
                 target = NATIVE_LIST
             input_node = self._input_node(entry, original_node)
             target = self._unmasked_target(self._guard_target(target, input_node, original_node, _api_name(entry)),
-                                           mapped, input_node)
+                                           mapped, input_node, original_node, _api_name(entry))
             target = self._native_like(target, mapped, input_node)
             target = self._absorbed_target(target, mapped, original_node, input_node)
+            target = self._nonempty_target(target, mapped, original_node, _api_name(entry))
+            if target in NATIVE_PLAIN_DATA and self._observed_decision(original_node, f"plain:{_api_name(entry)}"):
+                target = NATIVE_PLAIN_DATA[target]  # the data never held a tensor (mindport.observed)
             target = self._values_target(target, original_node)
             if target in LEGACY_EMPTY_CAT and empty_cat_members(
                     original_node, self._empty_locals(), self._empty_attributes, self.scope.resolve_torch):
@@ -1681,8 +1733,9 @@ class TableCallTransform(Rule):
                                    profile)
             target = switched_target(mapped, target)
             target = self._unmasked_target(self._guard_target(target, func.value, original_node, _api_name(entry)),
-                                           mapped, func.value)
+                                           mapped, func.value, original_node, _api_name(entry))
             target = self._absorbed_target(target, mapped, original_node, func.value)
+            target = self._nonempty_target(target, mapped, original_node, _api_name(entry))
             target = self._values_target(target, original_node)
             self._resolve_ms_names(mapped)
         except RunTimeArguments:
@@ -2645,6 +2698,16 @@ RUNTIME_EINSUM = "mindport.runtime.math.einsum"
 # the runtime softmax (written out for MindSpore's CPU kernel defect on rows of all -inf) -> MindSpore's own, with
 # its renames, where the input can hold no such row (native_facts.UnmaskedFacts)
 NATIVE_UNMASKED = {"mindport.runtime.nn_functional.softmax": ("mindspore.ops.softmax", {"dim": "axis"})}
+
+# torch.tensor / as_tensor of data that is not a literal (the runtime reads tensors inside a list as torch does, gives
+# a tensor back itself) -> MindSpore's own, at a site whose data held no tensor in a recorded torch run
+NATIVE_PLAIN_DATA = {"mindport.runtime.tensor.tensor": "mindspore.Tensor",
+                     "mindport.runtime.tensor.as_tensor": "mindspore.Tensor"}
+
+# the runtime's reductions that only replace the value over an empty extent -> MindSpore's own, with its renames, at a
+# site whose every reduced extent held elements in a recorded torch run (TableCallTransform._nonempty_target)
+NATIVE_NONEMPTY = {"mindport.runtime.math.mean": ("mindspore.ops.mean", {"dim": "axis", "keepdim": "keep_dims"}),
+                   "mindport.runtime.math.sum": ("mindspore.ops.sum", {})}
 
 # the runtime's reductions that only replace the value over an empty extent -> MindSpore's own, with its renames, where
 # that value is never read (native_facts.absorbed_reduction)
