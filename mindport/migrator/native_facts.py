@@ -3393,7 +3393,11 @@ def unbatched_handling(module: cst.Module) -> bool:
     a list of lists a ``for`` loop unpacks (``for attn, ff in self.layers``) is called on a batch when every call of
     the loop's name for it is (:meth:`_OwnCells.loop_member_batched`, also for a module-level function's
     ``SequentialCell`` put there: :meth:`_OwnCells.looped_sequences_shown`); a sequence member after an own cell whose
-    construct returns a batch gets one (:meth:`_OwnCells.before_member`). Anything else (a layer in another list,
+    construct returns a batch gets one (:meth:`_OwnCells.before_member`); a layer handed to a wrapper cell of the file
+    (``Residual(fn)``) gets the wrapper's input (:meth:`_OwnCells.wrapped_batched`); a member of a ``SequentialCell``
+    display appended to a list starred into ``self.NAME = SequentialCell(*layers, ...)`` gets its members' output
+    (:meth:`_OwnCells.appended_sequence`); a loop name's call keeps a batch when every cell put at its place does
+    (:meth:`_OwnCells.loop_call_output`). Anything else (a layer in another list,
     built in a function, used on another object, handed on, read in a branch) loads the handling: one rank comparison
     per call."""
     from mindport.mappings.unbatched import BATCH_RANK, CELLS
